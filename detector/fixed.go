@@ -1,0 +1,83 @@
+package detector
+
+import (
+	"fmt"
+	"time"
+)
+
+// DefaultTimeout is the fixed-timeout detector's timeout when none is set.
+const DefaultTimeout = time.Second
+
+// FixedConfig configures a Fixed detector. The zero value means the defaults.
+type FixedConfig struct {
+	// Timeout T: the process is suspected when more than T has elapsed since
+	// the newest heartbeat. Default DefaultTimeout (1 s); must not be negative.
+	Timeout time.Duration
+}
+
+// Fixed is the fixed-timeout detector (ALGORITHMS.md §1; the folklore
+// baseline of Chen, Toueg and Aguilera, IEEE TC 51(5), 2002): τ = T_last + T.
+//
+// Awkward input: a heartbeat whose sequence number is not greater than the
+// largest seen is stale or a duplicate and is ignored; a heartbeat without
+// sequence number whose arrival is earlier than T_last (a clock going
+// backwards) is ignored too, so τ never moves backwards. There is no warm-up.
+type Fixed struct {
+	timeout time.Duration
+	last    time.Duration
+	seq     uint64
+	hasSeq  bool
+	seen    bool
+}
+
+// NewFixed returns a fixed-timeout detector, or an error for a negative
+// timeout.
+func NewFixed(cfg FixedConfig) (*Fixed, error) {
+	if cfg.Timeout < 0 {
+		return nil, fmt.Errorf("detector: fixed timeout %v is negative", cfg.Timeout)
+	}
+	if cfg.Timeout == 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	return &Fixed{timeout: cfg.Timeout}, nil
+}
+
+// Timeout returns the configured timeout T.
+func (f *Fixed) Timeout() time.Duration { return f.timeout }
+
+// Observe records a heartbeat.
+func (f *Fixed) Observe(hb Heartbeat) {
+	if hb.HasSeq {
+		if f.hasSeq && hb.Seq <= f.seq {
+			return
+		}
+		f.seq, f.hasSeq = hb.Seq, true
+	}
+	if f.seen && hb.Arrival < f.last {
+		return
+	}
+	f.last, f.seen = hb.Arrival, true
+}
+
+// FreshnessPoint returns τ = T_last + T; ok is false before the first heartbeat.
+func (f *Fixed) FreshnessPoint() (time.Duration, bool) {
+	if !f.seen {
+		return 0, false
+	}
+	return f.last + f.timeout, true
+}
+
+// WarmingUp is always false: the fixed timeout needs no samples.
+func (f *Fixed) WarmingUp() bool { return false }
+
+// Suspected reports now > τ.
+func (f *Fixed) Suspected(now time.Duration) bool {
+	tau, ok := f.FreshnessPoint()
+	return ok && now > tau
+}
+
+// LinearForm returns Offset = T_last and Scale = 1: τ = T_last + T with T in
+// nanoseconds.
+func (f *Fixed) LinearForm() (time.Duration, float64, bool) {
+	return f.last, 1, f.seen
+}

@@ -1,0 +1,71 @@
+package detector_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/fdkit/fdkit/detector"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// commonTrace is ALGORITHMS.md's six-heartbeat example (Δ = 100 ms).
+var commonArrivals = []float64{120, 225, 318, 440, 522, 630}
+
+func TestFixedCommonTrace(t *testing.T) {
+	f, err := detector.NewFixed(detector.FixedConfig{Timeout: 300 * time.Millisecond})
+	require.NoError(t, err)
+	_, ok := f.FreshnessPoint()
+	assert.False(t, ok)
+	assert.False(t, f.Suspected(ms(1e6)), "nothing is suspected before the first heartbeat")
+	for i, a := range commonArrivals {
+		f.Observe(detector.Heartbeat{Seq: uint64(i + 1), HasSeq: true, Arrival: ms(a)})
+	}
+	tau, ok := f.FreshnessPoint()
+	require.True(t, ok)
+	assert.Equal(t, ms(930), tau) // §1: τ = 630 + 300
+	assert.False(t, f.Suspected(ms(930)), "strict: not suspected at τ")
+	assert.True(t, f.Suspected(ms(930)+1))
+	off, scale, ok := f.LinearForm()
+	assert.True(t, ok)
+	assert.Equal(t, ms(630), off)
+	assert.Equal(t, 1.0, scale)
+}
+
+func TestFixedDefaultsAndErrors(t *testing.T) {
+	f, err := detector.NewFixed(detector.FixedConfig{})
+	require.NoError(t, err)
+	assert.Equal(t, detector.DefaultTimeout, f.Timeout())
+	_, err = detector.NewFixed(detector.FixedConfig{Timeout: -1})
+	assert.Error(t, err)
+}
+
+func TestFixedStaleDuplicateAndBackwards(t *testing.T) {
+	f, _ := detector.NewFixed(detector.FixedConfig{Timeout: 100 * time.Millisecond})
+	f.Observe(detector.Heartbeat{Seq: 5, HasSeq: true, Arrival: ms(500)})
+	f.Observe(detector.Heartbeat{Seq: 5, HasSeq: true, Arrival: ms(700)}) // duplicate
+	f.Observe(detector.Heartbeat{Seq: 3, HasSeq: true, Arrival: ms(800)}) // stale
+	tau, _ := f.FreshnessPoint()
+	assert.Equal(t, ms(600), tau)
+	g, _ := detector.NewFixed(detector.FixedConfig{Timeout: 100 * time.Millisecond})
+	g.Observe(detector.Heartbeat{Arrival: ms(500)})
+	g.Observe(detector.Heartbeat{Arrival: ms(400)}) // clock went backwards
+	tau, _ = g.FreshnessPoint()
+	assert.Equal(t, ms(600), tau)
+	// Sequence number 0 is valid.
+	h, _ := detector.NewFixed(detector.FixedConfig{Timeout: time.Second})
+	h.Observe(detector.Heartbeat{Seq: 0, HasSeq: true, Arrival: ms(10)})
+	h.Observe(detector.Heartbeat{Seq: 0, HasSeq: true, Arrival: ms(20)})
+	tau, _ = h.FreshnessPoint()
+	assert.Equal(t, ms(1010), tau)
+}
+
+func BenchmarkFixedObserveQuery(b *testing.B) {
+	f, _ := detector.NewFixed(detector.FixedConfig{})
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		a := time.Duration(i) * 100 * time.Millisecond
+		f.Observe(detector.Heartbeat{Seq: uint64(i), HasSeq: true, Arrival: a})
+		_ = f.Suspected(a + 50*time.Millisecond)
+	}
+}

@@ -1,0 +1,108 @@
+package detector_test
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/fdkit/fdkit/detector"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func ms(x float64) time.Duration { return time.Duration(x * float64(time.Millisecond)) }
+
+func TestWindowCommonTrace(t *testing.T) {
+	// ALGORITHMS.md §0: intervals 105, 93, 122, 82, 108 ms: μ = 102,
+	// population σ = 13.608821, sample s.d. 15.215124.
+	w, err := detector.NewWindow(5)
+	require.NoError(t, err)
+	for _, x := range []float64{105, 93, 122, 82, 108} {
+		w.Add(ms(x))
+	}
+	assert.True(t, w.Full())
+	assert.InEpsilon(t, 102e6, w.Mean(), 1e-12)
+	assert.Equal(t, ms(102), w.MeanDuration())
+	assert.InEpsilon(t, 13.608821e6, w.StdDev(), 1e-7)
+	assert.InEpsilon(t, 15.215124e6, math.Sqrt(w.SampleVariance()), 1e-7)
+}
+
+func TestWindowEvictsOldest(t *testing.T) {
+	w, _ := detector.NewWindow(3)
+	for i := 1; i <= 3; i++ {
+		_, ev := w.Add(time.Duration(i))
+		assert.False(t, ev)
+	}
+	old, ev := w.Add(10)
+	assert.True(t, ev)
+	assert.Equal(t, time.Duration(1), old)
+	assert.Equal(t, []time.Duration{2, 3, 10}, []time.Duration{w.At(0), w.At(1), w.At(2)})
+	assert.InEpsilon(t, 5.0, w.Mean(), 1e-15)
+	assert.InEpsilon(t, (9.0+4+25)/3, w.Variance(), 1e-12)
+}
+
+func TestWindowBadSize(t *testing.T) {
+	_, err := detector.NewWindow(0)
+	assert.ErrorIs(t, err, detector.ErrWindowSize)
+}
+
+// Timestamps near 5e16 ns are beyond float64's exact integers; the window
+// must still give the exact mean and the variance of the small deviations.
+func TestWindowLargeTimestampsExact(t *testing.T) {
+	w, _ := detector.NewWindow(4)
+	base := time.Duration(47816110312853897)
+	for _, d := range []time.Duration{1, 2, 3, 6} {
+		w.Add(base + d)
+	}
+	assert.Equal(t, base+3, w.MeanDuration())
+	assert.InDelta(t, 0.0, w.MeanOffset(base+3), 1e-12)
+	assert.InEpsilon(t, 3.5, w.Variance(), 1e-12) // deviations -2,-1,0,3
+}
+
+// Over millions of samples with a large common offset the running sums must
+// agree with a direct computation and the variance must stay non-negative.
+func TestWindowNoDriftOverMillions(t *testing.T) {
+	const size = 1000
+	w, _ := detector.NewWindow(size)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := 0; i < 3_000_000; i++ {
+		x := time.Duration(5e16) + time.Duration(rng.NormFloat64()*1e6)
+		if i%100_000 == 0 {
+			x += time.Hour // a rare huge sample
+		}
+		w.Add(x)
+		assert.GreaterOrEqual(t, w.Variance(), 0.0)
+	}
+	var sum, sumsq float64
+	base := w.At(0)
+	for i := 0; i < w.Len(); i++ {
+		d := float64(w.At(i) - base)
+		sum += d
+	}
+	mean := sum / size
+	for i := 0; i < w.Len(); i++ {
+		d := float64(w.At(i)-base) - mean
+		sumsq += d * d
+	}
+	assert.InDelta(t, mean, w.MeanOffset(base), 1e-6)
+	assert.InEpsilon(t, sumsq/size, w.Variance(), 1e-9)
+}
+
+func TestWindowZeroVariance(t *testing.T) {
+	w, _ := detector.NewWindow(10)
+	for i := 0; i < 25; i++ {
+		w.Add(100 * time.Millisecond)
+	}
+	assert.Equal(t, 0.0, w.Variance())
+	assert.Equal(t, 100*time.Millisecond, w.MeanDuration())
+}
+
+func BenchmarkWindowAdd(b *testing.B) {
+	w, _ := detector.NewWindow(1000)
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		w.Add(time.Duration(100_000_000 + i%1000))
+		_ = w.StdDev()
+	}
+}
