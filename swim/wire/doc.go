@@ -1,0 +1,30 @@
+// Package wire is the on-the-wire format of fdkit's SWIM: the binary
+// encoding of protocol messages (ping, ack, nack, ping-req) with their
+// piggybacked membership updates, and the security envelope that
+// authenticates and encrypts every packet.
+//
+// # Packet layout
+//
+// Every UDP datagram is an envelope:
+//
+//	plain:      0x01 | payload
+//	encrypted:  0x02 | nonce (12 bytes) | AES-GCM(payload) with its 16-byte tag
+//
+// The envelope byte is authenticated as additional data, so a packet cannot
+// be downgraded from encrypted to plain or have its header changed without
+// failing authentication. Encryption uses AES-GCM from the standard library
+// (crypto/aes, crypto/cipher) with a fresh random nonce per packet and keys
+// of 16, 24 or 32 bytes (AES-128, -192, -256). A Keyring holds several keys
+// for rotation: packets are sealed with the primary key and opened by trying
+// every key, so a cluster rotates by (1) installing the new key everywhere,
+// (2) making it primary everywhere, (3) removing the old key. No key
+// identifier is sent, so a packet reveals nothing about which key sealed it.
+// Plain packets are accepted only by a Security configured with Plain, the
+// explicit opt-out; an encrypted member drops them.
+//
+// The payload is the message encoding described in encode.go: a version
+// byte, a message type, the message fields as unsigned varints and
+// length-prefixed strings, then the piggybacked updates. Decoding never
+// panics: malformed, oversized, truncated or unknown-version input returns
+// an error wrapping one of the sentinel errors below.
+package wire

@@ -1,0 +1,249 @@
+package wire
+
+import (
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+)
+
+// Envelope bytes: the first byte of every packet.
+const (
+	EnvelopePlain     byte = 0x01
+	EnvelopeEncrypted byte = 0x02
+)
+
+const (
+	nonceSize = 12 // standard GCM nonce
+	tagSize   = 16 // standard GCM tag
+)
+
+// Overhead returns how many bytes the envelope adds to a payload: 1 for a
+// plain packet, 1 + 12 + 16 = 29 for an encrypted one.
+func Overhead(encrypted bool) int {
+	if encrypted {
+		return 1 + nonceSize + tagSize
+	}
+	return 1
+}
+
+// Errors returned by Security.Open. Callers drop such packets; ErrAuth is the
+// one to count as an authentication failure.
+var (
+	ErrAuth         = errors.New("wire: packet failed authentication with every key in the keyring")
+	ErrPlainRefused = errors.New("wire: plain packet refused: encryption is on")
+	ErrEncrypted    = errors.New("wire: encrypted packet received but no keyring is configured")
+	ErrEnvelope     = errors.New("wire: unknown envelope byte")
+	ErrShort        = errors.New("wire: packet too short")
+)
+
+// Keyring is an ordered set of AES keys; the first is the primary, used to
+// seal. It is safe for concurrent use.
+type Keyring struct {
+	mu   sync.RWMutex
+	keys [][]byte
+	aead []cipher.AEAD
+}
+
+// NewKeyring returns a keyring whose primary key is primary, followed by
+// others (tried in order when opening). Each key must be 16, 24 or 32 bytes;
+// duplicates are rejected.
+func NewKeyring(primary []byte, others ...[]byte) (*Keyring, error) {
+	k := &Keyring{}
+	for _, key := range append([][]byte{primary}, others...) {
+		if err := k.AddKey(key); err != nil {
+			return nil, err
+		}
+	}
+	return k, nil
+}
+
+func newAEAD(key []byte) (cipher.AEAD, error) {
+	switch len(key) {
+	case 16, 24, 32:
+	default:
+		return nil, fmt.Errorf("wire: key is %d bytes, want 16, 24 or 32 (AES-128, -192, -256)", len(key))
+	}
+	block, err := aes.NewCipher(key)
+	if err != nil {
+		return nil, fmt.Errorf("wire: %w", err)
+	}
+	return cipher.NewGCM(block)
+}
+
+func (k *Keyring) index(key []byte) int {
+	for i, have := range k.keys {
+		if subtle.ConstantTimeCompare(have, key) == 1 {
+			return i
+		}
+	}
+	return -1
+}
+
+// AddKey appends key to the keyring as a secondary key (or as the primary if
+// the keyring is empty). Adding a key already present is an error.
+func (k *Keyring) AddKey(key []byte) error {
+	a, err := newAEAD(key)
+	if err != nil {
+		return err
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.index(key) >= 0 {
+		return errors.New("wire: key already in keyring")
+	}
+	k.keys = append(k.keys, append([]byte(nil), key...))
+	k.aead = append(k.aead, a)
+	return nil
+}
+
+// UseKey makes key, which must already be in the keyring, the primary key.
+func (k *Keyring) UseKey(key []byte) error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	i := k.index(key)
+	if i < 0 {
+		return errors.New("wire: UseKey: key not in keyring")
+	}
+	k.keys[0], k.keys[i] = k.keys[i], k.keys[0]
+	k.aead[0], k.aead[i] = k.aead[i], k.aead[0]
+	return nil
+}
+
+// RemoveKey removes a secondary key. The primary key cannot be removed: make
+// another key primary first.
+func (k *Keyring) RemoveKey(key []byte) error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	i := k.index(key)
+	switch {
+	case i < 0:
+		return errors.New("wire: RemoveKey: key not in keyring")
+	case i == 0:
+		return errors.New("wire: RemoveKey: cannot remove the primary key")
+	}
+	k.keys = append(k.keys[:i], k.keys[i+1:]...)
+	k.aead = append(k.aead[:i], k.aead[i+1:]...)
+	return nil
+}
+
+// Len returns the number of keys.
+func (k *Keyring) Len() int {
+	k.mu.RLock()
+	defer k.mu.RUnlock()
+	return len(k.keys)
+}
+
+// ParseKey decodes a key written as hex (32, 48 or 64 hex digits, surrounding
+// white space ignored), the format of fdswim's --key and key files.
+func ParseKey(s string) ([]byte, error) {
+	s = strings.TrimSpace(s)
+	key, err := hex.DecodeString(s)
+	if err != nil {
+		return nil, fmt.Errorf("wire: key is not hex: %w", err)
+	}
+	if _, err := newAEAD(key); err != nil {
+		return nil, err
+	}
+	return key, nil
+}
+
+// Security seals and opens packets. The zero value is invalid: set Keyring
+// for encryption, or Plain to send unauthenticated packets on purpose.
+type Security struct {
+	// Keyring encrypts and authenticates every packet. Required unless Plain.
+	Keyring *Keyring
+	// Plain sends and accepts unencrypted packets. It must be set explicitly
+	// and is mutually exclusive with Keyring.
+	Plain bool
+	// Rand is the nonce source; nil means crypto/rand.Reader.
+	Rand io.Reader
+}
+
+// Validate reports whether exactly one of Keyring and Plain is set.
+func (s *Security) Validate() error {
+	switch {
+	case s == nil:
+		return errors.New("wire: nil Security")
+	case s.Plain && s.Keyring != nil:
+		return errors.New("wire: Security sets both Plain and a Keyring; choose one")
+	case !s.Plain && s.Keyring == nil:
+		return errors.New("wire: Security needs a Keyring, or Plain: true to run unencrypted on purpose")
+	case s.Keyring != nil && s.Keyring.Len() == 0:
+		return errors.New("wire: Security keyring is empty")
+	}
+	return nil
+}
+
+// Overhead is the envelope size for this configuration.
+func (s *Security) Overhead() int { return Overhead(!s.Plain) }
+
+// Seal wraps payload in an envelope, appending to dst, and returns the
+// packet.
+func (s *Security) Seal(dst, payload []byte) ([]byte, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	if s.Plain {
+		dst = append(dst, EnvelopePlain)
+		return append(dst, payload...), nil
+	}
+	s.Keyring.mu.RLock()
+	aead := s.Keyring.aead[0]
+	s.Keyring.mu.RUnlock()
+	start := len(dst)
+	dst = append(dst, EnvelopeEncrypted)
+	var nonce [nonceSize]byte
+	r := s.Rand
+	if r == nil {
+		r = rand.Reader
+	}
+	if _, err := io.ReadFull(r, nonce[:]); err != nil {
+		return nil, fmt.Errorf("wire: reading nonce: %w", err)
+	}
+	dst = append(dst, nonce[:]...)
+	return aead.Seal(dst, nonce[:], payload, dst[start:start+1]), nil
+}
+
+// Open checks and removes the envelope and returns the payload (a new slice
+// for encrypted packets, a sub-slice of packet for plain ones). Errors wrap
+// ErrShort, ErrEnvelope, ErrPlainRefused, ErrEncrypted or ErrAuth.
+func (s *Security) Open(packet []byte) ([]byte, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	if len(packet) < 1 {
+		return nil, fmt.Errorf("%w: empty packet", ErrShort)
+	}
+	switch packet[0] {
+	case EnvelopePlain:
+		if !s.Plain {
+			return nil, ErrPlainRefused
+		}
+		return packet[1:], nil
+	case EnvelopeEncrypted:
+		if s.Plain {
+			return nil, ErrEncrypted
+		}
+	default:
+		return nil, fmt.Errorf("%w 0x%02x (want 0x01 plain or 0x02 encrypted)", ErrEnvelope, packet[0])
+	}
+	if len(packet) < Overhead(true) {
+		return nil, fmt.Errorf("%w: %d bytes, an encrypted packet has at least %d", ErrShort, len(packet), Overhead(true))
+	}
+	nonce, sealed := packet[1:1+nonceSize], packet[1+nonceSize:]
+	s.Keyring.mu.RLock()
+	defer s.Keyring.mu.RUnlock()
+	for _, a := range s.Keyring.aead {
+		if out, err := a.Open(nil, nonce, sealed, packet[:1]); err == nil {
+			return out, nil
+		}
+	}
+	return nil, ErrAuth
+}
