@@ -1,0 +1,235 @@
+package jacobson_test
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/fdkit/fdkit/detector"
+	"github.com/fdkit/fdkit/jacobson"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+var commonArrivals = []float64{120, 225, 318, 440, 522, 630} // ALGORITHMS.md §0
+
+func hb(seq uint64, at float64) detector.Heartbeat {
+	return detector.Heartbeat{Seq: seq, HasSeq: true, Arrival: ms(at)}
+}
+
+func newDet(t testing.TB, cfg jacobson.Config) *jacobson.Detector {
+	d, err := jacobson.New(cfg)
+	require.NoError(t, err)
+	return d
+}
+
+func TestDetectorCommonTrace(t *testing.T) {
+	d := newDet(t, jacobson.Config{})
+	_, ok := d.FreshnessPoint()
+	assert.False(t, ok)
+	assert.False(t, d.Suspected(ms(1e9)))
+	wantTO := []float64{1000, 315, 273, 251.4375, 235.8671875, 208.4189453125}
+	for i, a := range commonArrivals {
+		d.Observe(hb(uint64(i+1), a))
+		assert.InDelta(t, wantTO[i]*1e6, float64(d.Timeout()), 0.5, "TO after heartbeat %d", i+1)
+		assert.False(t, d.WarmingUp())
+	}
+	tau, ok := d.FreshnessPoint()
+	require.True(t, ok)
+	assert.InEpsilon(t, 838.4189453*1e6, float64(tau), tol) // §2: τ = 630 + 208.4189453
+	assert.False(t, d.Suspected(tau))
+	assert.True(t, d.Suspected(tau+1))
+
+	off, scale, ok := d.LinearForm()
+	require.True(t, ok)
+	assert.InEpsilon(t, 733.4814453*1e6, float64(off), tol)
+	assert.InEpsilon(t, 26.234375e6, scale, tol)
+	assert.InDelta(t, float64(tau), float64(off)+scale*d.K(), 1)
+}
+
+func TestDetectorLinearFormFalseBeforeSampleAndWhileClamped(t *testing.T) {
+	d := newDet(t, jacobson.Config{MinTimeout: ms(250), MaxTimeout: ms(300)})
+	d.Observe(hb(1, 120))
+	tau, _ := d.FreshnessPoint()
+	assert.Equal(t, ms(420), tau, "TO_init 1 s clamped to TO_max")
+	_, _, ok := d.LinearForm()
+	assert.False(t, ok)
+	d.Observe(hb(2, 225)) // TO 315 → 300
+	tau, _ = d.FreshnessPoint()
+	assert.Equal(t, ms(525), tau)
+	_, _, ok = d.LinearForm()
+	assert.False(t, ok)
+	d.Observe(hb(3, 318)) // TO 273: inside the clamp, linear
+	_, _, ok = d.LinearForm()
+	assert.True(t, ok)
+	d.Observe(hb(4, 440)) // 251.4375
+	d.Observe(hb(5, 522)) // 235.8671875 → 250
+	tau, _ = d.FreshnessPoint()
+	assert.Equal(t, ms(772), tau)
+	_, _, ok = d.LinearForm()
+	assert.False(t, ok)
+}
+
+func TestDetectorConfig(t *testing.T) {
+	d := newDet(t, jacobson.Config{})
+	assert.Equal(t, jacobson.DefaultK, d.K())
+	for _, cfg := range []jacobson.Config{
+		{K: -1}, {K: math.Inf(1)}, {K: nan()}, {InitialTimeout: -1}, {MinTimeout: -1}, {MaxTimeout: -1},
+		{MinTimeout: ms(200), MaxTimeout: ms(100)}, {Estimator: jacobson.EstimatorConfig{Gain: 3}},
+	} {
+		_, err := jacobson.New(cfg)
+		assert.Error(t, err, "%+v", cfg)
+	}
+}
+
+func TestDetectorDivideByGap(t *testing.T) {
+	plain := newDet(t, jacobson.Config{})
+	div := newDet(t, jacobson.Config{DivideByGap: true})
+	for _, h := range []detector.Heartbeat{hb(1, 100), hb(2, 200), hb(4, 400)} {
+		plain.Observe(h)
+		div.Observe(h)
+	}
+	// samples 100, 200 versus 100, 100.
+	assert.InEpsilon(t, 0.875*100e6+0.125*200e6, plain.Estimator().SRTTNanos(), tol)
+	assert.InEpsilon(t, 100e6, div.Estimator().SRTTNanos(), tol)
+	assert.InEpsilon(t, 0.75*50e6, div.Estimator().RTTVARNanos(), tol)
+}
+
+// Awkward input, one documented choice each (see the Detector doc).
+func TestDetectorAwkwardInput(t *testing.T) {
+	t.Run("single heartbeat uses TO_init", func(t *testing.T) {
+		d := newDet(t, jacobson.Config{InitialTimeout: ms(300)})
+		d.Observe(hb(0, 50))
+		tau, ok := d.FreshnessPoint()
+		assert.True(t, ok)
+		assert.Equal(t, ms(350), tau)
+		assert.False(t, d.WarmingUp())
+	})
+	t.Run("zero variance decays to the interval, floor applies", func(t *testing.T) {
+		d := newDet(t, jacobson.Config{MinTimeout: ms(150)})
+		free := newDet(t, jacobson.Config{})
+		for i := range 400 {
+			d.Observe(hb(uint64(i), float64(100*i)))
+			free.Observe(hb(uint64(i), float64(100*i)))
+		}
+		assert.Equal(t, ms(150), d.Timeout())
+		assert.Equal(t, ms(100), free.Timeout())
+		assert.False(t, math.IsNaN(free.Estimator().RTTVARNanos()))
+		assert.GreaterOrEqual(t, free.Estimator().RTTVARNanos(), 0.0)
+	})
+	t.Run("duplicates and stale numbers are ignored", func(t *testing.T) {
+		d := newDet(t, jacobson.Config{})
+		d.Observe(hb(5, 100))
+		d.Observe(hb(6, 200))
+		before, _ := d.FreshnessPoint()
+		d.Observe(hb(6, 210)) // duplicate
+		d.Observe(hb(4, 220)) // stale, out of order
+		after, _ := d.FreshnessPoint()
+		assert.Equal(t, before, after)
+		assert.Equal(t, 1, d.Estimator().Samples())
+	})
+	t.Run("sender restart resets", func(t *testing.T) {
+		d := newDet(t, jacobson.Config{InitialTimeout: ms(500)})
+		for i := range 300 {
+			d.Observe(hb(uint64(1000+i), float64(100*i)))
+		}
+		d.Observe(hb(0, 30_100)) // 1299 → 0: restart
+		assert.Equal(t, 0, d.Estimator().Samples())
+		tau, _ := d.FreshnessPoint()
+		assert.Equal(t, ms(30_600), tau)
+		d.Observe(hb(1, 30_200))
+		assert.Equal(t, 1, d.Estimator().Samples())
+	})
+	t.Run("arrival going backwards is ignored", func(t *testing.T) {
+		d := newDet(t, jacobson.Config{})
+		d.Observe(detector.Heartbeat{Arrival: ms(500)})
+		d.Observe(detector.Heartbeat{Arrival: ms(600)})
+		before, _ := d.FreshnessPoint()
+		d.Observe(detector.Heartbeat{Arrival: ms(400)})
+		d.Observe(hb(9, 450))
+		after, _ := d.FreshnessPoint()
+		assert.Equal(t, before, after)
+	})
+	t.Run("gap of hours is one sample, capped by TO_max", func(t *testing.T) {
+		d := newDet(t, jacobson.Config{MaxTimeout: 10 * time.Second})
+		d.Observe(hb(1, 0))
+		d.Observe(hb(2, 100))
+		d.Observe(hb(3, 100+3*3600e3)) // 3 h later, no loss: a pause
+		assert.Equal(t, 10*time.Second, d.Timeout())
+		assert.False(t, math.IsNaN(d.Estimator().SRTTNanos()))
+	})
+	t.Run("burst of losses", func(t *testing.T) {
+		plain := newDet(t, jacobson.Config{})
+		div := newDet(t, jacobson.Config{DivideByGap: true})
+		for _, h := range []detector.Heartbeat{hb(1, 0), hb(2, 100), hb(3, 200), hb(53, 5200)} {
+			plain.Observe(h)
+			div.Observe(h)
+		}
+		assert.Greater(t, plain.Timeout(), 2*time.Second, "one 5 s interval counted")
+		assert.InEpsilon(t, 100e6, div.Estimator().SRTTNanos(), tol, "averaged over the 50 lost")
+	})
+}
+
+// Property: on random streams with jitter, loss, duplicates, reordering and
+// restarts, Suspected(t) is t > τ, τ ≥ T_last + TO_min, the state is finite.
+func TestDetectorProperties(t *testing.T) {
+	n := 3000
+	if testing.Short() {
+		n = 500
+	}
+	for seed := uint64(1); seed <= 10; seed++ {
+		rng := rand.New(rand.NewPCG(seed, 99))
+		d := newDet(t, jacobson.Config{MinTimeout: ms(float64(rng.IntN(200))), DivideByGap: seed%2 == 0})
+		seq, at := uint64(rng.IntN(1000)), time.Duration(0)
+		for range n {
+			at += time.Duration(rng.ExpFloat64() * 100e6)
+			h := randomHeartbeat(rng, &seq, at)
+			d.Observe(h)
+			tau, ok := d.FreshnessPoint()
+			require.True(t, ok)
+			est := d.Estimator()
+			require.False(t, math.IsNaN(est.SRTTNanos()) || math.IsNaN(est.RTTVARNanos()))
+			require.GreaterOrEqual(t, est.RTTVARNanos(), 0.0)
+			require.GreaterOrEqual(t, d.Timeout(), time.Duration(0))
+			for range 3 {
+				now := tau + time.Duration(rng.NormFloat64()*50e6)
+				require.Equal(t, now > tau, d.Suspected(now))
+			}
+			require.Equal(t, false, d.Suspected(tau))
+		}
+	}
+}
+
+// randomHeartbeat advances *seq by 1 to 4 (losses) and sometimes returns a
+// duplicate, a stale number, a missing number or a restart.
+func randomHeartbeat(rng *rand.Rand, seq *uint64, at time.Duration) detector.Heartbeat {
+	switch x := rng.IntN(100); {
+	case x < 5:
+		return detector.Heartbeat{Seq: *seq, HasSeq: true, Arrival: at}
+	case x < 10 && *seq > 3:
+		return detector.Heartbeat{Seq: *seq - uint64(rng.IntN(3)) - 1, HasSeq: true, Arrival: at}
+	case x < 12:
+		return detector.Heartbeat{Arrival: at - time.Duration(rng.IntN(2))*time.Second}
+	case x < 13:
+		*seq = 0
+		return detector.Heartbeat{Seq: 0, HasSeq: true, Arrival: at}
+	}
+	*seq += uint64(1 + rng.IntN(4)/3)
+	return detector.Heartbeat{Seq: *seq, HasSeq: true, Arrival: at}
+}
+
+func BenchmarkObserveSuspected(b *testing.B) {
+	d, _ := jacobson.New(jacobson.Config{MinTimeout: 200 * time.Millisecond})
+	jitter := make([]time.Duration, 1024)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range jitter {
+		jitter[i] = time.Duration(rng.NormFloat64() * 5e6)
+	}
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		a := time.Duration(i)*100*time.Millisecond + jitter[i&1023]
+		d.Observe(detector.Heartbeat{Seq: uint64(i), HasSeq: true, Arrival: a})
+		_ = d.Suspected(a + 50*time.Millisecond)
+	}
+}
