@@ -1,0 +1,295 @@
+package swim
+
+import (
+	"math"
+	"time"
+)
+
+// ID names a member. It is chosen by the member itself, is unique in the
+// group, and survives restarts (a restarted member keeps its ID and refutes
+// what the group believed about its previous life with a higher incarnation).
+// IDs are at most MaxIDLen bytes.
+type ID string
+
+// MaxIDLen and MaxAddrLen bound the length in bytes of an ID and of an
+// address; New rejects longer ones and a decoder should too.
+const (
+	MaxIDLen   = 255
+	MaxAddrLen = 255
+)
+
+// Incarnation is a member's incarnation number (SWIM §4.2, ALGORITHMS.md
+// §10.1). It starts at 0 and only the member itself increases it, to refute
+// a suspicion. Arithmetic saturates at math.MaxUint64 instead of wrapping,
+// so a corrupt or hostile update can pin a member's number at the maximum
+// but can never make a newer incarnation compare as older.
+type Incarnation uint64
+
+// MaxIncarnation is the largest incarnation; Next saturates there.
+const MaxIncarnation = Incarnation(math.MaxUint64)
+
+// Next returns i+1, or MaxIncarnation when i is already the maximum.
+func (i Incarnation) Next() Incarnation {
+	if i == MaxIncarnation {
+		return i
+	}
+	return i + 1
+}
+
+// MessageKind says which protocol message a Packet carries.
+type MessageKind uint8
+
+// Message kinds. The numbering is part of the wire format's contract: never
+// renumber, only append.
+const (
+	// MsgPing is a direct probe (Packet.Ping). The receiver answers with an
+	// Ack carrying the same Seq.
+	MsgPing MessageKind = iota + 1
+	// MsgAck answers a Ping, or relays the target's answer to the member
+	// that sent a PingReq (Packet.Ack).
+	MsgAck
+	// MsgNack is Lifeguard's negative acknowledgement: an intermediate of a
+	// PingReq with Nack set tells the requester that its own ping of the
+	// target went unanswered (Packet.Nack).
+	MsgNack
+	// MsgPingReq asks the receiver to probe PingReq.Target on the sender's
+	// behalf (SWIM's indirect probe, Packet.PingReq).
+	MsgPingReq
+	// MsgJoin asks the receiver, a known member, to admit the sender: the
+	// sender's Alive update travels in Packet.Updates and the receiver
+	// answers with one or more MsgSync packets.
+	MsgJoin
+	// MsgSync carries the sender's whole membership view as updates, in as
+	// many packets as the size limit needs. It answers a MsgJoin; it carries
+	// no body.
+	MsgSync
+)
+
+// String returns the kind's name.
+func (k MessageKind) String() string {
+	switch k {
+	case MsgPing:
+		return "ping"
+	case MsgAck:
+		return "ack"
+	case MsgNack:
+		return "nack"
+	case MsgPingReq:
+		return "ping-req"
+	case MsgJoin:
+		return "join"
+	case MsgSync:
+		return "sync"
+	}
+	return "unknown"
+}
+
+// Node is a member's identity on the network: its ID and the transport
+// address ("host:port" for UDP) its packets are sent to.
+type Node struct {
+	ID   ID
+	Addr string
+}
+
+// Ping is a direct probe. Seq is chosen by the sender and echoed in the Ack.
+type Ping struct {
+	Seq uint32
+}
+
+// Ack acknowledges the Ping (or, relayed by an intermediate, the PingReq)
+// whose Seq it echoes.
+type Ack struct {
+	Seq uint32
+}
+
+// Nack tells the sender of the PingReq whose Seq it echoes that the
+// intermediate's ping of the target got no answer within its probe timeout
+// (Lifeguard §IV-A).
+type Nack struct {
+	Seq uint32
+}
+
+// PingReq asks the receiver to ping Target and to relay an Ack with Seq to
+// the sender if the target answers, or, when Nack is true, a Nack with Seq if
+// it does not answer in time.
+type PingReq struct {
+	Seq    uint32
+	Target Node
+	Nack   bool
+}
+
+// UpdateKind says what an Update asserts about a member.
+type UpdateKind uint8
+
+// Update kinds; the numbering is part of the wire contract.
+const (
+	// UpdateAlive asserts that the member is alive in the given incarnation
+	// (a join, or a refutation by the member itself).
+	UpdateAlive UpdateKind = iota + 1
+	// UpdateSuspect asserts that From suspects the member in the given
+	// incarnation.
+	UpdateSuspect
+	// UpdateDead asserts that From declared the member failed (SWIM's
+	// Confirm) in the given incarnation. When From equals the member's own
+	// ID the member left voluntarily.
+	UpdateDead
+)
+
+// String returns the kind's name.
+func (k UpdateKind) String() string {
+	switch k {
+	case UpdateAlive:
+		return "alive"
+	case UpdateSuspect:
+		return "suspect"
+	case UpdateDead:
+		return "dead"
+	}
+	return "unknown"
+}
+
+// Update is one piggybacked membership assertion (SWIM §4.1,
+// infection-style dissemination): Kind about member Node in Incarnation,
+// raised by From (the suspecter or declarer; the member itself for Alive and
+// for a leave).
+type Update struct {
+	Kind        UpdateKind
+	Node        Node
+	Incarnation Incarnation
+	From        ID
+}
+
+// IsLeave reports whether u announces a voluntary leave: a Dead update whose
+// From is the member itself.
+func (u Update) IsLeave() bool { return u.Kind == UpdateDead && u.From == u.Node.ID }
+
+// Packet is one datagram: a protocol message and the updates piggybacked on
+// it. Only the body field named by Kind is meaningful (Ping for MsgPing, Ack
+// for MsgAck, Nack for MsgNack, PingReq for MsgPingReq; MsgJoin and MsgSync
+// have no body). From is the sender; To is the intended receiver, whose Addr
+// the transport sends to. To.ID may be empty when the sender does not know
+// it (a join through an address); a receiver drops a packet whose non-empty
+// To.ID is not its own (a different member now at that address).
+type Packet struct {
+	Kind    MessageKind
+	From    Node
+	To      Node
+	Ping    Ping
+	Ack     Ack
+	Nack    Nack
+	PingReq PingReq
+	Updates []Update
+}
+
+// Size estimates, in bytes, an upper bound of the encoded size of the
+// datagram, assuming a version byte, a kind byte, strings prefixed with a
+// uvarint length below 2^14 (2 bytes), uvarint sequence numbers (at most 5
+// bytes) and incarnations (at most 10 bytes), a one-byte flag, a two-byte
+// update count, and updates encoded as kind byte, node, incarnation and From.
+// The state machine keeps every packet's Size within Config.MaxPacketSize; a
+// wire codec must not encode a packet larger than its Size.
+func (p *Packet) Size() int {
+	n := packetHeaderSize + nodeSize(p.From) + nodeSize(p.To)
+	switch p.Kind {
+	case MsgPing, MsgAck, MsgNack:
+		n += 5
+	case MsgPingReq:
+		n += 5 + nodeSize(p.PingReq.Target) + 1
+	}
+	for i := range p.Updates {
+		n += p.Updates[i].Size()
+	}
+	return n
+}
+
+// Size estimates, in bytes, an upper bound of the update's encoded size
+// (see Packet.Size).
+func (u *Update) Size() int {
+	return 1 + nodeSize(u.Node) + 10 + 2 + len(u.From)
+}
+
+// packetHeaderSize is version, kind and update count.
+const packetHeaderSize = 1 + 1 + 2
+
+func nodeSize(n Node) int { return 2 + len(n.ID) + 2 + len(n.Addr) }
+
+// State is a member's state in a membership view.
+type State uint8
+
+// Member states.
+const (
+	// StateAlive: the member is believed to be working.
+	StateAlive State = iota + 1
+	// StateSuspect: a probe of the member failed (here or elsewhere) and the
+	// suspicion timeout runs; the member is still probed.
+	StateSuspect
+	// StateDead: the member was declared failed; it is no longer probed and
+	// comes back only with a higher incarnation.
+	StateDead
+	// StateLeft: the member left voluntarily.
+	StateLeft
+)
+
+// String returns the state's name.
+func (s State) String() string {
+	switch s {
+	case StateAlive:
+		return "alive"
+	case StateSuspect:
+		return "suspect"
+	case StateDead:
+		return "dead"
+	case StateLeft:
+		return "left"
+	}
+	return "unknown"
+}
+
+// EventKind says what changed in the membership view.
+type EventKind uint8
+
+// Membership event kinds.
+const (
+	// EventJoin: a member became known, or came back after Dead or Left
+	// with a higher incarnation.
+	EventJoin EventKind = iota + 1
+	// EventSuspect: a member became suspected.
+	EventSuspect
+	// EventAlive: a suspected member was cleared (it refuted the suspicion
+	// with a higher incarnation).
+	EventAlive
+	// EventDead: a member was declared failed, by this member's suspicion
+	// timeout or by a Dead update from another member.
+	EventDead
+	// EventLeave: a member left voluntarily.
+	EventLeave
+)
+
+// String returns the kind's name.
+func (k EventKind) String() string {
+	switch k {
+	case EventJoin:
+		return "join"
+	case EventSuspect:
+		return "suspect"
+	case EventAlive:
+		return "alive"
+	case EventDead:
+		return "dead"
+	case EventLeave:
+		return "leave"
+	}
+	return "unknown"
+}
+
+// Event is one change of the local membership view, reported by
+// Member.Ready. At is the instant (the now of the Tick or Step that caused
+// it); From is who raised the suspicion or declaration (this member's own ID
+// when its own probe or timeout did).
+type Event struct {
+	Kind        EventKind
+	Node        Node
+	Incarnation Incarnation
+	From        ID
+	At          time.Duration
+}
