@@ -1,0 +1,204 @@
+// Package transport carries SWIM packets over UDP: one socket per member,
+// datagrams of at most a configured size, received packets delivered on a
+// channel. It knows nothing about the packet contents; the wire package
+// encodes and seals them and the agent package drives the protocol.
+package transport
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// DefaultMaxPacketSize is the default largest datagram sent or accepted, in
+// bytes: below the 1,500-byte Ethernet MTU with room for IP and UDP headers.
+const DefaultMaxPacketSize = 1400
+
+// Packet is one received datagram.
+type Packet struct {
+	From netip.AddrPort
+	Data []byte
+	// At is the arrival instant read from the monotonic clock.
+	At time.Time
+}
+
+// Transport is what the agent needs from a network: unreliable datagrams.
+// The UDP type implements it; tests and the benchmark wrap it to drop, delay
+// or hold packets.
+type Transport interface {
+	// LocalAddr is the address other members send to.
+	LocalAddr() netip.AddrPort
+	// Send transmits one datagram; it returns an error for packets larger
+	// than the maximum size and for socket errors, and never blocks for long.
+	Send(to netip.AddrPort, pkt []byte) error
+	// Packets delivers received datagrams; it is closed by Close.
+	Packets() <-chan Packet
+	// Close releases the socket and closes the Packets channel.
+	Close() error
+}
+
+// Config configures a UDP transport. The zero value means the defaults.
+type Config struct {
+	// Bind is the local address, host:port. Default "127.0.0.1:0" (loopback,
+	// a port chosen by the kernel).
+	Bind string
+	// MaxPacketSize is the largest datagram, in bytes, sent or accepted;
+	// larger incoming datagrams are dropped and counted. Default 1,400;
+	// must be between 64 and 65,507.
+	MaxPacketSize int
+	// QueueLen is the capacity of the Packets channel; when it is full,
+	// received packets are dropped and counted, as a kernel would. Default 1,024.
+	QueueLen int
+}
+
+func (c Config) withDefaults() (Config, error) {
+	if c.Bind == "" {
+		c.Bind = "127.0.0.1:0"
+	}
+	if c.MaxPacketSize == 0 {
+		c.MaxPacketSize = DefaultMaxPacketSize
+	}
+	if c.MaxPacketSize < 64 || c.MaxPacketSize > 65507 {
+		return c, fmt.Errorf("transport: MaxPacketSize %d out of range [64, 65507]", c.MaxPacketSize)
+	}
+	if c.QueueLen == 0 {
+		c.QueueLen = 1024
+	}
+	if c.QueueLen < 0 {
+		return c, fmt.Errorf("transport: QueueLen %d is negative", c.QueueLen)
+	}
+	return c, nil
+}
+
+// Stats counts traffic through a transport. Bytes are datagram payload bytes
+// (without IP and UDP headers).
+type Stats struct {
+	PacketsSent, BytesSent         uint64
+	PacketsReceived, BytesReceived uint64
+	// DroppedOversize counts received datagrams larger than MaxPacketSize;
+	// DroppedQueueFull those that found the Packets channel full.
+	DroppedOversize, DroppedQueueFull uint64
+}
+
+// UDP is a Transport over one UDP socket.
+type UDP struct {
+	conn  *net.UDPConn
+	addr  netip.AddrPort
+	max   int
+	ch    chan Packet
+	done  chan struct{}
+	close sync.Once
+	wg    sync.WaitGroup
+
+	sent, sentBytes, recv, recvBytes, oversize, full atomic.Uint64
+}
+
+// ErrTooLarge is returned by Send for a datagram larger than MaxPacketSize.
+var ErrTooLarge = errors.New("transport: packet larger than MaxPacketSize")
+
+// Listen opens a UDP socket and starts reading from it.
+func Listen(cfg Config) (*UDP, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	ap, err := netip.ParseAddrPort(cfg.Bind)
+	if err != nil {
+		return nil, fmt.Errorf("transport: Bind %q: want ip:port: %w", cfg.Bind, err)
+	}
+	conn, err := net.ListenUDP("udp", net.UDPAddrFromAddrPort(ap))
+	if err != nil {
+		return nil, fmt.Errorf("transport: %w", err)
+	}
+	local := conn.LocalAddr().(*net.UDPAddr).AddrPort()
+	u := &UDP{
+		conn: conn,
+		addr: netip.AddrPortFrom(local.Addr().Unmap(), local.Port()),
+		max:  cfg.MaxPacketSize,
+		ch:   make(chan Packet, cfg.QueueLen),
+		done: make(chan struct{}),
+	}
+	u.wg.Add(1)
+	go u.readLoop()
+	return u, nil
+}
+
+func (u *UDP) readLoop() {
+	defer u.wg.Done()
+	defer close(u.ch)
+	buf := make([]byte, u.max+1)
+	for {
+		n, from, err := u.conn.ReadFromUDPAddrPort(buf)
+		if err != nil {
+			select {
+			case <-u.done:
+				return
+			default:
+			}
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			continue // transient error (e.g. ICMP port unreachable): keep reading
+		}
+		at := time.Now()
+		if n > u.max {
+			u.oversize.Add(1)
+			continue
+		}
+		u.recv.Add(1)
+		u.recvBytes.Add(uint64(n))
+		p := Packet{From: netip.AddrPortFrom(from.Addr().Unmap(), from.Port()), Data: append([]byte(nil), buf[:n]...), At: at}
+		select {
+		case u.ch <- p:
+		default:
+			u.full.Add(1)
+		}
+	}
+}
+
+// LocalAddr returns the bound address (with the kernel-chosen port).
+func (u *UDP) LocalAddr() netip.AddrPort { return u.addr }
+
+// MaxPacketSize returns the configured maximum datagram size in bytes.
+func (u *UDP) MaxPacketSize() int { return u.max }
+
+// Send writes one datagram to to.
+func (u *UDP) Send(to netip.AddrPort, pkt []byte) error {
+	if len(pkt) > u.max {
+		return fmt.Errorf("%w: %d > %d bytes", ErrTooLarge, len(pkt), u.max)
+	}
+	if _, err := u.conn.WriteToUDPAddrPort(pkt, to); err != nil {
+		return fmt.Errorf("transport: send to %s: %w", to, err)
+	}
+	u.sent.Add(1)
+	u.sentBytes.Add(uint64(len(pkt)))
+	return nil
+}
+
+// Packets returns the channel of received datagrams.
+func (u *UDP) Packets() <-chan Packet { return u.ch }
+
+// Close closes the socket, waits for the reader to stop and closes Packets.
+// It is safe to call more than once.
+func (u *UDP) Close() error {
+	var err error
+	u.close.Do(func() {
+		close(u.done)
+		err = u.conn.Close()
+		u.wg.Wait()
+	})
+	return err
+}
+
+// Stats returns the traffic counters.
+func (u *UDP) Stats() Stats {
+	return Stats{
+		PacketsSent: u.sent.Load(), BytesSent: u.sentBytes.Load(),
+		PacketsReceived: u.recv.Load(), BytesReceived: u.recvBytes.Load(),
+		DroppedOversize: u.oversize.Load(), DroppedQueueFull: u.full.Load(),
+	}
+}
