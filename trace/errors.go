@@ -1,0 +1,55 @@
+package trace
+
+import (
+	"fmt"
+	"strings"
+)
+
+// ParseError describes bad input: the file (the name given in Options, or
+// "<input>"), the 1-based line, the field, what was expected and what was
+// found. Line is 0 when the problem is not tied to a line (for example a
+// corrupt compressed stream before the first line). Err, when set, is the
+// underlying error (for example io.ErrUnexpectedEOF for a truncated gzip
+// stream) and is returned by Unwrap.
+type ParseError struct {
+	File  string
+	Line  int
+	Field string
+	Want  string
+	Got   string
+	Err   error
+}
+
+// maxGot bounds how much offending input an error message quotes.
+const maxGot = 40
+
+func (e *ParseError) Error() string {
+	var b strings.Builder
+	b.WriteString(e.File)
+	if e.Line > 0 {
+		fmt.Fprintf(&b, ":%d", e.Line)
+	}
+	b.WriteString(": ")
+	if e.Field != "" {
+		fmt.Fprintf(&b, "field %s: ", e.Field)
+	}
+	fmt.Fprintf(&b, "want %s", e.Want)
+	if e.Got != "" || e.Err == nil {
+		fmt.Fprintf(&b, ", got %q", e.Got)
+	}
+	if e.Err != nil {
+		fmt.Fprintf(&b, ": %v", e.Err)
+	}
+	return b.String()
+}
+
+// Unwrap returns the underlying error, if any.
+func (e *ParseError) Unwrap() error { return e.Err }
+
+// quoteGot returns at most maxGot bytes of b as a string for an error.
+func quoteGot(b []byte) string {
+	if len(b) > maxGot {
+		return string(b[:maxGot]) + "..."
+	}
+	return string(b)
+}

@@ -1,0 +1,336 @@
+package trace
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ulikunitz/xz"
+)
+
+// fdkit trace format, version 1
+//
+// A UTF-8 text file, optionally gzip- or xz-compressed, with "\n" line ends
+// ("\r\n" accepted when reading):
+//
+//	#fdkit-trace version=1 interval=100ms unit=ns [key=value ...]
+//	# free comment lines (zero or more)
+//	sender seq sent arrival
+//	p 0 1000000 81234567
+//	p 1 101000000 -
+//
+// Line 1 starts with "#fdkit-trace" followed by space-separated key=value
+// pairs: version (1), interval (the nominal heartbeat interval Δ, as a Go
+// duration; 0s when unknown), unit (of the sent and arrival columns: ns, us,
+// ms or s; the Writer always writes ns), and any other keys (Header.Meta).
+// Comment lines start with "#" and may only come before the column line,
+// which is exactly "sender seq sent arrival". Each further line is one
+// heartbeat with four space-separated fields: the sender id (no blanks; "-"
+// for the empty id), the sequence number (unsigned decimal), the send instant
+// on the sender's clock and the arrival instant on the monitor's clock (signed
+// decimal integers in unit). "-" marks an absent sequence number or time.
+
+const (
+	fdkitMagic   = "#fdkit-trace"
+	fdkitVersion = 1
+	fdkitColumns = "sender seq sent arrival"
+)
+
+// Header is the header of an fdkit trace file.
+type Header struct {
+	// Version is the format version; the Writer writes 1.
+	Version int
+	// Interval is the nominal heartbeat interval Δ; 0 when unknown.
+	Interval time.Duration
+	// Meta holds further key=value pairs of the header line (for example
+	// preset and seed of a generated trace). Keys are lower-case letters,
+	// digits, '-' and '_'; values are non-empty and hold no blanks.
+	Meta map[string]string
+	// Comments are the comment lines after the header line, without the
+	// leading "#" and one following space.
+	Comments []string
+}
+
+// Compression selects how a Writer compresses its output.
+type Compression int
+
+// Compressions.
+const (
+	NoCompression Compression = iota
+	Gzip
+	XZ
+)
+
+// Writer writes records in fdkit format (version 1, nanoseconds). Close
+// flushes and finishes the compressed stream; it does not close the
+// underlying io.Writer.
+type Writer struct {
+	bw  *bufio.Writer
+	zc  io.WriteCloser
+	buf []byte
+	err error
+}
+
+// NewWriter writes the header h to w and returns a Writer for the records.
+// h.Version 0 means 1; any other version than 1 is an error, as are a
+// negative interval and malformed Meta keys or values.
+func NewWriter(w io.Writer, h Header, c Compression) (*Writer, error) {
+	if h.Version != 0 && h.Version != fdkitVersion {
+		return nil, fmt.Errorf("trace: cannot write fdkit format version %d (only %d)", h.Version, fdkitVersion)
+	}
+	if h.Interval < 0 {
+		return nil, fmt.Errorf("trace: negative interval %v", h.Interval)
+	}
+	for k, v := range h.Meta {
+		if !validKey(k) || k == "version" || k == "interval" || k == "unit" {
+			return nil, fmt.Errorf("trace: invalid header key %q (want [a-z0-9_-]+, not version, interval or unit)", k)
+		}
+		if v == "" || strings.ContainsAny(v, " \t\r\n") {
+			return nil, fmt.Errorf("trace: header value %q for key %q is empty or holds blanks", v, k)
+		}
+	}
+	for _, cm := range h.Comments {
+		if strings.ContainsAny(cm, "\r\n") {
+			return nil, fmt.Errorf("trace: comment %q holds a line break", cm)
+		}
+	}
+	wr := &Writer{}
+	switch c {
+	case NoCompression:
+		wr.bw = bufio.NewWriterSize(w, 64<<10)
+	case Gzip:
+		zw, _ := gzip.NewWriterLevel(w, gzip.BestCompression)
+		wr.zc = zw
+		wr.bw = bufio.NewWriterSize(zw, 64<<10)
+	case XZ:
+		zw, err := xz.NewWriter(w)
+		if err != nil {
+			return nil, err
+		}
+		wr.zc = zw
+		wr.bw = bufio.NewWriterSize(zw, 64<<10)
+	default:
+		return nil, fmt.Errorf("trace: unknown compression %d", c)
+	}
+	fmt.Fprintf(wr.bw, "%s version=%d interval=%s unit=ns", fdkitMagic, fdkitVersion, h.Interval)
+	for _, k := range slices.Sorted(maps.Keys(h.Meta)) {
+		fmt.Fprintf(wr.bw, " %s=%s", k, h.Meta[k])
+	}
+	wr.bw.WriteByte('\n')
+	for _, cm := range h.Comments {
+		wr.bw.WriteString("# ")
+		wr.bw.WriteString(cm)
+		wr.bw.WriteByte('\n')
+	}
+	wr.bw.WriteString(fdkitColumns + "\n")
+	return wr, nil
+}
+
+func validKey(k string) bool {
+	if k == "" {
+		return false
+	}
+	for _, c := range []byte(k) {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// Write writes one record. A sender id holding blanks or line breaks, or equal
+// to "-", is an error.
+func (w *Writer) Write(r Record) error {
+	if w.err != nil {
+		return w.err
+	}
+	b := w.buf[:0]
+	switch {
+	case r.Sender == "":
+		b = append(b, '-')
+	case r.Sender == "-" || strings.ContainsAny(r.Sender, " \t\r\n") || strings.HasPrefix(r.Sender, "#"):
+		return fmt.Errorf("trace: sender id %q cannot be written (blanks, line breaks, a leading '#' or \"-\")", r.Sender)
+	default:
+		b = append(b, r.Sender...)
+	}
+	b = append(b, ' ')
+	if r.HasSeq {
+		b = strconv.AppendUint(b, r.Seq, 10)
+	} else {
+		b = append(b, '-')
+	}
+	b = append(b, ' ')
+	if r.HasSent {
+		b = strconv.AppendInt(b, int64(r.Sent), 10)
+	} else {
+		b = append(b, '-')
+	}
+	b = append(b, ' ')
+	if r.HasArrival {
+		b = strconv.AppendInt(b, int64(r.Arrival), 10)
+	} else {
+		b = append(b, '-')
+	}
+	b = append(b, '\n')
+	w.buf = b
+	_, w.err = w.bw.Write(b)
+	return w.err
+}
+
+// Close flushes buffered records and ends the compressed stream.
+func (w *Writer) Close() error {
+	if w.err != nil {
+		return w.err
+	}
+	w.err = w.bw.Flush()
+	if w.zc != nil {
+		if err := w.zc.Close(); err != nil && w.err == nil {
+			w.err = err
+		}
+	}
+	if w.err != nil {
+		return w.err
+	}
+	w.err = fmt.Errorf("trace: writer closed")
+	return nil
+}
+
+// readFDKitHeader reads the header line, comments and column line.
+func (r *Reader) readFDKitHeader() error {
+	line, err := r.readLine()
+	if err == io.EOF {
+		return &ParseError{File: r.name, Line: 1, Want: "fdkit header line \"" + fdkitMagic + " version=1 ...\"", Got: ""}
+	}
+	if err != nil {
+		return err
+	}
+	rest, ok := bytes.CutPrefix(line, []byte(fdkitMagic))
+	if !ok || (len(rest) > 0 && !isBlank(rest[0])) {
+		return r.fieldErr("", "fdkit header line \""+fdkitMagic+" version=1 ...\"", line)
+	}
+	h := Header{}
+	var haveInterval, haveUnit bool
+	r.unit = 0
+	for {
+		var kv []byte
+		kv, rest = nextField(rest)
+		if len(kv) == 0 {
+			break
+		}
+		k, v, ok := bytes.Cut(kv, []byte{'='})
+		if !ok || len(k) == 0 || len(v) == 0 {
+			return r.fieldErr("header", "key=value", kv)
+		}
+		switch string(k) {
+		case "version":
+			n, ok := parseUint(v)
+			if !ok || n != fdkitVersion {
+				return r.fieldErr("version", "1", v)
+			}
+			h.Version = int(n)
+		case "interval":
+			d, err := time.ParseDuration(string(v))
+			if err != nil || d < 0 {
+				return r.fieldErr("interval", "a non-negative Go duration such as 100ms", v)
+			}
+			h.Interval, haveInterval = d, true
+		case "unit":
+			u, err := ParseUnit(string(v))
+			if err != nil {
+				return r.fieldErr("unit", "ns, us, ms or s", v)
+			}
+			r.unit, haveUnit = int64(u), true
+		default:
+			if !validKey(string(k)) {
+				return r.fieldErr("header", "key of [a-z0-9_-]", k)
+			}
+			if h.Meta == nil {
+				h.Meta = make(map[string]string)
+			}
+			h.Meta[string(k)] = string(v)
+		}
+	}
+	switch {
+	case h.Version == 0:
+		return r.fieldErr("version", "version=1 in the header line", line)
+	case !haveInterval:
+		return r.fieldErr("interval", "interval=<duration> in the header line", line)
+	case !haveUnit:
+		return r.fieldErr("unit", "unit=<ns|us|ms|s> in the header line", line)
+	}
+	for {
+		line, err := r.readLine()
+		if err == io.EOF {
+			return &ParseError{File: r.name, Line: r.line + 1, Want: "column line \"" + fdkitColumns + "\"", Got: ""}
+		}
+		if err != nil {
+			return err
+		}
+		if c, ok := bytes.CutPrefix(line, []byte{'#'}); ok {
+			c, _ = bytes.CutPrefix(c, []byte{' '})
+			h.Comments = append(h.Comments, string(c))
+			continue
+		}
+		if string(bytes.TrimSpace(line)) != fdkitColumns {
+			return r.fieldErr("", "column line \""+fdkitColumns+"\"", line)
+		}
+		break
+	}
+	r.header = h
+	return nil
+}
+
+var fdkitFields = [4]string{"sender", "seq", "sent", "arrival"}
+
+func (r *Reader) parseFDKit(line []byte) (Record, error) {
+	if t := bytes.TrimLeft(line, " \t"); len(t) > 0 && t[0] == '#' {
+		return Record{}, r.fieldErr("", "a record (comment lines only before the column line)", line)
+	}
+	var f [4][]byte
+	p := line
+	for i := range f {
+		f[i], p = nextField(p)
+		if len(f[i]) == 0 {
+			return Record{}, r.fieldErr(fdkitFields[i], "4 blank-separated fields \""+fdkitColumns+"\"", line)
+		}
+	}
+	if extra, _ := nextField(p); len(extra) > 0 {
+		return Record{}, r.fieldErr("", "4 blank-separated fields \""+fdkitColumns+"\"", line)
+	}
+	var rec Record
+	if !(len(f[0]) == 1 && f[0][0] == '-') {
+		rec.Sender = r.intern(f[0])
+	}
+	if !isDash(f[1]) {
+		s, ok := parseUint(f[1])
+		if !ok {
+			return Record{}, r.fieldErr("seq", "unsigned integer or -", f[1])
+		}
+		rec.Seq, rec.HasSeq = s, true
+	}
+	unit := time.Duration(r.unit)
+	if !isDash(f[2]) {
+		d, ok := parseTime(f[2], unit)
+		if !ok {
+			return Record{}, r.fieldErr("sent", "integer "+unitName(unit)+" or -", f[2])
+		}
+		rec.Sent, rec.HasSent = d, true
+	}
+	if !isDash(f[3]) {
+		d, ok := parseTime(f[3], unit)
+		if !ok {
+			return Record{}, r.fieldErr("arrival", "integer "+unitName(unit)+" or -", f[3])
+		}
+		rec.Arrival, rec.HasArrival = d, true
+	}
+	return rec, nil
+}
+
+func isDash(b []byte) bool { return len(b) == 1 && b[0] == '-' }

@@ -1,0 +1,146 @@
+package trace
+
+import (
+	"math"
+	"time"
+)
+
+// Hand-written byte parsers: the hot path allocates nothing.
+
+// isBlank reports whether c separates fields in whitespace-separated formats.
+func isBlank(c byte) bool { return c == ' ' || c == '\t' }
+
+// nextField returns the next blank-separated field of p and the rest after
+// it; field is empty when p holds only blanks.
+func nextField(p []byte) (field, rest []byte) {
+	i := 0
+	for i < len(p) && isBlank(p[i]) {
+		i++
+	}
+	j := i
+	for j < len(p) && !isBlank(p[j]) {
+		j++
+	}
+	return p[i:j], p[j:]
+}
+
+// parseUint parses a non-empty run of ASCII digits into a uint64.
+func parseUint(b []byte) (uint64, bool) {
+	if len(b) == 0 {
+		return 0, false
+	}
+	var n uint64
+	for _, c := range b {
+		d := uint64(c - '0')
+		if d > 9 {
+			return 0, false
+		}
+		if n > (math.MaxUint64-d)/10 {
+			return 0, false
+		}
+		n = n*10 + d
+	}
+	return n, true
+}
+
+// parseInt parses an optionally signed decimal integer into an int64.
+func parseInt(b []byte) (int64, bool) {
+	neg := false
+	if len(b) > 0 && (b[0] == '-' || b[0] == '+') {
+		neg = b[0] == '-'
+		b = b[1:]
+	}
+	u, ok := parseUint(b)
+	if !ok {
+		return 0, false
+	}
+	if neg {
+		if u > 1<<63 {
+			return 0, false
+		}
+		return -int64(u), true
+	}
+	if u > math.MaxInt64 {
+		return 0, false
+	}
+	return int64(u), true
+}
+
+// parseTime parses an integer count of unit into an exact Duration.
+func parseTime(b []byte, unit time.Duration) (time.Duration, bool) {
+	v, ok := parseInt(b)
+	if !ok {
+		return 0, false
+	}
+	if unit == time.Nanosecond {
+		return time.Duration(v), true
+	}
+	if v > math.MaxInt64/int64(unit) || v < math.MinInt64/int64(unit) {
+		return 0, false
+	}
+	return time.Duration(v) * unit, true
+}
+
+// parseDecimalTime parses "[-+]digits[.digits]" in unit (a power of ten
+// nanoseconds) into a Duration, exactly: the integer part is scaled in integer
+// arithmetic and the fraction rounded to the nearest nanosecond, half away
+// from zero. At least one digit is required.
+func parseDecimalTime(b []byte, unit time.Duration) (time.Duration, bool) {
+	neg := false
+	if len(b) > 0 && (b[0] == '-' || b[0] == '+') {
+		neg = b[0] == '-'
+		b = b[1:]
+	}
+	intPart, frac := b, []byte(nil)
+	for i, c := range b {
+		if c == '.' {
+			intPart, frac = b[:i], b[i+1:]
+			break
+		}
+	}
+	if len(intPart) == 0 && len(frac) == 0 {
+		return 0, false
+	}
+	var ip uint64
+	if len(intPart) > 0 {
+		var ok bool
+		if ip, ok = parseUint(intPart); !ok {
+			return 0, false
+		}
+	}
+	u := uint64(unit)
+	if ip > math.MaxInt64/u {
+		return 0, false
+	}
+	total := ip * u
+	// The fraction's first e digits are whole nanoseconds (unit = 10^e ns);
+	// the next digit decides the rounding; the rest must be digits.
+	var ns uint64
+	e := 0
+	for p := u; p > 1; p /= 10 {
+		e++
+	}
+	for i, c := range frac {
+		d := uint64(c - '0')
+		if d > 9 {
+			return 0, false
+		}
+		switch {
+		case i < e:
+			ns = ns*10 + d
+		case i == e && d >= 5:
+			ns++
+		}
+	}
+	for i := len(frac); i < e; i++ {
+		ns *= 10
+	}
+	if ns > math.MaxInt64-total {
+		return 0, false
+	}
+	total += ns
+	if neg {
+		return -time.Duration(total), true
+	}
+	return time.Duration(total), true
+}

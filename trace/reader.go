@@ -1,0 +1,586 @@
+package trace
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"os"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/ulikunitz/xz"
+)
+
+const (
+	// bufSize is the Reader's buffer: the longest line it accepts.
+	bufSize = 64 << 10
+	// sniffSize is how much decompressed content format detection looks at.
+	sniffSize = 4096
+)
+
+var (
+	gzipMagic = []byte{0x1f, 0x8b}
+	xzMagic   = []byte{0xfd, '7', 'z', 'X', 'Z', 0x00}
+)
+
+// Reader streams the records of one trace file, one at a time, in file order.
+// Memory is bounded by its 64 KiB buffer plus one interned string per
+// distinct sender. It is not safe for concurrent use.
+type Reader struct {
+	name    string
+	opt     Options
+	format  Format
+	br      *bufio.Reader
+	closers []io.Closer
+	comp    string // "gzip", "xz" or ""
+	line    int
+	header  Header
+	senders map[string]string
+	err     error // sticky
+
+	skipped     int
+	skippedErrs []*ParseError
+
+	// FormatCSV
+	csv     *csv.Reader
+	csvCols [4]int // column index of sender, seq, sent, arrival; -1 absent
+	csvUnit int64
+	// FormatFDKit
+	unit int64
+}
+
+// Open opens the trace file at path; the caller must Close the Reader.
+// Options.Name defaults to path.
+func Open(path string, opt Options) (*Reader, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	if opt.Name == "" {
+		opt.Name = path
+	}
+	r, err := NewReader(f, opt)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	r.closers = append(r.closers, f)
+	return r, nil
+}
+
+// ReadFile reads every record of the trace file at path. Lenient mode's
+// skipped lines are reported through the returned Reader-less error only
+// when reading fails; use Open to inspect Skipped.
+func ReadFile(path string, opt Options) ([]Record, error) {
+	r, err := Open(path, opt)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	return r.ReadAll()
+}
+
+// NewReader returns a Reader for src. It removes gzip or xz compression
+// recognised by magic bytes, detects the format (unless Options.Format says
+// it) and reads the header, so that Format and Header are known on return.
+// Errors are *ParseError for bad content.
+func NewReader(src io.Reader, opt Options) (*Reader, error) {
+	r := &Reader{name: opt.Name, opt: opt, senders: make(map[string]string)}
+	if r.name == "" {
+		r.name = "<input>"
+	}
+	raw := bufio.NewReaderSize(src, bufSize)
+	magic, err := raw.Peek(len(xzMagic))
+	if err != nil && err != io.EOF && !errors.Is(err, bufio.ErrBufferFull) {
+		return nil, err
+	}
+	var dec io.Reader = raw
+	switch {
+	case bytes.HasPrefix(magic, gzipMagic):
+		zr, err := gzip.NewReader(raw)
+		if err != nil {
+			return nil, &ParseError{File: r.name, Want: "gzip header", Err: err}
+		}
+		zr.Multistream(true)
+		r.closers = append(r.closers, zr)
+		dec, r.comp = zr, "gzip"
+	case bytes.HasPrefix(magic, xzMagic):
+		zr, err := xz.NewReader(raw)
+		if err != nil {
+			return nil, &ParseError{File: r.name, Want: "xz header", Err: err}
+		}
+		dec, r.comp = zr, "xz"
+	}
+	if dec == raw {
+		r.br = raw
+	} else {
+		r.br = bufio.NewReaderSize(dec, bufSize)
+	}
+	sniff, err := r.br.Peek(sniffSize)
+	if err != nil && err != io.EOF && !errors.Is(err, bufio.ErrBufferFull) {
+		return nil, r.streamError(err)
+	}
+	if isBinary(sniff) {
+		return nil, &ParseError{File: r.name, Line: 1, Want: "a text trace (LIP6, LIP6 emission, CSV or fdkit)", Got: "binary data"}
+	}
+	r.format = opt.Format
+	if r.format == FormatAuto {
+		r.format = detect(sniff, opt.Columns)
+		if r.format == FormatAuto {
+			first, _, _ := bytes.Cut(sniff, []byte{'\n'})
+			return nil, &ParseError{File: r.name, Line: 1,
+				Want: "a known trace format (fdkit header, LIP6 \"sender seq t_send t_recv hops\", emission header \"numseq,timestamp_start_send,timestamp_end_send\", or CSV with Columns named)",
+				Got:  quoteGot(bytes.TrimRight(first, "\r"))}
+		}
+	}
+	switch r.format {
+	case FormatLIP6:
+	case FormatLIP6Emission:
+		if bytes.HasPrefix(bytes.TrimLeft(sniff, " \t"), []byte("numseq")) {
+			if _, err := r.readLine(); err != nil {
+				return nil, err
+			}
+		}
+	case FormatCSV:
+		if err := r.initCSV(); err != nil {
+			return nil, err
+		}
+	case FormatFDKit:
+		if err := r.readFDKitHeader(); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, fmt.Errorf("trace: unknown format %v", r.format)
+	}
+	return r, nil
+}
+
+// isBinary reports whether the sniffed content is not text: it holds a NUL
+// byte or is not valid UTF-8 (ignoring a character cut at the end).
+func isBinary(b []byte) bool {
+	if bytes.IndexByte(b, 0) >= 0 {
+		return true
+	}
+	if len(b) == sniffSize {
+		if i := bytes.LastIndexByte(b, '\n'); i >= 0 {
+			b = b[:i]
+		} else {
+			b = b[:len(b)-utf8.UTFMax]
+		}
+	}
+	return !utf8.Valid(b)
+}
+
+// detect guesses the format from the first non-blank line.
+func detect(sniff []byte, cols Columns) Format {
+	if !cols.isZero() {
+		return FormatCSV
+	}
+	rest := sniff
+	for len(rest) > 0 {
+		var line []byte
+		line, rest, _ = bytes.Cut(rest, []byte{'\n'})
+		line = bytes.TrimSpace(line)
+		if len(line) == 0 {
+			continue
+		}
+		switch {
+		case bytes.HasPrefix(line, []byte(fdkitMagic)):
+			return FormatFDKit
+		case bytes.HasPrefix(line, []byte("numseq")):
+			return FormatLIP6Emission
+		}
+		n := 0
+		for p := line; ; n++ {
+			var f []byte
+			f, p = nextField(p)
+			if len(f) == 0 {
+				break
+			}
+			if _, ok := parseUint(f); !ok {
+				return FormatAuto
+			}
+		}
+		if n == 5 {
+			return FormatLIP6
+		}
+		return FormatAuto
+	}
+	return FormatAuto
+}
+
+// Format returns the file's format (detected or forced).
+func (r *Reader) Format() Format { return r.format }
+
+// Compression returns "gzip", "xz" or "" (not compressed).
+func (r *Reader) Compression() string { return r.comp }
+
+// Header returns the fdkit header; zero for other formats.
+func (r *Reader) Header() Header { return r.header }
+
+// Line returns the number of the last line read (1-based).
+func (r *Reader) Line() int { return r.line }
+
+// Skipped returns how many malformed lines a lenient Reader skipped so far.
+func (r *Reader) Skipped() int { return r.skipped }
+
+// SkippedErrors returns the errors of the first MaxSkippedErrors lines a
+// lenient Reader skipped.
+func (r *Reader) SkippedErrors() []*ParseError { return r.skippedErrs }
+
+// Close releases the decompressor and, for Open, the file.
+func (r *Reader) Close() error {
+	var first error
+	for i := len(r.closers) - 1; i >= 0; i-- {
+		if err := r.closers[i].Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	r.closers = nil
+	return first
+}
+
+// streamError wraps an I/O or decompression error met after line r.line.
+func (r *Reader) streamError(err error) error {
+	want := "readable input"
+	if r.comp != "" {
+		want = "a complete " + r.comp + " stream"
+	}
+	return &ParseError{File: r.name, Line: r.line + 1, Want: want, Err: err}
+}
+
+// readLine returns the next line without its line ending, or io.EOF. The
+// slice is valid until the next call.
+func (r *Reader) readLine() ([]byte, error) {
+	line, err := r.br.ReadSlice('\n')
+	switch {
+	case err == nil:
+	case err == io.EOF:
+		if len(line) == 0 {
+			return nil, io.EOF
+		}
+	case errors.Is(err, bufio.ErrBufferFull):
+		r.line++
+		pe := &ParseError{File: r.name, Line: r.line, Want: fmt.Sprintf("a line shorter than %d bytes", bufSize), Got: quoteGot(line)}
+		for errors.Is(err, bufio.ErrBufferFull) { // skip the rest of the line
+			_, err = r.br.ReadSlice('\n')
+		}
+		if err != nil && err != io.EOF {
+			return nil, r.streamError(err)
+		}
+		return nil, pe
+	default:
+		return nil, r.streamError(err)
+	}
+	r.line++
+	n := len(line)
+	if n > 0 && line[n-1] == '\n' {
+		n--
+	}
+	if n > 0 && line[n-1] == '\r' {
+		n--
+	}
+	return line[:n], nil
+}
+
+// intern returns b as a string, allocating only for a sender not seen before.
+func (r *Reader) intern(b []byte) string {
+	if s, ok := r.senders[string(b)]; ok {
+		return s
+	}
+	s := string(b)
+	r.senders[s] = s
+	return s
+}
+
+// Next returns the next record, or io.EOF after the last one. Errors other
+// than io.EOF are sticky; they are *ParseError for bad content.
+func (r *Reader) Next() (Record, error) {
+	if r.err != nil {
+		return Record{}, r.err
+	}
+	for {
+		var rec Record
+		var err error
+		switch r.format {
+		case FormatCSV:
+			rec, err = r.nextCSV()
+		default:
+			var line []byte
+			line, err = r.readLine()
+			if err == nil {
+				if len(bytes.TrimSpace(line)) == 0 {
+					continue
+				}
+				switch r.format {
+				case FormatLIP6:
+					rec, err = r.parseLIP6(line)
+				case FormatLIP6Emission:
+					rec, err = r.parseEmission(line)
+				case FormatFDKit:
+					rec, err = r.parseFDKit(line)
+				}
+			}
+		}
+		if err == nil {
+			return rec, nil
+		}
+		var pe *ParseError
+		if r.opt.Lenient && errors.As(err, &pe) && pe.Err == nil && pe.Line > 0 {
+			r.skipped++
+			if len(r.skippedErrs) < MaxSkippedErrors {
+				r.skippedErrs = append(r.skippedErrs, pe)
+			}
+			continue
+		}
+		r.err = err
+		return Record{}, err
+	}
+}
+
+// All iterates over the remaining records. On an error other than io.EOF it
+// yields a zero Record with the error once and stops.
+func (r *Reader) All() iter.Seq2[Record, error] {
+	return func(yield func(Record, error) bool) {
+		for {
+			rec, err := r.Next()
+			if err == io.EOF {
+				return
+			}
+			if !yield(rec, err) || err != nil {
+				return
+			}
+		}
+	}
+}
+
+// ReadAll reads the remaining records into memory.
+func (r *Reader) ReadAll() ([]Record, error) {
+	var out []Record
+	for {
+		rec, err := r.Next()
+		if err == io.EOF {
+			return out, nil
+		}
+		if err != nil {
+			return out, err
+		}
+		out = append(out, rec)
+	}
+}
+
+func (r *Reader) fieldErr(field, want string, got []byte) *ParseError {
+	return &ParseError{File: r.name, Line: r.line, Field: field, Want: want, Got: quoteGot(got)}
+}
+
+// lip6Fields names the columns of FormatLIP6 for error messages.
+var lip6Fields = [5]string{"sender", "seq", "t_send_ns", "t_recv_ns", "hops"}
+
+func (r *Reader) parseLIP6(line []byte) (Record, error) {
+	var f [5][]byte
+	p := line
+	for i := range f {
+		f[i], p = nextField(p)
+		if len(f[i]) == 0 {
+			return Record{}, r.fieldErr(lip6Fields[i], "5 blank-separated fields \"sender seq t_send_ns t_recv_ns hops\"", line)
+		}
+	}
+	if extra, _ := nextField(p); len(extra) > 0 {
+		return Record{}, r.fieldErr("", "5 blank-separated fields \"sender seq t_send_ns t_recv_ns hops\"", line)
+	}
+	seq, ok := parseUint(f[1])
+	if !ok {
+		return Record{}, r.fieldErr("seq", "unsigned integer", f[1])
+	}
+	sent, ok := parseInt(f[2])
+	if !ok {
+		return Record{}, r.fieldErr("t_send_ns", "integer nanoseconds", f[2])
+	}
+	recv, ok := parseInt(f[3])
+	if !ok {
+		return Record{}, r.fieldErr("t_recv_ns", "integer nanoseconds", f[3])
+	}
+	if _, ok := parseUint(f[4]); !ok {
+		return Record{}, r.fieldErr("hops", "unsigned integer", f[4])
+	}
+	return Record{
+		Sender: r.intern(f[0]),
+		Seq:    seq, HasSeq: true,
+		Sent: time.Duration(sent), HasSent: true,
+		Arrival: time.Duration(recv), HasArrival: true,
+	}, nil
+}
+
+// emissionFields names the columns of FormatLIP6Emission.
+var emissionFields = [3]string{"numseq", "timestamp_start_send", "timestamp_end_send"}
+
+func (r *Reader) parseEmission(line []byte) (Record, error) {
+	var f [3][]byte
+	p := line
+	for i := range f {
+		// fields separated by a comma and/or blanks
+		j := 0
+		for j < len(p) && (isBlank(p[j]) || (i > 0 && j == 0 && p[j] == ',')) {
+			j++
+		}
+		p = p[j:]
+		k := 0
+		for k < len(p) && p[k] != ',' && !isBlank(p[k]) {
+			k++
+		}
+		f[i], p = p[:k], p[k:]
+		if len(f[i]) == 0 {
+			return Record{}, r.fieldErr(emissionFields[i], "3 fields \"numseq,timestamp_start_send,timestamp_end_send\"", line)
+		}
+		for len(p) > 0 && isBlank(p[0]) {
+			p = p[1:]
+		}
+	}
+	if len(p) > 0 {
+		return Record{}, r.fieldErr("", "3 fields \"numseq,timestamp_start_send,timestamp_end_send\"", line)
+	}
+	seq, ok := parseUint(f[0])
+	if !ok {
+		return Record{}, r.fieldErr("numseq", "unsigned integer", f[0])
+	}
+	start, ok := parseInt(f[1])
+	if !ok {
+		return Record{}, r.fieldErr("timestamp_start_send", "integer nanoseconds", f[1])
+	}
+	if _, ok := parseInt(f[2]); !ok {
+		return Record{}, r.fieldErr("timestamp_end_send", "integer nanoseconds", f[2])
+	}
+	return Record{Sender: r.opt.Sender, Seq: seq, HasSeq: true, Sent: time.Duration(start), HasSent: true}, nil
+}
+
+// initCSV reads the header of a FormatCSV file and maps the named columns.
+func (r *Reader) initCSV() error {
+	c := r.opt.Columns
+	if c.Sent == "" && c.Arrival == "" {
+		return fmt.Errorf("trace: %s: CSV format needs Columns.Sent or Columns.Arrival", r.name)
+	}
+	r.csvUnit = int64(c.Unit)
+	if c.Unit == 0 {
+		r.csvUnit = 1
+	}
+	if n := unitName(time.Duration(r.csvUnit)); len(n) > 2 {
+		return fmt.Errorf("trace: %s: Columns.Unit %v is not ns, us, ms or s", r.name, c.Unit)
+	}
+	sep := c.Separator
+	if sep == 0 {
+		sniff, _ := r.br.Peek(sniffSize)
+		first, _, _ := bytes.Cut(sniff, []byte{'\n'})
+		switch {
+		case bytes.IndexByte(first, '\t') >= 0:
+			sep = '\t'
+		case bytes.IndexByte(first, ';') >= 0 && bytes.IndexByte(first, ',') < 0:
+			sep = ';'
+		default:
+			sep = ','
+		}
+	}
+	r.csv = csv.NewReader(r.br)
+	r.csv.Comma = sep
+	r.csv.FieldsPerRecord = -1
+	r.csv.ReuseRecord = true
+	r.csv.TrimLeadingSpace = true
+	head, err := r.csv.Read()
+	if err != nil {
+		if err == io.EOF {
+			return &ParseError{File: r.name, Line: 1, Want: "a CSV header line", Got: ""}
+		}
+		return r.csvError(err)
+	}
+	r.line, _ = r.csv.FieldPos(0)
+	names := [4]string{c.Sender, c.Seq, c.Sent, c.Arrival}
+	for i, n := range names {
+		r.csvCols[i] = -1
+		if n == "" {
+			continue
+		}
+		for j, h := range head {
+			if strings.EqualFold(strings.TrimSpace(h), strings.TrimSpace(n)) {
+				r.csvCols[i] = j
+				break
+			}
+		}
+		if r.csvCols[i] < 0 {
+			return &ParseError{File: r.name, Line: r.line, Field: n,
+				Want: fmt.Sprintf("a header column named %q", n), Got: quoteGot([]byte(strings.Join(head, string(sep))))}
+		}
+	}
+	return nil
+}
+
+func (r *Reader) csvError(err error) error {
+	var ce *csv.ParseError
+	if errors.As(err, &ce) {
+		r.line = ce.Line
+		if ce.Err != nil && !errors.Is(err, csv.ErrBareQuote) && !errors.Is(err, csv.ErrQuote) && !errors.Is(err, csv.ErrFieldCount) {
+			return r.streamError(ce.Err)
+		}
+		return &ParseError{File: r.name, Line: ce.Line, Field: fmt.Sprintf("column %d", ce.Column), Want: "well-formed CSV", Got: ce.Err.Error()}
+	}
+	return r.streamError(err)
+}
+
+func (r *Reader) nextCSV() (Record, error) {
+	row, err := r.csv.Read()
+	if err == io.EOF {
+		return Record{}, io.EOF
+	}
+	if err != nil {
+		return Record{}, r.csvError(err)
+	}
+	r.line, _ = r.csv.FieldPos(0)
+	rec := Record{Sender: r.opt.Sender}
+	for i, col := range r.csvCols {
+		if col < 0 {
+			continue
+		}
+		name := r.opt.Columns.Sender
+		switch i {
+		case 1:
+			name = r.opt.Columns.Seq
+		case 2:
+			name = r.opt.Columns.Sent
+		case 3:
+			name = r.opt.Columns.Arrival
+		}
+		if col >= len(row) {
+			return Record{}, &ParseError{File: r.name, Line: r.line, Field: name,
+				Want: fmt.Sprintf("at least %d columns", col+1), Got: quoteGot([]byte(strings.Join(row, string(r.csv.Comma))))}
+		}
+		v := []byte(strings.TrimSpace(row[col]))
+		switch i {
+		case 0:
+			if len(v) == 0 {
+				return Record{}, r.fieldErr(name, "a non-empty sender id", v)
+			}
+			rec.Sender = r.intern(v)
+		case 1:
+			s, ok := parseUint(v)
+			if !ok {
+				return Record{}, r.fieldErr(name, "unsigned integer", v)
+			}
+			rec.Seq, rec.HasSeq = s, true
+		case 2, 3:
+			d, ok := parseDecimalTime(v, time.Duration(r.csvUnit))
+			if !ok {
+				return Record{}, r.fieldErr(name, "decimal number of "+unitName(time.Duration(r.csvUnit)), v)
+			}
+			if i == 2 {
+				rec.Sent, rec.HasSent = d, true
+			} else {
+				rec.Arrival, rec.HasArrival = d, true
+			}
+		}
+	}
+	return rec, nil
+}

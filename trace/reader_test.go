@@ -1,0 +1,403 @@
+package trace
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/ulikunitz/xz"
+)
+
+func TestLIP6Excerpt(t *testing.T) {
+	path := filepath.Join(sharedTraces(t), "planetlab-lip6", "recv_node1_excerpt.txt")
+	recs, err := ReadFile(path, Options{})
+	require.NoError(t, err)
+	require.Len(t, recs, 30035)
+
+	// Independent parse with strings.Fields and strconv: every record equal.
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	i := 0
+	for sc.Scan() {
+		fs := strings.Fields(sc.Text())
+		require.Len(t, fs, 5)
+		seq, _ := strconv.ParseUint(fs[1], 10, 64)
+		sent, _ := strconv.ParseInt(fs[2], 10, 64)
+		recv, _ := strconv.ParseInt(fs[3], 10, 64)
+		want := Record{Sender: fs[0], Seq: seq, HasSeq: true, Sent: time.Duration(sent), HasSent: true, Arrival: time.Duration(recv), HasArrival: true}
+		require.Equal(t, want, recs[i], "line %d", i+1)
+		i++
+	}
+	require.NoError(t, sc.Err())
+	require.Equal(t, 30035, i)
+	assert.Equal(t, Record{Sender: "4", Seq: 101, HasSeq: true, Sent: 9301432084211090, HasSent: true, Arrival: 47816110312853897, HasArrival: true}, recs[0])
+
+	streams := Split(recs)
+	require.Len(t, streams, 9)
+	var senders []string
+	total := 0
+	for _, s := range streams {
+		senders = append(senders, s.Sender)
+		total += len(s.Records)
+	}
+	assert.Equal(t, []string{"0", "2", "3", "4", "5", "6", "7", "8", "9"}, senders)
+	assert.Equal(t, 30035, total)
+
+	// Counts and losses from SOURCES.md, with losses computed here from the
+	// sequence range (the excerpt has no duplicates or reordering).
+	want := map[string][2]int{"0": {3340, 0}, "2": {3325, 16}, "4": {3332, 9}, "7": {3339, 1}, "9": {3340, 1}}
+	for _, s := range streams {
+		w, ok := want[s.Sender]
+		if !ok {
+			continue
+		}
+		first, last := s.Records[0].Seq, s.Records[len(s.Records)-1].Seq
+		lost := int(last-first+1) - len(s.Records)
+		assert.Equal(t, w[0], len(s.Records), "sender %s records", s.Sender)
+		assert.Equal(t, w[1], lost, "sender %s lost", s.Sender)
+	}
+}
+
+func TestEmissionLogXZ(t *testing.T) {
+	path := filepath.Join(sharedTraces(t), "planetlab-lip6", "sentinterval_node0.csv.xz")
+	r, err := Open(path, Options{Sender: "0"})
+	require.NoError(t, err)
+	defer r.Close()
+	assert.Equal(t, FormatLIP6Emission, r.Format())
+	assert.Equal(t, "xz", r.Compression())
+	n := 0
+	var first, last Record
+	for rec, err := range r.All() {
+		require.NoError(t, err)
+		require.Equal(t, uint64(n), rec.Seq)
+		if n == 0 {
+			first = rec
+		}
+		last = rec
+		n++
+	}
+	assert.Equal(t, 100001, n)
+	assert.Equal(t, Record{Sender: "0", Seq: 0, HasSeq: true, Sent: 2439202316247486, HasSent: true}, first)
+	assert.Equal(t, uint64(100000), last.Seq)
+}
+
+func readString(t *testing.T, s string, opt Options) ([]Record, *Reader, error) {
+	t.Helper()
+	r, err := NewReader(strings.NewReader(s), opt)
+	if err != nil {
+		return nil, nil, err
+	}
+	recs, err := r.ReadAll()
+	return recs, r, err
+}
+
+func lip6(sender string, seq uint64, sent, recv int64) Record {
+	return Record{Sender: sender, Seq: seq, HasSeq: true, Sent: time.Duration(sent), HasSent: true, Arrival: time.Duration(recv), HasArrival: true}
+}
+
+func TestLIP6LineEndings(t *testing.T) {
+	want := []Record{lip6("4", 101, 9301432084211090, 47816110312853897), lip6("9", 70, 8410851650497718, 47816110312872196)}
+	for name, in := range map[string]string{
+		"LF":            "4 101 9301432084211090 47816110312853897 14\n9 70 8410851650497718 47816110312872196 15\n",
+		"no final LF":   "4 101 9301432084211090 47816110312853897 14\n9 70 8410851650497718 47816110312872196 15",
+		"CRLF":          "4 101 9301432084211090 47816110312853897 14\r\n9 70 8410851650497718 47816110312872196 15\r\n",
+		"tabs, blanks":  "4\t101 9301432084211090  47816110312853897 14 \n\n9 70 8410851650497718 47816110312872196 15\n\n",
+		"CRLF no final": "4 101 9301432084211090 47816110312853897 14\r\n9 70 8410851650497718 47816110312872196 15\r",
+	} {
+		recs, r, err := readString(t, in, Options{})
+		require.NoError(t, err, name)
+		assert.Equal(t, FormatLIP6, r.Format(), name)
+		assert.Equal(t, want, recs, name)
+	}
+}
+
+func gz(t testing.TB, s string) []byte {
+	var b bytes.Buffer
+	w := gzip.NewWriter(&b)
+	_, err := w.Write([]byte(s))
+	require.NoError(t, err)
+	require.NoError(t, w.Close())
+	return b.Bytes()
+}
+
+func TestCompressionByMagic(t *testing.T) {
+	in := "2 5 100 200 3\n"
+	var xb bytes.Buffer
+	xw, err := xz.NewWriter(&xb)
+	require.NoError(t, err)
+	_, _ = xw.Write([]byte(in))
+	require.NoError(t, xw.Close())
+	for name, data := range map[string][]byte{"gzip": gz(t, in), "xz": xb.Bytes(), "": []byte(in)} {
+		r, err := NewReader(bytes.NewReader(data), Options{Name: "trace.txt"}) // the name says nothing
+		require.NoError(t, err, name)
+		assert.Equal(t, name, r.Compression())
+		recs, err := r.ReadAll()
+		require.NoError(t, err)
+		assert.Equal(t, []Record{lip6("2", 5, 100, 200)}, recs)
+	}
+}
+
+func TestTruncatedGzip(t *testing.T) {
+	var sb strings.Builder
+	for i := range 20000 {
+		sb.WriteString("2 " + strconv.Itoa(i) + " 1000000 2000000 3\n")
+	}
+	data := gz(t, sb.String())
+	data = data[:len(data)/2]
+	r, err := NewReader(bytes.NewReader(data), Options{Name: "cut.gz", Lenient: true})
+	if err == nil {
+		_, err = r.ReadAll()
+	}
+	var pe *ParseError
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, "cut.gz", pe.File)
+	assert.Equal(t, "a complete gzip stream", pe.Want)
+	assert.ErrorIs(t, err, io.ErrUnexpectedEOF)
+	assert.Positive(t, pe.Line)
+	assert.Contains(t, err.Error(), "cut.gz:")
+}
+
+func TestBinaryInput(t *testing.T) {
+	_, _, err := readString(t, "\x7fELF\x02\x01\x01\x00\x00\x00", Options{Name: "a.out"})
+	var pe *ParseError
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, &ParseError{File: "a.out", Line: 1, Want: "a text trace (LIP6, LIP6 emission, CSV or fdkit)", Got: "binary data"}, pe)
+
+	_, _, err = readString(t, "hello world\n", Options{Name: "x"})
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, "x", pe.File)
+	assert.Equal(t, "hello world", pe.Got)
+}
+
+func TestMalformedLines(t *testing.T) {
+	const good = "4 101 9301432084211090 47816110312853897 14\n"
+	cases := []struct {
+		name, line  string
+		field, want string
+		got         string
+	}{
+		{"bad seq", "4 1x1 9301432084211090 47816110312853897 14", "seq", "unsigned integer", "1x1"},
+		{"negative seq", "4 -1 9301432084211090 47816110312853897 14", "seq", "unsigned integer", "-1"},
+		{"bad send", "4 101 93014320842.11090 47816110312853897 14", "t_send_ns", "integer nanoseconds", "93014320842.11090"},
+		{"overflow", "4 101 9301432084211090 99999999999999999999 14", "t_recv_ns", "integer nanoseconds", "99999999999999999999"},
+		{"bad hops", "4 101 9301432084211090 47816110312853897 x", "hops", "unsigned integer", "x"},
+		{"missing column", "4 101 9301432084211090 47816110312853897", "hops", "5 blank-separated fields \"sender seq t_send_ns t_recv_ns hops\"", "4 101 9301432084211090 47816110312853897"},
+		{"extra column", "4 101 9301432084211090 47816110312853897 14 7", "", "5 blank-separated fields \"sender seq t_send_ns t_recv_ns hops\"", "4 101 9301432084211090 47816110312853897..."},
+	}
+	for _, c := range cases {
+		in := good + good + c.line + "\n" + good
+		recs, _, err := readString(t, in, Options{Name: "f.txt"})
+		var pe *ParseError
+		require.ErrorAs(t, err, &pe, c.name)
+		assert.Equal(t, &ParseError{File: "f.txt", Line: 3, Field: c.field, Want: c.want, Got: c.got}, pe, c.name)
+		assert.Len(t, recs, 2, c.name)
+
+		recs, r, err := readString(t, in, Options{Name: "f.txt", Lenient: true})
+		require.NoError(t, err, c.name)
+		assert.Len(t, recs, 3, c.name)
+		assert.Equal(t, 1, r.Skipped(), c.name)
+		require.Len(t, r.SkippedErrors(), 1)
+		assert.Equal(t, 3, r.SkippedErrors()[0].Line)
+	}
+}
+
+func TestErrorMessage(t *testing.T) {
+	_, _, err := readString(t, "4 101 9301432084211090 47816110312853897 14\n4 1x1 1 2 3\n", Options{Name: "f.txt"})
+	require.EqualError(t, err, `f.txt:2: field seq: want unsigned integer, got "1x1"`)
+}
+
+func TestLongLine(t *testing.T) {
+	in := "4 101 9301432084211090 47816110312853897 14\n" + strings.Repeat("9", 100000) + "\n4 102 9301432084211090 47816110312853897 14\n"
+	recs, r, err := readString(t, in, Options{Lenient: true})
+	require.NoError(t, err)
+	assert.Len(t, recs, 2)
+	assert.Equal(t, 1, r.Skipped())
+	_, _, err = readString(t, in, Options{})
+	var pe *ParseError
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, 2, pe.Line)
+}
+
+func TestEmissionFormats(t *testing.T) {
+	want := []Record{
+		{Sender: "n", Seq: 0, HasSeq: true, Sent: 2439202316247486, HasSent: true},
+		{Sender: "n", Seq: 1, HasSeq: true, Sent: 2439202416371288, HasSent: true},
+	}
+	recs, r, err := readString(t, "numseq,timestamp_start_send,timestamp_end_send\r\n0,2439202316247486,2439202316394754\r\n1,2439202416371288,2439202416450626", Options{Sender: "n"})
+	require.NoError(t, err)
+	assert.Equal(t, FormatLIP6Emission, r.Format())
+	assert.Equal(t, want, recs)
+	// The dataset README's space-separated form, format forced.
+	recs, _, err = readString(t, "0 2439202316247486 2439202316394754\n1 2439202416371288 2439202416450626\n", Options{Sender: "n", Format: FormatLIP6Emission})
+	require.NoError(t, err)
+	assert.Equal(t, want, recs)
+
+	_, _, err = readString(t, "numseq,timestamp_start_send,timestamp_end_send\n0,1\n", Options{Name: "e"})
+	var pe *ParseError
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, 2, pe.Line)
+	assert.Equal(t, "timestamp_end_send", pe.Field)
+}
+
+func TestCSV(t *testing.T) {
+	in := "node,hb,t_arrive,t_sent\r\nA,1,1.5,1.25\nB,2,2,\"1.999999999\"\n"
+	recs, r, err := readString(t, in, Options{Columns: Columns{Sender: "node", Seq: "HB", Sent: "t_sent", Arrival: "t_arrive", Unit: time.Second}})
+	require.NoError(t, err)
+	assert.Equal(t, FormatCSV, r.Format())
+	assert.Equal(t, []Record{
+		{Sender: "A", Seq: 1, HasSeq: true, Sent: 1250 * time.Millisecond, HasSent: true, Arrival: 1500 * time.Millisecond, HasArrival: true},
+		{Sender: "B", Seq: 2, HasSeq: true, Sent: 1999999999, HasSent: true, Arrival: 2 * time.Second, HasArrival: true},
+	}, recs)
+
+	// TSV, arrival only, microseconds.
+	recs, _, err = readString(t, "x\tarrival_us\n7\t1500\n8\t2500.4\n", Options{Sender: "p", Columns: Columns{Arrival: "arrival_us", Unit: time.Microsecond}})
+	require.NoError(t, err)
+	assert.Equal(t, []Record{
+		{Sender: "p", Arrival: 1500 * time.Microsecond, HasArrival: true},
+		{Sender: "p", Arrival: 2500*time.Microsecond + 400, HasArrival: true},
+	}, recs)
+
+	// Missing header column, bad value, missing column.
+	_, _, err = readString(t, "a,b\n1,2\n", Options{Name: "c.csv", Columns: Columns{Arrival: "t"}})
+	var pe *ParseError
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, &ParseError{File: "c.csv", Line: 1, Field: "t", Want: `a header column named "t"`, Got: "a,b"}, pe)
+	_, _, err = readString(t, "a,t\n1,2\n1,2e3\n", Options{Name: "c.csv", Columns: Columns{Arrival: "t", Unit: time.Millisecond}})
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, &ParseError{File: "c.csv", Line: 3, Field: "t", Want: "decimal number of ms", Got: "2e3"}, pe)
+	_, _, err = readString(t, "a,t\n1,2\n1\n", Options{Name: "c.csv", Columns: Columns{Arrival: "t"}})
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, 3, pe.Line)
+	assert.Equal(t, "t", pe.Field)
+}
+
+func TestParseDecimalTime(t *testing.T) {
+	cases := []struct {
+		in   string
+		unit time.Duration
+		want time.Duration
+		ok   bool
+	}{
+		{"1", time.Second, time.Second, true},
+		{"1.5", time.Second, 1500 * time.Millisecond, true},
+		{".5", time.Millisecond, 500 * time.Microsecond, true},
+		{"2.", time.Millisecond, 2 * time.Millisecond, true},
+		{"0.0000000004", time.Second, 0, true},
+		{"0.0000000005", time.Second, 1, true},
+		{"-0.0000000015", time.Second, -2, true},
+		{"1700000000.123456789", time.Second, 1700000000123456789, true},
+		{"0.30000000000000004", time.Second, 300 * time.Millisecond, true},
+		{"123", time.Nanosecond, 123, true},
+		{"1.5", time.Nanosecond, 2, true},
+		{"9223372036.854775807", time.Second, 9223372036854775807, true},
+		{"9223372036.854775808", time.Second, 0, false},
+		{"", time.Second, 0, false},
+		{".", time.Second, 0, false},
+		{"1e3", time.Second, 0, false},
+		{"1.2.3", time.Second, 0, false},
+		{"--1", time.Second, 0, false},
+	}
+	for _, c := range cases {
+		got, ok := parseDecimalTime([]byte(c.in), c.unit)
+		assert.Equal(t, c.ok, ok, c.in)
+		if c.ok {
+			assert.Equal(t, c.want, got, c.in)
+		}
+	}
+}
+
+func TestFDKitRoundTrip(t *testing.T) {
+	recs := []Record{
+		lip6("a", 0, -5, 47816110312853897),
+		{Sender: "", Seq: 3, HasSeq: true, Arrival: 7, HasArrival: true},
+		{Sender: "b", Sent: 9, HasSent: true},
+		{Sender: "b"},
+	}
+	h := Header{Version: 1, Interval: 103500 * time.Microsecond, Meta: map[string]string{"preset": "wan", "seed": "7"}, Comments: []string{"made by a test", ""}}
+	for _, c := range []Compression{NoCompression, Gzip, XZ} {
+		var buf bytes.Buffer
+		w, err := NewWriter(&buf, h, c)
+		require.NoError(t, err)
+		for _, r := range recs {
+			require.NoError(t, w.Write(r))
+		}
+		require.NoError(t, w.Close())
+		r, err := NewReader(&buf, Options{})
+		require.NoError(t, err)
+		assert.Equal(t, FormatFDKit, r.Format())
+		assert.Equal(t, h, r.Header())
+		got, err := r.ReadAll()
+		require.NoError(t, err)
+		assert.Equal(t, recs, got)
+	}
+}
+
+func TestFDKitText(t *testing.T) {
+	var buf bytes.Buffer
+	w, err := NewWriter(&buf, Header{Interval: 100 * time.Millisecond}, NoCompression)
+	require.NoError(t, err)
+	require.NoError(t, w.Write(Record{Sender: "p", Seq: 1, HasSeq: true, Sent: 100, HasSent: true, Arrival: 120, HasArrival: true}))
+	require.NoError(t, w.Close())
+	assert.Equal(t, "#fdkit-trace version=1 interval=100ms unit=ns\nsender seq sent arrival\np 1 100 120\n", buf.String())
+
+	// Other units are read exactly.
+	recs, _, err := readString(t, "#fdkit-trace version=1 interval=1s unit=ms\nsender seq sent arrival\np 1 3 -\n", Options{})
+	require.NoError(t, err)
+	assert.Equal(t, []Record{{Sender: "p", Seq: 1, HasSeq: true, Sent: 3 * time.Millisecond, HasSent: true}}, recs)
+
+	for name, c := range map[string]struct {
+		in    string
+		line  int
+		field string
+	}{
+		"version":   {"#fdkit-trace version=2 interval=1s unit=ns\nsender seq sent arrival\n", 1, "version"},
+		"no unit":   {"#fdkit-trace version=1 interval=1s\nsender seq sent arrival\n", 1, "unit"},
+		"bad ival":  {"#fdkit-trace version=1 interval=fast unit=ns\nsender seq sent arrival\n", 1, "interval"},
+		"columns":   {"#fdkit-trace version=1 interval=1s unit=ns\nsender seq arrival\n", 2, ""},
+		"no column": {"#fdkit-trace version=1 interval=1s unit=ns\n# c\n", 3, ""},
+		"bad seq":   {"#fdkit-trace version=1 interval=1s unit=ns\nsender seq sent arrival\np x 1 2\n", 3, "seq"},
+		"bad time":  {"#fdkit-trace version=1 interval=1s unit=ns\nsender seq sent arrival\np 1 1.5 2\n", 3, "sent"},
+		"late #":    {"#fdkit-trace version=1 interval=1s unit=ns\nsender seq sent arrival\n# x\n", 3, ""},
+	} {
+		_, _, err := readString(t, c.in, Options{Name: "t.fdkit"})
+		var pe *ParseError
+		require.ErrorAs(t, err, &pe, name)
+		assert.Equal(t, c.line, pe.Line, name)
+		assert.Equal(t, c.field, pe.Field, name)
+		assert.Equal(t, "t.fdkit", pe.File, name)
+	}
+
+	_, err = NewWriter(io.Discard, Header{Meta: map[string]string{"a b": "x"}}, NoCompression)
+	assert.Error(t, err)
+	w, err = NewWriter(io.Discard, Header{}, NoCompression)
+	require.NoError(t, err)
+	assert.Error(t, w.Write(Record{Sender: "a b"}))
+}
+
+func TestIteratorStopsOnError(t *testing.T) {
+	r, err := NewReader(strings.NewReader("1 1 1 1 1\n1 x 1 1 1\n1 3 1 1 1\n"), Options{})
+	require.NoError(t, err)
+	var n int
+	var last error
+	for _, err := range r.All() {
+		n++
+		last = err
+	}
+	assert.Equal(t, 2, n)
+	var pe *ParseError
+	assert.True(t, errors.As(last, &pe))
+	_, err = r.Next()
+	assert.Equal(t, last, err, "errors are sticky")
+}
