@@ -1,0 +1,118 @@
+package chen
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/fdkit/fdkit/detector"
+)
+
+// Config configures a Detector. The zero value means Δ = 100 ms, n = 1000,
+// α = Δ, warm-up until the window is full, restart after a backwards jump
+// of more than 100 sequence numbers.
+type Config struct {
+	// Estimator sets Δ, n and the restart threshold (see EstimatorConfig).
+	Estimator EstimatorConfig
+	// Margin is the constant safety margin α ≥ 0. Default: Δ. With α = 0
+	// about half the heartbeats arrive after τ; to sweep α (including 0)
+	// use LinearForm rather than one detector per α.
+	Margin time.Duration
+	// MinSamples is the warm-up length: WarmingUp is true while the window
+	// holds fewer samples. Default: the window size n, as in the papers
+	// (ALGORITHMS.md §3, §9.3). Must be between 1 and n when set.
+	MinSamples int
+}
+
+// Detector is NFD-E, the failure detector of Chen, Toueg and Aguilera for
+// unsynchronised clocks with estimated expected arrivals ("On the quality
+// of service of failure detectors", IEEE Trans. Computers 51(5):561–580,
+// 2002, §6; ALGORITHMS.md §3):
+//
+//	τ_{ℓ+1} = EA_{ℓ+1} + α
+//
+// with EA from the Estimator; q suspects p at t iff t > τ_{ℓ+1}.
+//
+// Awkward input (see Kind): a single heartbeat gives EA = A + Δ; zero
+// variance needs no special case; duplicates are dropped; a late heartbeat
+// (s < ℓ) enters the window but τ is recomputed only at the next Fresh
+// heartbeat, so it never extends trust and τ changes only when ℓ advances
+// (as the replay of ALGORITHMS.md §9.3 assumes); a backwards jump of more
+// than RestartJump resets the detector and its warm-up; arrival times of
+// numbered heartbeats going backwards are counted (the sample stays valid);
+// a gap of hours or a burst of losses is counted, and the sequence numbers
+// keep EA right across it (ALGORITHMS.md §3: 723, not 663). Heartbeats
+// without sequence numbers are numbered by arrival (the simplified formula,
+// see Estimator); one arriving before its predecessor is dropped.
+//
+// During warm-up FreshnessPoint still returns τ computed from the n' < n
+// samples held, and WarmingUp is true.
+type Detector struct {
+	est        *Estimator
+	alpha      time.Duration
+	minSamples int
+	tau        time.Duration
+	seen       bool
+}
+
+var _ detector.Linear = (*Detector)(nil)
+
+// New returns a detector, or an error describing the first invalid field.
+func New(cfg Config) (*Detector, error) {
+	est, err := NewEstimator(cfg.Estimator)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Margin < 0 {
+		return nil, fmt.Errorf("chen: Margin %v is negative", cfg.Margin)
+	}
+	if cfg.Margin == 0 {
+		cfg.Margin = est.Interval()
+	}
+	if cfg.MinSamples, err = MinSamples(cfg.MinSamples, est.WindowSize()); err != nil {
+		return nil, err
+	}
+	return &Detector{est: est, alpha: cfg.Margin, minSamples: cfg.MinSamples}, nil
+}
+
+// MinSamples returns the warm-up length for a configured value m and window
+// size n: n when m is 0, m when 1 ≤ m ≤ n, an error otherwise. Bertier and
+// SFD use the same rule.
+func MinSamples(m, n int) (int, error) {
+	if m == 0 {
+		return n, nil
+	}
+	if m < 1 || m > n {
+		return 0, fmt.Errorf("chen: MinSamples %d is not between 1 and the window size %d", m, n)
+	}
+	return m, nil
+}
+
+// Estimator returns the expected-arrival estimator (read it, do not feed it).
+func (d *Detector) Estimator() *Estimator { return d.est }
+
+// Margin returns α.
+func (d *Detector) Margin() time.Duration { return d.alpha }
+
+// Observe records a heartbeat and, if it is Fresh, recomputes τ.
+func (d *Detector) Observe(hb detector.Heartbeat) {
+	switch d.est.Observe(hb) {
+	case Fresh, Restart:
+		d.tau, d.seen = d.est.Next()+d.alpha, true
+	}
+}
+
+// FreshnessPoint returns τ_{ℓ+1} = EA_{ℓ+1} + α; ok is false before the
+// first heartbeat.
+func (d *Detector) FreshnessPoint() (time.Duration, bool) { return d.tau, d.seen }
+
+// WarmingUp reports whether the window holds fewer than MinSamples samples.
+func (d *Detector) WarmingUp() bool { return d.est.Len() < d.minSamples }
+
+// Suspected reports now > τ.
+func (d *Detector) Suspected(now time.Duration) bool { return d.seen && now > d.tau }
+
+// LinearForm returns Offset = EA_{ℓ+1} and Scale = 1: τ = EA_{ℓ+1} + α with α
+// in nanoseconds. ok is false before the first heartbeat.
+func (d *Detector) LinearForm() (time.Duration, float64, bool) {
+	return d.tau - d.alpha, 1, d.seen
+}

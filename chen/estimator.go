@@ -1,0 +1,254 @@
+package chen
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/fdkit/fdkit/detector"
+)
+
+// Defaults shared by the Estimator, the Detector and the packages that build
+// on them.
+const (
+	// DefaultInterval is Δ when none is configured: 100 ms, the sending
+	// interval of the LIP6 traces and of every experiment in ALGORITHMS.md.
+	// Δ must match the sender: a wrong Δ makes A_j − Δ·s_j drift and EA
+	// wrong by about |error|·n/2.
+	DefaultInterval = 100 * time.Millisecond
+	// DefaultWindowSize is n, the window of the φ and SFD experiments.
+	DefaultWindowSize = 1000
+	// DefaultRestartJump is the default EstimatorConfig.RestartJump.
+	DefaultRestartJump = 100
+)
+
+// EstimatorConfig configures an Estimator. The zero value means Δ = 100 ms,
+// n = 1000, restart after a backwards jump of more than 100.
+type EstimatorConfig struct {
+	// Interval is Δ (Chen's η), the sender's nominal heartbeat interval.
+	// Default DefaultInterval; must not be negative.
+	Interval time.Duration
+	// WindowSize is n, the number of most recent heartbeats (by arrival)
+	// averaged. Default DefaultWindowSize; must not be negative.
+	WindowSize int
+	// RestartJump: a sequence number more than RestartJump below ℓ is taken
+	// as a sender restart and resets the estimator. Default
+	// DefaultRestartJump; set math.MaxUint64 to never reset.
+	RestartJump uint64
+}
+
+func (c *EstimatorConfig) normalize() error {
+	if c.Interval == 0 {
+		c.Interval = DefaultInterval
+	}
+	if c.WindowSize == 0 {
+		c.WindowSize = DefaultWindowSize
+	}
+	if c.RestartJump == 0 {
+		c.RestartJump = DefaultRestartJump
+	}
+	if c.Interval < 0 {
+		return fmt.Errorf("chen: Interval %v is negative", c.Interval)
+	}
+	if c.WindowSize < 0 {
+		return fmt.Errorf("chen: WindowSize %d is negative", c.WindowSize)
+	}
+	return nil
+}
+
+// Kind classifies a heartbeat for the Estimator.
+type Kind int
+
+const (
+	// Fresh: the first heartbeat, or s > ℓ, or a heartbeat without sequence
+	// number arriving no earlier than the previous one. It enters the window
+	// and advances ℓ: it extends trust.
+	Fresh Kind = iota
+	// Late: ℓ−n < s < ℓ and s is not in the window. It enters the window as
+	// a valid sample but ℓ does not change.
+	Late
+	// Duplicate: s is ℓ or already in the window. Dropped.
+	Duplicate
+	// Stale: s ≤ ℓ−n (older than anything the window can hold, possibly a
+	// duplicate of an evicted heartbeat), or a heartbeat without sequence
+	// number arriving before the previous one. Dropped.
+	Stale
+	// Restart: s is more than RestartJump below ℓ. The estimator is reset and
+	// the heartbeat recorded as the first one.
+	Restart
+)
+
+var kindNames = [...]string{"fresh", "late", "duplicate", "stale", "restart"}
+
+func (k Kind) String() string {
+	if k < 0 || int(k) >= len(kindNames) {
+		return fmt.Sprintf("Kind(%d)", int(k))
+	}
+	return kindNames[k]
+}
+
+// Estimator is the expected-arrival estimator of Chen, Toueg and Aguilera's
+// NFD-E ("On the quality of service of failure detectors", IEEE Trans.
+// Computers 51(5):561–580, 2002, §6; ALGORITHMS.md §3). With W the n most
+// recently received heartbeats (by arrival), n' = |W| and ℓ the largest
+// sequence number received,
+//
+//	EA(k) = (1/n')·Σ_{j∈W} (A_j − Δ·s_j) + k·Δ,   EA_{ℓ+1} = EA(ℓ+1).
+//
+// The terms A_j − Δ·s_j ("arrival minus nominal send offset") are kept in a
+// detector.Window relative to the first sequence number seen, in exact int64
+// nanoseconds, so EA stays right whichever heartbeats were lost.
+//
+// Heartbeats without sequence number are numbered by arrival: such a
+// heartbeat gets s = ℓ+1. On a stream without any sequence numbers this
+// makes EA exactly the simplified formula mean(A in W) + ((n'+1)/2)·Δ, with
+// its known bias while a loss lies in the window.
+//
+// Awkward input is classified by Classify (see Kind). Arrival order is not
+// checked for numbered heartbeats: A_j − Δ·s_j is a valid sample whatever
+// the order. A gap of hours is counted: the late sample raises the window
+// mean by gap/n' and ages out after n heartbeats.
+//
+// Duplicate detection is O(1) for s > ℓ (the common case) and scans the
+// window (O(n)) for s < ℓ. Bertier and SFD build on this type.
+type Estimator struct {
+	delta       time.Duration
+	restartJump uint64
+	w           *detector.Window
+	seqs        []uint64 // seqs[i%n] is the sequence number of the i-th addition
+	adds        int
+	base        uint64 // s0: sequence numbers are taken relative to it
+	last        uint64 // ℓ
+	lastArrival time.Duration
+	seen        bool
+}
+
+// NewEstimator returns an empty estimator, or an error for a negative Δ or
+// window size.
+func NewEstimator(cfg EstimatorConfig) (*Estimator, error) {
+	if err := cfg.normalize(); err != nil {
+		return nil, err
+	}
+	w, err := detector.NewWindow(cfg.WindowSize)
+	if err != nil {
+		return nil, err
+	}
+	return &Estimator{
+		delta: cfg.Interval, restartJump: cfg.RestartJump, w: w,
+		seqs: make([]uint64, cfg.WindowSize),
+	}, nil
+}
+
+// Interval returns Δ.
+func (e *Estimator) Interval() time.Duration { return e.delta }
+
+// WindowSize returns n.
+func (e *Estimator) WindowSize() int { return e.w.Size() }
+
+// Len returns n', the number of samples in the window.
+func (e *Estimator) Len() int { return e.w.Len() }
+
+// Last returns ℓ, the largest sequence number received (synthetic numbers
+// included); ok is false before the first heartbeat.
+func (e *Estimator) Last() (seq uint64, ok bool) { return e.last, e.seen }
+
+// LastArrival returns the arrival of the newest Fresh heartbeat.
+func (e *Estimator) LastArrival() time.Duration { return e.lastArrival }
+
+// SeqOf returns the sequence number the estimator uses for hb: hb.Seq, or
+// ℓ+1 (0 before the first heartbeat) when hb has none.
+func (e *Estimator) SeqOf(hb detector.Heartbeat) uint64 {
+	switch {
+	case hb.HasSeq:
+		return hb.Seq
+	case e.seen:
+		return e.last + 1
+	}
+	return 0
+}
+
+// Classify tells what Observe would do with hb, without changing anything.
+func (e *Estimator) Classify(hb detector.Heartbeat) Kind {
+	if !e.seen {
+		return Fresh
+	}
+	if !hb.HasSeq {
+		if hb.Arrival < e.lastArrival {
+			return Stale
+		}
+		return Fresh
+	}
+	s := hb.Seq
+	switch {
+	case s > e.last:
+		return Fresh
+	case e.last-s > e.restartJump:
+		return Restart
+	case s == e.last:
+		return Duplicate
+	case e.last-s >= uint64(e.w.Size()):
+		return Stale
+	}
+	for i := 0; i < e.w.Len(); i++ {
+		if e.seqs[(e.adds-1-i)%len(e.seqs)] == s {
+			return Duplicate
+		}
+	}
+	return Late
+}
+
+// Observe records hb and returns its classification.
+func (e *Estimator) Observe(hb detector.Heartbeat) Kind {
+	k := e.Classify(hb)
+	switch k {
+	case Duplicate, Stale:
+		return k
+	case Restart:
+		e.Reset()
+	}
+	s := e.SeqOf(hb)
+	if !e.seen {
+		e.base = s
+	}
+	e.w.Add(hb.Arrival - e.nominal(s))
+	e.seqs[e.adds%len(e.seqs)] = s
+	e.adds++
+	if k != Late {
+		e.last, e.lastArrival, e.seen = s, hb.Arrival, true
+	}
+	return k
+}
+
+// nominal returns Δ·(s − s0), the nominal send offset of s relative to the
+// first sequence number (two's complement keeps s < s0 right).
+func (e *Estimator) nominal(s uint64) time.Duration {
+	return e.delta * time.Duration(int64(s-e.base))
+}
+
+// Reset empties the estimator, keeping its configuration.
+func (e *Estimator) Reset() {
+	e.w.Reset()
+	e.adds, e.base, e.last, e.lastArrival, e.seen = 0, 0, 0, 0, false
+}
+
+// ExpectedArrival returns EA(k) rounded to the nearest nanosecond, 0 before
+// the first heartbeat. Use k = ℓ+1 for Chen's EA_{ℓ+1} (see Next).
+func (e *Estimator) ExpectedArrival(k uint64) time.Duration {
+	if e.w.Len() == 0 {
+		return 0
+	}
+	return e.w.MeanDuration() + e.nominal(k)
+}
+
+// Next returns EA_{ℓ+1}, the expected arrival of the next heartbeat.
+func (e *Estimator) Next() time.Duration { return e.ExpectedArrival(e.last + 1) }
+
+// ExpectedArrivalSince returns EA(k) − base in nanoseconds, unrounded and
+// exact even when instants are near 5e16 ns, for callers that add a
+// fractional margin before rounding once (Bertier, SFD). 0 before the first
+// heartbeat.
+func (e *Estimator) ExpectedArrivalSince(k uint64, base time.Duration) float64 {
+	if e.w.Len() == 0 {
+		return 0
+	}
+	return e.w.MeanOffset(base - e.nominal(k))
+}
