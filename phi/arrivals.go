@@ -1,0 +1,93 @@
+package phi
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/fdkit/fdkit/detector"
+)
+
+// arrivals applies the rules the three models share for the newest
+// heartbeat: stale and duplicate sequence numbers, arrivals going backwards
+// (see the package documentation).
+type arrivals struct {
+	last    time.Duration // T_last
+	seen    bool
+	maxSeq  uint64 // largest sequence number seen
+	hasSeq  bool
+	lastSeq uint64 // sequence number of the heartbeat at T_last
+	lastHas bool
+}
+
+// accept reports whether hb is a new heartbeat and, if so, moves T_last to
+// its arrival. It returns the interval since the previous T_last (0 for the
+// first heartbeat), whether hb is the first heartbeat, and the sequence gap
+// (1 when either heartbeat has no sequence number).
+func (a *arrivals) accept(hb detector.Heartbeat) (interval time.Duration, gap uint64, first, ok bool) {
+	if hb.HasSeq {
+		if a.hasSeq && hb.Seq <= a.maxSeq {
+			return 0, 0, false, false // stale or duplicate
+		}
+		a.maxSeq, a.hasSeq = hb.Seq, true
+	}
+	if !a.seen {
+		a.last, a.seen = hb.Arrival, true
+		a.lastSeq, a.lastHas = hb.Seq, hb.HasSeq
+		return 0, 1, true, true
+	}
+	if hb.Arrival < a.last {
+		return 0, 0, false, false // the monitor's clock went backwards
+	}
+	gap = 1
+	if hb.HasSeq && a.lastHas {
+		gap = hb.Seq - a.lastSeq
+	}
+	interval = hb.Arrival - a.last
+	a.last = hb.Arrival
+	a.lastSeq, a.lastHas = hb.Seq, hb.HasSeq
+	return interval, gap, false, true
+}
+
+// elapsed returns now − T_last in nanoseconds, clamped at 0 (clock
+// reordering, ALGORITHMS.md §5.1).
+func (a *arrivals) elapsed(now time.Duration) float64 {
+	if now <= a.last {
+		return 0
+	}
+	return float64(now - a.last)
+}
+
+// maxElapsed is the largest crossing time a time.Duration can hold.
+const maxElapsed = float64(math.MaxInt64)
+
+// ceilDuration rounds a non-negative crossing time in nanoseconds up to a
+// whole nanosecond. ok is false when it does not fit in a time.Duration (or
+// is NaN): the level is then never reached in representable time.
+func ceilDuration(ns float64) (time.Duration, bool) {
+	if ns <= 0 {
+		return 0, true
+	}
+	c := math.Ceil(ns)
+	if !(c < maxElapsed) {
+		return math.MaxInt64, false
+	}
+	return time.Duration(c), true
+}
+
+// addSat returns t + d, saturating at the largest time.Duration.
+func addSat(t, d time.Duration) time.Duration {
+	if d > 0 && t > math.MaxInt64-d {
+		return math.MaxInt64
+	}
+	return t + d
+}
+
+// checkThreshold validates a configured threshold Θ (0 already replaced by
+// the default).
+func checkThreshold(model string, th float64) error {
+	if !(th > 0) || math.IsInf(th, 1) {
+		return fmt.Errorf("phi: %s threshold %v must be finite and positive", model, th)
+	}
+	return nil
+}

@@ -1,0 +1,38 @@
+package phi_test
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/fdkit/fdkit/detector"
+	"github.com/fdkit/fdkit/phi"
+)
+
+// The common trace of ALGORITHMS.md §5.5: five intervals with μ = 102 ms and
+// σ = 13.6 ms.
+func ExampleNormal() {
+	d, err := phi.NewNormal(phi.NormalConfig{Threshold: 8})
+	if err != nil {
+		panic(err)
+	}
+	for i, at := range []time.Duration{120, 225, 318, 440, 522, 630} {
+		d.Observe(detector.Heartbeat{Seq: uint64(i + 1), HasSeq: true, Arrival: at * time.Millisecond})
+	}
+	for _, now := range []time.Duration{730, 750, 780, 830} {
+		fmt.Printf("φ at %v: %.6f\n", now*time.Millisecond, d.Level(now*time.Millisecond))
+	}
+	tau, _ := d.FreshnessPoint()
+	fmt.Println("freshness point:", tau)
+	fmt.Println("suspected at 800ms:", d.Suspected(800*time.Millisecond))
+	fmt.Println("suspected at 810ms:", d.Suspected(810*time.Millisecond))
+	fmt.Printf("z(8) = %.6f, φ(z=38) = %.2f\n", phi.ZOfLevel(8), phi.LevelOfZ(38))
+	// Output:
+	// φ at 730ms: 0.253039
+	// φ at 750ms: 1.031646
+	// φ at 780ms: 3.677678
+	// φ at 830ms: 12.525203
+	// freshness point: 808.372719ms
+	// suspected at 800ms: false
+	// suspected at 810ms: true
+	// z(8) = 5.612001, φ(z=38) = 315.54
+}

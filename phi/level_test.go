@@ -1,0 +1,126 @@
+package phi_test
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/fdkit/fdkit/phi"
+	"github.com/stretchr/testify/assert"
+)
+
+// Reference values below were computed with mpmath at 50 digits; the
+// printed values of ALGORITHMS.md are their 6-decimal roundings.
+
+func TestZOfLevelSpecValues(t *testing.T) {
+	// §5.1: z(0.5) ... z(16); 100 and 300 beyond the table (mpmath).
+	cases := []struct{ level, printed, exact float64 }{
+		{0.5, 0.478274, 0.4782735323761626706},
+		{1, 1.281552, 1.2815515655446004670},
+		{2, 2.326348, 2.3263478740408411009},
+		{3, 3.090232, 3.0902323061678135415},
+		{8, 5.612001, 5.6120012441747887315},
+		{12, 7.034484, 7.0344838253011319298},
+		{16, 8.222082, 8.2220822161304356127},
+		{100, 21.273454, 21.273453560965324295},
+		{300, 37.047096, 37.047096299361199237},
+	}
+	for _, c := range cases {
+		z := phi.ZOfLevel(c.level)
+		displayEq(t, c.printed, 6, z, "z(%v)", c.level)
+		relEq(t, c.exact, z, "z(%v)", c.level)
+	}
+}
+
+func TestLevelOfZStable(t *testing.T) {
+	// §5.4: stable values where the naive formula is wrong or infinite.
+	cases := []struct {
+		z, printed float64
+		decimals   int
+		exact      float64
+	}{
+		{7, 11.892854, 6, 11.892853637475489837},
+		{8, 15.206143, 6, 15.206142551017154558},
+		{30, 197.309209, 6, 197.30920926166094939},
+		{37, 299.242181, 6, 299.24218117860992167},
+		{38, 315.54, 2, 315.53978970396250789},
+		{100, 2173.871543, 6, 2173.8715428690343765},
+		{-1, 0.075026, 6, 0.075026012957818023238},
+		{-5, 0, 6, 1.244912137388291749e-7},
+		{-10, 0, 6, 3.309260121306722299e-24},
+	}
+	for _, c := range cases {
+		l := phi.LevelOfZ(c.z)
+		displayEq(t, c.printed, c.decimals, l, "φ(z=%v)", c.z)
+		relEq(t, c.exact, l, "φ(z=%v)", c.z)
+	}
+	assert.Equal(t, 0.0, phi.LevelOfZ(-40), "Q rounds to 1: level exactly 0, not -0")
+	assert.False(t, math.Signbit(phi.LevelOfZ(-40)))
+	assert.Equal(t, math.Inf(1), phi.LevelOfZ(math.Inf(1)))
+	assert.Equal(t, 0.0, phi.LevelOfZ(math.Inf(-1)))
+	assert.True(t, math.IsNaN(phi.LevelOfZ(math.NaN())))
+}
+
+// naiveLevel is −log10(1 − F(z)) with F the normal CDF, the formula of
+// the φ paper that §5.4 warns against.
+func naiveLevel(z float64) float64 {
+	f := 0.5 * math.Erfc(-z/math.Sqrt2)
+	return -math.Log10(1 - f)
+}
+
+func TestNaiveFormulaIsWrongWhereStableIsNot(t *testing.T) {
+	// §5.4: naive 11.892836 at z = 7 and 15.176439 at z = 8; +Inf from z ≈ 8.3.
+	displayEq(t, 11.892836, 6, naiveLevel(7))
+	displayEq(t, 15.176439, 6, naiveLevel(8))
+	assert.True(t, math.IsInf(naiveLevel(8.5), 1))
+	// Erfc alone is subnormal at z = 38 (§5.4: 307.95 instead of 315.54).
+	displayEq(t, 307.95, 2, -math.Log10(0.5*math.Erfc(38/math.Sqrt2)))
+	displayEq(t, 315.54, 2, phi.LevelOfZ(38))
+	// Go's Erfcinv gives +Inf where ZOfLevel stays exact (§5.4).
+	assert.True(t, math.IsInf(math.Sqrt2*math.Erfcinv(2*math.Pow(10, -17)), 1))
+	relEq(t, 8.4937932241095981, phi.ZOfLevel(17)) // mpmath
+}
+
+func TestZOfLevelEdges(t *testing.T) {
+	assert.Equal(t, math.Inf(-1), phi.ZOfLevel(0))
+	assert.Equal(t, math.Inf(-1), phi.ZOfLevel(-1))
+	assert.Equal(t, math.Inf(1), phi.ZOfLevel(math.Inf(1)))
+	assert.True(t, math.IsNaN(phi.ZOfLevel(math.NaN())))
+	assert.InDelta(t, 0, phi.ZOfLevel(math.Log10(2)), 1e-15, "Q(0) = ½")
+	// Below log10 2 the root is negative: mpmath z(0.01), z(0.1).
+	relEq(t, -1.9997658101835845182, phi.ZOfLevel(0.01))
+	relEq(t, -0.82153160288309217241, phi.ZOfLevel(0.1))
+}
+
+func TestLevelZRoundTrip(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 2000 {
+		level := 0.5 + r.Float64()*299.5
+		z := phi.ZOfLevel(level)
+		assert.InEpsilon(t, level, phi.LevelOfZ(z), 1e-13, "level %v", level)
+	}
+	for range 2000 {
+		z := -5 + r.Float64()*45
+		l := phi.LevelOfZ(z)
+		assert.InDelta(t, z, phi.ZOfLevel(l), 1e-12*math.Max(1, math.Abs(z)), "z %v", z)
+	}
+}
+
+func TestLevelOfZMonotone(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	// Around the switch to the asymptotic series at z = 30 and at random.
+	prev := phi.LevelOfZ(29.9)
+	for z := 29.9; z < 30.1; z += 1e-4 {
+		l := phi.LevelOfZ(z)
+		assert.GreaterOrEqual(t, l, prev, "z %v", z)
+		prev = l
+	}
+	for range 5000 {
+		a := -50 + r.Float64()*100
+		b := a + r.Float64()*0.5
+		la, lb := phi.LevelOfZ(a), phi.LevelOfZ(b)
+		assert.LessOrEqual(t, la, lb, "z %v < %v", a, b)
+		assert.GreaterOrEqual(t, la, 0.0)
+		assert.False(t, math.IsNaN(la))
+	}
+}

@@ -1,0 +1,273 @@
+package phi
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/fdkit/fdkit/detector"
+)
+
+// Defaults of the normal model.
+const (
+	// DefaultWindowSize is the number of inter-arrival times kept (1000 in
+	// the experiments of Hayashibara et al.).
+	DefaultWindowSize = 1000
+	// DefaultThreshold is the default threshold Θ of all three models (Akka's
+	// and Cassandra's default; z(8) = 5.612 for the normal model).
+	DefaultThreshold = 8.0
+	// DefaultBootstrapInterval is the expected heartbeat interval m assumed
+	// by the normal model before it has two intervals.
+	DefaultBootstrapInterval = time.Second
+	// DefaultMinStdDevFraction is the default σ_min as a fraction of the
+	// window mean μ.
+	DefaultMinStdDevFraction = 0.01
+)
+
+// NormalConfig configures a Normal detector. The zero value means the
+// defaults.
+type NormalConfig struct {
+	// WindowSize n: the number of most recent inter-arrival times kept.
+	// Default DefaultWindowSize (1000); must not be negative.
+	WindowSize int
+	// Threshold Θ: the process is suspected once φ ≥ Θ, that is after
+	// τ = T_last + μ + σ_eff·z(Θ). Default DefaultThreshold (8); must be
+	// finite and not negative (0 means the default).
+	Threshold float64
+	// MinStdDev σ_min: the standard deviation used is σ_eff = max(σ, σ_min),
+	// which keeps φ finite and the inverse non-degenerate when arrivals are
+	// perfectly regular (σ = 0). Zero means the default σ_min = μ/100
+	// (DefaultMinStdDevFraction of the current window mean); whatever the
+	// setting, σ_eff is at least 1 ns. Must not be negative.
+	MinStdDev time.Duration
+	// BootstrapInterval m: while the window holds fewer than two intervals
+	// (σ undefined), the detector uses μ = m and σ = m/4, the mean and
+	// population standard deviation of Akka's two synthetic samples m ± m/4
+	// (ALGORITHMS.md §5.2); unlike Akka, nothing synthetic is stored in the
+	// window. Default DefaultBootstrapInterval (1 s); must not be negative.
+	BootstrapInterval time.Duration
+	// MinSamples: WarmingUp reports true until the window holds this many
+	// intervals. Default min(2, WindowSize), the end of the bootstrap; set
+	// it to WindowSize to evaluate only full windows, as the papers do. Must
+	// be in [0, WindowSize].
+	MinSamples int
+	// SkipIfSuspected, Akka's remedy (§5.1): an interval is not recorded if
+	// the process was suspected when it ended (arrival > τ), so that a pause
+	// does not widen the distribution. It makes the history depend on Θ, so
+	// LinearForm reports ok = false when it is set. Default off.
+	SkipIfSuspected bool
+	// MaxInterval, Cassandra's remedy (§5.1): intervals longer than
+	// MaxInterval are not recorded (T_last still moves). Zero means no cap;
+	// must not be negative.
+	MaxInterval time.Duration
+	// DivideBySeqGap (§5.1): when both heartbeats carry sequence numbers
+	// s_prev < s, the interval recorded is (A − T_last)/(s − s_prev), the
+	// mean interval per heartbeat sent, so that a burst of losses does not
+	// look like one slow heartbeat. It is applied before MaxInterval.
+	// Default off.
+	DivideBySeqGap bool
+}
+
+// Normal is the φ accrual failure detector of Hayashibara, Défago, Yared and
+// Katayama ("The φ accrual failure detector", SRDS 2004), an accrual
+// detector in the sense of Défago, Urbán, Hayashibara and Katayama (DSN
+// 2005). See ALGORITHMS.md §5.1 and §5.4.
+//
+// It keeps the last n inter-arrival times I = A − T_last in a
+// detector.Window and models the next one as normal with their mean μ and
+// population standard deviation σ (divide by n'; the paper does not say
+// which, and Akka uses the population variance). With σ_eff = max(σ, σ_min):
+//
+//	φ(t) = −log10 Q(z),  z = (t − T_last − μ)/σ_eff,  Q(z) = ½·erfc(z/√2)
+//	t*(Θ) = μ + σ_eff·z(Θ),  z(Θ) = Q⁻¹(10^−Θ),  τ = T_last + t*(Θ)
+//
+// φ is computed stably (LevelOfZ) and z(Θ) by Newton's method (ZOfLevel),
+// cached at construction, so FreshnessPoint costs no transcendental
+// function. Normal implements detector.Linear with p = z(Θ).
+//
+// Awkward input follows the package rules; in addition, a heartbeat never
+// produces a negative interval, and with fewer than two intervals the
+// bootstrap of NormalConfig.BootstrapInterval applies. A Normal is not safe
+// for concurrent use.
+type Normal struct {
+	window     *detector.Window
+	threshold  float64
+	zTh        float64 // z(Θ)
+	minStd     float64 // σ_min in ns; 0 for the relative default
+	bootstrap  float64 // m in ns
+	minSamples int
+	skip       bool
+	maxIv      time.Duration
+	divGap     bool
+
+	arr   arrivals
+	mu    float64 // μ in ns
+	sd    float64 // σ_eff in ns
+	tstar float64 // t*(Θ) in ns, ≥ 0
+	tau   time.Duration
+}
+
+var (
+	_ detector.Accrual = (*Normal)(nil)
+	_ detector.Linear  = (*Normal)(nil)
+)
+
+// NewNormal returns a normal-model φ detector, or an error for a negative
+// WindowSize, MinStdDev, BootstrapInterval or MaxInterval, a threshold that
+// is negative, NaN or infinite, or MinSamples outside [0, WindowSize].
+func NewNormal(cfg NormalConfig) (*Normal, error) {
+	if cfg.WindowSize < 0 {
+		return nil, fmt.Errorf("phi: normal window size %d is negative", cfg.WindowSize)
+	}
+	if cfg.WindowSize == 0 {
+		cfg.WindowSize = DefaultWindowSize
+	}
+	if cfg.Threshold == 0 {
+		cfg.Threshold = DefaultThreshold
+	}
+	if err := checkThreshold("normal", cfg.Threshold); err != nil {
+		return nil, err
+	}
+	if cfg.MinStdDev < 0 {
+		return nil, fmt.Errorf("phi: normal MinStdDev %v is negative", cfg.MinStdDev)
+	}
+	if cfg.BootstrapInterval < 0 {
+		return nil, fmt.Errorf("phi: normal BootstrapInterval %v is negative", cfg.BootstrapInterval)
+	}
+	if cfg.BootstrapInterval == 0 {
+		cfg.BootstrapInterval = DefaultBootstrapInterval
+	}
+	if cfg.MaxInterval < 0 {
+		return nil, fmt.Errorf("phi: normal MaxInterval %v is negative", cfg.MaxInterval)
+	}
+	if cfg.MinSamples < 0 || cfg.MinSamples > cfg.WindowSize {
+		return nil, fmt.Errorf("phi: normal MinSamples %d is outside [0, WindowSize=%d]", cfg.MinSamples, cfg.WindowSize)
+	}
+	if cfg.MinSamples == 0 {
+		cfg.MinSamples = min(2, cfg.WindowSize)
+	}
+	w, err := detector.NewWindow(cfg.WindowSize)
+	if err != nil {
+		return nil, err
+	}
+	return &Normal{
+		window:     w,
+		threshold:  cfg.Threshold,
+		zTh:        ZOfLevel(cfg.Threshold),
+		minStd:     float64(cfg.MinStdDev),
+		bootstrap:  float64(cfg.BootstrapInterval),
+		minSamples: cfg.MinSamples,
+		skip:       cfg.SkipIfSuspected,
+		maxIv:      cfg.MaxInterval,
+		divGap:     cfg.DivideBySeqGap,
+	}, nil
+}
+
+// Threshold returns Θ.
+func (d *Normal) Threshold() float64 { return d.threshold }
+
+// Window returns the window of recorded inter-arrival times (read it, do not
+// add to it).
+func (d *Normal) Window() *detector.Window { return d.window }
+
+// Observe records a heartbeat: I = A − T_last enters the window (subject to
+// the configured remedies), T_last = A, and μ, σ_eff and τ are recomputed.
+func (d *Normal) Observe(hb detector.Heartbeat) {
+	iv, gap, first, ok := d.arr.accept(hb)
+	if !ok {
+		return
+	}
+	if !first {
+		// d.tau is still the previous heartbeat's freshness point.
+		record := !d.skip || hb.Arrival <= d.tau
+		if d.divGap && gap > 1 {
+			if gap > math.MaxInt64 {
+				iv = 0
+			} else {
+				iv /= time.Duration(gap)
+			}
+		}
+		if d.maxIv > 0 && iv > d.maxIv {
+			record = false
+		}
+		if record {
+			d.window.Add(iv)
+		}
+	}
+	d.update()
+}
+
+// update recomputes μ, σ_eff, t*(Θ) and τ from the window.
+func (d *Normal) update() {
+	var mu, sd float64
+	if d.window.Len() < min(2, d.window.Size()) {
+		mu, sd = d.bootstrap, d.bootstrap/4
+	} else {
+		mu, sd = d.window.Mean(), d.window.StdDev()
+	}
+	floor := d.minStd
+	if floor == 0 {
+		floor = DefaultMinStdDevFraction * mu
+	}
+	d.mu, d.sd = mu, math.Max(math.Max(sd, floor), 1)
+	d.tstar = math.Max(0, d.mu+d.sd*d.zTh)
+	t, _ := ceilDuration(d.tstar)
+	d.tau = addSat(d.arr.last, t)
+}
+
+// Level returns φ(now) = −log10 Q((now − T_last − μ)/σ_eff): 0 before the
+// first heartbeat, elapsed times below 0 count as 0, never NaN or negative,
+// finite for every now.
+func (d *Normal) Level(now time.Duration) float64 {
+	if !d.arr.seen {
+		return 0
+	}
+	return LevelOfZ((d.arr.elapsed(now) - d.mu) / d.sd)
+}
+
+// ElapsedFor returns t*(level) = μ + σ_eff·z(level), clamped at 0 and
+// rounded up to the nanosecond. ok is false before the first heartbeat, for
+// a NaN level, and when t* does not fit in a time.Duration.
+func (d *Normal) ElapsedFor(level float64) (time.Duration, bool) {
+	if !d.arr.seen || math.IsNaN(level) {
+		return 0, false
+	}
+	return ceilDuration(d.mu + d.sd*ZOfLevel(level))
+}
+
+// FreshnessPoint returns τ = T_last + t*(Θ) (saturating at the largest
+// time.Duration); ok is false before the first heartbeat.
+func (d *Normal) FreshnessPoint() (time.Duration, bool) {
+	return d.tau, d.arr.seen
+}
+
+// WarmingUp reports whether no heartbeat was seen or the window holds fewer
+// than MinSamples intervals.
+func (d *Normal) WarmingUp() bool {
+	return !d.arr.seen || d.window.Len() < d.minSamples
+}
+
+// Suspected reports now > τ, equivalently φ(now) ≥ Θ one nanosecond or more
+// after the crossing.
+func (d *Normal) Suspected(now time.Duration) bool {
+	return d.arr.seen && now > d.tau
+}
+
+// LinearForm returns Offset = T_last + μ (rounded to the nanosecond) and
+// Scale = σ_eff in nanoseconds, so that τ = Offset + Scale·z(Θ) (up to the
+// rounding of τ to the nanosecond) for every Θ ≥ log10 2 (z ≥ 0). ok is false
+// before the first heartbeat and when SkipIfSuspected is set, since the
+// window then depends on Θ.
+func (d *Normal) LinearForm() (offset time.Duration, scale float64, ok bool) {
+	if !d.arr.seen || d.skip {
+		return 0, 0, false
+	}
+	return addSat(d.arr.last, time.Duration(math.Round(d.mu))), d.sd, true
+}
+
+// Mean returns μ, the mean inter-arrival time in use (m while
+// bootstrapping).
+func (d *Normal) Mean() time.Duration { return time.Duration(math.Round(d.mu)) }
+
+// StdDev returns σ_eff, the standard deviation in use.
+func (d *Normal) StdDev() time.Duration { return time.Duration(math.Round(d.sd)) }
