@@ -114,8 +114,8 @@ type Estimator struct {
 	delta       time.Duration
 	restartJump uint64
 	w           *detector.Window
-	seqs        []uint64 // seqs[i%n] is the sequence number of the i-th addition
-	adds        int
+	seqs        []uint64 // ring of the window's sequence numbers, same order
+	next        int      // index in seqs of the next addition
 	base        uint64 // s0: sequence numbers are taken relative to it
 	last        uint64 // ℓ
 	lastArrival time.Duration
@@ -188,8 +188,12 @@ func (e *Estimator) Classify(hb detector.Heartbeat) Kind {
 	case e.last-s >= uint64(e.w.Size()):
 		return Stale
 	}
-	for i := 0; i < e.w.Len(); i++ {
-		if e.seqs[(e.adds-1-i)%len(e.seqs)] == s {
+	for i, j := 0, e.next; i < e.w.Len(); i++ {
+		if j == 0 {
+			j = len(e.seqs)
+		}
+		j--
+		if e.seqs[j] == s {
 			return Duplicate
 		}
 	}
@@ -198,6 +202,11 @@ func (e *Estimator) Classify(hb detector.Heartbeat) Kind {
 
 // Observe records hb and returns its classification.
 func (e *Estimator) Observe(hb detector.Heartbeat) Kind {
+	if hb.HasSeq && e.seen && hb.Seq > e.last { // fast path: cannot be a duplicate
+		e.add(hb.Seq, hb.Arrival)
+		e.last, e.lastArrival = hb.Seq, hb.Arrival
+		return Fresh
+	}
 	k := e.Classify(hb)
 	switch k {
 	case Duplicate, Stale:
@@ -209,13 +218,20 @@ func (e *Estimator) Observe(hb detector.Heartbeat) Kind {
 	if !e.seen {
 		e.base = s
 	}
-	e.w.Add(hb.Arrival - e.nominal(s))
-	e.seqs[e.adds%len(e.seqs)] = s
-	e.adds++
+	e.add(s, hb.Arrival)
 	if k != Late {
 		e.last, e.lastArrival, e.seen = s, hb.Arrival, true
 	}
 	return k
+}
+
+// add puts the sample of (s, a) in the window.
+func (e *Estimator) add(s uint64, a time.Duration) {
+	e.w.Add(a - e.nominal(s))
+	e.seqs[e.next] = s
+	if e.next++; e.next == len(e.seqs) {
+		e.next = 0
+	}
 }
 
 // nominal returns Δ·(s − s0), the nominal send offset of s relative to the
@@ -227,7 +243,7 @@ func (e *Estimator) nominal(s uint64) time.Duration {
 // Reset empties the estimator, keeping its configuration.
 func (e *Estimator) Reset() {
 	e.w.Reset()
-	e.adds, e.base, e.last, e.lastArrival, e.seen = 0, 0, 0, 0, false
+	e.next, e.base, e.last, e.lastArrival, e.seen = 0, 0, 0, 0, false
 }
 
 // ExpectedArrival returns EA(k) rounded to the nearest nanosecond, 0 before
