@@ -116,8 +116,8 @@ type Estimator struct {
 	w           *detector.Window
 	seqs        []uint64 // ring of the window's sequence numbers, same order
 	next        int      // index in seqs of the next addition
-	base        uint64 // s0: sequence numbers are taken relative to it
-	last        uint64 // ℓ
+	base        uint64   // s0: sequence numbers are taken relative to it
+	last        uint64   // ℓ
 	lastArrival time.Duration
 	seen        bool
 }
