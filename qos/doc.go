@@ -1,0 +1,36 @@
+// Package qos replays recorded heartbeat streams through failure detectors and
+// measures their quality of service as defined by Chen, Toueg and Aguilera
+// ("On the quality of service of failure detectors", IEEE Trans. Computers
+// 51(5), 2002): detection time TD, mistake rate MR (per second), query
+// accuracy probability QAP, mean mistake duration E[TM], mean mistake
+// recurrence time E[TMR] and mean good period E[TG].
+//
+// # Replay
+//
+// Replay follows ALGORITHMS.md §9.3. It makes one pass over a stream of
+// detector.Heartbeat in arrival order and never steps time: every fdkit
+// detector has a freshness point τ that changes only when a heartbeat is
+// observed, so between two arrivals the output is trust until τ and suspect
+// after it. The monitored process is alive throughout a recorded trace, so
+// every suspicion is a mistake; mistakes are counted as trust→suspect
+// transitions and the suspected time is the measure of the suspect periods.
+// TD is computed per heartbeat k as if the sender crashed right after
+// sending it: TD_k = τ_{k+1} − σ_k (send-based, synchronized clocks) or, when
+// the sender's and monitor's clocks are not synchronized (the LIP6 PlanetLab
+// traces), the arrival-based TD_k = τ_{k+1} − A_k + d̄ with a configured mean
+// one-way delay d̄ (default 0). The Result says which was used.
+//
+// # Sweeps
+//
+// Sweep computes QoS curves: each detector family over its parameter (fixed
+// timeout T, Chen's α, the φ threshold Φ, Jacobson's K, SFD's initial margin;
+// Bertier as one point). When the family's detector implements
+// detector.Linear (τ = Offset + Scale·p with no feedback of p into the state)
+// the whole curve comes from one pass, from the sorted slacks with prefix sums
+// of ALGORITHMS.md §9.4; otherwise each point is a replay of its own. Families
+// and streams run in parallel on a bounded pool of goroutines.
+//
+// Curves are written as CSV or JSON, plotted with gonum/plot (MR on a log
+// scale against TD, QAP against TD), and searched by Tune for the setting of
+// each family that meets targets on TD, MR and QAP with the smallest TD.
+package qos

@@ -1,0 +1,79 @@
+package qos
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/fdkit/fdkit/detector"
+	"github.com/fdkit/fdkit/jacobson"
+)
+
+// Range returns n parameter values from lo to hi inclusive, evenly spaced,
+// or geometrically spaced when logScale is set (then lo must be > 0). n = 1
+// gives lo.
+func Range(lo, hi float64, n int, logScale bool) ([]float64, error) {
+	switch {
+	case n < 1:
+		return nil, fmt.Errorf("qos: range needs at least 1 point, got %d", n)
+	case math.IsNaN(lo) || math.IsNaN(hi) || math.IsInf(lo, 0) || math.IsInf(hi, 0):
+		return nil, fmt.Errorf("qos: range bounds %g..%g are not finite", lo, hi)
+	case hi < lo:
+		return nil, fmt.Errorf("qos: range upper bound %g is below lower bound %g", hi, lo)
+	case logScale && lo <= 0:
+		return nil, fmt.Errorf("qos: log-spaced range needs a lower bound > 0, got %g", lo)
+	}
+	v := make([]float64, n)
+	for i := range v {
+		if n == 1 {
+			v[i] = lo
+			continue
+		}
+		f := float64(i) / float64(n-1)
+		if logScale {
+			v[i] = lo * math.Pow(hi/lo, f)
+		} else {
+			v[i] = lo + (hi-lo)*f
+		}
+	}
+	v[n-1] = hi
+	return v, nil
+}
+
+func durMS(v float64) time.Duration { return time.Duration(math.Round(v * float64(time.Millisecond))) }
+
+// FixedFamily sweeps the fixed timeout T over timeouts (in milliseconds):
+// τ = T_last + T (ALGORITHMS.md §1), linear in T.
+func FixedFamily(timeoutsMS []float64) Family {
+	return Family{
+		Name: "fixed", Param: "T", Unit: "ms", Values: timeoutsMS,
+		New: func(v float64) (detector.Detector, error) {
+			if v <= 0 {
+				return nil, fmt.Errorf("timeout %g ms must be positive", v)
+			}
+			return detector.NewFixed(detector.FixedConfig{Timeout: durMS(v)})
+		},
+		Linear: func(v float64) float64 { return float64(durMS(v)) },
+	}
+}
+
+// JacobsonFamily sweeps Jacobson's deviation multiplier K over ks with the
+// other settings from cfg (ALGORITHMS.md §2): τ = T_last + SRTT + K·RTTVAR,
+// linear in K while no clamp is active. The first heartbeat of a stream is
+// always excluded (its τ rests on TO_init, not on K).
+func JacobsonFamily(cfg jacobson.Config, ks []float64) Family {
+	return Family{
+		Name: "jacobson", Param: "K", Values: ks, WarmUp: 1,
+		New: func(v float64) (detector.Detector, error) {
+			c := cfg
+			c.K = v
+			if v == 0 {
+				// jacobson treats K = 0 as "default"; K = 0 is a legal sweep
+				// point only through the one-pass method.
+				return nil, fmt.Errorf("K = 0 is not a valid sweep point (the zero value means the default K)")
+			}
+			return jacobson.New(c)
+		},
+		Linear: func(v float64) float64 { return v },
+	}
+}

@@ -1,0 +1,454 @@
+package qos
+
+import (
+	"errors"
+	"fmt"
+	"iter"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/fdkit/fdkit/detector"
+)
+
+// ClockMode says whether the sender's clock (Heartbeat.Sent) and the
+// monitor's clock (Heartbeat.Arrival) are synchronized, which decides how TD
+// is computed.
+type ClockMode int
+
+const (
+	// ClockAuto (the default) treats the clocks as synchronized when every
+	// evaluated heartbeat has a send time and its apparent one-way delay
+	// A − σ lies in [0, MaxPlausibleDelay]; otherwise as unsynchronized.
+	ClockAuto ClockMode = iota
+	// ClockSynchronized: send and arrival times share one clock.
+	ClockSynchronized
+	// ClockUnsynchronized: A − σ contains an unknown offset (LIP6 traces).
+	ClockUnsynchronized
+)
+
+// MaxPlausibleDelay is the largest apparent one-way delay A − σ that
+// ClockAuto accepts as a delay rather than as a clock offset.
+const MaxPlausibleDelay = time.Minute
+
+// String returns "auto", "synchronized" or "unsynchronized".
+func (m ClockMode) String() string {
+	switch m {
+	case ClockAuto:
+		return "auto"
+	case ClockSynchronized:
+		return "synchronized"
+	case ClockUnsynchronized:
+		return "unsynchronized"
+	}
+	return fmt.Sprintf("ClockMode(%d)", int(m))
+}
+
+// TDBasis names how TD was computed.
+type TDBasis string
+
+const (
+	// TDSend is TD_k = τ_{k+1} − σ_k (ALGORITHMS.md §9.3, synchronized clocks).
+	TDSend TDBasis = "send"
+	// TDArrival is TD_k = τ_{k+1} − A_k + d̄ with d̄ = Result.DelayOffset,
+	// used when clocks are not synchronized or send times are missing.
+	TDArrival TDBasis = "arrival"
+)
+
+// Config configures a replay. The zero value means: evaluate from the first
+// heartbeat after the detector's own warm-up, detect clock synchronization
+// automatically, d̄ = 0.
+type Config struct {
+	// WarmUp is the number of fresh heartbeats excluded from the metrics at
+	// the start of the stream, on top of the detector's own warm-up
+	// (Detector.WarmingUp): evaluation starts with the first fresh heartbeat
+	// after which the detector is not warming up and more than WarmUp fresh
+	// heartbeats have been observed. Must not be negative.
+	WarmUp int
+	// Clock says whether send and arrival clocks are synchronized.
+	Clock ClockMode
+	// DelayOffset is d̄, the mean one-way delay added to the arrival-based TD
+	// (for example RTT/2 measured by pings). Default 0; must not be negative.
+	DelayOffset time.Duration
+	// RecordMistakes makes Replay list every mistake as an interval in
+	// Result.MistakeIntervals (memory grows with the number of mistakes).
+	RecordMistakes bool
+}
+
+func (c Config) validate() error {
+	if c.WarmUp < 0 {
+		return fmt.Errorf("qos: warm-up %d is negative", c.WarmUp)
+	}
+	if c.DelayOffset < 0 {
+		return fmt.Errorf("qos: delay offset %v is negative", c.DelayOffset)
+	}
+	if c.Clock < ClockAuto || c.Clock > ClockUnsynchronized {
+		return fmt.Errorf("qos: unknown clock mode %d", int(c.Clock))
+	}
+	return nil
+}
+
+// TDStats summarizes the per-heartbeat detection times TD_k.
+// Percentiles are nearest-rank: the value at rank ⌈q·n⌉ of the sorted TD_k.
+type TDStats struct {
+	Mean time.Duration `json:"mean_ns"`
+	P50  time.Duration `json:"p50_ns"`
+	P99  time.Duration `json:"p99_ns"`
+	Max  time.Duration `json:"max_ns"`
+}
+
+// Interval is a mistake: the monitor suspects the (alive) process at every
+// instant t with Start < t < End.
+type Interval struct {
+	Start time.Duration `json:"start_ns"`
+	End   time.Duration `json:"end_ns"`
+}
+
+// Result holds the QoS of one detector on one stream (ALGORITHMS.md §9.1,
+// §9.3). Durations are on the monitor's clock except where noted. When there
+// are no mistakes, MeanTM, MeanTMR and MeanTG are 0 (undefined) and
+// MRPerSecond is 0.
+type Result struct {
+	// Records is the number of heartbeats read; Stale of them had a sequence
+	// number not above the largest seen (stale or duplicate): they are shown
+	// to the detector but start no TD and, for sequence-aware detectors, do
+	// not end a mistake.
+	Records int `json:"records"`
+	Stale   int `json:"stale"`
+	// WarmUp fresh heartbeats were excluded by warm-up; Evaluated fresh
+	// heartbeats were evaluated (one TD each).
+	WarmUp    int `json:"warm_up"`
+	Evaluated int `json:"evaluated"`
+	// Start is the arrival of the first evaluated heartbeat, End the last
+	// arrival; Span = End − Start is the observed time T_obs.
+	Start time.Duration `json:"start_ns"`
+	End   time.Duration `json:"end_ns"`
+	Span  time.Duration `json:"span_ns"`
+	// Mistakes is the number of trust→suspect transitions; Suspected the
+	// total time suspected.
+	Mistakes  int           `json:"mistakes"`
+	Suspected time.Duration `json:"suspected_ns"`
+	// MRPerSecond = Mistakes / Span in mistakes per second (λ_M).
+	MRPerSecond float64 `json:"mr_per_second"`
+	// QAP = 1 − Suspected/Span (P_A); 1 when Span is 0.
+	QAP float64 `json:"qap"`
+	// MeanTM = Suspected/Mistakes (E[T_M]); MeanTMR = Span/Mistakes
+	// (E[T_MR]); MeanTG = MeanTMR − MeanTM (E[T_G]).
+	MeanTM  time.Duration `json:"mean_tm_ns"`
+	MeanTMR time.Duration `json:"mean_tmr_ns"`
+	MeanTG  time.Duration `json:"mean_tg_ns"`
+	// TD summarizes TD_k over the evaluated heartbeats; LastTD is TD_k of the
+	// last evaluated heartbeat: if the stream ends because the sender
+	// crashed right after sending it, the monitor detects the crash LastTD
+	// after that send.
+	TD     TDStats       `json:"td"`
+	LastTD time.Duration `json:"last_td_ns"`
+	// ClockSync reports whether send and arrival clocks were taken as
+	// synchronized; TDBasis says how TD was computed and DelayOffset is the
+	// d̄ added to the arrival-based TD.
+	ClockSync   bool          `json:"clock_sync"`
+	TDBasis     TDBasis       `json:"td_basis"`
+	DelayOffset time.Duration `json:"delay_offset_ns"`
+	// MistakeIntervals lists the mistakes when Config.RecordMistakes is set;
+	// a mistake still open at the end of the stream ends at End.
+	MistakeIntervals []Interval `json:"mistake_intervals,omitempty"`
+}
+
+// ErrNoEvaluation is returned (wrapped) when warm-up covers the whole stream.
+var ErrNoEvaluation = errors.New("qos: no heartbeat evaluated")
+
+// ReplaySlice replays hbs, in arrival order, through det (which must be
+// fresh) and returns its QoS. See Replay.
+func ReplaySlice(det detector.Detector, hbs []detector.Heartbeat, cfg Config) (Result, error) {
+	return Replay(det, slices.Values(hbs), cfg)
+}
+
+// Replay feeds the heartbeats of one (sender, monitor) stream, in arrival
+// order, to det (a fresh detector) and computes its QoS without stepping
+// time (ALGORITHMS.md §9.3).
+//
+// Errors: an invalid Config; a heartbeat whose arrival is earlier than the
+// previous one's (replay needs arrival order; sort the stream first);
+// ErrNoEvaluation (wrapped) when no heartbeat got past warm-up.
+func Replay(det detector.Detector, hbs iter.Seq[detector.Heartbeat], cfg Config) (Result, error) {
+	if err := cfg.validate(); err != nil {
+		return Result{}, err
+	}
+	if det == nil {
+		return Result{}, errors.New("qos: nil detector")
+	}
+	r := newReplayer(det, cfg, nil)
+	for hb := range hbs {
+		if err := r.step(hb); err != nil {
+			return Result{}, err
+		}
+	}
+	return r.finish()
+}
+
+// replayer is the one-pass engine of §9.3, shared by Replay and the linear
+// sweep (which adds a collector of slacks).
+type replayer struct {
+	det detector.Detector
+	cfg Config
+	lin *linearCollector
+
+	res      Result
+	havePrev bool
+	prevA    time.Duration
+	hasSeq   bool
+	lastSeq  uint64
+	fresh    int
+
+	evaluating bool
+	pending    bool          // a freshness point is in force over the current gap
+	tau        time.Duration // that freshness point
+	out        bool          // suspected just after prevA
+
+	openStart time.Duration // start of the open mistake interval
+
+	tdArr   []int64 // τ_{k+1} − A_k per evaluated heartbeat, ns
+	delay   []int64 // A_k − σ_k per evaluated heartbeat, ns
+	allSent bool
+	plaus   bool // every delay in [0, MaxPlausibleDelay]
+}
+
+func newReplayer(det detector.Detector, cfg Config, lin *linearCollector) *replayer {
+	return &replayer{det: det, cfg: cfg, lin: lin, allSent: true, plaus: true}
+}
+
+func (r *replayer) step(hb detector.Heartbeat) error {
+	if r.havePrev && hb.Arrival < r.prevA {
+		return fmt.Errorf("qos: heartbeat %d (seq %d) arrives at %v, before the previous arrival %v: replay needs arrival order",
+			r.res.Records+1, hb.Seq, hb.Arrival, r.prevA)
+	}
+	r.res.Records++
+	stale := hb.HasSeq && r.hasSeq && hb.Seq <= r.lastSeq
+
+	// The gap (prevA, hb.Arrival]: trust until τ, suspect after it.
+	if r.pending && hb.Arrival > r.tau {
+		from := max(r.tau, r.prevA)
+		if !r.out {
+			r.res.Mistakes++
+			r.openStart = from
+		}
+		r.res.Suspected += hb.Arrival - from
+		r.out = true
+	}
+	if r.lin != nil {
+		r.lin.closeSegment(hb.Arrival)
+	}
+
+	r.det.Observe(hb)
+	if stale {
+		r.res.Stale++
+	} else {
+		r.fresh++
+		if hb.HasSeq {
+			r.lastSeq, r.hasSeq = hb.Seq, true
+		}
+	}
+	r.prevA, r.havePrev = hb.Arrival, true
+	tau, ok := r.det.FreshnessPoint()
+	ready := ok && !r.det.WarmingUp()
+
+	if !r.evaluating {
+		if stale {
+			return nil
+		}
+		if !ready || r.fresh <= r.cfg.WarmUp {
+			r.res.WarmUp++
+			return nil
+		}
+		r.evaluating = true
+		r.res.Start = hb.Arrival
+		r.out = false
+	}
+	if !ready {
+		// The detector went back into warm-up (for example a reset after a
+		// sender restart): no freshness point is in force and nothing is
+		// reported until it is ready again.
+		if !stale {
+			r.res.WarmUp++
+		}
+		r.closeMistake(hb.Arrival)
+		r.pending, r.out = false, false
+		if r.lin != nil {
+			r.lin.breakChain()
+		}
+		return nil
+	}
+	r.pending, r.tau = true, tau
+	if !stale {
+		r.res.Evaluated++
+		r.tdArr = append(r.tdArr, int64(tau-hb.Arrival))
+		if hb.HasSent {
+			d := int64(hb.Arrival - hb.Sent)
+			r.delay = append(r.delay, d)
+			if d < 0 || d > int64(MaxPlausibleDelay) {
+				r.plaus = false
+			}
+		} else {
+			r.allSent = false
+		}
+	}
+	after := tau < hb.Arrival
+	if after && !r.out {
+		r.res.Mistakes++
+		r.openStart = hb.Arrival
+	}
+	if !after && r.out {
+		r.closeMistake(hb.Arrival)
+	}
+	r.out = after
+	if r.lin != nil {
+		if err := r.lin.openSegment(r.det, hb.Arrival, !stale); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *replayer) closeMistake(at time.Duration) {
+	if r.out && r.cfg.RecordMistakes {
+		r.res.MistakeIntervals = append(r.res.MistakeIntervals, Interval{Start: r.openStart, End: at})
+	}
+}
+
+// clockSync decides, after the pass, whether TD is send-based.
+func (r *replayer) clockSync() bool {
+	switch r.cfg.Clock {
+	case ClockSynchronized:
+		return r.allSent
+	case ClockUnsynchronized:
+		return false
+	}
+	return r.allSent && r.plaus
+}
+
+// tdBase returns, per evaluated heartbeat, what is added to τ − A_k to get
+// TD_k: the delay A_k − σ_k when send-based, d̄ otherwise.
+func (r *replayer) tdBase(sync bool, k int) int64 {
+	if sync {
+		return r.delay[k]
+	}
+	return int64(r.cfg.DelayOffset)
+}
+
+func (r *replayer) finish() (Result, error) {
+	res := r.res
+	if !r.evaluating {
+		return Result{}, fmt.Errorf("%w: all %d fresh heartbeats were in warm-up", ErrNoEvaluation, res.WarmUp)
+	}
+	res.End = r.prevA
+	res.Span = res.End - res.Start
+	if r.out && r.cfg.RecordMistakes {
+		res.MistakeIntervals = append(res.MistakeIntervals, Interval{Start: r.openStart, End: res.End})
+	}
+	sync := r.clockSync()
+	res.ClockSync = sync
+	if sync {
+		res.TDBasis = TDSend
+	} else {
+		res.TDBasis = TDArrival
+		res.DelayOffset = r.cfg.DelayOffset
+	}
+	td := r.tdArr // reused in place: τ − A_k becomes TD_k
+	for k := range td {
+		td[k] += r.tdBase(sync, k)
+	}
+	if len(td) > 0 {
+		res.LastTD = time.Duration(td[len(td)-1])
+	}
+	res.TD = tdStats(td)
+	res.setRates()
+	return res, nil
+}
+
+// setRates fills MR, QAP and the mean durations from Mistakes, Suspected and
+// Span.
+func (res *Result) setRates() {
+	res.MRPerSecond, res.QAP = 0, 1
+	res.MeanTM, res.MeanTMR, res.MeanTG = 0, 0, 0
+	if res.Span > 0 {
+		res.MRPerSecond = float64(res.Mistakes) / res.Span.Seconds()
+		res.QAP = 1 - float64(res.Suspected)/float64(res.Span)
+	}
+	if res.Mistakes > 0 {
+		m := float64(res.Mistakes)
+		res.MeanTM = time.Duration(math.Round(float64(res.Suspected) / m))
+		res.MeanTMR = time.Duration(math.Round(float64(res.Span) / m))
+		res.MeanTG = res.MeanTMR - res.MeanTM
+	}
+}
+
+// tdStats computes mean, nearest-rank p50 and p99, and max of td, which it
+// reorders.
+func tdStats(td []int64) TDStats {
+	n := len(td)
+	if n == 0 {
+		return TDStats{}
+	}
+	var sum float64
+	mx := td[0]
+	for _, v := range td {
+		sum += float64(v)
+		mx = max(mx, v)
+	}
+	s := TDStats{Mean: time.Duration(math.Round(sum / float64(n))), Max: time.Duration(mx)}
+	s.P50 = time.Duration(selectRank(td, rank(0.50, n)))
+	s.P99 = time.Duration(selectRank(td, rank(0.99, n)))
+	return s
+}
+
+// rank returns the 0-based nearest-rank index ⌈q·n⌉ − 1.
+func rank(q float64, n int) int {
+	k := int(math.Ceil(q*float64(n))) - 1
+	return min(max(k, 0), n-1)
+}
+
+// selectRank returns the k-th smallest element (0-based) of a, reordering a
+// (quickselect with median-of-three pivots; O(len(a)) expected).
+func selectRank[T int64 | float64](a []T, k int) T {
+	lo, hi := 0, len(a)-1
+	for hi > lo {
+		if hi-lo < 16 {
+			slices.Sort(a[lo : hi+1])
+			return a[k]
+		}
+		mid := lo + (hi-lo)/2
+		if a[mid] < a[lo] {
+			a[mid], a[lo] = a[lo], a[mid]
+		}
+		if a[hi] < a[lo] {
+			a[hi], a[lo] = a[lo], a[hi]
+		}
+		if a[hi] < a[mid] {
+			a[hi], a[mid] = a[mid], a[hi]
+		}
+		p := a[mid]
+		i, j := lo, hi
+		for i <= j {
+			for a[i] < p {
+				i++
+			}
+			for a[j] > p {
+				j--
+			}
+			if i <= j {
+				a[i], a[j] = a[j], a[i]
+				i++
+				j--
+			}
+		}
+		switch {
+		case k <= j:
+			hi = j
+		case k >= i:
+			lo = i
+		default:
+			return a[k]
+		}
+	}
+	return a[k]
+}

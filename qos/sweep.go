@@ -1,0 +1,264 @@
+package qos
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"github.com/fdkit/fdkit/detector"
+)
+
+// Family is a detector family swept over one parameter.
+type Family struct {
+	// Name identifies the family ("fixed", "chen", "phi-normal", ...).
+	Name string
+	// Param names the swept parameter ("T", "alpha", "Phi", "K", "SM1");
+	// empty for a family with a single point (Bertier).
+	Param string
+	// Unit is the unit of the parameter values: "ms" for durations, "" for
+	// dimensionless parameters.
+	Unit string
+	// Values are the parameter values to evaluate, in Unit.
+	Values []float64
+	// New returns a fresh detector for parameter value v.
+	New func(v float64) (detector.Detector, error)
+	// Linear, when not nil, says that the detectors made by New implement
+	// detector.Linear, differ only in the parameter, and have
+	// τ = Offset + Scale·Linear(v). Sweep then computes the whole curve from
+	// one replay; it falls back to one replay per point when LinearForm
+	// reports ok = false on the stream (for example a clamp was active).
+	Linear func(v float64) float64
+	// WarmUp is the number of fresh heartbeats this family always excludes
+	// at the start of a stream (on top of Config.WarmUp: the larger one
+	// applies).
+	WarmUp int
+}
+
+// Stream is one (sender, monitor) heartbeat stream in arrival order.
+type Stream struct {
+	Name       string
+	Heartbeats []detector.Heartbeat
+}
+
+// Point is the QoS of one parameter value.
+type Point struct {
+	Value float64 `json:"value"`
+	Result
+}
+
+// Method names how a curve was computed.
+type Method string
+
+const (
+	// OnePass: all points from one replay (sorted slacks, §9.4).
+	OnePass Method = "one-pass"
+	// PerPoint: one replay per point.
+	PerPoint Method = "replay-per-point"
+)
+
+// Curve is one family's QoS over its parameter on one stream. Points are in
+// the order of Family.Values, without those whose replay failed; Err holds
+// the first failure (for example ErrNoEvaluation on a stream shorter than
+// the warm-up).
+type Curve struct {
+	Stream string  `json:"stream"`
+	Family string  `json:"family"`
+	Param  string  `json:"param"`
+	Unit   string  `json:"unit"`
+	Method Method  `json:"method"`
+	Points []Point `json:"points"`
+	Err    string  `json:"error,omitempty"`
+}
+
+// SweepOptions configures Sweep. The zero value replays with the default
+// Config on GOMAXPROCS workers, using the one-pass method where it applies.
+type SweepOptions struct {
+	Config Config
+	// Workers bounds the goroutines; default runtime.GOMAXPROCS(0).
+	Workers int
+	// PerPointOnly disables the one-pass method (for comparisons and
+	// benchmarks).
+	PerPointOnly bool
+	// Progress, if not nil, is called after each finished unit of work with
+	// the number of points done and the total; calls are serialized.
+	Progress func(done, total int)
+}
+
+type sweepTask struct {
+	curve  int
+	stream *Stream
+	fam    *Family
+	point  int // −1: the whole curve (one-pass with fallback)
+}
+
+// Sweep evaluates every family on every stream. It returns the curves in
+// stream-major order (for each stream, the families in the order given).
+// Families with Linear set are computed in one pass per stream; the others
+// with one replay per point. Work is spread over a bounded pool of
+// goroutines. The error is non-nil only for invalid arguments; failures of
+// single replays are reported in Curve.Err.
+func Sweep(streams []Stream, fams []Family, opt SweepOptions) ([]Curve, error) {
+	if err := opt.Config.validate(); err != nil {
+		return nil, err
+	}
+	for i := range fams {
+		f := &fams[i]
+		if f.New == nil {
+			return nil, fmt.Errorf("qos: family %q has no constructor", f.Name)
+		}
+		if len(f.Values) == 0 {
+			return nil, fmt.Errorf("qos: family %q has no parameter values", f.Name)
+		}
+		if f.WarmUp < 0 {
+			return nil, fmt.Errorf("qos: family %q warm-up %d is negative", f.Name, f.WarmUp)
+		}
+	}
+	workers := opt.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	curves := make([]Curve, len(streams)*len(fams))
+	slots := make([][]*Point, len(curves)) // per curve, per value
+	errs := make([]error, len(curves))
+	var errMu sync.Mutex
+	var tasks []sweepTask
+	total := 0
+	for si := range streams {
+		for fi := range fams {
+			ci := si*len(fams) + fi
+			f := &fams[fi]
+			curves[ci] = Curve{Stream: streams[si].Name, Family: f.Name, Param: f.Param, Unit: f.Unit, Method: PerPoint}
+			slots[ci] = make([]*Point, len(f.Values))
+			total += len(f.Values)
+			if f.Linear != nil && !opt.PerPointOnly {
+				curves[ci].Method = OnePass
+				tasks = append(tasks, sweepTask{curve: ci, stream: &streams[si], fam: f, point: -1})
+				continue
+			}
+			for pi := range f.Values {
+				tasks = append(tasks, sweepTask{curve: ci, stream: &streams[si], fam: f, point: pi})
+			}
+		}
+	}
+	// Longest tasks first: one-pass curves and per-point replays are all
+	// about one replay long, so keep the given order.
+	var done atomic.Int64
+	var progMu sync.Mutex
+	report := func(n int) {
+		d := done.Add(int64(n))
+		if opt.Progress != nil {
+			progMu.Lock()
+			opt.Progress(int(d), total)
+			progMu.Unlock()
+		}
+	}
+	setErr := func(ci int, err error) {
+		errMu.Lock()
+		if errs[ci] == nil {
+			errs[ci] = err
+		}
+		errMu.Unlock()
+	}
+	ch := make(chan sweepTask)
+	var wg sync.WaitGroup
+	for range min(workers, max(len(tasks), 1)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for t := range ch {
+				cfg := opt.Config
+				cfg.WarmUp = max(cfg.WarmUp, t.fam.WarmUp)
+				if t.point >= 0 {
+					p, err := replayPoint(t.fam, t.point, t.stream.Heartbeats, cfg)
+					if err != nil {
+						setErr(t.curve, err)
+					} else {
+						slots[t.curve][t.point] = p
+					}
+					report(1)
+					continue
+				}
+				pts, method, err := sweepLinear(t.fam, t.stream.Heartbeats, cfg, func(n int) { report(n) })
+				curves[t.curve].Method = method
+				if err != nil {
+					setErr(t.curve, err)
+				}
+				for i := range pts {
+					slots[t.curve][i] = pts[i]
+				}
+			}
+		}()
+	}
+	for _, t := range tasks {
+		ch <- t
+	}
+	close(ch)
+	wg.Wait()
+	for ci := range curves {
+		for _, p := range slots[ci] {
+			if p != nil {
+				curves[ci].Points = append(curves[ci].Points, *p)
+			}
+		}
+		if errs[ci] != nil {
+			curves[ci].Err = errs[ci].Error()
+		}
+	}
+	return curves, nil
+}
+
+// replayPoint replays a fresh detector of family f at its i-th value.
+func replayPoint(f *Family, i int, hbs []detector.Heartbeat, cfg Config) (*Point, error) {
+	v := f.Values[i]
+	det, err := f.New(v)
+	if err != nil {
+		return nil, fmt.Errorf("qos: %s %s=%g: %w", f.Name, f.Param, v, err)
+	}
+	res, err := ReplaySlice(det, hbs, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("qos: %s %s=%g: %w", f.Name, f.Param, v, err)
+	}
+	return &Point{Value: v, Result: res}, nil
+}
+
+// sweepLinear computes all of f's points from one replay, or falls back to
+// one replay per point when the freshness point is not linear on hbs. It
+// returns the points indexed like f.Values (nil where a replay failed).
+func sweepLinear(f *Family, hbs []detector.Heartbeat, cfg Config, progress func(int)) ([]*Point, Method, error) {
+	pts := make([]*Point, len(f.Values))
+	det, err := f.New(f.Values[0])
+	if err != nil {
+		progress(len(f.Values))
+		return pts, OnePass, fmt.Errorf("qos: %s %s=%g: %w", f.Name, f.Param, f.Values[0], err)
+	}
+	lc, err := replayLinear(det, hbs, cfg)
+	if err == nil {
+		for i, v := range f.Values {
+			p := f.Linear(v)
+			if math.IsNaN(p) || math.IsInf(p, 0) {
+				err = fmt.Errorf("qos: %s %s=%g: parameter maps to %g", f.Name, f.Param, v, p)
+				continue
+			}
+			pts[i] = &Point{Value: v, Result: lc.at(p)}
+		}
+		progress(len(f.Values))
+		return pts, OnePass, err
+	}
+	if !errors.Is(err, errNotLinear) {
+		progress(len(f.Values))
+		return pts, OnePass, fmt.Errorf("qos: %s: %w", f.Name, err)
+	}
+	var first error
+	for i := range f.Values {
+		p, err := replayPoint(f, i, hbs, cfg)
+		if err != nil && first == nil {
+			first = err
+		}
+		pts[i] = p
+		progress(1)
+	}
+	return pts, PerPoint, first
+}
