@@ -1,0 +1,62 @@
+// Package monitor is fdkit's per-peer failure detector for live services.
+//
+// A Monitor keeps one detector per monitored peer, created on the peer's first
+// heartbeat from a Factory, so any fdkit detector (fixed timeout, Jacobson,
+// Chen, Bertier, SFD, φ in its three variants) can be used. It is safe for
+// concurrent use by many goroutines: peers live in a sharded map (a
+// sync.RWMutex per shard, taken for reading on the hot path) and each peer
+// has its own mutex, so heartbeats and queries for different peers never
+// contend on a global lock.
+//
+// # Status and hysteresis
+//
+// Every peer has a suspicion level and a status, Trusted or Suspected. For an
+// accrual detector (detector.Accrual) the level is the detector's own (φ for
+// the φ detectors). For a binary detector the level is the elapsed time since
+// the newest heartbeat divided by the detector's timeout at that heartbeat,
+// (now − T_last)/(τ − T_last): 0 at the heartbeat, 1 at the freshness point τ
+// (+Inf after τ when τ ≤ T_last, which Chen-style detectors can produce after
+// a late heartbeat).
+//
+// A trusted peer becomes suspected strictly after the instant its level
+// reaches Config.High (for the default High, exactly the detector's freshness
+// point: suspected iff now > τ, the convention of ALGORITHMS.md §0). A
+// suspected peer is trusted again only when, after a heartbeat, its level is
+// below Config.Low. Between heartbeats the level never decreases, so a
+// suspicion can only end at a heartbeat (or a restart). With Low = High (the
+// default) the monitor's output is exactly the detector's, and the
+// transitions it reports are the mistakes that trace replay (package qos,
+// ALGORITHMS.md §9.3) finds on the same arrivals.
+//
+// Transitions are found when a heartbeat arrives, when a peer is queried and
+// when Sweep runs (Run calls it from a ticker). Each Transition carries the
+// instant it took effect (At: the freshness point for a suspicion, the
+// arrival for a trust), which does not depend on how often the monitor looks,
+// and the instant it was found.
+//
+// # Restarts
+//
+// A heartbeat with a larger incarnation (generation) number than the peer's
+// current one means the peer restarted: its detector is replaced by a fresh
+// one from the factory, so the statistics of the old incarnation (and the
+// long outage before the restart) do not poison the new one. Heartbeats of an
+// older incarnation are rejected with ErrStaleIncarnation.
+//
+// # Local-pause guard
+//
+// When the monitoring process itself is paused (a long GC, SIGSTOP, a VM
+// migration), every peer looks late when it resumes. Like Apache Cassandra's
+// FailureDetector (ALGORITHMS.md §5.3), the monitor measures the gap between
+// its own consecutive Sweep calls; a gap longer than Config.PauseLimit
+// (default 5 s) starts a grace period of Config.PauseGrace (default 5 s)
+// during which nobody is convicted. Heartbeats and trusts proceed normally.
+// The guard is driven by Sweep only, since queries and heartbeats arrive
+// irregularly by nature: run Run (or call Sweep regularly) to use it.
+//
+// # Time
+//
+// The monitor reads time only from its Clock (default: the monotonic clock,
+// time.Since a fixed start, so wall-clock steps never cause suspicion).
+// Tests inject a ManualClock. HeartbeatAt lets a caller share one clock
+// reading among several monitors.
+package monitor

@@ -1,0 +1,424 @@
+package monitor
+
+import (
+	"fmt"
+	"hash/maphash"
+	"log/slog"
+	"math"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/fdkit/fdkit/detector"
+)
+
+// Defaults.
+const (
+	DefaultShards     = 256
+	DefaultPauseLimit = 5 * time.Second
+	DefaultPauseGrace = 5 * time.Second
+	maxShards         = 1 << 16
+)
+
+// Factory makes a fresh detector for a new peer (or a restarted one). It is
+// called with no monitor lock other than one shard's held, and must return
+// a new, independent detector each time.
+type Factory func() (detector.Detector, error)
+
+// Config configures a Monitor. The zero value means the documented defaults.
+type Config struct {
+	// Factory makes each peer's detector. Default: a fixed-timeout detector
+	// with detector.DefaultTimeout (1 s).
+	Factory Factory
+	// Clock gives now. Default: NewMonotonic().
+	Clock Clock
+	// High is the level above which a trusted peer becomes suspected.
+	// Default (0): the detector's threshold for an accrual detector, 1 (the
+	// freshness point) for a binary one. Must not be negative or NaN.
+	High float64
+	// Low is the level below which a suspected peer is trusted again after a
+	// heartbeat. Default (0): High, no hysteresis. Must not exceed High.
+	Low float64
+	// Shards is the number of map shards, rounded up to a power of two.
+	// Default DefaultShards (256); at most 65536.
+	Shards int
+	// PauseLimit: a gap between two Sweep calls longer than this means the
+	// monitor itself was paused. Default DefaultPauseLimit (5 s); negative
+	// disables the local-pause guard.
+	PauseLimit time.Duration
+	// PauseGrace: after a detected local pause nobody is convicted for this
+	// long. Default DefaultPauseGrace (5 s); must not be negative.
+	PauseGrace time.Duration
+	// OnTransition, when set, is called for every transition, after the
+	// peer's lock is released (it may call the monitor). Calls may come from
+	// several goroutines at once; Transition.Number orders one peer's.
+	OnTransition func(Transition)
+	// Logger, when set, logs transitions (Info) and local pauses (Warn).
+	Logger *slog.Logger
+}
+
+// Monitor keeps one failure detector per peer. All methods are safe for
+// concurrent use. Create it with New.
+type Monitor struct {
+	factory  Factory
+	clock    Clock
+	high     float64 // 0: per-peer default
+	low      float64 // 0: = high
+	seed     maphash.Seed
+	mask     uint64
+	shards   []shard
+	limit    time.Duration
+	grace    time.Duration
+	onTrans  func(Transition)
+	log      *slog.Logger
+	guardOn  bool
+	sweeping sync.Mutex // serialises Sweep's guard bookkeeping
+	// lastSweep is the clock reading of the previous Sweep, or -1.
+	lastSweep atomic.Int64
+	// pauseUntil is the end of the current (or last) grace period, or
+	// math.MinInt64 when there was none.
+	pauseUntil atomic.Int64
+	pauses     atomic.Uint64
+}
+
+type shard struct {
+	mu    sync.RWMutex
+	peers map[string]*peer
+	_     [64]byte // keep neighbouring shards' locks on different cache lines
+}
+
+// New returns a Monitor, or an error for an invalid Config or a Factory that
+// fails (New calls it once to check it and to learn the detector's kind).
+func New(cfg Config) (*Monitor, error) {
+	if math.IsNaN(cfg.High) || cfg.High < 0 {
+		return nil, fmt.Errorf("monitor: High %v must be a non-negative number", cfg.High)
+	}
+	if math.IsNaN(cfg.Low) || cfg.Low < 0 {
+		return nil, fmt.Errorf("monitor: Low %v must be a non-negative number", cfg.Low)
+	}
+	if cfg.Shards < 0 || cfg.Shards > maxShards {
+		return nil, fmt.Errorf("monitor: Shards %d must be in [0, %d]", cfg.Shards, maxShards)
+	}
+	if cfg.PauseGrace < 0 {
+		return nil, fmt.Errorf("monitor: PauseGrace %v is negative", cfg.PauseGrace)
+	}
+	if cfg.Factory == nil {
+		cfg.Factory = func() (detector.Detector, error) { return detector.NewFixed(detector.FixedConfig{}) }
+	}
+	probe, err := cfg.Factory()
+	if err != nil {
+		return nil, fmt.Errorf("monitor: factory: %w", err)
+	}
+	if probe == nil {
+		return nil, fmt.Errorf("monitor: factory returned a nil detector")
+	}
+	high := cfg.High
+	if high == 0 {
+		high = defaultHigh(probe)
+	}
+	if cfg.Low > high {
+		return nil, fmt.Errorf("monitor: Low %v exceeds High %v", cfg.Low, high)
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = NewMonotonic()
+	}
+	if cfg.Shards == 0 {
+		cfg.Shards = DefaultShards
+	}
+	n := 1
+	for n < cfg.Shards {
+		n <<= 1
+	}
+	if cfg.PauseLimit == 0 {
+		cfg.PauseLimit = DefaultPauseLimit
+	}
+	if cfg.PauseGrace == 0 {
+		cfg.PauseGrace = DefaultPauseGrace
+	}
+	m := &Monitor{
+		factory: cfg.Factory,
+		clock:   cfg.Clock,
+		high:    cfg.High,
+		low:     cfg.Low,
+		seed:    maphash.MakeSeed(),
+		mask:    uint64(n - 1),
+		shards:  make([]shard, n),
+		limit:   cfg.PauseLimit,
+		grace:   cfg.PauseGrace,
+		onTrans: cfg.OnTransition,
+		log:     cfg.Logger,
+		guardOn: cfg.PauseLimit > 0,
+	}
+	for i := range m.shards {
+		m.shards[i].peers = make(map[string]*peer)
+	}
+	m.lastSweep.Store(-1)
+	m.pauseUntil.Store(math.MinInt64)
+	return m, nil
+}
+
+func defaultHigh(d detector.Detector) float64 {
+	if a, ok := d.(detector.Accrual); ok {
+		return a.Threshold()
+	}
+	return 1
+}
+
+// Beat describes one received heartbeat. Its arrival instant is read from
+// the monitor's clock (Heartbeat) or given (HeartbeatAt).
+type Beat struct {
+	// Incarnation (generation) of the sender: a larger value than the
+	// peer's current one resets its history; a smaller one is rejected.
+	Incarnation uint64
+	Seq         uint64 // valid only if HasSeq (0 is valid)
+	HasSeq      bool
+	Sent        time.Duration // send instant on the sender's clock, if HasSent
+	HasSent     bool
+}
+
+func (m *Monitor) shardOf(name string) *shard {
+	return &m.shards[maphash.String(m.seed, name)&m.mask]
+}
+
+// lookup returns the peer or nil.
+func (m *Monitor) lookup(name string) *peer {
+	s := m.shardOf(name)
+	s.mu.RLock()
+	p := s.peers[name]
+	s.mu.RUnlock()
+	return p
+}
+
+// Heartbeat records a heartbeat from peer, arriving now on the monitor's
+// clock. The peer is created on its first heartbeat. It returns
+// ErrEmptyPeer, ErrStaleIncarnation, or the factory's error (wrapped) when
+// a new detector cannot be made; the heartbeat is then ignored.
+func (m *Monitor) Heartbeat(name string, b Beat) error {
+	return m.HeartbeatAt(name, b, m.clock.Now())
+}
+
+// HeartbeatAt is Heartbeat with the arrival instant given, on the monitor's
+// clock, for a caller that shares one clock reading among several monitors.
+// An arrival earlier than the peer's newest accepted one is taken as equal
+// to it.
+func (m *Monitor) HeartbeatAt(name string, b Beat, arrival time.Duration) error {
+	if name == "" {
+		return ErrEmptyPeer
+	}
+	p := m.lookup(name)
+	if p == nil {
+		var err error
+		if p, err = m.create(name, b.Incarnation); err != nil {
+			return err
+		}
+	}
+	var out transitions
+	p.mu.Lock()
+	err := p.heartbeat(m, b, arrival, &out)
+	p.mu.Unlock()
+	m.deliver(&out)
+	return err
+}
+
+func (m *Monitor) create(name string, inc uint64) (*peer, error) {
+	s := m.shardOf(name)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if p := s.peers[name]; p != nil {
+		return p, nil
+	}
+	p := &peer{name: name, inc: inc}
+	if err := p.reset(m); err != nil {
+		return nil, err
+	}
+	s.peers[name] = p
+	return p, nil
+}
+
+// Status returns the peer's status now (Unknown and false for an unknown
+// peer). It finds a pending transition, as every query does.
+func (m *Monitor) Status(name string) (Status, bool) {
+	p := m.lookup(name)
+	if p == nil {
+		return Unknown, false
+	}
+	now := m.clock.Now()
+	var out transitions
+	p.mu.Lock()
+	p.check(m, now, &out)
+	st := p.status
+	p.mu.Unlock()
+	m.deliver(&out)
+	return st, true
+}
+
+// Level returns the peer's suspicion level now (0 and false for an unknown
+// peer).
+func (m *Monitor) Level(name string) (float64, bool) {
+	s, ok := m.State(name)
+	return s.Level, ok
+}
+
+// State returns a snapshot of the peer evaluated now.
+func (m *Monitor) State(name string) (PeerState, bool) {
+	p := m.lookup(name)
+	if p == nil {
+		return PeerState{}, false
+	}
+	now := m.clock.Now()
+	var out transitions
+	p.mu.Lock()
+	p.check(m, now, &out)
+	st := p.state(now)
+	p.mu.Unlock()
+	m.deliver(&out)
+	return st, true
+}
+
+// Remove forgets a peer; it reports whether the peer existed. A later
+// heartbeat creates it anew.
+func (m *Monitor) Remove(name string) bool {
+	s := m.shardOf(name)
+	s.mu.Lock()
+	_, ok := s.peers[name]
+	delete(s.peers, name)
+	s.mu.Unlock()
+	return ok
+}
+
+// Len returns the number of peers.
+func (m *Monitor) Len() int {
+	n := 0
+	for i := range m.shards {
+		s := &m.shards[i]
+		s.mu.RLock()
+		n += len(s.peers)
+		s.mu.RUnlock()
+	}
+	return n
+}
+
+// Sweep evaluates every peer now, delivering the transitions it finds, and
+// returns how many it found. It also drives the local-pause guard: a gap
+// longer than Config.PauseLimit since the previous Sweep starts a grace
+// period of Config.PauseGrace during which nobody is convicted.
+func (m *Monitor) Sweep() int {
+	now := m.clock.Now()
+	m.guard(now)
+	found := 0
+	var buf []transitions
+	var ps []*peer
+	for i := range m.shards {
+		s := &m.shards[i]
+		ps = ps[:0]
+		s.mu.RLock()
+		for _, p := range s.peers {
+			ps = append(ps, p)
+		}
+		s.mu.RUnlock()
+		for _, p := range ps {
+			var out transitions
+			p.mu.Lock()
+			p.check(m, now, &out)
+			p.mu.Unlock()
+			if out.n > 0 {
+				buf = append(buf, out)
+			}
+		}
+	}
+	for i := range buf {
+		found += buf[i].n
+		m.deliver(&buf[i])
+	}
+	return found
+}
+
+// Snapshot evaluates every peer now, like Sweep without the guard
+// bookkeeping, and returns their states in no particular order.
+func (m *Monitor) Snapshot() []PeerState {
+	now := m.clock.Now()
+	var states []PeerState
+	var buf []transitions
+	var ps []*peer
+	for i := range m.shards {
+		s := &m.shards[i]
+		ps = ps[:0]
+		s.mu.RLock()
+		for _, p := range s.peers {
+			ps = append(ps, p)
+		}
+		s.mu.RUnlock()
+		for _, p := range ps {
+			var out transitions
+			p.mu.Lock()
+			p.check(m, now, &out)
+			states = append(states, p.state(now))
+			p.mu.Unlock()
+			if out.n > 0 {
+				buf = append(buf, out)
+			}
+		}
+	}
+	for i := range buf {
+		m.deliver(&buf[i])
+	}
+	return states
+}
+
+// LocalPauses returns how many local pauses the guard has detected.
+func (m *Monitor) LocalPauses() uint64 { return m.pauses.Load() }
+
+// InGrace reports whether now is inside a local-pause grace period.
+func (m *Monitor) InGrace() bool { return m.inGrace(m.clock.Now()) }
+
+func (m *Monitor) inGrace(now time.Duration) bool {
+	return int64(now) < m.pauseUntil.Load()
+}
+
+func (m *Monitor) guard(now time.Duration) {
+	if !m.guardOn {
+		return
+	}
+	m.sweeping.Lock()
+	prev := m.lastSweep.Load()
+	if prev >= 0 && int64(now)-prev > int64(m.limit) {
+		m.pauseUntil.Store(int64(now + m.grace))
+		m.pauses.Add(1)
+		if m.log != nil {
+			m.log.Warn("monitor paused locally; convicting nobody during the grace period",
+				"gap", now-time.Duration(prev), "limit", m.limit, "grace", m.grace)
+		}
+	}
+	if int64(now) > prev {
+		m.lastSweep.Store(int64(now))
+	}
+	m.sweeping.Unlock()
+}
+
+// transitions holds the at most two transitions one evaluation can find
+// (a suspicion found late, then the trust brought by the heartbeat).
+type transitions struct {
+	t [2]Transition
+	n int
+}
+
+func (o *transitions) add(t Transition) {
+	if o.n < len(o.t) {
+		o.t[o.n] = t
+		o.n++
+	}
+}
+
+func (m *Monitor) deliver(o *transitions) {
+	for i := 0; i < o.n; i++ {
+		t := o.t[i]
+		if m.log != nil {
+			m.log.Info("peer status changed", "peer", t.Peer, "incarnation", t.Incarnation,
+				"old", t.Old.String(), "new", t.New.String(), "cause", t.Cause.String(),
+				"level", t.Level, "at", t.At, "found", t.Found)
+		}
+		if m.onTrans != nil {
+			m.onTrans(t)
+		}
+	}
+}

@@ -1,0 +1,29 @@
+package monitor
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// Run calls Sweep every interval (on the real clock) until ctx is done, and
+// then returns nil; it returns an error at once for a non-positive interval.
+// It is the live wrapper that finds suspicions when no heartbeat or query
+// comes, and that drives the local-pause guard: start it with
+// go m.Run(ctx, 100*time.Millisecond).
+func (m *Monitor) Run(ctx context.Context, every time.Duration) error {
+	if every <= 0 {
+		return fmt.Errorf("monitor: sweep interval %v must be positive", every)
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	m.Sweep()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+			m.Sweep()
+		}
+	}
+}
