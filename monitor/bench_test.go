@@ -93,3 +93,26 @@ func BenchmarkSweep(b *testing.B) {
 		m.Sweep()
 	}
 }
+
+// BenchmarkHandleHeartbeat: like BenchmarkHeartbeat through per-peer
+// Handles (no map lookup).
+func BenchmarkHandleHeartbeat(b *testing.B) {
+	m, names := benchMonitor(b)
+	hs := make([]*monitor.Handle, len(names))
+	for i, n := range names {
+		hs[i], _ = m.Handle(n, 0)
+	}
+	var g atomic.Uint64
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		i := int(g.Add(1)) * 7919
+		for pb.Next() {
+			i++
+			if err := hs[i%benchPeers].Heartbeat(monitor.Beat{}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "heartbeats/s")
+}

@@ -358,3 +358,26 @@ func TestStrings(t *testing.T) {
 	assert.Equal(t, "heartbeat", monitor.CauseHeartbeat.String())
 	assert.Equal(t, "restart", monitor.CauseRestart.String())
 }
+
+func TestHandle(t *testing.T) {
+	clk := &monitor.ManualClock{}
+	m, _ := monitor.New(monitor.Config{Factory: fixedFactory(100 * time.Millisecond), Clock: clk})
+	_, err := m.Handle("", 0)
+	assert.ErrorIs(t, err, monitor.ErrEmptyPeer)
+	h, err := m.Handle("a", 3)
+	require.NoError(t, err)
+	assert.Equal(t, "a", h.Peer())
+	st := h.State()
+	assert.Equal(t, monitor.Trusted, st.Status)
+	assert.False(t, st.HasFreshnessPoint, "no heartbeat yet")
+	require.NoError(t, h.Heartbeat(monitor.Beat{Incarnation: 3}))
+	clk.Set(ms(101))
+	assert.Equal(t, monitor.Suspected, h.Status())
+	s, _ := m.Status("a")
+	assert.Equal(t, monitor.Suspected, s, "same peer by name")
+	assert.ErrorIs(t, h.Heartbeat(monitor.Beat{Incarnation: 2}), monitor.ErrStaleIncarnation)
+	require.NoError(t, h.HeartbeatAt(monitor.Beat{Incarnation: 3}, ms(150)))
+	assert.Equal(t, monitor.Trusted, h.Status())
+	h2, _ := m.Handle("a", 0)
+	assert.Equal(t, uint64(3), h2.State().Incarnation)
+}

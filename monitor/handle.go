@@ -1,0 +1,72 @@
+package monitor
+
+import "time"
+
+// Handle is direct access to one peer, for a caller that keeps one per peer
+// (in its own peer struct) so that the hot path skips the map lookup. Its
+// methods behave like the Monitor's methods of the same name. A Handle is
+// safe for concurrent use. After Remove, a Handle keeps working on the
+// removed peer, which Sweep, Snapshot and the by-name methods no longer see:
+// get a new Handle after a Remove.
+type Handle struct {
+	m *Monitor
+	p *peer
+}
+
+// Handle returns the handle of the named peer, creating the peer (trusted,
+// with no heartbeat and so no freshness point yet) at the given incarnation
+// if it does not exist. It returns ErrEmptyPeer or the factory's error.
+func (m *Monitor) Handle(name string, incarnation uint64) (*Handle, error) {
+	if name == "" {
+		return nil, ErrEmptyPeer
+	}
+	p := m.lookup(name)
+	if p == nil {
+		var err error
+		if p, err = m.create(name, incarnation); err != nil {
+			return nil, err
+		}
+	}
+	return &Handle{m: m, p: p}, nil
+}
+
+// Peer returns the peer's name.
+func (h *Handle) Peer() string { return h.p.name }
+
+// Heartbeat records a heartbeat arriving now (see Monitor.Heartbeat).
+func (h *Handle) Heartbeat(b Beat) error { return h.HeartbeatAt(b, h.m.clock.Now()) }
+
+// HeartbeatAt records a heartbeat with a given arrival (see
+// Monitor.HeartbeatAt).
+func (h *Handle) HeartbeatAt(b Beat, arrival time.Duration) error {
+	var out transitions
+	h.p.mu.Lock()
+	err := h.p.heartbeat(h.m, b, arrival, &out)
+	h.p.mu.Unlock()
+	h.m.deliver(&out)
+	return err
+}
+
+// Status returns the peer's status now.
+func (h *Handle) Status() Status {
+	now := h.m.clock.Now()
+	var out transitions
+	h.p.mu.Lock()
+	h.p.check(h.m, now, &out)
+	st := h.p.status
+	h.p.mu.Unlock()
+	h.m.deliver(&out)
+	return st
+}
+
+// State returns a snapshot of the peer evaluated now.
+func (h *Handle) State() PeerState {
+	now := h.m.clock.Now()
+	var out transitions
+	h.p.mu.Lock()
+	h.p.check(h.m, now, &out)
+	st := h.p.state(now)
+	h.p.mu.Unlock()
+	h.m.deliver(&out)
+	return st
+}
