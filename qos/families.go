@@ -5,8 +5,10 @@ import (
 	"math"
 	"time"
 
+	"github.com/fdkit/fdkit/chen"
 	"github.com/fdkit/fdkit/detector"
 	"github.com/fdkit/fdkit/jacobson"
+	"github.com/fdkit/fdkit/phi"
 )
 
 // Range returns n parameter values from lo to hi inclusive, evenly spaced,
@@ -75,5 +77,48 @@ func JacobsonFamily(cfg jacobson.Config, ks []float64) Family {
 			return jacobson.New(c)
 		},
 		Linear: func(v float64) float64 { return v },
+	}
+}
+
+// ChenFamily sweeps Chen's safety margin α (in milliseconds, ≥ 0) with the
+// other settings from cfg (ALGORITHMS.md §3, NFD-E): τ = EA_{ℓ+1} + α,
+// linear in α.
+func ChenFamily(cfg chen.Config, alphasMS []float64) Family {
+	return Family{
+		Name: "chen", Param: "alpha", Unit: "ms", Values: alphasMS,
+		New: func(v float64) (detector.Detector, error) {
+			if v < 0 {
+				return nil, fmt.Errorf("margin %g ms is negative", v)
+			}
+			c := cfg
+			c.Margin = durMS(v)
+			if c.Margin == 0 {
+				// chen treats 0 as "default α = Δ"; α = 0 is reached through
+				// the one-pass method only, so use 1 ns for a lone replay.
+				c.Margin = 1
+			}
+			return chen.New(c)
+		},
+		Linear: func(v float64) float64 { return float64(durMS(v)) },
+	}
+}
+
+// PhiNormalFamily sweeps the threshold Θ of the normal-model φ detector
+// (ALGORITHMS.md §5.1) with the other settings from cfg: τ = T_last + μ +
+// σ_eff·z(Θ), linear in z(Θ) (phi.ZOfLevel) unless cfg.SkipIfSuspected is
+// set, in which case every point is a replay of its own. Thresholds must be
+// at least log10 2 (z ≥ 0).
+func PhiNormalFamily(cfg phi.NormalConfig, thresholds []float64) Family {
+	return Family{
+		Name: "phi-normal", Param: "Phi", Values: thresholds,
+		New: func(v float64) (detector.Detector, error) {
+			if v < math.Log10(2) {
+				return nil, fmt.Errorf("threshold %g is below log10 2 (the crossing would precede the mean)", v)
+			}
+			c := cfg
+			c.Threshold = v
+			return phi.NewNormal(c)
+		},
+		Linear: phi.ZOfLevel,
 	}
 }

@@ -1,0 +1,34 @@
+package qos
+
+import (
+	"testing"
+
+	"github.com/fdkit/fdkit/detector"
+	"github.com/fdkit/fdkit/phi"
+	"github.com/stretchr/testify/require"
+)
+
+func newPhiNormal(t *testing.T, theta float64) detector.Detector {
+	t.Helper()
+	d, err := phi.NewNormal(phi.NormalConfig{WindowSize: 50, Threshold: theta, MinSamples: 50})
+	require.NoError(t, err)
+	return d
+}
+
+func TestPhiNormalAgreesWithReference(t *testing.T) {
+	for name, hbs := range agreementTraces() {
+		t.Run(name, func(t *testing.T) {
+			for _, th := range []float64{0.5, 2, 8} {
+				checkAgainstReference(t, func() detector.Detector { return newPhiNormal(t, th) }, hbs, 0)
+			}
+		})
+	}
+}
+
+func TestPhiNormalFastSweepEqualsReplays(t *testing.T) {
+	for name, hbs := range agreementTraces() {
+		t.Run(name, func(t *testing.T) {
+			checkFastSweep(t, PhiNormalFamily(phi.NormalConfig{WindowSize: 50, MinSamples: 50}, mustRange(t, 0.5, 16, 25, false)), hbs)
+		})
+	}
+}
