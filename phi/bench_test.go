@@ -62,6 +62,17 @@ func newBenchNormal(b *testing.B) *phi.Normal {
 func BenchmarkNormalObserveLevel(b *testing.B) { benchObserveLevel(b, newBenchNormal(b)) }
 func BenchmarkNormalObserveTau(b *testing.B)   { benchObserveTau(b, newBenchNormal(b)) }
 
+func newBenchAkka(b *testing.B) *phi.Akka {
+	d, err := phi.NewAkka(phi.AkkaConfig{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return d
+}
+
+func BenchmarkAkkaObserveLevel(b *testing.B) { benchObserveLevel(b, newBenchAkka(b)) }
+func BenchmarkAkkaObserveTau(b *testing.B)   { benchObserveTau(b, newBenchAkka(b)) }
+
 // BenchmarkLevelOfZ and BenchmarkZOfLevel time the pure functions (z = 3,
 // Θ = 8).
 func BenchmarkLevelOfZ(b *testing.B) {

@@ -36,3 +36,21 @@ func ExampleNormal() {
 	// suspected at 810ms: true
 	// z(8) = 5.612001, φ(z=38) = 315.54
 }
+
+// Akka's defaults right after the first heartbeat: m' = 1 s + 3 s pause,
+// s' = 250 ms, so τ comes 5.3065 s after it (ALGORITHMS.md §5.2).
+func ExampleAkka() {
+	d, err := phi.NewAkka(phi.AkkaConfig{})
+	if err != nil {
+		panic(err)
+	}
+	d.Observe(detector.Heartbeat{Arrival: 0})
+	e, _ := d.ElapsedFor(d.Threshold())
+	fmt.Println("t*(8):", e.Round(time.Microsecond))
+	fmt.Printf("φ after 5s: %.3f\n", d.Level(5*time.Second))
+	fmt.Println("suspected after 6s:", d.Suspected(6*time.Second))
+	// Output:
+	// t*(8): 5.306497s
+	// φ after 5s: 4.737
+	// suspected after 6s: true
+}

@@ -28,6 +28,11 @@ func models(t *testing.T) map[string]detector.Accrual {
 	add("normal-remedies", n, err)
 	n, err = phi.NewNormal(phi.NormalConfig{WindowSize: 200, Threshold: 250})
 	add("normal-250", n, err)
+	a, err := phi.NewAkka(phi.AkkaConfig{})
+	add("akka", a, err)
+	a, err = phi.NewAkka(phi.AkkaConfig{MaxSampleSize: 30, Threshold: 2, AcceptableHeartbeatPause: -1,
+		MinStdDeviation: time.Millisecond, FirstHeartbeatEstimate: 100 * time.Millisecond})
+	add("akka-tight", a, err)
 	return m
 }
 

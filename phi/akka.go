@@ -1,0 +1,216 @@
+package phi
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/fdkit/fdkit/detector"
+)
+
+// Defaults of Akka's model (akka.cluster.failure-detector in Akka's
+// reference.conf).
+const (
+	DefaultAkkaMaxSampleSize            = 1000
+	DefaultAkkaMinStdDeviation          = 100 * time.Millisecond
+	DefaultAkkaAcceptableHeartbeatPause = 3 * time.Second
+	DefaultAkkaFirstHeartbeatEstimate   = time.Second
+)
+
+// AkkaConfig configures an Akka detector. The zero value means Akka's
+// defaults.
+type AkkaConfig struct {
+	// Threshold Θ. Default DefaultThreshold (8); must be finite and not
+	// negative (0 means the default).
+	Threshold float64
+	// MaxSampleSize: the number of most recent intervals kept. Default
+	// DefaultAkkaMaxSampleSize (1000); must not be negative.
+	MaxSampleSize int
+	// MinStdDeviation: s' = max(σ, MinStdDeviation). Default
+	// DefaultAkkaMinStdDeviation (100 ms); must not be negative (0 means the
+	// default).
+	MinStdDeviation time.Duration
+	// AcceptableHeartbeatPause, added to the mean: m' = μ + pause. Zero
+	// means the default DefaultAkkaAcceptableHeartbeatPause (3 s); a negative
+	// value means no pause (m' = μ), as in net.Dialer.KeepAlive.
+	AcceptableHeartbeatPause time.Duration
+	// FirstHeartbeatEstimate m (Akka's heartbeat-interval): on the first
+	// heartbeat the history becomes the two samples m − m/4 and m + m/4.
+	// Default DefaultAkkaFirstHeartbeatEstimate (1 s); must not be negative
+	// (0 means the default).
+	FirstHeartbeatEstimate time.Duration
+	// MinSamples: WarmingUp reports true until this many real intervals have
+	// been recorded. Default 0: Akka relies on its bootstrap and has no
+	// warm-up. Must be in [0, MaxSampleSize].
+	MinSamples int
+}
+
+// Akka is the φ accrual failure detector as implemented in Akka's
+// PhiAccrualFailureDetector (akka-remote; defaults from akka-cluster's
+// reference.conf), itself based on Hayashibara et al. (SRDS 2004). See
+// ALGORITHMS.md §5.2.
+//
+// With μ and σ the mean and population standard deviation of the history,
+// m' = μ + acceptable pause and s' = max(σ, min std deviation):
+//
+//	y = (t − T_last − m')/s',  φ = −log10(e/(1 + e)),  e = exp(−y·(1.5976 + 0.070566·y²))
+//
+// (AkkaLevelOfY), a logistic approximation of −log10 Q(y): its thresholds
+// are not interchangeable with the normal model's. The freshness point is
+// τ = T_last + m' + s'·y(Θ), with y(Θ) the real root of a cubic
+// (AkkaYOfLevel), cached at construction.
+//
+// History: before the first heartbeat φ = 0. The first heartbeat puts the
+// two synthetic samples m ± m/4 into the history, where they stay until
+// pushed out. Afterwards an interval is recorded only if the process was
+// trusted when it ended (φ < Θ at the arrival, that is arrival < τ with τ
+// computed before the heartbeat); otherwise only T_last moves, so that the
+// first heartbeat after a pause does not skew the statistics. Because the
+// history depends on Θ, Akka does not implement detector.Linear and a
+// threshold sweep needs one replay per threshold.
+//
+// Awkward input follows the package rules (Akka itself has no sequence
+// numbers; fdkit ignores stale ones). A gap of hours ends while the process
+// is suspected, so it is not recorded. An Akka is not safe for concurrent
+// use.
+type Akka struct {
+	window     *detector.Window
+	threshold  float64
+	yTh        float64 // y(Θ)
+	minStd     float64 // ns
+	pause      float64 // ns
+	first      time.Duration
+	minSamples int
+
+	arr      arrivals
+	recorded int     // real intervals recorded
+	mean     float64 // m' in ns
+	sd       float64 // s' in ns
+	tstar    float64 // t*(Θ) in ns
+	tau      time.Duration
+}
+
+var _ detector.Accrual = (*Akka)(nil)
+
+// NewAkka returns an Akka-model φ detector, or an error for a negative
+// MaxSampleSize, MinStdDeviation or FirstHeartbeatEstimate, a threshold that
+// is negative, NaN or infinite, or MinSamples outside [0, MaxSampleSize].
+func NewAkka(cfg AkkaConfig) (*Akka, error) {
+	if cfg.Threshold == 0 {
+		cfg.Threshold = DefaultThreshold
+	}
+	if err := checkThreshold("akka", cfg.Threshold); err != nil {
+		return nil, err
+	}
+	if cfg.MaxSampleSize < 0 {
+		return nil, fmt.Errorf("phi: akka MaxSampleSize %d is negative", cfg.MaxSampleSize)
+	}
+	if cfg.MaxSampleSize == 0 {
+		cfg.MaxSampleSize = DefaultAkkaMaxSampleSize
+	}
+	if cfg.MinStdDeviation < 0 {
+		return nil, fmt.Errorf("phi: akka MinStdDeviation %v is negative", cfg.MinStdDeviation)
+	}
+	if cfg.MinStdDeviation == 0 {
+		cfg.MinStdDeviation = DefaultAkkaMinStdDeviation
+	}
+	switch {
+	case cfg.AcceptableHeartbeatPause < 0:
+		cfg.AcceptableHeartbeatPause = 0
+	case cfg.AcceptableHeartbeatPause == 0:
+		cfg.AcceptableHeartbeatPause = DefaultAkkaAcceptableHeartbeatPause
+	}
+	if cfg.FirstHeartbeatEstimate < 0 {
+		return nil, fmt.Errorf("phi: akka FirstHeartbeatEstimate %v is negative", cfg.FirstHeartbeatEstimate)
+	}
+	if cfg.FirstHeartbeatEstimate == 0 {
+		cfg.FirstHeartbeatEstimate = DefaultAkkaFirstHeartbeatEstimate
+	}
+	if cfg.MinSamples < 0 || cfg.MinSamples > cfg.MaxSampleSize {
+		return nil, fmt.Errorf("phi: akka MinSamples %d is outside [0, MaxSampleSize=%d]", cfg.MinSamples, cfg.MaxSampleSize)
+	}
+	w, err := detector.NewWindow(cfg.MaxSampleSize)
+	if err != nil {
+		return nil, err
+	}
+	return &Akka{
+		window:     w,
+		threshold:  cfg.Threshold,
+		yTh:        AkkaYOfLevel(cfg.Threshold),
+		minStd:     float64(cfg.MinStdDeviation),
+		pause:      float64(cfg.AcceptableHeartbeatPause),
+		first:      cfg.FirstHeartbeatEstimate,
+		minSamples: cfg.MinSamples,
+	}, nil
+}
+
+// Threshold returns Θ.
+func (d *Akka) Threshold() float64 { return d.threshold }
+
+// Window returns the history of intervals, synthetic samples included (read
+// it, do not add to it).
+func (d *Akka) Window() *detector.Window { return d.window }
+
+// Observe records a heartbeat (see the type documentation for the update
+// rule).
+func (d *Akka) Observe(hb detector.Heartbeat) {
+	iv, _, first, ok := d.arr.accept(hb)
+	if !ok {
+		return
+	}
+	if first {
+		m := d.first
+		d.window.Add(m - m/4)
+		d.window.Add(m + m/4)
+	} else if float64(iv) < d.tstar {
+		// φ(iv) < Θ ⇔ iv < t*(Θ), φ being increasing: no transcendental
+		// function on the heartbeat path.
+		d.window.Add(iv)
+		d.recorded++
+	}
+	d.mean = d.window.Mean() + d.pause
+	d.sd = math.Max(d.window.StdDev(), d.minStd)
+	if d.sd < 1 {
+		d.sd = 1 // m = 0 and no real interval yet: keep y finite
+	}
+	d.tstar = math.Max(0, d.mean+d.sd*d.yTh)
+	t, _ := ceilDuration(d.tstar)
+	d.tau = addSat(d.arr.last, t)
+}
+
+// Level returns φ(now) per AkkaLevelOfY: 0 before the first heartbeat,
+// elapsed times below 0 count as 0, never NaN or negative, finite for every
+// now.
+func (d *Akka) Level(now time.Duration) float64 {
+	if !d.arr.seen {
+		return 0
+	}
+	return AkkaLevelOfY((d.arr.elapsed(now) - d.mean) / d.sd)
+}
+
+// ElapsedFor returns t*(level) = m' + s'·y(level), clamped at 0 and rounded
+// up to the nanosecond. ok is false before the first heartbeat, for a NaN
+// level, and when t* does not fit in a time.Duration.
+func (d *Akka) ElapsedFor(level float64) (time.Duration, bool) {
+	if !d.arr.seen || math.IsNaN(level) {
+		return 0, false
+	}
+	return ceilDuration(d.mean + d.sd*AkkaYOfLevel(level))
+}
+
+// FreshnessPoint returns τ = T_last + t*(Θ); ok is false before the first
+// heartbeat.
+func (d *Akka) FreshnessPoint() (time.Duration, bool) { return d.tau, d.arr.seen }
+
+// WarmingUp reports whether no heartbeat was seen or fewer than MinSamples
+// real intervals have been recorded.
+func (d *Akka) WarmingUp() bool { return !d.arr.seen || d.recorded < d.minSamples }
+
+// Suspected reports now > τ.
+func (d *Akka) Suspected(now time.Duration) bool { return d.arr.seen && now > d.tau }
+
+// Mean returns m' = μ + acceptable pause.
+func (d *Akka) Mean() time.Duration { return time.Duration(math.Round(d.mean)) }
+
+// StdDev returns s' = max(σ, min std deviation).
+func (d *Akka) StdDev() time.Duration { return time.Duration(math.Round(d.sd)) }
