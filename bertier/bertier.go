@@ -1,0 +1,208 @@
+package bertier
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/fdkit/fdkit/chen"
+	"github.com/fdkit/fdkit/detector"
+	"github.com/fdkit/fdkit/jacobson"
+)
+
+// Defaults of Bertier, Marin and Sens as stated in [SFD-zh] and in the public
+// implementations checked for ALGORITHMS.md §4.
+const (
+	DefaultGain = 0.1 // γ
+	DefaultBeta = 1.0 // β, weight of the smoothed error (delay)
+	DefaultPhi  = 4.0 // φ, weight of the mean deviation (var)
+)
+
+// LossRule says which expected arrival a heartbeat's error is measured
+// against after a loss (ALGORITHMS.md §4, [UNSURE] in §11 item 3).
+type LossRule int
+
+const (
+	// ErrorVsReceived compares A_k with EA(k), the expected arrival of the
+	// sequence number actually received (window before inserting k). The
+	// fdkit default: a loss does not inflate the error.
+	ErrorVsReceived LossRule = iota
+	// ErrorVsNext compares A_k with EA_{ℓ+1}, the prediction made at the
+	// previous heartbeat, as sequence-less implementations do; each lost
+	// heartbeat adds about Δ to the error.
+	ErrorVsNext
+)
+
+// Config configures a Detector. The zero value means γ = 0.1, β = 1, φ = 4,
+// Chen's defaults for Δ (100 ms), n (1000) and restarts, warm-up until the
+// window is full, and ErrorVsReceived.
+type Config struct {
+	// Estimator sets Δ, n and the restart threshold of the NFD-E estimate.
+	Estimator chen.EstimatorConfig
+	// Gain is γ, in (0, 1]. Default DefaultGain.
+	Gain float64
+	// Beta is β, finite and > 0. Default DefaultBeta.
+	Beta float64
+	// Phi is φ, finite and > 0. Default DefaultPhi.
+	Phi float64
+	// MinSamples is the warm-up length (WarmingUp is true while the window
+	// holds fewer samples). Default: the window size, as in the literature.
+	MinSamples int
+	// LossRule selects the error after a loss. Default ErrorVsReceived.
+	LossRule LossRule
+}
+
+// Detector is the adaptable failure detector of Bertier, Marin and Sens
+// ("Implementation and performance evaluation of an adaptable failure
+// detector", DSN 2002, §3; ALGORITHMS.md §4): Chen's NFD-E expected arrival
+// with a safety margin from a Jacobson filter of its prediction error.
+// On a heartbeat k (A_k its arrival, EA_k the expected arrival):
+//
+//	error_k     = A_k − EA_k − delay_k
+//	delay_{k+1} = delay_k + γ·error_k
+//	var_{k+1}   = var_k + γ·(|error_k| − var_k)
+//	α_{k+1}     = β·delay_{k+1} + φ·var_{k+1}
+//	τ_{k+1}     = EA_{k+1} + α_{k+1}
+//
+// delay and var start at 0. The expected arrivals come from a
+// chen.Estimator and delay and var are a jacobson.Estimator with both gains
+// γ and InitZero (the same update: deviation first, with the old mean).
+//
+// Awkward input: a single heartbeat gives τ = A + Δ (α = 0); zero variance
+// makes delay and var decay to 0 and τ to EA; duplicates and stale numbers
+// are dropped; a late heartbeat (s < ℓ) enters the window but updates
+// neither delay, var nor τ; a backwards jump of more than RestartJump is a
+// sender restart and resets everything, warm-up included; a numbered
+// arrival going backwards is counted (a negative error); an unnumbered one
+// is dropped; a gap of hours is counted: its error raises delay and var by
+// γ·gap, which decays by a factor 1−γ per heartbeat; a burst of losses is
+// absorbed by the sequence numbers under ErrorVsReceived.
+type Detector struct {
+	est        *chen.Estimator
+	filter     *jacobson.Estimator
+	beta, phi  float64
+	minSamples int
+	rule       LossRule
+	lastErr    float64
+	tau        time.Duration
+	ea         time.Duration // EA_{ℓ+1}, for LinearForm
+	seen       bool
+}
+
+var _ detector.Linear = (*Detector)(nil)
+
+// New returns a detector, or an error describing the first invalid field.
+func New(cfg Config) (*Detector, error) {
+	est, err := chen.NewEstimator(cfg.Estimator)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Gain == 0 {
+		cfg.Gain = DefaultGain
+	}
+	filter, err := jacobson.NewEstimator(jacobson.EstimatorConfig{Gain: cfg.Gain, DevGain: cfg.Gain, Init: jacobson.InitZero})
+	if err != nil {
+		return nil, fmt.Errorf("bertier: gain γ: %w", err)
+	}
+	if cfg.Beta == 0 {
+		cfg.Beta = DefaultBeta
+	}
+	if cfg.Phi == 0 {
+		cfg.Phi = DefaultPhi
+	}
+	if !(cfg.Beta > 0) || math.IsInf(cfg.Beta, 0) {
+		return nil, fmt.Errorf("bertier: β %v must be finite and > 0", cfg.Beta)
+	}
+	if !(cfg.Phi > 0) || math.IsInf(cfg.Phi, 0) {
+		return nil, fmt.Errorf("bertier: φ %v must be finite and > 0", cfg.Phi)
+	}
+	if cfg.LossRule != ErrorVsReceived && cfg.LossRule != ErrorVsNext {
+		return nil, fmt.Errorf("bertier: unknown LossRule %d", cfg.LossRule)
+	}
+	m, err := chen.MinSamples(cfg.MinSamples, est.WindowSize())
+	if err != nil {
+		return nil, err
+	}
+	return &Detector{est: est, filter: filter, beta: cfg.Beta, phi: cfg.Phi, minSamples: m, rule: cfg.LossRule}, nil
+}
+
+// Observe records a heartbeat; see Detector for what is dropped or reset.
+func (d *Detector) Observe(hb detector.Heartbeat) {
+	switch d.est.Classify(hb) {
+	case chen.Duplicate, chen.Stale:
+		return
+	case chen.Late:
+		d.est.Observe(hb)
+		return
+	case chen.Restart:
+		d.est.Reset()
+		d.filter.Reset()
+		d.lastErr = 0
+	case chen.Fresh:
+		if last, ok := d.est.Last(); ok {
+			k := d.est.SeqOf(hb)
+			if d.rule == ErrorVsNext {
+				k = last + 1
+			}
+			r := -d.est.ExpectedArrivalSince(k, hb.Arrival) // A_k − EA_k, ns
+			d.lastErr = r - d.filter.SRTTNanos()
+			d.filter.UpdateNanos(r)
+		}
+	}
+	d.est.Observe(hb)
+	last, _ := d.est.Last()
+	ea := d.est.ExpectedArrivalSince(last+1, hb.Arrival)
+	d.ea = hb.Arrival + roundNanos(ea)
+	d.tau = hb.Arrival + roundNanos(ea+d.marginNanos())
+	d.seen = true
+}
+
+func (d *Detector) marginNanos() float64 {
+	return d.beta*d.filter.SRTTNanos() + d.phi*d.filter.RTTVARNanos()
+}
+
+// Estimator returns the NFD-E estimator (read it, do not feed it).
+func (d *Detector) Estimator() *chen.Estimator { return d.est }
+
+// ErrorFilter returns the delay/var filter (SRTT is delay, RTTVAR is var).
+func (d *Detector) ErrorFilter() *jacobson.Estimator { return d.filter }
+
+// LastError returns error_k of the newest Fresh heartbeat (0 for the first).
+func (d *Detector) LastError() time.Duration { return roundNanos(d.lastErr) }
+
+// Margin returns α = β·delay + φ·var, rounded to the nanosecond. It can be
+// negative when heartbeats arrive earlier than EA.
+func (d *Detector) Margin() time.Duration { return roundNanos(d.marginNanos()) }
+
+// FreshnessPoint returns τ_{ℓ+1} = EA_{ℓ+1} + α; ok is false before the
+// first heartbeat. During warm-up it is returned too, and WarmingUp is true.
+func (d *Detector) FreshnessPoint() (time.Duration, bool) { return d.tau, d.seen }
+
+// WarmingUp reports whether the window holds fewer than MinSamples samples.
+func (d *Detector) WarmingUp() bool { return d.est.Len() < d.minSamples }
+
+// Suspected reports now > τ.
+func (d *Detector) Suspected(now time.Duration) bool { return d.seen && now > d.tau }
+
+// LinearForm returns τ as linear in φ (an fdkit extension: Bertier has no
+// swept parameter, ALGORITHMS.md §9.4): Offset = EA_{ℓ+1} + β·delay, Scale =
+// var in nanoseconds. delay and var do not depend on φ nor on the
+// detector's outputs. ok is false before the first heartbeat.
+func (d *Detector) LinearForm() (time.Duration, float64, bool) {
+	if !d.seen {
+		return 0, 0, false
+	}
+	return d.ea + roundNanos(d.beta*d.filter.SRTTNanos()), d.filter.RTTVARNanos(), true
+}
+
+func roundNanos(x float64) time.Duration {
+	switch {
+	case math.IsNaN(x):
+		return 0
+	case x >= math.MaxInt64:
+		return math.MaxInt64
+	case x <= math.MinInt64:
+		return math.MinInt64
+	}
+	return time.Duration(math.Round(x))
+}
