@@ -24,18 +24,33 @@ func nextField(p []byte) (field, rest []byte) {
 	return p[i:j], p[j:]
 }
 
-// parseUint parses a non-empty run of ASCII digits into a uint64.
+// parseUint parses a non-empty run of ASCII digits into a uint64. Up to 19
+// significant digits cannot overflow, so only the 20th is checked.
 func parseUint(b []byte) (uint64, bool) {
 	if len(b) == 0 {
 		return 0, false
 	}
+	for len(b) > 1 && b[0] == '0' {
+		b = b[1:]
+	}
+	if len(b) > 20 {
+		return 0, false
+	}
+	head := b
+	if len(b) == 20 {
+		head = b[:19]
+	}
 	var n uint64
-	for _, c := range b {
-		d := uint64(c - '0')
+	for _, c := range head {
+		d := c - '0'
 		if d > 9 {
 			return 0, false
 		}
-		if n > (math.MaxUint64-d)/10 {
+		n = n*10 + uint64(d)
+	}
+	if len(b) == 20 {
+		d := uint64(b[19] - '0')
+		if d > 9 || n > (math.MaxUint64-d)/10 {
 			return 0, false
 		}
 		n = n*10 + d
