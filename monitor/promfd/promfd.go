@@ -1,0 +1,96 @@
+// Package promfd exports a monitor.Monitor's per-peer state as Prometheus
+// metrics (github.com/prometheus/client_golang). It is a separate package so
+// that the monitor itself does not depend on Prometheus.
+//
+// Metrics (with Namespace "fdkit", the default):
+//
+//	fdkit_peer_suspicion_level{peer}     gauge: the suspicion level (φ for φ detectors,
+//	                                     elapsed/timeout for binary ones; may be +Inf)
+//	fdkit_peer_suspected{peer}           gauge: 1 when suspected, 0 when trusted
+//	fdkit_peer_freshness_seconds{peer}   gauge: time left until the freshness point
+//	                                     (negative once passed); absent without one
+//	fdkit_peer_transitions_total{peer}   counter: status transitions since first seen
+//	fdkit_peer_suspicions_total{peer}    counter: trusted → suspected transitions
+//	fdkit_peer_heartbeats{peer}          gauge: heartbeats accepted in the current incarnation
+//	fdkit_monitor_peers                  gauge: peers monitored
+//	fdkit_monitor_local_pauses_total     counter: local pauses detected by the guard
+//
+// Each scrape evaluates every peer once (Monitor.Snapshot), which also
+// finds and delivers pending transitions.
+package promfd
+
+import (
+	"errors"
+
+	"github.com/fdkit/fdkit/monitor"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Options configures a Collector. The zero value means the defaults.
+type Options struct {
+	// Namespace prefixes every metric name. Default "fdkit".
+	Namespace string
+	// ConstLabels are added to every metric, for example
+	// {"detector": "phi8"} to register several monitors side by side.
+	ConstLabels prometheus.Labels
+}
+
+// Collector is a prometheus.Collector for one Monitor.
+type Collector struct {
+	m                                         *monitor.Monitor
+	level, suspected, fresh, trans, susp, hbs *prometheus.Desc
+	peers, pauses                             *prometheus.Desc
+}
+
+// New returns a Collector for m, or an error when m is nil.
+func New(m *monitor.Monitor, o Options) (*Collector, error) {
+	if m == nil {
+		return nil, errors.New("promfd: nil monitor")
+	}
+	ns := o.Namespace
+	if ns == "" {
+		ns = "fdkit"
+	}
+	d := func(name, help string, labels ...string) *prometheus.Desc {
+		return prometheus.NewDesc(prometheus.BuildFQName(ns, "", name), help, labels, o.ConstLabels)
+	}
+	return &Collector{
+		m:         m,
+		level:     d("peer_suspicion_level", "Suspicion level of the peer (phi for phi detectors, elapsed time over timeout for binary detectors).", "peer"),
+		suspected: d("peer_suspected", "1 when the peer is suspected, 0 when trusted.", "peer"),
+		fresh:     d("peer_freshness_seconds", "Seconds until the peer's freshness point; negative once it has passed.", "peer"),
+		trans:     d("peer_transitions_total", "Status transitions of the peer since it was first seen.", "peer"),
+		susp:      d("peer_suspicions_total", "Trusted to suspected transitions of the peer since it was first seen.", "peer"),
+		hbs:       d("peer_heartbeats", "Heartbeats accepted from the peer in its current incarnation.", "peer"),
+		peers:     d("monitor_peers", "Number of monitored peers."),
+		pauses:    d("monitor_local_pauses_total", "Local pauses of the monitor detected by the local-pause guard."),
+	}, nil
+}
+
+// Describe sends the descriptors of all metrics.
+func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{c.level, c.suspected, c.fresh, c.trans, c.susp, c.hbs, c.peers, c.pauses} {
+		ch <- d
+	}
+}
+
+// Collect evaluates every peer and sends its metrics.
+func (c *Collector) Collect(ch chan<- prometheus.Metric) {
+	states := c.m.Snapshot()
+	for _, s := range states {
+		ch <- prometheus.MustNewConstMetric(c.level, prometheus.GaugeValue, s.Level, s.Peer)
+		sus := 0.0
+		if s.Status == monitor.Suspected {
+			sus = 1
+		}
+		ch <- prometheus.MustNewConstMetric(c.suspected, prometheus.GaugeValue, sus, s.Peer)
+		if s.HasFreshnessPoint {
+			ch <- prometheus.MustNewConstMetric(c.fresh, prometheus.GaugeValue, (s.FreshnessPoint - s.Now).Seconds(), s.Peer)
+		}
+		ch <- prometheus.MustNewConstMetric(c.trans, prometheus.CounterValue, float64(s.Transitions), s.Peer)
+		ch <- prometheus.MustNewConstMetric(c.susp, prometheus.CounterValue, float64(s.Suspicions), s.Peer)
+		ch <- prometheus.MustNewConstMetric(c.hbs, prometheus.GaugeValue, float64(s.Heartbeats), s.Peer)
+	}
+	ch <- prometheus.MustNewConstMetric(c.peers, prometheus.GaugeValue, float64(len(states)))
+	ch <- prometheus.MustNewConstMetric(c.pauses, prometheus.CounterValue, float64(c.m.LocalPauses()))
+}
