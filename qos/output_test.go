@@ -1,0 +1,87 @@
+package qos
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/fdkit/fdkit/chen"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func smallCurves(t *testing.T) []Curve {
+	t.Helper()
+	hbs := agreementTraces()["jitter-loss"]
+	c, err := Sweep([]Stream{{Name: "gen", Heartbeats: hbs}}, []Family{
+		FixedFamily(mustRange(t, 100, 400, 10, false)),
+		ChenFamily(chen.Config{Estimator: chen.EstimatorConfig{WindowSize: 50}}, mustRange(t, 1, 300, 10, true)),
+	}, SweepOptions{Workers: 2})
+	require.NoError(t, err)
+	return c
+}
+
+func TestWriteCSVAndJSON(t *testing.T) {
+	curves := smallCurves(t)
+	var buf bytes.Buffer
+	require.NoError(t, WriteCSV(&buf, curves))
+	rows, err := csv.NewReader(&buf).ReadAll()
+	require.NoError(t, err)
+	require.Len(t, rows, 1+20)
+	assert.Equal(t, csvHeader, rows[0])
+	assert.Equal(t, []string{"gen", "fixed", "T", "ms", "100", "one-pass"}, rows[1][:6])
+
+	buf.Reset()
+	require.NoError(t, WriteJSON(&buf, curves))
+	var back []Curve
+	require.NoError(t, json.Unmarshal(buf.Bytes(), &back))
+	assert.Equal(t, curves, back)
+}
+
+func TestTune(t *testing.T) {
+	curves := smallCurves(t)
+	// A loose target: every family finds a point, the one with smallest TD.
+	ch, err := Tune(curves, Targets{MinQAP: 0.99})
+	require.NoError(t, err)
+	require.Len(t, ch, 2)
+	for i, c := range ch {
+		require.True(t, c.Found, c.Family)
+		assert.GreaterOrEqual(t, c.Point.QAP, 0.99)
+		for _, p := range curves[i].Points {
+			if p.QAP >= 0.99 {
+				assert.GreaterOrEqual(t, p.TD.Mean, c.Point.TD.Mean, "a faster point meets the target")
+			}
+		}
+	}
+	// Impossible: fast and no mistakes.
+	ch, err = Tune(curves, Targets{MaxTD: ms(50), MaxMRPerSecond: 1e-9})
+	require.NoError(t, err)
+	for _, c := range ch {
+		assert.False(t, c.Found)
+	}
+	_, err = Tune(curves, Targets{MinQAP: 2})
+	assert.Error(t, err)
+	_, err = Tune(curves, Targets{MaxTD: -1})
+	assert.Error(t, err)
+}
+
+func TestSavePlots(t *testing.T) {
+	dir := t.TempDir()
+	if d := os.Getenv("FDKIT_PLOT_DIR"); d != "" {
+		dir = d
+	}
+	files, err := SavePlots(smallCurves(t), dir, "gen-", "generated trace")
+	require.NoError(t, err)
+	assert.Len(t, files, 4)
+	for _, f := range files {
+		st, err := os.Stat(f)
+		require.NoError(t, err)
+		assert.Greater(t, st.Size(), int64(1000), f)
+	}
+	assert.FileExists(t, filepath.Join(dir, "gen-mr-td.svg"))
+	_, err = NewPlot(nil, PlotMR, "empty")
+	assert.Error(t, err)
+}

@@ -1,0 +1,153 @@
+package qos
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+)
+
+// PlotKind selects what a plot shows against the mean detection time.
+type PlotKind int
+
+const (
+	// PlotMR shows the mistake rate MR (per second, log scale) against TD.
+	// Points without mistakes cannot be drawn on a log axis and are left out.
+	PlotMR PlotKind = iota
+	// PlotQAP shows the query accuracy probability QAP against TD.
+	PlotQAP
+)
+
+func (k PlotKind) name() string {
+	if k == PlotQAP {
+		return "qap-td"
+	}
+	return "mr-td"
+}
+
+// NewPlot draws curves (normally those of one stream) with the mean TD in
+// milliseconds on the x axis: one line with markers per family, a lone
+// marker for a family with a single point (Bertier).
+func NewPlot(curves []Curve, kind PlotKind, title string) (*plot.Plot, error) {
+	p := plot.New()
+	p.Title.Text = title
+	p.X.Label.Text = "mean detection time TD (ms)"
+	switch kind {
+	case PlotMR:
+		p.Y.Label.Text = "mistake rate MR (per second, log scale)"
+		p.Y.Scale = plot.LogScale{}
+		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+	case PlotQAP:
+		p.Y.Label.Text = "query accuracy probability QAP"
+	default:
+		return nil, fmt.Errorf("qos: unknown plot kind %d", int(kind))
+	}
+	p.Legend.Top = true
+	p.Add(plotter.NewGrid())
+	drawn := 0
+	for i, c := range curves {
+		pts := make(plotter.XYs, 0, len(c.Points))
+		for _, pt := range c.Points {
+			y := pt.QAP
+			if kind == PlotMR {
+				y = pt.MRPerSecond
+				if y <= 0 {
+					continue
+				}
+			}
+			pts = append(pts, plotter.XY{X: float64(pt.TD.Mean) / float64(time.Millisecond), Y: y})
+		}
+		if len(pts) == 0 {
+			continue
+		}
+		slices.SortFunc(pts, func(a, b plotter.XY) int {
+			switch {
+			case a.X < b.X:
+				return -1
+			case a.X > b.X:
+				return 1
+			}
+			return 0
+		})
+		label := c.Family
+		col := plotutil.Color(i)
+		if len(c.Points) == 1 {
+			sc, err := plotter.NewScatter(pts)
+			if err != nil {
+				return nil, fmt.Errorf("qos: plotting %s: %w", c.Family, err)
+			}
+			sc.GlyphStyle = draw.GlyphStyle{Color: col, Radius: vg.Points(4), Shape: draw.PyramidGlyph{}}
+			p.Add(sc)
+			p.Legend.Add(label, sc)
+		} else {
+			l, sc, err := plotter.NewLinePoints(pts)
+			if err != nil {
+				return nil, fmt.Errorf("qos: plotting %s: %w", c.Family, err)
+			}
+			l.Color = col
+			l.Width = vg.Points(1.2)
+			sc.GlyphStyle = draw.GlyphStyle{Color: col, Radius: vg.Points(1.8), Shape: plotutil.Shape(i)}
+			p.Add(l, sc)
+			p.Legend.Add(label, l, sc)
+		}
+		drawn++
+	}
+	if drawn == 0 {
+		if kind == PlotMR {
+			return nil, errors.New("qos: no point with mistakes to draw on a log scale")
+		}
+		return nil, errors.New("qos: no points to draw")
+	}
+	if kind == PlotMR && p.Y.Min == p.Y.Max {
+		p.Y.Min, p.Y.Max = p.Y.Min/10, p.Y.Max*10
+	}
+	return p, nil
+}
+
+// SavePlots writes, for the given curves, "<prefix>mr-td" and
+// "<prefix>qap-td" as PNG and SVG (15 cm × 10 cm) into dir, which must
+// exist. It returns the files written. A plot with nothing to draw (for
+// example no mistakes at any point for MR) is skipped, not an error.
+func SavePlots(curves []Curve, dir, prefix, title string) ([]string, error) {
+	var files []string
+	for _, kind := range []PlotKind{PlotMR, PlotQAP} {
+		p, err := NewPlot(curves, kind, title)
+		if err != nil {
+			continue
+		}
+		for _, ext := range []string{".png", ".svg"} {
+			path := filepath.Join(dir, prefix+kind.name()+ext)
+			if err := savePlot(p, path); err != nil {
+				return files, err
+			}
+			files = append(files, path)
+		}
+	}
+	return files, nil
+}
+
+// savePlot saves p, turning a panic of the drawing library (degenerate
+// axes) into an error.
+func savePlot(p *plot.Plot, path string) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("qos: drawing %s: %v", path, r)
+		}
+	}()
+	if err := p.Save(15*vg.Centimeter, 10*vg.Centimeter, path); err != nil {
+		return fmt.Errorf("qos: saving plot: %w", err)
+	}
+	if _, err := os.Stat(path); err != nil {
+		return fmt.Errorf("qos: saving plot: %w", err)
+	}
+	return nil
+}
+
