@@ -73,6 +73,17 @@ func newBenchAkka(b *testing.B) *phi.Akka {
 func BenchmarkAkkaObserveLevel(b *testing.B) { benchObserveLevel(b, newBenchAkka(b)) }
 func BenchmarkAkkaObserveTau(b *testing.B)   { benchObserveTau(b, newBenchAkka(b)) }
 
+func newBenchCassandra(b *testing.B) *phi.Cassandra {
+	d, err := phi.NewCassandra(phi.CassandraConfig{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return d
+}
+
+func BenchmarkCassandraObserveLevel(b *testing.B) { benchObserveLevel(b, newBenchCassandra(b)) }
+func BenchmarkCassandraObserveTau(b *testing.B)   { benchObserveTau(b, newBenchCassandra(b)) }
+
 // BenchmarkLevelOfZ and BenchmarkZOfLevel time the pure functions (z = 3,
 // Θ = 8).
 func BenchmarkLevelOfZ(b *testing.B) {

@@ -54,3 +54,21 @@ func ExampleAkka() {
 	// φ after 5s: 4.737
 	// suspected after 6s: true
 }
+
+// Cassandra's exponential model on the common trace: far more conservative
+// than the normal model for regular heartbeats (ALGORITHMS.md §5.3).
+func ExampleCassandra() {
+	d, err := phi.NewCassandra(phi.CassandraConfig{WindowSize: 5})
+	if err != nil {
+		panic(err)
+	}
+	for i, at := range []time.Duration{120, 225, 318, 440, 522, 630} {
+		d.Observe(detector.Heartbeat{Seq: uint64(i + 1), HasSeq: true, Arrival: at * time.Millisecond})
+	}
+	fmt.Printf("φ at 830ms: %.6f\n", d.Level(830*time.Millisecond))
+	tau, _ := d.FreshnessPoint()
+	fmt.Println("freshness point:", tau.Round(time.Microsecond))
+	// Output:
+	// φ at 830ms: 0.851558
+	// freshness point: 2.508909s
+}

@@ -33,6 +33,10 @@ func models(t *testing.T) map[string]detector.Accrual {
 	a, err = phi.NewAkka(phi.AkkaConfig{MaxSampleSize: 30, Threshold: 2, AcceptableHeartbeatPause: -1,
 		MinStdDeviation: time.Millisecond, FirstHeartbeatEstimate: 100 * time.Millisecond})
 	add("akka-tight", a, err)
+	c, err := phi.NewCassandra(phi.CassandraConfig{})
+	add("cassandra", c, err)
+	c, err = phi.NewCassandra(phi.CassandraConfig{WindowSize: 10, Threshold: 1, MaxInterval: -1})
+	add("cassandra-uncapped", c, err)
 	return m
 }
 
@@ -96,7 +100,7 @@ func TestAccrualProperties(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			r := rand.New(rand.NewPCG(42, uint64(len(name))))
 			th := d.Threshold()
-			checked := 0
+			checked, linear := 0, 0
 			for i, h := range randomTrace(r, 400) {
 				d.Observe(h)
 				tau, ok := d.FreshnessPoint()
@@ -116,6 +120,19 @@ func TestAccrualProperties(t *testing.T) {
 					prev = l
 					// Suspected(now) ⇔ now > τ.
 					require.Equal(t, now > tau, d.Suspected(now))
+				}
+				// Linear form: τ = Offset + Scale·p, p = z(Θ) or Θ.
+				if lin, ok := d.(detector.Linear); ok {
+					if off, scale, ok := lin.LinearForm(); ok {
+						p := th
+						if _, normal := d.(*phi.Normal); normal {
+							p = phi.ZOfLevel(th)
+						}
+						want := float64(off) + scale*p
+						// τ is rounded up and Offset rounded: at most 1.5 ns apart.
+						assert.InDelta(t, want, float64(tau), 1.5+1e-15*math.Abs(want), "step %d", i)
+						linear++
+					}
 				}
 				// τ is where the level reaches Θ, to the nanosecond.
 				if e > 0 {
@@ -137,6 +154,9 @@ func TestAccrualProperties(t *testing.T) {
 				}
 			}
 			assert.Greater(t, checked, 100)
+			if _, ok := d.(detector.Linear); ok && name != "normal-remedies" {
+				assert.Greater(t, linear, 100)
+			}
 		})
 	}
 }

@@ -1,0 +1,186 @@
+package phi
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/fdkit/fdkit/detector"
+)
+
+// DefaultCassandraGossipInterval is Cassandra's gossip interval (1 s); the
+// initial interval and the default maximum interval are twice it.
+const DefaultCassandraGossipInterval = time.Second
+
+// CassandraConfig configures a Cassandra detector. The zero value means
+// Cassandra's defaults.
+type CassandraConfig struct {
+	// Threshold Θ (phi_convict_threshold). Default DefaultThreshold (8);
+	// must be finite and not negative (0 means the default).
+	Threshold float64
+	// WindowSize: the number of most recent intervals kept. Default
+	// DefaultWindowSize (1000); must not be negative.
+	WindowSize int
+	// GossipInterval: the first heartbeat records an initial interval of
+	// 2 × GossipInterval, which stays in the window until pushed out.
+	// Default DefaultCassandraGossipInterval (1 s); must not be negative.
+	GossipInterval time.Duration
+	// MaxInterval: longer intervals are not recorded (T_last still moves).
+	// Zero means the default 2 × GossipInterval (Cassandra's
+	// fd_max_interval_ms default); a negative value means no cap.
+	MaxInterval time.Duration
+	// MinSamples: WarmingUp reports true until this many real intervals are
+	// in the window. Default 0 (Cassandra has no warm-up). Must be in
+	// [0, WindowSize].
+	MinSamples int
+}
+
+// Cassandra is the φ accrual failure detector of Apache Cassandra
+// (gms/FailureDetector.java, ArrivalWindow; CASSANDRA-2597), following
+// Hayashibara et al. (SRDS 2004) with an exponential model of inter-arrival
+// times (ALGORITHMS.md §5.3):
+//
+//	P_later(x) = exp(−x/μ),  φ(t) = (t − T_last)/(μ·ln 10),  t*(Θ) = Θ·μ·ln 10
+//
+// with μ the window mean. It is the ED FD of Xiong et al. (IEEE JSAC 27(4),
+// 2009) on a log scale: φ = −log10(1 − e_d), so E = 0.99 is Θ = 2
+// (ALGORITHMS.md §7).
+//
+// Cassandra's guard against its own local pauses (convict nobody for a while
+// after a pause of the monitor) belongs to a live monitor and is not part of
+// this pure detector. Cassandra implements detector.Linear with p = Θ.
+//
+// Awkward input follows the package rules; intervals above MaxInterval
+// (default 2 s), such as a gap of hours or a long loss burst, are not
+// recorded. μ is floored at 1 ns so that φ stays finite when every recorded
+// interval is zero. A Cassandra is not safe for concurrent use.
+type Cassandra struct {
+	window     *detector.Window
+	threshold  float64
+	initial    time.Duration
+	maxIv      time.Duration // < 0: no cap
+	minSamples int
+
+	arr      arrivals
+	recorded int
+	scale    float64 // μ·ln 10 in ns
+	tau      time.Duration
+}
+
+var (
+	_ detector.Accrual = (*Cassandra)(nil)
+	_ detector.Linear  = (*Cassandra)(nil)
+)
+
+// NewCassandra returns a Cassandra-model φ detector, or an error for a
+// negative WindowSize or GossipInterval, a threshold that is negative, NaN or
+// infinite, or MinSamples outside [0, WindowSize].
+func NewCassandra(cfg CassandraConfig) (*Cassandra, error) {
+	if cfg.Threshold == 0 {
+		cfg.Threshold = DefaultThreshold
+	}
+	if err := checkThreshold("cassandra", cfg.Threshold); err != nil {
+		return nil, err
+	}
+	if cfg.WindowSize < 0 {
+		return nil, fmt.Errorf("phi: cassandra window size %d is negative", cfg.WindowSize)
+	}
+	if cfg.WindowSize == 0 {
+		cfg.WindowSize = DefaultWindowSize
+	}
+	if cfg.GossipInterval < 0 {
+		return nil, fmt.Errorf("phi: cassandra GossipInterval %v is negative", cfg.GossipInterval)
+	}
+	if cfg.GossipInterval == 0 {
+		cfg.GossipInterval = DefaultCassandraGossipInterval
+	}
+	if cfg.MaxInterval == 0 {
+		cfg.MaxInterval = 2 * cfg.GossipInterval
+	}
+	if cfg.MinSamples < 0 || cfg.MinSamples > cfg.WindowSize {
+		return nil, fmt.Errorf("phi: cassandra MinSamples %d is outside [0, WindowSize=%d]", cfg.MinSamples, cfg.WindowSize)
+	}
+	w, err := detector.NewWindow(cfg.WindowSize)
+	if err != nil {
+		return nil, err
+	}
+	return &Cassandra{
+		window:     w,
+		threshold:  cfg.Threshold,
+		initial:    2 * cfg.GossipInterval,
+		maxIv:      cfg.MaxInterval,
+		minSamples: cfg.MinSamples,
+	}, nil
+}
+
+// Threshold returns Θ.
+func (d *Cassandra) Threshold() float64 { return d.threshold }
+
+// Window returns the window of intervals, the initial interval included
+// (read it, do not add to it).
+func (d *Cassandra) Window() *detector.Window { return d.window }
+
+// Observe records a heartbeat: the initial interval on the first heartbeat,
+// afterwards I = A − T_last unless it exceeds MaxInterval; T_last = A.
+func (d *Cassandra) Observe(hb detector.Heartbeat) {
+	iv, _, first, ok := d.arr.accept(hb)
+	if !ok {
+		return
+	}
+	switch {
+	case first:
+		d.window.Add(d.initial)
+	case d.maxIv < 0 || iv <= d.maxIv:
+		d.window.Add(iv)
+		d.recorded++
+	}
+	d.scale = math.Max(d.window.Mean(), 1) * math.Ln10
+	t, _ := ceilDuration(d.threshold * d.scale)
+	d.tau = addSat(d.arr.last, t)
+}
+
+// Level returns φ(now) = (now − T_last)/(μ·ln 10): 0 before the first
+// heartbeat, elapsed times below 0 count as 0, never NaN or negative, finite
+// for every now.
+func (d *Cassandra) Level(now time.Duration) float64 {
+	if !d.arr.seen {
+		return 0
+	}
+	return d.arr.elapsed(now) / d.scale
+}
+
+// ElapsedFor returns t*(level) = level·μ·ln 10, rounded up to the nanosecond
+// (0 for level ≤ 0). ok is false before the first heartbeat, for a NaN
+// level, and when t* does not fit in a time.Duration.
+func (d *Cassandra) ElapsedFor(level float64) (time.Duration, bool) {
+	if !d.arr.seen || math.IsNaN(level) {
+		return 0, false
+	}
+	return ceilDuration(level * d.scale)
+}
+
+// FreshnessPoint returns τ = T_last + Θ·μ·ln 10; ok is false before the
+// first heartbeat.
+func (d *Cassandra) FreshnessPoint() (time.Duration, bool) { return d.tau, d.arr.seen }
+
+// WarmingUp reports whether no heartbeat was seen or fewer than MinSamples
+// real intervals are in the window.
+func (d *Cassandra) WarmingUp() bool {
+	return !d.arr.seen || min(d.recorded, d.window.Size()) < d.minSamples
+}
+
+// Suspected reports now > τ.
+func (d *Cassandra) Suspected(now time.Duration) bool { return d.arr.seen && now > d.tau }
+
+// LinearForm returns Offset = T_last and Scale = μ·ln 10 in nanoseconds, so
+// that τ = Offset + Scale·Θ (up to the rounding of τ to the nanosecond). ok
+// is false before the first heartbeat.
+func (d *Cassandra) LinearForm() (offset time.Duration, scale float64, ok bool) {
+	if !d.arr.seen {
+		return 0, 0, false
+	}
+	return d.arr.last, d.scale, true
+}
+
+// Mean returns μ, the window mean (initial interval included).
+func (d *Cassandra) Mean() time.Duration { return d.window.MeanDuration() }
