@@ -5,6 +5,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/fdkit/fdkit/bertier"
 	"github.com/fdkit/fdkit/chen"
 	"github.com/fdkit/fdkit/detector"
 	"github.com/fdkit/fdkit/jacobson"
@@ -120,5 +121,51 @@ func PhiNormalFamily(cfg phi.NormalConfig, thresholds []float64) Family {
 			return phi.NewNormal(c)
 		},
 		Linear: phi.ZOfLevel,
+	}
+}
+
+// PhiAkkaFamily sweeps the threshold Θ of Akka's φ model (ALGORITHMS.md
+// §5.2) with the other settings from cfg. The history depends on Θ (an
+// interval is recorded only while the process is trusted), so every point
+// is a replay of its own.
+func PhiAkkaFamily(cfg phi.AkkaConfig, thresholds []float64) Family {
+	return Family{
+		Name: "phi-akka", Param: "Phi", Values: thresholds,
+		New: func(v float64) (detector.Detector, error) {
+			if v <= 0 {
+				return nil, fmt.Errorf("threshold %g must be positive", v)
+			}
+			c := cfg
+			c.Threshold = v
+			return phi.NewAkka(c)
+		},
+	}
+}
+
+// PhiCassandraFamily sweeps the threshold Θ of Cassandra's exponential φ
+// model (ALGORITHMS.md §5.3) with the other settings from cfg:
+// τ = T_last + Θ·μ·ln 10, linear in Θ.
+func PhiCassandraFamily(cfg phi.CassandraConfig, thresholds []float64) Family {
+	return Family{
+		Name: "phi-cassandra", Param: "Phi", Values: thresholds,
+		New: func(v float64) (detector.Detector, error) {
+			if v <= 0 {
+				return nil, fmt.Errorf("threshold %g must be positive", v)
+			}
+			c := cfg
+			c.Threshold = v
+			return phi.NewCassandra(c)
+		},
+		Linear: func(v float64) float64 { return v },
+	}
+}
+
+// BertierFamily is Bertier, Marin and Sens's detector with the settings of
+// cfg (ALGORITHMS.md §4). It has no free parameter: the family is a single
+// point (Value 0, Param empty).
+func BertierFamily(cfg bertier.Config) Family {
+	return Family{
+		Name: "bertier", Values: []float64{0},
+		New: func(float64) (detector.Detector, error) { return bertier.New(cfg) },
 	}
 }

@@ -150,4 +150,3 @@ func savePlot(p *plot.Plot, path string) (err error) {
 	}
 	return nil
 }
-

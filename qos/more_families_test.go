@@ -1,0 +1,70 @@
+package qos
+
+import (
+	"testing"
+
+	"github.com/fdkit/fdkit/bertier"
+	"github.com/fdkit/fdkit/chen"
+	"github.com/fdkit/fdkit/detector"
+	"github.com/fdkit/fdkit/phi"
+	"github.com/stretchr/testify/require"
+)
+
+// Settings scaled to the 100 ms traces of agreementTraces, windows of 50.
+var (
+	testAkka      = phi.AkkaConfig{MaxSampleSize: 50, MinStdDeviation: ms(10), AcceptableHeartbeatPause: -1, FirstHeartbeatEstimate: ms(100), MinSamples: 20}
+	testCassandra = phi.CassandraConfig{WindowSize: 50, GossipInterval: ms(100), MinSamples: 50}
+	testBertier   = bertier.Config{Estimator: chen.EstimatorConfig{Interval: ms(100), WindowSize: 50}}
+)
+
+func TestAkkaAgreesWithReference(t *testing.T) {
+	for name, hbs := range agreementTraces() {
+		t.Run(name, func(t *testing.T) {
+			for _, th := range []float64{1, 8} {
+				checkAgainstReference(t, func() detector.Detector {
+					c := testAkka
+					c.Threshold = th
+					d, err := phi.NewAkka(c)
+					require.NoError(t, err)
+					return d
+				}, hbs, 0)
+			}
+		})
+	}
+}
+
+func TestCassandraAgreesWithReference(t *testing.T) {
+	for name, hbs := range agreementTraces() {
+		t.Run(name, func(t *testing.T) {
+			for _, th := range []float64{0.5, 1} {
+				checkAgainstReference(t, func() detector.Detector {
+					c := testCassandra
+					c.Threshold = th
+					d, err := phi.NewCassandra(c)
+					require.NoError(t, err)
+					return d
+				}, hbs, 0)
+			}
+		})
+	}
+}
+
+func TestCassandraFastSweepEqualsReplays(t *testing.T) {
+	for name, hbs := range agreementTraces() {
+		t.Run(name, func(t *testing.T) {
+			checkFastSweep(t, PhiCassandraFamily(testCassandra, mustRange(t, 0.3, 3, 25, false)), hbs)
+		})
+	}
+}
+
+func TestBertierAgreesWithReference(t *testing.T) {
+	for name, hbs := range agreementTraces() {
+		t.Run(name, func(t *testing.T) {
+			checkAgainstReference(t, func() detector.Detector {
+				d, err := bertier.New(testBertier)
+				require.NoError(t, err)
+				return d
+			}, hbs, 0)
+		})
+	}
+}
