@@ -84,6 +84,24 @@ func newBenchCassandra(b *testing.B) *phi.Cassandra {
 func BenchmarkCassandraObserveLevel(b *testing.B) { benchObserveLevel(b, newBenchCassandra(b)) }
 func BenchmarkCassandraObserveTau(b *testing.B)   { benchObserveTau(b, newBenchCassandra(b)) }
 
+// BenchmarkFixedBaseline is the fixed-timeout detector under the same loop
+// as benchObserveTau, the yardstick for ratios measured in one run.
+func BenchmarkFixedBaseline(b *testing.B) {
+	d, err := detector.NewFixed(detector.FixedConfig{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	period := benchArrivals[len(benchArrivals)-1]
+	for i := 0; b.Loop(); i++ {
+		k := i % len(benchArrivals)
+		a := benchArrivals[k] + time.Duration(i/len(benchArrivals))*period
+		d.Observe(detector.Heartbeat{Seq: uint64(i), HasSeq: true, Arrival: a})
+		tau, _ := d.FreshnessPoint()
+		sink += float64(tau)
+	}
+}
+
 // BenchmarkLevelOfZ and BenchmarkZOfLevel time the pure functions (z = 3,
 // Θ = 8).
 func BenchmarkLevelOfZ(b *testing.B) {
