@@ -247,8 +247,7 @@ func (d *Normal) WarmingUp() bool {
 	return !d.arr.seen || d.window.Len() < d.minSamples
 }
 
-// Suspected reports now > τ, equivalently φ(now) ≥ Θ one nanosecond or more
-// after the crossing.
+// Suspected reports now > τ (strict; φ(τ) ≥ Θ already).
 func (d *Normal) Suspected(now time.Duration) bool {
 	return d.arr.seen && now > d.tau
 }
