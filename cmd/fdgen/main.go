@@ -1,0 +1,242 @@
+// Command fdgen writes synthetic heartbeat traces in fdkit's trace format,
+// made by trace.Generate from a named preset and/or flags, deterministic for
+// a seed.
+//
+// Usage:
+//
+//	fdgen [flags]
+//
+// Examples:
+//
+//	fdgen --list                                   # the presets
+//	fdgen --preset jitter --seed 1 -o jitter.fdkit.gz
+//	fdgen --preset wan --duration 10m -o wan.fdkit.xz
+//	fdgen --preset stable --pause 20s:600ms --crash 50s -o -
+//	fdgen --interval 1s --delay lognormal --delay-mean 30ms --delay-sd 20ms \
+//	      --loss 0.01 --loss-burst 5 --duration 1h -o my.fdkit.gz
+//
+// Flags given explicitly override the preset's values. The output is
+// compressed according to --compress, by default from the output name's
+// extension (.gz gzip, .xz xz, else none). The header records the interval,
+// the preset and the seed, and a comment line holds the command line.
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/fdkit/fdkit/trace"
+)
+
+func main() {
+	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		if err != pflag.ErrHelp {
+			fmt.Fprintln(os.Stderr, "fdgen:", err)
+		}
+		os.Exit(2)
+	}
+}
+
+func run(args []string, stdout, stderr io.Writer) error {
+	fs := pflag.NewFlagSet("fdgen", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var (
+		list       = fs.Bool("list", false, "list the presets and exit")
+		preset     = fs.String("preset", "", "start from this preset (see --list); empty: trace.GenConfig defaults")
+		seed       = fs.Uint64("seed", 1, "random seed (trace.NewRand)")
+		out        = fs.StringP("out", "o", "-", "output file, - for standard output")
+		compress   = fs.String("compress", "auto", "none, gzip, xz, or auto (from the output name's extension)")
+		sender     = fs.String("sender", "", "sender id (default \"p\")")
+		interval   = fs.Duration("interval", 0, "nominal heartbeat interval Δ")
+		duration   = fs.Duration("duration", 0, "length of the trace (heartbeats scheduled in [0, duration))")
+		jitter     = fs.Duration("jitter", 0, "s.d. of the sender's send instants around k·Δ")
+		delayDist  = fs.String("delay", "", "one-way delay distribution: constant, normal, lognormal, pareto")
+		delayBase  = fs.Duration("delay-base", 0, "constant part of the delay")
+		delayMean  = fs.Duration("delay-mean", 0, "mean of the random part of the delay")
+		delaySD    = fs.Duration("delay-sd", 0, "s.d. of the random part (normal, lognormal)")
+		delayAlpha = fs.Float64("delay-alpha", 0, "Pareto shape (> 1)")
+		loss       = fs.Float64("loss", 0, "loss rate (fraction 0..1): Bernoulli, or Gilbert-Elliott with --loss-burst > 1")
+		lossBurst  = fs.Float64("loss-burst", 1, "mean loss burst length in heartbeats (Gilbert-Elliott when > 1)")
+		pauses     = fs.StringArray("pause", nil, "sender pause AT:LENGTH, e.g. 30s:600ms (repeatable)")
+		outages    = fs.StringArray("outage", nil, "network outage AT:LENGTH: everything sent in it is lost (repeatable)")
+		crash      = fs.Duration("crash", 0, "crash time: nothing is sent at or after it (0: no crash)")
+		drift      = fs.Float64("drift-ppm", 0, "receiver clock drift in parts per million")
+		recvStart  = fs.Duration("receiver-start", 0, "receiver clock reading at instant 0")
+	)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "Usage: fdgen [flags]\n\nWrites a synthetic heartbeat trace in fdkit format (see package trace).\n\nFlags:")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if *list {
+		for _, n := range trace.Presets() {
+			p, _ := trace.LookupPreset(n)
+			fmt.Fprintf(stdout, "%-9s %s\n", n, p.Description)
+		}
+		return nil
+	}
+	var cfg trace.GenConfig
+	meta := map[string]string{"seed": strconv.FormatUint(*seed, 10), "generator": "fdgen"}
+	if *preset != "" {
+		p, err := trace.LookupPreset(*preset)
+		if err != nil {
+			return err
+		}
+		cfg = p.Config
+		meta["preset"] = p.Name
+	}
+	set := func(name string) bool { return fs.Changed(name) }
+	if set("sender") {
+		cfg.Sender = *sender
+	}
+	if set("interval") {
+		cfg.Interval = *interval
+	}
+	if set("duration") {
+		cfg.Duration = *duration
+	}
+	if set("jitter") {
+		cfg.Jitter = *jitter
+	}
+	if set("delay") {
+		d, err := trace.ParseDelayDist(*delayDist)
+		if err != nil {
+			return err
+		}
+		cfg.Delay.Dist = d
+	}
+	if set("delay-base") {
+		cfg.Delay.Base = *delayBase
+	}
+	if set("delay-mean") {
+		cfg.Delay.Mean = *delayMean
+	}
+	if set("delay-sd") {
+		cfg.Delay.SD = *delaySD
+	}
+	if set("delay-alpha") {
+		cfg.Delay.Alpha = *delayAlpha
+	}
+	if set("loss") || set("loss-burst") {
+		switch {
+		case *loss == 0:
+			cfg.Loss = trace.Loss{}
+		case *lossBurst > 1:
+			if !(*loss < 1) {
+				return fmt.Errorf("--loss %v: want a fraction below 1 with --loss-burst", *loss)
+			}
+			cfg.Loss = trace.GilbertElliott(*loss, *lossBurst)
+		case *lossBurst < 1:
+			return fmt.Errorf("--loss-burst %v: want at least 1", *lossBurst)
+		default:
+			cfg.Loss = trace.Loss{Model: trace.LossBernoulli, P: *loss}
+		}
+	}
+	var err error
+	if set("pause") {
+		if cfg.Pauses, err = parseWindows("pause", *pauses); err != nil {
+			return err
+		}
+	}
+	if set("outage") {
+		if cfg.Outages, err = parseWindows("outage", *outages); err != nil {
+			return err
+		}
+	}
+	if set("crash") {
+		cfg.CrashAt = *crash
+	}
+	if set("drift-ppm") {
+		cfg.DriftPPM = *drift
+	}
+	if set("receiver-start") {
+		cfg.ReceiverStart = *recvStart
+	}
+	recs, err := trace.Generate(cfg, trace.NewRand(*seed))
+	if err != nil {
+		return err
+	}
+	comp, err := compression(*compress, *out)
+	if err != nil {
+		return err
+	}
+	ival := cfg.Interval
+	if ival == 0 {
+		ival = trace.DefaultGenInterval
+	}
+	h := trace.Header{Version: 1, Interval: ival, Meta: meta,
+		Comments: []string{"fdgen " + strings.Join(args, " ")}}
+	var w io.Writer = stdout
+	var f *os.File
+	if *out != "-" {
+		if f, err = os.Create(*out); err != nil {
+			return err
+		}
+		w = f
+	}
+	tw, err := trace.NewWriter(w, h, comp)
+	if err == nil {
+		for _, r := range recs {
+			if err = tw.Write(r); err != nil {
+				break
+			}
+		}
+		if err == nil {
+			err = tw.Close()
+		}
+	}
+	if f != nil {
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	return err
+}
+
+// parseWindows parses AT:LENGTH values.
+func parseWindows(flag string, vals []string) ([]trace.Window, error) {
+	var ws []trace.Window
+	for _, v := range vals {
+		a, l, ok := strings.Cut(v, ":")
+		at, err1 := time.ParseDuration(a)
+		length, err2 := time.ParseDuration(l)
+		if !ok || err1 != nil || err2 != nil {
+			return nil, fmt.Errorf("--%s %q: want AT:LENGTH as Go durations, e.g. 30s:600ms", flag, v)
+		}
+		ws = append(ws, trace.Window{At: at, Length: length})
+	}
+	return ws, nil
+}
+
+// compression picks the output compression.
+func compression(name, out string) (trace.Compression, error) {
+	switch name {
+	case "none":
+		return trace.NoCompression, nil
+	case "gzip":
+		return trace.Gzip, nil
+	case "xz":
+		return trace.XZ, nil
+	case "auto":
+		switch filepath.Ext(out) {
+		case ".gz":
+			return trace.Gzip, nil
+		case ".xz":
+			return trace.XZ, nil
+		}
+		return trace.NoCompression, nil
+	}
+	return 0, fmt.Errorf("--compress %q: want none, gzip, xz or auto", name)
+}

@@ -1,0 +1,79 @@
+package main
+
+import (
+	"bytes"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fdkit/fdkit/trace"
+)
+
+func TestList(t *testing.T) {
+	var out bytes.Buffer
+	require.NoError(t, run([]string{"--list"}, &out, &out))
+	for _, n := range trace.Presets() {
+		assert.Contains(t, out.String(), n)
+	}
+}
+
+func TestPresetToFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "j.fdkit.xz")
+	require.NoError(t, run([]string{"--preset", "jitter", "--seed", "3", "--duration", "30s", "-o", path}, nil, nil))
+	r, err := trace.Open(path, trace.Options{})
+	require.NoError(t, err)
+	defer r.Close()
+	assert.Equal(t, "xz", r.Compression())
+	h := r.Header()
+	assert.Equal(t, 100*time.Millisecond, h.Interval)
+	assert.Equal(t, map[string]string{"preset": "jitter", "seed": "3", "generator": "fdgen"}, h.Meta)
+	assert.Equal(t, []string{"fdgen --preset jitter --seed 3 --duration 30s -o " + path}, h.Comments)
+	got, err := r.ReadAll()
+	require.NoError(t, err)
+
+	p, err := trace.LookupPreset("jitter")
+	require.NoError(t, err)
+	p.Config.Duration = 30 * time.Second
+	want, err := trace.Generate(p.Config, trace.NewRand(3))
+	require.NoError(t, err)
+	assert.Equal(t, want, got)
+}
+
+func TestFlagsOverride(t *testing.T) {
+	var out bytes.Buffer
+	require.NoError(t, run([]string{"--interval", "1s", "--duration", "10s", "--delay", "constant", "--delay-mean", "5ms",
+		"--pause", "3s:2500ms", "--crash", "8s", "--sender", "n7"}, &out, nil))
+	r, err := trace.NewReader(&out, trace.Options{})
+	require.NoError(t, err)
+	recs, err := r.ReadAll()
+	require.NoError(t, err)
+	var sent []time.Duration
+	for _, rec := range recs {
+		assert.Equal(t, "n7", rec.Sender)
+		assert.Equal(t, 5*time.Millisecond, rec.Arrival-rec.Sent)
+		sent = append(sent, rec.Sent)
+	}
+	// ticks 0 1 2 s, pause 3..5.5 s (resume send at 5.5 s), 6 7 s, crash at 8 s
+	s := time.Second
+	assert.Equal(t, []time.Duration{0, s, 2 * s, 5500 * time.Millisecond, 6 * s, 7 * s}, sent)
+}
+
+func TestBadFlags(t *testing.T) {
+	for _, args := range [][]string{
+		{"--preset", "nope"},
+		{"--pause", "3s"},
+		{"--delay", "cauchy"},
+		{"--compress", "zip"},
+		{"--loss", "0.5", "--loss-burst", "0.5"},
+		{"--interval", "-1s"},
+		{"extra"},
+	} {
+		var errOut bytes.Buffer
+		err := run(args, &bytes.Buffer{}, &errOut)
+		assert.Error(t, err, strings.Join(args, " "))
+	}
+}
