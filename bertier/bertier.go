@@ -85,7 +85,9 @@ type Detector struct {
 	rule       LossRule
 	lastErr    float64
 	tau        time.Duration
-	ea         time.Duration // EA_{ℓ+1}, for LinearForm
+	last       time.Duration // T_last, arrival of the newest Fresh heartbeat
+	eaRel      float64       // EA_{ℓ+1} − T_last, ns
+	cached     bool          // eaRel matches the window
 	seen       bool
 }
 
@@ -133,27 +135,35 @@ func (d *Detector) Observe(hb detector.Heartbeat) {
 		return
 	case chen.Late:
 		d.est.Observe(hb)
+		d.cached = false // the window changed: EA_{ℓ+1} moved
 		return
 	case chen.Restart:
 		d.est.Reset()
 		d.filter.Reset()
-		d.lastErr = 0
+		d.lastErr, d.cached = 0, false
 	case chen.Fresh:
 		if last, ok := d.est.Last(); ok {
 			k := d.est.SeqOf(hb)
 			if d.rule == ErrorVsNext {
 				k = last + 1
 			}
-			r := -d.est.ExpectedArrivalSince(k, hb.Arrival) // A_k − EA_k, ns
+			var r float64 // A_k − EA(k), ns
+			if d.cached {
+				// EA(k) = EA_{ℓ+1} + (k−ℓ−1)·Δ, from the value kept at ℓ.
+				r = float64(hb.Arrival-d.last-d.est.Interval()*time.Duration(int64(k-last-1))) - d.eaRel
+			} else {
+				r = -d.est.ExpectedArrivalSince(k, hb.Arrival)
+			}
 			d.lastErr = r - d.filter.SRTTNanos()
 			d.filter.UpdateNanos(r)
 		}
 	}
 	d.est.Observe(hb)
 	last, _ := d.est.Last()
-	ea := d.est.ExpectedArrivalSince(last+1, hb.Arrival)
-	d.ea = hb.Arrival + roundNanos(ea)
-	d.tau = hb.Arrival + roundNanos(ea+d.marginNanos())
+	d.last = hb.Arrival
+	d.eaRel = d.est.ExpectedArrivalSince(last+1, hb.Arrival)
+	d.cached = true
+	d.tau = hb.Arrival + roundNanos(d.eaRel+d.marginNanos())
 	d.seen = true
 }
 
@@ -192,7 +202,7 @@ func (d *Detector) LinearForm() (time.Duration, float64, bool) {
 	if !d.seen {
 		return 0, 0, false
 	}
-	return d.ea + roundNanos(d.beta*d.filter.SRTTNanos()), d.filter.RTTVARNanos(), true
+	return d.last + roundNanos(d.eaRel+d.beta*d.filter.SRTTNanos()), d.filter.RTTVARNanos(), true
 }
 
 func roundNanos(x float64) time.Duration {

@@ -215,7 +215,23 @@ func TestProperties(t *testing.T) {
 				seq += 1 + uint64(rng.IntN(5)/4)
 				h.Seq = seq
 			}
+			// The error uses EA of the received number (or of ℓ+1), from the
+			// window before insertion, whatever was cached.
+			e := d.Estimator()
+			last, had := e.Last()
+			check := e.Classify(h) == chen.Fresh && had
+			var want float64
+			if check {
+				k := e.SeqOf(h)
+				if cfg.LossRule == bertier.ErrorVsNext {
+					k = last + 1
+				}
+				want = -e.ExpectedArrivalSince(k, h.Arrival) - d.ErrorFilter().SRTTNanos()
+			}
 			d.Observe(h)
+			if check {
+				require.InDelta(t, want, float64(d.LastError()), 0.5)
+			}
 			f := d.ErrorFilter()
 			require.False(t, math.IsNaN(f.SRTTNanos()) || math.IsInf(f.SRTTNanos(), 0))
 			require.GreaterOrEqual(t, f.RTTVARNanos(), 0.0)
