@@ -1,0 +1,228 @@
+package swim
+
+import (
+	"cmp"
+	"slices"
+	"time"
+)
+
+// apply merges one update into the local view with SWIM's precedence rules
+// (ALGORITHMS.md §10.1), for member l, local entry in incarnation j and
+// update incarnation i:
+//
+//   - Alive(l, i) overrides Suspect(l, j) and Alive(l, j) when i > j, and
+//     Dead(l, j) or Left(l, j) when i > j (a rejoin or a refuted
+//     declaration);
+//   - Suspect(l, i) overrides Suspect(l, j) when i > j and Alive(l, j) when
+//     i ≥ j; with i = j it is a confirmation (Lifeguard);
+//   - Dead(l, i) overrides Alive(l, j) and Suspect(l, j) when i ≥ j. SWIM's
+//     Confirm overrides them "for any j"; like memberlist we ignore a Dead
+//     older than the entry, so that a member that refuted (or restarted and
+//     rejoined with a higher incarnation) is not killed by a stale
+//     declaration still in flight.
+//
+// Updates about this member itself trigger refutation. Applied updates are
+// queued for dissemination when gossip is true (false for a join's view
+// transfer, which is old news to the group).
+func (m *Member) apply(now time.Duration, u Update, gossip bool) {
+	if u.Node.ID == m.self.ID {
+		m.aboutSelf(u)
+		return
+	}
+	p := m.peers[u.Node.ID]
+	switch u.Kind {
+	case UpdateAlive:
+		if p == nil {
+			p = &peer{node: u.Node, state: StateAlive, inc: u.Incarnation, since: now}
+			m.peers[u.Node.ID] = p
+			m.all = append(m.all, p)
+			m.live++
+			m.insertInList(p)
+			if gossip {
+				m.heard(now, p)
+			}
+			m.emit(EventJoin, p, u.From, now)
+			m.gossip(u, gossip)
+			return
+		}
+		if u.Incarnation <= p.inc {
+			return
+		}
+		prev := p.state
+		p.node, p.inc, p.since = u.Node, u.Incarnation, now
+		switch prev {
+		case StateSuspect:
+			m.clearSuspicion(p)
+			p.state = StateAlive
+			m.emit(EventAlive, p, u.From, now)
+		case StateDead, StateLeft:
+			p.state = StateAlive
+			m.live++
+			m.removeTomb(p)
+			m.insertInList(p)
+			m.emit(EventJoin, p, u.From, now)
+		}
+		if gossip {
+			m.heard(now, p)
+		}
+		m.gossip(u, gossip)
+	case UpdateSuspect:
+		if p == nil {
+			return
+		}
+		switch p.state {
+		case StateAlive:
+			if u.Incarnation < p.inc {
+				return
+			}
+			p.inc = u.Incarnation
+			m.startSuspicion(now, p, u.From)
+			m.gossip(u, gossip)
+		case StateSuspect:
+			switch {
+			case u.Incarnation > p.inc:
+				p.inc = u.Incarnation
+				m.startSuspicion(now, p, u.From)
+				m.gossip(u, gossip)
+			case u.Incarnation == p.inc:
+				if p.susp.confirm(u.From) && len(p.susp.confirmers) <= p.susp.k {
+					m.gossip(u, gossip) // Lifeguard: re-gossip the first K
+				}
+			}
+		}
+	case UpdateDead:
+		if p == nil || (p.state != StateAlive && p.state != StateSuspect) || u.Incarnation < p.inc {
+			return
+		}
+		m.kill(now, p, u, gossip)
+	}
+}
+
+// kill moves p to Dead (or Left for a leave) as stated by u.
+func (m *Member) kill(now time.Duration, p *peer, u Update, gossip bool) {
+	if p.state == StateSuspect {
+		m.clearSuspicion(p)
+	}
+	p.inc, p.since, p.deadFrom = u.Incarnation, now, u.From
+	m.live--
+	if u.IsLeave() {
+		p.state = StateLeft
+		m.emit(EventLeave, p, u.From, now)
+	} else {
+		p.state = StateDead
+		p.inTomb = true
+		m.tomb = append(m.tomb, p)
+		m.emit(EventDead, p, u.From, now)
+	}
+	if m.forceNext == p {
+		m.forceNext = nil
+	}
+	m.gossip(u, gossip)
+}
+
+func (m *Member) clearSuspicion(p *peer) {
+	p.susp = nil
+	if i := slices.Index(m.suspects, p); i >= 0 {
+		m.suspects = slices.Delete(m.suspects, i, i+1)
+	}
+}
+
+func (m *Member) removeTomb(p *peer) {
+	if !p.inTomb {
+		return
+	}
+	p.inTomb = false
+	if i := slices.Index(m.tomb, p); i >= 0 {
+		m.tomb = slices.Delete(m.tomb, i, i+1)
+	}
+}
+
+// aboutSelf handles an update about this member: a suspicion or
+// declaration in the current incarnation or later (or an Alive claiming a
+// later one) is refuted with a higher incarnation, unless the member is
+// leaving.
+func (m *Member) aboutSelf(u Update) {
+	if m.st != running {
+		return
+	}
+	switch u.Kind {
+	case UpdateAlive:
+		if u.Incarnation <= m.inc {
+			return
+		}
+	case UpdateSuspect, UpdateDead:
+		if u.Incarnation < m.inc {
+			return
+		}
+	}
+	m.refute(u.Incarnation)
+}
+
+// refute raises the incarnation above accused (saturating) and gossips
+// Alive; Lifeguard counts it against the local health.
+func (m *Member) refute(accused Incarnation) {
+	inc := m.inc.Next()
+	if accused >= inc {
+		inc = accused.Next()
+	}
+	m.inc = inc
+	m.stats.Refutations++
+	m.adjustHealth(1)
+	m.enqueue(Update{Kind: UpdateAlive, Node: m.self, Incarnation: m.inc, From: m.self.ID})
+}
+
+func (m *Member) gossip(u Update, ok bool) {
+	if ok {
+		m.enqueue(u)
+	}
+}
+
+// enqueue adds u to the dissemination queue, replacing any queued update
+// about the same member (the newer one supersedes it).
+func (m *Member) enqueue(u Update) {
+	m.bseq++
+	for i := range m.bq {
+		if m.bq[i].u.Node.ID == u.Node.ID {
+			m.bq[i] = bcast{u: u, id: m.bseq}
+			return
+		}
+	}
+	m.bq = append(m.bq, bcast{u: u, id: m.bseq})
+}
+
+// piggyback appends to ups the queued updates least sent first (newest
+// first among equals) that fit in budget bytes, counts a transmission for
+// each, and drops those sent λ·ceil(log10(n+1)) times (SWIM §4.1,
+// ALGORITHMS.md §10.1).
+func (m *Member) piggyback(ups []Update, budget int) []Update {
+	if len(m.bq) == 0 {
+		return ups
+	}
+	if len(m.bq) > 1 {
+		slices.SortFunc(m.bq, func(a, b bcast) int {
+			if c := cmp.Compare(a.tx, b.tx); c != 0 {
+				return c
+			}
+			return cmp.Compare(b.id, a.id)
+		})
+	}
+	limit := retransmitLimit(m.cfg.RetransmitMult, m.NumAlive())
+	for i := range m.bq {
+		b := &m.bq[i]
+		s := b.u.Size()
+		if s > budget {
+			continue
+		}
+		if ups == nil {
+			ups = make([]Update, 0, min(len(m.bq), 8))
+		}
+		ups = append(ups, b.u)
+		budget -= s
+		b.tx++
+		if budget < 32 {
+			break
+		}
+	}
+	m.bq = slices.DeleteFunc(m.bq, func(b bcast) bool { return b.tx >= limit })
+	return ups
+}

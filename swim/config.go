@@ -1,0 +1,231 @@
+package swim
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/fdkit/fdkit/detector"
+)
+
+// Mode selects how much of Lifeguard and of the detector-driven design a
+// Member uses. The zero value is the full design.
+type Mode uint8
+
+const (
+	// ModeDetector is SWIM + Lifeguard + detector-driven timing (the
+	// default): every probe's direct timeout comes from the peer's RTT
+	// estimator, and a failed probe of a peer that the peer's own failure
+	// detector still trusts is retried once in the next period before the
+	// peer is suspected (see the package doc).
+	ModeDetector Mode = iota
+	// ModeLifeguard is SWIM with all three Lifeguard components (local
+	// health multiplier with nacks, dynamic suspicion timeouts, buddy
+	// system) and a fixed probe timeout, like hashicorp/memberlist.
+	ModeLifeguard
+	// ModeSWIM is plain SWIM with suspicion: fixed probe timeout, no local
+	// health multiplier, no nacks, no buddy system, and a fixed suspicion
+	// timeout α·max(1, log10 n)·ProbeInterval (Lifeguard's baseline: β = 1).
+	ModeSWIM
+)
+
+// String returns the mode's name.
+func (m Mode) String() string {
+	switch m {
+	case ModeDetector:
+		return "swim+lifeguard+detector"
+	case ModeLifeguard:
+		return "swim+lifeguard"
+	case ModeSWIM:
+		return "swim"
+	}
+	return fmt.Sprintf("Mode(%d)", uint8(m))
+}
+
+// Defaults of Config (memberlist's DefaultLANConfig, ALGORITHMS.md §10.2).
+const (
+	DefaultProbeInterval           = time.Second
+	DefaultProbeTimeout            = 500 * time.Millisecond
+	DefaultIndirectChecks          = 3
+	DefaultRetransmitMult          = 4
+	DefaultSuspicionMult           = 4
+	DefaultSuspicionMaxTimeoutMult = 6
+	DefaultAwarenessMaxMultiplier  = 8
+	DefaultMaxPacketSize           = 1400
+	DefaultReconnectInterval       = 30 * time.Second
+	DefaultRTTDeviations           = 4.0
+)
+
+// Config configures a Member. The zero value of every field except Self
+// means the documented default.
+type Config struct {
+	// Self is this member's ID and address. The ID is required; both are at
+	// most 255 bytes.
+	Self Node
+
+	// Mode selects plain SWIM, SWIM + Lifeguard, or (default) SWIM +
+	// Lifeguard + detector-driven timing.
+	Mode Mode
+
+	// ProbeInterval is the base protocol period T' (default 1 s). Under
+	// Lifeguard the period is ProbeInterval·LHM+1 with LHM the local health
+	// multiplier's score.
+	ProbeInterval time.Duration
+	// ProbeTimeout is the base direct-ping timeout (default 500 ms), scaled
+	// like the period by LHM+1. In ModeDetector it is used for a peer until
+	// its RTT estimator has a sample.
+	ProbeTimeout time.Duration
+	// MinProbeTimeout and MaxProbeTimeout clamp the RTT-derived probe
+	// timeout of ModeDetector before it is scaled by LHM+1. Defaults
+	// ProbeTimeout/5 (100 ms) and ProbeTimeout (500 ms); at most
+	// ProbeInterval.
+	MinProbeTimeout time.Duration
+	MaxProbeTimeout time.Duration
+	// RTTDeviations is the multiplier K of the default RTT estimator's
+	// timeout SRTT + K·RTTVAR (default 4, RFC 6298).
+	RTTDeviations float64
+
+	// IndirectChecks is k, the number of members asked to ping-req a target
+	// whose direct probe timed out (default 3).
+	IndirectChecks int
+	// RetransmitMult is λ: each update is piggybacked at most
+	// λ·ceil(log10(n+1)) times (default 4).
+	RetransmitMult int
+	// SuspicionMult is α: the minimum suspicion timeout is
+	// α·max(1, log10 n)·ProbeInterval (default 4).
+	SuspicionMult int
+	// SuspicionMaxTimeoutMult is β: the maximum suspicion timeout is
+	// β times the minimum (default 6). Ignored by ModeSWIM (β = 1).
+	SuspicionMaxTimeoutMult int
+	// SuspicionConfirmations is K, the number of independent suspicions
+	// that bring the timeout down to the minimum. Default α−2 as in
+	// memberlist (3 for the paper's α = 5); 0 is used when the group has
+	// fewer than K+2 members. A negative value means 0.
+	SuspicionConfirmations int
+	// AwarenessMaxMultiplier bounds the local health multiplier: the score
+	// LHM stays in [0, AwarenessMaxMultiplier−1] (default 8, so periods and
+	// timeouts grow at most eightfold).
+	AwarenessMaxMultiplier int
+
+	// MaxPacketSize bounds every packet's estimated size (Packet.Size) in
+	// bytes (default 1400). Piggybacked updates that do not fit wait.
+	MaxPacketSize int
+
+	// DisableRTTTimeout and DisableSuspicionGate switch off, in
+	// ModeDetector, the RTT-derived probe timeout and the detector gate on
+	// suspicion respectively (for experiments that separate their effects).
+	DisableRTTTimeout    bool
+	DisableSuspicionGate bool
+
+	// ReconnectInterval is how often a member pings one random member it
+	// believes dead, carrying that Dead update, so that a live member that
+	// was cut off (a healed partition) refutes and comes back (default 30 s;
+	// a negative value disables it).
+	ReconnectInterval time.Duration
+
+	// PeerDetector makes the per-peer failure detector that every message
+	// heard from a peer feeds as a heartbeat. Default: the φ accrual
+	// detector (normal model) with a small window (see DefaultPeerDetector).
+	PeerDetector func() (detector.Detector, error)
+	// RTTEstimator makes the per-peer estimator of ack round-trip times
+	// whose timeout is the peer's direct probe timeout in ModeDetector.
+	// Default: the Jacobson/Karels estimator (see DefaultRTTEstimator).
+	RTTEstimator func() (RTTEstimator, error)
+}
+
+// RTTEstimator turns a peer's ack round-trip times into a probe timeout.
+// Observe records one RTT sample; Timeout returns the timeout it implies, ok
+// false while it has no sample.
+type RTTEstimator interface {
+	Observe(rtt time.Duration)
+	Timeout() (timeout time.Duration, ok bool)
+}
+
+// ErrConfig is wrapped by every configuration error.
+var ErrConfig = errors.New("swim: invalid config")
+
+func (c *Config) normalize() error {
+	bad := func(format string, a ...any) error {
+		return fmt.Errorf("%w: "+format, append([]any{ErrConfig}, a...)...)
+	}
+	if c.Self.ID == "" {
+		return bad("Self.ID is empty")
+	}
+	if len(c.Self.ID) > MaxIDLen || len(c.Self.Addr) > MaxAddrLen {
+		return bad("Self.ID or Self.Addr longer than 255 bytes")
+	}
+	if c.Mode > ModeSWIM {
+		return bad("unknown Mode %d", c.Mode)
+	}
+	for _, d := range []struct {
+		name string
+		v    *time.Duration
+		def  time.Duration
+	}{
+		{"ProbeInterval", &c.ProbeInterval, DefaultProbeInterval},
+		{"ProbeTimeout", &c.ProbeTimeout, DefaultProbeTimeout},
+		{"ReconnectInterval", &c.ReconnectInterval, DefaultReconnectInterval},
+	} {
+		if *d.v == 0 {
+			*d.v = d.def
+		}
+		if *d.v < 0 && d.name != "ReconnectInterval" {
+			return bad("%s %v is negative", d.name, *d.v)
+		}
+	}
+	if c.ProbeTimeout > c.ProbeInterval {
+		return bad("ProbeTimeout %v exceeds ProbeInterval %v", c.ProbeTimeout, c.ProbeInterval)
+	}
+	if c.MinProbeTimeout == 0 {
+		c.MinProbeTimeout = c.ProbeTimeout / 5
+	}
+	if c.MaxProbeTimeout == 0 {
+		c.MaxProbeTimeout = c.ProbeTimeout
+	}
+	if c.MinProbeTimeout < 0 || c.MaxProbeTimeout < c.MinProbeTimeout || c.MaxProbeTimeout > c.ProbeInterval {
+		return bad("need 0 <= MinProbeTimeout (%v) <= MaxProbeTimeout (%v) <= ProbeInterval (%v)",
+			c.MinProbeTimeout, c.MaxProbeTimeout, c.ProbeInterval)
+	}
+	if c.RTTDeviations == 0 {
+		c.RTTDeviations = DefaultRTTDeviations
+	}
+	if !(c.RTTDeviations > 0) {
+		return bad("RTTDeviations %v is not positive", c.RTTDeviations)
+	}
+	for _, d := range []struct {
+		name string
+		v    *int
+		def  int
+	}{
+		{"IndirectChecks", &c.IndirectChecks, DefaultIndirectChecks},
+		{"RetransmitMult", &c.RetransmitMult, DefaultRetransmitMult},
+		{"SuspicionMult", &c.SuspicionMult, DefaultSuspicionMult},
+		{"SuspicionMaxTimeoutMult", &c.SuspicionMaxTimeoutMult, DefaultSuspicionMaxTimeoutMult},
+		{"AwarenessMaxMultiplier", &c.AwarenessMaxMultiplier, DefaultAwarenessMaxMultiplier},
+		{"MaxPacketSize", &c.MaxPacketSize, DefaultMaxPacketSize},
+	} {
+		if *d.v == 0 {
+			*d.v = d.def
+		}
+		if *d.v < 0 {
+			return bad("%s %d is negative", d.name, *d.v)
+		}
+	}
+	if c.SuspicionConfirmations == 0 {
+		c.SuspicionConfirmations = max(c.SuspicionMult-2, 0)
+	}
+	if c.SuspicionConfirmations < 0 {
+		c.SuspicionConfirmations = 0
+	}
+	if c.MaxPacketSize < 256 {
+		return bad("MaxPacketSize %d is below 256 bytes", c.MaxPacketSize)
+	}
+	if c.PeerDetector == nil {
+		c.PeerDetector = DefaultPeerDetector
+	}
+	if c.RTTEstimator == nil {
+		k := c.RTTDeviations
+		c.RTTEstimator = func() (RTTEstimator, error) { return newJacobsonRTT(k) }
+	}
+	return nil
+}

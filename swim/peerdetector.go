@@ -1,0 +1,67 @@
+package swim
+
+import (
+	"time"
+
+	"github.com/fdkit/fdkit/detector"
+	"github.com/fdkit/fdkit/jacobson"
+	"github.com/fdkit/fdkit/phi"
+)
+
+// DefaultPeerWindow is the window of the default per-peer φ detector. It is
+// small because a member hears from a given peer only a few times per pass
+// of the probe list and because a group of n members keeps n−1 detectors.
+const DefaultPeerWindow = 32
+
+// DefaultPeerDetector returns the default per-peer detector: φ accrual,
+// normal model (phi.Normal, ALGORITHMS.md §5.1), threshold 8, a window of
+// DefaultPeerWindow inter-arrival times, the package phi defaults otherwise.
+func DefaultPeerDetector() (detector.Detector, error) {
+	return phi.NewNormal(phi.NormalConfig{WindowSize: DefaultPeerWindow})
+}
+
+// FixedPeerDetector returns a factory of fixed-timeout per-peer detectors
+// (ALGORITHMS.md §1): a peer is suspected by its detector when nothing was
+// heard from it for longer than timeout.
+func FixedPeerDetector(timeout time.Duration) func() (detector.Detector, error) {
+	return func() (detector.Detector, error) {
+		return detector.NewFixed(detector.FixedConfig{Timeout: timeout})
+	}
+}
+
+// jacobsonRTT is the default RTTEstimator: the Jacobson/Karels filter of
+// RFC 6298 over ack round-trip times, timeout SRTT + K·RTTVAR
+// (ALGORITHMS.md §2).
+type jacobsonRTT struct {
+	est *jacobson.Estimator
+	k   float64
+}
+
+func newJacobsonRTT(k float64) (RTTEstimator, error) {
+	e, err := jacobson.NewEstimator(jacobson.EstimatorConfig{})
+	if err != nil {
+		return nil, err
+	}
+	return &jacobsonRTT{est: e, k: k}, nil
+}
+
+func (j *jacobsonRTT) Observe(rtt time.Duration) { j.est.Update(rtt) }
+
+func (j *jacobsonRTT) Timeout() (time.Duration, bool) {
+	if j.est.Samples() == 0 {
+		return 0, false
+	}
+	return j.est.Timeout(j.k), true
+}
+
+// levelOf returns an accrual detector's level, or for a binary detector 0
+// while it trusts and 1 once it suspects.
+func levelOf(d detector.Detector, now time.Duration) float64 {
+	if a, ok := d.(detector.Accrual); ok {
+		return a.Level(now)
+	}
+	if d.Suspected(now) {
+		return 1
+	}
+	return 0
+}

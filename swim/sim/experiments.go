@@ -1,0 +1,282 @@
+package sim
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"time"
+
+	"github.com/fdkit/fdkit/swim"
+)
+
+// periodOf returns the base protocol period of a member template.
+func periodOf(mc swim.Config) time.Duration {
+	if mc.ProbeInterval > 0 {
+		return mc.ProbeInterval
+	}
+	return swim.DefaultProbeInterval
+}
+
+// LoadResult is the traffic of a steady group.
+type LoadResult struct {
+	N       int
+	Periods int
+	// SentPerPeriod and RecvPerPeriod are messages per member per protocol
+	// period (mean over members); MaxSentPerPeriod is the busiest member's.
+	SentPerPeriod    float64
+	RecvPerPeriod    float64
+	MaxSentPerPeriod float64
+	// BytesPerPeriod is estimated bytes sent per member per period.
+	BytesPerPeriod float64
+}
+
+// Load runs a failure-free group of n members for the given number of
+// periods (after a warm-up of 5 periods that is not counted) and reports
+// per-member message load: SWIM's constant ≈ 2 messages (a ping and an ack)
+// sent per member per period.
+func Load(n, periods int, seed uint64, mc swim.Config) (LoadResult, error) {
+	T := periodOf(mc)
+	s, err := New(Config{N: n, Seed: seed, Member: mc, StartSpread: T})
+	if err != nil {
+		return LoadResult{}, err
+	}
+	warm := 5 * T
+	s.RunUntil(warm)
+	before := make([]MemberStats, n)
+	for i := range before {
+		before[i] = s.Stats(i)
+	}
+	s.RunUntil(warm + time.Duration(periods)*T)
+	r := LoadResult{N: n, Periods: periods}
+	for i := 0; i < n; i++ {
+		st := s.Stats(i)
+		sent := float64(st.SentMsgs-before[i].SentMsgs) / float64(periods)
+		r.SentPerPeriod += sent
+		r.RecvPerPeriod += float64(st.RecvMsgs-before[i].RecvMsgs) / float64(periods)
+		r.BytesPerPeriod += float64(st.SentBytes-before[i].SentBytes) / float64(periods)
+		r.MaxSentPerPeriod = math.Max(r.MaxSentPerPeriod, sent)
+	}
+	r.SentPerPeriod /= float64(n)
+	r.RecvPerPeriod /= float64(n)
+	r.BytesPerPeriod /= float64(n)
+	return r, nil
+}
+
+// DetectionResult summarises crash-detection trials.
+type DetectionResult struct {
+	N      int
+	Crashes int
+	// FirstDetection is the mean time from a crash to the first suspicion
+	// of the crashed member by anyone, in protocol periods. Crashes happen
+	// just before a period boundary of aligned members, so this is the
+	// SWIM paper's E[T] = T'·e/(e−1) ≈ 1.582 T'.
+	FirstDetection float64
+	// Dissemination is the mean time from the first suspicion to the
+	// instant every live member suspects (or has declared dead) the crashed
+	// member, in periods: pure infection-style spread, O(log N).
+	Dissemination float64
+	// AllDead is the mean time from the crash to the instant every live
+	// member has declared it dead, in periods.
+	AllDead float64
+	// Undetected counts crashes not declared dead by every live member by
+	// the end of the trial.
+	Undetected int
+}
+
+// Detection crashes members of an n-member group and measures
+// first-detection, dissemination and full-declaration times. Each trial
+// starts a fresh group with aligned periods, runs 5 periods, crashes
+// max(1, n/100) random members 1 ms before a period boundary, and runs until
+// every live member has declared all of them dead (at most 200 periods).
+func Detection(n, trials int, seed uint64, mc swim.Config) (DetectionResult, error) {
+	T := periodOf(mc)
+	res := DetectionResult{N: n}
+	var sumFirst, sumDiss, sumDead float64
+	for trial := 0; trial < trials; trial++ {
+		s, err := New(Config{N: n, Seed: seed + uint64(trial)*7919, Member: mc})
+		if err != nil {
+			return res, err
+		}
+		rng := rand.New(rand.NewPCG(seed, uint64(trial)))
+		k := max(1, n/100)
+		victims := rng.Perm(n)[:k]
+		isVictim := make(map[int]int, k)
+		for vi, v := range victims {
+			isVictim[v] = vi
+		}
+		crashAt := 5*T - time.Millisecond
+		first := make([]time.Duration, k)
+		allSusp := make([]time.Duration, k)
+		allDead := make([]time.Duration, k)
+		susp := make([][]bool, k)
+		dead := make([][]bool, k)
+		nSusp := make([]int, k)
+		nDead := make([]int, k)
+		for vi := range victims {
+			susp[vi] = make([]bool, n)
+			dead[vi] = make([]bool, n)
+			first[vi], allSusp[vi], allDead[vi] = -1, -1, -1
+		}
+		live := n - k
+		s.SetEventHook(func(now time.Duration, obs int, ev swim.Event) {
+			vi, ok := isVictim[s.Index(ev.Node.ID)]
+			if !ok || now < crashAt {
+				return
+			}
+			if ev.Kind == swim.EventSuspect || ev.Kind == swim.EventDead {
+				if first[vi] < 0 {
+					first[vi] = now
+				}
+				if !susp[vi][obs] {
+					susp[vi][obs] = true
+					nSusp[vi]++
+					if nSusp[vi] == live {
+						allSusp[vi] = now
+					}
+				}
+			}
+			if ev.Kind == swim.EventDead && !dead[vi][obs] {
+				dead[vi][obs] = true
+				nDead[vi]++
+				if nDead[vi] == live {
+					allDead[vi] = now
+				}
+			}
+		})
+		s.RunUntil(crashAt - 1)
+		s.At(crashAt, func() {
+			for _, v := range victims {
+				s.Crash(v)
+			}
+		})
+		for t := crashAt; t < crashAt+200*T; t += T {
+			s.RunUntil(t)
+			done := true
+			for vi := range victims {
+				if allDead[vi] < 0 {
+					done = false
+				}
+			}
+			if done {
+				break
+			}
+		}
+		for vi := range victims {
+			res.Crashes++
+			if allDead[vi] < 0 || first[vi] < 0 || allSusp[vi] < 0 {
+				res.Undetected++
+				continue
+			}
+			sumFirst += float64(first[vi]-crashAt) / float64(T)
+			sumDiss += float64(allSusp[vi]-first[vi]) / float64(T)
+			sumDead += float64(allDead[vi]-crashAt) / float64(T)
+		}
+	}
+	if d := res.Crashes - res.Undetected; d > 0 {
+		res.FirstDetection = sumFirst / float64(d)
+		res.Dissemination = sumDiss / float64(d)
+		res.AllDead = sumDead / float64(d)
+	}
+	return res, nil
+}
+
+// FPCounter counts false positives from membership events: FP is every
+// EventDead about a member that is live (not crashed, not left) at that
+// instant, whoever declared it; FPMinus is the subset observed by a healthy
+// member about a healthy member (Lifeguard's FP−). Healthy is set by the
+// experiment (members never paused, crashed or otherwise anomalous).
+type FPCounter struct {
+	Healthy []bool
+	FP      int
+	FPMinus int
+	// Subjects counts distinct live members declared dead at least once.
+	Subjects int
+	seen     []bool
+	sim      *Sim
+	left     []bool
+}
+
+// NewFPCounter installs an FP counter as s's event hook.
+func NewFPCounter(s *Sim, healthy []bool) *FPCounter {
+	c := &FPCounter{Healthy: healthy, seen: make([]bool, s.N()), sim: s, left: make([]bool, s.N())}
+	s.SetEventHook(c.Observe)
+	return c
+}
+
+// MarkLeft records that member i left voluntarily (its Dead events are
+// then not false positives).
+func (c *FPCounter) MarkLeft(i int) { c.left[i] = true }
+
+// Observe is the event hook.
+func (c *FPCounter) Observe(_ time.Duration, obs int, ev swim.Event) {
+	if ev.Kind != swim.EventDead {
+		return
+	}
+	j := c.sim.Index(ev.Node.ID)
+	if j < 0 || c.sim.Crashed(j) || c.left[j] {
+		return
+	}
+	c.FP++
+	if !c.seen[j] {
+		c.seen[j] = true
+		c.Subjects++
+	}
+	if c.Healthy[obs] && c.Healthy[j] {
+		c.FPMinus++
+	}
+}
+
+// IntervalConfig is Lifeguard's interval experiment (Dadgar et al. 2018,
+// §V): in a group of N members, C members are each paused for D every I (at
+// a random phase), for Duration.
+type IntervalConfig struct {
+	N, C     int
+	D, I     time.Duration
+	Duration time.Duration
+	Seed     uint64
+	Member   swim.Config
+}
+
+// IntervalResult is the outcome of one interval experiment.
+type IntervalResult struct {
+	Mode     swim.Mode
+	C        int
+	FP       int
+	FPMinus  int
+	Subjects int
+	// MsgsPerPeriod is the mean number of messages sent per member per
+	// base protocol period.
+	MsgsPerPeriod float64
+}
+
+// Interval runs one interval experiment.
+func Interval(cfg IntervalConfig) (IntervalResult, error) {
+	if cfg.C > cfg.N || cfg.C < 0 || cfg.D <= 0 || cfg.I <= cfg.D {
+		return IntervalResult{}, fmt.Errorf("sim: interval experiment needs 0 <= C <= N and 0 < D < I")
+	}
+	T := periodOf(cfg.Member)
+	s, err := New(Config{N: cfg.N, Seed: cfg.Seed, Member: cfg.Member, StartSpread: T})
+	if err != nil {
+		return IntervalResult{}, err
+	}
+	rng := rand.New(rand.NewPCG(cfg.Seed, 0xA1))
+	healthy := make([]bool, cfg.N)
+	for i := range healthy {
+		healthy[i] = true
+	}
+	for _, a := range rng.Perm(cfg.N)[:cfg.C] {
+		healthy[a] = false
+		phase := time.Duration(rng.Int64N(int64(cfg.I)))
+		for t := 10*T + phase; t < cfg.Duration; t += cfg.I {
+			s.At(t, func() { s.Pause(a, cfg.D) })
+		}
+	}
+	c := NewFPCounter(s, healthy)
+	s.RunUntil(cfg.Duration)
+	var sent int64
+	for i := 0; i < cfg.N; i++ {
+		sent += s.Stats(i).SentMsgs
+	}
+	return IntervalResult{Mode: cfg.Member.Mode, C: cfg.C, FP: c.FP, FPMinus: c.FPMinus, Subjects: c.Subjects,
+		MsgsPerPeriod: float64(sent) / float64(cfg.N) / (float64(cfg.Duration) / float64(T))}, nil
+}

@@ -1,0 +1,456 @@
+// Package sim is a deterministic discrete-event simulator for the swim
+// state machine and for the heartbeating baselines it is compared with.
+//
+// Virtual time advances from event to event (a container/heap of
+// deliveries, member timers and scripted actions, ties broken by insertion
+// order); N members live in one process and talk through simulated links
+// with per-link delay distributions, random loss and partitions. Members can
+// crash (stop for good), restart (a fresh state machine with the same ID and
+// incarnation 0 that joins through a seed), leave, and pause.
+//
+// A paused member neither sends nor processes anything for the pause's
+// duration: its timers do not fire and packets addressed to it queue, as in
+// a stopped process's socket buffer (or are dropped, Config.DropWhilePaused).
+// When it resumes, its overdue timers fire first and the queued packets are
+// delivered afterwards, in arrival order, all at the resume instant: this is
+// what a process starved of CPU sees (its timers have expired before it gets
+// to read the socket), and what makes a paused member suspect healthy ones.
+//
+// Everything random (delays, loss, the members' own randomness) comes from
+// PCG streams derived from Config.Seed: the same seed gives the same run.
+package sim
+
+import (
+	"container/heap"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/fdkit/fdkit/swim"
+)
+
+// DelayFunc returns the one-way delay of a packet from member from to member
+// to, drawing any randomness from r.
+type DelayFunc func(from, to int, r *rand.Rand) time.Duration
+
+// UniformDelay returns a DelayFunc uniform in [lo, hi].
+func UniformDelay(lo, hi time.Duration) DelayFunc {
+	return func(_, _ int, r *rand.Rand) time.Duration {
+		if hi <= lo {
+			return lo
+		}
+		return lo + time.Duration(r.Int64N(int64(hi-lo)+1))
+	}
+}
+
+// Config configures a simulation. The zero value of every field except N
+// means the documented default.
+type Config struct {
+	// N is the number of members, at least 1.
+	N int
+	// Seed makes the run reproducible.
+	Seed uint64
+	// Member is the template of every member's swim.Config; Self is set by
+	// the simulator (ID "m0000"…, address the same string).
+	Member swim.Config
+	// Delay is the one-way link delay. Default UniformDelay(0.5 ms, 1.5 ms).
+	Delay DelayFunc
+	// Loss is the probability that a packet is lost, in [0, 1].
+	Loss float64
+	// StartSpread: member i starts (first Tick) at a uniformly random
+	// instant in [0, StartSpread). 0 starts all members at 0, so that their
+	// protocol periods are aligned as in the SWIM paper's analysis.
+	StartSpread time.Duration
+	// DropWhilePaused drops packets that arrive at a paused member instead
+	// of queueing them until it resumes.
+	DropWhilePaused bool
+	// NoBootstrap starts every member with an empty view (to be filled by
+	// joins). By default every member starts knowing all N members, alive
+	// in incarnation 0 (swim.Member.Bootstrap).
+	NoBootstrap bool
+}
+
+// MemberStats are one member's traffic counters.
+type MemberStats struct {
+	SentMsgs, SentBytes int64
+	RecvMsgs, RecvBytes int64
+}
+
+// EventHook observes every membership event: observer is the member whose
+// view changed.
+type EventHook func(now time.Duration, observer int, ev swim.Event)
+
+type evKind uint8
+
+const (
+	evTick evKind = iota
+	evDeliver
+	evAction
+)
+
+type event struct {
+	at   time.Duration
+	seq  uint64
+	kind evKind
+	to   int
+	gen  int // member generation the event is for (restarts bump it)
+	pkt  swim.Packet
+	size int
+	fn   func()
+}
+
+type eventHeap []*event
+
+func (h eventHeap) Len() int { return len(h) }
+func (h eventHeap) Less(i, j int) bool {
+	if h[i].at != h[j].at {
+		return h[i].at < h[j].at
+	}
+	return h[i].seq < h[j].seq
+}
+func (h eventHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *eventHeap) Push(x any)   { *h = append(*h, x.(*event)) }
+func (h *eventHeap) Pop() any {
+	old := *h
+	e := old[len(old)-1]
+	old[len(old)-1] = nil
+	*h = old[:len(old)-1]
+	return e
+}
+
+type simMember struct {
+	m           *swim.Member
+	node        swim.Node
+	gen         int
+	crashed     bool
+	pausedUntil time.Duration
+	paused      bool
+	queue       []*event
+	scheduled   time.Duration
+	hasSched    bool
+	stats       MemberStats
+}
+
+// Sim is one simulation run.
+type Sim struct {
+	cfg     Config
+	rng     *rand.Rand // links
+	now     time.Duration
+	h       eventHeap
+	seq     uint64
+	free    []*event
+	members []*simMember
+	byAddr  map[string]int
+	group   []int // partition group of each member; nil: no partition
+	hook    EventHook
+	dropped int64
+	steps   int64
+}
+
+// New builds a simulation of cfg.N members.
+func New(cfg Config) (*Sim, error) {
+	if cfg.N < 1 {
+		return nil, fmt.Errorf("sim: N = %d, need at least 1 member", cfg.N)
+	}
+	if cfg.Loss < 0 || cfg.Loss > 1 {
+		return nil, fmt.Errorf("sim: loss %v outside [0, 1]", cfg.Loss)
+	}
+	if cfg.StartSpread < 0 {
+		return nil, fmt.Errorf("sim: negative StartSpread %v", cfg.StartSpread)
+	}
+	if cfg.Delay == nil {
+		cfg.Delay = UniformDelay(500*time.Microsecond, 1500*time.Microsecond)
+	}
+	s := &Sim{cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, 0x5157)), byAddr: make(map[string]int, cfg.N)}
+	nodes := make([]swim.Node, cfg.N)
+	for i := range nodes {
+		id := fmt.Sprintf("m%04d", i)
+		nodes[i] = swim.Node{ID: swim.ID(id), Addr: id}
+		s.byAddr[id] = i
+	}
+	for i := range nodes {
+		sm := &simMember{node: nodes[i]}
+		s.members = append(s.members, sm)
+		if err := s.newMachine(i); err != nil {
+			return nil, err
+		}
+		if !cfg.NoBootstrap {
+			sm.m.Bootstrap(nodes)
+		}
+		start := time.Duration(0)
+		if cfg.StartSpread > 0 {
+			start = time.Duration(s.rng.Int64N(int64(cfg.StartSpread)))
+		}
+		s.scheduleTick(i, start)
+	}
+	return s, nil
+}
+
+func (s *Sim) newMachine(i int) error {
+	sm := s.members[i]
+	mc := s.cfg.Member
+	mc.Self = sm.node
+	sm.gen++
+	m, err := swim.New(mc, rand.New(rand.NewPCG(s.cfg.Seed, uint64(i)<<20|uint64(sm.gen))))
+	if err != nil {
+		return err
+	}
+	sm.m = m
+	sm.hasSched = false
+	return nil
+}
+
+// SetEventHook installs the observer of membership events.
+func (s *Sim) SetEventHook(h EventHook) { s.hook = h }
+
+// Now returns the virtual time.
+func (s *Sim) Now() time.Duration { return s.now }
+
+// N returns the number of members.
+func (s *Sim) N() int { return len(s.members) }
+
+// Member returns member i's state machine (a new one after a restart).
+func (s *Sim) Member(i int) *swim.Member { return s.members[i].m }
+
+// Node returns member i's ID and address.
+func (s *Sim) Node(i int) swim.Node { return s.members[i].node }
+
+// Index returns the member index of an ID, or -1.
+func (s *Sim) Index(id swim.ID) int {
+	if i, ok := s.byAddr[string(id)]; ok {
+		return i
+	}
+	return -1
+}
+
+// Stats returns member i's traffic counters.
+func (s *Sim) Stats(i int) MemberStats { return s.members[i].stats }
+
+// Dropped returns the number of packets lost (loss, partition, crashed or
+// paused-and-dropping receiver, unknown address).
+func (s *Sim) Dropped() int64 { return s.dropped }
+
+// Crashed reports whether member i is crashed.
+func (s *Sim) Crashed(i int) bool { return s.members[i].crashed }
+
+// Paused reports whether member i is paused now.
+func (s *Sim) Paused(i int) bool { return s.members[i].paused }
+
+func (s *Sim) alloc() *event {
+	if n := len(s.free); n > 0 {
+		e := s.free[n-1]
+		s.free = s.free[:n-1]
+		return e
+	}
+	return new(event)
+}
+
+func (s *Sim) release(e *event) {
+	*e = event{}
+	s.free = append(s.free, e)
+}
+
+func (s *Sim) push(e *event) {
+	s.seq++
+	e.seq = s.seq
+	heap.Push(&s.h, e)
+}
+
+// At schedules fn at virtual time at (not before now).
+func (s *Sim) At(at time.Duration, fn func()) {
+	e := s.alloc()
+	e.at, e.kind, e.fn = max(at, s.now), evAction, fn
+	s.push(e)
+}
+
+func (s *Sim) scheduleTick(i int, at time.Duration) {
+	sm := s.members[i]
+	if sm.hasSched && sm.scheduled <= at {
+		return
+	}
+	sm.scheduled, sm.hasSched = at, true
+	e := s.alloc()
+	e.at, e.kind, e.to, e.gen = at, evTick, i, sm.gen
+	s.push(e)
+}
+
+// RunUntil processes events up to and including virtual time t.
+func (s *Sim) RunUntil(t time.Duration) {
+	for len(s.h) > 0 && s.h[0].at <= t {
+		e := heap.Pop(&s.h).(*event)
+		s.now = e.at
+		switch e.kind {
+		case evAction:
+			e.fn()
+		case evTick:
+			sm := s.members[e.to]
+			if e.gen == sm.gen && sm.hasSched && sm.scheduled == e.at {
+				sm.hasSched = false
+				if !sm.crashed && !sm.paused {
+					sm.m.Tick(s.now)
+					s.flush(e.to)
+				}
+			}
+		case evDeliver:
+			sm := s.members[e.to]
+			switch {
+			case sm.crashed:
+				s.dropped++
+			case sm.paused:
+				if s.cfg.DropWhilePaused {
+					s.dropped++
+				} else {
+					sm.queue = append(sm.queue, e)
+					continue // keep e alive in the queue
+				}
+			default:
+				s.deliver(e.to, e)
+			}
+		}
+		s.release(e)
+	}
+	if s.now < t {
+		s.now = t
+	}
+}
+
+func (s *Sim) deliver(i int, e *event) {
+	sm := s.members[i]
+	sm.stats.RecvMsgs++
+	sm.stats.RecvBytes += int64(e.size)
+	s.steps++
+	_ = sm.m.Step(s.now, &e.pkt) // the simulator only sends valid packets
+	s.flush(i)
+}
+
+// flush sends member i's output and reschedules its timer.
+func (s *Sim) flush(i int) {
+	sm := s.members[i]
+	r := sm.m.Ready()
+	for k := range r.Packets {
+		s.route(i, &r.Packets[k])
+	}
+	if s.hook != nil {
+		for _, ev := range r.Events {
+			s.hook(s.now, i, ev)
+		}
+	}
+	if at, ok := sm.m.NextDeadline(); ok {
+		s.scheduleTick(i, max(at, s.now))
+	}
+}
+
+func (s *Sim) route(from int, p *swim.Packet) {
+	sm := s.members[from]
+	size := p.Size()
+	sm.stats.SentMsgs++
+	sm.stats.SentBytes += int64(size)
+	to, ok := s.byAddr[p.To.Addr]
+	if !ok || to == from {
+		s.dropped++
+		return
+	}
+	if s.group != nil && s.group[from] != s.group[to] {
+		s.dropped++
+		return
+	}
+	if s.cfg.Loss > 0 && s.rng.Float64() < s.cfg.Loss {
+		s.dropped++
+		return
+	}
+	e := s.alloc()
+	e.at = s.now + s.cfg.Delay(from, to, s.rng)
+	e.kind, e.to, e.pkt, e.size = evDeliver, to, *p, size
+	s.push(e)
+}
+
+// Crash stops member i for good at the current instant (until Restart).
+func (s *Sim) Crash(i int) {
+	sm := s.members[i]
+	sm.crashed = true
+	for _, e := range sm.queue {
+		s.release(e)
+	}
+	sm.queue = nil
+	sm.paused = false
+}
+
+// Restart replaces crashed member i by a fresh state machine with the same
+// ID, incarnation 0 and an empty view, which joins through member seed.
+func (s *Sim) Restart(i, seed int) error {
+	sm := s.members[i]
+	if !sm.crashed {
+		return fmt.Errorf("sim: member %d is not crashed", i)
+	}
+	if err := s.newMachine(i); err != nil {
+		return err
+	}
+	sm.crashed = false
+	if err := sm.m.Join(s.now, []string{s.members[seed].node.Addr}); err != nil {
+		return err
+	}
+	s.flush(i)
+	return nil
+}
+
+// Leave makes member i leave voluntarily.
+func (s *Sim) Leave(i int) error {
+	if err := s.members[i].m.Leave(s.now); err != nil {
+		return err
+	}
+	s.flush(i)
+	return nil
+}
+
+// Pause stops member i for d from now: no timers, no processing, incoming
+// packets queued (or dropped with DropWhilePaused). Pausing a paused member
+// extends the pause if it ends later.
+func (s *Sim) Pause(i int, d time.Duration) {
+	sm := s.members[i]
+	if sm.crashed || d <= 0 {
+		return
+	}
+	end := s.now + d
+	if sm.paused && end <= sm.pausedUntil {
+		return
+	}
+	sm.paused, sm.pausedUntil = true, end
+	gen := sm.gen
+	s.At(end, func() {
+		if sm.gen != gen || !sm.paused || sm.pausedUntil != end {
+			return
+		}
+		s.resume(i)
+	})
+}
+
+func (s *Sim) resume(i int) {
+	sm := s.members[i]
+	sm.paused = false
+	sm.hasSched = false
+	sm.m.Tick(s.now) // overdue timers first
+	s.flush(i)
+	q := sm.queue
+	sm.queue = nil
+	for _, e := range q {
+		if sm.crashed || sm.paused {
+			s.release(e)
+			continue
+		}
+		s.deliver(i, e)
+		s.release(e)
+	}
+}
+
+// Partition splits the members into groups (group[i] is member i's group);
+// packets between different groups are lost. Heal removes it.
+func (s *Sim) Partition(group []int) error {
+	if len(group) != len(s.members) {
+		return fmt.Errorf("sim: partition of %d members, have %d", len(group), len(s.members))
+	}
+	s.group = append([]int(nil), group...)
+	return nil
+}
+
+// Heal ends a partition.
+func (s *Sim) Heal() { s.group = nil }

@@ -1,0 +1,76 @@
+package swim
+
+import (
+	"math"
+	"time"
+)
+
+// suspicion is Lifeguard's dynamic suspicion timer (LHA-Suspicion,
+// ALGORITHMS.md §10.2) for one suspected member:
+//
+//	timeout(C) = max(Min, Max − (Max − Min)·log(C+1)/log(K+1))
+//
+// floored to the millisecond, C the number of independent confirmations
+// received since the suspicion started (the first suspecter is not one).
+// Plain SWIM uses Min = Max and K = 0.
+type suspicion struct {
+	start      time.Duration
+	min, max   time.Duration
+	k          int
+	from       ID // who raised the suspicion first; not a confirmation
+	confirmers []ID
+	deadline   time.Duration
+}
+
+func newSuspicion(now, minT, maxT time.Duration, k int, from ID) *suspicion {
+	s := &suspicion{start: now, min: minT, max: maxT, k: k, from: from}
+	s.deadline = now + s.timeout()
+	return s
+}
+
+// timeout returns the suspicion timeout for the current confirmations.
+func (s *suspicion) timeout() time.Duration {
+	return suspicionTimeout(s.min, s.max, s.k, len(s.confirmers))
+}
+
+// suspicionTimeout is the LHA-Suspicion formula.
+func suspicionTimeout(minT, maxT time.Duration, k, c int) time.Duration {
+	if k < 1 || maxT <= minT {
+		return minT
+	}
+	frac := math.Log(float64(c)+1) / math.Log(float64(k)+1)
+	t := float64(maxT) - float64(maxT-minT)*frac
+	to := time.Duration(math.Floor(t/float64(time.Millisecond))) * time.Millisecond
+	return max(to, minT)
+}
+
+// confirm records an independent suspicion from id. It reports whether id
+// was new (not the first suspecter and not counted before); the deadline is
+// then recomputed from the start with the new count, so the remaining time
+// shrinks and may already be past.
+func (s *suspicion) confirm(id ID) bool {
+	if id == s.from {
+		return false
+	}
+	for _, c := range s.confirmers {
+		if c == id {
+			return false
+		}
+	}
+	s.confirmers = append(s.confirmers, id)
+	s.deadline = s.start + s.timeout()
+	return true
+}
+
+// suspicionMin returns Min = α·max(1, log10 n)·interval as memberlist
+// computes it (the scale rounded down to 1/1000).
+func suspicionMin(alpha int, n int, interval time.Duration) time.Duration {
+	scale := math.Max(1, math.Log10(math.Max(1, float64(n))))
+	return time.Duration(alpha) * time.Duration(scale*1000) * interval / 1000
+}
+
+// retransmitLimit returns λ·ceil(log10(n+1)), the number of times each
+// update is piggybacked.
+func retransmitLimit(lambda, n int) int {
+	return lambda * int(math.Ceil(math.Log10(float64(n+1))))
+}
