@@ -7,6 +7,7 @@ import (
 	"github.com/fdkit/fdkit/chen"
 	"github.com/fdkit/fdkit/detector"
 	"github.com/fdkit/fdkit/phi"
+	"github.com/fdkit/fdkit/sfd"
 	"github.com/stretchr/testify/require"
 )
 
@@ -62,6 +63,25 @@ func TestBertierAgreesWithReference(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			checkAgainstReference(t, func() detector.Detector {
 				d, err := bertier.New(testBertier)
+				require.NoError(t, err)
+				return d
+			}, hbs, 0)
+		})
+	}
+}
+
+func TestSFDAgreesWithReference(t *testing.T) {
+	for name, hbs := range agreementTraces() {
+		t.Run(name, func(t *testing.T) {
+			checkAgainstReference(t, func() detector.Detector {
+				d, err := sfd.New(sfd.Config{
+					Estimator:      chen.EstimatorConfig{Interval: ms(100), WindowSize: 50},
+					InitialMargin:  ms(20),
+					Step:           ms(5),
+					SlotHeartbeats: 50,
+					Targets:        sfd.Targets{MaxTD: ms(400), MaxMistakesPerSecond: 0.05, MinQAP: 0.99},
+					UseSendTime:    true,
+				})
 				require.NoError(t, err)
 				return d
 			}, hbs, 0)

@@ -452,3 +452,20 @@ func selectRank[T int64 | float64](a []T, k int) T {
 	}
 	return a[k]
 }
+
+// ClocksLookSynchronized applies ClockAuto's rule to a whole stream: every
+// heartbeat has a send time and its apparent one-way delay A − σ lies in
+// [0, MaxPlausibleDelay]. Callers use it to configure detectors that measure
+// TD themselves (SFD) the way Replay will.
+func ClocksLookSynchronized(hbs []detector.Heartbeat) bool {
+	if len(hbs) == 0 {
+		return false
+	}
+	for _, hb := range hbs {
+		d := hb.Arrival - hb.Sent
+		if !hb.HasSent || d < 0 || d > MaxPlausibleDelay {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,227 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/fdkit/fdkit/bertier"
+	"github.com/fdkit/fdkit/chen"
+	"github.com/fdkit/fdkit/jacobson"
+	"github.com/fdkit/fdkit/phi"
+	"github.com/fdkit/fdkit/qos"
+)
+
+// detectorNames lists the detectors fdreplay knows, in table order.
+var detectorNames = []string{"fixed", "jacobson", "phi-normal", "phi-akka", "phi-cassandra", "chen", "bertier", "sfd"}
+
+// aliases accepted by --detectors.
+var detectorAliases = map[string]string{
+	"fixed": "fixed", "timeout": "fixed",
+	"jacobson": "jacobson", "jk": "jacobson",
+	"phi": "phi-normal", "phi-normal": "phi-normal", "normal": "phi-normal",
+	"akka": "phi-akka", "phi-akka": "phi-akka",
+	"cassandra": "phi-cassandra", "phi-cassandra": "phi-cassandra",
+	"chen": "chen", "nfd-e": "chen",
+	"bertier": "bertier",
+	"sfd":     "sfd",
+}
+
+// settings are the per-stream inputs of the detector configurations.
+type settings struct {
+	interval  time.Duration // Δ
+	window    int           // n
+	timeout   time.Duration // fixed T for the table
+	sync      bool          // sender and monitor clocks synchronized
+	delay     time.Duration // d̄
+	targets   qos.Targets   // SFD's targets
+	sfdStep   time.Duration
+	sfdMargin time.Duration
+}
+
+// The defaults, for Δ = 100 ms traces and scaled with Δ otherwise:
+//
+//   - fixed: T = 10Δ (1 s at Δ = 100 ms, detector.DefaultTimeout), unless
+//     --timeout is given.
+//   - jacobson: package defaults (K = 4, RFC 6298 gains, no clamp).
+//   - phi-normal: package defaults (Θ = 8) with the window n.
+//   - phi-akka: Θ = 8; Akka's time settings are for 1 s heartbeats
+//     (acceptable pause 3 s, min std 100 ms, first estimate 1 s), so they
+//     are scaled by Δ/1 s: pause 3Δ, min std Δ/10, first estimate Δ.
+//   - phi-cassandra: Θ = 8, gossip interval Δ (so the initial interval and
+//     the interval cap are 2Δ, as 2 s is for Cassandra's 1 s gossip).
+//   - chen: package defaults (α = Δ) with Δ and n.
+//   - bertier: package defaults (γ = 0.1, β = 1, φ = 4) with Δ and n.
+//   - sfd: SM_1 = Δ, β = Δ/10, slots of 100 heartbeats, targets from
+//     --td-max/--mr-max/--qap-min or else TD ≤ 10Δ, MR ≤ 1 per minute,
+//     QAP ≥ 0.999.
+func (s settings) akka() phi.AkkaConfig {
+	scale := func(d time.Duration) time.Duration {
+		return time.Duration(math.Round(float64(d) * float64(s.interval) / float64(time.Second)))
+	}
+	return phi.AkkaConfig{
+		MaxSampleSize:            s.window,
+		MinStdDeviation:          max(scale(phi.DefaultAkkaMinStdDeviation), 1),
+		AcceptableHeartbeatPause: max(scale(phi.DefaultAkkaAcceptableHeartbeatPause), 1),
+		FirstHeartbeatEstimate:   max(scale(phi.DefaultAkkaFirstHeartbeatEstimate), 1),
+	}
+}
+
+func (s settings) cassandra() phi.CassandraConfig {
+	return phi.CassandraConfig{WindowSize: s.window, GossipInterval: s.interval}
+}
+
+func (s settings) normal() phi.NormalConfig { return phi.NormalConfig{WindowSize: s.window} }
+
+func (s settings) chenEst() chen.EstimatorConfig {
+	return chen.EstimatorConfig{Interval: s.interval, WindowSize: s.window}
+}
+
+func (s settings) bertier() bertier.Config { return bertier.Config{Estimator: s.chenEst()} }
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// tableFamilies returns, for each selected detector, a single-point family
+// at its default setting, and a description of that setting.
+func tableFamilies(s settings, names []string) ([]qos.Family, []string, error) {
+	var fams []qos.Family
+	var desc []string
+	for _, n := range names {
+		var f qos.Family
+		var d string
+		switch n {
+		case "fixed":
+			f, d = qos.FixedFamily([]float64{ms(s.timeout)}), "T="+s.timeout.String()
+		case "jacobson":
+			f, d = qos.JacobsonFamily(jacobson.Config{}, []float64{jacobson.DefaultK}), fmt.Sprintf("K=%g", jacobson.DefaultK)
+		case "phi-normal":
+			f, d = qos.PhiNormalFamily(s.normal(), []float64{phi.DefaultThreshold}), fmt.Sprintf("Φ=%g n=%d", phi.DefaultThreshold, s.window)
+		case "phi-akka":
+			a := s.akka()
+			f = qos.PhiAkkaFamily(a, []float64{phi.DefaultThreshold})
+			d = fmt.Sprintf("Φ=%g pause=%v minσ=%v", phi.DefaultThreshold, a.AcceptableHeartbeatPause, a.MinStdDeviation)
+		case "phi-cassandra":
+			f, d = qos.PhiCassandraFamily(s.cassandra(), []float64{phi.DefaultThreshold}), fmt.Sprintf("Φ=%g cap=%v", phi.DefaultThreshold, 2*s.interval)
+		case "chen":
+			f, d = qos.ChenFamily(chen.Config{Estimator: s.chenEst()}, []float64{ms(s.interval)}), fmt.Sprintf("α=%v n=%d", s.interval, s.window)
+		case "bertier":
+			f, d = qos.BertierFamily(s.bertier()), fmt.Sprintf("γ=%g β=%g φ=%g", bertier.DefaultGain, bertier.DefaultBeta, bertier.DefaultPhi)
+		case "sfd":
+			var ok bool
+			f, d, ok = sfdTableFamily(s)
+			if !ok {
+				continue
+			}
+		default:
+			return nil, nil, fmt.Errorf("unknown detector %q", n)
+		}
+		fams = append(fams, f)
+		desc = append(desc, d)
+	}
+	return fams, desc, nil
+}
+
+// span is a sweep range.
+type span struct {
+	lo, hi float64
+	log    bool
+}
+
+// defaultSpans are the sweep ranges, in the family's unit (ms for
+// durations), for a trace with nominal interval Δ (ALGORITHMS.md §9.4).
+func defaultSpans(interval time.Duration) map[string]span {
+	d := ms(interval)
+	return map[string]span{
+		"fixed":         {d, 30 * d, true},
+		"jacobson":      {0.5, 16, false},
+		"phi-normal":    {0.5, 16, false},
+		"phi-akka":      {0.5, 16, false},
+		"phi-cassandra": {0.5, 16, false},
+		"chen":          {d / 100, 20 * d, true},
+		"sfd":           {d / 100, 20 * d, true},
+	}
+}
+
+// parseRange parses NAME=LO:HI[:log|:lin]; durations may carry a unit
+// (100ms, 2s), plain numbers are milliseconds for duration parameters.
+func parseRange(arg string) (string, span, error) {
+	name, rest, ok := strings.Cut(arg, "=")
+	if !ok {
+		return "", span{}, fmt.Errorf("--range %q: want NAME=LO:HI[:log]", arg)
+	}
+	canon, ok := detectorAliases[strings.ToLower(strings.TrimSpace(name))]
+	if !ok {
+		return "", span{}, fmt.Errorf("--range %q: unknown detector %q (known: %s)", arg, name, strings.Join(detectorNames, ", "))
+	}
+	parts := strings.Split(rest, ":")
+	if len(parts) < 2 || len(parts) > 3 {
+		return "", span{}, fmt.Errorf("--range %q: want NAME=LO:HI[:log]", arg)
+	}
+	var sp span
+	var err error
+	if sp.lo, err = parseValue(parts[0]); err != nil {
+		return "", span{}, fmt.Errorf("--range %q: %w", arg, err)
+	}
+	if sp.hi, err = parseValue(parts[1]); err != nil {
+		return "", span{}, fmt.Errorf("--range %q: %w", arg, err)
+	}
+	if len(parts) == 3 {
+		switch parts[2] {
+		case "log":
+			sp.log = true
+		case "lin", "linear":
+		default:
+			return "", span{}, fmt.Errorf("--range %q: spacing must be log or lin, got %q", arg, parts[2])
+		}
+	}
+	return canon, sp, nil
+}
+
+func parseValue(s string) (float64, error) {
+	s = strings.TrimSpace(s)
+	if d, err := time.ParseDuration(s); err == nil && strings.IndexFunc(s, func(r rune) bool { return r >= 'a' && r <= 'z' || r == 'µ' }) >= 0 {
+		return ms(d), nil
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0, fmt.Errorf("bad value %q: want a number or a duration such as 250ms", s)
+	}
+	return v, nil
+}
+
+// sweepFamilies returns the swept families for the selected detectors.
+func sweepFamilies(s settings, names []string, points int, spans map[string]span) ([]qos.Family, error) {
+	var fams []qos.Family
+	for _, n := range names {
+		if n == "bertier" {
+			fams = append(fams, qos.BertierFamily(s.bertier()))
+			continue
+		}
+		sp := spans[n]
+		vals, err := qos.Range(sp.lo, sp.hi, points, sp.log)
+		if err != nil {
+			return nil, fmt.Errorf("%s sweep: %w", n, err)
+		}
+		switch n {
+		case "fixed":
+			fams = append(fams, qos.FixedFamily(vals))
+		case "jacobson":
+			fams = append(fams, qos.JacobsonFamily(jacobson.Config{}, vals))
+		case "phi-normal":
+			fams = append(fams, qos.PhiNormalFamily(s.normal(), vals))
+		case "phi-akka":
+			fams = append(fams, qos.PhiAkkaFamily(s.akka(), vals))
+		case "phi-cassandra":
+			fams = append(fams, qos.PhiCassandraFamily(s.cassandra(), vals))
+		case "chen":
+			fams = append(fams, qos.ChenFamily(chen.Config{Estimator: s.chenEst()}, vals))
+		case "sfd":
+			if f, ok := sfdSweepFamily(s, vals); ok {
+				fams = append(fams, f)
+			}
+		}
+	}
+	return fams, nil
+}

@@ -1,0 +1,25 @@
+// Command fdreplay replays recorded heartbeat traces through fdkit's failure
+// detectors and reports their quality of service: detection time TD,
+// mistake rate MR (per second), query accuracy probability QAP, mistake
+// duration E[TM] and recurrence time E[TMR] (Chen, Toueg and Aguilera,
+// IEEE TC 51(5), 2002; ALGORITHMS.md §9).
+//
+// Usage:
+//
+//	fdreplay [flags] [TRACE...]
+//
+// With no TRACE it replays the embedded default trace of package traces.
+// For every sender it prints a table of all detectors at their default
+// settings; with --out it also sweeps each detector's parameter and writes
+// the curves (CSV, JSON) and plots (PNG, SVG); with targets (--td-max,
+// --mr-max, --qap-min) it reports, per detector, the setting that meets them
+// with the smallest TD. Run fdreplay -h for flags and examples.
+package main
+
+import (
+	"os"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}

@@ -1,0 +1,514 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/fdkit/fdkit/detector"
+	"github.com/fdkit/fdkit/qos"
+	"github.com/fdkit/fdkit/trace"
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/pflag"
+	"golang.org/x/term"
+)
+
+const examples = `Examples:
+  fdreplay                                   # embedded default trace, all detectors
+  fdreplay ../shared/traces/planetlab-lip6/recv_node1_excerpt.txt --out results
+  fdreplay --sender 4 --detectors chen,phi --out results trace.txt
+  fdreplay --td-max 500ms --mr-max 0.01 --qap-min 0.999 trace.txt.gz
+  fdreplay --range chen=0:500ms --range phi=1:12 --points 60 --out results trace.txt
+  fdreplay --format csv --columns host,seq,sent_ms,recv_ms --unit ms --interval 1s log.csv
+
+TD is the time from a crash right after a heartbeat to permanent suspicion
+(τ_{k+1} − σ_k with synchronized clocks; τ_{k+1} − A_k + d̄ when the sender's
+and monitor's clocks differ, as in the LIP6 traces: see --delay-offset).
+MR is false suspicions per second, QAP the fraction of time the monitor is
+right. Smaller TD, smaller MR and larger QAP are better; sweeps show the
+trade-off.
+`
+
+// options are the parsed flags.
+type options struct {
+	detectors   []string
+	senders     []string
+	warmUp      int
+	window      int
+	interval    time.Duration
+	timeout     time.Duration
+	delayOffset time.Duration
+	clock       string
+	format      string
+	columns     string
+	unit        string
+	lenient     bool
+	out         string
+	sweep       bool
+	points      int
+	ranges      map[string]span
+	targets     qos.Targets
+	tune        bool
+	noProgress  bool
+}
+
+// errUsage marks errors in the command line (exit code 2).
+var errUsage = errors.New("usage")
+
+func run(args []string, stdout, stderr io.Writer) int {
+	err := runErr(args, stdout, stderr)
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, pflag.ErrHelp):
+		return 0
+	case errors.Is(err, errUsage):
+		fmt.Fprintf(stderr, "fdreplay: %v (see fdreplay -h)\n", strings.TrimPrefix(err.Error(), "usage: "))
+		return 2
+	default:
+		fmt.Fprintf(stderr, "fdreplay: %v\n", err)
+		return 1
+	}
+}
+
+func usageErr(format string, a ...any) error {
+	return fmt.Errorf("%w: %s", errUsage, fmt.Sprintf(format, a...))
+}
+
+func parseFlags(args []string, stdout io.Writer) (options, []string, error) {
+	fs := pflag.NewFlagSet("fdreplay", pflag.ContinueOnError)
+	fs.SortFlags = false
+	fs.SetOutput(io.Discard)
+	var o options
+	dets := fs.StringSliceP("detectors", "d", []string{"all"}, "detectors to run: all, or a list of "+strings.Join(detectorNames, ", ")+" (aliases: phi, akka, cassandra, timeout)")
+	fs.StringSliceVarP(&o.senders, "sender", "s", nil, "replay only these senders (ids as in the trace)")
+	fs.IntVar(&o.warmUp, "warmup", -1, "heartbeats excluded at the start of each stream (-1: the window size, so every detector is evaluated on the same heartbeats with full windows)")
+	fs.IntVar(&o.window, "window", 1000, "window size n of the adaptive detectors (chen, bertier, sfd, φ)")
+	fs.DurationVar(&o.interval, "interval", 0, "nominal heartbeat interval Δ (default: from the trace header, else estimated from send times or arrivals)")
+	fs.DurationVar(&o.timeout, "timeout", 0, "fixed timeout T for the table (default 10Δ, i.e. 1s for Δ = 100ms)")
+	fs.DurationVar(&o.delayOffset, "delay-offset", 0, "d̄ added to the arrival-based TD when clocks are not synchronized (e.g. RTT/2)")
+	fs.StringVar(&o.clock, "clock", "auto", "sender/monitor clocks: auto, sync or unsync (auto: synchronized iff every 0 ≤ A−σ ≤ 1m)")
+	fs.StringVarP(&o.format, "format", "f", "auto", "input format when it cannot be detected: auto, lip6, csv, fdkit")
+	fs.StringVar(&o.columns, "columns", "", "CSV columns as sender,seq,sent,arrival header names (empty name: no such column); implies --format csv")
+	fs.StringVar(&o.unit, "unit", "ns", "time unit of CSV send and arrival columns: ns, us, ms or s")
+	fs.BoolVar(&o.lenient, "lenient", false, "skip malformed lines (they are counted and reported) instead of failing")
+	fs.StringVarP(&o.out, "out", "o", "", "directory for results: table.csv/json, curves.csv/json, <sender>-mr-td and -qap-td plots (PNG, SVG); implies --sweep")
+	fs.BoolVar(&o.sweep, "sweep", false, "sweep each detector's parameter (also implied by --out and by tuner targets)")
+	fs.IntVarP(&o.points, "points", "p", 40, "points per swept curve")
+	rangeArgs := fs.StringArray("range", nil, "sweep range NAME=LO:HI[:log|lin], durations with a unit or in ms (repeatable; defaults: fixed Δ..30Δ log, chen and sfd Δ/100..20Δ log, φ 0.5..16, jacobson K 0.5..16)")
+	fs.DurationVar(&o.targets.MaxTD, "td-max", 0, "tuner target: mean TD at most this")
+	fs.Float64Var(&o.targets.MaxMRPerSecond, "mr-max", 0, "tuner target: mistakes per second at most this (1 per minute is 0.0167)")
+	fs.Float64Var(&o.targets.MinQAP, "qap-min", 0, "tuner target: QAP at least this (e.g. 0.999)")
+	fs.BoolVar(&o.noProgress, "no-progress", false, "no progress bar (it is shown only when stderr is a terminal)")
+	help := fs.BoolP("help", "h", false, "show this help")
+	if err := fs.Parse(args); err != nil {
+		return o, nil, usageErr("%v", err)
+	}
+	if *help {
+		fmt.Fprintf(stdout, "Usage: fdreplay [flags] [TRACE...]\n\nReplays heartbeat traces through fdkit's failure detectors and reports TD, MR and QAP.\nWith no TRACE, replays the embedded default trace.\n\nFlags:\n%s\n%s", fs.FlagUsages(), examples)
+		return o, nil, pflag.ErrHelp
+	}
+	sel, err := selectDetectors(*dets)
+	if err != nil {
+		return o, nil, err
+	}
+	o.detectors = sel
+	o.ranges = defaultSpans(100 * time.Millisecond) // replaced per stream unless given
+	o.ranges = map[string]span{}
+	for _, a := range *rangeArgs {
+		name, sp, err := parseRange(a)
+		if err != nil {
+			return o, nil, usageErr("%v", err)
+		}
+		o.ranges[name] = sp
+	}
+	switch {
+	case o.points < 1:
+		return o, nil, usageErr("--points %d: need at least 1", o.points)
+	case o.window < 1:
+		return o, nil, usageErr("--window %d: need at least 1", o.window)
+	case o.warmUp < -1:
+		return o, nil, usageErr("--warmup %d: need -1 (auto) or a count ≥ 0", o.warmUp)
+	case o.interval < 0, o.timeout < 0, o.delayOffset < 0:
+		return o, nil, usageErr("--interval, --timeout and --delay-offset must not be negative")
+	}
+	if err := o.targets.Validate(); err != nil {
+		return o, nil, usageErr("%v", strings.TrimPrefix(err.Error(), "qos: "))
+	}
+	o.tune = o.targets != (qos.Targets{})
+	if o.out != "" || o.tune {
+		o.sweep = true
+	}
+	switch o.clock {
+	case "auto", "sync", "unsync":
+	default:
+		return o, nil, usageErr("--clock %q: want auto, sync or unsync", o.clock)
+	}
+	return o, fs.Args(), nil
+}
+
+func selectDetectors(list []string) ([]string, error) {
+	want := map[string]bool{}
+	for _, d := range list {
+		d = strings.ToLower(strings.TrimSpace(d))
+		if d == "all" {
+			for _, n := range detectorNames {
+				want[n] = true
+			}
+			continue
+		}
+		c, ok := detectorAliases[d]
+		if !ok {
+			return nil, usageErr("unknown detector %q (known: all, %s)", d, strings.Join(detectorNames, ", "))
+		}
+		want[c] = true
+	}
+	var out []string
+	for _, n := range detectorNames {
+		if want[n] {
+			out = append(out, n)
+		}
+	}
+	if len(out) == 0 {
+		return nil, usageErr("no detector selected")
+	}
+	return out, nil
+}
+
+// input is one stream ready for replay.
+type input struct {
+	name     string // stream name used in tables, files and curves
+	file     string
+	sender   string
+	hbs      []detector.Heartbeat
+	stats    trace.Stats
+	interval time.Duration
+	hdr      time.Duration // Δ from the file header, 0 if none
+}
+
+func runErr(args []string, stdout, stderr io.Writer) error {
+	o, files, err := parseFlags(args, stdout)
+	if err != nil {
+		return err
+	}
+	inputs, err := loadInputs(o, files)
+	if err != nil {
+		return err
+	}
+	if len(inputs) == 0 {
+		return fmt.Errorf("no stream to replay (sender filter %v matched nothing)", o.senders)
+	}
+	cfg := qos.Config{DelayOffset: o.delayOffset}
+	switch o.clock {
+	case "sync":
+		cfg.Clock = qos.ClockSynchronized
+	case "unsync":
+		cfg.Clock = qos.ClockUnsynchronized
+	}
+	if o.warmUp >= 0 {
+		cfg.WarmUp = o.warmUp
+	} else {
+		cfg.WarmUp = o.window
+	}
+	progress := newProgress(stderr, o.noProgress)
+
+	// The table: every detector at its default setting, all streams in one
+	// parallel run.
+	type streamRun struct {
+		in    *input
+		set   settings
+		descs []string
+	}
+	var runs []streamRun
+	var tableCurves []qos.Curve
+	for i := range inputs {
+		in := &inputs[i]
+		s := streamSettings(o, in)
+		fams, descs, err := tableFamilies(s, o.detectors)
+		if err != nil {
+			return err
+		}
+		c, err := qos.Sweep([]qos.Stream{{Name: in.name, Heartbeats: in.hbs}}, fams, qos.SweepOptions{Config: cfg})
+		if err != nil {
+			return err
+		}
+		tableCurves = append(tableCurves, c...)
+		runs = append(runs, streamRun{in: in, set: s, descs: descs})
+	}
+	for i, r := range runs {
+		printStreamHeader(stdout, r.in, r.set, cfg, o)
+		rows := tableCurves[i*len(o.detectors) : (i+1)*len(o.detectors)]
+		if err := printTable(stdout, rows, r.descs); err != nil {
+			return err
+		}
+		fmt.Fprintln(stdout)
+	}
+
+	var curves []qos.Curve
+	if o.sweep {
+		var streams []qos.Stream
+		var allFams [][]qos.Family
+		total := 0
+		for _, r := range runs {
+			spans := defaultSpans(r.set.interval)
+			for k, v := range o.ranges {
+				spans[k] = v
+			}
+			fams, err := sweepFamilies(r.set, o.detectors, o.points, spans)
+			if err != nil {
+				return usageErr("%v", err)
+			}
+			streams = append(streams, qos.Stream{Name: r.in.name, Heartbeats: r.in.hbs})
+			allFams = append(allFams, fams)
+			for _, f := range fams {
+				total += len(f.Values)
+			}
+		}
+		// Streams have their own Δ, hence their own families: one Sweep per
+		// stream, each parallel across families and points.
+		done := 0
+		for i := range streams {
+			c, err := qos.Sweep(streams[i:i+1], allFams[i], qos.SweepOptions{Config: cfg, Progress: func(d, _ int) {
+				progress(done+d, total)
+			}})
+			if err != nil {
+				return err
+			}
+			for _, f := range allFams[i] {
+				done += len(f.Values)
+			}
+			curves = append(curves, c...)
+		}
+		progress(-1, total)
+		for _, c := range curves {
+			if c.Err != "" {
+				fmt.Fprintf(stderr, "fdreplay: warning: %s %s: %s\n", c.Stream, c.Family, c.Err)
+			}
+		}
+	}
+	if o.tune {
+		choices, err := qos.Tune(curves, o.targets)
+		if err != nil {
+			return err
+		}
+		if err := printTuning(stdout, choices, o.targets); err != nil {
+			return err
+		}
+	}
+	if o.out != "" {
+		files, err := writeOutputs(o.out, tableCurves, curves)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "wrote %d files to %s (curves.csv, curves.json, table.csv, table.json, plots)\n", len(files), o.out)
+	}
+	return nil
+}
+
+// streamSettings derives the detector settings for one stream.
+func streamSettings(o options, in *input) settings {
+	s := settings{interval: in.interval, window: o.window, delay: o.delayOffset}
+	s.timeout = o.timeout
+	if s.timeout == 0 {
+		s.timeout = 10 * in.interval
+	}
+	switch o.clock {
+	case "sync":
+		s.sync = true
+	case "auto":
+		s.sync = qos.ClocksLookSynchronized(in.hbs)
+	}
+	s.targets = sfdTargets(o.targets, in.interval)
+	s.sfdMargin = in.interval
+	s.sfdStep = max(in.interval/10, 1)
+	return s
+}
+
+// loadInputs reads the traces (or the embedded default) and splits them
+// into per-sender streams.
+func loadInputs(o options, files []string) ([]input, error) {
+	ropt := trace.Options{Lenient: o.lenient}
+	if o.format != "auto" {
+		f, err := trace.ParseFormat(o.format)
+		if err != nil {
+			return nil, usageErr("--format: %v", err)
+		}
+		ropt.Format = f
+	}
+	if o.columns != "" {
+		parts := strings.Split(o.columns, ",")
+		if len(parts) != 4 {
+			return nil, usageErr("--columns %q: want four comma-separated names sender,seq,sent,arrival (leave a name empty when absent)", o.columns)
+		}
+		unit, err := trace.ParseUnit(o.unit)
+		if err != nil {
+			return nil, usageErr("--unit: %v", err)
+		}
+		ropt.Format = trace.FormatCSV
+		ropt.Columns = trace.Columns{Sender: parts[0], Seq: parts[1], Sent: parts[2], Arrival: parts[3], Unit: unit}
+	}
+	type loaded struct {
+		name string
+		recs []trace.Record
+		hdr  time.Duration
+	}
+	var all []loaded
+	if len(files) == 0 {
+		name, recs, hdr, err := loadDefault()
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, loaded{name, recs, hdr})
+	}
+	for _, f := range files {
+		r, err := trace.Open(f, ropt)
+		if err != nil {
+			return nil, err
+		}
+		recs, err := r.ReadAll()
+		skipped := r.Skipped()
+		hdr := r.Header().Interval
+		r.Close()
+		if err != nil {
+			return nil, err
+		}
+		if skipped > 0 {
+			fmt.Fprintf(os.Stderr, "fdreplay: %s: skipped %d malformed lines\n", f, skipped)
+		}
+		all = append(all, loaded{f, recs, hdr})
+	}
+	var out []input
+	for _, l := range all {
+		for _, st := range trace.Split(l.recs) {
+			if len(o.senders) > 0 && !slices.Contains(o.senders, st.Sender) {
+				continue
+			}
+			in := input{file: l.name, sender: st.Sender, hdr: l.hdr}
+			in.name = st.Sender
+			if in.name == "" {
+				in.name = "stream"
+			}
+			if len(all) > 1 {
+				in.name = filepath.Base(l.name) + ":" + in.name
+			}
+			in.hbs = make([]detector.Heartbeat, 0, len(st.Records))
+			for _, r := range st.Records {
+				if !r.HasArrival {
+					return nil, fmt.Errorf("%s: sender %q: record seq %d has no arrival time (an emission log?); replay needs arrivals", l.name, st.Sender, r.Seq)
+				}
+				in.hbs = append(in.hbs, r.Heartbeat())
+			}
+			in.stats = trace.Summarize(st.Records)
+			switch {
+			case o.interval > 0:
+				in.interval = o.interval
+			case l.hdr > 0:
+				in.interval = l.hdr
+			default:
+				in.interval = roundInterval(in.stats.Interval)
+			}
+			if in.interval <= 0 {
+				return nil, fmt.Errorf("%s: sender %q: cannot estimate the heartbeat interval; give --interval", l.name, st.Sender)
+			}
+			out = append(out, in)
+		}
+	}
+	return out, nil
+}
+
+// roundInterval rounds an estimated Δ to 0.1 ms (estimates from send times
+// are off by microseconds; detectors need the nominal value).
+func roundInterval(d time.Duration) time.Duration {
+	const q = 100 * time.Microsecond
+	if d < q {
+		return d
+	}
+	return time.Duration(math.Round(float64(d)/float64(q))) * q
+}
+
+// newProgress returns a progress callback drawing a bar on stderr when it
+// is a terminal (done < 0 finishes the bar).
+func newProgress(stderr io.Writer, disabled bool) func(done, total int) {
+	f, ok := stderr.(*os.File)
+	if disabled || !ok || !term.IsTerminal(int(f.Fd())) {
+		return func(int, int) {}
+	}
+	var bar *progressbar.ProgressBar
+	return func(done, total int) {
+		if bar == nil {
+			if done < 0 || total == 0 {
+				return
+			}
+			bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(f), progressbar.OptionSetDescription("sweeping"),
+				progressbar.OptionShowCount(), progressbar.OptionClearOnFinish(), progressbar.OptionThrottle(100*time.Millisecond))
+		}
+		if done < 0 {
+			_ = bar.Finish()
+			return
+		}
+		_ = bar.Set(done)
+	}
+}
+
+func writeOutputs(dir string, table, curves []qos.Curve) ([]string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	var files []string
+	write := func(name string, fn func(io.Writer) error) error {
+		p := filepath.Join(dir, name)
+		f, err := os.Create(p)
+		if err != nil {
+			return err
+		}
+		if err := fn(f); err != nil {
+			f.Close()
+			return err
+		}
+		if err := f.Close(); err != nil {
+			return err
+		}
+		files = append(files, p)
+		return nil
+	}
+	for _, w := range []struct {
+		name string
+		fn   func(io.Writer) error
+	}{
+		{"table.csv", func(w io.Writer) error { return qos.WriteCSV(w, table) }},
+		{"table.json", func(w io.Writer) error { return qos.WriteJSON(w, table) }},
+		{"curves.csv", func(w io.Writer) error { return qos.WriteCSV(w, curves) }},
+		{"curves.json", func(w io.Writer) error { return qos.WriteJSON(w, curves) }},
+	} {
+		if err := write(w.name, w.fn); err != nil {
+			return files, err
+		}
+	}
+	// Plots per stream.
+	for start := 0; start < len(curves); {
+		end := start
+		for end < len(curves) && curves[end].Stream == curves[start].Stream {
+			end++
+		}
+		name := curves[start].Stream
+		safe := strings.Map(func(r rune) rune {
+			if r == '/' || r == '\\' || r == ':' || r == ' ' {
+				return '_'
+			}
+			return r
+		}, name)
+		p, err := qos.SavePlots(curves[start:end], dir, safe+"-", "sender "+name)
+		if err != nil {
+			return files, err
+		}
+		files = append(files, p...)
+		start = end
+	}
+	return files, nil
+}

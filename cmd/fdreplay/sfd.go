@@ -1,0 +1,46 @@
+package main
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/fdkit/fdkit/qos"
+	"github.com/fdkit/fdkit/sfd"
+)
+
+// sfdConfig is SFD at fdreplay's defaults: SM_1 = Δ, β = Δ/10, the targets
+// of settings, and TD measured the way the replay measures it (send-based
+// when the clocks look synchronized, else arrival-based with d̄).
+func (s settings) sfdConfig() sfd.Config {
+	return sfd.Config{
+		Estimator:     s.chenEst(),
+		InitialMargin: s.sfdMargin,
+		Step:          s.sfdStep,
+		Targets: sfd.Targets{
+			MaxTD:                s.targets.MaxTD,
+			MaxMistakesPerSecond: s.targets.MaxMRPerSecond,
+			MinQAP:               s.targets.MinQAP,
+		},
+		UseSendTime: s.sync,
+		OneWayDelay: s.delay,
+	}
+}
+
+// sfdTargets returns the SFD targets: the tuner's when any is set, else
+// TD ≤ 10Δ, MR ≤ 1 per minute, QAP ≥ 0.999.
+func sfdTargets(t qos.Targets, interval time.Duration) qos.Targets {
+	if t != (qos.Targets{}) {
+		return t
+	}
+	return qos.Targets{MaxTD: 10 * interval, MaxMRPerSecond: 1.0 / 60, MinQAP: 0.999}
+}
+
+func sfdTableFamily(s settings) (qos.Family, string, bool) {
+	c := s.sfdConfig()
+	f := qos.SFDFamily(c, []float64{ms(s.sfdMargin)})
+	return f, fmt.Sprintf("SM1=%v β=%v", s.sfdMargin, s.sfdStep), true
+}
+
+func sfdSweepFamily(s settings, vals []float64) (qos.Family, bool) {
+	return qos.SFDFamily(s.sfdConfig(), vals), true
+}

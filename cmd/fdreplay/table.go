@@ -1,0 +1,146 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/fdkit/fdkit/qos"
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/renderer"
+	"github.com/olekukonko/tablewriter/tw"
+)
+
+func newTable(w io.Writer, header []string, rightFrom int) *tablewriter.Table {
+	align := make([]tw.Align, len(header))
+	for i := range align {
+		align[i] = tw.AlignLeft
+		if i >= rightFrom {
+			align[i] = tw.AlignRight
+		}
+	}
+	t := tablewriter.NewTable(w,
+		tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{Symbols: tw.NewSymbols(tw.StyleASCII)})),
+		tablewriter.WithHeaderAutoFormat(tw.Off),
+		tablewriter.WithHeaderAlignment(tw.AlignCenter),
+		tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: align}),
+	)
+	t.Header(header)
+	return t
+}
+
+func fmtMS(d time.Duration) string {
+	return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', 1, 64)
+}
+
+func fmtMR(x float64) string {
+	if x == 0 {
+		return "0"
+	}
+	return strconv.FormatFloat(x, 'g', 3, 64)
+}
+
+func fmtQAP(x float64) string { return strconv.FormatFloat(x, 'f', 6, 64) }
+
+func printStreamHeader(w io.Writer, in *input, s settings, cfg qos.Config, o options) {
+	st := in.stats
+	fmt.Fprintf(w, "sender %s (%s): %d heartbeats over %v, Δ = %v", displaySender(in), in.file, len(in.hbs), st.Span.Round(time.Millisecond), in.interval)
+	if st.HasSeq {
+		fmt.Fprintf(w, ", loss %.2f%%", 100*st.LossRate)
+	}
+	fmt.Fprintf(w, ", warm-up %d heartbeats\n", cfg.WarmUp)
+	if slices.Contains(o.detectors, "sfd") {
+		fmt.Fprintf(w, "sfd targets:%s\n", describeTargets(s.targets))
+	}
+	switch {
+	case o.clock == "unsync" || (o.clock == "auto" && !s.sync):
+		fmt.Fprintf(w, "clocks not synchronized: TD = τ − A + d̄ with d̄ = %v (arrival-based; add the mean one-way delay to compare with send-based TDs)\n", o.delayOffset)
+	default:
+		fmt.Fprintf(w, "clocks synchronized: TD = τ − σ (from the send time)\n")
+	}
+}
+
+func displaySender(in *input) string {
+	if in.sender == "" {
+		return in.name
+	}
+	return in.sender
+}
+
+// printTable prints one row per detector (single-point curves).
+func printTable(w io.Writer, rows []qos.Curve, descs []string) error {
+	t := newTable(w, []string{"detector", "setting", "evaluated", "mistakes", "MR (1/s)", "QAP", "E[TM] ms", "E[TMR] s", "TD mean ms", "TD p99 ms", "TD max ms"}, 2)
+	for i, c := range rows {
+		if len(c.Points) == 0 {
+			msg := c.Err
+			if msg == "" {
+				msg = "no result"
+			}
+			if err := t.Append([]string{c.Family, descs[i], "–", "–", "–", "–", "–", "–", "–", "–", shorten(msg, 40)}); err != nil {
+				return err
+			}
+			continue
+		}
+		r := c.Points[0].Result
+		tm, tmr := "–", "–"
+		if r.Mistakes > 0 {
+			tm = fmtMS(r.MeanTM)
+			tmr = strconv.FormatFloat(r.MeanTMR.Seconds(), 'f', 1, 64)
+		}
+		if err := t.Append([]string{c.Family, descs[i], strconv.Itoa(r.Evaluated), strconv.Itoa(r.Mistakes),
+			fmtMR(r.MRPerSecond), fmtQAP(r.QAP), tm, tmr, fmtMS(r.TD.Mean), fmtMS(r.TD.P99), fmtMS(r.TD.Max)}); err != nil {
+			return err
+		}
+	}
+	return t.Render()
+}
+
+func shorten(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}
+
+func printTuning(w io.Writer, choices []qos.Choice, t qos.Targets) error {
+	fmt.Fprintf(w, "tuning: smallest mean TD with%s\n", describeTargets(t))
+	tb := newTable(w, []string{"sender", "detector", "setting", "TD mean ms", "MR (1/s)", "QAP"}, 3)
+	for _, c := range choices {
+		if !c.Found {
+			if err := tb.Append([]string{c.Stream, c.Family, "none meets the targets", "–", "–", "–"}); err != nil {
+				return err
+			}
+			continue
+		}
+		setting := "(single point)"
+		if c.Param != "" {
+			setting = fmt.Sprintf("%s=%s%s", c.Param, strconv.FormatFloat(c.Point.Value, 'g', 4, 64), c.Unit)
+		}
+		r := c.Point.Result
+		if err := tb.Append([]string{c.Stream, c.Family, setting, fmtMS(r.TD.Mean), fmtMR(r.MRPerSecond), fmtQAP(r.QAP)}); err != nil {
+			return err
+		}
+	}
+	if err := tb.Render(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	return nil
+}
+
+func describeTargets(t qos.Targets) string {
+	s := ""
+	if t.MaxTD > 0 {
+		s += fmt.Sprintf(" TD ≤ %v", t.MaxTD)
+	}
+	if t.MaxMRPerSecond > 0 {
+		s += fmt.Sprintf(" MR ≤ %.4g/s", t.MaxMRPerSecond)
+	}
+	if t.MinQAP > 0 {
+		s += fmt.Sprintf(" QAP ≥ %g", t.MinQAP)
+	}
+	return s
+}

@@ -1,0 +1,30 @@
+package qos
+
+import (
+	"fmt"
+
+	"github.com/fdkit/fdkit/detector"
+	"github.com/fdkit/fdkit/sfd"
+)
+
+// SFDFamily sweeps SFD's initial safety margin SM_1 (in milliseconds) with
+// the other settings, including the targets, from cfg (ALGORITHMS.md §6,
+// the sweep of [SFD-zh]'s experiments). The margin adapts to the QoS the
+// detector measures on its own output, so every point is a replay of its
+// own.
+func SFDFamily(cfg sfd.Config, marginsMS []float64) Family {
+	return Family{
+		Name: "sfd", Param: "SM1", Unit: "ms", Values: marginsMS,
+		New: func(v float64) (detector.Detector, error) {
+			if v < 0 {
+				return nil, fmt.Errorf("initial margin %g ms is negative", v)
+			}
+			c := cfg
+			c.InitialMargin = durMS(v)
+			if c.InitialMargin == 0 {
+				c.InitialMargin = 1 // sfd treats 0 as "default Δ"
+			}
+			return sfd.New(c)
+		},
+	}
+}
