@@ -1,0 +1,182 @@
+// Command fdbeat sends, watches and records UDP heartbeats.
+//
+//	fdbeat send [flags] HOST:PORT...   send heartbeats, optionally impaired
+//	fdbeat recv [flags]                monitor senders with five detectors, record a trace
+//
+// "fdbeat send" sends one small binary packet (packet.go: magic, version,
+// incarnation, sequence number, send time, sender name) every --interval to
+// each address. Since this machine may have no kernel netem, it can impair
+// its own sending path in user space: --delay/--jitter/--delay-dist add a
+// delay drawn from a distribution, --loss/--loss-burst drop heartbeats
+// (independently or in Gilbert bursts), --pause stops sending for a while at
+// given times (like SIGSTOP/SIGCONT), and --duration ends the run like a
+// crash.
+//
+// "fdbeat recv" listens, feeds every heartbeat to the [Field-vi] detectors
+// (ALGORITHMS.md §8: fixed timeouts 300 ms, 1 s, 3 s and normal-model φ with
+// thresholds 8 and 12, window 100), logs each trusted/suspected transition,
+// shows a table of each detector's level and status per sender (redrawn in
+// place on a terminal, periodic lines otherwise) and records every heartbeat
+// to an fdkit-format trace (--out, compressed by the .gz or .xz suffix) that
+// "fdreplay" can analyse. Its transitions are the mistakes replay finds on
+// that trace.
+//
+// Both stop cleanly on SIGINT or SIGTERM; recv flushes the trace.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/pflag"
+	"golang.org/x/term"
+)
+
+const usage = `fdbeat sends, watches and records UDP heartbeats.
+
+Usage:
+  fdbeat send [flags] HOST:PORT...
+  fdbeat recv [flags]
+
+Run "fdbeat send --help" or "fdbeat recv --help" for the flags.
+`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run executes one fdbeat command and returns the exit status.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	var err error
+	switch args[0] {
+	case "send":
+		err = cmdSend(ctx, args[1:], stdout, stderr)
+	case "recv":
+		err = cmdRecv(ctx, args[1:], stdout, stderr)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	default:
+		fmt.Fprintf(stderr, "fdbeat: unknown command %q\n\n%s", args[0], usage)
+		return 2
+	}
+	if errors.Is(err, pflag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "fdbeat:", err)
+		return 1
+	}
+	return 0
+}
+
+func newLogger(w io.Writer, level string) (*slog.Logger, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("--log-level %q: want debug, info, warn or error", level)
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l})), nil
+}
+
+func cmdSend(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := pflag.NewFlagSet("fdbeat send", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var c sendConfig
+	var pauses, logLevel string
+	fs.DurationVar(&c.Interval, "interval", 100*time.Millisecond, "heartbeat interval Δ")
+	fs.StringVar(&c.Name, "name", "", "sender name in the packets (default: the receiver uses the source address)")
+	fs.Uint64Var(&c.Incarnation, "incarnation", 0, "incarnation number (default: start time in Unix ns, new on every start)")
+	fs.DurationVar(&c.Duration, "duration", 0, "stop (as if crashed) after this long; 0 = until SIGINT/SIGTERM")
+	fs.Uint64Var(&c.Count, "count", 0, "stop after this many heartbeats; 0 = no limit")
+	fs.StringVar(&c.DelayDist, "delay-dist", "normal", "added delay distribution: "+strings.Join(delayDists, ", "))
+	fs.DurationVar(&c.Delay, "delay", 0, "mean added delay")
+	fs.DurationVar(&c.Jitter, "jitter", 0, "delay spread: standard deviation (normal) or half-width (uniform)")
+	fs.Float64Var(&c.Loss, "loss", 0, "fraction of heartbeats dropped, in [0, 1)")
+	fs.Float64Var(&c.LossBurst, "loss-burst", 0, "mean loss burst length in heartbeats (Gilbert model); 0 = independent losses")
+	fs.StringVar(&pauses, "pause", "", "pauses AT:DURATION[,...] after the start, e.g. 20s:600ms,40s:600ms")
+	fs.Uint64Var(&c.Seed, "seed", 0, "random seed of the impairments; 0 = random")
+	fs.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	fs.Usage = func() {
+		fmt.Fprint(stderr, "Usage: fdbeat send [flags] HOST:PORT...\n\nSends UDP heartbeats, optionally impaired in user space.\n\nFlags:\n")
+		fs.PrintDefaults()
+		fmt.Fprint(stderr, "\nExample (the [Field-vi] impaired path):\n  fdbeat send --name a --delay 80ms --jitter 60ms --loss 0.15 127.0.0.1:7946\n")
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	c.Targets = fs.Args()
+	if len(c.Targets) == 0 {
+		fs.Usage()
+		return errors.New("send: give at least one HOST:PORT")
+	}
+	var err error
+	if c.Pauses, err = parsePauses(pauses); err != nil {
+		return fmt.Errorf("--pause: %w", err)
+	}
+	log, err := newLogger(stderr, logLevel)
+	if err != nil {
+		return err
+	}
+	st, err := runSend(ctx, c, log)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "sent %d heartbeats to %d target(s); dropped %d (loss model), %d pauses, %d write errors\n",
+		st.Sent, len(c.Targets), st.Dropped, st.Pauses, st.Errors)
+	return nil
+}
+
+func cmdRecv(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := pflag.NewFlagSet("fdbeat recv", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var c recvConfig
+	var logLevel string
+	var plain bool
+	fs.StringVar(&c.Listen, "listen", "127.0.0.1:7946", "UDP address to listen on")
+	fs.StringVar(&c.Out, "out", "", "record heartbeats to this fdkit trace file (.gz or .xz compresses)")
+	fs.DurationVar(&c.Interval, "interval", 100*time.Millisecond, "nominal heartbeat interval Δ (trace header; φ bootstrap)")
+	fs.DurationSliceVar(&c.Timeouts, "timeouts", []time.Duration{300 * time.Millisecond, time.Second, 3 * time.Second}, "fixed-timeout detectors")
+	fs.Float64SliceVar(&c.Phis, "phi", []float64{8, 12}, "thresholds of the normal-model φ detectors")
+	fs.IntVar(&c.PhiWindow, "phi-window", 100, "φ window size (inter-arrival samples)")
+	fs.DurationVar(&c.Sweep, "sweep", 10*time.Millisecond, "how often the detectors are checked when no heartbeat comes")
+	fs.DurationVar(&c.Refresh, "refresh", time.Second, "table refresh period; 0 = no table")
+	fs.BoolVar(&plain, "plain", false, "print periodic lines instead of redrawing the table, even on a terminal")
+	fs.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	fs.Usage = func() {
+		fmt.Fprint(stderr, "Usage: fdbeat recv [flags]\n\nMonitors heartbeat senders with several detectors and records a trace.\n\nFlags:\n")
+		fs.PrintDefaults()
+		fmt.Fprint(stderr, "\nExample:\n  fdbeat recv --listen 127.0.0.1:7946 --out traces/my-net.fdk.gz\n")
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("recv: unexpected arguments %q", fs.Args())
+	}
+	log, err := newLogger(stderr, logLevel)
+	if err != nil {
+		return err
+	}
+	c.Table = stdout
+	if f, ok := stdout.(*os.File); ok && !plain {
+		c.Terminal = term.IsTerminal(int(f.Fd()))
+	}
+	st, err := runRecv(ctx, c, log)
+	fmt.Fprintf(stdout, "received %d packets (%d bad, %d from old incarnations), recorded %d heartbeats\n",
+		st.Packets, st.Bad, st.Stale, st.Recorded)
+	return err
+}

@@ -1,0 +1,404 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"net"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/fdkit/fdkit/detector"
+	"github.com/fdkit/fdkit/monitor"
+	"github.com/fdkit/fdkit/phi"
+	"github.com/fdkit/fdkit/trace"
+	"github.com/olekukonko/tablewriter"
+)
+
+// recvConfig configures "fdbeat recv".
+type recvConfig struct {
+	Listen    string        // UDP address to listen on
+	Out       string        // trace file ("" = do not record); .gz gzip, .xz xz
+	Interval  time.Duration // nominal heartbeat interval Δ (trace header, φ bootstrap)
+	Timeouts  []time.Duration
+	Phis      []float64
+	PhiWindow int
+	Sweep     time.Duration // how often the monitors look for suspicions
+	Refresh   time.Duration // table refresh period; 0 = no table
+	Table     io.Writer     // where the table goes
+	Terminal  bool          // redraw the table in place (ANSI) instead of printing lines
+	Meta      map[string]string
+
+	// Test hooks.
+	ready        func(addr net.Addr)
+	onTransition func(det string, t monitor.Transition)
+}
+
+// detSpec is one of the detectors recv runs side by side.
+type detSpec struct {
+	Name    string
+	Factory monitor.Factory
+}
+
+// fieldDetectors returns the [Field-vi] detectors (ALGORITHMS.md §8): fixed
+// timeouts and normal-model φ with the given thresholds and window.
+func fieldDetectors(timeouts []time.Duration, phis []float64, window int, interval time.Duration) ([]detSpec, error) {
+	var ds []detSpec
+	for _, t := range timeouts {
+		if t <= 0 {
+			return nil, fmt.Errorf("timeout %v must be positive", t)
+		}
+		ds = append(ds, detSpec{"timeout-" + t.String(), func() (detector.Detector, error) {
+			return detector.NewFixed(detector.FixedConfig{Timeout: t})
+		}})
+	}
+	for _, th := range phis {
+		cfg := phi.NormalConfig{WindowSize: window, Threshold: th, BootstrapInterval: interval}
+		if _, err := phi.NewNormal(cfg); err != nil {
+			return nil, err
+		}
+		ds = append(ds, detSpec{"phi-" + strconv.FormatFloat(th, 'g', -1, 64), func() (detector.Detector, error) {
+			return phi.NewNormal(cfg)
+		}})
+	}
+	if len(ds) == 0 {
+		return nil, errors.New("no detector: give --timeouts or --phi")
+	}
+	return ds, nil
+}
+
+// recvStats counts what the receiver saw.
+type recvStats struct {
+	Packets     uint64
+	Bad         uint64 // undecodable datagrams
+	Stale       uint64 // heartbeats of an older incarnation
+	Recorded    uint64
+	Transitions map[string]int // per detector
+}
+
+type namedMon struct {
+	name string
+	m    *monitor.Monitor
+}
+
+// streamID names a peer's current incarnation in the trace: the peer for its
+// first incarnation seen, "peer#2", "peer#3", ... after restarts, so that
+// replay treats each incarnation as its own stream.
+type streamID struct {
+	inc uint64
+	n   int
+	id  string
+}
+
+type receiver struct {
+	cfg     recvConfig
+	log     *slog.Logger
+	clock   *monitor.Monotonic
+	wall    time.Duration // wall clock of the clock's origin, Unix ns
+	mons    []namedMon
+	streams map[string]*streamID
+	tw      *trace.Writer
+	file    *os.File
+
+	mu    sync.Mutex // guards stats
+	stats recvStats
+}
+
+// runRecv listens and monitors until ctx is done, then flushes the trace.
+func runRecv(ctx context.Context, cfg recvConfig, log *slog.Logger) (recvStats, error) {
+	if cfg.Interval <= 0 {
+		return recvStats{}, fmt.Errorf("recv: interval %v must be positive", cfg.Interval)
+	}
+	if cfg.Sweep <= 0 {
+		return recvStats{}, fmt.Errorf("recv: sweep period %v must be positive", cfg.Sweep)
+	}
+	specs, err := fieldDetectors(cfg.Timeouts, cfg.Phis, cfg.PhiWindow, cfg.Interval)
+	if err != nil {
+		return recvStats{}, fmt.Errorf("recv: %w", err)
+	}
+	r := &receiver{cfg: cfg, log: log, clock: monitor.NewMonotonic(), streams: map[string]*streamID{}}
+	r.wall = time.Duration(r.clock.Start().UnixNano())
+	r.stats.Transitions = map[string]int{}
+	for _, s := range specs {
+		name := s.Name
+		m, err := monitor.New(monitor.Config{Factory: s.Factory, Clock: r.clock,
+			OnTransition: func(t monitor.Transition) { r.transition(name, t) }})
+		if err != nil {
+			return recvStats{}, fmt.Errorf("recv: detector %s: %w", name, err)
+		}
+		r.mons = append(r.mons, namedMon{name, m})
+	}
+	conn, err := net.ListenPacket("udp", cfg.Listen)
+	if err != nil {
+		return recvStats{}, fmt.Errorf("recv: listen: %w", err)
+	}
+	if err := r.openTrace(specs); err != nil {
+		conn.Close()
+		return recvStats{}, err
+	}
+	log.Info("receiving heartbeats", "listen", conn.LocalAddr().String(), "detectors", len(specs), "trace", cfg.Out)
+	if cfg.ready != nil {
+		cfg.ready(conn.LocalAddr())
+	}
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		<-ctx.Done()
+		conn.Close()
+	})
+	wg.Go(func() {
+		t := time.NewTicker(cfg.Sweep)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				for _, nm := range r.mons {
+					nm.m.Sweep()
+				}
+			}
+		}
+	})
+	if cfg.Refresh > 0 && cfg.Table != nil {
+		wg.Go(func() {
+			t := time.NewTicker(cfg.Refresh)
+			defer t.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-t.C:
+					r.printTable()
+				}
+			}
+		})
+	}
+	readErr := r.readLoop(ctx, conn)
+	cancel()
+	wg.Wait()
+	for _, nm := range r.mons {
+		nm.m.Sweep()
+	}
+	if cfg.Table != nil {
+		r.printTable()
+	}
+	closeErr := r.closeTrace()
+	r.mu.Lock()
+	st := r.stats
+	st.Transitions = maps.Clone(r.stats.Transitions)
+	r.mu.Unlock()
+	log.Info("receiver stopped", "packets", st.Packets, "bad", st.Bad, "recorded", st.Recorded)
+	return st, errors.Join(readErr, closeErr)
+}
+
+func (r *receiver) readLoop(ctx context.Context, conn net.PacketConn) error {
+	buf := make([]byte, 2048)
+	for {
+		n, from, err := conn.ReadFrom(buf)
+		now := r.clock.Now()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("recv: read: %w", err)
+		}
+		r.handle(buf[:n], from, now)
+	}
+}
+
+// handle processes one datagram that arrived at now (monitor clock).
+func (r *receiver) handle(b []byte, from net.Addr, now time.Duration) {
+	r.mu.Lock()
+	r.stats.Packets++
+	r.mu.Unlock()
+	p, err := decodePacket(b)
+	if err != nil {
+		r.mu.Lock()
+		r.stats.Bad++
+		r.mu.Unlock()
+		r.log.Debug("bad packet", "from", from.String(), "err", err)
+		return
+	}
+	peer := p.Name
+	if peer == "" {
+		peer = from.String()
+	}
+	beat := monitor.Beat{Incarnation: p.Incarnation, Seq: p.Seq, HasSeq: true, Sent: p.Sent, HasSent: true}
+	stale := false
+	for _, nm := range r.mons {
+		if err := nm.m.HeartbeatAt(peer, beat, now); err != nil {
+			if errors.Is(err, monitor.ErrStaleIncarnation) {
+				stale = true
+				continue
+			}
+			r.log.Error("monitor refused a heartbeat", "detector", nm.name, "peer", peer, "err", err)
+		}
+	}
+	if stale {
+		r.mu.Lock()
+		r.stats.Stale++
+		r.mu.Unlock()
+		return
+	}
+	id := r.stream(peer, p.Incarnation)
+	rec := trace.Record{Sender: id, Seq: p.Seq, HasSeq: true, Sent: p.Sent, HasSent: true,
+		Arrival: r.wall + now, HasArrival: true}
+	if err := r.record(rec); err != nil {
+		r.log.Error("cannot record heartbeat", "err", err)
+		return
+	}
+}
+
+func (r *receiver) stream(peer string, inc uint64) string {
+	s := r.streams[peer]
+	switch {
+	case s == nil:
+		s = &streamID{inc: inc, n: 1, id: peer}
+		r.streams[peer] = s
+	case inc > s.inc:
+		s.inc, s.n = inc, s.n+1
+		s.id = peer + "#" + strconv.Itoa(s.n)
+		r.log.Info("sender restarted", "peer", peer, "incarnation", inc, "trace_sender", s.id)
+	}
+	return s.id
+}
+
+func (r *receiver) transition(det string, t monitor.Transition) {
+	r.mu.Lock()
+	r.stats.Transitions[det]++
+	r.mu.Unlock()
+	r.log.Info("transition", "detector", det, "peer", t.Peer, "old", t.Old.String(), "new", t.New.String(),
+		"cause", t.Cause.String(), "level", t.Level, "at", t.At, "found", t.Found, "warming_up", t.WarmingUp)
+	if r.cfg.onTransition != nil {
+		r.cfg.onTransition(det, t)
+	}
+}
+
+func (r *receiver) openTrace(specs []detSpec) error {
+	if r.cfg.Out == "" {
+		return nil
+	}
+	comp := trace.NoCompression
+	switch {
+	case strings.HasSuffix(r.cfg.Out, ".gz"):
+		comp = trace.Gzip
+	case strings.HasSuffix(r.cfg.Out, ".xz"):
+		comp = trace.XZ
+	}
+	f, err := os.Create(r.cfg.Out)
+	if err != nil {
+		return fmt.Errorf("recv: %w", err)
+	}
+	meta := map[string]string{"source": "fdbeat-recv", "clock": "unix-ns"}
+	for k, v := range r.cfg.Meta {
+		meta[k] = v
+	}
+	names := make([]string, len(specs))
+	for i, s := range specs {
+		names[i] = s.Name
+	}
+	h := trace.Header{Interval: r.cfg.Interval, Meta: meta, Comments: []string{
+		"recorded by fdbeat recv: sent = sender's clock, arrival = receiver's monotonic clock + wall time at start, both Unix ns",
+		"live detectors: " + strings.Join(names, ", "),
+	}}
+	tw, err := trace.NewWriter(f, h, comp)
+	if err != nil {
+		f.Close()
+		return fmt.Errorf("recv: %w", err)
+	}
+	r.file, r.tw = f, tw
+	return nil
+}
+
+// record writes one heartbeat to the trace (if any).
+func (r *receiver) record(rec trace.Record) error {
+	if r.tw == nil {
+		return nil
+	}
+	if err := r.tw.Write(rec); err != nil {
+		return err
+	}
+	r.mu.Lock()
+	r.stats.Recorded++
+	r.mu.Unlock()
+	return nil
+}
+
+func (r *receiver) closeTrace() error {
+	if r.tw == nil {
+		return nil
+	}
+	err := r.tw.Close()
+	if cerr := r.file.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("recv: closing trace: %w", err)
+	}
+	return nil
+}
+
+type row struct {
+	peer string
+	det  int
+	st   monitor.PeerState
+}
+
+func (r *receiver) rows() []row {
+	var rows []row
+	for i, nm := range r.mons {
+		for _, s := range nm.m.Snapshot() {
+			rows = append(rows, row{s.Peer, i, s})
+		}
+	}
+	slices.SortFunc(rows, func(a, b row) int {
+		return cmp.Or(strings.Compare(a.peer, b.peer), cmp.Compare(a.det, b.det))
+	})
+	return rows
+}
+
+func fmtLevel(x float64) string {
+	if x > 1e6 {
+		return "inf"
+	}
+	return strconv.FormatFloat(x, 'f', 2, 64)
+}
+
+func (r *receiver) printTable() {
+	rows := r.rows()
+	w := r.cfg.Table
+	elapsed := r.clock.Now().Round(100 * time.Millisecond)
+	if !r.cfg.Terminal {
+		for _, x := range rows {
+			fmt.Fprintf(w, "t=%v sender=%s detector=%s status=%s level=%s heartbeats=%d suspicions=%d\n",
+				elapsed, x.peer, r.mons[x.det].name, x.st.Status, fmtLevel(x.st.Level), x.st.Heartbeats, x.st.Suspicions)
+		}
+		return
+	}
+	fmt.Fprint(w, "\x1b[H\x1b[2J")
+	fmt.Fprintf(w, "fdbeat recv: %v, %d sender(s)   level: φ for phi-*, elapsed/timeout for timeout-*\n",
+		elapsed, len(rows)/max(1, len(r.mons)))
+	t := tablewriter.NewWriter(w)
+	t.Header("sender", "detector", "status", "level", "to τ", "since last", "heartbeats", "suspicions")
+	for _, x := range rows {
+		toTau := "-"
+		if x.st.HasFreshnessPoint {
+			toTau = (x.st.FreshnessPoint - x.st.Now).Round(time.Millisecond).String()
+		}
+		_ = t.Append(x.peer, r.mons[x.det].name, x.st.Status.String(), fmtLevel(x.st.Level), toTau,
+			(x.st.Now - x.st.LastArrival).Round(time.Millisecond).String(),
+			strconv.FormatUint(x.st.Heartbeats, 10), strconv.FormatUint(x.st.Suspicions, 10))
+	}
+	_ = t.Render()
+}

@@ -1,0 +1,157 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"sync"
+	"time"
+)
+
+// sendConfig configures "fdbeat send".
+type sendConfig struct {
+	Targets     []string      // UDP addresses host:port
+	Interval    time.Duration // Δ, default 100 ms
+	Name        string        // sender name in the packets ("" = source address)
+	Incarnation uint64        // 0 = start time in Unix nanoseconds
+	Duration    time.Duration // stop ("crash") after this long; 0 = until cancelled
+	Count       uint64        // stop after this many heartbeats; 0 = no limit
+	DelayDist   string
+	Delay       time.Duration
+	Jitter      time.Duration
+	Loss        float64
+	LossBurst   float64
+	Pauses      []pause
+	Seed        uint64 // 0 = random
+}
+
+// sendStats counts what the sender did.
+type sendStats struct {
+	Sent    uint64 // heartbeats numbered and handed to the (impaired) path, per target
+	Dropped uint64 // dropped by the loss model, summed over targets
+	Errors  uint64 // UDP write errors
+	Pauses  int
+}
+
+// target is one destination with its own impairment state.
+type target struct {
+	conn  *net.UDPConn
+	delay *delayModel
+	loss  *lossModel
+}
+
+// runSend sends heartbeats until ctx is done, Duration has passed or Count
+// heartbeats were sent, then waits for delayed heartbeats still in flight
+// (they are "in the network") and returns.
+func runSend(ctx context.Context, cfg sendConfig, log *slog.Logger) (sendStats, error) {
+	var st sendStats
+	if len(cfg.Targets) == 0 {
+		return st, errors.New("send: no target address")
+	}
+	if cfg.Interval <= 0 {
+		return st, fmt.Errorf("send: interval %v must be positive", cfg.Interval)
+	}
+	if !validName(cfg.Name) {
+		return st, errNameInvalid
+	}
+	seed := cfg.Seed
+	if seed == 0 {
+		seed = rand.Uint64()
+	}
+	start := time.Now()
+	wall := start.UnixNano()
+	if cfg.Incarnation == 0 {
+		cfg.Incarnation = uint64(wall)
+	}
+	var ts []*target
+	defer func() {
+		for _, t := range ts {
+			t.conn.Close()
+		}
+	}()
+	for i, addr := range cfg.Targets {
+		ua, err := net.ResolveUDPAddr("udp", addr)
+		if err != nil {
+			return st, fmt.Errorf("send: target %q: %w", addr, err)
+		}
+		c, err := net.DialUDP("udp", nil, ua)
+		if err != nil {
+			return st, fmt.Errorf("send: target %q: %w", addr, err)
+		}
+		rng := rand.New(rand.NewPCG(seed, uint64(i)))
+		t := &target{conn: c}
+		ts = append(ts, t)
+		if t.delay, err = newDelay(cfg.DelayDist, cfg.Delay, cfg.Jitter, rng); err != nil {
+			return st, fmt.Errorf("send: %w", err)
+		}
+		if t.loss, err = newLoss(cfg.Loss, cfg.LossBurst, rng); err != nil {
+			return st, fmt.Errorf("send: %w", err)
+		}
+	}
+	log.Info("sending heartbeats", "targets", cfg.Targets, "interval", cfg.Interval, "name", cfg.Name,
+		"incarnation", cfg.Incarnation, "delay", cfg.DelayDist, "mean", cfg.Delay, "jitter", cfg.Jitter,
+		"loss", cfg.Loss, "loss_burst", cfg.LossBurst, "pauses", len(cfg.Pauses), "seed", seed)
+
+	var inflight sync.WaitGroup
+	var mu sync.Mutex // guards st.Errors from delayed sends
+	sched := schedule{interval: cfg.Interval, pauses: cfg.Pauses}
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	<-timer.C
+	buf := make([]byte, 0, maxPacketSize)
+	for seq := uint64(0); cfg.Count == 0 || seq < cfg.Count; seq++ {
+		at, resumed := sched.next()
+		if cfg.Duration > 0 && at >= cfg.Duration {
+			break
+		}
+		timer.Reset(time.Until(start.Add(at)))
+		select {
+		case <-ctx.Done():
+			inflight.Wait()
+			return st, nil
+		case <-timer.C:
+		}
+		if resumed {
+			st.Pauses++
+			log.Info("sender resumes after a pause", "at", at, "seq", seq)
+		}
+		sent := time.Duration(wall) + time.Since(start)
+		pkt, err := appendPacket(buf[:0], packet{Name: cfg.Name, Incarnation: cfg.Incarnation, Seq: seq, Sent: sent})
+		if err != nil {
+			return st, err
+		}
+		st.Sent++
+		for _, t := range ts {
+			if t.loss.lost() {
+				st.Dropped++
+				continue
+			}
+			d := t.delay.next()
+			if d == 0 {
+				if _, err := t.conn.Write(pkt); err != nil {
+					mu.Lock()
+					st.Errors++
+					mu.Unlock()
+				}
+				continue
+			}
+			cp := append([]byte(nil), pkt...)
+			inflight.Add(1)
+			time.AfterFunc(d, func() {
+				defer inflight.Done()
+				if _, err := t.conn.Write(cp); err != nil {
+					mu.Lock()
+					st.Errors++
+					mu.Unlock()
+				}
+			})
+		}
+	}
+	inflight.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	return st, nil
+}
