@@ -28,3 +28,17 @@ func ExampleDetector() {
 	// freshness point: 838.418945ms
 	// suspected at 900ms: true
 }
+
+func ExampleEstimator() {
+	// RFC 6298 over ping round-trip times.
+	e, err := jacobson.NewEstimator(jacobson.EstimatorConfig{})
+	if err != nil {
+		panic(err)
+	}
+	for _, rtt := range []time.Duration{40, 48, 36, 44} {
+		e.Update(rtt * time.Millisecond)
+	}
+	fmt.Println("SRTT:", e.SRTT(), "RTTVAR:", e.RTTVAR(), "RTO:", e.Timeout(4))
+	// Output:
+	// SRTT: 40.828125ms RTTVAR: 11.40625ms RTO: 86.453125ms
+}
