@@ -1,0 +1,501 @@
+// Package agent runs one SWIM member on a real network: it owns a UDP
+// transport, seals and opens packets with the wire package, and drives the
+// pure swim state machine with ticks from the monotonic clock. It is the
+// library API for Go services: Start, Join, Leave, Members (with state and
+// suspicion level), Subscribe for membership events, and a Prometheus
+// collector.
+//
+// One goroutine owns the state machine; every public method talks to it
+// through a channel, so an Agent is safe for concurrent use. Time given to
+// the state machine is the time elapsed since Start, read from Go's
+// monotonic clock (time.Since), so wall-clock steps do not disturb it.
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net/netip"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/fdkit/fdkit/swim"
+	"github.com/fdkit/fdkit/swim/transport"
+	"github.com/fdkit/fdkit/swim/wire"
+)
+
+// Defaults.
+const (
+	DefaultTickInterval = 50 * time.Millisecond
+	DefaultLeaveTimeout = 2 * time.Second
+	DefaultEventBuffer  = 256
+)
+
+// Config configures an Agent. The zero value of every field means the
+// documented default, except that Keys or Plain must be set.
+type Config struct {
+	// ID is this member's name in the group, at most 255 bytes, kept across
+	// restarts. Default: the advertised address.
+	ID swim.ID
+	// Bind is the UDP address to listen on, ip:port. Default "127.0.0.1:0".
+	Bind string
+	// Advertise is the address other members send to. Default: the bound
+	// address (with the kernel-chosen port).
+	Advertise string
+	// Keys are AES keys (16, 24 or 32 bytes) for packet encryption; the
+	// first is the primary. Required unless Plain.
+	Keys [][]byte
+	// Plain turns encryption off. It must be set explicitly and excludes Keys.
+	Plain bool
+	// MaxPacketSize bounds datagrams, envelope included, in bytes
+	// (default 1,400).
+	MaxPacketSize int
+	// Protocol configures the SWIM state machine; Self and MaxPacketSize are
+	// filled in by the agent, every other zero field means swim's default.
+	Protocol swim.Config
+	// Seed seeds the state machine's random source (target shuffles,
+	// ping-req members). Default: derived from the clock at Start.
+	Seed uint64
+	// TickInterval is the longest the agent waits between two ticks of the
+	// state machine; it also ticks at every deadline the machine asks for
+	// (swim.Member.NextDeadline). Default 50 ms.
+	TickInterval time.Duration
+	// LeaveTimeout is how long Leave and a cancelled context keep the
+	// member running so its leave spreads (default 2 s).
+	LeaveTimeout time.Duration
+	// Logger receives debug logs of dropped packets and warnings. Default:
+	// discard.
+	Logger *slog.Logger
+	// Transport replaces the UDP socket (tests, benchmarks). When set, Bind
+	// is ignored and the agent closes it when it stops.
+	Transport transport.Transport
+}
+
+// Member is one entry of the membership view: the state machine's view
+// entry (state, incarnation, per-peer suspicion level from the peer's
+// detector, φ by default; instants are offsets from the agent's start) and
+// whether it is this member.
+type Member struct {
+	swim.PeerStatus
+	Self bool
+}
+
+// Stats counts what the agent did with packets.
+type Stats struct {
+	PacketsSent, BytesSent         uint64
+	PacketsReceived, BytesReceived uint64
+	// AuthFailures counts datagrams dropped because they failed
+	// authentication (wrong key, tampering) or had the wrong envelope
+	// (plain when encrypted or the reverse).
+	AuthFailures uint64
+	// DecodeErrors counts authenticated datagrams whose payload did not
+	// decode; EncodeErrors and SendErrors count outgoing failures.
+	DecodeErrors, EncodeErrors, SendErrors uint64
+	// Rejected counts decoded packets the state machine refused
+	// (swim.ErrPacket: inconsistent contents).
+	Rejected uint64
+	// EventsDropped counts events not delivered to a subscriber whose
+	// channel was full.
+	EventsDropped uint64
+}
+
+// ErrStopped is returned by calls on an agent that has stopped.
+var ErrStopped = errors.New("agent: stopped")
+
+// Agent runs one member. Create it with Start.
+type Agent struct {
+	cfg   Config
+	tr    transport.Transport
+	codec *wire.Codec
+	log   *slog.Logger
+	self  swim.Node
+	start time.Time
+	m     *swim.Member
+
+	reqs    chan func()
+	stopped chan struct{}
+	leaving chan struct{}
+	leaveMu sync.Once
+	err     error
+
+	subMu sync.Mutex
+	subs  map[int]chan swim.Event
+	subID int
+
+	sent, sentBytes, recv, recvBytes                          atomic.Uint64
+	authFail, decodeErr, rejected, encodeErr, sendErr, evDrop atomic.Uint64
+}
+
+// Start opens the transport, creates the state machine and runs it until
+// ctx is cancelled (then the member leaves gracefully, within LeaveTimeout)
+// or Leave or Close is called.
+func Start(ctx context.Context, cfg Config) (*Agent, error) {
+	if cfg.TickInterval == 0 {
+		cfg.TickInterval = DefaultTickInterval
+	}
+	if cfg.TickInterval < 0 {
+		return nil, fmt.Errorf("agent: TickInterval %v is negative", cfg.TickInterval)
+	}
+	if cfg.LeaveTimeout == 0 {
+		cfg.LeaveTimeout = DefaultLeaveTimeout
+	}
+	if cfg.LeaveTimeout < 0 {
+		return nil, fmt.Errorf("agent: LeaveTimeout %v is negative", cfg.LeaveTimeout)
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	sec := &wire.Security{Plain: cfg.Plain}
+	if len(cfg.Keys) > 0 {
+		kr, err := wire.NewKeyring(cfg.Keys[0], cfg.Keys[1:]...)
+		if err != nil {
+			return nil, fmt.Errorf("agent: %w", err)
+		}
+		sec.Keyring = kr
+	}
+	codec, err := wire.NewCodec(wire.CodecConfig{Security: sec, MaxPacketSize: cfg.MaxPacketSize})
+	if err != nil {
+		return nil, fmt.Errorf("agent: %w", err)
+	}
+	tr := cfg.Transport
+	if tr == nil {
+		u, err := transport.Listen(transport.Config{Bind: cfg.Bind, MaxPacketSize: codec.MaxPacketSize()})
+		if err != nil {
+			return nil, fmt.Errorf("agent: %w", err)
+		}
+		tr = u
+	}
+	self := swim.Node{ID: cfg.ID, Addr: cfg.Advertise}
+	if self.Addr == "" {
+		self.Addr = tr.LocalAddr().String()
+	}
+	if self.ID == "" {
+		self.ID = swim.ID(self.Addr)
+	}
+	if cfg.Seed == 0 {
+		cfg.Seed = uint64(time.Now().UnixNano())
+	}
+	pc := cfg.Protocol
+	pc.Self = self
+	pc.MaxPacketSize = codec.MaxPayload()
+	a := &Agent{
+		cfg: cfg, tr: tr, codec: codec, log: cfg.Logger, self: self,
+		reqs:    make(chan func()),
+		stopped: make(chan struct{}),
+		leaving: make(chan struct{}),
+		subs:    map[int]chan swim.Event{},
+	}
+	a.start = time.Now()
+	a.m, err = swim.New(pc, rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15)))
+	if err != nil {
+		_ = tr.Close()
+		return nil, fmt.Errorf("agent: %w", err)
+	}
+	go a.run(ctx)
+	return a, nil
+}
+
+// now is the state machine's clock: time since Start on the monotonic clock.
+func (a *Agent) now() time.Duration { return time.Since(a.start) }
+
+func (a *Agent) run(ctx context.Context) {
+	defer close(a.stopped)
+	defer func() {
+		_ = a.tr.Close()
+		a.subMu.Lock()
+		for id, ch := range a.subs {
+			close(ch)
+			delete(a.subs, id)
+		}
+		a.subMu.Unlock()
+	}()
+	tick := time.NewTimer(0)
+	defer tick.Stop()
+	var leaveDeadline <-chan time.Time
+	startLeave := func() {
+		if leaveDeadline != nil {
+			return
+		}
+		if err := a.m.Leave(a.now()); err != nil {
+			a.log.Debug("leave", "err", err)
+		}
+		leaveDeadline = time.After(a.cfg.LeaveTimeout)
+	}
+	done := ctx.Done()
+	leaving := a.leaving
+	packets := a.tr.Packets()
+	for {
+		select {
+		case <-done:
+			done = nil
+			startLeave()
+		case <-leaving:
+			leaving = nil
+			startLeave()
+		case <-leaveDeadline:
+			return
+		case <-tick.C:
+			a.m.Tick(a.now())
+		case p, ok := <-packets:
+			if !ok {
+				a.err = errors.New("agent: transport closed")
+				return
+			}
+			a.receive(p)
+		case f := <-a.reqs:
+			f()
+		}
+		a.flush()
+		if a.m.Left() {
+			return
+		}
+		a.schedule(tick)
+	}
+}
+
+// schedule sets the timer to the state machine's next deadline, but at
+// least every TickInterval so that late timers never stall the member.
+func (a *Agent) schedule(t *time.Timer) {
+	wait := a.cfg.TickInterval
+	if at, ok := a.m.NextDeadline(); ok {
+		wait = min(wait, max(0, at-a.now()))
+	}
+	if !t.Stop() {
+		select {
+		case <-t.C:
+		default:
+		}
+	}
+	t.Reset(wait)
+}
+
+func (a *Agent) receive(p transport.Packet) {
+	a.recv.Add(1)
+	a.recvBytes.Add(uint64(len(p.Data)))
+	pkt, err := a.codec.Decode(p.Data)
+	if err != nil {
+		switch {
+		case errors.Is(err, wire.ErrAuth), errors.Is(err, wire.ErrPlainRefused), errors.Is(err, wire.ErrEncrypted):
+			a.authFail.Add(1)
+		default:
+			a.decodeErr.Add(1)
+		}
+		a.log.Debug("dropped packet", "from", p.From, "err", err)
+		return
+	}
+	if err := a.m.Step(a.now(), pkt); err != nil {
+		a.rejected.Add(1)
+		a.log.Debug("rejected packet", "from", p.From, "err", err)
+	}
+}
+
+// flush sends what the state machine produced and publishes its events.
+func (a *Agent) flush() {
+	rd := a.m.Ready()
+	events := rd.Events
+	for i := range rd.Packets {
+		p := &rd.Packets[i]
+		to, err := netip.ParseAddrPort(p.To.Addr)
+		if err != nil {
+			a.sendErr.Add(1)
+			a.log.Debug("bad destination address", "to", p.To, "err", err)
+			continue
+		}
+		b, n, err := a.codec.Encode(p)
+		if err != nil {
+			a.encodeErr.Add(1)
+			a.log.Warn("encode failed", "kind", p.Kind, "err", err)
+			continue
+		}
+		if n < len(p.Updates) {
+			a.log.Debug("updates cut to fit the packet", "kept", n, "of", len(p.Updates))
+		}
+		if err := a.tr.Send(to, b); err != nil {
+			a.sendErr.Add(1)
+			a.log.Debug("send failed", "to", to, "err", err)
+			continue
+		}
+		a.sent.Add(1)
+		a.sentBytes.Add(uint64(len(b)))
+	}
+	if len(events) == 0 {
+		return
+	}
+	a.subMu.Lock()
+	defer a.subMu.Unlock()
+	for _, e := range events {
+		for _, ch := range a.subs {
+			select {
+			case ch <- e:
+			default:
+				a.evDrop.Add(1)
+			}
+		}
+	}
+}
+
+// do runs f on the agent's goroutine and waits for it.
+func (a *Agent) do(ctx context.Context, f func()) error {
+	done := make(chan struct{})
+	select {
+	case a.reqs <- func() { f(); close(done) }:
+	case <-a.stopped:
+		return ErrStopped
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case <-done:
+		return nil
+	case <-a.stopped:
+		return ErrStopped
+	}
+}
+
+// Self returns this member's ID and advertised address.
+func (a *Agent) Self() swim.Node { return a.self }
+
+// Join asks the members at addrs (ip:port) to admit this member and waits
+// until this member knows at least one other live member, or ctx is done.
+// Join may be called again, for example to rejoin after a partition.
+func (a *Agent) Join(ctx context.Context, addrs ...string) error {
+	if len(addrs) == 0 {
+		return errors.New("agent: Join needs at least one address")
+	}
+	for _, s := range addrs {
+		if _, err := netip.ParseAddrPort(s); err != nil {
+			return fmt.Errorf("agent: join address %q: want ip:port: %w", s, err)
+		}
+	}
+	var jerr error
+	if err := a.do(ctx, func() { jerr = a.m.Join(a.now(), addrs) }); err != nil {
+		return err
+	}
+	if jerr != nil {
+		return fmt.Errorf("agent: %w", jerr)
+	}
+	t := time.NewTicker(a.cfg.TickInterval)
+	defer t.Stop()
+	for {
+		ms, err := a.MembersContext(ctx)
+		if err != nil {
+			return err
+		}
+		for _, m := range ms {
+			if !m.Self && (m.State == swim.StateAlive || m.State == swim.StateSuspect) {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("agent: join %v: %w", addrs, ctx.Err())
+		case <-t.C:
+		}
+	}
+}
+
+// Members returns the membership view: this member first, then every other
+// member ever known, dead and left ones included, sorted by ID.
+// It returns nil once the agent has stopped.
+func (a *Agent) Members() []Member {
+	ms, _ := a.MembersContext(context.Background())
+	return ms
+}
+
+// MembersContext is Members with a context bounding the wait.
+func (a *Agent) MembersContext(ctx context.Context) ([]Member, error) {
+	var ms []Member
+	err := a.do(ctx, func() { ms = a.members() })
+	return ms, err
+}
+
+// Subscribe returns a channel of membership events with the given buffer
+// (default 256 when buffer <= 0) and a function that cancels the
+// subscription. The protocol never waits for a subscriber: events that find
+// the channel full are dropped and counted in Stats.EventsDropped. The
+// channel is closed when the agent stops or the subscription is cancelled.
+func (a *Agent) Subscribe(buffer int) (<-chan swim.Event, func()) {
+	if buffer <= 0 {
+		buffer = DefaultEventBuffer
+	}
+	ch := make(chan swim.Event, buffer)
+	a.subMu.Lock()
+	defer a.subMu.Unlock()
+	select {
+	case <-a.stopped:
+		close(ch)
+		return ch, func() {}
+	default:
+	}
+	id := a.subID
+	a.subID++
+	a.subs[id] = ch
+	var once sync.Once
+	return ch, func() {
+		once.Do(func() {
+			a.subMu.Lock()
+			defer a.subMu.Unlock()
+			if c, ok := a.subs[id]; ok {
+				close(c)
+				delete(a.subs, id)
+			}
+		})
+	}
+}
+
+// Leave announces a voluntary leave, keeps the member running for
+// LeaveTimeout so the announcement spreads, then stops. It returns when the
+// agent has stopped or ctx is done.
+func (a *Agent) Leave(ctx context.Context) error {
+	a.leaveMu.Do(func() { close(a.leaving) })
+	select {
+	case <-a.stopped:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Close leaves gracefully and waits for the agent to stop.
+func (a *Agent) Close() error { return a.Leave(context.Background()) }
+
+// Done is closed when the agent has stopped.
+func (a *Agent) Done() <-chan struct{} { return a.stopped }
+
+// Err returns why the agent stopped on its own (nil after Leave or
+// cancellation).
+func (a *Agent) Err() error {
+	select {
+	case <-a.stopped:
+		return a.err
+	default:
+		return nil
+	}
+}
+
+// Stats returns the packet counters.
+func (a *Agent) Stats() Stats {
+	return Stats{
+		PacketsSent: a.sent.Load(), BytesSent: a.sentBytes.Load(),
+		PacketsReceived: a.recv.Load(), BytesReceived: a.recvBytes.Load(),
+		AuthFailures: a.authFail.Load(), DecodeErrors: a.decodeErr.Load(), Rejected: a.rejected.Load(),
+		EncodeErrors: a.encodeErr.Load(), SendErrors: a.sendErr.Load(),
+		EventsDropped: a.evDrop.Load(),
+	}
+}
+
+func (a *Agent) members() []Member {
+	ps := a.m.Members(a.now())
+	out := make([]Member, len(ps))
+	for i, p := range ps {
+		out[i] = Member{PeerStatus: p, Self: i == 0}
+	}
+	slices.SortStableFunc(out[1:], func(x, y Member) int { return strings.Compare(string(x.Node.ID), string(y.Node.ID)) })
+	return out
+}

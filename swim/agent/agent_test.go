@@ -1,0 +1,246 @@
+package agent
+
+import (
+	"context"
+	"net/netip"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fdkit/fdkit/swim"
+	"github.com/fdkit/fdkit/swim/transport"
+)
+
+// fast protocol timing for tests: 100 ms periods.
+func fast() swim.Config {
+	return swim.Config{ProbeInterval: 100 * time.Millisecond, ProbeTimeout: 50 * time.Millisecond}
+}
+
+var testKey = []byte("0123456789abcdef0123456789abcdef")
+
+func start(t *testing.T, cfg Config) *Agent {
+	t.Helper()
+	if cfg.Protocol.ProbeInterval == 0 {
+		cfg.Protocol = fast()
+	}
+	if cfg.Keys == nil && !cfg.Plain {
+		cfg.Keys = [][]byte{testKey}
+	}
+	if cfg.LeaveTimeout == 0 {
+		cfg.LeaveTimeout = 300 * time.Millisecond
+	}
+	a, err := Start(context.Background(), cfg)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = a.Close() })
+	return a
+}
+
+func alive(a *Agent) int {
+	n := 0
+	for _, m := range a.Members() {
+		if m.State == swim.StateAlive {
+			n++
+		}
+	}
+	return n
+}
+
+func join(t *testing.T, a *Agent, to *Agent) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	require.NoError(t, a.Join(ctx, to.Self().Addr))
+}
+
+func group(t *testing.T, n int, cfg Config) []*Agent {
+	t.Helper()
+	var as []*Agent
+	for i := 0; i < n; i++ {
+		c := cfg
+		c.Seed = uint64(i + 1)
+		as = append(as, start(t, c))
+		if i > 0 {
+			join(t, as[i], as[0])
+		}
+	}
+	require.Eventually(t, func() bool {
+		for _, a := range as {
+			if alive(a) != n {
+				return false
+			}
+		}
+		return true
+	}, 10*time.Second, 20*time.Millisecond, "full view")
+	return as
+}
+
+func TestConfigErrors(t *testing.T) {
+	ctx := context.Background()
+	for name, cfg := range map[string]Config{
+		"no security":   {},
+		"both":          {Plain: true, Keys: [][]byte{testKey}},
+		"bad key":       {Keys: [][]byte{[]byte("short")}},
+		"tick":          {Plain: true, TickInterval: -1},
+		"leave timeout": {Plain: true, LeaveTimeout: -1},
+		"packet size":   {Plain: true, MaxPacketSize: 10},
+		"bind":          {Plain: true, Bind: "nonsense"},
+		"protocol":      {Plain: true, Protocol: swim.Config{ProbeInterval: -time.Second}},
+	} {
+		_, err := Start(ctx, cfg)
+		assert.Error(t, err, name)
+	}
+}
+
+func TestGroupConvergesEncrypted(t *testing.T) {
+	as := group(t, 4, Config{})
+	for _, a := range as {
+		ms := a.Members()
+		require.Len(t, ms, 4)
+		assert.True(t, ms[0].Self)
+		assert.Equal(t, a.Self(), ms[0].Node)
+		for _, m := range ms {
+			assert.GreaterOrEqual(t, m.Level, 0.0)
+		}
+		s := a.Stats()
+		assert.NotZero(t, s.PacketsSent)
+		assert.NotZero(t, s.PacketsReceived)
+		assert.Zero(t, s.AuthFailures)
+		assert.Zero(t, s.DecodeErrors)
+	}
+	assert.Equal(t, swim.ID(as[0].Self().Addr), as[0].Self().ID, "default ID is the address")
+}
+
+func TestWrongKeyNotAdmitted(t *testing.T) {
+	seed := start(t, Config{})
+	other := start(t, Config{Keys: [][]byte{[]byte("fedcba9876543210fedcba9876543210")}})
+	ctx, cancel := context.WithTimeout(context.Background(), 700*time.Millisecond)
+	defer cancel()
+	assert.ErrorIs(t, other.Join(ctx, seed.Self().Addr), context.DeadlineExceeded)
+	assert.Equal(t, 1, alive(seed))
+	assert.NotZero(t, seed.Stats().AuthFailures)
+
+	plain := start(t, Config{Plain: true})
+	ctx2, cancel2 := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel2()
+	assert.Error(t, plain.Join(ctx2, seed.Self().Addr))
+	assert.Equal(t, 1, alive(seed))
+}
+
+func TestKeyRotationAcrossAgents(t *testing.T) {
+	newKey := []byte("new-key-0123456789abcdef")
+	// a seals with the old key and also knows the new one; b seals with the
+	// new key and also knows the old one: they still talk.
+	a := start(t, Config{Keys: [][]byte{testKey, newKey}})
+	b := start(t, Config{Keys: [][]byte{newKey, testKey}})
+	join(t, b, a)
+	require.Eventually(t, func() bool { return alive(a) == 2 && alive(b) == 2 }, 5*time.Second, 20*time.Millisecond)
+}
+
+func TestKilledMemberDeclaredDead(t *testing.T) {
+	as := group(t, 4, Config{Plain: true})
+	ev, cancel := as[0].Subscribe(0)
+	defer cancel()
+	victim := as[3].Self()
+	// Kill: close the socket under the agent, no leave is sent.
+	require.NoError(t, as[3].tr.Close())
+	deadline := time.After(15 * time.Second)
+	for {
+		select {
+		case e := <-ev:
+			if e.Node.ID == victim.ID && e.Kind == swim.EventDead {
+				for _, m := range as[0].Members() {
+					if m.Node.ID == victim.ID {
+						assert.Equal(t, swim.StateDead, m.State)
+					}
+				}
+				return
+			}
+		case <-deadline:
+			t.Fatal("killed member not declared dead within 15 s")
+		}
+	}
+}
+
+func TestLeaveIsAnnounced(t *testing.T) {
+	as := group(t, 3, Config{Plain: true})
+	ev, cancel := as[0].Subscribe(0)
+	defer cancel()
+	ctx, stop := context.WithTimeout(context.Background(), 5*time.Second)
+	defer stop()
+	require.NoError(t, as[2].Leave(ctx))
+	<-as[2].Done()
+	assert.NoError(t, as[2].Err())
+	_, err := as[2].MembersContext(ctx)
+	assert.ErrorIs(t, err, ErrStopped)
+	assert.Nil(t, as[2].Members())
+	for {
+		select {
+		case e := <-ev:
+			if e.Node.ID == as[2].Self().ID && e.Kind == swim.EventLeave {
+				return
+			}
+		case <-ctx.Done():
+			t.Fatal("no leave event")
+		}
+	}
+}
+
+func TestContextCancelStops(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	a, err := Start(ctx, Config{Plain: true, LeaveTimeout: 100 * time.Millisecond})
+	require.NoError(t, err)
+	ev, _ := a.Subscribe(1)
+	cancel()
+	select {
+	case <-a.Done():
+	case <-time.After(3 * time.Second):
+		t.Fatal("agent did not stop after cancel")
+	}
+	_, open := <-ev
+	assert.False(t, open, "subscriptions are closed on stop")
+	late, _ := a.Subscribe(1)
+	_, open = <-late
+	assert.False(t, open)
+	assert.ErrorIs(t, a.Join(context.Background(), "127.0.0.1:1"), ErrStopped)
+}
+
+func TestJoinErrors(t *testing.T) {
+	a := start(t, Config{Plain: true})
+	ctx := context.Background()
+	assert.Error(t, a.Join(ctx))
+	assert.ErrorContains(t, a.Join(ctx, "localhost:1"), "ip:port")
+}
+
+func TestGarbageIsCounted(t *testing.T) {
+	a := start(t, Config{})
+	u, err := transport.Listen(transport.Config{})
+	require.NoError(t, err)
+	defer u.Close()
+	to := netip.MustParseAddrPort(a.Self().Addr)
+	require.NoError(t, u.Send(to, []byte{0x02, 1, 2, 3}))                        // short encrypted
+	require.NoError(t, u.Send(to, append([]byte{0x02}, make([]byte, 40)...)))    // bad tag
+	require.NoError(t, u.Send(to, []byte{0x01, 1, 1, 1, 'x', 0, 0, 0, 5, 0, 0})) // plain, refused
+	require.Eventually(t, func() bool { return a.Stats().AuthFailures == 2 }, 3*time.Second, 10*time.Millisecond)
+
+	p := start(t, Config{Plain: true})
+	to = netip.MustParseAddrPort(p.Self().Addr)
+	require.NoError(t, u.Send(to, []byte{0x01, 9}))       // unknown version
+	require.NoError(t, u.Send(to, []byte{0x02, 9, 9, 9})) // encrypted to a plain member
+	require.Eventually(t, func() bool {
+		s := p.Stats()
+		return s.DecodeErrors == 1 && s.AuthFailures == 1
+	}, 3*time.Second, 10*time.Millisecond)
+}
+
+func TestSlowSubscriberDropsEvents(t *testing.T) {
+	as := group(t, 3, Config{Plain: true})
+	ev, cancel := as[0].Subscribe(1)
+	_ = ev
+	require.NoError(t, as[1].Close())
+	require.NoError(t, as[2].Close())
+	require.Eventually(t, func() bool { return as[0].Stats().EventsDropped > 0 }, 10*time.Second, 20*time.Millisecond)
+	cancel()
+	cancel()
+}

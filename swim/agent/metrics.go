@@ -1,0 +1,98 @@
+package agent
+
+import (
+	"context"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/fdkit/fdkit/swim"
+)
+
+// Collector exports an agent's view and counters as Prometheus metrics:
+//
+//	fdswim_peer_suspicion_level{peer}      per-peer suspicion level (φ by default)
+//	fdswim_peer_state{peer,state}          1 for the peer's current state
+//	fdswim_peer_incarnation{peer}          per-peer incarnation
+//	fdswim_members{state}                  members per state, self included
+//	fdswim_packets_sent_total, fdswim_packets_received_total,
+//	fdswim_bytes_sent_total, fdswim_bytes_received_total,
+//	fdswim_auth_failures_total, fdswim_decode_errors_total,
+//	fdswim_rejected_total, fdswim_send_errors_total
+//
+// Register it with prometheus.MustRegister(agent.NewCollector(a)).
+type Collector struct {
+	a                          *Agent
+	level, state, inc, members *prometheus.Desc
+	counters                   []counterDesc
+}
+
+type counterDesc struct {
+	d *prometheus.Desc
+	f func(Stats) uint64
+}
+
+// NewCollector returns a Collector for a.
+func NewCollector(a *Agent) *Collector {
+	c := &Collector{
+		a:       a,
+		level:   prometheus.NewDesc("fdswim_peer_suspicion_level", "Suspicion level of the peer's failure detector (phi by default).", []string{"peer"}, nil),
+		state:   prometheus.NewDesc("fdswim_peer_state", "1 for the peer's current membership state.", []string{"peer", "state"}, nil),
+		inc:     prometheus.NewDesc("fdswim_peer_incarnation", "The peer's incarnation number.", []string{"peer"}, nil),
+		members: prometheus.NewDesc("fdswim_members", "Members per state in the local view, this member included.", []string{"state"}, nil),
+	}
+	for _, x := range []struct {
+		name, help string
+		f          func(Stats) uint64
+	}{
+		{"packets_sent_total", "Datagrams sent.", func(s Stats) uint64 { return s.PacketsSent }},
+		{"packets_received_total", "Datagrams received.", func(s Stats) uint64 { return s.PacketsReceived }},
+		{"bytes_sent_total", "Datagram bytes sent.", func(s Stats) uint64 { return s.BytesSent }},
+		{"bytes_received_total", "Datagram bytes received.", func(s Stats) uint64 { return s.BytesReceived }},
+		{"auth_failures_total", "Datagrams dropped for failing authentication or having the wrong envelope.", func(s Stats) uint64 { return s.AuthFailures }},
+		{"decode_errors_total", "Authenticated datagrams whose payload did not decode.", func(s Stats) uint64 { return s.DecodeErrors }},
+		{"rejected_total", "Decoded packets the protocol refused.", func(s Stats) uint64 { return s.Rejected }},
+		{"send_errors_total", "Datagrams that could not be encoded or sent.", func(s Stats) uint64 { return s.SendErrors + s.EncodeErrors }},
+	} {
+		c.counters = append(c.counters, counterDesc{prometheus.NewDesc("fdswim_"+x.name, x.help, nil, nil), x.f})
+	}
+	return c
+}
+
+// Describe implements prometheus.Collector.
+func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.level
+	ch <- c.state
+	ch <- c.inc
+	ch <- c.members
+	for _, x := range c.counters {
+		ch <- x.d
+	}
+}
+
+// Collect implements prometheus.Collector. A stopped agent exports its
+// counters only.
+func (c *Collector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if ms, err := c.a.MembersContext(ctx); err == nil {
+		count := map[swim.State]int{}
+		for _, m := range ms {
+			count[m.State]++
+			if m.Self {
+				continue
+			}
+			id := string(m.Node.ID)
+			ch <- prometheus.MustNewConstMetric(c.level, prometheus.GaugeValue, m.Level, id)
+			ch <- prometheus.MustNewConstMetric(c.state, prometheus.GaugeValue, 1, id, m.State.String())
+			ch <- prometheus.MustNewConstMetric(c.inc, prometheus.GaugeValue, float64(m.Incarnation), id)
+		}
+		for _, s := range []swim.State{swim.StateAlive, swim.StateSuspect, swim.StateDead, swim.StateLeft} {
+			ch <- prometheus.MustNewConstMetric(c.members, prometheus.GaugeValue, float64(count[s]), s.String())
+		}
+	}
+	st := c.a.Stats()
+	for _, x := range c.counters {
+		ch <- prometheus.MustNewConstMetric(x.d, prometheus.CounterValue, float64(x.f(st)))
+	}
+}
