@@ -3,6 +3,7 @@ package qos
 import (
 	"errors"
 	"fmt"
+	"image/color"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,6 +16,18 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 )
 
+// palette holds eight distinguishable colours (Okabe–Ito, with black).
+var palette = []color.Color{
+	color.RGBA{R: 0xd5, G: 0x5e, B: 0x00, A: 0xff}, // vermillion
+	color.RGBA{R: 0x00, G: 0x72, B: 0xb2, A: 0xff}, // blue
+	color.RGBA{R: 0x00, G: 0x9e, B: 0x73, A: 0xff}, // bluish green
+	color.RGBA{R: 0xcc, G: 0x79, B: 0xa7, A: 0xff}, // reddish purple
+	color.RGBA{R: 0xe6, G: 0x9f, B: 0x00, A: 0xff}, // orange
+	color.RGBA{R: 0x56, G: 0xb4, B: 0xe9, A: 0xff}, // sky blue
+	color.RGBA{A: 0xff},                            // black
+	color.RGBA{R: 0x99, G: 0x99, B: 0x33, A: 0xff}, // olive
+}
+
 // PlotKind selects what a plot shows against the mean detection time.
 type PlotKind int
 
@@ -22,7 +35,8 @@ const (
 	// PlotMR shows the mistake rate MR (per second, log scale) against TD.
 	// Points without mistakes cannot be drawn on a log axis and are left out.
 	PlotMR PlotKind = iota
-	// PlotQAP shows the query accuracy probability QAP against TD.
+	// PlotQAP shows the query accuracy probability QAP against TD (TD on a
+	// log scale).
 	PlotQAP
 )
 
@@ -46,11 +60,16 @@ func NewPlot(curves []Curve, kind PlotKind, title string) (*plot.Plot, error) {
 		p.Y.Scale = plot.LogScale{}
 		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
 	case PlotQAP:
+		// QAP saturates near 1 while TD spans decades: a log TD axis keeps
+		// the interesting part (small TD) readable.
 		p.Y.Label.Text = "query accuracy probability QAP"
+		p.X.Label.Text = "mean detection time TD (ms, log scale)"
+		p.X.Scale = plot.LogScale{}
+		p.X.Tick.Marker = plot.LogTicks{Prec: -1}
 	default:
 		return nil, fmt.Errorf("qos: unknown plot kind %d", int(kind))
 	}
-	p.Legend.Top = true
+	p.Legend.Top = kind == PlotMR // the empty corner: high TD with high MR, or with low QAP
 	p.Add(plotter.NewGrid())
 	drawn := 0
 	for i, c := range curves {
@@ -66,6 +85,9 @@ func NewPlot(curves []Curve, kind PlotKind, title string) (*plot.Plot, error) {
 			pts = append(pts, plotter.XY{X: float64(pt.TD.Mean) / float64(time.Millisecond), Y: y})
 		}
 		if len(pts) == 0 {
+			if kind == PlotMR && len(c.Points) > 0 {
+				p.Legend.Add(c.Family + " (no mistakes)")
+			}
 			continue
 		}
 		slices.SortFunc(pts, func(a, b plotter.XY) int {
@@ -78,7 +100,7 @@ func NewPlot(curves []Curve, kind PlotKind, title string) (*plot.Plot, error) {
 			return 0
 		})
 		label := c.Family
-		col := plotutil.Color(i)
+		col := palette[i%len(palette)]
 		if len(c.Points) == 1 {
 			sc, err := plotter.NewScatter(pts)
 			if err != nil {
