@@ -4,14 +4,15 @@ import (
 	"time"
 
 	"github.com/fdkit/fdkit/trace"
+	"github.com/fdkit/fdkit/traces"
 )
 
-// loadDefault returns the embedded default trace.
+// loadDefault returns the embedded default trace (traces.Default) with its
+// name and the nominal interval from its header.
 func loadDefault() (string, []trace.Record, time.Duration, error) {
-	p, err := trace.LookupPreset("jitter")
+	recs, hdr, err := traces.ReadAll(traces.Default)
 	if err != nil {
 		return "", nil, 0, err
 	}
-	recs, err := trace.Generate(p.Config, trace.NewRand(1))
-	return "preset jitter", recs, p.Config.Interval, err
+	return "traces/" + traces.Default, recs, hdr.Interval, nil
 }
