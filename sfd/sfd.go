@@ -13,7 +13,7 @@ import (
 const DefaultSlotHeartbeats = 100
 
 // Config configures a Detector. The zero value means Chen's defaults (Δ =
-// 100 ms, n = 1000, warm-up until the window is full), SM_1 = Δ, β = Δ/10,
+// 100 ms, n = 1000, warm-up until the window is full), SM_1 = max(Δ, SM_min), β = Δ/10,
 // SM_min = 0, slots of 100 heartbeats, no targets (SFD then never adapts and
 // behaves as Chen's NFD-E with α = SM_1), arrival-based TD with d̄ = 0.
 type Config struct {
@@ -23,7 +23,7 @@ type Config struct {
 	// measured, while the window holds fewer samples. Default: the window
 	// size.
 	MinSamples int
-	// InitialMargin is SM_1 (SFD's α), ≥ MinMargin. Default Δ.
+	// InitialMargin is SM_1 (SFD's α), ≥ MinMargin. Default max(Δ, MinMargin).
 	InitialMargin time.Duration
 	// Step is the adjustment rate β > 0. Default Δ/10.
 	Step time.Duration
@@ -145,7 +145,7 @@ func New(cfg Config) (*Detector, error) {
 		return nil, err
 	}
 	if cfg.InitialMargin == 0 {
-		cfg.InitialMargin = est.Interval()
+		cfg.InitialMargin = max(est.Interval(), cfg.MinMargin)
 	}
 	if cfg.Step == 0 {
 		cfg.Step = est.Interval() / 10

@@ -141,6 +141,8 @@ func TestConfig(t *testing.T) {
 	assert.Equal(t, sfd.Steady, d.State(), "no targets: never adapts")
 	assert.Equal(t, chen.DefaultInterval, d.SafetyMargin())
 	assert.Equal(t, 1, d.Status().Slots)
+	floor := newDet(t, sfd.Config{MinMargin: ms(250)})
+	assert.Equal(t, ms(250), floor.SafetyMargin(), "default SM_1 respects the floor")
 	for _, c := range []sfd.Config{
 		{MinMargin: -1}, {InitialMargin: ms(10), MinMargin: ms(20)}, {Step: -1}, {SlotHeartbeats: -1},
 		{OneWayDelay: -1}, {Targets: sfd.Targets{MaxTD: -1}}, {Targets: sfd.Targets{MinQAP: 1.5}},
