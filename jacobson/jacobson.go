@@ -25,7 +25,8 @@ type Config struct {
 	// Estimator sets the gains g and h (defaults 1/8 and 1/4) and the
 	// initial state (default RFC 6298: SRTT = R, RTTVAR = R/2).
 	Estimator EstimatorConfig
-	// K is the deviation multiplier, ≥ 0. Default DefaultK (4).
+	// K is the deviation multiplier, finite and > 0; zero means DefaultK
+	// (4). Sweeps that need K = 0 use LinearForm (τ = Offset + Scale·K).
 	K float64
 	// InitialTimeout is TO_init, used from the first heartbeat until the
 	// second gives the first sample (2Δ or 3Δ are sensible). Default
@@ -106,7 +107,7 @@ func New(cfg Config) (*Detector, error) {
 		cfg.K = DefaultK
 	}
 	if !(cfg.K >= 0) || math.IsInf(cfg.K, 0) {
-		return nil, fmt.Errorf("jacobson: K %v must be finite and ≥ 0", cfg.K)
+		return nil, fmt.Errorf("jacobson: K %v must be finite and > 0", cfg.K)
 	}
 	if cfg.InitialTimeout == 0 {
 		cfg.InitialTimeout = DefaultInitialTimeout
