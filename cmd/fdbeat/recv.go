@@ -38,7 +38,7 @@ type recvConfig struct {
 	Meta      map[string]string
 
 	// Test hooks.
-	ready        func(addr net.Addr)
+	ready        func(addr net.Addr, origin time.Duration) // origin: Unix ns of monitor clock 0
 	onTransition func(det string, t monitor.Transition)
 }
 
@@ -146,7 +146,7 @@ func runRecv(ctx context.Context, cfg recvConfig, log *slog.Logger) (recvStats, 
 	}
 	log.Info("receiving heartbeats", "listen", conn.LocalAddr().String(), "detectors", len(specs), "trace", cfg.Out)
 	if cfg.ready != nil {
-		cfg.ready(conn.LocalAddr())
+		cfg.ready(conn.LocalAddr(), r.wall)
 	}
 
 	ctx, cancel := context.WithCancel(ctx)

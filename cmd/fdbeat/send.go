@@ -34,6 +34,9 @@ type sendStats struct {
 	Dropped uint64 // dropped by the loss model, summed over targets
 	Errors  uint64 // UDP write errors
 	Pauses  int
+	// LastSent is the send instant of the last heartbeat (Unix ns on the
+	// sender's clock): the crash instant when the run ends by Duration.
+	LastSent time.Duration
 }
 
 // target is one destination with its own impairment state.
@@ -124,6 +127,7 @@ func runSend(ctx context.Context, cfg sendConfig, log *slog.Logger) (sendStats, 
 			return st, err
 		}
 		st.Sent++
+		st.LastSent = sent
 		for _, t := range ts {
 			if t.loss.lost() {
 				st.Dropped++

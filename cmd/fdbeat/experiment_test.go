@@ -1,0 +1,113 @@
+//go:build experiment
+
+package main
+
+// The [Field-vi] experiment (ALGORITHMS.md §8) rerun on loopback with
+// fdbeat's user-space impairments: run it with scripts/field-vi-loopback.sh
+// (about 4.5 minutes). It writes the recorded traces to traces/loopback-*.fdk.gz
+// and prints false suspicions per minute and crash detection time per
+// detector and scenario, beside the published figures.
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fdkit/fdkit/monitor"
+	"github.com/olekukonko/tablewriter"
+	"github.com/stretchr/testify/require"
+)
+
+type scenario struct {
+	name  string
+	send  sendConfig
+	notes string
+	// published figures of §8 per detector: false suspicions per minute and
+	// detection time ("" when the source gives none).
+	pubFS, pubTD map[string]string
+}
+
+func TestFieldViExperiment(t *testing.T) {
+	runFor := time.Minute
+	if s := os.Getenv("FDBEAT_EXPERIMENT_DURATION"); s != "" {
+		d, err := time.ParseDuration(s)
+		require.NoError(t, err)
+		runFor = d
+	}
+	dir := os.Getenv("FDBEAT_TRACES_DIR")
+	if dir == "" {
+		dir = filepath.Join("..", "..", "traces")
+	}
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	pauses := []pause{{runFor / 4, 600 * time.Millisecond}, {runFor / 2, 600 * time.Millisecond}, {3 * runFor / 4, 600 * time.Millisecond}}
+	base := sendConfig{Interval: 100 * time.Millisecond, Duration: runFor, DelayDist: "normal", Name: "sender"}
+	impaired := base
+	impaired.Delay, impaired.Jitter, impaired.Loss = 80*time.Millisecond, 60*time.Millisecond, 0.15
+	stable := base
+	paused := base
+	paused.Pauses = pauses
+	pausedImp := impaired
+	pausedImp.Pauses = pauses
+	scs := []scenario{
+		{name: "stable", send: stable,
+			pubFS: map[string]string{"timeout-300ms": "0", "timeout-1s": "0", "timeout-3s": "0", "phi-8": "0", "phi-12": "0"},
+			pubTD: map[string]string{"timeout-300ms": "T + a few ms", "timeout-1s": "T + a few ms", "timeout-3s": "T + a few ms", "phi-8": "157 ms"}},
+		{name: "impaired", send: impaired,
+			pubFS: map[string]string{"timeout-300ms": "9", "timeout-1s": "0", "timeout-3s": "0", "phi-12": "0"},
+			pubTD: map[string]string{"phi-12": "635 ms"}},
+		{name: "pauses", send: paused,
+			pubFS: map[string]string{"phi-8": "3 (all 3 pauses)"},
+			pubTD: map[string]string{"phi-8": "558 ms"}},
+		{name: "pauses-impaired", send: pausedImp,
+			pubFS: map[string]string{"phi-8": "0"},
+			pubTD: map[string]string{"phi-8": "831 ms"}},
+	}
+	rc := recvConfig{Interval: 100 * time.Millisecond, Sweep: 5 * time.Millisecond,
+		Timeouts: []time.Duration{300 * time.Millisecond, time.Second, 3 * time.Second}, Phis: []float64{8, 12}, PhiWindow: 100}
+
+	var b strings.Builder
+	tw := tablewriter.NewWriter(&b)
+	tw.Header("scenario", "detector", "false susp./min", "published", "detection time", "published")
+	for i, sc := range scs {
+		sc.send.Seed = uint64(1000 + i)
+		c := rc
+		c.Out = filepath.Join(dir, "loopback-"+sc.name+".fdk.gz")
+		c.Meta = map[string]string{"scenario": "loopback-" + sc.name, "experiment": "field-vi"}
+		run := loopback(t, sc.send, c, 3500*time.Millisecond)
+		crash := run.send.LastSent
+		minutes := runFor.Minutes()
+		for _, spec := range run.specs {
+			var falseS int
+			var detect time.Duration = -1
+			ts := run.trans[spec.Name]
+			for _, tr := range ts {
+				at := run.origin + tr.At
+				if tr.New == monitor.Suspected && at <= crash && !tr.WarmingUp {
+					falseS++
+				}
+			}
+			if n := len(ts); n > 0 && ts[n-1].New == monitor.Suspected {
+				detect = max(0, run.origin+ts[n-1].At-crash)
+			}
+			td := "not detected"
+			if detect >= 0 {
+				td = detect.Round(time.Millisecond).String()
+			}
+			tw.Append(sc.name, spec.Name, fmt.Sprintf("%.1f", float64(falseS)/minutes), orDash(sc.pubFS[spec.Name]),
+				td, orDash(sc.pubTD[spec.Name]))
+		}
+		t.Logf("%s: sent %d, dropped %d, received %d, recorded to %s", sc.name, run.send.Sent, run.send.Dropped, run.recv.Packets, c.Out)
+	}
+	require.NoError(t, tw.Render())
+	fmt.Printf("\n[Field-vi] on loopback, %v per scenario, Δ = 100 ms, φ window 100:\n%s", runFor, b.String())
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "—"
+	}
+	return s
+}

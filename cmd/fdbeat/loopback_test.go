@@ -1,0 +1,206 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"net"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fdkit/fdkit/detector"
+	"github.com/fdkit/fdkit/monitor"
+	"github.com/fdkit/fdkit/qos"
+	"github.com/fdkit/fdkit/trace"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// liveRun is the outcome of one loopback run of fdbeat send → fdbeat recv.
+type liveRun struct {
+	origin time.Duration // Unix ns of the receiver's monitor clock 0
+	trans  map[string][]monitor.Transition
+	recv   recvStats
+	send   sendStats
+	specs  []detSpec
+}
+
+// loopback runs a receiver on 127.0.0.1 and one sender until the sender
+// stops, waits linger, then stops the receiver (flushing its trace).
+func loopback(t testing.TB, sc sendConfig, rc recvConfig, linger time.Duration) liveRun {
+	t.Helper()
+	log := slog.New(slog.DiscardHandler)
+	specs, err := fieldDetectors(rc.Timeouts, rc.Phis, rc.PhiWindow, rc.Interval)
+	require.NoError(t, err)
+	run := liveRun{trans: map[string][]monitor.Transition{}, specs: specs}
+	var mu sync.Mutex
+	rc.Listen = "127.0.0.1:0"
+	ready := make(chan string, 1)
+	rc.ready = func(a net.Addr, origin time.Duration) {
+		run.origin = origin
+		ready <- a.String()
+	}
+	rc.onTransition = func(det string, tr monitor.Transition) {
+		mu.Lock()
+		run.trans[det] = append(run.trans[det], tr)
+		mu.Unlock()
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		st, err := runRecv(ctx, rc, log)
+		run.recv = st
+		done <- err
+	}()
+	var addr string
+	select {
+	case addr = <-ready:
+	case err := <-done:
+		t.Fatalf("receiver failed: %v", err)
+	}
+	sc.Targets = []string{addr}
+	run.send, err = runSend(context.Background(), sc, log)
+	require.NoError(t, err)
+	time.Sleep(linger)
+	cancel()
+	require.NoError(t, <-done)
+	mu.Lock()
+	defer mu.Unlock()
+	return run
+}
+
+// The transitions fdbeat recv reports live are the mistakes qos replay finds
+// on the trace it recorded: same count, same instants (within 2 ms; they are
+// in fact equal, since live and replay see the same arrivals).
+func TestLoopbackLiveAgreesWithReplay(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "run.fdk.gz")
+	sc := sendConfig{Name: "a", Interval: 20 * time.Millisecond, Duration: 3 * time.Second,
+		DelayDist: "normal", Delay: 10 * time.Millisecond, Jitter: 8 * time.Millisecond,
+		Loss: 0.15, Seed: 42, Pauses: []pause{{time.Second, 150 * time.Millisecond}}}
+	rc := recvConfig{Out: out, Interval: 20 * time.Millisecond, Sweep: 5 * time.Millisecond,
+		Timeouts: []time.Duration{45 * time.Millisecond, 100 * time.Millisecond}, Phis: []float64{3, 8}, PhiWindow: 50}
+	run := loopback(t, sc, rc, 300*time.Millisecond)
+	require.Positive(t, run.recv.Recorded)
+	assert.Equal(t, run.recv.Packets, run.recv.Recorded)
+
+	recs, err := trace.ReadFile(out, trace.Options{})
+	require.NoError(t, err)
+	streams := trace.Split(recs)
+	require.Len(t, streams, 1)
+	hbs := make([]detector.Heartbeat, len(streams[0].Records))
+	for i, r := range streams[0].Records {
+		hbs[i] = r.Heartbeat()
+	}
+	total := 0
+	for _, spec := range run.specs {
+		det, err := spec.Factory()
+		require.NoError(t, err)
+		res, err := qos.ReplaySlice(det, hbs, qos.Config{RecordMistakes: true})
+		require.NoError(t, err, spec.Name)
+		// Live suspicions inside the replay's evaluated span [Start, End],
+		// and the trusts that ended them.
+		all := run.trans[spec.Name]
+		slices.SortFunc(all, func(a, b monitor.Transition) int { return int(a.Number) - int(b.Number) })
+		var live, ends []monitor.Transition
+		for i, tr := range all {
+			at := run.origin + tr.At
+			if tr.New == monitor.Suspected && at >= res.Start && at <= res.End {
+				live = append(live, tr)
+				if i+1 < len(all) {
+					ends = append(ends, all[i+1])
+				}
+			}
+		}
+		require.Equal(t, res.Mistakes, len(live), "%s: live suspicions vs replay mistakes", spec.Name)
+		require.Len(t, res.MistakeIntervals, res.Mistakes)
+		for i, iv := range res.MistakeIntervals {
+			assert.InDelta(t, float64(iv.Start), float64(run.origin+live[i].At), float64(2*time.Millisecond),
+				"%s mistake %d start", spec.Name, i)
+			if i < len(ends) && iv.End < res.End {
+				assert.InDelta(t, float64(iv.End), float64(run.origin+ends[i].At), float64(2*time.Millisecond),
+					"%s mistake %d end", spec.Name, i)
+			}
+		}
+		total += res.Mistakes
+		t.Logf("%s: %d mistakes live and in replay", spec.Name, res.Mistakes)
+	}
+	assert.Positive(t, total, "the impairments must cause some mistakes")
+}
+
+// SIGINT/SIGTERM cancel the context: both commands stop and recv flushes the
+// trace (the file is complete and readable).
+func TestCommandsStopOnCancel(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "cancel.fdk")
+	ctx, cancel := context.WithCancel(context.Background())
+	var recvOut, recvErr syncBuffer
+	rc := make(chan int, 1)
+	addr := freeUDPPort(t)
+	go func() {
+		rc <- run(ctx, []string{"recv", "--listen", addr, "--out", out, "--refresh", "100ms", "--plain"}, &recvOut, &recvErr)
+	}()
+	time.Sleep(200 * time.Millisecond)
+	sctx, scancel := context.WithTimeout(context.Background(), 700*time.Millisecond)
+	defer scancel()
+	var sendOut, sendErr syncBuffer
+	code := run(sctx, []string{"send", "--name", "n1", "--interval", "50ms", addr}, &sendOut, &sendErr)
+	assert.Equal(t, 0, code, sendErr.String())
+	assert.Contains(t, sendOut.String(), "sent ")
+	time.Sleep(100 * time.Millisecond)
+	cancel()
+	assert.Equal(t, 0, <-rc, recvErr.String())
+	assert.Contains(t, recvOut.String(), "sender=n1 detector=timeout-300ms")
+	recs, err := trace.ReadFile(out, trace.Options{})
+	require.NoError(t, err)
+	assert.GreaterOrEqual(t, len(recs), 10)
+	assert.Equal(t, "n1", recs[0].Sender)
+}
+
+func TestCommandLineErrors(t *testing.T) {
+	ctx := context.Background()
+	var o, e syncBuffer
+	assert.Equal(t, 2, run(ctx, nil, &o, &e))
+	assert.Equal(t, 2, run(ctx, []string{"bogus"}, &o, &e))
+	assert.Equal(t, 0, run(ctx, []string{"help"}, &o, &e))
+	assert.Equal(t, 0, run(ctx, []string{"send", "--help"}, &o, &e))
+	assert.Equal(t, 1, run(ctx, []string{"send"}, &o, &e))
+	assert.Equal(t, 1, run(ctx, []string{"send", "--pause", "1s", "127.0.0.1:1"}, &o, &e))
+	assert.Equal(t, 1, run(ctx, []string{"send", "--loss", "1.5", "127.0.0.1:1"}, &o, &e))
+	assert.Equal(t, 1, run(ctx, []string{"send", "--name", "a b", "127.0.0.1:1"}, &o, &e))
+	assert.Equal(t, 1, run(ctx, []string{"send", "--delay-dist", "zipf", "127.0.0.1:1"}, &o, &e))
+	assert.Equal(t, 1, run(ctx, []string{"recv", "--interval", "0s"}, &o, &e))
+	assert.Equal(t, 1, run(ctx, []string{"recv", "--timeouts", "-1s"}, &o, &e))
+	assert.Equal(t, 1, run(ctx, []string{"recv", "--log-level", "loud"}, &o, &e))
+	assert.Equal(t, 1, run(ctx, []string{"recv", "extra"}, &o, &e))
+	assert.Contains(t, e.String(), "unknown delay distribution")
+}
+
+func freeUDPPort(t *testing.T) string {
+	c, err := net.ListenPacket("udp", "127.0.0.1:0")
+	require.NoError(t, err)
+	a := c.LocalAddr().String()
+	require.NoError(t, c.Close())
+	return a
+}
+
+// syncBuffer is a bytes.Buffer safe for the concurrent writes of a command
+// and its logger.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  []byte
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.b = append(s.b, p...)
+	return len(p), nil
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return string(s.b)
+}
