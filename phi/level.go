@@ -3,33 +3,88 @@ package phi
 import "math"
 
 const (
-	// seriesFrom is the z from which LevelOfZ uses the asymptotic series of
-	// ln Q instead of math.Erfc (ALGORITHMS.md §5.4: Erfc goes subnormal near
-	// z = 38).
+	// seriesFrom is the z from which ln Q is taken from its asymptotic series
+	// (ALGORITHMS.md §5.4).
 	seriesFrom = 30.0
-	lnSqrt2Pi  = 0.91893853320467274178032973640562 // ln √(2π)
+	// lowerTo is the end of the lowerLn expansion: beyond it Q(u) < 1e-17
+	// and −ln(1 − Q(u)) = Q(u) to double precision.
+	lowerTo   = 8.5
+	lnSqrt2Pi = 0.91893853320467274178032973640562 // ln √(2π)
 )
 
-// lnQ returns ln Q(z), Q(z) = ½·erfc(z/√2) the upper tail of the standard
-// normal, with full relative accuracy for every z:
+// chebPiece is a Chebyshev expansion f(x) = Σ c_k·T_k(t) of a function on
+// [lo, hi], t = (2x − lo − hi)/(hi − lo), with c_0 already halved.
+type chebPiece struct {
+	lo, hi float64
+	c      []float64
+}
+
+// eval sums the expansion at x by Clenshaw's recurrence.
+func (p *chebPiece) eval(x float64) float64 {
+	t := (2*x - p.lo - p.hi) / (p.hi - p.lo)
+	t2 := 2 * t
+	var b1, b2 float64
+	for k := len(p.c) - 1; k >= 1; k-- {
+		b1, b2 = t2*b1-b2+p.c[k], b1
+	}
+	return t*b1 - b2 + p.c[0]
+}
+
+// millsLn returns ln(Q(z)/pdf(z)), the logarithm of Mills' ratio, for
+// 0 ≤ z < 30, from the expansions of cheb_tables.go (generated from 60-digit
+// values by testdata/gen_cheb.py, truncated at coefficients below 1e-17).
+func millsLn(z float64) float64 {
+	var i int
+	switch {
+	case z < 1:
+		i = 0
+	case z < 2:
+		i = 1
+	case z < 4:
+		i = 2
+	case z < 8:
+		i = 3
+	case z < 16:
+		i = 4
+	default:
+		i = 5
+	}
+	return millsLnPieces[i].eval(z)
+}
+
+// lowerLn returns ln(−ln(1 − Q(u))) for 0 ≤ u < lowerTo: ln 10 times the
+// level at z = −u is its exponential.
+func lowerLn(u float64) float64 {
+	var i int
+	switch {
+	case u < 1:
+		i = 0
+	case u < 2:
+		i = 1
+	case u < 4:
+		i = 2
+	default:
+		i = 3
+	}
+	return lowerLnPieces[i].eval(u)
+}
+
+// upperLnQ returns ln Q(z) for z ≥ 0, Q(z) = ½·erfc(z/√2) the upper tail of
+// the standard normal, with full relative accuracy:
 //
-//   - z < 0: ln(1 − Q(−z)) by Log1p, so that tiny levels keep their digits;
-//   - 0 ≤ z < 30: ln(½·erfc(z/√2));
-//   - z ≥ 30: the asymptotic expansion
+//   - 0 ≤ z < 30: −z²/2 − ln √(2π) + ln(Q(z)/pdf(z)), the last term from a
+//     piecewise Chebyshev expansion (no Exp, Erfc or Log call);
+//   - z ≥ 30: the asymptotic expansion (ALGORITHMS.md §5.4)
 //     ln Q(z) = −z²/2 − ln(z√(2π)) + ln(1 − 1/z² + 3/z⁴ − 15/z⁶ + …),
 //     taken to the term 2027025/z¹⁶; the series alternates, so the error is
 //     below the first omitted term, 34459425/z¹⁸ < 1e-19 at z = 30.
-func lnQ(z float64) float64 {
-	switch {
-	case z < 0:
-		return math.Log1p(-0.5 * math.Erfc(-z/math.Sqrt2))
-	case z < seriesFrom:
-		return math.Log(0.5 * math.Erfc(z/math.Sqrt2))
-	default:
-		r := 1 / (z * z)
-		s := r * (-1 + r*(3+r*(-15+r*(105+r*(-945+r*(10395+r*(-135135+r*2027025)))))))
-		return -0.5*z*z - math.Log(z) - lnSqrt2Pi + math.Log1p(s)
+func upperLnQ(z float64) float64 {
+	if z < seriesFrom {
+		return -0.5*z*z - lnSqrt2Pi + millsLn(z)
 	}
+	r := 1 / (z * z)
+	s := r * (-1 + r*(3+r*(-15+r*(105+r*(-945+r*(10395+r*(-135135+r*2027025)))))))
+	return -0.5*z*z - math.Log(z) - lnSqrt2Pi + math.Log1p(s)
 }
 
 // LevelOfZ returns the normal-model suspicion level for a standardized
@@ -38,26 +93,41 @@ func lnQ(z float64) float64 {
 //	φ(z) = −log10 Q(z),  Q(z) = ½·erfc(z/√2)
 //
 // the definition of φ by Hayashibara et al. (SRDS 2004) with a normal
-// P_later (ALGORITHMS.md §5.1). It is computed stably (§5.4): with math.Erfc
-// up to z = 30 and an asymptotic series beyond, so it keeps close to full
-// double precision (tests check 1e-9 relative against 50-digit references
-// from z = −10 to 100), is finite for every finite z (φ(38) = 315.54, where
-// the naive −log10(1 − Φ_N(z)) is +Inf from z ≈ 8.3), and is never negative:
-// it tends to 0 as z → −∞ and is exactly 0 once Q(z) rounds to 1, below
-// z ≈ −38.5. It is non-decreasing in z. LevelOfZ(+Inf) is +Inf;
-// LevelOfZ(NaN) is NaN.
+// P_later (ALGORITHMS.md §5.1). It is computed stably (§5.4), in log space:
+// for z ≥ 0 as (z²/2 + ln √(2π) − ln(Q/pdf))/ln 10 with the log of Mills'
+// ratio from Chebyshev expansions up to z = 30 and the asymptotic series
+// beyond; for −8.5 < z < 0 as exp(ln(−ln(1 − Q(−z))))/ln 10, again from an
+// expansion; below, as Q(−z)/ln 10. So it keeps about full double
+// precision (tests check 1e-12 relative against 50-digit references from
+// z = −20 to 100, and 1e-14 against math.Erfc-based values for 0 ≤ z ≤ 37;
+// for z < 0 the level is exp(−z²/2)-small and inherits a relative
+// sensitivity z²·2⁻⁵³ to the last bit of z), is finite for
+// every finite z (φ(38) = 315.54, where the naive −log10(1 − Φ_N(z)) is +Inf
+// from z ≈ 8.3), costs no Erfc and no Log for 0 ≤ z < 30, and is never
+// negative: it tends to 0 as z → −∞ and underflows to 0 below z ≈ −38.5.
+// It is non-decreasing in z. LevelOfZ(+Inf) is +Inf; LevelOfZ(NaN) is NaN.
 func LevelOfZ(z float64) float64 {
-	l := -lnQ(z) / math.Ln10
-	if l > 0 {
-		return l
+	switch {
+	case z >= 0:
+		return -upperLnQ(z) / math.Ln10
+	case z > -lowerTo:
+		return math.Exp(lowerLn(-z)) / math.Ln10
+	case z <= -lowerTo:
+		// −ln(1 − q) = q·(1 + q/2 + …) with q = Q(−z) < 1e-17, and
+		// q = exp(−z²/2)·exp(−ln √(2π) + ln(Q/pdf)). z² is split exactly
+		// into hi + lo so that exp(−hi/2) carries no rounding of z²/2.
+		u := -z
+		if u >= seriesFrom {
+			return math.Exp(upperLnQ(u)) / math.Ln10 // below 1e-197
+		}
+		hi := u * u
+		lo := math.FMA(u, u, -hi)
+		return math.Exp(-0.5*hi) * math.Exp(-0.5*lo-lnSqrt2Pi+millsLn(u)) / math.Ln10
 	}
-	if math.IsNaN(z) {
-		return math.NaN()
-	}
-	return 0
+	return math.NaN()
 }
 
-// dLevelDz returns dφ/dz = pdf(z) / (Q(z)·ln 10), computed as
+// dLevelDz returns dφ/dz = pdf(z) / (Q(z)·ln 10) for z ≥ 0, computed as
 // exp(ln pdf − ln Q) so that it stays finite in the far tail.
 func dLevelDz(z, lnq float64) float64 {
 	return math.Exp(-0.5*z*z-lnSqrt2Pi-lnq) / math.Ln10
@@ -101,7 +171,7 @@ func zOfUpperLevel(level float64) float64 {
 		z = math.Sqrt(math.Max(0, 2*level*math.Ln10-2*lnSqrt2Pi-2*math.Log(z)+2*math.Log1p(-1/(z*z))))
 	}
 	for range 50 {
-		lnq := lnQ(z)
+		lnq := upperLnQ(z)
 		step := (-lnq/math.Ln10 - level) / dLevelDz(z, lnq)
 		z -= step
 		// Convergence is quadratic with |φ''/2φ'| < 1: after a step below

@@ -68,6 +68,27 @@ func naiveLevel(z float64) float64 {
 	return -math.Log10(1 - f)
 }
 
+func TestLevelOfZAcrossExpansions(t *testing.T) {
+	// One point inside each expansion piece and the series (mpmath at the
+	// exact double values, 1e-12 relative).
+	cases := []struct{ z, exact float64 }{
+		{0.3, 0.4178359449542994952},
+		{1.5, 1.1751767216148164217},
+		{3.0, 2.8696990359293690772},
+		{12.0, 32.750439161191860631},
+		{20.0, 88.56009534307559192},
+		{29.99, 197.17879816294029848},
+		{-0.3, 0.20907377671003018888},
+		{-3.0, 0.00058664931379006669102},
+		{-8.4, 9.6951604702055474349e-18},
+		{-8.6, 1.7310131013075610608e-18},
+		{-20.0, 1.1958837599463927238e-89},
+	}
+	for _, c := range cases {
+		assert.InEpsilon(t, c.exact, phi.LevelOfZ(c.z), 1e-12, "z %v", c.z)
+	}
+}
+
 func TestNaiveFormulaIsWrongWhereStableIsNot(t *testing.T) {
 	// §5.4: naive 11.892836 at z = 7 and 15.176439 at z = 8; +Inf from z ≈ 8.3.
 	displayEq(t, 11.892836, 6, naiveLevel(7))

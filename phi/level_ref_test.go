@@ -1,0 +1,52 @@
+package phi
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// erfcLevel is the level computed directly with math.Erfc and Log/Log1p, the
+// reference LevelOfZ is checked against where Erfc is accurate (|z| ≤ 37).
+func erfcLevel(z float64) float64 {
+	if z < 0 {
+		return -math.Log1p(-0.5*math.Erfc(-z/math.Sqrt2)) / math.Ln10
+	}
+	return -math.Log(0.5*math.Erfc(z/math.Sqrt2)) / math.Ln10
+}
+
+func TestLevelOfZAgainstErfc(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	check := func(z float64) {
+		want := erfcLevel(z)
+		got := LevelOfZ(z)
+		if want < 1e-300 { // Erfc is subnormal or zero there
+			assert.InDelta(t, want, got, 1e-300, "z %v", z)
+			return
+		}
+		// For z < 0 the level is about exp(−z²/2): one ulp of z moves it by
+		// z²·2⁻⁵³ relative, and both computations have errors of that order.
+		tol := 1e-14 + 5e-16*z*z
+		if z > 0 {
+			tol = 1e-14
+		}
+		assert.InEpsilon(t, want, got, tol, "z %v", z)
+	}
+	for range 200000 {
+		check(-38 + r.Float64()*75)
+	}
+	// Both sides of every expansion boundary.
+	for _, b := range []float64{-8.5, -4, -2, -1, 0, 1, 2, 4, 8, 16, 30} {
+		for _, d := range []float64{-1e-9, -1e-15, 0, 1e-15, 1e-9} {
+			check(b + d)
+		}
+	}
+}
+
+func TestUpperLnQSeriesJunction(t *testing.T) {
+	// The Chebyshev expansion and the series agree at z = 30.
+	below := -0.5*30*30 - lnSqrt2Pi + millsLnPieces[len(millsLnPieces)-1].eval(30)
+	assert.InEpsilon(t, upperLnQ(30), below, 1e-15)
+}
