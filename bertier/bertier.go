@@ -207,12 +207,14 @@ func (d *Detector) LinearForm() (time.Duration, float64, bool) {
 
 func roundNanos(x float64) time.Duration {
 	switch {
-	case math.IsNaN(x):
-		return 0
+	case x >= 0 && x < math.MaxInt64:
+		return time.Duration(x + 0.5) // truncation: halves away from zero
+	case x < 0 && x > math.MinInt64:
+		return time.Duration(x - 0.5)
 	case x >= math.MaxInt64:
 		return math.MaxInt64
 	case x <= math.MinInt64:
 		return math.MinInt64
 	}
-	return time.Duration(math.Round(x))
+	return 0 // NaN
 }
