@@ -99,7 +99,7 @@ func parseFlags(args []string, stdout io.Writer) (options, []string, error) {
 	fs.StringVar(&o.unit, "unit", "ns", "time unit of CSV send and arrival columns: ns, us, ms or s")
 	fs.BoolVar(&o.lenient, "lenient", false, "skip malformed lines (they are counted and reported) instead of failing")
 	fs.StringVarP(&o.out, "out", "o", "", "directory for results: table.csv/json, curves.csv/json, <sender>-mr-td and -qap-td plots (PNG, SVG); implies --sweep")
-	fs.BoolVar(&o.sweep, "sweep", false, "sweep each detector's parameter (also implied by --out and by tuner targets)")
+	fs.BoolVar(&o.sweep, "sweep", false, "sweep each detector's parameter (implied by --out, --range and tuner targets); without --out the curves are printed as CSV")
 	fs.IntVarP(&o.points, "points", "p", 40, "points per swept curve")
 	rangeArgs := fs.StringArray("range", nil, "sweep range NAME=LO:HI[:log|lin], durations with a unit or in ms (repeatable; defaults: fixed Δ..30Δ log, chen and sfd Δ/100..20Δ log, φ 0.5..16, jacobson K 0.5..16)")
 	fs.DurationVar(&o.targets.MaxTD, "td-max", 0, "tuner target: mean TD at most this")
@@ -119,14 +119,17 @@ func parseFlags(args []string, stdout io.Writer) (options, []string, error) {
 		return o, nil, err
 	}
 	o.detectors = sel
-	o.ranges = defaultSpans(100 * time.Millisecond) // replaced per stream unless given
 	o.ranges = map[string]span{}
 	for _, a := range *rangeArgs {
 		name, sp, err := parseRange(a)
 		if err != nil {
 			return o, nil, usageErr("%v", err)
 		}
+		if _, err := qos.Range(sp.lo, sp.hi, 2, sp.log); err != nil {
+			return o, nil, usageErr("--range %q: %v", a, strings.TrimPrefix(err.Error(), "qos: "))
+		}
 		o.ranges[name] = sp
+		o.sweep = true
 	}
 	switch {
 	case o.points < 1:
@@ -197,7 +200,7 @@ func runErr(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	inputs, err := loadInputs(o, files)
+	inputs, err := loadInputs(o, files, stderr)
 	if err != nil {
 		return err
 	}
@@ -301,6 +304,12 @@ func runErr(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
+	if o.sweep && o.out == "" && !o.tune {
+		fmt.Fprintln(stdout, "curves (CSV; durations in ms, MR per second):")
+		if err := qos.WriteCSV(stdout, curves); err != nil {
+			return err
+		}
+	}
 	if o.out != "" {
 		files, err := writeOutputs(o.out, tableCurves, curves)
 		if err != nil {
@@ -332,7 +341,7 @@ func streamSettings(o options, in *input) settings {
 
 // loadInputs reads the traces (or the embedded default) and splits them
 // into per-sender streams.
-func loadInputs(o options, files []string) ([]input, error) {
+func loadInputs(o options, files []string, stderr io.Writer) ([]input, error) {
 	ropt := trace.Options{Lenient: o.lenient}
 	if o.format != "auto" {
 		f, err := trace.ParseFormat(o.format)
@@ -379,7 +388,7 @@ func loadInputs(o options, files []string) ([]input, error) {
 			return nil, err
 		}
 		if skipped > 0 {
-			fmt.Fprintf(os.Stderr, "fdreplay: %s: skipped %d malformed lines\n", f, skipped)
+			fmt.Fprintf(stderr, "fdreplay: %s: skipped %d malformed lines\n", f, skipped)
 		}
 		all = append(all, loaded{f, recs, hdr})
 	}

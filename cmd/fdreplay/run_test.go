@@ -1,0 +1,143 @@
+package main
+
+import (
+	"bytes"
+	"encoding/csv"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func runCmd(args ...string) (code int, stdout, stderr string) {
+	var out, errb bytes.Buffer
+	code = run(args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+// tableRows returns the table rows of detector name in out.
+func tableRows(out, name string) int {
+	n := 0
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "| "+name+" ") {
+			n++
+		}
+	}
+	return n
+}
+
+func TestDefaultTrace(t *testing.T) {
+	code, out, errOut := runCmd()
+	require.Equal(t, 0, code, errOut)
+	assert.Empty(t, errOut)
+	assert.Contains(t, out, "sender p (traces/jitter.fdkit.gz)")
+	assert.Contains(t, out, "clocks synchronized: TD = τ − σ")
+	for _, d := range detectorNames {
+		assert.Equal(t, 1, tableRows(out, d), "one row for %s", d)
+	}
+	assert.NotContains(t, out, "tuning:")
+	assert.NotContains(t, out, "NaN")
+}
+
+func TestTunerAndDetectorSelection(t *testing.T) {
+	dir := t.TempDir()
+	code, out, errOut := runCmd("-d", "chen,phi,fixed", "--points", "12", "--td-max", "1s", "--mr-max", "0.5", "--qap-min", "0.99", "--out", dir)
+	require.Equal(t, 0, code, errOut)
+	assert.Equal(t, 1, tableRows(out, "chen"))
+	assert.Equal(t, 1, tableRows(out, "phi-normal"))
+	assert.Equal(t, 0, tableRows(out, "bertier"))
+	assert.Contains(t, out, "tuning: smallest mean TD with TD ≤ 1s MR ≤ 0.5/s QAP ≥ 0.99")
+	f, err := os.Open(filepath.Join(dir, "curves.csv"))
+	require.NoError(t, err)
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	require.NoError(t, err)
+	assert.Len(t, rows, 1+3*12)
+	for _, name := range []string{"table.csv", "table.json", "curves.json", "p-mr-td.png", "p-mr-td.svg", "p-qap-td.png", "p-qap-td.svg"} {
+		assert.FileExists(t, filepath.Join(dir, name))
+	}
+}
+
+// findShared walks up from the package directory to ../shared/traces.
+func findShared(t *testing.T, rel string) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	require.NoError(t, err)
+	for {
+		p := filepath.Join(dir, "..", "shared", "traces", rel)
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Skipf("shared trace %s not found above the package directory (../shared/traces is absent): skipping", rel)
+		}
+		dir = parent
+	}
+}
+
+func TestLIP6Excerpt(t *testing.T) {
+	path := findShared(t, "planetlab-lip6/recv_node1_excerpt.txt")
+	dir := t.TempDir()
+	points := "10"
+	if testing.Short() {
+		points = "4"
+	}
+	code, out, errOut := runCmd(path, "--out", dir, "--points", points)
+	require.Equal(t, 0, code, errOut)
+	assert.Equal(t, 9, strings.Count(out, "\nsender ")+boolInt(strings.HasPrefix(out, "sender ")), "nine senders")
+	assert.Equal(t, 9, strings.Count(out, "clocks not synchronized: TD = τ − A + d̄"))
+	for _, d := range detectorNames {
+		assert.Equal(t, 9, tableRows(out, d), "a row per sender for %s", d)
+	}
+	for _, s := range []string{"0", "2", "3", "4", "5", "6", "7", "8", "9"} {
+		assert.FileExists(t, filepath.Join(dir, s+"-qap-td.png"))
+	}
+	assert.NotContains(t, out, "| –") // every detector evaluated on every sender
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func TestHelpAndErrors(t *testing.T) {
+	code, out, _ := runCmd("-h")
+	assert.Equal(t, 0, code)
+	assert.Contains(t, out, "Examples:")
+	assert.Contains(t, out, "--td-max")
+
+	cases := []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"/nonexistent/trace.txt"}, 1, "no such file"},
+		{[]string{"--bogus"}, 2, "unknown flag"},
+		{[]string{"-d", "nosuch"}, 2, "unknown detector"},
+		{[]string{"--range", "chen=5"}, 2, "NAME=LO:HI"},
+		{[]string{"--range", "chen=9:1"}, 2, "below lower bound"},
+		{[]string{"--qap-min", "2"}, 2, "QAP target"},
+		{[]string{"--sender", "nobody"}, 1, "matched nothing"},
+		{[]string{"--clock", "maybe"}, 2, "--clock"},
+	}
+	for _, c := range cases {
+		code, _, errOut := runCmd(c.args...)
+		assert.Equal(t, c.code, code, "%v", c.args)
+		assert.Contains(t, errOut, c.want, "%v", c.args)
+		assert.True(t, strings.HasPrefix(errOut, "fdreplay: "), "%v: %q", c.args, errOut)
+		assert.Equal(t, 1, strings.Count(errOut, "\n"), "one line: %q", errOut)
+	}
+
+	bad := filepath.Join(t.TempDir(), "bad.txt")
+	require.NoError(t, os.WriteFile(bad, []byte("4 1 100 200 3\n4 x 300 400 3\n"), 0o644))
+	code, _, errOut := runCmd(bad)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, "bad.txt")
+	assert.Contains(t, errOut, "bad.txt:2: field seq")
+}
