@@ -34,39 +34,16 @@ func (m *Monitor) Handle(name string, incarnation uint64) (*Handle, error) {
 func (h *Handle) Peer() string { return h.p.name }
 
 // Heartbeat records a heartbeat arriving now (see Monitor.Heartbeat).
-func (h *Handle) Heartbeat(b Beat) error { return h.HeartbeatAt(b, h.m.clock.Now()) }
+func (h *Handle) Heartbeat(b Beat) error { return h.m.beat(h.p, b, 0, false) }
 
 // HeartbeatAt records a heartbeat with a given arrival (see
-// Monitor.HeartbeatAt).
+// Monitor.HeartbeatAt and its caveat).
 func (h *Handle) HeartbeatAt(b Beat, arrival time.Duration) error {
-	var out transitions
-	h.p.mu.Lock()
-	err := h.p.heartbeat(h.m, b, arrival, &out)
-	h.p.mu.Unlock()
-	h.m.deliver(&out)
-	return err
+	return h.m.beat(h.p, b, arrival, true)
 }
 
 // Status returns the peer's status now.
-func (h *Handle) Status() Status {
-	now := h.m.clock.Now()
-	var out transitions
-	h.p.mu.Lock()
-	h.p.check(h.m, now, &out)
-	st := h.p.status
-	h.p.mu.Unlock()
-	h.m.deliver(&out)
-	return st
-}
+func (h *Handle) Status() Status { return h.m.status(h.p) }
 
 // State returns a snapshot of the peer evaluated now.
-func (h *Handle) State() PeerState {
-	now := h.m.clock.Now()
-	var out transitions
-	h.p.mu.Lock()
-	h.p.check(h.m, now, &out)
-	st := h.p.state(now)
-	h.p.mu.Unlock()
-	h.m.deliver(&out)
-	return st
-}
+func (h *Handle) State() PeerState { return h.m.state(h.p) }

@@ -194,30 +194,77 @@ func (m *Monitor) lookup(name string) *peer {
 // ErrEmptyPeer, ErrStaleIncarnation, or the factory's error (wrapped) when
 // a new detector cannot be made; the heartbeat is then ignored.
 func (m *Monitor) Heartbeat(name string, b Beat) error {
-	return m.HeartbeatAt(name, b, m.clock.Now())
+	p, err := m.get(name, b.Incarnation)
+	if err != nil {
+		return err
+	}
+	return m.beat(p, b, 0, false)
 }
 
 // HeartbeatAt is Heartbeat with the arrival instant given, on the monitor's
-// clock, for a caller that shares one clock reading among several monitors.
-// An arrival earlier than the peer's newest accepted one is taken as equal
-// to it.
+// clock, for a caller that shares one clock reading among several monitors
+// or feeds recorded arrivals. An arrival earlier than the peer's newest
+// accepted one is taken as equal to it.
+//
+// The by-name methods read the clock while holding the peer's lock, so one
+// peer's evaluations see non-decreasing instants. HeartbeatAt cannot: the
+// caller must not let a query, Sweep or Snapshot evaluate the peer at an
+// instant later than an arrival it has yet to pass in (fdbeat recv
+// serialises them), or a suspicion found at that later instant may be ended
+// by a heartbeat that arrived before it began.
 func (m *Monitor) HeartbeatAt(name string, b Beat, arrival time.Duration) error {
+	p, err := m.get(name, b.Incarnation)
+	if err != nil {
+		return err
+	}
+	return m.beat(p, b, arrival, true)
+}
+
+func (m *Monitor) get(name string, inc uint64) (*peer, error) {
 	if name == "" {
-		return ErrEmptyPeer
+		return nil, ErrEmptyPeer
 	}
-	p := m.lookup(name)
-	if p == nil {
-		var err error
-		if p, err = m.create(name, b.Incarnation); err != nil {
-			return err
-		}
+	if p := m.lookup(name); p != nil {
+		return p, nil
 	}
+	return m.create(name, inc)
+}
+
+// beat records a heartbeat; without an arrival it reads the clock under the
+// peer's lock.
+func (m *Monitor) beat(p *peer, b Beat, arrival time.Duration, hasArrival bool) error {
 	var out transitions
 	p.mu.Lock()
+	if !hasArrival {
+		arrival = m.clock.Now()
+	}
 	err := p.heartbeat(m, b, arrival, &out)
 	p.mu.Unlock()
 	m.deliver(&out)
 	return err
+}
+
+// status evaluates p now (read under its lock) and returns its status.
+func (m *Monitor) status(p *peer) Status {
+	var out transitions
+	p.mu.Lock()
+	p.check(m, m.clock.Now(), &out)
+	st := p.status
+	p.mu.Unlock()
+	m.deliver(&out)
+	return st
+}
+
+// state evaluates p now (read under its lock) and returns its state.
+func (m *Monitor) state(p *peer) PeerState {
+	var out transitions
+	p.mu.Lock()
+	now := m.clock.Now()
+	p.check(m, now, &out)
+	st := p.state(now)
+	p.mu.Unlock()
+	m.deliver(&out)
+	return st
 }
 
 func (m *Monitor) create(name string, inc uint64) (*peer, error) {
@@ -242,14 +289,7 @@ func (m *Monitor) Status(name string) (Status, bool) {
 	if p == nil {
 		return Unknown, false
 	}
-	now := m.clock.Now()
-	var out transitions
-	p.mu.Lock()
-	p.check(m, now, &out)
-	st := p.status
-	p.mu.Unlock()
-	m.deliver(&out)
-	return st, true
+	return m.status(p), true
 }
 
 // Level returns the peer's suspicion level now (0 and false for an unknown
@@ -265,14 +305,7 @@ func (m *Monitor) State(name string) (PeerState, bool) {
 	if p == nil {
 		return PeerState{}, false
 	}
-	now := m.clock.Now()
-	var out transitions
-	p.mu.Lock()
-	p.check(m, now, &out)
-	st := p.state(now)
-	p.mu.Unlock()
-	m.deliver(&out)
-	return st, true
+	return m.state(p), true
 }
 
 // Remove forgets a peer; it reports whether the peer existed. A later
