@@ -54,7 +54,7 @@ type Config struct {
 
 // Detector is the adaptable failure detector of Bertier, Marin and Sens
 // ("Implementation and performance evaluation of an adaptable failure
-// detector", DSN 2002, §3; ALGORITHMS.md §4): Chen's NFD-E expected arrival
+// detector", DSN 2002; ALGORITHMS.md §4): Chen's NFD-E expected arrival
 // with a safety margin from a Jacobson filter of its prediction error.
 // On a heartbeat k (A_k its arrival, EA_k the expected arrival):
 //

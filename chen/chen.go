@@ -26,7 +26,7 @@ type Config struct {
 // Detector is NFD-E, the failure detector of Chen, Toueg and Aguilera for
 // unsynchronised clocks with estimated expected arrivals ("On the quality
 // of service of failure detectors", IEEE Trans. Computers 51(5):561–580,
-// 2002, §6; ALGORITHMS.md §3):
+// 2002; ALGORITHMS.md §3):
 //
 //	τ_{ℓ+1} = EA_{ℓ+1} + α
 //

@@ -88,7 +88,7 @@ func (k Kind) String() string {
 
 // Estimator is the expected-arrival estimator of Chen, Toueg and Aguilera's
 // NFD-E ("On the quality of service of failure detectors", IEEE Trans.
-// Computers 51(5):561–580, 2002, §6; ALGORITHMS.md §3). With W the n most
+// Computers 51(5):561–580, 2002; ALGORITHMS.md §3). With W the n most
 // recently received heartbeats (by arrival), n' = |W| and ℓ the largest
 // sequence number received,
 //
