@@ -6,7 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fdkit/fdkit/detector"
 	"github.com/fdkit/fdkit/monitor"
+	"github.com/fdkit/fdkit/phi"
 )
 
 const benchPeers = 100_000
@@ -110,6 +112,37 @@ func BenchmarkHandleHeartbeat(b *testing.B) {
 		for pb.Next() {
 			i++
 			if err := hs[i%benchPeers].Heartbeat(monitor.Beat{}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "heartbeats/s")
+}
+
+// BenchmarkHeartbeatPhi: BenchmarkHeartbeat with normal-model φ detectors
+// (window 100) instead of fixed timeouts.
+func BenchmarkHeartbeatPhi(b *testing.B) {
+	m, err := monitor.New(monitor.Config{Factory: func() (detector.Detector, error) {
+		return phi.NewNormal(phi.NormalConfig{WindowSize: 100, BootstrapInterval: 100 * time.Millisecond})
+	}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	names := make([]string, benchPeers)
+	for i := range names {
+		names[i] = fmt.Sprintf("10.0.%d.%d:7946", i/256, i%256)
+		if err := m.Heartbeat(names[i], monitor.Beat{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var g atomic.Uint64
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		i := int(g.Add(1)) * 7919
+		for pb.Next() {
+			i++
+			if err := m.Heartbeat(names[i%benchPeers], monitor.Beat{}); err != nil {
 				b.Fatal(err)
 			}
 		}
