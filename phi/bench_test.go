@@ -102,14 +102,7 @@ func BenchmarkFixedBaseline(b *testing.B) {
 	}
 }
 
-// BenchmarkLevelOfZ and BenchmarkZOfLevel time the pure functions (z = 3,
-// Θ = 8).
-func BenchmarkLevelOfZ(b *testing.B) {
-	for b.Loop() {
-		sink += phi.LevelOfZ(3)
-	}
-}
-
+// BenchmarkZOfLevel times the inverse (Θ = 8), paid once per threshold.
 func BenchmarkZOfLevel(b *testing.B) {
 	for b.Loop() {
 		sink += phi.ZOfLevel(8)
