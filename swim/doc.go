@@ -3,8 +3,85 @@
 // Membership Protocol", DSN 2002) with the Lifeguard extensions (Dadgar,
 // Phillips, Currey, "Lifeguard: Local Health Awareness for More Accurate
 // Failure Detection", DSN Workshops 2018, arXiv 1707.00788), as specified in
-// ALGORITHMS.md section 10.
+// ALGORITHMS.md section 10, with fdkit's failure detectors as the per-peer
+// source of timing and suspicion.
 //
-// The message and update types in message.go are the contract with the wire
-// codec and the transport: plain structs, kinds numbered for the wire.
+// # A pure state machine
+//
+// Member is the protocol of one member, in the style of etcd's raft
+// package: it does no I/O, reads no clock, starts no goroutine and takes its
+// randomness from the *rand.Rand given to New. The caller (a transport, or
+// the simulator in swim/sim) passes instants as time.Duration offsets:
+//
+//	m.Step(now, &packet)       // a packet arrived
+//	m.Tick(now)                // timers; call at NextDeadline() at the latest
+//	r := m.Ready()             // r.Packets to send, r.Events for the application
+//
+// The message types (Packet with Ping, Ack, Nack, PingReq, and the
+// piggybacked Update with Alive, Suspect and Dead) are plain structs and
+// the contract with the wire codec; Packet.Size is an upper bound of their
+// encoded size that the member keeps within Config.MaxPacketSize.
+//
+// # Protocol
+//
+//   - One probe per protocol period (SWIM §3-4): the target is the next member
+//     of a round-robin list reshuffled after each pass; new members are
+//     inserted at random positions. No direct ack before the probe timeout:
+//     ping-req to IndirectChecks (k) random alive members, which ping the
+//     target and relay its ack (and, under Lifeguard, send a nack if it does
+//     not answer within their own probe timeout). No ack at all by the end of
+//     the period: the target becomes Suspect.
+//   - Suspicion and incarnations with the precedence rules of §10.1; a
+//     suspected member refutes by raising its incarnation (saturating at
+//     MaxIncarnation: arithmetic never wraps) and gossiping Alive. Unlike
+//     SWIM's Confirm, a Dead update older than the local entry is ignored
+//     (as in memberlist), so a member that refuted or restarted with a higher
+//     incarnation is not killed by stale declarations. A live member that
+//     hears it is believed dead refutes too: packets to members believed dead
+//     carry that Dead update, and every ReconnectInterval a member pings one
+//     random dead member, which is how the halves of a healed partition find
+//     each other again.
+//   - Infection-style dissemination (§4.1): updates ride on every packet,
+//     least-sent first (newest first among equals), each at most
+//     λ·ceil(log10(n+1)) times, within MaxPacketSize.
+//   - Join through known addresses (MsgJoin answered by the view in MsgSync
+//     packets) and voluntary leave (a Dead update from the member itself).
+//   - Lifeguard (§10.2): the local health multiplier LHM in [0, S−1] (+1 per
+//     failed probe, or per missed nack when nacks were expected; +1 per
+//     refutation; −1 per successful probe) scales the period and the probe
+//     timeout by LHM+1; suspicion timeouts start at Max = β·Min and shrink
+//     with each independent confirmation to Min = α·max(1, log10 n)·
+//     ProbeInterval after K = α−2 of them (the first K are re-gossiped);
+//     and the buddy system: a ping to a suspected member carries the
+//     suspicion, so it can refute at once.
+//
+// # Detectors as the per-peer suspicion source
+//
+// Every packet heard from a peer (and every relayed ack and fresh Alive
+// about it) is a heartbeat for that peer's detector.Detector, made by
+// Config.PeerDetector (default: φ accrual, normal model, threshold 8, window
+// of 32 inter-arrival times; any fdkit detector fits). Its level is exposed
+// by Level, Member and Members. Config.Mode selects how much of this the
+// protocol uses:
+//
+//   - ModeDetector (default): (1) the direct probe timeout of a peer is its
+//     RTTEstimator's timeout over that peer's direct-ack round-trip times
+//     (default Jacobson/Karels, SRTT + 4·RTTVAR, RFC 6298 order), clamped to
+//     [MinProbeTimeout, MaxProbeTimeout] = [100 ms, 500 ms] and multiplied by
+//     LHM+1; before the first sample it is ProbeTimeout. (2) The gate: when a
+//     probe of an alive peer fails but the peer's detector does not suspect
+//     it (something was heard from it recently, judged by its own
+//     history), the member does not suspect it yet but probes it again in
+//     the next period; a second consecutive failure suspects it regardless.
+//     A peer never heard from is not gated.
+//   - ModeLifeguard: memberlist's behaviour (fixed probe timeout, no gate).
+//   - ModeSWIM: plain SWIM with suspicion (no LHM, no nack, no buddy, fixed
+//     suspicion timeout Min, i.e. β = 1).
+//
+// # Defaults
+//
+// The zero Config (besides Self) is memberlist's DefaultLANConfig: period
+// 1 s, probe timeout 500 ms, k = 3, λ = 4, α = 4, β = 6, S = 8,
+// MaxPacketSize 1400 bytes, plus ReconnectInterval 30 s and the detector
+// defaults above.
 package swim

@@ -64,7 +64,7 @@ func Load(n, periods int, seed uint64, mc swim.Config) (LoadResult, error) {
 
 // DetectionResult summarises crash-detection trials.
 type DetectionResult struct {
-	N      int
+	N       int
 	Crashes int
 	// FirstDetection is the mean time from a crash to the first suspicion
 	// of the crashed member by anyone, in protocol periods. Crashes happen

@@ -1,0 +1,71 @@
+package swim
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// ALGORITHMS.md §10.2 examples, n = 100, ProbeInterval 1 s.
+func TestSuspicionTimeoutExamples(t *testing.T) {
+	// Paper: α = 5, β = 6, K = 3: Min = 10 s, Max = 60 s.
+	minT := suspicionMin(5, 100, time.Second)
+	assert.Equal(t, 10*time.Second, minT)
+	maxT := 6 * minT
+	// 60 − 50·log(C+1)/log 4; C = 2 gives 20.37594 s, floored to the ms
+	// (ALGORITHMS.md rounds it to 20.376).
+	want := []time.Duration{60 * time.Second, 35 * time.Second, 20375 * time.Millisecond, 10 * time.Second, 10 * time.Second}
+	for c, w := range want {
+		assert.Equal(t, w, suspicionTimeout(minT, maxT, 3, c), "C = %d", c)
+	}
+	// memberlist defaults: α = 4, β = 6, K = 2: Min = 8 s, Max = 48 s.
+	minT = suspicionMin(4, 100, time.Second)
+	assert.Equal(t, 8*time.Second, minT)
+	// C = 1: 48 − 40·log 2/log 3 = 22.76281 s, floored (ALGORITHMS.md: 22.763).
+	want = []time.Duration{48 * time.Second, 22762 * time.Millisecond, 8 * time.Second}
+	for c, w := range want {
+		assert.Equal(t, w, suspicionTimeout(minT, 6*minT, 2, c), "C = %d", c)
+	}
+	// K = 0 (groups smaller than K+2) and plain SWIM (Max = Min): Min at once.
+	assert.Equal(t, 8*time.Second, suspicionTimeout(8*time.Second, 48*time.Second, 0, 0))
+	assert.Equal(t, 8*time.Second, suspicionTimeout(8*time.Second, 8*time.Second, 3, 0))
+	// Small groups: log10 n below 1 counts as 1.
+	assert.Equal(t, 4*time.Second, suspicionMin(4, 3, time.Second))
+	assert.Equal(t, 4*time.Second, suspicionMin(4, 0, time.Second))
+}
+
+func TestRetransmitLimit(t *testing.T) {
+	assert.Equal(t, 12, retransmitLimit(4, 100)) // 4·ceil(log10 101), §10.2
+	assert.Equal(t, 4, retransmitLimit(4, 1))
+	assert.Equal(t, 8, retransmitLimit(4, 99))
+	assert.Equal(t, 9, retransmitLimit(3, 128)) // SWIM's 3·ceil(log(N+1))
+}
+
+func TestSuspicionConfirmations(t *testing.T) {
+	s := newSuspicion(100*time.Second, 10*time.Second, 60*time.Second, 3, "a")
+	assert.Equal(t, 160*time.Second, s.deadline)
+	assert.False(t, s.confirm("a"), "the first suspecter is not a confirmation")
+	assert.True(t, s.confirm("b"))
+	assert.False(t, s.confirm("b"), "each member counts once")
+	assert.Equal(t, 135*time.Second, s.deadline)
+	assert.True(t, s.confirm("c"))
+	assert.True(t, s.confirm("d"))
+	assert.Equal(t, 110*time.Second, s.deadline)
+	assert.True(t, s.confirm("e"))
+	assert.Equal(t, 110*time.Second, s.deadline, "never below Min")
+	// The timeout never grows with more confirmations.
+	prev := s.max
+	for c := 0; c < 20; c++ {
+		to := suspicionTimeout(s.min, s.max, 3, c)
+		assert.LessOrEqual(t, to, prev)
+		assert.GreaterOrEqual(t, to, s.min)
+		prev = to
+	}
+}
+
+func TestIncarnationSaturates(t *testing.T) {
+	assert.Equal(t, Incarnation(1), Incarnation(0).Next())
+	assert.Equal(t, MaxIncarnation, (MaxIncarnation - 1).Next())
+	assert.Equal(t, MaxIncarnation, MaxIncarnation.Next(), "no wrap to 0")
+}
