@@ -75,15 +75,15 @@ func TestConfigDefaultsAndErrors(t *testing.T) {
 	assert.ErrorIs(t, err, ErrNoRand)
 	r := rand.New(rand.NewPCG(1, 1))
 	for name, cfg := range map[string]Config{
-		"no id":           {},
-		"negative period": {Self: node("a"), ProbeInterval: -1},
+		"no id":            {},
+		"negative period":  {Self: node("a"), ProbeInterval: -1},
 		"timeout > period": {Self: node("a"), ProbeInterval: time.Second, ProbeTimeout: 2 * time.Second},
-		"min > max":       {Self: node("a"), MinProbeTimeout: 400 * time.Millisecond, MaxProbeTimeout: 200 * time.Millisecond},
-		"negative k":      {Self: node("a"), IndirectChecks: -1},
-		"tiny packets":    {Self: node("a"), MaxPacketSize: 100},
-		"bad mode":        {Self: node("a"), Mode: 9},
-		"long id":         {Self: Node{ID: ID(string(make([]byte, 300)))}},
-		"bad rtt k":       {Self: node("a"), RTTDeviations: -2},
+		"min > max":        {Self: node("a"), MinProbeTimeout: 400 * time.Millisecond, MaxProbeTimeout: 200 * time.Millisecond},
+		"negative k":       {Self: node("a"), IndirectChecks: -1},
+		"tiny packets":     {Self: node("a"), MaxPacketSize: 100},
+		"bad mode":         {Self: node("a"), Mode: 9},
+		"long id":          {Self: Node{ID: ID(string(make([]byte, 300)))}},
+		"bad rtt k":        {Self: node("a"), RTTDeviations: -2},
 	} {
 		_, err := New(cfg, r)
 		assert.ErrorIs(t, err, ErrConfig, name)
