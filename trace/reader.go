@@ -315,7 +315,7 @@ func (r *Reader) Next() (Record, error) {
 			var line []byte
 			line, err = r.readLine()
 			if err == nil {
-				if len(bytes.TrimSpace(line)) == 0 {
+				if len(bytes.Trim(line, " \t")) == 0 { // blank: no data
 					continue
 				}
 				switch r.format {
