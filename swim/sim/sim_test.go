@@ -1,0 +1,248 @@
+package sim
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/fdkit/fdkit/swim"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// eSWIM is the SWIM paper's expected first-detection time in periods,
+// 1/(1 − e^−1) (ALGORITHMS.md §10.1).
+var eSWIM = 1 / (1 - math.Exp(-1))
+
+func TestConfigErrors(t *testing.T) {
+	for _, c := range []Config{{N: 0}, {N: 3, Loss: 1.5}, {N: 3, StartSpread: -1}, {N: 3, Member: swim.Config{ProbeInterval: -1}}} {
+		_, err := New(c)
+		assert.Error(t, err)
+	}
+	s, err := New(Config{N: 2})
+	require.NoError(t, err)
+	assert.Error(t, s.Partition([]int{0}))
+	assert.Error(t, s.Restart(0, 1), "not crashed")
+}
+
+// The same seed gives the same run, event for event.
+func TestDeterministic(t *testing.T) {
+	run := func() ([]swim.Event, []MemberStats) {
+		s, err := New(Config{N: 24, Seed: 42, Loss: 0.05, StartSpread: time.Second})
+		require.NoError(t, err)
+		var evs []swim.Event
+		s.SetEventHook(func(_ time.Duration, _ int, ev swim.Event) { evs = append(evs, ev) })
+		s.At(5*time.Second, func() { s.Crash(3) })
+		s.At(7*time.Second, func() { s.Pause(9, 3*time.Second) })
+		s.RunUntil(40 * time.Second)
+		var st []MemberStats
+		for i := 0; i < s.N(); i++ {
+			st = append(st, s.Stats(i))
+		}
+		return evs, st
+	}
+	e1, s1 := run()
+	e2, s2 := run()
+	assert.NotEmpty(t, e1)
+	assert.Equal(t, e1, e2)
+	assert.Equal(t, s1, s2)
+}
+
+// SWIM's constant load: about 2 messages sent (and received) per member per
+// period, whatever N (the SWIM paper's message-load figure).
+func TestLoadIndependentOfN(t *testing.T) {
+	sizes := []int{8, 32, 128}
+	if !testing.Short() {
+		sizes = append(sizes, 512, 1000)
+	}
+	for _, n := range sizes {
+		r, err := Load(n, 30, 1, swim.Config{})
+		require.NoError(t, err)
+		assert.InDelta(t, 2.0, r.SentPerPeriod, 0.05, "N = %d", n)
+		assert.InDelta(t, 2.0, r.RecvPerPeriod, 0.05, "N = %d", n)
+	}
+}
+
+// Mean first-detection time ≈ e/(e−1) periods, independent of N; the crash
+// is declared dead by every live member; the suspicion spreads in O(log N)
+// periods.
+func TestDetection(t *testing.T) {
+	type row struct {
+		n, trials int
+		tol       float64
+	}
+	rows := []row{{16, 150, 0.3}, {64, 50, 0.3}}
+	if !testing.Short() {
+		rows = []row{{16, 400, 0.15}, {64, 400, 0.15}, {256, 100, 0.15}, {1000, 20, 0.15}}
+	}
+	var prevDiss float64
+	for _, r := range rows {
+		res, err := Detection(r.n, r.trials, 7, swim.Config{Mode: swim.ModeSWIM})
+		require.NoError(t, err)
+		assert.Zero(t, res.Undetected, "every crash is declared dead by every live member (N = %d)", r.n)
+		assert.InDelta(t, eSWIM, res.FirstDetection, r.tol, "N = %d", r.n)
+		assert.Less(t, res.Dissemination, 1.5*math.Log2(float64(r.n)), "O(log N), N = %d", r.n)
+		assert.Greater(t, res.Dissemination, prevDiss, "grows with N")
+		prevDiss = res.Dissemination
+	}
+	// The default mode declares every crash too.
+	res, err := Detection(32, 10, 3, swim.Config{})
+	require.NoError(t, err)
+	assert.Zero(t, res.Undetected)
+	assert.Equal(t, 10, res.Crashes)
+}
+
+// A member paused for less than the suspicion timeout is never declared
+// dead under Lifeguard (the buddy system hands it the suspicion as soon as
+// it resumes) and in the detector mode; one paused for longer is (the
+// counter works). Plain SWIM, without the buddy system, learns of the
+// suspicion only through later gossip, so its margin is smaller: it is
+// asserted only for a pause of a quarter of the timeout (fdswim sim pause
+// shows the rest).
+func TestPauseShorterThanSuspicionTimeout(t *testing.T) {
+	const n = 32
+	minT := time.Duration(4 * math.Log10(n) * float64(time.Second))
+	reps := 4
+	if !testing.Short() {
+		reps = 20
+	}
+	for _, mode := range []swim.Mode{swim.ModeSWIM, swim.ModeLifeguard, swim.ModeDetector} {
+		fs := []float64{0.25, 0.5, 0.75}
+		if mode == swim.ModeSWIM {
+			fs = fs[:1]
+		}
+		for _, f := range fs {
+			r, err := PauseOne(n, time.Duration(f*float64(minT)), reps, 11, swim.Config{Mode: mode})
+			require.NoError(t, err)
+			assert.Zero(t, r.DeadEvents, "%v, pause %.2f·Min", mode, f)
+			if f == 0.75 {
+				assert.Positive(t, r.Suspects, "%v, pause %.2f·Min: it was suspected", mode, f)
+			}
+		}
+		r, err := PauseOne(n, 2*minT, 2, 11, swim.Config{Mode: mode})
+		require.NoError(t, err)
+		assert.Positive(t, r.DeadEvents, "%v: a pause of 2·Min is declared", mode)
+	}
+}
+
+// A member that restarts with incarnation 0 is not kept dead or re-killed:
+// it refutes its old state and every member sees it alive.
+func TestRestartWithLowerIncarnation(t *testing.T) {
+	for _, mode := range []swim.Mode{swim.ModeSWIM, swim.ModeLifeguard, swim.ModeDetector} {
+		for _, down := range []time.Duration{3 * time.Second, 60 * time.Second} {
+			r, err := RestartAfter(24, down, 5, swim.Config{Mode: mode})
+			require.NoError(t, err)
+			if down > 30*time.Second {
+				assert.Positive(t, r.DeadBefore, "%v: declared dead while down", mode)
+				assert.Positive(t, r.Incarnation, "%v: refuted its old death", mode)
+			}
+			assert.Zero(t, r.DeadAfter, "%v, down %v: not re-killed", mode, down)
+			assert.True(t, r.AllAlive, "%v, down %v: everyone sees it alive", mode, down)
+			assert.GreaterOrEqual(t, r.ConvergedAfter, time.Duration(0), "%v, down %v", mode, down)
+		}
+	}
+}
+
+// A partition into halves long enough for each half to declare the other
+// dead heals into one view after it ends.
+func TestPartitionHeals(t *testing.T) {
+	modes := []swim.Mode{swim.ModeDetector}
+	if !testing.Short() {
+		modes = []swim.Mode{swim.ModeSWIM, swim.ModeLifeguard, swim.ModeDetector}
+	}
+	for _, mode := range modes {
+		r, err := PartitionHalves(24, 90*time.Second, 3, swim.Config{Mode: mode})
+		require.NoError(t, err)
+		assert.Equal(t, 2*12*12, r.DeadDuring, "%v: every member declared every member of the other half dead", mode)
+		assert.True(t, r.Healed, "%v: %d (observer, member) pairs still not alive", mode, r.FinalDiffers)
+		assert.Less(t, r.HealedAfter, 2*swim.DefaultReconnectInterval, "%v", mode)
+	}
+}
+
+// Pauses queue packets by default and drop them on request.
+func TestPauseQueuesOrDrops(t *testing.T) {
+	for _, drop := range []bool{false, true} {
+		s, err := New(Config{N: 4, Seed: 1, DropWhilePaused: drop})
+		require.NoError(t, err)
+		s.RunUntil(2 * time.Second)
+		before := s.Stats(1).RecvMsgs
+		s.Pause(1, 3*time.Second)
+		assert.True(t, s.Paused(1))
+		s.RunUntil(5*time.Second - time.Millisecond)
+		assert.Equal(t, before, s.Stats(1).RecvMsgs, "nothing processed while paused")
+		d0 := s.Dropped()
+		s.RunUntil(5 * time.Second)
+		assert.False(t, s.Paused(1))
+		if drop {
+			assert.Equal(t, before, s.Stats(1).RecvMsgs)
+			assert.Positive(t, d0)
+		} else {
+			assert.Greater(t, s.Stats(1).RecvMsgs, before, "queued packets delivered at resume")
+		}
+	}
+}
+
+// [Field-vi] gossip figures (ALGORITHMS.md §8): 100 nodes, all-to-all 9,900
+// messages per round, gossip fanout 2 about 200 (the source says 194), a
+// new fact reaches all 100 in ≈ 7.4 rounds and all 10,000 in ≈ 14; T_fail of
+// 3 rounds gives many false suspicions, 10 none.
+func TestFieldViBaselines(t *testing.T) {
+	a, err := AllToAll(BaselineConfig{N: 100, Rounds: 20, Seed: 1})
+	require.NoError(t, err)
+	assert.Equal(t, 9900.0, a.MsgsPerRound)
+	assert.Zero(t, a.FalseSuspicions)
+	g, err := GossipHeartbeat(BaselineConfig{N: 100, Rounds: 60, Seed: 1, Fanout: 2, TFail: 10})
+	require.NoError(t, err)
+	assert.Equal(t, 200.0, g.MsgsPerRound)
+	assert.Zero(t, g.FalseSuspicions)
+	assert.InDelta(t, 7.4, g.Spread, 1.5)
+	g3, err := GossipHeartbeat(BaselineConfig{N: 100, Rounds: 60, Seed: 1, Fanout: 2, TFail: 3})
+	require.NoError(t, err)
+	assert.Greater(t, g3.FalseNodeRounds, 1000)
+	r100, err := RumorSpread(100, 2, 400, 1)
+	require.NoError(t, err)
+	assert.InDelta(t, 7.4, r100, 0.3)
+	trials := 5
+	if !testing.Short() {
+		trials = 40
+	}
+	r10k, err := RumorSpread(10000, 2, trials, 1)
+	require.NoError(t, err)
+	assert.InDelta(t, 14, r10k, 0.8)
+	// A crash: all-to-all agrees after T_fail+1 rounds; gossip later.
+	a, err = AllToAll(BaselineConfig{N: 50, Rounds: 40, Seed: 1, TFail: 5, Crash: []int{3}, CrashRound: 10})
+	require.NoError(t, err)
+	assert.Equal(t, 6.0, a.DetectAll)
+	g, err = GossipHeartbeat(BaselineConfig{N: 50, Rounds: 60, Seed: 1, TFail: 10, Crash: []int{3}, CrashRound: 20})
+	require.NoError(t, err)
+	assert.GreaterOrEqual(t, g.DetectAll, 11.0)
+	assert.Zero(t, g.FalseSuspicions)
+	// Loss makes all-to-all with a short T_fail suspect: p^(T_fail+1) per pair-round.
+	a, err = AllToAll(BaselineConfig{N: 30, Rounds: 400, Seed: 1, TFail: 1, Loss: 0.2})
+	require.NoError(t, err)
+	expected := 0.2 * 0.2 * 30 * 29 * 400 // ≈ P(two consecutive losses) per pair-round
+	assert.InEpsilon(t, expected, float64(a.FalseSuspicions), 0.15)
+	_, err = GossipHeartbeat(BaselineConfig{N: 1})
+	assert.Error(t, err)
+	_, err = RumorSpread(1, 1, 1, 1)
+	assert.Error(t, err)
+}
+
+// The Lifeguard interval experiment (long): at 128 members with 16 members
+// paused 12 s every 24 s, Lifeguard cuts false positives and the detector
+// mode cuts them further.
+func TestLifeguardInterval(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long experiment; run without -short (or fdswim sim lifeguard)")
+	}
+	var fp []int
+	for _, mode := range []swim.Mode{swim.ModeSWIM, swim.ModeLifeguard, swim.ModeDetector} {
+		r, err := Interval(IntervalConfig{N: 128, C: 16, D: 12 * time.Second, I: 24 * time.Second, Duration: 300 * time.Second,
+			Seed: 1, Member: swim.Config{Mode: mode, SuspicionMult: 5}})
+		require.NoError(t, err)
+		fp = append(fp, r.FP)
+	}
+	assert.Positive(t, fp[0])
+	assert.Less(t, fp[1], fp[0])
+	assert.Less(t, fp[2], fp[1])
+}
