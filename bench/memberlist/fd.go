@@ -1,0 +1,136 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"time"
+
+	"github.com/fdkit/fdkit/swim"
+	"github.com/fdkit/fdkit/swim/agent"
+	"github.com/fdkit/fdkit/swim/transport"
+)
+
+// fdCluster runs fdkit's swim agents in one mode.
+type fdCluster struct {
+	p    Params
+	mode swim.Mode
+	name string
+}
+
+func (c fdCluster) Library() string { return c.name }
+
+type fdNode struct {
+	name   string
+	imp    *Impair
+	a      *agent.Agent
+	cancel context.CancelFunc
+}
+
+func (n *fdNode) Name() string    { return n.name }
+func (n *fdNode) Impair() *Impair { return n.imp }
+func (n *fdNode) Alive() int {
+	k := 0
+	for _, m := range n.a.Members() {
+		if m.State == swim.StateAlive || m.State == swim.StateSuspect {
+			k++
+		}
+	}
+	return k
+}
+func (n *fdNode) Stop() {
+	n.imp.Kill()
+	n.cancel()
+	<-n.a.Done()
+}
+
+func (c fdCluster) Start(n int, rec *Recorder, seed uint64) ([]Node, error) {
+	var nodes []Node
+	var first string
+	for i := 0; i < n; i++ {
+		name := fmt.Sprintf("m%02d", i)
+		u, err := transport.Listen(transport.Config{})
+		if err != nil {
+			return nil, err
+		}
+		imp := NewImpair(seed + uint64(i))
+		cfg := agent.Config{
+			ID:           swim.ID(name),
+			Transport:    newFDTransport(u, imp),
+			Protocol:     c.p.swimConfig(c.mode),
+			Seed:         seed*1000 + uint64(i) + 1,
+			LeaveTimeout: 100 * time.Millisecond,
+		}
+		if c.p.Key != nil {
+			cfg.Keys = [][]byte{c.p.Key}
+		} else {
+			cfg.Plain = true
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		a, err := agent.Start(ctx, cfg)
+		if err != nil {
+			cancel()
+			return nil, err
+		}
+		ev, _ := a.Subscribe(4096)
+		go func() {
+			for e := range ev {
+				if e.Kind == swim.EventDead {
+					rec.Dead(name, string(e.Node.ID))
+				}
+			}
+		}()
+		if i == 0 {
+			first = u.LocalAddr().String()
+		} else {
+			jctx, jcancel := context.WithTimeout(ctx, 10*time.Second)
+			err := a.Join(jctx, first)
+			jcancel()
+			if err != nil {
+				cancel()
+				return nil, fmt.Errorf("fdkit join: %w", err)
+			}
+		}
+		nodes = append(nodes, &fdNode{name: name, imp: imp, a: a, cancel: cancel})
+	}
+	return nodes, nil
+}
+
+// fdTransport puts an Impair in front of a transport.UDP, exactly as
+// mlTransport does for memberlist.
+type fdTransport struct {
+	inner transport.Transport
+	imp   *Impair
+	out   chan transport.Packet
+}
+
+func newFDTransport(inner transport.Transport, imp *Impair) *fdTransport {
+	t := &fdTransport{inner: inner, imp: imp, out: make(chan transport.Packet, 1024)}
+	go func() {
+		defer close(t.out)
+		for p := range inner.Packets() {
+			imp.wait()
+			if imp.drop() {
+				continue
+			}
+			p.At = time.Now()
+			t.out <- p
+		}
+	}()
+	return t
+}
+
+func (t *fdTransport) LocalAddr() netip.AddrPort        { return t.inner.LocalAddr() }
+func (t *fdTransport) Packets() <-chan transport.Packet { return t.out }
+func (t *fdTransport) Close() error                     { return t.inner.Close() }
+func (t *fdTransport) Send(to netip.AddrPort, b []byte) error {
+	t.imp.wait()
+	if t.imp.Killed() {
+		return nil
+	}
+	t.imp.sent(len(b))
+	if t.imp.drop() {
+		return nil
+	}
+	return t.inner.Send(to, b)
+}

@@ -1,0 +1,323 @@
+// Command memberlist-bench runs fdkit's SWIM agent and hashicorp/memberlist
+// side by side on loopback, N members each in one process, through the same
+// user-space impairment (see Impair), in the same scenarios, and prints one
+// comparison table:
+//
+//	steady  nothing happens for the window
+//	kill    one member dies (black-holed) at the start of the window
+//	pause   one member is paused (SIGSTOP-like) for -pause every -pause-every
+//	lossy   one member loses -loss of its datagrams in each direction
+//
+// Columns: FP counts live members declared dead by anyone (events), FP- only
+// those about a healthy member by a healthy member (the impaired member is
+// not healthy); first and full are the time from the kill to the first
+// member and to every live member declaring the dead one dead; msg/s and
+// B/s are datagrams (memberlist: plus TCP streams) and bytes sent per
+// member per second during the window.
+//
+// It is a separate module so that fdkit does not depend on memberlist:
+//
+//	cd bench/memberlist && go run . -n 10
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/fdkit/fdkit/swim"
+)
+
+type options struct {
+	n          int
+	window     time.Duration
+	pause      time.Duration
+	pauseEvery time.Duration
+	loss       float64
+	seed       uint64
+	runs       int
+	libs       []string
+	scenarios  []string
+	params     Params
+}
+
+func main() {
+	var o options
+	var libs, scen, key string
+	flag.IntVar(&o.n, "n", 10, "members per library")
+	flag.DurationVar(&o.window, "window", 30*time.Second, "measurement window per scenario")
+	flag.DurationVar(&o.pause, "pause", 3*time.Second, "length of each pause in the pause scenario")
+	flag.DurationVar(&o.pauseEvery, "pause-every", 6*time.Second, "interval between pause starts")
+	flag.Float64Var(&o.loss, "loss", 0.3, "drop probability in each direction for the lossy member")
+	flag.Uint64Var(&o.seed, "seed", 1, "seed of the impairment and of fdkit's members")
+	flag.IntVar(&o.runs, "runs", 3, "runs per scenario and library (different seeds and victims); the table sums FP and averages times and rates")
+	flag.StringVar(&libs, "libs", "fdkit,fdkit-lifeguard,memberlist", "libraries: fdkit (detector mode), fdkit-lifeguard, fdkit-swim, memberlist")
+	flag.StringVar(&scen, "scenarios", "steady,kill,pause,lossy", "scenarios to run")
+	flag.DurationVar(&o.params.ProbeInterval, "probe-interval", time.Second, "protocol period of both libraries")
+	flag.DurationVar(&o.params.ProbeTimeout, "probe-timeout", 500*time.Millisecond, "direct probe timeout of both libraries")
+	flag.StringVar(&key, "key", "", "hex AES key: encrypt both libraries")
+	flag.Parse()
+	o.libs = strings.Split(libs, ",")
+	o.scenarios = strings.Split(scen, ",")
+	if key != "" {
+		k, err := parseHexKey(key)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+		o.params.Key = k
+	}
+	if err := run(o); err != nil {
+		fmt.Fprintln(os.Stderr, "memberlist-bench:", err)
+		os.Exit(1)
+	}
+}
+
+func cluster(lib string, p Params) (Cluster, error) {
+	switch lib {
+	case "fdkit":
+		return fdCluster{p: p, mode: swim.ModeDetector, name: lib}, nil
+	case "fdkit-lifeguard":
+		return fdCluster{p: p, mode: swim.ModeLifeguard, name: lib}, nil
+	case "fdkit-swim":
+		return fdCluster{p: p, mode: swim.ModeSWIM, name: lib}, nil
+	case "memberlist":
+		return mlCluster{cfg: p}, nil
+	}
+	return nil, fmt.Errorf("unknown library %q", lib)
+}
+
+// Result is one row of the table.
+type Result struct {
+	Lib, Scenario   string
+	Converge        time.Duration
+	FP, FPMinus     int
+	First, Full     time.Duration // -1: not detected / not by everyone
+	Detected        int           // live members that declared the killed one dead (aggregate: runs with full detection)
+	Runs            int
+	MsgRate, ByteRt float64 // per member per second
+}
+
+func run(o options) error {
+	fmt.Printf("N=%d window=%v probe-interval=%v probe-timeout=%v pause=%v every %v loss=%.0f%% seed=%d encrypted=%v\n\n",
+		o.n, o.window, o.params.ProbeInterval, o.params.ProbeTimeout, o.pause, o.pauseEvery, 100*o.loss, o.seed, o.params.Key != nil)
+	var rows []Result
+	for _, sc := range o.scenarios {
+		for _, lib := range o.libs {
+			c, err := cluster(lib, o.params)
+			if err != nil {
+				return err
+			}
+			var rs []Result
+			for i := 0; i < o.runs; i++ {
+				r, err := runOne(c, sc, o, i)
+				if err != nil {
+					return fmt.Errorf("%s/%s run %d: %w", lib, sc, i, err)
+				}
+				fmt.Fprintf(os.Stderr, "done %s/%s run %d: %+v\n", lib, sc, i, r)
+				rs = append(rs, r)
+			}
+			rows = append(rows, aggregate(rs))
+		}
+	}
+	printTable(rows, o)
+	return nil
+}
+
+// aggregate sums false positives and averages the rest over runs; a
+// detection time is averaged over the runs that have one, and Detected
+// counts the runs in which every live member detected the kill.
+func aggregate(rs []Result) Result {
+	a := Result{Lib: rs[0].Lib, Scenario: rs[0].Scenario, Runs: len(rs)}
+	var first, full []time.Duration
+	for _, r := range rs {
+		a.Converge += r.Converge / time.Duration(len(rs))
+		a.FP += r.FP
+		a.FPMinus += r.FPMinus
+		a.MsgRate += r.MsgRate / float64(len(rs))
+		a.ByteRt += r.ByteRt / float64(len(rs))
+		if r.First >= 0 {
+			first = append(first, r.First)
+		}
+		if r.Full >= 0 {
+			full = append(full, r.Full)
+			a.Detected++
+		}
+	}
+	a.First, a.Full = mean(first), mean(full)
+	return a
+}
+
+func mean(ds []time.Duration) time.Duration {
+	if len(ds) == 0 {
+		return -1
+	}
+	var s time.Duration
+	for _, d := range ds {
+		s += d
+	}
+	return s / time.Duration(len(ds))
+}
+
+func runOne(c Cluster, sc string, o options, run int) (Result, error) {
+	if !slices.Contains([]string{"steady", "kill", "pause", "lossy"}, sc) {
+		return Result{}, fmt.Errorf("unknown scenario %q", sc)
+	}
+	rec := &Recorder{}
+	t0 := time.Now()
+	seed := o.seed + uint64(run)*1000
+	nodes, err := c.Start(o.n, rec, seed)
+	defer func() {
+		for _, n := range nodes {
+			n.Stop()
+		}
+	}()
+	if err != nil {
+		return Result{}, err
+	}
+	res := Result{Lib: c.Library(), Scenario: sc, First: -1, Full: -1}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		ok := true
+		for _, n := range nodes {
+			if n.Alive() != o.n {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			return res, fmt.Errorf("no full view after 60 s")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	res.Converge = time.Since(t0)
+	time.Sleep(2 * time.Second)
+
+	victim := nodes[len(nodes)-1-run%(len(nodes)-1)]
+	before := make([][2]uint64, len(nodes))
+	for i, n := range nodes {
+		m, b := n.Impair().Counts()
+		before[i] = [2]uint64{m, b}
+	}
+	wStart := time.Now()
+	var killAt time.Time
+	switch sc {
+	case "steady":
+		time.Sleep(o.window)
+	case "kill":
+		killAt = time.Now()
+		victim.Impair().Kill()
+		// Stop early once every live member has declared the victim dead.
+		for time.Since(wStart) < o.window {
+			time.Sleep(100 * time.Millisecond)
+			seen := map[string]bool{}
+			for _, e := range rec.events() {
+				if e.subject == victim.Name() && e.observer != victim.Name() && !e.at.Before(killAt) {
+					seen[e.observer] = true
+				}
+			}
+			if len(seen) == o.n-1 {
+				time.Sleep(time.Second)
+				break
+			}
+		}
+	case "pause":
+		end := wStart.Add(o.window)
+		for time.Now().Before(end) {
+			victim.Impair().Pause(o.pause)
+			time.Sleep(min(o.pauseEvery, time.Until(end)))
+		}
+	case "lossy":
+		victim.Impair().SetLoss(o.loss)
+		time.Sleep(o.window)
+	}
+	wEnd := time.Now()
+	elapsed := wEnd.Sub(wStart)
+	var msgs, bytes uint64
+	k := 0
+	for i, n := range nodes {
+		if n == victim {
+			continue
+		}
+		m, b := n.Impair().Counts()
+		msgs += m - before[i][0]
+		bytes += b - before[i][1]
+		k++
+	}
+	res.MsgRate = float64(msgs) / float64(k) / elapsed.Seconds()
+	res.ByteRt = float64(bytes) / float64(k) / elapsed.Seconds()
+
+	firstBy := map[string]time.Time{}
+	for _, e := range rec.events() {
+		if e.at.After(wEnd) {
+			continue // shutting down
+		}
+		if e.at.Before(wStart) {
+			res.FP++ // a false declaration during start-up counts too
+			continue
+		}
+		if sc == "kill" && e.subject == victim.Name() {
+			if e.observer != victim.Name() {
+				if _, ok := firstBy[e.observer]; !ok {
+					firstBy[e.observer] = e.at
+				}
+			}
+			continue
+		}
+		if sc == "kill" && e.observer == victim.Name() {
+			continue // a dead process declares nothing
+		}
+		res.FP++
+		if sc == "steady" || (e.observer != victim.Name() && e.subject != victim.Name()) {
+			res.FPMinus++
+		}
+	}
+	if sc == "kill" {
+		res.Detected = len(firstBy)
+		var first, last time.Time
+		for _, at := range firstBy {
+			if first.IsZero() || at.Before(first) {
+				first = at
+			}
+			if at.After(last) {
+				last = at
+			}
+		}
+		if !first.IsZero() {
+			res.First = first.Sub(killAt)
+		}
+		if len(firstBy) == o.n-1 {
+			res.Full = last.Sub(killAt)
+		}
+	}
+	return res, nil
+}
+
+func dur(d time.Duration) string {
+	if d < 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f s", d.Seconds())
+}
+
+func printTable(rows []Result, o options) {
+	fmt.Println("| scenario | library | join (s) | FP | FP- | first detection | full dissemination | msg/member/s | bytes/member/s |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|")
+	for _, r := range rows {
+		first, full := "", ""
+		if r.Scenario == "kill" {
+			first, full = dur(r.First), dur(r.Full)
+			if r.Detected < r.Runs {
+				full = fmt.Sprintf("%s (%d/%d runs complete)", full, r.Detected, r.Runs)
+			}
+		}
+		fmt.Printf("| %s | %s | %.2f | %d | %d | %s | %s | %.2f | %.0f |\n",
+			r.Scenario, r.Lib, r.Converge.Seconds(), r.FP, r.FPMinus, first, full, r.MsgRate, r.ByteRt)
+	}
+}
