@@ -375,6 +375,15 @@ func (r *Reader) ReadAll() ([]Record, error) {
 	}
 }
 
+// Streams reads the remaining records and splits them by sender (Split).
+func (r *Reader) Streams() ([]Stream, error) {
+	recs, err := r.ReadAll()
+	if err != nil {
+		return nil, err
+	}
+	return Split(recs), nil
+}
+
 func (r *Reader) fieldErr(field, want string, got []byte) *ParseError {
 	return &ParseError{File: r.name, Line: r.line, Field: field, Want: want, Got: quoteGot(got)}
 }

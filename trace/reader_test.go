@@ -401,3 +401,83 @@ func TestIteratorStopsOnError(t *testing.T) {
 	_, err = r.Next()
 	assert.Equal(t, last, err, "errors are sticky")
 }
+
+func TestTruncatedXZ(t *testing.T) {
+	var sb strings.Builder
+	for i := range 20000 {
+		sb.WriteString("2 " + strconv.Itoa(i) + " 1000000 2000000 3\n")
+	}
+	var xb bytes.Buffer
+	xw, err := xz.NewWriter(&xb)
+	require.NoError(t, err)
+	_, _ = xw.Write([]byte(sb.String()))
+	require.NoError(t, xw.Close())
+	data := xb.Bytes()[:xb.Len()-20]
+	r, err := NewReader(bytes.NewReader(data), Options{Name: "cut.xz"})
+	if err == nil {
+		_, err = r.ReadAll()
+	}
+	var pe *ParseError
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, "cut.xz", pe.File)
+	assert.Equal(t, "a complete xz stream", pe.Want)
+	assert.Error(t, pe.Err)
+}
+
+func TestHeartbeat(t *testing.T) {
+	r := lip6("4", 101, 9301432084211090, 47816110312853897)
+	hb := r.Heartbeat()
+	assert.Equal(t, uint64(101), hb.Seq)
+	assert.True(t, hb.HasSeq)
+	assert.Equal(t, time.Duration(9301432084211090), hb.Sent)
+	assert.True(t, hb.HasSent)
+	assert.Equal(t, time.Duration(47816110312853897), hb.Arrival)
+}
+
+func TestSummarizeReaderMatchesSplit(t *testing.T) {
+	p, err := LookupPreset("jitter")
+	require.NoError(t, err)
+	var all []Record
+	for _, s := range []string{"a", "b", "10", "9"} {
+		cfg := p.Config
+		cfg.Sender = s
+		cfg.Duration = 30 * time.Second
+		recs, err := Generate(cfg, NewRand(uint64(len(all))))
+		require.NoError(t, err)
+		all = append(all, recs...)
+	}
+	var buf bytes.Buffer
+	w, err := NewWriter(&buf, Header{}, NoCompression)
+	require.NoError(t, err)
+	for _, r := range all {
+		require.NoError(t, w.Write(r))
+	}
+	require.NoError(t, w.Close())
+	r, err := NewReader(&buf, Options{})
+	require.NoError(t, err)
+	got, err := SummarizeReader(r)
+	require.NoError(t, err)
+	streams := Split(all)
+	require.Len(t, got, len(streams))
+	assert.Equal(t, []string{"9", "10", "a", "b"}, []string{streams[0].Sender, streams[1].Sender, streams[2].Sender, streams[3].Sender})
+	for i, s := range streams {
+		assert.Equal(t, Summarize(s.Records), got[i])
+	}
+}
+
+func TestCSVLenient(t *testing.T) {
+	in := "t,seq\n1,1\nx\"y,2\n3,3\n4,z\n5,5\n"
+	recs, r, err := readString(t, in, Options{Name: "l.csv", Columns: Columns{Arrival: "t", Seq: "seq"}, Lenient: true})
+	require.NoError(t, err)
+	assert.Equal(t, 2, r.Skipped()) // the bare quote and "z"
+	require.Len(t, r.SkippedErrors(), 2)
+	assert.Equal(t, 3, r.SkippedErrors()[0].Line)
+	assert.Equal(t, 5, r.SkippedErrors()[1].Line)
+	assert.Equal(t, "seq", r.SkippedErrors()[1].Field)
+	var seqs []uint64
+	for _, rec := range recs {
+		assert.Equal(t, time.Duration(rec.Seq), rec.Arrival)
+		seqs = append(seqs, rec.Seq)
+	}
+	assert.Equal(t, []uint64{1, 3, 5}, seqs)
+}

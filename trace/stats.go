@@ -280,7 +280,7 @@ func (a *Accumulator) Stats() Stats {
 	if a.hasArr {
 		s.FirstArrival, s.LastArrival = a.firstArr, a.lastArr
 		s.Span = a.lastArr - a.firstArr
-		s.InterArrival = dist(slices.Clone(a.ia))
+		s.InterArrival = dist(a.ia)
 		s.Backwards = a.backwards
 	} else if a.hasSent {
 		s.Span = a.lastSent - a.firstSent
@@ -298,7 +298,7 @@ func (a *Accumulator) Stats() Stats {
 	}
 	s.HasSent = a.hasSent
 	if a.hasSent {
-		s.SendInterval = dist(slices.Clone(a.si))
+		s.SendInterval = dist(a.si)
 		s.SenderJitter = s.SendInterval.SD
 	}
 	if len(a.cx) >= 2 {
