@@ -204,3 +204,19 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return string(s.b)
 }
+
+// On a terminal the table is redrawn in place: clear screen, then one row
+// per sender and detector.
+func TestRecvTableOnTerminal(t *testing.T) {
+	var table syncBuffer
+	sc := sendConfig{Name: "tty", Interval: 20 * time.Millisecond, Duration: 400 * time.Millisecond, Seed: 1}
+	rc := recvConfig{Interval: 20 * time.Millisecond, Sweep: 5 * time.Millisecond, Refresh: 100 * time.Millisecond,
+		Table: &table, Terminal: true, Timeouts: []time.Duration{300 * time.Millisecond}, Phis: []float64{8}, PhiWindow: 100}
+	run := loopback(t, sc, rc, 50*time.Millisecond)
+	assert.Equal(t, uint64(20), run.recv.Packets)
+	out := table.String()
+	assert.Contains(t, out, "\x1b[H\x1b[2J")
+	assert.Contains(t, out, "fdbeat recv:")
+	assert.Regexp(t, `(?i)tty\s*│\s*timeout-300ms\s*│\s*trusted`, out)
+	assert.Regexp(t, `(?i)tty\s*│\s*phi-8\s*│\s*trusted`, out)
+}

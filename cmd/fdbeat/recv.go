@@ -110,6 +110,11 @@ type receiver struct {
 
 	mu    sync.Mutex // guards stats
 	stats recvStats
+	// eval serialises the monitors' evaluations (heartbeats, sweeps,
+	// snapshots) with the clock reading of each arrival, so that no sweep
+	// evaluates a peer at an instant later than an arrival not yet fed to
+	// the monitors (see monitor.Monitor.HeartbeatAt).
+	eval sync.Mutex
 }
 
 // runRecv listens and monitors until ctx is done, then flushes the trace.
@@ -164,9 +169,11 @@ func runRecv(ctx context.Context, cfg recvConfig, log *slog.Logger) (recvStats, 
 			case <-ctx.Done():
 				return
 			case <-t.C:
+				r.eval.Lock()
 				for _, nm := range r.mons {
 					nm.m.Sweep()
 				}
+				r.eval.Unlock()
 			}
 		}
 	})
@@ -206,14 +213,15 @@ func (r *receiver) readLoop(ctx context.Context, conn net.PacketConn) error {
 	buf := make([]byte, 2048)
 	for {
 		n, from, err := conn.ReadFrom(buf)
-		now := r.clock.Now()
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}
 			return fmt.Errorf("recv: read: %w", err)
 		}
-		r.handle(buf[:n], from, now)
+		r.eval.Lock()
+		r.handle(buf[:n], from, r.clock.Now())
+		r.eval.Unlock()
 	}
 }
 
@@ -357,11 +365,13 @@ type row struct {
 
 func (r *receiver) rows() []row {
 	var rows []row
+	r.eval.Lock()
 	for i, nm := range r.mons {
 		for _, s := range nm.m.Snapshot() {
 			rows = append(rows, row{s.Peer, i, s})
 		}
 	}
+	r.eval.Unlock()
 	slices.SortFunc(rows, func(a, b row) int {
 		return cmp.Or(strings.Compare(a.peer, b.peer), cmp.Compare(a.det, b.det))
 	})
