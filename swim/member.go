@@ -313,7 +313,7 @@ func (m *Member) Tick(now time.Duration) {
 		if len(m.tomb) > 0 {
 			p := m.tomb[m.rng.IntN(len(m.tomb))]
 			m.seq++
-			m.send(MsgPing, p.node, func(pk *Packet) { pk.Ping.Seq = m.seq }, nil)
+			m.send(Packet{Kind: MsgPing, To: p.node, Ping: Ping{Seq: m.seq}}, nil)
 		}
 	}
 	if m.st == leaving && (now >= m.leaveDeadline || !m.leaveQueued()) {
@@ -424,7 +424,7 @@ func (m *Member) startProbe(now time.Duration) {
 	m.pr = probe{active: true, target: t, seq: m.seq, sent: now,
 		timeoutAt: now + m.probeTimeout(t), endAt: m.nextProbe}
 	m.stats.ProbesStarted++
-	m.send(MsgPing, t.node, func(pk *Packet) { pk.Ping.Seq = m.seq }, m.buddy(t))
+	m.send(Packet{Kind: MsgPing, To: t.node, Ping: Ping{Seq: m.seq}}, m.buddy(t))
 }
 
 // buddy returns the suspicion about t to include in a ping to it
@@ -468,9 +468,7 @@ func (m *Member) sendPingReqs() {
 	nack := m.cfg.Mode != ModeSWIM
 	for _, p := range chosen {
 		m.stats.PingReqsSent++
-		m.send(MsgPingReq, p.node, func(pk *Packet) {
-			pk.PingReq = PingReq{Seq: m.pr.seq, Target: t.node, Nack: nack}
-		}, nil)
+		m.send(Packet{Kind: MsgPingReq, To: p.node, PingReq: PingReq{Seq: m.pr.seq, Target: t.node, Nack: nack}}, nil)
 	}
 	if nack {
 		m.pr.expectNacks = len(chosen)
@@ -548,7 +546,7 @@ func (m *Member) tickRelays(now time.Duration) {
 		}
 		if r.nack {
 			m.stats.NacksSent++
-			m.send(MsgNack, r.origin, func(pk *Packet) { pk.Nack.Seq = r.originSeq }, nil)
+			m.send(Packet{Kind: MsgNack, To: r.origin, Nack: Nack{Seq: r.originSeq}}, nil)
 		}
 	}
 	m.relays = kept
@@ -582,7 +580,7 @@ func (m *Member) Step(now time.Duration, pkt *Packet) error {
 	}
 	switch pkt.Kind {
 	case MsgPing:
-		m.send(MsgAck, pkt.From, func(pk *Packet) { pk.Ack.Seq = pkt.Ping.Seq }, nil)
+		m.send(Packet{Kind: MsgAck, To: pkt.From, Ack: Ack{Seq: pkt.Ping.Seq}}, nil)
 	case MsgAck:
 		m.onAck(now, pkt)
 	case MsgNack:
@@ -679,7 +677,7 @@ func (m *Member) onAck(now time.Duration, pkt *Packet) {
 		if p := m.peers[r.target]; p != nil && p.node.ID == pkt.From.ID {
 			m.observeRTT(p, now-r.sent)
 		}
-		m.send(MsgAck, r.origin, func(pk *Packet) { pk.Ack.Seq = r.originSeq }, nil)
+		m.send(Packet{Kind: MsgAck, To: r.origin, Ack: Ack{Seq: r.originSeq}}, nil)
 		m.relays = slices.Delete(m.relays, i, i+1)
 		return
 	}
@@ -688,7 +686,7 @@ func (m *Member) onAck(now time.Duration, pkt *Packet) {
 func (m *Member) onPingReq(now time.Duration, pkt *Packet) {
 	t := pkt.PingReq.Target
 	if t.ID == m.self.ID {
-		m.send(MsgAck, pkt.From, func(pk *Packet) { pk.Ack.Seq = pkt.PingReq.Seq }, nil)
+		m.send(Packet{Kind: MsgAck, To: pkt.From, Ack: Ack{Seq: pkt.PingReq.Seq}}, nil)
 		return
 	}
 	p := m.peers[t.ID]
@@ -696,7 +694,7 @@ func (m *Member) onPingReq(now time.Duration, pkt *Packet) {
 	m.relays = append(m.relays, relay{seq: m.seq, origin: pkt.From, originSeq: pkt.PingReq.Seq,
 		target: t.ID, sent: now, deadline: now + m.probeTimeout(p), nack: pkt.PingReq.Nack})
 	seq := m.seq
-	m.send(MsgPing, t, func(pk *Packet) { pk.Ping.Seq = seq }, m.buddy(p))
+	m.send(Packet{Kind: MsgPing, To: t, Ping: Ping{Seq: seq}}, m.buddy(p))
 }
 
 // sendSync answers a join with this member's whole view, in as many
@@ -738,13 +736,12 @@ func (m *Member) viewUpdate(p *peer) Update {
 	return u
 }
 
-// send builds a packet of the given kind to `to`, lets fill set its body,
-// and piggybacks first the priority updates, then (when `to` is believed
+// send completes pk (kind, To and body set by the caller) and piggybacks first the priority updates, then (when `to` is believed
 // dead or gone) the update saying so, so that a live member refutes it, then
 // the least-sent updates of the queue, all within MaxPacketSize.
-func (m *Member) send(kind MessageKind, to Node, fill func(*Packet), prio []Update) {
-	pk := Packet{Kind: kind, From: m.self, To: to}
-	fill(&pk)
+func (m *Member) send(pk Packet, prio []Update) {
+	pk.From = m.self
+	to := pk.To
 	budget := m.cfg.MaxPacketSize - pk.Size()
 	var ups []Update
 	for _, u := range prio {

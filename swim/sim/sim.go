@@ -57,6 +57,9 @@ type Config struct {
 	Delay DelayFunc
 	// Loss is the probability that a packet is lost, in [0, 1].
 	Loss float64
+	// LinkLoss, when set, overrides Loss per link: the probability that a
+	// packet from member from to member to is lost.
+	LinkLoss func(from, to int) float64
 	// StartSpread: member i starts (first Tick) at a uniformly random
 	// instant in [0, StartSpread). 0 starts all members at 0, so that their
 	// protocol periods are aligned as in the SWIM paper's analysis.
@@ -354,7 +357,11 @@ func (s *Sim) route(from int, p *swim.Packet) {
 		s.dropped++
 		return
 	}
-	if s.cfg.Loss > 0 && s.rng.Float64() < s.cfg.Loss {
+	loss := s.cfg.Loss
+	if s.cfg.LinkLoss != nil {
+		loss = s.cfg.LinkLoss(from, to)
+	}
+	if loss > 0 && s.rng.Float64() < loss {
 		s.dropped++
 		return
 	}

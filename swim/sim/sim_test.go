@@ -2,6 +2,7 @@ package sim
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -180,6 +181,35 @@ func TestPauseQueuesOrDrops(t *testing.T) {
 			assert.Greater(t, s.Stats(1).RecvMsgs, before, "queued packets delivered at resume")
 		}
 	}
+}
+
+// Per-link delay and loss: a member behind a lossy, slow link.
+func TestPerLinkDelayAndLoss(t *testing.T) {
+	slow := func(from, to int, _ *rand.Rand) time.Duration {
+		if from == 0 || to == 0 {
+			return 200 * time.Millisecond
+		}
+		return time.Millisecond
+	}
+	lossy := func(from, to int) float64 {
+		if from == 0 || to == 0 {
+			return 1
+		}
+		return 0
+	}
+	s, err := New(Config{N: 8, Seed: 1, Delay: slow, LinkLoss: lossy, Member: swim.Config{Mode: swim.ModeSWIM}})
+	require.NoError(t, err)
+	s.RunUntil(60 * time.Second)
+	assert.Equal(t, int64(0), s.Stats(0).RecvMsgs, "every packet to member 0 is lost")
+	assert.Equal(t, swim.StateDead, s.Member(1).State(s.Node(0).ID))
+	s2, err := New(Config{N: 8, Seed: 1, Delay: slow})
+	require.NoError(t, err)
+	s2.RunUntil(10 * time.Second)
+	to, ok := s2.Member(1).ProbeTimeout(s2.Node(0).ID)
+	require.True(t, ok)
+	assert.Greater(t, to, 400*time.Millisecond, "RTT-derived probe timeout of the slow member")
+	to, _ = s2.Member(1).ProbeTimeout(s2.Node(2).ID)
+	assert.Equal(t, 100*time.Millisecond, to, "fast link: clamped to MinProbeTimeout")
 }
 
 // [Field-vi] gossip figures (ALGORITHMS.md §8): 100 nodes, all-to-all 9,900
