@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/fdkit/fdkit/monitor"
+	"github.com/fdkit/fdkit/trace"
 	"github.com/olekukonko/tablewriter"
 	"github.com/stretchr/testify/require"
 )
@@ -42,7 +43,14 @@ func TestFieldViExperiment(t *testing.T) {
 		dir = filepath.Join("..", "..", "traces")
 	}
 	require.NoError(t, os.MkdirAll(dir, 0o755))
-	pauses := []pause{{runFor / 4, 600 * time.Millisecond}, {runFor / 2, 600 * time.Millisecond}, {3 * runFor / 4, 600 * time.Millisecond}}
+	// [Field-vi] paused the sender three times within 20-s runs; here the
+	// pauses fall in the last 20 s of the run (at −15, −10 and −5 s), so
+	// that the crash at the end meets a φ window (100 samples, 10 s) that
+	// has learned pauses, as there.
+	pauses := []pause{{runFor - 15*time.Second, 600 * time.Millisecond}, {runFor - 10*time.Second, 600 * time.Millisecond}, {runFor - 5*time.Second, 600 * time.Millisecond}}
+	if runFor < 20*time.Second {
+		pauses = []pause{{runFor / 4, 600 * time.Millisecond}, {runFor / 2, 600 * time.Millisecond}, {3 * runFor / 4, 600 * time.Millisecond}}
+	}
 	base := sendConfig{Interval: 100 * time.Millisecond, Duration: runFor, DelayDist: "normal", Name: "sender"}
 	impaired := base
 	impaired.Delay, impaired.Jitter, impaired.Loss = 80*time.Millisecond, 60*time.Millisecond, 0.15
@@ -71,6 +79,7 @@ func TestFieldViExperiment(t *testing.T) {
 	var b strings.Builder
 	tw := tablewriter.NewWriter(&b)
 	tw.Header("scenario", "detector", "false susp./min", "published", "detection time", "published")
+	var notes strings.Builder
 	for i, sc := range scs {
 		sc.send.Seed = uint64(1000 + i)
 		c := rc
@@ -99,10 +108,58 @@ func TestFieldViExperiment(t *testing.T) {
 			tw.Append(sc.name, spec.Name, fmt.Sprintf("%.1f", float64(falseS)/minutes), orDash(sc.pubFS[spec.Name]),
 				td, orDash(sc.pubTD[spec.Name]))
 		}
-		t.Logf("%s: sent %d, dropped %d, received %d, recorded to %s", sc.name, run.send.Sent, run.send.Dropped, run.recv.Packets, c.Out)
+		stalls, worst := senderStalls(t, c.Out, sc.send, time.Duration(run.send.Incarnation))
+		fmt.Fprintf(&notes, "%s: sent %d, dropped %d, received %d; sender stalls (send gap > 1.5Δ outside the configured pauses): %d, longest %v; load average %s\n",
+			sc.name, run.send.Sent, run.send.Dropped, run.recv.Packets, stalls, worst.Round(time.Millisecond), loadAvg())
 	}
 	require.NoError(t, tw.Render())
-	fmt.Printf("\n[Field-vi] on loopback, %v per scenario, Δ = 100 ms, φ window 100:\n%s", runFor, b.String())
+	fmt.Printf("\n[Field-vi] on loopback, %v per scenario, Δ = 100 ms, φ window 100:\n%s%s", runFor, b.String(), notes.String())
+}
+
+// senderStalls counts consecutive heartbeats (s, s+1) both received whose
+// send instants are more than 1.5Δ apart without a configured pause between
+// them: the sender was starved by the host, not impaired on purpose.
+func senderStalls(t *testing.T, path string, sc sendConfig, start time.Duration) (int, time.Duration) {
+	recs, err := trace.ReadFile(path, trace.Options{})
+	require.NoError(t, err)
+	sent := map[uint64]time.Duration{}
+	for _, r := range recs {
+		sent[r.Seq] = r.Sent
+	}
+	n, worst := 0, time.Duration(0)
+	for s, at := range sent {
+		prev, ok := sent[s-1]
+		if !ok || s == 0 {
+			continue
+		}
+		gap := at - prev
+		if gap <= 3*sc.Interval/2 {
+			continue
+		}
+		paused := false
+		for _, p := range sc.Pauses {
+			if prev < start+p.At+p.Dur && at >= start+p.At {
+				paused = true
+			}
+		}
+		if !paused {
+			n++
+			worst = max(worst, gap)
+		}
+	}
+	return n, worst
+}
+
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "?"
+	}
+	return strings.Join(f[:3], " ")
 }
 
 func orDash(s string) string {

@@ -32,7 +32,7 @@ type liveRun struct {
 func loopback(t testing.TB, sc sendConfig, rc recvConfig, linger time.Duration) liveRun {
 	t.Helper()
 	log := slog.New(slog.DiscardHandler)
-	specs, err := fieldDetectors(rc.Timeouts, rc.Phis, rc.PhiWindow, rc.Interval)
+	specs, err := fieldDetectors(rc.Timeouts, rc.Phis, rc.PhiWindow, rc.PhiMinStd, rc.Interval)
 	require.NoError(t, err)
 	run := liveRun{trans: map[string][]monitor.Transition{}, specs: specs}
 	var mu sync.Mutex

@@ -152,6 +152,7 @@ func cmdRecv(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.DurationSliceVar(&c.Timeouts, "timeouts", []time.Duration{300 * time.Millisecond, time.Second, 3 * time.Second}, "fixed-timeout detectors")
 	fs.Float64SliceVar(&c.Phis, "phi", []float64{8, 12}, "thresholds of the normal-model φ detectors")
 	fs.IntVar(&c.PhiWindow, "phi-window", 100, "φ window size (inter-arrival samples)")
+	fs.DurationVar(&c.PhiMinStd, "phi-min-std", 0, "φ minimum standard deviation σ_min (0: the phi default, 1% of the mean interval)")
 	fs.DurationVar(&c.Sweep, "sweep", 10*time.Millisecond, "how often the detectors are checked when no heartbeat comes")
 	fs.DurationVar(&c.Refresh, "refresh", time.Second, "table refresh period; 0 = no table")
 	fs.BoolVar(&plain, "plain", false, "print periodic lines instead of redrawing the table, even on a terminal")

@@ -31,6 +31,7 @@ type recvConfig struct {
 	Timeouts  []time.Duration
 	Phis      []float64
 	PhiWindow int
+	PhiMinStd time.Duration // φ's σ_min; 0 = the phi package default (μ/100)
 	Sweep     time.Duration // how often the monitors look for suspicions
 	Refresh   time.Duration // table refresh period; 0 = no table
 	Table     io.Writer     // where the table goes
@@ -50,7 +51,7 @@ type detSpec struct {
 
 // fieldDetectors returns the [Field-vi] detectors (ALGORITHMS.md §8): fixed
 // timeouts and normal-model φ with the given thresholds and window.
-func fieldDetectors(timeouts []time.Duration, phis []float64, window int, interval time.Duration) ([]detSpec, error) {
+func fieldDetectors(timeouts []time.Duration, phis []float64, window int, minStd, interval time.Duration) ([]detSpec, error) {
 	var ds []detSpec
 	for _, t := range timeouts {
 		if t <= 0 {
@@ -61,7 +62,7 @@ func fieldDetectors(timeouts []time.Duration, phis []float64, window int, interv
 		}})
 	}
 	for _, th := range phis {
-		cfg := phi.NormalConfig{WindowSize: window, Threshold: th, BootstrapInterval: interval}
+		cfg := phi.NormalConfig{WindowSize: window, Threshold: th, BootstrapInterval: interval, MinStdDev: minStd}
 		if _, err := phi.NewNormal(cfg); err != nil {
 			return nil, err
 		}
@@ -125,7 +126,7 @@ func runRecv(ctx context.Context, cfg recvConfig, log *slog.Logger) (recvStats, 
 	if cfg.Sweep <= 0 {
 		return recvStats{}, fmt.Errorf("recv: sweep period %v must be positive", cfg.Sweep)
 	}
-	specs, err := fieldDetectors(cfg.Timeouts, cfg.Phis, cfg.PhiWindow, cfg.Interval)
+	specs, err := fieldDetectors(cfg.Timeouts, cfg.Phis, cfg.PhiWindow, cfg.PhiMinStd, cfg.Interval)
 	if err != nil {
 		return recvStats{}, fmt.Errorf("recv: %w", err)
 	}

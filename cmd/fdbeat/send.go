@@ -37,6 +37,8 @@ type sendStats struct {
 	// LastSent is the send instant of the last heartbeat (Unix ns on the
 	// sender's clock): the crash instant when the run ends by Duration.
 	LastSent time.Duration
+	// Incarnation is the incarnation used (Unix ns of the start by default).
+	Incarnation uint64
 }
 
 // target is one destination with its own impairment state.
@@ -69,6 +71,7 @@ func runSend(ctx context.Context, cfg sendConfig, log *slog.Logger) (sendStats, 
 	if cfg.Incarnation == 0 {
 		cfg.Incarnation = uint64(wall)
 	}
+	st.Incarnation = cfg.Incarnation
 	var ts []*target
 	defer func() {
 		for _, t := range ts {
