@@ -187,12 +187,16 @@ func (m *Member) Bootstrap(nodes []Node) {
 		if n.ID == m.self.ID || n.ID == "" || m.peers[n.ID] != nil {
 			continue
 		}
-		p := &peer{node: n, state: StateAlive}
+		p := &peer{node: n, state: StateAlive, inList: true}
 		m.peers[n.ID] = p
 		m.all = append(m.all, p)
 		m.live++
-		m.insertInList(p)
+		m.list = append(m.list, p)
 	}
+	// Inserting each at a random position is a uniform shuffle; shuffling
+	// the not yet probed part of the list once is the same and O(n).
+	rest := m.list[m.idx:]
+	m.rng.Shuffle(len(rest), func(i, j int) { rest[i], rest[j] = rest[j], rest[i] })
 }
 
 // Join starts joining the group through the members at the given addresses:
