@@ -169,11 +169,11 @@ func (d *Akka) Observe(hb detector.Heartbeat) {
 		d.recorded++
 	}
 	d.mean = d.window.Mean() + d.pause
-	d.sd = math.Max(d.window.StdDev(), d.minStd)
+	d.sd = max(d.window.StdDev(), d.minStd)
 	if d.sd < 1 {
 		d.sd = 1 // m = 0 and no real interval yet: keep y finite
 	}
-	d.tstar = math.Max(0, d.mean+d.sd*d.yTh)
+	d.tstar = max(0, d.mean+d.sd*d.yTh)
 	t, _ := ceilDuration(d.tstar)
 	d.tau = addSat(d.arr.last, t)
 }

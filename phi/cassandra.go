@@ -134,7 +134,7 @@ func (d *Cassandra) Observe(hb detector.Heartbeat) {
 		d.window.Add(iv)
 		d.recorded++
 	}
-	d.scale = math.Max(d.window.Mean(), 1) * math.Ln10
+	d.scale = max(d.window.Mean(), 1) * math.Ln10
 	t, _ := ceilDuration(d.threshold * d.scale)
 	d.tau = addSat(d.arr.last, t)
 }

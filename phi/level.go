@@ -6,63 +6,55 @@ const (
 	// seriesFrom is the z from which ln Q is taken from its asymptotic series
 	// (ALGORITHMS.md §5.4).
 	seriesFrom = 30.0
-	// lowerTo is the end of the lowerLevel expansion: beyond it Q(u) < 1e-17
+	// lowerTo is the end of the lowerLevel pieces: beyond it Q(u) < 1e-17
 	// and −ln(1 − Q(u)) = Q(u) to double precision.
 	lowerTo   = 8.5
 	lnSqrt2Pi = 0.91893853320467274178032973640562 // ln √(2π)
 )
 
-// chebPiece is a Chebyshev expansion f(x) = Σ c_k·T_k(t) of a function on
-// [lo, hi], t = (2x − lo − hi)/(hi − lo), with c_0 already halved.
-type chebPiece struct {
-	lo, hi float64
-	c      []float64
+// polyPiece is a polynomial f(x) = Σ c_k·t^k, t = (x − mid)·scale ∈ [−1, 1],
+// fitted on one piece of the range (see cheb_tables.go).
+type polyPiece struct {
+	mid, scale float64
+	c          [16]float64
 }
 
-// eval sums the expansion at x by Clenshaw's recurrence.
-func (p *chebPiece) eval(x float64) float64 {
-	t := (2*x - p.lo - p.hi) / (p.hi - p.lo)
-	t2 := 2 * t
-	var b1, b2 float64
-	for k := len(p.c) - 1; k >= 1; k-- {
-		b1, b2 = t2*b1-b2+p.c[k], b1
-	}
-	return t*b1 - b2 + p.c[0]
+// eval sums the polynomial at x by Estrin's scheme: its dependency chain is
+// five multiply-adds long where Horner's or Clenshaw's would be fifteen.
+func (p *polyPiece) eval(x float64) float64 {
+	t := (x - p.mid) * p.scale
+	c := &p.c
+	t2 := t * t
+	t4 := t2 * t2
+	a0 := (c[0] + c[1]*t) + t2*(c[2]+c[3]*t)
+	a1 := (c[4] + c[5]*t) + t2*(c[6]+c[7]*t)
+	a2 := (c[8] + c[9]*t) + t2*(c[10]+c[11]*t)
+	a3 := (c[12] + c[13]*t) + t2*(c[14]+c[15]*t)
+	return (a0 + t4*a1) + t4*t4*(a2+t4*a3)
 }
 
 // millsLn returns ln(Q(z)/pdf(z)), the logarithm of Mills' ratio, for
-// 0 ≤ z < 30, from the expansions of cheb_tables.go (generated from 60-digit
-// values by testdata/gen_cheb.py; absolute error about 1e-17).
+// 0 ≤ z < 30, from the polynomials of cheb_tables.go (from Chebyshev expansions
+// of 60-digit values by testdata/gen_cheb.py; absolute error about 1e-17).
 func millsLn(z float64) float64 {
-	var i int
-	switch {
-	case z < 8:
+	i := 32 + int(z-8) // pieces of width 1 from 8 to 30
+	if z < 8 {
 		i = int(z * 4) // pieces of width 1/4
-	case z < 12:
-		i = 32
-	case z < 16:
-		i = 33
-	case z < 20:
-		i = 34
-	case z < 25:
-		i = 35
-	default:
-		i = 36
 	}
 	return millsLnPieces[i].eval(z)
 }
 
 // lowerLevel returns −ln(1 − Q(u)) = ln 10 · φ(−u) for 0 ≤ u < lowerTo,
-// from the expansions of cheb_tables.go (relative error about 1e-16).
+// from the polynomials of cheb_tables.go (relative error about 1e-16).
 func lowerLevel(u float64) float64 {
-	return lowerPieces[int(u*4)].eval(u)
+	return lowerPieces[int(u*8)].eval(u) // pieces of width 1/8
 }
 
 // upperLnQ returns ln Q(z) for z ≥ 0, Q(z) = ½·erfc(z/√2) the upper tail of
 // the standard normal, with full relative accuracy:
 //
 //   - 0 ≤ z < 30: −z²/2 − ln √(2π) + ln(Q(z)/pdf(z)), the last term from a
-//     piecewise Chebyshev expansion (no Exp, Erfc or Log call);
+//     piecewise polynomial (no Exp, Erfc or Log call);
 //   - z ≥ 30: the asymptotic expansion (ALGORITHMS.md §5.4)
 //     ln Q(z) = −z²/2 − ln(z√(2π)) + ln(1 − 1/z² + 3/z⁴ − 15/z⁶ + …),
 //     taken to the term 2027025/z¹⁶; the series alternates, so the error is
@@ -84,7 +76,7 @@ func upperLnQ(z float64) float64 {
 // the definition of φ by Hayashibara et al. (SRDS 2004) with a normal
 // P_later (ALGORITHMS.md §5.1). It is computed stably (§5.4), in log space:
 // for z ≥ 0 as (z²/2 + ln √(2π) − ln(Q/pdf))/ln 10 with the log of Mills'
-// ratio from piecewise Chebyshev expansions up to z = 30 and the asymptotic
+// ratio from piecewise polynomials up to z = 30 and the asymptotic
 // series beyond; for −8.5 < z < 0 as −ln(1 − Q(−z))/ln 10, again from
 // expansions; below, as Q(−z)/ln 10. So it keeps about full double
 // precision (tests check 1e-12 relative against 50-digit references from
@@ -92,8 +84,8 @@ func upperLnQ(z float64) float64 {
 // for z < 0 the level is exp(−z²/2)-small and inherits a relative
 // sensitivity z²·2⁻⁵³ to the last bit of z), is finite for
 // every finite z (φ(38) = 315.54, where the naive −log10(1 − Φ_N(z)) is +Inf
-// from z ≈ 8.3), costs one polynomial of degree 8 to 16 and no Exp, Erfc
-// or Log call for −8.5 < z < 30, and is never
+// from z ≈ 8.3), costs one polynomial of degree 15 and no Exp, Erfc or Log
+// call for −8.5 < z < 30, and is never
 // negative: it tends to 0 as z → −∞ and underflows to 0 below z ≈ −38.5.
 // It is non-decreasing in z. LevelOfZ(+Inf) is +Inf; LevelOfZ(NaN) is NaN.
 func LevelOfZ(z float64) float64 {

@@ -38,7 +38,7 @@ func TestLevelOfZAgainstErfc(t *testing.T) {
 		check(-38 + r.Float64()*75)
 	}
 	// Both sides of every expansion boundary.
-	for b := -8.5; b <= 30; b += 0.25 {
+	for b := -8.5; b <= 30; b += 0.125 {
 		for _, d := range []float64{-1e-9, -1e-15, 0, 1e-15, 1e-9} {
 			check(b + d)
 		}

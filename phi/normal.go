@@ -209,8 +209,8 @@ func (d *Normal) update() {
 	if floor == 0 {
 		floor = DefaultMinStdDevFraction * mu
 	}
-	d.mu, d.sd = mu, math.Max(math.Max(sd, floor), 1)
-	d.tstar = math.Max(0, d.mu+d.sd*d.zTh)
+	d.mu, d.sd = mu, max(sd, floor, 1)
+	d.tstar = max(0, d.mu+d.sd*d.zTh)
 	t, _ := ceilDuration(d.tstar)
 	d.tau = addSat(d.arr.last, t)
 }
