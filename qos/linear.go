@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"sort"
 	"time"
 
 	"github.com/fdkit/fdkit/detector"
@@ -18,11 +17,11 @@ import (
 var errNotLinear = errors.New("qos: freshness point not linear in the swept parameter")
 
 // linearCollector records, during one replay of a detector.Linear, what is
-// needed to answer every parameter value p at once (ALGORITHMS.md §9.4).
+// needed to answer a set of parameter values p at once (ALGORITHMS.md §9.4).
 //
 // The evaluated part of the stream is cut into segments, one per processed
 // heartbeat: segment j runs from its heartbeat's arrival S_j to the next
-// arrival E_j, and over it τ_j(p) = off_j + scale_j·p. With
+// arrival E_j, and over it τ_j(p) = off_j + scale_j·p. With the slacks
 // u_j = (E_j − off_j)/scale_j and v_j = (S_j − off_j)/scale_j (v_j ≤ u_j):
 //
 //   - the monitor suspects somewhere in segment j iff p < u_j, and already
@@ -34,25 +33,52 @@ var errNotLinear = errors.New("qos: freshness point not linear in the swept para
 //   - the time suspected in segment j is E_j − max(τ_j, S_j) when positive,
 //     which is scale_j·((u_j − p)⁺ − (v_j − p)⁺).
 //
-// Sorted u, v, w with suffix sums of scale and scale·u answer each p in
-// O(log n). TD_k(p) = c_k + scale_k·p with c_k = off_k − A_k plus the
-// clock-dependent base.
+// Counts and sums over {u_j > p} are prefix sums over the slacks in
+// increasing order. Since the query points are known before the pass, the
+// slacks are not stored and sorted: each is dropped into the bucket between
+// two consecutive query points (a binary search among them) and the buckets
+// are summed from the top, which gives the same exact counts and sums in
+// O(log P) per heartbeat and O(P) memory. TD_k(p) = c_k + scale_k·p with
+// c_k = off_k − A_k plus the clock-dependent base is kept per heartbeat for
+// the TD percentiles.
 type linearCollector struct {
+	ps        []float64 // query points, sorted, distinct
 	open      bool
 	off       time.Duration
 	scale     float64
 	start     time.Duration
 	uPrev     float64
-	u, w      []float64 // all segments, for counting
-	us, ss    []float64 // segments with scale > 0: u and scale
-	vs, sv    []float64 // segments with scale > 0: v and scale
+	cntU      []int     // per bucket b (b = #{p < x}): number of u, of w
+	cntW      []int     //
+	sU, sUU   []float64 // per bucket: Σ scale, Σ scale·u over u with scale > 0
+	sV, sVV   []float64 // per bucket: Σ scale, Σ scale·v over v with scale > 0
 	constSusp float64   // suspected time of segments with scale 0, ns
 	c, s      []float64 // per evaluated heartbeat: τ(0) − A_k (ns) and scale
-	err       error
 }
 
-func newLinearCollector() *linearCollector {
-	return &linearCollector{uPrev: math.Inf(-1)}
+func newLinearCollector(ps []float64, capacity int) *linearCollector {
+	b := len(ps) + 1
+	return &linearCollector{
+		ps: ps, uPrev: math.Inf(-1),
+		cntU: make([]int, b), cntW: make([]int, b),
+		sU: make([]float64, b), sUU: make([]float64, b),
+		sV: make([]float64, b), sVV: make([]float64, b),
+		c: make([]float64, 0, capacity), s: make([]float64, 0, capacity),
+	}
+}
+
+// bucket returns the number of query points strictly below x.
+func (l *linearCollector) bucket(x float64) int {
+	lo, hi := 0, len(l.ps)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if l.ps[m] < x {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo
 }
 
 func (l *linearCollector) breakChain() {
@@ -87,55 +113,58 @@ func (l *linearCollector) closeSegment(end time.Duration) {
 		u, v = math.Inf(-1), math.Inf(-1)
 		if end > l.off {
 			u = math.Inf(1)
+			l.constSusp += float64(end - max(l.off, l.start))
 		}
 		if l.start > l.off {
 			v = math.Inf(1)
 		}
-		if end > l.off {
-			l.constSusp += float64(end - max(l.off, l.start))
-		}
 	} else {
 		u = float64(end-l.off) / l.scale
 		v = float64(l.start-l.off) / l.scale
-		l.us = append(l.us, u)
-		l.ss = append(l.ss, l.scale)
-		l.vs = append(l.vs, v)
-		l.sv = append(l.sv, l.scale)
+		bu := l.bucket(u)
+		l.sU[bu] += l.scale
+		l.sUU[bu] += l.scale * u
+		bv := l.bucket(v)
+		l.sV[bv] += l.scale
+		l.sVV[bv] += l.scale * v
 	}
-	l.u = append(l.u, u)
-	l.w = append(l.w, min(v, l.uPrev))
+	l.cntU[l.bucket(u)]++
+	l.cntW[l.bucket(min(v, l.uPrev))]++
 	l.uPrev = u
 }
 
-// linearCurve answers parameter values from a finished collection.
+// linearCurve answers the query points from a finished collection.
 type linearCurve struct {
 	base     Result // counts, span and clock decision of the pass
-	u, w     []float64
-	us       []float64 // sorted; sufS/sufSU suffix sums of scale, scale·u
-	sufS     []float64
-	sufSU    []float64
-	vs       []float64
-	sufSV    []float64
-	sufSVV   []float64
+	ps       []float64
+	cntU     []int // suffix sums: index i counts buckets ≥ i
+	cntW     []int
+	sU, sUU  []float64
+	sV, sVV  []float64
 	constS   float64
 	td0      []float64 // c_k + base_k, ns
 	scales   []float64
 	sameS    bool // every scale equal: TD percentiles shift with p
-	td0Sort  []float64
+	tdRanks  [3]float64
 	sumTD0   float64
 	sumScale float64
-	buf      []float64
+	// Scratch space of percentiles.
+	buf, sample, win0, win1 []float64
 }
 
-// replayLinear runs one replay of det collecting slacks; it returns
-// errNotLinear when det's freshness point is not linear on this stream.
-func replayLinear(det detector.Detector, hbs []detector.Heartbeat, cfg Config) (*linearCurve, error) {
+// replayLinear runs one replay of det collecting slacks for the query
+// points ps; it returns errNotLinear when det's freshness point is not
+// linear on this stream.
+func replayLinear(det detector.Detector, hbs []detector.Heartbeat, cfg Config, ps []float64) (*linearCurve, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
 	cfg.RecordMistakes = false
-	lin := newLinearCollector()
-	r := newReplayer(det, cfg, lin)
+	qs := slices.Clone(ps)
+	slices.Sort(qs)
+	qs = slices.Compact(qs)
+	lin := newLinearCollector(qs, len(hbs))
+	r := newReplayer(det, cfg, lin, len(hbs))
 	for _, hb := range hbs {
 		if err := r.step(hb); err != nil {
 			return nil, err
@@ -145,11 +174,16 @@ func replayLinear(det detector.Detector, hbs []detector.Heartbeat, cfg Config) (
 	if err != nil {
 		return nil, err
 	}
-	lc := &linearCurve{base: res, u: lin.u, w: lin.w, constS: lin.constSusp, scales: lin.s}
-	slices.Sort(lc.u)
-	slices.Sort(lc.w)
-	lc.us, lc.sufS, lc.sufSU = sortedSuffix(lin.us, lin.ss)
-	lc.vs, lc.sufSV, lc.sufSVV = sortedSuffix(lin.vs, lin.sv)
+	lc := &linearCurve{base: res, ps: qs, constS: lin.constSusp, scales: lin.s,
+		cntU: lin.cntU, cntW: lin.cntW, sU: lin.sU, sUU: lin.sUU, sV: lin.sV, sVV: lin.sVV}
+	for i := len(qs) - 1; i >= 0; i-- {
+		lc.cntU[i] += lc.cntU[i+1]
+		lc.cntW[i] += lc.cntW[i+1]
+		lc.sU[i] += lc.sU[i+1]
+		lc.sUU[i] += lc.sUU[i+1]
+		lc.sV[i] += lc.sV[i+1]
+		lc.sVV[i] += lc.sVV[i+1]
+	}
 	sync := res.ClockSync
 	lc.td0 = lin.c
 	lc.sameS = true
@@ -161,59 +195,31 @@ func replayLinear(det detector.Detector, hbs []detector.Heartbeat, cfg Config) (
 			lc.sameS = false
 		}
 	}
-	if len(lc.td0) != res.Evaluated {
-		return nil, fmt.Errorf("qos: internal error: %d linear TD samples for %d evaluated heartbeats", len(lc.td0), res.Evaluated)
+	n := len(lc.td0)
+	if n != res.Evaluated {
+		return nil, fmt.Errorf("qos: internal error: %d linear TD samples for %d evaluated heartbeats", n, res.Evaluated)
 	}
-	if lc.sameS {
-		lc.td0Sort = slices.Clone(lc.td0)
-		slices.Sort(lc.td0Sort)
+	if lc.sameS && n > 0 {
+		buf := slices.Clone(lc.td0)
+		lc.tdRanks[0] = selectRank(buf, rank(0.50, n))
+		lc.tdRanks[1] = selectRank(buf, rank(0.99, n))
+		lc.tdRanks[2] = slices.Max(buf)
 	}
 	return lc, nil
 }
 
-// sortedSuffix sorts (x, s) pairs by x and returns x sorted with suffix sums
-// of s and s·x (index i sums elements i..n−1; index n is 0).
-func sortedSuffix(x, s []float64) (xs, sufS, sufSX []float64) {
-	idx := make([]int, len(x))
-	for i := range idx {
-		idx[i] = i
+// at returns the QoS for parameter value p, one of the query points (in
+// the detector's LinearForm units).
+func (lc *linearCurve) at(p float64) (Result, error) {
+	i, found := slices.BinarySearch(lc.ps, p)
+	if !found {
+		return Result{}, fmt.Errorf("qos: internal error: %g is not a query point", p)
 	}
-	sort.Slice(idx, func(a, b int) bool { return x[idx[a]] < x[idx[b]] })
-	n := len(x)
-	xs = make([]float64, n)
-	sufS = make([]float64, n+1)
-	sufSX = make([]float64, n+1)
-	for i, j := range idx {
-		xs[i] = x[j]
-	}
-	for i := n - 1; i >= 0; i-- {
-		j := idx[i]
-		sufS[i] = sufS[i+1] + s[j]
-		sufSX[i] = sufSX[i+1] + s[j]*x[j]
-	}
-	return xs, sufS, sufSX
-}
-
-// above returns the index of the first element of sorted a that is > p.
-func above(a []float64, p float64) int {
-	i, _ := slices.BinarySearchFunc(a, p, func(e, t float64) int {
-		if e <= t {
-			return -1
-		}
-		return 1
-	})
-	return i
-}
-
-// at returns the QoS for parameter value p (in the detector's LinearForm
-// units).
-func (lc *linearCurve) at(p float64) Result {
 	res := lc.base
 	res.MistakeIntervals = nil
-	res.Mistakes = (len(lc.u) - above(lc.u, p)) - (len(lc.w) - above(lc.w, p))
-	i := above(lc.us, p)
-	j := above(lc.vs, p)
-	susp := (lc.sufSU[i] - p*lc.sufS[i]) - (lc.sufSVV[j] - p*lc.sufSV[j]) + lc.constS
+	// Buckets above i hold the slacks > p.
+	res.Mistakes = lc.cntU[i+1] - lc.cntW[i+1]
+	susp := (lc.sUU[i+1] - p*lc.sU[i+1]) - (lc.sVV[i+1] - p*lc.sV[i+1]) + lc.constS
 	res.Suspected = time.Duration(math.Round(max(susp, 0)))
 
 	n := len(lc.td0)
@@ -222,24 +228,103 @@ func (lc *linearCurve) at(p float64) Result {
 		res.LastTD = time.Duration(math.Round(lc.td0[n-1] + lc.scales[n-1]*p))
 		if lc.sameS {
 			sh := lc.scales[0] * p
-			res.TD.P50 = time.Duration(math.Round(lc.td0Sort[rank(0.50, n)] + sh))
-			res.TD.P99 = time.Duration(math.Round(lc.td0Sort[rank(0.99, n)] + sh))
-			res.TD.Max = time.Duration(math.Round(lc.td0Sort[n-1] + sh))
+			res.TD.P50 = time.Duration(math.Round(lc.tdRanks[0] + sh))
+			res.TD.P99 = time.Duration(math.Round(lc.tdRanks[1] + sh))
+			res.TD.Max = time.Duration(math.Round(lc.tdRanks[2] + sh))
 		} else {
-			if lc.buf == nil {
-				lc.buf = make([]float64, n)
-			}
-			mx := math.Inf(-1)
-			for k, c := range lc.td0 {
-				v := c + lc.scales[k]*p
-				lc.buf[k] = v
-				mx = max(mx, v)
-			}
+			p50, p99, mx := lc.percentiles(p)
+			res.TD.P50 = time.Duration(math.Round(p50))
+			res.TD.P99 = time.Duration(math.Round(p99))
 			res.TD.Max = time.Duration(math.Round(mx))
-			res.TD.P50 = time.Duration(math.Round(selectRank(lc.buf, rank(0.50, n))))
-			res.TD.P99 = time.Duration(math.Round(selectRank(lc.buf, rank(0.99, n))))
 		}
 	}
 	res.setRates()
-	return res
+	return res, nil
+}
+
+// percentiles returns the nearest-rank p50 and p99 and the maximum of
+// TD_k(p) = td0_k + scale_k·p over the evaluated heartbeats, exactly.
+//
+// It selects as Floyd and Rivest do: the two ranks are first located in a
+// pseudo-random sample of about 4096 values, which gives for each a window
+// that holds it with overwhelming probability; one pass over all values
+// counts those below each window and keeps those inside, and the final
+// selection runs on the small windows. If a window misses its rank (or the
+// stream is small), it selects from all values instead, so the answer is
+// always exact.
+func (lc *linearCurve) percentiles(p float64) (p50, p99, mx float64) {
+	n := len(lc.td0)
+	ranks := [2]int{rank(0.50, n), rank(0.99, n)}
+	full := func() (float64, float64, float64) {
+		if lc.buf == nil {
+			lc.buf = make([]float64, n)
+		}
+		m := math.Inf(-1)
+		for k, c := range lc.td0 {
+			v := c + lc.scales[k]*p
+			lc.buf[k] = v
+			if v > m {
+				m = v
+			}
+		}
+		a := selectRank(lc.buf, ranks[0])
+		b := selectRank(lc.buf, ranks[1])
+		return a, b, m
+	}
+	const m = 4096
+	if n < 8*m {
+		return full()
+	}
+	sample := lc.sample[:0]
+	x := uint64(0x9e3779b97f4a7c15)
+	for range m {
+		x ^= x << 13
+		x ^= x >> 7
+		x ^= x << 17
+		k := int(x % uint64(n))
+		sample = append(sample, lc.td0[k]+lc.scales[k]*p)
+	}
+	lc.sample = sample
+	var lo, hi [2]float64
+	for j, r := range ranks {
+		q := float64(r) / float64(n)
+		margin := 4*math.Sqrt(m*q*(1-q)) + 4
+		a, b := int(q*m-margin), int(math.Ceil(q*m+margin))
+		lo[j], hi[j] = math.Inf(-1), math.Inf(1)
+		if a >= 0 {
+			lo[j] = selectRank(sample, a)
+		}
+		if b < m {
+			hi[j] = selectRank(sample, b)
+		}
+	}
+	var below [2]int
+	w0, w1 := lc.win0[:0], lc.win1[:0]
+	mx = math.Inf(-1)
+	// Branch-free counting (the sign bit of v − lo is 1 iff v < lo): a
+	// comparison against the median would be mispredicted half the time.
+	lo0, hi0, lo1, hi1 := lo[0], hi[0], lo[1], hi[1]
+	scales := lc.scales[:len(lc.td0)]
+	for k, c := range lc.td0 {
+		v := c + scales[k]*p
+		if v > mx { // not the max builtin: its NaN handling costs a branch mess
+			mx = v
+		}
+		b0 := math.Float64bits(v - lo0)
+		b1 := math.Float64bits(v - lo1)
+		below[0] += int(b0 >> 63)
+		below[1] += int(b1 >> 63)
+		if (b0|math.Float64bits(hi0-v))>>63 == 0 {
+			w0 = append(w0, v)
+		}
+		if (b1|math.Float64bits(hi1-v))>>63 == 0 {
+			w1 = append(w1, v)
+		}
+	}
+	lc.win0, lc.win1 = w0, w1
+	r0, r1 := ranks[0]-below[0], ranks[1]-below[1]
+	if r0 < 0 || r0 >= len(w0) || r1 < 0 || r1 >= len(w1) {
+		return full()
+	}
+	return selectRank(w0, r0), selectRank(w1, r1), mx
 }

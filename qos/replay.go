@@ -160,7 +160,19 @@ var ErrNoEvaluation = errors.New("qos: no heartbeat evaluated")
 // ReplaySlice replays hbs, in arrival order, through det (which must be
 // fresh) and returns its QoS. See Replay.
 func ReplaySlice(det detector.Detector, hbs []detector.Heartbeat, cfg Config) (Result, error) {
-	return Replay(det, slices.Values(hbs), cfg)
+	if err := cfg.validate(); err != nil {
+		return Result{}, err
+	}
+	if det == nil {
+		return Result{}, errors.New("qos: nil detector")
+	}
+	r := newReplayer(det, cfg, nil, len(hbs))
+	for _, hb := range hbs {
+		if err := r.step(hb); err != nil {
+			return Result{}, err
+		}
+	}
+	return r.finish()
 }
 
 // Replay feeds the heartbeats of one (sender, monitor) stream, in arrival
@@ -177,7 +189,7 @@ func Replay(det detector.Detector, hbs iter.Seq[detector.Heartbeat], cfg Config)
 	if det == nil {
 		return Result{}, errors.New("qos: nil detector")
 	}
-	r := newReplayer(det, cfg, nil)
+	r := newReplayer(det, cfg, nil, 0)
 	for hb := range hbs {
 		if err := r.step(hb); err != nil {
 			return Result{}, err
@@ -213,8 +225,19 @@ type replayer struct {
 	plaus   bool // every delay in [0, MaxPlausibleDelay]
 }
 
-func newReplayer(det detector.Detector, cfg Config, lin *linearCollector) *replayer {
-	return &replayer{det: det, cfg: cfg, lin: lin, allSent: true, plaus: true}
+// newReplayer returns an engine; sizeHint is the expected number of
+// heartbeats (0 if unknown). With a linear collector the per-heartbeat TD
+// at the detector's own parameter is not kept (the collector keeps the
+// linear form instead).
+func newReplayer(det detector.Detector, cfg Config, lin *linearCollector, sizeHint int) *replayer {
+	r := &replayer{det: det, cfg: cfg, lin: lin, allSent: true, plaus: true}
+	if sizeHint > 0 {
+		if lin == nil {
+			r.tdArr = make([]int64, 0, sizeHint)
+		}
+		r.delay = make([]int64, 0, sizeHint)
+	}
+	return r
 }
 
 func (r *replayer) step(hb detector.Heartbeat) error {
@@ -281,7 +304,9 @@ func (r *replayer) step(hb detector.Heartbeat) error {
 	r.pending, r.tau = true, tau
 	if !stale {
 		r.res.Evaluated++
-		r.tdArr = append(r.tdArr, int64(tau-hb.Arrival))
+		if r.lin == nil {
+			r.tdArr = append(r.tdArr, int64(tau-hb.Arrival))
+		}
 		if hb.HasSent {
 			d := int64(hb.Arrival - hb.Sent)
 			r.delay = append(r.delay, d)

@@ -234,18 +234,26 @@ func sweepLinear(f *Family, hbs []detector.Heartbeat, cfg Config, progress func(
 		progress(len(f.Values))
 		return pts, OnePass, fmt.Errorf("qos: %s %s=%g: %w", f.Name, f.Param, f.Values[0], err)
 	}
-	lc, err := replayLinear(det, hbs, cfg)
+	ps := make([]float64, len(f.Values))
+	for i, v := range f.Values {
+		ps[i] = f.Linear(v)
+		if math.IsNaN(ps[i]) || math.IsInf(ps[i], 0) {
+			progress(len(f.Values))
+			return pts, OnePass, fmt.Errorf("qos: %s %s=%g: parameter maps to %g", f.Name, f.Param, v, ps[i])
+		}
+	}
+	lc, err := replayLinear(det, hbs, cfg, ps)
 	if err == nil {
 		for i, v := range f.Values {
-			p := f.Linear(v)
-			if math.IsNaN(p) || math.IsInf(p, 0) {
-				err = fmt.Errorf("qos: %s %s=%g: parameter maps to %g", f.Name, f.Param, v, p)
-				continue
+			res, err := lc.at(ps[i])
+			if err != nil {
+				progress(len(f.Values))
+				return pts, OnePass, err
 			}
-			pts[i] = &Point{Value: v, Result: lc.at(p)}
+			pts[i] = &Point{Value: v, Result: res}
 		}
 		progress(len(f.Values))
-		return pts, OnePass, err
+		return pts, OnePass, nil
 	}
 	if !errors.Is(err, errNotLinear) {
 		progress(len(f.Values))
