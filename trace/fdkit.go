@@ -290,6 +290,27 @@ func (r *Reader) readFDKitHeader() error {
 var fdkitFields = [4]string{"sender", "seq", "sent", "arrival"}
 
 func (r *Reader) parseFDKit(line []byte) (Record, error) {
+	// Fast path for the common complete nanosecond record; anything else
+	// (dashes, other units, edge values, errors) takes the careful path.
+	if r.unit == 1 {
+		sender, p := nextField(line)
+		seq, p, ok1 := scanUint(p)
+		sent, p, ok2 := scanInt(p)
+		arr, p, ok3 := scanInt(p)
+		if len(sender) > 0 && sender[0] != '#' && !isDash(sender) && ok1 && ok2 && ok3 && onlyBlanks(p) {
+			return Record{
+				Sender: r.intern(sender),
+				Seq:    seq, HasSeq: true,
+				Sent: time.Duration(sent), HasSent: true,
+				Arrival: time.Duration(arr), HasArrival: true,
+			}, nil
+		}
+	}
+	return r.parseFDKitSlow(line)
+}
+
+// parseFDKitSlow parses an fdkit record field by field.
+func (r *Reader) parseFDKitSlow(line []byte) (Record, error) {
 	if t := bytes.TrimLeft(line, " \t"); len(t) > 0 && t[0] == '#' {
 		return Record{}, r.fieldErr("", "a record (comment lines only before the column line)", line)
 	}

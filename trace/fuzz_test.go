@@ -252,3 +252,21 @@ func FuzzDecimalTime(f *testing.F) {
 		}
 	})
 }
+
+// FuzzFDKitLine checks the fast path of the fdkit record parser against the
+// careful one: same record, same error.
+func FuzzFDKitLine(f *testing.F) {
+	f.Add("p 0 181272 33186946")
+	f.Add("- - 1 -")
+	f.Add("p 18446744073709551615 -9223372036854775808 9223372036854775807")
+	f.Add("# x 1 2")
+	f.Add("p 1 +2 -3 \t")
+	f.Fuzz(func(t *testing.T, line string) {
+		r := &Reader{name: "x", unit: 1, senders: map[string]string{}}
+		a, errA := r.parseFDKit([]byte(line))
+		b, errB := r.parseFDKitSlow([]byte(line))
+		if a != b || (errA == nil) != (errB == nil) || (errA != nil && errA.Error() != errB.Error()) {
+			t.Fatalf("%q: fast %+v, %v; careful %+v, %v", line, a, errA, b, errB)
+		}
+	})
+}

@@ -159,3 +159,67 @@ func parseDecimalTime(b []byte, unit time.Duration) (time.Duration, bool) {
 	}
 	return time.Duration(total), true
 }
+
+// onlyBlanks reports whether p holds nothing but blanks.
+func onlyBlanks(p []byte) bool {
+	for _, c := range p {
+		if !isBlank(c) {
+			return false
+		}
+	}
+	return true
+}
+
+// scanUint skips blanks, parses the following digits up to a blank or the
+// end, and returns the value and the rest. ok is false when the field is
+// empty, holds a non-digit or may overflow (more than 19 digits: the caller
+// then takes the careful path).
+func scanUint(p []byte) (v uint64, rest []byte, ok bool) {
+	i := 0
+	for i < len(p) && isBlank(p[i]) {
+		i++
+	}
+	start := i
+	for ; i < len(p); i++ {
+		d := p[i] - '0'
+		if d > 9 {
+			if !isBlank(p[i]) {
+				return 0, p, false
+			}
+			break
+		}
+		v = v*10 + uint64(d)
+	}
+	n := i - start
+	return v, p[i:], n > 0 && n <= 19
+}
+
+// scanInt is scanUint with an optional sign, for int64 values (at most 18
+// digits on the fast path).
+func scanInt(p []byte) (v int64, rest []byte, ok bool) {
+	i := 0
+	for i < len(p) && isBlank(p[i]) {
+		i++
+	}
+	neg := false
+	if i < len(p) && (p[i] == '-' || p[i] == '+') {
+		neg = p[i] == '-'
+		i++
+	}
+	start := i
+	for ; i < len(p); i++ {
+		d := p[i] - '0'
+		if d > 9 {
+			if !isBlank(p[i]) {
+				return 0, p, false
+			}
+			break
+		}
+		v = v*10 + int64(d)
+	}
+	n := i - start
+	if neg {
+		v = -v
+	}
+	return v, p[i:], n > 0 && n <= 18
+}

@@ -42,7 +42,8 @@ type Reader struct {
 	line    int
 	header  Header
 	senders map[string]string
-	err     error // sticky
+	short   [256]string // one-byte sender ids
+	err     error       // sticky
 
 	skipped     int
 	skippedErrs []*ParseError
@@ -291,6 +292,14 @@ func (r *Reader) readLine() ([]byte, error) {
 
 // intern returns b as a string, allocating only for a sender not seen before.
 func (r *Reader) intern(b []byte) string {
+	if len(b) == 1 { // LIP6 node ids: a table instead of a map
+		s := r.short[b[0]]
+		if s == "" {
+			s = string(b)
+			r.short[b[0]] = s
+		}
+		return s
+	}
 	if s, ok := r.senders[string(b)]; ok {
 		return s
 	}
@@ -392,16 +401,39 @@ func (r *Reader) fieldErr(field, want string, got []byte) *ParseError {
 var lip6Fields = [5]string{"sender", "seq", "t_send_ns", "t_recv_ns", "hops"}
 
 func (r *Reader) parseLIP6(line []byte) (Record, error) {
+	// Fast path: one pass over the line, each number parsed while scanning.
+	// Any irregularity falls back to the field-by-field path, which finds
+	// the field to blame.
+	sender, p := nextField(line)
+	seq, p, ok1 := scanUint(p)
+	sent, p, ok2 := scanInt(p)
+	recv, p, ok3 := scanInt(p)
+	_, p, ok4 := scanUint(p)
+	if len(sender) > 0 && ok1 && ok2 && ok3 && ok4 && onlyBlanks(p) {
+		return Record{
+			Sender: r.intern(sender),
+			Seq:    seq, HasSeq: true,
+			Sent: time.Duration(sent), HasSent: true,
+			Arrival: time.Duration(recv), HasArrival: true,
+		}, nil
+	}
+	return r.parseLIP6Slow(line)
+}
+
+// parseLIP6Slow parses line field by field: it handles numbers at the edge
+// of the integer range and explains why a bad line is bad.
+func (r *Reader) parseLIP6Slow(line []byte) (Record, error) {
+	const want5 = "5 blank-separated fields \"sender seq t_send_ns t_recv_ns hops\""
 	var f [5][]byte
 	p := line
 	for i := range f {
 		f[i], p = nextField(p)
 		if len(f[i]) == 0 {
-			return Record{}, r.fieldErr(lip6Fields[i], "5 blank-separated fields \"sender seq t_send_ns t_recv_ns hops\"", line)
+			return Record{}, r.fieldErr(lip6Fields[i], want5, line)
 		}
 	}
 	if extra, _ := nextField(p); len(extra) > 0 {
-		return Record{}, r.fieldErr("", "5 blank-separated fields \"sender seq t_send_ns t_recv_ns hops\"", line)
+		return Record{}, r.fieldErr("", want5, line)
 	}
 	seq, ok := parseUint(f[1])
 	if !ok {
