@@ -18,8 +18,30 @@
 //     "numseq,timestamp_start_send,timestamp_end_send" with that header.
 //   - FormatCSV: any CSV/TSV file with a header whose columns and time unit
 //     the caller names in Columns.
-//   - FormatFDKit: fdkit's own format, written by Writer (see Writer for the
-//     specification).
+//   - FormatFDKit: fdkit's own format, written by Writer (see the
+//     specification below).
+//
+// # fdkit trace format, version 1
+//
+// A UTF-8 text file, optionally gzip- or xz-compressed, with "\n" line ends
+// ("\r\n" accepted when reading):
+//
+//	#fdkit-trace version=1 interval=100ms unit=ns [key=value ...]
+//	# free comment lines (zero or more)
+//	sender seq sent arrival
+//	p 0 1000000 81234567
+//	p 1 101000000 -
+//
+// Line 1 starts with "#fdkit-trace" followed by space-separated key=value
+// pairs: version (1), interval (the nominal heartbeat interval Δ, as a Go
+// duration; 0s when unknown), unit (of the sent and arrival columns: ns, us,
+// ms or s; the Writer always writes ns), and any other keys (Header.Meta).
+// Comment lines start with "#" and may only come before the column line,
+// which is exactly "sender seq sent arrival". Each further line is one
+// heartbeat with four space-separated fields: the sender id (no blanks; "-"
+// for the empty id), the sequence number (unsigned decimal), the send instant
+// on the sender's clock and the arrival instant on the monitor's clock (signed
+// decimal integers in unit). "-" marks an absent sequence number or time.
 //
 // Bad input yields a *ParseError naming the file, line, field, what was
 // expected and what was found. In lenient mode bad lines are skipped but
@@ -29,5 +51,7 @@
 //
 // Stats summarises one sender's stream in one pass (Accumulator, Summarize).
 // Generate makes synthetic traces, deterministic for a given random source,
-// from a GenConfig or a named preset (Presets, Preset).
+// from a GenConfig or a named preset (Presets, LookupPreset). Split and
+// Reader.Streams turn a multi-sender file into per-sender streams in arrival
+// order.
 package trace

@@ -53,3 +53,19 @@ func quoteGot(b []byte) string {
 	}
 	return string(b)
 }
+
+// SkippedLinesError reports the lines a lenient ReadFile skipped: how many,
+// and the errors of the first MaxSkippedErrors of them.
+type SkippedLinesError struct {
+	File   string
+	Count  int
+	Errors []*ParseError
+}
+
+func (e *SkippedLinesError) Error() string {
+	msg := fmt.Sprintf("%s: skipped %d malformed line(s)", e.File, e.Count)
+	if len(e.Errors) > 0 {
+		msg += "; first: " + e.Errors[0].Error()
+	}
+	return msg
+}

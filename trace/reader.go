@@ -75,16 +75,21 @@ func Open(path string, opt Options) (*Reader, error) {
 	return r, nil
 }
 
-// ReadFile reads every record of the trace file at path. Lenient mode's
-// skipped lines are reported through the returned Reader-less error only
-// when reading fails; use Open to inspect Skipped.
+// ReadFile reads every record of the trace file at path. With
+// Options.Lenient, when lines were skipped it returns the records read and a
+// *SkippedLinesError saying how many and why, so that nothing is dropped
+// silently; use Open and Reader.Skipped to handle them otherwise.
 func ReadFile(path string, opt Options) ([]Record, error) {
 	r, err := Open(path, opt)
 	if err != nil {
 		return nil, err
 	}
 	defer r.Close()
-	return r.ReadAll()
+	recs, err := r.ReadAll()
+	if err == nil && r.Skipped() > 0 {
+		err = &SkippedLinesError{File: r.name, Count: r.Skipped(), Errors: r.SkippedErrors()}
+	}
+	return recs, err
 }
 
 // NewReader returns a Reader for src. It removes gzip or xz compression

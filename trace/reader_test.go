@@ -481,3 +481,16 @@ func TestCSVLenient(t *testing.T) {
 	}
 	assert.Equal(t, []uint64{1, 3, 5}, seqs)
 }
+
+func TestReadFileLenientReportsSkipped(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "t.txt")
+	require.NoError(t, os.WriteFile(path, []byte("1 1 1 1 1\n1 x 1 1 1\n1 3 1 1 1\n"), 0o644))
+	recs, err := ReadFile(path, Options{Lenient: true})
+	assert.Len(t, recs, 2)
+	var se *SkippedLinesError
+	require.ErrorAs(t, err, &se)
+	assert.Equal(t, 1, se.Count)
+	assert.Equal(t, path, se.File)
+	assert.Equal(t, 2, se.Errors[0].Line)
+	assert.Contains(t, err.Error(), "skipped 1 malformed line")
+}

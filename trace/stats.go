@@ -62,7 +62,8 @@ type Stats struct {
 	// HasClock is true when at least two records have both send and arrival
 	// times. ClockOffset and DriftPPM come from a least-squares line (gonum
 	// stat.LinearRegression) of A_k − σ_k against A_k: ClockOffset is the
-	// fitted A − σ at FirstArrival (receiver clock minus sender clock plus
+	// fitted A − σ at the arrival of the first record having both times
+	// (receiver clock minus sender clock plus
 	// the typical one-way delay; the two cannot be separated) and DriftPPM is
 	// the slope in microseconds per second (parts per million, positive when
 	// the receiver's clock runs faster than the sender's or delays grow).
