@@ -63,9 +63,14 @@ func upperLnQ(z float64) float64 {
 	if z < seriesFrom {
 		return -0.5*z*z - lnSqrt2Pi + millsLn(z)
 	}
+	return -0.5*z*z - math.Log(z) - lnSqrt2Pi + math.Log1p(tailSeries(z))
+}
+
+// tailSeries returns s with Q(z) = pdf(z)/z · (1 + s), from the asymptotic
+// expansion s = −1/z² + 3/z⁴ − 15/z⁶ + … (z ≥ 30).
+func tailSeries(z float64) float64 {
 	r := 1 / (z * z)
-	s := r * (-1 + r*(3+r*(-15+r*(105+r*(-945+r*(10395+r*(-135135+r*2027025)))))))
-	return -0.5*z*z - math.Log(z) - lnSqrt2Pi + math.Log1p(s)
+	return r * (-1 + r*(3+r*(-15+r*(105+r*(-945+r*(10395+r*(-135135+r*2027025)))))))
 }
 
 // LevelOfZ returns the normal-model suspicion level for a standardized
@@ -74,20 +79,24 @@ func upperLnQ(z float64) float64 {
 //	φ(z) = −log10 Q(z),  Q(z) = ½·erfc(z/√2)
 //
 // the definition of φ by Hayashibara et al. (SRDS 2004) with a normal
-// P_later (ALGORITHMS.md §5.1). It is computed stably (§5.4), in log space:
-// for z ≥ 0 as (z²/2 + ln √(2π) − ln(Q/pdf))/ln 10 with the log of Mills'
-// ratio from piecewise polynomials up to z = 30 and the asymptotic
-// series beyond; for −8.5 < z < 0 as −ln(1 − Q(−z))/ln 10, again from
-// expansions; below, as Q(−z)/ln 10. So it keeps about full double
-// precision (tests check 1e-12 relative against 50-digit references from
-// z = −20 to 100, and 1e-14 against math.Erfc-based values for 0 ≤ z ≤ 37;
-// for z < 0 the level is exp(−z²/2)-small and inherits a relative
-// sensitivity z²·2⁻⁵³ to the last bit of z), is finite for
-// every finite z (φ(38) = 315.54, where the naive −log10(1 − Φ_N(z)) is +Inf
-// from z ≈ 8.3), costs one polynomial of degree 15 and no Exp, Erfc or Log
-// call for −8.5 < z < 30, and is never
-// negative: it tends to 0 as z → −∞ and underflows to 0 below z ≈ −38.5.
-// It is non-decreasing in z. LevelOfZ(+Inf) is +Inf; LevelOfZ(NaN) is NaN.
+// P_later (ALGORITHMS.md §5.1). It is computed stably (§5.4), never through
+// 1 − F:
+//
+//   - z ≥ 0: (z²/2 + ln √(2π) − ln(Q/pdf))/ln 10, the log of Mills' ratio
+//     from piecewise polynomials up to z = 30 and from the asymptotic series
+//     beyond;
+//   - −8.5 < z < 0: −ln(1 − Q(−z))/ln 10 from piecewise polynomials;
+//   - z ≤ −8.5: Q(−z)/ln 10, which underflows to 0 below z ≈ −38.5.
+//
+// It keeps about full double precision: tests check 1e-12 relative against
+// 50-digit references from z = −20 to 100 and 1e-14 against math.Erfc-based
+// values for 0 ≤ z ≤ 37 (for z < 0 the level is exp(−z²/2)-small and
+// inherits a relative sensitivity z²·2⁻⁵³ to the last bit of z). It is
+// finite for every z below 1e154, where z² overflows, which covers every z
+// a detector can produce (φ(38) = 315.54, where the naive
+// −log10(1 − Φ_N(z)) is +Inf from z ≈ 8.3), never negative, non-decreasing
+// in z, and costs one degree-15 polynomial and no Exp, Erfc or Log call for
+// −8.5 < z < 30. LevelOfZ(+Inf) is +Inf; LevelOfZ(NaN) is NaN.
 func LevelOfZ(z float64) float64 {
 	switch {
 	case z >= 0:
@@ -109,10 +118,14 @@ func LevelOfZ(z float64) float64 {
 	return math.NaN()
 }
 
-// dLevelDz returns dφ/dz = pdf(z) / (Q(z)·ln 10) for z ≥ 0, computed as
-// exp(ln pdf − ln Q) so that it stays finite in the far tail.
-func dLevelDz(z, lnq float64) float64 {
-	return math.Exp(-0.5*z*z-lnSqrt2Pi-lnq) / math.Ln10
+// dLevelDz returns dφ/dz = pdf(z)/(Q(z)·ln 10) for z ≥ 0, the inverse of
+// Mills' ratio over ln 10, taken from the same pieces as the level so that
+// nothing cancels even for huge z.
+func dLevelDz(z float64) float64 {
+	if z < seriesFrom {
+		return math.Exp(-millsLn(z)) / math.Ln10
+	}
+	return z / (1 + tailSeries(z)) / math.Ln10
 }
 
 // ZOfLevel returns z(Φ) = Q⁻¹(10^−Φ), the standardized elapsed time at which
@@ -144,21 +157,31 @@ func ZOfLevel(level float64) float64 {
 	return zOfUpperLevel(level)
 }
 
+// hugeLevel is the level from which z(Φ) = √(2Φ·ln 10) to double precision
+// (the neglected −ln(2π) − 2·ln z is below 1e-16 relative) and the Newton
+// start below would overflow.
+const hugeLevel = 1e300
+
 // zOfUpperLevel solves LevelOfZ(z) = level for level ≥ log10 2 (z ≥ 0).
 func zOfUpperLevel(level float64) float64 {
-	z := math.Sqrt(math.Max(0, 2*level*math.Ln10-2*lnSqrt2Pi))
+	if level >= hugeLevel {
+		return math.Sqrt(2*math.Ln10) * math.Sqrt(level)
+	}
+	z := math.Sqrt(max(0, 2*level*math.Ln10-2*lnSqrt2Pi))
 	if z > 1 {
 		// One fixed-point step on z² = 2Φ·ln 10 − ln 2π − 2·ln z +
 		// 2·ln(1 − 1/z²), the first terms of the asymptotic series.
-		z = math.Sqrt(math.Max(0, 2*level*math.Ln10-2*lnSqrt2Pi-2*math.Log(z)+2*math.Log1p(-1/(z*z))))
+		z = math.Sqrt(max(0, 2*level*math.Ln10-2*lnSqrt2Pi-2*math.Log(z)+2*math.Log1p(-1/(z*z))))
 	}
 	for range 50 {
-		lnq := upperLnQ(z)
-		step := (-lnq/math.Ln10 - level) / dLevelDz(z, lnq)
-		z -= step
+		step := (-upperLnQ(z)/math.Ln10 - level) / dLevelDz(z)
+		if !(math.Abs(step) < math.Inf(1)) {
+			break // cannot happen for finite levels; never loop on NaN
+		}
+		z = max(z-step, 0)
 		// Convergence is quadratic with |φ''/2φ'| < 1: after a step below
 		// 1e-9 the error is below 1e-17 relative.
-		if math.Abs(step) <= 1e-9*math.Max(1, math.Abs(z)) {
+		if math.Abs(step) <= 1e-9*max(1, z) {
 			break
 		}
 	}

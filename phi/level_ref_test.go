@@ -45,6 +45,19 @@ func TestLevelOfZAgainstErfc(t *testing.T) {
 	}
 }
 
+// The level is non-decreasing across every piece boundary, for steps of
+// z down to 1e-12 (an elapsed-time step of 1 ns with σ up to 1000 s).
+func TestLevelOfZMonotoneAcrossPieces(t *testing.T) {
+	for b := -8.5; b <= 30; b += 0.125 {
+		prev := LevelOfZ(b - 1e-10)
+		for _, d := range []float64{-1e-11, -1e-12, 0, 1e-12, 1e-11, 1e-10} {
+			l := LevelOfZ(b + d)
+			assert.GreaterOrEqual(t, l, prev, "z %v%+g", b, d)
+			prev = l
+		}
+	}
+}
+
 func TestUpperLnQSeriesJunction(t *testing.T) {
 	// The Chebyshev expansion and the series agree at z = 30.
 	below := -0.5*30*30 - lnSqrt2Pi + millsLnPieces[len(millsLnPieces)-1].eval(30)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/fdkit/fdkit/phi"
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // Reference values below were computed with mpmath at 50 digits; the
@@ -144,4 +145,20 @@ func TestLevelOfZMonotone(t *testing.T) {
 		assert.GreaterOrEqual(t, la, 0.0)
 		assert.False(t, math.IsNaN(la))
 	}
+}
+
+// Extreme thresholds: no panic, no NaN, and the inverses stay inverses.
+func TestInversesAtExtremes(t *testing.T) {
+	for _, level := range []float64{5e-324, 1e-300, 1e-10, 1e10, 1e100, 1e299, 1e300, 1e308, math.MaxFloat64} {
+		z := phi.ZOfLevel(level)
+		require.False(t, math.IsNaN(z) || math.IsInf(z, 0), "z(%g) = %v", level, z)
+		y := phi.AkkaYOfLevel(level)
+		require.False(t, math.IsNaN(y) || math.IsInf(y, 0), "y(%g) = %v", level, y)
+		if level >= 1e-300 && level <= 1e299 {
+			assert.InEpsilon(t, level, phi.LevelOfZ(z), 1e-12, "level %g", level)
+			assert.InEpsilon(t, level, phi.AkkaLevelOfY(y), 1e-12, "level %g", level)
+		}
+	}
+	relEq(t, math.Sqrt(2*math.Ln10*1e300), phi.ZOfLevel(1e300))
+	relEq(t, math.Cbrt(1e300*math.Ln10/0.070566), phi.AkkaYOfLevel(1e300))
 }

@@ -27,8 +27,9 @@ func softplus(a float64) float64 {
 //	e = exp(−y·(1.5976 + 0.070566·y²)),  φ = −log10(e/(1 + e))
 //
 // It is evaluated as φ = ln(1 + 1/e)/ln 10 through a softplus, which is
-// algebraically the same as both of Akka's branches but finite for every
-// finite y (Akka's own evaluation gives +Inf once e underflows, near y = 21)
+// algebraically the same as both of Akka's branches but finite for every y
+// below 5e102, where y³ overflows (Akka's own evaluation gives +Inf once e
+// underflows, near y = 21.4)
 // and exact for tiny levels. It is increasing in y, never negative, and
 // departs from the exact −log10 Q(y) in the tail (16.440902 instead of
 // 12.525203 at y = 98/13.608821 ≈ 7.2, ALGORITHMS.md §5.5).
@@ -52,15 +53,23 @@ func AkkaYOfLevel(level float64) float64 {
 		return math.Inf(-1)
 	case math.IsInf(level, 1):
 		return math.Inf(1)
+	case level >= hugeLevel:
+		// y³ ≫ y: y = ∛(Φ·ln 10/0.070566) to double precision, computed
+		// without overflowing Φ·ln 10.
+		return math.Cbrt(level) * math.Cbrt(math.Ln10/logisticB)
 	}
-	// c = −ln(p/(1−p)) = ln(10^Φ − 1) = Φ·ln 10 + ln(1 − 10^−Φ).
-	c := level*math.Ln10 + math.Log1p(-math.Pow(10, -level))
+	// c = −ln(p/(1−p)) = ln(10^Φ − 1) = Φ·ln 10 + ln(1 − 10^−Φ), the last
+	// term through Expm1 so that tiny levels keep their digits.
+	c := level*math.Ln10 + math.Log(-math.Expm1(-level*math.Ln10))
 	// y³ + P·y − C = 0 with P = A/B, C = c/B. With D = √(C²/4 + P³/27) and
 	// u = ∛(|C|/2 + D), v = (P/3)/u, the root is ±(u − v), and
 	// u³ − v³ = |C| gives u − v = |C|/(u² + uv + v²) without cancellation.
 	const p = logisticA / logisticB
 	cc := math.Abs(c) / logisticB
-	d := math.Sqrt(cc*cc/4 + p*p*p/27)
+	d := cc / 2 // P³/27 is negligible and cc² would overflow
+	if cc < 1e100 {
+		d = math.Sqrt(cc*cc/4 + p*p*p/27)
+	}
 	u := math.Cbrt(cc/2 + d)
 	v := p / 3 / u
 	y := math.Copysign(cc/(u*u+p/3+v*v), c)
