@@ -1,0 +1,250 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/spf13/pflag"
+
+	"github.com/fdkit/fdkit/swim"
+	"github.com/fdkit/fdkit/swim/agent"
+	"github.com/fdkit/fdkit/swim/wire"
+)
+
+const agentUsage = `usage: fdswim agent [flags]
+
+Runs one SWIM member over UDP until interrupted (SIGINT, SIGTERM), then
+leaves the group gracefully. Membership changes are printed one per line:
+
+  event kind=<join|suspect|alive|dead|leave> id=<member> addr=<ip:port> incarnation=<n> from=<id>
+
+Packets are encrypted with AES-GCM: give the key with --key or --key-file
+(hex, 32, 48 or 64 digits; several keys for rotation, the first seals), or
+run unencrypted with --plain. With --http, the agent serves:
+
+  /members   the view as JSON (state, incarnation, suspicion level per peer)
+  /metrics   Prometheus metrics (fdswim_peer_suspicion_level and others)
+  /healthz   200 while running
+
+Flags:
+`
+
+type agentFlags struct {
+	id, bind, advertise, httpAddr, keyFile, mode, logLevel string
+	join, keys                                             []string
+	plain                                                  bool
+	probeInterval, probeTimeout, joinTimeout, leaveTimeout time.Duration
+	maxPacket                                              int
+}
+
+func init() {
+	subcommands["agent"] = subcommand{run: runAgent,
+		help: "run one SWIM member over UDP (AES-GCM), print membership changes, serve /members and /metrics"}
+}
+
+// runAgent is the `fdswim agent` subcommand: args are the arguments after
+// "agent". It returns when ctx is cancelled (main cancels it on SIGINT and
+// SIGTERM), after leaving gracefully, or on error.
+func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var f agentFlags
+	fs := pflag.NewFlagSet("fdswim agent", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, agentUsage)
+		fs.PrintDefaults()
+	}
+	fs.StringVar(&f.id, "id", "", "member ID, kept across restarts (default: the advertised address)")
+	fs.StringVar(&f.bind, "bind", "127.0.0.1:7946", "UDP address to listen on (ip:port)")
+	fs.StringVar(&f.advertise, "advertise", "", "address other members send to (default: the bound address)")
+	fs.StringSliceVar(&f.join, "join", nil, "address of a member to join through (repeatable or comma-separated)")
+	fs.StringSliceVar(&f.keys, "key", nil, "AES key in hex (repeatable; the first seals, all open)")
+	fs.StringVar(&f.keyFile, "key-file", "", "file with hex AES keys, one per line (first seals); # comments allowed")
+	fs.BoolVar(&f.plain, "plain", false, "send unencrypted, unauthenticated packets (explicit opt-out)")
+	fs.StringVar(&f.httpAddr, "http", "", "serve /members, /metrics and /healthz on this address (ip:port; empty: off)")
+	fs.StringVar(&f.mode, "mode", "detector", "protocol mode: detector (SWIM + Lifeguard + per-peer detectors), lifeguard, swim")
+	fs.DurationVar(&f.probeInterval, "probe-interval", time.Second, "base protocol period")
+	fs.DurationVar(&f.probeTimeout, "probe-timeout", 500*time.Millisecond, "base direct probe timeout")
+	fs.DurationVar(&f.joinTimeout, "join-timeout", 10*time.Second, "give up joining after this long (0: keep trying until interrupted)")
+	fs.DurationVar(&f.leaveTimeout, "leave-timeout", 2*time.Second, "how long to keep gossiping the leave on shutdown")
+	fs.IntVar(&f.maxPacket, "max-packet-size", wire.DefaultMaxPacketSize, "largest datagram in bytes, envelope included")
+	fs.StringVar(&f.logLevel, "log-level", "warn", "log level on stderr: debug, info, warn, error")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return nil
+		}
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	cfg, err := f.config(stderr)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	a, err := agent.Start(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	events, _ := a.Subscribe(1024)
+	printed := make(chan struct{})
+	go func() {
+		defer close(printed)
+		for e := range events {
+			fmt.Fprintf(stdout, "event kind=%s id=%s addr=%s incarnation=%d from=%s\n", e.Kind, e.Node.ID, e.Node.Addr, e.Incarnation, e.From)
+		}
+	}()
+	fmt.Fprintf(stdout, "agent id=%s addr=%s encrypted=%v mode=%s\n", a.Self().ID, a.Self().Addr, !cfg.Plain, cfg.Protocol.Mode)
+	if f.httpAddr != "" {
+		addr, stop, err := serveHTTP(f.httpAddr, a)
+		if err != nil {
+			cancel()
+			<-a.Done()
+			return err
+		}
+		defer stop()
+		fmt.Fprintf(stdout, "http addr=%s\n", addr)
+	}
+	if len(f.join) > 0 {
+		jctx := ctx
+		if f.joinTimeout > 0 {
+			var jcancel context.CancelFunc
+			jctx, jcancel = context.WithTimeout(ctx, f.joinTimeout)
+			defer jcancel()
+		}
+		if err := a.Join(jctx, f.join...); err != nil {
+			if ctx.Err() == nil {
+				cancel()
+				<-a.Done()
+				<-printed
+				return fmt.Errorf("join %v: %w", f.join, err)
+			}
+		} else {
+			fmt.Fprintf(stdout, "joined via=%s\n", strings.Join(f.join, ","))
+		}
+	}
+	<-a.Done()
+	<-printed
+	fmt.Fprintf(stdout, "stopped\n")
+	return a.Err()
+}
+
+func (f *agentFlags) config(stderr io.Writer) (agent.Config, error) {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {
+		return agent.Config{}, fmt.Errorf("--log-level: %w", err)
+	}
+	cfg := agent.Config{
+		ID: swim.ID(f.id), Bind: f.bind, Advertise: f.advertise, Plain: f.plain,
+		MaxPacketSize: f.maxPacket, LeaveTimeout: f.leaveTimeout,
+		Logger:   slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})),
+		Protocol: swim.Config{ProbeInterval: f.probeInterval, ProbeTimeout: f.probeTimeout},
+	}
+	switch f.mode {
+	case "detector":
+		cfg.Protocol.Mode = swim.ModeDetector
+	case "lifeguard":
+		cfg.Protocol.Mode = swim.ModeLifeguard
+	case "swim":
+		cfg.Protocol.Mode = swim.ModeSWIM
+	default:
+		return cfg, fmt.Errorf("--mode %q: want detector, lifeguard or swim", f.mode)
+	}
+	hexKeys := append([]string(nil), f.keys...)
+	if f.keyFile != "" {
+		b, err := os.ReadFile(f.keyFile)
+		if err != nil {
+			return cfg, fmt.Errorf("--key-file: %w", err)
+		}
+		for i, line := range strings.Split(string(b), "\n") {
+			line = strings.TrimSpace(line)
+			if line == "" || strings.HasPrefix(line, "#") {
+				continue
+			}
+			if _, err := wire.ParseKey(line); err != nil {
+				return cfg, fmt.Errorf("--key-file %s line %d: %w", f.keyFile, i+1, err)
+			}
+			hexKeys = append(hexKeys, line)
+		}
+	}
+	for i, h := range hexKeys {
+		k, err := wire.ParseKey(h)
+		if err != nil {
+			return cfg, fmt.Errorf("--key #%d: %w", i+1, err)
+		}
+		cfg.Keys = append(cfg.Keys, k)
+	}
+	switch {
+	case f.plain && len(cfg.Keys) > 0:
+		return cfg, errors.New("--plain excludes --key and --key-file")
+	case !f.plain && len(cfg.Keys) == 0:
+		return cfg, errors.New("no key: give --key or --key-file, or --plain to run unencrypted on purpose")
+	}
+	return cfg, nil
+}
+
+// memberJSON is one entry of /members.
+type memberJSON struct {
+	ID                string  `json:"id"`
+	Addr              string  `json:"addr"`
+	State             string  `json:"state"`
+	Incarnation       uint64  `json:"incarnation"`
+	Level             float64 `json:"suspicion_level"`
+	Suspected         bool    `json:"detector_suspects"`
+	ProbeTimeoutMilli float64 `json:"probe_timeout_ms"`
+	Self              bool    `json:"self,omitempty"`
+}
+
+func serveHTTP(addr string, a *agent.Agent) (string, func(), error) {
+	reg := prometheus.NewRegistry()
+	if err := reg.Register(agent.NewCollector(a)); err != nil {
+		return "", nil, err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	mux.HandleFunc("/members", func(w http.ResponseWriter, r *http.Request) {
+		ms, err := a.MembersContext(r.Context())
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		out := make([]memberJSON, len(ms))
+		for i, m := range ms {
+			out[i] = memberJSON{ID: string(m.Node.ID), Addr: m.Node.Addr, State: m.State.String(), Incarnation: uint64(m.Incarnation),
+				Level: m.Level, Suspected: m.Suspected, ProbeTimeoutMilli: float64(m.ProbeTimeout) / float64(time.Millisecond), Self: m.Self}
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(out)
+	})
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-a.Done():
+			http.Error(w, "stopped", http.StatusServiceUnavailable)
+		default:
+			fmt.Fprintln(w, "ok")
+		}
+	})
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return "", nil, fmt.Errorf("--http: %w", err)
+	}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	return ln.Addr().String(), func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		_ = srv.Shutdown(ctx)
+	}, nil
+}

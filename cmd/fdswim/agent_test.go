@@ -1,0 +1,321 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// These tests run fdswim agents as separate processes on loopback and read
+// their views over HTTP (/members). Timing: 100 ms protocol periods, so with
+// n = 6 the suspicion timeout is between α·max(1, log10 6)·100 ms = 0.4 s and
+// β times that, 2.4 s (ALGORITHMS.md §10.2 with memberlist's defaults α = 4,
+// β = 6), after a detection that takes e/(e−1) ≈ 1.6 periods on average.
+
+const (
+	period      = "100ms"
+	probeTO     = "50ms"
+	nAgents     = 6
+	killBound   = 8 * time.Second // detection + longest suspicion + dissemination, with margin for a loaded machine
+	convergeMax = 15 * time.Second
+)
+
+var (
+	buildOnce sync.Once
+	binPath   string
+	buildErr  error
+)
+
+// fdswimBinary builds the command once per test binary run.
+func fdswimBinary(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "fdswim-test-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "fdswim")
+		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	require.NoError(t, buildErr)
+	return binPath
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binPath != "" {
+		_ = os.RemoveAll(filepath.Dir(binPath))
+	}
+	os.Exit(code)
+}
+
+type proc struct {
+	id, addr, http string
+	cmd            *exec.Cmd
+	mu             sync.Mutex
+	lines          []string
+	exited         chan struct{}
+}
+
+func (p *proc) output() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return strings.Join(p.lines, "\n")
+}
+
+// startAgent starts `fdswim agent` with the given extra flags and waits for
+// it to print its addresses (and, with join, to have joined).
+func startAgent(t *testing.T, id, bind string, extra ...string) *proc {
+	t.Helper()
+	args := append([]string{"agent", "--id", id, "--bind", bind, "--http", "127.0.0.1:0",
+		"--probe-interval", period, "--probe-timeout", probeTO, "--leave-timeout", "300ms"}, extra...)
+	cmd := exec.Command(fdswimBinary(t), args...)
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	cmd.Stderr = cmd.Stdout
+	require.NoError(t, cmd.Start())
+	p := &proc{id: id, cmd: cmd, exited: make(chan struct{})}
+	ready := make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		once := sync.Once{}
+		for sc.Scan() {
+			line := sc.Text()
+			p.mu.Lock()
+			p.lines = append(p.lines, line)
+			if f, ok := strings.CutPrefix(line, "agent "); ok {
+				p.addr = field(f, "addr")
+			}
+			if f, ok := strings.CutPrefix(line, "http "); ok {
+				p.http = field(f, "addr")
+				once.Do(func() { close(ready) })
+			}
+			p.mu.Unlock()
+		}
+		_, _ = io.Copy(io.Discard, stdout)
+	}()
+	go func() {
+		_ = cmd.Wait()
+		close(p.exited)
+	}()
+	t.Cleanup(func() { p.signal(syscall.SIGKILL); <-p.exited })
+	select {
+	case <-ready:
+	case <-p.exited:
+		t.Fatalf("agent %s exited early:\n%s", id, p.output())
+	case <-time.After(20 * time.Second):
+		t.Fatalf("agent %s did not start:\n%s", id, p.output())
+	}
+	return p
+}
+
+func field(s, name string) string {
+	for _, kv := range strings.Fields(s) {
+		if v, ok := strings.CutPrefix(kv, name+"="); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+func (p *proc) signal(sig syscall.Signal) {
+	select {
+	case <-p.exited:
+	default:
+		_ = p.cmd.Process.Signal(sig)
+	}
+}
+
+type viewEntry struct {
+	ID    string  `json:"id"`
+	State string  `json:"state"`
+	Inc   uint64  `json:"incarnation"`
+	Level float64 `json:"suspicion_level"`
+}
+
+func (p *proc) view() (map[string]viewEntry, error) {
+	c := http.Client{Timeout: 2 * time.Second}
+	resp, err := c.Get("http://" + p.http + "/members")
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	var es []viewEntry
+	if err := json.NewDecoder(resp.Body).Decode(&es); err != nil {
+		return nil, err
+	}
+	m := map[string]viewEntry{}
+	for _, e := range es {
+		m[e.ID] = e
+	}
+	return m, nil
+}
+
+// waitAll waits until every proc's view satisfies ok, and returns how long
+// that took.
+func waitAll(t *testing.T, ps []*proc, within time.Duration, what string, ok func(map[string]viewEntry) bool) time.Duration {
+	t.Helper()
+	start := time.Now()
+	for {
+		all := true
+		for _, p := range ps {
+			v, err := p.view()
+			if err != nil || !ok(v) {
+				all = false
+				break
+			}
+		}
+		if all {
+			return time.Since(start)
+		}
+		if time.Since(start) > within {
+			for _, p := range ps {
+				v, _ := p.view()
+				t.Logf("%s sees %v", p.id, v)
+			}
+			t.Fatalf("%s: not reached within %v", what, within)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func freePort(t *testing.T) string {
+	t.Helper()
+	c, err := net.ListenPacket("udp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer c.Close()
+	return c.LocalAddr().String()
+}
+
+func stateIs(id, state string) func(map[string]viewEntry) bool {
+	return func(v map[string]viewEntry) bool { return v[id].State == state }
+}
+
+func TestAgentsPlain(t *testing.T)     { runGroup(t, []string{"--plain"}) }
+func TestAgentsEncrypted(t *testing.T) { runGroup(t, []string{"--key", testKeyHex}) }
+
+const testKeyHex = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"
+
+// runGroup: n agents converge to a full view; a SIGKILLed one is declared
+// dead by all within killBound; restarted with the same ID it rejoins; a
+// SIGTERMed one leaves.
+func runGroup(t *testing.T, sec []string) {
+	if testing.Short() {
+		t.Skip("multi-process test (about 15 s): skipped with -short")
+	}
+	var ps []*proc
+	var binds []string
+	// Each agent joins through all earlier ones: with a single seed, two
+	// members joining at nearly the same time can miss each other in a
+	// small group (the swim core has no anti-entropy; see the report).
+	joinAll := func(ps []*proc) []string {
+		var args []string
+		for _, p := range ps {
+			args = append(args, "--join", p.addr)
+		}
+		return args
+	}
+	for i := 0; i < nAgents; i++ {
+		bind := freePort(t)
+		args := append(append([]string(nil), sec...), joinAll(ps)...)
+		binds = append(binds, bind)
+		ps = append(ps, startAgent(t, fmt.Sprintf("n%d", i), bind, args...))
+	}
+	d := waitAll(t, ps, convergeMax, "full view", func(v map[string]viewEntry) bool {
+		n := 0
+		for _, e := range v {
+			if e.State == "alive" {
+				n++
+			}
+		}
+		return n == nAgents
+	})
+	t.Logf("full view of %d after %v", nAgents, d)
+
+	victim := ps[nAgents-1]
+	victim.signal(syscall.SIGKILL)
+	<-victim.exited
+	d = waitAll(t, ps[:nAgents-1], killBound, "killed member declared dead", stateIs(victim.id, "dead"))
+	t.Logf("killed member declared dead by all after %v (bound %v)", d, killBound)
+
+	back := startAgent(t, victim.id, binds[nAgents-1], append(append([]string(nil), sec...), joinAll(ps[:nAgents-1])...)...)
+	ps[nAgents-1] = back
+	d = waitAll(t, ps, convergeMax, "restarted member rejoins", stateIs(victim.id, "alive"))
+	t.Logf("restarted member alive again everywhere after %v", d)
+	v, err := ps[0].view()
+	require.NoError(t, err)
+	assert.Greater(t, v[victim.id].Inc, uint64(0), "rejoined with a higher incarnation than the one declared dead")
+
+	leaver := ps[1]
+	leaver.signal(syscall.SIGTERM)
+	select {
+	case <-leaver.exited:
+	case <-time.After(5 * time.Second):
+		t.Fatal("SIGTERM did not stop the agent")
+	}
+	assert.Equal(t, 0, leaver.cmd.ProcessState.ExitCode(), leaver.output())
+	assert.Contains(t, leaver.output(), "stopped")
+	rest := append([]*proc{ps[0]}, ps[2:]...)
+	waitAll(t, rest, convergeMax, "leave spreads", stateIs(leaver.id, "left"))
+	assert.Contains(t, ps[0].output(), "event kind=leave id="+leaver.id)
+	assert.Contains(t, ps[0].output(), "event kind=dead id="+victim.id)
+}
+
+// TestWrongKeyNotAdmitted: a member with another key cannot join, is never
+// seen by the group, and its packets are counted as authentication failures.
+func TestWrongKeyNotAdmitted(t *testing.T) {
+	if testing.Short() {
+		t.Skip("multi-process test: skipped with -short")
+	}
+	a := startAgent(t, "a", freePort(t), "--key", testKeyHex)
+	b := startAgent(t, "b", freePort(t), "--key", testKeyHex, "--join", a.addr)
+	waitAll(t, []*proc{a, b}, convergeMax, "pair", func(v map[string]viewEntry) bool { return len(v) == 2 })
+
+	wrong := "ffeeddccbbaa99887766554433221100ffeeddccbbaa99887766554433221100"
+	for _, sec := range [][]string{{"--key", wrong}, {"--plain"}} {
+		args := append([]string{"agent", "--id", "intruder", "--bind", freePort(t), "--join", a.addr, "--join-timeout", "1s",
+			"--probe-interval", period, "--probe-timeout", probeTO}, sec...)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		out, err := exec.CommandContext(ctx, fdswimBinary(t), args...).CombinedOutput()
+		cancel()
+		require.Error(t, err, "%s", out)
+		assert.Contains(t, string(out), "join", "%s", out)
+		assert.Contains(t, string(out), "deadline exceeded", "%s", out)
+	}
+	for _, p := range []*proc{a, b} {
+		v, err := p.view()
+		require.NoError(t, err)
+		assert.NotContains(t, v, "intruder")
+		assert.Len(t, v, 2)
+	}
+	resp, err := http.Get("http://" + a.http + "/metrics")
+	require.NoError(t, err)
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	var fails float64
+	for _, line := range strings.Split(string(body), "\n") {
+		if v, ok := strings.CutPrefix(line, "fdswim_auth_failures_total "); ok {
+			_, _ = fmt.Sscan(v, &fails)
+		}
+	}
+	assert.Greater(t, fails, 0.0, "auth failures counted:\n%s", body)
+}
