@@ -1,0 +1,38 @@
+package wire_test
+
+import (
+	"fmt"
+
+	"github.com/fdkit/fdkit/swim"
+	"github.com/fdkit/fdkit/swim/wire"
+)
+
+func Example() {
+	key, _ := wire.ParseKey("000102030405060708090a0b0c0d0e0f")
+	kr, _ := wire.NewKeyring(key)
+	codec, _ := wire.NewCodec(wire.CodecConfig{Security: &wire.Security{Keyring: kr}})
+
+	ping := &swim.Packet{
+		Kind: swim.MsgPing,
+		From: swim.Node{ID: "a", Addr: "127.0.0.1:7946"},
+		To:   swim.Node{ID: "b", Addr: "127.0.0.1:7947"},
+		Ping: swim.Ping{Seq: 42},
+		Updates: []swim.Update{{Kind: swim.UpdateSuspect, Node: swim.Node{ID: "c", Addr: "127.0.0.1:7948"},
+			Incarnation: 3, From: "a"}},
+	}
+	// Payload: 2 (version, kind) + 17 (from) + 17 (to) + 1 (seq) + 2 (count)
+	// + 21 (the update) = 60 bytes; sealed: 60 + 29 = 89.
+	datagram, n, _ := codec.Encode(ping)
+	fmt.Printf("%d bytes, %d update, envelope overhead %d\n", len(datagram), n, wire.Overhead(true))
+
+	got, _ := codec.Decode(datagram)
+	fmt.Println(got.Kind, got.Ping.Seq, got.Updates[0].Kind, got.Updates[0].Node.ID, got.Updates[0].Incarnation)
+
+	datagram[len(datagram)-1] ^= 1 // tamper
+	_, err := codec.Decode(datagram)
+	fmt.Println(err)
+	// Output:
+	// 89 bytes, 1 update, envelope overhead 29
+	// ping 42 suspect c 3
+	// wire: packet failed authentication with every key in the keyring
+}
