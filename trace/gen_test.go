@@ -231,3 +231,17 @@ func TestGenerateInvalid(t *testing.T) {
 	assert.ErrorContains(t, err, "gc-pause")
 	assert.Equal(t, []string{"gc-pause", "jitter", "stable", "wan"}, Presets())
 }
+
+func TestGenerateSenderJitter(t *testing.T) {
+	// Send instants k·Δ + e_k with e_k ~ N(0, 2 ms): send intervals have
+	// s.d. √2·2 ms. 20,000 intervals: standard error of the s.d. ≈ 0.014 ms.
+	recs, err := Generate(GenConfig{Interval: 100 * ms, Duration: 20000 * 100 * ms, Jitter: 2 * ms,
+		Delay: Delay{Dist: DelayConstant, Mean: 10 * ms}}, NewRand(4))
+	require.NoError(t, err)
+	s := Summarize(recs)
+	assert.InDelta(t, math.Sqrt2*2, float64(s.SenderJitter)/1e6, 0.08)
+	assert.InDelta(t, 100, float64(s.SendInterval.Mean)/1e6, 0.01)
+	// Constant delay: the clock fit sees no drift and A − σ = 10 ms.
+	assert.InDelta(t, 0, s.DriftPPM, 1e-9)
+	assert.Equal(t, 10*ms, s.ClockOffset)
+}

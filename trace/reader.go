@@ -140,9 +140,13 @@ func NewReader(src io.Reader, opt Options) (*Reader, error) {
 		r.format = detect(sniff, opt.Columns)
 		if r.format == FormatAuto {
 			first, _, _ := bytes.Cut(sniff, []byte{'\n'})
+			got := quoteGot(bytes.TrimRight(first, "\r"))
+			if len(bytes.TrimSpace(sniff)) == 0 {
+				got = "empty input"
+			}
 			return nil, &ParseError{File: r.name, Line: 1,
 				Want: "a known trace format (fdkit header, LIP6 \"sender seq t_send t_recv hops\", emission header \"numseq,timestamp_start_send,timestamp_end_send\", or CSV with Columns named)",
-				Got:  quoteGot(bytes.TrimRight(first, "\r"))}
+				Got:  got}
 		}
 	}
 	switch r.format {

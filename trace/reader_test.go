@@ -494,3 +494,13 @@ func TestReadFileLenientReportsSkipped(t *testing.T) {
 	assert.Equal(t, 2, se.Errors[0].Line)
 	assert.Contains(t, err.Error(), "skipped 1 malformed line")
 }
+
+func TestEmptyInput(t *testing.T) {
+	_, _, err := readString(t, "", Options{Name: "e"})
+	var pe *ParseError
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, "empty input", pe.Got)
+	recs, _, err := readString(t, "", Options{Format: FormatLIP6})
+	require.NoError(t, err)
+	assert.Empty(t, recs)
+}
