@@ -65,7 +65,9 @@ type AkkaConfig struct {
 // pushed out. Afterwards an interval is recorded only if the process was
 // trusted when it ended (φ < Θ at the arrival, that is arrival < τ with τ
 // computed before the heartbeat); otherwise only T_last moves, so that the
-// first heartbeat after a pause does not skew the statistics. Because the
+// first heartbeat after a pause does not skew the statistics. (So if every
+// heartbeat arrives after τ, the history never learns: the first-heartbeat
+// estimate must not be far below the real interval, as in Akka.) Because the
 // history depends on Θ, Akka does not implement detector.Linear and a
 // threshold sweep needs one replay per threshold.
 //

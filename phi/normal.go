@@ -54,7 +54,9 @@ type NormalConfig struct {
 	// SkipIfSuspected, Akka's remedy (§5.1): an interval is not recorded if
 	// the process was suspected when it ended (arrival > τ), so that a pause
 	// does not widen the distribution. It makes the history depend on Θ, so
-	// LinearForm reports ok = false when it is set. Default off.
+	// LinearForm reports ok = false when it is set. As in Akka, a detector
+	// whose heartbeats all arrive after τ never learns: keep
+	// BootstrapInterval no shorter than the real interval. Default off.
 	SkipIfSuspected bool
 	// MaxInterval, Cassandra's remedy (§5.1): intervals longer than
 	// MaxInterval are not recorded (T_last still moves). Zero means no cap;
