@@ -515,11 +515,12 @@ func (r *Reader) initCSV() error {
 	if c.Sent == "" && c.Arrival == "" {
 		return fmt.Errorf("trace: %s: CSV format needs Columns.Sent or Columns.Arrival", r.name)
 	}
-	r.csvUnit = int64(c.Unit)
-	if c.Unit == 0 {
+	switch c.Unit {
+	case 0:
 		r.csvUnit = 1
-	}
-	if n := unitName(time.Duration(r.csvUnit)); len(n) > 2 {
+	case time.Nanosecond, time.Microsecond, time.Millisecond, time.Second:
+		r.csvUnit = int64(c.Unit)
+	default:
 		return fmt.Errorf("trace: %s: Columns.Unit %v is not ns, us, ms or s", r.name, c.Unit)
 	}
 	sep := c.Separator

@@ -504,3 +504,12 @@ func TestEmptyInput(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, recs)
 }
+
+func TestCSVBadUnit(t *testing.T) {
+	for _, u := range []time.Duration{5 * time.Second, 2, time.Minute} {
+		_, _, err := readString(t, "t\n1\n", Options{Columns: Columns{Arrival: "t", Unit: u}})
+		assert.ErrorContains(t, err, "not ns, us, ms or s", u)
+	}
+	_, _, err := readString(t, "t\n1\n", Options{Format: FormatCSV})
+	assert.ErrorContains(t, err, "Columns.Sent or Columns.Arrival")
+}
