@@ -17,7 +17,7 @@ coefficients decay geometrically, so the monomial form is well conditioned.
   lowerPieces: f(u) = -ln(1 - Q(u)) = ln 10 * level(-u) on [0, 8.5), width
       1/8; relative accuracy.
 """
-from mpmath import mp, mpf, erfc, sqrt, log, pi, cos, log1p, chebyt, taylor
+from mpmath import mp, mpf, erfc, sqrt, log, pi, cos, log1p
 
 mp.dps = 60
 SQ2 = sqrt(2)
