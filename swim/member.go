@@ -611,29 +611,28 @@ func validate(pkt *Packet) error {
 	if pkt.From.ID == "" {
 		return fmt.Errorf("%w: %v from an empty member ID", ErrPacket, pkt.Kind)
 	}
-	nodes := []Node{pkt.From, pkt.To, pkt.PingReq.Target}
-	for i, u := range pkt.Updates {
+	if tooLong(pkt.From) || tooLong(pkt.To) || tooLong(pkt.PingReq.Target) {
+		return fmt.Errorf("%w: member ID or address longer than 255 bytes", ErrPacket)
+	}
+	if pkt.Kind == MsgPingReq && pkt.PingReq.Target.ID == "" {
+		return fmt.Errorf("%w: ping-req without target", ErrPacket)
+	}
+	for i := range pkt.Updates {
+		u := &pkt.Updates[i]
 		if u.Kind < UpdateAlive || u.Kind > UpdateDead {
 			return fmt.Errorf("%w: update %d: unknown kind %d", ErrPacket, i, u.Kind)
 		}
 		if u.Node.ID == "" {
 			return fmt.Errorf("%w: update %d: empty member ID", ErrPacket, i)
 		}
-		if len(u.From) > MaxIDLen {
-			return fmt.Errorf("%w: update %d: From longer than %d bytes", ErrPacket, i, MaxIDLen)
+		if tooLong(u.Node) || len(u.From) > MaxIDLen {
+			return fmt.Errorf("%w: update %d: member ID or address longer than 255 bytes", ErrPacket, i)
 		}
-		nodes = append(nodes, u.Node)
-	}
-	for _, n := range nodes {
-		if len(n.ID) > MaxIDLen || len(n.Addr) > MaxAddrLen {
-			return fmt.Errorf("%w: member ID or address longer than 255 bytes", ErrPacket)
-		}
-	}
-	if pkt.Kind == MsgPingReq && pkt.PingReq.Target.ID == "" {
-		return fmt.Errorf("%w: ping-req without target", ErrPacket)
 	}
 	return nil
 }
+
+func tooLong(n Node) bool { return len(n.ID) > MaxIDLen || len(n.Addr) > MaxAddrLen }
 
 // heard feeds p's failure detector with a heartbeat at now.
 func (m *Member) heard(now time.Duration, p *peer) {
