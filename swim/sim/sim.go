@@ -400,6 +400,16 @@ func (s *Sim) Restart(i, seed int) error {
 	return nil
 }
 
+// Join makes member i join the group through member seed (for groups
+// started with NoBootstrap).
+func (s *Sim) Join(i, seed int) error {
+	if err := s.members[i].m.Join(s.now, []string{s.members[seed].node.Addr}); err != nil {
+		return err
+	}
+	s.flush(i)
+	return nil
+}
+
 // Leave makes member i leave voluntarily.
 func (s *Sim) Leave(i int) error {
 	if err := s.members[i].m.Leave(s.now); err != nil {

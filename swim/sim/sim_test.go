@@ -160,6 +160,45 @@ func TestPartitionHeals(t *testing.T) {
 	}
 }
 
+// A group built by joins through one known member converges to the full
+// view; a member that leaves is seen as left (not failed) by all.
+func TestJoinAndLeave(t *testing.T) {
+	const n = 32
+	s, err := New(Config{N: n, Seed: 9, NoBootstrap: true})
+	require.NoError(t, err)
+	for i := 1; i < n; i++ {
+		s.At(time.Duration(i)*100*time.Millisecond, func() {
+			assert.NoError(t, s.Join(i, 0))
+		})
+	}
+	s.RunUntil(30 * time.Second)
+	assert.Zero(t, oneView(s), "every member sees every other alive")
+	for i := 0; i < n; i++ {
+		assert.Equal(t, n, s.Member(i).NumAlive())
+	}
+	healthy := make([]bool, n)
+	fp := NewFPCounter(s, healthy)
+	fp.MarkLeft(5)
+	left := 0
+	inner := fp.Observe
+	s.SetEventHook(func(now time.Duration, obs int, ev swim.Event) {
+		inner(now, obs, ev)
+		if ev.Kind == swim.EventLeave && ev.Node.ID == s.Node(5).ID {
+			left++
+		}
+	})
+	require.NoError(t, s.Leave(5))
+	s.RunUntil(60 * time.Second)
+	assert.True(t, s.Member(5).Left())
+	assert.Equal(t, n-1, left, "every other member saw the leave")
+	assert.Zero(t, fp.FP)
+	for i := 0; i < n; i++ {
+		if i != 5 {
+			assert.Equal(t, swim.StateLeft, s.Member(i).State(s.Node(5).ID))
+		}
+	}
+}
+
 // Pauses queue packets by default and drop them on request.
 func TestPauseQueuesOrDrops(t *testing.T) {
 	for _, drop := range []bool{false, true} {
