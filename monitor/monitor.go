@@ -309,7 +309,8 @@ func (m *Monitor) State(name string) (PeerState, bool) {
 }
 
 // Remove forgets a peer; it reports whether the peer existed. A later
-// heartbeat creates it anew.
+// heartbeat creates it anew (a heartbeat racing with Remove may still be
+// recorded on the removed peer and lost with it).
 func (m *Monitor) Remove(name string) bool {
 	s := m.shardOf(name)
 	s.mu.Lock()
