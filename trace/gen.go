@@ -147,8 +147,12 @@ type GenConfig struct {
 	DriftPPM      float64
 }
 
-// Defaults of GenConfig.
+// Defaults and limits of GenConfig.
 const (
+	// MaxGenHeartbeats bounds Duration/Interval: Generate holds its output
+	// in memory (64 bytes per record).
+	MaxGenHeartbeats = 100_000_000
+
 	DefaultGenSender   = "p"
 	DefaultGenInterval = 100 * time.Millisecond
 	DefaultGenDuration = time.Minute
@@ -172,6 +176,9 @@ func (c GenConfig) withDefaults() (GenConfig, error) {
 	}
 	if c.Duration < 0 {
 		bad("duration %v is negative", c.Duration)
+	}
+	if c.Interval > 0 && c.Duration/c.Interval > MaxGenHeartbeats {
+		bad("duration %v at interval %v schedules more than %d heartbeats", c.Duration, c.Interval, MaxGenHeartbeats)
 	}
 	if c.Jitter < 0 {
 		bad("jitter %v is negative", c.Jitter)

@@ -245,3 +245,28 @@ func TestGenerateSenderJitter(t *testing.T) {
 	assert.InDelta(t, 0, s.DriftPPM, 1e-9)
 	assert.Equal(t, 10*ms, s.ClockOffset)
 }
+
+func TestGenerateTooLong(t *testing.T) {
+	_, err := Generate(GenConfig{Interval: time.Nanosecond, Duration: time.Hour}, NewRand(1))
+	assert.ErrorContains(t, err, "more than")
+}
+
+func TestMergeSplit(t *testing.T) {
+	var streams [][]Record
+	for i, name := range []string{"a", "b", "c"} {
+		recs, err := Generate(GenConfig{Sender: name, Duration: 10 * time.Second,
+			Delay: Delay{Dist: DelayNormal, Mean: 50 * ms, SD: 30 * ms}}, NewRand(uint64(i)))
+		require.NoError(t, err)
+		streams = append(streams, recs)
+	}
+	all := Merge(streams...)
+	require.Len(t, all, 300)
+	for i := 1; i < len(all); i++ {
+		require.LessOrEqual(t, all[i-1].Arrival, all[i].Arrival)
+	}
+	split := Split(all)
+	require.Len(t, split, 3)
+	for i := range split {
+		assert.Equal(t, streams[i], split[i].Records)
+	}
+}

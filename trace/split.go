@@ -55,3 +55,19 @@ func CompareSenders(a, b string) int {
 	}
 	return cmp.Compare(a, b)
 }
+
+// Merge combines streams into one sequence sorted by arrival time; records
+// with equal arrival times keep the order of their streams (stable). It is
+// the inverse of Split for records that all have arrival times.
+func Merge(streams ...[]Record) []Record {
+	n := 0
+	for _, s := range streams {
+		n += len(s)
+	}
+	out := make([]Record, 0, n)
+	for _, s := range streams {
+		out = append(out, s...)
+	}
+	slices.SortStableFunc(out, func(a, b Record) int { return cmp.Compare(a.Arrival, b.Arrival) })
+	return out
+}

@@ -12,6 +12,7 @@
 //	fdgen --preset jitter --seed 1 -o jitter.fdkit.gz
 //	fdgen --preset wan --duration 10m -o wan.fdkit.xz
 //	fdgen --preset stable --pause 20s:600ms --crash 50s -o -
+//	fdgen --preset jitter --senders 9 -o nine.fdkit.gz  # p0..p8
 //	fdgen --interval 1s --delay lognormal --delay-mean 30ms --delay-sd 20ms \
 //	      --loss 0.01 --loss-burst 5 --duration 1h -o my.fdkit.gz
 //
@@ -53,7 +54,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 		seed       = fs.Uint64("seed", 1, "random seed (trace.NewRand)")
 		out        = fs.StringP("out", "o", "-", "output file, - for standard output")
 		compress   = fs.String("compress", "auto", "none, gzip, xz, or auto (from the output name's extension)")
-		sender     = fs.String("sender", "", "sender id (default \"p\")")
+		sender     = fs.String("sender", "", "sender id (default \"p\"); with --senders N > 1 the ids are this followed by 0..N-1")
+		senders    = fs.Int("senders", 1, "number of senders, each an independent stream with the same model, merged in arrival order")
 		interval   = fs.Duration("interval", 0, "nominal heartbeat interval Δ")
 		duration   = fs.Duration("duration", 0, "length of the trace (heartbeats scheduled in [0, duration))")
 		jitter     = fs.Duration("jitter", 0, "s.d. of the sender's send instants around k·Δ")
@@ -164,10 +166,26 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if set("receiver-start") {
 		cfg.ReceiverStart = *recvStart
 	}
-	recs, err := trace.Generate(cfg, trace.NewRand(*seed))
-	if err != nil {
-		return err
+	if *senders < 1 {
+		return fmt.Errorf("--senders %d: want at least 1", *senders)
 	}
+	rng := trace.NewRand(*seed)
+	var streams [][]trace.Record
+	for i := range *senders {
+		c := cfg
+		if *senders > 1 {
+			if c.Sender == "" {
+				c.Sender = trace.DefaultGenSender
+			}
+			c.Sender += strconv.Itoa(i)
+		}
+		recs, err := trace.Generate(c, rng) // one source, streams drawn in turn
+		if err != nil {
+			return err
+		}
+		streams = append(streams, recs)
+	}
+	recs := trace.Merge(streams...)
 	comp, err := compression(*compress, *out)
 	if err != nil {
 		return err

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -76,4 +77,28 @@ func TestBadFlags(t *testing.T) {
 		err := run(args, &bytes.Buffer{}, &errOut)
 		assert.Error(t, err, strings.Join(args, " "))
 	}
+}
+
+func TestSenders(t *testing.T) {
+	var out bytes.Buffer
+	require.NoError(t, run([]string{"--preset", "jitter", "--duration", "20s", "--senders", "3", "--seed", "5"}, &out, nil))
+	r, err := trace.NewReader(&out, trace.Options{})
+	require.NoError(t, err)
+	streams, err := r.Streams()
+	require.NoError(t, err)
+	require.Len(t, streams, 3)
+
+	p, err := trace.LookupPreset("jitter")
+	require.NoError(t, err)
+	rng := trace.NewRand(5)
+	for i, s := range streams {
+		cfg := p.Config
+		cfg.Duration = 20 * time.Second
+		cfg.Sender = "p" + strconv.Itoa(i)
+		want, err := trace.Generate(cfg, rng)
+		require.NoError(t, err)
+		assert.Equal(t, cfg.Sender, s.Sender)
+		assert.Equal(t, want, s.Records)
+	}
+	assert.Error(t, run([]string{"--senders", "0"}, &bytes.Buffer{}, &bytes.Buffer{}))
 }
