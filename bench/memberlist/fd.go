@@ -46,7 +46,7 @@ func (n *fdNode) Stop() {
 
 func (c fdCluster) Start(n int, rec *Recorder, seed uint64) ([]Node, error) {
 	var nodes []Node
-	var first string
+	var addrs []string
 	for i := 0; i < n; i++ {
 		name := fmt.Sprintf("m%02d", i)
 		u, err := transport.Listen(transport.Config{})
@@ -80,17 +80,20 @@ func (c fdCluster) Start(n int, rec *Recorder, seed uint64) ([]Node, error) {
 				}
 			}
 		}()
-		if i == 0 {
-			first = u.LocalAddr().String()
-		} else {
+		// Join through every earlier member: with a single seed, members
+		// joining at nearly the same time can miss each other for good (the
+		// swim core has no anti-entropy; memberlist's join is a TCP
+		// push-pull of the full state, and it repeats push-pull every 30 s).
+		if i > 0 {
 			jctx, jcancel := context.WithTimeout(ctx, 10*time.Second)
-			err := a.Join(jctx, first)
+			err := a.Join(jctx, addrs...)
 			jcancel()
 			if err != nil {
 				cancel()
 				return nil, fmt.Errorf("fdkit join: %w", err)
 			}
 		}
+		addrs = append(addrs, u.LocalAddr().String())
 		nodes = append(nodes, &fdNode{name: name, imp: imp, a: a, cancel: cancel})
 	}
 	return nodes, nil

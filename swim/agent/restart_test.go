@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/fdkit/fdkit/swim"
@@ -27,6 +28,7 @@ func TestRestartRejoins(t *testing.T) {
 		return true
 	}, 10*time.Second, 20*time.Millisecond, "declared dead")
 	<-victim.Done()
+	assert.ErrorContains(t, victim.Err(), "transport closed")
 
 	back := start(t, Config{Plain: true, ID: id, Bind: addr, Seed: 99})
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
