@@ -110,21 +110,28 @@ func TestGenerateGilbertElliott(t *testing.T) {
 
 func TestGenerateDelayMeans(t *testing.T) {
 	n := 50000
+	if testing.Short() {
+		n = 20000
+	}
 	unit := distuv.UnitNormal
-	// truncated normal mean: μ + σ·φ(a)/(1−Φ(a)), a = −μ/σ
+	// truncated normal N(80, 60) at 0: mean μ + σ·λ with λ = φ(a)/(1−Φ(a)),
+	// a = −μ/σ, and s.d. σ·sqrt(1 + a·λ − λ²)
 	a := -80.0 / 60
-	truncMean := 80 + 60*unit.Prob(a)/(1-unit.CDF(a))
+	lambda := unit.Prob(a) / (1 - unit.CDF(a))
+	truncMean := 80 + 60*lambda
+	truncSD := 60 * math.Sqrt(1+a*lambda-lambda*lambda)
 	cases := []struct {
 		name string
 		d    Delay
-		want float64 // ms
-		tol  float64 // ms
+		mean float64 // ms
+		sd   float64 // ms, of one delay; tolerance is 6 standard errors
 	}{
-		{"constant", Delay{Dist: DelayConstant, Base: 2 * ms, Mean: 3 * ms}, 5, 1e-6},
-		{"normal", Delay{Dist: DelayNormal, Mean: 10 * ms, SD: 2 * ms}, 10, 0.05},
-		{"truncated normal", Delay{Dist: DelayNormal, Mean: 80 * ms, SD: 60 * ms}, truncMean, 1.2},
-		{"lognormal", Delay{Dist: DelayLogNormal, Base: 100 * ms, Mean: 10 * ms, SD: 5 * ms}, 110, 0.12},
-		{"pareto", Delay{Dist: DelayPareto, Mean: 10 * ms, Alpha: 3}, 10, 0.3},
+		{"constant", Delay{Dist: DelayConstant, Base: 2 * ms, Mean: 3 * ms}, 5, 0},
+		{"normal", Delay{Dist: DelayNormal, Mean: 10 * ms, SD: 2 * ms}, 10, 2},
+		{"truncated normal", Delay{Dist: DelayNormal, Mean: 80 * ms, SD: 60 * ms}, truncMean, truncSD},
+		{"lognormal", Delay{Dist: DelayLogNormal, Base: 100 * ms, Mean: 10 * ms, SD: 5 * ms}, 110, 5},
+		// Pareto α = 3, x_m = 20/3: variance x_m²·α/((α−1)²(α−2)) = 100/3
+		{"pareto", Delay{Dist: DelayPareto, Mean: 10 * ms, Alpha: 3}, 10, math.Sqrt(100.0 / 3)},
 	}
 	for _, c := range cases {
 		recs, err := Generate(GenConfig{Interval: time.Second, Duration: time.Duration(n) * time.Second, Delay: c.d}, NewRand(9))
@@ -136,7 +143,8 @@ func TestGenerateDelayMeans(t *testing.T) {
 			require.GreaterOrEqual(t, d, time.Duration(0), c.name)
 			sum += float64(d) / 1e6
 		}
-		assert.InDelta(t, c.want, sum/float64(n), c.tol, c.name)
+		tol := 6*c.sd/math.Sqrt(float64(n)) + 1e-6 // + rounding to whole ns
+		assert.InDelta(t, c.mean, sum/float64(n), tol, c.name)
 	}
 	assert.InDelta(t, 90.83, truncMean, 0.01)
 }
