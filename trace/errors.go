@@ -23,6 +23,7 @@ type ParseError struct {
 // maxGot bounds how much offending input an error message quotes.
 const maxGot = 40
 
+// Error formats the error as "file:line: field F: want W, got \"G\"".
 func (e *ParseError) Error() string {
 	var b strings.Builder
 	b.WriteString(e.File)
@@ -62,6 +63,7 @@ type SkippedLinesError struct {
 	Errors []*ParseError
 }
 
+// Error gives the count and the first skipped line's error.
 func (e *SkippedLinesError) Error() string {
 	msg := fmt.Sprintf("%s: skipped %d malformed line(s)", e.File, e.Count)
 	if len(e.Errors) > 0 {

@@ -32,6 +32,7 @@ const (
 
 var delayNames = [...]string{"constant", "normal", "lognormal", "pareto"}
 
+// String returns the name ParseDelayDist accepts.
 func (d DelayDist) String() string {
 	if d >= 0 && int(d) < len(delayNames) {
 		return delayNames[d]
