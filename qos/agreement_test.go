@@ -136,7 +136,7 @@ func TestFixedAgreesWithReference(t *testing.T) {
 func TestFixedFastSweepEqualsReplays(t *testing.T) {
 	for name, hbs := range agreementTraces() {
 		t.Run(name, func(t *testing.T) {
-			checkFastSweep(t, FixedFamily(mustRange(t, 90, 400, 25, false)), hbs)
+			checkFastSweep(t, FixedFamily(durs(mustRange(t, 90, 400, 25, false))), hbs)
 		})
 	}
 }

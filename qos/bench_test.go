@@ -42,11 +42,11 @@ func benchRange(lo, hi float64, log bool) []float64 {
 func linearBenchFamilies() []Family {
 	est := chen.EstimatorConfig{Interval: ms(100), WindowSize: 1000}
 	return []Family{
-		FixedFamily(benchRange(100, 3000, true)),
+		FixedFamily(durs(benchRange(100, 3000, true))),
 		JacobsonFamily(jacobson.Config{}, benchRange(0.5, 16, false)),
 		PhiNormalFamily(phi.NormalConfig{WindowSize: 1000}, benchRange(0.5, 16, false)),
 		PhiCassandraFamily(phi.CassandraConfig{WindowSize: 1000, GossipInterval: ms(100)}, benchRange(0.5, 16, false)),
-		ChenFamily(chen.Config{Estimator: est}, benchRange(1, 2000, true)),
+		ChenFamily(chen.Config{Estimator: est}, durs(benchRange(1, 2000, true))),
 	}
 }
 
@@ -58,7 +58,7 @@ func otherBenchFamilies() []Family {
 		PhiAkkaFamily(phi.AkkaConfig{MinStdDeviation: ms(10), AcceptableHeartbeatPause: ms(300), FirstHeartbeatEstimate: ms(100)}, benchRange(0.5, 16, false)),
 		BertierFamily(bertier.Config{Estimator: est}),
 		SFDFamily(sfd.Config{Estimator: est, Targets: sfd.Targets{MaxTD: time.Second, MaxMistakesPerSecond: 1.0 / 60, MinQAP: 0.999}, UseSendTime: true},
-			benchRange(1, 2000, true)),
+			durs(benchRange(1, 2000, true))),
 	}
 }
 

@@ -51,7 +51,7 @@ func TestExample95(t *testing.T) {
 
 	// The one-pass sweep gives the same point at α = 30 ms.
 	c, err := Sweep([]Stream{{Heartbeats: example95()}},
-		[]Family{ChenFamily(chen.Config{Estimator: chen.EstimatorConfig{Interval: ms(100), WindowSize: 3}}, []float64{0, 30, 1000})},
+		[]Family{ChenFamily(chen.Config{Estimator: chen.EstimatorConfig{Interval: ms(100), WindowSize: 3}}, durs([]float64{0, 30, 1000}))},
 		SweepOptions{})
 	require.NoError(t, err)
 	require.Empty(t, c[0].Err)
@@ -83,7 +83,7 @@ func TestChenAgreesWithReference(t *testing.T) {
 func TestChenFastSweepEqualsReplays(t *testing.T) {
 	for name, hbs := range agreementTraces() {
 		t.Run(name, func(t *testing.T) {
-			checkFastSweep(t, ChenFamily(chen.Config{Estimator: chen.EstimatorConfig{WindowSize: 50}}, mustRange(t, 1, 300, 25, true)), hbs)
+			checkFastSweep(t, ChenFamily(chen.Config{Estimator: chen.EstimatorConfig{WindowSize: 50}}, durs(mustRange(t, 1, 300, 25, true))), hbs)
 		})
 	}
 }

@@ -26,9 +26,10 @@
 // timeout T, Chen's α, the φ threshold Φ, Jacobson's K, SFD's initial margin;
 // Bertier as one point). When the family's detector implements
 // detector.Linear (τ = Offset + Scale·p with no feedback of p into the state)
-// the whole curve comes from one pass, from the sorted slacks with prefix sums
-// of ALGORITHMS.md §9.4; otherwise each point is a replay of its own. Families
-// and streams run in parallel on a bounded pool of goroutines.
+// the whole curve comes from one pass: the slack of every gap is placed among
+// the sorted parameter values and prefix-summed (ALGORITHMS.md §9.4), which
+// answers every value at once; otherwise each point is a replay of its own.
+// Families and streams run in parallel on a bounded pool of goroutines.
 //
 // Curves are written as CSV or JSON, plotted with gonum/plot (MR on a log
 // scale against TD, QAP against TD), and searched by Tune for the setting of

@@ -55,7 +55,7 @@ func ExampleSweep() {
 		hbs = append(hbs, detector.Heartbeat{Seq: seqs[i], HasSeq: true, Arrival: a * time.Millisecond})
 	}
 	fam := qos.ChenFamily(chen.Config{Estimator: chen.EstimatorConfig{Interval: 100 * time.Millisecond, WindowSize: 3}},
-		[]float64{0, 30, 100})
+		[]time.Duration{0, 30 * time.Millisecond, 100 * time.Millisecond})
 	curves, err := qos.Sweep([]qos.Stream{{Name: "p", Heartbeats: hbs}}, []qos.Family{fam}, qos.SweepOptions{})
 	if err != nil {
 		panic(err)

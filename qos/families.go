@@ -43,13 +43,36 @@ func Range(lo, hi float64, n int, logScale bool) ([]float64, error) {
 	return v, nil
 }
 
+// DurationRange is Range for durations: n values from lo to hi inclusive,
+// evenly or geometrically spaced, rounded to the nanosecond.
+func DurationRange(lo, hi time.Duration, n int, logScale bool) ([]time.Duration, error) {
+	v, err := Range(float64(lo), float64(hi), n, logScale)
+	if err != nil {
+		return nil, err
+	}
+	d := make([]time.Duration, n)
+	for i, x := range v {
+		d[i] = time.Duration(math.Round(x))
+	}
+	return d, nil
+}
+
 func durMS(v float64) time.Duration { return time.Duration(math.Round(v * float64(time.Millisecond))) }
 
-// FixedFamily sweeps the fixed timeout T over timeouts (in milliseconds):
-// τ = T_last + T (ALGORITHMS.md §1), linear in T.
-func FixedFamily(timeoutsMS []float64) Family {
+// msValues returns durations as parameter values in milliseconds.
+func msValues(ds []time.Duration) []float64 {
+	v := make([]float64, len(ds))
+	for i, d := range ds {
+		v[i] = float64(d) / float64(time.Millisecond)
+	}
+	return v
+}
+
+// FixedFamily sweeps the fixed timeout T over timeouts: τ = T_last + T
+// (ALGORITHMS.md §1), linear in T. Point values are in milliseconds.
+func FixedFamily(timeouts []time.Duration) Family {
 	return Family{
-		Name: "fixed", Param: "T", Unit: "ms", Values: timeoutsMS,
+		Name: "fixed", Param: "T", Unit: "ms", Values: msValues(timeouts),
 		New: func(v float64) (detector.Detector, error) {
 			if v <= 0 {
 				return nil, fmt.Errorf("timeout %g ms must be positive", v)
@@ -81,12 +104,12 @@ func JacobsonFamily(cfg jacobson.Config, ks []float64) Family {
 	}
 }
 
-// ChenFamily sweeps Chen's safety margin α (in milliseconds, ≥ 0) with the
-// other settings from cfg (ALGORITHMS.md §3, NFD-E): τ = EA_{ℓ+1} + α,
-// linear in α.
-func ChenFamily(cfg chen.Config, alphasMS []float64) Family {
+// ChenFamily sweeps Chen's safety margin α ≥ 0 over alphas with the other
+// settings from cfg (ALGORITHMS.md §3, NFD-E): τ = EA_{ℓ+1} + α, linear in
+// α. Point values are in milliseconds.
+func ChenFamily(cfg chen.Config, alphas []time.Duration) Family {
 	return Family{
-		Name: "chen", Param: "alpha", Unit: "ms", Values: alphasMS,
+		Name: "chen", Param: "alpha", Unit: "ms", Values: msValues(alphas),
 		New: func(v float64) (detector.Detector, error) {
 			if v < 0 {
 				return nil, fmt.Errorf("margin %g ms is negative", v)

@@ -222,7 +222,7 @@ func TestLIP6Sender4TransitionCount(t *testing.T) {
 	}
 	require.NotEmpty(t, hbs)
 	cfg := chen.Config{Estimator: chen.EstimatorConfig{Interval: ms(100), WindowSize: 100}}
-	c, err := Sweep([]Stream{{Name: "4", Heartbeats: hbs}}, []Family{ChenFamily(cfg, []float64{0})}, SweepOptions{})
+	c, err := Sweep([]Stream{{Name: "4", Heartbeats: hbs}}, []Family{ChenFamily(cfg, []time.Duration{0})}, SweepOptions{})
 	require.NoError(t, err)
 	require.Empty(t, c[0].Err)
 	assert.Equal(t, 433, c[0].Points[0].Mistakes)

@@ -80,3 +80,12 @@ func mustRange(t interface{ Fatalf(string, ...any) }, lo, hi float64, n int, log
 	}
 	return v
 }
+
+// durs converts milliseconds to durations.
+func durs(msv []float64) []time.Duration {
+	d := make([]time.Duration, len(msv))
+	for i, v := range msv {
+		d[i] = ms(v)
+	}
+	return d
+}

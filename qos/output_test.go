@@ -17,8 +17,8 @@ func smallCurves(t *testing.T) []Curve {
 	t.Helper()
 	hbs := agreementTraces()["jitter-loss"]
 	c, err := Sweep([]Stream{{Name: "gen", Heartbeats: hbs}}, []Family{
-		FixedFamily(mustRange(t, 100, 400, 10, false)),
-		ChenFamily(chen.Config{Estimator: chen.EstimatorConfig{WindowSize: 50}}, mustRange(t, 1, 300, 10, true)),
+		FixedFamily(durs(mustRange(t, 100, 400, 10, false))),
+		ChenFamily(chen.Config{Estimator: chen.EstimatorConfig{WindowSize: 50}}, durs(mustRange(t, 1, 300, 10, true))),
 	}, SweepOptions{Workers: 2})
 	require.NoError(t, err)
 	return c

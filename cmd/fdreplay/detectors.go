@@ -93,7 +93,7 @@ func tableFamilies(s settings, names []string) ([]qos.Family, []string, error) {
 		var d string
 		switch n {
 		case "fixed":
-			f, d = qos.FixedFamily([]float64{ms(s.timeout)}), "T="+s.timeout.String()
+			f, d = qos.FixedFamily([]time.Duration{s.timeout}), "T="+s.timeout.String()
 		case "jacobson":
 			f, d = qos.JacobsonFamily(jacobson.Config{}, []float64{jacobson.DefaultK}), fmt.Sprintf("K=%g", jacobson.DefaultK)
 		case "phi-normal":
@@ -105,7 +105,7 @@ func tableFamilies(s settings, names []string) ([]qos.Family, []string, error) {
 		case "phi-cassandra":
 			f, d = qos.PhiCassandraFamily(s.cassandra(), []float64{phi.DefaultThreshold}), fmt.Sprintf("Φ=%g cap=%v", phi.DefaultThreshold, 2*s.interval)
 		case "chen":
-			f, d = qos.ChenFamily(chen.Config{Estimator: s.chenEst()}, []float64{ms(s.interval)}), fmt.Sprintf("α=%v n=%d", s.interval, s.window)
+			f, d = qos.ChenFamily(chen.Config{Estimator: s.chenEst()}, []time.Duration{s.interval}), fmt.Sprintf("α=%v n=%d", s.interval, s.window)
 		case "bertier":
 			f, d = qos.BertierFamily(s.bertier()), fmt.Sprintf("γ=%g β=%g φ=%g", bertier.DefaultGain, bertier.DefaultBeta, bertier.DefaultPhi)
 		case "sfd":
@@ -206,7 +206,7 @@ func sweepFamilies(s settings, names []string, points int, spans map[string]span
 		}
 		switch n {
 		case "fixed":
-			fams = append(fams, qos.FixedFamily(vals))
+			fams = append(fams, qos.FixedFamily(durations(vals)))
 		case "jacobson":
 			fams = append(fams, qos.JacobsonFamily(jacobson.Config{}, vals))
 		case "phi-normal":
@@ -216,7 +216,7 @@ func sweepFamilies(s settings, names []string, points int, spans map[string]span
 		case "phi-cassandra":
 			fams = append(fams, qos.PhiCassandraFamily(s.cassandra(), vals))
 		case "chen":
-			fams = append(fams, qos.ChenFamily(chen.Config{Estimator: s.chenEst()}, vals))
+			fams = append(fams, qos.ChenFamily(chen.Config{Estimator: s.chenEst()}, durations(vals)))
 		case "sfd":
 			if f, ok := sfdSweepFamily(s, vals); ok {
 				fams = append(fams, f)
@@ -224,4 +224,13 @@ func sweepFamilies(s settings, names []string, points int, spans map[string]span
 		}
 	}
 	return fams, nil
+}
+
+// durations converts parameter values in milliseconds to durations.
+func durations(msv []float64) []time.Duration {
+	d := make([]time.Duration, len(msv))
+	for i, v := range msv {
+		d[i] = time.Duration(math.Round(v * float64(time.Millisecond)))
+	}
+	return d
 }

@@ -37,10 +37,10 @@ func sfdTargets(t qos.Targets, interval time.Duration) qos.Targets {
 
 func sfdTableFamily(s settings) (qos.Family, string, bool) {
 	c := s.sfdConfig()
-	f := qos.SFDFamily(c, []float64{ms(s.sfdMargin)})
+	f := qos.SFDFamily(c, []time.Duration{s.sfdMargin})
 	return f, fmt.Sprintf("SM1=%v β=%v", s.sfdMargin, s.sfdStep), true
 }
 
 func sfdSweepFamily(s settings, vals []float64) (qos.Family, bool) {
-	return qos.SFDFamily(s.sfdConfig(), vals), true
+	return qos.SFDFamily(s.sfdConfig(), durations(vals)), true
 }
