@@ -67,18 +67,28 @@ func newLinearCollector(ps []float64, capacity int) *linearCollector {
 	}
 }
 
-// bucket returns the number of query points strictly below x.
+// bucket returns the number of query points strictly below x. The search
+// is written without data-dependent jumps (the compiler emits conditional
+// moves): slacks fall anywhere among the points, so a branchy binary search
+// would mispredict about half its comparisons.
 func (l *linearCollector) bucket(x float64) int {
-	lo, hi := 0, len(l.ps)
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		if l.ps[m] < x {
-			lo = m + 1
-		} else {
-			hi = m
-		}
+	ps := l.ps
+	n := len(ps)
+	if n == 0 {
+		return 0
 	}
-	return lo
+	base := 0
+	for n > 1 {
+		half := n >> 1
+		if ps[base+half] < x {
+			base += half
+		}
+		n -= half
+	}
+	if ps[base] < x {
+		base++
+	}
+	return base
 }
 
 func (l *linearCollector) breakChain() {
