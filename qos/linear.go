@@ -74,8 +74,8 @@ func newLinearCollector(ps []float64, capacity int) *linearCollector {
 func (l *linearCollector) bucket(x float64) int {
 	ps := l.ps
 	n := len(ps)
-	if n == 0 {
-		return 0
+	if n == 0 || x <= ps[0] {
+		return 0 // the common case for v and w: τ after the heartbeat
 	}
 	base := 0
 	for n > 1 {
@@ -158,8 +158,7 @@ type linearCurve struct {
 	tdRanks  [3]float64
 	sumTD0   float64
 	sumScale float64
-	// Scratch space of percentiles.
-	buf, sample, win0, win1 []float64
+	quant    []tdQuantiles // per query point, when !sameS
 }
 
 // replayLinear runs one replay of det collecting slacks for the query
@@ -242,99 +241,135 @@ func (lc *linearCurve) at(p float64) (Result, error) {
 			res.TD.P99 = time.Duration(math.Round(lc.tdRanks[1] + sh))
 			res.TD.Max = time.Duration(math.Round(lc.tdRanks[2] + sh))
 		} else {
-			p50, p99, mx := lc.percentiles(p)
-			res.TD.P50 = time.Duration(math.Round(p50))
-			res.TD.P99 = time.Duration(math.Round(p99))
-			res.TD.Max = time.Duration(math.Round(mx))
+			if lc.quant == nil {
+				lc.quant = lc.allPercentiles()
+			}
+			q := lc.quant[i]
+			res.TD.P50 = time.Duration(math.Round(q.p50))
+			res.TD.P99 = time.Duration(math.Round(q.p99))
+			res.TD.Max = time.Duration(math.Round(q.max))
 		}
 	}
 	res.setRates()
 	return res, nil
 }
 
-// percentiles returns the nearest-rank p50 and p99 and the maximum of
-// TD_k(p) = td0_k + scale_k·p over the evaluated heartbeats, exactly.
+// tdQuantiles holds, per query point, the exact nearest-rank p50 and p99
+// and the maximum of TD_k(p) = td0_k + scale_k·p.
+type tdQuantiles struct{ p50, p99, max float64 }
+
+// allPercentiles computes tdQuantiles for every query point, exactly.
 //
-// It selects as Floyd and Rivest do: the two ranks are first located in a
-// pseudo-random sample of about 4096 values, which gives for each a window
-// that holds it with overwhelming probability; one pass over all values
-// counts those below each window and keeps those inside, and the final
-// selection runs on the small windows. If a window misses its rank (or the
-// stream is small), it selects from all values instead, so the answer is
-// always exact.
-func (lc *linearCurve) percentiles(p float64) (p50, p99, mx float64) {
+// It selects as Floyd and Rivest do: for each point the two ranks are first
+// located in a pseudo-random sample of 16384 values, which gives for each a
+// window that holds it with overwhelming probability; one pass over all
+// values counts those below each window and keeps those inside, and the
+// final selection runs on the small windows. The pass is blocked: each block
+// of values is read once and evaluated at every point, so the 16 bytes per
+// heartbeat cross the memory bus once rather than once per point. If a
+// window misses its rank (or the stream is small), that point selects from
+// all values instead, so every answer is exact.
+func (lc *linearCurve) allPercentiles() []tdQuantiles {
 	n := len(lc.td0)
+	P := len(lc.ps)
+	out := make([]tdQuantiles, P)
 	ranks := [2]int{rank(0.50, n), rank(0.99, n)}
-	full := func() (float64, float64, float64) {
-		if lc.buf == nil {
-			lc.buf = make([]float64, n)
-		}
+	full := func(p float64) tdQuantiles {
+		buf := make([]float64, n)
 		m := math.Inf(-1)
 		for k, c := range lc.td0 {
 			v := c + lc.scales[k]*p
-			lc.buf[k] = v
+			buf[k] = v
 			if v > m {
 				m = v
 			}
 		}
-		a := selectRank(lc.buf, ranks[0])
-		b := selectRank(lc.buf, ranks[1])
-		return a, b, m
+		return tdQuantiles{selectRank(buf, ranks[0]), selectRank(buf, ranks[1]), m}
 	}
-	const m = 4096
+	const m = 16384
 	if n < 8*m {
-		return full()
+		for i, p := range lc.ps {
+			out[i] = full(p)
+		}
+		return out
 	}
-	sample := lc.sample[:0]
+	idx := make([]int, m)
 	x := uint64(0x9e3779b97f4a7c15)
-	for range m {
+	for j := range idx {
 		x ^= x << 13
 		x ^= x >> 7
 		x ^= x << 17
-		k := int(x % uint64(n))
-		sample = append(sample, lc.td0[k]+lc.scales[k]*p)
+		idx[j] = int(x % uint64(n))
 	}
-	lc.sample = sample
-	var lo, hi [2]float64
-	for j, r := range ranks {
-		q := float64(r) / float64(n)
-		margin := 4*math.Sqrt(m*q*(1-q)) + 4
-		a, b := int(q*m-margin), int(math.Ceil(q*m+margin))
-		lo[j], hi[j] = math.Inf(-1), math.Inf(1)
-		if a >= 0 {
-			lo[j] = selectRank(sample, a)
-		}
-		if b < m {
-			hi[j] = selectRank(sample, b)
-		}
+	type window struct {
+		lo, hi [2]float64
+		below  [2]int
+		in     [2][]float64
+		max    float64
 	}
-	var below [2]int
-	w0, w1 := lc.win0[:0], lc.win1[:0]
-	mx = math.Inf(-1)
-	// Branch-free counting (the sign bit of v − lo is 1 iff v < lo): a
-	// comparison against the median would be mispredicted half the time.
-	lo0, hi0, lo1, hi1 := lo[0], hi[0], lo[1], hi[1]
-	scales := lc.scales[:len(lc.td0)]
-	for k, c := range lc.td0 {
-		v := c + scales[k]*p
-		if v > mx { // not the max builtin: its NaN handling costs a branch mess
-			mx = v
+	ws := make([]window, P)
+	sample := make([]float64, m)
+	for i, p := range lc.ps {
+		for j, k := range idx {
+			sample[j] = lc.td0[k] + lc.scales[k]*p
 		}
-		b0 := math.Float64bits(v - lo0)
-		b1 := math.Float64bits(v - lo1)
-		below[0] += int(b0 >> 63)
-		below[1] += int(b1 >> 63)
-		if (b0|math.Float64bits(hi0-v))>>63 == 0 {
-			w0 = append(w0, v)
-		}
-		if (b1|math.Float64bits(hi1-v))>>63 == 0 {
-			w1 = append(w1, v)
+		w := &ws[i]
+		w.max = math.Inf(-1)
+		for j, r := range ranks {
+			q := float64(r) / float64(n)
+			margin := 4*math.Sqrt(m*q*(1-q)) + 4
+			a, b := int(q*m-margin), int(math.Ceil(q*m+margin))
+			w.lo[j], w.hi[j] = math.Inf(-1), math.Inf(1)
+			if a >= 0 {
+				w.lo[j] = selectRank(sample, a)
+			}
+			if b < m {
+				w.hi[j] = selectRank(sample, b)
+			}
+			w.in[j] = make([]float64, 0, int(float64(n)*(2*margin+2)/m)+16)
 		}
 	}
-	lc.win0, lc.win1 = w0, w1
-	r0, r1 := ranks[0]-below[0], ranks[1]-below[1]
-	if r0 < 0 || r0 >= len(w0) || r1 < 0 || r1 >= len(w1) {
-		return full()
+	const block = 4096
+	for b0 := 0; b0 < n; b0 += block {
+		cs := lc.td0[b0:min(b0+block, n)]
+		ss := lc.scales[b0 : b0+len(cs)]
+		for i, p := range lc.ps {
+			w := &ws[i]
+			lo0, hi0, lo1, hi1 := w.lo[0], w.hi[0], w.lo[1], w.hi[1]
+			below0, below1, mx := w.below[0], w.below[1], w.max
+			in0, in1 := w.in[0], w.in[1]
+			// Branch-free counting (the sign bit of v − lo is 1 iff
+			// v < lo): a comparison with the median would be mispredicted
+			// half the time. Not the max builtin: its NaN handling is slow.
+			for k, c := range cs {
+				v := c + ss[k]*p
+				if v > mx {
+					mx = v
+				}
+				b0 := math.Float64bits(v - lo0)
+				b1 := math.Float64bits(v - lo1)
+				below0 += int(b0 >> 63)
+				below1 += int(b1 >> 63)
+				if (b0|math.Float64bits(hi0-v))>>63 == 0 {
+					in0 = append(in0, v)
+				}
+				if (b1|math.Float64bits(hi1-v))>>63 == 0 {
+					in1 = append(in1, v)
+				}
+			}
+			w.below[0], w.below[1], w.max = below0, below1, mx
+			w.in[0], w.in[1] = in0, in1
+		}
 	}
-	return selectRank(w0, r0), selectRank(w1, r1), mx
+	for i := range ws {
+		w := &ws[i]
+		r0, r1 := ranks[0]-w.below[0], ranks[1]-w.below[1]
+		if r0 < 0 || r0 >= len(w.in[0]) || r1 < 0 || r1 >= len(w.in[1]) {
+			out[i] = full(lc.ps[i])
+			continue
+		}
+		out[i] = tdQuantiles{selectRank(w.in[0], r0), selectRank(w.in[1], r1), w.max}
+		w.in = [2][]float64{}
+	}
+	return out
 }
