@@ -210,3 +210,15 @@ func TestAkkaConfigErrors(t *testing.T) {
 		assert.Error(t, err, "%+v", cfg)
 	}
 }
+
+// The softplus shortcuts (|a| > 40) agree with the full formula.
+func TestAkkaLevelShortcuts(t *testing.T) {
+	for _, y := range []float64{-12, -9.5, -9, -8.9, 6.5, 6.6, 7, 8} {
+		a := y * (1.5976 + 0.070566*y*y)
+		want := math.Log1p(math.Exp(a)) / math.Ln10
+		if a > 0 {
+			want = (a + math.Log1p(math.Exp(-a))) / math.Ln10
+		}
+		assert.InEpsilon(t, want, phi.AkkaLevelOfY(y), 1e-15, "y %v (a %v)", y, a)
+	}
+}

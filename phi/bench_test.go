@@ -71,6 +71,18 @@ func newBenchAkka(b *testing.B) *phi.Akka {
 }
 
 func BenchmarkAkkaObserveLevel(b *testing.B) { benchObserveLevel(b, newBenchAkka(b)) }
+
+// BenchmarkAkkaNoPauseObserveLevel queries where φ is not negligible
+// (y ≈ −2): with the default 3 s pause the query above sits where the
+// logistic shortcut returns 0.
+func BenchmarkAkkaNoPauseObserveLevel(b *testing.B) {
+	d, err := phi.NewAkka(phi.AkkaConfig{AcceptableHeartbeatPause: -1, MinStdDeviation: time.Millisecond,
+		FirstHeartbeatEstimate: 100 * time.Millisecond})
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchObserveLevel(b, d)
+}
 func BenchmarkAkkaObserveTau(b *testing.B)   { benchObserveTau(b, newBenchAkka(b)) }
 
 func newBenchCassandra(b *testing.B) *phi.Cassandra {

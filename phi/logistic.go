@@ -13,9 +13,19 @@ const (
 )
 
 // softplus returns ln(1 + eᵃ) without overflow or loss of small values.
+// Beyond |a| = 40 the correction term is below 2^-57 relative and is
+// dropped, which also skips the Log1p (and, below −746, the Exp) on the
+// common path of a healthy process.
 func softplus(a float64) float64 {
-	if a > 0 {
+	switch {
+	case a > 40:
+		return a
+	case a > 0:
 		return a + math.Log1p(math.Exp(-a))
+	case a < -746:
+		return 0 // exp(a) underflows
+	case a < -40:
+		return math.Exp(a) // ln(1 + x) = x·(1 − x/2 + …), x < 5e-18
 	}
 	return math.Log1p(math.Exp(a))
 }
