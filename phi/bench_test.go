@@ -83,7 +83,7 @@ func BenchmarkAkkaNoPauseObserveLevel(b *testing.B) {
 	}
 	benchObserveLevel(b, d)
 }
-func BenchmarkAkkaObserveTau(b *testing.B)   { benchObserveTau(b, newBenchAkka(b)) }
+func BenchmarkAkkaObserveTau(b *testing.B) { benchObserveTau(b, newBenchAkka(b)) }
 
 func newBenchCassandra(b *testing.B) *phi.Cassandra {
 	d, err := phi.NewCassandra(phi.CassandraConfig{})
