@@ -71,6 +71,7 @@ func newBenchAkka(b *testing.B) *phi.Akka {
 }
 
 func BenchmarkAkkaObserveLevel(b *testing.B) { benchObserveLevel(b, newBenchAkka(b)) }
+func BenchmarkAkkaObserveTau(b *testing.B)   { benchObserveTau(b, newBenchAkka(b)) }
 
 // BenchmarkAkkaNoPauseObserveLevel queries where φ is not negligible
 // (y ≈ −2): with the default 3 s pause the query above sits where the
@@ -83,7 +84,6 @@ func BenchmarkAkkaNoPauseObserveLevel(b *testing.B) {
 	}
 	benchObserveLevel(b, d)
 }
-func BenchmarkAkkaObserveTau(b *testing.B) { benchObserveTau(b, newBenchAkka(b)) }
 
 func newBenchCassandra(b *testing.B) *phi.Cassandra {
 	d, err := phi.NewCassandra(phi.CassandraConfig{})
