@@ -113,3 +113,14 @@ func BenchmarkReplay(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkSweepFamily is BenchmarkSweep per linear family, for the ratio
+// of each one-pass curve to its 40 replays.
+//
+//	go test -run '^$' -bench 'SweepFamily' -benchtime 1x ./qos/
+func BenchmarkSweepFamily(b *testing.B) {
+	for _, f := range linearBenchFamilies() {
+		b.Run(f.Name+"/fast", func(b *testing.B) { benchSweep(b, []Family{f}, false) })
+		b.Run(f.Name+"/naive", func(b *testing.B) { benchSweep(b, []Family{f}, true) })
+	}
+}
