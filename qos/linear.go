@@ -42,7 +42,8 @@ var errNotLinear = errors.New("qos: freshness point not linear in the swept para
 // c_k = off_k − A_k plus the clock-dependent base is kept per heartbeat for
 // the TD percentiles.
 type linearCollector struct {
-	ps        []float64 // query points, sorted, distinct
+	det       detector.Linear // the replayed detector, once seen
+	ps        []float64       // query points, sorted, distinct
 	open      bool
 	off       time.Duration
 	scale     float64
@@ -97,11 +98,14 @@ func (l *linearCollector) breakChain() {
 }
 
 func (l *linearCollector) openSegment(det detector.Detector, at time.Duration, fresh bool) error {
-	ld, isLin := det.(detector.Linear)
-	if !isLin {
-		return errNotLinear
+	if l.det == nil {
+		ld, isLin := det.(detector.Linear)
+		if !isLin {
+			return errNotLinear
+		}
+		l.det = ld
 	}
-	off, scale, ok := ld.LinearForm()
+	off, scale, ok := l.det.LinearForm()
 	if !ok || scale < 0 || math.IsNaN(scale) || math.IsInf(scale, 0) {
 		return errNotLinear
 	}
