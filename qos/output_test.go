@@ -85,3 +85,26 @@ func TestSavePlots(t *testing.T) {
 	_, err = NewPlot(nil, PlotMR, "empty")
 	assert.Error(t, err)
 }
+
+func TestSweepEachAndArgumentErrors(t *testing.T) {
+	hbs := agreementTraces()["jitter-loss"]
+	a := FixedFamily(durs([]float64{150, 300}))
+	b := ChenFamily(chen.Config{Estimator: chen.EstimatorConfig{WindowSize: 50}}, durs([]float64{10}))
+	c, err := SweepEach([]Stream{{Name: "x", Heartbeats: hbs}, {Name: "y", Heartbeats: hbs}}, [][]Family{{a}, {a, b}}, SweepOptions{Workers: 3})
+	require.NoError(t, err)
+	require.Len(t, c, 3)
+	assert.Equal(t, []string{"x/fixed", "y/fixed", "y/chen"}, []string{c[0].Stream + "/" + c[0].Family, c[1].Stream + "/" + c[1].Family, c[2].Stream + "/" + c[2].Family})
+	assert.Equal(t, c[0].Points, c[1].Points, "same stream and family, same curve")
+
+	_, err = SweepEach([]Stream{{Heartbeats: hbs}}, nil, SweepOptions{})
+	assert.Error(t, err)
+	_, err = Sweep([]Stream{{Heartbeats: hbs}}, []Family{{Name: "empty", New: a.New}}, SweepOptions{})
+	assert.ErrorContains(t, err, "no parameter values")
+	_, err = Sweep([]Stream{{Heartbeats: hbs}}, []Family{{Name: "nonew", Values: []float64{1}}}, SweepOptions{})
+	assert.ErrorContains(t, err, "no constructor")
+	// A stream shorter than the warm-up: the curve reports the error.
+	c, err = Sweep([]Stream{{Heartbeats: hbs[:10]}}, []Family{b}, SweepOptions{})
+	require.NoError(t, err)
+	assert.Contains(t, c[0].Err, "no heartbeat evaluated")
+	assert.Empty(t, c[0].Points)
+}

@@ -101,35 +101,54 @@ type sweepTask struct {
 // goroutines. The error is non-nil only for invalid arguments; failures of
 // single replays are reported in Curve.Err.
 func Sweep(streams []Stream, fams []Family, opt SweepOptions) ([]Curve, error) {
+	per := make([][]Family, len(streams))
+	for i := range per {
+		per[i] = fams
+	}
+	return SweepEach(streams, per, opt)
+}
+
+// SweepEach is Sweep with a list of families per stream (fams[i] for
+// streams[i]), for streams that need their own settings (for example their
+// own nominal interval Δ). All streams share one pool of goroutines.
+func SweepEach(streams []Stream, fams [][]Family, opt SweepOptions) ([]Curve, error) {
 	if err := opt.Config.validate(); err != nil {
 		return nil, err
 	}
-	for i := range fams {
-		f := &fams[i]
-		if f.New == nil {
-			return nil, fmt.Errorf("qos: family %q has no constructor", f.Name)
+	if len(fams) != len(streams) {
+		return nil, fmt.Errorf("qos: %d family lists for %d streams", len(fams), len(streams))
+	}
+	nc := 0
+	for _, fs := range fams {
+		for i := range fs {
+			f := &fs[i]
+			if f.New == nil {
+				return nil, fmt.Errorf("qos: family %q has no constructor", f.Name)
+			}
+			if len(f.Values) == 0 {
+				return nil, fmt.Errorf("qos: family %q has no parameter values", f.Name)
+			}
+			if f.WarmUp < 0 {
+				return nil, fmt.Errorf("qos: family %q warm-up %d is negative", f.Name, f.WarmUp)
+			}
 		}
-		if len(f.Values) == 0 {
-			return nil, fmt.Errorf("qos: family %q has no parameter values", f.Name)
-		}
-		if f.WarmUp < 0 {
-			return nil, fmt.Errorf("qos: family %q warm-up %d is negative", f.Name, f.WarmUp)
-		}
+		nc += len(fs)
 	}
 	workers := opt.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	curves := make([]Curve, len(streams)*len(fams))
+	curves := make([]Curve, nc)
 	slots := make([][]*Point, len(curves)) // per curve, per value
 	errs := make([]error, len(curves))
 	var errMu sync.Mutex
 	var tasks []sweepTask
 	total := 0
+	ci := -1
 	for si := range streams {
-		for fi := range fams {
-			ci := si*len(fams) + fi
-			f := &fams[fi]
+		for fi := range fams[si] {
+			ci++
+			f := &fams[si][fi]
 			curves[ci] = Curve{Stream: streams[si].Name, Family: f.Name, Param: f.Param, Unit: f.Unit, Method: PerPoint}
 			slots[ci] = make([]*Point, len(f.Values))
 			total += len(f.Values)

@@ -229,7 +229,8 @@ func runErr(args []string, stdout, stderr io.Writer) error {
 		descs []string
 	}
 	var runs []streamRun
-	var tableCurves []qos.Curve
+	var tableStreams []qos.Stream
+	var tableFams [][]qos.Family
 	for i := range inputs {
 		in := &inputs[i]
 		s := streamSettings(o, in)
@@ -237,12 +238,13 @@ func runErr(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		c, err := qos.Sweep([]qos.Stream{{Name: in.name, Heartbeats: in.hbs}}, fams, qos.SweepOptions{Config: cfg})
-		if err != nil {
-			return err
-		}
-		tableCurves = append(tableCurves, c...)
+		tableStreams = append(tableStreams, qos.Stream{Name: in.name, Heartbeats: in.hbs})
+		tableFams = append(tableFams, fams)
 		runs = append(runs, streamRun{in: in, set: s, descs: descs})
+	}
+	tableCurves, err := qos.SweepEach(tableStreams, tableFams, qos.SweepOptions{Config: cfg})
+	if err != nil {
+		return err
 	}
 	for i, r := range runs {
 		printStreamHeader(stdout, r.in, r.set, cfg, o)
@@ -273,21 +275,12 @@ func runErr(args []string, stdout, stderr io.Writer) error {
 				total += len(f.Values)
 			}
 		}
-		// Streams have their own Δ, hence their own families: one Sweep per
-		// stream, each parallel across families and points.
-		done := 0
-		for i := range streams {
-			c, err := qos.Sweep(streams[i:i+1], allFams[i], qos.SweepOptions{Config: cfg, Progress: func(d, _ int) {
-				progress(done+d, total)
-			}})
-			if err != nil {
-				return err
-			}
-			for _, f := range allFams[i] {
-				done += len(f.Values)
-			}
-			curves = append(curves, c...)
+		// Streams have their own Δ, hence their own families.
+		c, err := qos.SweepEach(streams, allFams, qos.SweepOptions{Config: cfg, Progress: progress})
+		if err != nil {
+			return err
 		}
+		curves = c
 		progress(-1, total)
 		for _, c := range curves {
 			if c.Err != "" {
