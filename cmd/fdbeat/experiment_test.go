@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -108,9 +109,10 @@ func TestFieldViExperiment(t *testing.T) {
 			tw.Append(sc.name, spec.Name, fmt.Sprintf("%.1f", float64(falseS)/minutes), orDash(sc.pubFS[spec.Name]),
 				td, orDash(sc.pubTD[spec.Name]))
 		}
-		stalls, worst := senderStalls(t, c.Out, sc.send, time.Duration(run.send.Incarnation))
-		fmt.Fprintf(&notes, "%s: sent %d, dropped %d, received %d; sender stalls (send gap > 1.5Δ outside the configured pauses): %d, longest %v; load average %s\n",
-			sc.name, run.send.Sent, run.send.Dropped, run.recv.Packets, stalls, worst.Round(time.Millisecond), loadAvg())
+		stalls, worst, p99, dmax := senderStalls(t, c.Out, sc.send, time.Duration(run.send.Incarnation))
+		fmt.Fprintf(&notes, "%s: sent %d, dropped %d, received %d; sender stalls (send gap > 1.5Δ outside the configured pauses): %d, longest %v; one-way delay A−σ p99 %v, max %v; load average %s\n",
+			sc.name, run.send.Sent, run.send.Dropped, run.recv.Packets, stalls, worst.Round(time.Millisecond),
+			p99.Round(100*time.Microsecond), dmax.Round(100*time.Microsecond), loadAvg())
 	}
 	require.NoError(t, tw.Render())
 	fmt.Printf("\n[Field-vi] on loopback, %v per scenario, Δ = 100 ms, φ window 100:\n%s%s", runFor, b.String(), notes.String())
@@ -118,13 +120,22 @@ func TestFieldViExperiment(t *testing.T) {
 
 // senderStalls counts consecutive heartbeats (s, s+1) both received whose
 // send instants are more than 1.5Δ apart without a configured pause between
-// them: the sender was starved by the host, not impaired on purpose.
-func senderStalls(t *testing.T, path string, sc sendConfig, start time.Duration) (int, time.Duration) {
+// them: the sender was starved by the host, not impaired on purpose. It also
+// returns the p99 and maximum one-way delay A − σ (same host clock), which
+// on the unimpaired scenarios is the receiver's scheduling delay.
+func senderStalls(t *testing.T, path string, sc sendConfig, start time.Duration) (int, time.Duration, time.Duration, time.Duration) {
 	recs, err := trace.ReadFile(path, trace.Options{})
 	require.NoError(t, err)
 	sent := map[uint64]time.Duration{}
+	var delays []time.Duration
 	for _, r := range recs {
 		sent[r.Seq] = r.Sent
+		delays = append(delays, r.Arrival-r.Sent)
+	}
+	slices.Sort(delays)
+	var p99, dmax time.Duration
+	if n := len(delays); n > 0 {
+		p99, dmax = delays[(n*99+99)/100-1], delays[n-1]
 	}
 	n, worst := 0, time.Duration(0)
 	for s, at := range sent {
@@ -147,7 +158,7 @@ func senderStalls(t *testing.T, path string, sc sendConfig, start time.Duration)
 			worst = max(worst, gap)
 		}
 	}
-	return n, worst
+	return n, worst, p99, dmax
 }
 
 func loadAvg() string {
