@@ -117,6 +117,20 @@ type Config struct {
 	DisableRTTTimeout    bool
 	DisableSuspicionGate bool
 
+	// PauseGuard (ModeDetector only): when Tick is called more than
+	// PauseGuard after the start of the next protocol period was due, the
+	// member
+	// concludes that it was itself paused (descheduled, stopped, starved of
+	// CPU) and, before anything else: raises its own incarnation and gossips
+	// Alive (a preemptive refutation of whatever was suspected meanwhile),
+	// abandons the probe and the ping-req relays whose time ran out during
+	// the pause without suspecting or nacking anyone, raises its local
+	// health multiplier, and declares nobody dead for one ProbeInterval, so
+	// that refutations queued during the pause are processed first (the
+	// local-pause rule of Cassandra's FailureDetector, ALGORITHMS.md §5.3).
+	// Default ProbeTimeout (500 ms); negative disables it.
+	PauseGuard time.Duration
+
 	// ReconnectInterval is how often a member pings one random member it
 	// believes dead, carrying that Dead update, so that a live member that
 	// was cut off (a healed partition) refutes and comes back (default 30 s;
@@ -175,6 +189,9 @@ func (c *Config) normalize() error {
 	}
 	if c.ProbeTimeout > c.ProbeInterval {
 		return bad("ProbeTimeout %v exceeds ProbeInterval %v", c.ProbeTimeout, c.ProbeInterval)
+	}
+	if c.PauseGuard == 0 {
+		c.PauseGuard = c.ProbeTimeout
 	}
 	if c.MinProbeTimeout == 0 {
 		c.MinProbeTimeout = c.ProbeTimeout / 5

@@ -87,6 +87,7 @@ type Stats struct {
 	Suspicions     int // suspicions this member raised itself
 	Declarations   int // members this member declared dead by its own timeout
 	Misdirected    int // packets for another ID dropped
+	LocalPauses    int // late Ticks taken for a pause of this member (PauseGuard)
 	DetectorErrors int // per-peer detector or estimator factory errors
 }
 
@@ -130,6 +131,7 @@ type Member struct {
 	bq   []bcast
 	bseq uint64
 
+	graceUntil    time.Duration // no suspicion timer fires before (PauseGuard)
 	nextReconnect time.Duration
 	joining       bool
 	seeds         []string
@@ -271,7 +273,7 @@ func (m *Member) NextDeadline() (at time.Duration, ok bool) {
 		at = min(at, m.relays[i].deadline)
 	}
 	for _, p := range m.suspects {
-		at = min(at, p.susp.deadline)
+		at = min(at, max(p.susp.deadline, m.graceUntil))
 	}
 	if m.joining {
 		at = min(at, m.nextJoin)
@@ -297,6 +299,10 @@ func (m *Member) Tick(now time.Duration) {
 		m.started = true
 		m.nextProbe = now
 		m.nextReconnect = now + m.cfg.ReconnectInterval
+	} else if m.cfg.Mode == ModeDetector && m.cfg.PauseGuard > 0 && now-m.nextProbe > m.cfg.PauseGuard {
+		// The probe timer, due every period, is overdue: this member was
+		// not running.
+		m.localPause(now)
 	}
 	m.tickRelays(now)
 	if m.pr.active && !m.pr.indirect && now >= m.pr.timeoutAt {
@@ -317,12 +323,34 @@ func (m *Member) Tick(now time.Duration) {
 		if len(m.tomb) > 0 {
 			p := m.tomb[m.rng.IntN(len(m.tomb))]
 			m.seq++
-			m.send(Packet{Kind: MsgPing, To: p.node, Ping: Ping{Seq: m.seq}}, nil)
+			m.send(Packet{Kind: MsgPing, To: p.node, Ping: Ping{Seq: m.seq}})
 		}
 	}
 	if m.st == leaving && (now >= m.leaveDeadline || !m.leaveQueued()) {
 		m.st = left
 	}
+}
+
+// localPause reacts to a Tick far later than announced (see
+// Config.PauseGuard).
+func (m *Member) localPause(now time.Duration) {
+	m.stats.LocalPauses++
+	if m.st == running {
+		m.inc = m.inc.Next()
+		m.enqueue(Update{Kind: UpdateAlive, Node: m.self, Incarnation: m.inc, From: m.self.ID})
+	}
+	if m.pr.active && now >= m.pr.endAt {
+		m.pr.active = false
+	}
+	kept := m.relays[:0]
+	for _, r := range m.relays {
+		if now < r.deadline {
+			kept = append(kept, r)
+		}
+	}
+	m.relays = kept
+	m.adjustHealth(1)
+	m.graceUntil = now + m.cfg.ProbeInterval
 }
 
 func (m *Member) leaveQueued() bool {
@@ -428,16 +456,7 @@ func (m *Member) startProbe(now time.Duration) {
 	m.pr = probe{active: true, target: t, seq: m.seq, sent: now,
 		timeoutAt: now + m.probeTimeout(t), endAt: m.nextProbe}
 	m.stats.ProbesStarted++
-	m.send(Packet{Kind: MsgPing, To: t.node, Ping: Ping{Seq: m.seq}}, m.buddy(t))
-}
-
-// buddy returns the suspicion about t to include in a ping to it
-// (Lifeguard's buddy system), or nil.
-func (m *Member) buddy(t *peer) []Update {
-	if m.cfg.Mode == ModeSWIM || t == nil || t.state != StateSuspect {
-		return nil
-	}
-	return []Update{{Kind: UpdateSuspect, Node: t.node, Incarnation: t.inc, From: t.susp.from}}
+	m.send(Packet{Kind: MsgPing, To: t.node, Ping: Ping{Seq: m.seq}})
 }
 
 // sendPingReqs asks up to k random alive members to probe the target.
@@ -472,7 +491,7 @@ func (m *Member) sendPingReqs() {
 	nack := m.cfg.Mode != ModeSWIM
 	for _, p := range chosen {
 		m.stats.PingReqsSent++
-		m.send(Packet{Kind: MsgPingReq, To: p.node, PingReq: PingReq{Seq: m.pr.seq, Target: t.node, Nack: nack}}, nil)
+		m.send(Packet{Kind: MsgPingReq, To: p.node, PingReq: PingReq{Seq: m.pr.seq, Target: t.node, Nack: nack}})
 	}
 	if nack {
 		m.pr.expectNacks = len(chosen)
@@ -529,6 +548,9 @@ func (m *Member) startSuspicion(now time.Duration, p *peer, from ID) {
 }
 
 func (m *Member) tickSuspicions(now time.Duration) {
+	if now < m.graceUntil {
+		return
+	}
 	for i := 0; i < len(m.suspects); {
 		p := m.suspects[i]
 		if now < p.susp.deadline {
@@ -550,7 +572,7 @@ func (m *Member) tickRelays(now time.Duration) {
 		}
 		if r.nack {
 			m.stats.NacksSent++
-			m.send(Packet{Kind: MsgNack, To: r.origin, Nack: Nack{Seq: r.originSeq}}, nil)
+			m.send(Packet{Kind: MsgNack, To: r.origin, Nack: Nack{Seq: r.originSeq}})
 		}
 	}
 	m.relays = kept
@@ -584,7 +606,7 @@ func (m *Member) Step(now time.Duration, pkt *Packet) error {
 	}
 	switch pkt.Kind {
 	case MsgPing:
-		m.send(Packet{Kind: MsgAck, To: pkt.From, Ack: Ack{Seq: pkt.Ping.Seq}}, nil)
+		m.send(Packet{Kind: MsgAck, To: pkt.From, Ack: Ack{Seq: pkt.Ping.Seq}})
 	case MsgAck:
 		m.onAck(now, pkt)
 	case MsgNack:
@@ -680,7 +702,7 @@ func (m *Member) onAck(now time.Duration, pkt *Packet) {
 		if p := m.peers[r.target]; p != nil && p.node.ID == pkt.From.ID {
 			m.observeRTT(p, now-r.sent)
 		}
-		m.send(Packet{Kind: MsgAck, To: r.origin, Ack: Ack{Seq: r.originSeq}}, nil)
+		m.send(Packet{Kind: MsgAck, To: r.origin, Ack: Ack{Seq: r.originSeq}})
 		m.relays = slices.Delete(m.relays, i, i+1)
 		return
 	}
@@ -689,15 +711,16 @@ func (m *Member) onAck(now time.Duration, pkt *Packet) {
 func (m *Member) onPingReq(now time.Duration, pkt *Packet) {
 	t := pkt.PingReq.Target
 	if t.ID == m.self.ID {
-		m.send(Packet{Kind: MsgAck, To: pkt.From, Ack: Ack{Seq: pkt.PingReq.Seq}}, nil)
+		m.send(Packet{Kind: MsgAck, To: pkt.From, Ack: Ack{Seq: pkt.PingReq.Seq}})
 		return
 	}
 	p := m.peers[t.ID]
 	m.seq++
+	// The ping carries p's suspicion if this member suspects it (send).
 	m.relays = append(m.relays, relay{seq: m.seq, origin: pkt.From, originSeq: pkt.PingReq.Seq,
 		target: t.ID, sent: now, deadline: now + m.probeTimeout(p), nack: pkt.PingReq.Nack})
 	seq := m.seq
-	m.send(Packet{Kind: MsgPing, To: t, Ping: Ping{Seq: seq}}, m.buddy(p))
+	m.send(Packet{Kind: MsgPing, To: t, Ping: Ping{Seq: seq}})
 }
 
 // sendSync answers a join with this member's whole view, in as many
@@ -742,18 +765,13 @@ func (m *Member) viewUpdate(p *peer) Update {
 // send completes pk (kind, To and body set by the caller) and piggybacks first the priority updates, then (when `to` is believed
 // dead or gone) the update saying so, so that a live member refutes it, then
 // the least-sent updates of the queue, all within MaxPacketSize.
-func (m *Member) send(pk Packet, prio []Update) {
+func (m *Member) send(pk Packet) {
 	pk.From = m.self
 	to := pk.To
 	budget := m.cfg.MaxPacketSize - pk.Size()
 	var ups []Update
-	for _, u := range prio {
-		if s := u.Size(); s <= budget {
-			ups = append(ups, u)
-			budget -= s
-		}
-	}
-	if p := m.peers[to.ID]; p != nil && (p.state == StateDead || p.state == StateLeft) {
+	if p := m.peers[to.ID]; p != nil && (p.state == StateDead || p.state == StateLeft ||
+		(p.state == StateSuspect && m.cfg.Mode != ModeSWIM)) {
 		u := m.viewUpdate(p)
 		if s := u.Size(); s <= budget {
 			ups = append(ups, u)

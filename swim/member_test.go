@@ -28,6 +28,22 @@ func newTest(t *testing.T, id string, mode Mode, mut func(*Config), peers ...str
 	return m
 }
 
+// advance ticks m at every deadline it announces up to and including
+// until, and returns everything it produced.
+func advance(m *Member, until time.Duration) ([]Packet, []Event) {
+	var pk []Packet
+	var ev []Event
+	for {
+		at, ok := m.NextDeadline()
+		if !ok || at > until {
+			return pk, ev
+		}
+		m.Tick(at)
+		p, e := drain(m)
+		pk, ev = append(pk, p...), append(ev, e...)
+	}
+}
+
 // drain copies the member's output.
 func drain(m *Member) ([]Packet, []Event) {
 	r := m.Ready()
@@ -418,19 +434,19 @@ func TestDetectorGate(t *testing.T) {
 	a.Tick(time.Millisecond)
 	pk, _ := drain(a)
 	target := pk[0].To.ID
-	a.Tick(time.Millisecond + time.Second)
-	pk, ev := drain(a)
+	pk, ev := advance(a, time.Millisecond+time.Second)
 	assert.Empty(t, ev, "heard from 1 ms ago: no suspicion on one lost ack")
 	assert.Equal(t, 1, a.Stats().GateDeferrals)
-	require.Len(t, only(t, pk, MsgPing), 1)
-	assert.Equal(t, target, only(t, pk, MsgPing)[0].To.ID, "retried at once")
+	pings := only(t, pk, MsgPing)
+	require.Len(t, pings, 1)
+	assert.Equal(t, target, pings[0].To.ID, "retried at once")
 	// The deferred probe's missed nack raised LHM to 1: the retry's period
 	// is 2 s.
-	a.Tick(3*time.Second + time.Millisecond)
-	_, ev = drain(a)
+	_, ev = advance(a, 3*time.Second+time.Millisecond)
 	require.Len(t, ev, 1)
 	assert.Equal(t, EventSuspect, ev[0].Kind)
 	assert.Equal(t, target, ev[0].Node.ID)
+	assert.Zero(t, a.Stats().LocalPauses)
 	lvl, ok := a.Level(target, 3*time.Second)
 	assert.True(t, ok)
 	assert.Equal(t, 0.0, lvl, "fixed detector: binary level, 0 while trusting")
@@ -620,4 +636,39 @@ func TestLocalHealthMultiplier(t *testing.T) {
 		a.adjustHealth(-1)
 	}
 	assert.Equal(t, 0, a.HealthScore())
+}
+
+// The local-pause guard (ModeDetector): a Tick far later than announced is
+// taken for a pause of this member: preemptive refutation, the probe that
+// ran out during the pause is dropped without suspicion, and no suspicion
+// timer fires for one period.
+func TestPauseGuard(t *testing.T) {
+	a := newTest(t, "a", ModeDetector, nil, "b", "c", "d")
+	a.apply(0, Update{Kind: UpdateSuspect, Node: node("d"), From: "c"}, false) // deadline 0 + 24 s
+	a.Tick(0)
+	drain(a)
+	a.Tick(25 * time.Second) // announced deadline was 500 ms
+	pk, ev := drain(a)
+	assert.Equal(t, 1, a.Stats().LocalPauses)
+	assert.Empty(t, ev, "no suspicion from the stale probe, no declaration during the grace period")
+	assert.Equal(t, Incarnation(1), a.Incarnation())
+	require.NotEmpty(t, pk)
+	assert.True(t, hasUpdate(pk[0], UpdateAlive, "a", 1), "preemptive refutation piggybacked")
+	assert.Equal(t, 1, a.HealthScore())
+	assert.Equal(t, StateSuspect, a.State("d"))
+	_, ev = advance(a, 26*time.Second)
+	require.Len(t, ev, 1, "the grace period is over")
+	assert.Equal(t, EventDead, ev[0].Kind)
+	assert.Equal(t, ID("d"), ev[0].Node.ID)
+
+	// Punctual ticks never trigger it; ModeLifeguard has no guard.
+	b := newTest(t, "b", ModeDetector, nil, "a", "c")
+	advance(b, time.Minute)
+	assert.Zero(t, b.Stats().LocalPauses)
+	l := newTest(t, "a", ModeLifeguard, nil, "b")
+	l.Tick(0)
+	l.Tick(10 * time.Second)
+	_, ev = drain(l)
+	assert.Len(t, ev, 1, "Lifeguard mode suspects on the stale probe")
+	assert.Zero(t, l.Stats().LocalPauses)
 }

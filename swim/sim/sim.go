@@ -146,6 +146,7 @@ type Sim struct {
 	byAddr  map[string]int
 	group   []int // partition group of each member; nil: no partition
 	hook    EventHook
+	phook   PacketHook
 	dropped int64
 	steps   int64
 }
@@ -202,6 +203,13 @@ func (s *Sim) newMachine(i int) error {
 	sm.hasSched = false
 	return nil
 }
+
+// PacketHook observes every packet delivered to a member (before it is
+// processed).
+type PacketHook func(now time.Duration, to int, p *swim.Packet)
+
+// SetPacketHook installs the observer of delivered packets.
+func (s *Sim) SetPacketHook(h PacketHook) { s.phook = h }
 
 // SetEventHook installs the observer of membership events.
 func (s *Sim) SetEventHook(h EventHook) { s.hook = h }
@@ -322,6 +330,9 @@ func (s *Sim) deliver(i int, e *event) {
 	sm.stats.RecvMsgs++
 	sm.stats.RecvBytes += int64(e.size)
 	s.steps++
+	if s.phook != nil {
+		s.phook(s.now, i, &e.pkt)
+	}
 	_ = sm.m.Step(s.now, &e.pkt) // the simulator only sends valid packets
 	s.flush(i)
 }
