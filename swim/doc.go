@@ -53,7 +53,8 @@
 //     with each independent confirmation to Min = α·max(1, log10 n)·
 //     ProbeInterval after K = α−2 of them (the first K are re-gossiped);
 //     and the buddy system: a ping to a suspected member carries the
-//     suspicion, so it can refute at once.
+//     suspicion, so it can refute at once. We apply it to every packet sent
+//     to a suspect (acks and relayed pings too), not only to probes.
 //
 // # Detectors as the per-peer suspicion source
 //
@@ -73,7 +74,14 @@
 //     it (something was heard from it recently, judged by its own
 //     history), the member does not suspect it yet but probes it again in
 //     the next period; a second consecutive failure suspects it regardless.
-//     A peer never heard from is not gated.
+//     A peer never heard from is not gated. (3) The local-pause guard: a
+//     Tick that comes more than PauseGuard (default 500 ms) after the next
+//     period was due means this member itself was not running; it then
+//     refutes preemptively (incarnation+1, Alive gossiped), drops the probe
+//     and the relays whose time ran out while it was stopped without
+//     suspecting or nacking anyone, raises its LHM, and declares nobody dead
+//     for one period so that refutations queued meanwhile are read first
+//     (Cassandra's local-pause rule, ALGORITHMS.md §5.3).
 //   - ModeLifeguard: memberlist's behaviour (fixed probe timeout, no gate).
 //   - ModeSWIM: plain SWIM with suspicion (no LHM, no nack, no buddy, fixed
 //     suspicion timeout Min, i.e. β = 1).
