@@ -76,6 +76,9 @@ type Config struct {
 //     MaxTimeout bounds the effect.
 //   - Burst of losses: counted as one long interval, or as the per-heartbeat
 //     average with DivideByGap.
+//   - Instants near the ends of the time.Duration range: the inter-arrival
+//     time is computed without overflow, and τ saturates at math.MaxInt64
+//     (never wraps to a negative instant).
 //
 // Heartbeats without sequence numbers are accepted in arrival order.
 type Detector struct {
@@ -92,6 +95,7 @@ type Detector struct {
 	hasSeq  bool
 	seen    bool
 	tau     time.Duration
+	to      time.Duration // TO behind tau
 	clamped bool
 }
 
@@ -155,7 +159,10 @@ func (d *Detector) Observe(hb detector.Heartbeat) {
 		return // monitor clock went backwards
 	}
 	if d.seen {
-		r := float64(hb.Arrival - d.last)
+		// hb.Arrival ≥ d.last, so the unsigned difference is exact even
+		// when the signed one would overflow (for example from a
+		// negative instant near math.MinInt64 to a positive one).
+		r := float64(uint64(hb.Arrival) - uint64(d.last))
 		if d.divide && gap > 1 {
 			r /= float64(gap)
 		}
@@ -165,7 +172,18 @@ func (d *Detector) Observe(hb detector.Heartbeat) {
 		d.seq, d.hasSeq = hb.Seq, true
 	}
 	d.last, d.seen = hb.Arrival, true
-	d.tau = d.last + d.timeout()
+	d.to = d.timeout()
+	d.tau = addSat(d.last, d.to)
+}
+
+// addSat returns a + b for b ≥ 0, saturating at math.MaxInt64 instead of
+// wrapping to a negative instant (a huge TO_init, K or gap near the end of
+// the time.Duration range would otherwise make τ fall before T_last).
+func addSat(a, b time.Duration) time.Duration {
+	if b > 0 && a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
 }
 
 func (d *Detector) reset() {
@@ -195,7 +213,7 @@ func (d *Detector) Timeout() time.Duration {
 	if !d.seen {
 		return 0
 	}
-	return d.tau - d.last
+	return d.to
 }
 
 // FreshnessPoint returns τ = T_last + TO; ok is false before the first
@@ -216,5 +234,5 @@ func (d *Detector) LinearForm() (time.Duration, float64, bool) {
 	if !d.seen || d.est.samples == 0 || d.clamped {
 		return 0, 0, false
 	}
-	return d.last + d.est.SRTT(), d.est.rttvar, true
+	return addSat(d.last, d.est.SRTT()), d.est.rttvar, true
 }

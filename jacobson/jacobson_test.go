@@ -233,3 +233,46 @@ func BenchmarkObserveSuspected(b *testing.B) {
 		_ = d.Suspected(a + 50*time.Millisecond)
 	}
 }
+
+// Instants near the ends of the time.Duration range: τ saturates instead of
+// wrapping to a negative instant, and an inter-arrival time wider than
+// math.MaxInt64/2 on either side of zero is still measured right.
+func TestDetectorDurationExtremes(t *testing.T) {
+	t.Run("huge TO_init near the end of the range", func(t *testing.T) {
+		d := newDet(t, jacobson.Config{InitialTimeout: math.MaxInt64})
+		d.Observe(hb(0, 1000))
+		tau, ok := d.FreshnessPoint()
+		require.True(t, ok)
+		assert.Equal(t, time.Duration(math.MaxInt64), tau)
+		assert.False(t, d.Suspected(ms(2000)), "a τ that wrapped would suspect at once")
+		assert.Equal(t, time.Duration(math.MaxInt64), d.Timeout())
+	})
+	t.Run("arrivals close to math.MaxInt64", func(t *testing.T) {
+		d := newDet(t, jacobson.Config{})
+		start := time.Duration(math.MaxInt64) - 2*time.Second
+		for i := range 15 {
+			a := start + time.Duration(i)*100*time.Millisecond
+			d.Observe(detector.Heartbeat{Seq: uint64(i), HasSeq: true, Arrival: a})
+			assert.False(t, d.Suspected(a), "heartbeat %d", i)
+		}
+	})
+	t.Run("interval from near MinInt64 to near MaxInt64", func(t *testing.T) {
+		d := newDet(t, jacobson.Config{})
+		d.Observe(hb(0, 0))
+		d.Observe(detector.Heartbeat{Seq: 1, HasSeq: true, Arrival: math.MinInt64 / 2})
+		d.Observe(detector.Heartbeat{Seq: 2, HasSeq: true, Arrival: math.MaxInt64 / 2})
+		// The second heartbeat went backwards and was ignored; the third
+		// gives one sample of MaxInt64/2 ns.
+		assert.InEpsilon(t, float64(math.MaxInt64/2), d.Estimator().SRTTNanos(), 1e-12)
+		tau, _ := d.FreshnessPoint()
+		assert.Equal(t, time.Duration(math.MaxInt64), tau)
+
+		e := newDet(t, jacobson.Config{})
+		e.Observe(detector.Heartbeat{Arrival: math.MinInt64 + 1})
+		e.Observe(detector.Heartbeat{Arrival: math.MaxInt64 - 1})
+		assert.InEpsilon(t, float64(math.MaxUint64-2), e.Estimator().SRTTNanos(), 1e-12,
+			"the sample is positive, not a wrapped negative difference")
+		tau, _ = e.FreshnessPoint()
+		assert.Equal(t, time.Duration(math.MaxInt64), tau)
+	})
+}
