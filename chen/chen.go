@@ -44,6 +44,15 @@ type Config struct {
 // without sequence numbers are numbered by arrival (the simplified formula,
 // see Estimator); one arriving before its predecessor is dropped.
 //
+// A sender pause that shifts its schedule without a sequence gap (a GC pause
+// or SIGSTOP after which the sender goes on numbering from where it stopped)
+// is not a loss: every later A_j − Δ·s_j is larger by the pause P, and EA
+// catches up only as the old samples leave the window, so the detector keeps
+// suspecting for about n·(1 − α/P) heartbeats (with n = 1000, α = 100 ms and
+// P = 500 ms: 800 heartbeats, 80 s). Use a smaller window, a larger α, or
+// Bertier's adaptive margin when senders may pause. τ saturates at the ends
+// of the time.Duration range rather than wrapping.
+//
 // During warm-up FreshnessPoint still returns τ computed from the n' < n
 // samples held, and WarmingUp is true.
 type Detector struct {
@@ -97,7 +106,7 @@ func (d *Detector) Margin() time.Duration { return d.alpha }
 func (d *Detector) Observe(hb detector.Heartbeat) {
 	switch d.est.Observe(hb) {
 	case Fresh, Restart:
-		d.tau, d.seen = d.est.Next()+d.alpha, true
+		d.tau, d.seen = d.est.FreshnessPoint(d.alpha), true
 	}
 }
 

@@ -350,3 +350,52 @@ func BenchmarkObserveSuspected(b *testing.B) {
 		_ = d.Suspected(a + 50*time.Millisecond)
 	}
 }
+
+// A margin meant as "never suspect" near the end of the Duration range:
+// τ saturates instead of wrapping to an instant in the far past.
+func TestFreshnessPointSaturates(t *testing.T) {
+	d := newDet(t, chen.Config{Estimator: chen.EstimatorConfig{WindowSize: 6}, Margin: math.MaxInt64})
+	for i, a := range commonArrivals {
+		d.Observe(hb(uint64(i+1), a))
+	}
+	tau, ok := d.FreshnessPoint()
+	require.True(t, ok)
+	assert.Equal(t, time.Duration(math.MaxInt64), tau)
+	assert.False(t, d.Suspected(ms(1000)))
+
+	near := newDet(t, chen.Config{MinSamples: 1})
+	start := time.Duration(math.MaxInt64) - 2*time.Second
+	for i := range 15 {
+		a := start + time.Duration(i)*100*time.Millisecond
+		near.Observe(detector.Heartbeat{Seq: uint64(i), HasSeq: true, Arrival: a})
+		assert.False(t, near.Suspected(a), "heartbeat %d", i)
+	}
+	e := near.Estimator()
+	assert.Equal(t, e.Next()-time.Second, e.FreshnessPoint(-time.Second))
+	assert.Equal(t, e.Next()+math.MinInt64, e.FreshnessPoint(math.MinInt64), "no overflow: EA is positive")
+
+	low, err := chen.NewEstimator(chen.EstimatorConfig{})
+	require.NoError(t, err)
+	low.Observe(detector.Heartbeat{Seq: 0, HasSeq: true, Arrival: math.MinInt64 + time.Second})
+	assert.Equal(t, time.Duration(math.MinInt64), low.FreshnessPoint(-2*time.Second))
+}
+
+// A sender pause without a sequence gap shifts every later A_j − Δ·s_j:
+// NFD-E keeps suspecting until about n·(1 − α/P) new samples have entered
+// the window (the behaviour documented on Detector).
+func TestSenderPauseSuspectsForAboutAWindow(t *testing.T) {
+	const n, alpha, pause = 100, 100.0, 500.0
+	d := newDet(t, chen.Config{Estimator: chen.EstimatorConfig{WindowSize: n}, Margin: ms(alpha)})
+	for i := range n {
+		d.Observe(hb(uint64(i), float64(100*i)))
+	}
+	late := 0
+	for i := n; i < 3*n; i++ {
+		a := float64(100*i) + pause
+		if d.Suspected(ms(a)) {
+			late++
+		}
+		d.Observe(hb(uint64(i), a))
+	}
+	assert.InDelta(t, n*(1-alpha/pause), late, 2)
+}

@@ -2,6 +2,7 @@ package chen
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/fdkit/fdkit/detector"
@@ -257,6 +258,25 @@ func (e *Estimator) ExpectedArrival(k uint64) time.Duration {
 
 // Next returns EA_{ℓ+1}, the expected arrival of the next heartbeat.
 func (e *Estimator) Next() time.Duration { return e.ExpectedArrival(e.last + 1) }
+
+// FreshnessPoint returns τ_{ℓ+1} = EA_{ℓ+1} + margin, saturating at the ends
+// of the time.Duration range instead of wrapping (a margin such as
+// math.MaxInt64, meant as "never suspect", must not turn τ into an instant
+// in the far past). 0 before the first heartbeat. Chen's Detector and SFD
+// compute τ with it.
+func (e *Estimator) FreshnessPoint(margin time.Duration) time.Duration {
+	if e.w.Len() == 0 {
+		return 0
+	}
+	ea := e.Next()
+	switch {
+	case margin > 0 && ea > math.MaxInt64-margin:
+		return math.MaxInt64
+	case margin < 0 && ea < math.MinInt64-margin:
+		return math.MinInt64
+	}
+	return ea + margin
+}
 
 // ExpectedArrivalSince returns EA(k) − base in nanoseconds, unrounded and
 // exact even when instants are near 5e16 ns, for callers that add a
