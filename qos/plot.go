@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"image/color"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"gonum.org/v1/plot"
@@ -14,6 +16,8 @@ import (
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+	_ "gonum.org/v1/plot/vg/vgimg" // PNG
+	_ "gonum.org/v1/plot/vg/vgsvg" // SVG
 )
 
 // palette holds eight distinguishable colours (Okabe–Ito, with black).
@@ -56,7 +60,7 @@ func NewPlot(curves []Curve, kind PlotKind, title string) (*plot.Plot, error) {
 	p.X.Label.Text = "mean detection time TD (ms)"
 	switch kind {
 	case PlotMR:
-		p.Y.Label.Text = "mistake rate MR (per second, log scale)"
+		p.Y.Label.Text = "mistake rate MR (1/s)"
 		p.Y.Scale = plot.LogScale{}
 		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
 	case PlotQAP:
@@ -69,7 +73,7 @@ func NewPlot(curves []Curve, kind PlotKind, title string) (*plot.Plot, error) {
 	default:
 		return nil, fmt.Errorf("qos: unknown plot kind %d", int(kind))
 	}
-	p.Legend.Top = kind == PlotMR // the empty corner: high TD with high MR, or with low QAP
+	p.Legend.Top, p.Legend.Left = true, true
 	p.Add(plotter.NewGrid())
 	drawn := 0
 	for i, c := range curves {
@@ -128,14 +132,20 @@ func NewPlot(curves []Curve, kind PlotKind, title string) (*plot.Plot, error) {
 		}
 		return nil, errors.New("qos: no points to draw")
 	}
-	if kind == PlotMR && p.Y.Min == p.Y.Max {
-		p.Y.Min, p.Y.Max = p.Y.Min/10, p.Y.Max*10
+	if kind == PlotMR {
+		// Whole decades: gonum's log ticks label the decades around the data,
+		// and a label outside the axis range would squeeze the data area.
+		p.Y.Min = math.Pow(10, math.Floor(math.Log10(p.Y.Min)))
+		p.Y.Max = math.Pow(10, math.Ceil(math.Log10(p.Y.Max)))
+		if p.Y.Min == p.Y.Max {
+			p.Y.Min, p.Y.Max = p.Y.Min/10, p.Y.Max*10
+		}
 	}
 	return p, nil
 }
 
 // SavePlots writes, for the given curves, "<prefix>mr-td" and
-// "<prefix>qap-td" as PNG and SVG (15 cm × 10 cm) into dir, which must
+// "<prefix>qap-td" as PNG and SVG (19 cm × 11 cm, legend on the right) into dir, which must
 // exist. It returns the files written. A plot with nothing to draw (for
 // example no mistakes at any point for MR) is skipped, not an error.
 func SavePlots(curves []Curve, dir, prefix, title string) ([]string, error) {
@@ -156,19 +166,43 @@ func SavePlots(curves []Curve, dir, prefix, title string) ([]string, error) {
 	return files, nil
 }
 
-// savePlot saves p, turning a panic of the drawing library (degenerate
-// axes) into an error.
+// Plot file geometry: the data area on the left, the legend in a column of
+// its own on the right, so that it never hides a curve.
+const (
+	plotWidth   = 19 * vg.Centimeter
+	plotHeight  = 11 * vg.Centimeter
+	legendWidth = 4.8 * vg.Centimeter
+)
+
+// savePlot saves p with its legend beside the data area, in the format of
+// path's extension, turning a panic of the drawing library (degenerate axes)
+// into an error.
 func savePlot(p *plot.Plot, path string) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("qos: drawing %s: %v", path, r)
 		}
 	}()
-	if err := p.Save(15*vg.Centimeter, 10*vg.Centimeter, path); err != nil {
+	c, err := draw.NewFormattedCanvas(plotWidth, plotHeight, strings.TrimPrefix(filepath.Ext(path), "."))
+	if err != nil {
 		return fmt.Errorf("qos: saving plot: %w", err)
 	}
-	if _, err := os.Stat(path); err != nil {
+	legend := p.Legend
+	p.Legend = plot.NewLegend()
+	defer func() { p.Legend = legend }()
+	dc := draw.New(c)
+	p.Draw(draw.Crop(dc, 0, -legendWidth, 0, 0))
+	legend.Draw(draw.Crop(dc, plotWidth-legendWidth+vg.Points(4), 0, 0, -vg.Points(24)))
+	f, err := os.Create(path)
+	if err != nil {
 		return fmt.Errorf("qos: saving plot: %w", err)
+	}
+	if _, err := c.WriteTo(f); err != nil {
+		f.Close()
+		return fmt.Errorf("qos: saving plot %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("qos: saving plot %s: %w", path, err)
 	}
 	return nil
 }
