@@ -102,7 +102,8 @@ type Status struct {
 // than RestartJump is a sender restart: the window is reset and warm-up
 // restarts, the gap before it is not measured, SM, state and cumulative QoS
 // are kept; numbered arrivals going backwards are counted; a gap of hours or
-// a burst of losses is counted as one mistake lasting the gap).
+// a burst of losses is counted as one mistake lasting the gap; τ saturates
+// at the ends of the time.Duration range rather than wrapping).
 type Detector struct {
 	est        *chen.Estimator
 	minSamples int
@@ -201,7 +202,7 @@ func (d *Detector) Observe(hb detector.Heartbeat) {
 		}
 	}
 	d.prev = hb.Arrival
-	d.tau, d.seen = d.est.Next()+d.sm, true
+	d.tau, d.seen = d.est.FreshnessPoint(d.sm), true
 	if !d.measuring {
 		return
 	}

@@ -339,3 +339,18 @@ func BenchmarkObserveSuspected(b *testing.B) {
 		_ = d.Suspected(a + 50*time.Millisecond)
 	}
 }
+
+// A large safety margin near the end of the Duration range: τ saturates
+// instead of wrapping to an instant in the far past.
+func TestFreshnessPointSaturates(t *testing.T) {
+	d := newDet(t, sfd.Config{Estimator: window(6), MinSamples: 1, InitialMargin: math.MaxInt64 / 2})
+	start := time.Duration(math.MaxInt64) - 2*time.Second
+	for i := range 15 {
+		a := start + time.Duration(i)*100*time.Millisecond
+		d.Observe(detector.Heartbeat{Seq: uint64(i), HasSeq: true, Arrival: a})
+		assert.False(t, d.Suspected(a), "heartbeat %d", i)
+	}
+	tau, _ := d.FreshnessPoint()
+	assert.Equal(t, time.Duration(math.MaxInt64), tau)
+	assert.Zero(t, d.Status().Mistakes)
+}
