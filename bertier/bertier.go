@@ -76,7 +76,8 @@ type Config struct {
 // arrival going backwards is counted (a negative error); an unnumbered one
 // is dropped; a gap of hours is counted: its error raises delay and var by
 // γ·gap, which decays by a factor 1−γ per heartbeat; a burst of losses is
-// absorbed by the sequence numbers under ErrorVsReceived.
+// absorbed by the sequence numbers under ErrorVsReceived; τ saturates at
+// the ends of the time.Duration range rather than wrapping.
 type Detector struct {
 	est        *chen.Estimator
 	filter     *jacobson.Estimator
@@ -163,7 +164,7 @@ func (d *Detector) Observe(hb detector.Heartbeat) {
 	d.last = hb.Arrival
 	d.eaRel = d.est.ExpectedArrivalSince(last+1, hb.Arrival)
 	d.cached = true
-	d.tau = hb.Arrival + roundNanos(d.eaRel+d.marginNanos())
+	d.tau = addSat(hb.Arrival, roundNanos(d.eaRel+d.marginNanos()))
 	d.seen = true
 }
 
@@ -202,7 +203,20 @@ func (d *Detector) LinearForm() (time.Duration, float64, bool) {
 	if !d.seen {
 		return 0, 0, false
 	}
-	return d.last + roundNanos(d.eaRel+d.beta*d.filter.SRTTNanos()), d.filter.RTTVARNanos(), true
+	return addSat(d.last, roundNanos(d.eaRel+d.beta*d.filter.SRTTNanos())), d.filter.RTTVARNanos(), true
+}
+
+// addSat returns a + b, saturating at the ends of the time.Duration range
+// instead of wrapping (τ near math.MaxInt64 must not become an instant in the
+// far past).
+func addSat(a, b time.Duration) time.Duration {
+	switch {
+	case b > 0 && a > math.MaxInt64-b:
+		return math.MaxInt64
+	case b < 0 && a < math.MinInt64-b:
+		return math.MinInt64
+	}
+	return a + b
 }
 
 func roundNanos(x float64) time.Duration {

@@ -260,3 +260,19 @@ func BenchmarkObserveSuspected(b *testing.B) {
 		_ = d.Suspected(a + 50*time.Millisecond)
 	}
 }
+
+// Near the end of the Duration range a late heartbeat (window of one) raises
+// τ beyond math.MaxInt64: it saturates instead of wrapping to the far past.
+func TestFreshnessPointSaturates(t *testing.T) {
+	d := newDet(t, bertier.Config{Estimator: chen.EstimatorConfig{WindowSize: 1}})
+	start := time.Duration(math.MaxInt64) - 12*time.Second
+	for i := range 10 {
+		d.Observe(detector.Heartbeat{Seq: uint64(i), HasSeq: true, Arrival: start + time.Duration(i)*100*time.Millisecond})
+	}
+	a := time.Duration(math.MaxInt64) - time.Second // heartbeat 10, about 10 s late
+	d.Observe(detector.Heartbeat{Seq: 10, HasSeq: true, Arrival: a})
+	require.Greater(t, d.Margin(), time.Second)
+	tau, _ := d.FreshnessPoint()
+	assert.Equal(t, time.Duration(math.MaxInt64), tau)
+	assert.False(t, d.Suspected(a))
+}
