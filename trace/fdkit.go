@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/ulikunitz/xz"
 )
@@ -58,7 +59,8 @@ type Writer struct {
 
 // NewWriter writes the header h to w and returns a Writer for the records.
 // h.Version 0 means 1; any other version than 1 is an error, as are a
-// negative interval and malformed Meta keys or values.
+// negative interval, malformed Meta keys or values, and values or comments
+// that the Reader would not accept as text (a NUL byte, invalid UTF-8).
 func NewWriter(w io.Writer, h Header, c Compression) (*Writer, error) {
 	if h.Version != 0 && h.Version != fdkitVersion {
 		return nil, fmt.Errorf("trace: cannot write fdkit format version %d (only %d)", h.Version, fdkitVersion)
@@ -70,13 +72,13 @@ func NewWriter(w io.Writer, h Header, c Compression) (*Writer, error) {
 		if !validKey(k) || k == "version" || k == "interval" || k == "unit" {
 			return nil, fmt.Errorf("trace: invalid header key %q (want [a-z0-9_-]+, not version, interval or unit)", k)
 		}
-		if v == "" || strings.ContainsAny(v, " \t\r\n") {
-			return nil, fmt.Errorf("trace: header value %q for key %q is empty or holds blanks", v, k)
+		if v == "" || strings.ContainsAny(v, " \t\r\n") || !isText(v) {
+			return nil, fmt.Errorf("trace: header value %q for key %q is empty, holds blanks, a NUL byte or invalid UTF-8", v, k)
 		}
 	}
 	for _, cm := range h.Comments {
-		if strings.ContainsAny(cm, "\r\n") {
-			return nil, fmt.Errorf("trace: comment %q holds a line break", cm)
+		if strings.ContainsAny(cm, "\r\n") || !isText(cm) {
+			return nil, fmt.Errorf("trace: comment %q holds a line break, a NUL byte or invalid UTF-8", cm)
 		}
 	}
 	wr := &Writer{}
@@ -111,6 +113,12 @@ func NewWriter(w io.Writer, h Header, c Compression) (*Writer, error) {
 	return wr, nil
 }
 
+// isText reports whether s can appear in a file the Reader accepts as text:
+// valid UTF-8 without NUL bytes (see isBinary).
+func isText(s string) bool {
+	return utf8.ValidString(s) && strings.IndexByte(s, 0) < 0
+}
+
 func validKey(k string) bool {
 	if k == "" {
 		return false
@@ -123,8 +131,9 @@ func validKey(k string) bool {
 	return true
 }
 
-// Write writes one record. A sender id holding blanks or line breaks, or equal
-// to "-", is an error.
+// Write writes one record. A sender id holding blanks or line breaks,
+// starting with '#', equal to "-", or holding a NUL byte or invalid UTF-8
+// (which the Reader would reject as binary data) is an error.
 func (w *Writer) Write(r Record) error {
 	if w.err != nil {
 		return w.err
@@ -133,8 +142,8 @@ func (w *Writer) Write(r Record) error {
 	switch {
 	case r.Sender == "":
 		b = append(b, '-')
-	case r.Sender == "-" || strings.ContainsAny(r.Sender, " \t\r\n") || strings.HasPrefix(r.Sender, "#"):
-		return fmt.Errorf("trace: sender id %q cannot be written (blanks, line breaks, a leading '#' or \"-\")", r.Sender)
+	case r.Sender == "-" || strings.ContainsAny(r.Sender, " \t\r\n") || strings.HasPrefix(r.Sender, "#") || !isText(r.Sender):
+		return fmt.Errorf("trace: sender id %q cannot be written (blanks, line breaks, a leading '#', \"-\", a NUL byte or invalid UTF-8)", r.Sender)
 	default:
 		b = append(b, r.Sender...)
 	}

@@ -513,3 +513,33 @@ func TestCSVBadUnit(t *testing.T) {
 	_, _, err := readString(t, "t\n1\n", Options{Format: FormatCSV})
 	assert.ErrorContains(t, err, "Columns.Sent or Columns.Arrival")
 }
+
+// The Writer refuses what the Reader would reject as binary data (a NUL
+// byte, invalid UTF-8), so that everything it writes reads back.
+func TestFDKitWriterRefusesBinary(t *testing.T) {
+	for _, bad := range []string{"a\x00b", "\xff", "p\xc3"} {
+		var buf bytes.Buffer
+		w, err := NewWriter(&buf, Header{}, NoCompression)
+		require.NoError(t, err)
+		assert.Error(t, w.Write(Record{Sender: bad, Arrival: 1, HasArrival: true}), "sender %q", bad)
+		_, err = NewWriter(&buf, Header{Meta: map[string]string{"k": bad}}, NoCompression)
+		assert.Error(t, err, "meta value %q", bad)
+		_, err = NewWriter(&buf, Header{Comments: []string{bad}}, NoCompression)
+		assert.Error(t, err, "comment %q", bad)
+	}
+	// Any other UTF-8 text round-trips, control characters included.
+	for _, good := range []string{"é", "a\vb", "a\u00a0b", "-x", "\x1b"} {
+		var buf bytes.Buffer
+		w, err := NewWriter(&buf, Header{Meta: map[string]string{"k": good}, Comments: []string{good}}, NoCompression)
+		require.NoError(t, err, "%q", good)
+		rec := Record{Sender: good, Arrival: 1, HasArrival: true}
+		require.NoError(t, w.Write(rec), "%q", good)
+		require.NoError(t, w.Close())
+		r, err := NewReader(&buf, Options{})
+		require.NoError(t, err, "%q", good)
+		got, err := r.ReadAll()
+		require.NoError(t, err)
+		assert.Equal(t, []Record{rec}, got)
+		assert.Equal(t, good, r.Header().Meta["k"])
+	}
+}
