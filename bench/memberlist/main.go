@@ -277,6 +277,8 @@ func runOne(c Cluster, sc string, o options, run int) (Result, error) {
 		if sc == "steady" || (e.observer != victim.Name() && e.subject != victim.Name()) {
 			res.FPMinus++
 		}
+		fmt.Fprintf(os.Stderr, "  %s/%s: false positive at +%.2f s: %s declared %s dead (impaired member: %s)\n",
+			res.Lib, sc, e.at.Sub(wStart).Seconds(), e.observer, e.subject, victim.Name())
 	}
 	if sc == "kill" {
 		res.Detected = len(firstBy)

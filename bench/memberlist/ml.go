@@ -40,7 +40,7 @@ func (e *mlEvents) NotifyLeave(n *memberlist.Node) { e.rec.Dead(e.self, n.Name) 
 
 func (c mlCluster) Start(n int, rec *Recorder, seed uint64) ([]Node, error) {
 	var nodes []Node
-	var first string
+	var addrs []string
 	for i := 0; i < n; i++ {
 		name := fmt.Sprintf("m%02d", i)
 		nt, err := memberlist.NewNetTransport(&memberlist.NetTransportConfig{
@@ -65,12 +65,13 @@ func (c mlCluster) Start(n int, rec *Recorder, seed uint64) ([]Node, error) {
 		if err != nil {
 			return nil, err
 		}
-		addr := fmt.Sprintf("127.0.0.1:%d", cfg.BindPort)
-		if i == 0 {
-			first = addr
-		} else if _, err := ml.Join([]string{first}); err != nil {
-			return nil, fmt.Errorf("memberlist join: %w", err)
+		// Join through every earlier member, as the fdkit cluster does.
+		if i > 0 {
+			if _, err := ml.Join(addrs); err != nil {
+				return nil, fmt.Errorf("memberlist join: %w", err)
+			}
 		}
+		addrs = append(addrs, fmt.Sprintf("127.0.0.1:%d", cfg.BindPort))
 		nodes = append(nodes, &mlNode{name: name, imp: imp, ml: ml})
 	}
 	return nodes, nil
