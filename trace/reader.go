@@ -52,6 +52,9 @@ type Reader struct {
 	csv     *csv.Reader
 	csvCols [4]int // column index of sender, seq, sent, arrival; -1 absent
 	csvUnit int64
+	// csvLimit bounds the bytes one CSV record may span (encoding/csv
+	// itself has no limit: an unterminated quote would swallow the file).
+	csvLimit *limitReader
 	// FormatFDKit
 	unit int64
 }
@@ -536,7 +539,8 @@ func (r *Reader) initCSV() error {
 			sep = ','
 		}
 	}
-	r.csv = csv.NewReader(r.br)
+	r.csvLimit = &limitReader{r: r.br, max: csvRecordMax}
+	r.csv = csv.NewReader(r.csvLimit)
 	r.csv.Comma = sep
 	r.csv.FieldsPerRecord = -1
 	r.csv.ReuseRecord = true
@@ -569,7 +573,39 @@ func (r *Reader) initCSV() error {
 	return nil
 }
 
+// csvRecordMax is how many bytes the CSV reader may pull from the input for
+// one record: bufSize plus the read-ahead of encoding/csv's own buffer.
+const csvRecordMax = bufSize + 4096
+
+// errCSVRecordTooLong is returned by limitReader when one CSV record spans
+// more than csvRecordMax bytes.
+var errCSVRecordTooLong = errors.New("CSV record too long")
+
+// limitReader fails with errCSVRecordTooLong once more than max bytes were
+// read since the last reset (n = 0), so memory stays bounded on a huge line
+// or an unterminated quoted field.
+type limitReader struct {
+	r      io.Reader
+	n, max int
+}
+
+func (l *limitReader) Read(p []byte) (int, error) {
+	if l.n >= l.max {
+		return 0, errCSVRecordTooLong
+	}
+	if len(p) > l.max-l.n {
+		p = p[:l.max-l.n]
+	}
+	k, err := l.r.Read(p)
+	l.n += k
+	return k, err
+}
+
 func (r *Reader) csvError(err error) error {
+	if errors.Is(err, errCSVRecordTooLong) {
+		return &ParseError{File: r.name, Line: r.line + 1, Err: errCSVRecordTooLong,
+			Want: fmt.Sprintf("a CSV record shorter than %d bytes (an unterminated quoted field?)", bufSize)}
+	}
 	var ce *csv.ParseError
 	if errors.As(err, &ce) {
 		r.line = ce.Line
@@ -582,6 +618,7 @@ func (r *Reader) csvError(err error) error {
 }
 
 func (r *Reader) nextCSV() (Record, error) {
+	r.csvLimit.n = 0
 	row, err := r.csv.Read()
 	if err == io.EOF {
 		return Record{}, io.EOF

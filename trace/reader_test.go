@@ -543,3 +543,47 @@ func TestFDKitWriterRefusesBinary(t *testing.T) {
 		assert.Equal(t, good, r.Header().Meta["k"])
 	}
 }
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.Reader
+	n int
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	k, err := c.r.Read(p)
+	c.n += k
+	return k, err
+}
+
+// A CSV record may not span more than the Reader's buffer: a huge line or an
+// unterminated quoted field is an error naming the line, found without
+// reading the rest of the file into memory, and fatal even when lenient.
+func TestCSVRecordTooLong(t *testing.T) {
+	cols := Columns{Seq: "seq", Arrival: "recv"}
+	head := "seq,recv\n0,1\n1,2\n"
+	many := strings.Repeat("3,4\n", 1<<20) // 4 MiB of good records
+	for name, in := range map[string]string{
+		"unterminated quote": head + "2,\"5\n" + many,
+		"huge line":          head + "2," + strings.Repeat("7", 1<<20) + "\n" + many,
+	} {
+		for _, lenient := range []bool{false, true} {
+			src := &countingReader{r: strings.NewReader(in)}
+			r, err := NewReader(src, Options{Name: "big.csv", Columns: cols, Lenient: lenient})
+			require.NoError(t, err, name)
+			recs, err := r.ReadAll()
+			var pe *ParseError
+			require.ErrorAs(t, err, &pe, name)
+			assert.Equal(t, "big.csv", pe.File, name)
+			assert.Equal(t, 4, pe.Line, name)
+			assert.Contains(t, pe.Error(), "CSV record shorter than", name)
+			assert.Len(t, recs, 2, name)
+			assert.Less(t, src.n, 1<<19, "%s: read %d bytes of a %d-byte file", name, src.n, len(in))
+		}
+	}
+	// A record just under the limit is still read.
+	long := strings.Repeat("0", bufSize-100)
+	recs, _, err := readString(t, head+"2,"+long+"5\n", Options{Columns: cols})
+	require.NoError(t, err)
+	assert.Len(t, recs, 3)
+}
