@@ -113,6 +113,7 @@ type Agent struct {
 	cfg   Config
 	tr    transport.Transport
 	codec *wire.Codec
+	keys  *wire.Keyring
 	log   *slog.Logger
 	self  swim.Node
 	start time.Time
@@ -185,7 +186,7 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 	pc.Self = self
 	pc.MaxPacketSize = codec.MaxPayload()
 	a := &Agent{
-		cfg: cfg, tr: tr, codec: codec, log: cfg.Logger, self: self,
+		cfg: cfg, tr: tr, codec: codec, keys: sec.Keyring, log: cfg.Logger, self: self,
 		reqs:    make(chan func()),
 		stopped: make(chan struct{}),
 		leaving: make(chan struct{}),
@@ -357,6 +358,12 @@ func (a *Agent) do(ctx context.Context, f func()) error {
 		return ErrStopped
 	}
 }
+
+// Keyring returns the live keyring (nil in plain mode). Rotate keys at run
+// time through it: AddKey the new key on every member, then UseKey it on
+// every member, then RemoveKey the old one; packets sealed with any key in
+// the ring are accepted meanwhile.
+func (a *Agent) Keyring() *wire.Keyring { return a.keys }
 
 // Self returns this member's ID and advertised address.
 func (a *Agent) Self() swim.Node { return a.self }

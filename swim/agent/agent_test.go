@@ -260,3 +260,32 @@ func TestSlowSubscriberDropsEvents(t *testing.T) {
 	cancel()
 	cancel()
 }
+
+// TestRuntimeKeyRotation rotates the key of a running pair through
+// Agent.Keyring while they keep talking, then checks that a member holding
+// only the retired key is refused.
+func TestRuntimeKeyRotation(t *testing.T) {
+	as := group(t, 2, Config{})
+	newKey := []byte("rotated-key-0123456789ab")
+	for _, a := range as {
+		require.NoError(t, a.Keyring().AddKey(newKey))
+	}
+	for _, a := range as {
+		require.NoError(t, a.Keyring().UseKey(newKey))
+	}
+	for _, a := range as {
+		require.NoError(t, a.Keyring().RemoveKey(testKey))
+	}
+	before := as[0].Stats().PacketsReceived
+	require.Eventually(t, func() bool { return as[0].Stats().PacketsReceived > before+3 }, 5*time.Second, 10*time.Millisecond)
+	assert.Zero(t, as[0].Stats().AuthFailures)
+	assert.Equal(t, 2, alive(as[0]))
+	assert.Equal(t, 2, alive(as[1]))
+
+	old := start(t, Config{Keys: [][]byte{testKey}})
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	assert.Error(t, old.Join(ctx, as[0].Self().Addr))
+	assert.NotZero(t, as[0].Stats().AuthFailures)
+	assert.Nil(t, start(t, Config{Plain: true}).Keyring())
+}
