@@ -31,14 +31,16 @@ var detectorAliases = map[string]string{
 
 // settings are the per-stream inputs of the detector configurations.
 type settings struct {
-	interval  time.Duration // Δ
-	window    int           // n
-	timeout   time.Duration // fixed T for the table
-	sync      bool          // sender and monitor clocks synchronized
-	delay     time.Duration // d̄
-	targets   qos.Targets   // SFD's targets
-	sfdStep   time.Duration
-	sfdMargin time.Duration
+	interval     time.Duration // Δ
+	window       int           // n
+	windowShrunk bool          // n was reduced for a short stream
+	warmUp       int           // heartbeats excluded at the start
+	timeout      time.Duration // fixed T for the table
+	sync         bool          // sender and monitor clocks synchronized
+	delay        time.Duration // d̄
+	targets      qos.Targets   // SFD's targets
+	sfdStep      time.Duration
+	sfdMargin    time.Duration
 }
 
 // The defaults, for Δ = 100 ms traces and scaled with Δ otherwise:
@@ -117,6 +119,7 @@ func tableFamilies(s settings, names []string) ([]qos.Family, []string, error) {
 		default:
 			return nil, nil, fmt.Errorf("unknown detector %q", n)
 		}
+		f.WarmUp = max(f.WarmUp, s.warmUp)
 		fams = append(fams, f)
 		desc = append(desc, d)
 	}
@@ -222,6 +225,9 @@ func sweepFamilies(s settings, names []string, points int, spans map[string]span
 				fams = append(fams, f)
 			}
 		}
+	}
+	for i := range fams {
+		fams[i].WarmUp = max(fams[i].WarmUp, s.warmUp)
 	}
 	return fams, nil
 }

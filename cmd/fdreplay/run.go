@@ -41,6 +41,7 @@ type options struct {
 	senders     []string
 	warmUp      int
 	window      int
+	windowSet   bool
 	interval    time.Duration
 	timeout     time.Duration
 	delayOffset time.Duration
@@ -89,7 +90,7 @@ func parseFlags(args []string, stdout io.Writer) (options, []string, error) {
 	dets := fs.StringSliceP("detectors", "d", []string{"all"}, "detectors to run: all, or a list of "+strings.Join(detectorNames, ", ")+" (aliases: phi, akka, cassandra, timeout)")
 	fs.StringSliceVarP(&o.senders, "sender", "s", nil, "replay only these senders (ids as in the trace)")
 	fs.IntVar(&o.warmUp, "warmup", -1, "heartbeats excluded at the start of each stream (-1: the window size, so every detector is evaluated on the same heartbeats with full windows)")
-	fs.IntVar(&o.window, "window", 1000, "window size n of the adaptive detectors (chen, bertier, sfd, φ)")
+	fs.IntVar(&o.window, "window", 1000, "window size n of the adaptive detectors (chen, bertier, sfd, φ); streams shorter than 2n heartbeats get n = length/4 unless set")
 	fs.DurationVar(&o.interval, "interval", 0, "nominal heartbeat interval Δ (default: from the trace header, else estimated from send times or arrivals)")
 	fs.DurationVar(&o.timeout, "timeout", 0, "fixed timeout T for the table (default 10Δ, i.e. 1s for Δ = 100ms)")
 	fs.DurationVar(&o.delayOffset, "delay-offset", 0, "d̄ added to the arrival-based TD when clocks are not synchronized (e.g. RTT/2)")
@@ -110,6 +111,7 @@ func parseFlags(args []string, stdout io.Writer) (options, []string, error) {
 	if err := fs.Parse(args); err != nil {
 		return o, nil, usageErr("%v", err)
 	}
+	o.windowSet = fs.Changed("window")
 	if *help {
 		fmt.Fprintf(stdout, "Usage: fdreplay [flags] [TRACE...]\n\nReplays heartbeat traces through fdkit's failure detectors and reports TD, MR and QAP.\nWith no TRACE, replays the embedded default trace.\n\nFlags:\n%s\n%s", fs.FlagUsages(), examples)
 		return o, nil, pflag.ErrHelp
@@ -214,11 +216,8 @@ func runErr(args []string, stdout, stderr io.Writer) error {
 	case "unsync":
 		cfg.Clock = qos.ClockUnsynchronized
 	}
-	if o.warmUp >= 0 {
-		cfg.WarmUp = o.warmUp
-	} else {
-		cfg.WarmUp = o.window
-	}
+	// Warm-up is per stream (settings.warmUp, applied through the
+	// families), since short streams get a smaller window.
 	progress := newProgress(stderr, o.noProgress)
 
 	// The table: every detector at its default setting, all streams in one
@@ -316,6 +315,17 @@ func runErr(args []string, stdout, stderr io.Writer) error {
 // streamSettings derives the detector settings for one stream.
 func streamSettings(o options, in *input) settings {
 	s := settings{interval: in.interval, window: o.window, delay: o.delayOffset}
+	// A stream too short for the window (fewer than 2n heartbeats) gets
+	// n = a quarter of its length, unless --window was given, so that the
+	// adaptive detectors are evaluated on something.
+	if !o.windowSet && len(in.hbs) < 2*o.window {
+		s.window = max(len(in.hbs)/4, 2)
+		s.windowShrunk = true
+	}
+	s.warmUp = o.warmUp
+	if s.warmUp < 0 {
+		s.warmUp = s.window
+	}
 	s.timeout = o.timeout
 	if s.timeout == 0 {
 		s.timeout = 10 * in.interval

@@ -50,7 +50,11 @@ func printStreamHeader(w io.Writer, in *input, s settings, cfg qos.Config, o opt
 	if st.HasSeq {
 		fmt.Fprintf(w, ", loss %.2f%%", 100*st.LossRate)
 	}
-	fmt.Fprintf(w, ", warm-up %d heartbeats\n", cfg.WarmUp)
+	fmt.Fprintf(w, ", warm-up %d heartbeats", s.warmUp)
+	if s.windowShrunk {
+		fmt.Fprintf(w, ", window n = %d (stream shorter than 2×%d)", s.window, o.window)
+	}
+	fmt.Fprintln(w)
 	if slices.Contains(o.detectors, "sfd") {
 		fmt.Fprintf(w, "sfd targets:%s\n", describeTargets(s.targets))
 	}
