@@ -108,3 +108,14 @@ func TestSweepEachAndArgumentErrors(t *testing.T) {
 	assert.Contains(t, c[0].Err, "no heartbeat evaluated")
 	assert.Empty(t, c[0].Points)
 }
+
+// Degenerate data still gives a plot: one point, all QAP equal to 1.
+func TestSavePlotsDegenerate(t *testing.T) {
+	hbs := agreementTraces()["jitter-loss"]
+	c, err := Sweep([]Stream{{Heartbeats: hbs}}, []Family{FixedFamily(durs([]float64{5000}))}, SweepOptions{})
+	require.NoError(t, err)
+	require.Equal(t, 0, c[0].Points[0].Mistakes)
+	files, err := SavePlots(c, t.TempDir(), "", "one point")
+	require.NoError(t, err)
+	assert.Len(t, files, 2, "QAP plot only: no mistakes to draw on a log scale")
+}

@@ -132,6 +132,9 @@ func NewPlot(curves []Curve, kind PlotKind, title string) (*plot.Plot, error) {
 		}
 		return nil, errors.New("qos: no points to draw")
 	}
+	if kind == PlotQAP && p.Y.Max-p.Y.Min < 1e-6 {
+		p.Y.Min = p.Y.Max - 0.001 // every point equally accurate
+	}
 	if kind == PlotMR {
 		// Whole decades: gonum's log ticks label the decades around the data,
 		// and a label outside the axis range would squeeze the data area.
