@@ -225,8 +225,8 @@ func (c GenConfig) withDefaults() (GenConfig, error) {
 		bad("unknown loss model %d", l.Model)
 	}
 	for _, w := range append(slices.Clone(c.Outages), c.Pauses...) {
-		if w.At < 0 || w.Length <= 0 {
-			bad("window at %v of length %v: want At ≥ 0 and Length > 0", w.At, w.Length)
+		if w.At < 0 || w.Length <= 0 || w.Length > math.MaxInt64-w.At {
+			bad("window at %v of length %v: want At ≥ 0, Length > 0 and At+Length within the time.Duration range (use CrashAt for a sender that never resumes)", w.At, w.Length)
 		}
 	}
 	c.Pauses = slices.Clone(c.Pauses)

@@ -228,6 +228,10 @@ func TestGenerateInvalid(t *testing.T) {
 		{Pauses: []Window{{At: 0, Length: 2 * time.Second}, {At: time.Second, Length: time.Second}}},
 		{Outages: []Window{{At: 0, Length: 0}}},
 		{DriftPPM: math.NaN()},
+		// At+Length beyond the Duration range: the pause was silently
+		// ignored (its end wrapped negative).
+		{Pauses: []Window{{At: time.Second, Length: math.MaxInt64}}},
+		{Outages: []Window{{At: time.Second, Length: math.MaxInt64 - 10}}},
 	}
 	for i, c := range bad {
 		_, err := Generate(c, NewRand(1))
