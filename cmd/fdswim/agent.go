@@ -10,7 +10,9 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -31,7 +33,8 @@ leaves the group gracefully. Membership changes are printed one per line:
 
 Packets are encrypted with AES-GCM: give the key with --key or --key-file
 (hex, 32, 48 or 64 digits; several keys for rotation, the first seals), or
-run unencrypted with --plain. With --http, the agent serves:
+run unencrypted with --plain. With --key-file alone, SIGHUP reloads the file,
+so keys rotate without a restart. With --http, the agent serves:
 
   /members   the view as JSON (state, incarnation, suspicion level per peer)
   /metrics   Prometheus metrics (fdswim_peer_suspicion_level and others)
@@ -107,6 +110,9 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 	}()
 	fmt.Fprintf(stdout, "agent id=%s addr=%s encrypted=%v mode=%s\n", a.Self().ID, a.Self().Addr, !cfg.Plain, cfg.Protocol.Mode)
+	if f.keyFile != "" && len(f.keys) == 0 {
+		reloadOnHUP(ctx, a.Keyring(), f.keyFile, stdout, stderr)
+	}
 	if f.httpAddr != "" {
 		addr, stop, err := serveHTTP(f.httpAddr, a)
 		if err != nil {
@@ -162,29 +168,19 @@ func (f *agentFlags) config(stderr io.Writer) (agent.Config, error) {
 	default:
 		return cfg, fmt.Errorf("--mode %q: want detector, lifeguard or swim", f.mode)
 	}
-	hexKeys := append([]string(nil), f.keys...)
-	if f.keyFile != "" {
-		b, err := os.ReadFile(f.keyFile)
-		if err != nil {
-			return cfg, fmt.Errorf("--key-file: %w", err)
-		}
-		for i, line := range strings.Split(string(b), "\n") {
-			line = strings.TrimSpace(line)
-			if line == "" || strings.HasPrefix(line, "#") {
-				continue
-			}
-			if _, err := wire.ParseKey(line); err != nil {
-				return cfg, fmt.Errorf("--key-file %s line %d: %w", f.keyFile, i+1, err)
-			}
-			hexKeys = append(hexKeys, line)
-		}
-	}
-	for i, h := range hexKeys {
+	for i, h := range f.keys {
 		k, err := wire.ParseKey(h)
 		if err != nil {
 			return cfg, fmt.Errorf("--key #%d: %w", i+1, err)
 		}
 		cfg.Keys = append(cfg.Keys, k)
+	}
+	if f.keyFile != "" {
+		ks, err := readKeyFile(f.keyFile)
+		if err != nil {
+			return cfg, err
+		}
+		cfg.Keys = append(cfg.Keys, ks...)
 	}
 	switch {
 	case f.plain && len(cfg.Keys) > 0:
@@ -193,6 +189,59 @@ func (f *agentFlags) config(stderr io.Writer) (agent.Config, error) {
 		return cfg, errors.New("no key: give --key or --key-file, or --plain to run unencrypted on purpose")
 	}
 	return cfg, nil
+}
+
+// readKeyFile reads hex keys, one per line, skipping blank lines and lines
+// starting with #.
+func readKeyFile(path string) ([][]byte, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("--key-file: %w", err)
+	}
+	var keys [][]byte
+	for i, line := range strings.Split(string(b), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		k, err := wire.ParseKey(line)
+		if err != nil {
+			return nil, fmt.Errorf("--key-file %s line %d: %w", path, i+1, err)
+		}
+		keys = append(keys, k)
+	}
+	if len(keys) == 0 {
+		return nil, fmt.Errorf("--key-file %s: no key in the file", path)
+	}
+	return keys, nil
+}
+
+// reloadOnHUP replaces the keyring with the key file's keys on every SIGHUP
+// until ctx ends: edit the file on every member to rotate keys (add the new
+// key second, reload everywhere; move it first, reload; delete the old one,
+// reload).
+func reloadOnHUP(ctx context.Context, kr *wire.Keyring, path string, stdout, stderr io.Writer) {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	go func() {
+		defer signal.Stop(hup)
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-hup:
+				keys, err := readKeyFile(path)
+				if err == nil {
+					err = kr.Replace(keys)
+				}
+				if err != nil {
+					fmt.Fprintf(stderr, "fdswim agent: key reload: %v (keys unchanged)\n", err)
+					continue
+				}
+				fmt.Fprintf(stdout, "keys reloaded count=%d\n", len(keys))
+			}
+		}
+	}()
 }
 
 // memberJSON is one entry of /members.

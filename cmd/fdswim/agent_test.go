@@ -319,3 +319,96 @@ func TestWrongKeyNotAdmitted(t *testing.T) {
 	}
 	assert.Greater(t, fails, 0.0, "auth failures counted:\n%s", body)
 }
+
+func TestReadKeyFile(t *testing.T) {
+	dir := t.TempDir()
+	write := func(s string) string {
+		p := filepath.Join(dir, fmt.Sprintf("k%d", len(s)))
+		require.NoError(t, os.WriteFile(p, []byte(s), 0o600))
+		return p
+	}
+	ks, err := readKeyFile(write("# rotation in progress\n" + testKeyHex + "\n\n  00112233445566778899aabbccddeeff  \n"))
+	require.NoError(t, err)
+	require.Len(t, ks, 2)
+	assert.Len(t, ks[0], 32)
+	assert.Len(t, ks[1], 16)
+	_, err = readKeyFile(write("# nothing\n"))
+	assert.ErrorContains(t, err, "no key")
+	_, err = readKeyFile(write("00\nzz\n"))
+	assert.ErrorContains(t, err, "line 1")
+	_, err = readKeyFile(filepath.Join(dir, "missing"))
+	assert.Error(t, err)
+}
+
+func TestAgentFlagErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{},                                 // no key, no --plain
+		{"--plain", "--key", testKeyHex},   // both
+		{"--key", "abc"},                   // bad key
+		{"--plain", "--mode", "gossip"},    // bad mode
+		{"--plain", "--log-level", "lots"}, // bad level
+		{"--plain", "extra"},               // stray argument
+		{"--plain", "--bind", "nonsense"},  // bad bind
+		{"--key-file", "/nonexistent/keys"},
+		{"--plain", "--no-such-flag"},
+	} {
+		var out, errb strings.Builder
+		err := runAgent(context.Background(), args, &out, &errb)
+		assert.Error(t, err, "%v", args)
+	}
+	var out, errb strings.Builder
+	assert.NoError(t, runAgent(context.Background(), []string{"--help"}, &out, &errb))
+	assert.Contains(t, errb.String(), "usage: fdswim agent")
+}
+
+// TestKeyRotationBySIGHUP rotates the key of a running pair by editing their
+// key files and sending SIGHUP, then checks that the old key is refused.
+func TestKeyRotationBySIGHUP(t *testing.T) {
+	if testing.Short() {
+		t.Skip("multi-process test: skipped with -short")
+	}
+	newHex := "a0a1a2a3a4a5a6a7a8a9aaabacadaeafb0b1b2b3b4b5b6b7b8b9babbbcbdbebf"
+	dir := t.TempDir()
+	files := []string{filepath.Join(dir, "a.keys"), filepath.Join(dir, "b.keys")}
+	write := func(content string) {
+		for _, f := range files {
+			require.NoError(t, os.WriteFile(f, []byte(content), 0o600))
+		}
+	}
+	write(testKeyHex + "\n")
+	a := startAgent(t, "a", freePort(t), "--key-file", files[0])
+	b := startAgent(t, "b", freePort(t), "--key-file", files[1], "--join", a.addr)
+	pair := []*proc{a, b}
+	both := func(v map[string]viewEntry) bool { return v["a"].State == "alive" && v["b"].State == "alive" }
+	waitAll(t, pair, convergeMax, "pair", both)
+	reloads := 0
+	step := func(content string) {
+		write(content)
+		reloads++
+		for _, p := range pair {
+			p.signal(syscall.SIGHUP)
+		}
+		require.Eventually(t, func() bool {
+			for _, p := range pair {
+				if strings.Count(p.output(), "keys reloaded") < reloads {
+					return false
+				}
+			}
+			return true
+		}, 5*time.Second, 20*time.Millisecond)
+		time.Sleep(300 * time.Millisecond)
+		waitAll(t, pair, convergeMax, "pair still together", both)
+	}
+	step(testKeyHex + "\n" + newHex + "\n")
+	step(newHex + "\n" + testKeyHex + "\n")
+	step(newHex + "\n")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, fdswimBinary(t), "agent", "--id", "old", "--bind", freePort(t), "--key", testKeyHex,
+		"--join", a.addr, "--join-timeout", "1s", "--probe-interval", period, "--probe-timeout", probeTO).CombinedOutput()
+	require.Error(t, err, "%s", out)
+	assert.Contains(t, string(out), "deadline exceeded")
+	n := startAgent(t, "new", freePort(t), "--key", newHex, "--join", a.addr)
+	require.Eventually(t, func() bool { return strings.Contains(n.output(), "joined via=") }, 5*time.Second, 20*time.Millisecond, n.output())
+}

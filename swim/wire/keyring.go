@@ -133,6 +133,34 @@ func (k *Keyring) RemoveKey(key []byte) error {
 	return nil
 }
 
+// Keys returns copies of the keys, primary first.
+func (k *Keyring) Keys() [][]byte {
+	k.mu.RLock()
+	defer k.mu.RUnlock()
+	out := make([][]byte, len(k.keys))
+	for i, key := range k.keys {
+		out[i] = append([]byte(nil), key...)
+	}
+	return out
+}
+
+// Replace makes the keyring hold exactly keys, keys[0] primary, in one step
+// (what a reload of a key file does). keys must be non-empty, valid and
+// distinct; on error the keyring is unchanged.
+func (k *Keyring) Replace(keys [][]byte) error {
+	if len(keys) == 0 {
+		return errors.New("wire: Replace: no key")
+	}
+	fresh, err := NewKeyring(keys[0], keys[1:]...)
+	if err != nil {
+		return err
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.keys, k.aead = fresh.keys, fresh.aead
+	return nil
+}
+
 // Len returns the number of keys.
 func (k *Keyring) Len() int {
 	k.mu.RLock()

@@ -229,3 +229,23 @@ func FuzzOpen(f *testing.F) {
 		}
 	})
 }
+
+func TestKeyringKeysAndReplace(t *testing.T) {
+	kr, _ := NewKeyring(key(1, 16), key(2, 16))
+	ks := kr.Keys()
+	require.Len(t, ks, 2)
+	assert.Equal(t, key(1, 16), ks[0])
+	ks[0][0] = 9 // a copy
+	assert.Equal(t, key(1, 16), kr.Keys()[0])
+
+	sealedOld, _ := (&Security{Keyring: kr}).Seal(nil, []byte("x"))
+	require.NoError(t, kr.Replace([][]byte{key(3, 32), key(2, 16)}))
+	assert.Equal(t, [][]byte{key(3, 32), key(2, 16)}, kr.Keys())
+	_, err := (&Security{Keyring: kr}).Open(sealedOld)
+	assert.ErrorIs(t, err, ErrAuth, "key 1 is gone")
+
+	assert.Error(t, kr.Replace(nil))
+	assert.Error(t, kr.Replace([][]byte{key(4, 5)}))
+	assert.Error(t, kr.Replace([][]byte{key(4, 16), key(4, 16)}))
+	assert.Equal(t, 2, kr.Len(), "unchanged after errors")
+}
