@@ -138,7 +138,7 @@ func defaultSpans(interval time.Duration) map[string]span {
 	d := ms(interval)
 	return map[string]span{
 		"fixed":         {d, 30 * d, true},
-		"jacobson":      {0.5, 16, false},
+		"jacobson":      {0.5, 64, true},
 		"phi-normal":    {0.5, 16, false},
 		"phi-akka":      {0.5, 16, false},
 		"phi-cassandra": {0.5, 16, false},
