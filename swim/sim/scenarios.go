@@ -29,9 +29,9 @@ type Options struct {
 	Sizes []int
 	// Trials overrides the number of detection trials per size.
 	Trials int
-	// Pause and Every are D and I of the lifeguard scenario (defaults 12 s
-	// and 24 s); Counts its list of C (default 1, 2, 4, 8, 16); Duration its
-	// length (default 600 s).
+	// Pause and Every are D and I of the lifeguard scenario (default: one
+	// table each for D = 6, 9 and 12 s, I = 2·D); Counts its list of C
+	// (default 1, 2, 4, 8, 16); Duration its length (default 600 s).
 	Pause, Every time.Duration
 	Counts       []int
 	Duration     time.Duration
@@ -132,16 +132,14 @@ func runDetect(o Options) ([]Table, error) {
 }
 
 func runLifeguard(o Options) ([]Table, error) {
-	D, I, dur := 12*time.Second, 24*time.Second, 600*time.Second
+	pauses := []time.Duration{6 * time.Second, 9 * time.Second, 12 * time.Second}
+	dur := 600 * time.Second
 	counts := []int{1, 2, 4, 8, 16}
 	if o.Quick {
-		dur, counts = 200*time.Second, []int{1, 4, 16}
+		pauses, dur, counts = pauses[1:2], 200*time.Second, []int{1, 4, 16}
 	}
 	if o.Pause > 0 {
-		D = o.Pause
-	}
-	if o.Every > 0 {
-		I = o.Every
+		pauses = []time.Duration{o.Pause}
 	}
 	if o.Duration > 0 {
 		dur = o.Duration
@@ -158,26 +156,34 @@ func runLifeguard(o Options) ([]Table, error) {
 	}
 	const n = 128
 	minT := time.Duration(float64(alpha) * math.Log10(n) * float64(time.Second))
-	t := Table{Title: fmt.Sprintf("Lifeguard interval experiment: N = %d, C members paused %v every %v, %v, α = %d, β = %d (plain SWIM: β = 1)", n, D, I, dur, alpha, beta),
-		Header: []string{"C", "mode", "FP", "FP−", "members falsely declared", "FP vs SWIM", "FP− vs SWIM", "msgs/member/period"}}
-	for _, c := range counts {
-		var base IntervalResult
-		for _, mode := range modes {
-			mc := swim.Config{Mode: mode, SuspicionMult: alpha, SuspicionMaxTimeoutMult: beta}
-			r, err := Interval(IntervalConfig{N: n, C: c, D: D, I: I, Duration: dur, Seed: o.Seed, Member: mc})
-			if err != nil {
-				return nil, err
-			}
-			if mode == swim.ModeSWIM {
-				base = r
-			}
-			t.add(itoa(c), mode.String(), itoa(r.FP), itoa(r.FPMinus), itoa(r.Subjects), ratio(r.FP, base.FP), ratio(r.FPMinus, base.FPMinus), f3(r.MsgsPerPeriod))
+	var out []Table
+	for _, D := range pauses {
+		I := 2 * D
+		if o.Every > 0 {
+			I = o.Every
 		}
+		t := Table{Title: fmt.Sprintf("Lifeguard interval experiment: N = %d, C members paused %v every %v, %v, α = %d, β = %d (plain SWIM: β = 1)", n, D, I, dur, alpha, beta),
+			Header: []string{"C", "mode", "FP", "FP−", "members falsely declared", "FP vs SWIM", "FP− vs SWIM", "msgs/member/period"}}
+		for _, c := range counts {
+			var base IntervalResult
+			for _, mode := range modes {
+				mc := swim.Config{Mode: mode, SuspicionMult: alpha, SuspicionMaxTimeoutMult: beta}
+				r, err := Interval(IntervalConfig{N: n, C: c, D: D, I: I, Duration: dur, Seed: o.Seed, Member: mc})
+				if err != nil {
+					return nil, err
+				}
+				if mode == swim.ModeSWIM {
+					base = r
+				}
+				t.add(itoa(c), mode.String(), itoa(r.FP), itoa(r.FPMinus), itoa(r.Subjects), ratio(r.FP, base.FP), ratio(r.FPMinus, base.FPMinus), f3(r.MsgsPerPeriod))
+			}
+		}
+		t.Notes = append(t.Notes,
+			fmt.Sprintf("suspicion timeout Min = α·log10 N·1 s = %v; FP counts (observer, member) Dead events about live members; FP− those by a healthy member about a healthy one.", minT.Round(time.Millisecond)),
+			"Lifeguard paper (α = 5, β = 6): FP and FP− under 2% of plain SWIM.")
+		out = append(out, t)
 	}
-	t.Notes = append(t.Notes,
-		fmt.Sprintf("suspicion timeout Min = α·log10 N·1 s = %v; FP counts (observer, member) Dead events about live members; FP− those by a healthy member about a healthy one.", minT.Round(time.Millisecond)),
-		"Lifeguard paper (α = 5, β = 6): FP and FP− under 2% of plain SWIM.")
-	return []Table{t}, nil
+	return out, nil
 }
 
 func ratio(a, b int) string {
