@@ -232,6 +232,20 @@ func (a *Agent) run(ctx context.Context) {
 	leaving := a.leaving
 	packets := a.tr.Packets()
 	for {
+		// A due tick goes before queued packets, so that after this process
+		// was stopped or starved the state machine sees the late tick (its
+		// local-pause guard) before the backlog.
+		select {
+		case <-tick.C:
+			a.m.Tick(a.now())
+			a.flush()
+			if a.m.Left() {
+				return
+			}
+			a.schedule(tick)
+			continue
+		default:
+		}
 		select {
 		case <-done:
 			done = nil
