@@ -321,3 +321,26 @@ func TestLifeguardInterval(t *testing.T) {
 	assert.Less(t, fp[1], fp[0])
 	assert.Less(t, fp[2], fp[1])
 }
+
+// FP counts every Dead event about a live member; FP− only those by a
+// healthy member about a healthy member; crashed and left members are not
+// false positives.
+func TestFPCounter(t *testing.T) {
+	s, err := New(Config{N: 4})
+	require.NoError(t, err)
+	c := NewFPCounter(s, []bool{true, true, false, true})
+	dead := func(obs, subj int) {
+		c.Observe(0, obs, swim.Event{Kind: swim.EventDead, Node: s.Node(subj)})
+	}
+	dead(0, 1) // healthy about healthy: FP and FP−
+	dead(2, 1) // unhealthy observer: FP only
+	dead(0, 2) // about an unhealthy member: FP only
+	c.Observe(0, 0, swim.Event{Kind: swim.EventSuspect, Node: s.Node(3)})
+	s.Crash(3)
+	dead(0, 3) // crashed: a true positive
+	c.MarkLeft(1)
+	dead(3, 1) // left: not a failure
+	assert.Equal(t, 3, c.FP)
+	assert.Equal(t, 1, c.FPMinus)
+	assert.Equal(t, 2, c.Subjects)
+}
