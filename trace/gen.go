@@ -53,7 +53,8 @@ func ParseDelayDist(s string) (DelayDist, error) {
 // Delay is the one-way network delay model: Base plus a random part drawn
 // from Dist, the total truncated at zero (negative draws are redrawn, so a
 // normal delay has the truncated normal's mean; after 1000 negative draws in
-// a row the delay is 0).
+// a row the delay is 0). Each draw is capped at math.MaxInt64/4 (about 73
+// years); Base, Mean or SD above that is an error.
 type Delay struct {
 	Dist  DelayDist
 	Base  time.Duration
@@ -194,6 +195,9 @@ func (c GenConfig) withDefaults() (GenConfig, error) {
 	if d.Mean < 0 || d.SD < 0 {
 		bad("delay mean %v and s.d. %v must not be negative", d.Mean, d.SD)
 	}
+	if d.Base > maxDelay || d.Mean > maxDelay || d.SD > maxDelay {
+		bad("delay base %v, mean %v and s.d. %v must each be at most %v", d.Base, d.Mean, d.SD, time.Duration(maxDelay))
+	}
 	switch d.Dist {
 	case DelayConstant, DelayNormal:
 	case DelayLogNormal:
@@ -247,7 +251,9 @@ func NewRand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, seed)) 
 // delays may reorder heartbeats), drawing every random number from rng (use
 // NewRand(seed)), so that the same configuration and seed always give the
 // same records. Records carry Sender, Seq (from 0, one per sent heartbeat),
-// Sent and Arrival. Memory is O(records).
+// Sent and Arrival. Memory is O(records). An instant that does not fit in a
+// time.Duration (a SenderStart, ReceiverStart or delay near its limits) is
+// an error, never a wrapped value.
 func Generate(cfg GenConfig, rng *rand.Rand) ([]Record, error) {
 	c, err := cfg.withDefaults()
 	if err != nil {
@@ -326,18 +332,33 @@ func Generate(cfg GenConfig, rng *rand.Rand) ([]Record, error) {
 			lost = true
 		}
 		delay := draw()
-		r := Record{Sender: c.Sender, Seq: seq, HasSeq: true, Sent: c.SenderStart + s, HasSent: true}
+		sent, ok := addDuration(c.SenderStart, s)
+		if !ok {
+			return nil, fmt.Errorf("trace: generator: heartbeat %d: SenderStart %v + send instant %v overflows time.Duration", seq, c.SenderStart, s)
+		}
+		r := Record{Sender: c.Sender, Seq: seq, HasSeq: true, Sent: sent, HasSent: true}
 		seq++
 		if lost {
 			continue
 		}
-		a := s + delay
-		r.Arrival = c.ReceiverStart + a + time.Duration(math.Round(float64(a)*c.DriftPPM*1e-6))
-		r.HasArrival = true
+		a, ok1 := addDuration(s, delay)
+		arr, ok2 := addDuration(c.ReceiverStart, a)
+		drift := float64(a) * c.DriftPPM * 1e-6
+		arr, ok3 := addDuration(arr, time.Duration(math.Round(drift)))
+		if !ok1 || !ok2 || !ok3 || math.Abs(drift) >= math.MaxInt64 {
+			return nil, fmt.Errorf("trace: generator: heartbeat %d: arrival (ReceiverStart %v + send instant %v + delay %v, drift %v ppm) overflows time.Duration", r.Seq, c.ReceiverStart, s, delay, c.DriftPPM)
+		}
+		r.Arrival, r.HasArrival = arr, true
 		recs = append(recs, r)
 	}
 	slices.SortStableFunc(recs, func(a, b Record) int { return cmp.Compare(a.Arrival, b.Arrival) })
 	return recs, nil
+}
+
+// addDuration returns a + b and whether the sum fits in a time.Duration.
+func addDuration(a, b time.Duration) (time.Duration, bool) {
+	sum := a + b
+	return sum, (b >= 0) == (sum >= a)
 }
 
 // inWindow reports whether t falls in one of ws, and which.
@@ -349,6 +370,10 @@ func inWindow(ws []Window, t time.Duration) (int, bool) {
 	}
 	return 0, false
 }
+
+// maxDelay caps one drawn delay (a heavy-tailed draw can be huge), so that
+// send instant plus delay cannot overflow; Delay fields beyond it are errors.
+const maxDelay = math.MaxInt64 / 4
 
 // delaySampler returns a function drawing one-way delays from d with rng.
 func delaySampler(d Delay, rng *rand.Rand) (func() time.Duration, error) {
@@ -382,7 +407,7 @@ func delaySampler(d Delay, rng *rand.Rand) (func() time.Duration, error) {
 	return func() time.Duration {
 		for range 1000 {
 			if v := base + x(); v >= 0 {
-				return time.Duration(math.Round(min(v, math.MaxInt64/4)))
+				return time.Duration(math.Round(min(v, maxDelay)))
 			}
 		}
 		return 0

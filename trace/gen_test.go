@@ -282,3 +282,26 @@ func TestMergeSplit(t *testing.T) {
 		assert.Equal(t, streams[i], split[i].Records)
 	}
 }
+
+// Instants beyond the Duration range are an error, not wrapped values
+// (which came out as negative arrivals sorted before the others).
+func TestGenerateOverflow(t *testing.T) {
+	for i, c := range []GenConfig{
+		{ReceiverStart: math.MaxInt64 - time.Second},
+		{SenderStart: math.MaxInt64 - time.Second},
+		{ReceiverStart: math.MaxInt64 - math.MaxInt64/8, Delay: Delay{Base: math.MaxInt64 / 8, Mean: math.MaxInt64 / 8}},
+		{ReceiverStart: math.MaxInt64 - 3*time.Second, DriftPPM: 999_999, Duration: 2 * time.Second},
+	} {
+		_, err := Generate(c, NewRand(1))
+		assert.ErrorContains(t, err, "overflows time.Duration", "case %d", i)
+	}
+	// A delay beyond the sampler's cap (MaxInt64/4) was silently clamped.
+	_, err := Generate(GenConfig{Delay: Delay{Base: math.MaxInt64 - 10}}, NewRand(1))
+	assert.ErrorContains(t, err, "delay")
+	// Close to the limits but inside them is fine.
+	recs, err := Generate(GenConfig{ReceiverStart: math.MaxInt64 - 2*time.Minute, SenderStart: math.MinInt64 + time.Second}, NewRand(1))
+	require.NoError(t, err)
+	require.Len(t, recs, 600)
+	assert.Equal(t, time.Duration(math.MaxInt64-2*time.Minute), recs[0].Arrival)
+	assert.Greater(t, recs[599].Arrival, recs[0].Arrival)
+}
