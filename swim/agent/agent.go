@@ -125,9 +125,10 @@ type Agent struct {
 	leaveMu sync.Once
 	err     error
 
-	subMu sync.Mutex
-	subs  map[int]chan swim.Event
-	subID int
+	subMu     sync.Mutex
+	subs      map[int]chan swim.Event
+	subID     int
+	subClosed bool // set when the agent stops; later subscriptions get a closed channel
 
 	sent, sentBytes, recv, recvBytes                          atomic.Uint64
 	authFail, decodeErr, rejected, encodeErr, sendErr, evDrop atomic.Uint64
@@ -214,6 +215,7 @@ func (a *Agent) run(ctx context.Context) {
 			close(ch)
 			delete(a.subs, id)
 		}
+		a.subClosed = true
 		a.subMu.Unlock()
 	}()
 	tick := time.NewTimer(0)
@@ -448,11 +450,9 @@ func (a *Agent) Subscribe(buffer int) (<-chan swim.Event, func()) {
 	ch := make(chan swim.Event, buffer)
 	a.subMu.Lock()
 	defer a.subMu.Unlock()
-	select {
-	case <-a.stopped:
+	if a.subClosed {
 		close(ch)
 		return ch, func() {}
-	default:
 	}
 	id := a.subID
 	a.subID++
