@@ -26,7 +26,9 @@
 //   - TD uses arrivals by default (τ_{k+1} − A_k + d̄, d̄ = Config.OneWayDelay,
 //     default 0) because live sender and monitor clocks differ; set
 //     UseSendTime for synchronised clocks or replay on one clock.
-//   - SM is floored at Config.MinMargin (default 0); there is no ceiling.
+//   - SM is floored at Config.MinMargin (default 0); when rule 1 asks to go
+//     below the floor, State() is AtFloor (the TD target cannot be met with
+//     that floor; not final). There is no ceiling.
 //   - Zero targets are "no bound", so the zero Config never adapts.
 //   - EA uses sequence numbers with the configured Δ (not the mean
 //     inter-arrival of [SFD-zh]'s deployment text); [SFD-zh]'s gap filling

@@ -56,9 +56,15 @@ const (
 	// cannot meet the requested QoS, has stopped adapting and keeps SM from
 	// then on (create a new detector, for example with new targets, to retry).
 	CannotMeet
+	// AtFloor: the last slot asked for a smaller SM (rule 1: TD > TD_U with
+	// accuracy to spare) but SM is already at MinMargin, so the TD target
+	// cannot be met with this floor (an fdkit guard, not in the paper).
+	// Unlike CannotMeet it is not final: SFD keeps evaluating slots and
+	// leaves this state when a later slot applies another rule.
+	AtFloor
 )
 
-var stateNames = [...]string{"adapting", "steady", "cannot meet the requested QoS"}
+var stateNames = [...]string{"adapting", "steady", "cannot meet the requested QoS", "at the safety-margin floor: cannot meet the TD target"}
 
 func (s State) String() string {
 	if s < 0 || int(s) >= len(stateNames) {
@@ -248,12 +254,15 @@ func (d *Detector) endSlot() {
 	}
 	d.slots++
 	d.rule = Control(d.measured(), d.targets)
+	prev := d.sm
 	d.sm = Adjust(d.sm, d.rule, d.step, d.minMargin)
-	switch d.rule {
-	case RuleHold:
+	switch {
+	case d.rule == RuleHold:
 		d.state = Steady
-	case RuleCannotMeet:
+	case d.rule == RuleCannotMeet:
 		d.state = CannotMeet
+	case d.rule == RuleDecrease && d.sm == prev:
+		d.state = AtFloor
 	default:
 		d.state = Adapting
 	}

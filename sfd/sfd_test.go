@@ -109,9 +109,38 @@ func TestAdaptsDown(t *testing.T) {
 	stream(d, 1, 10, 0, 0)
 	stream(d, 11, 10, 0, 0)
 	assert.Equal(t, ms(80), d.SafetyMargin())
-	stream(d, 21, 100, 0, 0)
+	stream(d, 21, 10, 0, 0) // 80 → 60
+	stream(d, 31, 10, 0, 0) // 60 → 50, floored: SM still moved
 	assert.Equal(t, ms(50), d.SafetyMargin())
 	assert.Equal(t, sfd.Adapting, d.State())
+	// Rule 1 again with SM at the floor: the TD target cannot be met, and
+	// SFD says so instead of reporting that it is still adapting.
+	stream(d, 41, 100, 0, 0)
+	assert.Equal(t, ms(50), d.SafetyMargin())
+	assert.Equal(t, sfd.AtFloor, d.State())
+	assert.Equal(t, sfd.RuleDecrease, d.Status().LastRule)
+	assert.Contains(t, sfd.AtFloor.String(), "cannot meet the TD target")
+}
+
+// AtFloor is not final: when the cumulative TD comes back under TD_U, the
+// next slot holds SM and SFD is steady.
+func TestAtFloorIsLeft(t *testing.T) {
+	d := newDet(t, sfd.Config{
+		Estimator: window(10), InitialMargin: ms(50), Step: ms(20), MinMargin: ms(50), SlotHeartbeats: 10,
+		Targets: sfd.Targets{MaxTD: ms(160)}, UseSendTime: true,
+	})
+	feed := func(from, n int, delay float64) {
+		for i := from; i < from+n; i++ {
+			h := hb(uint64(i), float64(100*i+30))
+			h.Sent, h.HasSent = ms(float64(100*i+30)-delay), true
+			d.Observe(h)
+		}
+	}
+	feed(1, 30, 100) // TD_k = τ_{k+1} − σ_k = 100 + 100 + 50 = 250 ms > 160
+	assert.Equal(t, sfd.AtFloor, d.State())
+	feed(31, 200, 0) // TD_k = 150 ms: the cumulative mean falls under 160
+	assert.Equal(t, sfd.Steady, d.State())
+	assert.Equal(t, ms(50), d.SafetyMargin())
 }
 
 // Speed and accuracy both violated: CannotMeet, SM frozen from then on.
