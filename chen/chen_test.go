@@ -399,3 +399,30 @@ func TestSenderPauseSuspectsForAboutAWindow(t *testing.T) {
 	}
 	assert.InDelta(t, n*(1-alpha/pause), late, 2)
 }
+
+// A forward jump so large that Δ·(s − s0) leaves the Duration range (a
+// sender restarting with a clock-based number) is a restart, not a sample
+// whose wrapped offset puts τ anywhere, including far in the future, where
+// a crash would never be detected.
+func TestHugeForwardJumpIsRestart(t *testing.T) {
+	for _, jump := range []uint64{1 << 40, 1 << 62, 1<<63 + 12345, math.MaxUint64 - 10} {
+		d := newDet(t, chen.Config{Estimator: chen.EstimatorConfig{WindowSize: 10}, Margin: ms(50), MinSamples: 1})
+		for i := range 20 {
+			d.Observe(hb(uint64(i), float64(100*i)))
+		}
+		e := d.Estimator()
+		h := hb(jump, 2000)
+		assert.Equal(t, chen.Restart, e.Classify(h), "jump to %d", jump)
+		d.Observe(h)
+		tau, _ := d.FreshnessPoint()
+		assert.Equal(t, ms(2150), tau, "jump to %d: τ = A + Δ + α after the reset", jump)
+		assert.Equal(t, 1, e.Len())
+		d.Observe(hb(jump+1, 2100))
+		tau, _ = d.FreshnessPoint()
+		assert.Equal(t, ms(2250), tau, "jump to %d: numbering goes on from the new base", jump)
+	}
+	// A large jump that still fits is an ordinary burst of losses.
+	d := newDet(t, chen.Config{Estimator: chen.EstimatorConfig{WindowSize: 10}})
+	d.Observe(hb(0, 0))
+	assert.Equal(t, chen.Fresh, d.Estimator().Classify(hb(1<<30, 1e6)))
+}

@@ -16,5 +16,7 @@
 //   - Heartbeats without sequence numbers are numbered by arrival, which is
 //     exactly the simplified formula mean(A) + ((n'+1)/2)·Δ.
 //   - A late heartbeat enters the window but does not move τ; a backwards
-//     jump of more than 100 sequence numbers is a sender restart and resets.
+//     jump of more than 100 sequence numbers is a sender restart and resets,
+//     and so is a forward jump so large that Δ·(s − s0) would overflow
+//     (beyond 2^62 ns, about 146 years of heartbeats).
 package chen

@@ -73,8 +73,11 @@ const (
 	// duplicate of an evicted heartbeat), or a heartbeat without sequence
 	// number arriving before the previous one. Dropped.
 	Stale
-	// Restart: s is more than RestartJump below ℓ. The estimator is reset and
-	// the heartbeat recorded as the first one.
+	// Restart: s is more than RestartJump below ℓ, or so far above the first
+	// sequence number s0 that Δ·(s − s0) would leave the time.Duration
+	// range (more than 2^62 ns: a sender that restarted with a random or
+	// clock-based number). The estimator is reset and the heartbeat recorded
+	// as the first one.
 	Restart
 )
 
@@ -121,6 +124,7 @@ type Estimator struct {
 	last        uint64   // ℓ
 	lastArrival time.Duration
 	seen        bool
+	maxSpan     uint64 // largest s − s0 with Δ·(s − s0) ≤ 2^62 ns
 }
 
 // NewEstimator returns an empty estimator, or an error for a negative Δ or
@@ -135,7 +139,7 @@ func NewEstimator(cfg EstimatorConfig) (*Estimator, error) {
 	}
 	return &Estimator{
 		delta: cfg.Interval, restartJump: cfg.RestartJump, w: w,
-		seqs: make([]uint64, cfg.WindowSize),
+		seqs: make([]uint64, cfg.WindowSize), maxSpan: uint64(1<<62) / uint64(cfg.Interval),
 	}, nil
 }
 
@@ -180,6 +184,8 @@ func (e *Estimator) Classify(hb detector.Heartbeat) Kind {
 	}
 	s := hb.Seq
 	switch {
+	case s > e.last && s-e.base > e.maxSpan:
+		return Restart
 	case s > e.last:
 		return Fresh
 	case e.last-s > e.restartJump:
@@ -203,7 +209,7 @@ func (e *Estimator) Classify(hb detector.Heartbeat) Kind {
 
 // Observe records hb and returns its classification.
 func (e *Estimator) Observe(hb detector.Heartbeat) Kind {
-	if hb.HasSeq && e.seen && hb.Seq > e.last { // fast path: cannot be a duplicate
+	if hb.HasSeq && e.seen && hb.Seq > e.last && hb.Seq-e.base <= e.maxSpan { // fast path: cannot be a duplicate
 		e.add(hb.Seq, hb.Arrival)
 		e.last, e.lastArrival = hb.Seq, hb.Arrival
 		return Fresh
