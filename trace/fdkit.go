@@ -284,7 +284,7 @@ func (r *Reader) parseFDKit(line []byte) (Record, error) {
 		seq, p, ok1 := scanUint(p)
 		sent, p, ok2 := scanInt(p)
 		arr, p, ok3 := scanInt(p)
-		if len(sender) > 0 && sender[0] != '#' && !isDash(sender) && ok1 && ok2 && ok3 && onlyBlanks(p) {
+		if len(sender) > 0 && sender[0] != '#' && !isDash(sender) && plainASCII(sender) && ok1 && ok2 && ok3 && onlyBlanks(p) {
 			return Record{
 				Sender: r.intern(sender),
 				Seq:    seq, HasSeq: true,
@@ -313,6 +313,12 @@ func (r *Reader) parseFDKitSlow(line []byte) (Record, error) {
 		return Record{}, r.fieldErr("", "4 blank-separated fields \""+fdkitColumns+"\"", line)
 	}
 	var rec Record
+	if !utf8.Valid(f[0]) || bytes.IndexByte(f[0], 0) >= 0 || bytes.IndexByte(f[0], '\r') >= 0 {
+		// Binary data past the sniffed start is refused here as it is at
+		// the start of a file; a stray carriage return is not a line end.
+		// The Writer refuses to write either.
+		return Record{}, r.fieldErr("sender", "UTF-8 text without NUL bytes or carriage returns", f[0])
+	}
 	if !(len(f[0]) == 1 && f[0][0] == '-') {
 		rec.Sender = r.intern(f[0])
 	}
@@ -342,3 +348,14 @@ func (r *Reader) parseFDKitSlow(line []byte) (Record, error) {
 }
 
 func isDash(b []byte) bool { return len(b) == 1 && b[0] == '-' }
+
+// plainASCII reports whether b holds only ASCII bytes other than NUL and
+// carriage return, which need no further check.
+func plainASCII(b []byte) bool {
+	for _, c := range b {
+		if c == 0 || c == '\r' || c >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}

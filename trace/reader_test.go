@@ -587,3 +587,23 @@ func TestCSVRecordTooLong(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, recs, 3)
 }
+
+// A sender id with a NUL byte or invalid UTF-8 past the sniffed start of an
+// fdkit file is an error naming the line and field, as binary data at the
+// start of the file is and as the Writer refuses to write it: otherwise a
+// file read without error could not be written back.
+func TestFDKitBinarySenderLater(t *testing.T) {
+	head := "#fdkit-trace version=1 interval=100ms unit=ns\nsender seq sent arrival\n" +
+		strings.Repeat("p 1 2 3\n", 1000) // beyond the 4 KiB sniff
+	for _, bad := range []string{"a\x00", "\xff", "é\xc3", "\r", "a\rb"} {
+		recs, _, err := readString(t, head+bad+" 4 5 6\n", Options{Name: "t.fdkit"})
+		var pe *ParseError
+		require.ErrorAs(t, err, &pe, "%q", bad)
+		assert.Equal(t, 1003, pe.Line)
+		assert.Equal(t, "sender", pe.Field)
+		assert.Len(t, recs, 1000)
+	}
+	recs, _, err := readString(t, head+"é 4 5 6\n", Options{})
+	require.NoError(t, err)
+	assert.Equal(t, "é", recs[1000].Sender)
+}
