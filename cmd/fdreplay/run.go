@@ -245,6 +245,32 @@ func runErr(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// A stream on which no detector evaluated a single heartbeat (shorter
+	// than the warm-up, or one heartbeat) has nothing to show: it is dropped
+	// with a warning, and when no stream is left that is the error.
+	nd := len(o.detectors)
+	var keptRuns []streamRun
+	var keptTable []qos.Curve
+	var dropped []string
+	for i, r := range runs {
+		rows := tableCurves[i*nd : (i+1)*nd]
+		if slices.ContainsFunc(rows, func(c qos.Curve) bool { return len(c.Points) > 0 }) {
+			keptRuns = append(keptRuns, r)
+			keptTable = append(keptTable, rows...)
+			continue
+		}
+		dropped = append(dropped, notEvaluated(r.in, r.set))
+	}
+	if len(keptRuns) == 0 {
+		if len(dropped) == 1 {
+			return errors.New(dropped[0])
+		}
+		return fmt.Errorf("no stream could be evaluated (%d streams; first: %s)", len(dropped), dropped[0])
+	}
+	for _, d := range dropped {
+		fmt.Fprintf(stderr, "fdreplay: warning: skipped %s\n", d)
+	}
+	runs, tableCurves = keptRuns, keptTable
 	for i, r := range runs {
 		printStreamHeader(stdout, r.in, r.set, cfg, o)
 		rows := tableCurves[i*len(o.detectors) : (i+1)*len(o.detectors)]
@@ -310,6 +336,12 @@ func runErr(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "wrote %d files to %s (curves.csv, curves.json, table.csv, table.json, plots)\n", len(files), o.out)
 	}
 	return nil
+}
+
+// notEvaluated describes a stream on which no heartbeat got past warm-up.
+func notEvaluated(in *input, s settings) string {
+	return fmt.Sprintf("%s: sender %s: no heartbeat evaluated: %d fresh heartbeats, warm-up %d, window n = %d (lower --warmup or --window)",
+		in.file, displaySender(in), len(in.hbs)-in.stats.Duplicates-in.stats.Reordered, s.warmUp, s.window)
 }
 
 // streamSettings derives the detector settings for one stream.

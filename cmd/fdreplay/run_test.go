@@ -194,3 +194,51 @@ func assertAllEvaluated(t *testing.T, out string) {
 	}
 	assert.Positive(t, rows)
 }
+
+// A stream on which no detector evaluates anything (one heartbeat; a stream
+// shorter than the warm-up) is an error when it is the only one, and a
+// warning (the stream is skipped) when other streams are fine. It used to
+// exit 0 with a table of truncated error messages.
+func TestNothingEvaluated(t *testing.T) {
+	dir := t.TempDir()
+	one := filepath.Join(dir, "one.txt")
+	require.NoError(t, os.WriteFile(one, []byte("4 1 100000000 120000000 3\n"), 0o644))
+	var ten strings.Builder
+	for i := 1; i <= 10; i++ {
+		ten.WriteString("4 " + strconv.Itoa(i) + " " + strconv.Itoa(i*100) + "000000 " + strconv.Itoa(i*100+20) + "000000 3\n")
+	}
+	short := filepath.Join(dir, "ten.txt")
+	require.NoError(t, os.WriteFile(short, []byte(ten.String()), 0o644))
+
+	for _, args := range [][]string{
+		{"--interval", "100ms", one},
+		{"--warmup", "20", short},
+		{"--warmup", "20", "--out", filepath.Join(dir, "res"), short},
+	} {
+		code, out, errOut := runCmd(args...)
+		assert.Equal(t, 1, code, "%v", args)
+		assert.Empty(t, out, "%v", args)
+		assert.Equal(t, 1, strings.Count(errOut, "\n"), "one line: %q", errOut)
+		assert.Contains(t, errOut, "sender 4: no heartbeat evaluated", "%v", args)
+	}
+	code, out, errOut := runCmd("--warmup", "20", "--out", filepath.Join(dir, "res"), short)
+	require.Equal(t, 1, code)
+	assert.Contains(t, errOut, "warm-up 20")
+	assert.Empty(t, out)
+	assert.NoDirExists(t, filepath.Join(dir, "res"), "nothing written")
+
+	// Two senders, one too short: the other is still replayed.
+	var two strings.Builder
+	two.WriteString(ten.String())
+	for i := 1; i <= 40; i++ {
+		two.WriteString("5 " + strconv.Itoa(i) + " " + strconv.Itoa(i*100) + "000000 " + strconv.Itoa(i*100+25) + "000000 3\n")
+	}
+	mixed := filepath.Join(dir, "mixed.txt")
+	require.NoError(t, os.WriteFile(mixed, []byte(two.String()), 0o644))
+	code, out, errOut = runCmd("--warmup", "15", "--window", "5", mixed)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, errOut, "warning: skipped "+mixed+": sender 4: no heartbeat evaluated")
+	assert.NotContains(t, out, "sender 4 ")
+	assert.Contains(t, out, "sender 5 ")
+	assertAllEvaluated(t, out)
+}
