@@ -182,6 +182,37 @@ func parseRange(arg string) (string, span, error) {
 	return canon, sp, nil
 }
 
+// checkDomain rejects a sweep range that leaves the parameter's domain:
+// T, Jacobson's K and the Akka and Cassandra thresholds must be positive,
+// Chen's α and SFD's SM₁ non-negative, the normal φ threshold at least
+// log10 2 (its crossing would precede the mean). Out-of-domain points used
+// to fail one by one at replay time, dropping the curve with a warning.
+func checkDomain(name string, sp span) error {
+	var lo float64
+	var strict bool
+	var what string
+	switch name {
+	case "fixed":
+		strict, what = true, "the timeout T must be positive"
+	case "jacobson":
+		strict, what = true, "K must be positive"
+	case "phi-akka", "phi-cassandra":
+		strict, what = true, "the threshold Φ must be positive"
+	case "phi-normal":
+		lo, what = math.Log10(2), "the threshold Φ must be at least log10 2 ≈ 0.301"
+	case "chen", "sfd":
+		what = "the margin must not be negative"
+	case "bertier":
+		return fmt.Errorf("bertier has no parameter to sweep")
+	default:
+		return nil
+	}
+	if sp.lo < lo || strict && sp.lo <= lo {
+		return fmt.Errorf("lower bound %g out of range: %s", sp.lo, what)
+	}
+	return nil
+}
+
 func parseValue(s string) (float64, error) {
 	s = strings.TrimSpace(s)
 	if d, err := time.ParseDuration(s); err == nil && strings.IndexFunc(s, func(r rune) bool { return r >= 'a' && r <= 'z' || r == 'µ' }) >= 0 {

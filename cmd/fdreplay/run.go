@@ -130,6 +130,9 @@ func parseFlags(args []string, stdout io.Writer) (options, []string, error) {
 		if _, err := qos.Range(sp.lo, sp.hi, 2, sp.log); err != nil {
 			return o, nil, usageErr("--range %q: %v", a, strings.TrimPrefix(err.Error(), "qos: "))
 		}
+		if err := checkDomain(name, sp); err != nil {
+			return o, nil, usageErr("--range %q: %v", a, err)
+		}
 		o.ranges[name] = sp
 		o.sweep = true
 	}
