@@ -205,6 +205,13 @@ func runErr(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if o.out != "" {
+		// Fail before the replay, not after it, when results cannot be
+		// written.
+		if err := prepareOut(o.out); err != nil {
+			return err
+		}
+	}
 	inputs, err := loadInputs(o, files, stderr)
 	if err != nil {
 		return err
@@ -501,6 +508,20 @@ func newProgress(stderr io.Writer, disabled bool) func(done, total int) {
 		}
 		_ = bar.Set(done)
 	}
+}
+
+// prepareOut creates the output directory and checks that files can be
+// created in it.
+func prepareOut(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("--out %s: cannot create the directory: %w", dir, errors.Unwrap(err))
+	}
+	f, err := os.CreateTemp(dir, ".fdreplay-probe-*")
+	if err != nil {
+		return fmt.Errorf("--out %s: cannot write there: %w", dir, errors.Unwrap(err))
+	}
+	f.Close()
+	return os.Remove(f.Name())
 }
 
 func writeOutputs(dir string, table, curves []qos.Curve) ([]string, error) {

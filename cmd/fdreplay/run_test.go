@@ -232,7 +232,9 @@ func TestNothingEvaluated(t *testing.T) {
 	require.Equal(t, 1, code)
 	assert.Contains(t, errOut, "warm-up 20")
 	assert.Empty(t, out)
-	assert.NoDirExists(t, filepath.Join(dir, "res"), "nothing written")
+	entries, err := os.ReadDir(filepath.Join(dir, "res"))
+	require.NoError(t, err)
+	assert.Empty(t, entries, "nothing written")
 
 	// Two senders, one too short: the other is still replayed.
 	var two strings.Builder
@@ -248,4 +250,26 @@ func TestNothingEvaluated(t *testing.T) {
 	assert.NotContains(t, out, "sender 4 ")
 	assert.Contains(t, out, "sender 5 ")
 	assertAllEvaluated(t, out)
+}
+
+// An output directory that cannot be created or written is reported before
+// the replay (it used to fail after printing every table).
+func TestOutUnwritable(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "file")
+	require.NoError(t, os.WriteFile(file, nil, 0o644))
+	code, out, errOut := runCmd("--out", filepath.Join(file, "sub"))
+	assert.Equal(t, 1, code)
+	assert.Empty(t, out, "no table before the error")
+	assert.Equal(t, 1, strings.Count(errOut, "\n"), "one line: %q", errOut)
+	assert.Contains(t, errOut, "--out "+filepath.Join(file, "sub")+": cannot create the directory: not a directory")
+
+	if os.Geteuid() != 0 {
+		ro := filepath.Join(dir, "ro")
+		require.NoError(t, os.Mkdir(ro, 0o555))
+		code, out, errOut = runCmd("--out", ro)
+		assert.Equal(t, 1, code)
+		assert.Empty(t, out)
+		assert.Contains(t, errOut, "--out "+ro+": cannot write there: permission denied")
+	}
 }
