@@ -61,6 +61,13 @@ type relay struct {
 	nack      bool
 }
 
+// asked is an intermediate of the current probe's ping-reqs and whether its
+// nack arrived.
+type asked struct {
+	id     ID
+	nacked bool
+}
+
 // bcast is one update waiting in the dissemination queue.
 type bcast struct {
 	u  Update
@@ -127,6 +134,7 @@ type Member struct {
 	started   bool
 	forceNext *peer
 	relays    []relay
+	asked     []asked // intermediates of the current probe's ping-reqs
 
 	bq   []bcast
 	bseq uint64
@@ -489,8 +497,12 @@ func (m *Member) sendPingReqs() {
 		}
 	}
 	nack := m.cfg.Mode != ModeSWIM
+	m.asked = m.asked[:0]
 	for _, p := range chosen {
 		m.stats.PingReqsSent++
+		if nack {
+			m.asked = append(m.asked, asked{id: p.node.ID})
+		}
 		m.send(Packet{Kind: MsgPingReq, To: p.node, PingReq: PingReq{Seq: m.pr.seq, Target: t.node, Nack: nack}})
 	}
 	if nack {
@@ -503,7 +515,7 @@ func (m *Member) failProbe(now time.Duration) {
 	m.pr.active = false
 	m.stats.ProbesFailed++
 	if m.pr.expectNacks > 0 {
-		m.adjustHealth(m.pr.expectNacks - m.pr.nacks)
+		m.adjustHealth(max(m.pr.expectNacks-m.pr.nacks, 0))
 	} else {
 		m.adjustHealth(1)
 	}
@@ -610,9 +622,7 @@ func (m *Member) Step(now time.Duration, pkt *Packet) error {
 	case MsgAck:
 		m.onAck(now, pkt)
 	case MsgNack:
-		if m.pr.active && pkt.Nack.Seq == m.pr.seq {
-			m.pr.nacks++
-		}
+		m.onNack(pkt)
 	case MsgPingReq:
 		m.onPingReq(now, pkt)
 	case MsgJoin:
@@ -705,6 +715,22 @@ func (m *Member) onAck(now time.Duration, pkt *Packet) {
 		m.send(Packet{Kind: MsgAck, To: r.origin, Ack: Ack{Seq: r.originSeq}})
 		m.relays = slices.Delete(m.relays, i, i+1)
 		return
+	}
+}
+
+// onNack counts a nack for the current probe once per intermediate that was
+// asked for one: a duplicated nack, or one from anybody else, must not make
+// a failed probe look healthier than it was.
+func (m *Member) onNack(pkt *Packet) {
+	if !m.pr.active || !m.pr.indirect || pkt.Nack.Seq != m.pr.seq {
+		return
+	}
+	for i := range m.asked {
+		if a := &m.asked[i]; a.id == pkt.From.ID && !a.nacked {
+			a.nacked = true
+			m.pr.nacks++
+			return
+		}
 	}
 }
 
