@@ -49,6 +49,11 @@ func printStreamHeader(w io.Writer, in *input, s settings, cfg qos.Config, o opt
 	fmt.Fprintf(w, "sender %s (%s): %d heartbeats over %v, Δ = %v", displaySender(in), in.file, len(in.hbs), st.Span.Round(time.Millisecond), in.interval)
 	if st.HasSeq {
 		fmt.Fprintf(w, ", loss %.2f%%", 100*st.LossRate)
+		// Stale heartbeats are shown to the detectors but evaluated by
+		// none: without this the evaluated count does not add up.
+		if n := st.Duplicates + st.Reordered; n > 0 {
+			fmt.Fprintf(w, ", %d stale (%d reordered, %d duplicates)", n, st.Reordered, st.Duplicates)
+		}
 	}
 	fmt.Fprintf(w, ", warm-up %d heartbeats", s.warmUp)
 	if s.windowShrunk {
