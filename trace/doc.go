@@ -24,7 +24,8 @@
 // # fdkit trace format, version 1
 //
 // A UTF-8 text file, optionally gzip- or xz-compressed, with "\n" line ends
-// ("\r\n" accepted when reading):
+// ("\r\n" accepted when reading; so are a leading UTF-8 byte-order mark,
+// which the Reader drops in every format, and blank lines before the header):
 //
 //	#fdkit-trace version=1 interval=100ms unit=ns [key=value ...]
 //	# free comment lines (zero or more)

@@ -191,14 +191,17 @@ func (w *Writer) Close() error {
 
 // readFDKitHeader reads the header line, comments and column line.
 func (r *Reader) readFDKitHeader() error {
+	if err := r.skipBlankLines(); err != nil {
+		return err
+	}
 	line, err := r.readLine()
 	if err == io.EOF {
-		return &ParseError{File: r.name, Line: 1, Want: "fdkit header line \"" + fdkitMagic + " version=1 ...\"", Got: ""}
+		return &ParseError{File: r.name, Line: r.line + 1, Want: "fdkit header line \"" + fdkitMagic + " version=1 ...\"", Got: ""}
 	}
 	if err != nil {
 		return err
 	}
-	rest, ok := bytes.CutPrefix(line, []byte(fdkitMagic))
+	rest, ok := bytes.CutPrefix(bytes.TrimLeft(line, " \t"), []byte(fdkitMagic))
 	if !ok || (len(rest) > 0 && !isBlank(rest[0])) {
 		return r.fieldErr("", "fdkit header line \""+fdkitMagic+" version=1 ...\"", line)
 	}

@@ -25,6 +25,7 @@ const (
 )
 
 var (
+	utf8BOM   = []byte{0xef, 0xbb, 0xbf}
 	gzipMagic = []byte{0x1f, 0x8b}
 	xzMagic   = []byte{0xfd, '7', 'z', 'X', 'Z', 0x00}
 )
@@ -131,6 +132,9 @@ func NewReader(src io.Reader, opt Options) (*Reader, error) {
 	} else {
 		r.br = bufio.NewReaderSize(dec, bufSize)
 	}
+	if b, _ := r.br.Peek(len(utf8BOM)); bytes.Equal(b, utf8BOM) {
+		r.br.Discard(len(utf8BOM)) // spreadsheet exports start with one
+	}
 	sniff, err := r.br.Peek(sniffSize)
 	if err != nil && err != io.EOF && !errors.Is(err, bufio.ErrBufferFull) {
 		return nil, r.streamError(err)
@@ -155,7 +159,10 @@ func NewReader(src io.Reader, opt Options) (*Reader, error) {
 	switch r.format {
 	case FormatLIP6:
 	case FormatLIP6Emission:
-		if bytes.HasPrefix(bytes.TrimLeft(sniff, " \t"), []byte("numseq")) {
+		if err := r.skipBlankLines(); err != nil {
+			return nil, err
+		}
+		if next, _ := r.br.Peek(sniffSize); bytes.HasPrefix(bytes.TrimLeft(next, " \t"), []byte("numseq")) {
 			if _, err := r.readLine(); err != nil {
 				return nil, err
 			}
@@ -300,6 +307,30 @@ func (r *Reader) readLine() ([]byte, error) {
 		n--
 	}
 	return line[:n], nil
+}
+
+// skipBlankLines consumes the lines holding only spaces and tabs before a
+// header, as format detection skips them.
+func (r *Reader) skipBlankLines() error {
+	for {
+		next, err := r.br.Peek(sniffSize)
+		if len(next) == 0 {
+			if err == io.EOF || errors.Is(err, bufio.ErrBufferFull) {
+				return nil
+			}
+			return r.streamError(err)
+		}
+		line, _, _ := bytes.Cut(next, []byte{'\n'})
+		if len(bytes.Trim(line, " \t\r")) > 0 {
+			return nil
+		}
+		if _, err := r.readLine(); err != nil {
+			if err == io.EOF {
+				return nil
+			}
+			return err
+		}
+	}
 }
 
 // intern returns b as a string, allocating only for a sender not seen before.

@@ -607,3 +607,38 @@ func TestFDKitBinarySenderLater(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "é", recs[1000].Sender)
 }
+
+// Format detection skips blank lines and indentation before a header, so the
+// header readers do too (the emission header was parsed as data and the
+// fdkit header reported missing); a UTF-8 byte-order mark, as spreadsheet
+// CSV exports start with, is dropped in every format.
+func TestLeadingBlankLinesAndBOM(t *testing.T) {
+	const bom = "\ufeff"
+	emission := "numseq,timestamp_start_send,timestamp_end_send\n0,1,2\n"
+	fdkit := "#fdkit-trace version=1 interval=100ms unit=ns\nsender seq sent arrival\np 0 1 2\n"
+	for name, c := range map[string]struct {
+		in   string
+		opt  Options
+		want Format
+	}{
+		"emission after blank lines": {"\n \t\n" + emission, Options{}, FormatLIP6Emission},
+		"emission with BOM":          {bom + emission, Options{}, FormatLIP6Emission},
+		"fdkit after blank lines":    {"\r\n\n" + fdkit, Options{}, FormatFDKit},
+		"fdkit indented":             {"  " + fdkit, Options{}, FormatFDKit},
+		"fdkit with BOM":             {bom + fdkit, Options{}, FormatFDKit},
+		"lip6 with BOM":              {bom + "1 0 1 2 3\n", Options{}, FormatLIP6},
+		"csv with BOM":               {bom + "seq,recv\n0,2\n", Options{Columns: Columns{Seq: "seq", Arrival: "recv"}}, FormatCSV},
+	} {
+		recs, r, err := readString(t, c.in, c.opt)
+		require.NoError(t, err, name)
+		assert.Equal(t, c.want, r.Format(), name)
+		require.Len(t, recs, 1, name)
+		assert.Equal(t, uint64(0), recs[0].Seq, name)
+	}
+	// Line numbers still count the skipped lines.
+	_, _, err := readString(t, "\n\n"+emission+"x,1,2\n", Options{Name: "e.csv"})
+	var pe *ParseError
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, 5, pe.Line)
+	assert.Equal(t, "numseq", pe.Field)
+}
