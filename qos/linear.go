@@ -40,7 +40,7 @@ var errNotLinear = errors.New("qos: freshness point not linear in the swept para
 // are summed from the top, which gives the same exact counts and sums in
 // O(log P) per heartbeat and O(P) memory. TD_k(p) = c_k + scale_k·p with
 // c_k = off_k − A_k plus the clock-dependent base is kept per heartbeat for
-// the TD percentiles.
+// the TD percentiles (TD_k is at least the base: see Result.TD).
 type linearCollector struct {
 	det       detector.Linear // the replayed detector, once seen
 	ps        []float64       // query points, sorted, distinct
@@ -149,16 +149,20 @@ func (l *linearCollector) closeSegment(end time.Duration) {
 
 // linearCurve answers the query points from a finished collection.
 type linearCurve struct {
-	base     Result // counts, span and clock decision of the pass
-	ps       []float64
-	cntU     []int // suffix sums: index i counts buckets ≥ i
-	cntW     []int
-	sU, sUU  []float64
-	sV, sVV  []float64
-	constS   float64
-	td0      []float64 // c_k + base_k, ns
-	scales   []float64
-	sameS    bool // every scale equal: TD percentiles shift with p
+	base    Result // counts, span and clock decision of the pass
+	ps      []float64
+	cntU    []int // suffix sums: index i counts buckets ≥ i
+	cntW    []int
+	sU, sUU []float64
+	sV, sVV []float64
+	constS  float64
+	td0     []float64 // c_k + base_k, ns
+	scales  []float64
+	sameS   bool // every scale equal: TD percentiles shift with p
+	// floor, when not nil, holds per heartbeat the least TD_k (its base:
+	// A_k − σ_k or d̄), reached when τ_{k+1}(p) < A_k at some query point:
+	// TD_k(p) = max(td0_k + scale_k·p, floor_k).
+	floor    []float64
 	tdRanks  [3]float64
 	sumTD0   float64
 	sumScale float64
@@ -201,12 +205,27 @@ func replayLinear(det detector.Detector, hbs []detector.Heartbeat, cfg Config, p
 	lc.td0 = lin.c
 	lc.sameS = true
 	for k := range lc.td0 {
-		lc.td0[k] += float64(r.tdBase(sync, k))
+		// Scales are ≥ 0, so τ(p) ≥ A_k at the smallest query point means
+		// at every point.
+		if lc.td0[k]+lin.s[k]*qs[0] < 0 && lc.floor == nil {
+			lc.floor = make([]float64, len(lc.td0))
+			for j := range k {
+				lc.floor[j] = float64(r.tdBase(sync, j))
+			}
+		}
+		b := float64(r.tdBase(sync, k))
+		if lc.floor != nil {
+			lc.floor[k] = b
+		}
+		lc.td0[k] += b
 		lc.sumTD0 += lc.td0[k]
 		lc.sumScale += lin.s[k]
 		if lin.s[k] != lin.s[0] {
 			lc.sameS = false
 		}
+	}
+	if lc.floor != nil {
+		lc.sameS = false
 	}
 	n := len(lc.td0)
 	if n != res.Evaluated {
@@ -237,8 +256,17 @@ func (lc *linearCurve) at(p float64) (Result, error) {
 
 	n := len(lc.td0)
 	if n > 0 {
-		res.TD.Mean = time.Duration(math.Round((lc.sumTD0 + p*lc.sumScale) / float64(n)))
-		res.LastTD = time.Duration(math.Round(lc.td0[n-1] + lc.scales[n-1]*p))
+		if lc.floor == nil {
+			res.TD.Mean = time.Duration(math.Round((lc.sumTD0 + p*lc.sumScale) / float64(n)))
+			res.LastTD = time.Duration(math.Round(lc.td0[n-1] + lc.scales[n-1]*p))
+		} else {
+			var sum float64
+			for k, c := range lc.td0 {
+				sum += max(c+lc.scales[k]*p, lc.floor[k])
+			}
+			res.TD.Mean = time.Duration(math.Round(sum / float64(n)))
+			res.LastTD = time.Duration(math.Round(max(lc.td0[n-1]+lc.scales[n-1]*p, lc.floor[n-1])))
+		}
 		if lc.sameS {
 			sh := lc.scales[0] * p
 			res.TD.P50 = time.Duration(math.Round(lc.tdRanks[0] + sh))
@@ -259,7 +287,7 @@ func (lc *linearCurve) at(p float64) (Result, error) {
 }
 
 // tdQuantiles holds, per query point, the exact nearest-rank p50 and p99
-// and the maximum of TD_k(p) = td0_k + scale_k·p.
+// and the maximum of TD_k(p) = td0_k + scale_k·p (at least floor_k).
 type tdQuantiles struct{ p50, p99, max float64 }
 
 // allPercentiles computes tdQuantiles for every query point, exactly.
@@ -283,6 +311,9 @@ func (lc *linearCurve) allPercentiles() []tdQuantiles {
 		m := math.Inf(-1)
 		for k, c := range lc.td0 {
 			v := c + lc.scales[k]*p
+			if lc.floor != nil && v < lc.floor[k] {
+				v = lc.floor[k]
+			}
 			buf[k] = v
 			if v > m {
 				m = v
@@ -316,6 +347,9 @@ func (lc *linearCurve) allPercentiles() []tdQuantiles {
 	for i, p := range lc.ps {
 		for j, k := range idx {
 			sample[j] = lc.td0[k] + lc.scales[k]*p
+			if lc.floor != nil && sample[j] < lc.floor[k] {
+				sample[j] = lc.floor[k]
+			}
 		}
 		w := &ws[i]
 		w.max = math.Inf(-1)
@@ -337,6 +371,10 @@ func (lc *linearCurve) allPercentiles() []tdQuantiles {
 	for b0 := 0; b0 < n; b0 += block {
 		cs := lc.td0[b0:min(b0+block, n)]
 		ss := lc.scales[b0 : b0+len(cs)]
+		var fl []float64
+		if lc.floor != nil {
+			fl = lc.floor[b0 : b0+len(cs)]
+		}
 		for i, p := range lc.ps {
 			w := &ws[i]
 			lo0, hi0, lo1, hi1 := w.lo[0], w.hi[0], w.lo[1], w.hi[1]
@@ -347,6 +385,9 @@ func (lc *linearCurve) allPercentiles() []tdQuantiles {
 			// half the time. Not the max builtin: its NaN handling is slow.
 			for k, c := range cs {
 				v := c + ss[k]*p
+				if fl != nil && v < fl[k] {
+					v = fl[k]
+				}
 				if v > mx {
 					mx = v
 				}

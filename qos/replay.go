@@ -137,7 +137,10 @@ type Result struct {
 	MeanTM  time.Duration `json:"mean_tm_ns"`
 	MeanTMR time.Duration `json:"mean_tmr_ns"`
 	MeanTG  time.Duration `json:"mean_tg_ns"`
-	// TD summarizes TD_k over the evaluated heartbeats; LastTD is TD_k of the
+	// TD summarizes TD_k over the evaluated heartbeats (TD_k =
+	// max(τ_{k+1}, A_k) − σ_k: when τ_{k+1} < A_k the monitor suspects from
+	// A_k, so TD_k is never below the delay, or below d̄ when arrival-based;
+	// ALGORITHMS.md §9.3 writes τ_{k+1} − σ_k, which is negative then). LastTD is TD_k of the
 	// last evaluated heartbeat: if the stream ends because the sender
 	// crashed right after sending it, the monitor detects the crash LastTD
 	// after that send.
@@ -305,7 +308,9 @@ func (r *replayer) step(hb detector.Heartbeat) error {
 	if !stale {
 		r.res.Evaluated++
 		if r.lin == nil {
-			r.tdArr = append(r.tdArr, int64(tau-hb.Arrival))
+			// τ < A_k (for example Chen's EA lagging after a sender pause):
+			// q suspects from A_k, not before it has processed k.
+			r.tdArr = append(r.tdArr, int64(max(tau-hb.Arrival, 0)))
 		}
 		if hb.HasSent {
 			d := int64(hb.Arrival - hb.Sent)
