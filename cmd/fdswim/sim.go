@@ -23,7 +23,7 @@ func init() {
 func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := pflag.NewFlagSet("fdswim sim", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var o sim.Options
+	o := sim.Options{Context: ctx}
 	var list bool
 	fs.Uint64Var(&o.Seed, "seed", 1, "random seed (same seed, same tables)")
 	fs.BoolVar(&o.Quick, "quick", false, "smaller sizes and shorter runs")
@@ -74,7 +74,7 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			return err
 		}
 		start := time.Now()
-		tables, err := s.Run(o)
+		tables, err := runScenario(ctx, s, o)
 		if err != nil {
 			return fmt.Errorf("%s: %w", s.Name, err)
 		}
@@ -86,6 +86,26 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		fmt.Fprintf(stdout, "(%s: %v wall time)\n\n", s.Name, time.Since(start).Round(time.Millisecond))
 	}
 	return nil
+}
+
+// runScenario runs s and returns at once when ctx is done (Ctrl-C): the
+// scenario itself stops at its next check of o.Context.
+func runScenario(ctx context.Context, s sim.Scenario, o sim.Options) ([]sim.Table, error) {
+	type result struct {
+		tables []sim.Table
+		err    error
+	}
+	done := make(chan result, 1)
+	go func() {
+		t, err := s.Run(o)
+		done <- result{t, err}
+	}()
+	select {
+	case r := <-done:
+		return r.tables, r.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 func printTable(w io.Writer, t sim.Table) error {

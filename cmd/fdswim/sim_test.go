@@ -5,6 +5,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 )
@@ -27,4 +28,16 @@ func TestSimSubcommand(t *testing.T) {
 	assert.Contains(t, errb.String(), `unknown scenario "nosuch"`)
 	assert.Equal(t, 2, run(context.Background(), []string{"frobnicate"}, &out, &errb))
 	assert.Equal(t, 2, run(context.Background(), nil, &out, &errb))
+}
+
+// Ctrl-C (a cancelled context) stops a running scenario instead of being
+// ignored until it ends: the command reports the interruption and fails.
+func TestSimInterrupted(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(50*time.Millisecond, cancel)
+	var out, errb bytes.Buffer
+	code := run(ctx, []string{"sim", "--quick", "lifeguard"}, &out, &errb)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errb.String(), "context canceled")
+	assert.NotContains(t, out.String(), "Lifeguard interval experiment", "the interrupted scenario's table is not printed")
 }

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"strconv"
@@ -37,6 +38,17 @@ type Options struct {
 	Duration     time.Duration
 	// Alpha and Beta are the lifeguard scenario's α and β (default 5, 6).
 	Alpha, Beta int
+	// Context, when set, stops a scenario between two of its runs once it
+	// is done; Run then returns its error (context.Canceled on Ctrl-C).
+	Context context.Context
+}
+
+// stopped returns the context's error once Options.Context is done.
+func (o Options) stopped() error {
+	if o.Context == nil {
+		return nil
+	}
+	return o.Context.Err()
 }
 
 // Scenario runs one named experiment.
@@ -87,6 +99,9 @@ func runLoad(o Options) ([]Table, error) {
 	t := Table{Title: fmt.Sprintf("Per-member load, failure-free, %d periods after warm-up, defaults (%v)", periods, swim.ModeDetector),
 		Header: []string{"N", "sent/period", "received/period", "max sent/period", "bytes sent/period"}}
 	for _, n := range sizes {
+		if err := o.stopped(); err != nil {
+			return nil, err
+		}
 		r, err := Load(n, periods, o.Seed, swim.Config{})
 		if err != nil {
 			return nil, err
@@ -113,6 +128,9 @@ func runDetect(o Options) ([]Table, error) {
 		t := Table{Title: fmt.Sprintf("Crash detection, %v, aligned periods, crash 1 ms before a period boundary", mode),
 			Header: []string{"N", "crashes", "first detection (periods)", "dissemination (periods)", "log2 N", "all declared dead (periods)", "not declared by all"}}
 		for _, n := range sizes {
+			if err := o.stopped(); err != nil {
+				return nil, err
+			}
 			tr := max(1, trials*100/max(n, 100)) // about `trials` crashes per size
 			r, err := Detection(n, tr, o.Seed, swim.Config{Mode: mode})
 			if err != nil {
@@ -167,6 +185,9 @@ func runLifeguard(o Options) ([]Table, error) {
 		for _, c := range counts {
 			var base IntervalResult
 			for _, mode := range modes {
+				if err := o.stopped(); err != nil {
+					return nil, err
+				}
 				mc := swim.Config{Mode: mode, SuspicionMult: alpha, SuspicionMaxTimeoutMult: beta}
 				r, err := Interval(IntervalConfig{N: n, C: c, D: D, I: I, Duration: dur, Seed: o.Seed, Member: mc})
 				if err != nil {
@@ -248,6 +269,9 @@ func runPause(o Options) ([]Table, error) {
 			d := time.Duration(f * float64(minT)).Truncate(time.Millisecond)
 			var susp, dead int
 			for k := 0; k < seeds; k++ {
+				if err := o.stopped(); err != nil {
+					return nil, err
+				}
 				r, err := PauseOne(n, d, reps, o.Seed+uint64(k), swim.Config{Mode: mode})
 				if err != nil {
 					return nil, err
@@ -334,6 +358,9 @@ func runRestart(o Options) ([]Table, error) {
 		Header: []string{"mode", "down for", "Dead events before", "Dead events after restart", "final incarnation", "all see it alive", "converged after"}}
 	for _, mode := range modes {
 		for _, down := range []time.Duration{500 * time.Millisecond, 3 * time.Second, 60 * time.Second} {
+			if err := o.stopped(); err != nil {
+				return nil, err
+			}
 			r, err := RestartAfter(n, down, o.Seed, swim.Config{Mode: mode})
 			if err != nil {
 				return nil, err
@@ -416,6 +443,9 @@ func runPartition(o Options) ([]Table, error) {
 		Header: []string{"mode", "partition length", "Dead events across the cut", "one view after heal", "healed after"}}
 	for _, mode := range modes {
 		for _, length := range []time.Duration{5 * time.Second, 120 * time.Second} {
+			if err := o.stopped(); err != nil {
+				return nil, err
+			}
 			r, err := PartitionHalves(n, length, o.Seed, swim.Config{Mode: mode})
 			if err != nil {
 				return nil, err
@@ -451,6 +481,9 @@ func runBaselines(o Options) ([]Table, error) {
 		var g, g3, g10 BaselineResult
 		var fs3n, fs3p, fs10, spread, det float64
 		for k := 0; k < trials; k++ {
+			if err := o.stopped(); err != nil {
+				return nil, err
+			}
 			seed := o.Seed + uint64(k)*104729
 			if g, err = GossipHeartbeat(BaselineConfig{N: 100, Rounds: 100, Seed: seed, Fanout: fan, TFail: 10}); err != nil {
 				return nil, err
@@ -493,6 +526,9 @@ func runCompare(o Options) ([]Table, error) {
 	t := Table{Title: fmt.Sprintf("N = %d, %d periods/rounds, 1 crash: message load, detection and false positives", n, periods),
 		Header: []string{"protocol", "loss", "msgs/member/period", "bytes/member/period", "crash detected by all (periods)", "false positives"}}
 	for _, loss := range []float64{0, 0.05} {
+		if err := o.stopped(); err != nil {
+			return nil, err
+		}
 		a, err := AllToAll(BaselineConfig{N: n, Rounds: periods, Seed: o.Seed, Loss: loss, TFail: 3, Crash: []int{7}, CrashRound: periods / 2})
 		if err != nil {
 			return nil, err
@@ -504,6 +540,9 @@ func runCompare(o Options) ([]Table, error) {
 		}
 		t.add("gossip fanout 2 T_fail=10", f2(loss), f2(g.MsgsPerRound/n), f2(g.BytesPerRound/n), f2(g.DetectAll), itoa(g.FalseSuspicions)+" pair-rounds")
 		for _, mode := range modes {
+			if err := o.stopped(); err != nil {
+				return nil, err
+			}
 			r, err := SWIMCrashRun(n, periods, loss, o.Seed, swim.Config{Mode: mode})
 			if err != nil {
 				return nil, err

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"context"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -343,4 +344,16 @@ func TestFPCounter(t *testing.T) {
 	assert.Equal(t, 3, c.FP)
 	assert.Equal(t, 1, c.FPMinus)
 	assert.Equal(t, 2, c.Subjects)
+}
+
+// Every scenario stops, with the context's error, once Options.Context is
+// done.
+func TestScenarioCancelled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, sc := range Scenarios() {
+		tables, err := sc.Run(Options{Quick: true, Context: ctx})
+		assert.ErrorIs(t, err, context.Canceled, sc.Name)
+		assert.Empty(t, tables, sc.Name)
+	}
 }
