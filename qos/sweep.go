@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -229,16 +230,36 @@ func SweepEach(streams []Stream, fams [][]Family, opt SweepOptions) ([]Curve, er
 	return curves, nil
 }
 
+// pointErr wraps err, from a replay or constructor of f at value v (NaN:
+// the whole curve), as "qos: NAME PARAM=v: err" without repeating the
+// "qos: " prefix of err and without "PARAM=v" for a single-point family.
+func (f *Family) pointErr(v float64, err error) error {
+	where := f.Name
+	if f.Param != "" && !math.IsNaN(v) {
+		where += fmt.Sprintf(" %s=%g", f.Param, v)
+	}
+	return &wrapped{msg: "qos: " + where + ": " + strings.TrimPrefix(err.Error(), "qos: "), err: err}
+}
+
+// wrapped is an error with its own message that still unwraps to err.
+type wrapped struct {
+	msg string
+	err error
+}
+
+func (w *wrapped) Error() string { return w.msg }
+func (w *wrapped) Unwrap() error { return w.err }
+
 // replayPoint replays a fresh detector of family f at its i-th value.
 func replayPoint(f *Family, i int, hbs []detector.Heartbeat, cfg Config) (*Point, error) {
 	v := f.Values[i]
 	det, err := f.New(v)
 	if err != nil {
-		return nil, fmt.Errorf("qos: %s %s=%g: %w", f.Name, f.Param, v, err)
+		return nil, f.pointErr(v, err)
 	}
 	res, err := ReplaySlice(det, hbs, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("qos: %s %s=%g: %w", f.Name, f.Param, v, err)
+		return nil, f.pointErr(v, err)
 	}
 	return &Point{Value: v, Result: res}, nil
 }
@@ -251,7 +272,7 @@ func sweepLinear(f *Family, hbs []detector.Heartbeat, cfg Config, progress func(
 	det, err := f.New(f.Values[0])
 	if err != nil {
 		progress(len(f.Values))
-		return pts, OnePass, fmt.Errorf("qos: %s %s=%g: %w", f.Name, f.Param, f.Values[0], err)
+		return pts, OnePass, f.pointErr(f.Values[0], err)
 	}
 	ps := make([]float64, len(f.Values))
 	for i, v := range f.Values {
@@ -276,7 +297,7 @@ func sweepLinear(f *Family, hbs []detector.Heartbeat, cfg Config, progress func(
 	}
 	if !errors.Is(err, errNotLinear) {
 		progress(len(f.Values))
-		return pts, OnePass, fmt.Errorf("qos: %s: %w", f.Name, err)
+		return pts, OnePass, f.pointErr(math.NaN(), err)
 	}
 	var first error
 	for i := range f.Values {

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fdkit/fdkit/bertier"
 	"github.com/fdkit/fdkit/chen"
 	"github.com/fdkit/fdkit/detector"
 	"github.com/fdkit/fdkit/trace"
@@ -89,4 +90,28 @@ func TestTDFloorOnePassEqualsReplays(t *testing.T) {
 	for _, pt := range c[0].Points {
 		assert.Greater(t, pt.TD.Mean, meanDelay-ms(0.1), "α=%g", pt.Value)
 	}
+}
+
+// A failed point says once where it failed: "qos: bertier: no heartbeat
+// evaluated ...", not "qos: bertier =0: qos: no heartbeat evaluated", and
+// still unwraps to ErrNoEvaluation.
+func TestSweepErrorMessages(t *testing.T) {
+	short := example95()[:2]
+	fams := []Family{
+		BertierFamily(bertier.Config{Estimator: chen.EstimatorConfig{Interval: ms(100), WindowSize: 3}}),
+		FixedFamily([]time.Duration{ms(150)}),
+		PhiAkkaFamily(testAkka, []float64{8}),
+	}
+	c, err := Sweep([]Stream{{Heartbeats: short}}, fams, SweepOptions{Config: Config{WarmUp: 5}})
+	require.NoError(t, err)
+	want := []string{
+		"qos: bertier: no heartbeat evaluated: all 2 fresh heartbeats were in warm-up",
+		"qos: fixed: no heartbeat evaluated: all 2 fresh heartbeats were in warm-up",
+		"qos: phi-akka Phi=8: no heartbeat evaluated: all 2 fresh heartbeats were in warm-up",
+	}
+	for i, w := range want {
+		assert.Equal(t, w, c[i].Err)
+	}
+	_, err = replayPoint(&fams[1], 0, short, Config{WarmUp: 5})
+	assert.ErrorIs(t, err, ErrNoEvaluation)
 }
