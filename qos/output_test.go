@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/fdkit/fdkit/chen"
 	"github.com/stretchr/testify/assert"
@@ -118,4 +119,23 @@ func TestSavePlotsDegenerate(t *testing.T) {
 	files, err := SavePlots(c, t.TempDir(), "", "one point")
 	require.NoError(t, err)
 	assert.Len(t, files, 2, "QAP plot only: no mistakes to draw on a log scale")
+}
+
+// With unsynchronized clocks TD leaves out the network delay: the TD axis
+// says so (arrival-based, with d̄), and says nothing when TD is send-based.
+func TestPlotAxisNamesTDBasis(t *testing.T) {
+	mk := func(basis TDBasis, d time.Duration) []Curve {
+		r := Result{TDBasis: basis, DelayOffset: d, MRPerSecond: 0.5, QAP: 0.99, TD: TDStats{Mean: ms(200)}}
+		r2 := r
+		r2.MRPerSecond, r2.QAP, r2.TD.Mean = 0.1, 0.999, ms(300)
+		return []Curve{{Family: "chen", Param: "alpha", Points: []Point{{Value: 1, Result: r}, {Value: 2, Result: r2}}}}
+	}
+	for _, k := range []PlotKind{PlotMR, PlotQAP} {
+		p, err := NewPlot(mk(TDArrival, ms(12)), k, "s")
+		require.NoError(t, err)
+		assert.Contains(t, p.X.Label.Text, "(ms, arrival-based, d̄ = 12ms")
+		p, err = NewPlot(mk(TDSend, 0), k, "s")
+		require.NoError(t, err)
+		assert.NotContains(t, p.X.Label.Text, "arrival")
+	}
 }

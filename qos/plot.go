@@ -51,6 +51,22 @@ func (k PlotKind) name() string {
 	return "mr-td"
 }
 
+// tdBasisNote returns "arrival-based, d̄ = X" when every point's TD is
+// arrival-based (unsynchronized clocks: the TD axis then leaves out the
+// network delay except d̄), else "".
+func tdBasisNote(curves []Curve) string {
+	note := ""
+	for _, c := range curves {
+		for _, pt := range c.Points {
+			if pt.TDBasis != TDArrival {
+				return ""
+			}
+			note = "arrival-based, d̄ = " + pt.DelayOffset.String()
+		}
+	}
+	return note
+}
+
 // NewPlot draws curves (normally those of one stream) with the mean TD in
 // milliseconds on the x axis: one line with markers per family, a lone
 // marker for a family with a single point (Bertier).
@@ -72,6 +88,9 @@ func NewPlot(curves []Curve, kind PlotKind, title string) (*plot.Plot, error) {
 		p.X.Tick.Marker = plot.LogTicks{Prec: -1}
 	default:
 		return nil, fmt.Errorf("qos: unknown plot kind %d", int(kind))
+	}
+	if b := tdBasisNote(curves); b != "" {
+		p.X.Label.Text = strings.Replace(p.X.Label.Text, "(ms", "(ms, "+b, 1)
 	}
 	p.Legend.Top, p.Legend.Left = true, true
 	p.Add(plotter.NewGrid())
