@@ -207,7 +207,11 @@ func (d *Detector) Observe(hb detector.Heartbeat) {
 			d.endSlot()
 		}
 	}
-	d.prev = hb.Arrival
+	// A numbered arrival going backwards keeps the later instant, so that
+	// the time it steps back over is not observed twice.
+	if !d.measuring || hb.Arrival >= d.prev {
+		d.prev = hb.Arrival
+	}
 	d.tau, d.seen = d.est.FreshnessPoint(d.sm), true
 	if !d.measuring {
 		return

@@ -383,3 +383,19 @@ func TestFreshnessPointSaturates(t *testing.T) {
 	assert.Equal(t, time.Duration(math.MaxInt64), tau)
 	assert.Zero(t, d.Status().Mistakes)
 }
+
+// A numbered heartbeat whose arrival goes backwards is counted, but the
+// time it steps back over is not observed twice: Observed is the span of
+// the evaluated arrivals, as T_obs in ALGORITHMS.md §9.3.
+func TestBackwardsArrivalObservedOnce(t *testing.T) {
+	d := newDet(t, sfd.Config{Estimator: window(10), MinSamples: 1, InitialMargin: ms(500)})
+	for i := 1; i <= 10; i++ {
+		d.Observe(hb(uint64(i), float64(100*i)))
+	}
+	d.Observe(hb(11, 950)) // the monitor's clock stepped back 50 ms
+	d.Observe(hb(12, 1200))
+	st := d.Status()
+	assert.Equal(t, ms(1100), st.Observed)
+	assert.Zero(t, st.Mistakes)
+	assert.Equal(t, 1.0, st.Measured.QAP)
+}
