@@ -1,0 +1,111 @@
+package monitor_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/fdkit/fdkit/bertier"
+	"github.com/fdkit/fdkit/chen"
+	"github.com/fdkit/fdkit/detector"
+	"github.com/fdkit/fdkit/jacobson"
+	"github.com/fdkit/fdkit/monitor"
+	"github.com/fdkit/fdkit/phi"
+	"github.com/fdkit/fdkit/qos"
+	"github.com/fdkit/fdkit/sfd"
+	"github.com/fdkit/fdkit/trace"
+	"github.com/fdkit/fdkit/traces"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Fed the arrivals of a recorded trace, the monitor (default High and Low)
+// reports exactly the mistakes that qos replay finds (ALGORITHMS.md §9.3),
+// for each of fdkit's detectors: same count, same start and end instants to
+// the nanosecond. No sweep runs, so every suspicion is found by the next
+// heartbeat and reported with the instant it took effect.
+func TestMonitorAgreesWithReplay(t *testing.T) {
+	recs, _, err := traces.ReadAll(traces.Default)
+	require.NoError(t, err)
+	agreeWithReplay(t, recs)
+}
+
+// The same on the real LIP6 excerpt (../shared/traces), sender by sender.
+func TestMonitorAgreesWithReplayLIP6(t *testing.T) {
+	path := sharedTrace(t, "planetlab-lip6/recv_node1_excerpt.txt")
+	recs, err := trace.ReadFile(path, trace.Options{})
+	require.NoError(t, err)
+	for _, s := range trace.Split(recs) {
+		t.Run("sender-"+s.Sender, func(t *testing.T) { agreeWithReplay(t, s.Records) })
+	}
+}
+
+// sharedTrace finds ../shared/traces/<rel> walking up from the package
+// directory, or skips the test.
+func sharedTrace(t *testing.T, rel string) string {
+	dir, err := filepath.Abs(".")
+	require.NoError(t, err)
+	for {
+		p := filepath.Join(dir, "..", "shared", "traces", rel)
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Skipf("shared trace %s not found above the package directory (../shared/traces); skipping", rel)
+		}
+		dir = parent
+	}
+}
+
+func agreeWithReplay(t *testing.T, recs []trace.Record) {
+	hbs := make([]detector.Heartbeat, len(recs))
+	for i, r := range recs {
+		hbs[i] = r.Heartbeat()
+	}
+	factories := map[string]monitor.Factory{
+		"fixed-300ms": func() (detector.Detector, error) {
+			return detector.NewFixed(detector.FixedConfig{Timeout: 300 * time.Millisecond})
+		},
+		"jacobson":  func() (detector.Detector, error) { return jacobson.New(jacobson.Config{}) },
+		"chen":      func() (detector.Detector, error) { return chen.New(chen.Config{Margin: 30 * time.Millisecond}) },
+		"bertier":   func() (detector.Detector, error) { return bertier.New(bertier.Config{}) },
+		"sfd":       func() (detector.Detector, error) { return sfd.New(sfd.Config{}) },
+		"phi":       func() (detector.Detector, error) { return phi.NewNormal(phi.NormalConfig{WindowSize: 100}) },
+		"akka":      func() (detector.Detector, error) { return phi.NewAkka(phi.AkkaConfig{}) },
+		"cassandra": func() (detector.Detector, error) { return phi.NewCassandra(phi.CassandraConfig{}) },
+	}
+	for name, f := range factories {
+		t.Run(name, func(t *testing.T) {
+			det, err := f()
+			require.NoError(t, err)
+			res, err := qos.ReplaySlice(det, hbs, qos.Config{RecordMistakes: true})
+			require.NoError(t, err)
+
+			clk := &monitor.ManualClock{}
+			rec := &recorder{}
+			m, err := monitor.New(monitor.Config{Factory: f, Clock: clk, OnTransition: rec.add})
+			require.NoError(t, err)
+			for _, r := range recs {
+				clk.Set(r.Arrival)
+				require.NoError(t, m.HeartbeatAt("p", monitor.Beat{Seq: r.Seq, HasSeq: r.HasSeq, Sent: r.Sent, HasSent: r.HasSent}, r.Arrival))
+			}
+			var got []qos.Interval
+			ts := rec.all()
+			for i, tr := range ts {
+				if tr.New != monitor.Suspected || tr.At < res.Start || tr.At > res.End {
+					continue
+				}
+				iv := qos.Interval{Start: tr.At, End: res.End}
+				if i+1 < len(ts) {
+					iv.End = ts[i+1].At
+				}
+				got = append(got, iv)
+			}
+			assert.Equal(t, res.Mistakes, len(got))
+			assert.Equal(t, res.MistakeIntervals, got)
+			t.Logf("%d heartbeats, %d mistakes", len(recs), res.Mistakes)
+		})
+	}
+}
