@@ -55,6 +55,11 @@ type Config struct {
 	OnTransition func(Transition)
 	// Logger, when set, logs transitions (Info) and local pauses (Warn).
 	Logger *slog.Logger
+	// MaxPeers bounds the number of peers, so that heartbeats with forged
+	// names cannot grow the monitor without limit: a heartbeat (or Handle)
+	// for a new peer beyond it gets ErrTooManyPeers. Default 0: no limit;
+	// must not be negative.
+	MaxPeers int
 }
 
 // Monitor keeps one failure detector per peer. All methods are safe for
@@ -79,6 +84,8 @@ type Monitor struct {
 	// math.MinInt64 when there was none.
 	pauseUntil atomic.Int64
 	pauses     atomic.Uint64
+	maxPeers   int64
+	npeers     atomic.Int64
 }
 
 type shard struct {
@@ -98,6 +105,9 @@ func New(cfg Config) (*Monitor, error) {
 	}
 	if cfg.Shards < 0 || cfg.Shards > maxShards {
 		return nil, fmt.Errorf("monitor: Shards %d must be in [0, %d]", cfg.Shards, maxShards)
+	}
+	if cfg.MaxPeers < 0 {
+		return nil, fmt.Errorf("monitor: MaxPeers %d is negative", cfg.MaxPeers)
 	}
 	if cfg.PauseGrace < 0 {
 		return nil, fmt.Errorf("monitor: PauseGrace %v is negative", cfg.PauseGrace)
@@ -136,18 +146,19 @@ func New(cfg Config) (*Monitor, error) {
 		cfg.PauseGrace = DefaultPauseGrace
 	}
 	m := &Monitor{
-		factory: cfg.Factory,
-		clock:   cfg.Clock,
-		high:    cfg.High,
-		low:     cfg.Low,
-		seed:    maphash.MakeSeed(),
-		mask:    uint64(n - 1),
-		shards:  make([]shard, n),
-		limit:   cfg.PauseLimit,
-		grace:   cfg.PauseGrace,
-		onTrans: cfg.OnTransition,
-		log:     cfg.Logger,
-		guardOn: cfg.PauseLimit > 0,
+		factory:  cfg.Factory,
+		clock:    cfg.Clock,
+		high:     cfg.High,
+		low:      cfg.Low,
+		seed:     maphash.MakeSeed(),
+		mask:     uint64(n - 1),
+		shards:   make([]shard, n),
+		limit:    cfg.PauseLimit,
+		grace:    cfg.PauseGrace,
+		onTrans:  cfg.OnTransition,
+		log:      cfg.Logger,
+		guardOn:  cfg.PauseLimit > 0,
+		maxPeers: int64(cfg.MaxPeers),
 	}
 	for i := range m.shards {
 		m.shards[i].peers = make(map[string]*peer)
@@ -274,8 +285,13 @@ func (m *Monitor) create(name string, inc uint64) (*peer, error) {
 	if p := s.peers[name]; p != nil {
 		return p, nil
 	}
+	if n := m.npeers.Add(1); m.maxPeers > 0 && n > m.maxPeers {
+		m.npeers.Add(-1)
+		return nil, ErrTooManyPeers
+	}
 	p := &peer{name: name, inc: inc}
 	if err := p.reset(m); err != nil {
+		m.npeers.Add(-1)
 		return nil, err
 	}
 	s.peers[name] = p
@@ -315,22 +331,16 @@ func (m *Monitor) Remove(name string) bool {
 	s := m.shardOf(name)
 	s.mu.Lock()
 	_, ok := s.peers[name]
-	delete(s.peers, name)
+	if ok {
+		delete(s.peers, name)
+		m.npeers.Add(-1)
+	}
 	s.mu.Unlock()
 	return ok
 }
 
 // Len returns the number of peers.
-func (m *Monitor) Len() int {
-	n := 0
-	for i := range m.shards {
-		s := &m.shards[i]
-		s.mu.RLock()
-		n += len(s.peers)
-		s.mu.RUnlock()
-	}
-	return n
-}
+func (m *Monitor) Len() int { return int(m.npeers.Load()) }
 
 // Sweep evaluates every peer now, delivering the transitions it finds, and
 // returns how many it found. It also drives the local-pause guard: a gap

@@ -381,3 +381,20 @@ func TestHandle(t *testing.T) {
 	h2, _ := m.Handle("a", 0)
 	assert.Equal(t, uint64(3), h2.State().Incarnation)
 }
+
+func TestMaxPeers(t *testing.T) {
+	_, err := monitor.New(monitor.Config{MaxPeers: -1})
+	assert.Error(t, err)
+	m, err := monitor.New(monitor.Config{MaxPeers: 2})
+	require.NoError(t, err)
+	require.NoError(t, m.Heartbeat("a", monitor.Beat{}))
+	require.NoError(t, m.Heartbeat("b", monitor.Beat{}))
+	assert.ErrorIs(t, m.Heartbeat("c", monitor.Beat{}), monitor.ErrTooManyPeers)
+	_, err = m.Handle("c", 0)
+	assert.ErrorIs(t, err, monitor.ErrTooManyPeers)
+	require.NoError(t, m.Heartbeat("a", monitor.Beat{}), "known peers still beat")
+	assert.Equal(t, 2, m.Len())
+	assert.True(t, m.Remove("a"))
+	require.NoError(t, m.Heartbeat("c", monitor.Beat{}))
+	assert.Equal(t, 2, m.Len())
+}

@@ -115,4 +115,7 @@ var (
 	ErrStaleIncarnation = errors.New("monitor: heartbeat from an older incarnation ignored")
 	// ErrEmptyPeer: the peer name is empty.
 	ErrEmptyPeer = errors.New("monitor: empty peer name")
+	// ErrTooManyPeers: the heartbeat would create a peer beyond
+	// Config.MaxPeers; it was ignored.
+	ErrTooManyPeers = errors.New("monitor: too many peers (Config.MaxPeers)")
 )

@@ -153,6 +153,7 @@ func cmdRecv(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.Float64SliceVar(&c.Phis, "phi", []float64{8, 12}, "thresholds of the normal-model φ detectors")
 	fs.IntVar(&c.PhiWindow, "phi-window", 100, "φ window size (inter-arrival samples)")
 	fs.DurationVar(&c.PhiMinStd, "phi-min-std", 0, "φ minimum standard deviation σ_min (0: the phi default, 1% of the mean interval)")
+	fs.IntVar(&c.MaxSenders, "max-senders", 10000, "most senders tracked; heartbeats from further new senders are ignored (0: no limit)")
 	fs.DurationVar(&c.Sweep, "sweep", 10*time.Millisecond, "how often the detectors are checked when no heartbeat comes")
 	fs.DurationVar(&c.Refresh, "refresh", time.Second, "table refresh period; 0 = no table")
 	fs.BoolVar(&plain, "plain", false, "print periodic lines instead of redrawing the table, even on a terminal")

@@ -25,18 +25,19 @@ import (
 
 // recvConfig configures "fdbeat recv".
 type recvConfig struct {
-	Listen    string        // UDP address to listen on
-	Out       string        // trace file ("" = do not record); .gz gzip, .xz xz
-	Interval  time.Duration // nominal heartbeat interval Δ (trace header, φ bootstrap)
-	Timeouts  []time.Duration
-	Phis      []float64
-	PhiWindow int
-	PhiMinStd time.Duration // φ's σ_min; 0 = the phi package default (μ/100)
-	Sweep     time.Duration // how often the monitors look for suspicions
-	Refresh   time.Duration // table refresh period; 0 = no table
-	Table     io.Writer     // where the table goes
-	Terminal  bool          // redraw the table in place (ANSI) instead of printing lines
-	Meta      map[string]string
+	Listen     string        // UDP address to listen on
+	Out        string        // trace file ("" = do not record); .gz gzip, .xz xz
+	Interval   time.Duration // nominal heartbeat interval Δ (trace header, φ bootstrap)
+	Timeouts   []time.Duration
+	Phis       []float64
+	PhiWindow  int
+	PhiMinStd  time.Duration // φ's σ_min; 0 = the phi package default (μ/100)
+	MaxSenders int           // bound on senders tracked (forged names cannot grow memory); 0 = none
+	Sweep      time.Duration // how often the monitors look for suspicions
+	Refresh    time.Duration // table refresh period; 0 = no table
+	Table      io.Writer     // where the table goes
+	Terminal   bool          // redraw the table in place (ANSI) instead of printing lines
+	Meta       map[string]string
 
 	// Test hooks.
 	ready        func(addr net.Addr, origin time.Duration) // origin: Unix ns of monitor clock 0
@@ -135,7 +136,7 @@ func runRecv(ctx context.Context, cfg recvConfig, log *slog.Logger) (recvStats, 
 	r.stats.Transitions = map[string]int{}
 	for _, s := range specs {
 		name := s.Name
-		m, err := monitor.New(monitor.Config{Factory: s.Factory, Clock: r.clock,
+		m, err := monitor.New(monitor.Config{Factory: s.Factory, Clock: r.clock, MaxPeers: cfg.MaxSenders,
 			OnTransition: func(t monitor.Transition) { r.transition(name, t) }})
 		if err != nil {
 			return recvStats{}, fmt.Errorf("recv: detector %s: %w", name, err)
@@ -250,6 +251,10 @@ func (r *receiver) handle(b []byte, from net.Addr, now time.Duration) {
 			if errors.Is(err, monitor.ErrStaleIncarnation) {
 				stale = true
 				continue
+			}
+			if errors.Is(err, monitor.ErrTooManyPeers) {
+				r.log.Warn("heartbeat from a new sender ignored: --max-senders reached", "peer", peer)
+				return
 			}
 			r.log.Error("monitor refused a heartbeat", "detector", nm.name, "peer", peer, "err", err)
 		}
