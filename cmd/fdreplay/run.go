@@ -473,7 +473,34 @@ func loadInputs(o options, files []string, stderr io.Writer) ([]input, error) {
 			out = append(out, in)
 		}
 	}
+	uniqueNames(out)
 	return out, nil
+}
+
+// uniqueNames makes stream names unique: they name table rows, curves and
+// plot files, and two streams called "t.txt:4" (files with one base name in
+// two directories, or one file given twice) overwrote each other's plots
+// and could not be told apart in the tables. A clash takes the file's path
+// as given, and then a "#i" suffix.
+func uniqueNames(ins []input) {
+	count := map[string]int{}
+	for _, in := range ins {
+		count[in.name]++
+	}
+	for i := range ins {
+		in := &ins[i]
+		if base := filepath.Base(in.file) + ":"; count[in.name] > 1 && strings.HasPrefix(in.name, base) {
+			in.name = in.file + ":" + strings.TrimPrefix(in.name, base)
+		}
+	}
+	seen := map[string]int{}
+	for i := range ins {
+		n := ins[i].name
+		seen[n]++
+		if seen[n] > 1 {
+			ins[i].name = fmt.Sprintf("%s#%d", n, seen[n])
+		}
+	}
 }
 
 // roundInterval rounds an estimated Δ to 0.1 ms (estimates from send times

@@ -284,3 +284,37 @@ func TestHeaderCountsStale(t *testing.T) {
 	assert.Contains(t, out, "2562 heartbeats over 4m59.925s, Δ = 100ms, loss 14.60%, 190 stale (190 reordered, 0 duplicates), warm-up 1000 heartbeats")
 	assert.Contains(t, out, "|      1372 |")
 }
+
+// Streams get distinct names even when two files share a base name or one
+// file is given twice: the names label table rows and curves and name the
+// plot files, which used to overwrite each other.
+func TestStreamNamesUnique(t *testing.T) {
+	dir := t.TempDir()
+	var b strings.Builder
+	for i := 1; i <= 40; i++ {
+		b.WriteString("4 " + strconv.Itoa(i) + " " + strconv.Itoa(i*100) + "000000 " + strconv.Itoa(i*100+20) + "000000 3\n")
+	}
+	var paths []string
+	for _, d := range []string{"a", "b"} {
+		require.NoError(t, os.Mkdir(filepath.Join(dir, d), 0o755))
+		p := filepath.Join(dir, d, "t.txt")
+		require.NoError(t, os.WriteFile(p, []byte(b.String()), 0o644))
+		paths = append(paths, p)
+	}
+	out := filepath.Join(dir, "res")
+	code, _, errOut := runCmd("-d", "fixed,chen", "--points", "3", "--out", out, paths[0], paths[1], paths[0])
+	require.Equal(t, 0, code, errOut)
+	f, err := os.Open(filepath.Join(out, "table.csv"))
+	require.NoError(t, err)
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	require.NoError(t, err)
+	names := map[string]bool{}
+	for _, r := range rows[1:] {
+		names[r[0]] = true
+	}
+	assert.Equal(t, map[string]bool{paths[0] + ":4": true, paths[1] + ":4": true, paths[0] + ":4#2": true}, names)
+	pngs, err := filepath.Glob(filepath.Join(out, "*-qap-td.png"))
+	require.NoError(t, err)
+	assert.Len(t, pngs, 3, "one plot per stream")
+}
