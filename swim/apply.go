@@ -140,7 +140,10 @@ func (m *Member) removeTomb(p *peer) {
 // aboutSelf handles an update about this member: a suspicion or
 // declaration in the current incarnation or later (or an Alive claiming a
 // later one) is refuted with a higher incarnation, unless the member is
-// leaving.
+// leaving. An older suspicion or declaration comes from a member that missed
+// the refutation and that everyone else now ignores: the current Alive is
+// announced again (unless it is still being gossiped), without a new
+// incarnation, so that this member corrects it.
 func (m *Member) aboutSelf(u Update) {
 	if m.st != running {
 		return
@@ -152,10 +155,24 @@ func (m *Member) aboutSelf(u Update) {
 		}
 	case UpdateSuspect, UpdateDead:
 		if u.Incarnation < m.inc {
+			if !m.selfQueued() {
+				m.enqueue(Update{Kind: UpdateAlive, Node: m.self, Incarnation: m.inc, From: m.self.ID})
+			}
 			return
 		}
 	}
 	m.refute(u.Incarnation)
+}
+
+// selfQueued reports whether an update about this member waits in the
+// dissemination queue.
+func (m *Member) selfQueued() bool {
+	for i := range m.bq {
+		if m.bq[i].u.Node.ID == m.self.ID {
+			return true
+		}
+	}
+	return false
 }
 
 // refute raises the incarnation above accused (saturating) and gossips

@@ -1,0 +1,69 @@
+package swim
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// A member that missed a refutation keeps an older accusation (Suspect or
+// Dead in an incarnation the accused has left behind); every other member
+// ignores that accusation as stale, so only the accused can correct it. When
+// the accused hears its own stale accusation (a buddy-system ping, or the
+// Dead notice of a reconnect ping) it re-announces its current Alive, so the
+// lagging member comes back into the common view instead of holding the
+// member dead for good.
+func TestStaleAccusationAnsweredWithCurrentAlive(t *testing.T) {
+	v := newTest(t, "v", ModeLifeguard, nil, "q", "r")
+	// v refutes a suspicion in incarnation 0 and the Alive(v, 1) is fully
+	// disseminated.
+	sus := Packet{Kind: MsgPing, From: node("r"), To: node("v"), Ping: Ping{Seq: 1},
+		Updates: []Update{{Kind: UpdateSuspect, Node: node("v"), Incarnation: 0, From: "r"}}}
+	require.NoError(t, v.Step(time.Second, &sus))
+	require.Equal(t, Incarnation(1), v.Incarnation())
+	for i := 0; i < 20; i++ {
+		p := Packet{Kind: MsgPing, From: node("r"), To: node("v"), Ping: Ping{Seq: uint32(10 + i)}}
+		require.NoError(t, v.Step(time.Second, &p))
+	}
+	drain(v)
+	lhm := v.HealthScore()
+
+	// q missed Alive(v, 1): its suspicion in incarnation 0 ran out.
+	q := newTest(t, "q", ModeLifeguard, nil, "v", "r")
+	q.apply(0, Update{Kind: UpdateDead, Node: node("v"), Incarnation: 0, From: "q"}, false)
+	require.Equal(t, StateDead, q.State("v"))
+	// q's reconnect ping to v carries Dead(v, 0).
+	q.Tick(0)
+	q.Tick(DefaultReconnectInterval)
+	pk, _ := drain(q)
+	var ping *Packet
+	for i := range pk {
+		if pk[i].Kind == MsgPing && pk[i].To.ID == "v" {
+			ping = &pk[i]
+		}
+	}
+	require.NotNil(t, ping, "reconnect ping to the member believed dead")
+	require.True(t, hasUpdate(*ping, UpdateDead, "v", 0))
+	require.NoError(t, v.Step(31*time.Second, ping))
+	assert.Equal(t, Incarnation(1), v.Incarnation(), "a stale accusation is not refuted with a new incarnation")
+	assert.Equal(t, lhm, v.HealthScore(), "nor counted against the local health")
+	pk, _ = drain(v)
+	require.Len(t, pk, 1)
+	assert.True(t, hasUpdate(pk[0], UpdateAlive, "v", 1), "the ack re-announces the current Alive")
+	require.NoError(t, q.Step(31*time.Second, &pk[0]))
+	assert.Equal(t, StateAlive, q.State("v"), "q takes v back")
+
+	// The same for a stale suspicion carried by a buddy-system ping.
+	q2 := newTest(t, "q", ModeLifeguard, nil, "v", "r")
+	q2.apply(0, Update{Kind: UpdateSuspect, Node: node("v"), Incarnation: 0, From: "q"}, false)
+	p := Packet{Kind: MsgPing, From: node("q"), To: node("v"), Ping: Ping{Seq: 99},
+		Updates: []Update{{Kind: UpdateSuspect, Node: node("v"), Incarnation: 0, From: "q"}}}
+	require.NoError(t, v.Step(40*time.Second, &p))
+	pk, _ = drain(v)
+	require.Len(t, pk, 1)
+	require.NoError(t, q2.Step(40*time.Second, &pk[0]))
+	assert.Equal(t, StateAlive, q2.State("v"))
+	assert.Equal(t, Incarnation(1), v.Incarnation())
+}
