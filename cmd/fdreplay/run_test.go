@@ -318,3 +318,18 @@ func TestStreamNamesUnique(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, pngs, 3, "one plot per stream")
 }
+
+// With a single evaluated heartbeat nothing was observed over time: MR and
+// QAP are shown as "–", not as a perfect 0 and 1.000000.
+func TestZeroObservedTime(t *testing.T) {
+	var b strings.Builder
+	for i := 1; i <= 10; i++ {
+		b.WriteString("4 " + strconv.Itoa(i) + " " + strconv.Itoa(i*100) + "000000 " + strconv.Itoa(i*100+20) + "000000 3\n")
+	}
+	p := filepath.Join(t.TempDir(), "ten.txt")
+	require.NoError(t, os.WriteFile(p, []byte(b.String()), 0o644))
+	code, out, errOut := runCmd("-d", "fixed,chen", "--warmup", "9", "--window", "2", p)
+	require.Equal(t, 0, code, errOut)
+	assert.NotContains(t, out, "1.000000")
+	assert.Equal(t, 2, strings.Count(out, "|         1 |        0 |        – |   – |"), out)
+}
