@@ -164,7 +164,7 @@ func (d *Detector) Observe(hb detector.Heartbeat) {
 	d.last = hb.Arrival
 	d.eaRel = d.est.ExpectedArrivalSince(last+1, hb.Arrival)
 	d.cached = true
-	d.tau = addSat(hb.Arrival, roundNanos(d.eaRel+d.marginNanos()))
+	d.tau = detector.AddSat(hb.Arrival, detector.RoundNanos(d.eaRel+d.marginNanos()))
 	d.seen = true
 }
 
@@ -179,11 +179,11 @@ func (d *Detector) Estimator() *chen.Estimator { return d.est }
 func (d *Detector) ErrorFilter() *jacobson.Estimator { return d.filter }
 
 // LastError returns error_k of the newest Fresh heartbeat (0 for the first).
-func (d *Detector) LastError() time.Duration { return roundNanos(d.lastErr) }
+func (d *Detector) LastError() time.Duration { return detector.RoundNanos(d.lastErr) }
 
 // Margin returns α = β·delay + φ·var, rounded to the nanosecond. It can be
 // negative when heartbeats arrive earlier than EA.
-func (d *Detector) Margin() time.Duration { return roundNanos(d.marginNanos()) }
+func (d *Detector) Margin() time.Duration { return detector.RoundNanos(d.marginNanos()) }
 
 // FreshnessPoint returns τ_{ℓ+1} = EA_{ℓ+1} + α; ok is false before the
 // first heartbeat. During warm-up it is returned too, and WarmingUp is true.
@@ -203,32 +203,7 @@ func (d *Detector) LinearForm() (time.Duration, float64, bool) {
 	if !d.seen {
 		return 0, 0, false
 	}
-	return addSat(d.last, roundNanos(d.eaRel+d.beta*d.filter.SRTTNanos())), d.filter.RTTVARNanos(), true
+	return detector.AddSat(d.last, detector.RoundNanos(d.eaRel+d.beta*d.filter.SRTTNanos())), d.filter.RTTVARNanos(), true
 }
 
-// addSat returns a + b, saturating at the ends of the time.Duration range
-// instead of wrapping (τ near math.MaxInt64 must not become an instant in the
-// far past).
-func addSat(a, b time.Duration) time.Duration {
-	switch {
-	case b > 0 && a > math.MaxInt64-b:
-		return math.MaxInt64
-	case b < 0 && a < math.MinInt64-b:
-		return math.MinInt64
-	}
-	return a + b
-}
 
-func roundNanos(x float64) time.Duration {
-	switch {
-	case x >= 0 && x < math.MaxInt64:
-		return time.Duration(x + 0.5) // truncation: halves away from zero
-	case x < 0 && x > math.MinInt64:
-		return time.Duration(x - 0.5)
-	case x >= math.MaxInt64:
-		return math.MaxInt64
-	case x <= math.MinInt64:
-		return math.MinInt64
-	}
-	return 0 // NaN
-}

@@ -13,17 +13,28 @@ type FixedConfig struct {
 	// Timeout T: the process is suspected when more than T has elapsed since
 	// the newest heartbeat. Default DefaultTimeout (1 s); must not be negative.
 	Timeout time.Duration
+	// RestartJump: a sequence number more than RestartJump below the largest
+	// seen means the sender restarted its numbering; the detector then starts
+	// afresh from that heartbeat instead of ignoring it as stale for ever.
+	// Default DefaultRestartJump (100).
+	RestartJump uint64
 }
+
+// DefaultRestartJump is the backwards sequence jump taken as a sender restart
+// when FixedConfig.RestartJump is 0.
+const DefaultRestartJump = 100
 
 // Fixed is the fixed-timeout detector (ALGORITHMS.md §1; the folklore
 // baseline of Chen, Toueg and Aguilera, IEEE TC 51(5), 2002): τ = T_last + T.
 //
 // Awkward input: a heartbeat whose sequence number is not greater than the
-// largest seen is stale or a duplicate and is ignored; a heartbeat without
+// largest seen is stale or a duplicate and is ignored, unless it is more than
+// RestartJump below it (a sender restart: the detector resets to it); a heartbeat without
 // sequence number whose arrival is earlier than T_last (a clock going
 // backwards) is ignored too, so τ never moves backwards. There is no warm-up.
 type Fixed struct {
 	timeout time.Duration
+	restart uint64
 	last    time.Duration
 	seq     uint64
 	hasSeq  bool
@@ -39,7 +50,10 @@ func NewFixed(cfg FixedConfig) (*Fixed, error) {
 	if cfg.Timeout == 0 {
 		cfg.Timeout = DefaultTimeout
 	}
-	return &Fixed{timeout: cfg.Timeout}, nil
+	if cfg.RestartJump == 0 {
+		cfg.RestartJump = DefaultRestartJump
+	}
+	return &Fixed{timeout: cfg.Timeout, restart: cfg.RestartJump}, nil
 }
 
 // Timeout returns the configured timeout T.
@@ -49,7 +63,10 @@ func (f *Fixed) Timeout() time.Duration { return f.timeout }
 func (f *Fixed) Observe(hb Heartbeat) {
 	if hb.HasSeq {
 		if f.hasSeq && hb.Seq <= f.seq {
-			return
+			if f.seq-hb.Seq <= f.restart {
+				return // stale or duplicate
+			}
+			f.seen = false // sender restart: start afresh
 		}
 		f.seq, f.hasSeq = hb.Seq, true
 	}
@@ -64,7 +81,7 @@ func (f *Fixed) FreshnessPoint() (time.Duration, bool) {
 	if !f.seen {
 		return 0, false
 	}
-	return f.last + f.timeout, true
+	return AddSat(f.last, f.timeout), true
 }
 
 // WarmingUp is always false: the fixed timeout needs no samples.

@@ -1,6 +1,7 @@
 package detector_test
 
 import (
+	"math"
 	"testing"
 	"time"
 
@@ -68,4 +69,24 @@ func BenchmarkFixedObserveQuery(b *testing.B) {
 		f.Observe(detector.Heartbeat{Seq: uint64(i), HasSeq: true, Arrival: a})
 		_ = f.Suspected(a + 50*time.Millisecond)
 	}
+}
+
+func TestFixedSenderRestartAndSaturation(t *testing.T) {
+	f, _ := detector.NewFixed(detector.FixedConfig{Timeout: time.Second})
+	f.Observe(detector.Heartbeat{Seq: 5000, HasSeq: true, Arrival: ms(100)})
+	f.Observe(detector.Heartbeat{Seq: 4950, HasSeq: true, Arrival: ms(200)}) // stale, within the jump
+	tau, _ := f.FreshnessPoint()
+	assert.Equal(t, ms(1100), tau)
+	f.Observe(detector.Heartbeat{Seq: 0, HasSeq: true, Arrival: ms(300)}) // restarted sender
+	tau, _ = f.FreshnessPoint()
+	assert.Equal(t, ms(1300), tau)
+	f.Observe(detector.Heartbeat{Seq: 1, HasSeq: true, Arrival: ms(400)})
+	tau, _ = f.FreshnessPoint()
+	assert.Equal(t, ms(1400), tau)
+
+	g, _ := detector.NewFixed(detector.FixedConfig{Timeout: math.MaxInt64})
+	g.Observe(detector.Heartbeat{Arrival: ms(10)})
+	tau, _ = g.FreshnessPoint()
+	assert.Equal(t, time.Duration(math.MaxInt64), tau)
+	assert.False(t, g.Suspected(ms(1e9)))
 }

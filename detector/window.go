@@ -19,6 +19,9 @@ import (
 // shift (amortised O(1)), so rounding error cannot accumulate over millions
 // of samples and the variance cannot drift negative (it is also clamped at 0).
 //
+// Samples farther than MaxInt64/(2·Size()) ns from the window mean (107 days
+// for a window of 1000) enter the statistics clamped to that distance.
+//
 // A Window is not safe for concurrent use. The zero value is not usable; call
 // NewWindow.
 type Window struct {
@@ -29,6 +32,7 @@ type Window struct {
 	sum         int64   // Σ (x − shift), exact
 	sumsq       float64 // Σ (x − shift)², ns²
 	sinceRebase int
+	maxDev      int64 // |x − shift| is clamped to this so the int64 sum cannot overflow
 }
 
 // ErrWindowSize is returned by NewWindow for a size below 1.
@@ -39,7 +43,7 @@ func NewWindow(size int) (*Window, error) {
 	if size < 1 {
 		return nil, ErrWindowSize
 	}
-	return &Window{buf: make([]time.Duration, size)}, nil
+	return &Window{buf: make([]time.Duration, size), maxDev: math.MaxInt64 / int64(2*size)}, nil
 }
 
 // Size returns the capacity n of the window.
@@ -75,14 +79,14 @@ func (w *Window) Add(x time.Duration) (evicted time.Duration, didEvict bool) {
 		evicted, didEvict = w.buf[w.start], true
 		w.buf[w.start] = x
 		w.start = (w.start + 1) % len(w.buf)
-		d := int64(evicted - w.shift)
+		d := w.dev(evicted)
 		w.sum -= d
 		w.sumsq -= float64(d) * float64(d)
 	} else {
 		w.buf[(w.start+w.n)%len(w.buf)] = x
 		w.n++
 	}
-	d := int64(x - w.shift)
+	d := w.dev(x)
 	w.sum += d
 	w.sumsq += float64(d) * float64(d)
 	w.sinceRebase++
@@ -92,12 +96,24 @@ func (w *Window) Add(x time.Duration) (evicted time.Duration, didEvict bool) {
 	return evicted, didEvict
 }
 
+// dev returns x − shift, clamped to ±maxDev (MaxInt64/(2n) ns: about 107
+// days for n = 1000) so that the exact int64 sum of n deviations cannot
+// overflow. Only samples that far from the window's mean are affected, and
+// addition and eviction clamp alike, so the sums stay consistent.
+func (w *Window) dev(x time.Duration) int64 {
+	d := AddSat(x, -w.shift)
+	if w.shift == math.MinInt64 { // −shift does not exist
+		d = AddSat(AddSat(x, math.MaxInt64), 1)
+	}
+	return min(max(int64(d), -w.maxDev), w.maxDev)
+}
+
 // rebase recomputes the sums exactly around a shift equal to the rounded mean.
 func (w *Window) rebase() {
 	w.shift = w.MeanDuration()
 	w.sum, w.sumsq = 0, 0
 	for i := 0; i < w.n; i++ {
-		d := int64(w.buf[(w.start+i)%len(w.buf)] - w.shift)
+		d := w.dev(w.buf[(w.start+i)%len(w.buf)])
 		w.sum += d
 		w.sumsq += float64(d) * float64(d)
 	}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/fdkit/fdkit/detector"
 )
 
 // Default gains of RFC 6298 §2 (Jacobson's α = 1/8 and β = 1/4).
@@ -114,11 +116,11 @@ func (e *Estimator) Reset() { e.srtt, e.rttvar, e.samples = 0, 0, 0 }
 
 // SRTT returns the smoothed mean rounded to the nanosecond (0 before the
 // first sample).
-func (e *Estimator) SRTT() time.Duration { return roundNanos(e.srtt) }
+func (e *Estimator) SRTT() time.Duration { return detector.RoundNanos(e.srtt) }
 
 // RTTVAR returns the smoothed mean deviation rounded to the nanosecond,
 // never negative (0 before the first sample).
-func (e *Estimator) RTTVAR() time.Duration { return roundNanos(e.rttvar) }
+func (e *Estimator) RTTVAR() time.Duration { return detector.RoundNanos(e.rttvar) }
 
 // SRTTNanos returns the smoothed mean in nanoseconds, unrounded.
 func (e *Estimator) SRTTNanos() float64 { return e.srtt }
@@ -129,21 +131,6 @@ func (e *Estimator) RTTVARNanos() float64 { return e.rttvar }
 // Timeout returns SRTT + k·RTTVAR rounded to the nanosecond (RFC 6298's RTO
 // before its clamp, with K = k).
 func (e *Estimator) Timeout(k float64) time.Duration {
-	return roundNanos(e.srtt + k*e.rttvar)
+	return detector.RoundNanos(e.srtt + k*e.rttvar)
 }
 
-// roundNanos rounds x nanoseconds to a Duration, saturating at the int64
-// range (a NaN gives 0).
-func roundNanos(x float64) time.Duration {
-	switch {
-	case x >= 0 && x < math.MaxInt64:
-		return time.Duration(x + 0.5) // truncation: halves away from zero
-	case x < 0 && x > math.MinInt64:
-		return time.Duration(x - 0.5)
-	case x >= math.MaxInt64:
-		return math.MaxInt64
-	case x <= math.MinInt64:
-		return math.MinInt64
-	}
-	return 0 // NaN
-}

@@ -173,18 +173,9 @@ func (d *Detector) Observe(hb detector.Heartbeat) {
 	}
 	d.last, d.seen = hb.Arrival, true
 	d.to = d.timeout()
-	d.tau = addSat(d.last, d.to)
+	d.tau = detector.AddSat(d.last, d.to)
 }
 
-// addSat returns a + b for b ≥ 0, saturating at math.MaxInt64 instead of
-// wrapping to a negative instant (a huge TO_init, K or gap near the end of
-// the time.Duration range would otherwise make τ fall before T_last).
-func addSat(a, b time.Duration) time.Duration {
-	if b > 0 && a > math.MaxInt64-b {
-		return math.MaxInt64
-	}
-	return a + b
-}
 
 func (d *Detector) reset() {
 	d.est.Reset()
@@ -234,5 +225,5 @@ func (d *Detector) LinearForm() (time.Duration, float64, bool) {
 	if !d.seen || d.est.samples == 0 || d.clamped {
 		return 0, 0, false
 	}
-	return addSat(d.last, d.est.SRTT()), d.est.rttvar, true
+	return detector.AddSat(d.last, d.est.SRTT()), d.est.rttvar, true
 }

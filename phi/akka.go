@@ -177,7 +177,7 @@ func (d *Akka) Observe(hb detector.Heartbeat) {
 	}
 	d.tstar = max(0, d.mean+d.sd*d.yTh)
 	t, _ := ceilDuration(d.tstar)
-	d.tau = addSat(d.arr.last, t)
+	d.tau = detector.AddSat(d.arr.last, t)
 }
 
 // Level returns φ(now) per AkkaLevelOfY: 0 before the first heartbeat,

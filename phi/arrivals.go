@@ -75,13 +75,6 @@ func ceilDuration(ns float64) (time.Duration, bool) {
 	return time.Duration(c), true
 }
 
-// addSat returns t + d, saturating at the largest time.Duration.
-func addSat(t, d time.Duration) time.Duration {
-	if d > 0 && t > math.MaxInt64-d {
-		return math.MaxInt64
-	}
-	return t + d
-}
 
 // checkThreshold validates a configured threshold Θ (0 already replaced by
 // the default).

@@ -136,7 +136,7 @@ func (d *Cassandra) Observe(hb detector.Heartbeat) {
 	}
 	d.scale = max(d.window.Mean(), 1) * math.Ln10
 	t, _ := ceilDuration(d.threshold * d.scale)
-	d.tau = addSat(d.arr.last, t)
+	d.tau = detector.AddSat(d.arr.last, t)
 }
 
 // Level returns φ(now) = (now − T_last)/(μ·ln 10): 0 before the first

@@ -214,7 +214,7 @@ func (d *Normal) update() {
 	d.mu, d.sd = mu, max(sd, floor, 1)
 	d.tstar = max(0, d.mu+d.sd*d.zTh)
 	t, _ := ceilDuration(d.tstar)
-	d.tau = addSat(d.arr.last, t)
+	d.tau = detector.AddSat(d.arr.last, t)
 }
 
 // Level returns φ(now) = −log10 Q((now − T_last − μ)/σ_eff): 0 before the
@@ -263,7 +263,7 @@ func (d *Normal) LinearForm() (offset time.Duration, scale float64, ok bool) {
 	if !d.arr.seen || d.skip {
 		return 0, 0, false
 	}
-	return addSat(d.arr.last, time.Duration(math.Round(d.mu))), d.sd, true
+	return detector.AddSat(d.arr.last, time.Duration(math.Round(d.mu))), d.sd, true
 }
 
 // Mean returns μ, the mean inter-arrival time in use (m while
