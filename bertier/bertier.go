@@ -205,5 +205,3 @@ func (d *Detector) LinearForm() (time.Duration, float64, bool) {
 	}
 	return detector.AddSat(d.last, detector.RoundNanos(d.eaRel+d.beta*d.filter.SRTTNanos())), d.filter.RTTVARNanos(), true
 }
-
-

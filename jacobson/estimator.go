@@ -133,4 +133,3 @@ func (e *Estimator) RTTVARNanos() float64 { return e.rttvar }
 func (e *Estimator) Timeout(k float64) time.Duration {
 	return detector.RoundNanos(e.srtt + k*e.rttvar)
 }
-

@@ -176,7 +176,6 @@ func (d *Detector) Observe(hb detector.Heartbeat) {
 	d.tau = detector.AddSat(d.last, d.to)
 }
 
-
 func (d *Detector) reset() {
 	d.est.Reset()
 	d.seen, d.hasSeq, d.clamped = false, false, false

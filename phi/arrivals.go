@@ -75,7 +75,6 @@ func ceilDuration(ns float64) (time.Duration, bool) {
 	return time.Duration(c), true
 }
 
-
 // checkThreshold validates a configured threshold Θ (0 already replaced by
 // the default).
 func checkThreshold(model string, th float64) error {
