@@ -292,13 +292,20 @@ type RestartResult struct {
 	DeadBefore     int  // Dead events about the member before it restarted
 	DeadAfter      int  // Dead events about it after the restart (re-kills)
 	AllAlive       bool // every member sees it alive at the end
-	Incarnation    swim.Incarnation
+	// IncarnationBefore is the member's incarnation when it crashed (raised
+	// by refutations of suspicions during two pauses), so that the restart
+	// with incarnation 0 is a restart with a lower incarnation;
+	// Incarnation is its incarnation at the end.
+	IncarnationBefore swim.Incarnation
+	Incarnation       swim.Incarnation
 	ConvergedAfter time.Duration // restart to every member seeing it alive
 }
 
-// RestartAfter crashes member x of an n-member group, restarts it down
-// after (with incarnation 0, joining through member 0), and checks the
-// group takes it back and never declares it dead again.
+// RestartAfter pauses member x of an n-member group twice for 3 periods
+// (it is suspected and refutes, raising its incarnation), crashes it,
+// restarts it down after (with incarnation 0, lower than the group's, joining
+// through member 0), and checks the group takes it back and never declares
+// it dead again.
 func RestartAfter(n int, down time.Duration, seed uint64, mc swim.Config) (RestartResult, error) {
 	T := periodOf(mc)
 	s, err := New(Config{N: n, Seed: seed, Member: mc, StartSpread: T})
@@ -317,8 +324,11 @@ func RestartAfter(n int, down time.Duration, seed uint64, mc swim.Config) (Resta
 			}
 		}
 	})
-	crashAt := 10 * T
+	s.At(4*T, func() { s.Pause(x, 3*T) })
+	s.At(15*T, func() { s.Pause(x, 3*T) })
+	crashAt := 30 * T
 	s.RunUntil(crashAt)
+	res.IncarnationBefore = s.Member(x).Incarnation()
 	s.Crash(x)
 	s.RunUntil(crashAt + down)
 	restarted = true
@@ -354,8 +364,8 @@ func allSee(s *Sim, x int, st swim.State) bool {
 
 func runRestart(o Options) ([]Table, error) {
 	const n = 32
-	t := Table{Title: fmt.Sprintf("Crash and restart of one member of %d with incarnation 0 (joins through member 0)", n),
-		Header: []string{"mode", "down for", "Dead events before", "Dead events after restart", "final incarnation", "all see it alive", "converged after"}}
+	t := Table{Title: fmt.Sprintf("Crash and restart of one member of %d with incarnation 0, lower than before the crash (joins through member 0)", n),
+		Header: []string{"mode", "down for", "Dead events before", "Dead events after restart", "incarnation at crash", "final incarnation", "all see it alive", "converged after"}}
 	for _, mode := range modes {
 		for _, down := range []time.Duration{500 * time.Millisecond, 3 * time.Second, 60 * time.Second} {
 			if err := o.stopped(); err != nil {
@@ -369,7 +379,8 @@ func runRestart(o Options) ([]Table, error) {
 			if r.ConvergedAfter >= 0 {
 				conv = r.ConvergedAfter.String()
 			}
-			t.add(mode.String(), down.String(), itoa(r.DeadBefore), itoa(r.DeadAfter), strconv.FormatUint(uint64(r.Incarnation), 10), strconv.FormatBool(r.AllAlive), conv)
+			t.add(mode.String(), down.String(), itoa(r.DeadBefore), itoa(r.DeadAfter), strconv.FormatUint(uint64(r.IncarnationBefore), 10),
+				strconv.FormatUint(uint64(r.Incarnation), 10), strconv.FormatBool(r.AllAlive), conv)
 		}
 	}
 	t.Notes = append(t.Notes, "the restarted member learns its old state from the join's view transfer (or a later suspicion) and refutes it with a higher incarnation.")

@@ -140,9 +140,10 @@ func TestRestartWithLowerIncarnation(t *testing.T) {
 		for _, down := range []time.Duration{3 * time.Second, 60 * time.Second} {
 			r, err := RestartAfter(24, down, 5, swim.Config{Mode: mode})
 			require.NoError(t, err)
+			require.Positive(t, r.IncarnationBefore, "%v: the restart is below the old incarnation", mode)
+			assert.Greater(t, r.Incarnation, r.IncarnationBefore, "%v, down %v: refuted its old state", mode, down)
 			if down > 30*time.Second {
 				assert.Positive(t, r.DeadBefore, "%v: declared dead while down", mode)
-				assert.Positive(t, r.Incarnation, "%v: refuted its old death", mode)
 			}
 			assert.Zero(t, r.DeadAfter, "%v, down %v: not re-killed", mode, down)
 			assert.True(t, r.AllAlive, "%v, down %v: everyone sees it alive", mode, down)
