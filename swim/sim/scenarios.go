@@ -289,16 +289,16 @@ func runPause(o Options) ([]Table, error) {
 
 // RestartResult is the outcome of Restart.
 type RestartResult struct {
-	DeadBefore     int  // Dead events about the member before it restarted
-	DeadAfter      int  // Dead events about it after the restart (re-kills)
-	AllAlive       bool // every member sees it alive at the end
+	DeadBefore int  // Dead events about the member before it restarted
+	DeadAfter  int  // Dead events about it after the restart (re-kills)
+	AllAlive   bool // every member sees it alive at the end
 	// IncarnationBefore is the member's incarnation when it crashed (raised
 	// by refutations of suspicions during two pauses), so that the restart
 	// with incarnation 0 is a restart with a lower incarnation;
 	// Incarnation is its incarnation at the end.
 	IncarnationBefore swim.Incarnation
 	Incarnation       swim.Incarnation
-	ConvergedAfter time.Duration // restart to every member seeing it alive
+	ConvergedAfter    time.Duration // restart to every member seeing it alive
 }
 
 // RestartAfter pauses member x of an n-member group twice for 3 periods
