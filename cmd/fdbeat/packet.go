@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -22,8 +23,10 @@ import (
 //	22      8     send instant (int64), nanoseconds since the Unix epoch on
 //	              the sender's clock (wall clock at start plus monotonic
 //	              time elapsed since, so it never steps)
-//	30      n     sender name: UTF-8, no spaces or control characters; empty
-//	              means "identify me by my source address"
+//	30      n     sender name: UTF-8, no spaces or control characters, not
+//	              starting with '#' and not "-" (so that it is a valid
+//	              sender id of an fdkit trace); empty means "identify me by
+//	              my source address"
 //
 // A datagram is exactly 30+n bytes; anything else is rejected. The decoder
 // never panics (FuzzDecodePacket).
@@ -55,10 +58,10 @@ func (e *packetError) Error() string {
 }
 
 // errNameInvalid is returned for a sender name that cannot be sent.
-var errNameInvalid = errors.New("fdbeat: sender name must be at most 255 bytes of UTF-8 without spaces or control characters")
+var errNameInvalid = errors.New("fdbeat: sender name must be at most 255 bytes of UTF-8 without spaces or control characters, not start with '#' and not be \"-\"")
 
 func validName(s string) bool {
-	if len(s) > maxNameLen || !utf8.ValidString(s) {
+	if len(s) > maxNameLen || !utf8.ValidString(s) || s == "-" || strings.HasPrefix(s, "#") {
 		return false
 	}
 	for _, r := range s {
@@ -104,7 +107,7 @@ func decodePacket(b []byte) (packet, error) {
 		Name:        string(b[30:]),
 	}
 	if !validName(p.Name) {
-		return packet{}, &packetError{"name", "UTF-8 without spaces or control characters", fmt.Sprintf("%q", p.Name)}
+		return packet{}, &packetError{"name", "UTF-8 without spaces or control characters, no leading '#', not \"-\"", fmt.Sprintf("%q", p.Name)}
 	}
 	return p, nil
 }

@@ -46,6 +46,10 @@ func TestPacketErrors(t *testing.T) {
 	assert.ErrorIs(t, err, errNameInvalid)
 	_, err = appendPacket(nil, packet{Name: string(make([]byte, 256))})
 	assert.ErrorIs(t, err, errNameInvalid)
+	for _, n := range []string{"-", "#x", "a\tb", "\xff"} {
+		_, err = appendPacket(nil, packet{Name: n})
+		assert.ErrorIs(t, err, errNameInvalid, n)
+	}
 }
 
 func FuzzDecodePacket(f *testing.F) {
