@@ -375,17 +375,26 @@ func (m *Member) period() time.Duration {
 	return m.cfg.ProbeInterval * time.Duration(m.lhm+1)
 }
 
-// probeTimeout returns the direct probe timeout for p: the clamped
-// RTT-estimator timeout in ModeDetector once it has a sample, ProbeTimeout
-// otherwise; times LHM+1.
+// probeTimeout returns the direct probe timeout for p: baseProbeTimeout
+// times LHM+1.
 func (m *Member) probeTimeout(p *peer) time.Duration {
+	return m.baseProbeTimeout(p) * time.Duration(m.lhm+1)
+}
+
+// baseProbeTimeout returns the clamped RTT-estimator timeout for p in
+// ModeDetector once it has a sample, ProbeTimeout otherwise. A ping-req
+// relay waits this long, unscaled by this member's own LHM (as memberlist's
+// relay waits its configured ProbeTimeout): a relay's nack must reach the
+// requester within the requester's period, and a late nack would count
+// against the requester's health for this member's slowness.
+func (m *Member) baseProbeTimeout(p *peer) time.Duration {
 	base := m.cfg.ProbeTimeout
 	if m.cfg.Mode == ModeDetector && !m.cfg.DisableRTTTimeout && p != nil && p.rtt != nil {
 		if t, ok := p.rtt.Timeout(); ok {
 			base = min(max(t, m.cfg.MinProbeTimeout), m.cfg.MaxProbeTimeout)
 		}
 	}
-	return base * time.Duration(m.lhm+1)
+	return base
 }
 
 // ProbeTimeout returns the direct probe timeout this member would use for
@@ -744,7 +753,7 @@ func (m *Member) onPingReq(now time.Duration, pkt *Packet) {
 	m.seq++
 	// The ping carries p's suspicion if this member suspects it (send).
 	m.relays = append(m.relays, relay{seq: m.seq, origin: pkt.From, originSeq: pkt.PingReq.Seq,
-		target: t.ID, sent: now, deadline: now + m.probeTimeout(p), nack: pkt.PingReq.Nack})
+		target: t.ID, sent: now, deadline: now + m.baseProbeTimeout(p), nack: pkt.PingReq.Nack})
 	seq := m.seq
 	m.send(Packet{Kind: MsgPing, To: t, Ping: Ping{Seq: seq}})
 }

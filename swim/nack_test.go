@@ -59,3 +59,21 @@ func TestNackCountedOncePerIntermediate(t *testing.T) {
 	b.Tick(time.Second)
 	assert.Equal(t, 2, b.HealthScore(), "two missed nacks")
 }
+
+// A ping-req relay nacks after its base probe timeout, not scaled by its
+// own local health multiplier: an unhealthy relay's late nack would reach
+// the requester after its period and count against the requester's health.
+func TestRelayNackNotScaledByOwnLHM(t *testing.T) {
+	for _, mode := range []Mode{ModeLifeguard, ModeDetector} {
+		b := newTest(t, "b", mode, nil, "a", "c")
+		b.adjustHealth(3)
+		req := Packet{Kind: MsgPingReq, From: node("a"), To: node("b"), PingReq: PingReq{Seq: 7, Target: node("c"), Nack: true}}
+		require.NoError(t, b.Step(10*time.Second, &req))
+		drain(b)
+		b.Tick(10*time.Second + 500*time.Millisecond)
+		pk, _ := drain(b)
+		nacks := only(t, pk, MsgNack)
+		require.Len(t, nacks, 1, "%v: nack after ProbeTimeout (500 ms), not 500 ms · 4", mode)
+		assert.Equal(t, uint32(7), nacks[0].Nack.Seq)
+	}
+}
