@@ -50,6 +50,9 @@ func checkInvariants(t *testing.T, res Result) {
 		t.Fatalf("evaluated %d + warm-up %d + stale %d ≠ records %d", res.Evaluated, res.WarmUp, res.Stale, res.Records)
 	case res.Evaluated > 0 && !(res.TD.P50 <= res.TD.P99 && res.TD.P99 <= res.TD.Max && res.TD.Mean <= res.TD.Max):
 		t.Fatalf("TD stats out of order: %+v", res.TD)
+	case res.Evaluated > 0 && (res.TD.P50 < 0 || res.TD.Mean < 0 || res.LastTD < 0):
+		// TD_k ≥ A_k − σ_k ≥ 0 (send-based) or ≥ d̄ ≥ 0 (arrival-based).
+		t.Fatalf("negative TD: %+v, last %v", res.TD, res.LastTD)
 	case res.Mistakes > 0 && res.MeanTM > res.MeanTMR:
 		t.Fatalf("E[TM] %v > E[TMR] %v", res.MeanTM, res.MeanTMR)
 	}
