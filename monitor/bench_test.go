@@ -2,6 +2,7 @@ package monitor_test
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -143,6 +144,46 @@ func BenchmarkHeartbeatPhi(b *testing.B) {
 		for pb.Next() {
 			i++
 			if err := m.Heartbeat(names[i%benchPeers], monitor.Beat{}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "heartbeats/s")
+}
+
+// BenchmarkHeartbeatRandom: BenchmarkHeartbeat with peers picked at random
+// (per-goroutine PCG), as heartbeats from many peers arrive, instead of in
+// order: more cache misses.
+func BenchmarkHeartbeatRandom(b *testing.B) {
+	m, names := benchMonitor(b)
+	var g atomic.Uint64
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		rng := rand.New(rand.NewPCG(g.Add(1), 7))
+		for pb.Next() {
+			if err := m.Heartbeat(names[rng.IntN(benchPeers)], monitor.Beat{}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "heartbeats/s")
+}
+
+// BenchmarkHandleHeartbeatRandom: random peers through Handles.
+func BenchmarkHandleHeartbeatRandom(b *testing.B) {
+	m, names := benchMonitor(b)
+	hs := make([]*monitor.Handle, len(names))
+	for i, n := range names {
+		hs[i], _ = m.Handle(n, 0)
+	}
+	var g atomic.Uint64
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		rng := rand.New(rand.NewPCG(g.Add(1), 7))
+		for pb.Next() {
+			if err := hs[rng.IntN(benchPeers)].Heartbeat(monitor.Beat{}); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -8,10 +8,10 @@ import "time"
 // safe for concurrent use. After Remove, a Handle keeps working on the
 // removed peer, which Sweep, Snapshot and the by-name methods no longer see:
 // get a new Handle after a Remove.
-type Handle struct {
-	m *Monitor
-	p *peer
-}
+//
+// A *Handle is the peer's own record (no separate allocation), so the hot
+// path through a Handle touches one object besides the detector.
+type Handle peer
 
 // Handle returns the handle of the named peer, creating the peer (trusted,
 // with no heartbeat and so no freshness point yet) at the given incarnation
@@ -27,23 +27,23 @@ func (m *Monitor) Handle(name string, incarnation uint64) (*Handle, error) {
 			return nil, err
 		}
 	}
-	return &Handle{m: m, p: p}, nil
+	return (*Handle)(p), nil
 }
 
 // Peer returns the peer's name.
-func (h *Handle) Peer() string { return h.p.name }
+func (h *Handle) Peer() string { return h.name }
 
 // Heartbeat records a heartbeat arriving now (see Monitor.Heartbeat).
-func (h *Handle) Heartbeat(b Beat) error { return h.m.beat(h.p, b, 0, false) }
+func (h *Handle) Heartbeat(b Beat) error { return h.m.beat((*peer)(h), b, 0, false) }
 
 // HeartbeatAt records a heartbeat with a given arrival (see
 // Monitor.HeartbeatAt and its caveat).
 func (h *Handle) HeartbeatAt(b Beat, arrival time.Duration) error {
-	return h.m.beat(h.p, b, arrival, true)
+	return h.m.beat((*peer)(h), b, arrival, true)
 }
 
 // Status returns the peer's status now.
-func (h *Handle) Status() Status { return h.m.status(h.p) }
+func (h *Handle) Status() Status { return h.m.status((*peer)(h)) }
 
 // State returns a snapshot of the peer evaluated now.
-func (h *Handle) State() PeerState { return h.m.state(h.p) }
+func (h *Handle) State() PeerState { return h.m.state((*peer)(h)) }

@@ -289,7 +289,7 @@ func (m *Monitor) create(name string, inc uint64) (*peer, error) {
 		m.npeers.Add(-1)
 		return nil, ErrTooManyPeers
 	}
-	p := &peer{name: name, inc: inc}
+	p := &peer{name: name, inc: inc, m: m}
 	if err := p.reset(m); err != nil {
 		m.npeers.Add(-1)
 		return nil, err

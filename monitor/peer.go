@@ -10,28 +10,29 @@ import (
 )
 
 // peer is one monitored process. All fields but name are guarded by mu.
+// Fields used by every heartbeat come first, to share cache lines.
 type peer struct {
-	mu   sync.Mutex
-	name string
+	mu      sync.Mutex
+	status  Status
+	seen    bool
+	hasSeq  bool
+	hasHigh bool
+	hasTau  bool
+	warm    bool          // detector warming up when tauHigh was computed
+	last    time.Duration // arrival of the newest accepted heartbeat
+	seq     uint64
+	tauHigh time.Duration // freshness point at level high
+	tau     time.Duration // the detector's own freshness point
+	inc     uint64
+	det     detector.Detector
+	acc     detector.Accrual // det as Accrual, or nil for a binary detector
+	m       *Monitor
 
-	det       detector.Detector
-	acc       detector.Accrual // det as Accrual, or nil for a binary detector
-	high, low float64
-
-	inc        uint64
-	status     Status
-	seen       bool
-	last       time.Duration // arrival of the newest accepted heartbeat
-	seq        uint64
-	hasSeq     bool
-	tauHigh    time.Duration // freshness point at level high
-	hasHigh    bool
-	tau        time.Duration // the detector's own freshness point
-	hasTau     bool
-	warm       bool // detector warming up when tauHigh was computed
+	high, low  float64
 	heartbeats uint64
 	suspicions uint64
 	trans      uint64
+	name       string
 }
 
 // reset gives the peer a fresh detector, keeping its name, incarnation and
