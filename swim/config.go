@@ -68,7 +68,7 @@ type Config struct {
 	Mode Mode
 
 	// ProbeInterval is the base protocol period T' (default 1 s). Under
-	// Lifeguard the period is ProbeInterval·LHM+1 with LHM the local health
+	// Lifeguard the period is ProbeInterval·(LHM+1) with LHM the local health
 	// multiplier's score.
 	ProbeInterval time.Duration
 	// ProbeTimeout is the base direct-ping timeout (default 500 ms), scaled

@@ -61,7 +61,12 @@
 // Every packet heard from a peer (and every relayed ack and fresh Alive
 // about it) is a heartbeat for that peer's detector.Detector, made by
 // Config.PeerDetector (default: φ accrual, normal model, threshold 8, window
-// of 32 inter-arrival times; any fdkit detector fits). Its level is exposed
+// of 32 inter-arrival times; any fdkit detector fits). A member hears from a
+// given peer irregularly, about every (n−1)/2 periods on average in a group
+// of n, so a detector with a fixed expectation must be configured for that:
+// with their defaults (Δ = 100 ms) chen and sfd suspect every live peer, and a
+// fixed timeout below a few times n/2 periods suspects most of them, which
+// leaves the gate below inert; φ adapts by itself. Its level is exposed
 // by Level, Member and Members. Config.Mode selects how much of this the
 // protocol uses:
 //

@@ -64,7 +64,7 @@ func Scenarios() []Scenario {
 		{"load", "messages per member per period vs N (SWIM: ≈ 2, constant)", runLoad},
 		{"detect", "first detection ≈ e/(e−1) periods, dissemination O(log N), crash declared by all", runDetect},
 		{"lifeguard", "Lifeguard interval experiment: FP and FP− of SWIM, +Lifeguard, +detectors", runLifeguard},
-		{"pause", "a member paused for less than the suspicion timeout is never declared dead", runPause},
+		{"pause", "one member paused for 0.25 to 1.5 times the suspicion timeout: Dead events about it, per mode", runPause},
 		{"restart", "a member restarting with a lower incarnation rejoins and is not re-killed", runRestart},
 		{"partition", "a partition into halves heals into one view", runPartition},
 		{"baselines", "[Field-vi] all-to-all and gossip heartbeating figures", runBaselines},
