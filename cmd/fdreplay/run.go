@@ -59,6 +59,11 @@ type options struct {
 	noProgress  bool
 }
 
+// maxInterval bounds Δ: the detector settings and sweep ranges are
+// multiples of Δ up to 30Δ and must not overflow time.Duration (a huge
+// --interval made the fixed timeout 10Δ negative).
+const maxInterval = time.Duration(math.MaxInt64 / 100)
+
 // errUsage marks errors in the command line (exit code 2).
 var errUsage = errors.New("usage")
 
@@ -145,6 +150,8 @@ func parseFlags(args []string, stdout io.Writer) (options, []string, error) {
 		return o, nil, usageErr("--warmup %d: need -1 (auto) or a count ≥ 0", o.warmUp)
 	case o.interval < 0, o.timeout < 0, o.delayOffset < 0:
 		return o, nil, usageErr("--interval, --timeout and --delay-offset must not be negative")
+	case o.interval > maxInterval:
+		return o, nil, usageErr("--interval %v: at most %v (sweep ranges reach 30Δ, which must fit in a time.Duration)", o.interval, maxInterval)
 	}
 	if err := o.targets.Validate(); err != nil {
 		return o, nil, usageErr("%v", strings.TrimPrefix(err.Error(), "qos: "))
@@ -269,7 +276,11 @@ func runErr(args []string, stdout, stderr io.Writer) error {
 			keptTable = append(keptTable, rows...)
 			continue
 		}
-		dropped = append(dropped, notEvaluated(r.in, r.set))
+		msg := notEvaluated(r.in, r.set)
+		if e := rows[0].Err; e != "" && !strings.Contains(e, qos.ErrNoEvaluation.Error()[len("qos: "):]) {
+			msg = fmt.Sprintf("%s: sender %s: %s", r.in.file, displaySender(r.in), e) // not a warm-up problem: say what it is
+		}
+		dropped = append(dropped, msg)
 	}
 	if len(keptRuns) == 0 {
 		if len(dropped) == 1 {
@@ -466,6 +477,9 @@ func loadInputs(o options, files []string, stderr io.Writer) ([]input, error) {
 				in.interval = l.hdr
 			default:
 				in.interval = roundInterval(in.stats.Interval)
+			}
+			if in.interval > maxInterval {
+				return nil, fmt.Errorf("%s: sender %q: estimated heartbeat interval %v is over %v; give --interval", l.name, st.Sender, in.interval, maxInterval)
 			}
 			if in.interval <= 0 {
 				return nil, fmt.Errorf("%s: sender %q: cannot estimate the heartbeat interval; give --interval", l.name, st.Sender)

@@ -134,6 +134,7 @@ func TestHelpAndErrors(t *testing.T) {
 		{[]string{"--range", "phi=0.1:4"}, 2, "at least log10 2"},
 		{[]string{"--range", "akka=0:4"}, 2, "Φ must be positive"},
 		{[]string{"--range", "bertier=1:2"}, 2, "no parameter"},
+		{[]string{"--interval", "2000000h"}, 2, "--interval 2000000h0m0s: at most"},
 		{[]string{"--qap-min", "2"}, 2, "QAP target"},
 		{[]string{"--sender", "nobody"}, 1, "matched nothing"},
 		{[]string{"--clock", "maybe"}, 2, "--clock"},
@@ -152,6 +153,13 @@ func TestHelpAndErrors(t *testing.T) {
 	assert.Equal(t, 1, code)
 	assert.Contains(t, errOut, "bad.txt")
 	assert.Contains(t, errOut, "bad.txt:2: field seq")
+
+	far := filepath.Join(t.TempDir(), "far.txt")
+	require.NoError(t, os.WriteFile(far, []byte("4 1 0 1 3\n4 2 3000000000000000000 3000000000000000001 3\n"), 0o644))
+	code, _, errOut = runCmd(far)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, "estimated heartbeat interval 833333h20m0s is over")
+	assert.Equal(t, 1, strings.Count(errOut, "\n"), "one line: %q", errOut)
 }
 
 // A short trace in fdkit format (written by trace.Writer): the window
