@@ -115,7 +115,7 @@ func (p *peer) refresh() {
 		p.tauHigh, p.hasHigh = p.tau, p.hasTau
 	case p.acc != nil:
 		e, ok := p.acc.ElapsedFor(p.high)
-		p.tauHigh, p.hasHigh = satAdd(p.last, e), ok
+		p.tauHigh, p.hasHigh = detector.AddSat(p.last, e), ok
 	case !p.hasTau:
 		p.hasHigh = false
 	case p.high == 1 || p.tau <= p.last:
@@ -125,7 +125,7 @@ func (p *peer) refresh() {
 		if span >= math.MaxInt64 {
 			p.tauHigh = math.MaxInt64
 		} else {
-			p.tauHigh = satAdd(p.last, time.Duration(span))
+			p.tauHigh = detector.AddSat(p.last, time.Duration(span))
 		}
 		p.hasHigh = true
 	}
@@ -194,11 +194,4 @@ func (p *peer) state(now time.Duration) PeerState {
 		LastArrival: p.last, Heartbeats: p.heartbeats, Suspicions: p.suspicions,
 		Transitions: p.trans, WarmingUp: p.warm, Now: now,
 	}
-}
-
-func satAdd(a, b time.Duration) time.Duration {
-	if b > 0 && a > math.MaxInt64-b {
-		return math.MaxInt64
-	}
-	return a + b
 }
