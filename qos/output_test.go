@@ -139,3 +139,21 @@ func TestPlotAxisNamesTDBasis(t *testing.T) {
 		assert.NotContains(t, p.X.Label.Text, "arrival")
 	}
 }
+
+// The log TD axis of the QAP plot is labelled at 1, 2 and 5 per decade:
+// with decade labels only, TD from 180 ms to 3 s showed the single label
+// 1000.
+func TestQAPPlotTDAxisLabels(t *testing.T) {
+	r := Result{TDBasis: TDSend, QAP: 0.9, TD: TDStats{Mean: ms(180)}}
+	r2 := r
+	r2.QAP, r2.TD.Mean = 0.999, ms(3000)
+	p, err := NewPlot([]Curve{{Family: "chen", Param: "alpha", Points: []Point{{Value: 1, Result: r}, {Value: 2, Result: r2}}}}, PlotQAP, "s")
+	require.NoError(t, err)
+	var labels []string
+	for _, tk := range p.X.Tick.Marker.Ticks(p.X.Min, p.X.Max) {
+		if tk.Label != "" {
+			labels = append(labels, tk.Label)
+		}
+	}
+	assert.Equal(t, []string{"200", "500", "1000", "2000"}, labels)
+}

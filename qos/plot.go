@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -51,6 +52,35 @@ func (k PlotKind) name() string {
 	return "mr-td"
 }
 
+// ticks125 marks a log axis at 1, 2 and 5 times each power of ten (with
+// labels) and at the other integer multiples (without). gonum's LogTicks
+// labels only the powers of ten, which left a TD axis from 180 ms to 3 s
+// with the single label 1000.
+type ticks125 struct{}
+
+// Ticks implements plot.Ticker.
+func (ticks125) Ticks(lo, hi float64) []plot.Tick {
+	if !(lo > 0) || !(hi >= lo) || math.IsInf(hi, 0) {
+		return nil
+	}
+	var ts []plot.Tick
+	for e := math.Floor(math.Log10(lo)); e <= math.Ceil(math.Log10(hi)); e++ {
+		dec := math.Pow(10, e)
+		for m := 1; m <= 9; m++ {
+			v := float64(m) * dec
+			if v < lo*(1-1e-9) || v > hi*(1+1e-9) {
+				continue
+			}
+			t := plot.Tick{Value: v}
+			if m == 1 || m == 2 || m == 5 {
+				t.Label = strconv.FormatFloat(v, 'g', -1, 64)
+			}
+			ts = append(ts, t)
+		}
+	}
+	return ts
+}
+
 // tdBasisNote returns "arrival-based, d̄ = X" when every point's TD is
 // arrival-based (unsynchronized clocks: the TD axis then leaves out the
 // network delay except d̄), else "".
@@ -85,7 +115,7 @@ func NewPlot(curves []Curve, kind PlotKind, title string) (*plot.Plot, error) {
 		p.Y.Label.Text = "query accuracy probability QAP"
 		p.X.Label.Text = "mean detection time TD (ms, log scale)"
 		p.X.Scale = plot.LogScale{}
-		p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+		p.X.Tick.Marker = ticks125{}
 	default:
 		return nil, fmt.Errorf("qos: unknown plot kind %d", int(kind))
 	}
