@@ -108,7 +108,9 @@ type Config struct {
 	AwarenessMaxMultiplier int
 
 	// MaxPacketSize bounds every packet's estimated size (Packet.Size) in
-	// bytes (default 1400). Piggybacked updates that do not fit wait.
+	// bytes (default 1400). Piggybacked updates that do not fit wait. IDs
+	// and addresses must leave room: a header alone (three nodes for a
+	// ping-req) is never cut, see Packet.Size.
 	MaxPacketSize int
 
 	// DisableRTTTimeout and DisableSuspicionGate switch off, in

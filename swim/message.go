@@ -186,8 +186,12 @@ type Packet struct {
 // uvarint length below 2^14 (2 bytes), uvarint sequence numbers (at most 5
 // bytes) and incarnations (at most 10 bytes), a one-byte flag, a two-byte
 // update count, and updates encoded as kind byte, node, incarnation and From.
-// The state machine keeps every packet's Size within Config.MaxPacketSize; a
-// wire codec must not encode a packet larger than its Size.
+// The state machine keeps every packet's Size within Config.MaxPacketSize
+// when its header fits: a header alone can exceed the limit with IDs and
+// addresses near their 255-byte maximum (a ping-req names three nodes, up to
+// 1,552 bytes), and is then sent without updates; a MsgSync packet carries
+// at least one update. A wire codec must not encode a packet larger than
+// its Size.
 func (p *Packet) Size() int {
 	n := packetHeaderSize + nodeSize(p.From) + nodeSize(p.To)
 	switch p.Kind {
