@@ -184,27 +184,43 @@ func runLifeguard(o Options) ([]Table, error) {
 			Header: []string{"C", "mode", "FP", "FP−", "members falsely declared", "FP vs SWIM", "FP− vs SWIM", "msgs/member/period"}}
 		for _, c := range counts {
 			var base IntervalResult
-			for _, mode := range modes {
+			for _, v := range lifeguardVariants {
 				if err := o.stopped(); err != nil {
 					return nil, err
 				}
-				mc := swim.Config{Mode: mode, SuspicionMult: alpha, SuspicionMaxTimeoutMult: beta}
+				mc := v.mc
+				mc.SuspicionMult, mc.SuspicionMaxTimeoutMult = alpha, beta
 				r, err := Interval(IntervalConfig{N: n, C: c, D: D, I: I, Duration: dur, Seed: o.Seed, Member: mc})
 				if err != nil {
 					return nil, err
 				}
-				if mode == swim.ModeSWIM {
+				if mc.Mode == swim.ModeSWIM {
 					base = r
 				}
-				t.add(itoa(c), mode.String(), itoa(r.FP), itoa(r.FPMinus), itoa(r.Subjects), ratio(r.FP, base.FP), ratio(r.FPMinus, base.FPMinus), f3(r.MsgsPerPeriod))
+				t.add(itoa(c), v.name, itoa(r.FP), itoa(r.FPMinus), itoa(r.Subjects), ratio(r.FP, base.FP), ratio(r.FPMinus, base.FPMinus), f3(r.MsgsPerPeriod))
 			}
 		}
 		t.Notes = append(t.Notes,
 			fmt.Sprintf("suspicion timeout Min = α·log10 N·1 s = %v; FP counts (observer, member) Dead events about live members; FP− those by a healthy member about a healthy one.", minT.Round(time.Millisecond)),
-			"Lifeguard paper (α = 5, β = 6): FP and FP− under 2% of plain SWIM.")
+			"Lifeguard paper (α = 5, β = 6): FP and FP− under 2% of plain SWIM.",
+			"no pause guard: the detector mode without its local-pause guard (PauseGuard < 0), i.e. what the per-peer detectors (gate, RTT probe timeout) add to Lifeguard by themselves.")
 		out = append(out, t)
 	}
 	return out, nil
+}
+
+// lifeguardVariants are the rows of the lifeguard scenario for each C: the
+// three modes, and the detector mode without its local-pause guard, which
+// separates what the per-peer detectors add from what the pause guard (a
+// member noticing its own stall) adds.
+var lifeguardVariants = []struct {
+	name string
+	mc   swim.Config
+}{
+	{swim.ModeSWIM.String(), swim.Config{Mode: swim.ModeSWIM}},
+	{swim.ModeLifeguard.String(), swim.Config{Mode: swim.ModeLifeguard}},
+	{swim.ModeDetector.String(), swim.Config{Mode: swim.ModeDetector}},
+	{swim.ModeDetector.String() + ", no pause guard", swim.Config{Mode: swim.ModeDetector, PauseGuard: -1}},
 }
 
 func ratio(a, b int) string {

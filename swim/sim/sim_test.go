@@ -358,3 +358,18 @@ func TestScenarioCancelled(t *testing.T) {
 		assert.Empty(t, tables, sc.Name)
 	}
 }
+
+// The lifeguard scenario separates what the per-peer detectors add from
+// what the local-pause guard adds: a row of the detector mode without it.
+func TestLifeguardScenarioAblation(t *testing.T) {
+	sc, ok := Lookup("lifeguard")
+	require.True(t, ok)
+	tables, err := sc.Run(Options{Quick: true, Counts: []int{1}, Duration: 20 * time.Second})
+	require.NoError(t, err)
+	require.Len(t, tables, 1)
+	var names []string
+	for _, r := range tables[0].Rows {
+		names = append(names, r[1])
+	}
+	assert.Equal(t, []string{"swim", "swim+lifeguard", "swim+lifeguard+detector", "swim+lifeguard+detector, no pause guard"}, names)
+}
