@@ -3,6 +3,7 @@
 // Subcommands:
 //
 //	fdswim sim [flags] [scenario...]   run named simulator scenarios and print their tables
+//	fdswim agent [flags]               run one SWIM member over UDP (see fdswim agent -h)
 //
 // Each subcommand lives in its own file and registers itself in subcommands.
 package main
