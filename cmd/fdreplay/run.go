@@ -29,7 +29,8 @@ const examples = `Examples:
 
 TD is the time from a crash right after a heartbeat to permanent suspicion
 (τ_{k+1} − σ_k with synchronized clocks; τ_{k+1} − A_k + d̄ when the sender's
-and monitor's clocks differ, as in the LIP6 traces: see --delay-offset).
+and monitor's clocks differ, as in the LIP6 traces: see --delay-offset;
+when τ_{k+1} precedes the arrival A_k, the monitor suspects from A_k).
 MR is false suspicions per second, QAP the fraction of time the monitor is
 right. Smaller TD, smaller MR and larger QAP are better; sweeps show the
 trade-off.
