@@ -18,7 +18,10 @@
 // sending it: TD_k = τ_{k+1} − σ_k (send-based, synchronized clocks) or, when
 // the sender's and monitor's clocks are not synchronized (the LIP6 PlanetLab
 // traces), the arrival-based TD_k = τ_{k+1} − A_k + d̄ with a configured mean
-// one-way delay d̄ (default 0). The Result says which was used.
+// one-way delay d̄ (default 0). The Result says which was used. When τ_{k+1}
+// precedes A_k (Chen's EA lags after a sender pause) the monitor suspects
+// from A_k, so τ_{k+1} is replaced by A_k: TD_k is never below the delay (or
+// d̄), where ALGORITHMS.md §9.3's formula would give a negative TD.
 //
 // # Sweeps
 //
