@@ -351,7 +351,7 @@ func runErr(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	if o.out != "" {
-		files, err := writeOutputs(o.out, tableCurves, curves)
+		files, err := writeOutputs(o.out, tableCurves, curves, stderr)
 		if err != nil {
 			return err
 		}
@@ -566,7 +566,7 @@ func prepareOut(dir string) error {
 	return os.Remove(f.Name())
 }
 
-func writeOutputs(dir string, table, curves []qos.Curve) ([]string, error) {
+func writeOutputs(dir string, table, curves []qos.Curve, stderr io.Writer) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -618,6 +618,11 @@ func writeOutputs(dir string, table, curves []qos.Curve) ([]string, error) {
 			return files, err
 		}
 		files = append(files, p...)
+		if !slices.ContainsFunc(p, func(f string) bool { return strings.HasSuffix(f, "-mr-td.png") }) {
+			// SavePlots skips a plot with nothing to draw; say so rather
+			// than leave the user looking for the file.
+			fmt.Fprintf(stderr, "fdreplay: note: no MR plot for sender %s: no swept point made a mistake (MR 0 has no place on a log scale)\n", name)
+		}
 		start = end
 	}
 	return files, nil

@@ -341,3 +341,14 @@ func TestZeroObservedTime(t *testing.T) {
 	assert.NotContains(t, out, "1.000000")
 	assert.Equal(t, 2, strings.Count(out, "|         1 |        0 |        – |   – |"), out)
 }
+
+// A sweep without any mistake has no MR plot (log scale): the command says
+// so instead of leaving the file silently missing.
+func TestNoMRPlotIsReported(t *testing.T) {
+	dir := t.TempDir()
+	code, _, errOut := runCmd("-d", "fixed", "--range", "fixed=5s:10s", "--points", "2", "--out", dir)
+	require.Equal(t, 0, code, errOut)
+	assert.NoFileExists(t, filepath.Join(dir, "p-mr-td.png"))
+	assert.FileExists(t, filepath.Join(dir, "p-qap-td.png"))
+	assert.Equal(t, "fdreplay: note: no MR plot for sender p: no swept point made a mistake (MR 0 has no place on a log scale)\n", errOut)
+}
