@@ -54,7 +54,7 @@ func main() {
 	flag.Float64Var(&o.loss, "loss", 0.3, "drop probability in each direction for the lossy member")
 	flag.Uint64Var(&o.seed, "seed", 1, "seed of the impairment and of fdkit's members")
 	flag.IntVar(&o.runs, "runs", 3, "runs per scenario and library (different seeds and victims); the table sums FP and averages times and rates")
-	flag.StringVar(&libs, "libs", "fdkit,fdkit-lifeguard,memberlist", "libraries: fdkit (detector mode), fdkit-lifeguard, fdkit-swim, memberlist")
+	flag.StringVar(&libs, "libs", "fdkit,fdkit-lifeguard,memberlist", "libraries: fdkit (detector mode), fdkit-lifeguard, fdkit-swim, memberlist, memberlist-piggyback (its gossip loop off)")
 	flag.StringVar(&scen, "scenarios", "steady,kill,pause,lossy", "scenarios to run")
 	flag.DurationVar(&o.params.ProbeInterval, "probe-interval", time.Second, "protocol period of both libraries")
 	flag.DurationVar(&o.params.ProbeTimeout, "probe-timeout", 500*time.Millisecond, "direct probe timeout of both libraries")
@@ -86,6 +86,8 @@ func cluster(lib string, p Params) (Cluster, error) {
 		return fdCluster{p: p, mode: swim.ModeSWIM, name: lib}, nil
 	case "memberlist":
 		return mlCluster{cfg: p}, nil
+	case "memberlist-piggyback":
+		return mlCluster{cfg: p, piggybackOnly: true}, nil
 	}
 	return nil, fmt.Errorf("unknown library %q", lib)
 }

@@ -10,10 +10,20 @@ import (
 	"github.com/hashicorp/memberlist"
 )
 
-// mlCluster runs hashicorp/memberlist with DefaultLANConfig.
-type mlCluster struct{ cfg Params }
+// mlCluster runs hashicorp/memberlist with DefaultLANConfig. With
+// piggybackOnly its separate gossip loop (every 200 ms to 3 members) is
+// turned off, so updates travel only on probes and acks, as in SWIM.
+type mlCluster struct {
+	cfg           Params
+	piggybackOnly bool
+}
 
-func (c mlCluster) Library() string { return "memberlist" }
+func (c mlCluster) Library() string {
+	if c.piggybackOnly {
+		return "memberlist-piggyback"
+	}
+	return "memberlist"
+}
 
 type mlNode struct {
 	name string
@@ -61,6 +71,9 @@ func (c mlCluster) Start(n int, rec *Recorder, seed uint64) ([]Node, error) {
 		cfg.Transport = newMLTransport(nt, imp)
 		cfg.Events = &mlEvents{rec: rec, self: name}
 		c.cfg.applyML(cfg)
+		if c.piggybackOnly {
+			cfg.GossipNodes = 0
+		}
 		ml, err := memberlist.Create(cfg)
 		if err != nil {
 			return nil, err
