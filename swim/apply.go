@@ -210,7 +210,8 @@ func (m *Member) enqueue(u Update) {
 // piggyback appends to ups the queued updates least sent first (newest
 // first among equals) that fit in budget bytes, counts a transmission for
 // each, and drops those sent λ·ceil(log10(n+1)) times (SWIM §4.1,
-// ALGORITHMS.md §10.1).
+// ALGORITHMS.md §10.1). A queued update equal to one of the priority
+// updates already in ups is not repeated but counts as sent.
 func (m *Member) piggyback(ups []Update, budget int) []Update {
 	if len(m.bq) == 0 {
 		return ups
@@ -224,8 +225,13 @@ func (m *Member) piggyback(ups []Update, budget int) []Update {
 		})
 	}
 	limit := retransmitLimit(m.cfg.RetransmitMult, m.NumAlive())
+	prio := len(ups)
 	for i := range m.bq {
 		b := &m.bq[i]
+		if slices.Contains(ups[:prio], b.u) {
+			b.tx++ // already in the packet as a priority update
+			continue
+		}
 		s := b.u.Size()
 		if s > budget {
 			continue
