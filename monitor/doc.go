@@ -50,8 +50,10 @@
 // its own consecutive Sweep calls; a gap longer than Config.PauseLimit
 // (default 5 s) starts a grace period of Config.PauseGrace (default 5 s)
 // during which nobody is convicted. Heartbeats and trusts proceed normally.
-// The guard is driven by Sweep only, since queries and heartbeats arrive
-// irregularly by nature: run Run (or call Sweep regularly) to use it.
+// The guard is driven by Sweep: run Run (or call Sweep regularly) to use it.
+// A heartbeat or query that would convict a peer more than PauseLimit after
+// the last Sweep also starts the grace period, since after a stall the
+// goroutine handling heartbeats often runs before the sweeping one.
 //
 // # Time
 //

@@ -43,8 +43,10 @@ type Config struct {
 	// Default DefaultShards (256); at most 65536.
 	Shards int
 	// PauseLimit: a gap between two Sweep calls longer than this means the
-	// monitor itself was paused. Default DefaultPauseLimit (5 s); negative
-	// disables the local-pause guard.
+	// monitor itself was paused (also noticed by a heartbeat or query that
+	// would convict a peer more than PauseLimit after the last Sweep).
+	// Default DefaultPauseLimit (5 s); negative disables the local-pause
+	// guard.
 	PauseLimit time.Duration
 	// PauseGrace: after a detected local pause nobody is convicted for this
 	// long. Default DefaultPauseGrace (5 s); must not be negative.
@@ -417,6 +419,27 @@ func (m *Monitor) InGrace() bool { return m.inGrace(m.clock.Now()) }
 
 func (m *Monitor) inGrace(now time.Duration) bool {
 	return int64(now) < m.pauseUntil.Load()
+}
+
+// held reports whether convictions are held back at now: inside a grace
+// period, or when the monitor has not swept for longer than PauseLimit. The
+// latter is a local pause that the next Sweep has yet to see (after a stall
+// the goroutine handling heartbeats often runs before the sweeping one): the
+// guard starts the grace period here, so that the first heartbeat or query
+// after the stall does not convict its peer. It costs one atomic load unless
+// the monitor is late.
+func (m *Monitor) held(now time.Duration) bool {
+	if m.inGrace(now) {
+		return true
+	}
+	if !m.guardOn {
+		return false
+	}
+	if prev := m.lastSweep.Load(); prev >= 0 && int64(now)-prev > int64(m.limit) {
+		m.guard(now)
+		return m.inGrace(now)
+	}
+	return false
 }
 
 func (m *Monitor) guard(now time.Duration) {

@@ -398,3 +398,48 @@ func TestMaxPeers(t *testing.T) {
 	require.NoError(t, m.Heartbeat("c", monitor.Beat{}))
 	assert.Equal(t, 2, m.Len())
 }
+
+// After a local pause the goroutine handling heartbeats often runs before
+// the sweeping one: the first heartbeat (or query) after the stall must not
+// convict its peer (fdbeat recv stopped for 7 s suspected every sender on
+// every detector, one suspicion and one trust each).
+func TestLocalPauseSeenByHeartbeatBeforeSweep(t *testing.T) {
+	clk := &monitor.ManualClock{}
+	rec := &recorder{}
+	m, err := monitor.New(monitor.Config{Factory: fixedFactory(time.Second), Clock: clk, OnTransition: rec.add})
+	require.NoError(t, err)
+	for at := time.Duration(0); at <= 2*time.Second; at += 100 * time.Millisecond {
+		clk.Set(at)
+		require.NoError(t, m.Heartbeat("a", monitor.Beat{}))
+		require.NoError(t, m.Heartbeat("b", monitor.Beat{}))
+		m.Sweep()
+	}
+	clk.Set(9 * time.Second) // frozen 7 s; b's queued heartbeat is handled first
+	require.NoError(t, m.Heartbeat("b", monitor.Beat{}))
+	s, _ := m.Status("a")
+	assert.Equal(t, monitor.Trusted, s)
+	assert.Equal(t, 0, m.Sweep())
+	assert.Empty(t, rec.all(), "nobody convicted right after a local pause")
+	assert.Equal(t, uint64(1), m.LocalPauses())
+	assert.True(t, m.InGrace())
+	// a is really gone: convicted when the grace period [9 s, 14 s) ends.
+	for at := 9 * time.Second; at <= 14*time.Second; at += 100 * time.Millisecond {
+		clk.Set(at)
+		require.NoError(t, m.Heartbeat("b", monitor.Beat{}))
+		m.Sweep()
+	}
+	ts := rec.all()
+	require.Len(t, ts, 1)
+	assert.Equal(t, "a", ts[0].Peer)
+	assert.Equal(t, 14*time.Second, ts[0].At)
+
+	// Without any Sweep the guard is off: a late heartbeat finds the
+	// suspicion first (nothing tells a stall from a silent peer).
+	m2, err := monitor.New(monitor.Config{Factory: fixedFactory(time.Second), Clock: clk})
+	require.NoError(t, err)
+	clk.Set(0)
+	require.NoError(t, m2.Heartbeat("a", monitor.Beat{}))
+	clk.Set(9 * time.Second)
+	s, _ = m2.Status("a")
+	assert.Equal(t, monitor.Suspected, s)
+}

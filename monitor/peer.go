@@ -134,7 +134,7 @@ func (p *peer) refresh() {
 // check convicts a trusted peer whose freshness point at High has passed,
 // unless the monitor is in a local-pause grace period.
 func (p *peer) check(m *Monitor, now time.Duration, out *transitions) {
-	if p.status != Trusted || !p.hasHigh || now <= p.tauHigh || m.inGrace(now) {
+	if p.status != Trusted || !p.hasHigh || now <= p.tauHigh || m.held(now) {
 		return
 	}
 	at := max(p.tauHigh, p.last)
