@@ -21,7 +21,8 @@
 // "fdreplay" can analyse. Its transitions are the mistakes replay finds on
 // that trace.
 //
-// Both stop cleanly on SIGINT or SIGTERM; recv flushes the trace.
+// Both stop cleanly on SIGINT or SIGTERM; recv flushes the trace. A second
+// signal ends the process at once.
 package main
 
 import (
@@ -52,6 +53,13 @@ Run "fdbeat send --help" or "fdbeat recv --help" for the flags.
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// The first signal stops the command cleanly (send waits for delayed
+	// heartbeats, recv flushes its trace); a second one ends the process at
+	// once, as usual, instead of being swallowed.
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
 	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
 }
 

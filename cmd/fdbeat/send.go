@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -102,7 +103,8 @@ func runSend(ctx context.Context, cfg sendConfig, log *slog.Logger) (sendStats, 
 		"loss", cfg.Loss, "loss_burst", cfg.LossBurst, "pauses", len(cfg.Pauses), "seed", seed)
 
 	var inflight sync.WaitGroup
-	var mu sync.Mutex // guards st.Errors from delayed sends
+	var pending atomic.Int64 // heartbeats in inflight, for the log
+	var mu sync.Mutex        // guards st.Errors from delayed sends
 	sched := schedule{interval: cfg.Interval, pauses: cfg.Pauses}
 	timer := time.NewTimer(0)
 	defer timer.Stop()
@@ -116,6 +118,9 @@ func runSend(ctx context.Context, cfg sendConfig, log *slog.Logger) (sendStats, 
 		timer.Reset(time.Until(start.Add(at)))
 		select {
 		case <-ctx.Done():
+			if n := pending.Load(); n > 0 {
+				log.Info("waiting for delayed heartbeats still in flight; interrupt again to abort", "in_flight", n)
+			}
 			inflight.Wait()
 			return st, nil
 		case <-timer.C:
@@ -147,8 +152,10 @@ func runSend(ctx context.Context, cfg sendConfig, log *slog.Logger) (sendStats, 
 			}
 			cp := append([]byte(nil), pkt...)
 			inflight.Add(1)
+			pending.Add(1)
 			time.AfterFunc(d, func() {
 				defer inflight.Done()
+				defer pending.Add(-1)
 				if _, err := t.conn.Write(cp); err != nil {
 					mu.Lock()
 					st.Errors++
