@@ -6,6 +6,7 @@ import (
 	"net"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -175,6 +176,25 @@ func TestCommandLineErrors(t *testing.T) {
 	assert.Equal(t, 1, run(ctx, []string{"recv", "--log-level", "loud"}, &o, &e))
 	assert.Equal(t, 1, run(ctx, []string{"recv", "extra"}, &o, &e))
 	assert.Contains(t, e.String(), "unknown delay distribution")
+
+	// One clear line, nothing else, for each of these.
+	for _, args := range [][]string{
+		{"recv", "--phi", "0"}, // was accepted and ran φ 8 under the name phi-0
+		{"recv", "--phi", "8,-1"},
+		{"recv", "--max-senders", "-1"},
+		{"recv", "--listen", "127.0.0.1"},
+		{"recv", "--listen", "127.0.0.1:0", "--out", filepath.Join(t.TempDir(), "no", "such", "dir.fdk")},
+		{"send", "--name", "#x", "127.0.0.1:1"},
+	} {
+		var o, e syncBuffer
+		assert.Equal(t, 1, run(ctx, args, &o, &e), "%v", args)
+		assert.Empty(t, o.String(), "%v: no statistics after a setup error", args)
+		assert.Equal(t, 1, strings.Count(e.String(), "\n"), "%v: %s", args, e.String())
+		assert.NotContains(t, e.String(), "fdbeat: fdbeat:", "%v", args)
+	}
+	var e2 syncBuffer
+	run(ctx, []string{"recv", "--max-senders", "-1"}, &o, &e2)
+	assert.Contains(t, e2.String(), "--max-senders")
 }
 
 func freeUDPPort(t *testing.T) string {

@@ -186,6 +186,9 @@ func cmdRecv(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		c.Terminal = term.IsTerminal(int(f.Fd()))
 	}
 	st, err := runRecv(ctx, c, log)
+	if !st.Started {
+		return err
+	}
 	fmt.Fprintf(stdout, "received %d packets (%d bad, %d from old incarnations), recorded %d heartbeats\n",
 		st.Packets, st.Bad, st.Stale, st.Recorded)
 	return err

@@ -58,7 +58,7 @@ func (e *packetError) Error() string {
 }
 
 // errNameInvalid is returned for a sender name that cannot be sent.
-var errNameInvalid = errors.New("fdbeat: sender name must be at most 255 bytes of UTF-8 without spaces or control characters, not start with '#' and not be \"-\"")
+var errNameInvalid = errors.New("sender name must be at most 255 bytes of UTF-8 without spaces or control characters, not start with '#' and not be \"-\"")
 
 func validName(s string) bool {
 	if len(s) > maxNameLen || !utf8.ValidString(s) || s == "-" || strings.HasPrefix(s, "#") {

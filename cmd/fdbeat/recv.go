@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"maps"
+	"math"
 	"net"
 	"os"
 	"slices"
@@ -63,6 +64,11 @@ func fieldDetectors(timeouts []time.Duration, phis []float64, window int, minStd
 		}})
 	}
 	for _, th := range phis {
+		// phi.NormalConfig takes 0 as "the default threshold (8)", which
+		// would run φ 8 under the name phi-0.
+		if !(th > 0) || math.IsInf(th, 1) {
+			return nil, fmt.Errorf("φ threshold %v must be finite and positive", th)
+		}
 		cfg := phi.NormalConfig{WindowSize: window, Threshold: th, BootstrapInterval: interval, MinStdDev: minStd}
 		if _, err := phi.NewNormal(cfg); err != nil {
 			return nil, err
@@ -84,6 +90,7 @@ type recvStats struct {
 	Stale       uint64 // heartbeats of an older incarnation
 	Recorded    uint64
 	Transitions map[string]int // per detector
+	Started     bool           // the receiver was listening (false after a setup error)
 }
 
 type namedMon struct {
@@ -124,6 +131,9 @@ func runRecv(ctx context.Context, cfg recvConfig, log *slog.Logger) (recvStats, 
 	if cfg.Interval <= 0 {
 		return recvStats{}, fmt.Errorf("recv: interval %v must be positive", cfg.Interval)
 	}
+	if cfg.MaxSenders < 0 {
+		return recvStats{}, fmt.Errorf("recv: --max-senders %d must be 0 (no limit) or positive", cfg.MaxSenders)
+	}
 	if cfg.Sweep <= 0 {
 		return recvStats{}, fmt.Errorf("recv: sweep period %v must be positive", cfg.Sweep)
 	}
@@ -151,6 +161,7 @@ func runRecv(ctx context.Context, cfg recvConfig, log *slog.Logger) (recvStats, 
 		conn.Close()
 		return recvStats{}, err
 	}
+	r.stats.Started = true
 	log.Info("receiving heartbeats", "listen", conn.LocalAddr().String(), "detectors", len(specs), "trace", cfg.Out)
 	if cfg.ready != nil {
 		cfg.ready(conn.LocalAddr(), r.wall)
