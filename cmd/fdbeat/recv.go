@@ -124,6 +124,8 @@ type receiver struct {
 	// evaluates a peer at an instant later than an arrival not yet fed to
 	// the monitors (see monitor.Monitor.HeartbeatAt).
 	eval sync.Mutex
+	// pauses is the number of local pauses already logged (sweep goroutine).
+	pauses uint64
 }
 
 // runRecv listens and monitors until ctx is done, then flushes the trace.
@@ -187,6 +189,7 @@ func runRecv(ctx context.Context, cfg recvConfig, log *slog.Logger) (recvStats, 
 					nm.m.Sweep()
 				}
 				r.eval.Unlock()
+				r.notePauses()
 			}
 		}
 	})
@@ -220,6 +223,19 @@ func runRecv(ctx context.Context, cfg recvConfig, log *slog.Logger) (recvStats, 
 	r.mu.Unlock()
 	log.Info("receiver stopped", "packets", st.Packets, "bad", st.Bad, "recorded", st.Recorded)
 	return st, errors.Join(readErr, closeErr)
+}
+
+// notePauses logs the local pauses the monitors' guard found since the last
+// call (the receiver itself was stopped: SIGSTOP, a stall of the host), during
+// whose grace period nobody is convicted.
+func (r *receiver) notePauses() {
+	n := r.mons[0].m.LocalPauses()
+	if n <= r.pauses {
+		return
+	}
+	r.pauses = n
+	r.log.Warn("the receiver itself was paused; convicting nobody during the grace period",
+		"local_pauses", n, "limit", monitor.DefaultPauseLimit, "grace", monitor.DefaultPauseGrace)
 }
 
 func (r *receiver) readLoop(ctx context.Context, conn net.PacketConn) error {
