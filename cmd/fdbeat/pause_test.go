@@ -27,3 +27,17 @@ func TestRecvLogsLocalPause(t *testing.T) {
 	r.notePauses()
 	assert.Equal(t, 1, strings.Count(logs.String(), "the receiver itself was paused"), logs.String())
 }
+
+// A restarted sender's trace stream never takes the id of another sender:
+// "a" restarting became "a#2", the name a real sender "a#2" already had.
+func TestRecvStreamIDsUnique(t *testing.T) {
+	r := &receiver{log: slog.New(slog.DiscardHandler), streams: map[string]*streamID{}}
+	assert.Equal(t, "a", r.stream("a", 1))
+	assert.Equal(t, "a#2", r.stream("a#2", 1))
+	got := r.stream("a", 2)
+	assert.NotEqual(t, "a#2", got)
+	assert.Equal(t, "a#2#2", got)
+	assert.Equal(t, "a#2#2", r.stream("a", 2), "same incarnation, same stream")
+	assert.Equal(t, "a#2#2#2", r.stream("a#2#2", 5), "a later sender with a taken name")
+	assert.Equal(t, "a#2", r.stream("a#2", 1))
+}

@@ -114,6 +114,7 @@ type receiver struct {
 	wall    time.Duration // wall clock of the clock's origin, Unix ns
 	mons    []namedMon
 	streams map[string]*streamID
+	used    map[string]bool // trace sender ids given out
 	tw      *trace.Writer
 	file    *os.File
 
@@ -305,14 +306,29 @@ func (r *receiver) stream(peer string, inc uint64) string {
 	s := r.streams[peer]
 	switch {
 	case s == nil:
-		s = &streamID{inc: inc, n: 1, id: peer}
+		s = &streamID{inc: inc, n: 1, id: r.freeID(peer)}
 		r.streams[peer] = s
 	case inc > s.inc:
 		s.inc, s.n = inc, s.n+1
-		s.id = peer + "#" + strconv.Itoa(s.n)
+		s.id = r.freeID(peer + "#" + strconv.Itoa(s.n))
 		r.log.Info("sender restarted", "peer", peer, "incarnation", inc, "trace_sender", s.id)
 	}
 	return s.id
+}
+
+// freeID returns id, or id+"#k" for the smallest free k ≥ 2, whichever is
+// not yet a trace sender id, and marks it used: a sender really named "a#2"
+// and the second incarnation of "a" must not share a stream in the trace
+// (replay would merge them while the live monitors keep them apart).
+func (r *receiver) freeID(id string) string {
+	if r.used == nil {
+		r.used = map[string]bool{}
+	}
+	for k, base := 2, id; r.used[id]; k++ {
+		id = base + "#" + strconv.Itoa(k)
+	}
+	r.used[id] = true
+	return id
 }
 
 func (r *receiver) transition(det string, t monitor.Transition) {
