@@ -2,6 +2,7 @@ package main
 
 import (
 	"log/slog"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -40,4 +41,25 @@ func TestRecvStreamIDsUnique(t *testing.T) {
 	assert.Equal(t, "a#2#2", r.stream("a", 2), "same incarnation, same stream")
 	assert.Equal(t, "a#2#2#2", r.stream("a#2#2", 5), "a later sender with a taken name")
 	assert.Equal(t, "a#2", r.stream("a#2", 1))
+}
+
+// Heartbeats of an older incarnation are ignored, and said so once.
+func TestRecvWarnsStaleIncarnationOnce(t *testing.T) {
+	m, err := monitor.New(monitor.Config{})
+	require.NoError(t, err)
+	var logs syncBuffer
+	r := &receiver{log: slog.New(slog.NewTextHandler(&logs, nil)), mons: []namedMon{{"timeout-1s", m}},
+		streams: map[string]*streamID{}}
+	from := &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 9}
+	pkt := func(inc, seq uint64) []byte {
+		b, err := appendPacket(nil, packet{Name: "s", Incarnation: inc, Seq: seq})
+		require.NoError(t, err)
+		return b
+	}
+	r.handle(pkt(10, 0), from, time.Millisecond)
+	for i := range 3 {
+		r.handle(pkt(5, uint64(i)), from, time.Duration(i+2)*time.Millisecond)
+	}
+	assert.Equal(t, uint64(3), r.stats.Stale)
+	assert.Equal(t, 1, strings.Count(logs.String(), "older incarnation"), logs.String())
 }

@@ -102,9 +102,10 @@ type namedMon struct {
 // first incarnation seen, "peer#2", "peer#3", ... after restarts, so that
 // replay treats each incarnation as its own stream.
 type streamID struct {
-	inc uint64
-	n   int
-	id  string
+	inc         uint64
+	n           int
+	id          string
+	staleWarned uint64 // 1 + the stale incarnation last warned about; 0: none
 }
 
 type receiver struct {
@@ -291,6 +292,14 @@ func (r *receiver) handle(b []byte, from net.Addr, now time.Duration) {
 		r.mu.Lock()
 		r.stats.Stale++
 		r.mu.Unlock()
+		// Said once per sender and incarnation: a sender restarted with a
+		// smaller --incarnation (or a wall clock stepped back) is otherwise
+		// ignored for good with no word.
+		if s := r.streams[peer]; s != nil && s.staleWarned != p.Incarnation+1 {
+			s.staleWarned = p.Incarnation + 1
+			r.log.Warn("heartbeats from an older incarnation ignored (restart the sender with a larger --incarnation)",
+				"peer", peer, "incarnation", p.Incarnation, "current", s.inc)
+		}
 		return
 	}
 	id := r.stream(peer, p.Incarnation)
