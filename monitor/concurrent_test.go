@@ -1,6 +1,7 @@
 package monitor_test
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"sync"
@@ -103,4 +104,46 @@ func TestConcurrentHeartbeatsAndQueries(t *testing.T) {
 			require.LessOrEqual(t, tr.At, tr.Found)
 		}
 	}
+}
+
+// Remove, Handle, restarts and MaxPeers under concurrent use (run with
+// -race): the peer count stays exact and within the bound.
+func TestConcurrentRemoveHandleRestart(t *testing.T) {
+	clk := &monitor.ManualClock{}
+	m, err := monitor.New(monitor.Config{Factory: fixedFactory(time.Millisecond), Clock: clk, Shards: 4, MaxPeers: 50})
+	require.NoError(t, err)
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 2000 {
+				n := fmt.Sprint("p", (i*7+g)%80)
+				switch (i + g) % 6 {
+				case 0:
+					m.Remove(n)
+				case 1:
+					m.Sweep()
+					clk.Advance(time.Millisecond / 2)
+				case 2:
+					m.Status(n)
+				case 3:
+					if h, err := m.Handle(n, uint64(i%3)); err == nil {
+						_ = h.Heartbeat(monitor.Beat{Incarnation: uint64(i % 4)})
+						assert.GreaterOrEqual(t, h.State().Level, 0.0)
+					} else {
+						assert.ErrorIs(t, err, monitor.ErrTooManyPeers)
+					}
+				default:
+					err := m.Heartbeat(n, monitor.Beat{Incarnation: uint64(i % 5)})
+					if err != nil && !errors.Is(err, monitor.ErrStaleIncarnation) {
+						assert.ErrorIs(t, err, monitor.ErrTooManyPeers)
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	assert.Equal(t, m.Len(), len(m.Snapshot()))
+	assert.LessOrEqual(t, m.Len(), 50)
 }
