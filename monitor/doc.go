@@ -20,13 +20,21 @@
 //
 // A trusted peer becomes suspected strictly after the instant its level
 // reaches Config.High (for the default High, exactly the detector's freshness
-// point: suspected iff now > τ, the convention of ALGORITHMS.md §0). A
-// suspected peer is trusted again only when, after a heartbeat, its level is
-// below Config.Low. Between heartbeats the level never decreases, so a
-// suspicion can only end at a heartbeat (or a restart). With Low = High (the
-// default) the monitor's output is exactly the detector's, and the
+// point: suspected iff now > τ, the convention of ALGORITHMS.md §0).
+// Between heartbeats the level never decreases, so a suspicion can only end
+// at a heartbeat (or a restart). With Low = High (the default) a suspected
+// peer is trusted again at the first fresh heartbeat that leaves its level
+// below High: the monitor's output is exactly the detector's, and the
 // transitions it reports are the mistakes that trace replay (package qos,
 // ALGORITHMS.md §9.3) finds on the same arrivals.
+//
+// With Low < High (hysteresis) a suspected peer is trusted again only at a
+// heartbeat that arrives while its level is below Low, and leaves it below
+// Low. Every detector's level falls to about 0 at a heartbeat, so it is the
+// level at arrival (before the detector takes the heartbeat in) that holds
+// the suspicion: the heartbeat ending a silence does not trust; one that
+// then comes early enough does. A peer whose heartbeats keep arriving
+// between Low and High stays suspected instead of flapping.
 //
 // Transitions are found when a heartbeat arrives, when a peer is queried and
 // when Sweep runs (Run calls it from a ticker). Each Transition carries the

@@ -36,8 +36,10 @@ type Config struct {
 	// Default (0): the detector's threshold for an accrual detector, 1 (the
 	// freshness point) for a binary one. Must not be negative or NaN.
 	High float64
-	// Low is the level below which a suspected peer is trusted again after a
-	// heartbeat. Default (0): High, no hysteresis. Must not exceed High.
+	// Low: with Low < High, a suspected peer is trusted again only at a
+	// heartbeat that arrives while its level is below Low (see the package
+	// doc). Default (0): High, no hysteresis (the first fresh heartbeat that
+	// leaves the level below High trusts). Must not exceed High.
 	Low float64
 	// Shards is the number of map shards, rounded up to a power of two.
 	// Default DefaultShards (256); at most 65536.

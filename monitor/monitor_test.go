@@ -9,6 +9,7 @@ import (
 
 	"github.com/fdkit/fdkit/detector"
 	"github.com/fdkit/fdkit/monitor"
+	"github.com/fdkit/fdkit/phi"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -142,16 +143,20 @@ func TestHysteresis(t *testing.T) {
 		require.NoError(t, m.Heartbeat("p", monitor.Beat{}))
 		s, _ = m.Status("p")
 		got = append(got, s)
-		base = 3 // below Low
+		base = 3 // below Low after the heartbeat, but it arrived at level 5.5
 		clk.Set(ms(950))
+		require.NoError(t, m.Heartbeat("p", monitor.Beat{}))
+		s, _ = m.Status("p")
+		got = append(got, s)
+		clk.Set(ms(960)) // arrives at level 3.1, leaves it at 3: both below Low
 		require.NoError(t, m.Heartbeat("p", monitor.Beat{}))
 		s, _ = m.Status("p")
 		got = append(got, s)
 		return got
 	}
 	T, S := monitor.Trusted, monitor.Suspected
-	assert.Equal(t, []monitor.Status{T, S, S, T}, run(4), "High 8, Low 4: level 5 keeps the suspicion")
-	assert.Equal(t, []monitor.Status{T, S, T, T}, run(0), "no hysteresis: level 5 < 8 trusts again")
+	assert.Equal(t, []monitor.Status{T, S, S, S, T}, run(4), "High 8, Low 4: level 5 keeps the suspicion")
+	assert.Equal(t, []monitor.Status{T, S, T, T, T}, run(0), "no hysteresis: level 5 < 8 trusts again")
 
 	_, err := monitor.New(monitor.Config{Factory: factory, Low: 9})
 	assert.Error(t, err, "Low above the detector's threshold")
@@ -442,4 +447,65 @@ func TestLocalPauseSeenByHeartbeatBeforeSweep(t *testing.T) {
 	clk.Set(9 * time.Second)
 	s, _ = m2.Status("a")
 	assert.Equal(t, monitor.Suspected, s)
+}
+
+// Hysteresis with real detectors, whose level falls to about 0 at every
+// heartbeat: comparing Low with the level after the heartbeat never held a
+// suspicion, so Low changed nothing. A suspected peer is trusted again only
+// at a heartbeat that arrives while its level is below Low (one interval on
+// time); with Low = High the first fresh heartbeat trusts, as in replay.
+func TestHysteresisRealDetectors(t *testing.T) {
+	// Fixed timeout 100 ms, High 1 (the freshness point), Low 0.5: a gap
+	// must be shorter than 50 ms to trust again.
+	arrivals := []float64{0, 250, 330, 370, 420}
+	run := func(low float64) []monitor.Status {
+		clk := &monitor.ManualClock{}
+		m, err := monitor.New(monitor.Config{Factory: fixedFactory(100 * time.Millisecond), Clock: clk, Low: low})
+		require.NoError(t, err)
+		var got []monitor.Status
+		for i, a := range arrivals {
+			clk.Set(ms(a))
+			require.NoError(t, m.Heartbeat("p", monitor.Beat{Seq: uint64(i), HasSeq: true}))
+			s, _ := m.Status("p")
+			got = append(got, s)
+		}
+		return got
+	}
+	T, S := monitor.Trusted, monitor.Suspected
+	assert.Equal(t, []monitor.Status{T, T, T, T, T}, run(0), "no hysteresis: every fresh heartbeat trusts")
+	// 250: late (level 2.5); 330: gap 80 ms, level 0.8 ≥ 0.5; 370: gap
+	// 40 ms, level 0.4 < 0.5: trusted; 420: gap 50 ms, level 0.5 < High.
+	assert.Equal(t, []monitor.Status{T, S, S, T, T}, run(0.5), "Low 0.5")
+
+	// φ: a peer that comes back after a silence is trusted again at the
+	// first heartbeat whose φ at arrival is below Low.
+	clk := &monitor.ManualClock{}
+	rec := &recorder{}
+	m, err := monitor.New(monitor.Config{Clock: clk, Low: 1, OnTransition: rec.add, Factory: func() (detector.Detector, error) {
+		return phi.NewNormal(phi.NormalConfig{WindowSize: 50, Threshold: 8, BootstrapInterval: 100 * time.Millisecond,
+			MinStdDev: 10 * time.Millisecond})
+	}})
+	require.NoError(t, err)
+	at := time.Duration(0)
+	for i := range 30 {
+		clk.Set(at)
+		require.NoError(t, m.Heartbeat("p", monitor.Beat{Seq: uint64(i), HasSeq: true}))
+		at += 100 * time.Millisecond
+	}
+	at += time.Second // silence: suspected
+	clk.Set(at)
+	s, _ := m.Status("p")
+	require.Equal(t, S, s)
+	require.NoError(t, m.Heartbeat("p", monitor.Beat{Seq: 30, HasSeq: true}))
+	s, _ = m.Status("p")
+	assert.Equal(t, S, s, "the heartbeat ending the silence arrived at φ ≥ Low")
+	at += 100 * time.Millisecond
+	clk.Set(at)
+	require.NoError(t, m.Heartbeat("p", monitor.Beat{Seq: 31, HasSeq: true}))
+	s, _ = m.Status("p")
+	assert.Equal(t, T, s, "the next one came on time")
+	ts := rec.all()
+	require.Len(t, ts, 2)
+	assert.Equal(t, at, ts[1].At)
+	assert.Less(t, ts[1].Level, 1.0)
 }

@@ -88,6 +88,13 @@ func (p *peer) heartbeat(m *Monitor, b Beat, arrival time.Duration, out *transit
 		p.det.Observe(hb)
 		return nil
 	}
+	// With hysteresis (Low < High), the level this heartbeat arrived at,
+	// before the detector takes it in: the level after it is about 0 for
+	// every detector, so only this one can hold a suspicion.
+	hyst, pre := p.low < p.high, 0.0
+	if hyst && p.status == Suspected {
+		pre = p.level(arrival)
+	}
 	p.det.Observe(hb)
 	p.seen, p.last = true, arrival
 	if b.HasSeq {
@@ -96,7 +103,7 @@ func (p *peer) heartbeat(m *Monitor, b Beat, arrival time.Duration, out *transit
 	p.heartbeats++
 	p.refresh()
 	if p.status == Suspected {
-		if lvl := p.level(arrival); lvl < p.low {
+		if lvl := p.level(arrival); lvl < p.low && (!hyst || pre < p.low) {
 			p.emit(out, Suspected, Trusted, CauseHeartbeat, lvl, arrival, arrival)
 		}
 		return nil
