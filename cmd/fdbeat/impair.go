@@ -161,12 +161,17 @@ type schedule struct {
 // next returns the next send instant and whether it ends a pause.
 func (s *schedule) next() (time.Duration, bool) {
 	at := time.Duration(s.k) * s.interval
+	resumed := false
+	// Pauses are sorted and do not overlap, but one may start where the
+	// previous one ends: the resume instant is then inside it.
 	for _, p := range s.pauses {
 		if at >= p.At && at < p.At+p.Dur {
-			end := p.At + p.Dur
-			s.k = int64(end/s.interval) + 1
-			return end, true
+			at, resumed = p.At+p.Dur, true
 		}
+	}
+	if resumed {
+		s.k = int64(at/s.interval) + 1
+		return at, true
 	}
 	s.k++
 	return at, false

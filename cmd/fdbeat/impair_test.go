@@ -133,4 +133,18 @@ func TestPausesAndSchedule(t *testing.T) {
 	ps, err = parsePauses("")
 	assert.NoError(t, err)
 	assert.Nil(t, ps)
+
+	// Back-to-back pauses: nothing is sent at 1.5 s, where the second starts
+	// (the first's resume instant was sent inside the second pause).
+	ps, err = parsePauses("1s:500ms,1500ms:500ms")
+	require.NoError(t, err)
+	s = schedule{interval: 100 * time.Millisecond, pauses: ps}
+	got = got[:0]
+	for at, _ := s.next(); at <= 2500*time.Millisecond; at, _ = s.next() {
+		got = append(got, at)
+	}
+	assert.NotContains(t, got, 1500*time.Millisecond)
+	assert.Contains(t, got, 900*time.Millisecond)
+	assert.Contains(t, got, 2000*time.Millisecond)
+	assert.Len(t, got, 10+1+5, "0–0.9 s, the resume at 2 s, 2.1–2.5 s")
 }
