@@ -1,8 +1,10 @@
 package main
 
 import (
+	"context"
 	"log/slog"
 	"net"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -62,4 +64,38 @@ func TestRecvWarnsStaleIncarnationOnce(t *testing.T) {
 	}
 	assert.Equal(t, uint64(3), r.stats.Stale)
 	assert.Equal(t, 1, strings.Count(logs.String(), "older incarnation"), logs.String())
+}
+
+// A trace write error (disk full) stops recv with that error instead of
+// logging one error per heartbeat while losing them all.
+func TestRecvStopsWhenTraceUnwritable(t *testing.T) {
+	if _, err := os.Stat("/dev/full"); err != nil {
+		t.Skip("no /dev/full on this system")
+	}
+	rc := recvConfig{Out: "/dev/full", Listen: "127.0.0.1:0", Interval: time.Millisecond, Sweep: 5 * time.Millisecond,
+		Timeouts: []time.Duration{time.Second}}
+	ready := make(chan string, 1)
+	rc.ready = func(a net.Addr, _ time.Duration) { ready <- a.String() }
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		_, err := runRecv(ctx, rc, slog.New(slog.DiscardHandler))
+		done <- err
+	}()
+	addr := <-ready
+	sctx, scancel := context.WithCancel(ctx)
+	defer scancel()
+	go func() {
+		_, _ = runSend(sctx, sendConfig{Targets: []string{addr}, Name: "full", Interval: 200 * time.Microsecond,
+			DelayDist: "constant"}, slog.New(slog.DiscardHandler))
+	}()
+	select {
+	case err := <-done:
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "no space left on device")
+		assert.Equal(t, 1, strings.Count(err.Error(), "no space left"), err.Error())
+	case <-ctx.Done():
+		t.Fatal("recv went on although its trace could not be written")
+	}
 }

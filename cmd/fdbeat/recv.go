@@ -128,6 +128,8 @@ type receiver struct {
 	eval sync.Mutex
 	// pauses is the number of local pauses already logged (sweep goroutine).
 	pauses uint64
+	// recErr is the first error writing the trace (guarded by eval).
+	recErr error
 }
 
 // runRecv listens and monitors until ctx is done, then flushes the trace.
@@ -224,6 +226,11 @@ func runRecv(ctx context.Context, cfg recvConfig, log *slog.Logger) (recvStats, 
 	st.Transitions = maps.Clone(r.stats.Transitions)
 	r.mu.Unlock()
 	log.Info("receiver stopped", "packets", st.Packets, "bad", st.Bad, "recorded", st.Recorded)
+	if readErr != nil && closeErr != nil {
+		// Closing repeats the write error; one line says it.
+		log.Debug("closing the trace after a failure", "err", closeErr)
+		closeErr = nil
+	}
 	return st, errors.Join(readErr, closeErr)
 }
 
@@ -252,7 +259,11 @@ func (r *receiver) readLoop(ctx context.Context, conn net.PacketConn) error {
 		}
 		r.eval.Lock()
 		r.handle(buf[:n], from, r.clock.Now())
+		failed := r.recErr
 		r.eval.Unlock()
+		if failed != nil {
+			return fmt.Errorf("recv: recording to %s: %w", r.cfg.Out, failed)
+		}
 	}
 }
 
@@ -306,8 +317,9 @@ func (r *receiver) handle(b []byte, from net.Addr, now time.Duration) {
 	rec := trace.Record{Sender: id, Seq: p.Seq, HasSeq: true, Sent: p.Sent, HasSent: true,
 		Arrival: r.wall + now, HasArrival: true}
 	if err := r.record(rec); err != nil {
-		r.log.Error("cannot record heartbeat", "err", err)
-		return
+		// A recorder that cannot record stops (the read loop returns it)
+		// rather than go on losing heartbeats with a log line each.
+		r.recErr = err
 	}
 }
 
