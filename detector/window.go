@@ -66,7 +66,11 @@ func (w *Window) At(i int) time.Duration {
 	if i < 0 || i >= w.n {
 		panic("detector: Window.At index out of range")
 	}
-	return w.buf[(w.start+i)%len(w.buf)]
+	j := w.start + i
+	if j >= len(w.buf) {
+		j -= len(w.buf)
+	}
+	return w.buf[j]
 }
 
 // Add appends x, evicting the oldest sample when the window is full. It
@@ -78,12 +82,14 @@ func (w *Window) Add(x time.Duration) (evicted time.Duration, didEvict bool) {
 	if w.n == len(w.buf) {
 		evicted, didEvict = w.buf[w.start], true
 		w.buf[w.start] = x
-		w.start = (w.start + 1) % len(w.buf)
+		if w.start++; w.start == len(w.buf) {
+			w.start = 0
+		}
 		d := w.dev(evicted)
 		w.sum -= d
 		w.sumsq -= float64(d) * float64(d)
 	} else {
-		w.buf[(w.start+w.n)%len(w.buf)] = x
+		w.buf[w.n] = x // not full: start is 0 (only a full window evicts)
 		w.n++
 	}
 	d := w.dev(x)
@@ -101,19 +107,22 @@ func (w *Window) Add(x time.Duration) (evicted time.Duration, didEvict bool) {
 // overflow. Only samples that far from the window's mean are affected, and
 // addition and eviction clamp alike, so the sums stay consistent.
 func (w *Window) dev(x time.Duration) int64 {
-	d := AddSat(x, -w.shift)
-	if w.shift == math.MinInt64 { // −shift does not exist
-		d = AddSat(AddSat(x, math.MaxInt64), 1)
+	d := int64(x) - int64(w.shift)
+	if int64(x)^int64(w.shift) < 0 && d^int64(x) < 0 { // x − shift overflowed
+		if x > 0 {
+			return w.maxDev
+		}
+		return -w.maxDev
 	}
-	return min(max(int64(d), -w.maxDev), w.maxDev)
+	return min(max(d, -w.maxDev), w.maxDev)
 }
 
 // rebase recomputes the sums exactly around a shift equal to the rounded mean.
 func (w *Window) rebase() {
 	w.shift = w.MeanDuration()
 	w.sum, w.sumsq = 0, 0
-	for i := 0; i < w.n; i++ {
-		d := w.dev(w.buf[(w.start+i)%len(w.buf)])
+	for _, x := range w.buf[:w.n] { // the sums do not depend on the order
+		d := w.dev(x)
 		w.sum += d
 		w.sumsq += float64(d) * float64(d)
 	}
