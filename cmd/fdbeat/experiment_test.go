@@ -20,6 +20,7 @@ import (
 	"github.com/fdkit/fdkit/monitor"
 	"github.com/fdkit/fdkit/trace"
 	"github.com/olekukonko/tablewriter"
+	twopt "github.com/olekukonko/tablewriter/tw"
 	"github.com/stretchr/testify/require"
 )
 
@@ -78,7 +79,7 @@ func TestFieldViExperiment(t *testing.T) {
 		Timeouts: []time.Duration{300 * time.Millisecond, time.Second, 3 * time.Second}, Phis: []float64{8, 12}, PhiWindow: 100}
 
 	var b strings.Builder
-	tw := tablewriter.NewWriter(&b)
+	tw := tablewriter.NewTable(&b, tablewriter.WithHeaderAutoFormat(twopt.Off))
 	tw.Header("scenario", "detector", "false susp./min", "published", "detection time", "published")
 	var notes strings.Builder
 	for i, sc := range scs {

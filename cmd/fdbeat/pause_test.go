@@ -99,3 +99,25 @@ func TestRecvStopsWhenTraceUnwritable(t *testing.T) {
 		t.Fatal("recv went on although its trace could not be written")
 	}
 }
+
+// On a terminal the redraw wipes the log, so the table shows the last
+// transitions under it; headers keep their case ("to τ", not "TO Τ").
+func TestRecvTableShowsRecentTransitions(t *testing.T) {
+	m, err := monitor.New(monitor.Config{})
+	require.NoError(t, err)
+	var table syncBuffer
+	r := &receiver{log: slog.New(slog.DiscardHandler), clock: monitor.NewMonotonic(), mons: []namedMon{{"timeout-1s", m}},
+		cfg: recvConfig{Table: &table, Terminal: true}, stats: recvStats{Transitions: map[string]int{}}}
+	require.NoError(t, m.Heartbeat("s", monitor.Beat{}))
+	for i := range recentMax + 2 {
+		r.transition("timeout-1s", monitor.Transition{Peer: "s", Old: monitor.Trusted, New: monitor.Suspected,
+			Cause: monitor.CauseFreshness, At: time.Duration(i+1) * time.Second})
+	}
+	r.printTable()
+	out := table.String()
+	assert.Contains(t, out, "to τ")
+	assert.Contains(t, out, "last transitions")
+	assert.Contains(t, out, "10s  s  timeout-1s: trusted → suspected (freshness-point)")
+	assert.NotContains(t, out, " 2s  s ", "only the last recentMax")
+	assert.Equal(t, recentMax, strings.Count(out, "→"))
+}

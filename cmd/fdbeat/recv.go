@@ -22,6 +22,7 @@ import (
 	"github.com/fdkit/fdkit/phi"
 	"github.com/fdkit/fdkit/trace"
 	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/tw"
 )
 
 // recvConfig configures "fdbeat recv".
@@ -119,8 +120,9 @@ type receiver struct {
 	tw      *trace.Writer
 	file    *os.File
 
-	mu    sync.Mutex // guards stats
-	stats recvStats
+	mu     sync.Mutex // guards stats and recent
+	stats  recvStats
+	recent []string // the last recentMax transitions, for the terminal table
 	// eval serialises the monitors' evaluations (heartbeats, sweeps,
 	// snapshots) with the clock reading of each arrival, so that no sweep
 	// evaluates a peer at an instant later than an arrival not yet fed to
@@ -352,9 +354,18 @@ func (r *receiver) freeID(id string) string {
 	return id
 }
 
+// recentMax is the number of recent transitions shown under the table on a
+// terminal, where the redraw would wipe the log lines.
+const recentMax = 8
+
 func (r *receiver) transition(det string, t monitor.Transition) {
+	line := fmt.Sprintf("%v  %s  %s: %s → %s (%s)", t.At.Round(time.Millisecond), t.Peer, det, t.Old, t.New, t.Cause)
 	r.mu.Lock()
 	r.stats.Transitions[det]++
+	r.recent = append(r.recent, line)
+	if len(r.recent) > recentMax {
+		r.recent = r.recent[len(r.recent)-recentMax:]
+	}
 	r.mu.Unlock()
 	r.log.Info("transition", "detector", det, "peer", t.Peer, "old", t.Old.String(), "new", t.New.String(),
 		"cause", t.Cause.String(), "level", t.Level, "at", t.At, "found", t.Found, "warming_up", t.WarmingUp)
@@ -469,7 +480,7 @@ func (r *receiver) printTable() {
 	fmt.Fprint(w, "\x1b[H\x1b[2J")
 	fmt.Fprintf(w, "fdbeat recv: %v, %d sender(s)   level: φ for phi-*, elapsed/timeout for timeout-*\n",
 		elapsed, len(rows)/max(1, len(r.mons)))
-	t := tablewriter.NewWriter(w)
+	t := tablewriter.NewTable(w, tablewriter.WithHeaderAutoFormat(tw.Off))
 	t.Header("sender", "detector", "status", "level", "to τ", "since last", "heartbeats", "suspicions")
 	for _, x := range rows {
 		toTau := "-"
@@ -481,4 +492,10 @@ func (r *receiver) printTable() {
 			strconv.FormatUint(x.st.Heartbeats, 10), strconv.FormatUint(x.st.Suspicions, 10))
 	}
 	_ = t.Render()
+	r.mu.Lock()
+	recent := slices.Clone(r.recent)
+	r.mu.Unlock()
+	if len(recent) > 0 {
+		fmt.Fprintf(w, "last transitions (monitor clock):\n  %s\n", strings.Join(recent, "\n  "))
+	}
 }
