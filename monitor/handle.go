@@ -15,7 +15,8 @@ type Handle peer
 
 // Handle returns the handle of the named peer, creating the peer (trusted,
 // with no heartbeat and so no freshness point yet) at the given incarnation
-// if it does not exist. It returns ErrEmptyPeer or the factory's error.
+// if it does not exist. It returns ErrEmptyPeer, ErrTooManyPeers or the
+// factory's error.
 func (m *Monitor) Handle(name string, incarnation uint64) (*Handle, error) {
 	if name == "" {
 		return nil, ErrEmptyPeer
