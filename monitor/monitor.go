@@ -206,8 +206,9 @@ func (m *Monitor) lookup(name string) *peer {
 
 // Heartbeat records a heartbeat from peer, arriving now on the monitor's
 // clock. The peer is created on its first heartbeat. It returns
-// ErrEmptyPeer, ErrStaleIncarnation, or the factory's error (wrapped) when
-// a new detector cannot be made; the heartbeat is then ignored.
+// ErrEmptyPeer, ErrStaleIncarnation, ErrTooManyPeers, or the factory's error
+// (wrapped) when a new detector cannot be made; the heartbeat is then
+// ignored.
 func (m *Monitor) Heartbeat(name string, b Beat) error {
 	p, err := m.get(name, b.Incarnation)
 	if err != nil {
