@@ -90,9 +90,10 @@ type Member struct {
 type Stats struct {
 	PacketsSent, BytesSent         uint64
 	PacketsReceived, BytesReceived uint64
-	// AuthFailures counts datagrams dropped because they failed
-	// authentication (wrong key, tampering) or had the wrong envelope
-	// (plain when encrypted or the reverse).
+	// AuthFailures counts datagrams dropped before their payload was read:
+	// they failed authentication (wrong key, tampering) or had no valid
+	// envelope (unknown first byte, too short, oversized, plain when
+	// encrypted or the reverse).
 	AuthFailures uint64
 	// DecodeErrors counts authenticated datagrams whose payload did not
 	// decode; EncodeErrors and SendErrors count outgoing failures.
@@ -297,11 +298,15 @@ func (a *Agent) receive(p transport.Packet) {
 	a.recvBytes.Add(uint64(len(p.Data)))
 	pkt, err := a.codec.Decode(p.Data)
 	if err != nil {
-		switch {
-		case errors.Is(err, wire.ErrAuth), errors.Is(err, wire.ErrPlainRefused), errors.Is(err, wire.ErrEncrypted):
-			a.authFail.Add(1)
-		default:
+		// A *wire.DecodeError about the payload comes after the envelope was
+		// opened (authenticated, in encrypted mode). Everything else, an
+		// oversized datagram included, never got past the envelope: an
+		// unknown envelope byte, a short packet, a wrong key, the wrong mode.
+		var de *wire.DecodeError
+		if errors.As(err, &de) && !errors.Is(err, wire.ErrOversize) {
 			a.decodeErr.Add(1)
+		} else {
+			a.authFail.Add(1)
 		}
 		a.log.Debug("dropped packet", "from", p.From, "err", err)
 		return

@@ -238,15 +238,21 @@ func TestGarbageIsCounted(t *testing.T) {
 	require.NoError(t, u.Send(to, []byte{0x02, 1, 2, 3}))                        // short encrypted
 	require.NoError(t, u.Send(to, append([]byte{0x02}, make([]byte, 40)...)))    // bad tag
 	require.NoError(t, u.Send(to, []byte{0x01, 1, 1, 1, 'x', 0, 0, 0, 5, 0, 0})) // plain, refused
-	require.Eventually(t, func() bool { return a.Stats().AuthFailures == 2 }, 3*time.Second, 10*time.Millisecond)
+	require.NoError(t, u.Send(to, []byte{0x47, 0x45, 0x54, 0x20, 0x2f}))         // no envelope at all ("GET /")
+	require.NoError(t, u.Send(to, []byte{}))                                     // empty
+	// None of these got past the envelope: all are authentication failures,
+	// none is an authenticated payload that failed to decode.
+	require.Eventually(t, func() bool { return a.Stats().AuthFailures == 5 }, 3*time.Second, 10*time.Millisecond)
+	assert.Zero(t, a.Stats().DecodeErrors)
 
 	p := start(t, Config{Plain: true})
 	to = netip.MustParseAddrPort(p.Self().Addr)
 	require.NoError(t, u.Send(to, []byte{0x01, 9}))       // unknown version
 	require.NoError(t, u.Send(to, []byte{0x02, 9, 9, 9})) // encrypted to a plain member
+	require.NoError(t, u.Send(to, []byte{0x00, 9}))       // unknown envelope
 	require.Eventually(t, func() bool {
 		s := p.Stats()
-		return s.DecodeErrors == 1 && s.AuthFailures == 1
+		return s.DecodeErrors == 1 && s.AuthFailures == 2
 	}, 3*time.Second, 10*time.Millisecond)
 }
 
