@@ -53,6 +53,7 @@ const (
 	DefaultAwarenessMaxMultiplier  = 8
 	DefaultMaxPacketSize           = 1400
 	DefaultReconnectInterval       = 30 * time.Second
+	DefaultPushPullInterval        = 30 * time.Second
 	DefaultRTTDeviations           = 4.0
 )
 
@@ -139,6 +140,20 @@ type Config struct {
 	// a negative value disables it).
 	ReconnectInterval time.Duration
 
+	// PushPullInterval is the base interval of anti-entropy: every
+	// interval a member sends its whole view (MsgSync packets) to one
+	// random alive member followed by a MsgJoin asking for that member's
+	// view, and merges the answer, so that a member missed by gossip (two
+	// members that joined through one seed at about the same time, a lost
+	// sync) is learnt at the next exchange at the latest. Default 30 s, as
+	// memberlist's PushPullInterval, multiplied by ceil(n/32) for a group
+	// of n (×1 up to 32 members, ×32 at 1,000): an exchange costs a full
+	// view, about 3 packets per 32 members, so the scaling keeps its load
+	// near 0.1 packet per member per base interval whatever n (memberlist
+	// scales by log2 n only, but sends the view over TCP). A negative value
+	// disables it.
+	PushPullInterval time.Duration
+
 	// PeerDetector makes the per-peer failure detector that every message
 	// heard from a peer feeds as a heartbeat. Default: the φ accrual
 	// detector (normal model) with a small window (see DefaultPeerDetector).
@@ -181,11 +196,12 @@ func (c *Config) normalize() error {
 		{"ProbeInterval", &c.ProbeInterval, DefaultProbeInterval},
 		{"ProbeTimeout", &c.ProbeTimeout, DefaultProbeTimeout},
 		{"ReconnectInterval", &c.ReconnectInterval, DefaultReconnectInterval},
+		{"PushPullInterval", &c.PushPullInterval, DefaultPushPullInterval},
 	} {
 		if *d.v == 0 {
 			*d.v = d.def
 		}
-		if *d.v < 0 && d.name != "ReconnectInterval" {
+		if *d.v < 0 && d.name != "ReconnectInterval" && d.name != "PushPullInterval" {
 			return bad("%s %v is negative", d.name, *d.v)
 		}
 	}

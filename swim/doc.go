@@ -46,6 +46,14 @@
 //     λ·ceil(log10(n+1)) times, within MaxPacketSize.
 //   - Join through known addresses (MsgJoin answered by the view in MsgSync
 //     packets) and voluntary leave (a Dead update from the member itself).
+//   - Anti-entropy: every PushPullInterval (30 s, longer above 32 members)
+//     a member pushes its whole view to one random alive member (MsgSync)
+//     and pulls that member's (a MsgJoin, answered by MsgSync), as
+//     memberlist's push-pull does over TCP; and a protocol packet from an
+//     unknown sender makes the member ask the sender for its view
+//     (at most once per ProbeInterval). Without them two members that
+//     joined through one seed at about the same time could stay unaware of
+//     each other for good.
 //   - Lifeguard (§10.2): the local health multiplier LHM in [0, S−1] (+1 per
 //     failed probe, or per missed nack when nacks were expected; +1 per
 //     refutation; −1 per successful probe) scales the period and the probe
@@ -95,6 +103,7 @@
 //
 // The zero Config (besides Self) is memberlist's DefaultLANConfig: period
 // 1 s, probe timeout 500 ms, k = 3, λ = 4, α = 4, β = 6, S = 8,
-// MaxPacketSize 1400 bytes, plus ReconnectInterval 30 s and the detector
+// MaxPacketSize 1400 bytes, plus ReconnectInterval 30 s,
+// PushPullInterval 30 s (scaled by ceil(n/32)) and the detector
 // defaults above.
 package swim

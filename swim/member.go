@@ -96,6 +96,8 @@ type Stats struct {
 	Misdirected    int // packets for another ID dropped
 	LocalPauses    int // late Ticks taken for a pause of this member (PauseGuard)
 	DetectorErrors int // per-peer detector or estimator factory errors
+	PushPulls      int // anti-entropy exchanges started (PushPullInterval)
+	ViewRequests   int // views asked of unknown senders
 }
 
 // Ready is the output of a Member: packets to send and membership events, in
@@ -141,6 +143,8 @@ type Member struct {
 
 	graceUntil    time.Duration // no suspicion timer fires before (PauseGuard)
 	nextReconnect time.Duration
+	nextPushPull  time.Duration
+	nextAskView   time.Duration // earliest pull from an unknown or dead sender
 	joining       bool
 	seeds         []string
 	nextJoin      time.Duration
@@ -289,6 +293,9 @@ func (m *Member) NextDeadline() (at time.Duration, ok bool) {
 	if len(m.tomb) > 0 && m.cfg.ReconnectInterval > 0 {
 		at = min(at, m.nextReconnect)
 	}
+	if m.cfg.PushPullInterval > 0 && m.live > 0 {
+		at = min(at, m.nextPushPull)
+	}
 	if m.st == leaving {
 		at = min(at, m.leaveDeadline)
 	}
@@ -307,6 +314,12 @@ func (m *Member) Tick(now time.Duration) {
 		m.started = true
 		m.nextProbe = now
 		m.nextReconnect = now + m.cfg.ReconnectInterval
+		// The first exchange at a random point of the interval, so that
+		// members started together do not exchange in step.
+		if m.cfg.PushPullInterval > 0 {
+			iv := pushPullInterval(m.cfg.PushPullInterval, m.NumAlive())
+			m.nextPushPull = now + time.Duration(m.rng.Int64N(int64(iv)))
+		}
 	} else if m.cfg.Mode == ModeDetector && m.cfg.PauseGuard > 0 && now-m.nextProbe > m.cfg.PauseGuard {
 		// The probe timer, due every period, is overdue: this member was
 		// not running.
@@ -334,9 +347,51 @@ func (m *Member) Tick(now time.Duration) {
 			m.send(Packet{Kind: MsgPing, To: p.node, Ping: Ping{Seq: m.seq}})
 		}
 	}
+	if m.cfg.PushPullInterval > 0 && now >= m.nextPushPull {
+		m.nextPushPull = now + pushPullInterval(m.cfg.PushPullInterval, m.NumAlive())
+		if m.st == running {
+			m.pushPull()
+		}
+	}
 	if m.st == leaving && (now >= m.leaveDeadline || !m.leaveQueued()) {
 		m.st = left
 	}
+}
+
+// pushPull is one anti-entropy exchange with a random alive member: this
+// member's whole view in MsgSync packets (push), then a MsgJoin that makes
+// the receiver answer with its own (pull).
+func (m *Member) pushPull() {
+	var p *peer
+	if n := len(m.list); n > 0 {
+		for tries := 0; tries < 8 && p == nil; tries++ {
+			if c := m.list[m.rng.IntN(n)]; c.state == StateAlive {
+				p = c
+			}
+		}
+	}
+	if p == nil {
+		return
+	}
+	m.stats.PushPulls++
+	m.sendSync(p.node)
+	m.askView(p.node)
+}
+
+// askView sends to a MsgJoin carrying this member's Alive, which the
+// receiver answers with its view.
+func (m *Member) askView(to Node) {
+	m.out = append(m.out, Packet{Kind: MsgJoin, From: m.self, To: to,
+		Updates: []Update{{Kind: UpdateAlive, Node: m.self, Incarnation: m.inc, From: m.self.ID}}})
+}
+
+// pushPullInterval scales the base interval to the group: unchanged up to
+// 32 members, then times ceil(n/32), so that an exchange's cost (a full
+// view, about n/40 packets each way) stays about 3 packets per base interval
+// whatever n.
+func pushPullInterval(base time.Duration, n int) time.Duration {
+	const perBase = 32
+	return base * time.Duration((n+perBase-1)/perBase)
 }
 
 // localPause reacts to a Tick far later than announced (see
@@ -622,8 +677,21 @@ func (m *Member) Step(now time.Duration, pkt *Packet) error {
 	for i := range pkt.Updates {
 		m.apply(now, pkt.Updates[i], gossip)
 	}
-	if s := m.peers[pkt.From.ID]; s != nil {
+	s := m.peers[pkt.From.ID]
+	if s != nil {
 		m.heard(now, s)
+	}
+	// A protocol packet from a member this member does not know comes from
+	// one that is in the group but whose Alive never reached this member
+	// (two members that joined at about the same time): ask it for its
+	// view, which names it with its incarnation. At most once per
+	// ProbeInterval, whoever the senders. (A sender believed dead gets the
+	// Dead update on the answer instead, and refutes.)
+	if s == nil && pkt.Kind != MsgJoin &&
+		pkt.Kind != MsgSync && m.st == running && now >= m.nextAskView {
+		m.nextAskView = now + m.cfg.ProbeInterval
+		m.stats.ViewRequests++
+		m.askView(pkt.From)
 	}
 	switch pkt.Kind {
 	case MsgPing:

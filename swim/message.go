@@ -60,8 +60,10 @@ const (
 	// answers with one or more MsgSync packets.
 	MsgJoin
 	// MsgSync carries the sender's whole membership view as updates, in as
-	// many packets as the size limit needs. It answers a MsgJoin; it carries
-	// no body.
+	// many packets as the size limit needs. It answers a MsgJoin, or pushes
+	// the view unasked in an anti-entropy exchange (followed by a MsgJoin
+	// that pulls the receiver's); it carries no body. A MsgJoin from a
+	// member already in the group is such a pull.
 	MsgSync
 )
 

@@ -28,6 +28,9 @@ type LoadResult struct {
 	MaxSentPerPeriod float64
 	// BytesPerPeriod is estimated bytes sent per member per period.
 	BytesPerPeriod float64
+	// SyncPerPeriod is the part of SentPerPeriod that is anti-entropy
+	// (push-pull MsgSync and MsgJoin packets) rather than probing.
+	SyncPerPeriod float64
 }
 
 // Load runs a failure-free group of n members for the given number of
@@ -54,11 +57,13 @@ func Load(n, periods int, seed uint64, mc swim.Config) (LoadResult, error) {
 		r.SentPerPeriod += sent
 		r.RecvPerPeriod += float64(st.RecvMsgs-before[i].RecvMsgs) / float64(periods)
 		r.BytesPerPeriod += float64(st.SentBytes-before[i].SentBytes) / float64(periods)
+		r.SyncPerPeriod += float64(st.SentSync-before[i].SentSync) / float64(periods)
 		r.MaxSentPerPeriod = math.Max(r.MaxSentPerPeriod, sent)
 	}
 	r.SentPerPeriod /= float64(n)
 	r.RecvPerPeriod /= float64(n)
 	r.BytesPerPeriod /= float64(n)
+	r.SyncPerPeriod /= float64(n)
 	return r, nil
 }
 

@@ -97,7 +97,7 @@ func runLoad(o Options) ([]Table, error) {
 		sizes = o.Sizes
 	}
 	t := Table{Title: fmt.Sprintf("Per-member load, failure-free, %d periods after warm-up, defaults (%v)", periods, swim.ModeDetector),
-		Header: []string{"N", "sent/period", "received/period", "max sent/period", "bytes sent/period"}}
+		Header: []string{"N", "sent/period", "of which push-pull", "received/period", "max sent/period", "bytes sent/period"}}
 	for _, n := range sizes {
 		if err := o.stopped(); err != nil {
 			return nil, err
@@ -106,9 +106,10 @@ func runLoad(o Options) ([]Table, error) {
 		if err != nil {
 			return nil, err
 		}
-		t.add(itoa(n), f3(r.SentPerPeriod), f3(r.RecvPerPeriod), f2(r.MaxSentPerPeriod), f2(r.BytesPerPeriod))
+		t.add(itoa(n), f3(r.SentPerPeriod), f3(r.SyncPerPeriod), f3(r.RecvPerPeriod), f2(r.MaxSentPerPeriod), f2(r.BytesPerPeriod))
 	}
-	t.Notes = append(t.Notes, "SWIM paper: each member sends one ping and on average one ack per period; load independent of N.")
+	t.Notes = append(t.Notes, "SWIM paper: each member sends one ping and on average one ack per period; load independent of N.",
+		fmt.Sprintf("push-pull: one full-view exchange per member every %v·ceil(N/32), about 3 packets per 32 members each.", swim.DefaultPushPullInterval))
 	return []Table{t}, nil
 }
 

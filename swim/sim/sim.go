@@ -67,6 +67,10 @@ type Config struct {
 	// DropWhilePaused drops packets that arrive at a paused member instead
 	// of queueing them until it resumes.
 	DropWhilePaused bool
+	// Drop, when set, is asked about every packet sent (after partitions
+	// and before random loss): true loses it. For tests that lose one
+	// chosen packet.
+	Drop func(now time.Duration, from, to int, p *swim.Packet) bool
 	// NoBootstrap starts every member with an empty view (to be filled by
 	// joins). By default every member starts knowing all N members, alive
 	// in incarnation 0 (swim.Member.Bootstrap).
@@ -77,6 +81,9 @@ type Config struct {
 type MemberStats struct {
 	SentMsgs, SentBytes int64
 	RecvMsgs, RecvBytes int64
+	// SentSync counts the MsgJoin and MsgSync packets among SentMsgs:
+	// joins and anti-entropy (push-pull) rather than probing.
+	SentSync int64
 }
 
 // EventHook observes every membership event: observer is the member whose
@@ -359,12 +366,19 @@ func (s *Sim) route(from int, p *swim.Packet) {
 	size := p.Size()
 	sm.stats.SentMsgs++
 	sm.stats.SentBytes += int64(size)
+	if p.Kind == swim.MsgJoin || p.Kind == swim.MsgSync {
+		sm.stats.SentSync++
+	}
 	to, ok := s.byAddr[p.To.Addr]
 	if !ok || to == from {
 		s.dropped++
 		return
 	}
 	if s.group != nil && s.group[from] != s.group[to] {
+		s.dropped++
+		return
+	}
+	if s.cfg.Drop != nil && s.cfg.Drop(s.now, from, to, p) {
 		s.dropped++
 		return
 	}
