@@ -94,6 +94,9 @@ func (r *reader) str(field string, max int, required bool) (string, error) {
 		return "", r.fail(field, ErrTruncated, "need %d bytes, have %d", l, len(r.b)-r.off)
 	}
 	s := string(r.b[r.off : r.off+int(l)])
+	if err := CheckName(s); err != nil {
+		return "", r.fail(field, ErrMalformed, "%v", err)
+	}
 	r.off += int(l)
 	return s, nil
 }

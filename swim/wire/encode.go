@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/fdkit/fdkit/swim"
 )
@@ -50,6 +52,26 @@ func appendNode(b []byte, n swim.Node) []byte {
 	return appendStr(b, n.Addr)
 }
 
+// CheckName reports whether s may travel as an ID or an address: valid
+// UTF-8 without control characters (no newline, tab, NUL, DEL or C1 code).
+// IDs and addresses end up in logs, in fdswim's one-line events and in
+// Prometheus labels, which need UTF-8; a name that could forge a log line or
+// break a metrics scrape is refused by the encoder and the decoder alike.
+// Lengths are checked separately (swim.MaxIDLen, swim.MaxAddrLen).
+func CheckName(s string) error {
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			return fmt.Errorf("byte %d (0x%02x) is not valid UTF-8", i, s[i])
+		case unicode.IsControl(r):
+			return fmt.Errorf("byte %d is the control character %U", i, r)
+		}
+		i += size
+	}
+	return nil
+}
+
 func checkNode(field string, n swim.Node, idRequired bool) error {
 	switch {
 	case idRequired && n.ID == "":
@@ -58,6 +80,12 @@ func checkNode(field string, n swim.Node, idRequired bool) error {
 		return fmt.Errorf("wire: encode: %s ID is %d bytes, at most %d", field, len(n.ID), swim.MaxIDLen)
 	case len(n.Addr) > swim.MaxAddrLen:
 		return fmt.Errorf("wire: encode: %s address is %d bytes, at most %d", field, len(n.Addr), swim.MaxAddrLen)
+	}
+	if err := CheckName(string(n.ID)); err != nil {
+		return fmt.Errorf("wire: encode: %s ID: %w", field, err)
+	}
+	if err := CheckName(n.Addr); err != nil {
+		return fmt.Errorf("wire: encode: %s address: %w", field, err)
 	}
 	return nil
 }
@@ -108,6 +136,9 @@ func appendUpdate(b []byte, i int, u *swim.Update) ([]byte, error) {
 	}
 	if len(u.From) > swim.MaxIDLen {
 		return nil, fmt.Errorf("wire: encode: update %d from is %d bytes, at most %d", i, len(u.From), swim.MaxIDLen)
+	}
+	if err := CheckName(string(u.From)); err != nil {
+		return nil, fmt.Errorf("wire: encode: update %d from: %w", i, err)
 	}
 	b = append(b, byte(u.Kind))
 	b = appendNode(b, u.Node)

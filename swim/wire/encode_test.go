@@ -199,6 +199,10 @@ func TestUnmarshalErrors(t *testing.T) {
 		{"update from short", withUp(1, 1, 'x', 0, 0, 3, 'a'), 0, ErrTruncated, "update 0 from"},
 		{"update kind missing", append([]byte{1, 5, 1, 'a', 0, 0, 0, 0, 2}, 1, 1, 'x', 0, 0, 0, 0, 0, 0, 0, 0, 0), 0, ErrMalformed, "update 1 kind"},
 		{"trailing", append(append([]byte{}, ping...), 0), 0, ErrTrailing, "end"},
+		{"from id not UTF-8", []byte{1, 1, 2, 0xff, 0xfe, 0, 0, 0, 5, 0, 0}, 0, ErrMalformed, "from id"},
+		{"from id newline", []byte{1, 1, 3, 'a', '\n', 'b', 0, 0, 0, 5, 0, 0}, 0, ErrMalformed, "from id"},
+		{"to addr NUL", []byte{1, 1, 1, 'a', 0, 0, 1, 0, 5, 0, 0}, 0, ErrMalformed, "to addr"},
+		{"update from escape", withUp(1, 1, 'x', 0, 0, 1, 0x1b), 0, ErrMalformed, "update 0 from"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -326,4 +330,30 @@ func FuzzCodecDecode(f *testing.F) {
 			t.Fatalf("unauthenticated datagram accepted by the encrypted codec: %x", b)
 		}
 	})
+}
+
+// TestNamesArePrintableUTF8: IDs and addresses that are not valid UTF-8 or
+// hold control characters are refused both ways. Such an ID made every
+// member's /metrics scrape fail (Prometheus label values must be UTF-8) and
+// a newline in an ID let a member forge lines in fdswim's event output.
+func TestNamesArePrintableUTF8(t *testing.T) {
+	for _, bad := range []string{"\xff\xfe", "a\nevent kind=dead id=b", "tab\t", "nul\x00", "del\x7f", "c1\u0085"} {
+		assert.Error(t, CheckName(bad), "%q", bad)
+		for _, p := range []*swim.Packet{
+			{Kind: swim.MsgPing, From: swim.Node{ID: swim.ID(bad)}},
+			{Kind: swim.MsgPing, From: swim.Node{ID: "a", Addr: bad}},
+			{Kind: swim.MsgPing, From: swim.Node{ID: "a"}, To: swim.Node{ID: swim.ID(bad)}},
+			{Kind: swim.MsgPingReq, From: swim.Node{ID: "a"}, PingReq: swim.PingReq{Target: swim.Node{ID: swim.ID(bad)}}},
+			{Kind: swim.MsgSync, From: swim.Node{ID: "a"}, Updates: []swim.Update{{Kind: swim.UpdateAlive, Node: swim.Node{ID: swim.ID(bad)}}}},
+			{Kind: swim.MsgSync, From: swim.Node{ID: "a"}, Updates: []swim.Update{{Kind: swim.UpdateSuspect, Node: swim.Node{ID: "b"}, From: swim.ID(bad)}}},
+		} {
+			_, err := Marshal(nil, p, 0)
+			assert.Error(t, err, "%q in %+v", bad, p)
+		}
+	}
+	ok := &swim.Packet{Kind: swim.MsgPing, From: swim.Node{ID: "nœud-é ✓", Addr: "[::1]:7946"}}
+	b := mustMarshal(t, ok)
+	got, err := Unmarshal(b, 0)
+	require.NoError(t, err)
+	assert.Equal(t, ok.From, got.From)
 }
