@@ -158,6 +158,12 @@ type schedule struct {
 	k        int64
 }
 
+// skipTo moves the schedule to the first tick after now (a sender that
+// stalled until now).
+func (s *schedule) skipTo(now time.Duration) {
+	s.k = max(s.k, int64(now/s.interval)+1)
+}
+
 // next returns the next send instant and whether it ends a pause.
 func (s *schedule) next() (time.Duration, bool) {
 	at := time.Duration(s.k) * s.interval

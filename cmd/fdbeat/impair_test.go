@@ -1,8 +1,11 @@
 package main
 
 import (
+	"context"
+	"log/slog"
 	"math"
 	"math/rand/v2"
+	"net"
 	"testing"
 	"time"
 
@@ -147,4 +150,40 @@ func TestPausesAndSchedule(t *testing.T) {
 	assert.Contains(t, got, 900*time.Millisecond)
 	assert.Contains(t, got, 2000*time.Millisecond)
 	assert.Len(t, got, 10+1+5, "0–0.9 s, the resume at 2 s, 2.1–2.5 s")
+}
+
+// A sender that stalls (here for 10 intervals before heartbeat 3) sends one
+// heartbeat when it resumes and skips the missed ticks; it used to send them
+// all at once, a burst of near-zero inter-arrival times in the trace.
+func TestSendStallSkipsMissedTicks(t *testing.T) {
+	conn, err := net.ListenPacket("udp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer conn.Close()
+	const interval = 20 * time.Millisecond
+	cfg := sendConfig{Targets: []string{conn.LocalAddr().String()}, Name: "st", Interval: interval, Count: 12,
+		DelayDist: "constant", Seed: 1, stall: func(seq uint64) {
+			if seq == 3 {
+				time.Sleep(10 * interval)
+			}
+		}}
+	st, err := runSend(context.Background(), cfg, slog.New(slog.DiscardHandler))
+	require.NoError(t, err)
+	assert.GreaterOrEqual(t, st.Stalls, 1)
+	var sent []time.Duration
+	buf := make([]byte, 2048)
+	require.NoError(t, conn.SetReadDeadline(time.Now().Add(2*time.Second)))
+	for range 12 {
+		n, _, err := conn.ReadFrom(buf)
+		require.NoError(t, err)
+		p, err := decodePacket(buf[:n])
+		require.NoError(t, err)
+		sent = append(sent, p.Sent)
+	}
+	bursts := 0
+	for i := 1; i < len(sent); i++ {
+		if sent[i]-sent[i-1] < interval/4 {
+			bursts++
+		}
+	}
+	assert.LessOrEqual(t, bursts, 2, "send gaps %v", sent)
 }

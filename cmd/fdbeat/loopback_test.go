@@ -229,7 +229,7 @@ func (s *syncBuffer) String() string {
 // per sender and detector.
 func TestRecvTableOnTerminal(t *testing.T) {
 	var table syncBuffer
-	sc := sendConfig{Name: "tty", Interval: 20 * time.Millisecond, Duration: 400 * time.Millisecond, Seed: 1}
+	sc := sendConfig{Name: "tty", Interval: 20 * time.Millisecond, Count: 20, Seed: 1} // Count, not Duration: a stalled sender skips ticks
 	rc := recvConfig{Interval: 20 * time.Millisecond, Sweep: 5 * time.Millisecond, Refresh: 100 * time.Millisecond,
 		Table: &table, Terminal: true, Timeouts: []time.Duration{300 * time.Millisecond}, Phis: []float64{8}, PhiWindow: 100}
 	run := loopback(t, sc, rc, 50*time.Millisecond)

@@ -143,8 +143,8 @@ func cmdSend(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "sent %d heartbeats to %d target(s); dropped %d (loss model), %d pauses, %d write errors\n",
-		st.Sent, len(c.Targets), st.Dropped, st.Pauses, st.Errors)
+	fmt.Fprintf(stdout, "sent %d heartbeats to %d target(s); dropped %d (loss model), %d pauses, %d stalls of the sender, %d write errors\n",
+		st.Sent, len(c.Targets), st.Dropped, st.Pauses, st.Stalls, st.Errors)
 	return nil
 }
 

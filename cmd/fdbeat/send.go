@@ -27,6 +27,8 @@ type sendConfig struct {
 	LossBurst   float64
 	Pauses      []pause
 	Seed        uint64 // 0 = random
+
+	stall func(seq uint64) // test hook: called before sending heartbeat seq
 }
 
 // sendStats counts what the sender did.
@@ -35,6 +37,10 @@ type sendStats struct {
 	Dropped uint64 // dropped by the loss model, summed over targets
 	Errors  uint64 // UDP write errors
 	Pauses  int
+	// Stalls counts the times the sender itself ran a whole interval late
+	// (host scheduling, SIGSTOP): the ticks it missed are skipped, not sent
+	// in a burst.
+	Stalls int
 	// LastSent is the send instant of the last heartbeat (Unix ns on the
 	// sender's clock): the crash instant when the run ends by Duration.
 	LastSent time.Duration
@@ -125,9 +131,22 @@ func runSend(ctx context.Context, cfg sendConfig, log *slog.Logger) (sendStats, 
 			return st, nil
 		case <-timer.C:
 		}
+		if cfg.stall != nil {
+			cfg.stall(seq)
+		}
 		if resumed {
 			st.Pauses++
 			log.Info("sender resumes after a pause", "at", at, "seq", seq)
+		}
+		// A sender that ran a whole interval late (a stall of this
+		// process) sends one heartbeat now and skips the ticks it missed,
+		// like a stopped process and like --pause, instead of sending them
+		// all at once: a burst of near-zero inter-arrival times would
+		// enter the recorded trace and the receivers' windows.
+		if late := time.Since(start) - at; late >= cfg.Interval {
+			st.Stalls++
+			sched.skipTo(at + late)
+			log.Debug("sender stalled; missed ticks skipped", "late", late, "seq", seq)
 		}
 		sent := time.Duration(wall) + time.Since(start)
 		pkt, err := appendPacket(buf[:0], packet{Name: cfg.Name, Incarnation: cfg.Incarnation, Seq: seq, Sent: sent})
