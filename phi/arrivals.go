@@ -43,7 +43,10 @@ func (a *arrivals) accept(hb detector.Heartbeat) (interval time.Duration, gap ui
 	if hb.HasSeq && a.lastHas {
 		gap = hb.Seq - a.lastSeq
 	}
-	interval = hb.Arrival - a.last
+	// hb.Arrival ≥ a.last: the unsigned difference is exact where the
+	// signed one would overflow (from a negative instant to a positive
+	// one more than math.MaxInt64 later); it saturates as an interval.
+	interval = time.Duration(min(uint64(hb.Arrival)-uint64(a.last), math.MaxInt64))
 	a.last = hb.Arrival
 	a.lastSeq, a.lastHas = hb.Seq, hb.HasSeq
 	return interval, gap, false, true
@@ -55,7 +58,7 @@ func (a *arrivals) elapsed(now time.Duration) float64 {
 	if now <= a.last {
 		return 0
 	}
-	return float64(now - a.last)
+	return float64(uint64(now) - uint64(a.last)) // exact where now − last would overflow
 }
 
 // maxElapsed is the largest crossing time a time.Duration can hold.
