@@ -48,7 +48,9 @@ type Config struct {
 	// monitor itself was paused (also noticed by a heartbeat or query that
 	// would convict a peer more than PauseLimit after the last Sweep).
 	// Default DefaultPauseLimit (5 s); negative disables the local-pause
-	// guard.
+	// guard. Sweep well within it (Run refuses an interval not shorter):
+	// with sweeps further apart every sweep starts a grace period and
+	// nobody is ever convicted.
 	PauseLimit time.Duration
 	// PauseGrace: after a detected local pause nobody is convicted for this
 	// long. Default DefaultPauseGrace (5 s); must not be negative.

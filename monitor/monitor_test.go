@@ -337,6 +337,8 @@ func TestConfigErrors(t *testing.T) {
 func TestRun(t *testing.T) {
 	m, _ := monitor.New(monitor.Config{Factory: fixedFactory(20 * time.Millisecond)})
 	assert.Error(t, m.Run(context.Background(), 0))
+	// Sweeps at least PauseLimit apart would each start a grace period.
+	assert.ErrorContains(t, m.Run(context.Background(), monitor.DefaultPauseLimit), "PauseLimit")
 	rec := make(chan monitor.Transition, 4)
 	m, _ = monitor.New(monitor.Config{Factory: fixedFactory(20 * time.Millisecond),
 		OnTransition: func(tr monitor.Transition) { rec <- tr }})
