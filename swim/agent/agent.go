@@ -40,13 +40,15 @@ const (
 // Config configures an Agent. The zero value of every field means the
 // documented default, except that Keys or Plain must be set.
 type Config struct {
-	// ID is this member's name in the group, at most 255 bytes, kept across
-	// restarts. Default: the advertised address.
+	// ID is this member's name in the group, at most 255 bytes of UTF-8
+	// without control characters (wire.CheckName), kept across restarts.
+	// Default: the advertised address.
 	ID swim.ID
 	// Bind is the UDP address to listen on, ip:port. Default "127.0.0.1:0".
 	Bind string
-	// Advertise is the address other members send to. Default: the bound
-	// address (with the kernel-chosen port).
+	// Advertise is the address other members send to, ip:port with a
+	// specified IP and port. Default: the bound address (with the
+	// kernel-chosen port); a socket bound to 0.0.0.0 or :: needs Advertise.
 	Advertise string
 	// Keys are AES keys (16, 24 or 32 bytes) for packet encryption; the
 	// first is the primary. Required unless Plain.
@@ -181,6 +183,10 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 	if self.ID == "" {
 		self.ID = swim.ID(self.Addr)
 	}
+	if err := checkSelf(self); err != nil {
+		_ = tr.Close()
+		return nil, err
+	}
 	if cfg.Seed == 0 {
 		cfg.Seed = uint64(time.Now().UnixNano())
 	}
@@ -202,6 +208,24 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 	}
 	go a.run(ctx)
 	return a, nil
+}
+
+// checkSelf refuses an identity the other members could not use: an ID the
+// wire format refuses, or an advertised address that is not ip:port or
+// names no host (0.0.0.0, ::, port 0), which the others would send to
+// themselves or nowhere, then suspect and declare this member dead.
+func checkSelf(n swim.Node) error {
+	if err := wire.CheckName(string(n.ID)); err != nil {
+		return fmt.Errorf("agent: ID %q: %w", n.ID, err)
+	}
+	ap, err := netip.ParseAddrPort(n.Addr)
+	switch {
+	case err != nil:
+		return fmt.Errorf("agent: advertised address %q: want ip:port: %w", n.Addr, err)
+	case ap.Addr().IsUnspecified() || ap.Port() == 0:
+		return fmt.Errorf("agent: advertised address %s names no host or port: set Advertise to an address the other members can reach", n.Addr)
+	}
+	return nil
 }
 
 // now is the state machine's clock: time since Start on the monotonic clock.

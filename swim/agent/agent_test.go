@@ -109,6 +109,46 @@ func TestConfigErrors(t *testing.T) {
 	}
 }
 
+// unspecified is a transport that claims to be bound to every interface,
+// without binding anything.
+type unspecified struct{ transport.Transport }
+
+func (unspecified) LocalAddr() netip.AddrPort { return netip.MustParseAddrPort("0.0.0.0:7946") }
+
+// TestSelfErrors: an identity the others cannot use is refused at Start.
+// Before, --advertise nonsense joined the group and was declared dead by
+// every member, and a socket bound to 0.0.0.0 advertised 0.0.0.0.
+func TestSelfErrors(t *testing.T) {
+	ctx := context.Background()
+	for name, c := range map[string]struct {
+		cfg  Config
+		want string
+	}{
+		"advertise not ip:port": {Config{Advertise: "nonsense"}, "want ip:port"},
+		"advertise host name":   {Config{Advertise: "localhost:7946"}, "want ip:port"},
+		"advertise 0.0.0.0":     {Config{Advertise: "0.0.0.0:7946"}, "names no host"},
+		"advertise ::":          {Config{Advertise: "[::]:7946"}, "names no host"},
+		"advertise port 0":      {Config{Advertise: "127.0.0.1:0"}, "names no host"},
+		"bound to 0.0.0.0":      {Config{Transport: unspecified{}}, "names no host"},
+		"ID newline":            {Config{ID: "a\nevent kind=dead id=b"}, "control character"},
+		"ID not UTF-8":          {Config{ID: "\xff"}, "not valid UTF-8"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			c.cfg.Plain = true
+			if c.cfg.Transport != nil {
+				u, err := transport.Listen(transport.Config{})
+				require.NoError(t, err)
+				c.cfg.Transport = unspecified{u}
+			}
+			a, err := Start(ctx, c.cfg)
+			if err == nil {
+				_ = a.Close()
+			}
+			assert.ErrorContains(t, err, c.want)
+		})
+	}
+}
+
 func TestGroupConvergesEncrypted(t *testing.T) {
 	as := group(t, 4, Config{})
 	for _, a := range as {
