@@ -164,8 +164,20 @@ func (d *Detector) Observe(hb detector.Heartbeat) {
 	d.last = hb.Arrival
 	d.eaRel = d.est.ExpectedArrivalSince(last+1, hb.Arrival)
 	d.cached = true
-	d.tau = detector.AddSat(hb.Arrival, detector.RoundNanos(d.eaRel+d.marginNanos()))
+	d.tau = addNanos(hb.Arrival, d.eaRel+d.marginNanos())
 	d.seen = true
+}
+
+// addNanos returns t + x nanoseconds, rounded and saturating at the ends of
+// the Duration range. x itself may lie beyond the range (a negative t plus
+// more than math.MaxInt64 can still be an instant that fits): it is then
+// added in two halves.
+func addNanos(t time.Duration, x float64) time.Duration {
+	if math.Abs(x) < 0x1p63 {
+		return detector.AddSat(t, detector.RoundNanos(x))
+	}
+	h := x / 2
+	return detector.AddSat(detector.AddSat(t, detector.RoundNanos(h)), detector.RoundNanos(x-h))
 }
 
 func (d *Detector) marginNanos() float64 {
@@ -203,5 +215,5 @@ func (d *Detector) LinearForm() (time.Duration, float64, bool) {
 	if !d.seen {
 		return 0, 0, false
 	}
-	return detector.AddSat(d.last, detector.RoundNanos(d.eaRel+d.beta*d.filter.SRTTNanos())), d.filter.RTTVARNanos(), true
+	return addNanos(d.last, d.eaRel+d.beta*d.filter.SRTTNanos()), d.filter.RTTVARNanos(), true
 }
