@@ -182,6 +182,7 @@ func TestCommandLineErrors(t *testing.T) {
 		{"recv", "--phi", "0"}, // was accepted and ran φ 8 under the name phi-0
 		{"recv", "--phi", "8,-1"},
 		{"recv", "--max-senders", "-1"},
+		{"recv", "--sweep", "5s"}, // every sweep a local pause: nobody ever convicted
 		{"recv", "--listen", "127.0.0.1"},
 		{"recv", "--listen", "127.0.0.1:0", "--out", filepath.Join(t.TempDir(), "no", "such", "dir.fdk")},
 		{"send", "--name", "#x", "127.0.0.1:1"},

@@ -142,8 +142,10 @@ func runRecv(ctx context.Context, cfg recvConfig, log *slog.Logger) (recvStats, 
 	if cfg.MaxSenders < 0 {
 		return recvStats{}, fmt.Errorf("recv: --max-senders %d must be 0 (no limit) or positive", cfg.MaxSenders)
 	}
-	if cfg.Sweep <= 0 {
-		return recvStats{}, fmt.Errorf("recv: sweep period %v must be positive", cfg.Sweep)
+	if cfg.Sweep <= 0 || cfg.Sweep >= monitor.DefaultPauseLimit {
+		// Sweeps PauseLimit apart would each look like a local pause of
+		// the receiver, and nobody would ever be convicted.
+		return recvStats{}, fmt.Errorf("recv: --sweep %v must be positive and shorter than the local-pause limit %v", cfg.Sweep, monitor.DefaultPauseLimit)
 	}
 	specs, err := fieldDetectors(cfg.Timeouts, cfg.Phis, cfg.PhiWindow, cfg.PhiMinStd, cfg.Interval)
 	if err != nil {
