@@ -95,6 +95,15 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
+	var httpLn net.Listener
+	if f.httpAddr != "" {
+		// Before the member starts, so that a bad --http never joins a
+		// member to the group only to leave it again.
+		if httpLn, err = net.Listen("tcp", f.httpAddr); err != nil {
+			return fmt.Errorf("--http: %w", err)
+		}
+		defer httpLn.Close()
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	a, err := agent.Start(ctx, cfg)
@@ -113,15 +122,15 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if f.keyFile != "" && len(f.keys) == 0 {
 		reloadOnHUP(ctx, a.Keyring(), f.keyFile, stdout, stderr)
 	}
-	if f.httpAddr != "" {
-		addr, stop, err := serveHTTP(f.httpAddr, a)
+	if httpLn != nil {
+		stop, err := serveHTTP(httpLn, a)
 		if err != nil {
 			cancel()
 			<-a.Done()
 			return err
 		}
 		defer stop()
-		fmt.Fprintf(stdout, "http addr=%s\n", addr)
+		fmt.Fprintf(stdout, "http addr=%s\n", httpLn.Addr())
 	}
 	if len(f.join) > 0 {
 		jctx := ctx
@@ -135,7 +144,10 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 				cancel()
 				<-a.Done()
 				<-printed
-				return fmt.Errorf("join %v: %w", f.join, err)
+				if errors.Is(err, context.DeadlineExceeded) {
+					return fmt.Errorf("join %s: no member answered within %v (is one running there, with the same key, or --plain on both?)", strings.Join(f.join, ","), f.joinTimeout)
+				}
+				return err
 			}
 		} else {
 			fmt.Fprintf(stdout, "joined via=%s\n", strings.Join(f.join, ","))
@@ -157,6 +169,12 @@ func (f *agentFlags) config(stderr io.Writer) (agent.Config, error) {
 		MaxPacketSize: f.maxPacket, LeaveTimeout: f.leaveTimeout,
 		Logger:   slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})),
 		Protocol: swim.Config{ProbeInterval: f.probeInterval, ProbeTimeout: f.probeTimeout},
+	}
+	for name, d := range map[string]time.Duration{"--probe-interval": f.probeInterval, "--probe-timeout": f.probeTimeout,
+		"--join-timeout": f.joinTimeout, "--leave-timeout": f.leaveTimeout} {
+		if d < 0 {
+			return cfg, fmt.Errorf("%s %v is negative", name, d)
+		}
 	}
 	switch f.mode {
 	case "detector":
@@ -256,10 +274,10 @@ type memberJSON struct {
 	Self              bool    `json:"self,omitempty"`
 }
 
-func serveHTTP(addr string, a *agent.Agent) (string, func(), error) {
+func serveHTTP(ln net.Listener, a *agent.Agent) (func(), error) {
 	reg := prometheus.NewRegistry()
 	if err := reg.Register(agent.NewCollector(a)); err != nil {
-		return "", nil, err
+		return nil, err
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
@@ -285,13 +303,9 @@ func serveHTTP(addr string, a *agent.Agent) (string, func(), error) {
 			fmt.Fprintln(w, "ok")
 		}
 	})
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return "", nil, fmt.Errorf("--http: %w", err)
-	}
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
-	return ln.Addr().String(), func() {
+	return func() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
 		_ = srv.Shutdown(ctx)

@@ -351,14 +351,33 @@ func TestAgentFlagErrors(t *testing.T) {
 		{"--plain", "--bind", "nonsense"},  // bad bind
 		{"--key-file", "/nonexistent/keys"},
 		{"--plain", "--no-such-flag"},
+		{"--plain", "--bind", "127.0.0.1:0", "--join-timeout", "-1s"}, // ran with no join deadline
+		{"--plain", "--bind", "127.0.0.1:0", "--http", "nonsense"},
+		{"--plain", "--bind", "127.0.0.1:0", "--advertise", "0.0.0.0:7946"},
 	} {
 		var out, errb strings.Builder
-		err := runAgent(context.Background(), args, &out, &errb)
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		err := runAgent(ctx, args, &out, &errb)
+		cancel()
 		assert.Error(t, err, "%v", args)
+		// The member never started: a flag error prints no agent line.
+		assert.NotContains(t, out.String(), "agent id=", "%v", args)
 	}
 	var out, errb strings.Builder
 	assert.NoError(t, runAgent(context.Background(), []string{"--help"}, &out, &errb))
 	assert.Contains(t, errb.String(), "usage: fdswim agent")
+}
+
+// TestJoinTimeoutMessage: a join nobody answers ends with one line that says
+// so and suggests the usual causes (before: "join [a]: agent: join [a]:
+// context deadline exceeded").
+func TestJoinTimeoutMessage(t *testing.T) {
+	var out, errb strings.Builder
+	nobody := freePort(t)
+	err := runAgent(context.Background(), []string{"--plain", "--bind", "127.0.0.1:0", "--join", nobody,
+		"--join-timeout", "300ms", "--leave-timeout", "50ms"}, &out, &errb)
+	require.Error(t, err)
+	assert.Equal(t, "join "+nobody+": no member answered within 300ms (is one running there, with the same key, or --plain on both?)", err.Error())
 }
 
 // TestKeyRotationBySIGHUP rotates the key of a running pair by editing their
