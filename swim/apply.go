@@ -158,10 +158,77 @@ func (m *Member) aboutSelf(u Update) {
 			if !m.selfQueued() {
 				m.enqueue(Update{Kind: UpdateAlive, Node: m.self, Incarnation: m.inc, From: m.self.ID})
 			}
+			m.tellAlive(u.From)
 			return
 		}
 	}
 	m.refute(u.Incarnation)
+	if u.Kind != UpdateAlive {
+		m.tellAlive(u.From)
+	}
+}
+
+// tellAlive sends this member's current Alive at once, in a ping, to the
+// member id that suspects it or declared it dead (at most once per
+// incarnation and accuser), instead of leaving the refutation to
+// piggybacking alone: a suspecter hears it before its suspicion timer
+// fires even when it probes elsewhere. Not to the sender of the packet being
+// answered (the answer carries the Alive, newest of the least sent), and not
+// in ModeSWIM (plain SWIM refutes by piggybacking only).
+func (m *Member) tellAlive(id ID) {
+	if m.cfg.Mode == ModeSWIM || id == "" || id == m.self.ID || id == m.replyTo {
+		return
+	}
+	p := m.peers[id]
+	if p == nil {
+		return
+	}
+	if m.toldInc != m.inc {
+		m.toldInc = m.inc
+		clear(m.told)
+	}
+	if m.told == nil {
+		m.told = make(map[ID]bool)
+	}
+	if m.told[id] {
+		return
+	}
+	m.told[id] = true
+	m.sendAlive(p)
+}
+
+// sendAlive pings p with this member's Alive as the first update.
+func (m *Member) sendAlive(p *peer) {
+	m.stats.AliveSent++
+	m.seq++
+	m.send(Packet{Kind: MsgPing, To: p.node, Ping: Ping{Seq: m.seq},
+		Updates: []Update{{Kind: UpdateAlive, Node: m.self, Incarnation: m.inc, From: m.self.ID}}})
+}
+
+// announceAlive sends this member's new Alive at once to up to
+// IndirectChecks random alive or suspect members (not in ModeSWIM), so that
+// a refutation starts spreading from several members in the same period.
+func (m *Member) announceAlive() {
+	if m.cfg.Mode == ModeSWIM || len(m.list) == 0 {
+		return
+	}
+	k := m.cfg.IndirectChecks
+	if m.toldInc != m.inc {
+		m.toldInc = m.inc
+		clear(m.told)
+	}
+	if m.told == nil {
+		m.told = make(map[ID]bool)
+	}
+	for tries := 0; k > 0 && tries < 4*m.cfg.IndirectChecks; tries++ {
+		p := m.list[m.rng.IntN(len(m.list))]
+		if (p.state != StateAlive && p.state != StateSuspect) || m.told[p.node.ID] || p.node.ID == m.replyTo {
+			continue
+		}
+		m.told[p.node.ID] = true
+		m.sendAlive(p)
+		k--
+	}
 }
 
 // selfQueued reports whether an update about this member waits in the
@@ -186,6 +253,7 @@ func (m *Member) refute(accused Incarnation) {
 	m.stats.Refutations++
 	m.adjustHealth(1)
 	m.enqueue(Update{Kind: UpdateAlive, Node: m.self, Incarnation: m.inc, From: m.self.ID})
+	m.announceAlive()
 }
 
 func (m *Member) gossip(u Update, ok bool) {

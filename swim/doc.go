@@ -33,7 +33,11 @@
 //     the period: the target becomes Suspect.
 //   - Suspicion and incarnations with the precedence rules of §10.1; a
 //     suspected member refutes by raising its incarnation (saturating at
-//     MaxIncarnation: arithmetic never wraps) and gossiping Alive. Unlike
+//     MaxIncarnation: arithmetic never wraps) and gossiping Alive; in the
+//     Lifeguard modes it also sends the new Alive at once, in a ping, to
+//     each member named as suspecter or declarer (once per incarnation) and
+//     to IndirectChecks random members, so that suspecters hear it before
+//     their timers fire (memberlist gets there with a separate gossip loop). Unlike
 //     SWIM's Confirm, a Dead update older than the local entry is ignored
 //     (as in memberlist), so a member that refuted or restarted with a higher
 //     incarnation is not killed by stale declarations. A live member that

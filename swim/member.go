@@ -98,6 +98,7 @@ type Stats struct {
 	DetectorErrors int // per-peer detector or estimator factory errors
 	PushPulls      int // anti-entropy exchanges started (PushPullInterval)
 	ViewRequests   int // views asked of unknown senders
+	AliveSent      int // pings sent only to carry a refutation (Alive) at once
 }
 
 // Ready is the output of a Member: packets to send and membership events, in
@@ -140,6 +141,10 @@ type Member struct {
 
 	bq   []bcast
 	bseq uint64
+
+	told    map[ID]bool // members sent this member's Alive directly in incarnation toldInc
+	toldInc Incarnation
+	replyTo ID // during Step: the sender this member answers (its answer carries the Alive)
 
 	graceUntil    time.Duration // no suspicion timer fires before (PauseGuard)
 	nextReconnect time.Duration
@@ -401,6 +406,7 @@ func (m *Member) localPause(now time.Duration) {
 	if m.st == running {
 		m.inc = m.inc.Next()
 		m.enqueue(Update{Kind: UpdateAlive, Node: m.self, Incarnation: m.inc, From: m.self.ID})
+		m.announceAlive()
 	}
 	if m.pr.active && now >= m.pr.endAt {
 		m.pr.active = false
@@ -674,9 +680,13 @@ func (m *Member) Step(now time.Duration, pkt *Packet) error {
 		return nil
 	}
 	gossip := pkt.Kind != MsgSync
+	if pkt.Kind == MsgPing || (pkt.Kind == MsgPingReq && pkt.PingReq.Target.ID == m.self.ID) {
+		m.replyTo = pkt.From.ID
+	}
 	for i := range pkt.Updates {
 		m.apply(now, pkt.Updates[i], gossip)
 	}
+	m.replyTo = ""
 	s := m.peers[pkt.From.ID]
 	if s != nil {
 		m.heard(now, s)
@@ -865,14 +875,15 @@ func (m *Member) viewUpdate(p *peer) Update {
 	return u
 }
 
-// send completes pk (kind, To and body set by the caller) and piggybacks first the priority updates, then (when `to` is believed
+// send completes pk (kind, To, body and any priority updates set by the
+// caller) and piggybacks after the caller's updates (when `to` is believed
 // dead or gone) the update saying so, so that a live member refutes it, then
 // the least-sent updates of the queue, all within MaxPacketSize.
 func (m *Member) send(pk Packet) {
 	pk.From = m.self
 	to := pk.To
 	budget := m.cfg.MaxPacketSize - pk.Size()
-	var ups []Update
+	ups := pk.Updates // the caller's priority updates, counted in pk.Size
 	if p := m.peers[to.ID]; p != nil && (p.state == StateDead || p.state == StateLeft ||
 		(p.state == StateSuspect && m.cfg.Mode != ModeSWIM)) {
 		u := m.viewUpdate(p)

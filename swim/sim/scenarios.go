@@ -300,7 +300,8 @@ func runPause(o Options) ([]Table, error) {
 		}
 	}
 	t.Notes = append(t.Notes, "a Dead event is one member declaring (or adopting) the paused member's death; the 1.5·Min rows show the counter works.",
-		"SWIM and Lifeguard refute only by piggybacking, so a refutation can reach a suspecter after its timer: a pause below Min is not always safe there.")
+		"plain SWIM refutes only by piggybacking, so a refutation can reach a suspecter after its timer: a pause below Min is not always safe there;",
+		"the Lifeguard modes also send the new Alive at once to every member named as suspecter and to k random members.")
 	return []Table{t}, nil
 }
 
