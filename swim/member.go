@@ -662,7 +662,8 @@ func (m *Member) tickRelays(now time.Duration) {
 
 // Step processes one received packet at now. It returns an error wrapping
 // ErrPacket, and changes nothing, for a malformed packet (unknown kind or
-// update kind, empty sender ID, over-long ID or address). A packet for
+// update kind, empty sender ID, over-long ID or address, a Suspect or Dead
+// update with an empty From). A packet for
 // another ID is dropped silently (counted in Stats.Misdirected); packets to
 // a member that has left are ignored.
 func (m *Member) Step(now time.Duration, pkt *Packet) error {
@@ -746,6 +747,11 @@ func validate(pkt *Packet) error {
 		}
 		if tooLong(u.Node) || len(u.From) > MaxIDLen {
 			return fmt.Errorf("%w: update %d: member ID or address longer than 255 bytes", ErrPacket, i)
+		}
+		if u.From == "" && u.Kind != UpdateAlive {
+			// An anonymous suspicion would count as an independent
+			// confirmation (Lifeguard) and a declaration names its declarer.
+			return fmt.Errorf("%w: update %d: %v of %q without From", ErrPacket, i, u.Kind, u.Node.ID)
 		}
 	}
 	return nil

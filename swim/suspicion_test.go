@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // ALGORITHMS.md §10.2 examples, n = 100, ProbeInterval 1 s.
@@ -68,4 +69,30 @@ func TestIncarnationSaturates(t *testing.T) {
 	assert.Equal(t, Incarnation(1), Incarnation(0).Next())
 	assert.Equal(t, MaxIncarnation, (MaxIncarnation - 1).Next())
 	assert.Equal(t, MaxIncarnation, MaxIncarnation.Next(), "no wrap to 0")
+}
+
+// A Suspect or Dead update without From is rejected with the whole packet:
+// an anonymous suspicion was counted as an independent confirmation,
+// shortening Lifeguard's suspicion timeout, and a Dead was adopted.
+func TestAnonymousSuspicionRejected(t *testing.T) {
+	a := newTest(t, "a", ModeLifeguard, nil, "b", "c", "d", "e", "f", "g")
+	a.apply(0, Update{Kind: UpdateSuspect, Node: node("b"), Incarnation: 0, From: "c"}, false)
+	st, ok := a.Member("b", 0)
+	require.True(t, ok)
+	deadline := st.SuspicionDeadline
+	for _, k := range []UpdateKind{UpdateSuspect, UpdateDead} {
+		p := Packet{Kind: MsgAck, From: node("d"), To: node("a"), Ack: Ack{Seq: 1},
+			Updates: []Update{{Kind: k, Node: node("b"), Incarnation: 0}}}
+		err := a.Step(time.Second, &p)
+		require.ErrorIs(t, err, ErrPacket, "%v without From", k)
+		assert.Contains(t, err.Error(), "without From")
+		st, _ = a.Member("b", time.Second)
+		assert.Equal(t, StateSuspect, st.State, k)
+		assert.Equal(t, deadline, st.SuspicionDeadline, "%v without From changed the suspicion timeout", k)
+	}
+	// An Alive needs no From.
+	p := Packet{Kind: MsgAck, From: node("d"), To: node("a"), Ack: Ack{Seq: 1},
+		Updates: []Update{{Kind: UpdateAlive, Node: node("b"), Incarnation: 1}}}
+	require.NoError(t, a.Step(time.Second, &p))
+	assert.Equal(t, StateAlive, a.State("b"))
 }
