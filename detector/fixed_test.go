@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/fdkit/fdkit/detector"
+	"github.com/fdkit/fdkit/detector/detectortest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -63,12 +64,7 @@ func TestFixedStaleDuplicateAndBackwards(t *testing.T) {
 
 func BenchmarkFixedObserveQuery(b *testing.B) {
 	f, _ := detector.NewFixed(detector.FixedConfig{})
-	b.ReportAllocs()
-	for i := 0; b.Loop(); i++ {
-		a := time.Duration(i) * 100 * time.Millisecond
-		f.Observe(detector.Heartbeat{Seq: uint64(i), HasSeq: true, Arrival: a})
-		_ = f.Suspected(a + 50*time.Millisecond)
-	}
+	detectortest.Benchmark(b, f)
 }
 
 func TestFixedSenderRestartAndSaturation(t *testing.T) {

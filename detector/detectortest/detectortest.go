@@ -5,7 +5,8 @@
 //
 // Run feeds seeded pseudo-random heartbeat streams (math/rand/v2 with fixed
 // seeds, so every failure is reproducible) to detectors made by a factory
-// and checks the properties every fdkit detector promises; Benchmark and
+// and checks the properties every fdkit detector promises; RunConfigs does
+// so for each of several configurations of one constructor; Benchmark and
 // BenchmarkLevel are the standard Observe+query benchmark loops, so that the
 // algorithm packages measure the same thing and their ratios mean something.
 //
@@ -55,7 +56,8 @@
 // For a detector.Linear (doc of detector.Linear, ALGORITHMS.md §9.4): when
 // LinearForm's ok is true, Offset + Scale·p reproduces τ within 2 ns (plus
 // a few float64 ulps of the terms, which matter only for instants beyond
-// about 2^53 ns), p being Options.LinearParam.
+// about 2^53 ns), p being Options.LinearParam; on a clean stream
+// LinearForm must be ok at least once, so that the check does run.
 package detectortest
 
 import (

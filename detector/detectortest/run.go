@@ -87,6 +87,7 @@ func check(t reporter, newDet func() detector.Detector, o Options, clean bool, h
 	var prevTau time.Duration
 	var maxArrival time.Duration
 	warm := false // WarmingUp was false at some step (clean streams)
+	linear := 0   // steps at which the Linear check ran
 	for i, h := range hbs {
 		c.step = i
 		later := i == 0 || h.Arrival >= maxArrival
@@ -127,9 +128,13 @@ func check(t reporter, newDet func() detector.Detector, o Options, clean bool, h
 		if a, isAcc := d.(detector.Accrual); isAcc {
 			c.checkAccrual(a, tau, h.Arrival)
 		}
-		if l, isLin := d.(detector.Linear); isLin && !o.SkipLinear {
-			c.checkLinear(l, tau)
+		if l, isLin := d.(detector.Linear); isLin && !o.SkipLinear && c.checkLinear(l, tau) {
+			linear++
 		}
+	}
+	if _, isLin := d.(detector.Linear); isLin && !o.SkipLinear && clean && linear == 0 {
+		c.step = -1
+		c.fatalf("LinearForm was never ok on a clean stream of %d heartbeats: the Linear check did not run (set Options.SkipLinear if that is intended)", len(hbs))
 	}
 }
 
@@ -267,17 +272,47 @@ func (c *run) checkAccrual(d detector.Accrual, tau, a time.Duration) {
 	}
 }
 
-// checkLinear checks τ = Offset + Scale·p.
-func (c *run) checkLinear(d detector.Linear, tau time.Duration) {
+// checkLinear checks τ = Offset + Scale·p and reports whether it could.
+func (c *run) checkLinear(d detector.Linear, tau time.Duration) bool {
 	c.t.Helper()
 	off, scale, ok := d.LinearForm()
 	if !ok || tau == math.MaxInt64 || tau == math.MinInt64 {
-		return
+		return false
 	}
 	want := float64(off) + scale*c.o.LinearParam
 	// float64 keeps 53 bits: allow a few ulps of the terms added.
 	tol := 2 + (math.Abs(float64(off))+math.Abs(scale*c.o.LinearParam)+math.Abs(float64(tau)))*0x1p-51
 	if math.IsNaN(want) || math.Abs(want-float64(tau)) > tol {
 		c.fatalf("LinearForm: Offset %d + Scale %v · p %v = %.1f, FreshnessPoint %d (off by %.1f ns, tolerance %.1f)", off, scale, c.o.LinearParam, want, tau, want-float64(tau), tol)
+	}
+	return true
+}
+
+// RunConfigs runs Run, in a subtest named after each key of configs, on
+// detectors made by newDet from that configuration (the algorithm
+// package's constructor, such as jacobson.New). opts returns the Options
+// for a configuration, given one detector made from it (so that LinearParam
+// can be read from the detector's defaults); nil means the zero Options. A
+// configuration that newDet rejects fails the subtest.
+func RunConfigs[C any, D detector.Detector](t *testing.T, configs map[string]C, newDet func(C) (D, error), opts func(C, D) Options) {
+	t.Helper()
+	for name, cfg := range configs {
+		t.Run(name, func(t *testing.T) {
+			d, err := newDet(cfg)
+			if err != nil {
+				t.Fatalf("config %+v: %v", cfg, err)
+			}
+			var o Options
+			if opts != nil {
+				o = opts(cfg, d)
+			}
+			Run(t, func() detector.Detector {
+				d, err := newDet(cfg)
+				if err != nil {
+					panic(fmt.Sprintf("config %+v accepted once, then rejected: %v", cfg, err)) // reported by check
+				}
+				return d
+			}, o)
+		})
 	}
 }

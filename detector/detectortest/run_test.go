@@ -120,6 +120,9 @@ func (d *linearAccrual) ElapsedFor(level float64) (time.Duration, bool) {
 
 func (d *linearAccrual) LinearForm() (time.Duration, float64, bool) {
 	off := d.last
+	if d.fault == "never-linear" {
+		return 0, 0, false
+	}
 	if d.fault == "linear-off" {
 		off += 5
 	}
@@ -153,6 +156,7 @@ func TestRunCatchesFaults(t *testing.T) {
 		"elapsed-late": "not the smallest elapsed time",
 		"linear-off":   "LinearForm: Offset",
 		"side-effect":  "never-queried twin",
+		"never-linear": "LinearForm was never ok",
 	} {
 		t.Run(fault, func(t *testing.T) {
 			msgs := failures(func() detector.Detector {
