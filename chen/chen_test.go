@@ -8,6 +8,7 @@ import (
 
 	"github.com/fdkit/fdkit/chen"
 	"github.com/fdkit/fdkit/detector"
+	"github.com/fdkit/fdkit/detector/detectortest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -286,8 +287,9 @@ func (r *reference) next() float64 {
 }
 
 // Properties on random streams with jitter, losses, duplicates and late
-// heartbeats: EA agrees with the reference; Suspected(t) is t > τ;
-// unnumbered streams give the simplified formula.
+// heartbeats: EA agrees with the reference; unnumbered streams give the
+// simplified formula (Suspected(t) ⇔ t > τ is checked by detectortest in
+// TestConformance).
 func TestProperties(t *testing.T) {
 	n := 2000
 	if testing.Short() {
@@ -311,14 +313,6 @@ func TestProperties(t *testing.T) {
 			d.Observe(h)
 			ref.observe(h.Seq, h.Arrival)
 			require.InDelta(t, ref.next(), float64(d.Estimator().Next()), 1)
-			tau, ok := d.FreshnessPoint()
-			require.True(t, ok)
-			for range 3 {
-				now := tau + time.Duration(rng.NormFloat64()*30e6)
-				require.Equal(t, now > tau, d.Suspected(now))
-			}
-			require.False(t, d.Suspected(tau))
-
 			if len(arrivals) > 0 && at < arrivals[len(arrivals)-1] {
 				require.Equal(t, chen.Stale, unnumbered.Estimator().Observe(detector.Heartbeat{Arrival: at}))
 				continue
@@ -338,17 +332,7 @@ func TestProperties(t *testing.T) {
 
 func BenchmarkObserveSuspected(b *testing.B) {
 	d, _ := chen.New(chen.Config{})
-	jitter := make([]time.Duration, 1024)
-	rng := rand.New(rand.NewPCG(1, 2))
-	for i := range jitter {
-		jitter[i] = time.Duration(rng.NormFloat64() * 5e6)
-	}
-	b.ReportAllocs()
-	for i := 0; b.Loop(); i++ {
-		a := time.Duration(i)*100*time.Millisecond + jitter[i&1023]
-		d.Observe(detector.Heartbeat{Seq: uint64(i), HasSeq: true, Arrival: a})
-		_ = d.Suspected(a + 50*time.Millisecond)
-	}
+	detectortest.Benchmark(b, d)
 }
 
 // A margin meant as "never suspect" near the end of the Duration range:
