@@ -233,14 +233,7 @@ func (m *Member) announceAlive() {
 
 // selfQueued reports whether an update about this member waits in the
 // dissemination queue.
-func (m *Member) selfQueued() bool {
-	for i := range m.bq {
-		if m.bq[i].u.Node.ID == m.self.ID {
-			return true
-		}
-	}
-	return false
-}
+func (m *Member) selfQueued() bool { return m.bidx[m.self.ID] != nil }
 
 // refute raises the incarnation above accused (saturating) and gossips
 // Alive; Lifeguard counts it against the local health.
@@ -263,16 +256,20 @@ func (m *Member) gossip(u Update, ok bool) {
 }
 
 // enqueue adds u to the dissemination queue, replacing any queued update
-// about the same member (the newer one supersedes it).
+// about the same member (the newer one supersedes it and starts its
+// transmissions from zero). O(1): the queue is indexed by member ID.
 func (m *Member) enqueue(u Update) {
 	m.bseq++
-	for i := range m.bq {
-		if m.bq[i].u.Node.ID == u.Node.ID {
-			m.bq[i] = bcast{u: u, id: m.bseq}
-			return
-		}
+	if b := m.bidx[u.Node.ID]; b != nil {
+		*b = bcast{u: u, id: m.bseq}
+		return
 	}
-	m.bq = append(m.bq, bcast{u: u, id: m.bseq})
+	if m.bidx == nil {
+		m.bidx = make(map[ID]*bcast)
+	}
+	b := &bcast{u: u, id: m.bseq}
+	m.bidx[u.Node.ID] = b
+	m.bq = append(m.bq, b)
 }
 
 // piggyback appends to ups the queued updates least sent first (newest
@@ -285,7 +282,7 @@ func (m *Member) piggyback(ups []Update, budget int) []Update {
 		return ups
 	}
 	if len(m.bq) > 1 {
-		slices.SortFunc(m.bq, func(a, b bcast) int {
+		slices.SortFunc(m.bq, func(a, b *bcast) int {
 			if c := cmp.Compare(a.tx, b.tx); c != 0 {
 				return c
 			}
@@ -294,8 +291,7 @@ func (m *Member) piggyback(ups []Update, budget int) []Update {
 	}
 	limit := retransmitLimit(m.cfg.RetransmitMult, m.NumAlive())
 	prio := len(ups)
-	for i := range m.bq {
-		b := &m.bq[i]
+	for _, b := range m.bq {
 		if slices.Contains(ups[:prio], b.u) {
 			b.tx++ // already in the packet as a priority update
 			continue
@@ -314,6 +310,12 @@ func (m *Member) piggyback(ups []Update, budget int) []Update {
 			break
 		}
 	}
-	m.bq = slices.DeleteFunc(m.bq, func(b bcast) bool { return b.tx >= limit })
+	m.bq = slices.DeleteFunc(m.bq, func(b *bcast) bool {
+		if b.tx >= limit {
+			delete(m.bidx, b.u.Node.ID)
+			return true
+		}
+		return false
+	})
 	return ups
 }

@@ -139,7 +139,8 @@ type Member struct {
 	relays    []relay
 	asked     []asked // intermediates of the current probe's ping-reqs
 
-	bq   []bcast
+	bq   []*bcast      // dissemination queue, one update per member
+	bidx map[ID]*bcast // bq by member ID
 	bseq uint64
 
 	told    map[ID]bool // members sent this member's Alive directly in incarnation toldInc
@@ -423,12 +424,8 @@ func (m *Member) localPause(now time.Duration) {
 }
 
 func (m *Member) leaveQueued() bool {
-	for i := range m.bq {
-		if m.bq[i].u.Node.ID == m.self.ID && m.bq[i].u.IsLeave() {
-			return true
-		}
-	}
-	return false
+	b := m.bidx[m.self.ID]
+	return b != nil && b.u.IsLeave()
 }
 
 // period returns the current protocol period ProbeInterval·(LHM+1).
