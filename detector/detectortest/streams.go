@@ -61,6 +61,17 @@ func (g *gen) next(k int) {
 	g.emit(g.seq, true, g.at)
 }
 
+// reordered emits the next two numbered heartbeats swapped: the second
+// arrives first.
+func (g *gen) reordered() {
+	g.step(1)
+	a := g.at
+	g.step(1)
+	g.emit(g.seq+2, true, a)
+	g.emit(g.seq+1, true, g.at)
+	g.seq += 2
+}
+
 // awkward emits, with the given probability in percent, one of the awkward
 // heartbeats the detectors document: duplicate, stale, reordered pair,
 // arrival going backwards, unnumbered, sequence number 0, sender restart,
@@ -75,13 +86,8 @@ func (g *gen) awkward(percent int, unnumbered bool) bool {
 		g.emit(last.Seq, last.HasSeq, addSat(last.Arrival, time.Duration(g.r.IntN(3))*time.Millisecond))
 	case 1: // stale: an older number arriving now
 		g.emit(g.seq-min(g.seq, uint64(1+g.r.IntN(5))), true, g.at)
-	case 2: // reordered: the next two swapped
-		g.step(1)
-		a := g.at
-		g.step(1)
-		g.emit(g.seq+2, true, a)
-		g.emit(g.seq+1, true, g.at)
-		g.seq += 2
+	case 2:
+		g.reordered()
 	case 3: // the monitor's clock goes backwards
 		g.seq++
 		g.emit(g.seq, g.r.IntN(2) == 0 || !unnumbered, addSat(g.at, -time.Duration(g.r.Int64N(int64(2*g.delta)+1))))
@@ -131,12 +137,7 @@ var scenarios = []scenario{
 				case 1:
 					g.emit(g.seq-min(g.seq, uint64(1+g.r.IntN(30))), true, g.at)
 				case 2:
-					g.step(1)
-					a := g.at
-					g.step(1)
-					g.emit(g.seq+2, true, a)
-					g.emit(g.seq+1, true, g.at)
-					g.seq += 2
+					g.reordered()
 				}
 				continue
 			}
