@@ -34,7 +34,7 @@ leaves the group gracefully. Membership changes are printed one per line:
 Packets are encrypted with AES-GCM: give the key with --key or --key-file
 (hex, 32, 48 or 64 digits; several keys for rotation, the first seals), or
 run unencrypted with --plain. With --key-file alone, SIGHUP reloads the file,
-so keys rotate without a restart. With --http, the agent serves:
+so keys rotate without a restart; otherwise SIGHUP is ignored. With --http, the agent serves:
 
   /members   the view as JSON (state, incarnation, suspicion level per peer)
   /metrics   Prometheus metrics (fdswim_peer_suspicion_level and others)
@@ -118,10 +118,12 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			fmt.Fprintf(stdout, "event kind=%s id=%s addr=%s incarnation=%d from=%s\n", e.Kind, e.Node.ID, e.Node.Addr, e.Incarnation, e.From)
 		}
 	}()
-	fmt.Fprintf(stdout, "agent id=%s addr=%s encrypted=%v mode=%s\n", a.Self().ID, a.Self().Addr, !cfg.Plain, cfg.Protocol.Mode)
+	reload := ""
 	if f.keyFile != "" && len(f.keys) == 0 {
-		reloadOnHUP(ctx, a.Keyring(), f.keyFile, stdout, stderr)
+		reload = f.keyFile
 	}
+	reloadOnHUP(ctx, a.Keyring(), reload, stdout, stderr)
+	fmt.Fprintf(stdout, "agent id=%s addr=%s encrypted=%v mode=%s\n", a.Self().ID, a.Self().Addr, !cfg.Plain, cfg.Protocol.Mode)
 	if httpLn != nil {
 		stop, err := serveHTTP(httpLn, a)
 		if err != nil {
@@ -237,7 +239,9 @@ func readKeyFile(path string) ([][]byte, error) {
 // reloadOnHUP replaces the keyring with the key file's keys on every SIGHUP
 // until ctx ends: edit the file on every member to rotate keys (add the new
 // key second, reload everywhere; move it first, reload; delete the old one,
-// reload).
+// reload). With no file to reload (path "": --key, or --plain) it says so
+// and keeps running: SIGHUP's default action would kill the member without
+// a leave, and the group would declare it dead.
 func reloadOnHUP(ctx context.Context, kr *wire.Keyring, path string, stdout, stderr io.Writer) {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
@@ -248,6 +252,10 @@ func reloadOnHUP(ctx context.Context, kr *wire.Keyring, path string, stdout, std
 			case <-ctx.Done():
 				return
 			case <-hup:
+				if path == "" {
+					fmt.Fprintf(stderr, "fdswim agent: SIGHUP ignored: keys reload only from --key-file alone\n")
+					continue
+				}
 				keys, err := readKeyFile(path)
 				if err == nil {
 					err = kr.Replace(keys)

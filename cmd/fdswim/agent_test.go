@@ -380,6 +380,43 @@ func TestJoinTimeoutMessage(t *testing.T) {
 	assert.Equal(t, "join "+nobody+": no member answered within 300ms (is one running there, with the same key, or --plain on both?)", err.Error())
 }
 
+// syncBuf is a strings.Builder safe for one writer and concurrent readers.
+type syncBuf struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuf) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestSIGHUPWithoutKeyFile: an agent with no key file to reload survives
+// SIGHUP (before, the signal's default action killed it without a leave,
+// here the whole test binary).
+func TestSIGHUPWithoutKeyFile(t *testing.T) {
+	var out, errb syncBuf
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		done <- runAgent(ctx, []string{"--key", testKeyHex, "--bind", "127.0.0.1:0", "--leave-timeout", "50ms"}, &out, &errb)
+	}()
+	require.Eventually(t, func() bool { return strings.Contains(out.String(), "agent id=") }, 5*time.Second, 10*time.Millisecond)
+	require.NoError(t, syscall.Kill(os.Getpid(), syscall.SIGHUP))
+	require.Eventually(t, func() bool { return strings.Contains(errb.String(), "SIGHUP ignored") }, 5*time.Second, 10*time.Millisecond)
+	cancel()
+	require.NoError(t, <-done)
+	assert.Contains(t, out.String(), "stopped")
+}
+
 // TestKeyRotationBySIGHUP rotates the key of a running pair by editing their
 // key files and sending SIGHUP, then checks that the old key is refused.
 func TestKeyRotationBySIGHUP(t *testing.T) {
