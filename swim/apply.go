@@ -159,18 +159,22 @@ func (m *Member) aboutSelf(u Update) {
 				m.enqueue(Update{Kind: UpdateAlive, Node: m.self, Incarnation: m.inc, From: m.self.ID})
 			}
 			m.tellAlive(u.From)
+			m.tellAlive(m.stepFrom)
 			return
 		}
 	}
 	m.refute(u.Incarnation)
 	if u.Kind != UpdateAlive {
 		m.tellAlive(u.From)
+		m.tellAlive(m.stepFrom)
 	}
 }
 
 // tellAlive sends this member's current Alive at once, in a ping, to the
-// member id that suspects it or declared it dead (at most once per
-// incarnation and accuser), instead of leaving the refutation to
+// member id that suspects it or declared it dead, or that sent the packet
+// with the suspicion or declaration (which it believes: a member that kept a
+// restarted member dead answers its probes with the Dead notice), at most
+// once per incarnation and member, instead of leaving the refutation to
 // piggybacking alone: a suspecter hears it before its suspicion timer
 // fires even when it probes elsewhere. Not to the sender of the packet being
 // answered (the answer carries the Alive, newest of the least sent), and not

@@ -143,9 +143,10 @@ type Member struct {
 	bidx map[ID]*bcast // bq by member ID
 	bseq uint64
 
-	told    map[ID]bool // members sent this member's Alive directly in incarnation toldInc
-	toldInc Incarnation
-	replyTo ID // during Step: the sender this member answers (its answer carries the Alive)
+	told     map[ID]bool // members sent this member's Alive directly in incarnation toldInc
+	toldInc  Incarnation
+	replyTo  ID // during Step: the sender this member answers (its answer carries the Alive)
+	stepFrom ID // during Step: the packet's sender
 
 	graceUntil    time.Duration // no suspicion timer fires before (PauseGuard)
 	nextReconnect time.Duration
@@ -681,10 +682,11 @@ func (m *Member) Step(now time.Duration, pkt *Packet) error {
 	if pkt.Kind == MsgPing || (pkt.Kind == MsgPingReq && pkt.PingReq.Target.ID == m.self.ID) {
 		m.replyTo = pkt.From.ID
 	}
+	m.stepFrom = pkt.From.ID
 	for i := range pkt.Updates {
 		m.apply(now, pkt.Updates[i], gossip)
 	}
-	m.replyTo = ""
+	m.replyTo, m.stepFrom = "", ""
 	s := m.peers[pkt.From.ID]
 	if s != nil {
 		m.heard(now, s)

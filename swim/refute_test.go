@@ -72,3 +72,25 @@ func TestRefutationSentToSuspecter(t *testing.T) {
 		assert.Equal(t, 1, toD, "%v: a member holding a stale suspicion is told", mode)
 	}
 }
+
+// A member that keeps this member dead in an older incarnation (it missed
+// the refutation of a restart) answers its probes with the Dead notice,
+// naming the original declarer: the notice's sender is told the current
+// Alive at once too, not only the declarer.
+func TestStaleDeadSenderTold(t *testing.T) {
+	a := newTest(t, "a", ModeLifeguard, nil, "b", "c", "d")
+	a.inc = 1
+	drain(a)
+	ack := Packet{Kind: MsgAck, From: node("b"), To: node("a"), Ack: Ack{Seq: 7},
+		Updates: []Update{{Kind: UpdateDead, Node: node("a"), Incarnation: 0, From: "d"}}}
+	require.NoError(t, a.Step(time.Second, &ack))
+	pk, _ := drain(a)
+	toB := false
+	for _, p := range pk {
+		if p.To.ID == "b" && p.Kind == MsgPing && hasUpdate(p, UpdateAlive, "a", 1) {
+			toB = true
+		}
+	}
+	assert.True(t, toB, "the sender of the stale Dead notice is told: %v", pk)
+	assert.Equal(t, Incarnation(1), a.Incarnation(), "a stale notice raises nothing")
+}
