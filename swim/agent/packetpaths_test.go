@@ -1,0 +1,35 @@
+package agent
+
+import (
+	"net/netip"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fdkit/fdkit/swim"
+	"github.com/fdkit/fdkit/swim/transport"
+	"github.com/fdkit/fdkit/swim/wire"
+)
+
+// TestRejectedCounted: a packet that authenticates and decodes but that the
+// state machine refuses (a suspicion with no suspecter) is counted as
+// Rejected, not as a decode or authentication failure, and changes nothing.
+func TestRejectedCounted(t *testing.T) {
+	a := start(t, Config{Plain: true})
+	codec, err := wire.NewCodec(wire.CodecConfig{Security: &wire.Security{Plain: true}})
+	require.NoError(t, err)
+	pkt, _, err := codec.Encode(&swim.Packet{Kind: swim.MsgSync, From: swim.Node{ID: "x", Addr: "127.0.0.1:9"}, To: a.Self(),
+		Updates: []swim.Update{{Kind: swim.UpdateSuspect, Node: a.Self()}}})
+	require.NoError(t, err)
+	u, err := transport.Listen(transport.Config{})
+	require.NoError(t, err)
+	defer u.Close()
+	require.NoError(t, u.Send(netip.MustParseAddrPort(a.Self().Addr), pkt))
+	require.Eventually(t, func() bool { return a.Stats().Rejected == 1 }, 3*time.Second, 10*time.Millisecond)
+	s := a.Stats()
+	assert.Zero(t, s.DecodeErrors)
+	assert.Zero(t, s.AuthFailures)
+	assert.Len(t, a.Members(), 1)
+}
