@@ -56,7 +56,8 @@ type Config struct {
 	// Plain turns encryption off. It must be set explicitly and excludes Keys.
 	Plain bool
 	// MaxPacketSize bounds datagrams, envelope included, in bytes
-	// (default 1,400).
+	// (default 1,400). It must leave the protocol 256 bytes of payload
+	// (at least 257 plain, 285 encrypted) and fit this member's own join.
 	MaxPacketSize int
 	// Protocol configures the SWIM state machine; Self and MaxPacketSize are
 	// filled in by the agent, every other zero field means swim's default.
@@ -107,6 +108,10 @@ type Stats struct {
 	// channel was full.
 	EventsDropped uint64
 }
+
+// minPayload is the smallest packet payload the swim state machine accepts
+// (swim.Config.MaxPacketSize).
+const minPayload = 256
 
 // ErrStopped is returned by calls on an agent that has stopped.
 var ErrStopped = errors.New("agent: stopped")
@@ -168,6 +173,10 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 	if err != nil {
 		return nil, fmt.Errorf("agent: %w", err)
 	}
+	if codec.MaxPayload() < minPayload {
+		return nil, fmt.Errorf("agent: MaxPacketSize %d is too small: the protocol needs %d bytes of payload, so at least %d with this envelope",
+			codec.MaxPacketSize(), minPayload, minPayload+codec.MaxPacketSize()-codec.MaxPayload())
+	}
 	tr := cfg.Transport
 	if tr == nil {
 		u, err := transport.Listen(transport.Config{Bind: cfg.Bind, MaxPacketSize: codec.MaxPacketSize()})
@@ -186,6 +195,13 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 	if err := checkSelf(self); err != nil {
 		_ = tr.Close()
 		return nil, err
+	}
+	join := swim.Packet{Kind: swim.MsgJoin, From: self, To: swim.Node{Addr: self.Addr},
+		Updates: []swim.Update{{Kind: swim.UpdateAlive, Node: self, From: self.ID}}}
+	if n := join.Size(); n > codec.MaxPayload() {
+		_ = tr.Close()
+		return nil, fmt.Errorf("agent: ID and address too long for MaxPacketSize %d: a join needs up to %d bytes plus %d of envelope",
+			codec.MaxPacketSize(), n, codec.MaxPacketSize()-codec.MaxPayload())
 	}
 	if cfg.Seed == 0 {
 		cfg.Seed = uint64(time.Now().UnixNano())

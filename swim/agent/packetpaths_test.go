@@ -1,7 +1,9 @@
 package agent
 
 import (
+	"context"
 	"net/netip"
+	"strings"
 	"testing"
 	"time"
 
@@ -32,4 +34,14 @@ func TestRejectedCounted(t *testing.T) {
 	assert.Zero(t, s.DecodeErrors)
 	assert.Zero(t, s.AuthFailures)
 	assert.Len(t, a.Members(), 1)
+}
+
+// TestStartRefusesSelfTooLarge: a member whose own join (its ID and address
+// twice, in the header and in its Alive update) cannot fit MaxPacketSize
+// could never join; Start says so instead of every Join timing out.
+func TestStartRefusesSelfTooLarge(t *testing.T) {
+	_, err := Start(context.Background(), Config{Plain: true, ID: swim.ID(strings.Repeat("i", 255)), MaxPacketSize: 400})
+	assert.ErrorContains(t, err, "too long for MaxPacketSize 400")
+	_, err = Start(context.Background(), Config{Plain: true, MaxPacketSize: 200})
+	assert.ErrorContains(t, err, "MaxPacketSize 200 is too small")
 }
