@@ -26,6 +26,7 @@ import (
 // n = 6 the suspicion timeout is between α·max(1, log10 6)·100 ms = 0.4 s and
 // β times that, 2.4 s (ALGORITHMS.md §10.2 with memberlist's defaults α = 4,
 // β = 6), after a detection that takes e/(e−1) ≈ 1.6 periods on average.
+// They run with -short too, so CI runs them: about 10 s in all.
 
 const (
 	period      = "100ms"
@@ -219,9 +220,6 @@ const testKeyHex = "00112233445566778899aabbccddeeff00112233445566778899aabbccdd
 // dead by all within killBound; restarted with the same ID it rejoins; a
 // SIGTERMed one leaves.
 func runGroup(t *testing.T, sec []string) {
-	if testing.Short() {
-		t.Skip("multi-process test (about 15 s): skipped with -short")
-	}
 	var ps []*proc
 	var binds []string
 	// Each agent joins through all earlier ones: with a single seed, two
@@ -283,9 +281,6 @@ func runGroup(t *testing.T, sec []string) {
 // TestWrongKeyNotAdmitted: a member with another key cannot join, is never
 // seen by the group, and its packets are counted as authentication failures.
 func TestWrongKeyNotAdmitted(t *testing.T) {
-	if testing.Short() {
-		t.Skip("multi-process test: skipped with -short")
-	}
 	a := startAgent(t, "a", freePort(t), "--key", testKeyHex)
 	b := startAgent(t, "b", freePort(t), "--key", testKeyHex, "--join", a.addr)
 	waitAll(t, []*proc{a, b}, convergeMax, "pair", func(v map[string]viewEntry) bool { return len(v) == 2 })
@@ -420,9 +415,6 @@ func TestSIGHUPWithoutKeyFile(t *testing.T) {
 // TestKeyRotationBySIGHUP rotates the key of a running pair by editing their
 // key files and sending SIGHUP, then checks that the old key is refused.
 func TestKeyRotationBySIGHUP(t *testing.T) {
-	if testing.Short() {
-		t.Skip("multi-process test: skipped with -short")
-	}
 	newHex := "a0a1a2a3a4a5a6a7a8a9aaabacadaeafb0b1b2b3b4b5b6b7b8b9babbbcbdbebf"
 	dir := t.TempDir()
 	files := []string{filepath.Join(dir, "a.keys"), filepath.Join(dir, "b.keys")}
