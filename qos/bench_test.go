@@ -62,7 +62,9 @@ func otherBenchFamilies() []Family {
 	}
 }
 
-func benchSweep(b *testing.B, fams []Family, perPoint bool) {
+// benchSweep times Sweep of fams over benchTrace on workers goroutines
+// (0: GOMAXPROCS). The trace is generated before the timer starts.
+func benchSweep(b *testing.B, fams []Family, perPoint bool, workers int) {
 	streams := benchTrace()
 	points := 0
 	for _, f := range fams {
@@ -70,7 +72,7 @@ func benchSweep(b *testing.B, fams []Family, perPoint bool) {
 	}
 	b.ResetTimer()
 	for b.Loop() {
-		curves, err := Sweep(streams, fams, SweepOptions{PerPointOnly: perPoint})
+		curves, err := Sweep(streams, fams, SweepOptions{PerPointOnly: perPoint, Workers: workers})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -87,15 +89,19 @@ func benchSweep(b *testing.B, fams []Family, perPoint bool) {
 // BenchmarkSweep sweeps every family at 40 points (Bertier: 1) over one
 // million heartbeats, with the one-pass method where it applies ("fast")
 // and with a fresh replay per point ("naive"), side by side. Linear: the
-// five one-pass families only; All: all eight families.
+// five one-pass families only; All: all eight families. "naive" and "fast"
+// run on one goroutine, so their ratio is the algorithmic gain alone;
+// "fast-par" is the default Sweep, families in parallel on all cores.
 //
 //	go test -run '^$' -bench 'Sweep' -benchtime 1x -count 1 ./qos/
 func BenchmarkSweep(b *testing.B) {
-	b.Run("Linear/fast", func(b *testing.B) { benchSweep(b, linearBenchFamilies(), false) })
-	b.Run("Linear/naive", func(b *testing.B) { benchSweep(b, linearBenchFamilies(), true) })
+	b.Run("Linear/fast", func(b *testing.B) { benchSweep(b, linearBenchFamilies(), false, 1) })
+	b.Run("Linear/fast-par", func(b *testing.B) { benchSweep(b, linearBenchFamilies(), false, 0) })
+	b.Run("Linear/naive", func(b *testing.B) { benchSweep(b, linearBenchFamilies(), true, 1) })
 	all := append(linearBenchFamilies(), otherBenchFamilies()...)
-	b.Run("All/fast", func(b *testing.B) { benchSweep(b, all, false) })
-	b.Run("All/naive", func(b *testing.B) { benchSweep(b, all, true) })
+	b.Run("All/fast", func(b *testing.B) { benchSweep(b, all, false, 1) })
+	b.Run("All/fast-par", func(b *testing.B) { benchSweep(b, all, false, 0) })
+	b.Run("All/naive", func(b *testing.B) { benchSweep(b, all, true, 1) })
 }
 
 // BenchmarkReplay is one replay of one million heartbeats through Chen's
@@ -115,12 +121,12 @@ func BenchmarkReplay(b *testing.B) {
 }
 
 // BenchmarkSweepFamily is BenchmarkSweep per linear family, for the ratio
-// of each one-pass curve to its 40 replays.
+// of each one-pass curve to its 40 replays, both on one goroutine.
 //
 //	go test -run '^$' -bench 'SweepFamily' -benchtime 1x ./qos/
 func BenchmarkSweepFamily(b *testing.B) {
 	for _, f := range linearBenchFamilies() {
-		b.Run(f.Name+"/fast", func(b *testing.B) { benchSweep(b, []Family{f}, false) })
-		b.Run(f.Name+"/naive", func(b *testing.B) { benchSweep(b, []Family{f}, true) })
+		b.Run(f.Name+"/fast", func(b *testing.B) { benchSweep(b, []Family{f}, false, 1) })
+		b.Run(f.Name+"/naive", func(b *testing.B) { benchSweep(b, []Family{f}, true, 1) })
 	}
 }
