@@ -107,6 +107,12 @@ type Stats struct {
 	// EventsDropped counts events not delivered to a subscriber whose
 	// channel was full.
 	EventsDropped uint64
+	// DroppedOversize and DroppedQueueFull are the transport's drops
+	// before the agent sees a datagram: larger than MaxPacketSize, or
+	// arriving while the receive queue was full (transport.Stats). They
+	// stay 0 for a Config.Transport without a Stats() transport.Stats
+	// method.
+	DroppedOversize, DroppedQueueFull uint64
 }
 
 // minPayload is the smallest packet payload the swim state machine accepts
@@ -547,13 +553,18 @@ func (a *Agent) Err() error {
 
 // Stats returns the packet counters.
 func (a *Agent) Stats() Stats {
-	return Stats{
+	st := Stats{
 		PacketsSent: a.sent.Load(), BytesSent: a.sentBytes.Load(),
 		PacketsReceived: a.recv.Load(), BytesReceived: a.recvBytes.Load(),
 		AuthFailures: a.authFail.Load(), DecodeErrors: a.decodeErr.Load(), Rejected: a.rejected.Load(),
 		EncodeErrors: a.encodeErr.Load(), SendErrors: a.sendErr.Load(),
 		EventsDropped: a.evDrop.Load(),
 	}
+	if ts, ok := a.tr.(interface{ Stats() transport.Stats }); ok {
+		t := ts.Stats()
+		st.DroppedOversize, st.DroppedQueueFull = t.DroppedOversize, t.DroppedQueueFull
+	}
+	return st
 }
 
 func (a *Agent) members() []Member {

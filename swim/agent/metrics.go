@@ -18,7 +18,8 @@ import (
 //	fdswim_packets_sent_total, fdswim_packets_received_total,
 //	fdswim_bytes_sent_total, fdswim_bytes_received_total,
 //	fdswim_auth_failures_total, fdswim_decode_errors_total,
-//	fdswim_rejected_total, fdswim_send_errors_total
+//	fdswim_rejected_total, fdswim_send_errors_total,
+//	fdswim_dropped_oversize_total, fdswim_dropped_queue_full_total
 //
 // Register it with prometheus.MustRegister(agent.NewCollector(a)).
 type Collector struct {
@@ -53,6 +54,8 @@ func NewCollector(a *Agent) *Collector {
 		{"decode_errors_total", "Authenticated datagrams whose payload did not decode.", func(s Stats) uint64 { return s.DecodeErrors }},
 		{"rejected_total", "Decoded packets the protocol refused.", func(s Stats) uint64 { return s.Rejected }},
 		{"send_errors_total", "Datagrams that could not be encoded or sent.", func(s Stats) uint64 { return s.SendErrors + s.EncodeErrors }},
+		{"dropped_oversize_total", "Received datagrams dropped by the transport for exceeding the maximum packet size.", func(s Stats) uint64 { return s.DroppedOversize }},
+		{"dropped_queue_full_total", "Received datagrams dropped by the transport because its receive queue was full.", func(s Stats) uint64 { return s.DroppedQueueFull }},
 	} {
 		c.counters = append(c.counters, counterDesc{prometheus.NewDesc("fdswim_"+x.name, x.help, nil, nil), x.f})
 	}
