@@ -1,0 +1,43 @@
+package qos
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// The grid-and-sample percentiles equal a full selection at every point,
+// for scales that vary, repeat or are 0, with and without a TD floor, and
+// for negative parameter values.
+func TestPercentilesGridExact(t *testing.T) {
+	const n, m = 40_000, 1024
+	rng := rand.New(rand.NewPCG(4, 2026))
+	ps := []float64{-3, -0.5, 0, 0.25, 1, 2.5, 7, 16, 40}
+	for _, tc := range []struct {
+		name  string
+		floor bool
+		scale func() float64
+		c     func() float64
+	}{
+		{"varying", false, func() float64 { return 5e6 + 2e6*rng.NormFloat64() }, func() float64 { return 1e8 + 1e7*rng.NormFloat64() }},
+		{"floored", true, func() float64 { return math.Abs(3e6 * rng.NormFloat64()) }, func() float64 { return 2e7 * rng.NormFloat64() }},
+		{"few-values", false, func() float64 { return float64(rng.IntN(3)) * 1e6 }, func() float64 { return float64(rng.IntN(5)) * 1e7 }},
+		{"heavy-tail", true, func() float64 { return math.Exp(3 * rng.NormFloat64()) }, func() float64 { return 1e6 / (rng.Float64() + 1e-9) }},
+	} {
+		lc := &linearCurve{ps: ps, td0: make([]float64, n), scales: make([]float64, n)}
+		if tc.floor {
+			lc.floor = make([]float64, n)
+		}
+		for k := range n {
+			lc.td0[k], lc.scales[k] = tc.c(), tc.scale()
+			if tc.floor {
+				lc.floor[k] = 1e7 * rng.Float64()
+			}
+		}
+		got := lc.percentiles(m)
+		want := lc.percentiles(n) // n < 8·n: full selection at every point
+		assert.Equal(t, want, got, tc.name)
+	}
+}
