@@ -138,11 +138,14 @@ func (l *linearCollector) closeSegment(end time.Duration) {
 		bu := l.bucket(u)
 		l.sU[bu] += l.scale
 		l.sUU[bu] += l.scale * u
+		l.cntU[bu]++
 		bv := l.bucket(v)
 		l.sV[bv] += l.scale
 		l.sVV[bv] += l.scale * v
 	}
-	l.cntU[l.bucket(u)]++
+	if l.scale == 0 {
+		l.cntU[l.bucket(u)]++
+	}
 	l.cntW[l.bucket(min(v, l.uPrev))]++
 	l.uPrev = u
 }
@@ -232,10 +235,8 @@ func replayLinear(det detector.Detector, hbs []detector.Heartbeat, cfg Config, p
 		return nil, fmt.Errorf("qos: internal error: %d linear TD samples for %d evaluated heartbeats", n, res.Evaluated)
 	}
 	if lc.sameS && n > 0 {
-		buf := slices.Clone(lc.td0)
-		lc.tdRanks[0] = selectRank(buf, rank(0.50, n))
-		lc.tdRanks[1] = selectRank(buf, rank(0.99, n))
-		lc.tdRanks[2] = slices.Max(buf)
+		r, mx := rankValues(lc.td0, [2]int{rank(0.50, n), rank(0.99, n)}, 16384)
+		lc.tdRanks = [3]float64{r[0], r[1], mx}
 	}
 	return lc, nil
 }
@@ -558,7 +559,7 @@ func sampleWindows(sample []float64, ranks [2]int, n int) (lo, hi [2]float64) {
 }
 
 // examine evaluates TD at p for the heartbeats of one cell (td0 cs, scales
-// ss, floors fs or nil): for each window j it adds to below[j] those below
+// ss or nil for none, floors fs or nil): for each window j it adds to below[j] those below
 // lo[j] and appends to in[j] those in [lo[j], hi[j]]; it returns their
 // greatest TD. The counting is free of data-dependent branches (the sign bit
 // of v − lo is 1 iff v < lo): these values lie near the windows, where a
@@ -571,7 +572,10 @@ func examine(cs, ss, fs []float64, p float64, lo, hi [2]float64, below *[2]int, 
 	in0, in1 = in0[:cap(in0)], in1[:cap(in1)]
 	mx := math.Inf(-1)
 	for k, c := range cs {
-		v := c + float64(ss[k]*p)
+		v := c
+		if ss != nil {
+			v += float64(ss[k] * p)
+		}
 		if fs != nil && v < fs[k] {
 			v = fs[k]
 		}
@@ -590,4 +594,46 @@ func examine(cs, ss, fs []float64, p float64, lo, hi [2]float64, below *[2]int, 
 	below[0], below[1] = b0, b1
 	in[0], in[1] = in0[:n0], in1[:n1]
 	return mx
+}
+
+// rankValues returns the values of ranks (0-based) among vals, and their
+// maximum, exactly and without reordering vals. A large slice is read once:
+// a pseudo-random sample of m values gives a window per rank (see
+// sampleWindows); one pass counts the values below each window and keeps
+// those inside, and the selection runs on the small windows. A window that
+// misses its rank falls back to selecting from a copy of all values.
+func rankValues(vals []float64, ranks [2]int, m int) (r [2]float64, mx float64) {
+	n := len(vals)
+	full := func() ([2]float64, float64) {
+		buf := slices.Clone(vals)
+		r0 := selectRank(buf, ranks[0])
+		r1 := selectRank(buf, ranks[1])
+		return [2]float64{r0, r1}, slices.Max(buf)
+	}
+	if n < 8*m {
+		return full()
+	}
+	sample := make([]float64, m)
+	x := uint64(0x9e3779b97f4a7c15)
+	for j := range sample {
+		x ^= x << 13
+		x ^= x >> 7
+		x ^= x << 17
+		sample[j] = vals[x%uint64(n)]
+	}
+	lo, hi := sampleWindows(sample, ranks, n)
+	var below [2]int
+	var in [2][]float64
+	mx = math.Inf(-1)
+	const block = 4096
+	for a := 0; a < n; a += block {
+		if v := examine(vals[a:min(a+block, n)], nil, nil, 0, lo, hi, &below, &in); v > mx {
+			mx = v
+		}
+	}
+	r0, r1 := ranks[0]-below[0], ranks[1]-below[1]
+	if r0 < 0 || r0 >= len(in[0]) || r1 < 0 || r1 >= len(in[1]) {
+		return full()
+	}
+	return [2]float64{selectRank(in[0], r0), selectRank(in[1], r1)}, mx
 }

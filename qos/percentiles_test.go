@@ -3,6 +3,7 @@ package qos
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -39,5 +40,29 @@ func TestPercentilesGridExact(t *testing.T) {
 		got := lc.percentiles(m)
 		want := lc.percentiles(n) // n < 8·n: full selection at every point
 		assert.Equal(t, want, got, tc.name)
+	}
+}
+
+// rankValues equals a full selection, for spread, tied and heavy-tailed
+// values, and leaves its input in order.
+func TestRankValuesExact(t *testing.T) {
+	const n, m = 50_000, 1024
+	rng := rand.New(rand.NewPCG(7, 2026))
+	for name, gen := range map[string]func() float64{
+		"normal":     func() float64 { return 1e8 + 1e7*rng.NormFloat64() },
+		"few-values": func() float64 { return float64(rng.IntN(4)) * 1e6 },
+		"heavy-tail": func() float64 { return 1e6 / (rng.Float64() + 1e-9) },
+	} {
+		vals := make([]float64, n)
+		for k := range vals {
+			vals[k] = gen()
+		}
+		orig := slices.Clone(vals)
+		ranks := [2]int{rank(0.50, n), rank(0.99, n)}
+		got, gotMax := rankValues(vals, ranks, m)
+		assert.Equal(t, orig, vals, name)
+		sorted := slices.Sorted(slices.Values(vals))
+		assert.Equal(t, [2]float64{sorted[ranks[0]], sorted[ranks[1]]}, got, name)
+		assert.Equal(t, sorted[n-1], gotMax, name)
 	}
 }
