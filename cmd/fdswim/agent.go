@@ -21,6 +21,7 @@ import (
 
 	"github.com/fdkit/fdkit/swim"
 	"github.com/fdkit/fdkit/swim/agent"
+	"github.com/fdkit/fdkit/swim/agent/promswim"
 	"github.com/fdkit/fdkit/swim/wire"
 )
 
@@ -284,7 +285,7 @@ type memberJSON struct {
 
 func serveHTTP(ln net.Listener, a *agent.Agent) (func(), error) {
 	reg := prometheus.NewRegistry()
-	if err := reg.Register(agent.NewCollector(a)); err != nil {
+	if err := reg.Register(promswim.NewCollector(a)); err != nil {
 		return nil, err
 	}
 	mux := http.NewServeMux()

@@ -1,4 +1,8 @@
-package agent
+// Package promswim exports a swim/agent member's view and counters as
+// Prometheus metrics. It is a package of its own so that services using
+// swim/agent without Prometheus do not depend on client_golang (as
+// monitor/promfd is for the per-peer monitor).
+package promswim
 
 import (
 	"context"
@@ -7,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/fdkit/fdkit/swim"
+	"github.com/fdkit/fdkit/swim/agent"
 )
 
 // Collector exports an agent's view and counters as Prometheus metrics:
@@ -21,20 +26,20 @@ import (
 //	fdswim_rejected_total, fdswim_send_errors_total,
 //	fdswim_dropped_oversize_total, fdswim_dropped_queue_full_total
 //
-// Register it with prometheus.MustRegister(agent.NewCollector(a)).
+// Register it with prometheus.MustRegister(promswim.NewCollector(a)).
 type Collector struct {
-	a                          *Agent
+	a                          *agent.Agent
 	level, state, inc, members *prometheus.Desc
 	counters                   []counterDesc
 }
 
 type counterDesc struct {
 	d *prometheus.Desc
-	f func(Stats) uint64
+	f func(agent.Stats) uint64
 }
 
 // NewCollector returns a Collector for a.
-func NewCollector(a *Agent) *Collector {
+func NewCollector(a *agent.Agent) *Collector {
 	c := &Collector{
 		a:       a,
 		level:   prometheus.NewDesc("fdswim_peer_suspicion_level", "Suspicion level of the peer's failure detector (phi by default).", []string{"peer"}, nil),
@@ -44,18 +49,18 @@ func NewCollector(a *Agent) *Collector {
 	}
 	for _, x := range []struct {
 		name, help string
-		f          func(Stats) uint64
+		f          func(agent.Stats) uint64
 	}{
-		{"packets_sent_total", "Datagrams sent.", func(s Stats) uint64 { return s.PacketsSent }},
-		{"packets_received_total", "Datagrams received.", func(s Stats) uint64 { return s.PacketsReceived }},
-		{"bytes_sent_total", "Datagram bytes sent.", func(s Stats) uint64 { return s.BytesSent }},
-		{"bytes_received_total", "Datagram bytes received.", func(s Stats) uint64 { return s.BytesReceived }},
-		{"auth_failures_total", "Datagrams dropped for failing authentication or having the wrong envelope.", func(s Stats) uint64 { return s.AuthFailures }},
-		{"decode_errors_total", "Authenticated datagrams whose payload did not decode.", func(s Stats) uint64 { return s.DecodeErrors }},
-		{"rejected_total", "Decoded packets the protocol refused.", func(s Stats) uint64 { return s.Rejected }},
-		{"send_errors_total", "Datagrams that could not be encoded or sent.", func(s Stats) uint64 { return s.SendErrors + s.EncodeErrors }},
-		{"dropped_oversize_total", "Received datagrams dropped by the transport for exceeding the maximum packet size.", func(s Stats) uint64 { return s.DroppedOversize }},
-		{"dropped_queue_full_total", "Received datagrams dropped by the transport because its receive queue was full.", func(s Stats) uint64 { return s.DroppedQueueFull }},
+		{"packets_sent_total", "Datagrams sent.", func(s agent.Stats) uint64 { return s.PacketsSent }},
+		{"packets_received_total", "Datagrams received.", func(s agent.Stats) uint64 { return s.PacketsReceived }},
+		{"bytes_sent_total", "Datagram bytes sent.", func(s agent.Stats) uint64 { return s.BytesSent }},
+		{"bytes_received_total", "Datagram bytes received.", func(s agent.Stats) uint64 { return s.BytesReceived }},
+		{"auth_failures_total", "Datagrams dropped for failing authentication or having the wrong envelope.", func(s agent.Stats) uint64 { return s.AuthFailures }},
+		{"decode_errors_total", "Authenticated datagrams whose payload did not decode.", func(s agent.Stats) uint64 { return s.DecodeErrors }},
+		{"rejected_total", "Decoded packets the protocol refused.", func(s agent.Stats) uint64 { return s.Rejected }},
+		{"send_errors_total", "Datagrams that could not be encoded or sent.", func(s agent.Stats) uint64 { return s.SendErrors + s.EncodeErrors }},
+		{"dropped_oversize_total", "Received datagrams dropped by the transport for exceeding the maximum packet size.", func(s agent.Stats) uint64 { return s.DroppedOversize }},
+		{"dropped_queue_full_total", "Received datagrams dropped by the transport because its receive queue was full.", func(s agent.Stats) uint64 { return s.DroppedQueueFull }},
 	} {
 		c.counters = append(c.counters, counterDesc{prometheus.NewDesc("fdswim_"+x.name, x.help, nil, nil), x.f})
 	}

@@ -1,0 +1,103 @@
+package promswim_test
+
+import (
+	"context"
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fdkit/fdkit/swim"
+	"github.com/fdkit/fdkit/swim/agent"
+	"github.com/fdkit/fdkit/swim/agent/promswim"
+	"github.com/fdkit/fdkit/swim/transport"
+)
+
+func TestCollector(t *testing.T) {
+	as := pair(t)
+	c := promswim.NewCollector(as[0])
+	reg := prometheus.NewPedanticRegistry()
+	require.NoError(t, reg.Register(c))
+	peer := string(as[1].Self().ID)
+	want := `
+# HELP fdswim_members Members per state in the local view, this member included.
+# TYPE fdswim_members gauge
+fdswim_members{state="alive"} 2
+fdswim_members{state="dead"} 0
+fdswim_members{state="left"} 0
+fdswim_members{state="suspect"} 0
+# HELP fdswim_peer_state 1 for the peer's current membership state.
+# TYPE fdswim_peer_state gauge
+fdswim_peer_state{peer="` + peer + `",state="alive"} 1
+`
+	assert.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(want), "fdswim_members", "fdswim_peer_state"))
+	n, err := testutil.GatherAndCount(reg, "fdswim_peer_suspicion_level", "fdswim_packets_sent_total", "fdswim_auth_failures_total")
+	require.NoError(t, err)
+	assert.Equal(t, 3, n)
+
+	// A stopped agent still exports its counters, and no view.
+	require.NoError(t, as[0].Close())
+	n, err = testutil.GatherAndCount(reg, "fdswim_members", "fdswim_packets_sent_total")
+	require.NoError(t, err)
+	assert.Equal(t, 1, n)
+}
+
+// fast is a protocol configuration for tests on loopback.
+func fast() swim.Config {
+	return swim.Config{ProbeInterval: 100 * time.Millisecond, ProbeTimeout: 50 * time.Millisecond}
+}
+
+// pair starts two plain agents on loopback and waits until both see both.
+func pair(t *testing.T) []*agent.Agent {
+	t.Helper()
+	var as []*agent.Agent
+	for i := 0; i < 2; i++ {
+		a, err := agent.Start(context.Background(), agent.Config{Plain: true, Seed: uint64(i + 1), Protocol: fast(),
+			LeaveTimeout: 300 * time.Millisecond})
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = a.Close() })
+		as = append(as, a)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	require.NoError(t, as[1].Join(ctx, as[0].Self().Addr))
+	require.Eventually(t, func() bool {
+		for _, a := range as {
+			n := 0
+			for _, m := range a.Members() {
+				if m.State == swim.StateAlive {
+					n++
+				}
+			}
+			if n != 2 {
+				return false
+			}
+		}
+		return true
+	}, 10*time.Second, 20*time.Millisecond, "full view")
+	return as
+}
+
+// An oversized datagram dropped by the transport shows in the metrics.
+func TestOversizeDropsExported(t *testing.T) {
+	a, err := agent.Start(context.Background(), agent.Config{Plain: true, Protocol: fast()})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = a.Close() })
+	u, err := transport.Listen(transport.Config{MaxPacketSize: 2000})
+	require.NoError(t, err)
+	defer u.Close()
+	require.NoError(t, u.Send(netip.MustParseAddrPort(a.Self().Addr), make([]byte, 1401)))
+	require.Eventually(t, func() bool { return a.Stats().DroppedOversize == 1 }, 3*time.Second, 10*time.Millisecond)
+	reg := prometheus.NewPedanticRegistry()
+	require.NoError(t, reg.Register(promswim.NewCollector(a)))
+	assert.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(`
+# HELP fdswim_dropped_oversize_total Received datagrams dropped by the transport for exceeding the maximum packet size.
+# TYPE fdswim_dropped_oversize_total counter
+fdswim_dropped_oversize_total 1
+`), "fdswim_dropped_oversize_total"))
+}
