@@ -27,3 +27,34 @@ func TestBucketCountsPointsBelow(t *testing.T) {
 		}
 	}
 }
+
+// With its lookup table, bucket still counts the points below x exactly,
+// for evenly and log-spaced points, clustered points and repeated ones.
+func TestBucketTableCountsPointsBelow(t *testing.T) {
+	logs := make([]float64, 40)
+	for i := range logs {
+		logs[i] = 1e6 * math.Pow(2000, float64(i)/39)
+	}
+	for _, ps := range [][]float64{
+		{0, 1}, {1, 2, 3, 4, 5}, logs, {0, 1e-9, 2e-9, 1, 1e9}, {-5, -4.5, 0, 0, 7},
+	} {
+		l := newLinearCollectorTab(ps, 0)
+		if l.tab == nil {
+			t.Fatalf("%v: no table", ps)
+		}
+		lo, hi := ps[0]-1, ps[len(ps)-1]+1
+		xs := []float64{math.Inf(-1), math.Inf(1)}
+		for _, p := range ps {
+			xs = append(xs, p, math.Nextafter(p, lo), math.Nextafter(p, hi))
+		}
+		for i := range 20000 {
+			xs = append(xs, lo+(hi-lo)*float64(i)/19999)
+		}
+		for _, x := range xs {
+			want := sort.SearchFloat64s(ps, x)
+			if got := l.bucket(x); got != want {
+				t.Fatalf("%v x=%g: bucket %d, want %d", ps, x, got, want)
+			}
+		}
+	}
+}

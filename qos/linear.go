@@ -55,6 +55,11 @@ type linearCollector struct {
 	sV, sVV   []float64 // per bucket: Σ scale, Σ scale·v over v with scale > 0
 	constSusp float64   // suspected time of segments with scale 0, ns
 	c, s      []float64 // per evaluated heartbeat: τ(0) − A_k (ns) and scale
+	// tab, when not nil, maps x in (ps[0], ps[len−1]] to a first guess of
+	// bucket(x): tab[int((x − ps[0])·tabInv)] is the number of points below
+	// the start of that slot. bucket corrects the guess exactly.
+	tab    []int32
+	tabInv float64
 }
 
 func newLinearCollector(ps []float64, capacity int) *linearCollector {
@@ -68,6 +73,32 @@ func newLinearCollector(ps []float64, capacity int) *linearCollector {
 	}
 }
 
+// newLinearCollectorTab is newLinearCollector with a bucket table of 32
+// slots per query point: each slacks then costs a lookup and, mostly, no
+// step of search (the points may cluster, so a slot may hold several).
+func newLinearCollectorTab(ps []float64, capacity int) *linearCollector {
+	l := newLinearCollector(ps, capacity)
+	n := len(ps)
+	if n < 2 || !(ps[n-1] > ps[0]) {
+		return l
+	}
+	g := 32 * n
+	l.tabInv = float64(g) / (ps[n-1] - ps[0])
+	if math.IsInf(l.tabInv, 0) || l.tabInv == 0 {
+		return l
+	}
+	l.tab = make([]int32, g+1)
+	i := 0
+	for c := range l.tab {
+		at := ps[0] + float64(c)/l.tabInv
+		for i < n && ps[i] < at {
+			i++
+		}
+		l.tab[c] = int32(i)
+	}
+	return l
+}
+
 // bucket returns the number of query points strictly below x. The search
 // is written without data-dependent jumps (the compiler emits conditional
 // moves): slacks fall anywhere among the points, so a branchy binary search
@@ -77,6 +108,23 @@ func (l *linearCollector) bucket(x float64) int {
 	n := len(ps)
 	if n == 0 || x <= ps[0] {
 		return 0 // the common case for v and w: τ after the heartbeat
+	}
+	if l.tab != nil {
+		if x > ps[n-1] {
+			return n
+		}
+		f := (x - ps[0]) * l.tabInv
+		if !(f >= 0) {
+			f = 0
+		}
+		i := int(l.tab[min(int(f), len(l.tab)-1)])
+		for i > 0 && ps[i-1] >= x {
+			i--
+		}
+		for i < n && ps[i] < x {
+			i++
+		}
+		return i
 	}
 	base := 0
 	for n > 1 {
@@ -183,7 +231,7 @@ func replayLinear(det detector.Detector, hbs []detector.Heartbeat, cfg Config, p
 	qs := slices.Clone(ps)
 	slices.Sort(qs)
 	qs = slices.Compact(qs)
-	lin := newLinearCollector(qs, len(hbs))
+	lin := newLinearCollectorTab(qs, len(hbs))
 	r := newReplayer(det, cfg, lin, len(hbs))
 	for _, hb := range hbs {
 		if err := r.step(hb); err != nil {
