@@ -445,7 +445,7 @@ func (lc *linearCurve) percentiles(m int) []tdQuantiles {
 	for ci := range cells {
 		start[ci+1] += start[ci]
 	}
-	gC, gS := make([]float64, n), make([]float64, n)
+	gCS := make([]tdLine, n) // c and s side by side: one write per heartbeat
 	var gF []float64
 	if lc.floor != nil {
 		gF = make([]float64, n)
@@ -455,7 +455,7 @@ func (lc *linearCurve) percentiles(m int) []tdQuantiles {
 		ci := cellOf[k]
 		j := pos[ci]
 		pos[ci]++
-		gC[j], gS[j] = c, lc.scales[k]
+		gCS[j] = tdLine{c, lc.scales[k]}
 		if gF != nil {
 			gF[j] = lc.floor[k]
 		}
@@ -472,15 +472,15 @@ func (lc *linearCurve) percentiles(m int) []tdQuantiles {
 		if a == b {
 			continue
 		}
-		g := cell{from: a, to: b, cMin: gC[a], cMax: gC[a], sMin: gS[a], sMax: gS[a], fMin: math.Inf(-1), fMax: math.Inf(-1)}
+		g := cell{from: a, to: b, cMin: gCS[a].c, cMax: gCS[a].c, sMin: gCS[a].s, sMax: gCS[a].s, fMin: math.Inf(-1), fMax: math.Inf(-1)}
 		for j := a; j < b; j++ {
 			// Not the min and max builtins: their NaN handling is slow.
-			if c := gC[j]; c < g.cMin {
+			if c := gCS[j].c; c < g.cMin {
 				g.cMin = c
 			} else if c > g.cMax {
 				g.cMax = c
 			}
-			if s := gS[j]; s < g.sMin {
+			if s := gCS[j].s; s < g.sMin {
 				g.sMin = s
 			} else if s > g.sMax {
 				g.sMax = s
@@ -546,7 +546,7 @@ func (lc *linearCurve) percentiles(m int) []tdQuantiles {
 			if gF != nil {
 				fs = gF[a:b]
 			}
-			m := examine(gC[a:b], gS[a:b], fs, p, lo, hi, &below, &in)
+			m := examine(gCS[a:b], nil, fs, p, lo, hi, &below, &in)
 			if m > mx {
 				mx = m
 			}
@@ -606,23 +606,33 @@ func sampleWindows(sample []float64, ranks [2]int, n int) (lo, hi [2]float64) {
 	return lo, hi
 }
 
-// examine evaluates TD at p for the heartbeats of one cell (td0 cs, scales
-// ss or nil for none, floors fs or nil): for each window j it adds to below[j] those below
-// lo[j] and appends to in[j] those in [lo[j], hi[j]]; it returns their
-// greatest TD. The counting is free of data-dependent branches (the sign bit
-// of v − lo is 1 iff v < lo): these values lie near the windows, where a
-// comparison is mispredicted half the time.
-func examine(cs, ss, fs []float64, p float64, lo, hi [2]float64, below *[2]int, in *[2][]float64) float64 {
+// tdLine is one heartbeat's TD_k(p) = c + s·p before its floor.
+type tdLine struct{ c, s float64 }
+
+// examine evaluates TD at p for the heartbeats of one cell (lines, or
+// values vals with scale 0 when lines is nil; floors fs or nil): for each
+// window j it adds to below[j] those below lo[j] and appends to in[j] those
+// in [lo[j], hi[j]]; it returns their greatest TD. The counting is free of
+// data-dependent branches (the sign bit of v − lo is 1 iff v < lo): these
+// values lie near the windows, where a comparison is mispredicted half the
+// time.
+func examine(lines []tdLine, vals, fs []float64, p float64, lo, hi [2]float64, below *[2]int, in *[2][]float64) float64 {
+	n := len(vals)
+	if lines != nil {
+		n = len(lines)
+	}
 	lo0, hi0, lo1, hi1 := lo[0], hi[0], lo[1], hi[1]
 	b0, b1 := below[0], below[1]
-	in0, in1 := slices.Grow(in[0], len(cs)), slices.Grow(in[1], len(cs))
+	in0, in1 := slices.Grow(in[0], n), slices.Grow(in[1], n)
 	n0, n1 := len(in0), len(in1)
 	in0, in1 = in0[:cap(in0)], in1[:cap(in1)]
 	mx := math.Inf(-1)
-	for k, c := range cs {
-		v := c
-		if ss != nil {
-			v += float64(ss[k] * p)
+	for k := range n {
+		var v float64
+		if lines != nil {
+			v = lines[k].c + float64(lines[k].s*p)
+		} else {
+			v = vals[k]
 		}
 		if fs != nil && v < fs[k] {
 			v = fs[k]
@@ -675,7 +685,7 @@ func rankValues(vals []float64, ranks [2]int, m int) (r [2]float64, mx float64) 
 	mx = math.Inf(-1)
 	const block = 4096
 	for a := 0; a < n; a += block {
-		if v := examine(vals[a:min(a+block, n)], nil, nil, 0, lo, hi, &below, &in); v > mx {
+		if v := examine(nil, vals[a:min(a+block, n)], nil, 0, lo, hi, &below, &in); v > mx {
 			mx = v
 		}
 	}
