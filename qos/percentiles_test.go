@@ -66,3 +66,20 @@ func TestRankValuesExact(t *testing.T) {
 		assert.Equal(t, sorted[n-1], gotMax, name)
 	}
 }
+
+// tdStats' p50 and p99 are the nearest-rank values of a sort, for short
+// and long slices with ties (p99 is selected above the median).
+func TestTDStatsRanks(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 2026))
+	for _, n := range []int{1, 2, 3, 17, 100, 101, 1000, 12345} {
+		td := make([]int64, n)
+		for k := range td {
+			td[k] = rng.Int64N(int64(n)/3+1) * 1000
+		}
+		sorted := slices.Sorted(slices.Values(td))
+		s := tdStats(td)
+		assert.Equal(t, sorted[rank(0.50, n)], int64(s.P50), "n=%d", n)
+		assert.Equal(t, sorted[rank(0.99, n)], int64(s.P99), "n=%d", n)
+		assert.Equal(t, sorted[n-1], int64(s.Max), "n=%d", n)
+	}
+}

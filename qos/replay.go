@@ -426,8 +426,15 @@ func tdStats(td []int64) TDStats {
 		mx = max(mx, v)
 	}
 	s := TDStats{Mean: time.Duration(math.Round(sum / float64(n))), Max: time.Duration(mx)}
-	s.P50 = time.Duration(selectRank(td, rank(0.50, n)))
-	s.P99 = time.Duration(selectRank(td, rank(0.99, n)))
+	// selectRank leaves td partitioned around the median, so the p99 is
+	// selected among the values above it only.
+	r50, r99 := rank(0.50, n), rank(0.99, n)
+	s.P50 = time.Duration(selectRank(td, r50))
+	if r99 > r50 {
+		s.P99 = time.Duration(selectRank(td[r50+1:], r99-r50-1))
+	} else {
+		s.P99 = s.P50
+	}
 	return s
 }
 
