@@ -567,8 +567,24 @@ func (lc *linearCurve) percentiles(m int) []tdQuantiles {
 // about four standard deviations of the sample rank either side. A window
 // side beyond the sample is infinite.
 func sampleWindows(sample []float64, ranks [2]int, n int) (lo, hi [2]float64) {
+	val, has := sampleBounds(sample, ranks, n)
+	for j := range 2 {
+		lo[j], hi[j] = math.Inf(-1), math.Inf(1)
+		if has[2*j] {
+			lo[j] = val[2*j]
+		}
+		if has[2*j+1] {
+			hi[j] = val[2*j+1]
+		}
+	}
+	return lo, hi
+}
+
+// sampleBounds returns the window sides of sampleWindows as lo0, hi0, lo1,
+// hi1, with has false for a side beyond the sample.
+func sampleBounds[T int64 | float64](sample []T, ranks [2]int, n int) (val [4]T, has [4]bool) {
 	m := len(sample)
-	var at [4]int // sample indices of lo0, hi0, lo1, hi1; −1: infinite
+	var at [4]int // sample indices of lo0, hi0, lo1, hi1; −1: beyond
 	for j, r := range ranks {
 		q := float64(r) / float64(n)
 		margin := 4*math.Sqrt(float64(m)*q*(1-q)) + 4
@@ -583,27 +599,17 @@ func sampleWindows(sample []float64, ranks [2]int, n int) (lo, hi [2]float64) {
 	}
 	// Select the indices in increasing order, each in the part of the
 	// sample above the previous one (selectRank leaves it partitioned).
-	order := []int{0, 1, 2, 3}
-	slices.SortFunc(order, func(x, y int) int { return at[x] - at[y] })
-	var val [4]float64
+	order := [4]int{0, 1, 2, 3}
+	slices.SortFunc(order[:], func(x, y int) int { return at[x] - at[y] })
 	base := 0
 	for _, o := range order {
 		if at[o] < 0 {
 			continue
 		}
-		val[o] = selectRank(sample[base:], at[o]-base)
+		val[o], has[o] = selectRank(sample[base:], at[o]-base), true
 		base = at[o]
 	}
-	for j := range 2 {
-		lo[j], hi[j] = math.Inf(-1), math.Inf(1)
-		if at[2*j] >= 0 {
-			lo[j] = val[2*j]
-		}
-		if at[2*j+1] >= 0 {
-			hi[j] = val[2*j+1]
-		}
-	}
-	return lo, hi
+	return val, has
 }
 
 // tdLine is one heartbeat's TD_k(p) = c + s·p before its floor.

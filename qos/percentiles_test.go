@@ -83,3 +83,41 @@ func TestTDStatsRanks(t *testing.T) {
 		assert.Equal(t, sorted[n-1], int64(s.Max), "n=%d", n)
 	}
 }
+
+// rankValuesInt equals a sort, leaves td in order, and
+// declines when the value range overflows; tdStats on a long slice (the
+// window path) equals a sort too.
+func TestRankValuesIntExact(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 2026))
+	const n, m = 20_000, 256
+	for name, gen := range map[string]func() int64{
+		"spread":     func() int64 { return rng.Int64N(1e9) - 5e8 },
+		"few-values": func() int64 { return rng.Int64N(3) },
+		"extremes":   func() int64 { return []int64{math.MinInt64 / 2, 0, math.MaxInt64 / 2}[rng.IntN(3)] },
+	} {
+		td := make([]int64, n)
+		for k := range td {
+			td[k] = gen()
+		}
+		orig := slices.Clone(td)
+		sorted := slices.Sorted(slices.Values(td))
+		ranks := [2]int{rank(0.50, n), rank(0.99, n)}
+		r, ok := rankValuesInt(td, sorted[0], sorted[n-1], ranks, m)
+		assert.Equal(t, orig, td, name)
+		assert.True(t, ok, name)
+		assert.Equal(t, [2]int64{sorted[ranks[0]], sorted[ranks[1]]}, r, name)
+	}
+	td := []int64{math.MinInt64, math.MaxInt64}
+	_, ok := rankValuesInt(slices.Repeat(td, 10_000), math.MinInt64, math.MaxInt64, [2]int{0, 1}, m)
+	assert.False(t, ok, "overflowing range")
+
+	long := make([]int64, 200_000)
+	for k := range long {
+		long[k] = int64(1e8 + 1e7*rng.NormFloat64())
+	}
+	sorted := slices.Sorted(slices.Values(long))
+	s := tdStats(long)
+	assert.Equal(t, sorted[rank(0.50, len(long))], int64(s.P50))
+	assert.Equal(t, sorted[rank(0.99, len(long))], int64(s.P99))
+	assert.Equal(t, sorted[len(long)-1], int64(s.Max))
+}

@@ -413,22 +413,27 @@ func (res *Result) setRates() {
 }
 
 // tdStats computes mean, nearest-rank p50 and p99, and max of td, which it
-// reorders.
+// may reorder.
 func tdStats(td []int64) TDStats {
 	n := len(td)
 	if n == 0 {
 		return TDStats{}
 	}
 	var sum float64
-	mx := td[0]
+	mn, mx := td[0], td[0]
 	for _, v := range td {
 		sum += float64(v)
 		mx = max(mx, v)
+		mn = min(mn, v)
 	}
 	s := TDStats{Mean: time.Duration(math.Round(sum / float64(n))), Max: time.Duration(mx)}
+	r50, r99 := rank(0.50, n), rank(0.99, n)
+	if r, ok := rankValuesInt(td, mn, mx, [2]int{r50, r99}, 16384); ok {
+		s.P50, s.P99 = time.Duration(r[0]), time.Duration(r[1])
+		return s
+	}
 	// selectRank leaves td partitioned around the median, so the p99 is
 	// selected among the values above it only.
-	r50, r99 := rank(0.50, n), rank(0.99, n)
 	s.P50 = time.Duration(selectRank(td, r50))
 	if r99 > r50 {
 		s.P99 = time.Duration(selectRank(td[r50+1:], r99-r50-1))
@@ -505,4 +510,68 @@ func ClocksLookSynchronized(hbs []detector.Heartbeat) bool {
 		}
 	}
 	return true
+}
+
+// rankValuesInt returns the values of ranks (0-based, increasing) among td,
+// whose least and greatest values are mn and mx, without reordering td: a
+// pseudo-random sample of m values gives a window per rank (sampleBounds),
+// one read of td counts the values below each window and keeps those in it,
+// and the selection runs on the small windows. ok is false (the caller
+// selects from all values) for a short td, when mx − mn overflows, or when
+// a window misses its rank.
+func rankValuesInt(td []int64, mn, mx int64, ranks [2]int, m int) (r [2]int64, ok bool) {
+	n := len(td)
+	if n < 8*m || (mn < 0 && mx > math.MaxInt64+mn) {
+		return r, false
+	}
+	sample := make([]int64, m)
+	x := uint64(0x9e3779b97f4a7c15)
+	for j := range sample {
+		x ^= x << 13
+		x ^= x >> 7
+		x ^= x << 17
+		sample[j] = td[x%uint64(n)]
+	}
+	val, has := sampleBounds(sample, ranks, n)
+	// A side beyond the sample is the least or greatest value, so every
+	// difference below stays within mx − mn.
+	lo0, hi0, lo1, hi1 := mn, mx, mn, mx
+	if has[0] {
+		lo0 = val[0]
+	}
+	if has[1] {
+		hi0 = val[1]
+	}
+	if has[2] {
+		lo1 = val[2]
+	}
+	if has[3] {
+		hi1 = val[3]
+	}
+	// Branch-free: the sign bit of v − lo is 1 iff v < lo.
+	var b0, b1 int
+	in0 := make([]int64, 0, 1024)
+	in1 := make([]int64, 0, 1024)
+	const block = 4096
+	for a := 0; a < n; a += block {
+		vs := td[a:min(a+block, n)]
+		in0, in1 = slices.Grow(in0, len(vs)), slices.Grow(in1, len(vs))
+		n0, n1 := len(in0), len(in1)
+		w0, w1 := in0[:cap(in0)], in1[:cap(in1)]
+		for _, v := range vs {
+			d0, d1 := uint64(v-lo0), uint64(v-lo1)
+			b0 += int(d0 >> 63)
+			b1 += int(d1 >> 63)
+			w0[n0] = v
+			n0 += int(((d0 | uint64(hi0-v)) >> 63) ^ 1)
+			w1[n1] = v
+			n1 += int(((d1 | uint64(hi1-v)) >> 63) ^ 1)
+		}
+		in0, in1 = w0[:n0], w1[:n1]
+	}
+	r0, r1 := ranks[0]-b0, ranks[1]-b1
+	if r0 < 0 || r0 >= len(in0) || r1 < 0 || r1 >= len(in1) {
+		return r, false
+	}
+	return [2]int64{selectRank(in0, r0), selectRank(in1, r1)}, true
 }
