@@ -80,13 +80,17 @@ func (c fdCluster) Start(n int, rec *Recorder, seed uint64) ([]Node, error) {
 				}
 			}
 		}()
-		// Join through every earlier member: with a single seed, members
-		// joining at nearly the same time can miss each other for good (the
-		// swim core has no anti-entropy; memberlist's join is a TCP
-		// push-pull of the full state, and it repeats push-pull every 30 s).
+		// Join through every earlier member, or member 0 only with
+		// -single-seed (before the swim core had anti-entropy, members
+		// joining through one seed at nearly the same time could miss each
+		// other for good).
 		if i > 0 {
+			seeds := addrs
+			if c.p.SingleSeed {
+				seeds = addrs[:1]
+			}
 			jctx, jcancel := context.WithTimeout(ctx, 10*time.Second)
-			err := a.Join(jctx, addrs...)
+			err := a.Join(jctx, seeds...)
 			jcancel()
 			if err != nil {
 				cancel()

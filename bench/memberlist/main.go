@@ -59,6 +59,7 @@ func main() {
 	flag.DurationVar(&o.params.ProbeInterval, "probe-interval", time.Second, "protocol period of both libraries")
 	flag.DurationVar(&o.params.ProbeTimeout, "probe-timeout", 500*time.Millisecond, "direct probe timeout of both libraries")
 	flag.StringVar(&key, "key", "", "hex AES key: encrypt both libraries")
+	flag.BoolVar(&o.params.SingleSeed, "single-seed", false, "every member joins through member 0 only (default: through every earlier member)")
 	flag.Parse()
 	o.libs = strings.Split(libs, ",")
 	o.scenarios = strings.Split(scen, ",")
@@ -104,8 +105,8 @@ type Result struct {
 }
 
 func run(o options) error {
-	fmt.Printf("N=%d window=%v probe-interval=%v probe-timeout=%v pause=%v every %v loss=%.0f%% seed=%d encrypted=%v\n\n",
-		o.n, o.window, o.params.ProbeInterval, o.params.ProbeTimeout, o.pause, o.pauseEvery, 100*o.loss, o.seed, o.params.Key != nil)
+	fmt.Printf("N=%d window=%v probe-interval=%v probe-timeout=%v pause=%v every %v loss=%.0f%% seed=%d encrypted=%v single-seed=%v\n\n",
+		o.n, o.window, o.params.ProbeInterval, o.params.ProbeTimeout, o.pause, o.pauseEvery, 100*o.loss, o.seed, o.params.Key != nil, o.params.SingleSeed)
 	var rows []Result
 	for _, sc := range o.scenarios {
 		for _, lib := range o.libs {

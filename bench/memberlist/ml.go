@@ -78,9 +78,14 @@ func (c mlCluster) Start(n int, rec *Recorder, seed uint64) ([]Node, error) {
 		if err != nil {
 			return nil, err
 		}
-		// Join through every earlier member, as the fdkit cluster does.
+		// Join through every earlier member (or member 0 only), as the
+		// fdkit cluster does.
 		if i > 0 {
-			if _, err := ml.Join(addrs); err != nil {
+			seeds := addrs
+			if c.cfg.SingleSeed {
+				seeds = addrs[:1]
+			}
+			if _, err := ml.Join(seeds); err != nil {
 				return nil, fmt.Errorf("memberlist join: %w", err)
 			}
 		}

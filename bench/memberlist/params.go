@@ -14,6 +14,9 @@ type Params struct {
 	ProbeInterval time.Duration
 	ProbeTimeout  time.Duration
 	Key           []byte // nil: both run unencrypted
+	// SingleSeed makes every member join through member 0 only, instead
+	// of through every earlier member.
+	SingleSeed bool
 }
 
 func (p Params) applyML(c *memberlist.Config) {
