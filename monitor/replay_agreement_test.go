@@ -1,10 +1,10 @@
 package monitor_test
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/fdkit/fdkit/trace/tracetest"
 
 	"github.com/fdkit/fdkit/bertier"
 	"github.com/fdkit/fdkit/chen"
@@ -33,29 +33,11 @@ func TestMonitorAgreesWithReplay(t *testing.T) {
 
 // The same on the real LIP6 excerpt (../shared/traces), sender by sender.
 func TestMonitorAgreesWithReplayLIP6(t *testing.T) {
-	path := sharedTrace(t, "planetlab-lip6/recv_node1_excerpt.txt")
+	path := tracetest.Shared(t, "planetlab-lip6/recv_node1_excerpt.txt")
 	recs, err := trace.ReadFile(path, trace.Options{})
 	require.NoError(t, err)
 	for _, s := range trace.Split(recs) {
 		t.Run("sender-"+s.Sender, func(t *testing.T) { agreeWithReplay(t, s.Records) })
-	}
-}
-
-// sharedTrace finds ../shared/traces/<rel> walking up from the package
-// directory, or skips the test.
-func sharedTrace(t *testing.T, rel string) string {
-	dir, err := filepath.Abs(".")
-	require.NoError(t, err)
-	for {
-		p := filepath.Join(dir, "..", "shared", "traces", rel)
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Skipf("shared trace %s not found above the package directory (../shared/traces); skipping", rel)
-		}
-		dir = parent
 	}
 }
 

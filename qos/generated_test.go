@@ -2,10 +2,10 @@ package qos
 
 import (
 	"math"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/fdkit/fdkit/trace/tracetest"
 
 	"github.com/fdkit/fdkit/bertier"
 	"github.com/fdkit/fdkit/chen"
@@ -188,30 +188,12 @@ func TestCrashDetectedAfterPredictedTD(t *testing.T) {
 	}
 }
 
-// findShared walks up from the package directory to find ../shared/traces.
-func findShared(t *testing.T, rel string) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	require.NoError(t, err)
-	for {
-		p := filepath.Join(dir, "..", "shared", "traces", rel)
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Skipf("shared trace %s not found above the package directory (../shared/traces is absent): skipping", rel)
-		}
-		dir = parent
-	}
-}
-
 // ALGORITHMS.md §9.3: on the LIP6 excerpt, sender 4, Chen α = 0 (n = 100,
 // evaluated once the window is full) has 433 trust→suspect transitions,
 // where the literal rule "a mistake whenever the next arrival is after τ"
 // counts 450.
 func TestLIP6Sender4TransitionCount(t *testing.T) {
-	path := findShared(t, "planetlab-lip6/recv_node1_excerpt.txt")
+	path := tracetest.Shared(t, "planetlab-lip6/recv_node1_excerpt.txt")
 	recs, err := trace.ReadFile(path, trace.Options{})
 	require.NoError(t, err)
 	var hbs []detector.Heartbeat

@@ -3,34 +3,17 @@ package sfd_test
 import (
 	"bufio"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/fdkit/fdkit/trace/tracetest"
+
 	"github.com/fdkit/fdkit/detector"
 	"github.com/fdkit/fdkit/sfd"
 	"github.com/stretchr/testify/require"
 )
-
-// lip6Excerpt finds ../shared/traces/planetlab-lip6/recv_node1_excerpt.txt
-// by walking up from the package directory, or skips.
-func lip6Excerpt(t *testing.T) string {
-	dir, err := os.Getwd()
-	require.NoError(t, err)
-	for {
-		p := filepath.Join(dir, "..", "shared", "traces", "planetlab-lip6", "recv_node1_excerpt.txt")
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Skip("LIP6 excerpt not found (../shared/traces/planetlab-lip6/recv_node1_excerpt.txt above the module): skipping real-trace test")
-		}
-		dir = parent
-	}
-}
 
 // readSender returns the heartbeats of one sender, arrival relative to the
 // first record of the file (raw timestamps near 4.8e16 ns).
@@ -64,7 +47,7 @@ func readSender(t *testing.T, path string, sender string) []detector.Heartbeat {
 // its own output agrees with a 100 µs scan of Suspected, and asking for a
 // lower mistake rate makes SFD raise SM and meet it.
 func TestLIP6NoisyLinks(t *testing.T) {
-	path := lip6Excerpt(t)
+	path := tracetest.Shared(t, tracetest.LIP6Excerpt)
 	for _, sender := range []string{"2", "4"} {
 		hbs := readSender(t, path, sender)
 		fixed := newDet(t, sfd.Config{InitialMargin: 1, MinSamples: 100})

@@ -13,13 +13,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fdkit/fdkit/trace/tracetest"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/ulikunitz/xz"
 )
 
 func TestLIP6Excerpt(t *testing.T) {
-	path := filepath.Join(sharedTraces(t), "planetlab-lip6", "recv_node1_excerpt.txt")
+	path := tracetest.Shared(t, "planetlab-lip6/recv_node1_excerpt.txt")
 	recs, err := ReadFile(path, Options{})
 	require.NoError(t, err)
 	require.Len(t, recs, 30035)
@@ -71,7 +73,7 @@ func TestLIP6Excerpt(t *testing.T) {
 }
 
 func TestEmissionLogXZ(t *testing.T) {
-	path := filepath.Join(sharedTraces(t), "planetlab-lip6", "sentinterval_node0.csv.xz")
+	path := tracetest.Shared(t, "planetlab-lip6/sentinterval_node0.csv.xz")
 	r, err := Open(path, Options{Sender: "0"})
 	require.NoError(t, err)
 	defer r.Close()

@@ -2,9 +2,10 @@ package trace
 
 import (
 	"math"
-	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/fdkit/fdkit/trace/tracetest"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -119,7 +120,7 @@ func TestStatsDrift(t *testing.T) {
 }
 
 func TestStatsLIP6Excerpt(t *testing.T) {
-	path := filepath.Join(sharedTraces(t), "planetlab-lip6", "recv_node1_excerpt.txt")
+	path := tracetest.Shared(t, "planetlab-lip6/recv_node1_excerpt.txt")
 	r, err := Open(path, Options{})
 	require.NoError(t, err)
 	defer r.Close()

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fdkit/fdkit/trace/tracetest"
+
 	"github.com/fdkit/fdkit/trace"
 
 	"github.com/stretchr/testify/assert"
@@ -66,26 +68,8 @@ func TestTunerAndDetectorSelection(t *testing.T) {
 	}
 }
 
-// findShared walks up from the package directory to ../shared/traces.
-func findShared(t *testing.T, rel string) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	require.NoError(t, err)
-	for {
-		p := filepath.Join(dir, "..", "shared", "traces", rel)
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Skipf("shared trace %s not found above the package directory (../shared/traces is absent): skipping", rel)
-		}
-		dir = parent
-	}
-}
-
 func TestLIP6Excerpt(t *testing.T) {
-	path := findShared(t, "planetlab-lip6/recv_node1_excerpt.txt")
+	path := tracetest.Shared(t, "planetlab-lip6/recv_node1_excerpt.txt")
 	dir := t.TempDir()
 	points := "10"
 	if testing.Short() {
