@@ -356,32 +356,7 @@ func (m *Monitor) Len() int { return int(m.npeers.Load()) }
 func (m *Monitor) Sweep() int {
 	now := m.clock.Now()
 	m.guard(now)
-	found := 0
-	var buf []transitions
-	var ps []*peer
-	for i := range m.shards {
-		s := &m.shards[i]
-		ps = ps[:0]
-		s.mu.RLock()
-		for _, p := range s.peers {
-			ps = append(ps, p)
-		}
-		s.mu.RUnlock()
-		for _, p := range ps {
-			var out transitions
-			p.mu.Lock()
-			p.check(m, now, &out)
-			p.mu.Unlock()
-			if out.n > 0 {
-				buf = append(buf, out)
-			}
-		}
-	}
-	for i := range buf {
-		found += buf[i].n
-		m.deliver(&buf[i])
-	}
-	return found
+	return m.evaluateAll(now, nil)
 }
 
 // Snapshot evaluates every peer now, like Sweep without the guard
@@ -389,6 +364,15 @@ func (m *Monitor) Sweep() int {
 func (m *Monitor) Snapshot() []PeerState {
 	now := m.clock.Now()
 	var states []PeerState
+	m.evaluateAll(now, func(p *peer) { states = append(states, p.state(now)) })
+	return states
+}
+
+// evaluateAll checks every peer at now, calling visit (when not nil) with
+// the peer still locked, then delivers the transitions found, outside every
+// lock, and returns their number. A shard's peers are copied out under its
+// read lock so that no shard lock is held while a peer is evaluated.
+func (m *Monitor) evaluateAll(now time.Duration, visit func(p *peer)) int {
 	var buf []transitions
 	var ps []*peer
 	for i := range m.shards {
@@ -403,17 +387,21 @@ func (m *Monitor) Snapshot() []PeerState {
 			var out transitions
 			p.mu.Lock()
 			p.check(m, now, &out)
-			states = append(states, p.state(now))
+			if visit != nil {
+				visit(p)
+			}
 			p.mu.Unlock()
 			if out.n > 0 {
 				buf = append(buf, out)
 			}
 		}
 	}
+	found := 0
 	for i := range buf {
+		found += buf[i].n
 		m.deliver(&buf[i])
 	}
-	return states
+	return found
 }
 
 // LocalPauses returns how many local pauses the guard has detected.
