@@ -190,5 +190,24 @@ func (w *Window) SampleVariance() float64 {
 	return w.Variance() * float64(w.n) / float64(w.n-1)
 }
 
+// MeanStdDev returns Mean and StdDev together, in nanoseconds, with one
+// division instead of two (the φ detectors need both on every heartbeat).
+func (w *Window) MeanStdDev() (mean, sd float64) {
+	if w.n == 0 {
+		return 0, 0
+	}
+	inv := 1 / float64(w.n)
+	m := float64(w.sum) * inv
+	mean = float64(w.shift) + m
+	if w.n < 2 {
+		return mean, 0
+	}
+	v := w.sumsq*inv - m*m
+	if v > 0 {
+		sd = math.Sqrt(v)
+	}
+	return mean, sd
+}
+
 // StdDev returns the population standard deviation in nanoseconds.
 func (w *Window) StdDev() float64 { return math.Sqrt(w.Variance()) }

@@ -132,3 +132,20 @@ func TestWindowExtremeSamples(t *testing.T) {
 	}
 	assert.Greater(t, w2.Mean(), 0.0, "a sum of year-long gaps must not wrap negative")
 }
+
+func TestWindowMeanStdDevMatches(t *testing.T) {
+	w, _ := detector.NewWindow(7)
+	m, sd := w.MeanStdDev()
+	assert.Equal(t, [2]float64{0, 0}, [2]float64{m, sd})
+	rng := rand.New(rand.NewPCG(3, 4))
+	for i := 0; i < 50; i++ {
+		w.Add(time.Duration(1e8 + rng.NormFloat64()*1e7))
+		m, sd := w.MeanStdDev()
+		assert.InEpsilon(t, w.Mean(), m, 1e-15)
+		if i > 0 {
+			assert.InEpsilon(t, w.StdDev(), sd, 1e-12)
+		} else {
+			assert.Equal(t, 0.0, sd)
+		}
+	}
+}

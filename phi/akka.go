@@ -170,8 +170,9 @@ func (d *Akka) Observe(hb detector.Heartbeat) {
 		d.window.Add(iv)
 		d.recorded++
 	}
-	d.mean = d.window.Mean() + d.pause
-	d.sd = max(d.window.StdDev(), d.minStd)
+	mean, sd := d.window.MeanStdDev()
+	d.mean = mean + d.pause
+	d.sd = max(sd, d.minStd)
 	if d.sd < 1 {
 		d.sd = 1 // m = 0 and no real interval yet: keep y finite
 	}

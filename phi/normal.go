@@ -205,7 +205,7 @@ func (d *Normal) update() {
 	if d.window.Len() < min(2, d.window.Size()) {
 		mu, sd = d.bootstrap, d.bootstrap/4
 	} else {
-		mu, sd = d.window.Mean(), d.window.StdDev()
+		mu, sd = d.window.MeanStdDev()
 	}
 	floor := d.minStd
 	if floor == 0 {
