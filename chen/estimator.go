@@ -2,7 +2,6 @@ package chen
 
 import (
 	"fmt"
-	"math"
 	"time"
 
 	"github.com/fdkit/fdkit/detector"
@@ -274,14 +273,7 @@ func (e *Estimator) FreshnessPoint(margin time.Duration) time.Duration {
 	if e.w.Len() == 0 {
 		return 0
 	}
-	ea := e.Next()
-	switch {
-	case margin > 0 && ea > math.MaxInt64-margin:
-		return math.MaxInt64
-	case margin < 0 && ea < math.MinInt64-margin:
-		return math.MinInt64
-	}
-	return ea + margin
+	return detector.AddSat(e.Next(), margin)
 }
 
 // ExpectedArrivalSince returns EA(k) − base in nanoseconds, unrounded and
