@@ -858,7 +858,7 @@ func (m *Member) sendSync(to Node) {
 			n++
 		}
 		n = max(n, 1)
-		pk.Updates = slices.Clone(ups[:n])
+		pk.Updates = ups[:n:n] // ups is this call's own slice: no copy needed
 		ups = ups[n:]
 		m.out = append(m.out, pk)
 	}
