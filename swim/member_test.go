@@ -466,39 +466,34 @@ func TestDetectorGate(t *testing.T) {
 // The probe timeout comes from the Jacobson estimator over ack RTTs,
 // clamped, times LHM+1.
 func TestRTTProbeTimeout(t *testing.T) {
+	// probeAcked ticks m at now, acks its ping to "b" after rtt and
+	// returns m's probe timeout for "b".
+	probeAcked := func(m *Member, now, rtt time.Duration) time.Duration {
+		t.Helper()
+		m.Tick(now)
+		pk, _ := drain(m)
+		pings := only(t, pk, MsgPing)
+		require.Len(t, pings, 1)
+		ack := Packet{Kind: MsgAck, From: node("b"), To: node("a"), Ack: Ack{Seq: pings[0].Ping.Seq}}
+		require.NoError(t, m.Step(now+rtt, &ack))
+		to, ok := m.ProbeTimeout("b")
+		require.True(t, ok)
+		return to
+	}
 	a := newTest(t, "a", ModeDetector, func(c *Config) { c.MinProbeTimeout = time.Millisecond }, "b")
 	to, ok := a.ProbeTimeout("b")
 	require.True(t, ok)
 	assert.Equal(t, 500*time.Millisecond, to, "no sample yet: ProbeTimeout")
-	a.Tick(0)
-	pk, _ := drain(a)
-	ack := Packet{Kind: MsgAck, From: node("b"), To: node("a"), Ack: Ack{Seq: pk[0].Ping.Seq}}
-	require.NoError(t, a.Step(10*time.Millisecond, &ack))
-	to, _ = a.ProbeTimeout("b")
-	assert.Equal(t, 30*time.Millisecond, to, "SRTT 10 + 4·RTTVAR 5 (RFC 6298 first sample)")
+	assert.Equal(t, 30*time.Millisecond, probeAcked(a, 0, 10*time.Millisecond),
+		"SRTT 10 + 4·RTTVAR 5 (RFC 6298 first sample)")
 	// Next sample 20 ms: RTTVAR = 3/4·5 + 1/4·10 = 6.25, SRTT = 11.25 → 36.25 ms.
-	a.Tick(time.Second)
-	pk, _ = drain(a)
-	ack.Ack.Seq = pk[0].Ping.Seq
-	require.NoError(t, a.Step(time.Second+20*time.Millisecond, &ack))
-	to, _ = a.ProbeTimeout("b")
-	assert.Equal(t, 36250*time.Microsecond, to)
+	assert.Equal(t, 36250*time.Microsecond, probeAcked(a, time.Second, 20*time.Millisecond))
 	// Clamped by default to [100 ms, 500 ms].
 	d := newTest(t, "a", ModeDetector, nil, "b")
-	d.Tick(0)
-	pk, _ = drain(d)
-	ack.Ack.Seq = pk[0].Ping.Seq
-	require.NoError(t, d.Step(10*time.Millisecond, &ack))
-	to, _ = d.ProbeTimeout("b")
-	assert.Equal(t, 100*time.Millisecond, to)
+	assert.Equal(t, 100*time.Millisecond, probeAcked(d, 0, 10*time.Millisecond))
 	// ModeLifeguard ignores RTTs.
 	l := newTest(t, "a", ModeLifeguard, nil, "b")
-	l.Tick(0)
-	pk, _ = drain(l)
-	ack.Ack.Seq = pk[0].Ping.Seq
-	require.NoError(t, l.Step(10*time.Millisecond, &ack))
-	to, _ = l.ProbeTimeout("b")
-	assert.Equal(t, 500*time.Millisecond, to)
+	assert.Equal(t, 500*time.Millisecond, probeAcked(l, 0, 10*time.Millisecond))
 }
 
 // Round-robin: every member is probed exactly once per pass.
