@@ -401,12 +401,7 @@ func (lc *linearCurve) percentiles(m int) []tdQuantiles {
 
 	// The sample, copied so that each point reads it contiguously.
 	smpC, smpS, smpF := make([]float64, m), make([]float64, m), make([]float64, m)
-	x := uint64(0x9e3779b97f4a7c15)
-	for j := range m {
-		x ^= x << 13
-		x ^= x >> 7
-		x ^= x << 17
-		k := int(x % uint64(n))
+	for j, k := range sampleIndices(n, m) {
 		smpC[j], smpS[j], smpF[j] = lc.td0[k], lc.scales[k], floorAt(k)
 	}
 
@@ -678,12 +673,8 @@ func rankValues(vals []float64, ranks [2]int, m int) (r [2]float64, mx float64) 
 		return full()
 	}
 	sample := make([]float64, m)
-	x := uint64(0x9e3779b97f4a7c15)
-	for j := range sample {
-		x ^= x << 13
-		x ^= x >> 7
-		x ^= x << 17
-		sample[j] = vals[x%uint64(n)]
+	for j, k := range sampleIndices(n, m) {
+		sample[j] = vals[k]
 	}
 	lo, hi := sampleWindows(sample, ranks, n)
 	var below [2]int

@@ -525,12 +525,8 @@ func rankValuesInt(td []int64, mn, mx int64, ranks [2]int, m int) (r [2]int64, o
 		return r, false
 	}
 	sample := make([]int64, m)
-	x := uint64(0x9e3779b97f4a7c15)
-	for j := range sample {
-		x ^= x << 13
-		x ^= x >> 7
-		x ^= x << 17
-		sample[j] = td[x%uint64(n)]
+	for j, k := range sampleIndices(n, m) {
+		sample[j] = td[k]
 	}
 	val, has := sampleBounds(sample, ranks, n)
 	// A side beyond the sample is the least or greatest value, so every
@@ -574,4 +570,21 @@ func rankValuesInt(td []int64, mn, mx int64, ranks [2]int, m int) (r [2]int64, o
 		return r, false
 	}
 	return [2]int64{selectRank(in0, r0), selectRank(in1, r1)}, true
+}
+
+// sampleIndices yields m pairs (j, k): j counts 0..m−1 and k is a
+// pseudo-random index in [0, n) drawn by a fixed-seed xorshift64 generator
+// (Marsaglia 2003), so the rank windows built on the sample are reproducible.
+func sampleIndices(n, m int) iter.Seq2[int, int] {
+	return func(yield func(int, int) bool) {
+		x := uint64(0x9e3779b97f4a7c15)
+		for j := range m {
+			x ^= x << 13
+			x ^= x >> 7
+			x ^= x << 17
+			if !yield(j, int(x%uint64(n))) {
+				return
+			}
+		}
+	}
 }
