@@ -111,11 +111,7 @@ func tableFamilies(s settings, names []string) ([]qos.Family, []string, error) {
 		case "bertier":
 			f, d = qos.BertierFamily(s.bertier()), fmt.Sprintf("γ=%g β=%g φ=%g", bertier.DefaultGain, bertier.DefaultBeta, bertier.DefaultPhi)
 		case "sfd":
-			var ok bool
-			f, d, ok = sfdTableFamily(s)
-			if !ok {
-				continue
-			}
+			f, d = sfdTableFamily(s)
 		default:
 			return nil, nil, fmt.Errorf("unknown detector %q", n)
 		}
@@ -252,9 +248,7 @@ func sweepFamilies(s settings, names []string, points int, spans map[string]span
 		case "chen":
 			fams = append(fams, qos.ChenFamily(chen.Config{Estimator: s.chenEst()}, durations(vals)))
 		case "sfd":
-			if f, ok := sfdSweepFamily(s, vals); ok {
-				fams = append(fams, f)
-			}
+			fams = append(fams, qos.SFDFamily(s.sfdConfig(), durations(vals)))
 		}
 	}
 	for i := range fams {

@@ -35,12 +35,8 @@ func sfdTargets(t qos.Targets, interval time.Duration) qos.Targets {
 	return qos.Targets{MaxTD: 10 * interval, MaxMRPerSecond: 1.0 / 60, MinQAP: 0.999}
 }
 
-func sfdTableFamily(s settings) (qos.Family, string, bool) {
-	c := s.sfdConfig()
-	f := qos.SFDFamily(c, []time.Duration{s.sfdMargin})
-	return f, fmt.Sprintf("SM1=%v β=%v", s.sfdMargin, s.sfdStep), true
-}
-
-func sfdSweepFamily(s settings, vals []float64) (qos.Family, bool) {
-	return qos.SFDFamily(s.sfdConfig(), durations(vals)), true
+// sfdTableFamily is SFD at the default initial margin, with its description.
+func sfdTableFamily(s settings) (qos.Family, string) {
+	f := qos.SFDFamily(s.sfdConfig(), []time.Duration{s.sfdMargin})
+	return f, fmt.Sprintf("SM1=%v β=%v", s.sfdMargin, s.sfdStep)
 }
