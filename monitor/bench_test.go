@@ -14,9 +14,14 @@ import (
 
 const benchPeers = 100_000
 
-func benchMonitor(b *testing.B) (*monitor.Monitor, []string) {
+// benchMonitor returns a monitor whose 100,000 peers have each had one
+// heartbeat, with detectors from factory (fixed 1 s timeouts when nil).
+func benchMonitor(b *testing.B, factory monitor.Factory) (*monitor.Monitor, []string) {
 	b.Helper()
-	m, err := monitor.New(monitor.Config{Factory: fixedFactory(time.Second)})
+	if factory == nil {
+		factory = fixedFactory(time.Second)
+	}
+	m, err := monitor.New(monitor.Config{Factory: factory})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -30,67 +35,87 @@ func benchMonitor(b *testing.B) (*monitor.Monitor, []string) {
 	return m, names
 }
 
-// BenchmarkHeartbeat: heartbeats to 100,000 peers from all cores
-// (fixed-timeout detectors, monotonic clock). Reports heartbeats/s.
-func BenchmarkHeartbeat(b *testing.B) {
-	m, names := benchMonitor(b)
+// benchHandles returns a Handle for each of names.
+func benchHandles(b *testing.B, m *monitor.Monitor, names []string) []*monitor.Handle {
+	b.Helper()
+	hs := make([]*monitor.Handle, len(names))
+	for i, n := range names {
+		h, err := m.Handle(n, 0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		hs[i] = h
+	}
+	return hs
+}
+
+// benchParallel runs op from all cores on peer indices in [0, benchPeers):
+// each goroutine walks the peers in order from its own start, or, when
+// random is set, picks them with its own PCG (more cache misses). It reports
+// allocations and the rate in unit (per second). The first error from op
+// fails the benchmark.
+func benchParallel(b *testing.B, unit string, random bool, op func(peer int) error) {
 	var g atomic.Uint64
 	b.ReportAllocs()
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
-		i := int(g.Add(1)) * 7919
-		var seq uint64
+		id := g.Add(1)
+		i := int(id) * 7919
+		var rng *rand.Rand
+		if random {
+			rng = rand.New(rand.NewPCG(id, 7))
+		}
 		for pb.Next() {
-			i++
-			seq++
-			if err := m.Heartbeat(names[i%benchPeers], monitor.Beat{}); err != nil {
-				b.Fatal(err)
+			var p int
+			if random {
+				p = rng.IntN(benchPeers)
+			} else {
+				i++
+				p = i % benchPeers
+			}
+			if err := op(p); err != nil {
+				b.Error(err)
+				return
 			}
 		}
 	})
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "heartbeats/s")
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), unit)
+}
+
+// BenchmarkHeartbeat: heartbeats to 100,000 peers from all cores
+// (fixed-timeout detectors, monotonic clock). Reports heartbeats/s.
+func BenchmarkHeartbeat(b *testing.B) {
+	m, names := benchMonitor(b, nil)
+	benchParallel(b, "heartbeats/s", false, func(p int) error {
+		return m.Heartbeat(names[p], monitor.Beat{})
+	})
 }
 
 // BenchmarkStatus: status queries on 100,000 peers from all cores.
 func BenchmarkStatus(b *testing.B) {
-	m, names := benchMonitor(b)
-	var g atomic.Uint64
-	b.ReportAllocs()
-	b.ResetTimer()
-	b.RunParallel(func(pb *testing.PB) {
-		i := int(g.Add(1)) * 7919
-		for pb.Next() {
-			i++
-			m.Status(names[i%benchPeers])
-		}
+	m, names := benchMonitor(b, nil)
+	benchParallel(b, "queries/s", false, func(p int) error {
+		m.Status(names[p])
+		return nil
 	})
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "queries/s")
 }
 
 // BenchmarkMixed: nine heartbeats for every State query (level, τ, status).
 func BenchmarkMixed(b *testing.B) {
-	m, names := benchMonitor(b)
-	var g atomic.Uint64
-	b.ReportAllocs()
-	b.ResetTimer()
-	b.RunParallel(func(pb *testing.PB) {
-		i := int(g.Add(1)) * 7919
-		for pb.Next() {
-			i++
-			n := names[i%benchPeers]
-			if i%10 == 0 {
-				m.State(n)
-			} else {
-				_ = m.Heartbeat(n, monitor.Beat{})
-			}
+	m, names := benchMonitor(b, nil)
+	benchParallel(b, "ops/s", false, func(p int) error {
+		if p%10 == 0 {
+			m.State(names[p])
+			return nil
 		}
+		_ = m.Heartbeat(names[p], monitor.Beat{})
+		return nil
 	})
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ops/s")
 }
 
 // BenchmarkSweep: one Sweep over 100,000 peers.
 func BenchmarkSweep(b *testing.B) {
-	m, _ := benchMonitor(b)
+	m, _ := benchMonitor(b, nil)
 	b.ReportAllocs()
 	for b.Loop() {
 		m.Sweep()
@@ -100,93 +125,39 @@ func BenchmarkSweep(b *testing.B) {
 // BenchmarkHandleHeartbeat: like BenchmarkHeartbeat through per-peer
 // Handles (no map lookup).
 func BenchmarkHandleHeartbeat(b *testing.B) {
-	m, names := benchMonitor(b)
-	hs := make([]*monitor.Handle, len(names))
-	for i, n := range names {
-		hs[i], _ = m.Handle(n, 0)
-	}
-	var g atomic.Uint64
-	b.ReportAllocs()
-	b.ResetTimer()
-	b.RunParallel(func(pb *testing.PB) {
-		i := int(g.Add(1)) * 7919
-		for pb.Next() {
-			i++
-			if err := hs[i%benchPeers].Heartbeat(monitor.Beat{}); err != nil {
-				b.Fatal(err)
-			}
-		}
+	m, names := benchMonitor(b, nil)
+	hs := benchHandles(b, m, names)
+	benchParallel(b, "heartbeats/s", false, func(p int) error {
+		return hs[p].Heartbeat(monitor.Beat{})
 	})
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "heartbeats/s")
 }
 
 // BenchmarkHeartbeatPhi: BenchmarkHeartbeat with normal-model φ detectors
 // (window 100) instead of fixed timeouts.
 func BenchmarkHeartbeatPhi(b *testing.B) {
-	m, err := monitor.New(monitor.Config{Factory: func() (detector.Detector, error) {
+	m, names := benchMonitor(b, func() (detector.Detector, error) {
 		return phi.NewNormal(phi.NormalConfig{WindowSize: 100, BootstrapInterval: 100 * time.Millisecond})
-	}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	names := make([]string, benchPeers)
-	for i := range names {
-		names[i] = fmt.Sprintf("10.0.%d.%d:7946", i/256, i%256)
-		if err := m.Heartbeat(names[i], monitor.Beat{}); err != nil {
-			b.Fatal(err)
-		}
-	}
-	var g atomic.Uint64
-	b.ReportAllocs()
-	b.ResetTimer()
-	b.RunParallel(func(pb *testing.PB) {
-		i := int(g.Add(1)) * 7919
-		for pb.Next() {
-			i++
-			if err := m.Heartbeat(names[i%benchPeers], monitor.Beat{}); err != nil {
-				b.Fatal(err)
-			}
-		}
 	})
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "heartbeats/s")
+	benchParallel(b, "heartbeats/s", false, func(p int) error {
+		return m.Heartbeat(names[p], monitor.Beat{})
+	})
 }
 
 // BenchmarkHeartbeatRandom: BenchmarkHeartbeat with peers picked at random
 // (per-goroutine PCG), as heartbeats from many peers arrive, instead of in
 // order: more cache misses.
 func BenchmarkHeartbeatRandom(b *testing.B) {
-	m, names := benchMonitor(b)
-	var g atomic.Uint64
-	b.ReportAllocs()
-	b.ResetTimer()
-	b.RunParallel(func(pb *testing.PB) {
-		rng := rand.New(rand.NewPCG(g.Add(1), 7))
-		for pb.Next() {
-			if err := m.Heartbeat(names[rng.IntN(benchPeers)], monitor.Beat{}); err != nil {
-				b.Fatal(err)
-			}
-		}
+	m, names := benchMonitor(b, nil)
+	benchParallel(b, "heartbeats/s", true, func(p int) error {
+		return m.Heartbeat(names[p], monitor.Beat{})
 	})
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "heartbeats/s")
 }
 
 // BenchmarkHandleHeartbeatRandom: random peers through Handles.
 func BenchmarkHandleHeartbeatRandom(b *testing.B) {
-	m, names := benchMonitor(b)
-	hs := make([]*monitor.Handle, len(names))
-	for i, n := range names {
-		hs[i], _ = m.Handle(n, 0)
-	}
-	var g atomic.Uint64
-	b.ReportAllocs()
-	b.ResetTimer()
-	b.RunParallel(func(pb *testing.PB) {
-		rng := rand.New(rand.NewPCG(g.Add(1), 7))
-		for pb.Next() {
-			if err := hs[rng.IntN(benchPeers)].Heartbeat(monitor.Beat{}); err != nil {
-				b.Fatal(err)
-			}
-		}
+	m, names := benchMonitor(b, nil)
+	hs := benchHandles(b, m, names)
+	benchParallel(b, "heartbeats/s", true, func(p int) error {
+		return hs[p].Heartbeat(monitor.Beat{})
 	})
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "heartbeats/s")
 }
