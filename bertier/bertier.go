@@ -86,9 +86,8 @@ type Detector struct {
 	rule       LossRule
 	lastErr    float64
 	tau        time.Duration
-	last       time.Duration // T_last, arrival of the newest Fresh heartbeat
-	eaRel      float64       // EA_{ℓ+1} − T_last, ns
-	cached     bool          // eaRel matches the window
+	eaRel      float64 // EA_{ℓ+1} − T_last, ns (T_last: est.LastArrival)
+	cached     bool    // eaRel matches the window
 	seen       bool
 }
 
@@ -151,7 +150,7 @@ func (d *Detector) Observe(hb detector.Heartbeat) {
 			var r float64 // A_k − EA(k), ns
 			if d.cached {
 				// EA(k) = EA_{ℓ+1} + (k−ℓ−1)·Δ, from the value kept at ℓ.
-				r = float64(hb.Arrival-d.last-d.est.Interval()*time.Duration(int64(k-last-1))) - d.eaRel
+				r = float64(hb.Arrival-d.est.LastArrival()-d.est.Interval()*time.Duration(int64(k-last-1))) - d.eaRel
 			} else {
 				r = -d.est.ExpectedArrivalSince(k, hb.Arrival)
 			}
@@ -161,7 +160,6 @@ func (d *Detector) Observe(hb detector.Heartbeat) {
 	}
 	d.est.Observe(hb)
 	last, _ := d.est.Last()
-	d.last = hb.Arrival
 	d.eaRel = d.est.ExpectedArrivalSince(last+1, hb.Arrival)
 	d.cached = true
 	d.tau = addNanos(hb.Arrival, d.eaRel+d.marginNanos())
@@ -215,5 +213,5 @@ func (d *Detector) LinearForm() (time.Duration, float64, bool) {
 	if !d.seen {
 		return 0, 0, false
 	}
-	return addNanos(d.last, d.eaRel+d.beta*d.filter.SRTTNanos()), d.filter.RTTVARNanos(), true
+	return addNanos(d.est.LastArrival(), d.eaRel+d.beta*d.filter.SRTTNanos()), d.filter.RTTVARNanos(), true
 }
