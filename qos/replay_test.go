@@ -1,7 +1,7 @@
 package qos
 
 import (
-	"math"
+	"slices"
 	"testing"
 	"time"
 
@@ -162,20 +162,18 @@ func TestSelectRank(t *testing.T) {
 		for _, q := range []float64{0, 0.5, 0.99, 1} {
 			b := append([]int64(nil), a...)
 			c := append([]int64(nil), a...)
-			sortInt64(c)
+			slices.Sort(c)
 			k := rank(q, n)
 			assert.Equal(t, c[k], selectRank(b, k), "n=%d q=%g", n, q)
 		}
 	}
 	assert.Equal(t, 0, rank(0.5, 1))
 	assert.Equal(t, 49, rank(0.5, 99))
-	assert.False(t, math.IsNaN(float64(rank(0.99, 1))))
-}
-
-func sortInt64(a []int64) {
-	for i := 1; i < len(a); i++ {
-		for j := i; j > 0 && a[j] < a[j-1]; j-- {
-			a[j], a[j-1] = a[j-1], a[j]
-		}
-	}
+	// ⌈q·n⌉ − 1, clamped to [0, n−1]: one value is its own p99; the p99
+	// of 100 values is the 99th smallest.
+	assert.Equal(t, 0, rank(0.99, 1))
+	assert.Equal(t, 98, rank(0.99, 100))
+	assert.Equal(t, 99, rank(0.99, 101))
+	assert.Equal(t, 0, rank(0, 10))
+	assert.Equal(t, 9, rank(1, 10))
 }
