@@ -206,9 +206,7 @@ func SweepEach(streams []Stream, fams [][]Family, opt SweepOptions) ([]Curve, er
 				if err != nil {
 					setErr(t.curve, err)
 				}
-				for i := range pts {
-					slots[t.curve][i] = pts[i]
-				}
+				copy(slots[t.curve], pts)
 			}
 		}()
 	}
