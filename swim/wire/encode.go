@@ -72,20 +72,30 @@ func CheckName(s string) error {
 	return nil
 }
 
+// checkNode checks n for the encoder; errors name it as field.
 func checkNode(field string, n swim.Node, idRequired bool) error {
+	if err := nodeProblem(n, idRequired); err != nil {
+		return fmt.Errorf("wire: encode: %s %w", field, err)
+	}
+	return nil
+}
+
+// nodeProblem is checkNode without the field name, so that the encoder's
+// per-update check formats the name ("update 3 node") only on failure.
+func nodeProblem(n swim.Node, idRequired bool) error {
 	switch {
 	case idRequired && n.ID == "":
-		return fmt.Errorf("wire: encode: %s ID is empty", field)
+		return errors.New("ID is empty")
 	case len(n.ID) > swim.MaxIDLen:
-		return fmt.Errorf("wire: encode: %s ID is %d bytes, at most %d", field, len(n.ID), swim.MaxIDLen)
+		return fmt.Errorf("ID is %d bytes, at most %d", len(n.ID), swim.MaxIDLen)
 	case len(n.Addr) > swim.MaxAddrLen:
-		return fmt.Errorf("wire: encode: %s address is %d bytes, at most %d", field, len(n.Addr), swim.MaxAddrLen)
+		return fmt.Errorf("address is %d bytes, at most %d", len(n.Addr), swim.MaxAddrLen)
 	}
 	if err := CheckName(string(n.ID)); err != nil {
-		return fmt.Errorf("wire: encode: %s ID: %w", field, err)
+		return fmt.Errorf("ID: %w", err)
 	}
 	if err := CheckName(n.Addr); err != nil {
-		return fmt.Errorf("wire: encode: %s address: %w", field, err)
+		return fmt.Errorf("address: %w", err)
 	}
 	return nil
 }
@@ -131,8 +141,8 @@ func appendUpdate(b []byte, i int, u *swim.Update) ([]byte, error) {
 	default:
 		return nil, fmt.Errorf("wire: encode: update %d: unknown kind %d", i, u.Kind)
 	}
-	if err := checkNode(fmt.Sprintf("update %d node", i), u.Node, true); err != nil {
-		return nil, err
+	if err := nodeProblem(u.Node, true); err != nil {
+		return nil, fmt.Errorf("wire: encode: update %d node %w", i, err)
 	}
 	if len(u.From) > swim.MaxIDLen {
 		return nil, fmt.Errorf("wire: encode: update %d from is %d bytes, at most %d", i, len(u.From), swim.MaxIDLen)

@@ -357,3 +357,21 @@ func TestNamesArePrintableUTF8(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, ok.From, got.From)
 }
+
+// BenchmarkMarshalFit encodes a ping carrying eight updates into a reused
+// buffer: the encoder's send path (run with -benchmem; it allocates nothing).
+func BenchmarkMarshalFit(b *testing.B) {
+	p := &swim.Packet{Kind: swim.MsgPing, From: swim.Node{ID: "a", Addr: "10.0.0.1:7946"},
+		To: swim.Node{ID: "b", Addr: "10.0.0.2:7946"}, Ping: swim.Ping{Seq: 42}}
+	for range 8 {
+		p.Updates = append(p.Updates, swim.Update{Kind: swim.UpdateSuspect,
+			Node: swim.Node{ID: "c", Addr: "10.0.0.3:7946"}, Incarnation: 7, From: "a"})
+	}
+	buf := make([]byte, 0, 1400)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, n, err := MarshalFit(buf[:0], p, 1400); err != nil || n != len(p.Updates) {
+			b.Fatal(n, err)
+		}
+	}
+}
