@@ -2,7 +2,6 @@ package sfd
 
 import (
 	"fmt"
-	"math"
 	"time"
 
 	"github.com/fdkit/fdkit/chen"
@@ -275,7 +274,7 @@ func (d *Detector) endSlot() {
 func (d *Detector) measured() QoS {
 	var q QoS
 	if d.tdCount > 0 {
-		q.TD = time.Duration(math.Round(d.tdSum / float64(d.tdCount)))
+		q.TD = detector.RoundNanos(d.tdSum / float64(d.tdCount))
 	}
 	q.QAP = 1
 	if d.observed > 0 {
