@@ -107,6 +107,8 @@ func TestLIP6NoisyLinks(t *testing.T) {
 			sender, st.Mistakes, st.Measured.MistakesPerSecond, ast.SafetyMargin, ast.State, ast.Measured.MistakesPerSecond, target)
 		require.Greater(t, ast.SafetyMargin, time.Duration(1))
 		require.Less(t, ast.Measured.MistakesPerSecond, st.Measured.MistakesPerSecond/2)
+		require.LessOrEqual(t, ast.Measured.MistakesPerSecond, target, "sender %s: the requested rate is met", sender)
 		require.NotEqual(t, sfd.CannotMeet, ast.State)
+		require.Equal(t, sfd.Steady, ast.State, "sender %s", sender)
 	}
 }
