@@ -213,7 +213,6 @@ type replayer struct {
 	prevA    time.Duration
 	hasSeq   bool
 	lastSeq  uint64
-	fresh    int
 
 	evaluating bool
 	pending    bool          // a freshness point is in force over the current gap
@@ -268,11 +267,8 @@ func (r *replayer) step(hb detector.Heartbeat) error {
 	r.det.Observe(hb)
 	if stale {
 		r.res.Stale++
-	} else {
-		r.fresh++
-		if hb.HasSeq {
-			r.lastSeq, r.hasSeq = hb.Seq, true
-		}
+	} else if hb.HasSeq {
+		r.lastSeq, r.hasSeq = hb.Seq, true
 	}
 	r.prevA, r.havePrev = hb.Arrival, true
 	tau, ok := r.det.FreshnessPoint()
@@ -282,7 +278,7 @@ func (r *replayer) step(hb detector.Heartbeat) error {
 		if stale {
 			return nil
 		}
-		if !ready || r.fresh <= r.cfg.WarmUp {
+		if fresh := r.res.Records - r.res.Stale; !ready || fresh <= r.cfg.WarmUp {
 			r.res.WarmUp++
 			return nil
 		}
