@@ -20,21 +20,19 @@ const LIP6Excerpt = "planetlab-lip6/recv_node1_excerpt.txt"
 // or it lacks rel, it skips the test with a message saying what is missing.
 func Shared(tb testing.TB, rel string) string {
 	tb.Helper()
-	dir, err := os.Getwd()
+	start, err := os.Getwd()
 	if err != nil {
 		tb.Fatalf("tracetest: %v", err)
 	}
-	for {
+	for dir := start; ; {
 		p := filepath.Join(dir, "shared", "traces", filepath.FromSlash(rel))
 		if _, err := os.Stat(p); err == nil {
 			return p
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			tb.Skipf("real trace shared/traces/%s not found above %s (the shared traces are absent): skipping", rel, must(os.Getwd()))
+			tb.Skipf("real trace shared/traces/%s not found above %s (the shared traces are absent): skipping", rel, start)
 		}
 		dir = parent
 	}
 }
-
-func must(s string, _ error) string { return s }
