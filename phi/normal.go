@@ -102,11 +102,10 @@ type Normal struct {
 	maxIv      time.Duration
 	divGap     bool
 
-	arr   arrivals
-	mu    float64 // μ in ns
-	sd    float64 // σ_eff in ns
-	tstar float64 // t*(Θ) in ns, ≥ 0
-	tau   time.Duration
+	arr arrivals
+	mu  float64 // μ in ns
+	sd  float64 // σ_eff in ns
+	tau time.Duration
 }
 
 var (
@@ -212,8 +211,7 @@ func (d *Normal) update() {
 		floor = DefaultMinStdDevFraction * mu
 	}
 	d.mu, d.sd = mu, max(sd, floor, 1)
-	d.tstar = max(0, d.mu+d.sd*d.zTh)
-	t, _ := ceilDuration(d.tstar)
+	t, _ := ceilDuration(max(0, d.mu+d.sd*d.zTh))
 	d.tau = detector.AddSat(d.arr.last, t)
 }
 
