@@ -185,35 +185,17 @@ func runRecv(ctx context.Context, cfg recvConfig, log *slog.Logger) (recvStats, 
 		conn.Close()
 	})
 	wg.Go(func() {
-		t := time.NewTicker(cfg.Sweep)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				r.eval.Lock()
-				for _, nm := range r.mons {
-					nm.m.Sweep()
-				}
-				r.eval.Unlock()
-				r.notePauses()
+		every(ctx, cfg.Sweep, func() {
+			r.eval.Lock()
+			for _, nm := range r.mons {
+				nm.m.Sweep()
 			}
-		}
+			r.eval.Unlock()
+			r.notePauses()
+		})
 	})
 	if cfg.Refresh > 0 && cfg.Table != nil {
-		wg.Go(func() {
-			t := time.NewTicker(cfg.Refresh)
-			defer t.Stop()
-			for {
-				select {
-				case <-ctx.Done():
-					return
-				case <-t.C:
-					r.printTable()
-				}
-			}
-		})
+		wg.Go(func() { every(ctx, cfg.Refresh, r.printTable) })
 	}
 	readErr := r.readLoop(ctx, conn)
 	cancel()
@@ -236,6 +218,20 @@ func runRecv(ctx context.Context, cfg recvConfig, log *slog.Logger) (recvStats, 
 		closeErr = nil
 	}
 	return st, errors.Join(readErr, closeErr)
+}
+
+// every calls f every d until ctx is done.
+func every(ctx context.Context, d time.Duration, f func()) {
+	t := time.NewTicker(d)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			f()
+		}
+	}
 }
 
 // notePauses logs the local pauses the monitors' guard found since the last
