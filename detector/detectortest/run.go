@@ -172,12 +172,12 @@ func (c *run) checkEmpty(d detector.Detector) {
 func (c *run) probes(tau, a time.Duration) []time.Duration {
 	p := []time.Duration{
 		math.MinInt64, math.MinInt64 + 1, 0, math.MaxInt64 - 1, math.MaxInt64,
-		addSat(tau, -1), tau, addSat(tau, 1), addSat(tau, -c.o.Interval), addSat(tau, c.o.Interval),
-		addSat(a, -c.o.Interval), addSat(a, -1), a, addSat(a, 1), addSat(a, time.Hour), addSat(a, 24*time.Hour),
+		detector.AddSat(tau, -1), tau, detector.AddSat(tau, 1), detector.AddSat(tau, -c.o.Interval), detector.AddSat(tau, c.o.Interval),
+		detector.AddSat(a, -c.o.Interval), detector.AddSat(a, -1), a, detector.AddSat(a, 1), detector.AddSat(a, time.Hour), detector.AddSat(a, 24*time.Hour),
 		time.Duration(c.r.Uint64()),
 	}
 	for range 4 {
-		p = append(p, addSat(tau, time.Duration(c.r.NormFloat64()*float64(3*c.o.Interval))))
+		p = append(p, detector.AddSat(tau, time.Duration(c.r.NormFloat64()*float64(3*c.o.Interval))))
 	}
 	if a < tau {
 		span := uint64(tau) - uint64(a)
@@ -257,7 +257,7 @@ func (c *run) checkAccrual(d detector.Accrual, tau, a time.Duration) {
 		// Beyond 2^53 ns (104 days) a float64 elapsed time no longer
 		// resolves 1 ns: the slack grows by a few ulps of el.
 		slack := 1 + time.Duration(float64(el)*0x1p-50)
-		at := addSat(last, el)
+		at := detector.AddSat(last, el)
 		if at > math.MaxInt64-slack {
 			continue // T_last + ElapsedFor + slack is beyond the Duration range
 		}

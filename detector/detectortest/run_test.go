@@ -74,9 +74,9 @@ func (d *linearAccrual) e(level float64) time.Duration {
 }
 
 func (d *linearAccrual) FreshnessPoint() (time.Duration, bool) {
-	tau := addSat(d.last, d.e(d.Threshold()))
+	tau := detector.AddSat(d.last, d.e(d.Threshold()))
 	if d.fault == "tau-off" {
-		tau = addSat(tau, time.Millisecond)
+		tau = detector.AddSat(tau, time.Millisecond)
 	}
 	return tau, d.seen
 }
@@ -208,7 +208,7 @@ func (d *shrinkingTimeout) Observe(hb detector.Heartbeat) {
 }
 
 func (d *shrinkingTimeout) FreshnessPoint() (time.Duration, bool) {
-	return addSat(d.last, d.to), d.seen
+	return detector.AddSat(d.last, d.to), d.seen
 }
 func (d *shrinkingTimeout) WarmingUp() bool { return false }
 func (d *shrinkingTimeout) Suspected(now time.Duration) bool {

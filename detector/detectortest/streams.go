@@ -31,23 +31,11 @@ type gen struct {
 	out   []detector.Heartbeat
 }
 
-// addSat returns a+b clamped to the Duration range.
-func addSat(a, b time.Duration) time.Duration {
-	s := a + b
-	if b > 0 && s < a {
-		return math.MaxInt64
-	}
-	if b < 0 && s > a {
-		return math.MinInt64
-	}
-	return s
-}
-
 // step advances the clock by about k intervals with jitter of a tenth of
 // Δ, always forwards by at least 1 ns, saturating at math.MaxInt64.
 func (g *gen) step(k int) {
 	d := time.Duration(k)*g.delta + time.Duration(g.r.NormFloat64()*float64(g.delta)/10)
-	g.at = addSat(g.at, max(d, 1))
+	g.at = detector.AddSat(g.at, max(d, 1))
 }
 
 func (g *gen) emit(seq uint64, hasSeq bool, at time.Duration) {
@@ -83,14 +71,14 @@ func (g *gen) awkward(percent int, unnumbered bool) bool {
 	last := g.out[len(g.out)-1]
 	switch g.r.IntN(8) {
 	case 0: // duplicate
-		g.emit(last.Seq, last.HasSeq, addSat(last.Arrival, time.Duration(g.r.IntN(3))*time.Millisecond))
+		g.emit(last.Seq, last.HasSeq, detector.AddSat(last.Arrival, time.Duration(g.r.IntN(3))*time.Millisecond))
 	case 1: // stale: an older number arriving now
 		g.emit(g.seq-min(g.seq, uint64(1+g.r.IntN(5))), true, g.at)
 	case 2:
 		g.reordered()
 	case 3: // the monitor's clock goes backwards
 		g.seq++
-		g.emit(g.seq, g.r.IntN(2) == 0 || !unnumbered, addSat(g.at, -time.Duration(g.r.Int64N(int64(2*g.delta)+1))))
+		g.emit(g.seq, g.r.IntN(2) == 0 || !unnumbered, detector.AddSat(g.at, -time.Duration(g.r.Int64N(int64(2*g.delta)+1))))
 	case 4: // without a sequence number
 		g.step(1)
 		g.emit(0, !unnumbered, g.at)
@@ -148,7 +136,7 @@ var scenarios = []scenario{
 	{name: "seq-zero-and-restarts", gen: func(g *gen) []detector.Heartbeat {
 		g.seq = 0
 		g.emit(0, true, g.at)
-		g.emit(0, true, addSat(g.at, 1))
+		g.emit(0, true, detector.AddSat(g.at, 1))
 		for len(g.out) < g.n {
 			switch x := g.r.IntN(100); {
 			case x < 3: // restart at 0 after a long run
@@ -167,7 +155,7 @@ var scenarios = []scenario{
 		for len(g.out) < g.n {
 			if g.r.IntN(100) < 15 {
 				g.seq++
-				back := addSat(g.at, -time.Duration(g.r.Int64N(int64(3*g.delta)+1)))
+				back := detector.AddSat(g.at, -time.Duration(g.r.Int64N(int64(3*g.delta)+1)))
 				g.emit(g.seq, g.r.IntN(3) > 0, back)
 				continue
 			}
@@ -179,7 +167,7 @@ var scenarios = []scenario{
 		for len(g.out) < g.n {
 			if g.r.IntN(100) < 4 {
 				g.seq++
-				g.at = addSat(g.at, time.Duration(1+g.r.IntN(5))*time.Hour)
+				g.at = detector.AddSat(g.at, time.Duration(1+g.r.IntN(5))*time.Hour)
 				g.emit(g.seq, true, g.at)
 				continue
 			}
@@ -191,7 +179,7 @@ var scenarios = []scenario{
 		for len(g.out) < g.n {
 			switch x := g.r.IntN(100); {
 			case x < 5: // backwards
-				g.emit(0, false, addSat(g.at, -time.Duration(g.r.Int64N(int64(g.delta)+1))))
+				g.emit(0, false, detector.AddSat(g.at, -time.Duration(g.r.Int64N(int64(g.delta)+1))))
 			case x < 8: // loss
 				g.step(2)
 				g.emit(0, false, g.at)
@@ -219,7 +207,7 @@ var scenarios = []scenario{
 			switch x := g.r.IntN(100); {
 			case x < 2: // a jump across the range
 				g.seq++
-				g.at = addSat(g.at, math.MaxInt64/2+time.Duration(g.r.Int64N(math.MaxInt64/4)))
+				g.at = detector.AddSat(g.at, math.MaxInt64/2+time.Duration(g.r.Int64N(math.MaxInt64/4)))
 				g.emit(g.seq, true, g.at)
 			default:
 				if !g.awkward(5, true) {
@@ -234,7 +222,7 @@ var scenarios = []scenario{
 			switch x := g.r.IntN(100); {
 			case x < 2:
 				g.seq++
-				g.at = addSat(g.at, time.Duration(1+g.r.IntN(3))*time.Hour)
+				g.at = detector.AddSat(g.at, time.Duration(1+g.r.IntN(3))*time.Hour)
 				g.emit(g.seq, true, g.at)
 			case x < 5:
 				g.next(2 + g.r.IntN(20))
