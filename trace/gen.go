@@ -351,7 +351,7 @@ func Generate(cfg GenConfig, rng *rand.Rand) ([]Record, error) {
 		r.Arrival, r.HasArrival = arr, true
 		recs = append(recs, r)
 	}
-	slices.SortStableFunc(recs, func(a, b Record) int { return cmp.Compare(a.Arrival, b.Arrival) })
+	slices.SortStableFunc(recs, byArrival)
 	return recs, nil
 }
 

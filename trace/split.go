@@ -30,7 +30,6 @@ func Split(recs []Record) []Stream {
 		}
 		out[i].Records = append(out[i].Records, r)
 	}
-	byArrival := func(a, b Record) int { return cmp.Compare(a.Arrival, b.Arrival) }
 	for i := range out {
 		if !slices.IsSortedFunc(out[i].Records, byArrival) {
 			slices.SortStableFunc(out[i].Records, byArrival)
@@ -68,6 +67,9 @@ func Merge(streams ...[]Record) []Record {
 	for _, s := range streams {
 		out = append(out, s...)
 	}
-	slices.SortStableFunc(out, func(a, b Record) int { return cmp.Compare(a.Arrival, b.Arrival) })
+	slices.SortStableFunc(out, byArrival)
 	return out
 }
+
+// byArrival orders records by arrival time (for a stable sort).
+func byArrival(a, b Record) int { return cmp.Compare(a.Arrival, b.Arrival) }
