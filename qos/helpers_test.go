@@ -1,6 +1,7 @@
 package qos
 
 import (
+	"cmp"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -61,15 +62,7 @@ func generate(o genOpts) []detector.Heartbeat {
 			hbs = append(hbs, hb)
 		}
 	}
-	slices.SortStableFunc(hbs, func(a, b detector.Heartbeat) int {
-		switch {
-		case a.Arrival < b.Arrival:
-			return -1
-		case a.Arrival > b.Arrival:
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(hbs, func(a, b detector.Heartbeat) int { return cmp.Compare(a.Arrival, b.Arrival) })
 	return hbs
 }
 

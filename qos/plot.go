@@ -1,6 +1,7 @@
 package qos
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"image/color"
@@ -143,15 +144,7 @@ func NewPlot(curves []Curve, kind PlotKind, title string) (*plot.Plot, error) {
 			}
 			continue
 		}
-		slices.SortFunc(pts, func(a, b plotter.XY) int {
-			switch {
-			case a.X < b.X:
-				return -1
-			case a.X > b.X:
-				return 1
-			}
-			return 0
-		})
+		slices.SortFunc(pts, func(a, b plotter.XY) int { return cmp.Compare(a.X, b.X) })
 		label := c.Family
 		col := palette[i%len(palette)]
 		if len(c.Points) == 1 {
