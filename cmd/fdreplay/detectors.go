@@ -9,6 +9,7 @@ import (
 
 	"github.com/fdkit/fdkit/bertier"
 	"github.com/fdkit/fdkit/chen"
+	"github.com/fdkit/fdkit/detector"
 	"github.com/fdkit/fdkit/jacobson"
 	"github.com/fdkit/fdkit/phi"
 	"github.com/fdkit/fdkit/qos"
@@ -61,7 +62,7 @@ type settings struct {
 //     QAP ≥ 0.999.
 func (s settings) akka() phi.AkkaConfig {
 	scale := func(d time.Duration) time.Duration {
-		return time.Duration(math.Round(float64(d) * float64(s.interval) / float64(time.Second)))
+		return detector.RoundNanos(float64(d) * float64(s.interval) / float64(time.Second))
 	}
 	return phi.AkkaConfig{
 		MaxSampleSize:            s.window,
@@ -257,11 +258,13 @@ func sweepFamilies(s settings, names []string, points int, spans map[string]span
 	return fams, nil
 }
 
-// durations converts parameter values in milliseconds to durations.
+// durations converts parameter values in milliseconds to durations,
+// saturating (detector.RoundNanos) rather than wrapping to a negative
+// duration for a huge bound such as --range fixed=100:1e20.
 func durations(msv []float64) []time.Duration {
 	d := make([]time.Duration, len(msv))
 	for i, v := range msv {
-		d[i] = time.Duration(math.Round(v * float64(time.Millisecond)))
+		d[i] = detector.RoundNanos(v * float64(time.Millisecond))
 	}
 	return d
 }
