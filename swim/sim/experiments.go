@@ -110,17 +110,16 @@ func Detection(n, trials int, seed uint64, mc swim.Config) (DetectionResult, err
 			isVictim[v] = vi
 		}
 		crashAt := 5*T - time.Millisecond
-		first := make([]time.Duration, k)
-		allSusp := make([]time.Duration, k)
-		allDead := make([]time.Duration, k)
-		susp := make([][]bool, k)
-		dead := make([][]bool, k)
-		nSusp := make([]int, k)
-		nDead := make([]int, k)
-		for vi := range victims {
-			susp[vi] = make([]bool, n)
-			dead[vi] = make([]bool, n)
-			first[vi], allSusp[vi], allDead[vi] = -1, -1, -1
+		// One record per victim: instants (-1 until seen) and who has
+		// suspected or declared it.
+		type track struct {
+			first, allSusp, allDead time.Duration
+			susp, dead              []bool
+			nSusp, nDead            int
+		}
+		tr := make([]track, k)
+		for vi := range tr {
+			tr[vi] = track{first: -1, allSusp: -1, allDead: -1, susp: make([]bool, n), dead: make([]bool, n)}
 		}
 		live := n - k
 		s.SetEventHook(func(now time.Duration, obs int, ev swim.Event) {
@@ -128,23 +127,22 @@ func Detection(n, trials int, seed uint64, mc swim.Config) (DetectionResult, err
 			if !ok || now < crashAt {
 				return
 			}
+			v := &tr[vi]
 			if ev.Kind == swim.EventSuspect || ev.Kind == swim.EventDead {
-				if first[vi] < 0 {
-					first[vi] = now
+				if v.first < 0 {
+					v.first = now
 				}
-				if !susp[vi][obs] {
-					susp[vi][obs] = true
-					nSusp[vi]++
-					if nSusp[vi] == live {
-						allSusp[vi] = now
+				if !v.susp[obs] {
+					v.susp[obs] = true
+					if v.nSusp++; v.nSusp == live {
+						v.allSusp = now
 					}
 				}
 			}
-			if ev.Kind == swim.EventDead && !dead[vi][obs] {
-				dead[vi][obs] = true
-				nDead[vi]++
-				if nDead[vi] == live {
-					allDead[vi] = now
+			if ev.Kind == swim.EventDead && !v.dead[obs] {
+				v.dead[obs] = true
+				if v.nDead++; v.nDead == live {
+					v.allDead = now
 				}
 			}
 		})
@@ -154,27 +152,26 @@ func Detection(n, trials int, seed uint64, mc swim.Config) (DetectionResult, err
 				s.Crash(v)
 			}
 		})
-		for t := crashAt; t < crashAt+200*T; t += T {
-			s.RunUntil(t)
-			done := true
-			for vi := range victims {
-				if allDead[vi] < 0 {
-					done = false
+		allDeclared := func() bool {
+			for _, v := range tr {
+				if v.allDead < 0 {
+					return false
 				}
 			}
-			if done {
-				break
-			}
+			return true
 		}
-		for vi := range victims {
+		for t := crashAt; t < crashAt+200*T && !allDeclared(); t += T {
+			s.RunUntil(t)
+		}
+		for _, v := range tr {
 			res.Crashes++
-			if allDead[vi] < 0 || first[vi] < 0 || allSusp[vi] < 0 {
+			if v.allDead < 0 || v.first < 0 || v.allSusp < 0 {
 				res.Undetected++
 				continue
 			}
-			sumFirst += float64(first[vi]-crashAt) / float64(T)
-			sumDiss += float64(allSusp[vi]-first[vi]) / float64(T)
-			sumDead += float64(allDead[vi]-crashAt) / float64(T)
+			sumFirst += float64(v.first-crashAt) / float64(T)
+			sumDiss += float64(v.allSusp-v.first) / float64(T)
+			sumDead += float64(v.allDead-crashAt) / float64(T)
 		}
 	}
 	if d := res.Crashes - res.Undetected; d > 0 {
