@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fdkit/fdkit/trace"
 	"gonum.org/v1/gonum/stat/distuv"
 )
 
@@ -68,7 +69,8 @@ func (d *delayModel) next() time.Duration {
 // two-state Gilbert model (Gilbert–Elliott with loss probability 1 in the bad
 // state and 0 in the good one): bad → good with probability r = 1/b (mean
 // burst length b heartbeats), good → bad with p = rate·r/(1 − rate), so that
-// the long-run loss rate is rate.
+// the long-run loss rate is rate (parameters from trace.GilbertElliott, as
+// the trace generator uses them).
 type lossModel struct {
 	rate, p, r float64
 	bursty     bool
@@ -85,8 +87,8 @@ func newLoss(rate, burst float64, rng *rand.Rand) (*lossModel, error) {
 	}
 	l := &lossModel{rate: rate, rng: rng, bursty: burst >= 1}
 	if l.bursty {
-		l.r = 1 / burst
-		l.p = rate * l.r / (1 - rate)
+		ge := trace.GilbertElliott(rate, burst)
+		l.p, l.r = ge.GoodToBad, ge.BadToGood
 		if l.p > 1 {
 			return nil, fmt.Errorf("loss rate %v with mean burst %v is impossible (needs good→bad probability %v > 1)", rate, burst, l.p)
 		}
