@@ -322,7 +322,7 @@ func (r *Reader) parseFDKitSlow(line []byte) (Record, error) {
 		// The Writer refuses to write either.
 		return Record{}, r.fieldErr("sender", "UTF-8 text without NUL bytes or carriage returns", f[0])
 	}
-	if !(len(f[0]) == 1 && f[0][0] == '-') {
+	if !isDash(f[0]) {
 		rec.Sender = r.intern(f[0])
 	}
 	if !isDash(f[1]) {
