@@ -156,7 +156,7 @@ func (m *Member) aboutSelf(u Update) {
 	case UpdateSuspect, UpdateDead:
 		if u.Incarnation < m.inc {
 			if !m.selfQueued() {
-				m.enqueue(Update{Kind: UpdateAlive, Node: m.self, Incarnation: m.inc, From: m.self.ID})
+				m.enqueue(m.selfAlive())
 			}
 			m.tellAlive(u.From)
 			m.tellAlive(m.stepFrom)
@@ -206,7 +206,7 @@ func (m *Member) sendAlive(p *peer) {
 	m.stats.AliveSent++
 	m.seq++
 	m.send(Packet{Kind: MsgPing, To: p.node, Ping: Ping{Seq: m.seq},
-		Updates: []Update{{Kind: UpdateAlive, Node: m.self, Incarnation: m.inc, From: m.self.ID}}})
+		Updates: []Update{m.selfAlive()}})
 }
 
 // announceAlive sends this member's new Alive at once to up to
@@ -235,6 +235,11 @@ func (m *Member) announceAlive() {
 	}
 }
 
+// selfAlive is this member's Alive in its current incarnation.
+func (m *Member) selfAlive() Update {
+	return Update{Kind: UpdateAlive, Node: m.self, Incarnation: m.inc, From: m.self.ID}
+}
+
 // selfQueued reports whether an update about this member waits in the
 // dissemination queue.
 func (m *Member) selfQueued() bool { return m.bidx[m.self.ID] != nil }
@@ -249,7 +254,7 @@ func (m *Member) refute(accused Incarnation) {
 	m.inc = inc
 	m.stats.Refutations++
 	m.adjustHealth(1)
-	m.enqueue(Update{Kind: UpdateAlive, Node: m.self, Incarnation: m.inc, From: m.self.ID})
+	m.enqueue(m.selfAlive())
 	m.announceAlive()
 }
 

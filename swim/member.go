@@ -243,7 +243,7 @@ func (m *Member) sendJoins(now time.Duration) {
 			continue
 		}
 		pkt := Packet{Kind: MsgJoin, From: m.self, To: Node{Addr: s},
-			Updates: []Update{{Kind: UpdateAlive, Node: m.self, Incarnation: m.inc, From: m.self.ID}}}
+			Updates: []Update{m.selfAlive()}}
 		m.out = append(m.out, pkt)
 	}
 	m.nextJoin = now + m.cfg.ProbeInterval
@@ -389,7 +389,7 @@ func (m *Member) pushPull() {
 // receiver answers with its view.
 func (m *Member) askView(to Node) {
 	m.out = append(m.out, Packet{Kind: MsgJoin, From: m.self, To: to,
-		Updates: []Update{{Kind: UpdateAlive, Node: m.self, Incarnation: m.inc, From: m.self.ID}}})
+		Updates: []Update{m.selfAlive()}})
 }
 
 // pushPullInterval scales the base interval to the group: unchanged up to
@@ -407,7 +407,7 @@ func (m *Member) localPause(now time.Duration) {
 	m.stats.LocalPauses++
 	if m.st == running {
 		m.inc = m.inc.Next()
-		m.enqueue(Update{Kind: UpdateAlive, Node: m.self, Incarnation: m.inc, From: m.self.ID})
+		m.enqueue(m.selfAlive())
 		m.announceAlive()
 	}
 	if m.pr.active && now >= m.pr.endAt {
@@ -845,7 +845,7 @@ func (m *Member) onPingReq(now time.Duration, pkt *Packet) {
 // packets as the size limit needs.
 func (m *Member) sendSync(to Node) {
 	ups := make([]Update, 0, len(m.peers)+1)
-	ups = append(ups, Update{Kind: UpdateAlive, Node: m.self, Incarnation: m.inc, From: m.self.ID})
+	ups = append(ups, m.selfAlive())
 	for _, p := range m.all {
 		ups = append(ups, m.viewUpdate(p))
 	}
