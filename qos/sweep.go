@@ -201,7 +201,7 @@ func SweepEach(streams []Stream, fams [][]Family, opt SweepOptions) ([]Curve, er
 					report(1)
 					continue
 				}
-				pts, method, err := sweepLinear(t.fam, t.stream.Heartbeats, cfg, func(n int) { report(n) })
+				pts, method, err := sweepLinear(t.fam, t.stream.Heartbeats, cfg, report)
 				curves[t.curve].Method = method
 				if err != nil {
 					setErr(t.curve, err)
