@@ -187,6 +187,17 @@ func (m *Member) tellAlive(id ID) {
 	if p == nil {
 		return
 	}
+	told := m.toldThisIncarnation()
+	if told[id] {
+		return
+	}
+	told[id] = true
+	m.sendAlive(p)
+}
+
+// toldThisIncarnation returns the set of members sent this member's Alive
+// directly, emptied when the incarnation changed since it was filled.
+func (m *Member) toldThisIncarnation() map[ID]bool {
 	if m.toldInc != m.inc {
 		m.toldInc = m.inc
 		clear(m.told)
@@ -194,11 +205,7 @@ func (m *Member) tellAlive(id ID) {
 	if m.told == nil {
 		m.told = make(map[ID]bool)
 	}
-	if m.told[id] {
-		return
-	}
-	m.told[id] = true
-	m.sendAlive(p)
+	return m.told
 }
 
 // sendAlive pings p with this member's Alive as the first update.
@@ -217,19 +224,13 @@ func (m *Member) announceAlive() {
 		return
 	}
 	k := m.cfg.IndirectChecks
-	if m.toldInc != m.inc {
-		m.toldInc = m.inc
-		clear(m.told)
-	}
-	if m.told == nil {
-		m.told = make(map[ID]bool)
-	}
+	told := m.toldThisIncarnation()
 	for tries := 0; k > 0 && tries < 4*m.cfg.IndirectChecks; tries++ {
 		p := m.list[m.rng.IntN(len(m.list))]
-		if (p.state != StateAlive && p.state != StateSuspect) || m.told[p.node.ID] || p.node.ID == m.replyTo {
+		if (p.state != StateAlive && p.state != StateSuspect) || told[p.node.ID] || p.node.ID == m.replyTo {
 			continue
 		}
-		m.told[p.node.ID] = true
+		told[p.node.ID] = true
 		m.sendAlive(p)
 		k--
 	}
