@@ -47,6 +47,19 @@ const (
 	XZ
 )
 
+// CompressionFor returns the compression a trace file named path is
+// conventionally written with: Gzip for a ".gz" suffix, XZ for ".xz",
+// NoCompression otherwise. (Readers detect compression from the content.)
+func CompressionFor(path string) Compression {
+	switch {
+	case strings.HasSuffix(path, ".gz"):
+		return Gzip
+	case strings.HasSuffix(path, ".xz"):
+		return XZ
+	}
+	return NoCompression
+}
+
 // Writer writes records in fdkit format (version 1, nanoseconds). Close
 // flushes and finishes the compressed stream; it does not close the
 // underlying io.Writer.

@@ -151,6 +151,14 @@ func TestCompressionByMagic(t *testing.T) {
 	}
 }
 
+func TestCompressionFor(t *testing.T) {
+	for path, want := range map[string]Compression{
+		"a.fdkit.gz": Gzip, "dir.xz/a.fdkit.xz": XZ, "a.fdkit": NoCompression, "a.gz.txt": NoCompression, "-": NoCompression,
+	} {
+		assert.Equal(t, want, CompressionFor(path), path)
+	}
+}
+
 func TestTruncatedGzip(t *testing.T) {
 	var sb strings.Builder
 	for i := range 20000 {

@@ -26,7 +26,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -248,13 +247,7 @@ func compression(name, out string) (trace.Compression, error) {
 	case "xz":
 		return trace.XZ, nil
 	case "auto":
-		switch filepath.Ext(out) {
-		case ".gz":
-			return trace.Gzip, nil
-		case ".xz":
-			return trace.XZ, nil
-		}
-		return trace.NoCompression, nil
+		return trace.CompressionFor(out), nil
 	}
 	return 0, fmt.Errorf("--compress %q: want none, gzip, xz or auto", name)
 }
