@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"github.com/fdkit/fdkit/swim"
+	"github.com/fdkit/fdkit/swim/wire"
 )
 
 type options struct {
@@ -64,7 +65,7 @@ func main() {
 	o.libs = strings.Split(libs, ",")
 	o.scenarios = strings.Split(scen, ",")
 	if key != "" {
-		k, err := parseHexKey(key)
+		k, err := wire.ParseKey(key)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(2)
