@@ -180,6 +180,7 @@ func (l *linearCollector) closeSegment(end time.Duration) {
 		if l.start > l.off {
 			v = math.Inf(1)
 		}
+		l.cntU[l.bucket(u)]++
 	} else {
 		u = float64(end-l.off) / l.scale
 		v = float64(l.start-l.off) / l.scale
@@ -190,9 +191,6 @@ func (l *linearCollector) closeSegment(end time.Duration) {
 		bv := l.bucket(v)
 		l.sV[bv] += l.scale
 		l.sVV[bv] += l.scale * v
-	}
-	if l.scale == 0 {
-		l.cntU[l.bucket(u)]++
 	}
 	l.cntW[l.bucket(min(v, l.uPrev))]++
 	l.uPrev = u
