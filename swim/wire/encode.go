@@ -40,10 +40,8 @@ const DefaultMaxPacketSize = 1400
 // limit, and by MarshalFit when even the packet without updates does not.
 var ErrTooLarge = errors.New("wire: packet larger than the size limit")
 
-func appendUvarint(b []byte, v uint64) []byte { return binary.AppendUvarint(b, v) }
-
 func appendStr(b []byte, s string) []byte {
-	b = appendUvarint(b, uint64(len(s)))
+	b = binary.AppendUvarint(b, uint64(len(s)))
 	return append(b, s...)
 }
 
@@ -112,16 +110,16 @@ func appendHeader(b []byte, p *swim.Packet) ([]byte, error) {
 	b = appendNode(b, p.To)
 	switch p.Kind {
 	case swim.MsgPing:
-		b = appendUvarint(b, uint64(p.Ping.Seq))
+		b = binary.AppendUvarint(b, uint64(p.Ping.Seq))
 	case swim.MsgAck:
-		b = appendUvarint(b, uint64(p.Ack.Seq))
+		b = binary.AppendUvarint(b, uint64(p.Ack.Seq))
 	case swim.MsgNack:
-		b = appendUvarint(b, uint64(p.Nack.Seq))
+		b = binary.AppendUvarint(b, uint64(p.Nack.Seq))
 	case swim.MsgPingReq:
 		if err := checkNode("ping-req target", p.PingReq.Target, true); err != nil {
 			return nil, err
 		}
-		b = appendUvarint(b, uint64(p.PingReq.Seq))
+		b = binary.AppendUvarint(b, uint64(p.PingReq.Seq))
 		b = appendNode(b, p.PingReq.Target)
 		flag := byte(0)
 		if p.PingReq.Nack {
@@ -152,7 +150,7 @@ func appendUpdate(b []byte, i int, u *swim.Update) ([]byte, error) {
 	}
 	b = append(b, byte(u.Kind))
 	b = appendNode(b, u.Node)
-	b = appendUvarint(b, uint64(u.Incarnation))
+	b = binary.AppendUvarint(b, uint64(u.Incarnation))
 	return appendStr(b, string(u.From)), nil
 }
 
