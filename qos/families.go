@@ -57,7 +57,7 @@ func DurationRange(lo, hi time.Duration, n int, logScale bool) ([]time.Duration,
 	return d, nil
 }
 
-func durMS(v float64) time.Duration { return time.Duration(math.Round(v * float64(time.Millisecond))) }
+func durMS(v float64) time.Duration { return detector.RoundNanos(v * float64(time.Millisecond)) }
 
 // msValues returns durations as parameter values in milliseconds.
 func msValues(ds []time.Duration) []float64 {

@@ -299,34 +299,34 @@ func (lc *linearCurve) at(p float64) (Result, error) {
 	// Buckets above i hold the slacks > p.
 	res.Mistakes = lc.cntU[i+1] - lc.cntW[i+1]
 	susp := (lc.sUU[i+1] - p*lc.sU[i+1]) - (lc.sVV[i+1] - p*lc.sV[i+1]) + lc.constS
-	res.Suspected = time.Duration(math.Round(max(susp, 0)))
+	res.Suspected = detector.RoundNanos((max(susp, 0)))
 
 	n := len(lc.td0)
 	if n > 0 {
 		if lc.floor == nil {
-			res.TD.Mean = time.Duration(math.Round((lc.sumTD0 + p*lc.sumScale) / float64(n)))
-			res.LastTD = time.Duration(math.Round(lc.td0[n-1] + lc.scales[n-1]*p))
+			res.TD.Mean = detector.RoundNanos(((lc.sumTD0 + p*lc.sumScale) / float64(n)))
+			res.LastTD = detector.RoundNanos((lc.td0[n-1] + lc.scales[n-1]*p))
 		} else {
 			var sum float64
 			for k, c := range lc.td0 {
 				sum += max(c+lc.scales[k]*p, lc.floor[k])
 			}
-			res.TD.Mean = time.Duration(math.Round(sum / float64(n)))
-			res.LastTD = time.Duration(math.Round(max(lc.td0[n-1]+lc.scales[n-1]*p, lc.floor[n-1])))
+			res.TD.Mean = detector.RoundNanos((sum / float64(n)))
+			res.LastTD = detector.RoundNanos((max(lc.td0[n-1]+lc.scales[n-1]*p, lc.floor[n-1])))
 		}
 		if lc.sameS {
 			sh := lc.scales[0] * p
-			res.TD.P50 = time.Duration(math.Round(lc.tdRanks[0] + sh))
-			res.TD.P99 = time.Duration(math.Round(lc.tdRanks[1] + sh))
-			res.TD.Max = time.Duration(math.Round(lc.tdRanks[2] + sh))
+			res.TD.P50 = detector.RoundNanos((lc.tdRanks[0] + sh))
+			res.TD.P99 = detector.RoundNanos((lc.tdRanks[1] + sh))
+			res.TD.Max = detector.RoundNanos((lc.tdRanks[2] + sh))
 		} else {
 			if lc.quant == nil {
 				lc.quant = lc.allPercentiles()
 			}
 			q := lc.quant[i]
-			res.TD.P50 = time.Duration(math.Round(q.p50))
-			res.TD.P99 = time.Duration(math.Round(q.p99))
-			res.TD.Max = time.Duration(math.Round(q.max))
+			res.TD.P50 = detector.RoundNanos((q.p50))
+			res.TD.P99 = detector.RoundNanos((q.p99))
+			res.TD.Max = detector.RoundNanos((q.max))
 		}
 	}
 	res.setRates()
