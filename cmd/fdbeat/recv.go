@@ -376,13 +376,7 @@ func (r *receiver) openTrace(specs []detSpec) error {
 	if r.cfg.Out == "" {
 		return nil
 	}
-	comp := trace.NoCompression
-	switch {
-	case strings.HasSuffix(r.cfg.Out, ".gz"):
-		comp = trace.Gzip
-	case strings.HasSuffix(r.cfg.Out, ".xz"):
-		comp = trace.XZ
-	}
+	comp := trace.CompressionFor(r.cfg.Out)
 	f, err := os.Create(r.cfg.Out)
 	if err != nil {
 		return fmt.Errorf("recv: %w", err)
