@@ -51,16 +51,23 @@ Run "fdbeat send --help" or "fdbeat recv --help" for the flags.
 `
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	// The first signal stops the command cleanly (send waits for delayed
 	// heartbeats, recv flushes its trace); a second one ends the process at
-	// once, as usual, instead of being swallowed.
+	// once with status 130. Both go through one channel, so the second is
+	// never swallowed however the goroutines are scheduled.
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
-		<-ctx.Done()
-		stop()
+		<-sigs
+		cancel()
+		<-sigs
+		fmt.Fprintln(os.Stderr, "fdbeat: aborted by a second signal")
+		os.Exit(130)
 	}()
-	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	cancel()
+	os.Exit(code)
 }
 
 // run executes one fdbeat command and returns the exit status.
