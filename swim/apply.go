@@ -19,7 +19,9 @@ import (
 //     Confirm overrides them "for any j"; like memberlist we ignore a Dead
 //     older than the entry, so that a member that refuted (or restarted and
 //     rejoined with a higher incarnation) is not killed by a stale
-//     declaration still in flight.
+//     declaration still in flight;
+//   - a member's own leave, Left(l, i), also overrides Dead(l, j) when
+//     i ≥ j, so that Left and Dead are ordered and all views agree.
 //
 // Updates about this member itself trigger refutation. Applied updates are
 // queued for dissemination when gossip is true (false for a join's view
@@ -91,11 +93,32 @@ func (m *Member) apply(now time.Duration, u Update, gossip bool) {
 			}
 		}
 	case UpdateDead:
-		if p == nil || (p.state != StateAlive && p.state != StateSuspect) || u.Incarnation < p.inc {
+		if p == nil || u.Incarnation < p.inc {
 			return
 		}
-		m.kill(now, p, u, gossip)
+		switch p.state {
+		case StateAlive, StateSuspect:
+			m.kill(now, p, u, gossip)
+		case StateDead:
+			if u.IsLeave() {
+				m.leftAfterDead(now, p, u, gossip)
+			}
+		}
 	}
+}
+
+// leftAfterDead records a member's own leave over a Dead that others
+// declared in the same incarnation or earlier: the leave is the member's
+// own word, and ranking Left above Dead makes the two final states totally
+// ordered, so every view converges on the same one whichever arrives first
+// (before, a member that had declared the leaver dead kept Dead while the
+// rest of the group kept Left). It emits EventLeave.
+func (m *Member) leftAfterDead(now time.Duration, p *peer, u Update, gossip bool) {
+	m.removeTomb(p)
+	p.state = StateLeft
+	p.inc, p.since, p.deadFrom = u.Incarnation, now, u.From
+	m.emit(EventLeave, p, u.From, now)
+	m.gossip(u, gossip)
 }
 
 // kill moves p to Dead (or Left for a leave) as stated by u.

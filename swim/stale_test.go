@@ -67,3 +67,41 @@ func TestStaleAccusationAnsweredWithCurrentAlive(t *testing.T) {
 	assert.Equal(t, StateAlive, q2.State("v"))
 	assert.Equal(t, Incarnation(1), v.Incarnation())
 }
+
+// Dead and Left are the two final states of one incarnation, and all views
+// must agree on which: a member's own leave ranks above a Dead that others
+// declared, in whichever order the two arrive. (CI once saw a member that
+// had declared a leaver dead under load keep Dead while the others kept
+// Left.)
+func TestLeaveOverridesDeadInSameIncarnation(t *testing.T) {
+	leave := Update{Kind: UpdateDead, Node: node("x"), Incarnation: 2, From: "x"}
+	dead := Update{Kind: UpdateDead, Node: node("x"), Incarnation: 2, From: "q"}
+
+	a := newTest(t, "a", ModeLifeguard, nil, "x", "q")
+	a.apply(0, Update{Kind: UpdateAlive, Node: node("x"), Incarnation: 2, From: "x"}, false)
+	a.apply(time.Second, dead, true)
+	require.Equal(t, StateDead, a.State("x"))
+	drain(a)
+	a.apply(2*time.Second, leave, true)
+	assert.Equal(t, StateLeft, a.State("x"), "the leave overrides Dead")
+	_, ev := drain(a)
+	require.Len(t, ev, 1)
+	assert.Equal(t, EventLeave, ev[0].Kind)
+	assert.Empty(t, a.tomb, "a member that left is no reconnect candidate")
+
+	b := newTest(t, "b", ModeLifeguard, nil, "x", "q")
+	b.apply(0, Update{Kind: UpdateAlive, Node: node("x"), Incarnation: 2, From: "x"}, false)
+	b.apply(time.Second, leave, true)
+	drain(b)
+	b.apply(2*time.Second, dead, true)
+	assert.Equal(t, StateLeft, b.State("x"), "a Dead does not override the leave")
+	_, ev = drain(b)
+	assert.Empty(t, ev)
+
+	// An older leave does not override a Dead of a later incarnation.
+	c := newTest(t, "c", ModeLifeguard, nil, "x", "q")
+	c.apply(0, Update{Kind: UpdateAlive, Node: node("x"), Incarnation: 3, From: "x"}, false)
+	c.apply(time.Second, Update{Kind: UpdateDead, Node: node("x"), Incarnation: 3, From: "q"}, true)
+	c.apply(2*time.Second, leave, true)
+	assert.Equal(t, StateDead, c.State("x"))
+}
