@@ -3,6 +3,7 @@ package detector
 import (
 	"errors"
 	"math"
+	"slices"
 	"time"
 )
 
@@ -58,6 +59,16 @@ func (w *Window) Full() bool { return w.n == len(w.buf) }
 // Reset empties the window, keeping its size.
 func (w *Window) Reset() {
 	w.start, w.n, w.shift, w.sum, w.sumsq, w.sinceRebase = 0, 0, 0, 0, 0, 0
+}
+
+// Clone returns an independent copy of w: the same samples and the same
+// running sums, so that the copy and w give bit-identical statistics after
+// the same additions (refilling a new window with the samples would not:
+// the sums carry the rounding of their history).
+func (w *Window) Clone() *Window {
+	c := *w
+	c.buf = slices.Clone(w.buf)
+	return &c
 }
 
 // At returns the i-th sample held, 0 being the oldest and Len()-1 the newest.

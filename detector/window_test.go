@@ -149,3 +149,28 @@ func TestWindowMeanStdDevMatches(t *testing.T) {
 		}
 	}
 }
+
+func TestWindowCloneIsIndependentAndBitIdentical(t *testing.T) {
+	w, err := detector.NewWindow(7)
+	require.NoError(t, err)
+	rng := rand.New(rand.NewPCG(3, 4))
+	for range 10 { // past a rebase, so the sums carry history
+		w.Add(ms(100 + 30*rng.NormFloat64()))
+	}
+	c := w.Clone()
+	c.Add(ms(5000)) // only the copy
+	assert.Equal(t, 7, w.Len())
+	assert.Equal(t, ms(5000), c.At(c.Len()-1))
+	assert.NotEqual(t, w.At(w.Len()-1), c.At(c.Len()-1))
+
+	w2 := w.Clone()
+	for range 20 {
+		x := ms(100 + 30*rng.NormFloat64())
+		w.Add(x)
+		w2.Add(x)
+		m1, s1 := w.MeanStdDev()
+		m2, s2 := w2.MeanStdDev()
+		require.Equal(t, math.Float64bits(m1), math.Float64bits(m2))
+		require.Equal(t, math.Float64bits(s1), math.Float64bits(s2))
+	}
+}
