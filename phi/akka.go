@@ -68,8 +68,9 @@ type AkkaConfig struct {
 // first heartbeat after a pause does not skew the statistics. (So if every
 // heartbeat arrives after τ, the history never learns: the first-heartbeat
 // estimate must not be far below the real interval, as in Akka.) Because the
-// history depends on Θ, Akka does not implement detector.Linear and a
-// threshold sweep needs one replay per threshold.
+// history depends on Θ, Akka does not implement detector.Linear; Form and
+// Fork let a threshold sweep replay the thresholds that share a history as
+// one detector and split them where their histories part.
 //
 // Awkward input follows the package rules (Akka itself has no sequence
 // numbers; fdkit ignores stale ones). A gap of hours ends while the process
@@ -176,9 +177,54 @@ func (d *Akka) Observe(hb detector.Heartbeat) {
 	if d.sd < 1 {
 		d.sd = 1 // m = 0 and no real interval yet: keep y finite
 	}
-	d.tstar = max(0, d.mean+d.sd*d.yTh)
+	d.refresh()
+}
+
+// refresh derives t*(Θ) and τ from m', s' and T_last.
+func (d *Akka) refresh() {
+	d.tstar = AkkaCrossing(d.mean, d.sd, d.yTh)
 	t, _ := ceilDuration(d.tstar)
 	d.tau = detector.AddSat(d.arr.last, t)
+}
+
+// AkkaCrossing returns t* = max(0, m' + s'·y) in nanoseconds for m' and s'
+// in nanoseconds: the time elapsed since T_last at which the standardized
+// elapsed time (t − T_last − m')/s' reaches y (ALGORITHMS.md §5.2). An Akka
+// detector with threshold Θ uses y = AkkaYOfLevel(Θ): it records the next
+// interval I iff float64(I) < t*, and τ = T_last + ⌈t*⌉ (saturating).
+func AkkaCrossing(mean, sd, y float64) float64 { return max(0, mean+sd*y) }
+
+// Form returns what the freshness point depends on besides Θ: T_last and
+// m', s' in nanoseconds (unrounded, as Observe computed them). For any
+// threshold Θ, AkkaCrossing(mean, sd, AkkaYOfLevel(Θ)) is the t*(Θ) this
+// state would use, so a threshold sweep can evaluate many thresholds that
+// share a history at once. ok is false before the first heartbeat.
+func (d *Akka) Form() (last time.Duration, mean, sd float64, ok bool) {
+	return d.arr.last, d.mean, d.sd, d.arr.seen
+}
+
+// Fork returns an independent copy of d (history with its synthetic
+// samples, T_last, sequence state, count of recorded intervals) with
+// threshold Θ (0 means DefaultThreshold): the detector a replay with
+// threshold Θ would have reached had it recorded the same intervals as d.
+// A threshold sweep replays thresholds that agree on their history as one
+// detector and forks it when an arrival falls between their crossings
+// (qos.PhiAkkaFamily). Errors: a threshold NewAkka rejects.
+func (d *Akka) Fork(threshold float64) (*Akka, error) {
+	if threshold == 0 {
+		threshold = DefaultThreshold
+	}
+	if err := checkThreshold("akka", threshold); err != nil {
+		return nil, err
+	}
+	c := *d
+	c.window = d.window.Clone()
+	c.threshold = threshold
+	c.yTh = AkkaYOfLevel(threshold)
+	if c.arr.seen {
+		c.refresh()
+	}
+	return &c, nil
 }
 
 // Level returns φ(now) per AkkaLevelOfY: 0 before the first heartbeat,

@@ -222,3 +222,60 @@ func TestAkkaLevelShortcuts(t *testing.T) {
 		assert.InEpsilon(t, want, phi.AkkaLevelOfY(y), 1e-15, "y %v (a %v)", y, a)
 	}
 }
+
+func TestAkkaFormGivesEveryThresholdsCrossing(t *testing.T) {
+	d := newAkka(t, phi.AkkaConfig{Threshold: 8, MinStdDeviation: ms(10), AcceptableHeartbeatPause: ms(50), FirstHeartbeatEstimate: ms(100)})
+	_, _, _, ok := d.Form()
+	assert.False(t, ok, "no form before the first heartbeat")
+	feedCommon(d)
+	last, mean, sd, ok := d.Form()
+	require.True(t, ok)
+	tau, _ := d.FreshnessPoint()
+	tstar := phi.AkkaCrossing(mean, sd, phi.AkkaYOfLevel(8))
+	assert.Equal(t, tau, last+time.Duration(math.Ceil(tstar)))
+	// The crossing is where the level reaches Θ.
+	assert.InDelta(t, 8, d.Level(last+time.Duration(math.Round(tstar))), 1e-6)
+	assert.Zero(t, phi.AkkaCrossing(mean, sd, -1e9), "clamped at 0")
+}
+
+func TestAkkaForkFollowsAReplayWithItsThreshold(t *testing.T) {
+	cfg := phi.AkkaConfig{Threshold: 12, MinStdDeviation: ms(10), AcceptableHeartbeatPause: ms(20), FirstHeartbeatEstimate: ms(100)}
+	rng := rand.New(rand.NewPCG(8, 9))
+	var hbs []detector.Heartbeat
+	for i := range 400 {
+		a := ms(100*float64(i) + 5*rng.NormFloat64())
+		if i == 300 {
+			a += ms(65) // φ between 3 and 12 at this arrival: only Θ = 12 records it
+		}
+		hbs = append(hbs, detector.Heartbeat{Seq: uint64(i), HasSeq: true, Arrival: a})
+	}
+	high := newAkka(t, cfg)
+	c3 := cfg
+	c3.Threshold = 3
+	low := newAkka(t, c3)
+	var fork *phi.Akka
+	for i, h := range hbs {
+		if i == 200 {
+			var err error
+			fork, err = high.Fork(3)
+			require.NoError(t, err)
+			assert.Equal(t, 3.0, fork.Threshold())
+		}
+		high.Observe(h)
+		low.Observe(h)
+		if fork != nil {
+			fork.Observe(h)
+			a, _ := fork.FreshnessPoint()
+			b, _ := low.FreshnessPoint()
+			require.Equal(t, b, a, "heartbeat %d", i)
+			_, m1, s1, _ := fork.Form()
+			_, m2, s2, _ := low.Form()
+			require.Equal(t, math.Float64bits(m2), math.Float64bits(m1))
+			require.Equal(t, math.Float64bits(s2), math.Float64bits(s1))
+		}
+	}
+	assert.Equal(t, low.Window().Len(), fork.Window().Len())
+	assert.NotEqual(t, high.Mean(), fork.Mean(), "the fork's history is its own")
+	_, err := high.Fork(-1)
+	assert.Error(t, err)
+}
