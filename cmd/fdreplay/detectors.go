@@ -138,7 +138,7 @@ func defaultSpans(interval time.Duration) map[string]span {
 		"jacobson":      {0.5, 64, true},
 		"phi-normal":    {0.5, 16, false},
 		"phi-akka":      {0.5, 16, false},
-		"phi-cassandra": {0.5, 16, false},
+		"phi-cassandra": {0.25, 16, true}, // t* ∝ Φ: log spacing puts points where TD is small
 		"chen":          {d / 100, 20 * d, true},
 		"sfd":           {d / 100, 20 * d, true},
 	}

@@ -108,7 +108,7 @@ func parseFlags(args []string, stdout io.Writer) (options, []string, error) {
 	fs.StringVarP(&o.out, "out", "o", "", "directory for results: table.csv/json, curves.csv/json, <sender>-mr-td and -qap-td plots (PNG, SVG); implies --sweep")
 	fs.BoolVar(&o.sweep, "sweep", false, "sweep each detector's parameter (implied by --out, --range and tuner targets); without --out the curves are printed as CSV")
 	fs.IntVarP(&o.points, "points", "p", 40, "points per swept curve")
-	rangeArgs := fs.StringArray("range", nil, "sweep range NAME=LO:HI[:log|lin], durations with a unit or in ms (repeatable; defaults: fixed Δ..30Δ log, chen and sfd Δ/100..20Δ log, φ 0.5..16, jacobson K 0.5..64 log)")
+	rangeArgs := fs.StringArray("range", nil, "sweep range NAME=LO:HI[:log|lin], durations with a unit or in ms (repeatable; defaults: fixed Δ..30Δ log, chen and sfd Δ/100..20Δ log, φ 0.5..16, cassandra 0.25..16 log, jacobson K 0.5..64 log)")
 	fs.DurationVar(&o.targets.MaxTD, "td-max", 0, "tuner target: mean TD at most this")
 	fs.Float64Var(&o.targets.MaxMRPerSecond, "mr-max", 0, "tuner target: mistakes per second at most this (1 per minute is 0.0167)")
 	fs.Float64Var(&o.targets.MinQAP, "qap-min", 0, "tuner target: QAP at least this (e.g. 0.999)")
