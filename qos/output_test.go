@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
@@ -60,13 +61,36 @@ func TestTune(t *testing.T) {
 	// Impossible: fast and no mistakes.
 	ch, err = Tune(curves, Targets{MaxTD: ms(50), MaxMRPerSecond: 1e-9})
 	require.NoError(t, err)
-	for _, c := range ch {
+	impossible := Targets{MaxTD: ms(50), MaxMRPerSecond: 1e-9}
+	for i, c := range ch {
 		assert.False(t, c.Found)
+		// The nearest point is reported: no point of the curve misses the
+		// targets by less.
+		require.NotEmpty(t, curves[i].Points)
+		assert.Equal(t, impossible.Shortfall(c.Point.Result), c.Shortfall)
+		assert.Greater(t, c.Shortfall, 1.0)
+		for _, p := range curves[i].Points {
+			assert.GreaterOrEqual(t, impossible.Shortfall(p.Result), c.Shortfall)
+		}
 	}
 	_, err = Tune(curves, Targets{MinQAP: 2})
 	assert.Error(t, err)
 	_, err = Tune(curves, Targets{MaxTD: -1})
 	assert.Error(t, err)
+}
+
+// Shortfall is the worst ratio of a result to the targets it is held to.
+func TestShortfall(t *testing.T) {
+	r := Result{MRPerSecond: 0.02, QAP: 0.998}
+	r.TD.Mean = 300 * time.Millisecond
+	assert.Equal(t, 0.0, Targets{}.Shortfall(r))
+	assert.InDelta(t, 1.5, Targets{MaxTD: 200 * time.Millisecond}.Shortfall(r), 1e-12)
+	assert.InDelta(t, 2.0, Targets{MaxMRPerSecond: 0.01}.Shortfall(r), 1e-12)
+	assert.InDelta(t, 2.0, Targets{MinQAP: 0.999}.Shortfall(r), 1e-9) // 0.002 / 0.001
+	assert.InDelta(t, 0.6, Targets{MaxTD: 500 * time.Millisecond, MaxMRPerSecond: 0.1}.Shortfall(r), 1e-12)
+	assert.True(t, math.IsInf(Targets{MinQAP: 1}.Shortfall(r), 1))
+	r.QAP = 1
+	assert.Equal(t, 0.0, Targets{MinQAP: 1}.Shortfall(r))
 }
 
 func TestSavePlots(t *testing.T) {

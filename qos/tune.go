@@ -44,19 +44,52 @@ func (t Targets) Meets(r Result) bool {
 	return true
 }
 
+// Shortfall returns by how much r misses t: the largest of TD/MaxTD,
+// MR/MaxMRPerSecond and (1 − QAP)/(1 − MinQAP) over the targets that are
+// set, so 1 means "exactly at the binding target" and 2 "twice what is
+// allowed". It is at most 1 when r meets t, 0 when no target is set, and
+// +Inf when r has a mistake against MinQAP = 1 or an infinite TD.
+func (t Targets) Shortfall(r Result) float64 {
+	worst := 0.0
+	if t.MaxTD > 0 {
+		worst = max(worst, float64(r.TD.Mean)/float64(t.MaxTD))
+	}
+	if t.MaxMRPerSecond > 0 {
+		worst = max(worst, r.MRPerSecond/t.MaxMRPerSecond)
+	}
+	if t.MinQAP > 0 {
+		switch miss, allowed := 1-r.QAP, 1-t.MinQAP; {
+		case miss <= 0:
+		case allowed <= 0:
+			worst = math.Inf(1)
+		default:
+			worst = max(worst, miss/allowed)
+		}
+	}
+	return worst
+}
+
 // Choice is the tuner's answer for one family on one stream: the point that
-// meets the targets with the smallest mean TD, or Found = false.
+// meets the targets with the smallest mean TD, or Found = false and the
+// point that comes nearest (smallest Targets.Shortfall, ties: smaller mean
+// TD), so that a user sees how far off the family is and which way to relax.
 type Choice struct {
 	Stream string `json:"stream"`
 	Family string `json:"family"`
 	Param  string `json:"param"`
 	Unit   string `json:"unit"`
 	Found  bool   `json:"found"`
-	Point  Point  `json:"point"`
+	// Point is the chosen point when Found, else the nearest one (the zero
+	// Point for a curve without points).
+	Point Point `json:"point"`
+	// Shortfall is Targets.Shortfall of Point: at most 1 when Found.
+	Shortfall float64 `json:"shortfall"`
 }
 
 // Tune answers, for every curve, which of its points meets t with the
-// smallest mean TD (ties: the smaller MR). Curves are answered in order.
+// smallest mean TD (ties: the smaller MR), or, when none does, which point
+// comes nearest. Curves are answered in order. It fails only for invalid
+// targets.
 func Tune(curves []Curve, t Targets) ([]Choice, error) {
 	if err := t.Validate(); err != nil {
 		return nil, err
@@ -64,14 +97,26 @@ func Tune(curves []Curve, t Targets) ([]Choice, error) {
 	out := make([]Choice, 0, len(curves))
 	for _, c := range curves {
 		ch := Choice{Stream: c.Stream, Family: c.Family, Param: c.Param, Unit: c.Unit}
+		near, nearSet := Point{}, false
+		nearShort := math.Inf(1)
 		for _, p := range c.Points {
 			if !t.Meets(p.Result) {
+				sh := t.Shortfall(p.Result)
+				if !nearSet || sh < nearShort || (sh == nearShort && p.TD.Mean < near.TD.Mean) {
+					near, nearShort, nearSet = p, sh, true
+				}
 				continue
 			}
 			if !ch.Found || p.TD.Mean < ch.Point.TD.Mean ||
 				(p.TD.Mean == ch.Point.TD.Mean && p.MRPerSecond < ch.Point.MRPerSecond) {
 				ch.Found, ch.Point = true, p
 			}
+		}
+		switch {
+		case ch.Found:
+			ch.Shortfall = t.Shortfall(ch.Point.Result)
+		case nearSet:
+			ch.Point, ch.Shortfall = near, nearShort
 		}
 		out = append(out, ch)
 	}

@@ -336,3 +336,12 @@ func TestNoMRPlotIsReported(t *testing.T) {
 	assert.FileExists(t, filepath.Join(dir, "p-qap-td.png"))
 	assert.Equal(t, "fdreplay: note: no MR plot for sender p: no swept point made a mistake (MR 0 has no place on a log scale)\n", errOut)
 }
+
+// When no setting meets the targets, the tuner names the nearest one and
+// by how much it misses.
+func TestTunerNearest(t *testing.T) {
+	code, out, errOut := runCmd("-d", "fixed,bertier", "--points", "6", "--td-max", "100ms", "--mr-max", "0.0001")
+	require.Equal(t, 0, code, errOut)
+	assert.Regexp(t, `fixed +\| none meets; nearest T=[0-9.]+ms misses by [0-9.]+×`, out)
+	assert.Regexp(t, `bertier +\| none meets; nearest \(single point\) misses by [0-9.e+]+×`, out)
+}

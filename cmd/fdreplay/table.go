@@ -124,18 +124,21 @@ func printTuning(w io.Writer, choices []qos.Choice, t qos.Targets) error {
 	fmt.Fprintf(w, "tuning: smallest mean TD with%s\n", describeTargets(t))
 	tb := newTable(w, []string{"sender", "detector", "setting", "TD mean ms", "MR (1/s)", "QAP"}, 3)
 	for _, c := range choices {
-		if !c.Found {
-			if err := tb.Append([]string{c.Stream, c.Family, "none meets the targets", "–", "–", "–"}); err != nil {
-				return err
-			}
-			continue
-		}
 		setting := "(single point)"
 		if c.Param != "" {
 			setting = fmt.Sprintf("%s=%s%s", c.Param, strconv.FormatFloat(c.Point.Value, 'g', 4, 64), c.Unit)
 		}
 		r := c.Point.Result
-		if err := tb.Append([]string{c.Stream, c.Family, setting, fmtMS(r.TD.Mean), fmtMR(r.MRPerSecond), fmtQAP(r.QAP)}); err != nil {
+		row := []string{c.Stream, c.Family, setting, fmtMS(r.TD.Mean), fmtMR(r.MRPerSecond), fmtQAP(r.QAP)}
+		switch {
+		case c.Found:
+		case c.Point.Records == 0: // a curve without points
+			row = []string{c.Stream, c.Family, "none meets the targets", "–", "–", "–"}
+		default:
+			// The nearest point, so the user sees how far off it is.
+			row[2] = fmt.Sprintf("none meets; nearest %s misses by %s×", setting, strconv.FormatFloat(c.Shortfall, 'g', 3, 64))
+		}
+		if err := tb.Append(row); err != nil {
 			return err
 		}
 	}
