@@ -3,10 +3,10 @@
 // A Monitor keeps one detector per monitored peer, created on the peer's first
 // heartbeat from a Factory, so any fdkit detector (fixed timeout, Jacobson,
 // Chen, Bertier, SFD, φ in its three variants) can be used. It is safe for
-// concurrent use by many goroutines: peers live in a sharded map (a
-// sync.RWMutex per shard, taken for reading on the hot path) and each peer
-// has its own mutex, so heartbeats and queries for different peers never
-// contend on a global lock.
+// concurrent use by many goroutines: peers live in a sharded hash table
+// whose lookups take no lock (a mutex per shard serialises adding and
+// removing peers) and each peer has its own mutex, so heartbeats and queries
+// for different peers never contend on a global lock.
 //
 // # Status and hysteresis
 //

@@ -94,12 +94,6 @@ type Monitor struct {
 	npeers     atomic.Int64
 }
 
-type shard struct {
-	mu    sync.RWMutex
-	peers map[string]*peer
-	_     [64]byte // keep neighbouring shards' locks on different cache lines
-}
-
 // New returns a Monitor, or an error for an invalid Config or a Factory that
 // fails (New calls it once to check it and to learn the detector's kind).
 func New(cfg Config) (*Monitor, error) {
@@ -166,9 +160,6 @@ func New(cfg Config) (*Monitor, error) {
 		guardOn:  cfg.PauseLimit > 0,
 		maxPeers: int64(cfg.MaxPeers),
 	}
-	for i := range m.shards {
-		m.shards[i].peers = make(map[string]*peer)
-	}
 	m.lastSweep.Store(-1)
 	m.pauseUntil.Store(math.MinInt64)
 	return m, nil
@@ -193,17 +184,22 @@ type Beat struct {
 	HasSent     bool
 }
 
-func (m *Monitor) shardOf(name string) *shard {
-	return &m.shards[maphash.String(m.seed, name)&m.mask]
+// shardOf returns the name's hash and its shard (chosen by the hash's low
+// bits; the shard's table uses the bits above them).
+func (m *Monitor) shardOf(name string) (uint64, *shard) {
+	h := maphash.String(m.seed, name)
+	return h, &m.shards[h&m.mask]
 }
 
-// lookup returns the peer or nil.
+// lookup returns the peer or nil. It takes no lock: a peer added at the same
+// moment may be missed, and create, which looks again under the shard's
+// lock, finds it.
 func (m *Monitor) lookup(name string) *peer {
-	s := m.shardOf(name)
-	s.mu.RLock()
-	p := s.peers[name]
-	s.mu.RUnlock()
-	return p
+	if name == "" {
+		return nil
+	}
+	h, s := m.shardOf(name)
+	return s.find(h, name)
 }
 
 // Heartbeat records a heartbeat from peer, arriving now on the monitor's
@@ -286,22 +282,22 @@ func (m *Monitor) state(p *peer) PeerState {
 }
 
 func (m *Monitor) create(name string, inc uint64) (*peer, error) {
-	s := m.shardOf(name)
+	h, s := m.shardOf(name)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if p := s.peers[name]; p != nil {
+	if p := s.find(h, name); p != nil {
 		return p, nil
 	}
 	if n := m.npeers.Add(1); m.maxPeers > 0 && n > m.maxPeers {
 		m.npeers.Add(-1)
 		return nil, ErrTooManyPeers
 	}
-	p := &peer{name: name, inc: inc, m: m}
+	p := &peer{hash: h, name: name, inc: inc, m: m}
 	if err := p.reset(m); err != nil {
 		m.npeers.Add(-1)
 		return nil, err
 	}
-	s.peers[name] = p
+	s.insert(p)
 	return p, nil
 }
 
@@ -335,11 +331,13 @@ func (m *Monitor) State(name string) (PeerState, bool) {
 // heartbeat creates it anew (a heartbeat racing with Remove may still be
 // recorded on the removed peer and lost with it).
 func (m *Monitor) Remove(name string) bool {
-	s := m.shardOf(name)
+	if name == "" {
+		return false
+	}
+	h, s := m.shardOf(name)
 	s.mu.Lock()
-	_, ok := s.peers[name]
+	ok := s.remove(h, name)
 	if ok {
-		delete(s.peers, name)
 		m.npeers.Add(-1)
 	}
 	s.mu.Unlock()
@@ -371,18 +369,15 @@ func (m *Monitor) Snapshot() []PeerState {
 // evaluateAll checks every peer at now, calling visit (when not nil) with
 // the peer still locked, then delivers the transitions found, outside every
 // lock, and returns their number. A shard's peers are copied out under its
-// read lock so that no shard lock is held while a peer is evaluated.
+// lock so that no shard lock is held while a peer is evaluated.
 func (m *Monitor) evaluateAll(now time.Duration, visit func(p *peer)) int {
 	var buf []transitions
 	var ps []*peer
 	for i := range m.shards {
 		s := &m.shards[i]
-		ps = ps[:0]
-		s.mu.RLock()
-		for _, p := range s.peers {
-			ps = append(ps, p)
-		}
-		s.mu.RUnlock()
+		s.mu.Lock()
+		ps = s.appendPeers(ps[:0])
+		s.mu.Unlock()
 		for _, p := range ps {
 			var out transitions
 			p.mu.Lock()

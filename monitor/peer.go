@@ -9,9 +9,12 @@ import (
 	"github.com/fdkit/fdkit/detector"
 )
 
-// peer is one monitored process. All fields but name are guarded by mu.
-// Fields used by every heartbeat come first, to share cache lines.
+// peer is one monitored process. hash and name never change after the peer
+// is created (lock-free lookups read them); the other fields are guarded by
+// mu. Fields used by every heartbeat come first, to share cache lines.
 type peer struct {
+	hash    uint64 // maphash of name with the monitor's seed
+	name    string
 	mu      sync.Mutex
 	status  Status
 	seen    bool
@@ -32,7 +35,6 @@ type peer struct {
 	heartbeats uint64
 	suspicions uint64
 	trans      uint64
-	name       string
 }
 
 // reset gives the peer a fresh detector, keeping its name, incarnation and
