@@ -87,9 +87,18 @@ func (p *proc) output() string {
 // it to print its addresses (and, with join, to have joined).
 func startAgent(t *testing.T, id, bind string, extra ...string) *proc {
 	t.Helper()
+	return startAgentVia(t, nil, id, bind, extra...)
+}
+
+// startAgentVia is startAgent with the command run through prefix (for
+// example "ip netns exec NS"); a later --http in extra overrides the
+// loopback one.
+func startAgentVia(t *testing.T, prefix []string, id, bind string, extra ...string) *proc {
+	t.Helper()
 	args := append([]string{"agent", "--id", id, "--bind", bind, "--http", "127.0.0.1:0",
 		"--probe-interval", period, "--probe-timeout", probeTO, "--leave-timeout", "300ms"}, extra...)
-	cmd := exec.Command(fdswimBinary(t), args...)
+	argv := append(append(append([]string(nil), prefix...), fdswimBinary(t)), args...)
+	cmd := exec.Command(argv[0], argv[1:]...)
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
 	cmd.Stderr = cmd.Stdout
@@ -148,6 +157,7 @@ func (p *proc) signal(sig syscall.Signal) {
 
 type viewEntry struct {
 	ID    string  `json:"id"`
+	Addr  string  `json:"addr"`
 	State string  `json:"state"`
 	Inc   uint64  `json:"incarnation"`
 	Level float64 `json:"suspicion_level"`
@@ -211,17 +221,30 @@ func stateIs(id, state string) func(map[string]viewEntry) bool {
 	return func(v map[string]viewEntry) bool { return v[id].State == state }
 }
 
-func TestAgentsPlain(t *testing.T)     { runGroup(t, []string{"--plain"}) }
-func TestAgentsEncrypted(t *testing.T) { runGroup(t, []string{"--key", testKeyHex}) }
+func TestAgentsPlain(t *testing.T)     { runGroup(t, loopback{t}, []string{"--plain"}) }
+func TestAgentsEncrypted(t *testing.T) { runGroup(t, loopback{t}, []string{"--key", testKeyHex}) }
+
+// hosts places agent i of a group: the UDP address it binds, extra flags
+// (such as its --http address) and the command prefix that runs it there.
+// A restarted agent gets the same place.
+type hosts interface {
+	place(i int) (bind string, extra, prefix []string)
+}
+
+// loopback: every agent on 127.0.0.1, each on a free port.
+type loopback struct{ t *testing.T }
+
+func (l loopback) place(int) (string, []string, []string) { return freePort(l.t), nil, nil }
 
 const testKeyHex = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"
 
 // runGroup: n agents converge to a full view; a SIGKILLed one is declared
 // dead by all within killBound; restarted with the same ID it rejoins; a
 // SIGTERMed one leaves.
-func runGroup(t *testing.T, sec []string) {
+func runGroup(t *testing.T, h hosts, sec []string) {
 	var ps []*proc
 	var binds []string
+	var extras, prefixes [][]string
 	// Each agent joins through all earlier ones: with a single seed, two
 	// members joining at nearly the same time can miss each other in a
 	// small group (the swim core has no anti-entropy; see the report).
@@ -233,10 +256,10 @@ func runGroup(t *testing.T, sec []string) {
 		return args
 	}
 	for i := 0; i < nAgents; i++ {
-		bind := freePort(t)
-		args := append(append([]string(nil), sec...), joinAll(ps)...)
-		binds = append(binds, bind)
-		ps = append(ps, startAgent(t, fmt.Sprintf("n%d", i), bind, args...))
+		bind, extra, prefix := h.place(i)
+		args := append(append(append([]string(nil), sec...), extra...), joinAll(ps)...)
+		binds, extras, prefixes = append(binds, bind), append(extras, extra), append(prefixes, prefix)
+		ps = append(ps, startAgentVia(t, prefix, fmt.Sprintf("n%d", i), bind, args...))
 	}
 	d := waitAll(t, ps, convergeMax, "full view", func(v map[string]viewEntry) bool {
 		n := 0
@@ -248,6 +271,11 @@ func runGroup(t *testing.T, sec []string) {
 		return n == nAgents
 	})
 	t.Logf("full view of %d after %v", nAgents, d)
+	v0, err := ps[0].view()
+	require.NoError(t, err)
+	for i, b := range binds {
+		assert.Equal(t, b, v0[fmt.Sprintf("n%d", i)].Addr, "member n%d is known at the address it bound", i)
+	}
 
 	victim := ps[nAgents-1]
 	victim.signal(syscall.SIGKILL)
@@ -255,7 +283,9 @@ func runGroup(t *testing.T, sec []string) {
 	d = waitAll(t, ps[:nAgents-1], killBound, "killed member declared dead", stateIs(victim.id, "dead"))
 	t.Logf("killed member declared dead by all after %v (bound %v)", d, killBound)
 
-	back := startAgent(t, victim.id, binds[nAgents-1], append(append([]string(nil), sec...), joinAll(ps[:nAgents-1])...)...)
+	last := nAgents - 1
+	back := startAgentVia(t, prefixes[last], victim.id, binds[last],
+		append(append(append([]string(nil), sec...), extras[last]...), joinAll(ps[:last])...)...)
 	ps[nAgents-1] = back
 	d = waitAll(t, ps, convergeMax, "restarted member rejoins", stateIs(victim.id, "alive"))
 	t.Logf("restarted member alive again everywhere after %v", d)
