@@ -50,8 +50,8 @@ func linearBenchFamilies() []Family {
 	}
 }
 
-// otherBenchFamilies need a replay per point (Akka, SFD) or are one point
-// (Bertier).
+// otherBenchFamilies are not linear: Akka (one grouped pass), SFD (a replay
+// per point) and Bertier (one point).
 func otherBenchFamilies() []Family {
 	est := chen.EstimatorConfig{Interval: ms(100), WindowSize: 1000}
 	return []Family{
@@ -120,12 +120,13 @@ func BenchmarkReplay(b *testing.B) {
 	}
 }
 
-// BenchmarkSweepFamily is BenchmarkSweep per linear family, for the ratio
-// of each one-pass curve to its 40 replays, both on one goroutine.
+// BenchmarkSweepFamily is BenchmarkSweep per one-pass family (the linear
+// ones and Akka), for the ratio of each one-pass curve to its 40 replays,
+// both on one goroutine.
 //
 //	go test -run '^$' -bench 'SweepFamily' -benchtime 1x ./qos/
 func BenchmarkSweepFamily(b *testing.B) {
-	for _, f := range linearBenchFamilies() {
+	for _, f := range append(linearBenchFamilies(), otherBenchFamilies()[0]) {
 		b.Run(f.Name+"/fast", func(b *testing.B) { benchSweep(b, []Family{f}, false, 1) })
 		b.Run(f.Name+"/naive", func(b *testing.B) { benchSweep(b, []Family{f}, true, 1) })
 	}

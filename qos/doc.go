@@ -31,7 +31,15 @@
 // detector.Linear (τ = Offset + Scale·p with no feedback of p into the state)
 // the whole curve comes from one pass: the slack of every gap is placed among
 // the sorted parameter values and prefix-summed (ALGORITHMS.md §9.4), which
-// answers every value at once; otherwise each point is a replay of its own.
+// answers every value at once (Curve.Method OnePass). Akka's φ is not
+// linear, since an interval enters its history only while φ at its arrival
+// is below the threshold, but for a fixed history its freshness point is:
+// its sweep replays the thresholds that have recorded the same intervals
+// as one detector, splits such a group at an arrival whose φ lies between
+// its thresholds, and evaluates every threshold of a group from the
+// group's state (OnePassGroups; equal to one replay per threshold in every
+// field). Other families (SFD, Bertier), and these when the one-pass
+// method does not apply on a stream, get one replay per point (PerPoint).
 // Families and streams run in parallel on a bounded pool of goroutines.
 //
 // Curves are written as CSV or JSON, plotted with gonum/plot (MR on a log

@@ -149,8 +149,14 @@ func PhiNormalFamily(cfg phi.NormalConfig, thresholds []float64) Family {
 
 // PhiAkkaFamily sweeps the threshold Θ of Akka's φ model (ALGORITHMS.md
 // §5.2) with the other settings from cfg. The history depends on Θ (an
-// interval is recorded only while the process is trusted), so every point
-// is a replay of its own.
+// interval is recorded only while φ at its arrival is below Θ), so the
+// curve is not linear; Sweep computes it in one pass anyway (method
+// OnePassGroups): thresholds whose replays have recorded the same
+// intervals share one detector, and a group splits at an arrival whose φ
+// lies between its thresholds. The result equals one replay per threshold
+// in every field; Sweep falls back to that when a value is not a valid
+// threshold or the stream leaves the range the pass handles (crossings or
+// arrivals beyond 2^53 ns).
 func PhiAkkaFamily(cfg phi.AkkaConfig, thresholds []float64) Family {
 	return Family{
 		Name: "phi-akka", Param: "Phi", Values: thresholds,
@@ -162,6 +168,10 @@ func PhiAkkaFamily(cfg phi.AkkaConfig, thresholds []float64) Family {
 			c.Threshold = v
 			return phi.NewAkka(c)
 		},
+		onePass: func(values []float64, hbs []detector.Heartbeat, rc Config) ([]*Point, error) {
+			return sweepAkka(cfg, values, hbs, rc)
+		},
+		method: OnePassGroups,
 	}
 }
 

@@ -36,6 +36,13 @@ type Family struct {
 	// at the start of a stream (on top of Config.WarmUp: the larger one
 	// applies).
 	WarmUp int
+
+	// onePass, set by the constructors of families that have a one-pass
+	// method of their own (PhiAkkaFamily), computes the points for values
+	// from one pass, or returns errNotLinear when it does not apply on the
+	// stream; method names it.
+	onePass func(values []float64, hbs []detector.Heartbeat, cfg Config) ([]*Point, error)
+	method  Method
 }
 
 // Stream is one (sender, monitor) heartbeat stream in arrival order.
@@ -56,6 +63,11 @@ type Method string
 const (
 	// OnePass: all points from one replay (sorted slacks, §9.4).
 	OnePass Method = "one-pass"
+	// OnePassGroups: all points from one pass in which the thresholds whose
+	// replays have recorded the same history share one detector, split
+	// where their histories part (Akka φ: see PhiAkkaFamily). Equal to
+	// PerPoint in every field.
+	OnePassGroups Method = "one-pass-groups"
 	// PerPoint: one replay per point.
 	PerPoint Method = "replay-per-point"
 )
@@ -153,8 +165,11 @@ func SweepEach(streams []Stream, fams [][]Family, opt SweepOptions) ([]Curve, er
 			curves[ci] = Curve{Stream: streams[si].Name, Family: f.Name, Param: f.Param, Unit: f.Unit, Method: PerPoint}
 			slots[ci] = make([]*Point, len(f.Values))
 			total += len(f.Values)
-			if f.Linear != nil && !opt.PerPointOnly {
+			if (f.Linear != nil || f.onePass != nil) && !opt.PerPointOnly {
 				curves[ci].Method = OnePass
+				if f.onePass != nil {
+					curves[ci].Method = f.method
+				}
 				tasks = append(tasks, sweepTask{curve: ci, stream: &streams[si], fam: f, point: -1})
 				continue
 			}
@@ -201,7 +216,11 @@ func SweepEach(streams []Stream, fams [][]Family, opt SweepOptions) ([]Curve, er
 					report(1)
 					continue
 				}
-				pts, method, err := sweepLinear(t.fam, t.stream.Heartbeats, cfg, report)
+				sweepCurve := sweepLinear
+				if t.fam.onePass != nil {
+					sweepCurve = sweepOwn
+				}
+				pts, method, err := sweepCurve(t.fam, t.stream.Heartbeats, cfg, report)
 				curves[t.curve].Method = method
 				if err != nil {
 					setErr(t.curve, err)
@@ -297,6 +316,13 @@ func sweepLinear(f *Family, hbs []detector.Heartbeat, cfg Config, progress func(
 		progress(len(f.Values))
 		return pts, OnePass, f.pointErr(math.NaN(), err)
 	}
+	return replayEach(f, hbs, cfg, progress)
+}
+
+// replayEach computes f's points with one replay each, indexed like
+// f.Values (nil where a replay failed), and returns the first failure.
+func replayEach(f *Family, hbs []detector.Heartbeat, cfg Config, progress func(int)) ([]*Point, Method, error) {
+	pts := make([]*Point, len(f.Values))
 	var first error
 	for i := range f.Values {
 		p, err := replayPoint(f, i, hbs, cfg)
@@ -307,4 +333,19 @@ func sweepLinear(f *Family, hbs []detector.Heartbeat, cfg Config, progress func(
 		progress(1)
 	}
 	return pts, PerPoint, first
+}
+
+// sweepOwn computes f's points with the family's own one-pass method, or
+// falls back to one replay per point where that method does not apply.
+func sweepOwn(f *Family, hbs []detector.Heartbeat, cfg Config, progress func(int)) ([]*Point, Method, error) {
+	pts, err := f.onePass(f.Values, hbs, cfg)
+	switch {
+	case err == nil:
+		progress(len(f.Values))
+		return pts, f.method, nil
+	case errors.Is(err, errNotLinear):
+		return replayEach(f, hbs, cfg, progress)
+	}
+	progress(len(f.Values))
+	return make([]*Point, len(f.Values)), f.method, f.pointErr(math.NaN(), err)
 }

@@ -1,0 +1,163 @@
+package qos
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/fdkit/fdkit/detector"
+	"github.com/fdkit/fdkit/phi"
+	"github.com/fdkit/fdkit/trace"
+	"github.com/fdkit/fdkit/trace/tracetest"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// akkaSweepThresholds are the thresholds of the exactness tests: 40 from
+// 0.5 to 16 as in the benchmark, plus small ones (y(Θ) < 0 below log10 2)
+// and a repeated value.
+func akkaSweepThresholds(t *testing.T) []float64 {
+	v := mustRange(t, 0.5, 16, 40, false)
+	return append(v, 0.05, 0.2, 3, 1e-3)
+}
+
+// checkAkkaOnePass requires the grouped one-pass Akka sweep to equal one
+// replay per threshold in every field of every point, and returns the
+// number of groups the pass ended with.
+func checkAkkaOnePass(t *testing.T, acfg phi.AkkaConfig, hbs []detector.Heartbeat, cfg Config) int {
+	t.Helper()
+	f := PhiAkkaFamily(acfg, akkaSweepThresholds(t))
+	streams := []Stream{{Name: "s", Heartbeats: hbs}}
+	fast, err := Sweep(streams, []Family{f}, SweepOptions{Config: cfg})
+	require.NoError(t, err)
+	slow, err := Sweep(streams, []Family{f}, SweepOptions{Config: cfg, PerPointOnly: true})
+	require.NoError(t, err)
+	require.Empty(t, slow[0].Err)
+	require.Empty(t, fast[0].Err)
+	require.Equal(t, OnePassGroups, fast[0].Method)
+	require.Equal(t, PerPoint, slow[0].Method)
+	require.Len(t, fast[0].Points, len(f.Values))
+	for i := range f.Values {
+		require.Equal(t, slow[0].Points[i], fast[0].Points[i], "Φ = %g", f.Values[i])
+	}
+
+	// The same with small rank windows, so that the TD summary of long
+	// streams (values not stored) runs on these short ones too.
+	p, pointOf, err := newAkkaPass(acfg, f.Values, cfg)
+	require.NoError(t, err)
+	p.sampleSize = 16
+	res, err := p.run(hbs)
+	require.NoError(t, err)
+	for i := range f.Values {
+		require.Equal(t, slow[0].Points[i].Result, res[pointOf[i]], "Φ = %g, small windows", f.Values[i])
+	}
+	return len(p.grps)
+}
+
+// akkaTestConfigs are Akka settings under which the thresholds of
+// akkaSweepThresholds part: no acceptable pause, so that ordinary jitter and
+// losses give φ between 0.5 and 16 at some arrivals.
+func akkaTestConfigs() map[string]phi.AkkaConfig {
+	return map[string]phi.AkkaConfig{
+		"std100ms": {AcceptableHeartbeatPause: -1, FirstHeartbeatEstimate: ms(100)},
+		"std10ms":  {AcceptableHeartbeatPause: -1, MinStdDeviation: ms(10), FirstHeartbeatEstimate: ms(100), MaxSampleSize: 200},
+		"warm-up":  {AcceptableHeartbeatPause: ms(100), MinStdDeviation: ms(20), FirstHeartbeatEstimate: ms(100), MinSamples: 20, MaxSampleSize: 100},
+	}
+}
+
+func presetHeartbeats(t *testing.T, name string, d time.Duration, seed uint64) []detector.Heartbeat {
+	t.Helper()
+	p, err := trace.LookupPreset(name)
+	require.NoError(t, err)
+	p.Config.Duration = d
+	recs, err := trace.Generate(p.Config, trace.NewRand(seed))
+	require.NoError(t, err)
+	return heartbeats(recs)
+}
+
+// TestAkkaOnePassEqualsReplaysOnPresets: generated traces with heavy jitter
+// and loss (which also reorders: stale heartbeats), sender pauses, and WAN
+// loss bursts with an outage and unsynchronized clocks.
+func TestAkkaOnePassEqualsReplaysOnPresets(t *testing.T) {
+	traces := map[string][]detector.Heartbeat{
+		"jitter":   presetHeartbeats(t, "jitter", 3*time.Minute, 5),
+		"gc-pause": presetHeartbeats(t, "gc-pause", 2*time.Minute, 6),
+		"wan":      presetHeartbeats(t, "wan", 22*time.Minute, 7),
+	}
+	for tn, hbs := range traces {
+		for cn, acfg := range akkaTestConfigs() {
+			t.Run(tn+"/"+cn, func(t *testing.T) {
+				groups := checkAkkaOnePass(t, acfg, hbs, Config{})
+				t.Logf("%d heartbeats, %d groups at the end", len(hbs), groups)
+				if cn == "std100ms" {
+					assert.Greater(t, groups, 1, "the thresholds must part on this trace, or the test does not test splitting")
+				}
+			})
+		}
+	}
+}
+
+// TestAkkaOnePassEqualsReplaysConfigs covers the replay settings: warm-up,
+// recorded mistake intervals, forced clock modes with d̄, and duplicates.
+func TestAkkaOnePassEqualsReplaysConfigs(t *testing.T) {
+	acfg := akkaTestConfigs()["std100ms"]
+	for name, hbs := range agreementTraces() {
+		for i, cfg := range []Config{
+			{},
+			{WarmUp: 37, RecordMistakes: true},
+			{Clock: ClockUnsynchronized, DelayOffset: ms(12)},
+			{Clock: ClockSynchronized, RecordMistakes: true},
+		} {
+			t.Run(fmt.Sprintf("%s/%d", name, i), func(t *testing.T) {
+				groups := checkAkkaOnePass(t, acfg, hbs, cfg)
+				assert.Greater(t, groups, 1)
+			})
+		}
+	}
+}
+
+// TestAkkaOnePassEqualsReplaysLIP6: every sender of the LIP6 excerpt
+// (unsynchronized clocks: arrival-based TD).
+func TestAkkaOnePassEqualsReplaysLIP6(t *testing.T) {
+	path := tracetest.Shared(t, tracetest.LIP6Excerpt)
+	recs, err := trace.ReadFile(path, trace.Options{})
+	require.NoError(t, err)
+	split := 0
+	for _, st := range trace.Split(recs) {
+		t.Run(st.Sender, func(t *testing.T) {
+			g := checkAkkaOnePass(t, akkaTestConfigs()["std10ms"], heartbeats(st.Records), Config{DelayOffset: ms(50)})
+			if g > 1 {
+				split++
+			}
+		})
+	}
+	assert.Positive(t, split, "no sender made the thresholds part")
+}
+
+// The grouped pass falls back to one replay per point where it does not
+// apply, with the replays' own errors.
+func TestAkkaOnePassFallsBack(t *testing.T) {
+	hbs := agreementTraces()["jitter-loss"]
+	f := PhiAkkaFamily(phi.AkkaConfig{}, []float64{1, -2, 8})
+	c, err := Sweep([]Stream{{Heartbeats: hbs}}, []Family{f}, SweepOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, PerPoint, c[0].Method)
+	assert.Len(t, c[0].Points, 2)
+	assert.Contains(t, c[0].Err, "Phi=-2")
+
+	f = PhiAkkaFamily(phi.AkkaConfig{}, []float64{1, 8})
+	c, err = Sweep([]Stream{{Heartbeats: hbs[:3]}}, []Family{f}, SweepOptions{Config: Config{WarmUp: 10}})
+	require.NoError(t, err)
+	assert.Equal(t, PerPoint, c[0].Method)
+	assert.Contains(t, c[0].Err, "no heartbeat evaluated")
+}
+
+// A stream long enough for the TD summary's default rank windows.
+func TestAkkaOnePassEqualsReplaysLong(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a 150,000-heartbeat stream replayed per threshold: not in -short")
+	}
+	hbs := generate(genOpts{n: 150_000, interval: ms(100), delay: ms(40), spread: ms(15), loss: 0.05, dup: 0.01, pause: 0.002, seed: 9})
+	g := checkAkkaOnePass(t, akkaTestConfigs()["std10ms"], hbs, Config{})
+	assert.Greater(t, g, 1)
+}
