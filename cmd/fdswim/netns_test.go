@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
 
@@ -22,6 +23,8 @@ func TestAgentsNetns(t *testing.T) {
 	h := newNetnsHosts(t, nAgents)
 	runGroup(t, h, []string{"--key", testKeyHex}) // it checks that views carry each host's own address
 }
+
+var netnsRuns atomic.Uint32
 
 type netnsHosts struct {
 	ns     []string
@@ -41,9 +44,12 @@ func newNetnsHosts(t *testing.T, n int) *netnsHosts {
 	if _, err := exec.LookPath("ip"); err != nil {
 		t.Skip("iproute2's ip is not installed; skipping the multi-host agent test")
 	}
-	pid := os.Getpid()
-	tag := fmt.Sprintf("fdk%d", pid%100000)
-	h := &netnsHosts{subnet: fmt.Sprintf("10.77.%d.", pid%250+1)}
+	// Names and subnet unique per process and per call (-count runs the
+	// test again in one process while the kernel may still be removing the
+	// last run's links).
+	pid, run := os.Getpid(), netnsRuns.Add(1)
+	tag := fmt.Sprintf("fdk%d%c", pid%100000, 'a'+rune(run%26))
+	h := &netnsHosts{subnet: fmt.Sprintf("10.77.%d.", (pid+int(run))%250+1)}
 	bridge := tag + "br"
 	ip := func(args ...string) error {
 		out, err := exec.Command("ip", args...).CombinedOutput()
@@ -60,7 +66,8 @@ func newNetnsHosts(t *testing.T, n int) *netnsHosts {
 	}
 	h.ns = append(h.ns, first)
 	t.Cleanup(func() {
-		for _, ns := range h.ns {
+		for i, ns := range h.ns {
+			_ = ip("link", "del", fmt.Sprintf("%sv%d", tag, i))
 			_ = ip("netns", "del", ns)
 		}
 		_ = ip("link", "del", bridge)
