@@ -326,7 +326,11 @@ func (p *akkaPass) newNode(g *akkaGroup, from int) {
 func (p *akkaPass) finish() ([]Result, error) {
 	out := make([]Result, len(p.ys))
 	fresh := len(p.delay)
-	var td []int64
+	bMin, bMax := int64(p.cfg.DelayOffset), int64(p.cfg.DelayOffset)
+	for _, d := range p.delay {
+		bMin, bMax = min(bMin, d), max(bMax, d)
+	}
+	var buf []int64
 	for _, g := range p.grps {
 		if !g.evaluating {
 			return nil, errNotLinear // ErrNoEvaluation: the replays report it
@@ -334,177 +338,213 @@ func (p *akkaPass) finish() ([]Result, error) {
 		if g.pending {
 			p.closeGap(g, p.prevA)
 		}
-		for j := g.lo; j < g.hi; j++ {
-			res := Result{Records: p.records, Stale: p.stale, WarmUp: g.warmUp, Evaluated: fresh - g.startFresh,
-				Start: g.start, End: p.prevA, Mistakes: p.mistakes[j], Suspected: p.suspected[j]}
-			res.Span = res.End - res.Start
-			if p.intervals != nil {
-				res.MistakeIntervals = p.intervals[j]
+		allSent, plaus := g.startFresh > p.lastNoSent, g.startFresh > p.lastImplaus
+		sync := allSent && plaus
+		switch p.cfg.Clock {
+		case ClockSynchronized:
+			sync = allSent
+		case ClockUnsynchronized:
+			sync = false
+		}
+		// The group's points have always been together: they share its
+		// nodes, which cover the evaluated heartbeats in order.
+		var nodes []*akkaNode
+		at := g.startFresh
+		for _, nd := range p.all {
+			if g.lo < nd.lo || g.lo >= nd.hi {
+				continue
 			}
-			allSent, plaus := g.startFresh > p.lastNoSent, g.startFresh > p.lastImplaus
-			sync := allSent && plaus
-			switch p.cfg.Clock {
-			case ClockSynchronized:
-				sync = allSent
-			case ClockUnsynchronized:
-				sync = false
+			if nd.from != at || g.hi > nd.hi {
+				return nil, fmt.Errorf("qos: internal error: akka node of heartbeat %d follows %d", nd.from, at)
 			}
-			res.ClockSync = sync
-			if sync {
-				res.TDBasis = TDSend
-			} else {
-				res.TDBasis = TDArrival
-				res.DelayOffset = p.cfg.DelayOffset
-			}
-			var nodes []*akkaNode
-			at := g.startFresh
-			for _, nd := range p.all {
-				if j < nd.lo || j >= nd.hi {
-					continue
+			nodes = append(nodes, nd)
+			at += len(nd.m)
+		}
+		if at != fresh {
+			return nil, fmt.Errorf("qos: internal error: %d akka TD samples for %d evaluated heartbeats", at-g.startFresh, fresh-g.startFresh)
+		}
+		td := tdBatch{p: p, nodes: nodes, sync: sync, n: fresh - g.startFresh, bMin: bMin, bMax: bMax}
+		for j := g.lo; j < g.hi; j += tdBatchSize {
+			ys := p.ys[j:min(j+tdBatchSize, g.hi)]
+			var st [tdBatchSize]TDStats
+			var last [tdBatchSize]int64
+			buf = td.summarize(ys, st[:len(ys)], last[:len(ys)], buf)
+			for c := range ys {
+				res := Result{Records: p.records, Stale: p.stale, WarmUp: g.warmUp, Evaluated: fresh - g.startFresh,
+					Start: g.start, End: p.prevA, Mistakes: p.mistakes[j+c], Suspected: p.suspected[j+c],
+					ClockSync: sync, TD: st[c], LastTD: time.Duration(last[c])}
+				res.Span = res.End - res.Start
+				if p.intervals != nil {
+					res.MistakeIntervals = p.intervals[j+c]
 				}
-				if nd.from != at {
-					return nil, fmt.Errorf("qos: internal error: akka node of heartbeat %d follows %d", nd.from, at)
+				if sync {
+					res.TDBasis = TDSend
+				} else {
+					res.TDBasis = TDArrival
+					res.DelayOffset = p.cfg.DelayOffset
 				}
-				nodes = append(nodes, nd)
-				at += len(nd.m)
+				res.setRates()
+				out[j+c] = res
 			}
-			if at-g.startFresh != res.Evaluated {
-				return nil, fmt.Errorf("qos: internal error: %d akka TD samples for %d evaluated heartbeats", at-g.startFresh, res.Evaluated)
-			}
-			var last int64
-			res.TD, last, td = p.tdSummary(nodes, p.ys[j], sync, res.Evaluated, td)
-			res.LastTD = time.Duration(last)
-			res.setRates()
-			out[j] = res
 		}
 	}
 	return out, nil
 }
 
-// tdSummary returns what tdStats returns for the TD_k of one threshold,
-// y = y(Θ), over the heartbeats of nodes (n in all), and the last TD_k.
-// TD_k = ⌈AkkaCrossing(m'_k, s'_k, y)⌉ + base_k, base_k being A_k − σ_k when
-// sync and d̄ otherwise. For a long stream the values are not stored: as in
-// rankValuesInt, a sample of them gives a window per rank, and one pass
-// computes each value, adds it to the mean's sum (in order, as tdStats
-// does), counts those below each window and keeps those inside. A window
-// that misses its rank, or bases so far apart that differences could
-// overflow, make it store the values and call tdStats. buf is scratch space,
+// tdBatchSize thresholds are summarized per read of a group's forms.
+const tdBatchSize = 4
+
+// tdBatch summarizes the TD_k of a group's thresholds: TD_k =
+// ⌈AkkaCrossing(m'_k, s'_k, y(Θ))⌉ + base_k over the n heartbeats of nodes,
+// base_k being A_k − σ_k when sync and d̄ otherwise, all bases in
+// [bMin, bMax].
+type tdBatch struct {
+	p          *akkaPass
+	nodes      []*akkaNode
+	sync       bool
+	n          int
+	bMin, bMax int64
+}
+
+func (t *tdBatch) value(nd *akkaNode, k int, y float64) int64 {
+	b := int64(t.p.cfg.DelayOffset)
+	if t.sync {
+		b = t.p.delay[nd.from+k]
+	}
+	return int64(math.Ceil(phi.AkkaCrossing(nd.m[k], nd.s[k], y))) + b
+}
+
+// stored returns what tdStats returns for threshold y, and the last TD_k,
+// from all values stored in buf (returned for reuse).
+func (t *tdBatch) stored(y float64, buf []int64) (TDStats, int64, []int64) {
+	td := buf[:0]
+	for _, nd := range t.nodes {
+		for k := range nd.m {
+			td = append(td, t.value(nd, k, y))
+		}
+	}
+	last := td[len(td)-1]
+	return tdStats(td), last, td
+}
+
+// summarize sets st[c] to what tdStats returns for the TD_k of threshold
+// ys[c] (at most tdBatchSize), and last[c] to the last TD_k. For a long
+// stream the values are not stored: as in rankValuesInt, a sample of them
+// gives a window per rank, and one pass over the forms computes every
+// threshold's values, adds them up, counts those below each window and keeps
+// those inside (one read of the forms for the whole batch). A window that
+// misses its rank, or bases so far apart that differences could overflow,
+// make that threshold store its values and call tdStats; so does a sum that
+// the float64 sum of tdStats would not give exactly. buf is scratch space,
 // returned for reuse.
-func (p *akkaPass) tdSummary(nodes []*akkaNode, y float64, sync bool, n int, buf []int64) (TDStats, int64, []int64) {
-	if n == 0 {
-		return TDStats{}, 0, buf
-	}
-	base := func(f int) int64 {
-		if sync {
-			return p.delay[f]
-		}
-		return int64(p.cfg.DelayOffset)
-	}
-	value := func(nd *akkaNode, k int) int64 {
-		return int64(math.Ceil(phi.AkkaCrossing(nd.m[k], nd.s[k], y))) + base(nd.from+k)
-	}
-	stored := func() (TDStats, int64, []int64) {
-		td := buf[:0]
-		for _, nd := range nodes {
-			for k := range nd.m {
-				td = append(td, value(nd, k))
-			}
-		}
-		last := td[len(td)-1]
-		return tdStats(td), last, td
-	}
-	m := p.sampleSize
-	if n < 8*m {
-		return stored()
-	}
-	// Bounds of every value: base ≤ TD_k < base + maxExactCrossing.
-	bMin, bMax := int64(p.cfg.DelayOffset), int64(p.cfg.DelayOffset)
-	if sync {
-		bMin, bMax = math.MaxInt64, math.MinInt64
-		for _, nd := range nodes {
-			for _, b := range p.delay[nd.from : nd.from+len(nd.m)] {
-				bMin, bMax = min(bMin, b), max(bMax, b)
-			}
-		}
-	}
+func (t *tdBatch) summarize(ys []float64, st []TDStats, last []int64, buf []int64) []int64 {
+	n, B := t.n, len(ys)
+	m := t.p.sampleSize
 	const lim = 1 << 60
-	if bMin < -lim || bMax > lim {
-		return stored()
-	}
-	starts := make([]int, len(nodes))
-	for i, at := 0, 0; i < len(nodes); i++ {
-		starts[i], at = at, at+len(nodes[i].m)
-	}
-	sample := make([]int64, m)
-	for jj, k := range sampleIndices(n, m) {
-		i, found := slices.BinarySearch(starts, k)
-		if !found {
-			i--
+	if n < 8*m || t.bMin < -lim || t.bMax > lim {
+		for c, y := range ys {
+			st[c], last[c], buf = t.stored(y, buf)
 		}
-		sample[jj] = value(nodes[i], k-starts[i])
+		return buf
+	}
+	starts := make([]int, len(t.nodes))
+	for i, at := 0, 0; i < len(t.nodes); i++ {
+		starts[i], at = at, at+len(t.nodes[i].m)
 	}
 	ranks := [2]int{rank(0.50, n), rank(0.99, n)}
-	val, has := sampleBounds(sample, ranks, n)
-	lo0, hi0, lo1, hi1 := bMin, bMax+maxExactCrossing, bMin, bMax+maxExactCrossing
-	if has[0] {
-		lo0 = val[0]
+	// Window sides per threshold; beyond the sample they are the bounds of
+	// every value, base ≤ TD_k < base + maxExactCrossing.
+	var lo0, hi0, lo1, hi1 [tdBatchSize]int64
+	sample := make([]int64, m)
+	for c, y := range ys {
+		for jj, k := range sampleIndices(n, m) {
+			i, found := slices.BinarySearch(starts, k)
+			if !found {
+				i--
+			}
+			sample[jj] = t.value(t.nodes[i], k-starts[i], y)
+		}
+		val, has := sampleBounds(sample, ranks, n)
+		lo0[c], hi0[c], lo1[c], hi1[c] = t.bMin, t.bMax+maxExactCrossing, t.bMin, t.bMax+maxExactCrossing
+		if has[0] {
+			lo0[c] = val[0]
+		}
+		if has[1] {
+			hi0[c] = val[1]
+		}
+		if has[2] {
+			lo1[c] = val[2]
+		}
+		if has[3] {
+			hi1[c] = val[3]
+		}
 	}
-	if has[1] {
-		hi0 = val[1]
+	var sum [tdBatchSize]int64 // exact; equal to tdStats's float sum when checked below
+	var mx [tdBatchSize]int64
+	var b0, b1 [tdBatchSize]int
+	var in0, in1 [tdBatchSize][]int64
+	for c := range B {
+		mx[c] = math.MinInt64
+		in0[c], in1[c] = make([]int64, 0, 1024), make([]int64, 0, 1024)
 	}
-	if has[2] {
-		lo1 = val[2]
-	}
-	if has[3] {
-		hi1 = val[3]
-	}
-	var sum float64
-	var b0, b1 int
-	mx := int64(math.MinInt64)
-	var last int64
-	in0 := make([]int64, 0, 1024)
-	in1 := make([]int64, 0, 1024)
+	var yv [tdBatchSize]float64
+	copy(yv[:], ys)
 	const block = 4096
-	for _, nd := range nodes {
+	for _, nd := range t.nodes {
 		for a := 0; a < len(nd.m); a += block {
 			e := min(a+block, len(nd.m))
-			ms, ss := nd.m[a:e], nd.s[a:e]
+			ms := nd.m[a:e]
+			ss := nd.s[a:e]
 			ss = ss[:len(ms)]
-			in0, in1 = slices.Grow(in0, len(ms)), slices.Grow(in1, len(ms))
-			n0, n1 := len(in0), len(in1)
-			w0, w1 := in0[:cap(in0)], in1[:cap(in1)]
-			bs := p.delay[nd.from+a : nd.from+e]
+			bs := t.p.delay[nd.from+a : nd.from+e]
 			bs = bs[:len(ms)]
-			b := int64(p.cfg.DelayOffset)
-			for k, mk := range ms {
-				if sync {
-					b = bs[k]
+			for c := range B {
+				y := yv[c]
+				l0, h0, l1, h1 := lo0[c], hi0[c], lo1[c], hi1[c]
+				s, x, c0, c1 := sum[c], mx[c], b0[c], b1[c]
+				i0, i1 := slices.Grow(in0[c], len(ms)), slices.Grow(in1[c], len(ms))
+				n0, n1 := len(i0), len(i1)
+				w0, w1 := i0[:cap(i0)], i1[:cap(i1)]
+				b := int64(t.p.cfg.DelayOffset)
+				for k, mk := range ms {
+					if t.sync {
+						b = bs[k]
+					}
+					v := int64(math.Ceil(phi.AkkaCrossing(mk, ss[k], y))) + b
+					s += v
+					x = max(x, v)
+					// Branch-free: the sign bit of v − lo is 1 iff v < lo.
+					d0, d1 := uint64(v-l0), uint64(v-l1)
+					c0 += int(d0 >> 63)
+					c1 += int(d1 >> 63)
+					w0[n0] = v
+					n0 += int(((d0 | uint64(h0-v)) >> 63) ^ 1)
+					w1[n1] = v
+					n1 += int(((d1 | uint64(h1-v)) >> 63) ^ 1)
 				}
-				v := int64(math.Ceil(phi.AkkaCrossing(mk, ss[k], y))) + b
-				sum += float64(v)
-				mx = max(mx, v)
-				// Branch-free: the sign bit of v − lo is 1 iff v < lo.
-				d0, d1 := uint64(v-lo0), uint64(v-lo1)
-				b0 += int(d0 >> 63)
-				b1 += int(d1 >> 63)
-				w0[n0] = v
-				n0 += int(((d0 | uint64(hi0-v)) >> 63) ^ 1)
-				w1[n1] = v
-				n1 += int(((d1 | uint64(hi1-v)) >> 63) ^ 1)
+				sum[c], mx[c], b0[c], b1[c] = s, x, c0, c1
+				in0[c], in1[c] = w0[:n0], w1[:n1]
 			}
-			in0, in1 = w0[:n0], w1[:n1]
 		}
-		last = int64(math.Ceil(phi.AkkaCrossing(nd.m[len(nd.m)-1], nd.s[len(nd.m)-1], y))) + base(nd.from+len(nd.m)-1)
 	}
-	r0, r1 := ranks[0]-b0, ranks[1]-b1
-	if r0 < 0 || r0 >= len(in0) || r1 < 0 || r1 >= len(in1) {
-		return stored()
+	lastNode := t.nodes[len(t.nodes)-1]
+	for c, y := range ys {
+		r0, r1 := ranks[0]-b0[c], ranks[1]-b1[c]
+		// tdStats adds float64(TD_k) in order: while every partial sum is
+		// an integer of at most 2^53 (values ≥ 0, n·max ≤ 2^53) that sum is
+		// exact and equals sum[c].
+		exactSum := t.bMin >= 0 && mx[c] <= (1<<53)/int64(n)
+		if r0 < 0 || r0 >= len(in0[c]) || r1 < 0 || r1 >= len(in1[c]) || !exactSum {
+			st[c], last[c], buf = t.stored(y, buf)
+			continue
+		}
+		st[c] = TDStats{
+			Mean: time.Duration(math.Round(float64(sum[c]) / float64(n))),
+			P50:  time.Duration(selectRank(in0[c], r0)),
+			P99:  time.Duration(selectRank(in1[c], r1)),
+			Max:  time.Duration(mx[c]),
+		}
+		last[c] = t.value(lastNode, len(lastNode.m)-1, y)
 	}
-	return TDStats{
-		Mean: time.Duration(math.Round(sum / float64(n))),
-		P50:  time.Duration(selectRank(in0, r0)),
-		P99:  time.Duration(selectRank(in1, r1)),
-		Max:  time.Duration(mx),
-	}, last, buf
+	return buf
 }

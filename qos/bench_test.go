@@ -50,12 +50,14 @@ func linearBenchFamilies() []Family {
 	}
 }
 
+var phiAkkaBenchConfig = phi.AkkaConfig{MinStdDeviation: ms(10), AcceptableHeartbeatPause: ms(300), FirstHeartbeatEstimate: ms(100)}
+
 // otherBenchFamilies are not linear: Akka (one grouped pass), SFD (a replay
 // per point) and Bertier (one point).
 func otherBenchFamilies() []Family {
 	est := chen.EstimatorConfig{Interval: ms(100), WindowSize: 1000}
 	return []Family{
-		PhiAkkaFamily(phi.AkkaConfig{MinStdDeviation: ms(10), AcceptableHeartbeatPause: ms(300), FirstHeartbeatEstimate: ms(100)}, benchRange(0.5, 16, false)),
+		PhiAkkaFamily(phiAkkaBenchConfig, benchRange(0.5, 16, false)),
 		BertierFamily(bertier.Config{Estimator: est}),
 		SFDFamily(sfd.Config{Estimator: est, Targets: sfd.Targets{MaxTD: time.Second, MaxMistakesPerSecond: 1.0 / 60, MinQAP: 0.999}, UseSendTime: true},
 			durs(benchRange(1, 2000, true))),
