@@ -184,12 +184,24 @@ func New(cfg Config) (*Detector, error) {
 // Observe records a heartbeat, measures the QoS of the output it ends, and
 // at a slot boundary adjusts SM before computing the new τ.
 func (d *Detector) Observe(hb detector.Heartbeat) {
-	switch d.est.Classify(hb) {
-	case chen.Duplicate, chen.Stale:
+	kind := d.est.Classify(hb)
+	if !d.before(hb, kind) {
+		if kind == chen.Late {
+			d.est.Observe(hb)
+		}
 		return
-	case chen.Late:
-		d.est.Observe(hb)
-		return
+	}
+	d.est.Observe(hb)
+	d.after(hb)
+}
+
+// before does the part of Observe that precedes the estimator's update, for
+// a heartbeat of kind kind; it reports whether the heartbeat moves τ (Fresh
+// or Restart: the estimator is then updated and after called).
+func (d *Detector) before(hb detector.Heartbeat, kind chen.Kind) bool {
+	switch kind {
+	case chen.Duplicate, chen.Stale, chen.Late:
+		return false
 	case chen.Restart:
 		d.measuring = false // the sender was down: not a mistake
 	case chen.Fresh:
@@ -197,7 +209,12 @@ func (d *Detector) Observe(hb detector.Heartbeat) {
 			d.closeGap(hb.Arrival)
 		}
 	}
-	d.est.Observe(hb)
+	return true
+}
+
+// after does the part of Observe that follows the estimator's update of a
+// heartbeat that moves τ.
+func (d *Detector) after(hb detector.Heartbeat) {
 	if !d.measuring && d.est.Len() >= d.minSamples {
 		d.measuring, d.trusted = true, true
 	} else if d.measuring {
