@@ -57,8 +57,9 @@ func Margins(cfg Config, initial []time.Duration, hbs []detector.Heartbeat) ([][
 		if !moves {
 			continue
 		}
+		next := est.Next()
 		for i, d := range dets {
-			d.after(hb)
+			d.after(hb, next)
 			if last := out[i][len(out[i])-1]; d.sm != last.SM {
 				out[i] = append(out[i], MarginChange{From: k, SM: d.sm})
 			}

@@ -192,7 +192,7 @@ func (d *Detector) Observe(hb detector.Heartbeat) {
 		return
 	}
 	d.est.Observe(hb)
-	d.after(hb)
+	d.after(hb, d.est.Next())
 }
 
 // before does the part of Observe that precedes the estimator's update, for
@@ -213,8 +213,10 @@ func (d *Detector) before(hb detector.Heartbeat, kind chen.Kind) bool {
 }
 
 // after does the part of Observe that follows the estimator's update of a
-// heartbeat that moves τ.
-func (d *Detector) after(hb detector.Heartbeat) {
+// heartbeat that moves τ; next is the estimator's EA_{ℓ+1} after it (the
+// window is not empty then, so τ = EA_{ℓ+1} + SM as
+// chen.Estimator.FreshnessPoint computes it).
+func (d *Detector) after(hb detector.Heartbeat, next time.Duration) {
 	if !d.measuring && d.est.Len() >= d.minSamples {
 		d.measuring, d.trusted = true, true
 	} else if d.measuring {
@@ -228,7 +230,7 @@ func (d *Detector) after(hb detector.Heartbeat) {
 	if !d.measuring || hb.Arrival >= d.prev {
 		d.prev = hb.Arrival
 	}
-	d.tau, d.seen = d.est.FreshnessPoint(d.sm), true
+	d.tau, d.seen = detector.AddSat(next, d.sm), true
 	if !d.measuring {
 		return
 	}
