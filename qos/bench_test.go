@@ -52,8 +52,8 @@ func linearBenchFamilies() []Family {
 
 var phiAkkaBenchConfig = phi.AkkaConfig{MinStdDeviation: ms(10), AcceptableHeartbeatPause: ms(300), FirstHeartbeatEstimate: ms(100)}
 
-// otherBenchFamilies are not linear: Akka (one grouped pass), SFD (a replay
-// per point) and Bertier (one point).
+// otherBenchFamilies are not linear: Akka (one grouped pass), Bertier (one
+// point) and SFD (one shared estimator pass).
 func otherBenchFamilies() []Family {
 	est := chen.EstimatorConfig{Interval: ms(100), WindowSize: 1000}
 	return []Family{
@@ -122,13 +122,14 @@ func BenchmarkReplay(b *testing.B) {
 	}
 }
 
-// BenchmarkSweepFamily is BenchmarkSweep per one-pass family (the linear
-// ones and Akka), for the ratio of each one-pass curve to its 40 replays,
+// BenchmarkSweepFamily is BenchmarkSweep per family with a method faster
+// than a replay per point (the linear ones, Akka and SFD), for the ratio of each one-pass curve to its 40 replays,
 // both on one goroutine.
 //
 //	go test -run '^$' -bench 'SweepFamily' -benchtime 1x ./qos/
 func BenchmarkSweepFamily(b *testing.B) {
-	for _, f := range append(linearBenchFamilies(), otherBenchFamilies()[0]) {
+	others := otherBenchFamilies()
+	for _, f := range append(linearBenchFamilies(), others[0], others[2]) {
 		b.Run(f.Name+"/fast", func(b *testing.B) { benchSweep(b, []Family{f}, false, 1) })
 		b.Run(f.Name+"/naive", func(b *testing.B) { benchSweep(b, []Family{f}, true, 1) })
 	}

@@ -11,8 +11,12 @@ import (
 // SFDFamily sweeps SFD's initial safety margin SM_1 over margins with the
 // other settings, including the targets, from cfg (ALGORITHMS.md §6, the
 // sweep of [SFD-zh]'s experiments). The margin adapts to the QoS the
-// detector measures on its own output, so every point is a replay of its
-// own. Point values are in milliseconds.
+// detector measures on its own output, so the curve is not linear; but the
+// expected arrivals do not depend on the margin, so Sweep runs the NFD-E
+// estimator once for all margins (method SharedEstimator, sfd.Margins) and
+// replays each margin's output without it. The result equals one replay per
+// margin in every field; Sweep falls back to that for a margin sfd.New
+// rejects. Point values are in milliseconds.
 func SFDFamily(cfg sfd.Config, margins []time.Duration) Family {
 	return Family{
 		Name: "sfd", Param: "SM1", Unit: "ms", Values: msValues(margins),
@@ -21,11 +25,12 @@ func SFDFamily(cfg sfd.Config, margins []time.Duration) Family {
 				return nil, fmt.Errorf("initial margin %g ms is negative", v)
 			}
 			c := cfg
-			c.InitialMargin = durMS(v)
-			if c.InitialMargin == 0 {
-				c.InitialMargin = 1 // sfd treats 0 as "default Δ"
-			}
+			c.InitialMargin = sfdMargin(v)
 			return sfd.New(c)
 		},
+		onePass: func(values []float64, hbs []detector.Heartbeat, rc Config) ([]*Point, error) {
+			return sweepSFD(cfg, values, hbs, rc)
+		},
+		method: SharedEstimator,
 	}
 }

@@ -68,6 +68,10 @@ const (
 	// where their histories part (Akka φ: see PhiAkkaFamily). Equal to
 	// PerPoint in every field.
 	OnePassGroups Method = "one-pass-groups"
+	// SharedEstimator: one estimator pass shared by every point, then each
+	// point's control and QoS replayed from it (SFD: see SFDFamily). Equal
+	// to PerPoint in every field.
+	SharedEstimator Method = "shared-estimator"
 	// PerPoint: one replay per point.
 	PerPoint Method = "replay-per-point"
 )
