@@ -38,9 +38,14 @@
 // as one detector, splits such a group at an arrival whose φ lies between
 // its thresholds, and evaluates every threshold of a group from the
 // group's state (OnePassGroups; equal to one replay per threshold in every
-// field). Other families (SFD, Bertier), and these when the one-pass
-// method does not apply on a stream, get one replay per point (PerPoint).
-// Families and streams run in parallel on a bounded pool of goroutines.
+// field). SFD's margin adapts to its own output, but its expected arrivals
+// do not depend on the margin: the NFD-E estimator runs once for all
+// initial margins, each margin's control and QoS are then replayed from it
+// (SharedEstimator; equal to one replay per margin in every field).
+// Bertier, and these families when their method does not apply on a
+// stream, get one replay per point (PerPoint). Curve.Method says which
+// method was used. Families and streams run in parallel on a bounded pool
+// of goroutines.
 //
 // Curves are written as CSV or JSON, plotted with gonum/plot (MR on a log
 // scale against TD, QAP against TD), and searched by Tune for the setting of
