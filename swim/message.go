@@ -65,6 +65,11 @@ const (
 	// that pulls the receiver's); it carries no body. A MsgJoin from a
 	// member already in the group is such a pull.
 	MsgSync
+	// MsgGossip carries only piggybacked updates and gets no answer: a
+	// member sends it at once to Config.GossipFanout random members when it
+	// raises or first learns a suspicion, a declaration or a refutation
+	// (eager dissemination, Lifeguard modes; see the package doc).
+	MsgGossip
 )
 
 // String returns the kind's name.
@@ -82,6 +87,8 @@ func (k MessageKind) String() string {
 		return "join"
 	case MsgSync:
 		return "sync"
+	case MsgGossip:
+		return "gossip"
 	}
 	return "unknown"
 }

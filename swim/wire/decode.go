@@ -178,10 +178,10 @@ func Unmarshal(b []byte, max int) (*swim.Packet, error) {
 			return nil, r.fail("ping-req nack flag", ErrMalformed, "got %d, want 0 or 1", flag)
 		}
 		p.PingReq.Nack = flag == 1
-	case swim.MsgJoin, swim.MsgSync:
+	case swim.MsgJoin, swim.MsgSync, swim.MsgGossip:
 	default:
 		r.off--
-		return nil, r.fail("kind", ErrMalformed, "unknown message kind %d, want 1 to 6", k)
+		return nil, r.fail("kind", ErrMalformed, "unknown message kind %d, want 1 to 7", k)
 	}
 	if len(b)-r.off < 2 {
 		return nil, r.fail("update count", ErrTruncated, "need 2 bytes, have %d", len(b)-r.off)

@@ -24,12 +24,12 @@ const DefaultMaxPacketSize = 1400
 // node is str(ID) str(Addr).
 //
 //	version   1 byte  (= 1)
-//	kind      1 byte  (swim.MessageKind: 1 ping, 2 ack, 3 nack, 4 ping-req, 5 join, 6 sync)
+//	kind      1 byte  (swim.MessageKind: 1 ping, 2 ack, 3 nack, 4 ping-req, 5 join, 6 sync, 7 gossip)
 //	from      node
 //	to        node    (ID may be empty)
 //	body      ping, ack, nack: uvarint seq (< 2^32)
 //	          ping-req:        uvarint seq, node target, 1 byte nack flag (0 or 1)
-//	          join, sync:      nothing
+//	          join, sync, gossip: nothing
 //	count     2 bytes big-endian: number of updates
 //	updates   count × (1 byte kind (1 alive, 2 suspect, 3 dead), node, uvarint incarnation, str from)
 //
@@ -126,7 +126,7 @@ func appendHeader(b []byte, p *swim.Packet) ([]byte, error) {
 			flag = 1
 		}
 		b = append(b, flag)
-	case swim.MsgJoin, swim.MsgSync:
+	case swim.MsgJoin, swim.MsgSync, swim.MsgGossip:
 	default:
 		return nil, fmt.Errorf("wire: encode: unknown message kind %d", p.Kind)
 	}

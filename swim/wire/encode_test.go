@@ -30,6 +30,7 @@ func samplePackets() []*swim.Packet {
 		{Kind: swim.MsgPingReq, From: node("m1"), To: node("m3"), PingReq: swim.PingReq{Seq: 9, Target: node("m2")}},
 		{Kind: swim.MsgJoin, From: node("new"), To: swim.Node{Addr: "127.0.0.1:2"}, Updates: ups[:1]},
 		{Kind: swim.MsgSync, From: node("m1"), To: node("new"), Updates: ups},
+		{Kind: swim.MsgGossip, From: node("m1"), To: node("m2"), Updates: ups},
 	}
 }
 
@@ -165,7 +166,7 @@ func TestUnmarshalErrors(t *testing.T) {
 		{"version 0", []byte{0, 1}, 0, ErrVersion, "version"},
 		{"version 2", []byte{2, 1}, 0, ErrVersion, "version"},
 		{"no kind", []byte{1}, 0, ErrTruncated, "kind"},
-		{"unknown kind", []byte{1, 7, 1, 'a', 0, 0, 0, 0, 0}, 0, ErrMalformed, "kind"},
+		{"unknown kind", []byte{1, 8, 1, 'a', 0, 0, 0, 0, 0}, 0, ErrMalformed, "kind"},
 		{"kind 0", []byte{1, 0, 1, 'a', 0, 0, 0, 0, 0}, 0, ErrMalformed, "kind"},
 		{"from id missing", []byte{1, 1}, 0, ErrTruncated, "from id length"},
 		{"from id empty", []byte{1, 1, 0, 0}, 0, ErrMalformed, "from id"},
