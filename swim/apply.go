@@ -68,6 +68,11 @@ func (m *Member) apply(now time.Duration, u Update, gossip bool) {
 			m.heard(now, p)
 		}
 		m.gossip(u, gossip)
+		if gossip && prev == StateSuspect {
+			// This member held the suspicion that u refutes: pass the
+			// refutation on at once, racing the others' timers.
+			m.push(u, nil, m.cfg.GossipFanout)
+		}
 	case UpdateSuspect:
 		if p == nil {
 			return

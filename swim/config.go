@@ -16,8 +16,8 @@ const (
 	// ModeDetector is SWIM + Lifeguard + detector-driven timing (the
 	// default): every probe's direct timeout comes from the peer's RTT
 	// estimator, and a failed probe of a peer that the peer's own failure
-	// detector still trusts is retried once in the next period before the
-	// peer is suspected (see the package doc).
+	// detector still trusts is retried once, at once, before the peer is
+	// suspected (see the package doc).
 	ModeDetector Mode = iota
 	// ModeLifeguard is SWIM with all three Lifeguard components (local
 	// health multiplier with nacks, dynamic suspicion timeouts, buddy
@@ -55,6 +55,7 @@ const (
 	DefaultReconnectInterval       = 30 * time.Second
 	DefaultPushPullInterval        = 30 * time.Second
 	DefaultRTTDeviations           = 4.0
+	DefaultGossipFanout            = 2
 )
 
 // Config configures a Member. The zero value of every field except Self
@@ -107,6 +108,21 @@ type Config struct {
 	// LHM stays in [0, AwarenessMaxMultiplier−1] (default 8, so periods and
 	// timeouts grow at most eightfold).
 	AwarenessMaxMultiplier int
+
+	// GossipFanout (Lifeguard modes) is the number of random members an
+	// update is pushed to at once, in a MsgGossip packet, besides being
+	// piggybacked: this member's own confirmation of a suspicion (also sent
+	// to the members known to suspect), its own declaration of a death, and
+	// a refutation that ends a suspicion this member held (forwarded once).
+	// A suspicion it raises goes at once to the suspect only. Heard
+	// suspicions and declarations are not forwarded, so an accusation costs
+	// at most GossipFanout+K+1 packets from the member that makes it;
+	// refutations cost at most GossipFanout packets per member that held the
+	// suspicion. A failure-free group sends none. Default 2
+	// (DefaultGossipFanout, chosen in swim/sim: see the package doc);
+	// negative disables it. ModeSWIM ignores it (plain SWIM disseminates by
+	// piggybacking only).
+	GossipFanout int
 
 	// MaxPacketSize bounds every packet's estimated size (Packet.Size) in
 	// bytes (default 1400). Piggybacked updates that do not fit wait. IDs
@@ -238,11 +254,12 @@ func (c *Config) normalize() error {
 		{"SuspicionMaxTimeoutMult", &c.SuspicionMaxTimeoutMult, DefaultSuspicionMaxTimeoutMult},
 		{"AwarenessMaxMultiplier", &c.AwarenessMaxMultiplier, DefaultAwarenessMaxMultiplier},
 		{"MaxPacketSize", &c.MaxPacketSize, DefaultMaxPacketSize},
+		{"GossipFanout", &c.GossipFanout, DefaultGossipFanout},
 	} {
 		if *d.v == 0 {
 			*d.v = d.def
 		}
-		if *d.v < 0 {
+		if *d.v < 0 && d.name != "GossipFanout" {
 			return bad("%s %d is negative", d.name, *d.v)
 		}
 	}

@@ -37,7 +37,8 @@
 //     Lifeguard modes it also sends the new Alive at once, in a ping, to
 //     each member named as suspecter or declarer (once per incarnation) and
 //     to IndirectChecks random members, so that suspecters hear it before
-//     their timers fire (memberlist gets there with a separate gossip loop). Unlike
+//     their timers fire (memberlist gets there with a separate gossip loop;
+//     see eager dissemination below). Unlike
 //     SWIM's Confirm, a Dead update older than the local entry is ignored
 //     (as in memberlist), so a member that refuted or restarted with a higher
 //     incarnation is not killed by stale declarations. A live member that
@@ -48,6 +49,26 @@
 //   - Infection-style dissemination (§4.1): updates ride on every packet,
 //     least-sent first (newest first among equals), each at most
 //     λ·ceil(log10(n+1)) times, within MaxPacketSize.
+//   - Eager dissemination (Lifeguard modes, Config.GossipFanout, default
+//     2): piggybacking alone moves an update about one hop per protocol
+//     period, so confirmations reached a suspecter after its timer had
+//     mostly run at Max, and a declaration reached the last members
+//     seconds after the first (memberlist avoids both with a gossip loop
+//     every 200 ms). A member therefore also sends, at once and outside the
+//     retransmission limit, MsgGossip packets (updates only, no answer):
+//     its own suspicion to the suspect; its own confirmation (one of the
+//     first K) to the members known to suspect and to GossipFanout random
+//     members; its own declaration to GossipFanout random members; and a
+//     refutation that ended a suspicion it held to GossipFanout random
+//     members (forwarded once per holder, so refutations race the timers).
+//     Accusations heard from others are not forwarded at once: flooding
+//     them makes every member run, and lose, the race against a paused
+//     member's refutation. Cost: nothing in a failure-free group; per
+//     accusation at most GossipFanout+K+1 packets from the member making
+//     it; per refutation at most GossipFanout per member that held the
+//     suspicion. In swim/sim (8 members, a crash) it cuts first detection
+//     from 6.9 to 6.1 s and full dissemination from 7.7 to 6.7 s (with
+//     the gate retry below) for +0.04 messages per member per second.
 //   - Join through known addresses (MsgJoin answered by the view in MsgSync
 //     packets) and voluntary leave (a Dead update from the member itself).
 //   - Anti-entropy: every PushPullInterval (30 s, longer above 32 members)
@@ -89,9 +110,14 @@
 //     LHM+1; before the first sample it is ProbeTimeout. (2) The gate: when a
 //     probe of an alive peer fails but the peer's detector does not suspect
 //     it (something was heard from it recently, judged by its own
-//     history), the member does not suspect it yet but probes it again in
-//     the next period; a second consecutive failure suspects it regardless.
-//     A peer never heard from is not gated. (3) The local-pause guard: a
+//     history), the member does not suspect it yet but probes it again at
+//     once, in the next period; a second consecutive failure suspects it
+//     regardless. The retry re-checks a failure already seen, so it sends
+//     the ping-reqs together with the ping and, when every intermediate has
+//     nacked, suspects at once instead of at the end of the period (about
+//     ProbeTimeout after the period starts rather than a whole period: the
+//     gate costs a crash about 0.1 s of detection time instead of 1 s). A
+//     peer never heard from is not gated. (3) The local-pause guard: a
 //     Tick that comes more than PauseGuard (default 500 ms) after the next
 //     period was due means this member itself was not running; it then
 //     refutes preemptively (incarnation+1, Alive gossiped), drops the probe
@@ -107,7 +133,7 @@
 //
 // The zero Config (besides Self) is memberlist's DefaultLANConfig: period
 // 1 s, probe timeout 500 ms, k = 3, λ = 4, α = 4, β = 6, S = 8,
-// MaxPacketSize 1400 bytes, plus ReconnectInterval 30 s,
+// MaxPacketSize 1400 bytes, plus GossipFanout 2, ReconnectInterval 30 s,
 // PushPullInterval 30 s (scaled by ceil(n/32)) and the detector
 // defaults above.
 package swim

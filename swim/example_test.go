@@ -12,7 +12,9 @@ import (
 // instants NextDeadline asks for and prints what it sends and decides. Each
 // failed probe (no ping-req intermediates, so no nacks) raises the local
 // health multiplier, which stretches the period (1 s, then 2 s, then 3 s);
-// in a group of two the suspicion timeout is Min = 4·1 s at once.
+// in a group of two the suspicion timeout is Min = 4·1 s at once. The
+// suspicion goes to b at once in a gossip packet (eager dissemination), so
+// that b, were it alive, could refute it.
 func Example() {
 	a, err := swim.New(swim.Config{Self: swim.Node{ID: "a", Addr: "10.0.0.1:7946"}},
 		rand.New(rand.NewPCG(1, 1)))
@@ -37,6 +39,7 @@ func Example() {
 	fmt.Println("local health multiplier:", a.HealthScore())
 	// Output:
 	// 0s: send ping to b
+	// 1s: send gossip to b
 	// 1s: send ping to b
 	// 1s: b is suspect (incarnation 0, by a)
 	// 3s: send ping to b

@@ -48,6 +48,7 @@ type probe struct {
 	indirect    bool
 	expectNacks int
 	nacks       int
+	retry       bool // the detector gate's retry: indirect at once, ends on all nacks
 }
 
 // relay is an indirect ping sent on behalf of a PingReq.
@@ -99,6 +100,7 @@ type Stats struct {
 	PushPulls      int // anti-entropy exchanges started (PushPullInterval)
 	ViewRequests   int // views asked of unknown senders
 	AliveSent      int // pings sent only to carry a refutation (Alive) at once
+	GossipsSent    int // MsgGossip packets sent (eager dissemination, GossipFanout)
 }
 
 // Ready is the output of a Member: packets to send and membership events, in
@@ -524,46 +526,29 @@ func (m *Member) nextTarget() *peer {
 
 func (m *Member) startProbe(now time.Duration) {
 	m.nextProbe = now + m.period()
+	retry := m.forceNext != nil
 	t := m.nextTarget()
 	if t == nil {
 		return
 	}
 	m.seq++
 	m.pr = probe{active: true, target: t, seq: m.seq, sent: now,
-		timeoutAt: now + m.probeTimeout(t), endAt: m.nextProbe}
+		timeoutAt: now + m.probeTimeout(t), endAt: m.nextProbe, retry: retry && t.retried}
 	m.stats.ProbesStarted++
 	m.send(Packet{Kind: MsgPing, To: t.node, Ping: Ping{Seq: m.seq}})
+	if m.pr.retry {
+		// The gate's retry re-checks a failure already seen: the direct
+		// and indirect paths at once, and the verdict as soon as every
+		// intermediate has answered (onNack), not a period later.
+		m.sendPingReqs()
+	}
 }
 
 // sendPingReqs asks up to k random alive members to probe the target.
 func (m *Member) sendPingReqs() {
 	m.pr.indirect = true
 	t := m.pr.target
-	k := m.cfg.IndirectChecks
-	var chosen []*peer
-	ok := func(p *peer) bool {
-		return p != t && p.state == StateAlive && !slices.Contains(chosen, p)
-	}
-	if len(m.list) <= 4*k {
-		cand := make([]*peer, 0, len(m.list))
-		for _, p := range m.list {
-			if ok(p) {
-				cand = append(cand, p)
-			}
-		}
-		for len(chosen) < k && len(cand) > 0 {
-			i := m.rng.IntN(len(cand))
-			chosen = append(chosen, cand[i])
-			cand[i] = cand[len(cand)-1]
-			cand = cand[:len(cand)-1]
-		}
-	} else {
-		for tries := 0; len(chosen) < k && tries < 8*k; tries++ {
-			if p := m.list[m.rng.IntN(len(m.list))]; ok(p) {
-				chosen = append(chosen, p)
-			}
-		}
-	}
+	chosen := m.pick(m.cfg.IndirectChecks, func(p *peer) bool { return p != t && p.state == StateAlive })
 	nack := m.cfg.Mode != ModeSWIM
 	m.asked = m.asked[:0]
 	for _, p := range chosen {
@@ -576,6 +561,35 @@ func (m *Member) sendPingReqs() {
 	if nack {
 		m.pr.expectNacks = len(chosen)
 	}
+}
+
+// pick returns up to k distinct random members of the probe list for which
+// ok is true: a uniform choice among all of them in a small list (at most
+// 4k), else up to 8k random draws.
+func (m *Member) pick(k int, ok func(p *peer) bool) []*peer {
+	var chosen []*peer
+	okNew := func(p *peer) bool { return ok(p) && !slices.Contains(chosen, p) }
+	if len(m.list) <= 4*k {
+		cand := make([]*peer, 0, len(m.list))
+		for _, p := range m.list {
+			if okNew(p) {
+				cand = append(cand, p)
+			}
+		}
+		for len(chosen) < k && len(cand) > 0 {
+			i := m.rng.IntN(len(cand))
+			chosen = append(chosen, cand[i])
+			cand[i] = cand[len(cand)-1]
+			cand = cand[:len(cand)-1]
+		}
+	} else {
+		for tries := 0; len(chosen) < k && tries < 8*k; tries++ {
+			if p := m.list[m.rng.IntN(len(m.list))]; okNew(p) {
+				chosen = append(chosen, p)
+			}
+		}
+	}
+	return chosen
 }
 
 // failProbe ends a period whose probe got no ack.
@@ -593,7 +607,9 @@ func (m *Member) failProbe(now time.Duration) {
 	}
 	if t.state == StateSuspect {
 		if t.susp.confirm(m.self.ID) && len(t.susp.confirmers) <= t.susp.k {
-			m.enqueue(Update{Kind: UpdateSuspect, Node: t.node, Incarnation: t.inc, From: m.self.ID})
+			u := Update{Kind: UpdateSuspect, Node: t.node, Incarnation: t.inc, From: m.self.ID}
+			m.enqueue(u)
+			m.push(u, m.suspecters(t), m.cfg.GossipFanout)
 		}
 		return
 	}
@@ -605,7 +621,9 @@ func (m *Member) failProbe(now time.Duration) {
 	}
 	m.stats.Suspicions++
 	m.startSuspicion(now, t, m.self.ID)
-	m.enqueue(Update{Kind: UpdateSuspect, Node: t.node, Incarnation: t.inc, From: m.self.ID})
+	u := Update{Kind: UpdateSuspect, Node: t.node, Incarnation: t.inc, From: m.self.ID}
+	m.enqueue(u)
+	m.push(u, []*peer{t}, 0) // the suspect hears it at once and can refute
 }
 
 func (m *Member) startSuspicion(now time.Duration, p *peer, from ID) {
@@ -638,7 +656,9 @@ func (m *Member) tickSuspicions(now time.Duration) {
 			continue
 		}
 		m.stats.Declarations++
-		m.kill(now, p, Update{Kind: UpdateDead, Node: p.node, Incarnation: p.inc, From: m.self.ID}, true)
+		u := Update{Kind: UpdateDead, Node: p.node, Incarnation: p.inc, From: m.self.ID}
+		m.kill(now, p, u, true)
+		m.push(u, nil, m.cfg.GossipFanout)
 		// kill removed p from m.suspects; i now holds the next one.
 	}
 }
@@ -709,7 +729,7 @@ func (m *Member) Step(now time.Duration, pkt *Packet) error {
 	case MsgAck:
 		m.onAck(now, pkt)
 	case MsgNack:
-		m.onNack(pkt)
+		m.onNack(now, pkt)
 	case MsgPingReq:
 		m.onPingReq(now, pkt)
 	case MsgJoin:
@@ -724,7 +744,7 @@ func validate(pkt *Packet) error {
 	if pkt == nil {
 		return fmt.Errorf("%w: nil packet", ErrPacket)
 	}
-	if pkt.Kind < MsgPing || pkt.Kind > MsgSync {
+	if pkt.Kind < MsgPing || pkt.Kind > MsgGossip {
 		return fmt.Errorf("%w: unknown message kind %d", ErrPacket, pkt.Kind)
 	}
 	if pkt.From.ID == "" {
@@ -813,7 +833,7 @@ func (m *Member) onAck(now time.Duration, pkt *Packet) {
 // onNack counts a nack for the current probe once per intermediate that was
 // asked for one: a duplicated nack, or one from anybody else, must not make
 // a failed probe look healthier than it was.
-func (m *Member) onNack(pkt *Packet) {
+func (m *Member) onNack(now time.Duration, pkt *Packet) {
 	if !m.pr.active || !m.pr.indirect || pkt.Nack.Seq != m.pr.seq {
 		return
 	}
@@ -821,6 +841,9 @@ func (m *Member) onNack(pkt *Packet) {
 		if a := &m.asked[i]; a.id == pkt.From.ID && !a.nacked {
 			a.nacked = true
 			m.pr.nacks++
+			if m.pr.retry && m.pr.nacks == m.pr.expectNacks {
+				m.failProbe(now) // every path failed twice: suspect now
+			}
 			return
 		}
 	}

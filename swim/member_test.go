@@ -155,9 +155,13 @@ func TestProbeFailsThenSuspectThenDead(t *testing.T) {
 	assert.Equal(t, EventSuspect, ev[0].Kind)
 	assert.Equal(t, target, ev[0].Node.ID)
 	assert.Equal(t, 2, a.HealthScore(), "two missed nacks")
-	// The suspicion is piggybacked on the next probe.
-	require.Len(t, pk, 1)
-	assert.True(t, hasUpdate(pk[0], UpdateSuspect, string(target), 0))
+	// The suspicion goes at once to the suspect alone (eager
+	// dissemination), and is piggybacked on the next probe.
+	require.Len(t, pk, 2)
+	assert.Equal(t, Packet{Kind: MsgGossip, From: node("a"), To: node(string(target)),
+		Updates: []Update{{Kind: UpdateSuspect, Node: node(string(target)), From: "a"}}}, pk[0])
+	assert.Equal(t, MsgPing, pk[1].Kind)
+	assert.True(t, hasUpdate(pk[1], UpdateSuspect, string(target), 0))
 	// n = 6: Min = 4 s (log10 6 < 1), Max = 24 s, K = 2 → started at Max.
 	st, ok := a.Member(target, time.Second)
 	require.True(t, ok)

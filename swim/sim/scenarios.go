@@ -143,7 +143,7 @@ func runDetect(o Options) ([]Table, error) {
 			fmt.Sprintf("SWIM: E[first detection] = 1/(1 − e^−1) = %.3f periods for random targets (limit of large N); finite N with round-robin is a little faster.", 1/(1-math.Exp(-1))),
 			"dissemination: first suspicion to every live member suspecting (or having declared dead) the crashed member.")
 		if mode == swim.ModeDetector {
-			t.Notes = append(t.Notes, "detector mode: the gate retries a failed probe once when the prober's own detector still trusts the peer, which can add one period.")
+			t.Notes = append(t.Notes, "detector mode: the gate retries a failed probe once when the prober's own detector still trusts the peer; the retry sends its ping-reqs at once and suspects when all have nacked, which adds a fraction of a period.")
 		}
 		out = append(out, t)
 	}

@@ -1,0 +1,75 @@
+package swim
+
+import "slices"
+
+// Eager dissemination (Config.GossipFanout, Lifeguard modes). Besides
+// being queued for piggybacking, some updates go out at once in MsgGossip
+// packets, outside the retransmission limit:
+//
+//   - a suspicion this member raises: to the suspect only (the buddy system
+//     without waiting for someone's next probe, so that a live suspect
+//     refutes the moment it reads it);
+//   - a confirmation (this member's own failed probe of a member it already
+//     suspects, one of the first K): to the members known to suspect it,
+//     whose Lifeguard timers it shortens, and to GossipFanout random
+//     members;
+//   - a declaration by this member's own suspicion timeout: to
+//     GossipFanout random members;
+//   - a refutation (a newer Alive) that ends a suspicion this member held:
+//     forwarded to GossipFanout random members, once (it no longer holds
+//     the suspicion afterwards), so refutations race the suspecters' timers.
+//
+// Suspicions and declarations heard from others are not forwarded eagerly:
+// each accusation costs at most GossipFanout+K+1 packets from the member
+// that makes it, whatever the group size; only refutations spread from
+// member to member, at most GossipFanout packets per member that held the
+// suspicion.
+
+// eager reports whether this member disseminates eagerly.
+func (m *Member) eager() bool {
+	return m.cfg.Mode != ModeSWIM && m.cfg.GossipFanout > 0
+}
+
+// push sends u at once to the members in to and to fanout random alive or
+// suspect members other than u's subject, the sender of the packet being
+// processed and the members in to. Does nothing unless eager.
+func (m *Member) push(u Update, to []*peer, fanout int) {
+	if !m.eager() {
+		return
+	}
+	if fanout > 0 {
+		more := m.pick(fanout, func(p *peer) bool {
+			return (p.state == StateAlive || p.state == StateSuspect) &&
+				p.node.ID != u.Node.ID && p.node.ID != m.stepFrom && !slices.Contains(to, p)
+		})
+		to = append(slices.Clip(to), more...)
+	}
+	for _, p := range to {
+		m.sendGossip(p, u)
+	}
+}
+
+// suspecters returns the live members known to suspect p (the first
+// suspecter and the confirmers heard of), this member excluded.
+func (m *Member) suspecters(p *peer) []*peer {
+	var to []*peer
+	for _, id := range append([]ID{p.susp.from}, p.susp.confirmers...) {
+		if q := m.peers[id]; q != nil && q != p && (q.state == StateAlive || q.state == StateSuspect) && !slices.Contains(to, q) {
+			to = append(to, q)
+		}
+	}
+	return to
+}
+
+// sendGossip sends p a MsgGossip carrying u, and p's own suspicion when p
+// is suspected (buddy system).
+func (m *Member) sendGossip(p *peer, u Update) {
+	pk := Packet{Kind: MsgGossip, From: m.self, To: p.node, Updates: []Update{u}}
+	if p.state == StateSuspect && p.node.ID != u.Node.ID {
+		if v := m.viewUpdate(p); pk.Size()+v.Size() <= m.cfg.MaxPacketSize {
+			pk.Updates = append(pk.Updates, v)
+		}
+	}
+	m.stats.GossipsSent++
+	m.out = append(m.out, pk)
+}

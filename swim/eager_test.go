@@ -1,0 +1,223 @@
+package swim
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// recipients returns the IDs the packets go to, and fails unless every one
+// is a MsgGossip carrying exactly want.
+func gossipRecipients(t *testing.T, pkts []Packet, want ...Update) []ID {
+	t.Helper()
+	var to []ID
+	for _, p := range pkts {
+		require.Equal(t, MsgGossip, p.Kind, "packet to %s", p.To.ID)
+		assert.Equal(t, node("a"), p.From)
+		assert.Equal(t, want, p.Updates, "packet to %s", p.To.ID)
+		to = append(to, p.To.ID)
+	}
+	return to
+}
+
+// others returns the peers of a 5-member group {a, b, c, d, e} except the
+// given ones.
+func others(except ...ID) []ID {
+	var out []ID
+	for _, id := range []ID{"b", "c", "d", "e"} {
+		skip := false
+		for _, x := range except {
+			skip = skip || x == id
+		}
+		if !skip {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// A member's own confirmation of a suspicion goes at once to the suspecter
+// it heard of and to GossipFanout (2) random members, never the suspect; a
+// suspicion heard from another member is not forwarded.
+func TestEagerConfirmation(t *testing.T) {
+	a := newTest(t, "a", ModeLifeguard, nil, "b", "c", "d", "e")
+	a.Tick(0)
+	pk, _ := drain(a)
+	target := pk[0].To.ID
+	from := others(target)[0]
+	s := Packet{Kind: MsgAck, From: node(string(from)), To: node("a"), Ack: Ack{Seq: 77},
+		Updates: []Update{{Kind: UpdateSuspect, Node: node(string(target)), From: from}}}
+	require.NoError(t, a.Step(100*time.Millisecond, &s))
+	pk, ev := drain(a)
+	assert.Empty(t, pk, "a heard suspicion is only queued")
+	require.Len(t, ev, 1)
+	assert.Equal(t, EventSuspect, ev[0].Kind)
+
+	a.Tick(500 * time.Millisecond) // ping-reqs
+	drain(a)
+	a.Tick(time.Second) // the probe fails: a confirms
+	pk, _ = drain(a)
+	conf := Update{Kind: UpdateSuspect, Node: node(string(target)), From: "a"}
+	n := len(pk)
+	require.GreaterOrEqual(t, n, 3)
+	// The three gossips come first, then the next period's ping.
+	to := gossipRecipients(t, pk[:3], conf)
+	assert.Equal(t, from, to[0], "the suspecter first")
+	assert.ElementsMatch(t, others(target), to, "and both other members")
+	assert.Equal(t, 3, a.Stats().GossipsSent)
+	for _, p := range pk[3:] {
+		assert.NotEqual(t, MsgGossip, p.Kind)
+	}
+	// n = 5: Min 4 s, Max 24 s, K = 2; one confirmation: 24 − 20·log 2/log 3.
+	st, _ := a.Member(target, time.Second)
+	assert.Equal(t, 100*time.Millisecond+suspicionTimeout(4*time.Second, 24*time.Second, 2, 1), st.SuspicionDeadline)
+}
+
+// A declaration by this member's own timeout goes at once to GossipFanout
+// random members other than the dead one.
+func TestEagerDeclaration(t *testing.T) {
+	a := newTest(t, "a", ModeLifeguard, nil, "b", "c", "d", "e")
+	// b suspects c, d and e confirm (K = 2): a's timer is Min = 4 s.
+	for _, from := range []ID{"b", "d", "e"} {
+		p := Packet{Kind: MsgGossip, From: node(string(from)), To: node("a"),
+			Updates: []Update{{Kind: UpdateSuspect, Node: node("c"), From: from}}}
+		require.NoError(t, a.Step(0, &p))
+	}
+	st, _ := a.Member("c", 0)
+	require.Equal(t, 4*time.Second, st.SuspicionDeadline)
+	var gossips []Packet
+	for {
+		at, _ := a.NextDeadline()
+		if at > 4*time.Second {
+			break
+		}
+		a.Tick(at)
+		pk, _ := drain(a)
+		for _, p := range pk {
+			switch {
+			case p.Kind == MsgGossip:
+				gossips = append(gossips, p)
+			case p.Kind == MsgPing && p.To.ID != "c": // everyone but c answers
+				ack := Packet{Kind: MsgAck, From: p.To, To: node("a"), Ack: Ack{Seq: p.Ping.Seq}}
+				require.NoError(t, a.Step(at, &ack))
+				drain(a)
+			}
+		}
+	}
+	assert.Equal(t, StateDead, a.State("c"))
+	assert.Equal(t, 1, a.Stats().Declarations)
+	to := gossipRecipients(t, gossips, Update{Kind: UpdateDead, Node: node("c"), From: "a"})
+	require.Len(t, to, 2)
+	assert.NotEqual(t, to[0], to[1])
+	assert.Subset(t, []ID{"b", "d", "e"}, to)
+}
+
+// A refutation that ends a suspicion this member held is forwarded once to
+// GossipFanout random members other than the refuter and the sender; an
+// Alive that ends nothing is not.
+func TestEagerRefutationForwarded(t *testing.T) {
+	a := newTest(t, "a", ModeDetector, nil, "b", "c", "d", "e")
+	sus := Packet{Kind: MsgGossip, From: node("b"), To: node("a"),
+		Updates: []Update{{Kind: UpdateSuspect, Node: node("c"), From: "b"}}}
+	require.NoError(t, a.Step(0, &sus))
+	pk, _ := drain(a)
+	assert.Empty(t, pk, "a MsgGossip gets no answer, a heard suspicion is not pushed")
+	assert.Equal(t, StateSuspect, a.State("c"))
+
+	alive := Update{Kind: UpdateAlive, Node: node("c"), Incarnation: 1, From: "c"}
+	ref := Packet{Kind: MsgGossip, From: node("d"), To: node("a"), Updates: []Update{alive}}
+	require.NoError(t, a.Step(time.Second, &ref))
+	pk, ev := drain(a)
+	require.Len(t, ev, 1)
+	assert.Equal(t, EventAlive, ev[0].Kind)
+	assert.ElementsMatch(t, []ID{"b", "e"}, gossipRecipients(t, pk, alive), "not c (the refuter) nor d (the sender)")
+
+	// The same refutation again, and a newer Alive of a member nobody
+	// suspected: nothing to forward.
+	require.NoError(t, a.Step(2*time.Second, &ref))
+	alive2 := Packet{Kind: MsgGossip, From: node("e"), To: node("a"),
+		Updates: []Update{{Kind: UpdateAlive, Node: node("b"), Incarnation: 3, From: "b"}}}
+	require.NoError(t, a.Step(2*time.Second, &alive2))
+	pk, _ = drain(a)
+	assert.Empty(t, pk)
+	assert.Equal(t, Incarnation(3), a.peers["b"].inc)
+}
+
+// No eager packet in plain SWIM, nor with GossipFanout < 0.
+func TestEagerOff(t *testing.T) {
+	for name, m := range map[string]*Member{
+		"swim":     newTest(t, "a", ModeSWIM, nil, "b", "c", "d", "e"),
+		"disabled": newTest(t, "a", ModeLifeguard, func(c *Config) { c.GossipFanout = -1 }, "b", "c", "d", "e"),
+	} {
+		m.Tick(0)
+		pk, _ := drain(m)
+		target := pk[0].To.ID
+		from := others(target)[0]
+		s := Packet{Kind: MsgAck, From: node(string(from)), To: node("a"), Ack: Ack{Seq: 77},
+			Updates: []Update{{Kind: UpdateSuspect, Node: node(string(target)), From: from}}}
+		require.NoError(t, m.Step(0, &s))
+		pk, _ = advance(m, 60*time.Second)
+		assert.Empty(t, only(t, pk, MsgGossip), name)
+		assert.Equal(t, StateDead, m.State(target), name)
+		assert.Zero(t, m.Stats().GossipsSent, name)
+	}
+}
+
+// The detector gate's retry runs the direct and the indirect probe at once
+// and suspects as soon as every intermediate has nacked, instead of a
+// period later.
+func TestGateRetryEndsOnNacks(t *testing.T) {
+	a := newTest(t, "a", ModeDetector, func(c *Config) { c.PeerDetector = FixedPeerDetector(5 * time.Second) }, "b", "c", "d")
+	for _, from := range []string{"b", "c", "d"} {
+		p := Packet{Kind: MsgAck, From: node(from), To: node("a"), Ack: Ack{Seq: 999}}
+		require.NoError(t, a.Step(0, &p))
+	}
+	a.Tick(0)
+	pk, _ := drain(a)
+	target := pk[0].To.ID
+	a.Tick(500 * time.Millisecond)
+	pk, _ = drain(a)
+	require.Len(t, only(t, pk, MsgPingReq), 2)
+	// Both intermediates nack the first probe: LHM unchanged, period 1 s.
+	for _, r := range only(t, pk, MsgPingReq) {
+		n := Packet{Kind: MsgNack, From: r.To, To: node("a"), Nack: Nack{Seq: r.PingReq.Seq}}
+		require.NoError(t, a.Step(700*time.Millisecond, &n))
+	}
+	assert.Equal(t, 0, a.HealthScore())
+	pk, _ = drain(a)
+	assert.Empty(t, pk, "the first probe waits for the end of its period")
+
+	a.Tick(time.Second) // gated: the retry starts with ping and ping-reqs together
+	pk, ev := drain(a)
+	assert.Empty(t, ev)
+	assert.Equal(t, 1, a.Stats().GateDeferrals)
+	require.Len(t, pk, 3)
+	assert.Equal(t, MsgPing, pk[0].Kind)
+	assert.Equal(t, target, pk[0].To.ID)
+	reqs := only(t, pk, MsgPingReq)
+	require.Len(t, reqs, 2)
+	for _, r := range reqs {
+		assert.Equal(t, target, r.PingReq.Target.ID)
+		assert.Equal(t, pk[0].Ping.Seq, r.PingReq.Seq)
+	}
+	n0 := Packet{Kind: MsgNack, From: reqs[0].To, To: node("a"), Nack: Nack{Seq: reqs[0].PingReq.Seq}}
+	require.NoError(t, a.Step(1100*time.Millisecond, &n0))
+	_, ev = drain(a)
+	assert.Empty(t, ev, "one of two nacks")
+	require.NoError(t, a.Step(1100*time.Millisecond, &n0))
+	_, ev = drain(a)
+	assert.Empty(t, ev, "a duplicate nack does not count")
+	n1 := Packet{Kind: MsgNack, From: reqs[1].To, To: node("a"), Nack: Nack{Seq: reqs[1].PingReq.Seq}}
+	require.NoError(t, a.Step(1200*time.Millisecond, &n1))
+	pk, ev = drain(a)
+	require.Len(t, ev, 1)
+	assert.Equal(t, EventSuspect, ev[0].Kind)
+	assert.Equal(t, target, ev[0].Node.ID)
+	assert.Equal(t, 1200*time.Millisecond, ev[0].At)
+	assert.Equal(t, []ID{target}, gossipRecipients(t, pk, Update{Kind: UpdateSuspect, Node: node(string(target)), From: "a"}))
+	assert.Equal(t, 0, a.HealthScore(), "every nack arrived")
+	at, _ := a.NextDeadline()
+	assert.Equal(t, 2*time.Second, at, "the next period starts on schedule")
+}
