@@ -16,9 +16,10 @@ import (
 // the sequence of SM does, through the control rule. So sfd.Margins runs
 // the control of every margin over one shared estimator, one more estimator
 // pass here records per heartbeat whether τ moves, EA_{ℓ+1} and the window
-// length (warm-up), and each margin is then replayed (§9.3, the replay's
-// own code) through sfdPath, a detector that reads τ from these instead of
-// estimating.
+// length (warm-up). What the replay (§9.3) does apart from τ does not
+// depend on the margin either (sfdSchedule); each margin is then replayed
+// in a loop that only computes τ = EA_{ℓ+1} + SM and accounts the gaps,
+// mistakes and TD_k exactly as replayer.step does.
 //
 // It returns errNotLinear (Sweep then replays each point, which reports the
 // errors) for a value New rejects, an invalid configuration, or a replay
@@ -58,15 +59,198 @@ func sweepSFD(scfg sfd.Config, values []float64, hbs []detector.Heartbeat, cfg C
 		}
 		tr.lens[k] = int32(est.Len())
 	}
+	sch, err := newSFDSchedule(hbs, tr, cfg)
+	if err != nil {
+		return nil, err
+	}
 	pts := make([]*Point, len(values))
+	var buf []int64
 	for i, v := range values {
-		res, err := ReplaySlice(&sfdPath{tr: tr, changes: paths[i]}, hbs, cfg)
-		if err != nil {
-			return nil, errNotLinear
-		}
+		var res Result
+		res, buf = sch.replay(hbs, tr, paths[i], buf)
 		pts[i] = &Point{Value: v, Result: res}
 	}
 	return pts, nil
+}
+
+// Codes of sfdSchedule: what the replay (replayer.step) does at a
+// heartbeat after the gap before it and the detector's update, which does
+// not depend on the margin: nothing (before evaluation), start evaluating
+// and evaluate, evaluate, or stop (the detector went back into warm-up).
+const (
+	sfdSkip uint8 = iota
+	sfdStart
+	sfdEval
+	sfdBreak
+)
+
+// sfdSchedule is the part of a replay of SFD (§9.3) that is the same for
+// every margin: which heartbeats are stale, when evaluation starts and
+// breaks (warm-up depends on the window's length only), the counts, span
+// and clock decision of the Result and the TD base of each evaluated fresh
+// heartbeat.
+type sfdSchedule struct {
+	code  []uint8
+	stale []bool
+	base  Result  // the Result's margin-independent fields
+	tdB   []int64 // per evaluated fresh heartbeat: A_k − σ_k or d̄
+	rec   bool    // Config.RecordMistakes
+}
+
+// newSFDSchedule mirrors replayer.step for everything but τ. It returns
+// errNotLinear when the replay fails (out of order, nothing evaluated),
+// which the replays of each point then report.
+func newSFDSchedule(hbs []detector.Heartbeat, tr *sfdTrace, cfg Config) (*sfdSchedule, error) {
+	n := len(hbs)
+	sch := &sfdSchedule{code: make([]uint8, n), stale: make([]bool, n), rec: cfg.RecordMistakes}
+	res := &sch.base
+	var prevA time.Duration
+	var hasSeq, seen, evaluating bool
+	var lastSeq uint64
+	var delay []int64
+	allSent, plaus := true, true
+	for k, hb := range hbs {
+		if k > 0 && hb.Arrival < prevA {
+			return nil, errNotLinear
+		}
+		res.Records++
+		stale := hb.HasSeq && hasSeq && hb.Seq <= lastSeq
+		sch.stale[k] = stale
+		if stale {
+			res.Stale++
+		} else if hb.HasSeq {
+			lastSeq, hasSeq = hb.Seq, true
+		}
+		prevA = hb.Arrival
+		seen = seen || tr.moves[k]
+		ready := seen && int(tr.lens[k]) >= tr.minSamples
+		if !evaluating {
+			if stale {
+				continue
+			}
+			if fresh := res.Records - res.Stale; !ready || fresh <= cfg.WarmUp {
+				res.WarmUp++
+				continue
+			}
+			evaluating = true
+			res.Start = hb.Arrival
+			sch.code[k] = sfdStart
+		} else {
+			sch.code[k] = sfdEval
+		}
+		if !ready {
+			if !stale {
+				res.WarmUp++
+			}
+			sch.code[k] = sfdBreak
+			continue
+		}
+		if !stale {
+			res.Evaluated++
+			if hb.HasSent {
+				d := int64(hb.Arrival - hb.Sent)
+				delay = append(delay, d)
+				if d < 0 || d > int64(MaxPlausibleDelay) {
+					plaus = false
+				}
+			} else {
+				allSent = false
+				delay = append(delay, 0)
+			}
+		}
+	}
+	if !evaluating {
+		return nil, errNotLinear
+	}
+	res.End = prevA
+	res.Span = res.End - res.Start
+	sync := allSent && plaus
+	switch cfg.Clock {
+	case ClockSynchronized:
+		sync = allSent
+	case ClockUnsynchronized:
+		sync = false
+	}
+	res.ClockSync = sync
+	if sync {
+		res.TDBasis = TDSend
+		sch.tdB = delay
+	} else {
+		res.TDBasis = TDArrival
+		res.DelayOffset = cfg.DelayOffset
+		sch.tdB = delay[:0]
+		for range res.Evaluated {
+			sch.tdB = append(sch.tdB, int64(cfg.DelayOffset))
+		}
+	}
+	return sch, nil
+}
+
+// replay is replayer.step and finish for the SFD detector with the margin
+// changes of one initial margin, on the schedule's margin-independent part:
+// τ after heartbeat k is EA_{ℓ+1} + SM where k moves τ. buf is scratch
+// space for the TD_k, returned for reuse.
+func (sch *sfdSchedule) replay(hbs []detector.Heartbeat, tr *sfdTrace, changes []sfd.MarginChange, buf []int64) (Result, []int64) {
+	res := sch.base
+	td := buf[:0]
+	var tau, cur, prevA, openStart time.Duration
+	var pending, out bool
+	ci := 0
+	sm := changes[0].SM
+	for k := range hbs {
+		a := hbs[k].Arrival
+		if pending && a > tau {
+			from := max(tau, prevA)
+			if !out {
+				res.Mistakes++
+				openStart = from
+			}
+			res.Suspected += a - from
+			out = true
+		}
+		prevA = a
+		if tr.moves[k] {
+			for ci+1 < len(changes) && changes[ci+1].From <= k {
+				ci++
+				sm = changes[ci].SM
+			}
+			cur = detector.AddSat(tr.next[k], sm)
+		}
+		switch sch.code[k] {
+		case sfdSkip:
+			continue
+		case sfdBreak:
+			if out && sch.rec {
+				res.MistakeIntervals = append(res.MistakeIntervals, Interval{Start: openStart, End: a})
+			}
+			pending, out = false, false
+			continue
+		case sfdStart:
+			out = false
+		}
+		pending, tau = true, cur
+		if !sch.stale[k] {
+			td = append(td, int64(max(tau-a, 0))+sch.tdB[len(td)])
+		}
+		after := tau < a
+		if after && !out {
+			res.Mistakes++
+			openStart = a
+		}
+		if !after && out && sch.rec {
+			res.MistakeIntervals = append(res.MistakeIntervals, Interval{Start: openStart, End: a})
+		}
+		out = after
+	}
+	if out && sch.rec {
+		res.MistakeIntervals = append(res.MistakeIntervals, Interval{Start: openStart, End: res.End})
+	}
+	if len(td) > 0 {
+		res.LastTD = time.Duration(td[len(td)-1])
+	}
+	res.TD = tdStats(td)
+	res.setRates()
+	return res, td
 }
 
 // sfdMargin is the initial margin SFDFamily's detector uses for v ms.
@@ -86,32 +270,3 @@ type sfdTrace struct {
 	lens       []int32         // the window's length after heartbeat k
 	minSamples int
 }
-
-// sfdPath is an SFD detector replayed from an sfdTrace and its margin's
-// changes (sfd.Margins): after heartbeat k, τ = EA_{ℓ+1} + SM (saturating,
-// as chen.Estimator.FreshnessPoint) when k moves τ, warming up while the
-// window holds fewer than MinSamples samples.
-type sfdPath struct {
-	tr      *sfdTrace
-	changes []sfd.MarginChange
-	k, ci   int
-	tau     time.Duration
-	seen    bool
-	warm    bool
-}
-
-func (d *sfdPath) Observe(detector.Heartbeat) {
-	k := d.k
-	d.k++
-	for d.ci+1 < len(d.changes) && d.changes[d.ci+1].From <= k {
-		d.ci++
-	}
-	if d.tr.moves[k] {
-		d.tau, d.seen = detector.AddSat(d.tr.next[k], d.changes[d.ci].SM), true
-	}
-	d.warm = int(d.tr.lens[k]) < d.tr.minSamples
-}
-
-func (d *sfdPath) FreshnessPoint() (time.Duration, bool) { return d.tau, d.seen }
-func (d *sfdPath) WarmingUp() bool                       { return d.warm }
-func (d *sfdPath) Suspected(now time.Duration) bool      { return d.seen && now > d.tau }
