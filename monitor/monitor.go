@@ -292,12 +292,12 @@ func (m *Monitor) create(name string, inc uint64) (*peer, error) {
 		m.npeers.Add(-1)
 		return nil, ErrTooManyPeers
 	}
-	p := &peer{hash: h, name: name, inc: inc, m: m}
+	p := &peer{name: name, inc: inc, m: m}
 	if err := p.reset(m); err != nil {
 		m.npeers.Add(-1)
 		return nil, err
 	}
-	s.insert(p)
+	s.insert(h, p)
 	return p, nil
 }
 

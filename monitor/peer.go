@@ -9,11 +9,10 @@ import (
 	"github.com/fdkit/fdkit/detector"
 )
 
-// peer is one monitored process. hash and name never change after the peer
-// is created (lock-free lookups read them); the other fields are guarded by
-// mu. Fields used by every heartbeat come first, to share cache lines.
+// peer is one monitored process. name never changes after the peer is
+// created (lock-free lookups read it); the other fields are guarded by mu.
+// Fields used by every heartbeat come first, to share cache lines.
 type peer struct {
-	hash    uint64 // maphash of name with the monitor's seed
 	name    string
 	mu      sync.Mutex
 	status  Status

@@ -17,18 +17,29 @@ type shard struct {
 }
 
 // table is an open-addressing hash table of peers with linear probing. Its
-// key is the name hash the monitor computed to choose the shard, stored in
-// each peer, so a heartbeat hashes its peer's name once and a lookup touches
-// one slot and the peer itself (which the heartbeat needs anyway). Slots are
-// read with atomic loads and never go from a peer back to empty: a removed
-// peer leaves a tombstone, so a lock-free probe never stops early at a slot
-// that held a peer. A table is replaced, not resized: insert builds a larger
-// one and publishes it through shard.tab. A reader still probing the old
-// table may then miss a peer added since, and falls back to the locked path,
-// which looks again in the current table.
+// key is the name hash the monitor computed to choose the shard, so a
+// heartbeat hashes its peer's name once. Each slot holds the hash next to the
+// peer pointer: a probe past another peer's slot reads no other memory, and a
+// lookup touches one slot (usually one cache line) and the peer itself, which
+// the heartbeat needs anyway.
+//
+// Slots are read with atomic loads. A slot's peer never goes back to empty: a
+// removed peer leaves a tombstone, so a lock-free probe never stops early at
+// a slot that held a peer. A writer stores a slot's hash before its peer, and
+// a reader loads the peer before the hash and then compares names, so a hash
+// is only a filter: a torn read can only miss a peer being removed at that
+// moment. A table is replaced, not resized: insert builds a larger one and
+// publishes it through shard.tab. A reader still probing the old table may
+// then miss a peer added since, and falls back to the locked path, which
+// looks again in the current table.
 type table struct {
-	slots []atomic.Pointer[peer]
+	slots []slot
 	mask  uint64 // len(slots) - 1; len(slots) is a power of two
+}
+
+type slot struct {
+	hash atomic.Uint64
+	p    atomic.Pointer[peer]
 }
 
 // tombstone marks the slot of a removed peer. It is never returned: its
@@ -38,18 +49,19 @@ var tombstone = &peer{}
 // minSlots is the size of a shard's first table.
 const minSlots = 8
 
-// slot is the first probe position of hash h. The low bits of h choose the
+// start is the first probe position of hash h. The low bits of h choose the
 // shard (at most 16 of them), so the table uses the bits above them.
-func (t *table) slot(h uint64) uint64 { return (h >> 16) & t.mask }
+func (t *table) start(h uint64) uint64 { return (h >> 16) & t.mask }
 
 // find returns the peer with this hash and name in t, or nil.
 func (t *table) find(h uint64, name string) *peer {
-	for i := t.slot(h); ; i = (i + 1) & t.mask {
-		p := t.slots[i].Load()
+	for i := t.start(h); ; i = (i + 1) & t.mask {
+		sl := &t.slots[i]
+		p := sl.p.Load()
 		if p == nil {
 			return nil
 		}
-		if p.hash == h && p.name == name {
+		if sl.hash.Load() == h && p.name == name {
 			return p
 		}
 	}
@@ -66,21 +78,23 @@ func (s *shard) find(h uint64, name string) *peer {
 	return t.find(h, name)
 }
 
-// insert adds p, which must not be in s, with s.mu held. It keeps at most
-// half the slots in use, so probes stay short and always end at an empty
-// slot.
-func (s *shard) insert(p *peer) {
+// insert adds p, whose name hashes to h and which must not be in s, with
+// s.mu held. It keeps at most three quarters of the slots in use (peers and
+// tombstones), so probes stay short and always end at an empty slot.
+func (s *shard) insert(h uint64, p *peer) {
 	t := s.tab.Load()
-	if t == nil || 2*(s.used+1) > len(t.slots) {
+	if t == nil || 4*(s.used+1) > 3*len(t.slots) {
 		t = s.rebuild(t, s.live+1)
 	}
-	for i := t.slot(p.hash); ; i = (i + 1) & t.mask {
-		q := t.slots[i].Load()
+	for i := t.start(h); ; i = (i + 1) & t.mask {
+		sl := &t.slots[i]
+		q := sl.p.Load()
 		if q == nil || q == tombstone {
 			if q == nil {
 				s.used++
 			}
-			t.slots[i].Store(p)
+			sl.hash.Store(h)
+			sl.p.Store(p)
 			s.live++
 			return
 		}
@@ -88,25 +102,27 @@ func (s *shard) insert(p *peer) {
 }
 
 // rebuild publishes a new table holding t's peers, with room for want peers
-// at a load of at most a third, and drops the tombstones.
+// at a load of at most a half, and drops the tombstones.
 func (s *shard) rebuild(t *table, want int) *table {
 	n := minSlots
-	for n < 3*want {
+	for n < 2*want {
 		n <<= 1
 	}
-	nt := &table{slots: make([]atomic.Pointer[peer], n), mask: uint64(n - 1)}
+	nt := &table{slots: make([]slot, n), mask: uint64(n - 1)}
 	used := 0
 	if t != nil {
 		for i := range t.slots {
-			p := t.slots[i].Load()
+			p := t.slots[i].p.Load()
 			if p == nil || p == tombstone {
 				continue
 			}
-			j := nt.slot(p.hash)
-			for nt.slots[j].Load() != nil {
+			h := t.slots[i].hash.Load()
+			j := nt.start(h)
+			for nt.slots[j].p.Load() != nil {
 				j = (j + 1) & nt.mask
 			}
-			nt.slots[j].Store(p)
+			nt.slots[j].hash.Store(h)
+			nt.slots[j].p.Store(p)
 			used++
 		}
 	}
@@ -116,19 +132,20 @@ func (s *shard) rebuild(t *table, want int) *table {
 }
 
 // remove deletes the named peer with s.mu held and reports whether it was
-// there.
+// there. The slot keeps its hash.
 func (s *shard) remove(h uint64, name string) bool {
 	t := s.tab.Load()
 	if t == nil {
 		return false
 	}
-	for i := t.slot(h); ; i = (i + 1) & t.mask {
-		p := t.slots[i].Load()
+	for i := t.start(h); ; i = (i + 1) & t.mask {
+		sl := &t.slots[i]
+		p := sl.p.Load()
 		if p == nil {
 			return false
 		}
-		if p.hash == h && p.name == name {
-			t.slots[i].Store(tombstone)
+		if p != tombstone && sl.hash.Load() == h && p.name == name {
+			sl.p.Store(tombstone)
 			s.live--
 			return true
 		}
@@ -142,7 +159,7 @@ func (s *shard) appendPeers(ps []*peer) []*peer {
 		return ps
 	}
 	for i := range t.slots {
-		if p := t.slots[i].Load(); p != nil && p != tombstone {
+		if p := t.slots[i].p.Load(); p != nil && p != tombstone {
 			ps = append(ps, p)
 		}
 	}
