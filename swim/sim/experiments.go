@@ -282,3 +282,86 @@ func Interval(cfg IntervalConfig) (IntervalResult, error) {
 	return IntervalResult{Mode: cfg.Member.Mode, C: cfg.C, FP: c.FP, FPMinus: c.FPMinus, Subjects: c.Subjects,
 		MsgsPerPeriod: float64(sent) / float64(cfg.N) / (float64(cfg.Duration) / float64(T))}, nil
 }
+
+// KillResult summarises KillOne: the bench/memberlist kill scenario in the
+// simulator.
+type KillResult struct {
+	N, Crashes int
+	// First and Full are the mean times from the crash to the first and to
+	// the last live member declaring the crashed member dead (trials in
+	// which every live member did, within 40 periods).
+	First, Full time.Duration
+	// Undeclared counts trials in which some live member had not declared
+	// the crash by the end.
+	Undeclared int
+	// MsgsPerSecond is the mean number of messages a live member sent per
+	// second in the 40 periods after the crash.
+	MsgsPerSecond float64
+}
+
+// KillOne runs trials groups of n members (start instants spread over a
+// period, as in a real deployment), crashes one random member at a random
+// instant of the 21st period, and measures how long the group takes to
+// declare it dead: first declaration and full dissemination, as
+// bench/memberlist's kill scenario reports them for real UDP members.
+func KillOne(n, trials int, seed uint64, mc swim.Config) (KillResult, error) {
+	if n < 2 || trials < 1 {
+		return KillResult{}, fmt.Errorf("sim: kill needs n >= 2 and trials >= 1")
+	}
+	T := periodOf(mc)
+	res := KillResult{N: n}
+	var first, full time.Duration
+	var sent int64
+	for trial := 0; trial < trials; trial++ {
+		s, err := New(Config{N: n, Seed: seed + uint64(trial)*7919, Member: mc, StartSpread: T})
+		if err != nil {
+			return res, err
+		}
+		rng := rand.New(rand.NewPCG(seed, uint64(trial)))
+		victim := rng.IntN(n)
+		crashAt := 20*T + time.Duration(rng.Int64N(int64(T)))
+		f, l := time.Duration(-1), time.Duration(-1)
+		dead := make([]bool, n)
+		nd := 0
+		s.SetEventHook(func(now time.Duration, obs int, ev swim.Event) {
+			if ev.Kind != swim.EventDead || now < crashAt || s.Index(ev.Node.ID) != victim || dead[obs] {
+				return
+			}
+			dead[obs] = true
+			if nd++; nd == 1 {
+				f = now
+			}
+			if nd == n-1 {
+				l = now
+			}
+		})
+		s.RunUntil(crashAt - 1)
+		var before int64
+		for i := 0; i < n; i++ {
+			if i != victim {
+				before += s.Stats(i).SentMsgs
+			}
+		}
+		s.At(crashAt, func() { s.Crash(victim) })
+		s.RunUntil(crashAt + 40*T)
+		for i := 0; i < n; i++ {
+			if i != victim {
+				sent += s.Stats(i).SentMsgs
+			}
+		}
+		sent -= before
+		res.Crashes++
+		if l < 0 {
+			res.Undeclared++
+			continue
+		}
+		first += f - crashAt
+		full += l - crashAt
+	}
+	if d := res.Crashes - res.Undeclared; d > 0 {
+		res.First = first / time.Duration(d)
+		res.Full = full / time.Duration(d)
+	}
+	res.MsgsPerSecond = float64(sent) / float64(trials*(n-1)) / (40 * T).Seconds()
+	return res, nil
+}

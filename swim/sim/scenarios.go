@@ -63,6 +63,7 @@ func Scenarios() []Scenario {
 	return []Scenario{
 		{"load", "messages per member per period vs N (SWIM: ≈ 2, constant)", runLoad},
 		{"detect", "first detection ≈ e/(e−1) periods, dissemination O(log N), crash declared by all", runDetect},
+		{"kill", "one member crashes at a random instant: first and full declaration, load, per mode (bench/memberlist's kill)", runKill},
 		{"lifeguard", "Lifeguard interval experiment: FP and FP− of SWIM, +Lifeguard, +detectors", runLifeguard},
 		{"pause", "one member paused for 0.25 to 1.5 times the suspicion timeout: Dead events about it, per mode", runPause},
 		{"restart", "a member restarting with a lower incarnation rejoins and is not re-killed", runRestart},
@@ -148,6 +149,50 @@ func runDetect(o Options) ([]Table, error) {
 		out = append(out, t)
 	}
 	return out, nil
+}
+
+// killVariants are the rows of the kill scenario: each mode, and the
+// Lifeguard modes without eager dissemination.
+var killVariants = []struct {
+	name string
+	mc   swim.Config
+}{
+	{swim.ModeSWIM.String(), swim.Config{Mode: swim.ModeSWIM}},
+	{swim.ModeLifeguard.String(), swim.Config{Mode: swim.ModeLifeguard}},
+	{swim.ModeLifeguard.String() + ", no eager gossip", swim.Config{Mode: swim.ModeLifeguard, GossipFanout: -1}},
+	{swim.ModeDetector.String(), swim.Config{Mode: swim.ModeDetector}},
+	{swim.ModeDetector.String() + ", no eager gossip", swim.Config{Mode: swim.ModeDetector, GossipFanout: -1}},
+}
+
+func runKill(o Options) ([]Table, error) {
+	sizes, trials := []int{8, 16, 32}, 100
+	if o.Quick {
+		sizes, trials = []int{8}, 20
+	}
+	if o.Sizes != nil {
+		sizes = o.Sizes
+	}
+	if o.Trials > 0 {
+		trials = o.Trials
+	}
+	t := Table{Title: fmt.Sprintf("One member crashes at a random instant after 20 periods (starts spread over a period), %d trials per size, defaults", trials),
+		Header: []string{"N", "mode", "first declaration", "full dissemination", "msgs/member/s after the crash", "not declared by all"}}
+	for _, n := range sizes {
+		for _, v := range killVariants {
+			if err := o.stopped(); err != nil {
+				return nil, err
+			}
+			r, err := KillOne(n, trials, o.Seed, v.mc)
+			if err != nil {
+				return nil, err
+			}
+			t.add(itoa(n), v.name, r.First.Round(time.Millisecond).String(), r.Full.Round(time.Millisecond).String(), f3(r.MsgsPerSecond), itoa(r.Undeclared))
+		}
+	}
+	t.Notes = append(t.Notes,
+		"first/full: crash to the first/last live member declaring it dead; msgs/member/s: sent by each live member in the 40 periods after the crash.",
+		"eager gossip: own confirmations, declarations and refutations pushed at once (swim.Config.GossipFanout); bench/memberlist runs the same scenario over UDP against hashicorp/memberlist.")
+	return []Table{t}, nil
 }
 
 func runLifeguard(o Options) ([]Table, error) {

@@ -381,3 +381,24 @@ func TestLifeguardScenarioAblation(t *testing.T) {
 	}
 	assert.Equal(t, []string{"swim", "swim+lifeguard", "swim+lifeguard+detector", "swim+lifeguard+detector, no pause guard"}, names)
 }
+
+// The kill scenario's experiment: every trial's crash is declared by every
+// live member, first no later than full, and eager dissemination makes full
+// dissemination faster for the same first declaration in ModeDetector.
+func TestKillOne(t *testing.T) {
+	on, err := KillOne(8, 10, 1, swim.Config{})
+	require.NoError(t, err)
+	off, err := KillOne(8, 10, 1, swim.Config{GossipFanout: -1})
+	require.NoError(t, err)
+	for _, r := range []KillResult{on, off} {
+		assert.Equal(t, 10, r.Crashes)
+		assert.Zero(t, r.Undeclared)
+		assert.LessOrEqual(t, r.First, r.Full)
+		// Min = 4 s (log10 8 < 1): no declaration before it.
+		assert.Greater(t, r.First, 4*time.Second)
+		assert.Positive(t, r.MsgsPerSecond)
+	}
+	assert.Less(t, on.Full, off.Full)
+	_, err = KillOne(1, 1, 1, swim.Config{})
+	assert.Error(t, err)
+}
