@@ -11,7 +11,12 @@ import (
 
 // peer is one monitored process. name never changes after the peer is
 // created (lock-free lookups read it); the other fields are guarded by mu.
-// Fields used by every heartbeat come first, to share cache lines.
+//
+// Layout: a lookup and a heartbeat that neither convicts nor trusts touch the
+// first 128 bytes only, two cache lines: the first holds what the lookup, the
+// lock and the detector call need; the struct is padded to 192 bytes, a Go
+// size class whose objects start on a cache line (with 160, the size without
+// padding, the first 128 bytes often spanned three lines).
 type peer struct {
 	name    string
 	mu      sync.Mutex
@@ -21,19 +26,23 @@ type peer struct {
 	hasHigh bool
 	hasTau  bool
 	warm    bool          // detector warming up when tauHigh was computed
+	hyst    bool          // low < high: hysteresis
 	last    time.Duration // arrival of the newest accepted heartbeat
-	seq     uint64
 	tauHigh time.Duration // freshness point at level high
-	tau     time.Duration // the detector's own freshness point
-	inc     uint64
 	det     detector.Detector
-	acc     detector.Accrual // det as Accrual, or nil for a binary detector
-	m       *Monitor
 
-	high, low  float64
+	tau        time.Duration // the detector's own freshness point
+	seq        uint64
+	inc        uint64
 	heartbeats uint64
+	high       float64
+	m          *Monitor
+	acc        detector.Accrual // det as Accrual, or nil for a binary detector
+
+	low        float64
 	suspicions uint64
 	trans      uint64
+	_          [40]byte // to 192 bytes
 }
 
 // reset gives the peer a fresh detector, keeping its name, incarnation and
@@ -56,6 +65,7 @@ func (p *peer) reset(m *Monitor) error {
 	if p.low == 0 || p.low > p.high {
 		p.low = p.high
 	}
+	p.hyst = p.low < p.high
 	p.status = Trusted
 	p.seen, p.last, p.seq, p.hasSeq = false, 0, 0, false
 	p.tauHigh, p.hasHigh, p.tau, p.hasTau, p.warm = 0, false, 0, false, false
@@ -92,7 +102,7 @@ func (p *peer) heartbeat(m *Monitor, b Beat, arrival time.Duration, out *transit
 	// With hysteresis (Low < High), the level this heartbeat arrived at,
 	// before the detector takes it in: the level after it is about 0 for
 	// every detector, so only this one can hold a suspicion.
-	hyst, pre := p.low < p.high, 0.0
+	hyst, pre := p.hyst, 0.0
 	if hyst && p.status == Suspected {
 		pre = p.level(arrival)
 	}
