@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -182,8 +183,20 @@ func SweepEach(streams []Stream, fams [][]Family, opt SweepOptions) ([]Curve, er
 			}
 		}
 	}
-	// Longest tasks first: one-pass curves and per-point replays are all
-	// about one replay long, so keep the given order.
+	// Longest tasks first: linear one-pass curves and per-point replays
+	// are each about one replay long, the curves of families with a method
+	// of their own (Akka, SFD: a pass plus work per point) several, so
+	// those go first; otherwise keep the given order.
+	slices.SortStableFunc(tasks, func(a, b sweepTask) int {
+		ea, eb := a.point < 0 && a.fam.onePass != nil, b.point < 0 && b.fam.onePass != nil
+		switch {
+		case ea && !eb:
+			return -1
+		case eb && !ea:
+			return 1
+		}
+		return 0
+	})
 	var done atomic.Int64
 	var progMu sync.Mutex
 	report := func(n int) {
