@@ -67,7 +67,7 @@ func sweepSFD(scfg sfd.Config, values []float64, hbs []detector.Heartbeat, cfg C
 	var buf []int64
 	for i, v := range values {
 		var res Result
-		res, buf = sch.replay(hbs, tr, paths[i], buf)
+		res, buf = sch.replay(tr, paths[i], buf)
 		pts[i] = &Point{Value: v, Result: res}
 	}
 	return pts, nil
@@ -82,6 +82,10 @@ const (
 	sfdStart
 	sfdEval
 	sfdBreak
+
+	sfdCode  = 3 // mask of the codes above
+	sfdStale = 4 // flag: the heartbeat is stale for the replay
+	sfdMoves = 8 // flag: the heartbeat moves τ (Fresh or Restart)
 )
 
 // sfdSchedule is the part of a replay of SFD (§9.3) that is the same for
@@ -90,11 +94,11 @@ const (
 // and clock decision of the Result and the TD base of each evaluated fresh
 // heartbeat.
 type sfdSchedule struct {
-	code  []uint8
-	stale []bool
-	base  Result  // the Result's margin-independent fields
-	tdB   []int64 // per evaluated fresh heartbeat: A_k − σ_k or d̄
-	rec   bool    // Config.RecordMistakes
+	arr  []time.Duration // arrivals, contiguous for the per-margin loops
+	code []uint8         // sfdSkip..sfdBreak, | sfdStale, | sfdMoves
+	base Result          // the Result's margin-independent fields
+	tdB  []int64         // per evaluated fresh heartbeat: A_k − σ_k or d̄
+	rec  bool            // Config.RecordMistakes
 }
 
 // newSFDSchedule mirrors replayer.step for everything but τ. It returns
@@ -102,7 +106,7 @@ type sfdSchedule struct {
 // which the replays of each point then report.
 func newSFDSchedule(hbs []detector.Heartbeat, tr *sfdTrace, cfg Config) (*sfdSchedule, error) {
 	n := len(hbs)
-	sch := &sfdSchedule{code: make([]uint8, n), stale: make([]bool, n), rec: cfg.RecordMistakes}
+	sch := &sfdSchedule{arr: make([]time.Duration, n), code: make([]uint8, n), rec: cfg.RecordMistakes}
 	res := &sch.base
 	var prevA time.Duration
 	var hasSeq, seen, evaluating bool
@@ -115,7 +119,13 @@ func newSFDSchedule(hbs []detector.Heartbeat, tr *sfdTrace, cfg Config) (*sfdSch
 		}
 		res.Records++
 		stale := hb.HasSeq && hasSeq && hb.Seq <= lastSeq
-		sch.stale[k] = stale
+		sch.arr[k] = hb.Arrival
+		if stale {
+			sch.code[k] |= sfdStale
+		}
+		if tr.moves[k] {
+			sch.code[k] |= sfdMoves
+		}
 		if stale {
 			res.Stale++
 		} else if hb.HasSeq {
@@ -134,15 +144,15 @@ func newSFDSchedule(hbs []detector.Heartbeat, tr *sfdTrace, cfg Config) (*sfdSch
 			}
 			evaluating = true
 			res.Start = hb.Arrival
-			sch.code[k] = sfdStart
+			sch.code[k] |= sfdStart
 		} else {
-			sch.code[k] = sfdEval
+			sch.code[k] |= sfdEval
 		}
 		if !ready {
 			if !stale {
 				res.WarmUp++
 			}
-			sch.code[k] = sfdBreak
+			sch.code[k] = sch.code[k]&^sfdCode | sfdBreak
 			continue
 		}
 		if !stale {
@@ -190,15 +200,15 @@ func newSFDSchedule(hbs []detector.Heartbeat, tr *sfdTrace, cfg Config) (*sfdSch
 // changes of one initial margin, on the schedule's margin-independent part:
 // τ after heartbeat k is EA_{ℓ+1} + SM where k moves τ. buf is scratch
 // space for the TD_k, returned for reuse.
-func (sch *sfdSchedule) replay(hbs []detector.Heartbeat, tr *sfdTrace, changes []sfd.MarginChange, buf []int64) (Result, []int64) {
+func (sch *sfdSchedule) replay(tr *sfdTrace, changes []sfd.MarginChange, buf []int64) (Result, []int64) {
 	res := sch.base
 	td := buf[:0]
 	var tau, cur, prevA, openStart time.Duration
 	var pending, out bool
 	ci := 0
 	sm := changes[0].SM
-	for k := range hbs {
-		a := hbs[k].Arrival
+	for k, a := range sch.arr {
+		c := sch.code[k]
 		if pending && a > tau {
 			from := max(tau, prevA)
 			if !out {
@@ -209,14 +219,14 @@ func (sch *sfdSchedule) replay(hbs []detector.Heartbeat, tr *sfdTrace, changes [
 			out = true
 		}
 		prevA = a
-		if tr.moves[k] {
+		if c&sfdMoves != 0 {
 			for ci+1 < len(changes) && changes[ci+1].From <= k {
 				ci++
 				sm = changes[ci].SM
 			}
 			cur = detector.AddSat(tr.next[k], sm)
 		}
-		switch sch.code[k] {
+		switch c & sfdCode {
 		case sfdSkip:
 			continue
 		case sfdBreak:
@@ -229,7 +239,7 @@ func (sch *sfdSchedule) replay(hbs []detector.Heartbeat, tr *sfdTrace, changes [
 			out = false
 		}
 		pending, tau = true, cur
-		if !sch.stale[k] {
+		if c&sfdStale == 0 {
 			td = append(td, int64(max(tau-a, 0))+sch.tdB[len(td)])
 		}
 		after := tau < a
