@@ -15,10 +15,10 @@ import (
 
 // akkaSweepThresholds are the thresholds of the exactness tests: 40 from
 // 0.5 to 16 as in the benchmark, plus small ones (y(Θ) < 0 below log10 2)
-// and a repeated value.
+// and repeated values.
 func akkaSweepThresholds(t *testing.T) []float64 {
 	v := mustRange(t, 0.5, 16, 40, false)
-	return append(v, 0.05, 0.2, 3, 1e-3)
+	return append(v, 0.05, 0.2, 3, 1e-3, 16, 3)
 }
 
 // checkAkkaOnePass requires the grouped one-pass Akka sweep to equal one
