@@ -92,12 +92,13 @@ type Curve struct {
 }
 
 // SweepOptions configures Sweep. The zero value replays with the default
-// Config on GOMAXPROCS workers, using the one-pass method where it applies.
+// Config on GOMAXPROCS workers, using the faster methods where they apply.
 type SweepOptions struct {
 	Config Config
 	// Workers bounds the goroutines; default runtime.GOMAXPROCS(0).
 	Workers int
-	// PerPointOnly disables the one-pass method (for comparisons and
+	// PerPointOnly disables the one-pass, grouped and shared-estimator
+	// methods: every point is a replay of its own (for comparisons and
 	// benchmarks).
 	PerPointOnly bool
 	// Progress, if not nil, is called after each finished unit of work with
@@ -114,8 +115,9 @@ type sweepTask struct {
 
 // Sweep evaluates every family on every stream. It returns the curves in
 // stream-major order (for each stream, the families in the order given).
-// Families with Linear set are computed in one pass per stream; the others
-// with one replay per point. Work is spread over a bounded pool of
+// Families with Linear set are computed in one pass per stream, Akka's φ
+// and SFD with methods of their own (PhiAkkaFamily, SFDFamily), the others
+// with one replay per point; Curve.Method says which. Work is spread over a bounded pool of
 // goroutines. The error is non-nil only for invalid arguments; failures of
 // single replays are reported in Curve.Err.
 func Sweep(streams []Stream, fams []Family, opt SweepOptions) ([]Curve, error) {
