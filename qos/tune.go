@@ -71,8 +71,10 @@ func (t Targets) Shortfall(r Result) float64 {
 
 // Choice is the tuner's answer for one family on one stream: the point that
 // meets the targets with the smallest mean TD, or Found = false and the
-// point that comes nearest (smallest Targets.Shortfall, ties: smaller mean
-// TD), so that a user sees how far off the family is and which way to relax.
+// point that comes nearest (smallest Targets.Shortfall; ties: the larger QAP
+// when the shortfall is infinite, as for every point with a mistake against
+// MinQAP = 1, then the smaller mean TD), so that a user sees how far off the
+// family is and which way to relax.
 type Choice struct {
 	Stream string `json:"stream"`
 	Family string `json:"family"`
@@ -102,7 +104,7 @@ func Tune(curves []Curve, t Targets) ([]Choice, error) {
 		for _, p := range c.Points {
 			if !t.Meets(p.Result) {
 				sh := t.Shortfall(p.Result)
-				if !nearSet || sh < nearShort || (sh == nearShort && p.TD.Mean < near.TD.Mean) {
+				if !nearSet || nearer(p, sh, near, nearShort) {
 					near, nearShort, nearSet = p, sh, true
 				}
 				continue
@@ -121,4 +123,19 @@ func Tune(curves []Curve, t Targets) ([]Choice, error) {
 		out = append(out, ch)
 	}
 	return out, nil
+}
+
+// nearer reports whether p, missing the targets by sh, comes nearer than
+// near, missing them by nearShort: the smaller shortfall; among infinite
+// ones (mistakes against MinQAP = 1) the larger QAP, since every point that
+// suspects at all then misses by +Inf and the fastest is the least
+// accurate; then the smaller mean TD.
+func nearer(p Point, sh float64, near Point, nearShort float64) bool {
+	switch {
+	case sh != nearShort:
+		return sh < nearShort
+	case math.IsInf(sh, 1) && p.QAP != near.QAP:
+		return p.QAP > near.QAP
+	}
+	return p.TD.Mean < near.TD.Mean
 }

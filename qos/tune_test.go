@@ -1,0 +1,45 @@
+package qos
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// tunePoint is a swept point with the fields the tuner reads.
+func tunePoint(v float64, td time.Duration, mr, qap float64) Point {
+	p := Point{Value: v}
+	p.Records, p.TD.Mean, p.MRPerSecond, p.QAP = 1, td, mr, qap
+	return p
+}
+
+// With MinQAP = 1 every point with a mistake misses by an infinite factor;
+// the nearest of them is the most accurate one, not the fastest (the
+// fastest is the one that suspects most).
+func TestTuneNearestWithQAPOne(t *testing.T) {
+	c := Curve{Stream: "s", Family: "f", Param: "K", Points: []Point{
+		tunePoint(0.5, 100*time.Millisecond, 2, 0.80),
+		tunePoint(1, 200*time.Millisecond, 0.5, 0.95),
+		tunePoint(2, 300*time.Millisecond, 0.1, 0.99),
+	}}
+	ch, err := Tune([]Curve{c}, Targets{MinQAP: 1})
+	require.NoError(t, err)
+	require.Len(t, ch, 1)
+	assert.False(t, ch[0].Found)
+	assert.Equal(t, 2.0, ch[0].Point.Value, "nearest to QAP ≥ 1 is the point with the largest QAP")
+	assert.True(t, math.IsInf(ch[0].Shortfall, 1))
+
+	// With a TD target too, the infinite QAP shortfall still ranks by QAP.
+	ch, err = Tune([]Curve{c}, Targets{MinQAP: 1, MaxTD: 150 * time.Millisecond})
+	require.NoError(t, err)
+	assert.Equal(t, 2.0, ch[0].Point.Value)
+
+	// Equal QAP: the smaller mean TD.
+	c.Points = append(c.Points, tunePoint(3, 250*time.Millisecond, 0.1, 0.99))
+	ch, err = Tune([]Curve{c}, Targets{MinQAP: 1})
+	require.NoError(t, err)
+	assert.Equal(t, 3.0, ch[0].Point.Value)
+}
