@@ -345,3 +345,13 @@ func TestTunerNearest(t *testing.T) {
 	assert.Regexp(t, `fixed +\| none meets; nearest T=[0-9.]+ms misses by [0-9.]+×`, out)
 	assert.Regexp(t, `bertier +\| none meets; nearest \(single point\) misses by [0-9.e+]+×`, out)
 }
+
+// Against QAP ≥ 1 every point that suspects at all misses by an infinite
+// factor: the tuner names the most accurate point and says why, rather
+// than "misses by +Inf×".
+func TestTunerNearestQAPOne(t *testing.T) {
+	code, out, errOut := runCmd("-d", "jacobson", "--range", "jacobson=0.5:2", "--points", "5", "--qap-min", "1")
+	require.Equal(t, 0, code, errOut)
+	assert.Regexp(t, `jacobson +\| none meets; nearest K=2 still makes mistakes \(QAP ≥ 1 allows none\)`, out)
+	assert.NotContains(t, out, "Inf")
+}

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strconv"
 	"time"
@@ -134,6 +135,10 @@ func printTuning(w io.Writer, choices []qos.Choice, t qos.Targets) error {
 		case c.Found:
 		case c.Point.Records == 0: // a curve without points
 			row = []string{c.Stream, c.Family, "none meets the targets", "–", "–", "–"}
+		case math.IsInf(c.Shortfall, 1) && t.MinQAP == 1:
+			// Every point that suspects at all misses QAP ≥ 1 by +Inf;
+			// the nearest is the most accurate one.
+			row[2] = fmt.Sprintf("none meets; nearest %s still makes mistakes (QAP ≥ 1 allows none)", setting)
 		default:
 			// The nearest point, so the user sees how far off it is.
 			row[2] = fmt.Sprintf("none meets; nearest %s misses by %s×", setting, strconv.FormatFloat(c.Shortfall, 'g', 3, 64))
