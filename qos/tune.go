@@ -17,13 +17,15 @@ type Targets struct {
 	MinQAP         float64
 }
 
-// Validate reports a negative or NaN target, or a QAP bound above 1.
+// Validate reports a negative or NaN target, an infinite MR bound (sfd
+// rejects it, and a family sweep that takes these targets would fail), or a
+// QAP bound above 1.
 func (t Targets) Validate() error {
 	switch {
 	case t.MaxTD < 0:
 		return fmt.Errorf("qos: TD target %v is negative", t.MaxTD)
-	case t.MaxMRPerSecond < 0 || math.IsNaN(t.MaxMRPerSecond):
-		return fmt.Errorf("qos: MR target %g per second must be ≥ 0", t.MaxMRPerSecond)
+	case !(t.MaxMRPerSecond >= 0) || math.IsInf(t.MaxMRPerSecond, 1):
+		return fmt.Errorf("qos: MR target %g per second must be finite and ≥ 0", t.MaxMRPerSecond)
 	case t.MinQAP < 0 || t.MinQAP > 1 || math.IsNaN(t.MinQAP):
 		return fmt.Errorf("qos: QAP target %g must be in [0, 1]", t.MinQAP)
 	}
