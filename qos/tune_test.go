@@ -43,6 +43,7 @@ func TestTuneNearestWithQAPOne(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 3.0, ch[0].Point.Value)
 }
+
 // An infinite MR bound is rejected like a negative or NaN one: SFD, which
 // takes the tuner's targets as its own, rejects it, so every SFD point of a
 // sweep failed.
