@@ -33,13 +33,19 @@ func Range(lo, hi float64, n int, logScale bool) ([]float64, error) {
 			continue
 		}
 		f := float64(i) / float64(n-1)
-		if logScale {
-			v[i] = lo * math.Pow(hi/lo, f)
-		} else {
-			v[i] = lo + (hi-lo)*f
+		switch r, d := hi/lo, hi-lo; {
+		case logScale && math.IsInf(r, 0):
+			// hi/lo overflows (1e-300..1e300): interpolate the logarithms.
+			v[i] = math.Exp(math.Log(lo) + (math.Log(hi)-math.Log(lo))*f)
+		case logScale:
+			v[i] = lo * math.Pow(r, f)
+		case math.IsInf(d, 0):
+			v[i] = lo*(1-f) + hi*f // hi − lo overflows
+		default:
+			v[i] = lo + d*f
 		}
 	}
-	v[n-1] = hi
+	v[0], v[n-1] = lo, hi
 	return v, nil
 }
 
