@@ -27,11 +27,11 @@ func Range(lo, hi float64, n int, logScale bool) ([]float64, error) {
 		return nil, fmt.Errorf("qos: log-spaced range needs a lower bound > 0, got %g", lo)
 	}
 	v := make([]float64, n)
+	if n == 1 {
+		v[0] = lo
+		return v, nil
+	}
 	for i := range v {
-		if n == 1 {
-			v[i] = lo
-			continue
-		}
 		f := float64(i) / float64(n-1)
 		switch r, d := hi/lo, hi-lo; {
 		case logScale && math.IsInf(r, 0):

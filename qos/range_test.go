@@ -35,3 +35,15 @@ func TestRangeWideBounds(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []float64{100, 100 * math.Pow(30, 0.5), 3000}, v)
 }
+
+// One point is the lower bound, as documented (it was the upper one).
+func TestRangeOnePointIsLo(t *testing.T) {
+	for _, log := range []bool{false, true} {
+		v, err := Range(3, 5, 1, log)
+		require.NoError(t, err)
+		assert.Equal(t, []float64{3}, v)
+	}
+	d, err := DurationRange(3, 5, 1, false)
+	require.NoError(t, err)
+	assert.Equal(t, 3, int(d[0]))
+}
