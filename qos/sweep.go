@@ -25,7 +25,13 @@ type Family struct {
 	Unit string
 	// Values are the parameter values to evaluate, in Unit.
 	Values []float64
-	// New returns a fresh detector for parameter value v.
+	// New returns a fresh detector for parameter value v. The families
+	// made by PhiAkkaFamily and SFDFamily carry a method of their own that
+	// computes their points from the configuration given to the
+	// constructor, without calling New (New serves the per-point replays:
+	// SweepOptions.PerPointOnly and the fallback): replacing New on such a
+	// family does not change its curve unless PerPointOnly is set; call the
+	// constructor with the new configuration instead.
 	New func(v float64) (detector.Detector, error)
 	// Linear, when not nil, says that the detectors made by New implement
 	// detector.Linear, differ only in the parameter, and have
@@ -39,7 +45,7 @@ type Family struct {
 	WarmUp int
 
 	// onePass, set by the constructors of families that have a one-pass
-	// method of their own (PhiAkkaFamily), computes the points for values
+	// method of their own (PhiAkkaFamily, SFDFamily), computes the points for values
 	// from one pass, or returns errNotLinear when it does not apply on the
 	// stream; method names it.
 	onePass func(values []float64, hbs []detector.Heartbeat, cfg Config) ([]*Point, error)
