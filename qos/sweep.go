@@ -85,7 +85,7 @@ const (
 
 // Curve is one family's QoS over its parameter on one stream. Points are in
 // the order of Family.Values, without those whose replay failed; Err holds
-// the first failure (for example ErrNoEvaluation on a stream shorter than
+// the failure of the first value that failed, in Values order (for example ErrNoEvaluation on a stream shorter than
 // the warm-up).
 type Curve struct {
 	Stream string  `json:"stream"`
@@ -215,10 +215,14 @@ func SweepEach(streams []Stream, fams [][]Family, opt SweepOptions) ([]Curve, er
 			progMu.Unlock()
 		}
 	}
-	setErr := func(ci int, err error) {
+	// A curve keeps the failure of its first value (point −1: the whole
+	// curve, one task), not the first to happen: per-point replays finish
+	// in any order.
+	errAt := make([]int, len(curves))
+	setErr := func(ci, point int, err error) {
 		errMu.Lock()
-		if errs[ci] == nil {
-			errs[ci] = err
+		if errs[ci] == nil || point < errAt[ci] {
+			errs[ci], errAt[ci] = err, point
 		}
 		errMu.Unlock()
 	}
@@ -234,7 +238,7 @@ func SweepEach(streams []Stream, fams [][]Family, opt SweepOptions) ([]Curve, er
 				if t.point >= 0 {
 					p, err := replayPoint(t.fam, t.point, t.stream.Heartbeats, cfg)
 					if err != nil {
-						setErr(t.curve, err)
+						setErr(t.curve, t.point, err)
 					} else {
 						slots[t.curve][t.point] = p
 					}
@@ -248,7 +252,7 @@ func SweepEach(streams []Stream, fams [][]Family, opt SweepOptions) ([]Curve, er
 				pts, method, err := sweepCurve(t.fam, t.stream.Heartbeats, cfg, report)
 				curves[t.curve].Method = method
 				if err != nil {
-					setErr(t.curve, err)
+					setErr(t.curve, -1, err)
 				}
 				copy(slots[t.curve], pts)
 			}
