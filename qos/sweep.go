@@ -85,8 +85,8 @@ const (
 
 // Curve is one family's QoS over its parameter on one stream. Points are in
 // the order of Family.Values, without those whose replay failed; Err holds
-// the failure of the first value that failed, in Values order (for example ErrNoEvaluation on a stream shorter than
-// the warm-up).
+// the failure of the first value that failed, in Values order (for example
+// ErrNoEvaluation on a stream shorter than the warm-up).
 type Curve struct {
 	Stream string  `json:"stream"`
 	Family string  `json:"family"`
