@@ -207,7 +207,18 @@ func checkDomain(name string, sp span) error {
 	if sp.lo < lo || strict && sp.lo <= lo {
 		return fmt.Errorf("lower bound %g out of range: %s", sp.lo, what)
 	}
+	// Durations in ms: beyond time.Duration they were clamped to 292
+	// years without a word, several points to the same value.
+	if longest := time.Duration(math.MaxInt64); isDuration(name) && sp.hi > ms(longest) {
+		return fmt.Errorf("upper bound %g ms is beyond the longest duration (%v)", sp.hi, longest)
+	}
 	return nil
+}
+
+// isDuration reports whether the swept parameter of the detector is a
+// duration (given in ms or with a unit).
+func isDuration(name string) bool {
+	return name == "fixed" || name == "chen" || name == "sfd"
 }
 
 func parseValue(s string) (float64, error) {
