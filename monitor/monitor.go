@@ -288,8 +288,7 @@ func (m *Monitor) create(name string, inc uint64) (*peer, error) {
 	if p := s.find(h, name); p != nil {
 		return p, nil
 	}
-	if n := m.npeers.Add(1); m.maxPeers > 0 && n > m.maxPeers {
-		m.npeers.Add(-1)
+	if !m.reserve() {
 		return nil, ErrTooManyPeers
 	}
 	p := &peer{name: name, inc: inc, m: m}
@@ -299,6 +298,20 @@ func (m *Monitor) create(name string, inc uint64) (*peer, error) {
 	}
 	s.insert(h, p)
 	return p, nil
+}
+
+// reserve counts one more peer unless that would exceed MaxPeers. It never
+// lets the count pass the bound, even for an instant: Len reads it.
+func (m *Monitor) reserve() bool {
+	for {
+		n := m.npeers.Load()
+		if m.maxPeers > 0 && n >= m.maxPeers {
+			return false
+		}
+		if m.npeers.CompareAndSwap(n, n+1) {
+			return true
+		}
+	}
 }
 
 // Status returns the peer's status now (Unknown and false for an unknown
