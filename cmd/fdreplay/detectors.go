@@ -160,12 +160,16 @@ func parseRange(arg string) (string, span, error) {
 		return "", span{}, fmt.Errorf("--range %q: want NAME=LO:HI[:log]", arg)
 	}
 	var sp span
-	var err error
-	if sp.lo, err = parseValue(parts[0]); err != nil {
-		return "", span{}, fmt.Errorf("--range %q: %w", arg, err)
-	}
-	if sp.hi, err = parseValue(parts[1]); err != nil {
-		return "", span{}, fmt.Errorf("--range %q: %w", arg, err)
+	for i, dst := range []*float64{&sp.lo, &sp.hi} {
+		v, unit, err := parseValue(parts[i])
+		if err != nil {
+			return "", span{}, fmt.Errorf("--range %q: %w", arg, err)
+		}
+		if unit && !isDuration(canon) {
+			// Φ = 100ms was read as Φ = 100.
+			return "", span{}, fmt.Errorf("--range %q: %s's parameter has no unit: got %s", arg, canon, strings.TrimSpace(parts[i]))
+		}
+		*dst = v
 	}
 	if len(parts) == 3 {
 		switch parts[2] {
@@ -221,16 +225,18 @@ func isDuration(name string) bool {
 	return name == "fixed" || name == "chen" || name == "sfd"
 }
 
-func parseValue(s string) (float64, error) {
+// parseValue reads a range bound: a duration with a unit (returned in ms,
+// unit true) or a plain number.
+func parseValue(s string) (v float64, unit bool, err error) {
 	s = strings.TrimSpace(s)
 	if d, err := time.ParseDuration(s); err == nil && strings.IndexFunc(s, func(r rune) bool { return r >= 'a' && r <= 'z' || r == 'µ' }) >= 0 {
-		return ms(d), nil
+		return ms(d), true, nil
 	}
-	v, err := strconv.ParseFloat(s, 64)
+	v, err = strconv.ParseFloat(s, 64)
 	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-		return 0, fmt.Errorf("bad value %q: want a number or a duration such as 250ms", s)
+		return 0, false, fmt.Errorf("bad value %q: want a number or a duration such as 250ms", s)
 	}
-	return v, nil
+	return v, false, nil
 }
 
 // sweepFamilies returns the swept families for the selected detectors.

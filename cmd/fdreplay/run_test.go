@@ -118,6 +118,8 @@ func TestHelpAndErrors(t *testing.T) {
 		{[]string{"--range", "phi=0.1:4"}, 2, "at least log10 2"},
 		{[]string{"--range", "akka=0:4"}, 2, "Φ must be positive"},
 		{[]string{"--range", "bertier=1:2"}, 2, "no parameter"},
+		{[]string{"--range", "akka=100ms:1s"}, 2, "phi-akka's parameter has no unit: got 100ms"},
+		{[]string{"--range", "jacobson=1:2s"}, 2, "jacobson's parameter has no unit: got 2s"},
 		{[]string{"--range", "sfd=0:1e300"}, 2, "upper bound 1e+300 ms is beyond the longest duration"},
 		{[]string{"--range", "chen=0:1e13"}, 2, "upper bound 1e+13 ms is beyond the longest duration"},
 		{[]string{"--range", "fixed=1:9.3e12"}, 2, "beyond the longest duration"},
