@@ -10,7 +10,7 @@ import (
 )
 
 // A heartbeat rejected with ErrTooManyPeers must not make Len exceed
-// MaxPeers, even for an instant (Len feeds the peers gauge of promfd).
+// MaxPeers, even for an instant.
 func TestMaxPeersLenNeverExceeded(t *testing.T) {
 	const maxPeers = 4
 	m, err := New(Config{MaxPeers: maxPeers, Clock: &ManualClock{}})

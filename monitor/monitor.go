@@ -21,8 +21,9 @@ const (
 )
 
 // Factory makes a fresh detector for a new peer (or a restarted one). It is
-// called with no monitor lock other than one shard's held, and must return
-// a new, independent detector each time.
+// called with a monitor lock held (its shard's for a new peer, the peer's own
+// for a restart), so it must not call the Monitor, and it must return a new,
+// independent detector each time.
 type Factory func() (detector.Detector, error)
 
 // Config configures a Monitor. The zero value means the documented defaults.
