@@ -81,7 +81,7 @@ func TestTune(t *testing.T) {
 
 // Shortfall is the worst ratio of a result to the targets it is held to.
 func TestShortfall(t *testing.T) {
-	r := Result{MRPerSecond: 0.02, QAP: 0.998}
+	r := Result{MRPerSecond: 0.02, QAP: 0.998, Span: time.Minute}
 	r.TD.Mean = 300 * time.Millisecond
 	assert.Equal(t, 0.0, Targets{}.Shortfall(r))
 	assert.InDelta(t, 1.5, Targets{MaxTD: 200 * time.Millisecond}.Shortfall(r), 1e-12)
@@ -180,4 +180,35 @@ func TestQAPPlotTDAxisLabels(t *testing.T) {
 		}
 	}
 	assert.Equal(t, []string{"200", "500", "1000", "2000"}, labels)
+}
+
+// The tuner's edge cases: a point with no observed time meets no MR or QAP
+// target; a curve without points has an infinite shortfall; an infinite
+// shortfall survives a JSON round trip as null.
+func TestTuneEdges(t *testing.T) {
+	one := Point{Value: 1, Result: Result{Records: 1, Evaluated: 1, QAP: 1}}
+	tg := Targets{MaxMRPerSecond: 0.01, MinQAP: 0.9}
+	assert.False(t, tg.Meets(one.Result))
+	assert.True(t, math.IsInf(tg.Shortfall(one.Result), 1))
+	assert.True(t, Targets{MaxTD: time.Second}.Meets(one.Result), "a TD target alone needs no observed time")
+
+	ch, err := Tune([]Curve{{Stream: "s", Family: "f", Points: []Point{one}}, {Stream: "s", Family: "empty"}}, tg)
+	require.NoError(t, err)
+	require.Len(t, ch, 2)
+	assert.False(t, ch[0].Found)
+	assert.True(t, math.IsInf(ch[0].Shortfall, 1))
+	assert.False(t, ch[1].Found)
+	assert.True(t, math.IsInf(ch[1].Shortfall, 1), "no points: nothing meets")
+
+	b, err := json.Marshal(ch)
+	require.NoError(t, err)
+	assert.Contains(t, string(b), `"shortfall":null`)
+	var back []Choice
+	require.NoError(t, json.Unmarshal(b, &back))
+	assert.Equal(t, ch, back)
+
+	ok := Choice{Stream: "s", Found: true, Point: one, Shortfall: 0.5}
+	b, err = json.Marshal(ok)
+	require.NoError(t, err)
+	assert.Contains(t, string(b), `"shortfall":0.5`)
 }

@@ -1,6 +1,7 @@
 package qos
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"time"
@@ -32,8 +33,13 @@ func (t Targets) Validate() error {
 	return nil
 }
 
-// Meets reports whether r meets every set target.
+// Meets reports whether r meets every set target. A result with no
+// observed time (Span 0: at most one evaluated heartbeat) meets no MR or
+// QAP target: its MR 0 and QAP 1 are conventions, not measurements.
 func (t Targets) Meets(r Result) bool {
+	if t.needsTime() && r.Span <= 0 {
+		return false
+	}
 	if t.MaxTD > 0 && r.TD.Mean > t.MaxTD {
 		return false
 	}
@@ -50,8 +56,12 @@ func (t Targets) Meets(r Result) bool {
 // MR/MaxMRPerSecond and (1 − QAP)/(1 − MinQAP) over the targets that are
 // set, so 1 means "exactly at the binding target" and 2 "twice what is
 // allowed". It is at most 1 when r meets t, 0 when no target is set, and
-// +Inf when r has a mistake against MinQAP = 1 or an infinite TD.
+// +Inf when r has a mistake against MinQAP = 1, or no observed time against
+// an MR or QAP target (see Meets).
 func (t Targets) Shortfall(r Result) float64 {
+	if t.needsTime() && r.Span <= 0 {
+		return math.Inf(1)
+	}
 	worst := 0.0
 	if t.MaxTD > 0 {
 		worst = max(worst, float64(r.TD.Mean)/float64(t.MaxTD))
@@ -71,6 +81,10 @@ func (t Targets) Shortfall(r Result) float64 {
 	return worst
 }
 
+// needsTime reports whether an MR or QAP target is set: they can only be
+// judged over observed time.
+func (t Targets) needsTime() bool { return t.MaxMRPerSecond > 0 || t.MinQAP > 0 }
+
 // Choice is the tuner's answer for one family on one stream: the point that
 // meets the targets with the smallest mean TD, or Found = false and the
 // point that comes nearest (smallest Targets.Shortfall; ties: the larger QAP
@@ -86,8 +100,45 @@ type Choice struct {
 	// Point is the chosen point when Found, else the nearest one (the zero
 	// Point for a curve without points).
 	Point Point `json:"point"`
-	// Shortfall is Targets.Shortfall of Point: at most 1 when Found.
+	// Shortfall is Targets.Shortfall of Point: at most 1 when Found, +Inf
+	// for a curve without points. JSON writes +Inf as null.
 	Shortfall float64 `json:"shortfall"`
+}
+
+// choiceJSON is Choice with a Shortfall that JSON can hold (null: +Inf).
+type choiceJSON struct {
+	Stream    string   `json:"stream"`
+	Family    string   `json:"family"`
+	Param     string   `json:"param"`
+	Unit      string   `json:"unit"`
+	Found     bool     `json:"found"`
+	Point     Point    `json:"point"`
+	Shortfall *float64 `json:"shortfall"`
+}
+
+// MarshalJSON encodes c with an infinite Shortfall as null (JSON has no
+// infinity).
+func (c Choice) MarshalJSON() ([]byte, error) {
+	j := choiceJSON{Stream: c.Stream, Family: c.Family, Param: c.Param, Unit: c.Unit, Found: c.Found, Point: c.Point}
+	if !math.IsInf(c.Shortfall, 1) {
+		j.Shortfall = &c.Shortfall
+	}
+	return json.Marshal(j)
+}
+
+// UnmarshalJSON decodes what MarshalJSON writes; a null or missing
+// shortfall is +Inf.
+func (c *Choice) UnmarshalJSON(b []byte) error {
+	var j choiceJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	*c = Choice{Stream: j.Stream, Family: j.Family, Param: j.Param, Unit: j.Unit, Found: j.Found, Point: j.Point,
+		Shortfall: math.Inf(1)}
+	if j.Shortfall != nil {
+		c.Shortfall = *j.Shortfall
+	}
+	return nil
 }
 
 // Tune answers, for every curve, which of its points meets t with the
@@ -121,6 +172,8 @@ func Tune(curves []Curve, t Targets) ([]Choice, error) {
 			ch.Shortfall = t.Shortfall(ch.Point.Result)
 		case nearSet:
 			ch.Point, ch.Shortfall = near, nearShort
+		default:
+			ch.Shortfall = math.Inf(1) // no points: nothing meets
 		}
 		out = append(out, ch)
 	}

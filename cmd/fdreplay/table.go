@@ -135,6 +135,8 @@ func printTuning(w io.Writer, choices []qos.Choice, t qos.Targets) error {
 		case c.Found:
 		case c.Point.Records == 0: // a curve without points
 			row = []string{c.Stream, c.Family, "none meets the targets", "–", "–", "–"}
+		case math.IsInf(c.Shortfall, 1) && r.Span <= 0:
+			row = []string{c.Stream, c.Family, "none meets: no observed time (one heartbeat) to judge MR or QAP by", "–", "–", "–"}
 		case math.IsInf(c.Shortfall, 1) && t.MinQAP == 1:
 			// Every point that suspects at all misses QAP ≥ 1 by +Inf;
 			// the nearest is the most accurate one.
