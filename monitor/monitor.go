@@ -5,6 +5,7 @@ import (
 	"hash/maphash"
 	"log/slog"
 	"math"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -207,7 +208,8 @@ func (m *Monitor) lookup(name string) *peer {
 // clock. The peer is created on its first heartbeat. It returns
 // ErrEmptyPeer, ErrStaleIncarnation, ErrTooManyPeers, or the factory's error
 // (wrapped) when a new detector cannot be made; the heartbeat is then
-// ignored.
+// ignored. The monitor keeps its own copy of a new peer's name, so name may
+// alias a buffer the caller reuses.
 func (m *Monitor) Heartbeat(name string, b Beat) error {
 	p, err := m.get(name, b.Incarnation)
 	if err != nil {
@@ -292,12 +294,20 @@ func (m *Monitor) create(name string, inc uint64) (*peer, error) {
 	if !m.reserve() {
 		return nil, ErrTooManyPeers
 	}
-	p := &peer{name: name, inc: inc, m: m}
+	inserted := false
+	defer func() {
+		if !inserted { // a factory error or panic: give the reservation back
+			m.npeers.Add(-1)
+		}
+	}()
+	// The name is copied: a caller may pass a string that aliases a reused
+	// receive buffer, or a substring of a large one, and the table keeps it.
+	p := &peer{name: strings.Clone(name), inc: inc, m: m}
 	if err := p.reset(m); err != nil {
-		m.npeers.Add(-1)
 		return nil, err
 	}
 	s.insert(h, p)
+	inserted = true
 	return p, nil
 }
 
