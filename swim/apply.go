@@ -21,7 +21,10 @@ import (
 //     rejoined with a higher incarnation) is not killed by a stale
 //     declaration still in flight;
 //   - a member's own leave, Left(l, i), also overrides Dead(l, j) when
-//     i ≥ j, so that Left and Dead are ordered and all views agree.
+//     i ≥ j, so that Left and Dead are ordered and all views agree; a
+//     member holding Left(l, j) that hears Dead(l, i), i ≤ j, gossips the
+//     leave again and sends it to the sender and the declarer (correctLeft),
+//     so that members that missed the leave do not keep Dead.
 //
 // Updates about this member itself trigger refutation. Applied updates are
 // queued for dissemination when gossip is true (false for a join's view
@@ -98,6 +101,10 @@ func (m *Member) apply(now time.Duration, u Update, gossip bool) {
 			}
 		}
 	case UpdateDead:
+		if p != nil && p.state == StateLeft && !u.IsLeave() && u.Incarnation <= p.inc {
+			m.correctLeft(p, u, gossip)
+			return
+		}
 		if p == nil || u.Incarnation < p.inc {
 			return
 		}
@@ -124,6 +131,32 @@ func (m *Member) leftAfterDead(now time.Duration, p *peer, u Update, gossip bool
 	p.inc, p.since, p.deadFrom = u.Incarnation, now, u.From
 	m.emit(EventLeave, p, u.From, now)
 	m.gossip(u, gossip)
+}
+
+// correctLeft answers a Dead heard about p, which this member knows left
+// in that incarnation or later: whoever sent or declared it missed the
+// leave, whose retransmissions (the leaver's and everyone's) may be over,
+// and would keep Dead until an anti-entropy exchange. The leave is queued
+// again (unless it still is) and, in the eager modes, sent at once to the
+// packet's sender and the declarer. Each Dead heard costs at most two
+// packets, and a corrected member gossips the leave, never the Dead again.
+// A view transfer (gossip false) needs no answer: the exchange's pull
+// carries this member's view.
+func (m *Member) correctLeft(p *peer, u Update, gossip bool) {
+	if !gossip {
+		return
+	}
+	left := m.viewUpdate(p)
+	if b := m.bidx[p.node.ID]; b == nil || b.u != left {
+		m.enqueue(left)
+	}
+	var to []*peer
+	for _, id := range []ID{m.stepFrom, u.From} {
+		if q := m.peers[id]; q != nil && (q.state == StateAlive || q.state == StateSuspect) && !slices.Contains(to, q) {
+			to = append(to, q)
+		}
+	}
+	m.push(left, to, 0)
 }
 
 // kill moves p to Dead (or Left for a leave) as stated by u.

@@ -17,7 +17,10 @@ import "slices"
 //     GossipFanout random members;
 //   - a refutation (a newer Alive) that ends a suspicion this member held:
 //     forwarded to GossipFanout random members, once (it no longer holds
-//     the suspicion afterwards), so refutations race the suspecters' timers.
+//     the suspicion afterwards), so refutations race the suspecters' timers;
+//   - a leave this member knows of, to the sender and the declarer of a
+//     Dead heard about the leaver (correctLeft): at most two packets per
+//     Dead heard.
 //
 // Suspicions and declarations heard from others are not forwarded eagerly:
 // each accusation costs at most GossipFanout+K+1 packets from the member
