@@ -65,10 +65,14 @@ const (
 	// that pulls the receiver's); it carries no body. A MsgJoin from a
 	// member already in the group is such a pull.
 	MsgSync
-	// MsgGossip carries only piggybacked updates and gets no answer: a
-	// member sends it at once to Config.GossipFanout random members when it
-	// raises or first learns a suspicion, a declaration or a refutation
-	// (eager dissemination, Lifeguard modes; see the package doc).
+	// MsgGossip carries only updates and gets no answer (eager
+	// dissemination, Lifeguard modes; see Config.GossipFanout and the
+	// package doc): a member sends it at once with a suspicion it raises
+	// (to the suspect), its own confirmation (to the suspecters and
+	// GossipFanout random members), its own declaration and a refutation
+	// that ended a suspicion it held (to GossipFanout random members), and a
+	// leave (to members still declaring the leaver dead). Suspicions and
+	// declarations heard from others are not forwarded.
 	MsgGossip
 )
 
