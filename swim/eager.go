@@ -65,9 +65,14 @@ func (m *Member) suspecters(p *peer) []*peer {
 }
 
 // sendGossip sends p a MsgGossip carrying u, and p's own suspicion when p
-// is suspected (buddy system).
+// is suspected (buddy system). Nothing is sent when u alone does not fit
+// MaxPacketSize (IDs and addresses near their maximum): u is piggybacked
+// anyway, and a MsgGossip without it would say nothing.
 func (m *Member) sendGossip(p *peer, u Update) {
 	pk := Packet{Kind: MsgGossip, From: m.self, To: p.node, Updates: []Update{u}}
+	if pk.Size() > m.cfg.MaxPacketSize {
+		return
+	}
 	if p.state == StateSuspect && p.node.ID != u.Node.ID {
 		if v := m.viewUpdate(p); pk.Size()+v.Size() <= m.cfg.MaxPacketSize {
 			pk.Updates = append(pk.Updates, v)

@@ -1,6 +1,8 @@
 package swim
 
 import (
+	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 
@@ -220,4 +222,32 @@ func TestGateRetryEndsOnNacks(t *testing.T) {
 	assert.Equal(t, 0, a.HealthScore(), "every nack arrived")
 	at, _ := a.NextDeadline()
 	assert.Equal(t, 2*time.Second, at, "the next period starts on schedule")
+}
+
+// A gossip packet whose one update does not fit MaxPacketSize (IDs and
+// addresses near their 255-byte maximum) is not sent: the update is still
+// piggybacked, and no packet the member emits exceeds the limit (see
+// Packet.Size).
+func TestEagerGossipWithinMaxPacketSize(t *testing.T) {
+	long := func(c string) Node {
+		return Node{ID: ID(strings.Repeat(c, 250)), Addr: strings.Repeat(c, 245) + ":7946"}
+	}
+	a, err := New(Config{Self: long("a"), Mode: ModeLifeguard}, rand.New(rand.NewPCG(1, 2)))
+	require.NoError(t, err)
+	x := long("x")
+	a.Bootstrap([]Node{long("b"), long("c"), long("d"), x})
+	sus := Packet{Kind: MsgGossip, From: long("b"), To: a.Self(),
+		Updates: []Update{{Kind: UpdateSuspect, Node: x, From: long("b").ID}}}
+	require.NoError(t, a.Step(0, &sus))
+	drain(a)
+	alive := Packet{Kind: MsgGossip, From: long("c"), To: a.Self(),
+		Updates: []Update{{Kind: UpdateAlive, Node: x, Incarnation: 1, From: x.ID}}}
+	require.NoError(t, a.Step(time.Second, &alive))
+	assert.Equal(t, StateAlive, a.State(x.ID))
+	pk, _ := drain(a)
+	for _, p := range pk {
+		assert.LessOrEqual(t, p.Size(), a.Config().MaxPacketSize, "%v to %.8s…", p.Kind, p.To.ID)
+	}
+	assert.Zero(t, a.Stats().GossipsSent)
+	assert.NotNil(t, a.bidx[x.ID], "the refutation is still piggybacked")
 }
