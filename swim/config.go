@@ -114,8 +114,9 @@ type Config struct {
 	// piggybacked: this member's own confirmation of a suspicion (also sent
 	// to the members known to suspect), its own declaration of a death, and
 	// a refutation that ends a suspicion this member held (forwarded once).
-	// A suspicion it raises goes at once to the suspect only, and a leave it
-	// knows of to the sender and declarer of a Dead about the leaver. Heard
+	// A suspicion it raises goes at once to the suspect only, its own leave
+	// to GossipFanout random members, and a leave it knows of to the sender
+	// and declarer of a Dead about the leaver. Heard
 	// suspicions and declarations are not forwarded, so an accusation costs
 	// at most GossipFanout+K+1 packets from the member that makes it;
 	// refutations cost at most GossipFanout packets per member that held the

@@ -58,9 +58,11 @@
 //     retransmission limit, MsgGossip packets (updates only, no answer):
 //     its own suspicion to the suspect; its own confirmation (one of the
 //     first K) to the members known to suspect and to GossipFanout random
-//     members; its own declaration to GossipFanout random members; and a
-//     refutation that ended a suspicion it held to GossipFanout random
-//     members (forwarded once per holder, so refutations race the timers).
+//     members; its own declaration and its own leave to GossipFanout
+//     random members; a leave it knows of to whoever sends it a Dead about
+//     the leaver; and a refutation that ended a suspicion it held to
+//     GossipFanout random members (forwarded once per holder, so
+//     refutations race the timers).
 //     Accusations heard from others are not forwarded at once: flooding
 //     them makes every member run, and lose, the race against a paused
 //     member's refutation. Cost: nothing in a failure-free group; per

@@ -20,7 +20,8 @@ import "slices"
 //     the suspicion afterwards), so refutations race the suspecters' timers;
 //   - a leave this member knows of, to the sender and the declarer of a
 //     Dead heard about the leaver (correctLeft): at most two packets per
-//     Dead heard.
+//     Dead heard;
+//   - this member's own leave (Leave): to GossipFanout random members.
 //
 // Suspicions and declarations heard from others are not forwarded eagerly:
 // each accusation costs at most GossipFanout+K+1 packets from the member

@@ -560,15 +560,19 @@ func TestLeave(t *testing.T) {
 	b := newTest(t, "b", ModeLifeguard, nil, "a")
 	require.NoError(t, a.Leave(0))
 	assert.ErrorIs(t, a.Leave(0), ErrLeft)
-	a.Tick(0)
 	pk, _ := drain(a)
-	require.Len(t, pk, 1)
+	require.Len(t, pk, 1, "the leave goes at once to GossipFanout members (b only here)")
+	assert.Equal(t, MsgGossip, pk[0].Kind)
 	require.True(t, hasUpdate(pk[0], UpdateDead, "a", 0))
 	require.NoError(t, b.Step(time.Millisecond, &pk[0]))
 	_, ev := drain(b)
 	require.Len(t, ev, 1)
 	assert.Equal(t, EventLeave, ev[0].Kind)
 	assert.Equal(t, StateLeft, b.State("a"))
+	a.Tick(0)
+	pk, _ = drain(a)
+	require.Len(t, pk, 1)
+	require.True(t, hasUpdate(pk[0], UpdateDead, "a", 0), "and is piggybacked")
 	for i := 1; i < 10 && !a.Left(); i++ {
 		a.Tick(time.Duration(i) * time.Second)
 		drain(a)
@@ -578,6 +582,12 @@ func TestLeave(t *testing.T) {
 	assert.False(t, ok)
 	// A leaving member does not refute its own leave.
 	assert.Equal(t, Incarnation(0), a.Incarnation())
+
+	// Plain SWIM only piggybacks it.
+	s := newTest(t, "s", ModeSWIM, nil, "b")
+	require.NoError(t, s.Leave(0))
+	pk, _ = drain(s)
+	assert.Empty(t, pk)
 }
 
 // A packet from a member believed dead gets the Dead update back, so that

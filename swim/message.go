@@ -70,8 +70,9 @@ const (
 	// package doc): a member sends it at once with a suspicion it raises
 	// (to the suspect), its own confirmation (to the suspecters and
 	// GossipFanout random members), its own declaration and a refutation
-	// that ended a suspicion it held (to GossipFanout random members), and a
-	// leave (to members still declaring the leaver dead). Suspicions and
+	// that ended a suspicion it held (to GossipFanout random members), its
+	// own leave (to GossipFanout random members) and another's (to members
+	// still declaring the leaver dead). Suspicions and
 	// declarations heard from others are not forwarded.
 	MsgGossip
 )

@@ -148,3 +148,33 @@ func TestLeaveReachesEveryone(t *testing.T) {
 		assert.Zero(t, bad, "%v: views not Left, of %d leaves", mode, trials)
 	}
 }
+
+// TestLeaveOfMemberStoppedAtOnce: a member stopped right after Leave, before
+// its next probe (an agent whose leave timeout runs out while its period is
+// stretched by LHM, on a loaded machine), still gets its leave to the group
+// in the Lifeguard modes, which send it at once to GossipFanout members;
+// before, nobody heard it and all declared the leaver dead (CI:
+// TestAgentsEncrypted, every agent kept Dead for the leaver).
+func TestLeaveOfMemberStoppedAtOnce(t *testing.T) {
+	const n, leaver = 6, 1
+	for _, mode := range []swim.Mode{swim.ModeDetector, swim.ModeLifeguard} {
+		mc := swim.Config{Mode: mode, ProbeInterval: 100 * time.Millisecond, ProbeTimeout: 50 * time.Millisecond, PushPullInterval: -1}
+		bad := 0
+		for trial := 0; trial < 20; trial++ {
+			s, err := New(Config{N: n, Seed: uint64(trial) + 1, Member: mc, StartSpread: 100 * time.Millisecond})
+			require.NoError(t, err)
+			at := 3*time.Second + time.Duration(trial)*time.Millisecond
+			s.At(at, func() {
+				require.NoError(t, s.Leave(leaver))
+				s.Crash(leaver)
+			})
+			s.RunUntil(at + 15*time.Second)
+			for i := 0; i < n; i++ {
+				if st := s.Member(i).State(s.Node(leaver).ID); i != leaver && st != swim.StateLeft {
+					bad++
+				}
+			}
+		}
+		assert.Zero(t, bad, "%v: views not Left, of 20 leaves", mode)
+	}
+}
