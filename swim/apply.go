@@ -74,7 +74,7 @@ func (m *Member) apply(now time.Duration, u Update, gossip bool) {
 		if gossip && prev == StateSuspect {
 			// This member held the suspicion that u refutes: pass the
 			// refutation on at once, racing the others' timers.
-			m.push(u, nil, m.cfg.GossipFanout)
+			m.forward(u, nil, m.cfg.GossipFanout)
 		}
 	case UpdateSuspect:
 		if p == nil {
@@ -156,7 +156,7 @@ func (m *Member) correctLeft(p *peer, u Update, gossip bool) {
 			to = append(to, q)
 		}
 	}
-	m.push(left, to, 0)
+	m.forward(left, to, 0)
 }
 
 // kill moves p to Dead (or Left for a leave) as stated by u.

@@ -120,7 +120,8 @@ type Config struct {
 	// suspicions and declarations are not forwarded, so an accusation costs
 	// at most GossipFanout+K+1 packets from the member that makes it;
 	// refutations cost at most GossipFanout packets per member that held the
-	// suspicion. A failure-free group sends none. Default 2
+	// suspicion, and a member forwards at most 4·GossipFanout packets per
+	// protocol period. A failure-free group sends none. Default 2
 	// (DefaultGossipFanout, chosen in swim/sim: see the package doc);
 	// negative disables it. ModeSWIM ignores it (plain SWIM disseminates by
 	// piggybacking only).

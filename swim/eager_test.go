@@ -251,3 +251,37 @@ func TestEagerGossipWithinMaxPacketSize(t *testing.T) {
 	assert.Zero(t, a.Stats().GossipsSent)
 	assert.NotNil(t, a.bidx[x.ID], "the refutation is still piggybacked")
 }
+
+// Forwarding is bounded per protocol period: a member that hears, in one
+// period, the refutations of ten suspicions it held forwards at most
+// 4·GossipFanout gossip packets; the next period brings a new budget.
+func TestEagerForwardBudget(t *testing.T) {
+	var peers []string
+	for i := range 20 {
+		peers = append(peers, string(rune('b'+i)))
+	}
+	a := newTest(t, "a", ModeLifeguard, nil, peers...)
+	a.Tick(0)
+	drain(a)
+	refute := func(at time.Duration, ids []string) []Packet {
+		for _, id := range ids {
+			a.apply(at, Update{Kind: UpdateSuspect, Node: node(id), From: "b"}, false)
+		}
+		drain(a)
+		var us []Update
+		for _, id := range ids {
+			us = append(us, Update{Kind: UpdateAlive, Node: node(id), Incarnation: 1, From: ID(id)})
+		}
+		p := Packet{Kind: MsgGossip, From: node("b"), To: node("a"), Updates: us}
+		require.NoError(t, a.Step(at, &p))
+		pk, _ := drain(a)
+		return only(t, pk, MsgGossip)
+	}
+	first := refute(10*time.Millisecond, peers[1:11])
+	assert.Len(t, first, forwardsPerFanout*DefaultGossipFanout, "ten refutations forwarded within the budget of one period")
+	more := refute(20*time.Millisecond, peers[11:13])
+	assert.Empty(t, more, "the period's budget is spent")
+	advance(a, a.period()) // the next protocol period starts
+	next := refute(a.period()+10*time.Millisecond, peers[13:19])
+	assert.Len(t, next, forwardsPerFanout*DefaultGossipFanout, "a new period, a new budget")
+}

@@ -124,13 +124,14 @@ type Member struct {
 	inc  Incarnation
 	st   status
 
-	peers    map[ID]*peer
-	all      []*peer // every peer ever known, in the order learnt
-	list     []*peer // probe list: round-robin over a shuffled order
-	idx      int
-	live     int     // peers alive or suspect (self excluded)
-	suspects []*peer // peers with a running suspicion timer
-	tomb     []*peer // peers believed dead (not left): reconnect candidates
+	peers     map[ID]*peer
+	all       []*peer // every peer ever known, in the order learnt
+	list      []*peer // probe list: round-robin over a shuffled order
+	idx       int
+	live      int     // peers alive or suspect (self excluded)
+	suspects  []*peer // peers with a running suspicion timer
+	tomb      []*peer // peers believed dead (not left): reconnect candidates
+	forwarded int     // gossip packets forwarded in this protocol period (eager.go)
 
 	lhm       int
 	seq       uint32
@@ -531,6 +532,7 @@ func (m *Member) nextTarget() *peer {
 
 func (m *Member) startProbe(now time.Duration) {
 	m.nextProbe = now + m.period()
+	m.forwarded = 0 // a new period: a new budget of forwarded gossip
 	retry := m.forceNext != nil
 	t := m.nextTarget()
 	if t == nil {
