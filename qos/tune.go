@@ -105,21 +105,21 @@ type Choice struct {
 	Shortfall float64 `json:"shortfall"`
 }
 
-// choiceJSON is Choice with a Shortfall that JSON can hold (null: +Inf).
+// choiceJSON is Choice with a Shortfall that JSON can hold (null: +Inf);
+// the outer field hides the embedded one.
 type choiceJSON struct {
-	Stream    string   `json:"stream"`
-	Family    string   `json:"family"`
-	Param     string   `json:"param"`
-	Unit      string   `json:"unit"`
-	Found     bool     `json:"found"`
-	Point     Point    `json:"point"`
+	choiceFields
 	Shortfall *float64 `json:"shortfall"`
 }
+
+// choiceFields is Choice without its methods, so that choiceJSON's encoding
+// does not recurse.
+type choiceFields Choice
 
 // MarshalJSON encodes c with an infinite Shortfall as null (JSON has no
 // infinity).
 func (c Choice) MarshalJSON() ([]byte, error) {
-	j := choiceJSON{Stream: c.Stream, Family: c.Family, Param: c.Param, Unit: c.Unit, Found: c.Found, Point: c.Point}
+	j := choiceJSON{choiceFields: choiceFields(c)}
 	if !math.IsInf(c.Shortfall, 1) {
 		j.Shortfall = &c.Shortfall
 	}
@@ -133,8 +133,8 @@ func (c *Choice) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &j); err != nil {
 		return err
 	}
-	*c = Choice{Stream: j.Stream, Family: j.Family, Param: j.Param, Unit: j.Unit, Found: j.Found, Point: j.Point,
-		Shortfall: math.Inf(1)}
+	*c = Choice(j.choiceFields)
+	c.Shortfall = math.Inf(1)
 	if j.Shortfall != nil {
 		c.Shortfall = *j.Shortfall
 	}
