@@ -257,14 +257,16 @@ func (c *Config) normalize() error {
 		{"SuspicionMaxTimeoutMult", &c.SuspicionMaxTimeoutMult, DefaultSuspicionMaxTimeoutMult},
 		{"AwarenessMaxMultiplier", &c.AwarenessMaxMultiplier, DefaultAwarenessMaxMultiplier},
 		{"MaxPacketSize", &c.MaxPacketSize, DefaultMaxPacketSize},
-		{"GossipFanout", &c.GossipFanout, DefaultGossipFanout},
 	} {
 		if *d.v == 0 {
 			*d.v = d.def
 		}
-		if *d.v < 0 && d.name != "GossipFanout" {
+		if *d.v < 0 {
 			return bad("%s %d is negative", d.name, *d.v)
 		}
+	}
+	if c.GossipFanout == 0 { // negative is valid: eager dissemination off
+		c.GossipFanout = DefaultGossipFanout
 	}
 	if c.SuspicionConfirmations == 0 {
 		c.SuspicionConfirmations = max(c.SuspicionMult-2, 0)
