@@ -1,13 +1,12 @@
 package monitor
 
 import (
-	"unsafe"
-
 	"fmt"
-	"github.com/fdkit/fdkit/detector"
 	"sync/atomic"
 	"testing"
+	"unsafe"
 
+	"github.com/fdkit/fdkit/detector"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
