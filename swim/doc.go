@@ -65,14 +65,15 @@
 //     refutations race the timers).
 //     Accusations heard from others are not forwarded at once: flooding
 //     them makes every member run, and lose, the race against a paused
-//     member's refutation. Cost: nothing in a failure-free group; per
-//     accusation at most GossipFanout+K+1 packets from the member making
-//     it; per refutation at most GossipFanout per member that held the
-//     suspicion, and at most 4·GossipFanout forwarded packets per member
-//     and protocol period (without that bound a member bridging a
-//     non-transitive partition forwarded a number growing with N). In swim/sim (`fdswim sim kill`: 8 members, a crash, with
-//     the gate retry below) full dissemination falls from 7.4 to 6.7 s
-//     for +0.04 messages per member per second. The default fanout 2 was
+//     member's refutation. Cost: nothing in a group without failures or
+//     leaves; per accusation at most GossipFanout+K+1 packets from the
+//     member making it; per refutation at most GossipFanout per member
+//     that held the suspicion, and at most 4·GossipFanout forwarded
+//     packets per member and protocol period (without that bound a member
+//     bridging a non-transitive partition forwarded a number growing with
+//     N). In swim/sim (`fdswim sim kill`: 8 members, a crash, with the
+//     gate retry below) full dissemination falls from 7.4 to 6.7 s for
+//     +0.04 messages per member per second. The default fanout 2 was
 //     chosen over 3 and 5 (full dissemination 6.6 and 6.3 s) because in
 //     `fdswim sim lifeguard` with 16 of 128 members pausing they cost 5.8
 //     and 7.7 messages per member per period against 4.9 (2.8 without

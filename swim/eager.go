@@ -37,15 +37,15 @@ func (m *Member) eager() bool {
 
 // forwardsPerFanout bounds the packets a member forwards in one protocol
 // period (refutations passed on, leaves corrected): at most
-// forwardsPerFanout·GossipFanout, 8 by default. Forwarding is the only eager send that
-// spreads from member to member; without a bound, a member that keeps
-// hearing refutations of suspicions it held (a non-transitive partition,
-// where half the group suspects the other half) sent a number of packets
-// per period that grew with the group size (42 at N = 1024 in swim/sim).
-// What is not forwarded is still piggybacked. In the Lifeguard interval
-// experiment (fdswim sim lifeguard) this bound changes nothing below the
-// suspicion timeout; a bound of 2·GossipFanout raised Lifeguard's false
-// positives there by up to 45 %.
+// forwardsPerFanout·GossipFanout, 8 by default. Forwarding is the only
+// eager send that spreads from member to member; without a bound, a member
+// that keeps hearing refutations of suspicions it held (a non-transitive
+// partition, where half the group suspects the other half) sent a number
+// of packets per period that grew with the group size (42 at N = 1024 in
+// swim/sim). What is not forwarded is still piggybacked. In the Lifeguard
+// interval experiment (fdswim sim lifeguard) this bound changes nothing
+// below the suspicion timeout; a bound of 2·GossipFanout raised
+// Lifeguard's false positives there by up to 45 %.
 const forwardsPerFanout = 4
 
 // forward is push for an update this member passes on because of one it
