@@ -9,10 +9,13 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// tunePoint is a swept point with the fields the tuner reads.
+// tunePoint is a swept point with the fields the tuner reads, over a minute
+// of observed time (with none, every MR or QAP target is missed by +Inf
+// whatever the QAP, and the tests below would not test the QAP = 1 rule).
 func tunePoint(v float64, td time.Duration, mr, qap float64) Point {
 	p := Point{Value: v}
 	p.Records, p.TD.Mean, p.MRPerSecond, p.QAP = 1, td, mr, qap
+	p.Span = time.Minute
 	return p
 }
 
