@@ -285,3 +285,26 @@ func TestEagerForwardBudget(t *testing.T) {
 	next := refute(a.period()+10*time.Millisecond, peers[13:19])
 	assert.Len(t, next, forwardsPerFanout*DefaultGossipFanout, "a new period, a new budget")
 }
+
+// A gossip packet to a suspected member also carries that member's own
+// suspicion (buddy system), so that it refutes it at once; a gossip packet
+// about the recipient itself carries the suspicion only once.
+func TestEagerGossipCarriesRecipientsSuspicion(t *testing.T) {
+	a := newTest(t, "a", ModeLifeguard, nil, "b")
+	a.apply(0, Update{Kind: UpdateSuspect, Node: node("b"), From: "x"}, false)
+	drain(a)
+	require.Equal(t, StateSuspect, a.State("b"))
+	require.NoError(t, a.Leave(0))
+	pk, _ := drain(a)
+	leave := Update{Kind: UpdateDead, Node: node("a"), From: "a"}
+	susp := Update{Kind: UpdateSuspect, Node: node("b"), From: "x"}
+	assert.Equal(t, []Packet{{Kind: MsgGossip, From: node("a"), To: node("b"), Updates: []Update{leave, susp}}}, pk)
+
+	c := newTest(t, "c", ModeLifeguard, nil, "b")
+	c.apply(0, Update{Kind: UpdateSuspect, Node: node("b"), From: "c"}, false)
+	drain(c)
+	c.sendGossip(c.peers["b"], Update{Kind: UpdateSuspect, Node: node("b"), From: "c"})
+	pk, _ = drain(c)
+	require.Len(t, pk, 1)
+	assert.Len(t, pk[0].Updates, 1)
+}
