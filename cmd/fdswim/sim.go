@@ -16,7 +16,7 @@ import (
 )
 
 func init() {
-	subcommands["sim"] = subcommand{run: runSim, help: "run simulator scenarios (load, detect, lifeguard, pause, restart, partition, baselines, compare, all)"}
+	subcommands["sim"] = subcommand{run: runSim, help: "run simulator scenarios (load, detect, kill, lifeguard, pause, restart, partition, baselines, compare, all)"}
 }
 
 // runSim is `fdswim sim [flags] scenario...`.
@@ -27,8 +27,8 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	var list bool
 	fs.Uint64Var(&o.Seed, "seed", 1, "random seed (same seed, same tables)")
 	fs.BoolVar(&o.Quick, "quick", false, "smaller sizes and shorter runs")
-	fs.IntSliceVar(&o.Sizes, "sizes", nil, "group sizes for load and detect (default 8,16,...,512,1000)")
-	fs.IntVar(&o.Trials, "trials", 0, "crashes per size for detect (default 200)")
+	fs.IntSliceVar(&o.Sizes, "sizes", nil, "group sizes for load, detect and kill (default 8,16,...,512,1000; kill 8,16,32)")
+	fs.IntVar(&o.Trials, "trials", 0, "crashes per size for detect and kill (default 200; kill 100)")
 	fs.DurationVar(&o.Pause, "pause", 0, "lifeguard: pause length D (default: 6s, 9s and 12s)")
 	fs.DurationVar(&o.Every, "every", 0, "lifeguard: pause interval I (default 2·D)")
 	fs.IntSliceVar(&o.Counts, "counts", nil, "lifeguard: numbers C of paused members (default 1,2,4,8,16)")

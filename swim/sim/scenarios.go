@@ -26,9 +26,11 @@ func (t *Table) add(cells ...string) { t.Rows = append(t.Rows, cells) }
 type Options struct {
 	Seed  uint64
 	Quick bool
-	// Sizes overrides the group sizes of the load and detect scenarios.
+	// Sizes overrides the group sizes of the load, detect and kill
+	// scenarios.
 	Sizes []int
-	// Trials overrides the number of detection trials per size.
+	// Trials overrides the number of detection trials (detect) or crashes
+	// (kill) per size.
 	Trials int
 	// Pause and Every are D and I of the lifeguard scenario (default: one
 	// table each for D = 6, 9 and 12 s, I = 2·D); Counts its list of C
