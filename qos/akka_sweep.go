@@ -1,6 +1,7 @@
 package qos
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -137,15 +138,7 @@ func newAkkaPass(acfg phi.AkkaConfig, values []float64, cfg Config) (p *akkaPass
 			return nil, nil, errNotLinear
 		}
 	}
-	slices.SortStableFunc(order, func(a, b yv) int {
-		switch {
-		case a.y < b.y:
-			return -1
-		case a.y > b.y:
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(order, func(a, b yv) int { return cmp.Compare(a.y, b.y) }) // no NaN: checked above
 	p = &akkaPass{cfg: cfg, lastNoSent: -1, lastImplaus: -1, sampleSize: 16384}
 	for _, o := range order {
 		if len(p.ys) == 0 || o.y != p.ys[len(p.ys)-1] {
