@@ -12,9 +12,11 @@ import (
 )
 
 // Margins gives, for every initial margin, the safety margins a detector of
-// its own uses after every heartbeat, and τ = EA + SM from the shared
-// estimator's expected arrival: on a stream with jitter, losses, late and
-// duplicate heartbeats, a pause and a sender restart.
+// its own uses after every heartbeat, and at each change τ is that
+// detector's EA_{ℓ+1} plus the change's SM (Margins returns no EA: that
+// the shared estimator's EA is the same is tested in qos, whose SFD sweep
+// replays from it): on a stream with jitter, losses, late and duplicate
+// heartbeats, a pause and a sender restart.
 func TestMarginsEqualsOneDetectorPerMargin(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
 	var hbs []detector.Heartbeat
