@@ -107,7 +107,7 @@ func (m *Member) suspecters(p *peer) []*peer {
 }
 
 // sendGossip sends p a MsgGossip carrying u, and p's own suspicion when p
-// is suspected (buddy system). Nothing is sent when u alone does not fit
+// is suspected (buddy system, as send: notice). Nothing is sent when u alone does not fit
 // MaxPacketSize (IDs and addresses near their maximum): u is piggybacked
 // anyway, and a MsgGossip without it would say nothing.
 func (m *Member) sendGossip(p *peer, u Update) {
@@ -115,10 +115,9 @@ func (m *Member) sendGossip(p *peer, u Update) {
 	if pk.Size() > m.cfg.MaxPacketSize {
 		return
 	}
-	if p.state == StateSuspect && p.node.ID != u.Node.ID {
-		if v := m.viewUpdate(p); pk.Size()+v.Size() <= m.cfg.MaxPacketSize {
-			pk.Updates = append(pk.Updates, v)
-		}
+	if v, ok := m.notice(p.node.ID); ok && p.node.ID != u.Node.ID &&
+		pk.Size()+v.Size() <= m.cfg.MaxPacketSize {
+		pk.Updates = append(pk.Updates, v)
 	}
 	m.stats.GossipsSent++
 	m.out = append(m.out, pk)

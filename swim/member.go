@@ -919,9 +919,7 @@ func (m *Member) send(pk Packet) {
 	to := pk.To
 	budget := m.cfg.MaxPacketSize - pk.Size()
 	ups := pk.Updates // the caller's priority updates, counted in pk.Size
-	if p := m.peers[to.ID]; p != nil && (p.state == StateDead || p.state == StateLeft ||
-		(p.state == StateSuspect && m.cfg.Mode != ModeSWIM)) {
-		u := m.viewUpdate(p)
+	if u, ok := m.notice(to.ID); ok {
 		if s := u.Size(); s <= budget {
 			ups = append(ups, u)
 			budget -= s
@@ -929,6 +927,19 @@ func (m *Member) send(pk Packet) {
 	}
 	pk.Updates = m.piggyback(ups, budget)
 	m.out = append(m.out, pk)
+}
+
+// notice returns what this member holds about the member id when that
+// member should hear it with any packet sent to it: Dead or Left (a live
+// member then refutes), or, in the Lifeguard modes, its suspicion (the
+// buddy system). It reports false otherwise.
+func (m *Member) notice(id ID) (Update, bool) {
+	p := m.peers[id]
+	if p == nil || !(p.state == StateDead || p.state == StateLeft ||
+		(p.state == StateSuspect && m.cfg.Mode != ModeSWIM)) {
+		return Update{}, false
+	}
+	return m.viewUpdate(p), true
 }
 
 func (m *Member) emit(kind EventKind, p *peer, from ID, now time.Duration) {
