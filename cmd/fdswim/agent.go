@@ -49,7 +49,7 @@ type agentFlags struct {
 	join, keys                                             []string
 	plain                                                  bool
 	probeInterval, probeTimeout, joinTimeout, leaveTimeout time.Duration
-	maxPacket                                              int
+	maxPacket, gossipFanout                                int
 }
 
 func init() {
@@ -82,6 +82,7 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.DurationVar(&f.joinTimeout, "join-timeout", 10*time.Second, "give up joining after this long (0: keep trying until interrupted)")
 	fs.DurationVar(&f.leaveTimeout, "leave-timeout", 2*time.Second, "how long to keep gossiping the leave on shutdown")
 	fs.IntVar(&f.maxPacket, "max-packet-size", wire.DefaultMaxPacketSize, "largest datagram in bytes, envelope included")
+	fs.IntVar(&f.gossipFanout, "gossip-fanout", swim.DefaultGossipFanout, "eager dissemination: random members a new accusation, refutation or leave is pushed to at once (detector and lifeguard modes; 0 turns it off)")
 	fs.StringVar(&f.logLevel, "log-level", "warn", "log level on stderr: debug, info, warn, error")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
@@ -171,7 +172,13 @@ func (f *agentFlags) config(stderr io.Writer) (agent.Config, error) {
 		ID: swim.ID(f.id), Bind: f.bind, Advertise: f.advertise, Plain: f.plain,
 		MaxPacketSize: f.maxPacket, LeaveTimeout: f.leaveTimeout,
 		Logger:   slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})),
-		Protocol: swim.Config{ProbeInterval: f.probeInterval, ProbeTimeout: f.probeTimeout},
+		Protocol: swim.Config{ProbeInterval: f.probeInterval, ProbeTimeout: f.probeTimeout, GossipFanout: f.gossipFanout},
+	}
+	switch {
+	case f.gossipFanout < 0:
+		return cfg, fmt.Errorf("--gossip-fanout %d is negative (0 turns eager dissemination off)", f.gossipFanout)
+	case f.gossipFanout == 0:
+		cfg.Protocol.GossipFanout = -1 // swim.Config: negative is off, 0 the default
 	}
 	for name, d := range map[string]time.Duration{"--probe-interval": f.probeInterval, "--probe-timeout": f.probeTimeout,
 		"--join-timeout": f.joinTimeout, "--leave-timeout": f.leaveTimeout} {

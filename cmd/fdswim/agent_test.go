@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fdkit/fdkit/swim"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -379,6 +380,7 @@ func TestAgentFlagErrors(t *testing.T) {
 		{"--plain", "--bind", "127.0.0.1:0", "--join-timeout", "-1s"}, // ran with no join deadline
 		{"--plain", "--bind", "127.0.0.1:0", "--http", "nonsense"},
 		{"--plain", "--bind", "127.0.0.1:0", "--advertise", "0.0.0.0:7946"},
+		{"--plain", "--bind", "127.0.0.1:0", "--gossip-fanout", "-1"},
 	} {
 		var out, errb strings.Builder
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -391,6 +393,17 @@ func TestAgentFlagErrors(t *testing.T) {
 	var out, errb strings.Builder
 	assert.NoError(t, runAgent(context.Background(), []string{"--help"}, &out, &errb))
 	assert.Contains(t, errb.String(), "usage: fdswim agent")
+}
+
+// --gossip-fanout maps to swim.Config.GossipFanout: its default is swim's,
+// and 0 turns eager dissemination off (swim reads 0 as the default).
+func TestAgentGossipFanoutFlag(t *testing.T) {
+	for _, c := range []struct{ flag, want int }{{swim.DefaultGossipFanout, swim.DefaultGossipFanout}, {0, -1}, {5, 5}} {
+		f := agentFlags{logLevel: "warn", mode: "detector", plain: true, gossipFanout: c.flag}
+		cfg, err := f.config(io.Discard)
+		require.NoError(t, err)
+		assert.Equal(t, c.want, cfg.Protocol.GossipFanout, "--gossip-fanout %d", c.flag)
+	}
 }
 
 // TestJoinTimeoutMessage: a join nobody answers ends with one line that says
