@@ -28,18 +28,7 @@ func checkAkkaOnePass(t *testing.T, acfg phi.AkkaConfig, hbs []detector.Heartbea
 	t.Helper()
 	f := PhiAkkaFamily(acfg, akkaSweepThresholds(t))
 	streams := []Stream{{Name: "s", Heartbeats: hbs}}
-	fast, err := Sweep(streams, []Family{f}, SweepOptions{Config: cfg})
-	require.NoError(t, err)
-	slow, err := Sweep(streams, []Family{f}, SweepOptions{Config: cfg, PerPointOnly: true})
-	require.NoError(t, err)
-	require.Empty(t, slow[0].Err)
-	require.Empty(t, fast[0].Err)
-	require.Equal(t, OnePassGroups, fast[0].Method)
-	require.Equal(t, PerPoint, slow[0].Method)
-	require.Len(t, fast[0].Points, len(f.Values))
-	for i := range f.Values {
-		require.Equal(t, slow[0].Points[i], fast[0].Points[i], "Φ = %g", f.Values[i])
-	}
+	slow := requireSameAsPerPoint(t, f, streams, cfg, OnePassGroups, "Φ = %g")
 
 	// The same with small rank windows, so that the TD summary of long
 	// streams (values not stored) runs on these short ones too.
@@ -49,7 +38,7 @@ func checkAkkaOnePass(t *testing.T, acfg phi.AkkaConfig, hbs []detector.Heartbea
 	res, err := p.run(hbs)
 	require.NoError(t, err)
 	for i := range f.Values {
-		require.Equal(t, slow[0].Points[i].Result, res[pointOf[i]], "Φ = %g, small windows", f.Values[i])
+		require.Equal(t, slow.Points[i].Result, res[pointOf[i]], "Φ = %g, small windows", f.Values[i])
 	}
 	return len(p.grps)
 }

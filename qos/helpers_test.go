@@ -5,9 +5,11 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"testing"
 	"time"
 
 	"github.com/fdkit/fdkit/detector"
+	"github.com/stretchr/testify/require"
 )
 
 func ms(x float64) time.Duration { return time.Duration(math.Round(x * float64(time.Millisecond))) }
@@ -81,4 +83,25 @@ func durs(msv []float64) []time.Duration {
 		d[i] = ms(v)
 	}
 	return d
+}
+
+// requireSameAsPerPoint requires f's sweep over streams (one stream) to use
+// method and to equal one replay per point in every field of every point,
+// and returns the per-point curve; label formats a parameter value for the
+// failure message.
+func requireSameAsPerPoint(t *testing.T, f Family, streams []Stream, cfg Config, method Method, label string) Curve {
+	t.Helper()
+	fast, err := Sweep(streams, []Family{f}, SweepOptions{Config: cfg})
+	require.NoError(t, err)
+	slow, err := Sweep(streams, []Family{f}, SweepOptions{Config: cfg, PerPointOnly: true})
+	require.NoError(t, err)
+	require.Empty(t, slow[0].Err)
+	require.Empty(t, fast[0].Err)
+	require.Equal(t, method, fast[0].Method)
+	require.Equal(t, PerPoint, slow[0].Method)
+	require.Len(t, fast[0].Points, len(f.Values))
+	for i := range f.Values {
+		require.Equal(t, slow[0].Points[i], fast[0].Points[i], label, f.Values[i])
+	}
+	return slow[0]
 }

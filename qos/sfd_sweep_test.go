@@ -25,17 +25,7 @@ func checkSFDShared(t *testing.T, scfg sfd.Config, hbs []detector.Heartbeat, cfg
 	t.Helper()
 	f := SFDFamily(scfg, durs(sfdSweepMargins))
 	streams := []Stream{{Name: "s", Heartbeats: hbs}}
-	fast, err := Sweep(streams, []Family{f}, SweepOptions{Config: cfg})
-	require.NoError(t, err)
-	slow, err := Sweep(streams, []Family{f}, SweepOptions{Config: cfg, PerPointOnly: true})
-	require.NoError(t, err)
-	require.Empty(t, slow[0].Err)
-	require.Empty(t, fast[0].Err)
-	require.Equal(t, SharedEstimator, fast[0].Method)
-	require.Len(t, fast[0].Points, len(f.Values))
-	for i := range f.Values {
-		require.Equal(t, slow[0].Points[i], fast[0].Points[i], "SM1 = %g ms", f.Values[i])
-	}
+	requireSameAsPerPoint(t, f, streams, cfg, SharedEstimator, "SM1 = %g ms")
 	margins := make([]time.Duration, len(f.Values))
 	for i, v := range f.Values {
 		margins[i] = sfdMargin(v)
