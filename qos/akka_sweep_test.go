@@ -91,12 +91,7 @@ func TestAkkaOnePassEqualsReplaysOnPresets(t *testing.T) {
 func TestAkkaOnePassEqualsReplaysConfigs(t *testing.T) {
 	acfg := akkaTestConfigs()["std100ms"]
 	for name, hbs := range agreementTraces() {
-		for i, cfg := range []Config{
-			{},
-			{WarmUp: 37, RecordMistakes: true},
-			{Clock: ClockUnsynchronized, DelayOffset: ms(12)},
-			{Clock: ClockSynchronized, RecordMistakes: true},
-		} {
+		for i, cfg := range sweepReplayConfigs {
 			t.Run(fmt.Sprintf("%s/%d", name, i), func(t *testing.T) {
 				groups := checkAkkaOnePass(t, acfg, hbs, cfg)
 				assert.Greater(t, groups, 1)

@@ -105,3 +105,13 @@ func requireSameAsPerPoint(t *testing.T, f Family, streams []Stream, cfg Config,
 	}
 	return slow[0]
 }
+
+// sweepReplayConfigs are the replay settings the exactness tests of the
+// Akka and SFD sweeps cover: defaults, warm-up with recorded mistake
+// intervals, and both forced clock modes (unsynchronized with d̄).
+var sweepReplayConfigs = []Config{
+	{},
+	{WarmUp: 37, RecordMistakes: true},
+	{Clock: ClockUnsynchronized, DelayOffset: ms(12)},
+	{Clock: ClockSynchronized, RecordMistakes: true},
+}

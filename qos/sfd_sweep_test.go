@@ -63,12 +63,7 @@ func TestSFDSharedEstimatorEqualsReplaysOnPresets(t *testing.T) {
 
 func TestSFDSharedEstimatorEqualsReplaysConfigs(t *testing.T) {
 	for name, hbs := range agreementTraces() {
-		for i, cfg := range []Config{
-			{},
-			{WarmUp: 37, RecordMistakes: true},
-			{Clock: ClockUnsynchronized, DelayOffset: ms(12)},
-			{Clock: ClockSynchronized, RecordMistakes: true},
-		} {
+		for i, cfg := range sweepReplayConfigs {
 			t.Run(fmt.Sprintf("%s/%d", name, i), func(t *testing.T) {
 				assert.True(t, checkSFDShared(t, sfdTestConfig(i%2 == 0), hbs, cfg))
 			})
