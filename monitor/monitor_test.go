@@ -223,17 +223,7 @@ func TestRestartResetsHistory(t *testing.T) {
 }
 
 func TestLocalPauseGuard(t *testing.T) {
-	clk := &monitor.ManualClock{}
-	rec := &recorder{}
-	m, err := monitor.New(monitor.Config{Factory: fixedFactory(time.Second), Clock: clk, OnTransition: rec.add})
-	require.NoError(t, err)
-	// Regular sweeps every 100 ms with heartbeats from a and b.
-	for at := time.Duration(0); at <= 2*time.Second; at += 100 * time.Millisecond {
-		clk.Set(at)
-		require.NoError(t, m.Heartbeat("a", monitor.Beat{}))
-		require.NoError(t, m.Heartbeat("b", monitor.Beat{}))
-		assert.Equal(t, 0, m.Sweep())
-	}
+	m, clk, rec := steadyPair(t)
 	// The monitor freezes for 6 s (> the 5 s limit): both peers look dead.
 	clk.Set(8 * time.Second)
 	assert.Equal(t, 0, m.Sweep(), "nobody convicted right after a local pause")
@@ -413,16 +403,7 @@ func TestMaxPeers(t *testing.T) {
 // convict its peer (fdbeat recv stopped for 7 s suspected every sender on
 // every detector, one suspicion and one trust each).
 func TestLocalPauseSeenByHeartbeatBeforeSweep(t *testing.T) {
-	clk := &monitor.ManualClock{}
-	rec := &recorder{}
-	m, err := monitor.New(monitor.Config{Factory: fixedFactory(time.Second), Clock: clk, OnTransition: rec.add})
-	require.NoError(t, err)
-	for at := time.Duration(0); at <= 2*time.Second; at += 100 * time.Millisecond {
-		clk.Set(at)
-		require.NoError(t, m.Heartbeat("a", monitor.Beat{}))
-		require.NoError(t, m.Heartbeat("b", monitor.Beat{}))
-		m.Sweep()
-	}
+	m, clk, rec := steadyPair(t)
 	clk.Set(9 * time.Second) // frozen 7 s; b's queued heartbeat is handled first
 	require.NoError(t, m.Heartbeat("b", monitor.Beat{}))
 	s, _ := m.Status("a")
@@ -512,4 +493,22 @@ func TestHysteresisRealDetectors(t *testing.T) {
 	require.Len(t, ts, 2)
 	assert.Equal(t, at, ts[1].At)
 	assert.Less(t, ts[1].Level, 1.0)
+}
+
+// steadyPair returns a monitor (fixed 1 s timeouts, a manual clock, a
+// transition recorder) after 2 s of heartbeats from a and b with a sweep
+// every 100 ms, none of which found anything to do.
+func steadyPair(t *testing.T) (*monitor.Monitor, *monitor.ManualClock, *recorder) {
+	t.Helper()
+	clk := &monitor.ManualClock{}
+	rec := &recorder{}
+	m, err := monitor.New(monitor.Config{Factory: fixedFactory(time.Second), Clock: clk, OnTransition: rec.add})
+	require.NoError(t, err)
+	for at := time.Duration(0); at <= 2*time.Second; at += 100 * time.Millisecond {
+		clk.Set(at)
+		require.NoError(t, m.Heartbeat("a", monitor.Beat{}))
+		require.NoError(t, m.Heartbeat("b", monitor.Beat{}))
+		assert.Equal(t, 0, m.Sweep())
+	}
+	return m, clk, rec
 }
