@@ -65,3 +65,28 @@ func levelOf(d detector.Detector, now time.Duration) float64 {
 	}
 	return 0
 }
+
+// heard feeds p's failure detector with a heartbeat at now.
+func (m *Member) heard(now time.Duration, p *peer) {
+	if p.det == nil {
+		d, err := m.cfg.PeerDetector()
+		if err != nil || d == nil {
+			m.stats.DetectorErrors++
+			return
+		}
+		p.det = d
+	}
+	p.det.Observe(detector.Heartbeat{Arrival: now})
+}
+
+func (m *Member) observeRTT(p *peer, rtt time.Duration) {
+	if p.rtt == nil {
+		e, err := m.cfg.RTTEstimator()
+		if err != nil || e == nil {
+			m.stats.DetectorErrors++
+			return
+		}
+		p.rtt = e
+	}
+	p.rtt.Observe(rtt)
+}

@@ -2,6 +2,7 @@ package swim
 
 import (
 	"math"
+	"slices"
 	"time"
 )
 
@@ -73,4 +74,48 @@ func suspicionMin(alpha int, n int, interval time.Duration) time.Duration {
 // update is piggybacked.
 func retransmitLimit(lambda, n int) int {
 	return lambda * int(math.Ceil(math.Log10(float64(n+1))))
+}
+
+func (m *Member) startSuspicion(now time.Duration, p *peer, from ID) {
+	n := m.NumAlive()
+	minT := suspicionMin(m.cfg.SuspicionMult, n, m.cfg.ProbeInterval)
+	maxT, k := minT, 0
+	if m.cfg.Mode != ModeSWIM {
+		maxT = time.Duration(m.cfg.SuspicionMaxTimeoutMult) * minT
+		k = m.cfg.SuspicionConfirmations
+		if n-2 < k {
+			k = 0
+		}
+	}
+	if p.state != StateSuspect {
+		m.suspects = append(m.suspects, p)
+	}
+	p.state, p.since, p.retried = StateSuspect, now, false
+	p.susp = newSuspicion(now, minT, maxT, k, from)
+	m.emit(EventSuspect, p, from, now)
+}
+
+func (m *Member) tickSuspicions(now time.Duration) {
+	if now < m.graceUntil {
+		return
+	}
+	for i := 0; i < len(m.suspects); {
+		p := m.suspects[i]
+		if now < p.susp.deadline {
+			i++
+			continue
+		}
+		m.stats.Declarations++
+		u := Update{Kind: UpdateDead, Node: p.node, Incarnation: p.inc, From: m.self.ID}
+		m.kill(now, p, u, true)
+		m.push(u, nil, m.cfg.GossipFanout)
+		// kill removed p from m.suspects; i now holds the next one.
+	}
+}
+
+func (m *Member) clearSuspicion(p *peer) {
+	p.susp = nil
+	if i := slices.Index(m.suspects, p); i >= 0 {
+		m.suspects = slices.Delete(m.suspects, i, i+1)
+	}
 }

@@ -1,0 +1,121 @@
+package swim
+
+import (
+	"cmp"
+	"slices"
+)
+
+// Dissemination (SWIM §4.1): the queue of updates piggybacked on every
+// packet sent, each λ·ceil(log10(n+1)) times, and the notices a member
+// always sends along to a member it holds suspect, dead or left. Eager
+// sends are in eager.go.
+
+// bcast is one update waiting in the dissemination queue.
+type bcast struct {
+	u  Update
+	tx int
+	id uint64
+}
+
+// send completes pk (kind, To, body and any priority updates set by the
+// caller) and piggybacks after the caller's updates (when `to` is believed
+// dead or gone) the update saying so, so that a live member refutes it, then
+// the least-sent updates of the queue, all within MaxPacketSize.
+func (m *Member) send(pk Packet) {
+	pk.From = m.self
+	to := pk.To
+	budget := m.cfg.MaxPacketSize - pk.Size()
+	ups := pk.Updates // the caller's priority updates, counted in pk.Size
+	if u, ok := m.notice(to.ID); ok {
+		if s := u.Size(); s <= budget {
+			ups = append(ups, u)
+			budget -= s
+		}
+	}
+	pk.Updates = m.piggyback(ups, budget)
+	m.out = append(m.out, pk)
+}
+
+// notice returns what this member holds about the member id when that
+// member should hear it with any packet sent to it: Dead or Left (a live
+// member then refutes), or, in the Lifeguard modes, its suspicion (the
+// buddy system). It reports false otherwise.
+func (m *Member) notice(id ID) (Update, bool) {
+	p := m.peers[id]
+	if p == nil || !(p.state == StateDead || p.state == StateLeft ||
+		(p.state == StateSuspect && m.cfg.Mode != ModeSWIM)) {
+		return Update{}, false
+	}
+	return m.viewUpdate(p), true
+}
+
+func (m *Member) gossip(u Update, ok bool) {
+	if ok {
+		m.enqueue(u)
+	}
+}
+
+// enqueue adds u to the dissemination queue, replacing any queued update
+// about the same member (the newer one supersedes it and starts its
+// transmissions from zero). O(1): the queue is indexed by member ID.
+func (m *Member) enqueue(u Update) {
+	m.bseq++
+	if b := m.bidx[u.Node.ID]; b != nil {
+		*b = bcast{u: u, id: m.bseq}
+		return
+	}
+	if m.bidx == nil {
+		m.bidx = make(map[ID]*bcast)
+	}
+	b := &bcast{u: u, id: m.bseq}
+	m.bidx[u.Node.ID] = b
+	m.bq = append(m.bq, b)
+}
+
+// piggyback appends to ups the queued updates least sent first (newest
+// first among equals) that fit in budget bytes, counts a transmission for
+// each, and drops those sent λ·ceil(log10(n+1)) times (SWIM §4.1,
+// ALGORITHMS.md §10.1). A queued update equal to one of the priority
+// updates already in ups is not repeated but counts as sent.
+func (m *Member) piggyback(ups []Update, budget int) []Update {
+	if len(m.bq) == 0 {
+		return ups
+	}
+	if len(m.bq) > 1 {
+		slices.SortFunc(m.bq, func(a, b *bcast) int {
+			if c := cmp.Compare(a.tx, b.tx); c != 0 {
+				return c
+			}
+			return cmp.Compare(b.id, a.id)
+		})
+	}
+	limit := retransmitLimit(m.cfg.RetransmitMult, m.NumAlive())
+	prio := len(ups)
+	for _, b := range m.bq {
+		if slices.Contains(ups[:prio], b.u) {
+			b.tx++ // already in the packet as a priority update
+			continue
+		}
+		s := b.u.Size()
+		if s > budget {
+			continue
+		}
+		if ups == nil {
+			ups = make([]Update, 0, min(len(m.bq), 8))
+		}
+		ups = append(ups, b.u)
+		budget -= s
+		b.tx++
+		if budget < 32 {
+			break
+		}
+	}
+	m.bq = slices.DeleteFunc(m.bq, func(b *bcast) bool {
+		if b.tx >= limit {
+			delete(m.bidx, b.u.Node.ID)
+			return true
+		}
+		return false
+	})
+	return ups
+}

@@ -1,0 +1,44 @@
+package swim
+
+import (
+	"time"
+)
+
+// Local health (Lifeguard's LHA-Probe): the local health multiplier that
+// scales the protocol period and probe timeouts, and the reaction to a
+// pause of this member itself (Config.PauseGuard).
+
+// localPause reacts to a Tick far later than announced (see
+// Config.PauseGuard).
+func (m *Member) localPause(now time.Duration) {
+	m.stats.LocalPauses++
+	if m.st == running {
+		m.inc = m.inc.Next()
+		m.enqueue(m.selfAlive())
+		m.announceAlive()
+	}
+	if m.pr.active && now >= m.pr.endAt {
+		m.pr.active = false
+	}
+	kept := m.relays[:0]
+	for _, r := range m.relays {
+		if now < r.deadline {
+			kept = append(kept, r)
+		}
+	}
+	m.relays = kept
+	m.adjustHealth(1)
+	m.graceUntil = now + m.cfg.ProbeInterval
+}
+
+// period returns the current protocol period ProbeInterval·(LHM+1).
+func (m *Member) period() time.Duration {
+	return m.cfg.ProbeInterval * time.Duration(m.lhm+1)
+}
+
+func (m *Member) adjustHealth(delta int) {
+	if m.cfg.Mode == ModeSWIM {
+		return
+	}
+	m.lhm = min(max(m.lhm+delta, 0), m.cfg.AwarenessMaxMultiplier-1)
+}

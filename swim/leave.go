@@ -1,0 +1,32 @@
+package swim
+
+import (
+	"time"
+)
+
+// Leaving: a voluntary leave gossiped as a Dead update about oneself.
+
+// Leave starts a voluntary leave: the member gossips a Dead update about
+// itself with From = its own ID (in the Lifeguard modes also sent at once
+// to GossipFanout random members, in MsgGossip packets: a caller that stops
+// the member early, before its next probe, still tells somebody), keeps
+// running until that update has been piggybacked the full retransmit limit
+// or that many protocol periods have passed, and then stops (Left reports
+// true).
+func (m *Member) Leave(now time.Duration) error {
+	if m.st != running {
+		return ErrLeft
+	}
+	m.st = leaving
+	u := Update{Kind: UpdateDead, Node: m.self, Incarnation: m.inc, From: m.self.ID}
+	m.enqueue(u)
+	m.push(u, nil, m.cfg.GossipFanout)
+	limit := retransmitLimit(m.cfg.RetransmitMult, m.NumAlive())
+	m.leaveDeadline = now + time.Duration(limit)*m.cfg.ProbeInterval
+	return nil
+}
+
+func (m *Member) leaveQueued() bool {
+	b := m.bidx[m.self.ID]
+	return b != nil && b.u.IsLeave()
+}

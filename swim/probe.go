@@ -1,0 +1,303 @@
+package swim
+
+import (
+	"slices"
+	"time"
+)
+
+// Probing (SWIM §3.1, §4.3): one member probed per protocol period, in a
+// round-robin over a shuffled list; a direct ping, ping-reqs to k
+// intermediates after the probe timeout, the relays this member runs for
+// others' ping-reqs, and Lifeguard's nacks.
+
+// probe is the state of the current protocol period's probe.
+type probe struct {
+	active      bool
+	target      *peer
+	seq         uint32
+	sent        time.Duration
+	timeoutAt   time.Duration
+	endAt       time.Duration
+	indirect    bool
+	expectNacks int
+	nacks       int
+	retry       bool // the detector gate's retry: indirect at once, ends on all nacks
+}
+
+// relay is an indirect ping sent on behalf of a PingReq.
+type relay struct {
+	seq       uint32
+	origin    Node
+	originSeq uint32
+	target    ID
+	sent      time.Duration
+	deadline  time.Duration
+	nack      bool
+}
+
+// asked is an intermediate of the current probe's ping-reqs and whether its
+// nack arrived.
+type asked struct {
+	id     ID
+	nacked bool
+}
+
+// probeTimeout returns the direct probe timeout for p: baseProbeTimeout
+// times LHM+1.
+func (m *Member) probeTimeout(p *peer) time.Duration {
+	return m.baseProbeTimeout(p) * time.Duration(m.lhm+1)
+}
+
+// baseProbeTimeout returns the clamped RTT-estimator timeout for p in
+// ModeDetector once it has a sample, ProbeTimeout otherwise. A ping-req
+// relay waits this long, unscaled by this member's own LHM (as memberlist's
+// relay waits its configured ProbeTimeout): a relay's nack must reach the
+// requester within the requester's period, and a late nack would count
+// against the requester's health for this member's slowness.
+func (m *Member) baseProbeTimeout(p *peer) time.Duration {
+	base := m.cfg.ProbeTimeout
+	if m.cfg.Mode == ModeDetector && !m.cfg.DisableRTTTimeout && p != nil && p.rtt != nil {
+		if t, ok := p.rtt.Timeout(); ok {
+			base = min(max(t, m.cfg.MinProbeTimeout), m.cfg.MaxProbeTimeout)
+		}
+	}
+	return base
+}
+
+// ProbeTimeout returns the direct probe timeout this member would use for
+// the member id now (see Config.Mode); ok is false for an unknown id.
+func (m *Member) ProbeTimeout(id ID) (time.Duration, bool) {
+	p := m.peers[id]
+	if p == nil {
+		return 0, false
+	}
+	return m.probeTimeout(p), true
+}
+
+func (m *Member) insertInList(p *peer) {
+	if p.inList {
+		return
+	}
+	pos := m.rng.IntN(len(m.list) + 1)
+	m.list = slices.Insert(m.list, pos, p)
+	if pos < m.idx {
+		m.idx++
+	}
+	p.inList = true
+}
+
+// nextTarget returns the next member to probe: a target the detector gate
+// asked to retry, else the next live member of the round-robin list,
+// reshuffling (and dropping dead members) at the end of each pass.
+func (m *Member) nextTarget() *peer {
+	if t := m.forceNext; t != nil {
+		m.forceNext = nil
+		if t.state == StateAlive || t.state == StateSuspect {
+			return t
+		}
+	}
+	for pass := 0; pass < 2; pass++ {
+		for m.idx < len(m.list) {
+			p := m.list[m.idx]
+			m.idx++
+			if p.state == StateAlive || p.state == StateSuspect {
+				return p
+			}
+		}
+		kept := m.list[:0]
+		for _, p := range m.list {
+			if p.state == StateAlive || p.state == StateSuspect {
+				kept = append(kept, p)
+			} else {
+				p.inList = false
+			}
+		}
+		clear(m.list[len(kept):])
+		m.list = kept
+		m.rng.Shuffle(len(m.list), func(i, j int) { m.list[i], m.list[j] = m.list[j], m.list[i] })
+		m.idx = 0
+		if len(m.list) == 0 {
+			return nil
+		}
+	}
+	return nil
+}
+
+func (m *Member) startProbe(now time.Duration) {
+	m.nextProbe = now + m.period()
+	m.forwarded = 0 // a new period: a new budget of forwarded gossip
+	retry := m.forceNext != nil
+	t := m.nextTarget()
+	if t == nil {
+		return
+	}
+	m.seq++
+	m.pr = probe{active: true, target: t, seq: m.seq, sent: now,
+		timeoutAt: now + m.probeTimeout(t), endAt: m.nextProbe, retry: retry && t.retried}
+	m.stats.ProbesStarted++
+	m.send(Packet{Kind: MsgPing, To: t.node, Ping: Ping{Seq: m.seq}})
+	if m.pr.retry {
+		// The gate's retry re-checks a failure already seen: the direct
+		// and indirect paths at once, and the verdict as soon as every
+		// intermediate has answered (onNack), not a period later.
+		m.sendPingReqs()
+	}
+}
+
+// sendPingReqs asks up to k random alive members to probe the target.
+func (m *Member) sendPingReqs() {
+	m.pr.indirect = true
+	t := m.pr.target
+	chosen := m.pick(m.cfg.IndirectChecks, func(p *peer) bool { return p != t && p.state == StateAlive })
+	nack := m.cfg.Mode != ModeSWIM
+	m.asked = m.asked[:0]
+	for _, p := range chosen {
+		m.stats.PingReqsSent++
+		if nack {
+			m.asked = append(m.asked, asked{id: p.node.ID})
+		}
+		m.send(Packet{Kind: MsgPingReq, To: p.node, PingReq: PingReq{Seq: m.pr.seq, Target: t.node, Nack: nack}})
+	}
+	if nack {
+		m.pr.expectNacks = len(chosen)
+	}
+}
+
+// pick returns up to k distinct random members of the probe list for which
+// ok is true: a uniform choice among all of them in a small list (at most
+// 4k), else up to 8k random draws.
+func (m *Member) pick(k int, ok func(p *peer) bool) []*peer {
+	var chosen []*peer
+	okNew := func(p *peer) bool { return ok(p) && !slices.Contains(chosen, p) }
+	if len(m.list) <= 4*k {
+		cand := make([]*peer, 0, len(m.list))
+		for _, p := range m.list {
+			if okNew(p) {
+				cand = append(cand, p)
+			}
+		}
+		for len(chosen) < k && len(cand) > 0 {
+			i := m.rng.IntN(len(cand))
+			chosen = append(chosen, cand[i])
+			cand[i] = cand[len(cand)-1]
+			cand = cand[:len(cand)-1]
+		}
+	} else {
+		for tries := 0; len(chosen) < k && tries < 8*k; tries++ {
+			if p := m.list[m.rng.IntN(len(m.list))]; okNew(p) {
+				chosen = append(chosen, p)
+			}
+		}
+	}
+	return chosen
+}
+
+// failProbe ends a period whose probe got no ack.
+func (m *Member) failProbe(now time.Duration) {
+	m.pr.active = false
+	m.stats.ProbesFailed++
+	if m.pr.expectNacks > 0 {
+		m.adjustHealth(max(m.pr.expectNacks-m.pr.nacks, 0))
+	} else {
+		m.adjustHealth(1)
+	}
+	t := m.pr.target
+	if t.state != StateAlive && t.state != StateSuspect {
+		return
+	}
+	if t.state == StateSuspect {
+		if t.susp.confirm(m.self.ID) && len(t.susp.confirmers) <= t.susp.k {
+			u := Update{Kind: UpdateSuspect, Node: t.node, Incarnation: t.inc, From: m.self.ID}
+			m.enqueue(u)
+			m.push(u, m.suspecters(t), m.cfg.GossipFanout)
+		}
+		return
+	}
+	if m.cfg.Mode == ModeDetector && !m.cfg.DisableSuspicionGate && !t.retried && t.det != nil && !t.det.Suspected(now) {
+		t.retried = true
+		m.forceNext = t
+		m.stats.GateDeferrals++
+		return
+	}
+	m.stats.Suspicions++
+	m.startSuspicion(now, t, m.self.ID)
+	u := Update{Kind: UpdateSuspect, Node: t.node, Incarnation: t.inc, From: m.self.ID}
+	m.enqueue(u)
+	m.push(u, []*peer{t}, 0) // the suspect hears it at once and can refute
+}
+
+func (m *Member) tickRelays(now time.Duration) {
+	kept := m.relays[:0]
+	for _, r := range m.relays {
+		if now < r.deadline {
+			kept = append(kept, r)
+			continue
+		}
+		if r.nack {
+			m.stats.NacksSent++
+			m.send(Packet{Kind: MsgNack, To: r.origin, Nack: Nack{Seq: r.originSeq}})
+		}
+	}
+	m.relays = kept
+}
+
+func (m *Member) onAck(now time.Duration, pkt *Packet) {
+	seq := pkt.Ack.Seq
+	if m.pr.active && seq == m.pr.seq {
+		t := m.pr.target
+		if pkt.From.ID == t.node.ID {
+			m.observeRTT(t, now-m.pr.sent)
+		} else {
+			m.heard(now, t) // relayed: evidence that t is alive
+		}
+		m.pr.active = false
+		t.retried = false
+		m.adjustHealth(-1)
+		return
+	}
+	for i, r := range m.relays {
+		if r.seq != seq {
+			continue
+		}
+		if p := m.peers[r.target]; p != nil && p.node.ID == pkt.From.ID {
+			m.observeRTT(p, now-r.sent)
+		}
+		m.send(Packet{Kind: MsgAck, To: r.origin, Ack: Ack{Seq: r.originSeq}})
+		m.relays = slices.Delete(m.relays, i, i+1)
+		return
+	}
+}
+
+// onNack counts a nack for the current probe once per intermediate that was
+// asked for one: a duplicated nack, or one from anybody else, must not make
+// a failed probe look healthier than it was.
+func (m *Member) onNack(now time.Duration, pkt *Packet) {
+	if !m.pr.active || !m.pr.indirect || pkt.Nack.Seq != m.pr.seq {
+		return
+	}
+	for i := range m.asked {
+		if a := &m.asked[i]; a.id == pkt.From.ID && !a.nacked {
+			a.nacked = true
+			m.pr.nacks++
+			if m.pr.retry && m.pr.nacks == m.pr.expectNacks {
+				m.failProbe(now) // every path failed twice: suspect now
+			}
+			return
+		}
+	}
+}
+
+func (m *Member) onPingReq(now time.Duration, pkt *Packet) {
+	t := pkt.PingReq.Target
+	if t.ID == m.self.ID {
+		m.send(Packet{Kind: MsgAck, To: pkt.From, Ack: Ack{Seq: pkt.PingReq.Seq}})
+		return
+	}
+	p := m.peers[t.ID]
+	m.seq++
+	// The ping carries p's suspicion if this member suspects it (send).
+	m.relays = append(m.relays, relay{seq: m.seq, origin: pkt.From, originSeq: pkt.PingReq.Seq,
+		target: t.ID, sent: now, deadline: now + m.baseProbeTimeout(p), nack: pkt.PingReq.Nack})
+	seq := m.seq
+	m.send(Packet{Kind: MsgPing, To: t, Ping: Ping{Seq: seq}})
+}

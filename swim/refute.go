@@ -1,0 +1,127 @@
+package swim
+
+// Refutation (SWIM §4.2): an update about this member itself that accuses
+// it is answered by a higher incarnation, sent at once to the accusers in
+// the Lifeguard modes.
+
+// aboutSelf handles an update about this member: a suspicion or
+// declaration in the current incarnation or later (or an Alive claiming a
+// later one) is refuted with a higher incarnation, unless the member is
+// leaving. An older suspicion or declaration comes from a member that missed
+// the refutation and that everyone else now ignores: the current Alive is
+// announced again (unless it is still being gossiped), without a new
+// incarnation, so that this member corrects it.
+func (m *Member) aboutSelf(u Update) {
+	if m.st != running {
+		return
+	}
+	switch u.Kind {
+	case UpdateAlive:
+		if u.Incarnation <= m.inc {
+			return
+		}
+	case UpdateSuspect, UpdateDead:
+		if u.Incarnation < m.inc {
+			if !m.selfQueued() {
+				m.enqueue(m.selfAlive())
+			}
+			m.tellAlive(u.From)
+			m.tellAlive(m.stepFrom)
+			return
+		}
+	}
+	m.refute(u.Incarnation)
+	if u.Kind != UpdateAlive {
+		m.tellAlive(u.From)
+		m.tellAlive(m.stepFrom)
+	}
+}
+
+// tellAlive sends this member's current Alive at once, in a ping, to the
+// member id that suspects it or declared it dead, or that sent the packet
+// with the suspicion or declaration (which it believes: a member that kept a
+// restarted member dead answers its probes with the Dead notice), at most
+// once per incarnation and member, instead of leaving the refutation to
+// piggybacking alone: a suspecter hears it before its suspicion timer
+// fires even when it probes elsewhere. Not to the sender of the packet being
+// answered (the answer carries the Alive, newest of the least sent), and not
+// in ModeSWIM (plain SWIM refutes by piggybacking only).
+func (m *Member) tellAlive(id ID) {
+	if m.cfg.Mode == ModeSWIM || id == "" || id == m.self.ID || id == m.replyTo {
+		return
+	}
+	p := m.peers[id]
+	if p == nil {
+		return
+	}
+	told := m.toldThisIncarnation()
+	if told[id] {
+		return
+	}
+	told[id] = true
+	m.sendAlive(p)
+}
+
+// toldThisIncarnation returns the set of members sent this member's Alive
+// directly, emptied when the incarnation changed since it was filled.
+func (m *Member) toldThisIncarnation() map[ID]bool {
+	if m.toldInc != m.inc {
+		m.toldInc = m.inc
+		clear(m.told)
+	}
+	if m.told == nil {
+		m.told = make(map[ID]bool)
+	}
+	return m.told
+}
+
+// sendAlive pings p with this member's Alive as the first update.
+func (m *Member) sendAlive(p *peer) {
+	m.stats.AliveSent++
+	m.seq++
+	m.send(Packet{Kind: MsgPing, To: p.node, Ping: Ping{Seq: m.seq},
+		Updates: []Update{m.selfAlive()}})
+}
+
+// announceAlive sends this member's new Alive at once to up to
+// IndirectChecks random alive or suspect members (not in ModeSWIM), so that
+// a refutation starts spreading from several members in the same period.
+func (m *Member) announceAlive() {
+	if m.cfg.Mode == ModeSWIM || len(m.list) == 0 {
+		return
+	}
+	k := m.cfg.IndirectChecks
+	told := m.toldThisIncarnation()
+	for tries := 0; k > 0 && tries < 4*m.cfg.IndirectChecks; tries++ {
+		p := m.list[m.rng.IntN(len(m.list))]
+		if (p.state != StateAlive && p.state != StateSuspect) || told[p.node.ID] || p.node.ID == m.replyTo {
+			continue
+		}
+		told[p.node.ID] = true
+		m.sendAlive(p)
+		k--
+	}
+}
+
+// selfAlive is this member's Alive in its current incarnation.
+func (m *Member) selfAlive() Update {
+	return Update{Kind: UpdateAlive, Node: m.self, Incarnation: m.inc, From: m.self.ID}
+}
+
+// selfQueued reports whether an update about this member waits in the
+// dissemination queue.
+func (m *Member) selfQueued() bool { return m.bidx[m.self.ID] != nil }
+
+// refute raises the incarnation above accused (saturating) and gossips
+// Alive; Lifeguard counts it against the local health.
+func (m *Member) refute(accused Incarnation) {
+	inc := m.inc.Next()
+	if accused >= inc {
+		inc = accused.Next()
+	}
+	m.inc = inc
+	m.stats.Refutations++
+	m.adjustHealth(1)
+	m.enqueue(m.selfAlive())
+	m.announceAlive()
+}

@@ -1,0 +1,109 @@
+package swim
+
+import (
+	"fmt"
+	"time"
+)
+
+// Receiving: Step validates a packet, merges its updates (apply.go) and
+// dispatches it by kind.
+
+// Step processes one received packet at now. It returns an error wrapping
+// ErrPacket, and changes nothing, for a malformed packet (unknown kind or
+// update kind, empty sender ID, over-long ID or address, a Suspect or Dead
+// update with an empty From). A packet for
+// another ID is dropped silently (counted in Stats.Misdirected); packets to
+// a member that has left are ignored.
+func (m *Member) Step(now time.Duration, pkt *Packet) error {
+	if err := validate(pkt); err != nil {
+		return err
+	}
+	if m.st == left {
+		return nil
+	}
+	if pkt.To.ID != "" && pkt.To.ID != m.self.ID {
+		m.stats.Misdirected++
+		return nil
+	}
+	if pkt.From.ID == m.self.ID {
+		return nil
+	}
+	gossip := pkt.Kind != MsgSync
+	if pkt.Kind == MsgPing || (pkt.Kind == MsgPingReq && pkt.PingReq.Target.ID == m.self.ID) {
+		m.replyTo = pkt.From.ID
+	}
+	m.stepFrom = pkt.From.ID
+	for i := range pkt.Updates {
+		m.apply(now, pkt.Updates[i], gossip)
+	}
+	m.replyTo, m.stepFrom = "", ""
+	s := m.peers[pkt.From.ID]
+	if s != nil {
+		m.heard(now, s)
+	}
+	// A protocol packet from a member this member does not know comes from
+	// one that is in the group but whose Alive never reached this member
+	// (two members that joined at about the same time): ask it for its
+	// view, which names it with its incarnation. At most once per
+	// ProbeInterval, whoever the senders. (A sender believed dead gets the
+	// Dead update on the answer instead, and refutes.)
+	if s == nil && pkt.Kind != MsgJoin &&
+		pkt.Kind != MsgSync && m.st == running && now >= m.nextAskView {
+		m.nextAskView = now + m.cfg.ProbeInterval
+		m.stats.ViewRequests++
+		m.askView(pkt.From)
+	}
+	switch pkt.Kind {
+	case MsgPing:
+		m.send(Packet{Kind: MsgAck, To: pkt.From, Ack: Ack{Seq: pkt.Ping.Seq}})
+	case MsgAck:
+		m.onAck(now, pkt)
+	case MsgNack:
+		m.onNack(now, pkt)
+	case MsgPingReq:
+		m.onPingReq(now, pkt)
+	case MsgJoin:
+		m.sendSync(pkt.From)
+	case MsgSync:
+		m.joining = false
+	}
+	return nil
+}
+
+func validate(pkt *Packet) error {
+	if pkt == nil {
+		return fmt.Errorf("%w: nil packet", ErrPacket)
+	}
+	if pkt.Kind < MsgPing || pkt.Kind > MsgGossip {
+		return fmt.Errorf("%w: unknown message kind %d", ErrPacket, pkt.Kind)
+	}
+	if pkt.From.ID == "" {
+		return fmt.Errorf("%w: %v from an empty member ID", ErrPacket, pkt.Kind)
+	}
+	if tooLong(pkt.From) || tooLong(pkt.To) || tooLong(pkt.PingReq.Target) {
+		return fmt.Errorf("%w: member ID or address longer than 255 bytes", ErrPacket)
+	}
+	if pkt.Kind == MsgPingReq && pkt.PingReq.Target.ID == "" {
+		return fmt.Errorf("%w: ping-req without target", ErrPacket)
+	}
+	for i := range pkt.Updates {
+		u := &pkt.Updates[i]
+		if u.Kind < UpdateAlive || u.Kind > UpdateDead {
+			return fmt.Errorf("%w: update %d: unknown kind %d", ErrPacket, i, u.Kind)
+		}
+		if u.Node.ID == "" {
+			return fmt.Errorf("%w: update %d: empty member ID", ErrPacket, i)
+		}
+		if tooLong(u.Node) || len(u.From) > MaxIDLen {
+			return fmt.Errorf("%w: update %d: member ID or address longer than 255 bytes", ErrPacket, i)
+		}
+		if u.From == "" && u.Kind != UpdateAlive {
+			// An anonymous suspicion would count as an independent
+			// confirmation (Lifeguard) and a declaration names its declarer.
+			return fmt.Errorf("%w: update %d: %v of %q without From", ErrPacket, i, u.Kind, u.Node.ID)
+		}
+	}
+	return nil
+}
+
+func tooLong(n Node) bool { return len(n.ID) > MaxIDLen || len(n.Addr) > MaxAddrLen }

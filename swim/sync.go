@@ -1,0 +1,83 @@
+package swim
+
+import (
+	"time"
+)
+
+// View transfers: the answer to a join and the periodic anti-entropy
+// exchange (push-pull), each a member's whole view in MsgSync packets.
+
+// pushPull is one anti-entropy exchange with a random alive member: this
+// member's whole view in MsgSync packets (push), then a MsgJoin that makes
+// the receiver answer with its own (pull).
+func (m *Member) pushPull() {
+	var p *peer
+	if n := len(m.list); n > 0 {
+		for tries := 0; tries < 8 && p == nil; tries++ {
+			if c := m.list[m.rng.IntN(n)]; c.state == StateAlive {
+				p = c
+			}
+		}
+	}
+	if p == nil {
+		return
+	}
+	m.stats.PushPulls++
+	m.sendSync(p.node)
+	m.askView(p.node)
+}
+
+// askView sends to a MsgJoin carrying this member's Alive, which the
+// receiver answers with its view.
+func (m *Member) askView(to Node) {
+	m.out = append(m.out, Packet{Kind: MsgJoin, From: m.self, To: to,
+		Updates: []Update{m.selfAlive()}})
+}
+
+// pushPullInterval scales the base interval to the group: unchanged up to
+// 32 members, then times ceil(n/32), so that an exchange's cost (a full
+// view, about n/40 packets each way) stays about 3 packets per base interval
+// whatever n.
+func pushPullInterval(base time.Duration, n int) time.Duration {
+	const perBase = 32
+	return base * time.Duration((n+perBase-1)/perBase)
+}
+
+// sendSync answers a join with this member's whole view, in as many
+// packets as the size limit needs.
+func (m *Member) sendSync(to Node) {
+	ups := make([]Update, 0, len(m.peers)+1)
+	ups = append(ups, m.selfAlive())
+	for _, p := range m.all {
+		ups = append(ups, m.viewUpdate(p))
+	}
+	for len(ups) > 0 {
+		pk := Packet{Kind: MsgSync, From: m.self, To: to}
+		size := pk.Size()
+		n := 0
+		for n < len(ups) && size+ups[n].Size() <= m.cfg.MaxPacketSize {
+			size += ups[n].Size()
+			n++
+		}
+		n = max(n, 1)
+		pk.Updates = ups[:n:n] // ups is this call's own slice: no copy needed
+		ups = ups[n:]
+		m.out = append(m.out, pk)
+	}
+}
+
+// viewUpdate returns the update that states p's entry in the local view.
+func (m *Member) viewUpdate(p *peer) Update {
+	u := Update{Node: p.node, Incarnation: p.inc}
+	switch p.state {
+	case StateAlive:
+		u.Kind, u.From = UpdateAlive, p.node.ID
+	case StateSuspect:
+		u.Kind, u.From = UpdateSuspect, p.susp.from
+	case StateDead:
+		u.Kind, u.From = UpdateDead, p.deadFrom
+	case StateLeft:
+		u.Kind, u.From = UpdateDead, p.node.ID
+	}
+	return u
+}
