@@ -11,15 +11,16 @@ import (
 )
 
 // Defaults of Bertier, Marin and Sens as stated in [SFD-zh] and in the public
-// implementations checked for ALGORITHMS.md §4.
+// implementations checked for docs/algorithms.md, “Bertier's adaptive margin”.
 const (
 	DefaultGain = 0.1 // γ
 	DefaultBeta = 1.0 // β, weight of the smoothed error (delay)
 	DefaultPhi  = 4.0 // φ, weight of the mean deviation (var)
 )
 
-// LossRule says which expected arrival a heartbeat's error is measured
-// against after a loss (ALGORITHMS.md §4, [UNSURE] in §11 item 3).
+// LossRule says which expected arrival a heartbeat's error is measured against
+// after a loss (docs/algorithms.md, “Bertier's adaptive margin”, where the
+// choice is argued).
 type LossRule int
 
 const (
@@ -54,9 +55,10 @@ type Config struct {
 
 // Detector is the adaptable failure detector of Bertier, Marin and Sens
 // ("Implementation and performance evaluation of an adaptable failure
-// detector", DSN 2002; ALGORITHMS.md §4): Chen's NFD-E expected arrival
-// with a safety margin from a Jacobson filter of its prediction error.
-// On a heartbeat k (A_k its arrival, EA_k the expected arrival):
+// detector", DSN 2002; docs/algorithms.md, “Bertier's adaptive margin”): Chen's
+// NFD-E expected arrival with a safety margin from a Jacobson filter of its
+// prediction error. On a heartbeat k (A_k its arrival, EA_k the expected
+// arrival):
 //
 //	error_k     = A_k − EA_k − delay_k
 //	delay_{k+1} = delay_k + γ·error_k
@@ -205,10 +207,10 @@ func (d *Detector) WarmingUp() bool { return d.est.Len() < d.minSamples }
 // Suspected reports now > τ.
 func (d *Detector) Suspected(now time.Duration) bool { return d.seen && now > d.tau }
 
-// LinearForm returns τ as linear in φ (an fdkit extension: Bertier has no
-// swept parameter, ALGORITHMS.md §9.4): Offset = EA_{ℓ+1} + β·delay, Scale =
-// var in nanoseconds. delay and var do not depend on φ nor on the
-// detector's outputs. ok is false before the first heartbeat.
+// LinearForm returns τ as linear in φ (an fdkit extension: Bertier has no swept
+// parameter, docs/algorithms.md, “Sweeping a parameter in one pass”): Offset =
+// EA_{ℓ+1} + β·delay, Scale = var in nanoseconds. delay and var do not depend
+// on φ nor on the detector's outputs. ok is false before the first heartbeat.
 func (d *Detector) LinearForm() (time.Duration, float64, bool) {
 	if !d.seen {
 		return 0, 0, false

@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-const tol = 1e-9 // relative, ALGORITHMS.md §0
+const tol = 1e-9 // relative, docs/algorithms.md, “Conventions and the common trace”
 
 func ms(x float64) time.Duration { return time.Duration(math.Round(x * float64(time.Millisecond))) }
 
@@ -32,7 +32,8 @@ func window(n int) bertier.Config {
 	return bertier.Config{Estimator: chen.EstimatorConfig{Interval: ms(100), WindowSize: n}}
 }
 
-// ALGORITHMS.md §4 table: common trace, window growing to 6, defaults.
+// docs/algorithms.md, “Bertier's adaptive margin” table: common trace, window
+// growing to 6, defaults.
 func TestCommonTraceTable(t *testing.T) {
 	d := newDet(t, window(6))
 	d.Observe(hb(1, 120))

@@ -16,7 +16,8 @@ func ExampleDetector() {
 	if err != nil {
 		panic(err)
 	}
-	// ALGORITHMS.md's common trace (§4 table).
+	// The common trace, as in the table of docs/algorithms.md, “Bertier's
+	// adaptive margin”.
 	for i, at := range []time.Duration{120, 225, 318, 440, 522, 630} {
 		d.Observe(detector.Heartbeat{Seq: uint64(i + 1), HasSeq: true, Arrival: at * time.Millisecond})
 	}

@@ -19,30 +19,31 @@ type Config struct {
 	Margin time.Duration
 	// MinSamples is the warm-up length: WarmingUp is true while the window
 	// holds fewer samples. Default: the window size n, as in the papers
-	// (ALGORITHMS.md §3, §9.3). Must be between 1 and n when set.
+	// (docs/algorithms.md, “Chen's NFD-E” and “Replaying a trace”). Must be
+	// between 1 and n when set.
 	MinSamples int
 }
 
 // Detector is NFD-E, the failure detector of Chen, Toueg and Aguilera for
 // unsynchronised clocks with estimated expected arrivals ("On the quality
 // of service of failure detectors", IEEE Trans. Computers 51(5):561–580,
-// 2002; ALGORITHMS.md §3):
+// 2002; docs/algorithms.md, “Chen's NFD-E”):
 //
 //	τ_{ℓ+1} = EA_{ℓ+1} + α
 //
 // with EA from the Estimator; q suspects p at t iff t > τ_{ℓ+1}.
 //
-// Awkward input (see Kind): a single heartbeat gives EA = A + Δ; zero
-// variance needs no special case; duplicates are dropped; a late heartbeat
-// (s < ℓ) enters the window but τ is recomputed only at the next Fresh
-// heartbeat, so it never extends trust and τ changes only when ℓ advances
-// (as the replay of ALGORITHMS.md §9.3 assumes); a backwards jump of more
+// Awkward input (see Kind): a single heartbeat gives EA = A + Δ; zero variance
+// needs no special case; duplicates are dropped; a late heartbeat (s < ℓ)
+// enters the window but τ is recomputed only at the next Fresh heartbeat, so it
+// never extends trust and τ changes only when ℓ advances (as the replay of
+// docs/algorithms.md, “Replaying a trace” assumes); a backwards jump of more
 // than RestartJump resets the detector and its warm-up; arrival times of
-// numbered heartbeats going backwards are counted (the sample stays valid);
-// a gap of hours or a burst of losses is counted, and the sequence numbers
-// keep EA right across it (ALGORITHMS.md §3: 723, not 663). Heartbeats
-// without sequence numbers are numbered by arrival (the simplified formula,
-// see Estimator); one arriving before its predecessor is dropped.
+// numbered heartbeats going backwards are counted (the sample stays valid); a
+// gap of hours or a burst of losses is counted, and the sequence numbers keep
+// EA right across it (docs/algorithms.md, “Chen's NFD-E”: 723, not 663).
+// Heartbeats without sequence numbers are numbered by arrival (the simplified
+// formula, see Estimator); one arriving before its predecessor is dropped.
 //
 // A sender pause that shifts its schedule without a sequence gap (a GC pause
 // or SIGSTOP after which the sender goes on numbering from where it stopped)

@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-const tol = 1e-9 // relative, ALGORITHMS.md §0
+const tol = 1e-9 // relative, docs/algorithms.md, “Conventions and the common trace”
 
 func ms(x float64) time.Duration { return time.Duration(math.Round(x * float64(time.Millisecond))) }
 
@@ -21,7 +21,8 @@ func hb(seq uint64, at float64) detector.Heartbeat {
 	return detector.Heartbeat{Seq: seq, HasSeq: true, Arrival: ms(at)}
 }
 
-var commonArrivals = []float64{120, 225, 318, 440, 522, 630} // ALGORITHMS.md §0, s = 1..6
+// See docs/algorithms.md, “Conventions and the common trace”, s = 1..6.
+var commonArrivals = []float64{120, 225, 318, 440, 522, 630}
 
 func newDet(t testing.TB, cfg chen.Config) *chen.Detector {
 	d, err := chen.New(cfg)
@@ -33,8 +34,9 @@ func cfg(n int, alpha float64) chen.Config {
 	return chen.Config{Estimator: chen.EstimatorConfig{Interval: ms(100), WindowSize: n}, Margin: ms(alpha)}
 }
 
-// ALGORITHMS.md §3: n = 6, α = 50: offsets 20, 25, 18, 40, 22, 30,
-// EA_7 = 725.833333, τ_7 = 775.833333. EA after each heartbeat as in §4.
+// docs/algorithms.md, “Chen's NFD-E”: n = 6, α = 50: offsets 20, 25, 18, 40,
+// 22, 30, EA_7 = 725.833333, τ_7 = 775.833333. EA after each heartbeat as in
+// docs/algorithms.md, “Bertier's adaptive margin”.
 func TestCommonTrace(t *testing.T) {
 	d := newDet(t, cfg(6, 50))
 	wantEA := []float64{220, 322.5, 421, 525.75, 625, 725.8333333333334}
@@ -56,9 +58,9 @@ func TestCommonTrace(t *testing.T) {
 	assert.True(t, d.Suspected(tau+1))
 }
 
-// ALGORITHMS.md §3, loss example: heartbeat 4 lost, W = {1,2,3,5,6}:
-// EA_7 = 723.0 with sequence numbers; the simplified formula, which is what
-// heartbeats without numbers give, is 663.0.
+// docs/algorithms.md, “Chen's NFD-E”, loss example: heartbeat 4 lost, W =
+// {1,2,3,5,6}: EA_7 = 723.0 with sequence numbers; the simplified formula,
+// which is what heartbeats without numbers give, is 663.0.
 func TestLossExample(t *testing.T) {
 	withSeq := newDet(t, cfg(6, 50))
 	noSeq := newDet(t, cfg(6, 50))
@@ -75,8 +77,8 @@ func TestLossExample(t *testing.T) {
 	assert.Equal(t, ms(773), tau)
 }
 
-// ALGORITHMS.md §9.5: n = 3, α = 30, heartbeat 7 lost; EA and τ after each
-// heartbeat; warm-up ends when the window is full (k = 3).
+// docs/algorithms.md, “Replaying a trace”: n = 3, α = 30, heartbeat 7 lost; EA
+// and τ after each heartbeat; warm-up ends when the window is full (k = 3).
 func TestReplayExampleFreshnessPoints(t *testing.T) {
 	d := newDet(t, cfg(3, 30))
 	seqs := []uint64{1, 2, 3, 4, 5, 6, 8, 9, 10}
@@ -250,8 +252,9 @@ func TestLargeValues(t *testing.T) {
 	assert.InDelta(t, 1.0, e.ExpectedArrivalSince(s0+10, base+ms(1000)), 1e-9)
 }
 
-// reference is a direct transcription of ALGORITHMS.md §3: W holds the n
-// most recently accepted (s, A − Δ·s) pairs; EA_{ℓ+1} = mean + (ℓ+1)·Δ.
+// reference is a direct transcription of docs/algorithms.md, “Chen's NFD-E”: W
+// holds the n most recently accepted (s, A − Δ·s) pairs; EA_{ℓ+1} = mean +
+// (ℓ+1)·Δ.
 type reference struct {
 	n    int
 	last uint64

@@ -11,9 +11,9 @@ import (
 // on them.
 const (
 	// DefaultInterval is Δ when none is configured: 100 ms, the sending
-	// interval of the LIP6 traces and of every experiment in ALGORITHMS.md.
-	// Δ must match the sender: a wrong Δ makes A_j − Δ·s_j drift and EA
-	// wrong by about |error|·n/2.
+	// interval of the LIP6 traces and of every worked example in
+	// docs/algorithms.md. Δ must match the sender: a wrong Δ makes A_j − Δ·s_j
+	// drift and EA wrong by about |error|·n/2.
 	DefaultInterval = 100 * time.Millisecond
 	// DefaultWindowSize is n, the window of the φ and SFD experiments.
 	DefaultWindowSize = 1000
@@ -91,9 +91,9 @@ func (k Kind) String() string {
 
 // Estimator is the expected-arrival estimator of Chen, Toueg and Aguilera's
 // NFD-E ("On the quality of service of failure detectors", IEEE Trans.
-// Computers 51(5):561–580, 2002; ALGORITHMS.md §3). With W the n most
-// recently received heartbeats (by arrival), n' = |W| and ℓ the largest
-// sequence number received,
+// Computers 51(5):561–580, 2002; docs/algorithms.md, “Chen's NFD-E”). With W
+// the n most recently received heartbeats (by arrival), n' = |W| and ℓ the
+// largest sequence number received,
 //
 //	EA(k) = (1/n')·Σ_{j∈W} (A_j − Δ·s_j) + k·Δ,   EA_{ℓ+1} = EA(ℓ+1).
 //

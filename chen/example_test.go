@@ -16,7 +16,7 @@ func ExampleDetector() {
 	if err != nil {
 		panic(err)
 	}
-	// ALGORITHMS.md's common trace with heartbeat 4 lost.
+	// The common trace of docs/algorithms.md with heartbeat 4 lost.
 	for _, h := range []struct {
 		seq uint64
 		at  time.Duration

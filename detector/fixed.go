@@ -24,8 +24,9 @@ type FixedConfig struct {
 // when FixedConfig.RestartJump is 0.
 const DefaultRestartJump = 100
 
-// Fixed is the fixed-timeout detector (ALGORITHMS.md §1; the folklore
-// baseline of Chen, Toueg and Aguilera, IEEE TC 51(5), 2002): τ = T_last + T.
+// Fixed is the fixed-timeout detector (docs/algorithms.md, “Fixed timeout”; the
+// folklore baseline of Chen, Toueg and Aguilera, IEEE TC 51(5), 2002): τ =
+// T_last + T.
 //
 // Awkward input: a heartbeat whose sequence number is not greater than the
 // largest seen is stale or a duplicate and is ignored, unless it is more than

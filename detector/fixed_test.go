@@ -11,7 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// commonTrace is ALGORITHMS.md's six-heartbeat example (Δ = 100 ms).
+// commonTrace is the six-heartbeat example of docs/algorithms.md,
+// “Conventions and the common trace” (Δ = 100 ms).
 var commonArrivals = []float64{120, 225, 318, 440, 522, 630}
 
 func TestFixedCommonTrace(t *testing.T) {
@@ -25,7 +26,7 @@ func TestFixedCommonTrace(t *testing.T) {
 	}
 	tau, ok := f.FreshnessPoint()
 	require.True(t, ok)
-	assert.Equal(t, ms(930), tau) // §1: τ = 630 + 300
+	assert.Equal(t, ms(930), tau) // docs/algorithms.md, “Fixed timeout”: τ = 630 + 300
 	assert.False(t, f.Suspected(ms(930)), "strict: not suspected at τ")
 	assert.True(t, f.Suspected(ms(930)+1))
 	off, scale, ok := f.LinearForm()
@@ -87,8 +88,9 @@ func TestFixedSenderRestartAndSaturation(t *testing.T) {
 	assert.False(t, g.Suspected(ms(1e9)))
 }
 
-// The conformance kit on the fixed timeout (ALGORITHMS.md §1): τ = T_last +
-// T never moves backwards on a later heartbeat, and there is no warm-up.
+// The conformance kit on the fixed timeout (docs/algorithms.md, “Fixed
+// timeout”): τ = T_last + T never moves backwards on a later heartbeat, and
+// there is no warm-up.
 func TestFixedConformance(t *testing.T) {
 	detectortest.RunConfigs(t, map[string]detector.FixedConfig{
 		"default":         {},

@@ -72,7 +72,7 @@ type Accrual interface {
 // safety margin α, the quantile z(Φ) of the normal φ model, Jacobson's K) and
 // neither Offset nor Scale depends on p or on the detector's past outputs.
 // The qos package uses it to compute a whole parameter sweep from a single
-// replay (ALGORITHMS.md section 9.4).
+// replay (docs/algorithms.md, “Sweeping a parameter in one pass”).
 //
 // LinearForm returns Offset and Scale for the current state; Scale is in
 // nanoseconds per unit of p (1 when p is itself a duration in nanoseconds).

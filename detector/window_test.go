@@ -14,8 +14,9 @@ import (
 func ms(x float64) time.Duration { return time.Duration(x * float64(time.Millisecond)) }
 
 func TestWindowCommonTrace(t *testing.T) {
-	// ALGORITHMS.md §0: intervals 105, 93, 122, 82, 108 ms: μ = 102,
-	// population σ = 13.608821, sample s.d. 15.215124.
+	// docs/algorithms.md, “Conventions and the common trace”: intervals 105,
+	// 93, 122, 82, 108 ms: μ = 102, population σ = 13.608821, sample s.d.
+	// 15.215124.
 	w, err := detector.NewWindow(5)
 	require.NoError(t, err)
 	for _, x := range []float64{105, 93, 122, 82, 108} {

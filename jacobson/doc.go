@@ -2,7 +2,7 @@
 // (V. Jacobson, "Congestion avoidance and control", SIGCOMM 1988, CCR
 // 18(4):314–329, appendix A; RFC 6298 §2, 2011) as a reusable Estimator, and
 // a heartbeat failure detector that applies it to inter-arrival times
-// (ALGORITHMS.md §2).
+// (docs/algorithms.md, “Jacobson's estimator”).
 //
 // The Estimator is shared: package bertier filters its expected-arrival
 // error with it (gain γ for both mean and deviation, zero initial state) and

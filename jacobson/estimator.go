@@ -21,9 +21,10 @@ const (
 	// InitFirstSample is RFC 6298 §2.2: the first sample R sets SRTT = R and
 	// RTTVAR = R/2; later samples are filtered. The default.
 	InitFirstSample Init = iota
-	// InitZero starts from SRTT = RTTVAR = 0 and filters every sample,
-	// the first included. Bertier et al. (DSN 2002) start their error filter
-	// this way (ALGORITHMS.md §4: delay and var initially 0).
+	// InitZero starts from SRTT = RTTVAR = 0 and filters every sample, the
+	// first included. Bertier et al. (DSN 2002) start their error filter this
+	// way (docs/algorithms.md, “Bertier's adaptive margin”: delay and var
+	// initially 0).
 	InitZero
 )
 
@@ -57,10 +58,10 @@ func (c *EstimatorConfig) normalize() error {
 	return nil
 }
 
-// Estimator is the Jacobson/Karels mean and mean-deviation filter
-// (V. Jacobson, "Congestion avoidance and control", SIGCOMM 1988, appendix A;
-// update order of RFC 6298 §2.3; ALGORITHMS.md §2). For each sample R after
-// the first:
+// Estimator is the Jacobson/Karels mean and mean-deviation filter (V. Jacobson,
+// "Congestion avoidance and control", SIGCOMM 1988, appendix A; update order of
+// RFC 6298 §2.3; docs/algorithms.md, “Jacobson's estimator”). For each sample R
+// after the first:
 //
 //	RTTVAR = (1−h)·RTTVAR + h·|SRTT − R|   (deviation first, old SRTT)
 //	SRTT   = (1−g)·SRTT   + g·R

@@ -9,11 +9,12 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-const tol = 1e-9 // relative, ALGORITHMS.md §0
+const tol = 1e-9 // relative, docs/algorithms.md, “Conventions and the common trace”
 
 func ms(x float64) time.Duration { return time.Duration(x * float64(time.Millisecond)) }
 
-// ALGORITHMS.md §2 table: samples 105, 93, 122, 82, 108 ms.
+// docs/algorithms.md, “Jacobson's estimator” table: samples 105, 93, 122, 82,
+// 108 ms.
 func TestEstimatorRFC6298Table(t *testing.T) {
 	e, err := jacobson.NewEstimator(jacobson.EstimatorConfig{})
 	require.NoError(t, err)
@@ -46,8 +47,9 @@ func TestEstimatorDeviationUsesOldSRTT(t *testing.T) {
 }
 
 // Zero initial state with one gain γ = 0.1: Bertier's error filter
-// (ALGORITHMS.md §4: samples A_k − EA_k = 5, −4.5, 19 ms, i.e. errors 5, −5, 19,
-// give delay 0.5, 0, 1.9 and var 0.5, 0.95, 2.755).
+// (docs/algorithms.md, “Bertier's adaptive margin”: samples A_k − EA_k = 5,
+// −4.5, 19 ms, i.e. errors 5, −5, 19, give delay 0.5, 0, 1.9 and var 0.5, 0.95,
+// 2.755).
 func TestEstimatorZeroInit(t *testing.T) {
 	e, err := jacobson.NewEstimator(jacobson.EstimatorConfig{Gain: 0.1, DevGain: 0.1, Init: jacobson.InitZero})
 	require.NoError(t, err)

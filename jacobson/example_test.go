@@ -13,7 +13,8 @@ func ExampleDetector() {
 	if err != nil {
 		panic(err)
 	}
-	// ALGORITHMS.md's common trace: Δ = 100 ms, six heartbeats.
+	// The common trace of docs/algorithms.md, “Conventions and the common
+	// trace”: Δ = 100 ms, six heartbeats.
 	for i, at := range []time.Duration{120, 225, 318, 440, 522, 630} {
 		d.Observe(detector.Heartbeat{Seq: uint64(i + 1), HasSeq: true, Arrival: at * time.Millisecond})
 	}

@@ -51,8 +51,8 @@ type Config struct {
 }
 
 // Detector is the Jacobson/Karels timeout applied to heartbeat inter-arrival
-// times (ALGORITHMS.md §2; V. Jacobson, SIGCOMM 1988; RFC 6298 §2): the
-// sample of heartbeat k is I_k = A_k − A_prev, the timeout is
+// times (docs/algorithms.md, “Jacobson's estimator”; V. Jacobson, SIGCOMM 1988;
+// RFC 6298 §2): the sample of heartbeat k is I_k = A_k − A_prev, the timeout is
 //
 //	TO = clamp(SRTT + K·RTTVAR, TO_min, TO_max)
 //

@@ -13,7 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-var commonArrivals = []float64{120, 225, 318, 440, 522, 630} // ALGORITHMS.md §0
+// See docs/algorithms.md, “Conventions and the common trace”.
+var commonArrivals = []float64{120, 225, 318, 440, 522, 630}
 
 func hb(seq uint64, at float64) detector.Heartbeat {
 	return detector.Heartbeat{Seq: seq, HasSeq: true, Arrival: ms(at)}
@@ -38,7 +39,8 @@ func TestDetectorCommonTrace(t *testing.T) {
 	}
 	tau, ok := d.FreshnessPoint()
 	require.True(t, ok)
-	assert.InEpsilon(t, 838.4189453*1e6, float64(tau), tol) // §2: τ = 630 + 208.4189453
+	// See docs/algorithms.md, “Jacobson's estimator”: τ = 630 + 208.4189453.
+	assert.InEpsilon(t, 838.4189453*1e6, float64(tau), tol)
 	assert.False(t, d.Suspected(tau))
 	assert.True(t, d.Suspected(tau+1))
 

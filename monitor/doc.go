@@ -18,15 +18,15 @@
 // (+Inf after τ when τ ≤ T_last, which Chen-style detectors can produce after
 // a late heartbeat).
 //
-// A trusted peer becomes suspected strictly after the instant its level
-// reaches Config.High (for the default High, exactly the detector's freshness
-// point: suspected iff now > τ, the convention of ALGORITHMS.md §0).
-// Between heartbeats the level never decreases, so a suspicion can only end
-// at a heartbeat (or a restart). With Low = High (the default) a suspected
-// peer is trusted again at the first fresh heartbeat that leaves its level
-// below High: the monitor's output is exactly the detector's, and the
-// transitions it reports are the mistakes that trace replay (package qos,
-// ALGORITHMS.md §9.3) finds on the same arrivals.
+// A trusted peer becomes suspected strictly after the instant its level reaches
+// Config.High (for the default High, exactly the detector's freshness point:
+// suspected iff now > τ, the convention of docs/algorithms.md, “Conventions and
+// the common trace”). Between heartbeats the level never decreases, so a
+// suspicion can only end at a heartbeat (or a restart). With Low = High (the
+// default) a suspected peer is trusted again at the first fresh heartbeat that
+// leaves its level below High: the monitor's output is exactly the detector's,
+// and the transitions it reports are the mistakes that trace replay (package
+// qos, docs/algorithms.md, “Replaying a trace”) finds on the same arrivals.
 //
 // With Low < High (hysteresis) a suspected peer is trusted again only at a
 // heartbeat that arrives while its level is below Low, and leaves it below
@@ -54,14 +54,15 @@
 //
 // When the monitoring process itself is paused (a long GC, SIGSTOP, a VM
 // migration), every peer looks late when it resumes. Like Apache Cassandra's
-// FailureDetector (ALGORITHMS.md §5.3), the monitor measures the gap between
-// its own consecutive Sweep calls; a gap longer than Config.PauseLimit
-// (default 5 s) starts a grace period of Config.PauseGrace (default 5 s)
-// during which nobody is convicted. Heartbeats and trusts proceed normally.
-// The guard is driven by Sweep: run Run (or call Sweep regularly) to use it.
-// A heartbeat or query that would convict a peer more than PauseLimit after
-// the last Sweep also starts the grace period, since after a stall the
-// goroutine handling heartbeats often runs before the sweeping one.
+// FailureDetector (docs/algorithms.md, “φ accrual: Cassandra's variant”), the
+// monitor measures the gap between its own consecutive Sweep calls; a gap
+// longer than Config.PauseLimit (default 5 s) starts a grace period of
+// Config.PauseGrace (default 5 s) during which nobody is convicted. Heartbeats
+// and trusts proceed normally. The guard is driven by Sweep: run Run (or call
+// Sweep regularly) to use it. A heartbeat or query that would convict a peer
+// more than PauseLimit after the last Sweep also starts the grace period, since
+// after a stall the goroutine handling heartbeats often runs before the
+// sweeping one.
 //
 // # Time
 //

@@ -77,7 +77,7 @@ func TestSuspicionFoundByHeartbeat(t *testing.T) {
 }
 
 // Stale and duplicate sequence numbers neither move the freshness point nor
-// end a suspicion (ALGORITHMS.md §9.3).
+// end a suspicion (docs/algorithms.md, “Replaying a trace”).
 func TestStaleHeartbeatDoesNotTrust(t *testing.T) {
 	clk := &monitor.ManualClock{}
 	m, _ := monitor.New(monitor.Config{Factory: fixedFactory(100 * time.Millisecond), Clock: clk})
@@ -94,8 +94,9 @@ func TestStaleHeartbeatDoesNotTrust(t *testing.T) {
 	assert.Equal(t, monitor.Trusted, s)
 }
 
-// A binary detector whose new freshness point is already past at the
-// arrival leaves the peer suspected, as replay does (§9.3, "after == S").
+// A binary detector whose new freshness point is already past at the arrival
+// leaves the peer suspected, as replay does (docs/algorithms.md, “Replaying a
+// trace”, "after == S").
 func TestFreshnessPointBeforeArrival(t *testing.T) {
 	clk := &monitor.ManualClock{}
 	off := 100 * time.Millisecond

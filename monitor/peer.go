@@ -95,7 +95,8 @@ func (p *peer) heartbeat(m *Monitor, b Beat, arrival time.Duration, out *transit
 	hb := detector.Heartbeat{Seq: b.Seq, HasSeq: b.HasSeq, Sent: b.Sent, HasSent: b.HasSent, Arrival: arrival}
 	if b.HasSeq && p.hasSeq && b.Seq <= p.seq {
 		// Stale or duplicate: the detector may use it as a sample, but it
-		// neither moves the freshness point nor ends a suspicion (§9.3).
+		// neither moves the freshness point nor ends a suspicion
+		// (docs/algorithms.md, “Replaying a trace”).
 		p.det.Observe(hb)
 		return nil
 	}

@@ -21,10 +21,10 @@ import (
 )
 
 // Fed the arrivals of a recorded trace, the monitor (default High and Low)
-// reports exactly the mistakes that qos replay finds (ALGORITHMS.md §9.3),
-// for each of fdkit's detectors: same count, same start and end instants to
-// the nanosecond. No sweep runs, so every suspicion is found by the next
-// heartbeat and reported with the instant it took effect.
+// reports exactly the mistakes that qos replay finds (docs/algorithms.md,
+// “Replaying a trace”), for each of fdkit's detectors: same count, same start
+// and end instants to the nanosecond. No sweep runs, so every suspicion is
+// found by the next heartbeat and reported with the instant it took effect.
 func TestMonitorAgreesWithReplay(t *testing.T) {
 	recs, _, err := traces.ReadAll(traces.Default)
 	require.NoError(t, err)

@@ -48,7 +48,7 @@ type AkkaConfig struct {
 // Akka is the φ accrual failure detector as implemented in Akka's
 // PhiAccrualFailureDetector (akka-remote; defaults from akka-cluster's
 // reference.conf), itself based on Hayashibara et al. (SRDS 2004). See
-// ALGORITHMS.md §5.2.
+// docs/algorithms.md, “φ accrual: Akka's variant”.
 //
 // With μ and σ the mean and population standard deviation of the history,
 // m' = μ + acceptable pause and s' = max(σ, min std deviation):
@@ -187,11 +187,12 @@ func (d *Akka) refresh() {
 	d.tau = detector.AddSat(d.arr.last, t)
 }
 
-// AkkaCrossing returns t* = max(0, m' + s'·y) in nanoseconds for m' and s'
-// in nanoseconds: the time elapsed since T_last at which the standardized
-// elapsed time (t − T_last − m')/s' reaches y (ALGORITHMS.md §5.2). An Akka
-// detector with threshold Θ uses y = AkkaYOfLevel(Θ): it records the next
-// interval I iff float64(I) < t*, and τ = T_last + ⌈t*⌉ (saturating).
+// AkkaCrossing returns t* = max(0, m' + s'·y) in nanoseconds for m' and s' in
+// nanoseconds: the time elapsed since T_last at which the standardized elapsed
+// time (t − T_last − m')/s' reaches y (docs/algorithms.md, “φ accrual: Akka's
+// variant”). An Akka detector with threshold Θ uses y = AkkaYOfLevel(Θ): it
+// records the next interval I iff float64(I) < t*, and τ = T_last + ⌈t*⌉
+// (saturating).
 func AkkaCrossing(mean, sd, y float64) float64 { return max(0, mean+sd*y) }
 
 // Form returns what the freshness point depends on besides Θ: T_last and

@@ -45,7 +45,7 @@ func TestAkkaLevelMatchesAkkasFormula(t *testing.T) {
 
 func TestAkkaYOfLevel(t *testing.T) {
 	y := phi.AkkaYOfLevel(8)
-	displayEq(t, 5.225987, 6, y)       // §5.2
+	displayEq(t, 5.225987, 6, y)       // docs/algorithms.md, “φ accrual: Akka's variant”
 	relEq(t, 5.2259866440935634263, y) // mpmath
 	assert.InDelta(t, 0, phi.AkkaYOfLevel(math.Log10(2)), 1e-15)
 	assert.Equal(t, math.Inf(-1), phi.AkkaYOfLevel(0))
@@ -101,7 +101,8 @@ func TestAkkaDefaultsFirstHeartbeat(t *testing.T) {
 	assert.Equal(t, 1250*time.Millisecond, d.Window().At(1))
 	assert.Equal(t, 4*time.Second, d.Mean(), "m' = 1 s + 3 s pause")
 	assert.Equal(t, 250*time.Millisecond, d.StdDev())
-	// §5.2: t* = 4000 + 250·5.225987 = 5306.5 ms (Akka: "about 5.5 s").
+	// docs/algorithms.md, “φ accrual: Akka's variant”: t* = 4000 + 250·5.225987
+	// = 5306.5 ms (Akka: "about 5.5 s").
 	e, ok := d.ElapsedFor(8)
 	require.True(t, ok)
 	durEq(t, 5306.4966610233908566e6, e)
@@ -119,8 +120,9 @@ func TestAkkaDefaultsFirstHeartbeat(t *testing.T) {
 }
 
 func TestAkkaCommonTrace(t *testing.T) {
-	// §5.5, pause 0 and min_std ≤ σ; a history of 5 leaves only the five
-	// intervals once the synthetic samples are pushed out.
+	// docs/algorithms.md, “φ accrual: Akka's variant”, pause 0 and min_std ≤ σ;
+	// a history of 5 leaves only the five intervals once the synthetic samples
+	// are pushed out.
 	d := newAkka(t, phi.AkkaConfig{MaxSampleSize: 5, AcceptableHeartbeatPause: -1,
 		MinStdDeviation: time.Millisecond, FirstHeartbeatEstimate: 100 * time.Millisecond})
 	feedCommon(d)

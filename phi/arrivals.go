@@ -53,7 +53,7 @@ func (a *arrivals) accept(hb detector.Heartbeat) (interval time.Duration, gap ui
 }
 
 // elapsed returns now − T_last in nanoseconds, clamped at 0 (clock
-// reordering, ALGORITHMS.md §5.1).
+// reordering, docs/algorithms.md, “φ accrual: normal model”).
 func (a *arrivals) elapsed(now time.Duration) float64 {
 	if now <= a.last {
 		return 0

@@ -38,13 +38,13 @@ type CassandraConfig struct {
 // Cassandra is the φ accrual failure detector of Apache Cassandra
 // (gms/FailureDetector.java, ArrivalWindow; CASSANDRA-2597), following
 // Hayashibara et al. (SRDS 2004) with an exponential model of inter-arrival
-// times (ALGORITHMS.md §5.3):
+// times (docs/algorithms.md, “φ accrual: Cassandra's variant”):
 //
 //	P_later(x) = exp(−x/μ),  φ(t) = (t − T_last)/(μ·ln 10),  t*(Θ) = Θ·μ·ln 10
 //
 // with μ the window mean. It is the ED FD of Xiong et al. (IEEE JSAC 27(4),
 // 2009) on a log scale: φ = −log10(1 − e_d), so E = 0.99 is Θ = 2
-// (ALGORITHMS.md §7).
+// (docs/algorithms.md, “φ accrual: Cassandra's variant”).
 //
 // Cassandra's guard against its own local pauses (convict nobody for a while
 // after a pause of the monitor) belongs to a live monitor and is not part of

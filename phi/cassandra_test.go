@@ -19,7 +19,8 @@ func newCassandra(t *testing.T, cfg phi.CassandraConfig) *phi.Cassandra {
 }
 
 func TestCassandraCommonTrace(t *testing.T) {
-	// §5.5: a window of 5 pushes the initial interval out.
+	// docs/algorithms.md, “φ accrual: Cassandra's variant”: a window of 5
+	// pushes the initial interval out.
 	d := newCassandra(t, phi.CassandraConfig{WindowSize: 5})
 	feedCommon(d)
 	assert.Equal(t, ms(102), d.Mean())
@@ -46,8 +47,8 @@ func TestCassandraCommonTrace(t *testing.T) {
 	relEq(t, 102e6*math.Ln10, scale)
 	relEq(t, 1878.9094358831412782e6, 8*scale)
 
-	// §7, ED FD: e_d = 1 − 10^−φ = 0.770210 at elapsed 150; E = 0.99 is
-	// Θ = 2, t* = 469.727359.
+	// docs/algorithms.md, “φ accrual: Cassandra's variant”, ED FD: e_d = 1 −
+	// 10^−φ = 0.770210 at elapsed 150; E = 0.99 is Θ = 2, t* = 469.727359.
 	ed := 1 - math.Pow(10, -d.Level(ms(780)))
 	displayEq(t, 0.770210, 6, ed)
 	relEq(t, 0.77020972532698316361, ed)

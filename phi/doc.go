@@ -3,24 +3,27 @@
 //
 //   - Normal: Hayashibara, Défago, Yared and Katayama, "The φ accrual failure
 //     detector", SRDS 2004 (JAIST IS-RR-2004-010), in the accrual framework of
-//     Défago, Urbán, Hayashibara and Katayama, "Definition and specification
-//     of accrual failure detectors", DSN 2005. Inter-arrival times are modelled
-//     as normal with the window mean μ and standard deviation σ, and
-//     φ(t) = −log10 Q((t − T_last − μ)/σ), Q the standard normal upper tail
-//     (ALGORITHMS.md §5.1). φ is computed stably (§5.4): finite and accurate
-//     far beyond the 15.95 ceiling of the naive −log10(1 − F).
-//   - Akka: the variant of Akka's PhiAccrualFailureDetector (§5.2): a logistic
-//     approximation of Q, a minimum standard deviation, an acceptable
-//     heartbeat pause added to the mean, a two-sample bootstrap on the first
-//     heartbeat, and intervals recorded only while the process is trusted.
+//     Défago, Urbán, Hayashibara and Katayama, "Definition and specification of
+//     accrual failure detectors", DSN 2005. Inter-arrival times are modelled as
+//     normal with the window mean μ and standard deviation σ, and φ(t) = −log10
+//     Q((t − T_last − μ)/σ), Q the standard normal upper tail
+//     (docs/algorithms.md, “φ accrual: normal model”). φ is computed stably
+//     (docs/algorithms.md, “Computing φ stably”): finite and accurate far
+//     beyond the 15.95 ceiling of the naive −log10(1 − F).
+//   - Akka: the variant of Akka's PhiAccrualFailureDetector
+//     (docs/algorithms.md, “φ accrual: Akka's variant”): a logistic
+//     approximation of Q, a minimum standard deviation, an acceptable heartbeat
+//     pause added to the mean, a two-sample bootstrap on the first heartbeat,
+//     and intervals recorded only while the process is trusted.
 //   - Cassandra: the exponential model of Apache Cassandra's FailureDetector
-//     (gms/FailureDetector.java, CASSANDRA-2597; §5.3):
-//     φ = (t − T_last)/(μ ln 10).
+//     (gms/FailureDetector.java, CASSANDRA-2597; docs/algorithms.md, “φ
+//     accrual: Cassandra's variant”): φ = (t − T_last)/(μ ln 10).
 //
 // The pure functions LevelOfZ and ZOfLevel convert between a standardized
 // elapsed time z and the normal-model level; AkkaLevelOfY and AkkaYOfLevel do
-// the same for Akka's logistic approximation. The qos package uses ZOfLevel
-// for threshold sweeps of the normal model (ALGORITHMS.md §9.4).
+// the same for Akka's logistic approximation. The qos package uses ZOfLevel for
+// threshold sweeps of the normal model (docs/algorithms.md, “Sweeping a
+// parameter in one pass”).
 //
 // # Common rules
 //

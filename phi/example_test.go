@@ -8,8 +8,8 @@ import (
 	"github.com/fdkit/fdkit/phi"
 )
 
-// The common trace of ALGORITHMS.md §5.5: five intervals with μ = 102 ms and
-// σ = 13.6 ms.
+// The common trace of docs/algorithms.md, “φ accrual: normal model”: five
+// intervals with μ = 102 ms and σ = 13.6 ms.
 func ExampleNormal() {
 	d, err := phi.NewNormal(phi.NormalConfig{Threshold: 8})
 	if err != nil {
@@ -37,8 +37,9 @@ func ExampleNormal() {
 	// z(8) = 5.612001, φ(z=38) = 315.54
 }
 
-// Akka's defaults right after the first heartbeat: m' = 1 s + 3 s pause,
-// s' = 250 ms, so τ comes 5.3065 s after it (ALGORITHMS.md §5.2).
+// Akka's defaults right after the first heartbeat: m' = 1 s + 3 s pause, s' =
+// 250 ms, so τ comes 5.3065 s after it (docs/algorithms.md, “φ accrual: Akka's
+// variant”).
 func ExampleAkka() {
 	d, err := phi.NewAkka(phi.AkkaConfig{})
 	if err != nil {
@@ -55,8 +56,9 @@ func ExampleAkka() {
 	// suspected after 6s: true
 }
 
-// Cassandra's exponential model on the common trace: far more conservative
-// than the normal model for regular heartbeats (ALGORITHMS.md §5.3).
+// Cassandra's exponential model on the common trace: far more conservative than
+// the normal model for regular heartbeats (docs/algorithms.md, “φ accrual:
+// Cassandra's variant”).
 func ExampleCassandra() {
 	d, err := phi.NewCassandra(phi.CassandraConfig{WindowSize: 5})
 	if err != nil {

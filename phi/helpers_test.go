@@ -9,7 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 )
 
-// commonArrivals is ALGORITHMS.md §0's six-heartbeat trace (Δ = 100 ms):
+// commonArrivals is the six-heartbeat trace of docs/algorithms.md,
+// “Conventions and the common trace” (Δ = 100 ms):
 // intervals 105, 93, 122, 82, 108 ms, μ = 102 ms, σ = 13.608821 ms.
 var commonArrivals = []float64{120, 225, 318, 440, 522, 630}
 
@@ -28,7 +29,8 @@ func feedCommon(d detector.Detector) {
 	}
 }
 
-// relEq asserts |got − want| ≤ 1e-9·|want| (ALGORITHMS.md's tolerance).
+// relEq asserts |got − want| ≤ 1e-9·|want| (the tolerance of
+// docs/algorithms.md).
 func relEq(t *testing.T, want, got float64, msgAndArgs ...any) {
 	t.Helper()
 	assert.InEpsilon(t, want, got, 1e-9, msgAndArgs...)
@@ -42,7 +44,7 @@ func durEq(t *testing.T, wantNs float64, got time.Duration, msgAndArgs ...any) {
 	assert.InDelta(t, wantNs, float64(got), 1, msgAndArgs...)
 }
 
-// displayEq asserts that got rounds to the value ALGORITHMS.md prints with
+// displayEq asserts that got rounds to the value docs/algorithms.md prints with
 // the given number of decimals.
 func displayEq(t *testing.T, printed float64, decimals int, got float64, msgAndArgs ...any) {
 	t.Helper()

@@ -4,7 +4,7 @@ import "math"
 
 const (
 	// seriesFrom is the z from which ln Q is taken from its asymptotic series
-	// (ALGORITHMS.md §5.4).
+	// (docs/algorithms.md, “Computing φ stably”).
 	seriesFrom = 30.0
 	// lowerTo is the end of the lowerLevel pieces: beyond it Q(u) < 1e-17
 	// and −ln(1 − Q(u)) = Q(u) to double precision.
@@ -55,8 +55,8 @@ func lowerLevel(u float64) float64 {
 //
 //   - 0 ≤ z < 30: −z²/2 − ln √(2π) + ln(Q(z)/pdf(z)), the last term from a
 //     piecewise polynomial (no Exp, Erfc or Log call);
-//   - z ≥ 30: the asymptotic expansion (ALGORITHMS.md §5.4)
-//     ln Q(z) = −z²/2 − ln(z√(2π)) + ln(1 − 1/z² + 3/z⁴ − 15/z⁶ + …),
+//   - z ≥ 30: the asymptotic expansion (docs/algorithms.md, “Computing φ
+//     stably”) ln Q(z) = −z²/2 − ln(z√(2π)) + ln(1 − 1/z² + 3/z⁴ − 15/z⁶ + …),
 //     taken to the term 2027025/z¹⁶; the series alternates, so the error is
 //     below the first omitted term, 34459425/z¹⁸ < 1e-19 at z = 30.
 func upperLnQ(z float64) float64 {
@@ -78,9 +78,9 @@ func tailSeries(z float64) float64 {
 //
 //	φ(z) = −log10 Q(z),  Q(z) = ½·erfc(z/√2)
 //
-// the definition of φ by Hayashibara et al. (SRDS 2004) with a normal
-// P_later (ALGORITHMS.md §5.1). It is computed stably (§5.4), never through
-// 1 − F:
+// the definition of φ by Hayashibara et al. (SRDS 2004) with a normal P_later
+// (docs/algorithms.md, “φ accrual: normal model”). It is computed stably
+// (docs/algorithms.md, “Computing φ stably”), never through 1 − F:
 //
 //   - z ≥ 0: (z²/2 + ln √(2π) − ln(Q/pdf))/ln 10, the log of Mills' ratio
 //     from piecewise polynomials up to z = 30 and from the asymptotic series
@@ -129,17 +129,17 @@ func dLevelDz(z float64) float64 {
 }
 
 // ZOfLevel returns z(Φ) = Q⁻¹(10^−Φ), the standardized elapsed time at which
-// the normal-model level reaches Φ, so that the crossing time is
-// t*(Φ) = μ + σ·z(Φ) (ALGORITHMS.md §5.1). Examples: z(1) = 1.281552,
-// z(8) = 5.612001, z(16) = 8.222082, z(300) = 37.047096.
+// the normal-model level reaches Φ, so that the crossing time is t*(Φ) = μ +
+// σ·z(Φ) (docs/algorithms.md, “φ accrual: normal model”). Examples: z(1) =
+// 1.281552, z(8) = 5.612001, z(16) = 8.222082, z(300) = 37.047096.
 //
-// It does not use math.Erfcinv, which loses accuracy beyond Φ ≈ 15 (§5.4).
-// Instead it runs Newton's method on the stable level LevelOfZ from
-// z0 = √max(0, 2Φ·ln 10 − ln 2π) (ALGORITHMS.md §5.4), refined once by the
-// asymptotic series; the level is convex in z, so the iteration converges
-// monotonically, to within a few ulps of the root in 2 to 4 steps for every
-// Φ ≥ log10 2. For 0 < Φ < log10 2 (z < 0) it
-// uses the symmetry z(Φ) = −z(−log10(1 − 10^−Φ)).
+// It does not use math.Erfcinv, which loses accuracy beyond Φ ≈ 15
+// (docs/algorithms.md, “Computing φ stably”). Instead it runs Newton's method
+// on the stable level LevelOfZ from z0 = √max(0, 2Φ·ln 10 − ln 2π)
+// (docs/algorithms.md, “Computing φ stably”), refined once by the asymptotic
+// series; the level is convex in z, so the iteration converges monotonically,
+// to within a few ulps of the root in 2 to 4 steps for every Φ ≥ log10 2. For 0
+// < Φ < log10 2 (z < 0) it uses the symmetry z(Φ) = −z(−log10(1 − 10^−Φ)).
 //
 // ZOfLevel(Φ) is −Inf for Φ ≤ 0, +Inf for Φ = +Inf, and NaN for NaN.
 func ZOfLevel(level float64) float64 {

@@ -11,10 +11,11 @@ import (
 )
 
 // Reference values below were computed with mpmath at 50 digits; the
-// printed values of ALGORITHMS.md are their 6-decimal roundings.
+// printed values of docs/algorithms.md are their 6-decimal roundings.
 
 func TestZOfLevelSpecValues(t *testing.T) {
-	// §5.1: z(0.5) ... z(16); 100 and 300 beyond the table (mpmath).
+	// docs/algorithms.md, “φ accrual: normal model”: z(0.5) ... z(16); 100 and
+	// 300 beyond the table (mpmath).
 	cases := []struct{ level, printed, exact float64 }{
 		{0.5, 0.478274, 0.4782735323761626706},
 		{1, 1.281552, 1.2815515655446004670},
@@ -34,7 +35,8 @@ func TestZOfLevelSpecValues(t *testing.T) {
 }
 
 func TestLevelOfZStable(t *testing.T) {
-	// §5.4: stable values where the naive formula is wrong or infinite.
+	// docs/algorithms.md, “Computing φ stably”: stable values where the naive
+	// formula is wrong or infinite.
 	cases := []struct {
 		z, printed float64
 		decimals   int
@@ -63,7 +65,7 @@ func TestLevelOfZStable(t *testing.T) {
 }
 
 // naiveLevel is −log10(1 − F(z)) with F the normal CDF, the formula of
-// the φ paper that §5.4 warns against.
+// the φ paper that docs/algorithms.md, “Computing φ stably” warns against.
 func naiveLevel(z float64) float64 {
 	f := 0.5 * math.Erfc(-z/math.Sqrt2)
 	return -math.Log10(1 - f)
@@ -91,14 +93,17 @@ func TestLevelOfZAcrossExpansions(t *testing.T) {
 }
 
 func TestNaiveFormulaIsWrongWhereStableIsNot(t *testing.T) {
-	// §5.4: naive 11.892836 at z = 7 and 15.176439 at z = 8; +Inf from z ≈ 8.3.
+	// docs/algorithms.md, “Computing φ stably”: naive 11.892836 at z = 7 and
+	// 15.176439 at z = 8; +Inf from z ≈ 8.3.
 	displayEq(t, 11.892836, 6, naiveLevel(7))
 	displayEq(t, 15.176439, 6, naiveLevel(8))
 	assert.True(t, math.IsInf(naiveLevel(8.5), 1))
-	// Erfc alone is subnormal at z = 38 (§5.4: 307.95 instead of 315.54).
+	// Erfc alone is subnormal at z = 38 (docs/algorithms.md, “Computing φ
+	// stably”: 307.95 instead of 315.54).
 	displayEq(t, 307.95, 2, -math.Log10(0.5*math.Erfc(38/math.Sqrt2)))
 	displayEq(t, 315.54, 2, phi.LevelOfZ(38))
-	// Go's Erfcinv gives +Inf where ZOfLevel stays exact (§5.4).
+	// Go's Erfcinv gives +Inf where ZOfLevel stays exact (docs/algorithms.md,
+	// “Computing φ stably”).
 	assert.True(t, math.IsInf(math.Sqrt2*math.Erfcinv(2*math.Pow(10, -17)), 1))
 	relEq(t, 8.4937932241095981, phi.ZOfLevel(17)) // mpmath
 }

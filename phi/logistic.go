@@ -31,19 +31,18 @@ func softplus(a float64) float64 {
 }
 
 // AkkaLevelOfY returns the suspicion level of Akka's PhiAccrualFailureDetector
-// for a standardized elapsed time y = (t − T_last − m')/s' (ALGORITHMS.md
-// §5.2):
+// for a standardized elapsed time y = (t − T_last − m')/s' (docs/algorithms.md,
+// “φ accrual: Akka's variant”):
 //
 //	e = exp(−y·(1.5976 + 0.070566·y²)),  φ = −log10(e/(1 + e))
 //
 // It is evaluated as φ = ln(1 + 1/e)/ln 10 through a softplus, which is
 // algebraically the same as both of Akka's branches but finite for every y
 // below 5e102, where y³ overflows (Akka's own evaluation gives +Inf once e
-// underflows, near y = 21.4)
-// and exact for tiny levels. It is increasing in y, never negative, and
-// departs from the exact −log10 Q(y) in the tail (16.440902 instead of
-// 12.525203 at y = 98/13.608821 ≈ 7.2, ALGORITHMS.md §5.5).
-// AkkaLevelOfY(NaN) is NaN.
+// underflows, near y = 21.4) and exact for tiny levels. It is increasing in y,
+// never negative, and departs from the exact −log10 Q(y) in the tail (16.440902
+// instead of 12.525203 at y = 98/13.608821 ≈ 7.2, docs/algorithms.md, “φ
+// accrual: normal model”). AkkaLevelOfY(NaN) is NaN.
 func AkkaLevelOfY(y float64) float64 {
 	return softplus(y*(logisticA+logisticB*y*y)) / math.Ln10
 }
@@ -53,8 +52,9 @@ func AkkaLevelOfY(y float64) float64 {
 //	0.070566·y³ + 1.5976·y + ln(p/(1 − p)) = 0,
 //
 // whose only real root it takes from Cardano's formula in a cancellation-free
-// form, then polishes with one Newton step (ALGORITHMS.md §5.2). For Φ = 8,
-// y = 5.225987. AkkaYOfLevel is −Inf for Φ ≤ 0, +Inf for +Inf, NaN for NaN.
+// form, then polishes with one Newton step (docs/algorithms.md, “φ accrual:
+// Akka's variant”). For Φ = 8, y = 5.225987. AkkaYOfLevel is −Inf for Φ ≤ 0,
+// +Inf for +Inf, NaN for NaN.
 func AkkaYOfLevel(level float64) float64 {
 	switch {
 	case math.IsNaN(level):

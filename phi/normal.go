@@ -40,40 +40,42 @@ type NormalConfig struct {
 	// (DefaultMinStdDevFraction of the current window mean); whatever the
 	// setting, σ_eff is at least 1 ns. Must not be negative.
 	MinStdDev time.Duration
-	// BootstrapInterval m: while the window holds fewer than two intervals
-	// (σ undefined), the detector uses μ = m and σ = m/4, the mean and
-	// population standard deviation of Akka's two synthetic samples m ± m/4
-	// (ALGORITHMS.md §5.2); unlike Akka, nothing synthetic is stored in the
-	// window. Default DefaultBootstrapInterval (1 s); must not be negative.
+	// BootstrapInterval m: while the window holds fewer than two intervals (σ
+	// undefined), the detector uses μ = m and σ = m/4, the mean and population
+	// standard deviation of Akka's two synthetic samples m ± m/4
+	// (docs/algorithms.md, “φ accrual: Akka's variant”); unlike Akka, nothing
+	// synthetic is stored in the window. Default DefaultBootstrapInterval (1
+	// s); must not be negative.
 	BootstrapInterval time.Duration
 	// MinSamples: WarmingUp reports true until the window holds this many
 	// intervals. Default min(2, WindowSize), the end of the bootstrap; set
 	// it to WindowSize to evaluate only full windows, as the papers do. Must
 	// be in [0, WindowSize].
 	MinSamples int
-	// SkipIfSuspected, Akka's remedy (§5.1): an interval is not recorded if
-	// the process was suspected when it ended (arrival > τ), so that a pause
-	// does not widen the distribution. It makes the history depend on Θ, so
-	// LinearForm reports ok = false when it is set. As in Akka, a detector
-	// whose heartbeats all arrive after τ never learns: keep
-	// BootstrapInterval no shorter than the real interval. Default off.
+	// SkipIfSuspected, Akka's remedy (docs/algorithms.md, “φ accrual: normal
+	// model”): an interval is not recorded if the process was suspected when it
+	// ended (arrival > τ), so that a pause does not widen the distribution. It
+	// makes the history depend on Θ, so LinearForm reports ok = false when it
+	// is set. As in Akka, a detector whose heartbeats all arrive after τ never
+	// learns: keep BootstrapInterval no shorter than the real interval. Default
+	// off.
 	SkipIfSuspected bool
-	// MaxInterval, Cassandra's remedy (§5.1): intervals longer than
-	// MaxInterval are not recorded (T_last still moves). Zero means no cap;
-	// must not be negative.
+	// MaxInterval, Cassandra's remedy (docs/algorithms.md, “φ accrual: normal
+	// model”): intervals longer than MaxInterval are not recorded (T_last still
+	// moves). Zero means no cap; must not be negative.
 	MaxInterval time.Duration
-	// DivideBySeqGap (§5.1): when both heartbeats carry sequence numbers
-	// s_prev < s, the interval recorded is (A − T_last)/(s − s_prev), the
-	// mean interval per heartbeat sent, so that a burst of losses does not
-	// look like one slow heartbeat. It is applied before MaxInterval.
-	// Default off.
+	// DivideBySeqGap (docs/algorithms.md, “φ accrual: normal model”): when both
+	// heartbeats carry sequence numbers s_prev < s, the interval recorded is (A
+	// − T_last)/(s − s_prev), the mean interval per heartbeat sent, so that a
+	// burst of losses does not look like one slow heartbeat. It is applied
+	// before MaxInterval. Default off.
 	DivideBySeqGap bool
 }
 
 // Normal is the φ accrual failure detector of Hayashibara, Défago, Yared and
-// Katayama ("The φ accrual failure detector", SRDS 2004), an accrual
-// detector in the sense of Défago, Urbán, Hayashibara and Katayama (DSN
-// 2005). See ALGORITHMS.md §5.1 and §5.4.
+// Katayama ("The φ accrual failure detector", SRDS 2004), an accrual detector
+// in the sense of Défago, Urbán, Hayashibara and Katayama (DSN 2005). See
+// docs/algorithms.md, “φ accrual: normal model” and “Computing φ stably”.
 //
 // It keeps the last n inter-arrival times I = A − T_last in a
 // detector.Window and models the next one as normal with their mean μ and

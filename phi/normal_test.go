@@ -25,7 +25,8 @@ func TestNormalCommonTrace(t *testing.T) {
 	relEq(t, 102e6, d.Window().Mean())
 	relEq(t, 13.60882066896320006e6, d.Window().StdDev(), "population σ")
 
-	// §5.5, exact φ column (printed to 6 decimals; exact digits from mpmath).
+	// docs/algorithms.md, “φ accrual: normal model”, exact φ column (printed to
+	// 6 decimals; exact digits from mpmath).
 	cases := []struct{ elapsed, printed, exact float64 }{
 		{100, 0.253039, 0.25303935665744496297},
 		{120, 1.031646, 1.0316463623710544199},

@@ -70,9 +70,10 @@ type akkaPass struct {
 	sampleSize int // of tdSummary's rank windows (tests make it small)
 }
 
-// sweepAkka computes the points of an Akka φ threshold sweep (values, with
-// the other settings from acfg) from one pass over hbs, exactly as one
-// replay per threshold would (ALGORITHMS.md §5.2, §9.3).
+// sweepAkka computes the points of an Akka φ threshold sweep (values, with the
+// other settings from acfg) from one pass over hbs, exactly as one replay per
+// threshold would (docs/algorithms.md, “φ accrual: Akka's variant” and
+// “Replaying a trace”).
 //
 // A threshold's history depends on Θ only through the update rule: the
 // interval I ending at an arrival is recorded iff float64(I) < t*(Θ) =

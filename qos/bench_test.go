@@ -38,7 +38,8 @@ func benchRange(lo, hi float64, log bool) []float64 {
 	return v
 }
 
-// linearBenchFamilies are the families whose sweep is one pass (§9.4).
+// linearBenchFamilies are the families whose sweep is one pass
+// (docs/algorithms.md, “Sweeping a parameter in one pass”).
 func linearBenchFamilies() []Family {
 	est := chen.EstimatorConfig{Interval: ms(100), WindowSize: 1000}
 	return []Family{

@@ -17,8 +17,9 @@ func newChen(t *testing.T, n int, alpha time.Duration) detector.Detector {
 	return d
 }
 
-// ALGORITHMS.md §9.5: Chen NFD-E, n = 3, α = 30 ms, on the trace with
-// heartbeat 7 lost; evaluation starts when the window is full (k = 3).
+// docs/algorithms.md, “Replaying a trace”: Chen NFD-E, n = 3, α = 30 ms, on the
+// trace with heartbeat 7 lost; evaluation starts when the window is full (k =
+// 3).
 func TestExample95(t *testing.T) {
 	res, err := ReplaySlice(newChen(t, 3, ms(30)), example95(), Config{RecordMistakes: true})
 	require.NoError(t, err)

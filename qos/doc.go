@@ -7,45 +7,44 @@
 //
 // # Replay
 //
-// Replay follows ALGORITHMS.md §9.3. It makes one pass over a stream of
-// detector.Heartbeat in arrival order and never steps time: every fdkit
-// detector has a freshness point τ that changes only when a heartbeat is
-// observed, so between two arrivals the output is trust until τ and suspect
-// after it. The monitored process is alive throughout a recorded trace, so
-// every suspicion is a mistake; mistakes are counted as trust→suspect
-// transitions and the suspected time is the measure of the suspect periods.
-// TD is computed per heartbeat k as if the sender crashed right after
-// sending it: TD_k = τ_{k+1} − σ_k (send-based, synchronized clocks) or, when
-// the sender's and monitor's clocks are not synchronized (the LIP6 PlanetLab
-// traces), the arrival-based TD_k = τ_{k+1} − A_k + d̄ with a configured mean
-// one-way delay d̄ (default 0). The Result says which was used. When τ_{k+1}
-// precedes A_k (Chen's EA lags after a sender pause) the monitor suspects
-// from A_k, so τ_{k+1} is replaced by A_k: TD_k is never below the delay (or
-// d̄), where ALGORITHMS.md §9.3's formula would give a negative TD.
+// Replay follows docs/algorithms.md, “Replaying a trace”. It makes one pass
+// over a stream of detector.Heartbeat in arrival order and never steps time:
+// every fdkit detector has a freshness point τ that changes only when a
+// heartbeat is observed, so between two arrivals the output is trust until τ
+// and suspect after it. The monitored process is alive throughout a recorded
+// trace, so every suspicion is a mistake; mistakes are counted as trust→suspect
+// transitions and the suspected time is the measure of the suspect periods. TD
+// is computed per heartbeat k as if the sender crashed right after sending it:
+// TD_k = τ_{k+1} − σ_k (send-based, synchronized clocks) or, when the sender's
+// and monitor's clocks are not synchronized (the LIP6 PlanetLab traces), the
+// arrival-based TD_k = τ_{k+1} − A_k + d̄ with a configured mean one-way delay
+// d̄ (default 0). The Result says which was used. When τ_{k+1} precedes A_k
+// (Chen's EA lags after a sender pause) the monitor suspects from A_k, so
+// τ_{k+1} is replaced by A_k: TD_k is never below the delay (or d̄), where the
+// formula of docs/algorithms.md, “Replaying a trace”, would give a negative TD.
 //
 // # Sweeps
 //
 // Sweep computes QoS curves: each detector family over its parameter (fixed
 // timeout T, Chen's α, the φ threshold Φ, Jacobson's K, SFD's initial margin;
-// Bertier as one point). When the family's detector implements
-// detector.Linear (τ = Offset + Scale·p with no feedback of p into the state)
-// the whole curve comes from one pass: the slack of every gap is placed among
-// the sorted parameter values and prefix-summed (ALGORITHMS.md §9.4), which
-// answers every value at once (Curve.Method OnePass). Akka's φ is not
-// linear, since an interval enters its history only while φ at its arrival
-// is below the threshold, but for a fixed history its freshness point is:
-// its sweep replays the thresholds that have recorded the same intervals
-// as one detector, splits such a group at an arrival whose φ lies between
-// its thresholds, and evaluates every threshold of a group from the
+// Bertier as one point). When the family's detector implements detector.Linear
+// (τ = Offset + Scale·p with no feedback of p into the state) the whole curve
+// comes from one pass: the slack of every gap is placed among the sorted
+// parameter values and prefix-summed (docs/algorithms.md, “Sweeping a parameter
+// in one pass”), which answers every value at once (Curve.Method OnePass).
+// Akka's φ is not linear, since an interval enters its history only while φ at
+// its arrival is below the threshold, but for a fixed history its freshness
+// point is: its sweep replays the thresholds that have recorded the same
+// intervals as one detector, splits such a group at an arrival whose φ lies
+// between its thresholds, and evaluates every threshold of a group from the
 // group's state (OnePassGroups; equal to one replay per threshold in every
-// field). SFD's margin adapts to its own output, but its expected arrivals
-// do not depend on the margin: the NFD-E estimator runs once for all
-// initial margins, each margin's control and QoS are then replayed from it
-// (SharedEstimator; equal to one replay per margin in every field).
-// Bertier, and these families when their method does not apply on a
-// stream, get one replay per point (PerPoint). Curve.Method says which
-// method was used. Families and streams run in parallel on a bounded pool
-// of goroutines.
+// field). SFD's margin adapts to its own output, but its expected arrivals do
+// not depend on the margin: the NFD-E estimator runs once for all initial
+// margins, each margin's control and QoS are then replayed from it
+// (SharedEstimator; equal to one replay per margin in every field). Bertier,
+// and these families when their method does not apply on a stream, get one
+// replay per point (PerPoint). Curve.Method says which method was used.
+// Families and streams run in parallel on a bounded pool of goroutines.
 //
 // Curves are written as CSV or JSON, plotted with gonum/plot (MR on a log
 // scale against TD, QAP against TD), and searched by Tune for the setting of

@@ -9,8 +9,8 @@ import (
 	"github.com/fdkit/fdkit/qos"
 )
 
-// The worked example of ALGORITHMS.md §9.5: Chen's NFD-E (n = 3, α = 30 ms)
-// on ten heartbeats sent every 100 ms, heartbeat 7 lost.
+// The worked example of docs/algorithms.md, “Replaying a trace”: Chen's NFD-E
+// (n = 3, α = 30 ms) on ten heartbeats sent every 100 ms, heartbeat 7 lost.
 func ExampleReplaySlice() {
 	arrivals := map[uint64]time.Duration{1: 120, 2: 225, 3: 318, 4: 440, 5: 522, 6: 630, 8: 835, 9: 990, 10: 1021}
 	var hbs []detector.Heartbeat

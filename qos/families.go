@@ -75,7 +75,8 @@ func msValues(ds []time.Duration) []float64 {
 }
 
 // FixedFamily sweeps the fixed timeout T over timeouts: τ = T_last + T
-// (ALGORITHMS.md §1), linear in T. Point values are in milliseconds.
+// (docs/algorithms.md, “Fixed timeout”), linear in T. Point values are in
+// milliseconds.
 func FixedFamily(timeouts []time.Duration) Family {
 	return Family{
 		Name: "fixed", Param: "T", Unit: "ms", Values: msValues(timeouts),
@@ -90,9 +91,9 @@ func FixedFamily(timeouts []time.Duration) Family {
 }
 
 // JacobsonFamily sweeps Jacobson's deviation multiplier K over ks with the
-// other settings from cfg (ALGORITHMS.md §2): τ = T_last + SRTT + K·RTTVAR,
-// linear in K while no clamp is active. The first heartbeat of a stream is
-// always excluded (its τ rests on TO_init, not on K).
+// other settings from cfg (docs/algorithms.md, “Jacobson's estimator”): τ =
+// T_last + SRTT + K·RTTVAR, linear in K while no clamp is active. The first
+// heartbeat of a stream is always excluded (its τ rests on TO_init, not on K).
 func JacobsonFamily(cfg jacobson.Config, ks []float64) Family {
 	return Family{
 		Name: "jacobson", Param: "K", Values: ks, WarmUp: 1,
@@ -111,8 +112,8 @@ func JacobsonFamily(cfg jacobson.Config, ks []float64) Family {
 }
 
 // ChenFamily sweeps Chen's safety margin α ≥ 0 over alphas with the other
-// settings from cfg (ALGORITHMS.md §3, NFD-E): τ = EA_{ℓ+1} + α, linear in
-// α. Point values are in milliseconds.
+// settings from cfg (docs/algorithms.md, “Chen's NFD-E”): τ = EA_{ℓ+1} + α,
+// linear in α. Point values are in milliseconds.
 func ChenFamily(cfg chen.Config, alphas []time.Duration) Family {
 	return Family{
 		Name: "chen", Param: "alpha", Unit: "ms", Values: msValues(alphas),
@@ -134,10 +135,10 @@ func ChenFamily(cfg chen.Config, alphas []time.Duration) Family {
 }
 
 // PhiNormalFamily sweeps the threshold Θ of the normal-model φ detector
-// (ALGORITHMS.md §5.1) with the other settings from cfg: τ = T_last + μ +
-// σ_eff·z(Θ), linear in z(Θ) (phi.ZOfLevel) unless cfg.SkipIfSuspected is
-// set, in which case every point is a replay of its own. Thresholds must be
-// at least log10 2 (z ≥ 0).
+// (docs/algorithms.md, “φ accrual: normal model”) with the other settings from
+// cfg: τ = T_last + μ + σ_eff·z(Θ), linear in z(Θ) (phi.ZOfLevel) unless
+// cfg.SkipIfSuspected is set, in which case every point is a replay of its own.
+// Thresholds must be at least log10 2 (z ≥ 0).
 func PhiNormalFamily(cfg phi.NormalConfig, thresholds []float64) Family {
 	return Family{
 		Name: "phi-normal", Param: "Phi", Values: thresholds,
@@ -153,19 +154,19 @@ func PhiNormalFamily(cfg phi.NormalConfig, thresholds []float64) Family {
 	}
 }
 
-// PhiAkkaFamily sweeps the threshold Θ of Akka's φ model (ALGORITHMS.md
-// §5.2) with the other settings from cfg. The history depends on Θ (an
-// interval is recorded only while φ at its arrival is below Θ), so the
-// curve is not linear; Sweep computes it in one pass anyway (method
-// OnePassGroups): thresholds whose replays have recorded the same
-// intervals share one detector, and a group splits at an arrival whose φ
-// lies between its thresholds. The result equals one replay per threshold
-// in every field; Sweep falls back to that when a value is not a valid
-// threshold or the stream leaves the range the pass handles (crossings or
-// arrivals beyond 2^53 ns). Groups split only at mistakes, so they are few
-// with Akka's defaults; the pass keeps 16 bytes per evaluated heartbeat per
-// group alive (at most one group per threshold: about 20 on heavily
-// jittered traces with no acceptable pause and a 10 ms minimum deviation).
+// PhiAkkaFamily sweeps the threshold Θ of Akka's φ model (docs/algorithms.md,
+// “φ accrual: Akka's variant”) with the other settings from cfg. The history
+// depends on Θ (an interval is recorded only while φ at its arrival is below
+// Θ), so the curve is not linear; Sweep computes it in one pass anyway (method
+// OnePassGroups): thresholds whose replays have recorded the same intervals
+// share one detector, and a group splits at an arrival whose φ lies between its
+// thresholds. The result equals one replay per threshold in every field; Sweep
+// falls back to that when a value is not a valid threshold or the stream leaves
+// the range the pass handles (crossings or arrivals beyond 2^53 ns). Groups
+// split only at mistakes, so they are few with Akka's defaults; the pass keeps
+// 16 bytes per evaluated heartbeat per group alive (at most one group per
+// threshold: about 20 on heavily jittered traces with no acceptable pause and a
+// 10 ms minimum deviation).
 func PhiAkkaFamily(cfg phi.AkkaConfig, thresholds []float64) Family {
 	return Family{
 		Name: "phi-akka", Param: "Phi", Values: thresholds,
@@ -184,9 +185,9 @@ func PhiAkkaFamily(cfg phi.AkkaConfig, thresholds []float64) Family {
 	}
 }
 
-// PhiCassandraFamily sweeps the threshold Θ of Cassandra's exponential φ
-// model (ALGORITHMS.md §5.3) with the other settings from cfg:
-// τ = T_last + Θ·μ·ln 10, linear in Θ.
+// PhiCassandraFamily sweeps the threshold Θ of Cassandra's exponential φ model
+// (docs/algorithms.md, “φ accrual: Cassandra's variant”) with the other
+// settings from cfg: τ = T_last + Θ·μ·ln 10, linear in Θ.
 func PhiCassandraFamily(cfg phi.CassandraConfig, thresholds []float64) Family {
 	return Family{
 		Name: "phi-cassandra", Param: "Phi", Values: thresholds,
@@ -202,9 +203,9 @@ func PhiCassandraFamily(cfg phi.CassandraConfig, thresholds []float64) Family {
 	}
 }
 
-// BertierFamily is Bertier, Marin and Sens's detector with the settings of
-// cfg (ALGORITHMS.md §4). It has no free parameter: the family is a single
-// point (Value 0, Param empty).
+// BertierFamily is Bertier, Marin and Sens's detector with the settings of cfg
+// (docs/algorithms.md, “Bertier's adaptive margin”). It has no free parameter:
+// the family is a single point (Value 0, Param empty).
 func BertierFamily(cfg bertier.Config) Family {
 	return Family{
 		Name: "bertier", Values: []float64{0},

@@ -188,10 +188,10 @@ func TestCrashDetectedAfterPredictedTD(t *testing.T) {
 	}
 }
 
-// ALGORITHMS.md §9.3: on the LIP6 excerpt, sender 4, Chen α = 0 (n = 100,
-// evaluated once the window is full) has 433 trust→suspect transitions,
-// where the literal rule "a mistake whenever the next arrival is after τ"
-// counts 450.
+// docs/algorithms.md, “Replaying a trace”: on the LIP6 excerpt, sender 4, Chen
+// α = 0 (n = 100, evaluated once the window is full) has 433 trust→suspect
+// transitions, where the literal rule "a mistake whenever the next arrival is
+// after τ" counts 450.
 func TestLIP6Sender4TransitionCount(t *testing.T) {
 	path := tracetest.Shared(t, "planetlab-lip6/recv_node1_excerpt.txt")
 	recs, err := trace.ReadFile(path, trace.Options{})

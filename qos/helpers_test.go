@@ -16,8 +16,8 @@ func ms(x float64) time.Duration { return time.Duration(math.Round(x * float64(t
 
 func toMS(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
-// example95 is the trace of ALGORITHMS.md §9.5: Δ = 100 ms, σ = 100·s,
-// heartbeat 7 lost.
+// example95 is the trace of docs/algorithms.md, “Replaying a trace”: Δ = 100
+// ms, σ = 100·s, heartbeat 7 lost.
 func example95() []detector.Heartbeat {
 	arr := map[uint64]float64{1: 120, 2: 225, 3: 318, 4: 440, 5: 522, 6: 630, 8: 835, 9: 990, 10: 1021}
 	var hbs []detector.Heartbeat

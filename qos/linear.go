@@ -17,7 +17,8 @@ import (
 var errNotLinear = errors.New("qos: freshness point not linear in the swept parameter")
 
 // linearCollector records, during one replay of a detector.Linear, what is
-// needed to answer a set of parameter values p at once (ALGORITHMS.md §9.4).
+// needed to answer a set of parameter values p at once (docs/algorithms.md,
+// “Sweeping a parameter in one pass”).
 //
 // The evaluated part of the stream is cut into segments, one per processed
 // heartbeat: segment j runs from its heartbeat's arrival S_j to the next

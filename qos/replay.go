@@ -48,7 +48,8 @@ func (m ClockMode) String() string {
 type TDBasis string
 
 const (
-	// TDSend is TD_k = τ_{k+1} − σ_k (ALGORITHMS.md §9.3, synchronized clocks).
+	// TDSend is TD_k = τ_{k+1} − σ_k (docs/algorithms.md, “Replaying a trace”,
+	// synchronized clocks).
 	TDSend TDBasis = "send"
 	// TDArrival is TD_k = τ_{k+1} − A_k + d̄ with d̄ = Result.DelayOffset,
 	// used when clocks are not synchronized or send times are missing.
@@ -104,10 +105,10 @@ type Interval struct {
 	End   time.Duration `json:"end_ns"`
 }
 
-// Result holds the QoS of one detector on one stream (ALGORITHMS.md §9.1,
-// §9.3). Durations are on the monitor's clock except where noted. When there
-// are no mistakes, MeanTM, MeanTMR and MeanTG are 0 (undefined) and
-// MRPerSecond is 0.
+// Result holds the QoS of one detector on one stream (docs/algorithms.md, “QoS
+// metrics”, “Replaying a trace”). Durations are on the monitor's clock except
+// where noted. When there are no mistakes, MeanTM, MeanTMR and MeanTG are 0
+// (undefined) and MRPerSecond is 0.
 type Result struct {
 	// Records is the number of heartbeats read; Stale of them had a sequence
 	// number not above the largest seen (stale or duplicate): they are shown
@@ -137,13 +138,13 @@ type Result struct {
 	MeanTM  time.Duration `json:"mean_tm_ns"`
 	MeanTMR time.Duration `json:"mean_tmr_ns"`
 	MeanTG  time.Duration `json:"mean_tg_ns"`
-	// TD summarizes TD_k over the evaluated heartbeats (TD_k =
-	// max(τ_{k+1}, A_k) − σ_k: when τ_{k+1} < A_k the monitor suspects from
-	// A_k, so TD_k is never below the delay, or below d̄ when arrival-based;
-	// ALGORITHMS.md §9.3 writes τ_{k+1} − σ_k, which is negative then). LastTD is TD_k of the
-	// last evaluated heartbeat: if the stream ends because the sender
-	// crashed right after sending it, the monitor detects the crash LastTD
-	// after that send.
+	// TD summarizes TD_k over the evaluated heartbeats (TD_k = max(τ_{k+1},
+	// A_k) − σ_k: when τ_{k+1} < A_k the monitor suspects from A_k, so TD_k is
+	// never below the delay, or below d̄ when arrival-based;
+	// docs/algorithms.md, “Replaying a trace” writes τ_{k+1} − σ_k, which is
+	// negative then). LastTD is TD_k of the last evaluated heartbeat: if the
+	// stream ends because the sender crashed right after sending it, the
+	// monitor detects the crash LastTD after that send.
 	TD     TDStats       `json:"td"`
 	LastTD time.Duration `json:"last_td_ns"`
 	// ClockSync reports whether send and arrival clocks were taken as
@@ -180,7 +181,7 @@ func ReplaySlice(det detector.Detector, hbs []detector.Heartbeat, cfg Config) (R
 
 // Replay feeds the heartbeats of one (sender, monitor) stream, in arrival
 // order, to det (a fresh detector) and computes its QoS without stepping
-// time (ALGORITHMS.md §9.3).
+// time (docs/algorithms.md, “Replaying a trace”).
 //
 // Errors: an invalid Config; a heartbeat whose arrival is earlier than the
 // previous one's (replay needs arrival order; sort the stream first);
@@ -201,8 +202,8 @@ func Replay(det detector.Detector, hbs iter.Seq[detector.Heartbeat], cfg Config)
 	return r.finish()
 }
 
-// replayer is the one-pass engine of §9.3, shared by Replay and the linear
-// sweep (which adds a collector of slacks).
+// replayer is the one-pass engine of docs/algorithms.md, “Replaying a trace”,
+// shared by Replay and the linear sweep (which adds a collector of slacks).
 type replayer struct {
 	det detector.Detector
 	cfg Config

@@ -17,11 +17,12 @@ func newFixed(t *testing.T, timeout time.Duration) detector.Detector {
 	return d
 }
 
-// Worked by hand on the §9.5 trace with a fixed timeout T = 150 ms: the
-// gaps are 105, 93, 122, 82, 108, 205, 155, 31 ms, so two gaps exceed T
-// (205 and 155: suspected 55 + 5 ms); T_obs = 1021 − 120 = 901 ms; the
-// one-way delays A − σ are 20, 25, 18, 40, 22, 30, 35, 90, 21 (mean 301/9),
-// so TD_k = A_k + 150 − σ_k has mean 150 + 301/9 ms and maximum 240 ms.
+// Worked by hand on the docs/algorithms.md, “Replaying a trace” trace with a
+// fixed timeout T = 150 ms: the gaps are 105, 93, 122, 82, 108, 205, 155, 31
+// ms, so two gaps exceed T (205 and 155: suspected 55 + 5 ms); T_obs = 1021 −
+// 120 = 901 ms; the one-way delays A − σ are 20, 25, 18, 40, 22, 30, 35, 90, 21
+// (mean 301/9), so TD_k = A_k + 150 − σ_k has mean 150 + 301/9 ms and maximum
+// 240 ms.
 func TestReplayFixedByHand(t *testing.T) {
 	res, err := ReplaySlice(newFixed(t, ms(150)), example95(), Config{RecordMistakes: true})
 	require.NoError(t, err)

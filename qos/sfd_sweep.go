@@ -9,17 +9,18 @@ import (
 	"github.com/fdkit/fdkit/sfd"
 )
 
-// sweepSFD computes the points of an SFD initial-margin sweep (values in
-// ms, the other settings from scfg) exactly as one replay per margin would,
-// without running the NFD-E estimator once per margin. SFD's τ =
-// EA_{ℓ+1} + SM (ALGORITHMS.md §6): EA does not depend on the margin, only
-// the sequence of SM does, through the control rule. So sfd.Margins runs
-// the control of every margin over one shared estimator, one more estimator
-// pass here records per heartbeat whether τ moves, EA_{ℓ+1} and the window
-// length (warm-up). What the replay (§9.3) does apart from τ does not
-// depend on the margin either (sfdSchedule); each margin is then replayed
-// in a loop that only computes τ = EA_{ℓ+1} + SM and accounts the gaps,
-// mistakes and TD_k exactly as replayer.step does.
+// sweepSFD computes the points of an SFD initial-margin sweep (values in ms,
+// the other settings from scfg) exactly as one replay per margin would, without
+// running the NFD-E estimator once per margin. SFD's τ = EA_{ℓ+1} + SM
+// (docs/algorithms.md, “SFD, the self-tuning detector”): EA does not depend on
+// the margin, only the sequence of SM does, through the control rule. So
+// sfd.Margins runs the control of every margin over one shared estimator, one
+// more estimator pass here records per heartbeat whether τ moves, EA_{ℓ+1} and
+// the window length (warm-up). What the replay (docs/algorithms.md, “Replaying
+// a trace”) does apart from τ does not depend on the margin either
+// (sfdSchedule); each margin is then replayed in a loop that only computes τ =
+// EA_{ℓ+1} + SM and accounts the gaps, mistakes and TD_k exactly as
+// replayer.step does.
 //
 // It returns errNotLinear (Sweep then replays each point, which reports the
 // errors) for a value New rejects, an invalid configuration, or a replay
@@ -88,11 +89,11 @@ const (
 	sfdMoves = 8 // flag: the heartbeat moves τ (Fresh or Restart)
 )
 
-// sfdSchedule is the part of a replay of SFD (§9.3) that is the same for
-// every margin: which heartbeats are stale, when evaluation starts and
-// breaks (warm-up depends on the window's length only), the counts, span
-// and clock decision of the Result and the TD base of each evaluated fresh
-// heartbeat.
+// sfdSchedule is the part of a replay of SFD (docs/algorithms.md, “Replaying a
+// trace”) that is the same for every margin: which heartbeats are stale, when
+// evaluation starts and breaks (warm-up depends on the window's length only),
+// the counts, span and clock decision of the Result and the TD base of each
+// evaluated fresh heartbeat.
 type sfdSchedule struct {
 	arr  []time.Duration // arrivals, contiguous for the per-margin loops
 	code []uint8         // sfdSkip..sfdBreak, | sfdStale, | sfdMoves

@@ -68,7 +68,8 @@ type Point struct {
 type Method string
 
 const (
-	// OnePass: all points from one replay (sorted slacks, §9.4).
+	// OnePass: all points from one replay (sorted slacks, docs/algorithms.md,
+	// “Sweeping a parameter in one pass”).
 	OnePass Method = "one-pass"
 	// OnePassGroups: all points from one pass in which the thresholds whose
 	// replays have recorded the same history share one detector, split

@@ -12,20 +12,21 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// example95Pause is the §9.5 trace followed by heartbeat 11, sent after an
-// 800 ms sender pause (at 1900 instead of 1100, no sequence gap) and
-// arriving at 1925.
+// example95Pause is the docs/algorithms.md, “Replaying a trace” trace followed
+// by heartbeat 11, sent after an 800 ms sender pause (at 1900 instead of 1100,
+// no sequence gap) and arriving at 1925.
 func example95Pause() []detector.Heartbeat {
 	hbs := example95()
 	return append(hbs, detector.Heartbeat{Seq: 11, HasSeq: true, Sent: ms(1900), HasSent: true, Arrival: ms(1925)})
 }
 
-// After a sender pause without a sequence gap Chen's EA lags: with n = 3
-// the window after heartbeat 11 holds A − Δ·s = 90, 21, 825 (mean 312), so
-// EA_12 = 312 + 1200 = 1512 and τ = 1542 ms at α = 30 ms, before A_11 =
-// 1925. The monitor suspects from A_11 on, so a crash right after sending 11
-// (σ = 1900) is detected after TD = 1925 − 1900 = 25 ms; τ − σ = −358 ms is
-// no detection time. The other TD_k are those of §9.5 (sum 1145.333333).
+// After a sender pause without a sequence gap Chen's EA lags: with n = 3 the
+// window after heartbeat 11 holds A − Δ·s = 90, 21, 825 (mean 312), so EA_12 =
+// 312 + 1200 = 1512 and τ = 1542 ms at α = 30 ms, before A_11 = 1925. The
+// monitor suspects from A_11 on, so a crash right after sending 11 (σ = 1900)
+// is detected after TD = 1925 − 1900 = 25 ms; τ − σ = −358 ms is no detection
+// time. The other TD_k are those of docs/algorithms.md, “Replaying a trace”
+// (sum 1145.333333).
 func TestTDNotBelowDelayWhenTauPrecedesArrival(t *testing.T) {
 	res, err := ReplaySlice(newChen(t, 3, ms(30)), example95Pause(), Config{})
 	require.NoError(t, err)

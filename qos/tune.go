@@ -7,11 +7,11 @@ import (
 	"time"
 )
 
-// Targets are QoS requirements, the question asked by the SFD paper (Xiong
-// et al., IPDPS 2012; ALGORITHMS.md §6): detect within MaxTD, make at most
-// MaxMRPerSecond mistakes per second, be right with probability at least
-// MinQAP. A zero field means "no requirement" (to forbid mistakes
-// altogether, set MaxMRPerSecond to a tiny positive rate).
+// Targets are QoS requirements, the question asked by the SFD paper (Xiong et
+// al., IPDPS 2012; docs/algorithms.md, “SFD, the self-tuning detector”): detect
+// within MaxTD, make at most MaxMRPerSecond mistakes per second, be right with
+// probability at least MinQAP. A zero field means "no requirement" (to forbid
+// mistakes altogether, set MaxMRPerSecond to a tiny positive rate).
 type Targets struct {
 	MaxTD          time.Duration // bound on the mean TD
 	MaxMRPerSecond float64

@@ -6,7 +6,7 @@ import (
 )
 
 // QoS is a measured quality of service (Chen, Toueg and Aguilera, IEEE TC
-// 51(5), 2002; ALGORITHMS.md §9.1).
+// 51(5), 2002; docs/algorithms.md, “QoS metrics”).
 type QoS struct {
 	// TD is the mean detection time.
 	TD time.Duration
@@ -67,11 +67,11 @@ func (r Rule) String() string {
 	return ruleNames[r]
 }
 
-// Control returns the rule of SFD's Algorithm 1 (Xiong et al., IPDPS 2012,
-// as restated in [SFD-zh]; ALGORITHMS.md §6) for the measured QoS q and the
-// targets t. Ties count as met (TD ≤ TD_U, MR ≤ MR_U, QAP ≥ QAP_L); a zero
-// target is no bound. Rule 3 fires on either accuracy violation (MR or QAP),
-// the [UNSURE] reading of "MR > and QAP <".
+// Control returns the rule of SFD's Algorithm 1 (Xiong et al., IPDPS 2012, as
+// restated in [SFD-zh]; docs/algorithms.md, “SFD, the self-tuning detector”)
+// for the measured QoS q and the targets t. Ties count as met (TD ≤ TD_U, MR ≤
+// MR_U, QAP ≥ QAP_L); a zero target is no bound. Rule 3 fires on either
+// accuracy violation (MR or QAP), the [UNSURE] reading of "MR > and QAP <".
 func Control(q QoS, t Targets) Rule {
 	fast := t.MaxTD == 0 || q.TD <= t.MaxTD
 	accurate := (t.MaxMistakesPerSecond == 0 || q.MistakesPerSecond <= t.MaxMistakesPerSecond) &&
@@ -88,8 +88,9 @@ func Control(q QoS, t Targets) Rule {
 }
 
 // Adjust returns the safety margin after rule r: SM_{j+1} = SM_j + Sat_j with
-// Sat_j = −β, 0, +β (ALGORITHMS.md §6, eqs. 3–4 as reconstructed), floored
-// at minMargin (an fdkit guard). RuleCannotMeet and RuleNone keep sm.
+// Sat_j = −β, 0, +β (docs/algorithms.md, “SFD, the self-tuning detector”, eqs.
+// 3–4 as reconstructed), floored at minMargin (an fdkit guard). RuleCannotMeet
+// and RuleNone keep sm.
 func Adjust(sm time.Duration, r Rule, beta, minMargin time.Duration) time.Duration {
 	switch r {
 	case RuleDecrease:

@@ -10,8 +10,8 @@ import (
 
 func ms(x float64) time.Duration { return time.Duration(x * float64(time.Millisecond)) }
 
-// ALGORITHMS.md §6 table: SM_1 = 20 ms, β = 10 ms, TD_U = 200 ms,
-// MR_U = 1 per minute, QAP_L = 0.999.
+// docs/algorithms.md, “SFD, the self-tuning detector” table: SM_1 = 20 ms, β =
+// 10 ms, TD_U = 200 ms, MR_U = 1 per minute, QAP_L = 0.999.
 func TestControlTable(t *testing.T) {
 	targets := sfd.Targets{MaxTD: ms(200), MaxMistakesPerSecond: 1.0 / 60, MinQAP: 0.999}
 	rows := []struct {

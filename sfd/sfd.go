@@ -84,22 +84,23 @@ type Status struct {
 	Suspected    time.Duration // time spent suspecting
 }
 
-// Detector is the self-tuning failure detector SFD (N. Xiong, A. V.
-// Vasilakos, J. Wu, Y. R. Yang, A. Rindos, Y. Zhou, W.-Z. Song, Y. Pan, "A
-// self-tuning failure detection scheme for cloud computing service", IPDPS
-// 2012, 668–679, as restated in [SFD-zh]; ALGORITHMS.md §6):
+// Detector is the self-tuning failure detector SFD (N. Xiong, A. V. Vasilakos,
+// J. Wu, Y. R. Yang, A. Rindos, Y. Zhou, W.-Z. Song, Y. Pan, "A self-tuning
+// failure detection scheme for cloud computing service", IPDPS 2012, 668–679,
+// as restated in [SFD-zh]; docs/algorithms.md, “SFD, the self-tuning
+// detector”):
 //
 //	τ_{k+1} = EA_{k+1} + SM_{k+1}            (eq. 2; EA of Chen's NFD-E)
 //	SM_1 = α,   SM_{j+1} = SM_j + Sat_j       (eqs. 3–4, reconstructed)
 //
 // with Sat_j ∈ {−β, 0, +β} chosen once per slot by Control from the QoS the
 // detector measures on its own output, cumulated since warm-up, against the
-// targets. The measurement follows ALGORITHMS.md §9.3: a mistake is a
-// trust→suspect transition (the next Fresh heartbeat arriving after τ, or
-// τ already behind the heartbeat that set it), suspected time is the
-// measure of suspect periods, MR = mistakes/observed, QAP = 1 −
-// suspected/observed, TD is the mean of τ_{k+1} − σ_k (or of
-// τ_{k+1} − A_k + d̄). No slot is evaluated before any time has elapsed.
+// targets. The measurement follows docs/algorithms.md, “Replaying a trace”: a
+// mistake is a trust→suspect transition (the next Fresh heartbeat arriving
+// after τ, or τ already behind the heartbeat that set it), suspected time is
+// the measure of suspect periods, MR = mistakes/observed, QAP = 1 −
+// suspected/observed, TD is the mean of τ_{k+1} − σ_k (or of τ_{k+1} − A_k +
+// d̄). No slot is evaluated before any time has elapsed.
 //
 // Awkward input: as chen.Detector (a single heartbeat gives τ = A + Δ + SM;
 // duplicates and stale numbers are dropped; a late heartbeat enters the
@@ -126,7 +127,7 @@ type Detector struct {
 	tau   time.Duration
 	seen  bool
 
-	// QoS measurement (ALGORITHMS.md §9.3).
+	// QoS measurement (docs/algorithms.md, “Replaying a trace”).
 	measuring bool
 	trusted   bool
 	prev      time.Duration // arrival of the previous Fresh heartbeat

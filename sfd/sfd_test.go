@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-const tol = 1e-9 // relative, ALGORITHMS.md §0
+const tol = 1e-9 // relative, docs/algorithms.md, “Conventions and the common trace”
 
 func hb(seq uint64, at float64) detector.Heartbeat {
 	return detector.Heartbeat{Seq: seq, HasSeq: true, Arrival: ms(at)}
@@ -30,7 +30,8 @@ func window(n int) chen.EstimatorConfig {
 	return chen.EstimatorConfig{Interval: ms(100), WindowSize: n}
 }
 
-// ALGORITHMS.md §6: with SM = 40 ms after slot 3, τ_7 = EA_7 + 40 = 765.833333.
+// docs/algorithms.md, “SFD, the self-tuning detector”: with SM = 40 ms after
+// slot 3, τ_7 = EA_7 + 40 = 765.833333.
 func TestFreshnessPointAtSM40(t *testing.T) {
 	d := newDet(t, sfd.Config{Estimator: window(6), InitialMargin: ms(40)})
 	for i, a := range []float64{120, 225, 318, 440, 522, 630} {
@@ -43,8 +44,8 @@ func TestFreshnessPointAtSM40(t *testing.T) {
 	assert.Equal(t, sfd.Adapting, d.State())
 }
 
-// The online QoS measurement reproduces ALGORITHMS.md §9.5 (Chen NFD-E,
-// n = 3, α = 30: SFD with SM_1 = 30 that never completes a slot).
+// The online QoS measurement reproduces docs/algorithms.md, “Replaying a trace”
+// (Chen NFD-E, n = 3, α = 30: SFD with SM_1 = 30 that never completes a slot).
 func TestMeasurementReplayExample(t *testing.T) {
 	d := newDet(t, sfd.Config{Estimator: window(3), InitialMargin: ms(30), SlotHeartbeats: 1000, UseSendTime: true})
 	seqs := []uint64{1, 2, 3, 4, 5, 6, 8, 9, 10}
@@ -371,7 +372,7 @@ func TestFreshnessPointSaturates(t *testing.T) {
 
 // A numbered heartbeat whose arrival goes backwards is counted, but the
 // time it steps back over is not observed twice: Observed is the span of
-// the evaluated arrivals, as T_obs in ALGORITHMS.md §9.3.
+// the evaluated arrivals, as T_obs in docs/algorithms.md, “Replaying a trace”.
 func TestBackwardsArrivalObservedOnce(t *testing.T) {
 	d := newDet(t, sfd.Config{Estimator: window(10), MinSamples: 1, InitialMargin: ms(500)})
 	for i := 1; i <= 10; i++ {

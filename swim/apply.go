@@ -6,7 +6,7 @@ import (
 )
 
 // apply merges one update into the local view with SWIM's precedence rules
-// (ALGORITHMS.md §10.1), for member l, local entry in incarnation j and
+// (docs/algorithms.md, “SWIM suspicion and incarnations”), for member l, local entry in incarnation j and
 // update incarnation i:
 //
 //   - Alive(l, i) overrides Suspect(l, j) and Alive(l, j) when i > j, and

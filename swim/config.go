@@ -42,7 +42,8 @@ func (m Mode) String() string {
 	return fmt.Sprintf("Mode(%d)", uint8(m))
 }
 
-// Defaults of Config (memberlist's DefaultLANConfig, ALGORITHMS.md §10.2).
+// Defaults of Config (memberlist's DefaultLANConfig, docs/algorithms.md,
+// “Lifeguard suspicion timeout”).
 const (
 	DefaultProbeInterval           = time.Second
 	DefaultProbeTimeout            = 500 * time.Millisecond
@@ -139,17 +140,16 @@ type Config struct {
 	DisableRTTTimeout    bool
 	DisableSuspicionGate bool
 
-	// PauseGuard (ModeDetector only): when Tick is called more than
-	// PauseGuard after the start of the next protocol period was due, the
-	// member
-	// concludes that it was itself paused (descheduled, stopped, starved of
-	// CPU) and, before anything else: raises its own incarnation and gossips
-	// Alive (a preemptive refutation of whatever was suspected meanwhile),
-	// abandons the probe and the ping-req relays whose time ran out during
-	// the pause without suspecting or nacking anyone, raises its local
-	// health multiplier, and declares nobody dead for one ProbeInterval, so
-	// that refutations queued during the pause are processed first (the
-	// local-pause rule of Cassandra's FailureDetector, ALGORITHMS.md §5.3).
+	// PauseGuard (ModeDetector only): when Tick is called more than PauseGuard
+	// after the start of the next protocol period was due, the member concludes
+	// that it was itself paused (descheduled, stopped, starved of CPU) and,
+	// before anything else: raises its own incarnation and gossips Alive (a
+	// preemptive refutation of whatever was suspected meanwhile), abandons the
+	// probe and the ping-req relays whose time ran out during the pause without
+	// suspecting or nacking anyone, raises its local health multiplier, and
+	// declares nobody dead for one ProbeInterval, so that refutations queued
+	// during the pause are processed first (the local-pause rule of Cassandra's
+	// FailureDetector, docs/algorithms.md, “φ accrual: Cassandra's variant”).
 	// Default ProbeTimeout (500 ms); negative disables it.
 	PauseGuard time.Duration
 

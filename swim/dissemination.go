@@ -72,11 +72,11 @@ func (m *Member) enqueue(u Update) {
 	m.bq = append(m.bq, b)
 }
 
-// piggyback appends to ups the queued updates least sent first (newest
-// first among equals) that fit in budget bytes, counts a transmission for
-// each, and drops those sent λ·ceil(log10(n+1)) times (SWIM §4.1,
-// ALGORITHMS.md §10.1). A queued update equal to one of the priority
-// updates already in ups is not repeated but counts as sent.
+// piggyback appends to ups the queued updates least sent first (newest first
+// among equals) that fit in budget bytes, counts a transmission for each, and
+// drops those sent λ·ceil(log10(n+1)) times (SWIM §4.1, docs/algorithms.md,
+// “SWIM suspicion and incarnations”). A queued update equal to one of the
+// priority updates already in ups is not repeated but counts as sent.
 func (m *Member) piggyback(ups []Update, budget int) []Update {
 	if len(m.bq) == 0 {
 		return ups

@@ -1,9 +1,9 @@
-// Package swim implements the SWIM membership protocol (Das, Gupta,
-// Motivala, "SWIM: Scalable Weakly-consistent Infection-style Process Group
-// Membership Protocol", DSN 2002) with the Lifeguard extensions (Dadgar,
-// Phillips, Currey, "Lifeguard: Local Health Awareness for More Accurate
-// Failure Detection", DSN Workshops 2018, arXiv 1707.00788), as specified in
-// ALGORITHMS.md section 10, with fdkit's failure detectors as the per-peer
+// Package swim implements the SWIM membership protocol (Das, Gupta, Motivala,
+// "SWIM: Scalable Weakly-consistent Infection-style Process Group Membership
+// Protocol", DSN 2002) with the Lifeguard extensions (Dadgar, Phillips, Currey,
+// "Lifeguard: Local Health Awareness for More Accurate Failure Detection", DSN
+// Workshops 2018, arXiv 1707.00788), as described in docs/algorithms.md from
+// “SWIM probes and ping-req” on, with fdkit's failure detectors as the per-peer
 // source of timing and suspicion.
 //
 // # A pure state machine
@@ -31,22 +31,22 @@
 //     target and relay its ack (and, under Lifeguard, send a nack if it does
 //     not answer within their own probe timeout). No ack at all by the end of
 //     the period: the target becomes Suspect.
-//   - Suspicion and incarnations with the precedence rules of §10.1; a
-//     suspected member refutes by raising its incarnation (saturating at
-//     MaxIncarnation: arithmetic never wraps) and gossiping Alive; in the
-//     Lifeguard modes it also sends the new Alive at once, in a ping, to
-//     each member named as suspecter or declarer (once per incarnation) and
-//     to IndirectChecks random members, so that suspecters hear it before
-//     their timers fire (memberlist gets there with a separate gossip loop;
-//     see eager dissemination below). Unlike
-//     SWIM's Confirm, a Dead update older than the local entry is ignored
-//     (as in memberlist), so a member that refuted or restarted with a higher
-//     incarnation is not killed by stale declarations. A live member that
-//     hears it is believed dead refutes too: packets to members believed dead
-//     carry that Dead update, and every ReconnectInterval a member pings one
-//     random dead member, which is how the halves of a healed partition find
-//     each other again.
-//   - Infection-style dissemination (§4.1): updates ride on every packet,
+//   - Suspicion and incarnations with the precedence rules of
+//     docs/algorithms.md, “SWIM suspicion and incarnations”; a suspected member
+//     refutes by raising its incarnation (saturating at MaxIncarnation:
+//     arithmetic never wraps) and gossiping Alive; in the Lifeguard modes it
+//     also sends the new Alive at once, in a ping, to each member named as
+//     suspecter or declarer (once per incarnation) and to IndirectChecks random
+//     members, so that suspecters hear it before their timers fire (memberlist
+//     gets there with a separate gossip loop; see eager dissemination below).
+//     Unlike SWIM's Confirm, a Dead update older than the local entry is
+//     ignored (as in memberlist), so a member that refuted or restarted with a
+//     higher incarnation is not killed by stale declarations. A live member
+//     that hears it is believed dead refutes too: packets to members believed
+//     dead carry that Dead update, and every ReconnectInterval a member pings
+//     one random dead member, which is how the halves of a healed partition
+//     find each other again.
+//   - Infection-style dissemination (SWIM §4.1): updates ride on every packet,
 //     least-sent first (newest first among equals), each at most
 //     λ·ceil(log10(n+1)) times, within MaxPacketSize.
 //   - Eager dissemination (Lifeguard modes, Config.GossipFanout, default
@@ -90,15 +90,16 @@
 //     (at most once per ProbeInterval). Without them two members that
 //     joined through one seed at about the same time could stay unaware of
 //     each other for good.
-//   - Lifeguard (§10.2): the local health multiplier LHM in [0, S−1] (+1 per
-//     failed probe, or per missed nack when nacks were expected; +1 per
-//     refutation; −1 per successful probe) scales the period and the probe
-//     timeout by LHM+1; suspicion timeouts start at Max = β·Min and shrink
-//     with each independent confirmation to Min = α·max(1, log10 n)·
-//     ProbeInterval after K = α−2 of them (the first K are re-gossiped);
-//     and the buddy system: a ping to a suspected member carries the
-//     suspicion, so it can refute at once. We apply it to every packet sent
-//     to a suspect (acks and relayed pings too), not only to probes.
+//   - Lifeguard (docs/algorithms.md, “Lifeguard local health”): the local
+//     health multiplier LHM in [0, S−1] (+1 per failed probe, or per missed
+//     nack when nacks were expected; +1 per refutation; −1 per successful
+//     probe) scales the period and the probe timeout by LHM+1; suspicion
+//     timeouts start at Max = β·Min and shrink with each independent
+//     confirmation to Min = α·max(1, log10 n)· ProbeInterval after K = α−2 of
+//     them (the first K are re-gossiped); and the buddy system: a ping to a
+//     suspected member carries the suspicion, so it can refute at once. We
+//     apply it to every packet sent to a suspect (acks and relayed pings too),
+//     not only to probes.
 //
 // # Detectors as the per-peer suspicion source
 //
@@ -119,23 +120,23 @@
 //     (default Jacobson/Karels, SRTT + 4·RTTVAR, RFC 6298 order), clamped to
 //     [MinProbeTimeout, MaxProbeTimeout] = [100 ms, 500 ms] and multiplied by
 //     LHM+1; before the first sample it is ProbeTimeout. (2) The gate: when a
-//     probe of an alive peer fails but the peer's detector does not suspect
-//     it (something was heard from it recently, judged by its own
-//     history), the member does not suspect it yet but probes it again at
-//     once, in the next period; a second consecutive failure suspects it
-//     regardless. The retry re-checks a failure already seen, so it sends
-//     the ping-reqs together with the ping and, when every intermediate has
-//     nacked, suspects at once instead of at the end of the period (about
-//     ProbeTimeout after the period starts rather than a whole period: the
-//     gate costs a crash about 0.1 s of detection time instead of 1 s). A
-//     peer never heard from is not gated. (3) The local-pause guard: a
-//     Tick that comes more than PauseGuard (default 500 ms) after the next
-//     period was due means this member itself was not running; it then
-//     refutes preemptively (incarnation+1, Alive gossiped), drops the probe
-//     and the relays whose time ran out while it was stopped without
-//     suspecting or nacking anyone, raises its LHM, and declares nobody dead
-//     for one period so that refutations queued meanwhile are read first
-//     (Cassandra's local-pause rule, ALGORITHMS.md §5.3).
+//     probe of an alive peer fails but the peer's detector does not suspect it
+//     (something was heard from it recently, judged by its own history), the
+//     member does not suspect it yet but probes it again at once, in the next
+//     period; a second consecutive failure suspects it regardless. The retry
+//     re-checks a failure already seen, so it sends the ping-reqs together with
+//     the ping and, when every intermediate has nacked, suspects at once
+//     instead of at the end of the period (about ProbeTimeout after the period
+//     starts rather than a whole period: the gate costs a crash about 0.1 s of
+//     detection time instead of 1 s). A peer never heard from is not gated. (3)
+//     The local-pause guard: a Tick that comes more than PauseGuard (default
+//     500 ms) after the next period was due means this member itself was not
+//     running; it then refutes preemptively (incarnation+1, Alive gossiped),
+//     drops the probe and the relays whose time ran out while it was stopped
+//     without suspecting or nacking anyone, raises its LHM, and declares nobody
+//     dead for one period so that refutations queued meanwhile are read first
+//     (Cassandra's local-pause rule, docs/algorithms.md, “φ accrual:
+//     Cassandra's variant”).
 //   - ModeLifeguard: memberlist's behaviour (fixed probe timeout, no gate).
 //   - ModeSWIM: plain SWIM with suspicion (no LHM, no nack, no buddy, fixed
 //     suspicion timeout Min, i.e. β = 1).

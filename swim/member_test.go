@@ -298,7 +298,8 @@ func TestRefutationAtMaxIncarnation(t *testing.T) {
 	assert.Equal(t, StateAlive, st.State)
 }
 
-// The precedence rules of ALGORITHMS.md §10.1 (with Dead needing i ≥ j).
+// The precedence rules of docs/algorithms.md, “SWIM suspicion and incarnations”
+// (with Dead needing i ≥ j).
 func TestPrecedence(t *testing.T) {
 	type tc struct {
 		name      string

@@ -18,11 +18,11 @@ const (
 	MaxAddrLen = 255
 )
 
-// Incarnation is a member's incarnation number (SWIM §4.2, ALGORITHMS.md
-// §10.1). It starts at 0 and only the member itself increases it, to refute
-// a suspicion. Arithmetic saturates at math.MaxUint64 instead of wrapping,
-// so a corrupt or hostile update can pin a member's number at the maximum
-// but can never make a newer incarnation compare as older.
+// Incarnation is a member's incarnation number (SWIM §4.2; docs/algorithms.md,
+// “SWIM suspicion and incarnations”). It starts at 0 and only the member itself
+// increases it, to refute a suspicion. Arithmetic saturates at math.MaxUint64
+// instead of wrapping, so a corrupt or hostile update can pin a member's number
+// at the maximum but can never make a newer incarnation compare as older.
 type Incarnation uint64
 
 // MaxIncarnation is the largest incarnation; Next saturates there.

@@ -13,16 +13,17 @@ import (
 // of the probe list and because a group of n members keeps n−1 detectors.
 const DefaultPeerWindow = 32
 
-// DefaultPeerDetector returns the default per-peer detector: φ accrual,
-// normal model (phi.Normal, ALGORITHMS.md §5.1), threshold 8, a window of
-// DefaultPeerWindow inter-arrival times, the package phi defaults otherwise.
+// DefaultPeerDetector returns the default per-peer detector: φ accrual, normal
+// model (phi.Normal, docs/algorithms.md, “φ accrual: normal model”), threshold
+// 8, a window of DefaultPeerWindow inter-arrival times, the package phi
+// defaults otherwise.
 func DefaultPeerDetector() (detector.Detector, error) {
 	return phi.NewNormal(phi.NormalConfig{WindowSize: DefaultPeerWindow})
 }
 
 // FixedPeerDetector returns a factory of fixed-timeout per-peer detectors
-// (ALGORITHMS.md §1): a peer is suspected by its detector when nothing was
-// heard from it for longer than timeout.
+// (docs/algorithms.md, “Fixed timeout”): a peer is suspected by its detector
+// when nothing was heard from it for longer than timeout.
 func FixedPeerDetector(timeout time.Duration) func() (detector.Detector, error) {
 	return func() (detector.Detector, error) {
 		return detector.NewFixed(detector.FixedConfig{Timeout: timeout})
@@ -31,7 +32,7 @@ func FixedPeerDetector(timeout time.Duration) func() (detector.Detector, error) 
 
 // jacobsonRTT is the default RTTEstimator: the Jacobson/Karels filter of
 // RFC 6298 over ack round-trip times, timeout SRTT + K·RTTVAR
-// (ALGORITHMS.md §2).
+// (docs/algorithms.md, “Jacobson's estimator”).
 type jacobsonRTT struct {
 	est *jacobson.Estimator
 	k   float64

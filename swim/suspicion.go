@@ -7,7 +7,7 @@ import (
 )
 
 // suspicion is Lifeguard's dynamic suspicion timer (LHA-Suspicion,
-// ALGORITHMS.md §10.2) for one suspected member:
+// docs/algorithms.md, “Lifeguard suspicion timeout”) for one suspected member:
 //
 //	timeout(C) = max(Min, Max − (Max − Min)·log(C+1)/log(K+1))
 //

@@ -8,14 +8,15 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// ALGORITHMS.md §10.2 examples, n = 100, ProbeInterval 1 s.
+// docs/algorithms.md, “Lifeguard suspicion timeout” examples, n = 100,
+// ProbeInterval 1 s.
 func TestSuspicionTimeoutExamples(t *testing.T) {
 	// Paper: α = 5, β = 6, K = 3: Min = 10 s, Max = 60 s.
 	minT := suspicionMin(5, 100, time.Second)
 	assert.Equal(t, 10*time.Second, minT)
 	maxT := 6 * minT
 	// 60 − 50·log(C+1)/log 4; C = 2 gives 20.37594 s, floored to the ms
-	// (ALGORITHMS.md rounds it to 20.376).
+	// (docs/algorithms.md rounds it to 20.376).
 	want := []time.Duration{60 * time.Second, 35 * time.Second, 20375 * time.Millisecond, 10 * time.Second, 10 * time.Second}
 	for c, w := range want {
 		assert.Equal(t, w, suspicionTimeout(minT, maxT, 3, c), "C = %d", c)
@@ -23,7 +24,8 @@ func TestSuspicionTimeoutExamples(t *testing.T) {
 	// memberlist defaults: α = 4, β = 6, K = 2: Min = 8 s, Max = 48 s.
 	minT = suspicionMin(4, 100, time.Second)
 	assert.Equal(t, 8*time.Second, minT)
-	// C = 1: 48 − 40·log 2/log 3 = 22.76281 s, floored (ALGORITHMS.md: 22.763).
+	// C = 1: 48 − 40·log 2/log 3 = 22.76281 s, floored (docs/algorithms.md:
+	// 22.763).
 	want = []time.Duration{48 * time.Second, 22762 * time.Millisecond, 8 * time.Second}
 	for c, w := range want {
 		assert.Equal(t, w, suspicionTimeout(minT, 6*minT, 2, c), "C = %d", c)
@@ -37,7 +39,8 @@ func TestSuspicionTimeoutExamples(t *testing.T) {
 }
 
 func TestRetransmitLimit(t *testing.T) {
-	assert.Equal(t, 12, retransmitLimit(4, 100)) // 4·ceil(log10 101), §10.2
+	// 4·ceil(log10 101), docs/algorithms.md, “SWIM dissemination”.
+	assert.Equal(t, 12, retransmitLimit(4, 100))
 	assert.Equal(t, 4, retransmitLimit(4, 1))
 	assert.Equal(t, 8, retransmitLimit(4, 99))
 	assert.Equal(t, 9, retransmitLimit(3, 128)) // SWIM's 3·ceil(log(N+1))

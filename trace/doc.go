@@ -1,10 +1,11 @@
 // Package trace reads, writes, summarises and synthesises heartbeat traces.
 //
 // A trace is a sequence of Records, one per heartbeat: who sent it, its
-// sequence number, when it was sent (on the sender's clock) and when it
-// arrived (on the monitor's clock). Times are time.Duration offsets on each
-// clock, kept as exact int64 nanoseconds: raw LIP6 timestamps (about 4.8e16
-// ns) exceed 2^53 and are never converted through float64 (ALGORITHMS.md §0).
+// sequence number, when it was sent (on the sender's clock) and when it arrived
+// (on the monitor's clock). Times are time.Duration offsets on each clock, kept
+// as exact int64 nanoseconds: raw LIP6 timestamps (about 4.8e16 ns) exceed 2^53
+// and are never converted through float64 (docs/algorithms.md, “Conventions and
+// the common trace”).
 //
 // # Formats
 //

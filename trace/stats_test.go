@@ -13,7 +13,8 @@ import (
 
 const ms = time.Millisecond
 
-// The common example trace of ALGORITHMS.md §0.
+// The common example trace of docs/algorithms.md, “Conventions and the common
+// trace”.
 func exampleTrace() []Record {
 	arr := []time.Duration{120, 225, 318, 440, 522, 630}
 	var recs []Record
@@ -31,7 +32,8 @@ func TestStatsExampleTrace(t *testing.T) {
 	ia := s.InterArrival
 	assert.Equal(t, 5, ia.N)
 	assert.Equal(t, 102*ms, ia.Mean)
-	// sample s.d. 15.215124 ms (ALGORITHMS.md §0)
+	// sample s.d. 15.215124 ms (docs/algorithms.md, “Conventions and the common
+	// trace”)
 	assert.Equal(t, time.Duration(15215124), ia.SD)
 	assert.Equal(t, 82*ms, ia.Min)
 	assert.Equal(t, 105*ms, ia.P50) // sorted 82 93 105 108 122: CDF(105) = 0.6

@@ -2,11 +2,11 @@
 
 package main
 
-// The [Field-vi] experiment (ALGORITHMS.md §8) rerun on loopback with
-// fdbeat's user-space impairments: run it with scripts/field-vi-loopback.sh
-// (about 4.5 minutes). It writes the recorded traces to traces/loopback-*.fdk.gz
-// and prints false suspicions per minute and crash detection time per
-// detector and scenario, beside the published figures.
+// The [Field-vi] experiment (docs/algorithms.md, “Published field
+// measurements”) rerun on loopback with fdbeat's user-space impairments: run it
+// with scripts/field-vi-loopback.sh (about 4.5 minutes). It writes the recorded
+// traces to traces/loopback-*.fdk.gz and prints false suspicions per minute and
+// crash detection time per detector and scenario, beside the published figures.
 
 import (
 	"fmt"
@@ -28,8 +28,9 @@ type scenario struct {
 	name  string
 	send  sendConfig
 	notes string
-	// published figures of §8 per detector: false suspicions per minute and
-	// detection time ("" when the source gives none).
+	// published figures of docs/algorithms.md, “Published field measurements”
+	// per detector: false suspicions per minute and detection time ("" when the
+	// source gives none).
 	pubFS, pubTD map[string]string
 }
 

@@ -13,13 +13,13 @@
 // crash.
 //
 // "fdbeat recv" listens, feeds every heartbeat to the [Field-vi] detectors
-// (ALGORITHMS.md §8: fixed timeouts 300 ms, 1 s, 3 s and normal-model φ with
-// thresholds 8 and 12, window 100), logs each trusted/suspected transition,
-// shows a table of each detector's level and status per sender (redrawn in
-// place on a terminal, periodic lines otherwise) and records every heartbeat
-// to an fdkit-format trace (--out, compressed by the .gz or .xz suffix) that
-// "fdreplay" can analyse. Its transitions are the mistakes replay finds on
-// that trace.
+// (docs/algorithms.md, “Published field measurements”: fixed timeouts 300 ms, 1
+// s, 3 s and normal-model φ with thresholds 8 and 12, window 100), logs each
+// trusted/suspected transition, shows a table of each detector's level and
+// status per sender (redrawn in place on a terminal, periodic lines otherwise)
+// and records every heartbeat to an fdkit-format trace (--out, compressed by
+// the .gz or .xz suffix) that "fdreplay" can analyse. Its transitions are the
+// mistakes replay finds on that trace.
 //
 // Both stop cleanly on SIGINT or SIGTERM; recv flushes the trace. A second
 // signal ends the process at once.

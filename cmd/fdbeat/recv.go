@@ -52,8 +52,9 @@ type detSpec struct {
 	Factory monitor.Factory
 }
 
-// fieldDetectors returns the [Field-vi] detectors (ALGORITHMS.md §8): fixed
-// timeouts and normal-model φ with the given thresholds and window.
+// fieldDetectors returns the [Field-vi] detectors (docs/algorithms.md,
+// “Published field measurements”): fixed timeouts and normal-model φ with the
+// given thresholds and window.
 func fieldDetectors(timeouts []time.Duration, phis []float64, window int, minStd, interval time.Duration) ([]detSpec, error) {
 	var ds []detSpec
 	for _, t := range timeouts {

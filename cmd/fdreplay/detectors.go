@@ -129,8 +129,9 @@ type span struct {
 	log    bool
 }
 
-// defaultSpans are the sweep ranges, in the family's unit (ms for
-// durations), for a trace with nominal interval Δ (ALGORITHMS.md §9.4).
+// defaultSpans are the sweep ranges, in the family's unit (ms for durations),
+// for a trace with nominal interval Δ (docs/algorithms.md, “Sweeping a
+// parameter in one pass”).
 func defaultSpans(interval time.Duration) map[string]span {
 	d := ms(interval)
 	return map[string]span{

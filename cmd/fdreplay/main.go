@@ -2,7 +2,7 @@
 // detectors and reports their quality of service: detection time TD,
 // mistake rate MR (per second), query accuracy probability QAP, mistake
 // duration E[TM] and recurrence time E[TMR] (Chen, Toueg and Aguilera,
-// IEEE TC 51(5), 2002; ALGORITHMS.md §9).
+// IEEE TC 51(5), 2002; docs/algorithms.md, “QoS metrics”).
 //
 // Usage:
 //

@@ -23,11 +23,12 @@ import (
 )
 
 // These tests run fdswim agents as separate processes on loopback and read
-// their views over HTTP (/members). Timing: 100 ms protocol periods, so with
-// n = 6 the suspicion timeout is between α·max(1, log10 6)·100 ms = 0.4 s and
-// β times that, 2.4 s (ALGORITHMS.md §10.2 with memberlist's defaults α = 4,
-// β = 6), after a detection that takes e/(e−1) ≈ 1.6 periods on average.
-// They run with -short too, so CI runs them: about 10 s in all.
+// their views over HTTP (/members). Timing: 100 ms protocol periods, so with n
+// = 6 the suspicion timeout is between α·max(1, log10 6)·100 ms = 0.4 s and β
+// times that, 2.4 s (docs/algorithms.md, “Lifeguard suspicion timeout” with
+// memberlist's defaults α = 4, β = 6), after a detection that takes e/(e−1) ≈
+// 1.6 periods on average. They run with -short too, so CI runs them: about 10 s
+// in all.
 
 const (
 	period      = "100ms"

@@ -29,13 +29,14 @@
 //     restart) WarmingUp, once false, stays false: samples only accumulate
 //     (doc of Detector.WarmingUp).
 //   - Options.TauNonDecreasing (opt-in): τ never moves backwards when a
-//     heartbeat arrives no earlier than every heartbeat before it. This is
-//     NOT a property of adaptive detectors and is not checked by default:
-//     Jacobson's TO shrinks as RTTVAR decays (τ = T_last + TO), Chen's EA
-//     drops by (o_old − o_new)/n when a late heartbeat's offset leaves the
-//     window (ALGORITHMS.md §3), Bertier's margin shrinks with var, and φ's
-//     t*(Θ) shrinks with σ; each can put the new τ before the old one. It
-//     holds for the fixed timeout (τ = T_last + T, ALGORITHMS.md §1).
+//     heartbeat arrives no earlier than every heartbeat before it. This is NOT
+//     a property of adaptive detectors and is not checked by default:
+//     Jacobson's TO shrinks as RTTVAR decays (τ = T_last + TO), Chen's EA drops
+//     by (o_old − o_new)/n when a late heartbeat's offset leaves the window
+//     (docs/algorithms.md, “Chen's NFD-E”), Bertier's margin shrinks with var,
+//     and φ's t*(Θ) shrinks with σ; each can put the new τ before the old one.
+//     It holds for the fixed timeout (τ = T_last + T, docs/algorithms.md,
+//     “Fixed timeout”).
 //
 // For a detector.Accrual also (Défago et al., DSN 2005; doc of
 // detector.Accrual):
@@ -53,11 +54,11 @@
 //     a heartbeat it fed, then uses it for the bisection above (skipped when
 //     τ saturates at math.MaxInt64, where the sum is clamped).
 //
-// For a detector.Linear (doc of detector.Linear, ALGORITHMS.md §9.4): when
-// LinearForm's ok is true, Offset + Scale·p reproduces τ within 2 ns (plus
-// a few float64 ulps of the terms, which matter only for instants beyond
-// about 2^53 ns), p being Options.LinearParam; on a clean stream
-// LinearForm must be ok at least once, so that the check does run.
+// For a detector.Linear (doc of detector.Linear, docs/algorithms.md, “Sweeping
+// a parameter in one pass”): when LinearForm's ok is true, Offset + Scale·p
+// reproduces τ within 2 ns (plus a few float64 ulps of the terms, which matter
+// only for instants beyond about 2^53 ns), p being Options.LinearParam; on a
+// clean stream LinearForm must be ok at least once, so that the check does run.
 package detectortest
 
 import (

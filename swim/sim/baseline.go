@@ -5,11 +5,12 @@ import (
 	"math/rand/v2"
 )
 
-// The heartbeating baselines run in synchronous rounds (the unit in which
-// they are usually described, [Field-vi] in ALGORITHMS.md §8): in round r
-// every live member sends what it knows at the end of round r−1, packets
-// are lost independently with probability Loss, and receivers merge them at
-// the end of round r. A round plays the part of SWIM's protocol period.
+// The heartbeating baselines run in synchronous rounds (the unit in which they
+// are usually described, [Field-vi] in docs/algorithms.md, “Published field
+// measurements”): in round r every live member sends what it knows at the end
+// of round r−1, packets are lost independently with probability Loss, and
+// receivers merge them at the end of round r. A round plays the part of SWIM's
+// protocol period.
 
 // BaselineConfig configures a heartbeating baseline.
 type BaselineConfig struct {

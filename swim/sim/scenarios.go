@@ -542,7 +542,7 @@ func runBaselines(o Options) ([]Table, error) {
 	if o.Quick {
 		trials = 5
 	}
-	t := Table{Title: "[Field-vi] gossip part (ALGORITHMS.md §8): N = 100, no loss",
+	t := Table{Title: "[Field-vi] gossip part (docs/algorithms.md, “Published field measurements”): N = 100, no loss",
 		Header: []string{"protocol", "msgs/round", "fact reaches all 100 (rounds)", "reaches all 10,000 (rounds)", "false suspicions T_fail=3 (node-rounds, pair-rounds)", "T_fail=10", "all agree on a crash (rounds, T_fail=10)"}}
 	a, err := AllToAll(BaselineConfig{N: 100, Rounds: 50, Seed: o.Seed})
 	if err != nil {

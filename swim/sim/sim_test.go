@@ -13,7 +13,7 @@ import (
 )
 
 // eSWIM is the SWIM paper's expected first-detection time in periods,
-// 1/(1 − e^−1) (ALGORITHMS.md §10.1).
+// 1/(1 − e^−1) (docs/algorithms.md, “SWIM probes and ping-req”).
 var eSWIM = 1 / (1 - math.Exp(-1))
 
 func TestConfigErrors(t *testing.T) {
@@ -262,10 +262,11 @@ func TestPerLinkDelayAndLoss(t *testing.T) {
 	assert.Equal(t, 100*time.Millisecond, to, "fast link: clamped to MinProbeTimeout")
 }
 
-// [Field-vi] gossip figures (ALGORITHMS.md §8): 100 nodes, all-to-all 9,900
-// messages per round, gossip fanout 2 about 200 (the source says 194), a
-// new fact reaches all 100 in ≈ 7.4 rounds and all 10,000 in ≈ 14; T_fail of
-// 3 rounds gives many false suspicions, 10 none.
+// [Field-vi] gossip figures (docs/algorithms.md, “Published field
+// measurements”): 100 nodes, all-to-all 9,900 messages per round, gossip fanout
+// 2 about 200 (the source says 194), a new fact reaches all 100 in ≈ 7.4 rounds
+// and all 10,000 in ≈ 14; T_fail of 3 rounds gives many false suspicions, 10
+// none.
 func TestFieldViBaselines(t *testing.T) {
 	a, err := AllToAll(BaselineConfig{N: 100, Rounds: 20, Seed: 1})
 	require.NoError(t, err)
