@@ -18,6 +18,7 @@ var csvHeader = []string{
 	"mean_tm_ms", "mean_tmr_ms", "mean_tg_ms",
 	"td_mean_ms", "td_p50_ms", "td_p99_ms", "td_max_ms",
 	"td_basis", "delay_offset_ms",
+	"mr_ci_lo", "mr_ci_hi", "qap_ci_lo", "qap_ci_hi", "td_mean_ci_lo_ms", "td_mean_ci_hi_ms",
 }
 
 func fms(d time.Duration) string {
@@ -31,7 +32,9 @@ func ffloat(x float64) string { return strconv.FormatFloat(x, 'g', 10, 64) }
 // warm_up, evaluated, span_s, mistakes, suspected_ms, mr_per_s, qap,
 // mean_tm_ms, mean_tmr_ms, mean_tg_ms (0 when there are no mistakes),
 // td_mean_ms, td_p50_ms, td_p99_ms, td_max_ms, td_basis (send or arrival),
-// delay_offset_ms (d̄ added to arrival-based TD).
+// delay_offset_ms (d̄ added to arrival-based TD), then the 95 % confidence
+// intervals mr_ci_lo, mr_ci_hi, qap_ci_lo, qap_ci_hi, td_mean_ci_lo_ms,
+// td_mean_ci_hi_ms (empty without Result.CI).
 func WriteCSV(w io.Writer, curves []Curve) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write(csvHeader); err != nil {
@@ -48,6 +51,12 @@ func WriteCSV(w io.Writer, curves []Curve) error {
 				fms(r.MeanTM), fms(r.MeanTMR), fms(r.MeanTG),
 				fms(r.TD.Mean), fms(r.TD.P50), fms(r.TD.P99), fms(r.TD.Max),
 				string(r.TDBasis), fms(r.DelayOffset),
+			}
+			if ci := r.CI; ci != nil {
+				row = append(row, ffloat(ci.MRPerSecond[0]), ffloat(ci.MRPerSecond[1]), ffloat(ci.QAP[0]), ffloat(ci.QAP[1]),
+					fms(ci.TDMean[0]), fms(ci.TDMean[1]))
+			} else {
+				row = append(row, "", "", "", "", "", "")
 			}
 			if err := cw.Write(row); err != nil {
 				return fmt.Errorf("qos: writing CSV: %w", err)

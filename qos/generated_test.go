@@ -77,22 +77,9 @@ func TestFixedTimeoutClosedForm(t *testing.T) {
 	require.NoError(t, err)
 	hbs := heartbeats(recs)
 
-	unit := distuv.UnitNormal
-	v := math.Sqrt2 * float64(s)
 	for _, T := range []time.Duration{ms(110), ms(150), ms(250)} {
-		var pG, eY, eY2 float64
-		for m := 1; m < 60; m++ {
-			w := (1 - pLoss) * math.Pow(pLoss, float64(m-1))
-			mu := float64(m) * float64(delta)
-			z := (float64(T) - mu) / v
-			q, f := unit.Survival(z), unit.Prob(z)
-			pG += w * q
-			eY += w * (v*f + (mu-float64(T))*q)
-			eY2 += w * (((mu-float64(T))*(mu-float64(T))+v*v)*q + (mu-float64(T))*v*f)
-		}
-		eG := float64(delta) / (1 - pLoss)
-		wantMR := pG / eG * float64(time.Second) // per second
-		wantQAP := 1 - eY/eG
+		cf := fixedClosedForm(T, delta, s, pLoss)
+		pG, eY2, wantMR, wantQAP := cf.pG, cf.eY2, cf.mr, cf.qap
 
 		res, err := ReplaySlice(newFixed(t, T), hbs, Config{})
 		require.NoError(t, err)
@@ -106,6 +93,29 @@ func TestFixedTimeoutClosedForm(t *testing.T) {
 		assert.InDelta(t, wantQAP, res.QAP, tolQAP, "QAP at T=%v", T)
 		assert.Greater(t, res.Mistakes, 100, "enough mistakes for the comparison to mean something")
 	}
+}
+
+// closedForm is the fixed-timeout QoS of TestFixedTimeoutClosedForm's
+// model: P(G > T), E[((G−T)⁺)²] (ns²), MR per second and QAP.
+type closedForm struct{ pG, eY2, mr, qap float64 }
+
+// fixedClosedForm evaluates the closed form of TestFixedTimeoutClosedForm
+// for timeout T, interval Δ, delay s.d. s and loss probability pLoss.
+func fixedClosedForm(T, delta, s time.Duration, pLoss float64) closedForm {
+	unit := distuv.UnitNormal
+	v := math.Sqrt2 * float64(s)
+	var pG, eY, eY2 float64
+	for m := 1; m < 60; m++ {
+		w := (1 - pLoss) * math.Pow(pLoss, float64(m-1))
+		mu := float64(m) * float64(delta)
+		z := (float64(T) - mu) / v
+		q, f := unit.Survival(z), unit.Prob(z)
+		pG += w * q
+		eY += w * (v*f + (mu-float64(T))*q)
+		eY2 += w * (((mu-float64(T))*(mu-float64(T))+v*v)*q + (mu-float64(T))*v*f)
+	}
+	eG := float64(delta) / (1 - pLoss)
+	return closedForm{pG: pG, eY2: eY2, mr: pG / eG * float64(time.Second), qap: 1 - eY/eG}
 }
 
 // allDetectors returns constructors for every detector, configured for

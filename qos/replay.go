@@ -74,6 +74,12 @@ type Config struct {
 	// RecordMistakes makes Replay list every mistake as an interval in
 	// Result.MistakeIntervals (memory grows with the number of mistakes).
 	RecordMistakes bool
+	// Intervals makes ReplaySlice and Sweep compute 95 % confidence
+	// intervals for MR, QAP and the mean TD (Result.CI) by a circular block
+	// bootstrap over time (see docs/algorithms.md, “Confidence intervals for
+	// TD, MR and QAP”). Replay, which does not know the stream's time span
+	// in advance, ignores it.
+	Intervals bool
 }
 
 func (c Config) validate() error {
@@ -156,6 +162,14 @@ type Result struct {
 	// MistakeIntervals lists the mistakes when Config.RecordMistakes is set;
 	// a mistake still open at the end of the stream ends at End.
 	MistakeIntervals []Interval `json:"mistake_intervals,omitempty"`
+	// CI holds 95 % confidence intervals for MR, QAP and the mean TD when
+	// Config.Intervals is set (nil otherwise).
+	CI *CI `json:"ci,omitempty"`
+
+	// cells is the per-time-cell breakdown the intervals were computed
+	// from, kept for paired comparisons (CompareTD); nil without
+	// Config.Intervals and after a JSON round trip.
+	cells *cellSeries
 }
 
 // ErrNoEvaluation is returned (wrapped) when warm-up covers the whole stream.
@@ -171,6 +185,9 @@ func ReplaySlice(det detector.Detector, hbs []detector.Heartbeat, cfg Config) (R
 		return Result{}, errors.New("qos: nil detector")
 	}
 	r := newReplayer(det, cfg, nil, len(hbs))
+	if cfg.Intervals {
+		r.withCells(hbs)
+	}
 	for _, hb := range hbs {
 		if err := r.step(hb); err != nil {
 			return Result{}, err
@@ -226,6 +243,20 @@ type replayer struct {
 	delay   []int64 // A_k − σ_k per evaluated heartbeat, ns
 	allSent bool
 	plaus   bool // every delay in [0, MaxPlausibleDelay]
+
+	// With Config.Intervals: the stream (for the span per cell), the
+	// cells, and the cell of each evaluated heartbeat.
+	hbs    []detector.Heartbeat
+	cells  *cellSeries
+	evCell []uint8
+}
+
+// withCells makes r account mistakes, suspected time and TD per time cell
+// of hbs's grid.
+func (r *replayer) withCells(hbs []detector.Heartbeat) {
+	r.hbs = hbs
+	r.cells = newCellSeries(newCellGrid(hbs))
+	r.evCell = make([]uint8, 0, len(hbs))
 }
 
 // newReplayer returns an engine; sizeHint is the expected number of
@@ -254,12 +285,20 @@ func (r *replayer) step(hb detector.Heartbeat) error {
 	// The gap (prevA, hb.Arrival]: trust until τ, suspect after it.
 	if r.pending && hb.Arrival > r.tau {
 		from := max(r.tau, r.prevA)
-		if !r.out {
+		starts := !r.out
+		if starts {
 			r.res.Mistakes++
 			r.openStart = from
 		}
 		r.res.Suspected += hb.Arrival - from
 		r.out = true
+		if r.cells != nil {
+			c := r.cells.grid.cell(r.prevA)
+			if starts {
+				r.cells.mist[c]++
+			}
+			r.cells.susp[c] += float64(hb.Arrival - from)
+		}
 	}
 	if r.lin != nil {
 		r.lin.closeSegment(hb.Arrival)
@@ -309,6 +348,9 @@ func (r *replayer) step(hb detector.Heartbeat) error {
 			// q suspects from A_k, not before it has processed k.
 			r.tdArr = append(r.tdArr, int64(max(tau-hb.Arrival, 0)))
 		}
+		if r.cells != nil {
+			r.evCell = append(r.evCell, uint8(r.cells.grid.cell(hb.Arrival)))
+		}
 		if hb.HasSent {
 			d := int64(hb.Arrival - hb.Sent)
 			r.delay = append(r.delay, d)
@@ -323,6 +365,9 @@ func (r *replayer) step(hb detector.Heartbeat) error {
 	if after && !r.out {
 		r.res.Mistakes++
 		r.openStart = hb.Arrival
+		if r.cells != nil {
+			r.cells.mist[r.cells.grid.cell(hb.Arrival)]++
+		}
 	}
 	if !after && r.out {
 		r.closeMistake(hb.Arrival)
@@ -387,8 +432,15 @@ func (r *replayer) finish() (Result, error) {
 	if len(td) > 0 {
 		res.LastTD = time.Duration(td[len(td)-1])
 	}
+	if r.cells != nil && r.lin == nil {
+		r.cells.setSpan(r.hbs, res.Start)
+		r.cells.setTD(td, r.evCell)
+	}
 	res.TD = tdStats(td)
 	res.setRates()
+	if r.cells != nil && r.lin == nil {
+		res.setCI(r.cells)
+	}
 	return res, nil
 }
 

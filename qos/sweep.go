@@ -179,7 +179,7 @@ func SweepEach(streams []Stream, fams [][]Family, opt SweepOptions) ([]Curve, er
 			curves[ci] = Curve{Stream: streams[si].Name, Family: f.Name, Param: f.Param, Unit: f.Unit, Method: PerPoint}
 			slots[ci] = make([]*Point, len(f.Values))
 			total += len(f.Values)
-			if (f.Linear != nil || f.onePass != nil) && !opt.PerPointOnly {
+			if (f.Linear != nil || f.onePass != nil) && !opt.PerPointOnly && !opt.Config.Intervals {
 				curves[ci].Method = OnePass
 				if f.onePass != nil {
 					curves[ci].Method = f.method

@@ -227,7 +227,10 @@ func runErr(args []string, stdout, stderr io.Writer) error {
 	if len(inputs) == 0 {
 		return fmt.Errorf("no stream to replay (sender filter %v matched nothing)", o.senders)
 	}
-	cfg := qos.Config{DelayOffset: o.delayOffset}
+	// Intervals: 95 % confidence intervals for MR, QAP and the mean TD (±
+	// in the tables, columns in the CSV and JSON outputs, error bars in
+	// the plots).
+	cfg := qos.Config{DelayOffset: o.delayOffset, Intervals: true}
 	switch o.clock {
 	case "sync":
 		cfg.Clock = qos.ClockSynchronized

@@ -99,14 +99,14 @@ func printTable(w io.Writer, rows []qos.Curve, descs []string) error {
 			tm = fmtMS(r.MeanTM)
 			tmr = strconv.FormatFloat(r.MeanTMR.Seconds(), 'f', 1, 64)
 		}
-		mr, qap := fmtMR(r.MRPerSecond), fmtQAP(r.QAP)
+		mr, qap := mrCell(r), qapCell(r)
 		if r.Span == 0 {
 			// One evaluated heartbeat: no time observed, so no rate and no
 			// accuracy (qos reports MR 0 and QAP 1 by convention).
 			mr, qap = "–", "–"
 		}
 		if err := t.Append([]string{c.Family, descs[i], strconv.Itoa(r.Evaluated), strconv.Itoa(r.Mistakes),
-			mr, qap, tm, tmr, fmtMS(r.TD.Mean), fmtMS(r.TD.P99), fmtMS(r.TD.Max)}); err != nil {
+			mr, qap, tm, tmr, tdCell(r), fmtMS(r.TD.P99), fmtMS(r.TD.Max)}); err != nil {
 			return err
 		}
 	}

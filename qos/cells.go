@@ -1,0 +1,103 @@
+package qos
+
+import (
+	"time"
+
+	"github.com/fdkit/fdkit/detector"
+)
+
+// maxCells is the number of time cells a stream is cut into for the
+// confidence intervals (see docs/algorithms.md, “Confidence intervals for
+// TD, MR and QAP”): enough for the block-length rule and the resampling to
+// work with, few enough that a sweep keeps a small table per point.
+const maxCells = 128
+
+// cellGrid cuts the monitor's time from the first arrival of a stream to
+// its last into n cells of equal width. Every replay of one stream uses
+// the same grid, so that the cells of two settings cover the same time and
+// can be compared pairwise.
+type cellGrid struct {
+	origin time.Duration
+	width  time.Duration
+	n      int
+}
+
+// newCellGrid returns the grid of a stream in arrival order (the zero grid,
+// n = 0, for an empty stream).
+func newCellGrid(hbs []detector.Heartbeat) cellGrid {
+	if len(hbs) == 0 {
+		return cellGrid{}
+	}
+	first, last := hbs[0].Arrival, hbs[len(hbs)-1].Arrival
+	span := uint64(last) - uint64(first) // arrival order: last ≥ first
+	w := span/maxCells + 1
+	return cellGrid{origin: first, width: time.Duration(w), n: maxCells}
+}
+
+// cell returns the index of the cell holding t, clamped to the grid.
+func (g cellGrid) cell(t time.Duration) int {
+	if g.n == 0 || t <= g.origin {
+		return 0
+	}
+	c := int((uint64(t) - uint64(g.origin)) / uint64(g.width))
+	return min(c, g.n-1)
+}
+
+// cellSeries holds, per cell of a grid, what the QoS of one setting is made
+// of: observed time, mistakes, suspected time (ns), the sum of TD_k (ns)
+// and the number of evaluated heartbeats. A mistake and its suspected time
+// belong to the cell where the gap between two arrivals that holds them
+// starts, and an evaluated heartbeat to the cell of its arrival, so the
+// cells add up to the Result's Span, Mistakes, Suspected and TD mean.
+type cellSeries struct {
+	grid  cellGrid
+	span  []float64
+	mist  []float64
+	susp  []float64
+	tdSum []float64
+	tdN   []float64
+}
+
+func newCellSeries(g cellGrid) *cellSeries {
+	buf := make([]float64, 5*g.n)
+	return &cellSeries{grid: g,
+		span: buf[:g.n:g.n], mist: buf[g.n : 2*g.n : 2*g.n], susp: buf[2*g.n : 3*g.n : 3*g.n],
+		tdSum: buf[3*g.n : 4*g.n : 4*g.n], tdN: buf[4*g.n:]}
+}
+
+// clone returns a copy sharing nothing with s.
+func (s *cellSeries) clone() *cellSeries {
+	c := newCellSeries(s.grid)
+	copy(c.span, s.span)
+	copy(c.mist, s.mist)
+	copy(c.susp, s.susp)
+	copy(c.tdSum, s.tdSum)
+	copy(c.tdN, s.tdN)
+	return c
+}
+
+// setSpan fills span with the gaps between consecutive arrivals of hbs
+// from start (the first evaluated arrival) on, each in the cell where it
+// starts; they add up to the last arrival minus start.
+func (s *cellSeries) setSpan(hbs []detector.Heartbeat, start time.Duration) {
+	clear(s.span)
+	for i := 1; i < len(hbs); i++ {
+		a := hbs[i-1].Arrival
+		if a < start {
+			continue
+		}
+		s.span[s.grid.cell(a)] += float64(hbs[i].Arrival - a)
+	}
+}
+
+// setTD fills tdSum and tdN from td, the TD_k of the evaluated heartbeats
+// in order, and cells, the cell of each.
+func (s *cellSeries) setTD(td []int64, cells []uint8) {
+	clear(s.tdSum)
+	clear(s.tdN)
+	for k, v := range td {
+		c := cells[k]
+		s.tdSum[c] += float64(v)
+		s.tdN[c]++
+	}
+}

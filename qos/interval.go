@@ -1,0 +1,355 @@
+package qos
+
+import (
+	"errors"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"time"
+
+	"gonum.org/v1/gonum/stat"
+)
+
+// CI holds 95 % confidence intervals for the QoS of one setting, from a
+// circular block bootstrap over time cells (Künsch, Ann. Statist. 17(3),
+// 1989; Politis and Romano 1992) with the block length of Politis and
+// White (Econometric Rev. 23(1), 2004; corrected by Patton, Politis and
+// White, Econometric Rev. 28(4), 2009); see docs/algorithms.md,
+// “Confidence intervals for TD, MR and QAP”. Each pair is [low, high].
+//
+// Assumptions: the stream is stationary and weakly dependent over time
+// (dependence dies out within a few blocks), and a cell (1/128 of the
+// stream) is short next to the stream. A setting without mistakes gets
+// MR ∈ [0, 3/T_obs] (the “rule of three”, a one-sided 95 % bound for a
+// Poisson count of 0) and QAP ∈ [1, 1].
+type CI struct {
+	// Level is the coverage the intervals aim at (0.95).
+	Level float64 `json:"level"`
+	// MRPerSecond, QAP and TDMean bound Result.MRPerSecond, Result.QAP
+	// and Result.TD.Mean.
+	MRPerSecond [2]float64       `json:"mr_per_second"`
+	QAP         [2]float64       `json:"qap"`
+	TDMean      [2]time.Duration `json:"td_mean_ns"`
+	// Cells is the number of time cells resampled, CellWidth their width
+	// and Block the block length in cells chosen from the data.
+	Cells     int           `json:"cells"`
+	CellWidth time.Duration `json:"cell_ns"`
+	Block     int           `json:"block_cells"`
+}
+
+const (
+	ciLevel = 0.95
+	// bootstrapReps resamples per interval: the 2.5 % and 97.5 % points
+	// are then the 25th and 975th of 999 ordered values.
+	bootstrapReps = 999
+	// minCells is the least number of cells with observed time for an
+	// interval: fewer leave nothing to resample.
+	minCells = 8
+)
+
+// active returns the range [lo, hi) of cells from the first to the last
+// one with observed time or an evaluated heartbeat.
+func (s *cellSeries) active() (lo, hi int) {
+	lo, hi = -1, -1
+	for c := range s.span {
+		if s.span[c] > 0 || s.tdN[c] > 0 {
+			if lo < 0 {
+				lo = c
+			}
+			hi = c + 1
+		}
+	}
+	if lo < 0 {
+		return 0, 0
+	}
+	return lo, hi
+}
+
+// qosSums are the totals a resample adds up.
+type qosSums struct{ span, mist, susp, tdSum, tdN float64 }
+
+// sums returns the totals of s over cells [lo, hi).
+func (s *cellSeries) sums(lo, hi int) qosSums {
+	var q qosSums
+	for c := lo; c < hi; c++ {
+		q.span += s.span[c]
+		q.mist += s.mist[c]
+		q.susp += s.susp[c]
+		q.tdSum += s.tdSum[c]
+		q.tdN += s.tdN[c]
+	}
+	return q
+}
+
+// linearized returns the series whose sums drive the three ratios' errors
+// (their influence functions: x_c − R·y_c for R = Σx/Σy), for the block
+// length rule.
+func (s *cellSeries) linearized(lo, hi int, tot qosSums) [3][]float64 {
+	var z [3][]float64
+	for i := range z {
+		z[i] = make([]float64, hi-lo)
+	}
+	for c := lo; c < hi; c++ {
+		z[0][c-lo] = s.mist[c] - tot.mist/tot.span*s.span[c]
+		z[1][c-lo] = s.susp[c] - tot.susp/tot.span*s.span[c]
+		if tot.tdN > 0 {
+			z[2][c-lo] = s.tdSum[c] - tot.tdSum/tot.tdN*s.tdN[c]
+		}
+	}
+	return z
+}
+
+// setCI sets res.CI (and keeps cells for paired comparisons) from the
+// cells of res; it leaves CI nil when fewer than minCells cells have
+// observed time.
+func (res *Result) setCI(cells *cellSeries) {
+	res.cells = cells
+	res.CI = nil
+	lo, hi := cells.active()
+	if hi-lo < minCells || res.Span <= 0 {
+		return
+	}
+	tot := cells.sums(lo, hi)
+	if tot.span <= 0 {
+		return
+	}
+	b := 1
+	for _, z := range cells.linearized(lo, hi, tot) {
+		b = max(b, blockLength(z))
+	}
+	reps := bootstrap(hi-lo, b, cells, nil, lo)
+	ci := &CI{Level: ciLevel, Cells: hi - lo, CellWidth: cells.grid.width, Block: b}
+	ci.MRPerSecond = percentiles(reps[0])
+	ci.QAP = percentiles(reps[1])
+	td := percentiles(reps[2])
+	ci.TDMean = [2]time.Duration{time.Duration(math.Round(td[0])), time.Duration(math.Round(td[1]))}
+	if res.Mistakes == 0 {
+		ci.MRPerSecond = [2]float64{0, 3 / res.Span.Seconds()}
+	}
+	if res.Evaluated == 0 {
+		ci.TDMean = [2]time.Duration{}
+	}
+	res.CI = ci
+}
+
+// percentiles returns the 2.5 % and 97.5 % empirical quantiles of xs
+// (NaN values, from resamples without time, are dropped), which it sorts.
+func percentiles(xs []float64) [2]float64 {
+	xs = slices.DeleteFunc(xs, math.IsNaN)
+	if len(xs) == 0 {
+		return [2]float64{}
+	}
+	slices.Sort(xs)
+	a := (1 - ciLevel) / 2
+	return [2]float64{stat.Quantile(a, stat.Empirical, xs, nil), stat.Quantile(1-a, stat.Empirical, xs, nil)}
+}
+
+// bootstrap draws bootstrapReps circular block resamples of the n cells
+// [lo, lo+n) of a (and, when b2 is not nil, the same cells of b2, for a
+// paired difference) with blocks of blk cells, and returns per resample
+// MR, QAP and mean TD (of a, or of a minus b2). The generator has a fixed
+// seed: the same cells give the same interval on every run.
+func bootstrap(n, blk int, a, b2 *cellSeries, lo int) [3][]float64 {
+	pa := prefixes(a, lo, n, blk)
+	var pb [5][]float64
+	if b2 != nil {
+		pb = prefixes(b2, lo, n, blk)
+	}
+	rng := rand.New(rand.NewPCG(0x5eed_f00d, 0x9e3779b97f4a7c15))
+	var out [3][]float64
+	for i := range out {
+		out[i] = make([]float64, bootstrapReps)
+	}
+	blocks := (n + blk - 1) / blk
+	for r := range bootstrapReps {
+		var qa, qb qosSums
+		for k := range blocks {
+			l := blk
+			if k == blocks-1 {
+				l = n - k*blk
+			}
+			s := rng.IntN(n)
+			qa = qa.add(pa, s, s+l)
+			if b2 != nil {
+				qb = qb.add(pb, s, s+l)
+			}
+		}
+		out[0][r], out[1][r], out[2][r] = ratio(qa.mist, qa.span)*1e9, 1-ratio(qa.susp, qa.span), ratio(qa.tdSum, qa.tdN)
+		if b2 != nil {
+			out[0][r] -= ratio(qb.mist, qb.span) * 1e9
+			out[1][r] -= 1 - ratio(qb.susp, qb.span)
+			out[2][r] -= ratio(qb.tdSum, qb.tdN)
+		}
+	}
+	return out
+}
+
+// ratio is x/y, NaN when y is not positive.
+func ratio(x, y float64) float64 {
+	if !(y > 0) {
+		return math.NaN()
+	}
+	return x / y
+}
+
+// prefixes returns, for the cells [lo, lo+n) of s extended circularly by
+// blk cells, the prefix sums of span, mist, susp, tdSum and tdN: the sum
+// over cells [i, j) of the extended series is p[j] − p[i].
+func prefixes(s *cellSeries, lo, n, blk int) [5][]float64 {
+	var p [5][]float64
+	src := [5][]float64{s.span, s.mist, s.susp, s.tdSum, s.tdN}
+	for f := range p {
+		p[f] = make([]float64, n+blk+1)
+		for i := range n + blk {
+			p[f][i+1] = p[f][i] + src[f][lo+i%n]
+		}
+	}
+	return p
+}
+
+func (q qosSums) add(p [5][]float64, i, j int) qosSums {
+	q.span += p[0][j] - p[0][i]
+	q.mist += p[1][j] - p[1][i]
+	q.susp += p[2][j] - p[2][i]
+	q.tdSum += p[3][j] - p[3][i]
+	q.tdN += p[4][j] - p[4][i]
+	return q
+}
+
+// blockLength returns the block length (in cells, at least 1) for the
+// circular block bootstrap of the mean of z, by the rule of Politis and
+// White (2004) with the correction of Patton, Politis and White (2009):
+//
+//	b = (2·Ĝ²/D̂)^(1/3) · N^(1/3),  D̂ = (4/3)·ĝ²,
+//	ĝ = Σ_{|k|≤M} λ(k/M)·R̂(k),  Ĝ = Σ_{|k|≤M} λ(k/M)·|k|·R̂(k),
+//
+// with R̂ the sample autocovariances, λ the flat-top (trapezoid) kernel,
+// and M = 2·m̂, m̂ the smallest lag after which K_N = max(5, √log₁₀N)
+// sample autocorrelations in a row lie within ±2·√(log₁₀N/N). b is at most
+// min(3√N, N/3).
+func blockLength(z []float64) int {
+	n := len(z)
+	if n < 4 {
+		return 1
+	}
+	mean := stat.Mean(z, nil)
+	kn := max(5, int(math.Ceil(math.Sqrt(math.Log10(float64(n))))))
+	mmax := int(math.Ceil(math.Sqrt(float64(n)))) + kn
+	lags := min(mmax+kn, n-1)
+	r := make([]float64, lags+1)
+	for k := range r {
+		var s float64
+		for i := 0; i+k < n; i++ {
+			s += (z[i] - mean) * (z[i+k] - mean)
+		}
+		r[k] = s / float64(n)
+	}
+	if !(r[0] > 0) {
+		return 1
+	}
+	thr := 2 * math.Sqrt(math.Log10(float64(n))/float64(n))
+	mhat := mmax
+	for m := 0; m <= mmax; m++ {
+		ok := true
+		for k := 1; k <= kn && m+k <= lags; k++ {
+			if math.Abs(r[m+k]/r[0]) >= thr {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			mhat = m
+			break
+		}
+	}
+	bigM := min(2*mhat, lags)
+	g, gg := r[0], 0.0
+	for k := 1; k <= bigM; k++ {
+		lam := flatTop(float64(k) / float64(bigM))
+		g += 2 * lam * r[k]
+		gg += 2 * lam * float64(k) * r[k]
+	}
+	d := 4.0 / 3.0 * g * g
+	bmax := math.Ceil(min(3*math.Sqrt(float64(n)), float64(n)/3))
+	if !(d > 0) || gg == 0 {
+		return 1
+	}
+	b := math.Cbrt(2*gg*gg/d) * math.Cbrt(float64(n))
+	return int(math.Round(min(max(b, 1), bmax)))
+}
+
+// flatTop is the trapezoid kernel of Politis and Romano (1995): 1 on
+// [0, 1/2], falling linearly to 0 at 1.
+func flatTop(t float64) float64 {
+	t = math.Abs(t)
+	switch {
+	case t <= 0.5:
+		return 1
+	case t <= 1:
+		return 2 * (1 - t)
+	}
+	return 0
+}
+
+// Difference is a paired comparison of two settings on the same stream:
+// the differences a − b of their mean TD, MR and QAP with 95 % bootstrap
+// intervals (the same resampled time cells for both; see CI).
+type Difference struct {
+	TDMean      time.Duration    `json:"td_mean_ns"`
+	TDMeanCI    [2]time.Duration `json:"td_mean_ci_ns"`
+	MRPerSecond float64          `json:"mr_per_second"`
+	MRCI        [2]float64       `json:"mr_ci"`
+	QAP         float64          `json:"qap"`
+	QAPCI       [2]float64       `json:"qap_ci"`
+}
+
+// TDSignificant reports whether the interval of the TD difference
+// excludes 0.
+func (d Difference) TDSignificant() bool { return d.TDMeanCI[0] > 0 || d.TDMeanCI[1] < 0 }
+
+// ErrNoCells is returned by Compare for results without the per-cell
+// breakdown (replayed without Config.Intervals, read back from JSON, or
+// from different streams).
+var ErrNoCells = errors.New("qos: no per-time-cell data to compare (replay with Config.Intervals, on the same stream)")
+
+// Compare returns the paired difference a − b of two results replayed with
+// Config.Intervals on the same stream.
+func Compare(a, b Result) (Difference, error) {
+	ca, cb := a.cells, b.cells
+	if ca == nil || cb == nil || ca.grid != cb.grid {
+		return Difference{}, ErrNoCells
+	}
+	la, ha := ca.active()
+	lb, hb := cb.active()
+	lo, hi := min(la, lb), max(ha, hb)
+	if ha == 0 {
+		lo = lb
+	}
+	if hb == 0 {
+		lo = la
+	}
+	if hi-lo < minCells {
+		return Difference{}, ErrNoCells
+	}
+	ta, tb := ca.sums(lo, hi), cb.sums(lo, hi)
+	za, zb := ca.linearized(lo, hi, ta), cb.linearized(lo, hi, tb)
+	blk := 1
+	for i := range za {
+		d := make([]float64, len(za[i]))
+		for c := range d {
+			d[c] = za[i][c] - zb[i][c]
+		}
+		blk = max(blk, blockLength(d))
+	}
+	reps := bootstrap(hi-lo, blk, ca, cb, lo)
+	d := Difference{
+		TDMean:      a.TD.Mean - b.TD.Mean,
+		MRPerSecond: a.MRPerSecond - b.MRPerSecond,
+		QAP:         a.QAP - b.QAP,
+		MRCI:        percentiles(reps[0]),
+		QAPCI:       percentiles(reps[1]),
+	}
+	td := percentiles(reps[2])
+	d.TDMeanCI = [2]time.Duration{time.Duration(math.Round(td[0])), time.Duration(math.Round(td[1]))}
+	return d, nil
+}
