@@ -48,6 +48,7 @@ type Reader struct {
 
 	skipped     int
 	skippedErrs []*ParseError
+	unterm      bool // the last line read had no line ending
 
 	// FormatCSV
 	csv     *csv.Reader
@@ -247,6 +248,13 @@ func (r *Reader) Header() Header { return r.header }
 // Line returns the number of the last line read (1-based).
 func (r *Reader) Line() int { return r.line }
 
+// Unterminated reports whether the record last returned by Next came from
+// the input's last line and that line has no line ending. A recorder killed
+// mid-write leaves such a line, possibly cut inside a number that still
+// parses; a complete file ends with a newline. Checker treats the record as
+// truncated (FindingTruncated).
+func (r *Reader) Unterminated() bool { return r.unterm }
+
 // Skipped returns how many malformed lines a lenient Reader skipped so far.
 func (r *Reader) Skipped() int { return r.skipped }
 
@@ -279,12 +287,14 @@ func (r *Reader) streamError(err error) error {
 // slice is valid until the next call.
 func (r *Reader) readLine() ([]byte, error) {
 	line, err := r.br.ReadSlice('\n')
+	r.unterm = false
 	switch {
 	case err == nil:
 	case err == io.EOF:
 		if len(line) == 0 {
 			return nil, io.EOF
 		}
+		r.unterm = true
 	case errors.Is(err, bufio.ErrBufferFull):
 		r.line++
 		pe := &ParseError{File: r.name, Line: r.line, Want: fmt.Sprintf("a line shorter than %d bytes", bufSize), Got: quoteGot(line)}
@@ -618,6 +628,9 @@ var errCSVRecordTooLong = errors.New("CSV record too long")
 type limitReader struct {
 	r      io.Reader
 	n, max int
+	total  int64 // bytes read in all
+	last   byte  // the last byte read
+	eof    bool  // r returned io.EOF
 }
 
 func (l *limitReader) Read(p []byte) (int, error) {
@@ -629,6 +642,13 @@ func (l *limitReader) Read(p []byte) (int, error) {
 	}
 	k, err := l.r.Read(p)
 	l.n += k
+	l.total += int64(k)
+	if k > 0 {
+		l.last = p[k-1]
+	}
+	if err == io.EOF {
+		l.eof = true
+	}
 	return k, err
 }
 
@@ -658,6 +678,9 @@ func (r *Reader) nextCSV() (Record, error) {
 		return Record{}, r.csvError(err)
 	}
 	r.line, _ = r.csv.FieldPos(0)
+	// The row ends the input without a line ending when the CSV reader
+	// has consumed everything the input held and the last byte is not one.
+	r.unterm = r.csvLimit.eof && r.csv.InputOffset() == r.csvLimit.total && r.csvLimit.last != '\n'
 	rec := Record{Sender: r.opt.Sender}
 	for i, col := range r.csvCols {
 		if col < 0 {

@@ -1,0 +1,456 @@
+package trace
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"time"
+)
+
+// FindingKind says what is wrong with a record (see Finding).
+type FindingKind int
+
+const (
+	// FindingArrival: the arrival time stands far outside what the
+	// sender's neighbouring records predict.
+	FindingArrival FindingKind = iota + 1
+	// FindingSent: the send time stands far outside what the neighbouring
+	// records predict.
+	FindingSent
+	// FindingDelay: the apparent one-way delay A − σ is far from the
+	// neighbours' (this includes an arrival before the send beyond the
+	// stream's clock offset).
+	FindingDelay
+	// FindingSeq: the sequence number stands far outside the neighbours'
+	// (and the records after it do not continue from it, so it is not a
+	// restart).
+	FindingSeq
+	// FindingTruncated: the record comes from the file's last line, which
+	// has no line ending: a recorder killed mid-write leaves such a line,
+	// cut anywhere, possibly inside a number that still parses.
+	FindingTruncated
+	// FindingRestart: the sequence numbers start again far below the
+	// previous ones and the following records continue from there: a new
+	// incarnation of the sender. The record is kept; it starts a new epoch.
+	FindingRestart
+)
+
+// String returns a short name: "arrival", "sent", "delay", "seq",
+// "truncated" or "restart".
+func (k FindingKind) String() string {
+	switch k {
+	case FindingArrival:
+		return "arrival"
+	case FindingSent:
+		return "sent"
+	case FindingDelay:
+		return "delay"
+	case FindingSeq:
+		return "seq"
+	case FindingTruncated:
+		return "truncated"
+	case FindingRestart:
+		return "restart"
+	}
+	return fmt.Sprintf("FindingKind(%d)", int(k))
+}
+
+// Finding is one record that cannot be right, or a sequence restart.
+type Finding struct {
+	File   string
+	Line   int // 1-based line of the record
+	Sender string
+	Kind   FindingKind
+	// Detail says what was found and what was expected, in words.
+	Detail string
+	// Excluded is true when the record is left out of the stream (every
+	// kind but FindingRestart).
+	Excluded bool
+}
+
+// String formats the finding as "file:line: sender S: detail".
+func (f Finding) String() string {
+	return fmt.Sprintf("%s:%d: sender %q: %s", f.File, f.Line, f.Sender, f.Detail)
+}
+
+// Error makes a Finding usable as an error (for strict checking).
+func (f *Finding) Error() string { return f.String() }
+
+// Defaults of SanityOptions.
+const (
+	DefaultSanityNeighbours = 8
+	DefaultSanityFactor     = 100
+	DefaultSanityFloor      = 2 * time.Second
+	DefaultSanitySeqSpan    = 32
+)
+
+// SanityOptions tunes a Checker. Zero fields take the defaults above.
+type SanityOptions struct {
+	// File names the input in findings.
+	File string
+	// Neighbours is k: a record is judged against the k records of its
+	// sender before it (those kept) and the k after it, in file order.
+	Neighbours int
+	// Factor is K: a time field is an outlier when it is more than
+	// max(K·m, Floor) away from the median prediction of the neighbours,
+	// where m is the median step of that field per sequence number (per
+	// record without sequence numbers) in the window: the median
+	// inter-arrival time for arrivals.
+	Factor float64
+	// Floor is the smallest time deviation ever called an outlier.
+	Floor time.Duration
+	// SeqSpan is R: a sequence number more than R away from the
+	// neighbours' prediction is an outlier, and a drop by more than R that
+	// the following records continue is a restart.
+	SeqSpan uint64
+}
+
+// Checked is a record with the Checker's verdict.
+type Checked struct {
+	Record Record
+	Line   int
+	// Epoch is the sender's incarnation within the file: 1, then one more
+	// at each FindingRestart.
+	Epoch int
+	// Finding is nil when the record looks right. When Finding.Excluded
+	// the record must be left out.
+	Finding *Finding
+}
+
+// Checker finds the records of a trace that cannot be right, per sender,
+// in one streaming pass with memory bounded by 2k+1 records per sender.
+//
+// The rule is a Hampel filter (Hampel 1974; Pearson, "Outliers in process
+// modeling and identification", IEEE TCST 10(1), 2002) on each field
+// against its trend: for the record i and each neighbour j of the same
+// sender (k kept records before it, k records after it, in file order),
+// neighbour j predicts the field at i as t_j + (x_i − x_j)·m, where x is the
+// sequence number (the record index without sequence numbers) and m is the
+// median step of the field per unit of x over the window (Δ, or the median
+// inter-arrival time). The record is an outlier when the median of these
+// predictions and of t_i itself is farther than max(K·m, Floor) from t_i.
+// Including t_i makes a run of up to k shifted records outliers while a
+// lasting shift (more than k records: a clock step, a loss burst) is a step
+// of the trend, not an outlier. The one-way delay A − σ is checked the same
+// way with no trend, and the sequence number against the record index with
+// threshold R. See docs/algorithms.md, “Input sanity”.
+//
+// Records are given in file order with Add; verdicts come out through the
+// emit function, per sender in file order, k records late (Flush emits the
+// rest). It is not safe for concurrent use.
+type Checker struct {
+	opt     SanityOptions
+	emit    func(Checked)
+	senders map[string]*senderCheck
+	order   []*senderCheck
+	scratch []float64
+	iscr    []int64
+	nbr     []*pending
+	win     []*pending
+}
+
+type pending struct {
+	c            Checked
+	unterminated bool
+	idx          int64 // index of the record within its sender
+}
+
+type senderCheck struct {
+	name   string
+	before []pending // last ≤ k kept records of the current epoch
+	after  []pending // after[0] is judged once k records follow it
+	n      int64
+	epoch  int
+	stepA  float64 // median arrival step per x (ns)
+	stepS  float64 // median send step per x (ns)
+	since  int
+}
+
+// NewChecker returns a Checker that passes each record with its verdict to
+// emit.
+func NewChecker(opt SanityOptions, emit func(Checked)) *Checker {
+	if opt.Neighbours <= 0 {
+		opt.Neighbours = DefaultSanityNeighbours
+	}
+	if !(opt.Factor > 0) || math.IsInf(opt.Factor, 0) {
+		opt.Factor = DefaultSanityFactor
+	}
+	if opt.Floor <= 0 {
+		opt.Floor = DefaultSanityFloor
+	}
+	if opt.SeqSpan == 0 {
+		opt.SeqSpan = DefaultSanitySeqSpan
+	}
+	opt.SeqSpan = min(opt.SeqSpan, math.MaxInt64/4)
+	return &Checker{opt: opt, emit: emit, senders: make(map[string]*senderCheck)}
+}
+
+// Add gives the next record of the file, its 1-based line, and whether it
+// came from a last line without line ending (Reader.Unterminated).
+func (c *Checker) Add(rec Record, line int, unterminated bool) {
+	s := c.senders[rec.Sender]
+	if s == nil {
+		s = &senderCheck{name: rec.Sender, epoch: 1, since: math.MaxInt}
+		c.senders[rec.Sender] = s
+		c.order = append(c.order, s)
+	}
+	s.after = append(s.after, pending{c: Checked{Record: rec, Line: line}, unterminated: unterminated, idx: s.n})
+	s.n++
+	if len(s.after) > c.opt.Neighbours {
+		c.judge(s)
+	}
+}
+
+// Flush emits the verdicts of the records still waiting for neighbours,
+// sender by sender in order of first appearance.
+func (c *Checker) Flush() {
+	for _, s := range c.order {
+		for len(s.after) > 0 {
+			c.judge(s)
+		}
+	}
+}
+
+// judge decides s.after[0], emits it and moves it to the kept context.
+func (c *Checker) judge(s *senderCheck) {
+	p := s.after[0]
+	la := s.after[1:]
+	k := c.opt.Neighbours
+	p.c.Epoch = s.epoch
+	var f *Finding
+	if p.unterminated {
+		f = c.finding(s, p, FindingTruncated, "last line has no line ending: the recording was cut (a complete file ends with a newline)")
+	}
+	if f == nil && p.c.Record.HasSeq {
+		f = c.checkSeq(s, &p, la)
+	}
+	if f == nil || !f.Excluded {
+		// Neighbours: kept records before, records after, whose sequence
+		// numbers belong to the same run (a restart or a wild sequence
+		// number is not a neighbour).
+		c.nbr = c.nbr[:0]
+		for i := range s.before {
+			if c.sameRun(&p, &s.before[i]) {
+				c.nbr = append(c.nbr, &s.before[i])
+			}
+		}
+		nb := len(c.nbr)
+		for i := range la {
+			if c.sameRun(&p, &la[i]) {
+				c.nbr = append(c.nbr, &la[i])
+			}
+		}
+		if s.since >= k {
+			c.updateSteps(s, &p)
+			s.since = 0
+		}
+		s.since++
+		if g := c.checkTimes(s, &p, nb); g != nil {
+			if f != nil { // a restart record that is also wrong: report both
+				g.Detail = f.Detail + "; " + g.Detail
+			}
+			f = g
+		}
+	}
+	p.c.Finding = f
+	c.emit(p.c)
+	s.after = s.after[:copy(s.after, s.after[1:])]
+	if f == nil || !f.Excluded {
+		if len(s.before) == k {
+			s.before = s.before[:copy(s.before, s.before[1:])]
+		}
+		s.before = append(s.before, p)
+	}
+}
+
+func (c *Checker) finding(s *senderCheck, p pending, kind FindingKind, detail string) *Finding {
+	return &Finding{File: c.opt.File, Line: p.c.Line, Sender: s.name, Kind: kind, Detail: detail, Excluded: kind != FindingRestart}
+}
+
+// seqResidual is how far seq_p is from what q predicts (seq_q plus the
+// difference of record indices), as a signed count.
+func seqResidual(p, q *pending) int64 {
+	return int64(p.c.Record.Seq-q.c.Record.Seq) - (p.idx - q.idx)
+}
+
+func (c *Checker) sameRun(p, q *pending) bool {
+	if !p.c.Record.HasSeq || !q.c.Record.HasSeq {
+		return true
+	}
+	r := seqResidual(p, q)
+	return r >= -int64(c.opt.SeqSpan) && r <= int64(c.opt.SeqSpan)
+}
+
+// checkSeq applies the Hampel rule to the sequence number and detects
+// restarts (a drop that the following records continue).
+func (c *Checker) checkSeq(s *senderCheck, p *pending, la []pending) *Finding {
+	R := int64(c.opt.SeqSpan)
+	in := func(r int64) bool { return r >= -R && r <= R }
+	// Fast path: both immediate neighbours agree.
+	if len(s.before) > 0 && len(la) > 0 && s.before[len(s.before)-1].c.Record.HasSeq && la[0].c.Record.HasSeq &&
+		in(seqResidual(p, &s.before[len(s.before)-1])) && in(seqResidual(p, &la[0])) {
+		return nil
+	}
+	res := c.iscr[:0]
+	res = append(res, 0) // the record itself
+	var before []int64
+	for i := range s.before {
+		if s.before[i].c.Record.HasSeq {
+			res = append(res, seqResidual(p, &s.before[i]))
+		}
+	}
+	nb := len(res) - 1
+	for i := range la {
+		if la[i].c.Record.HasSeq {
+			res = append(res, seqResidual(p, &la[i]))
+		}
+	}
+	c.iscr = res
+	if len(res) < 3 {
+		return nil // too few neighbours to judge
+	}
+	before = append(before, res[1:1+nb]...)
+	slices.Sort(res)
+	med := res[len(res)/2]
+	if !in(med) {
+		q := p.c.Record.Seq
+		return c.finding(s, *p, FindingSeq, fmt.Sprintf("sequence number %d is %+d away from what its neighbours predict (more than %d): left out", q, med, R))
+	}
+	if nb > 0 {
+		slices.Sort(before)
+		if mb := before[len(before)/2]; mb < -R {
+			// A drop the following records continue: a new incarnation.
+			prev := int64(p.c.Record.Seq) - mb
+			s.epoch++
+			p.c.Epoch = s.epoch
+			s.before = s.before[:0]
+			return c.finding(s, *p, FindingRestart, fmt.Sprintf("sequence restarts at %d where about %d was due: a new incarnation of the sender (epoch %d)", p.c.Record.Seq, prev, s.epoch))
+		}
+	}
+	return nil
+}
+
+// dx returns x_p − x_q on the trend axis: the difference of sequence
+// numbers when both have one, else of record indices (computed on integers,
+// so huge sequence numbers lose no precision).
+func dx(p, q *pending) float64 {
+	if p.c.Record.HasSeq && q.c.Record.HasSeq {
+		return float64(int64(p.c.Record.Seq - q.c.Record.Seq))
+	}
+	return float64(p.idx - q.idx)
+}
+
+// updateSteps re-estimates the median step per unit of x of the arrival
+// and send times over the window (p and its neighbours, in file order).
+func (c *Checker) updateSteps(s *senderCheck, p *pending) {
+	win := c.win[:0]
+	// c.nbr holds before-neighbours then after-neighbours; p goes between.
+	i := 0
+	for ; i < len(c.nbr) && c.nbr[i].idx < p.idx; i++ {
+		win = append(win, c.nbr[i])
+	}
+	win = append(win, p)
+	win = append(win, c.nbr[i:]...)
+	c.win = win
+	step := func(get func(*pending) (time.Duration, bool)) (float64, bool) {
+		st := c.scratch[:0]
+		for j := 1; j < len(win); j++ {
+			a, okA := get(win[j-1])
+			b, okB := get(win[j])
+			d := dx(win[j], win[j-1])
+			if okA && okB && d > 0 {
+				st = append(st, float64(b-a)/d)
+			}
+		}
+		c.scratch = st
+		if len(st) < 2 {
+			return 0, false
+		}
+		slices.Sort(st)
+		return max(st[len(st)/2], 0), true
+	}
+	if m, ok := step(func(q *pending) (time.Duration, bool) { return q.c.Record.Arrival, q.c.Record.HasArrival }); ok {
+		s.stepA = m
+	}
+	if m, ok := step(func(q *pending) (time.Duration, bool) { return q.c.Record.Sent, q.c.Record.HasSent }); ok {
+		s.stepS = m
+	}
+}
+
+// checkTimes applies the Hampel rule to the arrival time, the send time
+// and the one-way delay. c.nbr holds the neighbours, the first nb before p.
+func (c *Checker) checkTimes(s *senderCheck, p *pending, nb int) *Finding {
+	r := &p.c.Record
+	floor := float64(c.opt.Floor)
+	check := func(kind FindingKind, m float64, val func(*pending) (float64, bool)) *Finding {
+		v, ok := val(p)
+		if !ok {
+			return nil
+		}
+		T := max(c.opt.Factor*m, floor)
+		res := c.scratch[:0]
+		res = append(res, 0)
+		quick := 0
+		for i, q := range c.nbr {
+			w, ok := val(q)
+			if !ok {
+				continue
+			}
+			d := v - w
+			if kind != FindingDelay {
+				d -= dx(p, q) * m
+			}
+			res = append(res, d)
+			if (i == nb-1 || i == nb) && math.Abs(d) <= T {
+				quick++
+			}
+		}
+		c.scratch = res
+		if quick == 2 || len(res) < 3 {
+			return nil
+		}
+		slices.Sort(res)
+		med := res[len(res)/2]
+		if math.Abs(med) <= T {
+			return nil
+		}
+		dev := time.Duration(math.Round(med))
+		thr := time.Duration(math.Round(T))
+		var what string
+		switch kind {
+		case FindingArrival:
+			what = fmt.Sprintf("arrival %v is %v off what its neighbours predict", r.Arrival, signed(dev))
+		case FindingSent:
+			what = fmt.Sprintf("send time %v is %v off what its neighbours predict", r.Sent, signed(dev))
+		case FindingDelay:
+			what = fmt.Sprintf("one-way delay A−σ = %v is %v off the neighbours' (the stream's clock offset plus delay)", r.Arrival-r.Sent, signed(dev))
+			if r.Arrival < r.Sent && med < 0 {
+				what += ": it arrives before it was sent, beyond the clock offset"
+			}
+		}
+		return c.finding(s, *p, kind, fmt.Sprintf("%s (more than %v = max(%g × median step %v, %v)): left out",
+			what, thr, c.opt.Factor, time.Duration(math.Round(m)), c.opt.Floor))
+	}
+	if f := check(FindingArrival, s.stepA, func(q *pending) (float64, bool) {
+		return float64(q.c.Record.Arrival), q.c.Record.HasArrival
+	}); f != nil {
+		return f
+	}
+	if f := check(FindingSent, s.stepS, func(q *pending) (float64, bool) {
+		return float64(q.c.Record.Sent), q.c.Record.HasSent
+	}); f != nil {
+		return f
+	}
+	return check(FindingDelay, s.stepA, func(q *pending) (float64, bool) {
+		rr := &q.c.Record
+		return float64(rr.Arrival) - float64(rr.Sent), rr.HasArrival && rr.HasSent
+	})
+}
+
+// signed formats a deviation with its sign.
+func signed(d time.Duration) string {
+	if d >= 0 {
+		return "+" + d.String()
+	}
+	return d.String()
+}

@@ -1,0 +1,220 @@
+package trace
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// lip6Lines returns a clean LIP6 trace of n heartbeats of sender "4" every
+// 100 ms, with a 3 s clock offset and a delay alternating 1 and 2 ms.
+func lip6Lines(n int) []string {
+	out := make([]string, n)
+	for i := range n {
+		sent := int64(i) * int64(100*time.Millisecond)
+		arr := sent + int64(3*time.Second) + int64(time.Millisecond)*int64(1+i%2)
+		out[i] = fmt.Sprintf("4 %d %d %d 14", i, sent, arr)
+	}
+	return out
+}
+
+// checkText reads text (auto-detected, or CSV with cols) and runs the
+// Checker over it, returning every verdict and checking that each record
+// comes out exactly once, per sender in file order.
+func checkText(t *testing.T, text string, cols Columns) []Checked {
+	t.Helper()
+	r, err := NewReader(strings.NewReader(text), Options{Name: "t", Columns: cols})
+	require.NoError(t, err)
+	var got []Checked
+	ch := NewChecker(SanityOptions{File: "t"}, func(c Checked) { got = append(got, c) })
+	n := 0
+	for {
+		rec, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		require.NoError(t, err)
+		ch.Add(rec, r.Line(), r.Unterminated())
+		n++
+	}
+	ch.Flush()
+	require.Len(t, got, n)
+	last := map[string]int{}
+	for _, c := range got {
+		require.Greater(t, c.Line, last[c.Record.Sender], "per-sender file order")
+		last[c.Record.Sender] = c.Line
+	}
+	return got
+}
+
+func findings(cs []Checked) []Finding {
+	var out []Finding
+	for _, c := range cs {
+		if c.Finding != nil {
+			out = append(out, *c.Finding)
+		}
+	}
+	return out
+}
+
+func TestSanityCleanStream(t *testing.T) {
+	got := checkText(t, strings.Join(lip6Lines(500), "\n")+"\n", Columns{})
+	assert.Empty(t, findings(got))
+	for _, c := range got {
+		assert.Equal(t, 1, c.Epoch)
+	}
+}
+
+func TestSanityArrivalMovedOneHour(t *testing.T) {
+	lines := lip6Lines(500)
+	var s, q, sent, arr, hops int64
+	_, err := fmt.Sscan(lines[250], &s, &q, &sent, &arr, &hops)
+	require.NoError(t, err)
+	lines[250] = fmt.Sprintf("4 %d %d %d 14", q, sent, arr+int64(time.Hour))
+	fs := findings(checkText(t, strings.Join(lines, "\n")+"\n", Columns{}))
+	require.Len(t, fs, 1)
+	assert.Equal(t, 251, fs[0].Line)
+	assert.Equal(t, FindingArrival, fs[0].Kind)
+	assert.True(t, fs[0].Excluded)
+	assert.Contains(t, fs[0].String(), "t:251: sender \"4\": arrival")
+	assert.Contains(t, fs[0].Detail, "+59m59.998s off") // 1 h less the 2 ms delay it replaced
+}
+
+func TestSanityWildCSVRow(t *testing.T) {
+	// Epoch milliseconds, Δ = 1 s; row 100 replaced by "a,99,-5,-3".
+	var b strings.Builder
+	b.WriteString("host,seq,sent,recv\n")
+	base := int64(1_700_000_000_000)
+	for i := range 300 {
+		if i == 100 {
+			b.WriteString("a,99,-5,-3\n")
+			continue
+		}
+		fmt.Fprintf(&b, "a,%d,%d,%d\n", i, base+int64(i)*1000, base+int64(i)*1000+2+int64(i%3))
+	}
+	cols := Columns{Sender: "host", Seq: "seq", Sent: "sent", Arrival: "recv", Unit: time.Millisecond}
+	fs := findings(checkText(t, b.String(), cols))
+	require.Len(t, fs, 1)
+	assert.Equal(t, 102, fs[0].Line) // header is line 1, row i is line i+2
+	assert.Equal(t, FindingArrival, fs[0].Kind)
+	assert.True(t, fs[0].Excluded)
+}
+
+func TestSanityDelayBeforeSend(t *testing.T) {
+	// Synchronized clocks, Δ = 100 ms: threshold max(100 × 100 ms, 2 s) = 10 s.
+	// Arrival 8 s early and send 8 s late each stay within it; the delay,
+	// 16 s below the neighbours', does not, and it is negative.
+	var b strings.Builder
+	for i := range 200 {
+		sent := int64(i) * int64(100*time.Millisecond)
+		arr := sent + int64(time.Millisecond)
+		if i == 120 {
+			sent += int64(8 * time.Second)
+			arr -= int64(8 * time.Second)
+		}
+		fmt.Fprintf(&b, "4 %d %d %d 1\n", i, sent+int64(time.Hour), arr+int64(time.Hour))
+	}
+	fs := findings(checkText(t, b.String(), Columns{}))
+	require.Len(t, fs, 1)
+	assert.Equal(t, 121, fs[0].Line)
+	assert.Equal(t, FindingDelay, fs[0].Kind)
+	assert.Contains(t, fs[0].Detail, "arrives before it was sent")
+}
+
+func TestSanitySequenceRestart(t *testing.T) {
+	// 200 heartbeats, then the sender restarts at 0; times go on.
+	var b strings.Builder
+	for i := range 400 {
+		seq := i % 200
+		sent := int64(i) * int64(100*time.Millisecond)
+		fmt.Fprintf(&b, "4 %d %d %d 1\n", seq, sent, sent+int64(time.Millisecond))
+	}
+	got := checkText(t, b.String(), Columns{})
+	fs := findings(got)
+	require.Len(t, fs, 1)
+	assert.Equal(t, FindingRestart, fs[0].Kind)
+	assert.Equal(t, 201, fs[0].Line)
+	assert.False(t, fs[0].Excluded, "a restart keeps its record")
+	assert.Contains(t, fs[0].Detail, "restarts at 0 where about 200 was due")
+	for i, c := range got {
+		assert.Equal(t, 1+i/200, c.Epoch, "line %d", c.Line)
+	}
+}
+
+func TestSanityWildSequenceNumber(t *testing.T) {
+	lines := lip6Lines(300)
+	lines[150] = strings.Replace(lines[150], "4 150 ", "4 9000000 ", 1)
+	lines[151] = strings.Replace(lines[151], "4 151 ", "4 3 ", 1) // not a restart: the next ones go on from 152
+	fs := findings(checkText(t, strings.Join(lines, "\n")+"\n", Columns{}))
+	require.Len(t, fs, 2)
+	assert.Equal(t, []int{151, 152}, []int{fs[0].Line, fs[1].Line})
+	for _, f := range fs {
+		assert.Equal(t, FindingSeq, f.Kind)
+		assert.True(t, f.Excluded)
+	}
+}
+
+func TestSanityLastingShiftIsNotAnOutlier(t *testing.T) {
+	// From record 100 on, every arrival is 1 h later (a clock step of the
+	// monitor): more than k records agree, so none is an outlier.
+	lines := lip6Lines(300)
+	for i := 100; i < 300; i++ {
+		var s, q, sent, arr, hops int64
+		fmt.Sscan(lines[i], &s, &q, &sent, &arr, &hops)
+		lines[i] = fmt.Sprintf("4 %d %d %d 14", q, sent, arr+int64(time.Hour))
+	}
+	// ...but a run of k shifted records is k outliers.
+	for i := 200; i < 200+DefaultSanityNeighbours; i++ {
+		var s, q, sent, arr, hops int64
+		fmt.Sscan(lines[i], &s, &q, &sent, &arr, &hops)
+		lines[i] = fmt.Sprintf("4 %d %d %d 14", q, sent, arr+int64(time.Hour))
+	}
+	fs := findings(checkText(t, strings.Join(lines, "\n")+"\n", Columns{}))
+	require.Len(t, fs, DefaultSanityNeighbours-1+1)
+	for i, f := range fs {
+		assert.Equal(t, 201+i, f.Line)
+		assert.Equal(t, FindingArrival, f.Kind)
+	}
+}
+
+func TestSanityTruncatedLastLine(t *testing.T) {
+	lines := lip6Lines(100)
+	// Cut inside the hops field: "14" became "1", which parses.
+	text := strings.Join(lines, "\n")
+	text = text[:len(text)-1]
+	got := checkText(t, text, Columns{})
+	fs := findings(got)
+	require.Len(t, fs, 1)
+	assert.Equal(t, FindingTruncated, fs[0].Kind)
+	assert.Equal(t, 100, fs[0].Line)
+	assert.True(t, fs[0].Excluded)
+
+	// CSV cut inside the arrival field: "...,5" parses as a (wrong) number.
+	csvText := "s,q,a\nx,1,100\nx,2,200\nx,3,2"
+	fs = findings(checkText(t, csvText, Columns{Sender: "s", Seq: "q", Arrival: "a"}))
+	require.Len(t, fs, 1)
+	assert.Equal(t, FindingTruncated, fs[0].Kind)
+	assert.Equal(t, 4, fs[0].Line)
+
+	// With its final newline the same file has no finding.
+	assert.Empty(t, findings(checkText(t, csvText+"\n", Columns{Sender: "s", Seq: "q", Arrival: "a"})))
+}
+
+func TestSanitySendersAreIndependent(t *testing.T) {
+	// Two interleaved senders with different offsets: neither is an
+	// outlier of the other.
+	var b bytes.Buffer
+	for i := range 200 {
+		for s, off := range []int64{0, int64(time.Hour)} {
+			sent := int64(i) * int64(time.Second)
+			fmt.Fprintf(&b, "%d %d %d %d 1\n", s, i, sent+off, sent+off+int64(time.Millisecond))
+		}
+	}
+	assert.Empty(t, findings(checkText(t, b.String(), Columns{})))
+}
