@@ -1,0 +1,154 @@
+package twowfd
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/fdkit/fdkit/chen"
+	"github.com/fdkit/fdkit/detector"
+)
+
+// Defaults of the two windows (see the package documentation for the
+// reasoning).
+const (
+	// DefaultShortWindow is n1, the short window.
+	DefaultShortWindow = 1
+	// DefaultLongWindow is n2, the long window: chen.DefaultWindowSize.
+	DefaultLongWindow = chen.DefaultWindowSize
+)
+
+// Config configures a Detector. The zero value means Δ = 100 ms, n1 = 1,
+// n2 = 1000, α = Δ, warm-up until the long window is full, restart after a
+// backwards jump of more than 100 sequence numbers.
+type Config struct {
+	// Interval is Δ, the sender's nominal heartbeat interval. Default
+	// chen.DefaultInterval (100 ms); must not be negative.
+	Interval time.Duration
+	// ShortWindow is n1. Default DefaultShortWindow (1); must not be
+	// negative nor larger than the long window.
+	ShortWindow int
+	// LongWindow is n2. Default DefaultLongWindow (1000); must not be
+	// negative.
+	LongWindow int
+	// Margin is the constant safety margin α ≥ 0. Default: Δ. To sweep α
+	// (including 0) use LinearForm rather than one detector per α.
+	Margin time.Duration
+	// MinSamples is the warm-up length: WarmingUp is true while the long
+	// window holds fewer samples. Default: n2, as for NFD-E. Must be
+	// between 1 and n2 when set.
+	MinSamples int
+	// RestartJump: a sequence number more than RestartJump below ℓ is a
+	// sender restart and resets both windows. Default
+	// chen.DefaultRestartJump (100).
+	RestartJump uint64
+}
+
+// Detector is 2W-FD (Tomsic et al., IPDPS 2015, section IV):
+//
+//	EA^(n)_{ℓ+1} = (1/n')·Σ_{j∈W_n} (A_j − Δ·s_j) + (ℓ+1)·Δ   (NFD-E's estimate, [Chen] §5)
+//	τ_{ℓ+1} = max(EA^(n1)_{ℓ+1}, EA^(n2)_{ℓ+1}) + α
+//
+// where W_n holds the n most recently received heartbeats. The monitor
+// suspects at t iff t > τ_{ℓ+1}. Both estimates come from chen.Estimator,
+// so awkward input is handled as by chen.Detector: duplicates and stale
+// heartbeats are dropped, a late heartbeat enters the windows without
+// moving τ, a backwards jump of more than RestartJump resets both windows
+// and the warm-up, and heartbeats without sequence numbers are numbered by
+// arrival. τ saturates at the ends of the time.Duration range.
+//
+// A Detector is not safe for concurrent use.
+type Detector struct {
+	short, long *chen.Estimator
+	alpha       time.Duration
+	minSamples  int
+	ea          time.Duration // max(EA^(n1), EA^(n2)) for ℓ+1
+	tau         time.Duration
+	seen        bool
+}
+
+var _ detector.Linear = (*Detector)(nil)
+
+// New returns a detector, or an error naming the first invalid field.
+func New(cfg Config) (*Detector, error) {
+	if cfg.LongWindow < 0 {
+		return nil, fmt.Errorf("twowfd: LongWindow %d is negative", cfg.LongWindow)
+	}
+	if cfg.ShortWindow < 0 {
+		return nil, fmt.Errorf("twowfd: ShortWindow %d is negative", cfg.ShortWindow)
+	}
+	if cfg.LongWindow == 0 {
+		cfg.LongWindow = DefaultLongWindow
+	}
+	if cfg.ShortWindow == 0 {
+		cfg.ShortWindow = DefaultShortWindow
+	}
+	if cfg.ShortWindow > cfg.LongWindow {
+		return nil, fmt.Errorf("twowfd: ShortWindow %d is larger than LongWindow %d", cfg.ShortWindow, cfg.LongWindow)
+	}
+	if cfg.Margin < 0 {
+		return nil, fmt.Errorf("twowfd: Margin %v is negative", cfg.Margin)
+	}
+	ec := chen.EstimatorConfig{Interval: cfg.Interval, WindowSize: cfg.LongWindow, RestartJump: cfg.RestartJump}
+	long, err := chen.NewEstimator(ec)
+	if err != nil {
+		return nil, fmt.Errorf("twowfd: %w", err)
+	}
+	ec.WindowSize = cfg.ShortWindow
+	short, err := chen.NewEstimator(ec)
+	if err != nil {
+		return nil, fmt.Errorf("twowfd: %w", err)
+	}
+	if cfg.Margin == 0 {
+		cfg.Margin = long.Interval()
+	}
+	m, err := chen.MinSamples(cfg.MinSamples, cfg.LongWindow)
+	if err != nil {
+		return nil, fmt.Errorf("twowfd: %w", err)
+	}
+	return &Detector{short: short, long: long, alpha: cfg.Margin, minSamples: m}, nil
+}
+
+// Short returns the estimator of the short window n1 (read it, do not feed
+// it).
+func (d *Detector) Short() *chen.Estimator { return d.short }
+
+// Long returns the estimator of the long window n2 (read it, do not feed
+// it).
+func (d *Detector) Long() *chen.Estimator { return d.long }
+
+// Margin returns α.
+func (d *Detector) Margin() time.Duration { return d.alpha }
+
+// Observe records a heartbeat in both windows and, if it is Fresh (or a
+// restart), recomputes τ. The two estimators classify a heartbeat alike
+// except for late ones, which only a window that can still hold them
+// keeps; those never move τ.
+func (d *Detector) Observe(hb detector.Heartbeat) {
+	d.short.Observe(hb)
+	switch d.long.Observe(hb) {
+	case chen.Fresh, chen.Restart:
+		d.ea = max(d.short.Next(), d.long.Next())
+		d.tau, d.seen = detector.AddSat(d.ea, d.alpha), true
+	}
+}
+
+// ExpectedArrival returns max(EA^(n1)_{ℓ+1}, EA^(n2)_{ℓ+1}), 0 before the
+// first heartbeat.
+func (d *Detector) ExpectedArrival() time.Duration { return d.ea }
+
+// FreshnessPoint returns τ_{ℓ+1}; ok is false before the first heartbeat.
+func (d *Detector) FreshnessPoint() (time.Duration, bool) { return d.tau, d.seen }
+
+// WarmingUp reports whether the long window holds fewer than MinSamples
+// samples.
+func (d *Detector) WarmingUp() bool { return d.long.Len() < d.minSamples }
+
+// Suspected reports now > τ.
+func (d *Detector) Suspected(now time.Duration) bool { return d.seen && now > d.tau }
+
+// LinearForm returns Offset = max(EA^(n1), EA^(n2)) and Scale = 1: τ is
+// linear in α (in nanoseconds), and neither estimate depends on α. ok is
+// false before the first heartbeat.
+func (d *Detector) LinearForm() (time.Duration, float64, bool) {
+	return d.ea, 1, d.seen
+}
