@@ -127,12 +127,12 @@ func TestNeverBeforeLongWindow(t *testing.T) {
 
 func TestConfigErrors(t *testing.T) {
 	for name, cfg := range map[string]twowfd.Config{
-		"ShortWindow -1":         {ShortWindow: -1},
-		"LongWindow -1":          {LongWindow: -1},
+		"ShortWindow -1": {ShortWindow: -1},
+		"LongWindow -1":  {LongWindow: -1},
 		"ShortWindow 11 is larger than LongWindow 10": {ShortWindow: 11, LongWindow: 10},
-		"Margin -1ns":            {Margin: -1},
-		"Interval -1ns":          {Interval: -1},
-		"MinSamples 11":          {LongWindow: 10, MinSamples: 11},
+		"Margin -1ns":   {Margin: -1},
+		"Interval -1ns": {Interval: -1},
+		"MinSamples 11": {LongWindow: 10, MinSamples: 11},
 	} {
 		_, err := twowfd.New(cfg)
 		if assert.Error(t, err, name) {
