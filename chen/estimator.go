@@ -261,6 +261,11 @@ func (e *Estimator) ExpectedArrival(k uint64) time.Duration {
 	return e.w.MeanDuration() + e.nominal(k)
 }
 
+// StdDev returns the population standard deviation of the window's samples
+// A_j − Δ·s_j in nanoseconds (0 with fewer than two samples): the spread of
+// the arrivals around their expected arrivals, which κ-FD uses.
+func (e *Estimator) StdDev() float64 { return e.w.StdDev() }
+
 // Next returns EA_{ℓ+1}, the expected arrival of the next heartbeat.
 func (e *Estimator) Next() time.Duration { return e.ExpectedArrival(e.last + 1) }
 

@@ -1,0 +1,344 @@
+package kappa
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/fdkit/fdkit/chen"
+	"github.com/fdkit/fdkit/detector"
+)
+
+// DefaultThreshold is the default threshold K (see the package
+// documentation): about two intervals past EA_{ℓ+1} when σ ≪ Δ.
+const DefaultThreshold = 2.5
+
+// Contribution selects the contribution of one missing heartbeat.
+type Contribution int
+
+const (
+	// ContributionNormal (the default): Φ((t − EA_i)/σ), the probability
+	// that heartbeat i would have arrived by t.
+	ContributionNormal Contribution = iota
+	// ContributionStep: 1 once t > EA_i, 0 before.
+	ContributionStep
+)
+
+// String returns "normal" or "step".
+func (c Contribution) String() string {
+	switch c {
+	case ContributionNormal:
+		return "normal"
+	case ContributionStep:
+		return "step"
+	}
+	return fmt.Sprintf("Contribution(%d)", int(c))
+}
+
+// Config configures a Detector. The zero value means Δ = 100 ms, n = 1000,
+// K = 2.5, the normal contribution, σ_min = Δ/100, warm-up until the window
+// is full.
+type Config struct {
+	// Estimator sets Δ, n and the restart threshold (see
+	// chen.EstimatorConfig).
+	Estimator chen.EstimatorConfig
+	// Threshold K > 0: the process is suspected once κ reaches K. Default
+	// DefaultThreshold (2.5); must be finite.
+	Threshold float64
+	// Contribution: ContributionNormal (default) or ContributionStep.
+	Contribution Contribution
+	// MinStdDev σ_min: the normal contribution uses max(σ, σ_min, 1 ns).
+	// Default Δ/100; must not be negative.
+	MinStdDev time.Duration
+	// MinSamples is the warm-up length: WarmingUp is true while the window
+	// holds fewer samples. Default: the window size n. Must be between 1
+	// and n when set.
+	MinSamples int
+}
+
+// Detector is κ-FD (Hayashibara, Défago and Katayama, JAIST IS-RR-2004-006,
+// section 4; Hayashibara and Takizawa, ICDCS Workshops 2006). With ℓ the
+// largest sequence number received, EA_{ℓ+1} NFD-E's expected arrival
+// ([Chen] section 5) and σ the standard deviation of the window's
+// A_j − Δ·s_j, the suspicion level at t ≥ T_last is
+//
+//	κ(t) = Σ_{i>ℓ} c_i(t),   c_i(t) = Φ((t − EA_i)/σ),   EA_i = EA_{ℓ+1} + (i−ℓ−1)·Δ
+//
+// (ContributionNormal; ContributionStep uses c_i(t) = 1 if t > EA_i). κ is
+// continuous, non-decreasing in t, and κ ≈ (t − EA_{ℓ+1})/Δ + 1/2 once
+// t − EA_{ℓ+1} ≫ σ. The freshness point is the first instant at which κ
+// reaches K, found by a safeguarded Newton iteration and made exact on the
+// nanosecond grid by a bisection on Level itself, so that Level(τ) ≥ K >
+// Level(τ − 1) whatever the rounding. τ is never before T_last (an instant
+// before T_last counts as T_last): when κ(T_last) ≥ K already, as after a
+// sender pause that left EA behind, τ = T_last.
+//
+// Awkward input is chen.Estimator's (see chen.Detector): duplicates and
+// stale heartbeats are dropped, a late heartbeat enters the window but
+// moves neither τ nor the level until the next fresh heartbeat, a
+// backwards jump of more than RestartJump resets, heartbeats without
+// sequence numbers are numbered by arrival.
+//
+// Observe costs one solve (a few evaluations of κ, each O(1 + σ/Δ) terms);
+// Level one evaluation. A Detector is not safe for concurrent use.
+type Detector struct {
+	est        *chen.Estimator
+	threshold  float64
+	step       bool
+	minStd     float64 // ns; 0: Δ/100
+	minSamples int
+	delta      float64 // Δ in ns
+
+	seen bool
+	last time.Duration // T_last
+	ea   time.Duration // EA_{ℓ+1}
+	s    float64       // σ_eff/Δ
+	tau  time.Duration
+}
+
+var _ detector.Accrual = (*Detector)(nil)
+
+// New returns a detector, or an error naming the first invalid field.
+func New(cfg Config) (*Detector, error) {
+	est, err := chen.NewEstimator(cfg.Estimator)
+	if err != nil {
+		return nil, fmt.Errorf("kappa: %w", err)
+	}
+	if cfg.Threshold == 0 {
+		cfg.Threshold = DefaultThreshold
+	}
+	if !(cfg.Threshold > 0) || math.IsInf(cfg.Threshold, 1) {
+		return nil, fmt.Errorf("kappa: Threshold %v is not finite and positive", cfg.Threshold)
+	}
+	if cfg.Contribution != ContributionNormal && cfg.Contribution != ContributionStep {
+		return nil, fmt.Errorf("kappa: Contribution %d is unknown (want ContributionNormal or ContributionStep)", int(cfg.Contribution))
+	}
+	if cfg.MinStdDev < 0 {
+		return nil, fmt.Errorf("kappa: MinStdDev %v is negative", cfg.MinStdDev)
+	}
+	m, err := chen.MinSamples(cfg.MinSamples, est.WindowSize())
+	if err != nil {
+		return nil, fmt.Errorf("kappa: %w", err)
+	}
+	minStd := float64(cfg.MinStdDev)
+	if minStd == 0 {
+		minStd = float64(est.Interval()) / 100
+	}
+	return &Detector{
+		est: est, threshold: cfg.Threshold, step: cfg.Contribution == ContributionStep,
+		minStd: max(minStd, 1), minSamples: m, delta: float64(est.Interval()),
+	}, nil
+}
+
+// Estimator returns the expected-arrival estimator (read it, do not feed it).
+func (d *Detector) Estimator() *chen.Estimator { return d.est }
+
+// Threshold returns K.
+func (d *Detector) Threshold() float64 { return d.threshold }
+
+// StdDev returns σ_eff, the standard deviation the normal contribution
+// uses, as of the newest fresh heartbeat (0 before the first one).
+func (d *Detector) StdDev() time.Duration { return detector.RoundNanos(d.s * d.delta) }
+
+// Observe records a heartbeat and, if it is Fresh (or a restart), takes
+// T_last, EA_{ℓ+1} and σ from the estimator and recomputes τ.
+func (d *Detector) Observe(hb detector.Heartbeat) {
+	switch d.est.Observe(hb) {
+	case chen.Fresh, chen.Restart:
+		d.seen = true
+		d.last, d.ea = d.est.LastArrival(), d.est.Next()
+		d.s = max(d.est.StdDev(), d.minStd) / d.delta
+		e, _ := d.ElapsedFor(d.threshold) // MaxInt64 when never reached
+		d.tau = detector.AddSat(d.last, e)
+	}
+}
+
+// FreshnessPoint returns τ = T_last + ElapsedFor(K) (saturating); ok is
+// false before the first heartbeat.
+func (d *Detector) FreshnessPoint() (time.Duration, bool) { return d.tau, d.seen }
+
+// FreshnessPointAt returns the freshness point the detector would have with
+// threshold k instead of its own, from the same state (which does not
+// depend on the threshold): what qos's threshold sweep replays. ok is false
+// before the first heartbeat and for k not finite and positive.
+func (d *Detector) FreshnessPointAt(k float64) (time.Duration, bool) {
+	if !d.seen || !(k > 0) || math.IsInf(k, 1) {
+		return 0, false
+	}
+	e, _ := d.ElapsedFor(k)
+	return detector.AddSat(d.last, e), true
+}
+
+// WarmingUp reports whether the window holds fewer than MinSamples samples.
+func (d *Detector) WarmingUp() bool { return d.est.Len() < d.minSamples }
+
+// Suspected reports now > τ.
+func (d *Detector) Suspected(now time.Duration) bool { return d.seen && now > d.tau }
+
+// Level returns κ(now): 0 before the first heartbeat; an instant before
+// T_last counts as T_last. Never NaN or negative.
+func (d *Detector) Level(now time.Duration) float64 {
+	if !d.seen {
+		return 0
+	}
+	return d.kappa(max(now, d.last))
+}
+
+// kappa returns κ(t) for t ≥ T_last.
+func (d *Detector) kappa(t time.Duration) float64 {
+	u := diff(t, d.ea) / d.delta // (t − EA_{ℓ+1})/Δ
+	if d.step {
+		if u <= 0 {
+			return 0
+		}
+		return math.Ceil(u) // the i with EA_i < t: u > i − ℓ − 1
+	}
+	k, _ := sum(u, d.s, false)
+	return k
+}
+
+// diff returns a − b in nanoseconds, from the exact unsigned difference.
+func diff(a, b time.Duration) float64 {
+	if a >= b {
+		return float64(uint64(a) - uint64(b))
+	}
+	return -float64(uint64(b) - uint64(a))
+}
+
+const (
+	zFull = 9.0 // Φ(z) is 1 in float64 beyond this
+	sMax  = 4.0 // above this σ/Δ, the integral replaces the sum
+	uMax  = 0x1p52
+)
+
+// sum returns g(u; s) = Σ_{j≥0} Φ((u − j)/s) and, if deriv, its derivative
+// in u.
+func sum(u, s float64, deriv bool) (g, dg float64) {
+	switch {
+	case u > uMax:
+		return u + 0.5, 1 // the terms that are not 1 are beyond float64's resolution
+	case s > sMax:
+		// The midpoint rule with its first Euler–Maclaurin correction:
+		// Σ_{j≥0} f(j) ≈ ∫_{−1/2}^{∞} f(y) dy + f'(−1/2)/24
+		//             = s·(zΦ(z) + φ(z)) − φ(z)/(24s),  z = (u + 1/2)/s,
+		// non-decreasing in u for z ≥ −8 > −√24·s.
+		z := (u + 0.5) / s
+		if z < -8 {
+			return 0, 0
+		}
+		p := 0.5 * math.Erfc(-z/math.Sqrt2)
+		q := math.Exp(-z*z/2) / math.Sqrt(2*math.Pi)
+		return max(0, s*(z*p+q)-q/(24*s)), p + z*q/(24*s*s)
+	}
+	hi := math.Floor(u + zFull*s)
+	if hi < 0 {
+		return 0, 0
+	}
+	lo := max(0, math.Ceil(u-zFull*s))
+	g = lo // the terms j < lo are 1
+	for j := lo; j <= hi; j++ {
+		z := (u - j) / s
+		g += 0.5 * math.Erfc(-z/math.Sqrt2)
+		if deriv {
+			dg += math.Exp(-z*z/2) / (math.Sqrt(2*math.Pi) * s)
+		}
+	}
+	return g, dg
+}
+
+// ElapsedFor returns the smallest elapsed time e ≥ 0 (whole nanoseconds)
+// since T_last at which κ reaches level: 0 for a level ≤ 0 or already
+// reached at T_last. ok is false before the first heartbeat, for a NaN
+// level, and when e does not fit in the time.Duration range after T_last.
+func (d *Detector) ElapsedFor(level float64) (time.Duration, bool) {
+	if !d.seen || math.IsNaN(level) {
+		return 0, false
+	}
+	if level <= 0 || d.kappa(d.last) >= level {
+		return 0, true
+	}
+	if math.IsInf(level, 1) {
+		return math.MaxInt64, false
+	}
+	emax := time.Duration(math.MaxInt64)
+	if d.last > 0 {
+		emax -= d.last
+	}
+	reached := func(e time.Duration) bool { return d.kappa(d.last+e) >= level }
+	if !reached(emax) {
+		return math.MaxInt64, false
+	}
+	// A guess from the continuous solution, then an exact search on the
+	// nanosecond grid with Level's own predicate.
+	u := d.solve(level)
+	e0 := detector.RoundNanos(diff(d.ea, d.last) + u*d.delta)
+	e0 = min(max(e0, 0), emax)
+	lo, hi := time.Duration(-1), emax // reached(lo) false (−1: before 0), reached(hi) true
+	if reached(e0) {
+		hi = e0
+		for step := time.Duration(1); ; step *= 2 {
+			if e0-step < 0 {
+				lo = -1
+				break
+			}
+			if !reached(e0 - step) {
+				lo = e0 - step
+				break
+			}
+			hi = e0 - step
+		}
+	} else {
+		lo = e0
+		for step := time.Duration(1); ; step *= 2 {
+			if step > emax-e0 {
+				break // hi stays emax
+			}
+			if reached(e0 + step) {
+				hi = e0 + step
+				break
+			}
+			lo = e0 + step
+		}
+	}
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		if mid >= 0 && reached(mid) {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return hi, true
+}
+
+// solve returns u with g(u; s) = level (step: ⌈level⌉ − 1, the crossing's
+// left end), by Newton's method kept inside a bracket.
+func (d *Detector) solve(level float64) float64 {
+	if d.step {
+		return math.Ceil(level) - 1
+	}
+	s := d.s
+	lo, hi := -zFull*s-1, level+zFull*s+1 // g(lo) = 0 < level ≤ g(hi)
+	x := min(max(level-0.5, lo), hi)
+	for range 64 {
+		g, dg := sum(x, s, true)
+		f := g - level
+		if math.Abs(f) <= 0x1p-50*max(1, level) {
+			return x // within float64's resolution of κ: the search on Level finishes
+		}
+		if f >= 0 {
+			hi = x
+		} else {
+			lo = x
+		}
+		nx := x - f/dg
+		if !(nx > lo && nx < hi) {
+			nx = lo + (hi-lo)/2
+		}
+		if math.Abs(nx-x) <= 1e-12*max(1, math.Abs(x)) || hi-lo <= 1e-12*max(1, math.Abs(x)) {
+			return nx
+		}
+		x = nx
+	}
+	return x
+}
