@@ -25,18 +25,51 @@ import (
 //     leave again and sends it to the sender and the declarer (correctLeft),
 //     so that members that missed the leave do not keep Dead.
 //
+// Four more rules keep the view safe against stale, replayed and crafted
+// updates (docs/algorithms.md, “SWIM: hostile and stale updates”):
+//
+//   - an update more than MaxIncarnationJump above the stored incarnation
+//     is refused as implausible (Stats.Implausible);
+//   - the stored incarnation never decreases, in any state: Dead(l, i) or
+//     Left(l, i) over Dead(l, j) or Left(l, j), i > j, stores i;
+//   - an Alive(l, i) older than a Suspect, Dead or Left held at j > i
+//     sends that accusation back at once to the packet's sender and to l
+//     (accuseBack), so l refutes without waiting for a reconnect ping;
+//   - a Suspect or Dead (not a leave) in a view transfer about a member
+//     held alive or suspect enters as this member's own suspicion,
+//     disseminated, never as an instant death (applyView);
+//   - an update naming a live member's ID at another address is a
+//     conflicting claim: refused, with EventConflict (conflict).
+//
 // Updates about this member itself trigger refutation. Applied updates are
 // queued for dissemination when gossip is true (false for a join's view
 // transfer, which is old news to the group).
 func (m *Member) apply(now time.Duration, u Update, gossip bool) {
 	if u.Node.ID == m.self.ID {
-		m.aboutSelf(u)
+		m.aboutSelf(now, u)
 		return
 	}
 	p := m.peers[u.Node.ID]
+	if p != nil && u.Incarnation > p.inc && u.Incarnation-p.inc > MaxIncarnationJump {
+		m.stats.Implausible++
+		return
+	}
+	if p != nil && (p.state == StateAlive || p.state == StateSuspect) && u.Node.Addr != p.node.Addr {
+		// Another node under a live member's ID. Stale updates (an Alive
+		// at or below the stored incarnation: an old address still in
+		// flight) are ignored silently; the rest are a conflicting claim.
+		if u.Kind != UpdateAlive || u.Incarnation > p.inc {
+			m.conflict(now, u.Node, p.node)
+		}
+		return
+	}
 	switch u.Kind {
 	case UpdateAlive:
 		if p == nil {
+			if !m.makeRoom() {
+				m.stats.MembersRefused++
+				return
+			}
 			p = &peer{node: u.Node, state: StateAlive, inc: u.Incarnation, since: now}
 			m.peers[u.Node.ID] = p
 			m.all = append(m.all, p)
@@ -50,6 +83,9 @@ func (m *Member) apply(now time.Duration, u Update, gossip bool) {
 			return
 		}
 		if u.Incarnation <= p.inc {
+			if u.Incarnation < p.inc && p.state != StateAlive {
+				m.accuseBack(p)
+			}
 			return
 		}
 		prev := p.state
@@ -79,6 +115,7 @@ func (m *Member) apply(now time.Duration, u Update, gossip bool) {
 		if p == nil {
 			return
 		}
+		own := u.From == m.self.ID // a view transfer's accusation, made ours
 		switch p.state {
 		case StateAlive:
 			if u.Incarnation < p.inc {
@@ -87,12 +124,18 @@ func (m *Member) apply(now time.Duration, u Update, gossip bool) {
 			p.inc = u.Incarnation
 			m.startSuspicion(now, p, u.From)
 			m.gossip(u, gossip)
+			if own {
+				m.push(u, []*peer{p}, 0) // the suspect hears it at once
+			}
 		case StateSuspect:
 			switch {
 			case u.Incarnation > p.inc:
 				p.inc = u.Incarnation
 				m.startSuspicion(now, p, u.From)
 				m.gossip(u, gossip)
+				if own {
+					m.push(u, []*peer{p}, 0)
+				}
 			case u.Incarnation == p.inc:
 				if p.susp.confirm(u.From) && len(p.susp.confirmers) <= p.susp.k {
 					m.gossip(u, gossip) // Lifeguard: re-gossip the first K
@@ -113,8 +156,41 @@ func (m *Member) apply(now time.Duration, u Update, gossip bool) {
 		case StateDead:
 			if u.IsLeave() {
 				m.leftAfterDead(now, p, u, gossip)
+			} else if u.Incarnation > p.inc {
+				// A declaration of a later life: keep the higher number, so
+				// that an Alive between the two stays stale.
+				p.inc, p.deadFrom = u.Incarnation, u.From
+				m.gossip(u, gossip)
+			}
+		case StateLeft:
+			if u.Incarnation > p.inc { // a later leave (a Dead is handled above)
+				p.inc, p.deadFrom = u.Incarnation, u.From
+				m.gossip(u, gossip)
 			}
 		}
+	}
+}
+
+// accuseBack answers a stale Alive about p, which this member holds
+// Suspect, Dead or Left in a later incarnation: whoever relayed the Alive
+// missed the accusation, and p itself may not know of it (a member cut off
+// by a partition, or restarted with a lower incarnation). The accusation
+// goes at once, in MsgGossip packets, to the packet's sender and to p, in
+// every mode, within the per-period bound on forwarded packets
+// (forwardsPerFanout): p refutes on reading it.
+func (m *Member) accuseBack(p *peer) {
+	u := m.viewUpdate(p)
+	to := []*peer{p}
+	if q := m.peers[m.stepFrom]; q != nil && q != p && (q.state == StateAlive || q.state == StateSuspect) {
+		to = append(to, q)
+	}
+	for _, q := range to {
+		if m.forwarded >= forwardsPerFanout*max(m.cfg.GossipFanout, 1) {
+			return
+		}
+		m.forwarded++
+		m.stats.AccusationsReturned++
+		m.sendGossip(q, u)
 	}
 }
 

@@ -57,6 +57,8 @@ const (
 	DefaultPushPullInterval        = 30 * time.Second
 	DefaultRTTDeviations           = 4.0
 	DefaultGossipFanout            = 2
+	DefaultDeadRetention           = 15 * time.Minute
+	DefaultMaxMembers              = 16384
 )
 
 // Config configures a Member. The zero value of every field except Self
@@ -173,6 +175,23 @@ type Config struct {
 	// disables it.
 	PushPullInterval time.Duration
 
+	// DeadRetention is how long a member declared dead or left stays in
+	// the view before it is forgotten (reaped): long enough for the
+	// declaration to reach every member and for stale gossip about the
+	// member's previous life to die out, so that it cannot come back as a
+	// new member (default 15 min, DefaultDeadRetention; a negative value
+	// keeps them forever, bounded only by MaxMembers). While it is kept, a
+	// dead member gets reconnect pings (ReconnectInterval).
+	DeadRetention time.Duration
+
+	// MaxMembers bounds the view, this member included (default 16,384,
+	// DefaultMaxMembers). When the view is full, a new member evicts the
+	// dead or left member reaped soonest; with none to evict, the new
+	// member is refused (Stats.MembersRefused) until one is. A flood of
+	// fake members (anyone in plain mode, a key holder otherwise) thus
+	// costs bounded memory. A negative value removes the bound.
+	MaxMembers int
+
 	// PeerDetector makes the per-peer failure detector that every message
 	// heard from a peer feeds as a heartbeat. Default: the φ accrual
 	// detector (normal model) with a small window (see DefaultPeerDetector).
@@ -216,11 +235,12 @@ func (c *Config) normalize() error {
 		{"ProbeTimeout", &c.ProbeTimeout, DefaultProbeTimeout},
 		{"ReconnectInterval", &c.ReconnectInterval, DefaultReconnectInterval},
 		{"PushPullInterval", &c.PushPullInterval, DefaultPushPullInterval},
+		{"DeadRetention", &c.DeadRetention, DefaultDeadRetention},
 	} {
 		if *d.v == 0 {
 			*d.v = d.def
 		}
-		if *d.v < 0 && d.name != "ReconnectInterval" && d.name != "PushPullInterval" {
+		if *d.v < 0 && d.name != "ReconnectInterval" && d.name != "PushPullInterval" && d.name != "DeadRetention" {
 			return bad("%s %v is negative", d.name, *d.v)
 		}
 	}
@@ -264,6 +284,12 @@ func (c *Config) normalize() error {
 		if *d.v < 0 {
 			return bad("%s %d is negative", d.name, *d.v)
 		}
+	}
+	if c.MaxMembers == 0 {
+		c.MaxMembers = DefaultMaxMembers
+	}
+	if c.MaxMembers > 0 && c.MaxMembers < 2 {
+		return bad("MaxMembers %d leaves no room for another member", c.MaxMembers)
 	}
 	if c.GossipFanout == 0 { // negative is valid: eager dissemination off
 		c.GossipFanout = DefaultGossipFanout

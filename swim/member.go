@@ -60,6 +60,20 @@ type Stats struct {
 	ViewRequests   int // views asked of unknown senders
 	AliveSent      int // pings sent only to carry a refutation (Alive) at once
 	GossipsSent    int // MsgGossip packets sent (eager dissemination, GossipFanout)
+
+	// Implausible counts updates refused for an incarnation more than
+	// MaxIncarnationJump above the one stored (or this member's own).
+	Implausible int
+	// AccusationsReturned counts accusations sent back to the sender of a
+	// stale Alive and to the accused (see apply).
+	AccusationsReturned int
+	// Reaped counts dead and left members forgotten (DeadRetention, or
+	// evicted to make room under MaxMembers); MembersRefused counts new
+	// members not admitted because the view was full of live ones.
+	Reaped, MembersRefused int
+	// Conflicts counts claims of a live member's ID (or this member's) by
+	// a node at another address (EventConflict).
+	Conflicts int
 }
 
 // Ready is the output of a Member: packets to send and membership events, in
@@ -115,6 +129,9 @@ type Member struct {
 	nextPushPull  time.Duration
 	nextAskView   time.Duration // earliest pull from an unknown or dead sender
 	joining       bool
+	conflictSelf  bool // during Step: an update named this member's ID at another address
+	lastConflict  conflictNote
+	nextReap      time.Duration
 	seeds         []string
 	nextJoin      time.Duration
 	leaveDeadline time.Duration
@@ -240,6 +257,7 @@ func (m *Member) Tick(now time.Duration) {
 		m.startProbe(now)
 	}
 	m.tickSuspicions(now)
+	m.reapExpired(now)
 	if m.joining && now >= m.nextJoin {
 		m.sendJoins(now)
 	}

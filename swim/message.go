@@ -28,6 +28,17 @@ type Incarnation uint64
 // MaxIncarnation is the largest incarnation; Next saturates there.
 const MaxIncarnation = Incarnation(math.MaxUint64)
 
+// MaxIncarnationJump bounds how far above the incarnation stored for a
+// member (or, for a member's own ID, its current incarnation) an update may
+// claim to be: an update further above is implausible, since honest
+// incarnations rise by one per refutation, and is refused
+// (Stats.Implausible). Without the bound, one crafted Suspect or Dead at
+// MaxIncarnation kills a member for good: its refutation saturates at the
+// same number and loses. With it, pushing a member to the limit takes at
+// least 2^64/2^20 = 2^44 crafted updates, each answered by a refutation.
+// See docs/algorithms.md, “SWIM: hostile and stale updates”.
+const MaxIncarnationJump = Incarnation(1 << 20)
+
 // Next returns i+1, or MaxIncarnation when i is already the maximum.
 func (i Incarnation) Next() Incarnation {
 	if i == MaxIncarnation {
@@ -281,6 +292,12 @@ const (
 	EventDead
 	// EventLeave: a member left voluntarily.
 	EventLeave
+	// EventConflict: two nodes claim one ID (a member started with an ID
+	// already in use). Node is the node that claimed the ID; Held is the
+	// one this member keeps under it (this member itself when the claim is
+	// about its own ID). The claim is refused: a joiner is not admitted, an
+	// update naming the ID at the other address is ignored.
+	EventConflict
 )
 
 // String returns the kind's name.
@@ -296,6 +313,8 @@ func (k EventKind) String() string {
 		return "dead"
 	case EventLeave:
 		return "leave"
+	case EventConflict:
+		return "conflict"
 	}
 	return "unknown"
 }
@@ -310,4 +329,7 @@ type Event struct {
 	Incarnation Incarnation
 	From        ID
 	At          time.Duration
+	// Held is, for EventConflict, the node this member keeps under the
+	// contested ID; zero for the other kinds.
+	Held Node
 }

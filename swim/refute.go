@@ -1,5 +1,7 @@
 package swim
 
+import "time"
+
 // Refutation (SWIM §4.2): an update about this member itself that accuses
 // it is answered by a higher incarnation, sent at once to the accusers in
 // the Lifeguard modes.
@@ -11,8 +13,22 @@ package swim
 // the refutation and that everyone else now ignores: the current Alive is
 // announced again (unless it is still being gossiped), without a new
 // incarnation, so that this member corrects it.
-func (m *Member) aboutSelf(u Update) {
+//
+// An update more than MaxIncarnationJump above the current incarnation is
+// refused as implausible, and one naming this member's ID at another
+// address is a conflicting claim (EventConflict), never refuted: refuting
+// it would raise the incarnation for a node that is not this one.
+func (m *Member) aboutSelf(now time.Duration, u Update) {
 	if m.st != running {
+		return
+	}
+	if u.Node.Addr != m.self.Addr {
+		m.conflictSelf = true
+		m.conflict(now, u.Node, m.self)
+		return
+	}
+	if u.Incarnation > m.inc && u.Incarnation-m.inc > MaxIncarnationJump {
+		m.stats.Implausible++
 		return
 	}
 	switch u.Kind {

@@ -25,6 +25,9 @@ func (m *Member) Step(now time.Duration, pkt *Packet) error {
 		m.stats.Misdirected++
 		return nil
 	}
+	if pkt.Kind == MsgJoin && m.st == running && m.refuseJoin(now, pkt.From) {
+		return nil
+	}
 	if pkt.From.ID == m.self.ID {
 		return nil
 	}
@@ -32,9 +35,13 @@ func (m *Member) Step(now time.Duration, pkt *Packet) error {
 	if pkt.Kind == MsgPing || (pkt.Kind == MsgPingReq && pkt.PingReq.Target.ID == m.self.ID) {
 		m.replyTo = pkt.From.ID
 	}
-	m.stepFrom = pkt.From.ID
+	m.stepFrom, m.conflictSelf = pkt.From.ID, false
 	for i := range pkt.Updates {
-		m.apply(now, pkt.Updates[i], gossip)
+		if gossip {
+			m.apply(now, pkt.Updates[i], true)
+		} else {
+			m.applyView(now, pkt.Updates[i])
+		}
 	}
 	m.replyTo, m.stepFrom = "", ""
 	s := m.peers[pkt.From.ID]
@@ -65,7 +72,8 @@ func (m *Member) Step(now time.Duration, pkt *Packet) error {
 	case MsgJoin:
 		m.sendSync(pkt.From)
 	case MsgSync:
-		m.joining = false
+		// A join refused for an ID conflict is retried.
+		m.joining = m.joining && m.conflictSelf
 	}
 	return nil
 }

@@ -81,3 +81,23 @@ func (m *Member) viewUpdate(p *peer) Update {
 	}
 	return u
 }
+
+// applyView merges one entry of a view transfer (MsgSync: a join answer
+// or a push-pull). Alive entries and leaves are applied without gossip
+// (old news to the group). A Suspect or Dead about a member held alive or
+// suspect enters as this member's own suspicion (From this member), which
+// it gossips and, in the eager modes, sends to the suspect at once; never
+// as an instant death. This is memberlist's rule for push-pull states: a
+// transfer carries no proof the accused heard the accusation, and a Dead
+// applied on the spot would leave it no chance to refute (one member whose
+// UDP was blocked while its TCP joins went through had healthy members
+// declared dead that way).
+func (m *Member) applyView(now time.Duration, u Update) {
+	p := m.peers[u.Node.ID]
+	if p != nil && u.Node.ID != m.self.ID && (p.state == StateAlive || p.state == StateSuspect) &&
+		u.Node.Addr == p.node.Addr && (u.Kind == UpdateSuspect || (u.Kind == UpdateDead && !u.IsLeave())) {
+		m.apply(now, Update{Kind: UpdateSuspect, Node: p.node, Incarnation: u.Incarnation, From: m.self.ID}, true)
+		return
+	}
+	m.apply(now, u, false)
+}

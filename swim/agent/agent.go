@@ -95,8 +95,10 @@ type Stats struct {
 	PacketsReceived, BytesReceived uint64
 	// AuthFailures counts datagrams dropped before their payload was read:
 	// they failed authentication (wrong key, tampering) or had no valid
-	// envelope (unknown first byte, too short, oversized, plain when
-	// encrypted or the reverse).
+	// envelope (unknown first byte, too short, plain when encrypted or the
+	// reverse). Oversized datagrams are not among them: the UDP transport
+	// drops those before the agent sees them (DroppedOversize); only a
+	// Config.Transport that lets one through gets it counted here.
 	AuthFailures uint64
 	// DecodeErrors counts authenticated datagrams whose payload did not
 	// decode; EncodeErrors and SendErrors count outgoing failures.
@@ -394,6 +396,12 @@ func (a *Agent) flush() {
 	}
 	if len(events) == 0 {
 		return
+	}
+	for _, e := range events {
+		if e.Kind == swim.EventConflict {
+			a.log.Warn("member ID conflict: two nodes claim one ID; the one held is kept and the other refused",
+				"id", e.Node.ID, "claimed_by", e.Node.Addr, "held", e.Held.Addr, "self", e.Held == a.self)
+		}
 	}
 	a.subMu.Lock()
 	defer a.subMu.Unlock()

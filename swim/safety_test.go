@@ -1,0 +1,191 @@
+package swim
+
+import (
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Tests for messages that are well formed but stale, replayed or crafted
+// (issue 12). Each one failed before the rule it tests was added; see
+// docs/algorithms.md, “SWIM: hostile and stale updates”.
+
+func gossipFrom(from string, ups ...Update) *Packet {
+	return &Packet{Kind: MsgGossip, From: node(from), Updates: ups}
+}
+
+// An accusation at (or near) the incarnation limit cannot be refuted: the
+// refutation saturates at the same number and is ignored. Such an
+// accusation is implausible, far above anything heard from the accused, and
+// is refused by the accused and by everyone else.
+func TestAccusationAtIncarnationLimitRefused(t *testing.T) {
+	for _, inc := range []Incarnation{MaxIncarnation, MaxIncarnation - 1, MaxIncarnation - 2, MaxIncarnationJump + 1} {
+		for _, k := range []UpdateKind{UpdateSuspect, UpdateDead} {
+			a := newTest(t, "a", ModeLifeguard, nil, "b", "c")
+			require.NoError(t, a.Step(time.Second, gossipFrom("b", Update{Kind: k, Node: node("a"), Incarnation: inc, From: "b"})))
+			assert.Equal(t, Incarnation(0), a.Incarnation(), "%v at %d: the accused does not jump to the limit", k, inc)
+
+			c := newTest(t, "c", ModeLifeguard, nil, "a", "b")
+			require.NoError(t, c.Step(time.Second, gossipFrom("b", Update{Kind: k, Node: node("a"), Incarnation: inc, From: "b"})))
+			st, _ := c.Member("a", time.Second)
+			assert.Equal(t, StateAlive, st.State, "%v at %d: a third member keeps the accused alive", k, inc)
+			assert.Equal(t, Incarnation(0), st.Incarnation)
+		}
+	}
+	// An Alive claiming the limit, about oneself or about another member.
+	a := newTest(t, "a", ModeLifeguard, nil, "b", "c")
+	require.NoError(t, a.Step(time.Second, gossipFrom("b",
+		Update{Kind: UpdateAlive, Node: node("a"), Incarnation: MaxIncarnation, From: "a"},
+		Update{Kind: UpdateAlive, Node: node("c"), Incarnation: MaxIncarnation, From: "c"})))
+	assert.Equal(t, Incarnation(0), a.Incarnation())
+	st, _ := a.Member("c", time.Second)
+	assert.Equal(t, Incarnation(0), st.Incarnation)
+
+	// Within the plausible range an accusation is refuted as before, and
+	// the refutation can be refuted again: the limit is never reached.
+	require.NoError(t, a.Step(2*time.Second, gossipFrom("b", Update{Kind: UpdateSuspect, Node: node("a"), Incarnation: MaxIncarnationJump, From: "b"})))
+	assert.Equal(t, MaxIncarnationJump+1, a.Incarnation())
+}
+
+// The stored incarnation never decreases, in any state: Dead@10 heard over
+// Dead@1 stores 10, so a late Alive@2 (older than the death) does not bring
+// the member back.
+func TestStoredIncarnationMonotone(t *testing.T) {
+	b := newTest(t, "b", ModeLifeguard, nil, "x", "c")
+	require.NoError(t, b.Step(time.Second, gossipFrom("c", Update{Kind: UpdateDead, Node: node("x"), Incarnation: 1, From: "c"})))
+	require.NoError(t, b.Step(time.Second, gossipFrom("c", Update{Kind: UpdateDead, Node: node("x"), Incarnation: 10, From: "c"})))
+	st, _ := b.Member("x", time.Second)
+	assert.Equal(t, Incarnation(10), st.Incarnation)
+	require.NoError(t, b.Step(2*time.Second, gossipFrom("c", Update{Kind: UpdateAlive, Node: node("x"), Incarnation: 2, From: "x"})))
+	assert.Equal(t, StateDead, b.State("x"), "an Alive older than the death is stale")
+
+	// The same for Left: a leave at 10 over a leave at 1.
+	l := newTest(t, "l", ModeLifeguard, nil, "x", "c")
+	require.NoError(t, l.Step(time.Second, gossipFrom("c", Update{Kind: UpdateDead, Node: node("x"), Incarnation: 1, From: "x"})))
+	require.NoError(t, l.Step(time.Second, gossipFrom("c", Update{Kind: UpdateDead, Node: node("x"), Incarnation: 10, From: "x"})))
+	st, _ = l.Member("x", time.Second)
+	assert.Equal(t, Incarnation(10), st.Incarnation)
+	require.NoError(t, l.Step(2*time.Second, gossipFrom("c", Update{Kind: UpdateAlive, Node: node("x"), Incarnation: 2, From: "x"})))
+	assert.Equal(t, StateLeft, l.State("x"))
+}
+
+// A member holding Dead{x, 100} that hears a stale Alive{x, 0} relayed by
+// gossip sends the accusation back to whoever relayed it and to x itself,
+// at once, in every mode: x refutes without waiting for a reconnect ping.
+func TestStaleAliveSendsAccusationBack(t *testing.T) {
+	for _, mode := range []Mode{ModeSWIM, ModeLifeguard, ModeDetector} {
+		for _, held := range []UpdateKind{UpdateSuspect, UpdateDead} {
+			b := newTest(t, "b", mode, nil, "x", "c", "d")
+			require.NoError(t, b.Step(time.Second, gossipFrom("d", Update{Kind: held, Node: node("x"), Incarnation: 100, From: "d"})))
+			drain(b)
+			require.NoError(t, b.Step(2*time.Second, gossipFrom("c", Update{Kind: UpdateAlive, Node: node("x"), Incarnation: 0, From: "x"})))
+			pk, _ := drain(b)
+			to := map[ID]bool{}
+			for _, p := range pk {
+				if hasUpdate(p, held, "x", 100) {
+					to[p.To.ID] = true
+				}
+			}
+			assert.True(t, to["c"], "%v, %v: the source hears the accusation", mode, held)
+			assert.True(t, to["x"], "%v, %v: the accused hears the accusation", mode, held)
+		}
+	}
+}
+
+// Suspect and Dead about others in a view transfer (a join answer or a
+// push-pull) enter as this member's own suspicion, which it disseminates,
+// never as an instant death: the accused hears it and can refute.
+func TestViewTransferAccusationBecomesSuspicion(t *testing.T) {
+	for _, mode := range []Mode{ModeSWIM, ModeLifeguard} {
+		for _, k := range []UpdateKind{UpdateSuspect, UpdateDead} {
+			b := newTest(t, "b", mode, nil, "x", "c")
+			sync := &Packet{Kind: MsgSync, From: node("c"), To: node("b"),
+				Updates: []Update{{Kind: k, Node: node("x"), Incarnation: 0, From: "c"}}}
+			require.NoError(t, b.Step(time.Second, sync))
+			assert.Equal(t, StateSuspect, b.State("x"), "%v, %v", mode, k)
+			// The suspicion is gossiped: the next packets carry it.
+			pk, _ := advance(b, 3*time.Second)
+			var carried bool
+			for _, p := range pk {
+				carried = carried || hasUpdate(p, UpdateSuspect, "x", 0)
+			}
+			assert.True(t, carried, "%v, %v: the suspicion is disseminated", mode, k)
+		}
+	}
+}
+
+// Dead and left members are reaped after DeadRetention, and the table is
+// capped at MaxMembers: a flood of fake Alive updates cannot grow it
+// without limit.
+func TestReapAndMemberCap(t *testing.T) {
+	b := newTest(t, "b", ModeLifeguard, func(c *Config) { c.DeadRetention = time.Minute; c.MaxMembers = 8 }, "x", "y", "c")
+	require.NoError(t, b.Step(time.Second, gossipFrom("c",
+		Update{Kind: UpdateDead, Node: node("x"), Incarnation: 0, From: "c"},
+		Update{Kind: UpdateDead, Node: node("y"), Incarnation: 0, From: "y"})))
+	has := func(now time.Duration, id ID) bool {
+		for _, st := range b.Members(now) {
+			if st.Node.ID == id {
+				return true
+			}
+		}
+		return false
+	}
+	advance(b, 30*time.Second)
+	assert.True(t, has(30*time.Second, "x") && has(30*time.Second, "y"), "kept until the retention ends")
+	advance(b, 70*time.Second)
+	assert.False(t, has(70*time.Second, "x"), "x (dead) reaped")
+	assert.False(t, has(70*time.Second, "y"), "y (left) reaped")
+	assert.Equal(t, State(0), b.State("x"), "unknown once reaped")
+
+	for i := range 100 {
+		id := "fake" + string(rune('A'+i%26)) + string(rune('a'+i/26))
+		require.NoError(t, b.Step(71*time.Second, gossipFrom("c", Update{Kind: UpdateAlive, Node: node(id), From: ID(id)})))
+	}
+	assert.LessOrEqual(t, len(b.Members(71*time.Second)), 8)
+}
+
+// A member that joins with an ID already held by a live member at another
+// address is refused: the seed keeps the original, sends the joiner no view
+// and emits EventConflict; the joiner learns of the conflict from the
+// answer and emits EventConflict too.
+func TestIDConflictAtJoin(t *testing.T) {
+	s := newTest(t, "s", ModeLifeguard, nil, "b", "c")
+	imp := Node{ID: "b", Addr: "impostor:7946"}
+	j, err := New(Config{Self: imp, Mode: ModeLifeguard}, newTestRand())
+	require.NoError(t, err)
+	require.NoError(t, j.Join(0, []string{"s:7946"}))
+	pk, _ := drain(j)
+	require.Len(t, pk, 1)
+	require.NoError(t, s.Step(time.Second, &pk[0]))
+	st, _ := s.Member("b", time.Second)
+	assert.Equal(t, node("b"), st.Node, "the original is kept")
+	assert.Equal(t, StateAlive, st.State)
+	out, ev := drain(s)
+	require.Len(t, out, 1, "a refusal, not the view")
+	var conflict bool
+	for _, e := range ev {
+		conflict = conflict || e.Kind == EventConflict
+	}
+	assert.True(t, conflict, "the seed reports the conflict")
+	for _, u := range out[0].Updates {
+		assert.NotEqual(t, ID("c"), u.Node.ID, "the joiner is not given the view")
+	}
+	require.NoError(t, j.Step(time.Second, &out[0]))
+	_, ev = drain(j)
+	conflict = false
+	for _, e := range ev {
+		conflict = conflict || e.Kind == EventConflict
+	}
+	assert.True(t, conflict, "the joiner reports the conflict")
+	assert.Equal(t, 1, j.NumAlive(), "the joiner did not join")
+
+	// The impostor's leave (its own Dead, at its own address) does not
+	// remove the original.
+	require.NoError(t, s.Step(2*time.Second, gossipFrom("c", Update{Kind: UpdateDead, Node: imp, Incarnation: 0, From: "b"})))
+	assert.Equal(t, StateAlive, s.State("b"))
+}
+
+func newTestRand() *rand.Rand { return rand.New(rand.NewPCG(1, 2)) }
