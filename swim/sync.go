@@ -89,9 +89,8 @@ func (m *Member) viewUpdate(p *peer) Update {
 // it gossips and, in the eager modes, sends to the suspect at once; never
 // as an instant death. This is memberlist's rule for push-pull states: a
 // transfer carries no proof the accused heard the accusation, and a Dead
-// applied on the spot would leave it no chance to refute (one member whose
-// UDP was blocked while its TCP joins went through had healthy members
-// declared dead that way).
+// applied on the spot would leave it no chance to refute. See
+// docs/algorithms.md, “SWIM: hostile and stale updates”.
 func (m *Member) applyView(now time.Duration, u Update) {
 	p := m.peers[u.Node.ID]
 	if p != nil && u.Node.ID != m.self.ID && (p.state == StateAlive || p.state == StateSuspect) &&
