@@ -56,18 +56,23 @@ func quoteGot(b []byte) string {
 }
 
 // SkippedLinesError reports the lines a lenient ReadFile skipped: how many,
-// and the errors of the first MaxSkippedErrors of them.
+// the errors of the first MaxSkippedErrors of them, and where the input
+// ended when it was cut short (Reader.Truncated; nil otherwise).
 type SkippedLinesError struct {
-	File   string
-	Count  int
-	Errors []*ParseError
+	File      string
+	Count     int
+	Errors    []*ParseError
+	Truncated *ParseError
 }
 
-// Error gives the count and the first skipped line's error.
+// Error gives the count, the first skipped line's error and the truncation.
 func (e *SkippedLinesError) Error() string {
 	msg := fmt.Sprintf("%s: skipped %d malformed line(s)", e.File, e.Count)
 	if len(e.Errors) > 0 {
 		msg += "; first: " + e.Errors[0].Error()
+	}
+	if e.Truncated != nil {
+		msg += "; input cut short: " + e.Truncated.Error()
 	}
 	return msg
 }

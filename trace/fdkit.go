@@ -66,8 +66,12 @@ func CompressionFor(path string) Compression {
 type Writer struct {
 	bw  *bufio.Writer
 	zc  io.WriteCloser
-	buf []byte
-	err error
+	out io.Writer   // the underlying writer
+	c   Compression // of zc
+	// dirty: bytes were written since NewWriter or the last Flush.
+	dirty bool
+	buf   []byte
+	err   error
 }
 
 // NewWriter writes the header h to w and returns a Writer for the records.
@@ -94,7 +98,7 @@ func NewWriter(w io.Writer, h Header, c Compression) (*Writer, error) {
 			return nil, fmt.Errorf("trace: comment %q holds a line break, a NUL byte or invalid UTF-8", cm)
 		}
 	}
-	wr := &Writer{}
+	wr := &Writer{out: w, c: c, dirty: true}
 	switch c {
 	case NoCompression:
 		wr.bw = bufio.NewWriterSize(w, 64<<10)
@@ -180,7 +184,40 @@ func (w *Writer) Write(r Record) error {
 	}
 	b = append(b, '\n')
 	w.buf = b
+	w.dirty = true
 	_, w.err = w.bw.Write(b)
+	return w.err
+}
+
+// Flush hands every record written so far to the underlying writer in a
+// form a Reader can read back if nothing more is ever written, so that a
+// process killed after Flush loses no record written before it. Without
+// compression it empties the buffer; gzip gets a sync flush (the deflate
+// stream is byte-aligned, not ended: a lenient Reader reads every record
+// before the missing gzip trailer, see Options.Lenient); xz, which has no
+// sync flush, ends its stream and starts a new one (a Reader reads the
+// concatenated streams as one; each costs a few dozen bytes, so call Flush
+// about once a second, not after every record). Flush does nothing when no
+// record was written since the last one.
+func (w *Writer) Flush() error {
+	if w.err != nil || !w.dirty {
+		return w.err
+	}
+	w.dirty = false
+	if w.err = w.bw.Flush(); w.err != nil {
+		return w.err
+	}
+	switch w.c {
+	case Gzip:
+		w.err = w.zc.(*gzip.Writer).Flush()
+	case XZ:
+		if w.err = w.zc.Close(); w.err == nil {
+			var zw *xz.Writer
+			zw, w.err = xz.NewWriter(w.out)
+			w.zc = zw
+			w.bw.Reset(zw)
+		}
+	}
 	return w.err
 }
 

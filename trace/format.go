@@ -121,9 +121,13 @@ type Options struct {
 	Sender string
 	// Lenient skips malformed lines instead of failing on the first one. The
 	// skipped lines are counted (Reader.Skipped) and their errors kept
-	// (Reader.SkippedErrors, the first MaxSkippedErrors of them). Errors that
-	// are not about one line (corrupt compression, binary data, bad header)
-	// stay fatal.
+	// (Reader.SkippedErrors, the first MaxSkippedErrors of them). A
+	// truncated input, as a killed recorder leaves it, ends the records
+	// instead of failing: a compressed stream cut short yields every
+	// complete line before the cut, and a last line without a line end is
+	// left out (its last field may be cut inside a number that still
+	// parses); Reader.Truncated says where the input stopped. Other errors that are not about one line
+	// (corrupt compression, binary data, bad header) stay fatal.
 	Lenient bool
 }
 

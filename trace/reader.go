@@ -49,6 +49,8 @@ type Reader struct {
 	skipped     int
 	skippedErrs []*ParseError
 	unterm      bool // the last line read had no line ending
+	// truncated: where a lenient Reader found the input cut short.
+	truncated *ParseError
 
 	// FormatCSV
 	csv     *csv.Reader
@@ -82,8 +84,8 @@ func Open(path string, opt Options) (*Reader, error) {
 
 // ReadFile reads every record of the trace file at path. With
 // Options.Lenient, when lines were skipped it returns the records read and a
-// *SkippedLinesError saying how many and why, so that nothing is dropped
-// silently; use Open and Reader.Skipped to handle them otherwise.
+// *SkippedLinesError saying how many and why, and where a truncated input
+// ended (Reader.Truncated), so that nothing is dropped silently; use Open and Reader.Skipped to handle them otherwise.
 func ReadFile(path string, opt Options) ([]Record, error) {
 	r, err := Open(path, opt)
 	if err != nil {
@@ -91,8 +93,8 @@ func ReadFile(path string, opt Options) ([]Record, error) {
 	}
 	defer r.Close()
 	recs, err := r.ReadAll()
-	if err == nil && r.Skipped() > 0 {
-		err = &SkippedLinesError{File: r.name, Count: r.Skipped(), Errors: r.SkippedErrors()}
+	if err == nil && (r.Skipped() > 0 || r.Truncated() != nil) {
+		err = &SkippedLinesError{File: r.name, Count: r.Skipped(), Errors: r.SkippedErrors(), Truncated: r.Truncated()}
 	}
 	return recs, err
 }
@@ -262,6 +264,16 @@ func (r *Reader) Skipped() int { return r.skipped }
 // lenient Reader skipped.
 func (r *Reader) SkippedErrors() []*ParseError { return r.skippedErrs }
 
+// Truncated reports where a lenient Reader found its input cut short, as a
+// killed recorder leaves it: a compressed stream that stops before its end
+// (the records of every complete line before it are returned), or a last
+// line without a line end (left out, since its last field may be cut). It
+// is nil while the input looks complete, and always nil for a strict Reader,
+// which fails on a cut compressed stream with the *ParseError instead, and
+// returns a last line without a line end as a record (Unterminated says so).
+// Line is the line the input stopped in.
+func (r *Reader) Truncated() *ParseError { return r.truncated }
+
 // Close releases the decompressor and, for Open, the file.
 func (r *Reader) Close() error {
 	var first error
@@ -370,6 +382,7 @@ func (r *Reader) Next() (Record, error) {
 	for {
 		var rec Record
 		var err error
+		var got string // the line, for a truncation
 		switch r.format {
 		case FormatCSV:
 			rec, err = r.nextCSV()
@@ -380,6 +393,7 @@ func (r *Reader) Next() (Record, error) {
 				if len(bytes.Trim(line, " \t")) == 0 { // blank: no data
 					continue
 				}
+				got = quoteGot(line)
 				switch r.format {
 				case FormatLIP6:
 					rec, err = r.parseLIP6(line)
@@ -390,10 +404,25 @@ func (r *Reader) Next() (Record, error) {
 				}
 			}
 		}
+		var pe *ParseError
+		if r.unterm && r.opt.Lenient && (err == nil || errors.As(err, &pe) && pe.Err == nil) {
+			// The input stops inside its last line: left out, since its
+			// last field may be cut inside a number that still parses.
+			r.truncated = &ParseError{File: r.name, Line: r.line,
+				Want: "a line end (the input stops inside its last line, left out)", Got: got}
+			r.err = io.EOF
+			return Record{}, io.EOF
+		}
 		if err == nil {
 			return rec, nil
 		}
-		var pe *ParseError
+		if r.opt.Lenient && r.comp != "" && errors.As(err, &pe) && errors.Is(err, io.ErrUnexpectedEOF) {
+			// A compressed stream cut short: every complete line before
+			// the cut was returned; the partial one is dropped.
+			r.truncated = pe
+			r.err = io.EOF
+			return Record{}, io.EOF
+		}
 		if r.opt.Lenient && errors.As(err, &pe) && pe.Err == nil && pe.Line > 0 {
 			r.skipped++
 			if len(r.skippedErrs) < MaxSkippedErrors {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -166,7 +167,9 @@ func TestTruncatedGzip(t *testing.T) {
 	}
 	data := gz(t, sb.String())
 	data = data[:len(data)/2]
-	r, err := NewReader(bytes.NewReader(data), Options{Name: "cut.gz", Lenient: true})
+
+	// Strict: the cut is an error naming the file and the line.
+	r, err := NewReader(bytes.NewReader(data), Options{Name: "cut.gz"})
 	if err == nil {
 		_, err = r.ReadAll()
 	}
@@ -177,6 +180,101 @@ func TestTruncatedGzip(t *testing.T) {
 	assert.ErrorIs(t, err, io.ErrUnexpectedEOF)
 	assert.Positive(t, pe.Line)
 	assert.Contains(t, err.Error(), "cut.gz:")
+
+	// Lenient: every complete line before the cut, in order, and where it
+	// stopped.
+	r, err = NewReader(bytes.NewReader(data), Options{Name: "cut.gz", Lenient: true})
+	require.NoError(t, err)
+	recs, err := r.ReadAll()
+	require.NoError(t, err)
+	require.NotEmpty(t, recs)
+	for i, rec := range recs {
+		require.Equal(t, lip6("2", uint64(i), 1000000, 2000000), rec)
+	}
+	require.NotNil(t, r.Truncated())
+	assert.Equal(t, len(recs)+1, r.Truncated().Line, "the input stops inside the line after the last record")
+	assert.ErrorIs(t, r.Truncated(), io.ErrUnexpectedEOF)
+	assert.Zero(t, r.Skipped())
+	_, err = r.Next()
+	assert.Equal(t, io.EOF, err)
+}
+
+// TestFlushedWriterSurvivesKill cuts a trace after a Writer's Flush, as a
+// process killed there leaves it, for each compression: a lenient Reader
+// gets back every record written before the Flush and says where the file
+// ended; the records of the second batch, written but not flushed, may be
+// lost but never come back corrupted.
+func TestFlushedWriterSurvivesKill(t *testing.T) {
+	rec := func(i int) Record {
+		return Record{Sender: "p", Seq: uint64(i), HasSeq: true, Sent: time.Duration(i) * time.Millisecond, HasSent: true,
+			Arrival: time.Duration(i)*time.Millisecond + 123456789, HasArrival: true}
+	}
+	for _, c := range []Compression{NoCompression, Gzip, XZ} {
+		var buf bytes.Buffer
+		w, err := NewWriter(&buf, Header{Interval: time.Millisecond}, c)
+		require.NoError(t, err)
+		for i := range 3000 {
+			require.NoError(t, w.Write(rec(i)))
+		}
+		require.NoError(t, w.Flush())
+		flushed := buf.Len()
+		require.NoError(t, w.Flush(), "a second Flush with nothing new")
+		assert.Equal(t, flushed, buf.Len(), "compression %d: an idle Flush writes nothing", c)
+		for i := 3000; i < 3010; i++ {
+			require.NoError(t, w.Write(rec(i)))
+		}
+		// What a kill leaves: the flushed bytes, plus (uncompressed) a
+		// partial line of the next batch.
+		data := buf.Bytes()[:flushed]
+		if c == NoCompression {
+			data = append(slices.Clone(data), "p 3000 3000000 3"...)
+		}
+		r, err := NewReader(bytes.NewReader(data), Options{Name: "killed", Lenient: true})
+		require.NoError(t, err, "compression %d", c)
+		recs, err := r.ReadAll()
+		require.NoError(t, err, "compression %d", c)
+		require.Len(t, recs, 3000, "compression %d", c)
+		for i, got := range recs {
+			require.Equal(t, rec(i), got)
+		}
+		if c != XZ { // a flushed xz file is complete streams
+			require.NotNil(t, r.Truncated(), "compression %d", c)
+			assert.Equal(t, 2+3000+1, r.Truncated().Line, "compression %d: header, column line, 3000 records, then the cut", c)
+		}
+
+		// Strict reading of the complete file after Close: one stream.
+		require.NoError(t, w.Close())
+		recs, err = ReadFile(writeTemp(t, buf.Bytes()), Options{})
+		require.NoError(t, err)
+		assert.Len(t, recs, 3010)
+	}
+}
+
+func TestLenientCutLastLine(t *testing.T) {
+	const in = "#fdkit-trace version=1 interval=100ms unit=ns\nsender seq sent arrival\np 0 100 200\np 1 200 3"
+	recs, r, err := readString(t, in, Options{Name: "rec.fdk", Lenient: true})
+	require.NoError(t, err)
+	assert.Equal(t, []Record{{Sender: "p", Seq: 0, HasSeq: true, Sent: 100, HasSent: true, Arrival: 200, HasArrival: true}}, recs)
+	require.NotNil(t, r.Truncated())
+	assert.Equal(t, 4, r.Truncated().Line)
+	assert.Equal(t, "p 1 200 3", r.Truncated().Got)
+	assert.Contains(t, r.Truncated().Error(), "rec.fdk:4: want a line end")
+
+	path := writeTemp(t, []byte(in))
+	recs, err = ReadFile(path, Options{Lenient: true})
+	assert.Len(t, recs, 1)
+	var se *SkippedLinesError
+	require.ErrorAs(t, err, &se)
+	assert.Zero(t, se.Count)
+	assert.Equal(t, 4, se.Truncated.Line)
+	assert.Contains(t, err.Error(), "input cut short: "+path+":4:")
+}
+
+func writeTemp(t *testing.T, b []byte) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "trace")
+	require.NoError(t, os.WriteFile(path, b, 0o644))
+	return path
 }
 
 func TestBinaryInput(t *testing.T) {

@@ -442,6 +442,7 @@ func loadInputs(o options, files []string, stderr io.Writer) ([]input, error) {
 		}
 		recs, err := r.ReadAll()
 		skipped := r.Skipped()
+		cut := r.Truncated()
 		hdr := r.Header().Interval
 		r.Close()
 		if err != nil {
@@ -449,6 +450,9 @@ func loadInputs(o options, files []string, stderr io.Writer) ([]input, error) {
 		}
 		if skipped > 0 {
 			fmt.Fprintf(stderr, "fdreplay: %s: skipped %d malformed lines\n", f, skipped)
+		}
+		if cut != nil {
+			fmt.Fprintf(stderr, "fdreplay: input cut short, replaying the %d records before the cut: %v\n", len(recs), cut)
 		}
 		all = append(all, loaded{f, recs, hdr})
 	}
