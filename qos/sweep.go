@@ -80,6 +80,11 @@ const (
 	// point's control and QoS replayed from it (SFD: see SFDFamily). Equal
 	// to PerPoint in every field.
 	SharedEstimator Method = "shared-estimator"
+	// SharedState: one detector shared by every threshold, whose state
+	// does not depend on it, and one replay engine per threshold reading
+	// that threshold's freshness point from it (Satzger, κ-FD: see
+	// SatzgerFamily, KappaFamily). Equal to PerPoint in every field.
+	SharedState Method = "shared-state"
 	// PerPoint: one replay per point.
 	PerPoint Method = "replay-per-point"
 )

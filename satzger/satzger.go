@@ -233,17 +233,28 @@ func (d *Detector) ElapsedFor(level float64) (time.Duration, bool) {
 	}
 	var boot [1]time.Duration
 	s := d.samples(&boot)
-	n := float64(len(s))
-	// m = ⌈level·N'⌉, checked against the float division Level makes.
-	m := min(max(int(math.Ceil(level*n)), 1), len(s))
-	for m > 1 && float64(m-1)/n >= level {
+	return crossing(s[Rank(level, len(s))-1], d.scale)
+}
+
+// Rank returns m, the smallest count of n samples whose fraction m/n (as
+// Level divides it) reaches level: ⌈level·n⌉ up to rounding, between 1 and
+// n. The freshness point is T_last + I_(m)/c, so thresholds of equal rank
+// for every n have equal freshness points (qos's sweep merges them). level
+// must be in (0, 1] and n ≥ 1.
+func Rank(level float64, n int) int {
+	fn := float64(n)
+	m := min(max(int(math.Ceil(level*fn)), 1), n)
+	for m > 1 && float64(m-1)/fn >= level {
 		m--
 	}
-	for m < len(s) && float64(m)/n < level {
+	for m < n && float64(m)/fn < level {
 		m++
 	}
-	return crossing(s[m-1], d.scale)
+	return m
 }
+
+// WindowSize returns N.
+func (d *Detector) WindowSize() int { return d.window.Size() }
 
 // crossing returns the smallest whole e ≥ 0 with float64(x) ≤ c·float64(e),
 // and false when it is beyond the Duration range.

@@ -1,0 +1,98 @@
+package qos
+
+import (
+	"time"
+
+	"github.com/fdkit/fdkit/detector"
+)
+
+// thresholdDetector is a detector whose state does not depend on its
+// threshold and that answers, from that state, the freshness point it
+// would have with any threshold (satzger.Detector, kappa.Detector).
+type thresholdDetector interface {
+	detector.Detector
+	FreshnessPointAt(threshold float64) (time.Duration, bool)
+}
+
+// atThreshold shows the replay engine a shared thresholdDetector as the
+// detector of one threshold: the driver observes each heartbeat once, on
+// the shared detector, before the replayers step, so Observe does nothing.
+type atThreshold struct {
+	src thresholdDetector
+	th  float64
+}
+
+func (p *atThreshold) Observe(detector.Heartbeat) {}
+
+func (p *atThreshold) FreshnessPoint() (time.Duration, bool) { return p.src.FreshnessPointAt(p.th) }
+
+func (p *atThreshold) WarmingUp() bool { return p.src.WarmingUp() }
+
+func (p *atThreshold) Suspected(now time.Duration) bool {
+	tau, ok := p.FreshnessPoint()
+	return ok && now > tau
+}
+
+// sharedChunk bounds the replayers that run side by side (each keeps two
+// int64 per evaluated heartbeat), so memory stays that of a few replays.
+const sharedChunk = 8
+
+// sweepShared computes the points of a threshold sweep of a detector whose
+// state does not depend on the threshold (method SharedState): one detector
+// observes the stream, and one replay engine per distinct threshold steps
+// through it side by side, reading that threshold's freshness point from
+// the shared state. The engine is replayer itself, so every field equals a
+// replay of a detector built with that threshold, as long as its
+// FreshnessPoint is FreshnessPointAt(its threshold) (true of both users).
+// class[i] names the first value whose replay value i's equals (Satzger's
+// thresholds of equal rank); only those are replayed. Thresholds are
+// replayed in chunks of sharedChunk, each with a detector of its own.
+//
+// It returns errNotLinear (Sweep then replays each point, which reports
+// the errors) when newDet fails or a replay fails (arrivals out of order,
+// nothing evaluated).
+func sweepShared(newDet func() (thresholdDetector, error), values []float64, class []int, hbs []detector.Heartbeat, cfg Config) ([]*Point, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	var reps []int // indices of the values replayed
+	for i := range values {
+		if class[i] == i {
+			reps = append(reps, i)
+		}
+	}
+	res := make([]Result, len(values))
+	for lo := 0; lo < len(reps); lo += sharedChunk {
+		chunk := reps[lo:min(lo+sharedChunk, len(reps))]
+		src, err := newDet()
+		if err != nil {
+			return nil, errNotLinear
+		}
+		rs := make([]*replayer, len(chunk))
+		for j, i := range chunk {
+			rs[j] = newReplayer(&atThreshold{src: src, th: values[i]}, cfg, nil, len(hbs))
+		}
+		for _, hb := range hbs {
+			src.Observe(hb)
+			for _, r := range rs {
+				if err := r.step(hb); err != nil {
+					return nil, errNotLinear
+				}
+			}
+		}
+		for j, i := range chunk {
+			if res[i], err = rs[j].finish(); err != nil {
+				return nil, errNotLinear
+			}
+		}
+	}
+	pts := make([]*Point, len(values))
+	for i, v := range values {
+		r := res[class[i]]
+		if class[i] != i && r.MistakeIntervals != nil {
+			r.MistakeIntervals = append([]Interval(nil), r.MistakeIntervals...)
+		}
+		pts[i] = &Point{Value: v, Result: r}
+	}
+	return pts, nil
+}

@@ -1,0 +1,131 @@
+package qos
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/fdkit/fdkit/chen"
+	"github.com/fdkit/fdkit/detector"
+	"github.com/fdkit/fdkit/kappa"
+	"github.com/fdkit/fdkit/satzger"
+	"github.com/fdkit/fdkit/trace"
+	"github.com/fdkit/fdkit/trace/tracetest"
+	"github.com/fdkit/fdkit/twowfd"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// satzgerSweepThresholds: spread over (0, 1], with repeats and thresholds
+// of equal rank (0.95 and 0.951 for every N' ≤ 50 but not for all: 0.9501
+// and 0.9502 share ranks up to N' = 50).
+var satzgerSweepThresholds = []float64{0.05, 0.3, 0.5, 0.7, 0.9, 0.95, 0.9501, 0.9502, 0.99, 0.999, 1, 0.5}
+
+// kappaSweepThresholds: half-integers (steep κ), integers (plateaus),
+// small and repeated values.
+var kappaSweepThresholds = []float64{0.1, 0.5, 1, 1.5, 2, 2.5, 3.5, 6, 12, 1.5}
+
+func satzgerTestConfig() satzger.Config {
+	return satzger.Config{WindowSize: 50, Scale: 0.9, BootstrapInterval: ms(100), MinSamples: 10}
+}
+
+func kappaTestConfig() kappa.Config {
+	return kappa.Config{Estimator: chen.EstimatorConfig{Interval: ms(100), WindowSize: 50}, MinSamples: 10}
+}
+
+func twowfdTestConfig() twowfd.Config {
+	return twowfd.Config{Interval: ms(100), ShortWindow: 1, LongWindow: 50}
+}
+
+// checkShared requires the shared-state sweeps of Satzger and κ-FD to equal
+// one replay per threshold in every field, and the one-pass 2W-FD sweep to
+// equal the replays (within the 2 ns of the linear sweep's rounding). It
+// returns the mistakes of the lowest thresholds, which must make some on
+// the whole, or the comparison is weak.
+func checkShared(t *testing.T, hbs []detector.Heartbeat, cfg Config) int {
+	t.Helper()
+	streams := []Stream{{Name: "s", Heartbeats: hbs}}
+	sat := requireSameAsPerPoint(t, SatzgerFamily(satzgerTestConfig(), satzgerSweepThresholds), streams, cfg, SharedState, "θ = %g")
+	kap := requireSameAsPerPoint(t, KappaFamily(kappaTestConfig(), kappaSweepThresholds), streams, cfg, SharedState, "K = %g")
+	return min(sat.Points[0].Mistakes, kap.Points[0].Mistakes)
+}
+
+func checkTwoWFD(t *testing.T, hbs []detector.Heartbeat) {
+	t.Helper()
+	checkFastSweep(t, TwoWFDFamily(twowfdTestConfig(), durs(mustRange(t, 0.1, 400, 20, true))), hbs)
+	checkFastSweep(t, TwoWFDFamily(twowfd.Config{ShortWindow: 5, LongWindow: 40}, durs([]float64{0, 1, 10, 50, 200})), hbs)
+}
+
+func TestThresholdSweepsEqualReplaysOnPresets(t *testing.T) {
+	for _, tc := range []struct {
+		preset string
+		d      time.Duration
+		seed   uint64
+	}{{"jitter", 3 * time.Minute, 11}, {"gc-pause", 2 * time.Minute, 12}, {"wan", 22 * time.Minute, 13}} {
+		hbs := presetHeartbeats(t, tc.preset, tc.d, tc.seed)
+		t.Run(tc.preset, func(t *testing.T) {
+			assert.Positive(t, checkShared(t, hbs, Config{}))
+			checkTwoWFD(t, hbs)
+		})
+	}
+}
+
+func TestThresholdSweepsEqualReplaysConfigs(t *testing.T) {
+	for name, hbs := range agreementTraces() {
+		for i, cfg := range sweepReplayConfigs {
+			t.Run(fmt.Sprintf("%s/%d", name, i), func(t *testing.T) {
+				assert.Positive(t, checkShared(t, hbs, cfg))
+			})
+		}
+		t.Run(name+"/2w-fd", func(t *testing.T) { checkTwoWFD(t, hbs) })
+	}
+}
+
+// Every sender of the LIP6 excerpt (unsynchronized clocks: arrival-based
+// TD with d̄).
+func TestThresholdSweepsEqualReplaysLIP6(t *testing.T) {
+	path := tracetest.Shared(t, tracetest.LIP6Excerpt)
+	recs, err := trace.ReadFile(path, trace.Options{})
+	require.NoError(t, err)
+	mistakes := 0
+	for _, st := range trace.Split(recs) {
+		t.Run(st.Sender, func(t *testing.T) {
+			hbs := heartbeats(st.Records)
+			mistakes += checkShared(t, hbs, Config{DelayOffset: ms(50)})
+			checkTwoWFD(t, hbs)
+		})
+	}
+	assert.Positive(t, mistakes)
+}
+
+// Thresholds of equal rank are replayed once and give equal points; the
+// sweep falls back to one replay per point for an invalid threshold.
+func TestSatzgerSweepMergesRanksAndFallsBack(t *testing.T) {
+	assert.Equal(t, []int{0, 1, 0, 3}, classes(4, func(i, j int) bool { return []int{1, 2, 1, 3}[i] == []int{1, 2, 1, 3}[j] }))
+	hbs := agreementTraces()["jitter-loss"]
+	vals := []float64{0.991, 0.999, 1, 0.3}
+	f := SatzgerFamily(satzgerTestConfig(), vals)
+	c := requireSameAsPerPoint(t, f, []Stream{{Heartbeats: hbs}}, Config{}, SharedState, "θ = %g")
+	// N ≤ 50: ⌈0.991·n⌉ = ⌈0.999·n⌉ = n for every n ≤ 50.
+	assert.Equal(t, c.Points[1].Result, c.Points[0].Result)
+	assert.Equal(t, c.Points[2].Result, c.Points[0].Result)
+
+	for _, bad := range []float64{0, 1.5} {
+		f = SatzgerFamily(satzgerTestConfig(), []float64{0.5, bad})
+		cs, err := Sweep([]Stream{{Heartbeats: hbs}}, []Family{f}, SweepOptions{})
+		require.NoError(t, err)
+		assert.Equal(t, PerPoint, cs[0].Method)
+		assert.Len(t, cs[0].Points, 1)
+		assert.Contains(t, cs[0].Err, fmt.Sprintf("theta=%g", bad))
+	}
+	f = KappaFamily(kappaTestConfig(), []float64{2.5, -1})
+	cs, err := Sweep([]Stream{{Heartbeats: hbs}}, []Family{f}, SweepOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, PerPoint, cs[0].Method)
+	assert.Contains(t, cs[0].Err, "K=-1")
+	f = KappaFamily(kappaTestConfig(), []float64{2.5})
+	cs, err = Sweep([]Stream{{Heartbeats: hbs[:3]}}, []Family{f}, SweepOptions{Config: Config{WarmUp: 10}})
+	require.NoError(t, err)
+	assert.Equal(t, PerPoint, cs[0].Method)
+	assert.Contains(t, cs[0].Err, "no heartbeat evaluated")
+}
