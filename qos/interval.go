@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"sync"
 	"time"
 
 	"gonum.org/v1/gonum/stat"
@@ -40,8 +41,8 @@ type CI struct {
 const (
 	ciLevel = 0.95
 	// bootstrapReps resamples per interval: the 2.5 % and 97.5 % points
-	// are then the 25th and 975th of 999 ordered values.
-	bootstrapReps = 999
+	// are then the 13th and 488th of 499 ordered values.
+	bootstrapReps = 499
 	// minCells is the least number of cells with observed time for an
 	// interval: fewer leave nothing to resample.
 	minCells = 8
@@ -133,55 +134,95 @@ func (res *Result) setCI(cells *cellSeries) {
 }
 
 // percentiles returns the 2.5 % and 97.5 % empirical quantiles of xs
-// (NaN values, from resamples without time, are dropped), which it sorts.
+// (the values of ranks ⌈q·n⌉, as stat.Quantile's Empirical kind gives;
+// NaN values, from resamples without time, are dropped); it reorders xs.
 func percentiles(xs []float64) [2]float64 {
 	xs = slices.DeleteFunc(xs, math.IsNaN)
-	if len(xs) == 0 {
+	n := len(xs)
+	if n == 0 {
 		return [2]float64{}
 	}
-	slices.Sort(xs)
 	a := (1 - ciLevel) / 2
-	return [2]float64{stat.Quantile(a, stat.Empirical, xs, nil), stat.Quantile(1-a, stat.Empirical, xs, nil)}
+	lo, hi := rank(a, n), rank(1-a, n)
+	l := selectRank(xs, lo)
+	// selectRank leaves xs partitioned around rank lo.
+	h := selectRank(xs[lo:], hi-lo)
+	return [2]float64{l, h}
 }
 
 // bootstrap draws bootstrapReps circular block resamples of the n cells
 // [lo, lo+n) of a (and, when b2 is not nil, the same cells of b2, for a
 // paired difference) with blocks of blk cells, and returns per resample
-// MR, QAP and mean TD (of a, or of a minus b2). The generator has a fixed
-// seed: the same cells give the same interval on every run.
+// MR, QAP and mean TD (of a, or of a minus b2). The block starts come from
+// a generator with a fixed seed (resampleStarts): the same cells give the
+// same interval on every run, and every setting of a stream is resampled
+// alike.
 func bootstrap(n, blk int, a, b2 *cellSeries, lo int) [3][]float64 {
 	pa := prefixes(a, lo, n, blk)
-	var pb [5][]float64
+	var pb []qosSums
 	if b2 != nil {
 		pb = prefixes(b2, lo, n, blk)
 	}
-	rng := rand.New(rand.NewPCG(0x5eed_f00d, 0x9e3779b97f4a7c15))
+	starts := resampleStarts(n, blk)
+	blocks := (n + blk - 1) / blk
+	last := n - (blocks-1)*blk
 	var out [3][]float64
 	for i := range out {
 		out[i] = make([]float64, bootstrapReps)
 	}
-	blocks := (n + blk - 1) / blk
 	for r := range bootstrapReps {
-		var qa, qb qosSums
-		for k := range blocks {
-			l := blk
-			if k == blocks-1 {
-				l = n - k*blk
-			}
-			s := rng.IntN(n)
-			qa = qa.add(pa, s, s+l)
-			if b2 != nil {
-				qb = qb.add(pb, s, s+l)
-			}
-		}
+		ss := starts[r*blocks : (r+1)*blocks]
+		qa := sumBlocks(pa, ss, blk, last)
 		out[0][r], out[1][r], out[2][r] = ratio(qa.mist, qa.span)*1e9, 1-ratio(qa.susp, qa.span), ratio(qa.tdSum, qa.tdN)
 		if b2 != nil {
+			qb := sumBlocks(pb, ss, blk, last)
 			out[0][r] -= ratio(qb.mist, qb.span) * 1e9
 			out[1][r] -= 1 - ratio(qb.susp, qb.span)
 			out[2][r] -= ratio(qb.tdSum, qb.tdN)
 		}
 	}
 	return out
+}
+
+// sumBlocks adds up the blocks starting at ss (blk cells each, the last
+// one last cells) from the prefix sums p.
+func sumBlocks(p []qosSums, ss []int32, blk, last int) qosSums {
+	var q qosSums
+	for k, s := range ss {
+		l := blk
+		if k == len(ss)-1 {
+			l = last
+		}
+		i, j := &p[s], &p[int(s)+l]
+		q.span += j.span - i.span
+		q.mist += j.mist - i.mist
+		q.susp += j.susp - i.susp
+		q.tdSum += j.tdSum - i.tdSum
+		q.tdN += j.tdN - i.tdN
+	}
+	return q
+}
+
+// startsCache holds resampleStarts's tables by (cells, block length).
+var startsCache sync.Map
+
+// resampleStarts returns bootstrapReps·⌈n/blk⌉ block starts in [0, n),
+// drawn by a PCG generator with a fixed seed: the resamples depend only on
+// the number of cells and the block length, so they are drawn once and
+// shared (read-only) by every interval.
+func resampleStarts(n, blk int) []int32 {
+	key := [2]int{n, blk}
+	if v, ok := startsCache.Load(key); ok {
+		return v.([]int32)
+	}
+	rng := rand.New(rand.NewPCG(0x5eed_f00d, 0x9e3779b97f4a7c15))
+	blocks := (n + blk - 1) / blk
+	st := make([]int32, bootstrapReps*blocks)
+	for i := range st {
+		st[i] = int32(rng.IntN(n))
+	}
+	v, _ := startsCache.LoadOrStore(key, st)
+	return v.([]int32)
 }
 
 // ratio is x/y, NaN when y is not positive.
@@ -192,28 +233,22 @@ func ratio(x, y float64) float64 {
 	return x / y
 }
 
-// prefixes returns, for the cells [lo, lo+n) of s extended circularly by
-// blk cells, the prefix sums of span, mist, susp, tdSum and tdN: the sum
-// over cells [i, j) of the extended series is p[j] − p[i].
-func prefixes(s *cellSeries, lo, n, blk int) [5][]float64 {
-	var p [5][]float64
-	src := [5][]float64{s.span, s.mist, s.susp, s.tdSum, s.tdN}
-	for f := range p {
-		p[f] = make([]float64, n+blk+1)
-		for i := range n + blk {
-			p[f][i+1] = p[f][i] + src[f][lo+i%n]
-		}
+// prefixes returns the prefix sums of the cells [lo, lo+n) of s extended
+// circularly by blk cells: the sum over cells [i, j) of the extended
+// series is p[j] − p[i].
+func prefixes(s *cellSeries, lo, n, blk int) []qosSums {
+	p := make([]qosSums, n+blk+1)
+	for i := range n + blk {
+		c := lo + i%n
+		q := p[i]
+		q.span += s.span[c]
+		q.mist += s.mist[c]
+		q.susp += s.susp[c]
+		q.tdSum += s.tdSum[c]
+		q.tdN += s.tdN[c]
+		p[i+1] = q
 	}
 	return p
-}
-
-func (q qosSums) add(p [5][]float64, i, j int) qosSums {
-	q.span += p[0][j] - p[0][i]
-	q.mist += p[1][j] - p[1][i]
-	q.susp += p[2][j] - p[2][i]
-	q.tdSum += p[3][j] - p[3][i]
-	q.tdN += p[4][j] - p[4][i]
-	return q
 }
 
 // blockLength returns the block length (in cells, at least 1) for the

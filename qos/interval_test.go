@@ -3,12 +3,16 @@ package qos
 import (
 	"fmt"
 	"math"
+	"slices"
 	"testing"
 	"time"
 
+	"github.com/fdkit/fdkit/chen"
+	"github.com/fdkit/fdkit/sfd"
 	"github.com/fdkit/fdkit/trace"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"gonum.org/v1/gonum/stat"
 )
 
 // coverage replays traces generated traces of the closed-form model of
@@ -160,4 +164,84 @@ func TestCellsAddUp(t *testing.T) {
 	assert.Nil(t, plain.CI)
 	_, err = Compare(res, plain)
 	assert.ErrorIs(t, err, ErrNoCells)
+}
+
+// TestIntervalsOnePassMatchPerPoint checks that the one-pass sweep of a
+// linear family (Chen's α, where EA lags after gaps so that the TD floor
+// is reached, and the fixed timeout) gives every point the same per-cell
+// breakdown, hence the same intervals, as replaying that point alone.
+func TestIntervalsOnePassMatchPerPoint(t *testing.T) {
+	hbs := agreementTraces()["jitter-loss"]
+	fams := []Family{
+		ChenFamily(chen.Config{Estimator: chen.EstimatorConfig{Interval: ms(100), WindowSize: 50}}, []time.Duration{0, ms(5), ms(20), ms(60), ms(150), ms(400)}),
+		FixedFamily([]time.Duration{ms(101), ms(130), ms(200), ms(500)}),
+	}
+	cfg := Config{Intervals: true, WarmUp: 50}
+	streams := []Stream{{Name: "s", Heartbeats: hbs}}
+	fast, err := Sweep(streams, fams, SweepOptions{Config: cfg})
+	require.NoError(t, err)
+	slow, err := Sweep(streams, fams, SweepOptions{Config: cfg, PerPointOnly: true})
+	require.NoError(t, err)
+	for ci := range fast {
+		require.Equal(t, OnePass, fast[ci].Method)
+		require.Len(t, fast[ci].Points, len(slow[ci].Points))
+		for i, p := range fast[ci].Points {
+			q := slow[ci].Points[i]
+			require.NotNil(t, p.CI, "%s %g", fast[ci].Family, p.Value)
+			require.NotNil(t, q.CI)
+			if fast[ci].Family == "chen" && p.Value == 0 {
+				continue // α = 0 is 1 ns in a lone replay (see ChenFamily)
+			}
+			assert.Equal(t, q.cells.mist, p.cells.mist, "%s %g mistakes per cell", fast[ci].Family, p.Value)
+			assert.InDeltaSlice(t, q.cells.susp, p.cells.susp, 1e3, "suspected time per cell")
+			assert.Equal(t, q.cells.span, p.cells.span)
+			assert.Equal(t, q.cells.tdN, p.cells.tdN)
+			assert.InDeltaSlice(t, q.cells.tdSum, p.cells.tdSum, 1e3)
+			assert.Equal(t, q.CI.Block, p.CI.Block)
+			assert.InDelta(t, q.CI.MRPerSecond[0], p.CI.MRPerSecond[0], 1e-9)
+			assert.InDelta(t, q.CI.MRPerSecond[1], p.CI.MRPerSecond[1], 1e-9)
+			assert.InDelta(t, q.CI.QAP[0], p.CI.QAP[0], 1e-9)
+			assert.InDelta(t, q.CI.QAP[1], p.CI.QAP[1], 1e-9)
+			assert.InDelta(t, float64(q.CI.TDMean[0]), float64(p.CI.TDMean[0]), 2)
+			assert.InDelta(t, float64(q.CI.TDMean[1]), float64(p.CI.TDMean[1]), 2)
+		}
+	}
+}
+
+// TestIntervalsSFDMatchPerPoint is TestIntervalsOnePassMatchPerPoint for
+// SFD's shared-estimator sweep.
+func TestIntervalsSFDMatchPerPoint(t *testing.T) {
+	hbs := agreementTraces()["jitter-loss"]
+	f := SFDFamily(sfd.Config{Estimator: chen.EstimatorConfig{Interval: ms(100), WindowSize: 50}, Step: ms(10),
+		Targets: sfd.Targets{MaxTD: ms(400), MaxMistakesPerSecond: 0.01, MinQAP: 0.999}}, []time.Duration{ms(1), ms(20), ms(100), ms(300)})
+	cfg := Config{Intervals: true, WarmUp: 50}
+	streams := []Stream{{Name: "s", Heartbeats: hbs}}
+	fast, err := Sweep(streams, []Family{f}, SweepOptions{Config: cfg})
+	require.NoError(t, err)
+	slow, err := Sweep(streams, []Family{f}, SweepOptions{Config: cfg, PerPointOnly: true})
+	require.NoError(t, err)
+	require.Equal(t, SharedEstimator, fast[0].Method)
+	for i, p := range fast[0].Points {
+		q := slow[0].Points[i]
+		require.NotNil(t, p.CI)
+		assert.Equal(t, q.Result, p.Result, "SM1 %g", p.Value)
+	}
+}
+
+// TestPercentilesMatchGonum checks the selection-based percentiles against
+// gonum's Empirical quantiles of the sorted values.
+func TestPercentilesMatchGonum(t *testing.T) {
+	rng := trace.NewRand(9)
+	for _, n := range []int{1, 2, 40, 499, 1000} {
+		xs := make([]float64, n)
+		for i := range xs {
+			xs[i] = rng.ExpFloat64()
+		}
+		sorted := slices.Clone(xs)
+		slices.Sort(sorted)
+		got := percentiles(xs)
+		assert.Equal(t, stat.Quantile(0.025, stat.Empirical, sorted, nil), got[0], "n=%d", n)
+		assert.Equal(t, stat.Quantile(0.975, stat.Empirical, sorted, nil), got[1], "n=%d", n)
+	}
+	assert.Equal(t, [2]float64{2, 2}, percentiles([]float64{math.NaN(), 2}))
 }

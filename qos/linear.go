@@ -56,6 +56,12 @@ type linearCollector struct {
 	sV, sVV   []float64 // per bucket: Σ scale, Σ scale·v over v with scale > 0
 	constSusp float64   // suspected time of segments with scale 0, ns
 	c, s      []float64 // per evaluated heartbeat: τ(0) − A_k (ns) and scale
+	// With Config.Intervals: the grid, and per cell the bucket counts and
+	// sums above (cell c's bucket b at c·(len(ps)+1) + b) and the
+	// suspected time of segments with scale 0.
+	grid                         cellGrid
+	cCntU, cCntW                 []float64
+	cSU, cSUU, cSV, cSVV, cConst []float64
 	// tab, when not nil, maps x in (ps[0], ps[len−1]] to a first guess of
 	// bucket(x): tab[int((x − ps[0])·tabInv)] is the number of points below
 	// the start of that slot. bucket corrects the guess exactly.
@@ -141,6 +147,15 @@ func (l *linearCollector) bucket(x float64) int {
 	return base
 }
 
+// withCells makes l keep its buckets per time cell of g as well.
+func (l *linearCollector) withCells(g cellGrid) {
+	n := g.n * (len(l.ps) + 1)
+	l.grid = g
+	l.cCntU, l.cCntW = make([]float64, n), make([]float64, n)
+	l.cSU, l.cSUU, l.cSV, l.cSVV = make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)
+	l.cConst = make([]float64, g.n)
+}
+
 func (l *linearCollector) breakChain() {
 	l.open = false
 	l.uPrev = math.Inf(-1)
@@ -171,6 +186,15 @@ func (l *linearCollector) closeSegment(end time.Duration) {
 		return
 	}
 	l.open = false
+	cells := l.cCntU != nil
+	var base int
+	if cells {
+		cl := l.grid.cell(l.start)
+		base = cl * (len(l.ps) + 1)
+		if l.scale == 0 && end > l.off {
+			l.cConst[cl] += float64(end - max(l.off, l.start))
+		}
+	}
 	var u, v float64
 	if l.scale == 0 {
 		u, v = math.Inf(-1), math.Inf(-1)
@@ -181,7 +205,11 @@ func (l *linearCollector) closeSegment(end time.Duration) {
 		if l.start > l.off {
 			v = math.Inf(1)
 		}
-		l.cntU[l.bucket(u)]++
+		bu := l.bucket(u)
+		l.cntU[bu]++
+		if cells {
+			l.cCntU[base+bu]++
+		}
 	} else {
 		u = float64(end-l.off) / l.scale
 		v = float64(l.start-l.off) / l.scale
@@ -192,8 +220,19 @@ func (l *linearCollector) closeSegment(end time.Duration) {
 		bv := l.bucket(v)
 		l.sV[bv] += l.scale
 		l.sVV[bv] += l.scale * v
+		if cells {
+			l.cCntU[base+bu]++
+			l.cSU[base+bu] += l.scale
+			l.cSUU[base+bu] += l.scale * u
+			l.cSV[base+bv] += l.scale
+			l.cSVV[base+bv] += l.scale * v
+		}
 	}
-	l.cntW[l.bucket(min(v, l.uPrev))]++
+	bw := l.bucket(min(v, l.uPrev))
+	l.cntW[bw]++
+	if cells {
+		l.cCntW[base+bw]++
+	}
 	l.uPrev = u
 }
 
@@ -217,6 +256,14 @@ type linearCurve struct {
 	sumTD0   float64
 	sumScale float64
 	quant    []tdQuantiles // per query point, when !sameS
+
+	// With Config.Intervals: the collector (its per-cell buckets, made
+	// suffix sums per cell), the base replay's cells (observed time), the
+	// cell of each evaluated heartbeat, and per cell Σ td0 and Σ scale.
+	lin              *linearCollector
+	cells            *cellSeries
+	evCell           []uint8
+	cTD0, cScale, cN []float64
 }
 
 // replayLinear runs one replay of det collecting slacks for the query
@@ -232,6 +279,10 @@ func replayLinear(det detector.Detector, hbs []detector.Heartbeat, cfg Config, p
 	qs = slices.Compact(qs)
 	lin := newLinearCollectorTab(qs, len(hbs))
 	r := newReplayer(det, cfg, lin, len(hbs))
+	if cfg.Intervals {
+		r.withCells(hbs)
+		lin.withCells(r.cells.grid)
+	}
 	for _, hb := range hbs {
 		if err := r.step(hb); err != nil {
 			return nil, err
@@ -276,6 +327,9 @@ func replayLinear(det detector.Detector, hbs []detector.Heartbeat, cfg Config, p
 	}
 	if lc.floor != nil {
 		lc.sameS = false
+	}
+	if r.cells != nil {
+		lc.setCells(lin, r.cells, r.evCell)
 	}
 	n := len(lc.td0)
 	if n != res.Evaluated {
@@ -331,7 +385,59 @@ func (lc *linearCurve) at(p float64) (Result, error) {
 		}
 	}
 	res.setRates()
+	if lc.cells != nil {
+		res.setCI(lc.cellsAt(i, p))
+	}
 	return res, nil
+}
+
+// setCells keeps what the per-point intervals need: the collector's
+// per-cell buckets turned into suffix sums per cell, the base replay's
+// cells, and per cell Σ td0_k and Σ scale_k.
+func (lc *linearCurve) setCells(lin *linearCollector, cells *cellSeries, evCell []uint8) {
+	b := len(lc.ps) + 1
+	for c := range cells.grid.n {
+		o := c * b
+		for i := b - 2; i >= 0; i-- {
+			lin.cCntU[o+i] += lin.cCntU[o+i+1]
+			lin.cCntW[o+i] += lin.cCntW[o+i+1]
+			lin.cSU[o+i] += lin.cSU[o+i+1]
+			lin.cSUU[o+i] += lin.cSUU[o+i+1]
+			lin.cSV[o+i] += lin.cSV[o+i+1]
+			lin.cSVV[o+i] += lin.cSVV[o+i+1]
+		}
+	}
+	lc.lin, lc.cells, lc.evCell = lin, cells, evCell
+	lc.cTD0, lc.cScale, lc.cN = make([]float64, cells.grid.n), make([]float64, cells.grid.n), make([]float64, cells.grid.n)
+	for k, c := range evCell {
+		lc.cTD0[c] += lc.td0[k]
+		lc.cScale[c] += lc.scales[k]
+		lc.cN[c]++
+	}
+}
+
+// cellsAt returns the cells of query point p, the i-th.
+func (lc *linearCurve) cellsAt(i int, p float64) *cellSeries {
+	s := newCellSeries(lc.cells.grid)
+	copy(s.span, lc.cells.span)
+	l := lc.lin
+	b := len(lc.ps) + 1
+	for c := range s.grid.n {
+		o := c*b + i + 1
+		s.mist[c] = l.cCntU[o] - l.cCntW[o]
+		s.susp[c] = max((l.cSUU[o]-p*l.cSU[o])-(l.cSVV[o]-p*l.cSV[o])+l.cConst[c], 0)
+	}
+	if lc.floor == nil {
+		for c := range s.grid.n {
+			s.tdSum[c] = lc.cTD0[c] + p*lc.cScale[c]
+		}
+	} else {
+		for k, c := range lc.evCell {
+			s.tdSum[c] += max(lc.td0[k]+lc.scales[k]*p, lc.floor[k])
+		}
+	}
+	copy(s.tdN, lc.cN)
+	return s
 }
 
 // tdQuantiles holds, per query point, the exact nearest-rank p50 and p99

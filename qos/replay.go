@@ -432,9 +432,11 @@ func (r *replayer) finish() (Result, error) {
 	if len(td) > 0 {
 		res.LastTD = time.Duration(td[len(td)-1])
 	}
-	if r.cells != nil && r.lin == nil {
+	if r.cells != nil {
 		r.cells.setSpan(r.hbs, res.Start)
-		r.cells.setTD(td, r.evCell)
+		if r.lin == nil {
+			r.cells.setTD(td, r.evCell)
+		}
 	}
 	res.TD = tdStats(td)
 	res.setRates()

@@ -64,6 +64,15 @@ func sweepSFD(scfg sfd.Config, values []float64, hbs []detector.Heartbeat, cfg C
 	if err != nil {
 		return nil, err
 	}
+	if cfg.Intervals {
+		sch.cells = newCellSeries(newCellGrid(hbs))
+		sch.cells.setSpan(hbs, sch.base.Start)
+		for k, a := range sch.arr {
+			if c := sch.code[k]; c&sfdStale == 0 && (c&sfdCode == sfdStart || c&sfdCode == sfdEval) {
+				sch.evCell = append(sch.evCell, uint8(sch.cells.grid.cell(a)))
+			}
+		}
+	}
 	pts := make([]*Point, len(values))
 	var buf []int64
 	for i, v := range values {
@@ -100,6 +109,10 @@ type sfdSchedule struct {
 	base Result          // the Result's margin-independent fields
 	tdB  []int64         // per evaluated fresh heartbeat: A_k − σ_k or d̄
 	rec  bool            // Config.RecordMistakes
+	// With Config.Intervals: the observed time per cell (the same for
+	// every margin) and the cell of each evaluated fresh heartbeat.
+	cells  *cellSeries
+	evCell []uint8
 }
 
 // newSFDSchedule mirrors replayer.step for everything but τ. It returns
@@ -208,6 +221,12 @@ func (sch *sfdSchedule) replay(tr *sfdTrace, changes []sfd.MarginChange, buf []i
 	var pending, out bool
 	ci := 0
 	sm := changes[0].SM
+	var cells *cellSeries
+	if sch.cells != nil {
+		cells = sch.cells.clone()
+		clear(cells.mist)
+		clear(cells.susp)
+	}
 	for k, a := range sch.arr {
 		c := sch.code[k]
 		if pending && a > tau {
@@ -215,8 +234,14 @@ func (sch *sfdSchedule) replay(tr *sfdTrace, changes []sfd.MarginChange, buf []i
 			if !out {
 				res.Mistakes++
 				openStart = from
+				if cells != nil {
+					cells.mist[cells.grid.cell(prevA)]++
+				}
 			}
 			res.Suspected += a - from
+			if cells != nil {
+				cells.susp[cells.grid.cell(prevA)] += float64(a - from)
+			}
 			out = true
 		}
 		prevA = a
@@ -247,6 +272,9 @@ func (sch *sfdSchedule) replay(tr *sfdTrace, changes []sfd.MarginChange, buf []i
 		if after && !out {
 			res.Mistakes++
 			openStart = a
+			if cells != nil {
+				cells.mist[cells.grid.cell(a)]++
+			}
 		}
 		if !after && out && sch.rec {
 			res.MistakeIntervals = append(res.MistakeIntervals, Interval{Start: openStart, End: a})
@@ -259,8 +287,14 @@ func (sch *sfdSchedule) replay(tr *sfdTrace, changes []sfd.MarginChange, buf []i
 	if len(td) > 0 {
 		res.LastTD = time.Duration(td[len(td)-1])
 	}
+	if cells != nil {
+		cells.setTD(td, sch.evCell)
+	}
 	res.TD = tdStats(td)
 	res.setRates()
+	if cells != nil {
+		res.setCI(cells)
+	}
 	return res, td
 }
 

@@ -184,7 +184,10 @@ func SweepEach(streams []Stream, fams [][]Family, opt SweepOptions) ([]Curve, er
 			curves[ci] = Curve{Stream: streams[si].Name, Family: f.Name, Param: f.Param, Unit: f.Unit, Method: PerPoint}
 			slots[ci] = make([]*Point, len(f.Values))
 			total += len(f.Values)
-			if (f.Linear != nil || f.onePass != nil) && !opt.PerPointOnly && !opt.Config.Intervals {
+			// With intervals, Akka's grouped pass gives way to one replay per
+			// point: it keeps no per-time-cell breakdown.
+			ownOK := f.onePass != nil && (!opt.Config.Intervals || f.method != OnePassGroups)
+			if (f.Linear != nil || ownOK) && !opt.PerPointOnly {
 				curves[ci].Method = OnePass
 				if f.onePass != nil {
 					curves[ci].Method = f.method
