@@ -6,8 +6,8 @@ import (
 )
 
 // apply merges one update into the local view with SWIM's precedence rules
-// (docs/algorithms.md, “SWIM suspicion and incarnations”), for member l, local entry in incarnation j and
-// update incarnation i:
+// (SWIM §4.2; docs/algorithms.md, “SWIM suspicion and incarnations”), for
+// member l, local entry in incarnation j and update incarnation i:
 //
 //   - Alive(l, i) overrides Suspect(l, j) and Alive(l, j) when i > j, and
 //     Dead(l, j) or Left(l, j) when i > j (a rejoin or a refuted

@@ -16,7 +16,7 @@ func TestSuspicionTimeoutExamples(t *testing.T) {
 	assert.Equal(t, 10*time.Second, minT)
 	maxT := 6 * minT
 	// 60 − 50·log(C+1)/log 4; C = 2 gives 20.37594 s, floored to the ms
-	// (docs/algorithms.md rounds it to 20.376).
+	// (as docs/algorithms.md, “Lifeguard suspicion timeout”, prints it).
 	want := []time.Duration{60 * time.Second, 35 * time.Second, 20375 * time.Millisecond, 10 * time.Second, 10 * time.Second}
 	for c, w := range want {
 		assert.Equal(t, w, suspicionTimeout(minT, maxT, 3, c), "C = %d", c)
@@ -24,8 +24,7 @@ func TestSuspicionTimeoutExamples(t *testing.T) {
 	// memberlist defaults: α = 4, β = 6, K = 2: Min = 8 s, Max = 48 s.
 	minT = suspicionMin(4, 100, time.Second)
 	assert.Equal(t, 8*time.Second, minT)
-	// C = 1: 48 − 40·log 2/log 3 = 22.76281 s, floored (docs/algorithms.md:
-	// 22.763).
+	// C = 1: 48 − 40·log 2/log 3 = 22.76281 s, floored to 22.762 s.
 	want = []time.Duration{48 * time.Second, 22762 * time.Millisecond, 8 * time.Second}
 	for c, w := range want {
 		assert.Equal(t, w, suspicionTimeout(minT, 6*minT, 2, c), "C = %d", c)

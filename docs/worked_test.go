@@ -1,0 +1,606 @@
+package docs
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fdkit/fdkit/bertier"
+	"github.com/fdkit/fdkit/chen"
+	"github.com/fdkit/fdkit/detector"
+	"github.com/fdkit/fdkit/internal/worked"
+	"github.com/fdkit/fdkit/jacobson"
+	"github.com/fdkit/fdkit/phi"
+	"github.com/fdkit/fdkit/qos"
+	"github.com/fdkit/fdkit/sfd"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// checks recompute the worked examples of docs/algorithms.md (the tables
+// marked <!-- check: NAME -->) with fdkit's public API.
+var checks = map[string]func(*ex){
+	"common-trace":         checkCommonTrace,
+	"common-stats":         checkCommonStats,
+	"fixed":                checkFixed,
+	"jacobson":             checkJacobson,
+	"chen":                 checkChen,
+	"bertier":              checkBertier,
+	"bertier-loss":         checkBertierLoss,
+	"phi-z":                checkPhiZ,
+	"phi-normal":           checkPhiNormal,
+	"phi-floor":            checkPhiFloor,
+	"phi-akka":             checkPhiAkka,
+	"phi-akka-inverse":     checkPhiAkkaInverse,
+	"phi-cassandra":        checkPhiCassandra,
+	"phi-cassandra-seed":   checkPhiCassandraSeed,
+	"phi-stable":           checkPhiStable,
+	"sfd-control":          checkSFDControl,
+	"sfd-tau":              checkSFDTau,
+	"replay-chen":          checkReplayChen,
+	"replay-chen-summary":  checkReplayChenSummary,
+	"replay-pause":         checkReplayPause,
+	"replay-pause-summary": checkReplayPauseSummary,
+	"sweep-fixed":          checkSweepFixed,
+	"tune-fixed":           checkTuneFixed,
+}
+
+// checkedElsewhere are worked examples computed by unexported code, checked
+// by the test of the package named.
+var checkedElsewhere = map[string]string{
+	"swim-precedence":     "swim (worked_test.go)",
+	"swim-retransmit":     "swim (worked_test.go)",
+	"lifeguard-lhm":       "swim (worked_test.go)",
+	"lifeguard-suspicion": "swim (worked_test.go)",
+}
+
+// TestWorkedExamples checks every worked example of docs/algorithms.md
+// against the code, and that every check has its table.
+func TestWorkedExamples(t *testing.T) {
+	tabs, err := worked.Read("algorithms.md")
+	require.NoError(t, err)
+	for name, tab := range tabs {
+		if _, ok := checkedElsewhere[name]; ok {
+			continue
+		}
+		check, ok := checks[name]
+		if !assert.True(t, ok, "docs/algorithms.md line %d: worked example %q has no check in docs/worked_test.go", tab.Line, name) {
+			continue
+		}
+		t.Run(name, func(t *testing.T) { check(&ex{T: t, tab: tab, tabs: tabs}) })
+	}
+	for name := range checks {
+		assert.Contains(t, tabs, name, "check %q has no table in docs/algorithms.md", name)
+	}
+	for name, where := range checkedElsewhere {
+		assert.Contains(t, tabs, name, "check %q (in %s) has no table in docs/algorithms.md", name, where)
+	}
+}
+
+// ex is one worked example under test.
+type ex struct {
+	*testing.T
+	tab  *worked.Table
+	tabs map[string]*worked.Table
+}
+
+// cell returns row i's cell in column col.
+func (e *ex) cell(i int, col string) string {
+	e.Helper()
+	c, err := e.tab.Cell(i, col)
+	require.NoError(e, err)
+	return c
+}
+
+// num parses row i's cell in column col.
+func (e *ex) num(i int, col string) float64 {
+	e.Helper()
+	v, _, err := worked.Number(e.cell(i, col))
+	require.NoError(e, err, "%s row %d column %q", e.tab.Name, i+1, col)
+	return v
+}
+
+// eq asserts that row i's printed number in column col is got.
+func (e *ex) eq(i int, col string, got float64) {
+	e.Helper()
+	assert.NoError(e, worked.Compare(e.cell(i, col), got), "%s row %d column %q", e.tab.Name, i+1, col)
+}
+
+// eqMS asserts that row i's printed milliseconds in column col are got.
+// Durations have nanosecond resolution, and the document prints what the
+// code computes: a value printed to the nanosecond must be exact.
+func (e *ex) eqMS(i int, col string, got time.Duration) {
+	e.Helper()
+	e.eq(i, col, toMS(got))
+}
+
+func ms(x float64) time.Duration   { return time.Duration(math.Round(x * 1e6)) }
+func toMS(d time.Duration) float64 { return float64(d) / 1e6 }
+
+// commonTrace reads the common trace from its table (the document is the
+// single source of these numbers), checked by checkCommonTrace.
+func commonTrace(e *ex) []detector.Heartbeat {
+	e.Helper()
+	tab := e.tabs["common-trace"]
+	require.NotNil(e, tab)
+	sub := &ex{T: e.T, tab: tab, tabs: e.tabs}
+	var hbs []detector.Heartbeat
+	for i := range tab.Rows {
+		hbs = append(hbs, detector.Heartbeat{
+			Seq: uint64(sub.num(i, "s_k")), HasSeq: true,
+			Sent: ms(sub.num(i, "σ_k")), HasSent: true,
+			Arrival: ms(sub.num(i, "A_k")),
+		})
+	}
+	return hbs
+}
+
+// without returns hbs without the heartbeat numbered seq.
+func without(hbs []detector.Heartbeat, seq uint64) []detector.Heartbeat {
+	return slices.DeleteFunc(slices.Clone(hbs), func(h detector.Heartbeat) bool { return h.Seq == seq })
+}
+
+func observe(d detector.Detector, hbs []detector.Heartbeat) {
+	for _, h := range hbs {
+		d.Observe(h)
+	}
+}
+
+func tau(e *ex, d detector.Detector) time.Duration {
+	e.Helper()
+	t, ok := d.FreshnessPoint()
+	require.True(e, ok)
+	return t
+}
+
+func checkCommonTrace(e *ex) {
+	hbs := commonTrace(e)
+	require.Len(e, hbs, 6)
+	for i, h := range hbs {
+		assert.Equal(e, time.Duration(h.Seq)*100*time.Millisecond, h.Sent, "σ_k = Δ·s_k")
+		if i == 0 {
+			assert.Equal(e, "–", e.cell(i, "I_k"))
+			continue
+		}
+		e.eqMS(i, "I_k", h.Arrival-hbs[i-1].Arrival)
+	}
+}
+
+func checkCommonStats(e *ex) {
+	hbs := commonTrace(e)
+	w, err := detector.NewWindow(len(hbs) - 1)
+	require.NoError(e, err)
+	for i := 1; i < len(hbs); i++ {
+		w.Add(hbs[i].Arrival - hbs[i-1].Arrival)
+	}
+	for i, row := range e.tab.Rows {
+		switch row[0] {
+		case "mean μ":
+			e.eq(i, "value (ms)", w.Mean()/1e6)
+		case "population standard deviation σ":
+			e.eq(i, "value (ms)", w.StdDev()/1e6)
+		case "sample standard deviation":
+			e.eq(i, "value (ms)", math.Sqrt(w.SampleVariance())/1e6)
+		default:
+			e.Errorf("unknown statistic %q", row[0])
+		}
+	}
+}
+
+func checkFixed(e *ex) {
+	yes := map[string]bool{"yes": true, "no": false}
+	for i := range e.tab.Rows {
+		d, err := detector.NewFixed(detector.FixedConfig{Timeout: ms(e.num(i, "T (ms)"))})
+		require.NoError(e, err)
+		observe(d, commonTrace(e))
+		e.eqMS(i, "τ (ms)", tau(e, d))
+		for _, at := range []float64{930, 931} {
+			col := fmt.Sprintf("suspected at %g ms", at)
+			want, ok := yes[e.cell(i, col)]
+			require.True(e, ok, col)
+			assert.Equal(e, want, d.Suspected(ms(at)), col)
+		}
+	}
+}
+
+func checkJacobson(e *ex) {
+	hbs := commonTrace(e)
+	for i := range e.tab.Rows {
+		k := int(e.num(i, "k"))
+		d, err := jacobson.New(jacobson.Config{})
+		require.NoError(e, err)
+		observe(d, hbs[:k])
+		e.eqMS(i, "I_k (ms)", hbs[k-1].Arrival-hbs[k-2].Arrival)
+		e.eq(i, "SRTT (ms)", d.Estimator().SRTTNanos()/1e6)
+		e.eq(i, "RTTVAR (ms)", d.Estimator().RTTVARNanos()/1e6)
+		e.eqMS(i, "TO (ms)", d.Timeout())
+		e.eqMS(i, "τ (ms)", tau(e, d))
+	}
+}
+
+func checkChen(e *ex) {
+	for i, row := range e.tab.Rows {
+		hbs := commonTrace(e)
+		switch row[0] {
+		case "all six":
+		case "4 lost":
+			hbs = without(hbs, 4)
+		case "4 lost, no sequence numbers":
+			hbs = without(hbs, 4)
+			for j := range hbs {
+				hbs[j].HasSeq = false
+			}
+		default:
+			e.Fatalf("unknown case %q", row[0])
+		}
+		d, err := chen.New(chen.Config{
+			Estimator:  chen.EstimatorConfig{Interval: 100 * time.Millisecond, WindowSize: 6},
+			Margin:     50 * time.Millisecond,
+			MinSamples: 1,
+		})
+		require.NoError(e, err)
+		observe(d, hbs)
+		e.eqMS(i, "EA (ms)", d.Estimator().Next())
+		e.eqMS(i, "τ (ms)", tau(e, d))
+	}
+}
+
+func newBertier(e *ex, rule bertier.LossRule) *bertier.Detector {
+	d, err := bertier.New(bertier.Config{
+		Estimator:  chen.EstimatorConfig{Interval: 100 * time.Millisecond, WindowSize: 6},
+		MinSamples: 1,
+		LossRule:   rule,
+	})
+	require.NoError(e, err)
+	return d
+}
+
+func checkBertier(e *ex) {
+	hbs := commonTrace(e)
+	d := newBertier(e, bertier.ErrorVsReceived)
+	d.Observe(hbs[0])
+	for i := range e.tab.Rows {
+		k := int(e.num(i, "k"))
+		require.Equal(e, i+2, k, "rows are heartbeats 2, 3, …")
+		d.Observe(hbs[k-1])
+		e.eqMS(i, "A_k", hbs[k-1].Arrival)
+		e.eqMS(i, "error", d.LastError())
+		e.eqMS(i, "delay", d.ErrorFilter().SRTT())
+		e.eqMS(i, "var", d.ErrorFilter().RTTVAR())
+		e.eqMS(i, "α", d.Margin())
+		e.eqMS(i, "EA_{k+1}", d.Estimator().Next())
+		e.eqMS(i, "τ_{k+1}", tau(e, d))
+	}
+}
+
+func checkBertierLoss(e *ex) {
+	rules := map[string]bertier.LossRule{"ErrorVsReceived": bertier.ErrorVsReceived, "ErrorVsNext": bertier.ErrorVsNext}
+	for i, row := range e.tab.Rows {
+		rule, ok := rules[row[0]]
+		require.True(e, ok, row[0])
+		d := newBertier(e, rule)
+		observe(d, without(commonTrace(e), 4)[:4]) // 1, 2, 3, 5
+		e.eqMS(i, "error at heartbeat 5 (ms)", d.LastError())
+		e.eqMS(i, "var after it (ms)", d.ErrorFilter().RTTVAR())
+		e.eqMS(i, "τ_6 (ms)", tau(e, d))
+	}
+}
+
+func checkPhiZ(e *ex) {
+	for i := range e.tab.Rows {
+		e.eq(i, "z(Θ)", phi.ZOfLevel(e.num(i, "Θ")))
+	}
+}
+
+// levels checks the "elapsed (ms)" / "φ" rows of an accrual detector that
+// observed the common trace.
+func levels(e *ex, d detector.Accrual) {
+	hbs := commonTrace(e)
+	observe(d, hbs)
+	last := hbs[len(hbs)-1].Arrival
+	for i := range e.tab.Rows {
+		e.eq(i, "φ", d.Level(last+ms(e.num(i, "elapsed (ms)"))))
+	}
+}
+
+func checkPhiNormal(e *ex) {
+	d, err := phi.NewNormal(phi.NormalConfig{WindowSize: 5})
+	require.NoError(e, err)
+	levels(e, d)
+}
+
+func checkPhiFloor(e *ex) {
+	for i := range e.tab.Rows {
+		d, err := phi.NewNormal(phi.NormalConfig{WindowSize: 1000})
+		require.NoError(e, err)
+		at := time.Duration(0)
+		d.Observe(detector.Heartbeat{Arrival: at})
+		for _, f := range strings.Split(e.cell(i, "intervals"), ",") {
+			iv, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+			require.NoError(e, err)
+			at += ms(iv)
+			d.Observe(detector.Heartbeat{Arrival: at})
+		}
+		tstar, ok := d.ElapsedFor(8)
+		require.True(e, ok)
+		e.eqMS(i, "t*(8) (ms)", tstar)
+		e.eq(i, "σ_eff (ms)", (toMS(tstar)-toMS(d.Mean()))/phi.ZOfLevel(8))
+	}
+}
+
+func newAkkaCommon(e *ex) *phi.Akka {
+	d, err := phi.NewAkka(phi.AkkaConfig{
+		MaxSampleSize:            5,
+		MinStdDeviation:          time.Millisecond,
+		AcceptableHeartbeatPause: -1,
+	})
+	require.NoError(e, err)
+	return d
+}
+
+func checkPhiAkka(e *ex) { levels(e, newAkkaCommon(e)) }
+
+func checkPhiAkkaInverse(e *ex) {
+	for i, row := range e.tab.Rows {
+		e.eq(i, "y(8)", phi.AkkaYOfLevel(8))
+		var d *phi.Akka
+		switch row[0] {
+		case "common trace, pause 0":
+			d = newAkkaCommon(e)
+			observe(d, commonTrace(e))
+		case "Akka defaults, after the first heartbeat":
+			var err error
+			d, err = phi.NewAkka(phi.AkkaConfig{})
+			require.NoError(e, err)
+			d.Observe(detector.Heartbeat{Arrival: time.Second})
+		default:
+			e.Fatalf("unknown setting %q", row[0])
+		}
+		tstar, ok := d.ElapsedFor(8)
+		require.True(e, ok)
+		e.eqMS(i, "t* (ms)", tstar)
+	}
+}
+
+func checkPhiCassandra(e *ex) {
+	d, err := phi.NewCassandra(phi.CassandraConfig{WindowSize: 5})
+	require.NoError(e, err)
+	levels(e, d)
+}
+
+func checkPhiCassandraSeed(e *ex) {
+	hbs := commonTrace(e)
+	for i := range e.tab.Rows {
+		ivs := strings.Split(e.cell(i, "intervals in the window"), ",")
+		cfg := phi.CassandraConfig{}
+		n := len(ivs) // the seed interval plus n − 1 real ones
+		if strings.TrimSpace(ivs[0]) != "2000" {
+			cfg.WindowSize = len(ivs) // the seed has been pushed out
+			n = len(ivs) + 1
+		}
+		d, err := phi.NewCassandra(cfg)
+		require.NoError(e, err)
+		observe(d, hbs[:n])
+		e.eqMS(i, "μ (ms)", d.Mean())
+		tstar, ok := d.ElapsedFor(8)
+		require.True(e, ok)
+		e.eqMS(i, "t*(8) (ms)", tstar)
+	}
+}
+
+func checkPhiStable(e *ex) {
+	for i := range e.tab.Rows {
+		e.eq(i, "φ = −log10 Q(z)", phi.LevelOfZ(e.num(i, "z")))
+	}
+}
+
+func checkSFDControl(e *ex) {
+	targets := sfd.Targets{MaxTD: 200 * time.Millisecond, MaxMistakesPerSecond: 1.0 / 60, MinQAP: 0.999}
+	sm := 20 * time.Millisecond
+	for i := range e.tab.Rows {
+		q := sfd.QoS{TD: ms(e.num(i, "TD (ms)")), MistakesPerSecond: e.num(i, "MR (per minute)") / 60, QAP: e.num(i, "QAP")}
+		r := sfd.Control(q, targets)
+		e.eq(i, "rule", float64(r))
+		sm = sfd.Adjust(sm, r, 10*time.Millisecond, 0)
+		e.eqMS(i, "SM after (ms)", sm)
+	}
+}
+
+func checkSFDTau(e *ex) {
+	for i := range e.tab.Rows {
+		d, err := sfd.New(sfd.Config{
+			Estimator:     chen.EstimatorConfig{Interval: 100 * time.Millisecond, WindowSize: 6},
+			MinSamples:    1,
+			InitialMargin: ms(e.num(i, "SM (ms)")),
+		})
+		require.NoError(e, err)
+		observe(d, commonTrace(e))
+		e.eqMS(i, "τ_7 (ms)", tau(e, d))
+	}
+}
+
+// replayTrace is the trace of “Replaying a trace”: the common trace, then
+// heartbeats 8, 9 and 10 (7 lost), and with pause also 11, 12 and 13 sent
+// after an 800 ms pause of the sender.
+func replayTrace(e *ex, pause bool) []detector.Heartbeat {
+	hbs := commonTrace(e)
+	for _, a := range []struct{ s, arr float64 }{{8, 835}, {9, 990}, {10, 1021}} {
+		hbs = append(hbs, detector.Heartbeat{Seq: uint64(a.s), HasSeq: true, Sent: ms(100 * a.s), HasSent: true, Arrival: ms(a.arr)})
+	}
+	if pause {
+		for s := uint64(11); s <= 13; s++ {
+			sent := ms(1900 + 100*float64(s-11))
+			hbs = append(hbs, detector.Heartbeat{Seq: s, HasSeq: true, Sent: sent, HasSent: true, Arrival: sent + 25*time.Millisecond})
+		}
+	}
+	return hbs
+}
+
+func newChen3(e *ex) *chen.Detector {
+	d, err := chen.New(chen.Config{
+		Estimator: chen.EstimatorConfig{Interval: 100 * time.Millisecond, WindowSize: 3},
+		Margin:    30 * time.Millisecond,
+	})
+	require.NoError(e, err)
+	return d
+}
+
+func replay(e *ex, pause bool) qos.Result {
+	res, err := qos.ReplaySlice(newChen3(e), replayTrace(e, pause), qos.Config{RecordMistakes: true})
+	require.NoError(e, err)
+	return res
+}
+
+func checkReplayChen(e *ex) {
+	hbs := replayTrace(e, false)
+	res := replay(e, false)
+	d := newChen3(e)
+	require.Len(e, e.tab.Rows, len(hbs))
+	for i, h := range hbs {
+		e.eq(i, "k", float64(h.Seq))
+		e.eqMS(i, "A_k", h.Arrival)
+		d.Observe(h)
+		if i+1 < len(hbs) {
+			e.eqMS(i, "next arrival", hbs[i+1].Arrival)
+		}
+		if d.WarmingUp() {
+			assert.Equal(e, "–", e.cell(i, "TD_k"), "row %d is in warm-up", i+1)
+			continue
+		}
+		tau := tau(e, d)
+		e.eqMS(i, "EA_{k+1}", d.Estimator().Next())
+		e.eqMS(i, "τ_{k+1}", tau)
+		e.eqMS(i, "TD_k", max(tau, h.Arrival)-h.Sent)
+		if i+1 == len(hbs) {
+			continue
+		}
+		// The mistake that starts in this gap, from the replay.
+		var length time.Duration
+		for _, m := range res.MistakeIntervals {
+			if m.Start >= h.Arrival && m.Start < hbs[i+1].Arrival {
+				length = m.End - m.Start
+			}
+		}
+		e.eqMS(i, "mistake length", length)
+	}
+}
+
+// summary checks a "quantity | value" table against a replay result.
+func summary(e *ex, res qos.Result) {
+	for i, row := range e.tab.Rows {
+		switch row[0] {
+		case "T_obs (ms)":
+			e.eqMS(i, "value", res.Span)
+		case "mistakes":
+			e.eq(i, "value", float64(res.Mistakes))
+		case "suspected (ms)":
+			e.eqMS(i, "value", res.Suspected)
+		case "MR (per second)":
+			e.eq(i, "value", res.MRPerSecond)
+		case "QAP":
+			e.eq(i, "value", res.QAP)
+		case "E[T_M] (ms)":
+			e.eqMS(i, "value", res.MeanTM)
+		case "E[T_MR] (ms)":
+			e.eqMS(i, "value", res.MeanTMR)
+		case "E[T_G] (ms)":
+			e.eqMS(i, "value", res.MeanTG)
+		case "mean TD (ms)":
+			e.eqMS(i, "value", res.TD.Mean)
+		case "max TD (ms)":
+			e.eqMS(i, "value", res.TD.Max)
+		default:
+			e.Errorf("unknown quantity %q", row[0])
+		}
+	}
+}
+
+func checkReplayChenSummary(e *ex) { summary(e, replay(e, false)) }
+
+func checkReplayPause(e *ex) {
+	hbs := replayTrace(e, true)
+	d := newChen3(e)
+	byK := map[uint64]int{}
+	for i := range e.tab.Rows {
+		byK[uint64(e.num(i, "k"))] = i
+	}
+	seen := 0
+	for _, h := range hbs {
+		d.Observe(h)
+		i, ok := byK[h.Seq]
+		if !ok {
+			continue
+		}
+		seen++
+		tau := tau(e, d)
+		e.eqMS(i, "σ_k", h.Sent)
+		e.eqMS(i, "A_k", h.Arrival)
+		e.eqMS(i, "τ_{k+1}", tau)
+		e.eqMS(i, "TD_k", max(tau, h.Arrival)-h.Sent)
+		after := "trust"
+		if d.Suspected(h.Arrival) {
+			after = "suspect"
+		}
+		assert.Equal(e, e.cell(i, "q after A_k"), after, "row %d", i+1)
+	}
+	assert.Equal(e, len(e.tab.Rows), seen)
+}
+
+func checkReplayPauseSummary(e *ex) { summary(e, replay(e, true)) }
+
+func sweepFixed(e *ex, timeouts []time.Duration) qos.Curve {
+	e.Helper()
+	c, err := qos.Sweep([]qos.Stream{{Name: "example", Heartbeats: replayTrace(e, false)}},
+		[]qos.Family{qos.FixedFamily(timeouts)}, qos.SweepOptions{})
+	require.NoError(e, err)
+	require.Len(e, c, 1)
+	require.Empty(e, c[0].Err)
+	require.Equal(e, qos.OnePass, c[0].Method)
+	require.Len(e, c[0].Points, len(timeouts))
+	return c[0]
+}
+
+func checkSweepFixed(e *ex) {
+	var ts []time.Duration
+	for i := range e.tab.Rows {
+		ts = append(ts, ms(e.num(i, "T (ms)")))
+	}
+	for i, p := range sweepFixed(e, ts).Points {
+		e.eq(i, "mistakes", float64(p.Mistakes))
+		e.eqMS(i, "suspected (ms)", p.Suspected)
+		e.eq(i, "MR (per second)", p.MRPerSecond)
+		e.eq(i, "QAP", p.QAP)
+		e.eqMS(i, "mean TD (ms)", p.TD.Mean)
+	}
+}
+
+func checkTuneFixed(e *ex) {
+	targets := map[string]qos.Targets{
+		"MR ≤ 3 per second":              {MaxMRPerSecond: 3},
+		"MR ≤ 3 per second, TD ≤ 150 ms": {MaxMRPerSecond: 3, MaxTD: 150 * time.Millisecond},
+	}
+	// The curve of “Sweeping a parameter in one pass”.
+	sw := e.tabs["sweep-fixed"]
+	require.NotNil(e, sw)
+	var ts []time.Duration
+	for i := range sw.Rows {
+		v, _, err := worked.Number(sw.Rows[i][0])
+		require.NoError(e, err)
+		ts = append(ts, ms(v))
+	}
+	curve := sweepFixed(e, ts)
+	for i, row := range e.tab.Rows {
+		tg, ok := targets[row[0]]
+		require.True(e, ok, "unknown targets %q", row[0])
+		ch, err := qos.Tune([]qos.Curve{curve}, tg)
+		require.NoError(e, err)
+		require.Len(e, ch, 1)
+		e.eqMS(i, "chosen T (ms)", ms(ch[0].Point.Value))
+		assert.Equal(e, e.cell(i, "found"), map[bool]string{true: "yes", false: "no"}[ch[0].Found], "row %d", i+1)
+		e.eq(i, "shortfall", ch[0].Shortfall)
+	}
+}

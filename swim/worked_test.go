@@ -1,0 +1,105 @@
+package swim
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fdkit/fdkit/internal/worked"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestWorkedExamples recomputes the worked examples of docs/algorithms.md
+// that rest on swim's unexported rules (the other examples are checked in
+// package docs).
+func TestWorkedExamples(t *testing.T) {
+	tabs, err := worked.Read("../docs/algorithms.md")
+	require.NoError(t, err)
+	get := func(t *testing.T, name string) *worked.Table {
+		tab := tabs[name]
+		require.NotNil(t, tab, "docs/algorithms.md has no worked example %q", name)
+		return tab
+	}
+	num := func(t *testing.T, tab *worked.Table, i int, col string) float64 {
+		c, err := tab.Cell(i, col)
+		require.NoError(t, err)
+		v, _, err := worked.Number(c)
+		require.NoError(t, err, "%s row %d column %q", tab.Name, i+1, col)
+		return v
+	}
+	eq := func(t *testing.T, tab *worked.Table, i int, col string, got float64) {
+		c, err := tab.Cell(i, col)
+		require.NoError(t, err)
+		assert.NoError(t, worked.Compare(c, got), "%s row %d column %q", tab.Name, i+1, col)
+	}
+
+	// docs/algorithms.md, “Lifeguard suspicion timeout”: n = 100,
+	// ProbeInterval 1 s.
+	t.Run("lifeguard-suspicion", func(t *testing.T) {
+		tab := get(t, "lifeguard-suspicion")
+		for i := range tab.Rows {
+			minT := suspicionMin(int(num(t, tab, i, "α")), 100, time.Second)
+			maxT := time.Duration(num(t, tab, i, "β")) * minT
+			to := suspicionTimeout(minT, maxT, int(num(t, tab, i, "K")), int(num(t, tab, i, "C")))
+			eq(t, tab, i, "timeout (s)", to.Seconds())
+		}
+	})
+
+	// docs/algorithms.md, “SWIM dissemination”.
+	t.Run("swim-retransmit", func(t *testing.T) {
+		tab := get(t, "swim-retransmit")
+		for i := range tab.Rows {
+			eq(t, tab, i, "piggyback limit", float64(retransmitLimit(int(num(t, tab, i, "λ")), int(num(t, tab, i, "n")))))
+		}
+	})
+
+	// docs/algorithms.md, “Lifeguard local health”: memberlist's defaults.
+	t.Run("lifeguard-lhm", func(t *testing.T) {
+		tab := get(t, "lifeguard-lhm")
+		for i := range tab.Rows {
+			m := newTest(t, "a", ModeLifeguard, nil, "b")
+			m.adjustHealth(int(num(t, tab, i, "LHM")))
+			eq(t, tab, i, "LHM", float64(m.lhm))
+			eq(t, tab, i, "protocol period (ms)", float64(m.period().Milliseconds()))
+			pt, ok := m.ProbeTimeout("b")
+			require.True(t, ok)
+			eq(t, tab, i, "probe timeout (ms)", float64(pt.Milliseconds()))
+		}
+		// The multiplier saturates at S − 1 = 7.
+		m := newTest(t, "a", ModeLifeguard, nil, "b")
+		m.adjustHealth(100)
+		assert.Equal(t, DefaultAwarenessMaxMultiplier-1, m.lhm)
+	})
+
+	// docs/algorithms.md, “SWIM suspicion and incarnations”.
+	t.Run("swim-precedence", func(t *testing.T) {
+		tab := get(t, "swim-precedence")
+		kinds := map[string]UpdateKind{"Alive": UpdateAlive, "Suspect": UpdateSuspect, "Dead": UpdateDead}
+		states := map[string]State{"Alive": StateAlive, "Suspect": StateSuspect, "Dead": StateDead}
+		parse := func(i int, col string) (string, Incarnation) {
+			c, err := tab.Cell(i, col)
+			require.NoError(t, err)
+			f := strings.Fields(c)
+			require.Len(t, f, 2, "%s row %d column %q: want \"Kind incarnation\"", tab.Name, i+1, col)
+			v, _, err := worked.Number(f[1])
+			require.NoError(t, err)
+			return f[0], Incarnation(v)
+		}
+		for i := range tab.Rows {
+			m := newTest(t, "a", ModeLifeguard, nil, "b", "c")
+			k, inc := parse(i, "l's entry")
+			m.apply(0, Update{Kind: UpdateAlive, Node: node("l"), Incarnation: inc, From: "l"}, false)
+			if k != "Alive" {
+				m.apply(0, Update{Kind: kinds[k], Node: node("l"), Incarnation: inc, From: "y"}, false)
+			}
+			require.Equal(t, states[k], m.State("l"), "row %d: setting up %s", i+1, k)
+			uk, uinc := parse(i, "update")
+			m.apply(time.Second, Update{Kind: kinds[uk], Node: node("l"), Incarnation: uinc, From: "x"}, true)
+			rk, rinc := parse(i, "result")
+			st, _ := m.Member("l", time.Second)
+			assert.Equal(t, states[rk], st.State, "row %d", i+1)
+			assert.Equal(t, rinc, st.Incarnation, "row %d", i+1)
+		}
+	})
+}
