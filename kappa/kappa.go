@@ -56,10 +56,11 @@ type Config struct {
 	MinSamples int
 }
 
-// Detector is κ-FD (Hayashibara, Défago and Katayama, JAIST IS-RR-2004-006,
-// section 4; Hayashibara and Takizawa, ICDCS Workshops 2006). With ℓ the
+// Detector is κ-FD (Hayashibara, Défago and Katayama, JAIST IS-RR-2004-006;
+// Hayashibara and Takizawa, ICDCS Workshops 2006; docs/algorithms.md,
+// “κ-FD”). With ℓ the
 // largest sequence number received, EA_{ℓ+1} NFD-E's expected arrival
-// ([Chen] section 5) and σ the standard deviation of the window's
+// (Chen, Toueg and Aguilera 2002, section 6) and σ the standard deviation of the window's
 // A_j − Δ·s_j, the suspicion level at t ≥ T_last is
 //
 //	κ(t) = Σ_{i>ℓ} c_i(t),   c_i(t) = Φ((t − EA_i)/σ),   EA_i = EA_{ℓ+1} + (i−ℓ−1)·Δ

@@ -49,9 +49,10 @@ type Config struct {
 }
 
 // Detector is Satzger et al.'s adaptive accrual failure detector (ACM SAC
-// 2007, section 3). With S the window of the N' most recent inter-arrival
+// 2007: the suspicion level of the detector's definition; docs/algorithms.md,
+// “Satzger's adaptive accrual detector”). With S the window of the N' most recent inter-arrival
 // times and T_last the arrival of the newest heartbeat, the suspicion
-// level at t is (section 3.2, with the scale c of Config.Scale):
+// level at t is (with the scale c of Config.Scale):
 //
 //	L(t) = |{I ∈ S : I ≤ c·(t − T_last)}| / N'
 //

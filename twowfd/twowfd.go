@@ -43,9 +43,10 @@ type Config struct {
 	RestartJump uint64
 }
 
-// Detector is 2W-FD (Tomsic et al., IPDPS 2015, section IV):
+// Detector is 2W-FD (Tomsic et al., IPDPS 2015, the freshness point of the
+// algorithm's description; docs/algorithms.md, “2W-FD”):
 //
-//	EA^(n)_{ℓ+1} = (1/n')·Σ_{j∈W_n} (A_j − Δ·s_j) + (ℓ+1)·Δ   (NFD-E's estimate, [Chen] §5)
+//	EA^(n)_{ℓ+1} = (1/n')·Σ_{j∈W_n} (A_j − Δ·s_j) + (ℓ+1)·Δ   (NFD-E: Chen, Toueg, Aguilera 2002, §6)
 //	τ_{ℓ+1} = max(EA^(n1)_{ℓ+1}, EA^(n2)_{ℓ+1}) + α
 //
 // where W_n holds the n most recently received heartbeats. The monitor
