@@ -346,6 +346,7 @@ func runErr(args []string, stdout, stderr io.Writer) error {
 		if err := printTuning(stdout, choices, o.targets); err != nil {
 			return err
 		}
+		printVerdicts(stdout, choices)
 	}
 	if o.sweep && o.out == "" && !o.tune {
 		fmt.Fprintln(stdout, "curves (CSV; durations in ms, MR per second):")

@@ -130,7 +130,7 @@ func printTuning(w io.Writer, choices []qos.Choice, t qos.Targets) error {
 			setting = fmt.Sprintf("%s=%s%s", c.Param, strconv.FormatFloat(c.Point.Value, 'g', 4, 64), c.Unit)
 		}
 		r := c.Point.Result
-		row := []string{c.Stream, c.Family, setting, fmtMS(r.TD.Mean), fmtMR(r.MRPerSecond), fmtQAP(r.QAP)}
+		row := []string{c.Stream, c.Family, setting, tdCell(r), mrCell(r), qapCell(r)}
 		switch {
 		case c.Found:
 		case c.Point.Records == 0: // a curve without points
