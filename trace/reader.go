@@ -10,6 +10,7 @@ import (
 	"io"
 	"iter"
 	"os"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -251,10 +252,12 @@ func (r *Reader) Header() Header { return r.header }
 func (r *Reader) Line() int { return r.line }
 
 // Unterminated reports whether the record last returned by Next came from
-// the input's last line and that line has no line ending. A recorder killed
-// mid-write leaves such a line, possibly cut inside a number that still
-// parses; a complete file ends with a newline. Checker treats the record as
-// truncated (FindingTruncated).
+// the input's last line, that line has no line ending, and its last field
+// is one the record is read from (the arrival of an fdkit line, a named CSV
+// column; not the hops of a LIP6 line or the end of send of an emission
+// log, which are not read). A recorder killed mid-write leaves such a line,
+// possibly cut inside a number that still parses; a complete file ends with
+// a newline. Checker treats the record as truncated (FindingTruncated).
 func (r *Reader) Unterminated() bool { return r.unterm }
 
 // Skipped returns how many malformed lines a lenient Reader skipped so far.
@@ -414,6 +417,9 @@ func (r *Reader) Next() (Record, error) {
 			return Record{}, io.EOF
 		}
 		if err == nil {
+			if r.format == FormatLIP6 || r.format == FormatLIP6Emission {
+				r.unterm = false // a cut can only reach the last field, which is not read
+			}
 			return rec, nil
 		}
 		if r.opt.Lenient && r.comp != "" && errors.As(err, &pe) && errors.Is(err, io.ErrUnexpectedEOF) {
@@ -709,7 +715,8 @@ func (r *Reader) nextCSV() (Record, error) {
 	r.line, _ = r.csv.FieldPos(0)
 	// The row ends the input without a line ending when the CSV reader
 	// has consumed everything the input held and the last byte is not one.
-	r.unterm = r.csvLimit.eof && r.csv.InputOffset() == r.csvLimit.total && r.csvLimit.last != '\n'
+	r.unterm = r.csvLimit.eof && r.csv.InputOffset() == r.csvLimit.total && r.csvLimit.last != '\n' &&
+		slices.Contains(r.csvCols[:], len(row)-1)
 	rec := Record{Sender: r.opt.Sender}
 	for i, col := range r.csvCols {
 		if col < 0 {

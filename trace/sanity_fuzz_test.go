@@ -14,7 +14,7 @@ import (
 func FuzzSanity(f *testing.F) {
 	f.Add([]byte("4 101 9301432084211090 47816110312853897 14\n4 102 9301432185116514 47816110404046891 14\n4 103 9301432285128056 47816110504012377 14\n4 104 9301432385128056 51416110504012377 14\n4 105 9301432485128056 47816110704012377 14\n4 106 9301432585128056 47816110804012377 1"), uint8(2), uint16(3))
 	f.Add([]byte("4 0 0 5 1\n4 1 100 105 1\n4 2 200 205 1\n4 0 300 305 1\n4 1 400 405 1\n4 2 500 505 1\n4 3 600 605 1\n"), uint8(1), uint16(1))
-	f.Add([]byte("fdkit-trace version=1 interval=1s unit=ms\np 0 0 1\np 1 1000 1001\np 2 -5 -3\np 3 3000 3001\n"), uint8(0), uint16(0))
+	f.Add([]byte("#fdkit-trace version=1 interval=1s unit=ms\nsender seq sent arrival\np 0 0 1\np 1 1000 1001\np 2 -5 -3\np 3 3000 3001\n"), uint8(0), uint16(0))
 	f.Fuzz(func(t *testing.T, data []byte, k uint8, span uint16) {
 		r, err := NewReader(bytes.NewReader(data), Options{Name: "fuzz", Lenient: true})
 		if err != nil {

@@ -184,26 +184,39 @@ func TestSanityLastingShiftIsNotAnOutlier(t *testing.T) {
 }
 
 func TestSanityTruncatedLastLine(t *testing.T) {
-	lines := lip6Lines(100)
-	// Cut inside the hops field: "14" became "1", which parses.
-	text := strings.Join(lines, "\n")
-	text = text[:len(text)-1]
+	// fdkit lines end with the arrival: cut inside it, "...2001" became
+	// "...20", which parses.
+	text := "#fdkit-trace version=1 interval=1s unit=ms\nsender seq sent arrival\n"
+	for i := range 100 {
+		text += fmt.Sprintf("p %d %d %d\n", i, 1000*i, 1000*i+1)
+	}
+	text = strings.TrimSuffix(text, "1\n")
 	got := checkText(t, text, Columns{})
 	fs := findings(got)
 	require.Len(t, fs, 1)
 	assert.Equal(t, FindingTruncated, fs[0].Kind)
-	assert.Equal(t, 100, fs[0].Line)
+	assert.Equal(t, 102, fs[0].Line)
 	assert.True(t, fs[0].Excluded)
+	assert.Contains(t, fs[0].String(), "t:102: sender \"p\": last line has no line ending")
 
-	// CSV cut inside the arrival field: "...,5" parses as a (wrong) number.
+	// CSV cut inside the arrival column: "...,2" parses as a (wrong) number.
 	csvText := "s,q,a\nx,1,100\nx,2,200\nx,3,2"
-	fs = findings(checkText(t, csvText, Columns{Sender: "s", Seq: "q", Arrival: "a"}))
+	cols := Columns{Sender: "s", Seq: "q", Arrival: "a"}
+	fs = findings(checkText(t, csvText, cols))
 	require.Len(t, fs, 1)
 	assert.Equal(t, FindingTruncated, fs[0].Kind)
 	assert.Equal(t, 4, fs[0].Line)
+	// With its final newline the same file has no finding...
+	assert.Empty(t, findings(checkText(t, csvText+"\n", cols)))
+	// ...nor when the cut column is not read.
+	assert.Empty(t, findings(checkText(t, "s,q,a,hops\nx,1,100,14\nx,2,200,14\nx,3,300,1", cols)))
 
-	// With its final newline the same file has no finding.
-	assert.Empty(t, findings(checkText(t, csvText+"\n", Columns{Sender: "s", Seq: "q", Arrival: "a"})))
+	// A LIP6 line that parses has its times intact (a cut inside them
+	// leaves too few fields); only the hops, which are not read, can be
+	// cut: the record is kept. Our LIP6 excerpt ends this way.
+	lines := lip6Lines(100)
+	text = strings.Join(lines, "\n")
+	assert.Empty(t, findings(checkText(t, text[:len(text)-1], Columns{})))
 }
 
 func TestSanitySendersAreIndependent(t *testing.T) {

@@ -51,6 +51,7 @@ type options struct {
 	columns     string
 	unit        string
 	lenient     bool
+	strict      bool
 	out         string
 	sweep       bool
 	points      int
@@ -105,6 +106,7 @@ func parseFlags(args []string, stdout io.Writer) (options, []string, error) {
 	fs.StringVar(&o.columns, "columns", "", "CSV columns as sender,seq,sent,arrival header names (empty name: no such column); implies --format csv")
 	fs.StringVar(&o.unit, "unit", "ns", "time unit of CSV send and arrival columns: ns, us, ms or s")
 	fs.BoolVar(&o.lenient, "lenient", false, "skip malformed lines (they are counted and reported) instead of failing")
+	fs.BoolVar(&o.strict, "strict", false, "fail on the first record that cannot be right (an outlying arrival, send time, delay or sequence number, a sequence restart, a truncated last line) instead of leaving it out with a warning; see docs/fdreplay.md")
 	fs.StringVarP(&o.out, "out", "o", "", "directory for results: table.csv/json, curves.csv/json, <sender>-mr-td and -qap-td plots (PNG, SVG); implies --sweep")
 	fs.BoolVar(&o.sweep, "sweep", false, "sweep each detector's parameter (implied by --out, --range and tuner targets); without --out the curves are printed as CSV")
 	fs.IntVarP(&o.points, "points", "p", 40, "points per swept curve")
@@ -206,6 +208,9 @@ type input struct {
 	stats    trace.Stats
 	interval time.Duration
 	hdr      time.Duration // Δ from the file header, 0 if none
+	epoch    int           // the sender's incarnation within the file (1, 2, ... after restarts)
+	epochs   int           // how many incarnations the sender has in the file
+	left     int           // records of this sender left out by the sanity check
 }
 
 func runErr(args []string, stdout, stderr io.Writer) error {
@@ -398,106 +403,6 @@ func streamSettings(o options, in *input) settings {
 	s.sfdMargin = in.interval
 	s.sfdStep = max(in.interval/10, 1)
 	return s
-}
-
-// loadInputs reads the traces (or the embedded default) and splits them
-// into per-sender streams.
-func loadInputs(o options, files []string, stderr io.Writer) ([]input, error) {
-	ropt := trace.Options{Lenient: o.lenient}
-	if o.format != "auto" {
-		f, err := trace.ParseFormat(o.format)
-		if err != nil {
-			return nil, usageErr("--format: %v", err)
-		}
-		ropt.Format = f
-	}
-	if o.columns != "" {
-		parts := strings.Split(o.columns, ",")
-		if len(parts) != 4 {
-			return nil, usageErr("--columns %q: want four comma-separated names sender,seq,sent,arrival (leave a name empty when absent)", o.columns)
-		}
-		unit, err := trace.ParseUnit(o.unit)
-		if err != nil {
-			return nil, usageErr("--unit: %v", err)
-		}
-		ropt.Format = trace.FormatCSV
-		ropt.Columns = trace.Columns{Sender: parts[0], Seq: parts[1], Sent: parts[2], Arrival: parts[3], Unit: unit}
-	}
-	type loaded struct {
-		name string
-		recs []trace.Record
-		hdr  time.Duration
-	}
-	var all []loaded
-	if len(files) == 0 {
-		name, recs, hdr, err := loadDefault()
-		if err != nil {
-			return nil, err
-		}
-		all = append(all, loaded{name, recs, hdr})
-	}
-	for _, f := range files {
-		r, err := trace.Open(f, ropt)
-		if err != nil {
-			return nil, err
-		}
-		recs, err := r.ReadAll()
-		skipped := r.Skipped()
-		cut := r.Truncated()
-		hdr := r.Header().Interval
-		r.Close()
-		if err != nil {
-			return nil, err
-		}
-		if skipped > 0 {
-			fmt.Fprintf(stderr, "fdreplay: %s: skipped %d malformed lines\n", f, skipped)
-		}
-		if cut != nil {
-			fmt.Fprintf(stderr, "fdreplay: input cut short, replaying the %d records before the cut: %v\n", len(recs), cut)
-		}
-		all = append(all, loaded{f, recs, hdr})
-	}
-	var out []input
-	for _, l := range all {
-		for _, st := range trace.Split(l.recs) {
-			if len(o.senders) > 0 && !slices.Contains(o.senders, st.Sender) {
-				continue
-			}
-			in := input{file: l.name, sender: st.Sender, hdr: l.hdr}
-			in.name = st.Sender
-			if in.name == "" {
-				in.name = "stream"
-			}
-			if len(all) > 1 {
-				in.name = filepath.Base(l.name) + ":" + in.name
-			}
-			in.hbs = make([]detector.Heartbeat, 0, len(st.Records))
-			for _, r := range st.Records {
-				if !r.HasArrival {
-					return nil, fmt.Errorf("%s: sender %q: record seq %d has no arrival time (an emission log?); replay needs arrivals", l.name, st.Sender, r.Seq)
-				}
-				in.hbs = append(in.hbs, r.Heartbeat())
-			}
-			in.stats = trace.Summarize(st.Records)
-			switch {
-			case o.interval > 0:
-				in.interval = o.interval
-			case l.hdr > 0:
-				in.interval = l.hdr
-			default:
-				in.interval = roundInterval(in.stats.Interval)
-			}
-			if in.interval > maxInterval {
-				return nil, fmt.Errorf("%s: sender %q: estimated heartbeat interval %v is over %v; give --interval", l.name, st.Sender, in.interval, maxInterval)
-			}
-			if in.interval <= 0 {
-				return nil, fmt.Errorf("%s: sender %q: cannot estimate the heartbeat interval; give --interval", l.name, st.Sender)
-			}
-			out = append(out, in)
-		}
-	}
-	uniqueNames(out)
-	return out, nil
 }
 
 // uniqueNames makes stream names unique: they name table rows, curves and

@@ -73,8 +73,11 @@ func printStreamHeader(w io.Writer, in *input, s settings, cfg qos.Config, o opt
 }
 
 func displaySender(in *input) string {
-	if in.sender == "" {
+	switch {
+	case in.sender == "":
 		return in.name
+	case in.epochs > 1: // one incarnation of a restarted sender
+		return fmt.Sprintf("%s@%d", in.sender, in.epoch)
 	}
 	return in.sender
 }

@@ -1,0 +1,317 @@
+package main
+
+import (
+	"cmp"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/fdkit/fdkit/detector"
+	"github.com/fdkit/fdkit/trace"
+	"github.com/fdkit/fdkit/traces"
+)
+
+// stdin is the input read for the file name "-" (a variable for tests).
+var stdin io.Reader = os.Stdin
+
+// maxListedFindings is how many sanity findings are listed per file.
+const maxListedFindings = 20
+
+// loadInputs reads the traces (or the embedded default), checks every
+// record (trace.Checker: records that cannot be right are left out with a
+// warning, or fail the run with --strict) and splits them into per-sender
+// streams, one per incarnation of the sender. Only heartbeats are kept.
+func loadInputs(o options, files []string, stderr io.Writer) ([]input, error) {
+	ropt := trace.Options{Lenient: o.lenient}
+	if o.format != "auto" {
+		f, err := trace.ParseFormat(o.format)
+		if err != nil {
+			return nil, usageErr("--format: %v", err)
+		}
+		ropt.Format = f
+	}
+	if o.columns != "" {
+		parts := strings.Split(o.columns, ",")
+		if len(parts) != 4 {
+			return nil, usageErr("--columns %q: want four comma-separated names sender,seq,sent,arrival (leave a name empty when absent)", o.columns)
+		}
+		unit, err := trace.ParseUnit(o.unit)
+		if err != nil {
+			return nil, usageErr("--unit: %v", err)
+		}
+		ropt.Format = trace.FormatCSV
+		ropt.Columns = trace.Columns{Sender: parts[0], Seq: parts[1], Sent: parts[2], Arrival: parts[3], Unit: unit}
+	}
+	var out []input
+	if len(files) == 0 {
+		r, err := traces.Open(traces.Default)
+		if err != nil {
+			return nil, err
+		}
+		ins, err := loadReader(r, "traces/"+traces.Default, o, false, stderr)
+		r.Close()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ins...)
+	}
+	for _, f := range files {
+		var r *trace.Reader
+		var err error
+		if f == "-" {
+			opt := ropt
+			opt.Name = "<stdin>"
+			r, err = trace.NewReader(stdin, opt)
+		} else {
+			r, err = trace.Open(f, ropt)
+		}
+		if err != nil {
+			return nil, err
+		}
+		ins, err := loadReader(r, f, o, len(files) > 1, stderr)
+		r.Close()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ins...)
+	}
+	uniqueNames(out)
+	return out, nil
+}
+
+// epochStream is the heartbeats of one incarnation of one sender.
+type epochStream struct {
+	sender   string
+	epoch    int
+	hbs      []detector.Heartbeat
+	unsorted bool // some arrival is earlier than the one before it
+}
+
+// loadReader reads one trace through the sanity check into streams.
+func loadReader(r *trace.Reader, file string, o options, multi bool, stderr io.Writer) ([]input, error) {
+	name := file
+	if file == "-" {
+		name = "<stdin>"
+	}
+	want := map[string]bool{}
+	for _, s := range o.senders {
+		want[s] = true
+	}
+	streams := map[string][]*epochStream{}
+	var rep sanityReport
+	var ferr error
+	ch := trace.NewChecker(trace.SanityOptions{File: name}, func(c trace.Checked) {
+		if ferr != nil {
+			return
+		}
+		if f := c.Finding; f != nil {
+			if o.strict {
+				ferr = fmt.Errorf("%v (--strict makes every finding an error)", f)
+				return
+			}
+			rep.add(f)
+			if f.Excluded {
+				return
+			}
+		}
+		rec := c.Record
+		if !rec.HasArrival {
+			ferr = fmt.Errorf("%s:%d: sender %q: record seq %d has no arrival time (an emission log?); replay needs arrivals", name, c.Line, rec.Sender, rec.Seq)
+			return
+		}
+		es := streams[rec.Sender]
+		for len(es) < c.Epoch {
+			es = append(es, &epochStream{sender: rec.Sender, epoch: len(es) + 1})
+		}
+		streams[rec.Sender] = es
+		s := es[c.Epoch-1]
+		if n := len(s.hbs); n > 0 && s.hbs[n-1].Arrival > rec.Arrival {
+			s.unsorted = true
+		}
+		s.hbs = append(s.hbs, rec.Heartbeat())
+	})
+	for {
+		rec, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(want) > 0 && !want[rec.Sender] {
+			continue
+		}
+		ch.Add(rec, r.Line(), r.Unterminated())
+		if ferr != nil {
+			return nil, ferr
+		}
+	}
+	ch.Flush()
+	if ferr != nil {
+		return nil, ferr
+	}
+	if n := r.Skipped(); n > 0 {
+		fmt.Fprintf(stderr, "fdreplay: %s: skipped %d malformed lines\n", name, n)
+	}
+	if cut := r.Truncated(); cut != nil {
+		fmt.Fprintf(stderr, "fdreplay: input cut short, replaying the records before the cut: %v\n", cut)
+	}
+	rep.print(stderr, name)
+	hdr := r.Header().Interval
+
+	senders := make([]string, 0, len(streams))
+	for s := range streams {
+		senders = append(senders, s)
+	}
+	slices.SortFunc(senders, trace.CompareSenders)
+	var out []input
+	for _, sender := range senders {
+		es := streams[sender]
+		for _, s := range es {
+			in, err := newInput(s, file, name, hdr, len(es), multi, o)
+			if err != nil {
+				return nil, err
+			}
+			in.left = rep.left[sender]
+			out = append(out, in)
+		}
+	}
+	return out, nil
+}
+
+// newInput sorts one epoch's heartbeats by arrival (stably, as trace.Split
+// does), summarizes them and settles Δ.
+func newInput(s *epochStream, file, name string, hdr time.Duration, epochs int, multi bool, o options) (input, error) {
+	if s.unsorted {
+		slices.SortStableFunc(s.hbs, func(a, b detector.Heartbeat) int { return cmp.Compare(a.Arrival, b.Arrival) })
+	}
+	in := input{file: name, sender: s.sender, hdr: hdr, hbs: slices.Clip(s.hbs), epoch: s.epoch, epochs: epochs}
+	in.name = s.sender
+	if in.name == "" {
+		in.name = "stream"
+	}
+	if epochs > 1 {
+		in.name = fmt.Sprintf("%s@%d", in.name, s.epoch)
+	}
+	if multi {
+		in.name = filepath.Base(file) + ":" + in.name
+	}
+	var acc trace.Accumulator
+	for _, hb := range s.hbs {
+		acc.Add(trace.Record{Sender: s.sender, Seq: hb.Seq, HasSeq: hb.HasSeq, Sent: hb.Sent, HasSent: hb.HasSent, Arrival: hb.Arrival, HasArrival: true})
+	}
+	in.stats = acc.Stats()
+	what := fmt.Sprintf("%s: sender %q", name, s.sender)
+	if epochs > 1 {
+		what += fmt.Sprintf(" (epoch %d)", s.epoch)
+	}
+	est := roundInterval(in.stats.Interval)
+	declared, from := o.interval, "--interval"
+	if declared == 0 && hdr > 0 {
+		declared, from = hdr, "the file header's interval"
+	}
+	switch {
+	case declared > 0:
+		in.interval = declared
+		if err := checkUnit(est, declared, from, o); err != nil {
+			return in, fmt.Errorf("%s: %w", what, err)
+		}
+	default:
+		in.interval = est
+		if est > 0 && est < minPlausibleInterval {
+			return in, fmt.Errorf("%s: the timestamps give Δ = %v, implausibly short for heartbeats: are they in another unit (%s)? Give --interval to confirm Δ", what, est, unitHint(o))
+		}
+	}
+	if in.interval > maxInterval {
+		return in, fmt.Errorf("%s: estimated heartbeat interval %v is over %v; give --interval", what, in.interval, maxInterval)
+	}
+	if in.interval <= 0 {
+		return in, fmt.Errorf("%s: cannot estimate the heartbeat interval; give --interval", what)
+	}
+	return in, nil
+}
+
+// minPlausibleInterval is the shortest Δ estimated from timestamps that is
+// taken without --interval: shorter ones are a unit mistake far more often
+// than a 100 kHz heartbeat.
+const minPlausibleInterval = 10 * time.Microsecond
+
+// unitRatio is how far the Δ estimated from the timestamps may be from the
+// declared Δ (either way) before the two contradict: unit mistakes are
+// factors of 1000.
+const unitRatio = 100
+
+// checkUnit reports a Δ estimated from the timestamps that contradicts the
+// declared one by more than unitRatio.
+func checkUnit(est, declared time.Duration, from string, o options) error {
+	if est <= 0 {
+		return nil
+	}
+	r := float64(est) / float64(declared)
+	if r <= unitRatio && r >= 1.0/unitRatio {
+		return nil
+	}
+	return fmt.Errorf("the timestamps give Δ ≈ %v but %s is %v (%.3g× apart): are the timestamps in another unit (%s)?", est, from, declared, r, unitHint(o))
+}
+
+func unitHint(o options) string {
+	if o.columns != "" {
+		return fmt.Sprintf("--unit is %s", o.unit)
+	}
+	return "check the file's unit"
+}
+
+// sanityReport gathers the findings of one file.
+type sanityReport struct {
+	excluded int
+	byKind   map[trace.FindingKind]int
+	left     map[string]int // per sender
+	listed   []*trace.Finding
+	restarts []*trace.Finding
+}
+
+func (r *sanityReport) add(f *trace.Finding) {
+	if f.Kind == trace.FindingRestart && !f.Excluded {
+		if len(r.restarts) < maxListedFindings {
+			r.restarts = append(r.restarts, f)
+		}
+		return
+	}
+	if r.byKind == nil {
+		r.byKind = map[trace.FindingKind]int{}
+		r.left = map[string]int{}
+	}
+	r.excluded++
+	r.byKind[f.Kind]++
+	r.left[f.Sender]++
+	if len(r.listed) < maxListedFindings {
+		r.listed = append(r.listed, f)
+	}
+}
+
+// print writes the warning: how many records were left out, why, and the
+// first of them with file:line; then the restarts.
+func (r *sanityReport) print(w io.Writer, name string) {
+	if r.excluded > 0 {
+		var kinds []string
+		for k := trace.FindingArrival; k <= trace.FindingRestart; k++ {
+			if n := r.byKind[k]; n > 0 {
+				kinds = append(kinds, fmt.Sprintf("%d %s", n, k))
+			}
+		}
+		fmt.Fprintf(w, "fdreplay: warning: %s: left out %d record(s) that cannot be right (%s); --strict makes this an error:\n", name, r.excluded, strings.Join(kinds, ", "))
+		for _, f := range r.listed {
+			fmt.Fprintf(w, "  %v\n", f)
+		}
+		if r.excluded > len(r.listed) {
+			fmt.Fprintf(w, "  ... and %d more\n", r.excluded-len(r.listed))
+		}
+	}
+	for _, f := range r.restarts {
+		fmt.Fprintf(w, "fdreplay: note: %v; each incarnation is replayed as its own stream (sender@epoch) with a fresh detector\n", f)
+	}
+}

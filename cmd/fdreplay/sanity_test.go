@@ -1,0 +1,211 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fdkit/fdkit/trace/tracetest"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// writeFile writes text to name in a new temporary directory and returns
+// the path.
+func writeFile(t *testing.T, name, text string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	require.NoError(t, os.WriteFile(p, []byte(text), 0o644))
+	return p
+}
+
+// replayTables runs fdreplay and returns stdout with the trace's path
+// replaced by FILE, so that replays of two files can be compared.
+func replayTables(t *testing.T, path string, args ...string) (out, errOut string) {
+	t.Helper()
+	code, out, errOut := runCmd(append(args, path)...)
+	require.Equal(t, 0, code, errOut)
+	return strings.ReplaceAll(out, path, "FILE"), errOut
+}
+
+func TestOneBadTimestampLIP6(t *testing.T) {
+	// LIP6 sender 4 with one arrival moved one hour later: the line is
+	// named, the record left out, and every number equals the replay of the
+	// trace without that line. (Before: QAP 0.067 for every detector, exit
+	// code 0, no word of the bad line.)
+	src, err := os.ReadFile(tracetest.Shared(t, tracetest.LIP6Excerpt))
+	require.NoError(t, err)
+	lines := strings.Split(string(src), "\n")
+	bad := -1
+	seen := 0
+	for i, l := range lines {
+		if strings.HasPrefix(l, "4 ") {
+			if seen++; seen == 1500 {
+				bad = i
+				break
+			}
+		}
+	}
+	require.Positive(t, bad)
+	var s, q, sent, arr, hops int64
+	_, err = fmt.Sscan(lines[bad], &s, &q, &sent, &arr, &hops)
+	require.NoError(t, err)
+	moved := append([]string(nil), lines...)
+	moved[bad] = fmt.Sprintf("4 %d %d %d %d", q, sent, arr+int64(time.Hour), hops)
+	without := append(append([]string(nil), lines[:bad]...), lines[bad+1:]...)
+
+	badPath := writeFile(t, "t.txt", strings.Join(moved, "\n"))
+	cleanPath := writeFile(t, "t.txt", strings.Join(without, "\n"))
+	got, errOut := replayTables(t, badPath, "--sender", "4")
+	want, wantErr := replayTables(t, cleanPath, "--sender", "4")
+	assert.Empty(t, wantErr)
+	assert.Equal(t, want, got)
+	assert.Contains(t, errOut, "left out 1 record(s) that cannot be right (1 arrival)")
+	assert.Contains(t, errOut, fmt.Sprintf("%s:%d: sender \"4\": arrival", badPath, bad+1))
+
+	code, _, errOut := runCmd("--strict", "--sender", "4", badPath)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, fmt.Sprintf("%s:%d: sender \"4\": arrival", badPath, bad+1))
+	assert.Contains(t, errOut, "--strict")
+}
+
+// csvTrace is a CSV trace of sender a in epoch milliseconds, Δ = 1 s.
+func csvTrace(n int, row func(i int) string) string {
+	var b strings.Builder
+	b.WriteString("host,seq,sent_ms,recv_ms\n")
+	base := int64(1_700_000_000_000)
+	for i := range n {
+		if r := row(i); r != "" {
+			b.WriteString(r)
+			continue
+		}
+		fmt.Fprintf(&b, "a,%d,%d,%d\n", i, base+int64(i)*1000+int64(i%5), base+int64(i)*1000+20+int64(i*7%13))
+	}
+	return b.String()
+}
+
+func TestOneBadCSVRow(t *testing.T) {
+	// Row 300 is "a,99,-5,-3". (Before: phi-normal mean TD 1.7e12 ms, chen
+	// QAP 0, and only "97 reordered" as a hint.)
+	badPath := writeFile(t, "t.csv", csvTrace(800, func(i int) string {
+		if i == 300 {
+			return "a,99,-5,-3\n"
+		}
+		return ""
+	}))
+	cleanPath := writeFile(t, "t.csv", csvTrace(800, func(i int) string {
+		if i == 300 {
+			return "-" // dropped below
+		}
+		return ""
+	}))
+	clean, err := os.ReadFile(cleanPath)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(cleanPath, []byte(strings.Replace(string(clean), "-", "", 1)), 0o644))
+	args := []string{"--columns", "host,seq,sent_ms,recv_ms", "--unit", "ms"}
+	got, errOut := replayTables(t, badPath, args...)
+	want, _ := replayTables(t, cleanPath, args...)
+	assert.Equal(t, want, got)
+	assert.Contains(t, errOut, badPath+":302: sender \"a\"") // header is line 1
+	assert.NotContains(t, got, "reordered")
+}
+
+func TestSequenceRestart(t *testing.T) {
+	// Sender a restarts halfway (sequence numbers from 0 again, times go
+	// on). (Before: "cannot estimate the heartbeat interval; give
+	// --interval", and with --interval 100ms "1666 stale" and meaningless
+	// numbers.) Each incarnation is replayed as its own stream, exactly as
+	// a file holding only that incarnation.
+	rec := func(i int) string {
+		sent := int64(i)*int64(100*time.Millisecond) + int64(i%3)*int64(time.Millisecond)
+		return fmt.Sprintf("a %d %d %d\n", i%1500, sent, sent+int64(2*time.Millisecond)+int64(i*7%11)*int64(time.Millisecond))
+	}
+	head := "#fdkit-trace version=1 interval=100ms unit=ns\nsender seq sent arrival\n"
+	var all, first, second strings.Builder
+	for _, b := range []*strings.Builder{&all, &first, &second} {
+		b.WriteString(head)
+	}
+	for i := range 3000 {
+		all.WriteString(rec(i))
+		if i < 1500 {
+			first.WriteString(rec(i))
+		} else {
+			second.WriteString(rec(i))
+		}
+	}
+	path := writeFile(t, "r.fdk", all.String())
+	code, out, errOut := runCmd("-d", "chen,phi,fixed", path)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, errOut, path+":1503: sender \"a\": sequence restarts at 0")
+	assert.Contains(t, errOut, "each incarnation is replayed as its own stream")
+	assert.NotContains(t, out, "stale")
+	assert.Contains(t, out, "sender a@1 ")
+	assert.Contains(t, out, "sender a@2 ")
+	for i, part := range []string{first.String(), second.String()} {
+		p := writeFile(t, "r.fdk", part)
+		code, want, errOut := runCmd("-d", "chen,phi,fixed", p)
+		require.Equal(t, 0, code, errOut)
+		// The tables of epoch i+1 equal those of the file holding it.
+		tbl := want[strings.Index(want, "+---"):]
+		assert.Contains(t, out, tbl, "epoch %d", i+1)
+	}
+	code, _, errOut = runCmd("--strict", path)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, "sequence restarts")
+}
+
+func TestTruncatedLastLine(t *testing.T) {
+	// A recorder killed mid-write: the last line is cut inside the arrival
+	// field, without a final newline. (Before: read as a record with a
+	// wrong arrival, which collapsed the stream to "no heartbeat
+	// evaluated".)
+	head := "#fdkit-trace version=1 interval=100ms unit=ns\nsender seq sent arrival\n"
+	var b strings.Builder
+	b.WriteString(head)
+	for i := range 2000 {
+		sent := int64(i) * int64(100*time.Millisecond)
+		fmt.Fprintf(&b, "p %d %d %d\n", i, sent, sent+int64(time.Millisecond)+int64(i*7%11)*int64(time.Millisecond))
+	}
+	full := b.String()
+	lastStart := strings.LastIndex(full[:len(full)-1], "\n") + 1
+	cut := full[:len(full)-7] // inside the arrival field
+	clean := full[:lastStart]
+	cutPath := writeFile(t, "c.fdk", cut)
+	cleanPath := writeFile(t, "c.fdk", clean)
+	got, errOut := replayTables(t, cutPath, "-d", "chen,fixed")
+	want, _ := replayTables(t, cleanPath, "-d", "chen,fixed")
+	assert.Equal(t, want, got)
+	assert.Contains(t, errOut, cutPath+":2002: sender \"p\": last line has no line ending")
+	assert.Contains(t, errOut, "left out 1 record(s)")
+}
+
+func TestUnitContradictsInterval(t *testing.T) {
+	// A millisecond CSV read with --unit ns. (Before: ran with "Δ = 1µs".)
+	p := writeFile(t, "t.csv", csvTrace(400, func(int) string { return "" }))
+	cols := []string{"--columns", "host,seq,sent_ms,recv_ms"}
+	code, _, errOut := runCmd(append(cols, "--unit", "ns", p)...)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, "Δ = 1µs, implausibly short")
+	assert.Contains(t, errOut, "--unit is ns")
+	code, _, errOut = runCmd(append(cols, "--unit", "us", "--interval", "1s", p)...)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, "the timestamps give Δ ≈ 1ms but --interval is 1s")
+	code, _, errOut = runCmd(append(cols, "--unit", "ms", "--interval", "1s", p)...)
+	assert.Equal(t, 0, code, errOut)
+}
+
+func TestStdin(t *testing.T) {
+	text := csvTrace(400, func(int) string { return "" })
+	p := writeFile(t, "t.csv", text)
+	args := []string{"--columns", "host,seq,sent_ms,recv_ms", "--unit", "ms", "-d", "chen"}
+	want, _ := replayTables(t, p, args...)
+	old := stdin
+	stdin = strings.NewReader(text)
+	defer func() { stdin = old }()
+	code, got, errOut := runCmd(append(args, "-")...)
+	require.Equal(t, 0, code, errOut)
+	assert.Equal(t, strings.ReplaceAll(want, "FILE", "<stdin>"), got)
+}
