@@ -57,7 +57,7 @@ type Config struct {
 	Plain bool
 	// MaxPacketSize bounds datagrams, envelope included, in bytes
 	// (default 1,400). It must leave the protocol 256 bytes of payload
-	// (at least 257 plain, 285 encrypted) and fit this member's own join.
+	// (at least 257 plain, 293 encrypted: envelope and sealed timestamp) and fit this member's own join.
 	MaxPacketSize int
 	// Protocol configures the SWIM state machine; Self and MaxPacketSize are
 	// filled in by the agent, every other zero field means swim's default.
@@ -106,6 +106,11 @@ type Stats struct {
 	// Rejected counts decoded packets the state machine refused
 	// (swim.ErrPacket: inconsistent contents).
 	Rejected uint64
+	// Replayed counts sealed packets that authenticated but failed the
+	// replay check (wire.ErrReplay: seen before, sealed before this agent
+	// started, or outside the clock-skew bound). They are dropped unread
+	// and nothing is sent in answer.
+	Replayed uint64
 	// EventsDropped counts events not delivered to a subscriber whose
 	// channel was full.
 	EventsDropped uint64
@@ -148,6 +153,7 @@ type Agent struct {
 
 	sent, sentBytes, recv, recvBytes                          atomic.Uint64
 	authFail, decodeErr, rejected, encodeErr, sendErr, evDrop atomic.Uint64
+	replayed                                                  atomic.Uint64
 }
 
 // Start opens the transport, creates the state machine and runs it until
@@ -351,7 +357,9 @@ func (a *Agent) receive(p transport.Packet) {
 		// oversized datagram included, never got past the envelope: an
 		// unknown envelope byte, a short packet, a wrong key, the wrong mode.
 		var de *wire.DecodeError
-		if errors.As(err, &de) && !errors.Is(err, wire.ErrOversize) {
+		if errors.Is(err, wire.ErrReplay) {
+			a.replayed.Add(1)
+		} else if errors.As(err, &de) && !errors.Is(err, wire.ErrOversize) {
 			a.decodeErr.Add(1)
 		} else {
 			a.authFail.Add(1)
@@ -566,7 +574,7 @@ func (a *Agent) Stats() Stats {
 		PacketsReceived: a.recv.Load(), BytesReceived: a.recvBytes.Load(),
 		AuthFailures: a.authFail.Load(), DecodeErrors: a.decodeErr.Load(), Rejected: a.rejected.Load(),
 		EncodeErrors: a.encodeErr.Load(), SendErrors: a.sendErr.Load(),
-		EventsDropped: a.evDrop.Load(),
+		EventsDropped: a.evDrop.Load(), Replayed: a.replayed.Load(),
 	}
 	if ts, ok := a.tr.(interface{ Stats() transport.Stats }); ok {
 		t := ts.Stats()

@@ -59,3 +59,44 @@ func TestOversizeDropsCounted(t *testing.T) {
 	require.Eventually(t, func() bool { return a.Stats().DroppedOversize == 1 }, 3*time.Second, 10*time.Millisecond)
 	assert.Zero(t, a.Stats().PacketsReceived, "the oversized datagram never reached the agent")
 }
+
+// TestReplayDroppedAndUnanswered: a sealed packet sent a second time, or
+// captured before the agent (re)started, is dropped, counted in
+// Stats.Replayed, and answered with nothing; the first copy is answered.
+func TestReplayDroppedAndUnanswered(t *testing.T) {
+	codec, err := wire.NewCodec(wire.CodecConfig{Security: &wire.Security{Keyring: mustKeyring(t)}})
+	require.NoError(t, err)
+	u, err := transport.Listen(transport.Config{})
+	require.NoError(t, err)
+	defer u.Close()
+	early, _, err := codec.Encode(&swim.Packet{Kind: swim.MsgPing, From: swim.Node{ID: "x", Addr: u.LocalAddr().String()}, Ping: swim.Ping{Seq: 1}})
+	require.NoError(t, err)
+
+	a := start(t, Config{})
+	to := netip.MustParseAddrPort(a.Self().Addr)
+	require.NoError(t, u.Send(to, early))
+	require.Eventually(t, func() bool { return a.Stats().Replayed == 1 }, 3*time.Second, 10*time.Millisecond,
+		"sealed before the agent started")
+
+	ping, _, err := codec.Encode(&swim.Packet{Kind: swim.MsgPing, From: swim.Node{ID: "x", Addr: u.LocalAddr().String()}, Ping: swim.Ping{Seq: 2}})
+	require.NoError(t, err)
+	require.NoError(t, u.Send(to, ping))
+	// The first copy is answered: an ack and a view request (x is unknown).
+	require.Eventually(t, func() bool { return a.Stats().PacketsSent == 2 }, 3*time.Second, 10*time.Millisecond)
+	sent := a.Stats().PacketsSent
+	for range 5 {
+		require.NoError(t, u.Send(to, ping))
+	}
+	require.Eventually(t, func() bool { return a.Stats().Replayed == 6 }, 3*time.Second, 10*time.Millisecond)
+	s := a.Stats()
+	assert.Equal(t, sent, s.PacketsSent, "nothing sent in answer to a replay")
+	assert.Zero(t, s.AuthFailures)
+	assert.Zero(t, s.Rejected)
+}
+
+func mustKeyring(t *testing.T) *wire.Keyring {
+	t.Helper()
+	kr, err := wire.NewKeyring(testKey)
+	require.NoError(t, err)
+	return kr
+}

@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"encoding/binary"
 	"fmt"
 
 	"github.com/fdkit/fdkit/swim"
@@ -10,8 +11,9 @@ import (
 // Security.Seal on the way out, Security.Open plus Unmarshal on the way in.
 // It is safe for concurrent use if its Keyring is not replaced.
 type Codec struct {
-	sec *Security
-	max int
+	sec    *Security
+	max    int
+	replay *replayGuard // nil in plain mode
 }
 
 // CodecConfig configures a Codec.
@@ -21,6 +23,9 @@ type CodecConfig struct {
 	// MaxPacketSize bounds whole datagrams, envelope included, in bytes.
 	// Default 1,400 (DefaultMaxPacketSize); at least 128.
 	MaxPacketSize int
+	// Replay configures the replay check of sealed packets (see
+	// ReplayConfig); unused in plain mode.
+	Replay ReplayConfig
 }
 
 // NewCodec validates cfg and returns a Codec.
@@ -34,13 +39,28 @@ func NewCodec(cfg CodecConfig) (*Codec, error) {
 	if cfg.MaxPacketSize < 128 || cfg.MaxPacketSize > 65507 {
 		return nil, fmt.Errorf("wire: MaxPacketSize %d out of range [128, 65507]", cfg.MaxPacketSize)
 	}
-	return &Codec{sec: cfg.Security, max: cfg.MaxPacketSize}, nil
+	c := &Codec{sec: cfg.Security, max: cfg.MaxPacketSize}
+	if !cfg.Security.Plain {
+		g, err := newReplayGuard(cfg.Replay)
+		if err != nil {
+			return nil, err
+		}
+		c.replay = g
+	}
+	return c, nil
 }
 
 // MaxPayload is the largest payload, in bytes, that fits a datagram once
-// sealed: MaxPacketSize minus the envelope overhead. Give it to the swim
+// sealed: MaxPacketSize minus the envelope overhead and, when encrypted,
+// the 8-byte sealed timestamp of the replay check. Give it to the swim
 // state machine as its packet size limit.
-func (c *Codec) MaxPayload() int { return c.max - c.sec.Overhead() }
+func (c *Codec) MaxPayload() int {
+	n := c.max - c.sec.Overhead()
+	if c.replay != nil {
+		n -= timestampSize
+	}
+	return n
+}
 
 // MaxPacketSize is the datagram bound in bytes.
 func (c *Codec) MaxPacketSize() int { return c.max }
@@ -48,7 +68,11 @@ func (c *Codec) MaxPacketSize() int { return c.max }
 // Encode marshals p with as many of its updates as fit and seals it. It
 // returns the datagram and the number of updates included.
 func (c *Codec) Encode(p *swim.Packet) ([]byte, int, error) {
-	payload, n, err := MarshalFit(nil, p, c.MaxPayload())
+	var head []byte
+	if c.replay != nil {
+		head = binary.BigEndian.AppendUint64(make([]byte, 0, c.max), uint64(c.replay.stamp()))
+	}
+	payload, n, err := MarshalFit(head, p, c.MaxPayload())
 	if err != nil {
 		return nil, 0, err
 	}
@@ -56,8 +80,9 @@ func (c *Codec) Encode(p *swim.Packet) ([]byte, int, error) {
 	return pkt, n, err
 }
 
-// Decode opens and unmarshals a datagram. Errors wrap the Security errors
-// (ErrAuth for packets sealed with an unknown key) or a *DecodeError.
+// Decode opens and unmarshals a datagram and, when sealed, checks it
+// against replay. Errors wrap the Security errors (ErrAuth for packets
+// sealed with an unknown key), ErrReplay, or are a *DecodeError.
 func (c *Codec) Decode(pkt []byte) (*swim.Packet, error) {
 	if len(pkt) > c.max {
 		return nil, &DecodeError{Field: "datagram", Err: ErrOversize, Detail: fmt.Sprintf("%d bytes, limit %d", len(pkt), c.max)}
@@ -66,5 +91,19 @@ func (c *Codec) Decode(pkt []byte) (*swim.Packet, error) {
 	if err != nil {
 		return nil, err
 	}
-	return Unmarshal(payload, c.MaxPayload())
+	if c.replay == nil {
+		return Unmarshal(payload, c.MaxPayload())
+	}
+	if len(payload) < timestampSize {
+		return nil, &DecodeError{Field: "timestamp", Err: ErrTruncated, Detail: fmt.Sprintf("%d bytes of sealed payload, want at least %d", len(payload), timestampSize)}
+	}
+	ts := int64(binary.BigEndian.Uint64(payload))
+	p, err := Unmarshal(payload[timestampSize:], c.MaxPayload())
+	if err != nil {
+		return nil, err
+	}
+	if err := c.replay.check(p.From.ID, ts); err != nil {
+		return nil, err
+	}
+	return p, nil
 }

@@ -8,7 +8,7 @@
 // Every UDP datagram is an envelope:
 //
 //	plain:      0x01 | payload
-//	encrypted:  0x02 | nonce (12 bytes) | AES-GCM(payload) with its 16-byte tag
+//	encrypted:  0x02 | nonce (12 bytes) | AES-GCM(timestamp | payload) with its 16-byte tag
 //
 // The envelope byte is authenticated as additional data, so a packet cannot
 // be downgraded from encrypted to plain or have its header changed without
@@ -24,9 +24,12 @@
 // expose the authentication key, becomes more likely than 2^-32): rotate
 // before then. At 2 packets per member per second (about what bench/memberlist
 // measured in steady state), a 1,000-member cluster reaches it in 25 days.
-// Packets are not protected against replay: a captured packet sent again
-// authenticates, and the protocol must tolerate it (old sequence numbers
-// and incarnations are ignored).
+// Sealed packets are protected against replay: the sealed payload starts
+// with the sealer's timestamp, and a Codec accepts each sender's timestamps
+// once, within a sliding window, never from before its own start, and
+// within a clock-skew bound (see ReplayConfig and docs/algorithms.md,
+// “SWIM: replay protection for sealed packets”). Plain packets have no
+// such protection.
 // Plain packets are accepted only by a Security configured with Plain, the
 // explicit opt-out; an encrypted member drops them.
 //

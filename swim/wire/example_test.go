@@ -21,7 +21,8 @@ func Example() {
 			Incarnation: 3, From: "a"}},
 	}
 	// Payload: 2 (version, kind) + 17 (from) + 17 (to) + 1 (seq) + 2 (count)
-	// + 21 (the update) = 60 bytes; sealed: 60 + 29 = 89.
+	// + 21 (the update) = 60 bytes; sealed with its 8-byte timestamp (the
+	// replay check): 8 + 60 + 29 = 97.
 	datagram, n, _ := codec.Encode(ping)
 	fmt.Printf("%d bytes, %d update, envelope overhead %d\n", len(datagram), n, wire.Overhead(true))
 
@@ -32,7 +33,7 @@ func Example() {
 	_, err := codec.Decode(datagram)
 	fmt.Println(err)
 	// Output:
-	// 89 bytes, 1 update, envelope overhead 29
+	// 97 bytes, 1 update, envelope overhead 29
 	// ping 42 suspect c 3
 	// wire: packet failed authentication with every key in the keyring
 }

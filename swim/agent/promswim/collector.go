@@ -58,6 +58,7 @@ func NewCollector(a *agent.Agent) *Collector {
 		{"auth_failures_total", "Datagrams dropped for failing authentication or having the wrong envelope.", func(s agent.Stats) uint64 { return s.AuthFailures }},
 		{"decode_errors_total", "Authenticated datagrams whose payload did not decode.", func(s agent.Stats) uint64 { return s.DecodeErrors }},
 		{"rejected_total", "Decoded packets the protocol refused.", func(s agent.Stats) uint64 { return s.Rejected }},
+		{"replayed_total", "Sealed packets dropped by the replay check (seen before, sealed before this member started, or beyond the clock-skew bound).", func(s agent.Stats) uint64 { return s.Replayed }},
 		{"send_errors_total", "Datagrams that could not be encoded or sent.", func(s agent.Stats) uint64 { return s.SendErrors + s.EncodeErrors }},
 		{"dropped_oversize_total", "Received datagrams dropped by the transport for exceeding the maximum packet size.", func(s agent.Stats) uint64 { return s.DroppedOversize }},
 		{"dropped_queue_full_total", "Received datagrams dropped by the transport because its receive queue was full.", func(s agent.Stats) uint64 { return s.DroppedQueueFull }},
