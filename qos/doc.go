@@ -26,8 +26,8 @@
 // # Sweeps
 //
 // Sweep computes QoS curves: each detector family over its parameter (fixed
-// timeout T, Chen's α, the φ threshold Φ, Jacobson's K, SFD's initial margin;
-// Bertier as one point). When the family's detector implements detector.Linear
+// timeout T, Chen's and 2W-FD's α, the φ threshold Φ, Jacobson's K, SFD's
+// initial margin, Satzger's θ, κ-FD's K; Bertier as one point). When the family's detector implements detector.Linear
 // (τ = Offset + Scale·p with no feedback of p into the state) the whole curve
 // comes from one pass: the slack of every gap is placed among the sorted
 // parameter values and prefix-summed (docs/algorithms.md, “Sweeping a parameter
@@ -41,9 +41,15 @@
 // field). SFD's margin adapts to its own output, but its expected arrivals do
 // not depend on the margin: the NFD-E estimator runs once for all initial
 // margins, each margin's control and QoS are then replayed from it
-// (SharedEstimator; equal to one replay per margin in every field). Bertier,
-// and these families when their method does not apply on a stream, get one
-// replay per point (PerPoint). Curve.Method says which method was used.
+// (SharedEstimator; equal to one replay per margin in every field).
+// Satzger's detector and κ-FD are not linear in their thresholds, but their
+// state does not depend on them: one detector observes the stream and one
+// replay engine per threshold steps through it, reading that threshold's
+// freshness point from the shared state (SharedState; equal to one replay per
+// threshold in every field; Satzger's thresholds of equal rank are replayed
+// once). 2W-FD is linear in α (OnePass). Bertier, and these families when
+// their method does not apply on a stream, get one replay per point
+// (PerPoint). Curve.Method says which method was used.
 // Families and streams run in parallel on a bounded pool of goroutines.
 //
 // Curves are written as CSV or JSON, plotted with gonum/plot (MR on a log
