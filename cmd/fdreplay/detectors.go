@@ -11,12 +11,15 @@ import (
 	"github.com/fdkit/fdkit/chen"
 	"github.com/fdkit/fdkit/detector"
 	"github.com/fdkit/fdkit/jacobson"
+	"github.com/fdkit/fdkit/kappa"
 	"github.com/fdkit/fdkit/phi"
 	"github.com/fdkit/fdkit/qos"
+	"github.com/fdkit/fdkit/satzger"
+	"github.com/fdkit/fdkit/twowfd"
 )
 
 // detectorNames lists the detectors fdreplay knows, in table order.
-var detectorNames = []string{"fixed", "jacobson", "phi-normal", "phi-akka", "phi-cassandra", "chen", "bertier", "sfd"}
+var detectorNames = []string{"fixed", "jacobson", "phi-normal", "phi-akka", "phi-cassandra", "chen", "bertier", "sfd", "2w-fd", "satzger", "kappa"}
 
 // aliases accepted by --detectors.
 var detectorAliases = map[string]string{
@@ -28,6 +31,9 @@ var detectorAliases = map[string]string{
 	"chen": "chen", "nfd-e": "chen",
 	"bertier": "bertier",
 	"sfd":     "sfd",
+	"2w-fd":   "2w-fd", "2wfd": "2w-fd", "twowfd": "2w-fd",
+	"satzger": "satzger",
+	"kappa":   "kappa", "κ": "kappa", "kappa-fd": "kappa", "κ-fd": "kappa",
 }
 
 // settings are the per-stream inputs of the detector configurations.
@@ -57,6 +63,11 @@ type settings struct {
 //     the interval cap are 2Δ, as 2 s is for Cassandra's 1 s gossip).
 //   - chen: package defaults (α = Δ) with Δ and n.
 //   - bertier: package defaults (γ = 0.1, β = 1, φ = 4) with Δ and n.
+//   - 2w-fd: α = Δ, n1 = 1, n2 = n (the package defaults with Δ and n).
+//   - satzger: θ = 0.99, c = 0.9 (package defaults), window n, bootstrap
+//     interval Δ (the package's 1 s is for 1 s heartbeats).
+//   - kappa: K = 2.5, normal contribution, σ_min = Δ/100 (package
+//     defaults) with Δ and n.
 //   - sfd: SM_1 = Δ, β = Δ/10, slots of 100 heartbeats, targets from
 //     --td-max/--mr-max/--qap-min or else TD ≤ 10Δ, MR ≤ 1 per minute,
 //     QAP ≥ 0.999.
@@ -83,6 +94,16 @@ func (s settings) chenEst() chen.EstimatorConfig {
 }
 
 func (s settings) bertier() bertier.Config { return bertier.Config{Estimator: s.chenEst()} }
+
+func (s settings) twowfd() twowfd.Config {
+	return twowfd.Config{Interval: s.interval, LongWindow: s.window}
+}
+
+func (s settings) satzger() satzger.Config {
+	return satzger.Config{WindowSize: s.window, BootstrapInterval: s.interval}
+}
+
+func (s settings) kappa() kappa.Config { return kappa.Config{Estimator: s.chenEst()} }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
@@ -113,6 +134,14 @@ func tableFamilies(s settings, names []string) ([]qos.Family, []string, error) {
 			f, d = qos.BertierFamily(s.bertier()), fmt.Sprintf("γ=%g β=%g φ=%g", bertier.DefaultGain, bertier.DefaultBeta, bertier.DefaultPhi)
 		case "sfd":
 			f, d = sfdTableFamily(s)
+		case "2w-fd":
+			f = qos.TwoWFDFamily(s.twowfd(), []time.Duration{s.interval})
+			d = fmt.Sprintf("α=%v n1=%d n2=%d", s.interval, twowfd.DefaultShortWindow, s.window)
+		case "satzger":
+			f = qos.SatzgerFamily(s.satzger(), []float64{satzger.DefaultThreshold})
+			d = fmt.Sprintf("θ=%g c=%g n=%d", satzger.DefaultThreshold, satzger.DefaultScale, s.window)
+		case "kappa":
+			f, d = qos.KappaFamily(s.kappa(), []float64{kappa.DefaultThreshold}), fmt.Sprintf("K=%g n=%d", kappa.DefaultThreshold, s.window)
 		default:
 			return nil, nil, fmt.Errorf("unknown detector %q", n)
 		}
@@ -142,6 +171,9 @@ func defaultSpans(interval time.Duration) map[string]span {
 		"phi-cassandra": {0.25, 16, true}, // t* ∝ Φ: log spacing puts points where TD is small
 		"chen":          {d / 100, 20 * d, true},
 		"sfd":           {d / 100, 20 * d, true},
+		"2w-fd":         {d / 100, 20 * d, true},
+		"satzger":       {0.5, 1, false},
+		"kappa":         {0.5, 16, true},
 	}
 }
 
@@ -202,8 +234,15 @@ func checkDomain(name string, sp span) error {
 		strict, what = true, "the threshold Φ must be positive"
 	case "phi-normal":
 		lo, what = math.Log10(2), "the threshold Φ must be at least log10 2 ≈ 0.301"
-	case "chen", "sfd":
+	case "chen", "sfd", "2w-fd":
 		what = "the margin must not be negative"
+	case "satzger":
+		strict, what = true, "the threshold θ must be in (0, 1]"
+		if sp.hi > 1 {
+			return fmt.Errorf("upper bound %g out of range: %s", sp.hi, what)
+		}
+	case "kappa":
+		strict, what = true, "the threshold K must be positive"
 	case "bertier":
 		return fmt.Errorf("bertier has no parameter to sweep")
 	default:
@@ -223,7 +262,7 @@ func checkDomain(name string, sp span) error {
 // isDuration reports whether the swept parameter of the detector is a
 // duration (given in ms or with a unit).
 func isDuration(name string) bool {
-	return name == "fixed" || name == "chen" || name == "sfd"
+	return name == "fixed" || name == "chen" || name == "sfd" || name == "2w-fd"
 }
 
 // parseValue reads a range bound: a duration with a unit (returned in ms,
@@ -268,6 +307,12 @@ func sweepFamilies(s settings, names []string, points int, spans map[string]span
 			fams = append(fams, qos.ChenFamily(chen.Config{Estimator: s.chenEst()}, durations(vals)))
 		case "sfd":
 			fams = append(fams, qos.SFDFamily(s.sfdConfig(), durations(vals)))
+		case "2w-fd":
+			fams = append(fams, qos.TwoWFDFamily(s.twowfd(), durations(vals)))
+		case "satzger":
+			fams = append(fams, qos.SatzgerFamily(s.satzger(), vals))
+		case "kappa":
+			fams = append(fams, qos.KappaFamily(s.kappa(), vals))
 		}
 	}
 	for i := range fams {

@@ -94,10 +94,10 @@ func parseFlags(args []string, stdout io.Writer) (options, []string, error) {
 	fs.SortFlags = false
 	fs.SetOutput(io.Discard)
 	var o options
-	dets := fs.StringSliceP("detectors", "d", []string{"all"}, "detectors to run: all, or a list of "+strings.Join(detectorNames, ", ")+" (aliases: phi, akka, cassandra, timeout)")
+	dets := fs.StringSliceP("detectors", "d", []string{"all"}, "detectors to run: all, or a list of "+strings.Join(detectorNames, ", ")+" (aliases: phi, akka, cassandra, timeout, 2wfd, κ)")
 	fs.StringSliceVarP(&o.senders, "sender", "s", nil, "replay only these senders (ids as in the trace)")
 	fs.IntVar(&o.warmUp, "warmup", -1, "heartbeats excluded at the start of each stream (-1: the window size, so every detector is evaluated on the same heartbeats with full windows)")
-	fs.IntVar(&o.window, "window", 1000, "window size n of the adaptive detectors (chen, bertier, sfd, φ); streams shorter than 2n heartbeats get n = length/4 unless set")
+	fs.IntVar(&o.window, "window", 1000, "window size n of the adaptive detectors (chen, bertier, sfd, φ, 2w-fd's long window, satzger, kappa); streams shorter than 2n heartbeats get n = length/4 unless set")
 	fs.DurationVar(&o.interval, "interval", 0, "nominal heartbeat interval Δ (default: from the trace header, else estimated from send times or arrivals)")
 	fs.DurationVar(&o.timeout, "timeout", 0, "fixed timeout T for the table (default 10Δ, i.e. 1s for Δ = 100ms)")
 	fs.DurationVar(&o.delayOffset, "delay-offset", 0, "d̄ added to the arrival-based TD when clocks are not synchronized (e.g. RTT/2)")
@@ -110,7 +110,7 @@ func parseFlags(args []string, stdout io.Writer) (options, []string, error) {
 	fs.StringVarP(&o.out, "out", "o", "", "directory for results: table.csv/json, curves.csv/json, <sender>-mr-td and -qap-td plots (PNG, SVG); implies --sweep")
 	fs.BoolVar(&o.sweep, "sweep", false, "sweep each detector's parameter (implied by --out, --range and tuner targets); without --out the curves are printed as CSV")
 	fs.IntVarP(&o.points, "points", "p", 40, "points per swept curve")
-	rangeArgs := fs.StringArray("range", nil, "sweep range NAME=LO:HI[:log|lin], durations with a unit or in ms (repeatable; defaults: fixed Δ..30Δ log, chen and sfd Δ/100..20Δ log, φ 0.5..16, cassandra 0.25..16 log, jacobson K 0.5..64 log)")
+	rangeArgs := fs.StringArray("range", nil, "sweep range NAME=LO:HI[:log|lin], durations with a unit or in ms (repeatable; defaults: fixed Δ..30Δ log, chen, sfd and 2w-fd Δ/100..20Δ log, φ 0.5..16, cassandra 0.25..16 log, jacobson K 0.5..64 log, satzger θ 0.5..1, kappa K 0.5..16 log)")
 	fs.DurationVar(&o.targets.MaxTD, "td-max", 0, "tuner target: mean TD at most this")
 	fs.Float64Var(&o.targets.MaxMRPerSecond, "mr-max", 0, "tuner target: mistakes per second at most this (1 per minute is 0.0167)")
 	fs.Float64Var(&o.targets.MinQAP, "qap-min", 0, "tuner target: QAP at least this (e.g. 0.999)")
