@@ -162,6 +162,8 @@ func NewPlot(curves []Curve, kind PlotKind, title string) (*plot.Plot, error) {
 			}
 			l.Color = col
 			l.Width = vg.Points(1.2)
+			// Beyond eight families the colours repeat: dash the later lines.
+			l.Dashes = plotutil.Dashes(i / len(palette))
 			sc.GlyphStyle = draw.GlyphStyle{Color: col, Radius: vg.Points(1.8), Shape: plotutil.Shape(i)}
 			p.Add(l, sc)
 			p.Legend.Add(label, l, sc)
