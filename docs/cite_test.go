@@ -1,5 +1,5 @@
-// Package docs holds the tests that keep docs/algorithms.md and the code
-// that cites it in step.
+// Package docs holds the tests that keep docs/algorithms.md and
+// docs/experiments.md in step with the code that cites them.
 package docs
 
 import (
@@ -15,11 +15,11 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// headings returns the titles of the headings (any level) of
-// docs/algorithms.md.
-func headings(t *testing.T) map[string]bool {
+// headings returns the titles of the headings (any level) of the Markdown
+// file name in this directory.
+func headings(t *testing.T, name string) map[string]bool {
 	t.Helper()
-	f, err := os.Open("algorithms.md")
+	f, err := os.Open(name)
 	require.NoError(t, err)
 	defer f.Close()
 	h := map[string]bool{}
@@ -38,10 +38,11 @@ func headings(t *testing.T) map[string]bool {
 	return h
 }
 
-// citation matches `docs/algorithms.md, “Title”` and the titles joined to
+// citation matches `docs/algorithms.md, “Title”` (or experiments.md) and
+// the titles joined to
 // it by "and" (`“A” and “B”`), across comment line breaks.
 var (
-	citation = regexp.MustCompile(`algorithms\.md(?:,| from)\s+“[^”]+”(?:\s+and\s+“[^”]+”)*`)
+	citation = regexp.MustCompile(`(algorithms|experiments)\.md(?:,| from)\s+“[^”]+”(?:\s+and\s+“[^”]+”)*`)
 	title    = regexp.MustCompile(`“([^”]+)”`)
 	comment  = regexp.MustCompile(`\n\s*(?://|\*)?\s*`)
 )
@@ -57,10 +58,14 @@ var pending = map[string]bool{
 }
 
 // TestCitedSectionsExist checks that every section of docs/algorithms.md
+// and docs/experiments.md
 // that a Go file or a Markdown page of the repository cites by title exists,
 // and that nothing cites the reference that lived outside the repository.
 func TestCitedSectionsExist(t *testing.T) {
-	h := headings(t)
+	h := map[string]map[string]bool{
+		"algorithms":  headings(t, "algorithms.md"),
+		"experiments": headings(t, "experiments.md"),
+	}
 	cited := 0
 	err := filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -78,14 +83,15 @@ func TestCitedSectionsExist(t *testing.T) {
 		}
 		text := comment.ReplaceAllString(string(b), " ")
 		assert.NotContains(t, text, "ALGORITHMS"+".md", "%s cites a file outside the repository", path)
-		for _, c := range citation.FindAllString(text, -1) {
-			for _, m := range title.FindAllStringSubmatch(c, -1) {
+		for _, c := range citation.FindAllStringSubmatch(text, -1) {
+			doc := c[1]
+			for _, m := range title.FindAllStringSubmatch(c[0], -1) {
 				cited++
-				if !h[m[1]] && pending[m[1]] {
-					t.Logf("%s cites docs/algorithms.md, “%s”, still being written", path, m[1])
+				if !h[doc][m[1]] && pending[m[1]] {
+					t.Logf("%s cites docs/%s.md, “%s”, still being written", path, doc, m[1])
 					continue
 				}
-				assert.True(t, h[m[1]], "%s cites docs/algorithms.md, “%s”, which has no such heading", path, m[1])
+				assert.True(t, h[doc][m[1]], "%s cites docs/%s.md, “%s”, which has no such heading", path, doc, m[1])
 			}
 		}
 		return nil

@@ -71,15 +71,10 @@
 //     that held the suspicion, and at most 4·GossipFanout forwarded
 //     packets per member and protocol period (without that bound a member
 //     bridging a non-transitive partition forwarded a number growing with
-//     N). In swim/sim (`fdswim sim kill`: 8 members, a crash, with the
-//     gate retry below) full dissemination falls from 7.4 to 6.7 s for
-//     +0.04 messages per member per second. The default fanout 2 was
-//     chosen over 3 and 5 (full dissemination 6.6 and 6.3 s) because in
-//     `fdswim sim lifeguard` with 16 of 128 members pausing they cost 5.8
-//     and 7.7 messages per member per period against 4.9 (2.8 without
-//     eager dissemination), and more false positives for 12 s pauses
-//     (longer than the suspicion timeout) with 16 paused: 310 and 420
-//     against 275 (402 before eager dissemination and the gate retry).
+//     N). The fanout trades dissemination speed against messages and
+//     against false positives under pauses (a refutation must win a race
+//     with the timers); the simulations that chose 2 over 3 and 5 are in
+//     docs/experiments.md, “SWIM: eager dissemination and its fanout”.
 //   - Join through known addresses (MsgJoin answered by the view in MsgSync
 //     packets) and voluntary leave (a Dead update from the member itself).
 //   - Anti-entropy: every PushPullInterval (30 s, longer above 32 members)
@@ -95,7 +90,7 @@
 //     nack when nacks were expected; +1 per refutation; −1 per successful
 //     probe) scales the period and the probe timeout by LHM+1; suspicion
 //     timeouts start at Max = β·Min and shrink with each independent
-//     confirmation to Min = α·max(1, log10 n)· ProbeInterval after K = α−2 of
+//     confirmation to Min = α·max(1, log10 n)·ProbeInterval after K = α−2 of
 //     them (the first K are re-gossiped); and the buddy system: a ping to a
 //     suspected member carries the suspicion, so it can refute at once. We
 //     apply it to every packet sent to a suspect (acks and relayed pings too),
