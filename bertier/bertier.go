@@ -47,8 +47,9 @@ type Config struct {
 	// Phi is φ, finite and > 0. Default DefaultPhi.
 	Phi float64
 	// MinSamples is the warm-up length (WarmingUp is true while the window
-	// holds fewer samples). Default: the window size, as in the literature.
-	MinSamples int
+	// holds fewer samples). Default: the window size, as in the literature;
+	// new(0) turns warm-up off.
+	MinSamples *int
 	// LossRule selects the error after a loss. Default ErrorVsReceived.
 	LossRule LossRule
 }

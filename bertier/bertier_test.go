@@ -105,7 +105,7 @@ func TestConfig(t *testing.T) {
 	assert.True(t, d.WarmingUp())
 	for _, c := range []bertier.Config{
 		{Gain: -1}, {Gain: 1.1}, {Beta: -1}, {Beta: math.Inf(1)}, {Phi: -2}, {Phi: math.NaN()},
-		{LossRule: 9}, {MinSamples: -1}, {Estimator: chen.EstimatorConfig{Interval: -1}},
+		{LossRule: 9}, {MinSamples: new(-1)}, {Estimator: chen.EstimatorConfig{Interval: -1}},
 	} {
 		_, err := bertier.New(c)
 		assert.Error(t, err, "%+v", c)
@@ -270,7 +270,7 @@ func TestConformance(t *testing.T) {
 	detectortest.RunConfigs(t, map[string]bertier.Config{
 		"default": {},
 		"small-window-error-vs-next": {Estimator: chen.EstimatorConfig{WindowSize: 8}, LossRule: bertier.ErrorVsNext,
-			MinSamples: 2},
+			MinSamples: new(2)},
 		"gains": {Estimator: chen.EstimatorConfig{Interval: 20 * time.Millisecond, WindowSize: 3}, Gain: 0.5,
 			Beta: 2, Phi: 1.5},
 	}, bertier.New, func(cfg bertier.Config, _ *bertier.Detector) detectortest.Options {

@@ -9,19 +9,20 @@ import (
 
 // Config configures a Detector. The zero value means Δ = 100 ms, n = 1000,
 // α = Δ, warm-up until the window is full, restart after a backwards jump
-// of more than 100 sequence numbers.
+// of more than 100 sequence numbers. Pointer fields follow fdkit's rule on
+// zero (see package detector): nil is the default, new(0) is zero.
 type Config struct {
 	// Estimator sets Δ, n and the restart threshold (see EstimatorConfig).
 	Estimator EstimatorConfig
 	// Margin is the constant safety margin α ≥ 0. Default: Δ. With α = 0
-	// about half the heartbeats arrive after τ; to sweep α (including 0)
-	// use LinearForm rather than one detector per α.
-	Margin time.Duration
+	// about half the heartbeats arrive after τ; to sweep α use LinearForm
+	// rather than one detector per α.
+	Margin *time.Duration
 	// MinSamples is the warm-up length: WarmingUp is true while the window
 	// holds fewer samples. Default: the window size n, as in the papers
 	// (docs/algorithms.md, “Chen's NFD-E” and “Replaying a trace”). Must be
-	// between 1 and n when set.
-	MinSamples int
+	// between 0 (no warm-up) and n.
+	MinSamples *int
 }
 
 // Detector is NFD-E, the failure detector of Chen, Toueg and Aguilera for
@@ -72,29 +73,28 @@ func New(cfg Config) (*Detector, error) {
 	if err != nil {
 		return nil, err
 	}
-	if cfg.Margin < 0 {
-		return nil, fmt.Errorf("chen: Margin %v is negative", cfg.Margin)
+	alpha := detector.OrDefault(cfg.Margin, est.Interval())
+	if alpha < 0 {
+		return nil, fmt.Errorf("chen: Margin %v is negative", alpha)
 	}
-	if cfg.Margin == 0 {
-		cfg.Margin = est.Interval()
-	}
-	if cfg.MinSamples, err = MinSamples(cfg.MinSamples, est.WindowSize()); err != nil {
+	m, err := MinSamples(cfg.MinSamples, est.WindowSize())
+	if err != nil {
 		return nil, err
 	}
-	return &Detector{est: est, alpha: cfg.Margin, minSamples: cfg.MinSamples}, nil
+	return &Detector{est: est, alpha: alpha, minSamples: m}, nil
 }
 
 // MinSamples returns the warm-up length for a configured value m and window
-// size n: n when m is 0, m when 1 ≤ m ≤ n, an error otherwise. Bertier and
-// SFD use the same rule.
-func MinSamples(m, n int) (int, error) {
-	if m == 0 {
+// size n: n when m is nil, *m when 0 ≤ *m ≤ n, an error otherwise. Bertier
+// and SFD use the same rule.
+func MinSamples(m *int, n int) (int, error) {
+	if m == nil {
 		return n, nil
 	}
-	if m < 1 || m > n {
-		return 0, fmt.Errorf("chen: MinSamples %d is not between 1 and the window size %d", m, n)
+	if *m < 0 || *m > n {
+		return 0, fmt.Errorf("chen: MinSamples %d is not between 0 and the window size %d", *m, n)
 	}
-	return m, nil
+	return *m, nil
 }
 
 // Estimator returns the expected-arrival estimator (read it, do not feed it).

@@ -31,7 +31,7 @@ func newDet(t testing.TB, cfg chen.Config) *chen.Detector {
 }
 
 func cfg(n int, alpha float64) chen.Config {
-	return chen.Config{Estimator: chen.EstimatorConfig{Interval: ms(100), WindowSize: n}, Margin: ms(alpha)}
+	return chen.Config{Estimator: chen.EstimatorConfig{Interval: ms(100), WindowSize: n}, Margin: new(ms(alpha))}
 }
 
 // docs/algorithms.md, “Chen's NFD-E”: n = 6, α = 50: offsets 20, 25, 18, 40,
@@ -102,15 +102,15 @@ func TestConfig(t *testing.T) {
 	assert.Equal(t, chen.DefaultInterval, d.Margin())
 	d.Observe(hb(0, 0))
 	assert.True(t, d.WarmingUp(), "default warm-up is a full window")
-	one := newDet(t, chen.Config{MinSamples: 1})
+	one := newDet(t, chen.Config{MinSamples: new(1)})
 	one.Observe(hb(0, 0))
 	assert.False(t, one.WarmingUp())
 	for _, c := range []chen.Config{
 		{Estimator: chen.EstimatorConfig{Interval: -1}},
 		{Estimator: chen.EstimatorConfig{WindowSize: -3}},
-		{Margin: -1},
-		{MinSamples: -1},
-		{Estimator: chen.EstimatorConfig{WindowSize: 10}, MinSamples: 11},
+		{Margin: new(time.Duration(-1))},
+		{MinSamples: new(-1)},
+		{Estimator: chen.EstimatorConfig{WindowSize: 10}, MinSamples: new(11)},
 	} {
 		_, err := chen.New(c)
 		assert.Error(t, err, "%+v", c)
@@ -177,7 +177,7 @@ func TestAwkwardInput(t *testing.T) {
 		assert.Equal(t, chen.Duplicate, e.Classify(hb(4, 800)), "now in W")
 	})
 	t.Run("stale beyond the window is dropped", func(t *testing.T) {
-		d := newDet(t, chen.Config{Estimator: chen.EstimatorConfig{WindowSize: 4, RestartJump: math.MaxUint64}})
+		d := newDet(t, chen.Config{Estimator: chen.EstimatorConfig{WindowSize: 4, RestartJump: new(uint64(math.MaxUint64))}})
 		for i := range 10 {
 			d.Observe(hb(uint64(i), float64(100*i)))
 		}
@@ -341,7 +341,7 @@ func BenchmarkObserveSuspected(b *testing.B) {
 // A margin meant as "never suspect" near the end of the Duration range:
 // τ saturates instead of wrapping to an instant in the far past.
 func TestFreshnessPointSaturates(t *testing.T) {
-	d := newDet(t, chen.Config{Estimator: chen.EstimatorConfig{WindowSize: 6}, Margin: math.MaxInt64})
+	d := newDet(t, chen.Config{Estimator: chen.EstimatorConfig{WindowSize: 6}, Margin: new(time.Duration(math.MaxInt64))})
 	for i, a := range commonArrivals {
 		d.Observe(hb(uint64(i+1), a))
 	}
@@ -350,7 +350,7 @@ func TestFreshnessPointSaturates(t *testing.T) {
 	assert.Equal(t, time.Duration(math.MaxInt64), tau)
 	assert.False(t, d.Suspected(ms(1000)))
 
-	near := newDet(t, chen.Config{MinSamples: 1})
+	near := newDet(t, chen.Config{MinSamples: new(1)})
 	start := time.Duration(math.MaxInt64) - 2*time.Second
 	for i := range 15 {
 		a := start + time.Duration(i)*100*time.Millisecond
@@ -372,7 +372,7 @@ func TestFreshnessPointSaturates(t *testing.T) {
 // the window (the behaviour documented on Detector).
 func TestSenderPauseSuspectsForAboutAWindow(t *testing.T) {
 	const n, alpha, pause = 100, 100.0, 500.0
-	d := newDet(t, chen.Config{Estimator: chen.EstimatorConfig{WindowSize: n}, Margin: ms(alpha)})
+	d := newDet(t, chen.Config{Estimator: chen.EstimatorConfig{WindowSize: n}, Margin: new(ms(alpha))})
 	for i := range n {
 		d.Observe(hb(uint64(i), float64(100*i)))
 	}
@@ -393,7 +393,7 @@ func TestSenderPauseSuspectsForAboutAWindow(t *testing.T) {
 // a crash would never be detected.
 func TestHugeForwardJumpIsRestart(t *testing.T) {
 	for _, jump := range []uint64{1 << 40, 1 << 62, 1<<63 + 12345, math.MaxUint64 - 10} {
-		d := newDet(t, chen.Config{Estimator: chen.EstimatorConfig{WindowSize: 10}, Margin: ms(50), MinSamples: 1})
+		d := newDet(t, chen.Config{Estimator: chen.EstimatorConfig{WindowSize: 10}, Margin: new(ms(50)), MinSamples: new(1)})
 		for i := range 20 {
 			d.Observe(hb(uint64(i), float64(100*i)))
 		}
@@ -421,9 +421,9 @@ func TestHugeForwardJumpIsRestart(t *testing.T) {
 func TestConformance(t *testing.T) {
 	detectortest.RunConfigs(t, map[string]chen.Config{
 		"default":      {},
-		"small-window": {Estimator: chen.EstimatorConfig{WindowSize: 5}, Margin: 30 * time.Millisecond, MinSamples: 2},
+		"small-window": {Estimator: chen.EstimatorConfig{WindowSize: 5}, Margin: new(30 * time.Millisecond), MinSamples: new(2)},
 		"never-restart": {Estimator: chen.EstimatorConfig{Interval: 50 * time.Millisecond, WindowSize: 40,
-			RestartJump: math.MaxUint64}, Margin: time.Hour},
+			RestartJump: new(uint64(math.MaxUint64))}, Margin: new(time.Hour)},
 	}, chen.New, func(_ chen.Config, d *chen.Detector) detectortest.Options {
 		return detectortest.Options{LinearParam: float64(d.Margin())}
 	})

@@ -22,7 +22,8 @@ const (
 )
 
 // EstimatorConfig configures an Estimator. The zero value means Δ = 100 ms,
-// n = 1000, restart after a backwards jump of more than 100.
+// n = 1000, restart after a backwards jump of more than 100. Pointer fields
+// follow fdkit's rule on zero (see package detector).
 type EstimatorConfig struct {
 	// Interval is Δ (Chen's η), the sender's nominal heartbeat interval.
 	// Default DefaultInterval; must not be negative.
@@ -32,8 +33,9 @@ type EstimatorConfig struct {
 	WindowSize int
 	// RestartJump: a sequence number more than RestartJump below ℓ is taken
 	// as a sender restart and resets the estimator. Default
-	// DefaultRestartJump; set math.MaxUint64 to never reset.
-	RestartJump uint64
+	// DefaultRestartJump; new(uint64(0)) resets at every backwards number;
+	// math.MaxUint64 never resets.
+	RestartJump *uint64
 }
 
 func (c *EstimatorConfig) normalize() error {
@@ -42,9 +44,6 @@ func (c *EstimatorConfig) normalize() error {
 	}
 	if c.WindowSize == 0 {
 		c.WindowSize = DefaultWindowSize
-	}
-	if c.RestartJump == 0 {
-		c.RestartJump = DefaultRestartJump
 	}
 	if c.Interval < 0 {
 		return fmt.Errorf("chen: Interval %v is negative", c.Interval)
@@ -137,7 +136,7 @@ func NewEstimator(cfg EstimatorConfig) (*Estimator, error) {
 		return nil, err
 	}
 	return &Estimator{
-		delta: cfg.Interval, restartJump: cfg.RestartJump, w: w,
+		delta: cfg.Interval, restartJump: detector.OrDefault(cfg.RestartJump, DefaultRestartJump), w: w,
 		seqs: make([]uint64, cfg.WindowSize), maxSpan: uint64(1<<62) / uint64(cfg.Interval),
 	}, nil
 }

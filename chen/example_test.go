@@ -11,7 +11,7 @@ import (
 func ExampleDetector() {
 	d, err := chen.New(chen.Config{
 		Estimator: chen.EstimatorConfig{Interval: 100 * time.Millisecond, WindowSize: 6},
-		Margin:    50 * time.Millisecond,
+		Margin:    new(50 * time.Millisecond),
 	})
 	if err != nil {
 		panic(err)

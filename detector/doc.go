@@ -22,4 +22,24 @@
 // additionally expose a suspicion level that is non-decreasing while no
 // heartbeat arrives; their τ is the instant the level reaches the configured
 // threshold.
+//
+// # Configuration: zero and defaults
+//
+// Every configuration struct in fdkit (this package's FixedConfig, jacobson,
+// chen, bertier, sfd, phi, monitor and swim) follows one rule, so that zero
+// can always be said:
+//
+//   - A field of plain type (int, float64, time.Duration, bool) means its
+//     documented default when it is zero. Zero is then either the default
+//     itself (no cap, no warm-up, off) or not a valid setting (a window of no
+//     samples, a gain of 0), so nothing is lost. The zero value of a
+//     configuration struct is therefore always its defaults.
+//   - A field whose zero is a valid setting different from its default (an
+//     acceptable pause of 0, no warm-up where the default warms up, no σ
+//     floor, no seed interval, no suspicion confirmations) is a pointer: nil
+//     means the default, and new(v) says any value, zero included (Go 1.26's
+//     new(expr)). OrDefault reads such a field.
+//
+// Negative values are never sentinels: a negative duration or count that the
+// field does not define is an error naming the field.
 package detector

@@ -8,7 +8,7 @@ import (
 )
 
 func ExampleFixed() {
-	d, err := detector.NewFixed(detector.FixedConfig{Timeout: 300 * time.Millisecond})
+	d, err := detector.NewFixed(detector.FixedConfig{Timeout: new(300 * time.Millisecond)})
 	if err != nil {
 		panic(err)
 	}

@@ -8,20 +8,24 @@ import (
 // DefaultTimeout is the fixed-timeout detector's timeout when none is set.
 const DefaultTimeout = time.Second
 
-// FixedConfig configures a Fixed detector. The zero value means the defaults.
+// FixedConfig configures a Fixed detector. The zero value means the defaults;
+// pointer fields follow the package's rule on zero (nil is the default,
+// new(0) is zero).
 type FixedConfig struct {
 	// Timeout T: the process is suspected when more than T has elapsed since
-	// the newest heartbeat. Default DefaultTimeout (1 s); must not be negative.
-	Timeout time.Duration
+	// the newest heartbeat. Default DefaultTimeout (1 s); 0 suspects as soon
+	// as any time passes after a heartbeat; must not be negative.
+	Timeout *time.Duration
 	// RestartJump: a sequence number more than RestartJump below the largest
 	// seen means the sender restarted its numbering; the detector then starts
 	// afresh from that heartbeat instead of ignoring it as stale for ever.
-	// Default DefaultRestartJump (100).
-	RestartJump uint64
+	// Default DefaultRestartJump (100); 0 takes every backwards number as a
+	// restart.
+	RestartJump *uint64
 }
 
 // DefaultRestartJump is the backwards sequence jump taken as a sender restart
-// when FixedConfig.RestartJump is 0.
+// when FixedConfig.RestartJump is nil.
 const DefaultRestartJump = 100
 
 // Fixed is the fixed-timeout detector (docs/algorithms.md, “Fixed timeout”; the
@@ -45,16 +49,11 @@ type Fixed struct {
 // NewFixed returns a fixed-timeout detector, or an error for a negative
 // timeout.
 func NewFixed(cfg FixedConfig) (*Fixed, error) {
-	if cfg.Timeout < 0 {
-		return nil, fmt.Errorf("detector: fixed timeout %v is negative", cfg.Timeout)
+	timeout := OrDefault(cfg.Timeout, DefaultTimeout)
+	if timeout < 0 {
+		return nil, fmt.Errorf("detector: fixed Timeout %v is negative", timeout)
 	}
-	if cfg.Timeout == 0 {
-		cfg.Timeout = DefaultTimeout
-	}
-	if cfg.RestartJump == 0 {
-		cfg.RestartJump = DefaultRestartJump
-	}
-	return &Fixed{timeout: cfg.Timeout, restart: cfg.RestartJump}, nil
+	return &Fixed{timeout: timeout, restart: OrDefault(cfg.RestartJump, DefaultRestartJump)}, nil
 }
 
 // Timeout returns the configured timeout T.

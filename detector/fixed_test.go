@@ -16,7 +16,7 @@ import (
 var commonArrivals = []float64{120, 225, 318, 440, 522, 630}
 
 func TestFixedCommonTrace(t *testing.T) {
-	f, err := detector.NewFixed(detector.FixedConfig{Timeout: 300 * time.Millisecond})
+	f, err := detector.NewFixed(detector.FixedConfig{Timeout: new(300 * time.Millisecond)})
 	require.NoError(t, err)
 	_, ok := f.FreshnessPoint()
 	assert.False(t, ok)
@@ -39,24 +39,24 @@ func TestFixedDefaultsAndErrors(t *testing.T) {
 	f, err := detector.NewFixed(detector.FixedConfig{})
 	require.NoError(t, err)
 	assert.Equal(t, detector.DefaultTimeout, f.Timeout())
-	_, err = detector.NewFixed(detector.FixedConfig{Timeout: -1})
+	_, err = detector.NewFixed(detector.FixedConfig{Timeout: new(time.Duration(-1))})
 	assert.Error(t, err)
 }
 
 func TestFixedStaleDuplicateAndBackwards(t *testing.T) {
-	f, _ := detector.NewFixed(detector.FixedConfig{Timeout: 100 * time.Millisecond})
+	f, _ := detector.NewFixed(detector.FixedConfig{Timeout: new(100 * time.Millisecond)})
 	f.Observe(detector.Heartbeat{Seq: 5, HasSeq: true, Arrival: ms(500)})
 	f.Observe(detector.Heartbeat{Seq: 5, HasSeq: true, Arrival: ms(700)}) // duplicate
 	f.Observe(detector.Heartbeat{Seq: 3, HasSeq: true, Arrival: ms(800)}) // stale
 	tau, _ := f.FreshnessPoint()
 	assert.Equal(t, ms(600), tau)
-	g, _ := detector.NewFixed(detector.FixedConfig{Timeout: 100 * time.Millisecond})
+	g, _ := detector.NewFixed(detector.FixedConfig{Timeout: new(100 * time.Millisecond)})
 	g.Observe(detector.Heartbeat{Arrival: ms(500)})
 	g.Observe(detector.Heartbeat{Arrival: ms(400)}) // clock went backwards
 	tau, _ = g.FreshnessPoint()
 	assert.Equal(t, ms(600), tau)
 	// Sequence number 0 is valid.
-	h, _ := detector.NewFixed(detector.FixedConfig{Timeout: time.Second})
+	h, _ := detector.NewFixed(detector.FixedConfig{Timeout: new(time.Second)})
 	h.Observe(detector.Heartbeat{Seq: 0, HasSeq: true, Arrival: ms(10)})
 	h.Observe(detector.Heartbeat{Seq: 0, HasSeq: true, Arrival: ms(20)})
 	tau, _ = h.FreshnessPoint()
@@ -69,7 +69,7 @@ func BenchmarkFixedObserveQuery(b *testing.B) {
 }
 
 func TestFixedSenderRestartAndSaturation(t *testing.T) {
-	f, _ := detector.NewFixed(detector.FixedConfig{Timeout: time.Second})
+	f, _ := detector.NewFixed(detector.FixedConfig{Timeout: new(time.Second)})
 	f.Observe(detector.Heartbeat{Seq: 5000, HasSeq: true, Arrival: ms(100)})
 	f.Observe(detector.Heartbeat{Seq: 4950, HasSeq: true, Arrival: ms(200)}) // stale, within the jump
 	tau, _ := f.FreshnessPoint()
@@ -81,7 +81,7 @@ func TestFixedSenderRestartAndSaturation(t *testing.T) {
 	tau, _ = f.FreshnessPoint()
 	assert.Equal(t, ms(1400), tau)
 
-	g, _ := detector.NewFixed(detector.FixedConfig{Timeout: math.MaxInt64})
+	g, _ := detector.NewFixed(detector.FixedConfig{Timeout: new(time.Duration(math.MaxInt64))})
 	g.Observe(detector.Heartbeat{Arrival: ms(10)})
 	tau, _ = g.FreshnessPoint()
 	assert.Equal(t, time.Duration(math.MaxInt64), tau)
@@ -94,9 +94,23 @@ func TestFixedSenderRestartAndSaturation(t *testing.T) {
 func TestFixedConformance(t *testing.T) {
 	detectortest.RunConfigs(t, map[string]detector.FixedConfig{
 		"default":         {},
-		"250ms-restart-5": {Timeout: 250 * time.Millisecond, RestartJump: 5},
-		"1ns":             {Timeout: 1},
+		"250ms-restart-5": {Timeout: new(250 * time.Millisecond), RestartJump: new(uint64(5))},
+		"1ns":             {Timeout: new(time.Duration(1))},
 	}, detector.NewFixed, func(_ detector.FixedConfig, f *detector.Fixed) detectortest.Options {
 		return detectortest.Options{LinearParam: float64(f.Timeout()), TauNonDecreasing: true, NoWarmUp: true}
 	})
+}
+
+// A timeout of 0 is sayable (new(0)): τ is the newest arrival itself;
+// nil is DefaultTimeout.
+func TestFixedTimeoutZero(t *testing.T) {
+	d, err := detector.NewFixed(detector.FixedConfig{Timeout: new(time.Duration(0))})
+	require.NoError(t, err)
+	d.Observe(detector.Heartbeat{Arrival: 5 * time.Second})
+	tau, _ := d.FreshnessPoint()
+	assert.Equal(t, 5*time.Second, tau)
+	assert.True(t, d.Suspected(5*time.Second+1))
+	d, err = detector.NewFixed(detector.FixedConfig{})
+	require.NoError(t, err)
+	assert.Equal(t, detector.DefaultTimeout, d.Timeout())
 }

@@ -20,18 +20,20 @@ const (
 )
 
 // Config configures a Detector. The zero value means RFC 6298's gains and K,
-// TO_init = 1 s, no clamp, inter-arrival times used as they are.
+// TO_init = 1 s, no clamp, inter-arrival times used as they are. Pointer
+// fields follow fdkit's rule on zero (see package detector): nil is the
+// default, new(v) says any value, zero included.
 type Config struct {
 	// Estimator sets the gains g and h (defaults 1/8 and 1/4) and the
 	// initial state (default RFC 6298: SRTT = R, RTTVAR = R/2).
 	Estimator EstimatorConfig
-	// K is the deviation multiplier, finite and > 0; zero means DefaultK
-	// (4). Sweeps that need K = 0 use LinearForm (τ = Offset + Scale·K).
-	K float64
+	// K is the deviation multiplier, finite and ≥ 0 (K = 0 gives TO =
+	// SRTT). Default DefaultK (4).
+	K *float64
 	// InitialTimeout is TO_init, used from the first heartbeat until the
 	// second gives the first sample (2Δ or 3Δ are sensible). Default
 	// DefaultInitialTimeout (1 s); must not be negative.
-	InitialTimeout time.Duration
+	InitialTimeout *time.Duration
 	// MinTimeout is TO_min, a floor on the timeout; 0 means none. With no
 	// jitter RTTVAR decays to 0 and TO to the mean interval, so any slightly
 	// late heartbeat becomes a mistake: set a floor in production (for
@@ -47,7 +49,7 @@ type Config struct {
 	// RestartJump: a sequence number more than RestartJump below the largest
 	// seen is taken as a sender restart and resets the detector (the
 	// heartbeat is then the first one). Default DefaultRestartJump (100).
-	RestartJump uint64
+	RestartJump *uint64
 }
 
 // Detector is the Jacobson/Karels timeout applied to heartbeat inter-arrival
@@ -107,21 +109,14 @@ func New(cfg Config) (*Detector, error) {
 	if err != nil {
 		return nil, err
 	}
-	if cfg.K == 0 {
-		cfg.K = DefaultK
+	k := detector.OrDefault(cfg.K, DefaultK)
+	if !(k >= 0) || math.IsInf(k, 0) {
+		return nil, fmt.Errorf("jacobson: K %v must be finite and ≥ 0", k)
 	}
-	if !(cfg.K >= 0) || math.IsInf(cfg.K, 0) {
-		return nil, fmt.Errorf("jacobson: K %v must be finite and > 0", cfg.K)
-	}
-	if cfg.InitialTimeout == 0 {
-		cfg.InitialTimeout = DefaultInitialTimeout
-	}
-	if cfg.RestartJump == 0 {
-		cfg.RestartJump = DefaultRestartJump
-	}
+	toInit := detector.OrDefault(cfg.InitialTimeout, DefaultInitialTimeout)
 	switch {
-	case cfg.InitialTimeout < 0:
-		return nil, fmt.Errorf("jacobson: InitialTimeout %v is negative", cfg.InitialTimeout)
+	case toInit < 0:
+		return nil, fmt.Errorf("jacobson: InitialTimeout %v is negative", toInit)
 	case cfg.MinTimeout < 0:
 		return nil, fmt.Errorf("jacobson: MinTimeout %v is negative", cfg.MinTimeout)
 	case cfg.MaxTimeout < 0:
@@ -130,8 +125,9 @@ func New(cfg Config) (*Detector, error) {
 		return nil, fmt.Errorf("jacobson: MaxTimeout %v is below MinTimeout %v", cfg.MaxTimeout, cfg.MinTimeout)
 	}
 	return &Detector{
-		est: *est, k: cfg.K, toInit: cfg.InitialTimeout, toMin: cfg.MinTimeout,
-		toMax: cfg.MaxTimeout, divide: cfg.DivideByGap, restartJump: cfg.RestartJump,
+		est: *est, k: k, toInit: toInit, toMin: cfg.MinTimeout,
+		toMax: cfg.MaxTimeout, divide: cfg.DivideByGap,
+		restartJump: detector.OrDefault(cfg.RestartJump, DefaultRestartJump),
 	}, nil
 }
 

@@ -78,7 +78,7 @@ func TestDetectorConfig(t *testing.T) {
 	d := newDet(t, jacobson.Config{})
 	assert.Equal(t, jacobson.DefaultK, d.K())
 	for _, cfg := range []jacobson.Config{
-		{K: -1}, {K: math.Inf(1)}, {K: nan()}, {InitialTimeout: -1}, {MinTimeout: -1}, {MaxTimeout: -1},
+		{K: new(float64(-1))}, {K: new(math.Inf(1))}, {K: new(nan())}, {InitialTimeout: new(time.Duration(-1))}, {MinTimeout: -1}, {MaxTimeout: -1},
 		{MinTimeout: ms(200), MaxTimeout: ms(100)}, {Estimator: jacobson.EstimatorConfig{Gain: 3}},
 	} {
 		_, err := jacobson.New(cfg)
@@ -102,7 +102,7 @@ func TestDetectorDivideByGap(t *testing.T) {
 // Awkward input, one documented choice each (see the Detector doc).
 func TestDetectorAwkwardInput(t *testing.T) {
 	t.Run("single heartbeat uses TO_init", func(t *testing.T) {
-		d := newDet(t, jacobson.Config{InitialTimeout: ms(300)})
+		d := newDet(t, jacobson.Config{InitialTimeout: new(ms(300))})
 		d.Observe(hb(0, 50))
 		tau, ok := d.FreshnessPoint()
 		assert.True(t, ok)
@@ -133,7 +133,7 @@ func TestDetectorAwkwardInput(t *testing.T) {
 		assert.Equal(t, 1, d.Estimator().Samples())
 	})
 	t.Run("sender restart resets", func(t *testing.T) {
-		d := newDet(t, jacobson.Config{InitialTimeout: ms(500)})
+		d := newDet(t, jacobson.Config{InitialTimeout: new(ms(500))})
 		for i := range 300 {
 			d.Observe(hb(uint64(1000+i), float64(100*i)))
 		}
@@ -227,7 +227,7 @@ func BenchmarkObserveSuspected(b *testing.B) {
 // math.MaxInt64/2 on either side of zero is still measured right.
 func TestDetectorDurationExtremes(t *testing.T) {
 	t.Run("huge TO_init near the end of the range", func(t *testing.T) {
-		d := newDet(t, jacobson.Config{InitialTimeout: math.MaxInt64})
+		d := newDet(t, jacobson.Config{InitialTimeout: new(time.Duration(math.MaxInt64))})
 		d.Observe(hb(0, 1000))
 		tau, ok := d.FreshnessPoint()
 		require.True(t, ok)
@@ -271,9 +271,26 @@ func TestConformance(t *testing.T) {
 	detectortest.RunConfigs(t, map[string]jacobson.Config{
 		"default": {},
 		"clamped-divide-by-gap": {MinTimeout: 150 * time.Millisecond, MaxTimeout: 2 * time.Second,
-			DivideByGap: true, RestartJump: 10},
-		"small-K": {K: 0.5, InitialTimeout: 200 * time.Millisecond},
+			DivideByGap: true, RestartJump: new(uint64(10))},
+		"small-K": {K: new(float64(0.5)), InitialTimeout: new(200 * time.Millisecond)},
 	}, jacobson.New, func(_ jacobson.Config, d *jacobson.Detector) detectortest.Options {
 		return detectortest.Options{LinearParam: d.K(), NoWarmUp: true}
 	})
+}
+
+// K = 0 is sayable (new(0.0)): TO = SRTT. Heartbeats at 0 and 1 s give the
+// first sample R = 1 s, SRTT = 1 s, RTTVAR = 500 ms, so τ = 1 s + 1 s
+// (the default K = 4 would give 1 s + 1 s + 4·500 ms).
+func TestDetectorKZero(t *testing.T) {
+	for _, c := range []struct {
+		k   *float64
+		tau time.Duration
+	}{{new(0.0), 2 * time.Second}, {nil, 4 * time.Second}} {
+		d := newDet(t, jacobson.Config{K: c.k})
+		d.Observe(detector.Heartbeat{Arrival: 0})
+		d.Observe(detector.Heartbeat{Arrival: time.Second})
+		tau, ok := d.FreshnessPoint()
+		require.True(t, ok)
+		assert.Equal(t, c.tau, tau)
+	}
 }

@@ -12,7 +12,7 @@ func Example() {
 	clk := &monitor.ManualClock{} // live services leave Clock nil: the monotonic clock
 	m, err := monitor.New(monitor.Config{
 		Factory: func() (detector.Detector, error) {
-			return detector.NewFixed(detector.FixedConfig{Timeout: 300 * time.Millisecond})
+			return detector.NewFixed(detector.FixedConfig{Timeout: new(300 * time.Millisecond)})
 		},
 		Clock: clk,
 		OnTransition: func(t monitor.Transition) {

@@ -12,7 +12,7 @@ func ms(x float64) time.Duration { return time.Duration(x * float64(time.Millise
 
 func fixedFactory(timeout time.Duration) monitor.Factory {
 	return func() (detector.Detector, error) {
-		return detector.NewFixed(detector.FixedConfig{Timeout: timeout})
+		return detector.NewFixed(detector.FixedConfig{Timeout: new(timeout)})
 	}
 }
 

@@ -27,7 +27,9 @@ const (
 // independent detector each time.
 type Factory func() (detector.Detector, error)
 
-// Config configures a Monitor. The zero value means the documented defaults.
+// Config configures a Monitor. The zero value means the documented defaults;
+// pointer fields follow fdkit's rule on zero (see package detector): nil is
+// the default, new(v) says any value, zero included.
 type Config struct {
 	// Factory makes each peer's detector. Default: a fixed-timeout detector
 	// with detector.DefaultTimeout (1 s).
@@ -49,14 +51,15 @@ type Config struct {
 	// PauseLimit: a gap between two Sweep calls longer than this means the
 	// monitor itself was paused (also noticed by a heartbeat or query that
 	// would convict a peer more than PauseLimit after the last Sweep).
-	// Default DefaultPauseLimit (5 s); negative disables the local-pause
-	// guard. Sweep well within it (Run refuses an interval not shorter):
+	// Default DefaultPauseLimit (5 s); new(0) disables the local-pause
+	// guard; must not be negative. Sweep well within it (Run refuses an interval not shorter):
 	// with sweeps further apart every sweep starts a grace period and
 	// nobody is ever convicted.
-	PauseLimit time.Duration
+	PauseLimit *time.Duration
 	// PauseGrace: after a detected local pause nobody is convicted for this
-	// long. Default DefaultPauseGrace (5 s); must not be negative.
-	PauseGrace time.Duration
+	// long. Default DefaultPauseGrace (5 s); new(0) detects and counts
+	// pauses without a grace period; must not be negative.
+	PauseGrace *time.Duration
 	// OnTransition, when set, is called for every transition, after the
 	// peer's lock is released (it may call the monitor). Calls may come from
 	// several goroutines at once; Transition.Number orders one peer's.
@@ -111,8 +114,13 @@ func New(cfg Config) (*Monitor, error) {
 	if cfg.MaxPeers < 0 {
 		return nil, fmt.Errorf("monitor: MaxPeers %d is negative", cfg.MaxPeers)
 	}
-	if cfg.PauseGrace < 0 {
-		return nil, fmt.Errorf("monitor: PauseGrace %v is negative", cfg.PauseGrace)
+	limit := detector.OrDefault(cfg.PauseLimit, DefaultPauseLimit)
+	if limit < 0 {
+		return nil, fmt.Errorf("monitor: PauseLimit %v is negative", limit)
+	}
+	grace := detector.OrDefault(cfg.PauseGrace, DefaultPauseGrace)
+	if grace < 0 {
+		return nil, fmt.Errorf("monitor: PauseGrace %v is negative", grace)
 	}
 	if cfg.Factory == nil {
 		cfg.Factory = func() (detector.Detector, error) { return detector.NewFixed(detector.FixedConfig{}) }
@@ -141,12 +149,6 @@ func New(cfg Config) (*Monitor, error) {
 	for n < cfg.Shards {
 		n <<= 1
 	}
-	if cfg.PauseLimit == 0 {
-		cfg.PauseLimit = DefaultPauseLimit
-	}
-	if cfg.PauseGrace == 0 {
-		cfg.PauseGrace = DefaultPauseGrace
-	}
 	m := &Monitor{
 		factory:  cfg.Factory,
 		clock:    cfg.Clock,
@@ -155,11 +157,11 @@ func New(cfg Config) (*Monitor, error) {
 		seed:     maphash.MakeSeed(),
 		mask:     uint64(n - 1),
 		shards:   make([]shard, n),
-		limit:    cfg.PauseLimit,
-		grace:    cfg.PauseGrace,
+		limit:    limit,
+		grace:    grace,
 		onTrans:  cfg.OnTransition,
 		log:      cfg.Logger,
-		guardOn:  cfg.PauseLimit > 0,
+		guardOn:  limit > 0,
 		maxPeers: int64(cfg.MaxPeers),
 	}
 	m.lastSweep.Store(-1)

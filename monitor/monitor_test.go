@@ -189,7 +189,7 @@ func TestRestartResetsHistory(t *testing.T) {
 	made := 0
 	factory := func() (detector.Detector, error) {
 		made++
-		return detector.NewFixed(detector.FixedConfig{Timeout: 300 * time.Millisecond})
+		return detector.NewFixed(detector.FixedConfig{Timeout: new(300 * time.Millisecond)})
 	}
 	m, err := monitor.New(monitor.Config{Factory: factory, Clock: clk, OnTransition: rec.add})
 	require.NoError(t, err)
@@ -252,7 +252,7 @@ func TestLocalPauseGuard(t *testing.T) {
 
 	// A gap of exactly the limit is not a pause; with the guard disabled the
 	// same freeze convicts at once.
-	m2, _ := monitor.New(monitor.Config{Factory: fixedFactory(time.Second), Clock: clk, PauseLimit: -1})
+	m2, _ := monitor.New(monitor.Config{Factory: fixedFactory(time.Second), Clock: clk, PauseLimit: new(time.Duration(0))})
 	clk.Set(0)
 	require.NoError(t, m2.Heartbeat("a", monitor.Beat{}))
 	m2.Sweep()
@@ -301,7 +301,7 @@ func TestConfigErrors(t *testing.T) {
 		{Low: 2}, // above the fixed detector's High of 1
 		{Shards: -1},
 		{Shards: 1 << 20},
-		{PauseGrace: -time.Second},
+		{PauseGrace: new(-time.Second)}, {PauseLimit: new(-time.Second)},
 		{Factory: func() (detector.Detector, error) { return nil, errors.New("boom") }},
 		{Factory: func() (detector.Detector, error) { return nil, nil }},
 	}
@@ -469,7 +469,7 @@ func TestHysteresisRealDetectors(t *testing.T) {
 	rec := &recorder{}
 	m, err := monitor.New(monitor.Config{Clock: clk, Low: 1, OnTransition: rec.add, Factory: func() (detector.Detector, error) {
 		return phi.NewNormal(phi.NormalConfig{WindowSize: 50, Threshold: 8, BootstrapInterval: 100 * time.Millisecond,
-			MinStdDev: 10 * time.Millisecond})
+			MinStdDev: new(10 * time.Millisecond)})
 	}})
 	require.NoError(t, err)
 	at := time.Duration(0)

@@ -55,20 +55,20 @@ func agreeWithReplay(t *testing.T, recs []trace.Record) map[string]int {
 	}
 	factories := map[string]monitor.Factory{
 		"fixed-300ms": func() (detector.Detector, error) {
-			return detector.NewFixed(detector.FixedConfig{Timeout: 300 * time.Millisecond})
+			return detector.NewFixed(detector.FixedConfig{Timeout: new(300 * time.Millisecond)})
 		},
 		"jacobson": func() (detector.Detector, error) { return jacobson.New(jacobson.Config{}) },
-		"chen":     func() (detector.Detector, error) { return chen.New(chen.Config{Margin: 30 * time.Millisecond}) },
+		"chen":     func() (detector.Detector, error) { return chen.New(chen.Config{Margin: new(30 * time.Millisecond)}) },
 		"bertier":  func() (detector.Detector, error) { return bertier.New(bertier.Config{}) },
 		"sfd":      func() (detector.Detector, error) { return sfd.New(sfd.Config{}) },
 		"phi": func() (detector.Detector, error) {
 			return phi.NewNormal(phi.NormalConfig{WindowSize: 100, Threshold: 2})
 		},
 		"akka": func() (detector.Detector, error) {
-			return phi.NewAkka(phi.AkkaConfig{Threshold: 2, AcceptableHeartbeatPause: -1, MinStdDeviation: time.Millisecond})
+			return phi.NewAkka(phi.AkkaConfig{Threshold: 2, AcceptableHeartbeatPause: new(time.Duration(0)), MinStdDeviation: new(time.Millisecond)})
 		},
 		"cassandra": func() (detector.Detector, error) {
-			return phi.NewCassandra(phi.CassandraConfig{Threshold: 1, WindowSize: 100, GossipInterval: 50 * time.Millisecond})
+			return phi.NewCassandra(phi.CassandraConfig{Threshold: 1, WindowSize: 100, InitialInterval: new(2 * 50 * time.Millisecond), MaxInterval: new(2 * 50 * time.Millisecond)})
 		},
 	}
 	mistakes := make(map[string]int)

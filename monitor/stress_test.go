@@ -94,14 +94,14 @@ func TestStressChurnCollisions(t *testing.T) {
 		Clock:  clk,
 		Factory: func() (detector.Detector, error) {
 			creates.Add(1)
-			return detector.NewFixed(detector.FixedConfig{Timeout: time.Millisecond})
+			return detector.NewFixed(detector.FixedConfig{Timeout: new(time.Millisecond)})
 		},
 		OnTransition: func(tr Transition) {
 			recMu.Lock()
 			trans[tr.Peer] = append(trans[tr.Peer], tr)
 			recMu.Unlock()
 		},
-		PauseLimit: -1,
+		PauseLimit: new(time.Duration(0)),
 	})
 	require.NoError(t, err)
 	creates.Store(0) // New's probe call

@@ -18,7 +18,8 @@ const (
 )
 
 // AkkaConfig configures an Akka detector. The zero value means Akka's
-// defaults.
+// defaults; pointer fields follow fdkit's rule on zero (see package
+// detector): nil is the default, new(v) says any value, zero included.
 type AkkaConfig struct {
 	// Threshold Θ. Default DefaultThreshold (8); must be finite and not
 	// negative (0 means the default).
@@ -27,13 +28,14 @@ type AkkaConfig struct {
 	// DefaultAkkaMaxSampleSize (1000); must not be negative.
 	MaxSampleSize int
 	// MinStdDeviation: s' = max(σ, MinStdDeviation). Default
-	// DefaultAkkaMinStdDeviation (100 ms); must not be negative (0 means the
-	// default).
-	MinStdDeviation time.Duration
-	// AcceptableHeartbeatPause, added to the mean: m' = μ + pause. Zero
-	// means the default DefaultAkkaAcceptableHeartbeatPause (3 s); a negative
-	// value means no pause (m' = μ), as in net.Dialer.KeepAlive.
-	AcceptableHeartbeatPause time.Duration
+	// DefaultAkkaMinStdDeviation (100 ms); new(0) turns the floor off (s'
+	// is still at least 1 ns; Akka itself requires a positive value). Must
+	// not be negative.
+	MinStdDeviation *time.Duration
+	// AcceptableHeartbeatPause, added to the mean: m' = μ + pause. Default
+	// DefaultAkkaAcceptableHeartbeatPause (3 s); new(0) means no pause
+	// (m' = μ). Must not be negative.
+	AcceptableHeartbeatPause *time.Duration
 	// FirstHeartbeatEstimate m (Akka's heartbeat-interval): on the first
 	// heartbeat the history becomes the two samples m − m/4 and m + m/4.
 	// Default DefaultAkkaFirstHeartbeatEstimate (1 s); must not be negative
@@ -111,17 +113,13 @@ func NewAkka(cfg AkkaConfig) (*Akka, error) {
 	if cfg.MaxSampleSize == 0 {
 		cfg.MaxSampleSize = DefaultAkkaMaxSampleSize
 	}
-	if cfg.MinStdDeviation < 0 {
-		return nil, fmt.Errorf("phi: akka MinStdDeviation %v is negative", cfg.MinStdDeviation)
+	minStd := detector.OrDefault(cfg.MinStdDeviation, DefaultAkkaMinStdDeviation)
+	if minStd < 0 {
+		return nil, fmt.Errorf("phi: akka MinStdDeviation %v is negative", minStd)
 	}
-	if cfg.MinStdDeviation == 0 {
-		cfg.MinStdDeviation = DefaultAkkaMinStdDeviation
-	}
-	switch {
-	case cfg.AcceptableHeartbeatPause < 0:
-		cfg.AcceptableHeartbeatPause = 0
-	case cfg.AcceptableHeartbeatPause == 0:
-		cfg.AcceptableHeartbeatPause = DefaultAkkaAcceptableHeartbeatPause
+	pause := detector.OrDefault(cfg.AcceptableHeartbeatPause, DefaultAkkaAcceptableHeartbeatPause)
+	if pause < 0 {
+		return nil, fmt.Errorf("phi: akka AcceptableHeartbeatPause %v is negative", pause)
 	}
 	if cfg.FirstHeartbeatEstimate < 0 {
 		return nil, fmt.Errorf("phi: akka FirstHeartbeatEstimate %v is negative", cfg.FirstHeartbeatEstimate)
@@ -140,8 +138,8 @@ func NewAkka(cfg AkkaConfig) (*Akka, error) {
 		window:     w,
 		threshold:  cfg.Threshold,
 		yTh:        AkkaYOfLevel(cfg.Threshold),
-		minStd:     float64(cfg.MinStdDeviation),
-		pause:      float64(cfg.AcceptableHeartbeatPause),
+		minStd:     float64(minStd),
+		pause:      float64(pause),
 		first:      cfg.FirstHeartbeatEstimate,
 		minSamples: cfg.MinSamples,
 	}, nil

@@ -123,8 +123,8 @@ func TestAkkaCommonTrace(t *testing.T) {
 	// docs/algorithms.md, “φ accrual: Akka's variant”, pause 0 and min_std ≤ σ;
 	// a history of 5 leaves only the five intervals once the synthetic samples
 	// are pushed out.
-	d := newAkka(t, phi.AkkaConfig{MaxSampleSize: 5, AcceptableHeartbeatPause: -1,
-		MinStdDeviation: time.Millisecond, FirstHeartbeatEstimate: 100 * time.Millisecond})
+	d := newAkka(t, phi.AkkaConfig{MaxSampleSize: 5, AcceptableHeartbeatPause: new(time.Duration(0)),
+		MinStdDeviation: new(time.Millisecond), FirstHeartbeatEstimate: 100 * time.Millisecond})
 	feedCommon(d)
 	require.Equal(t, []time.Duration{ms(105), ms(93), ms(122), ms(82), ms(108)},
 		[]time.Duration{d.Window().At(0), d.Window().At(1), d.Window().At(2), d.Window().At(3), d.Window().At(4)})

@@ -8,12 +8,19 @@ import (
 	"github.com/fdkit/fdkit/detector"
 )
 
-// DefaultCassandraGossipInterval is Cassandra's gossip interval (1 s); the
-// initial interval and the default maximum interval are twice it.
-const DefaultCassandraGossipInterval = time.Second
+// Defaults of Cassandra's model: Cassandra's fd_initial_value_ms and
+// fd_max_interval_ms both default to twice its gossip interval of 1 s
+// (gms/FailureDetector.java; Scylla's options of the same names default to
+// 2000 ms too).
+const (
+	DefaultCassandraInitialInterval = 2 * time.Second
+	DefaultCassandraMaxInterval     = 2 * time.Second
+)
 
 // CassandraConfig configures a Cassandra detector. The zero value means
-// Cassandra's defaults.
+// Cassandra's defaults; pointer fields follow fdkit's rule on zero (see
+// package detector): nil is the default, new(v) says any value, zero
+// included.
 type CassandraConfig struct {
 	// Threshold Θ (phi_convict_threshold). Default DefaultThreshold (8);
 	// must be finite and not negative (0 means the default).
@@ -21,14 +28,17 @@ type CassandraConfig struct {
 	// WindowSize: the number of most recent intervals kept. Default
 	// DefaultWindowSize (1000); must not be negative.
 	WindowSize int
-	// GossipInterval: the first heartbeat records an initial interval of
-	// 2 × GossipInterval, which stays in the window until pushed out.
-	// Default DefaultCassandraGossipInterval (1 s); must not be negative.
-	GossipInterval time.Duration
-	// MaxInterval: longer intervals are not recorded (T_last still moves).
-	// Zero means the default 2 × GossipInterval (Cassandra's
-	// fd_max_interval_ms default); a negative value means no cap.
-	MaxInterval time.Duration
+	// InitialInterval (fd_initial_value_ms): the first heartbeat records
+	// this interval, which stays in the window until pushed out. Default
+	// DefaultCassandraInitialInterval (2 s); new(0) records no seed interval
+	// (until the second heartbeat the window is empty, μ is floored at 1 ns
+	// and the process is suspected as soon as time passes). Must not be
+	// negative.
+	InitialInterval *time.Duration
+	// MaxInterval (fd_max_interval_ms): longer intervals are not recorded
+	// (T_last still moves). Default DefaultCassandraMaxInterval (2 s);
+	// new(0) means no cap. Must not be negative.
+	MaxInterval *time.Duration
 	// MinSamples: WarmingUp reports true until this many real intervals are
 	// in the window. Default 0 (Cassandra has no warm-up). Must be in
 	// [0, WindowSize].
@@ -58,7 +68,7 @@ type Cassandra struct {
 	window     *detector.Window
 	threshold  float64
 	initial    time.Duration
-	maxIv      time.Duration // < 0: no cap
+	maxIv      time.Duration // 0: no cap
 	minSamples int
 
 	arr      arrivals
@@ -73,7 +83,7 @@ var (
 )
 
 // NewCassandra returns a Cassandra-model φ detector, or an error for a
-// negative WindowSize or GossipInterval, a threshold that is negative, NaN or
+// negative WindowSize, InitialInterval or MaxInterval, a threshold that is negative, NaN or
 // infinite, or MinSamples outside [0, WindowSize].
 func NewCassandra(cfg CassandraConfig) (*Cassandra, error) {
 	if cfg.Threshold == 0 {
@@ -88,14 +98,13 @@ func NewCassandra(cfg CassandraConfig) (*Cassandra, error) {
 	if cfg.WindowSize == 0 {
 		cfg.WindowSize = DefaultWindowSize
 	}
-	if cfg.GossipInterval < 0 {
-		return nil, fmt.Errorf("phi: cassandra GossipInterval %v is negative", cfg.GossipInterval)
+	initial := detector.OrDefault(cfg.InitialInterval, DefaultCassandraInitialInterval)
+	if initial < 0 {
+		return nil, fmt.Errorf("phi: cassandra InitialInterval %v is negative", initial)
 	}
-	if cfg.GossipInterval == 0 {
-		cfg.GossipInterval = DefaultCassandraGossipInterval
-	}
-	if cfg.MaxInterval == 0 {
-		cfg.MaxInterval = 2 * cfg.GossipInterval
+	maxIv := detector.OrDefault(cfg.MaxInterval, DefaultCassandraMaxInterval)
+	if maxIv < 0 {
+		return nil, fmt.Errorf("phi: cassandra MaxInterval %v is negative", maxIv)
 	}
 	if cfg.MinSamples < 0 || cfg.MinSamples > cfg.WindowSize {
 		return nil, fmt.Errorf("phi: cassandra MinSamples %d is outside [0, WindowSize=%d]", cfg.MinSamples, cfg.WindowSize)
@@ -107,8 +116,8 @@ func NewCassandra(cfg CassandraConfig) (*Cassandra, error) {
 	return &Cassandra{
 		window:     w,
 		threshold:  cfg.Threshold,
-		initial:    2 * cfg.GossipInterval,
-		maxIv:      cfg.MaxInterval,
+		initial:    initial,
+		maxIv:      maxIv,
 		minSamples: cfg.MinSamples,
 	}, nil
 }
@@ -129,8 +138,10 @@ func (d *Cassandra) Observe(hb detector.Heartbeat) {
 	}
 	switch {
 	case first:
-		d.window.Add(d.initial)
-	case d.maxIv < 0 || iv <= d.maxIv:
+		if d.initial > 0 {
+			d.window.Add(d.initial)
+		}
+	case d.maxIv == 0 || iv <= d.maxIv:
 		d.window.Add(iv)
 		d.recorded++
 	}

@@ -84,7 +84,7 @@ func TestCassandraDefaults(t *testing.T) {
 
 	for _, cfg := range []phi.CassandraConfig{
 		{Threshold: -1}, {Threshold: math.NaN()}, {Threshold: math.Inf(1)},
-		{WindowSize: -1}, {GossipInterval: -1}, {MinSamples: -1}, {WindowSize: 3, MinSamples: 4},
+		{WindowSize: -1}, {InitialInterval: new(time.Duration(-1))}, {MaxInterval: new(time.Duration(-1))}, {MinSamples: -1}, {WindowSize: 3, MinSamples: 4},
 	} {
 		_, err := phi.NewCassandra(cfg)
 		assert.Error(t, err, "%+v", cfg)
@@ -108,7 +108,7 @@ func TestCassandraAwkwardInput(t *testing.T) {
 	// Gap of hours: not recorded by default, recorded without a cap.
 	d.Observe(hb(8, 630+2*3600e3))
 	assert.Equal(t, ms(102), d.Mean())
-	u := newCassandra(t, phi.CassandraConfig{MaxInterval: -1})
+	u := newCassandra(t, phi.CassandraConfig{MaxInterval: new(time.Duration(0))})
 	u.Observe(hb(0, 0))
 	u.Observe(hb(1, 2*3600e3))
 	assert.Equal(t, (2*time.Hour+2*time.Second)/2, u.Mean())

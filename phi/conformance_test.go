@@ -22,7 +22,7 @@ func TestConformance(t *testing.T) {
 		detectortest.RunConfigs(t, map[string]phi.NormalConfig{
 			"default": {},
 			"remedies": {WindowSize: 20, Threshold: 3, SkipIfSuspected: true, MaxInterval: time.Second,
-				DivideBySeqGap: true, MinStdDev: 2 * time.Millisecond},
+				DivideBySeqGap: true, MinStdDev: new(2 * time.Millisecond)},
 			"threshold-250": {WindowSize: 200, Threshold: 250},
 		}, phi.NewNormal, func(cfg phi.NormalConfig, d *phi.Normal) detectortest.Options {
 			return detectortest.Options{LinearParam: phi.ZOfLevel(d.Threshold()), SkipLinear: cfg.SkipIfSuspected}
@@ -31,14 +31,14 @@ func TestConformance(t *testing.T) {
 	t.Run("akka", func(t *testing.T) {
 		detectortest.RunConfigs(t, map[string]phi.AkkaConfig{
 			"default": {},
-			"tight": {MaxSampleSize: 30, Threshold: 2, AcceptableHeartbeatPause: -1,
-				MinStdDeviation: time.Millisecond, FirstHeartbeatEstimate: 100 * time.Millisecond},
+			"tight": {MaxSampleSize: 30, Threshold: 2, AcceptableHeartbeatPause: new(time.Duration(0)),
+				MinStdDeviation: new(time.Millisecond), FirstHeartbeatEstimate: 100 * time.Millisecond},
 		}, phi.NewAkka, nil)
 	})
 	t.Run("cassandra", func(t *testing.T) {
 		detectortest.RunConfigs(t, map[string]phi.CassandraConfig{
 			"default":  {},
-			"uncapped": {WindowSize: 10, Threshold: 1, MaxInterval: -1},
+			"uncapped": {WindowSize: 10, Threshold: 1, MaxInterval: new(time.Duration(0))},
 		}, phi.NewCassandra, func(_ phi.CassandraConfig, d *phi.Cassandra) detectortest.Options {
 			return detectortest.Options{LinearParam: d.Threshold()}
 		})
@@ -54,7 +54,7 @@ func TestElapsedWiderThanMaxInt64(t *testing.T) {
 	require.NoError(t, err)
 	a, err := phi.NewAkka(phi.AkkaConfig{})
 	require.NoError(t, err)
-	c, err := phi.NewCassandra(phi.CassandraConfig{MaxInterval: -1})
+	c, err := phi.NewCassandra(phi.CassandraConfig{MaxInterval: new(time.Duration(0))})
 	require.NoError(t, err)
 	for name, d := range map[string]detector.Accrual{"normal": n, "akka": a, "cassandra": c} {
 		d.Observe(detector.Heartbeat{Seq: 3, HasSeq: true, Arrival: -9223372036751763041})

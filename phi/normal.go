@@ -25,7 +25,8 @@ const (
 )
 
 // NormalConfig configures a Normal detector. The zero value means the
-// defaults.
+// defaults; pointer fields follow fdkit's rule on zero (see package
+// detector): nil is the default, new(v) says any value, zero included.
 type NormalConfig struct {
 	// WindowSize n: the number of most recent inter-arrival times kept.
 	// Default DefaultWindowSize (1000); must not be negative.
@@ -36,10 +37,11 @@ type NormalConfig struct {
 	Threshold float64
 	// MinStdDev σ_min: the standard deviation used is σ_eff = max(σ, σ_min),
 	// which keeps φ finite and the inverse non-degenerate when arrivals are
-	// perfectly regular (σ = 0). Zero means the default σ_min = μ/100
-	// (DefaultMinStdDevFraction of the current window mean); whatever the
-	// setting, σ_eff is at least 1 ns. Must not be negative.
-	MinStdDev time.Duration
+	// perfectly regular (σ = 0). Default (nil): σ_min = μ/100
+	// (DefaultMinStdDevFraction of the current window mean); new(0) turns
+	// the floor off. Whatever the setting, σ_eff is at least 1 ns. Must not
+	// be negative.
+	MinStdDev *time.Duration
 	// BootstrapInterval m: while the window holds fewer than two intervals (σ
 	// undefined), the detector uses μ = m and σ = m/4, the mean and population
 	// standard deviation of Akka's two synthetic samples m ± m/4
@@ -48,10 +50,10 @@ type NormalConfig struct {
 	// s); must not be negative.
 	BootstrapInterval time.Duration
 	// MinSamples: WarmingUp reports true until the window holds this many
-	// intervals. Default min(2, WindowSize), the end of the bootstrap; set
-	// it to WindowSize to evaluate only full windows, as the papers do. Must
-	// be in [0, WindowSize].
-	MinSamples int
+	// intervals. Default min(2, WindowSize), the end of the bootstrap;
+	// new(0) turns warm-up off; WindowSize evaluates only full windows, as
+	// the papers do. Must be in [0, WindowSize].
+	MinSamples *int
 	// SkipIfSuspected, Akka's remedy (docs/algorithms.md, “φ accrual: normal
 	// model”): an interval is not recorded if the process was suspected when it
 	// ended (arrival > τ), so that a pause does not widen the distribution. It
@@ -97,7 +99,7 @@ type Normal struct {
 	window     *detector.Window
 	threshold  float64
 	zTh        float64 // z(Θ)
-	minStd     float64 // σ_min in ns; 0 for the relative default
+	minStd     float64 // σ_min in ns; < 0 for the relative default
 	bootstrap  float64 // m in ns
 	minSamples int
 	skip       bool
@@ -131,8 +133,9 @@ func NewNormal(cfg NormalConfig) (*Normal, error) {
 	if err := checkThreshold("normal", cfg.Threshold); err != nil {
 		return nil, err
 	}
-	if cfg.MinStdDev < 0 {
-		return nil, fmt.Errorf("phi: normal MinStdDev %v is negative", cfg.MinStdDev)
+	minStd := detector.OrDefault(cfg.MinStdDev, -1) // < 0: the relative default
+	if cfg.MinStdDev != nil && minStd < 0 {
+		return nil, fmt.Errorf("phi: normal MinStdDev %v is negative", minStd)
 	}
 	if cfg.BootstrapInterval < 0 {
 		return nil, fmt.Errorf("phi: normal BootstrapInterval %v is negative", cfg.BootstrapInterval)
@@ -143,11 +146,9 @@ func NewNormal(cfg NormalConfig) (*Normal, error) {
 	if cfg.MaxInterval < 0 {
 		return nil, fmt.Errorf("phi: normal MaxInterval %v is negative", cfg.MaxInterval)
 	}
-	if cfg.MinSamples < 0 || cfg.MinSamples > cfg.WindowSize {
-		return nil, fmt.Errorf("phi: normal MinSamples %d is outside [0, WindowSize=%d]", cfg.MinSamples, cfg.WindowSize)
-	}
-	if cfg.MinSamples == 0 {
-		cfg.MinSamples = min(2, cfg.WindowSize)
+	minSamples := detector.OrDefault(cfg.MinSamples, min(2, cfg.WindowSize))
+	if minSamples < 0 || minSamples > cfg.WindowSize {
+		return nil, fmt.Errorf("phi: normal MinSamples %d is outside [0, WindowSize=%d]", minSamples, cfg.WindowSize)
 	}
 	w, err := detector.NewWindow(cfg.WindowSize)
 	if err != nil {
@@ -157,9 +158,9 @@ func NewNormal(cfg NormalConfig) (*Normal, error) {
 		window:     w,
 		threshold:  cfg.Threshold,
 		zTh:        ZOfLevel(cfg.Threshold),
-		minStd:     float64(cfg.MinStdDev),
+		minStd:     float64(minStd),
 		bootstrap:  float64(cfg.BootstrapInterval),
-		minSamples: cfg.MinSamples,
+		minSamples: minSamples,
 		skip:       cfg.SkipIfSuspected,
 		maxIv:      cfg.MaxInterval,
 		divGap:     cfg.DivideBySeqGap,
@@ -209,7 +210,7 @@ func (d *Normal) update() {
 		mu, sd = d.window.MeanStdDev()
 	}
 	floor := d.minStd
-	if floor == 0 {
+	if floor < 0 {
 		floor = DefaultMinStdDevFraction * mu
 	}
 	d.mu, d.sd = mu, max(sd, floor, 1)

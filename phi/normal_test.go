@@ -85,11 +85,11 @@ func TestNormalDefaultsAndErrors(t *testing.T) {
 		{Threshold: -1},
 		{Threshold: math.NaN()},
 		{Threshold: math.Inf(1)},
-		{MinStdDev: -1},
+		{MinStdDev: new(time.Duration(-1))},
 		{BootstrapInterval: -1},
 		{MaxInterval: -1},
-		{MinSamples: -1},
-		{WindowSize: 10, MinSamples: 11},
+		{MinSamples: new(-1)},
+		{WindowSize: 10, MinSamples: new(11)},
 	}
 	for _, cfg := range bad {
 		_, err := phi.NewNormal(cfg)
@@ -116,7 +116,7 @@ func TestNormalBootstrap(t *testing.T) {
 	assert.False(t, d.WarmingUp())
 	assert.Equal(t, 100*time.Millisecond, d.Mean())
 
-	w := newNormal(t, phi.NormalConfig{WindowSize: 4, MinSamples: 4, BootstrapInterval: 100 * time.Millisecond})
+	w := newNormal(t, phi.NormalConfig{WindowSize: 4, MinSamples: new(4), BootstrapInterval: 100 * time.Millisecond})
 	for i := range 4 {
 		w.Observe(hb(uint64(i), float64(100*i)))
 		assert.True(t, w.WarmingUp(), "%d intervals", i)
@@ -138,7 +138,7 @@ func TestNormalZeroVariance(t *testing.T) {
 	assert.Equal(t, 0.0, d.Level(ms(900)))
 	relEq(t, math.Log10(2), d.Level(ms(1000)))
 
-	f := newNormal(t, phi.NormalConfig{MinStdDev: 5 * time.Millisecond})
+	f := newNormal(t, phi.NormalConfig{MinStdDev: new(5 * time.Millisecond)})
 	for i := range 10 {
 		f.Observe(hb(uint64(i), float64(100*i)))
 	}
@@ -214,12 +214,12 @@ func TestNormalGapOfHours(t *testing.T) {
 
 	// A tiny σ and a far-future now: the level is huge but finite, and a
 	// crossing time beyond the Duration range is reported as not reached.
-	s := newNormal(t, phi.NormalConfig{WindowSize: 1, MinStdDev: 1})
+	s := newNormal(t, phi.NormalConfig{WindowSize: 1, MinStdDev: new(time.Duration(1))})
 	s.Observe(hb(0, 0))
 	s.Observe(hb(1, 1))
 	l := s.Level(math.MaxInt64)
 	assert.False(t, math.IsInf(l, 0) || math.IsNaN(l))
-	b := newNormal(t, phi.NormalConfig{WindowSize: 1, MinStdDev: time.Duration(math.MaxInt64 / 4)})
+	b := newNormal(t, phi.NormalConfig{WindowSize: 1, MinStdDev: new(time.Duration(math.MaxInt64 / 4))})
 	b.Observe(hb(0, 0))
 	b.Observe(hb(1, 1))
 	_, ok = b.ElapsedFor(300)

@@ -143,7 +143,7 @@ func TestFixedFastSweepEqualsReplays(t *testing.T) {
 
 func newJacobson(t *testing.T, k float64) detector.Detector {
 	t.Helper()
-	d, err := jacobson.New(jacobson.Config{K: k, InitialTimeout: ms(300)})
+	d, err := jacobson.New(jacobson.Config{K: new(k), InitialTimeout: new(ms(300))})
 	require.NoError(t, err)
 	return d
 }
@@ -161,7 +161,7 @@ func TestJacobsonAgreesWithReference(t *testing.T) {
 func TestJacobsonFastSweepEqualsReplays(t *testing.T) {
 	for name, hbs := range agreementTraces() {
 		t.Run(name, func(t *testing.T) {
-			checkFastSweep(t, JacobsonFamily(jacobson.Config{InitialTimeout: ms(300)}, mustRange(t, 0.25, 8, 20, false)), hbs)
+			checkFastSweep(t, JacobsonFamily(jacobson.Config{InitialTimeout: new(ms(300))}, mustRange(t, 0.25, 8, 20, false)), hbs)
 		})
 	}
 	// With a clamp the form is not linear: the sweep falls back to replays.

@@ -48,9 +48,9 @@ func checkAkkaOnePass(t *testing.T, acfg phi.AkkaConfig, hbs []detector.Heartbea
 // losses give φ between 0.5 and 16 at some arrivals.
 func akkaTestConfigs() map[string]phi.AkkaConfig {
 	return map[string]phi.AkkaConfig{
-		"std100ms": {AcceptableHeartbeatPause: -1, FirstHeartbeatEstimate: ms(100)},
-		"std10ms":  {AcceptableHeartbeatPause: -1, MinStdDeviation: ms(10), FirstHeartbeatEstimate: ms(100), MaxSampleSize: 200},
-		"warm-up":  {AcceptableHeartbeatPause: ms(100), MinStdDeviation: ms(20), FirstHeartbeatEstimate: ms(100), MinSamples: 20, MaxSampleSize: 100},
+		"std100ms": {AcceptableHeartbeatPause: new(time.Duration(0)), FirstHeartbeatEstimate: ms(100)},
+		"std10ms":  {AcceptableHeartbeatPause: new(time.Duration(0)), MinStdDeviation: new(ms(10)), FirstHeartbeatEstimate: ms(100), MaxSampleSize: 200},
+		"warm-up":  {AcceptableHeartbeatPause: new(ms(100)), MinStdDeviation: new(ms(20)), FirstHeartbeatEstimate: ms(100), MinSamples: 20, MaxSampleSize: 100},
 	}
 }
 

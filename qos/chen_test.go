@@ -12,7 +12,7 @@ import (
 
 func newChen(t *testing.T, n int, alpha time.Duration) detector.Detector {
 	t.Helper()
-	d, err := chen.New(chen.Config{Estimator: chen.EstimatorConfig{Interval: ms(100), WindowSize: n}, Margin: alpha})
+	d, err := chen.New(chen.Config{Estimator: chen.EstimatorConfig{Interval: ms(100), WindowSize: n}, Margin: new(alpha)})
 	require.NoError(t, err)
 	return d
 }

@@ -22,7 +22,7 @@ func ExampleReplaySlice() {
 	}
 	d, err := chen.New(chen.Config{
 		Estimator: chen.EstimatorConfig{Interval: 100 * time.Millisecond, WindowSize: 3},
-		Margin:    30 * time.Millisecond,
+		Margin:    new(30 * time.Millisecond),
 	})
 	if err != nil {
 		panic(err)

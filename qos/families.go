@@ -84,7 +84,7 @@ func FixedFamily(timeouts []time.Duration) Family {
 			if v <= 0 {
 				return nil, fmt.Errorf("timeout %g ms must be positive", v)
 			}
-			return detector.NewFixed(detector.FixedConfig{Timeout: durMS(v)})
+			return detector.NewFixed(detector.FixedConfig{Timeout: new(durMS(v))})
 		},
 		Linear: func(v float64) float64 { return float64(durMS(v)) },
 	}
@@ -99,12 +99,7 @@ func JacobsonFamily(cfg jacobson.Config, ks []float64) Family {
 		Name: "jacobson", Param: "K", Values: ks, WarmUp: 1,
 		New: func(v float64) (detector.Detector, error) {
 			c := cfg
-			c.K = v
-			if v == 0 {
-				// jacobson treats K = 0 as "default"; K = 0 is a legal sweep
-				// point only through the one-pass method.
-				return nil, fmt.Errorf("K = 0 is not a valid sweep point (the zero value means the default K)")
-			}
+			c.K = &v
 			return jacobson.New(c)
 		},
 		Linear: func(v float64) float64 { return v },
@@ -122,12 +117,7 @@ func ChenFamily(cfg chen.Config, alphas []time.Duration) Family {
 				return nil, fmt.Errorf("margin %g ms is negative", v)
 			}
 			c := cfg
-			c.Margin = durMS(v)
-			if c.Margin == 0 {
-				// chen treats 0 as "default α = Δ"; α = 0 is reached through
-				// the one-pass method only, so use 1 ns for a lone replay.
-				c.Margin = 1
-			}
+			c.Margin = new(durMS(v))
 			return chen.New(c)
 		},
 		Linear: func(v float64) float64 { return float64(durMS(v)) },

@@ -63,8 +63,8 @@ func FuzzReplay(f *testing.F) {
 	f.Add([]byte{0xa0, 0x86, 0x09, 0x02, 0x00, 0x00, 0x08, 0x00, 0xff, 0xff, 0x0f, 0xfc})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		hbs := decodeHeartbeats(data)
-		fixed, _ := detector.NewFixed(detector.FixedConfig{Timeout: 50 * time.Millisecond})
-		ch, _ := chen.New(chen.Config{Estimator: chen.EstimatorConfig{Interval: 20 * time.Millisecond, WindowSize: 4}, Margin: time.Millisecond})
+		fixed, _ := detector.NewFixed(detector.FixedConfig{Timeout: new(50 * time.Millisecond)})
+		ch, _ := chen.New(chen.Config{Estimator: chen.EstimatorConfig{Interval: 20 * time.Millisecond, WindowSize: 4}, Margin: new(time.Millisecond)})
 		nm, _ := phi.NewNormal(phi.NormalConfig{WindowSize: 4, Threshold: 1})
 		for _, d := range []detector.Detector{fixed, ch, nm} {
 			res, err := ReplaySlice(d, hbs, Config{RecordMistakes: true})

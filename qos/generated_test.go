@@ -127,21 +127,21 @@ func allDetectors(t *testing.T) map[string]func() detector.Detector {
 		return d
 	}
 	return map[string]func() detector.Detector{
-		"fixed":    func() detector.Detector { return must(detector.NewFixed(detector.FixedConfig{Timeout: ms(300)})) },
+		"fixed":    func() detector.Detector { return must(detector.NewFixed(detector.FixedConfig{Timeout: new(ms(300))})) },
 		"jacobson": func() detector.Detector { return must(jacobson.New(jacobson.Config{})) },
 		"phi-normal": func() detector.Detector {
-			return must(phi.NewNormal(phi.NormalConfig{WindowSize: 100, MinSamples: 100}))
+			return must(phi.NewNormal(phi.NormalConfig{WindowSize: 100, MinSamples: new(100)}))
 		},
 		"phi-akka": func() detector.Detector {
-			return must(phi.NewAkka(phi.AkkaConfig{MaxSampleSize: 100, MinStdDeviation: ms(10), AcceptableHeartbeatPause: ms(300), FirstHeartbeatEstimate: ms(100)}))
+			return must(phi.NewAkka(phi.AkkaConfig{MaxSampleSize: 100, MinStdDeviation: new(ms(10)), AcceptableHeartbeatPause: new(ms(300)), FirstHeartbeatEstimate: ms(100)}))
 		},
 		"phi-cassandra": func() detector.Detector {
-			return must(phi.NewCassandra(phi.CassandraConfig{WindowSize: 100, GossipInterval: ms(100)}))
+			return must(phi.NewCassandra(phi.CassandraConfig{WindowSize: 100, InitialInterval: new(2 * ms(100)), MaxInterval: new(2 * ms(100))}))
 		},
-		"chen":    func() detector.Detector { return must(chen.New(chen.Config{Estimator: est, Margin: ms(50)})) },
+		"chen":    func() detector.Detector { return must(chen.New(chen.Config{Estimator: est, Margin: new(ms(50))})) },
 		"bertier": func() detector.Detector { return must(bertier.New(bertier.Config{Estimator: est})) },
 		"sfd": func() detector.Detector {
-			return must(sfd.New(sfd.Config{Estimator: est, InitialMargin: ms(50), Step: ms(10), UseSendTime: true,
+			return must(sfd.New(sfd.Config{Estimator: est, InitialMargin: new(ms(50)), Step: ms(10), UseSendTime: true,
 				Targets: sfd.Targets{MaxTD: ms(500), MaxMistakesPerSecond: 0.05, MinQAP: 0.99}}))
 		},
 	}
@@ -223,7 +223,7 @@ func TestLIP6Sender4TransitionCount(t *testing.T) {
 
 	// The literal rule, counted independently with a detector at α = 1 ns
 	// (chen's zero margin means the default): the next fresh arrival after τ.
-	cfg.Margin = 1
+	cfg.Margin = new(time.Duration(1))
 	d, err := chen.New(cfg)
 	require.NoError(t, err)
 	literal, hasSeq, lastSeq := 0, false, uint64(0)

@@ -2,6 +2,7 @@ package qos
 
 import (
 	"testing"
+	"time"
 
 	"github.com/fdkit/fdkit/bertier"
 	"github.com/fdkit/fdkit/chen"
@@ -13,8 +14,8 @@ import (
 
 // Settings scaled to the 100 ms traces of agreementTraces, windows of 50.
 var (
-	testAkka      = phi.AkkaConfig{MaxSampleSize: 50, MinStdDeviation: ms(10), AcceptableHeartbeatPause: -1, FirstHeartbeatEstimate: ms(100), MinSamples: 20}
-	testCassandra = phi.CassandraConfig{WindowSize: 50, GossipInterval: ms(100), MinSamples: 50}
+	testAkka      = phi.AkkaConfig{MaxSampleSize: 50, MinStdDeviation: new(ms(10)), AcceptableHeartbeatPause: new(time.Duration(0)), FirstHeartbeatEstimate: ms(100), MinSamples: 20}
+	testCassandra = phi.CassandraConfig{WindowSize: 50, InitialInterval: new(2 * ms(100)), MaxInterval: new(2 * ms(100)), MinSamples: 50}
 	testBertier   = bertier.Config{Estimator: chen.EstimatorConfig{Interval: ms(100), WindowSize: 50}}
 )
 
@@ -76,7 +77,7 @@ func TestSFDAgreesWithReference(t *testing.T) {
 			checkAgainstReference(t, func() detector.Detector {
 				d, err := sfd.New(sfd.Config{
 					Estimator:      chen.EstimatorConfig{Interval: ms(100), WindowSize: 50},
-					InitialMargin:  ms(20),
+					InitialMargin:  new(ms(20)),
 					Step:           ms(5),
 					SlotHeartbeats: 50,
 					Targets:        sfd.Targets{MaxTD: ms(400), MaxMistakesPerSecond: 0.05, MinQAP: 0.99},

@@ -10,7 +10,7 @@ import (
 
 func newPhiNormal(t *testing.T, theta float64) detector.Detector {
 	t.Helper()
-	d, err := phi.NewNormal(phi.NormalConfig{WindowSize: 50, Threshold: theta, MinSamples: 50})
+	d, err := phi.NewNormal(phi.NormalConfig{WindowSize: 50, Threshold: theta, MinSamples: new(50)})
 	require.NoError(t, err)
 	return d
 }
@@ -28,7 +28,7 @@ func TestPhiNormalAgreesWithReference(t *testing.T) {
 func TestPhiNormalFastSweepEqualsReplays(t *testing.T) {
 	for name, hbs := range agreementTraces() {
 		t.Run(name, func(t *testing.T) {
-			checkFastSweep(t, PhiNormalFamily(phi.NormalConfig{WindowSize: 50, MinSamples: 50}, mustRange(t, 0.5, 16, 25, false)), hbs)
+			checkFastSweep(t, PhiNormalFamily(phi.NormalConfig{WindowSize: 50, MinSamples: new(50)}, mustRange(t, 0.5, 16, 25, false)), hbs)
 		})
 	}
 }

@@ -12,7 +12,7 @@ import (
 
 func newFixed(t *testing.T, timeout time.Duration) detector.Detector {
 	t.Helper()
-	d, err := detector.NewFixed(detector.FixedConfig{Timeout: timeout})
+	d, err := detector.NewFixed(detector.FixedConfig{Timeout: new(timeout)})
 	require.NoError(t, err)
 	return d
 }

@@ -25,7 +25,7 @@ func SFDFamily(cfg sfd.Config, margins []time.Duration) Family {
 				return nil, fmt.Errorf("initial margin %g ms is negative", v)
 			}
 			c := cfg
-			c.InitialMargin = sfdMargin(v)
+			c.InitialMargin = new(sfdMargin(v))
 			return sfd.New(c)
 		},
 		onePass: func(values []float64, hbs []detector.Heartbeat, rc Config) ([]*Point, error) {

@@ -299,13 +299,7 @@ func (sch *sfdSchedule) replay(tr *sfdTrace, changes []sfd.MarginChange, buf []i
 }
 
 // sfdMargin is the initial margin SFDFamily's detector uses for v ms.
-func sfdMargin(v float64) time.Duration {
-	m := durMS(v)
-	if m == 0 {
-		m = 1 // sfd treats 0 as "default Δ"
-	}
-	return m
-}
+func sfdMargin(v float64) time.Duration { return durMS(v) }
 
 // sfdTrace is what SFD's estimator made of each heartbeat of a stream,
 // whatever the margin.

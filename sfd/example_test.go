@@ -12,7 +12,7 @@ import (
 func ExampleDetector() {
 	d, err := sfd.New(sfd.Config{
 		Estimator:      chen.EstimatorConfig{Interval: 100 * time.Millisecond, WindowSize: 10},
-		InitialMargin:  10 * time.Millisecond,
+		InitialMargin:  new(10 * time.Millisecond),
 		Step:           10 * time.Millisecond,
 		SlotHeartbeats: 20,
 		Targets:        sfd.Targets{MaxTD: 300 * time.Millisecond, MaxMistakesPerSecond: 0.05, MinQAP: 0.99},

@@ -50,7 +50,7 @@ func TestLIP6NoisyLinks(t *testing.T) {
 	path := tracetest.Shared(t, tracetest.LIP6Excerpt)
 	for _, sender := range []string{"2", "4"} {
 		hbs := readSender(t, path, sender)
-		fixed := newDet(t, sfd.Config{InitialMargin: 1, MinSamples: 100})
+		fixed := newDet(t, sfd.Config{InitialMargin: new(time.Duration(1)), MinSamples: new(100)})
 		var mistakes int
 		var suspected time.Duration
 		const step = 100 * time.Microsecond
@@ -96,7 +96,7 @@ func TestLIP6NoisyLinks(t *testing.T) {
 
 		target := st.Measured.MistakesPerSecond / 4
 		adaptive := newDet(t, sfd.Config{
-			InitialMargin: 1, MinSamples: 100, Step: 5 * time.Millisecond, SlotHeartbeats: 50,
+			InitialMargin: new(time.Duration(1)), MinSamples: new(100), Step: 5 * time.Millisecond, SlotHeartbeats: 50,
 			Targets: sfd.Targets{MaxTD: time.Second, MaxMistakesPerSecond: target},
 		})
 		for _, h := range hbs {

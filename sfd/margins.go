@@ -36,7 +36,7 @@ func Margins(cfg Config, initial []time.Duration, hbs []detector.Heartbeat) ([][
 	out := make([][]MarginChange, len(initial))
 	for i, m := range initial {
 		c := cfg
-		c.InitialMargin = m
+		c.InitialMargin = &m
 		d, err := New(c)
 		if err != nil {
 			return nil, fmt.Errorf("sfd: initial margin %v: %w", m, err)

@@ -56,7 +56,7 @@ func TestMarginsEqualsOneDetectorPerMargin(t *testing.T) {
 	moved := false
 	for i, m := range initial {
 		c := cfg
-		c.InitialMargin = m
+		c.InitialMargin = new(m)
 		d := newDet(t, c)
 		j := 0
 		for k, h := range hbs {

@@ -20,10 +20,10 @@ type Config struct {
 	Estimator chen.EstimatorConfig
 	// MinSamples is the warm-up length: WarmingUp is true, and QoS is not
 	// measured, while the window holds fewer samples. Default: the window
-	// size.
-	MinSamples int
+	// size; new(0) turns warm-up off.
+	MinSamples *int
 	// InitialMargin is SM_1 (SFD's α), ≥ MinMargin. Default max(Δ, MinMargin).
-	InitialMargin time.Duration
+	InitialMargin *time.Duration
 	// Step is the adjustment rate β > 0. Default Δ/10.
 	Step time.Duration
 	// MinMargin is SM_min ≥ 0, a floor on SM (fdkit guard). Default 0.
@@ -151,9 +151,7 @@ func New(cfg Config) (*Detector, error) {
 	if err != nil {
 		return nil, err
 	}
-	if cfg.InitialMargin == 0 {
-		cfg.InitialMargin = max(est.Interval(), cfg.MinMargin)
-	}
+	initial := detector.OrDefault(cfg.InitialMargin, max(est.Interval(), cfg.MinMargin))
 	if cfg.Step == 0 {
 		cfg.Step = est.Interval() / 10
 	}
@@ -163,8 +161,8 @@ func New(cfg Config) (*Detector, error) {
 	switch {
 	case cfg.MinMargin < 0:
 		return nil, fmt.Errorf("sfd: MinMargin %v is negative", cfg.MinMargin)
-	case cfg.InitialMargin < cfg.MinMargin:
-		return nil, fmt.Errorf("sfd: InitialMargin %v is below MinMargin %v", cfg.InitialMargin, cfg.MinMargin)
+	case initial < cfg.MinMargin:
+		return nil, fmt.Errorf("sfd: InitialMargin %v is below MinMargin %v", initial, cfg.MinMargin)
 	case cfg.Step <= 0:
 		return nil, fmt.Errorf("sfd: Step %v must be positive", cfg.Step)
 	case cfg.SlotHeartbeats < 0:
@@ -178,7 +176,7 @@ func New(cfg Config) (*Detector, error) {
 	return &Detector{
 		est: est, minSamples: m, step: cfg.Step, minMargin: cfg.MinMargin,
 		slotLen: cfg.SlotHeartbeats, targets: cfg.Targets, useSent: cfg.UseSendTime,
-		oneWay: cfg.OneWayDelay, sm: cfg.InitialMargin,
+		oneWay: cfg.OneWayDelay, sm: initial,
 	}, nil
 }
 

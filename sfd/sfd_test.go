@@ -33,7 +33,7 @@ func window(n int) chen.EstimatorConfig {
 // docs/algorithms.md, “SFD, the self-tuning detector”: with SM = 40 ms after
 // slot 3, τ_7 = EA_7 + 40 = 765.833333.
 func TestFreshnessPointAtSM40(t *testing.T) {
-	d := newDet(t, sfd.Config{Estimator: window(6), InitialMargin: ms(40)})
+	d := newDet(t, sfd.Config{Estimator: window(6), InitialMargin: new(ms(40))})
 	for i, a := range []float64{120, 225, 318, 440, 522, 630} {
 		d.Observe(hb(uint64(i+1), a))
 	}
@@ -47,7 +47,7 @@ func TestFreshnessPointAtSM40(t *testing.T) {
 // The online QoS measurement reproduces docs/algorithms.md, “Replaying a trace”
 // (Chen NFD-E, n = 3, α = 30: SFD with SM_1 = 30 that never completes a slot).
 func TestMeasurementReplayExample(t *testing.T) {
-	d := newDet(t, sfd.Config{Estimator: window(3), InitialMargin: ms(30), SlotHeartbeats: 1000, UseSendTime: true})
+	d := newDet(t, sfd.Config{Estimator: window(3), InitialMargin: new(ms(30)), SlotHeartbeats: 1000, UseSendTime: true})
 	seqs := []uint64{1, 2, 3, 4, 5, 6, 8, 9, 10}
 	arr := []float64{120, 225, 318, 440, 522, 630, 835, 990, 1021}
 	for i, s := range seqs {
@@ -82,7 +82,7 @@ func stream(d *sfd.Detector, from, n int, lateEvery int, extra float64) {
 // slot until MR is met; then SFD is steady.
 func TestAdaptsUpThenSteady(t *testing.T) {
 	d := newDet(t, sfd.Config{
-		Estimator: window(10), InitialMargin: ms(10), Step: ms(10), SlotHeartbeats: 20,
+		Estimator: window(10), InitialMargin: new(ms(10)), Step: ms(10), SlotHeartbeats: 20,
 		Targets: sfd.Targets{MaxTD: time.Second, MaxMistakesPerSecond: 0.1},
 	})
 	stream(d, 1, 10, 0, 0) // warm-up
@@ -105,7 +105,7 @@ func TestAdaptsUpThenSteady(t *testing.T) {
 // Too slow with accuracy to spare lowers SM by β per slot, down to SM_min.
 func TestAdaptsDown(t *testing.T) {
 	d := newDet(t, sfd.Config{
-		Estimator: window(10), InitialMargin: ms(100), Step: ms(20), MinMargin: ms(50), SlotHeartbeats: 10,
+		Estimator: window(10), InitialMargin: new(ms(100)), Step: ms(20), MinMargin: ms(50), SlotHeartbeats: 10,
 		Targets: sfd.Targets{MaxTD: ms(10)},
 	})
 	stream(d, 1, 10, 0, 0)
@@ -128,7 +128,7 @@ func TestAdaptsDown(t *testing.T) {
 // next slot holds SM and SFD is steady.
 func TestAtFloorIsLeft(t *testing.T) {
 	d := newDet(t, sfd.Config{
-		Estimator: window(10), InitialMargin: ms(50), Step: ms(20), MinMargin: ms(50), SlotHeartbeats: 10,
+		Estimator: window(10), InitialMargin: new(ms(50)), Step: ms(20), MinMargin: ms(50), SlotHeartbeats: 10,
 		Targets: sfd.Targets{MaxTD: ms(160)}, UseSendTime: true,
 	})
 	feed := func(from, n int, delay float64) {
@@ -148,7 +148,7 @@ func TestAtFloorIsLeft(t *testing.T) {
 // Speed and accuracy both violated: CannotMeet, SM frozen from then on.
 func TestCannotMeetIsSticky(t *testing.T) {
 	d := newDet(t, sfd.Config{
-		Estimator: window(10), InitialMargin: ms(50), SlotHeartbeats: 10,
+		Estimator: window(10), InitialMargin: new(ms(50)), SlotHeartbeats: 10,
 		Targets: sfd.Targets{MaxTD: ms(100), MinQAP: 0.9999},
 	})
 	stream(d, 1, 10, 0, 0)
@@ -175,9 +175,9 @@ func TestConfig(t *testing.T) {
 	floor := newDet(t, sfd.Config{MinMargin: ms(250)})
 	assert.Equal(t, ms(250), floor.SafetyMargin(), "default SM_1 respects the floor")
 	for _, c := range []sfd.Config{
-		{MinMargin: -1}, {InitialMargin: ms(10), MinMargin: ms(20)}, {Step: -1}, {SlotHeartbeats: -1},
+		{MinMargin: -1}, {InitialMargin: new(ms(10)), MinMargin: ms(20)}, {Step: -1}, {SlotHeartbeats: -1},
 		{OneWayDelay: -1}, {Targets: sfd.Targets{MaxTD: -1}}, {Targets: sfd.Targets{MinQAP: 1.5}},
-		{Targets: sfd.Targets{MaxMistakesPerSecond: math.NaN()}}, {MinSamples: -2},
+		{Targets: sfd.Targets{MaxMistakesPerSecond: math.NaN()}}, {MinSamples: new(-2)},
 		{Estimator: chen.EstimatorConfig{WindowSize: -1}},
 	} {
 		_, err := sfd.New(c)
@@ -187,7 +187,7 @@ func TestConfig(t *testing.T) {
 
 // Awkward input, one documented choice each (see Detector).
 func TestAwkwardInput(t *testing.T) {
-	cfg := sfd.Config{Estimator: window(4), InitialMargin: ms(20), SlotHeartbeats: 1000}
+	cfg := sfd.Config{Estimator: window(4), InitialMargin: new(ms(20)), SlotHeartbeats: 1000}
 	t.Run("single heartbeat", func(t *testing.T) {
 		d := newDet(t, cfg)
 		assert.False(t, d.Suspected(ms(1e9)))
@@ -274,7 +274,7 @@ func TestProperties(t *testing.T) {
 		rng := rand.New(rand.NewPCG(seed, 5))
 		beta := ms(float64(1 + rng.IntN(20)))
 		d := newDet(t, sfd.Config{
-			Estimator: window(1 + rng.IntN(30)), InitialMargin: ms(float64(5 + rng.IntN(80))), Step: beta,
+			Estimator: window(1 + rng.IntN(30)), InitialMargin: new(ms(float64(5 + rng.IntN(80)))), Step: beta,
 			MinMargin: ms(5), SlotHeartbeats: 1 + rng.IntN(30), UseSendTime: seed%2 == 0,
 			Targets: sfd.Targets{MaxTD: ms(float64(100 + rng.IntN(200))), MaxMistakesPerSecond: rng.Float64(), MinQAP: 0.9 + rng.Float64()/10},
 		})
@@ -358,7 +358,7 @@ func BenchmarkObserveSuspected(b *testing.B) {
 // A large safety margin near the end of the Duration range: τ saturates
 // instead of wrapping to an instant in the far past.
 func TestFreshnessPointSaturates(t *testing.T) {
-	d := newDet(t, sfd.Config{Estimator: window(6), MinSamples: 1, InitialMargin: math.MaxInt64 / 2})
+	d := newDet(t, sfd.Config{Estimator: window(6), MinSamples: new(1), InitialMargin: new(time.Duration(math.MaxInt64 / 2))})
 	start := time.Duration(math.MaxInt64) - 2*time.Second
 	for i := range 15 {
 		a := start + time.Duration(i)*100*time.Millisecond
@@ -374,7 +374,7 @@ func TestFreshnessPointSaturates(t *testing.T) {
 // time it steps back over is not observed twice: Observed is the span of
 // the evaluated arrivals, as T_obs in docs/algorithms.md, “Replaying a trace”.
 func TestBackwardsArrivalObservedOnce(t *testing.T) {
-	d := newDet(t, sfd.Config{Estimator: window(10), MinSamples: 1, InitialMargin: ms(500)})
+	d := newDet(t, sfd.Config{Estimator: window(10), MinSamples: new(1), InitialMargin: new(ms(500))})
 	for i := 1; i <= 10; i++ {
 		d.Observe(hb(uint64(i), float64(100*i)))
 	}
@@ -391,7 +391,7 @@ func TestBackwardsArrivalObservedOnce(t *testing.T) {
 func TestConformance(t *testing.T) {
 	detectortest.RunConfigs(t, map[string]sfd.Config{
 		"default": {},
-		"adapting": {Estimator: chen.EstimatorConfig{WindowSize: 10}, MinSamples: 3, SlotHeartbeats: 5,
+		"adapting": {Estimator: chen.EstimatorConfig{WindowSize: 10}, MinSamples: new(3), SlotHeartbeats: 5,
 			Step: 5 * time.Millisecond, MinMargin: time.Millisecond,
 			Targets: sfd.Targets{MaxTD: 150 * time.Millisecond, MaxMistakesPerSecond: 0.05, MinQAP: 0.99}},
 		"send-time": {Estimator: chen.EstimatorConfig{WindowSize: 4}, SlotHeartbeats: 3, UseSendTime: true,

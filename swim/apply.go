@@ -109,7 +109,7 @@ func (m *Member) apply(now time.Duration, u Update, gossip bool) {
 		if gossip && prev == StateSuspect {
 			// This member held the suspicion that u refutes: pass the
 			// refutation on at once, racing the others' timers.
-			m.forward(u, nil, m.cfg.GossipFanout)
+			m.forward(u, nil, *m.cfg.GossipFanout)
 		}
 	case UpdateSuspect:
 		if p == nil {
@@ -185,7 +185,7 @@ func (m *Member) accuseBack(p *peer) {
 		to = append(to, q)
 	}
 	for _, q := range to {
-		if m.forwarded >= forwardsPerFanout*max(m.cfg.GossipFanout, 1) {
+		if m.forwarded >= forwardsPerFanout*max(*m.cfg.GossipFanout, 1) {
 			return
 		}
 		m.forwarded++

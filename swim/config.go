@@ -62,7 +62,10 @@ const (
 )
 
 // Config configures a Member. The zero value of every field except Self
-// means the documented default.
+// means the documented default. Pointer fields follow fdkit's rule on zero
+// (see package detector): nil is the default and new(v) says any value,
+// zero included (0 turns the feature off where the field says so); negative
+// values are errors. New fills every pointer field in its copy.
 type Config struct {
 	// Self is this member's ID and address. The ID is required; both are at
 	// most 255 bytes.
@@ -83,16 +86,16 @@ type Config struct {
 	// MinProbeTimeout and MaxProbeTimeout clamp the RTT-derived probe
 	// timeout of ModeDetector before it is scaled by LHM+1. Defaults
 	// ProbeTimeout/5 (100 ms) and ProbeTimeout (500 ms); at most
-	// ProbeInterval.
-	MinProbeTimeout time.Duration
+	// ProbeInterval. new(0) leaves the RTT-derived timeout without a floor.
+	MinProbeTimeout *time.Duration
 	MaxProbeTimeout time.Duration
 	// RTTDeviations is the multiplier K of the default RTT estimator's
 	// timeout SRTT + K·RTTVAR (default 4, RFC 6298).
 	RTTDeviations float64
 
 	// IndirectChecks is k, the number of members asked to ping-req a target
-	// whose direct probe timed out (default 3).
-	IndirectChecks int
+	// whose direct probe timed out (default 3; 0: no indirect probes).
+	IndirectChecks *int
 	// RetransmitMult is λ: each update is piggybacked at most
 	// λ·ceil(log10(n+1)) times (default 4).
 	RetransmitMult int
@@ -105,8 +108,9 @@ type Config struct {
 	// SuspicionConfirmations is K, the number of independent suspicions
 	// that bring the timeout down to the minimum. Default α−2 as in
 	// memberlist (3 for the paper's α = 5); 0 is used when the group has
-	// fewer than K+2 members. A negative value means 0.
-	SuspicionConfirmations int
+	// fewer than K+2 members. new(0): the timeout is the minimum from the
+	// start.
+	SuspicionConfirmations *int
 	// AwarenessMaxMultiplier bounds the local health multiplier: the score
 	// LHM stays in [0, AwarenessMaxMultiplier−1] (default 8, so periods and
 	// timeouts grow at most eightfold).
@@ -126,9 +130,9 @@ type Config struct {
 	// and a member forwards at most 4·GossipFanout packets per protocol
 	// period. A group without failures or leaves sends none. Default 2
 	// (DefaultGossipFanout, chosen in swim/sim: see the package doc);
-	// negative disables it. ModeSWIM ignores it (plain SWIM disseminates by
+	// new(0) disables it. ModeSWIM ignores it (plain SWIM disseminates by
 	// piggybacking only).
-	GossipFanout int
+	GossipFanout *int
 
 	// MaxPacketSize bounds every packet's estimated size (Packet.Size) in
 	// bytes (default 1400). Piggybacked updates that do not fit wait. IDs
@@ -152,14 +156,14 @@ type Config struct {
 	// declares nobody dead for one ProbeInterval, so that refutations queued
 	// during the pause are processed first (the local-pause rule of Cassandra's
 	// FailureDetector, docs/algorithms.md, “φ accrual: Cassandra's variant”).
-	// Default ProbeTimeout (500 ms); negative disables it.
-	PauseGuard time.Duration
+	// Default ProbeTimeout (500 ms); new(0) disables it.
+	PauseGuard *time.Duration
 
 	// ReconnectInterval is how often a member pings one random member it
 	// believes dead, carrying that Dead update, so that a live member that
 	// was cut off (a healed partition) refutes and comes back (default 30 s;
-	// a negative value disables it).
-	ReconnectInterval time.Duration
+	// new(0) disables it).
+	ReconnectInterval *time.Duration
 
 	// PushPullInterval is the base interval of anti-entropy: every
 	// interval a member sends its whole view (MsgSync packets) to one
@@ -171,9 +175,9 @@ type Config struct {
 	// of n (×1 up to 32 members, ×32 at 1,000): an exchange costs a full
 	// view, about 3 packets per 32 members, so the scaling keeps its load
 	// near 0.1 packet per member per base interval whatever n (memberlist
-	// scales by log2 n only, but sends the view over TCP). A negative value
-	// disables it.
-	PushPullInterval time.Duration
+	// scales by log2 n only, but sends the view over TCP). new(0) disables
+	// it.
+	PushPullInterval *time.Duration
 
 	// DeadRetention is how long a member declared dead or left stays in
 	// the view before it is forgotten (reaped): long enough for the
@@ -233,32 +237,54 @@ func (c *Config) normalize() error {
 	}{
 		{"ProbeInterval", &c.ProbeInterval, DefaultProbeInterval},
 		{"ProbeTimeout", &c.ProbeTimeout, DefaultProbeTimeout},
-		{"ReconnectInterval", &c.ReconnectInterval, DefaultReconnectInterval},
-		{"PushPullInterval", &c.PushPullInterval, DefaultPushPullInterval},
 		{"DeadRetention", &c.DeadRetention, DefaultDeadRetention},
 	} {
 		if *d.v == 0 {
 			*d.v = d.def
 		}
-		if *d.v < 0 && d.name != "ReconnectInterval" && d.name != "PushPullInterval" && d.name != "DeadRetention" {
+		if *d.v < 0 && d.name != "DeadRetention" {
 			return bad("%s %v is negative", d.name, *d.v)
 		}
 	}
 	if c.ProbeTimeout > c.ProbeInterval {
 		return bad("ProbeTimeout %v exceeds ProbeInterval %v", c.ProbeTimeout, c.ProbeInterval)
 	}
-	if c.PauseGuard == 0 {
-		c.PauseGuard = c.ProbeTimeout
+	optDur := func(name string, p **time.Duration, def time.Duration) error {
+		v := detector.OrDefault(*p, def)
+		if v < 0 {
+			return bad("%s %v is negative", name, v)
+		}
+		*p = &v
+		return nil
 	}
-	if c.MinProbeTimeout == 0 {
-		c.MinProbeTimeout = c.ProbeTimeout / 5
+	optInt := func(name string, p **int, def int) error {
+		v := detector.OrDefault(*p, def)
+		if v < 0 {
+			return bad("%s %d is negative", name, v)
+		}
+		*p = &v
+		return nil
+	}
+	for _, d := range []struct {
+		name string
+		p    **time.Duration
+		def  time.Duration
+	}{
+		{"ReconnectInterval", &c.ReconnectInterval, DefaultReconnectInterval},
+		{"PushPullInterval", &c.PushPullInterval, DefaultPushPullInterval},
+		{"PauseGuard", &c.PauseGuard, c.ProbeTimeout},
+		{"MinProbeTimeout", &c.MinProbeTimeout, c.ProbeTimeout / 5},
+	} {
+		if err := optDur(d.name, d.p, d.def); err != nil {
+			return err
+		}
 	}
 	if c.MaxProbeTimeout == 0 {
 		c.MaxProbeTimeout = c.ProbeTimeout
 	}
-	if c.MinProbeTimeout < 0 || c.MaxProbeTimeout < c.MinProbeTimeout || c.MaxProbeTimeout > c.ProbeInterval {
+	if c.MaxProbeTimeout < *c.MinProbeTimeout || c.MaxProbeTimeout > c.ProbeInterval {
 		return bad("need 0 <= MinProbeTimeout (%v) <= MaxProbeTimeout (%v) <= ProbeInterval (%v)",
-			c.MinProbeTimeout, c.MaxProbeTimeout, c.ProbeInterval)
+			*c.MinProbeTimeout, c.MaxProbeTimeout, c.ProbeInterval)
 	}
 	if c.RTTDeviations == 0 {
 		c.RTTDeviations = DefaultRTTDeviations
@@ -271,7 +297,6 @@ func (c *Config) normalize() error {
 		v    *int
 		def  int
 	}{
-		{"IndirectChecks", &c.IndirectChecks, DefaultIndirectChecks},
 		{"RetransmitMult", &c.RetransmitMult, DefaultRetransmitMult},
 		{"SuspicionMult", &c.SuspicionMult, DefaultSuspicionMult},
 		{"SuspicionMaxTimeoutMult", &c.SuspicionMaxTimeoutMult, DefaultSuspicionMaxTimeoutMult},
@@ -291,14 +316,18 @@ func (c *Config) normalize() error {
 	if c.MaxMembers > 0 && c.MaxMembers < 2 {
 		return bad("MaxMembers %d leaves no room for another member", c.MaxMembers)
 	}
-	if c.GossipFanout == 0 { // negative is valid: eager dissemination off
-		c.GossipFanout = DefaultGossipFanout
-	}
-	if c.SuspicionConfirmations == 0 {
-		c.SuspicionConfirmations = max(c.SuspicionMult-2, 0)
-	}
-	if c.SuspicionConfirmations < 0 {
-		c.SuspicionConfirmations = 0
+	for _, d := range []struct {
+		name string
+		p    **int
+		def  int
+	}{
+		{"IndirectChecks", &c.IndirectChecks, DefaultIndirectChecks},
+		{"GossipFanout", &c.GossipFanout, DefaultGossipFanout},
+		{"SuspicionConfirmations", &c.SuspicionConfirmations, max(c.SuspicionMult-2, 0)},
+	} {
+		if err := optInt(d.name, d.p, d.def); err != nil {
+			return err
+		}
 	}
 	if c.MaxPacketSize < 256 {
 		return bad("MaxPacketSize %d is below 256 bytes", c.MaxPacketSize)

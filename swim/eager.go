@@ -32,7 +32,7 @@ import "slices"
 
 // eager reports whether this member disseminates eagerly.
 func (m *Member) eager() bool {
-	return m.cfg.Mode != ModeSWIM && m.cfg.GossipFanout > 0
+	return m.cfg.Mode != ModeSWIM && *m.cfg.GossipFanout > 0
 }
 
 // forwardsPerFanout bounds the packets a member forwards in one protocol
@@ -54,7 +54,7 @@ func (m *Member) forward(u Update, to []*peer, fanout int) {
 	if !m.eager() {
 		return
 	}
-	budget := forwardsPerFanout*m.cfg.GossipFanout - m.forwarded
+	budget := forwardsPerFanout**m.cfg.GossipFanout - m.forwarded
 	if budget <= 0 {
 		return
 	}

@@ -147,11 +147,11 @@ func TestEagerRefutationForwarded(t *testing.T) {
 	assert.Equal(t, Incarnation(3), a.peers["b"].inc)
 }
 
-// No eager packet in plain SWIM, nor with GossipFanout < 0.
+// No eager packet in plain SWIM, nor with GossipFanout new(0).
 func TestEagerOff(t *testing.T) {
 	for name, m := range map[string]*Member{
 		"swim":     newTest(t, "a", ModeSWIM, nil, "b", "c", "d", "e"),
-		"disabled": newTest(t, "a", ModeLifeguard, func(c *Config) { c.GossipFanout = -1 }, "b", "c", "d", "e"),
+		"disabled": newTest(t, "a", ModeLifeguard, func(c *Config) { c.GossipFanout = new(0) }, "b", "c", "d", "e"),
 	} {
 		m.Tick(0)
 		pk, _ := drain(m)

@@ -20,7 +20,7 @@ func (m *Member) Leave(now time.Duration) error {
 	m.st = leaving
 	u := Update{Kind: UpdateDead, Node: m.self, Incarnation: m.inc, From: m.self.ID}
 	m.enqueue(u)
-	m.push(u, nil, m.cfg.GossipFanout)
+	m.push(u, nil, *m.cfg.GossipFanout)
 	limit := retransmitLimit(m.cfg.RetransmitMult, m.NumAlive())
 	m.leaveDeadline = now + time.Duration(limit)*m.cfg.ProbeInterval
 	return nil

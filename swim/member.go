@@ -154,7 +154,15 @@ func New(cfg Config, rng *rand.Rand) (*Member, error) {
 }
 
 // Config returns the configuration with defaults applied.
-func (m *Member) Config() Config { return m.cfg }
+func (m *Member) Config() Config {
+	c := m.cfg
+	// Fresh pointers: the caller may write through them without touching m.
+	c.MinProbeTimeout, c.PauseGuard = new(*c.MinProbeTimeout), new(*c.PauseGuard)
+	c.ReconnectInterval, c.PushPullInterval = new(*c.ReconnectInterval), new(*c.PushPullInterval)
+	c.IndirectChecks, c.GossipFanout = new(*c.IndirectChecks), new(*c.GossipFanout)
+	c.SuspicionConfirmations = new(*c.SuspicionConfirmations)
+	return c
+}
 
 // Self returns this member's ID and address.
 func (m *Member) Self() Node { return m.self }
@@ -211,10 +219,10 @@ func (m *Member) NextDeadline() (at time.Duration, ok bool) {
 	if m.joining {
 		at = min(at, m.nextJoin)
 	}
-	if len(m.tomb) > 0 && m.cfg.ReconnectInterval > 0 {
+	if len(m.tomb) > 0 && *m.cfg.ReconnectInterval > 0 {
 		at = min(at, m.nextReconnect)
 	}
-	if m.cfg.PushPullInterval > 0 && m.live > 0 {
+	if *m.cfg.PushPullInterval > 0 && m.live > 0 {
 		at = min(at, m.nextPushPull)
 	}
 	if m.st == leaving {
@@ -234,14 +242,14 @@ func (m *Member) Tick(now time.Duration) {
 	if !m.started {
 		m.started = true
 		m.nextProbe = now
-		m.nextReconnect = now + m.cfg.ReconnectInterval
+		m.nextReconnect = now + *m.cfg.ReconnectInterval
 		// The first exchange at a random point of the interval, so that
 		// members started together do not exchange in step.
-		if m.cfg.PushPullInterval > 0 {
-			iv := pushPullInterval(m.cfg.PushPullInterval, m.NumAlive())
+		if *m.cfg.PushPullInterval > 0 {
+			iv := pushPullInterval(*m.cfg.PushPullInterval, m.NumAlive())
 			m.nextPushPull = now + time.Duration(m.rng.Int64N(int64(iv)))
 		}
-	} else if m.cfg.Mode == ModeDetector && m.cfg.PauseGuard > 0 && now-m.nextProbe > m.cfg.PauseGuard {
+	} else if m.cfg.Mode == ModeDetector && *m.cfg.PauseGuard > 0 && now-m.nextProbe > *m.cfg.PauseGuard {
 		// The probe timer, due every period, is overdue: this member was
 		// not running.
 		m.localPause(now)
@@ -261,16 +269,16 @@ func (m *Member) Tick(now time.Duration) {
 	if m.joining && now >= m.nextJoin {
 		m.sendJoins(now)
 	}
-	if m.cfg.ReconnectInterval > 0 && now >= m.nextReconnect {
-		m.nextReconnect = now + m.cfg.ReconnectInterval
+	if *m.cfg.ReconnectInterval > 0 && now >= m.nextReconnect {
+		m.nextReconnect = now + *m.cfg.ReconnectInterval
 		if len(m.tomb) > 0 {
 			p := m.tomb[m.rng.IntN(len(m.tomb))]
 			m.seq++
 			m.send(Packet{Kind: MsgPing, To: p.node, Ping: Ping{Seq: m.seq}})
 		}
 	}
-	if m.cfg.PushPullInterval > 0 && now >= m.nextPushPull {
-		m.nextPushPull = now + pushPullInterval(m.cfg.PushPullInterval, m.NumAlive())
+	if *m.cfg.PushPullInterval > 0 && now >= m.nextPushPull {
+		m.nextPushPull = now + pushPullInterval(*m.cfg.PushPullInterval, m.NumAlive())
 		if m.st == running {
 			m.pushPull()
 		}

@@ -76,13 +76,13 @@ func TestConfigDefaultsAndErrors(t *testing.T) {
 	c := m.Config()
 	assert.Equal(t, time.Second, c.ProbeInterval)
 	assert.Equal(t, 500*time.Millisecond, c.ProbeTimeout)
-	assert.Equal(t, 100*time.Millisecond, c.MinProbeTimeout)
+	assert.Equal(t, 100*time.Millisecond, *c.MinProbeTimeout)
 	assert.Equal(t, 500*time.Millisecond, c.MaxProbeTimeout)
-	assert.Equal(t, 3, c.IndirectChecks)
+	assert.Equal(t, 3, *c.IndirectChecks)
 	assert.Equal(t, 4, c.RetransmitMult)
 	assert.Equal(t, 4, c.SuspicionMult)
 	assert.Equal(t, 6, c.SuspicionMaxTimeoutMult)
-	assert.Equal(t, 2, c.SuspicionConfirmations, "K = α − 2 as in memberlist")
+	assert.Equal(t, 2, *c.SuspicionConfirmations, "K = α − 2 as in memberlist")
 	assert.Equal(t, 8, c.AwarenessMaxMultiplier)
 	assert.Equal(t, 1400, c.MaxPacketSize)
 	assert.Equal(t, ModeDetector, c.Mode)
@@ -94,15 +94,31 @@ func TestConfigDefaultsAndErrors(t *testing.T) {
 		"no id":            {},
 		"negative period":  {Self: node("a"), ProbeInterval: -1},
 		"timeout > period": {Self: node("a"), ProbeInterval: time.Second, ProbeTimeout: 2 * time.Second},
-		"min > max":        {Self: node("a"), MinProbeTimeout: 400 * time.Millisecond, MaxProbeTimeout: 200 * time.Millisecond},
-		"negative k":       {Self: node("a"), IndirectChecks: -1},
+		"min > max":        {Self: node("a"), MinProbeTimeout: new(400 * time.Millisecond), MaxProbeTimeout: 200 * time.Millisecond},
+		"negative k":       {Self: node("a"), IndirectChecks: new(-1)},
 		"tiny packets":     {Self: node("a"), MaxPacketSize: 100},
 		"bad mode":         {Self: node("a"), Mode: 9},
 		"long id":          {Self: Node{ID: ID(string(make([]byte, 300)))}},
 		"bad rtt k":        {Self: node("a"), RTTDeviations: -2},
+		"negative K":       {Self: node("a"), SuspicionConfirmations: new(-1)},
+		"negative fanout":  {Self: node("a"), GossipFanout: new(-1)},
+		"negative guard":   {Self: node("a"), PauseGuard: new(-time.Second)},
 	} {
 		_, err := New(cfg, r)
 		assert.ErrorIs(t, err, ErrConfig, name)
+	}
+
+	// Zero is sayable (see package detector): new(0) is 0, not the default.
+	m, err = New(Config{Self: node("a"), SuspicionConfirmations: new(0), IndirectChecks: new(0),
+		GossipFanout: new(0), PauseGuard: new(time.Duration(0)), MinProbeTimeout: new(time.Duration(0)),
+		ReconnectInterval: new(time.Duration(0)), PushPullInterval: new(time.Duration(0))}, r)
+	require.NoError(t, err)
+	c = m.Config()
+	for name, v := range map[string]int64{"SuspicionConfirmations": int64(*c.SuspicionConfirmations),
+		"IndirectChecks": int64(*c.IndirectChecks), "GossipFanout": int64(*c.GossipFanout),
+		"PauseGuard": int64(*c.PauseGuard), "MinProbeTimeout": int64(*c.MinProbeTimeout),
+		"ReconnectInterval": int64(*c.ReconnectInterval), "PushPullInterval": int64(*c.PushPullInterval)} {
+		assert.Zero(t, v, name)
 	}
 }
 
@@ -489,7 +505,7 @@ func TestRTTProbeTimeout(t *testing.T) {
 		require.True(t, ok)
 		return to
 	}
-	a := newTest(t, "a", ModeDetector, func(c *Config) { c.MinProbeTimeout = time.Millisecond }, "b")
+	a := newTest(t, "a", ModeDetector, func(c *Config) { c.MinProbeTimeout = new(time.Millisecond) }, "b")
 	to, ok := a.ProbeTimeout("b")
 	require.True(t, ok)
 	assert.Equal(t, 500*time.Millisecond, to, "no sample yet: ProbeTimeout")

@@ -26,7 +26,7 @@ func DefaultPeerDetector() (detector.Detector, error) {
 // when nothing was heard from it for longer than timeout.
 func FixedPeerDetector(timeout time.Duration) func() (detector.Detector, error) {
 	return func() (detector.Detector, error) {
-		return detector.NewFixed(detector.FixedConfig{Timeout: timeout})
+		return detector.NewFixed(detector.FixedConfig{Timeout: &timeout})
 	}
 }
 

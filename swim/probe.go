@@ -58,7 +58,7 @@ func (m *Member) baseProbeTimeout(p *peer) time.Duration {
 	base := m.cfg.ProbeTimeout
 	if m.cfg.Mode == ModeDetector && !m.cfg.DisableRTTTimeout && p != nil && p.rtt != nil {
 		if t, ok := p.rtt.Timeout(); ok {
-			base = min(max(t, m.cfg.MinProbeTimeout), m.cfg.MaxProbeTimeout)
+			base = min(max(t, *m.cfg.MinProbeTimeout), m.cfg.MaxProbeTimeout)
 		}
 	}
 	return base
@@ -148,7 +148,7 @@ func (m *Member) startProbe(now time.Duration) {
 func (m *Member) sendPingReqs() {
 	m.pr.indirect = true
 	t := m.pr.target
-	chosen := m.pick(m.cfg.IndirectChecks, func(p *peer) bool { return p != t && p.state == StateAlive })
+	chosen := m.pick(*m.cfg.IndirectChecks, func(p *peer) bool { return p != t && p.state == StateAlive })
 	nack := m.cfg.Mode != ModeSWIM
 	m.asked = m.asked[:0]
 	for _, p := range chosen {
@@ -209,7 +209,7 @@ func (m *Member) failProbe(now time.Duration) {
 		if t.susp.confirm(m.self.ID) && len(t.susp.confirmers) <= t.susp.k {
 			u := Update{Kind: UpdateSuspect, Node: t.node, Incarnation: t.inc, From: m.self.ID}
 			m.enqueue(u)
-			m.push(u, m.suspecters(t), m.cfg.GossipFanout)
+			m.push(u, m.suspecters(t), *m.cfg.GossipFanout)
 		}
 		return
 	}

@@ -82,7 +82,7 @@ func (m *Member) startSuspicion(now time.Duration, p *peer, from ID) {
 	maxT, k := minT, 0
 	if m.cfg.Mode != ModeSWIM {
 		maxT = time.Duration(m.cfg.SuspicionMaxTimeoutMult) * minT
-		k = m.cfg.SuspicionConfirmations
+		k = *m.cfg.SuspicionConfirmations
 		if n-2 < k {
 			k = 0
 		}
@@ -108,7 +108,7 @@ func (m *Member) tickSuspicions(now time.Duration) {
 		m.stats.Declarations++
 		u := Update{Kind: UpdateDead, Node: p.node, Incarnation: p.inc, From: m.self.ID}
 		m.kill(now, p, u, true)
-		m.push(u, nil, m.cfg.GossipFanout)
+		m.push(u, nil, *m.cfg.GossipFanout)
 		// kill removed p from m.suspects; i now holds the next one.
 	}
 }

@@ -62,7 +62,7 @@ func fieldDetectors(timeouts []time.Duration, phis []float64, window int, minStd
 			return nil, fmt.Errorf("timeout %v must be positive", t)
 		}
 		ds = append(ds, detSpec{"timeout-" + t.String(), func() (detector.Detector, error) {
-			return detector.NewFixed(detector.FixedConfig{Timeout: t})
+			return detector.NewFixed(detector.FixedConfig{Timeout: &t})
 		}})
 	}
 	for _, th := range phis {
@@ -71,7 +71,10 @@ func fieldDetectors(timeouts []time.Duration, phis []float64, window int, minStd
 		if !(th > 0) || math.IsInf(th, 1) {
 			return nil, fmt.Errorf("φ threshold %v must be finite and positive", th)
 		}
-		cfg := phi.NormalConfig{WindowSize: window, Threshold: th, BootstrapInterval: interval, MinStdDev: minStd}
+		cfg := phi.NormalConfig{WindowSize: window, Threshold: th, BootstrapInterval: interval}
+		if minStd != 0 { // 0: the default floor μ/100
+			cfg.MinStdDev = &minStd
+		}
 		if _, err := phi.NewNormal(cfg); err != nil {
 			return nil, err
 		}

@@ -77,14 +77,14 @@ func (s settings) akka() phi.AkkaConfig {
 	}
 	return phi.AkkaConfig{
 		MaxSampleSize:            s.window,
-		MinStdDeviation:          max(scale(phi.DefaultAkkaMinStdDeviation), 1),
-		AcceptableHeartbeatPause: max(scale(phi.DefaultAkkaAcceptableHeartbeatPause), 1),
+		MinStdDeviation:          new(scale(phi.DefaultAkkaMinStdDeviation)),
+		AcceptableHeartbeatPause: new(scale(phi.DefaultAkkaAcceptableHeartbeatPause)),
 		FirstHeartbeatEstimate:   max(scale(phi.DefaultAkkaFirstHeartbeatEstimate), 1),
 	}
 }
 
 func (s settings) cassandra() phi.CassandraConfig {
-	return phi.CassandraConfig{WindowSize: s.window, GossipInterval: s.interval}
+	return phi.CassandraConfig{WindowSize: s.window, InitialInterval: new(2 * s.interval), MaxInterval: new(2 * s.interval)}
 }
 
 func (s settings) normal() phi.NormalConfig { return phi.NormalConfig{WindowSize: s.window} }
@@ -125,7 +125,7 @@ func tableFamilies(s settings, names []string) ([]qos.Family, []string, error) {
 		case "phi-akka":
 			a := s.akka()
 			f = qos.PhiAkkaFamily(a, []float64{phi.DefaultThreshold})
-			d = fmt.Sprintf("Φ=%g pause=%v minσ=%v", phi.DefaultThreshold, a.AcceptableHeartbeatPause, a.MinStdDeviation)
+			d = fmt.Sprintf("Φ=%g pause=%v minσ=%v", phi.DefaultThreshold, *a.AcceptableHeartbeatPause, *a.MinStdDeviation)
 		case "phi-cassandra":
 			f, d = qos.PhiCassandraFamily(s.cassandra(), []float64{phi.DefaultThreshold}), fmt.Sprintf("Φ=%g cap=%v", phi.DefaultThreshold, 2*s.interval)
 		case "chen":

@@ -14,7 +14,7 @@ import (
 func (s settings) sfdConfig() sfd.Config {
 	return sfd.Config{
 		Estimator:     s.chenEst(),
-		InitialMargin: s.sfdMargin,
+		InitialMargin: new(s.sfdMargin),
 		Step:          s.sfdStep,
 		Targets: sfd.Targets{
 			MaxTD:                s.targets.MaxTD,

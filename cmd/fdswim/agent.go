@@ -185,13 +185,11 @@ func (f *agentFlags) config(stderr io.Writer) (agent.Config, error) {
 		ID: swim.ID(f.id), Bind: f.bind, Advertise: f.advertise, Plain: f.plain,
 		MaxPacketSize: f.maxPacket, LeaveTimeout: f.leaveTimeout,
 		Logger:   slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})),
-		Protocol: swim.Config{ProbeInterval: f.probeInterval, ProbeTimeout: f.probeTimeout, GossipFanout: f.gossipFanout},
+		Protocol: swim.Config{ProbeInterval: f.probeInterval, ProbeTimeout: f.probeTimeout, GossipFanout: new(f.gossipFanout)},
 	}
 	switch {
 	case f.gossipFanout < 0:
 		return cfg, fmt.Errorf("--gossip-fanout %d is negative (0 turns eager dissemination off)", f.gossipFanout)
-	case f.gossipFanout == 0:
-		cfg.Protocol.GossipFanout = -1 // swim.Config: negative is off, 0 the default
 	}
 	for name, d := range map[string]time.Duration{"--probe-interval": f.probeInterval, "--probe-timeout": f.probeTimeout,
 		"--join-timeout": f.joinTimeout, "--leave-timeout": f.leaveTimeout} {

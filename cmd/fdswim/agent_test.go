@@ -397,13 +397,14 @@ func TestAgentFlagErrors(t *testing.T) {
 }
 
 // --gossip-fanout maps to swim.Config.GossipFanout: its default is swim's,
-// and 0 turns eager dissemination off (swim reads 0 as the default).
+// and 0 turns eager dissemination off (swim.Config says it with new(0)).
 func TestAgentGossipFanoutFlag(t *testing.T) {
-	for _, c := range []struct{ flag, want int }{{swim.DefaultGossipFanout, swim.DefaultGossipFanout}, {0, -1}, {5, 5}} {
+	for _, c := range []struct{ flag, want int }{{swim.DefaultGossipFanout, swim.DefaultGossipFanout}, {0, 0}, {5, 5}} {
 		f := agentFlags{logLevel: "warn", mode: "detector", plain: true, gossipFanout: c.flag}
 		cfg, err := f.config(io.Discard)
 		require.NoError(t, err)
-		assert.Equal(t, c.want, cfg.Protocol.GossipFanout, "--gossip-fanout %d", c.flag)
+		require.NotNil(t, cfg.Protocol.GossipFanout)
+		assert.Equal(t, c.want, *cfg.Protocol.GossipFanout, "--gossip-fanout %d", c.flag)
 	}
 }
 

@@ -17,7 +17,7 @@ import (
 func newMonitor(t *testing.T, clk monitor.Clock) *monitor.Monitor {
 	t.Helper()
 	m, err := monitor.New(monitor.Config{Clock: clk, Factory: func() (detector.Detector, error) {
-		return detector.NewFixed(detector.FixedConfig{Timeout: 400 * time.Millisecond})
+		return detector.NewFixed(detector.FixedConfig{Timeout: new(400 * time.Millisecond)})
 	}})
 	require.NoError(t, err)
 	return m

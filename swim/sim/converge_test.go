@@ -128,7 +128,7 @@ func TestLeaveReachesEveryone(t *testing.T) {
 		trials = 60
 	}
 	for _, mode := range []swim.Mode{swim.ModeDetector, swim.ModeLifeguard, swim.ModeSWIM} {
-		mc := swim.Config{Mode: mode, ProbeInterval: 100 * time.Millisecond, ProbeTimeout: 50 * time.Millisecond, PushPullInterval: -1}
+		mc := swim.Config{Mode: mode, ProbeInterval: 100 * time.Millisecond, ProbeTimeout: 50 * time.Millisecond, PushPullInterval: new(time.Duration(0))}
 		bad := 0
 		for trial := 0; trial < trials; trial++ {
 			s, err := New(Config{N: n, Seed: uint64(trial) + 1, Member: mc, StartSpread: 100 * time.Millisecond,
@@ -158,7 +158,7 @@ func TestLeaveReachesEveryone(t *testing.T) {
 func TestLeaveOfMemberStoppedAtOnce(t *testing.T) {
 	const n, leaver = 6, 1
 	for _, mode := range []swim.Mode{swim.ModeDetector, swim.ModeLifeguard} {
-		mc := swim.Config{Mode: mode, ProbeInterval: 100 * time.Millisecond, ProbeTimeout: 50 * time.Millisecond, PushPullInterval: -1}
+		mc := swim.Config{Mode: mode, ProbeInterval: 100 * time.Millisecond, ProbeTimeout: 50 * time.Millisecond, PushPullInterval: new(time.Duration(0))}
 		bad := 0
 		for trial := 0; trial < 20; trial++ {
 			s, err := New(Config{N: n, Seed: uint64(trial) + 1, Member: mc, StartSpread: 100 * time.Millisecond})

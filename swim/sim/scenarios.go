@@ -161,9 +161,9 @@ var killVariants = []struct {
 }{
 	{swim.ModeSWIM.String(), swim.Config{Mode: swim.ModeSWIM}},
 	{swim.ModeLifeguard.String(), swim.Config{Mode: swim.ModeLifeguard}},
-	{swim.ModeLifeguard.String() + ", no eager gossip", swim.Config{Mode: swim.ModeLifeguard, GossipFanout: -1}},
+	{swim.ModeLifeguard.String() + ", no eager gossip", swim.Config{Mode: swim.ModeLifeguard, GossipFanout: new(0)}},
 	{swim.ModeDetector.String(), swim.Config{Mode: swim.ModeDetector}},
-	{swim.ModeDetector.String() + ", no eager gossip", swim.Config{Mode: swim.ModeDetector, GossipFanout: -1}},
+	{swim.ModeDetector.String() + ", no eager gossip", swim.Config{Mode: swim.ModeDetector, GossipFanout: new(0)}},
 }
 
 func runKill(o Options) ([]Table, error) {
@@ -268,7 +268,7 @@ var lifeguardVariants = []struct {
 	{swim.ModeSWIM.String(), swim.Config{Mode: swim.ModeSWIM}},
 	{swim.ModeLifeguard.String(), swim.Config{Mode: swim.ModeLifeguard}},
 	{swim.ModeDetector.String(), swim.Config{Mode: swim.ModeDetector}},
-	{swim.ModeDetector.String() + ", no pause guard", swim.Config{Mode: swim.ModeDetector, PauseGuard: -1}},
+	{swim.ModeDetector.String() + ", no pause guard", swim.Config{Mode: swim.ModeDetector, PauseGuard: new(time.Duration(0))}},
 }
 
 func ratio(a, b int) string {

@@ -389,7 +389,7 @@ func TestLifeguardScenarioAblation(t *testing.T) {
 func TestKillOne(t *testing.T) {
 	on, err := KillOne(8, 10, 1, swim.Config{})
 	require.NoError(t, err)
-	off, err := KillOne(8, 10, 1, swim.Config{GossipFanout: -1})
+	off, err := KillOne(8, 10, 1, swim.Config{GossipFanout: new(0)})
 	require.NoError(t, err)
 	for _, r := range []KillResult{on, off} {
 		assert.Equal(t, 10, r.Crashes)
