@@ -48,12 +48,13 @@ type Config struct {
 	// Contribution: ContributionNormal (default) or ContributionStep.
 	Contribution Contribution
 	// MinStdDev σ_min: the normal contribution uses max(σ, σ_min, 1 ns).
-	// Default Δ/100; must not be negative.
-	MinStdDev time.Duration
+	// Default Δ/100; new(0) leaves only the 1 ns guard; must not be
+	// negative.
+	MinStdDev *time.Duration
 	// MinSamples is the warm-up length: WarmingUp is true while the window
-	// holds fewer samples. Default: the window size n. Must be between 1
-	// and n when set.
-	MinSamples int
+	// holds fewer samples. Default: the window size n; new(0) turns warm-up
+	// off. Must be between 0 and n.
+	MinSamples *int
 }
 
 // Detector is κ-FD (Hayashibara, Défago and Katayama, JAIST IS-RR-2004-006;
@@ -114,17 +115,15 @@ func New(cfg Config) (*Detector, error) {
 	if cfg.Contribution != ContributionNormal && cfg.Contribution != ContributionStep {
 		return nil, fmt.Errorf("kappa: Contribution %d is unknown (want ContributionNormal or ContributionStep)", int(cfg.Contribution))
 	}
-	if cfg.MinStdDev < 0 {
-		return nil, fmt.Errorf("kappa: MinStdDev %v is negative", cfg.MinStdDev)
+	minStdDev := detector.OrDefault(cfg.MinStdDev, est.Interval()/100)
+	if minStdDev < 0 {
+		return nil, fmt.Errorf("kappa: MinStdDev %v is negative", minStdDev)
 	}
 	m, err := chen.MinSamples(cfg.MinSamples, est.WindowSize())
 	if err != nil {
 		return nil, fmt.Errorf("kappa: %w", err)
 	}
-	minStd := float64(cfg.MinStdDev)
-	if minStd == 0 {
-		minStd = float64(est.Interval()) / 100
-	}
+	minStd := float64(minStdDev)
 	return &Detector{
 		est: est, threshold: cfg.Threshold, step: cfg.Contribution == ContributionStep,
 		minStd: max(minStd, 1), minSamples: m, delta: float64(est.Interval()),

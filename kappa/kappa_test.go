@@ -133,8 +133,8 @@ func TestConfigErrors(t *testing.T) {
 		"Threshold +Inf": {Threshold: math.Inf(1)},
 		"Threshold NaN":  {Threshold: math.NaN()},
 		"Contribution 7": {Contribution: 7},
-		"MinStdDev -1ns": {MinStdDev: -1},
-		"MinSamples 11":  {Estimator: chen.EstimatorConfig{WindowSize: 10}, MinSamples: 11},
+		"MinStdDev -1ns": {MinStdDev: new(time.Duration(-1))},
+		"MinSamples 11":  {Estimator: chen.EstimatorConfig{WindowSize: 10}, MinSamples: new(11)},
 		"WindowSize -1":  {Estimator: chen.EstimatorConfig{WindowSize: -1}},
 	} {
 		_, err := kappa.New(cfg)
@@ -149,7 +149,7 @@ func TestConfigErrors(t *testing.T) {
 func TestConformance(t *testing.T) {
 	detectortest.RunConfigs(t, map[string]kappa.Config{
 		"default": {},
-		"small":   {Estimator: chen.EstimatorConfig{WindowSize: 8, RestartJump: 5}, Threshold: 0.7, MinStdDev: ms, MinSamples: 2},
+		"small":   {Estimator: chen.EstimatorConfig{WindowSize: 8, RestartJump: new(uint64(5))}, Threshold: 0.7, MinStdDev: new(ms), MinSamples: new(2)},
 		"step":    {Estimator: chen.EstimatorConfig{WindowSize: 20}, Threshold: 2.5, Contribution: kappa.ContributionStep},
 		"high":    {Estimator: chen.EstimatorConfig{WindowSize: 30}, Threshold: 40},
 	}, kappa.New, nil)

@@ -60,7 +60,7 @@ func TestAkkaYOfLevel(t *testing.T) {
 
 // Akka's test values: mean 1000 ms, standard deviation 100 ms, no pause.
 func TestAkkaGoldenValues(t *testing.T) {
-	d := newAkka(t, phi.AkkaConfig{MaxSampleSize: 4, AcceptableHeartbeatPause: -1})
+	d := newAkka(t, phi.AkkaConfig{MaxSampleSize: 4, AcceptableHeartbeatPause: new(time.Duration(0))})
 	for i, at := range []float64{0, 900, 2000, 2900, 4000} {
 		d.Observe(hb(uint64(i), at))
 	}
@@ -177,7 +177,7 @@ func TestAkkaUpdateRule(t *testing.T) {
 }
 
 func TestAkkaAwkwardInput(t *testing.T) {
-	d := newAkka(t, phi.AkkaConfig{FirstHeartbeatEstimate: 100 * time.Millisecond, AcceptableHeartbeatPause: -1, MinStdDeviation: time.Millisecond})
+	d := newAkka(t, phi.AkkaConfig{FirstHeartbeatEstimate: 100 * time.Millisecond, AcceptableHeartbeatPause: new(time.Duration(0)), MinStdDeviation: new(time.Millisecond)})
 	feedCommon(d)
 	tau, _ := d.FreshnessPoint()
 	d.Observe(hb(6, 640))                           // duplicate
@@ -190,7 +190,7 @@ func TestAkkaAwkwardInput(t *testing.T) {
 	assert.Equal(t, d.Level(ms(630)), d.Level(ms(0)), "elapsed clamped at 0")
 
 	// Zero variance: s' = min std deviation.
-	z := newAkka(t, phi.AkkaConfig{MaxSampleSize: 3, AcceptableHeartbeatPause: -1, FirstHeartbeatEstimate: 100 * time.Millisecond})
+	z := newAkka(t, phi.AkkaConfig{MaxSampleSize: 3, AcceptableHeartbeatPause: new(time.Duration(0)), FirstHeartbeatEstimate: 100 * time.Millisecond})
 	for i := range 10 {
 		z.Observe(hb(uint64(i), float64(100*i)))
 	}
@@ -205,7 +205,7 @@ func TestAkkaAwkwardInput(t *testing.T) {
 func TestAkkaConfigErrors(t *testing.T) {
 	for _, cfg := range []phi.AkkaConfig{
 		{Threshold: -1}, {Threshold: math.NaN()}, {Threshold: math.Inf(1)},
-		{MaxSampleSize: -1}, {MinStdDeviation: -1}, {FirstHeartbeatEstimate: -1},
+		{MaxSampleSize: -1}, {MinStdDeviation: new(time.Duration(-1))}, {FirstHeartbeatEstimate: -1},
 		{MinSamples: -1}, {MaxSampleSize: 10, MinSamples: 11},
 	} {
 		_, err := phi.NewAkka(cfg)
@@ -226,7 +226,7 @@ func TestAkkaLevelShortcuts(t *testing.T) {
 }
 
 func TestAkkaFormGivesEveryThresholdsCrossing(t *testing.T) {
-	d := newAkka(t, phi.AkkaConfig{Threshold: 8, MinStdDeviation: ms(10), AcceptableHeartbeatPause: ms(50), FirstHeartbeatEstimate: ms(100)})
+	d := newAkka(t, phi.AkkaConfig{Threshold: 8, MinStdDeviation: new(ms(10)), AcceptableHeartbeatPause: new(ms(50)), FirstHeartbeatEstimate: ms(100)})
 	_, _, _, ok := d.Form()
 	assert.False(t, ok, "no form before the first heartbeat")
 	feedCommon(d)
@@ -241,7 +241,7 @@ func TestAkkaFormGivesEveryThresholdsCrossing(t *testing.T) {
 }
 
 func TestAkkaForkFollowsAReplayWithItsThreshold(t *testing.T) {
-	cfg := phi.AkkaConfig{Threshold: 12, MinStdDeviation: ms(10), AcceptableHeartbeatPause: ms(20), FirstHeartbeatEstimate: ms(100)}
+	cfg := phi.AkkaConfig{Threshold: 12, MinStdDeviation: new(ms(10)), AcceptableHeartbeatPause: new(ms(20)), FirstHeartbeatEstimate: ms(100)}
 	rng := rand.New(rand.NewPCG(8, 9))
 	var hbs []detector.Heartbeat
 	for i := range 400 {

@@ -24,13 +24,7 @@ func TwoWFDFamily(cfg twowfd.Config, alphas []time.Duration) Family {
 				return nil, fmt.Errorf("margin %g ms is negative", v)
 			}
 			c := cfg
-			c.Margin = durMS(v)
-			if c.Margin == 0 {
-				// twowfd treats 0 as "default α = Δ"; α = 0 is reached
-				// through the one-pass method only, so use 1 ns for a lone
-				// replay.
-				c.Margin = 1
-			}
+			c.Margin = new(durMS(v))
 			return twowfd.New(c)
 		},
 		Linear: func(v float64) float64 { return float64(durMS(v)) },

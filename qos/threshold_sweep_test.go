@@ -26,11 +26,11 @@ var satzgerSweepThresholds = []float64{0.05, 0.3, 0.5, 0.7, 0.9, 0.95, 0.9501, 0
 var kappaSweepThresholds = []float64{0.1, 0.5, 1, 1.5, 2, 2.5, 3.5, 6, 12, 1.5}
 
 func satzgerTestConfig() satzger.Config {
-	return satzger.Config{WindowSize: 50, Scale: 0.9, BootstrapInterval: ms(100), MinSamples: 10}
+	return satzger.Config{WindowSize: 50, Scale: 0.9, BootstrapInterval: ms(100), MinSamples: new(10)}
 }
 
 func kappaTestConfig() kappa.Config {
-	return kappa.Config{Estimator: chen.EstimatorConfig{Interval: ms(100), WindowSize: 50}, MinSamples: 10}
+	return kappa.Config{Estimator: chen.EstimatorConfig{Interval: ms(100), WindowSize: 50}, MinSamples: new(10)}
 }
 
 func twowfdTestConfig() twowfd.Config {

@@ -41,11 +41,11 @@ type Config struct {
 	BootstrapInterval time.Duration
 	// MinSamples: WarmingUp is true while the window holds fewer
 	// inter-arrival times. Default WindowSize, as in the papers; must be in
-	// [0, WindowSize].
-	MinSamples int
+	// [0, WindowSize]; new(0) turns warm-up off.
+	MinSamples *int
 	// RestartJump: a sequence number more than RestartJump below the
 	// largest seen is a sender restart. Default DefaultRestartJump (100).
-	RestartJump uint64
+	RestartJump *uint64
 }
 
 // Detector is Satzger et al.'s adaptive accrual failure detector (ACM SAC
@@ -112,14 +112,9 @@ func New(cfg Config) (*Detector, error) {
 	if cfg.BootstrapInterval == 0 {
 		cfg.BootstrapInterval = DefaultBootstrapInterval
 	}
-	if cfg.MinSamples < 0 || cfg.MinSamples > cfg.WindowSize {
-		return nil, fmt.Errorf("satzger: MinSamples %d is outside [0, WindowSize=%d]", cfg.MinSamples, cfg.WindowSize)
-	}
-	if cfg.MinSamples == 0 {
-		cfg.MinSamples = cfg.WindowSize
-	}
-	if cfg.RestartJump == 0 {
-		cfg.RestartJump = DefaultRestartJump
+	minSamples := detector.OrDefault(cfg.MinSamples, cfg.WindowSize)
+	if minSamples < 0 || minSamples > cfg.WindowSize {
+		return nil, fmt.Errorf("satzger: MinSamples %d is outside [0, WindowSize=%d]", minSamples, cfg.WindowSize)
 	}
 	w, err := detector.NewWindow(cfg.WindowSize)
 	if err != nil {
@@ -128,7 +123,7 @@ func New(cfg Config) (*Detector, error) {
 	return &Detector{
 		window: w, sorted: make([]time.Duration, 0, cfg.WindowSize),
 		threshold: cfg.Threshold, scale: cfg.Scale, bootstrap: cfg.BootstrapInterval,
-		minSamples: cfg.MinSamples, restart: cfg.RestartJump,
+		minSamples: minSamples, restart: detector.OrDefault(cfg.RestartJump, DefaultRestartJump),
 	}, nil
 }
 

@@ -116,7 +116,7 @@ func TestBootstrap(t *testing.T) {
 // Stale, duplicate and backwards heartbeats are ignored; a restart records
 // no interval.
 func TestAwkwardInput(t *testing.T) {
-	d, err := satzger.New(satzger.Config{WindowSize: 10, Scale: 1, RestartJump: 50})
+	d, err := satzger.New(satzger.Config{WindowSize: 10, Scale: 1, RestartJump: new(uint64(50))})
 	require.NoError(t, err)
 	feed(d)
 	d.Observe(detector.Heartbeat{Seq: 6, HasSeq: true, Arrival: 700 * ms}) // duplicate
@@ -144,7 +144,7 @@ func TestConfigErrors(t *testing.T) {
 		"Scale -1":               {Scale: -1},
 		"Scale +Inf":             {Scale: math.Inf(1)},
 		"BootstrapInterval -1ns": {BootstrapInterval: -1},
-		"MinSamples 11":          {WindowSize: 10, MinSamples: 11},
+		"MinSamples 11":          {WindowSize: 10, MinSamples: new(11)},
 	} {
 		_, err := satzger.New(cfg)
 		if assert.Error(t, err, name) {
@@ -156,7 +156,7 @@ func TestConfigErrors(t *testing.T) {
 func TestConformance(t *testing.T) {
 	detectortest.RunConfigs(t, map[string]satzger.Config{
 		"default": {},
-		"small":   {WindowSize: 7, Threshold: 0.5, Scale: 1, MinSamples: 3, RestartJump: 5},
+		"small":   {WindowSize: 7, Threshold: 0.5, Scale: 1, MinSamples: new(3), RestartJump: new(uint64(5))},
 		"tiny":    {WindowSize: 1, Threshold: 1e-9, Scale: 3.7, BootstrapInterval: time.Nanosecond},
 		"huge-c":  {WindowSize: 30, Threshold: 1, Scale: 1e-12},
 	}, satzger.New, nil)

@@ -31,16 +31,16 @@ type Config struct {
 	// negative.
 	LongWindow int
 	// Margin is the constant safety margin α ≥ 0. Default: Δ. To sweep α
-	// (including 0) use LinearForm rather than one detector per α.
-	Margin time.Duration
+	// use LinearForm rather than one detector per α.
+	Margin *time.Duration
 	// MinSamples is the warm-up length: WarmingUp is true while the long
-	// window holds fewer samples. Default: n2, as for NFD-E. Must be
-	// between 1 and n2 when set.
-	MinSamples int
+	// window holds fewer samples. Default: n2, as for NFD-E; new(0) turns
+	// warm-up off. Must be between 0 and n2.
+	MinSamples *int
 	// RestartJump: a sequence number more than RestartJump below ℓ is a
 	// sender restart and resets both windows. Default
 	// chen.DefaultRestartJump (100).
-	RestartJump uint64
+	RestartJump *uint64
 }
 
 // Detector is 2W-FD (Tomsic et al., IPDPS 2015, the freshness point of the
@@ -86,9 +86,6 @@ func New(cfg Config) (*Detector, error) {
 	if cfg.ShortWindow > cfg.LongWindow {
 		return nil, fmt.Errorf("twowfd: ShortWindow %d is larger than LongWindow %d", cfg.ShortWindow, cfg.LongWindow)
 	}
-	if cfg.Margin < 0 {
-		return nil, fmt.Errorf("twowfd: Margin %v is negative", cfg.Margin)
-	}
 	ec := chen.EstimatorConfig{Interval: cfg.Interval, WindowSize: cfg.LongWindow, RestartJump: cfg.RestartJump}
 	long, err := chen.NewEstimator(ec)
 	if err != nil {
@@ -99,14 +96,15 @@ func New(cfg Config) (*Detector, error) {
 	if err != nil {
 		return nil, fmt.Errorf("twowfd: %w", err)
 	}
-	if cfg.Margin == 0 {
-		cfg.Margin = long.Interval()
+	alpha := detector.OrDefault(cfg.Margin, long.Interval())
+	if alpha < 0 {
+		return nil, fmt.Errorf("twowfd: Margin %v is negative", alpha)
 	}
 	m, err := chen.MinSamples(cfg.MinSamples, cfg.LongWindow)
 	if err != nil {
 		return nil, fmt.Errorf("twowfd: %w", err)
 	}
-	return &Detector{short: short, long: long, alpha: cfg.Margin, minSamples: m}, nil
+	return &Detector{short: short, long: long, alpha: alpha, minSamples: m}, nil
 }
 
 // Short returns the estimator of the short window n1 (read it, do not feed

@@ -34,7 +34,7 @@ func feed(t *testing.T, d *twowfd.Detector) {
 // EA^(6)_8 = 215/6 + 800 = 835.833333 ms, τ_8 = 950 ms, where NFD-E with
 // the long window alone would wait until 885.833333 ms only.
 func TestWorkedExample(t *testing.T) {
-	d, err := twowfd.New(twowfd.Config{Interval: 100 * ms, ShortWindow: 1, LongWindow: 6, Margin: 50 * ms})
+	d, err := twowfd.New(twowfd.Config{Interval: 100 * ms, ShortWindow: 1, LongWindow: 6, Margin: new(50 * ms)})
 	require.NoError(t, err)
 	feed(t, d)
 	assert.Equal(t, 730*ms, d.Short().Next())
@@ -68,7 +68,7 @@ func TestShortWindowSizes(t *testing.T) {
 		n1  int
 		tau time.Duration
 	}{{2, 776 * ms}, {3, 773333333 * time.Nanosecond}, {6, 773 * ms}} {
-		d, err := twowfd.New(twowfd.Config{ShortWindow: tc.n1, LongWindow: 6, Margin: 50 * ms})
+		d, err := twowfd.New(twowfd.Config{ShortWindow: tc.n1, LongWindow: 6, Margin: new(50 * ms)})
 		require.NoError(t, err)
 		feed(t, d)
 		tau, _ := d.FreshnessPoint()
@@ -76,7 +76,7 @@ func TestShortWindowSizes(t *testing.T) {
 	}
 	// A late heartbeat (4, offset 240 ms) enters the long window but not
 	// the short one of 1 (it is stale there), and does not move τ.
-	d, err := twowfd.New(twowfd.Config{LongWindow: 6, Margin: 50 * ms})
+	d, err := twowfd.New(twowfd.Config{LongWindow: 6, Margin: new(50 * ms)})
 	require.NoError(t, err)
 	feed(t, d)
 	d.Observe(detector.Heartbeat{Seq: 4, HasSeq: true, Arrival: 640 * ms})
@@ -88,9 +88,9 @@ func TestShortWindowSizes(t *testing.T) {
 
 // 2W-FD with n1 = n2 is NFD-E: same τ as chen.Detector on every heartbeat.
 func TestEqualWindowsIsChen(t *testing.T) {
-	d, err := twowfd.New(twowfd.Config{ShortWindow: 50, LongWindow: 50, Margin: 30 * ms})
+	d, err := twowfd.New(twowfd.Config{ShortWindow: 50, LongWindow: 50, Margin: new(30 * ms)})
 	require.NoError(t, err)
-	c, err := chen.New(chen.Config{Estimator: chen.EstimatorConfig{WindowSize: 50}, Margin: 30 * ms})
+	c, err := chen.New(chen.Config{Estimator: chen.EstimatorConfig{WindowSize: 50}, Margin: new(30 * ms)})
 	require.NoError(t, err)
 	a := time.Duration(0)
 	for i := range 500 {
@@ -109,9 +109,9 @@ func TestEqualWindowsIsChen(t *testing.T) {
 
 // 2W-FD is never earlier than NFD-E on its long window with the same α.
 func TestNeverBeforeLongWindow(t *testing.T) {
-	d, err := twowfd.New(twowfd.Config{ShortWindow: 1, LongWindow: 100, Margin: 10 * ms})
+	d, err := twowfd.New(twowfd.Config{ShortWindow: 1, LongWindow: 100, Margin: new(10 * ms)})
 	require.NoError(t, err)
-	c, err := chen.New(chen.Config{Estimator: chen.EstimatorConfig{WindowSize: 100}, Margin: 10 * ms})
+	c, err := chen.New(chen.Config{Estimator: chen.EstimatorConfig{WindowSize: 100}, Margin: new(10 * ms)})
 	require.NoError(t, err)
 	a := time.Duration(0)
 	for i := range 1000 {
@@ -130,9 +130,9 @@ func TestConfigErrors(t *testing.T) {
 		"ShortWindow -1": {ShortWindow: -1},
 		"LongWindow -1":  {LongWindow: -1},
 		"ShortWindow 11 is larger than LongWindow 10": {ShortWindow: 11, LongWindow: 10},
-		"Margin -1ns":   {Margin: -1},
+		"Margin -1ns":   {Margin: new(time.Duration(-1))},
 		"Interval -1ns": {Interval: -1},
-		"MinSamples 11": {LongWindow: 10, MinSamples: 11},
+		"MinSamples 11": {LongWindow: 10, MinSamples: new(11)},
 	} {
 		_, err := twowfd.New(cfg)
 		if assert.Error(t, err, name) {
@@ -149,8 +149,8 @@ func TestConfigErrors(t *testing.T) {
 func TestConformance(t *testing.T) {
 	detectortest.RunConfigs(t, map[string]twowfd.Config{
 		"default": {},
-		"small":   {ShortWindow: 3, LongWindow: 20, Margin: 5 * ms, MinSamples: 4, RestartJump: 10},
-		"equal":   {ShortWindow: 8, LongWindow: 8, Margin: 1},
+		"small":   {ShortWindow: 3, LongWindow: 20, Margin: new(5 * ms), MinSamples: new(4), RestartJump: new(uint64(10))},
+		"equal":   {ShortWindow: 8, LongWindow: 8, Margin: new(time.Duration(1))},
 	}, twowfd.New, func(_ twowfd.Config, d *twowfd.Detector) detectortest.Options {
 		return detectortest.Options{LinearParam: float64(d.Margin())}
 	})
