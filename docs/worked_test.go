@@ -194,7 +194,7 @@ func checkCommonStats(e *ex) {
 func checkFixed(e *ex) {
 	yes := map[string]bool{"yes": true, "no": false}
 	for i := range e.tab.Rows {
-		d, err := detector.NewFixed(detector.FixedConfig{Timeout: ms(e.num(i, "T (ms)"))})
+		d, err := detector.NewFixed(detector.FixedConfig{Timeout: new(ms(e.num(i, "T (ms)")))})
 		require.NoError(e, err)
 		observe(d, commonTrace(e))
 		e.eqMS(i, "τ (ms)", tau(e, d))
@@ -239,8 +239,8 @@ func checkChen(e *ex) {
 		}
 		d, err := chen.New(chen.Config{
 			Estimator:  chen.EstimatorConfig{Interval: 100 * time.Millisecond, WindowSize: 6},
-			Margin:     50 * time.Millisecond,
-			MinSamples: 1,
+			Margin:     new(50 * time.Millisecond),
+			MinSamples: new(1),
 		})
 		require.NoError(e, err)
 		observe(d, hbs)
@@ -252,7 +252,7 @@ func checkChen(e *ex) {
 func newBertier(e *ex, rule bertier.LossRule) *bertier.Detector {
 	d, err := bertier.New(bertier.Config{
 		Estimator:  chen.EstimatorConfig{Interval: 100 * time.Millisecond, WindowSize: 6},
-		MinSamples: 1,
+		MinSamples: new(1),
 		LossRule:   rule,
 	})
 	require.NoError(e, err)
@@ -335,8 +335,8 @@ func checkPhiFloor(e *ex) {
 func newAkkaCommon(e *ex) *phi.Akka {
 	d, err := phi.NewAkka(phi.AkkaConfig{
 		MaxSampleSize:            5,
-		MinStdDeviation:          time.Millisecond,
-		AcceptableHeartbeatPause: -1,
+		MinStdDeviation:          new(time.Millisecond),
+		AcceptableHeartbeatPause: new(time.Duration(0)),
 	})
 	require.NoError(e, err)
 	return d
@@ -414,8 +414,8 @@ func checkSFDTau(e *ex) {
 	for i := range e.tab.Rows {
 		d, err := sfd.New(sfd.Config{
 			Estimator:     chen.EstimatorConfig{Interval: 100 * time.Millisecond, WindowSize: 6},
-			MinSamples:    1,
-			InitialMargin: ms(e.num(i, "SM (ms)")),
+			MinSamples:    new(1),
+			InitialMargin: new(ms(e.num(i, "SM (ms)"))),
 		})
 		require.NoError(e, err)
 		observe(d, commonTrace(e))
@@ -443,7 +443,7 @@ func replayTrace(e *ex, pause bool) []detector.Heartbeat {
 func newChen3(e *ex) *chen.Detector {
 	d, err := chen.New(chen.Config{
 		Estimator: chen.EstimatorConfig{Interval: 100 * time.Millisecond, WindowSize: 3},
-		Margin:    30 * time.Millisecond,
+		Margin:    new(30 * time.Millisecond),
 	})
 	require.NoError(e, err)
 	return d
