@@ -140,7 +140,8 @@ func NewReader(src io.Reader, opt Options) (*Reader, error) {
 		r.br.Discard(len(utf8BOM)) // spreadsheet exports start with one
 	}
 	sniff, err := r.br.Peek(sniffSize)
-	if err != nil && err != io.EOF && !errors.Is(err, bufio.ErrBufferFull) {
+	if err != nil && err != io.EOF && !errors.Is(err, bufio.ErrBufferFull) &&
+		!(opt.Lenient && r.comp != "" && errors.Is(err, io.ErrUnexpectedEOF)) { // a short cut stream: Next says where
 		return nil, r.streamError(err)
 	}
 	if isBinary(sniff) {

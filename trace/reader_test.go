@@ -209,44 +209,48 @@ func TestFlushedWriterSurvivesKill(t *testing.T) {
 		return Record{Sender: "p", Seq: uint64(i), HasSeq: true, Sent: time.Duration(i) * time.Millisecond, HasSent: true,
 			Arrival: time.Duration(i)*time.Millisecond + 123456789, HasArrival: true}
 	}
-	for _, c := range []Compression{NoCompression, Gzip, XZ} {
+	for _, tc := range []struct {
+		c Compression
+		n int // records before the flush
+	}{{NoCompression, 3000}, {Gzip, 3000}, {XZ, 3000}, {Gzip, 30}, {XZ, 30}} {
+		c, n := tc.c, tc.n
 		var buf bytes.Buffer
 		w, err := NewWriter(&buf, Header{Interval: time.Millisecond}, c)
 		require.NoError(t, err)
-		for i := range 3000 {
+		for i := range n {
 			require.NoError(t, w.Write(rec(i)))
 		}
 		require.NoError(t, w.Flush())
 		flushed := buf.Len()
 		require.NoError(t, w.Flush(), "a second Flush with nothing new")
 		assert.Equal(t, flushed, buf.Len(), "compression %d: an idle Flush writes nothing", c)
-		for i := 3000; i < 3010; i++ {
+		for i := n; i < n+10; i++ {
 			require.NoError(t, w.Write(rec(i)))
 		}
 		// What a kill leaves: the flushed bytes, plus (uncompressed) a
 		// partial line of the next batch.
 		data := buf.Bytes()[:flushed]
 		if c == NoCompression {
-			data = append(slices.Clone(data), "p 3000 3000000 3"...)
+			data = append(slices.Clone(data), "p 3000 3000000 3"...) // a line of the next batch, cut
 		}
 		r, err := NewReader(bytes.NewReader(data), Options{Name: "killed", Lenient: true})
 		require.NoError(t, err, "compression %d", c)
 		recs, err := r.ReadAll()
 		require.NoError(t, err, "compression %d", c)
-		require.Len(t, recs, 3000, "compression %d", c)
+		require.Len(t, recs, n, "compression %d", c)
 		for i, got := range recs {
 			require.Equal(t, rec(i), got)
 		}
 		if c != XZ { // a flushed xz file is complete streams
 			require.NotNil(t, r.Truncated(), "compression %d", c)
-			assert.Equal(t, 2+3000+1, r.Truncated().Line, "compression %d: header, column line, 3000 records, then the cut", c)
+			assert.Equal(t, 2+n+1, r.Truncated().Line, "compression %d: header, column line, %d records, then the cut", c, n)
 		}
 
 		// Strict reading of the complete file after Close: one stream.
 		require.NoError(t, w.Close())
 		recs, err = ReadFile(writeTemp(t, buf.Bytes()), Options{})
 		require.NoError(t, err)
-		assert.Len(t, recs, 3010)
+		assert.Len(t, recs, n+10)
 	}
 }
 

@@ -83,7 +83,14 @@ func TestRecvStopsWhenTraceUnwritable(t *testing.T) {
 		_, err := runRecv(ctx, rc, slog.New(slog.DiscardHandler))
 		done <- err
 	}()
-	addr := <-ready
+	var addr string
+	select {
+	case addr = <-ready:
+	case err := <-done: // the header is flushed at once: /dev/full fails at the start
+		require.Error(t, err)
+		assert.Equal(t, 1, strings.Count(err.Error(), "no space left"), err.Error())
+		return
+	}
 	sctx, scancel := context.WithCancel(ctx)
 	defer scancel()
 	go func() {

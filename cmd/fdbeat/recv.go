@@ -201,6 +201,9 @@ func runRecv(ctx context.Context, cfg recvConfig, log *slog.Logger) (recvStats, 
 	if cfg.Refresh > 0 && cfg.Table != nil {
 		wg.Go(func() { every(ctx, cfg.Refresh, r.printTable) })
 	}
+	if r.tw != nil {
+		wg.Go(func() { every(ctx, flushPeriod, r.flushTrace) })
+	}
 	readErr := r.readLoop(ctx, conn)
 	cancel()
 	wg.Wait()
@@ -402,8 +405,31 @@ func (r *receiver) openTrace(specs []detSpec) error {
 		f.Close()
 		return fmt.Errorf("recv: %w", err)
 	}
+	if err := tw.Flush(); err != nil { // the header, at once
+		f.Close()
+		return fmt.Errorf("recv: %w", err)
+	}
 	r.file, r.tw = f, tw
 	return nil
+}
+
+// flushPeriod is how often the trace is flushed to the file (a gzip sync
+// flush, a new xz stream, or the buffer of a plain file; trace.Writer.Flush),
+// so that a receiver killed at any instant leaves every heartbeat it recorded
+// more than a second before, readable with --lenient (or fdreplay
+// --lenient). Half a second leaves half a second for the flush itself on a
+// loaded machine. The file is not fsynced: the guarantee is for a crash of
+// the process, not of the operating system.
+const flushPeriod = 500 * time.Millisecond
+
+// flushTrace flushes the trace; a failure stops the receiver as a failed
+// write does.
+func (r *receiver) flushTrace() {
+	r.eval.Lock()
+	defer r.eval.Unlock()
+	if err := r.tw.Flush(); err != nil && r.recErr == nil {
+		r.recErr = err
+	}
 }
 
 // record writes one heartbeat to the trace (if any).
