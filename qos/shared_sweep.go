@@ -71,6 +71,9 @@ func sweepShared(newDet func() (thresholdDetector, error), values []float64, cla
 		rs := make([]*replayer, len(chunk))
 		for j, i := range chunk {
 			rs[j] = newReplayer(&atThreshold{src: src, th: values[i]}, cfg, nil, len(hbs))
+			if cfg.Intervals {
+				rs[j].withCells(hbs)
+			}
 		}
 		for _, hb := range hbs {
 			src.Observe(hb)

@@ -77,6 +77,9 @@ func TestThresholdSweepsEqualReplaysConfigs(t *testing.T) {
 				assert.Positive(t, checkShared(t, hbs, cfg))
 			})
 		}
+		t.Run(name+"/intervals", func(t *testing.T) {
+			assert.Positive(t, checkShared(t, hbs, Config{Intervals: true, RecordMistakes: true}))
+		})
 		t.Run(name+"/2w-fd", func(t *testing.T) { checkTwoWFD(t, hbs) })
 	}
 }
