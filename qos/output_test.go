@@ -142,14 +142,23 @@ func TestSavePlotsDegenerate(t *testing.T) {
 	require.Equal(t, 0, c[0].Points[0].Mistakes)
 	files, err := SavePlots(c, t.TempDir(), "", "one point")
 	require.NoError(t, err)
-	assert.Len(t, files, 2, "QAP plot only: no mistakes to draw on a log scale")
+	assert.Empty(t, files, "no mistake and no suspicion: nothing to draw on log scales")
+	_, err = NewPlot(c, PlotQAP, "one point")
+	assert.ErrorContains(t, err, "no point with suspicion")
+
+	c, err = Sweep([]Stream{{Heartbeats: hbs}}, []Family{FixedFamily(durs([]float64{130}))}, SweepOptions{})
+	require.NoError(t, err)
+	require.Positive(t, c[0].Points[0].Mistakes)
+	files, err = SavePlots(c, t.TempDir(), "", "one point")
+	require.NoError(t, err)
+	assert.Len(t, files, 4, "a single point with mistakes: both plots")
 }
 
 // With unsynchronized clocks TD leaves out the network delay: the TD axis
 // says so (arrival-based, with d̄), and says nothing when TD is send-based.
 func TestPlotAxisNamesTDBasis(t *testing.T) {
 	mk := func(basis TDBasis, d time.Duration) []Curve {
-		r := Result{TDBasis: basis, DelayOffset: d, MRPerSecond: 0.5, QAP: 0.99, TD: TDStats{Mean: ms(200)}}
+		r := Result{Span: time.Minute, TDBasis: basis, DelayOffset: d, MRPerSecond: 0.5, QAP: 0.99, TD: TDStats{Mean: ms(200)}}
 		r2 := r
 		r2.MRPerSecond, r2.QAP, r2.TD.Mean = 0.1, 0.999, ms(300)
 		return []Curve{{Family: "chen", Param: "alpha", Points: []Point{{Value: 1, Result: r}, {Value: 2, Result: r2}}}}
@@ -157,18 +166,18 @@ func TestPlotAxisNamesTDBasis(t *testing.T) {
 	for _, k := range []PlotKind{PlotMR, PlotQAP} {
 		p, err := NewPlot(mk(TDArrival, ms(12)), k, "s")
 		require.NoError(t, err)
-		assert.Contains(t, p.X.Label.Text, "(ms, arrival-based, d̄ = 12ms")
+		assert.Contains(t, p.X.Label.Text, "(ms, arrival-based, + 12ms delay offset")
 		p, err = NewPlot(mk(TDSend, 0), k, "s")
 		require.NoError(t, err)
 		assert.NotContains(t, p.X.Label.Text, "arrival")
 	}
 }
 
-// The log TD axis of the QAP plot is labelled at 1, 2 and 5 per decade:
+// The log TD axis is labelled at 1, 2 and 5 per decade:
 // with decade labels only, TD from 180 ms to 3 s showed the single label
 // 1000.
 func TestQAPPlotTDAxisLabels(t *testing.T) {
-	r := Result{TDBasis: TDSend, QAP: 0.9, TD: TDStats{Mean: ms(180)}}
+	r := Result{Span: time.Minute, TDBasis: TDSend, QAP: 0.9, TD: TDStats{Mean: ms(180)}}
 	r2 := r
 	r2.QAP, r2.TD.Mean = 0.999, ms(3000)
 	p, err := NewPlot([]Curve{{Family: "chen", Param: "alpha", Points: []Point{{Value: 1, Result: r}, {Value: 2, Result: r2}}}}, PlotQAP, "s")

@@ -1,14 +1,12 @@
 package qos
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"image/color"
 	"math"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -22,27 +20,19 @@ import (
 	_ "gonum.org/v1/plot/vg/vgsvg" // SVG
 )
 
-// palette holds eight distinguishable colours (Okabe–Ito, with black).
-var palette = []color.Color{
-	color.RGBA{R: 0xd5, G: 0x5e, B: 0x00, A: 0xff}, // vermillion
-	color.RGBA{R: 0x00, G: 0x72, B: 0xb2, A: 0xff}, // blue
-	color.RGBA{R: 0x00, G: 0x9e, B: 0x73, A: 0xff}, // bluish green
-	color.RGBA{R: 0xcc, G: 0x79, B: 0xa7, A: 0xff}, // reddish purple
-	color.RGBA{R: 0xe6, G: 0x9f, B: 0x00, A: 0xff}, // orange
-	color.RGBA{R: 0x56, G: 0xb4, B: 0xe9, A: 0xff}, // sky blue
-	color.RGBA{A: 0xff},                            // black
-	color.RGBA{R: 0x99, G: 0x99, B: 0x33, A: 0xff}, // olive
-}
-
 // PlotKind selects what a plot shows against the mean detection time.
 type PlotKind int
 
 const (
-	// PlotMR shows the mistake rate MR (per second, log scale) against TD.
-	// Points without mistakes cannot be drawn on a log axis and are left out.
+	// PlotMR shows the mistake rate MR (per second) against TD, both on
+	// log scales. Points without mistakes cannot be drawn on a log axis
+	// and are left out.
 	PlotMR PlotKind = iota
-	// PlotQAP shows the query accuracy probability QAP against TD (TD on a
-	// log scale).
+	// PlotQAP shows the unavailability 1 − QAP (the fraction of time the
+	// monitor wrongly suspects) against TD, both on log scales: QAP itself
+	// sits between 0.99 and 1 for every useful setting, so on a linear
+	// axis every curve lay flat along the top. Points with QAP = 1 are
+	// left out.
 	PlotQAP
 )
 
@@ -53,19 +43,28 @@ func (k PlotKind) name() string {
 	return "mr-td"
 }
 
-// ticks125 marks a log axis at 1, 2 and 5 times each power of ten (with
-// labels) and at the other integer multiples (without). gonum's LogTicks
-// labels only the powers of ten, which left a TD axis from 180 ms to 3 s
-// with the single label 1000.
-type ticks125 struct{}
+// logTicks marks a log axis at every integer multiple of each power of
+// ten and labels the multiples that keep about four to twelve labels:
+// 1, 2 and 5 over up to three decades, 1 and 3 up to six, the powers of
+// ten beyond. gonum's LogTicks labels only the powers of ten, which left a
+// TD axis from 180 ms to 3 s with the single label 1000.
+type logTicks struct{}
 
 // Ticks implements plot.Ticker.
-func (ticks125) Ticks(lo, hi float64) []plot.Tick {
+func (logTicks) Ticks(lo, hi float64) []plot.Tick {
 	if !(lo > 0) || !(hi >= lo) || math.IsInf(hi, 0) {
 		return nil
 	}
+	e0, e1 := math.Floor(math.Log10(lo)), math.Ceil(math.Log10(hi))
+	label := map[int]bool{1: true, 2: true, 5: true}
+	switch decades := math.Log10(hi / lo); {
+	case decades > 6:
+		label = map[int]bool{1: true}
+	case decades > 3:
+		label = map[int]bool{1: true, 3: true}
+	}
 	var ts []plot.Tick
-	for e := math.Floor(math.Log10(lo)); e <= math.Ceil(math.Log10(hi)); e++ {
+	for e := e0; e <= e1; e++ {
 		dec := math.Pow(10, e)
 		for m := 1; m <= 9; m++ {
 			v := float64(m) * dec
@@ -73,8 +72,10 @@ func (ticks125) Ticks(lo, hi float64) []plot.Tick {
 				continue
 			}
 			t := plot.Tick{Value: v}
-			if m == 1 || m == 2 || m == 5 {
-				t.Label = strconv.FormatFloat(v, 'g', -1, 64)
+			if label[m] {
+				// m·10^e written with e's decimals: 0.3, not
+				// 0.30000000000000004.
+				t.Label = strconv.FormatFloat(v, 'f', max(0, -int(e)), 64)
 			}
 			ts = append(ts, t)
 		}
@@ -82,9 +83,10 @@ func (ticks125) Ticks(lo, hi float64) []plot.Tick {
 	return ts
 }
 
-// tdBasisNote returns "arrival-based, d̄ = X" when every point's TD is
-// arrival-based (unsynchronized clocks: the TD axis then leaves out the
-// network delay except d̄), else "".
+// tdBasisNote returns "arrival-based, + X delay offset" when every point's
+// TD is arrival-based (unsynchronized clocks: the TD axis then leaves out
+// the network delay except the offset d̄), else "". (Plain words: the
+// plots' font has no combining macron for d̄.)
 func tdBasisNote(curves []Curve) string {
 	note := ""
 	for _, c := range curves {
@@ -92,81 +94,189 @@ func tdBasisNote(curves []Curve) string {
 			if pt.TDBasis != TDArrival {
 				return ""
 			}
-			note = "arrival-based, d̄ = " + pt.DelayOffset.String()
+			note = "arrival-based, + " + pt.DelayOffset.String() + " delay offset"
 		}
 	}
 	return note
 }
 
-// NewPlot draws curves (normally those of one stream) with the mean TD in
-// milliseconds on the x axis: one line with markers per family, a lone
-// marker for a family with a single point (Bertier).
+// plotPoint is one drawn point with its 95 % interval (absent: the point
+// itself) and parameter value.
+type plotPoint struct {
+	x, y     float64
+	xLo, xHi float64
+	yLo, yHi float64
+	label    string
+}
+
+type plotPoints []plotPoint
+
+func (p plotPoints) Len() int                    { return len(p) }
+func (p plotPoints) XY(i int) (float64, float64) { return p[i].x, p[i].y }
+func (p plotPoints) YError(i int) (float64, float64) {
+	return p[i].y - p[i].yLo, p[i].yHi - p[i].y
+}
+func (p plotPoints) XError(i int) (float64, float64) {
+	return p[i].x - p[i].xLo, p[i].xHi - p[i].x
+}
+func (p plotPoints) Label(i int) string { return p[i].label }
+
+// monotoneTD reports whether the points' TD never decreases or never
+// increases along the parameter: only then does a line through them in
+// parameter order read as a curve (SFD's TD is not monotone in SM1).
+func monotoneTD(pts plotPoints) bool {
+	up, down := true, true
+	for i := 1; i < len(pts); i++ {
+		up = up && pts[i].x >= pts[i-1].x
+		down = down && pts[i].x <= pts[i-1].x
+	}
+	return up || down
+}
+
+// curvePoints returns the drawable points of c for kind, in parameter
+// order, with their intervals (clamped into the positive range of a log
+// axis) and setting labels.
+func curvePoints(c Curve, kind PlotKind) plotPoints {
+	var pts plotPoints
+	for _, pt := range c.Points {
+		p := plotPoint{x: float64(pt.TD.Mean) / float64(time.Millisecond), label: settingLabel(c, pt.Value)}
+		p.xLo, p.xHi = p.x, p.x
+		switch kind {
+		case PlotMR:
+			p.y = pt.MRPerSecond
+		default:
+			p.y = 1 - pt.QAP
+		}
+		if !(p.y > 0) || pt.Span <= 0 {
+			continue
+		}
+		p.yLo, p.yHi = p.y, p.y
+		if ci := pt.CI; ci != nil {
+			p.xLo = float64(ci.TDMean[0]) / float64(time.Millisecond)
+			p.xHi = float64(ci.TDMean[1]) / float64(time.Millisecond)
+			if kind == PlotMR {
+				p.yLo, p.yHi = ci.MRPerSecond[0], ci.MRPerSecond[1]
+			} else {
+				p.yLo, p.yHi = 1-ci.QAP[1], 1-ci.QAP[0]
+			}
+			// A log axis has no 0: a lower end at 0 (a resample without
+			// mistakes) is drawn to a tenth of the point.
+			p.yLo = max(min(p.yLo, p.y), p.y/10)
+			p.yHi = max(p.yHi, p.y)
+			p.xLo = max(min(p.xLo, p.x), p.x/10)
+			p.xHi = max(p.xHi, p.x)
+		}
+		pts = append(pts, p)
+	}
+	return pts
+}
+
+// NewPlot draws curves (normally those of one stream) against the mean TD
+// in milliseconds, both axes on log scales: per family a line in TD order
+// with its own colour and marker (or markers alone when TD is not monotone
+// in the parameter, as for SFD), a large outlined marker for a family
+// with a single point (Bertier), the 95 % intervals as error bars when the
+// points have them (Config.Intervals), and the setting written at the ends
+// and the middle of each curve. The legend is added to the plot; SavePlots
+// draws it beside the data area.
 func NewPlot(curves []Curve, kind PlotKind, title string) (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = title
-	p.X.Label.Text = "mean detection time TD (ms)"
+	p.X.Label.Text = "mean detection time TD (ms, log scale)"
+	p.X.Scale, p.X.Tick.Marker = plot.LogScale{}, logTicks{}
+	p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, logTicks{}
 	switch kind {
 	case PlotMR:
-		p.Y.Label.Text = "mistake rate MR (1/s)"
-		p.Y.Scale = plot.LogScale{}
-		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+		p.Y.Label.Text = "mistake rate MR (1/s, log scale)"
 	case PlotQAP:
-		// QAP saturates near 1 while TD spans decades: a log TD axis keeps
-		// the interesting part (small TD) readable.
-		p.Y.Label.Text = "query accuracy probability QAP"
-		p.X.Label.Text = "mean detection time TD (ms, log scale)"
-		p.X.Scale = plot.LogScale{}
-		p.X.Tick.Marker = ticks125{}
+		p.Y.Label.Text = "unavailability 1 - QAP (log scale)"
 	default:
 		return nil, fmt.Errorf("qos: unknown plot kind %d", int(kind))
 	}
 	if b := tdBasisNote(curves); b != "" {
 		p.X.Label.Text = strings.Replace(p.X.Label.Text, "(ms", "(ms, "+b, 1)
 	}
-	p.Legend.Top, p.Legend.Left = true, true
+	// Axis labels at 9 pt: gonum shrinks the data area until the rotated
+	// y label fits beside it, and at the default size the MR label left a
+	// band of empty space above the plot.
+	p.X.Label.TextStyle.Font.Size = vg.Points(9)
+	p.Y.Label.TextStyle.Font.Size = vg.Points(9)
 	p.Add(plotter.NewGrid())
-	drawn := 0
+	names := make([]string, len(curves))
 	for i, c := range curves {
-		pts := make(plotter.XYs, 0, len(c.Points))
-		for _, pt := range c.Points {
-			y := pt.QAP
-			if kind == PlotMR {
-				y = pt.MRPerSecond
-				if y <= 0 {
-					continue
-				}
-			}
-			pts = append(pts, plotter.XY{X: float64(pt.TD.Mean) / float64(time.Millisecond), Y: y})
-		}
+		names[i] = c.Family
+	}
+	var cands []labelCands
+	drawn := 0
+	for _, c := range curves {
+		slot := familyIndex(c.Family, names)
+		col, glyph := familyStyle(slot)
+		pts := curvePoints(c, kind)
 		if len(pts) == 0 {
-			if kind == PlotMR && len(c.Points) > 0 {
-				p.Legend.Add(c.Family + " (no mistakes)")
+			if len(c.Points) > 0 {
+				what := "no mistakes"
+				if kind == PlotQAP {
+					what = "never suspects"
+				}
+				p.Legend.Add(c.Family + " (" + what + ")")
 			}
 			continue
 		}
-		slices.SortFunc(pts, func(a, b plotter.XY) int { return cmp.Compare(a.X, b.X) })
+		hasCI := false
+		for _, pt := range pts {
+			hasCI = hasCI || pt.yLo < pt.y || pt.yHi > pt.y || pt.xLo < pt.x || pt.xHi > pt.x
+		}
+		if hasCI {
+			ye, err := plotter.NewYErrorBars(pts)
+			if err != nil {
+				return nil, fmt.Errorf("qos: plotting %s: %w", c.Family, err)
+			}
+			xe, err := plotter.NewXErrorBars(pts)
+			if err != nil {
+				return nil, fmt.Errorf("qos: plotting %s: %w", c.Family, err)
+			}
+			bar := color.NRGBA{R: col.R, G: col.G, B: col.B, A: 0x60}
+			ye.Color, xe.Color = bar, bar
+			ye.Width, xe.Width = vg.Points(0.7), vg.Points(0.7)
+			ye.CapWidth, xe.CapWidth = vg.Points(2.5), vg.Points(2.5)
+			p.Add(ye, xe)
+		}
+		sc, err := plotter.NewScatter(pts)
+		if err != nil {
+			return nil, fmt.Errorf("qos: plotting %s: %w", c.Family, err)
+		}
+		sc.GlyphStyle = draw.GlyphStyle{Color: col, Radius: vg.Points(2.2), Shape: glyph}
 		label := c.Family
-		col := palette[i%len(palette)]
-		if len(c.Points) == 1 {
-			sc, err := plotter.NewScatter(pts)
+		switch {
+		case len(pts) == 1:
+			// A single point (Bertier, or phi-akka hidden under the
+			// others on the default trace) must stand out: larger, with
+			// a ring around it.
+			sc.GlyphStyle.Radius = vg.Points(4.5)
+			ring, err := plotter.NewScatter(pts)
 			if err != nil {
 				return nil, fmt.Errorf("qos: plotting %s: %w", c.Family, err)
 			}
-			sc.GlyphStyle = draw.GlyphStyle{Color: col, Radius: vg.Points(4), Shape: draw.PyramidGlyph{}}
-			p.Add(sc)
+			ring.GlyphStyle = draw.GlyphStyle{Color: color.Black, Radius: vg.Points(6.5), Shape: draw.RingGlyph{}}
+			p.Add(sc, ring)
 			p.Legend.Add(label, sc)
-		} else {
-			l, sc, err := plotter.NewLinePoints(pts)
+		case monotoneTD(pts):
+			l, err := plotter.NewLine(pts)
 			if err != nil {
 				return nil, fmt.Errorf("qos: plotting %s: %w", c.Family, err)
 			}
-			l.Color = col
-			l.Width = vg.Points(1.2)
-			// Beyond eight families the colours repeat: dash the later lines.
-			l.Dashes = plotutil.Dashes(i / len(palette))
-			sc.GlyphStyle = draw.GlyphStyle{Color: col, Radius: vg.Points(1.8), Shape: plotutil.Shape(i)}
+			l.Color, l.Width = col, vg.Points(1.2)
+			// Beyond twelve families the colours repeat: dash the later
+			// lines (the markers differ too).
+			l.Dashes = plotutil.Dashes(slot / len(familyColours))
 			p.Add(l, sc)
 			p.Legend.Add(label, l, sc)
+		default:
+			p.Add(sc)
+			p.Legend.Add(label+" (points: TD not monotone)", sc)
+		}
+		if len(pts) > 1 && c.Param != "" {
+			cands = append(cands, labelCands{pts: pts, col: col})
 		}
 		drawn++
 	}
@@ -174,27 +284,83 @@ func NewPlot(curves []Curve, kind PlotKind, title string) (*plot.Plot, error) {
 		if kind == PlotMR {
 			return nil, errors.New("qos: no point with mistakes to draw on a log scale")
 		}
-		return nil, errors.New("qos: no points to draw")
+		return nil, errors.New("qos: no point with suspicion (1 - QAP > 0) to draw on a log scale")
 	}
-	if kind == PlotQAP && p.Y.Max-p.Y.Min < 1e-6 {
-		p.Y.Min = p.Y.Max - 0.001 // every point equally accurate
+	// Whole decades on the y axis (labels outside the range would squeeze
+	// the data area), and room on the x axis for the setting labels.
+	p.Y.Min = math.Pow(10, math.Floor(math.Log10(p.Y.Min)))
+	p.Y.Max = math.Pow(10, math.Ceil(math.Log10(p.Y.Max)))
+	if p.Y.Min == p.Y.Max {
+		p.Y.Min, p.Y.Max = p.Y.Min/10, p.Y.Max*10
 	}
-	if kind == PlotMR {
-		// Whole decades: gonum's log ticks label the decades around the data,
-		// and a label outside the axis range would squeeze the data area.
-		p.Y.Min = math.Pow(10, math.Floor(math.Log10(p.Y.Min)))
-		p.Y.Max = math.Pow(10, math.Ceil(math.Log10(p.Y.Max)))
-		if p.Y.Min == p.Y.Max {
-			p.Y.Min, p.Y.Max = p.Y.Min/10, p.Y.Max*10
-		}
+	p.X.Min, p.X.Max = p.X.Min/1.08, p.X.Max*1.25
+	if err := addSettingLabels(p, cands); err != nil {
+		return nil, err
 	}
 	return p, nil
 }
 
-// SavePlots writes, for the given curves, "<prefix>mr-td" and
-// "<prefix>qap-td" as PNG and SVG (19 cm × 11 cm, legend on the right) into dir, which must
-// exist. It returns the files written. A plot with nothing to draw (for
-// example no mistakes at any point for MR) is skipped, not an error.
+// labelCands are the points of one curve that may carry a setting label.
+type labelCands struct {
+	pts plotPoints
+	col color.RGBA
+}
+
+// addSettingLabels writes the setting next to up to three points per
+// curve (the ends and the middle first), skipping a label that would
+// overlap one already placed (judged on the axes' normalized log scales,
+// a label being about 9 % of the width by 4 % of the height).
+func addSettingLabels(p *plot.Plot, cands []labelCands) error {
+	type spot struct{ x, y float64 }
+	var placed []spot
+	free := func(s spot) bool {
+		for _, q := range placed {
+			if math.Abs(s.x-q.x) < 0.09 && math.Abs(s.y-q.y) < 0.04 {
+				return false
+			}
+		}
+		return true
+	}
+	for _, c := range cands {
+		n := len(c.pts)
+		order := []int{0, n - 1, n / 2, n / 4, 3 * n / 4, n / 8, 7 * n / 8}
+		var keep plotPoints
+		seen := map[int]bool{}
+		for _, i := range order {
+			if len(keep) == 3 || seen[i] {
+				continue
+			}
+			seen[i] = true
+			pt := c.pts[i]
+			s := spot{p.X.Norm(pt.x), p.Y.Norm(pt.y)}
+			if s.x < 0 || s.x > 0.93 || s.y < 0 || s.y > 0.97 || !free(s) {
+				continue
+			}
+			placed = append(placed, s)
+			keep = append(keep, pt)
+		}
+		if len(keep) == 0 {
+			continue
+		}
+		lb, err := plotter.NewLabels(keep)
+		if err != nil {
+			return fmt.Errorf("qos: plotting labels: %w", err)
+		}
+		for i := range lb.TextStyle {
+			lb.TextStyle[i].Font.Size = vg.Points(7)
+			lb.TextStyle[i].Color = c.col
+		}
+		lb.Offset = vg.Point{X: vg.Points(4), Y: vg.Points(2)}
+		p.Add(lb)
+	}
+	return nil
+}
+
+// SavePlots writes, for the given curves, "<prefix>mr-td" (MR against TD)
+// and "<prefix>qap-td" (1 − QAP against TD) as PNG and SVG (19 cm × 11 cm,
+// legend on the right) into dir, which must exist. It returns the files
+// written. A plot with nothing to draw (no mistakes at any point) is
+// skipped, not an error.
 func SavePlots(curves []Curve, dir, prefix, title string) ([]string, error) {
 	var files []string
 	for _, kind := range []PlotKind{PlotMR, PlotQAP} {
@@ -235,6 +401,8 @@ func savePlot(p *plot.Plot, path string) (err error) {
 		return fmt.Errorf("qos: saving plot: %w", err)
 	}
 	legend := p.Legend
+	legend.Top = true
+	legend.TextStyle.Font.Size = vg.Points(9)
 	p.Legend = plot.NewLegend()
 	defer func() { p.Legend = legend }()
 	dc := draw.New(c)

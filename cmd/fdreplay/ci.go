@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -99,4 +100,10 @@ func settingOf(c qos.Choice) string {
 		return "(single point)"
 	}
 	return fmt.Sprintf("%s=%s%s", c.Param, strconv.FormatFloat(c.Point.Value, 'g', 4, 64), c.Unit)
+}
+
+// plotTitle names the trace and the sender of a stream, as plot and
+// report titles do ("jitter.fdkit.gz, sender p").
+func plotTitle(in *input) string {
+	return fmt.Sprintf("%s, sender %s", filepath.Base(in.file), displaySender(in))
 }

@@ -360,7 +360,11 @@ func runErr(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	if o.out != "" {
-		files, err := writeOutputs(o.out, tableCurves, curves, stderr)
+		titles := map[string]string{}
+		for _, r := range runs {
+			titles[r.in.name] = plotTitle(r.in)
+		}
+		files, err := writeOutputs(o.out, tableCurves, curves, titles, stderr)
 		if err != nil {
 			return err
 		}
@@ -479,7 +483,7 @@ func prepareOut(dir string) error {
 	return os.Remove(f.Name())
 }
 
-func writeOutputs(dir string, table, curves []qos.Curve, stderr io.Writer) ([]string, error) {
+func writeOutputs(dir string, table, curves []qos.Curve, titles map[string]string, stderr io.Writer) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -526,15 +530,20 @@ func writeOutputs(dir string, table, curves []qos.Curve, stderr io.Writer) ([]st
 			}
 			return r
 		}, name)
-		p, err := qos.SavePlots(curves[start:end], dir, safe+"-", "sender "+name)
+		title := titles[name]
+		if title == "" {
+			title = "sender " + name
+		}
+		p, err := qos.SavePlots(curves[start:end], dir, safe+"-", title)
 		if err != nil {
 			return files, err
 		}
 		files = append(files, p...)
 		if !slices.ContainsFunc(p, func(f string) bool { return strings.HasSuffix(f, "-mr-td.png") }) {
 			// SavePlots skips a plot with nothing to draw; say so rather
-			// than leave the user looking for the file.
-			fmt.Fprintf(stderr, "fdreplay: note: no MR plot for sender %s: no swept point made a mistake (MR 0 has no place on a log scale)\n", name)
+			// than leave the user looking for the file. Without a mistake
+			// there is no suspicion either (1 − QAP = 0).
+			fmt.Fprintf(stderr, "fdreplay: note: no MR or 1 − QAP plot for sender %s: no swept point made a mistake (0 has no place on a log scale)\n", name)
 		}
 		start = end
 	}

@@ -1,0 +1,93 @@
+package qos
+
+import (
+	"fmt"
+	"image/color"
+	"strconv"
+
+	"gonum.org/v1/plot/vg/draw"
+)
+
+// familyColours are twelve colours that stay apart on white and for the
+// common colour-vision deficiencies (Tableau 10 with its light yellow and
+// pink replaced by darker tones, plus black and teal-blue).
+var familyColours = []color.RGBA{
+	{0x4e, 0x79, 0xa7, 0xff}, // blue
+	{0xf2, 0x8e, 0x2b, 0xff}, // orange
+	{0xe1, 0x57, 0x59, 0xff}, // red
+	{0x59, 0xa1, 0x4f, 0xff}, // green
+	{0xb0, 0x7a, 0xa1, 0xff}, // purple
+	{0x9c, 0x75, 0x5f, 0xff}, // brown
+	{0x00, 0x00, 0x00, 0xff}, // black
+	{0x76, 0xb7, 0xb2, 0xff}, // teal
+	{0xb8, 0x86, 0x0b, 0xff}, // dark yellow
+	{0xd6, 0x3c, 0x9c, 0xff}, // magenta
+	{0x7f, 0x7f, 0x7f, 0xff}, // grey
+	{0x17, 0x6d, 0x8a, 0xff}, // dark cyan
+}
+
+// familyGlyphs are the markers, one per family with the colours, so that a
+// family is told apart by shape too (in print and for colour-blind readers).
+var familyGlyphs = []draw.GlyphDrawer{
+	draw.CircleGlyph{}, draw.BoxGlyph{}, draw.PyramidGlyph{}, draw.RingGlyph{},
+	draw.SquareGlyph{}, draw.TriangleGlyph{}, draw.CrossGlyph{}, draw.PlusGlyph{},
+}
+
+// knownFamilies fixes the style of fdkit's own families, so a family looks
+// the same in every plot and report whatever is selected.
+var knownFamilies = []string{"fixed", "jacobson", "phi-normal", "phi-akka", "phi-cassandra", "chen", "bertier", "sfd"}
+
+// familyIndex returns the style slot of family name: its place among the
+// known families, else the next free slot in order of first appearance in
+// names.
+func familyIndex(name string, names []string) int {
+	for i, k := range knownFamilies {
+		if k == name {
+			return i
+		}
+	}
+	i := len(knownFamilies)
+	for _, n := range names {
+		if n == name {
+			return i
+		}
+		known := false
+		for _, k := range knownFamilies {
+			known = known || k == n
+		}
+		if !known {
+			i++
+		}
+	}
+	return i
+}
+
+// familyStyle returns the colour and marker of slot i.
+func familyStyle(i int) (color.RGBA, draw.GlyphDrawer) {
+	return familyColours[i%len(familyColours)], familyGlyphs[i%len(familyGlyphs)]
+}
+
+// hexColour writes c as #rrggbb.
+func hexColour(c color.RGBA) string { return fmt.Sprintf("#%02x%02x%02x", c.R, c.G, c.B) }
+
+// paramSymbol returns the symbol a plot or report shows for a family's
+// parameter name.
+func paramSymbol(p string) string {
+	switch p {
+	case "alpha":
+		return "α"
+	case "Phi":
+		return "Φ"
+	case "SM1":
+		return "SM1"
+	}
+	return p
+}
+
+// settingLabel writes a parameter value as "Φ=8", "T=261ms".
+func settingLabel(c Curve, v float64) string {
+	if c.Param == "" {
+		return ""
+	}
+	return paramSymbol(c.Param) + "=" + strconv.FormatFloat(v, 'g', 3, 64) + c.Unit
+}
