@@ -16,7 +16,7 @@ func ExampleRun() {
 	const timeout = 300 * time.Millisecond
 	test := func(t *testing.T) {
 		detectortest.Run(t, func() detector.Detector {
-			d, err := detector.NewFixed(detector.FixedConfig{Timeout: timeout})
+			d, err := detector.NewFixed(detector.FixedConfig{Timeout: new(timeout)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -33,7 +33,7 @@ func ExampleRun() {
 // Benchmark is the standard Observe-and-query loop, so that the benchmarks
 // of the detector packages measure the same thing.
 func ExampleBenchmark() {
-	d, err := detector.NewFixed(detector.FixedConfig{Timeout: time.Second})
+	d, err := detector.NewFixed(detector.FixedConfig{Timeout: new(time.Second)})
 	if err != nil {
 		panic(err)
 	}
