@@ -31,6 +31,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"os"
 	"os/signal"
 	"strings"
@@ -99,6 +100,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
+// maxPhiWindow bounds --phi-window: every sender gets a window per φ
+// detector, up to --max-senders of them.
+const maxPhiWindow = 100_000
+
 func newLogger(w io.Writer, level string) (*slog.Logger, error) {
 	var l slog.Level
 	if err := l.UnmarshalText([]byte(level)); err != nil {
@@ -112,16 +117,16 @@ func cmdSend(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.SetOutput(stderr)
 	var c sendConfig
 	var pauses, logLevel string
-	fs.DurationVar(&c.Interval, "interval", 100*time.Millisecond, "heartbeat interval Δ")
+	checkedVar(fs, &c.Interval, "interval", "", 100*time.Millisecond, 1, time.Hour, "a positive duration up to 1h", "heartbeat interval Δ")
 	fs.StringVar(&c.Name, "name", "", "sender name in the packets (default: the receiver uses the source address)")
 	fs.Uint64Var(&c.Incarnation, "incarnation", 0, "incarnation number (default: start time in Unix ns, new on every start)")
-	fs.DurationVar(&c.Duration, "duration", 0, "stop (as if crashed) after this long; 0 = until SIGINT/SIGTERM")
+	checkedVar(fs, &c.Duration, "duration", "", 0, 0, math.MaxInt64, "a duration ≥ 0 (0: until SIGINT/SIGTERM)", "stop (as if crashed) after this long; 0 = until SIGINT/SIGTERM")
 	fs.Uint64Var(&c.Count, "count", 0, "stop after this many heartbeats; 0 = no limit")
 	fs.StringVar(&c.DelayDist, "delay-dist", "normal", "added delay distribution: "+strings.Join(delayDists, ", "))
-	fs.DurationVar(&c.Delay, "delay", 0, "mean added delay")
-	fs.DurationVar(&c.Jitter, "jitter", 0, "delay spread: standard deviation (normal) or half-width (uniform)")
-	fs.Float64Var(&c.Loss, "loss", 0, "fraction of heartbeats dropped, in [0, 1)")
-	fs.Float64Var(&c.LossBurst, "loss-burst", 0, "mean loss burst length in heartbeats (Gilbert model); 0 = independent losses")
+	checkedVar(fs, &c.Delay, "delay", "", 0, 0, time.Hour, "a duration from 0 to 1h", "mean added delay")
+	checkedVar(fs, &c.Jitter, "jitter", "", 0, 0, time.Hour, "a duration from 0 to 1h", "delay spread: standard deviation (normal) or half-width (uniform)")
+	checkedVar(fs, &c.Loss, "loss", "", 0, 0, math.Nextafter(1, 0), "a fraction in [0, 1)", "fraction of heartbeats dropped, in [0, 1)")
+	checkedVar(fs, &c.LossBurst, "loss-burst", "", 0, 0, math.MaxFloat64, "0 (independent losses) or a finite mean burst length ≥ 1", "mean loss burst length in heartbeats (Gilbert model); 0 = independent losses")
 	fs.StringVar(&pauses, "pause", "", "pauses AT:DURATION[,...] after the start, e.g. 20s:600ms,40s:600ms")
 	fs.Uint64Var(&c.Seed, "seed", 0, "random seed of the impairments; 0 = random")
 	fs.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
@@ -132,6 +137,9 @@ func cmdSend(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if c.LossBurst > 0 && c.LossBurst < 1 {
+		return fmt.Errorf("--loss-burst %v: want 0 (independent losses) or a mean burst length ≥ 1", c.LossBurst)
 	}
 	c.Targets = fs.Args()
 	if len(c.Targets) == 0 {
@@ -163,14 +171,14 @@ func cmdRecv(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	var plain bool
 	fs.StringVar(&c.Listen, "listen", "127.0.0.1:7946", "UDP address to listen on")
 	fs.StringVar(&c.Out, "out", "", "record heartbeats to this fdkit trace file (.gz or .xz compresses)")
-	fs.DurationVar(&c.Interval, "interval", 100*time.Millisecond, "nominal heartbeat interval Δ (trace header; φ bootstrap)")
+	checkedVar(fs, &c.Interval, "interval", "", 100*time.Millisecond, 1, time.Hour, "a positive duration up to 1h", "nominal heartbeat interval Δ (trace header; φ bootstrap)")
 	fs.DurationSliceVar(&c.Timeouts, "timeouts", []time.Duration{300 * time.Millisecond, time.Second, 3 * time.Second}, "fixed-timeout detectors")
 	fs.Float64SliceVar(&c.Phis, "phi", []float64{8, 12}, "thresholds of the normal-model φ detectors")
-	fs.IntVar(&c.PhiWindow, "phi-window", 100, "φ window size (inter-arrival samples)")
-	fs.DurationVar(&c.PhiMinStd, "phi-min-std", 0, "φ minimum standard deviation σ_min (0: the phi default, 1% of the mean interval)")
+	checkedVar(fs, &c.PhiWindow, "phi-window", "", 100, 1, maxPhiWindow, fmt.Sprintf("a size from 1 to %d (each sender keeps that many samples per φ detector)", maxPhiWindow), "φ window size (inter-arrival samples)")
+	checkedVar(fs, &c.PhiMinStd, "phi-min-std", "", 0, 0, time.Hour, "a duration from 0 to 1h (0: 1% of the mean interval)", "φ minimum standard deviation σ_min (0: the phi default, 1% of the mean interval)")
 	fs.IntVar(&c.MaxSenders, "max-senders", 10000, "most senders tracked; heartbeats from further new senders are ignored (0: no limit)")
 	fs.DurationVar(&c.Sweep, "sweep", 10*time.Millisecond, "how often the detectors are checked when no heartbeat comes")
-	fs.DurationVar(&c.Refresh, "refresh", time.Second, "table refresh period; 0 = no table")
+	checkedVar(fs, &c.Refresh, "refresh", "", time.Second, 0, time.Hour, "a duration from 0 (no table) to 1h", "table refresh period; 0 = no table")
 	fs.BoolVar(&plain, "plain", false, "print periodic lines instead of redrawing the table, even on a terminal")
 	fs.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	fs.Usage = func() {
@@ -183,6 +191,17 @@ func cmdRecv(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("recv: unexpected arguments %q", fs.Args())
+	}
+	for _, t := range c.Timeouts {
+		if t <= 0 {
+			return fmt.Errorf("--timeouts %v: every timeout must be positive", t)
+		}
+	}
+	for _, th := range c.Phis {
+		// phi.NormalConfig takes 0 as "the default threshold (8)".
+		if !(th > 0) || math.IsInf(th, 1) {
+			return fmt.Errorf("--phi %v: every threshold must be finite and positive", th)
+		}
 	}
 	log, err := newLogger(stderr, logLevel)
 	if err != nil {

@@ -25,6 +25,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -48,29 +49,35 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs := pflag.NewFlagSet("fdgen", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var (
-		list       = fs.Bool("list", false, "list the presets and exit")
-		preset     = fs.String("preset", "", "start from this preset (see --list); empty: trace.GenConfig defaults")
-		seed       = fs.Uint64("seed", 1, "random seed (trace.NewRand)")
-		out        = fs.StringP("out", "o", "-", "output file, - for standard output")
-		compress   = fs.String("compress", "auto", "none, gzip, xz, or auto (from the output name's extension)")
-		sender     = fs.String("sender", "", "sender id (default \"p\"); with --senders N > 1 the ids are this followed by 0..N-1")
-		senders    = fs.Int("senders", 1, "number of senders, each an independent stream with the same model, merged in arrival order")
-		interval   = fs.Duration("interval", 0, "nominal heartbeat interval Δ")
-		duration   = fs.Duration("duration", 0, "length of the trace (heartbeats scheduled in [0, duration))")
-		jitter     = fs.Duration("jitter", 0, "s.d. of the sender's send instants around k·Δ")
-		delayDist  = fs.String("delay", "", "one-way delay distribution: constant, normal, lognormal, pareto")
-		delayBase  = fs.Duration("delay-base", 0, "constant part of the delay")
-		delayMean  = fs.Duration("delay-mean", 0, "mean of the random part of the delay")
-		delaySD    = fs.Duration("delay-sd", 0, "s.d. of the random part (normal, lognormal)")
-		delayAlpha = fs.Float64("delay-alpha", 0, "Pareto shape (> 1)")
-		loss       = fs.Float64("loss", 0, "loss rate (fraction 0..1): Bernoulli, or Gilbert-Elliott with --loss-burst > 1")
-		lossBurst  = fs.Float64("loss-burst", 1, "mean loss burst length in heartbeats (Gilbert-Elliott when > 1)")
-		pauses     = fs.StringArray("pause", nil, "sender pause AT:LENGTH, e.g. 30s:600ms (repeatable)")
-		outages    = fs.StringArray("outage", nil, "network outage AT:LENGTH: everything sent in it is lost (repeatable)")
-		crash      = fs.Duration("crash", 0, "crash time: nothing is sent at or after it (0: no crash)")
-		drift      = fs.Float64("drift-ppm", 0, "receiver clock drift in parts per million")
-		recvStart  = fs.Duration("receiver-start", 0, "receiver clock reading at instant 0")
+		list      = fs.Bool("list", false, "list the presets and exit")
+		preset    = fs.String("preset", "", "start from this preset (see --list); empty: trace.GenConfig defaults")
+		seed      = fs.Uint64("seed", 1, "random seed (trace.NewRand)")
+		out       = fs.StringP("out", "o", "-", "output file, - for standard output; written under a temporary name and renamed when complete")
+		compress  = fs.String("compress", "auto", "none, gzip, xz, or auto (from the output name's extension)")
+		sender    = fs.String("sender", "", "sender id (default \"p\"); with --senders N > 1 the ids are this followed by 0..N-1")
+		delayDist = fs.String("delay", "", "one-way delay distribution: constant, normal, lognormal, pareto")
+		pauses    = fs.StringArray("pause", nil, "sender pause AT:LENGTH, e.g. 30s:600ms (repeatable)")
+		outages   = fs.StringArray("outage", nil, "network outage AT:LENGTH: everything sent in it is lost (repeatable)")
+		recvStart = fs.Duration("receiver-start", 0, "receiver clock reading at instant 0")
+
+		senders                            int
+		interval, duration, jitter, crash  time.Duration
+		delayBase, delayMean, delaySD      time.Duration
+		delayAlpha, loss, lossBurst, drift float64
 	)
+	const anyDur = "a duration ≥ 0"
+	checkedVar(fs, &senders, "senders", "", 1, 1, trace.MaxGenHeartbeats, "a count ≥ 1", "number of senders, each an independent stream with the same model, merged in arrival order")
+	checkedVar(fs, &interval, "interval", "", 0, 1, math.MaxInt64, "a positive duration", "nominal heartbeat interval Δ (default 100ms)")
+	checkedVar(fs, &duration, "duration", "", 0, 1, math.MaxInt64, "a positive duration", "length of the trace, heartbeats scheduled in [0, duration) (default 1m)")
+	checkedVar(fs, &jitter, "jitter", "", 0, 0, math.MaxInt64, anyDur, "s.d. of the sender's send instants around k·Δ")
+	checkedVar(fs, &delayBase, "delay-base", "", 0, 0, math.MaxInt64, anyDur, "constant part of the delay")
+	checkedVar(fs, &delayMean, "delay-mean", "", 0, 0, math.MaxInt64, anyDur, "mean of the random part of the delay")
+	checkedVar(fs, &delaySD, "delay-sd", "", 0, 0, math.MaxInt64, anyDur, "s.d. of the random part (normal, lognormal)")
+	checkedVar(fs, &delayAlpha, "delay-alpha", "", 0, math.Nextafter(1, 2), math.MaxFloat64, "a finite shape > 1 (so that the mean exists)", "Pareto shape (> 1)")
+	checkedVar(fs, &loss, "loss", "", 0, 0, 1, "a fraction in [0, 1]", "loss rate (fraction 0..1): Bernoulli, or Gilbert-Elliott with --loss-burst > 1")
+	checkedVar(fs, &lossBurst, "loss-burst", "", 1, 1, math.MaxFloat64, "a finite mean burst length ≥ 1 heartbeat", "mean loss burst length in heartbeats (Gilbert-Elliott when > 1)")
+	checkedVar(fs, &crash, "crash", "", 0, 0, math.MaxInt64, "a duration ≥ 0 (0: no crash)", "crash time: nothing is sent at or after it (0: no crash)")
+	checkedVar(fs, &drift, "drift-ppm", "", 0, -999_999, 999_999, "a drift in parts per million between -999999 and 999999", "receiver clock drift in parts per million")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "Usage: fdgen [flags]\n\nWrites a synthetic heartbeat trace in fdkit format (see package trace).\n\nFlags:")
 		fs.PrintDefaults()
@@ -103,13 +110,13 @@ func run(args []string, stdout, stderr io.Writer) error {
 		cfg.Sender = *sender
 	}
 	if set("interval") {
-		cfg.Interval = *interval
+		cfg.Interval = interval
 	}
 	if set("duration") {
-		cfg.Duration = *duration
+		cfg.Duration = duration
 	}
 	if set("jitter") {
-		cfg.Jitter = *jitter
+		cfg.Jitter = jitter
 	}
 	if set("delay") {
 		d, err := trace.ParseDelayDist(*delayDist)
@@ -119,30 +126,31 @@ func run(args []string, stdout, stderr io.Writer) error {
 		cfg.Delay.Dist = d
 	}
 	if set("delay-base") {
-		cfg.Delay.Base = *delayBase
+		cfg.Delay.Base = delayBase
 	}
 	if set("delay-mean") {
-		cfg.Delay.Mean = *delayMean
+		cfg.Delay.Mean = delayMean
 	}
 	if set("delay-sd") {
-		cfg.Delay.SD = *delaySD
+		cfg.Delay.SD = delaySD
 	}
 	if set("delay-alpha") {
-		cfg.Delay.Alpha = *delayAlpha
+		cfg.Delay.Alpha = delayAlpha
 	}
-	if set("loss") || set("loss-burst") {
+	if set("loss-burst") && !set("loss") {
+		return fmt.Errorf("--loss-burst %v needs --loss (the loss rate)", lossBurst)
+	}
+	if set("loss") {
 		switch {
-		case *loss == 0:
+		case loss == 0:
 			cfg.Loss = trace.Loss{}
-		case *lossBurst > 1:
-			if !(*loss < 1) {
-				return fmt.Errorf("--loss %v: want a fraction below 1 with --loss-burst", *loss)
+		case lossBurst > 1:
+			if !(loss < 1) {
+				return fmt.Errorf("--loss %v: want a fraction below 1 with --loss-burst", loss)
 			}
-			cfg.Loss = trace.GilbertElliott(*loss, *lossBurst)
-		case *lossBurst < 1:
-			return fmt.Errorf("--loss-burst %v: want at least 1", *lossBurst)
+			cfg.Loss = trace.GilbertElliott(loss, lossBurst)
 		default:
-			cfg.Loss = trace.Loss{Model: trace.LossBernoulli, P: *loss}
+			cfg.Loss = trace.Loss{Model: trace.LossBernoulli, P: loss}
 		}
 	}
 	var err error
@@ -157,22 +165,22 @@ func run(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	if set("crash") {
-		cfg.CrashAt = *crash
+		cfg.CrashAt = crash
 	}
 	if set("drift-ppm") {
-		cfg.DriftPPM = *drift
+		cfg.DriftPPM = drift
 	}
 	if set("receiver-start") {
 		cfg.ReceiverStart = *recvStart
 	}
-	if *senders < 1 {
-		return fmt.Errorf("--senders %d: want at least 1", *senders)
+	if err := checkSize(cfg, senders); err != nil {
+		return err
 	}
 	rng := trace.NewRand(*seed)
 	var streams [][]trace.Record
-	for i := range *senders {
+	for i := range senders {
 		c := cfg
-		if *senders > 1 {
+		if senders > 1 {
 			if c.Sender == "" {
 				c.Sender = trace.DefaultGenSender
 			}
@@ -220,6 +228,25 @@ func run(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	return err
+}
+
+// checkSize refuses a trace that would not fit in memory: fdgen holds every
+// record before writing (about 64 bytes each), and trace.Generate bounds one
+// stream, not senders × streams.
+func checkSize(cfg trace.GenConfig, senders int) error {
+	ival, dur := cfg.Interval, cfg.Duration
+	if ival == 0 {
+		ival = trace.DefaultGenInterval
+	}
+	if dur == 0 {
+		dur = trace.DefaultGenDuration
+	}
+	per := dur / ival
+	if per > trace.MaxGenHeartbeats || int64(senders)*int64(per) > trace.MaxGenHeartbeats {
+		return fmt.Errorf("--senders %d × (--duration %v / --interval %v) = %d heartbeats: at most %d (fdgen holds the trace in memory)",
+			senders, dur, ival, int64(senders)*int64(min(per, trace.MaxGenHeartbeats+1)), trace.MaxGenHeartbeats)
+	}
+	return nil
 }
 
 // parseWindows parses AT:LENGTH values.

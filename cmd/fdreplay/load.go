@@ -154,9 +154,7 @@ func loadReader(r *trace.Reader, file string, o options, multi bool, stderr io.W
 	if ferr != nil {
 		return nil, ferr
 	}
-	if n := r.Skipped(); n > 0 {
-		fmt.Fprintf(stderr, "fdreplay: %s: skipped %d malformed lines\n", name, n)
-	}
+	reportSkipped(stderr, name, r.Skipped(), r.SkippedErrors())
 	if cut := r.Truncated(); cut != nil {
 		fmt.Fprintf(stderr, "fdreplay: input cut short, replaying the records before the cut: %v\n", cut)
 	}

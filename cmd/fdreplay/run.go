@@ -66,6 +66,14 @@ type options struct {
 // --interval made the fixed timeout 10Δ negative).
 const maxInterval = time.Duration(math.MaxInt64 / 100)
 
+// maxWindow bounds --window: every detector, and every swept setting of it,
+// keeps n samples, so --window 100000000 took gigabytes before failing.
+// 100000 is a hundred times the papers' and Akka's 1000.
+const maxWindow = 100_000
+
+// maxPoints bounds --points: each swept point is a detector state per stream.
+const maxPoints = 10_000
+
 // errUsage marks errors in the command line (exit code 2).
 var errUsage = errors.New("usage")
 
@@ -96,11 +104,11 @@ func parseFlags(args []string, stdout io.Writer) (options, []string, error) {
 	var o options
 	dets := fs.StringSliceP("detectors", "d", []string{"all"}, "detectors to run: all, or a list of "+strings.Join(detectorNames, ", ")+" (aliases: phi, akka, cassandra, timeout, 2wfd, κ)")
 	fs.StringSliceVarP(&o.senders, "sender", "s", nil, "replay only these senders (ids as in the trace)")
-	fs.IntVar(&o.warmUp, "warmup", -1, "heartbeats excluded at the start of each stream (-1: the window size, so every detector is evaluated on the same heartbeats with full windows)")
-	fs.IntVar(&o.window, "window", 1000, "window size n of the adaptive detectors (chen, bertier, sfd, φ, 2w-fd's long window, satzger, kappa); streams shorter than 2n heartbeats get n = length/4 unless set")
-	fs.DurationVar(&o.interval, "interval", 0, "nominal heartbeat interval Δ (default: from the trace header, else estimated from send times or arrivals)")
-	fs.DurationVar(&o.timeout, "timeout", 0, "fixed timeout T for the table (default 10Δ, i.e. 1s for Δ = 100ms)")
-	fs.DurationVar(&o.delayOffset, "delay-offset", 0, "d̄ added to the arrival-based TD when clocks are not synchronized (e.g. RTT/2)")
+	checkedVar(fs, &o.warmUp, "warmup", "", -1, -1, math.MaxInt32, "-1 (the window size) or a count ≥ 0", "heartbeats excluded at the start of each stream (-1: the window size, so every detector is evaluated on the same heartbeats with full windows)")
+	checkedVar(fs, &o.window, "window", "", 1000, 1, maxWindow, fmt.Sprintf("a size from 1 to %d (each detector and swept setting keeps n samples)", maxWindow), "window size n of the adaptive detectors (chen, bertier, sfd, φ, 2w-fd's long window, satzger, kappa); streams shorter than 2n heartbeats get n = length/4 unless set")
+	checkedVar(fs, &o.interval, "interval", "", 0, 1, maxInterval, fmt.Sprintf("a positive duration up to %v (omit the flag to take Δ from the trace)", maxInterval), "nominal heartbeat interval Δ (default: from the trace header, else estimated from send times or arrivals)")
+	checkedVar(fs, &o.timeout, "timeout", "", 0, 1, 10*maxInterval, fmt.Sprintf("a positive duration up to %v (omit the flag for 10Δ)", 10*maxInterval), "fixed timeout T for the table (default 10Δ, i.e. 1s for Δ = 100ms)")
+	checkedVar(fs, &o.delayOffset, "delay-offset", "", 0, 0, maxInterval, fmt.Sprintf("a duration from 0 to %v", maxInterval), "d̄ added to the arrival-based TD when clocks are not synchronized (e.g. RTT/2)")
 	fs.StringVar(&o.clock, "clock", "auto", "sender/monitor clocks: auto, sync or unsync (auto: synchronized iff every 0 ≤ A−σ ≤ 1m)")
 	fs.StringVarP(&o.format, "format", "f", "auto", "input format when it cannot be detected: auto, lip6, csv, fdkit")
 	fs.StringVar(&o.columns, "columns", "", "CSV columns as sender,seq,sent,arrival header names (empty name: no such column); implies --format csv")
@@ -109,11 +117,11 @@ func parseFlags(args []string, stdout io.Writer) (options, []string, error) {
 	fs.BoolVar(&o.strict, "strict", false, "fail on the first record that cannot be right (an outlying arrival, send time, delay or sequence number, a sequence restart, a truncated last line) instead of leaving it out with a warning; see docs/fdreplay.md")
 	fs.StringVarP(&o.out, "out", "o", "", "directory for results: table.csv/json, curves.csv/json, <sender>-mr-td and -qap-td plots (PNG, SVG); implies --sweep")
 	fs.BoolVar(&o.sweep, "sweep", false, "sweep each detector's parameter (implied by --out, --range and tuner targets); without --out the curves are printed as CSV")
-	fs.IntVarP(&o.points, "points", "p", 40, "points per swept curve")
+	checkedVar(fs, &o.points, "points", "p", 40, 1, maxPoints, fmt.Sprintf("a count from 1 to %d", maxPoints), "points per swept curve")
 	rangeArgs := fs.StringArray("range", nil, "sweep range NAME=LO:HI[:log|lin], durations with a unit or in ms (repeatable; defaults: fixed Δ..30Δ log, chen, sfd and 2w-fd Δ/100..20Δ log, φ 0.5..16, cassandra 0.25..16 log, jacobson K 0.5..64 log, satzger θ 0.5..1, kappa K 0.5..16 log)")
-	fs.DurationVar(&o.targets.MaxTD, "td-max", 0, "tuner target: mean TD at most this")
-	fs.Float64Var(&o.targets.MaxMRPerSecond, "mr-max", 0, "tuner target: mistakes per second at most this (1 per minute is 0.0167)")
-	fs.Float64Var(&o.targets.MinQAP, "qap-min", 0, "tuner target: QAP at least this (e.g. 0.999)")
+	checkedVar(fs, &o.targets.MaxTD, "td-max", "", 0, 1, math.MaxInt64, "a positive duration (omit the flag for no TD target)", "tuner target: mean TD at most this")
+	checkedVar(fs, &o.targets.MaxMRPerSecond, "mr-max", "", 0, math.SmallestNonzeroFloat64, math.MaxFloat64, "a positive rate per second (omit the flag for no MR target; to forbid mistakes give a tiny rate such as 1e-9)", "tuner target: mistakes per second at most this (1 per minute is 0.0167)")
+	checkedVar(fs, &o.targets.MinQAP, "qap-min", "", 0, math.SmallestNonzeroFloat64, 1, "a probability in (0, 1] (omit the flag for no QAP target)", "tuner target: QAP at least this (e.g. 0.999)")
 	fs.BoolVar(&o.noProgress, "no-progress", false, "no progress bar (it is shown only when stderr is a terminal)")
 	help := fs.BoolP("help", "h", false, "show this help")
 	if err := fs.Parse(args); err != nil {
@@ -144,18 +152,6 @@ func parseFlags(args []string, stdout io.Writer) (options, []string, error) {
 		o.ranges[name] = sp
 		o.sweep = true
 	}
-	switch {
-	case o.points < 1:
-		return o, nil, usageErr("--points %d: need at least 1", o.points)
-	case o.window < 1:
-		return o, nil, usageErr("--window %d: need at least 1", o.window)
-	case o.warmUp < -1:
-		return o, nil, usageErr("--warmup %d: need -1 (auto) or a count ≥ 0", o.warmUp)
-	case o.interval < 0, o.timeout < 0, o.delayOffset < 0:
-		return o, nil, usageErr("--interval, --timeout and --delay-offset must not be negative")
-	case o.interval > maxInterval:
-		return o, nil, usageErr("--interval %v: at most %v (sweep ranges reach 30Δ, which must fit in a time.Duration)", o.interval, maxInterval)
-	}
 	if err := o.targets.Validate(); err != nil {
 		return o, nil, usageErr("%v", strings.TrimPrefix(err.Error(), "qos: "))
 	}
@@ -168,7 +164,36 @@ func parseFlags(args []string, stdout io.Writer) (options, []string, error) {
 	default:
 		return o, nil, usageErr("--clock %q: want auto, sync or unsync", o.clock)
 	}
+	if err := checkCSVFlags(o, fs.Changed("unit")); err != nil {
+		return o, nil, err
+	}
 	return o, fs.Args(), nil
+}
+
+// checkCSVFlags refuses CSV settings that cannot work, naming the flags
+// rather than the trace.Columns fields they fill in.
+func checkCSVFlags(o options, unitSet bool) error {
+	const want = "the CSV header names of sender,seq,sent,arrival (leave a name empty when absent)"
+	if o.columns == "" {
+		switch {
+		case strings.EqualFold(o.format, "csv"):
+			return usageErr("--format csv needs --columns: %s", want)
+		case unitSet:
+			return usageErr("--unit %s applies to CSV input only: give --columns too", o.unit)
+		}
+		return nil
+	}
+	parts := strings.Split(o.columns, ",")
+	switch {
+	case len(parts) != 4:
+		return usageErr("--columns %q: want four comma-separated names, %s", o.columns, want)
+	case strings.TrimSpace(parts[2]) == "" && strings.TrimSpace(parts[3]) == "":
+		return usageErr("--columns %q: name the sent or the arrival column (or both); replay needs times", o.columns)
+	}
+	if _, err := trace.ParseUnit(o.unit); err != nil {
+		return usageErr("--unit %q: want ns, us, ms or s", o.unit)
+	}
+	return nil
 }
 
 func selectDetectors(list []string) ([]string, error) {

@@ -123,8 +123,8 @@ func TestHelpAndErrors(t *testing.T) {
 		{[]string{"--range", "sfd=0:1e300"}, 2, "upper bound 1e+300 ms is beyond the longest duration"},
 		{[]string{"--range", "chen=0:1e13"}, 2, "upper bound 1e+13 ms is beyond the longest duration"},
 		{[]string{"--range", "fixed=1:9.3e12"}, 2, "beyond the longest duration"},
-		{[]string{"--interval", "2000000h"}, 2, "--interval 2000000h0m0s: at most"},
-		{[]string{"--qap-min", "2"}, 2, "QAP target"},
+		{[]string{"--interval", "2000000h"}, 2, `invalid argument "2000000h" for "--interval" flag: want a positive duration up to`},
+		{[]string{"--qap-min", "2"}, 2, `"--qap-min" flag: want a probability in (0, 1]`},
 		{[]string{"--sender", "nobody"}, 1, "matched nothing"},
 		{[]string{"--clock", "maybe"}, 2, "--clock"},
 	}

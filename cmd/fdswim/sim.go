@@ -27,14 +27,14 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	var list bool
 	fs.Uint64Var(&o.Seed, "seed", 1, "random seed (same seed, same tables)")
 	fs.BoolVar(&o.Quick, "quick", false, "smaller sizes and shorter runs")
-	fs.IntSliceVar(&o.Sizes, "sizes", nil, "group sizes for load, detect and kill (default 8,16,...,512,1000; kill 8,16,32)")
-	fs.IntVar(&o.Trials, "trials", 0, "crashes per size for detect and kill (default 200; kill 100)")
-	fs.DurationVar(&o.Pause, "pause", 0, "lifeguard: pause length D (default: 6s, 9s and 12s)")
-	fs.DurationVar(&o.Every, "every", 0, "lifeguard: pause interval I (default 2·D)")
-	fs.IntSliceVar(&o.Counts, "counts", nil, "lifeguard: numbers C of paused members (default 1,2,4,8,16)")
-	fs.DurationVar(&o.Duration, "duration", 0, "lifeguard: run length (default 10m)")
-	fs.IntVar(&o.Alpha, "alpha", 0, "lifeguard: suspicion multiplier α (default 5)")
-	fs.IntVar(&o.Beta, "beta", 0, "lifeguard: maximum timeout multiplier β (default 6)")
+	fs.IntSliceVar(&o.Sizes, "sizes", nil, fmt.Sprintf("group sizes for load, detect and kill, each 2..%d (default 8,16,...,512,1000; kill 8,16,32)", maxSimSize))
+	checkedVar(fs, &o.Trials, "trials", "", 0, 1, maxTrials, fmt.Sprintf("a count from 1 to %d", maxTrials), "crashes per size for detect and kill (default 200; kill 100)")
+	checkedVar(fs, &o.Pause, "pause", "", 0, 1, maxSimDuration, fmt.Sprintf("a positive duration up to %v", maxSimDuration), "lifeguard: pause length D (default: 6s, 9s and 12s)")
+	checkedVar(fs, &o.Every, "every", "", 0, 1, maxSimDuration, fmt.Sprintf("a positive duration up to %v, longer than the pause", maxSimDuration), "lifeguard: pause interval I, longer than D (default 2·D)")
+	fs.IntSliceVar(&o.Counts, "counts", nil, fmt.Sprintf("lifeguard: numbers C of paused members, each 0..%d (default 1,2,4,8,16)", lifeguardN))
+	checkedVar(fs, &o.Duration, "duration", "", 0, 1, maxSimDuration, fmt.Sprintf("a positive duration up to %v", maxSimDuration), "lifeguard: run length (default 10m)")
+	checkedVar(fs, &o.Alpha, "alpha", "", 0, 1, maxMult, fmt.Sprintf("a multiplier from 1 to %d", maxMult), "lifeguard: suspicion multiplier α (default 5)")
+	checkedVar(fs, &o.Beta, "beta", "", 0, 1, maxMult, fmt.Sprintf("a multiplier from 1 to %d", maxMult), "lifeguard: maximum timeout multiplier β (default 6)")
 	fs.BoolVar(&list, "list", false, "list the scenarios and exit")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: fdswim sim [flags] scenario... (or all)")
@@ -44,6 +44,9 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		if errors.Is(err, pflag.ErrHelp) {
 			return nil
 		}
+		return err
+	}
+	if err := checkSimFlags(fs, o); err != nil {
 		return err
 	}
 	if list {
@@ -84,6 +87,49 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			}
 		}
 		fmt.Fprintf(stdout, "(%s: %v wall time)\n\n", s.Name, time.Since(start).Round(time.Millisecond))
+	}
+	return nil
+}
+
+// Bounds of the sim flags. A simulated group holds every member's view of
+// every other (memory grows as N²) and runs take time in proportion to
+// their length, trials and sizes.
+const (
+	maxSimSize     = 10_000
+	maxTrials      = 100_000
+	maxMult        = 1000
+	maxSimDuration = 24 * time.Hour
+	lifeguardN     = 128 // the lifeguard scenario's group size
+)
+
+// checkSimFlags checks what the flag values cannot check alone: the lists
+// and --every against --pause, so that an invalid value is refused with its
+// flag's name instead of becoming a default or a simulator error.
+func checkSimFlags(fs *pflag.FlagSet, o sim.Options) error {
+	if fs.Changed("sizes") && len(o.Sizes) == 0 {
+		return errors.New("--sizes: give at least one group size")
+	}
+	for _, n := range o.Sizes {
+		if n < 2 || n > maxSimSize {
+			return fmt.Errorf("--sizes %d: each group size must be from 2 to %d", n, maxSimSize)
+		}
+	}
+	if fs.Changed("counts") && len(o.Counts) == 0 {
+		return errors.New("--counts: give at least one number of paused members")
+	}
+	for _, c := range o.Counts {
+		if c < 0 || c > lifeguardN {
+			return fmt.Errorf("--counts %d: each count must be from 0 to %d (the lifeguard group has %d members)", c, lifeguardN, lifeguardN)
+		}
+	}
+	if o.Every > 0 {
+		longest := 12 * time.Second // the default pauses are 6, 9 and 12 s
+		if o.Pause > 0 {
+			longest = o.Pause
+		}
+		if o.Every <= longest {
+			return fmt.Errorf("--every %v: must be longer than the pause D = %v (give --pause to change D)", o.Every, longest)
+		}
 	}
 	return nil
 }

@@ -1,0 +1,56 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// Flags refuse NaN, infinities and out-of-range values with the flag's name
+// (--loss-burst Inf used to give 0 % loss), never fall back to a default
+// (--interval 0 used to mean 100ms), and refuse a trace too large for
+// memory with the limit in the message.
+func TestFlagsRefuseInvalidValues(t *testing.T) {
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--loss", "0.1", "--loss-burst", "Inf"}, `"--loss-burst" flag: not a finite number`},
+		{[]string{"--loss", "0.1", "--loss-burst", "NaN"}, `"--loss-burst" flag: not a finite number`},
+		{[]string{"--loss", "0.1", "--loss-burst", "0.5"}, `"--loss-burst" flag: want a finite mean burst length ≥ 1`},
+		{[]string{"--loss-burst", "4"}, "--loss-burst 4 needs --loss"},
+		{[]string{"--loss", "NaN"}, `"--loss" flag: not a finite number`},
+		{[]string{"--loss", "1.5"}, `"--loss" flag: want a fraction in [0, 1]`},
+		{[]string{"--loss", "-0.1"}, `"--loss" flag`},
+		{[]string{"--delay-alpha", "Inf"}, `"--delay-alpha" flag`},
+		{[]string{"--delay-alpha", "1"}, `"--delay-alpha" flag: want a finite shape > 1`},
+		{[]string{"--drift-ppm", "NaN"}, `"--drift-ppm" flag`},
+		{[]string{"--drift-ppm", "1e6"}, `"--drift-ppm" flag`},
+		{[]string{"--interval", "0"}, `"--interval" flag: want a positive duration`},
+		{[]string{"--duration", "0"}, `"--duration" flag: want a positive duration`},
+		{[]string{"--jitter", "-1ms"}, `"--jitter" flag: want a duration ≥ 0`},
+		{[]string{"--delay-sd", "-1ms"}, `"--delay-sd" flag`},
+		{[]string{"--senders", "0"}, `"--senders" flag: want a count ≥ 1`},
+		{[]string{"--senders", "1000", "--interval", "1ms", "--duration", "1h"}, "= 3600000000 heartbeats: at most 100000000"},
+		{[]string{"--interval", "1ns", "--duration", "1h"}, "heartbeats: at most 100000000"},
+	}
+	for _, c := range cases {
+		var out, errOut bytes.Buffer
+		err := run(c.args, &out, &errOut)
+		if assert.Error(t, err, "%v", c.args) {
+			assert.Contains(t, err.Error(), c.want, "%v", c.args)
+		}
+		assert.Zero(t, out.Len(), "%v: no trace written", c.args)
+	}
+}
+
+// The help names every checked flag with its type.
+func TestHelpShowsCheckedFlags(t *testing.T) {
+	var errOut bytes.Buffer
+	_ = run([]string{"-h"}, &bytes.Buffer{}, &errOut)
+	for _, f := range []string{"--loss-burst float", "--interval duration", "--senders int"} {
+		assert.True(t, strings.Contains(errOut.String(), f), f)
+	}
+}

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Every flag refuses NaN, infinities, out-of-range values and sizes that
+// would exhaust memory, naming the flag as typed; a refused value never
+// becomes the default (--td-max 0 used to drop the TD target, --window
+// 100000000 took gigabytes before failing).
+func TestFlagsRefuseInvalidValues(t *testing.T) {
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--td-max", "0"}, `"--td-max" flag: want a positive duration`},
+		{[]string{"--td-max", "-1s"}, `"--td-max" flag`},
+		{[]string{"--mr-max", "0"}, `"--mr-max" flag: want a positive rate`},
+		{[]string{"--mr-max", "NaN"}, `"--mr-max" flag: not a finite number`},
+		{[]string{"--mr-max", "Inf"}, `"--mr-max" flag: not a finite number`},
+		{[]string{"--mr-max", "1e400"}, `"--mr-max" flag: not a finite number`},
+		{[]string{"--qap-min", "0"}, `"--qap-min" flag: want a probability in (0, 1]`},
+		{[]string{"--qap-min", "NaN"}, `"--qap-min" flag`},
+		{[]string{"--qap-min", "1.5"}, `"--qap-min" flag`},
+		{[]string{"--window", "100000000"}, `"--window" flag: want a size from 1 to 100000`},
+		{[]string{"--window", "0"}, `"--window" flag`},
+		{[]string{"--points", "1000000"}, `"-p, --points" flag: want a count from 1 to 10000`},
+		{[]string{"-p", "0"}, `"-p, --points" flag`},
+		{[]string{"--warmup", "-2"}, `"--warmup" flag: want -1 (the window size) or a count ≥ 0`},
+		{[]string{"--interval", "0"}, `"--interval" flag: want a positive duration`},
+		{[]string{"--interval", "-1ms"}, `"--interval" flag`},
+		{[]string{"--timeout", "0"}, `"--timeout" flag: want a positive duration`},
+		{[]string{"--delay-offset", "-5ms"}, `"--delay-offset" flag`},
+		{[]string{"--interval", "100"}, `as a duration with a unit`},
+		{[]string{"--format", "csv"}, "--format csv needs --columns"},
+		{[]string{"--unit", "ms"}, "--unit ms applies to CSV input only"},
+		{[]string{"--columns", "a,b"}, `--columns "a,b": want four comma-separated names`},
+		{[]string{"--columns", "h,s,,"}, "name the sent or the arrival column"},
+		{[]string{"--columns", "h,s,t,a", "--unit", "min"}, `--unit "min": want ns, us, ms or s`},
+	}
+	for _, c := range cases {
+		code, out, errOut := runCmd(c.args...)
+		assert.Equal(t, 2, code, "%v", c.args)
+		assert.Contains(t, errOut, c.want, "%v", c.args)
+		assert.Empty(t, out, "%v: nothing runs", c.args)
+		assert.Equal(t, 1, strings.Count(errOut, "\n"), "one line: %q", errOut)
+	}
+}
+
+// Columns refer to flags, not to trace.Columns fields.
+func TestCSVErrorsNameFlags(t *testing.T) {
+	code, _, errOut := runCmd("--format", "csv", "x.csv")
+	assert.Equal(t, 2, code)
+	assert.NotContains(t, errOut, "Columns.")
+}
+
+// --lenient lists the first skipped lines with file:line and the reason.
+func TestLenientListsSkippedLines(t *testing.T) {
+	var b strings.Builder
+	for i := range 200 {
+		if i == 50 || i == 120 {
+			b.WriteString("4 x 100 200 3\n")
+			continue
+		}
+		ms := int64(i) * 100_000_000
+		b.WriteString(fmt.Sprintf("4 %d %d %d 3\n", i, ms, ms+1_000_000))
+	}
+	path := filepath.Join(t.TempDir(), "bad.txt")
+	require.NoError(t, os.WriteFile(path, []byte(b.String()), 0o644))
+	code, _, errOut := runCmd("--lenient", "-d", "fixed", "--interval", "100ms", path)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, errOut, "bad.txt: skipped 2 malformed line(s):\n")
+	assert.Contains(t, errOut, "  "+path+":51: field seq: want")
+	assert.Contains(t, errOut, "  "+path+":121: field seq: want")
+
+	// More than the listed number: say how many are listed.
+	b.Reset()
+	for range 15 {
+		b.WriteString("4 x 100 200 3\n")
+	}
+	for i := range 100 {
+		ms := int64(i) * 100_000_000
+		b.WriteString(fmt.Sprintf("4 %d %d %d 3\n", i, ms, ms+1_000_000))
+	}
+	require.NoError(t, os.WriteFile(path, []byte(b.String()), 0o644))
+	code, _, errOut = runCmd("--lenient", "-f", "lip6", "-d", "fixed", "--interval", "100ms", path)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, errOut, "skipped 15 malformed line(s); the first 10:\n")
+	assert.Contains(t, errOut, path+":10: field seq")
+	assert.NotContains(t, errOut, path+":11: field seq")
+}

@@ -1,0 +1,73 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// sim flags refuse invalid values with the flag's name instead of running
+// with a default: --trials -1 ran 30 trials, --alpha -3 reported α = 5.
+func TestSimFlagsRefuseInvalidValues(t *testing.T) {
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--trials", "-1"}, `"--trials" flag: want a count from 1 to 100000`},
+		{[]string{"--trials", "0"}, `"--trials" flag`},
+		{[]string{"--trials", "100000000"}, `"--trials" flag`},
+		{[]string{"--alpha", "-3"}, `"--alpha" flag: want a multiplier from 1 to 1000`},
+		{[]string{"--alpha", "0"}, `"--alpha" flag`},
+		{[]string{"--beta", "-1"}, `"--beta" flag`},
+		{[]string{"--pause", "0"}, `"--pause" flag: want a positive duration`},
+		{[]string{"--pause", "-6s"}, `"--pause" flag`},
+		{[]string{"--duration", "-1m"}, `"--duration" flag`},
+		{[]string{"--duration", "1000h"}, `"--duration" flag: want a positive duration up to 24h0m0s`},
+		{[]string{"--every", "0"}, `"--every" flag`},
+		{[]string{"--pause", "6s", "--every", "5s"}, "--every 5s: must be longer than the pause D = 6s"},
+		{[]string{"--every", "10s"}, "--every 10s: must be longer than the pause D = 12s"},
+		{[]string{"--sizes", "1"}, "--sizes 1: each group size must be from 2 to 10000"},
+		{[]string{"--sizes", "8,100000000"}, "--sizes 100000000: each group size must be from 2 to 10000"},
+		{[]string{"--counts", "-1"}, "--counts -1: each count must be from 0 to 128"},
+		{[]string{"--counts", "200"}, "--counts 200"},
+	}
+	for _, c := range cases {
+		var out, errb bytes.Buffer
+		args := append([]string{"sim", "--quick"}, c.args...)
+		code := run(context.Background(), append(args, "lifeguard"), &out, &errb)
+		assert.Equal(t, 1, code, "%v", c.args)
+		assert.Contains(t, errb.String(), c.want, "%v", c.args)
+		assert.NotContains(t, out.String(), "Lifeguard", "%v: nothing ran", c.args)
+	}
+}
+
+// agent flags that used to fall back to defaults (0 → swim's or wire's
+// default) are refused.
+func TestAgentFlagsRefuseInvalidValues(t *testing.T) {
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--probe-interval", "0"}, `"--probe-interval" flag: want a positive duration`},
+		{[]string{"--probe-timeout", "0"}, `"--probe-timeout" flag`},
+		{[]string{"--max-packet-size", "0"}, `"--max-packet-size" flag: want a size in bytes from 128 to 65507`},
+		{[]string{"--max-packet-size", "100000"}, `"--max-packet-size" flag`},
+		{[]string{"--gossip-fanout", "-1"}, `"--gossip-fanout" flag: want a count from 0 (off) to 1024`},
+		{[]string{"--leave-timeout", "-1s"}, `"--leave-timeout" flag`},
+		{[]string{"--join-timeout", "-1s"}, `"--join-timeout" flag`},
+	}
+	for _, c := range cases {
+		var out, errb strings.Builder
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		err := runAgent(ctx, append([]string{"--plain", "--bind", "127.0.0.1:0"}, c.args...), &out, &errb)
+		cancel()
+		if assert.Error(t, err, "%v", c.args) {
+			assert.Contains(t, err.Error(), c.want, "%v", c.args)
+		}
+		assert.NotContains(t, out.String(), "agent id=", "%v", c.args)
+	}
+}
