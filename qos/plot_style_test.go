@@ -9,10 +9,10 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// Every family, fdkit's eight and three more, gets its own colour and its
+// Every family, fdkit's eleven and one more, gets its own colour and its
 // own (colour, marker) pair; fixed and phi-cassandra were both orange.
 func TestFamilyStylesDistinct(t *testing.T) {
-	names := append(append([]string{}, knownFamilies...), "twofd", "satzger", "kappa")
+	names := append(append([]string{}, knownFamilies...), "new")
 	colours := map[string]string{}
 	pairs := map[string]string{}
 	for _, n := range names {
@@ -26,7 +26,7 @@ func TestFamilyStylesDistinct(t *testing.T) {
 	}
 	assert.Len(t, pairs, len(names))
 	assert.Equal(t, familyIndex("phi-akka", nil), familyIndex("phi-akka", names), "a known family keeps its style")
-	assert.Equal(t, len(knownFamilies)+1, familyIndex("satzger", []string{"fixed", "twofd", "satzger"}))
+	assert.Equal(t, len(knownFamilies)+1, familyIndex("y", []string{"fixed", "x", "y"}))
 }
 
 // Log ticks: labelled at 1, 2, 5 over a few decades, written without

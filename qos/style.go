@@ -35,7 +35,7 @@ var familyGlyphs = []draw.GlyphDrawer{
 
 // knownFamilies fixes the style of fdkit's own families, so a family looks
 // the same in every plot and report whatever is selected.
-var knownFamilies = []string{"fixed", "jacobson", "phi-normal", "phi-akka", "phi-cassandra", "chen", "bertier", "sfd"}
+var knownFamilies = []string{"fixed", "jacobson", "phi-normal", "phi-akka", "phi-cassandra", "chen", "bertier", "sfd", "2w-fd", "satzger", "kappa"}
 
 // familyIndex returns the style slot of family name: its place among the
 // known families, else the next free slot in order of first appearance in
@@ -80,6 +80,8 @@ func paramSymbol(p string) string {
 		return "Φ"
 	case "SM1":
 		return "SM1"
+	case "theta":
+		return "θ"
 	}
 	return p
 }
