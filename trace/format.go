@@ -129,6 +129,18 @@ type Options struct {
 	// parses); Reader.Truncated says where the input stopped. Other errors that are not about one line
 	// (corrupt compression, binary data, bad header) stay fatal.
 	Lenient bool
+	// MaxDecompressed bounds the decompressed size of a gzip or xz input,
+	// in bytes; 0 means no bound. Reading past it fails with an error
+	// wrapping ErrDecompressionLimit.
+	MaxDecompressed int64
+	// MaxRatio bounds the decompressed size of a gzip or xz input relative
+	// to the compressed bytes read so far, once more than RatioSlack bytes
+	// were decompressed; 0 means no bound. A gzip bomb (members of one
+	// repeated record concatenated) inflates about 1000-fold, while
+	// recorded traces inflate 3- to 30-fold, so a bound of 200 stops a bomb
+	// after RatioSlack bytes. Exceeding it fails with an error wrapping
+	// ErrDecompressionLimit.
+	MaxRatio float64
 }
 
 // MaxSkippedErrors is how many skipped-line errors a lenient Reader keeps;

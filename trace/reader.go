@@ -109,7 +109,8 @@ func NewReader(src io.Reader, opt Options) (*Reader, error) {
 	if r.name == "" {
 		r.name = "<input>"
 	}
-	raw := bufio.NewReaderSize(src, bufSize)
+	counted := &byteCounter{r: src}
+	raw := bufio.NewReaderSize(counted, bufSize)
 	magic, err := raw.Peek(len(xzMagic))
 	if err != nil && err != io.EOF && !errors.Is(err, bufio.ErrBufferFull) {
 		return nil, err
@@ -130,6 +131,9 @@ func NewReader(src io.Reader, opt Options) (*Reader, error) {
 			return nil, &ParseError{File: r.name, Want: "xz header", Err: err}
 		}
 		dec, r.comp = zr, "xz"
+	}
+	if dec != raw && (opt.MaxDecompressed > 0 || opt.MaxRatio > 0) {
+		dec = &inflateGuard{r: dec, comp: r.comp, raw: counted, max: opt.MaxDecompressed, ratio: opt.MaxRatio}
 	}
 	if dec == raw {
 		r.br = raw

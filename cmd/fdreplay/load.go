@@ -2,11 +2,14 @@ package main
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -26,7 +29,7 @@ const maxListedFindings = 20
 // warning, or fail the run with --strict) and splits them into per-sender
 // streams, one per incarnation of the sender. Only heartbeats are kept.
 func loadInputs(o options, files []string, stderr io.Writer) ([]input, error) {
-	ropt := trace.Options{Lenient: o.lenient}
+	ropt := trace.Options{Lenient: o.lenient, MaxDecompressed: o.maxDecomp, MaxRatio: o.maxRatio}
 	if o.format != "auto" {
 		f, err := trace.ParseFormat(o.format)
 		if err != nil {
@@ -140,6 +143,14 @@ func loadReader(r *trace.Reader, file string, o options, multi bool, stderr io.W
 			break
 		}
 		if err != nil {
+			var le *trace.DecompressionLimitError
+			if errors.As(err, &le) {
+				flag := "--max-ratio"
+				if le.Max > 0 {
+					flag = "--max-decompressed"
+				}
+				return nil, fmt.Errorf("%w (raise %s if the trace is genuine)", err, flag)
+			}
 			return nil, err
 		}
 		if len(want) > 0 && !want[rec.Sender] {
@@ -312,4 +323,27 @@ func (r *sanityReport) print(w io.Writer, name string) {
 	for _, f := range r.restarts {
 		fmt.Fprintf(w, "fdreplay: note: %v; each incarnation is replayed as its own stream (sender@epoch) with a fresh detector\n", f)
 	}
+}
+
+// parseSize parses a byte count with an optional unit: B, KB, MB, GB, TB
+// (powers of 1000) or KiB, MiB, GiB, TiB (powers of 1024).
+func parseSize(v string) (int64, error) {
+	t := strings.TrimSpace(v)
+	i := len(t)
+	for i > 0 && (t[i-1] < '0' || t[i-1] > '9') {
+		i--
+	}
+	num, unit := t[:i], strings.ToLower(strings.TrimSpace(t[i:]))
+	mult := map[string]int64{"": 1, "b": 1, "kb": 1e3, "mb": 1e6, "gb": 1e9, "tb": 1e12,
+		"kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30, "tib": 1 << 40}[unit]
+	n, err := strconv.ParseInt(num, 10, 64)
+	switch {
+	case mult == 0:
+		return 0, fmt.Errorf("unknown unit %q (want B, KB, MB, GB, TB, KiB, MiB, GiB or TiB)", unit)
+	case err != nil || n < 0:
+		return 0, errors.New("want a non-negative whole number of bytes with an optional unit, e.g. 20GiB")
+	case n > math.MaxInt64/mult:
+		return 0, errors.New("too large")
+	}
+	return n * mult, nil
 }

@@ -52,6 +52,8 @@ type options struct {
 	unit        string
 	lenient     bool
 	strict      bool
+	maxDecomp   int64
+	maxRatio    float64
 	out         string
 	sweep       bool
 	points      int
@@ -115,6 +117,8 @@ func parseFlags(args []string, stdout io.Writer) (options, []string, error) {
 	fs.StringVar(&o.unit, "unit", "ns", "time unit of CSV send and arrival columns: ns, us, ms or s")
 	fs.BoolVar(&o.lenient, "lenient", false, "skip malformed lines (they are counted and reported) instead of failing")
 	fs.BoolVar(&o.strict, "strict", false, "fail on the first record that cannot be right (an outlying arrival, send time, delay or sequence number, a sequence restart, a truncated last line) instead of leaving it out with a warning; see docs/fdreplay.md")
+	maxDecomp := fs.String("max-decompressed", "0", "refuse a gzip or xz trace that decompresses to more than this size (e.g. 20GiB; 0: no bound)")
+	fs.Float64Var(&o.maxRatio, "max-ratio", 200, "refuse a gzip or xz trace that decompresses to more than this many times its compressed size, past the first 64 MiB (a decompression bomb; recorded traces inflate 3-30 times; 0: no bound)")
 	fs.StringVarP(&o.out, "out", "o", "", "directory for results: table.csv/json, curves.csv/json, <sender>-mr-td and -qap-td plots (PNG, SVG); implies --sweep")
 	fs.BoolVar(&o.sweep, "sweep", false, "sweep each detector's parameter (implied by --out, --range and tuner targets); without --out the curves are printed as CSV")
 	checkedVar(fs, &o.points, "points", "p", 40, 1, maxPoints, fmt.Sprintf("a count from 1 to %d", maxPoints), "points per swept curve")
@@ -128,6 +132,13 @@ func parseFlags(args []string, stdout io.Writer) (options, []string, error) {
 		return o, nil, usageErr("%v", err)
 	}
 	o.windowSet = fs.Changed("window")
+	var err error
+	if o.maxDecomp, err = parseSize(*maxDecomp); err != nil {
+		return o, nil, usageErr("--max-decompressed %q: %v", *maxDecomp, err)
+	}
+	if !(o.maxRatio >= 0) || math.IsInf(o.maxRatio, 0) {
+		return o, nil, usageErr("--max-ratio %v: want a finite number ≥ 0 (0: no bound)", o.maxRatio)
+	}
 	if *help {
 		fmt.Fprintf(stdout, "Usage: fdreplay [flags] [TRACE...]\n\nReplays heartbeat traces through fdkit's failure detectors and reports TD, MR and QAP.\nWith no TRACE, replays the embedded default trace.\n\nFlags:\n%s\n%s", fs.FlagUsages(), examples)
 		return o, nil, pflag.ErrHelp

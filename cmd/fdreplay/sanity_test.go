@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"compress/gzip"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -208,4 +210,63 @@ func TestStdin(t *testing.T) {
 	code, got, errOut := runCmd(append(args, "-")...)
 	require.Equal(t, 0, code, errOut)
 	assert.Equal(t, strings.ReplaceAll(want, "FILE", "<stdin>"), got)
+}
+
+// gzipBomb writes concatenated gzip members of one repeated LIP6 record,
+// inflating to total bytes, and returns the path.
+func gzipBomb(t *testing.T, total int) string {
+	t.Helper()
+	line := "4 1 1000 2000 1\n"
+	plain := strings.Repeat(line, (4<<20)/len(line))
+	var one bytes.Buffer
+	zw, err := gzip.NewWriterLevel(&one, gzip.BestCompression)
+	require.NoError(t, err)
+	_, err = zw.Write([]byte(plain))
+	require.NoError(t, err)
+	require.NoError(t, zw.Close())
+	p := filepath.Join(t.TempDir(), "bomb.gz")
+	f, err := os.Create(p)
+	require.NoError(t, err)
+	for range total / len(plain) {
+		_, err = f.Write(one.Bytes())
+		require.NoError(t, err)
+	}
+	require.NoError(t, f.Close())
+	return p
+}
+
+func TestGzipBomb(t *testing.T) {
+	// A few MB of gzip members inflating to 4 GiB of valid records.
+	// (Before: "fatal error: out of memory".)
+	p := gzipBomb(t, 4<<30)
+	code, _, errOut := runCmd("--max-decompressed", "4MiB", p)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, p+":")
+	assert.Contains(t, errOut, "gzip input decompresses to more than 4194304 bytes")
+	assert.Contains(t, errOut, "raise --max-decompressed")
+	if testing.Short() {
+		t.Skip("the default ratio bound reads 64 MiB first; skipped in -short")
+	}
+	code, _, errOut = runCmd(p)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, "decompression bomb?")
+	assert.Contains(t, errOut, "raise --max-ratio")
+}
+
+func TestSizeFlags(t *testing.T) {
+	for in, want := range map[string]int64{"0": 0, "123": 123, "4MiB": 4 << 20, "2 GB": 2e9, "1TiB": 1 << 40, "7b": 7} {
+		got, err := parseSize(in)
+		require.NoError(t, err, in)
+		assert.Equal(t, want, got, in)
+	}
+	for _, bad := range []string{"", "-1", "1.5GB", "12XB", "99999999999TiB", "GiB"} {
+		_, err := parseSize(bad)
+		assert.Error(t, err, bad)
+	}
+	code, _, errOut := runCmd("--max-decompressed", "lots")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, "--max-decompressed \"lots\"")
+	code, _, errOut = runCmd("--max-ratio", "NaN")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, "--max-ratio NaN")
 }
