@@ -17,6 +17,8 @@ import (
 	"github.com/fdkit/fdkit/phi"
 	"github.com/fdkit/fdkit/qos"
 	"github.com/fdkit/fdkit/sfd"
+	"github.com/fdkit/fdkit/swim"
+	"github.com/fdkit/fdkit/swim/sim"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -47,6 +49,7 @@ var checks = map[string]func(*ex){
 	"replay-pause-summary": checkReplayPauseSummary,
 	"sweep-fixed":          checkSweepFixed,
 	"tune-fixed":           checkTuneFixed,
+	"swim-detection":       checkSWIMDetection,
 }
 
 // checkedElsewhere are worked examples computed by unexported code, checked
@@ -602,5 +605,18 @@ func checkTuneFixed(e *ex) {
 		e.eqMS(i, "chosen T (ms)", ms(ch[0].Point.Value))
 		assert.Equal(e, e.cell(i, "found"), map[bool]string{true: "yes", false: "no"}[ch[0].Found], "row %d", i+1)
 		e.eq(i, "shortfall", ch[0].Shortfall)
+	}
+}
+
+func checkSWIMDetection(e *ex) {
+	for i := range e.tab.Rows {
+		n := int(e.num(i, "n"))
+		p := 1 - math.Pow(1-1/float64(n-1), float64(n-1))
+		e.eq(i, "T'/p (periods)", 1/p)
+		res, err := sim.Detection(n, 40, 7, swim.Config{Mode: swim.ModeSWIM})
+		require.NoError(e, err)
+		require.Zero(e, res.Undetected)
+		e.eq(i, "simulated first detection (periods)", res.FirstDetection)
+		e.eq(i, "simulated dissemination (periods)", res.Dissemination)
 	}
 }
