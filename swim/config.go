@@ -179,6 +179,13 @@ type Config struct {
 	// it.
 	PushPullInterval *time.Duration
 
+	// Incarnation is the incarnation this member starts with (default 0).
+	// A member that persists its incarnation across restarts starts from
+	// the persisted one (plus one), so that accusations of its previous
+	// life are stale at once and nothing it says reads as older than what
+	// the group holds.
+	Incarnation Incarnation
+
 	// DeadRetention is how long a member declared dead or left stays in
 	// the view before it is forgotten (reaped): long enough for the
 	// declaration to reach every member and for stale gossip about the

@@ -150,7 +150,7 @@ func New(cfg Config, rng *rand.Rand) (*Member, error) {
 	if err := cfg.normalize(); err != nil {
 		return nil, err
 	}
-	return &Member{cfg: cfg, rng: rng, self: cfg.Self, peers: make(map[ID]*peer)}, nil
+	return &Member{cfg: cfg, rng: rng, self: cfg.Self, inc: cfg.Incarnation, peers: make(map[ID]*peer)}, nil
 }
 
 // Config returns the configuration with defaults applied.

@@ -197,10 +197,13 @@ func New(cfg Config) (*Sim, error) {
 	return s, nil
 }
 
-func (s *Sim) newMachine(i int) error {
+func (s *Sim) newMachine(i int) error { return s.newMachineAt(i, s.cfg.Member.Incarnation) }
+
+func (s *Sim) newMachineAt(i int, inc swim.Incarnation) error {
 	sm := s.members[i]
 	mc := s.cfg.Member
 	mc.Self = sm.node
+	mc.Incarnation = inc
 	sm.gen++
 	m, err := swim.New(mc, rand.New(rand.NewPCG(s.cfg.Seed, uint64(i)<<20|uint64(sm.gen))))
 	if err != nil {
@@ -396,6 +399,17 @@ func (s *Sim) route(from int, p *swim.Packet) {
 	s.push(e)
 }
 
+// Inject delivers p to member to after delay d, as if the network carried
+// it: a replayed packet, or one forged by a holder of the group's key.
+// Crashed and paused members treat it like any other packet.
+func (s *Sim) Inject(to int, p swim.Packet, d time.Duration) {
+	e := s.alloc()
+	e.at = s.now + max(d, 0)
+	e.kind, e.to, e.pkt, e.size = evDeliver, to, p, p.Size()
+	e.pkt.Updates = append([]swim.Update(nil), p.Updates...)
+	s.push(e)
+}
+
 // Crash stops member i for good at the current instant (until Restart).
 func (s *Sim) Crash(i int) {
 	sm := s.members[i]
@@ -409,12 +423,16 @@ func (s *Sim) Crash(i int) {
 
 // Restart replaces crashed member i by a fresh state machine with the same
 // ID, incarnation 0 and an empty view, which joins through member seed.
-func (s *Sim) Restart(i, seed int) error {
+func (s *Sim) Restart(i, seed int) error { return s.RestartAt(i, seed, 0) }
+
+// RestartAt is Restart with the incarnation the member persisted: the new
+// state machine starts from inc (swim.Config.Incarnation).
+func (s *Sim) RestartAt(i, seed int, inc swim.Incarnation) error {
 	sm := s.members[i]
 	if !sm.crashed {
 		return fmt.Errorf("sim: member %d is not crashed", i)
 	}
-	if err := s.newMachine(i); err != nil {
+	if err := s.newMachineAt(i, inc); err != nil {
 		return err
 	}
 	sm.crashed = false
