@@ -190,17 +190,17 @@ type Config struct {
 	// the view before it is forgotten (reaped): long enough for the
 	// declaration to reach every member and for stale gossip about the
 	// member's previous life to die out, so that it cannot come back as a
-	// new member (default 15 min, DefaultDeadRetention; a negative value
-	// keeps them forever, bounded only by MaxMembers). While it is kept, a
-	// dead member gets reconnect pings (ReconnectInterval).
-	DeadRetention time.Duration
+	// new member (nil: 15 min, DefaultDeadRetention; new(0) forgets them
+	// at the next protocol period). While it is kept, a dead member gets
+	// reconnect pings (ReconnectInterval).
+	DeadRetention *time.Duration
 
 	// MaxMembers bounds the view, this member included (default 16,384,
 	// DefaultMaxMembers). When the view is full, a new member evicts the
 	// dead or left member reaped soonest; with none to evict, the new
 	// member is refused (Stats.MembersRefused) until one is. A flood of
 	// fake members (anyone in plain mode, a key holder otherwise) thus
-	// costs bounded memory. A negative value removes the bound.
+	// costs bounded memory. At least 2.
 	MaxMembers int
 
 	// PeerDetector makes the per-peer failure detector that every message
@@ -244,12 +244,11 @@ func (c *Config) normalize() error {
 	}{
 		{"ProbeInterval", &c.ProbeInterval, DefaultProbeInterval},
 		{"ProbeTimeout", &c.ProbeTimeout, DefaultProbeTimeout},
-		{"DeadRetention", &c.DeadRetention, DefaultDeadRetention},
 	} {
 		if *d.v == 0 {
 			*d.v = d.def
 		}
-		if *d.v < 0 && d.name != "DeadRetention" {
+		if *d.v < 0 {
 			return bad("%s %v is negative", d.name, *d.v)
 		}
 	}
@@ -281,6 +280,7 @@ func (c *Config) normalize() error {
 		{"PushPullInterval", &c.PushPullInterval, DefaultPushPullInterval},
 		{"PauseGuard", &c.PauseGuard, c.ProbeTimeout},
 		{"MinProbeTimeout", &c.MinProbeTimeout, c.ProbeTimeout / 5},
+		{"DeadRetention", &c.DeadRetention, DefaultDeadRetention},
 	} {
 		if err := optDur(d.name, d.p, d.def); err != nil {
 			return err
@@ -320,7 +320,7 @@ func (c *Config) normalize() error {
 	if c.MaxMembers == 0 {
 		c.MaxMembers = DefaultMaxMembers
 	}
-	if c.MaxMembers > 0 && c.MaxMembers < 2 {
+	if c.MaxMembers < 2 {
 		return bad("MaxMembers %d leaves no room for another member", c.MaxMembers)
 	}
 	for _, d := range []struct {

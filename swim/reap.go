@@ -14,12 +14,12 @@ import (
 // reapExpired forgets the dead and left members whose retention ended, at
 // most once per ProbeInterval (one pass over the view).
 func (m *Member) reapExpired(now time.Duration) {
-	if m.cfg.DeadRetention < 0 || now < m.nextReap {
+	if now < m.nextReap {
 		return
 	}
 	m.nextReap = now + m.cfg.ProbeInterval
 	expired := func(p *peer) bool {
-		return (p.state == StateDead || p.state == StateLeft) && now-p.since >= m.cfg.DeadRetention
+		return (p.state == StateDead || p.state == StateLeft) && now-p.since >= *m.cfg.DeadRetention
 	}
 	if slices.ContainsFunc(m.all, expired) {
 		m.forget(expired)
@@ -29,7 +29,7 @@ func (m *Member) reapExpired(now time.Duration) {
 // makeRoom reports whether the view can take one more member, evicting
 // the dead or left member whose state is oldest when it is full.
 func (m *Member) makeRoom() bool {
-	if m.cfg.MaxMembers < 0 || len(m.peers)+1 < m.cfg.MaxMembers {
+	if len(m.peers)+1 < m.cfg.MaxMembers {
 		return true
 	}
 	var oldest *peer

@@ -121,7 +121,7 @@ func TestViewTransferAccusationBecomesSuspicion(t *testing.T) {
 // capped at MaxMembers: a flood of fake Alive updates cannot grow it
 // without limit.
 func TestReapAndMemberCap(t *testing.T) {
-	b := newTest(t, "b", ModeLifeguard, func(c *Config) { c.DeadRetention = time.Minute; c.MaxMembers = 8 }, "x", "y", "c")
+	b := newTest(t, "b", ModeLifeguard, func(c *Config) { c.DeadRetention = new(time.Minute); c.MaxMembers = 8 }, "x", "y", "c")
 	require.NoError(t, b.Step(time.Second, gossipFrom("c",
 		Update{Kind: UpdateDead, Node: node("x"), Incarnation: 0, From: "c"},
 		Update{Kind: UpdateDead, Node: node("y"), Incarnation: 0, From: "y"})))

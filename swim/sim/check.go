@@ -95,7 +95,7 @@ const (
 // with reconnect pings every 5 s and push-pull every 10 s so that the
 // recovery bound stays short.
 func CheckConfig(mode swim.Mode) swim.Config {
-	return swim.Config{Mode: mode, ReconnectInterval: 5 * time.Second, PushPullInterval: 10 * time.Second}
+	return swim.Config{Mode: mode, ReconnectInterval: new(5 * time.Second), PushPullInterval: new(10 * time.Second)}
 }
 
 // RandomSchedule draws a schedule from seed: 4 to 7 members, a random mode,
