@@ -311,6 +311,23 @@ func (d *Detector) ElapsedFor(level float64) (time.Duration, bool) {
 	return hi, true
 }
 
+// guess returns a starting point for solve: for a wide spread κ ≈ u + 1/2;
+// for σ ≪ Δ κ is a staircase, ⌊u⌋ + Φ((u − ⌊u⌋)/s), so a level k + r
+// (0 < r < 1) is reached near u = k + s·Φ⁻¹(r), and an integer level k
+// where the term of heartbeat k − 1 rounds to 1 (about 8.3 s past k − 1).
+func guess(level, s float64) float64 {
+	if s >= 0.5 {
+		return level - 0.5
+	}
+	k := math.Floor(level)
+	r := level - k
+	if r < 1e-12 {
+		return k - 1 + 8.3*s
+	}
+	r = min(r, 1-1e-12)
+	return k + s*math.Sqrt2*math.Erfinv(2*r-1)
+}
+
 // solve returns u with g(u; s) = level (step: ⌈level⌉ − 1, the crossing's
 // left end), by Newton's method kept inside a bracket.
 func (d *Detector) solve(level float64) float64 {
@@ -319,7 +336,7 @@ func (d *Detector) solve(level float64) float64 {
 	}
 	s := d.s
 	lo, hi := -zFull*s-1, level+zFull*s+1 // g(lo) = 0 < level ≤ g(hi)
-	x := min(max(level-0.5, lo), hi)
+	x := min(max(guess(level, s), lo), hi)
 	for range 64 {
 		g, dg := sum(x, s, true)
 		f := g - level
