@@ -75,9 +75,9 @@ type Config struct {
 // makes delay and var decay to 0 and τ to EA; duplicates and stale numbers
 // are dropped; a late heartbeat (s < ℓ) enters the window but updates
 // neither delay, var nor τ; a backwards jump of more than RestartJump is a
-// sender restart and resets everything, warm-up included; a numbered
-// arrival going backwards is counted (a negative error); an unnumbered one
-// is dropped; a gap of hours is counted: its error raises delay and var by
+// sender restart and resets everything, warm-up included; an arrival
+// earlier than the newest Fresh one (the clock went backwards) is dropped
+// and counted (BackwardArrivals), never an error sample; a gap of hours is counted: its error raises delay and var by
 // γ·gap, which decays by a factor 1−γ per heartbeat; a burst of losses is
 // absorbed by the sequence numbers under ErrorVsReceived; τ saturates at
 // the ends of the time.Duration range rather than wrapping.
@@ -135,6 +135,9 @@ func New(cfg Config) (*Detector, error) {
 func (d *Detector) Observe(hb detector.Heartbeat) {
 	switch d.est.Classify(hb) {
 	case chen.Duplicate, chen.Stale:
+		return
+	case chen.Backward:
+		d.est.Observe(hb) // counted, not recorded
 		return
 	case chen.Late:
 		d.est.Observe(hb)
@@ -218,3 +221,7 @@ func (d *Detector) LinearForm() (time.Duration, float64, bool) {
 	}
 	return addNanos(d.est.LastArrival(), d.eaRel+d.beta*d.filter.SRTTNanos()), d.filter.RTTVARNanos(), true
 }
+
+// BackwardArrivals returns how many heartbeats were dropped for arriving
+// before the newest Fresh one (detector.BackwardCounter; chen.Backward).
+func (d *Detector) BackwardArrivals() uint64 { return d.est.BackwardArrivals() }

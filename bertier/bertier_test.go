@@ -161,8 +161,10 @@ func TestAwkwardInput(t *testing.T) {
 	t.Run("arrival going backwards", func(t *testing.T) {
 		d := newDet(t, window(6))
 		d.Observe(hb(1, 500))
-		d.Observe(hb(2, 450)) // counted: error 450 − 600 = −150
-		assert.Equal(t, ms(-150), d.LastError())
+		d.Observe(hb(2, 450)) // dropped and counted: never an error sample
+		assert.Equal(t, 0, d.ErrorFilter().Samples())
+		assert.Equal(t, 1, d.Estimator().Len())
+		assert.Equal(t, uint64(1), d.BackwardArrivals())
 		u := newDet(t, window(6))
 		u.Observe(detector.Heartbeat{Arrival: ms(500)})
 		u.Observe(detector.Heartbeat{Arrival: ms(450)}) // unnumbered: dropped

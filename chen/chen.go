@@ -39,9 +39,9 @@ type Config struct {
 // enters the window but τ is recomputed only at the next Fresh heartbeat, so it
 // never extends trust and τ changes only when ℓ advances (as the replay of
 // docs/algorithms.md, “Replaying a trace” assumes); a backwards jump of more
-// than RestartJump resets the detector and its warm-up; arrival times of
-// numbered heartbeats going backwards are counted (the sample stays valid); a
-// gap of hours or a burst of losses is counted, and the sequence numbers keep
+// than RestartJump resets the detector and its warm-up; a heartbeat arriving
+// before the newest Fresh one (the clock went backwards) is dropped and
+// counted (Backward, BackwardArrivals), never a sample; a gap of hours or a burst of losses is counted, and the sequence numbers keep
 // EA right across it (docs/algorithms.md, “Chen's NFD-E”: 723, not 663).
 // Heartbeats without sequence numbers are numbered by arrival (the simplified
 // formula, see Estimator); one arriving before its predecessor is dropped.
@@ -126,3 +126,7 @@ func (d *Detector) Suspected(now time.Duration) bool { return d.seen && now > d.
 func (d *Detector) LinearForm() (time.Duration, float64, bool) {
 	return d.tau - d.alpha, 1, d.seen
 }
+
+// BackwardArrivals returns how many heartbeats were dropped for arriving
+// before the newest Fresh one (detector.BackwardCounter; chen.Backward).
+func (d *Detector) BackwardArrivals() uint64 { return d.est.BackwardArrivals() }

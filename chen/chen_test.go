@@ -200,20 +200,25 @@ func TestAwkwardInput(t *testing.T) {
 		last, _ := e.Last()
 		assert.Equal(t, uint64(2), last)
 	})
-	t.Run("numbered arrival going backwards is counted", func(t *testing.T) {
+	t.Run("numbered arrival going backwards is dropped and counted", func(t *testing.T) {
 		d := newDet(t, cfg(6, 50))
 		d.Observe(hb(1, 500))
-		assert.Equal(t, chen.Fresh, d.Estimator().Classify(hb(2, 450)))
+		assert.Equal(t, chen.Backward, d.Estimator().Classify(hb(2, 450)))
 		d.Observe(hb(2, 450))
-		// offsets relative to s0 = 1: 500 and 450 − 100; EA_3 = 425 + 2·100
-		assert.InEpsilon(t, 625e6, float64(d.Estimator().Next()), tol)
+		// only the offset of s = 1 is in the window: EA_2 = 500 + 100
+		assert.Equal(t, 1, d.Estimator().Len())
+		assert.InEpsilon(t, 600e6, float64(d.Estimator().Next()), tol)
+		assert.Equal(t, uint64(1), d.BackwardArrivals())
+		d.Observe(hb(3, 700)) // the clock caught up: Fresh again
+		assert.Equal(t, 2, d.Estimator().Len())
 	})
 	t.Run("unnumbered arrival going backwards is dropped", func(t *testing.T) {
 		d := newDet(t, cfg(6, 50))
 		d.Observe(detector.Heartbeat{Arrival: ms(500)})
-		assert.Equal(t, chen.Stale, d.Estimator().Observe(detector.Heartbeat{Arrival: ms(450)}))
+		assert.Equal(t, chen.Backward, d.Estimator().Observe(detector.Heartbeat{Arrival: ms(450)}))
 		tau, _ := d.FreshnessPoint()
 		assert.Equal(t, ms(650), tau)
+		assert.Equal(t, uint64(1), d.BackwardArrivals())
 	})
 	t.Run("gap of hours is counted and ages out", func(t *testing.T) {
 		d := newDet(t, cfg(4, 0))
@@ -256,12 +261,16 @@ func TestLargeValues(t *testing.T) {
 // holds the n most recently accepted (s, A − Δ·s) pairs; EA_{ℓ+1} = mean +
 // (ℓ+1)·Δ.
 type reference struct {
-	n    int
-	last uint64
-	w    [][2]int64
+	n     int
+	last  uint64
+	lastA time.Duration // arrival of the newest fresh heartbeat
+	w     [][2]int64
 }
 
 func (r *reference) observe(s uint64, a time.Duration) {
+	if len(r.w) > 0 && a < r.lastA {
+		return // backward: never a sample
+	}
 	if len(r.w) > 0 {
 		for _, e := range r.w {
 			if uint64(e[0]) == s {
@@ -273,7 +282,7 @@ func (r *reference) observe(s uint64, a time.Duration) {
 		}
 	}
 	if len(r.w) == 0 || s > r.last {
-		r.last = s
+		r.last, r.lastA = s, a
 	}
 	r.w = append(r.w, [2]int64{int64(s), int64(a) - int64(s)*1e8})
 	if len(r.w) > r.n {
@@ -317,7 +326,7 @@ func TestProperties(t *testing.T) {
 			ref.observe(h.Seq, h.Arrival)
 			require.InDelta(t, ref.next(), float64(d.Estimator().Next()), 1)
 			if len(arrivals) > 0 && at < arrivals[len(arrivals)-1] {
-				require.Equal(t, chen.Stale, unnumbered.Estimator().Observe(detector.Heartbeat{Arrival: at}))
+				require.Equal(t, chen.Backward, unnumbered.Estimator().Observe(detector.Heartbeat{Arrival: at}))
 				continue
 			}
 			require.Equal(t, chen.Fresh, unnumbered.Estimator().Observe(detector.Heartbeat{Arrival: at}))

@@ -68,8 +68,7 @@ const (
 	// Duplicate: s is ℓ or already in the window. Dropped.
 	Duplicate
 	// Stale: s ≤ ℓ−n (older than anything the window can hold, possibly a
-	// duplicate of an evicted heartbeat), or a heartbeat without sequence
-	// number arriving before the previous one. Dropped.
+	// duplicate of an evicted heartbeat). Dropped.
 	Stale
 	// Restart: s is more than RestartJump below ℓ, or so far above the first
 	// sequence number s0 that Δ·(s − s0) would leave the time.Duration
@@ -77,9 +76,14 @@ const (
 	// clock-based number). The estimator is reset and the heartbeat recorded
 	// as the first one.
 	Restart
+	// Backward: the heartbeat arrived before the newest Fresh one (the
+	// monitor's clock went backwards) and is not a Restart. Its
+	// arrival offset A − Δ·s would be wrong by the clock step, so it is
+	// dropped and counted (BackwardArrivals).
+	Backward
 )
 
-var kindNames = [...]string{"fresh", "late", "duplicate", "stale", "restart"}
+var kindNames = [...]string{"fresh", "late", "duplicate", "stale", "restart", "backward"}
 
 func (k Kind) String() string {
 	if k < 0 || int(k) >= len(kindNames) {
@@ -105,9 +109,8 @@ func (k Kind) String() string {
 // makes EA exactly the simplified formula mean(A in W) + ((n'+1)/2)·Δ, with
 // its known bias while a loss lies in the window.
 //
-// Awkward input is classified by Classify (see Kind). Arrival order is not
-// checked for numbered heartbeats: A_j − Δ·s_j is a valid sample whatever
-// the order. A gap of hours is counted: the late sample raises the window
+// Awkward input is classified by Classify (see Kind). A heartbeat arriving
+// before the newest Fresh one is Backward and never becomes a sample. A gap of hours is counted: the late sample raises the window
 // mean by gap/n' and ages out after n heartbeats.
 //
 // Duplicate detection is O(1) for s > ℓ (the common case) and scans the
@@ -123,6 +126,7 @@ type Estimator struct {
 	lastArrival time.Duration
 	seen        bool
 	maxSpan     uint64 // largest s − s0 with Δ·(s − s0) ≤ 2^62 ns
+	back        uint64 // Backward heartbeats dropped
 }
 
 // NewEstimator returns an empty estimator, or an error for a negative Δ or
@@ -140,6 +144,10 @@ func NewEstimator(cfg EstimatorConfig) (*Estimator, error) {
 		seqs: make([]uint64, cfg.WindowSize), maxSpan: uint64(1<<62) / uint64(cfg.Interval),
 	}, nil
 }
+
+// BackwardArrivals returns how many heartbeats were dropped as Backward
+// (detector.BackwardCounter); a Reset does not clear it.
+func (e *Estimator) BackwardArrivals() uint64 { return e.back }
 
 // Interval returns Δ.
 func (e *Estimator) Interval() time.Duration { return e.delta }
@@ -176,7 +184,7 @@ func (e *Estimator) Classify(hb detector.Heartbeat) Kind {
 	}
 	if !hb.HasSeq {
 		if hb.Arrival < e.lastArrival {
-			return Stale
+			return Backward
 		}
 		return Fresh
 	}
@@ -184,10 +192,12 @@ func (e *Estimator) Classify(hb detector.Heartbeat) Kind {
 	switch {
 	case s > e.last && s-e.base > e.maxSpan:
 		return Restart
+	case s < e.last && e.last-s > e.restartJump:
+		return Restart // before Backward: the window starts afresh anyway
+	case hb.Arrival < e.lastArrival:
+		return Backward
 	case s > e.last:
 		return Fresh
-	case e.last-s > e.restartJump:
-		return Restart
 	case s == e.last:
 		return Duplicate
 	case e.last-s >= uint64(e.w.Size()):
@@ -207,13 +217,16 @@ func (e *Estimator) Classify(hb detector.Heartbeat) Kind {
 
 // Observe records hb and returns its classification.
 func (e *Estimator) Observe(hb detector.Heartbeat) Kind {
-	if hb.HasSeq && e.seen && hb.Seq > e.last && hb.Seq-e.base <= e.maxSpan { // fast path: cannot be a duplicate
+	if hb.HasSeq && e.seen && hb.Seq > e.last && hb.Seq-e.base <= e.maxSpan && hb.Arrival >= e.lastArrival { // fast path: cannot be a duplicate
 		e.add(hb.Seq, hb.Arrival)
 		e.last, e.lastArrival = hb.Seq, hb.Arrival
 		return Fresh
 	}
 	k := e.Classify(hb)
 	switch k {
+	case Backward:
+		e.back++
+		return k
 	case Duplicate, Stale:
 		return k
 	case Restart:

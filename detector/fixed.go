@@ -44,6 +44,7 @@ type Fixed struct {
 	seq     uint64
 	hasSeq  bool
 	seen    bool
+	back    uint64
 }
 
 // NewFixed returns a fixed-timeout detector, or an error for a negative
@@ -55,6 +56,10 @@ func NewFixed(cfg FixedConfig) (*Fixed, error) {
 	}
 	return &Fixed{timeout: timeout, restart: OrDefault(cfg.RestartJump, DefaultRestartJump)}, nil
 }
+
+// BackwardArrivals returns how many heartbeats were dropped for arriving
+// before T_last (BackwardCounter).
+func (f *Fixed) BackwardArrivals() uint64 { return f.back }
 
 // Timeout returns the configured timeout T.
 func (f *Fixed) Timeout() time.Duration { return f.timeout }
@@ -71,6 +76,7 @@ func (f *Fixed) Observe(hb Heartbeat) {
 		f.seq, f.hasSeq = hb.Seq, true
 	}
 	if f.seen && hb.Arrival < f.last {
+		f.back++
 		return
 	}
 	f.last, f.seen = hb.Arrival, true

@@ -82,3 +82,14 @@ type Linear interface {
 	Detector
 	LinearForm() (offset time.Duration, scale float64, ok bool)
 }
+
+// BackwardCounter is implemented by every fdkit detector. BackwardArrivals
+// returns how many heartbeats the detector dropped because they arrived
+// earlier than the newest heartbeat it had recorded (the caller's clock went
+// backwards): such a heartbeat never becomes a sample, neither an
+// inter-arrival time nor an arrival offset, and never moves τ. The monitor
+// drops them before they reach the detector and counts them itself
+// (monitor.PeerState.BackwardArrivals).
+type BackwardCounter interface {
+	BackwardArrivals() uint64
+}

@@ -99,6 +99,7 @@ type Detector struct {
 	tau     time.Duration
 	to      time.Duration // TO behind tau
 	clamped bool
+	back    uint64 // heartbeats dropped for arriving before T_last
 }
 
 var _ detector.Linear = (*Detector)(nil)
@@ -135,6 +136,10 @@ func New(cfg Config) (*Detector, error) {
 // update it).
 func (d *Detector) Estimator() *Estimator { return &d.est }
 
+// BackwardArrivals returns how many heartbeats were dropped for arriving
+// before T_last (detector.BackwardCounter).
+func (d *Detector) BackwardArrivals() uint64 { return d.back }
+
 // K returns the deviation multiplier.
 func (d *Detector) K() float64 { return d.k }
 
@@ -152,6 +157,7 @@ func (d *Detector) Observe(hb detector.Heartbeat) {
 		}
 	}
 	if d.seen && hb.Arrival < d.last {
+		d.back++
 		return // monitor clock went backwards
 	}
 	if d.seen {

@@ -359,3 +359,7 @@ func (d *Detector) solve(level float64) float64 {
 	}
 	return x
 }
+
+// BackwardArrivals returns how many heartbeats were dropped for arriving
+// before the newest Fresh one (detector.BackwardCounter; chen.Backward).
+func (d *Detector) BackwardArrivals() uint64 { return d.est.BackwardArrivals() }

@@ -95,6 +95,7 @@ type Monitor struct {
 	// math.MinInt64 when there was none.
 	pauseUntil atomic.Int64
 	pauses     atomic.Uint64
+	backward   atomic.Uint64 // heartbeats dropped for arriving before their peer's last
 	maxPeers   int64
 	npeers     atomic.Int64
 }
@@ -222,8 +223,13 @@ func (m *Monitor) Heartbeat(name string, b Beat) error {
 
 // HeartbeatAt is Heartbeat with the arrival instant given, on the monitor's
 // clock, for a caller that shares one clock reading among several monitors
-// or feeds recorded arrivals. An arrival earlier than the peer's newest
-// accepted one is taken as equal to it.
+// or feeds recorded arrivals. An arrival not later than the peer's newest
+// accepted one (the caller's clock went backwards, or several heartbeats of
+// one peer share a clock reading) never reaches the detector, so it never
+// becomes a sample of zero or negative length: the heartbeat is dropped,
+// counted (BackwardArrivals, PeerState.BackwardArrivals) and nil is
+// returned. Until the clock is past that arrival again the peer gets no
+// fresh heartbeat, so pass readings of a monotonic clock.
 //
 // The by-name methods read the clock while holding the peer's lock, so one
 // peer's evaluations see non-decreasing instants. HeartbeatAt cannot: the
@@ -424,6 +430,11 @@ func (m *Monitor) evaluateAll(now time.Duration, visit func(p *peer)) int {
 	}
 	return found
 }
+
+// BackwardArrivals returns how many heartbeats, over all peers, were dropped
+// because they arrived earlier than their peer's newest heartbeat (see
+// HeartbeatAt); PeerState.BackwardArrivals counts them per peer.
+func (m *Monitor) BackwardArrivals() uint64 { return m.backward.Load() }
 
 // LocalPauses returns how many local pauses the guard has detected.
 func (m *Monitor) LocalPauses() uint64 { return m.pauses.Load() }

@@ -42,7 +42,8 @@ type peer struct {
 	low        float64
 	suspicions uint64
 	trans      uint64
-	_          [40]byte // to 192 bytes
+	backward   uint64   // heartbeats dropped for arriving before last
+	_          [32]byte // to 192 bytes
 }
 
 // reset gives the peer a fresh detector, keeping its name, incarnation and
@@ -77,8 +78,14 @@ func (p *peer) heartbeat(m *Monitor, b Beat, arrival time.Duration, out *transit
 	if b.Incarnation < p.inc {
 		return ErrStaleIncarnation
 	}
-	if p.seen && arrival < p.last {
-		arrival = p.last
+	if p.seen && arrival <= p.last {
+		// The caller's clock went backwards (or a batch shared one
+		// reading): the heartbeat would be a sample of zero or negative
+		// length. It is dropped and counted; the peer's next heartbeat
+		// after last is taken as usual.
+		p.backward++
+		m.backward.Add(1)
+		return nil
 	}
 	// A suspicion that became due before this arrival is found first.
 	p.check(m, arrival, out)
@@ -211,6 +218,6 @@ func (p *peer) state(now time.Duration) PeerState {
 		Peer: p.name, Incarnation: p.inc, Status: p.status, Level: p.level(now),
 		FreshnessPoint: p.tauHigh, HasFreshnessPoint: p.hasHigh,
 		LastArrival: p.last, Heartbeats: p.heartbeats, Suspicions: p.suspicions,
-		Transitions: p.trans, WarmingUp: p.warm, Now: now,
+		Transitions: p.trans, WarmingUp: p.warm, BackwardArrivals: p.backward, Now: now,
 	}
 }

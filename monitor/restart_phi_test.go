@@ -12,14 +12,16 @@ import (
 )
 
 // A long outage followed by a restart must not poison the statistics: with
-// a new incarnation the φ window starts afresh, while under the same
-// incarnation the 30 s gap enters the window and stretches the freshness
-// point by seconds.
+// a new incarnation the φ window starts afresh; under the same incarnation
+// the 30 s gap is left out by default (it ends while the peer is
+// suspected), and enters the window and stretches the freshness point by
+// seconds only when SkipIfSuspected is turned off.
 func TestRestartDoesNotPoisonPhi(t *testing.T) {
-	factory := func() (detector.Detector, error) {
-		return phi.NewNormal(phi.NormalConfig{WindowSize: 20, Threshold: 8, BootstrapInterval: 100 * time.Millisecond})
-	}
-	run := func(restartInc uint64) time.Duration {
+	run := func(restartInc uint64, skip *bool) time.Duration {
+		factory := func() (detector.Detector, error) {
+			return phi.NewNormal(phi.NormalConfig{WindowSize: 20, Threshold: 8, BootstrapInterval: 100 * time.Millisecond,
+				SkipIfSuspected: skip})
+		}
 		clk := &monitor.ManualClock{}
 		m, err := monitor.New(monitor.Config{Factory: factory, Clock: clk})
 		require.NoError(t, err)
@@ -39,8 +41,10 @@ func TestRestartDoesNotPoisonPhi(t *testing.T) {
 		require.True(t, st.HasFreshnessPoint)
 		return st.FreshnessPoint - st.LastArrival
 	}
-	fresh := run(2)    // restarted: window holds two 100 ms intervals
-	poisoned := run(1) // same incarnation: the 30 s gap is in the window
+	fresh := run(2, nil)           // restarted: window holds two 100 ms intervals
+	kept := run(1, nil)            // same incarnation, default: the gap is skipped
+	poisoned := run(1, new(false)) // every interval recorded: the 30 s gap is in the window
 	assert.Less(t, fresh, 300*time.Millisecond)
+	assert.Less(t, kept, 300*time.Millisecond)
 	assert.Greater(t, poisoned, 5*time.Second)
 }

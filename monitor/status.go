@@ -105,7 +105,11 @@ type PeerState struct {
 	Suspicions        uint64        // trusted → suspected transitions since first seen
 	Transitions       uint64        // all transitions since first seen
 	WarmingUp         bool          // the detector is still warming up
-	Now               time.Duration // the clock reading of this snapshot
+	// BackwardArrivals counts the heartbeats dropped because their arrival
+	// was not later than LastArrival (a caller's clock that went backwards):
+	// none reached the detector, so none became a sample. Since first seen.
+	BackwardArrivals uint64
+	Now              time.Duration // the clock reading of this snapshot
 }
 
 // Errors returned by the Monitor.

@@ -262,3 +262,7 @@ func (d *Akka) Mean() time.Duration { return time.Duration(math.Round(d.mean)) }
 
 // StdDev returns s' = max(σ, min std deviation).
 func (d *Akka) StdDev() time.Duration { return time.Duration(math.Round(d.sd)) }
+
+// BackwardArrivals returns how many heartbeats were dropped because they
+// arrived before T_last (detector.BackwardCounter); none became a sample.
+func (d *Akka) BackwardArrivals() uint64 { return d.arr.back }

@@ -18,6 +18,7 @@ type arrivals struct {
 	hasSeq  bool
 	lastSeq uint64 // sequence number of the heartbeat at T_last
 	lastHas bool
+	back    uint64 // heartbeats dropped for arriving before T_last
 }
 
 // accept reports whether hb is a new heartbeat and, if so, moves T_last to
@@ -37,6 +38,7 @@ func (a *arrivals) accept(hb detector.Heartbeat) (interval time.Duration, gap ui
 		return 0, 1, true, true
 	}
 	if hb.Arrival < a.last {
+		a.back++
 		return 0, 0, false, false // the monitor's clock went backwards
 	}
 	gap = 1

@@ -195,3 +195,7 @@ func (d *Cassandra) LinearForm() (offset time.Duration, scale float64, ok bool) 
 
 // Mean returns μ, the window mean (initial interval included).
 func (d *Cassandra) Mean() time.Duration { return d.window.MeanDuration() }
+
+// BackwardArrivals returns how many heartbeats were dropped because they
+// arrived before T_last (detector.BackwardCounter); none became a sample.
+func (d *Cassandra) BackwardArrivals() uint64 { return d.arr.back }

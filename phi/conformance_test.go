@@ -15,17 +15,18 @@ import (
 // The conformance kit on each model's defaults and on the configurations
 // the former property test covered (remedies, extreme thresholds, no pause,
 // uncapped intervals). p of the linear form is z(Θ) for the normal model
-// and Θ for Cassandra's; SkipIfSuspected makes the window depend on Θ, so
-// LinearForm is then never ok.
+// and Θ for Cassandra's; SkipIfSuspected (the default) makes the window
+// depend on Θ, so LinearForm is then never ok.
 func TestConformance(t *testing.T) {
 	t.Run("normal", func(t *testing.T) {
 		detectortest.RunConfigs(t, map[string]phi.NormalConfig{
-			"default": {},
-			"remedies": {WindowSize: 20, Threshold: 3, SkipIfSuspected: true, MaxInterval: time.Second,
+			"default":   {},
+			"learn-all": {SkipIfSuspected: new(false), AcceptablePause: 300 * time.Millisecond},
+			"remedies": {WindowSize: 20, Threshold: 3, MaxInterval: time.Second,
 				DivideBySeqGap: true, MinStdDev: new(2 * time.Millisecond)},
-			"threshold-250": {WindowSize: 200, Threshold: 250},
+			"threshold-250": {WindowSize: 200, Threshold: 250, SkipIfSuspected: new(false)},
 		}, phi.NewNormal, func(cfg phi.NormalConfig, d *phi.Normal) detectortest.Options {
-			return detectortest.Options{LinearParam: phi.ZOfLevel(d.Threshold()), SkipLinear: cfg.SkipIfSuspected}
+			return detectortest.Options{LinearParam: phi.ZOfLevel(d.Threshold()), SkipLinear: detector.OrDefault(cfg.SkipIfSuspected, true)}
 		})
 	})
 	t.Run("akka", func(t *testing.T) {

@@ -35,13 +35,19 @@
 //   - A heartbeat whose arrival is earlier than T_last (the monitor's clock
 //     went backwards, or reordering without sequence numbers) is ignored: no
 //     interval is recorded and T_last stays, so τ never moves backwards. Its
-//     sequence number, if any, still counts as seen.
+//     sequence number, if any, still counts as seen. Such heartbeats are
+//     counted: BackwardArrivals (detector.BackwardCounter).
 //   - A heartbeat without sequence number arriving exactly at T_last is not
 //     distinguishable from a burst and records a zero interval.
 //   - Level(now) with now earlier than T_last uses an elapsed time of 0.
-//   - A long gap (hours) is recorded like any interval unless an interval cap
-//     is configured (Cassandra by default, Normal as an option); levels stay
-//     finite, and freshness points saturate instead of overflowing.
+//   - An outage is not learnt by default: no model records, as an ordinary
+//     sample, the interval that ends it. Akka and Normal skip an interval
+//     that ends after τ (the process was suspected: Akka's rule, kept from
+//     its PhiAccrualFailureDetector, where the first heartbeat after a
+//     failure is left out of the history); Cassandra skips intervals longer
+//     than its cap (fd_max_interval_ms, 2 s). Normal can also cap
+//     (MaxInterval). Levels stay finite, and freshness points saturate
+//     instead of overflowing.
 //   - A burst of losses shows as one long interval (Normal can divide it by
 //     the sequence gap as an option).
 //

@@ -54,14 +54,22 @@ type NormalConfig struct {
 	// new(0) turns warm-up off; WindowSize evaluates only full windows, as
 	// the papers do. Must be in [0, WindowSize].
 	MinSamples *int
-	// SkipIfSuspected, Akka's remedy (docs/algorithms.md, “φ accrual: normal
-	// model”): an interval is not recorded if the process was suspected when it
-	// ended (arrival > τ), so that a pause does not widen the distribution. It
-	// makes the history depend on Θ, so LinearForm reports ok = false when it
-	// is set. As in Akka, a detector whose heartbeats all arrive after τ never
-	// learns: keep BootstrapInterval no shorter than the real interval. Default
-	// off.
-	SkipIfSuspected bool
+	// AcceptablePause, added to the mean as in Akka's
+	// acceptable-heartbeat-pause: τ = T_last + μ + pause + σ_eff·z(Θ) and
+	// φ(t) = −log10 Q((t − T_last − μ − pause)/σ_eff). Default 0 (the
+	// papers' model); must not be negative.
+	AcceptablePause time.Duration
+	// SkipIfSuspected, Akka's rule against learning outages
+	// (docs/algorithms.md, “φ accrual: normal model”): an interval is not
+	// recorded if the process was suspected when it ended (arrival > τ), so
+	// that an outage or a pause does not widen the distribution. Default
+	// (nil): on, so that by default no outage is learnt as an ordinary
+	// sample; new(false) records every interval. While the window holds fewer
+	// than two intervals (the bootstrap) every interval is recorded, so that a
+	// BootstrapInterval far below the real interval cannot leave the detector
+	// never learning (Akka's trap; an fdkit deviation). With it on the history
+	// depends on Θ, so LinearForm reports ok = false.
+	SkipIfSuspected *bool
 	// MaxInterval, Cassandra's remedy (docs/algorithms.md, “φ accrual: normal
 	// model”): intervals longer than MaxInterval are not recorded (T_last still
 	// moves). Zero means no cap; must not be negative.
@@ -103,11 +111,12 @@ type Normal struct {
 	bootstrap  float64 // m in ns
 	minSamples int
 	skip       bool
+	pause      float64 // acceptable pause in ns
 	maxIv      time.Duration
 	divGap     bool
 
 	arr arrivals
-	mu  float64 // μ in ns
+	mu  float64 // μ + acceptable pause, in ns
 	sd  float64 // σ_eff in ns
 	tau time.Duration
 }
@@ -143,6 +152,9 @@ func NewNormal(cfg NormalConfig) (*Normal, error) {
 	if cfg.BootstrapInterval == 0 {
 		cfg.BootstrapInterval = DefaultBootstrapInterval
 	}
+	if cfg.AcceptablePause < 0 {
+		return nil, fmt.Errorf("phi: normal AcceptablePause %v is negative", cfg.AcceptablePause)
+	}
 	if cfg.MaxInterval < 0 {
 		return nil, fmt.Errorf("phi: normal MaxInterval %v is negative", cfg.MaxInterval)
 	}
@@ -161,7 +173,8 @@ func NewNormal(cfg NormalConfig) (*Normal, error) {
 		minStd:     float64(minStd),
 		bootstrap:  float64(cfg.BootstrapInterval),
 		minSamples: minSamples,
-		skip:       cfg.SkipIfSuspected,
+		skip:       detector.OrDefault(cfg.SkipIfSuspected, true),
+		pause:      float64(cfg.AcceptablePause),
 		maxIv:      cfg.MaxInterval,
 		divGap:     cfg.DivideBySeqGap,
 	}, nil
@@ -183,7 +196,7 @@ func (d *Normal) Observe(hb detector.Heartbeat) {
 	}
 	if !first {
 		// d.tau is still the previous heartbeat's freshness point.
-		record := !d.skip || hb.Arrival <= d.tau
+		record := !d.skip || hb.Arrival <= d.tau || d.window.Len() < min(2, d.window.Size())
 		if d.divGap && gap > 1 {
 			if gap > math.MaxInt64 {
 				iv = 0
@@ -213,12 +226,12 @@ func (d *Normal) update() {
 	if floor < 0 {
 		floor = DefaultMinStdDevFraction * mu
 	}
-	d.mu, d.sd = mu, max(sd, floor, 1)
+	d.mu, d.sd = mu+d.pause, max(sd, floor, 1)
 	t, _ := ceilDuration(max(0, d.mu+d.sd*d.zTh))
 	d.tau = detector.AddSat(d.arr.last, t)
 }
 
-// Level returns φ(now) = −log10 Q((now − T_last − μ)/σ_eff): 0 before the
+// Level returns φ(now) = −log10 Q((now − T_last − μ − pause)/σ_eff): 0 before the
 // first heartbeat, elapsed times below 0 count as 0, never NaN or negative,
 // finite for every now.
 func (d *Normal) Level(now time.Duration) float64 {
@@ -255,11 +268,11 @@ func (d *Normal) Suspected(now time.Duration) bool {
 	return d.arr.seen && now > d.tau
 }
 
-// LinearForm returns Offset = T_last + μ (rounded to the nanosecond) and
+// LinearForm returns Offset = T_last + μ + pause (rounded to the nanosecond) and
 // Scale = σ_eff in nanoseconds, so that τ = Offset + Scale·z(Θ) (up to the
 // rounding of τ to the nanosecond) for every Θ ≥ log10 2 (z ≥ 0). ok is false
-// before the first heartbeat and when SkipIfSuspected is set, since the
-// window then depends on Θ.
+// before the first heartbeat and when SkipIfSuspected is on (the default),
+// since the window then depends on Θ.
 func (d *Normal) LinearForm() (offset time.Duration, scale float64, ok bool) {
 	if !d.arr.seen || d.skip {
 		return 0, 0, false
@@ -267,9 +280,13 @@ func (d *Normal) LinearForm() (offset time.Duration, scale float64, ok bool) {
 	return detector.AddSat(d.arr.last, time.Duration(math.Round(d.mu))), d.sd, true
 }
 
-// Mean returns μ, the mean inter-arrival time in use (m while
-// bootstrapping).
+// Mean returns μ + AcceptablePause, the mean inter-arrival time in use (m
+// while bootstrapping) plus the pause: Akka's m'.
 func (d *Normal) Mean() time.Duration { return time.Duration(math.Round(d.mu)) }
 
 // StdDev returns σ_eff, the standard deviation in use.
 func (d *Normal) StdDev() time.Duration { return time.Duration(math.Round(d.sd)) }
+
+// BackwardArrivals returns how many heartbeats were dropped because they
+// arrived before T_last (detector.BackwardCounter); none became a sample.
+func (d *Normal) BackwardArrivals() uint64 { return d.arr.back }

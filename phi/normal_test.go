@@ -19,7 +19,7 @@ func newNormal(t *testing.T, cfg phi.NormalConfig) *phi.Normal {
 }
 
 func TestNormalCommonTrace(t *testing.T) {
-	d := newNormal(t, phi.NormalConfig{})
+	d := newNormal(t, phi.NormalConfig{SkipIfSuspected: new(false)}) // for LinearForm
 	feedCommon(d)
 	require.Equal(t, 5, d.Window().Len())
 	relEq(t, 102e6, d.Window().Mean())
@@ -189,9 +189,16 @@ func TestNormalDuplicatesStaleAndBackwards(t *testing.T) {
 	assert.Equal(t, time.Duration(0), n.Window().At(1))
 }
 
-// A gap of hours enters the window unless capped, and nothing overflows.
+// A gap of hours is not learnt by default (it ends after τ: Akka's rule);
+// with SkipIfSuspected new(false) it enters the window unless capped, and
+// nothing overflows.
 func TestNormalGapOfHours(t *testing.T) {
-	d := newNormal(t, phi.NormalConfig{})
+	def := newNormal(t, phi.NormalConfig{})
+	feedCommon(def)
+	def.Observe(hb(7, 630+3*3600e3))
+	assert.Equal(t, 5, def.Window().Len(), "default: the gap is not recorded")
+
+	d := newNormal(t, phi.NormalConfig{SkipIfSuspected: new(false)})
 	feedCommon(d)
 	d.Observe(hb(7, 630+3*3600e3))
 	assert.Equal(t, 6, d.Window().Len())
@@ -204,7 +211,7 @@ func TestNormalGapOfHours(t *testing.T) {
 	assert.True(t, ok)
 	assert.Greater(t, e, 10*time.Hour)
 
-	c := newNormal(t, phi.NormalConfig{MaxInterval: time.Second})
+	c := newNormal(t, phi.NormalConfig{MaxInterval: time.Second, SkipIfSuspected: new(false)})
 	feedCommon(c)
 	tau, _ := c.FreshnessPoint()
 	c.Observe(hb(7, 630+3*3600e3))
@@ -233,7 +240,7 @@ func TestNormalGapOfHours(t *testing.T) {
 // interval per heartbeat sent.
 func TestNormalLossBurst(t *testing.T) {
 	for _, div := range []bool{false, true} {
-		d := newNormal(t, phi.NormalConfig{DivideBySeqGap: div})
+		d := newNormal(t, phi.NormalConfig{DivideBySeqGap: div, SkipIfSuspected: new(false)})
 		feedCommon(d)
 		d.Observe(hb(11, 1130)) // 4 heartbeats lost: 500 ms for 5 sequence numbers
 		want := ms(500)
@@ -249,7 +256,7 @@ func TestNormalLossBurst(t *testing.T) {
 // SkipIfSuspected: an interval that ends after τ is not recorded, and the
 // linear form is then unavailable.
 func TestNormalSkipIfSuspected(t *testing.T) {
-	d := newNormal(t, phi.NormalConfig{SkipIfSuspected: true})
+	d := newNormal(t, phi.NormalConfig{}) // on by default
 	feedCommon(d)
 	tau, _ := d.FreshnessPoint() // 808.372719 ms
 	_, _, ok := d.LinearForm()
@@ -262,4 +269,23 @@ func TestNormalSkipIfSuspected(t *testing.T) {
 	assert.Equal(t, 6, d.Window().Len())
 	next, _ := d.FreshnessPoint()
 	assert.Equal(t, tau+1+e, next, "only T_last moved")
+}
+
+// The acceptable pause has Akka's semantics: it is added to the mean.
+// Common trace (μ = 102 ms, σ = 13.608821 ms, T_last = 630 ms), pause 50 ms:
+// τ = 630 + 102 + 50 + 13.608821·z(8) = 858.372719 ms, and φ at T_last +
+// 152 ms equals the pause-free φ at T_last + 102 ms, −log10 Q(0) = log10 2.
+func TestNormalAcceptablePause(t *testing.T) {
+	d := newNormal(t, phi.NormalConfig{AcceptablePause: ms(50), SkipIfSuspected: new(false)})
+	feedCommon(d)
+	tau, ok := d.FreshnessPoint()
+	require.True(t, ok)
+	durEq(t, 858.37271852597305943e6, tau)
+	relEq(t, math.Log10(2), d.Level(ms(630+152)))
+	assert.Equal(t, ms(152), d.Mean(), "μ + pause, Akka's m'")
+	off, _, ok := d.LinearForm()
+	require.True(t, ok)
+	assert.Equal(t, ms(782), off)
+	_, err := phi.NewNormal(phi.NormalConfig{AcceptablePause: -1})
+	assert.ErrorContains(t, err, "AcceptablePause")
 }

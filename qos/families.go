@@ -127,7 +127,9 @@ func ChenFamily(cfg chen.Config, alphas []time.Duration) Family {
 // PhiNormalFamily sweeps the threshold Θ of the normal-model φ detector
 // (docs/algorithms.md, “φ accrual: normal model”) with the other settings from
 // cfg: τ = T_last + μ + σ_eff·z(Θ), linear in z(Θ) (phi.ZOfLevel) unless
-// cfg.SkipIfSuspected is set, in which case every point is a replay of its own.
+// cfg.SkipIfSuspected is on (phi's default, against learning outages), in
+// which case every point is a replay of its own; new(false) makes the sweep
+// one pass.
 // Thresholds must be at least log10 2 (z ≥ 0).
 func PhiNormalFamily(cfg phi.NormalConfig, thresholds []float64) Family {
 	return Family{

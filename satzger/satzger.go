@@ -77,6 +77,7 @@ type Detector struct {
 	minSamples int
 	restart    uint64
 
+	back   uint64        // heartbeats dropped for arriving before T_last
 	last   time.Duration // T_last
 	seen   bool
 	maxSeq uint64
@@ -155,6 +156,7 @@ func (d *Detector) Observe(hb detector.Heartbeat) {
 	}
 	if d.seen {
 		if hb.Arrival < d.last {
+			d.back++
 			return // the monitor's clock went backwards
 		}
 		// hb.Arrival ≥ T_last: the unsigned difference is exact, and
@@ -297,3 +299,7 @@ func (d *Detector) WarmingUp() bool { return !d.seen || d.window.Len() < d.minSa
 
 // Suspected reports now > τ.
 func (d *Detector) Suspected(now time.Duration) bool { return d.seen && now > d.tau }
+
+// BackwardArrivals returns how many heartbeats were dropped for arriving
+// before T_last (detector.BackwardCounter).
+func (d *Detector) BackwardArrivals() uint64 { return d.back }

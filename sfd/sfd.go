@@ -107,7 +107,8 @@ type Status struct {
 // window but neither moves τ nor ends a mistake; a backwards jump of more
 // than RestartJump is a sender restart: the window is reset and warm-up
 // restarts, the gap before it is not measured, SM, state and cumulative QoS
-// are kept; numbered arrivals going backwards are counted; a gap of hours or
+// are kept; arrivals going backwards are dropped and counted
+// (BackwardArrivals); a gap of hours or
 // a burst of losses is counted as one mistake lasting the gap; τ saturates
 // at the ends of the time.Duration range rather than wrapping).
 type Detector struct {
@@ -185,8 +186,8 @@ func New(cfg Config) (*Detector, error) {
 func (d *Detector) Observe(hb detector.Heartbeat) {
 	kind := d.est.Classify(hb)
 	if !d.before(hb, kind) {
-		if kind == chen.Late {
-			d.est.Observe(hb)
+		if kind == chen.Late || kind == chen.Backward {
+			d.est.Observe(hb) // a Backward one is only counted
 		}
 		return
 	}
@@ -199,7 +200,7 @@ func (d *Detector) Observe(hb detector.Heartbeat) {
 // or Restart: the estimator is then updated and after called).
 func (d *Detector) before(hb detector.Heartbeat, kind chen.Kind) bool {
 	switch kind {
-	case chen.Duplicate, chen.Stale, chen.Late:
+	case chen.Duplicate, chen.Stale, chen.Late, chen.Backward:
 		return false
 	case chen.Restart:
 		d.measuring = false // the sender was down: not a mistake
@@ -329,3 +330,7 @@ func (d *Detector) WarmingUp() bool { return d.est.Len() < d.minSamples }
 
 // Suspected reports now > τ.
 func (d *Detector) Suspected(now time.Duration) bool { return d.seen && now > d.tau }
+
+// BackwardArrivals returns how many heartbeats were dropped for arriving
+// before the newest Fresh one (detector.BackwardCounter; chen.Backward).
+func (d *Detector) BackwardArrivals() uint64 { return d.est.BackwardArrivals() }

@@ -168,7 +168,7 @@ func TestConfig(t *testing.T) {
 	d := newDet(t, sfd.Config{})
 	assert.Equal(t, chen.DefaultInterval, d.SafetyMargin())
 	assert.Equal(t, chen.DefaultWindowSize, d.Estimator().WindowSize())
-	stream(d, 1, 1100, 7, 500)
+	stream(d, 1, 1100, 7, 90) // every 7th 90 ms late: still in arrival order
 	assert.Equal(t, sfd.Steady, d.State(), "no targets: never adapts")
 	assert.Equal(t, chen.DefaultInterval, d.SafetyMargin())
 	assert.Equal(t, 1, d.Status().Slots)

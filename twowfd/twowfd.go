@@ -151,3 +151,7 @@ func (d *Detector) Suspected(now time.Duration) bool { return d.seen && now > d.
 func (d *Detector) LinearForm() (time.Duration, float64, bool) {
 	return d.ea, 1, d.seen
 }
+
+// BackwardArrivals returns how many heartbeats were dropped for arriving
+// before the newest Fresh one (detector.BackwardCounter; chen.Backward).
+func (d *Detector) BackwardArrivals() uint64 { return d.long.BackwardArrivals() }
