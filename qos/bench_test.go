@@ -45,7 +45,7 @@ func linearBenchFamilies() []Family {
 	return []Family{
 		FixedFamily(durs(benchRange(100, 3000, true))),
 		JacobsonFamily(jacobson.Config{}, benchRange(0.5, 16, false)),
-		PhiNormalFamily(phi.NormalConfig{WindowSize: 1000}, benchRange(0.5, 16, false)),
+		PhiNormalFamily(phi.NormalConfig{WindowSize: 1000, SkipIfSuspected: new(false)}, benchRange(0.5, 16, false)),
 		PhiCassandraFamily(phi.CassandraConfig{WindowSize: 1000, InitialInterval: new(2 * ms(100)), MaxInterval: new(2 * ms(100))}, benchRange(0.5, 16, false)),
 		ChenFamily(chen.Config{Estimator: est}, durs(benchRange(1, 2000, true))),
 	}

@@ -121,7 +121,7 @@ func tableFamilies(s settings, names []string) ([]qos.Family, []string, error) {
 		case "jacobson":
 			f, d = qos.JacobsonFamily(jacobson.Config{}, []float64{jacobson.DefaultK}), fmt.Sprintf("K=%g", jacobson.DefaultK)
 		case "phi-normal":
-			f, d = qos.PhiNormalFamily(s.normal(), []float64{phi.DefaultThreshold}), fmt.Sprintf("Φ=%g n=%d", phi.DefaultThreshold, s.window)
+			f, d = qos.PhiNormalFamily(s.normal(), []float64{phi.DefaultThreshold}), fmt.Sprintf("Φ=%g n=%d minσ=μ/100", phi.DefaultThreshold, s.window)
 		case "phi-akka":
 			a := s.akka()
 			f = qos.PhiAkkaFamily(a, []float64{phi.DefaultThreshold})
