@@ -1,5 +1,3 @@
-// Package docs holds the tests that keep docs/algorithms.md and
-// docs/experiments.md in step with the code that cites them.
 package docs
 
 import (
