@@ -27,16 +27,22 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
 
+	"github.com/fdkit/fdkit/internal/outfile"
+
 	"github.com/fdkit/fdkit/trace"
 )
 
 func main() {
+	// SIGINT or SIGTERM: stop, remove the partial output, exit 130 or 143.
+	stop := outfile.HandleSignals("fdgen", os.Stderr)
+	defer stop()
 	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
 		if err != pflag.ErrHelp {
 			fmt.Fprintln(os.Stderr, "fdgen:", err)
@@ -205,9 +211,17 @@ func run(args []string, stdout, stderr io.Writer) error {
 		Comments: []string{"fdgen " + strings.Join(args, " ")}}
 	var w io.Writer = stdout
 	var f *os.File
+	var st *outfile.Staging
 	if *out != "-" {
-		if f, err = os.Create(*out); err != nil {
-			return err
+		// Written under a temporary name beside the output and renamed when
+		// complete: an interrupted or failed run leaves no partial trace.
+		st, err = outfile.New(filepath.Dir(*out), "fdgen")
+		if err != nil {
+			return fmt.Errorf("--out %s: %w", *out, err)
+		}
+		defer st.Abort()
+		if f, err = st.Create(filepath.Base(*out)); err != nil {
+			return fmt.Errorf("--out %s: %w", *out, err)
 		}
 		w = f
 	}
@@ -226,6 +240,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 		if cerr := f.Close(); err == nil {
 			err = cerr
 		}
+	}
+	if err == nil && st != nil {
+		_, err = st.Commit(nil)
 	}
 	return err
 }

@@ -18,8 +18,15 @@ package main
 
 import (
 	"os"
+
+	"github.com/fdkit/fdkit/internal/outfile"
 )
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	// SIGINT or SIGTERM: stop, remove the partial --out files, exit 130 or
+	// 143.
+	stop := outfile.HandleSignals("fdreplay", os.Stderr)
+	code := run(os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
 }

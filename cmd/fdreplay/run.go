@@ -55,6 +55,7 @@ type options struct {
 	maxDecomp   int64
 	maxRatio    float64
 	out         string
+	force       bool
 	sweep       bool
 	points      int
 	ranges      map[string]span
@@ -119,7 +120,8 @@ func parseFlags(args []string, stdout io.Writer) (options, []string, error) {
 	fs.BoolVar(&o.strict, "strict", false, "fail on the first record that cannot be right (an outlying arrival, send time, delay or sequence number, a sequence restart, a truncated last line) instead of leaving it out with a warning; see docs/fdreplay.md")
 	maxDecomp := fs.String("max-decompressed", "0", "refuse a gzip or xz trace that decompresses to more than this size (e.g. 20GiB; 0: no bound)")
 	fs.Float64Var(&o.maxRatio, "max-ratio", 200, "refuse a gzip or xz trace that decompresses to more than this many times its compressed size, past the first 64 MiB (a decompression bomb; recorded traces inflate 3-30 times; 0: no bound)")
-	fs.StringVarP(&o.out, "out", "o", "", "directory for results: table.csv/json, curves.csv/json, <sender>-mr-td and -qap-td plots (PNG, SVG); implies --sweep")
+	fs.StringVarP(&o.out, "out", "o", "", "directory for results: table.csv/json, curves.csv/json, <sender>-mr-td and -qap-td plots (PNG, SVG), all written under temporary names and moved in when complete; implies --sweep")
+	fs.BoolVar(&o.force, "force", false, "let --out replace the results of an earlier run (without it a directory holding them is refused); files of the earlier run that this one does not write are removed")
 	fs.BoolVar(&o.sweep, "sweep", false, "sweep each detector's parameter (implied by --out, --range and tuner targets); without --out the curves are printed as CSV")
 	checkedVar(fs, &o.points, "points", "p", 40, 1, maxPoints, fmt.Sprintf("a count from 1 to %d", maxPoints), "points per swept curve")
 	rangeArgs := fs.StringArray("range", nil, "sweep range NAME=LO:HI[:log|lin], durations with a unit or in ms (repeatable; defaults: fixed Δ..30Δ log, chen, sfd and 2w-fd Δ/100..20Δ log, φ 0.5..16, cassandra 0.25..16 log, jacobson K 0.5..64 log, satzger θ 0.5..1, kappa K 0.5..16 log)")
@@ -254,12 +256,14 @@ func runErr(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	var out *outDir
 	if o.out != "" {
 		// Fail before the replay, not after it, when results cannot be
-		// written.
-		if err := prepareOut(o.out); err != nil {
+		// written or would mix with an earlier run's.
+		if out, err = prepareOut(o.out, o.force); err != nil {
 			return err
 		}
+		defer out.staging.Abort() // after an error: no partial file
 	}
 	inputs, err := loadInputs(o, files, stderr)
 	if err != nil {
@@ -400,11 +404,17 @@ func runErr(args []string, stdout, stderr io.Writer) error {
 		for _, r := range runs {
 			titles[r.in.name] = plotTitle(r.in)
 		}
-		files, err := writeOutputs(o.out, tableCurves, curves, titles, stderr)
+		if err := writeOutputs(out.staging, tableCurves, curves, titles, stderr); err != nil {
+			return fmt.Errorf("--out %s: %w", o.out, err)
+		}
+		files, err := out.commit()
 		if err != nil {
-			return err
+			return fmt.Errorf("--out %s: %w", o.out, err)
 		}
 		fmt.Fprintf(stdout, "wrote %d files to %s (curves.csv, curves.json, table.csv, table.json, plots)\n", len(files), o.out)
+		if len(out.stale) > 0 {
+			fmt.Fprintf(stdout, "removed %d files of an earlier run from %s (--force)\n", len(out.stale), o.out)
+		}
 	}
 	return nil
 }
@@ -503,85 +513,4 @@ func newProgress(stderr io.Writer, disabled bool) func(done, total int) {
 		}
 		_ = bar.Set(done)
 	}
-}
-
-// prepareOut creates the output directory and checks that files can be
-// created in it.
-func prepareOut(dir string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("--out %s: cannot create the directory: %w", dir, errors.Unwrap(err))
-	}
-	f, err := os.CreateTemp(dir, ".fdreplay-probe-*")
-	if err != nil {
-		return fmt.Errorf("--out %s: cannot write there: %w", dir, errors.Unwrap(err))
-	}
-	f.Close()
-	return os.Remove(f.Name())
-}
-
-func writeOutputs(dir string, table, curves []qos.Curve, titles map[string]string, stderr io.Writer) ([]string, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
-	var files []string
-	write := func(name string, fn func(io.Writer) error) error {
-		p := filepath.Join(dir, name)
-		f, err := os.Create(p)
-		if err != nil {
-			return err
-		}
-		if err := fn(f); err != nil {
-			f.Close()
-			return err
-		}
-		if err := f.Close(); err != nil {
-			return err
-		}
-		files = append(files, p)
-		return nil
-	}
-	for _, w := range []struct {
-		name string
-		fn   func(io.Writer) error
-	}{
-		{"table.csv", func(w io.Writer) error { return qos.WriteCSV(w, table) }},
-		{"table.json", func(w io.Writer) error { return qos.WriteJSON(w, table) }},
-		{"curves.csv", func(w io.Writer) error { return qos.WriteCSV(w, curves) }},
-		{"curves.json", func(w io.Writer) error { return qos.WriteJSON(w, curves) }},
-	} {
-		if err := write(w.name, w.fn); err != nil {
-			return files, err
-		}
-	}
-	// Plots per stream.
-	for start := 0; start < len(curves); {
-		end := start
-		for end < len(curves) && curves[end].Stream == curves[start].Stream {
-			end++
-		}
-		name := curves[start].Stream
-		safe := strings.Map(func(r rune) rune {
-			if r == '/' || r == '\\' || r == ':' || r == ' ' {
-				return '_'
-			}
-			return r
-		}, name)
-		title := titles[name]
-		if title == "" {
-			title = "sender " + name
-		}
-		p, err := qos.SavePlots(curves[start:end], dir, safe+"-", title)
-		if err != nil {
-			return files, err
-		}
-		files = append(files, p...)
-		if !slices.ContainsFunc(p, func(f string) bool { return strings.HasSuffix(f, "-mr-td.png") }) {
-			// SavePlots skips a plot with nothing to draw; say so rather
-			// than leave the user looking for the file. Without a mistake
-			// there is no suspicion either (1 − QAP = 0).
-			fmt.Fprintf(stderr, "fdreplay: note: no MR or 1 − QAP plot for sender %s: no swept point made a mistake (0 has no place on a log scale)\n", name)
-		}
-		start = end
-	}
-	return files, nil
 }

@@ -1,0 +1,209 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fdkit/fdkit/internal/outfile"
+)
+
+func TestMain(m *testing.M) {
+	if os.Getenv("FDREPLAY_TEST_MAIN") == "1" {
+		os.Args = append([]string{"fdreplay"}, os.Args[1:]...)
+		main()
+		return
+	}
+	os.Exit(m.Run())
+}
+
+// lockedBuffer collects a process's stderr for the test and its reader.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) add(s string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.b.WriteString(s)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// startPaused starts fdreplay (this test binary, through main) with the
+// outfile pause hook and waits until stderr says it paused at point what.
+func startPaused(t *testing.T, what string, args ...string) (*exec.Cmd, *lockedBuffer, <-chan struct{}) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), "FDREPLAY_TEST_MAIN=1", outfile.TestPauseEnv+"="+what)
+	var errb lockedBuffer
+	pipe, err := cmd.StderrPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	paused := make(chan struct{})
+	eof := make(chan struct{})
+	go func() {
+		defer close(eof)
+		sc := bufio.NewScanner(pipe)
+		seen := false
+		for sc.Scan() {
+			errb.add(sc.Text() + "\n")
+			if !seen && strings.Contains(sc.Text(), "outfile: paused at "+what) {
+				seen = true
+				close(paused)
+			}
+		}
+	}()
+	select {
+	case <-paused:
+	case <-eof:
+		t.Fatalf("fdreplay %v ended without pausing after %q: %s", args, what, errb.String())
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("fdreplay %v did not pause after %q: %s", args, what, errb.String())
+	}
+	return cmd, &errb, eof
+}
+
+// exitCode waits for cmd and returns its exit status.
+func exitCode(t *testing.T, cmd *exec.Cmd, eof <-chan struct{}) int {
+	t.Helper()
+	<-eof // stderr read to the end before Wait closes the pipe
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if err == nil {
+		return 0
+	}
+	require.True(t, errors.As(err, &ee), "%v", err)
+	return ee.ExitCode() // -1 when killed by the signal itself
+}
+
+// entries lists dir, hidden entries included.
+func entries(t *testing.T, dir string) []string {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	return names
+}
+
+// SIGINT while --out is being written (after table.csv, before the other
+// files) stops fdreplay with status 130, says so, and leaves no file behind:
+// before, curves.csv was cut mid-row and curves.json missing. SIGTERM once
+// every file is written but none moved in: status 143, nothing left either.
+func TestSignalDuringOutLeavesNoPartialFile(t *testing.T) {
+	for _, c := range []struct {
+		sig   syscall.Signal
+		after string
+		code  int
+		name  string
+	}{
+		{syscall.SIGINT, "staged table.csv", 130, "SIGINT"},
+		{syscall.SIGTERM, "commit", 143, "SIGTERM"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "results")
+			cmd, errb, eof := startPaused(t, c.after, "-d", "fixed,chen", "--points", "4", "--no-progress", "--out", dir)
+			require.NoError(t, cmd.Process.Signal(c.sig))
+			assert.Equal(t, c.code, exitCode(t, cmd, eof), errb.String())
+			assert.Contains(t, errb.String(), "fdreplay: interrupted by "+c.name+": stopped and removed")
+			assert.Empty(t, entries(t, dir), "no partial file, no staging directory")
+		})
+	}
+}
+
+// An interrupted run over an earlier run's results (--force) leaves those
+// results whole.
+func TestSignalKeepsEarlierResults(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "results")
+	code, _, errOut := runCmd("-d", "fixed", "--points", "3", "--out", dir)
+	require.Equal(t, 0, code, errOut)
+	before := map[string][]byte{}
+	for _, n := range entries(t, dir) {
+		b, err := os.ReadFile(filepath.Join(dir, n))
+		require.NoError(t, err)
+		before[n] = b
+	}
+	require.Contains(t, before, "curves.csv")
+
+	cmd, errb, eof := startPaused(t, "staged curves.csv", "-d", "fixed,chen", "--points", "4", "--no-progress", "--force", "--out", dir)
+	require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
+	assert.Equal(t, 130, exitCode(t, cmd, eof), errb.String())
+	after := map[string][]byte{}
+	for _, n := range entries(t, dir) {
+		b, err := os.ReadFile(filepath.Join(dir, n))
+		require.NoError(t, err)
+		after[n] = b
+	}
+	assert.Equal(t, before, after, "the earlier results are untouched")
+}
+
+// An --out directory holding an earlier run's results is refused without
+// --force, and nothing in it changes; with --force the earlier files this
+// run does not write are removed, and files fdreplay did not write stay.
+func TestOutReuseNeedsForce(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644))
+	}
+	write("old-sender-mr-td.png", "old plot")
+	write("mine.txt", "the user's notes")
+	code, out, errOut := runCmd("-d", "fixed", "--points", "3", "--out", dir)
+	assert.Equal(t, 2, code)
+	assert.Empty(t, out, "refused before the replay")
+	assert.Contains(t, errOut, "--out "+dir+" already holds results of an earlier run (old-sender-mr-td.png): give --force")
+	assert.Equal(t, []string{"mine.txt", "old-sender-mr-td.png"}, entries(t, dir))
+
+	code, out, errOut = runCmd("-d", "fixed", "--points", "3", "--force", "--out", dir)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "removed 1 files of an earlier run from "+dir+" (--force)")
+	names := entries(t, dir)
+	assert.NotContains(t, names, "old-sender-mr-td.png")
+	assert.Contains(t, names, "mine.txt")
+	assert.Contains(t, names, "table.csv")
+	assert.Contains(t, names, manifestName)
+	assert.False(t, slices.ContainsFunc(names, func(n string) bool { return strings.HasPrefix(n, ".partial-") }))
+
+	// The manifest names every result: a later run that writes fewer files
+	// (here: a file the first run listed, now gone from this run's output)
+	// removes them with --force.
+	manifest, err := os.ReadFile(filepath.Join(dir, manifestName))
+	require.NoError(t, err)
+	assert.Contains(t, string(manifest), "curves.json\n")
+	write("extra-report.html", "from the earlier run")
+	require.NoError(t, os.WriteFile(filepath.Join(dir, manifestName), append(manifest, "extra-report.html\n"...), 0o644))
+	code, _, errOut = runCmd("-d", "fixed", "--points", "3", "--out", dir)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, "already holds results of an earlier run")
+	code, _, errOut = runCmd("-d", "fixed", "--points", "3", "--force", "--out", dir)
+	require.Equal(t, 0, code, errOut)
+	assert.NotContains(t, entries(t, dir), "extra-report.html")
+	assert.Contains(t, entries(t, dir), "mine.txt")
+}
+
+// A run that fails after staging began leaves nothing in --out.
+func TestFailedRunLeavesNoStaging(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "results")
+	code, _, _ := runCmd("--sender", "nobody", "--out", dir)
+	assert.Equal(t, 1, code)
+	assert.Empty(t, entries(t, dir))
+}
