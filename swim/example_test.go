@@ -14,7 +14,8 @@ import (
 // health multiplier, which stretches the period (1 s, then 2 s, then 3 s);
 // in a group of two the suspicion timeout is Min = 4·1 s at once. The
 // suspicion goes to b at once in a gossip packet (eager dissemination), so
-// that b, were it alive, could refute it.
+// that b, were it alive, could refute it. Left with nobody alive, a asks
+// the dead b for its view each period (a join), in case b was only cut off.
 func Example() {
 	a, err := swim.New(swim.Config{Self: swim.Node{ID: "a", Addr: "10.0.0.1:7946"}},
 		rand.New(rand.NewPCG(1, 1)))
@@ -44,5 +45,6 @@ func Example() {
 	// 1s: b is suspect (incarnation 0, by a)
 	// 3s: send ping to b
 	// 5s: b is dead (incarnation 0, by a)
+	// 6s: send join to b
 	// local health multiplier: 3
 }

@@ -129,6 +129,7 @@ func (m *Member) startProbe(now time.Duration) {
 	retry := m.forceNext != nil
 	t := m.nextTarget()
 	if t == nil {
+		m.isolated()
 		return
 	}
 	m.seq++
@@ -300,4 +301,22 @@ func (m *Member) onPingReq(now time.Duration, pkt *Packet) {
 		target: t.ID, sent: now, deadline: now + m.baseProbeTimeout(p), nack: pkt.PingReq.Nack})
 	seq := m.seq
 	m.send(Packet{Kind: MsgPing, To: t, Ping: Ping{Seq: seq}})
+}
+
+// isolated runs in a protocol period with no member to probe while some
+// are believed dead: this member was cut off, or declared everyone dead
+// while it could not hear them (its probes blocked, a partition), and the
+// others may have declared it dead in turn. Then nobody probes anybody
+// across, and the reconnect ping (one random dead member per
+// ReconnectInterval) is the only way back, slower the more dead members the
+// view holds. An isolated member instead asks one random dead member for
+// its view every period (a MsgJoin carrying its Alive): a live receiver
+// answers with its view, and sends back the Dead it holds about this member
+// (accuseBack), which this member refutes. Off with ReconnectInterval.
+func (m *Member) isolated() {
+	if m.st != running || len(m.tomb) == 0 || *m.cfg.ReconnectInterval == 0 {
+		return
+	}
+	m.stats.ViewRequests++
+	m.askView(m.tomb[m.rng.IntN(len(m.tomb))].node)
 }

@@ -189,3 +189,31 @@ func TestIDConflictAtJoin(t *testing.T) {
 }
 
 func newTestRand() *rand.Rand { return rand.New(rand.NewPCG(1, 2)) }
+
+// A member that believes every other member dead (it declared them while
+// its probes were blocked, and they declared it) asks a dead member for its
+// view every period instead of waiting for a reconnect ping to pick the
+// right member (schedule 316 of the adversarial checker: after the faults
+// stopped, two such members stayed apart for over 40 s).
+func TestIsolatedMemberAsksForViews(t *testing.T) {
+	a := newTest(t, "a", ModeSWIM, nil, "b", "c")
+	for _, id := range []string{"b", "c"} {
+		a.apply(0, Update{Kind: UpdateDead, Node: node(id), Incarnation: 0, From: "a"}, false)
+	}
+	pk, _ := advance(a, 3*time.Second)
+	joins := only(t, pk, MsgJoin)
+	assert.GreaterOrEqual(t, len(joins), 3, "one view request per period")
+	for _, j := range joins {
+		assert.True(t, hasUpdate(j, UpdateAlive, "a", 0))
+	}
+	// The answer of a live member holding a dead: it sends the accusation
+	// back, and a refutes.
+	b := newTest(t, "b", ModeSWIM, nil, "a", "c")
+	b.apply(0, Update{Kind: UpdateDead, Node: node("a"), Incarnation: 0, From: "b"}, false)
+	require.NoError(t, b.Step(4*time.Second, &joins[0]))
+	out, _ := drain(b)
+	for i := range out {
+		require.NoError(t, a.Step(4*time.Second, &out[i]))
+	}
+	assert.Equal(t, Incarnation(1), a.Incarnation(), "a refuted")
+}

@@ -12,7 +12,8 @@ import (
 
 // An adversarial schedule checker: a Schedule is a random but reproducible
 // sequence of faults (loss, delay and reordering, duplication, partitions
-// and heals, pauses, crashes, restarts with and without a persisted
+// and heals, probe traffic blocked while joins and syncs pass, pauses,
+// crashes, restarts with and without a persisted
 // incarnation, replays of earlier packets, and updates forged by a
 // compromised key holder) played against a group for FaultTime, after which
 // the faults stop (partitions heal, loss and delay return to normal;
@@ -26,8 +27,8 @@ import (
 //   - monotone: the incarnation a view stores for a member never
 //     decreases (while the member is in the view; a restarted observer
 //     starts a new view);
-//   - memory: no view holds more than N members plus the fake IDs forged
-//     so far;
+//   - memory: no view holds more than CheckMaxMembers members, however
+//     many fake IDs are forged;
 //   - alive: every live member (not crashed; with a majority of the group
 //     live, so it is reachable by a majority) is alive in every live view
 //     RecoveryBound after the faults stop;
@@ -49,11 +50,13 @@ const (
 	FaultRestart                        // crashed member A restarts, joining through B; persisted incarnation when Persist
 	FaultReplay                         // the K-th packet recorded so far delivered again to member B
 	FaultForge                          // an update of kind Kind about member A (or a fake ID when A < 0) at incarnation Inc (relative when Rel) sent to B
+	FaultProbeBlock                     // member A's probe traffic (all but MsgJoin and MsgSync) lost both ways for D: UDP blocked, joins and syncs pass
+	FaultFlood                          // K forged Alive updates about new fake IDs sent to member B
 )
 
 func (k FaultKind) String() string {
 	return [...]string{"?", "FaultLoss", "FaultDelay", "FaultDuplicate", "FaultPartition", "FaultPause",
-		"FaultCrash", "FaultRestart", "FaultReplay", "FaultForge"}[min(int(k), 9)]
+		"FaultCrash", "FaultRestart", "FaultReplay", "FaultForge", "FaultProbeBlock", "FaultFlood"}[min(int(k), 11)]
 }
 
 // Step is one fault of a schedule, at instant At.
@@ -82,20 +85,28 @@ const (
 	// FaultTime is how long faults are injected.
 	FaultTime = 40 * time.Second
 	// RecoveryBound is the stated bound: RecoveryBound after the faults
-	// stop, the liveness invariants hold. It is 8 reconnect intervals of
-	// the checked configuration (CheckConfig), the slowest path by which
-	// two members that declared each other dead across a partition find
-	// each other again.
-	RecoveryBound = 40 * time.Second
+	// stop, the liveness invariants hold. For the checked configuration
+	// (CheckConfig, at most CheckMaxMembers members, T = 1 s) it covers a
+	// round of probes over a full view (16 periods) to suspect each fake
+	// or crashed member, the longest Lifeguard suspicion timeout
+	// (β·α·log10(16)·T = 28.9 s) to declare it, and two reconnect
+	// intervals (10 s) for members that declared each other dead to meet
+	// again: 55 s, rounded up to 60 s.
+	RecoveryBound = 60 * time.Second
 	// CheckEvery is the period of the safety checks.
 	CheckEvery = 250 * time.Millisecond
 )
 
+// CheckMaxMembers is the memory bound checked: no view holds more
+// members (swim.Config.MaxMembers in CheckConfig).
+const CheckMaxMembers = 16
+
 // CheckConfig is the member configuration the checker uses: the defaults,
 // with reconnect pings every 5 s and push-pull every 10 s so that the
-// recovery bound stays short.
+// recovery bound stays short, and views of at most CheckMaxMembers.
 func CheckConfig(mode swim.Mode) swim.Config {
-	return swim.Config{Mode: mode, ReconnectInterval: new(5 * time.Second), PushPullInterval: new(10 * time.Second)}
+	return swim.Config{Mode: mode, ReconnectInterval: new(5 * time.Second), PushPullInterval: new(10 * time.Second),
+		MaxMembers: CheckMaxMembers}
 }
 
 // RandomSchedule draws a schedule from seed: 4 to 7 members, a random mode,
@@ -107,7 +118,7 @@ func RandomSchedule(seed uint64) Schedule {
 	n := 1 + r.IntN(12)
 	for range n {
 		st := Step{At: time.Duration(r.Int64N(int64(FaultTime)))}
-		st.Fault = FaultKind(1 + r.IntN(9))
+		st.Fault = FaultKind(1 + r.IntN(11))
 		st.A, st.B = r.IntN(s.N), r.IntN(s.N)
 		switch st.Fault {
 		case FaultLoss:
@@ -121,6 +132,10 @@ func RandomSchedule(seed uint64) Schedule {
 			st.D = time.Duration(1+r.IntN(20)) * time.Second
 		case FaultPause:
 			st.D = time.Duration(100+r.IntN(8000)) * time.Millisecond
+		case FaultProbeBlock:
+			st.D = time.Duration(1+r.IntN(20)) * time.Second
+		case FaultFlood:
+			st.K = 1 + r.IntN(64)
 		case FaultCrash:
 			if len(crashed)+1 > (s.N-1)/2 { // keep a majority live
 				st.Fault, st.D = FaultPause, time.Second
@@ -169,6 +184,7 @@ type checkRun struct {
 	delayHi  time.Duration
 	dupUntil []time.Duration
 	dupP     []float64
+	blocked  []time.Duration // probe traffic of member i lost until
 	recorded []recorded
 	fakes    map[swim.ID]bool
 	seen     []map[swim.ID]swim.Incarnation // per observer: highest incarnation seen
@@ -192,6 +208,9 @@ func (sc Schedule) Check() *Violation {
 			return lo + time.Duration(r.Int64N(int64(c.delayHi-lo)+1))
 		},
 		LinkLoss: func(int, int) float64 { return c.loss },
+		Drop: func(now time.Duration, from, to int, p *swim.Packet) bool {
+			return p.Kind != swim.MsgJoin && p.Kind != swim.MsgSync && (now < c.blocked[from] || now < c.blocked[to])
+		},
 	}
 	s, err := New(cfg)
 	if err != nil {
@@ -200,6 +219,7 @@ func (sc Schedule) Check() *Violation {
 	c.s = s
 	c.dupUntil = make([]time.Duration, sc.N)
 	c.dupP = make([]float64, sc.N)
+	c.blocked = make([]time.Duration, sc.N)
 	c.seen = make([]map[swim.ID]swim.Incarnation, sc.N)
 	c.gens = make([]*swim.Member, sc.N)
 	s.SetPacketHook(c.onPacket)
@@ -277,6 +297,17 @@ func (c *checkRun) apply(st Step) {
 		}
 	case FaultForge:
 		c.forge(st)
+	case FaultProbeBlock:
+		c.blocked[st.A] = min(now+st.D, FaultTime)
+	case FaultFlood:
+		from := s.Node((st.B + 1) % c.sc.N)
+		var ups []swim.Update
+		for k := range st.K {
+			id := swim.ID(fmt.Sprintf("flood%d.%d", st.At, k))
+			c.fakes[id] = true
+			ups = append(ups, swim.Update{Kind: swim.UpdateAlive, Node: swim.Node{ID: id, Addr: string(id)}, From: id})
+		}
+		s.Inject(st.B, swim.Packet{Kind: swim.MsgGossip, From: from, To: s.Node(st.B), Updates: ups}, 0)
 	}
 }
 
@@ -320,8 +351,8 @@ func (c *checkRun) safety() {
 			c.gens[i], c.seen[i] = m, map[swim.ID]swim.Incarnation{}
 		}
 		view := m.Members(s.Now())
-		if limit := c.sc.N + len(c.fakes); len(view) > limit {
-			c.fail("memory", "member %d holds %d members, more than %d (N plus fakes)", i, len(view), limit)
+		if len(view) > CheckMaxMembers {
+			c.fail("memory", "member %d holds %d members, more than the bound %d", i, len(view), CheckMaxMembers)
 		}
 		present := map[swim.ID]bool{}
 		for _, ps := range view[1:] {
