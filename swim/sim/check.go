@@ -41,17 +41,17 @@ type FaultKind uint8
 
 // Fault kinds.
 const (
-	FaultLoss      FaultKind = iota + 1 // random loss P for D
-	FaultDelay                          // one-way delays uniform in [0.5 ms, D] for 10 s: reordering
-	FaultDuplicate                      // each packet delivered to A in the next 10 s duplicated with probability P
-	FaultPartition                      // members < A on one side, the rest on the other, for D
-	FaultPause                          // member A paused for D
-	FaultCrash                          // member A crashes
-	FaultRestart                        // crashed member A restarts, joining through B; persisted incarnation when Persist
-	FaultReplay                         // the K-th packet recorded so far delivered again to member B
-	FaultForge                          // an update of kind Kind about member A (or a fake ID when A < 0) at incarnation Inc (relative when Rel) sent to B
-	FaultProbeBlock                     // member A's probe traffic (all but MsgJoin and MsgSync) lost both ways for D: UDP blocked, joins and syncs pass
-	FaultFlood                          // K forged Alive updates about new fake IDs sent to member B
+	FaultLoss       FaultKind = iota + 1 // random loss P for D
+	FaultDelay                           // one-way delays uniform in [0.5 ms, D] for 10 s: reordering
+	FaultDuplicate                       // each packet delivered to A in the next 10 s duplicated with probability P
+	FaultPartition                       // members < A on one side, the rest on the other, for D
+	FaultPause                           // member A paused for D
+	FaultCrash                           // member A crashes
+	FaultRestart                         // crashed member A restarts, joining through B; persisted incarnation when Persist
+	FaultReplay                          // the K-th packet recorded so far delivered again to member B
+	FaultForge                           // an update of kind Kind about member A (or a fake ID when A < 0) at incarnation Inc (relative when Rel) sent to B
+	FaultProbeBlock                      // member A's probe traffic (all but MsgJoin and MsgSync) lost both ways for D: UDP blocked, joins and syncs pass
+	FaultFlood                           // K forged Alive updates about new fake IDs sent to member B
 )
 
 func (k FaultKind) String() string {
