@@ -1,0 +1,326 @@
+package spec
+
+import (
+	"fmt"
+	"reflect"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/fdkit/fdkit/detector"
+	"github.com/fdkit/fdkit/qos"
+)
+
+// Family is one detector family: its name, its parameters, and how to build
+// a detector, a single-point qos family and a sweep of its main parameter
+// from its configuration.
+type Family struct {
+	Name    string
+	Aliases []string
+	Doc     string // one line, with the source
+	// Swept is the parameter a sweep varies by default, whose one-pass
+	// qos family (qos.PhiAkkaFamily, qos.ChenFamily, ...) is used when a
+	// sweep names it; "" for a family without one (bertier).
+	Swept string
+
+	params []param
+	typ    reflect.Type // the config struct type
+	build  func(cfg any) (detector.Detector, error)
+	// sweep returns the one-pass qos family over values of Swept (in qos
+	// units: milliseconds for durations).
+	sweep func(cfg any, values []float64) qos.Family
+	// point returns the effective value of Swept for cfg (its default
+	// resolved), in qos units.
+	point func(cfg any) float64
+}
+
+// Params returns the family's parameters in their printing order.
+func (f *Family) Params() []Param {
+	out := make([]Param, len(f.params))
+	for i := range f.params {
+		out[i] = f.params[i].Param
+	}
+	return out
+}
+
+func (f *Family) param(name string) *param {
+	for i := range f.params {
+		if f.params[i].Name == name {
+			return &f.params[i]
+		}
+	}
+	return nil
+}
+
+func (f *Family) paramNames() string {
+	names := make([]string, len(f.params))
+	for i := range f.params {
+		names[i] = f.params[i].Name
+	}
+	return strings.Join(names, ", ")
+}
+
+var (
+	families = map[string]*Family{} // by name and alias
+	byType   = map[reflect.Type]*Family{}
+	order    []*Family
+)
+
+// define registers family f with config type C. It is how each family is
+// added (families.go): one call per family, listing its parameters.
+func define[C any, D detector.Detector](f Family, build func(C) (D, error), sweep func(C, []float64) qos.Family, point func(C) float64, params ...param) {
+	f.params = params
+	f.typ = reflect.TypeFor[C]()
+	f.build = func(cfg any) (detector.Detector, error) {
+		d, err := build(*cfg.(*C))
+		if err != nil {
+			return nil, err // not a typed nil in an interface
+		}
+		return d, nil
+	}
+	if sweep != nil {
+		f.sweep = func(cfg any, v []float64) qos.Family { return sweep(*cfg.(*C), v) }
+		f.point = func(cfg any) float64 { return point(*cfg.(*C)) }
+	}
+	register(&f)
+}
+
+// register adds a family to the registry, so that Parse, Format, LoadFile
+// and the commands know it. It panics on a name, alias or config type
+// already registered (a programming error). Families are added by one
+// define call each, in families.go.
+func register(f *Family) {
+	for _, n := range append([]string{f.Name}, f.Aliases...) {
+		if _, dup := families[n]; dup {
+			panic("spec: family name " + n + " registered twice")
+		}
+		if _, dup := presets[n]; dup {
+			panic("spec: family name " + n + " is a preset")
+		}
+		families[n] = f
+	}
+	if _, dup := byType[f.typ]; dup {
+		panic("spec: config type " + f.typ.String() + " registered twice")
+	}
+	byType[f.typ] = f
+	order = append(order, f)
+}
+
+// Families returns every registered family in registration order.
+func Families() []*Family { return slices.Clone(order) }
+
+// Lookup returns the family with the given name or alias.
+func Lookup(name string) (*Family, bool) {
+	f, ok := families[strings.ToLower(name)]
+	return f, ok
+}
+
+func knownNames() string {
+	var names []string
+	for _, f := range order {
+		names = append(names, f.Name)
+	}
+	var ps []string
+	for n := range presets {
+		ps = append(ps, n)
+	}
+	sort.Strings(ps)
+	return strings.Join(names, ", ") + "; presets: " + strings.Join(ps, ", ")
+}
+
+// Spec is a detector family with a configuration. The zero Spec is not
+// usable; get one from Parse, Format's input or Family.Spec.
+type Spec struct {
+	fam *Family
+	cfg any // *C, never shared with another Spec
+}
+
+// Spec returns the family with its default configuration.
+func (f *Family) Spec() Spec { return Spec{fam: f, cfg: reflect.New(f.typ).Interface()} }
+
+// Family returns the spec's family.
+func (s Spec) Family() *Family { return s.fam }
+
+// Config returns a copy of the configuration, of the family's config type
+// (phi.AkkaConfig, chen.Config, ...).
+func (s Spec) Config() any { return reflect.ValueOf(s.cfg).Elem().Interface() }
+
+func (s Spec) clone() Spec {
+	c := reflect.New(s.fam.typ)
+	c.Elem().Set(reflect.ValueOf(s.cfg).Elem())
+	return Spec{fam: s.fam, cfg: c.Interface()}
+}
+
+// New builds the detector. Errors are those of the family's constructor
+// (a combination of values it rejects), prefixed by the spec.
+func (s Spec) New() (detector.Detector, error) {
+	d, err := s.fam.build(s.cfg)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", s, err)
+	}
+	return d, nil
+}
+
+// IsSet reports whether the parameter is set (not left at its default).
+func (s Spec) IsSet(name string) bool {
+	p := s.fam.param(name)
+	if p == nil {
+		return false
+	}
+	_, ok := p.get(s.cfg)
+	return ok
+}
+
+// Value returns the parameter's value as printed, and whether it is set.
+func (s Spec) Value(name string) (string, bool) {
+	p := s.fam.param(name)
+	if p == nil {
+		return "", false
+	}
+	v, ok := p.get(s.cfg)
+	if !ok {
+		return "", false
+	}
+	return formatValue(v), true
+}
+
+// With returns a copy of s with the parameter set to the value written as
+// text (as in the textual form).
+func (s Spec) With(name, text string) (Spec, error) {
+	p := s.fam.param(name)
+	if p == nil {
+		return Spec{}, fmt.Errorf("%s has no parameter %q (its parameters: %s)", s.fam.Name, name, s.fam.paramNames())
+	}
+	v, err := p.parseValue(text)
+	if err != nil {
+		return Spec{}, fmt.Errorf("%s: %w", s.fam.Name, err)
+	}
+	c := s.clone()
+	p.set(c.cfg, v)
+	return c, nil
+}
+
+// String returns the textual form: the family name and, in parentheses,
+// every parameter that is set, in the family's order.
+func (s Spec) String() string {
+	if s.fam == nil {
+		return "<no detector>"
+	}
+	var parts []string
+	for i := range s.fam.params {
+		p := &s.fam.params[i]
+		if v, ok := p.get(s.cfg); ok {
+			parts = append(parts, p.Name+"="+formatValue(v))
+		}
+	}
+	if len(parts) == 0 {
+		return s.fam.Name
+	}
+	return s.fam.Name + "(" + strings.Join(parts, ", ") + ")"
+}
+
+// Format returns the textual form of a configuration of a registered
+// family (phi.AkkaConfig, *chen.Config, ...): printing a config gives its
+// spec.
+func Format(cfg any) (string, error) {
+	v := reflect.ValueOf(cfg)
+	if v.Kind() == reflect.Pointer && !v.IsNil() {
+		v = v.Elem()
+	}
+	f, ok := byType[v.Type()]
+	if !ok {
+		return "", fmt.Errorf("spec: %T is not the configuration of a registered family", cfg)
+	}
+	s := f.Spec()
+	reflect.ValueOf(s.cfg).Elem().Set(v)
+	return s.String(), nil
+}
+
+// FromConfig returns the Spec of a configuration of a registered family.
+func FromConfig(cfg any) (Spec, error) {
+	v := reflect.ValueOf(cfg)
+	if v.Kind() == reflect.Pointer && !v.IsNil() {
+		v = v.Elem()
+	}
+	f, ok := byType[v.Type()]
+	if !ok {
+		return Spec{}, fmt.Errorf("spec: %T is not the configuration of a registered family", cfg)
+	}
+	s := f.Spec()
+	reflect.ValueOf(s.cfg).Elem().Set(v)
+	return s, nil
+}
+
+// Point returns a single-point qos family for the spec: its main parameter
+// at its effective value (for a table row), named by the spec's text.
+func (s Spec) Point() (qos.Family, error) {
+	if s.fam.sweep == nil {
+		return qos.Family{Name: s.String(), Values: []float64{0},
+			New: func(float64) (detector.Detector, error) { return s.New() }}, nil
+	}
+	f := s.fam.sweep(s.clone().cfg, []float64{s.fam.point(s.cfg)})
+	f.Name = s.String()
+	return f, nil
+}
+
+// maxSpecLen bounds the text Parse accepts (a spec is one line).
+const maxSpecLen = 4096
+
+// Parse reads the textual form of a detector or preset. Errors name the
+// parameter and say what was expected.
+func Parse(text string) (Spec, error) {
+	if len(text) > maxSpecLen {
+		return Spec{}, fmt.Errorf("spec: %d bytes is too long for a detector spec (at most %d)", len(text), maxSpecLen)
+	}
+	t := strings.TrimSpace(text)
+	name, args, hasArgs := t, "", false
+	if i := strings.IndexByte(t, '('); i >= 0 {
+		if !strings.HasSuffix(t, ")") {
+			return Spec{}, fmt.Errorf("spec %q: missing the closing parenthesis after the parameters", text)
+		}
+		name, args, hasArgs = strings.TrimSpace(t[:i]), t[i+1:len(t)-1], true
+		if strings.ContainsAny(args, "()") {
+			return Spec{}, fmt.Errorf("spec %q: unbalanced parentheses (expected name(key=value, ...))", text)
+		}
+	} else if strings.ContainsRune(t, ')') {
+		return Spec{}, fmt.Errorf("spec %q: ')' without '('", text)
+	}
+	if name == "" {
+		return Spec{}, fmt.Errorf("spec %q: no detector name (known: %s)", text, knownNames())
+	}
+	s, err := base(name)
+	if err != nil {
+		return Spec{}, fmt.Errorf("spec %q: %w", text, err)
+	}
+	if !hasArgs || strings.TrimSpace(args) == "" {
+		return s, nil
+	}
+	seen := map[string]bool{}
+	for _, kv := range strings.Split(args, ",") {
+		k, v, ok := strings.Cut(kv, "=")
+		k = strings.TrimSpace(k)
+		if !ok || k == "" {
+			return Spec{}, fmt.Errorf("spec %q: %q is not key=value", text, strings.TrimSpace(kv))
+		}
+		if seen[k] {
+			return Spec{}, fmt.Errorf("spec %q: %s is given twice", text, k)
+		}
+		seen[k] = true
+		if s, err = s.With(k, v); err != nil {
+			return Spec{}, fmt.Errorf("spec %q: %w", text, err)
+		}
+	}
+	return s, nil
+}
+
+// base returns the spec a name stands for: a family with its defaults, or
+// a preset.
+func base(name string) (Spec, error) {
+	if p, ok := presets[strings.ToLower(name)]; ok {
+		return p.spec(), nil
+	}
+	if f, ok := Lookup(name); ok {
+		return f.Spec(), nil
+	}
+	return Spec{}, fmt.Errorf("unknown detector %q (known: %s)", name, knownNames())
+}
