@@ -81,7 +81,8 @@ func TestLoopbackLiveAgreesWithReplay(t *testing.T) {
 	sc := sendConfig{Name: "a", Interval: 20 * time.Millisecond, Duration: 3 * time.Second,
 		DelayDist: "normal", Delay: 10 * time.Millisecond, Jitter: 8 * time.Millisecond,
 		Loss: 0.15, Seed: 42, Pauses: []pause{{time.Second, 150 * time.Millisecond}}}
-	rc := recvConfig{Out: out, Interval: 20 * time.Millisecond, Sweep: 5 * time.Millisecond,
+	rc := recvConfig{MaxSeqJump: defaultMaxSeqJump, MaxIncarnationJump: defaultMaxIncarnationJump, TableSenders: defaultTableSenders,
+		Out: out, Interval: 20 * time.Millisecond, Sweep: 5 * time.Millisecond,
 		Timeouts: []time.Duration{45 * time.Millisecond, 100 * time.Millisecond}, Phis: []float64{3, 8}, PhiWindow: 50}
 	run := loopback(t, sc, rc, 300*time.Millisecond)
 	require.Positive(t, run.recv.Recorded)
@@ -231,7 +232,8 @@ func (s *syncBuffer) String() string {
 func TestRecvTableOnTerminal(t *testing.T) {
 	var table syncBuffer
 	sc := sendConfig{Name: "tty", Interval: 20 * time.Millisecond, Count: 20, Seed: 1} // Count, not Duration: a stalled sender skips ticks
-	rc := recvConfig{Interval: 20 * time.Millisecond, Sweep: 5 * time.Millisecond, Refresh: 100 * time.Millisecond,
+	rc := recvConfig{MaxSeqJump: defaultMaxSeqJump, MaxIncarnationJump: defaultMaxIncarnationJump, TableSenders: defaultTableSenders,
+		Interval: 20 * time.Millisecond, Sweep: 5 * time.Millisecond, Refresh: 100 * time.Millisecond,
 		Table: &table, Terminal: true, Timeouts: []time.Duration{300 * time.Millisecond}, Phis: []float64{8}, PhiWindow: 100}
 	run := loopback(t, sc, rc, 50*time.Millisecond)
 	assert.Equal(t, uint64(20), run.recv.Packets)

@@ -38,6 +38,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/fdkit/fdkit/swim/wire"
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
 )
@@ -112,11 +113,67 @@ func newLogger(w io.Writer, level string) (*slog.Logger, error) {
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l})), nil
 }
 
+// addKeyFlags adds --key and --key-file, the keys of authenticated
+// heartbeats, in the format of fdswim's (wire.ParseKey, wire.ReadKeyFile).
+func addKeyFlags(fs *pflag.FlagSet, keys *[]string, keyFile *string, what string) {
+	fs.StringSliceVar(keys, "key", nil, "HMAC-SHA256 key in hex, 32, 48 or 64 digits (repeatable); "+what)
+	fs.StringVar(keyFile, "key-file", "", "file of hex keys, one per line, # comments allowed (first key first); "+what)
+}
+
+// loadKeys returns the keys of --key and --key-file, in that order; nil
+// when neither is given.
+func loadKeys(keys []string, keyFile string) ([][]byte, error) {
+	var out [][]byte
+	for i, h := range keys {
+		k, err := wire.ParseKey(h)
+		if err != nil {
+			return nil, fmt.Errorf("--key #%d: %w", i+1, err)
+		}
+		out = append(out, k)
+	}
+	if keyFile != "" {
+		ks, err := wire.ReadKeyFile(keyFile)
+		if err != nil {
+			return nil, fmt.Errorf("--key-file %w", err)
+		}
+		out = append(out, ks...)
+	}
+	return out, nil
+}
+
+// reloadKeysOnHUP replaces the keyring with the key file's keys on every
+// SIGHUP until ctx ends, as fdswim agent does: rotate by adding the new key
+// second on every receiver and reloading, then switching the senders.
+func reloadKeysOnHUP(ctx context.Context, kr *wire.Keyring, path string, log *slog.Logger) {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	go func() {
+		defer signal.Stop(hup)
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-hup:
+				ks, err := wire.ReadKeyFile(path)
+				if err == nil {
+					err = kr.Replace(ks)
+				}
+				if err != nil {
+					log.Error("SIGHUP: keys not reloaded, the old ones stay", "key_file", path, "err", err)
+					continue
+				}
+				log.Info("SIGHUP: keys reloaded", "key_file", path, "keys", len(ks))
+			}
+		}
+	}()
+}
+
 func cmdSend(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := pflag.NewFlagSet("fdbeat send", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var c sendConfig
-	var pauses, logLevel string
+	var pauses, logLevel, keyFile string
+	var keys []string
 	checkedVar(fs, &c.Interval, "interval", "", 100*time.Millisecond, 1, time.Hour, "a positive duration up to 1h", "heartbeat interval Δ")
 	fs.StringVar(&c.Name, "name", "", "sender name in the packets (default: the receiver uses the source address)")
 	fs.Uint64Var(&c.Incarnation, "incarnation", 0, "incarnation number (default: start time in Unix ns, new on every start)")
@@ -130,6 +187,7 @@ func cmdSend(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.StringVar(&pauses, "pause", "", "pauses AT:DURATION[,...] after the start, e.g. 20s:600ms,40s:600ms")
 	fs.Uint64Var(&c.Seed, "seed", 0, "random seed of the impairments; 0 = random")
 	fs.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	addKeyFlags(fs, &keys, &keyFile, "sign every heartbeat with the first")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, "Usage: fdbeat send [flags] HOST:PORT...\n\nSends UDP heartbeats, optionally impaired in user space.\n\nFlags:\n")
 		fs.PrintDefaults()
@@ -150,6 +208,13 @@ func cmdSend(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if c.Pauses, err = parsePauses(pauses); err != nil {
 		return fmt.Errorf("--pause: %w", err)
 	}
+	ks, err := loadKeys(keys, keyFile)
+	if err != nil {
+		return err
+	}
+	if len(ks) > 0 {
+		c.Key = ks[0]
+	}
 	log, err := newLogger(stderr, logLevel)
 	if err != nil {
 		return err
@@ -167,7 +232,8 @@ func cmdRecv(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs := pflag.NewFlagSet("fdbeat recv", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var c recvConfig
-	var logLevel string
+	var logLevel, keyFile string
+	var keys []string
 	var plain bool
 	fs.StringVar(&c.Listen, "listen", "127.0.0.1:7946", "UDP address to listen on")
 	fs.StringVar(&c.Out, "out", "", "record heartbeats to this fdkit trace file (.gz or .xz compresses)")
@@ -178,6 +244,11 @@ func cmdRecv(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	checkedVar(fs, &c.PhiMinStd, "phi-min-std", "", 0, 0, time.Hour, "a duration from 0 to 1h (0: 1% of the mean interval)", "φ minimum standard deviation σ_min (0: the phi default, 1% of the mean interval)")
 	fs.IntVar(&c.MaxSenders, "max-senders", 10000, "most senders tracked; heartbeats from further new senders are ignored (0: no limit)")
 	fs.DurationVar(&c.Sweep, "sweep", 10*time.Millisecond, "how often the detectors are checked when no heartbeat comes")
+	addKeyFlags(fs, &keys, &keyFile, "then accept only heartbeats signed with one of them (SIGHUP reloads --key-file)")
+	fs.Uint64Var(&c.MaxSeqJump, "max-seq-jump", defaultMaxSeqJump, "a larger forward jump of a sender's sequence number needs a second heartbeat to confirm it")
+	fs.Uint64Var(&c.MaxIncarnationJump, "max-incarnation-jump", defaultMaxIncarnationJump, "a larger forward jump of a sender's incarnation needs a second heartbeat to confirm it (default: a day in ns, since fdbeat send's incarnation is its start time in Unix ns)")
+	checkedVar(fs, &c.EvictAfter, "evict-after", "", defaultEvictAfter, 0, math.MaxInt64, "a duration ≥ 0 (0: never)", "forget a sender silent for longer than this; 0 = never")
+	checkedVar(fs, &c.TableSenders, "table-senders", "", defaultTableSenders, 0, maxTableSenders, fmt.Sprintf("a number of senders from 0 to %d", maxTableSenders), "the table shows this many senders, those with the most heartbeats, and counts the rest")
 	checkedVar(fs, &c.Refresh, "refresh", "", time.Second, 0, time.Hour, "a duration from 0 (no table) to 1h", "table refresh period; 0 = no table")
 	fs.BoolVar(&plain, "plain", false, "print periodic lines instead of redrawing the table, even on a terminal")
 	fs.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
@@ -207,6 +278,18 @@ func cmdRecv(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
+	ks, err := loadKeys(keys, keyFile)
+	if err != nil {
+		return err
+	}
+	if len(ks) > 0 {
+		if c.Keys, err = wire.NewKeyring(ks[0], ks[1:]...); err != nil {
+			return fmt.Errorf("recv: keys: %w", err)
+		}
+		if keyFile != "" && len(keys) == 0 {
+			reloadKeysOnHUP(ctx, c.Keys, keyFile, log)
+		}
+	}
 	c.Table = stdout
 	if f, ok := stdout.(*os.File); ok && !plain {
 		c.Terminal = term.IsTerminal(int(f.Fd()))
@@ -217,5 +300,7 @@ func cmdRecv(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	fmt.Fprintf(stdout, "received %d packets (%d bad, %d from old incarnations), recorded %d heartbeats\n",
 		st.Packets, st.Bad, st.Stale, st.Recorded)
+	fmt.Fprintf(stdout, "refused: %d unauthenticated, %d failed authentication, %d unconfirmed jumps (%d confirmed), %d from senders beyond --max-senders; %d senders evicted; kernel receive drops: %s\n",
+		st.Unauthenticated, st.AuthFailed, st.Implausible, st.Confirmed, st.Refused, st.Evicted, dropsString(st))
 	return err
 }

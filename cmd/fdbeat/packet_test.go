@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"encoding/hex"
 	"testing"
 	"time"
 
@@ -31,7 +33,8 @@ func TestPacketErrors(t *testing.T) {
 	cases := map[string][]byte{
 		"length":  good[:10],
 		"magic":   append([]byte("XXHB"), good[4:]...),
-		"version": append(append([]byte{}, good[:4]...), append([]byte{2}, good[5:]...)...),
+		"version": append(append([]byte{}, good[:4]...), append([]byte{3}, good[5:]...)...),
+		"no MAC":  append(append([]byte{}, good[:4]...), append([]byte{2}, good[5:]...)...),
 		"trailer": append(append([]byte{}, good...), 'x'),
 		"name":    func() []byte { b := append([]byte{}, good...); b[30] = ' '; return b }(),
 	}
@@ -41,7 +44,7 @@ func TestPacketErrors(t *testing.T) {
 		assert.ErrorAs(t, err, &pe, name)
 	}
 	_, err := decodePacket(good[:packetHeaderSize+1])
-	assert.ErrorContains(t, err, "field length: want 32 bytes (name length 2), got 31")
+	assert.ErrorContains(t, err, "field length: want 32 bytes (version 1, name length 2), got 31")
 	_, err = appendPacket(nil, packet{Name: "has space"})
 	assert.ErrorIs(t, err, errNameInvalid)
 	_, err = appendPacket(nil, packet{Name: string(make([]byte, 256))})
@@ -55,6 +58,8 @@ func TestPacketErrors(t *testing.T) {
 func FuzzDecodePacket(f *testing.F) {
 	good, _ := appendPacket(nil, packet{Name: "n1", Incarnation: 7, Seq: 3, Sent: 99})
 	f.Add(good)
+	body, _ := appendPacket(nil, packet{Name: "n1", Incarnation: 7, Seq: 3, Sent: 99, Signed: true})
+	f.Add(signPacket(body, []byte("0123456789abcdef")))
 	f.Add([]byte("FDHB"))
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -62,13 +67,45 @@ func FuzzDecodePacket(f *testing.F) {
 		if err != nil {
 			return
 		}
-		// A valid packet re-encodes to the same bytes.
+		// A valid packet re-encodes to the same bytes (a version-2 one
+		// with its MAC, which decoding does not check).
 		again, err := appendPacket(nil, p)
 		if err != nil {
 			t.Fatalf("decoded packet does not encode: %v", err)
+		}
+		if p.Signed {
+			again = append(again, b[len(b)-macSize:]...)
 		}
 		if string(again) != string(b) {
 			t.Fatalf("round trip changed the packet: %x -> %x", b, again)
 		}
 	})
+}
+
+// An authenticated packet verifies under its key (also as a second key of
+// the ring), and fails under another key, with any byte changed, or
+// truncated; HMAC-SHA256 itself is checked against RFC 4231 test case 2.
+func TestPacketMAC(t *testing.T) {
+	tc2 := signPacket([]byte("what do ya want for nothing?"), []byte("Jefe"))
+	assert.Equal(t, "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843", hex.EncodeToString(tc2[len(tc2)-macSize:]))
+
+	k1, k2 := []byte("0123456789abcdef"), []byte("fedcba9876543210")
+	body, err := appendPacket(nil, packet{Name: "a", Incarnation: 5, Seq: 9, Sent: 77, Signed: true})
+	require.NoError(t, err)
+	assert.Equal(t, byte(2), body[4])
+	b := signPacket(body, k1)
+	require.Len(t, b, packetHeaderSize+1+macSize)
+	p, err := decodePacket(b)
+	require.NoError(t, err)
+	assert.Equal(t, packet{Name: "a", Incarnation: 5, Seq: 9, Sent: 77, Signed: true}, p)
+	assert.True(t, verifyPacket(b, [][]byte{k1}))
+	assert.True(t, verifyPacket(b, [][]byte{k2, k1}))
+	assert.False(t, verifyPacket(b, [][]byte{k2}))
+	assert.False(t, verifyPacket(b, nil))
+	for i := range b {
+		c := bytes.Clone(b)
+		c[i] ^= 1
+		assert.False(t, verifyPacket(c, [][]byte{k1}), "byte %d flipped", i)
+	}
+	assert.False(t, verifyPacket(b[:10], [][]byte{k1}))
 }

@@ -72,7 +72,8 @@ func TestRecvStopsWhenTraceUnwritable(t *testing.T) {
 	if _, err := os.Stat("/dev/full"); err != nil {
 		t.Skip("no /dev/full on this system")
 	}
-	rc := recvConfig{Out: "/dev/full", Listen: "127.0.0.1:0", Interval: time.Millisecond, Sweep: 5 * time.Millisecond,
+	rc := recvConfig{MaxSeqJump: defaultMaxSeqJump, MaxIncarnationJump: defaultMaxIncarnationJump, TableSenders: defaultTableSenders,
+		Out: "/dev/full", Listen: "127.0.0.1:0", Interval: time.Millisecond, Sweep: 5 * time.Millisecond,
 		Timeouts: []time.Duration{time.Second}}
 	ready := make(chan string, 1)
 	rc.ready = func(a net.Addr, _ time.Duration) { ready <- a.String() }
@@ -114,7 +115,7 @@ func TestRecvTableShowsRecentTransitions(t *testing.T) {
 	require.NoError(t, err)
 	var table syncBuffer
 	r := &receiver{log: slog.New(slog.DiscardHandler), clock: monitor.NewMonotonic(), mons: []namedMon{{"timeout-1s", m}},
-		cfg: recvConfig{Table: &table, Terminal: true}, stats: recvStats{Transitions: map[string]int{}}}
+		cfg: recvConfig{Table: &table, Terminal: true, TableSenders: defaultTableSenders}, stats: recvStats{Transitions: map[string]int{}}}
 	require.NoError(t, m.Heartbeat("s", monitor.Beat{}))
 	for i := range recentMax + 2 {
 		r.transition("timeout-1s", monitor.Transition{Peer: "s", Old: monitor.Trusted, New: monitor.Suspected,

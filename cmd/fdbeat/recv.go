@@ -20,6 +20,7 @@ import (
 	"github.com/fdkit/fdkit/detector"
 	"github.com/fdkit/fdkit/monitor"
 	"github.com/fdkit/fdkit/phi"
+	"github.com/fdkit/fdkit/swim/wire"
 	"github.com/fdkit/fdkit/trace"
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
@@ -35,16 +36,44 @@ type recvConfig struct {
 	PhiWindow  int
 	PhiMinStd  time.Duration // φ's σ_min; 0 = the phi package default (μ/100)
 	MaxSenders int           // bound on senders tracked (forged names cannot grow memory); 0 = none
-	Sweep      time.Duration // how often the monitors look for suspicions
-	Refresh    time.Duration // table refresh period; 0 = no table
-	Table      io.Writer     // where the table goes
-	Terminal   bool          // redraw the table in place (ANSI) instead of printing lines
-	Meta       map[string]string
+	// Keys authenticates heartbeats: with a keyring, only version-2
+	// packets whose HMAC-SHA256 verifies under one of its keys are
+	// accepted (as the SWIM agent opens packets with its keyring); nil
+	// accepts plain packets too, unchecked.
+	Keys *wire.Keyring
+	// MaxSeqJump and MaxIncarnationJump bound how far one heartbeat may
+	// move a known sender's sequence number (same incarnation) or
+	// incarnation forward. A heartbeat beyond the bound is rejected and
+	// counted unless a second heartbeat confirms it: same incarnation, a
+	// larger sequence number at most MaxSeqJump above it. So one forged
+	// datagram cannot make every later genuine heartbeat stale.
+	MaxSeqJump         uint64
+	MaxIncarnationJump uint64
+	// EvictAfter forgets a sender silent for longer (its rows, its
+	// monitors' state); 0 = never.
+	EvictAfter time.Duration
+	// TableSenders bounds the senders the table shows: those with the
+	// most heartbeats; one line counts the rest.
+	TableSenders int
+	Sweep        time.Duration // how often the monitors look for suspicions
+	Refresh      time.Duration // table refresh period; 0 = no table
+	Table        io.Writer     // where the table goes
+	Terminal     bool          // redraw the table in place (ANSI) instead of printing lines
+	Meta         map[string]string
 
 	// Test hooks.
 	ready        func(addr net.Addr, origin time.Duration) // origin: Unix ns of monitor clock 0
 	onTransition func(det string, t monitor.Transition)
 }
+
+// Defaults of recv's flags (and of the recvConfigs tests build).
+const (
+	defaultMaxSeqJump         = 1000
+	defaultMaxIncarnationJump = uint64(24 * time.Hour) // fdbeat send's incarnation: start time in Unix ns
+	defaultEvictAfter         = 10 * time.Minute
+	defaultTableSenders       = 20
+	maxTableSenders           = 100000
+)
 
 // detSpec is one of the detectors recv runs side by side.
 type detSpec struct {
@@ -90,12 +119,20 @@ func fieldDetectors(timeouts []time.Duration, phis []float64, window int, minStd
 
 // recvStats counts what the receiver saw.
 type recvStats struct {
-	Packets     uint64
-	Bad         uint64 // undecodable datagrams
-	Stale       uint64 // heartbeats of an older incarnation
-	Recorded    uint64
-	Transitions map[string]int // per detector
-	Started     bool           // the receiver was listening (false after a setup error)
+	Packets         uint64
+	Bad             uint64 // undecodable datagrams
+	Stale           uint64 // heartbeats of an older incarnation
+	Unauthenticated uint64 // plain packets refused because keys are set
+	AuthFailed      uint64 // authenticated packets whose MAC verified under no key
+	Implausible     uint64 // heartbeats rejected for an unconfirmed jump (MaxSeqJump, MaxIncarnationJump)
+	Confirmed       uint64 // jumps confirmed by a second heartbeat
+	Refused         uint64 // heartbeats of new senders refused at MaxSenders
+	Evicted         uint64 // senders forgotten after EvictAfter of silence
+	KernelDrops     uint64 // datagrams the kernel dropped (receive buffer full); see DropsCounted
+	DropsCounted    bool   // the platform reports KernelDrops (Linux: SO_RXQ_OVFL)
+	Recorded        uint64
+	Transitions     map[string]int // per detector
+	Started         bool           // the receiver was listening (false after a setup error)
 }
 
 type namedMon struct {
@@ -107,11 +144,19 @@ type namedMon struct {
 // first incarnation seen, "peer#2", "peer#3", ... after restarts, so that
 // replay treats each incarnation as its own stream.
 type streamID struct {
-	inc         uint64
-	n           int
-	id          string
-	staleWarned uint64 // 1 + the stale incarnation last warned about; 0: none
+	inc     uint64
+	n       int
+	id      string
+	seq     uint64        // largest sequence number accepted in inc
+	last    time.Duration // monitor clock of the last accepted heartbeat
+	pending *jump         // an unconfirmed jump, see plausible
+	// staleWarned: 1 + the stale incarnation last warned about; 0: none.
+	staleWarned uint64
 }
+
+// jump is a heartbeat rejected for jumping too far, kept until a second
+// heartbeat confirms it.
+type jump struct{ inc, seq uint64 }
 
 type receiver struct {
 	cfg     recvConfig
@@ -123,6 +168,7 @@ type receiver struct {
 	used    map[string]bool // trace sender ids given out
 	tw      *trace.Writer
 	file    *os.File
+	warn    *warnLimiter
 
 	mu     sync.Mutex // guards stats and recent
 	stats  recvStats
@@ -155,7 +201,13 @@ func runRecv(ctx context.Context, cfg recvConfig, log *slog.Logger) (recvStats, 
 	if err != nil {
 		return recvStats{}, fmt.Errorf("recv: %w", err)
 	}
-	r := &receiver{cfg: cfg, log: log, clock: monitor.NewMonotonic(), streams: map[string]*streamID{}}
+	if cfg.TableSenders < 0 {
+		return recvStats{}, fmt.Errorf("recv: --table-senders %d must not be negative", cfg.TableSenders)
+	}
+	if cfg.EvictAfter < 0 {
+		return recvStats{}, fmt.Errorf("recv: --evict-after %v must be 0 (never) or positive", cfg.EvictAfter)
+	}
+	r := &receiver{cfg: cfg, log: log, clock: monitor.NewMonotonic(), streams: map[string]*streamID{}, warn: newWarnLimiter(log)}
 	r.wall = time.Duration(r.clock.Start().UnixNano())
 	r.stats.Transitions = map[string]int{}
 	for _, s := range specs {
@@ -198,6 +250,12 @@ func runRecv(ctx context.Context, cfg recvConfig, log *slog.Logger) (recvStats, 
 			r.notePauses()
 		})
 	})
+	wg.Go(func() {
+		every(ctx, time.Second, func() {
+			r.evict()
+			r.warn.Flush(r.clock.Now())
+		})
+	})
 	if cfg.Refresh > 0 && cfg.Table != nil {
 		wg.Go(func() { every(ctx, cfg.Refresh, r.printTable) })
 	}
@@ -214,11 +272,14 @@ func runRecv(ctx context.Context, cfg recvConfig, log *slog.Logger) (recvStats, 
 		r.printTable()
 	}
 	closeErr := r.closeTrace()
+	r.warn.Flush(r.clock.Now() + warnWindow)
 	r.mu.Lock()
 	st := r.stats
 	st.Transitions = maps.Clone(r.stats.Transitions)
 	r.mu.Unlock()
-	log.Info("receiver stopped", "packets", st.Packets, "bad", st.Bad, "recorded", st.Recorded)
+	log.Info("receiver stopped", "packets", st.Packets, "bad", st.Bad, "recorded", st.Recorded,
+		"unauthenticated", st.Unauthenticated, "auth_failed", st.AuthFailed, "implausible", st.Implausible,
+		"refused", st.Refused, "evicted", st.Evicted, "kernel_drops", dropsString(st))
 	if readErr != nil && closeErr != nil {
 		// Closing repeats the write error; one line says it.
 		log.Debug("closing the trace after a failure", "err", closeErr)
@@ -256,8 +317,33 @@ func (r *receiver) notePauses() {
 
 func (r *receiver) readLoop(ctx context.Context, conn net.PacketConn) error {
 	buf := make([]byte, 2048)
+	uc, _ := conn.(*net.UDPConn)
+	var oob []byte
+	if uc != nil && enableDropCount(uc) {
+		oob = make([]byte, 64)
+		r.mu.Lock()
+		r.stats.DropsCounted = true
+		r.mu.Unlock()
+	}
 	for {
-		n, from, err := conn.ReadFrom(buf)
+		var n int
+		var from net.Addr
+		var err error
+		if oob != nil {
+			var oobn int
+			var ua *net.UDPAddr
+			n, oobn, _, ua, err = uc.ReadMsgUDP(buf, oob)
+			from = ua
+			if err == nil {
+				if d, ok := dropCount(oob[:oobn]); ok {
+					r.mu.Lock()
+					r.stats.KernelDrops = uint64(d) // the socket's running total
+					r.mu.Unlock()
+				}
+			}
+		} else {
+			n, from, err = conn.ReadFrom(buf)
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil
@@ -274,22 +360,46 @@ func (r *receiver) readLoop(ctx context.Context, conn net.PacketConn) error {
 	}
 }
 
-// handle processes one datagram that arrived at now (monitor clock).
+// dropsString says the kernel drop count, or that the platform has none.
+func dropsString(st recvStats) string {
+	if !st.DropsCounted {
+		return "not reported on this platform"
+	}
+	return strconv.FormatUint(st.KernelDrops, 10)
+}
+
+// handle processes one datagram that arrived at now (monitor clock). Called
+// with r.eval held, so arrivals reach the monitors in clock order: the
+// monotonic clock is read under the lock, and no arrival is earlier than the
+// one before (no backward sample can come from this path).
 func (r *receiver) handle(b []byte, from net.Addr, now time.Duration) {
 	r.mu.Lock()
 	r.stats.Packets++
 	r.mu.Unlock()
 	p, err := decodePacket(b)
 	if err != nil {
-		r.mu.Lock()
-		r.stats.Bad++
-		r.mu.Unlock()
+		r.count(&r.stats.Bad)
 		r.log.Debug("bad packet", "from", from.String(), "err", err)
 		return
+	}
+	if kr := r.cfg.Keys; kr != nil {
+		if !p.Signed {
+			r.count(&r.stats.Unauthenticated)
+			r.warner().Warn(now, "plain heartbeat refused: keys are set, heartbeats must be authenticated", "from", from.String(), "name", p.Name)
+			return
+		}
+		if !verifyPacket(b, kr.Keys()) {
+			r.count(&r.stats.AuthFailed)
+			r.warner().Warn(now, "heartbeat failed authentication with every key", "from", from.String(), "name", p.Name)
+			return
+		}
 	}
 	peer := p.Name
 	if peer == "" {
 		peer = from.String()
+	}
+	if s := r.streams[peer]; s != nil && !r.plausible(s, p, peer, now) {
+		return
 	}
 	beat := monitor.Beat{Incarnation: p.Incarnation, Seq: p.Seq, HasSeq: true, Sent: p.Sent, HasSent: true}
 	stale := false
@@ -300,27 +410,27 @@ func (r *receiver) handle(b []byte, from net.Addr, now time.Duration) {
 				continue
 			}
 			if errors.Is(err, monitor.ErrTooManyPeers) {
-				r.log.Warn("heartbeat from a new sender ignored: --max-senders reached", "peer", peer)
+				r.count(&r.stats.Refused)
+				r.warner().Warn(now, "heartbeat from a new sender ignored: --max-senders reached", "peer", peer, "max_senders", r.cfg.MaxSenders)
 				return
 			}
 			r.log.Error("monitor refused a heartbeat", "detector", nm.name, "peer", peer, "err", err)
 		}
 	}
 	if stale {
-		r.mu.Lock()
-		r.stats.Stale++
-		r.mu.Unlock()
-		// Said once per sender and incarnation: a sender restarted with a
-		// smaller --incarnation (or a wall clock stepped back) is otherwise
-		// ignored for good with no word.
+		r.count(&r.stats.Stale)
+		// A sender restarted with a smaller --incarnation (or a wall
+		// clock stepped back) is otherwise ignored for good with no word.
 		if s := r.streams[peer]; s != nil && s.staleWarned != p.Incarnation+1 {
 			s.staleWarned = p.Incarnation + 1
-			r.log.Warn("heartbeats from an older incarnation ignored (restart the sender with a larger --incarnation)",
+			r.warner().Warn(now, "heartbeats from an older incarnation ignored (restart the sender with a larger --incarnation)",
 				"peer", peer, "incarnation", p.Incarnation, "current", s.inc)
 		}
 		return
 	}
 	id := r.stream(peer, p.Incarnation)
+	s := r.streams[peer]
+	s.seq, s.last = max(s.seq, p.Seq), now
 	rec := trace.Record{Sender: id, Seq: p.Seq, HasSeq: true, Sent: p.Sent, HasSent: true,
 		Arrival: r.wall + now, HasArrival: true}
 	if err := r.record(rec); err != nil {
@@ -330,6 +440,61 @@ func (r *receiver) handle(b []byte, from net.Addr, now time.Duration) {
 	}
 }
 
+// count adds one to a counter of r.stats.
+func (r *receiver) count(c *uint64) {
+	r.mu.Lock()
+	*c++
+	r.mu.Unlock()
+}
+
+// plausible reports whether heartbeat p of the known sender s may reach the
+// monitors. A heartbeat that moves the incarnation forward by more than
+// MaxIncarnationJump, or the sequence number of the current incarnation by
+// more than MaxSeqJump, is rejected and remembered; a later heartbeat of the
+// same incarnation whose sequence number lies above the remembered one by at
+// most MaxSeqJump confirms the jump and is accepted. A genuine restart or
+// a long loss costs one heartbeat; one forged datagram (incarnation 2^64−1,
+// or sequence number 10^12) costs nothing, since the monitors would
+// otherwise treat every later genuine heartbeat as stale. A plausible
+// heartbeat clears the remembered jump. Called with r.eval held.
+func (r *receiver) plausible(s *streamID, p packet, peer string, now time.Duration) bool {
+	var far bool
+	switch {
+	case p.Incarnation > s.inc:
+		far = p.Incarnation-s.inc > r.cfg.MaxIncarnationJump
+	case p.Incarnation == s.inc && p.Seq > s.seq:
+		far = p.Seq-s.seq > r.cfg.MaxSeqJump
+	}
+	if !far {
+		s.pending = nil
+		return true
+	}
+	if j := s.pending; j != nil && j.inc == p.Incarnation && p.Seq > j.seq && p.Seq-j.seq <= r.cfg.MaxSeqJump {
+		s.pending = nil
+		r.count(&r.stats.Confirmed)
+		r.log.Info("jump confirmed by a second heartbeat", "peer", peer, "incarnation", p.Incarnation, "seq", p.Seq,
+			"was_incarnation", s.inc, "was_seq", s.seq)
+		return true
+	}
+	s.pending = &jump{p.Incarnation, p.Seq}
+	r.count(&r.stats.Implausible)
+	r.warner().Warn(now, "heartbeat rejected: incarnation or sequence number jumps beyond the limit; a second heartbeat must confirm it",
+		"peer", peer, "incarnation", p.Incarnation, "seq", p.Seq, "current_incarnation", s.inc, "current_seq", s.seq,
+		"max_seq_jump", r.cfg.MaxSeqJump, "max_incarnation_jump", r.cfg.MaxIncarnationJump)
+	return false
+}
+
+// warner returns the receiver's warning limiter (made on first use for the
+// receivers tests build by hand; runRecv makes it before any goroutine).
+func (r *receiver) warner() *warnLimiter {
+	if r.warn == nil {
+		r.warn = newWarnLimiter(r.log)
+	}
+	return r.warn
+}
+
+// stream returns the trace sender id of peer's incarnation inc, a new one
+// for a new peer or a larger incarnation.
 func (r *receiver) stream(peer string, inc uint64) string {
 	s := r.streams[peer]
 	switch {
@@ -337,11 +502,43 @@ func (r *receiver) stream(peer string, inc uint64) string {
 		s = &streamID{inc: inc, n: 1, id: r.freeID(peer)}
 		r.streams[peer] = s
 	case inc > s.inc:
-		s.inc, s.n = inc, s.n+1
+		s.inc, s.n, s.seq = inc, s.n+1, 0
 		s.id = r.freeID(peer + "#" + strconv.Itoa(s.n))
 		r.log.Info("sender restarted", "peer", peer, "incarnation", inc, "trace_sender", s.id)
 	}
 	return s.id
+}
+
+// evict forgets the senders silent for longer than EvictAfter: their
+// monitors' state and stream; a later heartbeat starts them afresh. Their
+// trace ids are freed too (so that forged names cannot grow the receiver's
+// memory), so a returning sender continues under its old id.
+func (r *receiver) evict() {
+	if r.cfg.EvictAfter <= 0 {
+		return
+	}
+	r.eval.Lock()
+	defer r.eval.Unlock()
+	now := r.clock.Now()
+	var n uint64
+	for peer, s := range r.streams {
+		if now-s.last <= r.cfg.EvictAfter {
+			continue
+		}
+		for _, nm := range r.mons {
+			nm.m.Remove(peer)
+		}
+		delete(r.streams, peer)
+		delete(r.used, s.id)
+		n++
+	}
+	if n > 0 {
+		r.mu.Lock()
+		r.stats.Evicted += n
+		total := r.stats.Evicted
+		r.mu.Unlock()
+		r.log.Info("silent senders evicted", "count", n, "silent_for", r.cfg.EvictAfter, "evicted_total", total, "senders", len(r.streams))
+	}
 }
 
 // freeID returns id, or id+"#k" for the smallest free k ≥ 2, whichever is
@@ -466,19 +663,51 @@ type row struct {
 	st   monitor.PeerState
 }
 
-func (r *receiver) rows() []row {
-	var rows []row
+// tableRows returns the rows of the TableSenders senders with the most
+// heartbeats (then by name), all their detectors, sorted by sender and
+// detector; and how many senders were left out, and how many of those have a
+// detector suspecting them. Forged names, with a heartbeat or two each, sink
+// below the real senders, and the table's size stays bounded in a flood.
+func (r *receiver) tableRows() (rows []row, more, moreSuspected int) {
+	type agg struct {
+		beats     uint64
+		suspected bool
+		rows      []row
+	}
+	by := map[string]*agg{}
 	r.eval.Lock()
 	for i, nm := range r.mons {
 		for _, s := range nm.m.Snapshot() {
-			rows = append(rows, row{s.Peer, i, s})
+			a := by[s.Peer]
+			if a == nil {
+				a = &agg{}
+				by[s.Peer] = a
+			}
+			a.beats = max(a.beats, s.Heartbeats)
+			a.suspected = a.suspected || s.Status == monitor.Suspected
+			a.rows = append(a.rows, row{s.Peer, i, s})
 		}
 	}
 	r.eval.Unlock()
-	slices.SortFunc(rows, func(a, b row) int {
-		return cmp.Or(strings.Compare(a.peer, b.peer), cmp.Compare(a.det, b.det))
+	peers := slices.Collect(maps.Keys(by))
+	k := min(r.cfg.TableSenders, len(peers))
+	slices.SortFunc(peers, func(a, b string) int {
+		return cmp.Or(cmp.Compare(by[b].beats, by[a].beats), strings.Compare(a, b))
 	})
-	return rows
+	for _, p := range peers[k:] {
+		more++
+		if by[p].suspected {
+			moreSuspected++
+		}
+	}
+	peers = peers[:k]
+	slices.Sort(peers)
+	for _, p := range peers {
+		rs := by[p].rows
+		slices.SortFunc(rs, func(a, b row) int { return cmp.Compare(a.det, b.det) })
+		rows = append(rows, rs...)
+	}
+	return rows, more, moreSuspected
 }
 
 func fmtLevel(x float64) string {
@@ -489,7 +718,7 @@ func fmtLevel(x float64) string {
 }
 
 func (r *receiver) printTable() {
-	rows := r.rows()
+	rows, more, moreSusp := r.tableRows()
 	w := r.cfg.Table
 	elapsed := r.clock.Now().Round(100 * time.Millisecond)
 	if !r.cfg.Terminal {
@@ -497,11 +726,14 @@ func (r *receiver) printTable() {
 			fmt.Fprintf(w, "t=%v sender=%s detector=%s status=%s level=%s heartbeats=%d suspicions=%d\n",
 				elapsed, x.peer, r.mons[x.det].name, x.st.Status, fmtLevel(x.st.Level), x.st.Heartbeats, x.st.Suspicions)
 		}
+		if more > 0 {
+			fmt.Fprintf(w, "t=%v more_senders=%d suspected=%d (not shown: --table-senders %d)\n", elapsed, more, moreSusp, r.cfg.TableSenders)
+		}
 		return
 	}
 	fmt.Fprint(w, "\x1b[H\x1b[2J")
 	fmt.Fprintf(w, "fdbeat recv: %v, %d sender(s)   level: φ for phi-*, elapsed/timeout for timeout-*\n",
-		elapsed, len(rows)/max(1, len(r.mons)))
+		elapsed, len(rows)/max(1, len(r.mons))+more)
 	t := tablewriter.NewTable(w, tablewriter.WithHeaderAutoFormat(tw.Off))
 	t.Header("sender", "detector", "status", "level", "to τ", "since last", "heartbeats", "suspicions")
 	for _, x := range rows {
@@ -514,6 +746,9 @@ func (r *receiver) printTable() {
 			strconv.FormatUint(x.st.Heartbeats, 10), strconv.FormatUint(x.st.Suspicions, 10))
 	}
 	_ = t.Render()
+	if more > 0 {
+		fmt.Fprintf(w, "… and %d more sender(s), %d of them suspected (the table shows the %d with the most heartbeats)\n", more, moreSusp, r.cfg.TableSenders)
+	}
 	r.mu.Lock()
 	recent := slices.Clone(r.recent)
 	r.mu.Unlock()

@@ -18,6 +18,7 @@ type sendConfig struct {
 	Interval    time.Duration // Δ, default 100 ms
 	Name        string        // sender name in the packets ("" = source address)
 	Incarnation uint64        // 0 = start time in Unix nanoseconds
+	Key         []byte        // HMAC-SHA256 key: send authenticated (version-2) packets; nil = plain
 	Duration    time.Duration // stop ("crash") after this long; 0 = until cancelled
 	Count       uint64        // stop after this many heartbeats; 0 = no limit
 	DelayDist   string
@@ -149,9 +150,12 @@ func runSend(ctx context.Context, cfg sendConfig, log *slog.Logger) (sendStats, 
 			log.Debug("sender stalled; missed ticks skipped", "late", late, "seq", seq)
 		}
 		sent := time.Duration(wall) + time.Since(start)
-		pkt, err := appendPacket(buf[:0], packet{Name: cfg.Name, Incarnation: cfg.Incarnation, Seq: seq, Sent: sent})
+		pkt, err := appendPacket(buf[:0], packet{Name: cfg.Name, Incarnation: cfg.Incarnation, Seq: seq, Sent: sent, Signed: cfg.Key != nil})
 		if err != nil {
 			return st, err
+		}
+		if cfg.Key != nil {
+			pkt = signPacket(pkt, cfg.Key)
 		}
 		st.Sent++
 		st.LastSent = sent

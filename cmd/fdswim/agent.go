@@ -231,27 +231,11 @@ func (f *agentFlags) config(stderr io.Writer) (agent.Config, error) {
 	return cfg, nil
 }
 
-// readKeyFile reads hex keys, one per line, skipping blank lines and lines
-// starting with #.
+// readKeyFile reads the keys of a --key-file (wire.ReadKeyFile).
 func readKeyFile(path string) ([][]byte, error) {
-	b, err := os.ReadFile(path)
+	keys, err := wire.ReadKeyFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("--key-file: %w", err)
-	}
-	var keys [][]byte
-	for i, line := range strings.Split(string(b), "\n") {
-		line = strings.TrimSpace(line)
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		k, err := wire.ParseKey(line)
-		if err != nil {
-			return nil, fmt.Errorf("--key-file %s line %d: %w", path, i+1, err)
-		}
-		keys = append(keys, k)
-	}
-	if len(keys) == 0 {
-		return nil, fmt.Errorf("--key-file %s: no key in the file", path)
+		return nil, fmt.Errorf("--key-file %w", err)
 	}
 	return keys, nil
 }
