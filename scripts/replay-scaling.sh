@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Scaling benchmark of fdreplay (docs/experiments.md, "fdreplay scaling").
+# Generates traces of N heartbeats (10 senders, Δ = 10 ms, lognormal delays,
+# 1 % loss) with fdgen, replays each with --out and all default detectors,
+# and prints wall time, records per second and peak RSS (GNU time).
+#
+#   scripts/replay-scaling.sh [N...]            # default: 1e5 1e6 1e7
+#   OLD=/path/to/old/fdreplay scripts/replay-scaling.sh 1e6
+#
+# With OLD set, the old binary is replayed on the same trace right after the
+# new one, for a side-by-side ratio. Traces above 1e7 are piped from fdgen
+# into fdreplay through stdin (-), never written to disk; their time then
+# includes generation. Traces are written to a temporary directory and
+# removed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+go build -o "$tmp/fdreplay" ./cmd/fdreplay
+go build -o "$tmp/fdgen" ./cmd/fdgen
+sizes=("$@")
+[ ${#sizes[@]} -gt 0 ] || sizes=(1e5 1e6 1e7)
+printf '| binary | heartbeats | wall s | records/s | peak RSS MB |\n|---|---|---|---|---|\n'
+run() { # label n cmd...
+  local label=$1 n=$2; shift 2
+  rm -rf "$tmp/out"
+  /usr/bin/time -f '%e %M' -o "$tmp/time" "$@" >/dev/null 2>"$tmp/err" || { cat "$tmp/err" >&2; return 1; }
+  read -r wall kb <"$tmp/time"
+  awk -v l="$label" -v n="$n" -v w="$wall" -v kb="$kb" \
+    'BEGIN { printf "| %s | %d | %.1f | %.0f | %.0f |\n", l, n, w, n / w, kb / 1024 }'
+}
+for s in "${sizes[@]}"; do
+  n=$(awk -v s="$s" 'BEGIN { printf "%d", s }')
+  dur="$((n / 1000))s" # 10 senders × 100 heartbeats per second
+  gen=("$tmp/fdgen" --interval 10ms --duration "$dur" --senders 10 --delay lognormal --delay-mean 2ms --delay-sd 1ms --loss 0.01 --compress none)
+  if [ "$n" -gt 10000000 ]; then
+    run new "$n" bash -c "$(printf '%q ' "${gen[@]}") -o - | $tmp/fdreplay --no-progress --out $tmp/out -"
+    continue
+  fi
+  "${gen[@]}" -o "$tmp/t.fdk"
+  n=$(($(wc -l <"$tmp/t.fdk") - 3)) # header, comment and column lines
+  run new "$n" "$tmp/fdreplay" --no-progress --out "$tmp/out" "$tmp/t.fdk"
+  if [ -n "${OLD:-}" ]; then
+    run old "$n" "$OLD" --no-progress --out "$tmp/out" "$tmp/t.fdk"
+  fi
+  rm -f "$tmp/t.fdk"
+done
