@@ -45,8 +45,8 @@ func (k PlotKind) name() string {
 
 // logTicks marks a log axis at every integer multiple of each power of
 // ten and labels the multiples that keep about four to twelve labels:
-// 1, 2 and 5 over up to three decades, 1 and 3 up to six, the powers of
-// ten beyond. gonum's LogTicks labels only the powers of ten, which left a
+// every multiple below 0.7 decades, 1, 2, 3, 5 and 7 below 1.2, 1, 2 and 5
+// up to three decades, 1 and 3 up to six, the powers of ten beyond. gonum's LogTicks labels only the powers of ten, which left a
 // TD axis from 180 ms to 3 s with the single label 1000.
 type logTicks struct{}
 
@@ -62,6 +62,12 @@ func (logTicks) Ticks(lo, hi float64) []plot.Tick {
 		label = map[int]bool{1: true}
 	case decades > 3:
 		label = map[int]bool{1: true, 3: true}
+	case decades < 0.7:
+		// Less than a factor 5 (TD from 55 to 330 ms): 1-2-5 would
+		// label two ticks.
+		label = map[int]bool{1: true, 2: true, 3: true, 4: true, 5: true, 6: true, 7: true, 8: true, 9: true}
+	case decades < 1.2:
+		label = map[int]bool{1: true, 2: true, 3: true, 5: true, 7: true}
 	}
 	var ts []plot.Tick
 	for e := e0; e <= e1; e++ {

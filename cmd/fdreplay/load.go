@@ -186,6 +186,7 @@ func loadReader(r *trace.Reader, file string, o options, multi bool, stderr io.W
 				return nil, err
 			}
 			in.left = rep.left[sender]
+			in.warnings = rep.senderWarnings(sender)
 			out = append(out, in)
 		}
 	}

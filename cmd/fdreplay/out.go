@@ -21,7 +21,7 @@ const manifestName = ".fdreplay-files"
 
 // resultPatterns match the files fdreplay writes, for directories written
 // before the manifest existed.
-var resultPatterns = []string{"table.csv", "table.json", "curves.csv", "curves.json",
+var resultPatterns = []string{"index.html", "table.csv", "table.json", "curves.csv", "curves.json",
 	"*-mr-td.png", "*-mr-td.svg", "*-qap-td.png", "*-qap-td.svg"}
 
 // outDir is an --out directory being written: results are staged (see

@@ -62,6 +62,7 @@ type options struct {
 	targets     qos.Targets
 	tune        bool
 	noProgress  bool
+	report      string
 }
 
 // maxInterval bounds Δ: the detector settings and sweep ranges are
@@ -120,7 +121,7 @@ func parseFlags(args []string, stdout io.Writer) (options, []string, error) {
 	fs.BoolVar(&o.strict, "strict", false, "fail on the first record that cannot be right (an outlying arrival, send time, delay or sequence number, a sequence restart, a truncated last line) instead of leaving it out with a warning; see docs/fdreplay.md")
 	maxDecomp := fs.String("max-decompressed", "0", "refuse a gzip or xz trace that decompresses to more than this size (e.g. 20GiB; 0: no bound)")
 	fs.Float64Var(&o.maxRatio, "max-ratio", 200, "refuse a gzip or xz trace that decompresses to more than this many times its compressed size, past the first 64 MiB (a decompression bomb; recorded traces inflate 3-30 times; 0: no bound)")
-	fs.StringVarP(&o.out, "out", "o", "", "directory for results: table.csv/json, curves.csv/json, <sender>-mr-td and -qap-td plots (PNG, SVG), all written under temporary names and moved in when complete; implies --sweep")
+	fs.StringVarP(&o.out, "out", "o", "", "directory for results: index.html (the HTML report), table.csv/json, curves.csv/json, <sender>-mr-td and -qap-td plots (PNG, SVG), all written under temporary names and moved in when complete; implies --sweep")
 	fs.BoolVar(&o.force, "force", false, "let --out replace the results of an earlier run (without it a directory holding them is refused); files of the earlier run that this one does not write are removed")
 	fs.BoolVar(&o.sweep, "sweep", false, "sweep each detector's parameter (implied by --out, --range and tuner targets); without --out the curves are printed as CSV")
 	checkedVar(fs, &o.points, "points", "p", 40, 1, maxPoints, fmt.Sprintf("a count from 1 to %d", maxPoints), "points per swept curve")
@@ -129,6 +130,7 @@ func parseFlags(args []string, stdout io.Writer) (options, []string, error) {
 	checkedVar(fs, &o.targets.MaxMRPerSecond, "mr-max", "", 0, math.SmallestNonzeroFloat64, math.MaxFloat64, "a positive rate per second (omit the flag for no MR target; to forbid mistakes give a tiny rate such as 1e-9)", "tuner target: mistakes per second at most this (1 per minute is 0.0167)")
 	checkedVar(fs, &o.targets.MinQAP, "qap-min", "", 0, math.SmallestNonzeroFloat64, 1, "a probability in (0, 1] (omit the flag for no QAP target)", "tuner target: QAP at least this (e.g. 0.999)")
 	fs.BoolVar(&o.noProgress, "no-progress", false, "no progress bar (it is shown only when stderr is a terminal)")
+	fs.StringVar(&o.report, "report", "", "write a self-contained HTML report to this file (trace statistics, tables, plots, the tuner's choice and a verdict with confidence intervals; implies --sweep); --out also writes one as index.html")
 	help := fs.BoolP("help", "h", false, "show this help")
 	if err := fs.Parse(args); err != nil {
 		return o, nil, usageErr("%v", err)
@@ -169,7 +171,7 @@ func parseFlags(args []string, stdout io.Writer) (options, []string, error) {
 		return o, nil, usageErr("%v", strings.TrimPrefix(err.Error(), "qos: "))
 	}
 	o.tune = o.targets != (qos.Targets{})
-	if o.out != "" || o.tune {
+	if o.out != "" || o.tune || o.report != "" {
 		o.sweep = true
 	}
 	switch o.clock {
@@ -249,6 +251,7 @@ type input struct {
 	epoch    int           // the sender's incarnation within the file (1, 2, ... after restarts)
 	epochs   int           // how many incarnations the sender has in the file
 	left     int           // records of this sender left out by the sanity check
+	warnings []string      // the input check's findings about this sender, for the report
 }
 
 func runErr(args []string, stdout, stderr io.Writer) error {
@@ -393,7 +396,28 @@ func runErr(args []string, stdout, stderr io.Writer) error {
 		}
 		printVerdicts(stdout, choices)
 	}
-	if o.sweep && o.out == "" && !o.tune {
+	if o.report != "" || o.out != "" {
+		rruns := make([]reportRun, len(runs))
+		for i, r := range runs {
+			rruns[i] = reportRun{in: r.in, set: r.set, descs: r.descs}
+		}
+		rep, err := buildReport(o, args, rruns, tableCurves, curves, cfg)
+		if err != nil {
+			return err
+		}
+		if o.report != "" {
+			if err := writeReportFile(o.report, rep); err != nil {
+				return err
+			}
+			fmt.Fprintf(stdout, "wrote the report to %s\n", o.report)
+		}
+		if o.out != "" {
+			if err := out.staging.Write("index.html", func(w io.Writer) error { return qos.WriteReport(w, rep) }); err != nil {
+				return fmt.Errorf("--out %s: %w", o.out, err)
+			}
+		}
+	}
+	if o.sweep && o.out == "" && !o.tune && o.report == "" {
 		fmt.Fprintln(stdout, "curves (CSV; durations in ms, MR per second):")
 		if err := qos.WriteCSV(stdout, curves); err != nil {
 			return err
@@ -411,7 +435,7 @@ func runErr(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return fmt.Errorf("--out %s: %w", o.out, err)
 		}
-		fmt.Fprintf(stdout, "wrote %d files to %s (curves.csv, curves.json, table.csv, table.json, plots)\n", len(files), o.out)
+		fmt.Fprintf(stdout, "wrote %d files to %s (index.html, curves.csv, curves.json, table.csv, table.json, plots)\n", len(files), o.out)
 		if len(out.stale) > 0 {
 			fmt.Fprintf(stdout, "removed %d files of an earlier run from %s (--force)\n", len(out.stale), o.out)
 		}

@@ -1,0 +1,123 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/fdkit/fdkit/internal/outfile"
+	"github.com/fdkit/fdkit/qos"
+)
+
+// reportRun is one replayed stream as the HTML report needs it.
+type reportRun struct {
+	in    *input
+	set   settings
+	descs []string
+}
+
+// buildReport assembles the HTML report of a run: per stream the trace,
+// its warnings, the default table (table, len(runs)·nd curves in stream
+// order), the swept curves and the tuner's choices for the user's targets,
+// or, without targets, for the defaults SFD is given (TD ≤ 10Δ, one
+// mistake a minute, QAP ≥ 0.999).
+func buildReport(o options, args []string, runs []reportRun, table, curves []qos.Curve, cfg qos.Config) (qos.Report, error) {
+	rep := qos.Report{Title: "fdreplay report", Command: commandLine(args)}
+	if len(runs) == 1 {
+		rep.Title = "fdreplay report: " + plotTitle(runs[0].in)
+	}
+	nd := len(o.detectors)
+	for i, r := range runs {
+		in := r.in
+		rs := qos.ReportStream{Name: in.name, Title: plotTitle(in), Heartbeats: in.hbs, Stats: in.stats, Interval: in.interval,
+			Table: table[i*nd : (i+1)*nd], Settings: r.descs}
+		for _, c := range curves {
+			if c.Stream == in.name {
+				rs.Curves = append(rs.Curves, c)
+			}
+		}
+		rs.Notes = append(rs.Notes, fmt.Sprintf("Warm-up: the first %d heartbeats are not evaluated; adaptive detectors use windows of n = %d.", r.set.warmUp, r.set.window))
+		if r.set.windowShrunk {
+			rs.Notes = append(rs.Notes, fmt.Sprintf("The stream is shorter than 2×%d heartbeats, so the window was shrunk to a quarter of it.", o.window))
+		}
+		if o.clock == "unsync" || (o.clock == "auto" && !r.set.sync) {
+			rs.Notes = append(rs.Notes, fmt.Sprintf("Clocks not synchronized: TD = τ − A + d̄ with d̄ = %v (arrival-based: add the mean one-way delay to compare with send-based TDs).", cfg.DelayOffset))
+		} else {
+			rs.Notes = append(rs.Notes, "Clocks synchronized: TD = τ − σ, from the send time.")
+		}
+		if in.epochs > 1 {
+			rs.Warnings = append(rs.Warnings, fmt.Sprintf("The sender restarted: this is incarnation %d of %d, replayed with fresh detectors.", in.epoch, in.epochs))
+		}
+		if in.left > 0 {
+			rs.Warnings = append(rs.Warnings, fmt.Sprintf("The input check left out %d record(s) of this sender that cannot be right (--strict makes this an error).", in.left))
+		}
+		rs.Warnings = append(rs.Warnings, in.warnings...)
+		for _, c := range rs.Curves {
+			if c.Err != "" {
+				rs.Warnings = append(rs.Warnings, fmt.Sprintf("%s: %s", c.Family, c.Err))
+			}
+		}
+		rs.Targets = o.targets
+		if !o.tune {
+			rs.Targets = r.set.targets
+		}
+		if len(rs.Curves) > 0 {
+			ch, err := qos.Tune(rs.Curves, rs.Targets)
+			if err != nil {
+				return rep, err
+			}
+			rs.Choices = ch
+		}
+		rep.Streams = append(rep.Streams, rs)
+	}
+	return rep, nil
+}
+
+// commandLine writes the command as typed, quoting arguments the shell
+// would split.
+func commandLine(args []string) string {
+	parts := []string{"fdreplay"}
+	for _, a := range args {
+		if a == "" || strings.ContainsAny(a, " \t\n'\"$\\`;&|<>()*?[]#~") {
+			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+		parts = append(parts, a)
+	}
+	return strings.Join(parts, " ")
+}
+
+// writeReportFile writes rep to path under a temporary name in the same
+// directory, moved into place when complete (package outfile), so an
+// interrupted run leaves no half report.
+func writeReportFile(path string, rep qos.Report) error {
+	st, err := outfile.New(filepath.Dir(path), "fdreplay")
+	if err != nil {
+		return fmt.Errorf("--report %s: %w", path, unwrapPath(err))
+	}
+	defer st.Abort()
+	if err := st.Write(filepath.Base(path), func(w io.Writer) error { return qos.WriteReport(w, rep) }); err != nil {
+		return fmt.Errorf("--report %s: %w", path, err)
+	}
+	if _, err := st.Commit(nil); err != nil {
+		return fmt.Errorf("--report %s: %w", path, err)
+	}
+	return nil
+}
+
+// senderWarnings lists the findings of the input check about sender (the
+// first few of the file, as printed on stderr) for the report.
+func (r *sanityReport) senderWarnings(sender string) []string {
+	var out []string
+	for _, f := range r.listed {
+		if f.Sender == sender {
+			out = append(out, f.String())
+		}
+	}
+	for _, f := range r.restarts {
+		if f.Sender == sender {
+			out = append(out, f.String())
+		}
+	}
+	return out
+}

@@ -1,0 +1,111 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// --report writes one self-contained page, and --out writes it as
+// index.html next to the other results.
+func TestReportFlag(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "report.html")
+	code, out, errOut := runCmd("--report", path, "--points", "8", "--no-progress")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "wrote the report to "+path)
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	page := string(b)
+	assert.Contains(t, page, "jitter.fdkit.gz, sender p")
+	assert.Contains(t, page, "Best for these targets")
+	assert.Contains(t, page, "Targets: TD ≤ 1s, MR ≤ 0.01667/s, QAP ≥ 0.999.", "without targets: SFD's defaults")
+	assert.NotContains(t, page, "src=")
+	assert.NotContains(t, out, "curves (CSV", "a report run does not print the curves")
+
+	outDir := filepath.Join(dir, "res")
+	code, _, errOut = runCmd("--out", outDir, "--points", "4", "-d", "fixed,chen", "--qap-min", "0.99", "--no-progress")
+	require.Equal(t, 0, code, errOut)
+	idx, err := os.ReadFile(filepath.Join(outDir, "index.html"))
+	require.NoError(t, err)
+	assert.Contains(t, string(idx), "Targets: QAP ≥ 0.99.")
+	left, err := filepath.Glob(filepath.Join(outDir, ".partial-*"))
+	require.NoError(t, err)
+	assert.Empty(t, left, "no temporary file left behind")
+
+	left, err = filepath.Glob(filepath.Join(dir, ".partial-*"))
+	require.NoError(t, err)
+	assert.Empty(t, left, "--report leaves no staging behind")
+
+	code, _, errOut = runCmd("--report", filepath.Join(dir, "no", "such", "dir", "r.html"), "--points", "2", "-d", "fixed")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, "--report")
+}
+
+// findChromium returns a headless-capable Chromium, or "".
+func findChromium() string {
+	for _, n := range []string{"chromium", "chromium-browser", "google-chrome", "chrome"} {
+		if p, err := exec.LookPath(n); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+// TestReportInBrowser opens the report of the default trace in headless
+// Chromium (Debian's chromium package; .ci/run installs it when missing):
+// the page's script runs without an error (it marks the body data-ready and
+// records any error in data-errors), the console shows no error, and a
+// screenshot is taken (written to $FDKIT_REPORT_SCREENSHOT when set, as
+// docs/img/fdreplay-report.png was). Skipped when no Chromium is installed.
+func TestReportInBrowser(t *testing.T) {
+	bin := findChromium()
+	if bin == "" {
+		t.Skip("no chromium in PATH (apt-get install -y chromium): the report's browser test did not run")
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "report.html")
+	code, _, errOut := runCmd("--report", path, "--no-progress")
+	require.Equal(t, 0, code, errOut)
+	chrome := func(args ...string) (stdout, stderr string) {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		base := []string{"--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--no-first-run",
+			"--user-data-dir=" + filepath.Join(dir, "profile"), "--enable-logging=stderr", "--v=0"}
+		cmd := exec.CommandContext(ctx, bin, append(base, args...)...)
+		var o, e bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &o, &e
+		err := cmd.Run()
+		require.NoError(t, err, "chromium: %s", e.String())
+		return o.String(), e.String()
+	}
+	dom, logs := chrome("--virtual-time-budget=5000", "--dump-dom", "file://"+path)
+	body := regexp.MustCompile(`<body[^>]*>`).FindString(dom)
+	require.Contains(t, body, `data-ready="1"`, "the page's script ran to its end")
+	assert.NotContains(t, body, "data-errors", "no script error")
+	for _, l := range strings.Split(logs, "\n") {
+		if strings.Contains(l, "CONSOLE") && (strings.Contains(l, "rror") || strings.Contains(l, "Uncaught")) {
+			t.Errorf("console error: %s", l)
+		}
+	}
+	assert.Equal(t, 2, strings.Count(dom, `<svg id="s0-`), "both plots in the DOM")
+
+	shot := os.Getenv("FDKIT_REPORT_SCREENSHOT")
+	if shot == "" {
+		shot = filepath.Join(dir, "report.png")
+	}
+	chrome("--window-size=1200,2400", "--screenshot="+shot, "file://"+path)
+	st, err := os.Stat(shot)
+	require.NoError(t, err)
+	assert.Greater(t, st.Size(), int64(50_000), "a screenshot with plots, not a blank page")
+	t.Logf("screenshot: %s (%d bytes)", shot, st.Size())
+}

@@ -1,0 +1,374 @@
+package qos
+
+import (
+	"fmt"
+	"html/template"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/fdkit/fdkit/detector"
+	"github.com/fdkit/fdkit/trace"
+)
+
+// Report is the content of a self-contained HTML report of a replay (see
+// WriteReport).
+type Report struct {
+	// Title heads the page; Command, when set, is shown as the command
+	// that produced it.
+	Title   string
+	Command string
+	Streams []ReportStream
+}
+
+// ReportStream is one sender's part of a Report.
+type ReportStream struct {
+	// Name is the stream's name as in Curve.Stream; Title names the trace
+	// and the sender ("jitter.fdkit.gz, sender p").
+	Name, Title string
+	// Heartbeats is the replayed stream in arrival order (for the
+	// inter-arrival histogram and the loss bursts); Stats its summary and
+	// Interval the Δ the detectors were configured with.
+	Heartbeats []detector.Heartbeat
+	Stats      trace.Stats
+	Interval   time.Duration
+	// Notes are facts about the replay (warm-up, clock handling), Warnings
+	// what the input check found (records left out, restarts); both are
+	// shown as given.
+	Notes, Warnings []string
+	// Table holds every detector at its default setting (one point per
+	// curve) and Settings describes each row's setting.
+	Table    []Curve
+	Settings []string
+	// Curves are the swept curves; Targets the tuner's targets and Choices
+	// its answers for this stream (Tune on Curves with Targets).
+	Curves  []Curve
+	Targets Targets
+	Choices []Choice
+}
+
+// WriteReport writes r as one HTML page that loads nothing from outside
+// (inline CSS, SVG and script; no fonts, images or network), so it opens
+// offline, for example from a mail attachment. Per stream it shows the
+// trace statistics with an inter-arrival histogram, loss bursts and input
+// warnings; the default table; MR and 1 − QAP against the mean TD as SVG
+// with each point's setting and values on hover; the tuner's choice per
+// detector; and a verdict naming the best detector and setting for the
+// targets and those statistically indistinguishable from it (Verdicts).
+// Tables sort on a click on their header. Intervals appear when the
+// curves were replayed with Config.Intervals.
+func WriteReport(w io.Writer, r Report) error {
+	page := reportPage{Title: r.Title, Command: r.Command}
+	for i, s := range r.Streams {
+		page.Streams = append(page.Streams, buildStreamView(i, s))
+	}
+	if err := reportTemplate.Execute(w, page); err != nil {
+		return fmt.Errorf("qos: writing report: %w", err)
+	}
+	return nil
+}
+
+type reportPage struct {
+	Title, Command string
+	Streams        []streamView
+}
+
+type streamView struct {
+	ID, Title          string
+	Facts              [][2]string
+	Notes, Warnings    []string
+	Hist               template.HTML
+	Bursts             [][2]string
+	Table              []tableRow
+	MR, QAP            template.HTML
+	NoMR               bool
+	Targets            string
+	Choices            []choiceRow
+	Verdict            string
+	Indistinguishable  string
+	VerdictFound       bool
+	HasIntervals       bool
+	CurveCount, Points int
+}
+
+// cell is a table cell with its sort key.
+type cell struct {
+	Text string
+	Key  string // numeric sort key, or "" to sort by text
+}
+
+type tableRow struct {
+	Cells  []cell
+	Colour string
+}
+
+type choiceRow struct {
+	Cells  []cell
+	Best   bool
+	Colour string
+}
+
+func numCell(text string, key float64) cell {
+	if math.IsNaN(key) {
+		return cell{Text: text}
+	}
+	return cell{Text: text, Key: strconv.FormatFloat(key, 'g', 10, 64)}
+}
+
+func buildStreamView(i int, s ReportStream) streamView {
+	v := streamView{ID: "s" + strconv.Itoa(i), Title: s.Title, Notes: s.Notes, Warnings: s.Warnings}
+	st := s.Stats
+	add := func(k, val string) { v.Facts = append(v.Facts, [2]string{k, val}) }
+	add("heartbeats", strconv.Itoa(len(s.Heartbeats)))
+	add("observed", st.Span.Round(time.Millisecond).String())
+	add("heartbeat interval Δ", s.Interval.String())
+	if st.InterArrival.N > 0 {
+		ia := st.InterArrival
+		add("inter-arrival (ms)", fmt.Sprintf("mean %s, s.d. %s, p50 %s, p99 %s, max %s", msString(ia.Mean), msString(ia.SD), msString(ia.P50), msString(ia.P99), msString(ia.Max)))
+	}
+	if st.HasSeq {
+		add("loss", fmt.Sprintf("%.2f %% (%d of %d sequence numbers)", 100*st.LossRate, st.Lost, st.Expected))
+		add("loss bursts", fmt.Sprintf("%d, longest %d", st.LossBursts, st.LongestBurst))
+		if st.Reordered+st.Duplicates > 0 {
+			add("stale", fmt.Sprintf("%d reordered, %d duplicates", st.Reordered, st.Duplicates))
+		}
+	}
+	if st.HasClock {
+		add("clock (A − σ)", fmt.Sprintf("offset %v, drift %.1f ppm", st.ClockOffset, st.DriftPPM))
+	}
+	v.Hist = template.HTML(interArrivalHistogram(s.Heartbeats))
+	v.Bursts = lossBursts(s.Heartbeats)
+
+	for ri, c := range s.Table {
+		col, _ := familyStyle(familyIndex(c.Family, nil))
+		row := tableRow{Colour: hexColour(col)}
+		setting := ""
+		if ri < len(s.Settings) {
+			setting = s.Settings[ri]
+		}
+		if len(c.Points) == 0 {
+			msg := c.Err
+			if msg == "" {
+				msg = "no result"
+			}
+			row.Cells = []cell{{Text: c.Family}, {Text: setting}, {Text: msg}}
+			for len(row.Cells) < 9 {
+				row.Cells = append(row.Cells, cell{Text: "–"})
+			}
+			v.Table = append(v.Table, row)
+			continue
+		}
+		r := c.Points[0].Result
+		v.HasIntervals = v.HasIntervals || r.CI != nil
+		row.Cells = []cell{{Text: c.Family}, {Text: setting},
+			numCell(strconv.Itoa(r.Evaluated), float64(r.Evaluated)),
+			numCell(strconv.Itoa(r.Mistakes), float64(r.Mistakes)),
+			numCell(mrText(r), r.MRPerSecond),
+			numCell(qapText(r), r.QAP),
+			numCell(tdText(r), float64(r.TD.Mean)),
+			numCell(msString(r.TD.P99), float64(r.TD.P99)),
+			numCell(tmText(r), float64(r.MeanTM)),
+		}
+		v.Table = append(v.Table, row)
+	}
+
+	var ok bool
+	var mr, qap string
+	mr, ok = svgPlot(s.Curves, PlotMR, v.ID+"-mr")
+	v.MR, v.NoMR = template.HTML(mr), !ok
+	if qap, ok = svgPlot(s.Curves, PlotQAP, v.ID+"-qap"); ok {
+		v.QAP = template.HTML(qap)
+	}
+	v.CurveCount = len(s.Curves)
+	for _, c := range s.Curves {
+		v.Points += len(c.Points)
+	}
+
+	v.Targets = targetsText(s.Targets)
+	verdicts := Verdicts(s.Choices)
+	best := -1
+	if len(verdicts) > 0 {
+		best = verdicts[0].Best
+		v.Verdict, v.Indistinguishable = verdictText(verdicts[0], s.Choices)
+		v.VerdictFound = best >= 0
+	}
+	for ci, c := range s.Choices {
+		col, _ := familyStyle(familyIndex(c.Family, nil))
+		r := c.Point.Result
+		row := choiceRow{Best: ci == best, Colour: hexColour(col)}
+		setting := choiceSetting(c)
+		status := "meets"
+		switch {
+		case c.Found:
+		case c.Point.Records == 0:
+			status, setting = "no result", "–"
+		default:
+			status = "misses by " + strconv.FormatFloat(c.Shortfall, 'g', 3, 64) + "× (nearest)"
+		}
+		row.Cells = []cell{{Text: c.Family}, {Text: setting}, {Text: status},
+			numCell(tdText(r), float64(r.TD.Mean)), numCell(mrText(r), r.MRPerSecond), numCell(qapText(r), r.QAP)}
+		v.Choices = append(v.Choices, row)
+	}
+	return v
+}
+
+func choiceSetting(c Choice) string {
+	if c.Param == "" {
+		return "(single point)"
+	}
+	return paramSymbol(c.Param) + " = " + strconv.FormatFloat(c.Point.Value, 'g', 4, 64) + c.Unit
+}
+
+func tdText(r Result) string {
+	s := msString(r.TD.Mean)
+	if r.CI != nil {
+		s += " ±" + msString((r.CI.TDMean[1]-r.CI.TDMean[0])/2)
+	}
+	return s
+}
+
+func mrText(r Result) string {
+	s := strconv.FormatFloat(r.MRPerSecond, 'g', 3, 64)
+	switch {
+	case r.CI == nil:
+	case r.Mistakes == 0:
+		s += " (≤" + strconv.FormatFloat(r.CI.MRPerSecond[1], 'g', 2, 64) + ")"
+	default:
+		s += " ±" + strconv.FormatFloat((r.CI.MRPerSecond[1]-r.CI.MRPerSecond[0])/2, 'g', 2, 64)
+	}
+	return s
+}
+
+func qapText(r Result) string {
+	s := strconv.FormatFloat(r.QAP, 'f', 6, 64)
+	if r.CI != nil && r.Suspected > 0 {
+		s += " ±" + strconv.FormatFloat((r.CI.QAP[1]-r.CI.QAP[0])/2, 'f', 6, 64)
+	}
+	return s
+}
+
+func tmText(r Result) string {
+	if r.Mistakes == 0 {
+		return "–"
+	}
+	return msString(r.MeanTM)
+}
+
+func targetsText(t Targets) string {
+	var parts []string
+	if t.MaxTD > 0 {
+		parts = append(parts, "TD ≤ "+t.MaxTD.String())
+	}
+	if t.MaxMRPerSecond > 0 {
+		parts = append(parts, "MR ≤ "+strconv.FormatFloat(t.MaxMRPerSecond, 'g', 4, 64)+"/s")
+	}
+	if t.MinQAP > 0 {
+		parts = append(parts, "QAP ≥ "+strconv.FormatFloat(t.MinQAP, 'g', -1, 64))
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// verdictText is the one-line verdict and the list of indistinguishable
+// rivals.
+func verdictText(v Verdict, choices []Choice) (string, string) {
+	if v.Best < 0 {
+		return "No detector meets the targets at any swept setting; the table below shows how near each comes.", ""
+	}
+	b := choices[v.Best]
+	s := fmt.Sprintf("Best for these targets: %s at %s (mean TD %s ms, MR %s/s, QAP %s).",
+		b.Family, choiceSetting(b), tdText(b.Point.Result), mrText(b.Point.Result), qapText(b.Point.Result))
+	var same []string
+	for _, r := range v.Rivals {
+		if r.Indistinguishable {
+			c := choices[r.Choice]
+			same = append(same, fmt.Sprintf("%s at %s (TD %s ms)", c.Family, choiceSetting(c), msString(c.Point.TD.Mean)))
+		}
+	}
+	switch {
+	case v.RunnerUp < 0:
+		s += " No other detector meets the targets."
+	case v.Significant:
+		d := v.Rivals[0].Diff
+		s += fmt.Sprintf(" It detects faster than the runner-up %s beyond chance (TD difference %s ms, 95 %% CI [%s, %s]).",
+			choices[v.RunnerUp].Family, msString(d.TDMean), msString(d.TDMeanCI[0]), msString(d.TDMeanCI[1]))
+	default:
+		s += fmt.Sprintf(" It is not faster than the runner-up %s beyond chance.", choices[v.RunnerUp].Family)
+	}
+	if len(same) == 0 {
+		return s, ""
+	}
+	return s, "Statistically indistinguishable in mean TD: " + strings.Join(same, "; ") + "."
+}
+
+// interArrivalHistogram bins the gaps between consecutive arrivals on a
+// log scale (30 bins from the smallest positive gap to the largest).
+func interArrivalHistogram(hbs []detector.Heartbeat) string {
+	var gaps []float64
+	for i := 1; i < len(hbs); i++ {
+		if d := hbs[i].Arrival - hbs[i-1].Arrival; d > 0 {
+			gaps = append(gaps, float64(d)/float64(time.Millisecond))
+		}
+	}
+	if len(gaps) < 2 {
+		return ""
+	}
+	lo, hi := slices.Min(gaps), slices.Max(gaps)
+	if !(hi > lo) {
+		lo, hi = lo/1.5, hi*1.5
+	}
+	const bins = 30
+	edges := make([]float64, bins+1)
+	for i := range edges {
+		edges[i] = lo * math.Pow(hi/lo, float64(i)/bins)
+	}
+	edges[bins] = hi * (1 + 1e-9)
+	counts := make([]int, bins)
+	for _, g := range gaps {
+		k := int(float64(bins) * math.Log(g/lo) / math.Log(edges[bins]/lo))
+		counts[min(max(k, 0), bins-1)]++
+	}
+	return svgHistogram(edges, counts, "gap between consecutive arrivals (ms, log scale)")
+}
+
+// lossBursts counts the runs of consecutive missing sequence numbers by
+// length (1, 2, 3–5, 6–10, 11–100, more), or nil without sequence numbers.
+func lossBursts(hbs []detector.Heartbeat) [][2]string {
+	var seqs []uint64
+	for _, hb := range hbs {
+		if hb.HasSeq {
+			seqs = append(seqs, hb.Seq)
+		}
+	}
+	if len(seqs) < 2 {
+		return nil
+	}
+	slices.Sort(seqs)
+	seqs = slices.Compact(seqs)
+	classes := []struct {
+		name   string
+		lo, hi uint64
+	}{{"1", 1, 1}, {"2", 2, 2}, {"3–5", 3, 5}, {"6–10", 6, 10}, {"11–100", 11, 100}, {"> 100", 101, math.MaxUint64}}
+	counts := make([]int, len(classes))
+	for i := 1; i < len(seqs); i++ {
+		gap := seqs[i] - seqs[i-1] - 1
+		if gap == 0 {
+			continue
+		}
+		for k, c := range classes {
+			if gap >= c.lo && gap <= c.hi {
+				counts[k]++
+			}
+		}
+	}
+	out := make([][2]string, len(classes))
+	for k, c := range classes {
+		out[k] = [2]string{c.name, strconv.Itoa(counts[k])}
+	}
+	return out
+}

@@ -1,0 +1,92 @@
+package qos
+
+import (
+	"bytes"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fdkit/fdkit/chen"
+	"github.com/fdkit/fdkit/detector"
+	"github.com/fdkit/fdkit/phi"
+	"github.com/fdkit/fdkit/trace"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// reportFixture replays a generated stream (with a hostile sender name)
+// through three families and the default-style table, with intervals, and
+// returns the report.
+func reportFixture(t *testing.T) Report {
+	t.Helper()
+	hbs := agreementTraces()["jitter-loss"]
+	name := `p<script>alert(1)</script>`
+	cfg := Config{Intervals: true, WarmUp: 100}
+	est := chen.EstimatorConfig{Interval: ms(100), WindowSize: 100}
+	fams := []Family{
+		FixedFamily(durs([]float64{110, 150, 200, 300, 500})),
+		ChenFamily(chen.Config{Estimator: est}, durs([]float64{10, 50, 100, 200})),
+		PhiNormalFamily(phi.NormalConfig{WindowSize: 100}, []float64{1, 2, 4, 8}),
+	}
+	curves, err := Sweep([]Stream{{Name: name, Heartbeats: hbs}}, fams, SweepOptions{Config: cfg})
+	require.NoError(t, err)
+	table, err := Sweep([]Stream{{Name: name, Heartbeats: hbs}}, []Family{FixedFamily(durs([]float64{1000})), ChenFamily(chen.Config{Estimator: est}, durs([]float64{100}))}, SweepOptions{Config: cfg})
+	require.NoError(t, err)
+	tg := Targets{MaxTD: time.Second, MinQAP: 0.99}
+	choices, err := Tune(curves, tg)
+	require.NoError(t, err)
+	recs := make([]trace.Record, len(hbs))
+	for i, hb := range hbs {
+		recs[i] = trace.Record{Sender: name, Seq: hb.Seq, HasSeq: hb.HasSeq, Sent: hb.Sent, HasSent: hb.HasSent, Arrival: hb.Arrival, HasArrival: true}
+	}
+	return Report{Title: "report of " + name, Command: "fdreplay --report r.html 'a b'", Streams: []ReportStream{{
+		Name: name, Title: "gen.txt, sender " + name, Heartbeats: hbs, Stats: trace.Summarize(recs), Interval: ms(100),
+		Notes: []string{"warm-up 100"}, Warnings: []string{"left out <b>3</b> records"},
+		Table: table, Settings: []string{"T=1s", "α=100ms"}, Curves: curves, Targets: tg, Choices: choices,
+	}}}
+}
+
+// The report is one self-contained page: nothing loaded from outside,
+// every value escaped, two plots with a tooltip per point, the statistics,
+// histogram, loss bursts, warnings, tables and the verdict.
+func TestWriteReport(t *testing.T) {
+	var b bytes.Buffer
+	require.NoError(t, WriteReport(&b, reportFixture(t)))
+	page := b.String()
+	for _, ext := range []string{`src=`, `href="http`, `href='http`, `@import`, `url(`, `<link`, `<iframe`, `<img`} {
+		assert.NotContains(t, page, ext, "nothing loaded from outside")
+	}
+	assert.NotContains(t, page, "<script>alert(1)", "values are escaped")
+	assert.Contains(t, page, "&lt;script&gt;alert(1)")
+	assert.NotContains(t, page, "<b>3</b>")
+	assert.Equal(t, 2, strings.Count(page, `<svg id="s0-`), "MR and 1 − QAP plots")
+	assert.Equal(t, 1, strings.Count(page, `<svg class="hist"`), "inter-arrival histogram")
+	assert.Regexp(t, `<title>chen α=50ms\nTD [0-9.]+ ms \[[0-9.]+, [0-9.]+\]\nMR [0-9.e-]+/s \[`, page, "tooltips with setting and intervals")
+	assert.Contains(t, page, "Best for these targets: ")
+	assert.Contains(t, page, "Targets: TD ≤ 1s, QAP ≥ 0.99.")
+	assert.Contains(t, page, "loss bursts")
+	assert.Contains(t, page, `class="sortable"`)
+	assert.Contains(t, page, `data-v="`)
+	assert.Contains(t, page, "fdreplay --report r.html &#39;a b&#39;")
+	assert.Regexp(t, regexp.MustCompile(`<tr class="best">`), page)
+	assert.NotContains(t, page, "NaN")
+	assert.NotContains(t, page, "ZgotmplZ", "no value rejected by html/template")
+}
+
+// Loss bursts by length and the inter-arrival histogram on a stream with
+// known gaps.
+func TestReportLossBurstsAndHistogram(t *testing.T) {
+	var hbs []detector.Heartbeat
+	for s := uint64(1); s <= 40; s++ {
+		if s == 5 || s == 10 || s == 11 || (s >= 20 && s <= 23) {
+			continue // bursts of 1, 2 and 4
+		}
+		hbs = append(hbs, detector.Heartbeat{Seq: s, HasSeq: true, Arrival: time.Duration(s) * ms(100)})
+	}
+	assert.Equal(t, [][2]string{{"1", "1"}, {"2", "1"}, {"3–5", "1"}, {"6–10", "0"}, {"11–100", "0"}, {"> 100", "0"}}, lossBursts(hbs))
+	h := interArrivalHistogram(hbs)
+	assert.Equal(t, 4, strings.Count(h, `class="bin"`), "gaps of 100, 200, 300 and 500 ms: four log bins")
+	assert.Nil(t, lossBursts(hbs[:1]))
+	assert.Empty(t, interArrivalHistogram(hbs[:2]))
+}
