@@ -35,6 +35,10 @@ func TestFlagsRefuseInvalidValues(t *testing.T) {
 		{[]string{"--senders", "0"}, `"--senders" flag: want a count ≥ 1`},
 		{[]string{"--senders", "1000", "--interval", "1ms", "--duration", "1h"}, "= 3600000000 heartbeats: at most 100000000"},
 		{[]string{"--interval", "1ns", "--duration", "1h"}, "heartbeats: at most 100000000"},
+		{[]string{"--delay", "pareto"}, "--delay pareto needs --delay-alpha > 1"},
+		{[]string{"--delay", "lognormal", "--delay-sd", "5ms"}, "--delay lognormal needs a positive --delay-mean"},
+		{[]string{"--pause", "10s:0s"}, `--pause "10s:0s": want AT ≥ 0 and LENGTH > 0`},
+		{[]string{"--outage", "-1s:2s"}, `--outage "-1s:2s": want AT ≥ 0`},
 	}
 	for _, c := range cases {
 		var out, errOut bytes.Buffer

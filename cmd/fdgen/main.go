@@ -16,13 +16,18 @@
 //	fdgen --interval 1s --delay lognormal --delay-mean 30ms --delay-sd 20ms \
 //	      --loss 0.01 --loss-burst 5 --duration 1h -o my.fdkit.gz
 //
-// Flags given explicitly override the preset's values. The output is
+// Flags given explicitly override the preset's values; a value a flag
+// cannot mean (NaN, Inf, out of range, a trace over 10^8 heartbeats) is an
+// error naming the flag, never replaced by a default. The output is
 // compressed according to --compress, by default from the output name's
-// extension (.gz gzip, .xz xz, else none). The header records the interval,
+// extension (.gz gzip, .xz xz, else none). It is written under a temporary
+// name and renamed when complete; SIGINT or SIGTERM removes the partial file
+// and exits 130 or 143. The header records the interval,
 // the preset and the seed, and a comment line holds the command line.
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -182,6 +187,13 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if err := checkSize(cfg, senders); err != nil {
 		return err
 	}
+	// Say in flags what trace.GenConfig would say in its field names.
+	switch d := cfg.Delay; {
+	case d.Dist == trace.DelayPareto && !(d.Alpha > 1):
+		return fmt.Errorf("--delay pareto needs --delay-alpha > 1 (got %v)", d.Alpha)
+	case d.Dist == trace.DelayLogNormal && d.Mean == 0 && d.SD > 0:
+		return errors.New("--delay lognormal needs a positive --delay-mean")
+	}
 	rng := trace.NewRand(*seed)
 	var streams [][]trace.Record
 	for i := range senders {
@@ -275,6 +287,9 @@ func parseWindows(flag string, vals []string) ([]trace.Window, error) {
 		length, err2 := time.ParseDuration(l)
 		if !ok || err1 != nil || err2 != nil {
 			return nil, fmt.Errorf("--%s %q: want AT:LENGTH as Go durations, e.g. 30s:600ms", flag, v)
+		}
+		if at < 0 || length <= 0 || length > math.MaxInt64-at {
+			return nil, fmt.Errorf("--%s %q: want AT ≥ 0 and LENGTH > 0 (for a sender that never resumes, use --crash)", flag, v)
 		}
 		ws = append(ws, trace.Window{At: at, Length: length})
 	}

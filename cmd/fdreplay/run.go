@@ -26,6 +26,7 @@ const examples = `Examples:
   fdreplay --td-max 500ms --mr-max 0.01 --qap-min 0.999 trace.txt.gz
   fdreplay --range chen=0:500ms --range phi=1:12 --points 60 --out results trace.txt
   fdreplay --format csv --columns host,seq,sent_ms,recv_ms --unit ms --interval 1s log.csv
+  fdreplay --force --out results trace.txt   # replace the results of an earlier run
 
 TD is the time from a crash right after a heartbeat to permanent suspicion
 (τ_{k+1} − σ_k with synchronized clocks; τ_{k+1} − A_k + d̄ when the sender's
@@ -33,7 +34,12 @@ and monitor's clocks differ, as in the LIP6 traces: see --delay-offset;
 when τ_{k+1} precedes the arrival A_k, the monitor suspects from A_k).
 MR is false suspicions per second, QAP the fraction of time the monitor is
 right. Smaller TD, smaller MR and larger QAP are better; sweeps show the
-trade-off.
+trade-off. Undefined metrics (E[TM], E[TMR] without a mistake) are empty in
+CSV and null in JSON.
+
+--out files appear only when complete. SIGINT or SIGTERM stops the run,
+removes its partial files and exits 130 or 143. A flag value out of range
+is an error, never replaced by a default. See docs/fdreplay.md.
 `
 
 // options are the parsed flags.
