@@ -25,6 +25,16 @@ var satzgerSweepThresholds = []float64{0.05, 0.3, 0.5, 0.7, 0.9, 0.95, 0.9501, 0
 // small and repeated values.
 var kappaSweepThresholds = []float64{0.1, 0.5, 1, 1.5, 2, 2.5, 3.5, 6, 12, 1.5}
 
+// sweepThresholds returns the thresholds for a long stream: with -short,
+// the smallest, an integer and a half-integer κ, and Satzger's thresholds
+// of (nearly) equal rank, so that CI under -race stays quick.
+func sweepThresholds(long bool) (sat, kap []float64) {
+	if long && testing.Short() {
+		return []float64{0.05, 0.5, 0.95, 0.9501, 1}, []float64{0.1, 1, 2.5, 6}
+	}
+	return satzgerSweepThresholds, kappaSweepThresholds
+}
+
 func satzgerTestConfig() satzger.Config {
 	return satzger.Config{WindowSize: 50, Scale: 0.9, BootstrapInterval: ms(100), MinSamples: new(10)}
 }
@@ -45,8 +55,9 @@ func twowfdTestConfig() twowfd.Config {
 func checkShared(t *testing.T, hbs []detector.Heartbeat, cfg Config) int {
 	t.Helper()
 	streams := []Stream{{Name: "s", Heartbeats: hbs}}
-	sat := requireSameAsPerPoint(t, SatzgerFamily(satzgerTestConfig(), satzgerSweepThresholds), streams, cfg, SharedState, "θ = %g")
-	kap := requireSameAsPerPoint(t, KappaFamily(kappaTestConfig(), kappaSweepThresholds), streams, cfg, SharedState, "K = %g")
+	satV, kapV := sweepThresholds(len(hbs) > 2000)
+	sat := requireSameAsPerPoint(t, SatzgerFamily(satzgerTestConfig(), satV), streams, cfg, SharedState, "θ = %g")
+	kap := requireSameAsPerPoint(t, KappaFamily(kappaTestConfig(), kapV), streams, cfg, SharedState, "K = %g")
 	return min(sat.Points[0].Mistakes, kap.Points[0].Mistakes)
 }
 
