@@ -26,9 +26,9 @@ var detectorAliases = map[string]string{
 	"fixed": "fixed", "timeout": "fixed",
 	"jacobson": "jacobson", "jk": "jacobson",
 	"phi": "phi-normal", "phi-normal": "phi-normal", "normal": "phi-normal",
-	"akka": "phi-akka", "phi-akka": "phi-akka",
-	"cassandra": "phi-cassandra", "phi-cassandra": "phi-cassandra",
-	"chen": "chen", "nfd-e": "chen",
+	"phi-akka":      "phi-akka",
+	"phi-cassandra": "phi-cassandra",
+	"chen":          "chen", "nfd-e": "chen",
 	"bertier": "bertier",
 	"sfd":     "sfd",
 	"2w-fd":   "2w-fd", "2wfd": "2w-fd", "twowfd": "2w-fd",
@@ -143,7 +143,10 @@ func tableFamilies(s settings, names []string) ([]qos.Family, []string, error) {
 		case "kappa":
 			f, d = qos.KappaFamily(s.kappa(), []float64{kappa.DefaultThreshold}), fmt.Sprintf("K=%g n=%d", kappa.DefaultThreshold, s.window)
 		default:
-			return nil, nil, fmt.Errorf("unknown detector %q", n)
+			var err error
+			if f, d, err = specTableFamily(s, n); err != nil {
+				return nil, nil, err
+			}
 		}
 		f.WarmUp = max(f.WarmUp, s.warmUp)
 		fams = append(fams, f)
@@ -184,7 +187,11 @@ func parseRange(arg string) (string, span, error) {
 	if !ok {
 		return "", span{}, fmt.Errorf("--range %q: want NAME=LO:HI[:log]", arg)
 	}
-	canon, ok := detectorAliases[strings.ToLower(strings.TrimSpace(name))]
+	low := strings.ToLower(strings.TrimSpace(name))
+	canon, ok := detectorAliases[low]
+	if !ok { // a range is per family: the presets' names stand for theirs
+		canon, ok = map[string]string{"akka": "phi-akka", "hazelcast": "phi-akka", "cassandra": "phi-cassandra", "scylla": "phi-cassandra"}[low]
+	}
 	if !ok {
 		return "", span{}, fmt.Errorf("--range %q: unknown detector %q (known: %s)", arg, name, strings.Join(detectorNames, ", "))
 	}
@@ -285,6 +292,14 @@ func sweepFamilies(s settings, names []string, points int, spans map[string]span
 	for _, n := range names {
 		if n == "bertier" {
 			fams = append(fams, qos.BertierFamily(s.bertier()))
+			continue
+		}
+		if isSpecEntry(n) {
+			f, err := specSweepFamily(s, n, points, spans)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", n, err)
+			}
+			fams = append(fams, f)
 			continue
 		}
 		sp := spans[n]

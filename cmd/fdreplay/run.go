@@ -13,6 +13,7 @@ import (
 
 	"github.com/fdkit/fdkit/detector"
 	"github.com/fdkit/fdkit/qos"
+	"github.com/fdkit/fdkit/spec"
 	"github.com/fdkit/fdkit/trace"
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/pflag"
@@ -112,7 +113,8 @@ func parseFlags(args []string, stdout io.Writer) (options, []string, error) {
 	fs.SortFlags = false
 	fs.SetOutput(io.Discard)
 	var o options
-	dets := fs.StringSliceP("detectors", "d", []string{"all"}, "detectors to run: all, or a list of "+strings.Join(detectorNames, ", ")+" (aliases: phi, akka, cassandra, timeout, 2wfd, κ)")
+	dets := fs.StringArrayP("detectors", "d", []string{"all"}, "detectors to run (repeatable, or comma-separated): all; a family at fdreplay's defaults for the trace's Δ and --window: "+strings.Join(detectorNames, ", ")+" (aliases: phi, timeout, 2wfd, κ); a family with parameters in the textual form of docs/detectors.md, e.g. 'phi-normal(threshold=8, min-std=0)' (φ's σ floor min-std defaults to μ/100; 0 turns it off) or 'phi-akka(threshold=10, pause=0)'; a preset with its system's documented defaults, unscaled: akka, cassandra, scylla, hazelcast (e.g. 'akka(threshold=12)'); or a sweep: 'chen(window=1000) alpha=10ms..1s[:log]'. Parameters not given take fdreplay's defaults, and the header says which Akka/Cassandra defaults were scaled by Δ")
+	configFile := fs.String("config", "", "YAML file of detectors and sweeps in the textual form (see docs/detectors.md), run in addition to --detectors (which then defaults to none)")
 	fs.StringSliceVarP(&o.senders, "sender", "s", nil, "replay only these senders (ids as in the trace)")
 	checkedVar(fs, &o.warmUp, "warmup", "", -1, -1, math.MaxInt32, "-1 (the window size) or a count ≥ 0", "heartbeats excluded at the start of each stream (-1: the window size, so every detector is evaluated on the same heartbeats with full windows)")
 	checkedVar(fs, &o.window, "window", "", 1000, 1, maxWindow, fmt.Sprintf("a size from 1 to %d (each detector and swept setting keeps n samples)", maxWindow), "window size n of the adaptive detectors (chen, bertier, sfd, φ, 2w-fd's long window, satzger, kappa); streams shorter than 2n heartbeats get n = length/4 unless set")
@@ -153,9 +155,29 @@ func parseFlags(args []string, stdout io.Writer) (options, []string, error) {
 		fmt.Fprintf(stdout, "Usage: fdreplay [flags] [TRACE...]\n\nReplays heartbeat traces through fdkit's failure detectors and reports TD, MR and QAP.\nWith no TRACE, replays the embedded default trace.\n\nFlags:\n%s\n%s", fs.FlagUsages(), examples)
 		return o, nil, pflag.ErrHelp
 	}
-	sel, err := selectDetectors(*dets)
+	entries := *dets
+	if *configFile != "" {
+		f, err := spec.LoadFile(*configFile)
+		if err != nil {
+			return o, nil, usageErr("--config: %v", err)
+		}
+		if !fs.Changed("detectors") {
+			entries = nil
+		}
+		for _, s := range f.Detectors {
+			entries = append(entries, s.String())
+		}
+		for _, w := range f.Sweeps {
+			entries = append(entries, w.String())
+			o.sweep = true
+		}
+	}
+	sel, err := selectDetectors(entries)
 	if err != nil {
 		return o, nil, err
+	}
+	if slices.ContainsFunc(sel, func(e string) bool { return strings.Contains(e, "..") }) {
+		o.sweep = true // a sweep entry asks for its curve
 	}
 	o.detectors = sel
 	o.ranges = map[string]span{}
@@ -219,19 +241,33 @@ func checkCSVFlags(o options, unitSet bool) error {
 
 func selectDetectors(list []string) ([]string, error) {
 	want := map[string]bool{}
-	for _, d := range list {
-		d = strings.ToLower(strings.TrimSpace(d))
-		if d == "all" {
-			for _, n := range detectorNames {
-				want[n] = true
+	var texts, canons []string // entries in the textual form, in the order given
+	for _, arg := range list {
+		for _, d := range splitTop(arg) {
+			d = strings.TrimSpace(d)
+			if d == "" {
+				continue
 			}
-			continue
+			low := strings.ToLower(d)
+			if low == "all" {
+				for _, n := range detectorNames {
+					want[n] = true
+				}
+				continue
+			}
+			if c, ok := detectorAliases[low]; ok {
+				want[c] = true
+				continue
+			}
+			canon, err := parseSpecEntry(d)
+			if err != nil {
+				return nil, usageErr("--detectors: %v (known families: %s; see docs/detectors.md)", err, strings.Join(detectorNames, ", "))
+			}
+			if !slices.Contains(canons, canon) { // the same detector twice runs once
+				canons = append(canons, canon)
+				texts = append(texts, d) // shown as given: "akka", not its expansion
+			}
 		}
-		c, ok := detectorAliases[d]
-		if !ok {
-			return nil, usageErr("unknown detector %q (known: all, %s)", d, strings.Join(detectorNames, ", "))
-		}
-		want[c] = true
 	}
 	var out []string
 	for _, n := range detectorNames {
@@ -239,6 +275,7 @@ func selectDetectors(list []string) ([]string, error) {
 			out = append(out, n)
 		}
 	}
+	out = append(out, texts...)
 	if len(out) == 0 {
 		return nil, usageErr("no detector selected")
 	}

@@ -76,7 +76,9 @@ func printStreamHeader(w io.Writer, in *input, s settings, cfg qos.Config, o opt
 // printDefaultsNote says which rule keeps the φ models from learning an
 // outage, and which defaults fdreplay scaled by Δ.
 func printDefaultsNote(w io.Writer, s settings, dets []string) {
-	has := func(n string) bool { return slices.Contains(dets, n) }
+	has := func(n string) bool {
+		return slices.ContainsFunc(dets, func(e string) bool { return entryFamily(e) == n })
+	}
 	if has("phi-normal") || has("phi-akka") {
 		fmt.Fprintf(w, "outages not learnt: phi-normal and phi-akka skip an interval that ends after τ (Akka's rule: the first heartbeat after a suspicion is left out of the history)")
 		if has("phi-cassandra") {
@@ -84,12 +86,15 @@ func printDefaultsNote(w io.Writer, s settings, dets []string) {
 		}
 		fmt.Fprintln(w)
 	}
-	if has("phi-akka") {
+	for _, n := range specNotes(s, dets) {
+		fmt.Fprintln(w, n)
+	}
+	if slices.Contains(dets, "phi-akka") {
 		a := s.akka()
 		fmt.Fprintf(w, "scaled by Δ/1s: phi-akka pause %v, min-std %v, first-estimate %v (Akka's 3s, 100ms, 1s are for 1 s heartbeats)\n",
 			*a.AcceptableHeartbeatPause, *a.MinStdDeviation, a.FirstHeartbeatEstimate)
 	}
-	if has("phi-cassandra") {
+	if slices.Contains(dets, "phi-cassandra") {
 		fmt.Fprintf(w, "scaled by Δ/1s: phi-cassandra initial-interval and max-interval %v (Cassandra's 2 s are twice its 1 s gossip interval)\n", 2*s.interval)
 	}
 }

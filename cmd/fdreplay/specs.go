@@ -1,0 +1,248 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/fdkit/fdkit/chen"
+	"github.com/fdkit/fdkit/detector"
+	"github.com/fdkit/fdkit/jacobson"
+	"github.com/fdkit/fdkit/qos"
+	"github.com/fdkit/fdkit/spec"
+)
+
+// --detectors entries are either a bare family name (fixed, phi-akka, ...:
+// the family at fdreplay's defaults for the trace's Δ and window, as
+// before) or anything in the textual form of package spec: a family with
+// parameters, a preset (akka, cassandra, scylla, hazelcast) or a sweep
+// (spec key=lo..hi[:log]). Such entries are kept as their canonical text.
+
+// splitTop splits a --detectors value at the commas that are not inside
+// parentheses, so that "chen,phi-akka(threshold=10, pause=3s)" is two
+// entries.
+func splitTop(v string) []string {
+	var out []string
+	depth, start := 0, 0
+	for i, r := range v {
+		switch r {
+		case '(':
+			depth++
+		case ')':
+			depth--
+		case ',':
+			if depth == 0 {
+				out = append(out, v[start:i])
+				start = i + 1
+			}
+		}
+	}
+	return append(out, v[start:])
+}
+
+// isSpecEntry reports whether a --detectors entry is in the textual form
+// (not a bare family name).
+func isSpecEntry(e string) bool { return !slices.Contains(detectorNames, e) }
+
+// parseSpecEntry checks a textual entry and returns its canonical text.
+func parseSpecEntry(e string) (string, error) {
+	if strings.Contains(e, "..") {
+		w, err := spec.ParseSweep(e)
+		if err != nil {
+			return "", err
+		}
+		return w.String(), nil
+	}
+	s, err := spec.Parse(e)
+	if err != nil {
+		return "", err
+	}
+	return s.String(), nil
+}
+
+// resolved is a textual entry with fdreplay's defaults filled in.
+type resolved struct {
+	user   string    // the entry as given (canonical)
+	spec   spec.Spec // the family with every fdreplay default the user left unset
+	sweep  *spec.Sweep
+	scaled []string // parameters filled with Akka's or Cassandra's defaults scaled by Δ
+}
+
+// scaledParams are the parameters whose fdreplay default is a system's
+// default for 1 s heartbeats scaled by Δ/1s.
+var scaledParams = map[string][]string{
+	"phi-akka":      {"min-std", "pause", "first-estimate"},
+	"phi-cassandra": {"initial-interval", "max-interval"},
+}
+
+// fdreplayDefaults returns the family's configuration at fdreplay's
+// defaults for the stream (see settings).
+func fdreplayDefaults(s settings, family string) (spec.Spec, error) {
+	var cfg any
+	switch family {
+	case "fixed":
+		cfg = detector.FixedConfig{Timeout: new(s.timeout)}
+	case "jacobson":
+		cfg = jacobson.Config{}
+	case "phi-normal":
+		cfg = s.normal()
+	case "phi-akka":
+		cfg = s.akka()
+	case "phi-cassandra":
+		cfg = s.cassandra()
+	case "chen":
+		cfg = chen.Config{Estimator: s.chenEst()}
+	case "bertier":
+		cfg = s.bertier()
+	case "sfd":
+		cfg = s.sfdConfig()
+	case "2w-fd":
+		cfg = s.twowfd()
+	case "satzger":
+		cfg = s.satzger()
+	case "kappa":
+		cfg = s.kappa()
+	default:
+		f, ok := spec.Lookup(family)
+		if !ok {
+			return spec.Spec{}, fmt.Errorf("unknown detector family %q", family)
+		}
+		return f.Spec(), nil
+	}
+	return spec.FromConfig(cfg)
+}
+
+// resolve fills a textual entry's unset parameters with fdreplay's
+// defaults for the stream. Parameters the entry sets (all of them for a
+// preset) are kept as given.
+func resolve(s settings, entry string) (resolved, error) {
+	r := resolved{user: entry}
+	var user spec.Spec
+	if strings.Contains(entry, "..") {
+		w, err := spec.ParseSweep(entry)
+		if err != nil {
+			return r, err
+		}
+		user, r.sweep = w.Spec, &w
+	} else {
+		var err error
+		if user, err = spec.Parse(entry); err != nil {
+			return r, err
+		}
+	}
+	fam := user.Family()
+	base, err := fdreplayDefaults(s, fam.Name)
+	if err != nil {
+		return r, err
+	}
+	for _, p := range fam.Params() {
+		v, set := user.Value(p.Name)
+		if !set {
+			if slices.Contains(scaledParams[fam.Name], p.Name) {
+				if sv, ok := base.Value(p.Name); ok {
+					r.scaled = append(r.scaled, p.Name+" "+sv)
+				}
+			}
+			continue
+		}
+		if base, err = base.With(p.Name, v); err != nil {
+			return r, err
+		}
+	}
+	r.spec = base
+	if r.sweep != nil {
+		w := *r.sweep
+		w.Spec = base
+		r.sweep = &w
+	}
+	return r, nil
+}
+
+// specTableFamily is a textual entry's table row: the spec at the effective
+// value of its main parameter (a sweep entry's row is its spec as given).
+func specTableFamily(s settings, entry string) (qos.Family, string, error) {
+	r, err := resolve(s, entry)
+	if err != nil {
+		return qos.Family{}, "", err
+	}
+	f, err := r.spec.Point()
+	if err != nil {
+		return qos.Family{}, "", err
+	}
+	f.Name = r.user
+	if r.sweep != nil {
+		f.Name = r.sweep.Spec.Family().Name
+		if u, err := spec.ParseSweep(r.user); err == nil {
+			f.Name = u.Spec.String()
+		}
+	}
+	return f, settingText(r.spec), nil
+}
+
+// settingText is a spec's parameter list without the family name.
+func settingText(s spec.Spec) string {
+	t := s.String()
+	if i := strings.IndexByte(t, '('); i >= 0 {
+		return t[i+1 : len(t)-1]
+	}
+	return "defaults"
+}
+
+// specSweepFamily is a textual entry's sweep: its own range when it is a
+// sweep, else its main parameter over the family's default range.
+func specSweepFamily(s settings, entry string, points int, spans map[string]span) (qos.Family, error) {
+	r, err := resolve(s, entry)
+	if err != nil {
+		return qos.Family{}, err
+	}
+	var f qos.Family
+	fam := r.spec.Family()
+	switch {
+	case r.sweep != nil:
+		f, err = r.sweep.Family(points)
+	case fam.Swept == "":
+		f, err = r.spec.Point()
+	default:
+		sp := spans[fam.Name]
+		f, err = spec.Sweep{Spec: r.spec, Param: fam.Swept, Lo: sp.lo, Hi: sp.hi, Log: sp.log}.Family(points)
+	}
+	if err != nil {
+		return qos.Family{}, err
+	}
+	f.Name = r.user
+	return f, nil
+}
+
+// specNotes says, for the textual entries, which parameters fdreplay
+// filled with a system's defaults scaled by Δ.
+func specNotes(s settings, entries []string) []string {
+	var notes []string
+	for _, e := range entries {
+		if !isSpecEntry(e) {
+			continue
+		}
+		r, err := resolve(s, e)
+		if err != nil || len(r.scaled) == 0 {
+			continue
+		}
+		notes = append(notes, fmt.Sprintf("scaled by Δ/1s: %s: %s (not given; the system's defaults are for 1 s heartbeats)", e, strings.Join(r.scaled, ", ")))
+	}
+	return notes
+}
+
+// entryFamily returns the detector family of a --detectors entry.
+func entryFamily(e string) string {
+	if !isSpecEntry(e) {
+		return e
+	}
+	if strings.Contains(e, "..") {
+		if w, err := spec.ParseSweep(e); err == nil {
+			return w.Spec.Family().Name
+		}
+		return ""
+	}
+	if s, err := spec.Parse(e); err == nil {
+		return s.Family().Name
+	}
+	return ""
+}

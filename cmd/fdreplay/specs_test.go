@@ -1,0 +1,69 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// --detectors takes the textual form any number of times: two Akka
+// configurations side by side are two rows, each with its full setting,
+// and the header says which Akka defaults fdreplay scaled by Δ.
+func TestDetectorsSpecsSideBySide(t *testing.T) {
+	code, out, errOut := runCmd("--detectors", "phi-akka(threshold=10, pause=3s)", "--detectors", "phi-akka(threshold=10, pause=0), akka")
+	require.Equal(t, 0, code, errOut)
+	assert.Equal(t, 1, tableRows(out, "phi-akka(threshold=10, pause=3s)"))
+	assert.Equal(t, 1, tableRows(out, "phi-akka(threshold=10, pause=0)"))
+	assert.Equal(t, 1, tableRows(out, "akka"))
+	assert.Contains(t, out, "threshold=10, window=1000, min-std=10ms, pause=0s, first-estimate=100ms")
+	assert.Contains(t, out, "threshold=8, window=1000, min-std=100ms, pause=3s, first-estimate=1s", "a preset is not scaled")
+	assert.Contains(t, out, "scaled by Δ/1s: phi-akka(threshold=10, pause=3s): min-std 10ms, first-estimate 100ms")
+	assert.Contains(t, out, "outages not learnt")
+}
+
+// A sweep entry sweeps its own parameter over its own range.
+func TestDetectorsSweepSpec(t *testing.T) {
+	code, out, errOut := runCmd("--detectors", "chen(window=500) alpha=10ms..1s:log", "--points", "5")
+	require.Equal(t, 0, code, errOut)
+	assert.Equal(t, 1, tableRows(out, "chen(window=500)"), out)
+	lines := 0
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "p,chen(window=500) alpha=10ms..1s:log,alpha,") || strings.Contains(l, "chen(window=500) alpha") {
+			lines++
+		}
+	}
+	assert.Equal(t, 5, lines, "five points on the curve:\n%s", out)
+}
+
+func TestDetectorsSpecErrors(t *testing.T) {
+	for arg, want := range map[string]string{
+		"phi-akka(pause=3)":  `pause: "3" is not a duration`,
+		"phi-akka(paws=3s)":  `no parameter "paws"`,
+		"zeta":               `unknown detector "zeta"`,
+		"chen alpha=2s..1s":  "below lower bound",
+		"phi-normal(window=": "missing the closing parenthesis",
+	} {
+		code, _, errOut := runCmd("--detectors", arg)
+		assert.Equal(t, 2, code, arg)
+		assert.Contains(t, errOut, want, arg)
+	}
+}
+
+func TestConfigFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "detectors.yaml")
+	require.NoError(t, os.WriteFile(path, []byte("detectors:\n  - phi-normal(threshold=8, min-std=0)\n  - detector: cassandra\n    threshold: 6\n"), 0o644))
+	code, out, errOut := runCmd("--config", path)
+	require.Equal(t, 0, code, errOut)
+	assert.Equal(t, 1, tableRows(out, "phi-normal(threshold=8, min-std=0s)"), out)
+	assert.Equal(t, 1, tableRows(out, "phi-cassandra(threshold=6, window=1000, initial-interval=2s, max-interval=2s)"), out)
+	assert.Equal(t, 0, tableRows(out, "chen"), "--detectors defaults to none with --config")
+
+	require.NoError(t, os.WriteFile(path, []byte("detectors:\n  - detector: akka\n    pause: soon\n"), 0o644))
+	code, _, errOut = runCmd("--config", path)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, path+`:3: akka: phi-akka: pause: "soon" is not a duration`)
+}
