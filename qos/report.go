@@ -192,7 +192,7 @@ func buildStreamView(i int, s ReportStream) streamView {
 	best := -1
 	if len(verdicts) > 0 {
 		best = verdicts[0].Best
-		v.Verdict, v.Indistinguishable = verdictText(verdicts[0], s.Choices)
+		v.Verdict, v.Indistinguishable = verdictText(verdicts[0], s.Choices, s.Targets)
 		v.VerdictFound = best >= 0
 	}
 	for ci, c := range s.Choices {
@@ -276,13 +276,16 @@ func targetsText(t Targets) string {
 
 // verdictText is the one-line verdict and the list of indistinguishable
 // rivals.
-func verdictText(v Verdict, choices []Choice) (string, string) {
+func verdictText(v Verdict, choices []Choice, t Targets) (string, string) {
 	if v.Best < 0 {
 		return "No detector meets the targets at any swept setting; the table below shows how near each comes.", ""
 	}
 	b := choices[v.Best]
 	s := fmt.Sprintf("Best for these targets: %s at %s (mean TD %s ms, MR %s/s, QAP %s).",
 		b.Family, choiceSetting(b), tdText(b.Point.Result), mrText(b.Point.Result), qapText(b.Point.Result))
+	if note := marginNote(b.Point.Result, t); note != "" {
+		s += " " + note
+	}
 	var same []string
 	for _, r := range v.Rivals {
 		if r.Indistinguishable {
@@ -304,6 +307,29 @@ func verdictText(v Verdict, choices []Choice) (string, string) {
 		return s, ""
 	}
 	return s, "Statistically indistinguishable in mean TD: " + strings.Join(same, "; ") + "."
+}
+
+// marginNote says whether r meets t even at the unfavourable ends of its
+// 95 % intervals, or which target its interval crosses.
+func marginNote(r Result, t Targets) string {
+	ci := r.CI
+	if ci == nil {
+		return ""
+	}
+	var cross []string
+	if t.MaxTD > 0 && ci.TDMean[1] > t.MaxTD {
+		cross = append(cross, "TD")
+	}
+	if t.MaxMRPerSecond > 0 && ci.MRPerSecond[1] > t.MaxMRPerSecond {
+		cross = append(cross, "MR")
+	}
+	if t.MinQAP > 0 && ci.QAP[0] < t.MinQAP {
+		cross = append(cross, "QAP")
+	}
+	if len(cross) == 0 {
+		return "It meets the targets even at the unfavourable ends of its 95 % intervals."
+	}
+	return "Its 95 % interval of " + strings.Join(cross, " and ") + " crosses the target: the trace is too short to be sure it meets it."
 }
 
 // interArrivalHistogram bins the gaps between consecutive arrivals on a

@@ -64,6 +64,7 @@ func TestWriteReport(t *testing.T) {
 	assert.Equal(t, 1, strings.Count(page, `<svg class="hist"`), "inter-arrival histogram")
 	assert.Regexp(t, `<title>chen α=50ms\nTD [0-9.]+ ms \[[0-9.]+, [0-9.]+\]\nMR [0-9.e-]+/s \[`, page, "tooltips with setting and intervals")
 	assert.Contains(t, page, "Best for these targets: ")
+	assert.Regexp(t, `It meets the targets even at the unfavourable ends|crosses the target`, page)
 	assert.Contains(t, page, "Targets: TD ≤ 1s, QAP ≥ 0.99.")
 	assert.Contains(t, page, "loss bursts")
 	assert.Contains(t, page, `class="sortable"`)
@@ -89,4 +90,13 @@ func TestReportLossBurstsAndHistogram(t *testing.T) {
 	assert.Equal(t, 4, strings.Count(h, `class="bin"`), "gaps of 100, 200, 300 and 500 ms: four log bins")
 	assert.Nil(t, lossBursts(hbs[:1]))
 	assert.Empty(t, interArrivalHistogram(hbs[:2]))
+}
+
+// marginNote names the targets a chosen setting's interval crosses.
+func TestMarginNote(t *testing.T) {
+	r := Result{CI: &CI{MRPerSecond: [2]float64{0.001, 0.02}, QAP: [2]float64{0.998, 0.9999}, TDMean: [2]time.Duration{ms(90), ms(110)}}}
+	assert.Equal(t, "It meets the targets even at the unfavourable ends of its 95 % intervals.", marginNote(r, Targets{MaxTD: ms(200), MaxMRPerSecond: 0.05, MinQAP: 0.99}))
+	assert.Equal(t, "Its 95 % interval of TD and MR and QAP crosses the target: the trace is too short to be sure it meets it.",
+		marginNote(r, Targets{MaxTD: ms(100), MaxMRPerSecond: 0.01, MinQAP: 0.999}))
+	assert.Empty(t, marginNote(Result{}, Targets{MaxTD: ms(100)}))
 }
