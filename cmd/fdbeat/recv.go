@@ -161,7 +161,7 @@ type jump struct{ inc, seq uint64 }
 type receiver struct {
 	cfg     recvConfig
 	log     *slog.Logger
-	clock   *monitor.Monotonic
+	clock   monitor.Clock // *monitor.Monotonic (tests: a manual clock)
 	wall    time.Duration // wall clock of the clock's origin, Unix ns
 	mons    []namedMon
 	streams map[string]*streamID
@@ -169,6 +169,9 @@ type receiver struct {
 	tw      *trace.Writer
 	file    *os.File
 	warn    *warnLimiter
+	// transLog limits the transition log lines (the table and the
+	// counts keep every transition).
+	transLog *warnLimiter
 
 	mu     sync.Mutex // guards stats and recent
 	stats  recvStats
@@ -208,7 +211,8 @@ func runRecv(ctx context.Context, cfg recvConfig, log *slog.Logger) (recvStats, 
 		return recvStats{}, fmt.Errorf("recv: --evict-after %v must be 0 (never) or positive", cfg.EvictAfter)
 	}
 	r := &receiver{cfg: cfg, log: log, clock: monitor.NewMonotonic(), streams: map[string]*streamID{}, warn: newWarnLimiter(log)}
-	r.wall = time.Duration(r.clock.Start().UnixNano())
+	r.transLimiter()
+	r.wall = time.Duration(r.clock.(*monitor.Monotonic).Start().UnixNano())
 	r.stats.Transitions = map[string]int{}
 	for _, s := range specs {
 		name := s.Name
@@ -254,6 +258,7 @@ func runRecv(ctx context.Context, cfg recvConfig, log *slog.Logger) (recvStats, 
 		every(ctx, time.Second, func() {
 			r.evict()
 			r.warn.Flush(r.clock.Now())
+			r.transLimiter().Flush(r.clock.Now())
 		})
 	})
 	if cfg.Refresh > 0 && cfg.Table != nil {
@@ -273,6 +278,7 @@ func runRecv(ctx context.Context, cfg recvConfig, log *slog.Logger) (recvStats, 
 	}
 	closeErr := r.closeTrace()
 	r.warn.Flush(r.clock.Now() + warnWindow)
+	r.transLimiter().Flush(r.clock.Now() + warnWindow)
 	r.mu.Lock()
 	st := r.stats
 	st.Transitions = maps.Clone(r.stats.Transitions)
@@ -456,7 +462,9 @@ func (r *receiver) count(c *uint64) {
 // a long loss costs one heartbeat; one forged datagram (incarnation 2^64−1,
 // or sequence number 10^12) costs nothing, since the monitors would
 // otherwise treat every later genuine heartbeat as stale. A plausible
-// heartbeat clears the remembered jump. Called with r.eval held.
+// heartbeat clears the remembered jump (see docs/algorithms.md, “fdbeat:
+// authenticated heartbeats and plausibility bounds”). Called with r.eval
+// held.
 func (r *receiver) plausible(s *streamID, p packet, peer string, now time.Duration) bool {
 	var far bool
 	switch {
@@ -491,6 +499,15 @@ func (r *receiver) warner() *warnLimiter {
 		r.warn = newWarnLimiter(r.log)
 	}
 	return r.warn
+}
+
+// transLimiter returns the limiter of transition log lines (made on first
+// use, as warner).
+func (r *receiver) transLimiter() *warnLimiter {
+	if r.transLog == nil {
+		r.transLog = &warnLimiter{log: r.log, window: warnWindow, burst: transitionBurst, kinds: map[string]*warnState{}}
+	}
+	return r.transLog
 }
 
 // stream returns the trace sender id of peer's incarnation inc, a new one
@@ -569,8 +586,10 @@ func (r *receiver) transition(det string, t monitor.Transition) {
 		r.recent = r.recent[len(r.recent)-recentMax:]
 	}
 	r.mu.Unlock()
-	r.log.Info("transition", "detector", det, "peer", t.Peer, "old", t.Old.String(), "new", t.New.String(),
-		"cause", t.Cause.String(), "level", t.Level, "at", t.At, "found", t.Found, "warming_up", t.WarmingUp)
+	if r.transLimiter().Allow(t.Found, "transition") {
+		r.log.Info("transition", "detector", det, "peer", t.Peer, "old", t.Old.String(), "new", t.New.String(),
+			"cause", t.Cause.String(), "level", t.Level, "at", t.At, "found", t.Found, "warming_up", t.WarmingUp)
+	}
 	if r.cfg.onTransition != nil {
 		r.cfg.onTransition(det, t)
 	}

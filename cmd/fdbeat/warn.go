@@ -28,10 +28,13 @@ type warnState struct {
 }
 
 // Defaults of warnLimiter: 5 lines of a kind per 10 s, so a flood logs at
-// most 6 lines (5 and a summary) per kind per 10 s.
+// most 6 lines (5 and a summary) per kind per 10 s. Transition lines (each
+// forged name is suspected by every detector once its heartbeat is old) get
+// transitionBurst per 10 s: a cluster's worth, not a flood's.
 const (
-	warnWindow = 10 * time.Second
-	warnBurst  = 5
+	warnWindow      = 10 * time.Second
+	warnBurst       = 5
+	transitionBurst = 200
 )
 
 func newWarnLimiter(log *slog.Logger) *warnLimiter {
@@ -41,23 +44,28 @@ func newWarnLimiter(log *slog.Logger) *warnLimiter {
 // Warn logs msg with args at now unless burst lines of msg were logged in
 // the current window already.
 func (w *warnLimiter) Warn(now time.Duration, msg string, args ...any) {
-	w.mu.Lock()
-	s := w.kinds[msg]
-	if s == nil {
-		s = &warnState{start: now}
-		w.kinds[msg] = s
-	}
-	w.roll(now, msg, s)
-	ok := s.n < w.burst
-	if ok {
-		s.n++
-	} else {
-		s.suppressed++
-	}
-	w.mu.Unlock()
-	if ok {
+	if w.Allow(now, msg) {
 		w.log.Warn(msg, args...)
 	}
+}
+
+// Allow reports whether a line of kind may be logged at now, and counts it
+// either way.
+func (w *warnLimiter) Allow(now time.Duration, kind string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	s := w.kinds[kind]
+	if s == nil {
+		s = &warnState{start: now}
+		w.kinds[kind] = s
+	}
+	w.roll(now, kind, s)
+	if s.n < w.burst {
+		s.n++
+		return true
+	}
+	s.suppressed++
+	return false
 }
 
 // roll ends s's window if it is over, summarising what it suppressed.
@@ -67,7 +75,7 @@ func (w *warnLimiter) roll(now time.Duration, msg string, s *warnState) {
 		return
 	}
 	if s.suppressed > 0 {
-		w.log.Warn("similar warnings suppressed", "msg", msg, "count", s.suppressed, "window", w.window)
+		w.log.Warn("similar log lines suppressed", "msg", msg, "count", s.suppressed, "window", w.window)
 	}
 	s.start, s.n, s.suppressed = now, 0, 0
 }
