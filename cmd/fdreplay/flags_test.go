@@ -44,6 +44,9 @@ func TestFlagsRefuseInvalidValues(t *testing.T) {
 		{[]string{"--columns", "a,b"}, `--columns "a,b": want four comma-separated names`},
 		{[]string{"--columns", "h,s,,"}, "name the sent or the arrival column"},
 		{[]string{"--columns", "h,s,t,a", "--unit", "min"}, `--unit "min": want ns, us, ms or s`},
+		{[]string{"--range", "phi=1:4", "--range", "phi=2:3"}, `--range "phi=2:3": phi-normal has a range already`},
+		{[]string{"--range", "chen=0:Inf"}, `--range "chen=0:Inf": bad value "Inf"`},
+		{[]string{"--range", "phi=NaN:4"}, `--range "phi=NaN:4": bad value "NaN"`},
 	}
 	for _, c := range cases {
 		code, out, errOut := runCmd(c.args...)

@@ -192,6 +192,9 @@ func parseFlags(args []string, stdout io.Writer) (options, []string, error) {
 		if err := checkDomain(name, sp); err != nil {
 			return o, nil, usageErr("--range %q: %v", a, err)
 		}
+		if _, dup := o.ranges[name]; dup {
+			return o, nil, usageErr("--range %q: %s has a range already (give one --range per detector)", a, name)
+		}
 		o.ranges[name] = sp
 		o.sweep = true
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -69,5 +70,23 @@ func TestAgentFlagsRefuseInvalidValues(t *testing.T) {
 			assert.Contains(t, err.Error(), c.want, "%v", c.args)
 		}
 		assert.NotContains(t, out.String(), "agent id=", "%v", c.args)
+	}
+}
+
+// A simulation stopped by SIGINT or SIGTERM (the cause main gives the
+// context) says so and exits 130 or 143, as shells expect; "context
+// canceled" and status 1 remain for a cancellation without a signal.
+func TestSimSignalExitCode(t *testing.T) {
+	for _, c := range []struct {
+		sig  syscall.Signal
+		code int
+		msg  string
+	}{{syscall.SIGINT, 130, "fdswim sim: interrupted by SIGINT: stopped"}, {syscall.SIGTERM, 143, "fdswim sim: interrupted by SIGTERM: stopped"}} {
+		ctx, cancel := context.WithCancelCause(context.Background())
+		time.AfterFunc(50*time.Millisecond, func() { cancel(signalCause{c.sig}) })
+		var out, errb bytes.Buffer
+		code := run(ctx, []string{"sim", "--quick", "lifeguard"}, &out, &errb)
+		assert.Equal(t, c.code, code)
+		assert.Equal(t, c.msg+"\n", errb.String())
 	}
 }

@@ -6,10 +6,15 @@
 //	fdswim agent [flags]               run one SWIM member over UDP (see fdswim agent -h)
 //
 // Each subcommand lives in its own file and registers itself in subcommands.
+// Flag values a flag cannot mean (NaN, out of range, sizes that would
+// exhaust memory) are errors naming the flag, never replaced by defaults.
+// SIGINT or SIGTERM makes the agent leave the group and exit 0, and stops a
+// simulation with status 130 or 143.
 package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -28,10 +33,31 @@ type subcommand struct {
 var subcommands = map[string]subcommand{}
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// SIGINT or SIGTERM cancels the context with the signal as its cause:
+	// the agent leaves the group and exits 0 (its normal way to stop), a
+	// simulation stops and exits 130 or 143.
+	ctx, cancel := context.WithCancelCause(context.Background())
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		if s, ok := <-sigs; ok {
+			cancel(signalCause{s.(syscall.Signal)})
+		}
+	}()
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	stop()
+	signal.Stop(sigs)
+	cancel(nil)
 	os.Exit(code)
+}
+
+// signalCause is the cause of a context cancelled by a signal.
+type signalCause struct{ sig syscall.Signal }
+
+func (c signalCause) Error() string {
+	if c.sig == syscall.SIGTERM {
+		return "interrupted by SIGTERM"
+	}
+	return "interrupted by SIGINT"
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -49,6 +75,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if err := sc.run(ctx, args[1:], stdout, stderr); err != nil {
+		var sc signalCause
+		if errors.Is(err, context.Canceled) && errors.As(context.Cause(ctx), &sc) {
+			fmt.Fprintf(stderr, "fdswim %s: %v: stopped\n", args[0], sc)
+			return 128 + int(sc.sig)
+		}
 		fmt.Fprintf(stderr, "fdswim %s: %v\n", args[0], err)
 		return 1
 	}
