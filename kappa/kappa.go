@@ -277,7 +277,7 @@ func (d *Detector) ElapsedFor(level float64) (time.Duration, bool) {
 	if reached(e0) {
 		hi = e0
 		for step := time.Duration(1); ; step *= 2 {
-			if e0-step < 0 {
+			if step > e0 || step > math.MaxInt64/4 {
 				lo = -1
 				break
 			}
@@ -290,8 +290,8 @@ func (d *Detector) ElapsedFor(level float64) (time.Duration, bool) {
 	} else {
 		lo = e0
 		for step := time.Duration(1); ; step *= 2 {
-			if step > emax-e0 {
-				break // hi stays emax
+			if step > emax-e0 || step > math.MaxInt64/4 {
+				break // hi stays emax (and step cannot overflow)
 			}
 			if reached(e0 + step) {
 				hi = e0 + step

@@ -166,3 +166,24 @@ func BenchmarkObserveLevel(b *testing.B) {
 	require.NoError(b, err)
 	detectortest.BenchmarkLevel(b, d)
 }
+
+// Thresholds whose crossing lies near the end of the Duration range: found
+// (and consistent with Level) or reported as never reached, without
+// overflow in the search.
+func TestThresholdNearRangeEnd(t *testing.T) {
+	d, err := kappa.New(kappa.Config{Estimator: chen.EstimatorConfig{WindowSize: 10}})
+	require.NoError(t, err)
+	feed(d)
+	for _, k := range []float64{9e10, 9.2e10, 1e11, 1e300} {
+		e, ok := d.ElapsedFor(k)
+		if !ok {
+			assert.Equal(t, time.Duration(math.MaxInt64), e, "K = %g", k)
+			continue
+		}
+		at := 630*ms + e
+		assert.GreaterOrEqual(t, d.Level(at), k, "K = %g", k)
+		assert.Less(t, d.Level(at-1e6), k, "K = %g", k)
+	}
+	_, ok := d.ElapsedFor(1e11)
+	assert.False(t, ok, "1e11 intervals of 100 ms are beyond the Duration range")
+}
