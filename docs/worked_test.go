@@ -67,6 +67,7 @@ var checkedElsewhere = map[string]string{
 	"swim-retransmit":     "swim (worked_test.go)",
 	"lifeguard-lhm":       "swim (worked_test.go)",
 	"lifeguard-suspicion": "swim (worked_test.go)",
+	"swim-probe":          "swim (worked_test.go)",
 }
 
 // TestWorkedExamples checks every worked example of docs/algorithms.md

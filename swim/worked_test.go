@@ -102,4 +102,55 @@ func TestWorkedExamples(t *testing.T) {
 			assert.Equal(t, rinc, st.Incarnation, "row %d", i+1)
 		}
 	})
+	// docs/algorithms.md, “SWIM probes and ping-req”: one period of b, whose
+	// target does not answer and of whose three intermediates one nacks.
+	t.Run("swim-probe", func(t *testing.T) {
+		tab := get(t, "swim-probe")
+		require.Len(t, tab.Rows, 4)
+		b := newTest(t, "b", ModeLifeguard, nil, "a", "c", "d", "e", "f")
+		sends := func(i int, pk []Packet) {
+			c, err := tab.Cell(i, "b sends")
+			require.NoError(t, err)
+			if c == "–" {
+				assert.Empty(t, pk, "row %d", i+1)
+				return
+			}
+			f := strings.Fields(c)
+			require.Len(t, f, 2)
+			kinds := map[string]MessageKind{"ping": MsgPing, "ping-req": MsgPingReq}
+			k, ok := kinds[f[1]]
+			require.True(t, ok, f[1])
+			assert.Len(t, pk, len(only(t, pk, k)), "row %d: only %s packets", i+1, f[1])
+			eq(t, tab, i, "b sends", float64(len(pk)))
+		}
+		at := func(i int) time.Duration { return time.Duration(num(t, tab, i, "t (ms)")) * time.Millisecond }
+
+		b.Tick(at(0))
+		pk, _ := drain(b)
+		sends(0, pk)
+		eq(t, tab, 0, "b's LHM after", float64(b.HealthScore()))
+
+		b.Tick(at(1))
+		pk, _ = drain(b)
+		sends(1, pk)
+		reqs := only(t, pk, MsgPingReq)
+		eq(t, tab, 1, "b's LHM after", float64(b.HealthScore()))
+
+		nack := Packet{Kind: MsgNack, From: reqs[0].To, To: node("b"), Nack: Nack{Seq: reqs[0].PingReq.Seq}}
+		require.NoError(t, b.Step(at(2), &nack))
+		pk, _ = drain(b)
+		sends(2, pk)
+		eq(t, tab, 2, "b's LHM after", float64(b.HealthScore()))
+
+		b.Tick(at(3))
+		_, ev := drain(b)
+		var suspects []Event
+		for _, e := range ev {
+			if e.Kind == EventSuspect {
+				suspects = append(suspects, e)
+			}
+		}
+		assert.Len(t, suspects, 1, "the target is suspected")
+		eq(t, tab, 3, "b's LHM after", float64(b.HealthScore()))
+	})
 }
