@@ -154,6 +154,7 @@ type Agent struct {
 	sent, sentBytes, recv, recvBytes                          atomic.Uint64
 	authFail, decodeErr, rejected, encodeErr, sendErr, evDrop atomic.Uint64
 	replayed                                                  atomic.Uint64
+	conflict                                                  atomic.Pointer[swim.Node] // another node claiming this member's ID
 }
 
 // Start opens the transport, creates the state machine and runs it until
@@ -407,6 +408,9 @@ func (a *Agent) flush() {
 	}
 	for _, e := range events {
 		if e.Kind == swim.EventConflict {
+			if e.Held == a.self {
+				a.conflict.Store(&e.Node)
+			}
 			a.log.Warn("member ID conflict: two nodes claim one ID; the one held is kept and the other refused",
 				"id", e.Node.ID, "claimed_by", e.Node.Addr, "held", e.Held.Addr, "self", e.Held == a.self)
 		}
@@ -453,6 +457,8 @@ func (a *Agent) Self() swim.Node { return a.self }
 
 // Join asks the members at addrs (ip:port) to admit this member and waits
 // until this member knows at least one other live member, or ctx is done.
+// It fails at once when a member refuses the join because another node
+// holds this member's ID (swim.EventConflict).
 // Join may be called again, for example to rejoin after a partition.
 func (a *Agent) Join(ctx context.Context, addrs ...string) error {
 	if len(addrs) == 0 {
@@ -481,6 +487,9 @@ func (a *Agent) Join(ctx context.Context, addrs ...string) error {
 			if !m.Self && (m.State == swim.StateAlive || m.State == swim.StateSuspect) {
 				return nil
 			}
+		}
+		if c := a.conflict.Load(); c != nil {
+			return fmt.Errorf("agent: join refused: ID %q is already held by the member at %s; start this member with another ID", a.self.ID, c.Addr)
 		}
 		select {
 		case <-ctx.Done():

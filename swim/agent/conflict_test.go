@@ -1,0 +1,42 @@
+package agent
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fdkit/fdkit/swim"
+)
+
+// TestDuplicateIDRefused: an agent started with an ID already in use is
+// refused at join: its Join fails with a message naming the holder, the
+// member it asked reports swim.EventConflict, and when the newcomer stops,
+// nobody believes the original left.
+func TestDuplicateIDRefused(t *testing.T) {
+	as := group(t, 3, Config{})
+	events, cancel := as[0].Subscribe(64)
+	defer cancel()
+	dup := start(t, Config{ID: as[1].Self().ID})
+	ctx, stop := context.WithTimeout(context.Background(), 5*time.Second)
+	defer stop()
+	err := dup.Join(ctx, as[0].Self().Addr)
+	require.Error(t, err)
+	assert.ErrorContains(t, err, "already held by the member at "+as[1].Self().Addr)
+	var seen bool
+	for !seen {
+		select {
+		case e := <-events:
+			seen = e.Kind == swim.EventConflict && e.Held == as[1].Self()
+		case <-time.After(5 * time.Second):
+			t.Fatal("no conflict event at the seed")
+		}
+	}
+	require.NoError(t, dup.Close())
+	time.Sleep(200 * time.Millisecond) // the newcomer's leave, if any, would be out by now
+	for _, a := range []*Agent{as[0], as[2]} {
+		assert.Equal(t, swim.StateAlive, state(a, as[1].Self().ID))
+	}
+}
