@@ -2,9 +2,11 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"log/slog"
 	"math"
 	"net"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -168,4 +170,51 @@ func TestAuthenticatedRecvDropsForged(t *testing.T) {
 	assert.Equal(t, uint64(4), g.r.stats.AuthFailed)
 	assert.Zero(t, g.r.stats.Implausible)
 	assert.Zero(t, g.r.stats.Stale)
+}
+
+// fdbeat send --key to fdbeat recv --key over loopback: every signed
+// heartbeat is recorded; forged ones (plain, or signed with another key,
+// claiming incarnation 2^64−1) are refused and counted, and the sender stays
+// trusted by every detector.
+func TestAuthenticatedLoopback(t *testing.T) {
+	key := bytes.Repeat([]byte{7}, 32)
+	kr, err := wire.NewKeyring(key)
+	require.NoError(t, err)
+	rc := recvConfig{Keys: kr, MaxSeqJump: defaultMaxSeqJump, MaxIncarnationJump: defaultMaxIncarnationJump,
+		TableSenders: defaultTableSenders, Listen: "127.0.0.1:0", Interval: 10 * time.Millisecond,
+		Sweep: 5 * time.Millisecond, Timeouts: []time.Duration{time.Second}, Out: filepath.Join(t.TempDir(), "auth.fdk")}
+	ready := make(chan string, 1)
+	rc.ready = func(a net.Addr, _ time.Duration) { ready <- a.String() }
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan recvStats, 1)
+	go func() {
+		st, err := runRecv(ctx, rc, slog.New(slog.DiscardHandler))
+		assert.NoError(t, err)
+		done <- st
+	}()
+	addr := <-ready
+	forger, err := net.Dial("udp", addr)
+	require.NoError(t, err)
+	defer forger.Close()
+	sc := sendConfig{Targets: []string{addr}, Name: "a", Interval: 10 * time.Millisecond, Count: 30, DelayDist: "constant", Key: key,
+		stall: func(seq uint64) {
+			if seq == 10 {
+				plain, _ := appendPacket(nil, packet{Name: "a", Incarnation: math.MaxUint64, Seq: 11})
+				body, _ := appendPacket(nil, packet{Name: "a", Incarnation: math.MaxUint64, Seq: 11, Signed: true})
+				_, _ = forger.Write(plain)
+				_, _ = forger.Write(signPacket(body, bytes.Repeat([]byte{8}, 32)))
+			}
+		}}
+	sst, err := runSend(ctx, sc, slog.New(slog.DiscardHandler))
+	require.NoError(t, err)
+	require.Equal(t, uint64(30), sst.Sent)
+	time.Sleep(100 * time.Millisecond)
+	cancel()
+	st := <-done
+	assert.Equal(t, uint64(30), st.Recorded)
+	assert.Equal(t, uint64(1), st.Unauthenticated)
+	assert.Equal(t, uint64(1), st.AuthFailed)
+	assert.Zero(t, st.Stale)
+	assert.Zero(t, st.Transitions["timeout-1s"], "never suspected")
 }
