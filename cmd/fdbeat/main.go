@@ -38,6 +38,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/fdkit/fdkit/spec"
 	"github.com/fdkit/fdkit/swim/wire"
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
@@ -242,6 +243,13 @@ func cmdRecv(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.Float64SliceVar(&c.Phis, "phi", []float64{8, 12}, "thresholds of the normal-model φ detectors")
 	checkedVar(fs, &c.PhiWindow, "phi-window", "", 100, 1, maxPhiWindow, fmt.Sprintf("a size from 1 to %d (each sender keeps that many samples per φ detector)", maxPhiWindow), "φ window size (inter-arrival samples)")
 	checkedVar(fs, &c.PhiMinStd, "phi-min-std", "", 0, 0, time.Hour, "a duration from 0 to 1h (0: 1% of the mean interval)", "φ minimum standard deviation σ_min (0: the phi default, 1% of the mean interval)")
+	fs.Func("detector", "a further detector in the textual form of docs/detectors.md, e.g. 'phi-akka(threshold=10, pause=3s)' or a preset (akka, cassandra, scylla, hazelcast); repeatable", func(v string) error {
+		if _, err := spec.Parse(v); err != nil {
+			return err
+		}
+		c.Detectors = append(c.Detectors, v)
+		return nil
+	})
 	fs.IntVar(&c.MaxSenders, "max-senders", 10000, "most senders tracked; heartbeats from further new senders are ignored (0: no limit)")
 	fs.DurationVar(&c.Sweep, "sweep", 10*time.Millisecond, "how often the detectors are checked when no heartbeat comes")
 	addKeyFlags(fs, &keys, &keyFile, "then accept only heartbeats signed with one of them (SIGHUP reloads --key-file)")

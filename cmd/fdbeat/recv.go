@@ -20,6 +20,7 @@ import (
 	"github.com/fdkit/fdkit/detector"
 	"github.com/fdkit/fdkit/monitor"
 	"github.com/fdkit/fdkit/phi"
+	"github.com/fdkit/fdkit/spec"
 	"github.com/fdkit/fdkit/swim/wire"
 	"github.com/fdkit/fdkit/trace"
 	"github.com/olekukonko/tablewriter"
@@ -28,14 +29,18 @@ import (
 
 // recvConfig configures "fdbeat recv".
 type recvConfig struct {
-	Listen     string        // UDP address to listen on
-	Out        string        // trace file ("" = do not record); .gz gzip, .xz xz
-	Interval   time.Duration // nominal heartbeat interval Δ (trace header, φ bootstrap)
-	Timeouts   []time.Duration
-	Phis       []float64
-	PhiWindow  int
-	PhiMinStd  time.Duration // φ's σ_min; 0 = the phi package default (μ/100)
-	MaxSenders int           // bound on senders tracked (forged names cannot grow memory); 0 = none
+	Listen    string        // UDP address to listen on
+	Out       string        // trace file ("" = do not record); .gz gzip, .xz xz
+	Interval  time.Duration // nominal heartbeat interval Δ (trace header, φ bootstrap)
+	Timeouts  []time.Duration
+	Phis      []float64
+	PhiWindow int
+	PhiMinStd time.Duration // φ's σ_min; 0 = the phi package default (μ/100)
+	// Detectors are further detectors in the textual form of package spec
+	// (phi-akka(threshold=10, pause=3s), cassandra, ...), each run side by
+	// side with the others under its own text.
+	Detectors  []string
+	MaxSenders int // bound on senders tracked (forged names cannot grow memory); 0 = none
 	// Keys authenticates heartbeats: with a keyring, only version-2
 	// packets whose HMAC-SHA256 verifies under one of its keys are
 	// accepted (as the SWIM agent opens packets with its keyring); nil
@@ -113,6 +118,31 @@ func fieldDetectors(timeouts []time.Duration, phis []float64, window int, minStd
 	}
 	if len(ds) == 0 {
 		return nil, errors.New("no detector: give --timeouts or --phi")
+	}
+	return ds, nil
+}
+
+// specDetectors returns the detectors given in the textual form of package
+// spec. A window larger than maxPhiWindow is refused: every sender keeps
+// one per detector.
+func specDetectors(texts []string) ([]detSpec, error) {
+	var ds []detSpec
+	for _, text := range texts {
+		s, err := spec.Parse(text)
+		if err != nil {
+			return nil, fmt.Errorf("--detector: %w", err)
+		}
+		for _, w := range []string{"window", "short-window"} {
+			if v, ok := s.Value(w); ok {
+				if n, _ := strconv.Atoi(v); n > maxPhiWindow {
+					return nil, fmt.Errorf("--detector %q: %s %d is above %d (each sender keeps that many samples per detector)", text, w, n, maxPhiWindow)
+				}
+			}
+		}
+		if _, err := s.New(); err != nil {
+			return nil, fmt.Errorf("--detector: %w", err)
+		}
+		ds = append(ds, detSpec{strings.TrimSpace(text), func() (detector.Detector, error) { return s.New() }})
 	}
 	return ds, nil
 }
@@ -200,10 +230,18 @@ func runRecv(ctx context.Context, cfg recvConfig, log *slog.Logger) (recvStats, 
 		// the receiver, and nobody would ever be convicted.
 		return recvStats{}, fmt.Errorf("recv: --sweep %v must be positive and shorter than the local-pause limit %v", cfg.Sweep, monitor.DefaultPauseLimit)
 	}
-	specs, err := fieldDetectors(cfg.Timeouts, cfg.Phis, cfg.PhiWindow, cfg.PhiMinStd, cfg.Interval)
+	var specs []detSpec
+	if len(cfg.Timeouts)+len(cfg.Phis) > 0 || len(cfg.Detectors) == 0 {
+		var err error
+		if specs, err = fieldDetectors(cfg.Timeouts, cfg.Phis, cfg.PhiWindow, cfg.PhiMinStd, cfg.Interval); err != nil {
+			return recvStats{}, fmt.Errorf("recv: %w", err)
+		}
+	}
+	more, err := specDetectors(cfg.Detectors)
 	if err != nil {
 		return recvStats{}, fmt.Errorf("recv: %w", err)
 	}
+	specs = append(specs, more...)
 	if cfg.TableSenders < 0 {
 		return recvStats{}, fmt.Errorf("recv: --table-senders %d must not be negative", cfg.TableSenders)
 	}

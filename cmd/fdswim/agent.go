@@ -20,6 +20,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/pflag"
 
+	"github.com/fdkit/fdkit/detector"
+	"github.com/fdkit/fdkit/spec"
 	"github.com/fdkit/fdkit/swim"
 	"github.com/fdkit/fdkit/swim/agent"
 	"github.com/fdkit/fdkit/swim/agent/promswim"
@@ -55,6 +57,8 @@ type agentFlags struct {
 	plain                                                  bool
 	probeInterval, probeTimeout, joinTimeout, leaveTimeout time.Duration
 	maxPacket, gossipFanout                                int
+	suspicion                                              string       // per-peer detector spec ("" = swim's default)
+	preset                                                 *swim.Config // --preset's settings, nil for none
 }
 
 func init() {
@@ -89,11 +93,29 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	checkedVar(fs, &f.maxPacket, "max-packet-size", "", wire.DefaultMaxPacketSize, 128, 65507, "a size in bytes from 128 to 65507 (the largest UDP payload)", "largest datagram in bytes, envelope included")
 	checkedVar(fs, &f.gossipFanout, "gossip-fanout", "", swim.DefaultGossipFanout, 0, 1024, "a count from 0 (off) to 1024", "eager dissemination: random members a new accusation, refutation or leave is pushed to at once (detector and lifeguard modes; 0 turns it off)")
 	fs.StringVar(&f.logLevel, "log-level", "warn", "log level on stderr: debug, info, warn, error")
+	fs.StringVar(&f.suspicion, "suspicion", "", "detector mode: the per-peer detector that suspicion comes from, in the textual form of docs/detectors.md, e.g. 'phi-normal(threshold=8, window=100)' or 'phi-akka(threshold=10, pause=3s)' (default: swim's φ normal model with a window of 100)")
+	preset := fs.String("preset", "", "start from a system's documented probe and suspicion settings: "+strings.Join(swimPresetNames(), ", ")+" (mode lifeguard unless --mode is given; --probe-interval and --probe-timeout override)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			return nil
 		}
 		return err
+	}
+	if *preset != "" {
+		p, ok := swimPreset(*preset)
+		if !ok {
+			return fmt.Errorf("--preset %q: want one of %s", *preset, strings.Join(swimPresetNames(), ", "))
+		}
+		f.preset = &p
+		if !fs.Changed("probe-interval") {
+			f.probeInterval = p.ProbeInterval
+		}
+		if !fs.Changed("probe-timeout") {
+			f.probeTimeout = p.ProbeTimeout
+		}
+		if !fs.Changed("mode") {
+			f.mode = "lifeguard"
+		}
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
@@ -191,6 +213,21 @@ func (f *agentFlags) config(stderr io.Writer) (agent.Config, error) {
 	switch {
 	case f.gossipFanout < 0:
 		return cfg, fmt.Errorf("--gossip-fanout %d is negative (0 turns eager dissemination off)", f.gossipFanout)
+	}
+	if p := f.preset; p != nil {
+		cfg.Protocol.IndirectChecks, cfg.Protocol.RetransmitMult = p.IndirectChecks, p.RetransmitMult
+		cfg.Protocol.SuspicionMult, cfg.Protocol.SuspicionMaxTimeoutMult = p.SuspicionMult, p.SuspicionMaxTimeoutMult
+		cfg.Protocol.AwarenessMaxMultiplier, cfg.Protocol.PushPullInterval = p.AwarenessMaxMultiplier, p.PushPullInterval
+	}
+	if f.suspicion != "" {
+		s, err := spec.Parse(f.suspicion)
+		if err != nil {
+			return cfg, fmt.Errorf("--suspicion: %w", err)
+		}
+		if _, err := s.New(); err != nil {
+			return cfg, fmt.Errorf("--suspicion: %w", err)
+		}
+		cfg.Protocol.PeerDetector = func() (detector.Detector, error) { return s.New() }
 	}
 	for name, d := range map[string]time.Duration{"--probe-interval": f.probeInterval, "--probe-timeout": f.probeTimeout,
 		"--join-timeout": f.joinTimeout, "--leave-timeout": f.leaveTimeout} {
@@ -339,4 +376,22 @@ func serveHTTP(ln net.Listener, a *agent.Agent) (func(), error) {
 		defer cancel()
 		_ = srv.Shutdown(ctx)
 	}, nil
+}
+
+// swimPreset returns the SWIM preset of that name (package spec).
+func swimPreset(name string) (swim.Config, bool) {
+	for _, p := range spec.SWIMPresets() {
+		if p.Name == name {
+			return p.Config, true
+		}
+	}
+	return swim.Config{}, false
+}
+
+func swimPresetNames() []string {
+	var names []string
+	for _, p := range spec.SWIMPresets() {
+		names = append(names, p.Name)
+	}
+	return names
 }

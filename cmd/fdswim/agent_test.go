@@ -505,3 +505,29 @@ func TestKeyRotationBySIGHUP(t *testing.T) {
 	n := startAgent(t, "new", freePort(t), "--key", newHex, "--join", a.addr)
 	require.Eventually(t, func() bool { return strings.Contains(n.output(), "joined via=") }, 5*time.Second, 20*time.Millisecond, n.output())
 }
+
+// --suspicion takes a detector in the textual form; --preset starts from
+// memberlist's documented settings, which explicit flags override.
+func TestAgentSuspicionAndPreset(t *testing.T) {
+	f := agentFlags{logLevel: "warn", mode: "detector", plain: true, gossipFanout: 2,
+		suspicion: "phi-akka(threshold=10, pause=0)"}
+	cfg, err := f.config(io.Discard)
+	require.NoError(t, err)
+	require.NotNil(t, cfg.Protocol.PeerDetector)
+	d, err := cfg.Protocol.PeerDetector()
+	require.NoError(t, err)
+	assert.Equal(t, 10.0, d.(interface{ Threshold() float64 }).Threshold())
+	f.suspicion = "phi-akka(pause=3)"
+	_, err = f.config(io.Discard)
+	assert.ErrorContains(t, err, `--suspicion: spec "phi-akka(pause=3)": phi-akka: pause: "3" is not a duration`)
+
+	p, ok := swimPreset("memberlist-lan")
+	require.True(t, ok)
+	f = agentFlags{logLevel: "warn", mode: "lifeguard", plain: true, gossipFanout: 2, preset: &p,
+		probeInterval: p.ProbeInterval, probeTimeout: p.ProbeTimeout}
+	cfg, err = f.config(io.Discard)
+	require.NoError(t, err)
+	assert.Equal(t, 4, cfg.Protocol.SuspicionMult)
+	assert.Equal(t, 3, *cfg.Protocol.IndirectChecks)
+	assert.Equal(t, swim.ModeLifeguard, cfg.Protocol.Mode)
+}
