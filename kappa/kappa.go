@@ -73,7 +73,11 @@ type Config struct {
 // nanosecond grid by a bisection on Level itself, so that Level(τ) ≥ K >
 // Level(τ − 1) whatever the rounding. τ is never before T_last (an instant
 // before T_last counts as T_last): when κ(T_last) ≥ K already, as after a
-// sender pause that left EA behind, τ = T_last.
+// sender pause that left EA behind, τ = T_last, and the level says the
+// process is suspected from the arrival on. (A replay then sees a trust
+// period of zero length at each such arrival and counts one mistake per
+// gap where NFD-E, whose τ precedes the arrival, counts one in all; see
+// docs/algorithms.md, “κ-FD”.)
 //
 // Awkward input is chen.Estimator's (see chen.Detector): duplicates and
 // stale heartbeats are dropped, a late heartbeat enters the window but
