@@ -169,7 +169,13 @@ func (s *Staging) abortLocked() int {
 		return 0
 	}
 	ents, _ := os.ReadDir(s.tmp)
-	_ = os.RemoveAll(s.tmp)
+	// A writer of the run may still be creating a file as the directory
+	// goes: retry until it is gone.
+	for range 5 {
+		if os.RemoveAll(s.tmp) == nil {
+			break
+		}
+	}
 	s.done = true
 	delete(live, s)
 	return len(ents)
