@@ -213,16 +213,16 @@ func (c *Checker) Flush() {
 
 // judge decides s.after[0], emits it and moves it to the kept context.
 func (c *Checker) judge(s *senderCheck) {
-	p := s.after[0]
+	p := &s.after[0] // not a copy: a copy would escape to the heap
 	la := s.after[1:]
 	k := c.opt.Neighbours
 	p.c.Epoch = s.epoch
 	var f *Finding
 	if p.unterminated {
-		f = c.finding(s, p, FindingTruncated, "last line has no line ending: the recording was cut (a complete file ends with a newline)")
+		f = c.finding(s, *p, FindingTruncated, "last line has no line ending: the recording was cut (a complete file ends with a newline)")
 	}
 	if f == nil && p.c.Record.HasSeq {
-		f = c.checkSeq(s, &p, la)
+		f = c.checkSeq(s, p, la)
 	}
 	if f == nil || !f.Excluded {
 		// Neighbours: kept records before, records after, whose sequence
@@ -230,22 +230,22 @@ func (c *Checker) judge(s *senderCheck) {
 		// number is not a neighbour).
 		c.nbr = c.nbr[:0]
 		for i := range s.before {
-			if c.sameRun(&p, &s.before[i]) {
+			if c.sameRun(p, &s.before[i]) {
 				c.nbr = append(c.nbr, &s.before[i])
 			}
 		}
 		nb := len(c.nbr)
 		for i := range la {
-			if c.sameRun(&p, &la[i]) {
+			if c.sameRun(p, &la[i]) {
 				c.nbr = append(c.nbr, &la[i])
 			}
 		}
 		if s.since >= k {
-			c.updateSteps(s, &p)
+			c.updateSteps(s, p)
 			s.since = 0
 		}
 		s.since++
-		if g := c.checkTimes(s, &p, nb); g != nil {
+		if g := c.checkTimes(s, p, nb); g != nil {
 			if f != nil { // a restart record that is also wrong: report both
 				g.Detail = f.Detail + "; " + g.Detail
 			}
@@ -254,12 +254,14 @@ func (c *Checker) judge(s *senderCheck) {
 	}
 	p.c.Finding = f
 	c.emit(p.c)
+	kept := *p
 	s.after = s.after[:copy(s.after, s.after[1:])]
+	c.nbr, c.win = c.nbr[:0], c.win[:0] // they point into s.after and s.before
 	if f == nil || !f.Excluded {
 		if len(s.before) == k {
 			s.before = s.before[:copy(s.before, s.before[1:])]
 		}
-		s.before = append(s.before, p)
+		s.before = append(s.before, kept)
 	}
 }
 
@@ -388,25 +390,34 @@ func (c *Checker) checkTimes(s *senderCheck, p *pending, nb int) *Finding {
 			return nil
 		}
 		T := max(c.opt.Factor*m, floor)
-		res := c.scratch[:0]
-		res = append(res, 0)
-		quick := 0
-		for i, q := range c.nbr {
+		resid := func(q *pending) (float64, bool) {
 			w, ok := val(q)
 			if !ok {
-				continue
+				return 0, false
 			}
 			d := v - w
 			if kind != FindingDelay {
 				d -= dx(p, q) * m
 			}
-			res = append(res, d)
-			if (i == nb-1 || i == nb) && math.Abs(d) <= T {
-				quick++
+			return d, true
+		}
+		// Fast path: both immediate neighbours agree within T.
+		if nb > 0 && nb < len(c.nbr) {
+			d1, ok1 := resid(c.nbr[nb-1])
+			d2, ok2 := resid(c.nbr[nb])
+			if ok1 && ok2 && math.Abs(d1) <= T && math.Abs(d2) <= T {
+				return nil
+			}
+		}
+		res := c.scratch[:0]
+		res = append(res, 0)
+		for _, q := range c.nbr {
+			if d, ok := resid(q); ok {
+				res = append(res, d)
 			}
 		}
 		c.scratch = res
-		if quick == 2 || len(res) < 3 {
+		if len(res) < 3 {
 			return nil
 		}
 		slices.Sort(res)

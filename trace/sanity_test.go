@@ -231,3 +231,31 @@ func TestSanitySendersAreIndependent(t *testing.T) {
 	}
 	assert.Empty(t, findings(checkText(t, b.String(), Columns{})))
 }
+
+// BenchmarkChecker measures the sanity check per record on a clean LIP6-like
+// stream (the fast path) and on one with an outlier every 100 records.
+func BenchmarkChecker(b *testing.B) {
+	for _, every := range []int{0, 100} {
+		recs := make([]Record, 100_000)
+		for i := range recs {
+			sent := time.Duration(i) * 100 * time.Millisecond
+			recs[i] = Record{Sender: "4", Seq: uint64(i), HasSeq: true, Sent: sent, HasSent: true,
+				Arrival: sent + 3*time.Second + time.Duration(i%3)*time.Millisecond, HasArrival: true}
+			if every > 0 && i%every == 50 {
+				recs[i].Arrival += time.Hour
+			}
+		}
+		b.Run(fmt.Sprintf("outlier-every-%d", every), func(b *testing.B) {
+			b.ReportAllocs()
+			n := 0
+			for b.Loop() {
+				ch := NewChecker(SanityOptions{}, func(Checked) { n++ })
+				for i, r := range recs {
+					ch.Add(r, i+1, false)
+				}
+				ch.Flush()
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n), "ns/record")
+		})
+	}
+}
