@@ -19,7 +19,16 @@
 // status per sender (redrawn in place on a terminal, periodic lines otherwise)
 // and records every heartbeat to an fdkit-format trace (--out, compressed by
 // the .gz or .xz suffix) that "fdreplay" can analyse. Its transitions are the
-// mistakes replay finds on that trace.
+// mistakes replay finds on that trace. It flushes the trace every 500 ms, so
+// a crash loses at most the last second (read the cut file with --lenient).
+//
+// Against forged heartbeats, send --key/--key-file signs each packet with
+// HMAC-SHA256 and recv with keys accepts only signed ones; without keys, a
+// jump of a sender's incarnation or sequence number beyond
+// --max-incarnation-jump/--max-seq-jump needs a second heartbeat to confirm
+// it. Against floods of forged names, recv rate-limits its warnings, evicts
+// senders silent for --evict-after, shows only --table-senders senders, and
+// counts the kernel's receive drops on Linux (docs/live.md).
 //
 // Both stop cleanly on SIGINT or SIGTERM; recv flushes the trace. A second
 // signal ends the process at once.

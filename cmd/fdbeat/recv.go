@@ -73,7 +73,7 @@ type recvConfig struct {
 
 // Defaults of recv's flags (and of the recvConfigs tests build).
 const (
-	defaultMaxSeqJump         = 1000
+	defaultMaxSeqJump         = 100                    // 10 s of losses at 100 ms; see docs/live.md for the trade-off
 	defaultMaxIncarnationJump = uint64(24 * time.Hour) // fdbeat send's incarnation: start time in Unix ns
 	defaultEvictAfter         = 10 * time.Minute
 	defaultTableSenders       = 20
