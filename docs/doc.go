@@ -7,6 +7,8 @@
 //     section title: docs/algorithms.md, “Chen's NFD-E”.
 //   - experiments.md: every measured result the documentation quotes, with
 //     the command that reproduces it.
+//   - detectors.md: every detector family of package spec with its
+//     parameters, defaults, units and sources.
 //   - fdreplay.md and live.md: the command-line and live-use guides.
 //
 // TestWorkedExamples recomputes, with fdkit's public API, every worked
