@@ -23,6 +23,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -39,6 +40,22 @@ var (
 	interrupted bool
 )
 
+// ownerAlive reports whether the process whose id starts rest ("PID-XXXX",
+// the tail of a staging directory's name) is still running, so that a
+// second run writing to the same directory never removes the first one's
+// staging. A name without a PID is a leftover.
+func ownerAlive(rest string) bool {
+	pid, err := strconv.Atoi(strings.SplitN(rest, "-", 2)[0])
+	if err != nil || pid <= 0 {
+		return false
+	}
+	if pid == os.Getpid() {
+		return true
+	}
+	err = syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
 // ErrInterrupted is returned by Commit and New after a signal stopped the
 // command.
 var ErrInterrupted = errors.New("outfile: interrupted")
@@ -51,20 +68,24 @@ type Staging struct {
 }
 
 // New creates a staging directory for files that go to dir (which must
-// exist). cmd names it (".partial-cmd-XXXX") so a leftover says who left
-// it; leftovers of earlier killed runs of cmd in dir are removed.
+// exist). cmd and the process id name it (".partial-cmd-PID-XXXX") so a
+// leftover says who left it; leftovers of killed runs of cmd in dir (whose
+// process is gone) are removed.
 func New(dir, cmd string) (*Staging, error) {
 	mu.Lock()
 	defer mu.Unlock()
 	if interrupted {
 		return nil, ErrInterrupted
 	}
-	if old, err := filepath.Glob(filepath.Join(dir, stagingPrefix+cmd+"-*")); err == nil {
+	prefix := stagingPrefix + cmd + "-"
+	if old, err := filepath.Glob(filepath.Join(dir, prefix+"*")); err == nil {
 		for _, o := range old {
-			_ = os.RemoveAll(o)
+			if !ownerAlive(strings.TrimPrefix(filepath.Base(o), prefix)) {
+				_ = os.RemoveAll(o)
+			}
 		}
 	}
-	tmp, err := os.MkdirTemp(dir, stagingPrefix+cmd+"-*")
+	tmp, err := os.MkdirTemp(dir, prefix+strconv.Itoa(os.Getpid())+"-*")
 	if err != nil {
 		return nil, err
 	}

@@ -1,8 +1,10 @@
 package outfile
 
 import (
+	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"syscall"
 	"testing"
@@ -64,16 +66,28 @@ func TestAbortAndLeftovers(t *testing.T) {
 	s.Abort()
 	assert.Empty(t, names(t, dir))
 
-	killed := filepath.Join(dir, ".partial-cmd-123")
+	// A process that has ended: its staging is a leftover.
+	done := exec.Command("true")
+	require.NoError(t, done.Run())
+	killed := filepath.Join(dir, fmt.Sprintf(".partial-cmd-%d-123", done.Process.Pid))
 	require.NoError(t, os.MkdirAll(killed, 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(killed, "half.csv"), []byte("a,b\n1,"), 0o644))
-	other := filepath.Join(dir, ".partial-othercmd-1")
+	nameless := filepath.Join(dir, ".partial-cmd-xyz")
+	require.NoError(t, os.MkdirAll(nameless, 0o755))
+	// A running process (the parent of this test): another run writing to
+	// the same directory, whose staging must stay.
+	running := filepath.Join(dir, fmt.Sprintf(".partial-cmd-%d-456", os.Getppid()))
+	require.NoError(t, os.MkdirAll(running, 0o755))
+	other := filepath.Join(dir, ".partial-othercmd-1-1")
 	require.NoError(t, os.MkdirAll(other, 0o755))
 	s, err = New(dir, "cmd")
 	require.NoError(t, err)
 	defer s.Abort()
 	assert.NoDirExists(t, killed)
+	assert.NoDirExists(t, nameless)
+	assert.DirExists(t, running, "a live run's staging is left alone")
 	assert.DirExists(t, other, "another command's staging is not ours to remove")
+	assert.Contains(t, filepath.Base(s.Dir()), fmt.Sprintf(".partial-cmd-%d-", os.Getpid()))
 }
 
 func TestCreateRefusesPaths(t *testing.T) {
