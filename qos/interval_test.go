@@ -53,8 +53,15 @@ func coverage(t *testing.T, traces, n int, T time.Duration, seed uint64) (mr, qa
 // timeout where mistakes come mostly from losses (T = 150 ms) and one where
 // they come from delays too (T = 110 ms). The traces have fixed seeds, so
 // the observed coverage is the same on every run.
+//
+// With -short only T = 150 ms runs (the 200 traces take about 15 s under
+// -race on the development host).
 func TestIntervalCoverage(t *testing.T) {
-	for _, T := range []time.Duration{ms(110), ms(150)} {
+	timeouts := []time.Duration{ms(110), ms(150)}
+	if testing.Short() {
+		timeouts = timeouts[1:]
+	}
+	for _, T := range timeouts {
 		mr, qap := coverage(t, 200, 3000, T, 1000)
 		t.Logf("T=%v: coverage over 200 traces of 3000 heartbeats: MR %.3f, QAP %.3f", T, mr, qap)
 		for name, c := range map[string]float64{"MR": mr, "QAP": qap} {

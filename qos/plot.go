@@ -165,11 +165,11 @@ func curvePoints(c Curve, kind PlotKind) plotPoints {
 			} else {
 				p.yLo, p.yHi = 1-ci.QAP[1], 1-ci.QAP[0]
 			}
-			// A log axis has no 0: a lower end at 0 (a resample without
-			// mistakes) is drawn to a tenth of the point.
-			p.yLo = max(min(p.yLo, p.y), p.y/10)
+			// A log axis has no 0: a lower end at 0 (resamples without
+			// mistakes) is drawn to a quarter of the point.
+			p.yLo = max(min(p.yLo, p.y), p.y/4)
 			p.yHi = max(p.yHi, p.y)
-			p.xLo = max(min(p.xLo, p.x), p.x/10)
+			p.xLo = max(min(p.xLo, p.x), p.x/4)
 			p.xHi = max(p.xHi, p.x)
 		}
 		pts = append(pts, p)

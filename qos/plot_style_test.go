@@ -67,5 +67,5 @@ func TestCurvePoints(t *testing.T) {
 	assert.InDelta(t, 0.02, pts[0].yHi, 1e-12)
 	assert.InDelta(t, 190, pts[0].xLo, 1e-9)
 	pts = curvePoints(Curve{Family: "phi-normal", Param: "Phi", Points: []Point{{Value: 8, Result: r}}}, PlotMR)
-	assert.InDelta(t, 0.05, pts[0].yLo, 1e-12, "a lower end at 0 is drawn to a tenth of the point")
+	assert.InDelta(t, 0.125, pts[0].yLo, 1e-12, "a lower end at 0 is drawn to a quarter of the point")
 }
