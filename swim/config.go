@@ -206,6 +206,15 @@ type Config struct {
 	// PeerDetector makes the per-peer failure detector that every message
 	// heard from a peer feeds as a heartbeat. Default: the φ accrual
 	// detector (normal model) with a small window (see DefaultPeerDetector).
+	// The heartbeats carry no sequence numbers and arrive irregularly, every
+	// few protocol periods in a small group: detectors built on NFD-E's
+	// expected arrivals (chen, twowfd, kappa) number them by arrival, so
+	// their Interval must be about the mean interval at which a member
+	// hears a given peer, not the protocol period; with a shorter Interval
+	// their expected arrivals fall further behind at every message and they
+	// suspect live peers (κ-FD always, in a group of 8 with Δ = 1 s), which
+	// leaves the detector gate nothing to do. φ and Satzger's detector learn
+	// the inter-arrival times and need no Interval.
 	PeerDetector func() (detector.Detector, error)
 	// RTTEstimator makes the per-peer estimator of ack round-trip times
 	// whose timeout is the peer's direct probe timeout in ModeDetector.
