@@ -39,7 +39,7 @@ type Options struct {
 type Collector struct {
 	m                                         *monitor.Monitor
 	level, suspected, fresh, trans, susp, hbs *prometheus.Desc
-	peers, pauses                             *prometheus.Desc
+	peers, pauses, backward                   *prometheus.Desc
 }
 
 // New returns a Collector for m, or an error when m is nil.
@@ -64,12 +64,13 @@ func New(m *monitor.Monitor, o Options) (*Collector, error) {
 		hbs:       d("peer_heartbeats", "Heartbeats accepted from the peer in its current incarnation.", "peer"),
 		peers:     d("monitor_peers", "Number of monitored peers."),
 		pauses:    d("monitor_local_pauses_total", "Local pauses of the monitor detected by the local-pause guard."),
+		backward:  d("monitor_backward_arrivals_total", "Heartbeats dropped because they arrived no later than their peer's newest (a clock that went backwards); none became a sample."),
 	}, nil
 }
 
 // Describe sends the descriptors of all metrics.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.level, c.suspected, c.fresh, c.trans, c.susp, c.hbs, c.peers, c.pauses} {
+	for _, d := range []*prometheus.Desc{c.level, c.suspected, c.fresh, c.trans, c.susp, c.hbs, c.peers, c.pauses, c.backward} {
 		ch <- d
 	}
 }
@@ -93,4 +94,5 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	ch <- prometheus.MustNewConstMetric(c.peers, prometheus.GaugeValue, float64(len(states)))
 	ch <- prometheus.MustNewConstMetric(c.pauses, prometheus.CounterValue, float64(c.m.LocalPauses()))
+	ch <- prometheus.MustNewConstMetric(c.backward, prometheus.CounterValue, float64(c.m.BackwardArrivals()))
 }

@@ -65,6 +65,9 @@ fdkit_peer_transitions_total{detector="fixed400ms",peer="b"} 2
 # HELP fdkit_monitor_local_pauses_total Local pauses of the monitor detected by the local-pause guard.
 # TYPE fdkit_monitor_local_pauses_total counter
 fdkit_monitor_local_pauses_total{detector="fixed400ms"} 0
+# HELP fdkit_monitor_backward_arrivals_total Heartbeats dropped because they arrived no later than their peer's newest (a clock that went backwards); none became a sample.
+# TYPE fdkit_monitor_backward_arrivals_total counter
+fdkit_monitor_backward_arrivals_total{detector="fixed400ms"} 0
 `
 	assert.NoError(t, testutil.CollectAndCompare(c, strings.NewReader(want)))
 
