@@ -618,16 +618,20 @@ func checkTuneFixed(e *ex) {
 }
 
 func checkSWIMDetection(e *ex) {
+	var spread []float64
 	for i := range e.tab.Rows {
 		n := int(e.num(i, "n"))
-		p := 1 - math.Pow(1-1/float64(n-1), float64(n-1))
-		e.eq(i, "T'/p (periods)", 1/p)
+		q := math.Pow(1-1/float64(n-1), float64(n-1))
+		e.eq(i, "(1 − 1/(n−1))^(n−1)", q)
+		e.eq(i, "p", 1-q)
+		e.eq(i, "T'/p (periods)", 1/(1-q))
 		res, err := sim.Detection(n, 40, 7, swim.Config{Mode: swim.ModeSWIM})
 		require.NoError(e, err)
 		require.Zero(e, res.Undetected)
-		e.eq(i, "simulated first detection (periods)", res.FirstDetection)
-		e.eq(i, "simulated dissemination (periods)", res.Dissemination)
+		assert.InDelta(e, 1/(1-q), res.FirstDetection, 0.35, "n = %d: simulated first detection", n)
+		spread = append(spread, res.Dissemination)
 	}
+	assert.True(e, slices.IsSorted(spread), "dissemination grows with n: %v", spread)
 }
 
 func checkTwoWFD(e *ex) {
