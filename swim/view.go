@@ -25,8 +25,8 @@ type PeerStatus struct {
 }
 
 // Members returns this member's view at now: itself first (alive, level 0),
-// then every other member ever known in the order learnt, dead and left
-// ones included.
+// then every other member known, in the order learnt, dead and left ones
+// included until they are reaped (Config.DeadRetention, Config.MaxMembers).
 func (m *Member) Members(now time.Duration) []PeerStatus {
 	out := make([]PeerStatus, 0, len(m.all)+1)
 	selfState := StateAlive

@@ -500,7 +500,8 @@ func (a *Agent) Join(ctx context.Context, addrs ...string) error {
 }
 
 // Members returns the membership view: this member first, then every other
-// member ever known, dead and left ones included, sorted by ID.
+// member known, dead and left ones included until they are reaped
+// (swim.Config.DeadRetention), sorted by ID.
 // It returns nil once the agent has stopped.
 func (a *Agent) Members() []Member {
 	ms, _ := a.MembersContext(context.Background())
