@@ -10,7 +10,7 @@ import (
 	"github.com/fdkit/fdkit/swim"
 )
 
-var schedules = flag.Int("sim.schedules", 0, "schedules for TestAdversarialSchedules (default 200 with -short, 1000 without)")
+var schedules = flag.Int("sim.schedules", 0, "schedules for TestAdversarialSchedules (default 200 with -short, 1000 without; a quarter under -race)")
 
 // knownOpen reports a violation of an open finding, counted and logged but
 // not failed: in the Lifeguard modes a flood of fake members drives the
@@ -37,6 +37,9 @@ func TestAdversarialSchedules(t *testing.T) {
 		n = 1000
 		if testing.Short() {
 			n = 200
+		}
+		if raceOn {
+			n /= 4
 		}
 	}
 	count := map[string]int{}
