@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"gonum.org/v1/gonum/stat"
@@ -203,8 +204,15 @@ func sumBlocks(p []qosSums, ss []int32, blk, last int) qosSums {
 	return q
 }
 
-// startsCache holds resampleStarts's tables by (cells, block length).
-var startsCache sync.Map
+// startsCache holds resampleStarts's tables by (cells, block length), at
+// most maxCachedStarts of them (each at most bootstrapReps·maxCells
+// starts, 255 KiB); past that the tables are drawn afresh each time.
+var (
+	startsCache  sync.Map
+	startsCached atomic.Int32
+)
+
+const maxCachedStarts = 64
 
 // resampleStarts returns bootstrapReps·⌈n/blk⌉ block starts in [0, n),
 // drawn by a PCG generator with a fixed seed: the resamples depend only on
@@ -221,7 +229,14 @@ func resampleStarts(n, blk int) []int32 {
 	for i := range st {
 		st[i] = int32(rng.IntN(n))
 	}
-	v, _ := startsCache.LoadOrStore(key, st)
+	if startsCached.Add(1) > maxCachedStarts {
+		startsCached.Add(-1)
+		return st
+	}
+	v, loaded := startsCache.LoadOrStore(key, st)
+	if loaded {
+		startsCached.Add(-1)
+	}
 	return v.([]int32)
 }
 

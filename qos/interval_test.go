@@ -252,3 +252,17 @@ func TestPercentilesMatchGonum(t *testing.T) {
 	}
 	assert.Equal(t, [2]float64{2, 2}, percentiles([]float64{math.NaN(), 2}))
 }
+
+// The block starts depend only on (cells, block length) and are the same
+// whether cached or drawn afresh past the cache's bound.
+func TestResampleStartsCacheBound(t *testing.T) {
+	first := resampleStarts(100, 3)
+	for n := 8; n < 8+2*maxCachedStarts; n++ {
+		resampleStarts(n, 1)
+	}
+	assert.LessOrEqual(t, int(startsCached.Load()), maxCachedStarts)
+	assert.Equal(t, first, resampleStarts(100, 3))
+	fresh := resampleStarts(8+2*maxCachedStarts-1, 1)
+	assert.Len(t, fresh, bootstrapReps*(8+2*maxCachedStarts-1))
+	assert.Equal(t, fresh, resampleStarts(8+2*maxCachedStarts-1, 1), "drawn afresh, the same starts")
+}
