@@ -38,6 +38,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/fdkit/fdkit/internal/flagcheck"
 	"io"
 	"log/slog"
 	"math"
@@ -184,16 +185,16 @@ func cmdSend(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	var c sendConfig
 	var pauses, logLevel, keyFile string
 	var keys []string
-	checkedVar(fs, &c.Interval, "interval", "", 100*time.Millisecond, 1, time.Hour, "a positive duration up to 1h", "heartbeat interval Δ")
+	flagcheck.Var(fs, &c.Interval, "interval", "", 100*time.Millisecond, 1, time.Hour, "a positive duration up to 1h", "heartbeat interval Δ")
 	fs.StringVar(&c.Name, "name", "", "sender name in the packets (default: the receiver uses the source address)")
 	fs.Uint64Var(&c.Incarnation, "incarnation", 0, "incarnation number (default: start time in Unix ns, new on every start)")
-	checkedVar(fs, &c.Duration, "duration", "", 0, 0, math.MaxInt64, "a duration ≥ 0 (0: until SIGINT/SIGTERM)", "stop (as if crashed) after this long; 0 = until SIGINT/SIGTERM")
+	flagcheck.Var(fs, &c.Duration, "duration", "", 0, 0, math.MaxInt64, "a duration ≥ 0 (0: until SIGINT/SIGTERM)", "stop (as if crashed) after this long; 0 = until SIGINT/SIGTERM")
 	fs.Uint64Var(&c.Count, "count", 0, "stop after this many heartbeats; 0 = no limit")
 	fs.StringVar(&c.DelayDist, "delay-dist", "normal", "added delay distribution: "+strings.Join(delayDists, ", "))
-	checkedVar(fs, &c.Delay, "delay", "", 0, 0, time.Hour, "a duration from 0 to 1h", "mean added delay")
-	checkedVar(fs, &c.Jitter, "jitter", "", 0, 0, time.Hour, "a duration from 0 to 1h", "delay spread: standard deviation (normal) or half-width (uniform)")
-	checkedVar(fs, &c.Loss, "loss", "", 0, 0, math.Nextafter(1, 0), "a fraction in [0, 1)", "fraction of heartbeats dropped, in [0, 1)")
-	checkedVar(fs, &c.LossBurst, "loss-burst", "", 0, 0, math.MaxFloat64, "0 (independent losses) or a finite mean burst length ≥ 1", "mean loss burst length in heartbeats (Gilbert model); 0 = independent losses")
+	flagcheck.Var(fs, &c.Delay, "delay", "", 0, 0, time.Hour, "a duration from 0 to 1h", "mean added delay")
+	flagcheck.Var(fs, &c.Jitter, "jitter", "", 0, 0, time.Hour, "a duration from 0 to 1h", "delay spread: standard deviation (normal) or half-width (uniform)")
+	flagcheck.Var(fs, &c.Loss, "loss", "", 0, 0, math.Nextafter(1, 0), "a fraction in [0, 1)", "fraction of heartbeats dropped, in [0, 1)")
+	flagcheck.Var(fs, &c.LossBurst, "loss-burst", "", 0, 0, math.MaxFloat64, "0 (independent losses) or a finite mean burst length ≥ 1", "mean loss burst length in heartbeats (Gilbert model); 0 = independent losses")
 	fs.StringVar(&pauses, "pause", "", "pauses AT:DURATION[,...] after the start, e.g. 20s:600ms,40s:600ms")
 	fs.Uint64Var(&c.Seed, "seed", 0, "random seed of the impairments; 0 = random")
 	fs.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
@@ -247,11 +248,11 @@ func cmdRecv(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	var plain bool
 	fs.StringVar(&c.Listen, "listen", "127.0.0.1:7946", "UDP address to listen on")
 	fs.StringVar(&c.Out, "out", "", "record heartbeats to this fdkit trace file (.gz or .xz compresses)")
-	checkedVar(fs, &c.Interval, "interval", "", 100*time.Millisecond, 1, time.Hour, "a positive duration up to 1h", "nominal heartbeat interval Δ (trace header; φ bootstrap)")
+	flagcheck.Var(fs, &c.Interval, "interval", "", 100*time.Millisecond, 1, time.Hour, "a positive duration up to 1h", "nominal heartbeat interval Δ (trace header; φ bootstrap)")
 	fs.DurationSliceVar(&c.Timeouts, "timeouts", []time.Duration{300 * time.Millisecond, time.Second, 3 * time.Second}, "fixed-timeout detectors")
 	fs.Float64SliceVar(&c.Phis, "phi", []float64{8, 12}, "thresholds of the normal-model φ detectors")
-	checkedVar(fs, &c.PhiWindow, "phi-window", "", 100, 1, maxPhiWindow, fmt.Sprintf("a size from 1 to %d (each sender keeps that many samples per φ detector)", maxPhiWindow), "φ window size (inter-arrival samples)")
-	checkedVar(fs, &c.PhiMinStd, "phi-min-std", "", 0, 0, time.Hour, "a duration from 0 to 1h (0: 1% of the mean interval)", "φ minimum standard deviation σ_min (0: the phi default, 1% of the mean interval)")
+	flagcheck.Var(fs, &c.PhiWindow, "phi-window", "", 100, 1, maxPhiWindow, fmt.Sprintf("a size from 1 to %d (each sender keeps that many samples per φ detector)", maxPhiWindow), "φ window size (inter-arrival samples)")
+	flagcheck.Var(fs, &c.PhiMinStd, "phi-min-std", "", 0, 0, time.Hour, "a duration from 0 to 1h (0: 1% of the mean interval)", "φ minimum standard deviation σ_min (0: the phi default, 1% of the mean interval)")
 	fs.Func("detector", "a further detector in the textual form of docs/detectors.md, e.g. 'phi-akka(threshold=10, pause=3s)' or a preset (akka, cassandra, scylla, hazelcast); repeatable", func(v string) error {
 		if _, err := spec.Parse(v); err != nil {
 			return err
@@ -264,9 +265,9 @@ func cmdRecv(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	addKeyFlags(fs, &keys, &keyFile, "then accept only heartbeats signed with one of them (SIGHUP reloads --key-file)")
 	fs.Uint64Var(&c.MaxSeqJump, "max-seq-jump", defaultMaxSeqJump, "a larger forward jump of a sender's sequence number needs a second heartbeat to confirm it")
 	fs.Uint64Var(&c.MaxIncarnationJump, "max-incarnation-jump", defaultMaxIncarnationJump, "a larger forward jump of a sender's incarnation needs a second heartbeat to confirm it (default: a day in ns, since fdbeat send's incarnation is its start time in Unix ns)")
-	checkedVar(fs, &c.EvictAfter, "evict-after", "", defaultEvictAfter, 0, math.MaxInt64, "a duration ≥ 0 (0: never)", "forget a sender silent for longer than this; 0 = never")
-	checkedVar(fs, &c.TableSenders, "table-senders", "", defaultTableSenders, 0, maxTableSenders, fmt.Sprintf("a number of senders from 0 to %d", maxTableSenders), "the table shows this many senders, those with the most heartbeats, and counts the rest")
-	checkedVar(fs, &c.Refresh, "refresh", "", time.Second, 0, time.Hour, "a duration from 0 (no table) to 1h", "table refresh period; 0 = no table")
+	flagcheck.Var(fs, &c.EvictAfter, "evict-after", "", defaultEvictAfter, 0, math.MaxInt64, "a duration ≥ 0 (0: never)", "forget a sender silent for longer than this; 0 = never")
+	flagcheck.Var(fs, &c.TableSenders, "table-senders", "", defaultTableSenders, 0, maxTableSenders, fmt.Sprintf("a number of senders from 0 to %d", maxTableSenders), "the table shows this many senders, those with the most heartbeats, and counts the rest")
+	flagcheck.Var(fs, &c.Refresh, "refresh", "", time.Second, 0, time.Hour, "a duration from 0 (no table) to 1h", "table refresh period; 0 = no table")
 	fs.BoolVar(&plain, "plain", false, "print periodic lines instead of redrawing the table, even on a terminal")
 	fs.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	fs.Usage = func() {

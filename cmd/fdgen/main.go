@@ -29,6 +29,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"github.com/fdkit/fdkit/internal/flagcheck"
 	"io"
 	"math"
 	"os"
@@ -77,18 +78,18 @@ func run(args []string, stdout, stderr io.Writer) error {
 		delayAlpha, loss, lossBurst, drift float64
 	)
 	const anyDur = "a duration ≥ 0"
-	checkedVar(fs, &senders, "senders", "", 1, 1, trace.MaxGenHeartbeats, "a count ≥ 1", "number of senders, each an independent stream with the same model, merged in arrival order")
-	checkedVar(fs, &interval, "interval", "", 0, 1, math.MaxInt64, "a positive duration", "nominal heartbeat interval Δ (default 100ms)")
-	checkedVar(fs, &duration, "duration", "", 0, 1, math.MaxInt64, "a positive duration", "length of the trace, heartbeats scheduled in [0, duration) (default 1m)")
-	checkedVar(fs, &jitter, "jitter", "", 0, 0, math.MaxInt64, anyDur, "s.d. of the sender's send instants around k·Δ")
-	checkedVar(fs, &delayBase, "delay-base", "", 0, 0, math.MaxInt64, anyDur, "constant part of the delay")
-	checkedVar(fs, &delayMean, "delay-mean", "", 0, 0, math.MaxInt64, anyDur, "mean of the random part of the delay")
-	checkedVar(fs, &delaySD, "delay-sd", "", 0, 0, math.MaxInt64, anyDur, "s.d. of the random part (normal, lognormal)")
-	checkedVar(fs, &delayAlpha, "delay-alpha", "", 0, math.Nextafter(1, 2), math.MaxFloat64, "a finite shape > 1 (so that the mean exists)", "Pareto shape (> 1)")
-	checkedVar(fs, &loss, "loss", "", 0, 0, 1, "a fraction in [0, 1]", "loss rate (fraction 0..1): Bernoulli, or Gilbert-Elliott with --loss-burst > 1")
-	checkedVar(fs, &lossBurst, "loss-burst", "", 1, 1, math.MaxFloat64, "a finite mean burst length ≥ 1 heartbeat", "mean loss burst length in heartbeats (Gilbert-Elliott when > 1)")
-	checkedVar(fs, &crash, "crash", "", 0, 0, math.MaxInt64, "a duration ≥ 0 (0: no crash)", "crash time: nothing is sent at or after it (0: no crash)")
-	checkedVar(fs, &drift, "drift-ppm", "", 0, -999_999, 999_999, "a drift in parts per million between -999999 and 999999", "receiver clock drift in parts per million")
+	flagcheck.Var(fs, &senders, "senders", "", 1, 1, trace.MaxGenHeartbeats, "a count ≥ 1", "number of senders, each an independent stream with the same model, merged in arrival order")
+	flagcheck.Var(fs, &interval, "interval", "", 0, 1, math.MaxInt64, "a positive duration", "nominal heartbeat interval Δ (default 100ms)")
+	flagcheck.Var(fs, &duration, "duration", "", 0, 1, math.MaxInt64, "a positive duration", "length of the trace, heartbeats scheduled in [0, duration) (default 1m)")
+	flagcheck.Var(fs, &jitter, "jitter", "", 0, 0, math.MaxInt64, anyDur, "s.d. of the sender's send instants around k·Δ")
+	flagcheck.Var(fs, &delayBase, "delay-base", "", 0, 0, math.MaxInt64, anyDur, "constant part of the delay")
+	flagcheck.Var(fs, &delayMean, "delay-mean", "", 0, 0, math.MaxInt64, anyDur, "mean of the random part of the delay")
+	flagcheck.Var(fs, &delaySD, "delay-sd", "", 0, 0, math.MaxInt64, anyDur, "s.d. of the random part (normal, lognormal)")
+	flagcheck.Var(fs, &delayAlpha, "delay-alpha", "", 0, math.Nextafter(1, 2), math.MaxFloat64, "a finite shape > 1 (so that the mean exists)", "Pareto shape (> 1)")
+	flagcheck.Var(fs, &loss, "loss", "", 0, 0, 1, "a fraction in [0, 1]", "loss rate (fraction 0..1): Bernoulli, or Gilbert-Elliott with --loss-burst > 1")
+	flagcheck.Var(fs, &lossBurst, "loss-burst", "", 1, 1, math.MaxFloat64, "a finite mean burst length ≥ 1 heartbeat", "mean loss burst length in heartbeats (Gilbert-Elliott when > 1)")
+	flagcheck.Var(fs, &crash, "crash", "", 0, 0, math.MaxInt64, "a duration ≥ 0 (0: no crash)", "crash time: nothing is sent at or after it (0: no crash)")
+	flagcheck.Var(fs, &drift, "drift-ppm", "", 0, -999_999, 999_999, "a drift in parts per million between -999999 and 999999", "receiver clock drift in parts per million")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "Usage: fdgen [flags]\n\nWrites a synthetic heartbeat trace in fdkit format (see package trace).\n\nFlags:")
 		fs.PrintDefaults()

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"github.com/fdkit/fdkit/internal/flagcheck"
 	"io"
 	"math"
 	"os"
@@ -116,11 +117,11 @@ func parseFlags(args []string, stdout io.Writer) (options, []string, error) {
 	dets := fs.StringArrayP("detectors", "d", []string{"all"}, "detectors to run (repeatable, or comma-separated): all; a family at fdreplay's defaults for the trace's Δ and --window: "+strings.Join(detectorNames, ", ")+" (aliases: phi, timeout, 2wfd, κ); a family with parameters in the textual form of docs/detectors.md, e.g. 'phi-normal(threshold=8, min-std=0)' (φ's σ floor min-std defaults to μ/100; 0 turns it off) or 'phi-akka(threshold=10, pause=0)'; a preset with its system's documented defaults, unscaled: akka, cassandra, scylla, hazelcast (e.g. 'akka(threshold=12)'); or a sweep: 'chen(window=1000) alpha=10ms..1s[:log]'. Parameters not given take fdreplay's defaults, and the header says which Akka/Cassandra defaults were scaled by Δ")
 	configFile := fs.String("config", "", "YAML file of detectors and sweeps in the textual form (see docs/detectors.md), run in addition to --detectors (which then defaults to none)")
 	fs.StringSliceVarP(&o.senders, "sender", "s", nil, "replay only these senders (ids as in the trace)")
-	checkedVar(fs, &o.warmUp, "warmup", "", -1, -1, math.MaxInt32, "-1 (the window size) or a count ≥ 0", "heartbeats excluded at the start of each stream (-1: the window size, so every detector is evaluated on the same heartbeats with full windows)")
-	checkedVar(fs, &o.window, "window", "", 1000, 1, maxWindow, fmt.Sprintf("a size from 1 to %d (each detector and swept setting keeps n samples)", maxWindow), "window size n of the adaptive detectors (chen, bertier, sfd, φ, 2w-fd's long window, satzger, kappa); streams shorter than 2n heartbeats get n = length/4 unless set")
-	checkedVar(fs, &o.interval, "interval", "", 0, 1, maxInterval, fmt.Sprintf("a positive duration up to %v (omit the flag to take Δ from the trace)", maxInterval), "nominal heartbeat interval Δ (default: from the trace header, else estimated from send times or arrivals)")
-	checkedVar(fs, &o.timeout, "timeout", "", 0, 1, 10*maxInterval, fmt.Sprintf("a positive duration up to %v (omit the flag for 10Δ)", 10*maxInterval), "fixed timeout T for the table (default 10Δ, i.e. 1s for Δ = 100ms)")
-	checkedVar(fs, &o.delayOffset, "delay-offset", "", 0, 0, maxInterval, fmt.Sprintf("a duration from 0 to %v", maxInterval), "d̄ added to the arrival-based TD when clocks are not synchronized (e.g. RTT/2)")
+	flagcheck.Var(fs, &o.warmUp, "warmup", "", -1, -1, math.MaxInt32, "-1 (the window size) or a count ≥ 0", "heartbeats excluded at the start of each stream (-1: the window size, so every detector is evaluated on the same heartbeats with full windows)")
+	flagcheck.Var(fs, &o.window, "window", "", 1000, 1, maxWindow, fmt.Sprintf("a size from 1 to %d (each detector and swept setting keeps n samples)", maxWindow), "window size n of the adaptive detectors (chen, bertier, sfd, φ, 2w-fd's long window, satzger, kappa); streams shorter than 2n heartbeats get n = length/4 unless set")
+	flagcheck.Var(fs, &o.interval, "interval", "", 0, 1, maxInterval, fmt.Sprintf("a positive duration up to %v (omit the flag to take Δ from the trace)", maxInterval), "nominal heartbeat interval Δ (default: from the trace header, else estimated from send times or arrivals)")
+	flagcheck.Var(fs, &o.timeout, "timeout", "", 0, 1, 10*maxInterval, fmt.Sprintf("a positive duration up to %v (omit the flag for 10Δ)", 10*maxInterval), "fixed timeout T for the table (default 10Δ, i.e. 1s for Δ = 100ms)")
+	flagcheck.Var(fs, &o.delayOffset, "delay-offset", "", 0, 0, maxInterval, fmt.Sprintf("a duration from 0 to %v", maxInterval), "d̄ added to the arrival-based TD when clocks are not synchronized (e.g. RTT/2)")
 	fs.StringVar(&o.clock, "clock", "auto", "sender/monitor clocks: auto, sync or unsync (auto: synchronized iff every 0 ≤ A−σ ≤ 1m)")
 	fs.StringVarP(&o.format, "format", "f", "auto", "input format when it cannot be detected: auto, lip6, csv, fdkit")
 	fs.StringVar(&o.columns, "columns", "", "CSV columns as sender,seq,sent,arrival header names (empty name: no such column); implies --format csv")
@@ -132,11 +133,11 @@ func parseFlags(args []string, stdout io.Writer) (options, []string, error) {
 	fs.StringVarP(&o.out, "out", "o", "", "directory for results: index.html (the HTML report), table.csv/json, curves.csv/json, <sender>-mr-td and -qap-td plots (PNG, SVG), all written under temporary names and moved in when complete; implies --sweep")
 	fs.BoolVar(&o.force, "force", false, "let --out replace the results of an earlier run (without it a directory holding them is refused); files of the earlier run that this one does not write are removed")
 	fs.BoolVar(&o.sweep, "sweep", false, "sweep each detector's parameter (implied by --out, --range and tuner targets); without --out the curves are printed as CSV")
-	checkedVar(fs, &o.points, "points", "p", 40, 1, maxPoints, fmt.Sprintf("a count from 1 to %d", maxPoints), "points per swept curve")
+	flagcheck.Var(fs, &o.points, "points", "p", 40, 1, maxPoints, fmt.Sprintf("a count from 1 to %d", maxPoints), "points per swept curve")
 	rangeArgs := fs.StringArray("range", nil, "sweep range NAME=LO:HI[:log|lin], durations with a unit or in ms (repeatable; defaults: fixed Δ..30Δ log, chen, sfd and 2w-fd Δ/100..20Δ log, φ 0.5..16, cassandra 0.25..16 log, jacobson K 0.5..64 log, satzger θ 0.5..1, kappa K 0.5..16 log)")
-	checkedVar(fs, &o.targets.MaxTD, "td-max", "", 0, 1, math.MaxInt64, "a positive duration (omit the flag for no TD target)", "tuner target: mean TD at most this")
-	checkedVar(fs, &o.targets.MaxMRPerSecond, "mr-max", "", 0, math.SmallestNonzeroFloat64, math.MaxFloat64, "a positive rate per second (omit the flag for no MR target; to forbid mistakes give a tiny rate such as 1e-9)", "tuner target: mistakes per second at most this (1 per minute is 0.0167)")
-	checkedVar(fs, &o.targets.MinQAP, "qap-min", "", 0, math.SmallestNonzeroFloat64, 1, "a probability in (0, 1] (omit the flag for no QAP target)", "tuner target: QAP at least this (e.g. 0.999)")
+	flagcheck.Var(fs, &o.targets.MaxTD, "td-max", "", 0, 1, math.MaxInt64, "a positive duration (omit the flag for no TD target)", "tuner target: mean TD at most this")
+	flagcheck.Var(fs, &o.targets.MaxMRPerSecond, "mr-max", "", 0, math.SmallestNonzeroFloat64, math.MaxFloat64, "a positive rate per second (omit the flag for no MR target; to forbid mistakes give a tiny rate such as 1e-9)", "tuner target: mistakes per second at most this (1 per minute is 0.0167)")
+	flagcheck.Var(fs, &o.targets.MinQAP, "qap-min", "", 0, math.SmallestNonzeroFloat64, 1, "a probability in (0, 1] (omit the flag for no QAP target)", "tuner target: QAP at least this (e.g. 0.999)")
 	fs.BoolVar(&o.noProgress, "no-progress", false, "no progress bar (it is shown only when stderr is a terminal)")
 	fs.StringVar(&o.report, "report", "", "write a self-contained HTML report to this file (trace statistics, tables, plots, the tuner's choice and a verdict with confidence intervals; implies --sweep); --out also writes one as index.html")
 	help := fs.BoolP("help", "h", false, "show this help")

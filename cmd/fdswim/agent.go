@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/fdkit/fdkit/internal/flagcheck"
 	"io"
 	"log/slog"
 	"math"
@@ -86,12 +87,12 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.BoolVar(&f.plain, "plain", false, "send unencrypted, unauthenticated packets (explicit opt-out)")
 	fs.StringVar(&f.httpAddr, "http", "", "serve /members, /metrics and /healthz on this address (ip:port; empty: off)")
 	fs.StringVar(&f.mode, "mode", "detector", "protocol mode: detector (SWIM + Lifeguard + per-peer detectors), lifeguard, swim")
-	checkedVar(fs, &f.probeInterval, "probe-interval", "", time.Second, 1, time.Hour, "a positive duration up to 1h", "base protocol period")
-	checkedVar(fs, &f.probeTimeout, "probe-timeout", "", 500*time.Millisecond, 1, time.Hour, "a positive duration up to 1h", "base direct probe timeout")
-	checkedVar(fs, &f.joinTimeout, "join-timeout", "", 10*time.Second, 0, math.MaxInt64, "a duration ≥ 0 (0: keep trying)", "give up joining after this long (0: keep trying until interrupted)")
-	checkedVar(fs, &f.leaveTimeout, "leave-timeout", "", 2*time.Second, 0, time.Hour, "a duration from 0 to 1h", "how long to keep gossiping the leave on shutdown")
-	checkedVar(fs, &f.maxPacket, "max-packet-size", "", wire.DefaultMaxPacketSize, 128, 65507, "a size in bytes from 128 to 65507 (the largest UDP payload)", "largest datagram in bytes, envelope included")
-	checkedVar(fs, &f.gossipFanout, "gossip-fanout", "", swim.DefaultGossipFanout, 0, 1024, "a count from 0 (off) to 1024", "eager dissemination: random members a new accusation, refutation or leave is pushed to at once (detector and lifeguard modes; 0 turns it off)")
+	flagcheck.Var(fs, &f.probeInterval, "probe-interval", "", time.Second, 1, time.Hour, "a positive duration up to 1h", "base protocol period")
+	flagcheck.Var(fs, &f.probeTimeout, "probe-timeout", "", 500*time.Millisecond, 1, time.Hour, "a positive duration up to 1h", "base direct probe timeout")
+	flagcheck.Var(fs, &f.joinTimeout, "join-timeout", "", 10*time.Second, 0, math.MaxInt64, "a duration ≥ 0 (0: keep trying)", "give up joining after this long (0: keep trying until interrupted)")
+	flagcheck.Var(fs, &f.leaveTimeout, "leave-timeout", "", 2*time.Second, 0, time.Hour, "a duration from 0 to 1h", "how long to keep gossiping the leave on shutdown")
+	flagcheck.Var(fs, &f.maxPacket, "max-packet-size", "", wire.DefaultMaxPacketSize, 128, 65507, "a size in bytes from 128 to 65507 (the largest UDP payload)", "largest datagram in bytes, envelope included")
+	flagcheck.Var(fs, &f.gossipFanout, "gossip-fanout", "", swim.DefaultGossipFanout, 0, 1024, "a count from 0 (off) to 1024", "eager dissemination: random members a new accusation, refutation or leave is pushed to at once (detector and lifeguard modes; 0 turns it off)")
 	fs.StringVar(&f.logLevel, "log-level", "warn", "log level on stderr: debug, info, warn, error")
 	fs.StringVar(&f.suspicion, "suspicion", "", "detector mode: the per-peer detector that suspicion comes from, in the textual form of docs/detectors.md, e.g. 'phi-normal(threshold=8, window=100)' or 'phi-akka(threshold=10, pause=3s)' (default: swim's φ normal model with a window of 100)")
 	preset := fs.String("preset", "", "start from a system's documented probe and suspicion settings: "+strings.Join(swimPresetNames(), ", ")+" (mode lifeguard unless --mode is given; --probe-interval and --probe-timeout override)")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/fdkit/fdkit/internal/flagcheck"
 	"io"
 	"strings"
 	"time"
@@ -28,13 +29,13 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.Uint64Var(&o.Seed, "seed", 1, "random seed (same seed, same tables)")
 	fs.BoolVar(&o.Quick, "quick", false, "smaller sizes and shorter runs")
 	fs.IntSliceVar(&o.Sizes, "sizes", nil, fmt.Sprintf("group sizes for load, detect and kill, each 2..%d (default 8,16,...,512,1000; kill 8,16,32)", maxSimSize))
-	checkedVar(fs, &o.Trials, "trials", "", 0, 1, maxTrials, fmt.Sprintf("a count from 1 to %d", maxTrials), "crashes per size for detect and kill (default 200; kill 100)")
-	checkedVar(fs, &o.Pause, "pause", "", 0, 1, maxSimDuration, fmt.Sprintf("a positive duration up to %v", maxSimDuration), "lifeguard: pause length D (default: 6s, 9s and 12s)")
-	checkedVar(fs, &o.Every, "every", "", 0, 1, maxSimDuration, fmt.Sprintf("a positive duration up to %v, longer than the pause", maxSimDuration), "lifeguard: pause interval I, longer than D (default 2·D)")
+	flagcheck.Var(fs, &o.Trials, "trials", "", 0, 1, maxTrials, fmt.Sprintf("a count from 1 to %d", maxTrials), "crashes per size for detect and kill (default 200; kill 100)")
+	flagcheck.Var(fs, &o.Pause, "pause", "", 0, 1, maxSimDuration, fmt.Sprintf("a positive duration up to %v", maxSimDuration), "lifeguard: pause length D (default: 6s, 9s and 12s)")
+	flagcheck.Var(fs, &o.Every, "every", "", 0, 1, maxSimDuration, fmt.Sprintf("a positive duration up to %v, longer than the pause", maxSimDuration), "lifeguard: pause interval I, longer than D (default 2·D)")
 	fs.IntSliceVar(&o.Counts, "counts", nil, fmt.Sprintf("lifeguard: numbers C of paused members, each 0..%d (default 1,2,4,8,16)", lifeguardN))
-	checkedVar(fs, &o.Duration, "duration", "", 0, 1, maxSimDuration, fmt.Sprintf("a positive duration up to %v", maxSimDuration), "lifeguard: run length (default 10m)")
-	checkedVar(fs, &o.Alpha, "alpha", "", 0, 1, maxMult, fmt.Sprintf("a multiplier from 1 to %d", maxMult), "lifeguard: suspicion multiplier α (default 5)")
-	checkedVar(fs, &o.Beta, "beta", "", 0, 1, maxMult, fmt.Sprintf("a multiplier from 1 to %d", maxMult), "lifeguard: maximum timeout multiplier β (default 6)")
+	flagcheck.Var(fs, &o.Duration, "duration", "", 0, 1, maxSimDuration, fmt.Sprintf("a positive duration up to %v", maxSimDuration), "lifeguard: run length (default 10m)")
+	flagcheck.Var(fs, &o.Alpha, "alpha", "", 0, 1, maxMult, fmt.Sprintf("a multiplier from 1 to %d", maxMult), "lifeguard: suspicion multiplier α (default 5)")
+	flagcheck.Var(fs, &o.Beta, "beta", "", 0, 1, maxMult, fmt.Sprintf("a multiplier from 1 to %d", maxMult), "lifeguard: maximum timeout multiplier β (default 6)")
 	fs.BoolVar(&list, "list", false, "list the scenarios and exit")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: fdswim sim [flags] scenario... (or all)")

@@ -1,4 +1,10 @@
-package main
+// Package flagcheck gives the fdkit commands numeric pflag values that refuse,
+// while the command line is parsed, what their flag cannot mean: NaN, ±Inf,
+// unparsable text and anything outside a stated range. pflag wraps the error
+// as `invalid argument "X" for "--name" flag: want ...`, so the message names
+// the flag as the user typed it, and an invalid value never falls back to a
+// default (docs/fdreplay.md, "Flags").
+package flagcheck
 
 import (
 	"errors"
@@ -10,12 +16,9 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// checked is a numeric flag value that refuses, while the command line is
-// parsed, what its flag cannot mean: NaN, ±Inf, and anything outside
-// [lo, hi]. pflag wraps the error as `invalid argument "X" for "--name"
-// flag: want ...`, so the message names the flag as the user typed it, and
-// an invalid value never falls back to a default. want says what is
-// accepted, in words ("a fraction in [0, 1)").
+// checked is a numeric flag value accepting only finite values in [lo, hi].
+// want says what is accepted, in words ("a fraction in [0, 1)"), and is the
+// text of every error.
 type checked[T int | time.Duration | float64] struct {
 	p      *T
 	lo, hi T
@@ -79,9 +82,10 @@ func (c *checked[T]) Type() string {
 	}
 }
 
-// checkedVar defines flag --name (shorthand short, "" for none) with default
-// def stored in p, accepting only values in [lo, hi] (see checked).
-func checkedVar[T int | time.Duration | float64](fs *pflag.FlagSet, p *T, name, short string, def, lo, hi T, want, usage string) {
+// Var defines flag --name (shorthand short, "" for none) with default def
+// stored in p, accepting only finite values in [lo, hi]; want says in words
+// what is accepted and usage is the help text.
+func Var[T int | time.Duration | float64](fs *pflag.FlagSet, p *T, name, short string, def, lo, hi T, want, usage string) {
 	*p = def
 	fs.VarP(&checked[T]{p: p, lo: lo, hi: hi, want: want}, name, short, usage)
 }
