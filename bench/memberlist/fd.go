@@ -59,7 +59,7 @@ func (c fdCluster) Start(n int, rec *Recorder, seed uint64) ([]Node, error) {
 			Transport:    newFDTransport(u, imp),
 			Protocol:     c.p.swimConfig(c.mode),
 			Seed:         seed*1000 + uint64(i) + 1,
-			LeaveTimeout: 100 * time.Millisecond,
+			LeaveTimeout: new(100 * time.Millisecond),
 		}
 		if c.p.Key != nil {
 			cfg.Keys = [][]byte{c.p.Key}

@@ -207,7 +207,7 @@ func (f *agentFlags) config(stderr io.Writer) (agent.Config, error) {
 	}
 	cfg := agent.Config{
 		ID: swim.ID(f.id), Bind: f.bind, Advertise: f.advertise, Plain: f.plain,
-		MaxPacketSize: f.maxPacket, LeaveTimeout: f.leaveTimeout,
+		MaxPacketSize: f.maxPacket, LeaveTimeout: new(f.leaveTimeout),
 		Logger:   slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})),
 		Protocol: swim.Config{ProbeInterval: f.probeInterval, ProbeTimeout: f.probeTimeout, GossipFanout: new(f.gossipFanout)},
 	}

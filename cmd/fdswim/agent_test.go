@@ -530,4 +530,7 @@ func TestAgentSuspicionAndPreset(t *testing.T) {
 	assert.Equal(t, 4, cfg.Protocol.SuspicionMult)
 	assert.Equal(t, 3, *cfg.Protocol.IndirectChecks)
 	assert.Equal(t, swim.ModeLifeguard, cfg.Protocol.Mode)
+	// --leave-timeout 0 is zero (it used to become agent's 2 s default).
+	require.NotNil(t, cfg.LeaveTimeout)
+	assert.Equal(t, time.Duration(0), *cfg.LeaveTimeout)
 }

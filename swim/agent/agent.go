@@ -25,6 +25,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/fdkit/fdkit/detector"
 	"github.com/fdkit/fdkit/swim"
 	"github.com/fdkit/fdkit/swim/transport"
 	"github.com/fdkit/fdkit/swim/wire"
@@ -70,8 +71,10 @@ type Config struct {
 	// (swim.Member.NextDeadline). Default 50 ms.
 	TickInterval time.Duration
 	// LeaveTimeout is how long Leave and a cancelled context keep the
-	// member running so its leave spreads (default 2 s).
-	LeaveTimeout time.Duration
+	// member running so its leave spreads (nil: DefaultLeaveTimeout, 2 s;
+	// new(0) stops at once after announcing the leave; see package
+	// detector for this rule on zero).
+	LeaveTimeout *time.Duration
 	// Logger receives debug logs of dropped packets and warnings. Default:
 	// discard.
 	Logger *slog.Logger
@@ -167,11 +170,10 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 	if cfg.TickInterval < 0 {
 		return nil, fmt.Errorf("agent: TickInterval %v is negative", cfg.TickInterval)
 	}
-	if cfg.LeaveTimeout == 0 {
-		cfg.LeaveTimeout = DefaultLeaveTimeout
-	}
-	if cfg.LeaveTimeout < 0 {
-		return nil, fmt.Errorf("agent: LeaveTimeout %v is negative", cfg.LeaveTimeout)
+	leave := detector.OrDefault(cfg.LeaveTimeout, DefaultLeaveTimeout)
+	cfg.LeaveTimeout = &leave
+	if leave < 0 {
+		return nil, fmt.Errorf("agent: LeaveTimeout %v is negative", leave)
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -284,7 +286,7 @@ func (a *Agent) run(ctx context.Context) {
 		if err := a.m.Leave(a.now()); err != nil {
 			a.log.Debug("leave", "err", err)
 		}
-		leaveDeadline = time.After(a.cfg.LeaveTimeout)
+		leaveDeadline = time.After(*a.cfg.LeaveTimeout)
 	}
 	done := ctx.Done()
 	leaving := a.leaving

@@ -28,8 +28,8 @@ func start(t *testing.T, cfg Config) *Agent {
 	if cfg.Keys == nil && !cfg.Plain {
 		cfg.Keys = [][]byte{testKey}
 	}
-	if cfg.LeaveTimeout == 0 {
-		cfg.LeaveTimeout = 300 * time.Millisecond
+	if cfg.LeaveTimeout == nil {
+		cfg.LeaveTimeout = new(300 * time.Millisecond)
 	}
 	a, err := Start(context.Background(), cfg)
 	require.NoError(t, err)
@@ -99,7 +99,7 @@ func TestConfigErrors(t *testing.T) {
 		"both":          {Plain: true, Keys: [][]byte{testKey}},
 		"bad key":       {Keys: [][]byte{[]byte("short")}},
 		"tick":          {Plain: true, TickInterval: -1},
-		"leave timeout": {Plain: true, LeaveTimeout: -1},
+		"leave timeout": {Plain: true, LeaveTimeout: new(time.Duration(-1))},
 		"packet size":   {Plain: true, MaxPacketSize: 10},
 		"bind":          {Plain: true, Bind: "nonsense"},
 		"protocol":      {Plain: true, Protocol: swim.Config{ProbeInterval: -time.Second}},
@@ -245,7 +245,7 @@ func TestLeaveIsAnnounced(t *testing.T) {
 
 func TestContextCancelStops(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
-	a, err := Start(ctx, Config{Plain: true, LeaveTimeout: 100 * time.Millisecond})
+	a, err := Start(ctx, Config{Plain: true, LeaveTimeout: new(100 * time.Millisecond)})
 	require.NoError(t, err)
 	ev, _ := a.Subscribe(1)
 	cancel()

@@ -58,7 +58,7 @@ func pair(t *testing.T) []*agent.Agent {
 	var as []*agent.Agent
 	for i := 0; i < 2; i++ {
 		a, err := agent.Start(context.Background(), agent.Config{Plain: true, Seed: uint64(i + 1), Protocol: fast(),
-			LeaveTimeout: 300 * time.Millisecond})
+			LeaveTimeout: new(300 * time.Millisecond)})
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = a.Close() })
 		as = append(as, a)
