@@ -173,6 +173,13 @@ func (l *linearCollector) openSegment(det detector.Detector, at time.Duration, f
 	if !ok || scale < 0 || math.IsNaN(scale) || math.IsInf(scale, 0) {
 		return errNotLinear
 	}
+	// A detector saturates τ at the end of the time.Duration range instead
+	// of wrapping (detector.AddSat), which is not linear: near that end the
+	// sweep replays per point. The bound keeps a margin above float64's
+	// rounding there (its ulp is 2 µs at 2^63 ns).
+	if len(l.ps) > 0 && float64(off)+scale*max(l.ps[len(l.ps)-1], 0) >= 0x1p63-0x1p13 {
+		return errNotLinear
+	}
 	l.open, l.off, l.scale, l.start = true, off, scale, at
 	if fresh {
 		l.c = append(l.c, float64(off-at))
