@@ -65,10 +65,16 @@ type ReplayConfig struct {
 
 // replayGuard is the receiving side's state; the sealing side's is last.
 type replayGuard struct {
-	cfg   ReplayConfig
-	start int64 // Unix ns at creation: nothing sealed earlier is accepted
+	cfg ReplayConfig
 
-	mu      sync.Mutex
+	mu sync.Mutex
+	// start is the instant of creation, Unix ns, in the frame of the
+	// clock's latest reading: nothing sealed earlier is accepted. When the
+	// clock steps back (a member booted with its clock ahead, then
+	// corrected by NTP) start moves back by the step, so the member does
+	// not refuse its peers for the size of the step.
+	start   int64
+	read    int64 // the clock's latest reading (Unix ns)
 	last    int64 // last timestamp sealed
 	senders map[swim.ID]*senderWindow
 }
@@ -102,15 +108,37 @@ func newReplayGuard(cfg ReplayConfig) (*replayGuard, error) {
 		return nil, fmt.Errorf("wire: ReplayConfig: MaxSkew %v, Window %v and MaxSenders %d must not be negative",
 			cfg.MaxSkew, cfg.Window, cfg.MaxSenders)
 	}
-	return &replayGuard{cfg: cfg, start: cfg.Now().UnixNano(), senders: map[swim.ID]*senderWindow{}}, nil
+	now := cfg.Now().UnixNano()
+	return &replayGuard{cfg: cfg, start: now, read: now, senders: map[swim.ID]*senderWindow{}}, nil
+}
+
+// clock reads the clock and follows a backward step of it (see start);
+// g.mu must be held.
+func (g *replayGuard) clock() int64 {
+	now := g.cfg.Now().UnixNano()
+	if now < g.read {
+		g.start -= g.read - now
+	}
+	g.read = now
+	return now
 }
 
 // stamp returns the timestamp for the next sealed packet: the clock, or
-// one more than the previous stamp when the clock has not moved on.
+// one more than the previous stamp when the clock has not moved on (or
+// stepped back by less than MaxSkew, so that receivers that accepted the
+// earlier stamps keep accepting). A previous stamp more than MaxSkew ahead
+// of the clock was refused by every receiver with a right clock; carrying
+// it on would silence this member for as long as the clock was ahead (a
+// single bad reading a day ahead: a day), so the stamp returns to the
+// clock.
 func (g *replayGuard) stamp() int64 {
-	now := g.cfg.Now().UnixNano()
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	now := g.clock()
+	if g.last-now >= int64(g.cfg.MaxSkew) {
+		g.last = now
+		return now
+	}
 	g.last = max(now, g.last+1)
 	return g.last
 }
@@ -118,7 +146,9 @@ func (g *replayGuard) stamp() int64 {
 // check accepts ts from sender once, or returns an error wrapping
 // ErrReplay.
 func (g *replayGuard) check(sender swim.ID, ts int64) error {
-	now := g.cfg.Now().UnixNano()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	now := g.clock()
 	skew := int64(g.cfg.MaxSkew)
 	switch {
 	case ts < g.start:
@@ -127,8 +157,6 @@ func (g *replayGuard) check(sender swim.ID, ts int64) error {
 		return fmt.Errorf("%w: timestamp %v away from this member's clock, more than MaxSkew %v",
 			ErrReplay, time.Duration(ts-now), g.cfg.MaxSkew)
 	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
 	w := g.senders[sender]
 	if w == nil {
 		if g.cfg.MaxSenders > 0 && len(g.senders) >= g.cfg.MaxSenders {

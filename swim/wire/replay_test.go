@@ -158,3 +158,64 @@ func TestReplayStateBounded(t *testing.T) {
 	// everything older is refused from then on.
 	assert.Equal(t, replayRemembered+2, accepted)
 }
+
+// A member booted with its clock an hour ahead, stepped back by NTP after
+// it started (the common case on a VM): once its clock is right it hears
+// its peers again at once, and they hear it. Before, it refused every
+// packet for the hour (each sealed "before it started" by its own
+// first reading), and its own stamps stayed an hour ahead of the clock,
+// refused by every peer as out of MaxSkew: a healthy member silenced for
+// the size of the step.
+func TestReplayClockStepBackAfterStart(t *testing.T) {
+	kr, _ := NewKeyring(key(1, 16))
+	real := time.Unix(1_800_000_000, 0)
+	peerClk := &fakeClock{t: real}
+	selfClk := &fakeClock{t: real.Add(time.Hour)} // booted an hour ahead
+	peer := replayCodec(t, kr, peerClk, nil)
+	self := replayCodec(t, kr, selfClk, nil)
+	selfClk.t = selfClk.t.Add(time.Second)
+	early := seal(t, self, pingFrom("self", 1)) // stamped an hour ahead
+	_, err := peer.Decode(early)
+	assert.ErrorIs(t, err, ErrReplay, "an hour ahead of the peer's clock")
+
+	// NTP steps the clock back to the right time.
+	peerClk.t = real.Add(2 * time.Second)
+	selfClk.t = real.Add(2 * time.Second)
+	_, err = self.Decode(seal(t, peer, pingFrom("peer", 1)))
+	assert.NoError(t, err, "sealed after this member started, by the corrected clock")
+	_, err = peer.Decode(seal(t, self, pingFrom("self", 2)))
+	assert.NoError(t, err, "stamped by the corrected clock")
+
+	// Replay protection still holds across the step: a packet sealed
+	// before this member started (in the corrected frame) is refused.
+	selfClk2 := &fakeClock{t: real.Add(10 * time.Second)}
+	pre := seal(t, peer, pingFrom("peer", 2))
+	selfClk2.t = selfClk2.t.Add(time.Hour)
+	late := replayCodec(t, kr, selfClk2, nil)
+	selfClk2.t = real.Add(11 * time.Second) // stepped back after start
+	peerClk.t = real.Add(11 * time.Second)
+	_, err = late.Decode(pre)
+	assert.ErrorIs(t, err, ErrReplay, "sealed before the member started")
+}
+
+// A sender whose clock jumps far ahead for a moment and comes back keeps
+// being heard: stamps beyond MaxSkew of its own clock (refused by every
+// receiver anyway) do not pin its later stamps there.
+func TestReplaySenderClockJumpForward(t *testing.T) {
+	kr, _ := NewKeyring(key(1, 16))
+	real := time.Unix(1_800_000_000, 0)
+	sClk, rClk := &fakeClock{t: real}, &fakeClock{t: real}
+	s, r := replayCodec(t, kr, sClk, nil), replayCodec(t, kr, rClk, nil)
+	sClk.t, rClk.t = real.Add(time.Second), real.Add(time.Second)
+	_, err := r.Decode(seal(t, s, pingFrom("s", 1)))
+	require.NoError(t, err)
+	sClk.t = real.Add(24 * time.Hour) // a bad reading (VM resume, wrong RTC)
+	_, err = r.Decode(seal(t, s, pingFrom("s", 2)))
+	assert.ErrorIs(t, err, ErrReplay)
+	for i := range 3 {
+		sClk.t = real.Add(time.Duration(2+i) * time.Second)
+		rClk.t = sClk.t
+		_, err = r.Decode(seal(t, s, pingFrom("s", uint32(3+i))))
+		assert.NoError(t, err, "packet %d after the clock came back", i)
+	}
+}
