@@ -187,3 +187,27 @@ func TestThresholdNearRangeEnd(t *testing.T) {
 	_, ok := d.ElapsedFor(1e11)
 	assert.False(t, ok, "1e11 intervals of 100 ms are beyond the Duration range")
 }
+
+// With σ > 4Δ (a window holding a growing delay) κ is the integral of the
+// sum with its Euler–Maclaurin correction; it must stay within 2·10⁻⁵ of
+// the sum itself, computed here term by term. Offsets A_j − Δ·s_j = 0,
+// 200, …, 1800 ms: mean 900 ms, σ = 200·√8.25 = 574.456 ms = 5.74Δ, EA_11 =
+// 2000 ms, T_last = 2800 ms. (Without the correction term the error is
+// about 3·10⁻³.)
+func TestWideSpreadMatchesSum(t *testing.T) {
+	d, err := kappa.New(kappa.Config{Estimator: chen.EstimatorConfig{WindowSize: 10}})
+	require.NoError(t, err)
+	for s := 1; s <= 10; s++ {
+		d.Observe(detector.Heartbeat{Seq: uint64(s), HasSeq: true, Arrival: time.Duration(s)*100*ms + time.Duration(s-1)*200*ms})
+	}
+	sigma := 200 * math.Sqrt(8.25) // ms
+	require.Equal(t, 2000*ms, d.Estimator().Next())
+	require.InDelta(t, sigma, float64(d.StdDev())/1e6, 1e-6)
+	for at := 2800.0; at <= 9000; at += 137 {
+		want := 0.0
+		for j := 0; j < 1000; j++ {
+			want += 0.5 * math.Erfc(-(at-2000-100*float64(j))/sigma/math.Sqrt2)
+		}
+		assert.InDelta(t, want, d.Level(time.Duration(at*1e6)), 2e-5, "t = %v ms", at)
+	}
+}

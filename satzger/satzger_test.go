@@ -127,6 +127,11 @@ func TestAwkwardInput(t *testing.T) {
 	assert.Equal(t, 630*ms+122*ms, tau)
 	d.Observe(detector.Heartbeat{Seq: 1000, HasSeq: true, Arrival: 800 * ms}) // a gap: one long interval
 	assert.Equal(t, 170*ms, d.Window().At(5))
+	// Exactly RestartJump below the largest number is stale, as in
+	// chen.Estimator; one more is a restart.
+	d.Observe(detector.Heartbeat{Seq: 950, HasSeq: true, Arrival: 900 * ms})
+	tau, _ = d.FreshnessPoint()
+	assert.Equal(t, 800*ms+170*ms, tau, "sequence number 950 is stale, not a restart")
 	d.Observe(detector.Heartbeat{Seq: 2, HasSeq: true, Arrival: 5 * time.Second}) // restart
 	assert.Equal(t, 6, d.Window().Len(), "no interval across a restart")
 	tau, _ = d.FreshnessPoint()
