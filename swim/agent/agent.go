@@ -158,6 +158,10 @@ type Agent struct {
 	authFail, decodeErr, rejected, encodeErr, sendErr, evDrop atomic.Uint64
 	replayed                                                  atomic.Uint64
 	conflict                                                  atomic.Pointer[swim.Node] // another node claiming this member's ID
+
+	// joinWaiters are closed, on the agent's goroutine, as soon as this
+	// member knows another live member or its ID was refused (joined).
+	joinWaiters map[chan struct{}]struct{}
 }
 
 // Start opens the transport, creates the state machine and runs it until
@@ -232,6 +236,8 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 		stopped: make(chan struct{}),
 		leaving: make(chan struct{}),
 		subs:    map[int]chan swim.Event{},
+
+		joinWaiters: map[chan struct{}]struct{}{},
 	}
 	a.start = time.Now()
 	a.m, err = swim.New(pc, rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15)))
@@ -418,7 +424,6 @@ func (a *Agent) flush() {
 		}
 	}
 	a.subMu.Lock()
-	defer a.subMu.Unlock()
 	for _, e := range events {
 		for _, ch := range a.subs {
 			select {
@@ -428,6 +433,31 @@ func (a *Agent) flush() {
 			}
 		}
 	}
+	a.subMu.Unlock()
+	// Waiting joins are released after the events are published, so a
+	// subscriber has the join event of the member that answered by the
+	// time Join returns.
+	if len(a.joinWaiters) > 0 && a.joined() {
+		for ch := range a.joinWaiters {
+			close(ch)
+			delete(a.joinWaiters, ch)
+		}
+	}
+}
+
+// joined reports whether a Join can return: this member knows another
+// alive or suspect member, or another node holds its ID. Agent goroutine
+// only.
+func (a *Agent) joined() bool {
+	if a.conflict.Load() != nil {
+		return true
+	}
+	for i, p := range a.m.Members(a.now()) {
+		if i > 0 && (p.State == swim.StateAlive || p.State == swim.StateSuspect) {
+			return true
+		}
+	}
+	return false
 }
 
 // do runs f on the agent's goroutine and waits for it.
@@ -471,34 +501,40 @@ func (a *Agent) Join(ctx context.Context, addrs ...string) error {
 			return fmt.Errorf("agent: join address %q: want ip:port: %w", s, err)
 		}
 	}
+	// The wait is driven by the agent's goroutine: it closes joined in
+	// flush, right after the packet that brought the answer is processed,
+	// so Join returns without polling delay.
 	var jerr error
-	if err := a.do(ctx, func() { jerr = a.m.Join(a.now(), addrs) }); err != nil {
+	joined := make(chan struct{})
+	if err := a.do(ctx, func() {
+		if jerr = a.m.Join(a.now(), addrs); jerr != nil {
+			return
+		}
+		if a.joined() {
+			close(joined)
+			return
+		}
+		a.joinWaiters[joined] = struct{}{}
+	}); err != nil {
 		return err
 	}
 	if jerr != nil {
 		return fmt.Errorf("agent: %w", jerr)
 	}
-	t := time.NewTicker(a.cfg.TickInterval)
-	defer t.Stop()
-	for {
-		ms, err := a.MembersContext(ctx)
-		if err != nil {
-			return err
-		}
-		for _, m := range ms {
-			if !m.Self && (m.State == swim.StateAlive || m.State == swim.StateSuspect) {
-				return nil
-			}
-		}
-		if c := a.conflict.Load(); c != nil {
-			return fmt.Errorf("agent: join refused: ID %q is already held by the member at %s; start this member with another ID", a.self.ID, c.Addr)
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("agent: join %v: %w", addrs, ctx.Err())
-		case <-t.C:
-		}
+	select {
+	case <-joined:
+	case <-a.stopped:
+		return ErrStopped
+	case <-ctx.Done():
+		// Forget the waiter (best effort: a stopped agent has no waiters to
+		// keep).
+		_ = a.do(context.Background(), func() { delete(a.joinWaiters, joined) })
+		return fmt.Errorf("agent: join %v: %w", addrs, ctx.Err())
 	}
+	if c := a.conflict.Load(); c != nil {
+		return fmt.Errorf("agent: join refused: ID %q is already held by the member at %s; start this member with another ID", a.self.ID, c.Addr)
+	}
+	return nil
 }
 
 // Members returns the membership view: this member first, then every other
