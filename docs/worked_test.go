@@ -63,11 +63,12 @@ var checks = map[string]func(*ex){
 // checkedElsewhere are worked examples computed by unexported code, checked
 // by the test of the package named.
 var checkedElsewhere = map[string]string{
-	"swim-precedence":     "swim (worked_test.go)",
-	"swim-retransmit":     "swim (worked_test.go)",
-	"lifeguard-lhm":       "swim (worked_test.go)",
-	"lifeguard-suspicion": "swim (worked_test.go)",
-	"swim-probe":          "swim (worked_test.go)",
+	"swim-precedence":       "swim (worked_test.go)",
+	"swim-retransmit":       "swim (worked_test.go)",
+	"lifeguard-lhm":         "swim (worked_test.go)",
+	"lifeguard-suspicion":   "swim (worked_test.go)",
+	"swim-probe":            "swim (worked_test.go)",
+	"swim-incarnation-jump": "swim (worked_test.go)",
 }
 
 // TestWorkedExamples checks every worked example of docs/algorithms.md

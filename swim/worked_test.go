@@ -102,6 +102,53 @@ func TestWorkedExamples(t *testing.T) {
 			assert.Equal(t, rinc, st.Incarnation, "row %d", i+1)
 		}
 	})
+	// docs/algorithms.md, “SWIM: hostile and stale updates”, plausible
+	// incarnations: the bound MaxIncarnationJump, as a peer and as l itself.
+	t.Run("swim-incarnation-jump", func(t *testing.T) {
+		tab := get(t, "swim-incarnation-jump")
+		require.NotEmpty(t, tab.Rows)
+		cell := func(i int, col string) string {
+			c, err := tab.Cell(i, col)
+			require.NoError(t, err)
+			return c
+		}
+		for i := range tab.Rows {
+			inc := Incarnation(num(t, tab, i, "l's incarnation"))
+			f := strings.Fields(cell(i, "update"))
+			require.Len(t, f, 2)
+			require.Equal(t, "Suspect", f[0])
+			v, _, err := worked.Number(f[1])
+			require.NoError(t, err)
+			u := Update{Kind: UpdateSuspect, Node: node("l"), Incarnation: Incarnation(v), From: "x"}
+			var m *Member
+			switch who := cell(i, "heard by"); who {
+			case "another member":
+				m = newTest(t, "a", ModeLifeguard, nil, "b", "c")
+				m.apply(0, Update{Kind: UpdateAlive, Node: node("l"), Incarnation: inc, From: "l"}, false)
+			case "l itself":
+				m = newTest(t, "l", ModeLifeguard, func(c *Config) { c.Incarnation = inc }, "b", "c")
+			default:
+				t.Fatalf("row %d: heard by %q", i+1, who)
+			}
+			before := m.Stats().Implausible
+			m.apply(time.Second, u, true)
+			refused := map[string]bool{"yes": true, "no": false}[cell(i, "refused")]
+			assert.Equal(t, refused, m.Stats().Implausible == before+1, "row %d: refused", i+1)
+			want := strings.Fields(cell(i, "l afterwards"))
+			require.Len(t, want, 2)
+			wv, _, err := worked.Number(want[1])
+			require.NoError(t, err)
+			if cell(i, "heard by") == "l itself" {
+				assert.Equal(t, "Alive", want[0], "row %d: l itself is never suspect in its own view", i+1)
+				assert.Equal(t, Incarnation(wv), m.Incarnation(), "row %d", i+1)
+				continue
+			}
+			st, _ := m.Member("l", time.Second)
+			states := map[string]State{"Alive": StateAlive, "Suspect": StateSuspect}
+			assert.Equal(t, states[want[0]], st.State, "row %d", i+1)
+			assert.Equal(t, Incarnation(wv), st.Incarnation, "row %d", i+1)
+		}
+	})
 	// docs/algorithms.md, “SWIM probes and ping-req”: one period of b, whose
 	// target does not answer and of whose three intermediates one nacks.
 	t.Run("swim-probe", func(t *testing.T) {
