@@ -316,8 +316,8 @@ func cmdRecv(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if !st.Started {
 		return err
 	}
-	fmt.Fprintf(stdout, "received %d packets (%d bad, %d from old incarnations), recorded %d heartbeats\n",
-		st.Packets, st.Bad, st.Stale, st.Recorded)
+	fmt.Fprintf(stdout, "received %d packets (%d bad, %d from old incarnations, %d copies not recorded), recorded %d heartbeats\n",
+		st.Packets, st.Bad, st.Stale, st.Duplicates, st.Recorded)
 	fmt.Fprintf(stdout, "refused: %d unauthenticated, %d failed authentication, %d unconfirmed jumps (%d confirmed), %d from senders beyond --max-senders; %d senders evicted; kernel receive drops: %s\n",
 		st.Unauthenticated, st.AuthFailed, st.Implausible, st.Confirmed, st.Refused, st.Evicted, dropsString(st))
 	return err

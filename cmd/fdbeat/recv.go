@@ -152,6 +152,7 @@ type recvStats struct {
 	Packets         uint64
 	Bad             uint64 // undecodable datagrams
 	Stale           uint64 // heartbeats of an older incarnation
+	Duplicates      uint64 // copies of a heartbeat already recorded, or older than recordWindow (not recorded)
 	Unauthenticated uint64 // plain packets refused because keys are set
 	AuthFailed      uint64 // authenticated packets whose MAC verified under no key
 	Implausible     uint64 // heartbeats rejected for an unconfirmed jump (MaxSeqJump, MaxIncarnationJump)
@@ -174,14 +175,49 @@ type namedMon struct {
 // first incarnation seen, "peer#2", "peer#3", ... after restarts, so that
 // replay treats each incarnation as its own stream.
 type streamID struct {
-	inc     uint64
-	n       int
-	id      string
-	seq     uint64        // largest sequence number accepted in inc
-	last    time.Duration // monitor clock of the last accepted heartbeat
-	pending *jump         // an unconfirmed jump, see plausible
+	inc uint64
+	n   int
+	id  string
+	seq uint64 // largest sequence number accepted in inc
+	// recorded: bit i set = sequence number seq−i of inc was recorded
+	// (i < recordWindow); see firstCopy.
+	recorded uint64
+	last     time.Duration // monitor clock of the last accepted heartbeat
+	pending  *jump         // an unconfirmed jump, see plausible
 	// staleWarned: 1 + the stale incarnation last warned about; 0: none.
 	staleWarned uint64
+}
+
+// recordWindow is how many sequence numbers below the largest one recv
+// remembers having recorded: a heartbeat arriving later than 64 newer ones
+// (6.4 s at 100 ms) is not recorded. The window is the anti-replay window of
+// IPsec (RFC 4303, section 3.4.3).
+const recordWindow = 64
+
+// firstCopy reports whether sequence number seq of the stream's incarnation
+// is recorded for the first time, and marks it recorded: a heartbeat
+// replayed by someone who captured it (its MAC verifies) or duplicated by
+// the network is recorded once, whatever the number of copies.
+func (s *streamID) firstCopy(seq uint64) bool {
+	switch {
+	case s.recorded == 0: // the incarnation's first heartbeat
+		s.seq, s.recorded = seq, 1
+		return true
+	case seq > s.seq:
+		if d := seq - s.seq; d < recordWindow {
+			s.recorded = s.recorded<<d | 1
+		} else {
+			s.recorded = 1
+		}
+		s.seq = seq
+		return true
+	}
+	d := s.seq - seq
+	if d >= recordWindow || s.recorded&(1<<d) != 0 {
+		return false
+	}
+	s.recorded |= 1 << d
+	return true
 }
 
 // jump is a heartbeat rejected for jumping too far, kept until a second
@@ -474,7 +510,17 @@ func (r *receiver) handle(b []byte, from net.Addr, now time.Duration) {
 	}
 	id := r.stream(peer, p.Incarnation)
 	s := r.streams[peer]
-	s.seq, s.last = max(s.seq, p.Seq), now
+	if !s.firstCopy(p.Seq) {
+		// A replayed capture (it verifies under the key) or a copy made
+		// by the network: the monitors ignored it, the trace must not
+		// grow with it, and it must not keep a silent sender from
+		// eviction.
+		r.count(&r.stats.Duplicates)
+		r.warner().Warn(now, "heartbeat not recorded: a copy of a heartbeat already recorded (replayed or duplicated) or older than the last 64",
+			"peer", peer, "incarnation", p.Incarnation, "seq", p.Seq, "current_seq", s.seq)
+		return
+	}
+	s.last = now
 	rec := trace.Record{Sender: id, Seq: p.Seq, HasSeq: true, Sent: p.Sent, HasSent: true,
 		Arrival: r.wall + now, HasArrival: true}
 	if err := r.record(rec); err != nil {
@@ -557,7 +603,7 @@ func (r *receiver) stream(peer string, inc uint64) string {
 		s = &streamID{inc: inc, n: 1, id: r.freeID(peer)}
 		r.streams[peer] = s
 	case inc > s.inc:
-		s.inc, s.n, s.seq = inc, s.n+1, 0
+		s.inc, s.n, s.seq, s.recorded = inc, s.n+1, 0, 0
 		s.id = r.freeID(peer + "#" + strconv.Itoa(s.n))
 		r.log.Info("sender restarted", "peer", peer, "incarnation", inc, "trace_sender", s.id)
 	}
