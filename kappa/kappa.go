@@ -99,6 +99,7 @@ type Detector struct {
 	last time.Duration // T_last
 	ea   time.Duration // EA_{ℓ+1}
 	s    float64       // σ_eff/Δ
+	k0   float64       // κ(T_last), shared by every ElapsedFor of this state
 	tau  time.Duration
 }
 
@@ -152,6 +153,7 @@ func (d *Detector) Observe(hb detector.Heartbeat) {
 		d.seen = true
 		d.last, d.ea = d.est.LastArrival(), d.est.Next()
 		d.s = max(d.est.StdDev(), d.minStd) / d.delta
+		d.k0 = d.kappa(d.last)
 		e, _ := d.ElapsedFor(d.threshold) // MaxInt64 when never reached
 		d.tau = detector.AddSat(d.last, e)
 	}
@@ -168,6 +170,9 @@ func (d *Detector) FreshnessPoint() (time.Duration, bool) { return d.tau, d.seen
 func (d *Detector) FreshnessPointAt(k float64) (time.Duration, bool) {
 	if !d.seen || !(k > 0) || math.IsInf(k, 1) {
 		return 0, false
+	}
+	if k == d.threshold {
+		return d.tau, true // solved by Observe
 	}
 	e, _ := d.ElapsedFor(k)
 	return detector.AddSat(d.last, e), true
@@ -258,7 +263,7 @@ func (d *Detector) ElapsedFor(level float64) (time.Duration, bool) {
 	if !d.seen || math.IsNaN(level) {
 		return 0, false
 	}
-	if level <= 0 || d.kappa(d.last) >= level {
+	if level <= 0 || d.k0 >= level {
 		return 0, true
 	}
 	if math.IsInf(level, 1) {

@@ -46,12 +46,14 @@ const sharedChunk = 8
 // FreshnessPoint is FreshnessPointAt(its threshold) (true of both users).
 // class[i] names the first value whose replay value i's equals (Satzger's
 // thresholds of equal rank); only those are replayed. Thresholds are
-// replayed in chunks of sharedChunk, each with a detector of its own.
+// replayed in chunks of sharedChunk, each with a detector of its own built
+// with the chunk's first threshold (newDet(v)), whose own τ that replayer
+// reads without a second solve.
 //
 // It returns errNotLinear (Sweep then replays each point, which reports
 // the errors) when newDet fails or a replay fails (arrivals out of order,
 // nothing evaluated).
-func sweepShared(newDet func() (thresholdDetector, error), values []float64, class []int, hbs []detector.Heartbeat, cfg Config) ([]*Point, error) {
+func sweepShared(newDet func(v float64) (thresholdDetector, error), values []float64, class []int, hbs []detector.Heartbeat, cfg Config) ([]*Point, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
@@ -64,7 +66,7 @@ func sweepShared(newDet func() (thresholdDetector, error), values []float64, cla
 	res := make([]Result, len(values))
 	for lo := 0; lo < len(reps); lo += sharedChunk {
 		chunk := reps[lo:min(lo+sharedChunk, len(reps))]
-		src, err := newDet()
+		src, err := newDet(values[chunk[0]]) // its own τ is the first replayer's
 		if err != nil {
 			return nil, errNotLinear
 		}

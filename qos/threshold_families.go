@@ -71,7 +71,7 @@ func SatzgerFamily(cfg satzger.Config, thresholds []float64) Family {
 				}
 			}
 			class := classes(len(values), func(i, j int) bool { return slices.Equal(ranks[i], ranks[j]) })
-			return sweepShared(func() (thresholdDetector, error) { return newDet(values[0]) }, values, class, hbs, rc)
+			return sweepShared(func(v float64) (thresholdDetector, error) { return newDet(v) }, values, class, hbs, rc)
 		},
 		method: SharedState,
 	}
@@ -103,7 +103,7 @@ func KappaFamily(cfg kappa.Config, thresholds []float64) Family {
 				}
 			}
 			class := classes(len(values), func(i, j int) bool { return values[i] == values[j] })
-			return sweepShared(func() (thresholdDetector, error) { return newDet(values[0]) }, values, class, hbs, rc)
+			return sweepShared(func(v float64) (thresholdDetector, error) { return newDet(v) }, values, class, hbs, rc)
 		},
 		method: SharedState,
 	}
