@@ -1,8 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -66,7 +66,8 @@ func findChromium() string {
 // the page's script runs without an error (it marks the body data-ready and
 // records any error in data-errors), the console shows no error, and a
 // screenshot is taken (written to $FDKIT_REPORT_SCREENSHOT when set, as
-// docs/img/fdreplay-report.png was). Skipped when no Chromium is installed.
+// docs/img/fdreplay-report.png was). Skipped when no Chromium is installed;
+// a crash of the browser process is retried once (runBrowser).
 func TestReportInBrowser(t *testing.T) {
 	bin := findChromium()
 	if bin == "" {
@@ -76,17 +77,20 @@ func TestReportInBrowser(t *testing.T) {
 	path := filepath.Join(dir, "report.html")
 	code, _, errOut := runCmd("--report", path, "--no-progress")
 	require.Equal(t, 0, code, errOut)
+	runs := 0
 	chrome := func(args ...string) (stdout, stderr string) {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		defer cancel()
 		base := []string{"--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--no-first-run",
-			"--user-data-dir=" + filepath.Join(dir, "profile"), "--enable-logging=stderr", "--v=0"}
-		cmd := exec.CommandContext(ctx, bin, append(base, args...)...)
-		var o, e bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &o, &e
-		err := cmd.Run()
-		require.NoError(t, err, "chromium: %s", e.String())
-		return o.String(), e.String()
+			"--enable-logging=stderr", "--v=0"}
+		runs++
+		// A crash of the browser process is retried once (runBrowser);
+		// the page's own errors are judged below and never retried.
+		o, e, err := runBrowser(ctx, bin, append(base, args...), func(attempt int) string {
+			return filepath.Join(dir, fmt.Sprintf("profile-%d-%d", runs, attempt))
+		})
+		require.NoError(t, err, "chromium: %s", e)
+		return o, e
 	}
 	dom, logs := chrome("--virtual-time-budget=5000", "--dump-dom", "file://"+path)
 	body := regexp.MustCompile(`<body[^>]*>`).FindString(dom)
