@@ -223,22 +223,19 @@ func (s Spec) String() string {
 // family (phi.AkkaConfig, *chen.Config, ...): printing a config gives its
 // spec.
 func Format(cfg any) (string, error) {
-	v := reflect.ValueOf(cfg)
-	if v.Kind() == reflect.Pointer && !v.IsNil() {
-		v = v.Elem()
+	s, err := FromConfig(cfg)
+	if err != nil {
+		return "", err
 	}
-	f, ok := byType[v.Type()]
-	if !ok {
-		return "", fmt.Errorf("spec: %T is not the configuration of a registered family", cfg)
-	}
-	s := f.Spec()
-	reflect.ValueOf(s.cfg).Elem().Set(v)
 	return s.String(), nil
 }
 
 // FromConfig returns the Spec of a configuration of a registered family.
 func FromConfig(cfg any) (Spec, error) {
 	v := reflect.ValueOf(cfg)
+	if !v.IsValid() {
+		return Spec{}, fmt.Errorf("spec: no configuration (nil)")
+	}
 	if v.Kind() == reflect.Pointer && !v.IsNil() {
 		v = v.Elem()
 	}

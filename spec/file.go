@@ -58,6 +58,14 @@ func Decode(name string, data []byte) (File, error) {
 		}
 		return File{}, fmt.Errorf("%s: %w", name, err)
 	}
+	// A second document would be silently ignored: refuse it.
+	var extra yaml.Node
+	if err := dec.Decode(&extra); err != io.EOF {
+		if err != nil {
+			return File{}, fmt.Errorf("%s: %w", name, err)
+		}
+		return File{}, fmt.Errorf("%s:%d: a second YAML document (---): a settings file is one document", name, extra.Line)
+	}
 	doc := &root
 	if doc.Kind == yaml.DocumentNode && len(doc.Content) == 1 {
 		doc = doc.Content[0]
@@ -69,8 +77,13 @@ func Decode(name string, data []byte) (File, error) {
 		return File{}, at(doc, "expected a mapping with detectors: and/or sweeps:")
 	}
 	var out File
+	sections := map[string]bool{}
 	for i := 0; i+1 < len(doc.Content); i += 2 {
 		key, val := doc.Content[i], doc.Content[i+1]
+		if sections[key.Value] {
+			return File{}, at(key, "%s: given twice", key.Value)
+		}
+		sections[key.Value] = true
 		if val.Kind != yaml.SequenceNode {
 			return File{}, at(val, "%s: expected a list", key.Value)
 		}
@@ -119,6 +132,9 @@ func decodeSpec(n *yaml.Node) (Spec, *yaml.Node, error) {
 			return Spec{}, k, fmt.Errorf("%s: expected a single value", k.Value)
 		}
 		if k.Value == "detector" {
+			if name != "" {
+				return Spec{}, k, fmt.Errorf("detector: given twice")
+			}
 			name = v.Value
 			continue
 		}

@@ -1,0 +1,48 @@
+package spec
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Format and FromConfig of a nil configuration are errors, not panics.
+func TestFormatNil(t *testing.T) {
+	_, err := Format(nil)
+	assert.ErrorContains(t, err, "no configuration")
+	_, err = FromConfig(nil)
+	assert.ErrorContains(t, err, "no configuration")
+}
+
+// A settings file never silently drops what it says: a repeated section, a
+// repeated detector: key and a second YAML document are errors naming the
+// line.
+func TestDecodeFileRefusesSilentLoss(t *testing.T) {
+	for text, want := range map[string]string{
+		"detectors:\n  - detector: phi-akka\n    detector: chen\n": "s.yaml:3: detector: given twice",
+		"detectors:\n  - akka\ndetectors:\n  - chen\n":             "s.yaml:3: detectors: given twice",
+		"sweeps: []\nsweeps: []\n":                                 "s.yaml:2: sweeps: given twice",
+		"detectors: [akka]\n---\ndetectors: [chen]\n":              "s.yaml:2: a second YAML document",
+	} {
+		_, err := Decode("s.yaml", []byte(text))
+		require.Error(t, err, text)
+		assert.Contains(t, err.Error(), want, text)
+	}
+	// One document with an explicit start and end marker is fine.
+	f, err := Decode("s.yaml", []byte("---\ndetectors: [akka]\n...\n"))
+	require.NoError(t, err)
+	assert.Len(t, f.Detectors, 1)
+}
+
+// Anchors and aliases cannot blow up: an alias bomb is refused at once (its
+// sections are unknown, and an alias is never expanded into a list).
+func TestDecodeFileAliasBomb(t *testing.T) {
+	bomb := "a: &a [x,x,x,x,x,x,x,x,x]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]\n" +
+		"d: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]\ne: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]\nf: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e]\n" +
+		"g: &g [*f,*f,*f,*f,*f,*f,*f,*f,*f]\nh: &h [*g,*g,*g,*g,*g,*g,*g,*g,*g]\ni: &i [*h,*h,*h,*h,*h,*h,*h,*h,*h]\n"
+	_, err := Decode("s.yaml", []byte(bomb+"detectors: *i\n"))
+	assert.ErrorContains(t, err, "s.yaml:1: unknown section")
+	_, err = Decode("s.yaml", []byte("detectors: &l [akka]\nsweeps: *l\n"))
+	assert.ErrorContains(t, err, "s.yaml:2: sweeps: expected a list")
+}
