@@ -19,6 +19,7 @@ import (
 	"github.com/fdkit/fdkit/qos"
 	"github.com/fdkit/fdkit/satzger"
 	"github.com/fdkit/fdkit/sfd"
+	"github.com/fdkit/fdkit/spec"
 	"github.com/fdkit/fdkit/swim"
 	"github.com/fdkit/fdkit/swim/sim"
 	"github.com/fdkit/fdkit/twowfd"
@@ -58,6 +59,7 @@ var checks = map[string]func(*ex){
 	"satzger-inverse":      checkSatzgerInverse,
 	"kappa":                checkKappa,
 	"kappa-inverse":        checkKappaInverse,
+	"spec-zero":            checkSpecZero,
 }
 
 // checkedElsewhere are worked examples computed by unexported code, checked
@@ -703,5 +705,22 @@ func checkKappa(e *ex) {
 func checkKappaInverse(e *ex) {
 	for i := range e.tab.Rows {
 		e.eqMS(i, "τ (ms)", tau(e, newKappa(e, e.num(i, "K"))))
+	}
+}
+
+// checkSpecZero builds each row's detector from its textual form
+// (docs/algorithms.md, “Detector specifications and the zero rule”).
+func checkSpecZero(e *ex) {
+	for i := range e.tab.Rows {
+		sp, err := spec.Parse(e.cell(i, "spec"))
+		require.NoError(e, err)
+		d, err := sp.New()
+		require.NoError(e, err)
+		for _, f := range strings.Split(e.cell(i, "heartbeats at (ms)"), ",") {
+			v, _, err := worked.Number(strings.TrimSpace(f))
+			require.NoError(e, err)
+			d.Observe(detector.Heartbeat{Arrival: ms(v)})
+		}
+		e.eqMS(i, "τ (ms)", tau(e, d))
 	}
 }
