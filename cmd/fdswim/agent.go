@@ -11,6 +11,7 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"os/signal"
 	"strings"
@@ -81,7 +82,7 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.StringVar(&f.id, "id", "", "member ID, kept across restarts (default: the advertised address)")
 	fs.StringVar(&f.bind, "bind", "127.0.0.1:7946", "UDP address to listen on (ip:port)")
 	fs.StringVar(&f.advertise, "advertise", "", "address other members send to (default: the bound address)")
-	fs.StringSliceVar(&f.join, "join", nil, "address of a member to join through (repeatable or comma-separated)")
+	fs.StringSliceVar(&f.join, "join", nil, "host:port of a member to join through, host an IP address or a name resolved at each attempt (repeatable or comma-separated); attempts repeat with a growing wait until --join-timeout")
 	fs.StringSliceVar(&f.keys, "key", nil, "AES key in hex (repeatable; the first seals, all open)")
 	fs.StringVar(&f.keyFile, "key-file", "", "file with hex AES keys, one per line (first seals); # comments allowed")
 	fs.BoolVar(&f.plain, "plain", false, "send unencrypted, unauthenticated packets (explicit opt-out)")
@@ -89,7 +90,7 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.StringVar(&f.mode, "mode", "detector", "protocol mode: detector (SWIM + Lifeguard + per-peer detectors), lifeguard, swim")
 	flagcheck.Var(fs, &f.probeInterval, "probe-interval", "", time.Second, 1, time.Hour, "a positive duration up to 1h", "base protocol period")
 	flagcheck.Var(fs, &f.probeTimeout, "probe-timeout", "", 500*time.Millisecond, 1, time.Hour, "a positive duration up to 1h", "base direct probe timeout")
-	flagcheck.Var(fs, &f.joinTimeout, "join-timeout", "", 10*time.Second, 0, math.MaxInt64, "a duration ≥ 0 (0: keep trying)", "give up joining after this long (0: keep trying until interrupted)")
+	flagcheck.Var(fs, &f.joinTimeout, "join-timeout", "", 10*time.Second, 0, math.MaxInt64, "a duration ≥ 0 (0: keep trying)", "deadline for --join: retry with backoff (0.5 s doubling to 8 s) until a member answers or this long has passed (0: keep trying until interrupted)")
 	flagcheck.Var(fs, &f.leaveTimeout, "leave-timeout", "", 2*time.Second, 0, time.Hour, "a duration from 0 to 1h", "how long to keep gossiping the leave on shutdown")
 	flagcheck.Var(fs, &f.maxPacket, "max-packet-size", "", wire.DefaultMaxPacketSize, 128, 65507, "a size in bytes from 128 to 65507 (the largest UDP payload)", "largest datagram in bytes, envelope included")
 	flagcheck.Var(fs, &f.gossipFanout, "gossip-fanout", "", swim.DefaultGossipFanout, 0, 1024, "a count from 0 (off) to 1024", "eager dissemination: random members a new accusation, refutation or leave is pushed to at once (detector and lifeguard modes; 0 turns it off)")
@@ -122,6 +123,10 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
 	cfg, err := f.config(stderr)
+	if err != nil {
+		return err
+	}
+	joinTo, err := parseJoin(f.join)
 	if err != nil {
 		return err
 	}
@@ -173,25 +178,20 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		defer stop()
 		fmt.Fprintf(stdout, "http addr=%s\n", httpLn.Addr())
 	}
-	if len(f.join) > 0 {
-		jctx := ctx
-		if f.joinTimeout > 0 {
-			var jcancel context.CancelFunc
-			jctx, jcancel = context.WithTimeout(ctx, f.joinTimeout)
-			defer jcancel()
+	if len(joinTo) > 0 {
+		self, _ := netip.ParseAddrPort(a.Self().Addr) // checked by agent.Start
+		lookup := func(ctx context.Context, host string) ([]netip.Addr, error) {
+			return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
 		}
-		if err := a.Join(jctx, f.join...); err != nil {
+		if err := joinWithRetry(ctx, cfg.Logger, a.Join, lookup, joinTo, self.Addr(), f.joinTimeout); err != nil {
 			if ctx.Err() == nil {
 				cancel()
 				<-a.Done()
 				<-printed
-				if errors.Is(err, context.DeadlineExceeded) {
-					return fmt.Errorf("join %s: no member answered within %v (is one running there, with the same key, or --plain on both?)", strings.Join(f.join, ","), f.joinTimeout)
-				}
 				return err
 			}
 		} else {
-			fmt.Fprintf(stdout, "joined via=%s\n", strings.Join(f.join, ","))
+			fmt.Fprintf(stdout, "joined via=%s\n", joinList(joinTo))
 		}
 	}
 	<-a.Done()

@@ -1,0 +1,150 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"net/netip"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Backoff of --join attempts: the first attempt waits joinFirstWait for an
+// answer, each later one twice as long up to joinMaxWait, with ±20 % jitter
+// so that members started together do not retry in step. Variables for the
+// tests.
+var (
+	joinFirstWait = 500 * time.Millisecond
+	joinMaxWait   = 8 * time.Second
+)
+
+// joinTarget is one --join entry: a host (IP literal or name) and a port.
+type joinTarget struct{ host, port string }
+
+func (t joinTarget) String() string { return net.JoinHostPort(t.host, t.port) }
+
+// parseJoin splits the --join entries into hosts and ports; a host may be
+// an IP address or a name resolved at every attempt.
+func parseJoin(entries []string) ([]joinTarget, error) {
+	var out []joinTarget
+	for _, e := range entries {
+		host, port, err := net.SplitHostPort(e)
+		if err == nil && host == "" {
+			err = errors.New("missing host")
+		}
+		if err == nil {
+			if n, perr := strconv.ParseUint(port, 10, 16); perr != nil || n == 0 {
+				err = fmt.Errorf("port %q is not a number from 1 to 65535", port)
+			}
+		}
+		if err != nil {
+			return nil, fmt.Errorf("--join %q: want host:port or ip:port: %v", e, err)
+		}
+		out = append(out, joinTarget{host, port})
+	}
+	return out, nil
+}
+
+// resolveJoin turns the targets into ip:port addresses. Names resolve to
+// every address of self's family (IPv4 or IPv6: the socket cannot reach
+// the other), or to all of them when none is. It fails only when no target
+// gave an address; the error lists each failure.
+func resolveJoin(ctx context.Context, lookup func(context.Context, string) ([]netip.Addr, error), targets []joinTarget, self netip.Addr) ([]string, error) {
+	var addrs []string
+	var errs []error
+	for _, t := range targets {
+		var ips []netip.Addr
+		if ip, err := netip.ParseAddr(t.host); err == nil {
+			ips = []netip.Addr{ip}
+		} else {
+			found, err := lookup(ctx, t.host)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", t, err))
+				continue
+			}
+			var same []netip.Addr
+			for _, ip := range found {
+				ip = ip.Unmap()
+				if ip.Is4() == self.Unmap().Is4() {
+					same = append(same, ip)
+				}
+			}
+			if ips = same; len(ips) == 0 {
+				ips = found
+			}
+		}
+		for _, ip := range ips {
+			addrs = append(addrs, net.JoinHostPort(ip.Unmap().String(), t.port))
+		}
+	}
+	if len(addrs) == 0 {
+		return nil, errors.Join(errs...)
+	}
+	return addrs, nil
+}
+
+// joinWithRetry resolves the targets and joins through them, again with a
+// growing wait (joinFirstWait doubling to joinMaxWait) until a member
+// answers, ctx ends or the deadline (--join-timeout; 0: none) passes. join
+// is agent.Join; it returns when a member answered or its context ended.
+func joinWithRetry(ctx context.Context, log *slog.Logger, join func(context.Context, ...string) error,
+	lookup func(context.Context, string) ([]netip.Addr, error), targets []joinTarget, self netip.Addr, deadline time.Duration) error {
+	if deadline > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, deadline)
+		defer cancel()
+	}
+	wait := joinFirstWait
+	for attempt := 1; ; attempt++ {
+		// An attempt lasts its wait: the lookup and the wait for an answer
+		// share it, so a hanging resolver does not stall the retries.
+		jitter := time.Duration(float64(wait) * (0.8 + 0.4*rand.Float64()))
+		actx, cancel := context.WithTimeout(ctx, jitter)
+		addrs, err := resolveJoin(actx, lookup, targets, self)
+		if err == nil {
+			err = join(actx, addrs...)
+			if err == nil {
+				cancel()
+				return nil
+			}
+		}
+		cancel()
+		if ctx.Err() != nil {
+			return giveUp(ctx, targets, deadline, attempt, err)
+		}
+		if !errors.Is(err, context.DeadlineExceeded) && !isLookupErr(err) {
+			return err // refused (ID conflict) or stopped: retrying does not help
+		}
+		log.Warn("join attempt failed; retrying", "join", joinList(targets), "attempt", attempt, "err", err)
+		wait = min(2*wait, joinMaxWait)
+	}
+}
+
+func isLookupErr(err error) bool {
+	var de *net.DNSError
+	return errors.As(err, &de)
+}
+
+func giveUp(ctx context.Context, targets []joinTarget, deadline time.Duration, attempts int, last error) error {
+	if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return ctx.Err()
+	}
+	why := "no member answered"
+	if isLookupErr(last) {
+		why = fmt.Sprintf("no address found (%v)", last)
+	}
+	return fmt.Errorf("--join %s: %s within --join-timeout %v (attempts: %d; is a member running there, with the same key, or --plain on both?)",
+		joinList(targets), why, deadline, attempts)
+}
+
+func joinList(targets []joinTarget) string {
+	s := make([]string, len(targets))
+	for i, t := range targets {
+		s[i] = t.String()
+	}
+	return strings.Join(s, ",")
+}

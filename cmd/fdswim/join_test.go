@@ -1,0 +1,145 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestParseJoin(t *testing.T) {
+	got, err := parseJoin([]string{"localhost:7946", "10.0.0.1:1", "[::1]:65535"})
+	require.NoError(t, err)
+	assert.Equal(t, []joinTarget{{"localhost", "7946"}, {"10.0.0.1", "1"}, {"::1", "65535"}}, got)
+	for _, bad := range []string{"localhost", ":7946", "h:0", "h:x", "h:65536", "h:-1", "[::1"} {
+		_, err := parseJoin([]string{bad})
+		assert.ErrorContains(t, err, `--join "`+bad+`": want host:port or ip:port`, bad)
+	}
+}
+
+func TestResolveJoin(t *testing.T) {
+	lookup := func(_ context.Context, host string) ([]netip.Addr, error) {
+		switch host {
+		case "both":
+			return []netip.Addr{netip.MustParseAddr("::1"), netip.MustParseAddr("::ffff:127.0.0.2"), netip.MustParseAddr("127.0.0.3")}, nil
+		case "six":
+			return []netip.Addr{netip.MustParseAddr("::1")}, nil
+		}
+		return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
+	}
+	v4 := netip.MustParseAddr("127.0.0.1")
+	ts, err := parseJoin([]string{"both:1", "10.1.1.1:2", "six:3", "missing:4"})
+	require.NoError(t, err)
+	got, err := resolveJoin(context.Background(), lookup, ts, v4)
+	require.NoError(t, err) // missing:4 is skipped while others resolve
+	// IPv4 self: both's IPv4 addresses (the mapped one unmapped); six has
+	// none, so all of its addresses.
+	assert.Equal(t, []string{"127.0.0.2:1", "127.0.0.3:1", "10.1.1.1:2", "[::1]:3"}, got)
+	got, err = resolveJoin(context.Background(), lookup, ts[:1], netip.MustParseAddr("::1"))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"[::1]:1"}, got)
+	_, err = resolveJoin(context.Background(), lookup, ts[3:], v4)
+	assert.ErrorContains(t, err, "missing:4")
+}
+
+func fastBackoff(t *testing.T) {
+	first, max := joinFirstWait, joinMaxWait
+	joinFirstWait, joinMaxWait = 20*time.Millisecond, 80*time.Millisecond
+	t.Cleanup(func() { joinFirstWait, joinMaxWait = first, max })
+}
+
+// joinWithRetry retries after unanswered attempts and failed lookups with
+// a growing wait, stops at once on other errors, and names the flags when
+// the deadline passes.
+func TestJoinWithRetry(t *testing.T) {
+	fastBackoff(t)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	v4 := netip.MustParseAddr("127.0.0.1")
+	ts, _ := parseJoin([]string{"seed:7946"})
+	var waits []time.Duration
+	var calls []string
+	lookups := 0
+	lookup := func(context.Context, string) ([]netip.Addr, error) {
+		if lookups++; lookups == 1 {
+			return nil, &net.DNSError{Err: "no such host", Name: "seed", IsNotFound: true}
+		}
+		return []netip.Addr{v4}, nil
+	}
+	join := func(ctx context.Context, addrs ...string) error {
+		calls = append(calls, strings.Join(addrs, ","))
+		dl, _ := ctx.Deadline()
+		waits = append(waits, time.Until(dl))
+		if len(calls) < 3 {
+			<-ctx.Done()
+			return ctx.Err()
+		}
+		return nil
+	}
+	require.NoError(t, joinWithRetry(context.Background(), log, join, lookup, ts, v4, time.Minute))
+	assert.Equal(t, 4, lookups, "a lookup at every attempt")
+	assert.Equal(t, []string{"127.0.0.1:7946", "127.0.0.1:7946", "127.0.0.1:7946"}, calls)
+	// Attempt waits: 20 ms (lookup failed), then 40, 80, 80 ms ±20 %; the
+	// last two are capped at joinMaxWait.
+	require.Len(t, waits, 3)
+	assert.LessOrEqual(t, waits[0], time.Duration(1.2*float64(2*joinFirstWait)))
+	for _, w := range waits {
+		assert.LessOrEqual(t, w, time.Duration(1.2*float64(joinMaxWait)))
+	}
+
+	// A refusal is not retried.
+	refused := errors.New("agent: join refused: ID held")
+	n := 0
+	err := joinWithRetry(context.Background(), log, func(context.Context, ...string) error { n++; return refused },
+		lookup, ts, v4, time.Minute)
+	assert.Equal(t, refused, err)
+	assert.Equal(t, 1, n)
+
+	// Nobody answers: the error names --join and --join-timeout.
+	err = joinWithRetry(context.Background(), log, func(ctx context.Context, _ ...string) error { <-ctx.Done(); return ctx.Err() },
+		lookup, ts, v4, 300*time.Millisecond)
+	assert.ErrorContains(t, err, "--join seed:7946: no member answered within --join-timeout 300ms")
+	// A name that never resolves says so.
+	never := func(context.Context, string) ([]netip.Addr, error) {
+		return nil, &net.DNSError{Err: "no such host", Name: "seed", IsNotFound: true}
+	}
+	err = joinWithRetry(context.Background(), log, join, never, ts, v4, 200*time.Millisecond)
+	assert.ErrorContains(t, err, "--join seed:7946: no address found")
+	assert.ErrorContains(t, err, "no such host")
+	assert.ErrorContains(t, err, "--join-timeout 200ms")
+}
+
+// Over loopback: a member started with --join localhost:PORT before any
+// member listens there keeps retrying and joins once the seed is up.
+func TestJoinByNameRetries(t *testing.T) {
+	fastBackoff(t)
+	port := freePort(t)
+	_, p, _ := net.SplitHostPort(port)
+	var out, errb syncBuf
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		done <- runAgent(ctx, []string{"--plain", "--id", "late", "--bind", "127.0.0.1:0", "--join", "localhost:" + p,
+			"--join-timeout", "60s", "--leave-timeout", "0s", "--log-level", "warn"}, &out, &errb)
+	}()
+	// The joiner has failed at least once before the seed starts.
+	require.Eventually(t, func() bool { return strings.Contains(errb.String(), "join attempt failed") }, 20*time.Second, 10*time.Millisecond, errb.String())
+	var sout, serr syncBuf
+	sdone := make(chan error, 1)
+	go func() {
+		sdone <- runAgent(ctx, []string{"--plain", "--id", "seed", "--bind", port, "--leave-timeout", "0s"}, &sout, &serr)
+	}()
+	require.Eventually(t, func() bool { return strings.Contains(out.String(), "joined via=localhost:"+p) }, 30*time.Second, 20*time.Millisecond,
+		"%s\n%s", out.String(), errb.String())
+	cancel()
+	require.NoError(t, <-done)
+	require.NoError(t, <-sdone)
+}
