@@ -437,3 +437,60 @@ func TestConformance(t *testing.T) {
 		return detectortest.Options{LinearParam: float64(d.Margin())}
 	})
 }
+
+// A duplicate stays a duplicate after later arrivals evict its first copy
+// from the window: with n = 3, 10, 9 and 8 fill the window, 11 evicts 10,
+// and a second 10 (still within ℓ − n) used to enter as a Late sample.
+func TestDuplicateAfterEviction(t *testing.T) {
+	e, err := chen.NewEstimator(chen.EstimatorConfig{WindowSize: 3})
+	require.NoError(t, err)
+	for i, c := range []struct {
+		s    uint64
+		want chen.Kind
+	}{{10, chen.Fresh}, {9, chen.Late}, {8, chen.Late}, {11, chen.Fresh}, {10, chen.Duplicate}, {9, chen.Duplicate}, {12, chen.Fresh}, {10, chen.Duplicate}, {16, chen.Fresh}, {14, chen.Late}, {15, chen.Late}, {14, chen.Duplicate}} {
+		got := e.Observe(detector.Heartbeat{Seq: c.s, HasSeq: true, Arrival: time.Duration(i) * time.Millisecond})
+		assert.Equal(t, c.want, got, "heartbeat %d (seq %d)", i, c.s)
+	}
+	assert.Equal(t, 3, e.Len())
+}
+
+// Against a reference that remembers every sequence number received since
+// the last restart: a number in (ℓ − n, ℓ) is Late iff never received.
+func TestDuplicateClassificationMatchesReference(t *testing.T) {
+	for _, n := range []int{1, 2, 3, 7, 64, 65, 200} {
+		e, err := chen.NewEstimator(chen.EstimatorConfig{WindowSize: n, RestartJump: new(uint64(math.MaxUint64))})
+		require.NoError(t, err)
+		seen := map[uint64]bool{}
+		var last uint64
+		x := uint64(n)*7 + 1
+		for i := range 5000 {
+			x = x*6364136223846793005 + 1442695040888963407
+			var s uint64
+			if i == 0 || x>>60 < 6 {
+				s = last + 1 + x>>33%uint64(max(1, n/2)+1)
+			} else {
+				s = last - min(last, x>>33%uint64(n+2))
+			}
+			want := chen.Fresh
+			switch {
+			case i == 0 || s > last:
+			case s == last:
+				want = chen.Duplicate
+			case last-s >= uint64(n):
+				want = chen.Stale
+			case seen[s]:
+				want = chen.Duplicate
+			default:
+				want = chen.Late
+			}
+			got := e.Observe(detector.Heartbeat{Seq: s, HasSeq: true, Arrival: time.Duration(i)})
+			require.Equal(t, want, got, "n = %d, heartbeat %d, seq %d, ℓ = %d", n, i, s, last)
+			if want == chen.Fresh || want == chen.Late {
+				seen[s] = true
+			}
+			if want == chen.Fresh {
+				last = s
+			}
+		}
+	}
+}

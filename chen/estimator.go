@@ -113,14 +113,16 @@ func (k Kind) String() string {
 // before the newest Fresh one is Backward and never becomes a sample. A gap of hours is counted: the late sample raises the window
 // mean by gap/n' and ages out after n heartbeats.
 //
-// Duplicate detection is O(1) for s > ℓ (the common case) and scans the
-// window (O(n)) for s < ℓ. Bertier and SFD build on this type.
+// Duplicate detection is O(1): a bitmap of n bits remembers which of the
+// sequence numbers in (ℓ−n, ℓ] were received, so that a duplicate is
+// recognised even after later arrivals evicted its first copy from the
+// window (a window of 3 given 10, 9, 8, 11 took a second 10 as a new Late
+// sample before). Bertier, SFD, 2W-FD and κ-FD build on this type.
 type Estimator struct {
 	delta       time.Duration
 	restartJump uint64
 	w           *detector.Window
-	seqs        []uint64 // ring of the window's sequence numbers, same order
-	next        int      // index in seqs of the next addition
+	got         []uint64 // bit s mod n: s received, for s in (ℓ−n, ℓ]
 	base        uint64   // s0: sequence numbers are taken relative to it
 	last        uint64   // ℓ
 	lastArrival time.Duration
@@ -141,7 +143,7 @@ func NewEstimator(cfg EstimatorConfig) (*Estimator, error) {
 	}
 	return &Estimator{
 		delta: cfg.Interval, restartJump: detector.OrDefault(cfg.RestartJump, DefaultRestartJump), w: w,
-		seqs: make([]uint64, cfg.WindowSize), maxSpan: uint64(1<<62) / uint64(cfg.Interval),
+		got: make([]uint64, (cfg.WindowSize+63)/64), maxSpan: uint64(1<<62) / uint64(cfg.Interval),
 	}, nil
 }
 
@@ -203,14 +205,8 @@ func (e *Estimator) Classify(hb detector.Heartbeat) Kind {
 	case e.last-s >= uint64(e.w.Size()):
 		return Stale
 	}
-	for i, j := 0, e.next; i < e.w.Len(); i++ {
-		if j == 0 {
-			j = len(e.seqs)
-		}
-		j--
-		if e.seqs[j] == s {
-			return Duplicate
-		}
+	if e.received(s) {
+		return Duplicate // even when evicted from the window by later arrivals
 	}
 	return Late
 }
@@ -246,10 +242,22 @@ func (e *Estimator) Observe(hb detector.Heartbeat) Kind {
 // add puts the sample of (s, a) in the window.
 func (e *Estimator) add(s uint64, a time.Duration) {
 	e.w.Add(a - e.nominal(s))
-	e.seqs[e.next] = s
-	if e.next++; e.next == len(e.seqs) {
-		e.next = 0
+	n := uint64(e.w.Size())
+	switch {
+	case !e.seen || s-e.last >= n && s > e.last:
+		clear(e.got)
+	case s > e.last:
+		for q := e.last + 1; q < s; q++ {
+			e.got[q%n/64] &^= 1 << (q % n % 64)
+		}
 	}
+	e.got[s%n/64] |= 1 << (s % n % 64)
+}
+
+// received reports whether s, with ℓ−n < s ≤ ℓ, was received.
+func (e *Estimator) received(s uint64) bool {
+	n := uint64(e.w.Size())
+	return e.got[s%n/64]&(1<<(s%n%64)) != 0
 }
 
 // nominal returns Δ·(s − s0), the nominal send offset of s relative to the
@@ -261,7 +269,8 @@ func (e *Estimator) nominal(s uint64) time.Duration {
 // Reset empties the estimator, keeping its configuration.
 func (e *Estimator) Reset() {
 	e.w.Reset()
-	e.next, e.base, e.last, e.lastArrival, e.seen = 0, 0, 0, 0, false
+	clear(e.got)
+	e.base, e.last, e.lastArrival, e.seen = 0, 0, 0, false
 }
 
 // ExpectedArrival returns EA(k) rounded to the nearest nanosecond, 0 before
