@@ -92,9 +92,9 @@
 //     timeouts start at Max = β·Min and shrink with each independent
 //     confirmation to Min = α·max(1, log10 n)·ProbeInterval after K = α−2 of
 //     them (the first K are re-gossiped); and the buddy system: a ping to a
-//     suspected member carries the suspicion, so it can refute at once. We
-//     apply it to every packet sent to a suspect (acks and relayed pings too),
-//     not only to probes.
+//     suspected member carries the suspicion, so it can refute at once. fdkit
+//     applies it to every packet sent to a suspect (acks and relayed pings
+//     too), not only to probes.
 //
 // # Detectors as the per-peer suspicion source
 //

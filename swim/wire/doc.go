@@ -22,8 +22,9 @@
 // Nonces are random, so NIST SP 800-38D §8.3 limits one key to 2^32 sealed
 // packets in the whole cluster (beyond that a repeated nonce, which would
 // expose the authentication key, becomes more likely than 2^-32): rotate
-// before then. At 2 packets per member per second (about what bench/memberlist
-// measured in steady state), a 1,000-member cluster reaches it in 25 days.
+// before then. At 2 sealed packets per member per second (the order of the
+// steady-state rates in docs/experiments.md), a 1,000-member cluster reaches
+// it in 25 days (2^32 / 2,000 per second).
 // Sealed packets are protected against replay: the sealed payload starts
 // with the sealer's timestamp, and a Codec accepts each sender's timestamps
 // once, within a sliding window, never from before its own start, and
