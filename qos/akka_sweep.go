@@ -68,6 +68,15 @@ type akkaPass struct {
 	lastImplaus    int           // last fresh index with a delay outside [0, MaxPlausibleDelay], −1
 
 	sampleSize int // of tdSummary's rank windows (tests make it small)
+
+	// With Config.Intervals: the per-time-cell breakdown of each point
+	// (as the replayer's), the stream, the cell of each fresh heartbeat's
+	// arrival, and the stale arrivals since the last fresh one (the gaps
+	// a mistake's suspected time is split over, cell by cell).
+	cells     []*cellSeries
+	hbs       []detector.Heartbeat
+	freshCell []uint8
+	staleA    []time.Duration
 }
 
 // sweepAkka computes the points of an Akka φ threshold sweep (values, with the
@@ -161,12 +170,23 @@ func newAkkaPass(acfg phi.AkkaConfig, values []float64, cfg Config) (p *akkaPass
 	if cfg.RecordMistakes {
 		p.intervals = make([][]Interval, P)
 	}
+	if cfg.Intervals {
+		p.cells = make([]*cellSeries, P)
+	}
 	return p, pointOf, nil
 }
 
 // run makes the pass over hbs and returns each point's Result.
 func (p *akkaPass) run(hbs []detector.Heartbeat) ([]Result, error) {
 	p.delay = make([]int64, 0, len(hbs))
+	if p.cells != nil {
+		g := newCellGrid(hbs)
+		for j := range p.cells {
+			p.cells[j] = newCellSeries(g)
+		}
+		p.hbs = hbs
+		p.freshCell = make([]uint8, 0, len(hbs))
+	}
 	for _, hb := range hbs {
 		if err := p.step(hb); err != nil {
 			return nil, err
@@ -186,6 +206,9 @@ func (p *akkaPass) step(hb detector.Heartbeat) error {
 		// Neither the detectors nor the freshness points move; a mistake
 		// the stale arrival falls in continues to the next fresh one.
 		p.stale++
+		if p.cells != nil {
+			p.staleA = append(p.staleA, hb.Arrival)
+		}
 		return nil
 	}
 	if hb.HasSeq {
@@ -193,9 +216,10 @@ func (p *akkaPass) step(hb detector.Heartbeat) error {
 	}
 	for _, g := range p.grps {
 		if g.pending {
-			p.closeGap(g, hb.Arrival)
+			p.closeGap(g, hb.Arrival, true)
 		}
 	}
+	p.staleA = p.staleA[:0]
 	if p.seen {
 		// The interval the detectors will judge (as phi's arrivals does).
 		iv := time.Duration(min(uint64(hb.Arrival)-uint64(p.lastFresh), math.MaxInt64))
@@ -216,6 +240,9 @@ func (p *akkaPass) step(hb detector.Heartbeat) error {
 		p.lastNoSent = fi
 	}
 	p.delay = append(p.delay, d)
+	if p.cells != nil {
+		p.freshCell = append(p.freshCell, uint8(p.cells[0].grid.cell(hb.Arrival)))
+	}
 	if hb.Arrival > math.MaxInt64-maxExactCrossing {
 		return errNotLinear
 	}
@@ -257,10 +284,10 @@ func (p *akkaPass) ceilCrossing(g *akkaGroup, j int) time.Duration {
 }
 
 // closeGap accounts the gap from g's last fresh heartbeat to the fresh
-// arrival (or the end of the stream) at end: each threshold whose τ lies
-// before end suspects from τ to end, one mistake. τ is non-decreasing in
-// the point, so those thresholds are a prefix of the group's.
-func (p *akkaPass) closeGap(g *akkaGroup, end time.Duration) {
+// arrival (fresh) or the end of the stream at end: each threshold whose τ
+// lies before end suspects from τ to end, one mistake. τ is non-decreasing
+// in the point, so those thresholds are a prefix of the group's.
+func (p *akkaPass) closeGap(g *akkaGroup, end time.Duration, fresh bool) {
 	for j := g.lo; j < g.hi; j++ {
 		tau := g.last + p.ceilCrossing(g, j)
 		if end <= tau {
@@ -271,6 +298,36 @@ func (p *akkaPass) closeGap(g *akkaGroup, end time.Duration) {
 		if p.intervals != nil {
 			p.intervals[j] = append(p.intervals[j], Interval{Start: tau, End: end})
 		}
+		if p.cells != nil {
+			p.cellGap(p.cells[j], g.last, tau, end, fresh)
+		}
+	}
+}
+
+// cellGap puts a mistake from τ to end into cells as the replayer does:
+// the gaps between consecutive arrivals from the fresh one at last through
+// the stale ones (p.staleA) to end (fresh: the fresh arrival at end; else
+// end is the last stale arrival) each give the part of the suspected time
+// they hold to the cell where they start, and the mistake counts in the
+// cell of the gap where it starts.
+func (p *akkaPass) cellGap(cs *cellSeries, last, tau, end time.Duration, fresh bool) {
+	prev, started := last, false
+	add := func(a time.Duration) {
+		if a > tau {
+			c := cs.grid.cell(prev)
+			if !started {
+				cs.mist[c]++
+				started = true
+			}
+			cs.susp[c] += float64(a - max(tau, prev))
+		}
+		prev = a
+	}
+	for _, a := range p.staleA {
+		add(a)
+	}
+	if fresh {
+		add(end)
 	}
 }
 
@@ -330,7 +387,7 @@ func (p *akkaPass) finish() ([]Result, error) {
 			return nil, errNotLinear // ErrNoEvaluation: the replays report it
 		}
 		if g.pending {
-			p.closeGap(g, p.prevA)
+			p.closeGap(g, p.prevA, false)
 		}
 		allSent, plaus := g.startFresh > p.lastNoSent, g.startFresh > p.lastImplaus
 		sync := allSent && plaus
@@ -378,11 +435,33 @@ func (p *akkaPass) finish() ([]Result, error) {
 					res.DelayOffset = p.cfg.DelayOffset
 				}
 				res.setRates()
+				if p.cells != nil {
+					p.setCells(&res, &td, j+c, g.start)
+				}
 				out[j+c] = res
 			}
 		}
 	}
 	return out, nil
+}
+
+// setCells fills point j's per-cell breakdown (its mistakes and suspected
+// time are in already; the span and TD_k as the replayer's finish adds
+// them, in the same order) and its intervals.
+func (p *akkaPass) setCells(res *Result, td *tdBatch, j int, start time.Duration) {
+	cs := p.cells[j]
+	cs.setSpan(p.hbs, start)
+	clear(cs.tdSum)
+	clear(cs.tdN)
+	y := p.ys[j]
+	for _, nd := range td.nodes {
+		for k := range nd.m {
+			c := p.freshCell[nd.from+k]
+			cs.tdSum[c] += float64(td.value(nd, k, y))
+			cs.tdN[c]++
+		}
+	}
+	res.setCI(cs)
 }
 
 // tdBatchSize thresholds are summarized per read of a group's forms.

@@ -78,6 +78,9 @@ func TestAkkaOnePassEqualsReplaysOnPresets(t *testing.T) {
 			t.Run(tn+"/"+cn, func(t *testing.T) {
 				groups := checkAkkaOnePass(t, acfg, hbs, Config{})
 				t.Logf("%d heartbeats, %d groups at the end", len(hbs), groups)
+				// Confidence intervals: the per-cell breakdown, with stale
+				// arrivals inside mistakes (jitter reorders), equals the replays'.
+				checkAkkaOnePass(t, acfg, hbs, Config{Intervals: true})
 				if cn == "std100ms" {
 					assert.Greater(t, groups, 1, "the thresholds must part on this trace, or the test does not test splitting")
 				}

@@ -108,10 +108,12 @@ func requireSameAsPerPoint(t *testing.T, f Family, streams []Stream, cfg Config,
 
 // sweepReplayConfigs are the replay settings the exactness tests of the
 // Akka and SFD sweeps cover: defaults, warm-up with recorded mistake
-// intervals, and both forced clock modes (unsynchronized with d̄).
+// intervals, confidence intervals (their per-cell breakdown is compared
+// too), and both forced clock modes (unsynchronized with d̄).
 var sweepReplayConfigs = []Config{
 	{},
 	{WarmUp: 37, RecordMistakes: true},
+	{WarmUp: 37, RecordMistakes: true, Intervals: true},
 	{Clock: ClockUnsynchronized, DelayOffset: ms(12)},
 	{Clock: ClockSynchronized, RecordMistakes: true},
 }

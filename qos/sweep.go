@@ -184,11 +184,10 @@ func SweepEach(streams []Stream, fams [][]Family, opt SweepOptions) ([]Curve, er
 			curves[ci] = Curve{Stream: streams[si].Name, Family: f.Name, Param: f.Param, Unit: f.Unit, Method: PerPoint}
 			slots[ci] = make([]*Point, len(f.Values))
 			total += len(f.Values)
-			// With intervals, a family's own one-pass method gives way to
-			// one replay per point unless it keeps the per-time-cell
-			// breakdown the intervals need (SFD's shared estimator and the
-			// shared-state passes do; Akka's grouped pass does not).
-			ownOK := f.onePass != nil && (!opt.Config.Intervals || f.method == SharedEstimator || f.method == SharedState)
+			// Every family's own one-pass method keeps the per-time-cell
+			// breakdown the intervals need (Akka's grouped pass, SFD's
+			// shared estimator, the shared-state passes).
+			ownOK := f.onePass != nil
 			if (f.Linear != nil || ownOK) && !opt.PerPointOnly {
 				curves[ci].Method = OnePass
 				if f.onePass != nil {
