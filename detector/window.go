@@ -36,12 +36,21 @@ type Window struct {
 	maxDev      int64 // |x − shift| is clamped to this so the int64 sum cannot overflow
 }
 
-// ErrWindowSize is returned by NewWindow for a size below 1.
-var ErrWindowSize = errors.New("detector: window size must be at least 1")
+// MaxWindowSize bounds a window's size: 2^20 samples (8 MiB of
+// durations), far above the windows of the literature (Akka, Cassandra and
+// Chen et al. use 1000), so that a mistyped size (window=10000000000 in a
+// spec or flag) is an error rather than an allocation that kills the
+// process.
+const MaxWindowSize = 1 << 20
 
-// NewWindow returns an empty window holding at most size samples.
+// ErrWindowSize is returned by NewWindow for a size below 1 or above
+// MaxWindowSize.
+var ErrWindowSize = errors.New("detector: window size must be between 1 and 1048576 (MaxWindowSize)")
+
+// NewWindow returns an empty window holding at most size samples, or
+// ErrWindowSize for a size outside [1, MaxWindowSize].
 func NewWindow(size int) (*Window, error) {
-	if size < 1 {
+	if size < 1 || size > MaxWindowSize {
 		return nil, ErrWindowSize
 	}
 	return &Window{buf: make([]time.Duration, size), maxDev: math.MaxInt64 / int64(2*size)}, nil

@@ -46,6 +46,14 @@ func TestWindowEvictsOldest(t *testing.T) {
 func TestWindowBadSize(t *testing.T) {
 	_, err := detector.NewWindow(0)
 	assert.ErrorIs(t, err, detector.ErrWindowSize)
+	// A mistyped size is an error, not a 80 GB allocation.
+	_, err = detector.NewWindow(10_000_000_000)
+	assert.ErrorIs(t, err, detector.ErrWindowSize)
+	_, err = detector.NewWindow(detector.MaxWindowSize + 1)
+	assert.ErrorIs(t, err, detector.ErrWindowSize)
+	w, err := detector.NewWindow(detector.MaxWindowSize)
+	require.NoError(t, err)
+	assert.Equal(t, detector.MaxWindowSize, w.Size())
 }
 
 // Timestamps near 5e16 ns are beyond float64's exact integers; the window

@@ -69,6 +69,13 @@ var (
 // define registers family f with config type C. It is how each family is
 // added (families.go): one call per family, listing its parameters.
 func define[C any, D detector.Detector](f Family, build func(C) (D, error), sweep func(C, []float64) qos.Family, point func(C) float64, params ...param) {
+	for i := range params {
+		// Windows are bounded by detector.MaxWindowSize: say so when
+		// the spec is parsed rather than when the detector is built.
+		if p := &params[i]; p.Kind == Int && (p.Name == "window" || strings.HasSuffix(p.Name, "-window")) && !p.hasMax {
+			*p = atMost(*p, detector.MaxWindowSize)
+		}
+	}
 	f.params = params
 	f.typ = reflect.TypeFor[C]()
 	f.build = func(cfg any) (detector.Detector, error) {

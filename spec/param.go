@@ -122,6 +122,9 @@ func (p *param) rangeText() string {
 		if p.Kind == Duration {
 			return time.Duration(x).String()
 		}
+		if x == math.Trunc(x) && math.Abs(x) < 1e15 {
+			return strconv.FormatFloat(x, 'f', -1, 64) // 1048576, not 1.048576e+06
+		}
 		return strconv.FormatFloat(x, 'g', -1, 64)
 	}
 	lo := "≥ " + f(p.min)

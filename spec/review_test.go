@@ -46,3 +46,19 @@ func TestDecodeFileAliasBomb(t *testing.T) {
 	_, err = Decode("s.yaml", []byte("detectors: &l [akka]\nsweeps: *l\n"))
 	assert.ErrorContains(t, err, "s.yaml:2: sweeps: expected a list")
 }
+
+// A window size the detectors cannot hold is refused when the spec is
+// parsed, naming the bound, for every family with a window.
+func TestWindowBounded(t *testing.T) {
+	for _, text := range []string{"phi-akka(window=10000000000)", "phi-normal(window=2000000)", "phi-cassandra(window=2000000)",
+		"chen(window=2000000)", "2w-fd(window=2000000)", "2w-fd(short-window=2000000)", "satzger(window=2000000)"} {
+		_, err := Parse(text)
+		assert.ErrorContains(t, err, "out of range (expected ≥ 1 and ≤ 1048576)", text)
+	}
+	s, err := Parse("phi-akka(window=1048576)")
+	require.NoError(t, err)
+	_, err = s.New()
+	require.NoError(t, err)
+	_, err = ParseSweep("chen window=1..100000000000")
+	assert.ErrorContains(t, err, "1048576")
+}

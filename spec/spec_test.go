@@ -116,7 +116,7 @@ func TestParseErrors(t *testing.T) {
 		"phi-akka(paws=3s)":                  `no parameter "paws" (its parameters: threshold, window, min-std, pause`,
 		"phi-akka(pause=3)":                  `pause: "3" is not a duration`,
 		"phi-akka(pause=-1s)":                "pause: -1s is out of range (expected ≥ 0s)",
-		"phi-akka(window=0)":                 "window: 0 is out of range (expected ≥ 1)",
+		"phi-akka(window=0)":                 "window: 0 is out of range (expected ≥ 1 and ≤ 1048576)",
 		"phi-akka(threshold=0)":              "threshold: 0 is out of range (expected > 0)",
 		"phi-akka(threshold=NaN)":            `threshold: "NaN" is not a finite number`,
 		"phi-akka(pause=1s, pause=2s)":       "pause is given twice",

@@ -20,7 +20,8 @@ func TestSpecDetectors(t *testing.T) {
 	assert.Equal(t, 10.0, d.(*phi.Akka).Threshold())
 	for text, want := range map[string]string{
 		"phi-akka(pause=3)":           `pause: "3" is not a duration`,
-		"phi-normal(window=10000000)": "window 10000000 is above",
+		"phi-normal(window=10000000)": "window: 10000000 is out of range",
+		"phi-normal(window=1000000)":  "window 1000000 is above",
 	} {
 		_, err := specDetectors([]string{text})
 		require.Error(t, err, text)
