@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"gonum.org/v1/gonum/stat"
+	"gonum.org/v1/gonum/stat/distuv"
 )
 
 // CI holds 95 % confidence intervals for the QoS of one setting, from a
@@ -23,7 +24,9 @@ import (
 // (dependence dies out within a few blocks), and a cell (1/128 of the
 // stream) is short next to the stream. A setting without mistakes gets
 // MR ∈ [0, 3/T_obs] (the “rule of three”, a one-sided 95 % bound for a
-// Poisson count of 0) and QAP ∈ [1, 1].
+// Poisson count of 0) and QAP ∈ [1, 1]; one with fewer than 10 mistakes
+// gets an MR interval at least as wide as the exact Poisson interval of
+// its count (Garwood 1936), which the bootstrap alone falls short of.
 type CI struct {
 	// Level is the coverage the intervals aim at (0.95).
 	Level float64 `json:"level"`
@@ -47,6 +50,9 @@ const (
 	// minCells is the least number of cells with observed time for an
 	// interval: fewer leave nothing to resample.
 	minCells = 8
+	// fewMistakes: below this many mistakes the MR interval is at least
+	// the exact Poisson interval of the count (poissonMR).
+	fewMistakes = 10
 )
 
 // active returns the range [lo, hi) of cells from the first to the last
@@ -127,11 +133,35 @@ func (res *Result) setCI(cells *cellSeries) {
 	ci.TDMean = [2]time.Duration{time.Duration(math.Round(td[0])), time.Duration(math.Round(td[1]))}
 	if res.Mistakes == 0 {
 		ci.MRPerSecond = [2]float64{0, 3 / res.Span.Seconds()}
+	} else if res.Mistakes < fewMistakes {
+		// A percentile bootstrap cannot say more than the few mistakes it
+		// resamples: with one mistake its upper end is about 3/T_obs, the
+		// bound of no mistake at all. Below fewMistakes the interval is
+		// therefore never narrower than the exact Poisson one of the
+		// count. (Above, it is not applied: mistakes of a heavily
+		// loaded setting are fewer-than-Poisson dispersed, and the union
+		// covered the true MR 99.5 % of the time in TestIntervalCoverage.)
+		g := poissonMR(res.Mistakes, res.Span)
+		ci.MRPerSecond = [2]float64{min(ci.MRPerSecond[0], g[0]), max(ci.MRPerSecond[1], g[1])}
 	}
 	if res.Evaluated == 0 {
 		ci.TDMean = [2]time.Duration{}
 	}
 	res.CI = ci
+}
+
+// poissonMR returns the exact (Garwood) two-sided 95 % interval of a
+// Poisson rate from k ≥ 1 events over span, in events per second:
+// [χ²(0.025; 2k)/2, χ²(0.975; 2k+2)/2] / span (Garwood, Biometrika 23(3/4),
+// 1936; e.g. k = 1 gives [0.0253, 5.572]/span). It holds for mistakes
+// that are independent events; clustered mistakes widen the bootstrap
+// interval beyond it.
+func poissonMR(k int, span time.Duration) [2]float64 {
+	a := (1 - ciLevel) / 2
+	sec := span.Seconds()
+	lo := distuv.ChiSquared{K: float64(2 * k)}.Quantile(a) / 2 / sec
+	hi := distuv.ChiSquared{K: float64(2*k + 2)}.Quantile(1-a) / 2 / sec
+	return [2]float64{lo, hi}
 }
 
 // percentiles returns the 2.5 % and 97.5 % empirical quantiles of xs
