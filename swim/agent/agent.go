@@ -123,7 +123,15 @@ type Stats struct {
 	// stay 0 for a Config.Transport without a Stats() transport.Stats
 	// method.
 	DroppedOversize, DroppedQueueFull uint64
+	// Protocol holds the state machine's counters (swim.Stats: probes,
+	// suspicions, refutations, eager gossip sent, ...) as of the last
+	// packet or tick the agent processed.
+	Protocol swim.Stats
 }
+
+// authLogEvery is the least time between two warnings of packets that
+// failed authentication; the warning counts those dropped in between.
+const authLogEvery = 10 * time.Second
 
 // minPayload is the smallest packet payload the swim state machine accepts
 // (swim.Config.MaxPacketSize).
@@ -162,6 +170,14 @@ type Agent struct {
 	// joinWaiters are closed, on the agent's goroutine, as soon as this
 	// member knows another live member or its ID was refused (joined).
 	joinWaiters map[chan struct{}]struct{}
+
+	proto     atomic.Pointer[swim.Stats] // last swim.Stats published
+	lastProto swim.Stats                 // agent goroutine only
+	// Rate limit of the authentication warning (agent goroutine only):
+	// when the last was logged, and failures not logged since.
+	authLogged   time.Duration
+	authLoggedOK bool
+	authQuiet    uint64
 }
 
 // Start opens the transport, creates the state machine and runs it until
@@ -372,6 +388,8 @@ func (a *Agent) receive(p transport.Packet) {
 			a.decodeErr.Add(1)
 		} else {
 			a.authFail.Add(1)
+			a.warnAuth(p.From, err)
+			return
 		}
 		a.log.Debug("dropped packet", "from", p.From, "err", err)
 		return
@@ -382,8 +400,27 @@ func (a *Agent) receive(p transport.Packet) {
 	}
 }
 
+// warnAuth logs a datagram that failed authentication at Warn level, at
+// most once per authLogEvery; the others are counted into the next warning
+// (a flood of forged packets must not flood the log). Stats.AuthFailures
+// counts them all.
+func (a *Agent) warnAuth(from netip.AddrPort, err error) {
+	now := a.now()
+	if a.authLoggedOK && now-a.authLogged < authLogEvery {
+		a.authQuiet++
+		return
+	}
+	a.log.Warn("dropped a packet that failed authentication (wrong key, tampering, or not sealed as this group's packets are)",
+		"from", from, "err", err, "unlogged_since_last", a.authQuiet, "total", a.authFail.Load())
+	a.authLogged, a.authLoggedOK, a.authQuiet = now, true, 0
+}
+
 // flush sends what the state machine produced and publishes its events.
 func (a *Agent) flush() {
+	if st := a.m.Stats(); st != a.lastProto || a.proto.Load() == nil {
+		a.lastProto = st
+		a.proto.Store(&st)
+	}
 	rd := a.m.Ready()
 	events := rd.Events
 	for i := range rd.Packets {
@@ -623,6 +660,9 @@ func (a *Agent) Stats() Stats {
 		AuthFailures: a.authFail.Load(), DecodeErrors: a.decodeErr.Load(), Rejected: a.rejected.Load(),
 		EncodeErrors: a.encodeErr.Load(), SendErrors: a.sendErr.Load(),
 		EventsDropped: a.evDrop.Load(), Replayed: a.replayed.Load(),
+	}
+	if p := a.proto.Load(); p != nil {
+		st.Protocol = *p
 	}
 	if ts, ok := a.tr.(interface{ Stats() transport.Stats }); ok {
 		t := ts.Stats()

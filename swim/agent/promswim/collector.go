@@ -6,7 +6,10 @@ package promswim
 
 import (
 	"context"
+	"reflect"
+	"strings"
 	"time"
+	"unicode"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -23,8 +26,14 @@ import (
 //	fdswim_packets_sent_total, fdswim_packets_received_total,
 //	fdswim_bytes_sent_total, fdswim_bytes_received_total,
 //	fdswim_auth_failures_total, fdswim_decode_errors_total,
-//	fdswim_rejected_total, fdswim_send_errors_total,
+//	fdswim_rejected_total, fdswim_replayed_total, fdswim_send_errors_total,
+//	fdswim_encode_errors_total, fdswim_events_dropped_total,
 //	fdswim_dropped_oversize_total, fdswim_dropped_queue_full_total
+//	fdswim_protocol_<counter>_total        every swim.Stats counter, in snake
+//	                                       case: probes_started, suspicions,
+//	                                       gossips_sent (eager gossip), ...
+//
+// Every counter of agent.Stats is exported, each under its own name.
 //
 // Register it with prometheus.MustRegister(promswim.NewCollector(a)).
 type Collector struct {
@@ -59,13 +68,69 @@ func NewCollector(a *agent.Agent) *Collector {
 		{"decode_errors_total", "Authenticated datagrams whose payload did not decode.", func(s agent.Stats) uint64 { return s.DecodeErrors }},
 		{"rejected_total", "Decoded packets the protocol refused.", func(s agent.Stats) uint64 { return s.Rejected }},
 		{"replayed_total", "Sealed packets dropped by the replay check (seen before, sealed before this member started, or beyond the clock-skew bound).", func(s agent.Stats) uint64 { return s.Replayed }},
-		{"send_errors_total", "Datagrams that could not be encoded or sent.", func(s agent.Stats) uint64 { return s.SendErrors + s.EncodeErrors }},
+		{"send_errors_total", "Datagrams that could not be sent (bad destination address or socket error).", func(s agent.Stats) uint64 { return s.SendErrors }},
+		{"encode_errors_total", "Outgoing packets that could not be encoded.", func(s agent.Stats) uint64 { return s.EncodeErrors }},
+		{"events_dropped_total", "Membership events not delivered to a subscriber whose channel was full.", func(s agent.Stats) uint64 { return s.EventsDropped }},
 		{"dropped_oversize_total", "Received datagrams dropped by the transport for exceeding the maximum packet size.", func(s agent.Stats) uint64 { return s.DroppedOversize }},
 		{"dropped_queue_full_total", "Received datagrams dropped by the transport because its receive queue was full.", func(s agent.Stats) uint64 { return s.DroppedQueueFull }},
 	} {
 		c.counters = append(c.counters, counterDesc{prometheus.NewDesc("fdswim_"+x.name, x.help, nil, nil), x.f})
 	}
+	st := reflect.TypeFor[swim.Stats]()
+	for i := range st.NumField() {
+		f := st.Field(i)
+		help, ok := protocolHelp[f.Name]
+		if !ok {
+			help = "swim.Stats." + f.Name + "."
+		}
+		c.counters = append(c.counters, counterDesc{
+			prometheus.NewDesc("fdswim_protocol_"+snake(f.Name)+"_total", help, nil, nil),
+			func(s agent.Stats) uint64 { return uint64(reflect.ValueOf(s.Protocol).Field(i).Int()) },
+		})
+	}
 	return c
+}
+
+// protocolHelp is the help text of each swim.Stats counter, exported as
+// fdswim_protocol_<field in snake case>_total. A counter added to
+// swim.Stats is exported too, with its field name as help, until it gets
+// a line here.
+var protocolHelp = map[string]string{
+	"ProbesStarted":       "Probes started (one per protocol period with a target).",
+	"ProbesFailed":        "Probes with neither a direct nor an indirect ack.",
+	"PingReqsSent":        "Indirect probe requests (ping-req) sent.",
+	"NacksSent":           "Nacks sent for ping-reqs whose target did not answer in time (Lifeguard).",
+	"Refutations":         "Times this member raised its own incarnation to refute a suspicion.",
+	"GateDeferrals":       "Failed probes forgiven once by the per-peer detector gate.",
+	"Suspicions":          "Suspicions this member raised itself.",
+	"Declarations":        "Members this member declared dead by its own suspicion timeout.",
+	"Misdirected":         "Packets for another member ID dropped.",
+	"LocalPauses":         "Late ticks taken for a pause of this member.",
+	"DetectorErrors":      "Per-peer detector or estimator factory errors.",
+	"PushPulls":           "Anti-entropy exchanges (push-pull) started.",
+	"ViewRequests":        "Views asked of unknown senders.",
+	"AliveSent":           "Pings sent only to carry a refutation at once.",
+	"GossipsSent":         "Eager gossip packets sent (eager dissemination, gossip fanout).",
+	"Implausible":         "Updates refused for an implausible incarnation jump.",
+	"AccusationsReturned": "Accusations sent back to the sender of a stale alive update and to the accused.",
+	"Reaped":              "Dead and left members forgotten.",
+	"MembersRefused":      "New members not admitted because the view was full of live ones.",
+	"Conflicts":           "Claims of a live member's ID by a node at another address.",
+}
+
+// snake turns a Go field name into snake case: PingReqsSent → ping_reqs_sent.
+func snake(s string) string {
+	var b strings.Builder
+	for i, r := range s {
+		if unicode.IsUpper(r) {
+			if i > 0 {
+				b.WriteByte('_')
+			}
+			r = unicode.ToLower(r)
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // Describe implements prometheus.Collector.

@@ -1,0 +1,57 @@
+package agent
+
+import (
+	"log/slog"
+	"net/netip"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fdkit/fdkit/swim/transport"
+)
+
+type lockedBuf struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuf) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuf) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// Authentication failures are logged at Warn, one line per authLogEvery
+// however many arrive; the counter has them all.
+func TestAuthFailuresLoggedRateLimited(t *testing.T) {
+	var buf lockedBuf
+	a := start(t, Config{Logger: slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+	u, err := transport.Listen(transport.Config{})
+	require.NoError(t, err)
+	defer u.Close()
+	to := netip.MustParseAddrPort(a.Self().Addr)
+	for range 20 {
+		require.NoError(t, u.Send(to, append([]byte{0x02}, make([]byte, 40)...))) // bad tag
+	}
+	require.Eventually(t, func() bool { return a.Stats().AuthFailures == 20 }, 5*time.Second, 10*time.Millisecond)
+	out := buf.String()
+	assert.Equal(t, 1, strings.Count(out, "msg=\"dropped a packet that failed authentication"), out)
+	assert.Contains(t, out, "level=WARN")
+	assert.Contains(t, out, "from="+u.LocalAddr().String())
+}
+
+// Stats.Protocol carries the state machine's counters.
+func TestStatsProtocol(t *testing.T) {
+	as := group(t, 2, Config{Plain: true})
+	require.Eventually(t, func() bool { return as[0].Stats().Protocol.ProbesStarted > 0 }, 5*time.Second, 10*time.Millisecond)
+}
