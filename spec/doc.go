@@ -19,7 +19,10 @@
 // hazelcast); a preset's parameters can be overridden: akka(threshold=10).
 // Durations are Go durations (3s, 250ms, 1m30s, 0); counts are integers;
 // real numbers are decimal; booleans are true or false. Spaces around
-// tokens are ignored. A parameter not given takes its family's default.
+// tokens are ignored; names of families, presets and parameters ignore case
+// (AKKA(Threshold=10) is akka(threshold=10)), and a parameter may be given
+// once. Window sizes are at most detector.MaxWindowSize. A parameter not
+// given takes its family's default.
 //
 // # Zero
 //

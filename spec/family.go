@@ -45,7 +45,7 @@ func (f *Family) Params() []Param {
 
 func (f *Family) param(name string) *param {
 	for i := range f.params {
-		if f.params[i].Name == name {
+		if strings.EqualFold(f.params[i].Name, name) { // as family names: case does not matter
 			return &f.params[i]
 		}
 	}
@@ -306,10 +306,10 @@ func Parse(text string) (Spec, error) {
 		if !ok || k == "" {
 			return Spec{}, fmt.Errorf("spec %q: %q is not key=value", text, strings.TrimSpace(kv))
 		}
-		if seen[k] {
+		if seen[strings.ToLower(k)] {
 			return Spec{}, fmt.Errorf("spec %q: %s is given twice", text, k)
 		}
-		seen[k] = true
+		seen[strings.ToLower(k)] = true
 		if s, err = s.With(k, v); err != nil {
 			return Spec{}, fmt.Errorf("spec %q: %w", text, err)
 		}

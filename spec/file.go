@@ -131,7 +131,7 @@ func decodeSpec(n *yaml.Node) (Spec, *yaml.Node, error) {
 		if v.Kind != yaml.ScalarNode {
 			return Spec{}, k, fmt.Errorf("%s: expected a single value", k.Value)
 		}
-		if k.Value == "detector" {
+		if strings.EqualFold(k.Value, "detector") {
 			if name != "" {
 				return Spec{}, k, fmt.Errorf("detector: given twice")
 			}
@@ -153,10 +153,10 @@ func decodeSpec(n *yaml.Node) (Spec, *yaml.Node, error) {
 	seen := map[string]bool{}
 	for i := 0; i < len(keys); i += 2 {
 		k, v := keys[i].Value, keys[i+1].Value
-		if seen[k] {
+		if seen[strings.ToLower(k)] {
 			return Spec{}, keys[i], fmt.Errorf("%s is given twice", k)
 		}
-		seen[k] = true
+		seen[strings.ToLower(k)] = true
 		if s, err = s.With(k, v); err != nil {
 			return Spec{}, keys[i], fmt.Errorf("%s: %w", name, err)
 		}

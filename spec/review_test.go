@@ -62,3 +62,18 @@ func TestWindowBounded(t *testing.T) {
 	_, err = ParseSweep("chen window=1..100000000000")
 	assert.ErrorContains(t, err, "1048576")
 }
+
+// Parameter names, like family and preset names, ignore case; the same
+// parameter spelt in two cases is given twice.
+func TestParameterNamesIgnoreCase(t *testing.T) {
+	s, err := Parse("PHI-AKKA(Threshold=3, MIN-STD=0s)")
+	require.NoError(t, err)
+	assert.Equal(t, "phi-akka(threshold=3, min-std=0s)", s.String())
+	_, err = Parse("phi-akka(threshold=3, Threshold=4)")
+	assert.ErrorContains(t, err, "Threshold is given twice")
+	_, err = Decode("s.yaml", []byte("detectors:\n  - detector: phi-akka\n    threshold: 3\n    THRESHOLD: 4\n"))
+	assert.ErrorContains(t, err, "s.yaml:4: THRESHOLD is given twice")
+	f, err := Decode("s.yaml", []byte("detectors:\n  - Detector: Akka\n    Pause: 0s\n"))
+	require.NoError(t, err)
+	assert.Equal(t, "phi-akka(threshold=8, window=1000, min-std=100ms, pause=0s, first-estimate=1s)", f.Detectors[0].String())
+}
