@@ -32,6 +32,12 @@ func TestFlagsRefuseInvalidValues(t *testing.T) {
 		{[]string{"recv", "--phi", "Inf"}, "--phi +Inf: every threshold must be finite and positive"},
 		{[]string{"recv", "--phi", "NaN"}, "--phi NaN: every threshold must be finite and positive"},
 		{[]string{"recv", "--timeouts", "0s"}, "--timeouts 0s: every timeout must be positive"},
+		// An empty key (--key "$KEY", KEY unset) sent unsigned heartbeats
+		// and received without authentication, as if no key were asked.
+		{[]string{"send", "--key", "", "127.0.0.1:1"}, "--key: empty"},
+		{[]string{"recv", "--key", ""}, "--key: empty"},
+		{[]string{"send", "--key-file", "", "127.0.0.1:1"}, "--key-file: empty"},
+		{[]string{"recv", "--key-file="}, "--key-file: empty"},
 	}
 	for _, c := range cases {
 		var o, e syncBuffer

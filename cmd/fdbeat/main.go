@@ -132,8 +132,16 @@ func addKeyFlags(fs *pflag.FlagSet, keys *[]string, keyFile *string, what string
 }
 
 // loadKeys returns the keys of --key and --key-file, in that order; nil
-// when neither is given.
-func loadKeys(keys []string, keyFile string) ([][]byte, error) {
+// when neither is given. A flag given with an empty value (--key "$KEY"
+// with KEY unset) is an error: it would otherwise send unsigned heartbeats,
+// or accept unauthenticated ones, as if no key had been asked for.
+func loadKeys(fs *pflag.FlagSet, keys []string, keyFile string) ([][]byte, error) {
+	if fs.Changed("key") && len(keys) == 0 {
+		return nil, errors.New("--key: empty; want a key in hex, 32, 48 or 64 digits")
+	}
+	if fs.Changed("key-file") && keyFile == "" {
+		return nil, errors.New("--key-file: empty; want the path of a file of hex keys")
+	}
 	var out [][]byte
 	for i, h := range keys {
 		k, err := wire.ParseKey(h)
@@ -219,7 +227,7 @@ func cmdSend(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if c.Pauses, err = parsePauses(pauses); err != nil {
 		return fmt.Errorf("--pause: %w", err)
 	}
-	ks, err := loadKeys(keys, keyFile)
+	ks, err := loadKeys(fs, keys, keyFile)
 	if err != nil {
 		return err
 	}
@@ -296,7 +304,7 @@ func cmdRecv(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	ks, err := loadKeys(keys, keyFile)
+	ks, err := loadKeys(fs, keys, keyFile)
 	if err != nil {
 		return err
 	}
