@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -90,6 +91,24 @@ func commandLine(args []string) string {
 // writeReportFile writes rep to path under a temporary name in the same
 // directory, moved into place when complete (package outfile), so an
 // interrupted run leaves no half report.
+// checkReportPath fails, before the replay, for a --report path that
+// cannot be written as a file: an existing directory, or one whose parent
+// directory is missing or not a directory.
+func checkReportPath(path string) error {
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return fmt.Errorf("--report %s: is a directory; give a file name such as %s", path, filepath.Join(path, "report.html"))
+	}
+	dir := filepath.Dir(path)
+	st, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("--report %s: directory %s: %w", path, dir, unwrapPath(err))
+	}
+	if !st.IsDir() {
+		return fmt.Errorf("--report %s: %s is not a directory", path, dir)
+	}
+	return nil
+}
+
 func writeReportFile(path string, rep qos.Report) error {
 	st, err := outfile.New(filepath.Dir(path), "fdreplay")
 	if err != nil {

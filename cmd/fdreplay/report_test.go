@@ -115,3 +115,27 @@ func TestReportInBrowser(t *testing.T) {
 	assert.Greater(t, st.Size(), int64(50_000), "a screenshot with plots, not a blank page")
 	t.Logf("screenshot: %s (%d bytes)", shot, st.Size())
 }
+
+// --report naming a directory, or a file under a missing directory or
+// under a regular file, fails before the replay (no "wrote" line, nothing
+// replayed) with a message naming the flag and what was expected; before,
+// a directory failed only after the whole run with "rename
+// .partial-fdreplay-…/adir adir: file exists".
+func TestReportPathCheckedFirst(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "f")
+	require.NoError(t, os.WriteFile(file, []byte("x"), 0o644))
+	for path, want := range map[string]string{
+		dir:                                "is a directory; give a file name such as " + filepath.Join(dir, "report.html"),
+		filepath.Join(dir, "no", "r.html"): "directory " + filepath.Join(dir, "no") + ": no such file or directory",
+		filepath.Join(file, "r.html"):      file + " is not a directory",
+	} {
+		code, out, errOut := runCmd("--report", path, "--no-progress", "-d", "fixed", "--points", "2")
+		assert.Equal(t, 1, code, path)
+		assert.Contains(t, errOut, "--report "+path+": "+want)
+		assert.NotContains(t, out, "sender", "failed before the replay: %s", out)
+	}
+	left, err := filepath.Glob(filepath.Join(dir, ".partial-*"))
+	require.NoError(t, err)
+	assert.Empty(t, left)
+}

@@ -315,6 +315,11 @@ func runErr(args []string, stdout, stderr io.Writer) error {
 		}
 		defer out.staging.Abort() // after an error: no partial file
 	}
+	if o.report != "" {
+		if err := checkReportPath(o.report); err != nil {
+			return err
+		}
+	}
 	inputs, err := loadInputs(o, files, stderr)
 	if err != nil {
 		return err
