@@ -32,7 +32,7 @@ import (
 //     is refused as implausible (Stats.Implausible);
 //   - the stored incarnation never decreases, in any state: Dead(l, i) or
 //     Left(l, i) over Dead(l, j) or Left(l, j), i > j, stores i;
-//   - an Alive(l, i) older than a Suspect, Dead or Left held at j > i
+//   - an Alive(l, i) no newer than a Suspect, Dead or Left held at j ≥ i
 //     sends that accusation back at once to the packet's sender and to l
 //     (accuseBack), so l refutes without waiting for a reconnect ping;
 //   - a Suspect or Dead (not a leave) in a view transfer about a member
@@ -66,7 +66,7 @@ func (m *Member) apply(now time.Duration, u Update, gossip bool) {
 	switch u.Kind {
 	case UpdateAlive:
 		if p == nil {
-			if !m.makeRoom() {
+			if !m.makeRoom(m.stepFrom == u.Node.ID) {
 				m.stats.MembersRefused++
 				return
 			}
@@ -83,7 +83,7 @@ func (m *Member) apply(now time.Duration, u Update, gossip bool) {
 			return
 		}
 		if u.Incarnation <= p.inc {
-			if u.Incarnation < p.inc && p.state != StateAlive {
+			if p.state != StateAlive { // at j too: x declared at its current incarnation never heard it
 				m.accuseBack(p)
 			}
 			return

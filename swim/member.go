@@ -32,6 +32,7 @@ type peer struct {
 	inList   bool // present in the probe list (lazily removed)
 	inTomb   bool
 	retried  bool // ModeDetector gate: one failed probe already forgiven
+	answered bool // acked a ping of this member's itself (makeRoom)
 	deadFrom ID
 }
 

@@ -247,6 +247,7 @@ func (m *Member) onAck(now time.Duration, pkt *Packet) {
 	if m.pr.active && seq == m.pr.seq {
 		t := m.pr.target
 		if pkt.From.ID == t.node.ID {
+			t.answered = true
 			m.observeRTT(t, now-m.pr.sent)
 		} else {
 			m.heard(now, t) // relayed: evidence that t is alive
@@ -261,6 +262,7 @@ func (m *Member) onAck(now time.Duration, pkt *Packet) {
 			continue
 		}
 		if p := m.peers[r.target]; p != nil && p.node.ID == pkt.From.ID {
+			p.answered = true
 			m.observeRTT(p, now-r.sent)
 		}
 		m.send(Packet{Kind: MsgAck, To: r.origin, Ack: Ack{Seq: r.originSeq}})

@@ -27,22 +27,67 @@ func (m *Member) reapExpired(now time.Duration) {
 }
 
 // makeRoom reports whether the view can take one more member, evicting
-// the dead or left member whose state is oldest when it is full.
-func (m *Member) makeRoom() bool {
+// one when it is full. A member that answered a ping of this member
+// (proven real) outranks one known only from what others said: the
+// candidates, in order, are the dead or left members that never answered
+// (the oldest state first), then, for a newcomer that speaks for itself
+// (direct: its Alive came in a packet it sent), the live members that
+// never answered (suspects first, then the oldest state), then the dead
+// or left members that answered (the oldest first). A relayed newcomer
+// never evicts a member that answered. Before, a flood of forged Alive
+// updates evicted the dead members that had answered: the two sides of a
+// partition forgot each other for good, with no reconnect ping left to
+// send (found by the schedule checker); and a view full of forged members,
+// which never answer, refused a genuine member for as long as the fakes
+// took to be declared dead.
+func (m *Member) makeRoom(direct bool) bool {
 	if len(m.peers)+1 < m.cfg.MaxMembers {
 		return true
 	}
+	down := func(p *peer) bool { return p.state == StateDead || p.state == StateLeft }
 	var oldest *peer
-	for _, p := range m.all {
-		if (p.state == StateDead || p.state == StateLeft) && (oldest == nil || p.since < oldest.since) {
-			oldest = p
+	pick := func(ok func(p *peer) bool, better func(p, q *peer) bool) {
+		for _, p := range m.all {
+			if ok(p) && (oldest == nil || better(p, oldest)) {
+				oldest = p
+			}
 		}
+	}
+	older := func(p, q *peer) bool { return p.since < q.since }
+	pick(func(p *peer) bool { return down(p) && !p.answered }, older)
+	if oldest == nil && direct {
+		pick(func(p *peer) bool {
+			return !down(p) && !p.answered && !(m.pr.active && m.pr.target == p)
+		}, func(p, q *peer) bool {
+			if (p.state == StateSuspect) != (q.state == StateSuspect) {
+				return p.state == StateSuspect
+			}
+			return p.since < q.since
+		})
+		if oldest != nil {
+			m.unlive(oldest)
+		}
+	}
+	if oldest == nil && direct {
+		pick(down, older)
 	}
 	if oldest == nil {
 		return false
 	}
 	m.forget(func(p *peer) bool { return p == oldest })
 	return true
+}
+
+// unlive takes a live member out of the live set before it is forgotten.
+func (m *Member) unlive(p *peer) {
+	if p.state == StateSuspect {
+		m.clearSuspicion(p)
+	}
+	p.state = StateDead // forgotten at once by the caller
+	m.live--
+	if m.forceNext == p {
+		m.forceNext = nil
+	}
 }
 
 // forget removes the dead or left members for which gone is true from the

@@ -217,3 +217,72 @@ func TestIsolatedMemberAsksForViews(t *testing.T) {
 	}
 	assert.Equal(t, Incarnation(1), a.Incarnation(), "a refuted")
 }
+
+// The common case of a stale Alive is at the accusation's own incarnation:
+// x, cut off, was suspected and declared dead at its current incarnation j
+// and never heard of it, so its Alive(x, j), relayed by a member that
+// missed the death, reaches b, which holds Dead(x, j). b sends the
+// accusation back to x and to the relay, as for an older Alive; before,
+// only an Alive strictly older than the accusation was answered, and x
+// learnt of its death only from a reconnect ping.
+func TestEqualIncarnationAliveSendsAccusationBack(t *testing.T) {
+	for _, held := range []UpdateKind{UpdateSuspect, UpdateDead} {
+		b := newTest(t, "b", ModeLifeguard, nil, "x", "c", "d")
+		require.NoError(t, b.Step(time.Second, gossipFrom("d", Update{Kind: held, Node: node("x"), Incarnation: 7, From: "d"})))
+		drain(b)
+		require.NoError(t, b.Step(2*time.Second, gossipFrom("c", Update{Kind: UpdateAlive, Node: node("x"), Incarnation: 7, From: "x"})))
+		pk, _ := drain(b)
+		to := map[ID]bool{}
+		for _, p := range pk {
+			if hasUpdate(p, held, "x", 7) {
+				to[p.To.ID] = true
+			}
+		}
+		assert.True(t, to["c"], "%v: the relay hears the accusation", held)
+		assert.True(t, to["x"], "%v: the accused hears the accusation", held)
+	}
+}
+
+// A view full of forged members (alive, never answering) does not keep a
+// genuine member out: one that speaks for itself (its own packet carries
+// its Alive) takes the place of a member that never answered a ping of
+// this one, while a forged Alive relayed by others is still refused and a
+// member that answered is never evicted. Before, the genuine member was
+// refused until a fake was declared dead (found by the schedule checker:
+// a member evicted while held dead stayed unknown after it came back).
+func TestFullViewAdmitsMemberSpeakingForItself(t *testing.T) {
+	b := newTest(t, "b", ModeLifeguard, func(c *Config) { c.MaxMembers = 6 }, "c")
+	// c answers b's probes.
+	for now := time.Duration(0); now < 6*time.Second; now += 100 * time.Millisecond {
+		pk, _ := advance(b, now)
+		for _, p := range pk {
+			if p.Kind == MsgPing && p.To.ID == "c" {
+				require.NoError(t, b.Step(now, &Packet{Kind: MsgAck, From: node("c"), To: node("b"), Ack: Ack{Seq: p.Ping.Seq}}))
+			}
+		}
+	}
+	for i := range 10 {
+		id := "fake" + string(rune('a'+i))
+		require.NoError(t, b.Step(6*time.Second, gossipFrom("c", Update{Kind: UpdateAlive, Node: node(id), From: ID(id)})))
+	}
+	require.Len(t, b.Members(6*time.Second), 6, "full")
+	require.NoError(t, b.Step(6*time.Second, gossipFrom("c", Update{Kind: UpdateAlive, Node: node("relayed"), From: "relayed"})))
+	assert.Equal(t, State(0), b.State("relayed"), "a relayed newcomer does not evict")
+
+	require.NoError(t, b.Step(6*time.Second, &Packet{Kind: MsgPing, From: node("x"), To: node("b"), Ping: Ping{Seq: 1},
+		Updates: []Update{{Kind: UpdateAlive, Node: node("x"), From: "x"}}}))
+	assert.Equal(t, StateAlive, b.State("x"), "the genuine member speaking for itself is admitted")
+	assert.Equal(t, StateAlive, b.State("c"), "the member that answered stays")
+	assert.Len(t, b.Members(6*time.Second), 6)
+	assert.Equal(t, b.NumAlive(), 6)
+
+	// c, which answered, is held dead (a partition): relayed fakes do not
+	// evict it, so it stays a reconnect candidate and the two sides can
+	// meet again.
+	require.NoError(t, b.Step(7*time.Second, gossipFrom("x", Update{Kind: UpdateDead, Node: node("c"), From: "x"})))
+	for i := range 10 {
+		id := "late" + string(rune('a'+i))
+		require.NoError(t, b.Step(7*time.Second, gossipFrom("x", Update{Kind: UpdateAlive, Node: node(id), From: ID(id)})))
+	}
+	assert.Equal(t, StateDead, b.State("c"), "not evicted by relayed fakes")
+}

@@ -76,3 +76,19 @@ func TestAdversarialSchedules(t *testing.T) {
 	}
 	t.Logf("%d schedules, %d violations", n, total)
 }
+
+// Found by the checker (schedule 605, shrunk): a partition, then floods of
+// fake members on both sides. Each side held the other dead, and the fakes
+// evicted those dead members to make room: the two sides forgot each
+// other for good (ModeSWIM). A member that answered a ping is now evicted only for a
+// newcomer speaking for itself (swim's makeRoom).
+func TestSchedule605PartitionThenFlood(t *testing.T) {
+	sc := Schedule{Seed: 605, N: 6, Mode: swim.ModeSWIM, Steps: []Step{
+		{At: 10334944672, Fault: FaultPartition, A: 4, B: 1, D: 12000000000},
+		{At: 16997656869, Fault: FaultFlood, A: 5, B: 3, K: 43},
+		{At: 23776669766, Fault: FaultFlood, A: 0, B: 4, K: 53},
+	}}
+	if v := sc.Check(); v != nil {
+		t.Fatal(v)
+	}
+}
