@@ -33,10 +33,16 @@ import (
 const agentUsage = `usage: fdswim agent [flags]
 
 Runs one SWIM member over UDP until interrupted (SIGINT, SIGTERM), then
-leaves the group gracefully. Membership changes are printed one per line:
+leaves the group gracefully. Its output on stdout is log/slog text lines,
+each with a timestamp (time=RFC 3339) and level; membership changes are:
 
-  event kind=<join|suspect|alive|dead|leave> id=<member> addr=<ip:port> incarnation=<n> from=<id>
-  event kind=conflict id=<member> addr=<claimant ip:port> incarnation=0 from=<id> held=<ip:port kept>
+  time=<t> level=INFO msg=event kind=<join|suspect|alive|dead|leave> id=<member> addr=<ip:port> incarnation=<n> from=<id>
+  time=<t> level=INFO msg=event kind=conflict id=<member> addr=<claimant ip:port> incarnation=0 from=<id> held=<ip:port kept>
+
+and the others msg=agent (identity), msg=http, msg=joined, msg="keys
+reloaded", msg=stopped. Warnings and errors (authentication failures, at
+most one line per 10 s; failed join attempts; failed key reloads) go to
+stderr at --log-level.
 
 Packets are encrypted with AES-GCM: give the key with --key or --key-file
 (hex, 32, 48 or 64 digits; several keys for rotation, the first seals), or
@@ -58,6 +64,8 @@ type agentFlags struct {
 	join, keys                                             []string
 	plain                                                  bool
 	probeInterval, probeTimeout, joinTimeout, leaveTimeout time.Duration
+	pushPull                                               time.Duration
+	pushPullSet                                            bool // --push-pull given (it then overrides --preset's)
 	maxPacket, gossipFanout                                int
 	suspicion                                              string       // per-peer detector spec ("" = swim's default)
 	preset                                                 *swim.Config // --preset's settings, nil for none
@@ -94,6 +102,8 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	flagcheck.Var(fs, &f.leaveTimeout, "leave-timeout", "", 2*time.Second, 0, time.Hour, "a duration from 0 to 1h", "how long to keep gossiping the leave on shutdown")
 	flagcheck.Var(fs, &f.maxPacket, "max-packet-size", "", wire.DefaultMaxPacketSize, 128, 65507, "a size in bytes from 128 to 65507 (the largest UDP payload)", "largest datagram in bytes, envelope included")
 	flagcheck.Var(fs, &f.gossipFanout, "gossip-fanout", "", swim.DefaultGossipFanout, 0, 1024, "a count from 0 (off) to 1024", "eager dissemination: random members a new accusation, refutation or leave is pushed to at once (detector and lifeguard modes; 0 turns it off)")
+	flagcheck.Var(fs, &f.pushPull, "push-pull", "", swim.DefaultPushPullInterval, 0, 24*time.Hour, "a duration from 0 (off) to 24h",
+		"base interval of anti-entropy: the whole view is exchanged with one random member, scaled by ceil(n/32) for n members (0 turns it off; with --preset, the preset's unless given)")
 	fs.StringVar(&f.logLevel, "log-level", "warn", "log level on stderr: debug, info, warn, error")
 	fs.StringVar(&f.suspicion, "suspicion", "", "detector mode: the per-peer detector that suspicion comes from, in the textual form of docs/detectors.md, e.g. 'phi-normal(threshold=8, window=100)' or 'phi-akka(threshold=10, pause=3s)' (default: swim's φ normal model with a window of 100)")
 	preset := fs.String("preset", "", "start from a system's documented probe and suspicion settings: "+strings.Join(swimPresetNames(), ", ")+" (mode lifeguard unless --mode is given; --probe-interval and --probe-timeout override)")
@@ -119,6 +129,7 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			f.mode = "lifeguard"
 		}
 	}
+	f.pushPullSet = fs.Changed("push-pull")
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
@@ -150,24 +161,25 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
+	out := slog.New(slog.NewTextHandler(stdout, nil))
 	events, _ := a.Subscribe(1024)
 	printed := make(chan struct{})
 	go func() {
 		defer close(printed)
 		for e := range events {
+			attrs := []any{"kind", e.Kind.String(), "id", string(e.Node.ID), "addr", e.Node.Addr, "incarnation", uint64(e.Incarnation), "from", string(e.From)}
 			if e.Kind == swim.EventConflict {
-				fmt.Fprintf(stdout, "event kind=%s id=%s addr=%s incarnation=%d from=%s held=%s\n", e.Kind, e.Node.ID, e.Node.Addr, e.Incarnation, e.From, e.Held.Addr)
-				continue
+				attrs = append(attrs, "held", e.Held.Addr)
 			}
-			fmt.Fprintf(stdout, "event kind=%s id=%s addr=%s incarnation=%d from=%s\n", e.Kind, e.Node.ID, e.Node.Addr, e.Incarnation, e.From)
+			out.Info("event", attrs...)
 		}
 	}()
 	reload := ""
 	if f.keyFile != "" && len(f.keys) == 0 {
 		reload = f.keyFile
 	}
-	reloadOnHUP(ctx, a.Keyring(), reload, stdout, stderr)
-	fmt.Fprintf(stdout, "agent id=%s addr=%s encrypted=%v mode=%s\n", a.Self().ID, a.Self().Addr, !cfg.Plain, cfg.Protocol.Mode)
+	reloadOnHUP(ctx, a.Keyring(), reload, out, cfg.Logger)
+	out.Info("agent", "id", string(a.Self().ID), "addr", a.Self().Addr, "encrypted", !cfg.Plain, "mode", cfg.Protocol.Mode.String())
 	if httpLn != nil {
 		stop, err := serveHTTP(httpLn, a)
 		if err != nil {
@@ -176,7 +188,7 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return err
 		}
 		defer stop()
-		fmt.Fprintf(stdout, "http addr=%s\n", httpLn.Addr())
+		out.Info("http", "addr", httpLn.Addr().String())
 	}
 	if len(joinTo) > 0 {
 		self, _ := netip.ParseAddrPort(a.Self().Addr) // checked by agent.Start
@@ -191,12 +203,12 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 				return err
 			}
 		} else {
-			fmt.Fprintf(stdout, "joined via=%s\n", joinList(joinTo))
+			out.Info("joined", "via", joinList(joinTo))
 		}
 	}
 	<-a.Done()
 	<-printed
-	fmt.Fprintf(stdout, "stopped\n")
+	out.Info("stopped")
 	return a.Err()
 }
 
@@ -219,6 +231,9 @@ func (f *agentFlags) config(stderr io.Writer) (agent.Config, error) {
 		cfg.Protocol.IndirectChecks, cfg.Protocol.RetransmitMult = p.IndirectChecks, p.RetransmitMult
 		cfg.Protocol.SuspicionMult, cfg.Protocol.SuspicionMaxTimeoutMult = p.SuspicionMult, p.SuspicionMaxTimeoutMult
 		cfg.Protocol.AwarenessMaxMultiplier, cfg.Protocol.PushPullInterval = p.AwarenessMaxMultiplier, p.PushPullInterval
+	}
+	if f.preset == nil || f.pushPullSet {
+		cfg.Protocol.PushPullInterval = new(f.pushPull)
 	}
 	if f.suspicion != "" {
 		s, err := spec.Parse(f.suspicion)
@@ -284,7 +299,7 @@ func readKeyFile(path string) ([][]byte, error) {
 // reload). With no file to reload (path "": --key, or --plain) it says so
 // and keeps running: SIGHUP's default action would kill the member without
 // a leave, and the group would declare it dead.
-func reloadOnHUP(ctx context.Context, kr *wire.Keyring, path string, stdout, stderr io.Writer) {
+func reloadOnHUP(ctx context.Context, kr *wire.Keyring, path string, out, diag *slog.Logger) {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	go func() {
@@ -295,7 +310,7 @@ func reloadOnHUP(ctx context.Context, kr *wire.Keyring, path string, stdout, std
 				return
 			case <-hup:
 				if path == "" {
-					fmt.Fprintf(stderr, "fdswim agent: SIGHUP ignored: keys reload only from --key-file alone\n")
+					diag.Warn("SIGHUP ignored: keys reload only from --key-file alone")
 					continue
 				}
 				keys, err := readKeyFile(path)
@@ -303,10 +318,10 @@ func reloadOnHUP(ctx context.Context, kr *wire.Keyring, path string, stdout, std
 					err = kr.Replace(keys)
 				}
 				if err != nil {
-					fmt.Fprintf(stderr, "fdswim agent: key reload: %v (keys unchanged)\n", err)
+					diag.Error("key reload failed; keys unchanged", "key_file", path, "err", err)
 					continue
 				}
-				fmt.Fprintf(stdout, "keys reloaded count=%d\n", len(keys))
+				out.Info("keys reloaded", "key_file", path, "count", len(keys))
 			}
 		}
 	}()

@@ -115,11 +115,11 @@ func startAgentVia(t *testing.T, prefix []string, id, bind string, extra ...stri
 			line := sc.Text()
 			p.mu.Lock()
 			p.lines = append(p.lines, line)
-			if f, ok := strings.CutPrefix(line, "agent "); ok {
-				p.addr = field(f, "addr")
+			if strings.Contains(line, " msg=agent ") {
+				p.addr = field(line, "addr")
 			}
-			if f, ok := strings.CutPrefix(line, "http "); ok {
-				p.http = field(f, "addr")
+			if strings.Contains(line, " msg=http ") {
+				p.http = field(line, "addr")
 				once.Do(func() { close(ready) })
 			}
 			p.mu.Unlock()
@@ -384,6 +384,8 @@ func TestAgentFlagErrors(t *testing.T) {
 		{"--plain", "--bind", "127.0.0.1:0", "--advertise", "0.0.0.0:7946"},
 		{"--plain", "--bind", "127.0.0.1:0", "--gossip-fanout", "-1"},
 		{"--plain", "--bind", "127.0.0.1:0", "--join", "localhost"}, // no port
+		{"--plain", "--bind", "127.0.0.1:0", "--push-pull", "-1s"},
+		{"--plain", "--bind", "127.0.0.1:0", "--push-pull", "30"}, // no unit
 	} {
 		var out, errb strings.Builder
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

@@ -28,8 +28,8 @@ func runHTTPAgent(t *testing.T, addr string) (string, *syncBuf) {
 	var got string
 	require.Eventually(t, func() bool {
 		for _, line := range strings.Split(out.String(), "\n") {
-			if f, ok := strings.CutPrefix(line, "http addr="); ok {
-				got = f
+			if strings.Contains(line, " msg=http ") {
+				got = field(line, "addr")
 				return true
 			}
 		}
