@@ -104,7 +104,33 @@ func (s *Staging) Create(name string) (*os.File, error) {
 	if name == "" || name != filepath.Base(name) || strings.HasPrefix(name, stagingPrefix) {
 		return nil, fmt.Errorf("outfile: %q is not a plain file name", name)
 	}
+	if err := checkReplaceable(filepath.Join(s.dir, name)); err != nil {
+		return nil, err
+	}
 	return os.Create(filepath.Join(s.tmp, name))
+}
+
+// checkReplaceable refuses a destination that exists and is not a regular
+// file (a symbolic link is replaced, not followed): the rename of Commit
+// would otherwise replace a device such as /dev/null or /dev/full (as root),
+// a FIFO or a socket with a regular file.
+func checkReplaceable(path string) error {
+	fi, err := os.Lstat(path)
+	if err != nil || fi.Mode().IsRegular() || fi.Mode()&os.ModeSymlink != 0 {
+		return nil
+	}
+	what := "not a regular file"
+	switch {
+	case fi.IsDir():
+		what = "a directory"
+	case fi.Mode()&os.ModeDevice != 0:
+		what = "a device"
+	case fi.Mode()&os.ModeNamedPipe != 0:
+		what = "a FIFO"
+	case fi.Mode()&os.ModeSocket != 0:
+		what = "a socket"
+	}
+	return fmt.Errorf("%s is %s: the output is written to a temporary file and renamed onto its name, which would replace it; give a regular file's name (or - for standard output where the command takes it)", path, what)
 }
 
 // Write stages the file name with the content fn writes.
@@ -160,6 +186,9 @@ func (s *Staging) Commit(stale []string) ([]string, error) {
 	var out []string
 	for _, e := range ents {
 		final := filepath.Join(s.dir, e.Name())
+		if err := checkReplaceable(final); err != nil {
+			return out, err
+		}
 		if err := os.Rename(filepath.Join(s.tmp, e.Name()), final); err != nil {
 			return out, err
 		}
