@@ -77,3 +77,18 @@ func TestParameterNamesIgnoreCase(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "phi-akka(threshold=8, window=1000, min-std=100ms, pause=0s, first-estimate=1s)", f.Detectors[0].String())
 }
+
+// An integer parameter swept over more points than it has integers in the
+// range replays each integer once (it used to replay 1 four times).
+func TestSweepIntegerPointsDistinct(t *testing.T) {
+	w, err := ParseSweep("phi-akka window=1..3")
+	require.NoError(t, err)
+	f, err := w.Family(10)
+	require.NoError(t, err)
+	assert.Equal(t, []float64{1, 2, 3}, f.Values)
+	w, err = ParseSweep("phi-akka window=10..1000:log")
+	require.NoError(t, err)
+	f, err = w.Family(3)
+	require.NoError(t, err)
+	assert.Equal(t, []float64{10, 100, 1000}, f.Values)
+}

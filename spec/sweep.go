@@ -2,6 +2,8 @@ package spec
 
 import (
 	"fmt"
+	"math"
+	"slices"
 	"strings"
 
 	"github.com/fdkit/fdkit/detector"
@@ -111,8 +113,11 @@ func (w Sweep) Family(points int) (qos.Family, error) {
 	p := w.Spec.fam.param(w.Param)
 	if p.Kind == Int || p.Kind == Uint { // integer parameters take integer points
 		for i := range values {
-			values[i] = float64(int64(values[i] + 0.5))
+			values[i] = math.Round(values[i])
 		}
+		// Rounding can repeat a point (window=1..3 over 10 points): replay
+		// each integer once.
+		values = slices.Compact(values)
 	}
 	if w.Param == w.Spec.fam.Swept && w.Spec.fam.sweep != nil {
 		f := w.Spec.fam.sweep(w.Spec.clone().cfg, values)
