@@ -222,10 +222,23 @@ func choiceSetting(c Choice) string {
 	return paramSymbol(c.Param) + " = " + strconv.FormatFloat(c.Point.Value, 'g', 4, 64) + c.Unit
 }
 
+// pmText returns " ±h", h half the width of the interval [lo, hi] around
+// x, or " +up/−down" when one end lies more than 1.5 times farther from x
+// than the other (few mistakes, QAP near 1) or when a ± would reach
+// below 0 or, for a QAP (isQAP), above 1, so that the text never reads
+// as reaching below 0 or above 1.
+func pmText(x, lo, hi float64, isQAP bool, format func(float64) string) string {
+	up, down, h := hi-x, x-lo, (hi-lo)/2
+	if up > 1.5*down || down > 1.5*up || x-h < 0 || (isQAP && x+h > 1) {
+		return " +" + format(max(up, 0)) + "/−" + format(max(down, 0))
+	}
+	return " ±" + format(h)
+}
+
 func tdText(r Result) string {
 	s := msString(r.TD.Mean)
 	if r.CI != nil {
-		s += " ±" + msString((r.CI.TDMean[1]-r.CI.TDMean[0])/2)
+		s += pmText(float64(r.TD.Mean), float64(r.CI.TDMean[0]), float64(r.CI.TDMean[1]), false, func(x float64) string { return msString(time.Duration(x)) })
 	}
 	return s
 }
@@ -237,7 +250,7 @@ func mrText(r Result) string {
 	case r.Mistakes == 0:
 		s += " (≤" + strconv.FormatFloat(r.CI.MRPerSecond[1], 'g', 2, 64) + ")"
 	default:
-		s += " ±" + strconv.FormatFloat((r.CI.MRPerSecond[1]-r.CI.MRPerSecond[0])/2, 'g', 2, 64)
+		s += pmText(r.MRPerSecond, r.CI.MRPerSecond[0], r.CI.MRPerSecond[1], false, func(x float64) string { return strconv.FormatFloat(x, 'g', 2, 64) })
 	}
 	return s
 }
@@ -245,7 +258,7 @@ func mrText(r Result) string {
 func qapText(r Result) string {
 	s := strconv.FormatFloat(r.QAP, 'f', 6, 64)
 	if r.CI != nil && r.Suspected > 0 {
-		s += " ±" + strconv.FormatFloat((r.CI.QAP[1]-r.CI.QAP[0])/2, 'f', 6, 64)
+		s += pmText(r.QAP, r.CI.QAP[0], r.CI.QAP[1], true, func(x float64) string { return strconv.FormatFloat(x, 'f', 6, 64) })
 	}
 	return s
 }

@@ -100,3 +100,14 @@ func TestMarginNote(t *testing.T) {
 		marginNote(r, Targets{MaxTD: ms(100), MaxMRPerSecond: 0.01, MinQAP: 0.999}))
 	assert.Empty(t, marginNote(Result{}, Targets{MaxTD: ms(100)}))
 }
+
+// The report writes a lopsided interval as +up/−down (see
+// TestCellLopsidedInterval in cmd/fdreplay) and a symmetric one as ±.
+func TestReportLopsidedInterval(t *testing.T) {
+	r := Result{Mistakes: 1, MRPerSecond: 0.00428, Suspected: 1, QAP: 0.999957,
+		CI: &CI{MRPerSecond: [2]float64{0.0001, 0.0239}, QAP: [2]float64{0.9999, 1}}}
+	assert.Equal(t, "0.00428 +0.02/−0.0042", mrText(r))
+	assert.Equal(t, "0.999957 +0.000043/−0.000057", qapText(r))
+	r.CI.MRPerSecond = [2]float64{0.0033, 0.0053}
+	assert.Equal(t, "0.00428 ±0.001", mrText(r))
+}

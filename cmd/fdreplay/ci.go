@@ -14,8 +14,17 @@ import (
 // withPM appends " ±h" to a formatted value, h being half the width of its
 // 95 % interval [lo, hi] written with the same precision (the bootstrap
 // intervals need not be symmetric: the CSV and JSON outputs give both ends).
-func withPM(v string, lo, hi float64, format func(float64) string) string {
-	return v + " ±" + format((hi-lo)/2)
+// An interval whose ends lie more than 1.5 times farther on one side than
+// the other (a few mistakes: the exact Poisson interval of one mistake is
+// [0.025, 5.57]/T_obs around 1/T_obs) is written "+up/−down" instead, so
+// that it never reads as reaching below 0; so is one whose ± would reach
+// below 0 or, for a QAP (isQAP), above 1.
+func withPM(v string, x, lo, hi float64, isQAP bool, format func(float64) string) string {
+	up, down, h := hi-x, x-lo, (hi-lo)/2
+	if up > 1.5*down || down > 1.5*up || x-h < 0 || (isQAP && x+h > 1) {
+		return v + " +" + format(max(up, 0)) + "/−" + format(max(down, 0))
+	}
+	return v + " ±" + format(h)
 }
 
 // mrCell, qapCell and tdCell format a table cell with its interval when
@@ -29,7 +38,7 @@ func mrCell(r qos.Result) string {
 		// No mistake: a one-sided bound (rule of three), not a ±.
 		return v + " (≤" + strconv.FormatFloat(r.CI.MRPerSecond[1], 'g', 2, 64) + ")"
 	}
-	return withPM(v, r.CI.MRPerSecond[0], r.CI.MRPerSecond[1], func(x float64) string { return strconv.FormatFloat(x, 'g', 2, 64) })
+	return withPM(v, r.MRPerSecond, r.CI.MRPerSecond[0], r.CI.MRPerSecond[1], false, func(x float64) string { return strconv.FormatFloat(x, 'g', 2, 64) })
 }
 
 func qapCell(r qos.Result) string {
@@ -37,7 +46,7 @@ func qapCell(r qos.Result) string {
 	if r.CI == nil || r.Suspected == 0 {
 		return v
 	}
-	return withPM(v, r.CI.QAP[0], r.CI.QAP[1], func(x float64) string { return strconv.FormatFloat(x, 'f', 6, 64) })
+	return withPM(v, r.QAP, r.CI.QAP[0], r.CI.QAP[1], true, func(x float64) string { return strconv.FormatFloat(x, 'f', 6, 64) })
 }
 
 func tdCell(r qos.Result) string {
@@ -45,7 +54,7 @@ func tdCell(r qos.Result) string {
 	if r.CI == nil {
 		return v
 	}
-	return withPM(v, float64(r.CI.TDMean[0]), float64(r.CI.TDMean[1]), func(x float64) string { return fmtMS(time.Duration(x)) })
+	return withPM(v, float64(r.TD.Mean), float64(r.CI.TDMean[0]), float64(r.CI.TDMean[1]), false, func(x float64) string { return fmtMS(time.Duration(x)) })
 }
 
 // printVerdicts prints, per sender, the tuner's overall recommendation and

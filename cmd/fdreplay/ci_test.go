@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fdkit/fdkit/qos"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -63,4 +64,15 @@ func TestIntervalsInOutputs(t *testing.T) {
 		assert.GreaterOrEqual(t, c.Points[0].CI.Block, 1)
 	}
 	assert.False(t, strings.Contains(out, "NaN"))
+}
+
+// A lopsided interval (one mistake: the exact Poisson interval) is
+// written +up/−down, never as a ± reaching below 0; a symmetric one keeps ±.
+func TestCellLopsidedInterval(t *testing.T) {
+	r := qos.Result{Mistakes: 1, MRPerSecond: 0.00428, Suspected: 1, QAP: 0.999957,
+		CI: &qos.CI{MRPerSecond: [2]float64{0.0001, 0.0239}, QAP: [2]float64{0.9999, 1}}}
+	assert.Equal(t, "0.00428 +0.02/−0.0042", mrCell(r))
+	assert.Equal(t, "0.999957 +0.000043/−0.000057", qapCell(r))
+	r.CI.MRPerSecond = [2]float64{0.0033, 0.0053}
+	assert.Equal(t, "0.00428 ±0.001", mrCell(r))
 }
