@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -178,6 +179,8 @@ func TestCommandLineErrors(t *testing.T) {
 	assert.Equal(t, 1, run(ctx, []string{"recv", "extra"}, &o, &e))
 	assert.Contains(t, e.String(), "unknown delay distribution")
 
+	earlier := filepath.Join(t.TempDir(), "earlier.fdk")
+	require.NoError(t, os.WriteFile(earlier, []byte("#fdkit-trace version=1\np 0 0 1\n"), 0o644))
 	// One clear line, nothing else, for each of these.
 	for _, args := range [][]string{
 		{"recv", "--phi", "0"}, // was accepted and ran φ 8 under the name phi-0
@@ -187,6 +190,8 @@ func TestCommandLineErrors(t *testing.T) {
 		{"recv", "--listen", "127.0.0.1"},
 		{"recv", "--listen", "127.0.0.1:0", "--out", filepath.Join(t.TempDir(), "no", "such", "dir.fdk")},
 		{"send", "--name", "#x", "127.0.0.1:1"},
+		// An earlier recording was truncated by os.Create, without a word.
+		{"recv", "--listen", "127.0.0.1:0", "--out", earlier},
 	} {
 		var o, e syncBuffer
 		assert.Equal(t, 1, run(ctx, args, &o, &e), "%v", args)
@@ -194,6 +199,9 @@ func TestCommandLineErrors(t *testing.T) {
 		assert.Equal(t, 1, strings.Count(e.String(), "\n"), "%v: %s", args, e.String())
 		assert.NotContains(t, e.String(), "fdbeat: fdbeat:", "%v", args)
 	}
+	got, err := os.ReadFile(earlier)
+	require.NoError(t, err)
+	assert.Equal(t, "#fdkit-trace version=1\np 0 0 1\n", string(got), "the earlier recording is untouched")
 	var e2 syncBuffer
 	run(ctx, []string{"recv", "--max-senders", "-1"}, &o, &e2)
 	assert.Contains(t, e2.String(), "--max-senders")

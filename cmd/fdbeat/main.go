@@ -256,6 +256,7 @@ func cmdRecv(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	var plain bool
 	fs.StringVar(&c.Listen, "listen", "127.0.0.1:7946", "UDP address to listen on")
 	fs.StringVar(&c.Out, "out", "", "record heartbeats to this fdkit trace file (.gz or .xz compresses)")
+	fs.BoolVar(&c.Force, "force", false, "let --out overwrite an existing non-empty file (without it an earlier recording is refused)")
 	flagcheck.Var(fs, &c.Interval, "interval", "", 100*time.Millisecond, 1, time.Hour, "a positive duration up to 1h", "nominal heartbeat interval Δ (trace header; φ bootstrap)")
 	fs.DurationSliceVar(&c.Timeouts, "timeouts", []time.Duration{300 * time.Millisecond, time.Second, 3 * time.Second}, "fixed-timeout detectors")
 	fs.Float64SliceVar(&c.Phis, "phi", []float64{8, 12}, "thresholds of the normal-model φ detectors")

@@ -29,8 +29,11 @@ import (
 
 // recvConfig configures "fdbeat recv".
 type recvConfig struct {
-	Listen    string        // UDP address to listen on
-	Out       string        // trace file ("" = do not record); .gz gzip, .xz xz
+	Listen string // UDP address to listen on
+	Out    string // trace file ("" = do not record); .gz gzip, .xz xz
+	// Force lets Out replace an existing non-empty regular file (an
+	// earlier recording, which nothing could bring back).
+	Force     bool
 	Interval  time.Duration // nominal heartbeat interval Δ (trace header, φ bootstrap)
 	Timeouts  []time.Duration
 	Phis      []float64
@@ -684,6 +687,9 @@ func (r *receiver) openTrace(specs []detSpec) error {
 		return nil
 	}
 	comp := trace.CompressionFor(r.cfg.Out)
+	if fi, err := os.Stat(r.cfg.Out); err == nil && fi.Mode().IsRegular() && fi.Size() > 0 && !r.cfg.Force {
+		return fmt.Errorf("recv: --out %s already exists (%d bytes, an earlier recording?): give --force to overwrite it, or another name", r.cfg.Out, fi.Size())
+	}
 	f, err := os.Create(r.cfg.Out)
 	if err != nil {
 		return fmt.Errorf("recv: %w", err)
