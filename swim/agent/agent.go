@@ -114,6 +114,11 @@ type Stats struct {
 	// started, or outside the clock-skew bound). They are dropped unread
 	// and nothing is sent in answer.
 	Replayed uint64
+	// UnknownKinds counts authenticated packets of a message kind this
+	// version does not know (wire.ErrUnknownKind), sent by a member
+	// running a later version; they are ignored, and not counted in
+	// DecodeErrors.
+	UnknownKinds uint64
 	// EventsDropped counts events not delivered to a subscriber whose
 	// channel was full.
 	EventsDropped uint64
@@ -164,7 +169,7 @@ type Agent struct {
 
 	sent, sentBytes, recv, recvBytes                          atomic.Uint64
 	authFail, decodeErr, rejected, encodeErr, sendErr, evDrop atomic.Uint64
-	replayed                                                  atomic.Uint64
+	replayed, unknownKind                                     atomic.Uint64
 	conflict                                                  atomic.Pointer[swim.Node] // another node claiming this member's ID
 
 	// joinWaiters are closed, on the agent's goroutine, as soon as this
@@ -384,6 +389,8 @@ func (a *Agent) receive(p transport.Packet) {
 		var de *wire.DecodeError
 		if errors.Is(err, wire.ErrReplay) {
 			a.replayed.Add(1)
+		} else if errors.Is(err, wire.ErrUnknownKind) {
+			a.unknownKind.Add(1) // a later version's message: not an error
 		} else if errors.As(err, &de) && !errors.Is(err, wire.ErrOversize) {
 			a.decodeErr.Add(1)
 		} else {
@@ -659,7 +666,7 @@ func (a *Agent) Stats() Stats {
 		PacketsReceived: a.recv.Load(), BytesReceived: a.recvBytes.Load(),
 		AuthFailures: a.authFail.Load(), DecodeErrors: a.decodeErr.Load(), Rejected: a.rejected.Load(),
 		EncodeErrors: a.encodeErr.Load(), SendErrors: a.sendErr.Load(),
-		EventsDropped: a.evDrop.Load(), Replayed: a.replayed.Load(),
+		EventsDropped: a.evDrop.Load(), Replayed: a.replayed.Load(), UnknownKinds: a.unknownKind.Load(),
 	}
 	if p := a.proto.Load(); p != nil {
 		st.Protocol = *p

@@ -100,3 +100,26 @@ func mustKeyring(t *testing.T) *wire.Keyring {
 	require.NoError(t, err)
 	return kr
 }
+
+// TestUnknownKindIgnoredAndCounted: a well-formed packet of a message kind
+// from a later version is counted in UnknownKinds, not as a decode error,
+// and changes nothing.
+func TestUnknownKindIgnoredAndCounted(t *testing.T) {
+	a := start(t, Config{Plain: true})
+	codec, err := wire.NewCodec(wire.CodecConfig{Security: &wire.Security{Plain: true}})
+	require.NoError(t, err)
+	pkt, _, err := codec.Encode(&swim.Packet{Kind: swim.MsgPing, From: swim.Node{ID: "x", Addr: "127.0.0.1:9"}, To: a.Self()})
+	require.NoError(t, err)
+	require.Equal(t, []byte{0x01, wire.Version, byte(swim.MsgPing)}, pkt[:3], "plain envelope, version, kind")
+	pkt[2] = 42 // a kind this version does not know
+	u, err := transport.Listen(transport.Config{})
+	require.NoError(t, err)
+	defer u.Close()
+	require.NoError(t, u.Send(netip.MustParseAddrPort(a.Self().Addr), pkt))
+	require.Eventually(t, func() bool { return a.Stats().UnknownKinds == 1 }, 3*time.Second, 10*time.Millisecond)
+	s := a.Stats()
+	assert.Zero(t, s.DecodeErrors)
+	assert.Zero(t, s.AuthFailures)
+	assert.Zero(t, s.Rejected)
+	assert.Len(t, a.Members(), 1)
+}

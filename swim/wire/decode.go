@@ -16,6 +16,12 @@ var (
 	ErrTruncated = errors.New("truncated")
 	ErrMalformed = errors.New("malformed")
 	ErrTrailing  = errors.New("trailing bytes after the last update")
+	// ErrUnknownKind is a message kind above those this decoder knows,
+	// from a member running a later version of the protocol. The packet
+	// is well formed as far as this decoder can tell: a receiver ignores
+	// and counts it rather than taking it for a corrupt packet. Kind 0 is
+	// never sent and is ErrMalformed.
+	ErrUnknownKind = errors.New("unknown message kind")
 )
 
 // DecodeError says where decoding failed: the byte offset in the payload,
@@ -179,9 +185,12 @@ func Unmarshal(b []byte, max int) (*swim.Packet, error) {
 		}
 		p.PingReq.Nack = flag == 1
 	case swim.MsgJoin, swim.MsgSync, swim.MsgGossip:
+	case 0:
+		r.off--
+		return nil, r.fail("kind", ErrMalformed, "message kind 0, want 1 to 7")
 	default:
 		r.off--
-		return nil, r.fail("kind", ErrMalformed, "unknown message kind %d, want 1 to 7", k)
+		return nil, r.fail("kind", ErrUnknownKind, "kind %d, this decoder reads 1 to 7", k)
 	}
 	if len(b)-r.off < 2 {
 		return nil, r.fail("update count", ErrTruncated, "need 2 bytes, have %d", len(b)-r.off)

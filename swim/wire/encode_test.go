@@ -166,7 +166,7 @@ func TestUnmarshalErrors(t *testing.T) {
 		{"version 0", []byte{0, 1}, 0, ErrVersion, "version"},
 		{"version 2", []byte{2, 1}, 0, ErrVersion, "version"},
 		{"no kind", []byte{1}, 0, ErrTruncated, "kind"},
-		{"unknown kind", []byte{1, 8, 1, 'a', 0, 0, 0, 0, 0}, 0, ErrMalformed, "kind"},
+		{"unknown kind", []byte{1, 8, 1, 'a', 0, 0, 0, 0, 0}, 0, ErrUnknownKind, "kind"},
 		{"kind 0", []byte{1, 0, 1, 'a', 0, 0, 0, 0, 0}, 0, ErrMalformed, "kind"},
 		{"from id missing", []byte{1, 1}, 0, ErrTruncated, "from id length"},
 		{"from id empty", []byte{1, 1, 0, 0}, 0, ErrMalformed, "from id"},

@@ -26,7 +26,7 @@ import (
 //	fdswim_packets_sent_total, fdswim_packets_received_total,
 //	fdswim_bytes_sent_total, fdswim_bytes_received_total,
 //	fdswim_auth_failures_total, fdswim_decode_errors_total,
-//	fdswim_rejected_total, fdswim_replayed_total, fdswim_send_errors_total,
+//	fdswim_rejected_total, fdswim_replayed_total, fdswim_unknown_kinds_total, fdswim_send_errors_total,
 //	fdswim_encode_errors_total, fdswim_events_dropped_total,
 //	fdswim_dropped_oversize_total, fdswim_dropped_queue_full_total
 //	fdswim_protocol_<counter>_total        every swim.Stats counter, in snake
@@ -66,6 +66,7 @@ func NewCollector(a *agent.Agent) *Collector {
 		{"bytes_received_total", "Datagram bytes received.", func(s agent.Stats) uint64 { return s.BytesReceived }},
 		{"auth_failures_total", "Datagrams dropped for failing authentication or having the wrong envelope.", func(s agent.Stats) uint64 { return s.AuthFailures }},
 		{"decode_errors_total", "Authenticated datagrams whose payload did not decode.", func(s agent.Stats) uint64 { return s.DecodeErrors }},
+		{"unknown_kinds_total", "Authenticated packets of a message kind this version does not know (from a later version), ignored.", func(s agent.Stats) uint64 { return s.UnknownKinds }},
 		{"rejected_total", "Decoded packets the protocol refused.", func(s agent.Stats) uint64 { return s.Rejected }},
 		{"replayed_total", "Sealed packets dropped by the replay check (seen before, sealed before this member started, or beyond the clock-skew bound).", func(s agent.Stats) uint64 { return s.Replayed }},
 		{"send_errors_total", "Datagrams that could not be sent (bad destination address or socket error).", func(s agent.Stats) uint64 { return s.SendErrors }},
