@@ -34,9 +34,11 @@ const MaxIncarnation = Incarnation(math.MaxUint64)
 // incarnations rise by one per refutation, and is refused
 // (Stats.Implausible). Without the bound, one crafted Suspect or Dead at
 // MaxIncarnation kills a member for good: its refutation saturates at the
-// same number and loses. With it, pushing a member to the limit takes at
-// least 2^64/2^20 = 2^44 crafted updates, each answered by a refutation.
-// See docs/algorithms.md, “SWIM: hostile and stale updates”.
+// same number and loses. With it, pushing a member to the limit by
+// accusations takes at least 2^64/2^20 = 2^44 crafted updates, each answered
+// by a refutation. Forged Alive updates can still raise the incarnation
+// another member stores beyond what the member itself will refute: that gap
+// is open (docs/algorithms.md, “SWIM: hostile and stale updates”).
 const MaxIncarnationJump = Incarnation(1 << 20)
 
 // Next returns i+1, or MaxIncarnation when i is already the maximum.
