@@ -362,6 +362,28 @@ func addSettingLabels(p *plot.Plot, cands []labelCands) error {
 	return nil
 }
 
+// plotKinds and plotExts are the plots SavePlots draws and the formats it
+// writes each in; PlotFileNames derives its names from them.
+var (
+	plotKinds = []PlotKind{PlotMR, PlotQAP}
+	plotExts  = []string{".png", ".svg"}
+)
+
+// PlotFileNames returns the names of every file SavePlots can write for
+// prefix, in the order it writes them ("<prefix>mr-td.png",
+// "<prefix>mr-td.svg", "<prefix>qap-td.png", "<prefix>qap-td.svg"). With
+// prefix "*-" they are glob patterns (path.Match) for the plots of any
+// stream, which is how a command recognises its own earlier output.
+func PlotFileNames(prefix string) []string {
+	names := make([]string, 0, len(plotKinds)*len(plotExts))
+	for _, kind := range plotKinds {
+		for _, ext := range plotExts {
+			names = append(names, prefix+kind.name()+ext)
+		}
+	}
+	return names
+}
+
 // SavePlots writes, for the given curves, "<prefix>mr-td" (MR against TD)
 // and "<prefix>qap-td" (1 − QAP against TD) as PNG and SVG (19 cm × 11 cm,
 // legend on the right) into dir, which must exist. It returns the files
@@ -369,12 +391,12 @@ func addSettingLabels(p *plot.Plot, cands []labelCands) error {
 // skipped, not an error.
 func SavePlots(curves []Curve, dir, prefix, title string) ([]string, error) {
 	var files []string
-	for _, kind := range []PlotKind{PlotMR, PlotQAP} {
+	for _, kind := range plotKinds {
 		p, err := NewPlot(curves, kind, title)
 		if err != nil {
 			continue
 		}
-		for _, ext := range []string{".png", ".svg"} {
+		for _, ext := range plotExts {
 			path := filepath.Join(dir, prefix+kind.name()+ext)
 			if err := savePlot(p, path); err != nil {
 				return files, err

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -15,14 +14,41 @@ import (
 )
 
 // manifestName lists, in an --out directory, the files the last run wrote
-// there (one name a line), so that the next run knows which files are
-// earlier results: --force removes those it does not write again.
+// there (one name a line). It is a record for the user and, being one of
+// fdreplay's own files, marks the directory as holding results; its list
+// never decides what --force removes (resultPatterns does), so an edited or
+// forged list cannot make --force delete a file fdreplay does not write.
 const manifestName = ".fdreplay-files"
 
-// resultPatterns match the files fdreplay writes, for directories written
-// before the manifest existed.
-var resultPatterns = []string{"index.html", "table.csv", "table.json", "curves.csv", "curves.json",
-	"*-mr-td.png", "*-mr-td.svg", "*-qap-td.png", "*-qap-td.svg"}
+// The names of the files fdreplay writes into --out (the plots are named by
+// qos.PlotFileNames). writeOutputs and run use these constants, and
+// resultPatterns is derived from them, so the files written and the files
+// --force may remove cannot drift apart.
+const (
+	indexName      = "index.html"
+	tableCSVName   = "table.csv"
+	tableJSONName  = "table.json"
+	curvesCSVName  = "curves.csv"
+	curvesJSONName = "curves.json"
+	// plotPrefixSep ends a stream's name in its plot files'
+	// names ("<sender>-mr-td.png").
+	plotPrefixSep = "-"
+)
+
+// resultPatterns returns the filepath.Match patterns of every file fdreplay
+// writes into --out: the fixed names and the plots of any sender.
+func resultPatterns() []string {
+	return append([]string{indexName, tableCSVName, tableJSONName, curvesCSVName, curvesJSONName, manifestName},
+		qos.PlotFileNames("*"+plotPrefixSep)...)
+}
+
+// isResultName reports whether name (a base name) is one fdreplay writes.
+func isResultName(name string) bool {
+	return slices.ContainsFunc(resultPatterns(), func(pat string) bool {
+		ok, err := filepath.Match(pat, name)
+		return err == nil && ok
+	})
+}
 
 // outDir is an --out directory being written: results are staged (see
 // package outfile) and moved in together by commit.
@@ -71,35 +97,19 @@ func unwrapPath(err error) error {
 	return err
 }
 
-// earlierResults lists the files in dir that an earlier fdreplay run wrote:
-// those its manifest names, and those matching resultPatterns.
+// earlierResults lists the regular files in dir whose names match
+// resultPatterns: the files an earlier fdreplay run wrote there. The
+// manifest's contents are not consulted (see manifestName): every name it
+// could rightly hold matches a pattern and is found by the scan anyway.
 func earlierResults(dir string) ([]string, error) {
-	seen := map[string]bool{}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
 	var out []string
-	add := func(p string) {
-		if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() && !seen[p] {
-			seen[p] = true
-			out = append(out, p)
-		}
-	}
-	if f, err := os.Open(filepath.Join(dir, manifestName)); err == nil {
-		sc := bufio.NewScanner(io.LimitReader(f, 1<<20))
-		for sc.Scan() {
-			name := strings.TrimSpace(sc.Text())
-			if name != "" && name == filepath.Base(name) && name != "." && name != ".." {
-				add(filepath.Join(dir, name))
-			}
-		}
-		f.Close()
-		add(filepath.Join(dir, manifestName))
-	}
-	for _, pat := range resultPatterns {
-		m, err := filepath.Glob(filepath.Join(dir, pat))
-		if err != nil {
-			return nil, err
-		}
-		for _, p := range m {
-			add(p)
+	for _, e := range ents {
+		if e.Type().IsRegular() && isResultName(e.Name()) {
+			out = append(out, filepath.Join(dir, e.Name()))
 		}
 	}
 	slices.Sort(out)
@@ -142,10 +152,10 @@ func writeOutputs(st *outfile.Staging, table, curves []qos.Curve, titles map[str
 		name string
 		fn   func(io.Writer) error
 	}{
-		{"table.csv", func(w io.Writer) error { return qos.WriteCSV(w, table) }},
-		{"table.json", func(w io.Writer) error { return qos.WriteJSON(w, table) }},
-		{"curves.csv", func(w io.Writer) error { return qos.WriteCSV(w, curves) }},
-		{"curves.json", func(w io.Writer) error { return qos.WriteJSON(w, curves) }},
+		{tableCSVName, func(w io.Writer) error { return qos.WriteCSV(w, table) }},
+		{tableJSONName, func(w io.Writer) error { return qos.WriteJSON(w, table) }},
+		{curvesCSVName, func(w io.Writer) error { return qos.WriteCSV(w, curves) }},
+		{curvesJSONName, func(w io.Writer) error { return qos.WriteJSON(w, curves) }},
 	} {
 		if err := st.Write(w.name, w.fn); err != nil {
 			return err
@@ -168,11 +178,11 @@ func writeOutputs(st *outfile.Staging, table, curves []qos.Curve, titles map[str
 		if title == "" {
 			title = "sender " + name
 		}
-		p, err := qos.SavePlots(curves[start:end], st.Dir(), safe+"-", title)
+		p, err := qos.SavePlots(curves[start:end], st.Dir(), safe+plotPrefixSep, title)
 		if err != nil {
 			return err
 		}
-		if !slices.ContainsFunc(p, func(f string) bool { return strings.HasSuffix(f, "-mr-td.png") }) {
+		if !slices.ContainsFunc(p, func(f string) bool { return strings.HasSuffix(f, qos.PlotFileNames(plotPrefixSep)[0]) }) {
 			// SavePlots skips a plot with nothing to draw; say so rather
 			// than leave the user looking for the file. Without a mistake
 			// there is no suspicion either (1 − QAP = 0).

@@ -183,21 +183,42 @@ func TestOutReuseNeedsForce(t *testing.T) {
 	assert.Contains(t, names, manifestName)
 	assert.False(t, slices.ContainsFunc(names, func(n string) bool { return strings.HasPrefix(n, ".partial-") }))
 
-	// The manifest names every result: a later run that writes fewer files
-	// (here: a file the first run listed, now gone from this run's output)
-	// removes them with --force.
+	// The manifest records every result, but --force removes only names
+	// of files fdreplay writes: a list edited to name the user's files
+	// (or anything else) deletes none of them, while an earlier run's plot
+	// of a sender no longer replayed is removed though the list omits it.
 	manifest, err := os.ReadFile(filepath.Join(dir, manifestName))
 	require.NoError(t, err)
 	assert.Contains(t, string(manifest), "curves.json\n")
-	write("extra-report.html", "from the earlier run")
-	require.NoError(t, os.WriteFile(filepath.Join(dir, manifestName), append(manifest, "extra-report.html\n"...), 0o644))
+	write("extra-report.html", "not a name fdreplay writes")
+	write("gone-sender-qap-td.svg", "an earlier run's plot")
+	require.NoError(t, os.WriteFile(filepath.Join(dir, manifestName),
+		append(manifest, "extra-report.html\nmine.txt\n"...), 0o644))
 	code, _, errOut = runCmd("-d", "fixed", "--points", "3", "--out", dir)
 	assert.Equal(t, 2, code)
 	assert.Contains(t, errOut, "already holds results of an earlier run")
-	code, _, errOut = runCmd("-d", "fixed", "--points", "3", "--force", "--out", dir)
+	code, out, errOut = runCmd("-d", "fixed", "--points", "3", "--force", "--out", dir)
 	require.Equal(t, 0, code, errOut)
-	assert.NotContains(t, entries(t, dir), "extra-report.html")
-	assert.Contains(t, entries(t, dir), "mine.txt")
+	assert.Contains(t, out, "removed 1 files of an earlier run from "+dir+" (--force)")
+	names = entries(t, dir)
+	assert.NotContains(t, names, "gone-sender-qap-td.svg")
+	assert.Contains(t, names, "extra-report.html")
+	assert.Contains(t, names, "mine.txt")
+	b, err := os.ReadFile(filepath.Join(dir, "mine.txt"))
+	require.NoError(t, err)
+	assert.Equal(t, "the user's notes", string(b))
+}
+
+// The names --force may remove are exactly those fdreplay writes.
+func TestIsResultName(t *testing.T) {
+	for _, n := range []string{"index.html", "table.csv", "table.json", "curves.csv", "curves.json", manifestName,
+		"4-mr-td.png", "4-mr-td.svg", "4-qap-td.png", "4-qap-td.svg", "t.txt_4-mr-td.png"} {
+		assert.True(t, isResultName(n), n)
+	}
+	for _, n := range []string{"unrelated.txt", "mine.txt", "report.html", "table.csv.bak", "-", "..", ".",
+		"4-mr-td.pdf", "mr-td.png", "sub/4-mr-td.png", ".partial-fdreplay-1"} {
+		assert.False(t, isResultName(n), n)
+	}
 }
 
 // A run that fails after staging began leaves nothing in --out.

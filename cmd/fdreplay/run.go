@@ -464,7 +464,7 @@ func runErr(args []string, stdout, stderr io.Writer) error {
 			fmt.Fprintf(stdout, "wrote the report to %s\n", o.report)
 		}
 		if o.out != "" {
-			if err := out.staging.Write("index.html", func(w io.Writer) error { return qos.WriteReport(w, rep) }); err != nil {
+			if err := out.staging.Write(indexName, func(w io.Writer) error { return qos.WriteReport(w, rep) }); err != nil {
 				return fmt.Errorf("--out %s: %w", o.out, err)
 			}
 		}
