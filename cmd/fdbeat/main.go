@@ -173,15 +173,12 @@ func reloadKeysOnHUP(ctx context.Context, kr *wire.Keyring, path string, log *sl
 			case <-ctx.Done():
 				return
 			case <-hup:
-				ks, err := wire.ReadKeyFile(path)
-				if err == nil {
-					err = kr.Replace(ks)
-				}
+				n, err := kr.ReloadFile(path)
 				if err != nil {
 					log.Error("SIGHUP: keys not reloaded, the old ones stay", "key_file", path, "err", err)
 					continue
 				}
-				log.Info("SIGHUP: keys reloaded", "key_file", path, "keys", len(ks))
+				log.Info("SIGHUP: keys reloaded", "key_file", path, "keys", n)
 			}
 		}
 	}()

@@ -313,15 +313,12 @@ func reloadOnHUP(ctx context.Context, kr *wire.Keyring, path string, out, diag *
 					diag.Warn("SIGHUP ignored: keys reload only from --key-file alone")
 					continue
 				}
-				keys, err := readKeyFile(path)
-				if err == nil {
-					err = kr.Replace(keys)
-				}
+				n, err := kr.ReloadFile(path)
 				if err != nil {
-					diag.Error("key reload failed; keys unchanged", "key_file", path, "err", err)
+					diag.Error("key reload failed; keys unchanged", "key_file", path, "err", fmt.Errorf("--key-file %w", err))
 					continue
 				}
-				out.Info("keys reloaded", "key_file", path, "count", len(keys))
+				out.Info("keys reloaded", "key_file", path, "count", n)
 			}
 		}
 	}()

@@ -49,3 +49,18 @@ func ReadKeyFile(path string) ([][]byte, error) {
 }
 
 var errNoKey = errors.New("no key in the file")
+
+// ReloadFile replaces k's keys with those of the key file at path (see
+// ReadKeyFile) and returns how many it now holds. On any error k keeps the
+// keys it had, so a broken file during a rotation never leaves a member
+// without keys.
+func (k *Keyring) ReloadFile(path string) (int, error) {
+	keys, err := ReadKeyFile(path)
+	if err != nil {
+		return 0, err
+	}
+	if err := k.Replace(keys); err != nil {
+		return 0, err
+	}
+	return len(keys), nil
+}
