@@ -92,3 +92,22 @@ func TestSweepIntegerPointsDistinct(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []float64{10, 100, 1000}, f.Values)
 }
+
+// A sweep's parameter is named in the family's own spelling whatever case
+// the user typed, so that `chen ALPHA=…` is the one-pass sweep of α and its
+// curve is labelled alpha (it used to replay every point, labelled ALPHA).
+func TestSweepParamCaseInsensitive(t *testing.T) {
+	lower, err := ParseSweep("chen alpha=10ms..1s")
+	require.NoError(t, err)
+	upper, err := ParseSweep("chen ALPHA=10ms..1s")
+	require.NoError(t, err)
+	assert.Equal(t, "alpha", upper.Param)
+	fl, err := lower.Family(4)
+	require.NoError(t, err)
+	fu, err := upper.Family(4)
+	require.NoError(t, err)
+	assert.Equal(t, fl.Param, fu.Param)
+	assert.Equal(t, fl.Values, fu.Values)
+	assert.Equal(t, fl.Linear != nil, fu.Linear != nil, "same sweep method")
+	assert.NotNil(t, fu.Linear, "α is chen's one-pass parameter")
+}

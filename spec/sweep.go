@@ -51,7 +51,7 @@ func ParseSweep(text string) (Sweep, error) {
 	if p.Kind == Bool || p.Kind == Enum {
 		return Sweep{}, fmt.Errorf("sweep %q: %s is not a number and cannot be swept", text, k)
 	}
-	sw := Sweep{Spec: s, Param: k}
+	sw := Sweep{Spec: s, Param: p.Name} // the parameter's own spelling: names ignore case
 	if i := strings.LastIndexByte(r, ':'); i >= 0 {
 		switch strings.TrimSpace(r[i+1:]) {
 		case "log":
