@@ -45,12 +45,20 @@ func suspicionTimeout(minT, maxT time.Duration, k, c int) time.Duration {
 	return max(to, minT)
 }
 
+// maxConfirmers bounds the confirmations one suspicion records (see confirm).
+const maxConfirmers = 1024
+
 // confirm records an independent suspicion from id. It reports whether id
 // was new (not the first suspecter and not counted before); the deadline is
 // then recomputed from the start with the new count, so the remaining time
 // shrinks and may already be past.
+//
+// At most maxConfirmers are recorded: past k they no longer shorten the
+// timeout and serve only to tell the suspecters of a refutation at once
+// (suspecters), so a member kept suspected cannot be made to grow the list,
+// or the scan over it, without bound by updates from ever new sender ids.
 func (s *suspicion) confirm(id ID) bool {
-	if id == s.from {
+	if id == s.from || len(s.confirmers) >= max(s.k, maxConfirmers) {
 		return false
 	}
 	for _, c := range s.confirmers {
