@@ -230,6 +230,8 @@ func TestIntervalsSFDMatchPerPoint(t *testing.T) {
 	slow, err := Sweep(streams, []Family{f}, SweepOptions{Config: cfg, PerPointOnly: true})
 	require.NoError(t, err)
 	require.Equal(t, SharedEstimator, fast[0].Method)
+	require.Len(t, fast[0].Points, 4)
+	require.Len(t, slow[0].Points, 4)
 	for i, p := range fast[0].Points {
 		q := slow[0].Points[i]
 		require.NotNil(t, p.CI)
