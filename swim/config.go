@@ -179,6 +179,15 @@ type Config struct {
 	// it.
 	PushPullInterval *time.Duration
 
+	// StreamProbe turns on the stream fallback probe: when a direct ping
+	// times out, the member also asks its caller (Ready.StreamProbes) to
+	// ping the target over a reliable stream, as memberlist's TCP ping, and
+	// a probe that only the stream answered does not suspect the target
+	// (see StreamProbe and docs/algorithms.md, “SWIM: stream fallback
+	// probe”). Default off here, since only a caller with a stream path
+	// can run the pings; package agent turns it on.
+	StreamProbe bool
+
 	// Incarnation is the incarnation this member starts with (default 0).
 	// A member that persists its incarnation across restarts starts from
 	// the persisted one (plus one), so that accusations of its previous

@@ -34,6 +34,9 @@ type peer struct {
 	retried  bool // ModeDetector gate: one failed probe already forgiven
 	answered bool // acked a ping of this member's itself (makeRoom)
 	deadFrom ID
+
+	streamWarned bool          // an EventStreamOnly was emitted, at streamWarnAt
+	streamWarnAt time.Duration // (stream.go)
 }
 
 type status uint8
@@ -75,6 +78,10 @@ type Stats struct {
 	// Conflicts counts claims of a live member's ID (or this member's) by
 	// a node at another address (EventConflict).
 	Conflicts int
+	// StreamProbes counts stream fallback pings requested
+	// (Config.StreamProbe); StreamOnly counts probes that only the stream
+	// answered (EventStreamOnly, rate-limited, warns of them).
+	StreamProbes, StreamOnly int
 }
 
 // Ready is the output of a Member: packets to send and membership events, in
@@ -82,6 +89,9 @@ type Stats struct {
 type Ready struct {
 	Packets []Packet
 	Events  []Event
+	// StreamProbes are stream fallback pings to run (Config.StreamProbe;
+	// answer each with Member.StreamAck or Member.StreamFailed).
+	StreamProbes []StreamProbe
 }
 
 // Member is one member's SWIM + Lifeguard protocol state machine. It does
@@ -137,9 +147,10 @@ type Member struct {
 	nextJoin      time.Duration
 	leaveDeadline time.Duration
 
-	out    []Packet
-	events []Event
-	stats  Stats
+	out     []Packet
+	events  []Event
+	streams []StreamProbe
+	stats   Stats
 }
 
 // New returns a Member for cfg (defaults applied; see Config) drawing all
@@ -190,8 +201,8 @@ func (m *Member) NumAlive() int { return m.live + 1 }
 // Ready returns the packets and events produced since the previous call.
 // The slices are reused: they are valid until the next call of any method.
 func (m *Member) Ready() Ready {
-	r := Ready{Packets: m.out, Events: m.events}
-	m.out, m.events = m.out[:0], m.events[:0]
+	r := Ready{Packets: m.out, Events: m.events, StreamProbes: m.streams}
+	m.out, m.events, m.streams = m.out[:0], m.events[:0], m.streams[:0]
 	return r
 }
 

@@ -300,6 +300,12 @@ const (
 	// about its own ID). The claim is refused: a joiner is not admitted, an
 	// update naming the ID at the other address is ignored.
 	EventConflict
+	// EventStreamOnly warns that a probe of Node got no datagram ack,
+	// direct or relayed, but was answered over the stream fallback
+	// (Config.StreamProbe): the member is up and not suspected, but
+	// datagrams to or from it are lost (a firewall dropping UDP). At most
+	// one per member per StreamOnlyEventEvery.
+	EventStreamOnly
 )
 
 // String returns the kind's name.
@@ -317,6 +323,8 @@ func (k EventKind) String() string {
 		return "leave"
 	case EventConflict:
 		return "conflict"
+	case EventStreamOnly:
+		return "stream-only"
 	}
 	return "unknown"
 }

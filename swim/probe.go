@@ -22,6 +22,9 @@ type probe struct {
 	expectNacks int
 	nacks       int
 	retry       bool // the detector gate's retry: indirect at once, ends on all nacks
+	// stream: a StreamProbe was requested (stream.go); streamAcked and
+	// streamFailed: the caller's answer.
+	stream, streamAcked, streamFailed bool
 }
 
 // relay is an indirect ping sent on behalf of a PingReq.
@@ -162,6 +165,7 @@ func (m *Member) sendPingReqs() {
 	if nack {
 		m.pr.expectNacks = len(chosen)
 	}
+	m.requestStreamProbe()
 }
 
 // pick returns up to k distinct random members of the probe list for which
@@ -195,6 +199,10 @@ func (m *Member) pick(k int, ok func(p *peer) bool) []*peer {
 
 // failProbe ends a period whose probe got no ack.
 func (m *Member) failProbe(now time.Duration) {
+	if m.pr.streamAcked {
+		m.endStreamOnly(now)
+		return
+	}
 	m.pr.active = false
 	m.stats.ProbesFailed++
 	if m.pr.expectNacks > 0 {
@@ -282,7 +290,7 @@ func (m *Member) onNack(now time.Duration, pkt *Packet) {
 		if a := &m.asked[i]; a.id == pkt.From.ID && !a.nacked {
 			a.nacked = true
 			m.pr.nacks++
-			if m.pr.retry && m.pr.nacks == m.pr.expectNacks {
+			if m.pr.retry && m.pr.nacks == m.pr.expectNacks && !m.streamPending() {
 				m.failProbe(now) // every path failed twice: suspect now
 			}
 			return

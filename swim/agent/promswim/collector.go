@@ -117,6 +117,8 @@ var protocolHelp = map[string]string{
 	"Reaped":              "Dead and left members forgotten.",
 	"MembersRefused":      "New members not admitted because the view was full of live ones.",
 	"Conflicts":           "Claims of a live member's ID by a node at another address.",
+	"StreamProbes":        "Stream (TCP) fallback pings requested after a direct ping timed out.",
+	"StreamOnly":          "Probes answered only over the stream (TCP) fallback: UDP to or from the member is lost.",
 }
 
 // snake turns a Go field name into snake case: PingReqsSent → ping_reqs_sent.

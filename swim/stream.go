@@ -1,0 +1,96 @@
+package swim
+
+import "time"
+
+// The stream fallback probe (memberlist's TCP ping; docs/algorithms.md,
+// “SWIM: stream fallback probe”). When a probe's direct ping times out, a
+// member with Config.StreamProbe set asks its caller, alongside the
+// ping-reqs, to ping the target once over a reliable stream (TCP): a
+// StreamProbe in Ready. The caller answers with StreamAck when the target
+// acknowledged over the stream before the probe's deadline. The probe's
+// verdict still waits for the end of the protocol period, so that a
+// datagram ack (direct or relayed) that arrives in time wins: only when no
+// datagram ack came and the stream ack did is the probe a stream-only
+// success. Then the target is not suspected, its detector hears it, the
+// local health multiplier is left unchanged (the member is reachable, but
+// the datagram path to it is not), Stats.StreamOnly counts it and, at most
+// once per StreamOnlyEventEvery per member, an EventStreamOnly warns that
+// only the stream reaches it (a firewall dropping UDP, an MTU black hole).
+
+// StreamOnlyEventEvery is the least time between two EventStreamOnly
+// events about one member; Stats.StreamOnly counts every stream-only probe.
+const StreamOnlyEventEvery = time.Minute
+
+// StreamProbe asks the caller to ping To over a reliable stream and, if To
+// acknowledges before Deadline (an instant on the member's clock: the end of
+// the protocol period, after which the answer is useless), to call
+// Member.StreamAck with To.ID and Seq.
+type StreamProbe struct {
+	To       Node
+	Seq      uint32
+	Deadline time.Duration
+}
+
+// StreamAck reports that id acknowledged, over a reliable stream, the
+// StreamProbe with seq. An answer for a probe that already ended (a
+// datagram ack came first, or the period is over) or from a member other
+// than the probe's target is ignored.
+func (m *Member) StreamAck(now time.Duration, id ID, seq uint32) {
+	if m.st == left || !m.pr.active || !m.pr.stream || m.pr.seq != seq || m.pr.target.node.ID != id {
+		return
+	}
+	m.pr.streamAcked = true
+	// A retried probe ends as soon as every intermediate has nacked
+	// (onNack); with the stream ack in, it may end now if they all have.
+	if m.pr.retry && m.pr.expectNacks > 0 && m.pr.nacks == m.pr.expectNacks {
+		m.endStreamOnly(now)
+	}
+}
+
+// requestStreamProbe asks the caller for a stream ping of the current
+// probe's target, once per probe.
+func (m *Member) requestStreamProbe() {
+	if !m.cfg.StreamProbe || m.pr.stream {
+		return
+	}
+	m.pr.stream = true
+	m.stats.StreamProbes++
+	m.streams = append(m.streams, StreamProbe{To: m.pr.target.node, Seq: m.pr.seq, Deadline: m.pr.endAt})
+}
+
+// endStreamOnly ends the current probe as a stream-only success: no
+// datagram ack came, the stream ack did.
+func (m *Member) endStreamOnly(now time.Duration) {
+	t := m.pr.target
+	m.pr.active = false
+	m.stats.StreamOnly++
+	t.retried = false
+	if t.state != StateAlive && t.state != StateSuspect {
+		return
+	}
+	m.heard(now, t)
+	if !t.streamWarned || now-t.streamWarnAt >= StreamOnlyEventEvery {
+		t.streamWarned, t.streamWarnAt = true, now
+		m.emit(EventStreamOnly, t, m.self.ID, now)
+	}
+}
+
+// StreamFailed reports that the StreamProbe with seq got no answer: the
+// connection was refused or reset, or the deadline passed. It lets a probe
+// that is only waiting for the stream end early (the detector gate's
+// retry, once every intermediate has nacked); calling it is optional.
+func (m *Member) StreamFailed(now time.Duration, id ID, seq uint32) {
+	if m.st == left || !m.pr.active || !m.pr.stream || m.pr.seq != seq || m.pr.target.node.ID != id || m.pr.streamAcked {
+		return
+	}
+	m.pr.streamFailed = true
+	if m.pr.retry && m.pr.expectNacks > 0 && m.pr.nacks == m.pr.expectNacks {
+		m.failProbe(now)
+	}
+}
+
+// streamPending reports whether the current probe waits for the stream
+// fallback's answer.
+func (m *Member) streamPending() bool {
+	return m.pr.stream && !m.pr.streamAcked && !m.pr.streamFailed
+}

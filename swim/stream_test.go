@@ -1,0 +1,184 @@
+package swim
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func streamOn(c *Config) { c.StreamProbe = true }
+
+// drainStreams copies the member's stream probe requests (and discards the
+// rest of its output).
+func drainStreams(m *Member) ([]Packet, []Event, []StreamProbe) {
+	r := m.Ready()
+	return slices.Clone(r.Packets), slices.Clone(r.Events), slices.Clone(r.StreamProbes)
+}
+
+// The stream probe goes out with the ping-reqs, when the direct ping timed
+// out (memberlist's probeNode), for the probe's target and sequence number,
+// with the end of the period as its deadline.
+func TestStreamProbeRequestedWithPingReqs(t *testing.T) {
+	a := newTest(t, "a", ModeLifeguard, streamOn, "b", "c", "d", "e", "f")
+	a.Tick(0)
+	pk, _, sp := drainStreams(a)
+	require.Len(t, pk, 1)
+	assert.Empty(t, sp, "no stream probe while the direct ping may still be answered")
+	ping := pk[0]
+	a.Tick(499 * time.Millisecond)
+	_, _, sp = drainStreams(a)
+	assert.Empty(t, sp)
+	a.Tick(500 * time.Millisecond)
+	pk, _, sp = drainStreams(a)
+	assert.Len(t, only(t, pk, MsgPingReq), 3)
+	require.Equal(t, []StreamProbe{{To: ping.To, Seq: ping.Ping.Seq, Deadline: time.Second}}, sp)
+	assert.Equal(t, 1, a.Stats().StreamProbes)
+
+	// Off by default: the same probe asks for no stream ping.
+	b := newTest(t, "a", ModeLifeguard, nil, "b", "c", "d", "e", "f")
+	b.Tick(0)
+	b.Tick(500 * time.Millisecond)
+	_, _, sp = drainStreams(b)
+	assert.Empty(t, sp)
+	assert.False(t, b.Config().StreamProbe)
+}
+
+// A probe answered only over the stream: the target is not suspected, the
+// local health multiplier is unchanged (memberlist leaves its awareness
+// alone then), and an EventStreamOnly names the target. A datagram ack
+// that arrives in the same period wins: no warning.
+func TestStreamOnlyProbe(t *testing.T) {
+	for _, mode := range []Mode{ModeLifeguard, ModeDetector, ModeSWIM} {
+		a := newTest(t, "a", mode, streamOn, "b", "c", "d", "e", "f")
+		a.Tick(0)
+		pk, _ := drain(a)
+		target := pk[0].To
+		a.Tick(500 * time.Millisecond)
+		_, _, sp := drainStreams(a)
+		require.Len(t, sp, 1, "%v", mode)
+		a.StreamAck(600*time.Millisecond, target.ID, sp[0].Seq)
+		_, ev, _ := drainStreams(a)
+		assert.Empty(t, ev, "%v: the verdict waits for the end of the period", mode)
+		_, ev = advance(a, time.Second)
+		require.Len(t, ev, 1, "%v: %v", mode, ev)
+		assert.Equal(t, Event{Kind: EventStreamOnly, Node: target, From: "a", At: time.Second}, ev[0], "%v", mode)
+		st := a.Stats()
+		assert.Equal(t, 1, st.StreamOnly, "%v", mode)
+		assert.Zero(t, st.ProbesFailed, "%v", mode)
+		assert.Zero(t, st.Suspicions, "%v", mode)
+		assert.Zero(t, a.HealthScore(), "%v", mode)
+	}
+
+	// The relayed datagram ack comes after the stream's: the probe is an
+	// ordinary success.
+	a := newTest(t, "a", ModeLifeguard, streamOn, "b", "c", "d", "e", "f")
+	a.Tick(0)
+	a.Tick(500 * time.Millisecond)
+	pk, _, sp := drainStreams(a)
+	require.Len(t, sp, 1)
+	a.StreamAck(550*time.Millisecond, sp[0].To.ID, sp[0].Seq)
+	req := only(t, pk, MsgPingReq)[0]
+	ack := Packet{Kind: MsgAck, From: req.To, To: node("a"), Ack: Ack{Seq: req.PingReq.Seq}}
+	require.NoError(t, a.Step(700*time.Millisecond, &ack))
+	_, ev := advance(a, time.Second)
+	assert.Empty(t, ev)
+	assert.Zero(t, a.Stats().StreamOnly)
+}
+
+// Answers that do not match the current probe change nothing: another
+// sequence number, another member, an answer after the period ended, an
+// answer when no stream probe was asked for.
+func TestStreamAckMismatchIgnored(t *testing.T) {
+	a := newTest(t, "a", ModeLifeguard, streamOn, "b")
+	a.Tick(0)
+	a.StreamAck(100*time.Millisecond, "b", 1) // no stream probe asked yet
+	a.Tick(500 * time.Millisecond)
+	_, _, sp := drainStreams(a)
+	require.Equal(t, []StreamProbe{{To: node("b"), Seq: 1, Deadline: time.Second}}, sp)
+	a.StreamAck(600*time.Millisecond, "b", 2)
+	a.StreamAck(600*time.Millisecond, "c", 1)
+	a.StreamAck(600*time.Millisecond, "a", 1)
+	_, ev := advance(a, time.Second)
+	require.Len(t, ev, 1)
+	assert.Equal(t, EventSuspect, ev[0].Kind)
+	a.StreamAck(time.Second+time.Millisecond, "b", 1) // too late
+	_, ev = drain(a)
+	assert.Empty(t, ev)
+	assert.Zero(t, a.Stats().StreamOnly)
+	assert.Equal(t, 1, a.Stats().Suspicions)
+}
+
+// EventStreamOnly is rate-limited per member (StreamOnlyEventEvery);
+// Stats.StreamOnly counts every such probe.
+func TestStreamOnlyEventRateLimited(t *testing.T) {
+	a := newTest(t, "a", ModeLifeguard, streamOn, "b")
+	var events []Event
+	const periods = 70
+	for k := range periods {
+		start := time.Duration(k) * time.Second
+		a.Tick(start)
+		a.Tick(start + 500*time.Millisecond)
+		_, ev, sp := drainStreams(a)
+		events = append(events, ev...)
+		require.Len(t, sp, 1, "period %d", k)
+		a.StreamAck(start+600*time.Millisecond, "b", sp[0].Seq)
+	}
+	a.Tick(periods * time.Second)
+	_, ev := drain(a)
+	events = append(events, ev...)
+	require.Len(t, events, 2, "%v", events)
+	assert.Equal(t, time.Second, events[0].At)
+	assert.Equal(t, time.Second+StreamOnlyEventEvery, events[1].At)
+	assert.Equal(t, periods, a.Stats().StreamOnly)
+	assert.Equal(t, StateAlive, a.State("b"))
+}
+
+// The detector gate's retry ends as soon as every intermediate has nacked;
+// with a stream probe out it waits for the stream's answer: a stream ack
+// makes it a stream-only success at once, a stream failure a failed probe
+// at once.
+func TestStreamProbeAndGateRetry(t *testing.T) {
+	for _, answer := range []string{"ack", "fail"} {
+		a := newTest(t, "a", ModeDetector, func(c *Config) {
+			c.StreamProbe = true
+			c.PeerDetector = FixedPeerDetector(5 * time.Second)
+		}, "b", "c", "d", "e")
+		for _, from := range []string{"b", "c", "d", "e"} {
+			p := Packet{Kind: MsgAck, From: node(from), To: node("a"), Ack: Ack{Seq: 999}}
+			require.NoError(t, a.Step(0, &p))
+		}
+		a.Tick(time.Millisecond)
+		pk, _ := drain(a)
+		target := pk[0].To
+		advance(a, time.Second) // the first probe's stream ping goes unanswered
+		// The gate forgives the first failure and retries at once: ping,
+		// ping-reqs and the stream probe.
+		now := time.Millisecond + time.Second
+		a.Tick(now)
+		require.Equal(t, 1, a.Stats().GateDeferrals)
+		pk, _, sp := drainStreams(a)
+		require.Len(t, sp, 1, answer)
+		assert.Equal(t, target, sp[0].To)
+		for _, r := range only(t, pk, MsgPingReq) {
+			nack := Packet{Kind: MsgNack, From: r.To, To: node("a"), Nack: Nack{Seq: r.PingReq.Seq}}
+			require.NoError(t, a.Step(now+100*time.Millisecond, &nack))
+		}
+		_, ev := drain(a)
+		assert.Empty(t, ev, "%s: all nacked, but the stream has not answered", answer)
+		if answer == "ack" {
+			a.StreamAck(now+200*time.Millisecond, target.ID, sp[0].Seq)
+			_, ev = drain(a)
+			require.Len(t, ev, 1)
+			assert.Equal(t, EventStreamOnly, ev[0].Kind)
+		} else {
+			a.StreamFailed(now+200*time.Millisecond, target.ID, sp[0].Seq)
+			_, ev = drain(a)
+			require.Len(t, ev, 1)
+			assert.Equal(t, EventSuspect, ev[0].Kind)
+		}
+		assert.Equal(t, now+200*time.Millisecond, ev[0].At)
+	}
+}
