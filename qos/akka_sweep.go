@@ -111,10 +111,21 @@ type akkaPass struct {
 // not a valid threshold, when no heartbeat is evaluated or the stream is
 // out of order (the replays report these errors), or when a crossing or an
 // arrival leaves the range where the pass is exact (maxExactCrossing).
-func sweepAkka(acfg phi.AkkaConfig, values []float64, hbs []detector.Heartbeat, cfg Config) ([]*Point, error) {
+//
+// The pass keeps forms per heartbeat: on a Source that is not a slice and
+// holds more than bigStream heartbeats it returns errNotLinear too, so that
+// memory does not grow with the stream.
+func sweepAkka(acfg phi.AkkaConfig, values []float64, src Source, cfg Config) ([]*Point, error) {
 	p, pointOf, err := newAkkaPass(acfg, values, cfg)
 	if err != nil {
 		return nil, err
+	}
+	hbs, ok, err := heartbeatsOf(src, bigStream)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, errNotLinear
 	}
 	res, err := p.run(hbs)
 	if err != nil {
@@ -180,7 +191,7 @@ func newAkkaPass(acfg phi.AkkaConfig, values []float64, cfg Config) (p *akkaPass
 func (p *akkaPass) run(hbs []detector.Heartbeat) ([]Result, error) {
 	p.delay = make([]int64, 0, len(hbs))
 	if p.cells != nil {
-		g := newCellGrid(hbs)
+		g := newCellGrid(sliceSource(hbs))
 		for j := range p.cells {
 			p.cells[j] = newCellSeries(g)
 		}
@@ -450,7 +461,7 @@ func (p *akkaPass) finish() ([]Result, error) {
 // them, in the same order) and its intervals.
 func (p *akkaPass) setCells(res *Result, td *tdBatch, j int, start time.Duration) {
 	cs := p.cells[j]
-	cs.setSpan(p.hbs, start)
+	_ = cs.setSpan(sliceSource(p.hbs), start) // a slice has no read error
 	clear(cs.tdSum)
 	clear(cs.tdN)
 	y := p.ys[j]

@@ -151,7 +151,7 @@ func BenchmarkPercentiles(b *testing.B) {
 		for i, v := range f.Values {
 			ps[i] = f.Linear(v)
 		}
-		lc, err := replayLinear(det, hbs, Config{WarmUp: f.WarmUp}, ps)
+		lc, err := replayLinear(det, sliceSource(hbs), Config{WarmUp: f.WarmUp}, ps)
 		if err != nil {
 			b.Fatal(err)
 		}

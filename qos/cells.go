@@ -2,8 +2,6 @@ package qos
 
 import (
 	"time"
-
-	"github.com/fdkit/fdkit/detector"
 )
 
 // maxCells is the number of time cells a stream is cut into for the
@@ -24,11 +22,11 @@ type cellGrid struct {
 
 // newCellGrid returns the grid of a stream in arrival order (the zero grid,
 // n = 0, for an empty stream).
-func newCellGrid(hbs []detector.Heartbeat) cellGrid {
-	if len(hbs) == 0 {
+func newCellGrid(src Source) cellGrid {
+	if src.Len() == 0 {
 		return cellGrid{}
 	}
-	first, last := hbs[0].Arrival, hbs[len(hbs)-1].Arrival
+	first, last := src.Bounds()
 	span := uint64(last) - uint64(first) // arrival order: last ≥ first
 	w := span/maxCells + 1
 	return cellGrid{origin: first, width: time.Duration(w), n: maxCells}
@@ -76,18 +74,21 @@ func (s *cellSeries) clone() *cellSeries {
 	return c
 }
 
-// setSpan fills span with the gaps between consecutive arrivals of hbs
+// setSpan fills span with the gaps between consecutive arrivals of src
 // from start (the first evaluated arrival) on, each in the cell where it
 // starts; they add up to the last arrival minus start.
-func (s *cellSeries) setSpan(hbs []detector.Heartbeat, start time.Duration) {
+func (s *cellSeries) setSpan(src Source, start time.Duration) error {
 	clear(s.span)
-	for i := 1; i < len(hbs); i++ {
-		a := hbs[i-1].Arrival
-		if a < start {
-			continue
+	seq, done := src.Pass()
+	first := true
+	var a time.Duration
+	for hb := range seq {
+		if !first && a >= start {
+			s.span[s.grid.cell(a)] += float64(hb.Arrival - a)
 		}
-		s.span[s.grid.cell(a)] += float64(hbs[i].Arrival - a)
+		a, first = hb.Arrival, false
 	}
+	return done()
 }
 
 // setTD fills tdSum and tdN from td, the TD_k of the evaluated heartbeats

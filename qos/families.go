@@ -170,7 +170,7 @@ func PhiAkkaFamily(cfg phi.AkkaConfig, thresholds []float64) Family {
 			c.Threshold = v
 			return phi.NewAkka(c)
 		},
-		onePass: func(values []float64, hbs []detector.Heartbeat, rc Config) ([]*Point, error) {
+		onePass: func(values []float64, hbs Source, rc Config) ([]*Point, error) {
 			return sweepAkka(cfg, values, hbs, rc)
 		},
 		method: OnePassGroups,

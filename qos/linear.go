@@ -276,7 +276,7 @@ type linearCurve struct {
 // replayLinear runs one replay of det collecting slacks for the query
 // points ps; it returns errNotLinear when det's freshness point is not
 // linear on this stream.
-func replayLinear(det detector.Detector, hbs []detector.Heartbeat, cfg Config, ps []float64) (*linearCurve, error) {
+func replayLinear(det detector.Detector, src Source, cfg Config, ps []float64) (*linearCurve, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
@@ -284,16 +284,14 @@ func replayLinear(det detector.Detector, hbs []detector.Heartbeat, cfg Config, p
 	qs := slices.Clone(ps)
 	slices.Sort(qs)
 	qs = slices.Compact(qs)
-	lin := newLinearCollectorTab(qs, len(hbs))
-	r := newReplayer(det, cfg, lin, len(hbs))
+	lin := newLinearCollectorTab(qs, src.Len())
+	r := newReplayer(det, cfg, lin, src.Len())
 	if cfg.Intervals {
-		r.withCells(hbs)
+		r.withCells(src)
 		lin.withCells(r.cells.grid)
 	}
-	for _, hb := range hbs {
-		if err := r.step(hb); err != nil {
-			return nil, err
-		}
+	if err := r.run(src); err != nil {
+		return nil, err
 	}
 	res, err := r.finish()
 	if err != nil {

@@ -184,16 +184,46 @@ func ReplaySlice(det detector.Detector, hbs []detector.Heartbeat, cfg Config) (R
 	if det == nil {
 		return Result{}, errors.New("qos: nil detector")
 	}
-	r := newReplayer(det, cfg, nil, len(hbs))
-	if cfg.Intervals {
-		r.withCells(hbs)
+	return replaySource(det, sliceSource(hbs), cfg)
+}
+
+// ReplaySource is ReplaySlice reading the heartbeats from src, in one
+// pass (two with Config.Intervals), keeping memory that does not grow
+// with the stream beyond what the TD percentiles need (see Result.TD).
+func ReplaySource(det detector.Detector, src Source, cfg Config) (Result, error) {
+	if err := cfg.validate(); err != nil {
+		return Result{}, err
 	}
-	for _, hb := range hbs {
-		if err := r.step(hb); err != nil {
-			return Result{}, err
-		}
+	if det == nil {
+		return Result{}, errors.New("qos: nil detector")
+	}
+	return replaySource(det, src, cfg)
+}
+
+func replaySource(det detector.Detector, src Source, cfg Config) (Result, error) {
+	r := newReplayer(det, cfg, nil, src.Len())
+	if cfg.Intervals {
+		r.withCells(src)
+	}
+	if err := r.run(src); err != nil {
+		return Result{}, err
 	}
 	return r.finish()
+}
+
+// run steps r through one pass over src.
+func (r *replayer) run(src Source) error {
+	seq, done := src.Pass()
+	var err error
+	for hb := range seq {
+		if err = r.step(hb); err != nil {
+			break
+		}
+	}
+	if e := done(); e != nil {
+		return e
+	}
+	return err
 }
 
 // Replay feeds the heartbeats of one (sender, monitor) stream, in arrival
@@ -246,17 +276,17 @@ type replayer struct {
 
 	// With Config.Intervals: the stream (for the span per cell), the
 	// cells, and the cell of each evaluated heartbeat.
-	hbs    []detector.Heartbeat
+	src    Source
 	cells  *cellSeries
 	evCell []uint8
 }
 
 // withCells makes r account mistakes, suspected time and TD per time cell
-// of hbs's grid.
-func (r *replayer) withCells(hbs []detector.Heartbeat) {
-	r.hbs = hbs
-	r.cells = newCellSeries(newCellGrid(hbs))
-	r.evCell = make([]uint8, 0, len(hbs))
+// of src's grid.
+func (r *replayer) withCells(src Source) {
+	r.src = src
+	r.cells = newCellSeries(newCellGrid(src))
+	r.evCell = make([]uint8, 0, src.Len())
 }
 
 // newReplayer returns an engine; sizeHint is the expected number of
@@ -433,7 +463,9 @@ func (r *replayer) finish() (Result, error) {
 		res.LastTD = time.Duration(td[len(td)-1])
 	}
 	if r.cells != nil {
-		r.cells.setSpan(r.hbs, res.Start)
+		if err := r.cells.setSpan(r.src, res.Start); err != nil {
+			return Result{}, err
+		}
 		if r.lin == nil {
 			r.cells.setTD(td, r.evCell)
 		}
@@ -551,16 +583,26 @@ func selectRank[T int64 | float64](a []T, k int) T {
 // [0, MaxPlausibleDelay]. Callers use it to configure detectors that measure
 // TD themselves (SFD) the way Replay will.
 func ClocksLookSynchronized(hbs []detector.Heartbeat) bool {
-	if len(hbs) == 0 {
-		return false
+	ok, _ := ClocksLookSynchronizedIn(sliceSource(hbs))
+	return ok
+}
+
+// ClocksLookSynchronizedIn is ClocksLookSynchronized over a Source; the
+// error is the Source's.
+func ClocksLookSynchronizedIn(src Source) (bool, error) {
+	if src.Len() == 0 {
+		return false, nil
 	}
-	for _, hb := range hbs {
+	seq, done := src.Pass()
+	ok := true
+	for hb := range seq {
 		d := hb.Arrival - hb.Sent
 		if !hb.HasSent || d < 0 || d > MaxPlausibleDelay {
-			return false
+			ok = false
+			break
 		}
 	}
-	return true
+	return ok, done()
 }
 
 // rankValuesInt returns the values of ranks (0-based, increasing) among td,

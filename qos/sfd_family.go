@@ -28,7 +28,7 @@ func SFDFamily(cfg sfd.Config, margins []time.Duration) Family {
 			c.InitialMargin = new(sfdMargin(v))
 			return sfd.New(c)
 		},
-		onePass: func(values []float64, hbs []detector.Heartbeat, rc Config) ([]*Point, error) {
+		onePass: func(values []float64, hbs Source, rc Config) ([]*Point, error) {
 			return sweepSFD(cfg, values, hbs, rc)
 		},
 		method: SharedEstimator,

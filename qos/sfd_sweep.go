@@ -25,9 +25,20 @@ import (
 // It returns errNotLinear (Sweep then replays each point, which reports the
 // errors) for a value New rejects, an invalid configuration, or a replay
 // error.
-func sweepSFD(scfg sfd.Config, values []float64, hbs []detector.Heartbeat, cfg Config) ([]*Point, error) {
+//
+// The shared estimator pass keeps data per heartbeat: on a Source that is
+// not a slice and holds more than bigStream heartbeats it returns
+// errNotLinear too, so that memory does not grow with the stream.
+func sweepSFD(scfg sfd.Config, values []float64, src Source, cfg Config) ([]*Point, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
+	}
+	hbs, ok, err := heartbeatsOf(src, bigStream)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, errNotLinear
 	}
 	margins := make([]time.Duration, len(values))
 	for i, v := range values {
@@ -65,8 +76,8 @@ func sweepSFD(scfg sfd.Config, values []float64, hbs []detector.Heartbeat, cfg C
 		return nil, err
 	}
 	if cfg.Intervals {
-		sch.cells = newCellSeries(newCellGrid(hbs))
-		sch.cells.setSpan(hbs, sch.base.Start)
+		sch.cells = newCellSeries(newCellGrid(sliceSource(hbs)))
+		_ = sch.cells.setSpan(sliceSource(hbs), sch.base.Start) // a slice has no read error
 		for k, a := range sch.arr {
 			if c := sch.code[k]; c&sfdStale == 0 && (c&sfdCode == sfdStart || c&sfdCode == sfdEval) {
 				sch.evCell = append(sch.evCell, uint8(sch.cells.grid.cell(a)))

@@ -53,7 +53,7 @@ const sharedChunk = 8
 // It returns errNotLinear (Sweep then replays each point, which reports
 // the errors) when newDet fails or a replay fails (arrivals out of order,
 // nothing evaluated).
-func sweepShared(newDet func(v float64) (thresholdDetector, error), values []float64, class []int, hbs []detector.Heartbeat, cfg Config) ([]*Point, error) {
+func sweepShared(newDet func(v float64) (thresholdDetector, error), values []float64, class []int, hs Source, cfg Config) ([]*Point, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
@@ -72,18 +72,28 @@ func sweepShared(newDet func(v float64) (thresholdDetector, error), values []flo
 		}
 		rs := make([]*replayer, len(chunk))
 		for j, i := range chunk {
-			rs[j] = newReplayer(&atThreshold{src: src, th: values[i]}, cfg, nil, len(hbs))
+			rs[j] = newReplayer(&atThreshold{src: src, th: values[i]}, cfg, nil, hs.Len())
 			if cfg.Intervals {
-				rs[j].withCells(hbs)
+				rs[j].withCells(hs)
 			}
 		}
-		for _, hb := range hbs {
+		seq, done := hs.Pass()
+		failed := false
+	pass:
+		for hb := range seq {
 			src.Observe(hb)
 			for _, r := range rs {
 				if err := r.step(hb); err != nil {
-					return nil, errNotLinear
+					failed = true
+					break pass
 				}
 			}
+		}
+		if err := done(); err != nil {
+			return nil, err
+		}
+		if failed {
+			return nil, errNotLinear
 		}
 		for j, i := range chunk {
 			if res[i], err = rs[j].finish(); err != nil {

@@ -48,14 +48,18 @@ type Family struct {
 	// method of their own (PhiAkkaFamily, SFDFamily), computes the points for values
 	// from one pass, or returns errNotLinear when it does not apply on the
 	// stream; method names it.
-	onePass func(values []float64, hbs []detector.Heartbeat, cfg Config) ([]*Point, error)
+	onePass func(values []float64, src Source, cfg Config) ([]*Point, error)
 	method  Method
 }
 
-// Stream is one (sender, monitor) heartbeat stream in arrival order.
+// Stream is one (sender, monitor) heartbeat stream in arrival order: the
+// heartbeats in memory (Heartbeats), or a Source that reads them again for
+// each pass (Source, when not nil; Heartbeats is then ignored), which keeps
+// a sweep's memory from growing with the stream.
 type Stream struct {
 	Name       string
 	Heartbeats []detector.Heartbeat
+	Source     Source
 }
 
 // Point is the QoS of one parameter value.
@@ -246,7 +250,7 @@ func SweepEach(streams []Stream, fams [][]Family, opt SweepOptions) ([]Curve, er
 				cfg := opt.Config
 				cfg.WarmUp = max(cfg.WarmUp, t.fam.WarmUp)
 				if t.point >= 0 {
-					p, err := replayPoint(t.fam, t.point, t.stream.Heartbeats, cfg)
+					p, err := replayPoint(t.fam, t.point, t.stream.source(), cfg)
 					if err != nil {
 						setErr(t.curve, t.point, err)
 					} else {
@@ -259,7 +263,7 @@ func SweepEach(streams []Stream, fams [][]Family, opt SweepOptions) ([]Curve, er
 				if t.fam.onePass != nil {
 					sweepCurve = sweepOwn
 				}
-				pts, method, err := sweepCurve(t.fam, t.stream.Heartbeats, cfg, report)
+				pts, method, err := sweepCurve(t.fam, t.stream.source(), cfg, report)
 				curves[t.curve].Method = method
 				if err != nil {
 					setErr(t.curve, -1, err)
@@ -307,13 +311,13 @@ func (w *wrapped) Error() string { return w.msg }
 func (w *wrapped) Unwrap() error { return w.err }
 
 // replayPoint replays a fresh detector of family f at its i-th value.
-func replayPoint(f *Family, i int, hbs []detector.Heartbeat, cfg Config) (*Point, error) {
+func replayPoint(f *Family, i int, hbs Source, cfg Config) (*Point, error) {
 	v := f.Values[i]
 	det, err := f.New(v)
 	if err != nil {
 		return nil, f.pointErr(v, err)
 	}
-	res, err := ReplaySlice(det, hbs, cfg)
+	res, err := ReplaySource(det, hbs, cfg)
 	if err != nil {
 		return nil, f.pointErr(v, err)
 	}
@@ -323,7 +327,7 @@ func replayPoint(f *Family, i int, hbs []detector.Heartbeat, cfg Config) (*Point
 // sweepLinear computes all of f's points from one replay, or falls back to
 // one replay per point when the freshness point is not linear on hbs. It
 // returns the points indexed like f.Values (nil where a replay failed).
-func sweepLinear(f *Family, hbs []detector.Heartbeat, cfg Config, progress func(int)) ([]*Point, Method, error) {
+func sweepLinear(f *Family, hbs Source, cfg Config, progress func(int)) ([]*Point, Method, error) {
 	pts := make([]*Point, len(f.Values))
 	det, err := f.New(f.Values[0])
 	if err != nil {
@@ -360,7 +364,7 @@ func sweepLinear(f *Family, hbs []detector.Heartbeat, cfg Config, progress func(
 
 // replayEach computes f's points with one replay each, indexed like
 // f.Values (nil where a replay failed), and returns the first failure.
-func replayEach(f *Family, hbs []detector.Heartbeat, cfg Config, progress func(int)) ([]*Point, Method, error) {
+func replayEach(f *Family, hbs Source, cfg Config, progress func(int)) ([]*Point, Method, error) {
 	pts := make([]*Point, len(f.Values))
 	var first error
 	for i := range f.Values {
@@ -376,7 +380,7 @@ func replayEach(f *Family, hbs []detector.Heartbeat, cfg Config, progress func(i
 
 // sweepOwn computes f's points with the family's own one-pass method, or
 // falls back to one replay per point where that method does not apply.
-func sweepOwn(f *Family, hbs []detector.Heartbeat, cfg Config, progress func(int)) ([]*Point, Method, error) {
+func sweepOwn(f *Family, hbs Source, cfg Config, progress func(int)) ([]*Point, Method, error) {
 	pts, err := f.onePass(f.Values, hbs, cfg)
 	switch {
 	case err == nil:

@@ -113,6 +113,6 @@ func TestSweepErrorMessages(t *testing.T) {
 	for i, w := range want {
 		assert.Equal(t, w, c[i].Err)
 	}
-	_, err = replayPoint(&fams[1], 0, short, Config{WarmUp: 5})
+	_, err = replayPoint(&fams[1], 0, sliceSource(short), Config{WarmUp: 5})
 	assert.ErrorIs(t, err, ErrNoEvaluation)
 }

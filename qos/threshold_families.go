@@ -52,7 +52,7 @@ func SatzgerFamily(cfg satzger.Config, thresholds []float64) Family {
 	return Family{
 		Name: "satzger", Param: "theta", Values: thresholds,
 		New: func(v float64) (detector.Detector, error) { return newDet(v) },
-		onePass: func(values []float64, hbs []detector.Heartbeat, rc Config) ([]*Point, error) {
+		onePass: func(values []float64, hbs Source, rc Config) ([]*Point, error) {
 			for _, v := range values {
 				if !(v > 0 && v <= 1) {
 					return nil, errNotLinear
@@ -96,7 +96,7 @@ func KappaFamily(cfg kappa.Config, thresholds []float64) Family {
 	return Family{
 		Name: "kappa", Param: "K", Values: thresholds,
 		New: func(v float64) (detector.Detector, error) { return newDet(v) },
-		onePass: func(values []float64, hbs []detector.Heartbeat, rc Config) ([]*Point, error) {
+		onePass: func(values []float64, hbs Source, rc Config) ([]*Point, error) {
 			for _, v := range values {
 				if !(v > 0) || math.IsInf(v, 1) {
 					return nil, errNotLinear

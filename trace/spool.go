@@ -1,0 +1,268 @@
+package trace
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"os"
+	"time"
+
+	"github.com/fdkit/fdkit/detector"
+)
+
+// SpoolReorder is how many heartbeats a Spool holds back to put them in
+// arrival order: a heartbeat may arrive (in the input) after up to
+// SpoolReorder−1 heartbeats with later arrivals; one further behind is an
+// error (ErrSpoolOrder).
+const SpoolReorder = 1 << 14
+
+// ErrSpoolOrder is returned (wrapped) by Spool.Add for a heartbeat that is
+// further out of arrival order than SpoolReorder allows.
+var ErrSpoolOrder = errors.New("trace: heartbeat too far out of arrival order to sort in bounded memory")
+
+// Spool holds one stream's heartbeats in a compact temporary file, in
+// arrival order (stable: equal arrivals keep their input order), so that
+// they can be read again, any number of times and by several readers at
+// once, without keeping them in memory. Each heartbeat takes 3 to 30 bytes
+// (a flag byte and varint differences: the arrival from the previous
+// arrival, the sequence number from the previous one, the send time from
+// the arrival), about 6 bytes on a regular stream.
+//
+// The file is unlinked as soon as it is created (where the system allows
+// it), so it disappears when the process ends, however it ends; Close
+// releases it earlier. A Spool is written by one goroutine (Add, then
+// Finish) and then read by any number (Pass).
+type Spool struct {
+	f    *os.File
+	name string // removed by Close when the system kept it linked
+	w    *bufio.Writer
+	buf  [32]byte
+	size int64
+
+	pend  reorderHeap
+	order uint64 // input position, for a stable order
+	last  time.Duration
+	emit  bool // a heartbeat was written
+
+	n           int
+	first, lAst time.Duration
+	prevA       time.Duration
+	prevSeq     uint64
+	done        bool
+}
+
+// NewSpool creates an empty spool in dir ("" for the system's temporary
+// directory).
+func NewSpool(dir string) (*Spool, error) {
+	f, err := os.CreateTemp(dir, "fdkit-spool-*")
+	if err != nil {
+		return nil, fmt.Errorf("trace: spool: %w", err)
+	}
+	s := &Spool{f: f, w: bufio.NewWriterSize(f, 64<<10)}
+	if os.Remove(f.Name()) != nil {
+		s.name = f.Name()
+	}
+	return s, nil
+}
+
+// Add appends hb. Heartbeats may come slightly out of arrival order (see
+// SpoolReorder).
+func (s *Spool) Add(hb detector.Heartbeat) error {
+	if s.done {
+		return errors.New("trace: spool: Add after Finish")
+	}
+	if s.emit && hb.Arrival < s.last {
+		return fmt.Errorf("%w: arrival %v after a heartbeat arriving at %v was already placed (more than %d heartbeats in between)",
+			ErrSpoolOrder, hb.Arrival, s.last, SpoolReorder-1)
+	}
+	s.pend.push(pendHB{hb: hb, at: s.order})
+	s.order++
+	if len(s.pend) < SpoolReorder {
+		return nil
+	}
+	return s.write(s.pend.pop().hb)
+}
+
+// Finish writes the held-back heartbeats; the spool can then be read.
+func (s *Spool) Finish() error {
+	if s.done {
+		return nil
+	}
+	for len(s.pend) > 0 {
+		if err := s.write(s.pend.pop().hb); err != nil {
+			return err
+		}
+	}
+	s.pend = nil
+	s.done = true
+	if err := s.w.Flush(); err != nil {
+		return fmt.Errorf("trace: spool: %w", err)
+	}
+	return nil
+}
+
+func (s *Spool) write(hb detector.Heartbeat) error {
+	b := s.buf[:1]
+	b[0] = 0
+	if hb.HasSeq {
+		b[0] |= 1
+	}
+	if hb.HasSent {
+		b[0] |= 2
+	}
+	b = binary.AppendVarint(b, int64(hb.Arrival-s.prevA))
+	if hb.HasSeq {
+		b = binary.AppendVarint(b, int64(hb.Seq-s.prevSeq))
+		s.prevSeq = hb.Seq
+	}
+	if hb.HasSent {
+		b = binary.AppendVarint(b, int64(hb.Arrival-hb.Sent))
+	}
+	s.prevA = hb.Arrival
+	if s.n == 0 {
+		s.first = hb.Arrival
+	}
+	s.lAst, s.last, s.emit = hb.Arrival, hb.Arrival, true
+	s.n++
+	s.size += int64(len(b))
+	if _, err := s.w.Write(b); err != nil {
+		return fmt.Errorf("trace: spool: %w", err)
+	}
+	return nil
+}
+
+// Len returns the number of heartbeats written.
+func (s *Spool) Len() int { return s.n }
+
+// Bounds returns the first and last arrival (zero for an empty spool).
+func (s *Spool) Bounds() (first, last time.Duration) { return s.first, s.lAst }
+
+// Size returns the bytes the heartbeats take in the file.
+func (s *Spool) Size() int64 { return s.size }
+
+// Pass returns one read of the heartbeats in arrival order and a function
+// that reports what ended the read early (nil after a complete read). It
+// must be called after Finish; passes may run concurrently.
+func (s *Spool) Pass() (iter.Seq[detector.Heartbeat], func() error) {
+	var err error
+	seq := func(yield func(detector.Heartbeat) bool) {
+		if !s.done {
+			err = errors.New("trace: spool: read before Finish")
+			return
+		}
+		r := bufio.NewReaderSize(io.NewSectionReader(s.f, 0, s.size), 64<<10)
+		var hb detector.Heartbeat
+		var prevA time.Duration
+		var prevSeq uint64
+		for range s.n {
+			fl, e := r.ReadByte()
+			if e != nil {
+				err = spoolReadErr(e)
+				return
+			}
+			d, e := binary.ReadVarint(r)
+			if e != nil {
+				err = spoolReadErr(e)
+				return
+			}
+			hb.Arrival = prevA + time.Duration(d)
+			prevA = hb.Arrival
+			hb.HasSeq, hb.HasSent = fl&1 != 0, fl&2 != 0
+			hb.Seq, hb.Sent = 0, 0
+			if hb.HasSeq {
+				d, e := binary.ReadVarint(r)
+				if e != nil {
+					err = spoolReadErr(e)
+					return
+				}
+				prevSeq += uint64(d)
+				hb.Seq = prevSeq
+			}
+			if hb.HasSent {
+				d, e := binary.ReadVarint(r)
+				if e != nil {
+					err = spoolReadErr(e)
+					return
+				}
+				hb.Sent = hb.Arrival - time.Duration(d)
+			}
+			if !yield(hb) {
+				return
+			}
+		}
+	}
+	return seq, func() error { return err }
+}
+
+func spoolReadErr(e error) error {
+	if e == io.EOF {
+		e = io.ErrUnexpectedEOF
+	}
+	return fmt.Errorf("trace: spool: reading back: %w", e)
+}
+
+// Close releases the file.
+func (s *Spool) Close() error {
+	err := s.f.Close()
+	if s.name != "" {
+		os.Remove(s.name)
+	}
+	return err
+}
+
+type pendHB struct {
+	hb detector.Heartbeat
+	at uint64
+}
+
+// reorderHeap is a min-heap by (arrival, input position), written out
+// rather than through container/heap to spare an allocation per heartbeat.
+type reorderHeap []pendHB
+
+func (h reorderHeap) less(i, j int) bool {
+	if h[i].hb.Arrival != h[j].hb.Arrival {
+		return h[i].hb.Arrival < h[j].hb.Arrival
+	}
+	return h[i].at < h[j].at
+}
+
+func (h *reorderHeap) push(x pendHB) {
+	*h = append(*h, x)
+	a := *h
+	for i := len(a) - 1; i > 0; {
+		p := (i - 1) / 2
+		if !a.less(i, p) {
+			break
+		}
+		a[i], a[p] = a[p], a[i]
+		i = p
+	}
+}
+
+func (h *reorderHeap) pop() pendHB {
+	a := *h
+	x := a[0]
+	n := len(a) - 1
+	a[0] = a[n]
+	a = a[:n]
+	for i := 0; ; {
+		l := 2*i + 1
+		if l >= n {
+			break
+		}
+		m := l
+		if r := l + 1; r < n && a.less(r, l) {
+			m = r
+		}
+		if !a.less(m, i) {
+			break
+		}
+		a[i], a[m] = a[m], a[i]
+		i = m
+	}
+	*h = a
+	return x
+}

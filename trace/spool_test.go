@@ -1,0 +1,88 @@
+package trace
+
+import (
+	"cmp"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fdkit/fdkit/detector"
+	"github.com/stretchr/testify/require"
+)
+
+func readSpool(t *testing.T, s *Spool) []detector.Heartbeat {
+	t.Helper()
+	seq, done := s.Pass()
+	var out []detector.Heartbeat
+	for hb := range seq {
+		out = append(out, hb)
+	}
+	require.NoError(t, done())
+	return out
+}
+
+// A spool gives back every heartbeat, every field, in stable arrival
+// order, to concurrent readers; extreme values survive the varint
+// differences.
+func TestSpoolRoundTrip(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	var in []detector.Heartbeat
+	for i := range 50000 {
+		a := time.Duration(i)*10*time.Millisecond + time.Duration(rng.IntN(int(20*time.Second)))
+		hb := detector.Heartbeat{Arrival: a}
+		if rng.IntN(10) > 0 {
+			hb.Seq, hb.HasSeq = uint64(i)*uint64(rng.IntN(3)), true
+		}
+		if rng.IntN(10) > 0 {
+			hb.Sent, hb.HasSent = a-time.Duration(rng.Int64N(int64(time.Hour)))+time.Duration(rng.Int64N(int64(time.Minute))), true
+		}
+		in = append(in, hb)
+	}
+	in = append(in,
+		detector.Heartbeat{Arrival: 1 << 62, Seq: math.MaxUint64, HasSeq: true, Sent: math.MinInt64, HasSent: true},
+		detector.Heartbeat{Arrival: 1 << 62, Seq: 0, HasSeq: true, Sent: math.MaxInt64, HasSent: true})
+	s, err := NewSpool(t.TempDir())
+	require.NoError(t, err)
+	defer s.Close()
+	for _, hb := range in {
+		require.NoError(t, s.Add(hb))
+	}
+	require.NoError(t, s.Finish())
+	want := slices.Clone(in)
+	slices.SortStableFunc(want, func(a, b detector.Heartbeat) int { return cmp.Compare(a.Arrival, b.Arrival) })
+	require.Equal(t, len(want), s.Len())
+	first, last := s.Bounds()
+	require.Equal(t, want[0].Arrival, first)
+	require.Equal(t, want[len(want)-1].Arrival, last)
+	var wg sync.WaitGroup
+	got := make([][]detector.Heartbeat, 3)
+	for i := range got {
+		wg.Go(func() { got[i] = readSpool(t, s) })
+	}
+	wg.Wait()
+	for i := range got {
+		require.Equal(t, want, got[i])
+	}
+	require.Less(t, s.Size(), int64(30*len(in)))
+}
+
+// A heartbeat further out of order than SpoolReorder is an error naming
+// both arrivals, not a silently misplaced record.
+func TestSpoolOrderBound(t *testing.T) {
+	s, err := NewSpool("")
+	require.NoError(t, err)
+	defer s.Close()
+	for i := range SpoolReorder + 1 {
+		require.NoError(t, s.Add(detector.Heartbeat{Arrival: time.Duration(i+10) * time.Second}))
+	}
+	err = s.Add(detector.Heartbeat{Arrival: time.Second})
+	require.True(t, errors.Is(err, ErrSpoolOrder), "%v", err)
+	require.Contains(t, err.Error(), "1s")
+	require.NoError(t, s.Finish())
+	require.Error(t, s.Add(detector.Heartbeat{}))
+	require.Len(t, readSpool(t, s), SpoolReorder+1)
+}
