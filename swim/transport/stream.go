@@ -1,0 +1,391 @@
+package transport
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// The stream path: TCP connections carrying length-prefixed frames, for
+// what a datagram cannot carry (the stream fallback ping, a view larger
+// than one datagram; docs/algorithms.md, “SWIM: stream fallback probe”).
+// Like the UDP transport it knows nothing about frame contents: the agent
+// seals every frame with the wire package, as it seals datagrams.
+//
+// A frame is a 4-byte big-endian length n, 1 <= n <= MaxFrame, followed by
+// n bytes. The length is checked against MaxFrame before anything is
+// allocated, and an inbound connection may read at most MaxBytes in all and
+// lives at most Timeout (a read and write deadline set when it is
+// accepted), so that a peer that announces a huge frame, sends without
+// end, or trickles bytes (slowloris) holds bounded memory for a bounded
+// time. At most MaxConns inbound connections are served at once; the
+// others are closed at once.
+
+// Defaults of StreamConfig.
+const (
+	DefaultStreamTimeout  = 10 * time.Second // memberlist's TCPTimeout
+	DefaultStreamMaxConns = 64
+	DefaultStreamMaxBytes = 8 << 20
+	// MaxFrameLimit is the largest MaxFrame allowed (16 MiB).
+	MaxFrameLimit = 1 << 24
+	// FrameHeaderSize is the size of a frame's length prefix.
+	FrameHeaderSize = 4
+)
+
+// Stream errors. ReadFrame's errors wrap one of them, or io.EOF for a
+// stream that ended cleanly between two frames, or a net.Error whose
+// Timeout() is true for a deadline that passed.
+var (
+	// ErrFrameTooLarge: a frame's length prefix exceeds MaxFrame.
+	ErrFrameTooLarge = errors.New("transport: stream frame longer than the limit")
+	// ErrFrameEmpty: a frame's length prefix is 0.
+	ErrFrameEmpty = errors.New("transport: empty stream frame")
+	// ErrFrameTruncated: the stream ended inside a frame.
+	ErrFrameTruncated = errors.New("transport: stream ended inside a frame")
+	// ErrStreamBudget: an inbound stream read more than MaxBytes.
+	ErrStreamBudget = errors.New("transport: stream longer than its byte budget")
+)
+
+// StreamConfig configures a stream listener and the connections it dials.
+// The zero value of every field means its default.
+type StreamConfig struct {
+	// Bind is the TCP address to listen on, ip:port. Default
+	// "127.0.0.1:0".
+	Bind string
+	// MaxFrame is the largest frame, in bytes, read or written (default
+	// DefaultMaxPacketSize, 1,400; at most MaxFrameLimit).
+	MaxFrame int
+	// MaxBytes bounds what one inbound connection may send, length
+	// prefixes included (default 8 MiB). At least MaxFrame+4.
+	MaxBytes int
+	// MaxConns bounds the inbound connections served at once (default 64);
+	// a connection beyond it is closed as soon as it is accepted.
+	MaxConns int
+	// Timeout bounds a connection's whole life, dial included: an inbound
+	// connection gets it as its read and write deadline when accepted, a
+	// dialled one when dialling starts (default 10 s).
+	Timeout time.Duration
+}
+
+func (c StreamConfig) withDefaults() (StreamConfig, error) {
+	if c.Bind == "" {
+		c.Bind = "127.0.0.1:0"
+	}
+	if c.MaxFrame == 0 {
+		c.MaxFrame = DefaultMaxPacketSize
+	}
+	if c.MaxBytes == 0 {
+		c.MaxBytes = DefaultStreamMaxBytes
+	}
+	if c.MaxConns == 0 {
+		c.MaxConns = DefaultStreamMaxConns
+	}
+	if c.Timeout == 0 {
+		c.Timeout = DefaultStreamTimeout
+	}
+	switch {
+	case c.MaxFrame < 1 || c.MaxFrame > MaxFrameLimit:
+		return c, fmt.Errorf("transport: stream MaxFrame %d out of range [1, %d]", c.MaxFrame, MaxFrameLimit)
+	case c.MaxBytes < c.MaxFrame+FrameHeaderSize:
+		return c, fmt.Errorf("transport: stream MaxBytes %d below one frame (MaxFrame %d + %d)", c.MaxBytes, c.MaxFrame, FrameHeaderSize)
+	case c.MaxConns < 1:
+		return c, fmt.Errorf("transport: stream MaxConns %d is below 1", c.MaxConns)
+	case c.Timeout < 0:
+		return c, fmt.Errorf("transport: stream Timeout %v is negative", c.Timeout)
+	}
+	return c, nil
+}
+
+// AppendFrame appends body as one frame to dst. It returns an error for an
+// empty body or one longer than MaxFrameLimit.
+func AppendFrame(dst, body []byte) ([]byte, error) {
+	if len(body) == 0 {
+		return dst, ErrFrameEmpty
+	}
+	if len(body) > MaxFrameLimit {
+		return dst, fmt.Errorf("%w: %d bytes, limit %d", ErrFrameTooLarge, len(body), MaxFrameLimit)
+	}
+	dst = binary.BigEndian.AppendUint32(dst, uint32(len(body)))
+	return append(dst, body...), nil
+}
+
+// ReadFrame reads one frame of at most maxFrame bytes from r. It returns
+// io.EOF when r ends before the first byte of a frame, an error wrapping
+// ErrFrameTruncated when it ends inside one, ErrFrameEmpty for a zero
+// length and ErrFrameTooLarge for a length above maxFrame (then nothing is
+// allocated or read beyond the prefix).
+func ReadFrame(r io.Reader, maxFrame int) ([]byte, error) {
+	var h [FrameHeaderSize]byte
+	if n, err := io.ReadFull(r, h[:]); err != nil {
+		if err == io.EOF && n == 0 {
+			return nil, io.EOF
+		}
+		return nil, truncated(err, fmt.Sprintf("length prefix: %d of %d bytes", n, FrameHeaderSize))
+	}
+	n := binary.BigEndian.Uint32(h[:])
+	switch {
+	case n == 0:
+		return nil, ErrFrameEmpty
+	case uint64(n) > uint64(max(maxFrame, 0)):
+		return nil, fmt.Errorf("%w: %d bytes, limit %d", ErrFrameTooLarge, n, maxFrame)
+	}
+	body := make([]byte, n)
+	if got, err := io.ReadFull(r, body); err != nil {
+		return nil, truncated(err, fmt.Sprintf("body: %d of %d bytes", got, n))
+	}
+	return body, nil
+}
+
+// truncated wraps an end of stream inside a frame as ErrFrameTruncated and
+// passes other errors (a deadline, a reset) through.
+func truncated(err error, where string) error {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return fmt.Errorf("%w: %s", ErrFrameTruncated, where)
+	}
+	return err
+}
+
+// StreamStats counts a stream listener's connections.
+type StreamStats struct {
+	// Accepted counts inbound connections served; Refused those closed at
+	// once because MaxConns were being served.
+	Accepted, Refused uint64
+	// Timeouts counts inbound connections cut at their deadline
+	// (Timeout), Oversize those that announced a frame above MaxFrame or
+	// sent more than MaxBytes, Malformed those with an empty frame or that
+	// ended inside one.
+	Timeouts, Oversize, Malformed uint64
+}
+
+// StreamListener accepts stream connections and hands each to a handler
+// in a goroutine of its own.
+type StreamListener struct {
+	ln     *net.TCPListener
+	addr   netip.AddrPort
+	cfg    StreamConfig
+	slots  chan struct{}
+	done   chan struct{}
+	closed sync.Once
+	wg     sync.WaitGroup
+
+	mu    sync.Mutex
+	conns map[net.Conn]struct{}
+
+	accepted, refused, timeouts, oversize, malformed atomic.Uint64
+}
+
+// ListenStream opens a TCP listener on cfg.Bind and serves every accepted
+// connection with handle, in a goroutine of its own, under the limits of
+// cfg; the connection is closed when handle returns. handle must return
+// when the Conn's reads and writes fail.
+func ListenStream(cfg StreamConfig, handle func(*Conn)) (*StreamListener, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	ap, err := netip.ParseAddrPort(cfg.Bind)
+	if err != nil {
+		return nil, fmt.Errorf("transport: stream Bind %q: want ip:port: %w", cfg.Bind, err)
+	}
+	ln, err := net.ListenTCP("tcp", net.TCPAddrFromAddrPort(ap))
+	if err != nil {
+		return nil, fmt.Errorf("transport: %w", err)
+	}
+	local := ln.Addr().(*net.TCPAddr).AddrPort()
+	l := &StreamListener{
+		ln: ln, addr: netip.AddrPortFrom(local.Addr().Unmap(), local.Port()), cfg: cfg,
+		slots: make(chan struct{}, cfg.MaxConns), done: make(chan struct{}), conns: map[net.Conn]struct{}{},
+	}
+	l.wg.Add(1)
+	go l.acceptLoop(handle)
+	return l, nil
+}
+
+func (l *StreamListener) acceptLoop(handle func(*Conn)) {
+	defer l.wg.Done()
+	for {
+		c, err := l.ln.Accept()
+		if err != nil {
+			select {
+			case <-l.done:
+				return
+			default:
+			}
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			time.Sleep(5 * time.Millisecond) // EMFILE and the like: do not spin
+			continue
+		}
+		select {
+		case l.slots <- struct{}{}:
+		default:
+			l.refused.Add(1)
+			_ = c.Close()
+			continue
+		}
+		l.mu.Lock()
+		l.conns[c] = struct{}{}
+		l.mu.Unlock()
+		l.accepted.Add(1)
+		_ = c.SetDeadline(time.Now().Add(l.cfg.Timeout))
+		l.wg.Add(1)
+		go func() {
+			defer l.wg.Done()
+			defer func() { <-l.slots }()
+			defer func() {
+				l.mu.Lock()
+				delete(l.conns, c)
+				l.mu.Unlock()
+				_ = c.Close()
+			}()
+			handle(newConn(c, l.cfg, l))
+		}()
+	}
+}
+
+// LocalAddr returns the bound address (with the kernel-chosen port).
+func (l *StreamListener) LocalAddr() netip.AddrPort { return l.addr }
+
+// Stats returns the connection counters.
+func (l *StreamListener) Stats() StreamStats {
+	return StreamStats{
+		Accepted: l.accepted.Load(), Refused: l.refused.Load(),
+		Timeouts: l.timeouts.Load(), Oversize: l.oversize.Load(), Malformed: l.malformed.Load(),
+	}
+}
+
+// Close stops accepting, closes the connections being served and waits
+// for their handlers to return. It is safe to call more than once.
+func (l *StreamListener) Close() error {
+	var err error
+	l.closed.Do(func() {
+		close(l.done)
+		err = l.ln.Close()
+		l.mu.Lock()
+		for c := range l.conns {
+			_ = c.Close()
+		}
+		l.mu.Unlock()
+		l.wg.Wait()
+	})
+	return err
+}
+
+// Conn is one stream connection, inbound (from a StreamListener) or
+// dialled (DialStream).
+type Conn struct {
+	c        net.Conn
+	r        *bufio.Reader
+	maxFrame int
+	left     int // bytes this inbound connection may still read; -1 unbounded
+	l        *StreamListener
+}
+
+func newConn(c net.Conn, cfg StreamConfig, l *StreamListener) *Conn {
+	left := -1
+	if l != nil {
+		left = cfg.MaxBytes
+	}
+	return &Conn{c: c, r: bufio.NewReaderSize(c, 4096), maxFrame: cfg.MaxFrame, left: left, l: l}
+}
+
+// DialStream connects to a stream listener at to. The connection's read
+// and write deadline is the earlier of ctx's deadline and cfg.Timeout from
+// now; cfg.Bind, MaxBytes and MaxConns are not used.
+func DialStream(ctx context.Context, to netip.AddrPort, cfg StreamConfig) (*Conn, error) {
+	cfg.Bind = ""
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	deadline := time.Now().Add(cfg.Timeout)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	ctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	var d net.Dialer
+	c, err := d.DialContext(ctx, "tcp", to.String())
+	if err != nil {
+		return nil, fmt.Errorf("transport: stream to %s: %w", to, err)
+	}
+	_ = c.SetDeadline(deadline)
+	return newConn(c, cfg, nil), nil
+}
+
+// RemoteAddr returns the peer's address.
+func (c *Conn) RemoteAddr() netip.AddrPort {
+	if a, ok := c.c.RemoteAddr().(*net.TCPAddr); ok {
+		ap := a.AddrPort()
+		return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
+	}
+	return netip.AddrPort{}
+}
+
+// ReadFrame reads the next frame (see the package's ReadFrame). On an
+// inbound connection it also enforces MaxBytes (ErrStreamBudget) and
+// counts refusals in the listener's StreamStats.
+func (c *Conn) ReadFrame() ([]byte, error) {
+	r := io.Reader(c.r)
+	if c.left >= 0 {
+		r = &budgetReader{r: c.r, left: &c.left}
+	}
+	b, err := ReadFrame(r, c.maxFrame)
+	if err != nil && c.l != nil {
+		var ne net.Error
+		switch {
+		case errors.Is(err, ErrStreamBudget), errors.Is(err, ErrFrameTooLarge):
+			c.l.oversize.Add(1)
+		case errors.Is(err, ErrFrameEmpty), errors.Is(err, ErrFrameTruncated):
+			c.l.malformed.Add(1)
+		case errors.Is(err, os.ErrDeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
+			c.l.timeouts.Add(1)
+		}
+	}
+	return b, err
+}
+
+// WriteFrame writes body as one frame (at most MaxFrame bytes).
+func (c *Conn) WriteFrame(body []byte) error {
+	if len(body) > c.maxFrame {
+		return fmt.Errorf("%w: %d bytes, limit %d", ErrFrameTooLarge, len(body), c.maxFrame)
+	}
+	b, err := AppendFrame(make([]byte, 0, FrameHeaderSize+len(body)), body)
+	if err != nil {
+		return err
+	}
+	_, err = c.c.Write(b)
+	return err
+}
+
+// Close closes the connection.
+func (c *Conn) Close() error { return c.c.Close() }
+
+// budgetReader fails with ErrStreamBudget once more than *left bytes
+// would be read.
+type budgetReader struct {
+	r    io.Reader
+	left *int
+}
+
+func (b *budgetReader) Read(p []byte) (int, error) {
+	if *b.left <= 0 {
+		return 0, ErrStreamBudget
+	}
+	if len(p) > *b.left {
+		p = p[:*b.left]
+	}
+	n, err := b.r.Read(p)
+	*b.left -= n
+	return n, err
+}

@@ -1,0 +1,224 @@
+package transport
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"io"
+	"net"
+	"net/netip"
+	"os"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestFrameRoundTrip(t *testing.T) {
+	var buf []byte
+	var err error
+	for _, body := range [][]byte{{1}, bytes.Repeat([]byte{7}, 300), []byte("hello")} {
+		buf, err = AppendFrame(buf, body)
+		require.NoError(t, err)
+	}
+	assert.Equal(t, []byte{0, 0, 0, 1, 1}, buf[:5])
+	r := bytes.NewReader(buf)
+	for _, want := range []int{1, 300, 5} {
+		b, err := ReadFrame(r, 300)
+		require.NoError(t, err)
+		assert.Len(t, b, want)
+	}
+	_, err = ReadFrame(r, 300)
+	assert.Equal(t, io.EOF, err, "a clean end between frames")
+	_, err = AppendFrame(nil, nil)
+	assert.ErrorIs(t, err, ErrFrameEmpty)
+}
+
+// countingReader records how many bytes were taken from it.
+type countingReader struct {
+	r io.Reader
+	n int
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += n
+	return n, err
+}
+
+// Hostile frames: each refused with its own error, and a huge length is
+// refused from its prefix alone, before anything is allocated or read.
+func TestReadFrameHostile(t *testing.T) {
+	huge := binary.BigEndian.AppendUint32(nil, 0xFFFFFFFF)
+	for _, c := range []struct {
+		name string
+		in   []byte
+		want error
+	}{
+		{"zero length", []byte{0, 0, 0, 0, 9}, ErrFrameEmpty},
+		{"length above the cap", append(binary.BigEndian.AppendUint32(nil, 101), make([]byte, 101)...), ErrFrameTooLarge},
+		{"4 GiB length", append(huge, 1, 2, 3), ErrFrameTooLarge},
+		{"cut in the prefix", []byte{0, 0}, ErrFrameTruncated},
+		{"cut in the body", []byte{0, 0, 0, 10, 1, 2, 3}, ErrFrameTruncated},
+	} {
+		cr := &countingReader{r: bytes.NewReader(c.in)}
+		_, err := ReadFrame(cr, 100)
+		assert.ErrorIs(t, err, c.want, c.name)
+		if errors.Is(c.want, ErrFrameTooLarge) || errors.Is(c.want, ErrFrameEmpty) {
+			assert.Equal(t, FrameHeaderSize, cr.n, "%s: nothing read past the prefix", c.name)
+		}
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range 100 {
+		_, _ = ReadFrame(bytes.NewReader(huge), 1400)
+	}
+	runtime.ReadMemStats(&after)
+	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(100<<10), "a 4 GiB length prefix allocates only its error")
+}
+
+// FuzzReadFrame: whatever the bytes, ReadFrame never panics, never returns
+// a frame longer than the cap or empty, and the frames it returns
+// re-encode to exactly the bytes it consumed.
+func FuzzReadFrame(f *testing.F) {
+	good, _ := AppendFrame(nil, []byte("sealed packet"))
+	f.Add(good)
+	f.Add([]byte{0, 0, 0, 0})
+	f.Add([]byte{0xff, 0xff, 0xff, 0xff})
+	f.Add([]byte{0, 0, 0, 3, 1, 2})
+	f.Fuzz(func(t *testing.T, in []byte) {
+		const maxFrame = 64
+		r := bytes.NewReader(in)
+		var again []byte
+		for {
+			b, err := ReadFrame(r, maxFrame)
+			if err != nil {
+				break
+			}
+			if len(b) == 0 || len(b) > maxFrame {
+				t.Fatalf("frame of %d bytes with cap %d", len(b), maxFrame)
+			}
+			if again, err = AppendFrame(again, b); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if !bytes.HasPrefix(in, again) {
+			t.Fatalf("re-encoded frames %x are not a prefix of the input %x", again, in)
+		}
+	})
+}
+
+// echo serves frames back until the stream fails, recording the error.
+func echo(errs chan<- error) func(*Conn) {
+	return func(c *Conn) {
+		for {
+			b, err := c.ReadFrame()
+			if err != nil {
+				errs <- err
+				return
+			}
+			if err := c.WriteFrame(b); err != nil {
+				errs <- err
+				return
+			}
+		}
+	}
+}
+
+func TestStreamEcho(t *testing.T) {
+	errs := make(chan error, 4)
+	l, err := ListenStream(StreamConfig{}, echo(errs))
+	require.NoError(t, err)
+	defer l.Close()
+	c, err := DialStream(context.Background(), l.LocalAddr(), StreamConfig{})
+	require.NoError(t, err)
+	require.NoError(t, c.WriteFrame([]byte("ping")))
+	b, err := c.ReadFrame()
+	require.NoError(t, err)
+	assert.Equal(t, "ping", string(b))
+	assert.ErrorIs(t, c.WriteFrame(make([]byte, DefaultMaxPacketSize+1)), ErrFrameTooLarge)
+	require.NoError(t, c.Close())
+	assert.Equal(t, io.EOF, <-errs)
+	assert.Equal(t, StreamStats{Accepted: 1}, l.Stats())
+}
+
+// Hostile connections over real sockets: a slow sender is cut at the
+// deadline, one over MaxConns is closed at once, an announced frame above
+// the cap and a stream over its byte budget are refused; each is counted.
+func TestStreamListenerLimits(t *testing.T) {
+	errs := make(chan error, 16)
+	cfg := StreamConfig{MaxFrame: 100, MaxBytes: 250, MaxConns: 1, Timeout: 300 * time.Millisecond}
+	l, err := ListenStream(cfg, echo(errs))
+	require.NoError(t, err)
+	defer l.Close()
+	dial := func() net.Conn {
+		c, err := net.Dial("tcp", l.LocalAddr().String())
+		require.NoError(t, err)
+		return c
+	}
+
+	// Slowloris: two bytes of a prefix, then silence.
+	slow := dial()
+	_, err = slow.Write([]byte{0, 0})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return l.Stats().Accepted == 1 }, 5*time.Second, time.Millisecond)
+	// A second connection while the first is served: closed at once.
+	busy := dial()
+	_ = busy.SetReadDeadline(time.Now().Add(5 * time.Second))
+	_, err = busy.Read(make([]byte, 1))
+	assert.Error(t, err, "refused connection is closed")
+	_ = busy.Close()
+	err = <-errs
+	assert.ErrorIs(t, err, os.ErrDeadlineExceeded, "slow sender cut at the deadline")
+	_ = slow.Close()
+	require.Eventually(t, func() bool { return len(l.slots) == 0 }, 5*time.Second, time.Millisecond)
+
+	// An announced 1 MiB frame.
+	big := dial()
+	_, err = big.Write(binary.BigEndian.AppendUint32(nil, 1<<20))
+	require.NoError(t, err)
+	assert.ErrorIs(t, <-errs, ErrFrameTooLarge)
+	_ = big.Close()
+	require.Eventually(t, func() bool { return len(l.slots) == 0 }, 5*time.Second, time.Millisecond)
+
+	// Frames within the cap, but more than 250 bytes in all.
+	long := dial()
+	go func() {
+		frame, _ := AppendFrame(nil, make([]byte, 100))
+		for range 4 {
+			if _, err := long.Write(frame); err != nil {
+				return
+			}
+		}
+	}()
+	go func() { _, _ = io.Copy(io.Discard, long) }()
+	assert.ErrorIs(t, <-errs, ErrStreamBudget)
+	_ = long.Close()
+
+	st := l.Stats()
+	assert.Equal(t, StreamStats{Accepted: 3, Refused: 1, Timeouts: 1, Oversize: 2}, st)
+}
+
+func TestStreamConfigErrors(t *testing.T) {
+	for _, c := range []StreamConfig{
+		{MaxFrame: -1}, {MaxFrame: MaxFrameLimit + 1}, {MaxFrame: 100, MaxBytes: 103},
+		{MaxConns: -1}, {Timeout: -time.Second}, {Bind: "localhost"},
+	} {
+		_, err := ListenStream(c, func(*Conn) {})
+		assert.Error(t, err, "%+v", c)
+	}
+	_, err := DialStream(context.Background(), netipLoopbackClosedPort(t), StreamConfig{Timeout: time.Second})
+	assert.Error(t, err, "nobody listens")
+}
+
+// netipLoopbackClosedPort returns a loopback TCP address nobody listens on.
+func netipLoopbackClosedPort(t *testing.T) netip.AddrPort {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	ap := ln.Addr().(*net.TCPAddr).AddrPort()
+	require.NoError(t, ln.Close())
+	return ap
+}
