@@ -201,7 +201,7 @@ func ReplaySource(det detector.Detector, src Source, cfg Config) (Result, error)
 }
 
 func replaySource(det detector.Detector, src Source, cfg Config) (Result, error) {
-	r := newReplayer(det, cfg, nil, src.Len())
+	r := newSourceReplayer(det, cfg, src)
 	if cfg.Intervals {
 		r.withCells(src)
 	}
@@ -279,6 +279,13 @@ type replayer struct {
 	src    Source
 	cells  *cellSeries
 	evCell []uint8
+
+	// spillAt > 0 (replays of a Source that is not a slice, without a
+	// linear collector) moves tdArr, delay and evCell to spill once they
+	// hold spillAt heartbeats.
+	spillAt int
+	spill   *evalSpill
+	hint    int // the expected number of heartbeats (capacity to allocate)
 }
 
 // withCells makes r account mistakes, suspected time and TD per time cell
@@ -286,15 +293,27 @@ type replayer struct {
 func (r *replayer) withCells(src Source) {
 	r.src = src
 	r.cells = newCellSeries(newCellGrid(src))
-	r.evCell = make([]uint8, 0, src.Len())
+	r.evCell = make([]uint8, 0, r.hint)
 }
 
 // newReplayer returns an engine; sizeHint is the expected number of
 // heartbeats (0 if unknown). With a linear collector the per-heartbeat TD
 // at the detector's own parameter is not kept (the collector keeps the
 // linear form instead).
+// newSourceReplayer is newReplayer (without a linear collector) for a
+// replay of src: one that spills its per-heartbeat data (see spillAt) when
+// src is not a slice.
+func newSourceReplayer(det detector.Detector, cfg Config, src Source) *replayer {
+	if _, isSlice := src.(sliceSource); isSlice {
+		return newReplayer(det, cfg, nil, src.Len())
+	}
+	r := newReplayer(det, cfg, nil, min(src.Len(), spillAt))
+	r.spillAt = spillAt
+	return r
+}
+
 func newReplayer(det detector.Detector, cfg Config, lin *linearCollector, sizeHint int) *replayer {
-	r := &replayer{det: det, cfg: cfg, lin: lin, allSent: true, plaus: true}
+	r := &replayer{det: det, cfg: cfg, lin: lin, allSent: true, plaus: true, hint: sizeHint}
 	if sizeHint > 0 {
 		if lin == nil {
 			r.tdArr = make([]int64, 0, sizeHint)
@@ -373,22 +392,39 @@ func (r *replayer) step(hb detector.Heartbeat) error {
 	r.pending, r.tau = true, tau
 	if !stale {
 		r.res.Evaluated++
-		if r.lin == nil {
-			// τ < A_k (for example Chen's EA lagging after a sender pause):
-			// q suspects from A_k, not before it has processed k.
-			r.tdArr = append(r.tdArr, int64(max(tau-hb.Arrival, 0)))
-		}
+		// τ < A_k (for example Chen's EA lagging after a sender pause):
+		// q suspects from A_k, not before it has processed k.
+		t := int64(max(tau-hb.Arrival, 0))
+		var d int64
+		var c uint8
 		if r.cells != nil {
-			r.evCell = append(r.evCell, uint8(r.cells.grid.cell(hb.Arrival)))
+			c = uint8(r.cells.grid.cell(hb.Arrival))
 		}
 		if hb.HasSent {
-			d := int64(hb.Arrival - hb.Sent)
-			r.delay = append(r.delay, d)
+			d = int64(hb.Arrival - hb.Sent)
 			if d < 0 || d > int64(MaxPlausibleDelay) {
 				r.plaus = false
 			}
 		} else {
 			r.allSent = false
+		}
+		if r.spill != nil {
+			r.spill.add(t, d, c)
+		} else {
+			if r.lin == nil {
+				r.tdArr = append(r.tdArr, t)
+			}
+			if r.cells != nil {
+				r.evCell = append(r.evCell, c)
+			}
+			if hb.HasSent {
+				r.delay = append(r.delay, d)
+			}
+			if r.spillAt > 0 && len(r.tdArr) >= r.spillAt {
+				if err := r.startSpill(); err != nil {
+					return err
+				}
+			}
 		}
 	}
 	after := tau < hb.Arrival
@@ -408,6 +444,28 @@ func (r *replayer) step(hb detector.Heartbeat) error {
 			return err
 		}
 	}
+	return nil
+}
+
+// startSpill moves the per-heartbeat data to a spill file.
+func (r *replayer) startSpill() error {
+	s, err := newEvalSpill()
+	if err != nil {
+		return err
+	}
+	full := len(r.delay) == len(r.tdArr) // else some lacked σ: no send-based TD
+	for k, t := range r.tdArr {
+		var d int64
+		if full {
+			d = r.delay[k]
+		}
+		var c uint8
+		if r.evCell != nil {
+			c = r.evCell[k]
+		}
+		s.add(t, d, c)
+	}
+	r.spill, r.tdArr, r.delay, r.evCell = s, nil, nil, nil
 	return nil
 }
 
@@ -454,6 +512,24 @@ func (r *replayer) finish() (Result, error) {
 	} else {
 		res.TDBasis = TDArrival
 		res.DelayOffset = r.cfg.DelayOffset
+	}
+	if r.spill != nil {
+		defer r.spill.close()
+		if r.cells != nil {
+			if err := r.cells.setSpan(r.src, res.Start); err != nil {
+				return Result{}, err
+			}
+		}
+		st, last, err := tdStatsSpilled(r.spill, sync, int64(r.cfg.DelayOffset), r.cells)
+		if err != nil {
+			return Result{}, err
+		}
+		res.TD, res.LastTD = st, time.Duration(last)
+		res.setRates()
+		if r.cells != nil {
+			res.setCI(r.cells)
+		}
+		return res, nil
 	}
 	td := r.tdArr // reused in place: τ − A_k becomes TD_k
 	for k := range td {

@@ -72,7 +72,7 @@ func sweepShared(newDet func(v float64) (thresholdDetector, error), values []flo
 		}
 		rs := make([]*replayer, len(chunk))
 		for j, i := range chunk {
-			rs[j] = newReplayer(&atThreshold{src: src, th: values[i]}, cfg, nil, hs.Len())
+			rs[j] = newSourceReplayer(&atThreshold{src: src, th: values[i]}, cfg, hs)
 			if cfg.Intervals {
 				rs[j].withCells(hs)
 			}
