@@ -24,11 +24,16 @@ const StreamOnlyEventEvery = time.Minute
 // StreamProbe asks the caller to ping To over a reliable stream and, if To
 // acknowledges before Deadline (an instant on the member's clock: the end of
 // the protocol period, after which the answer is useless), to call
-// Member.StreamAck with To.ID and Seq.
+// Member.StreamAck with To.ID and Seq. Updates are what To should hear
+// with any packet sent to it (its own suspicion or declaration, the buddy
+// system's rule; see send): the stream ping carries them, so that a member
+// that datagrams do not reach still learns that it is suspected and
+// refutes. The receiver applies them as a MsgGossip (no datagram answer).
 type StreamProbe struct {
 	To       Node
 	Seq      uint32
 	Deadline time.Duration
+	Updates  []Update
 }
 
 // StreamAck reports that id acknowledged, over a reliable stream, the
@@ -55,7 +60,11 @@ func (m *Member) requestStreamProbe() {
 	}
 	m.pr.stream = true
 	m.stats.StreamProbes++
-	m.streams = append(m.streams, StreamProbe{To: m.pr.target.node, Seq: m.pr.seq, Deadline: m.pr.endAt})
+	sp := StreamProbe{To: m.pr.target.node, Seq: m.pr.seq, Deadline: m.pr.endAt}
+	if u, ok := m.notice(sp.To.ID); ok {
+		sp.Updates = []Update{u}
+	}
+	m.streams = append(m.streams, sp)
 }
 
 // endStreamOnly ends the current probe as a stream-only success: no

@@ -109,6 +109,14 @@ func TestStreamAckMismatchIgnored(t *testing.T) {
 	assert.Empty(t, ev)
 	assert.Zero(t, a.Stats().StreamOnly)
 	assert.Equal(t, 1, a.Stats().Suspicions)
+
+	// The next stream ping carries b's suspicion, so that b, which
+	// datagrams may not reach, can refute.
+	advance(a, 1500*time.Millisecond)
+	a.Tick(2500 * time.Millisecond)
+	_, _, sp = drainStreams(a)
+	require.Len(t, sp, 1)
+	assert.Equal(t, []Update{{Kind: UpdateSuspect, Node: node("b"), From: "a"}}, sp[0].Updates)
 }
 
 // EventStreamOnly is rate-limited per member (StreamOnlyEventEvery);

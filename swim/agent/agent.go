@@ -81,6 +81,33 @@ type Config struct {
 	// Transport replaces the UDP socket (tests, benchmarks). When set, Bind
 	// is ignored and the agent closes it when it stops.
 	Transport transport.Transport
+
+	// DisableStream turns the stream path (TCP) off: no listener, no
+	// stream fallback pings (swim.Config.StreamProbe), and views larger
+	// than one datagram go as datagrams. By default it is on, as
+	// memberlist's TCP pings and push-pull are (see stream.go and
+	// docs/algorithms.md, “SWIM: stream fallback probe”).
+	DisableStream bool
+	// StreamBind is the TCP address the stream listener binds, ip:port.
+	// Default: the UDP socket's address, same port number (the port the
+	// other members dial: they reach the stream path at the advertised
+	// address, on TCP). With Bind's port 0 the kernel's choice is taken for
+	// both.
+	StreamBind string
+	// StreamTimeout bounds each stream's whole life, dial included
+	// (default 10 s, memberlist's TCPTimeout). A stream ping's deadline is
+	// also the end of the probe's protocol period.
+	StreamTimeout time.Duration
+	// MaxStreamConns bounds the inbound streams served at once (default
+	// 64); more are closed at once and counted (Stats.StreamsRefused).
+	MaxStreamConns int
+	// MaxStreamBytes bounds what one inbound stream may carry, frame
+	// prefixes included (default 8 MiB); MaxStreamMembers bounds the
+	// membership updates one inbound stream may carry (default: the
+	// protocol's MaxMembers). A stream over either cap is cut and counted
+	// (Stats.StreamOversize). Every frame is at most MaxPacketSize bytes.
+	MaxStreamBytes   int
+	MaxStreamMembers int
 }
 
 // Member is one entry of the membership view: the state machine's view
@@ -128,6 +155,21 @@ type Stats struct {
 	// stay 0 for a Config.Transport without a Stats() transport.Stats
 	// method.
 	DroppedOversize, DroppedQueueFull uint64
+	// Stream path counters (Config.DisableStream). StreamsIn and
+	// StreamsOut count streams accepted and dialled; StreamsRefused
+	// inbound ones closed at once over MaxStreamConns; StreamDialErrors
+	// failed dials (refused, timed out). Inbound streams cut for a frame
+	// that failed authentication (StreamAuthFailures), failed the replay
+	// check (StreamReplayed), did not decode or is not a ping, sync or join
+	// (StreamDecodeErrors; also an empty frame or one cut short), a length
+	// above MaxPacketSize or a stream over MaxStreamBytes or
+	// MaxStreamMembers (StreamOversize), or the deadline passing
+	// (StreamTimeouts: a slow sender). StreamSyncs counts views sent over
+	// a stream, StreamSyncFallbacks those sent as datagrams after their
+	// stream failed. Frames count in PacketsSent and BytesSent too.
+	StreamsIn, StreamsOut, StreamsRefused, StreamDialErrors          uint64
+	StreamAuthFailures, StreamReplayed, StreamDecodeErrors           uint64
+	StreamOversize, StreamTimeouts, StreamSyncs, StreamSyncFallbacks uint64
 	// Protocol holds the state machine's counters (swim.Stats: probes,
 	// suspicions, refutations, eager gossip sent, ...) as of the last
 	// packet or tick the agent processed.
@@ -170,11 +212,24 @@ type Agent struct {
 	sent, sentBytes, recv, recvBytes                          atomic.Uint64
 	authFail, decodeErr, rejected, encodeErr, sendErr, evDrop atomic.Uint64
 	replayed, unknownKind                                     atomic.Uint64
+	streamsIn, streamsOut, streamDialErr, streamAuth          atomic.Uint64
+	streamReplayed, streamGarbage, streamOversize             atomic.Uint64
+	streamTimeouts, streamSyncs, streamFallbacks              atomic.Uint64
 	conflict                                                  atomic.Pointer[swim.Node] // another node claiming this member's ID
 
 	// joinWaiters are closed, on the agent's goroutine, as soon as this
 	// member knows another live member or its ID was refused (joined).
 	joinWaiters map[chan struct{}]struct{}
+
+	// The stream path (stream.go); sl is nil when it is off.
+	sl         *transport.StreamListener
+	streamInCh chan streamIn
+	streamRes  chan streamResult
+	outSlots   chan struct{}
+	quit       chan struct{} // closed when the agent starts stopping
+	outWG      sync.WaitGroup
+	streamCtx  context.Context
+	streamStop context.CancelFunc
 
 	proto     atomic.Pointer[swim.Stats] // last swim.Stats published
 	lastProto swim.Stats                 // agent goroutine only
@@ -219,13 +274,49 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 		return nil, fmt.Errorf("agent: MaxPacketSize %d is too small: the protocol needs %d bytes of payload, so at least %d with this envelope",
 			codec.MaxPacketSize(), minPayload, minPayload+codec.MaxPacketSize()-codec.MaxPayload())
 	}
+	if err := streamDefaults(&cfg); err != nil {
+		return nil, err
+	}
+	// The stream listener's handler finds the agent here once it exists;
+	// a stream arriving before is closed (its sender falls back).
+	var ready atomic.Pointer[Agent]
+	handle := func(c *transport.Conn) {
+		if a := ready.Load(); a != nil {
+			a.serveStream(c)
+		}
+	}
+	scfg := transport.StreamConfig{MaxFrame: codec.MaxPacketSize(), MaxBytes: cfg.MaxStreamBytes,
+		MaxConns: cfg.MaxStreamConns, Timeout: cfg.StreamTimeout}
+	var sl *transport.StreamListener
 	tr := cfg.Transport
-	if tr == nil {
+	switch {
+	case tr == nil && !cfg.DisableStream && cfg.StreamBind == "":
+		u, l, err := listenBoth(orDefault(cfg.Bind, "127.0.0.1:0"), codec.MaxPacketSize(), scfg, handle)
+		if err != nil {
+			return nil, err
+		}
+		tr, sl = u, l
+	case tr == nil:
 		u, err := transport.Listen(transport.Config{Bind: cfg.Bind, MaxPacketSize: codec.MaxPacketSize()})
 		if err != nil {
 			return nil, fmt.Errorf("agent: %w", err)
 		}
 		tr = u
+	}
+	if sl == nil && !cfg.DisableStream {
+		scfg.Bind = orDefault(cfg.StreamBind, tr.LocalAddr().String())
+		l, err := transport.ListenStream(scfg, handle)
+		if err != nil {
+			_ = tr.Close()
+			return nil, fmt.Errorf("agent: stream listener: %w (set StreamBind, or DisableStream)", err)
+		}
+		sl = l
+	}
+	closeAll := func() {
+		_ = tr.Close()
+		if sl != nil {
+			_ = sl.Close()
+		}
 	}
 	self := swim.Node{ID: cfg.ID, Addr: cfg.Advertise}
 	if self.Addr == "" {
@@ -235,13 +326,13 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 		self.ID = swim.ID(self.Addr)
 	}
 	if err := checkSelf(self); err != nil {
-		_ = tr.Close()
+		closeAll()
 		return nil, err
 	}
 	join := swim.Packet{Kind: swim.MsgJoin, From: self, To: swim.Node{Addr: self.Addr},
 		Updates: []swim.Update{{Kind: swim.UpdateAlive, Node: self, From: self.ID}}}
 	if n := join.Size(); n > codec.MaxPayload() {
-		_ = tr.Close()
+		closeAll()
 		return nil, fmt.Errorf("agent: ID and address too long for MaxPacketSize %d: a join needs up to %d bytes plus %d of envelope",
 			codec.MaxPacketSize(), n, codec.MaxPacketSize()-codec.MaxPayload())
 	}
@@ -251,6 +342,7 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 	pc := cfg.Protocol
 	pc.Self = self
 	pc.MaxPacketSize = codec.MaxPayload()
+	pc.StreamProbe = !cfg.DisableStream
 	a := &Agent{
 		cfg: cfg, tr: tr, codec: codec, keys: sec.Keyring, log: cfg.Logger, self: self,
 		reqs:    make(chan func()),
@@ -259,13 +351,25 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 		subs:    map[int]chan swim.Event{},
 
 		joinWaiters: map[chan struct{}]struct{}{},
+
+		sl:         sl,
+		streamInCh: make(chan streamIn, 64),
+		streamRes:  make(chan streamResult, 64),
+		outSlots:   make(chan struct{}, streamOutMax),
+		quit:       make(chan struct{}),
 	}
+	a.streamCtx, a.streamStop = context.WithCancel(context.Background())
 	a.start = time.Now()
 	a.m, err = swim.New(pc, rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15)))
 	if err != nil {
-		_ = tr.Close()
+		a.streamStop()
+		closeAll()
 		return nil, fmt.Errorf("agent: %w", err)
 	}
+	if a.cfg.MaxStreamMembers == 0 {
+		a.cfg.MaxStreamMembers = a.m.Config().MaxMembers
+	}
+	ready.Store(a)
 	go a.run(ctx)
 	return a, nil
 }
@@ -294,6 +398,12 @@ func (a *Agent) now() time.Duration { return time.Since(a.start) }
 func (a *Agent) run(ctx context.Context) {
 	defer close(a.stopped)
 	defer func() {
+		close(a.quit)
+		a.streamStop()
+		if a.sl != nil {
+			_ = a.sl.Close()
+		}
+		a.outWG.Wait()
 		_ = a.tr.Close()
 		a.subMu.Lock()
 		for id, ch := range a.subs {
@@ -352,6 +462,10 @@ func (a *Agent) run(ctx context.Context) {
 			a.receive(p)
 		case f := <-a.reqs:
 			f()
+		case in := <-a.streamInCh:
+			a.receiveStream(in)
+		case r := <-a.streamRes:
+			a.streamResult(r)
 		}
 		a.flush()
 		if a.m.Left() {
@@ -430,8 +544,35 @@ func (a *Agent) flush() {
 	}
 	rd := a.m.Ready()
 	events := rd.Events
-	for i := range rd.Packets {
-		p := &rd.Packets[i]
+	for i := 0; i < len(rd.Packets); {
+		if n := a.viewRunLen(rd.Packets[i:]); n > 0 {
+			if to, err := netip.ParseAddrPort(rd.Packets[i].To.Addr); err == nil {
+				a.sendViewStream(to, rd.Packets[i:i+n])
+				i += n
+				continue
+			}
+		}
+		a.sendDatagrams(rd.Packets[i : i+1])
+		i++
+	}
+	for _, sp := range rd.StreamProbes {
+		a.startStreamProbe(sp)
+	}
+	a.publish(events)
+}
+
+// viewRunLen is viewRun when the stream path is on, else 0.
+func (a *Agent) viewRunLen(pkts []swim.Packet) int {
+	if a.sl == nil {
+		return 0
+	}
+	return viewRun(pkts)
+}
+
+// sendDatagrams seals and sends packets as datagrams. Agent goroutine.
+func (a *Agent) sendDatagrams(pkts []swim.Packet) {
+	for i := range pkts {
+		p := &pkts[i]
 		to, err := netip.ParseAddrPort(p.To.Addr)
 		if err != nil {
 			a.sendErr.Add(1)
@@ -455,10 +596,19 @@ func (a *Agent) flush() {
 		a.sent.Add(1)
 		a.sentBytes.Add(uint64(len(b)))
 	}
+}
+
+// publish hands events to the subscribers and releases waiting joins.
+// Agent goroutine.
+func (a *Agent) publish(events []swim.Event) {
 	if len(events) == 0 {
 		return
 	}
 	for _, e := range events {
+		if e.Kind == swim.EventStreamOnly {
+			a.log.Warn("member reachable only over the stream path (TCP): its UDP probes failed, directly and through others; the network may drop UDP to or from it",
+				"id", e.Node.ID, "addr", e.Node.Addr, "stream_only_total", a.m.Stats().StreamOnly)
+		}
 		if e.Kind == swim.EventConflict {
 			if e.Held == a.self {
 				a.conflict.Store(&e.Node)
@@ -667,6 +817,14 @@ func (a *Agent) Stats() Stats {
 		AuthFailures: a.authFail.Load(), DecodeErrors: a.decodeErr.Load(), Rejected: a.rejected.Load(),
 		EncodeErrors: a.encodeErr.Load(), SendErrors: a.sendErr.Load(),
 		EventsDropped: a.evDrop.Load(), Replayed: a.replayed.Load(), UnknownKinds: a.unknownKind.Load(),
+
+		StreamsIn: a.streamsIn.Load(), StreamsOut: a.streamsOut.Load(), StreamDialErrors: a.streamDialErr.Load(),
+		StreamAuthFailures: a.streamAuth.Load(), StreamReplayed: a.streamReplayed.Load(),
+		StreamDecodeErrors: a.streamGarbage.Load(), StreamOversize: a.streamOversize.Load(),
+		StreamTimeouts: a.streamTimeouts.Load(), StreamSyncs: a.streamSyncs.Load(), StreamSyncFallbacks: a.streamFallbacks.Load(),
+	}
+	if a.sl != nil {
+		st.StreamsRefused = a.sl.Stats().Refused
 	}
 	if p := a.proto.Load(); p != nil {
 		st.Protocol = *p

@@ -74,6 +74,17 @@ func NewCollector(a *agent.Agent) *Collector {
 		{"events_dropped_total", "Membership events not delivered to a subscriber whose channel was full.", func(s agent.Stats) uint64 { return s.EventsDropped }},
 		{"dropped_oversize_total", "Received datagrams dropped by the transport for exceeding the maximum packet size.", func(s agent.Stats) uint64 { return s.DroppedOversize }},
 		{"dropped_queue_full_total", "Received datagrams dropped by the transport because its receive queue was full.", func(s agent.Stats) uint64 { return s.DroppedQueueFull }},
+		{"streams_in_total", "Inbound streams (TCP) accepted.", func(s agent.Stats) uint64 { return s.StreamsIn }},
+		{"streams_out_total", "Streams (TCP) dialled: fallback pings and views larger than one datagram.", func(s agent.Stats) uint64 { return s.StreamsOut }},
+		{"streams_refused_total", "Inbound streams closed at once because the maximum number was being served.", func(s agent.Stats) uint64 { return s.StreamsRefused }},
+		{"stream_dial_errors_total", "Streams that could not be dialled (refused, timed out).", func(s agent.Stats) uint64 { return s.StreamDialErrors }},
+		{"stream_auth_failures_total", "Inbound streams cut for a frame that failed authentication.", func(s agent.Stats) uint64 { return s.StreamAuthFailures }},
+		{"stream_replayed_total", "Inbound streams cut for a frame that failed the replay check.", func(s agent.Stats) uint64 { return s.StreamReplayed }},
+		{"stream_decode_errors_total", "Inbound streams cut for a malformed frame or an unexpected message kind.", func(s agent.Stats) uint64 { return s.StreamDecodeErrors }},
+		{"stream_oversize_total", "Inbound streams cut for a frame above the packet size, or over the byte or member cap.", func(s agent.Stats) uint64 { return s.StreamOversize }},
+		{"stream_timeouts_total", "Inbound streams cut at their deadline (slow senders).", func(s agent.Stats) uint64 { return s.StreamTimeouts }},
+		{"stream_syncs_total", "Views larger than one datagram sent over a stream.", func(s agent.Stats) uint64 { return s.StreamSyncs }},
+		{"stream_sync_fallbacks_total", "Views sent as datagrams after their stream failed.", func(s agent.Stats) uint64 { return s.StreamSyncFallbacks }},
 	} {
 		c.counters = append(c.counters, counterDesc{prometheus.NewDesc("fdswim_"+x.name, x.help, nil, nil), x.f})
 	}

@@ -1,0 +1,395 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+	"os"
+	"time"
+
+	"github.com/fdkit/fdkit/swim"
+	"github.com/fdkit/fdkit/swim/transport"
+	"github.com/fdkit/fdkit/swim/wire"
+)
+
+// The stream path (TCP) of an agent (docs/algorithms.md, “SWIM: stream
+// fallback probe”): a listener on the UDP port's number (memberlist's
+// layout), the stream fallback pings the state machine asks for
+// (swim.Ready.StreamProbes), and views larger than one datagram sent over
+// a stream instead of a burst of datagrams. Every frame is one packet
+// sealed by the agent's wire.Codec, as a datagram is: same keyring, same
+// replay check. An inbound stream may carry pings (answered with an ack on
+// the same stream), syncs and joins (handed to the state machine as if
+// they had come as datagrams); anything else ends it.
+
+// streamOutMax bounds the streams this agent dials at once (pings and
+// views); beyond it a ping counts as failed and a view goes as datagrams.
+const streamOutMax = 16
+
+// streamResult is what a dialling goroutine hands back to the agent's
+// goroutine: a stream ping's answer, or the packets of a view whose
+// stream failed (to be sent as datagrams).
+type streamResult struct {
+	probe    *swim.StreamProbe
+	acked    bool
+	fallback []swim.Packet
+}
+
+// streamIn is a packet that arrived on an inbound stream, for the agent's
+// goroutine, or the authentication error of a refused one.
+type streamIn struct {
+	pkt     *swim.Packet
+	from    netip.AddrPort
+	authErr error
+}
+
+// listenBoth opens the UDP socket and the stream listener on the same
+// port number. With port 0 the kernel chooses the TCP port first and UDP
+// takes the same number, retried a few times when it is taken.
+func listenBoth(bind string, maxPacket int, scfg transport.StreamConfig, handle func(*transport.Conn)) (*transport.UDP, *transport.StreamListener, error) {
+	ap, err := netip.ParseAddrPort(bind)
+	if err != nil {
+		return nil, nil, fmt.Errorf("agent: Bind %q: want ip:port: %w", bind, err)
+	}
+	var lastErr error
+	for range 16 {
+		scfg.Bind = ap.String()
+		sl, err := transport.ListenStream(scfg, handle)
+		if err != nil {
+			return nil, nil, fmt.Errorf("agent: stream listener: %w (set StreamBind, or DisableStream)", err)
+		}
+		u, err := transport.Listen(transport.Config{Bind: netip.AddrPortFrom(ap.Addr(), sl.LocalAddr().Port()).String(), MaxPacketSize: maxPacket})
+		if err == nil {
+			return u, sl, nil
+		}
+		_ = sl.Close()
+		lastErr = err
+		if ap.Port() != 0 {
+			break
+		}
+	}
+	return nil, nil, fmt.Errorf("agent: %w", lastErr)
+}
+
+// streamConfig is the listener's and dialler's configuration.
+func (a *Agent) streamConfig() transport.StreamConfig {
+	return transport.StreamConfig{
+		Bind: a.cfg.StreamBind, MaxFrame: a.codec.MaxPacketSize(), MaxBytes: a.cfg.MaxStreamBytes,
+		MaxConns: a.cfg.MaxStreamConns, Timeout: a.cfg.StreamTimeout,
+	}
+}
+
+// serveStream reads an inbound stream's frames until it ends or one is
+// refused. Listener goroutine.
+func (a *Agent) serveStream(c *transport.Conn) {
+	a.streamsIn.Add(1)
+	updates := 0
+	for {
+		b, err := c.ReadFrame()
+		if err != nil {
+			a.streamReadError(c, err)
+			return
+		}
+		pkt, err := a.codec.Decode(b)
+		if err != nil {
+			var de *wire.DecodeError
+			switch {
+			case errors.Is(err, wire.ErrReplay):
+				a.streamReplayed.Add(1)
+			case errors.As(err, &de) || errors.Is(err, wire.ErrUnknownKind):
+				a.streamGarbage.Add(1)
+			default:
+				a.streamAuth.Add(1)
+				a.handIn(streamIn{from: c.RemoteAddr(), authErr: err})
+			}
+			a.log.Debug("refused stream frame", "from", c.RemoteAddr(), "err", err)
+			return
+		}
+		switch pkt.Kind {
+		case swim.MsgPing:
+			if pkt.To.ID != a.self.ID {
+				a.streamGarbage.Add(1)
+				a.log.Debug("stream ping for another member", "from", c.RemoteAddr(), "to", pkt.To.ID)
+				return
+			}
+			if len(pkt.Updates) > 0 {
+				// What the prober says this member must hear (its own
+				// suspicion): applied as gossip, answered on the stream only.
+				g := *pkt
+				g.Kind = swim.MsgGossip
+				if !a.handIn(streamIn{pkt: &g, from: c.RemoteAddr()}) {
+					return
+				}
+			}
+			ack := swim.Packet{Kind: swim.MsgAck, From: a.self, To: pkt.From, Ack: swim.Ack{Seq: pkt.Ping.Seq}}
+			out, _, err := a.codec.Encode(&ack)
+			if err != nil {
+				a.encodeErr.Add(1)
+				return
+			}
+			if err := c.WriteFrame(out); err != nil {
+				return
+			}
+		case swim.MsgSync, swim.MsgJoin:
+			updates += len(pkt.Updates)
+			if updates > a.cfg.MaxStreamMembers {
+				a.streamOversize.Add(1)
+				a.log.Debug("stream view over the member cap", "from", c.RemoteAddr(), "cap", a.cfg.MaxStreamMembers)
+				return
+			}
+			if !a.handIn(streamIn{pkt: pkt, from: c.RemoteAddr()}) {
+				return
+			}
+		default:
+			a.streamGarbage.Add(1)
+			a.log.Debug("unexpected packet kind on a stream", "from", c.RemoteAddr(), "kind", pkt.Kind)
+			return
+		}
+	}
+}
+
+// streamReadError counts why an inbound stream ended (a clean end is not
+// counted).
+func (a *Agent) streamReadError(c *transport.Conn, err error) {
+	switch {
+	case errors.Is(err, transport.ErrFrameTooLarge), errors.Is(err, transport.ErrStreamBudget):
+		a.streamOversize.Add(1)
+	case errors.Is(err, transport.ErrFrameEmpty), errors.Is(err, transport.ErrFrameTruncated):
+		a.streamGarbage.Add(1)
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		a.streamTimeouts.Add(1)
+	default:
+		return // EOF, reset, closed by Close
+	}
+	a.log.Debug("refused stream", "from", c.RemoteAddr(), "err", err)
+}
+
+// handIn passes an inbound stream's packet to the agent's goroutine; false
+// when the agent stopped.
+func (a *Agent) handIn(in streamIn) bool {
+	select {
+	case a.streamInCh <- in:
+		return true
+	case <-a.quit:
+		return false
+	}
+}
+
+// receiveStream steps a packet that came on a stream. Agent goroutine.
+func (a *Agent) receiveStream(in streamIn) {
+	if in.authErr != nil {
+		a.warnAuth(in.from, fmt.Errorf("stream: %w", in.authErr))
+		return
+	}
+	if err := a.m.Step(a.now(), in.pkt); err != nil {
+		a.rejected.Add(1)
+		a.log.Debug("rejected packet", "from", in.from, "err", err)
+	}
+}
+
+// startStreamProbe runs a stream fallback ping in a goroutine of its own.
+// Agent goroutine.
+func (a *Agent) startStreamProbe(sp swim.StreamProbe) {
+	to, err := netip.ParseAddrPort(sp.To.Addr)
+	if err != nil || !a.takeOutSlot() {
+		a.m.StreamFailed(a.now(), sp.To.ID, sp.Seq)
+		return
+	}
+	ping := swim.Packet{Kind: swim.MsgPing, From: a.self, To: sp.To, Ping: swim.Ping{Seq: sp.Seq}, Updates: sp.Updates}
+	frame, _, err := a.codec.Encode(&ping)
+	if err != nil {
+		a.releaseOutSlot()
+		a.encodeErr.Add(1)
+		a.m.StreamFailed(a.now(), sp.To.ID, sp.Seq)
+		return
+	}
+	deadline := a.start.Add(sp.Deadline)
+	a.outWG.Add(1)
+	go func() {
+		defer a.outWG.Done()
+		defer a.releaseOutSlot()
+		ok := a.streamPing(to, sp, frame, deadline)
+		select {
+		case a.streamRes <- streamResult{probe: &sp, acked: ok}:
+		case <-a.quit:
+		}
+	}()
+}
+
+// streamPing dials to, sends the sealed ping and waits for the target's
+// ack until deadline.
+func (a *Agent) streamPing(to netip.AddrPort, sp swim.StreamProbe, frame []byte, deadline time.Time) bool {
+	ctx, cancel := context.WithDeadline(a.streamCtx, deadline)
+	defer cancel()
+	c, err := a.dial(ctx, to)
+	if err != nil {
+		a.log.Debug("stream ping: dial failed", "to", sp.To.ID, "err", err)
+		return false
+	}
+	defer c.Close()
+	if err := c.WriteFrame(frame); err != nil {
+		return false
+	}
+	b, err := c.ReadFrame()
+	if err != nil {
+		a.log.Debug("stream ping: no ack", "to", sp.To.ID, "err", err)
+		return false
+	}
+	ack, err := a.codec.Decode(b)
+	if err != nil {
+		a.log.Debug("stream ping: bad ack", "to", sp.To.ID, "err", err)
+		return false
+	}
+	return ack.Kind == swim.MsgAck && ack.From.ID == sp.To.ID && ack.Ack.Seq == sp.Seq
+}
+
+// sendViewStream sends a run of packets to one member (a view: MsgSync
+// packets, maybe followed by the MsgJoin of a push-pull) over one stream.
+// The packets are sealed here; if the stream fails, they are handed back
+// to be sent as datagrams (sealed again then, so that the replay check
+// does not refuse them as old). Agent goroutine.
+func (a *Agent) sendViewStream(to netip.AddrPort, pkts []swim.Packet) {
+	if !a.takeOutSlot() {
+		a.sendDatagrams(pkts)
+		return
+	}
+	frames := make([][]byte, 0, len(pkts))
+	keep := make([]swim.Packet, len(pkts))
+	for i := range pkts {
+		keep[i] = pkts[i]
+		keep[i].Updates = append([]swim.Update(nil), pkts[i].Updates...)
+		b, n, err := a.codec.Encode(&pkts[i])
+		if err != nil {
+			a.encodeErr.Add(1)
+			a.log.Warn("encode failed", "kind", pkts[i].Kind, "err", err)
+			continue
+		}
+		if n < len(pkts[i].Updates) {
+			a.log.Debug("updates cut to fit the packet", "kept", n, "of", len(pkts[i].Updates))
+		}
+		frames = append(frames, b)
+	}
+	a.streamSyncs.Add(1)
+	a.outWG.Add(1)
+	go func() {
+		defer a.outWG.Done()
+		defer a.releaseOutSlot()
+		if err := a.writeFrames(to, frames); err == nil {
+			return
+		} else {
+			a.log.Debug("view over a stream failed; sending datagrams", "to", to, "err", err)
+		}
+		a.streamFallbacks.Add(1)
+		select {
+		case a.streamRes <- streamResult{fallback: keep}:
+		case <-a.quit:
+		}
+	}()
+}
+
+func (a *Agent) writeFrames(to netip.AddrPort, frames [][]byte) error {
+	c, err := a.dial(a.streamCtx, to)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	for _, f := range frames {
+		if err := c.WriteFrame(f); err != nil {
+			return err
+		}
+		a.sent.Add(1)
+		a.sentBytes.Add(uint64(len(f)))
+	}
+	return nil
+}
+
+// dial opens a stream to to, closed when the agent stops.
+func (a *Agent) dial(ctx context.Context, to netip.AddrPort) (*transport.Conn, error) {
+	c, err := transport.DialStream(ctx, to, a.streamConfig())
+	if err != nil {
+		a.streamDialErr.Add(1)
+		return nil, err
+	}
+	a.streamsOut.Add(1)
+	context.AfterFunc(a.streamCtx, func() { _ = c.Close() })
+	return c, nil
+}
+
+func (a *Agent) takeOutSlot() bool {
+	select {
+	case a.outSlots <- struct{}{}:
+		return true
+	default:
+		return false
+	}
+}
+
+func (a *Agent) releaseOutSlot() { <-a.outSlots }
+
+// streamResult takes a dialling goroutine's result. Agent goroutine.
+func (a *Agent) streamResult(r streamResult) {
+	switch {
+	case r.probe != nil && r.acked:
+		a.m.StreamAck(a.now(), r.probe.To.ID, r.probe.Seq)
+	case r.probe != nil:
+		a.m.StreamFailed(a.now(), r.probe.To.ID, r.probe.Seq)
+	default:
+		a.sendDatagrams(r.fallback)
+	}
+}
+
+// viewRun returns how many packets from pkts[0] form a view for one
+// member worth a stream: at least two MsgSync packets to one address (a
+// view larger than one datagram), and the MsgJoin to the same address
+// that may follow them (push-pull's pull); 0 when pkts[0] starts none.
+func viewRun(pkts []swim.Packet) int {
+	if pkts[0].Kind != swim.MsgSync {
+		return 0
+	}
+	to := pkts[0].To.Addr
+	n := 1
+	for n < len(pkts) && pkts[n].Kind == swim.MsgSync && pkts[n].To.Addr == to {
+		n++
+	}
+	if n < 2 {
+		return 0
+	}
+	if n < len(pkts) && pkts[n].Kind == swim.MsgJoin && pkts[n].To.Addr == to {
+		n++
+	}
+	return n
+}
+
+// streamDefaults fills and checks the stream path's settings.
+func streamDefaults(cfg *Config) error {
+	if cfg.StreamTimeout == 0 {
+		cfg.StreamTimeout = transport.DefaultStreamTimeout
+	}
+	if cfg.MaxStreamConns == 0 {
+		cfg.MaxStreamConns = transport.DefaultStreamMaxConns
+	}
+	if cfg.MaxStreamBytes == 0 {
+		cfg.MaxStreamBytes = transport.DefaultStreamMaxBytes
+	}
+	switch {
+	case cfg.StreamTimeout < 0:
+		return fmt.Errorf("agent: StreamTimeout %v is negative", cfg.StreamTimeout)
+	case cfg.MaxStreamConns < 0:
+		return fmt.Errorf("agent: MaxStreamConns %d is negative", cfg.MaxStreamConns)
+	case cfg.MaxStreamBytes < 0:
+		return fmt.Errorf("agent: MaxStreamBytes %d is negative", cfg.MaxStreamBytes)
+	case cfg.MaxStreamMembers < 0:
+		return fmt.Errorf("agent: MaxStreamMembers %d is negative", cfg.MaxStreamMembers)
+	case cfg.DisableStream && cfg.StreamBind != "":
+		return errors.New("agent: StreamBind is set but DisableStream turns the stream path off")
+	}
+	return nil
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
