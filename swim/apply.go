@@ -25,9 +25,13 @@ import (
 //     leave again and sends it to the sender and the declarer (correctLeft),
 //     so that members that missed the leave do not keep Dead.
 //
-// Four more rules keep the view safe against stale, replayed and crafted
+// More rules keep the view safe against stale, replayed and crafted
 // updates (docs/algorithms.md, “SWIM: hostile and stale updates”):
 //
+//   - with signed self-updates (Config.SigningKey), an Alive or leave that
+//     would change the view needs a valid proof under the key bound to the
+//     member (checkSelfUpdate), and an accusation above the stored
+//     incarnation is taken at it, so only the member raises its number;
 //   - an update more than MaxIncarnationJump above the stored incarnation
 //     is refused as implausible (Stats.Implausible);
 //   - the stored incarnation never decreases, in any state: Dead(l, i) or
@@ -54,6 +58,19 @@ func (m *Member) apply(now time.Duration, u Update, gossip bool) {
 		m.stats.Implausible++
 		return
 	}
+	if m.signed() {
+		switch {
+		case u.Kind == UpdateAlive || u.IsLeave():
+			if changes(p, &u) && !m.checkSelfUpdate(now, p, &u) {
+				return
+			}
+		case p != nil && u.Incarnation > p.inc:
+			// Only the member raises its incarnation: an accusation above
+			// what it asserted is one it may never hear of or refute.
+			u.Incarnation = p.inc
+			m.stats.AccusationsCapped++
+		}
+	}
 	if p != nil && (p.state == StateAlive || p.state == StateSuspect) && u.Node.Addr != p.node.Addr {
 		// Another node under a live member's ID. Stale updates (an Alive
 		// at or below the stored incarnation: an old address still in
@@ -70,7 +87,10 @@ func (m *Member) apply(now time.Duration, u Update, gossip bool) {
 				m.stats.MembersRefused++
 				return
 			}
-			p = &peer{node: u.Node, state: StateAlive, inc: u.Incarnation, since: now}
+			p = &peer{node: u.Node, state: StateAlive, inc: u.Incarnation, since: now, proof: u.Proof}
+			if m.signed() {
+				p.key = string(u.Proof.Key())
+			}
 			m.peers[u.Node.ID] = p
 			m.all = append(m.all, p)
 			m.live++
@@ -85,11 +105,14 @@ func (m *Member) apply(now time.Duration, u Update, gossip bool) {
 		if u.Incarnation <= p.inc {
 			if p.state != StateAlive { // at j too: x declared at its current incarnation never heard it
 				m.accuseBack(p)
+			} else if u.Incarnation == p.inc && p.proof == "" && u.Proof != "" && m.signed() &&
+				u.Node == p.node && m.checkSelfUpdate(now, p, &u) {
+				p.proof = u.Proof // an entry from Bootstrap: now it can be passed on
 			}
 			return
 		}
 		prev := p.state
-		p.node, p.inc, p.since = u.Node, u.Incarnation, now
+		p.node, p.inc, p.since, p.proof = u.Node, u.Incarnation, now, u.Proof
 		switch prev {
 		case StateSuspect:
 			m.clearSuspicion(p)
@@ -164,7 +187,7 @@ func (m *Member) apply(now time.Duration, u Update, gossip bool) {
 			}
 		case StateLeft:
 			if u.Incarnation > p.inc { // a later leave (a Dead is handled above)
-				p.inc, p.deadFrom = u.Incarnation, u.From
+				p.inc, p.deadFrom, p.proof = u.Incarnation, u.From, u.Proof
 				m.gossip(u, gossip)
 			}
 		}
@@ -203,7 +226,7 @@ func (m *Member) accuseBack(p *peer) {
 func (m *Member) leftAfterDead(now time.Duration, p *peer, u Update, gossip bool) {
 	m.removeTomb(p)
 	p.state = StateLeft
-	p.inc, p.since, p.deadFrom = u.Incarnation, now, u.From
+	p.inc, p.since, p.deadFrom, p.proof = u.Incarnation, now, u.From, u.Proof
 	m.emit(EventLeave, p, u.From, now)
 	m.gossip(u, gossip)
 }
@@ -242,7 +265,7 @@ func (m *Member) kill(now time.Duration, p *peer, u Update, gossip bool) {
 	p.inc, p.since, p.deadFrom = u.Incarnation, now, u.From
 	m.live--
 	if u.IsLeave() {
-		p.state = StateLeft
+		p.state, p.proof = StateLeft, u.Proof
 		m.emit(EventLeave, p, u.From, now)
 	} else {
 		p.state = StateDead
@@ -264,4 +287,17 @@ func (m *Member) removeTomb(p *peer) {
 	if i := slices.Index(m.tomb, p); i >= 0 {
 		m.tomb = slices.Delete(m.tomb, i, i+1)
 	}
+}
+
+// changes reports whether u, an Alive or a leave about p (nil: not known),
+// would change the view: an Alive that names a new member or raises the
+// incarnation, a leave at or above the stored incarnation that is not
+// already held. Only those need a proof (checkSelfUpdate): stale ones
+// change nothing, and checking them would cost a signature check per
+// gossiped copy.
+func changes(p *peer, u *Update) bool {
+	if u.Kind == UpdateAlive {
+		return p == nil || u.Incarnation > p.inc
+	}
+	return p != nil && (u.Incarnation > p.inc || (u.Incarnation == p.inc && p.state != StateLeft))
 }

@@ -1,6 +1,7 @@
 package swim
 
 import (
+	"crypto/ed25519"
 	"errors"
 	"fmt"
 	"time"
@@ -195,6 +196,25 @@ type Config struct {
 	// the group holds.
 	Incarnation Incarnation
 
+	// SigningKey, when set, turns on signed self-updates, a group-wide
+	// setting like encryption: this member signs its own Alive and leave
+	// updates with this Ed25519 key (the signature and public key travel
+	// in Update.Proof), and it accepts an Alive or a leave about another
+	// member, whether it raises the stored incarnation or names a member
+	// not yet known, only with a valid Proof by the key bound to that
+	// member's ID. The key is bound at first sight (trust on first use),
+	// or ahead of it with Trust. An accusation (Suspect or Dead) above the
+	// stored incarnation is taken at the stored one. So only a member
+	// itself can raise the incarnation others hold for it, and every
+	// accusation the group accepts is one it can refute, even when the
+	// accusation comes from a holder of the group's encryption key. Keep
+	// the key across restarts (fdswim agent --identity-file): a member
+	// that comes back with another key is a conflicting claim of its ID
+	// until its old entry is reaped (DeadRetention). nil: unsigned
+	// updates, as in SWIM; see docs/algorithms.md, “SWIM: hostile and
+	// stale updates”, for what that leaves open.
+	SigningKey ed25519.PrivateKey
+
 	// DeadRetention is how long a member declared dead or left stays in
 	// the view before it is forgotten (reaped): long enough for the
 	// declaration to reach every member and for stale gossip about the
@@ -254,6 +274,9 @@ func (c *Config) normalize() error {
 	}
 	if c.Mode > ModeSWIM {
 		return bad("unknown Mode %d", c.Mode)
+	}
+	if c.SigningKey != nil && len(c.SigningKey) != ed25519.PrivateKeySize {
+		return bad("SigningKey is %d bytes, want %d (an ed25519.PrivateKey)", len(c.SigningKey), ed25519.PrivateKeySize)
 	}
 	for _, d := range []struct {
 		name string

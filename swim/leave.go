@@ -19,6 +19,7 @@ func (m *Member) Leave(now time.Duration) error {
 	}
 	m.st = leaving
 	u := Update{Kind: UpdateDead, Node: m.self, Incarnation: m.inc, From: m.self.ID}
+	u.Proof = m.selfProof(u)
 	m.enqueue(u)
 	m.push(u, nil, *m.cfg.GossipFanout)
 	limit := retransmitLimit(m.cfg.RetransmitMult, m.NumAlive())

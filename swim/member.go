@@ -37,6 +37,9 @@ type peer struct {
 
 	streamWarned bool          // an EventStreamOnly was emitted, at streamWarnAt
 	streamWarnAt time.Duration // (stream.go)
+
+	key   string // Ed25519 public key bound to the ID (signed self-updates)
+	proof Proof  // proof of the Alive or leave that set inc (viewUpdate)
 }
 
 type status uint8
@@ -82,6 +85,12 @@ type Stats struct {
 	// (Config.StreamProbe); StreamOnly counts probes that only the stream
 	// answered (EventStreamOnly, rate-limited, warns of them).
 	StreamProbes, StreamOnly int
+	// BadProofs counts Alive and leave updates refused, with signed
+	// self-updates, for a missing or invalid proof or one under a key
+	// other than the one bound to the member; AccusationsCapped counts
+	// accusations taken at the stored incarnation instead of a higher one
+	// (Config.SigningKey).
+	BadProofs, AccusationsCapped int
 }
 
 // Ready is the output of a Member: packets to send and membership events, in
@@ -146,6 +155,10 @@ type Member struct {
 	seeds         []string
 	nextJoin      time.Duration
 	leaveDeadline time.Duration
+
+	trusted       map[ID]string // keys bound ahead of first sight (Trust)
+	aliveProof    Proof         // cached proof of selfAlive in aliveProofInc
+	aliveProofInc Incarnation
 
 	out     []Packet
 	events  []Event
@@ -254,6 +267,12 @@ func (m *Member) Tick(now time.Duration) {
 	if !m.started {
 		m.started = true
 		m.nextProbe = now
+		if m.signed() && !m.selfQueued() {
+			// Members added by Bootstrap hold no proof of this member's
+			// Alive to pass on to others (a member learning of it from
+			// them needs one): announce it once.
+			m.enqueue(m.selfAlive())
+		}
 		m.nextReconnect = now + *m.cfg.ReconnectInterval
 		// The first exchange at a random point of the interval, so that
 		// members started together do not exchange in step.

@@ -36,9 +36,16 @@ const MaxIncarnation = Incarnation(math.MaxUint64)
 // MaxIncarnation kills a member for good: its refutation saturates at the
 // same number and loses. With it, pushing a member to the limit by
 // accusations takes at least 2^64/2^20 = 2^44 crafted updates, each answered
-// by a refutation. Forged Alive updates can still raise the incarnation
-// another member stores beyond what the member itself will refute: that gap
-// is open (docs/algorithms.md, “SWIM: hostile and stale updates”).
+// by a refutation.
+//
+// The bound is relative to the stored incarnation, so it needs the stored
+// incarnation to rise only by the member's own word: without signed
+// self-updates, forged Alive(l, 2^20) then Alive(l, 2^21) make another
+// member store 2^21 and accept Suspect(l, 2^21), which l, at 0, refuses as
+// implausible and never refutes. With Config.SigningKey only Alive updates
+// signed by l raise what others store and accusations above it are taken at
+// it, so every accepted accusation is within l's own window and refutable
+// (docs/algorithms.md, “SWIM: hostile and stale updates”).
 const MaxIncarnationJump = Incarnation(1 << 20)
 
 // Next returns i+1, or MaxIncarnation when i is already the maximum.
@@ -184,6 +191,10 @@ type Update struct {
 	Node        Node
 	Incarnation Incarnation
 	From        ID
+	// Proof is the member's own signature of an Alive or a leave, with
+	// signed self-updates (Config.SigningKey); empty otherwise, and for
+	// Suspect and Dead.
+	Proof Proof
 }
 
 // IsLeave reports whether u announces a voluntary leave: a Dead update whose
@@ -236,7 +247,7 @@ func (p *Packet) Size() int {
 // Size estimates, in bytes, an upper bound of the update's encoded size
 // (see Packet.Size).
 func (u *Update) Size() int {
-	return 1 + nodeSize(u.Node) + 10 + 2 + len(u.From)
+	return 1 + nodeSize(u.Node) + 10 + 2 + len(u.From) + len(u.Proof)
 }
 
 // packetHeaderSize is version, kind and update count.

@@ -1,6 +1,9 @@
 package swim
 
-import "time"
+import (
+	"crypto/ed25519"
+	"time"
+)
 
 // Refutation (SWIM §4.2): an update about this member itself that accuses
 // it is answered by a higher incarnation, sent at once to the accusers in
@@ -17,7 +20,10 @@ import "time"
 // An update more than MaxIncarnationJump above the current incarnation is
 // refused as implausible, and one naming this member's ID at another
 // address is a conflicting claim (EventConflict), never refuted: refuting
-// it would raise the incarnation for a node that is not this one.
+// it would raise the incarnation for a node that is not this one. With
+// signed self-updates, an Alive or leave about this member at or above its
+// incarnation without its own valid proof is ignored (Stats.BadProofs): no
+// signed member holds it, so there is nothing to refute.
 func (m *Member) aboutSelf(now time.Duration, u Update) {
 	if m.st != running {
 		return
@@ -29,6 +35,13 @@ func (m *Member) aboutSelf(now time.Duration, u Update) {
 	}
 	if u.Incarnation > m.inc && u.Incarnation-m.inc > MaxIncarnationJump {
 		m.stats.Implausible++
+		return
+	}
+	if m.signed() && (u.Kind == UpdateAlive || u.IsLeave()) && u.Incarnation >= m.inc &&
+		!verifyProof(m.cfg.SigningKey.Public().(ed25519.PublicKey), &u) {
+		// Not this member's word, and refused by every signed member: no
+		// one holds it, nothing to refute.
+		m.stats.BadProofs++
 		return
 	}
 	switch u.Kind {
@@ -121,7 +134,9 @@ func (m *Member) announceAlive() {
 
 // selfAlive is this member's Alive in its current incarnation.
 func (m *Member) selfAlive() Update {
-	return Update{Kind: UpdateAlive, Node: m.self, Incarnation: m.inc, From: m.self.ID}
+	u := Update{Kind: UpdateAlive, Node: m.self, Incarnation: m.inc, From: m.self.ID}
+	u.Proof = m.selfProof(u)
+	return u
 }
 
 // selfQueued reports whether an update about this member waits in the

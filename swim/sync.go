@@ -71,13 +71,13 @@ func (m *Member) viewUpdate(p *peer) Update {
 	u := Update{Node: p.node, Incarnation: p.inc}
 	switch p.state {
 	case StateAlive:
-		u.Kind, u.From = UpdateAlive, p.node.ID
+		u.Kind, u.From, u.Proof = UpdateAlive, p.node.ID, p.proof
 	case StateSuspect:
 		u.Kind, u.From = UpdateSuspect, p.susp.from
 	case StateDead:
 		u.Kind, u.From = UpdateDead, p.deadFrom
 	case StateLeft:
-		u.Kind, u.From = UpdateDead, p.node.ID
+		u.Kind, u.From, u.Proof = UpdateDead, p.node.ID, p.proof
 	}
 	return u
 }

@@ -61,6 +61,7 @@ Flags:
 
 type agentFlags struct {
 	id, bind, advertise, httpAddr, keyFile, mode, logLevel string
+	identityFile                                           string
 	join, keys                                             []string
 	plain                                                  bool
 	probeInterval, probeTimeout, joinTimeout, leaveTimeout time.Duration
@@ -94,6 +95,7 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.StringSliceVar(&f.keys, "key", nil, "AES key in hex (repeatable; the first seals, all open)")
 	fs.StringVar(&f.keyFile, "key-file", "", "file with hex AES keys, one per line (first seals); # comments allowed")
 	fs.BoolVar(&f.plain, "plain", false, "send unencrypted, unauthenticated packets (explicit opt-out)")
+	fs.StringVar(&f.identityFile, "identity-file", "", "file holding this member's Ed25519 signing key (created, mode 0600, when missing): signs its own Alive and leave updates so that no other key holder can raise or forge them; keep it across restarts; every member of the group must use one (empty: unsigned updates)")
 	fs.StringVar(&f.httpAddr, "http", "", "serve /members, /metrics and /healthz on this address (ip:port; empty: off)")
 	fs.StringVar(&f.mode, "mode", "detector", "protocol mode: detector (SWIM + Lifeguard + per-peer detectors), lifeguard, swim")
 	flagcheck.Var(fs, &f.probeInterval, "probe-interval", "", time.Second, 1, time.Hour, "a positive duration up to 1h", "base protocol period")
@@ -274,6 +276,16 @@ func (f *agentFlags) config(stderr io.Writer) (agent.Config, error) {
 			return cfg, err
 		}
 		cfg.Keys = append(cfg.Keys, ks...)
+	}
+	if f.identityFile != "" {
+		k, created, err := loadIdentity(f.identityFile)
+		if err != nil {
+			return cfg, err
+		}
+		if created {
+			cfg.Logger.Warn("created a new identity key (expected on a first start only)", "file", f.identityFile)
+		}
+		cfg.Protocol.SigningKey = k
 	}
 	switch {
 	case f.plain && len(cfg.Keys) > 0:

@@ -331,6 +331,9 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 	}
 	join := swim.Packet{Kind: swim.MsgJoin, From: self, To: swim.Node{Addr: self.Addr},
 		Updates: []swim.Update{{Kind: swim.UpdateAlive, Node: self, From: self.ID}}}
+	if cfg.Protocol.SigningKey != nil {
+		join.Updates[0].Proof = swim.Proof(make([]byte, swim.ProofSize)) // its size: a join carries the signed Alive
+	}
 	if n := join.Size(); n > codec.MaxPayload() {
 		closeAll()
 		return nil, fmt.Errorf("agent: ID and address too long for MaxPacketSize %d: a join needs up to %d bytes plus %d of envelope",

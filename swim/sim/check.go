@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"crypto/ed25519"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -52,11 +53,12 @@ const (
 	FaultForge                           // an update of kind Kind about member A (or a fake ID when A < 0) at incarnation Inc (relative when Rel) sent to B
 	FaultProbeBlock                      // member A's probe traffic (all but MsgJoin and MsgSync) lost both ways for D: UDP blocked, joins and syncs pass
 	FaultFlood                           // K forged Alive updates about new fake IDs sent to member B
+	FaultForgeChain                      // Alive(A, h+2^20), Alive(A, h+2^21), Suspect(A, h+2^21) sent to B, h what B holds; signed with the forger's own key when K is odd
 )
 
 func (k FaultKind) String() string {
 	return [...]string{"?", "FaultLoss", "FaultDelay", "FaultDuplicate", "FaultPartition", "FaultPause",
-		"FaultCrash", "FaultRestart", "FaultReplay", "FaultForge", "FaultProbeBlock", "FaultFlood"}[min(int(k), 11)]
+		"FaultCrash", "FaultRestart", "FaultReplay", "FaultForge", "FaultProbeBlock", "FaultFlood", "FaultForgeChain"}[min(int(k), 12)]
 }
 
 // Step is one fault of a schedule, at instant At.
@@ -78,6 +80,12 @@ type Schedule struct {
 	N     int
 	Mode  swim.Mode
 	Steps []Step
+	// Unsigned runs the members without signed self-updates
+	// (swim.Config.SigningKey nil). Forged Alive updates can then raise
+	// the incarnation others store for a member beyond what it refutes,
+	// so such schedules never draw FaultForgeChain (docs/algorithms.md,
+	// “SWIM: hostile and stale updates”).
+	Unsigned bool
 }
 
 // Checker parameters.
@@ -114,11 +122,15 @@ func CheckConfig(mode swim.Mode) swim.Config {
 func RandomSchedule(seed uint64) Schedule {
 	r := rand.New(rand.NewPCG(seed, 0xc4ec))
 	s := Schedule{Seed: seed, N: 4 + r.IntN(4), Mode: swim.Mode(r.IntN(3))}
+	s.Unsigned = r.IntN(4) == 0
 	crashed := map[int]bool{}
 	n := 1 + r.IntN(12)
 	for range n {
 		st := Step{At: time.Duration(r.Int64N(int64(FaultTime)))}
-		st.Fault = FaultKind(1 + r.IntN(11))
+		st.Fault = FaultKind(1 + r.IntN(12))
+		if st.Fault == FaultForgeChain && s.Unsigned {
+			st.Fault = FaultForge
+		}
 		st.A, st.B = r.IntN(s.N), r.IntN(s.N)
 		switch st.Fault {
 		case FaultLoss:
@@ -136,6 +148,8 @@ func RandomSchedule(seed uint64) Schedule {
 			st.D = time.Duration(1+r.IntN(20)) * time.Second
 		case FaultFlood:
 			st.K = 1 + r.IntN(64)
+		case FaultForgeChain:
+			st.K = r.IntN(2)
 		case FaultCrash:
 			if len(crashed)+1 > (s.N-1)/2 { // keep a majority live
 				st.Fault, st.D = FaultPause, time.Second
@@ -202,7 +216,7 @@ type recorded struct {
 func (sc Schedule) Check() *Violation {
 	c := &checkRun{sc: sc, fakes: map[swim.ID]bool{}, r: rand.New(rand.NewPCG(sc.Seed, 0xfa17))}
 	c.delayHi = 1500 * time.Microsecond
-	cfg := Config{N: sc.N, Seed: sc.Seed, Member: CheckConfig(sc.Mode), StartSpread: time.Second,
+	cfg := Config{N: sc.N, Seed: sc.Seed, Member: CheckConfig(sc.Mode), StartSpread: time.Second, Signed: !sc.Unsigned,
 		Delay: func(_, _ int, r *rand.Rand) time.Duration {
 			lo := 500 * time.Microsecond
 			return lo + time.Duration(r.Int64N(int64(c.delayHi-lo)+1))
@@ -297,6 +311,15 @@ func (c *checkRun) apply(st Step) {
 		}
 	case FaultForge:
 		c.forge(st)
+	case FaultForgeChain:
+		h := c.held(st.A, st.B)
+		for _, f := range []Step{
+			{A: st.A, B: st.B, Kind: swim.UpdateAlive, Inc: h + swim.MaxIncarnationJump, K: st.K},
+			{A: st.A, B: st.B, Kind: swim.UpdateAlive, Inc: h + 2*swim.MaxIncarnationJump, K: st.K},
+			{A: st.A, B: st.B, Kind: swim.UpdateSuspect, Inc: h + 2*swim.MaxIncarnationJump},
+		} {
+			c.forge(f)
+		}
 	case FaultProbeBlock:
 		c.blocked[st.A] = min(now+st.D, FaultTime)
 	case FaultFlood:
@@ -305,7 +328,9 @@ func (c *checkRun) apply(st Step) {
 		for k := range st.K {
 			id := swim.ID(fmt.Sprintf("flood%d.%d", st.At, k))
 			c.fakes[id] = true
-			ups = append(ups, swim.Update{Kind: swim.UpdateAlive, Node: swim.Node{ID: id, Addr: string(id)}, From: id})
+			u := swim.Update{Kind: swim.UpdateAlive, Node: swim.Node{ID: id, Addr: string(id)}, From: id}
+			u.Proof = swim.Sign(forgerKey, u) // the forger's own key: new IDs are its to claim
+			ups = append(ups, u)
 		}
 		s.Inject(st.B, swim.Packet{Kind: swim.MsgGossip, From: from, To: s.Node(st.B), Updates: ups}, 0)
 	}
@@ -335,9 +360,32 @@ func (c *checkRun) forge(st Step) {
 	u := swim.Update{Kind: st.Kind, Node: about, Incarnation: inc, From: from.ID}
 	if st.Kind == swim.UpdateAlive {
 		u.From = about.ID
+		if st.A < 0 || (st.Fault == 0 && st.K%2 == 1) {
+			// A fake member's Alive, or a chain's: signed with the
+			// forger's own key, which it may bind to an ID no one holds
+			// (a new member) but not to one already bound.
+			u.Proof = swim.Sign(forgerKey, u)
+		}
 	}
 	s.Inject(st.B, swim.Packet{Kind: swim.MsgGossip, From: from, To: s.Node(st.B), Updates: []swim.Update{u}}, 0)
 }
+
+// held is the incarnation member b holds for member a (its own for a = b;
+// 0 when unknown).
+func (c *checkRun) held(a, b int) swim.Incarnation {
+	s := c.s
+	if a == b {
+		return s.Member(b).Incarnation()
+	}
+	if ps, ok := s.Member(b).Member(s.Node(a).ID, s.Now()); ok {
+		return ps.Incarnation
+	}
+	return 0
+}
+
+// forgerKey is the compromised key holder's own signing key: it can sign
+// updates, but not with the key bound to another member's ID.
+var forgerKey = ed25519.NewKeyFromSeed(make([]byte, ed25519.SeedSize))
 
 // safety checks the monotone and memory invariants on every live view.
 func (c *checkRun) safety() {
@@ -482,7 +530,7 @@ func (sc Schedule) Shrink(v *Violation, budget int) (Schedule, *Violation) {
 func (sc Schedule) GoTest(name string, v *Violation) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "// %s\nfunc Test%s(t *testing.T) {\n", v.Error(), name)
-	fmt.Fprintf(&b, "\tsc := sim.Schedule{Seed: %d, N: %d, Mode: swim.Mode(%d), Steps: []sim.Step{\n", sc.Seed, sc.N, sc.Mode)
+	fmt.Fprintf(&b, "\tsc := sim.Schedule{Seed: %d, N: %d, Mode: swim.Mode(%d), Unsigned: %v, Steps: []sim.Step{\n", sc.Seed, sc.N, sc.Mode, sc.Unsigned)
 	for _, st := range sc.Steps {
 		fmt.Fprintf(&b, "\t\t{At: %d, Fault: sim.%v, A: %d, B: %d, K: %d, P: %g, D: %d, Persist: %v, Kind: %d, Inc: %d, Rel: %v},\n",
 			st.At, st.Fault, st.A, st.B, st.K, st.P, st.D, st.Persist, st.Kind, st.Inc, st.Rel)

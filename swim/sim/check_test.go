@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/fdkit/fdkit/swim"
 )
@@ -90,5 +91,41 @@ func TestSchedule605PartitionThenFlood(t *testing.T) {
 	}}
 	if v := sc.Check(); v != nil {
 		t.Fatal(v)
+	}
+}
+
+// Forged Alive updates raised the incarnation another member stored for a
+// member without that member taking part: Alive(m0000, 2^20), then
+// Alive(m0000, 2^21), then Suspect(m0000, 2^21), all sent to member 1 by a
+// compromised key holder. Member 1 stored 2^21 and accepted the
+// accusation; m0000, still at 0, refused it as implausible (more than
+// swim.MaxIncarnationJump above its own) and never refuted it, and was
+// dead for good in every view. Self-updates are now signed by the member
+// itself (swim.Config.SigningKey): the forged Alives are refused, unsigned
+// or signed with the forger's own key, and the accusation is capped at the
+// incarnation m0000 asserted. Unsigned groups stay open to it, as
+// documented.
+func TestScheduleForgedAliveChain(t *testing.T) {
+	chain := []Step{
+		{At: 5 * time.Second, Fault: FaultForge, A: 0, B: 1, Kind: swim.UpdateAlive, Inc: 1 << 20},
+		{At: 5*time.Second + time.Millisecond, Fault: FaultForge, A: 0, B: 1, Kind: swim.UpdateAlive, Inc: 1 << 21},
+		{At: 5*time.Second + 2*time.Millisecond, Fault: FaultForge, A: 0, B: 1, Kind: swim.UpdateSuspect, Inc: 1 << 21},
+	}
+	for _, mode := range []swim.Mode{swim.ModeSWIM, swim.ModeLifeguard, swim.ModeDetector} {
+		for name, steps := range map[string][]Step{
+			"explicit":       chain,
+			"chain":          {{At: 5 * time.Second, Fault: FaultForgeChain, A: 0, B: 1}},
+			"chain, own key": {{At: 5 * time.Second, Fault: FaultForgeChain, A: 2, B: 1, K: 1}},
+		} {
+			sc := Schedule{Seed: 7, N: 4, Mode: mode, Steps: steps}
+			if v := sc.Check(); v != nil {
+				t.Errorf("%v, %s: %v", mode, name, v)
+			}
+		}
+		sc := Schedule{Seed: 7, N: 4, Mode: mode, Steps: chain, Unsigned: true}
+		v := sc.Check()
+		if v == nil || v.Invariant != "alive" {
+			t.Errorf("%v, unsigned: got %v, want the documented alive violation", mode, v)
+		}
 	}
 }

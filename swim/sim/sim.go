@@ -22,6 +22,8 @@ package sim
 
 import (
 	"container/heap"
+	"crypto/ed25519"
+	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
 	"time"
@@ -75,6 +77,11 @@ type Config struct {
 	// joins). By default every member starts knowing all N members, alive
 	// in incarnation 0 (swim.Member.Bootstrap).
 	NoBootstrap bool
+	// Signed gives every member an Ed25519 key (swim.Config.SigningKey,
+	// derived from Seed and the member's index, kept across restarts as a
+	// deployment keeps its identity file) and, with the bootstrap, binds
+	// every member's public key in every view beforehand (swim.Member.Trust).
+	Signed bool
 }
 
 // MemberStats are one member's traffic counters.
@@ -194,6 +201,11 @@ func New(cfg Config) (*Sim, error) {
 		}
 		s.scheduleTick(i, start)
 	}
+	if !cfg.NoBootstrap {
+		for _, sm := range s.members {
+			s.trustAll(sm.m)
+		}
+	}
 	return s, nil
 }
 
@@ -204,6 +216,9 @@ func (s *Sim) newMachineAt(i int, inc swim.Incarnation) error {
 	mc := s.cfg.Member
 	mc.Self = sm.node
 	mc.Incarnation = inc
+	if s.cfg.Signed {
+		mc.SigningKey = s.key(i)
+	}
 	sm.gen++
 	m, err := swim.New(mc, rand.New(rand.NewPCG(s.cfg.Seed, uint64(i)<<20|uint64(sm.gen))))
 	if err != nil {
@@ -435,6 +450,9 @@ func (s *Sim) RestartAt(i, seed int, inc swim.Incarnation) error {
 	if err := s.newMachineAt(i, inc); err != nil {
 		return err
 	}
+	if !s.cfg.NoBootstrap {
+		s.trustAll(sm.m)
+	}
 	sm.crashed = false
 	if err := sm.m.Join(s.now, []string{s.members[seed].node.Addr}); err != nil {
 		return err
@@ -514,3 +532,24 @@ func (s *Sim) Partition(group []int) error {
 
 // Heal ends a partition.
 func (s *Sim) Heal() { s.group = nil }
+
+// key is member i's signing key when Config.Signed: derived from the seed
+// and i, the same after a restart.
+func (s *Sim) key(i int) ed25519.PrivateKey {
+	var seed [ed25519.SeedSize]byte
+	binary.BigEndian.PutUint64(seed[:], s.cfg.Seed)
+	binary.BigEndian.PutUint64(seed[8:], uint64(i))
+	copy(seed[16:], "fdkit sim key")
+	return ed25519.NewKeyFromSeed(seed[:])
+}
+
+// trustAll binds every member's public key in m's view (Config.Signed with
+// the bootstrap: keys distributed beforehand).
+func (s *Sim) trustAll(m *swim.Member) {
+	if !s.cfg.Signed {
+		return
+	}
+	for i, sm := range s.members {
+		m.Trust(sm.node.ID, s.key(i).Public().(ed25519.PublicKey))
+	}
+}

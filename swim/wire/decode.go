@@ -210,12 +210,17 @@ func Unmarshal(b []byte, max int) (*swim.Packet, error) {
 		if err != nil {
 			return nil, err
 		}
-		u.Kind = swim.UpdateKind(kind)
+		u.Kind = swim.UpdateKind(kind &^ proofFlag)
 		switch u.Kind {
-		case swim.UpdateAlive, swim.UpdateSuspect, swim.UpdateDead:
+		case swim.UpdateAlive, swim.UpdateDead:
+		case swim.UpdateSuspect:
+			if kind&proofFlag != 0 {
+				r.off--
+				return nil, r.fail(field+" kind", ErrMalformed, "suspect update with the proof flag (0x%02x)", kind)
+			}
 		default:
 			r.off--
-			return nil, r.fail(field+" kind", ErrMalformed, "unknown update kind %d, want 1 to 3", kind)
+			return nil, r.fail(field+" kind", ErrMalformed, "unknown update kind %d, want 1 to 3 (+ 0x80 with a proof)", kind)
 		}
 		if u.Node, err = r.node(field+" node", true); err != nil {
 			return nil, err
@@ -230,6 +235,13 @@ func Unmarshal(b []byte, max int) (*swim.Packet, error) {
 			return nil, err
 		}
 		u.From = swim.ID(from)
+		if kind&proofFlag != 0 {
+			if len(b)-r.off < swim.ProofSize {
+				return nil, r.fail(field+" proof", ErrTruncated, "need %d bytes, have %d", swim.ProofSize, len(b)-r.off)
+			}
+			u.Proof = swim.Proof(b[r.off : r.off+swim.ProofSize])
+			r.off += swim.ProofSize
+		}
 	}
 	if r.off != len(b) {
 		return nil, r.fail("end", ErrTrailing, "%d bytes after the last update", len(b)-r.off)

@@ -31,10 +31,19 @@ const DefaultMaxPacketSize = 1400
 //	          ping-req:        uvarint seq, node target, 1 byte nack flag (0 or 1)
 //	          join, sync, gossip: nothing
 //	count     2 bytes big-endian: number of updates
-//	updates   count × (1 byte kind (1 alive, 2 suspect, 3 dead), node, uvarint incarnation, str from)
+//	updates   count × (1 byte kind (1 alive, 2 suspect, 3 dead; + 0x80 when a proof follows),
+//	          node, uvarint incarnation, str from, [proof: swim.ProofSize bytes])
 //
+// The proof (swim.Update.Proof: a member's signature of its own Alive or
+// leave, with signed self-updates) is flagged by the high bit of the
+// update's kind byte, so that a packet without proofs is encoded as before
+// and a decoder that predates proofs rejects one with them as malformed
+// instead of misreading it.
 // Nothing may follow the last update. The encoding of a packet is never
 // larger than swim.Packet.Size.
+
+// proofFlag marks, in an update's kind byte, a proof after the update.
+const proofFlag = 0x80
 
 // ErrTooLarge is returned by Marshal when the packet does not fit the size
 // limit, and by MarshalFit when even the packet without updates does not.
@@ -148,10 +157,22 @@ func appendUpdate(b []byte, i int, u *swim.Update) ([]byte, error) {
 	if err := CheckName(string(u.From)); err != nil {
 		return nil, fmt.Errorf("wire: encode: update %d from: %w", i, err)
 	}
-	b = append(b, byte(u.Kind))
+	kind := byte(u.Kind)
+	switch len(u.Proof) {
+	case 0:
+	case swim.ProofSize:
+		if u.Kind == swim.UpdateSuspect {
+			return nil, fmt.Errorf("wire: encode: update %d: a suspect update carries no proof", i)
+		}
+		kind |= proofFlag
+	default:
+		return nil, fmt.Errorf("wire: encode: update %d: proof is %d bytes, want 0 or %d", i, len(u.Proof), swim.ProofSize)
+	}
+	b = append(b, kind)
 	b = appendNode(b, u.Node)
 	b = binary.AppendUvarint(b, uint64(u.Incarnation))
-	return appendStr(b, string(u.From)), nil
+	b = appendStr(b, string(u.From))
+	return append(b, u.Proof...), nil
 }
 
 // Marshal appends the payload encoding of p to dst. It returns an error

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -31,7 +32,37 @@ func samplePackets() []*swim.Packet {
 		{Kind: swim.MsgJoin, From: node("new"), To: swim.Node{Addr: "127.0.0.1:2"}, Updates: ups[:1]},
 		{Kind: swim.MsgSync, From: node("m1"), To: node("new"), Updates: ups},
 		{Kind: swim.MsgGossip, From: node("m1"), To: node("m2"), Updates: ups},
+		{Kind: swim.MsgGossip, From: node("m1"), To: node("m2"), Updates: []swim.Update{
+			{Kind: swim.UpdateAlive, Node: node("a"), Incarnation: 2, From: "a", Proof: swim.Proof(strings.Repeat("p", swim.ProofSize))},
+			{Kind: swim.UpdateDead, Node: node("a"), Incarnation: 3, From: "a", Proof: swim.Proof(strings.Repeat("q", swim.ProofSize))},
+		}},
 	}
+}
+
+// TestProofEncoding pins how a proof travels: the update's kind byte with
+// 0x80 set, then the swim.ProofSize bytes after From; a Suspect with the
+// flag, a cut proof and a proof of the wrong length are refused.
+func TestProofEncoding(t *testing.T) {
+	u := swim.Update{Kind: swim.UpdateAlive, Node: swim.Node{ID: "a"}, Incarnation: 1, From: "a", Proof: swim.Proof(strings.Repeat("k", swim.ProofSize))}
+	p := &swim.Packet{Kind: swim.MsgGossip, From: swim.Node{ID: "m"}, Updates: []swim.Update{u}}
+	b := mustMarshal(t, p)
+	// version, kind, from (1 "m", 0), to (0, 0), count (0, 1), then the update.
+	head := []byte{Version, byte(swim.MsgGossip), 1, 'm', 0, 0, 0, 0, 1}
+	upd := []byte{0x81, 1, 'a', 0, 1, 1, 'a'}
+	require.Equal(t, slices.Concat(head, upd, []byte(u.Proof)), b)
+
+	_, err := Unmarshal(b[:len(b)-1], 0)
+	require.ErrorIs(t, err, ErrTruncated)
+	assert.Contains(t, err.Error(), "update 0 proof")
+
+	sus := slices.Clone(b)
+	sus[len(head)] = 0x80 | byte(swim.UpdateSuspect)
+	_, err = Unmarshal(sus, 0)
+	require.ErrorIs(t, err, ErrMalformed)
+
+	p.Updates[0].Proof = "short"
+	_, err = Marshal(nil, p, 0)
+	assert.ErrorContains(t, err, "proof is 5 bytes")
 }
 
 func TestRoundTrip(t *testing.T) {
