@@ -82,6 +82,12 @@ type Config struct {
 	// deployment keeps its identity file) and, with the bootstrap, binds
 	// every member's public key in every view beforehand (swim.Member.Trust).
 	Signed bool
+	// UDPBlocked, when set, says which links lose every datagram while
+	// streams still pass (a firewall dropping UDP, TCP open): a packet
+	// from member from to member to is lost when it returns true. Stream
+	// fallback pings (swim.Config.StreamProbe, swim.Ready.StreamProbes)
+	// ignore it; see streamProbe.
+	UDPBlocked func(from, to int) bool
 }
 
 // MemberStats are one member's traffic counters.
@@ -369,6 +375,9 @@ func (s *Sim) flush(i int) {
 	for k := range r.Packets {
 		s.route(i, &r.Packets[k])
 	}
+	for _, sp := range r.StreamProbes {
+		s.streamProbe(i, sp)
+	}
 	if s.hook != nil {
 		for _, ev := range r.Events {
 			s.hook(s.now, i, ev)
@@ -396,6 +405,10 @@ func (s *Sim) route(from int, p *swim.Packet) {
 		s.dropped++
 		return
 	}
+	if s.cfg.UDPBlocked != nil && s.cfg.UDPBlocked(from, to) {
+		s.dropped++
+		return
+	}
 	if s.cfg.Drop != nil && s.cfg.Drop(s.now, from, to, p) {
 		s.dropped++
 		return
@@ -412,6 +425,50 @@ func (s *Sim) route(from int, p *swim.Packet) {
 	e.at = s.now + s.cfg.Delay(from, to, s.rng)
 	e.kind, e.to, e.pkt, e.size = evDeliver, to, *p, size
 	s.push(e)
+}
+
+// streamProbe models a stream fallback ping from member from: a
+// connection handshake and the ping and its ack, two round trips of the
+// link's delay, lossless (a stream retransmits) and blind to UDPBlocked,
+// but stopped by a partition, a crashed or paused target, or an unknown
+// address. The target applies the updates the ping carries as gossip when
+// the ping reaches it; the prober gets StreamAck, or StreamFailed, when
+// the ack would have arrived, unless it crashed, restarted or is paused
+// then (the answer is lost).
+func (s *Sim) streamProbe(from int, sp swim.StreamProbe) {
+	to, ok := s.byAddr[sp.To.Addr]
+	prober := s.members[from]
+	gen := prober.gen
+	if !ok || to == from {
+		s.At(s.now, func() { s.streamAnswer(from, gen, sp, false) })
+		return
+	}
+	there := s.cfg.Delay(from, to, s.rng) + s.cfg.Delay(to, from, s.rng) + s.cfg.Delay(from, to, s.rng)
+	back := s.cfg.Delay(to, from, s.rng)
+	ups := append([]swim.Update(nil), sp.Updates...)
+	s.At(s.now+there, func() {
+		tm := s.members[to]
+		reached := !tm.crashed && !tm.paused && (s.group == nil || s.group[from] == s.group[to])
+		if reached && len(ups) > 0 {
+			g := swim.Packet{Kind: swim.MsgGossip, From: prober.node, To: tm.node, Updates: ups}
+			_ = tm.m.Step(s.now, &g)
+			s.flush(to)
+		}
+		s.At(s.now+back, func() { s.streamAnswer(from, gen, sp, reached) })
+	})
+}
+
+func (s *Sim) streamAnswer(from, gen int, sp swim.StreamProbe, acked bool) {
+	sm := s.members[from]
+	if sm.gen != gen || sm.crashed || sm.paused {
+		return
+	}
+	if acked {
+		sm.m.StreamAck(s.now, sp.To.ID, sp.Seq)
+	} else {
+		sm.m.StreamFailed(s.now, sp.To.ID, sp.Seq)
+	}
+	s.flush(from)
 }
 
 // Inject delivers p to member to after delay d, as if the network carried

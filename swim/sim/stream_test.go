@@ -1,0 +1,66 @@
+package sim
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fdkit/fdkit/swim"
+)
+
+// streamRun simulates 16 members for 120 s with every datagram to member
+// 5 lost (UDPBlocked) from 10 s on, streams open, and returns the events
+// about member 5 and the members' StreamOnly counts.
+func streamRun(t *testing.T, mode swim.Mode, stream bool) (dead, streamOnly int, observed []swim.Event) {
+	t.Helper()
+	const victim = 5
+	blocked := false
+	s, err := New(Config{
+		N: 16, Seed: 3, StartSpread: time.Second,
+		Member:     swim.Config{Mode: mode, StreamProbe: stream},
+		UDPBlocked: func(_, to int) bool { return blocked && to == victim },
+	})
+	require.NoError(t, err)
+	s.SetEventHook(func(_ time.Duration, obs int, ev swim.Event) {
+		if ev.Node.ID == s.Node(victim).ID {
+			observed = append(observed, ev)
+			if ev.Kind == swim.EventDead {
+				dead++
+			}
+		}
+	})
+	s.At(10*time.Second, func() { blocked = true })
+	s.RunUntil(120 * time.Second)
+	for i := range s.N() {
+		streamOnly += s.Member(i).Stats().StreamOnly
+	}
+	return dead, streamOnly, observed
+}
+
+// The simulator's “UDP blocked, TCP open” link impairment: with the stream
+// fallback probe the member whose datagrams are all lost is never declared
+// dead in 110 s and the others warn about it (EventStreamOnly); without it,
+// every mode declares it dead. Deterministic (seed 3).
+func TestSimUDPBlockedStream(t *testing.T) {
+	for _, mode := range []swim.Mode{swim.ModeDetector, swim.ModeLifeguard, swim.ModeSWIM} {
+		dead, only, evs := streamRun(t, mode, true)
+		assert.Zero(t, dead, "%v: declared dead with the stream fallback", mode)
+		assert.Positive(t, only, "%v", mode)
+		warned := 0
+		for _, e := range evs {
+			if e.Kind == swim.EventStreamOnly {
+				warned++
+			}
+		}
+		assert.Positive(t, warned, "%v: no EventStreamOnly", mode)
+		// Rate limit: at most one warning per observer per minute, so at
+		// most 15 observers × 2 windows in 110 s.
+		assert.LessOrEqual(t, warned, 15*2, "%v", mode)
+
+		dead, only, _ = streamRun(t, mode, false)
+		assert.Positive(t, dead, "%v: without the stream fallback the member is declared dead", mode)
+		assert.Zero(t, only, "%v", mode)
+	}
+}
