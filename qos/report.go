@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"iter"
 	"math"
 	"slices"
 	"strconv"
@@ -33,8 +34,11 @@ type ReportStream struct {
 	// inter-arrival histogram and the loss bursts); Stats its summary and
 	// Interval the Δ the detectors were configured with.
 	Heartbeats []detector.Heartbeat
-	Stats      trace.Stats
-	Interval   time.Duration
+	// Source, when not nil, is read instead of Heartbeats (for a stream
+	// kept out of memory, such as a trace.Spool).
+	Source   Source
+	Stats    trace.Stats
+	Interval time.Duration
 	// Notes are facts about the replay (warm-up, clock handling), Warnings
 	// what the input check found (records left out, restarts); both are
 	// shown as given.
@@ -122,7 +126,11 @@ func buildStreamView(i int, s ReportStream) streamView {
 	v := streamView{ID: "s" + strconv.Itoa(i), Title: s.Title, Notes: s.Notes, Warnings: s.Warnings}
 	st := s.Stats
 	add := func(k, val string) { v.Facts = append(v.Facts, [2]string{k, val}) }
-	add("heartbeats", strconv.Itoa(len(s.Heartbeats)))
+	src := s.Source
+	if src == nil {
+		src = sliceSource(s.Heartbeats)
+	}
+	add("heartbeats", strconv.Itoa(src.Len()))
 	add("observed", st.Span.Round(time.Millisecond).String())
 	add("heartbeat interval Δ", s.Interval.String())
 	if st.InterArrival.N > 0 {
@@ -139,8 +147,8 @@ func buildStreamView(i int, s ReportStream) streamView {
 	if st.HasClock {
 		add("clock (A − σ)", fmt.Sprintf("offset %v, drift %.1f ppm", st.ClockOffset, st.DriftPPM))
 	}
-	v.Hist = template.HTML(interArrivalHistogram(s.Heartbeats))
-	v.Bursts = lossBursts(s.Heartbeats)
+	v.Hist = template.HTML(interArrivalHistogram(src))
+	v.Bursts = lossBursts(src)
 
 	for ri, c := range s.Table {
 		col, _ := familyStyle(familyIndex(c.Family, nil))
@@ -347,17 +355,25 @@ func marginNote(r Result, t Targets) string {
 
 // interArrivalHistogram bins the gaps between consecutive arrivals on a
 // log scale (30 bins from the smallest positive gap to the largest).
-func interArrivalHistogram(hbs []detector.Heartbeat) string {
-	var gaps []float64
-	for i := 1; i < len(hbs); i++ {
-		if d := hbs[i].Arrival - hbs[i-1].Arrival; d > 0 {
-			gaps = append(gaps, float64(d)/float64(time.Millisecond))
+// It reads src twice (the range, then the counts) and returns "" when src
+// cannot be read.
+func interArrivalHistogram(src Source) string {
+	gaps := func(fn func(float64)) error {
+		seq, done := src.Pass()
+		first := true
+		var prev time.Duration
+		for hb := range seq {
+			if d := hb.Arrival - prev; !first && d > 0 {
+				fn(float64(d) / float64(time.Millisecond))
+			}
+			prev, first = hb.Arrival, false
 		}
+		return done()
 	}
-	if len(gaps) < 2 {
+	n, lo, hi := 0, math.Inf(1), math.Inf(-1)
+	if gaps(func(g float64) { n, lo, hi = n+1, min(lo, g), max(hi, g) }) != nil || n < 2 {
 		return ""
 	}
-	lo, hi := slices.Min(gaps), slices.Max(gaps)
 	if !(hi > lo) {
 		lo, hi = lo/1.5, hi*1.5
 	}
@@ -368,42 +384,139 @@ func interArrivalHistogram(hbs []detector.Heartbeat) string {
 	}
 	edges[bins] = hi * (1 + 1e-9)
 	counts := make([]int, bins)
-	for _, g := range gaps {
+	if gaps(func(g float64) {
 		k := int(float64(bins) * math.Log(g/lo) / math.Log(edges[bins]/lo))
 		counts[min(max(k, 0), bins-1)]++
+	}) != nil {
+		return ""
 	}
 	return svgHistogram(edges, counts, "gap between consecutive arrivals (ms, log scale)")
 }
 
 // lossBursts counts the runs of consecutive missing sequence numbers by
 // length (1, 2, 3–5, 6–10, 11–100, more), or nil without sequence numbers.
-func lossBursts(hbs []detector.Heartbeat) [][2]string {
+//
+// A stream in memory is sorted by sequence number. A Source is read once
+// through a window of the burstWindow lowest sequence numbers not yet
+// placed, so that memory stays bounded: a heartbeat arriving after
+// burstWindow heartbeats with higher numbers is taken as lost (its gap is
+// already counted). nil also when src cannot be read.
+func lossBursts(src Source) [][2]string {
 	var seqs []uint64
-	for _, hb := range hbs {
-		if hb.HasSeq {
-			seqs = append(seqs, hb.Seq)
+	if s, ok := src.(sliceSource); ok {
+		for _, hb := range s {
+			if hb.HasSeq {
+				seqs = append(seqs, hb.Seq)
+			}
 		}
+		slices.Sort(seqs)
+		seqs = slices.Compact(seqs)
+		return burstClasses(slices.Values(seqs))
 	}
-	if len(seqs) < 2 {
+	var w seqWindow
+	var out [][2]string
+	seq, done := src.Pass()
+	out = burstClasses(func(yield func(uint64) bool) {
+		emit := func(v uint64, have bool) bool {
+			return !have || yield(v)
+		}
+		for hb := range seq {
+			if hb.HasSeq && !emit(w.push(hb.Seq)) {
+				return
+			}
+		}
+		for w.len() > 0 {
+			if !yield(w.pop()) {
+				return
+			}
+		}
+	})
+	if done() != nil {
 		return nil
 	}
-	slices.Sort(seqs)
-	seqs = slices.Compact(seqs)
+	return out
+}
+
+// burstWindow is lossBursts's reordering window for a Source.
+const burstWindow = 1 << 12
+
+// seqWindow is a min-heap of sequence numbers holding at most burstWindow.
+type seqWindow struct{ h []uint64 }
+
+func (w *seqWindow) len() int { return len(w.h) }
+
+// push adds v and, when the window is full, returns its least number.
+func (w *seqWindow) push(v uint64) (uint64, bool) {
+	w.h = append(w.h, v)
+	for i := len(w.h) - 1; i > 0; {
+		p := (i - 1) / 2
+		if w.h[p] <= w.h[i] {
+			break
+		}
+		w.h[p], w.h[i] = w.h[i], w.h[p]
+		i = p
+	}
+	if len(w.h) <= burstWindow {
+		return 0, false
+	}
+	return w.pop(), true
+}
+
+func (w *seqWindow) pop() uint64 {
+	h := w.h
+	x := h[0]
+	n := len(h) - 1
+	h[0] = h[n]
+	h = h[:n]
+	for i := 0; ; {
+		l := 2*i + 1
+		if l >= n {
+			break
+		}
+		m := l
+		if r := l + 1; r < n && h[r] < h[l] {
+			m = r
+		}
+		if h[i] <= h[m] {
+			break
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+	w.h = h
+	return x
+}
+
+// burstClasses counts the runs of missing numbers between the sequence
+// numbers seqs yields in increasing order (duplicates and numbers below
+// the previous one are skipped).
+func burstClasses(seqs iter.Seq[uint64]) [][2]string {
+	n := 0
+	var prev uint64
 	classes := []struct {
 		name   string
 		lo, hi uint64
 	}{{"1", 1, 1}, {"2", 2, 2}, {"3–5", 3, 5}, {"6–10", 6, 10}, {"11–100", 11, 100}, {"> 100", 101, math.MaxUint64}}
 	counts := make([]int, len(classes))
-	for i := 1; i < len(seqs); i++ {
-		gap := seqs[i] - seqs[i-1] - 1
-		if gap == 0 {
+	for s := range seqs {
+		n++
+		if n > 1 && s <= prev {
+			n--
 			continue
 		}
-		for k, c := range classes {
-			if gap >= c.lo && gap <= c.hi {
-				counts[k]++
+		if n > 1 {
+			if gap := s - prev - 1; gap > 0 {
+				for k, c := range classes {
+					if gap >= c.lo && gap <= c.hi {
+						counts[k]++
+					}
+				}
 			}
 		}
+		prev = s
+	}
+	if n < 2 {
+		return nil
 	}
 	out := make([][2]string, len(classes))
 	for k, c := range classes {

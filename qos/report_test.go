@@ -3,6 +3,7 @@ package qos
 import (
 	"bytes"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -85,11 +86,25 @@ func TestReportLossBurstsAndHistogram(t *testing.T) {
 		}
 		hbs = append(hbs, detector.Heartbeat{Seq: s, HasSeq: true, Arrival: time.Duration(s) * ms(100)})
 	}
-	assert.Equal(t, [][2]string{{"1", "1"}, {"2", "1"}, {"3–5", "1"}, {"6–10", "0"}, {"11–100", "0"}, {"> 100", "0"}}, lossBursts(hbs))
-	h := interArrivalHistogram(hbs)
+	assert.Equal(t, [][2]string{{"1", "1"}, {"2", "1"}, {"3–5", "1"}, {"6–10", "0"}, {"11–100", "0"}, {"> 100", "0"}}, lossBursts(sliceSource(hbs)))
+	h := interArrivalHistogram(sliceSource(hbs))
 	assert.Equal(t, 4, strings.Count(h, `class="bin"`), "gaps of 100, 200, 300 and 500 ms: four log bins")
-	assert.Nil(t, lossBursts(hbs[:1]))
-	assert.Empty(t, interArrivalHistogram(hbs[:2]))
+	assert.Nil(t, lossBursts(sliceSource(hbs[:1])))
+	assert.Empty(t, interArrivalHistogram(sliceSource(hbs[:2])))
+
+	// Read from a spool, with heartbeats reordered within the window and
+	// duplicated: the same classes as in memory, and the same histogram.
+	mixed := slices.Clone(hbs)
+	mixed[3].Seq, mixed[4].Seq = mixed[4].Seq, mixed[3].Seq
+	mixed = append(mixed[:8], append([]detector.Heartbeat{mixed[7]}, mixed[8:]...)...)
+	mixed[8].Arrival++
+	for i := 9; i < len(mixed); i++ {
+		mixed[i].Arrival += 1
+	}
+	sp := spooled(t, mixed)
+	assert.Equal(t, lossBursts(sliceSource(hbs)), lossBursts(sp))
+	assert.Equal(t, interArrivalHistogram(sliceSource(mixed)), interArrivalHistogram(sp))
+	assert.Nil(t, lossBursts(spooled(t, hbs[:1])))
 }
 
 // marginNote names the targets a chosen setting's interval crosses.

@@ -94,7 +94,7 @@ type Accumulator struct {
 	hasArr            bool
 	prevArr           time.Duration
 	firstArr, lastArr time.Duration
-	ia                []float64 // ns
+	ia                series // ns
 	backwards         int
 
 	hasSeq                         bool
@@ -113,12 +113,12 @@ type Accumulator struct {
 	firstSent, lastSent time.Duration
 	prev                Record
 	havePrev            bool
-	si                  []float64 // ns
+	si                  series // ns
 
 	clockBase   time.Duration
 	clockOrigin time.Duration
 	haveBase    bool
-	cx, cy      []float64
+	clock       fit // x: s since the first arrival, y: A − σ − clockBase, ns
 }
 
 // Add adds one record of the stream.
@@ -136,7 +136,7 @@ func (a *Accumulator) Add(r Record) {
 			if d < 0 {
 				a.backwards++
 			} else {
-				a.ia = append(a.ia, float64(d))
+				a.ia.add(float64(d))
 			}
 			a.firstArr = min(a.firstArr, r.Arrival)
 			a.lastArr = max(a.lastArr, r.Arrival)
@@ -154,7 +154,7 @@ func (a *Accumulator) Add(r Record) {
 		a.firstSent = min(a.firstSent, r.Sent)
 		a.lastSent = max(a.lastSent, r.Sent)
 		if a.havePrev && a.prev.HasSent && (r.HasSeq == a.prev.HasSeq) && (!r.HasSeq || r.Seq == a.prev.Seq+1) {
-			a.si = append(a.si, float64(r.Sent-a.prev.Sent))
+			a.si.add(float64(r.Sent - a.prev.Sent))
 		}
 		if r.HasArrival {
 			if !a.haveBase {
@@ -163,8 +163,7 @@ func (a *Accumulator) Add(r Record) {
 			}
 			// x in seconds since the first arrival, y in ns relative to the
 			// first record's A − σ: both small enough for float64.
-			a.cx = append(a.cx, (r.Arrival - a.firstArrOrThis(r)).Seconds())
-			a.cy = append(a.cy, float64(r.Arrival-r.Sent-a.clockBase))
+			a.clock.add((r.Arrival - a.firstArrOrThis(r)).Seconds(), float64(r.Arrival-r.Sent-a.clockBase))
 		}
 	}
 	a.prev, a.havePrev = r, true
@@ -173,7 +172,7 @@ func (a *Accumulator) Add(r Record) {
 // firstArrOrThis returns the first arrival seen (the record's own when it is
 // the first), used as the origin of the clock fit's time axis.
 func (a *Accumulator) firstArrOrThis(r Record) time.Duration {
-	if len(a.cx) == 0 {
+	if a.clock.len() == 0 {
 		a.clockOrigin = r.Arrival
 	}
 	return a.clockOrigin
@@ -281,7 +280,7 @@ func (a *Accumulator) Stats() Stats {
 	if a.hasArr {
 		s.FirstArrival, s.LastArrival = a.firstArr, a.lastArr
 		s.Span = a.lastArr - a.firstArr
-		s.InterArrival = dist(a.ia)
+		s.InterArrival = a.ia.dist()
 		s.Backwards = a.backwards
 	} else if a.hasSent {
 		s.Span = a.lastSent - a.firstSent
@@ -299,11 +298,17 @@ func (a *Accumulator) Stats() Stats {
 	}
 	s.HasSent = a.hasSent
 	if a.hasSent {
-		s.SendInterval = dist(a.si)
+		s.SendInterval = a.si.dist()
 		s.SenderJitter = s.SendInterval.SD
 	}
-	if len(a.cx) >= 2 {
-		alpha, beta := stat.LinearRegression(a.cx, a.cy, nil, false)
+	if a.clock.len() >= 2 {
+		var alpha, beta float64
+		if c := &a.clock; c.big {
+			beta = c.cxy / c.cxx
+			alpha = c.my - beta*c.mx
+		} else {
+			alpha, beta = stat.LinearRegression(c.x, c.y, nil, false)
+		}
 		if !math.IsNaN(alpha) && !math.IsNaN(beta) {
 			s.HasClock = true
 			s.ClockOffset = a.clockBase + dur(alpha)

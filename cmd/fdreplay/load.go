@@ -78,6 +78,7 @@ func loadInputs(o options, files []string, stderr io.Writer) ([]input, error) {
 		ins, err := loadReader(r, f, o, len(files) > 1, stderr)
 		r.Close()
 		if err != nil {
+			closeInputs(out)
 			return nil, err
 		}
 		out = append(out, ins...)
@@ -91,7 +92,34 @@ type epochStream struct {
 	sender   string
 	epoch    int
 	hbs      []detector.Heartbeat
-	unsorted bool // some arrival is earlier than the one before it
+	unsorted bool         // some arrival is earlier than the one before it
+	spool    *trace.Spool // the heartbeats, once the input is too large for memory
+}
+
+// memHeartbeats is how many heartbeats of one input are kept in memory
+// (40 bytes each). Past it, every stream of the input moves to a
+// trace.Spool (an unlinked temporary file, about 6 bytes per heartbeat)
+// and is replayed from there, so that memory does not grow with the
+// input.
+var memHeartbeats = 1 << 20
+
+// toSpool moves s's heartbeats to a spool, sorted by arrival.
+func (s *epochStream) toSpool() error {
+	sp, err := trace.NewSpool("")
+	if err != nil {
+		return err
+	}
+	if s.unsorted {
+		slices.SortStableFunc(s.hbs, func(a, b detector.Heartbeat) int { return cmp.Compare(a.Arrival, b.Arrival) })
+	}
+	for _, hb := range s.hbs {
+		if err := sp.Add(hb); err != nil {
+			sp.Close()
+			return err
+		}
+	}
+	s.spool, s.hbs, s.unsorted = sp, nil, false
+	return nil
 }
 
 // loadReader reads one trace through the sanity check into streams.
@@ -107,6 +135,8 @@ func loadReader(r *trace.Reader, file string, o options, multi bool, stderr io.W
 	streams := map[string][]*epochStream{}
 	var rep sanityReport
 	var ferr error
+	inMemory := 0 // heartbeats held in memory; −1 once everything is spooled
+	var all []*epochStream
 	ch := trace.NewChecker(trace.SanityOptions{File: name}, func(c trace.Checked) {
 		if ferr != nil {
 			return
@@ -128,15 +158,47 @@ func loadReader(r *trace.Reader, file string, o options, multi bool, stderr io.W
 		}
 		es := streams[rec.Sender]
 		for len(es) < c.Epoch {
-			es = append(es, &epochStream{sender: rec.Sender, epoch: len(es) + 1})
+			e := &epochStream{sender: rec.Sender, epoch: len(es) + 1}
+			if inMemory < 0 {
+				if e.spool, ferr = trace.NewSpool(""); ferr != nil {
+					return
+				}
+			}
+			es = append(es, e)
+			all = append(all, e)
 		}
 		streams[rec.Sender] = es
 		s := es[c.Epoch-1]
+		if s.spool != nil {
+			if err := s.spool.Add(rec.Heartbeat()); err != nil {
+				ferr = fmt.Errorf("%s:%d: sender %q: %w; sort the trace by arrival time first", name, c.Line, rec.Sender, err)
+			}
+			return
+		}
 		if n := len(s.hbs); n > 0 && s.hbs[n-1].Arrival > rec.Arrival {
 			s.unsorted = true
 		}
 		s.hbs = append(s.hbs, rec.Heartbeat())
+		if inMemory++; inMemory > memHeartbeats {
+			inMemory = -1
+			for _, e := range all {
+				if ferr = e.toSpool(); ferr != nil {
+					ferr = fmt.Errorf("%s:%d: sender %q: %w; sort the trace by arrival time first", name, c.Line, e.sender, ferr)
+					return
+				}
+			}
+		}
 	})
+	loaded := false
+	defer func() {
+		if !loaded {
+			for _, e := range all {
+				if e.spool != nil {
+					e.spool.Close()
+				}
+			}
+		}
+	}()
 	for {
 		rec, err := r.Next()
 		if err == io.EOF {
@@ -165,6 +227,13 @@ func loadReader(r *trace.Reader, file string, o options, multi bool, stderr io.W
 	if ferr != nil {
 		return nil, ferr
 	}
+	for _, e := range all {
+		if e.spool != nil {
+			if ferr = e.spool.Finish(); ferr != nil {
+				return nil, ferr
+			}
+		}
+	}
 	reportSkipped(stderr, name, r.Skipped(), r.SkippedErrors())
 	if cut := r.Truncated(); cut != nil {
 		fmt.Fprintf(stderr, "fdreplay: input cut short, replaying the records before the cut: %v\n", cut)
@@ -190,6 +259,7 @@ func loadReader(r *trace.Reader, file string, o options, multi bool, stderr io.W
 			out = append(out, in)
 		}
 	}
+	loaded = true
 	return out, nil
 }
 
@@ -199,7 +269,7 @@ func newInput(s *epochStream, file, name string, hdr time.Duration, epochs int, 
 	if s.unsorted {
 		slices.SortStableFunc(s.hbs, func(a, b detector.Heartbeat) int { return cmp.Compare(a.Arrival, b.Arrival) })
 	}
-	in := input{file: name, sender: s.sender, hdr: hdr, hbs: slices.Clip(s.hbs), epoch: s.epoch, epochs: epochs}
+	in := input{file: name, sender: s.sender, hdr: hdr, hbs: slices.Clip(s.hbs), spool: s.spool, epoch: s.epoch, epochs: epochs}
 	in.name = s.sender
 	if in.name == "" {
 		in.name = "stream"
@@ -211,8 +281,12 @@ func newInput(s *epochStream, file, name string, hdr time.Duration, epochs int, 
 		in.name = filepath.Base(file) + ":" + in.name
 	}
 	var acc trace.Accumulator
-	for _, hb := range s.hbs {
+	seq, done := in.source().Pass()
+	for hb := range seq {
 		acc.Add(trace.Record{Sender: s.sender, Seq: hb.Seq, HasSeq: hb.HasSeq, Sent: hb.Sent, HasSent: hb.HasSent, Arrival: hb.Arrival, HasArrival: true})
+	}
+	if err := done(); err != nil {
+		return in, err
 	}
 	in.stats = acc.Stats()
 	what := fmt.Sprintf("%s: sender %q", name, s.sender)

@@ -291,7 +291,8 @@ type input struct {
 	name     string // stream name used in tables, files and curves
 	file     string
 	sender   string
-	hbs      []detector.Heartbeat
+	hbs      []detector.Heartbeat // in memory; nil when spooled
+	spool    *trace.Spool         // the heartbeats on disk when not in memory
 	stats    trace.Stats
 	interval time.Duration
 	hdr      time.Duration // Δ from the file header, 0 if none
@@ -324,6 +325,7 @@ func runErr(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	defer closeInputs(inputs)
 	if len(inputs) == 0 {
 		return fmt.Errorf("no stream to replay (sender filter %v matched nothing)", o.senders)
 	}
@@ -358,7 +360,7 @@ func runErr(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		tableStreams = append(tableStreams, qos.Stream{Name: in.name, Heartbeats: in.hbs})
+		tableStreams = append(tableStreams, in.stream())
 		tableFams = append(tableFams, fams)
 		runs = append(runs, streamRun{in: in, set: s, descs: descs})
 	}
@@ -419,7 +421,7 @@ func runErr(args []string, stdout, stderr io.Writer) error {
 			if err != nil {
 				return usageErr("%v", err)
 			}
-			streams = append(streams, qos.Stream{Name: r.in.name, Heartbeats: r.in.hbs})
+			streams = append(streams, r.in.stream())
 			allFams = append(allFams, fams)
 			for _, f := range fams {
 				total += len(f.Values)
@@ -495,10 +497,51 @@ func runErr(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
+// closeInputs releases the spools of inputs.
+func closeInputs(inputs []input) {
+	for _, in := range inputs {
+		if in.spool != nil {
+			in.spool.Close()
+		}
+	}
+}
+
+// len returns the number of heartbeats of the stream.
+func (in *input) len() int {
+	if in.spool != nil {
+		return in.spool.Len()
+	}
+	return len(in.hbs)
+}
+
+// source returns the stream's heartbeats, in memory or spooled.
+func (in *input) source() qos.Source {
+	if in.spool != nil {
+		return in.spool
+	}
+	return qos.SliceSource(in.hbs)
+}
+
+// stream returns the stream for a sweep.
+func (in *input) stream() qos.Stream {
+	if in.spool != nil {
+		return qos.Stream{Name: in.name, Source: in.spool}
+	}
+	return qos.Stream{Name: in.name, Heartbeats: in.hbs}
+}
+
+// clocksLookSynchronized is qos.ClocksLookSynchronized on the stream; a
+// spool that cannot be read back counts as not synchronized (the replay
+// then reports the read error).
+func clocksLookSynchronized(in *input) bool {
+	ok, err := qos.ClocksLookSynchronizedIn(in.source())
+	return ok && err == nil
+}
+
 // notEvaluated describes a stream on which no heartbeat got past warm-up.
 func notEvaluated(in *input, s settings) string {
 	return fmt.Sprintf("%s: sender %s: no heartbeat evaluated: %d fresh heartbeats, warm-up %d, window n = %d (lower --warmup or --window)",
-		in.file, displaySender(in), len(in.hbs)-in.stats.Duplicates-in.stats.Reordered, s.warmUp, s.window)
+		in.file, displaySender(in), in.len()-in.stats.Duplicates-in.stats.Reordered, s.warmUp, s.window)
 }
 
 // streamSettings derives the detector settings for one stream.
@@ -507,8 +550,8 @@ func streamSettings(o options, in *input) settings {
 	// A stream too short for the window (fewer than 2n heartbeats) gets
 	// n = a quarter of its length, unless --window was given, so that the
 	// adaptive detectors are evaluated on something.
-	if !o.windowSet && len(in.hbs) < 2*o.window {
-		s.window = max(len(in.hbs)/4, 2)
+	if !o.windowSet && in.len() < 2*o.window {
+		s.window = max(in.len()/4, 2)
 		s.windowShrunk = true
 	}
 	s.warmUp = o.warmUp
@@ -523,7 +566,7 @@ func streamSettings(o options, in *input) settings {
 	case "sync":
 		s.sync = true
 	case "auto":
-		s.sync = qos.ClocksLookSynchronized(in.hbs)
+		s.sync = clocksLookSynchronized(in)
 	}
 	s.targets = sfdTargets(o.targets, in.interval)
 	s.sfdMargin = in.interval

@@ -47,7 +47,7 @@ func fmtQAP(x float64) string { return strconv.FormatFloat(x, 'f', 6, 64) }
 
 func printStreamHeader(w io.Writer, in *input, s settings, cfg qos.Config, o options) {
 	st := in.stats
-	fmt.Fprintf(w, "sender %s (%s): %d heartbeats over %v, Δ = %v", displaySender(in), in.file, len(in.hbs), st.Span.Round(time.Millisecond), in.interval)
+	fmt.Fprintf(w, "sender %s (%s): %d heartbeats over %v, Δ = %v", displaySender(in), in.file, in.len(), st.Span.Round(time.Millisecond), in.interval)
 	if st.HasSeq {
 		fmt.Fprintf(w, ", loss %.2f%%", 100*st.LossRate)
 		// Stale heartbeats are shown to the detectors but evaluated by

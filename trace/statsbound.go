@@ -1,0 +1,153 @@
+package trace
+
+import (
+	"math"
+	"slices"
+	"time"
+)
+
+// exactSamples is how many samples an Accumulator keeps per series (inter-
+// arrival times, send intervals, clock points) for exact statistics. Past
+// it, a series moves to a summary of bounded size: its mean and standard
+// deviation by Welford's running update, its minimum and maximum exactly,
+// and its quantiles from a histogram with 2^histBits buckets per power of
+// two, so that a quantile is off by less than 2^−(histBits+1) of its
+// value (0.05 %); the clock fit uses running co-moments. Memory then stays
+// bounded however long the stream is.
+var exactSamples = 1 << 18
+
+const histBits = 10
+
+// series is one accumulated series of float64 samples.
+type series struct {
+	exact []float64
+	big   bool // past exactSamples: the fields below hold the series
+	n     int
+	mean  float64
+	m2    float64
+	lo    float64
+	hi    float64
+	hist  map[int64]int
+}
+
+func (s *series) add(v float64) {
+	if !s.big {
+		s.exact = append(s.exact, v)
+		if len(s.exact) <= exactSamples {
+			return
+		}
+		s.big, s.hist, s.lo, s.hi = true, map[int64]int{}, math.Inf(1), math.Inf(-1)
+		for _, x := range s.exact {
+			s.fold(x)
+		}
+		s.exact = nil
+		return
+	}
+	s.fold(v)
+}
+
+func (s *series) fold(v float64) {
+	s.n++
+	d := v - s.mean
+	s.mean += d / float64(s.n)
+	s.m2 += d * (v - s.mean)
+	s.lo, s.hi = min(s.lo, v), max(s.hi, v)
+	s.hist[histKey(v)]++
+}
+
+// histKey orders float64 values by buckets of 2^histBits per power of two.
+func histKey(v float64) int64 {
+	b := math.Float64bits(math.Abs(v)) >> (52 - histBits)
+	if v < 0 {
+		return -int64(b) - 1
+	}
+	return int64(b)
+}
+
+// histMid returns the middle of bucket k.
+func histMid(k int64) float64 {
+	neg := k < 0
+	if neg {
+		k = -k - 1
+	}
+	lo := math.Float64frombits(uint64(k) << (52 - histBits))
+	hi := math.Float64frombits(uint64(k+1) << (52 - histBits))
+	m := lo + (hi-lo)/2
+	if neg {
+		return -m
+	}
+	return m
+}
+
+// dist returns the series' Dist (exact while it holds its samples).
+func (s *series) dist() Dist {
+	if !s.big {
+		return dist(s.exact)
+	}
+	d := Dist{N: s.n, Min: dur(s.lo), Max: dur(s.hi), Mean: dur(s.mean)}
+	if s.n > 1 {
+		d.SD = dur(math.Sqrt(s.m2 / float64(s.n-1)))
+	}
+	keys := make([]int64, 0, len(s.hist))
+	for k := range s.hist {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	q := func(p float64) time.Duration {
+		r := int(math.Ceil(p*float64(s.n))) - 1 // gonum's Empirical rank
+		r = max(r, 0)
+		c := 0
+		for _, k := range keys {
+			c += s.hist[k]
+			if c > r {
+				return dur(min(max(histMid(k), s.lo), s.hi))
+			}
+		}
+		return dur(s.hi)
+	}
+	d.P50, d.P90, d.P99 = q(0.50), q(0.90), q(0.99)
+	return d
+}
+
+// fit is the least-squares line through the clock points (x, y).
+type fit struct {
+	x, y []float64
+	big  bool
+	n    int
+	mx   float64
+	my   float64
+	cxx  float64
+	cxy  float64
+}
+
+func (f *fit) add(x, y float64) {
+	if !f.big {
+		f.x, f.y = append(f.x, x), append(f.y, y)
+		if len(f.x) <= exactSamples {
+			return
+		}
+		f.big = true
+		for i := range f.x {
+			f.fold(f.x[i], f.y[i])
+		}
+		f.x, f.y = nil, nil
+		return
+	}
+	f.fold(x, y)
+}
+
+func (f *fit) fold(x, y float64) {
+	f.n++
+	dx := x - f.mx
+	f.mx += dx / float64(f.n)
+	f.my += (y - f.my) / float64(f.n)
+	f.cxx += dx * (x - f.mx)
+	f.cxy += dx * (y - f.my)
+}
+
+func (f *fit) len() int {
+	if f.big {
+		return f.n
+	}
+	return len(f.x)
+}

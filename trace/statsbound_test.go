@@ -1,0 +1,49 @@
+package trace
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// Past exactSamples the accumulator's summary stays within its stated
+// bounds of the exact statistics: quantiles within 2^−(histBits+1) of
+// their value, mean, s.d. and the clock fit to rounding, min and max
+// exact.
+func TestAccumulatorBoundedSummary(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	var recs []Record
+	sent := time.Duration(0)
+	for i := range 20000 {
+		sent += 10*time.Millisecond + time.Duration(rng.NormFloat64()*float64(300*time.Microsecond))
+		d := 2*time.Millisecond + time.Duration(rng.ExpFloat64()*float64(time.Millisecond)) + time.Duration(i)*time.Microsecond/100
+		recs = append(recs, Record{Sender: "a", Seq: uint64(i), HasSeq: true, Sent: sent, HasSent: true, Arrival: sent + d, HasArrival: true})
+	}
+	want := Summarize(recs)
+	defer func(n int) { exactSamples = n }(exactSamples)
+	exactSamples = 1000
+	got := Summarize(recs)
+	near := func(w, g time.Duration, rel float64, what string) {
+		t.Helper()
+		require.InDelta(t, float64(w), float64(g), rel*math.Abs(float64(w))+1, what)
+	}
+	const q = 1.0 / (1 << (histBits + 1))
+	for _, p := range [][2]Dist{{want.InterArrival, got.InterArrival}, {want.SendInterval, got.SendInterval}} {
+		w, g := p[0], p[1]
+		require.Equal(t, w.N, g.N)
+		require.Equal(t, w.Min, g.Min)
+		require.Equal(t, w.Max, g.Max)
+		near(w.Mean, g.Mean, 1e-9, "mean")
+		near(w.SD, g.SD, 1e-6, "sd")
+		near(w.P50, g.P50, q, "p50")
+		near(w.P90, g.P90, q, "p90")
+		near(w.P99, g.P99, q, "p99")
+	}
+	near(want.ClockOffset, got.ClockOffset, 1e-6, "offset")
+	require.InDelta(t, want.DriftPPM, got.DriftPPM, 1e-6*math.Abs(want.DriftPPM))
+	require.Equal(t, want.Interval, got.Interval)
+	require.Equal(t, want.Lost, got.Lost)
+}
