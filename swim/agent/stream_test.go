@@ -2,6 +2,10 @@ package agent
 
 import (
 	"context"
+	"encoding/binary"
+	"fmt"
+	"net"
+	"net/netip"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -12,6 +16,7 @@ import (
 
 	"github.com/fdkit/fdkit/swim"
 	"github.com/fdkit/fdkit/swim/transport"
+	"github.com/fdkit/fdkit/swim/wire"
 )
 
 // blockUDP is the impairment shim: a UDP transport whose received
@@ -198,4 +203,143 @@ func TestUDPBlockedMemberDeadWithoutStream(t *testing.T) {
 			t.Fatal("without the stream path, the UDP-blocked member was not declared dead within 15 s")
 		}
 	}
+}
+
+// A view larger than one datagram arrives over a stream: a joiner that no
+// datagram reaches (the shim drops them all from the start) still gets the
+// answer to its join, two MsgSync packets' worth (long IDs, 700-byte
+// packets), and its Join returns; with the stream path off it times out.
+func TestLargeViewSyncsOverStream(t *testing.T) {
+	for _, off := range []bool{false, true} {
+		cfg := Config{Keys: [][]byte{testKey}, Protocol: fast(), MaxPacketSize: 700, DisableStream: off,
+			LeaveTimeout: new(100 * time.Millisecond)}
+		id := func(i int) swim.ID { return swim.ID(fmt.Sprintf("member-%d-%s", i, strings.Repeat("x", 100))) }
+		var as []*Agent
+		for i := range 2 {
+			c := cfg
+			c.ID, c.Seed = id(i), uint64(i+1)
+			as = append(as, start(t, c))
+		}
+		join(t, as[1], as[0])
+		c := cfg
+		c.ID, c.Seed = id(2), 3
+		x, shim := startShimmed(t, c)
+		shim.blocked.Store(1)
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		err := x.Join(ctx, as[0].Self().Addr)
+		cancel()
+		if off {
+			assert.Error(t, err, "stream off: the view has no way in")
+			assert.Zero(t, as[0].Stats().StreamSyncs)
+			continue
+		}
+		require.NoError(t, err)
+		require.Eventually(t, func() bool { return alive(x) == 3 }, 5*time.Second, 10*time.Millisecond)
+		assert.Positive(t, as[0].Stats().StreamSyncs, "the seed sent its view over a stream")
+		assert.Positive(t, x.Stats().StreamsIn)
+		assert.Zero(t, x.Stats().PacketsReceived, "no datagram reached the joiner")
+		assert.Zero(t, as[0].Stats().StreamSyncFallbacks)
+	}
+}
+
+// Hostile streams are cut and counted by reason, and the agent still
+// answers a genuine stream ping afterwards: a frame sealed with another
+// key, a sealed frame whose payload is garbage, a replayed ping, a ping
+// for another member, a kind a stream does not carry, a length prefix of
+// 1 GiB, a slow sender (slowloris) held past the deadline, and a
+// connection over MaxStreamConns.
+func TestHostileStreamsRefused(t *testing.T) {
+	a := start(t, Config{StreamTimeout: 400 * time.Millisecond, MaxStreamConns: 2})
+	to := netip.MustParseAddrPort(a.Self().Addr)
+	good, err := wire.NewCodec(wire.CodecConfig{Security: &wire.Security{Keyring: mustKeyring(t)}})
+	require.NoError(t, err)
+	otherKey, err := wire.NewKeyring([]byte("fedcba9876543210fedcba9876543210"))
+	require.NoError(t, err)
+	bad, err := wire.NewCodec(wire.CodecConfig{Security: &wire.Security{Keyring: otherKey}})
+	require.NoError(t, err)
+	from := swim.Node{ID: "prober", Addr: "127.0.0.1:9"}
+	ping := func(c *wire.Codec, seq uint32, target swim.Node) []byte {
+		b, _, err := c.Encode(&swim.Packet{Kind: swim.MsgPing, From: from, To: target, Ping: swim.Ping{Seq: seq}})
+		require.NoError(t, err)
+		return b
+	}
+	// exchange sends frames on a fresh stream and returns the answer
+	// frame, or the error that ended the stream.
+	exchange := func(frames ...[]byte) ([]byte, error) {
+		c, err := transport.DialStream(context.Background(), to, transport.StreamConfig{Timeout: 3 * time.Second})
+		require.NoError(t, err)
+		defer c.Close()
+		for _, f := range frames {
+			if err := c.WriteFrame(f); err != nil {
+				return nil, err
+			}
+		}
+		return c.ReadFrame()
+	}
+	answered := func(b []byte, err error, seq uint32) {
+		t.Helper()
+		require.NoError(t, err)
+		p, err := good.Decode(b)
+		require.NoError(t, err)
+		assert.Equal(t, swim.MsgAck, p.Kind)
+		assert.Equal(t, seq, p.Ack.Seq)
+		assert.Equal(t, a.Self().ID, p.From.ID)
+	}
+	first := ping(good, 1, a.Self())
+	b, err := exchange(first)
+	answered(b, err, 1)
+
+	_, err = exchange(ping(bad, 2, a.Self()))
+	assert.Error(t, err, "wrong key: no answer")
+	sealed, err := (&wire.Security{Keyring: mustKeyring(t)}).Seal(nil, []byte("twelve bytes of junk"))
+	require.NoError(t, err)
+	_, err = exchange(sealed)
+	assert.Error(t, err, "garbage: no answer")
+	_, err = exchange(first)
+	assert.Error(t, err, "replay: no answer")
+	_, err = exchange(ping(good, 3, swim.Node{ID: "someone-else", Addr: a.Self().Addr}))
+	assert.Error(t, err, "ping for another member: no answer")
+	ack, _, err := good.Encode(&swim.Packet{Kind: swim.MsgAck, From: from, To: a.Self(), Ack: swim.Ack{Seq: 4}})
+	require.NoError(t, err)
+	_, err = exchange(ack)
+	assert.Error(t, err, "an ack on a stream: cut")
+
+	raw := func() net.Conn {
+		c, err := net.Dial("tcp", to.String())
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = c.Close() })
+		return c
+	}
+	huge := raw()
+	_, err = huge.Write(binary.BigEndian.AppendUint32(nil, 1<<30))
+	require.NoError(t, err)
+	_ = huge.SetReadDeadline(time.Now().Add(3 * time.Second))
+	_, err = huge.Read(make([]byte, 1))
+	assert.Error(t, err, "a 1 GiB frame: cut at its prefix")
+	require.Eventually(t, func() bool { return a.Stats().StreamOversize == 1 }, 3*time.Second, 5*time.Millisecond)
+
+	// Two slow senders fill MaxStreamConns; a third is closed at once.
+	for range 2 {
+		_, err := raw().Write([]byte{0, 0})
+		require.NoError(t, err)
+	}
+	require.Eventually(t, func() bool { return a.Stats().StreamsIn == 9 }, 3*time.Second, 5*time.Millisecond)
+	third := raw()
+	_ = third.SetReadDeadline(time.Now().Add(3 * time.Second))
+	_, err = third.Read(make([]byte, 1))
+	assert.Error(t, err)
+	require.Eventually(t, func() bool { return a.Stats().StreamTimeouts == 2 }, 5*time.Second, 5*time.Millisecond,
+		"slow senders cut at the 400 ms deadline")
+
+	b, err = exchange(ping(good, 5, a.Self()))
+	answered(b, err, 5)
+	st := a.Stats()
+	assert.Equal(t, uint64(1), st.StreamAuthFailures, "wrong key")
+	assert.Equal(t, uint64(1), st.StreamReplayed)
+	assert.Equal(t, uint64(3), st.StreamDecodeErrors, "garbage, another member's ping, an ack")
+	assert.Equal(t, uint64(1), st.StreamOversize)
+	assert.Equal(t, uint64(2), st.StreamTimeouts)
+	assert.Equal(t, uint64(1), st.StreamsRefused)
+	assert.Equal(t, uint64(10), st.StreamsIn)
+	assert.Zero(t, st.Rejected)
 }
