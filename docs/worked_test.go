@@ -72,6 +72,7 @@ var checkedElsewhere = map[string]string{
 	"swim-probe":            "swim (worked_test.go)",
 	"swim-incarnation-jump": "swim (worked_test.go)",
 	"swim-replay":           "swim/wire (worked_test.go)",
+	"swim-wire":             "swim/wire (worked_test.go)",
 }
 
 // TestWorkedExamples checks every worked example of docs/algorithms.md

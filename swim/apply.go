@@ -87,7 +87,8 @@ func (m *Member) apply(now time.Duration, u Update, gossip bool) {
 				m.stats.MembersRefused++
 				return
 			}
-			p = &peer{node: u.Node, state: StateAlive, inc: u.Incarnation, since: now, proof: u.Proof}
+			p = &peer{node: u.Node, state: StateAlive, inc: u.Incarnation, since: now, proof: u.Proof,
+				meta: u.Meta, versions: u.Versions}
 			if m.signed() {
 				p.key = string(u.Proof.Key())
 			}
@@ -112,7 +113,11 @@ func (m *Member) apply(now time.Duration, u Update, gossip bool) {
 			return
 		}
 		prev := p.state
+		metaChanged := !u.Versions.IsZero() && u.Meta != p.meta
 		p.node, p.inc, p.since, p.proof = u.Node, u.Incarnation, now, u.Proof
+		if !u.Versions.IsZero() { // else relayed through wire format 1: keep what is known
+			p.meta, p.versions = u.Meta, u.Versions
+		}
 		switch prev {
 		case StateSuspect:
 			m.clearSuspicion(p)
@@ -124,6 +129,10 @@ func (m *Member) apply(now time.Duration, u Update, gossip bool) {
 			m.removeTomb(p)
 			m.insertInList(p)
 			m.emit(EventJoin, p, u.From, now)
+		case StateAlive:
+			if metaChanged {
+				m.emit(EventUpdate, p, u.From, now)
+			}
 		}
 		if gossip {
 			m.heard(now, p)

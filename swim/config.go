@@ -4,6 +4,7 @@ import (
 	"crypto/ed25519"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/fdkit/fdkit/detector"
@@ -214,6 +215,18 @@ type Config struct {
 	// updates, as in SWIM; see docs/algorithms.md, “SWIM: hostile and
 	// stale updates”, for what that leaves open.
 	SigningKey ed25519.PrivateKey
+	// Meta is this member's metadata at start: at most MaxMetaLen bytes of
+	// any value, carried in its Alive updates (see Member.SetMeta). The
+	// slice is copied.
+	Meta []byte
+
+	// Versions is the range of wire formats this member reads, advertised
+	// in its Alive updates (joins, syncs, refutations). Zero means
+	// DefaultVersions. Metadata is taken only from Alive updates that carry
+	// a range: one without (relayed through a member that writes wire
+	// format 1, which has no field for either) leaves the metadata stored
+	// for the member as it was, rather than clearing it.
+	Versions VersionRange
 
 	// DeadRetention is how long a member declared dead or left stays in
 	// the view before it is forgotten (reaped): long enough for the
@@ -357,6 +370,16 @@ func (c *Config) normalize() error {
 		if *d.v < 0 {
 			return bad("%s %d is negative", d.name, *d.v)
 		}
+	}
+	if len(c.Meta) > MaxMetaLen {
+		return fmt.Errorf("%w: %w: %d bytes", ErrConfig, ErrMetaTooLarge, len(c.Meta))
+	}
+	c.Meta = slices.Clone(c.Meta)
+	if c.Versions.IsZero() {
+		c.Versions = DefaultVersions
+	}
+	if c.Versions.Min == 0 || c.Versions.Min > c.Versions.Max {
+		return bad("Versions %d..%d, want 1 ≤ Min ≤ Max", c.Versions.Min, c.Versions.Max)
 	}
 	if c.MaxMembers == 0 {
 		c.MaxMembers = DefaultMaxMembers

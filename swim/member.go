@@ -18,6 +18,11 @@ var (
 	ErrNoSeeds = errors.New("swim: no seed address to join through")
 	// ErrPacket wraps every rejected packet.
 	ErrPacket = errors.New("swim: malformed packet")
+	// ErrMetaTooLarge: metadata longer than MaxMetaLen bytes.
+	ErrMetaTooLarge = errors.New("swim: metadata larger than 512 bytes (MaxMetaLen)")
+	// ErrIncarnationExhausted: SetMeta needs a higher incarnation and this
+	// member's is MaxIncarnation.
+	ErrIncarnationExhausted = errors.New("swim: incarnation at its maximum")
 )
 
 // peer is one other member in the local view.
@@ -38,8 +43,10 @@ type peer struct {
 	streamWarned bool          // an EventStreamOnly was emitted, at streamWarnAt
 	streamWarnAt time.Duration // (stream.go)
 
-	key   string // Ed25519 public key bound to the ID (signed self-updates)
-	proof Proof  // proof of the Alive or leave that set inc (viewUpdate)
+	key      string       // Ed25519 public key bound to the ID (signed self-updates)
+	proof    Proof        // proof of the Alive or leave that set inc (viewUpdate)
+	meta     string       // metadata from the member's latest Alive that carried a version range
+	versions VersionRange // version range advertised in that Alive
 }
 
 type status uint8
@@ -116,6 +123,7 @@ type Member struct {
 	self Node
 	inc  Incarnation
 	st   status
+	meta string
 
 	peers     map[ID]*peer
 	all       []*peer // every peer ever known, in the order learnt
@@ -175,7 +183,8 @@ func New(cfg Config, rng *rand.Rand) (*Member, error) {
 	if err := cfg.normalize(); err != nil {
 		return nil, err
 	}
-	return &Member{cfg: cfg, rng: rng, self: cfg.Self, inc: cfg.Incarnation, peers: make(map[ID]*peer)}, nil
+	return &Member{cfg: cfg, rng: rng, self: cfg.Self, inc: cfg.Incarnation, meta: string(cfg.Meta),
+		peers: make(map[ID]*peer)}, nil
 }
 
 // Config returns the configuration with defaults applied.
@@ -186,6 +195,7 @@ func (m *Member) Config() Config {
 	c.ReconnectInterval, c.PushPullInterval = new(*c.ReconnectInterval), new(*c.PushPullInterval)
 	c.IndirectChecks, c.GossipFanout = new(*c.IndirectChecks), new(*c.GossipFanout)
 	c.SuspicionConfirmations = new(*c.SuspicionConfirmations)
+	c.Meta = []byte(m.meta)
 	return c
 }
 
@@ -320,5 +330,9 @@ func (m *Member) Tick(now time.Duration) {
 }
 
 func (m *Member) emit(kind EventKind, p *peer, from ID, now time.Duration) {
-	m.events = append(m.events, Event{Kind: kind, Node: p.node, Incarnation: p.inc, From: from, At: now})
+	e := Event{Kind: kind, Node: p.node, Incarnation: p.inc, From: from, At: now}
+	if kind == EventJoin || kind == EventAlive || kind == EventUpdate {
+		e.Meta = p.meta
+	}
+	m.events = append(m.events, e)
 }

@@ -95,7 +95,15 @@ const (
 	// still declaring the leaver dead). Suspicions and
 	// declarations heard from others are not forwarded.
 	MsgGossip
+	// MsgUser carries one application message (Packet.User) from the
+	// sender's application to the receiver's, best effort, with the usual
+	// piggybacked updates; it gets no answer. Wire format 2 and later.
+	MsgUser
 )
+
+// MaxMessageKind is the highest message kind this version knows; a
+// decoder reports higher kinds as unknown (from a later version).
+const MaxMessageKind = MsgUser
 
 // String returns the kind's name.
 func (k MessageKind) String() string {
@@ -114,6 +122,8 @@ func (k MessageKind) String() string {
 		return "sync"
 	case MsgGossip:
 		return "gossip"
+	case MsgUser:
+		return "user"
 	}
 	return "unknown"
 }
@@ -186,6 +196,14 @@ func (k UpdateKind) String() string {
 // infection-style dissemination): Kind about member Node in Incarnation,
 // raised by From (the suspecter or declarer; the member itself for Alive and
 // for a leave).
+//
+// Meta and Versions travel in the update's extension section (wire format
+// 2; docs/algorithms.md, “SWIM: wire format and extensions”). Meta is the
+// member's metadata as of Incarnation, at most MaxMetaLen bytes of any
+// value (a string so that an Update stays comparable; it need not be
+// UTF-8); it is meaningful on Alive updates and carried on the others so
+// that a view entry states it whatever the member's state. Versions is the
+// range of wire formats the member reads, zero when not advertised.
 type Update struct {
 	Kind        UpdateKind
 	Node        Node
@@ -194,15 +212,44 @@ type Update struct {
 	// Proof is the member's own signature of an Alive or a leave, with
 	// signed self-updates (Config.SigningKey); empty otherwise, and for
 	// Suspect and Dead.
-	Proof Proof
+	Proof    Proof
+	Meta     string
+	Versions VersionRange
 }
+
+// MaxMetaLen bounds a member's metadata in bytes (memberlist's
+// MetaMaxSize is also 512): large enough for a few labels or an address
+// list, small enough that an Alive update with it still rides on a probe.
+const MaxMetaLen = 512
+
+// VersionRange is the range of wire-format versions a member reads, Min to
+// Max inclusive; the zero value means "not advertised" (a member speaking
+// wire format 1, which has no field for it). The swim core only stores,
+// relays and reports it; the wire codec defines the versions.
+type VersionRange struct {
+	Min, Max uint8
+}
+
+// DefaultVersions is the range of wire formats that this module's
+// swim/wire reads (wire.Versions; the swim package cannot import it, and a
+// test of swim/wire checks that the two agree).
+var DefaultVersions = VersionRange{Min: 1, Max: 2}
+
+// IsZero reports whether the range was not advertised.
+func (v VersionRange) IsZero() bool { return v.Min == 0 && v.Max == 0 }
+
+// Contains reports whether v includes version n.
+func (v VersionRange) Contains(n uint8) bool { return v.Min <= n && n <= v.Max }
 
 // IsLeave reports whether u announces a voluntary leave: a Dead update whose
 // From is the member itself.
 func (u Update) IsLeave() bool { return u.Kind == UpdateDead && u.From == u.Node.ID }
 
 // Packet is one datagram: a protocol message and the updates piggybacked on
-// it. Only the body field named by Kind is meaningful (Ping for MsgPing, Ack
+// it, plus the application's data: User (the body of a MsgUser),
+// Broadcasts (application broadcasts piggybacked on any kind, each at most
+// MaxBroadcastLen bytes) and State (the application's push-pull state, on
+// MsgSync packets; see Delegate). The three need wire format 2. Only the body field named by Kind is meaningful (Ping for MsgPing, Ack
 // for MsgAck, Nack for MsgNack, PingReq for MsgPingReq; MsgJoin and MsgSync
 // have no body). From is the sender; To is the intended receiver, whose Addr
 // the transport sends to. To.ID may be empty when the sender does not know
@@ -217,17 +264,28 @@ type Packet struct {
 	Nack    Nack
 	PingReq PingReq
 	Updates []Update
+
+	User       []byte
+	Broadcasts [][]byte
+	State      []byte
 }
 
+// MaxBroadcastLen bounds one application broadcast, in bytes; with the
+// packet's header and a few updates it must fit one datagram.
+const MaxBroadcastLen = 1024
+
 // Size estimates, in bytes, an upper bound of the encoded size of the
-// datagram, assuming a version byte, a kind byte, strings prefixed with a
-// uvarint length below 2^14 (2 bytes), uvarint sequence numbers (at most 5
-// bytes) and incarnations (at most 10 bytes), a one-byte flag, a two-byte
-// update count, and updates encoded as kind byte, node, incarnation and From.
+// datagram in wire format 2, assuming a version byte, a kind byte, strings
+// prefixed with a uvarint length below 2^14 (2 bytes), uvarint sequence
+// numbers (at most 5 bytes) and incarnations (at most 10 bytes), a one-byte
+// flag, a two-byte update count, byte strings and extension sections
+// prefixed with a length below 2^21 (3 bytes), and updates encoded as kind
+// byte, node, incarnation, From and their extension section (see
+// Update.Size).
 // The state machine keeps every packet's Size within Config.MaxPacketSize
 // when its header fits: a header alone can exceed the limit with IDs and
 // addresses near their 255-byte maximum (a ping-req names three nodes, up to
-// 1,552 bytes), and is then sent without updates; a MsgSync packet carries
+// 1,555 bytes), and is then sent without updates; a MsgSync packet carries
 // at least one update. A wire codec must not encode a packet larger than
 // its Size.
 func (p *Packet) Size() int {
@@ -237,6 +295,17 @@ func (p *Packet) Size() int {
 		n += 5
 	case MsgPingReq:
 		n += 5 + nodeSize(p.PingReq.Target) + 1
+	case MsgUser:
+		n += 3 + len(p.User)
+	}
+	if len(p.Broadcasts) > 0 {
+		n += 1 + 3 + 3
+		for _, b := range p.Broadcasts {
+			n += BroadcastSize(b)
+		}
+	}
+	if len(p.State) > 0 {
+		n += 1 + 3 + len(p.State)
 	}
 	for i := range p.Updates {
 		n += p.Updates[i].Size()
@@ -244,14 +313,28 @@ func (p *Packet) Size() int {
 	return n
 }
 
+// BroadcastSize is the bound Packet.Size counts for one application
+// broadcast of len(b) bytes (its length prefix and its bytes).
+func BroadcastSize(b []byte) int { return 2 + len(b) }
+
 // Size estimates, in bytes, an upper bound of the update's encoded size
-// (see Packet.Size).
+// (see Packet.Size): kind, node, incarnation, From, and an extension
+// section of a 2-byte length, the version range (4 bytes when advertised)
+// and the metadata (3 bytes plus its length, when not empty).
 func (u *Update) Size() int {
-	return 1 + nodeSize(u.Node) + 10 + 2 + len(u.From) + len(u.Proof)
+	n := 1 + nodeSize(u.Node) + 10 + 2 + len(u.From) + len(u.Proof) + 2
+	if !u.Versions.IsZero() {
+		n += 4
+	}
+	if len(u.Meta) > 0 {
+		n += 3 + len(u.Meta)
+	}
+	return n
 }
 
-// packetHeaderSize is version, kind and update count.
-const packetHeaderSize = 1 + 1 + 2
+// packetHeaderSize is version, kind, the extension section's length
+// (3 bytes) and the update count.
+const packetHeaderSize = 1 + 1 + 3 + 2
 
 func nodeSize(n Node) int { return 2 + len(n.ID) + 2 + len(n.Addr) }
 
@@ -317,6 +400,9 @@ const (
 	// datagrams to or from it are lost (a firewall dropping UDP). At most
 	// one per member per StreamOnlyEventEvery.
 	EventStreamOnly
+	// EventUpdate: a live member's metadata changed (it raised its
+	// incarnation with new metadata; Event.Meta holds the new value).
+	EventUpdate
 )
 
 // String returns the kind's name.
@@ -336,6 +422,8 @@ func (k EventKind) String() string {
 		return "conflict"
 	case EventStreamOnly:
 		return "stream-only"
+	case EventUpdate:
+		return "update"
 	}
 	return "unknown"
 }
@@ -353,4 +441,7 @@ type Event struct {
 	// Held is, for EventConflict, the node this member keeps under the
 	// contested ID; zero for the other kinds.
 	Held Node
+	// Meta is the member's metadata (bytes in a string) for EventJoin,
+	// EventAlive and EventUpdate; empty for the other kinds.
+	Meta string
 }

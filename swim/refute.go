@@ -134,7 +134,8 @@ func (m *Member) announceAlive() {
 
 // selfAlive is this member's Alive in its current incarnation.
 func (m *Member) selfAlive() Update {
-	u := Update{Kind: UpdateAlive, Node: m.self, Incarnation: m.inc, From: m.self.ID}
+	u := Update{Kind: UpdateAlive, Node: m.self, Incarnation: m.inc, From: m.self.ID,
+		Meta: m.meta, Versions: m.cfg.Versions}
 	u.Proof = m.selfProof(u)
 	return u
 }

@@ -32,20 +32,25 @@ func (p Proof) Key() ed25519.PublicKey {
 }
 
 // signedBytes is what a Proof signs: a domain-separation prefix, the
-// update kind, the member's ID and address (each uvarint-length prefixed)
-// and the incarnation (8 bytes, big-endian). The From field is implied (the
-// member itself) and the proof is bound to the address, so that it cannot
-// be replayed for another node.
+// update kind, the member's ID and address (each uvarint-length prefixed),
+// the incarnation (8 bytes, big-endian) and the metadata (uvarint-length
+// prefixed). The From field is implied (the member itself) and the proof
+// is bound to the address, so that it cannot be replayed for another node,
+// and to the metadata, so that a holder of the group key cannot change a
+// member's metadata in flight. (An Alive relayed through a member writing
+// wire format 1 has lost its metadata, and with it a valid proof.)
 func signedBytes(u *Update) []byte {
 	const domain = "fdkit swim self-update v1\x00"
-	b := make([]byte, 0, len(domain)+1+2*binary.MaxVarintLen16+len(u.Node.ID)+len(u.Node.Addr)+8)
+	b := make([]byte, 0, len(domain)+1+3*binary.MaxVarintLen16+len(u.Node.ID)+len(u.Node.Addr)+8+len(u.Meta))
 	b = append(b, domain...)
 	b = append(b, byte(u.Kind))
 	b = binary.AppendUvarint(b, uint64(len(u.Node.ID)))
 	b = append(b, u.Node.ID...)
 	b = binary.AppendUvarint(b, uint64(len(u.Node.Addr)))
 	b = append(b, u.Node.Addr...)
-	return binary.BigEndian.AppendUint64(b, uint64(u.Incarnation))
+	b = binary.BigEndian.AppendUint64(b, uint64(u.Incarnation))
+	b = binary.AppendUvarint(b, uint64(len(u.Meta)))
+	return append(b, u.Meta...)
 }
 
 // Sign returns the Proof of u made with key: u must be an Alive or a leave

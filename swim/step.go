@@ -82,7 +82,7 @@ func validate(pkt *Packet) error {
 	if pkt == nil {
 		return fmt.Errorf("%w: nil packet", ErrPacket)
 	}
-	if pkt.Kind < MsgPing || pkt.Kind > MsgGossip {
+	if pkt.Kind < MsgPing || pkt.Kind > MaxMessageKind {
 		return fmt.Errorf("%w: unknown message kind %d", ErrPacket, pkt.Kind)
 	}
 	if pkt.From.ID == "" {
@@ -94,8 +94,16 @@ func validate(pkt *Packet) error {
 	if pkt.Kind == MsgPingReq && pkt.PingReq.Target.ID == "" {
 		return fmt.Errorf("%w: ping-req without target", ErrPacket)
 	}
+	for i, b := range pkt.Broadcasts {
+		if len(b) == 0 || len(b) > MaxBroadcastLen {
+			return fmt.Errorf("%w: broadcast %d is %d bytes, want 1 to %d", ErrPacket, i, len(b), MaxBroadcastLen)
+		}
+	}
 	for i := range pkt.Updates {
 		u := &pkt.Updates[i]
+		if len(u.Meta) > MaxMetaLen {
+			return fmt.Errorf("%w: update %d: metadata of %d bytes, at most %d", ErrPacket, i, len(u.Meta), MaxMetaLen)
+		}
 		if u.Kind < UpdateAlive || u.Kind > UpdateDead {
 			return fmt.Errorf("%w: update %d: unknown kind %d", ErrPacket, i, u.Kind)
 		}

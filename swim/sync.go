@@ -72,6 +72,7 @@ func (m *Member) viewUpdate(p *peer) Update {
 	switch p.state {
 	case StateAlive:
 		u.Kind, u.From, u.Proof = UpdateAlive, p.node.ID, p.proof
+		u.Meta, u.Versions = p.meta, p.versions
 	case StateSuspect:
 		u.Kind, u.From = UpdateSuspect, p.susp.from
 	case StateDead:

@@ -22,6 +22,12 @@ type PeerStatus struct {
 	ProbeTimeout time.Duration
 	// SuspicionDeadline is when the suspicion timer fires, for a suspect.
 	SuspicionDeadline time.Duration
+	// Meta is the member's metadata (bytes in a string, at most
+	// MaxMetaLen), as of the latest Alive heard that carried it.
+	Meta string
+	// Versions is the range of wire formats the member advertised; zero
+	// when none was heard (a member writing wire format 1).
+	Versions VersionRange
 }
 
 // Members returns this member's view at now: itself first (alive, level 0),
@@ -33,7 +39,7 @@ func (m *Member) Members(now time.Duration) []PeerStatus {
 	if m.st != running {
 		selfState = StateLeft
 	}
-	out = append(out, PeerStatus{Node: m.self, State: selfState, Incarnation: m.inc})
+	out = append(out, PeerStatus{Node: m.self, State: selfState, Incarnation: m.inc, Meta: m.meta, Versions: m.cfg.Versions})
 	for _, p := range m.all {
 		out = append(out, m.status(p, now))
 	}
@@ -77,7 +83,7 @@ func (m *Member) Level(id ID, now time.Duration) (float64, bool) {
 
 func (m *Member) status(p *peer, now time.Duration) PeerStatus {
 	s := PeerStatus{Node: p.node, State: p.state, Incarnation: p.inc, Since: p.since,
-		ProbeTimeout: m.probeTimeout(p)}
+		ProbeTimeout: m.probeTimeout(p), Meta: p.meta, Versions: p.versions}
 	if p.det != nil {
 		s.Level = levelOf(p.det, now)
 		s.Suspected = p.det.Suspected(now)

@@ -108,6 +108,16 @@ type Config struct {
 	// (Stats.StreamOversize). Every frame is at most MaxPacketSize bytes.
 	MaxStreamBytes   int
 	MaxStreamMembers int
+	// WireVersion is the wire format written (wire.CodecConfig.Version;
+	// 0: the latest, wire.Version). Packets of every format are read. Set
+	// 1 while the group still has members that read only format 1; those
+	// show a zero Versions range in Members. Format 1 carries no metadata
+	// and no application data.
+	WireVersion byte
+	// WireExtraTag makes every packet carry an extension entry this
+	// version does not know (wire.CodecConfig.ExtraTag), standing in for
+	// a later version's field: for tests of groups mixing versions.
+	WireExtraTag uint16
 }
 
 // Member is one entry of the membership view: the state machine's view
@@ -146,6 +156,14 @@ type Stats struct {
 	// running a later version; they are ignored, and not counted in
 	// DecodeErrors.
 	UnknownKinds uint64
+	// UnknownFields counts extension entries skipped in accepted packets
+	// because their tag is unknown to this version (fields a later
+	// version added; wire.CodecStats).
+	UnknownFields uint64
+	// Format1Received counts accepted packets in wire format 1, written by
+	// members that may read only format 1: while it grows, keep
+	// WireVersion 1 on every member.
+	Format1Received uint64
 	// EventsDropped counts events not delivered to a subscriber whose
 	// channel was full.
 	EventsDropped uint64
@@ -266,7 +284,8 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 		}
 		sec.Keyring = kr
 	}
-	codec, err := wire.NewCodec(wire.CodecConfig{Security: sec, MaxPacketSize: cfg.MaxPacketSize})
+	codec, err := wire.NewCodec(wire.CodecConfig{Security: sec, MaxPacketSize: cfg.MaxPacketSize,
+		Version: cfg.WireVersion, ExtraTag: cfg.WireExtraTag})
 	if err != nil {
 		return nil, fmt.Errorf("agent: %w", err)
 	}
@@ -329,8 +348,16 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 		closeAll()
 		return nil, err
 	}
+	if len(cfg.Protocol.Meta) > swim.MaxMetaLen {
+		closeAll()
+		return nil, fmt.Errorf("agent: Protocol.Meta: %w: %d bytes", swim.ErrMetaTooLarge, len(cfg.Protocol.Meta))
+	}
+	if cfg.Protocol.Versions.IsZero() {
+		cfg.Protocol.Versions = wire.Versions()
+	}
 	join := swim.Packet{Kind: swim.MsgJoin, From: self, To: swim.Node{Addr: self.Addr},
-		Updates: []swim.Update{{Kind: swim.UpdateAlive, Node: self, From: self.ID}}}
+		Updates: []swim.Update{{Kind: swim.UpdateAlive, Node: self, From: self.ID,
+			Meta: string(cfg.Protocol.Meta), Versions: cfg.Protocol.Versions}}}
 	if cfg.Protocol.SigningKey != nil {
 		join.Updates[0].Proof = swim.Proof(make([]byte, swim.ProofSize)) // its size: a join carries the signed Alive
 	}
@@ -675,6 +702,25 @@ func (a *Agent) do(ctx context.Context, f func()) error {
 	}
 }
 
+// SetMeta replaces this member's metadata (at most swim.MaxMetaLen = 512
+// bytes) and disseminates it with an incarnation bump (swim.Member.SetMeta);
+// the other members report it with swim.EventUpdate and show it in
+// Members. Errors: swim.ErrMetaTooLarge, swim.ErrLeft, ErrStopped, or the
+// context's.
+func (a *Agent) SetMeta(ctx context.Context, meta []byte) error {
+	if len(meta) > swim.MaxMetaLen {
+		return fmt.Errorf("agent: %w: %d bytes", swim.ErrMetaTooLarge, len(meta))
+	}
+	var err error
+	if derr := a.do(ctx, func() { err = a.m.SetMeta(meta) }); derr != nil {
+		return derr
+	}
+	if err != nil {
+		return fmt.Errorf("agent: %w", err)
+	}
+	return nil
+}
+
 // Keyring returns the live keyring (nil in plain mode). Rotate keys at run
 // time through it: AddKey the new key on every member, then UseKey it on
 // every member, then RemoveKey the old one; packets sealed with any key in
@@ -829,6 +875,8 @@ func (a *Agent) Stats() Stats {
 	if a.sl != nil {
 		st.StreamsRefused = a.sl.Stats().Refused
 	}
+	cs := a.codec.Stats()
+	st.UnknownFields, st.Format1Received = cs.UnknownFields, cs.Formats[1]
 	if p := a.proto.Load(); p != nil {
 		st.Protocol = *p
 	}

@@ -3,6 +3,7 @@ package wire
 import (
 	"encoding/binary"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/fdkit/fdkit/swim"
 )
@@ -13,7 +14,11 @@ import (
 type Codec struct {
 	sec    *Security
 	max    int
+	enc    encoding
 	replay *replayGuard // nil in plain mode
+
+	unknownFields atomic.Uint64
+	formats       [Version + 1]atomic.Uint64
 }
 
 // CodecConfig configures a Codec.
@@ -26,6 +31,23 @@ type CodecConfig struct {
 	// Replay configures the replay check of sealed packets (see
 	// ReplayConfig); unused in plain mode.
 	Replay ReplayConfig
+	// Version is the wire format written, MinVersion to Version; 0 means
+	// Version. The decoder reads every format whatever this says. Set 1
+	// while a group still has members that read only format 1 (fdkit
+	// before the extension sections): they refuse format 2 packets as an
+	// unknown version. Format 1 carries no metadata, version range,
+	// application broadcasts, state or user messages (see MarshalVersion).
+	// Members show the range each member reads (swim.Update.Versions, as
+	// advertised in its Alive), so that an operator raises the format once
+	// every member reads it, as with memberlist's ProtocolVersion.
+	Version byte
+	// ExtraTag, when not 0, adds to every packet's and every update's
+	// extension section an entry with this tag and 3 bytes of content: a
+	// stand-in for a field that a later version adds, for testing that a
+	// group mixing versions works (this version's decoders skip and count
+	// it). It must be above the tags this version knows (at least 16).
+	// Format 2 only.
+	ExtraTag uint16
 }
 
 // NewCodec validates cfg and returns a Codec.
@@ -39,7 +61,16 @@ func NewCodec(cfg CodecConfig) (*Codec, error) {
 	if cfg.MaxPacketSize < 128 || cfg.MaxPacketSize > 65507 {
 		return nil, fmt.Errorf("wire: MaxPacketSize %d out of range [128, 65507]", cfg.MaxPacketSize)
 	}
-	c := &Codec{sec: cfg.Security, max: cfg.MaxPacketSize}
+	if cfg.Version == 0 {
+		cfg.Version = Version
+	}
+	if cfg.Version < MinVersion || cfg.Version > Version {
+		return nil, fmt.Errorf("wire: Version %d, this codec writes formats %d to %d", cfg.Version, MinVersion, Version)
+	}
+	if cfg.ExtraTag != 0 && (cfg.ExtraTag < 16 || cfg.Version < 2) {
+		return nil, fmt.Errorf("wire: ExtraTag %d needs format 2 and a tag of at least 16", cfg.ExtraTag)
+	}
+	c := &Codec{sec: cfg.Security, max: cfg.MaxPacketSize, enc: encoding{v: cfg.Version, extra: cfg.ExtraTag}}
 	if !cfg.Security.Plain {
 		g, err := newReplayGuard(cfg.Replay)
 		if err != nil {
@@ -72,7 +103,7 @@ func (c *Codec) Encode(p *swim.Packet) ([]byte, int, error) {
 	if c.replay != nil {
 		head = binary.BigEndian.AppendUint64(make([]byte, 0, c.max), uint64(c.replay.stamp()))
 	}
-	payload, n, err := MarshalFit(head, p, c.MaxPayload())
+	payload, n, err := marshal(head, p, c.MaxPayload(), c.enc)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -80,9 +111,32 @@ func (c *Codec) Encode(p *swim.Packet) ([]byte, int, error) {
 	return pkt, n, err
 }
 
+// Version is the wire format the codec writes.
+func (c *Codec) Version() byte { return c.enc.v }
+
+// CodecStats counts what a Codec's Decode saw in the packets it accepted.
+type CodecStats struct {
+	// UnknownFields counts extension entries skipped because their tag
+	// is unknown to this version (fields a later version added).
+	UnknownFields uint64
+	// Formats counts accepted packets by wire format: Formats[1] format 1,
+	// Formats[2] format 2 (index 0 is unused).
+	Formats [Version + 1]uint64
+}
+
+// Stats returns the counters; safe for concurrent use.
+func (c *Codec) Stats() CodecStats {
+	s := CodecStats{UnknownFields: c.unknownFields.Load()}
+	for i := range s.Formats {
+		s.Formats[i] = c.formats[i].Load()
+	}
+	return s
+}
+
 // Decode opens and unmarshals a datagram and, when sealed, checks it
 // against replay. Errors wrap the Security errors (ErrAuth for packets
 // sealed with an unknown key), ErrReplay, or are a *DecodeError.
+// Extension entries of unknown tags are skipped and counted in Stats.
 func (c *Codec) Decode(pkt []byte) (*swim.Packet, error) {
 	if len(pkt) > c.max {
 		return nil, &DecodeError{Field: "datagram", Err: ErrOversize, Detail: fmt.Sprintf("%d bytes, limit %d", len(pkt), c.max)}
@@ -92,18 +146,33 @@ func (c *Codec) Decode(pkt []byte) (*swim.Packet, error) {
 		return nil, err
 	}
 	if c.replay == nil {
-		return Unmarshal(payload, c.MaxPayload())
+		return c.unmarshal(payload)
 	}
 	if len(payload) < timestampSize {
 		return nil, &DecodeError{Field: "timestamp", Err: ErrTruncated, Detail: fmt.Sprintf("%d bytes of sealed payload, want at least %d", len(payload), timestampSize)}
 	}
 	ts := int64(binary.BigEndian.Uint64(payload))
-	p, err := Unmarshal(payload[timestampSize:], c.MaxPayload())
+	p, info, err := UnmarshalInfo(payload[timestampSize:], c.MaxPayload())
 	if err != nil {
 		return nil, err
 	}
 	if err := c.replay.check(p.From.ID, ts); err != nil {
 		return nil, err
 	}
+	c.count(info)
 	return p, nil
+}
+
+func (c *Codec) unmarshal(payload []byte) (*swim.Packet, error) {
+	p, info, err := UnmarshalInfo(payload, c.MaxPayload())
+	if err != nil {
+		return nil, err
+	}
+	c.count(info)
+	return p, nil
+}
+
+func (c *Codec) count(info Info) {
+	c.unknownFields.Add(uint64(info.UnknownFields))
+	c.formats[info.Version].Add(1)
 }

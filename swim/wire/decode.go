@@ -120,43 +120,73 @@ func (r *reader) node(field string, idRequired bool) (swim.Node, error) {
 }
 
 // minUpdateSize is the smallest encoded update: kind, 1-byte ID, empty
-// address, incarnation 0, empty From.
+// address, incarnation 0, empty From (format 1; format 2 adds a byte).
 const minUpdateSize = 1 + 2 + 1 + 1 + 1
 
-// Unmarshal decodes a payload produced by Marshal. Payloads longer than max
-// bytes (max <= 0: no limit) are rejected before any parsing. Errors are
+// Info says what Decode learnt about a payload beyond the packet: its
+// format version and how many extension entries it skipped because their
+// tag is unknown to this version (fields a later version added).
+type Info struct {
+	Version       byte
+	UnknownFields int
+}
+
+// Unmarshal decodes a payload produced by Marshal or MarshalVersion, in
+// any format from MinVersion to Version. Payloads longer than max bytes
+// (max <= 0: no limit) are rejected before any parsing. Extension entries
+// with an unknown tag are skipped (UnmarshalInfo counts them). Errors are
 // *DecodeError values wrapping ErrOversize, ErrVersion, ErrTruncated,
-// ErrMalformed or ErrTrailing; Unmarshal never panics, and it allocates in
-// proportion to the input only.
+// ErrMalformed, ErrTrailing or ErrUnknownKind; Unmarshal never panics,
+// and it allocates in proportion to the input only.
 func Unmarshal(b []byte, max int) (*swim.Packet, error) {
+	p, _, err := UnmarshalInfo(b, max)
+	return p, err
+}
+
+// UnmarshalInfo is Unmarshal that also returns the payload's Info.
+func UnmarshalInfo(b []byte, max int) (*swim.Packet, Info, error) {
+	var info Info
 	r := &reader{b: b}
 	if max > 0 && len(b) > max {
-		return nil, r.fail("packet", ErrOversize, "%d bytes, limit %d", len(b), max)
+		return nil, info, r.fail("packet", ErrOversize, "%d bytes, limit %d", len(b), max)
 	}
 	v, err := r.byte("version")
 	if err != nil {
-		return nil, err
+		return nil, info, err
 	}
-	if v != Version {
+	if v < MinVersion || v > Version {
 		r.off--
-		return nil, r.fail("version", ErrVersion, "got %d, this decoder reads version %d", v, Version)
+		return nil, info, r.fail("version", ErrVersion, "got %d, this decoder reads versions %d to %d", v, MinVersion, Version)
 	}
+	info.Version = v
 	k, err := r.byte("kind")
 	if err != nil {
-		return nil, err
+		return nil, info, err
+	}
+	maxKind := swim.MaxMessageKind
+	if v < 2 {
+		maxKind = swim.MsgGossip
+	}
+	switch {
+	case k == 0:
+		r.off--
+		return nil, info, r.fail("kind", ErrMalformed, "message kind 0, want 1 to %d", maxKind)
+	case swim.MessageKind(k) > maxKind:
+		r.off--
+		return nil, info, r.fail("kind", ErrUnknownKind, "kind %d, this decoder reads 1 to %d in format %d", k, maxKind, v)
 	}
 	p := &swim.Packet{Kind: swim.MessageKind(k)}
 	if p.From, err = r.node("from", true); err != nil {
-		return nil, err
+		return nil, info, err
 	}
 	if p.To, err = r.node("to", false); err != nil {
-		return nil, err
+		return nil, info, err
 	}
 	switch p.Kind {
 	case swim.MsgPing, swim.MsgAck, swim.MsgNack:
 		seq, err := r.uvarint(p.Kind.String()+" seq", 1<<32-1)
 		if err != nil {
-			return nil, err
+			return nil, info, err
 		}
 		switch p.Kind {
 		case swim.MsgPing:
@@ -169,36 +199,44 @@ func Unmarshal(b []byte, max int) (*swim.Packet, error) {
 	case swim.MsgPingReq:
 		seq, err := r.uvarint("ping-req seq", 1<<32-1)
 		if err != nil {
-			return nil, err
+			return nil, info, err
 		}
 		p.PingReq.Seq = uint32(seq)
 		if p.PingReq.Target, err = r.node("ping-req target", true); err != nil {
-			return nil, err
+			return nil, info, err
 		}
 		flag, err := r.byte("ping-req nack flag")
 		if err != nil {
-			return nil, err
+			return nil, info, err
 		}
 		if flag > 1 {
 			r.off--
-			return nil, r.fail("ping-req nack flag", ErrMalformed, "got %d, want 0 or 1", flag)
+			return nil, info, r.fail("ping-req nack flag", ErrMalformed, "got %d, want 0 or 1", flag)
 		}
 		p.PingReq.Nack = flag == 1
-	case swim.MsgJoin, swim.MsgSync, swim.MsgGossip:
-	case 0:
-		r.off--
-		return nil, r.fail("kind", ErrMalformed, "message kind 0, want 1 to 7")
-	default:
-		r.off--
-		return nil, r.fail("kind", ErrUnknownKind, "kind %d, this decoder reads 1 to 7", k)
+	case swim.MsgUser:
+		if p.User, err = r.bytes("user message", len(b), 1); err != nil {
+			return nil, info, err
+		}
+	}
+	if v >= 2 {
+		n, err := r.ext("packet extensions", func(tag uint64, e *reader) error { return packetEntry(p, tag, e) })
+		if err != nil {
+			return nil, info, err
+		}
+		info.UnknownFields += n
 	}
 	if len(b)-r.off < 2 {
-		return nil, r.fail("update count", ErrTruncated, "need 2 bytes, have %d", len(b)-r.off)
+		return nil, info, r.fail("update count", ErrTruncated, "need 2 bytes, have %d", len(b)-r.off)
 	}
 	count := int(binary.BigEndian.Uint16(b[r.off:]))
 	r.off += 2
-	if count*minUpdateSize > len(b)-r.off {
-		return nil, r.fail("update count", ErrTruncated, "%d updates need at least %d bytes, have %d", count, count*minUpdateSize, len(b)-r.off)
+	minSize := minUpdateSize
+	if v >= 2 {
+		minSize++
+	}
+	if count*minSize > len(b)-r.off {
+		return nil, info, r.fail("update count", ErrTruncated, "%d updates need at least %d bytes, have %d", count, count*minSize, len(b)-r.off)
 	}
 	if count > 0 {
 		p.Updates = make([]swim.Update, count)
@@ -208,7 +246,7 @@ func Unmarshal(b []byte, max int) (*swim.Packet, error) {
 		field := fmt.Sprintf("update %d", i)
 		kind, err := r.byte(field + " kind")
 		if err != nil {
-			return nil, err
+			return nil, info, err
 		}
 		u.Kind = swim.UpdateKind(kind &^ proofFlag)
 		switch u.Kind {
@@ -216,35 +254,166 @@ func Unmarshal(b []byte, max int) (*swim.Packet, error) {
 		case swim.UpdateSuspect:
 			if kind&proofFlag != 0 {
 				r.off--
-				return nil, r.fail(field+" kind", ErrMalformed, "suspect update with the proof flag (0x%02x)", kind)
+				return nil, info, r.fail(field+" kind", ErrMalformed, "suspect update with the proof flag (0x%02x)", kind)
 			}
 		default:
 			r.off--
-			return nil, r.fail(field+" kind", ErrMalformed, "unknown update kind %d, want 1 to 3 (+ 0x80 with a proof)", kind)
+			return nil, info, r.fail(field+" kind", ErrMalformed, "unknown update kind %d, want 1 to 3 (+ 0x80 with a proof)", kind)
 		}
 		if u.Node, err = r.node(field+" node", true); err != nil {
-			return nil, err
+			return nil, info, err
 		}
 		inc, err := r.uvarint(field+" incarnation", uint64(swim.MaxIncarnation))
 		if err != nil {
-			return nil, err
+			return nil, info, err
 		}
 		u.Incarnation = swim.Incarnation(inc)
 		from, err := r.str(field+" from", swim.MaxIDLen, false)
 		if err != nil {
-			return nil, err
+			return nil, info, err
 		}
 		u.From = swim.ID(from)
 		if kind&proofFlag != 0 {
 			if len(b)-r.off < swim.ProofSize {
-				return nil, r.fail(field+" proof", ErrTruncated, "need %d bytes, have %d", swim.ProofSize, len(b)-r.off)
+				return nil, info, r.fail(field+" proof", ErrTruncated, "need %d bytes, have %d", swim.ProofSize, len(b)-r.off)
 			}
 			u.Proof = swim.Proof(b[r.off : r.off+swim.ProofSize])
 			r.off += swim.ProofSize
 		}
+		if v >= 2 {
+			n, err := r.ext(field+" extensions", func(tag uint64, e *reader) error { return updateEntry(u, tag, e) })
+			if err != nil {
+				return nil, info, err
+			}
+			info.UnknownFields += n
+		}
 	}
 	if r.off != len(b) {
-		return nil, r.fail("end", ErrTrailing, "%d bytes after the last update", len(b)-r.off)
+		return nil, info, r.fail("end", ErrTrailing, "%d bytes after the last update", len(b)-r.off)
 	}
-	return p, nil
+	return p, info, nil
+}
+
+// bytes reads a uvarint length (min to max) and that many bytes, copied.
+func (r *reader) bytes(field string, max, min int) ([]byte, error) {
+	at := r.off
+	l, err := r.uvarint(field+" length", uint64(max))
+	if err != nil {
+		return nil, err
+	}
+	if int(l) < min {
+		r.off = at
+		return nil, r.fail(field, ErrMalformed, "%d bytes, want %d to %d", l, min, max)
+	}
+	if int(l) > len(r.b)-r.off {
+		return nil, r.fail(field, ErrTruncated, "need %d bytes, have %d", l, len(r.b)-r.off)
+	}
+	out := append([]byte(nil), r.b[r.off:r.off+int(l)]...)
+	r.off += int(l)
+	return out, nil
+}
+
+// maxTag bounds an extension tag; larger tags are malformed, which keeps
+// a hostile tag from being a 10-byte varint.
+const maxTag = 1<<16 - 1
+
+// ext reads an extension section: its length, then entries handed to
+// known with a reader over exactly the entry's content; known returns
+// errUnknownTag for a tag it does not know, and the entry is skipped.
+// It returns how many entries were skipped. The section's length must be
+// consumed exactly, tags must strictly increase, and a known entry must
+// consume its content exactly.
+func (r *reader) ext(field string, known func(tag uint64, e *reader) error) (int, error) {
+	l, err := r.uvarint(field+" length", 1<<32-1)
+	if err != nil {
+		return 0, err
+	}
+	if l > uint64(len(r.b)-r.off) {
+		return 0, r.fail(field, ErrTruncated, "need %d bytes, have %d", l, len(r.b)-r.off)
+	}
+	end := r.off + int(l)
+	sec := &reader{b: r.b[:end], off: r.off}
+	skipped := 0
+	prev := uint64(0)
+	for sec.off < end {
+		tag, err := sec.uvarint(field+" tag", maxTag)
+		if err != nil {
+			return 0, err
+		}
+		if tag <= prev {
+			return 0, sec.fail(field+" tag", ErrMalformed, "tag %d after tag %d, want strictly increasing tags from 1", tag, prev)
+		}
+		prev = tag
+		n, err := sec.uvarint(fmt.Sprintf("%s tag %d length", field, tag), uint64(end-sec.off))
+		if err != nil {
+			return 0, err
+		}
+		e := &reader{b: r.b[:sec.off+int(n)], off: sec.off}
+		switch err := known(tag, e); {
+		case err == errUnknownTag:
+			skipped++
+		case err != nil:
+			return 0, err
+		case e.off != len(e.b):
+			return 0, e.fail(fmt.Sprintf("%s tag %d", field, tag), ErrMalformed, "%d bytes left in the entry", len(e.b)-e.off)
+		}
+		sec.off += int(n)
+	}
+	r.off = end
+	return skipped, nil
+}
+
+var errUnknownTag = errors.New("unknown tag")
+
+func packetEntry(p *swim.Packet, tag uint64, e *reader) error {
+	switch tag {
+	case tagBroadcasts:
+		n, err := e.uvarint("broadcast count", uint64(len(e.b)-e.off))
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return e.fail("broadcast count", ErrMalformed, "0, want at least 1 (no broadcasts is no entry)")
+		}
+		p.Broadcasts = make([][]byte, n)
+		for i := range p.Broadcasts {
+			if p.Broadcasts[i], err = e.bytes(fmt.Sprintf("broadcast %d", i), swim.MaxBroadcastLen, 1); err != nil {
+				return err
+			}
+		}
+	case tagState:
+		if e.off == len(e.b) {
+			return e.fail("state", ErrMalformed, "empty (no state is no entry)")
+		}
+		p.State = append([]byte(nil), e.b[e.off:]...)
+		e.off = len(e.b)
+	default:
+		return errUnknownTag
+	}
+	return nil
+}
+
+func updateEntry(u *swim.Update, tag uint64, e *reader) error {
+	switch tag {
+	case tagVersions:
+		if len(e.b)-e.off != 2 {
+			return e.fail("version range", ErrMalformed, "%d bytes, want 2", len(e.b)-e.off)
+		}
+		lo, hi := e.b[e.off], e.b[e.off+1]
+		if lo == 0 || lo > hi {
+			return e.fail("version range", ErrMalformed, "%d..%d, want 1 ≤ min ≤ max", lo, hi)
+		}
+		u.Versions = swim.VersionRange{Min: lo, Max: hi}
+		e.off += 2
+	case tagMeta:
+		n := len(e.b) - e.off
+		if n == 0 || n > swim.MaxMetaLen {
+			return e.fail("metadata", ErrMalformed, "%d bytes, want 1 to %d", n, swim.MaxMetaLen)
+		}
+		u.Meta = string(e.b[e.off:])
+		e.off = len(e.b)
+	default:
+		return errUnknownTag
+	}
+	return nil
 }

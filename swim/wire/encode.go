@@ -11,36 +11,79 @@ import (
 	"github.com/fdkit/fdkit/swim"
 )
 
-// Version is the payload format version, the first byte of every payload.
-// A decoder rejects any other value with ErrVersion.
-const Version byte = 1
+// Wire-format versions. Version is the format this package writes unless
+// told otherwise (CodecConfig.Version, MarshalVersion); MinVersion is the
+// oldest it reads and writes. A decoder reads every version from
+// MinVersion to Version and rejects others with ErrVersion.
+//
+//   - Format 1 (fdkit before the extension sections): no extension
+//     sections; no MsgUser. A decoder of format 1 refuses format 2.
+//   - Format 2: an extension section after the known fields of the packet
+//     and after those of each update, holding metadata, the version range,
+//     application broadcasts and state, and whatever later versions add;
+//     MsgUser.
+//
+// Later versions add fields as new extension tags and new message kinds,
+// which this decoder skips and counts; the version byte changes only for
+// a change that a format-2 decoder cannot skip.
+const (
+	Version    byte = 2
+	MinVersion byte = 1
+)
+
+// Versions returns the range of formats this package reads, to advertise
+// in swim.Config.Versions.
+func Versions() swim.VersionRange { return swim.VersionRange{Min: MinVersion, Max: Version} }
 
 // DefaultMaxPacketSize is the default bound, in bytes, of a whole datagram
 // (envelope included).
 const DefaultMaxPacketSize = 1400
 
-// Payload layout (version 1). uvarint is encoding/binary's unsigned varint
-// in its shortest form; str is a uvarint length followed by that many bytes;
-// node is str(ID) str(Addr).
+// Payload layout. uvarint is encoding/binary's unsigned varint in its
+// shortest form; str is a uvarint length followed by that many bytes;
+// node is str(ID) str(Addr); ext is an extension section (format 2 only).
 //
-//	version   1 byte  (= 1)
-//	kind      1 byte  (swim.MessageKind: 1 ping, 2 ack, 3 nack, 4 ping-req, 5 join, 6 sync, 7 gossip)
+//	version   1 byte  (1 or 2)
+//	kind      1 byte  (swim.MessageKind: 1 ping, 2 ack, 3 nack, 4 ping-req, 5 join, 6 sync, 7 gossip, 8 user)
 //	from      node
 //	to        node    (ID may be empty)
 //	body      ping, ack, nack: uvarint seq (< 2^32)
 //	          ping-req:        uvarint seq, node target, 1 byte nack flag (0 or 1)
+//	          user:            str message (1 byte or more)
 //	          join, sync, gossip: nothing
+//	ext       packet extensions (format 2)
 //	count     2 bytes big-endian: number of updates
 //	updates   count × (1 byte kind (1 alive, 2 suspect, 3 dead; + 0x80 when a proof follows),
-//	          node, uvarint incarnation, str from, [proof: swim.ProofSize bytes])
+//	          node, uvarint incarnation, str from, [proof: swim.ProofSize bytes], ext (format 2))
 //
 // The proof (swim.Update.Proof: a member's signature of its own Alive or
 // leave, with signed self-updates) is flagged by the high bit of the
 // update's kind byte, so that a packet without proofs is encoded as before
 // and a decoder that predates proofs rejects one with them as malformed
 // instead of misreading it.
+//
+// An extension section is a uvarint length L followed by L bytes of
+// entries, each a uvarint tag, a uvarint length n and n bytes, tags
+// strictly increasing from 1. A decoder skips (and counts) an entry whose
+// tag it does not know; a known entry must be well formed. Known tags:
+//
+//	packet  1 broadcasts: uvarint count (≥ 1), count × str (1 to swim.MaxBroadcastLen bytes)
+//	packet  2 state:      the application's push-pull state (1 byte or more)
+//	update  1 versions:   2 bytes, min then max (1 ≤ min ≤ max)
+//	update  2 meta:       the member's metadata (1 to swim.MaxMetaLen bytes)
+//
+// An empty field (no broadcasts, no state, no metadata, a zero version
+// range) is sent as no entry, so that an encoding is canonical.
 // Nothing may follow the last update. The encoding of a packet is never
 // larger than swim.Packet.Size.
+
+// Extension tags (see the payload layout).
+const (
+	tagBroadcasts = 1
+	tagState      = 2
+	tagVersions   = 1
+	tagMeta       = 2
+)
 
 // proofFlag marks, in an update's kind byte, a proof after the update.
 const proofFlag = 0x80
@@ -107,14 +150,25 @@ func nodeProblem(n swim.Node, idRequired bool) error {
 	return nil
 }
 
-func appendHeader(b []byte, p *swim.Packet) ([]byte, error) {
+// encoding is how to write a payload: the format version and, for
+// compatibility tests, an extra extension tag (0: none).
+type encoding struct {
+	v     byte
+	extra uint16
+}
+
+// extraEntry is the content of the stand-in entry of CodecConfig.ExtraTag.
+var extraEntry = []byte{0xfd, 0x6b, 0x00}
+
+func appendHeader(b []byte, p *swim.Packet, enc encoding) ([]byte, error) {
+	v := enc.v
 	if err := checkNode("from", p.From, true); err != nil {
 		return nil, err
 	}
 	if err := checkNode("to", p.To, false); err != nil {
 		return nil, err
 	}
-	b = append(b, Version, byte(p.Kind))
+	b = append(b, v, byte(p.Kind))
 	b = appendNode(b, p.From)
 	b = appendNode(b, p.To)
 	switch p.Kind {
@@ -135,14 +189,105 @@ func appendHeader(b []byte, p *swim.Packet) ([]byte, error) {
 			flag = 1
 		}
 		b = append(b, flag)
+	case swim.MsgUser:
+		if v < 2 {
+			return nil, fmt.Errorf("wire: encode: a user message needs format 2, encoding format %d", v)
+		}
+		if len(p.User) == 0 {
+			return nil, errors.New("wire: encode: empty user message")
+		}
+		b = binary.AppendUvarint(b, uint64(len(p.User)))
+		b = append(b, p.User...)
 	case swim.MsgJoin, swim.MsgSync, swim.MsgGossip:
 	default:
 		return nil, fmt.Errorf("wire: encode: unknown message kind %d", p.Kind)
 	}
-	return b, nil
+	if v < 2 {
+		return b, nil
+	}
+	return appendPacketExt(b, p, enc.extra)
 }
 
-func appendUpdate(b []byte, i int, u *swim.Update) ([]byte, error) {
+// entryLen is the encoded size of an extension entry with n bytes of
+// content.
+func entryLen(tag, n int) int { return uvarintLen(uint64(tag)) + uvarintLen(uint64(n)) + n }
+
+func appendEntryHead(b []byte, tag, n int) []byte {
+	b = binary.AppendUvarint(b, uint64(tag))
+	return binary.AppendUvarint(b, uint64(n))
+}
+
+// appendPacketExt appends the packet's extension section (format 2).
+func appendPacketExt(b []byte, p *swim.Packet, extra uint16) ([]byte, error) {
+	bl := 0
+	if len(p.Broadcasts) > 0 {
+		bl = uvarintLen(uint64(len(p.Broadcasts)))
+		for i, m := range p.Broadcasts {
+			if len(m) == 0 || len(m) > swim.MaxBroadcastLen {
+				return nil, fmt.Errorf("wire: encode: broadcast %d is %d bytes, want 1 to %d", i, len(m), swim.MaxBroadcastLen)
+			}
+			bl += uvarintLen(uint64(len(m))) + len(m)
+		}
+	}
+	l := 0
+	if bl > 0 {
+		l += entryLen(tagBroadcasts, bl)
+	}
+	if len(p.State) > 0 {
+		l += entryLen(tagState, len(p.State))
+	}
+	if extra != 0 {
+		l += entryLen(int(extra), len(extraEntry))
+	}
+	b = binary.AppendUvarint(b, uint64(l))
+	if bl > 0 {
+		b = appendEntryHead(b, tagBroadcasts, bl)
+		b = binary.AppendUvarint(b, uint64(len(p.Broadcasts)))
+		for _, m := range p.Broadcasts {
+			b = binary.AppendUvarint(b, uint64(len(m)))
+			b = append(b, m...)
+		}
+	}
+	if len(p.State) > 0 {
+		b = appendEntryHead(b, tagState, len(p.State))
+		b = append(b, p.State...)
+	}
+	return appendExtra(b, extra), nil
+}
+
+func appendExtra(b []byte, extra uint16) []byte {
+	if extra == 0 {
+		return b
+	}
+	b = appendEntryHead(b, int(extra), len(extraEntry))
+	return append(b, extraEntry...)
+}
+
+// appendUpdateExt appends an update's extension section (format 2).
+func appendUpdateExt(b []byte, u *swim.Update, extra uint16) []byte {
+	l := 0
+	if extra != 0 {
+		l += entryLen(int(extra), len(extraEntry))
+	}
+	if !u.Versions.IsZero() {
+		l += entryLen(tagVersions, 2)
+	}
+	if len(u.Meta) > 0 {
+		l += entryLen(tagMeta, len(u.Meta))
+	}
+	b = binary.AppendUvarint(b, uint64(l))
+	if !u.Versions.IsZero() {
+		b = appendEntryHead(b, tagVersions, 2)
+		b = append(b, u.Versions.Min, u.Versions.Max)
+	}
+	if len(u.Meta) > 0 {
+		b = appendEntryHead(b, tagMeta, len(u.Meta))
+		b = append(b, u.Meta...)
+	}
+	return appendExtra(b, extra)
+}
+
+func appendUpdate(b []byte, i int, u *swim.Update, enc encoding) ([]byte, error) {
 	switch u.Kind {
 	case swim.UpdateAlive, swim.UpdateSuspect, swim.UpdateDead:
 	default:
@@ -156,6 +301,12 @@ func appendUpdate(b []byte, i int, u *swim.Update) ([]byte, error) {
 	}
 	if err := CheckName(string(u.From)); err != nil {
 		return nil, fmt.Errorf("wire: encode: update %d from: %w", i, err)
+	}
+	if len(u.Meta) > swim.MaxMetaLen {
+		return nil, fmt.Errorf("wire: encode: update %d metadata is %d bytes, at most %d", i, len(u.Meta), swim.MaxMetaLen)
+	}
+	if v := u.Versions; !v.IsZero() && (v.Min == 0 || v.Min > v.Max) {
+		return nil, fmt.Errorf("wire: encode: update %d version range %d..%d, want 1 ≤ min ≤ max", i, v.Min, v.Max)
 	}
 	kind := byte(u.Kind)
 	switch len(u.Proof) {
@@ -172,7 +323,11 @@ func appendUpdate(b []byte, i int, u *swim.Update) ([]byte, error) {
 	b = appendNode(b, u.Node)
 	b = binary.AppendUvarint(b, uint64(u.Incarnation))
 	b = appendStr(b, string(u.From))
-	return append(b, u.Proof...), nil
+	b = append(b, u.Proof...)
+	if enc.v < 2 {
+		return b, nil
+	}
+	return appendUpdateExt(b, u, enc.extra), nil
 }
 
 // Marshal appends the payload encoding of p to dst. It returns an error
@@ -196,6 +351,22 @@ func Marshal(dst []byte, p *swim.Packet, max int) ([]byte, error) {
 // state machine puts the least-sent first). It fails with ErrTooLarge only
 // when the packet without any update exceeds max.
 func MarshalFit(dst []byte, p *swim.Packet, max int) ([]byte, int, error) {
+	return MarshalVersion(dst, p, max, Version)
+}
+
+// MarshalVersion is MarshalFit in wire format v (MinVersion to Version).
+// Format 1 has no extension sections: a packet's broadcasts and state and
+// its updates' metadata and version ranges are left out, and a MsgUser
+// packet is an error. Use it to talk to members that read only format 1
+// (a group being upgraded: see CodecConfig.Version).
+func MarshalVersion(dst []byte, p *swim.Packet, max int, v byte) ([]byte, int, error) {
+	return marshal(dst, p, max, encoding{v: v})
+}
+
+func marshal(dst []byte, p *swim.Packet, max int, enc encoding) ([]byte, int, error) {
+	if v := enc.v; v < MinVersion || v > Version {
+		return nil, 0, fmt.Errorf("wire: encode: format %d, this encoder writes %d to %d", v, MinVersion, Version)
+	}
 	if p == nil {
 		return nil, 0, errors.New("wire: encode: nil packet")
 	}
@@ -203,7 +374,7 @@ func MarshalFit(dst []byte, p *swim.Packet, max int) ([]byte, int, error) {
 		max = math.MaxInt
 	}
 	start := len(dst)
-	b, err := appendHeader(dst, p)
+	b, err := appendHeader(dst, p, enc)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -218,7 +389,7 @@ func MarshalFit(dst []byte, p *swim.Packet, max int) ([]byte, int, error) {
 			break
 		}
 		before := len(b)
-		b, err = appendUpdate(b, i, &p.Updates[i])
+		b, err = appendUpdate(b, i, &p.Updates[i], enc)
 		if err != nil {
 			return nil, 0, err
 		}

@@ -20,9 +20,10 @@ func Example() {
 		Updates: []swim.Update{{Kind: swim.UpdateSuspect, Node: swim.Node{ID: "c", Addr: "127.0.0.1:7948"},
 			Incarnation: 3, From: "a"}},
 	}
-	// Payload: 2 (version, kind) + 17 (from) + 17 (to) + 1 (seq) + 2 (count)
-	// + 21 (the update) = 60 bytes; sealed with its 8-byte timestamp (the
-	// replay check): 8 + 60 + 29 = 97.
+	// Payload: 2 (version, kind) + 17 (from) + 17 (to) + 1 (seq) + 1 (an
+	// empty extension section) + 2 (count) + 22 (the update with its empty
+	// extension section) = 62 bytes; sealed with its 8-byte timestamp (the
+	// replay check): 8 + 62 + 29 = 99.
 	datagram, n, _ := codec.Encode(ping)
 	fmt.Printf("%d bytes, %d update, envelope overhead %d\n", len(datagram), n, wire.Overhead(true))
 
@@ -33,7 +34,7 @@ func Example() {
 	_, err := codec.Decode(datagram)
 	fmt.Println(err)
 	// Output:
-	// 97 bytes, 1 update, envelope overhead 29
+	// 99 bytes, 1 update, envelope overhead 29
 	// ping 42 suspect c 3
 	// wire: packet failed authentication with every key in the keyring
 }

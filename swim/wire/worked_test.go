@@ -1,7 +1,9 @@
 package wire
 
 import (
+	"encoding/hex"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -9,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fdkit/fdkit/internal/worked"
+	"github.com/fdkit/fdkit/swim"
 )
 
 // TestWorkedReplay replays the worked example of docs/algorithms.md, “SWIM:
@@ -70,4 +73,41 @@ func TestWorkedReplay(t *testing.T) {
 			t.Fatalf("row %d: result %q", i+1, want)
 		}
 	}
+}
+
+// TestWorkedWire decodes the bytes of the worked example of
+// docs/algorithms.md, “SWIM: wire format and extensions”, row by row: the
+// packet it describes, one unknown field skipped, and the re-encoding equal
+// to the table without the unknown row (with the shorter section length).
+func TestWorkedWire(t *testing.T) {
+	tabs, err := worked.Read("../../docs/algorithms.md")
+	require.NoError(t, err)
+	tab := tabs["swim-wire"]
+	require.NotNil(t, tab, "docs/algorithms.md has no worked example \"swim-wire\"")
+	var all, known []byte
+	for i := range tab.Rows {
+		field, err := tab.Cell(i, "field")
+		require.NoError(t, err)
+		hx, err := tab.Cell(i, "bytes (hex)")
+		require.NoError(t, err)
+		b, err := hex.DecodeString(strings.ReplaceAll(hx, " ", ""))
+		require.NoError(t, err, "row %d", i+1)
+		all = append(all, b...)
+		switch field {
+		case "unknown":
+		case "update extensions":
+			known = append(known, b[0]-byte(len(extraEntry)+2))
+		default:
+			known = append(known, b...)
+		}
+	}
+	p, info, err := UnmarshalInfo(all, 0)
+	require.NoError(t, err)
+	assert.Equal(t, Info{Version: 2, UnknownFields: 1}, info)
+	want := &swim.Packet{Kind: swim.MsgPing, From: swim.Node{ID: "a", Addr: "x:1"}, To: swim.Node{ID: "b"},
+		Ping: swim.Ping{Seq: 300}, Broadcasts: [][]byte{[]byte("hi")},
+		Updates: []swim.Update{{Kind: swim.UpdateAlive, Node: swim.Node{ID: "a"}, Incarnation: 1, From: "a",
+			Meta: "z", Versions: swim.VersionRange{Min: 1, Max: 2}}}}
+	assert.Equal(t, want, p)
+	assert.Equal(t, known, mustMarshal(t, p))
 }

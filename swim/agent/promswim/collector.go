@@ -67,6 +67,8 @@ func NewCollector(a *agent.Agent) *Collector {
 		{"auth_failures_total", "Datagrams dropped for failing authentication or having the wrong envelope.", func(s agent.Stats) uint64 { return s.AuthFailures }},
 		{"decode_errors_total", "Authenticated datagrams whose payload did not decode.", func(s agent.Stats) uint64 { return s.DecodeErrors }},
 		{"unknown_kinds_total", "Authenticated packets of a message kind this version does not know (from a later version), ignored.", func(s agent.Stats) uint64 { return s.UnknownKinds }},
+		{"unknown_fields_total", "Extension fields of accepted packets skipped because this version does not know their tag (from a later version).", func(s agent.Stats) uint64 { return s.UnknownFields }},
+		{"format1_received_total", "Accepted packets in wire format 1 (members that may read only format 1).", func(s agent.Stats) uint64 { return s.Format1Received }},
 		{"rejected_total", "Decoded packets the protocol refused.", func(s agent.Stats) uint64 { return s.Rejected }},
 		{"replayed_total", "Sealed packets dropped by the replay check (seen before, sealed before this member started, or beyond the clock-skew bound).", func(s agent.Stats) uint64 { return s.Replayed }},
 		{"send_errors_total", "Datagrams that could not be sent (bad destination address or socket error).", func(s agent.Stats) uint64 { return s.SendErrors }},

@@ -1,0 +1,224 @@
+package wire
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fdkit/fdkit/swim"
+)
+
+// vnext encodes p as a later version would: with an entry of tag 40 that
+// this version does not know in the packet's extension section and in each
+// update's.
+func vnext(t testing.TB, p *swim.Packet) []byte {
+	b, n, err := marshal(nil, p, 0, encoding{v: 2, extra: 40})
+	require.NoError(t, err)
+	require.Equal(t, len(p.Updates), n)
+	return b
+}
+
+// TestPingBytesV2 pins the format-2 layout of a small ping, worked out by
+// hand from the layout comment in encode.go: the packet's extension
+// section after the body, each update's after its From.
+func TestPingBytesV2(t *testing.T) {
+	p := &swim.Packet{Kind: swim.MsgPing, From: swim.Node{ID: "a", Addr: "x:1"}, To: swim.Node{ID: "b"}, Ping: swim.Ping{Seq: 300},
+		Broadcasts: [][]byte{[]byte("hi")},
+		Updates: []swim.Update{
+			{Kind: swim.UpdateSuspect, Node: swim.Node{ID: "c"}, Incarnation: 2, From: "a"},
+			{Kind: swim.UpdateAlive, Node: swim.Node{ID: "a"}, Incarnation: 1, From: "a", Meta: "z", Versions: swim.VersionRange{Min: 1, Max: 2}},
+		}}
+	b := mustMarshal(t, p)
+	want := []byte{
+		2, 1, // version 2, kind ping
+		1, 'a', 3, 'x', ':', '1', // from
+		1, 'b', 0, // to
+		0xac, 0x02, // seq 300
+		6,                    // packet extensions: 6 bytes
+		1, 4, 1, 2, 'h', 'i', // tag 1 (broadcasts), 4 bytes: one broadcast "hi"
+		0, 2, // two updates
+		2, 1, 'c', 0, 2, 1, 'a', 0, // suspect c inc 2 from a, no extensions
+		1, 1, 'a', 0, 1, 1, 'a', // alive a inc 1 from a
+		7,          // update extensions: 7 bytes
+		1, 2, 1, 2, // tag 1 (versions), 2 bytes: 1..2
+		2, 1, 'z', // tag 2 (meta), 1 byte
+	}
+	assert.Equal(t, want, b)
+	assert.LessOrEqual(t, len(b), p.Size())
+	got, info, err := UnmarshalInfo(b, 0)
+	require.NoError(t, err)
+	assert.Equal(t, p, got)
+	assert.Equal(t, Info{Version: 2}, info)
+}
+
+// TestUnknownFieldsSkipped: a later version's entries (tag 40 here) are
+// skipped and counted, the known fields around them decoded; the same
+// packet in format 1 loses the extension fields and nothing else.
+func TestUnknownFieldsSkipped(t *testing.T) {
+	for i, p := range samplePackets() {
+		b := vnext(t, p)
+		got, info, err := UnmarshalInfo(b, 0)
+		require.NoError(t, err, "packet %d", i)
+		assert.Equal(t, p, got, "packet %d", i)
+		assert.Equal(t, 1+len(p.Updates), info.UnknownFields, "packet %d: one entry in the packet, one per update", i)
+
+		if p.Kind == swim.MsgUser {
+			_, _, err := MarshalVersion(nil, p, 0, 1)
+			assert.ErrorContains(t, err, "needs format 2")
+			continue
+		}
+		v1, _, err := MarshalVersion(nil, p, 0, 1)
+		require.NoError(t, err)
+		got, info, err = UnmarshalInfo(v1, 0)
+		require.NoError(t, err)
+		assert.Equal(t, Info{Version: 1}, info)
+		want := *p
+		want.Broadcasts, want.State = nil, nil
+		want.Updates = append([]swim.Update(nil), p.Updates...)
+		for j := range want.Updates {
+			want.Updates[j].Meta, want.Updates[j].Versions = "", swim.VersionRange{}
+		}
+		if len(want.Updates) == 0 {
+			want.Updates = nil
+		}
+		assert.Equal(t, &want, got, "packet %d in format 1", i)
+	}
+	// An unknown message kind of format 2 is reported as such, not as
+	// malformed (the receiver ignores and counts it).
+	b := mustMarshal(t, samplePackets()[0])
+	b[1] = 200
+	_, err := Unmarshal(b, 0)
+	assert.ErrorIs(t, err, ErrUnknownKind)
+	b[1] = byte(swim.MsgUser)
+	b1, _, _ := MarshalVersion(nil, samplePackets()[0], 0, 1)
+	b1[1] = byte(swim.MsgUser) // kind 8 did not exist in format 1
+	_, err = Unmarshal(b1, 0)
+	assert.ErrorIs(t, err, ErrUnknownKind)
+}
+
+// TestExtensionErrors: the extension sections are as strict as the rest:
+// cut, overrunning, out of order and malformed known entries are errors
+// naming the field; hostile sizes are refused.
+func TestExtensionErrors(t *testing.T) {
+	// A join from "a" with no body: 2 5 | 1 'a' 0 | 0 0 | ext | count | updates.
+	head := []byte{2, 5, 1, 'a', 0, 0, 0}
+	pk := func(ext ...byte) []byte { return append(append(append([]byte{}, head...), ext...), 0, 0) }
+	up := func(ext ...byte) []byte {
+		return append(append(append(append([]byte{}, head...), 0, 0, 1), 1, 1, 'x', 0, 0, 0), ext...)
+	}
+	meta513 := append([]byte{0x84, 0x04, 2, 0x81, 0x04}, bytes.Repeat([]byte{'m'}, 513)...)
+	bigBroadcast := append([]byte{0x87, 0x08, 1, 0x84, 0x08, 1, 0x81, 0x08}, bytes.Repeat([]byte{'b'}, 1025)...)
+	cases := []struct {
+		name  string
+		in    []byte
+		err   error
+		field string
+	}{
+		{"packet section missing", head, ErrTruncated, "packet extensions length"},
+		{"packet section cut", pk(5, 1, 1), ErrTruncated, "packet extensions"},
+		{"tag 0", pk(2, 0, 0), ErrMalformed, "packet extensions tag"},
+		{"tags out of order", pk(4, 30, 0, 20, 0), ErrMalformed, "packet extensions tag"},
+		{"tags repeated", pk(4, 30, 0, 30, 0), ErrMalformed, "packet extensions tag"},
+		{"tag above 65535", pk(4, 0x80, 0x80, 0x04, 0), ErrMalformed, "packet extensions tag"},
+		{"entry overruns the section", pk(3, 30, 5, 0), ErrMalformed, "packet extensions tag 30 length"},
+		{"entry length missing", pk(1, 30), ErrTruncated, "packet extensions tag 30 length"},
+		{"broadcast count 0", pk(3, 1, 1, 0), ErrMalformed, "broadcast count"},
+		{"broadcast empty", pk(4, 1, 2, 1, 0), ErrMalformed, "broadcast 0"},
+		{"broadcast cut", pk(5, 1, 3, 1, 5, 'a'), ErrTruncated, "broadcast 0"},
+		{"broadcast over 1024 bytes", pk(bigBroadcast...), ErrMalformed, "broadcast 0 length"},
+		{"broadcasts fewer than counted", pk(5, 1, 3, 2, 1, 'a'), ErrTruncated, "broadcast 1 length"},
+		{"bytes left in broadcasts", pk(6, 1, 4, 1, 1, 'a', 'z'), ErrMalformed, "packet extensions tag 1"},
+		{"state empty", pk(2, 2, 0), ErrMalformed, "state"},
+		{"update section missing", up(), ErrTruncated, "update count"},
+		{"update section cut", up(3, 2, 1), ErrTruncated, "update 0 extensions"},
+		{"versions 1 byte", up(3, 1, 1, 1), ErrMalformed, "version range"},
+		{"versions min 0", up(4, 1, 2, 0, 2), ErrMalformed, "version range"},
+		{"versions min above max", up(4, 1, 2, 3, 2), ErrMalformed, "version range"},
+		{"meta empty", up(2, 2, 0), ErrMalformed, "metadata"},
+		{"meta 513 bytes", up(meta513...), ErrMalformed, "metadata"},
+		{"update tags out of order", up(6, 2, 1, 'm', 1, 0, 0), ErrMalformed, "update 0 extensions tag"},
+		{"trailing after the section", append(up(0), 0), ErrTrailing, "end"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p, err := Unmarshal(c.in, 0)
+			require.Error(t, err)
+			assert.Nil(t, p)
+			assert.ErrorIs(t, err, c.err)
+			var de *DecodeError
+			require.True(t, errors.As(err, &de))
+			assert.Equal(t, c.field, de.Field, err.Error())
+			assert.LessOrEqual(t, de.Offset, len(c.in))
+		})
+	}
+	// The valid originals decode.
+	for _, b := range [][]byte{pk(0), up(0), pk(2, 30, 0), up(6, 1, 2, 1, 1, 40, 0)} {
+		_, err := Unmarshal(b, 0)
+		require.NoError(t, err, "%x", b)
+	}
+}
+
+func TestExtensionEncodeErrors(t *testing.T) {
+	ok := func() *swim.Packet {
+		return &swim.Packet{Kind: swim.MsgPing, From: node("a"), To: node("b"), Updates: []swim.Update{{Kind: swim.UpdateAlive, Node: node("c"), From: "c"}}}
+	}
+	cases := map[string]func(p *swim.Packet){
+		"metadata is 513 bytes":    func(p *swim.Packet) { p.Updates[0].Meta = strings.Repeat("m", 513) },
+		"version range 0..2":       func(p *swim.Packet) { p.Updates[0].Versions = swim.VersionRange{Max: 2} },
+		"version range 3..2":       func(p *swim.Packet) { p.Updates[0].Versions = swim.VersionRange{Min: 3, Max: 2} },
+		"broadcast 1 is 1025":      func(p *swim.Packet) { p.Broadcasts = [][]byte{{1}, make([]byte, 1025)} },
+		"broadcast 0 is 0":         func(p *swim.Packet) { p.Broadcasts = [][]byte{{}} },
+		"empty user message":       func(p *swim.Packet) { p.Kind = swim.MsgUser },
+		"unknown message kind 200": func(p *swim.Packet) { p.Kind = 200 },
+	}
+	for want, mutate := range cases {
+		p := ok()
+		mutate(p)
+		_, err := Marshal(nil, p, 0)
+		assert.ErrorContains(t, err, want)
+	}
+	for _, v := range []byte{0, 3} {
+		_, _, err := MarshalVersion(nil, ok(), 0, v)
+		assert.ErrorContains(t, err, "this encoder writes 1 to 2")
+	}
+}
+
+// TestCodecVersions: a codec writes the format it is given, reads every
+// format, and counts formats and unknown fields.
+func TestCodecVersions(t *testing.T) {
+	kr, _ := NewKeyring(key(5, 16))
+	sec := &Security{Keyring: kr}
+	old, err := NewCodec(CodecConfig{Security: sec, Version: 1})
+	require.NoError(t, err)
+	later, err := NewCodec(CodecConfig{Security: sec, ExtraTag: 40})
+	require.NoError(t, err)
+	cur, err := NewCodec(CodecConfig{Security: sec})
+	require.NoError(t, err)
+	assert.Equal(t, byte(1), old.Version())
+	assert.Equal(t, Version, cur.Version())
+
+	p := samplePackets()[1] // a ping with three updates
+	for _, from := range []*Codec{old, later, cur} {
+		pkt, n, err := from.Encode(p)
+		require.NoError(t, err)
+		require.Equal(t, 3, n)
+		got, err := cur.Decode(pkt)
+		require.NoError(t, err)
+		assert.Equal(t, p.Updates[0].Node, got.Updates[0].Node)
+	}
+	assert.Equal(t, CodecStats{UnknownFields: 4, Formats: [3]uint64{0, 1, 2}}, cur.Stats())
+
+	for _, cfg := range []CodecConfig{
+		{Security: sec, Version: 3},
+		{Security: sec, ExtraTag: 2},
+		{Security: sec, ExtraTag: 40, Version: 1},
+	} {
+		_, err := NewCodec(cfg)
+		assert.Error(t, err, "%+v", cfg)
+	}
+	assert.Equal(t, swim.DefaultVersions, Versions(), "swim.DefaultVersions is this package's range")
+}
