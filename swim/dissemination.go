@@ -89,7 +89,6 @@ func (m *Member) piggyback(ups []Update, budget int) []Update {
 			return cmp.Compare(b.id, a.id)
 		})
 	}
-	limit := retransmitLimit(m.cfg.RetransmitMult, m.NumAlive())
 	prio := len(ups)
 	for _, b := range m.bq {
 		if slices.Contains(ups[:prio], b.u) {
@@ -110,6 +109,14 @@ func (m *Member) piggyback(ups []Update, budget int) []Update {
 			break
 		}
 	}
+	m.dropTransmitted()
+	return ups
+}
+
+// dropTransmitted removes from the queue the updates sent
+// λ·ceil(log10(n+1)) times.
+func (m *Member) dropTransmitted() {
+	limit := retransmitLimit(m.cfg.RetransmitMult, m.NumAlive())
 	m.bq = slices.DeleteFunc(m.bq, func(b *bcast) bool {
 		if b.tx >= limit {
 			delete(m.bidx, b.u.Node.ID)
@@ -117,5 +124,4 @@ func (m *Member) piggyback(ups []Update, budget int) []Update {
 		}
 		return false
 	})
-	return ups
 }

@@ -21,14 +21,18 @@ import "slices"
 //   - a leave this member knows of, to the sender and the declarer of a
 //     Dead heard about the leaver (correctLeft): at most two packets per
 //     Dead heard;
-//   - this member's own leave (Leave): to GossipFanout random members.
+//   - this member's own leave (Leave): to GossipFanout random members;
+//   - once per protocol period, every declaration (Dead, not a leave)
+//     still in the dissemination queue, heard or made: to GossipFanout
+//     random members in one MsgGossip each (gossipDeaths).
 //
-// Suspicions and declarations heard from others are not forwarded eagerly:
-// each accusation costs at most GossipFanout+K+1 packets from the member
-// that makes it, whatever the group size; only refutations spread from
-// member to member, at most GossipFanout packets per member that held the
-// suspicion, and at most 4·GossipFanout forwarded packets per protocol
-// period (forwardsPerFanout).
+// Suspicions and declarations heard from others are not forwarded at once:
+// each accusation costs at most GossipFanout+K+1 immediate packets from the
+// member that makes it, whatever the group size; only refutations spread
+// from member to member at once, at most GossipFanout packets per member
+// that held the suspicion, and at most 4·GossipFanout forwarded packets per
+// protocol period (forwardsPerFanout). Declarations spread from member to
+// member at the pace of the protocol period instead (gossipDeaths).
 
 // eager reports whether this member disseminates eagerly.
 func (m *Member) eager() bool {
@@ -121,4 +125,57 @@ func (m *Member) sendGossip(p *peer, u Update) {
 	}
 	m.stats.GossipsSent++
 	m.out = append(m.out, pk)
+}
+
+// gossipDeaths sends, at the start of a protocol period, the declarations
+// (Dead, not leaves) waiting in the dissemination queue to GossipFanout
+// random alive or suspect members, in one MsgGossip per member (as many as
+// fit MaxPacketSize), each packet counting as one transmission of what it
+// carries toward the λ·ceil(log10(n+1)) limit. It does nothing unless eager
+// or when no declaration is queued, so the steady state costs nothing.
+//
+// Why: piggybacking moves a declaration about one hop per period in each
+// direction of a probe, so the last members of a group of 64 heard of a
+// crash about 2 s after the first declaration (swim/sim kill), where
+// memberlist's gossip loop (every 200 ms to 3 members) took 0.2 s. Forwarding
+// every Dead heard at once, as memberlist does in effect, floods the group in
+// milliseconds but multiplies by 5–10 the members that declare dead a
+// member paused longer than the suspicion timeout before it resumes and
+// refutes (fdswim sim lifeguard, 12 s pauses). One gossip per period,
+// whoever heard it, is the middle: it roughly doubles the spreading rate of
+// a declaration (a ping, an ack and two gossips per period instead of a
+// ping and an ack) without flooding; docs/experiments.md, “Dissemination of
+// a death”, has the measured trade-off.
+func (m *Member) gossipDeaths() {
+	if !m.eager() || len(m.bq) == 0 {
+		return
+	}
+	var dead []*bcast
+	for _, b := range m.bq {
+		if b.u.Kind == UpdateDead && !b.u.IsLeave() {
+			dead = append(dead, b)
+		}
+	}
+	if len(dead) == 0 {
+		return
+	}
+	to := m.pick(*m.cfg.GossipFanout, func(p *peer) bool {
+		return p.state == StateAlive || p.state == StateSuspect
+	})
+	for _, p := range to {
+		pk := Packet{Kind: MsgGossip, From: m.self, To: p.node}
+		budget := m.cfg.MaxPacketSize - pk.Size()
+		for _, b := range dead {
+			if s := b.u.Size(); s <= budget && b.u.Node.ID != p.node.ID {
+				pk.Updates = append(pk.Updates, b.u)
+				budget -= s
+				b.tx++
+			}
+		}
+		if len(pk.Updates) > 0 {
+			m.stats.GossipsSent++
+			m.out = append(m.out, pk)
+		}
+	}
+	m.dropTransmitted()
 }

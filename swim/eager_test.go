@@ -308,3 +308,52 @@ func TestEagerGossipCarriesRecipientsSuspicion(t *testing.T) {
 	require.Len(t, pk, 1)
 	assert.Len(t, pk[0].Updates, 1)
 }
+
+// A declaration heard from another member (not only one this member made)
+// goes out again at the start of each protocol period in one MsgGossip to
+// GossipFanout random live members, never the dead one, until it has been
+// sent λ·ceil(log10(n+1)) times counting piggybacked copies; a leave does
+// not, and plain SWIM sends no gossip.
+func TestGossipDeathsEachPeriod(t *testing.T) {
+	dead := Update{Kind: UpdateDead, Node: node("c"), From: "b"}
+	left := Update{Kind: UpdateDead, Node: node("d"), From: "d"}
+	for _, mode := range []Mode{ModeLifeguard, ModeDetector, ModeSWIM} {
+		a := newTest(t, "a", mode, nil, "b", "c", "d", "e")
+		p := Packet{Kind: MsgGossip, From: node("b"), To: node("a"), Updates: []Update{dead, left}}
+		require.NoError(t, a.Step(0, &p))
+		drain(a)
+		var perPeriod []int
+		var sent int // copies of the Dead sent, gossiped or piggybacked
+		for at := time.Duration(0); at < 6*time.Second; at += time.Second {
+			a.Tick(at)
+			pk, _ := drain(a)
+			n := 0
+			for _, p := range pk {
+				if hasUpdate(p, UpdateDead, "c", 0) {
+					sent++
+				}
+				if p.Kind != MsgGossip {
+					if p.Kind == MsgPing { // every live member answers
+						ack := Packet{Kind: MsgAck, From: p.To, To: node("a"), Ack: Ack{Seq: p.Ping.Seq}}
+						require.NoError(t, a.Step(at+time.Millisecond, &ack))
+						drain(a)
+					}
+					continue
+				}
+				n++
+				assert.Equal(t, []Update{dead}, p.Updates, "%v: the Dead alone, not the leave", mode)
+				assert.Contains(t, []ID{"b", "e"}, p.To.ID, "%v: a live member", mode)
+			}
+			perPeriod = append(perPeriod, n)
+		}
+		if mode == ModeSWIM {
+			assert.Equal(t, []int{0, 0, 0, 0, 0, 0}, perPeriod, "%v", mode)
+			continue
+		}
+		// n = 3 alive: limit 4·ceil(log10 4) = 4. Period 0: two gossips,
+		// then the ping carries it (3 sent); period 1: two gossips (5 ≥ 4:
+		// dropped from the queue, the ping no longer carries it).
+		assert.Equal(t, []int{2, 2, 0, 0, 0, 0}, perPeriod, "%v", mode)
+		assert.Equal(t, 5, sent, "%v", mode)
+	}
+}

@@ -129,6 +129,7 @@ func (m *Member) nextTarget() *peer {
 func (m *Member) startProbe(now time.Duration) {
 	m.nextProbe = now + m.period()
 	m.forwarded = 0 // a new period: a new budget of forwarded gossip
+	m.gossipDeaths()
 	retry := m.forceNext != nil
 	t := m.nextTarget()
 	if t == nil {
