@@ -13,7 +13,9 @@
 // not healthy); first and full are the time from the kill to the first
 // member and to every live member declaring the dead one dead; msg/s and
 // B/s are datagrams (memberlist: plus TCP streams) and bytes sent per
-// member per second during the window.
+// member per second during the window; CPU is the process's CPU time
+// during the window in milliseconds per member per second (one library runs
+// at a time). Runs interleave the libraries.
 //
 // It is a separate module so that fdkit does not depend on memberlist:
 //
@@ -103,28 +105,41 @@ type Result struct {
 	Detected        int           // live members that declared the killed one dead (aggregate: runs with full detection)
 	Runs            int
 	MsgRate, ByteRt float64 // per member per second
+	// CPU is the process's CPU time (user + system) during the window, in
+	// milliseconds per member per second: only one library's members run
+	// at a time, so it is theirs (plus the shim's, the same for both).
+	CPU float64
 }
 
 func run(o options) error {
 	fmt.Printf("N=%d window=%v probe-interval=%v probe-timeout=%v pause=%v every %v loss=%.0f%% seed=%d encrypted=%v single-seed=%v\n\n",
 		o.n, o.window, o.params.ProbeInterval, o.params.ProbeTimeout, o.pause, o.pauseEvery, 100*o.loss, o.seed, o.params.Key != nil, o.params.SingleSeed)
+	clusters := make([]Cluster, len(o.libs))
+	for i, lib := range o.libs {
+		c, err := cluster(lib, o.params)
+		if err != nil {
+			return err
+		}
+		clusters[i] = c
+	}
 	var rows []Result
 	for _, sc := range o.scenarios {
-		for _, lib := range o.libs {
-			c, err := cluster(lib, o.params)
-			if err != nil {
-				return err
-			}
-			var rs []Result
-			for i := 0; i < o.runs; i++ {
+		// Runs interleave the libraries (run 0 of each, then run 1 of
+		// each...), so that a change in the machine's load during the
+		// scenario falls on all of them alike.
+		rs := make([][]Result, len(clusters))
+		for i := 0; i < o.runs; i++ {
+			for j, c := range clusters {
 				r, err := runOne(c, sc, o, i)
 				if err != nil {
-					return fmt.Errorf("%s/%s run %d: %w", lib, sc, i, err)
+					return fmt.Errorf("%s/%s run %d: %w", c.Library(), sc, i, err)
 				}
-				fmt.Fprintf(os.Stderr, "done %s/%s run %d: %+v\n", lib, sc, i, r)
-				rs = append(rs, r)
+				fmt.Fprintf(os.Stderr, "done %s/%s run %d: %+v\n", c.Library(), sc, i, r)
+				rs[j] = append(rs[j], r)
 			}
-			rows = append(rows, aggregate(rs))
+		}
+		for j := range clusters {
+			rows = append(rows, aggregate(rs[j]))
 		}
 	}
 	printTable(rows, o)
@@ -143,6 +158,7 @@ func aggregate(rs []Result) Result {
 		a.FPMinus += r.FPMinus
 		a.MsgRate += r.MsgRate / float64(len(rs))
 		a.ByteRt += r.ByteRt / float64(len(rs))
+		a.CPU += r.CPU / float64(len(rs))
 		if r.First >= 0 {
 			first = append(first, r.First)
 		}
@@ -209,6 +225,7 @@ func runOne(c Cluster, sc string, o options, run int) (Result, error) {
 		m, b := n.Impair().Counts()
 		before[i] = [2]uint64{m, b}
 	}
+	cpu0 := cpuTime()
 	wStart := time.Now()
 	var killAt time.Time
 	switch sc {
@@ -243,6 +260,7 @@ func runOne(c Cluster, sc string, o options, run int) (Result, error) {
 	}
 	wEnd := time.Now()
 	elapsed := wEnd.Sub(wStart)
+	res.CPU = float64((cpuTime() - cpu0).Milliseconds()) / float64(o.n) / elapsed.Seconds()
 	var msgs, bytes uint64
 	k := 0
 	for i, n := range nodes {
@@ -313,8 +331,8 @@ func dur(d time.Duration) string {
 }
 
 func printTable(rows []Result, o options) {
-	fmt.Println("| scenario | library | join (s) | FP | FP- | first detection | full dissemination | msg/member/s | bytes/member/s |")
-	fmt.Println("|---|---|---|---|---|---|---|---|---|")
+	fmt.Println("| N | scenario | library | join (s) | FP | FP- | first detection | full dissemination | msg/member/s | bytes/member/s | CPU ms/member/s |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, r := range rows {
 		first, full := "", ""
 		if r.Scenario == "kill" {
@@ -323,7 +341,7 @@ func printTable(rows []Result, o options) {
 				full = fmt.Sprintf("%s (%d/%d runs complete)", full, r.Detected, r.Runs)
 			}
 		}
-		fmt.Printf("| %s | %s | %.2f | %d | %d | %s | %s | %.2f | %.0f |\n",
-			r.Scenario, r.Lib, r.Converge.Seconds(), r.FP, r.FPMinus, first, full, r.MsgRate, r.ByteRt)
+		fmt.Printf("| %d | %s | %s | %.2f | %d | %d | %s | %s | %.2f | %.0f | %.2f |\n",
+			o.n, r.Scenario, r.Lib, r.Converge.Seconds(), r.FP, r.FPMinus, first, full, r.MsgRate, r.ByteRt, r.CPU)
 	}
 }
