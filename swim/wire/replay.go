@@ -18,11 +18,20 @@ import (
 //   - not before the receiving Codec was created (a packet captured before
 //     this member started, in this life or an earlier one, is refused),
 //   - within MaxSkew of the receiver's clock either way, and
-//   - new for its sender (the authenticated From.ID): above the highest
-//     timestamp seen from that sender, or within Window below it and not
-//     seen before (an IPsec-style sliding window, RFC 4303 §3.4.3, over
-//     timestamps instead of sequence numbers, so that a sender's restart
-//     needs no handshake: its clock has moved on).
+//   - new for its sender (the claimed From.ID): not among the last
+//     timestamps accepted from that sender, and above the floor, the
+//     largest timestamp forgotten from them. Like IPsec's anti-replay
+//     window (RFC 4303 §3.4.3), over timestamps instead of sequence
+//     numbers, so that a sender's restart needs no handshake (its clock
+//     has moved on); unlike it, the window does not slide up to the
+//     highest timestamp seen. Every holder of the group key can seal a
+//     packet under any sender ID with any timestamp within MaxSkew, and a
+//     window anchored at the highest let one packet stamped 30 s ahead
+//     under a victim's ID make the victim's own packets look replayed for
+//     30 s. Here the remembered set forgets its smallest timestamp first,
+//     and the floor rises at most to the receiver's clock less Window, so
+//     forged future timestamps never lift it over the genuine packets of
+//     a sender whose clock agrees with the receiver's within Window.
 //
 // A refused packet returns an error wrapping ErrReplay; the caller drops it
 // and sends nothing in answer. Plain packets carry no timestamp and have no
@@ -52,9 +61,14 @@ type ReplayConfig struct {
 	// members must agree within it (NTP), and a packet captured longer ago
 	// is refused.
 	MaxSkew time.Duration
-	// Window is the reordering accepted below a sender's highest
-	// timestamp (default 2 s): a later-sealed packet may overtake an
-	// earlier one by up to Window and both are accepted once.
+	// Window is how far behind the receiver's clock a sender's floor
+	// stays (default 2 s): forgetting a timestamp raises the floor at most
+	// to the clock less Window, so that forged future timestamps cannot
+	// lift it over the genuine packets of a sender whose clock and delay
+	// are within Window of the receiver's. The price: a genuine packet
+	// forgotten less than Window after it was sealed (more than
+	// replayRemembered packets of one sender within Window) could be
+	// replayed once within Window.
 	Window time.Duration
 	// MaxSenders bounds the senders tracked (default 16,384); beyond it the
 	// least recently heard is forgotten.
@@ -79,15 +93,15 @@ type replayGuard struct {
 	senders map[swim.ID]*senderWindow
 }
 
-// senderWindow is one sender's sliding window: the highest timestamp, the
-// most recent ones below it, and a floor below which nothing is accepted
-// (the largest timestamp forgotten from the ring).
+// senderWindow is one sender's window: the timestamps accepted most
+// recently (at most replayRemembered; when full the smallest is forgotten)
+// and a floor, the largest timestamp forgotten, at or below which nothing
+// is accepted. Every timestamp accepted and no longer remembered is at or
+// below the floor, so nothing is accepted twice.
 type senderWindow struct {
-	high  int64
 	floor int64
-	ring  [replayRemembered]int64
+	ts    [replayRemembered]int64
 	n     int
-	pos   int
 	used  int64 // receiver clock at the last accepted packet
 }
 
@@ -162,41 +176,73 @@ func (g *replayGuard) check(sender swim.ID, ts int64) error {
 		if g.cfg.MaxSenders > 0 && len(g.senders) >= g.cfg.MaxSenders {
 			g.evict()
 		}
-		w = &senderWindow{high: ts, used: now}
+		w = &senderWindow{}
 		g.senders[sender] = w
-		return nil
 	}
-	if ts > w.high {
-		w.remember(w.high)
-		w.high, w.used = ts, now
-		return nil
+	switch {
+	case ts <= w.floor:
+		return fmt.Errorf("%w: from %q, %v at or below its window's floor", ErrReplay, sender, time.Duration(w.floor-ts))
+	case w.seen(ts):
+		return fmt.Errorf("%w: from %q, timestamp already accepted", ErrReplay, sender)
 	}
-	if ts <= w.floor || ts <= w.high-int64(g.cfg.Window) || ts == w.high || w.seen(ts) {
-		return fmt.Errorf("%w: from %q, %v below its newest", ErrReplay, sender, time.Duration(w.high-ts))
-	}
-	w.remember(ts)
+	w.remember(ts, now-skew, now-int64(g.cfg.Window), now+int64(g.cfg.Window))
 	w.used = now
 	return nil
 }
 
 func (w *senderWindow) seen(ts int64) bool {
-	for i := range w.n {
-		if w.ring[i] == ts {
+	for _, t := range w.ts[:w.n] {
+		if t == ts {
 			return true
 		}
 	}
 	return false
 }
 
-// remember records ts; the entry it overwrites raises the floor.
-func (w *senderWindow) remember(ts int64) {
-	if w.n == len(w.ring) {
-		w.floor = max(w.floor, w.ring[w.pos])
-	} else {
-		w.n++
+// remember records ts. Timestamps older than expired (refused by the skew
+// bound anyway) are dropped first. When the set is still full, one is
+// forgotten: the smallest of those above ahead (the receiver's clock plus
+// Window: stamped by a clock ahead of the receiver's, or forged) if any,
+// so that a flood of forged future stamps does not push the sender's
+// genuine ones out; else the smallest. It raises the floor, never above
+// ceil (the receiver's clock less Window): timestamps above it may be
+// forged, and a floor raised to them would refuse the sender's genuine
+// packets.
+func (w *senderWindow) remember(ts, expired, ceil, ahead int64) {
+	if w.n == len(w.ts) {
+		k := 0
+		for _, t := range w.ts[:w.n] {
+			if t >= expired {
+				w.ts[k] = t
+				k++
+			} else {
+				w.floor = max(w.floor, t)
+			}
+		}
+		w.n = k
 	}
-	w.ring[w.pos] = ts
-	w.pos = (w.pos + 1) % len(w.ring)
+	if w.n == len(w.ts) {
+		// first reports whether a is forgotten before b.
+		first := func(a, b int64) bool {
+			fa, fb := a > ahead, b > ahead
+			return fa && !fb || fa == fb && a < b
+		}
+		i := 0
+		for j, t := range w.ts[:w.n] {
+			if first(t, w.ts[i]) {
+				i = j
+			}
+		}
+		if first(ts, w.ts[i]) { // ts itself goes: accepted, forgotten at once
+			w.floor = max(w.floor, min(ts, ceil))
+			return
+		}
+		w.floor = max(w.floor, min(w.ts[i], ceil))
+		w.ts[i] = ts
+		return
+	}
+	w.ts[w.n] = ts
+	w.n++
 }
 
 // evict forgets the sender heard least recently.

@@ -39,7 +39,7 @@ func seal(t *testing.T, c *Codec, p *swim.Packet) []byte {
 }
 
 // A sealed packet is accepted once; its replay is refused with ErrReplay,
-// and packets overtaken by up to Window are still accepted once.
+// and overtaken or delayed packets are still accepted once.
 func TestReplayRefusedOnce(t *testing.T) {
 	kr, _ := NewKeyring(key(1, 16))
 	clk := &fakeClock{t: time.Unix(1_800_000_000, 0)}
@@ -55,10 +55,12 @@ func TestReplayRefusedOnce(t *testing.T) {
 		_, err = r.Decode(p)
 		assert.ErrorIs(t, err, ErrReplay)
 	}
-	// A packet more than Window below the sender's newest is refused.
+	// A packet delayed 3 s behind a newer one is accepted once.
 	old := seal(t, s, pingFrom("s", 3))
 	clk.t = clk.t.Add(3 * time.Second)
 	_, err = r.Decode(seal(t, s, pingFrom("s", 4)))
+	require.NoError(t, err)
+	_, err = r.Decode(old)
 	require.NoError(t, err)
 	_, err = r.Decode(old)
 	assert.ErrorIs(t, err, ErrReplay)
@@ -137,8 +139,10 @@ func TestReplayStateBounded(t *testing.T) {
 	}
 	assert.Len(t, r.replay.senders, 4)
 
+	// A sender sending every 50 ms, its packets delivered at the end.
 	var pk [][]byte
 	for i := range 3 * replayRemembered {
+		clk.t = clk.t.Add(50 * time.Millisecond)
 		pk = append(pk, seal(t, s, pingFrom("x", uint32(i))))
 	}
 	// Newest first, then all of them again in order: each accepted at most
@@ -153,10 +157,10 @@ func TestReplayStateBounded(t *testing.T) {
 		_, err := r.Decode(b)
 		assert.ErrorIs(t, err, ErrReplay)
 	}
-	// The newest, the ring's worth below it, and one more: accepting it
-	// overwrote the ring's largest entry, which became the floor, so
+	// The newest replayRemembered fill the set; the next one is accepted
+	// and forgets the smallest remembered, which becomes the floor, so
 	// everything older is refused from then on.
-	assert.Equal(t, replayRemembered+2, accepted)
+	assert.Equal(t, replayRemembered+1, accepted)
 }
 
 // A member booted with its clock an hour ahead, stepped back by NTP after
@@ -217,5 +221,42 @@ func TestReplaySenderClockJumpForward(t *testing.T) {
 		rClk.t = sClk.t
 		_, err = r.Decode(seal(t, s, pingFrom("s", uint32(3+i))))
 		assert.NoError(t, err, "packet %d after the clock came back", i)
+	}
+}
+
+// A holder of the group key seals packets under a victim's sender ID
+// stamped up to MaxSkew ahead. Before, one such packet raised the victim's
+// window to its timestamp, and every genuine packet of the victim was
+// refused as more than Window below it for 29 s. Now the victim keeps
+// being heard, also after 2·replayRemembered forged future stamps, and
+// replays of its packets are still refused.
+func TestReplayForgedFutureStampDoesNotSilenceSender(t *testing.T) {
+	kr, _ := NewKeyring(key(1, 16))
+	real := time.Unix(1_800_000_000, 0)
+	vClk, fClk, rClk := &fakeClock{t: real}, &fakeClock{t: real}, &fakeClock{t: real}
+	victim, forger, r := replayCodec(t, kr, vClk, nil), replayCodec(t, kr, fClk, nil), replayCodec(t, kr, rClk, nil)
+	step := func(d time.Duration) { vClk.t, rClk.t = vClk.t.Add(d), rClk.t.Add(d) }
+	step(time.Second)
+	_, err := r.Decode(seal(t, victim, pingFrom("v", 1)))
+	require.NoError(t, err)
+
+	fClk.t = rClk.t.Add(29 * time.Second)
+	for i := range 2 * replayRemembered {
+		_, err = r.Decode(seal(t, forger, pingFrom("v", uint32(100+i))))
+		require.NoError(t, err, "the forged packets are well formed and new")
+		var sent []byte
+		if i == 0 || i == 2*replayRemembered-1 {
+			step(100 * time.Millisecond)
+			sent = seal(t, victim, pingFrom("v", uint32(2+i)))
+			_, err = r.Decode(sent)
+			require.NoError(t, err, "the victim's own packet after %d forged ones", i+1)
+			_, err = r.Decode(sent)
+			assert.ErrorIs(t, err, ErrReplay, "its replay")
+		}
+	}
+	for i := range 5 {
+		step(time.Second)
+		_, err = r.Decode(seal(t, victim, pingFrom("v", uint32(500+i))))
+		assert.NoError(t, err, "second %d", i+1)
 	}
 }
