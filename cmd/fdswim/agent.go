@@ -27,17 +27,25 @@ import (
 	"github.com/fdkit/fdkit/swim"
 	"github.com/fdkit/fdkit/swim/agent"
 	"github.com/fdkit/fdkit/swim/agent/promswim"
+	"github.com/fdkit/fdkit/swim/transport"
 	"github.com/fdkit/fdkit/swim/wire"
 )
 
 const agentUsage = `usage: fdswim agent [flags]
 
 Runs one SWIM member over UDP until interrupted (SIGINT, SIGTERM), then
-leaves the group gracefully. Its output on stdout is log/slog text lines,
+leaves the group gracefully. A TCP listener on the same port (--stream-bind
+to move it, --no-stream to turn it off) carries the stream path: a TCP ping
+when a probe's UDP ping times out, before suspecting, and views larger than
+one datagram; it is sealed like the datagrams. Its output on stdout is log/slog text lines,
 each with a timestamp (time=RFC 3339) and level; membership changes are:
 
   time=<t> level=INFO msg=event kind=<join|suspect|alive|dead|leave> id=<member> addr=<ip:port> incarnation=<n> from=<id>
   time=<t> level=INFO msg=event kind=conflict id=<member> addr=<claimant ip:port> incarnation=0 from=<id> held=<ip:port kept>
+  time=<t> level=INFO msg=event kind=stream-only id=<member> addr=<ip:port> incarnation=<n> from=<self>
+
+(stream-only: the member answered only over TCP, its UDP probes failed; at
+most one per member per minute, with a warning on stderr)
 
 and the others msg=agent (identity), msg=http, msg=joined, msg="keys
 reloaded", msg=stopped. Warnings and errors (authentication failures, at
@@ -61,7 +69,10 @@ Flags:
 
 type agentFlags struct {
 	id, bind, advertise, httpAddr, keyFile, mode, logLevel string
-	identityFile                                           string
+	identityFile, streamBind                               string
+	noStream                                               bool
+	streamTimeout                                          time.Duration
+	maxStreamConns                                         int
 	join, keys                                             []string
 	plain                                                  bool
 	probeInterval, probeTimeout, joinTimeout, leaveTimeout time.Duration
@@ -106,6 +117,10 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	flagcheck.Var(fs, &f.gossipFanout, "gossip-fanout", "", swim.DefaultGossipFanout, 0, 1024, "a count from 0 (off) to 1024", "eager dissemination: random members a new accusation, refutation or leave is pushed to at once (detector and lifeguard modes; 0 turns it off)")
 	flagcheck.Var(fs, &f.pushPull, "push-pull", "", swim.DefaultPushPullInterval, 0, 24*time.Hour, "a duration from 0 (off) to 24h",
 		"base interval of anti-entropy: the whole view is exchanged with one random member, scaled by ceil(n/32) for n members (0 turns it off; with --preset, the preset's unless given)")
+	fs.StringVar(&f.streamBind, "stream-bind", "", "TCP address of the stream listener (ip:port; default: --bind's address and port, on TCP, where the other members dial: change it only behind a port mapping)")
+	fs.BoolVar(&f.noStream, "no-stream", false, "turn the stream path off: no TCP listener, no TCP fallback pings (a member whose UDP is lost is then suspected), views sent as datagrams only")
+	flagcheck.Var(fs, &f.streamTimeout, "stream-timeout", "", transport.DefaultStreamTimeout, time.Millisecond, time.Hour, "a duration from 1ms to 1h", "whole life of one TCP stream, dial included; a slower peer is cut")
+	flagcheck.Var(fs, &f.maxStreamConns, "max-stream-conns", "", transport.DefaultStreamMaxConns, 1, 65536, "a count from 1 to 65536", "inbound TCP streams served at once; more are closed at once and counted")
 	fs.StringVar(&f.logLevel, "log-level", "warn", "log level on stderr: debug, info, warn, error")
 	fs.StringVar(&f.suspicion, "suspicion", "", "detector mode: the per-peer detector that suspicion comes from, in the textual form of docs/detectors.md, e.g. 'phi-normal(threshold=8, window=100)' or 'phi-akka(threshold=10, pause=3s)' (default: swim's φ normal model with a window of 100)")
 	preset := fs.String("preset", "", "start from a system's documented probe and suspicion settings: "+strings.Join(swimPresetNames(), ", ")+" (mode lifeguard unless --mode is given; --probe-interval and --probe-timeout override)")
@@ -222,10 +237,13 @@ func (f *agentFlags) config(stderr io.Writer) (agent.Config, error) {
 	cfg := agent.Config{
 		ID: swim.ID(f.id), Bind: f.bind, Advertise: f.advertise, Plain: f.plain,
 		MaxPacketSize: f.maxPacket, LeaveTimeout: new(f.leaveTimeout),
+		DisableStream: f.noStream, StreamBind: f.streamBind, StreamTimeout: f.streamTimeout, MaxStreamConns: f.maxStreamConns,
 		Logger:   slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})),
 		Protocol: swim.Config{ProbeInterval: f.probeInterval, ProbeTimeout: f.probeTimeout, GossipFanout: new(f.gossipFanout)},
 	}
 	switch {
+	case f.noStream && f.streamBind != "":
+		return cfg, errors.New("--stream-bind names a TCP listener but --no-stream turns the stream path off; give one of them")
 	case f.gossipFanout < 0:
 		return cfg, fmt.Errorf("--gossip-fanout %d is negative (0 turns eager dissemination off)", f.gossipFanout)
 	}

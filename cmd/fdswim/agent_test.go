@@ -538,3 +538,25 @@ func TestAgentSuspicionAndPreset(t *testing.T) {
 	require.NotNil(t, cfg.LeaveTimeout)
 	assert.Equal(t, time.Duration(0), *cfg.LeaveTimeout)
 }
+
+// The stream path listens on --bind's port on TCP by default, on
+// --stream-bind when given, and not at all with --no-stream.
+func TestAgentStreamFlags(t *testing.T) {
+	dials := func(addr string) bool {
+		c, err := net.DialTimeout("tcp", addr, 2*time.Second)
+		if err == nil {
+			_ = c.Close()
+		}
+		return err == nil
+	}
+	def := startAgent(t, "def", freePort(t), "--plain")
+	assert.True(t, dials(def.addr), "default: TCP on the UDP port %s", def.addr)
+
+	off := startAgent(t, "off", freePort(t), "--plain", "--no-stream")
+	assert.False(t, dials(off.addr), "--no-stream: nothing listens on TCP %s", off.addr)
+
+	sb := freePort(t)
+	moved := startAgent(t, "moved", freePort(t), "--plain", "--stream-bind", sb)
+	assert.True(t, dials(sb), "--stream-bind %s", sb)
+	assert.False(t, dials(moved.addr), "not on the UDP port too")
+}

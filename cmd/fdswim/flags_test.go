@@ -60,6 +60,10 @@ func TestAgentFlagsRefuseInvalidValues(t *testing.T) {
 		{[]string{"--gossip-fanout", "-1"}, `"--gossip-fanout" flag: want a count from 0 (off) to 1024`},
 		{[]string{"--leave-timeout", "-1s"}, `"--leave-timeout" flag`},
 		{[]string{"--join-timeout", "-1s"}, `"--join-timeout" flag`},
+		{[]string{"--stream-timeout", "0"}, `"--stream-timeout" flag: want a duration from 1ms to 1h`},
+		{[]string{"--max-stream-conns", "0"}, `"--max-stream-conns" flag: want a count from 1 to 65536`},
+		{[]string{"--no-stream", "--stream-bind", "127.0.0.1:0"}, "--stream-bind names a TCP listener but --no-stream"},
+		{[]string{"--stream-bind", "nonsense"}, "stream listener"},
 	}
 	for _, c := range cases {
 		var out, errb strings.Builder
