@@ -21,6 +21,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/pflag"
+	"golang.org/x/net/netutil"
 
 	"github.com/fdkit/fdkit/detector"
 	"github.com/fdkit/fdkit/spec"
@@ -62,7 +63,8 @@ so keys rotate without a restart; otherwise SIGHUP is ignored. With --http, the 
   /healthz   200 while running
 
 without authentication: keep --http on a loopback address (a warning is
-printed otherwise). Idle connections are closed after 30 s.
+printed otherwise). Idle connections are closed after 30 s, a client has 30 s
+to read a response, and at most 64 connections are served at once.
 
 Flags:
 `
@@ -366,13 +368,22 @@ type memberJSON struct {
 	Self              bool    `json:"self,omitempty"`
 }
 
-// Timeouts of the --http server: a client gets httpReadHeaderTimeout to
-// send its request headers, and an idle keep-alive connection is closed
-// after httpIdleTimeout (without it, idle connections stayed open for as
-// long as clients kept them: 3,000 were seen). Variables for the tests.
+// Bounds of the --http server: a client gets httpReadHeaderTimeout to
+// send its request headers, and httpWriteTimeout from then on to read the
+// whole response (a client that stops reading is cut off instead of
+// holding a goroutine and the response buffers; 30 s is above Prometheus's
+// default scrape timeout of 10 s, and a scrape or /members answer takes
+// milliseconds to write to a reader that keeps up); an idle keep-alive
+// connection is closed after httpIdleTimeout (without it, idle connections
+// stayed open for as long as clients kept them: 3,000 were seen); and at
+// most httpMaxConns connections are open at once, further ones wait in the
+// kernel's accept queue until one closes (netutil.LimitListener).
+// Variables for the tests.
 var (
 	httpReadHeaderTimeout = 5 * time.Second
+	httpWriteTimeout      = 30 * time.Second
 	httpIdleTimeout       = 30 * time.Second
+	httpMaxConns          = 64
 )
 
 // isLoopback reports whether a listener's address is a loopback one
@@ -411,9 +422,9 @@ func serveHTTP(ln net.Listener, a *agent.Agent) (func(), error) {
 			fmt.Fprintln(w, "ok")
 		}
 	})
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: httpReadHeaderTimeout, IdleTimeout: httpIdleTimeout,
-		MaxHeaderBytes: 16 << 10}
-	go func() { _ = srv.Serve(ln) }()
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: httpReadHeaderTimeout, WriteTimeout: httpWriteTimeout,
+		IdleTimeout: httpIdleTimeout, MaxHeaderBytes: 16 << 10}
+	go func() { _ = srv.Serve(netutil.LimitListener(ln, httpMaxConns)) }()
 	return func() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()

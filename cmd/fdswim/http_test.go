@@ -71,3 +71,74 @@ func TestHTTPIdleConnectionClosed(t *testing.T) {
 	_, err = r.ReadByte()
 	assert.ErrorIs(t, err, io.EOF, "the server closed the idle connection")
 }
+
+// get sends a GET on c and reads the response; the caller sets deadlines.
+func get(c net.Conn, path string) (*http.Response, error) {
+	if _, err := io.WriteString(c, "GET "+path+" HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
+		return nil, err
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err == nil {
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	return resp, err
+}
+
+// A client gets httpWriteTimeout from the end of its request headers to
+// read the response; past it the server gives up on the connection. With
+// a timeout already over when the handler writes (1 ns), no response
+// arrives; before, there was no write timeout and the response came.
+func TestHTTPWriteTimeout(t *testing.T) {
+	assert.Greater(t, httpWriteTimeout, 10*time.Second, "above Prometheus's default scrape timeout")
+	old := httpWriteTimeout
+	httpWriteTimeout = time.Nanosecond
+	t.Cleanup(func() { httpWriteTimeout = old })
+	addr, _ := runHTTPAgent(t, "127.0.0.1:0")
+	c, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	defer c.Close()
+	require.NoError(t, c.SetDeadline(time.Now().Add(10*time.Second)))
+	resp, err := get(c, "/metrics")
+	assert.Error(t, err, "no response past the write timeout (got %v)", resp)
+}
+
+// At most httpMaxConns connections are served at once: one more waits,
+// unanswered, until an earlier one closes, then is served. Before, every
+// connection was accepted at once (3,000 idle ones were held open).
+func TestHTTPConnectionLimit(t *testing.T) {
+	old := httpMaxConns
+	httpMaxConns = 2
+	t.Cleanup(func() { httpMaxConns = old })
+	addr, _ := runHTTPAgent(t, "127.0.0.1:0")
+	var held []net.Conn
+	for range 2 {
+		c, err := net.Dial("tcp", addr)
+		require.NoError(t, err)
+		defer c.Close()
+		held = append(held, c)
+	}
+	// Make sure the server has accepted both: a request on each is answered.
+	for _, c := range held {
+		require.NoError(t, c.SetDeadline(time.Now().Add(10*time.Second)))
+		resp, err := get(c, "/healthz")
+		require.NoError(t, err)
+		assert.Equal(t, http.StatusOK, resp.StatusCode)
+	}
+	third, err := net.Dial("tcp", addr) // queued by the kernel, not accepted
+	require.NoError(t, err)
+	defer third.Close()
+	require.NoError(t, third.SetDeadline(time.Now().Add(300*time.Millisecond)))
+	_, err = get(third, "/healthz")
+	var ne net.Error
+	require.ErrorAs(t, err, &ne, "the third connection is not served while two are open")
+	assert.True(t, ne.Timeout())
+
+	held[0].Close()
+	// The request already sent on the third connection is read once the
+	// server accepts it.
+	require.NoError(t, third.SetDeadline(time.Now().Add(10*time.Second)))
+	resp, err := http.ReadResponse(bufio.NewReader(third), nil)
+	require.NoError(t, err, "served once a slot is free")
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+}
