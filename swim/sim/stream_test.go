@@ -46,6 +46,7 @@ func streamRun(t *testing.T, mode swim.Mode, stream bool) (dead, streamOnly int,
 func TestSimUDPBlockedStream(t *testing.T) {
 	for _, mode := range []swim.Mode{swim.ModeDetector, swim.ModeLifeguard, swim.ModeSWIM} {
 		dead, only, evs := streamRun(t, mode, true)
+		warnedLog := 0
 		assert.Zero(t, dead, "%v: declared dead with the stream fallback", mode)
 		assert.Positive(t, only, "%v", mode)
 		warned := 0
@@ -58,9 +59,12 @@ func TestSimUDPBlockedStream(t *testing.T) {
 		// Rate limit: at most one warning per observer per minute, so at
 		// most 15 observers × 2 windows in 110 s.
 		assert.LessOrEqual(t, warned, 15*2, "%v", mode)
+		warnedLog = warned
+		onlyLog := only
 
 		dead, only, _ = streamRun(t, mode, false)
 		assert.Positive(t, dead, "%v: without the stream fallback the member is declared dead", mode)
 		assert.Zero(t, only, "%v", mode)
+		t.Logf("%v: with the stream fallback: 0 declarations, %d stream-only probes, %d warnings; without: %d declarations of the member", mode, onlyLog, warnedLog, dead)
 	}
 }
