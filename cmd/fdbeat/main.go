@@ -48,7 +48,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/fdkit/fdkit/spec"
+	"github.com/fdkit/fdkit/monitor"
 	"github.com/fdkit/fdkit/swim/wire"
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
@@ -260,14 +260,15 @@ func cmdRecv(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	flagcheck.Var(fs, &c.PhiWindow, "phi-window", "", 100, 1, maxPhiWindow, fmt.Sprintf("a size from 1 to %d (each sender keeps that many samples per φ detector)", maxPhiWindow), "φ window size (inter-arrival samples)")
 	flagcheck.Var(fs, &c.PhiMinStd, "phi-min-std", "", 0, 0, time.Hour, "a duration from 0 to 1h (0: 1% of the mean interval)", "φ minimum standard deviation σ_min (0: the phi default, 1% of the mean interval)")
 	fs.Func("detector", "a further detector in the textual form of docs/detectors.md, e.g. 'phi-akka(threshold=10, pause=3s)' or a preset (akka, cassandra, scylla, hazelcast); repeatable", func(v string) error {
-		if _, err := spec.Parse(v); err != nil {
+		d, err := specDetector(v)
+		if err != nil {
 			return err
 		}
-		c.Detectors = append(c.Detectors, v)
+		c.Detectors = append(c.Detectors, d)
 		return nil
 	})
-	fs.IntVar(&c.MaxSenders, "max-senders", 10000, "most senders tracked; heartbeats from further new senders are ignored (0: no limit)")
-	fs.DurationVar(&c.Sweep, "sweep", 10*time.Millisecond, "how often the detectors are checked when no heartbeat comes")
+	flagcheck.Var(fs, &c.MaxSenders, "max-senders", "", defaultMaxSenders, 1, maxSenders, fmt.Sprintf("a number of senders from 1 to %d", maxSenders), "most senders tracked; heartbeats from further new senders are ignored and counted")
+	flagcheck.Var(fs, &c.Sweep, "sweep", "", 10*time.Millisecond, time.Microsecond, monitor.DefaultPauseLimit-time.Nanosecond, fmt.Sprintf("a duration from 1µs to below the local-pause limit %v (sweeps that far apart would each look like a local pause)", monitor.DefaultPauseLimit), "how often the detectors are checked when no heartbeat comes")
 	addKeyFlags(fs, &keys, &keyFile, "then accept only heartbeats signed with one of them (SIGHUP reloads --key-file)")
 	fs.Uint64Var(&c.MaxSeqJump, "max-seq-jump", defaultMaxSeqJump, "a larger forward jump of a sender's sequence number needs a second heartbeat to confirm it")
 	fs.Uint64Var(&c.MaxIncarnationJump, "max-incarnation-jump", defaultMaxIncarnationJump, "a larger forward jump of a sender's incarnation needs a second heartbeat to confirm it (default: a day in ns, since fdbeat send's incarnation is its start time in Unix ns)")

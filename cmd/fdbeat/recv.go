@@ -39,11 +39,12 @@ type recvConfig struct {
 	Phis      []float64
 	PhiWindow int
 	PhiMinStd time.Duration // φ's σ_min; 0 = the phi package default (μ/100)
-	// Detectors are further detectors in the textual form of package spec
-	// (phi-akka(threshold=10, pause=3s), cassandra, ...), each run side by
-	// side with the others under its own text.
-	Detectors  []string
-	MaxSenders int // bound on senders tracked (forged names cannot grow memory); 0 = none
+	// Detectors are further detectors given in the textual form of package
+	// spec (phi-akka(threshold=10, pause=3s), cassandra, ...) and checked by
+	// specDetector, each run side by side with the others under its own
+	// text.
+	Detectors  []detSpec
+	MaxSenders int // bound on senders tracked (forged names cannot grow memory), 1 to maxSenders; 0 means defaultMaxSenders
 	// Keys authenticates heartbeats: with a keyring, only version-2
 	// packets whose HMAC-SHA256 verifies under one of its keys are
 	// accepted (as the SWIM agent opens packets with its keyring); nil
@@ -81,6 +82,10 @@ const (
 	defaultEvictAfter         = 10 * time.Minute
 	defaultTableSenders       = 20
 	maxTableSenders           = 100000
+	// maxSenders bounds --max-senders: each sender keeps one detector
+	// state per detector, so the table's memory is bounded by it.
+	maxSenders        = 1_000_000
+	defaultMaxSenders = 10_000
 )
 
 // detSpec is one of the detectors recv runs side by side.
@@ -125,29 +130,25 @@ func fieldDetectors(timeouts []time.Duration, phis []float64, window int, minStd
 	return ds, nil
 }
 
-// specDetectors returns the detectors given in the textual form of package
-// spec. A window larger than maxPhiWindow is refused: every sender keeps
-// one per detector.
-func specDetectors(texts []string) ([]detSpec, error) {
-	var ds []detSpec
-	for _, text := range texts {
-		s, err := spec.Parse(text)
-		if err != nil {
-			return nil, fmt.Errorf("--detector: %w", err)
-		}
-		for _, w := range []string{"window", "short-window"} {
-			if v, ok := s.Value(w); ok {
-				if n, _ := strconv.Atoi(v); n > maxPhiWindow {
-					return nil, fmt.Errorf("--detector %q: %s %d is above %d (each sender keeps that many samples per detector)", text, w, n, maxPhiWindow)
-				}
+// specDetector checks one detector given in the textual form of package
+// spec and returns it. A window larger than maxPhiWindow is refused: every
+// sender keeps one per detector.
+func specDetector(text string) (detSpec, error) {
+	s, err := spec.Parse(text)
+	if err != nil {
+		return detSpec{}, fmt.Errorf("--detector: %w", err)
+	}
+	for _, w := range []string{"window", "short-window"} {
+		if v, ok := s.Value(w); ok {
+			if n, _ := strconv.Atoi(v); n > maxPhiWindow {
+				return detSpec{}, fmt.Errorf("--detector %q: %s %d is above %d (each sender keeps that many samples per detector)", text, w, n, maxPhiWindow)
 			}
 		}
-		if _, err := s.New(); err != nil {
-			return nil, fmt.Errorf("--detector: %w", err)
-		}
-		ds = append(ds, detSpec{strings.TrimSpace(text), func() (detector.Detector, error) { return s.New() }})
 	}
-	return ds, nil
+	if _, err := s.New(); err != nil {
+		return detSpec{}, fmt.Errorf("--detector: %w", err)
+	}
+	return detSpec{strings.TrimSpace(text), func() (detector.Detector, error) { return s.New() }}, nil
 }
 
 // recvStats counts what the receiver saw.
@@ -261,8 +262,11 @@ func runRecv(ctx context.Context, cfg recvConfig, log *slog.Logger) (recvStats, 
 	if cfg.Interval <= 0 {
 		return recvStats{}, fmt.Errorf("recv: interval %v must be positive", cfg.Interval)
 	}
-	if cfg.MaxSenders < 0 {
-		return recvStats{}, fmt.Errorf("recv: --max-senders %d must be 0 (no limit) or positive", cfg.MaxSenders)
+	if cfg.MaxSenders == 0 {
+		cfg.MaxSenders = defaultMaxSenders
+	}
+	if cfg.MaxSenders < 1 || cfg.MaxSenders > maxSenders {
+		return recvStats{}, fmt.Errorf("recv: --max-senders %d must be from 1 to %d", cfg.MaxSenders, maxSenders)
 	}
 	if cfg.Sweep <= 0 || cfg.Sweep >= monitor.DefaultPauseLimit {
 		// Sweeps PauseLimit apart would each look like a local pause of
@@ -276,11 +280,7 @@ func runRecv(ctx context.Context, cfg recvConfig, log *slog.Logger) (recvStats, 
 			return recvStats{}, fmt.Errorf("recv: %w", err)
 		}
 	}
-	more, err := specDetectors(cfg.Detectors)
-	if err != nil {
-		return recvStats{}, fmt.Errorf("recv: %w", err)
-	}
-	specs = append(specs, more...)
+	specs = append(specs, cfg.Detectors...)
 	if cfg.TableSenders < 0 {
 		return recvStats{}, fmt.Errorf("recv: --table-senders %d must not be negative", cfg.TableSenders)
 	}

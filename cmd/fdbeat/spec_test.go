@@ -11,11 +11,13 @@ import (
 // recv's --detector takes the textual form: each spec is one more detector,
 // named by its text; bad specs and oversized windows are refused.
 func TestSpecDetectors(t *testing.T) {
-	ds, err := specDetectors([]string{"phi-akka(threshold=10, pause=0)", "cassandra"})
+	d0, err := specDetector("phi-akka(threshold=10, pause=0)")
 	require.NoError(t, err)
-	require.Len(t, ds, 2)
-	assert.Equal(t, "phi-akka(threshold=10, pause=0)", ds[0].Name)
-	d, err := ds[0].Factory()
+	d1, err := specDetector(" cassandra ")
+	require.NoError(t, err)
+	assert.Equal(t, "phi-akka(threshold=10, pause=0)", d0.Name)
+	assert.Equal(t, "cassandra", d1.Name)
+	d, err := d0.Factory()
 	require.NoError(t, err)
 	assert.Equal(t, 10.0, d.(*phi.Akka).Threshold())
 	for text, want := range map[string]string{
@@ -23,8 +25,24 @@ func TestSpecDetectors(t *testing.T) {
 		"phi-normal(window=10000000)": "window: 10000000 is out of range",
 		"phi-normal(window=1000000)":  "window 1000000 is above",
 	} {
-		_, err := specDetectors([]string{text})
+		_, err := specDetector(text)
 		require.Error(t, err, text)
 		assert.Contains(t, err.Error(), want)
+	}
+}
+
+// The flag itself refuses what specDetector refuses, naming the flag, and
+// a bad --max-senders or --sweep names its flag and the accepted range.
+func TestRecvDetectorFlagErrors(t *testing.T) {
+	for args, want := range map[string]string{
+		"--detector=phi-normal(window=1000000)": "window 1000000 is above",
+		"--max-senders=0":                       "--max-senders",
+		"--max-senders=2000000":                 "from 1 to 1000000",
+		"--sweep=5s":                            "local-pause limit",
+		"--sweep=0":                             "--sweep",
+	} {
+		var o, e syncBuffer
+		assert.Equal(t, 1, run(t.Context(), []string{"recv", args}, &o, &e), args)
+		assert.Contains(t, e.String(), want, args)
 	}
 }
