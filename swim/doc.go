@@ -46,6 +46,12 @@
 //     dead carry that Dead update, and every ReconnectInterval a member pings
 //     one random dead member, which is how the halves of a healed partition
 //     find each other again.
+//   - Stream fallback probe (Config.StreamProbe, off here, on in package
+//     agent; memberlist's TCP ping): with the ping-reqs the member asks its
+//     caller for one ping of the target over a reliable stream
+//     (Ready.StreamProbes, answered with StreamAck or StreamFailed). A
+//     probe that only the stream answered suspects nobody and raises
+//     EventStreamOnly (docs/algorithms.md, “SWIM: stream fallback probe”).
 //   - Infection-style dissemination (SWIM §4.1): updates ride on every packet,
 //     least-sent first (newest first among equals), each at most
 //     λ·ceil(log10(n+1)) times, within MaxPacketSize.

@@ -1,7 +1,10 @@
 // Package transport carries SWIM packets over UDP: one socket per member,
 // datagrams of at most a configured size, received packets delivered on a
-// channel. It knows nothing about the packet contents; the wire package
-// encodes and seals them and the agent package drives the protocol.
+// channel; and, for what a datagram cannot carry, over TCP streams of
+// length-prefixed frames with a size cap, a byte budget, a deadline and a
+// bound on concurrent connections (ListenStream, DialStream). It knows
+// nothing about the packet contents; the wire package encodes and seals
+// them and the agent package drives the protocol.
 package transport
 
 import (
