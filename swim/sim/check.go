@@ -213,7 +213,12 @@ type recorded struct {
 }
 
 // Check runs the schedule and returns the first violation, or nil.
-func (sc Schedule) Check() *Violation {
+func (sc Schedule) Check() *Violation { return sc.check(nil) }
+
+// check is Check with the simulation's configuration changed by mut (when
+// not nil): the checker's tests break the configuration on purpose to show
+// that each invariant can fail.
+func (sc Schedule) check(mut func(*Config)) *Violation {
 	c := &checkRun{sc: sc, fakes: map[swim.ID]bool{}, r: rand.New(rand.NewPCG(sc.Seed, 0xfa17))}
 	c.delayHi = 1500 * time.Microsecond
 	cfg := Config{N: sc.N, Seed: sc.Seed, Member: CheckConfig(sc.Mode), StartSpread: time.Second, Signed: !sc.Unsigned,
@@ -225,6 +230,9 @@ func (sc Schedule) Check() *Violation {
 		Drop: func(now time.Duration, from, to int, p *swim.Packet) bool {
 			return p.Kind != swim.MsgJoin && p.Kind != swim.MsgSync && (now < c.blocked[from] || now < c.blocked[to])
 		},
+	}
+	if mut != nil {
+		mut(&cfg)
 	}
 	s, err := New(cfg)
 	if err != nil {

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+
 	"github.com/fdkit/fdkit/swim"
 )
 
@@ -50,7 +52,7 @@ func TestAdversarialSchedules(t *testing.T) {
 		}
 	}
 	count := map[string]int{}
-	shrunk := 0
+	shrunk, waived := 0, 0
 	for seed := uint64(1); seed <= uint64(n); seed++ {
 		sc := RandomSchedule(seed)
 		v := sc.Check()
@@ -59,6 +61,7 @@ func TestAdversarialSchedules(t *testing.T) {
 		}
 		if knownOpen(sc, v) {
 			count[v.Invariant+" (known open: Lifeguard health under a flood)"]++
+			waived++
 			continue
 		}
 		count[v.Invariant]++
@@ -76,7 +79,18 @@ func TestAdversarialSchedules(t *testing.T) {
 		t.Logf("%s: %d", k, count[k])
 	}
 	t.Logf("%d schedules, %d violations", n, total)
+	if limit := waiverCeiling(n); waived > limit {
+		t.Errorf("%d violations waived as known open, more than the ceiling %d for %d schedules: the exception now hides more than it did", waived, limit, n)
+	}
 }
+
+// waiverCeiling is how many violations a run of n schedules may waive as
+// known open (knownOpen): 4 % of the schedules, at least 2. Measured: 4 of
+// 200 and 18 of 1,000 (go test -run Adversarial ./swim/sim
+// -sim.schedules 1000 -v). The seeds are fixed, so the count is the same
+// on every run; a change that makes the Lifeguard-under-flood finding more
+// common, or that the exception starts to cover another failure, fails.
+func waiverCeiling(n int) int { return max(2, (4*n+99)/100) }
 
 // Found by the checker (schedule 605, shrunk): a partition, then floods of
 // fake members on both sides. Each side held the other dead, and the fakes
@@ -126,6 +140,51 @@ func TestScheduleForgedAliveChain(t *testing.T) {
 		v := sc.Check()
 		if v == nil || v.Invariant != "alive" {
 			t.Errorf("%v, unsigned: got %v, want the documented alive violation", mode, v)
+		}
+	}
+}
+
+// Positive controls of the checker: a configuration broken on purpose, or a
+// schedule known to be bad, makes Check report the invariant it breaks, so
+// that a run of schedules without violations means something. (The
+// monotone and converge invariants have no such control: no configuration
+// breaks them without breaking alive or dead first.)
+func TestCheckerFindsViolations(t *testing.T) {
+	forged := []Step{
+		{At: 5 * time.Second, Fault: FaultForge, A: 0, B: 1, Kind: swim.UpdateAlive, Inc: 1 << 20},
+		{At: 5*time.Second + time.Millisecond, Fault: FaultForge, A: 0, B: 1, Kind: swim.UpdateAlive, Inc: 1 << 21},
+		{At: 5*time.Second + 2*time.Millisecond, Fault: FaultForge, A: 0, B: 1, Kind: swim.UpdateSuspect, Inc: 1 << 21},
+	}
+	for _, c := range []struct {
+		name, want string
+		sc         Schedule
+		mut        func(*Config)
+	}{
+		{"unsigned group, forged-Alive chain", "alive",
+			Schedule{Seed: 7, N: 4, Mode: swim.ModeLifeguard, Unsigned: true, Steps: forged}, nil},
+		{"suspicions that outlast the bound", "dead",
+			Schedule{Seed: 3, N: 5, Mode: swim.ModeLifeguard, Steps: []Step{{At: 5 * time.Second, Fault: FaultCrash, A: 4}}},
+			func(c *Config) { c.Member.SuspicionMult = 100 }},
+		{"no cap on the view", "memory",
+			Schedule{Seed: 3, N: 5, Mode: swim.ModeSWIM, Steps: []Step{{At: 5 * time.Second, Fault: FaultFlood, B: 1, K: 40}}},
+			func(c *Config) { c.Member.MaxMembers = 0 }},
+		{"no reconnect after a partition", "alive",
+			Schedule{Seed: 3, N: 6, Mode: swim.ModeSWIM, Steps: []Step{{At: 5 * time.Second, Fault: FaultPartition, A: 3, D: 30 * time.Second}}},
+			func(c *Config) {
+				c.Member.ReconnectInterval, c.Member.PushPullInterval = new(time.Duration(0)), new(time.Duration(0))
+			}},
+	} {
+		// The same schedule passes with the checked configuration.
+		if c.sc.Unsigned {
+			signed := c.sc
+			signed.Unsigned = false
+			assert.Nil(t, signed.Check(), c.name+", signed")
+		} else {
+			assert.Nil(t, c.sc.Check(), c.name+", checked configuration")
+		}
+		v := c.sc.check(c.mut)
+		if assert.NotNil(t, v, c.name) {
+			assert.Equal(t, c.want, v.Invariant, "%s: %v", c.name, v)
 		}
 	}
 }

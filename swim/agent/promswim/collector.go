@@ -132,6 +132,8 @@ var protocolHelp = map[string]string{
 	"Conflicts":           "Claims of a live member's ID by a node at another address.",
 	"StreamProbes":        "Stream (TCP) fallback pings requested after a direct ping timed out.",
 	"StreamOnly":          "Probes answered only over the stream (TCP) fallback: UDP to or from the member is lost.",
+	"BadProofs":           "Alive and leave updates refused for a missing, invalid or foreign self-signature (signed self-updates).",
+	"AccusationsCapped":   "Accusations above the incarnation the accused asserted, taken at it (signed self-updates).",
 }
 
 // snake turns a Go field name into snake case: PingReqsSent → ping_reqs_sent.
