@@ -18,6 +18,7 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
+	"net"
 	"net/netip"
 	"slices"
 	"strings"
@@ -108,6 +109,11 @@ type Config struct {
 	// (Stats.StreamOversize). Every frame is at most MaxPacketSize bytes.
 	MaxStreamBytes   int
 	MaxStreamMembers int
+	// StreamWrap, when set, wraps every stream connection, accepted
+	// (inbound true) or dialled, before a frame crosses it: TLS, byte
+	// accounting, or an impairment in a benchmark (transport.StreamConfig.Wrap).
+	// An error closes the connection.
+	StreamWrap func(conn net.Conn, inbound bool) (net.Conn, error)
 	// WireVersion is the wire format written (wire.CodecConfig.Version;
 	// 0: the latest, wire.Version). Packets of every format are read. Set
 	// 1 while the group still has members that read only format 1; those
@@ -305,7 +311,7 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 		}
 	}
 	scfg := transport.StreamConfig{MaxFrame: codec.MaxPacketSize(), MaxBytes: cfg.MaxStreamBytes,
-		MaxConns: cfg.MaxStreamConns, Timeout: cfg.StreamTimeout}
+		MaxConns: cfg.MaxStreamConns, Timeout: cfg.StreamTimeout, Wrap: cfg.StreamWrap}
 	var sl *transport.StreamListener
 	tr := cfg.Transport
 	switch {

@@ -76,7 +76,7 @@ func listenBoth(bind string, maxPacket int, scfg transport.StreamConfig, handle 
 func (a *Agent) streamConfig() transport.StreamConfig {
 	return transport.StreamConfig{
 		Bind: a.cfg.StreamBind, MaxFrame: a.codec.MaxPacketSize(), MaxBytes: a.cfg.MaxStreamBytes,
-		MaxConns: a.cfg.MaxStreamConns, Timeout: a.cfg.StreamTimeout,
+		MaxConns: a.cfg.MaxStreamConns, Timeout: a.cfg.StreamTimeout, Wrap: a.cfg.StreamWrap,
 	}
 }
 

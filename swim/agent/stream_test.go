@@ -150,7 +150,15 @@ func collect(as []*Agent) (func() map[int][]swim.Event, func()) {
 // (EventStreamOnly, Stats.Protocol.StreamOnly). The same group with the
 // stream path off declares it dead (the control: the test can fail).
 func TestUDPBlockedMemberKeptAliveByStream(t *testing.T) {
-	as, shim := streamGroup(t, Config{})
+	var wrappedIn, wrappedOut atomic.Int64
+	as, shim := streamGroup(t, Config{StreamWrap: func(c net.Conn, inbound bool) (net.Conn, error) {
+		if inbound {
+			wrappedIn.Add(1)
+		} else {
+			wrappedOut.Add(1)
+		}
+		return c, nil
+	}})
 	x := as[3].Self()
 	get, stop := collect(as)
 	defer stop()
@@ -183,6 +191,8 @@ func TestUDPBlockedMemberKeptAliveByStream(t *testing.T) {
 	for _, e := range evs[3] {
 		assert.NotEqual(t, swim.EventDead, e.Kind, "the blocked member declared %s dead", e.Node.ID)
 	}
+	assert.Positive(t, wrappedIn.Load(), "StreamWrap sees inbound streams")
+	assert.Positive(t, wrappedOut.Load(), "StreamWrap sees dialled streams")
 	t.Logf("30 periods of 100 ms: %d datagrams dropped by the shim, %d stream-only probes of the blocked member, %d warnings about it, %d stream-only probes by it",
 		shim.dropped.Load(), proberOnly, warned, as[3].Stats().Protocol.StreamOnly)
 }

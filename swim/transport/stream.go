@@ -74,6 +74,12 @@ type StreamConfig struct {
 	// connection gets it as its read and write deadline when accepted, a
 	// dialled one when dialling starts (default 10 s).
 	Timeout time.Duration
+	// Wrap, when set, is applied to every connection once accepted
+	// (inbound true) or dialled, before any frame is read or written, and
+	// may return a connection wrapping it (TLS, accounting, a test's
+	// impairment); an error closes the connection (an inbound one is then
+	// counted in Refused). The deadline is set before Wrap is called.
+	Wrap func(conn net.Conn, inbound bool) (net.Conn, error)
 }
 
 func (c StreamConfig) withDefaults() (StreamConfig, error) {
@@ -157,7 +163,7 @@ func truncated(err error, where string) error {
 // StreamStats counts a stream listener's connections.
 type StreamStats struct {
 	// Accepted counts inbound connections served; Refused those closed at
-	// once because MaxConns were being served.
+	// once because MaxConns were being served or Wrap refused them.
 	Accepted, Refused uint64
 	// Timeouts counts inbound connections cut at their deadline
 	// (Timeout), Oversize those that announced a frame above MaxFrame or
@@ -236,7 +242,6 @@ func (l *StreamListener) acceptLoop(handle func(*Conn)) {
 		l.mu.Lock()
 		l.conns[c] = struct{}{}
 		l.mu.Unlock()
-		l.accepted.Add(1)
 		_ = c.SetDeadline(time.Now().Add(l.cfg.Timeout))
 		l.wg.Add(1)
 		go func() {
@@ -248,7 +253,17 @@ func (l *StreamListener) acceptLoop(handle func(*Conn)) {
 				l.mu.Unlock()
 				_ = c.Close()
 			}()
-			handle(newConn(c, l.cfg, l))
+			conn := c
+			if l.cfg.Wrap != nil {
+				w, err := l.cfg.Wrap(c, true)
+				if err != nil {
+					l.refused.Add(1)
+					return
+				}
+				conn = w
+			}
+			l.accepted.Add(1)
+			handle(newConn(conn, l.cfg, l))
 		}()
 	}
 }
@@ -320,6 +335,14 @@ func DialStream(ctx context.Context, to netip.AddrPort, cfg StreamConfig) (*Conn
 		return nil, fmt.Errorf("transport: stream to %s: %w", to, err)
 	}
 	_ = c.SetDeadline(deadline)
+	if cfg.Wrap != nil {
+		w, err := cfg.Wrap(c, false)
+		if err != nil {
+			_ = c.Close()
+			return nil, fmt.Errorf("transport: stream to %s: %w", to, err)
+		}
+		c = w
+	}
 	return newConn(c, cfg, nil), nil
 }
 

@@ -10,6 +10,7 @@ import (
 	"net/netip"
 	"os"
 	"runtime"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -221,4 +222,48 @@ func netipLoopbackClosedPort(t *testing.T) netip.AddrPort {
 	ap := ln.Addr().(*net.TCPAddr).AddrPort()
 	require.NoError(t, ln.Close())
 	return ap
+}
+
+// Wrap sees every connection, inbound and dialled, and may refuse one:
+// a refused inbound connection is closed and counted in Refused.
+func TestStreamWrap(t *testing.T) {
+	var inbound, dialled atomic.Int32
+	refuse := atomic.Bool{}
+	wrap := func(c net.Conn, in bool) (net.Conn, error) {
+		if in {
+			inbound.Add(1)
+			if refuse.Load() {
+				return nil, errors.New("refused by the test")
+			}
+		} else {
+			dialled.Add(1)
+		}
+		return c, nil
+	}
+	errs := make(chan error, 4)
+	l, err := ListenStream(StreamConfig{Wrap: wrap}, echo(errs))
+	require.NoError(t, err)
+	defer l.Close()
+	c, err := DialStream(context.Background(), l.LocalAddr(), StreamConfig{Wrap: wrap})
+	require.NoError(t, err)
+	require.NoError(t, c.WriteFrame([]byte("x")))
+	_, err = c.ReadFrame()
+	require.NoError(t, err)
+	_ = c.Close()
+	assert.Equal(t, io.EOF, <-errs)
+
+	refuse.Store(true)
+	c, err = DialStream(context.Background(), l.LocalAddr(), StreamConfig{})
+	require.NoError(t, err)
+	_, err = c.ReadFrame()
+	assert.Error(t, err, "refused by Wrap: closed")
+	_ = c.Close()
+	assert.Equal(t, int32(2), inbound.Load())
+	assert.Equal(t, int32(1), dialled.Load())
+	assert.Equal(t, StreamStats{Accepted: 1, Refused: 1}, l.Stats())
+
+	_, err = DialStream(context.Background(), l.LocalAddr(), StreamConfig{Wrap: func(net.Conn, bool) (net.Conn, error) {
+		return nil, errors.New("no")
+	}})
+	assert.ErrorContains(t, err, "no")
 }
