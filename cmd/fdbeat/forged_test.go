@@ -218,3 +218,23 @@ func TestAuthenticatedLoopback(t *testing.T) {
 	assert.Zero(t, st.Stale)
 	assert.Zero(t, st.Transitions["timeout-1s"], "never suspected")
 }
+
+// A forger stepping one name through incarnations (each a plausible restart)
+// gets a new trace id per step until maxTraceIDs ids are taken; after that
+// the heartbeats still reach the monitors but are counted and not recorded,
+// instead of growing the id set without bound or merging incarnations.
+func TestRestartsCannotGrowTraceIDs(t *testing.T) {
+	g := newForgeRig(t, recvConfig{MaxSenders: 1, MaxSeqJump: defaultMaxSeqJump, MaxIncarnationJump: defaultMaxIncarnationJump})
+	limit := g.r.maxTraceIDs()
+	require.Equal(t, 2*1+1024, limit)
+	steps := limit + 500
+	for inc := uint64(1); inc <= uint64(steps); inc++ {
+		g.beat(inc, 0, nil)
+	}
+	assert.Len(t, g.r.used, limit)
+	assert.Equal(t, uint64(steps-limit), g.r.stats.NoTraceID)
+	st := g.state()
+	assert.Equal(t, uint64(steps), st.Incarnation, "the monitors follow every restart")
+	assert.Equal(t, monitor.Trusted, st.Status)
+	assert.Contains(t, g.logs.String(), "trace sender ids exhausted")
+}

@@ -166,6 +166,7 @@ type recvStats struct {
 	KernelDrops     uint64 // datagrams the kernel dropped (receive buffer full); see DropsCounted
 	DropsCounted    bool   // the platform reports KernelDrops (Linux: SO_RXQ_OVFL)
 	Recorded        uint64
+	NoTraceID       uint64         // heartbeats not recorded because every trace sender id was taken (maxTraceIDs)
 	Transitions     map[string]int // per detector
 	Started         bool           // the receiver was listening (false after a setup error)
 }
@@ -524,6 +525,15 @@ func (r *receiver) handle(b []byte, from net.Addr, now time.Duration) {
 		return
 	}
 	s.last = now
+	if id == "" {
+		// Every trace id is taken (maxTraceIDs): the monitors have the
+		// heartbeat, the trace cannot name its stream without merging two
+		// incarnations, so it is counted and left out, not mixed in.
+		r.count(&r.stats.NoTraceID)
+		r.warner().Warn(now, "heartbeat not recorded: trace sender ids exhausted by sender restarts (see --max-senders)",
+			"peer", peer, "incarnation", p.Incarnation, "ids", len(r.used))
+		return
+	}
 	rec := trace.Record{Sender: id, Seq: p.Seq, HasSeq: true, Sent: p.Sent, HasSent: true,
 		Arrival: r.wall + now, HasArrival: true}
 	if err := r.record(rec); err != nil {
@@ -613,6 +623,14 @@ func (r *receiver) stream(peer string, inc uint64) string {
 	return s.id
 }
 
+// maxTraceIDs bounds the trace sender ids given out while the receiver
+// runs: twice the senders tracked, plus 1,024 for restarts. An id is not
+// reused while its sender is tracked (a reused id would merge two
+// incarnations' records in the trace), so without the bound a forger that
+// steps one name through incarnations would grow the set by one id per
+// step.
+func (r *receiver) maxTraceIDs() int { return 2*r.cfg.MaxSenders + 1024 }
+
 // evict forgets the senders silent for longer than EvictAfter: their
 // monitors' state and stream; a later heartbeat starts them afresh. Their
 // trace ids are freed too (so that forged names cannot grow the receiver's
@@ -646,12 +664,16 @@ func (r *receiver) evict() {
 }
 
 // freeID returns id, or id+"#k" for the smallest free k ≥ 2, whichever is
-// not yet a trace sender id, and marks it used: a sender really named "a#2"
+// not yet a trace sender id, and marks it used; it returns "" when
+// maxTraceIDs ids are in use: a sender really named "a#2"
 // and the second incarnation of "a" must not share a stream in the trace
 // (replay would merge them while the live monitors keep them apart).
 func (r *receiver) freeID(id string) string {
 	if r.used == nil {
 		r.used = map[string]bool{}
+	}
+	if len(r.used) >= r.maxTraceIDs() {
+		return "" // not recorded; see maxTraceIDs and record
 	}
 	for k, base := 2, id; r.used[id]; k++ {
 		id = base + "#" + strconv.Itoa(k)
