@@ -73,6 +73,7 @@ var checkedElsewhere = map[string]string{
 	"swim-incarnation-jump": "swim (worked_test.go)",
 	"swim-replay":           "swim/wire (worked_test.go)",
 	"swim-wire":             "swim/wire (worked_test.go)",
+	"swim-broadcast-window": "swim (usermsg_test.go)",
 }
 
 // TestWorkedExamples checks every worked example of docs/algorithms.md

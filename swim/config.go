@@ -220,6 +220,32 @@ type Config struct {
 	// slice is copied.
 	Meta []byte
 
+	// LocalState, when set, returns the application's state, sent with
+	// every view transfer this member makes (memberlist's push-pull
+	// LocalState): in one MsgSync packet carrying this member's Alive,
+	// before the MsgSync packets of its view. join is true when the transfer
+	// answers a MsgJoin from a member not alive in this member's view (a
+	// joiner), false for an anti-entropy exchange. The receiver gets it in
+	// Ready.RemoteStates. It is called on the caller's goroutine during
+	// Step or Tick and must not block. A state over MaxStateSize, or one
+	// that does not fit a packet, is not sent (Stats.StatesTooLarge).
+	LocalState func(join bool) []byte
+	// MaxStateSize bounds an application state sent or accepted, in bytes
+	// (default 512, DefaultMaxStateSize; larger received ones are refused
+	// and counted). Over datagrams a state must also fit one packet with
+	// this member's Alive.
+	MaxStateSize int
+	// MaxQueuedBroadcasts bounds the application broadcasts queued for
+	// sending, this member's and those it passes on (default 1,024,
+	// DefaultMaxQueuedBroadcasts); see Member.Broadcast.
+	MaxQueuedBroadcasts int
+	// FirstBroadcastSeq is the Seq after which this member numbers its
+	// broadcasts (default 0). Receivers deliver a broadcast only when its
+	// Seq is new for its origin, within a window of 64 below the highest
+	// seen, so a member that restarts must number above its previous
+	// life: the agent starts from the clock (Unix nanoseconds).
+	FirstBroadcastSeq uint64
+
 	// Versions is the range of wire formats this member reads, advertised
 	// in its Alive updates (joins, syncs, refutations). Zero means
 	// DefaultVersions. Metadata is taken only from Alive updates that carry
@@ -370,6 +396,15 @@ func (c *Config) normalize() error {
 		if *d.v < 0 {
 			return bad("%s %d is negative", d.name, *d.v)
 		}
+	}
+	if c.MaxStateSize == 0 {
+		c.MaxStateSize = DefaultMaxStateSize
+	}
+	if c.MaxQueuedBroadcasts == 0 {
+		c.MaxQueuedBroadcasts = DefaultMaxQueuedBroadcasts
+	}
+	if c.MaxStateSize < 0 || c.MaxQueuedBroadcasts < 0 {
+		return bad("MaxStateSize %d and MaxQueuedBroadcasts %d must not be negative", c.MaxStateSize, c.MaxQueuedBroadcasts)
 	}
 	if len(c.Meta) > MaxMetaLen {
 		return fmt.Errorf("%w: %w: %d bytes", ErrConfig, ErrMetaTooLarge, len(c.Meta))

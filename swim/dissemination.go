@@ -33,6 +33,7 @@ func (m *Member) send(pk Packet) {
 		}
 	}
 	pk.Updates = m.piggyback(ups, budget)
+	pk.Broadcasts = m.attachBroadcasts(to.ID, m.cfg.MaxPacketSize-pk.Size()) // application broadcasts in what is left
 	m.out = append(m.out, pk)
 }
 

@@ -19,7 +19,16 @@ func packetFromBytes(data []byte) Packet {
 	ids := []ID{"", "a", "b", "c", "d", "zz"}
 	id := func() ID { return ids[int(next())%len(ids)] }
 	nd := func() Node { i := id(); return Node{ID: i, Addr: string(i) + ":7946"} }
-	p := Packet{Kind: MessageKind(next() % 8), From: nd(), To: nd()}
+	p := Packet{Kind: MessageKind(next() % 10), From: nd(), To: nd()}
+	if c := next(); c%3 == 0 {
+		p.Broadcasts = append(p.Broadcasts, Broadcast{Origin: id(), Seq: uint64(next()), Key: string(id()), Data: make([]byte, int(c)%5)})
+	}
+	if p.Kind == MsgUser {
+		p.User = make([]byte, int(next())%3)
+	}
+	if next()%4 == 0 {
+		p.State = []byte("st")
+	}
 	seq := uint32(next())
 	p.Ping.Seq, p.Ack.Seq, p.Nack.Seq = seq, seq, seq
 	p.PingReq = PingReq{Seq: seq, Target: nd(), Nack: next()%2 == 0}
@@ -28,7 +37,11 @@ func packetFromBytes(data []byte) Packet {
 		if next()%7 == 0 {
 			inc = MaxIncarnation - inc
 		}
-		p.Updates = append(p.Updates, Update{Kind: UpdateKind(next() % 5), Node: nd(), Incarnation: inc, From: id()})
+		u := Update{Kind: UpdateKind(next() % 5), Node: nd(), Incarnation: inc, From: id()}
+		if c := next(); c%3 == 0 {
+			u.Meta, u.Versions = string(id()), VersionRange{Min: c % 3, Max: 2}
+		}
+		p.Updates = append(p.Updates, u)
 	}
 	return p
 }

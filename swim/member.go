@@ -88,6 +88,21 @@ type Stats struct {
 	// Conflicts counts claims of a live member's ID (or this member's) by
 	// a node at another address (EventConflict).
 	Conflicts int
+
+	// Application messages (usermsg.go). BroadcastsQueued: broadcasts
+	// this member queued (Broadcast); BroadcastsReceived: new broadcasts
+	// delivered; BroadcastsDropped: queued broadcasts dropped, unsent or
+	// not fully sent, because the queue was full; BroadcastsSuperseded:
+	// queued broadcasts removed by a newer one with the same origin and
+	// key; BroadcastOriginsForgotten: delivery windows forgotten to bound
+	// memory (MaxMembers origins). MessagesSent and MessagesReceived count
+	// direct messages (SendTo); StatesSent and StatesReceived application
+	// states (Config.LocalState); StatesTooLarge states not sent, or
+	// refused, for exceeding MaxStateSize.
+	BroadcastsQueued, BroadcastsReceived, BroadcastsDropped int
+	BroadcastsSuperseded, BroadcastOriginsForgotten         int
+	MessagesSent, MessagesReceived                          int
+	StatesSent, StatesReceived, StatesTooLarge              int
 	// StreamProbes counts stream fallback pings requested
 	// (Config.StreamProbe); StreamOnly counts probes that only the stream
 	// answered (EventStreamOnly, rate-limited, warns of them).
@@ -108,6 +123,12 @@ type Ready struct {
 	// StreamProbes are stream fallback pings to run (Config.StreamProbe;
 	// answer each with Member.StreamAck or Member.StreamFailed).
 	StreamProbes []StreamProbe
+	// Messages are the application messages received: new broadcasts and
+	// direct messages (see Broadcast, SendTo).
+	Messages []Message
+	// RemoteStates are the application states received with view
+	// transfers (see Config.LocalState).
+	RemoteStates []RemoteState
 }
 
 // Member is one member's SWIM + Lifeguard protocol state machine. It does
@@ -168,6 +189,14 @@ type Member struct {
 	aliveProof    Proof         // cached proof of selfAlive in aliveProofInc
 	aliveProofInc Incarnation
 
+	// Application messages (usermsg.go).
+	ubq    []*userBcast // broadcast queue
+	ubID   uint64       // queue order of the last queued
+	ubSeq  uint64       // Seq of this member's last broadcast
+	seen   map[ID]*seenWindow
+	msgs   []Message
+	states []RemoteState
+
 	out     []Packet
 	events  []Event
 	streams []StreamProbe
@@ -184,7 +213,7 @@ func New(cfg Config, rng *rand.Rand) (*Member, error) {
 		return nil, err
 	}
 	return &Member{cfg: cfg, rng: rng, self: cfg.Self, inc: cfg.Incarnation, meta: string(cfg.Meta),
-		peers: make(map[ID]*peer)}, nil
+		ubSeq: cfg.FirstBroadcastSeq, peers: make(map[ID]*peer)}, nil
 }
 
 // Config returns the configuration with defaults applied.
@@ -224,8 +253,9 @@ func (m *Member) NumAlive() int { return m.live + 1 }
 // Ready returns the packets and events produced since the previous call.
 // The slices are reused: they are valid until the next call of any method.
 func (m *Member) Ready() Ready {
-	r := Ready{Packets: m.out, Events: m.events, StreamProbes: m.streams}
+	r := Ready{Packets: m.out, Events: m.events, StreamProbes: m.streams, Messages: m.msgs, RemoteStates: m.states}
 	m.out, m.events, m.streams = m.out[:0], m.events[:0], m.streams[:0]
+	m.msgs, m.states = m.msgs[:0], m.states[:0]
 	return r
 }
 

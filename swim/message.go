@@ -247,9 +247,9 @@ func (u Update) IsLeave() bool { return u.Kind == UpdateDead && u.From == u.Node
 
 // Packet is one datagram: a protocol message and the updates piggybacked on
 // it, plus the application's data: User (the body of a MsgUser),
-// Broadcasts (application broadcasts piggybacked on any kind, each at most
-// MaxBroadcastLen bytes) and State (the application's push-pull state, on
-// MsgSync packets; see Delegate). The three need wire format 2. Only the body field named by Kind is meaningful (Ping for MsgPing, Ack
+// Broadcasts (application broadcasts piggybacked on any kind, each of 1 to
+// MaxBroadcastLen bytes of data) and State (the application's state, on
+// MsgSync packets; see Config.LocalState). The three need wire format 2. Only the body field named by Kind is meaningful (Ping for MsgPing, Ack
 // for MsgAck, Nack for MsgNack, PingReq for MsgPingReq; MsgJoin and MsgSync
 // have no body). From is the sender; To is the intended receiver, whose Addr
 // the transport sends to. To.ID may be empty when the sender does not know
@@ -266,12 +266,12 @@ type Packet struct {
 	Updates []Update
 
 	User       []byte
-	Broadcasts [][]byte
+	Broadcasts []Broadcast
 	State      []byte
 }
 
-// MaxBroadcastLen bounds one application broadcast, in bytes; with the
-// packet's header and a few updates it must fit one datagram.
+// MaxBroadcastLen bounds the data of one application broadcast, in bytes;
+// with the packet's header it must also fit one datagram.
 const MaxBroadcastLen = 1024
 
 // Size estimates, in bytes, an upper bound of the encoded size of the
@@ -300,8 +300,8 @@ func (p *Packet) Size() int {
 	}
 	if len(p.Broadcasts) > 0 {
 		n += 1 + 3 + 3
-		for _, b := range p.Broadcasts {
-			n += BroadcastSize(b)
+		for i := range p.Broadcasts {
+			n += p.Broadcasts[i].Size()
 		}
 	}
 	if len(p.State) > 0 {
@@ -312,10 +312,6 @@ func (p *Packet) Size() int {
 	}
 	return n
 }
-
-// BroadcastSize is the bound Packet.Size counts for one application
-// broadcast of len(b) bytes (its length prefix and its bytes).
-func BroadcastSize(b []byte) int { return 2 + len(b) }
 
 // Size estimates, in bytes, an upper bound of the update's encoded size
 // (see Packet.Size): kind, node, incarnation, From, and an extension

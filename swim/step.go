@@ -31,6 +31,7 @@ func (m *Member) Step(now time.Duration, pkt *Packet) error {
 	if pkt.From.ID == m.self.ID {
 		return nil
 	}
+	joiner := pkt.Kind == MsgJoin && m.State(pkt.From.ID) != StateAlive
 	gossip := pkt.Kind != MsgSync
 	if pkt.Kind == MsgPing || (pkt.Kind == MsgPingReq && pkt.PingReq.Target.ID == m.self.ID) {
 		m.replyTo = pkt.From.ID
@@ -44,6 +45,7 @@ func (m *Member) Step(now time.Duration, pkt *Packet) error {
 		}
 	}
 	m.replyTo, m.stepFrom = "", ""
+	m.receiveUser(pkt)
 	s := m.peers[pkt.From.ID]
 	if s != nil {
 		m.heard(now, s)
@@ -70,6 +72,7 @@ func (m *Member) Step(now time.Duration, pkt *Packet) error {
 	case MsgPingReq:
 		m.onPingReq(now, pkt)
 	case MsgJoin:
+		m.sendState(pkt.From, joiner) // first: the joiner is still joining when it reads it
 		m.sendSync(pkt.From)
 	case MsgSync:
 		// A join refused for an ID conflict is retried.
@@ -94,10 +97,18 @@ func validate(pkt *Packet) error {
 	if pkt.Kind == MsgPingReq && pkt.PingReq.Target.ID == "" {
 		return fmt.Errorf("%w: ping-req without target", ErrPacket)
 	}
-	for i, b := range pkt.Broadcasts {
-		if len(b) == 0 || len(b) > MaxBroadcastLen {
-			return fmt.Errorf("%w: broadcast %d is %d bytes, want 1 to %d", ErrPacket, i, len(b), MaxBroadcastLen)
+	for i := range pkt.Broadcasts {
+		b := &pkt.Broadcasts[i]
+		if len(b.Data) == 0 || len(b.Data) > MaxBroadcastLen {
+			return fmt.Errorf("%w: broadcast %d is %d bytes, want 1 to %d", ErrPacket, i, len(b.Data), MaxBroadcastLen)
 		}
+		if b.Origin == "" || len(b.Origin) > MaxIDLen || len(b.Key) > MaxBroadcastKeyLen {
+			return fmt.Errorf("%w: broadcast %d: origin of %d bytes (want 1 to %d) or key of %d (at most %d)",
+				ErrPacket, i, len(b.Origin), MaxIDLen, len(b.Key), MaxBroadcastKeyLen)
+		}
+	}
+	if pkt.Kind == MsgUser && len(pkt.User) == 0 {
+		return fmt.Errorf("%w: empty user message", ErrPacket)
 	}
 	for i := range pkt.Updates {
 		u := &pkt.Updates[i]

@@ -23,6 +23,7 @@ func (m *Member) pushPull() {
 		return
 	}
 	m.stats.PushPulls++
+	m.sendState(p.node, false)
 	m.sendSync(p.node)
 	m.askView(p.node)
 }

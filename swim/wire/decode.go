@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/fdkit/fdkit/swim"
 )
@@ -313,6 +314,10 @@ func (r *reader) bytes(field string, max, min int) ([]byte, error) {
 	return out, nil
 }
 
+// minBroadcastSize is the smallest encoded broadcast: a 1-byte origin,
+// seq, an empty key and 1 byte of data.
+const minBroadcastSize = 2 + 1 + 1 + 2
+
 // maxTag bounds an extension tag; larger tags are malformed, which keeps
 // a hostile tag from being a 10-byte varint.
 const maxTag = 1<<16 - 1
@@ -368,16 +373,31 @@ var errUnknownTag = errors.New("unknown tag")
 func packetEntry(p *swim.Packet, tag uint64, e *reader) error {
 	switch tag {
 	case tagBroadcasts:
-		n, err := e.uvarint("broadcast count", uint64(len(e.b)-e.off))
+		n, err := e.uvarint("broadcast count", uint64(len(e.b)-e.off)/minBroadcastSize)
 		if err != nil {
 			return err
 		}
 		if n == 0 {
 			return e.fail("broadcast count", ErrMalformed, "0, want at least 1 (no broadcasts is no entry)")
 		}
-		p.Broadcasts = make([][]byte, n)
+		p.Broadcasts = make([]swim.Broadcast, n)
 		for i := range p.Broadcasts {
-			if p.Broadcasts[i], err = e.bytes(fmt.Sprintf("broadcast %d", i), swim.MaxBroadcastLen, 1); err != nil {
+			m := &p.Broadcasts[i]
+			field := fmt.Sprintf("broadcast %d", i)
+			origin, err := e.str(field+" origin", swim.MaxIDLen, true)
+			if err != nil {
+				return err
+			}
+			m.Origin = swim.ID(origin)
+			if m.Seq, err = e.uvarint(field+" seq", math.MaxUint64); err != nil {
+				return err
+			}
+			key, err := e.bytes(field+" key", swim.MaxBroadcastKeyLen, 0)
+			if err != nil {
+				return err
+			}
+			m.Key = string(key)
+			if m.Data, err = e.bytes(field, swim.MaxBroadcastLen, 1); err != nil {
 				return err
 			}
 		}

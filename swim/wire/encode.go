@@ -67,7 +67,8 @@ const DefaultMaxPacketSize = 1400
 // strictly increasing from 1. A decoder skips (and counts) an entry whose
 // tag it does not know; a known entry must be well formed. Known tags:
 //
-//	packet  1 broadcasts: uvarint count (≥ 1), count × str (1 to swim.MaxBroadcastLen bytes)
+//	packet  1 broadcasts: uvarint count (≥ 1), count × (str origin (an ID), uvarint seq,
+//	                      str key (0 to 255 bytes), str data (1 to swim.MaxBroadcastLen bytes))
 //	packet  2 state:      the application's push-pull state (1 byte or more)
 //	update  1 versions:   2 bytes, min then max (1 ≤ min ≤ max)
 //	update  2 meta:       the member's metadata (1 to swim.MaxMetaLen bytes)
@@ -208,6 +209,9 @@ func appendHeader(b []byte, p *swim.Packet, enc encoding) ([]byte, error) {
 	return appendPacketExt(b, p, enc.extra)
 }
 
+// strLen is the encoded size of a string of n bytes.
+func strLen(n int) int { return uvarintLen(uint64(n)) + n }
+
 // entryLen is the encoded size of an extension entry with n bytes of
 // content.
 func entryLen(tag, n int) int { return uvarintLen(uint64(tag)) + uvarintLen(uint64(n)) + n }
@@ -222,11 +226,20 @@ func appendPacketExt(b []byte, p *swim.Packet, extra uint16) ([]byte, error) {
 	bl := 0
 	if len(p.Broadcasts) > 0 {
 		bl = uvarintLen(uint64(len(p.Broadcasts)))
-		for i, m := range p.Broadcasts {
-			if len(m) == 0 || len(m) > swim.MaxBroadcastLen {
-				return nil, fmt.Errorf("wire: encode: broadcast %d is %d bytes, want 1 to %d", i, len(m), swim.MaxBroadcastLen)
+		for i := range p.Broadcasts {
+			m := &p.Broadcasts[i]
+			switch {
+			case len(m.Data) == 0 || len(m.Data) > swim.MaxBroadcastLen:
+				return nil, fmt.Errorf("wire: encode: broadcast %d is %d bytes, want 1 to %d", i, len(m.Data), swim.MaxBroadcastLen)
+			case m.Origin == "" || len(m.Origin) > swim.MaxIDLen:
+				return nil, fmt.Errorf("wire: encode: broadcast %d origin is %d bytes, want 1 to %d", i, len(m.Origin), swim.MaxIDLen)
+			case len(m.Key) > swim.MaxBroadcastKeyLen:
+				return nil, fmt.Errorf("wire: encode: broadcast %d key is %d bytes, at most %d", i, len(m.Key), swim.MaxBroadcastKeyLen)
 			}
-			bl += uvarintLen(uint64(len(m))) + len(m)
+			if err := CheckName(string(m.Origin)); err != nil {
+				return nil, fmt.Errorf("wire: encode: broadcast %d origin: %w", i, err)
+			}
+			bl += strLen(len(m.Origin)) + uvarintLen(m.Seq) + strLen(len(m.Key)) + strLen(len(m.Data))
 		}
 	}
 	l := 0
@@ -243,9 +256,13 @@ func appendPacketExt(b []byte, p *swim.Packet, extra uint16) ([]byte, error) {
 	if bl > 0 {
 		b = appendEntryHead(b, tagBroadcasts, bl)
 		b = binary.AppendUvarint(b, uint64(len(p.Broadcasts)))
-		for _, m := range p.Broadcasts {
-			b = binary.AppendUvarint(b, uint64(len(m)))
-			b = append(b, m...)
+		for i := range p.Broadcasts {
+			m := &p.Broadcasts[i]
+			b = appendStr(b, string(m.Origin))
+			b = binary.AppendUvarint(b, m.Seq)
+			b = appendStr(b, m.Key)
+			b = binary.AppendUvarint(b, uint64(len(m.Data)))
+			b = append(b, m.Data...)
 		}
 	}
 	if len(p.State) > 0 {

@@ -38,13 +38,14 @@ func samplePackets() []*swim.Packet {
 		}},
 		// Format 2's fields.
 		{Kind: swim.MsgPing, From: node("m1"), To: node("m2"), Ping: swim.Ping{Seq: 3},
-			Broadcasts: [][]byte{[]byte("x"), bytes.Repeat([]byte{0xff}, swim.MaxBroadcastLen)},
+			Broadcasts: []swim.Broadcast{{Origin: "m1", Seq: 1, Data: []byte("x")},
+				{Origin: "zz", Seq: 1<<64 - 1, Key: strings.Repeat("k", 255), Data: bytes.Repeat([]byte{0xff}, 600)}},
 			Updates: []swim.Update{{Kind: swim.UpdateAlive, Node: node("m1"), Incarnation: 4, From: "m1",
 				Meta: "role=db\x00\xff", Versions: swim.VersionRange{Min: 1, Max: 2}}}},
 		{Kind: swim.MsgSync, From: node("m1"), To: node("new"), State: []byte("app state"),
 			Updates: []swim.Update{{Kind: swim.UpdateAlive, Node: node("m1"), From: "m1", Meta: strings.Repeat("m", swim.MaxMetaLen)},
 				{Kind: swim.UpdateSuspect, Node: node("b"), Incarnation: 1, From: "c", Versions: swim.VersionRange{Min: 2, Max: 9}}}},
-		{Kind: swim.MsgUser, From: node("m1"), To: node("m2"), User: []byte("hello"), Broadcasts: [][]byte{[]byte("b")}, Updates: ups[:1]},
+		{Kind: swim.MsgUser, From: node("m1"), To: node("m2"), User: []byte("hello"), Broadcasts: []swim.Broadcast{{Origin: "o", Key: "\x00", Data: []byte("b")}}, Updates: ups[:1]},
 	}
 }
 

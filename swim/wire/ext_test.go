@@ -27,7 +27,7 @@ func vnext(t testing.TB, p *swim.Packet) []byte {
 // section after the body, each update's after its From.
 func TestPingBytesV2(t *testing.T) {
 	p := &swim.Packet{Kind: swim.MsgPing, From: swim.Node{ID: "a", Addr: "x:1"}, To: swim.Node{ID: "b"}, Ping: swim.Ping{Seq: 300},
-		Broadcasts: [][]byte{[]byte("hi")},
+		Broadcasts: []swim.Broadcast{{Origin: "a", Seq: 1, Data: []byte("hi")}},
 		Updates: []swim.Update{
 			{Kind: swim.UpdateSuspect, Node: swim.Node{ID: "c"}, Incarnation: 2, From: "a"},
 			{Kind: swim.UpdateAlive, Node: swim.Node{ID: "a"}, Incarnation: 1, From: "a", Meta: "z", Versions: swim.VersionRange{Min: 1, Max: 2}},
@@ -38,8 +38,8 @@ func TestPingBytesV2(t *testing.T) {
 		1, 'a', 3, 'x', ':', '1', // from
 		1, 'b', 0, // to
 		0xac, 0x02, // seq 300
-		6,                    // packet extensions: 6 bytes
-		1, 4, 1, 2, 'h', 'i', // tag 1 (broadcasts), 4 bytes: one broadcast "hi"
+		10,                                 // packet extensions: 10 bytes
+		1, 8, 1, 1, 'a', 1, 0, 2, 'h', 'i', // tag 1 (broadcasts), 8 bytes: one broadcast from a, number 1, no key, "hi"
 		0, 2, // two updates
 		2, 1, 'c', 0, 2, 1, 'a', 0, // suspect c inc 2 from a, no extensions
 		1, 1, 'a', 0, 1, 1, 'a', // alive a inc 1 from a
@@ -111,7 +111,8 @@ func TestExtensionErrors(t *testing.T) {
 		return append(append(append(append([]byte{}, head...), 0, 0, 1), 1, 1, 'x', 0, 0, 0), ext...)
 	}
 	meta513 := append([]byte{0x84, 0x04, 2, 0x81, 0x04}, bytes.Repeat([]byte{'m'}, 513)...)
-	bigBroadcast := append([]byte{0x87, 0x08, 1, 0x84, 0x08, 1, 0x81, 0x08}, bytes.Repeat([]byte{'b'}, 1025)...)
+	bigBroadcast := append([]byte{0x8b, 0x08, 1, 0x88, 0x08, 1, 1, 'a', 1, 0, 0x81, 0x08}, bytes.Repeat([]byte{'b'}, 1025)...)
+	bc := func(c ...byte) []byte { return pk(append([]byte{byte(len(c) + 2), 1, byte(len(c))}, c...)...) }
 	cases := []struct {
 		name  string
 		in    []byte
@@ -126,12 +127,17 @@ func TestExtensionErrors(t *testing.T) {
 		{"tag above 65535", pk(4, 0x80, 0x80, 0x04, 0), ErrMalformed, "packet extensions tag"},
 		{"entry overruns the section", pk(3, 30, 5, 0), ErrMalformed, "packet extensions tag 30 length"},
 		{"entry length missing", pk(1, 30), ErrTruncated, "packet extensions tag 30 length"},
-		{"broadcast count 0", pk(3, 1, 1, 0), ErrMalformed, "broadcast count"},
-		{"broadcast empty", pk(4, 1, 2, 1, 0), ErrMalformed, "broadcast 0"},
-		{"broadcast cut", pk(5, 1, 3, 1, 5, 'a'), ErrTruncated, "broadcast 0"},
+		{"broadcast count 0", bc(0), ErrMalformed, "broadcast count"},
+		{"broadcast count above the bytes", bc(5, 1, 'a', 1, 0, 1, 'x'), ErrMalformed, "broadcast count"},
+		{"broadcast origin empty", bc(1, 0, 1, 0, 1, 'x'), ErrMalformed, "broadcast 0 origin"},
+		{"broadcast origin newline", bc(1, 1, '\n', 1, 0, 1, 'x'), ErrMalformed, "broadcast 0 origin"},
+		{"broadcast seq overflow", bc(1, 1, 'a', 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02, 0, 1, 'x'), ErrMalformed, "broadcast 0 seq"},
+		{"broadcast key over 255 bytes", bc(1, 1, 'a', 1, 0x80, 0x02, 0, 0), ErrMalformed, "broadcast 0 key length"},
+		{"broadcast empty", bc(1, 1, 'a', 1, 0, 0), ErrMalformed, "broadcast 0"},
+		{"broadcast cut", bc(1, 1, 'a', 1, 0, 5, 'x'), ErrTruncated, "broadcast 0"},
 		{"broadcast over 1024 bytes", pk(bigBroadcast...), ErrMalformed, "broadcast 0 length"},
-		{"broadcasts fewer than counted", pk(5, 1, 3, 2, 1, 'a'), ErrTruncated, "broadcast 1 length"},
-		{"bytes left in broadcasts", pk(6, 1, 4, 1, 1, 'a', 'z'), ErrMalformed, "packet extensions tag 1"},
+		{"broadcasts fewer than counted", bc(2, 1, 'a', 1, 0, 1, 'x', 1, 'b', 1, 0, 5), ErrTruncated, "broadcast 1"},
+		{"bytes left in broadcasts", bc(1, 1, 'a', 1, 0, 1, 'x', 'z'), ErrMalformed, "packet extensions tag 1"},
 		{"state empty", pk(2, 2, 0), ErrMalformed, "state"},
 		{"update section missing", up(), ErrTruncated, "update count"},
 		{"update section cut", up(3, 2, 1), ErrTruncated, "update 0 extensions"},
@@ -167,13 +173,20 @@ func TestExtensionEncodeErrors(t *testing.T) {
 		return &swim.Packet{Kind: swim.MsgPing, From: node("a"), To: node("b"), Updates: []swim.Update{{Kind: swim.UpdateAlive, Node: node("c"), From: "c"}}}
 	}
 	cases := map[string]func(p *swim.Packet){
-		"metadata is 513 bytes":    func(p *swim.Packet) { p.Updates[0].Meta = strings.Repeat("m", 513) },
-		"version range 0..2":       func(p *swim.Packet) { p.Updates[0].Versions = swim.VersionRange{Max: 2} },
-		"version range 3..2":       func(p *swim.Packet) { p.Updates[0].Versions = swim.VersionRange{Min: 3, Max: 2} },
-		"broadcast 1 is 1025":      func(p *swim.Packet) { p.Broadcasts = [][]byte{{1}, make([]byte, 1025)} },
-		"broadcast 0 is 0":         func(p *swim.Packet) { p.Broadcasts = [][]byte{{}} },
-		"empty user message":       func(p *swim.Packet) { p.Kind = swim.MsgUser },
-		"unknown message kind 200": func(p *swim.Packet) { p.Kind = 200 },
+		"metadata is 513 bytes": func(p *swim.Packet) { p.Updates[0].Meta = strings.Repeat("m", 513) },
+		"version range 0..2":    func(p *swim.Packet) { p.Updates[0].Versions = swim.VersionRange{Max: 2} },
+		"version range 3..2":    func(p *swim.Packet) { p.Updates[0].Versions = swim.VersionRange{Min: 3, Max: 2} },
+		"broadcast 1 is 1025": func(p *swim.Packet) {
+			p.Broadcasts = []swim.Broadcast{{Origin: "a", Data: []byte{1}}, {Origin: "a", Data: make([]byte, 1025)}}
+		},
+		"broadcast 0 is 0":        func(p *swim.Packet) { p.Broadcasts = []swim.Broadcast{{Origin: "a"}} },
+		"broadcast 0 origin is 0": func(p *swim.Packet) { p.Broadcasts = []swim.Broadcast{{Data: []byte{1}}} },
+		"broadcast 0 key is 256": func(p *swim.Packet) {
+			p.Broadcasts = []swim.Broadcast{{Origin: "a", Key: strings.Repeat("k", 256), Data: []byte{1}}}
+		},
+		"broadcast 0 origin: byte 0 is": func(p *swim.Packet) { p.Broadcasts = []swim.Broadcast{{Origin: "\x01", Data: []byte{1}}} },
+		"empty user message":            func(p *swim.Packet) { p.Kind = swim.MsgUser },
+		"unknown message kind 200":      func(p *swim.Packet) { p.Kind = 200 },
 	}
 	for want, mutate := range cases {
 		p := ok()
@@ -181,6 +194,17 @@ func TestExtensionEncodeErrors(t *testing.T) {
 		_, err := Marshal(nil, p, 0)
 		assert.ErrorContains(t, err, want)
 	}
+	// At the limits: a 1,024-byte broadcast with a 255-byte key, 512 bytes
+	// of metadata.
+	p := ok()
+	p.Broadcasts = []swim.Broadcast{{Origin: "a", Seq: 1<<64 - 1, Key: strings.Repeat("k", 255), Data: make([]byte, swim.MaxBroadcastLen)}}
+	p.Updates[0].Meta = strings.Repeat("m", swim.MaxMetaLen)
+	b, err := Marshal(nil, p, 0)
+	require.NoError(t, err)
+	assert.LessOrEqual(t, len(b), p.Size())
+	got, err := Unmarshal(b, 0)
+	require.NoError(t, err)
+	assert.Equal(t, p, got)
 	for _, v := range []byte{0, 3} {
 		_, _, err := MarshalVersion(nil, ok(), 0, v)
 		assert.ErrorContains(t, err, "this encoder writes 1 to 2")

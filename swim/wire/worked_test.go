@@ -105,7 +105,7 @@ func TestWorkedWire(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, Info{Version: 2, UnknownFields: 1}, info)
 	want := &swim.Packet{Kind: swim.MsgPing, From: swim.Node{ID: "a", Addr: "x:1"}, To: swim.Node{ID: "b"},
-		Ping: swim.Ping{Seq: 300}, Broadcasts: [][]byte{[]byte("hi")},
+		Ping: swim.Ping{Seq: 300}, Broadcasts: []swim.Broadcast{{Origin: "a", Seq: 1, Data: []byte("hi")}},
 		Updates: []swim.Update{{Kind: swim.UpdateAlive, Node: swim.Node{ID: "a"}, Incarnation: 1, From: "a",
 			Meta: "z", Versions: swim.VersionRange{Min: 1, Max: 2}}}}
 	assert.Equal(t, want, p)

@@ -1,0 +1,331 @@
+package swim
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"slices"
+)
+
+// Application messages: the roles of memberlist's Delegate and its
+// TransmitLimitedQueue in the pure core (docs/algorithms.md, “SWIM:
+// application messages”).
+//
+//   - Broadcast queues a message that spreads to every member by
+//     infection, piggybacked on the protocol's packets after the membership
+//     updates, in the bytes they leave, each member passing each message on
+//     λ·ceil(log10(n+1)) times like an update (SWIM §4.1);
+//   - SendTo sends one message to one member, best effort (MsgUser);
+//   - Config.LocalState is the application's state, sent with every view
+//     transfer (a join's answer and each anti-entropy exchange) and
+//     delivered to the receiver in Ready.RemoteStates.
+//
+// Received broadcasts and messages are delivered in Ready.Messages.
+
+// Broadcast is one application broadcast as it travels: Origin is the
+// member that queued it and Seq its number there (increasing per origin),
+// which receivers use to deliver each broadcast once; Key, when not empty,
+// names what the broadcast is about: a newer broadcast from the same
+// origin with the same key supersedes (removes from the queue) an older
+// one not yet fully sent (memberlist's NamedBroadcast invalidation).
+type Broadcast struct {
+	Origin ID
+	Seq    uint64
+	Key    string // at most MaxBroadcastKeyLen bytes
+	Data   []byte // 1 to MaxBroadcastLen bytes
+}
+
+// MaxBroadcastKeyLen bounds a broadcast's Key, in bytes.
+const MaxBroadcastKeyLen = 255
+
+// Size is the bound Packet.Size counts for b: origin, sequence number
+// (10 bytes), key and data, each string with a 2-byte length prefix.
+func (b *Broadcast) Size() int { return 2 + len(b.Origin) + 10 + 2 + len(b.Key) + 2 + len(b.Data) }
+
+// Message is an application message delivered to this member (Ready.Messages):
+// a broadcast (Broadcast true; From is its origin, not necessarily the
+// member whose packet carried it) or a direct message sent with SendTo.
+type Message struct {
+	From      ID
+	Data      []byte
+	Broadcast bool
+	Key       string // the broadcast's key
+}
+
+// RemoteState is the application state another member sent with a view
+// transfer (Config.LocalState), delivered in Ready.RemoteStates. Join is
+// true when the transfer answers this member's join or pull.
+type RemoteState struct {
+	From  Node
+	State []byte
+	Join  bool
+}
+
+// Errors of the application-message methods.
+var (
+	// ErrMessageSize: a message is empty or too large (see Broadcast and
+	// SendTo for the bounds).
+	ErrMessageSize = errors.New("swim: application message size")
+	// ErrUnknownMember: SendTo names a member not alive or suspect in the
+	// view.
+	ErrUnknownMember = errors.New("swim: no such live member")
+)
+
+// Defaults of the application-message bounds.
+const (
+	DefaultMaxQueuedBroadcasts = 1024
+	DefaultMaxStateSize        = 512
+)
+
+// userBcast is one broadcast in this member's queue.
+type userBcast struct {
+	b    Broadcast
+	tx   int
+	id   uint64 // queue order: higher is newer
+	from ID     // the member it was received from, which has it
+	to   []ID   // the members it was sent to (tx of them)
+}
+
+// seenWindow remembers the broadcasts delivered from one origin: the
+// highest Seq and a bitmap of the 64 below it (the sliding window of
+// RFC 4303 §3.4.3, over broadcast numbers).
+type seenWindow struct {
+	hi   uint64
+	bits uint64 // bit i: hi-1-i delivered
+}
+
+// fresh reports whether seq is new, and marks it seen. Numbers 64 or more
+// below the highest are taken as seen (old news: such a broadcast has
+// finished spreading long ago, or is a replay).
+func (w *seenWindow) fresh(seq uint64) bool {
+	switch {
+	case seq > w.hi:
+		d := seq - w.hi
+		if d >= 64 {
+			w.bits = 0
+		} else {
+			w.bits = w.bits<<d | 1<<(d-1)
+		}
+		w.hi = seq
+		return true
+	case seq == w.hi:
+		return false
+	default:
+		d := w.hi - 1 - seq
+		if d >= 64 || w.bits&(1<<d) != 0 {
+			return false
+		}
+		w.bits |= 1 << d
+		return true
+	}
+}
+
+// Broadcast queues data (1 to MaxBroadcastLen bytes; copied) for delivery
+// to every other member, best effort: it rides on the protocol's packets
+// in the bytes the membership updates leave, and each member that receives
+// it passes it on λ·ceil(log10(n+1)) times (Config.RetransmitMult). A
+// non-empty key (at most MaxBroadcastKeyLen bytes) supersedes this member's
+// queued broadcast with the same key. The queue holds at most
+// Config.MaxQueuedBroadcasts broadcasts, its own and those it relays; when
+// full, the most-sent one is dropped (Stats.BroadcastsDropped). Errors:
+// ErrMessageSize, ErrLeft.
+func (m *Member) Broadcast(key string, data []byte) error {
+	switch {
+	case len(data) == 0 || len(data) > MaxBroadcastLen:
+		return fmt.Errorf("%w: broadcast of %d bytes, want 1 to %d", ErrMessageSize, len(data), MaxBroadcastLen)
+	case len(key) > MaxBroadcastKeyLen:
+		return fmt.Errorf("%w: broadcast key of %d bytes, at most %d", ErrMessageSize, len(key), MaxBroadcastKeyLen)
+	case m.st != running:
+		return ErrLeft
+	}
+	m.ubSeq++
+	b := Broadcast{Origin: m.self.ID, Seq: m.ubSeq, Key: key, Data: slices.Clone(data)}
+	if err := m.checkBroadcastFits(&b); err != nil {
+		m.ubSeq--
+		return err
+	}
+	m.queueBroadcast(b, "")
+	m.stats.BroadcastsQueued++
+	return nil
+}
+
+// checkBroadcastFits refuses a broadcast that could not ride on a ping
+// to a member with an ID and address as long as this member's.
+func (m *Member) checkBroadcastFits(b *Broadcast) error {
+	probe := Packet{Kind: MsgPing, From: m.self, To: m.self, Broadcasts: []Broadcast{*b}}
+	if s := probe.Size(); s > m.cfg.MaxPacketSize {
+		return fmt.Errorf("%w: broadcast needs %d bytes in a packet, MaxPacketSize is %d", ErrMessageSize, s, m.cfg.MaxPacketSize)
+	}
+	return nil
+}
+
+// queueBroadcast adds b to the queue, removing a queued broadcast it
+// supersedes (same origin and key, lower Seq) and, when full, the
+// most-sent one.
+func (m *Member) queueBroadcast(b Broadcast, from ID) {
+	if b.Key != "" {
+		i := slices.IndexFunc(m.ubq, func(q *userBcast) bool { return q.b.Origin == b.Origin && q.b.Key == b.Key })
+		if i >= 0 {
+			if m.ubq[i].b.Seq >= b.Seq {
+				return // ours is newer: b is superseded already
+			}
+			m.ubq = slices.Delete(m.ubq, i, i+1)
+			m.stats.BroadcastsSuperseded++
+		}
+	}
+	if len(m.ubq) >= m.cfg.MaxQueuedBroadcasts {
+		i := 0
+		for j, q := range m.ubq {
+			if q.tx > m.ubq[i].tx || (q.tx == m.ubq[i].tx && q.id < m.ubq[i].id) {
+				i = j
+			}
+		}
+		m.ubq = slices.Delete(m.ubq, i, i+1)
+		m.stats.BroadcastsDropped++
+	}
+	m.ubID++
+	m.ubq = append(m.ubq, &userBcast{b: b, id: m.ubID, from: from})
+}
+
+// attachBroadcasts returns the queued broadcasts for a packet to `to`,
+// least sent first (newest first among equals), that fit in budget bytes,
+// counting a transmission for each and dropping those sent
+// λ·ceil(log10(n+1)) times or to every other live member. A broadcast is sent at most once to each
+// member, and never back to its origin or to the member it came from (the
+// ack of the ping that brought it would): each transmission reaches a
+// member that may not have it.
+func (m *Member) attachBroadcasts(to ID, budget int) []Broadcast {
+	if len(m.ubq) == 0 || budget <= 0 {
+		return nil
+	}
+	budget -= 1 + 3 + 3 // the packet's broadcasts entry (see Packet.Size)
+	slices.SortFunc(m.ubq, func(a, b *userBcast) int {
+		if c := cmp.Compare(a.tx, b.tx); c != 0 {
+			return c
+		}
+		return cmp.Compare(b.id, a.id)
+	})
+	var out []Broadcast
+	for _, q := range m.ubq {
+		s := q.b.Size()
+		if s > budget || q.from == to || q.b.Origin == to || slices.Contains(q.to, to) {
+			continue
+		}
+		out = append(out, q.b)
+		budget -= s
+		q.tx++
+		q.to = append(q.to, to)
+		if budget < 32 {
+			break
+		}
+	}
+	limit := retransmitLimit(m.cfg.RetransmitMult, m.NumAlive())
+	m.ubq = slices.DeleteFunc(m.ubq, func(q *userBcast) bool {
+		reach := q.tx // members known to have it, this one excluded
+		if q.from != "" {
+			reach++
+		}
+		if q.b.Origin != m.self.ID && q.b.Origin != q.from {
+			reach++
+		}
+		return q.tx >= limit || reach >= m.live
+	})
+	return out
+}
+
+// receiveBroadcasts delivers the broadcasts of a received packet that are
+// new and queues them to pass on.
+func (m *Member) receiveBroadcasts(from ID, bs []Broadcast) {
+	for _, b := range bs {
+		if b.Origin == m.self.ID {
+			continue
+		}
+		w := m.seen[b.Origin]
+		if w == nil {
+			if m.seen == nil {
+				m.seen = make(map[ID]*seenWindow)
+			}
+			if len(m.seen) >= m.cfg.MaxMembers {
+				// Bounded: forget one origin's window (its old broadcasts
+				// may then be delivered again).
+				for id := range m.seen {
+					delete(m.seen, id)
+					break
+				}
+				m.stats.BroadcastOriginsForgotten++
+			}
+			w = &seenWindow{}
+			m.seen[b.Origin] = w
+		}
+		if !w.fresh(b.Seq) {
+			continue
+		}
+		m.stats.BroadcastsReceived++
+		m.msgs = append(m.msgs, Message{From: b.Origin, Data: b.Data, Broadcast: true, Key: b.Key})
+		m.queueBroadcast(b, from)
+	}
+}
+
+// SendTo sends data to the member id in one MsgUser packet, best effort
+// (no acknowledgement, no retry), with the usual piggybacked updates. data
+// must fit one packet with the two nodes' IDs and addresses (Packet.Size
+// within Config.MaxPacketSize). Errors: ErrMessageSize, ErrUnknownMember
+// (id not alive or suspect in the view), ErrLeft.
+func (m *Member) SendTo(id ID, data []byte) error {
+	if m.st != running {
+		return ErrLeft
+	}
+	p := m.peers[id]
+	if p == nil || (p.state != StateAlive && p.state != StateSuspect) {
+		return fmt.Errorf("%w: %q", ErrUnknownMember, id)
+	}
+	pk := Packet{Kind: MsgUser, From: m.self, To: p.node, User: slices.Clone(data)}
+	if s := pk.Size(); len(data) == 0 || s > m.cfg.MaxPacketSize {
+		return fmt.Errorf("%w: message of %d bytes needs %d in a packet, want 1 byte and at most MaxPacketSize %d",
+			ErrMessageSize, len(data), s, m.cfg.MaxPacketSize)
+	}
+	m.stats.MessagesSent++
+	m.send(pk)
+	return nil
+}
+
+// sendState sends, after a view transfer to `to`, the application's state
+// (Config.LocalState) in one more MsgSync packet carrying this member's
+// Alive; a state larger than Config.MaxStateSize, or than a packet holds,
+// is not sent (Stats.StatesTooLarge).
+func (m *Member) sendState(to Node, join bool) {
+	if m.cfg.LocalState == nil {
+		return
+	}
+	st := m.cfg.LocalState(join)
+	if len(st) == 0 {
+		return
+	}
+	pk := Packet{Kind: MsgSync, From: m.self, To: to, State: slices.Clone(st), Updates: []Update{m.selfAlive()}}
+	if len(st) > m.cfg.MaxStateSize || pk.Size() > m.cfg.MaxPacketSize {
+		m.stats.StatesTooLarge++
+		return
+	}
+	m.stats.StatesSent++
+	m.out = append(m.out, pk)
+}
+
+// receiveUser delivers what a received packet carries for the
+// application: its broadcasts, its MsgUser body, its state.
+func (m *Member) receiveUser(pkt *Packet) {
+	if len(pkt.Broadcasts) > 0 {
+		m.receiveBroadcasts(pkt.From.ID, pkt.Broadcasts)
+	}
+	if pkt.Kind == MsgUser {
+		m.stats.MessagesReceived++
+		m.msgs = append(m.msgs, Message{From: pkt.From.ID, Data: pkt.User})
+	}
+	if len(pkt.State) > 0 {
+		if len(pkt.State) > m.cfg.MaxStateSize {
+			m.stats.StatesTooLarge++
+			return
+		}
+		m.stats.StatesReceived++
+		m.states = append(m.states, RemoteState{From: pkt.From, State: pkt.State, Join: m.joining})
+	}
+}
