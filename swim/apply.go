@@ -104,6 +104,7 @@ func (m *Member) apply(now time.Duration, u Update, gossip bool) {
 			return
 		}
 		if u.Incarnation <= p.inc {
+			m.learnMeta(now, p, &u)    // a range and metadata missed at this incarnation
 			if p.state != StateAlive { // at j too: x declared at its current incarnation never heard it
 				m.accuseBack(p)
 			} else if u.Incarnation == p.inc && p.proof == "" && u.Proof != "" && m.signed() &&

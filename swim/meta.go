@@ -1,6 +1,9 @@
 package swim
 
-import "fmt"
+import (
+	"fmt"
+	"time"
+)
 
 // Node metadata: a small byte payload per member (memberlist's node meta),
 // carried in the member's Alive updates. A change is an Alive in a higher
@@ -35,3 +38,24 @@ func (m *Member) SetMeta(meta []byte) error {
 
 // Meta returns this member's metadata (bytes in a string).
 func (m *Member) Meta() string { return m.meta }
+
+// learnMeta takes the metadata and version range of u, an Alive at the
+// incarnation stored for p, when p's entry has no range yet: the first
+// Alive heard in that incarnation came through a member writing wire
+// format 1, which drops both fields, and no later incarnation will bring
+// them until p changes its metadata. A change of metadata is reported
+// with EventUpdate. With signed self-updates the proof must verify, as it
+// covers the metadata.
+func (m *Member) learnMeta(now time.Duration, p *peer, u *Update) {
+	if u.Incarnation != p.inc || u.Versions.IsZero() || !p.versions.IsZero() || u.Node != p.node {
+		return
+	}
+	if m.signed() && !m.checkSelfUpdate(now, p, u) {
+		return
+	}
+	changed := u.Meta != p.meta
+	p.meta, p.versions = u.Meta, u.Versions
+	if changed && (p.state == StateAlive || p.state == StateSuspect) {
+		m.emit(EventUpdate, p, u.From, now)
+	}
+}

@@ -134,3 +134,35 @@ func TestSignedMeta(t *testing.T) {
 	assert.Equal(t, Incarnation(1), st.Incarnation)
 	assert.Equal(t, "role=db", st.Meta)
 }
+
+// TestMetaLearntAtSameIncarnation: a member first heard through a format-1
+// relay (no range, no metadata) gets both from the next Alive of the same
+// incarnation that carries them, with EventUpdate; later ones change
+// nothing.
+func TestMetaLearntAtSameIncarnation(t *testing.T) {
+	b := newTest(t, "b", ModeDetector, nil, "x")
+	relayed := Packet{Kind: MsgGossip, From: node("x"), To: node("b"), Updates: []Update{
+		{Kind: UpdateAlive, Node: node("a"), Incarnation: 2, From: "a"}}}
+	require.NoError(t, b.Step(0, &relayed))
+	st, _ := b.Member("a", 0)
+	assert.True(t, st.Versions.IsZero())
+	direct := Packet{Kind: MsgGossip, From: node("a"), To: node("b"), Updates: []Update{
+		{Kind: UpdateAlive, Node: node("a"), Incarnation: 2, From: "a", Meta: "m", Versions: VersionRange{1, 2}}}}
+	_, _ = drain(b)
+	require.NoError(t, b.Step(0, &direct))
+	_, ev := drain(b)
+	require.Len(t, ev, 1)
+	assert.Equal(t, EventUpdate, ev[0].Kind)
+	st, _ = b.Member("a", 0)
+	assert.Equal(t, "m", st.Meta)
+	assert.Equal(t, VersionRange{1, 2}, st.Versions)
+	assert.Equal(t, Incarnation(2), st.Incarnation)
+
+	// Once known, an Alive of the same incarnation changes nothing.
+	direct.Updates[0].Meta = "other"
+	require.NoError(t, b.Step(0, &direct))
+	_, ev = drain(b)
+	assert.Empty(t, ev)
+	st, _ = b.Member("a", 0)
+	assert.Equal(t, "m", st.Meta)
+}

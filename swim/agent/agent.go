@@ -123,6 +123,16 @@ type Config struct {
 	// show a zero Versions range in Members. Format 1 carries no metadata
 	// and no application data.
 	WireVersion byte
+	// LocalState, when set, returns the application's state to send with
+	// every view transfer (anti-entropy exchanges and answers to joins),
+	// at most Protocol.MaxStateSize bytes (default 512); see
+	// swim.Config.LocalState, which it sets. MergeRemoteState receives the
+	// states other members send: from, the state, and whether it came as
+	// the answer to this member's join. Both run on the agent's goroutine
+	// and must not block (memberlist's Delegate.LocalState and
+	// MergeRemoteState).
+	LocalState       func(join bool) []byte
+	MergeRemoteState func(from swim.Node, state []byte, join bool)
 	// WireExtraTag makes every packet carry an extension entry this
 	// version does not know (wire.CodecConfig.ExtraTag), standing in for
 	// a later version's field: for tests of groups mixing versions.
@@ -174,8 +184,9 @@ type Stats struct {
 	// WireVersion 1 on every member.
 	Format1Received uint64
 	// EventsDropped counts events not delivered to a subscriber whose
-	// channel was full.
-	EventsDropped uint64
+	// channel was full; MessagesDropped the same for application messages
+	// (Receive).
+	EventsDropped, MessagesDropped uint64
 	// DroppedOversize and DroppedQueueFull are the transport's drops
 	// before the agent sees a datagram: larger than MaxPacketSize, or
 	// arriving while the receive queue was full (transport.Stats). They
@@ -233,12 +244,13 @@ type Agent struct {
 
 	subMu     sync.Mutex
 	subs      map[int]chan swim.Event
+	msgSubs   map[int]chan swim.Message
 	subID     int
 	subClosed bool // set when the agent stops; later subscriptions get a closed channel
 
 	sent, sentBytes, recv, recvBytes                          atomic.Uint64
 	authFail, decodeErr, rejected, encodeErr, sendErr, evDrop atomic.Uint64
-	replayed, unknownKind                                     atomic.Uint64
+	replayed, unknownKind, msgDrop                            atomic.Uint64
 	streamsIn, streamsOut, streamDialErr, streamAuth          atomic.Uint64
 	streamReplayed, streamGarbage, streamOversize             atomic.Uint64
 	streamTimeouts, streamSyncs, streamFallbacks              atomic.Uint64
@@ -379,6 +391,14 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 		cfg.Seed = uint64(time.Now().UnixNano())
 	}
 	pc := cfg.Protocol
+	if cfg.LocalState != nil {
+		pc.LocalState = cfg.LocalState
+	}
+	if pc.FirstBroadcastSeq == 0 {
+		// Above every number of a previous life of this member: receivers
+		// drop broadcasts numbered at or below what they delivered.
+		pc.FirstBroadcastSeq = uint64(time.Now().UnixNano())
+	}
 	pc.Self = self
 	pc.MaxPacketSize = codec.MaxPayload()
 	pc.StreamProbe = !cfg.DisableStream
@@ -449,6 +469,7 @@ func (a *Agent) run(ctx context.Context) {
 			close(ch)
 			delete(a.subs, id)
 		}
+		a.closeMessageSubs()
 		a.subClosed = true
 		a.subMu.Unlock()
 	}()
@@ -597,6 +618,7 @@ func (a *Agent) flush() {
 	for _, sp := range rd.StreamProbes {
 		a.startStreamProbe(sp)
 	}
+	a.deliver(rd.Messages, rd.RemoteStates)
 	a.publish(events)
 }
 
@@ -874,7 +896,7 @@ func (a *Agent) Stats() Stats {
 		PacketsReceived: a.recv.Load(), BytesReceived: a.recvBytes.Load(),
 		AuthFailures: a.authFail.Load(), DecodeErrors: a.decodeErr.Load(), Rejected: a.rejected.Load(),
 		EncodeErrors: a.encodeErr.Load(), SendErrors: a.sendErr.Load(),
-		EventsDropped: a.evDrop.Load(), Replayed: a.replayed.Load(), UnknownKinds: a.unknownKind.Load(),
+		EventsDropped: a.evDrop.Load(), MessagesDropped: a.msgDrop.Load(), Replayed: a.replayed.Load(), UnknownKinds: a.unknownKind.Load(),
 
 		StreamsIn: a.streamsIn.Load(), StreamsOut: a.streamsOut.Load(), StreamDialErrors: a.streamDialErr.Load(),
 		StreamAuthFailures: a.streamAuth.Load(), StreamReplayed: a.streamReplayed.Load(),

@@ -67,6 +67,7 @@ func NewCollector(a *agent.Agent) *Collector {
 		{"auth_failures_total", "Datagrams dropped for failing authentication or having the wrong envelope.", func(s agent.Stats) uint64 { return s.AuthFailures }},
 		{"decode_errors_total", "Authenticated datagrams whose payload did not decode.", func(s agent.Stats) uint64 { return s.DecodeErrors }},
 		{"unknown_kinds_total", "Authenticated packets of a message kind this version does not know (from a later version), ignored.", func(s agent.Stats) uint64 { return s.UnknownKinds }},
+		{"messages_dropped_total", "Application messages not delivered to a Receive subscriber whose channel was full.", func(s agent.Stats) uint64 { return s.MessagesDropped }},
 		{"unknown_fields_total", "Extension fields of accepted packets skipped because this version does not know their tag (from a later version).", func(s agent.Stats) uint64 { return s.UnknownFields }},
 		{"format1_received_total", "Accepted packets in wire format 1 (members that may read only format 1).", func(s agent.Stats) uint64 { return s.Format1Received }},
 		{"rejected_total", "Decoded packets the protocol refused.", func(s agent.Stats) uint64 { return s.Rejected }},

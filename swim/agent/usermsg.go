@@ -1,0 +1,120 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/fdkit/fdkit/swim"
+)
+
+// Application messages: the agent's side of swim's Broadcast, SendTo and
+// LocalState (docs/algorithms.md, “SWIM: application messages”), in the
+// roles of memberlist's Delegate: Broadcast and SendTo queue, Receive
+// delivers, Config.LocalState and Config.MergeRemoteState exchange the
+// application's state with anti-entropy syncs.
+
+// DefaultMessageBuffer is Receive's default channel buffer.
+const DefaultMessageBuffer = 256
+
+// Broadcast queues data (1 to swim.MaxBroadcastLen = 1,024 bytes) for
+// delivery to every other member, best effort, piggybacked on the
+// protocol's packets; a non-empty key (at most 255 bytes) supersedes this
+// member's queued broadcast with the same key (swim.Member.Broadcast).
+// Members receive it on their Receive channels. Errors:
+// swim.ErrMessageSize, swim.ErrLeft, ErrStopped, or the context's.
+func (a *Agent) Broadcast(ctx context.Context, key string, data []byte) error {
+	var err error
+	if derr := a.do(ctx, func() { err = a.m.Broadcast(key, data) }); derr != nil {
+		return derr
+	}
+	if err != nil {
+		return fmt.Errorf("agent: %w", err)
+	}
+	return nil
+}
+
+// SendTo sends data to the member id in one datagram, best effort: no
+// acknowledgement, no retry (memberlist's SendBestEffort). data must fit
+// one packet with both members' IDs and addresses (about MaxPacketSize
+// minus 100 bytes for short IDs). Errors: swim.ErrUnknownMember (id not
+// alive or suspect here), swim.ErrMessageSize, swim.ErrLeft, ErrStopped, or
+// the context's.
+func (a *Agent) SendTo(ctx context.Context, id swim.ID, data []byte) error {
+	var err error
+	if derr := a.do(ctx, func() { err = a.m.SendTo(id, data) }); derr != nil {
+		return derr
+	}
+	if err != nil {
+		return fmt.Errorf("agent: %w", err)
+	}
+	return nil
+}
+
+// Receive returns a channel of the application messages this member
+// receives, broadcasts and direct messages (swim.Message), with the given
+// buffer (default 256 when buffer <= 0), and a function that cancels the
+// subscription. The protocol never waits: messages that find the channel
+// full are dropped and counted in Stats.MessagesDropped. Each message
+// goes to every subscriber; the channel is closed when the agent stops or
+// the subscription is cancelled.
+func (a *Agent) Receive(buffer int) (<-chan swim.Message, func()) {
+	if buffer <= 0 {
+		buffer = DefaultMessageBuffer
+	}
+	ch := make(chan swim.Message, buffer)
+	a.subMu.Lock()
+	defer a.subMu.Unlock()
+	if a.subClosed {
+		close(ch)
+		return ch, func() {}
+	}
+	if a.msgSubs == nil {
+		a.msgSubs = map[int]chan swim.Message{}
+	}
+	id := a.subID
+	a.subID++
+	a.msgSubs[id] = ch
+	var once sync.Once
+	return ch, func() {
+		once.Do(func() {
+			a.subMu.Lock()
+			defer a.subMu.Unlock()
+			if c, ok := a.msgSubs[id]; ok {
+				close(c)
+				delete(a.msgSubs, id)
+			}
+		})
+	}
+}
+
+// deliver hands received messages to the Receive subscribers and states to
+// Config.MergeRemoteState. Agent goroutine.
+func (a *Agent) deliver(msgs []swim.Message, states []swim.RemoteState) {
+	if len(msgs) > 0 {
+		a.subMu.Lock()
+		for _, m := range msgs {
+			for _, ch := range a.msgSubs {
+				select {
+				case ch <- m:
+				default:
+					a.msgDrop.Add(1)
+				}
+			}
+		}
+		a.subMu.Unlock()
+	}
+	if a.cfg.MergeRemoteState != nil {
+		for _, s := range states {
+			a.cfg.MergeRemoteState(s.From, s.State, s.Join)
+		}
+	}
+}
+
+// closeMessageSubs closes the Receive channels; with subMu held.
+func (a *Agent) closeMessageSubs() {
+	for id, ch := range a.msgSubs {
+		close(ch)
+		delete(a.msgSubs, id)
+	}
+}
