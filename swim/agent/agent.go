@@ -2,9 +2,8 @@
 // transport and, on the same port number, a TCP stream listener (the
 // stream fallback ping before suspecting, views larger than one datagram;
 // Config.DisableStream turns it off), seals and opens packets with the
-// wire package, and drives the
-// pure swim state machine with ticks from the monotonic clock. It is the
-// library API for Go services: Start, Join, Leave, Members (with state and
+// wire package, and drives the pure swim state machine with ticks from the
+// monotonic clock. It is the library API for Go services: Start, Join, Leave, Members (with state and
 // suspicion level), Subscribe for membership events, and Stats; package
 // promswim exports them to Prometheus.
 //
