@@ -149,11 +149,22 @@ func (m *Member) startProbe(now time.Duration) {
 	}
 }
 
-// sendPingReqs asks up to k random alive members to probe the target.
+// sendPingReqs asks up to k random alive members to probe the target:
+// first among members that answered this member's own pings, then among
+// the others if fewer than k did. A member known only from others' word
+// may not exist (a forged Alive, a flood of fake IDs): it relays nothing,
+// and its missing nack would count against this member's local health
+// (docs/algorithms.md, “SWIM probes and ping-req”).
 func (m *Member) sendPingReqs() {
 	m.pr.indirect = true
 	t := m.pr.target
-	chosen := m.pick(*m.cfg.IndirectChecks, func(p *peer) bool { return p != t && p.state == StateAlive })
+	k := *m.cfg.IndirectChecks
+	chosen := m.pick(k, func(p *peer) bool { return p != t && p.state == StateAlive && p.answered })
+	if len(chosen) < k {
+		chosen = append(chosen, m.pick(k-len(chosen), func(p *peer) bool {
+			return p != t && p.state == StateAlive && !p.answered
+		})...)
+	}
 	nack := m.cfg.Mode != ModeSWIM
 	m.asked = m.asked[:0]
 	for _, p := range chosen {

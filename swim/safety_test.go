@@ -1,7 +1,9 @@
 package swim
 
 import (
+	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -285,4 +287,42 @@ func TestFullViewAdmitsMemberSpeakingForItself(t *testing.T) {
 		require.NoError(t, b.Step(7*time.Second, gossipFrom("x", Update{Kind: UpdateAlive, Node: node(id), From: ID(id)})))
 	}
 	assert.Equal(t, StateDead, b.State("c"), "not evicted by relayed fakes")
+}
+
+// Ping-req intermediates are chosen first among members that have answered
+// this member's own pings: a member known only from others' word (a forged
+// Alive, a flood of fake IDs) may not exist, and in the Lifeguard modes its
+// missing nack counts against this member's local health. Found by the
+// schedule checker: under a flood of fakes, most intermediates were fakes,
+// every failed probe cost up to k missed nacks, the local health
+// multiplier climbed to its maximum (8 s periods), and fakes and crashed
+// members were declared dead later than the checker's bound.
+func TestPingReqIntermediatesAnsweredFirst(t *testing.T) {
+	peers := []string{"b", "c", "d", "e"}
+	var fakes []string
+	for i := range 10 {
+		fakes = append(fakes, fmt.Sprint("f", i))
+	}
+	a := newTest(t, "a", ModeLifeguard, nil, append(slices.Clone(peers), fakes...)...)
+	for _, id := range peers {
+		a.peers[ID(id)].answered = true
+	}
+	pk, _ := advance(a, 30*time.Second)
+	reqs := only(t, pk, MsgPingReq)
+	require.NotEmpty(t, reqs)
+	for _, p := range reqs {
+		assert.Contains(t, peers, string(p.To.ID), "ping-req for %s sent to a member that never answered", p.PingReq.Target.ID)
+	}
+	// With fewer answered members than IndirectChecks, the rest are
+	// drawn from the others.
+	b := newTest(t, "b", ModeLifeguard, nil, "c", "d", "e")
+	b.peers["c"].answered = true
+	pk, _ = advance(b, 3*time.Second)
+	others := 0
+	for _, p := range only(t, pk, MsgPingReq) {
+		if p.To.ID != "c" {
+			others++
+		}
+	}
+	assert.Positive(t, others, "members that never answered still serve when too few did")
 }

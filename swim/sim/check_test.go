@@ -17,11 +17,11 @@ var schedules = flag.Int("sim.schedules", 0, "schedules for TestAdversarialSched
 
 // knownOpen reports a violation of an open finding, counted and logged but
 // not failed: in the Lifeguard modes a flood of fake members drives the
-// local health multiplier to its maximum (every failed probe of a fake
-// adds a missed nack per intermediate, since the relays' nacks arrive just
-// after the requester's period ends), the protocol period grows to 8 s, and
-// fakes and crashed members are declared dead later than RecoveryBound.
-// See docs/experiments.md, "SWIM adversarial schedule checker".
+// local health multiplier up (missed nacks of failed probes), the protocol
+// period grows up to 8 s, and fakes and crashed members are declared dead
+// later than RecoveryBound. Drawing ping-req intermediates first among
+// members that answered cut it from 18 to 6 of 1,000 schedules. See
+// docs/experiments.md, "SWIM adversarial schedule checker".
 //
 // The exception is narrow: the same schedule without its floods must pass,
 // so a late death that another fault causes (alone or with a flood) still
@@ -85,12 +85,12 @@ func TestAdversarialSchedules(t *testing.T) {
 }
 
 // waiverCeiling is how many violations a run of n schedules may waive as
-// known open (knownOpen): 4 % of the schedules, at least 2. Measured: 4 of
-// 200 and 18 of 1,000 (go test -run Adversarial ./swim/sim
+// known open (knownOpen): 2 % of the schedules, at least 2. Measured: 0 of
+// 200 and 6 of 1,000 (go test -run Adversarial ./swim/sim
 // -sim.schedules 1000 -v). The seeds are fixed, so the count is the same
 // on every run; a change that makes the Lifeguard-under-flood finding more
 // common, or that the exception starts to cover another failure, fails.
-func waiverCeiling(n int) int { return max(2, (4*n+99)/100) }
+func waiverCeiling(n int) int { return max(2, (2*n+99)/100) }
 
 // Found by the checker (schedule 605, shrunk): a partition, then floods of
 // fake members on both sides. Each side held the other dead, and the fakes
