@@ -3,9 +3,9 @@
 // stream fallback ping before suspecting, views larger than one datagram;
 // Config.DisableStream turns it off), seals and opens packets with the
 // wire package, and drives the pure swim state machine with ticks from the
-// monotonic clock. It is the library API for Go services: Start, Join, Leave, Members (with state and
-// suspicion level), Subscribe for membership events, and Stats; package
-// promswim exports them to Prometheus.
+// monotonic clock. It is the library API for Go services: Start, Join,
+// Leave, Members (with state and suspicion level), Subscribe for membership
+// events, and Stats; package promswim exports them to Prometheus.
 //
 // One goroutine owns the state machine; every public method talks to it
 // through a channel, so an Agent is safe for concurrent use. Time given to
