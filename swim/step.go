@@ -37,6 +37,9 @@ func (m *Member) Step(now time.Duration, pkt *Packet) error {
 		m.replyTo = pkt.From.ID
 	}
 	m.stepFrom, m.conflictSelf = pkt.From.ID, false
+	if gossip {
+		m.heardAgain(pkt.Updates)
+	}
 	for i := range pkt.Updates {
 		if gossip {
 			m.apply(now, pkt.Updates[i], true)
