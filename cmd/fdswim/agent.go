@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"os"
 	"os/signal"
 	"strings"
@@ -41,12 +42,26 @@ when a probe's UDP ping times out, before suspecting, and views larger than
 one datagram; it is sealed like the datagrams. Its output on stdout is log/slog text lines,
 each with a timestamp (time=RFC 3339) and level; membership changes are:
 
-  time=<t> level=INFO msg=event kind=<join|suspect|alive|dead|leave> id=<member> addr=<ip:port> incarnation=<n> from=<id>
+  time=<t> level=INFO msg=event kind=<join|suspect|alive|dead|leave> id=<member> addr=<ip:port> incarnation=<n> from=<id> [meta=<metadata>]
+  time=<t> level=INFO msg=event kind=update id=<member> addr=<ip:port> incarnation=<n> from=<id> meta=<metadata>
   time=<t> level=INFO msg=event kind=conflict id=<member> addr=<claimant ip:port> incarnation=0 from=<id> held=<ip:port kept>
   time=<t> level=INFO msg=event kind=stream-only id=<member> addr=<ip:port> incarnation=<n> from=<self>
 
 (stream-only: the member answered only over TCP, its UDP probes failed; at
-most one per member per minute, with a warning on stderr)
+most one per member per minute, with a warning on stderr; update: the
+member changed its metadata; meta= is shown on join, alive and update
+events of members that have metadata)
+
+Metadata: --meta key=value (repeatable) gives this member up to 512 bytes of
+metadata, shown by every member in its events and in /members. It is sent
+as the pairs in URL query form, sorted by key (zone=eu-1&role=db becomes
+role=db&zone=eu-1), so any key or value can be given; keys are not empty
+and not repeated. /members shows each member's metadata as sent ("meta")
+and, when it parses as such pairs, as an object ("meta_pairs").
+
+Wire format: --wire-version 1 writes the format of fdkit before extension
+fields (no metadata, no application data), for a group that still has
+members reading only that format; every format is read whatever it says.
 
 and the others msg=agent (identity), msg=http, msg=joined, msg="keys
 reloaded", msg=stopped. Warnings and errors (authentication failures, at
@@ -58,7 +73,8 @@ Packets are encrypted with AES-GCM: give the key with --key or --key-file
 run unencrypted with --plain. With --key-file alone, SIGHUP reloads the file,
 so keys rotate without a restart; otherwise SIGHUP is ignored. With --http, the agent serves:
 
-  /members   the view as JSON (state, incarnation, suspicion level per peer)
+  /members   the view as JSON (state, incarnation, suspicion level, metadata
+             and wire-format range per peer)
   /metrics   Prometheus metrics (fdswim_peer_suspicion_level and others)
   /healthz   200 while running
 
@@ -72,6 +88,8 @@ Flags:
 type agentFlags struct {
 	id, bind, advertise, httpAddr, keyFile, mode, logLevel string
 	identityFile, streamBind                               string
+	meta                                                   []string // --meta key=value pairs
+	wireVersion                                            int
 	noStream                                               bool
 	streamTimeout                                          time.Duration
 	maxStreamConns                                         int
@@ -109,6 +127,8 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.StringVar(&f.keyFile, "key-file", "", "file with hex AES keys, one per line (first seals); # comments allowed")
 	fs.BoolVar(&f.plain, "plain", false, "send unencrypted, unauthenticated packets (explicit opt-out)")
 	fs.StringVar(&f.identityFile, "identity-file", "", "file holding this member's Ed25519 signing key (created, mode 0600, when missing): signs its own Alive and leave updates so that no other key holder can raise or forge them; keep it across restarts; every member of the group must use one (empty: unsigned updates)")
+	fs.StringArrayVar(&f.meta, "meta", nil, "this member's metadata as key=value (repeatable; sent as sorted URL query pairs, at most 512 bytes in all; shown by every member)")
+	flagcheck.Var(fs, &f.wireVersion, "wire-version", "", int(wire.Version), int(wire.MinVersion), int(wire.Version), "a wire format, 1 or 2", "wire format written: 2 (default) or 1 for a group that still has members reading only format 1 (no metadata, no application data); every format is read")
 	fs.StringVar(&f.httpAddr, "http", "", "serve /members, /metrics and /healthz on this address (ip:port; empty: off)")
 	fs.StringVar(&f.mode, "mode", "detector", "protocol mode: detector (SWIM + Lifeguard + per-peer detectors), lifeguard, swim")
 	flagcheck.Var(fs, &f.probeInterval, "probe-interval", "", time.Second, 1, time.Hour, "a positive duration up to 1h", "base protocol period")
@@ -190,6 +210,9 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			if e.Kind == swim.EventConflict {
 				attrs = append(attrs, "held", e.Held.Addr)
 			}
+			if e.Meta != "" || e.Kind == swim.EventUpdate {
+				attrs = append(attrs, "meta", e.Meta)
+			}
 			out.Info("event", attrs...)
 		}
 	}()
@@ -242,6 +265,15 @@ func (f *agentFlags) config(stderr io.Writer) (agent.Config, error) {
 		DisableStream: f.noStream, StreamBind: f.streamBind, StreamTimeout: f.streamTimeout, MaxStreamConns: f.maxStreamConns,
 		Logger:   slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})),
 		Protocol: swim.Config{ProbeInterval: f.probeInterval, ProbeTimeout: f.probeTimeout, GossipFanout: new(f.gossipFanout)},
+	}
+	meta, err := parseMeta(f.meta)
+	if err != nil {
+		return cfg, err
+	}
+	cfg.Protocol.Meta = meta
+	cfg.WireVersion = byte(f.wireVersion)
+	if len(meta) > 0 && cfg.WireVersion < 2 {
+		return cfg, errors.New("--meta needs wire format 2: --wire-version 1 writes no metadata")
 	}
 	switch {
 	case f.noStream && f.streamBind != "":
@@ -366,6 +398,14 @@ type memberJSON struct {
 	Suspected         bool    `json:"detector_suspects"`
 	ProbeTimeoutMilli float64 `json:"probe_timeout_ms"`
 	Self              bool    `json:"self,omitempty"`
+	// Meta is the member's metadata as sent (bytes, shown as a JSON
+	// string: invalid UTF-8 comes out as U+FFFD); MetaPairs the same
+	// parsed as URL query pairs (--meta), when it parses.
+	Meta      string              `json:"meta,omitempty"`
+	MetaPairs map[string][]string `json:"meta_pairs,omitempty"`
+	// Versions is the range of wire formats the member reads, [min, max];
+	// absent when it advertised none (a member writing format 1).
+	Versions []uint8 `json:"wire_versions,omitempty"`
 }
 
 // Bounds of the --http server: a client gets httpReadHeaderTimeout to
@@ -409,7 +449,14 @@ func serveHTTP(ln net.Listener, a *agent.Agent) (func(), error) {
 		out := make([]memberJSON, len(ms))
 		for i, m := range ms {
 			out[i] = memberJSON{ID: string(m.Node.ID), Addr: m.Node.Addr, State: m.State.String(), Incarnation: uint64(m.Incarnation),
-				Level: m.Level, Suspected: m.Suspected, ProbeTimeoutMilli: float64(m.ProbeTimeout) / float64(time.Millisecond), Self: m.Self}
+				Level: m.Level, Suspected: m.Suspected, ProbeTimeoutMilli: float64(m.ProbeTimeout) / float64(time.Millisecond), Self: m.Self,
+				Meta: m.Meta}
+			if v, err := url.ParseQuery(m.Meta); err == nil && m.Meta != "" {
+				out[i].MetaPairs = v
+			}
+			if !m.Versions.IsZero() {
+				out[i].Versions = []uint8{m.Versions.Min, m.Versions.Max}
+			}
 		}
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(out)
@@ -448,4 +495,32 @@ func swimPresetNames() []string {
 		names = append(names, p.Name)
 	}
 	return names
+}
+
+// parseMeta turns --meta key=value pairs into the metadata bytes: URL query
+// form, sorted by key (url.Values.Encode). Errors name the flag and the
+// pair: a pair without '=', an empty or repeated key, more than
+// swim.MaxMetaLen bytes in all.
+func parseMeta(pairs []string) ([]byte, error) {
+	if len(pairs) == 0 {
+		return nil, nil
+	}
+	v := url.Values{}
+	for _, p := range pairs {
+		k, val, ok := strings.Cut(p, "=")
+		switch {
+		case !ok:
+			return nil, fmt.Errorf("--meta %q: want key=value", p)
+		case k == "":
+			return nil, fmt.Errorf("--meta %q: the key is empty", p)
+		case v.Has(k):
+			return nil, fmt.Errorf("--meta %q: key %q given twice", p, k)
+		}
+		v.Set(k, val)
+	}
+	b := []byte(v.Encode())
+	if len(b) > swim.MaxMetaLen {
+		return nil, fmt.Errorf("--meta: %d bytes once encoded (%s…), at most %d", len(b), b[:32], swim.MaxMetaLen)
+	}
+	return b, nil
 }
