@@ -71,9 +71,15 @@ type Stats struct {
 	ClockOffset time.Duration
 	DriftPPM    float64
 
-	// Interval estimates the nominal heartbeat interval Δ: the send-time
-	// span divided by the sequence span when both exist, else the arrival
-	// span divided by the sequence span, else the median inter-arrival time.
+	// Interval estimates the nominal heartbeat interval Δ from the steps
+	// between successive records: the send-time difference divided by the
+	// sequence-number difference (for records in file order with
+	// increasing sequence numbers), or without sequence numbers the send
+	// interval; without send times the same with arrival times. It is the
+	// mean of the steps within a factor 2 of their median, so that a
+	// sender pause, an outage or a clock step does not move it (the span
+	// divided by the sequence span would: one hour of pause in a 100 ms
+	// stream of ten minutes gives 1.3 s).
 	Interval time.Duration
 }
 
@@ -114,6 +120,7 @@ type Accumulator struct {
 	prev                Record
 	havePrev            bool
 	si                  series // ns
+	stepS, stepA        series // per-step send and arrival differences, ns (see Stats.Interval)
 
 	clockBase   time.Duration
 	clockOrigin time.Duration
@@ -145,6 +152,15 @@ func (a *Accumulator) Add(r Record) {
 	}
 	if r.HasSeq {
 		a.addSeq(r)
+		if a.havePrev && a.prev.HasSeq && r.Seq > a.prev.Seq {
+			k := float64(r.Seq - a.prev.Seq)
+			if r.HasSent && a.prev.HasSent {
+				a.stepS.add(float64(r.Sent-a.prev.Sent) / k)
+			}
+			if r.HasArrival && a.prev.HasArrival {
+				a.stepA.add(float64(r.Arrival-a.prev.Arrival) / k)
+			}
+		}
 	}
 	if r.HasSent {
 		if !a.hasSent {
@@ -315,13 +331,11 @@ func (a *Accumulator) Stats() Stats {
 			s.DriftPPM = beta / 1e3
 		}
 	}
-	switch span := a.maxSeq - a.minSeq; {
-	case a.hasSeq && span > 0 && a.haveSentMinSeq && a.haveSentMaxSeq:
-		s.Interval = dur(float64(a.sentMaxSeq-a.sentMinSeq) / float64(span))
-	case a.hasSeq && span > 0 && a.haveArrMinSeq && a.haveArrMaxSeq:
-		s.Interval = dur(float64(a.arrMaxSeq-a.arrMinSeq) / float64(span))
-	default:
-		s.Interval = s.InterArrival.P50
+	for _, sr := range []*series{&a.stepS, &a.stepA, &a.si, &a.ia} {
+		if sr.len() > 0 {
+			s.Interval = sr.robustMean()
+			break
+		}
 	}
 	return s
 }

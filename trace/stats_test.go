@@ -85,8 +85,11 @@ func TestStatsSequence(t *testing.T) {
 	assert.Equal(t, 1, s.Reordered)  // 14 after 16
 	assert.False(t, s.HasSent)
 	assert.False(t, s.HasClock)
-	// (arrival at 21 − arrival at 10) / 11
-	assert.Equal(t, time.Duration(math.Round(900e6/11)), s.Interval)
+	// Steps between records with increasing sequence numbers (arrivals
+	// 100 ms apart): 10→11 100, 11→12 100, 12→15 100/3, 15→16 100, 14→16
+	// 50, 16→20 25, 11→21 10 ms; median 50 ms; the mean of those within
+	// [25, 100] ms is (25 + 100/3 + 50 + 3·100)/6.
+	assert.Equal(t, time.Duration(math.Round((25+100.0/3+50+300)/6*1e6)), s.Interval)
 }
 
 func TestStatsSparseSequence(t *testing.T) {
@@ -158,4 +161,25 @@ func TestStatsLIP6Excerpt(t *testing.T) {
 		assert.InDelta(t, 100, float64(s.Interval)/1e6, 0.1, sender)
 		assert.True(t, s.HasClock)
 	}
+}
+
+// A sender that pauses for an hour in the middle of a ten-minute 100 ms
+// stream does not move the Δ estimate (the span divided by the sequence
+// span gave 0.7 s here), with send times or only arrivals, and a jittered
+// step whose median is off the mean still gives the mean.
+func TestIntervalIgnoresSenderPause(t *testing.T) {
+	var withSent, arrOnly []Record
+	sent := time.Duration(0)
+	for i := range 6000 {
+		sent += 100*ms + time.Duration(i%5)*ms/10 - 2*ms/10 // steps 99.8..100.2 ms, mean 100 ms
+		if i == 3000 {
+			sent += time.Hour
+		}
+		r := Record{Seq: uint64(i), HasSeq: true, Sent: sent, HasSent: true, Arrival: sent + 5*ms + time.Duration(i*7%11)*ms/10, HasArrival: true}
+		withSent = append(withSent, r)
+		r.HasSent, r.Sent = false, 0
+		arrOnly = append(arrOnly, r)
+	}
+	assert.Equal(t, 100*ms, Summarize(withSent).Interval.Round(time.Microsecond))
+	assert.InDelta(t, float64(100*ms), float64(Summarize(arrOnly).Interval), float64(ms)/10)
 }

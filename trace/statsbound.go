@@ -79,6 +79,44 @@ func histMid(k int64) float64 {
 	return m
 }
 
+func (s *series) len() int {
+	if s.big {
+		return s.n
+	}
+	return len(s.exact)
+}
+
+// robustMean returns the mean of the samples within a factor 2 of their
+// median (the median itself when that is not positive).
+func (s *series) robustMean() time.Duration {
+	med := float64(s.dist().P50)
+	if !(med > 0) {
+		return dur(med)
+	}
+	lo, hi := med/2, 2*med
+	var sum float64
+	n := 0
+	if !s.big {
+		for _, v := range s.exact {
+			if v >= lo && v <= hi {
+				sum += v
+				n++
+			}
+		}
+	} else {
+		for k, c := range s.hist {
+			if v := histMid(k); v >= lo && v <= hi {
+				sum += v * float64(c)
+				n += c
+			}
+		}
+	}
+	if n == 0 {
+		return dur(med)
+	}
+	return dur(sum / float64(n))
+}
+
 // dist returns the series' Dist (exact while it holds its samples).
 func (s *series) dist() Dist {
 	if !s.big {
