@@ -190,3 +190,49 @@ func TestStreamProbeAndGateRetry(t *testing.T) {
 		assert.Equal(t, now+200*time.Millisecond, ev[0].At)
 	}
 }
+
+// FuzzStreamAnswers: any interleaving of ticks, stream acks and stream
+// failures, for any sequence number and member, never panics, never
+// counts more stream-only probes than stream probes asked for, and never
+// raises an EventStreamOnly about a member not asked for.
+func FuzzStreamAnswers(f *testing.F) {
+	f.Add([]byte{0, 1, 2, 3, 4, 5, 6, 7})
+	f.Add([]byte{5, 5, 5, 1, 1, 1, 9, 9, 200, 3})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, mode := range []Mode{ModeDetector, ModeLifeguard} {
+			m := newTest(t, "a", mode, streamOn, "b", "c", "d")
+			asked := map[ID]bool{}
+			now := time.Duration(0)
+			ids := []ID{"a", "b", "c", "d", "zz", ""}
+			var lastSeq uint32
+			for i, b := range data {
+				switch b % 4 {
+				case 0, 1:
+					now += time.Duration(b) * 5 * time.Millisecond
+					m.Tick(now)
+				case 2:
+					seq := lastSeq
+					if b&0x10 != 0 {
+						seq = uint32(b)
+					}
+					m.StreamAck(now, ids[i%len(ids)], seq)
+				case 3:
+					m.StreamFailed(now, ids[i%len(ids)], lastSeq)
+				}
+				r := m.Ready()
+				for _, sp := range r.StreamProbes {
+					asked[sp.To.ID] = true
+					lastSeq = sp.Seq
+				}
+				for _, e := range r.Events {
+					if e.Kind == EventStreamOnly && !asked[e.Node.ID] {
+						t.Fatalf("EventStreamOnly about %s, never asked for", e.Node.ID)
+					}
+				}
+				if st := m.Stats(); st.StreamOnly > st.StreamProbes {
+					t.Fatalf("%d stream-only probes of %d asked", st.StreamOnly, st.StreamProbes)
+				}
+			}
+		}
+	})
+}

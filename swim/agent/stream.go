@@ -19,9 +19,10 @@ import (
 // (swim.Ready.StreamProbes), and views larger than one datagram sent over
 // a stream instead of a burst of datagrams. Every frame is one packet
 // sealed by the agent's wire.Codec, as a datagram is: same keyring, same
-// replay check. An inbound stream may carry pings (answered with an ack on
-// the same stream), syncs and joins (handed to the state machine as if
-// they had come as datagrams); anything else ends it.
+// replay check. An inbound stream carries either one ping (answered with
+// an ack on the same stream), or a view: syncs, maybe ended by one join
+// (push-pull's pull), handed to the state machine as if they had come as
+// datagrams. Anything else ends it.
 
 // streamOutMax bounds the streams this agent dials at once (pings and
 // views); beyond it a ping counts as failed and a view goes as datagrams.
@@ -128,9 +129,8 @@ func (a *Agent) serveStream(c *transport.Conn) {
 				a.encodeErr.Add(1)
 				return
 			}
-			if err := c.WriteFrame(out); err != nil {
-				return
-			}
+			_ = c.WriteFrame(out)
+			return // one ping per stream, as memberlist's
 		case swim.MsgSync, swim.MsgJoin:
 			updates += len(pkt.Updates)
 			if updates > a.cfg.MaxStreamMembers {
@@ -138,8 +138,8 @@ func (a *Agent) serveStream(c *transport.Conn) {
 				a.log.Debug("stream view over the member cap", "from", c.RemoteAddr(), "cap", a.cfg.MaxStreamMembers)
 				return
 			}
-			if !a.handIn(streamIn{pkt: pkt, from: c.RemoteAddr()}) {
-				return
+			if !a.handIn(streamIn{pkt: pkt, from: c.RemoteAddr()}) || pkt.Kind == swim.MsgJoin {
+				return // a join (push-pull's pull) ends a view stream
 			}
 		default:
 			a.streamGarbage.Add(1)

@@ -302,6 +302,16 @@ func TestHostileStreamsRefused(t *testing.T) {
 	first := ping(good, 1, a.Self())
 	b, err := exchange(first)
 	answered(b, err, 1)
+	// One ping per stream: a second on the same stream is not read.
+	c, err := transport.DialStream(context.Background(), to, transport.StreamConfig{Timeout: 3 * time.Second})
+	require.NoError(t, err)
+	require.NoError(t, c.WriteFrame(ping(good, 10, a.Self())))
+	b, err = c.ReadFrame()
+	answered(b, err, 10)
+	_ = c.WriteFrame(ping(good, 11, a.Self()))
+	_, err = c.ReadFrame()
+	assert.Error(t, err, "the stream ended after its ping")
+	_ = c.Close()
 
 	_, err = exchange(ping(bad, 2, a.Self()))
 	assert.Error(t, err, "wrong key: no answer")
@@ -337,7 +347,7 @@ func TestHostileStreamsRefused(t *testing.T) {
 		_, err := raw().Write([]byte{0, 0})
 		require.NoError(t, err)
 	}
-	require.Eventually(t, func() bool { return a.Stats().StreamsIn == 9 }, 3*time.Second, 5*time.Millisecond)
+	require.Eventually(t, func() bool { return a.Stats().StreamsIn == 10 }, 3*time.Second, 5*time.Millisecond)
 	third := raw()
 	_ = third.SetReadDeadline(time.Now().Add(3 * time.Second))
 	_, err = third.Read(make([]byte, 1))
@@ -354,6 +364,6 @@ func TestHostileStreamsRefused(t *testing.T) {
 	assert.Equal(t, uint64(1), st.StreamOversize)
 	assert.Equal(t, uint64(2), st.StreamTimeouts)
 	assert.Equal(t, uint64(1), st.StreamsRefused)
-	assert.Equal(t, uint64(10), st.StreamsIn)
+	assert.Equal(t, uint64(11), st.StreamsIn)
 	assert.Zero(t, st.Rejected)
 }
