@@ -246,19 +246,46 @@ func (a *Agent) streamPing(to netip.AddrPort, sp swim.StreamProbe, frame []byte,
 
 // sendViewStream sends a run of packets to one member (a view: MsgSync
 // packets, maybe followed by the MsgJoin of a push-pull) over one stream.
-// The packets are sealed here; if the stream fails, they are handed back
-// to be sent as datagrams (sealed again then, so that the replay check
-// does not refuse them as old). Agent goroutine.
+// Each packet is sealed just before it is written, so that its timestamp
+// is its sending time (the replay check refuses what arrives more than its
+// window after sealing). If the stream fails, the packets are handed back
+// to be sent as datagrams, sealed again. Agent goroutine.
 func (a *Agent) sendViewStream(to netip.AddrPort, pkts []swim.Packet) {
 	if !a.takeOutSlot() {
 		a.sendDatagrams(pkts)
 		return
 	}
-	frames := make([][]byte, 0, len(pkts))
 	keep := make([]swim.Packet, len(pkts))
 	for i := range pkts {
 		keep[i] = pkts[i]
 		keep[i].Updates = append([]swim.Update(nil), pkts[i].Updates...)
+	}
+	a.streamSyncs.Add(1)
+	a.outWG.Add(1)
+	go func() {
+		defer a.outWG.Done()
+		defer a.releaseOutSlot()
+		err := a.writeView(to, keep)
+		if err == nil {
+			return
+		}
+		a.log.Debug("view over a stream failed; sending datagrams", "to", to, "err", err)
+		a.streamFallbacks.Add(1)
+		select {
+		case a.streamRes <- streamResult{fallback: keep}:
+		case <-a.quit:
+		}
+	}()
+}
+
+// writeView dials to and writes pkts, each sealed as it goes.
+func (a *Agent) writeView(to netip.AddrPort, pkts []swim.Packet) error {
+	c, err := a.dial(a.streamCtx, to)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	for i := range pkts {
 		b, n, err := a.codec.Encode(&pkts[i])
 		if err != nil {
 			a.encodeErr.Add(1)
@@ -268,38 +295,11 @@ func (a *Agent) sendViewStream(to netip.AddrPort, pkts []swim.Packet) {
 		if n < len(pkts[i].Updates) {
 			a.log.Debug("updates cut to fit the packet", "kept", n, "of", len(pkts[i].Updates))
 		}
-		frames = append(frames, b)
-	}
-	a.streamSyncs.Add(1)
-	a.outWG.Add(1)
-	go func() {
-		defer a.outWG.Done()
-		defer a.releaseOutSlot()
-		if err := a.writeFrames(to, frames); err == nil {
-			return
-		} else {
-			a.log.Debug("view over a stream failed; sending datagrams", "to", to, "err", err)
-		}
-		a.streamFallbacks.Add(1)
-		select {
-		case a.streamRes <- streamResult{fallback: keep}:
-		case <-a.quit:
-		}
-	}()
-}
-
-func (a *Agent) writeFrames(to netip.AddrPort, frames [][]byte) error {
-	c, err := a.dial(a.streamCtx, to)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	for _, f := range frames {
-		if err := c.WriteFrame(f); err != nil {
+		if err := c.WriteFrame(b); err != nil {
 			return err
 		}
 		a.sent.Add(1)
-		a.sentBytes.Add(uint64(len(f)))
+		a.sentBytes.Add(uint64(len(b)))
 	}
 	return nil
 }

@@ -367,3 +367,23 @@ func TestHostileStreamsRefused(t *testing.T) {
 	assert.Equal(t, uint64(11), st.StreamsIn)
 	assert.Zero(t, st.Rejected)
 }
+
+// A member without the stream path (an older version, or --no-stream) still
+// gets a view larger than one datagram: the seed's stream is refused and
+// the view goes as datagrams (Stats.StreamSyncFallbacks).
+func TestViewFallsBackToDatagrams(t *testing.T) {
+	id := func(i int) swim.ID { return swim.ID(fmt.Sprintf("member-%d-%s", i, strings.Repeat("y", 100))) }
+	cfg := Config{Protocol: fast(), MaxPacketSize: 700}
+	var as []*Agent
+	for i := range 3 {
+		c := cfg
+		c.ID, c.Seed, c.DisableStream = id(i), uint64(i+1), i == 2
+		as = append(as, start(t, c))
+	}
+	join(t, as[1], as[0])
+	join(t, as[2], as[0])
+	require.Eventually(t, func() bool { return alive(as[2]) == 3 }, 5*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool { return as[0].Stats().StreamSyncFallbacks > 0 }, 5*time.Second, 10*time.Millisecond)
+	assert.Positive(t, as[0].Stats().StreamDialErrors)
+	assert.Zero(t, as[2].Stats().StreamsIn)
+}
