@@ -175,7 +175,9 @@ type Member struct {
 
 	graceUntil    time.Duration // no suspicion timer fires before (PauseGuard)
 	nextReconnect time.Duration
-	nextPushPull  time.Duration
+	ppFrom        time.Duration // last anti-entropy exchange, or the first Tick (sync.go)
+	ppFrac        float64       // phase of the first exchange in its interval
+	ppDone        bool          // an exchange was due at least once
 	nextAskView   time.Duration // earliest pull from an unknown or dead sender
 	joining       bool
 	conflictSelf  bool // during Step: an update named this member's ID at another address
@@ -288,7 +290,7 @@ func (m *Member) NextDeadline() (at time.Duration, ok bool) {
 		at = min(at, m.nextReconnect)
 	}
 	if *m.cfg.PushPullInterval > 0 && m.live > 0 {
-		at = min(at, m.nextPushPull)
+		at = min(at, m.pushPullDue())
 	}
 	if m.st == leaving {
 		at = min(at, m.leaveDeadline)
@@ -317,8 +319,7 @@ func (m *Member) Tick(now time.Duration) {
 		// The first exchange at a random point of the interval, so that
 		// members started together do not exchange in step.
 		if *m.cfg.PushPullInterval > 0 {
-			iv := pushPullInterval(*m.cfg.PushPullInterval, m.NumAlive())
-			m.nextPushPull = now + time.Duration(m.rng.Int64N(int64(iv)))
+			m.ppFrom, m.ppFrac = now, m.rng.Float64()
 		}
 	} else if m.cfg.Mode == ModeDetector && *m.cfg.PauseGuard > 0 && now-m.nextProbe > *m.cfg.PauseGuard {
 		// The probe timer, due every period, is overdue: this member was
@@ -348,8 +349,8 @@ func (m *Member) Tick(now time.Duration) {
 			m.send(Packet{Kind: MsgPing, To: p.node, Ping: Ping{Seq: m.seq}})
 		}
 	}
-	if *m.cfg.PushPullInterval > 0 && now >= m.nextPushPull {
-		m.nextPushPull = now + pushPullInterval(*m.cfg.PushPullInterval, m.NumAlive())
+	if *m.cfg.PushPullInterval > 0 && m.live > 0 && now >= m.pushPullDue() {
+		m.ppFrom, m.ppDone = now, true
 		if m.st == running {
 			m.pushPull()
 		}
