@@ -239,7 +239,7 @@ func TestLargeViewSyncsOverStream(t *testing.T) {
 		c.ID, c.Seed = id(2), 3
 		x, shim := startShimmed(t, c)
 		shim.blocked.Store(1)
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
 		err := x.Join(ctx, as[0].Self().Addr)
 		cancel()
 		if off {

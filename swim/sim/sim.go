@@ -4,7 +4,9 @@
 // Virtual time advances from event to event (a container/heap of
 // deliveries, member timers and scripted actions, ties broken by insertion
 // order); N members live in one process and talk through simulated links
-// with per-link delay distributions, random loss and partitions. Members can
+// with per-link delay distributions, random loss, partitions and links that
+// lose every datagram while streams pass (Config.UDPBlocked; the stream
+// fallback ping, swim.Config.StreamProbe, is modelled). Members can
 // crash (stop for good), restart (a fresh state machine with the same ID and
 // incarnation 0 that joins through a seed), leave, and pause.
 //
