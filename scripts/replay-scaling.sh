@@ -6,6 +6,11 @@
 #
 #   scripts/replay-scaling.sh [N...]            # default: 1e5 1e6 1e7
 #   OLD=/path/to/old/fdreplay scripts/replay-scaling.sh 1e6
+#   ARGS='-d fixed,chen --points 4' scripts/replay-scaling.sh 1e6 1e8
+#
+# ARGS are passed to every fdreplay run (for example a smaller detector set,
+# so that 10^8 finishes on a shared machine). Peak RSS is GNU time's %M:
+# for a piped run, the larger of fdgen's and fdreplay's.
 #
 # With OLD set, the old binary is replayed on the same trace right after the
 # new one, for a side-by-side ratio. Traces above 1e7 are piped from fdgen
@@ -20,28 +25,31 @@ go build -o "$tmp/fdreplay" ./cmd/fdreplay
 go build -o "$tmp/fdgen" ./cmd/fdgen
 sizes=("$@")
 [ ${#sizes[@]} -gt 0 ] || sizes=(1e5 1e6 1e7)
-printf '| binary | heartbeats | wall s | records/s | peak RSS MB |\n|---|---|---|---|---|\n'
+read -r -a args <<<"${ARGS:-}"
+extra=""
+[ ${#args[@]} -eq 0 ] || extra=$(printf '%q ' "${args[@]}")
+printf '| binary | heartbeats | wall s | user s | records/s | peak RSS MB |\n|---|---|---|---|---|---|\n'
 run() { # label n cmd...
   local label=$1 n=$2; shift 2
   rm -rf "$tmp/out"
-  /usr/bin/time -f '%e %M' -o "$tmp/time" "$@" >/dev/null 2>"$tmp/err" || { cat "$tmp/err" >&2; return 1; }
-  read -r wall kb <"$tmp/time"
-  awk -v l="$label" -v n="$n" -v w="$wall" -v kb="$kb" \
-    'BEGIN { printf "| %s | %d | %.1f | %.0f | %.0f |\n", l, n, w, n / w, kb / 1024 }'
+  /usr/bin/time -f '%e %U %M' -o "$tmp/time" "$@" >/dev/null 2>"$tmp/err" || { cat "$tmp/err" >&2; return 1; }
+  read -r wall user kb <"$tmp/time"
+  awk -v l="$label" -v n="$n" -v w="$wall" -v u="$user" -v kb="$kb" \
+    'BEGIN { printf "| %s | %d | %.1f | %.1f | %.0f | %.0f |\n", l, n, w, u, n / w, kb / 1024 }'
 }
 for s in "${sizes[@]}"; do
   n=$(awk -v s="$s" 'BEGIN { printf "%d", s }')
   dur="$((n / 1000))s" # 10 senders × 100 heartbeats per second
   gen=("$tmp/fdgen" --interval 10ms --duration "$dur" --senders 10 --delay lognormal --delay-mean 2ms --delay-sd 1ms --loss 0.01 --compress none)
   if [ "$n" -gt 10000000 ]; then
-    run new "$n" bash -c "$(printf '%q ' "${gen[@]}") -o - | $tmp/fdreplay --no-progress --out $tmp/out -"
+    run new "$n" bash -c "$(printf '%q ' "${gen[@]}") -o - | $tmp/fdreplay $extra --no-progress --out $tmp/out -"
     continue
   fi
   "${gen[@]}" -o "$tmp/t.fdk"
   n=$(($(wc -l <"$tmp/t.fdk") - 3)) # header, comment and column lines
-  run new "$n" "$tmp/fdreplay" --no-progress --out "$tmp/out" "$tmp/t.fdk"
+  run new "$n" "$tmp/fdreplay" "${args[@]}" --no-progress --out "$tmp/out" "$tmp/t.fdk"
   if [ -n "${OLD:-}" ]; then
-    run old "$n" "$OLD" --no-progress --out "$tmp/out" "$tmp/t.fdk"
+    run old "$n" "$OLD" "${args[@]}" --no-progress --out "$tmp/out" "$tmp/t.fdk"
   fi
   rm -f "$tmp/t.fdk"
 done

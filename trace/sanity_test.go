@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fdkit/fdkit/trace/tracetest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -107,16 +108,17 @@ func TestSanityWildCSVRow(t *testing.T) {
 }
 
 func TestSanityDelayBeforeSend(t *testing.T) {
-	// Synchronized clocks, Δ = 100 ms: threshold max(100 × 100 ms, 2 s) = 10 s.
-	// Arrival 8 s early and send 8 s late each stay within it; the delay,
-	// 16 s below the neighbours', does not, and it is negative.
+	// Synchronized clocks, Δ = 100 ms, no jitter: threshold max(2 × 100 ms,
+	// 12 × 0, 10 ms) = 200 ms. Arrival 150 ms early and send 150 ms late
+	// each stay within it; the delay, 300 ms below the neighbours', does
+	// not, and it is negative.
 	var b strings.Builder
 	for i := range 200 {
 		sent := int64(i) * int64(100*time.Millisecond)
 		arr := sent + int64(time.Millisecond)
 		if i == 120 {
-			sent += int64(8 * time.Second)
-			arr -= int64(8 * time.Second)
+			sent += int64(150 * time.Millisecond)
+			arr -= int64(150 * time.Millisecond)
 		}
 		fmt.Fprintf(&b, "4 %d %d %d 1\n", i, sent+int64(time.Hour), arr+int64(time.Hour))
 	}
@@ -258,4 +260,49 @@ func BenchmarkChecker(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n), "ns/record")
 		})
 	}
+}
+
+// A row 205 ms late on a 100 ms stream with 1 ms of jitter is left out
+// (the old floor of max(100 × Δ, 2 s) missed it), and the relative rule
+// finds nothing on the LIP6 excerpt nor on fdgen's presets, whose delays
+// (the jitter preset's heavy tail among them) are genuine.
+func TestSanityRelativeThreshold(t *testing.T) {
+	count := func(recs []Record) []*Finding {
+		var fs []*Finding
+		ch := NewChecker(SanityOptions{File: "x"}, func(c Checked) {
+			if c.Finding != nil {
+				fs = append(fs, c.Finding)
+			}
+		})
+		for i, r := range recs {
+			ch.Add(r, i+1, false)
+		}
+		ch.Flush()
+		return fs
+	}
+	var late []Record
+	for i := range 2000 {
+		a := time.Duration(i)*100*time.Millisecond + 30*time.Millisecond + time.Duration(i*7%11)*time.Millisecond/10
+		if i == 1000 {
+			a += 205 * time.Millisecond
+		}
+		late = append(late, Record{Sender: "a", Seq: uint64(i), HasSeq: true, Sent: time.Duration(i) * 100 * time.Millisecond, HasSent: true, Arrival: a, HasArrival: true})
+	}
+	fs := count(late)
+	require.Len(t, fs, 1)
+	assert.Equal(t, 1001, fs[0].Line)
+	assert.True(t, fs[0].Excluded)
+
+	for _, name := range Presets() {
+		p, err := LookupPreset(name)
+		require.NoError(t, err)
+		p.Config.Duration = 30 * time.Minute
+		recs, err := Generate(p.Config, NewRand(3))
+		require.NoError(t, err)
+		assert.Empty(t, count(recs), "preset %s", name)
+	}
+	path := tracetest.Shared(t, tracetest.LIP6Excerpt)
+	recs, err := ReadFile(path, Options{})
+	require.NoError(t, err)
+	assert.Empty(t, count(recs), "LIP6 excerpt")
 }
