@@ -221,7 +221,7 @@ func UnmarshalInfo(b []byte, max int) (*swim.Packet, Info, error) {
 		}
 	}
 	if v >= 2 {
-		n, err := r.ext("packet extensions", func(tag uint64, e *reader) error { return packetEntry(p, tag, e) })
+		n, err := r.ext("packet", p, nil)
 		if err != nil {
 			return nil, info, err
 		}
@@ -282,7 +282,7 @@ func UnmarshalInfo(b []byte, max int) (*swim.Packet, Info, error) {
 			r.off += swim.ProofSize
 		}
 		if v >= 2 {
-			n, err := r.ext(field+" extensions", func(tag uint64, e *reader) error { return updateEntry(u, tag, e) })
+			n, err := r.ext(field, nil, u)
 			if err != nil {
 				return nil, info, err
 			}
@@ -323,21 +323,29 @@ const minBroadcastSize = 2 + 1 + 1 + 2
 const maxTag = 1<<16 - 1
 
 // ext reads an extension section: its length, then entries handed to
-// known with a reader over exactly the entry's content; known returns
-// errUnknownTag for a tag it does not know, and the entry is skipped.
-// It returns how many entries were skipped. The section's length must be
-// consumed exactly, tags must strictly increase, and a known entry must
-// consume its content exactly.
-func (r *reader) ext(field string, known func(tag uint64, e *reader) error) (int, error) {
-	l, err := r.uvarint(field+" length", 1<<32-1)
-	if err != nil {
+// packetEntry (u nil) or updateEntry with a reader over exactly the
+// entry's content; an entry whose tag they do not know (errUnknownTag) is
+// skipped. It returns how many entries were skipped. The section's length
+// must be consumed exactly, tags must strictly increase, and a known entry
+// must consume its content exactly. The common empty section costs no
+// allocation.
+func (r *reader) ext(base string, p *swim.Packet, u *swim.Update) (int, error) {
+	l, n := binary.Uvarint(r.b[r.off:])
+	if n == 1 && l == 0 {
+		r.off++ // empty: the common case, without building the field's name
+		return 0, nil
+	}
+	field := base + " extensions"
+	if n <= 0 || n != uvarintLen(l) || l > 1<<32-1 {
+		_, err := r.uvarint(field+" length", 1<<32-1) // the same read, for its error
 		return 0, err
 	}
+	r.off += n
 	if l > uint64(len(r.b)-r.off) {
 		return 0, r.fail(field, ErrTruncated, "need %d bytes, have %d", l, len(r.b)-r.off)
 	}
 	end := r.off + int(l)
-	sec := &reader{b: r.b[:end], off: r.off}
+	sec := reader{b: r.b[:end], off: r.off}
 	skipped := 0
 	prev := uint64(0)
 	for sec.off < end {
@@ -353,8 +361,13 @@ func (r *reader) ext(field string, known func(tag uint64, e *reader) error) (int
 		if err != nil {
 			return 0, err
 		}
-		e := &reader{b: r.b[:sec.off+int(n)], off: sec.off}
-		switch err := known(tag, e); {
+		e := reader{b: r.b[:sec.off+int(n)], off: sec.off}
+		if u != nil {
+			err = updateEntry(u, tag, &e)
+		} else {
+			err = packetEntry(p, tag, &e)
+		}
+		switch {
 		case err == errUnknownTag:
 			skipped++
 		case err != nil:

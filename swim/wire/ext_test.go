@@ -3,6 +3,7 @@ package wire
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -245,4 +246,37 @@ func TestCodecVersions(t *testing.T) {
 		assert.Error(t, err, "%+v", cfg)
 	}
 	assert.Equal(t, swim.DefaultVersions, Versions(), "swim.DefaultVersions is this package's range")
+}
+
+// BenchmarkFormats encodes and decodes a ping carrying eight updates in
+// format 1 and format 2 (empty extension sections), side by side.
+func BenchmarkFormats(b *testing.B) {
+	p := &swim.Packet{Kind: swim.MsgPing, From: swim.Node{ID: "a", Addr: "10.0.0.1:7946"},
+		To: swim.Node{ID: "b", Addr: "10.0.0.2:7946"}, Ping: swim.Ping{Seq: 42}}
+	for range 8 {
+		p.Updates = append(p.Updates, swim.Update{Kind: swim.UpdateSuspect,
+			Node: swim.Node{ID: "c", Addr: "10.0.0.3:7946"}, Incarnation: 7, From: "a"})
+	}
+	for _, v := range []byte{1, 2} {
+		buf := make([]byte, 0, 1400)
+		enc, _, err := MarshalVersion(nil, p, 0, v)
+		require.NoError(b, err)
+		b.Run(fmt.Sprintf("encode/format%d", v), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, _, err := MarshalVersion(buf[:0], p, 1400, v); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(len(enc)), "bytes/packet")
+		})
+		b.Run(fmt.Sprintf("decode/format%d", v), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := Unmarshal(enc, 1400); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }
