@@ -2,8 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net"
 	"net/netip"
+	"strings"
 	"time"
 
 	"github.com/fdkit/fdkit/swim"
@@ -49,31 +52,50 @@ func (c fdCluster) Start(n int, rec *Recorder, seed uint64) ([]Node, error) {
 	var addrs []string
 	for i := 0; i < n; i++ {
 		name := fmt.Sprintf("m%02d", i)
-		u, err := transport.Listen(transport.Config{})
-		if err != nil {
-			return nil, err
-		}
 		imp := NewImpair(seed + uint64(i))
-		cfg := agent.Config{
-			ID:           swim.ID(name),
-			Transport:    newFDTransport(u, imp),
-			Protocol:     c.p.swimConfig(c.mode),
-			Seed:         seed*1000 + uint64(i) + 1,
-			LeaveTimeout: new(100 * time.Millisecond),
-			// The Impair covers the datagram transport only: the agent's
-			// stream path (TCP, on by default) would keep answering for a
-			// member the scenario killed or paused. Off until the stream
-			// path goes through the impairment too.
-			DisableStream: true,
-		}
-		if c.p.Key != nil {
-			cfg.Keys = [][]byte{c.p.Key}
-		} else {
-			cfg.Plain = true
-		}
+		var u *transport.UDP
+		var a *agent.Agent
 		ctx, cancel := context.WithCancel(context.Background())
-		a, err := agent.Start(ctx, cfg)
-		if err != nil {
+		// The agent's stream listener takes the UDP port's number on TCP;
+		// when another process holds it, try another port.
+		for try := 0; ; try++ {
+			var err error
+			if u, err = transport.Listen(transport.Config{}); err != nil {
+				cancel()
+				return nil, err
+			}
+			cfg := agent.Config{
+				ID:           swim.ID(name),
+				Transport:    newFDTransport(u, imp),
+				Protocol:     c.p.swimConfig(c.mode),
+				Seed:         seed*1000 + uint64(i) + 1,
+				LeaveTimeout: new(100 * time.Millisecond),
+				// The stream path (TCP pings, views over TCP) goes through
+				// the Impair as memberlist's streams do (mlTransport):
+				// held while paused, refused once killed, counted.
+				StreamWrap: func(conn net.Conn, inbound bool) (net.Conn, error) {
+					imp.wait()
+					if imp.Killed() {
+						return nil, errors.New("killed")
+					}
+					if !inbound {
+						imp.sent(0)
+					}
+					return &countConn{Conn: conn, imp: imp}, nil
+				},
+			}
+			if c.p.Key != nil {
+				cfg.Keys = [][]byte{c.p.Key}
+			} else {
+				cfg.Plain = true
+			}
+			a, err = agent.Start(ctx, cfg)
+			if err == nil {
+				break
+			}
+			if try < 5 && strings.Contains(err.Error(), "stream listener") {
+				continue
+			}
 			cancel()
 			return nil, err
 		}
