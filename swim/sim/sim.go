@@ -168,6 +168,7 @@ type Sim struct {
 	byAddr  map[string]int
 	group   []int // partition group of each member; nil: no partition
 	hook    EventHook
+	mhook   MessageHook
 	phook   PacketHook
 	dropped int64
 	steps   int64
@@ -243,6 +244,13 @@ type PacketHook func(now time.Duration, to int, p *swim.Packet)
 
 // SetPacketHook installs the observer of delivered packets.
 func (s *Sim) SetPacketHook(h PacketHook) { s.phook = h }
+
+// MessageHook is called with every application message a member
+// delivers (swim.Ready.Messages): broadcasts and direct messages.
+type MessageHook func(now time.Duration, receiver int, msg swim.Message)
+
+// SetMessageHook installs h (nil removes it).
+func (s *Sim) SetMessageHook(h MessageHook) { s.mhook = h }
 
 // SetEventHook installs the observer of membership events.
 func (s *Sim) SetEventHook(h EventHook) { s.hook = h }
@@ -383,6 +391,11 @@ func (s *Sim) flush(i int) {
 	if s.hook != nil {
 		for _, ev := range r.Events {
 			s.hook(s.now, i, ev)
+		}
+	}
+	if s.mhook != nil {
+		for _, msg := range r.Messages {
+			s.mhook(s.now, i, msg)
 		}
 	}
 	if at, ok := sm.m.NextDeadline(); ok {
