@@ -238,6 +238,8 @@ func TestMixedVersionGroup(t *testing.T) {
 	for _, a := range as {
 		assert.Zero(t, a.Stats().DecodeErrors, "%s", a.Self().ID)
 	}
+	assert.ErrorIs(t, as[0].Broadcast(context.Background(), "", []byte("x")), ErrNeedsFormat2)
+	assert.ErrorIs(t, as[0].SendTo(context.Background(), as[1].Self().ID, []byte("x")), ErrNeedsFormat2)
 
 	// Crash a format-1 writer: the others declare it dead.
 	victim := as[3].Self().ID

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -17,13 +18,22 @@ import (
 // DefaultMessageBuffer is Receive's default channel buffer.
 const DefaultMessageBuffer = 256
 
+// ErrNeedsFormat2 is returned by Broadcast and SendTo on an agent that
+// writes wire format 1 (Config.WireVersion 1), which has no field for
+// application messages.
+var ErrNeedsFormat2 = errors.New("agent: application messages need wire format 2 (WireVersion is 1)")
+
 // Broadcast queues data (1 to swim.MaxBroadcastLen = 1,024 bytes) for
 // delivery to every other member, best effort, piggybacked on the
 // protocol's packets; a non-empty key (at most 255 bytes) supersedes this
 // member's queued broadcast with the same key (swim.Member.Broadcast).
-// Members receive it on their Receive channels. Errors:
-// swim.ErrMessageSize, swim.ErrLeft, ErrStopped, or the context's.
+// Members receive it on their Receive channels; members writing wire
+// format 1 receive but do not pass it on. Errors: swim.ErrMessageSize,
+// swim.ErrLeft, ErrNeedsFormat2, ErrStopped, or the context's.
 func (a *Agent) Broadcast(ctx context.Context, key string, data []byte) error {
+	if a.codec.Version() < 2 {
+		return ErrNeedsFormat2
+	}
 	var err error
 	if derr := a.do(ctx, func() { err = a.m.Broadcast(key, data) }); derr != nil {
 		return derr
@@ -38,9 +48,12 @@ func (a *Agent) Broadcast(ctx context.Context, key string, data []byte) error {
 // acknowledgement, no retry (memberlist's SendBestEffort). data must fit
 // one packet with both members' IDs and addresses (about MaxPacketSize
 // minus 100 bytes for short IDs). Errors: swim.ErrUnknownMember (id not
-// alive or suspect here), swim.ErrMessageSize, swim.ErrLeft, ErrStopped, or
-// the context's.
+// alive or suspect here), swim.ErrMessageSize, swim.ErrLeft,
+// ErrNeedsFormat2, ErrStopped, or the context's.
 func (a *Agent) SendTo(ctx context.Context, id swim.ID, data []byte) error {
+	if a.codec.Version() < 2 {
+		return ErrNeedsFormat2
+	}
 	var err error
 	if derr := a.do(ctx, func() { err = a.m.SendTo(id, data) }); derr != nil {
 		return derr
