@@ -471,7 +471,8 @@ func serveHTTP(ln net.Listener, a *agent.Agent) (func(), error) {
 	})
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: httpReadHeaderTimeout, WriteTimeout: httpWriteTimeout,
 		IdleTimeout: httpIdleTimeout, MaxHeaderBytes: 16 << 10}
-	go func() { _ = srv.Serve(netutil.LimitListener(ln, httpMaxConns)) }()
+	limited := netutil.LimitListener(ln, httpMaxConns)
+	go func() { _ = srv.Serve(limited) }()
 	return func() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
