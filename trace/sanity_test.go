@@ -109,7 +109,7 @@ func TestSanityWildCSVRow(t *testing.T) {
 
 func TestSanityDelayBeforeSend(t *testing.T) {
 	// Synchronized clocks, Δ = 100 ms, no jitter: threshold max(2 × 100 ms,
-	// 12 × 0, 10 ms) = 200 ms. Arrival 150 ms early and send 150 ms late
+	// 30 × 0, 10 ms) = 200 ms. Arrival 150 ms early and send 150 ms late
 	// each stay within it; the delay, 300 ms below the neighbours', does
 	// not, and it is negative.
 	var b strings.Builder
