@@ -261,3 +261,48 @@ func TestMixedVersionGroup(t *testing.T) {
 		}
 	}
 }
+
+// TestHostileApplicationData: over a real socket, metadata over 512 bytes
+// and a broadcast over 1,024 are decode errors (counted, nothing applied);
+// a state over MaxStateSize is refused and counted by the protocol.
+func TestHostileApplicationData(t *testing.T) {
+	a := start(t, Config{Plain: true, ID: "a"})
+	conn, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	require.NoError(t, err)
+	defer conn.Close()
+	to, err := net.ResolveUDPAddr("udp", a.Self().Addr)
+	require.NoError(t, err)
+	send := func(b []byte) {
+		_, err := conn.WriteToUDP(append([]byte{wire.EnvelopePlain}, b...), to)
+		require.NoError(t, err)
+	}
+	// A gossip from "z" with one Alive of "q" whose metadata is 513 bytes.
+	meta := append([]byte{2, byte(swim.MsgGossip), 1, 'z', 0, 0, 0, 0, 0, 1, 1, 1, 'q', 0, 0, 1, 'q', 0x84, 0x04, 2, 0x81, 0x04},
+		make([]byte, 513)...)
+	_, err = wire.Unmarshal(meta, 0)
+	var de *wire.DecodeError
+	require.ErrorAs(t, err, &de)
+	require.Equal(t, "metadata", de.Field, "the packet is refused for its metadata alone")
+	send(meta)
+	// A gossip from "z" carrying one broadcast of 1,025 bytes.
+	bc := append([]byte{2, byte(swim.MsgGossip), 1, 'z', 0, 0, 0, 0x8b, 0x08, 1, 0x88, 0x08, 1, 1, 'z', 1, 0, 0x81, 0x08},
+		make([]byte, 1025)...)
+	bc = append(bc, 0, 0)
+	_, err = wire.Unmarshal(bc, 0)
+	require.ErrorAs(t, err, &de)
+	require.Equal(t, "broadcast 0 length", de.Field, "the packet is refused for its broadcast alone")
+	send(bc)
+	// A valid sync whose application state is over the 512-byte default.
+	st, err := wire.Marshal(nil, &swim.Packet{Kind: swim.MsgSync, From: swim.Node{ID: "z", Addr: "127.0.0.1:9"}, To: a.Self(),
+		State: make([]byte, 600), Updates: []swim.Update{{Kind: swim.UpdateAlive, Node: swim.Node{ID: "z", Addr: "127.0.0.1:9"}, From: "z"}}}, 0)
+	require.NoError(t, err)
+	send(st)
+	require.Eventually(t, func() bool {
+		s := a.Stats()
+		return s.DecodeErrors == 2 && s.Protocol.StatesTooLarge == 1
+	}, 10*time.Second, 20*time.Millisecond, "%+v", a.Stats())
+	_, ok := member(a, "q")
+	assert.False(t, ok, "the oversize-metadata Alive applied nothing")
+	assert.Zero(t, a.Stats().Protocol.BroadcastsReceived)
+	assert.Zero(t, a.Stats().Protocol.StatesReceived)
+}
