@@ -222,12 +222,12 @@ func (a *Agent) startStreamProbe(sp swim.StreamProbe) {
 func (a *Agent) streamPing(to netip.AddrPort, sp swim.StreamProbe, frame []byte, deadline time.Time) bool {
 	ctx, cancel := context.WithDeadline(a.streamCtx, deadline)
 	defer cancel()
-	c, err := a.dial(ctx, to)
+	c, done, err := a.dial(ctx, to)
 	if err != nil {
 		a.log.Debug("stream ping: dial failed", "to", sp.To.ID, "err", err)
 		return false
 	}
-	defer c.Close()
+	defer done()
 	if err := c.WriteFrame(frame); err != nil {
 		return false
 	}
@@ -280,11 +280,11 @@ func (a *Agent) sendViewStream(to netip.AddrPort, pkts []swim.Packet) {
 
 // writeView dials to and writes pkts, each sealed as it goes.
 func (a *Agent) writeView(to netip.AddrPort, pkts []swim.Packet) error {
-	c, err := a.dial(a.streamCtx, to)
+	c, done, err := a.dial(a.streamCtx, to)
 	if err != nil {
 		return err
 	}
-	defer c.Close()
+	defer done()
 	for i := range pkts {
 		b, n, err := a.codec.Encode(&pkts[i])
 		if err != nil {
@@ -304,16 +304,17 @@ func (a *Agent) writeView(to netip.AddrPort, pkts []swim.Packet) error {
 	return nil
 }
 
-// dial opens a stream to to, closed when the agent stops.
-func (a *Agent) dial(ctx context.Context, to netip.AddrPort) (*transport.Conn, error) {
-	c, err := transport.DialStream(ctx, to, a.streamConfig())
+// dial opens a stream to to, closed when the agent stops; done closes it
+// (and forgets the close on stop).
+func (a *Agent) dial(ctx context.Context, to netip.AddrPort) (c *transport.Conn, done func(), err error) {
+	c, err = transport.DialStream(ctx, to, a.streamConfig())
 	if err != nil {
 		a.streamDialErr.Add(1)
-		return nil, err
+		return nil, nil, err
 	}
 	a.streamsOut.Add(1)
-	context.AfterFunc(a.streamCtx, func() { _ = c.Close() })
-	return c, nil
+	stop := context.AfterFunc(a.streamCtx, func() { _ = c.Close() })
+	return c, func() { stop(); _ = c.Close() }, nil
 }
 
 func (a *Agent) takeOutSlot() bool {
