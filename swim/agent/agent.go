@@ -107,7 +107,7 @@ type Config struct {
 	// MaxStreamBytes bounds what one inbound stream may carry, frame
 	// prefixes included (default 8 MiB); MaxStreamMembers bounds the
 	// membership updates one inbound stream may carry (default: the
-	// protocol's MaxMembers). A stream over either cap is cut and counted
+	// protocol's MaxMembers plus one, a whole view and a join's Alive). A stream over either cap is cut and counted
 	// (Stats.StreamOversize). Every frame is at most MaxPacketSize bytes.
 	MaxStreamBytes   int
 	MaxStreamMembers int
@@ -425,7 +425,7 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 		return nil, fmt.Errorf("agent: %w", err)
 	}
 	if a.cfg.MaxStreamMembers == 0 {
-		a.cfg.MaxStreamMembers = a.m.Config().MaxMembers
+		a.cfg.MaxStreamMembers = a.m.Config().MaxMembers + 1 // a whole view and the Alive of a join
 	}
 	ready.Store(a)
 	go a.run(ctx)

@@ -387,3 +387,33 @@ func TestViewFallsBackToDatagrams(t *testing.T) {
 	assert.Positive(t, as[0].Stats().StreamDialErrors)
 	assert.Zero(t, as[2].Stats().StreamsIn)
 }
+
+// A view stream is cut once it has carried more membership updates than
+// MaxStreamMembers: what came before the cap is applied, nothing after.
+func TestStreamMemberCap(t *testing.T) {
+	a := start(t, Config{MaxStreamMembers: 3})
+	good, err := wire.NewCodec(wire.CodecConfig{Security: &wire.Security{Keyring: mustKeyring(t)}})
+	require.NoError(t, err)
+	from := swim.Node{ID: "sender", Addr: "127.0.0.1:9"}
+	alive := func(id string) swim.Update {
+		return swim.Update{Kind: swim.UpdateAlive, Node: swim.Node{ID: swim.ID(id), Addr: "127.0.0.1:1" + id[1:]}, From: swim.ID(id)}
+	}
+	c, err := transport.DialStream(context.Background(), netip.MustParseAddrPort(a.Self().Addr), transport.StreamConfig{})
+	require.NoError(t, err)
+	defer c.Close()
+	for _, ups := range [][]swim.Update{{alive("m1"), alive("m2")}, {alive("m3"), alive("m4")}} {
+		b, _, err := good.Encode(&swim.Packet{Kind: swim.MsgSync, From: from, To: a.Self(), Updates: ups})
+		require.NoError(t, err)
+		_ = c.WriteFrame(b)
+	}
+	require.Eventually(t, func() bool { return a.Stats().StreamOversize == 1 }, 3*time.Second, 5*time.Millisecond)
+	ids := map[swim.ID]bool{}
+	require.Eventually(t, func() bool {
+		clear(ids)
+		for _, m := range a.Members() {
+			ids[m.Node.ID] = true
+		}
+		return ids["m1"] && ids["m2"]
+	}, 3*time.Second, 5*time.Millisecond, "the first frame, within the cap, is applied")
+	assert.False(t, ids["m3"] || ids["m4"], "the frame over the cap is not: %v", ids)
+}
