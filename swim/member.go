@@ -103,6 +103,9 @@ type Stats struct {
 	BroadcastsSuperseded, BroadcastOriginsForgotten         int
 	MessagesSent, MessagesReceived                          int
 	StatesSent, StatesReceived, StatesTooLarge              int
+	// MetaRestated counts incarnation raises to correct a previous
+	// life's metadata held by others (see Member.SetMeta).
+	MetaRestated int
 	// StreamProbes counts stream fallback pings requested
 	// (Config.StreamProbe); StreamOnly counts probes that only the stream
 	// answered (EventStreamOnly, rate-limited, warns of them).

@@ -36,6 +36,24 @@ func (m *Member) SetMeta(meta []byte) error {
 	return nil
 }
 
+// restateMeta answers an Alive about this member in its current
+// incarnation that carries other metadata: the group holds a previous
+// life's metadata (this member restarted with new metadata and the same
+// incarnation, which no one would take as news). Like memberlist, which
+// refutes an Alive about itself whose metadata differs, it raises the
+// incarnation and disseminates its Alive, without the refutation's health
+// penalty (Stats.MetaRestated). An Alive without a version range (relayed
+// in wire format 1, which drops the metadata) proves nothing.
+func (m *Member) restateMeta(u *Update) {
+	if u.Incarnation != m.inc || u.Versions.IsZero() || u.Meta == m.meta || m.inc == MaxIncarnation {
+		return
+	}
+	m.inc++
+	m.stats.MetaRestated++
+	m.enqueue(m.selfAlive())
+	m.announceAlive()
+}
+
 // Meta returns this member's metadata (bytes in a string).
 func (m *Member) Meta() string { return m.meta }
 

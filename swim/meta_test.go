@@ -166,3 +166,45 @@ func TestMetaLearntAtSameIncarnation(t *testing.T) {
 	st, _ = b.Member("a", 0)
 	assert.Equal(t, "m", st.Meta)
 }
+
+// TestRestartedWithNewMeta: a member restarted at the same incarnation
+// with new metadata hears its previous life's Alive (old metadata) in a
+// sync and raises its incarnation, so the group takes the new metadata.
+func TestRestartedWithNewMeta(t *testing.T) {
+	b := newTest(t, "b", ModeDetector, nil, "x")
+	old := Packet{Kind: MsgGossip, From: node("x"), To: node("b"), Updates: []Update{
+		{Kind: UpdateAlive, Node: node("a"), From: "a", Meta: "v=old", Versions: DefaultVersions}}}
+	require.NoError(t, b.Step(0, &old))
+	_, _ = drain(b)
+
+	a := newTest(t, "a", ModeDetector, func(c *Config) { c.Meta = []byte("v=new") })
+	b.sendSync(node("a"))
+	pk, _ := drain(b)
+	for i := range pk {
+		require.NoError(t, a.Step(0, &pk[i]))
+	}
+	assert.Equal(t, Incarnation(1), a.Incarnation())
+	assert.Equal(t, 1, a.Stats().MetaRestated)
+	assert.Zero(t, a.Stats().Refutations, "no health penalty")
+	out, _ := drain(a)
+	var ev []Event
+	for i := range out {
+		if out[i].To.ID == "b" {
+			require.NoError(t, b.Step(0, &out[i]))
+			_, e := drain(b)
+			ev = append(ev, e...)
+		}
+	}
+	st, _ := b.Member("a", 0)
+	assert.Equal(t, "v=new", st.Meta)
+	assert.Equal(t, Incarnation(1), st.Incarnation)
+	require.NotEmpty(t, ev)
+	assert.Equal(t, EventUpdate, ev[0].Kind)
+
+	// The same Alive relayed in wire format 1 (no range) changes nothing.
+	a2 := newTest(t, "a", ModeDetector, func(c *Config) { c.Meta = []byte("v=new") })
+	v1 := Packet{Kind: MsgGossip, From: node("x"), To: node("a"), Updates: []Update{
+		{Kind: UpdateAlive, Node: node("a"), From: "a"}}}
+	require.NoError(t, a2.Step(0, &v1))
+	assert.Equal(t, Incarnation(0), a2.Incarnation())
+}

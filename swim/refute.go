@@ -47,6 +47,7 @@ func (m *Member) aboutSelf(now time.Duration, u Update) {
 	switch u.Kind {
 	case UpdateAlive:
 		if u.Incarnation <= m.inc {
+			m.restateMeta(&u) // others may hold a previous life's metadata
 			return
 		}
 	case UpdateSuspect, UpdateDead:
