@@ -68,3 +68,38 @@ func TestSimUDPBlockedStream(t *testing.T) {
 		t.Logf("%v: with the stream fallback: 0 declarations, %d stream-only probes, %d warnings; without: %d declarations of the member", mode, onlyLog, warnedLog, dead)
 	}
 }
+
+// The stream fallback does not hide a real failure: a crashed member
+// answers no stream ping either and is declared dead by every other member,
+// as without the fallback; a partitioned-off one too (streams do not cross
+// a partition).
+func TestSimStreamDoesNotMaskFailures(t *testing.T) {
+	for _, how := range []string{"crash", "partition"} {
+		s, err := New(Config{N: 12, Seed: 9, StartSpread: time.Second, Member: swim.Config{StreamProbe: true}})
+		require.NoError(t, err)
+		const victim = 4
+		declared := map[int]bool{}
+		s.SetEventHook(func(_ time.Duration, obs int, ev swim.Event) {
+			if ev.Node.ID == s.Node(victim).ID && ev.Kind == swim.EventDead {
+				declared[obs] = true
+			}
+		})
+		s.At(5*time.Second, func() {
+			if how == "crash" {
+				s.Crash(victim)
+				return
+			}
+			g := make([]int, s.N())
+			g[victim] = 1
+			require.NoError(t, s.Partition(g))
+		})
+		s.RunUntil(60 * time.Second)
+		delete(declared, victim)
+		assert.Len(t, declared, s.N()-1, "%s: every other member declares it dead", how)
+		var probes int
+		for i := range s.N() {
+			probes += s.Member(i).Stats().StreamProbes
+		}
+		assert.Positive(t, probes, "%s: stream pings were tried", how)
+	}
+}

@@ -267,3 +267,20 @@ func TestStreamWrap(t *testing.T) {
 	}})
 	assert.ErrorContains(t, err, "no")
 }
+
+// BenchmarkReadFrame: reading 1,400-byte frames from memory.
+func BenchmarkReadFrame(b *testing.B) {
+	frame, _ := AppendFrame(nil, make([]byte, DefaultMaxPacketSize))
+	buf := bytes.Repeat(frame, 64)
+	r := bytes.NewReader(buf)
+	b.SetBytes(int64(len(frame)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if r.Len() == 0 {
+			r.Reset(buf)
+		}
+		if _, err := ReadFrame(r, DefaultMaxPacketSize); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
