@@ -102,6 +102,19 @@
 //     applies it to every packet sent to a suspect (acks and relayed pings
 //     too), not only to probes.
 //
+// # Metadata and application messages
+//
+// A member carries up to MaxMetaLen (512) bytes of metadata in its Alive
+// updates (Config.Meta, Member.SetMeta: a change raises the incarnation;
+// receivers report EventUpdate), and the range of wire formats it reads
+// (Config.Versions). The application's side of memberlist's Delegate is
+// in the core too: Member.Broadcast queues a broadcast that every member
+// delivers once (Ready.Messages) and passes on, piggybacked after the
+// membership updates; Member.SendTo sends one direct message (MsgUser);
+// Config.LocalState rides with every view transfer (Ready.RemoteStates).
+// Every queue and message is bounded. See docs/algorithms.md, “SWIM: wire
+// format and extensions” and “SWIM: application messages”.
+//
 // # Detectors as the per-peer suspicion source
 //
 // Every packet heard from a peer (and every relayed ack and fresh Alive

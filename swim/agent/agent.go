@@ -4,8 +4,12 @@
 // Config.DisableStream turns it off), seals and opens packets with the
 // wire package, and drives the pure swim state machine with ticks from the
 // monotonic clock. It is the library API for Go services: Start, Join,
-// Leave, Members (with state and suspicion level), Subscribe for membership
-// events, and Stats; package promswim exports them to Prometheus.
+// Leave, Members (with state, suspicion level, metadata and wire-format
+// range), Subscribe for membership events, SetMeta for this member's
+// metadata, Broadcast, SendTo and Receive for application messages,
+// Config.LocalState and Config.MergeRemoteState for application state
+// exchanged with anti-entropy (memberlist's Delegate roles), and Stats;
+// package promswim exports them to Prometheus.
 //
 // One goroutine owns the state machine; every public method talks to it
 // through a channel, so an Agent is safe for concurrent use. Time given to
