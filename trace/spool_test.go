@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"os"
 	"slices"
 	"sync"
 	"testing"
@@ -45,9 +46,13 @@ func TestSpoolRoundTrip(t *testing.T) {
 	in = append(in,
 		detector.Heartbeat{Arrival: 1 << 62, Seq: math.MaxUint64, HasSeq: true, Sent: math.MinInt64, HasSent: true},
 		detector.Heartbeat{Arrival: 1 << 62, Seq: 0, HasSeq: true, Sent: math.MaxInt64, HasSent: true})
-	s, err := NewSpool(t.TempDir())
+	dir := t.TempDir()
+	s, err := NewSpool(dir)
 	require.NoError(t, err)
 	defer s.Close()
+	left, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Empty(t, left, "the spool's file is unlinked at once, so no signal or crash can leave it behind")
 	for _, hb := range in {
 		require.NoError(t, s.Add(hb))
 	}
