@@ -90,7 +90,7 @@ type agentFlags struct {
 	identityFile, streamBind                               string
 	meta                                                   []string // --meta key=value pairs
 	wireVersion                                            int
-	noStream                                               bool
+	noStream, noStreamPing                                 bool
 	streamTimeout                                          time.Duration
 	maxStreamConns                                         int
 	join, keys                                             []string
@@ -141,6 +141,7 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		"base interval of anti-entropy: the whole view is exchanged with one random member, scaled by ceil(n/32) for n members (0 turns it off; with --preset, the preset's unless given)")
 	fs.StringVar(&f.streamBind, "stream-bind", "", "TCP address of the stream listener (ip:port; default: --bind's address and port, on TCP, where the other members dial: change it only behind a port mapping)")
 	fs.BoolVar(&f.noStream, "no-stream", false, "turn the stream path off: no TCP listener, no TCP fallback pings (a member whose UDP is lost is then suspected), views sent as datagrams only")
+	fs.BoolVar(&f.noStreamPing, "no-stream-ping", false, "keep the stream path but send no TCP fallback pings (memberlist's DisableTcpPings); pings from others are still answered")
 	flagcheck.Var(fs, &f.streamTimeout, "stream-timeout", "", transport.DefaultStreamTimeout, time.Millisecond, time.Hour, "a duration from 1ms to 1h", "whole life of one TCP stream, dial included; a slower peer is cut")
 	flagcheck.Var(fs, &f.maxStreamConns, "max-stream-conns", "", transport.DefaultStreamMaxConns, 1, 65536, "a count from 1 to 65536", "inbound TCP streams served at once; more are closed at once and counted")
 	fs.StringVar(&f.logLevel, "log-level", "warn", "log level on stderr: debug, info, warn, error")
@@ -262,7 +263,7 @@ func (f *agentFlags) config(stderr io.Writer) (agent.Config, error) {
 	cfg := agent.Config{
 		ID: swim.ID(f.id), Bind: f.bind, Advertise: f.advertise, Plain: f.plain,
 		MaxPacketSize: f.maxPacket, LeaveTimeout: new(f.leaveTimeout),
-		DisableStream: f.noStream, StreamBind: f.streamBind, StreamTimeout: f.streamTimeout, MaxStreamConns: f.maxStreamConns,
+		DisableStream: f.noStream, DisableStreamProbes: f.noStreamPing, StreamBind: f.streamBind, StreamTimeout: f.streamTimeout, MaxStreamConns: f.maxStreamConns,
 		Logger:   slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})),
 		Protocol: swim.Config{ProbeInterval: f.probeInterval, ProbeTimeout: f.probeTimeout, GossipFanout: new(f.gossipFanout)},
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
 	"strings"
 	"syscall"
 	"testing"
@@ -93,4 +94,19 @@ func TestSimSignalExitCode(t *testing.T) {
 		assert.Equal(t, c.code, code)
 		assert.Equal(t, c.msg+"\n", errb.String())
 	}
+}
+
+// --no-stream and --no-stream-ping reach the agent's configuration.
+func TestAgentStreamSwitchFlags(t *testing.T) {
+	f := agentFlags{logLevel: "warn", mode: "detector", plain: true, noStreamPing: true, streamTimeout: time.Second, maxStreamConns: 8}
+	cfg, err := f.config(io.Discard)
+	assert.NoError(t, err)
+	assert.True(t, cfg.DisableStreamProbes)
+	assert.False(t, cfg.DisableStream)
+	assert.Equal(t, time.Second, cfg.StreamTimeout)
+	assert.Equal(t, 8, cfg.MaxStreamConns)
+	f = agentFlags{logLevel: "warn", mode: "detector", plain: true, noStream: true}
+	cfg, err = f.config(io.Discard)
+	assert.NoError(t, err)
+	assert.True(t, cfg.DisableStream)
 }

@@ -95,6 +95,10 @@ type Config struct {
 	// memberlist's TCP pings and push-pull are (see stream.go and
 	// docs/algorithms.md, “SWIM: stream fallback probe”).
 	DisableStream bool
+	// DisableStreamProbes keeps the stream listener and the views over
+	// streams but sends no stream fallback pings (memberlist's
+	// DisableTcpPings); this member still answers others' pings.
+	DisableStreamProbes bool
 	// StreamBind is the TCP address the stream listener binds, ip:port.
 	// Default: the UDP socket's address, same port number (the port the
 	// other members dial: they reach the stream path at the advertised
@@ -404,7 +408,7 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 	}
 	pc.Self = self
 	pc.MaxPacketSize = codec.MaxPayload()
-	pc.StreamProbe = !cfg.DisableStream
+	pc.StreamProbe = !cfg.DisableStream && !cfg.DisableStreamProbes
 	a := &Agent{
 		cfg: cfg, tr: tr, codec: codec, keys: sec.Keyring, log: cfg.Logger, self: self,
 		reqs:    make(chan func()),

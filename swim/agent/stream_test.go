@@ -417,3 +417,31 @@ func TestStreamMemberCap(t *testing.T) {
 	}, 3*time.Second, 5*time.Millisecond, "the first frame, within the cap, is applied")
 	assert.False(t, ids["m3"] || ids["m4"], "the frame over the cap is not: %v", ids)
 }
+
+// The switches: by default the listener runs and the state machine asks
+// for stream pings; DisableStreamProbes keeps the listener and stops the
+// pings; DisableStream stops both.
+func TestStreamSwitches(t *testing.T) {
+	for _, c := range []struct {
+		name             string
+		cfg              Config
+		listener, probes bool
+	}{
+		{"default", Config{}, true, true},
+		{"DisableStreamProbes", Config{DisableStreamProbes: true}, true, false},
+		{"DisableStream", Config{DisableStream: true}, false, false},
+	} {
+		a := start(t, c.cfg)
+		var probes bool
+		require.NoError(t, a.do(context.Background(), func() { probes = a.m.Config().StreamProbe }))
+		assert.Equal(t, c.listener, a.sl != nil, c.name)
+		assert.Equal(t, c.probes, probes, c.name)
+	}
+	_, err := Start(context.Background(), Config{Plain: true, DisableStream: true, StreamBind: "127.0.0.1:0"})
+	assert.ErrorContains(t, err, "StreamBind is set but DisableStream")
+	for _, bad := range []Config{{StreamTimeout: -1}, {MaxStreamConns: -1}, {MaxStreamBytes: -1}, {MaxStreamMembers: -1}} {
+		bad.Plain = true
+		_, err := Start(context.Background(), bad)
+		assert.Error(t, err, "%+v", bad)
+	}
+}
