@@ -16,8 +16,10 @@ import (
 // SpoolReorder is how many heartbeats a Spool holds back to put them in
 // arrival order: a heartbeat may arrive (in the input) after up to
 // SpoolReorder−1 heartbeats with later arrivals; one further behind is an
-// error (ErrSpoolOrder).
-const SpoolReorder = 1 << 14
+// error (ErrSpoolOrder). Reception logs are written in arrival order, so
+// the window is small: with its 16 KiB write buffer a spool takes about
+// 64 KiB of memory, whatever the stream's length.
+const SpoolReorder = 1 << 10
 
 // ErrSpoolOrder is returned (wrapped) by Spool.Add for a heartbeat that is
 // further out of arrival order than SpoolReorder allows.
@@ -61,7 +63,7 @@ func NewSpool(dir string) (*Spool, error) {
 	if err != nil {
 		return nil, fmt.Errorf("trace: spool: %w", err)
 	}
-	s := &Spool{f: f, w: bufio.NewWriterSize(f, 64<<10)}
+	s := &Spool{f: f, w: bufio.NewWriterSize(f, 16<<10)}
 	if os.Remove(f.Name()) != nil {
 		s.name = f.Name()
 	}

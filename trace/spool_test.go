@@ -33,7 +33,7 @@ func TestSpoolRoundTrip(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	var in []detector.Heartbeat
 	for i := range 50000 {
-		a := time.Duration(i)*10*time.Millisecond + time.Duration(rng.IntN(int(20*time.Second)))
+		a := time.Duration(i)*10*time.Millisecond + time.Duration(rng.IntN(int(5*time.Second)))
 		hb := detector.Heartbeat{Arrival: a}
 		if rng.IntN(10) > 0 {
 			hb.Seq, hb.HasSeq = uint64(i)*uint64(rng.IntN(3)), true
