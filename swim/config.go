@@ -239,6 +239,12 @@ type Config struct {
 	// sending, this member's and those it passes on (default 1,024,
 	// DefaultMaxQueuedBroadcasts); see Member.Broadcast.
 	MaxQueuedBroadcasts int
+	// BroadcastBudget bounds the bytes of application broadcasts one
+	// packet carries (counted as Packet.Size counts them, section
+	// included); 0, the default, gives them all the room the membership
+	// updates leave under MaxPacketSize (memberlist's GetBroadcasts
+	// limit). A broadcast larger than the budget is never sent.
+	BroadcastBudget int
 	// FirstBroadcastSeq is the Seq after which this member numbers its
 	// broadcasts (default 0). Receivers deliver a broadcast only when its
 	// Seq is new for its origin, within a window of 64 below the highest
@@ -403,8 +409,9 @@ func (c *Config) normalize() error {
 	if c.MaxQueuedBroadcasts == 0 {
 		c.MaxQueuedBroadcasts = DefaultMaxQueuedBroadcasts
 	}
-	if c.MaxStateSize < 0 || c.MaxQueuedBroadcasts < 0 {
-		return bad("MaxStateSize %d and MaxQueuedBroadcasts %d must not be negative", c.MaxStateSize, c.MaxQueuedBroadcasts)
+	if c.MaxStateSize < 0 || c.MaxQueuedBroadcasts < 0 || c.BroadcastBudget < 0 {
+		return bad("MaxStateSize %d, MaxQueuedBroadcasts %d and BroadcastBudget %d must not be negative",
+			c.MaxStateSize, c.MaxQueuedBroadcasts, c.BroadcastBudget)
 	}
 	if len(c.Meta) > MaxMetaLen {
 		return fmt.Errorf("%w: %w: %d bytes", ErrConfig, ErrMetaTooLarge, len(c.Meta))

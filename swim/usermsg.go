@@ -195,6 +195,9 @@ func (m *Member) queueBroadcast(b Broadcast, from ID) {
 // ack of the ping that brought it would): each transmission reaches a
 // member that may not have it.
 func (m *Member) attachBroadcasts(to ID, budget int) []Broadcast {
+	if b := m.cfg.BroadcastBudget; b > 0 {
+		budget = min(budget, b)
+	}
 	if len(m.ubq) == 0 || budget <= 0 {
 		return nil
 	}

@@ -306,3 +306,23 @@ func TestLocalState(t *testing.T) {
 	assert.Empty(t, b.Ready().RemoteStates)
 	assert.Equal(t, 1, b.Stats().StatesTooLarge)
 }
+
+// TestBroadcastBudget: Config.BroadcastBudget bounds the broadcast bytes of
+// each packet below what the packet has room for.
+func TestBroadcastBudget(t *testing.T) {
+	a := newTest(t, "a", ModeDetector, func(c *Config) { c.BroadcastBudget = 150 }, "b", "c")
+	for range 3 {
+		require.NoError(t, a.Broadcast("", make([]byte, 60)))
+	}
+	a.send(Packet{Kind: MsgPing, To: node("b")})
+	pk, _ := drain(a)
+	require.Len(t, pk, 1)
+	n := 1 + 3 + 3 // the section, as Packet.Size counts it
+	for i := range pk[0].Broadcasts {
+		n += pk[0].Broadcasts[i].Size()
+	}
+	assert.Len(t, pk[0].Broadcasts, 1, "two would need %d bytes", 7+2*pk[0].Broadcasts[0].Size())
+	assert.LessOrEqual(t, n, 150)
+	_, err := New(Config{Self: node("z"), BroadcastBudget: -1}, a.rng)
+	assert.ErrorIs(t, err, ErrConfig)
+}
