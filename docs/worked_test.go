@@ -70,6 +70,7 @@ var checkedElsewhere = map[string]string{
 	"lifeguard-lhm":         "swim (worked_test.go)",
 	"lifeguard-suspicion":   "swim (worked_test.go)",
 	"swim-probe":            "swim (worked_test.go)",
+	"swim-stream":           "swim (stream_test.go)",
 	"swim-incarnation-jump": "swim (worked_test.go)",
 	"swim-replay":           "swim/wire (worked_test.go)",
 	"swim-wire":             "swim/wire (worked_test.go)",

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fdkit/fdkit/internal/worked"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -235,4 +236,60 @@ func FuzzStreamAnswers(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestWorkedStreamProbe replays the worked example of docs/algorithms.md,
+// “SWIM: stream fallback probe”.
+func TestWorkedStreamProbe(t *testing.T) {
+	tabs, err := worked.Read("../docs/algorithms.md")
+	require.NoError(t, err)
+	tab := tabs["swim-stream"]
+	require.NotNil(t, tab, "docs/algorithms.md has no worked example swim-stream")
+	require.Len(t, tab.Rows, 4)
+	cell := func(i int, col string) string {
+		c, err := tab.Cell(i, col)
+		require.NoError(t, err)
+		return c
+	}
+	eq := func(i int, col string, got float64) {
+		assert.NoError(t, worked.Compare(cell(i, col), got), "row %d column %q", i+1, col)
+	}
+	at := func(i int) time.Duration {
+		v, _, err := worked.Number(cell(i, "t (ms)"))
+		require.NoError(t, err)
+		return time.Duration(v) * time.Millisecond
+	}
+	a := newTest(t, "a", ModeLifeguard, streamOn, "b", "c", "d", "e", "f")
+	var target Node
+	row := func(i int, pk []Packet, ev []Event, sp []StreamProbe) {
+		eq(i, "pings", float64(len(only(t, pk, MsgPing))))
+		eq(i, "ping-reqs", float64(len(only(t, pk, MsgPingReq))))
+		eq(i, "stream pings", float64(len(sp)))
+		if c := cell(i, "stream deadline (ms)"); c != "–" {
+			require.Len(t, sp, 1)
+			eq(i, "stream deadline (ms)", float64(sp[0].Deadline/time.Millisecond))
+		}
+		n := 0
+		for _, e := range ev {
+			if e.Kind == EventStreamOnly && e.Node == target {
+				n++
+			}
+		}
+		eq(i, "EventStreamOnly", float64(n))
+		assert.Equal(t, cell(i, "b's state at a"), a.State(target.ID).String(), "row %d", i+1)
+	}
+	a.Tick(at(0))
+	pk, ev, sp := drainStreams(a)
+	target = pk[0].To // the member the table calls b
+	row(0, pk, ev, sp)
+	a.Tick(at(1))
+	pk, ev, sp = drainStreams(a)
+	row(1, pk, ev, sp)
+	a.StreamAck(at(2), target.ID, sp[0].Seq)
+	pk, ev, sp = drainStreams(a)
+	row(2, pk, ev, sp)
+	a.Tick(at(3))
+	pk, ev, sp = drainStreams(a)
+	row(3, pk, ev, sp)
+	assert.NotEqual(t, target, only(t, pk, MsgPing)[0].To, "the next period probes another member")
 }
