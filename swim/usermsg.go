@@ -263,6 +263,14 @@ func (m *Member) receiveBroadcasts(from ID, bs []Broadcast) {
 		if !w.fresh(b.Seq) {
 			continue
 		}
+		if b.Key != "" && slices.ContainsFunc(m.ubq, func(q *userBcast) bool {
+			return q.b.Origin == b.Origin && q.b.Key == b.Key && q.b.Seq > b.Seq
+		}) {
+			// A newer broadcast about the same key arrived first: this
+			// one is stale, neither delivered nor passed on.
+			m.stats.BroadcastsSuperseded++
+			continue
+		}
 		m.stats.BroadcastsReceived++
 		m.msgs = append(m.msgs, Message{From: b.Origin, Data: b.Data, Broadcast: true, Key: b.Key})
 		m.queueBroadcast(b, from)

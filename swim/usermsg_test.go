@@ -326,3 +326,22 @@ func TestBroadcastBudget(t *testing.T) {
 	_, err := New(Config{Self: node("z"), BroadcastBudget: -1}, a.rng)
 	assert.ErrorIs(t, err, ErrConfig)
 }
+
+// TestKeyedBroadcastOutOfOrder: a keyed broadcast that arrives after a
+// newer one about the same key (still queued here) is stale: not
+// delivered, not passed on.
+func TestKeyedBroadcastOutOfOrder(t *testing.T) {
+	a := newTest(t, "a", ModeDetector, nil, "b", "c")
+	pk := func(seq uint64, data string) *Packet {
+		return &Packet{Kind: MsgGossip, From: node("b"), To: node("a"),
+			Broadcasts: []Broadcast{{Origin: "o", Seq: seq, Key: "cfg", Data: []byte(data)}}}
+	}
+	require.NoError(t, a.Step(0, pk(5, "new")))
+	require.NoError(t, a.Step(0, pk(4, "old")))
+	msgs := a.Ready().Messages
+	require.Len(t, msgs, 1)
+	assert.Equal(t, "new", string(msgs[0].Data))
+	require.Len(t, a.ubq, 1)
+	assert.Equal(t, uint64(5), a.ubq[0].b.Seq)
+	assert.Equal(t, 1, a.Stats().BroadcastsSuperseded)
+}
