@@ -1,6 +1,9 @@
 package swim
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // The stream fallback probe (memberlist's TCP ping; docs/algorithms.md,
 // “SWIM: stream fallback probe”). When a probe's direct ping times out, a
@@ -102,4 +105,33 @@ func (m *Member) StreamFailed(now time.Duration, id ID, seq uint32) {
 // fallback's answer.
 func (m *Member) streamPending() bool {
 	return m.pr.stream && !m.pr.streamAcked && !m.pr.streamFailed
+}
+
+// AnswerStreamPing processes a ping that arrived over a stream, for the
+// caller to write the returned ack back on that stream. The updates the
+// ping carries (the prober's buddy notice) are applied as a MsgGossip
+// would be, with no datagram answer; the ack carries this member's own
+// Alive (with any refutation they caused), so that a prober that suspects
+// it learns the refutation even when no datagram of this member gets out.
+// It returns an error wrapping ErrPacket, and changes nothing, for a packet
+// that is not a valid ping to this member.
+func (m *Member) AnswerStreamPing(now time.Duration, ping *Packet) (Packet, error) {
+	if err := validate(ping); err != nil {
+		return Packet{}, err
+	}
+	if m.st == left {
+		return Packet{}, ErrLeft
+	}
+	if ping.Kind != MsgPing || ping.To.ID != m.self.ID || ping.From.ID == m.self.ID {
+		return Packet{}, fmt.Errorf("%w: a stream ping must be a ping from another member to this one", ErrPacket)
+	}
+	if len(ping.Updates) > 0 {
+		g := *ping
+		g.Kind = MsgGossip
+		if err := m.Step(now, &g); err != nil {
+			return Packet{}, err
+		}
+	}
+	return Packet{Kind: MsgAck, From: m.self, To: ping.From, Ack: Ack{Seq: ping.Ping.Seq},
+		Updates: []Update{m.selfAlive()}}, nil
 }

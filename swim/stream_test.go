@@ -293,3 +293,56 @@ func TestWorkedStreamProbe(t *testing.T) {
 	row(3, pk, ev, sp)
 	assert.NotEqual(t, target, only(t, pk, MsgPing)[0].To, "the next period probes another member")
 }
+
+// A member suspected by its prober learns it from the stream ping (the
+// buddy notice it carries), refutes, and its stream ack carries the new
+// Alive: the prober clears the suspicion with no datagram from the member.
+// A ping for another member, or from itself, is refused and changes
+// nothing.
+func TestAnswerStreamPingRefutes(t *testing.T) {
+	a := newTest(t, "a", ModeLifeguard, streamOn, "b")
+	b := newTest(t, "b", ModeLifeguard, streamOn, "a")
+	// a's first probe of b fails: a suspects b.
+	_, ev := advance(a, time.Second)
+	require.Len(t, ev, 1)
+	require.Equal(t, EventSuspect, ev[0].Kind)
+	// The next probe (LHM 1: timeout 1 s): direct timeout, the stream
+	// ping carries a's suspicion.
+	a.Tick(2 * time.Second)
+	_, _, sp := drainStreams(a)
+	require.Len(t, sp, 1)
+	require.Equal(t, []Update{{Kind: UpdateSuspect, Node: node("b"), From: "a"}}, sp[0].Updates)
+	ping := Packet{Kind: MsgPing, From: node("a"), To: sp[0].To, Ping: Ping{Seq: sp[0].Seq}, Updates: sp[0].Updates}
+
+	for _, bad := range []Packet{
+		{Kind: MsgPing, From: node("a"), To: node("c"), Ping: Ping{Seq: 1}},
+		{Kind: MsgPing, From: node("b"), To: node("b"), Ping: Ping{Seq: 1}},
+		{Kind: MsgAck, From: node("a"), To: node("b")},
+		{Kind: MsgPing, To: node("b")},
+	} {
+		_, err := b.AnswerStreamPing(2100*time.Millisecond, &bad)
+		assert.ErrorIs(t, err, ErrPacket, "%+v", bad)
+	}
+	assert.Zero(t, b.Incarnation())
+
+	ack, err := b.AnswerStreamPing(2100*time.Millisecond, &ping)
+	require.NoError(t, err)
+	assert.Equal(t, Incarnation(1), b.Incarnation(), "b refuted")
+	pk, _ := drain(b)
+	assert.Empty(t, only(t, pk, MsgAck), "no datagram ack to a stream ping")
+	assert.Equal(t, MsgAck, ack.Kind)
+	assert.Equal(t, sp[0].Seq, ack.Ack.Seq)
+	assert.Equal(t, node("a"), ack.To)
+	require.Len(t, ack.Updates, 1)
+	u := ack.Updates[0]
+	assert.Equal(t, []any{UpdateAlive, node("b"), Incarnation(1), ID("b")}, []any{u.Kind, u.Node, u.Incarnation, u.From})
+
+	// a applies the ack's updates as gossip from b, then takes the ack.
+	g := Packet{Kind: MsgGossip, From: ack.From, To: node("a"), Updates: ack.Updates}
+	require.NoError(t, a.Step(2100*time.Millisecond, &g))
+	a.StreamAck(2100*time.Millisecond, "b", ack.Ack.Seq)
+	_, ev = drain(a)
+	require.NotEmpty(t, ev)
+	assert.Equal(t, EventAlive, ev[0].Kind)
+	assert.Equal(t, StateAlive, a.State("b"))
+}

@@ -19,8 +19,9 @@ import (
 // (swim.Ready.StreamProbes), and views larger than one datagram sent over
 // a stream instead of a burst of datagrams. Every frame is one packet
 // sealed by the agent's wire.Codec, as a datagram is: same keyring, same
-// replay check. An inbound stream carries either one ping (answered with
-// an ack on the same stream), or a view: syncs, maybe ended by one join
+// replay check. An inbound stream carries either one ping (applied by the
+// state machine, answered on the same stream with an ack that carries this
+// member's Alive: swim.Member.AnswerStreamPing), or a view: syncs, maybe ended by one join
 // (push-pull's pull), handed to the state machine as if they had come as
 // datagrams. Anything else ends it.
 
@@ -33,7 +34,7 @@ const streamOutMax = 16
 // stream failed (to be sent as datagrams).
 type streamResult struct {
 	probe    *swim.StreamProbe
-	acked    bool
+	ack      *swim.Packet // the target's ack, nil when the ping failed
 	fallback []swim.Packet
 }
 
@@ -43,6 +44,9 @@ type streamIn struct {
 	pkt     *swim.Packet
 	from    netip.AddrPort
 	authErr error
+	// reply, for a stream ping, receives the ack to write back (nil: no
+	// answer).
+	reply chan *swim.Packet
 }
 
 // listenBoth opens the UDP socket and the stream listener on the same
@@ -109,22 +113,25 @@ func (a *Agent) serveStream(c *transport.Conn) {
 		}
 		switch pkt.Kind {
 		case swim.MsgPing:
-			if pkt.To.ID != a.self.ID {
-				a.streamGarbage.Add(1)
-				a.log.Debug("stream ping for another member", "from", c.RemoteAddr(), "to", pkt.To.ID)
+			// The state machine applies what the ping carries (the
+			// prober's suspicion of this member) and returns the ack, with
+			// this member's Alive, for this stream only.
+			reply := make(chan *swim.Packet, 1)
+			if !a.handIn(streamIn{pkt: pkt, from: c.RemoteAddr(), reply: reply}) {
 				return
 			}
-			if len(pkt.Updates) > 0 {
-				// What the prober says this member must hear (its own
-				// suspicion): applied as gossip, answered on the stream only.
-				g := *pkt
-				g.Kind = swim.MsgGossip
-				if !a.handIn(streamIn{pkt: &g, from: c.RemoteAddr()}) {
-					return
-				}
+			var ack *swim.Packet
+			select {
+			case ack = <-reply:
+			case <-a.quit:
+				return
 			}
-			ack := swim.Packet{Kind: swim.MsgAck, From: a.self, To: pkt.From, Ack: swim.Ack{Seq: pkt.Ping.Seq}}
-			out, _, err := a.codec.Encode(&ack)
+			if ack == nil {
+				a.streamGarbage.Add(1)
+				a.log.Debug("stream ping refused", "from", c.RemoteAddr(), "to", pkt.To.ID)
+				return
+			}
+			out, _, err := a.codec.Encode(ack)
 			if err != nil {
 				a.encodeErr.Add(1)
 				return
@@ -182,6 +189,16 @@ func (a *Agent) receiveStream(in streamIn) {
 		a.warnAuth(in.from, fmt.Errorf("stream: %w", in.authErr))
 		return
 	}
+	if in.reply != nil {
+		ack, err := a.m.AnswerStreamPing(a.now(), in.pkt)
+		if err != nil {
+			a.log.Debug("refused stream ping", "from", in.from, "err", err)
+			in.reply <- nil
+			return
+		}
+		in.reply <- &ack
+		return
+	}
 	if err := a.m.Step(a.now(), in.pkt); err != nil {
 		a.rejected.Add(1)
 		a.log.Debug("rejected packet", "from", in.from, "err", err)
@@ -209,39 +226,43 @@ func (a *Agent) startStreamProbe(sp swim.StreamProbe) {
 	go func() {
 		defer a.outWG.Done()
 		defer a.releaseOutSlot()
-		ok := a.streamPing(to, sp, frame, deadline)
+		ack := a.streamPing(to, sp, frame, deadline)
 		select {
-		case a.streamRes <- streamResult{probe: &sp, acked: ok}:
+		case a.streamRes <- streamResult{probe: &sp, ack: ack}:
 		case <-a.quit:
 		}
 	}()
 }
 
 // streamPing dials to, sends the sealed ping and waits for the target's
-// ack until deadline.
-func (a *Agent) streamPing(to netip.AddrPort, sp swim.StreamProbe, frame []byte, deadline time.Time) bool {
+// ack until deadline; nil when none came.
+func (a *Agent) streamPing(to netip.AddrPort, sp swim.StreamProbe, frame []byte, deadline time.Time) *swim.Packet {
 	ctx, cancel := context.WithDeadline(a.streamCtx, deadline)
 	defer cancel()
 	c, done, err := a.dial(ctx, to)
 	if err != nil {
 		a.log.Debug("stream ping: dial failed", "to", sp.To.ID, "err", err)
-		return false
+		return nil
 	}
 	defer done()
 	if err := c.WriteFrame(frame); err != nil {
-		return false
+		return nil
 	}
 	b, err := c.ReadFrame()
 	if err != nil {
 		a.log.Debug("stream ping: no ack", "to", sp.To.ID, "err", err)
-		return false
+		return nil
 	}
 	ack, err := a.codec.Decode(b)
 	if err != nil {
 		a.log.Debug("stream ping: bad ack", "to", sp.To.ID, "err", err)
-		return false
+		return nil
 	}
-	return ack.Kind == swim.MsgAck && ack.From.ID == sp.To.ID && ack.Ack.Seq == sp.Seq
+	if ack.Kind != swim.MsgAck || ack.From.ID != sp.To.ID || ack.Ack.Seq != sp.Seq {
+		a.log.Debug("stream ping: not the ack asked for", "to", sp.To.ID, "kind", ack.Kind, "from", ack.From.ID)
+		return nil
+	}
+	return ack
 }
 
 // sendViewStream sends a run of packets to one member (a view: MsgSync
@@ -331,7 +352,16 @@ func (a *Agent) releaseOutSlot() { <-a.outSlots }
 // streamResult takes a dialling goroutine's result. Agent goroutine.
 func (a *Agent) streamResult(r streamResult) {
 	switch {
-	case r.probe != nil && r.acked:
+	case r.probe != nil && r.ack != nil:
+		if len(r.ack.Updates) > 0 {
+			// The target's own Alive (its refutation, if it had one).
+			g := *r.ack
+			g.Kind, g.To = swim.MsgGossip, a.self
+			if err := a.m.Step(a.now(), &g); err != nil {
+				a.rejected.Add(1)
+				a.log.Debug("rejected stream ack updates", "from", r.ack.From.ID, "err", err)
+			}
+		}
 		a.m.StreamAck(a.now(), r.probe.To.ID, r.probe.Seq)
 	case r.probe != nil:
 		a.m.StreamFailed(a.now(), r.probe.To.ID, r.probe.Seq)

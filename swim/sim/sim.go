@@ -172,6 +172,8 @@ type Sim struct {
 	phook   PacketHook
 	dropped int64
 	steps   int64
+	// noAckUpdates drops the updates of stream acks (a test's control).
+	noAckUpdates bool
 }
 
 // New builds a simulation of cfg.N members.
@@ -446,39 +448,47 @@ func (s *Sim) route(from int, p *swim.Packet) {
 // connection handshake and the ping and its ack, two round trips of the
 // link's delay, lossless (a stream retransmits) and blind to UDPBlocked,
 // but stopped by a partition, a crashed or paused target, or an unknown
-// address. The target applies the updates the ping carries as gossip when
-// the ping reaches it; the prober gets StreamAck, or StreamFailed, when
-// the ack would have arrived, unless it crashed, restarted or is paused
-// then (the answer is lost).
+// address. When the ping reaches the target, the target answers it
+// (swim.Member.AnswerStreamPing: the updates it carries applied, an ack
+// with the target's Alive); the prober applies the ack's updates and gets
+// StreamAck, or StreamFailed, when the ack would have arrived, unless it
+// crashed, restarted or is paused then (the answer is lost).
 func (s *Sim) streamProbe(from int, sp swim.StreamProbe) {
 	to, ok := s.byAddr[sp.To.Addr]
 	prober := s.members[from]
 	gen := prober.gen
 	if !ok || to == from {
-		s.At(s.now, func() { s.streamAnswer(from, gen, sp, false) })
+		s.At(s.now, func() { s.streamAnswer(from, gen, sp, nil) })
 		return
 	}
 	there := s.cfg.Delay(from, to, s.rng) + s.cfg.Delay(to, from, s.rng) + s.cfg.Delay(from, to, s.rng)
 	back := s.cfg.Delay(to, from, s.rng)
-	ups := append([]swim.Update(nil), sp.Updates...)
+	ping := swim.Packet{Kind: swim.MsgPing, From: prober.node, To: sp.To, Ping: swim.Ping{Seq: sp.Seq},
+		Updates: append([]swim.Update(nil), sp.Updates...)}
 	s.At(s.now+there, func() {
 		tm := s.members[to]
-		reached := !tm.crashed && !tm.paused && (s.group == nil || s.group[from] == s.group[to])
-		if reached && len(ups) > 0 {
-			g := swim.Packet{Kind: swim.MsgGossip, From: prober.node, To: tm.node, Updates: ups}
-			_ = tm.m.Step(s.now, &g)
+		var ack *swim.Packet
+		if !tm.crashed && !tm.paused && (s.group == nil || s.group[from] == s.group[to]) {
+			if a, err := tm.m.AnswerStreamPing(s.now, &ping); err == nil {
+				a.Updates = append([]swim.Update(nil), a.Updates...)
+				ack = &a
+			}
 			s.flush(to)
 		}
-		s.At(s.now+back, func() { s.streamAnswer(from, gen, sp, reached) })
+		s.At(s.now+back, func() { s.streamAnswer(from, gen, sp, ack) })
 	})
 }
 
-func (s *Sim) streamAnswer(from, gen int, sp swim.StreamProbe, acked bool) {
+func (s *Sim) streamAnswer(from, gen int, sp swim.StreamProbe, ack *swim.Packet) {
 	sm := s.members[from]
 	if sm.gen != gen || sm.crashed || sm.paused {
 		return
 	}
-	if acked {
+	if ack != nil {
+		if len(ack.Updates) > 0 && !s.noAckUpdates {
+			g := swim.Packet{Kind: swim.MsgGossip, From: ack.From, To: sm.node, Updates: ack.Updates}
+			_ = sm.m.Step(s.now, &g)
+		}
 		sm.m.StreamAck(s.now, sp.To.ID, sp.Seq)
 	} else {
 		sm.m.StreamFailed(s.now, sp.To.ID, sp.Seq)
