@@ -246,11 +246,13 @@ func (l *StreamListener) acceptLoop(handle func(*Conn)) {
 		l.wg.Add(1)
 		go func() {
 			defer l.wg.Done()
-			defer func() { <-l.slots }()
 			defer func() {
+				// The slot is free before the peer sees the close: a peer
+				// that opens its next stream on seeing it is not refused.
 				l.mu.Lock()
 				delete(l.conns, c)
 				l.mu.Unlock()
+				<-l.slots
 				_ = c.Close()
 			}()
 			conn := c
