@@ -62,7 +62,7 @@ func (c fdCluster) Start(n int, rec *Recorder, seed uint64) ([]Node, error) {
 			var err error
 			if u, err = transport.Listen(transport.Config{}); err != nil {
 				cancel()
-				return nil, err
+				return nodes, err
 			}
 			cfg := agent.Config{
 				ID:           swim.ID(name),
@@ -97,7 +97,7 @@ func (c fdCluster) Start(n int, rec *Recorder, seed uint64) ([]Node, error) {
 				continue
 			}
 			cancel()
-			return nil, err
+			return nodes, err
 		}
 		ev, _ := a.Subscribe(4096)
 		go func() {
@@ -121,7 +121,7 @@ func (c fdCluster) Start(n int, rec *Recorder, seed uint64) ([]Node, error) {
 			jcancel()
 			if err != nil {
 				cancel()
-				return nil, fmt.Errorf("fdkit join: %w", err)
+				return nodes, fmt.Errorf("fdkit join: %w", err)
 			}
 		}
 		addrs = append(addrs, u.LocalAddr().String())

@@ -23,6 +23,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -131,6 +132,12 @@ func run(o options) error {
 		for i := 0; i < o.runs; i++ {
 			for j, c := range clusters {
 				r, err := runOne(c, sc, o, i)
+				for try := 1; try < 4 && errors.As(err, new(startError)); try++ {
+					// A port taken between its choice and its bind (other
+					// processes on the machine): start the run again.
+					fmt.Fprintf(os.Stderr, "retry %s/%s run %d (%d): %v\n", c.Library(), sc, i, try, err)
+					r, err = runOne(c, sc, o, i)
+				}
 				if err != nil {
 					return fmt.Errorf("%s/%s run %d: %w", c.Library(), sc, i, err)
 				}
@@ -196,7 +203,7 @@ func runOne(c Cluster, sc string, o options, run int) (Result, error) {
 		}
 	}()
 	if err != nil {
-		return Result{}, err
+		return Result{}, startError{err}
 	}
 	res := Result{Lib: c.Library(), Scenario: sc, First: -1, Full: -1}
 	deadline := time.Now().Add(60 * time.Second)
@@ -322,6 +329,12 @@ func runOne(c Cluster, sc string, o options, run int) (Result, error) {
 	}
 	return res, nil
 }
+
+// startError is a failure to start a library's members.
+type startError struct{ err error }
+
+func (e startError) Error() string { return "start: " + e.err.Error() }
+func (e startError) Unwrap() error { return e.err }
 
 func dur(d time.Duration) string {
 	if d < 0 {

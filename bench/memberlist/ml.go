@@ -58,7 +58,7 @@ func (c mlCluster) Start(n int, rec *Recorder, seed uint64) ([]Node, error) {
 			Logger:    log.New(io.Discard, "", 0),
 		})
 		if err != nil {
-			return nil, err
+			return nodes, err
 		}
 		imp := NewImpair(seed + uint64(i))
 		cfg := memberlist.DefaultLANConfig()
@@ -76,7 +76,7 @@ func (c mlCluster) Start(n int, rec *Recorder, seed uint64) ([]Node, error) {
 		}
 		ml, err := memberlist.Create(cfg)
 		if err != nil {
-			return nil, err
+			return nodes, err
 		}
 		// Join through every earlier member (or member 0 only), as the
 		// fdkit cluster does.
@@ -86,7 +86,8 @@ func (c mlCluster) Start(n int, rec *Recorder, seed uint64) ([]Node, error) {
 				seeds = addrs[:1]
 			}
 			if _, err := ml.Join(seeds); err != nil {
-				return nil, fmt.Errorf("memberlist join: %w", err)
+				_ = ml.Shutdown()
+				return nodes, fmt.Errorf("memberlist join: %w", err)
 			}
 		}
 		addrs = append(addrs, fmt.Sprintf("127.0.0.1:%d", cfg.BindPort))
