@@ -405,8 +405,9 @@ type memberJSON struct {
 	Meta      string              `json:"meta,omitempty"`
 	MetaPairs map[string][]string `json:"meta_pairs,omitempty"`
 	// Versions is the range of wire formats the member reads, [min, max];
-	// absent when it advertised none (a member writing format 1).
-	Versions []uint8 `json:"wire_versions,omitempty"`
+	// absent when it advertised none (a member writing format 1). Ints,
+	// not bytes: encoding/json writes a []uint8 as a base64 string.
+	Versions []int `json:"wire_versions,omitempty"`
 }
 
 // Bounds of the --http server: a client gets httpReadHeaderTimeout to
@@ -456,7 +457,7 @@ func serveHTTP(ln net.Listener, a *agent.Agent) (func(), error) {
 				out[i].MetaPairs = v
 			}
 			if !m.Versions.IsZero() {
-				out[i].Versions = []uint8{m.Versions.Min, m.Versions.Max}
+				out[i].Versions = []int{int(m.Versions.Min), int(m.Versions.Max)}
 			}
 		}
 		w.Header().Set("Content-Type", "application/json")

@@ -45,7 +45,7 @@ func TestAgentMetaShown(t *testing.T) {
 		ID        string              `json:"id"`
 		Meta      string              `json:"meta"`
 		MetaPairs map[string][]string `json:"meta_pairs"`
-		Versions  []uint8             `json:"wire_versions"`
+		Versions  json.RawMessage     `json:"wire_versions"` // raw: a JSON array of numbers, not base64
 	}
 	var got entry
 	require.Eventually(t, func() bool {
@@ -67,7 +67,7 @@ func TestAgentMetaShown(t *testing.T) {
 		}
 		return false
 	}, 20*time.Second, 50*time.Millisecond)
-	assert.Equal(t, entry{ID: "a", Meta: "role=db&zone=eu-1", MetaPairs: map[string][]string{"role": {"db"}, "zone": {"eu-1"}}, Versions: []uint8{1, 2}}, got)
+	assert.Equal(t, entry{ID: "a", Meta: "role=db&zone=eu-1", MetaPairs: map[string][]string{"role": {"db"}, "zone": {"eu-1"}}, Versions: json.RawMessage(`[1,2]`)}, got)
 	require.Eventually(t, func() bool {
 		return strings.Contains(b.output(), `kind=join id=a`) && strings.Contains(b.output(), `meta="role=db&zone=eu-1"`)
 	}, 10*time.Second, 50*time.Millisecond, "%s", b.output())
