@@ -7,6 +7,7 @@ import (
 	"github.com/fdkit/fdkit/chen"
 	"github.com/fdkit/fdkit/detector"
 	"github.com/fdkit/fdkit/qos"
+	"github.com/fdkit/fdkit/trace"
 )
 
 // The worked example of docs/algorithms.md, “Replaying a trace”: Chen's NFD-E
@@ -68,4 +69,42 @@ func ExampleSweep() {
 	// α=  0ms: 4 mistakes, QAP 0.733, TD 97ms (arrival-based)
 	// α= 30ms: 2 mistakes, QAP 0.850, TD 127ms (arrival-based)
 	// α=100ms: 1 mistakes, QAP 0.994, TD 197ms (arrival-based)
+}
+
+// The same replay from a trace.Spool: the heartbeats live in a temporary
+// file and are read once per pass, so a stream of any length replays in
+// bounded memory, with the same result as ReplaySlice.
+func ExampleReplaySource() {
+	arrivals := map[uint64]time.Duration{1: 120, 2: 225, 3: 318, 4: 440, 5: 522, 6: 630, 8: 835, 9: 990, 10: 1021}
+	sp, err := trace.NewSpool("")
+	if err != nil {
+		panic(err)
+	}
+	defer sp.Close()
+	for s := uint64(1); s <= 10; s++ {
+		if a, ok := arrivals[s]; ok {
+			if err := sp.Add(detector.Heartbeat{Seq: s, HasSeq: true,
+				Sent: time.Duration(s) * 100 * time.Millisecond, HasSent: true, Arrival: a * time.Millisecond}); err != nil {
+				panic(err)
+			}
+		}
+	}
+	if err := sp.Finish(); err != nil {
+		panic(err)
+	}
+	d, err := chen.New(chen.Config{
+		Estimator: chen.EstimatorConfig{Interval: 100 * time.Millisecond, WindowSize: 3},
+		Margin:    new(30 * time.Millisecond),
+	})
+	if err != nil {
+		panic(err)
+	}
+	res, err := qos.ReplaySource(d, sp, qos.Config{})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Printf("%d heartbeats, mistakes %d, TD mean %v, p99 %v\n", sp.Len(), res.Mistakes,
+		res.TD.Mean.Round(time.Microsecond), res.TD.P99.Round(time.Microsecond))
+	// Output:
+	// 9 heartbeats, mistakes 2, TD mean 163.619ms, p99 181.667ms
 }
