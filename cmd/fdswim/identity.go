@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"strings"
@@ -54,6 +55,9 @@ func loadIdentity(path string) (key ed25519.PrivateKey, created bool, err error)
 		var m int
 		m, err = f.Read(buf[n:])
 		n += m
+	}
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, false, fmt.Errorf("--identity-file %s: %w", path, err)
 	}
 	if n > identityFileMax {
 		return nil, false, fmt.Errorf("--identity-file %s: larger than %d bytes, want one hex Ed25519 seed", path, identityFileMax)

@@ -60,3 +60,14 @@ func TestIdentityFile(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, ed25519.NewKeyFromSeed(seed).Equal(k))
 }
+
+// A read error is reported as such: --identity-file naming a directory
+// said "no key line" (the error of the read was dropped).
+func TestIdentityFileReadError(t *testing.T) {
+	dir := t.TempDir()
+	_, _, err := loadIdentity(dir)
+	require.Error(t, err)
+	assert.ErrorContains(t, err, "--identity-file "+dir)
+	assert.ErrorContains(t, err, "is a directory")
+	assert.NotContains(t, err.Error(), "no key line")
+}
