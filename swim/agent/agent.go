@@ -128,7 +128,9 @@ type Config struct {
 	// 0: the latest, wire.Version). Packets of every format are read. Set
 	// 1 while the group still has members that read only format 1; those
 	// show a zero Versions range in Members. Format 1 carries no metadata
-	// and no application data.
+	// and no application data: with 1, Start refuses Protocol.Meta and
+	// LocalState, and Broadcast, SendTo and SetMeta fail, with
+	// ErrNeedsFormat2.
 	WireVersion byte
 	// LocalState, when set, returns the application's state to send with
 	// every view transfer (anti-entropy exchanges and answers to joins),
@@ -379,6 +381,12 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 	if len(cfg.Protocol.Meta) > swim.MaxMetaLen {
 		closeAll()
 		return nil, fmt.Errorf("agent: Protocol.Meta: %w: %d bytes", swim.ErrMetaTooLarge, len(cfg.Protocol.Meta))
+	}
+	if codec.Version() < 2 && (len(cfg.Protocol.Meta) > 0 || cfg.LocalState != nil) {
+		// Format 1 would drop them from every packet: only this member
+		// would ever see its metadata, and no state would be sent.
+		closeAll()
+		return nil, fmt.Errorf("%w: Protocol.Meta or LocalState is set", ErrNeedsFormat2)
 	}
 	if cfg.Protocol.Versions.IsZero() {
 		cfg.Protocol.Versions = wire.Versions()
@@ -743,11 +751,15 @@ func (a *Agent) do(ctx context.Context, f func()) error {
 // SetMeta replaces this member's metadata (at most swim.MaxMetaLen = 512
 // bytes) and disseminates it with an incarnation bump (swim.Member.SetMeta);
 // the other members report it with swim.EventUpdate and show it in
-// Members. Errors: swim.ErrMetaTooLarge, swim.ErrLeft, ErrStopped, or the
-// context's.
+// Members. Errors: swim.ErrMetaTooLarge, swim.ErrLeft, ErrNeedsFormat2
+// (non-empty metadata on an agent writing wire format 1), ErrStopped, or
+// the context's.
 func (a *Agent) SetMeta(ctx context.Context, meta []byte) error {
 	if len(meta) > swim.MaxMetaLen {
 		return fmt.Errorf("agent: %w: %d bytes", swim.ErrMetaTooLarge, len(meta))
+	}
+	if a.codec.Version() < 2 && len(meta) > 0 {
+		return ErrNeedsFormat2
 	}
 	var err error
 	if derr := a.do(ctx, func() { err = a.m.SetMeta(meta) }); derr != nil {
