@@ -243,7 +243,9 @@ type Config struct {
 	// packet carries (counted as Packet.Size counts them, section
 	// included); 0, the default, gives them all the room the membership
 	// updates leave under MaxPacketSize (memberlist's GetBroadcasts
-	// limit). A broadcast larger than the budget is never sent.
+	// limit). Broadcast refuses a broadcast larger than the budget
+	// (ErrMessageSize); one received larger than it, from a member with a
+	// larger budget, is delivered but not passed on.
 	BroadcastBudget int
 	// FirstBroadcastSeq is the Seq after which this member numbers its
 	// broadcasts (default 0). Receivers deliver a broadcast only when its

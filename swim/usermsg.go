@@ -150,13 +150,28 @@ func (m *Member) Broadcast(key string, data []byte) error {
 }
 
 // checkBroadcastFits refuses a broadcast that could not ride on a ping
-// to a member with an ID and address as long as this member's.
+// to a member with an ID and address as long as this member's, or that
+// is larger than Config.BroadcastBudget (attachBroadcasts would never
+// send it).
 func (m *Member) checkBroadcastFits(b *Broadcast) error {
 	probe := Packet{Kind: MsgPing, From: m.self, To: m.self, Broadcasts: []Broadcast{*b}}
 	if s := probe.Size(); s > m.cfg.MaxPacketSize {
 		return fmt.Errorf("%w: broadcast needs %d bytes in a packet, MaxPacketSize is %d", ErrMessageSize, s, m.cfg.MaxPacketSize)
 	}
+	if m.overBudget(b) {
+		return fmt.Errorf("%w: broadcast needs %d bytes with its section, BroadcastBudget is %d",
+			ErrMessageSize, b.Size()+broadcastSection, m.cfg.BroadcastBudget)
+	}
 	return nil
+}
+
+// broadcastSection is what a packet's broadcasts entry costs besides the
+// broadcasts (see Packet.Size).
+const broadcastSection = 1 + 3 + 3
+
+// overBudget reports whether b can never ride within Config.BroadcastBudget.
+func (m *Member) overBudget(b *Broadcast) bool {
+	return m.cfg.BroadcastBudget > 0 && b.Size()+broadcastSection > m.cfg.BroadcastBudget
 }
 
 // queueBroadcast adds b to the queue, removing a queued broadcast it
@@ -201,7 +216,7 @@ func (m *Member) attachBroadcasts(to ID, budget int) []Broadcast {
 	if len(m.ubq) == 0 || budget <= 0 {
 		return nil
 	}
-	budget -= 1 + 3 + 3 // the packet's broadcasts entry (see Packet.Size)
+	budget -= broadcastSection
 	slices.SortFunc(m.ubq, func(a, b *userBcast) int {
 		if c := cmp.Compare(a.tx, b.tx); c != 0 {
 			return c
@@ -273,6 +288,9 @@ func (m *Member) receiveBroadcasts(from ID, bs []Broadcast) {
 		}
 		m.stats.BroadcastsReceived++
 		m.msgs = append(m.msgs, Message{From: b.Origin, Data: b.Data, Broadcast: true, Key: b.Key})
+		if m.overBudget(&b) {
+			continue // from a member with a larger budget: this one cannot pass it on
+		}
 		m.queueBroadcast(b, from)
 	}
 }

@@ -345,3 +345,26 @@ func TestKeyedBroadcastOutOfOrder(t *testing.T) {
 	assert.Equal(t, uint64(5), a.ubq[0].b.Seq)
 	assert.Equal(t, 1, a.Stats().BroadcastsSuperseded)
 }
+
+// TestBroadcastOverBudget: a broadcast that can never ride within
+// Config.BroadcastBudget is refused by Broadcast (ErrMessageSize) instead
+// of being accepted and then never sent; one received from a member with a
+// larger budget is delivered but not queued for passing on (it would hold
+// a queue slot until the queue overflowed).
+func TestBroadcastOverBudget(t *testing.T) {
+	a := newTest(t, "a", ModeDetector, func(c *Config) { c.BroadcastBudget = 150 }, "b", "c")
+	empty := Broadcast{Origin: "a"}
+	fits := 150 - 7 - empty.Size() // data bytes that just fit
+	require.NoError(t, a.Broadcast("", make([]byte, fits)))
+	err := a.Broadcast("", make([]byte, fits+1))
+	require.ErrorIs(t, err, ErrMessageSize)
+	assert.ErrorContains(t, err, "BroadcastBudget")
+	assert.Equal(t, 1, a.Stats().BroadcastsQueued)
+	require.Len(t, a.ubq, 1)
+
+	big := Broadcast{Origin: "b", Seq: 1, Data: make([]byte, 400)}
+	require.NoError(t, a.Step(0, &Packet{Kind: MsgGossip, From: node("b"), To: node("a"), Broadcasts: []Broadcast{big}}))
+	msgs := a.Ready().Messages
+	require.Len(t, msgs, 1, "delivered here")
+	assert.Len(t, a.ubq, 1, "not queued: it could never be sent")
+}
