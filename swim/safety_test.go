@@ -326,3 +326,42 @@ func TestPingReqIntermediatesAnsweredFirst(t *testing.T) {
 	}
 	assert.Positive(t, others, "members that never answered still serve when too few did")
 }
+
+// A member that joins through the very member holding its ID is refused
+// the same way, and learns of it: the refusal comes From its own ID (at
+// the holder's address), which it must read as the conflict rather than
+// drop as its own packet. Before, the joiner heard nothing and its join
+// timed out without a word.
+func TestIDConflictAtJoinThroughHolder(t *testing.T) {
+	s := newTest(t, "s", ModeLifeguard, nil, "b")
+	imp := Node{ID: "s", Addr: "impostor:7946"}
+	j, err := New(Config{Self: imp, Mode: ModeLifeguard}, newTestRand())
+	require.NoError(t, err)
+	require.NoError(t, j.Join(0, []string{"s:7946"}))
+	pk, _ := drain(j)
+	require.Len(t, pk, 1)
+	require.NoError(t, s.Step(time.Second, &pk[0]))
+	out, _ := drain(s)
+	require.Len(t, out, 1, "a refusal, not the view")
+	require.NoError(t, j.Step(time.Second, &out[0]))
+	_, ev := drain(j)
+	var conflict []Event
+	for _, e := range ev {
+		if e.Kind == EventConflict {
+			conflict = append(conflict, e)
+		}
+	}
+	require.Len(t, conflict, 1, "the joiner reports the conflict")
+	assert.Equal(t, node("s"), conflict[0].Node, "the holder")
+	assert.Equal(t, imp, conflict[0].Held)
+	assert.Equal(t, 1, j.Stats().Conflicts)
+	assert.Equal(t, 1, j.NumAlive(), "the joiner did not join")
+	pk, _ = advance(j, 3*time.Second)
+	var joins int
+	for _, p := range pk {
+		if p.Kind == MsgJoin {
+			joins++
+		}
+	}
+	assert.Positive(t, joins, "the join is retried")
+}

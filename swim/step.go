@@ -29,6 +29,12 @@ func (m *Member) Step(now time.Duration, pkt *Packet) error {
 		return nil
 	}
 	if pkt.From.ID == m.self.ID {
+		if pkt.Kind == MsgSync && m.joining && m.st == running && pkt.From.Addr != m.self.Addr {
+			// The answer of a member that holds this ID itself and
+			// refused this member's join (refuseJoin): a conflict, the
+			// join is retried.
+			m.conflict(now, pkt.From, m.self)
+		}
 		return nil
 	}
 	joiner := pkt.Kind == MsgJoin && m.State(pkt.From.ID) != StateAlive

@@ -686,7 +686,11 @@ func (a *Agent) publish(events []swim.Event) {
 				"id", e.Node.ID, "addr", e.Node.Addr, "stream_only_total", a.m.Stats().StreamOnly)
 		}
 		if e.Kind == swim.EventConflict {
-			if e.Held == a.self {
+			// Only a claim heard while a Join waits refuses that Join: the
+			// same event shape (another node, this member held) also
+			// reports a newcomer this member refused as the ID's holder,
+			// which must not fail the holder's own later Joins.
+			if e.Held == a.self && len(a.joinWaiters) > 0 {
 				a.conflict.Store(&e.Node)
 			}
 			a.log.Warn("member ID conflict: two nodes claim one ID; the one held is kept and the other refused",
@@ -800,6 +804,7 @@ func (a *Agent) Join(ctx context.Context, addrs ...string) error {
 	var jerr error
 	joined := make(chan struct{})
 	if err := a.do(ctx, func() {
+		a.conflict.Store(nil) // a refusal of an earlier Join is not this one's
 		if jerr = a.m.Join(a.now(), addrs); jerr != nil {
 			return
 		}

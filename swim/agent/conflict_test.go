@@ -40,3 +40,21 @@ func TestDuplicateIDRefused(t *testing.T) {
 		assert.Equal(t, swim.StateAlive, state(a, as[1].Self().ID))
 	}
 }
+
+// TestConflictNotStickyForHolder: a newcomer claiming a member's own ID
+// through that member is refused there, and the member (the ID's holder)
+// stays free to join again later (to rejoin after a partition): the refused
+// claim does not make its own later Join fail as if its ID were taken.
+func TestConflictNotStickyForHolder(t *testing.T) {
+	as := group(t, 2, Config{})
+	dup := start(t, Config{ID: as[0].Self().ID})
+	ctx, stop := context.WithTimeout(context.Background(), 5*time.Second)
+	defer stop()
+	err := dup.Join(ctx, as[0].Self().Addr)
+	require.Error(t, err)
+	assert.ErrorContains(t, err, "already held by the member at "+as[0].Self().Addr)
+	require.NoError(t, dup.Close())
+	ctx2, stop2 := context.WithTimeout(context.Background(), 5*time.Second)
+	defer stop2()
+	assert.NoError(t, as[0].Join(ctx2, as[1].Self().Addr), "the holder's own Join")
+}
