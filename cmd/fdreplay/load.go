@@ -50,17 +50,53 @@ func loadInputs(o options, files []string, stderr io.Writer) ([]input, error) {
 		ropt.Columns = trace.Columns{Sender: parts[0], Seq: parts[1], Sent: parts[2], Arrival: parts[3], Unit: unit}
 	}
 	var out []input
+	// held is how many heartbeats of earlier inputs are in memory: the
+	// bound memHeartbeats is over all inputs together.
+	held := 0
+	add := func(ins []input) error {
+		out = append(out, ins...)
+		n, spooled := 0, false
+		for _, in := range ins {
+			n += len(in.hbs)
+			spooled = spooled || in.spool != nil
+		}
+		if !spooled {
+			held += n
+			return nil
+		}
+		// This input went past the bound: the earlier ones move to spools
+		// too.
+		for i := range out {
+			if out[i].spool == nil {
+				sp, err := spoolOf(out[i].hbs)
+				if err == nil {
+					if err = sp.Finish(); err != nil {
+						sp.Close()
+					}
+				}
+				if err != nil {
+					return fmt.Errorf("%s: sender %q: %w", out[i].file, out[i].sender, spoolErr(err))
+				}
+				out[i].spool, out[i].hbs = sp, nil
+			}
+		}
+		held = 0
+		return nil
+	}
 	if len(files) == 0 {
 		r, err := traces.Open(traces.Default)
 		if err != nil {
 			return nil, err
 		}
-		ins, err := loadReader(r, "traces/"+traces.Default, o, false, stderr)
+		ins, err := loadReader(r, "traces/"+traces.Default, o, false, memHeartbeats, stderr)
 		r.Close()
+		if err == nil {
+			err = add(ins)
+		}
 		if err != nil {
+			closeInputs(out)
 			return nil, err
 		}
-		out = append(out, ins...)
 	}
 	for _, f := range files {
 		var r *trace.Reader
@@ -75,13 +111,15 @@ func loadInputs(o options, files []string, stderr io.Writer) ([]input, error) {
 		if err != nil {
 			return nil, err
 		}
-		ins, err := loadReader(r, f, o, len(files) > 1, stderr)
+		ins, err := loadReader(r, f, o, len(files) > 1, memHeartbeats-held, stderr)
 		r.Close()
+		if err == nil {
+			err = add(ins)
+		}
 		if err != nil {
 			closeInputs(out)
 			return nil, err
 		}
-		out = append(out, ins...)
 	}
 	uniqueNames(out)
 	return out, nil
@@ -96,34 +134,57 @@ type epochStream struct {
 	spool    *trace.Spool // the heartbeats, once the input is too large for memory
 }
 
-// memHeartbeats is how many heartbeats of one input are kept in memory
-// (40 bytes each). Past it, every stream of the input moves to a
-// trace.Spool (an unlinked temporary file, about 6 bytes per heartbeat)
-// and is replayed from there, so that memory does not grow with the
-// input.
+// memHeartbeats is how many heartbeats of all inputs together are kept in
+// memory (40 bytes each). Past it, every stream of the input being read
+// and of the inputs before it moves to a trace.Spool (an unlinked
+// temporary file, about 6 bytes per heartbeat) and is replayed from there,
+// so that memory grows neither with an input nor with the number of
+// inputs.
 var memHeartbeats = 1 << 20
 
 // toSpool moves s's heartbeats to a spool, sorted by arrival.
 func (s *epochStream) toSpool() error {
-	sp, err := trace.NewSpool("")
-	if err != nil {
-		return err
-	}
 	if s.unsorted {
 		slices.SortStableFunc(s.hbs, func(a, b detector.Heartbeat) int { return cmp.Compare(a.Arrival, b.Arrival) })
 	}
-	for _, hb := range s.hbs {
-		if err := sp.Add(hb); err != nil {
-			sp.Close()
-			return err
-		}
+	sp, err := spoolOf(s.hbs)
+	if err != nil {
+		return err
 	}
 	s.spool, s.hbs, s.unsorted = sp, nil, false
 	return nil
 }
 
+// spoolOf returns a spool holding hbs, which are in arrival order; it is
+// not finished, so that more heartbeats can follow.
+func spoolOf(hbs []detector.Heartbeat) (*trace.Spool, error) {
+	sp, err := trace.NewSpool("")
+	if err != nil {
+		return nil, err
+	}
+	for _, hb := range hbs {
+		if err := sp.Add(hb); err != nil {
+			sp.Close()
+			return nil, err
+		}
+	}
+	return sp, nil
+}
+
+// spoolErr adds to an error of a spool what the user can do about it:
+// sort the trace (heartbeats too far out of arrival order), or make room
+// in the temporary directory (any other error: a full or read-only disk,
+// a missing TMPDIR).
+func spoolErr(err error) error {
+	if errors.Is(err, trace.ErrSpoolOrder) {
+		return fmt.Errorf("%w; sort the trace by arrival time first", err)
+	}
+	return fmt.Errorf("%w (past %d heartbeats in memory, fdreplay keeps the streams in temporary files in %s: free space there or set TMPDIR to another directory)", err, memHeartbeats, os.TempDir())
+}
+
 // loadReader reads one trace through the sanity check into streams.
-func loadReader(r *trace.Reader, file string, o options, multi bool, stderr io.Writer) ([]input, error) {
+// Past limit heartbeats in memory, its streams move to spools.
+func loadReader(r *trace.Reader, file string, o options, multi bool, limit int, stderr io.Writer) ([]input, error) {
 	name := file
 	if file == "-" {
 		name = "<stdin>"
@@ -161,6 +222,7 @@ func loadReader(r *trace.Reader, file string, o options, multi bool, stderr io.W
 			e := &epochStream{sender: rec.Sender, epoch: len(es) + 1}
 			if inMemory < 0 {
 				if e.spool, ferr = trace.NewSpool(""); ferr != nil {
+					ferr = fmt.Errorf("%s:%d: sender %q: %w", name, c.Line, rec.Sender, spoolErr(ferr))
 					return
 				}
 			}
@@ -171,7 +233,7 @@ func loadReader(r *trace.Reader, file string, o options, multi bool, stderr io.W
 		s := es[c.Epoch-1]
 		if s.spool != nil {
 			if err := s.spool.Add(rec.Heartbeat()); err != nil {
-				ferr = fmt.Errorf("%s:%d: sender %q: %w; sort the trace by arrival time first", name, c.Line, rec.Sender, err)
+				ferr = fmt.Errorf("%s:%d: sender %q: %w", name, c.Line, rec.Sender, spoolErr(err))
 			}
 			return
 		}
@@ -179,11 +241,11 @@ func loadReader(r *trace.Reader, file string, o options, multi bool, stderr io.W
 			s.unsorted = true
 		}
 		s.hbs = append(s.hbs, rec.Heartbeat())
-		if inMemory++; inMemory > memHeartbeats {
+		if inMemory++; inMemory > limit {
 			inMemory = -1
 			for _, e := range all {
 				if ferr = e.toSpool(); ferr != nil {
-					ferr = fmt.Errorf("%s:%d: sender %q: %w; sort the trace by arrival time first", name, c.Line, e.sender, ferr)
+					ferr = fmt.Errorf("%s:%d: sender %q: %w", name, c.Line, e.sender, spoolErr(ferr))
 					return
 				}
 			}
@@ -230,7 +292,7 @@ func loadReader(r *trace.Reader, file string, o options, multi bool, stderr io.W
 	for _, e := range all {
 		if e.spool != nil {
 			if ferr = e.spool.Finish(); ferr != nil {
-				return nil, ferr
+				return nil, fmt.Errorf("%s: sender %q: %w", name, e.sender, spoolErr(ferr))
 			}
 		}
 	}
