@@ -67,8 +67,9 @@ type ReplayConfig struct {
 	// lift it over the genuine packets of a sender whose clock and delay
 	// are within Window of the receiver's. The price: a genuine packet
 	// forgotten less than Window after it was sealed (more than
-	// replayRemembered packets of one sender within Window) could be
-	// replayed once within Window.
+	// replayRemembered packets of one sender within Window; within
+	// Window plus its lead for a sender whose clock is ahead) can be
+	// replayed, any number of times, until the floor passes it.
 	Window time.Duration
 	// MaxSenders bounds the senders tracked (default 16,384); beyond it the
 	// least recently heard is forgotten.

@@ -260,3 +260,53 @@ func TestReplayForgedFutureStampDoesNotSilenceSender(t *testing.T) {
 		assert.NoError(t, err, "second %d", i+1)
 	}
 }
+
+// A sender that sends more than replayRemembered packets within Window
+// has some forgotten while still above its floor: an outsider who captured
+// them can replay them, not once but as often as it likes (each accepted
+// replay is remembered and pushes another young stamp out), until the
+// receiver's clock is Window past their sealing; then the floor covers
+// them and every replay is refused. The same holds for a sender whose
+// clock is d ahead, until d + Window past sealing. See docs/algorithms.md,
+// “SWIM: replay protection for sealed packets”.
+func TestReplayYoungForgottenBoundedByWindow(t *testing.T) {
+	for _, ahead := range []time.Duration{0, 5 * time.Second} {
+		kr, _ := NewKeyring(key(1, 16))
+		clk := &fakeClock{t: time.Unix(1_800_000_000, 0)}
+		sclk := &fakeClock{t: clk.t.Add(ahead)}
+		s, r := replayCodec(t, kr, sclk, nil), replayCodec(t, kr, clk, nil)
+		var burst [][]byte
+		for i := range 80 { // 80 packets in 80 ms
+			clk.t, sclk.t = clk.t.Add(time.Millisecond), sclk.t.Add(time.Millisecond)
+			b := seal(t, s, pingFrom("s", uint32(i)))
+			burst = append(burst, b)
+			_, err := r.Decode(b)
+			require.NoError(t, err)
+		}
+		sealed := sclk.t
+		replays := func() (n int) {
+			for _, b := range burst {
+				if _, err := r.Decode(b); err == nil {
+					n++
+				}
+			}
+			return n
+		}
+		early := 0
+		for range 10 {
+			clk.t = clk.t.Add(10 * time.Millisecond)
+			early += replays()
+		}
+		t.Logf("sender %v ahead: %d replays of %d captured packets accepted within 100 ms", ahead, early, len(burst))
+		// The receiver's clock Window past the last sealing (in the
+		// receiver's frame): the floor covers the whole burst.
+		clk.t = sealed.Add(-ahead).Add(DefaultReplayWindow + ahead + time.Millisecond)
+		// A genuine packet moves the floor (forgetting happens on accept).
+		for i := range replayRemembered + 1 {
+			sclk.t = clk.t.Add(ahead).Add(time.Duration(i) * time.Microsecond)
+			_, err := r.Decode(seal(t, s, pingFrom("s", uint32(100+i))))
+			require.NoError(t, err)
+		}
+		assert.Zero(t, replays(), "ahead %v: a replay after Window (+ the sender's lead) past sealing", ahead)
+	}
+}
