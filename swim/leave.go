@@ -12,10 +12,15 @@ import (
 // the member early, before its next probe, still tells somebody), keeps
 // running until that update has been piggybacked the full retransmit limit
 // or that many protocol periods have passed, and then stops (Left reports
-// true).
+// true). A member with no other live or suspect member has nobody to tell
+// and stops at once (as memberlist's Leave does without alive members).
 func (m *Member) Leave(now time.Duration) error {
 	if m.st != running {
 		return ErrLeft
+	}
+	if m.live == 0 {
+		m.st = left
+		return nil
 	}
 	m.st = leaving
 	u := Update{Kind: UpdateDead, Node: m.self, Incarnation: m.inc, From: m.self.ID}

@@ -702,3 +702,20 @@ func TestPauseGuard(t *testing.T) {
 	assert.Len(t, ev, 1, "Lifeguard mode suspects on the stale probe")
 	assert.Zero(t, l.Stats().LocalPauses)
 }
+
+// TestLeaveAlone: a member with no other live member has nobody to tell
+// of its leave: it has left at once, instead of holding its leave queued
+// until the leave deadline (an fdswim agent alone took its whole
+// --leave-timeout to stop).
+func TestLeaveAlone(t *testing.T) {
+	a := newTest(t, "a", ModeLifeguard, nil)
+	require.NoError(t, a.Leave(0))
+	assert.True(t, a.Left())
+	_, ok := a.NextDeadline()
+	assert.False(t, ok)
+
+	b := newTest(t, "b", ModeLifeguard, nil, "c")
+	b.apply(0, Update{Kind: UpdateDead, Node: node("c"), Incarnation: 0, From: "b"}, false)
+	require.NoError(t, b.Leave(time.Second))
+	assert.True(t, b.Left(), "its only peer is dead")
+}
