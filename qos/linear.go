@@ -67,6 +67,15 @@ type linearCollector struct {
 	// the start of that slot. bucket corrects the guess exactly.
 	tab    []int32
 	tabInv float64
+
+	// spill, when not nil, receives per evaluated heartbeat c, s, its
+	// delay and its cell (pendD and pendCell, set by the replayer just
+	// before openSegment) instead of c and s; floor records whether some
+	// c_k + s_k·ps[0] < 0 (see linearCurve.floor).
+	spill    *linearSpill
+	pendD    int64
+	pendCell uint8
+	floor    bool
 }
 
 func newLinearCollector(ps []float64, capacity int) *linearCollector {
@@ -182,6 +191,14 @@ func (l *linearCollector) openSegment(det detector.Detector, at time.Duration, f
 	}
 	l.open, l.off, l.scale, l.start = true, off, scale, at
 	if fresh {
+		if l.spill != nil {
+			c := float64(off - at)
+			if len(l.ps) > 0 && c+scale*l.ps[0] < 0 {
+				l.floor = true
+			}
+			l.spill.add(c, scale, l.pendD, l.pendCell)
+			return nil
+		}
 		l.c = append(l.c, float64(off-at))
 		l.s = append(l.s, scale)
 	}
@@ -271,6 +288,16 @@ type linearCurve struct {
 	cells            *cellSeries
 	evCell           []uint8
 	cTD0, cScale, cN []float64
+
+	// n is the number of evaluated heartbeats, and the last one's td0,
+	// scale and floor (−Inf without a floor).
+	n                             int
+	lastTD0, lastScale, lastFloor float64
+	// When the per-heartbeat data was spilled (fromSpill; td0, scales and
+	// floor are then nil): per query point, Σ_k TD_k(p) under the floor
+	// and its sums per cell.
+	floorSum   []float64
+	floorCells [][]float64
 }
 
 // replayLinear runs one replay of det collecting slacks for the query
@@ -284,8 +311,25 @@ func replayLinear(det detector.Detector, src Source, cfg Config, ps []float64) (
 	qs := slices.Clone(ps)
 	slices.Sort(qs)
 	qs = slices.Compact(qs)
-	lin := newLinearCollectorTab(qs, src.Len())
-	r := newReplayer(det, cfg, lin, src.Len())
+	// On a long Source that is not a slice the per-heartbeat data goes to
+	// a file, read back sequentially (fromSpill), so that memory does not
+	// grow with the stream.
+	_, isSlice := src.(sliceSource)
+	spilled := !isSlice && src.Len() > bigStream
+	hint := src.Len()
+	if spilled {
+		hint = 0
+	}
+	lin := newLinearCollectorTab(qs, hint)
+	if spilled {
+		sp, err := newLinearSpill()
+		if err != nil {
+			return nil, err
+		}
+		defer sp.close()
+		lin.spill = sp
+	}
+	r := newReplayer(det, cfg, lin, hint)
 	if cfg.Intervals {
 		r.withCells(src)
 		lin.withCells(r.cells.grid)
@@ -308,6 +352,25 @@ func replayLinear(det detector.Detector, src Source, cfg Config, ps []float64) (
 		lc.sVV[i] += lc.sVV[i+1]
 	}
 	sync := res.ClockSync
+	if spilled {
+		cellN := 0
+		if r.cells != nil {
+			cellN = r.cells.grid.n
+		}
+		if err := lc.fromSpill(lin.spill, sync, int64(cfg.DelayOffset), lin.floor, cellN); err != nil {
+			return nil, err
+		}
+		if lc.n != res.Evaluated {
+			return nil, fmt.Errorf("qos: internal error: %d linear TD samples for %d evaluated heartbeats", lc.n, res.Evaluated)
+		}
+		if lin.floor {
+			lc.floor = []float64{} // not nil: TD is floored (sums in floorSum)
+		}
+		if r.cells != nil {
+			lc.setCells(lin, r.cells, nil)
+		}
+		return lc, nil
+	}
 	lc.td0 = lin.c
 	lc.sameS = true
 	for k := range lc.td0 {
@@ -337,6 +400,13 @@ func replayLinear(det detector.Detector, src Source, cfg Config, ps []float64) (
 		lc.setCells(lin, r.cells, r.evCell)
 	}
 	n := len(lc.td0)
+	lc.n = n
+	if n > 0 {
+		lc.lastTD0, lc.lastScale, lc.lastFloor = lc.td0[n-1], lc.scales[n-1], math.Inf(-1)
+		if lc.floor != nil {
+			lc.lastFloor = lc.floor[n-1]
+		}
+	}
 	if n != res.Evaluated {
 		return nil, fmt.Errorf("qos: internal error: %d linear TD samples for %d evaluated heartbeats", n, res.Evaluated)
 	}
@@ -361,21 +431,25 @@ func (lc *linearCurve) at(p float64) (Result, error) {
 	susp := (lc.sUU[i+1] - p*lc.sU[i+1]) - (lc.sVV[i+1] - p*lc.sV[i+1]) + lc.constS
 	res.Suspected = detector.RoundNanos((max(susp, 0)))
 
-	n := len(lc.td0)
+	n := lc.n
 	if n > 0 {
 		if lc.floor == nil {
 			res.TD.Mean = detector.RoundNanos(((lc.sumTD0 + p*lc.sumScale) / float64(n)))
-			res.LastTD = detector.RoundNanos((lc.td0[n-1] + lc.scales[n-1]*p))
+			res.LastTD = detector.RoundNanos((lc.lastTD0 + lc.lastScale*p))
 		} else {
 			var sum float64
-			for k, c := range lc.td0 {
-				sum += max(c+lc.scales[k]*p, lc.floor[k])
+			if lc.floorSum != nil {
+				sum = lc.floorSum[i]
+			} else {
+				for k, c := range lc.td0 {
+					sum += max(c+lc.scales[k]*p, lc.floor[k])
+				}
 			}
 			res.TD.Mean = detector.RoundNanos((sum / float64(n)))
-			res.LastTD = detector.RoundNanos((max(lc.td0[n-1]+lc.scales[n-1]*p, lc.floor[n-1])))
+			res.LastTD = detector.RoundNanos((max(lc.lastTD0+lc.lastScale*p, lc.lastFloor)))
 		}
 		if lc.sameS {
-			sh := lc.scales[0] * p
+			sh := lc.lastScale * p
 			res.TD.P50 = detector.RoundNanos((lc.tdRanks[0] + sh))
 			res.TD.P99 = detector.RoundNanos((lc.tdRanks[1] + sh))
 			res.TD.Max = detector.RoundNanos((lc.tdRanks[2] + sh))
@@ -413,6 +487,9 @@ func (lc *linearCurve) setCells(lin *linearCollector, cells *cellSeries, evCell 
 		}
 	}
 	lc.lin, lc.cells, lc.evCell = lin, cells, evCell
+	if lc.cN != nil {
+		return // fromSpill summed them
+	}
 	lc.cTD0, lc.cScale, lc.cN = make([]float64, cells.grid.n), make([]float64, cells.grid.n), make([]float64, cells.grid.n)
 	for k, c := range evCell {
 		lc.cTD0[c] += lc.td0[k]
@@ -436,6 +513,8 @@ func (lc *linearCurve) cellsAt(i int, p float64) *cellSeries {
 		for c := range s.grid.n {
 			s.tdSum[c] = lc.cTD0[c] + p*lc.cScale[c]
 		}
+	} else if lc.floorCells != nil {
+		copy(s.tdSum, lc.floorCells[i])
 	} else {
 		for k, c := range lc.evCell {
 			s.tdSum[c] += max(lc.td0[k]+lc.scales[k]*p, lc.floor[k])

@@ -410,6 +410,8 @@ func (r *replayer) step(hb detector.Heartbeat) error {
 		}
 		if r.spill != nil {
 			r.spill.add(t, d, c)
+		} else if r.lin != nil && r.lin.spill != nil {
+			r.lin.pendD, r.lin.pendCell = d, c // spilled by openSegment
 		} else {
 			if r.lin == nil {
 				r.tdArr = append(r.tdArr, t)

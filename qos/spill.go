@@ -28,15 +28,25 @@ type evalSpill struct {
 }
 
 func newEvalSpill() (*evalSpill, error) {
-	f, err := os.CreateTemp("", "fdkit-qos-*")
+	f, name, err := createSpill()
 	if err != nil {
-		return nil, fmt.Errorf("qos: spilling replay data: %w", err)
+		return nil, err
 	}
-	s := &evalSpill{f: f, w: bufio.NewWriterSize(f, 32<<10)}
+	return &evalSpill{f: f, name: name, w: bufio.NewWriterSize(f, 32<<10)}, nil
+}
+
+// createSpill creates a temporary file and unlinks it at once; name is
+// the file's name when the system kept it linked (the caller removes it
+// after closing it), else empty.
+func createSpill() (f *os.File, name string, err error) {
+	f, err = os.CreateTemp("", "fdkit-qos-*")
+	if err != nil {
+		return nil, "", fmt.Errorf("qos: spilling replay data: %w", err)
+	}
 	if os.Remove(f.Name()) != nil {
-		s.name = f.Name()
+		name = f.Name()
 	}
-	return s, nil
+	return f, name, nil
 }
 
 func (s *evalSpill) add(t, d int64, c uint8) {
@@ -75,9 +85,9 @@ func (s *evalSpill) close() {
 	}
 }
 
-// selectBuckets and selectCollect bound selectStream's memory: a pass
-// either counts the values of a rank's window in selectBuckets buckets or,
-// once the window holds at most selectCollect values, keeps them.
+// selectBuckets and selectCollect bound selectKeys's memory: a pass
+// either counts the keys of a rank's window in selectBuckets buckets or,
+// once the window holds at most selectCollect keys, keeps them.
 const (
 	selectBuckets = 1 << 12
 	selectCollect = 1 << 16
@@ -85,103 +95,188 @@ const (
 
 // selectStream returns the values at the 0-based ranks among the n values
 // that each call of pass yields (the same values in the same order every
-// time), exactly, in memory that does not depend on n. Each pass narrows
-// a window of int64 values around each rank: values below it are counted,
-// values in it are counted in selectBuckets equal buckets and the bucket
-// holding the rank becomes the next window, until a window holds at most
-// selectCollect values, which the next pass keeps and selects from. A pass
-// narrows a window by a factor selectBuckets, so at most 6 passes are
-// needed after the first (64 bits / 12 bits a pass), and on real TD values
-// two or three.
+// time), exactly, in memory that does not depend on n (selectKeys on one
+// set, the int64 values as keys).
 func selectStream(n int, ranks [2]int, pass func(fn func(v int64)) error) ([2]int64, error) {
-	type win struct {
-		lo, hi uint64 // keys, inclusive
-		below  int    // values with keys below lo
-		inside int    // values with keys in [lo, hi]; −1 unknown
-		done   bool
-		val    int64
-	}
-	key := func(v int64) uint64 { return uint64(v) ^ (1 << 63) }
-	w := [2]win{{hi: math.MaxUint64, inside: n}, {hi: math.MaxUint64, inside: n}}
-	var hist [2][]int
-	var kept [2][]int64
-	for range 70 {
-		if w[0].done && w[1].done {
-			return [2]int64{w[0].val, w[1].val}, nil
-		}
-		var shift [2]uint
-		collect := [2]bool{}
-		for j := range 2 {
-			if w[j].done {
-				continue
-			}
-			if w[j].inside <= selectCollect {
-				collect[j] = true
-				kept[j] = kept[j][:0]
-				continue
-			}
-			span := w[j].hi - w[j].lo
-			for span>>shift[j] >= selectBuckets {
-				shift[j]++
-			}
-			if hist[j] == nil {
-				hist[j] = make([]int, selectBuckets)
-			}
-			clear(hist[j])
-		}
+	buf := make([]uint64, 0, 1024)
+	r, _, err := selectKeys(n, 1, ranks, func(_ func(int) bool, fn func(int, []uint64)) error {
+		buf = buf[:0]
 		err := pass(func(v int64) {
-			k := key(v)
+			buf = append(buf, uint64(v)^(1<<63))
+			if len(buf) == cap(buf) {
+				fn(0, buf)
+				buf = buf[:0]
+			}
+		})
+		if err == nil && len(buf) > 0 {
+			fn(0, buf)
+		}
+		return err
+	})
+	if err != nil {
+		return [2]int64{}, err
+	}
+	return [2]int64{int64(r[0][0] ^ (1 << 63)), int64(r[0][1] ^ (1 << 63))}, nil
+}
+
+// floatKey maps a float64 (not NaN) to a uint64 in the same order; keyFloat
+// is its inverse.
+func floatKey(v float64) uint64 {
+	b := math.Float64bits(v)
+	if b>>63 != 0 {
+		return ^b
+	}
+	return b | 1<<63
+}
+
+func keyFloat(k uint64) float64 {
+	if k>>63 != 0 {
+		return math.Float64frombits(k &^ (1 << 63))
+	}
+	return math.Float64frombits(^k)
+}
+
+// selectKeys returns, for each of sets sets of n uint64 keys, the keys at
+// the two 0-based ranks and the greatest key, exactly, in memory that does
+// not depend on n. A call of pass hands every key of every set i it is
+// asked for (want(i)) to fn(i, block) block by block, in the same order
+// every time; a set that is not wanted may be left out.
+//
+// Each pass narrows a window of keys around each rank of each set: keys
+// below it are counted, keys in it are counted in selectBuckets equal
+// buckets and the bucket holding the rank becomes the next window, until a
+// window holds at most selectCollect keys, which the next pass keeps and
+// selects from. A pass narrows a window by a factor selectBuckets, so at
+// most 6 passes are needed after the first (64 bits / 12 bits a pass), and
+// on real TD values two or three.
+func selectKeys(n, sets int, ranks [2]int, pass func(want func(i int) bool, fn func(i int, keys []uint64)) error) ([][2]uint64, []uint64, error) {
+	type win struct {
+		lo, hi  uint64 // keys, inclusive
+		below   int    // keys below lo
+		inside  int    // keys in [lo, hi]
+		done    bool
+		val     uint64
+		shift   uint
+		collect bool
+		hist    []int
+		kept    []int64 // kept keys, as int64 (key ^ 1<<63) in the same order
+	}
+	ws := make([][2]win, sets)
+	for i := range ws {
+		for j := range 2 {
+			ws[i][j] = win{hi: math.MaxUint64, inside: n}
+		}
+	}
+	mx := make([]uint64, sets)
+	first := true
+	want := func(i int) bool { return first || !ws[i][0].done || !ws[i][1].done }
+	for range 70 {
+		active := false
+		for i := range ws {
 			for j := range 2 {
-				wj := &w[j]
-				if wj.done || k < wj.lo || k > wj.hi {
+				w := &ws[i][j]
+				if w.done {
 					continue
 				}
-				if collect[j] {
-					kept[j] = append(kept[j], v)
-				} else {
-					hist[j][(k-wj.lo)>>shift[j]]++
+				active = true
+				w.shift = 0
+				w.collect = w.inside <= selectCollect
+				if w.collect {
+					w.kept = w.kept[:0]
+					continue
+				}
+				for (w.hi-w.lo)>>w.shift >= selectBuckets {
+					w.shift++
+				}
+				if w.hist == nil {
+					w.hist = make([]int, selectBuckets)
+				}
+				clear(w.hist)
+			}
+		}
+		if !active && !first {
+			out := make([][2]uint64, sets)
+			for i := range ws {
+				out[i] = [2]uint64{ws[i][0].val, ws[i][1].val}
+			}
+			return out, mx, nil
+		}
+		err := pass(want, func(i int, keys []uint64) {
+			if first {
+				m := mx[i]
+				for _, k := range keys {
+					m = max(m, k)
+				}
+				mx[i] = m
+			}
+			for j := range 2 {
+				w := &ws[i][j]
+				if w.done {
+					continue
+				}
+				lo, hi := w.lo, w.hi
+				if w.collect {
+					for _, k := range keys {
+						if k >= lo && k <= hi {
+							w.kept = append(w.kept, int64(k^(1<<63)))
+						}
+					}
+					continue
+				}
+				h, sh := w.hist, w.shift
+				for _, k := range keys {
+					if k >= lo && k <= hi {
+						h[(k-lo)>>sh]++
+					}
 				}
 			}
 		})
 		if err != nil {
-			return [2]int64{}, err
+			return nil, nil, err
 		}
-		for j := range 2 {
-			wj := &w[j]
-			if wj.done {
-				continue
-			}
-			r := ranks[j] - wj.below
-			if collect[j] {
-				if r < 0 || r >= len(kept[j]) {
-					return [2]int64{}, fmt.Errorf("qos: internal error: rank %d outside a window of %d values", ranks[j], len(kept[j]))
+		first = false
+		for i := range ws {
+			for j := range 2 {
+				w := &ws[i][j]
+				if w.done {
+					continue
 				}
-				wj.val, wj.done = selectRank(kept[j], r), true
-				continue
-			}
-			cum := 0
-			b := 0
-			for ; b < selectBuckets; b++ {
-				if cum+hist[j][b] > r {
-					break
+				r := ranks[j] - w.below
+				if w.collect {
+					if r < 0 || r >= len(w.kept) {
+						return nil, nil, fmt.Errorf("qos: internal error: rank %d outside a window of %d values", ranks[j], len(w.kept))
+					}
+					w.val, w.done = uint64(selectRank(w.kept, r))^(1<<63), true
+					w.kept = nil
+					continue
 				}
-				cum += hist[j][b]
-			}
-			if b == selectBuckets {
-				return [2]int64{}, fmt.Errorf("qos: internal error: rank %d beyond its window", ranks[j])
-			}
-			wj.below += cum
-			wj.inside = hist[j][b]
-			wj.lo += uint64(b) << shift[j]
-			if width := uint64(1)<<shift[j] - 1; math.MaxUint64-wj.lo >= width {
-				wj.hi = min(wj.hi, wj.lo+width)
-			}
-			if shift[j] == 0 || wj.lo == wj.hi {
-				wj.val, wj.done = int64(wj.lo^(1<<63)), true
+				cum := 0
+				b := 0
+				for ; b < selectBuckets; b++ {
+					if cum+w.hist[b] > r {
+						break
+					}
+					cum += w.hist[b]
+				}
+				if b == selectBuckets {
+					return nil, nil, fmt.Errorf("qos: internal error: rank %d beyond its window", ranks[j])
+				}
+				w.below += cum
+				w.inside = w.hist[b]
+				w.lo += uint64(b) << w.shift
+				if width := uint64(1)<<w.shift - 1; math.MaxUint64-w.lo >= width {
+					w.hi = min(w.hi, w.lo+width)
+				}
+				if w.shift == 0 || w.lo == w.hi {
+					w.val, w.done = w.lo, true
+				}
+				if w.done {
+					w.hist = nil
+				}
 			}
 		}
 	}
-	return [2]int64{}, fmt.Errorf("qos: internal error: selection did not converge")
+	return nil, nil, fmt.Errorf("qos: internal error: selection did not converge")
 }
 
 // tdStatsSpilled is tdStats over the TD_k = t_k + base_k of a spilled

@@ -329,13 +329,10 @@ func replayPoint(f *Family, i int, hbs Source, cfg Config) (*Point, error) {
 // returns the points indexed like f.Values (nil where a replay failed).
 //
 // The one-pass method keeps the linear form of TD_k per heartbeat: on a
-// Source that is not a slice and holds more than bigStream heartbeats the
-// points are replayed one by one instead, in memory that does not grow
-// with the stream.
+// Source that is not a slice and holds more than bigStream heartbeats it
+// keeps it in a temporary file read back sequentially (replayLinear), in
+// memory that does not grow with the stream.
 func sweepLinear(f *Family, hbs Source, cfg Config, progress func(int)) ([]*Point, Method, error) {
-	if _, isSlice := hbs.(sliceSource); !isSlice && hbs.Len() > bigStream {
-		return replayEach(f, hbs, cfg, progress)
-	}
 	pts := make([]*Point, len(f.Values))
 	det, err := f.New(f.Values[0])
 	if err != nil {
