@@ -171,3 +171,38 @@ func TestGrafanaCheckCatchesUnknownMetric(t *testing.T) {
 		`panel B: "up" queries no fdkit metric`,
 	}, bad)
 }
+
+// viewGauges are gauges that describe one agent's own view of the group:
+// adding them up across agents counts every member once per agent.
+var viewGauges = []string{"fdswim_members"}
+
+// summedAcrossAgents lists the queries that sum a view gauge without
+// keeping the instance label (sum(...) or sum by (...) without instance).
+func summedAcrossAgents(exprs, where []string) []string {
+	sumBy := regexp.MustCompile(`\bsum\s*(?:by\s*\(([^)]*)\))?\s*\(`)
+	var bad []string
+	for i, e := range exprs {
+		for _, g := range viewGauges {
+			if !strings.Contains(e, g) {
+				continue
+			}
+			for _, m := range sumBy.FindAllStringSubmatch(e, -1) {
+				if !regexp.MustCompile(`\binstance\b`).MatchString(m[1]) {
+					bad = append(bad, fmt.Sprintf("%s: %q adds up %s across agents", where[i], e, g))
+				}
+			}
+		}
+	}
+	return bad
+}
+
+// TestGrafanaViewGaugesPerAgent: the "Members by state" panel summed
+// fdswim_members over every agent, so three agents that each see three
+// alive members showed 9 alive, while its description says "in each
+// agent's view".
+func TestGrafanaViewGaugesPerAgent(t *testing.T) {
+	exprs, where := grafanaExprs(t, "grafana/fdkit.json")
+	assert.Empty(t, summedAcrossAgents(exprs, where))
+	assert.Len(t, summedAcrossAgents([]string{`sum by (state) (fdswim_members)`, `sum(fdswim_members)`,
+		`sum by (instance, state) (fdswim_members)`}, []string{"A", "B", "C"}), 2)
+}
