@@ -103,6 +103,7 @@ func (s *Spool) Finish() error {
 	if err := s.w.Flush(); err != nil {
 		return fmt.Errorf("trace: spool: %w", err)
 	}
+	s.w = nil // 16 KiB per stream, kept for nothing while the spool is read
 	return nil
 }
 

@@ -91,3 +91,18 @@ func TestSpoolOrderBound(t *testing.T) {
 	require.Error(t, s.Add(detector.Heartbeat{}))
 	require.Len(t, readSpool(t, s), SpoolReorder+1)
 }
+
+// A finished spool keeps neither its write buffer (16 KiB) nor its
+// reordering heap: with 10^4 streams of a many-sender trace the buffers
+// alone held 142 MB of the 806 MB heap of a table-only fdreplay run.
+func TestSpoolFinishReleasesBuffers(t *testing.T) {
+	s, err := NewSpool(t.TempDir())
+	require.NoError(t, err)
+	defer s.Close()
+	require.NoError(t, s.Add(detector.Heartbeat{Arrival: time.Second}))
+	require.NoError(t, s.Finish())
+	require.Nil(t, s.w)
+	require.Nil(t, s.pend)
+	require.Equal(t, []detector.Heartbeat{{Arrival: time.Second}}, readSpool(t, s))
+	require.Error(t, s.Add(detector.Heartbeat{Arrival: 2 * time.Second}))
+}
