@@ -181,8 +181,8 @@ type Stats struct {
 	Replayed uint64
 	// UnknownKinds counts authenticated packets of a message kind this
 	// version does not know (wire.ErrUnknownKind), sent by a member
-	// running a later version; they are ignored, and not counted in
-	// DecodeErrors.
+	// running a later version, as datagrams or stream frames; they are
+	// ignored, and not counted in DecodeErrors or StreamDecodeErrors.
 	UnknownKinds uint64
 	// UnknownFields counts extension entries skipped in accepted packets
 	// because their tag is unknown to this version (fields a later
@@ -208,7 +208,8 @@ type Stats struct {
 	// failed dials (refused, timed out). Inbound streams cut for a frame
 	// that failed authentication (StreamAuthFailures), failed the replay
 	// check (StreamReplayed), did not decode or is not a ping, sync or join
-	// (StreamDecodeErrors; also an empty frame or one cut short), a length
+	// (StreamDecodeErrors; also an empty frame or one cut short; a kind
+	// of a later version counts in UnknownKinds instead), a length
 	// above MaxPacketSize or a stream over MaxStreamBytes or
 	// MaxStreamMembers (StreamOversize), or the deadline passing
 	// (StreamTimeouts: a slow sender). StreamSyncs counts views sent over

@@ -102,7 +102,9 @@ func (a *Agent) serveStream(c *transport.Conn) {
 			switch {
 			case errors.Is(err, wire.ErrReplay):
 				a.streamReplayed.Add(1)
-			case errors.As(err, &de) || errors.Is(err, wire.ErrUnknownKind):
+			case errors.Is(err, wire.ErrUnknownKind):
+				a.unknownKind.Add(1) // a later version's message, as on UDP: not an error
+			case errors.As(err, &de):
 				a.streamGarbage.Add(1)
 			default:
 				a.streamAuth.Add(1)
