@@ -110,7 +110,9 @@ type Config struct {
 	// also the end of the probe's protocol period.
 	StreamTimeout time.Duration
 	// MaxStreamConns bounds the inbound streams served at once (default
-	// 64); more are closed at once and counted (Stats.StreamsRefused).
+	// 64). When all are taken, a new one replaces the oldest that has not
+	// delivered a frame yet, else it is closed at once; both are counted
+	// (Stats.StreamsRefused).
 	MaxStreamConns int
 	// MaxStreamBytes bounds what one inbound stream may carry, frame
 	// prefixes included (default 8 MiB); MaxStreamMembers bounds the
@@ -204,7 +206,8 @@ type Stats struct {
 	DroppedOversize, DroppedQueueFull uint64
 	// Stream path counters (Config.DisableStream). StreamsIn and
 	// StreamsOut count streams accepted and dialled; StreamsRefused
-	// inbound ones closed at once over MaxStreamConns; StreamDialErrors
+	// inbound ones closed over MaxStreamConns (new ones, or idle ones
+	// making room); StreamDialErrors
 	// failed dials (refused, timed out). Inbound streams cut for a frame
 	// that failed authentication (StreamAuthFailures), failed the replay
 	// check (StreamReplayed), did not decode or is not a ping, sync or join

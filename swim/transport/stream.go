@@ -27,8 +27,12 @@ import (
 // lives at most Timeout (a read and write deadline set when it is
 // accepted), so that a peer that announces a huge frame, sends without
 // end, or trickles bytes (slowloris) holds bounded memory for a bounded
-// time. At most MaxConns inbound connections are served at once; the
-// others are closed at once.
+// time. At most MaxConns inbound connections are served at once. When all
+// are taken, a new connection takes the place of the oldest one that has
+// not yet delivered a frame (a genuine peer sends its frame as soon as it
+// has connected, so idle connections cannot hold every slot and shut out
+// the fallback probe); when every served connection has delivered a frame,
+// the new one is closed at once.
 
 // Defaults of StreamConfig.
 const (
@@ -163,7 +167,8 @@ func truncated(err error, where string) error {
 // StreamStats counts a stream listener's connections.
 type StreamStats struct {
 	// Accepted counts inbound connections served; Refused those closed at
-	// once because MaxConns were being served or Wrap refused them.
+	// once because MaxConns were being served or Wrap refused them, and
+	// idle ones (no frame yet) closed to make room for a new one.
 	Accepted, Refused uint64
 	// Timeouts counts inbound connections cut at their deadline
 	// (Timeout), Oversize those that announced a frame above MaxFrame or
@@ -184,7 +189,7 @@ type StreamListener struct {
 	wg     sync.WaitGroup
 
 	mu    sync.Mutex
-	conns map[net.Conn]struct{}
+	conns map[net.Conn]*connState
 
 	accepted, refused, timeouts, oversize, malformed atomic.Uint64
 }
@@ -209,11 +214,53 @@ func ListenStream(cfg StreamConfig, handle func(*Conn)) (*StreamListener, error)
 	local := ln.Addr().(*net.TCPAddr).AddrPort()
 	l := &StreamListener{
 		ln: ln, addr: netip.AddrPortFrom(local.Addr().Unmap(), local.Port()), cfg: cfg,
-		slots: make(chan struct{}, cfg.MaxConns), done: make(chan struct{}), conns: map[net.Conn]struct{}{},
+		slots: make(chan struct{}, cfg.MaxConns), done: make(chan struct{}), conns: map[net.Conn]*connState{},
 	}
 	l.wg.Add(1)
 	go l.acceptLoop(handle)
 	return l, nil
+}
+
+// connState is what the listener knows of a served connection: when it
+// was accepted and whether a frame has arrived on it.
+type connState struct {
+	at     time.Time
+	framed atomic.Bool
+}
+
+// slotFor takes a serving slot for a new connection, closing the oldest
+// served connection that has not delivered a frame yet when all slots are
+// taken; it reports false when there is none to close or its slot does
+// not come free within a second.
+func (l *StreamListener) slotFor() bool {
+	select {
+	case l.slots <- struct{}{}:
+		return true
+	default:
+	}
+	l.mu.Lock()
+	var victim net.Conn
+	var oldest time.Time
+	for c, st := range l.conns {
+		if !st.framed.Load() && (victim == nil || st.at.Before(oldest)) {
+			victim, oldest = c, st.at
+		}
+	}
+	l.mu.Unlock()
+	if victim == nil {
+		return false
+	}
+	l.refused.Add(1)
+	_ = victim.Close() // its handler returns and frees the slot
+	t := time.NewTimer(time.Second)
+	defer t.Stop()
+	select {
+	case l.slots <- struct{}{}:
+		return true
+	case <-t.C:
+	case <-l.done:
+	}
+	return false
 }
 
 func (l *StreamListener) acceptLoop(handle func(*Conn)) {
@@ -232,15 +279,14 @@ func (l *StreamListener) acceptLoop(handle func(*Conn)) {
 			time.Sleep(5 * time.Millisecond) // EMFILE and the like: do not spin
 			continue
 		}
-		select {
-		case l.slots <- struct{}{}:
-		default:
+		if !l.slotFor() {
 			l.refused.Add(1)
 			_ = c.Close()
 			continue
 		}
+		st := &connState{at: time.Now()}
 		l.mu.Lock()
-		l.conns[c] = struct{}{}
+		l.conns[c] = st
 		l.mu.Unlock()
 		_ = c.SetDeadline(time.Now().Add(l.cfg.Timeout))
 		l.wg.Add(1)
@@ -265,7 +311,9 @@ func (l *StreamListener) acceptLoop(handle func(*Conn)) {
 				conn = w
 			}
 			l.accepted.Add(1)
-			handle(newConn(conn, l.cfg, l))
+			nc := newConn(conn, l.cfg, l)
+			nc.state = st
+			handle(nc)
 		}()
 	}
 }
@@ -306,6 +354,7 @@ type Conn struct {
 	maxFrame int
 	left     int // bytes this inbound connection may still read; -1 unbounded
 	l        *StreamListener
+	state    *connState // inbound: the listener's record, marked on the first frame
 }
 
 func newConn(c net.Conn, cfg StreamConfig, l *StreamListener) *Conn {
@@ -366,6 +415,9 @@ func (c *Conn) ReadFrame() ([]byte, error) {
 		r = &budgetReader{r: c.r, left: &c.left}
 	}
 	b, err := ReadFrame(r, c.maxFrame)
+	if err == nil && c.state != nil {
+		c.state.framed.Store(true)
+	}
 	if err != nil && c.l != nil {
 		var ne net.Error
 		switch {

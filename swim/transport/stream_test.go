@@ -161,12 +161,19 @@ func TestStreamListenerLimits(t *testing.T) {
 		return c
 	}
 
-	// Slowloris: two bytes of a prefix, then silence.
+	// Slowloris: one frame, then two bytes of a prefix and silence.
 	slow := dial()
+	first, err := AppendFrame(nil, []byte("hi"))
+	require.NoError(t, err)
+	_, err = slow.Write(first)
+	require.NoError(t, err)
+	_, err = io.ReadFull(slow, make([]byte, len(first))) // the echo
+	require.NoError(t, err)
 	_, err = slow.Write([]byte{0, 0})
 	require.NoError(t, err)
 	require.Eventually(t, func() bool { return l.Stats().Accepted == 1 }, 5*time.Second, time.Millisecond)
-	// A second connection while the first is served: closed at once.
+	// A second connection while the first (which has delivered a frame)
+	// is served: closed at once.
 	busy := dial()
 	_ = busy.SetReadDeadline(time.Now().Add(5 * time.Second))
 	_, err = busy.Read(make([]byte, 1))
@@ -201,6 +208,52 @@ func TestStreamListenerLimits(t *testing.T) {
 
 	st := l.Stats()
 	assert.Equal(t, StreamStats{Accepted: 3, Refused: 1, Timeouts: 1, Oversize: 2}, st)
+}
+
+// Idle connections cannot hold every slot: with MaxConns taken by
+// connections that have sent nothing, a new connection takes the place of
+// the oldest of them and is served; once every served connection has
+// delivered a frame, a new one is refused.
+func TestStreamIdleConnectionsMakeRoom(t *testing.T) {
+	errs := make(chan error, 16)
+	l, err := ListenStream(StreamConfig{MaxConns: 2, Timeout: 20 * time.Second}, echo(errs))
+	require.NoError(t, err)
+	defer l.Close()
+	dial := func() net.Conn {
+		c, err := net.Dial("tcp", l.LocalAddr().String())
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = c.Close() })
+		return c
+	}
+	roundTrip := func(c net.Conn) error {
+		f, _ := AppendFrame(nil, []byte("ping"))
+		if _, err := c.Write(f); err != nil {
+			return err
+		}
+		_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		_, err := io.ReadFull(c, make([]byte, len(f)))
+		return err
+	}
+	idle1 := dial()
+	require.Eventually(t, func() bool { return l.Stats().Accepted == 1 }, 5*time.Second, time.Millisecond)
+	idle2 := dial()
+	require.Eventually(t, func() bool { return l.Stats().Accepted == 2 }, 5*time.Second, time.Millisecond)
+
+	genuine := dial()
+	require.NoError(t, roundTrip(genuine), "a genuine peer is served although idle connections held every slot")
+	_ = idle1.SetReadDeadline(time.Now().Add(10 * time.Second))
+	_, err = idle1.Read(make([]byte, 1))
+	assert.Error(t, err, "the oldest idle connection was closed")
+	require.NoError(t, roundTrip(idle2), "the younger idle one is still served")
+
+	// Both served connections have now delivered a frame: no room.
+	late := dial()
+	_ = late.SetReadDeadline(time.Now().Add(10 * time.Second))
+	_, err = late.Read(make([]byte, 1))
+	assert.Error(t, err, "refused at once")
+	st := l.Stats()
+	assert.Equal(t, uint64(3), st.Accepted)
+	assert.Equal(t, uint64(2), st.Refused, "one idle connection closed, one new connection refused")
 }
 
 func TestStreamConfigErrors(t *testing.T) {
