@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/fdkit/fdkit/detector"
@@ -178,6 +179,9 @@ func spoolOf(hbs []detector.Heartbeat) (*trace.Spool, error) {
 func spoolErr(err error) error {
 	if errors.Is(err, trace.ErrSpoolOrder) {
 		return fmt.Errorf("%w; sort the trace by arrival time first", err)
+	}
+	if errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) {
+		return fmt.Errorf("%w (past %d heartbeats in memory, fdreplay keeps each stream, one per sender and incarnation, in its own temporary file: raise the open-file limit, ulimit -n, above the number of streams, or replay fewer with --sender)", err, memHeartbeats)
 	}
 	return fmt.Errorf("%w (past %d heartbeats in memory, fdreplay keeps the streams in temporary files in %s: free space there or set TMPDIR to another directory)", err, memHeartbeats, os.TempDir())
 }

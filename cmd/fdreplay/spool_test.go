@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -107,4 +108,15 @@ func TestMemoryBoundAcrossInputs(t *testing.T) {
 	code, spOut, errOut := runCmd(args...)
 	require.Equal(t, 0, code, errOut)
 	assert.Equal(t, memOut, spOut)
+}
+
+// Running out of file descriptors (one spool file per stream: a trace of
+// 3000 senders under ulimit -n 1024) says to raise the limit or replay
+// fewer senders, not to free disk space.
+func TestSpoolErrorTooManyFiles(t *testing.T) {
+	err := spoolErr(fmt.Errorf("trace: spool: %w", &os.PathError{Op: "open", Path: "/tmp/fdkit-spool-1", Err: syscall.EMFILE}))
+	assert.ErrorIs(t, err, syscall.EMFILE)
+	assert.Contains(t, err.Error(), "ulimit -n")
+	assert.Contains(t, err.Error(), "--sender")
+	assert.NotContains(t, err.Error(), "free space")
 }
