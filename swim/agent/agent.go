@@ -174,7 +174,8 @@ type Stats struct {
 	// decode; EncodeErrors and SendErrors count outgoing failures.
 	DecodeErrors, EncodeErrors, SendErrors uint64
 	// Rejected counts decoded packets the state machine refused
-	// (swim.ErrPacket: inconsistent contents).
+	// (swim.ErrPacket: inconsistent contents), and joins that did not come
+	// from the address they claim (they would reflect the view there).
 	Rejected uint64
 	// Replayed counts sealed packets that authenticated but failed the
 	// replay check (wire.ErrReplay: seen before, sealed before this agent
@@ -594,10 +595,38 @@ func (a *Agent) receive(p transport.Packet) {
 		a.log.Debug("dropped packet", "from", p.From, "err", err)
 		return
 	}
+	if pkt.Kind == swim.MsgJoin && !joinFromClaimed(pkt.From.Addr, p.From, true) {
+		a.rejected.Add(1)
+		a.log.Debug("join refused: it did not come from the address it claims", "from", p.From, "claimed", pkt.From.Addr)
+		return
+	}
 	if err := a.m.Step(a.now(), pkt); err != nil {
 		a.rejected.Add(1)
 		a.log.Debug("rejected packet", "from", p.From, "err", err)
 	}
+}
+
+// joinFromClaimed reports whether a join that arrived from src may be
+// answered at the address it claims: the same IP address and, for a
+// datagram (port true), the same port; a stream comes from an ephemeral
+// port, so only its address is compared. A join is answered with the
+// whole view sent to the claimed address, so without this check one small
+// forged join (a key holder's, or anyone's in plain mode) reflects up to
+// hundreds of times its size at any address (memberlist answers a join on
+// the connection it came on, which has the same effect). src invalid
+// (a test transport that does not say) is not checked.
+func joinFromClaimed(claimed string, src netip.AddrPort, port bool) bool {
+	if !src.IsValid() {
+		return true
+	}
+	c, err := netip.ParseAddrPort(claimed)
+	if err != nil {
+		return false
+	}
+	if c.Addr().Unmap() != src.Addr().Unmap() {
+		return false
+	}
+	return !port || c.Port() == src.Port()
 }
 
 // warnAuth logs a datagram that failed authentication at Warn level, at

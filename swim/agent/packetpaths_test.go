@@ -123,3 +123,44 @@ func TestUnknownKindIgnoredAndCounted(t *testing.T) {
 	assert.Zero(t, s.Rejected)
 	assert.Len(t, a.Members(), 1)
 }
+
+// TestForgedJoinNotReflected: a join is answered with the whole view sent to
+// the address the joiner claims, so a join claiming someone else's address
+// must not be answered: one forged 100-byte join made an agent send its view
+// (hundreds of times the join's size as members grow) to the victim. A join
+// from the address it claims is answered as before.
+func TestForgedJoinNotReflected(t *testing.T) {
+	a := start(t, Config{Plain: true})
+	codec, err := wire.NewCodec(wire.CodecConfig{Security: &wire.Security{Plain: true}})
+	require.NoError(t, err)
+	victim, err := transport.Listen(transport.Config{})
+	require.NoError(t, err)
+	defer victim.Close()
+	attacker, err := transport.Listen(transport.Config{})
+	require.NoError(t, err)
+	defer attacker.Close()
+	claimed := swim.Node{ID: "fake", Addr: victim.LocalAddr().String()}
+	join, _, err := codec.Encode(&swim.Packet{Kind: swim.MsgJoin, From: claimed, To: swim.Node{Addr: a.Self().Addr},
+		Updates: []swim.Update{{Kind: swim.UpdateAlive, Node: claimed, From: claimed.ID}}})
+	require.NoError(t, err)
+	to := netip.MustParseAddrPort(a.Self().Addr)
+
+	require.NoError(t, attacker.Send(to, join))
+	require.Eventually(t, func() bool { return a.Stats().Rejected == 1 }, 3*time.Second, 10*time.Millisecond)
+	select {
+	case p := <-victim.Packets():
+		t.Fatalf("the victim received %d bytes in answer to a join it did not send", len(p.Data))
+	case <-time.After(300 * time.Millisecond):
+	}
+	assert.Len(t, a.Members(), 1, "the forged joiner is not admitted")
+
+	require.NoError(t, victim.Send(to, join)) // the same join, from the claimed address
+	select {
+	case p := <-victim.Packets():
+		got, err := codec.Decode(p.Data)
+		require.NoError(t, err)
+		assert.Equal(t, swim.MsgSync, got.Kind)
+	case <-time.After(5 * time.Second):
+		t.Fatal("a join from the address it claims got no answer")
+	}
+}

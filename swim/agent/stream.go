@@ -147,6 +147,11 @@ func (a *Agent) serveStream(c *transport.Conn) {
 				a.log.Debug("stream view over the member cap", "from", c.RemoteAddr(), "cap", a.cfg.MaxStreamMembers)
 				return
 			}
+			if pkt.Kind == swim.MsgJoin && !joinFromClaimed(pkt.From.Addr, c.RemoteAddr(), false) {
+				a.rejected.Add(1)
+				a.log.Debug("stream join refused: it did not come from the address it claims", "from", c.RemoteAddr(), "claimed", pkt.From.Addr)
+				return
+			}
 			if !a.handIn(streamIn{pkt: pkt, from: c.RemoteAddr()}) || pkt.Kind == swim.MsgJoin {
 				return // a join (push-pull's pull) ends a view stream
 			}
