@@ -253,6 +253,19 @@ type Config struct {
 	// seen, so a member that restarts must number above its previous
 	// life: the agent starts from the clock (Unix nanoseconds).
 	FirstBroadcastSeq uint64
+	// BroadcastSeqCeiling, when set, bounds the numbers of received
+	// broadcasts: one numbered above BroadcastSeqCeiling(now) is refused
+	// before it touches its origin's delivery window, and counted
+	// (Stats.BroadcastsImplausible). Without a bound, one forged broadcast
+	// numbered 2^64−1 under an origin's name moves the window's top there
+	// and silences the origin's genuine broadcasts everywhere. The agent
+	// numbers broadcasts from its start time in Unix nanoseconds and sets
+	// the ceiling to its own clock in Unix nanoseconds plus
+	// MaxBroadcastLead: an honest origin's numbers stay below its own
+	// clock (one broadcast per nanosecond at most). nil: no bound (the
+	// default, for numbering that is not clock-based). The function is
+	// given the now of the Step; it must not read a clock of its own.
+	BroadcastSeqCeiling func(now time.Duration) uint64
 
 	// Versions is the range of wire formats this member reads, advertised
 	// in its Alive updates (joins, syncs, refutations). Zero means

@@ -95,12 +95,14 @@ type Stats struct {
 	// not fully sent, because the queue was full; BroadcastsSuperseded:
 	// queued broadcasts removed by a newer one with the same origin and
 	// key; BroadcastOriginsForgotten: delivery windows forgotten to bound
-	// memory (MaxMembers origins). MessagesSent and MessagesReceived count
+	// memory (MaxMembers origins); BroadcastsImplausible: received
+	// broadcasts numbered above Config.BroadcastSeqCeiling, refused. MessagesSent and MessagesReceived count
 	// direct messages (SendTo); StatesSent and StatesReceived application
 	// states (Config.LocalState); StatesTooLarge states not sent, or
 	// refused, for exceeding MaxStateSize.
 	BroadcastsQueued, BroadcastsReceived, BroadcastsDropped int
 	BroadcastsSuperseded, BroadcastOriginsForgotten         int
+	BroadcastsImplausible                                   int
 	MessagesSent, MessagesReceived                          int
 	StatesSent, StatesReceived, StatesTooLarge              int
 	// MetaRestated counts incarnation raises to correct a previous

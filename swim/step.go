@@ -54,7 +54,7 @@ func (m *Member) Step(now time.Duration, pkt *Packet) error {
 		}
 	}
 	m.replyTo, m.stepFrom = "", ""
-	m.receiveUser(pkt)
+	m.receiveUser(now, pkt)
 	s := m.peers[pkt.From.ID]
 	if s != nil {
 		m.heard(now, s)

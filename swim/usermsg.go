@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 )
 
 // Application messages: the roles of memberlist's Delegate and its
@@ -253,9 +254,13 @@ func (m *Member) attachBroadcasts(to ID, budget int) []Broadcast {
 
 // receiveBroadcasts delivers the broadcasts of a received packet that are
 // new and queues them to pass on.
-func (m *Member) receiveBroadcasts(from ID, bs []Broadcast) {
+func (m *Member) receiveBroadcasts(now time.Duration, from ID, bs []Broadcast) {
 	for _, b := range bs {
 		if b.Origin == m.self.ID {
+			continue
+		}
+		if c := m.cfg.BroadcastSeqCeiling; c != nil && b.Seq > c(now) {
+			m.stats.BroadcastsImplausible++
 			continue
 		}
 		w := m.seen[b.Origin]
@@ -341,9 +346,9 @@ func (m *Member) sendState(to Node, join bool) {
 
 // receiveUser delivers what a received packet carries for the
 // application: its broadcasts, its MsgUser body, its state.
-func (m *Member) receiveUser(pkt *Packet) {
+func (m *Member) receiveUser(now time.Duration, pkt *Packet) {
 	if len(pkt.Broadcasts) > 0 {
-		m.receiveBroadcasts(pkt.From.ID, pkt.Broadcasts)
+		m.receiveBroadcasts(now, pkt.From.ID, pkt.Broadcasts)
 	}
 	if pkt.Kind == MsgUser {
 		m.stats.MessagesReceived++

@@ -3,6 +3,7 @@ package swim
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -367,4 +368,39 @@ func TestBroadcastOverBudget(t *testing.T) {
 	msgs := a.Ready().Messages
 	require.Len(t, msgs, 1, "delivered here")
 	assert.Len(t, a.ubq, 1, "not queued: it could never be sent")
+}
+
+// TestBroadcastSeqCeiling: with numbering by the clock, one forged broadcast
+// numbered 2^64−1 under an origin's name is refused and counted, and the
+// origin's genuine broadcasts are still delivered; without the ceiling the
+// forged number takes the window's top and silences the origin.
+func TestBroadcastSeqCeiling(t *testing.T) {
+	const start = uint64(1_700_000_000_000_000_000) // the clock at start, Unix ns
+	lead := uint64(30 * time.Second)
+	ceiling := func(now time.Duration) uint64 { return start + uint64(now) + lead }
+	for _, bounded := range []bool{true, false} {
+		a := newTest(t, "a", ModeDetector, func(c *Config) {
+			if bounded {
+				c.BroadcastSeqCeiling = ceiling
+			}
+		}, "b")
+		send := func(now time.Duration, seq uint64) {
+			pk := Packet{Kind: MsgGossip, From: node("b"), To: node("a"),
+				Broadcasts: []Broadcast{{Origin: "o", Seq: seq, Data: []byte("x")}}}
+			require.NoError(t, a.Step(now, &pk))
+		}
+		send(0, start+1)
+		send(time.Second, math.MaxUint64)               // forged
+		send(2*time.Second, ceiling(2*time.Second)+1)   // just above the ceiling
+		send(3*time.Second, start+uint64(time.Second))  // genuine: o's clock a second later
+		send(4*time.Second, ceiling(4*time.Second)-100) // o's clock 30 s ahead: within the skew
+		got := a.Ready().Messages
+		if bounded {
+			assert.Len(t, got, 3, "every genuine broadcast delivered")
+			assert.Equal(t, 2, a.Stats().BroadcastsImplausible)
+		} else {
+			assert.Len(t, got, 2, "the first and the forged one; every broadcast after the forged one is old news")
+			assert.Equal(t, 0, a.Stats().BroadcastsImplausible)
+		}
+	}
 }

@@ -43,6 +43,11 @@ const (
 	DefaultTickInterval = 50 * time.Millisecond
 	DefaultLeaveTimeout = 2 * time.Second
 	DefaultEventBuffer  = 256
+	// MaxBroadcastLead is how far above this agent's clock (Unix
+	// nanoseconds) a received broadcast's number may be: the clock skew
+	// allowed between members, as the replay check of sealed packets
+	// allows (swim.Config.BroadcastSeqCeiling).
+	MaxBroadcastLead = 30 * time.Second
 )
 
 // Config configures an Agent. The zero value of every field means the
@@ -414,10 +419,18 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 	if cfg.LocalState != nil {
 		pc.LocalState = cfg.LocalState
 	}
+	startNs := uint64(time.Now().UnixNano())
 	if pc.FirstBroadcastSeq == 0 {
 		// Above every number of a previous life of this member: receivers
 		// drop broadcasts numbered at or below what they delivered.
-		pc.FirstBroadcastSeq = uint64(time.Now().UnixNano())
+		pc.FirstBroadcastSeq = startNs
+	}
+	if pc.BroadcastSeqCeiling == nil {
+		// Every member numbers from its clock, so a number above this
+		// member's clock by more than the skew allowed is forged.
+		pc.BroadcastSeqCeiling = func(now time.Duration) uint64 {
+			return startNs + uint64(max(now, 0)) + uint64(MaxBroadcastLead)
+		}
 	}
 	pc.Self = self
 	pc.MaxPacketSize = codec.MaxPayload()

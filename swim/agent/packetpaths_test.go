@@ -164,3 +164,26 @@ func TestForgedJoinNotReflected(t *testing.T) {
 		t.Fatal("a join from the address it claims got no answer")
 	}
 }
+
+// TestForgedBroadcastNumberRefused: the agent numbers broadcasts by its
+// clock and bounds received numbers by its own clock plus MaxBroadcastLead,
+// so a broadcast numbered 2^64−1 under another origin's name is refused
+// and counted instead of silencing that origin.
+func TestForgedBroadcastNumberRefused(t *testing.T) {
+	a := start(t, Config{Plain: true})
+	codec, err := wire.NewCodec(wire.CodecConfig{Security: &wire.Security{Plain: true}})
+	require.NoError(t, err)
+	u, err := transport.Listen(transport.Config{})
+	require.NoError(t, err)
+	defer u.Close()
+	send := func(seq uint64) {
+		pkt, _, err := codec.Encode(&swim.Packet{Kind: swim.MsgGossip, From: swim.Node{ID: "x", Addr: u.LocalAddr().String()}, To: a.Self(),
+			Broadcasts: []swim.Broadcast{{Origin: "o", Seq: seq, Data: []byte("x")}}})
+		require.NoError(t, err)
+		require.NoError(t, u.Send(netip.MustParseAddrPort(a.Self().Addr), pkt))
+	}
+	send(^uint64(0))
+	require.Eventually(t, func() bool { return a.Stats().Protocol.BroadcastsImplausible == 1 }, 3*time.Second, 10*time.Millisecond)
+	send(uint64(time.Now().UnixNano())) // o's genuine number, from its clock
+	require.Eventually(t, func() bool { return a.Stats().Protocol.BroadcastsReceived == 1 }, 3*time.Second, 10*time.Millisecond)
+}
