@@ -120,3 +120,18 @@ func TestSpoolErrorTooManyFiles(t *testing.T) {
 	assert.Contains(t, err.Error(), "--sender")
 	assert.NotContains(t, err.Error(), "free space")
 }
+
+// TestSweepMemoryBound: a sweep keeps about 6 KiB per stream and setting
+// until the outputs are written (1,000 senders of 200 heartbeats each
+// reached 6.7 GB), so one larger than --max-sweep-memory is refused before
+// it starts, naming the flag and what to do; within it, it runs.
+func TestSweepMemoryBound(t *testing.T) {
+	a := writeFile(t, "a.fdk", regularTrace(300))
+	code, _, errOut := runCmd("--sweep", "-d", "chen,fixed", "--points", "100", "--max-sweep-memory", "1", a)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, "200 settings' results")
+	assert.Contains(t, errOut, "--max-sweep-memory 1")
+	assert.Contains(t, errOut, "--sender")
+	code, _, errOut = runCmd("--sweep", "-d", "chen,fixed", "--points", "80", "--max-sweep-memory", "1", a)
+	assert.Equal(t, 0, code, errOut)
+}
