@@ -80,21 +80,29 @@ func TestStoredIncarnationMonotone(t *testing.T) {
 func TestStaleAliveSendsAccusationBack(t *testing.T) {
 	for _, mode := range []Mode{ModeSWIM, ModeLifeguard, ModeDetector} {
 		for _, held := range []UpdateKind{UpdateSuspect, UpdateDead} {
-			b := newTest(t, "b", mode, nil, "x", "c", "d")
-			require.NoError(t, b.Step(time.Second, gossipFrom("d", Update{Kind: held, Node: node("x"), Incarnation: 100, From: "d"})))
-			drain(b)
-			require.NoError(t, b.Step(2*time.Second, gossipFrom("c", Update{Kind: UpdateAlive, Node: node("x"), Incarnation: 0, From: "x"})))
-			pk, _ := drain(b)
-			to := map[ID]bool{}
-			for _, p := range pk {
-				if hasUpdate(p, held, "x", 100) {
-					to[p.To.ID] = true
-				}
-			}
+			to := accusationSentTo(t, mode, held, 100, 0)
 			assert.True(t, to["c"], "%v, %v: the source hears the accusation", mode, held)
 			assert.True(t, to["x"], "%v, %v: the accused hears the accusation", mode, held)
 		}
 	}
+}
+
+// accusationSentTo has b hold held(x, inc) from d, then hear Alive(x, alive)
+// relayed by c, and returns the members b sent the accusation to.
+func accusationSentTo(t *testing.T, mode Mode, held UpdateKind, inc, alive Incarnation) map[ID]bool {
+	t.Helper()
+	b := newTest(t, "b", mode, nil, "x", "c", "d")
+	require.NoError(t, b.Step(time.Second, gossipFrom("d", Update{Kind: held, Node: node("x"), Incarnation: inc, From: "d"})))
+	drain(b)
+	require.NoError(t, b.Step(2*time.Second, gossipFrom("c", Update{Kind: UpdateAlive, Node: node("x"), Incarnation: alive, From: "x"})))
+	pk, _ := drain(b)
+	to := map[ID]bool{}
+	for _, p := range pk {
+		if hasUpdate(p, held, "x", inc) {
+			to[p.To.ID] = true
+		}
+	}
+	return to
 }
 
 // Suspect and Dead about others in a view transfer (a join answer or a
@@ -229,17 +237,7 @@ func TestIsolatedMemberAsksForViews(t *testing.T) {
 // learnt of its death only from a reconnect ping.
 func TestEqualIncarnationAliveSendsAccusationBack(t *testing.T) {
 	for _, held := range []UpdateKind{UpdateSuspect, UpdateDead} {
-		b := newTest(t, "b", ModeLifeguard, nil, "x", "c", "d")
-		require.NoError(t, b.Step(time.Second, gossipFrom("d", Update{Kind: held, Node: node("x"), Incarnation: 7, From: "d"})))
-		drain(b)
-		require.NoError(t, b.Step(2*time.Second, gossipFrom("c", Update{Kind: UpdateAlive, Node: node("x"), Incarnation: 7, From: "x"})))
-		pk, _ := drain(b)
-		to := map[ID]bool{}
-		for _, p := range pk {
-			if hasUpdate(p, held, "x", 7) {
-				to[p.To.ID] = true
-			}
-		}
+		to := accusationSentTo(t, ModeLifeguard, held, 7, 7)
 		assert.True(t, to["c"], "%v: the relay hears the accusation", held)
 		assert.True(t, to["x"], "%v: the accused hears the accusation", held)
 	}
