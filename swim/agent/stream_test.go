@@ -76,18 +76,10 @@ func streamGroup(t *testing.T, cfg Config) ([]*Agent, *blockUDP) {
 	cfg.Keys = [][]byte{testKey}
 	cfg.Protocol = fast()
 	cfg.LeaveTimeout = new(300 * time.Millisecond)
-	var as []*Agent
+	as := group(t, 3, cfg)
 	var addrs []string
-	for i := range 3 {
-		c := cfg
-		c.Seed = uint64(i + 1)
-		as = append(as, start(t, c))
-		if i > 0 {
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			require.NoError(t, as[i].Join(ctx, addrs...))
-			cancel()
-		}
-		addrs = append(addrs, as[i].Self().Addr)
+	for _, a := range as {
+		addrs = append(addrs, a.Self().Addr)
 	}
 	c := cfg
 	c.Seed = 4
