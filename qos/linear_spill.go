@@ -1,12 +1,10 @@
 package qos
 
 import (
-	"bufio"
 	"encoding/binary"
 	"fmt"
 	"io"
 	"math"
-	"os"
 )
 
 // linRecord is the size of one spilled heartbeat of a linear replay:
@@ -23,20 +21,16 @@ const linBlockLen = 2048
 // forms of TD_k back sequentially (linearCurve.fromSpill) instead of
 // keeping them in memory.
 type linearSpill struct {
-	f    *os.File
-	name string
-	w    *bufio.Writer
-	n    int
-	buf  [linRecord]byte
-	err  error
+	spillFile
+	buf [linRecord]byte
 }
 
 func newLinearSpill() (*linearSpill, error) {
-	f, name, err := createSpill()
+	f, err := newSpillFile()
 	if err != nil {
 		return nil, err
 	}
-	return &linearSpill{f: f, name: name, w: bufio.NewWriterSize(f, 32<<10)}, nil
+	return &linearSpill{spillFile: f}, nil
 }
 
 func (s *linearSpill) add(c, scale float64, d int64, cell uint8) {
@@ -44,10 +38,7 @@ func (s *linearSpill) add(c, scale float64, d int64, cell uint8) {
 	binary.LittleEndian.PutUint64(s.buf[8:], math.Float64bits(scale))
 	binary.LittleEndian.PutUint64(s.buf[16:], uint64(d))
 	s.buf[24] = cell
-	if _, err := s.w.Write(s.buf[:]); err != nil && s.err == nil {
-		s.err = fmt.Errorf("qos: spilling replay data: %w", err)
-	}
-	s.n++
+	s.put(s.buf[:])
 }
 
 // linBlock is a run of consecutive spilled records.
@@ -60,13 +51,10 @@ type linBlock struct {
 // blocks calls fn with the records in order, linBlockLen at a time (the
 // block is reused by the next call).
 func (s *linearSpill) blocks(fn func(b *linBlock)) error {
-	if s.err != nil {
-		return s.err
+	r, err := s.reader(linRecord)
+	if err != nil {
+		return err
 	}
-	if err := s.w.Flush(); err != nil {
-		return fmt.Errorf("qos: spilling replay data: %w", err)
-	}
-	r := bufio.NewReaderSize(io.NewSectionReader(s.f, 0, int64(s.n)*linRecord), 64<<10)
 	b := &linBlock{c: make([]float64, linBlockLen), s: make([]float64, linBlockLen),
 		d: make([]int64, linBlockLen), cell: make([]uint8, linBlockLen)}
 	raw := make([]byte, linBlockLen*linRecord)
@@ -85,13 +73,6 @@ func (s *linearSpill) blocks(fn func(b *linBlock)) error {
 		fn(&linBlock{c: b.c[:m], s: b.s[:m], d: b.d[:m], cell: b.cell[:m]})
 	}
 	return nil
-}
-
-func (s *linearSpill) close() {
-	s.f.Close()
-	if s.name != "" {
-		os.Remove(s.name)
-	}
 }
 
 // fromSpill fills what linearCurve.at and cellsAt read per heartbeat from

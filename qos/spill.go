@@ -17,22 +17,23 @@ import (
 // length; the TD summary is then computed from the file (tdStatsSpilled).
 var spillAt = 1 << 17
 
-// evalSpill is the file of a replay's per-evaluated-heartbeat data.
-type evalSpill struct {
+// spillFile is an unlinked temporary file of fixed-size records, written
+// once and then read back in order (the replay's per-heartbeat data in
+// evalSpill, the linear forms in linearSpill).
+type spillFile struct {
 	f    *os.File
 	name string // removed by close when the system kept it linked
 	w    *bufio.Writer
-	n    int
-	buf  [17]byte
+	n    int // records written
 	err  error
 }
 
-func newEvalSpill() (*evalSpill, error) {
+func newSpillFile() (spillFile, error) {
 	f, name, err := createSpill()
 	if err != nil {
-		return nil, err
+		return spillFile{}, err
 	}
-	return &evalSpill{f: f, name: name, w: bufio.NewWriterSize(f, 32<<10)}, nil
+	return spillFile{f: f, name: name, w: bufio.NewWriterSize(f, 32<<10)}, nil
 }
 
 // createSpill creates a temporary file and unlinks it at once; name is
@@ -49,25 +50,60 @@ func createSpill() (f *os.File, name string, err error) {
 	return f, name, nil
 }
 
-func (s *evalSpill) add(t, d int64, c uint8) {
-	binary.LittleEndian.PutUint64(s.buf[0:], uint64(t))
-	binary.LittleEndian.PutUint64(s.buf[8:], uint64(d))
-	s.buf[16] = c
-	if _, err := s.w.Write(s.buf[:]); err != nil && s.err == nil {
+// put appends one record; the first write error is kept for reader.
+func (s *spillFile) put(rec []byte) {
+	if _, err := s.w.Write(rec); err != nil && s.err == nil {
 		s.err = fmt.Errorf("qos: spilling replay data: %w", err)
 	}
 	s.n++
 }
 
-// each calls fn for every record in order.
-func (s *evalSpill) each(fn func(t, d int64, c uint8)) error {
+// reader flushes what was written and returns a reader of the n records of
+// size bytes each, from the first.
+func (s *spillFile) reader(size int) (*bufio.Reader, error) {
 	if s.err != nil {
-		return s.err
+		return nil, s.err
 	}
 	if err := s.w.Flush(); err != nil {
-		return fmt.Errorf("qos: spilling replay data: %w", err)
+		return nil, fmt.Errorf("qos: spilling replay data: %w", err)
 	}
-	r := bufio.NewReaderSize(io.NewSectionReader(s.f, 0, int64(s.n)*17), 64<<10)
+	return bufio.NewReaderSize(io.NewSectionReader(s.f, 0, int64(s.n)*int64(size)), 64<<10), nil
+}
+
+func (s *spillFile) close() {
+	s.f.Close()
+	if s.name != "" {
+		os.Remove(s.name)
+	}
+}
+
+// evalSpill is the file of a replay's per-evaluated-heartbeat data.
+type evalSpill struct {
+	spillFile
+	buf [17]byte
+}
+
+func newEvalSpill() (*evalSpill, error) {
+	f, err := newSpillFile()
+	if err != nil {
+		return nil, err
+	}
+	return &evalSpill{spillFile: f}, nil
+}
+
+func (s *evalSpill) add(t, d int64, c uint8) {
+	binary.LittleEndian.PutUint64(s.buf[0:], uint64(t))
+	binary.LittleEndian.PutUint64(s.buf[8:], uint64(d))
+	s.buf[16] = c
+	s.put(s.buf[:])
+}
+
+// each calls fn for every record in order.
+func (s *evalSpill) each(fn func(t, d int64, c uint8)) error {
+	r, err := s.reader(len(s.buf))
+	if err != nil {
+		return err
+	}
 	var b [17]byte
 	for range s.n {
 		if _, err := io.ReadFull(r, b[:]); err != nil {
@@ -76,13 +112,6 @@ func (s *evalSpill) each(fn func(t, d int64, c uint8)) error {
 		fn(int64(binary.LittleEndian.Uint64(b[0:])), int64(binary.LittleEndian.Uint64(b[8:])), b[16])
 	}
 	return nil
-}
-
-func (s *evalSpill) close() {
-	s.f.Close()
-	if s.name != "" {
-		os.Remove(s.name)
-	}
 }
 
 // selectBuckets and selectCollect bound selectKeys's memory: a pass
