@@ -220,21 +220,26 @@ func TestAuthenticatedLoopback(t *testing.T) {
 }
 
 // A forger stepping one name through incarnations (each a plausible restart)
-// gets a new trace id per step until maxTraceIDs ids are taken; after that
-// the heartbeats still reach the monitors but are counted and not recorded,
-// instead of growing the id set without bound or merging incarnations.
+// gets a new trace id per step until that name has maxPeerIDs of them;
+// after that its heartbeats still reach the monitors but are counted and
+// not recorded, instead of growing the id set without bound or merging
+// incarnations. Other senders keep getting ids, and an eviction frees all
+// of the name's ids.
 func TestRestartsCannotGrowTraceIDs(t *testing.T) {
 	g := newForgeRig(t, recvConfig{MaxSenders: 1, MaxSeqJump: defaultMaxSeqJump, MaxIncarnationJump: defaultMaxIncarnationJump})
-	limit := g.r.maxTraceIDs()
-	require.Equal(t, 2*1+1024, limit)
-	steps := limit + 500
+	steps := maxPeerIDs + 500
 	for inc := uint64(1); inc <= uint64(steps); inc++ {
 		g.beat(inc, 0, nil)
 	}
-	assert.Len(t, g.r.used, limit)
-	assert.Equal(t, uint64(steps-limit), g.r.stats.NoTraceID)
+	assert.Len(t, g.r.used, maxPeerIDs)
+	assert.Equal(t, uint64(steps-maxPeerIDs), g.r.stats.NoTraceID)
 	st := g.state()
 	assert.Equal(t, uint64(steps), st.Incarnation, "the monitors follow every restart")
 	assert.Equal(t, monitor.Trusted, st.Status)
-	assert.Contains(t, g.logs.String(), "trace sender ids exhausted")
+	assert.Contains(t, g.logs.String(), "trace sender ids used up")
+	assert.NotEmpty(t, g.r.stream("b", 1), "another sender still gets an id")
+	g.r.cfg.EvictAfter, g.r.clock = time.Nanosecond, g.clk
+	g.clk.Set(g.clk.Now() + time.Hour)
+	g.r.evict()
+	assert.Empty(t, g.r.used, "eviction frees every id of the evicted senders")
 }

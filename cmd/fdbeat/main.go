@@ -326,7 +326,7 @@ func cmdRecv(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fmt.Fprintf(stdout, "received %d packets (%d bad, %d from old incarnations, %d copies not recorded), recorded %d heartbeats\n",
 		st.Packets, st.Bad, st.Stale, st.Duplicates, st.Recorded)
 	if st.NoTraceID > 0 {
-		fmt.Fprintf(stdout, "not recorded: %d heartbeats after sender restarts used up the trace sender ids (2 × --max-senders + 1024)\n", st.NoTraceID)
+		fmt.Fprintf(stdout, "not recorded: %d heartbeats of senders that restarted more than 16 times while tracked (their trace sender ids were used up)\n", st.NoTraceID)
 	}
 	fmt.Fprintf(stdout, "refused: %d unauthenticated, %d failed authentication, %d unconfirmed jumps (%d confirmed), %d from senders beyond --max-senders; %d senders evicted; kernel receive drops: %s\n",
 		st.Unauthenticated, st.AuthFailed, st.Implausible, st.Confirmed, st.Refused, st.Evicted, dropsString(st))

@@ -166,7 +166,7 @@ type recvStats struct {
 	KernelDrops     uint64 // datagrams the kernel dropped (receive buffer full); see DropsCounted
 	DropsCounted    bool   // the platform reports KernelDrops (Linux: SO_RXQ_OVFL)
 	Recorded        uint64
-	NoTraceID       uint64         // heartbeats not recorded because every trace sender id was taken (maxTraceIDs)
+	NoTraceID       uint64         // heartbeats not recorded because their sender used up its maxPeerIDs trace ids
 	Transitions     map[string]int // per detector
 	Started         bool           // the receiver was listening (false after a setup error)
 }
@@ -183,7 +183,8 @@ type streamID struct {
 	inc uint64
 	n   int
 	id  string
-	seq uint64 // largest sequence number accepted in inc
+	ids []string // every trace id this peer was given (at most maxPeerIDs), freed when it is evicted
+	seq uint64   // largest sequence number accepted in inc
 	// recorded: bit i set = sequence number seq−i of inc was recorded
 	// (i < recordWindow); see firstCopy.
 	recorded uint64
@@ -526,11 +527,11 @@ func (r *receiver) handle(b []byte, from net.Addr, now time.Duration) {
 	}
 	s.last = now
 	if id == "" {
-		// Every trace id is taken (maxTraceIDs): the monitors have the
+		// The sender used up its trace ids (maxPeerIDs): the monitors have the
 		// heartbeat, the trace cannot name its stream without merging two
 		// incarnations, so it is counted and left out, not mixed in.
 		r.count(&r.stats.NoTraceID)
-		r.warner().Warn(now, "heartbeat not recorded: trace sender ids exhausted by sender restarts (see --max-senders)",
+		r.warner().Warn(now, "heartbeat not recorded: the sender restarted more than 16 times while tracked (trace sender ids used up)",
 			"peer", peer, "incarnation", p.Incarnation, "ids", len(r.used))
 		return
 	}
@@ -614,22 +615,29 @@ func (r *receiver) stream(peer string, inc uint64) string {
 	switch {
 	case s == nil:
 		s = &streamID{inc: inc, n: 1, id: r.freeID(peer)}
+		s.ids = []string{s.id}
 		r.streams[peer] = s
 	case inc > s.inc:
 		s.inc, s.n, s.seq, s.recorded = inc, s.n+1, 0, 0
-		s.id = r.freeID(peer + "#" + strconv.Itoa(s.n))
+		s.id = ""
+		if len(s.ids) < maxPeerIDs {
+			s.id = r.freeID(peer + "#" + strconv.Itoa(s.n))
+			s.ids = append(s.ids, s.id)
+		}
 		r.log.Info("sender restarted", "peer", peer, "incarnation", inc, "trace_sender", s.id)
 	}
 	return s.id
 }
 
-// maxTraceIDs bounds the trace sender ids given out while the receiver
-// runs: twice the senders tracked, plus 1,024 for restarts. An id is not
-// reused while its sender is tracked (a reused id would merge two
-// incarnations' records in the trace), so without the bound a forger that
-// steps one name through incarnations would grow the set by one id per
-// step.
-func (r *receiver) maxTraceIDs() int { return 2*r.cfg.MaxSenders + 1024 }
+// maxPeerIDs bounds the trace sender ids one tracked sender is given, one
+// per incarnation: a sender that restarts more often while tracked is
+// still monitored, but its further incarnations are counted and not
+// recorded. An id is not reused while its sender is tracked (a reused id
+// would merge two incarnations' records in the trace), and all of a
+// sender's ids are freed when it is evicted, so at most maxPeerIDs ×
+// --max-senders ids are held, and a forger stepping one name through
+// incarnations blinds the trace to that name only.
+const maxPeerIDs = 16
 
 // evict forgets the senders silent for longer than EvictAfter: their
 // monitors' state and stream; a later heartbeat starts them afresh. Their
@@ -651,7 +659,9 @@ func (r *receiver) evict() {
 			nm.m.Remove(peer)
 		}
 		delete(r.streams, peer)
-		delete(r.used, s.id)
+		for _, id := range s.ids {
+			delete(r.used, id)
+		}
 		n++
 	}
 	if n > 0 {
@@ -664,16 +674,12 @@ func (r *receiver) evict() {
 }
 
 // freeID returns id, or id+"#k" for the smallest free k ≥ 2, whichever is
-// not yet a trace sender id, and marks it used; it returns "" when
-// maxTraceIDs ids are in use: a sender really named "a#2"
+// not yet a trace sender id, and marks it used: a sender really named "a#2"
 // and the second incarnation of "a" must not share a stream in the trace
 // (replay would merge them while the live monitors keep them apart).
 func (r *receiver) freeID(id string) string {
 	if r.used == nil {
 		r.used = map[string]bool{}
-	}
-	if len(r.used) >= r.maxTraceIDs() {
-		return "" // not recorded; see maxTraceIDs and record
 	}
 	for k, base := 2, id; r.used[id]; k++ {
 		id = base + "#" + strconv.Itoa(k)
