@@ -86,10 +86,12 @@ const maxWindow = 100_000
 
 // sweepBytesPerPoint estimates what a sweep keeps for one setting of one
 // stream until the outputs are written: the per-time-cell table of the
-// confidence intervals (128 cells × 5 float64, 5 KiB) and the result.
-// Memory therefore grows with streams × settings, not with records, and
-// --max-sweep-memory bounds it.
-const sweepBytesPerPoint = 6 << 10
+// confidence intervals (128 cells × 5 float64, 5 KiB) and the result,
+// about 6 KiB, doubled for the garbage collector's headroom (a run of 300
+// streams × 401 settings estimated at 6 KiB each peaked at 1.9 times the
+// estimate). Memory therefore grows with streams × settings, not with
+// records, and --max-sweep-memory bounds it.
+const sweepBytesPerPoint = 12 << 10
 
 // maxPoints bounds --points: each swept point is a detector state per stream.
 const maxPoints = 10_000
@@ -142,7 +144,7 @@ func parseFlags(args []string, stdout io.Writer) (options, []string, error) {
 	fs.BoolVar(&o.force, "force", false, "let --out replace the results of an earlier run (without it a directory holding them is refused); files of the earlier run that this one does not write are removed")
 	fs.BoolVar(&o.sweep, "sweep", false, "sweep each detector's parameter (implied by --out, --range and tuner targets); without --out the curves are printed as CSV")
 	flagcheck.Var(fs, &o.points, "points", "p", 40, 1, maxPoints, fmt.Sprintf("a count from 1 to %d", maxPoints), "points per swept curve")
-	flagcheck.Var(fs, &o.sweepMiB, "max-sweep-memory", "", 1024, 1, 1<<20, "a size in MiB from 1 to 1048576", "MiB the sweep's results may take (about 6 KiB per stream and setting, kept until the outputs are written); a larger sweep is refused before it starts")
+	flagcheck.Var(fs, &o.sweepMiB, "max-sweep-memory", "", 1024, 1, 1<<20, "a size in MiB from 1 to 1048576", "MiB the sweep's results may take (about 12 KiB per stream and setting, kept until the outputs are written); a larger sweep is refused before it starts")
 	rangeArgs := fs.StringArray("range", nil, "sweep range NAME=LO:HI[:log|lin], durations with a unit or in ms (repeatable; defaults: fixed Δ..30Δ log, chen, sfd and 2w-fd Δ/100..20Δ log, φ 0.5..16, cassandra 0.25..16 log, jacobson K 0.5..64 log, satzger θ 0.5..1, kappa K 0.5..16 log)")
 	flagcheck.Var(fs, &o.targets.MaxTD, "td-max", "", 0, 1, math.MaxInt64, "a positive duration (omit the flag for no TD target)", "tuner target: mean TD at most this")
 	flagcheck.Var(fs, &o.targets.MaxMRPerSecond, "mr-max", "", 0, math.SmallestNonzeroFloat64, math.MaxFloat64, "a positive rate per second (omit the flag for no MR target; to forbid mistakes give a tiny rate such as 1e-9)", "tuner target: mistakes per second at most this (1 per minute is 0.0167)")
@@ -437,7 +439,7 @@ func runErr(args []string, stdout, stderr io.Writer) error {
 			}
 		}
 		if need := int64(total) * sweepBytesPerPoint; need > int64(o.sweepMiB)<<20 {
-			return fmt.Errorf("the sweep of %d streams would keep %d settings' results, about %d MiB (%d KiB each: confidence-interval cells and the result), above --max-sweep-memory %d: replay fewer streams (--sender), fewer settings (--points, -d), or raise --max-sweep-memory",
+			return fmt.Errorf("the sweep of %d streams would keep %d settings' results, about %d MiB (%d KiB each: confidence-interval cells, the result and the collector's headroom), above --max-sweep-memory %d: replay fewer streams (--sender), fewer settings (--points, -d), or raise --max-sweep-memory",
 				len(streams), total, need>>20, sweepBytesPerPoint>>10, o.sweepMiB)
 		}
 		// Streams have their own Δ, hence their own families.

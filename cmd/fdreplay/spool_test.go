@@ -121,7 +121,7 @@ func TestSpoolErrorTooManyFiles(t *testing.T) {
 	assert.NotContains(t, err.Error(), "free space")
 }
 
-// TestSweepMemoryBound: a sweep keeps about 6 KiB per stream and setting
+// TestSweepMemoryBound: a sweep takes about 12 KiB per stream and setting
 // until the outputs are written (1,000 senders of 200 heartbeats each
 // reached 6.7 GB), so one larger than --max-sweep-memory is refused before
 // it starts, naming the flag and what to do; within it, it runs.
@@ -132,6 +132,6 @@ func TestSweepMemoryBound(t *testing.T) {
 	assert.Contains(t, errOut, "200 settings' results")
 	assert.Contains(t, errOut, "--max-sweep-memory 1")
 	assert.Contains(t, errOut, "--sender")
-	code, _, errOut = runCmd("--sweep", "-d", "chen,fixed", "--points", "80", "--max-sweep-memory", "1", a)
+	code, _, errOut = runCmd("--sweep", "-d", "chen,fixed", "--points", "40", "--max-sweep-memory", "1", a)
 	assert.Equal(t, 0, code, errOut)
 }
