@@ -46,6 +46,8 @@ type options struct {
 	libs       []string
 	scenarios  []string
 	params     Params
+	settle     time.Duration
+	joinWait   time.Duration
 }
 
 func main() {
@@ -62,6 +64,8 @@ func main() {
 	flag.StringVar(&scen, "scenarios", "steady,kill,pause,lossy", "scenarios to run")
 	flag.DurationVar(&o.params.ProbeInterval, "probe-interval", time.Second, "protocol period of both libraries")
 	flag.DurationVar(&o.params.ProbeTimeout, "probe-timeout", 500*time.Millisecond, "direct probe timeout of both libraries")
+	flag.DurationVar(&o.settle, "settle", 2*time.Second, "wait after every member sees all N, before the window opens (the join announcements of the group that just formed are still draining during it)")
+	flag.DurationVar(&o.joinWait, "join-timeout", 60*time.Second, "give up a run when the group has not formed after this long")
 	flag.StringVar(&key, "key", "", "hex AES key: encrypt both libraries")
 	flag.BoolVar(&o.params.SingleSeed, "single-seed", false, "every member joins through member 0 only (default: through every earlier member)")
 	flag.Parse()
@@ -99,12 +103,15 @@ func cluster(lib string, p Params) (Cluster, error) {
 
 // Result is one row of the table.
 type Result struct {
-	Lib, Scenario   string
-	Converge        time.Duration
-	FP, FPMinus     int
-	First, Full     time.Duration // -1: not detected / not by everyone
-	Detected        int           // live members that declared the killed one dead (aggregate: runs with full detection)
-	Runs            int
+	Lib, Scenario string
+	Converge      time.Duration
+	FP, FPMinus   int
+	First, Full   time.Duration // -1: not detected / not by everyone
+	Detected      int           // live members that declared the killed one dead (aggregate: runs with full detection)
+	Runs          int
+	// Spread holds, after aggregate, the smallest and largest per-run
+	// values of full dissemination, bytes and CPU.
+	Spread          *spread
 	MsgRate, ByteRt float64 // per member per second
 	// CPU is the process's CPU time (user + system) during the window, in
 	// milliseconds per member per second: only one library's members run
@@ -175,7 +182,28 @@ func aggregate(rs []Result) Result {
 		}
 	}
 	a.First, a.Full = mean(first), mean(full)
+	sp := &spread{full: [2]time.Duration{-1, -1}}
+	for i, r := range rs {
+		if i == 0 {
+			sp.bytes, sp.cpu = [2]float64{r.ByteRt, r.ByteRt}, [2]float64{r.CPU, r.CPU}
+		}
+		sp.bytes = [2]float64{min(sp.bytes[0], r.ByteRt), max(sp.bytes[1], r.ByteRt)}
+		sp.cpu = [2]float64{min(sp.cpu[0], r.CPU), max(sp.cpu[1], r.CPU)}
+	}
+	for i, d := range full {
+		if i == 0 {
+			sp.full = [2]time.Duration{d, d}
+		}
+		sp.full = [2]time.Duration{min(sp.full[0], d), max(sp.full[1], d)}
+	}
+	a.Spread = sp
 	return a
+}
+
+// spread is the range of per-run values behind an aggregated row.
+type spread struct {
+	full       [2]time.Duration // -1 when no run had full dissemination
+	bytes, cpu [2]float64
 }
 
 func mean(ds []time.Duration) time.Duration {
@@ -206,7 +234,7 @@ func runOne(c Cluster, sc string, o options, run int) (Result, error) {
 		return Result{}, startError{err}
 	}
 	res := Result{Lib: c.Library(), Scenario: sc, First: -1, Full: -1}
-	deadline := time.Now().Add(60 * time.Second)
+	deadline := time.Now().Add(o.joinWait)
 	for {
 		ok := true
 		for _, n := range nodes {
@@ -219,12 +247,12 @@ func runOne(c Cluster, sc string, o options, run int) (Result, error) {
 			break
 		}
 		if time.Now().After(deadline) {
-			return res, fmt.Errorf("no full view after 60 s")
+			return res, fmt.Errorf("no full view after %v (-join-timeout)", o.joinWait)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
 	res.Converge = time.Since(t0)
-	time.Sleep(2 * time.Second)
+	time.Sleep(o.settle)
 
 	victim := nodes[len(nodes)-1-run%(len(nodes)-1)]
 	before := make([][2]uint64, len(nodes))
@@ -350,11 +378,19 @@ func printTable(rows []Result, o options) {
 		first, full := "", ""
 		if r.Scenario == "kill" {
 			first, full = dur(r.First), dur(r.Full)
+			if sp := r.Spread; sp != nil && r.Detected > 1 {
+				full += fmt.Sprintf(" (%.2f–%.2f)", sp.full[0].Seconds(), sp.full[1].Seconds())
+			}
 			if r.Detected < r.Runs {
 				full = fmt.Sprintf("%s (%d/%d runs complete)", full, r.Detected, r.Runs)
 			}
 		}
-		fmt.Printf("| %d | %s | %s | %.2f | %d | %d | %s | %s | %.2f | %.0f | %.2f |\n",
-			o.n, r.Scenario, r.Lib, r.Converge.Seconds(), r.FP, r.FPMinus, first, full, r.MsgRate, r.ByteRt, r.CPU)
+		bytes, cpu := fmt.Sprintf("%.0f", r.ByteRt), fmt.Sprintf("%.2f", r.CPU)
+		if sp := r.Spread; sp != nil && r.Runs > 1 {
+			bytes += fmt.Sprintf(" (%.0f–%.0f)", sp.bytes[0], sp.bytes[1])
+			cpu += fmt.Sprintf(" (%.2f–%.2f)", sp.cpu[0], sp.cpu[1])
+		}
+		fmt.Printf("| %d | %s | %s | %.2f | %d | %d | %s | %s | %.2f | %s | %s |\n",
+			o.n, r.Scenario, r.Lib, r.Converge.Seconds(), r.FP, r.FPMinus, first, full, r.MsgRate, bytes, cpu)
 	}
 }
