@@ -286,6 +286,9 @@ func targetsText(t Targets) string {
 	if t.MaxMRPerSecond > 0 {
 		parts = append(parts, "MR ≤ "+strconv.FormatFloat(t.MaxMRPerSecond, 'g', 4, 64)+"/s")
 	}
+	if t.NoMistakes {
+		parts = append(parts, "MR = 0 (no mistake)")
+	}
 	if t.MinQAP > 0 {
 		parts = append(parts, "QAP ≥ "+strconv.FormatFloat(t.MinQAP, 'g', -1, 64))
 	}
@@ -341,7 +344,7 @@ func marginNote(r Result, t Targets) string {
 	if t.MaxTD > 0 && ci.TDMean[1] > t.MaxTD {
 		cross = append(cross, "TD")
 	}
-	if t.MaxMRPerSecond > 0 && ci.MRPerSecond[1] > t.MaxMRPerSecond {
+	if (t.MaxMRPerSecond > 0 && ci.MRPerSecond[1] > t.MaxMRPerSecond) || (t.NoMistakes && ci.MRPerSecond[1] > 0) {
 		cross = append(cross, "MR")
 	}
 	if t.MinQAP > 0 && ci.QAP[0] < t.MinQAP {

@@ -10,23 +10,30 @@ import (
 // Targets are QoS requirements, the question asked by the SFD paper (Xiong et
 // al., IPDPS 2012; docs/algorithms.md, “SFD, the self-tuning detector”): detect
 // within MaxTD, make at most MaxMRPerSecond mistakes per second, be right with
-// probability at least MinQAP. A zero field means "no requirement" (to forbid
-// mistakes altogether, set MaxMRPerSecond to a tiny positive rate).
+// probability at least MinQAP. A zero field means "no requirement"; to forbid
+// mistakes altogether (MR = 0: only settings that made no mistake over the
+// replay), set NoMistakes.
 type Targets struct {
 	MaxTD          time.Duration // bound on the mean TD
 	MaxMRPerSecond float64
 	MinQAP         float64
+	// NoMistakes requires MR = 0: no trust→suspect transition at all
+	// (fdreplay's --mr-max 0). MaxMRPerSecond must then be 0. A setting
+	// with a mistake misses it by an infinite factor (see Shortfall).
+	NoMistakes bool
 }
 
 // Validate reports a negative or NaN target, an infinite MR bound (sfd
-// rejects it, and a family sweep that takes these targets would fail), or a
-// QAP bound above 1.
+// rejects it, and a family sweep that takes these targets would fail), a
+// QAP bound above 1, or NoMistakes together with a positive MR bound.
 func (t Targets) Validate() error {
 	switch {
 	case t.MaxTD < 0:
 		return fmt.Errorf("qos: TD target %v is negative", t.MaxTD)
 	case !(t.MaxMRPerSecond >= 0) || math.IsInf(t.MaxMRPerSecond, 1):
 		return fmt.Errorf("qos: MR target %g per second must be finite and ≥ 0", t.MaxMRPerSecond)
+	case t.NoMistakes && t.MaxMRPerSecond != 0:
+		return fmt.Errorf("qos: MR target %g per second with NoMistakes: want one of them (NoMistakes is MR = 0)", t.MaxMRPerSecond)
 	case t.MinQAP < 0 || t.MinQAP > 1 || math.IsNaN(t.MinQAP):
 		return fmt.Errorf("qos: QAP target %g must be in [0, 1]", t.MinQAP)
 	}
@@ -46,6 +53,9 @@ func (t Targets) Meets(r Result) bool {
 	if t.MaxMRPerSecond > 0 && r.MRPerSecond > t.MaxMRPerSecond {
 		return false
 	}
+	if t.NoMistakes && r.Mistakes > 0 {
+		return false
+	}
 	if t.MinQAP > 0 && r.QAP < t.MinQAP {
 		return false
 	}
@@ -56,8 +66,8 @@ func (t Targets) Meets(r Result) bool {
 // MR/MaxMRPerSecond and (1 − QAP)/(1 − MinQAP) over the targets that are
 // set, so 1 means "exactly at the binding target" and 2 "twice what is
 // allowed". It is at most 1 when r meets t, 0 when no target is set, and
-// +Inf when r has a mistake against MinQAP = 1, or no observed time against
-// an MR or QAP target (see Meets).
+// +Inf when r has a mistake against MinQAP = 1 or NoMistakes, or no
+// observed time against an MR or QAP target (see Meets).
 func (t Targets) Shortfall(r Result) float64 {
 	if t.needsTime() && r.Span <= 0 {
 		return math.Inf(1)
@@ -68,6 +78,9 @@ func (t Targets) Shortfall(r Result) float64 {
 	}
 	if t.MaxMRPerSecond > 0 {
 		worst = max(worst, r.MRPerSecond/t.MaxMRPerSecond)
+	}
+	if t.NoMistakes && r.Mistakes > 0 {
+		return math.Inf(1)
 	}
 	if t.MinQAP > 0 {
 		switch miss, allowed := 1-r.QAP, 1-t.MinQAP; {
@@ -83,7 +96,7 @@ func (t Targets) Shortfall(r Result) float64 {
 
 // needsTime reports whether an MR or QAP target is set: they can only be
 // judged over observed time.
-func (t Targets) needsTime() bool { return t.MaxMRPerSecond > 0 || t.MinQAP > 0 }
+func (t Targets) needsTime() bool { return t.MaxMRPerSecond > 0 || t.NoMistakes || t.MinQAP > 0 }
 
 // Choice is the tuner's answer for one family on one stream: the point that
 // meets the targets with the smallest mean TD, or Found = false and the
@@ -182,7 +195,7 @@ func Tune(curves []Curve, t Targets) ([]Choice, error) {
 
 // nearer reports whether p, missing the targets by sh, comes nearer than
 // near, missing them by nearShort: the smaller shortfall; among infinite
-// ones (mistakes against MinQAP = 1) the larger QAP, since every point that
+// ones (mistakes against MinQAP = 1 or NoMistakes) the larger QAP, since every point that
 // suspects at all then misses by +Inf and the fastest is the least
 // accurate; then the smaller mean TD.
 func nearer(p Point, sh float64, near Point, nearShort float64) bool {

@@ -56,3 +56,34 @@ func TestTargetsRejectInfiniteMR(t *testing.T) {
 	assert.Contains(t, err.Error(), "finite")
 	assert.NoError(t, Targets{MaxMRPerSecond: 1e300}.Validate())
 }
+
+// NoMistakes (MR = 0, fdreplay's --mr-max 0) is met only by points without a
+// mistake: the fastest of those is chosen, and a point with even one
+// mistake misses by an infinite factor. A point with no observed time
+// meets it no more than any other MR target.
+func TestTuneNoMistakes(t *testing.T) {
+	withMistakes := func(p Point, n int) Point { p.Mistakes = n; return p }
+	c := Curve{Stream: "s", Family: "f", Param: "T", Points: []Point{
+		withMistakes(tunePoint(1, 100*time.Millisecond, 1.0/60, 0.999), 1),
+		tunePoint(2, 300*time.Millisecond, 0, 1),
+		tunePoint(3, 400*time.Millisecond, 0, 1),
+	}}
+	tg := Targets{NoMistakes: true}
+	require.NoError(t, tg.Validate())
+	ch, err := Tune([]Curve{c}, tg)
+	require.NoError(t, err)
+	require.True(t, ch[0].Found)
+	assert.Equal(t, 2.0, ch[0].Point.Value)
+	assert.Equal(t, 0.0, ch[0].Shortfall)
+	assert.True(t, math.IsInf(tg.Shortfall(c.Points[0].Result), 1))
+	assert.False(t, tg.Meets(c.Points[0].Result))
+
+	noTime := tunePoint(4, 0, 0, 1)
+	noTime.Span = 0
+	assert.False(t, tg.Meets(noTime.Result))
+
+	err = Targets{NoMistakes: true, MaxMRPerSecond: 0.1}.Validate()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "NoMistakes")
+	assert.Equal(t, "MR = 0 (no mistake)", targetsText(tg))
+}

@@ -22,7 +22,7 @@ func TestFlagsRefuseInvalidValues(t *testing.T) {
 	}{
 		{[]string{"--td-max", "0"}, `"--td-max" flag: want a positive duration`},
 		{[]string{"--td-max", "-1s"}, `"--td-max" flag`},
-		{[]string{"--mr-max", "0"}, `"--mr-max" flag: want a positive rate`},
+		{[]string{"--mr-max", "-0.1"}, `"--mr-max" flag: want a finite rate per second ≥ 0 (0: only settings that made no mistake`},
 		{[]string{"--mr-max", "NaN"}, `"--mr-max" flag: not a finite number`},
 		{[]string{"--mr-max", "Inf"}, `"--mr-max" flag: not a finite number`},
 		{[]string{"--mr-max", "1e400"}, `"--mr-max" flag: not a finite number`},

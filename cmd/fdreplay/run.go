@@ -147,7 +147,7 @@ func parseFlags(args []string, stdout io.Writer) (options, []string, error) {
 	flagcheck.Var(fs, &o.sweepMiB, "max-sweep-memory", "", 1024, 1, 1<<20, "a size in MiB from 1 to 1048576", "MiB the sweep's results may take (about 12 KiB per stream and setting, kept until the outputs are written); a larger sweep is refused before it starts")
 	rangeArgs := fs.StringArray("range", nil, "sweep range NAME=LO:HI[:log|lin], durations with a unit or in ms (repeatable; defaults: fixed Δ..30Δ log, chen, sfd and 2w-fd Δ/100..20Δ log, φ 0.5..16, cassandra 0.25..16 log, jacobson K 0.5..64 log, satzger θ 0.5..1, kappa K 0.5..16 log)")
 	flagcheck.Var(fs, &o.targets.MaxTD, "td-max", "", 0, 1, math.MaxInt64, "a positive duration (omit the flag for no TD target)", "tuner target: mean TD at most this")
-	flagcheck.Var(fs, &o.targets.MaxMRPerSecond, "mr-max", "", 0, math.SmallestNonzeroFloat64, math.MaxFloat64, "a positive rate per second (omit the flag for no MR target; to forbid mistakes give a tiny rate such as 1e-9)", "tuner target: mistakes per second at most this (1 per minute is 0.0167)")
+	flagcheck.Var(fs, &o.targets.MaxMRPerSecond, "mr-max", "", 0, 0, math.MaxFloat64, "a finite rate per second ≥ 0 (0: only settings that made no mistake; omit the flag for no MR target)", "tuner target: mistakes per second at most this, in [0, ∞) (1 per minute is 0.0167; 0: only settings that made no mistake over the trace)")
 	flagcheck.Var(fs, &o.targets.MinQAP, "qap-min", "", 0, math.SmallestNonzeroFloat64, 1, "a probability in (0, 1] (omit the flag for no QAP target)", "tuner target: QAP at least this (e.g. 0.999)")
 	fs.BoolVar(&o.noProgress, "no-progress", false, "no progress bar (it is shown only when stderr is a terminal)")
 	fs.StringVar(&o.report, "report", "", "write a self-contained HTML report to this file (trace statistics, tables, plots, the tuner's choice and a verdict with confidence intervals; implies --sweep); --out also writes one as index.html")
@@ -156,6 +156,8 @@ func parseFlags(args []string, stdout io.Writer) (options, []string, error) {
 		return o, nil, usageErr("%v", err)
 	}
 	o.windowSet = fs.Changed("window")
+	// --mr-max 0 is a target of its own (MR = 0), not "no target".
+	o.targets.NoMistakes = fs.Changed("mr-max") && o.targets.MaxMRPerSecond == 0
 	var err error
 	if o.maxDecomp, err = parseSize(*maxDecomp); err != nil {
 		return o, nil, usageErr("--max-decompressed %q: %v", *maxDecomp, err)

@@ -384,3 +384,14 @@ func TestTunerNearestQAPOne(t *testing.T) {
 	assert.Regexp(t, `jacobson +\| none meets; nearest K=2 still makes mistakes \(QAP ≥ 1 allows none\)`, out)
 	assert.NotContains(t, out, "Inf")
 }
+
+// --mr-max 0 asks for settings that made no mistake (it used to be refused
+// as "want a positive rate"): the fixed timeout meets it at a long enough T,
+// and jacobson, whose swept K all make mistakes, is named with the reason.
+func TestTunerMRZero(t *testing.T) {
+	code, out, errOut := runCmd("-d", "fixed,jacobson", "--range", "jacobson=0.5:2", "--points", "5", "--mr-max", "0")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "tuning: smallest mean TD with MR = 0 (no mistake)")
+	assert.Regexp(t, `jacobson +\| none meets; nearest K=2 still makes mistakes \(MR = 0 allows none\)`, out)
+	assert.Regexp(t, `fixed +\| T=[0-9.]+ms +\| [0-9.]+ ±[0-9.]+ +\| +0 \(≤[0-9.]+\) +\| +1\.000000 `, out)
+}

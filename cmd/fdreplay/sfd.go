@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/fdkit/fdkit/qos"
@@ -18,12 +19,22 @@ func (s settings) sfdConfig() sfd.Config {
 		Step:          s.sfdStep,
 		Targets: sfd.Targets{
 			MaxTD:                s.targets.MaxTD,
-			MaxMistakesPerSecond: s.targets.MaxMRPerSecond,
+			MaxMistakesPerSecond: s.sfdMaxMR(),
 			MinQAP:               s.targets.MinQAP,
 		},
 		UseSendTime: s.sync,
 		OneWayDelay: s.delay,
 	}
+}
+
+// sfdMaxMR is SFD's MR_U: the tuner's bound, or for --mr-max 0 (MR = 0)
+// the smallest positive rate, since SFD reads 0 as "no MR target" and any
+// observed mistake exceeds the smallest positive rate.
+func (s settings) sfdMaxMR() float64 {
+	if s.targets.NoMistakes {
+		return math.SmallestNonzeroFloat64
+	}
+	return s.targets.MaxMRPerSecond
 }
 
 // sfdTargets returns the SFD targets: the tuner's when any is set, else

@@ -171,6 +171,9 @@ func printTuning(w io.Writer, choices []qos.Choice, t qos.Targets) error {
 			// Every point that suspects at all misses QAP ≥ 1 by +Inf;
 			// the nearest is the most accurate one.
 			row[2] = fmt.Sprintf("none meets; nearest %s still makes mistakes (QAP ≥ 1 allows none)", setting)
+		case math.IsInf(c.Shortfall, 1) && t.NoMistakes:
+			// Likewise against MR = 0 (--mr-max 0).
+			row[2] = fmt.Sprintf("none meets; nearest %s still makes mistakes (MR = 0 allows none)", setting)
 		default:
 			// The nearest point, so the user sees how far off it is.
 			row[2] = fmt.Sprintf("none meets; nearest %s misses by %s×", setting, strconv.FormatFloat(c.Shortfall, 'g', 3, 64))
@@ -193,6 +196,9 @@ func describeTargets(t qos.Targets) string {
 	}
 	if t.MaxMRPerSecond > 0 {
 		s += fmt.Sprintf(" MR ≤ %.4g/s", t.MaxMRPerSecond)
+	}
+	if t.NoMistakes {
+		s += " MR = 0 (no mistake)"
 	}
 	if t.MinQAP > 0 {
 		s += fmt.Sprintf(" QAP ≥ %g", t.MinQAP)
