@@ -22,6 +22,10 @@
 //   - FormatFDKit: fdkit's own format, written by Writer (see the
 //     specification below).
 //
+// Detection reads the first non-blank line; when it fits no format, the
+// Reader's *ParseError names that line, what each format wants and why the
+// line is none of them, and wraps ErrUnknownFormat.
+//
 // # fdkit trace format, version 1
 //
 // A UTF-8 text file, optionally gzip- or xz-compressed, with "\n" line ends

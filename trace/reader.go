@@ -155,14 +155,7 @@ func NewReader(src io.Reader, opt Options) (*Reader, error) {
 	if r.format == FormatAuto {
 		r.format = detect(sniff, opt.Columns)
 		if r.format == FormatAuto {
-			first, _, _ := bytes.Cut(sniff, []byte{'\n'})
-			got := quoteGot(bytes.TrimRight(first, "\r"))
-			if len(bytes.TrimSpace(sniff)) == 0 {
-				got = "empty input"
-			}
-			return nil, &ParseError{File: r.name, Line: 1,
-				Want: "a known trace format (fdkit header, LIP6 \"sender seq t_send t_recv hops\", emission header \"numseq,timestamp_start_send,timestamp_end_send\", or CSV with Columns named)",
-				Got:  got}
+			return nil, undetected(r.name, sniff)
 		}
 	}
 	switch r.format {
@@ -204,6 +197,64 @@ func isBinary(b []byte) bool {
 		}
 	}
 	return !utf8.Valid(b)
+}
+
+// ErrUnknownFormat is wrapped by the *ParseError of a Reader that was to
+// detect the format (FormatAuto, no Columns) and could not: the error names
+// the file, the first non-blank line, what each detectable format wants
+// and why the line is none of them. Commands test it with errors.Is to add
+// how their flags name a format.
+var ErrUnknownFormat = errors.New("format not detected")
+
+// detectedFormats says what detect looks for, for errors.
+const detectedFormats = `a trace format known from its first non-blank line: fdkit (header "` + fdkitMagic + ` version=1 ..."), ` +
+	`LIP6 reception (5 unsigned integers "sender seq t_send t_recv hops") or ` +
+	`LIP6 emission (header "numseq,timestamp_start_send,timestamp_end_send"); CSV is read only when its format and column names are given`
+
+// undetected is the error for sniffed content whose format detect could
+// not tell: the line it looked at (the first non-blank one) and why that
+// line is no format.
+func undetected(name string, sniff []byte) error {
+	pe := &ParseError{File: name, Line: 1, Want: detectedFormats}
+	rest := sniff
+	for n := 1; len(rest) > 0; n++ {
+		var line []byte
+		line, rest, _ = bytes.Cut(rest, []byte{'\n'})
+		line = bytes.TrimSpace(line)
+		if len(line) == 0 {
+			continue
+		}
+		pe.Line, pe.Got = n, quoteGot(line)
+		pe.Err = fmt.Errorf("%w: %s", ErrUnknownFormat, whyNoFormat(line))
+		return pe
+	}
+	pe.Got, pe.Err = "empty input", ErrUnknownFormat
+	return pe
+}
+
+// whyNoFormat says why a non-blank line is none of the detected formats.
+func whyNoFormat(line []byte) string {
+	if sep := bytes.IndexAny(line, ",;\t"); sep >= 0 {
+		if _, ok := parseUint(bytes.TrimSpace(line[:sep])); !ok {
+			return "the line looks like a CSV header; give the format and the names of its sender, seq, sent and arrival columns"
+		}
+		return "the line looks like CSV data without a header; CSV needs a header naming its columns"
+	}
+	n := 0
+	for p := line; ; n++ {
+		var f []byte
+		f, p = nextField(p)
+		if len(f) == 0 {
+			break
+		}
+		if _, ok := parseUint(f); !ok {
+			return fmt.Sprintf("field %d %q is not an unsigned integer, as LIP6 reception wants", n+1, quoteGot(f))
+		}
+	}
+	if n == 3 {
+		return "3 integer fields, LIP6 reception has 5 (a LIP6 emission file without its numseq header is read only when its format is given)"
+	}
+	return fmt.Sprintf("%d integer fields, LIP6 reception has 5", n)
 }
 
 // detect guesses the format from the first non-blank line.

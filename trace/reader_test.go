@@ -754,3 +754,30 @@ func TestLeadingBlankLinesAndBOM(t *testing.T) {
 	assert.Equal(t, 5, pe.Line)
 	assert.Equal(t, "numseq", pe.Field)
 }
+
+// A format that cannot be detected is an error a user can act on: the file,
+// the first non-blank line and what it holds, what each detected format
+// wants and why the line is none of them; it wraps ErrUnknownFormat and
+// names no Go identifier (it used to say "CSV with Columns named" and
+// always line 1).
+func TestUndetectedFormatError(t *testing.T) {
+	cases := []struct{ in, line, why string }{
+		{"host,when\nx,1\n", "t.csv:1:", `got "host,when": format not detected: the line looks like a CSV header; give the format and the names of its sender, seq, sent and arrival columns`},
+		{"\n  \n1 2 3\n", "t.csv:3:", `got "1 2 3": format not detected: 3 integer fields, LIP6 reception has 5 (a LIP6 emission file without its numseq header is read only when its format is given)`},
+		{"4 5 x 7 8\n", "t.csv:1:", `format not detected: field 3 "x" is not an unsigned integer, as LIP6 reception wants`},
+		{"1,2,3\n", "t.csv:1:", "the line looks like CSV data without a header"},
+		{"", "t.csv:1:", `got "empty input": format not detected`},
+	}
+	for _, c := range cases {
+		_, _, err := readString(t, c.in, Options{Name: "t.csv"})
+		require.ErrorIs(t, err, ErrUnknownFormat, c.in)
+		var pe *ParseError
+		require.ErrorAs(t, err, &pe)
+		msg := err.Error()
+		assert.True(t, strings.HasPrefix(msg, c.line+" want a trace format known from its first non-blank line: fdkit"), msg)
+		assert.Contains(t, msg, `LIP6 reception (5 unsigned integers "sender seq t_send t_recv hops")`)
+		assert.Contains(t, msg, `LIP6 emission (header "numseq,timestamp_start_send,timestamp_end_send")`)
+		assert.Contains(t, msg, c.why)
+		assert.NotContains(t, msg, "Columns")
+	}
+}

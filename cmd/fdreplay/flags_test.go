@@ -99,3 +99,15 @@ func TestLenientListsSkippedLines(t *testing.T) {
 	assert.Contains(t, errOut, path+":10: field seq")
 	assert.NotContains(t, errOut, path+":11: field seq")
 }
+
+// An undetected format names the flags that give it (not trace.Columns).
+func TestUndetectedFormatNamesFlags(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "x.csv")
+	require.NoError(t, os.WriteFile(path, []byte("host,when\nx,1\n"), 0o644))
+	code, _, errOut := runCmd(path)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, path+`:1: want a trace format`)
+	assert.Contains(t, errOut, `got "host,when": format not detected: the line looks like a CSV header`)
+	assert.Contains(t, errOut, "-f/--format lip6, lip6-emission or fdkit, or for CSV --columns SENDER,SEQ,SENT,ARRIVAL")
+	assert.NotContains(t, errOut, "Columns")
+}

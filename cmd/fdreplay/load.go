@@ -109,6 +109,9 @@ func loadInputs(o options, files []string, stderr io.Writer) ([]input, error) {
 		} else {
 			r, err = trace.Open(f, ropt)
 		}
+		if errors.Is(err, trace.ErrUnknownFormat) {
+			return nil, fmt.Errorf("%w (fdreplay: give -f/--format lip6, lip6-emission or fdkit, or for CSV --columns SENDER,SEQ,SENT,ARRIVAL with its header's names, an empty name for a column it lacks, and --unit)", err)
+		}
 		if err != nil {
 			return nil, err
 		}

@@ -133,7 +133,7 @@ func parseFlags(args []string, stdout io.Writer) (options, []string, error) {
 	flagcheck.Var(fs, &o.timeout, "timeout", "", 0, 1, 10*maxInterval, fmt.Sprintf("a positive duration up to %v (omit the flag for 10Δ)", 10*maxInterval), "fixed timeout T for the table (default 10Δ, i.e. 1s for Δ = 100ms)")
 	flagcheck.Var(fs, &o.delayOffset, "delay-offset", "", 0, 0, maxInterval, fmt.Sprintf("a duration from 0 to %v", maxInterval), "d̄ added to the arrival-based TD when clocks are not synchronized (e.g. RTT/2)")
 	fs.StringVar(&o.clock, "clock", "auto", "sender/monitor clocks: auto, sync or unsync (auto: synchronized iff every 0 ≤ A−σ ≤ 1m)")
-	fs.StringVarP(&o.format, "format", "f", "auto", "input format when it cannot be detected: auto, lip6, csv, fdkit")
+	fs.StringVarP(&o.format, "format", "f", "auto", "input format when it cannot be detected: auto, lip6, lip6-emission, csv, fdkit")
 	fs.StringVar(&o.columns, "columns", "", "CSV columns as sender,seq,sent,arrival header names (empty name: no such column); implies --format csv")
 	fs.StringVar(&o.unit, "unit", "ns", "time unit of CSV send and arrival columns: ns, us, ms or s")
 	fs.BoolVar(&o.lenient, "lenient", false, "skip malformed lines (they are counted and reported) instead of failing")
