@@ -414,14 +414,17 @@ func TestAgentGossipFanoutFlag(t *testing.T) {
 
 // TestJoinTimeoutMessage: a join nobody answers ends with one line that says
 // so and suggests the usual causes (before: "join [a]: agent: join [a]:
-// context deadline exceeded").
+// context deadline exceeded"), the address cause included: packets that do
+// not come from the advertised address (it used to name only the keys).
 func TestJoinTimeoutMessage(t *testing.T) {
 	var out, errb strings.Builder
 	nobody := freePort(t)
 	err := runAgent(context.Background(), []string{"--plain", "--bind", "127.0.0.1:0", "--join", nobody,
 		"--join-timeout", "300ms", "--leave-timeout", "50ms"}, &out, &errb)
 	require.Error(t, err)
-	assert.Regexp(t, `^--join `+regexp.QuoteMeta(nobody)+`: no member answered within --join-timeout 300ms \(attempts: 1; is a member running there, with the same key, or --plain on both\?\)$`, err.Error())
+	assert.Regexp(t, `^--join `+regexp.QuoteMeta(nobody)+`: no member answered within --join-timeout 300ms \(attempts: 1; is a member running there, with the same key, or --plain on both\? `+
+		`Do its packets reach the members from 127\.0\.0\.1, the address it advertises\? A member answers only a join sent from that address: `+
+		`behind NAT set --advertise to the public address, on a host with several addresses --bind the advertised one\)$`, err.Error())
 }
 
 // syncBuf is a strings.Builder safe for one writer and concurrent readers.

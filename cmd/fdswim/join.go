@@ -114,7 +114,7 @@ func joinWithRetry(ctx context.Context, log *slog.Logger, join func(context.Cont
 		}
 		cancel()
 		if ctx.Err() != nil {
-			return giveUp(ctx, targets, deadline, attempt, err)
+			return giveUp(ctx, targets, self, deadline, attempt, err)
 		}
 		if !errors.Is(err, context.DeadlineExceeded) && !isLookupErr(err) {
 			return err // refused (ID conflict) or stopped: retrying does not help
@@ -129,7 +129,14 @@ func isLookupErr(err error) bool {
 	return errors.As(err, &de)
 }
 
-func giveUp(ctx context.Context, targets []joinTarget, deadline time.Duration, attempts int, last error) error {
+// giveUp is the error of a join that no member answered in time. Besides
+// the usual causes (nobody there, another key, one side --plain) it names
+// the address cause: members answer only a join that comes from the
+// address it advertises (self), so an agent whose packets leave from
+// another address (bound to 0.0.0.0 on a host with several addresses,
+// behind NAT) is never answered (docs/live.md, "joins come from the
+// advertised address").
+func giveUp(ctx context.Context, targets []joinTarget, self netip.Addr, deadline time.Duration, attempts int, last error) error {
 	if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		return ctx.Err()
 	}
@@ -137,8 +144,10 @@ func giveUp(ctx context.Context, targets []joinTarget, deadline time.Duration, a
 	if isLookupErr(last) {
 		why = fmt.Sprintf("no address found (%v)", last)
 	}
-	return fmt.Errorf("--join %s: %s within --join-timeout %v (attempts: %d; is a member running there, with the same key, or --plain on both?)",
-		joinList(targets), why, deadline, attempts)
+	return fmt.Errorf("--join %s: %s within --join-timeout %v (attempts: %d; is a member running there, with the same key, or --plain on both? "+
+		"Do its packets reach the members from %s, the address it advertises? A member answers only a join sent from that address: "+
+		"behind NAT set --advertise to the public address, on a host with several addresses --bind the advertised one)",
+		joinList(targets), why, deadline, attempts, self)
 }
 
 func joinList(targets []joinTarget) string {
