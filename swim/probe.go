@@ -310,16 +310,18 @@ func (m *Member) onNack(now time.Duration, pkt *Packet) {
 	}
 }
 
-func (m *Member) onPingReq(now time.Duration, pkt *Packet) {
+// onPingReq serves a ping-req from the member at origin (pkt.From, its
+// address filled from the view when the packet left it out).
+func (m *Member) onPingReq(now time.Duration, pkt *Packet, origin Node) {
 	t := pkt.PingReq.Target
 	if t.ID == m.self.ID {
-		m.send(Packet{Kind: MsgAck, To: pkt.From, Ack: Ack{Seq: pkt.PingReq.Seq}})
+		m.send(Packet{Kind: MsgAck, To: origin, Ack: Ack{Seq: pkt.PingReq.Seq}})
 		return
 	}
 	p := m.peers[t.ID]
 	m.seq++
 	// The ping carries p's suspicion if this member suspects it (send).
-	m.relays = append(m.relays, relay{seq: m.seq, origin: pkt.From, originSeq: pkt.PingReq.Seq,
+	m.relays = append(m.relays, relay{seq: m.seq, origin: origin, originSeq: pkt.PingReq.Seq,
 		target: t.ID, sent: now, deadline: now + m.baseProbeTimeout(p), nack: pkt.PingReq.Nack})
 	seq := m.seq
 	m.send(Packet{Kind: MsgPing, To: t, Ping: Ping{Seq: seq}})

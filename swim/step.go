@@ -11,12 +11,32 @@ import (
 // Step processes one received packet at now. It returns an error wrapping
 // ErrPacket, and changes nothing, for a malformed packet (unknown kind or
 // update kind, empty sender ID, over-long ID or address, a Suspect or Dead
-// update with an empty From). A packet for
+// update with an empty From, a ping, ping-req or join that cannot be
+// answered: see below). A packet for
 // another ID is dropped silently (counted in Stats.Misdirected); packets to
 // a member that has left are ignored.
+//
+// An empty From.Addr means "at the address this member holds for
+// From.ID": wire format 2 leaves the sender's address out of acks and
+// nacks, whose receiver matches them by Seq and From.ID (swim/wire's
+// payload layout; docs/algorithms.md, “SWIM: wire format and
+// extensions”). A transport that knows where a datagram came from fills
+// it in for senders this member does not know (swim/agent does), so that
+// the view request such a sender gets (Stats.ViewRequests) reaches it;
+// without either address no view is asked. A ping, ping-req or join must
+// be answered, so one whose sender's address is empty and not in the view
+// is refused with ErrPacket. Nothing is ever sent to an empty address.
 func (m *Member) Step(now time.Duration, pkt *Packet) error {
 	if err := validate(pkt); err != nil {
 		return err
+	}
+	from := pkt.From
+	if from.Addr == "" {
+		if p := m.peers[from.ID]; p != nil {
+			from.Addr = p.node.Addr
+		} else if pkt.Kind == MsgPing || pkt.Kind == MsgPingReq || pkt.Kind == MsgJoin {
+			return fmt.Errorf("%w: %v from %q without an address, and %q is not in the view", ErrPacket, pkt.Kind, from.ID, from.ID)
+		}
 	}
 	if m.st == left {
 		return nil
@@ -25,11 +45,11 @@ func (m *Member) Step(now time.Duration, pkt *Packet) error {
 		m.stats.Misdirected++
 		return nil
 	}
-	if pkt.Kind == MsgJoin && m.st == running && m.refuseJoin(now, pkt.From) {
+	if pkt.Kind == MsgJoin && m.st == running && m.refuseJoin(now, from) {
 		return nil
 	}
 	if pkt.From.ID == m.self.ID {
-		if pkt.Kind == MsgSync && m.joining && m.st == running && pkt.From.Addr != m.self.Addr {
+		if pkt.Kind == MsgSync && m.joining && m.st == running && pkt.From.Addr != "" && pkt.From.Addr != m.self.Addr {
 			// The answer of a member that holds this ID itself and
 			// refused this member's join (refuseJoin): a conflict, the
 			// join is retried.
@@ -65,24 +85,24 @@ func (m *Member) Step(now time.Duration, pkt *Packet) error {
 	// view, which names it with its incarnation. At most once per
 	// ProbeInterval, whoever the senders. (A sender believed dead gets the
 	// Dead update on the answer instead, and refutes.)
-	if s == nil && pkt.Kind != MsgJoin &&
+	if s == nil && from.Addr != "" && pkt.Kind != MsgJoin &&
 		pkt.Kind != MsgSync && m.st == running && now >= m.nextAskView {
 		m.nextAskView = now + m.cfg.ProbeInterval
 		m.stats.ViewRequests++
-		m.askView(pkt.From)
+		m.askView(from)
 	}
 	switch pkt.Kind {
 	case MsgPing:
-		m.send(Packet{Kind: MsgAck, To: pkt.From, Ack: Ack{Seq: pkt.Ping.Seq}})
+		m.send(Packet{Kind: MsgAck, To: from, Ack: Ack{Seq: pkt.Ping.Seq}})
 	case MsgAck:
 		m.onAck(now, pkt)
 	case MsgNack:
 		m.onNack(now, pkt)
 	case MsgPingReq:
-		m.onPingReq(now, pkt)
+		m.onPingReq(now, pkt, from)
 	case MsgJoin:
-		m.sendState(pkt.From, joiner) // first: the joiner is still joining when it reads it
-		m.sendSync(pkt.From)
+		m.sendState(from, joiner) // first: the joiner is still joining when it reads it
+		m.sendSync(from)
 	case MsgSync:
 		// A join refused for an ID conflict is retried.
 		m.joining = m.joining && m.conflictSelf

@@ -45,8 +45,8 @@ const DefaultMaxPacketSize = 1400
 //
 //	version   1 byte  (1 or 2)
 //	kind      1 byte  (swim.MessageKind: 1 ping, 2 ack, 3 nack, 4 ping-req, 5 join, 6 sync, 7 gossip, 8 user)
-//	from      node
-//	to        node    (ID may be empty)
+//	from      node    (format 2: empty address in acks and nacks)
+//	to        node    (ID may be empty; format 2: empty address)
 //	body      ping, ack, nack: uvarint seq (< 2^32)
 //	          ping-req:        uvarint seq, node target, 1 byte nack flag (0 or 1)
 //	          user:            str message (1 byte or more)
@@ -55,6 +55,20 @@ const DefaultMaxPacketSize = 1400
 //	count     2 bytes big-endian: number of updates
 //	updates   count × (1 byte kind (1 alive, 2 suspect, 3 dead; + 0x80 when a proof follows),
 //	          node, uvarint incarnation, str from, [proof: swim.ProofSize bytes], ext (format 2))
+//
+// Format 2 leaves out the addresses its receiver does not need, writing
+// them as empty strings (which any format-2 decoder reads): the receiver's
+// own (to: it is at that address, and checks only the ID), and the
+// sender's in acks and nacks (matched by sequence number and sender ID;
+// swim.Member.Step takes an empty address as the one it holds for the
+// sender, and swim/agent fills in a datagram's source address for a
+// sender the member does not know). Pings, ping-reqs, joins, syncs, gossip
+// and user messages keep the sender's address: it is where their answers,
+// and a view request to an unknown sender, go (and a join is answered only
+// from the address it claims). With 3-byte IDs and 15-byte addresses
+// ("m00", "127.0.0.1:NNNNN") a bare ping is 33 bytes instead of 48 and a
+// bare ack 18. Format 1 writes every address. A decoder reads addresses
+// wherever they are, so packets of earlier format-2 writers still decode.
 //
 // The proof (swim.Update.Proof: a member's signature of its own Alive or
 // leave, with signed self-updates) is flagged by the high bit of the
@@ -169,9 +183,10 @@ func appendHeader(b []byte, p *swim.Packet, enc encoding) ([]byte, error) {
 	if err := checkNode("to", p.To, false); err != nil {
 		return nil, err
 	}
+	from, to := headerNodes(p, v)
 	b = append(b, v, byte(p.Kind))
-	b = appendNode(b, p.From)
-	b = appendNode(b, p.To)
+	b = appendNode(b, from)
+	b = appendNode(b, to)
 	switch p.Kind {
 	case swim.MsgPing:
 		b = binary.AppendUvarint(b, uint64(p.Ping.Seq))
@@ -207,6 +222,21 @@ func appendHeader(b []byte, p *swim.Packet, enc encoding) ([]byte, error) {
 		return b, nil
 	}
 	return appendPacketExt(b, p, enc.extra)
+}
+
+// headerNodes returns the from and to nodes as format v writes them:
+// format 2 leaves out the addresses the receiver does not need (see the
+// payload layout), format 1 writes both nodes whole.
+func headerNodes(p *swim.Packet, v byte) (from, to swim.Node) {
+	from, to = p.From, p.To
+	if v < 2 {
+		return from, to
+	}
+	to.Addr = ""
+	if p.Kind == swim.MsgAck || p.Kind == swim.MsgNack {
+		from.Addr = ""
+	}
+	return from, to
 }
 
 // strLen is the encoded size of a string of n bytes.

@@ -20,10 +20,11 @@ func Example() {
 		Updates: []swim.Update{{Kind: swim.UpdateSuspect, Node: swim.Node{ID: "c", Addr: "127.0.0.1:7948"},
 			Incarnation: 3, From: "a"}},
 	}
-	// Payload: 2 (version, kind) + 17 (from) + 17 (to) + 1 (seq) + 1 (an
-	// empty extension section) + 2 (count) + 22 (the update with its empty
-	// extension section) = 62 bytes; sealed with its 8-byte timestamp (the
-	// replay check): 8 + 62 + 29 = 99.
+	// Payload: 2 (version, kind) + 17 (from) + 3 (to: its ID, and an empty
+	// address, which the receiver does not need) + 1 (seq) + 1 (an empty
+	// extension section) + 2 (count) + 22 (the update with its empty
+	// extension section) = 48 bytes; sealed with its 8-byte timestamp (the
+	// replay check): 8 + 48 + 29 = 85.
 	datagram, n, _ := codec.Encode(ping)
 	fmt.Printf("%d bytes, %d update, envelope overhead %d\n", len(datagram), n, wire.Overhead(true))
 
@@ -34,7 +35,7 @@ func Example() {
 	_, err := codec.Decode(datagram)
 	fmt.Println(err)
 	// Output:
-	// 99 bytes, 1 update, envelope overhead 29
+	// 85 bytes, 1 update, envelope overhead 29
 	// ping 42 suspect c 3
 	// wire: packet failed authentication with every key in the keyring
 }

@@ -64,7 +64,7 @@ func TestUnknownFieldsSkipped(t *testing.T) {
 		b := vnext(t, p)
 		got, info, err := UnmarshalInfo(b, 0)
 		require.NoError(t, err, "packet %d", i)
-		assert.Equal(t, p, got, "packet %d", i)
+		assert.Equal(t, received(p), got, "packet %d", i)
 		assert.Equal(t, 1+len(p.Updates), info.UnknownFields, "packet %d: one entry in the packet, one per update", i)
 
 		if p.Kind == swim.MsgUser {
@@ -205,7 +205,7 @@ func TestExtensionEncodeErrors(t *testing.T) {
 	assert.LessOrEqual(t, len(b), p.Size())
 	got, err := Unmarshal(b, 0)
 	require.NoError(t, err)
-	assert.Equal(t, p, got)
+	assert.Equal(t, received(p), got)
 	for _, v := range []byte{0, 3} {
 		_, _, err := MarshalVersion(nil, ok(), 0, v)
 		assert.ErrorContains(t, err, "this encoder writes 1 to 2")
