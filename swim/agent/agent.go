@@ -252,6 +252,7 @@ type Agent struct {
 	keys  *wire.Keyring
 	log   *slog.Logger
 	self  swim.Node
+	src   netip.Addr // the address datagrams and dialled streams leave from (sendSource); invalid: the kernel's choice
 	start time.Time
 	m     *swim.Member
 
@@ -348,15 +349,19 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 		MaxConns: cfg.MaxStreamConns, Timeout: cfg.StreamTimeout, Wrap: cfg.StreamWrap}
 	var sl *transport.StreamListener
 	tr := cfg.Transport
+	var src netip.Addr
+	if tr == nil {
+		src = sendSource(cfg.Bind, cfg.Advertise)
+	}
 	switch {
 	case tr == nil && !cfg.DisableStream && cfg.StreamBind == "":
-		u, l, err := listenBoth(orDefault(cfg.Bind, "127.0.0.1:0"), codec.MaxPacketSize(), scfg, handle)
+		u, l, err := listenBoth(orDefault(cfg.Bind, "127.0.0.1:0"), src, codec.MaxPacketSize(), scfg, handle)
 		if err != nil {
 			return nil, err
 		}
 		tr, sl = u, l
 	case tr == nil:
-		u, err := transport.Listen(transport.Config{Bind: cfg.Bind, MaxPacketSize: codec.MaxPacketSize()})
+		u, err := transport.Listen(transport.Config{Bind: cfg.Bind, MaxPacketSize: codec.MaxPacketSize(), Source: src})
 		if err != nil {
 			return nil, fmt.Errorf("agent: %w", err)
 		}
@@ -436,7 +441,7 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 	pc.MaxPacketSize = codec.MaxPayload()
 	pc.StreamProbe = !cfg.DisableStream && !cfg.DisableStreamProbes
 	a := &Agent{
-		cfg: cfg, tr: tr, codec: codec, keys: sec.Keyring, log: cfg.Logger, self: self,
+		cfg: cfg, tr: tr, codec: codec, keys: sec.Keyring, log: cfg.Logger, self: self, src: src,
 		reqs:    make(chan func()),
 		stopped: make(chan struct{}),
 		leaving: make(chan struct{}),
@@ -464,6 +469,26 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 	ready.Store(a)
 	go a.run(ctx)
 	return a, nil
+}
+
+// sendSource is the address a member bound to a wildcard address (0.0.0.0,
+// ::) sends from: its advertised IP when that is an address of this host,
+// so that the members see its packets come from the address it claims
+// (they answer a join only then: joinFromClaimed). Without it the kernel
+// picks the address of the route, on a host with several addresses often
+// another one. Invalid, the kernel's choice, when Bind names an address
+// (the socket sends from it) or the advertised IP is not local (behind
+// NAT: the translated address is what the members see).
+func sendSource(bind, advertise string) netip.Addr {
+	b, err1 := netip.ParseAddrPort(bind)
+	ad, err2 := netip.ParseAddrPort(advertise)
+	if err1 != nil || err2 != nil || !b.Addr().IsUnspecified() || !transport.IsLocal(ad.Addr()) {
+		return netip.Addr{}
+	}
+	if b.Addr().Is4() && !ad.Addr().Unmap().Is4() {
+		return netip.Addr{} // an IPv4 socket cannot send from an IPv6 address
+	}
+	return ad.Addr().Unmap()
 }
 
 // checkSelf refuses an identity the other members could not use: an ID the

@@ -2,12 +2,16 @@ package agent
 
 import (
 	"context"
+	"fmt"
+	"net/netip"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/fdkit/fdkit/swim"
+	"github.com/fdkit/fdkit/swim/transport"
 )
 
 // Join returns when the answer is processed, not at the next poll: the
@@ -44,4 +48,45 @@ func TestJoinTimeoutForgetsWaiter(t *testing.T) {
 	n := -1
 	require.NoError(t, a.do(context.Background(), func() { n = len(a.joinWaiters) }))
 	require.Equal(t, 0, n)
+}
+
+// A member bound to 0.0.0.0 that advertises another address of the host
+// (127.0.0.2: Linux loopback answers all of 127/8) sends from the advertised
+// address, so the seed, which answers only a join that comes from the
+// address it claims, answers it. Its datagrams used to leave from the
+// route's address (127.0.0.1 towards the seed), and the join timed out.
+func TestJoinFromWildcardBindAdvertisingAnotherAddress(t *testing.T) {
+	second := netip.MustParseAddr("127.0.0.2")
+	if !transport.IsLocal(second) {
+		t.Skip("127.0.0.2 is not an address of this host (Linux loopback accepts all of 127/8)")
+	}
+	seed := start(t, Config{})
+	var joiner *Agent
+	for try := 0; joiner == nil; try++ {
+		// A port free on 0.0.0.0 for both UDP and TCP: the kernel's choice
+		// for a throwaway socket, retried if someone takes it meanwhile.
+		probe, err := transport.Listen(transport.Config{Bind: "0.0.0.0:0"})
+		require.NoError(t, err)
+		port := probe.LocalAddr().Port()
+		_ = probe.Close()
+		cfg := Config{Bind: fmt.Sprintf("0.0.0.0:%d", port), Advertise: fmt.Sprintf("127.0.0.2:%d", port),
+			Keys: [][]byte{testKey}, Protocol: fast(), LeaveTimeout: new(300 * time.Millisecond)}
+		a, err := Start(context.Background(), cfg)
+		if err != nil && try < 5 {
+			continue
+		}
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = a.Close() })
+		joiner = a
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	require.NoError(t, joiner.Join(ctx, seed.Self().Addr), "the seed refused a join that came from another address than the advertised one")
+	require.Eventually(t, func() bool { return alive(seed) == 2 }, 10*time.Second, 10*time.Millisecond)
+	for _, m := range seed.Members() {
+		if m.Node.ID == joiner.Self().ID {
+			assert.Equal(t, joiner.Self().Addr, m.Node.Addr)
+		}
+	}
+	assert.Zero(t, seed.Stats().Rejected, "no join refused")
 }

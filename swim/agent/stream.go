@@ -52,7 +52,7 @@ type streamIn struct {
 // listenBoth opens the UDP socket and the stream listener on the same
 // port number. With port 0 the kernel chooses the TCP port first and UDP
 // takes the same number, retried a few times when it is taken.
-func listenBoth(bind string, maxPacket int, scfg transport.StreamConfig, handle func(*transport.Conn)) (*transport.UDP, *transport.StreamListener, error) {
+func listenBoth(bind string, src netip.Addr, maxPacket int, scfg transport.StreamConfig, handle func(*transport.Conn)) (*transport.UDP, *transport.StreamListener, error) {
 	ap, err := netip.ParseAddrPort(bind)
 	if err != nil {
 		return nil, nil, fmt.Errorf("agent: Bind %q: want ip:port: %w", bind, err)
@@ -64,7 +64,7 @@ func listenBoth(bind string, maxPacket int, scfg transport.StreamConfig, handle 
 		if err != nil {
 			return nil, nil, fmt.Errorf("agent: stream listener: %w (set StreamBind, or DisableStream)", err)
 		}
-		u, err := transport.Listen(transport.Config{Bind: netip.AddrPortFrom(ap.Addr(), sl.LocalAddr().Port()).String(), MaxPacketSize: maxPacket})
+		u, err := transport.Listen(transport.Config{Bind: netip.AddrPortFrom(ap.Addr(), sl.LocalAddr().Port()).String(), MaxPacketSize: maxPacket, Source: src})
 		if err == nil {
 			return u, sl, nil
 		}
@@ -82,6 +82,7 @@ func (a *Agent) streamConfig() transport.StreamConfig {
 	return transport.StreamConfig{
 		Bind: a.cfg.StreamBind, MaxFrame: a.codec.MaxPacketSize(), MaxBytes: a.cfg.MaxStreamBytes,
 		MaxConns: a.cfg.MaxStreamConns, Timeout: a.cfg.StreamTimeout, Wrap: a.cfg.StreamWrap,
+		Source: a.src,
 	}
 }
 

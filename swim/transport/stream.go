@@ -84,6 +84,11 @@ type StreamConfig struct {
 	// impairment); an error closes the connection (an inbound one is then
 	// counted in Refused). The deadline is set before Wrap is called.
 	Wrap func(conn net.Conn, inbound bool) (net.Conn, error)
+	// Source, when set, is the local IP address DialStream dials from (a
+	// port chosen by the kernel), as Config.Source is for datagrams: a
+	// member bound to a wildcard address dials from the address it
+	// advertises rather than the route's. The listener ignores it.
+	Source netip.Addr
 }
 
 func (c StreamConfig) withDefaults() (StreamConfig, error) {
@@ -367,7 +372,8 @@ func newConn(c net.Conn, cfg StreamConfig, l *StreamListener) *Conn {
 
 // DialStream connects to a stream listener at to. The connection's read
 // and write deadline is the earlier of ctx's deadline and cfg.Timeout from
-// now; cfg.Bind, MaxBytes and MaxConns are not used.
+// now; it dials from cfg.Source when set; cfg.Bind, MaxBytes and MaxConns
+// are not used.
 func DialStream(ctx context.Context, to netip.AddrPort, cfg StreamConfig) (*Conn, error) {
 	cfg.Bind = ""
 	cfg, err := cfg.withDefaults()
@@ -381,6 +387,9 @@ func DialStream(ctx context.Context, to netip.AddrPort, cfg StreamConfig) (*Conn
 	ctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	var d net.Dialer
+	if cfg.Source.IsValid() {
+		d.LocalAddr = net.TCPAddrFromAddrPort(netip.AddrPortFrom(cfg.Source, 0))
+	}
 	c, err := d.DialContext(ctx, "tcp", to.String())
 	if err != nil {
 		return nil, fmt.Errorf("transport: stream to %s: %w", to, err)

@@ -15,6 +15,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"golang.org/x/net/ipv4"
+	"golang.org/x/net/ipv6"
 )
 
 // DefaultMaxPacketSize is the default largest datagram sent or accepted, in
@@ -56,6 +59,16 @@ type Config struct {
 	// QueueLen is the capacity of the Packets channel; when it is full,
 	// received packets are dropped and counted, as a kernel would. Default 1,024.
 	QueueLen int
+	// Source, when set, is the source IP address of every datagram sent
+	// by a socket bound to a wildcard address (0.0.0.0, ::). Without it
+	// the kernel takes, per destination, the address of the route, which
+	// on a host with several addresses need not be the one the member
+	// advertises (and members answer a join only when it comes from the
+	// address it claims). It must be an address of this host (IsLocal);
+	// it is set per datagram with IP_PKTINFO or IPV6_PKTINFO where the
+	// platform has them (Linux, the BSDs, macOS) and ignored elsewhere.
+	// With a specific Bind it must equal Bind's address or be unset.
+	Source netip.Addr
 }
 
 func (c Config) withDefaults() (Config, error) {
@@ -77,6 +90,33 @@ func (c Config) withDefaults() (Config, error) {
 	return c, nil
 }
 
+// IsLocal reports whether ip is an address of this host: one a socket can
+// be bound to (on Linux every address of 127.0.0.0/8 is).
+func IsLocal(ip netip.Addr) bool {
+	if !ip.IsValid() || ip.IsUnspecified() {
+		return false
+	}
+	c, err := net.ListenUDP("udp", net.UDPAddrFromAddrPort(netip.AddrPortFrom(ip, 0)))
+	if err != nil {
+		return false
+	}
+	_ = c.Close()
+	return true
+}
+
+// sourceOOB is the control message that makes a datagram leave from src:
+// nil when src is unset or the platform cannot say it.
+func sourceOOB(src netip.Addr) []byte {
+	switch {
+	case !src.IsValid():
+		return nil
+	case src.Unmap().Is4():
+		return (&ipv4.ControlMessage{Src: src.Unmap().AsSlice()}).Marshal()
+	default:
+		return (&ipv6.ControlMessage{Src: src.AsSlice()}).Marshal()
+	}
+}
+
 // Stats counts traffic through a transport. Bytes are datagram payload bytes
 // (without IP and UDP headers).
 type Stats struct {
@@ -92,6 +132,7 @@ type UDP struct {
 	conn  *net.UDPConn
 	addr  netip.AddrPort
 	max   int
+	oob   []byte // sets the source address of each datagram (Config.Source); nil: the kernel's choice
 	ch    chan Packet
 	done  chan struct{}
 	close sync.Once
@@ -113,6 +154,19 @@ func Listen(cfg Config) (*UDP, error) {
 	if err != nil {
 		return nil, fmt.Errorf("transport: Bind %q: want ip:port: %w", cfg.Bind, err)
 	}
+	var oob []byte
+	if src := cfg.Source; src.IsValid() {
+		switch {
+		case !ap.Addr().IsUnspecified():
+			if src.Unmap() != ap.Addr().Unmap() {
+				return nil, fmt.Errorf("transport: Source %v with Bind %v: a socket bound to one address sends from it; Source is for a wildcard Bind", src, ap)
+			}
+		case !IsLocal(src):
+			return nil, fmt.Errorf("transport: Source %v is not an address of this host", src)
+		default:
+			oob = sourceOOB(src)
+		}
+	}
 	conn, err := net.ListenUDP("udp", net.UDPAddrFromAddrPort(ap))
 	if err != nil {
 		return nil, fmt.Errorf("transport: %w", err)
@@ -122,6 +176,7 @@ func Listen(cfg Config) (*UDP, error) {
 		conn: conn,
 		addr: netip.AddrPortFrom(local.Addr().Unmap(), local.Port()),
 		max:  cfg.MaxPacketSize,
+		oob:  oob,
 		ch:   make(chan Packet, cfg.QueueLen),
 		done: make(chan struct{}),
 	}
@@ -174,7 +229,13 @@ func (u *UDP) Send(to netip.AddrPort, pkt []byte) error {
 	if len(pkt) > u.max {
 		return fmt.Errorf("%w: %d > %d bytes", ErrTooLarge, len(pkt), u.max)
 	}
-	if _, err := u.conn.WriteToUDPAddrPort(pkt, to); err != nil {
+	var err error
+	if u.oob != nil {
+		_, _, err = u.conn.WriteMsgUDPAddrPort(pkt, u.oob, to)
+	} else {
+		_, err = u.conn.WriteToUDPAddrPort(pkt, to)
+	}
+	if err != nil {
 		return fmt.Errorf("transport: send to %s: %w", to, err)
 	}
 	u.sent.Add(1)
