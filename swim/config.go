@@ -260,7 +260,8 @@ type Config struct {
 	// numbered 2^64−1 under an origin's name moves the window's top there
 	// and silences the origin's genuine broadcasts everywhere. The agent
 	// numbers broadcasts from its start time in Unix nanoseconds and sets
-	// the ceiling to its own clock in Unix nanoseconds plus
+	// the ceiling to its own wall clock in Unix nanoseconds, as read with
+	// the Step's now (so it follows an NTP correction), plus
 	// MaxBroadcastLead: an honest origin's numbers stay below its own
 	// clock (one broadcast per nanosecond at most). nil: no bound (the
 	// default, for numbering that is not clock-based). The function is

@@ -153,6 +153,11 @@ type Config struct {
 	// version does not know (wire.CodecConfig.ExtraTag), standing in for
 	// a later version's field: for tests of groups mixing versions.
 	WireExtraTag uint16
+
+	// wallSkew, when set (tests only), is added to every reading of the
+	// wall clock: a clock set wrong at start and corrected by NTP later is
+	// a skew that changes. The monotonic clock is not affected.
+	wallSkew func() time.Duration
 }
 
 // Member is one entry of the membership view: the state machine's view
@@ -255,6 +260,8 @@ type Agent struct {
 	src   netip.Addr // the address datagrams and dialled streams leave from (sendSource); invalid: the kernel's choice
 	start time.Time
 	m     *swim.Member
+	// wallNs is the wall clock in Unix nanoseconds read with the last now.
+	wallNs atomic.Int64
 
 	reqs    chan func()
 	stopped chan struct{}
@@ -424,19 +431,6 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 	if cfg.LocalState != nil {
 		pc.LocalState = cfg.LocalState
 	}
-	startNs := uint64(time.Now().UnixNano())
-	if pc.FirstBroadcastSeq == 0 {
-		// Above every number of a previous life of this member: receivers
-		// drop broadcasts numbered at or below what they delivered.
-		pc.FirstBroadcastSeq = startNs
-	}
-	if pc.BroadcastSeqCeiling == nil {
-		// Every member numbers from its clock, so a number above this
-		// member's clock by more than the skew allowed is forged.
-		pc.BroadcastSeqCeiling = func(now time.Duration) uint64 {
-			return startNs + uint64(max(now, 0)) + uint64(MaxBroadcastLead)
-		}
-	}
 	pc.Self = self
 	pc.MaxPacketSize = codec.MaxPayload()
 	pc.StreamProbe = !cfg.DisableStream && !cfg.DisableStreamProbes
@@ -457,6 +451,23 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 	}
 	a.streamCtx, a.streamStop = context.WithCancel(context.Background())
 	a.start = time.Now()
+	a.wallNs.Store(a.wallAt(a.start))
+	if pc.FirstBroadcastSeq == 0 {
+		// Above every number of a previous life of this member: receivers
+		// drop broadcasts numbered at or below what they delivered.
+		pc.FirstBroadcastSeq = uint64(max(a.wallNs.Load(), 0))
+	}
+	if pc.BroadcastSeqCeiling == nil {
+		// Every member numbers from its clock, so a number above this
+		// member's clock by more than the skew allowed is forged. The
+		// clock is the wall clock read with the Step's now (a.now), not
+		// the start time plus the monotonic time since: a clock that NTP
+		// corrects after the start is followed, and a member started
+		// behind does not refuse honest numbers until it restarts.
+		pc.BroadcastSeqCeiling = func(time.Duration) uint64 {
+			return uint64(max(a.wallNs.Load(), 0)) + uint64(MaxBroadcastLead)
+		}
+	}
 	a.m, err = swim.New(pc, rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15)))
 	if err != nil {
 		a.streamStop()
@@ -510,7 +521,24 @@ func checkSelf(n swim.Node) error {
 }
 
 // now is the state machine's clock: time since Start on the monotonic clock.
-func (a *Agent) now() time.Duration { return time.Since(a.start) }
+// The same reading of the wall clock is kept for the broadcast numbering
+// ceiling (swim.Config.BroadcastSeqCeiling), so that the core, which reads
+// no clock, is given what the agent read.
+func (a *Agent) now() time.Duration {
+	t := time.Now()
+	a.wallNs.Store(a.wallAt(t))
+	return t.Sub(a.start)
+}
+
+// wallAt is t's wall clock reading in Unix nanoseconds (plus the test
+// skew, Config.wallSkew).
+func (a *Agent) wallAt(t time.Time) int64 {
+	ns := t.UnixNano()
+	if a.cfg.wallSkew != nil {
+		ns += int64(a.cfg.wallSkew())
+	}
+	return ns
+}
 
 func (a *Agent) run(ctx context.Context) {
 	defer close(a.stopped)

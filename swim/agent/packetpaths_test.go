@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/netip"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -186,4 +187,33 @@ func TestForgedBroadcastNumberRefused(t *testing.T) {
 	require.Eventually(t, func() bool { return a.Stats().Protocol.BroadcastsImplausible == 1 }, 3*time.Second, 10*time.Millisecond)
 	send(uint64(time.Now().UnixNano())) // o's genuine number, from its clock
 	require.Eventually(t, func() bool { return a.Stats().Protocol.BroadcastsReceived == 1 }, 3*time.Second, 10*time.Millisecond)
+}
+
+// TestBroadcastCeilingFollowsWallClock: the numbering ceiling is the wall
+// clock read with each Step, not the start time plus monotonic time since,
+// so a member started with its clock 60 s behind refuses honest numbers
+// only until NTP corrects the clock. It used to refuse them until restart.
+func TestBroadcastCeilingFollowsWallClock(t *testing.T) {
+	var skew atomic.Int64
+	skew.Store(int64(-60 * time.Second))
+	a := start(t, Config{Plain: true, wallSkew: func() time.Duration { return time.Duration(skew.Load()) }})
+	codec, err := wire.NewCodec(wire.CodecConfig{Security: &wire.Security{Plain: true}})
+	require.NoError(t, err)
+	u, err := transport.Listen(transport.Config{})
+	require.NoError(t, err)
+	defer u.Close()
+	send := func(seq uint64) {
+		pkt, _, err := codec.Encode(&swim.Packet{Kind: swim.MsgGossip, From: swim.Node{ID: "x", Addr: u.LocalAddr().String()}, To: a.Self(),
+			Broadcasts: []swim.Broadcast{{Origin: "o", Seq: seq, Data: []byte("x")}}})
+		require.NoError(t, err)
+		require.NoError(t, u.Send(netip.MustParseAddrPort(a.Self().Addr), pkt))
+	}
+	// 60 s behind, more than MaxBroadcastLead: o's honest number looks forged.
+	send(uint64(time.Now().UnixNano()))
+	require.Eventually(t, func() bool { return a.Stats().Protocol.BroadcastsImplausible == 1 }, 3*time.Second, 10*time.Millisecond)
+	skew.Store(0) // NTP steps the clock to the right time
+	send(uint64(time.Now().UnixNano()))
+	require.Eventually(t, func() bool { return a.Stats().Protocol.BroadcastsReceived == 1 }, 3*time.Second, 10*time.Millisecond,
+		"an honest number refused after the clock was corrected")
+	assert.EqualValues(t, 1, a.Stats().Protocol.BroadcastsImplausible)
 }
