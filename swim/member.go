@@ -71,9 +71,13 @@ type Stats struct {
 	LocalPauses    int // late Ticks taken for a pause of this member (PauseGuard)
 	DetectorErrors int // per-peer detector or estimator factory errors
 	PushPulls      int // anti-entropy exchanges started (PushPullInterval)
-	ViewRequests   int // views asked of unknown senders
-	AliveSent      int // pings sent only to carry a refutation (Alive) at once
-	GossipsSent    int // MsgGossip packets sent (eager dissemination, GossipFanout)
+	// DigestMatches and DigestMismatches count the view digests of
+	// anti-entropy exchanges received (ViewDigest): equal to this
+	// member's, so no view was sent, or different, so both views were.
+	DigestMatches, DigestMismatches int
+	ViewRequests                    int // views asked of unknown senders
+	AliveSent                       int // pings sent only to carry a refutation (Alive) at once
+	GossipsSent                     int // MsgGossip packets sent (eager dissemination, GossipFanout)
 
 	// Implausible counts updates refused for an incarnation more than
 	// MaxIncarnationJump above the one stored (or this member's own).
@@ -183,6 +187,8 @@ type Member struct {
 	ppFrom        time.Duration // last anti-entropy exchange, or the first Tick (sync.go)
 	ppFrac        float64       // phase of the first exchange in its interval
 	ppDone        bool          // an exchange was due at least once
+	ppPeer        ID            // the member of this member's last exchange (sync.go)
+	ppUntil       time.Duration // until when ppPeer's view request is that exchange's
 	nextAskView   time.Duration // earliest pull from an unknown or dead sender
 	joining       bool
 	conflictSelf  bool // during Step: an update named this member's ID at another address
@@ -357,7 +363,7 @@ func (m *Member) Tick(now time.Duration) {
 	if *m.cfg.PushPullInterval > 0 && m.live > 0 && now >= m.pushPullDue() {
 		m.ppFrom, m.ppDone = now, true
 		if m.st == running {
-			m.pushPull()
+			m.pushPull(now)
 		}
 	}
 	if m.st == leaving && (now >= m.leaveDeadline || !m.leaveQueued()) {

@@ -80,10 +80,11 @@ const (
 	// answers with one or more MsgSync packets.
 	MsgJoin
 	// MsgSync carries the sender's whole membership view as updates, in as
-	// many packets as the size limit needs. It answers a MsgJoin, or pushes
-	// the view unasked in an anti-entropy exchange (followed by a MsgJoin
-	// that pulls the receiver's); it carries no body. A MsgJoin from a
-	// member already in the group is such a pull.
+	// many packets as the size limit needs. It answers a MsgJoin; it
+	// carries no body. A MsgJoin from a member already in the group is an
+	// anti-entropy pull: with a view digest (Packet.Digest) the receiver
+	// answers only when its own view differs, and then also asks for the
+	// sender's (a MsgJoin without digest); see Member.Step.
 	MsgSync
 	// MsgGossip carries only updates and gets no answer (eager
 	// dissemination, Lifeguard modes; see Config.GossipFanout and the
@@ -268,6 +269,9 @@ type Packet struct {
 	User       []byte
 	Broadcasts []Broadcast
 	State      []byte
+	// Digest summarizes the sender's view, on the MsgJoin that starts an
+	// anti-entropy exchange (zero otherwise and in wire format 1).
+	Digest ViewDigest
 }
 
 // MaxBroadcastLen bounds the data of one application broadcast, in bytes;
@@ -281,7 +285,7 @@ const MaxBroadcastLen = 1024
 // flag, a two-byte update count, byte strings and extension sections
 // prefixed with a length below 2^21 (3 bytes), and updates encoded as kind
 // byte, node, incarnation, From and their extension section (see
-// Update.Size).
+// Update.Size), and a view digest's entry at 15 bytes.
 // The state machine keeps every packet's Size within Config.MaxPacketSize
 // when its header fits: a header alone can exceed the limit with IDs and
 // addresses near their 255-byte maximum (a ping-req names three nodes, up to
@@ -306,6 +310,9 @@ func (p *Packet) Size() int {
 	}
 	if len(p.State) > 0 {
 		n += 1 + 3 + len(p.State)
+	}
+	if !p.Digest.IsZero() {
+		n += digestSize
 	}
 	for i := range p.Updates {
 		n += p.Updates[i].Size()

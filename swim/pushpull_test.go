@@ -31,7 +31,7 @@ func TestFirstPushPullFollowsGroupSize(t *testing.T) {
 			m.Tick(now)
 			pk, _ := drain(m)
 			for _, p := range pk {
-				if p.Kind == MsgSync {
+				if p.Kind == MsgJoin && !p.Digest.IsZero() {
 					first = now
 				}
 				if p.Kind == MsgPing { // every member answers

@@ -101,8 +101,7 @@ func (m *Member) Step(now time.Duration, pkt *Packet) error {
 	case MsgPingReq:
 		m.onPingReq(now, pkt, from)
 	case MsgJoin:
-		m.sendState(from, joiner) // first: the joiner is still joining when it reads it
-		m.sendSync(from)
+		m.answerPull(now, from, pkt.Digest, joiner)
 	case MsgSync:
 		// A join refused for an ID conflict is retried.
 		m.joining = m.joining && m.conflictSelf

@@ -5,12 +5,18 @@ import (
 )
 
 // View transfers: the answer to a join and the periodic anti-entropy
-// exchange (push-pull), each a member's whole view in MsgSync packets.
+// exchange (push-pull), each a member's whole view in MsgSync packets; an
+// exchange sends the views only when a digest of them differs.
 
-// pushPull is one anti-entropy exchange with a random alive member: this
-// member's whole view in MsgSync packets (push), then a MsgJoin that makes
-// the receiver answer with its own (pull).
-func (m *Member) pushPull() {
+// pushPull starts one anti-entropy exchange with a random alive member:
+// this member's application state, if it has one (Config.LocalState),
+// then a MsgJoin carrying its Alive and the digest of its view. The
+// receiver answers with its own state, and, only when its view's digest
+// differs, with its whole view and a request for this member's (a MsgJoin
+// without digest), so that both end with the union (Step; docs/
+// algorithms.md, “SWIM dissemination”). A receiver that predates digests
+// answers with its view as to any pull, and the push half is lost.
+func (m *Member) pushPull(now time.Duration) {
 	var p *peer
 	if n := len(m.list); n > 0 {
 		for tries := 0; tries < 8 && p == nil; tries++ {
@@ -24,8 +30,35 @@ func (m *Member) pushPull() {
 	}
 	m.stats.PushPulls++
 	m.sendState(p.node, false)
-	m.sendSync(p.node)
-	m.askView(p.node)
+	m.ppPeer, m.ppUntil = p.node.ID, now+m.cfg.ProbeInterval
+	m.out = append(m.out, Packet{Kind: MsgJoin, From: m.self, To: p.node,
+		Updates: []Update{m.selfAlive()}, Digest: m.digest()})
+}
+
+// answerPull answers a MsgJoin from a member already in the group or
+// joining (Step): the application state, then the view. A pull with a
+// digest equal to this member's gets the state only; a different digest
+// gets the view and a request for the sender's view in return. The
+// request that answers this member's own latest exchange (from ppPeer
+// within ProbeInterval, without digest) gets the view but not the state,
+// which went out with the exchange's digest.
+func (m *Member) answerPull(now time.Duration, from Node, d ViewDigest, joiner bool) {
+	if d.IsZero() && from.ID == m.ppPeer && now < m.ppUntil {
+		m.ppPeer = ""
+	} else {
+		m.sendState(from, joiner) // first: the joiner is still joining when it reads it
+	}
+	if !d.IsZero() {
+		if d == m.digest() {
+			m.stats.DigestMatches++
+			return
+		}
+		m.stats.DigestMismatches++
+		m.sendSync(from)
+		m.askView(from)
+		return
+	}
+	m.sendSync(from)
 }
 
 // askView sends to a MsgJoin carrying this member's Alive, which the
@@ -33,6 +66,74 @@ func (m *Member) pushPull() {
 func (m *Member) askView(to Node) {
 	m.out = append(m.out, Packet{Kind: MsgJoin, From: m.self, To: to,
 		Updates: []Update{m.selfAlive()}})
+}
+
+// ViewDigest summarizes a membership view so that two members can tell,
+// from a few bytes, whether their views agree: Members entries (the
+// member's own included), and Hash, the sum modulo 2^64 of a 64-bit hash
+// of each entry's ID, address, incarnation, state (alive, suspect, dead or
+// left) and, for an alive entry, metadata. A sum does not depend on the
+// order of the entries. Who raised a suspicion or declaration, proofs and
+// version ranges are left out: they do not change what a member believes
+// about another, and an entry learnt without them (a relayed Alive, a
+// Suspect) would differ forever from the same belief held with them. The
+// entry hash is FNV-1a (64 bits) over the fields with their lengths,
+// followed by MurmurHash3's 64-bit finalizer so that sums of similar
+// entries do not cancel; it is the same in every process. The zero value
+// (Members 0) means no digest.
+type ViewDigest struct {
+	Members uint32
+	Hash    uint64
+}
+
+// IsZero reports whether d is no digest.
+func (d ViewDigest) IsZero() bool { return d.Members == 0 }
+
+// digestSize bounds a digest's extension entry in bytes (Packet.Size):
+// tag, length, uvarint count (at most 5 bytes), 8 bytes of hash.
+const digestSize = 1 + 1 + 5 + 8
+
+// digest returns the digest of this member's view.
+func (m *Member) digest() ViewDigest {
+	h := entryHash(m.self, m.inc, StateAlive, m.meta)
+	for _, p := range m.all {
+		meta := ""
+		if p.state == StateAlive {
+			meta = p.meta
+		}
+		h += entryHash(p.node, p.inc, p.state, meta)
+	}
+	return ViewDigest{Members: uint32(len(m.all) + 1), Hash: h}
+}
+
+// entryHash is the hash of one view entry (ViewDigest).
+func entryHash(n Node, inc Incarnation, st State, meta string) uint64 {
+	const (
+		offset = 14695981039346656037
+		prime  = 1099511628211
+	)
+	h := uint64(offset)
+	str := func(s string) {
+		h = (h ^ uint64(len(s)&0xff)) * prime
+		h = (h ^ uint64(len(s)>>8)) * prime
+		for i := 0; i < len(s); i++ {
+			h = (h ^ uint64(s[i])) * prime
+		}
+	}
+	str(string(n.ID))
+	str(n.Addr)
+	for i := 0; i < 64; i += 8 {
+		h = (h ^ uint64(inc>>i&0xff)) * prime
+	}
+	h = (h ^ uint64(st)) * prime
+	str(meta)
+	// MurmurHash3 fmix64.
+	h ^= h >> 33
+	h *= 0xff51afd7ed558ccd
+	h ^= h >> 33
+	h *= 0xc4ceb9fe1a85ec53
+	h ^= h >> 33
+	return h
 }
 
 // pushPullInterval scales the base interval to the group: unchanged up to

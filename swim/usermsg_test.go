@@ -284,7 +284,7 @@ func TestLocalState(t *testing.T) {
 	assert.Equal(t, 1, a.Stats().StatesSent)
 	assert.Equal(t, 1, b.Stats().StatesReceived)
 
-	a.pushPull()
+	a.pushPull(0)
 	assert.Equal(t, []bool{true, false}, asked)
 	pk, _ = drain(a)
 	var sawState bool

@@ -420,6 +420,20 @@ func packetEntry(p *swim.Packet, tag uint64, e *reader) error {
 		}
 		p.State = append([]byte(nil), e.b[e.off:]...)
 		e.off = len(e.b)
+	case tagDigest:
+		n, err := e.uvarint("digest members", 1<<32-1)
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			e.off--
+			return e.fail("digest members", ErrMalformed, "0, want 1 to %d (no digest is no entry)", uint64(1<<32-1))
+		}
+		if len(e.b)-e.off != 8 {
+			return e.fail("digest hash", ErrMalformed, "%d bytes, want 8", len(e.b)-e.off)
+		}
+		p.Digest = swim.ViewDigest{Members: uint32(n), Hash: binary.BigEndian.Uint64(e.b[e.off:])}
+		e.off += 8
 	default:
 		return errUnknownTag
 	}

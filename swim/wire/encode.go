@@ -84,11 +84,17 @@ const DefaultMaxPacketSize = 1400
 //	packet  1 broadcasts: uvarint count (≥ 1), count × (str origin (an ID), uvarint seq,
 //	                      str key (0 to 255 bytes), str data (1 to swim.MaxBroadcastLen bytes))
 //	packet  2 state:      the application's push-pull state (1 byte or more)
+//	packet  3 digest:     a view digest (swim.ViewDigest) on the MsgJoin that starts an
+//	                      anti-entropy exchange: uvarint members (1 to 2^32 − 1), then the
+//	                      8-byte hash, big-endian
 //	update  1 versions:   2 bytes, min then max (1 ≤ min ≤ max)
 //	update  2 meta:       the member's metadata (1 to swim.MaxMetaLen bytes)
 //
-// An empty field (no broadcasts, no state, no metadata, a zero version
-// range) is sent as no entry, so that an encoding is canonical.
+// An empty field (no broadcasts, no state, no digest, no metadata, a zero
+// version range) is sent as no entry, so that an encoding is canonical.
+// A format-2 decoder that predates the digest skips it, as any unknown
+// entry, and answers the MsgJoin as a pull: with its whole view, and
+// without asking for the sender's (swim.Member.Step).
 // Nothing may follow the last update. The encoding of a packet is never
 // larger than swim.Packet.Size.
 
@@ -96,6 +102,7 @@ const DefaultMaxPacketSize = 1400
 const (
 	tagBroadcasts = 1
 	tagState      = 2
+	tagDigest     = 3
 	tagVersions   = 1
 	tagMeta       = 2
 )
@@ -279,6 +286,11 @@ func appendPacketExt(b []byte, p *swim.Packet, extra uint16) ([]byte, error) {
 	if len(p.State) > 0 {
 		l += entryLen(tagState, len(p.State))
 	}
+	dl := 0
+	if !p.Digest.IsZero() {
+		dl = uvarintLen(uint64(p.Digest.Members)) + 8
+		l += entryLen(tagDigest, dl)
+	}
 	if extra != 0 {
 		l += entryLen(int(extra), len(extraEntry))
 	}
@@ -298,6 +310,11 @@ func appendPacketExt(b []byte, p *swim.Packet, extra uint16) ([]byte, error) {
 	if len(p.State) > 0 {
 		b = appendEntryHead(b, tagState, len(p.State))
 		b = append(b, p.State...)
+	}
+	if dl > 0 {
+		b = appendEntryHead(b, tagDigest, dl)
+		b = binary.AppendUvarint(b, uint64(p.Digest.Members))
+		b = binary.BigEndian.AppendUint64(b, p.Digest.Hash)
 	}
 	return appendExtra(b, extra), nil
 }

@@ -58,6 +58,10 @@ func samplePackets() []*swim.Packet {
 			Updates: []swim.Update{{Kind: swim.UpdateAlive, Node: node("m1"), From: "m1", Meta: strings.Repeat("m", swim.MaxMetaLen)},
 				{Kind: swim.UpdateSuspect, Node: node("b"), Incarnation: 1, From: "c", Versions: swim.VersionRange{Min: 2, Max: 9}}}},
 		{Kind: swim.MsgUser, From: node("m1"), To: node("m2"), User: []byte("hello"), Broadcasts: []swim.Broadcast{{Origin: "o", Key: "\x00", Data: []byte("b")}}, Updates: ups[:1]},
+		// An anti-entropy exchange's digest.
+		{Kind: swim.MsgJoin, From: node("m1"), To: node("m2"), Digest: swim.ViewDigest{Members: 1, Hash: 0}, Updates: ups[:1]},
+		{Kind: swim.MsgJoin, From: node("m1"), To: node("m2"), State: []byte("s"), Broadcasts: []swim.Broadcast{{Origin: "o", Data: []byte("b")}},
+			Digest: swim.ViewDigest{Members: 1<<32 - 1, Hash: 1<<64 - 1}},
 	}
 }
 

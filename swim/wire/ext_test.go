@@ -78,7 +78,7 @@ func TestUnknownFieldsSkipped(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, Info{Version: 1}, info)
 		want := *p
-		want.Broadcasts, want.State = nil, nil
+		want.Broadcasts, want.State, want.Digest = nil, nil, swim.ViewDigest{}
 		want.Updates = append([]swim.Update(nil), p.Updates...)
 		for j := range want.Updates {
 			want.Updates[j].Meta, want.Updates[j].Versions = "", swim.VersionRange{}
@@ -140,6 +140,11 @@ func TestExtensionErrors(t *testing.T) {
 		{"broadcasts fewer than counted", bc(2, 1, 'a', 1, 0, 1, 'x', 1, 'b', 1, 0, 5), ErrTruncated, "broadcast 1"},
 		{"bytes left in broadcasts", bc(1, 1, 'a', 1, 0, 1, 'x', 'z'), ErrMalformed, "packet extensions tag 1"},
 		{"state empty", pk(2, 2, 0), ErrMalformed, "state"},
+		{"digest members 0", pk(11, 3, 9, 0, 1, 2, 3, 4, 5, 6, 7, 8), ErrMalformed, "digest members"},
+		{"digest members 2^32", pk(15, 3, 13, 0x80, 0x80, 0x80, 0x80, 0x10, 1, 2, 3, 4, 5, 6, 7, 8), ErrMalformed, "digest members"},
+		{"digest members cut", pk(3, 3, 1, 0x80), ErrTruncated, "digest members"},
+		{"digest hash 7 bytes", pk(10, 3, 8, 1, 1, 2, 3, 4, 5, 6, 7), ErrMalformed, "digest hash"},
+		{"digest hash 9 bytes", pk(12, 3, 10, 1, 1, 2, 3, 4, 5, 6, 7, 8, 9), ErrMalformed, "digest hash"},
 		{"update section missing", up(), ErrTruncated, "update count"},
 		{"update section cut", up(3, 2, 1), ErrTruncated, "update 0 extensions"},
 		{"versions 1 byte", up(3, 1, 1, 1), ErrMalformed, "version range"},
@@ -163,7 +168,7 @@ func TestExtensionErrors(t *testing.T) {
 		})
 	}
 	// The valid originals decode.
-	for _, b := range [][]byte{pk(0), up(0), pk(2, 30, 0), up(6, 1, 2, 1, 1, 40, 0)} {
+	for _, b := range [][]byte{pk(0), up(0), pk(2, 30, 0), up(6, 1, 2, 1, 1, 40, 0), pk(11, 3, 9, 1, 1, 2, 3, 4, 5, 6, 7, 8)} {
 		_, err := Unmarshal(b, 0)
 		require.NoError(t, err, "%x", b)
 	}

@@ -124,6 +124,8 @@ var protocolHelp = map[string]string{
 	"DetectorErrors":      "Per-peer detector or estimator factory errors.",
 	"PushPulls":           "Anti-entropy exchanges (push-pull) started.",
 	"ViewRequests":        "Views asked of unknown senders.",
+	"DigestMatches":       "Anti-entropy view digests received equal to this member's view: no view sent.",
+	"DigestMismatches":    "Anti-entropy view digests received different from this member's view: both views sent.",
 	"AliveSent":           "Pings sent only to carry a refutation at once.",
 	"GossipsSent":         "Eager gossip packets sent (eager dissemination, gossip fanout).",
 	"Implausible":         "Updates refused for an implausible incarnation jump.",
