@@ -48,6 +48,7 @@ type options struct {
 	params     Params
 	settle     time.Duration
 	joinWait   time.Duration
+	cpuProfile string
 }
 
 func main() {
@@ -68,6 +69,7 @@ func main() {
 	flag.DurationVar(&o.joinWait, "join-timeout", 60*time.Second, "give up a run when the group has not formed after this long")
 	flag.StringVar(&key, "key", "", "hex AES key: encrypt both libraries")
 	flag.BoolVar(&o.params.SingleSeed, "single-seed", false, "every member joins through member 0 only (default: through every earlier member)")
+	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of each run's measurement window to `file`, with -LIB-SCENARIO-RUN inserted before its extension (merge them with go tool pprof)")
 	flag.Parse()
 	o.libs = strings.Split(libs, ",")
 	o.scenarios = strings.Split(scen, ",")
@@ -260,6 +262,10 @@ func runOne(c Cluster, sc string, o options, run int) (Result, error) {
 		m, b := n.Impair().Counts()
 		before[i] = [2]uint64{m, b}
 	}
+	stopProfile, err := startProfile(o.cpuProfile, c.Library(), sc, run)
+	if err != nil {
+		return res, err
+	}
 	cpu0 := cpuTime()
 	wStart := time.Now()
 	var killAt time.Time
@@ -296,6 +302,9 @@ func runOne(c Cluster, sc string, o options, run int) (Result, error) {
 	wEnd := time.Now()
 	elapsed := wEnd.Sub(wStart)
 	res.CPU = float64((cpuTime() - cpu0).Milliseconds()) / float64(o.n) / elapsed.Seconds()
+	if err := stopProfile(); err != nil {
+		return res, err
+	}
 	var msgs, bytes uint64
 	k := 0
 	for i, n := range nodes {

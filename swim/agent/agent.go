@@ -40,7 +40,7 @@ import (
 
 // Defaults.
 const (
-	DefaultTickInterval = 50 * time.Millisecond
+	DefaultTickInterval = time.Second
 	DefaultLeaveTimeout = 2 * time.Second
 	DefaultEventBuffer  = 256
 	// MaxBroadcastLead is how far above this agent's clock (Unix
@@ -79,8 +79,14 @@ type Config struct {
 	// ping-req members). Default: derived from the clock at Start.
 	Seed uint64
 	// TickInterval is the longest the agent waits between two ticks of the
-	// state machine; it also ticks at every deadline the machine asks for
-	// (swim.Member.NextDeadline). Default 50 ms.
+	// state machine. The agent ticks at every deadline the machine asks
+	// for (swim.Member.NextDeadline: probe start, probe timeout, end of
+	// the period, suspicion timeouts, relays, joins, anti-entropy), which
+	// is every tick the protocol needs, so this bound is only a backstop;
+	// while leaving, the agent ticks at least every 50 ms (leavePoll) to
+	// stop as soon as its leave has been sent. Default 1 s. A short bound
+	// costs CPU: each tick wakes the agent's goroutine (see
+	// docs/experiments.md, “Agent CPU at N = 8”).
 	TickInterval time.Duration
 	// LeaveTimeout is how long Leave and a cancelled context keep the
 	// member running so its leave spreads (nil: DefaultLeaveTimeout, 2 s;
@@ -237,6 +243,12 @@ type Stats struct {
 	// packet or tick the agent processed.
 	Protocol swim.Stats
 }
+
+// leavePoll is the longest the agent waits between two ticks while
+// leaving: the state machine finishes leaving at the first tick after its
+// leave announcement has been sent (swim.Member.Left), which is not a
+// deadline it reports.
+const leavePoll = 50 * time.Millisecond
 
 // authLogEvery is the least time between two warnings of packets that
 // failed authentication; the warning counts those dropped in between.
@@ -585,7 +597,7 @@ func (a *Agent) run(ctx context.Context) {
 			if a.m.Left() {
 				return
 			}
-			a.schedule(tick)
+			a.schedule(tick, leaveDeadline != nil)
 			continue
 		default:
 		}
@@ -617,14 +629,17 @@ func (a *Agent) run(ctx context.Context) {
 		if a.m.Left() {
 			return
 		}
-		a.schedule(tick)
+		a.schedule(tick, leaveDeadline != nil)
 	}
 }
 
 // schedule sets the timer to the state machine's next deadline, but at
-// least every TickInterval so that late timers never stall the member.
-func (a *Agent) schedule(t *time.Timer) {
+// least every TickInterval (every leavePoll while leaving).
+func (a *Agent) schedule(t *time.Timer, leaving bool) {
 	wait := a.cfg.TickInterval
+	if leaving {
+		wait = min(wait, leavePoll)
+	}
 	if at, ok := a.m.NextDeadline(); ok {
 		wait = min(wait, max(0, at-a.now()))
 	}

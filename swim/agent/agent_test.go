@@ -20,7 +20,7 @@ func fast() swim.Config {
 
 var testKey = []byte("0123456789abcdef0123456789abcdef")
 
-func start(t *testing.T, cfg Config) *Agent {
+func start(t testing.TB, cfg Config) *Agent {
 	t.Helper()
 	if cfg.Protocol.ProbeInterval == 0 {
 		cfg.Protocol = fast()
@@ -58,7 +58,7 @@ func join(t *testing.T, a *Agent, to *Agent) {
 // package report: with a single seed, members that join at nearly the same
 // time can miss each other's Alive update in a small group, because the
 // swim core neither learns members from their packets nor runs anti-entropy).
-func group(t *testing.T, n int, cfg Config) []*Agent {
+func group(t testing.TB, n int, cfg Config) []*Agent {
 	t.Helper()
 	var as []*Agent
 	var addrs []string

@@ -1,0 +1,42 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime/pprof"
+	"strings"
+)
+
+// startProfile starts a CPU profile of one run's measurement window when
+// path is set (-cpuprofile), into path with -LIB-SCENARIO-RUN inserted
+// before its extension (cpu.pprof: cpu-fdkit-steady-0.pprof), and returns
+// the function that stops it and closes the file. With path empty both do
+// nothing.
+func startProfile(path, lib, scenario string, run int) (stop func() error, err error) {
+	if path == "" {
+		return func() error { return nil }, nil
+	}
+	name := profileName(path, lib, scenario, run)
+	f, err := os.Create(name)
+	if err != nil {
+		return nil, fmt.Errorf("-cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("-cpuprofile %s: %w", name, err)
+	}
+	return func() error {
+		pprof.StopCPUProfile()
+		if err := f.Close(); err != nil {
+			return fmt.Errorf("-cpuprofile %s: %w", name, err)
+		}
+		return nil
+	}, nil
+}
+
+// profileName inserts -lib-scenario-run before path's extension.
+func profileName(path, lib, scenario string, run int) string {
+	ext := filepath.Ext(path)
+	return fmt.Sprintf("%s-%s-%s-%d%s", strings.TrimSuffix(path, ext), lib, scenario, run, ext)
+}
