@@ -122,8 +122,8 @@ type Config struct {
 	StreamTimeout time.Duration
 	// MaxStreamConns bounds the inbound streams served at once (default
 	// 64). When all are taken, a new one replaces the oldest that has not
-	// delivered a frame yet, else it is closed at once; both are counted
-	// (Stats.StreamsRefused).
+	// delivered a frame yet (counted in Stats.StreamsEvicted), else it is
+	// closed at once (Stats.StreamsRefused).
 	MaxStreamConns int
 	// MaxStreamBytes bounds what one inbound stream may carry, frame
 	// prefixes included (default 8 MiB); MaxStreamMembers bounds the
@@ -223,8 +223,10 @@ type Stats struct {
 	DroppedOversize, DroppedQueueFull uint64
 	// Stream path counters (Config.DisableStream). StreamsIn and
 	// StreamsOut count streams accepted and dialled; StreamsRefused
-	// inbound ones closed over MaxStreamConns (new ones, or idle ones
-	// making room); StreamDialErrors
+	// new inbound ones closed at once over MaxStreamConns; StreamsEvicted
+	// accepted ones closed before their first frame to make room for a
+	// new one (each stream counts once in StreamsIn or StreamsRefused;
+	// eviction is how an accepted one ended, as a timeout is); StreamDialErrors
 	// failed dials (refused, timed out). Inbound streams cut for a frame
 	// that failed authentication (StreamAuthFailures), failed the replay
 	// check (StreamReplayed), did not decode or is not a ping, sync or join
@@ -236,6 +238,7 @@ type Stats struct {
 	// a stream, StreamSyncFallbacks those sent as datagrams after their
 	// stream failed. Frames count in PacketsSent and BytesSent too.
 	StreamsIn, StreamsOut, StreamsRefused, StreamDialErrors          uint64
+	StreamsEvicted                                                   uint64
 	StreamAuthFailures, StreamReplayed, StreamDecodeErrors           uint64
 	StreamOversize, StreamTimeouts, StreamSyncs, StreamSyncFallbacks uint64
 	// Protocol holds the state machine's counters (swim.Stats: probes,
@@ -1049,7 +1052,8 @@ func (a *Agent) Stats() Stats {
 		StreamTimeouts: a.streamTimeouts.Load(), StreamSyncs: a.streamSyncs.Load(), StreamSyncFallbacks: a.streamFallbacks.Load(),
 	}
 	if a.sl != nil {
-		st.StreamsRefused = a.sl.Stats().Refused
+		ss := a.sl.Stats()
+		st.StreamsRefused, st.StreamsEvicted = ss.Refused, ss.Evicted
 	}
 	cs := a.codec.Stats()
 	st.UnknownFields, st.Format1Received = cs.UnknownFields, cs.Formats[1]

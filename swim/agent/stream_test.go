@@ -335,7 +335,7 @@ func TestHostileStreamsRefused(t *testing.T) {
 	require.Eventually(t, func() bool { return a.Stats().StreamOversize == 1 }, 3*time.Second, 5*time.Millisecond)
 
 	// Two slow senders, no frame yet, fill MaxStreamConns; a third takes
-	// the older one's slot (closed and counted in StreamsRefused), so that
+	// the older one's slot (closed and counted in StreamsEvicted), so that
 	// idle connections cannot shut out genuine stream pings; the other
 	// slow sender and the third are cut at the deadline.
 	for range 2 {
@@ -358,7 +358,8 @@ func TestHostileStreamsRefused(t *testing.T) {
 	assert.Equal(t, uint64(3), st.StreamDecodeErrors, "garbage, another member's ping, an ack")
 	assert.Equal(t, uint64(1), st.StreamOversize)
 	assert.Equal(t, uint64(2), st.StreamTimeouts)
-	assert.Equal(t, uint64(1), st.StreamsRefused)
+	assert.Equal(t, uint64(1), st.StreamsEvicted, "the older slow sender, accepted and then evicted")
+	assert.Zero(t, st.StreamsRefused, "every stream was accepted: counted once, in StreamsIn")
 	assert.Equal(t, uint64(12), st.StreamsIn)
 	assert.Zero(t, st.Rejected)
 }

@@ -172,9 +172,17 @@ func truncated(err error, where string) error {
 // StreamStats counts a stream listener's connections.
 type StreamStats struct {
 	// Accepted counts inbound connections served; Refused those closed at
-	// once because MaxConns were being served or Wrap refused them, and
-	// idle ones (no frame yet) closed to make room for a new one.
+	// once because MaxConns were being served (and none could make room)
+	// or Wrap refused them. Each connection counts in one of the two,
+	// except one closed to make room while Wrap ran: it counts in Evicted
+	// alone.
 	Accepted, Refused uint64
+	// Evicted counts connections closed before their first frame to make
+	// room for a new one when MaxConns were being served (the oldest idle
+	// one goes). Like Timeouts, it says how a served connection ended; it
+	// used to be counted in Refused as well, so a connection evicted after
+	// it was served counted twice.
+	Evicted uint64
 	// Timeouts counts inbound connections cut at their deadline
 	// (Timeout), Oversize those that announced a frame above MaxFrame or
 	// sent more than MaxBytes, Malformed those with an empty frame or that
@@ -196,7 +204,7 @@ type StreamListener struct {
 	mu    sync.Mutex
 	conns map[net.Conn]*connState
 
-	accepted, refused, timeouts, oversize, malformed atomic.Uint64
+	accepted, refused, evicted, timeouts, oversize, malformed atomic.Uint64
 }
 
 // ListenStream opens a TCP listener on cfg.Bind and serves every accepted
@@ -229,8 +237,9 @@ func ListenStream(cfg StreamConfig, handle func(*Conn)) (*StreamListener, error)
 // connState is what the listener knows of a served connection: when it
 // was accepted and whether a frame has arrived on it.
 type connState struct {
-	at     time.Time
-	framed atomic.Bool
+	at      time.Time
+	framed  atomic.Bool
+	evicted atomic.Bool // closed to make room (slotFor)
 }
 
 // slotFor takes a serving slot for a new connection, closing the oldest
@@ -245,17 +254,18 @@ func (l *StreamListener) slotFor() bool {
 	}
 	l.mu.Lock()
 	var victim net.Conn
-	var oldest time.Time
+	var vst *connState
 	for c, st := range l.conns {
-		if !st.framed.Load() && (victim == nil || st.at.Before(oldest)) {
-			victim, oldest = c, st.at
+		if !st.framed.Load() && !st.evicted.Load() && (victim == nil || st.at.Before(vst.at)) {
+			victim, vst = c, st
 		}
 	}
 	l.mu.Unlock()
 	if victim == nil {
 		return false
 	}
-	l.refused.Add(1)
+	vst.evicted.Store(true)
+	l.evicted.Add(1)
 	_ = victim.Close() // its handler returns and frees the slot
 	t := time.NewTimer(time.Second)
 	defer t.Stop()
@@ -310,7 +320,9 @@ func (l *StreamListener) acceptLoop(handle func(*Conn)) {
 			if l.cfg.Wrap != nil {
 				w, err := l.cfg.Wrap(c, true)
 				if err != nil {
-					l.refused.Add(1)
+					if !st.evicted.Load() { // an evicted one is counted already
+						l.refused.Add(1)
+					}
 					return
 				}
 				conn = w
@@ -329,7 +341,7 @@ func (l *StreamListener) LocalAddr() netip.AddrPort { return l.addr }
 // Stats returns the connection counters.
 func (l *StreamListener) Stats() StreamStats {
 	return StreamStats{
-		Accepted: l.accepted.Load(), Refused: l.refused.Load(),
+		Accepted: l.accepted.Load(), Refused: l.refused.Load(), Evicted: l.evicted.Load(),
 		Timeouts: l.timeouts.Load(), Oversize: l.oversize.Load(), Malformed: l.malformed.Load(),
 	}
 }

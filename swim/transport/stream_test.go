@@ -251,9 +251,46 @@ func TestStreamIdleConnectionsMakeRoom(t *testing.T) {
 	_ = late.SetReadDeadline(time.Now().Add(10 * time.Second))
 	_, err = late.Read(make([]byte, 1))
 	assert.Error(t, err, "refused at once")
+	// Each connection counts once in Accepted or Refused: the evicted one
+	// was served (Accepted) and ended evicted, as a timed-out one ends in
+	// Timeouts; it used to count in Refused as well.
 	st := l.Stats()
-	assert.Equal(t, uint64(3), st.Accepted)
-	assert.Equal(t, uint64(2), st.Refused, "one idle connection closed, one new connection refused")
+	assert.Equal(t, StreamStats{Accepted: 3, Refused: 1, Evicted: 1}, st, "three served (one of them evicted), one new connection refused")
+}
+
+// A connection evicted while Wrap runs on it (a handshake that never
+// finishes) counts in Evicted alone, not also in Refused when its Wrap
+// then fails on the closed connection.
+func TestStreamEvictedDuringWrapCountedOnce(t *testing.T) {
+	var n atomic.Int32
+	wrap := func(c net.Conn, inbound bool) (net.Conn, error) {
+		if n.Add(1) == 1 {
+			// The first connection's handshake waits for a byte that
+			// never comes: it ends when the connection is closed.
+			if _, err := c.Read(make([]byte, 1)); err != nil {
+				return nil, err
+			}
+		}
+		return c, nil
+	}
+	errs := make(chan error, 16)
+	l, err := ListenStream(StreamConfig{MaxConns: 1, Timeout: 20 * time.Second, Wrap: wrap}, echo(errs))
+	require.NoError(t, err)
+	defer l.Close()
+	first, err := net.Dial("tcp", l.LocalAddr().String())
+	require.NoError(t, err)
+	defer first.Close()
+	require.Eventually(t, func() bool { return n.Load() == 1 }, 5*time.Second, time.Millisecond)
+	second, err := net.Dial("tcp", l.LocalAddr().String())
+	require.NoError(t, err)
+	defer second.Close()
+	f, _ := AppendFrame(nil, []byte("ping"))
+	_, err = second.Write(f)
+	require.NoError(t, err)
+	_ = second.SetReadDeadline(time.Now().Add(10 * time.Second))
+	_, err = io.ReadFull(second, make([]byte, len(f)))
+	require.NoError(t, err, "the new connection is served in the evicted one's slot")
+	assert.Equal(t, StreamStats{Accepted: 1, Evicted: 1}, l.Stats())
 }
 
 func TestStreamConfigErrors(t *testing.T) {
