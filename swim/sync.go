@@ -13,8 +13,8 @@ import (
 // then a MsgJoin carrying its Alive and the digest of its view. The
 // receiver answers with its own state, and, only when its view's digest
 // differs, with its whole view and a request for this member's (a MsgJoin
-// without digest), so that both end with the union (Step; docs/
-// algorithms.md, “SWIM dissemination”). A receiver that predates digests
+// without digest), so that both end with the union (Step;
+// docs/algorithms.md, “SWIM dissemination”). A receiver that predates digests
 // answers with its view as to any pull, and the push half is lost.
 func (m *Member) pushPull(now time.Duration) {
 	var p *peer
