@@ -122,6 +122,15 @@ type Stats struct {
 	// accusations taken at the stored incarnation instead of a higher one
 	// (Config.SigningKey).
 	BadProofs, AccusationsCapped int
+	// ViewEntriesSkipped counts entries left out of a view transfer
+	// (MsgSync: a join's answer, an exchange) because the entry alone
+	// does not fit MaxPacketSize after the packet's header: IDs,
+	// addresses and metadata near their maximum (255, 255 and 512 bytes)
+	// with a small MaxPacketSize. The receiver learns of such a member
+	// from the member itself or from gossip instead. No packet goes out
+	// without updates or above MaxPacketSize (the codec would send it
+	// empty).
+	ViewEntriesSkipped int
 }
 
 // Ready is the output of a Member: packets to send and membership events, in

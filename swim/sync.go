@@ -163,7 +163,14 @@ func (m *Member) pushPullDue() time.Duration {
 }
 
 // sendSync answers a join with this member's whole view, in as many
-// packets as the size limit needs.
+// packets as the size limit needs. An entry that does not fit a packet
+// even alone is left out and counted (Stats.ViewEntriesSkipped) rather than
+// sent over the limit: the codec, which encodes what fits, would send that
+// packet without updates. Requiring a MaxPacketSize that fits any valid
+// entry would need 1,920 bytes plus this member's ID and address (a
+// receiver named by 255-byte ID and address, an entry with the largest ID,
+// address, metadata and proof), above the 1,400-byte default chosen to stay
+// under the Ethernet MTU, for a case ordinary IDs never reach.
 func (m *Member) sendSync(to Node) {
 	ups := make([]Update, 0, len(m.peers)+1)
 	ups = append(ups, m.selfAlive())
@@ -178,7 +185,11 @@ func (m *Member) sendSync(to Node) {
 			size += ups[n].Size()
 			n++
 		}
-		n = max(n, 1)
+		if n == 0 { // ups[0] does not fit even alone
+			m.stats.ViewEntriesSkipped++
+			ups = ups[1:]
+			continue
+		}
 		pk.Updates = ups[:n:n] // ups is this call's own slice: no copy needed
 		ups = ups[n:]
 		m.out = append(m.out, pk)

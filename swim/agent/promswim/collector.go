@@ -138,6 +138,7 @@ var protocolHelp = map[string]string{
 	"StreamOnly":          "Probes answered only over the stream (TCP) fallback: UDP to or from the member is lost.",
 	"BadProofs":           "Alive and leave updates refused for a missing, invalid or foreign self-signature (signed self-updates).",
 	"AccusationsCapped":   "Accusations above the incarnation the accused asserted, taken at it (signed self-updates).",
+	"ViewEntriesSkipped":  "View entries left out of a view transfer because one alone does not fit the packet size after the header.",
 }
 
 // snake turns a Go field name into snake case: PingReqsSent → ping_reqs_sent.
