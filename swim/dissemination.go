@@ -79,6 +79,12 @@ func (m *Member) enqueue(u Update) {
 // “SWIM suspicion and incarnations”). A queued update equal to one of the
 // priority updates already in ups is not repeated but counts as sent.
 func (m *Member) piggyback(ups []Update, budget int) []Update {
+	return m.piggybackIf(ups, budget, nil)
+}
+
+// piggybackIf is piggyback restricted to the queued updates for which keep
+// (nil: all) is true.
+func (m *Member) piggybackIf(ups []Update, budget int, keep func(*Update) bool) []Update {
 	if len(m.bq) == 0 {
 		return ups
 	}
@@ -92,6 +98,9 @@ func (m *Member) piggyback(ups []Update, budget int) []Update {
 	}
 	prio := len(ups)
 	for _, b := range m.bq {
+		if keep != nil && !keep(&b.u) {
+			continue
+		}
 		if slices.Contains(ups[:prio], b.u) {
 			b.tx++ // already in the packet as a priority update
 			continue

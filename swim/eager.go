@@ -1,6 +1,9 @@
 package swim
 
-import "slices"
+import (
+	"slices"
+	"time"
+)
 
 // Eager dissemination (Config.GossipFanout, Lifeguard modes). Besides
 // being queued for piggybacking, some updates go out at once in MsgGossip
@@ -22,9 +25,13 @@ import "slices"
 //     Dead heard about the leaver (correctLeft): at most two packets per
 //     Dead heard;
 //   - this member's own leave (Leave): to GossipFanout random members;
-//   - once per protocol period, every declaration (Dead, not a leave)
-//     still in the dissemination queue, heard or made: to GossipFanout
-//     random members in one MsgGossip each (gossipDeaths).
+//   - the drain loop (GossipInterval, default every 200 ms): while the
+//     dissemination queue holds Alive updates, leaves or declarations,
+//     they go to GossipFanout random members in one MsgGossip each,
+//     declarations every second round only, suspicions never
+//     (drainQueue); without the loop (GossipInterval 0), every
+//     declaration still queued goes out once per protocol period instead
+//     (gossipDeaths).
 //
 // Suspicions and declarations heard from others are not forwarded at once:
 // each accusation costs at most GossipFanout+K+1 immediate packets from the
@@ -32,7 +39,7 @@ import "slices"
 // from member to member at once, at most GossipFanout packets per member
 // that held the suspicion, and at most 4·GossipFanout forwarded packets per
 // protocol period (forwardsPerFanout). Declarations spread from member to
-// member at the pace of the protocol period instead (gossipDeaths).
+// member at the pace of the drain loop instead (drainQueue).
 
 // eager reports whether this member disseminates eagerly.
 func (m *Member) eager() bool {
@@ -127,7 +134,8 @@ func (m *Member) sendGossip(p *peer, u Update) {
 	m.out = append(m.out, pk)
 }
 
-// gossipDeaths sends, at the start of a protocol period, the declarations
+// gossipDeaths (GossipInterval 0 only: the drain loop replaces it) sends,
+// at the start of a protocol period, the declarations
 // (Dead, not leaves) waiting in the dissemination queue to GossipFanout
 // random alive or suspect members, in one MsgGossip per member (as many as
 // fit MaxPacketSize), each packet counting as one transmission of what it
@@ -178,4 +186,96 @@ func (m *Member) gossipDeaths() {
 		}
 	}
 	m.dropTransmitted()
+}
+
+// draining reports whether the drain loop has work: eager dissemination
+// with a GossipInterval, a running member and a queued update other than
+// a suspicion (drainQueue does not send those).
+func (m *Member) draining() bool {
+	if !m.eager() || *m.cfg.GossipInterval == 0 || m.st != running {
+		return false
+	}
+	for _, b := range m.bq {
+		if b.u.Kind != UpdateSuspect {
+			return true
+		}
+	}
+	return false
+}
+
+// deathRounds is the drain loop's pace for declarations: a Dead (not a
+// leave) goes out on every deathRounds-th round only, every 400 ms by
+// default, where everything else goes out every round. Measured in
+// docs/experiments.md, “Dissemination of a death”: gossiped every round,
+// the last member of 64 heard of a crash 0.60 s after the first (1.51 s
+// before the loop), but members paused 12 s (past the suspicion timeout)
+// were declared dead 2.8–3.4 times as often; every second round, 0.93 s
+// and 1.3–2 times; every third round, 1.13 s.
+const deathRounds = 2
+
+// drainQueue is the drain loop (Config.GossipInterval): on each round of a
+// fixed grid of GossipInterval starting with the member, while the
+// dissemination queue holds updates, it sends to GossipFanout random alive
+// or suspect members one MsgGossip each, filled as a piggyback is (least
+// sent first, within MaxPacketSize, each copy counting as one transmission
+// toward the λ·ceil(log10(n+1)) limit), after the notice the receiver
+// should hear about itself. It carries Alive updates (join announcements,
+// refutations, metadata) and leaves every round, declarations every
+// deathRounds-th round, and never suspicions: those ride on pings and
+// acks and the eager sends of this file only, because suspicions spread by
+// the loop let members' timers shrink to the minimum on confirmations heard
+// from everywhere, and members paused 9 s (below the timeout) were declared
+// dead ten times as often in the Lifeguard mode (docs/experiments.md,
+// “Dissemination of a death”). Rounds fall on the grid: an update queued
+// between two grid points waits for the next one (a Tick late by less than
+// GossipInterval still runs the round it was due for, a later one skips
+// it), so a member sends at most one round per GossipInterval.
+//
+// Why: piggybacked on a ping and an ack per period, a group's queue takes
+// seconds to empty after it forms (4.4 s at N = 32, 12–14 s at N = 128 in
+// swim/sim, TestQueueDrainAfterJoin), so steady-state packets keep
+// carrying join announcements nobody needs, and a declaration reaches the
+// last members 1.2–1.7 s after the first (fdswim sim kill). The number of
+// transmissions of each update is unchanged (the same limit); they are
+// spent sooner, in fuller packets. memberlist's gossip loop plays this
+// role (every 200 ms to 3 members, every kind of update).
+func (m *Member) drainQueue(now time.Duration) {
+	iv := *m.cfg.GossipInterval
+	if !m.eager() || iv == 0 || now < m.nextGossip {
+		return
+	}
+	late := now - m.nextGossip
+	m.nextGossip += (late/iv + 1) * iv // the grid advances on every Tick
+	if late >= iv || !m.draining() {
+		// A slot missed while idle (or not running), or nothing to send.
+		return
+	}
+	m.gossipRound++
+	deaths := m.gossipRound%deathRounds == 0
+	keep := func(u *Update) bool {
+		switch {
+		case u.Kind == UpdateSuspect:
+			return false
+		case u.Kind == UpdateDead && !u.IsLeave():
+			return deaths
+		}
+		return true
+	}
+	to := m.pick(*m.cfg.GossipFanout, func(p *peer) bool {
+		return p.state == StateAlive || p.state == StateSuspect
+	})
+	for _, p := range to {
+		pk := Packet{Kind: MsgGossip, From: m.self, To: p.node}
+		var ups []Update
+		if v, ok := m.notice(p.node.ID); ok && pk.Size()+v.Size() <= m.cfg.MaxPacketSize {
+			ups = []Update{v}
+		}
+		n := len(ups)
+		pk.Updates = m.piggybackIf(ups, m.cfg.MaxPacketSize-pk.Size(), keep)
+		if len(pk.Updates) == n {
+			continue // nothing from the queue: the notice alone rides on the next ping
+		}
+		m.stats.GossipsSent++
+		m.out = append(m.out, pk)
+	}
 }

@@ -313,12 +313,14 @@ func TestEagerGossipCarriesRecipientsSuspicion(t *testing.T) {
 // goes out again at the start of each protocol period in one MsgGossip to
 // GossipFanout random live members, never the dead one, until it has been
 // sent λ·ceil(log10(n+1)) times counting piggybacked copies; a leave does
-// not, and plain SWIM sends no gossip.
+// not, and plain SWIM sends no gossip. This is the rule without the drain
+// loop (GossipInterval 0; see TestDrainLoop).
 func TestGossipDeathsEachPeriod(t *testing.T) {
 	dead := Update{Kind: UpdateDead, Node: node("c"), From: "b"}
 	left := Update{Kind: UpdateDead, Node: node("d"), From: "d"}
+	noLoop := func(c *Config) { c.GossipInterval = new(time.Duration(0)) }
 	for _, mode := range []Mode{ModeLifeguard, ModeDetector, ModeSWIM} {
-		a := newTest(t, "a", mode, nil, "b", "c", "d", "e")
+		a := newTest(t, "a", mode, noLoop, "b", "c", "d", "e")
 		p := Packet{Kind: MsgGossip, From: node("b"), To: node("a"), Updates: []Update{dead, left}}
 		require.NoError(t, a.Step(0, &p))
 		drain(a)
@@ -356,4 +358,80 @@ func TestGossipDeathsEachPeriod(t *testing.T) {
 		assert.Equal(t, []int{2, 2, 0, 0, 0, 0}, perPeriod, "%v", mode)
 		assert.Equal(t, 5, sent, "%v", mode)
 	}
+}
+
+// The drain loop (GossipInterval 200 ms, GossipFanout 2): every 200 ms,
+// while the queue holds updates other than suspicions, a member sends
+// them in one MsgGossip to each of two random live members, each copy
+// counting toward the limit; Alive updates go every round, declarations
+// every second round (deathRounds), suspicions never (they ride on pings,
+// acks and the eager sends). n = 5 alive after the updates below: limit
+// 4·ceil(log10 6) = 4, so two rounds send each update its 4 times.
+func TestDrainLoop(t *testing.T) {
+	a := newTest(t, "a", ModeLifeguard, nil, "b", "c", "d", "e")
+	a.Tick(0) // the first probe's ping, acked; the loop's grid starts at 0
+	pk, _ := drain(a)
+	require.Equal(t, MsgPing, pk[0].Kind)
+	ack := Packet{Kind: MsgAck, From: pk[0].To, To: node("a"), Ack: Ack{Seq: pk[0].Ping.Seq}}
+	require.NoError(t, a.Step(10*time.Millisecond, &ack))
+	drain(a)
+	alive := Update{Kind: UpdateAlive, Node: node("f"), From: "f"}
+	dead := Update{Kind: UpdateDead, Node: node("c"), From: "b"}
+	susp := Update{Kind: UpdateSuspect, Node: node("d"), From: "b"}
+	p := Packet{Kind: MsgGossip, From: node("b"), To: node("a"), Updates: []Update{alive, dead, susp}}
+	require.NoError(t, a.Step(50*time.Millisecond, &p))
+	drain(a)
+	at, _ := a.NextDeadline()
+	assert.Equal(t, 200*time.Millisecond, at, "the next round of the grid, not at once")
+	a.Tick(150 * time.Millisecond)
+	pk, _ = drain(a)
+	assert.Empty(t, pk, "between rounds")
+
+	// round → packets and the updates from the queue each one carries
+	// (a packet to d also carries d's own suspicion first: the notice).
+	fromQueue := func(p Packet) []Update {
+		ups := p.Updates
+		if p.To.ID == "d" {
+			require.NotEmpty(t, ups)
+			assert.Equal(t, susp, ups[0], "the notice to the suspect")
+			ups = ups[1:]
+		}
+		return ups
+	}
+	want := [][]Update{
+		{alive},       // round 1 (200 ms): Alive only
+		{dead, alive}, // round 2 (400 ms): the Dead (least sent) and the Alive's last 2 copies
+		nil,           // round 3: only the Dead is left, and it waits for an even round
+		{dead},        // round 4 (800 ms): its last 2 copies
+	}
+	for i, w := range want {
+		now := time.Duration(i+1) * 200 * time.Millisecond
+		at, _ := a.NextDeadline()
+		require.Equal(t, now, at, "round %d", i+1)
+		a.Tick(now)
+		pk, _ := drain(a)
+		if w == nil {
+			assert.Empty(t, pk, "round %d", i+1)
+			continue
+		}
+		require.Len(t, pk, 2, "round %d", i+1)
+		for _, p := range pk {
+			assert.Equal(t, MsgGossip, p.Kind)
+			assert.Contains(t, []ID{"b", "d", "e", "f"}, p.To.ID, "round %d: a live member, never the dead one", i+1)
+			assert.Equal(t, w, fromQueue(p), "round %d to %s", i+1, p.To.ID)
+		}
+	}
+	assert.Equal(t, 1, a.Queued(), "the suspicion alone")
+	at, _ = a.NextDeadline()
+	assert.Equal(t, time.Second, at, "the loop is idle: the next probe")
+	assert.Equal(t, 6, a.Stats().GossipsSent)
+
+	// Plain SWIM has no loop.
+	s := newTest(t, "a", ModeSWIM, nil, "b", "c", "d", "e")
+	s.Tick(0)
+	drain(s)
+	require.NoError(t, s.Step(50*time.Millisecond, &Packet{Kind: MsgGossip, From: node("b"), To: node("a"), Updates: []Update{alive, dead}}))
+	drain(s)
+	pk, _ = advance(s, 900*time.Millisecond)
+	assert.Empty(t, only(t, pk, MsgGossip))
 }

@@ -12,7 +12,8 @@ import (
 // metadata, at once in a ping (as a refutation is); b reports it as an
 // update event. The broadcast rides on the next packet a sends to b, here
 // the direct message, and is not sent to b again (the probe's ping has
-// none).
+// none). The Alive also goes out in the drain loop's first round, a
+// gossip packet (Config.GossipInterval).
 func ExampleMember_Broadcast() {
 	a, _ := swim.New(swim.Config{Self: swim.Node{ID: "a", Addr: "10.0.0.1:7946"}}, rand.New(rand.NewPCG(1, 1)))
 	b, _ := swim.New(swim.Config{Self: swim.Node{ID: "b", Addr: "10.0.0.2:7946"}}, rand.New(rand.NewPCG(2, 2)))
@@ -48,6 +49,7 @@ func ExampleMember_Broadcast() {
 	// a sends ping with 1 update(s), 0 broadcast(s)
 	// a sends user with 1 update(s), 1 broadcast(s)
 	// a sends ping with 1 update(s), 0 broadcast(s)
+	// a sends gossip with 1 update(s), 0 broadcast(s)
 	// b: update a incarnation 1 meta "zone=eu-1"
 	// b got from a: "v2 is out" (broadcast true)
 	// b got from a: "hello b" (broadcast false)

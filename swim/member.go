@@ -164,14 +164,16 @@ type Member struct {
 	st   status
 	meta string
 
-	peers     map[ID]*peer
-	all       []*peer // every peer ever known, in the order learnt
-	list      []*peer // probe list: round-robin over a shuffled order
-	idx       int
-	live      int     // peers alive or suspect (self excluded)
-	suspects  []*peer // peers with a running suspicion timer
-	tomb      []*peer // peers believed dead (not left): reconnect candidates
-	forwarded int     // gossip packets forwarded in this protocol period (eager.go)
+	peers       map[ID]*peer
+	all         []*peer // every peer ever known, in the order learnt
+	list        []*peer // probe list: round-robin over a shuffled order
+	idx         int
+	live        int           // peers alive or suspect (self excluded)
+	suspects    []*peer       // peers with a running suspicion timer
+	tomb        []*peer       // peers believed dead (not left): reconnect candidates
+	forwarded   int           // gossip packets forwarded in this protocol period (eager.go)
+	nextGossip  time.Duration // the drain loop's next round (eager.go, drainQueue)
+	gossipRound int           // the drain loop's rounds (deathRounds)
 
 	lhm       int
 	seq       uint32
@@ -312,6 +314,9 @@ func (m *Member) NextDeadline() (at time.Duration, ok bool) {
 	if *m.cfg.PushPullInterval > 0 && m.live > 0 {
 		at = min(at, m.pushPullDue())
 	}
+	if m.draining() {
+		at = min(at, m.nextGossip)
+	}
 	if m.st == leaving {
 		at = min(at, m.leaveDeadline)
 	}
@@ -336,6 +341,7 @@ func (m *Member) Tick(now time.Duration) {
 			m.enqueue(m.selfAlive())
 		}
 		m.nextReconnect = now + *m.cfg.ReconnectInterval
+		m.nextGossip = now // the drain loop's grid starts with the member
 		// The first exchange at a random point of the interval, so that
 		// members started together do not exchange in step.
 		if *m.cfg.PushPullInterval > 0 {
@@ -358,6 +364,7 @@ func (m *Member) Tick(now time.Duration) {
 	}
 	m.tickSuspicions(now)
 	m.reapExpired(now)
+	m.drainQueue(now)
 	if m.joining && now >= m.nextJoin {
 		m.sendJoins(now)
 	}
@@ -387,3 +394,8 @@ func (m *Member) emit(kind EventKind, p *peer, from ID, now time.Duration) {
 	}
 	m.events = append(m.events, e)
 }
+
+// Queued returns the number of membership updates waiting in the
+// dissemination queue (each piggybacked, or gossiped, until sent
+// λ·ceil(log10(n+1)) times; see docs/algorithms.md, “SWIM dissemination”).
+func (m *Member) Queued() int { return len(m.bq) }

@@ -129,7 +129,9 @@ func (m *Member) nextTarget() *peer {
 func (m *Member) startProbe(now time.Duration) {
 	m.nextProbe = now + m.period()
 	m.forwarded = 0 // a new period: a new budget of forwarded gossip
-	m.gossipDeaths()
+	if *m.cfg.GossipInterval == 0 {
+		m.gossipDeaths() // the drain loop (drainQueue) gossips them otherwise
+	}
 	retry := m.forceNext != nil
 	t := m.nextTarget()
 	if t == nil {
