@@ -151,8 +151,9 @@ type GenConfig struct {
 
 // Defaults and limits of GenConfig.
 const (
-	// MaxGenHeartbeats bounds Duration/Interval: Generate holds its output
-	// in memory (64 bytes per record).
+	// MaxGenHeartbeats bounds Duration/Interval (a trace of this many
+	// records is about 4 GB of text; Generate holds its output in memory,
+	// 64 bytes per record, NewGenerator does not).
 	MaxGenHeartbeats = 100_000_000
 
 	DefaultGenSender   = "p"
@@ -251,108 +252,26 @@ func NewRand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, seed)) 
 // delays may reorder heartbeats), drawing every random number from rng (use
 // NewRand(seed)), so that the same configuration and seed always give the
 // same records. Records carry Sender, Seq (from 0, one per sent heartbeat),
-// Sent and Arrival. Memory is O(records). An instant that does not fit in a
+// Sent and Arrival. Memory is O(records); NewGenerator yields the same
+// records one at a time in bounded memory. An instant that does not fit in a
 // time.Duration (a SenderStart, ReceiverStart or delay near its limits) is
 // an error, never a wrapped value.
 func Generate(cfg GenConfig, rng *rand.Rand) ([]Record, error) {
-	c, err := cfg.withDefaults()
+	g, err := NewGenerator(cfg, rng)
 	if err != nil {
 		return nil, err
 	}
-	if rng == nil {
-		return nil, errors.New("trace: generator: nil random source")
-	}
-	jit := distuv.Normal{Mu: 0, Sigma: float64(c.Jitter), Src: rng}
-	draw, err := delaySampler(c.Delay, rng)
-	if err != nil {
-		return nil, err
-	}
-	end := c.Duration
-	if c.CrashAt > 0 {
-		end = min(end, c.CrashAt)
-	}
-	half := float64(c.Interval) / 2
-	bad := false // Gilbert–Elliott state
-	resumed := make([]bool, len(c.Pauses))
 	var recs []Record
-	var seq uint64
-	for k := int64(0); ; k++ {
-		sched := time.Duration(k) * c.Interval
-		if sched >= c.Duration {
-			break
+	for {
+		r, ok, err := g.Next()
+		if err != nil {
+			return nil, err
 		}
-		s := sched
-		if c.Jitter > 0 {
-			e := jit.Rand()
-			for tries := 0; math.Abs(e) >= half && tries < 1000; tries++ {
-				e = jit.Rand()
-			}
-			if math.Abs(e) >= half {
-				e = 0
-			}
-			s += time.Duration(math.Round(e))
-		}
-		if i, in := inWindow(c.Pauses, s); in {
-			if resumed[i] {
-				continue
-			}
-			resumed[i] = true
-			s = c.Pauses[i].At + c.Pauses[i].Length
-			if _, again := inWindow(c.Pauses, s); again {
-				continue
-			}
-		}
-		if s < 0 {
-			s = 0
-		}
-		if s >= end {
-			if sched >= end {
-				break
-			}
-			continue
-		}
-		// The heartbeat is sent.
-		lost := false
-		switch l := c.Loss; l.Model {
-		case LossBernoulli:
-			lost = rng.Float64() < l.P
-		case LossGilbertElliott:
-			if bad {
-				bad = rng.Float64() >= l.BadToGood
-			} else {
-				bad = rng.Float64() < l.GoodToBad
-			}
-			p := l.LossGood
-			if bad {
-				p = l.LossBad
-			}
-			lost = rng.Float64() < p
-		}
-		if _, out := inWindow(c.Outages, s); out {
-			lost = true
-		}
-		delay := draw()
-		sent, ok := addDuration(c.SenderStart, s)
 		if !ok {
-			return nil, fmt.Errorf("trace: generator: heartbeat %d: SenderStart %v + send instant %v overflows time.Duration", seq, c.SenderStart, s)
+			return recs, nil
 		}
-		r := Record{Sender: c.Sender, Seq: seq, HasSeq: true, Sent: sent, HasSent: true}
-		seq++
-		if lost {
-			continue
-		}
-		a, ok1 := addDuration(s, delay)
-		arr, ok2 := addDuration(c.ReceiverStart, a)
-		drift := float64(a) * c.DriftPPM * 1e-6
-		arr, ok3 := addDuration(arr, time.Duration(math.Round(drift)))
-		if !ok1 || !ok2 || !ok3 || math.Abs(drift) >= math.MaxInt64 {
-			return nil, fmt.Errorf("trace: generator: heartbeat %d: arrival (ReceiverStart %v + send instant %v + delay %v, drift %v ppm) overflows time.Duration", r.Seq, c.ReceiverStart, s, delay, c.DriftPPM)
-		}
-		r.Arrival, r.HasArrival = arr, true
 		recs = append(recs, r)
 	}
-	slices.SortStableFunc(recs, byArrival)
-	return recs, nil
 }
 
 // addDuration returns a + b and whether the sum fits in a time.Duration.
