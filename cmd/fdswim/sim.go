@@ -28,7 +28,7 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	var list bool
 	fs.Uint64Var(&o.Seed, "seed", 1, "random seed (same seed, same tables)")
 	fs.BoolVar(&o.Quick, "quick", false, "smaller sizes and shorter runs")
-	fs.IntSliceVar(&o.Sizes, "sizes", nil, fmt.Sprintf("group sizes for load, detect and kill, each 2..%d (default 8,16,...,512,1000; kill 8,16,32)", maxSimSize))
+	fs.IntSliceVar(&o.Sizes, "sizes", nil, fmt.Sprintf("group sizes for load, detect, kill and pause, each 2..%d (default 8,16,...,512,1000; kill 8,16,32; pause 32)", maxSimSize))
 	flagcheck.Var(fs, &o.Trials, "trials", "", 0, 1, maxTrials, fmt.Sprintf("a count from 1 to %d", maxTrials), "crashes per size for detect and kill (default 200; kill 100)")
 	flagcheck.Var(fs, &o.Pause, "pause", "", 0, 1, maxSimDuration, fmt.Sprintf("a positive duration up to %v", maxSimDuration), "lifeguard: pause length D (default: 6s, 9s and 12s)")
 	flagcheck.Var(fs, &o.Every, "every", "", 0, 1, maxSimDuration, fmt.Sprintf("a positive duration up to %v, longer than the pause", maxSimDuration), "lifeguard: pause interval I, longer than D (default 2·D)")

@@ -67,7 +67,7 @@ func Scenarios() []Scenario {
 		{"detect", "first detection ≈ e/(e−1) periods, dissemination O(log N), crash declared by all", runDetect},
 		{"kill", "one member crashes at a random instant: first and full declaration, load, per mode (bench/memberlist's kill)", runKill},
 		{"lifeguard", "Lifeguard interval experiment: FP and FP− of SWIM, +Lifeguard, +detectors", runLifeguard},
-		{"pause", "one member paused for 0.25 to 1.5 times the suspicion timeout: Dead events about it, per mode", runPause},
+		{"pause", "one member paused for 0.25 to 1.5 times the suspicion timeout Min, and Min + 1 to 3 s: Dead events about it, per mode", runPause},
 		{"restart", "a member restarting with a lower incarnation rejoins and is not re-killed", runRestart},
 		{"partition", "a partition into halves heals into one view", runPartition},
 		{"baselines", "[Field-vi] all-to-all and gossip heartbeating figures", runBaselines},
@@ -320,36 +320,55 @@ func PauseOne(n int, d time.Duration, reps int, seed uint64, mc swim.Config) (Pa
 }
 
 func runPause(o Options) ([]Table, error) {
-	const n = 32
+	sizes := []int{32}
 	reps, seeds := 20, 10
 	if o.Quick {
 		seeds = 2
 	}
-	minT := time.Duration(4 * math.Log10(n) * float64(time.Second)).Truncate(time.Millisecond)
-	t := Table{Title: fmt.Sprintf("One member of %d paused %d times in each of %d runs (defaults: α = 4, Min suspicion timeout %v)", n, reps, seeds, minT),
-		Header: []string{"mode", "pause", "pause / Min", "Suspect events about it", "Dead events about it"}}
-	for _, mode := range modes {
-		for _, f := range []float64{0.25, 0.5, 0.75, 0.9, 1.5} {
-			d := time.Duration(f * float64(minT)).Truncate(time.Millisecond)
-			var susp, dead int
-			for k := 0; k < seeds; k++ {
-				if err := o.stopped(); err != nil {
-					return nil, err
-				}
-				r, err := PauseOne(n, d, reps, o.Seed+uint64(k), swim.Config{Mode: mode})
-				if err != nil {
-					return nil, err
-				}
-				susp += r.Suspects
-				dead += r.DeadEvents
-			}
-			t.add(mode.String(), d.String(), f2(f), itoa(susp), itoa(dead))
-		}
+	if o.Sizes != nil {
+		sizes = o.Sizes
 	}
-	t.Notes = append(t.Notes, "a Dead event is one member declaring (or adopting) the paused member's death; the 1.5·Min rows show the counter works.",
-		"plain SWIM refutes only by piggybacking, so a refutation can reach a suspecter after its timer: a pause below Min is not always safe there;",
-		"the Lifeguard modes also send the new Alive at once to every member named as suspecter and to k random members.")
-	return []Table{t}, nil
+	var out []Table
+	for _, n := range sizes {
+		minT := time.Duration(4 * math.Max(1, math.Log10(float64(n))) * float64(time.Second)).Truncate(time.Millisecond)
+		t := Table{Title: fmt.Sprintf("One member of %d paused %d times in each of %d runs (defaults: α = 4, Min suspicion timeout %v)", n, reps, seeds, minT),
+			Header: []string{"mode", "pause", "pause / Min", "Suspect events about it", "Dead events about it", "of"}}
+		var lengths []time.Duration
+		for _, f := range []float64{0.25, 0.5, 0.75, 0.9} {
+			lengths = append(lengths, time.Duration(f*float64(minT)).Truncate(time.Millisecond))
+		}
+		// Just past Min, where the modes and the dissemination of a
+		// declaration make the difference, then 1.5·Min (every member).
+		for _, extra := range []time.Duration{time.Second, 1500 * time.Millisecond, 2 * time.Second, 3 * time.Second} {
+			if 2*(minT+extra) < 3*minT {
+				lengths = append(lengths, minT+extra)
+			}
+		}
+		lengths = append(lengths, time.Duration(1.5*float64(minT)).Truncate(time.Millisecond))
+		for _, mode := range modes {
+			for _, d := range lengths {
+				var susp, dead int
+				for k := 0; k < seeds; k++ {
+					if err := o.stopped(); err != nil {
+						return nil, err
+					}
+					r, err := PauseOne(n, d, reps, o.Seed+uint64(k), swim.Config{Mode: mode})
+					if err != nil {
+						return nil, err
+					}
+					susp += r.Suspects
+					dead += r.DeadEvents
+				}
+				t.add(mode.String(), d.String(), f2(float64(d)/float64(minT)), itoa(susp), itoa(dead), itoa(seeds*reps*(n-1)))
+			}
+		}
+		t.Notes = append(t.Notes, "a Dead event is one member declaring (or adopting) the paused member's death; of: pauses × other members, the most there can be.",
+			"plain SWIM refutes only by piggybacking, so a refutation can reach a suspecter after its timer: a pause below Min is not always safe there;",
+			"the Lifeguard modes also send the new Alive at once to every member named as suspecter and to k random members.",
+			"past Min the count grows with the time between the first declaration and the paused member's refutation, and with how fast declarations spread.")
+		out = append(out, t)
+	}
+	return out, nil
 }
 
 // RestartResult is the outcome of Restart.
