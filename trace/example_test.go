@@ -72,6 +72,44 @@ func ExampleGenerate() {
 	// p 1 99608381 105930270
 }
 
+// Generate two senders' streams merged by arrival time and write them as
+// they come, in memory that does not grow with the trace's length.
+func ExampleNewMergedGenerator() {
+	p, err := trace.LookupPreset("stable")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	a, b := p.Config, p.Config
+	a.Sender, b.Sender = "a", "b"
+	a.Duration, b.Duration = 300*time.Millisecond, 300*time.Millisecond
+	g, err := trace.NewMergedGenerator([]trace.GenConfig{a, b}, 1)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	var sb strings.Builder
+	w, _ := trace.NewWriter(&sb, trace.Header{Interval: p.Config.Interval}, trace.NoCompression)
+	for {
+		r, ok, err := g.Next()
+		if err != nil || !ok {
+			break
+		}
+		w.Write(r)
+	}
+	w.Close()
+	fmt.Print(sb.String())
+	// Output:
+	// #fdkit-trace version=1 interval=100ms unit=ns
+	// sender seq sent arrival
+	// b 0 0 3122321
+	// a 0 453179 6341106
+	// a 1 99608381 105930270
+	// b 1 100345078 106226012
+	// a 2 199951959 202925769
+	// b 2 200186685 204742001
+}
+
 // A malformed line gives a *ParseError naming file, line, field and what
 // was expected; a lenient reader skips and counts such lines.
 func ExampleParseError() {
