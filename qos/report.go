@@ -213,6 +213,12 @@ func buildStreamView(i int, s ReportStream) streamView {
 		case c.Found:
 		case c.Point.Records == 0:
 			status, setting = "no result", "–"
+		case math.IsInf(c.Shortfall, 1) && r.Span <= 0:
+			status = "no observed time (one heartbeat) to judge MR or QAP by"
+		case math.IsInf(c.Shortfall, 1):
+			// MinQAP = 1 or NoMistakes: every point with a mistake
+			// misses by +Inf; the nearest is the most accurate one.
+			status = "still makes mistakes, which the targets allow none of (nearest)"
 		default:
 			status = "misses by " + strconv.FormatFloat(c.Shortfall, 'g', 3, 64) + "× (nearest)"
 		}

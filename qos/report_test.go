@@ -126,3 +126,21 @@ func TestReportLopsidedInterval(t *testing.T) {
 	r.CI.MRPerSecond = [2]float64{0.0033, 0.0053}
 	assert.Equal(t, "0.00428 ±0.001", mrText(r))
 }
+
+// Against MR = 0 (NoMistakes) or QAP ≥ 1 a point with a mistake misses by
+// +Inf: the report says that it still makes mistakes, not "misses by
+// +Inf×".
+func TestReportNoMistakesTarget(t *testing.T) {
+	rep := reportFixture(t)
+	s := &rep.Streams[0]
+	s.Targets = Targets{NoMistakes: true, MaxTD: 300 * time.Millisecond}
+	var err error
+	s.Choices, err = Tune(s.Curves, s.Targets)
+	require.NoError(t, err)
+	var b bytes.Buffer
+	require.NoError(t, WriteReport(&b, rep))
+	page := b.String()
+	assert.Contains(t, page, "Targets: TD ≤ 300ms, MR = 0 (no mistake).")
+	assert.Contains(t, page, "still makes mistakes, which the targets allow none of (nearest)")
+	assert.NotContains(t, page, "Inf")
+}
