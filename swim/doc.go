@@ -81,6 +81,15 @@
 //     against false positives under pauses (a refutation must win a race
 //     with the timers); the simulations that chose 2 over 3 and 5 are in
 //     docs/experiments.md, “SWIM: eager dissemination and its fanout”.
+//   - Drain loop (Lifeguard modes, Config.GossipInterval, default 200 ms):
+//     while the dissemination queue holds Alive updates, leaves or
+//     declarations, a member sends them every GossipInterval to
+//     GossipFanout random members in MsgGossip packets, within the same
+//     λ·ceil(log10(n+1)) transmissions (declarations every second round,
+//     suspicions never), so a group's join announcements stop riding on
+//     pings within a second of it forming and a declaration reaches the
+//     group about as fast as memberlist's gossip loop spreads it;
+//     docs/experiments.md, “The drain loop”.
 //   - Join through known addresses (MsgJoin answered by the view in MsgSync
 //     packets) and voluntary leave (a Dead update from the member itself).
 //   - Anti-entropy: every PushPullInterval (30 s, longer above 32 members)
