@@ -112,7 +112,7 @@ func runLoad(o Options) ([]Table, error) {
 		t.add(itoa(n), f3(r.SentPerPeriod), f3(r.SyncPerPeriod), f3(r.RecvPerPeriod), f2(r.MaxSentPerPeriod), f2(r.BytesPerPeriod))
 	}
 	t.Notes = append(t.Notes, "SWIM paper: each member sends one ping and on average one ack per period; load independent of N.",
-		fmt.Sprintf("push-pull: one full-view exchange per member every %v·ceil(N/32), about 3 packets per 32 members each.", swim.DefaultPushPullInterval))
+		fmt.Sprintf("push-pull: one exchange per member every %v·ceil(N/32): a view digest (1 packet) while views agree, else both views (about 3 packets per 32 members each).", swim.DefaultPushPullInterval))
 	return []Table{t}, nil
 }
 
