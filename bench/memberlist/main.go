@@ -49,6 +49,7 @@ type options struct {
 	settle     time.Duration
 	joinWait   time.Duration
 	cpuProfile string
+	profileHz  int
 }
 
 func main() {
@@ -70,6 +71,7 @@ func main() {
 	flag.StringVar(&key, "key", "", "hex AES key: encrypt both libraries")
 	flag.BoolVar(&o.params.SingleSeed, "single-seed", false, "every member joins through member 0 only (default: through every earlier member)")
 	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of each run's measurement window to `file`, with -LIB-SCENARIO-RUN inserted before its extension (merge them with go tool pprof)")
+	flag.IntVar(&o.profileHz, "cpuprofile-hz", 100, "samples per second of CPU time in -cpuprofile (above 100 the runtime prints a harmless warning about the rate)")
 	flag.Parse()
 	o.libs = strings.Split(libs, ",")
 	o.scenarios = strings.Split(scen, ",")
@@ -262,7 +264,7 @@ func runOne(c Cluster, sc string, o options, run int) (Result, error) {
 		m, b := n.Impair().Counts()
 		before[i] = [2]uint64{m, b}
 	}
-	stopProfile, err := startProfile(o.cpuProfile, c.Library(), sc, run)
+	stopProfile, err := startProfile(o.cpuProfile, o.profileHz, c.Library(), sc, run)
 	if err != nil {
 		return res, err
 	}

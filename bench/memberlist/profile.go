@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/pprof"
 	"strings"
 )
@@ -13,7 +14,14 @@ import (
 // before its extension (cpu.pprof: cpu-fdkit-steady-0.pprof), and returns
 // the function that stops it and closes the file. With path empty both do
 // nothing.
-func startProfile(path, lib, scenario string, run int) (stop func() error, err error) {
+//
+// hz above 100 raises the sampling rate (-cpuprofile-hz): an idle group
+// uses a few milliseconds of CPU per second, which 100 samples per second
+// of CPU time resolve poorly. runtime/pprof offers no rate, so the rate is
+// set with runtime.SetCPUProfileRate first; pprof's own attempt to set 100
+// then fails and the runtime prints "cannot set cpu profile rate until
+// previous profile has finished" on stderr, which is expected.
+func startProfile(path string, hz int, lib, scenario string, run int) (stop func() error, err error) {
 	if path == "" {
 		return func() error { return nil }, nil
 	}
@@ -21,6 +29,9 @@ func startProfile(path, lib, scenario string, run int) (stop func() error, err e
 	f, err := os.Create(name)
 	if err != nil {
 		return nil, fmt.Errorf("-cpuprofile: %w", err)
+	}
+	if hz > 100 {
+		runtime.SetCPUProfileRate(hz)
 	}
 	if err := pprof.StartCPUProfile(f); err != nil {
 		_ = f.Close()

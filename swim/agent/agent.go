@@ -312,8 +312,12 @@ type Agent struct {
 	streamCtx  context.Context
 	streamStop context.CancelFunc
 
-	proto     atomic.Pointer[swim.Stats] // last swim.Stats published
-	lastProto swim.Stats                 // agent goroutine only
+	// The last swim.Stats published for Stats, under protoMu (a copy in
+	// place: a pointer swapped in would allocate at every packet that
+	// moves a counter), and its copy read by the agent goroutine only.
+	protoMu   sync.Mutex
+	proto     swim.Stats
+	lastProto swim.Stats
 	// Rate limit of the authentication warning (agent goroutine only):
 	// when the last was logged, and failures not logged since.
 	authLogged   time.Duration
@@ -737,9 +741,11 @@ func (a *Agent) warnAuth(from netip.AddrPort, err error) {
 
 // flush sends what the state machine produced and publishes its events.
 func (a *Agent) flush() {
-	if st := a.m.Stats(); st != a.lastProto || a.proto.Load() == nil {
+	if st := a.m.Stats(); st != a.lastProto {
 		a.lastProto = st
-		a.proto.Store(&st)
+		a.protoMu.Lock()
+		a.proto = st
+		a.protoMu.Unlock()
 	}
 	rd := a.m.Ready()
 	events := rd.Events
@@ -1057,9 +1063,9 @@ func (a *Agent) Stats() Stats {
 	}
 	cs := a.codec.Stats()
 	st.UnknownFields, st.Format1Received = cs.UnknownFields, cs.Formats[1]
-	if p := a.proto.Load(); p != nil {
-		st.Protocol = *p
-	}
+	a.protoMu.Lock()
+	st.Protocol = a.proto
+	a.protoMu.Unlock()
 	if ts, ok := a.tr.(interface{ Stats() transport.Stats }); ok {
 		t := ts.Stats()
 		st.DroppedOversize, st.DroppedQueueFull = t.DroppedOversize, t.DroppedQueueFull
