@@ -214,10 +214,22 @@ func waitAll(t *testing.T, ps []*proc, within time.Duration, what string, ok fun
 
 func freePort(t *testing.T) string {
 	t.Helper()
-	c, err := net.ListenPacket("udp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer c.Close()
-	return c.LocalAddr().String()
+	// The agent binds its stream listener on TCP with the UDP port's
+	// number, and the other agents' streams dial from ephemeral TCP ports
+	// bound on 127.0.0.1: a port free on UDP alone was often taken on TCP.
+	for range 100 {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		addr := l.Addr().String()
+		c, err := net.ListenPacket("udp", addr)
+		_ = l.Close()
+		if err == nil {
+			_ = c.Close()
+			return addr
+		}
+	}
+	t.Fatal("no port of 127.0.0.1 free on both TCP and UDP")
+	return ""
 }
 
 func stateIs(id, state string) func(map[string]viewEntry) bool {
