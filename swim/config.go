@@ -185,17 +185,19 @@ type Config struct {
 	ReconnectInterval *time.Duration
 
 	// PushPullInterval is the base interval of anti-entropy: every
-	// interval a member sends its whole view (MsgSync packets) to one
-	// random alive member followed by a MsgJoin asking for that member's
-	// view, and merges the answer, so that a member missed by gossip (two
+	// interval a member sends one random alive member a MsgJoin with a
+	// digest of its view (ViewDigest); when that member's view differs,
+	// the two send each other their whole views (MsgSync packets) and
+	// merge them, so that a member missed by gossip (two
 	// members that joined through one seed at about the same time, a lost
 	// sync) is learnt at the next exchange at the latest. Default 30 s, as
 	// memberlist's PushPullInterval, multiplied by ceil(n/32) for a group
-	// of n (×1 up to 32 members, ×32 at 1,000): an exchange costs a full
-	// view, about 3 packets per 32 members, so the scaling keeps its load
-	// near 0.1 packet per member per base interval whatever n (memberlist
-	// scales by log2 n only, but sends the view over TCP). new(0) disables
-	// it.
+	// of n (×1 up to 32 members, ×32 at 1,000): an exchange between
+	// differing views costs two full views, about 3 packets per 32
+	// members each, so the scaling keeps that load near 0.1 packet per
+	// member per base interval whatever n (memberlist scales by log2 n
+	// only, but always sends both views over TCP); between agreeing views
+	// it is one packet. new(0) disables it.
 	PushPullInterval *time.Duration
 
 	// StreamProbe turns on the stream fallback probe: when a direct ping
@@ -238,9 +240,11 @@ type Config struct {
 	Meta []byte
 
 	// LocalState, when set, returns the application's state, sent with
-	// every view transfer this member makes (memberlist's push-pull
-	// LocalState): in one MsgSync packet carrying this member's Alive,
-	// before the MsgSync packets of its view. join is true when the transfer
+	// every answer to a join or pull and at the start of every
+	// anti-entropy exchange, whether the views then differ or not
+	// (memberlist's push-pull LocalState): in one MsgSync packet carrying
+	// this member's Alive, before any MsgSync packets of its view. join is
+	// true when the transfer
 	// answers a MsgJoin from a member not alive in this member's view (a
 	// joiner), false for an anti-entropy exchange. The receiver gets it in
 	// Ready.RemoteStates. It is called on the caller's goroutine during

@@ -93,10 +93,11 @@
 //   - Join through known addresses (MsgJoin answered by the view in MsgSync
 //     packets) and voluntary leave (a Dead update from the member itself).
 //   - Anti-entropy: every PushPullInterval (30 s, longer above 32 members)
-//     a member pushes its whole view to one random alive member (MsgSync)
-//     and pulls that member's (a MsgJoin, answered by MsgSync), as
-//     memberlist's push-pull does over TCP; and a protocol packet from an
-//     unknown sender makes the member ask the sender for its view
+//     a member sends one random alive member a digest of its view (on a
+//     MsgJoin); only when that member's view differs do the two exchange
+//     whole views (MsgSync), as memberlist's push-pull always does over
+//     TCP (docs/algorithms.md, “SWIM dissemination”); and a protocol
+//     packet from an unknown sender makes the member ask the sender for its view
 //     (at most once per ProbeInterval). Without them two members that
 //     joined through one seed at about the same time could stay unaware of
 //     each other for good.

@@ -14,8 +14,8 @@ import (
 // receiver answers with its own state, and, only when its view's digest
 // differs, with its whole view and a request for this member's (a MsgJoin
 // without digest), so that both end with the union (Step;
-// docs/algorithms.md, “SWIM dissemination”). A receiver that predates digests
-// answers with its view as to any pull, and the push half is lost.
+// docs/algorithms.md, “SWIM dissemination”). A receiver that predates
+// digests answers with its view as to any pull, and the push half is lost.
 func (m *Member) pushPull(now time.Duration) {
 	var p *peer
 	if n := len(m.list); n > 0 {

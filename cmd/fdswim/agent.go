@@ -138,7 +138,7 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	flagcheck.Var(fs, &f.maxPacket, "max-packet-size", "", wire.DefaultMaxPacketSize, 128, 65507, "a size in bytes from 128 to 65507 (the largest UDP payload)", "largest datagram in bytes, envelope included")
 	flagcheck.Var(fs, &f.gossipFanout, "gossip-fanout", "", swim.DefaultGossipFanout, 0, 1024, "a count from 0 (off) to 1024", "eager dissemination: random members a new accusation, refutation or leave is pushed to at once (detector and lifeguard modes; 0 turns it off)")
 	flagcheck.Var(fs, &f.pushPull, "push-pull", "", swim.DefaultPushPullInterval, 0, 24*time.Hour, "a duration from 0 (off) to 24h",
-		"base interval of anti-entropy: the whole view is exchanged with one random member, scaled by ceil(n/32) for n members (0 turns it off; with --preset, the preset's unless given)")
+		"base interval of anti-entropy: a digest of the view is sent to one random member, and whole views are exchanged when the digests differ; scaled by ceil(n/32) for n members (0 turns it off; with --preset, the preset's unless given)")
 	fs.StringVar(&f.streamBind, "stream-bind", "", "TCP address of the stream listener (ip:port; default: --bind's address and port, on TCP, where the other members dial: change it only behind a port mapping)")
 	fs.BoolVar(&f.noStream, "no-stream", false, "turn the stream path off: no TCP listener, no TCP fallback pings (a member whose UDP is lost is then suspected), views sent as datagrams only")
 	fs.BoolVar(&f.noStreamPing, "no-stream-ping", false, "keep the stream path but send no TCP fallback pings (memberlist's DisableTcpPings); pings from others are still answered")

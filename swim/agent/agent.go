@@ -146,7 +146,7 @@ type Config struct {
 	// ErrNeedsFormat2.
 	WireVersion byte
 	// LocalState, when set, returns the application's state to send with
-	// every view transfer (anti-entropy exchanges and answers to joins),
+	// every anti-entropy exchange and answer to a join or pull,
 	// at most Protocol.MaxStateSize bytes (default 512); see
 	// swim.Config.LocalState, which it sets. MergeRemoteState receives the
 	// states other members send: from, the state, and whether it came as
