@@ -2,7 +2,9 @@ package swim
 
 import (
 	"encoding/binary"
+	"fmt"
 	"hash/fnv"
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -247,5 +249,22 @@ func TestDigestState(t *testing.T) {
 			assert.Equal(t, StateAlive, a.State("d"))
 			assert.Equal(t, a.digest(), b.digest())
 		}
+	}
+}
+
+// BenchmarkDigest: the digest of a view of 1,000 members (bench-like names),
+// computed once per exchange by each side.
+func BenchmarkDigest(b *testing.B) {
+	var peers []Node
+	for i := range 999 {
+		peers = append(peers, Node{ID: ID(fmt.Sprintf("m%03d", i)), Addr: fmt.Sprintf("127.0.0.1:%d", 40000+i)})
+	}
+	m, err := New(Config{Self: Node{ID: "a", Addr: "127.0.0.1:39999"}}, rand.New(rand.NewPCG(1, 2)))
+	require.NoError(b, err)
+	m.Bootstrap(peers)
+	require.Equal(b, uint32(1000), m.digest().Members)
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = m.digest()
 	}
 }
