@@ -96,7 +96,7 @@ type agentFlags struct {
 	join, keys                                             []string
 	plain                                                  bool
 	probeInterval, probeTimeout, joinTimeout, leaveTimeout time.Duration
-	pushPull                                               time.Duration
+	pushPull, gossipInterval                               time.Duration
 	pushPullSet                                            bool // --push-pull given (it then overrides --preset's)
 	maxPacket, gossipFanout                                int
 	suspicion                                              string       // per-peer detector spec ("" = swim's default)
@@ -137,6 +137,8 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	flagcheck.Var(fs, &f.leaveTimeout, "leave-timeout", "", 2*time.Second, 0, time.Hour, "a duration from 0 to 1h", "how long to keep gossiping the leave on shutdown")
 	flagcheck.Var(fs, &f.maxPacket, "max-packet-size", "", wire.DefaultMaxPacketSize, 128, 65507, "a size in bytes from 128 to 65507 (the largest UDP payload)", "largest datagram in bytes, envelope included")
 	flagcheck.Var(fs, &f.gossipFanout, "gossip-fanout", "", swim.DefaultGossipFanout, 0, 1024, "a count from 0 (off) to 1024", "eager dissemination: random members a new accusation, refutation or leave is pushed to at once (detector and lifeguard modes; 0 turns it off)")
+	flagcheck.Var(fs, &f.gossipInterval, "gossip-interval", "", swim.DefaultGossipInterval, 0, time.Minute, "a duration from 0 (off) to 1m",
+		"pace of the drain loop: while updates wait to be disseminated, every interval they go in one gossip packet to each of --gossip-fanout random members (declarations every second round; memberlist's GossipInterval); 0 leaves them to ride on pings and acks only")
 	flagcheck.Var(fs, &f.pushPull, "push-pull", "", swim.DefaultPushPullInterval, 0, 24*time.Hour, "a duration from 0 (off) to 24h",
 		"base interval of anti-entropy: a digest of the view is sent to one random member, and whole views are exchanged when the digests differ; scaled by ceil(n/32) for n members (0 turns it off; with --preset, the preset's unless given)")
 	fs.StringVar(&f.streamBind, "stream-bind", "", "TCP address of the stream listener (ip:port; default: --bind's address and port, on TCP, where the other members dial: change it only behind a port mapping)")
@@ -264,8 +266,9 @@ func (f *agentFlags) config(stderr io.Writer) (agent.Config, error) {
 		ID: swim.ID(f.id), Bind: f.bind, Advertise: f.advertise, Plain: f.plain,
 		MaxPacketSize: f.maxPacket, LeaveTimeout: new(f.leaveTimeout),
 		DisableStream: f.noStream, DisableStreamProbes: f.noStreamPing, StreamBind: f.streamBind, StreamTimeout: f.streamTimeout, MaxStreamConns: f.maxStreamConns,
-		Logger:   slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})),
-		Protocol: swim.Config{ProbeInterval: f.probeInterval, ProbeTimeout: f.probeTimeout, GossipFanout: new(f.gossipFanout)},
+		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})),
+		Protocol: swim.Config{ProbeInterval: f.probeInterval, ProbeTimeout: f.probeTimeout, GossipFanout: new(f.gossipFanout),
+			GossipInterval: new(f.gossipInterval)},
 	}
 	meta, err := parseMeta(f.meta)
 	if err != nil {

@@ -424,6 +424,18 @@ func TestAgentGossipFanoutFlag(t *testing.T) {
 	}
 }
 
+// --gossip-interval maps to swim.Config.GossipInterval, and 0 turns the
+// drain loop off (swim.Config says it with new(0), not nil).
+func TestAgentGossipIntervalFlag(t *testing.T) {
+	for _, d := range []time.Duration{swim.DefaultGossipInterval, 0, 50 * time.Millisecond} {
+		f := agentFlags{logLevel: "warn", mode: "detector", plain: true, gossipFanout: 2, gossipInterval: d}
+		cfg, err := f.config(io.Discard)
+		require.NoError(t, err)
+		require.NotNil(t, cfg.Protocol.GossipInterval)
+		assert.Equal(t, d, *cfg.Protocol.GossipInterval, "--gossip-interval %v", d)
+	}
+}
+
 // TestJoinTimeoutMessage: a join nobody answers ends with one line that says
 // so and suggests the usual causes (before: "join [a]: agent: join [a]:
 // context deadline exceeded"), the address cause included: packets that do

@@ -59,6 +59,8 @@ func TestAgentFlagsRefuseInvalidValues(t *testing.T) {
 		{[]string{"--max-packet-size", "0"}, `"--max-packet-size" flag: want a size in bytes from 128 to 65507`},
 		{[]string{"--max-packet-size", "100000"}, `"--max-packet-size" flag`},
 		{[]string{"--gossip-fanout", "-1"}, `"--gossip-fanout" flag: want a count from 0 (off) to 1024`},
+		{[]string{"--gossip-interval", "-1s"}, `"--gossip-interval" flag: want a duration from 0 (off) to 1m`},
+		{[]string{"--gossip-interval", "2m"}, `"--gossip-interval" flag`},
 		{[]string{"--leave-timeout", "-1s"}, `"--leave-timeout" flag`},
 		{[]string{"--join-timeout", "-1s"}, `"--join-timeout" flag`},
 		{[]string{"--stream-timeout", "0"}, `"--stream-timeout" flag: want a duration from 1ms to 1h`},
