@@ -189,10 +189,14 @@ func (m *Member) gossipDeaths() {
 }
 
 // draining reports whether the drain loop has work: eager dissemination
-// with a GossipInterval, a running member and a queued update other than
-// a suspicion (drainQueue does not send those).
+// with a GossipInterval, a running member, another member alive or
+// suspect to send to, and a queued update other than a suspicion
+// (drainQueue does not send those). Without a live member the queue
+// cannot drain, and the loop asks for no tick (a member alone, or the
+// last of its group, would otherwise wake every GossipInterval for
+// nothing).
 func (m *Member) draining() bool {
-	if !m.eager() || *m.cfg.GossipInterval == 0 || m.st != running {
+	if !m.eager() || *m.cfg.GossipInterval == 0 || m.st != running || m.live == 0 {
 		return false
 	}
 	for _, b := range m.bq {
