@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 
 	"github.com/fdkit/fdkit/swim"
 )
@@ -44,13 +45,42 @@ func (e *DecodeError) Error() string {
 
 func (e *DecodeError) Unwrap() error { return e.Err }
 
+// reader reads b from off. Errors name the field read after the item it
+// belongs to (item, then item's index when idx >= 0, as "update 3"): the
+// name is built only when a read fails, so a valid packet costs no
+// allocation for names.
 type reader struct {
-	b   []byte
-	off int
+	b    []byte
+	off  int
+	item string
+	idx  int
+}
+
+// name is field's full name: joined after the reader's item, if any.
+func (r *reader) name(field string) string {
+	switch {
+	case r.item == "":
+		return field
+	case r.idx < 0:
+		return join(r.item, field)
+	default:
+		return join(r.item+" "+strconv.Itoa(r.idx), field)
+	}
+}
+
+// join joins two parts of a field's name with a space, either may be empty.
+func join(a, b string) string {
+	switch {
+	case a == "":
+		return b
+	case b == "":
+		return a
+	}
+	return a + " " + b
 }
 
 func (r *reader) fail(field string, err error, format string, args ...any) error {
-	return &DecodeError{Offset: r.off, Field: field, Err: err, Detail: fmt.Sprintf(format, args...)}
+	return &DecodeError{Offset: r.off, Field: r.name(field), Err: err, Detail: fmt.Sprintf(format, args...)}
 }
 
 func (r *reader) byte(field string) (byte, error) {
@@ -63,16 +93,22 @@ func (r *reader) byte(field string) (byte, error) {
 }
 
 func (r *reader) uvarint(field string, max uint64) (uint64, error) {
+	return r.length(field, "", max)
+}
+
+// length is uvarint for a field named field then tail (as "from id" then
+// "length"), joined only when the read fails.
+func (r *reader) length(field, tail string, max uint64) (uint64, error) {
 	v, n := binary.Uvarint(r.b[r.off:])
 	switch {
 	case n == 0:
-		return 0, r.fail(field, ErrTruncated, "varint runs past the end")
+		return 0, r.fail(join(field, tail), ErrTruncated, "varint runs past the end")
 	case n < 0:
-		return 0, r.fail(field, ErrMalformed, "varint overflows 64 bits")
+		return 0, r.fail(join(field, tail), ErrMalformed, "varint overflows 64 bits")
 	case n != uvarintLen(v):
-		return 0, r.fail(field, ErrMalformed, "varint not in its shortest form")
+		return 0, r.fail(join(field, tail), ErrMalformed, "varint not in its shortest form")
 	case v > max:
-		return 0, r.fail(field, ErrMalformed, "value %d exceeds %d", v, max)
+		return 0, r.fail(join(field, tail), ErrMalformed, "value %d exceeds %d", v, max)
 	}
 	r.off += n
 	return v, nil
@@ -89,7 +125,7 @@ func uvarintLen(v uint64) int {
 
 func (r *reader) str(field string, max int, required bool) (string, error) {
 	at := r.off
-	l, err := r.uvarint(field+" length", uint64(max))
+	l, err := r.length(field, "length", uint64(max))
 	if err != nil {
 		return "", err
 	}
@@ -108,12 +144,13 @@ func (r *reader) str(field string, max int, required bool) (string, error) {
 	return s, nil
 }
 
-func (r *reader) node(field string, idRequired bool) (swim.Node, error) {
-	id, err := r.str(field+" id", swim.MaxIDLen, idRequired)
+// node reads a node's ID and address, named idField and addrField.
+func (r *reader) node(idField, addrField string, idRequired bool) (swim.Node, error) {
+	id, err := r.str(idField, swim.MaxIDLen, idRequired)
 	if err != nil {
 		return swim.Node{}, err
 	}
-	addr, err := r.str(field+" addr", swim.MaxAddrLen, false)
+	addr, err := r.str(addrField, swim.MaxAddrLen, false)
 	if err != nil {
 		return swim.Node{}, err
 	}
@@ -147,7 +184,7 @@ func Unmarshal(b []byte, max int) (*swim.Packet, error) {
 // UnmarshalInfo is Unmarshal that also returns the payload's Info.
 func UnmarshalInfo(b []byte, max int) (*swim.Packet, Info, error) {
 	var info Info
-	r := &reader{b: b}
+	r := &reader{b: b, idx: -1}
 	if max > 0 && len(b) > max {
 		return nil, info, r.fail("packet", ErrOversize, "%d bytes, limit %d", len(b), max)
 	}
@@ -177,15 +214,15 @@ func UnmarshalInfo(b []byte, max int) (*swim.Packet, Info, error) {
 		return nil, info, r.fail("kind", ErrUnknownKind, "kind %d, this decoder reads 1 to %d in format %d", k, maxKind, v)
 	}
 	p := &swim.Packet{Kind: swim.MessageKind(k)}
-	if p.From, err = r.node("from", true); err != nil {
+	if p.From, err = r.node("from id", "from addr", true); err != nil {
 		return nil, info, err
 	}
-	if p.To, err = r.node("to", false); err != nil {
+	if p.To, err = r.node("to id", "to addr", false); err != nil {
 		return nil, info, err
 	}
 	switch p.Kind {
 	case swim.MsgPing, swim.MsgAck, swim.MsgNack:
-		seq, err := r.uvarint(p.Kind.String()+" seq", 1<<32-1)
+		seq, err := r.uvarint(seqField(p.Kind), 1<<32-1)
 		if err != nil {
 			return nil, info, err
 		}
@@ -203,7 +240,7 @@ func UnmarshalInfo(b []byte, max int) (*swim.Packet, Info, error) {
 			return nil, info, err
 		}
 		p.PingReq.Seq = uint32(seq)
-		if p.PingReq.Target, err = r.node("ping-req target", true); err != nil {
+		if p.PingReq.Target, err = r.node("ping-req target id", "ping-req target addr", true); err != nil {
 			return nil, info, err
 		}
 		flag, err := r.byte("ping-req nack flag")
@@ -221,7 +258,9 @@ func UnmarshalInfo(b []byte, max int) (*swim.Packet, Info, error) {
 		}
 	}
 	if v >= 2 {
-		n, err := r.ext("packet", p, nil)
+		r.item = "packet"
+		n, err := r.ext(p, nil)
+		r.item = ""
 		if err != nil {
 			return nil, info, err
 		}
@@ -242,10 +281,11 @@ func UnmarshalInfo(b []byte, max int) (*swim.Packet, Info, error) {
 	if count > 0 {
 		p.Updates = make([]swim.Update, count)
 	}
+	r.item = "update"
 	for i := range p.Updates {
 		u := &p.Updates[i]
-		field := fmt.Sprintf("update %d", i)
-		kind, err := r.byte(field + " kind")
+		r.idx = i
+		kind, err := r.byte("kind")
 		if err != nil {
 			return nil, info, err
 		}
@@ -255,40 +295,41 @@ func UnmarshalInfo(b []byte, max int) (*swim.Packet, Info, error) {
 		case swim.UpdateSuspect:
 			if kind&proofFlag != 0 {
 				r.off--
-				return nil, info, r.fail(field+" kind", ErrMalformed, "suspect update with the proof flag (0x%02x)", kind)
+				return nil, info, r.fail("kind", ErrMalformed, "suspect update with the proof flag (0x%02x)", kind)
 			}
 		default:
 			r.off--
-			return nil, info, r.fail(field+" kind", ErrMalformed, "unknown update kind %d, want 1 to 3 (+ 0x80 with a proof)", kind)
+			return nil, info, r.fail("kind", ErrMalformed, "unknown update kind %d, want 1 to 3 (+ 0x80 with a proof)", kind)
 		}
-		if u.Node, err = r.node(field+" node", true); err != nil {
+		if u.Node, err = r.node("node id", "node addr", true); err != nil {
 			return nil, info, err
 		}
-		inc, err := r.uvarint(field+" incarnation", uint64(swim.MaxIncarnation))
+		inc, err := r.uvarint("incarnation", uint64(swim.MaxIncarnation))
 		if err != nil {
 			return nil, info, err
 		}
 		u.Incarnation = swim.Incarnation(inc)
-		from, err := r.str(field+" from", swim.MaxIDLen, false)
+		from, err := r.str("from", swim.MaxIDLen, false)
 		if err != nil {
 			return nil, info, err
 		}
 		u.From = swim.ID(from)
 		if kind&proofFlag != 0 {
 			if len(b)-r.off < swim.ProofSize {
-				return nil, info, r.fail(field+" proof", ErrTruncated, "need %d bytes, have %d", swim.ProofSize, len(b)-r.off)
+				return nil, info, r.fail("proof", ErrTruncated, "need %d bytes, have %d", swim.ProofSize, len(b)-r.off)
 			}
 			u.Proof = swim.Proof(b[r.off : r.off+swim.ProofSize])
 			r.off += swim.ProofSize
 		}
 		if v >= 2 {
-			n, err := r.ext(field, nil, u)
+			n, err := r.ext(nil, u)
 			if err != nil {
 				return nil, info, err
 			}
 			info.UnknownFields += n
 		}
 	}
+	r.item, r.idx = "", -1
 	if r.off != len(b) {
 		return nil, info, r.fail("end", ErrTrailing, "%d bytes after the last update", len(b)-r.off)
 	}
@@ -298,7 +339,7 @@ func UnmarshalInfo(b []byte, max int) (*swim.Packet, Info, error) {
 // bytes reads a uvarint length (min to max) and that many bytes, copied.
 func (r *reader) bytes(field string, max, min int) ([]byte, error) {
 	at := r.off
-	l, err := r.uvarint(field+" length", uint64(max))
+	l, err := r.length(field, "length", uint64(max))
 	if err != nil {
 		return nil, err
 	}
@@ -322,46 +363,59 @@ const minBroadcastSize = 2 + 1 + 1 + 2
 // a hostile tag from being a 10-byte varint.
 const maxTag = 1<<16 - 1
 
-// ext reads an extension section: its length, then entries handed to
-// packetEntry (u nil) or updateEntry with a reader over exactly the
-// entry's content; an entry whose tag they do not know (errUnknownTag) is
-// skipped. It returns how many entries were skipped. The section's length
-// must be consumed exactly, tags must strictly increase, and a known entry
-// must consume its content exactly. The common empty section costs no
-// allocation.
-func (r *reader) ext(base string, p *swim.Packet, u *swim.Update) (int, error) {
+// seqField names a ping's, ack's or nack's sequence number.
+func seqField(k swim.MessageKind) string {
+	switch k {
+	case swim.MsgPing:
+		return "ping seq"
+	case swim.MsgAck:
+		return "ack seq"
+	}
+	return "nack seq"
+}
+
+// ext reads the extension section of r's item (the packet or an update):
+// its length, then entries handed to packetEntry (u nil) or updateEntry
+// with a reader over exactly the entry's content; an entry whose tag they
+// do not know (errUnknownTag) is skipped. It returns how many entries were
+// skipped. The section's length must be consumed exactly, tags must
+// strictly increase, and a known entry must consume its content exactly.
+func (r *reader) ext(p *swim.Packet, u *swim.Update) (int, error) {
 	l, n := binary.Uvarint(r.b[r.off:])
 	if n == 1 && l == 0 {
-		r.off++ // empty: the common case, without building the field's name
+		r.off++ // empty: the common case
 		return 0, nil
 	}
-	field := base + " extensions"
 	if n <= 0 || n != uvarintLen(l) || l > 1<<32-1 {
-		_, err := r.uvarint(field+" length", 1<<32-1) // the same read, for its error
+		_, err := r.uvarint("extensions length", 1<<32-1) // the same read, for its error
 		return 0, err
 	}
 	r.off += n
 	if l > uint64(len(r.b)-r.off) {
-		return 0, r.fail(field, ErrTruncated, "need %d bytes, have %d", l, len(r.b)-r.off)
+		return 0, r.fail("extensions", ErrTruncated, "need %d bytes, have %d", l, len(r.b)-r.off)
 	}
 	end := r.off + int(l)
-	sec := reader{b: r.b[:end], off: r.off}
+	sec := reader{b: r.b[:end], off: r.off, item: r.item, idx: r.idx}
 	skipped := 0
 	prev := uint64(0)
 	for sec.off < end {
-		tag, err := sec.uvarint(field+" tag", maxTag)
+		tag, err := sec.uvarint("extensions tag", maxTag)
 		if err != nil {
 			return 0, err
 		}
 		if tag <= prev {
-			return 0, sec.fail(field+" tag", ErrMalformed, "tag %d after tag %d, want strictly increasing tags from 1", tag, prev)
+			return 0, sec.fail("extensions tag", ErrMalformed, "tag %d after tag %d, want strictly increasing tags from 1", tag, prev)
 		}
 		prev = tag
-		n, err := sec.uvarint(fmt.Sprintf("%s tag %d length", field, tag), uint64(end-sec.off))
+		n, err := sec.uvarint("extensions tag length", uint64(end-sec.off))
 		if err != nil {
+			var de *DecodeError
+			if errors.As(err, &de) {
+				de.Field = sec.name(fmt.Sprintf("extensions tag %d length", tag))
+			}
 			return 0, err
 		}
-		e := reader{b: r.b[:sec.off+int(n)], off: sec.off}
+		e := reader{b: r.b[:sec.off+int(n)], off: sec.off, idx: -1}
 		if u != nil {
 			err = updateEntry(u, tag, &e)
 		} else {
@@ -373,7 +427,7 @@ func (r *reader) ext(base string, p *swim.Packet, u *swim.Update) (int, error) {
 		case err != nil:
 			return 0, err
 		case e.off != len(e.b):
-			return 0, e.fail(fmt.Sprintf("%s tag %d", field, tag), ErrMalformed, "%d bytes left in the entry", len(e.b)-e.off)
+			return 0, e.fail(r.name(fmt.Sprintf("extensions tag %d", tag)), ErrMalformed, "%d bytes left in the entry", len(e.b)-e.off)
 		}
 		sec.off += int(n)
 	}
@@ -394,26 +448,28 @@ func packetEntry(p *swim.Packet, tag uint64, e *reader) error {
 			return e.fail("broadcast count", ErrMalformed, "0, want at least 1 (no broadcasts is no entry)")
 		}
 		p.Broadcasts = make([]swim.Broadcast, n)
+		e.item = "broadcast"
 		for i := range p.Broadcasts {
 			m := &p.Broadcasts[i]
-			field := fmt.Sprintf("broadcast %d", i)
-			origin, err := e.str(field+" origin", swim.MaxIDLen, true)
+			e.idx = i
+			origin, err := e.str("origin", swim.MaxIDLen, true)
 			if err != nil {
 				return err
 			}
 			m.Origin = swim.ID(origin)
-			if m.Seq, err = e.uvarint(field+" seq", math.MaxUint64); err != nil {
+			if m.Seq, err = e.uvarint("seq", math.MaxUint64); err != nil {
 				return err
 			}
-			key, err := e.bytes(field+" key", swim.MaxBroadcastKeyLen, 0)
+			key, err := e.bytes("key", swim.MaxBroadcastKeyLen, 0)
 			if err != nil {
 				return err
 			}
 			m.Key = string(key)
-			if m.Data, err = e.bytes(field, swim.MaxBroadcastLen, 1); err != nil {
+			if m.Data, err = e.bytes("", swim.MaxBroadcastLen, 1); err != nil {
 				return err
 			}
 		}
+		e.item, e.idx = "", -1
 	case tagState:
 		if e.off == len(e.b) {
 			return e.fail("state", ErrMalformed, "empty (no state is no entry)")
