@@ -1,7 +1,7 @@
 package main
 
 import (
-	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -77,7 +77,33 @@ type proc struct {
 	cmd            *exec.Cmd
 	mu             sync.Mutex
 	lines          []string
-	exited         chan struct{}
+	partial        []byte
+	exited, ready  chan struct{}
+}
+
+// Write collects the agent's output lines, noting its UDP and HTTP
+// addresses; ready closes when the HTTP address is printed.
+func (p *proc) Write(b []byte) (int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.partial = append(p.partial, b...)
+	for {
+		i := bytes.IndexByte(p.partial, '\n')
+		if i < 0 {
+			break
+		}
+		line := string(p.partial[:i])
+		p.partial = p.partial[i+1:]
+		p.lines = append(p.lines, line)
+		if strings.Contains(line, " msg=agent ") {
+			p.addr = field(line, "addr")
+		}
+		if strings.Contains(line, " msg=http ") && p.http == "" {
+			p.http = field(line, "addr")
+			close(p.ready)
+		}
+	}
+	return len(b), nil
 }
 
 func (p *proc) output() string {
@@ -95,50 +121,56 @@ func startAgent(t *testing.T, id, bind string, extra ...string) *proc {
 
 // startAgentVia is startAgent with the command run through prefix (for
 // example "ip netns exec NS"); a later --http in extra overrides the
-// loopback one.
+// loopback one. An agent that exits because its address is in use is
+// started again, up to five times over about 3 s: a port another test's
+// short-lived stream held (a member restarted on its old port) comes free.
+// Tests that need no fixed port bind 127.0.0.1:0 and read proc.addr.
 func startAgentVia(t *testing.T, prefix []string, id, bind string, extra ...string) *proc {
+	t.Helper()
+	for attempt := 1; ; attempt++ {
+		p, inUse := tryStartAgent(t, prefix, id, bind, extra...)
+		if p != nil {
+			return p
+		}
+		if !inUse || attempt == 5 {
+			t.Fatalf("agent %s exited early (attempt %d; its output is above)", id, attempt)
+		}
+		time.Sleep(time.Duration(attempt) * 300 * time.Millisecond)
+	}
+}
+
+// tryStartAgent starts the agent; nil and whether its bind was in use when
+// it exits before it is ready (its output is logged).
+func tryStartAgent(t *testing.T, prefix []string, id, bind string, extra ...string) (*proc, bool) {
 	t.Helper()
 	args := append([]string{"agent", "--id", id, "--bind", bind, "--http", "127.0.0.1:0",
 		"--probe-interval", period, "--probe-timeout", probeTO, "--leave-timeout", "300ms"}, extra...)
 	argv := append(append(append([]string(nil), prefix...), fdswimBinary(t)), args...)
 	cmd := exec.Command(argv[0], argv[1:]...)
-	stdout, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	cmd.Stderr = cmd.Stdout
+	p := &proc{id: id, cmd: cmd, exited: make(chan struct{}), ready: make(chan struct{})}
+	// Through a Writer (not StdoutPipe) so that Wait returns only after
+	// the last line is read: an early exit's message is always there.
+	cmd.Stdout, cmd.Stderr = p, p
 	require.NoError(t, cmd.Start())
-	p := &proc{id: id, cmd: cmd, exited: make(chan struct{})}
-	ready := make(chan struct{})
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		once := sync.Once{}
-		for sc.Scan() {
-			line := sc.Text()
-			p.mu.Lock()
-			p.lines = append(p.lines, line)
-			if strings.Contains(line, " msg=agent ") {
-				p.addr = field(line, "addr")
-			}
-			if strings.Contains(line, " msg=http ") {
-				p.http = field(line, "addr")
-				once.Do(func() { close(ready) })
-			}
-			p.mu.Unlock()
-		}
-		_, _ = io.Copy(io.Discard, stdout)
-	}()
 	go func() {
 		_ = cmd.Wait()
 		close(p.exited)
 	}()
-	t.Cleanup(func() { p.signal(syscall.SIGKILL); <-p.exited })
+	ready := p.ready
 	select {
 	case <-ready:
+		t.Cleanup(func() { p.signal(syscall.SIGKILL); <-p.exited })
+		return p, false
 	case <-p.exited:
-		t.Fatalf("agent %s exited early:\n%s", id, p.output())
+		out := p.output()
+		t.Logf("agent %s exited early:\n%s", id, out)
+		return nil, strings.Contains(out, "address already in use")
 	case <-time.After(20 * time.Second):
+		p.signal(syscall.SIGKILL)
+		<-p.exited
 		t.Fatalf("agent %s did not start:\n%s", id, p.output())
 	}
-	return p
+	return nil, false
 }
 
 func field(s, name string) string {
@@ -246,10 +278,11 @@ type hosts interface {
 	place(i int) (bind string, extra, prefix []string)
 }
 
-// loopback: every agent on 127.0.0.1, each on a free port.
+// loopback: every agent on 127.0.0.1, each on a port the kernel picks when
+// it binds (runGroup restarts a member on the port it got).
 type loopback struct{ t *testing.T }
 
-func (l loopback) place(int) (string, []string, []string) { return freePort(l.t), nil, nil }
+func (l loopback) place(int) (string, []string, []string) { return "127.0.0.1:0", nil, nil }
 
 const testKeyHex = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"
 
@@ -273,8 +306,12 @@ func runGroup(t *testing.T, h hosts, sec []string) {
 	for i := 0; i < nAgents; i++ {
 		bind, extra, prefix := h.place(i)
 		args := append(append(append([]string(nil), sec...), extra...), joinAll(ps)...)
+		p := startAgentVia(t, prefix, fmt.Sprintf("n%d", i), bind, args...)
+		if strings.HasSuffix(bind, ":0") {
+			bind = p.addr // the restart takes the same address
+		}
 		binds, extras, prefixes = append(binds, bind), append(extras, extra), append(prefixes, prefix)
-		ps = append(ps, startAgentVia(t, prefix, fmt.Sprintf("n%d", i), bind, args...))
+		ps = append(ps, p)
 	}
 	d := waitAll(t, ps, convergeMax, "full view", func(v map[string]viewEntry) bool {
 		n := 0
@@ -326,13 +363,13 @@ func runGroup(t *testing.T, h hosts, sec []string) {
 // TestWrongKeyNotAdmitted: a member with another key cannot join, is never
 // seen by the group, and its packets are counted as authentication failures.
 func TestWrongKeyNotAdmitted(t *testing.T) {
-	a := startAgent(t, "a", freePort(t), "--key", testKeyHex)
-	b := startAgent(t, "b", freePort(t), "--key", testKeyHex, "--join", a.addr)
+	a := startAgent(t, "a", "127.0.0.1:0", "--key", testKeyHex)
+	b := startAgent(t, "b", "127.0.0.1:0", "--key", testKeyHex, "--join", a.addr)
 	waitAll(t, []*proc{a, b}, convergeMax, "pair", func(v map[string]viewEntry) bool { return len(v) == 2 })
 
 	wrong := "ffeeddccbbaa99887766554433221100ffeeddccbbaa99887766554433221100"
 	for _, sec := range [][]string{{"--key", wrong}, {"--plain"}} {
-		args := append([]string{"agent", "--id", "intruder", "--bind", freePort(t), "--join", a.addr, "--join-timeout", "1s",
+		args := append([]string{"agent", "--id", "intruder", "--bind", "127.0.0.1:0", "--join", a.addr, "--join-timeout", "1s",
 			"--probe-interval", period, "--probe-timeout", probeTO}, sec...)
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		out, err := exec.CommandContext(ctx, fdswimBinary(t), args...).CombinedOutput()
@@ -500,8 +537,8 @@ func TestKeyRotationBySIGHUP(t *testing.T) {
 		}
 	}
 	write(testKeyHex + "\n")
-	a := startAgent(t, "a", freePort(t), "--key-file", files[0])
-	b := startAgent(t, "b", freePort(t), "--key-file", files[1], "--join", a.addr)
+	a := startAgent(t, "a", "127.0.0.1:0", "--key-file", files[0])
+	b := startAgent(t, "b", "127.0.0.1:0", "--key-file", files[1], "--join", a.addr)
 	pair := []*proc{a, b}
 	both := func(v map[string]viewEntry) bool { return v["a"].State == "alive" && v["b"].State == "alive" }
 	waitAll(t, pair, convergeMax, "pair", both)
@@ -529,11 +566,11 @@ func TestKeyRotationBySIGHUP(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, fdswimBinary(t), "agent", "--id", "old", "--bind", freePort(t), "--key", testKeyHex,
+	out, err := exec.CommandContext(ctx, fdswimBinary(t), "agent", "--id", "old", "--bind", "127.0.0.1:0", "--key", testKeyHex,
 		"--join", a.addr, "--join-timeout", "1s", "--probe-interval", period, "--probe-timeout", probeTO).CombinedOutput()
 	require.Error(t, err, "%s", out)
 	assert.Contains(t, string(out), "no member answered")
-	n := startAgent(t, "new", freePort(t), "--key", newHex, "--join", a.addr)
+	n := startAgent(t, "new", "127.0.0.1:0", "--key", newHex, "--join", a.addr)
 	require.Eventually(t, func() bool { return strings.Contains(n.output(), "joined via=") }, 5*time.Second, 20*time.Millisecond, n.output())
 }
 
@@ -576,14 +613,22 @@ func TestAgentStreamFlags(t *testing.T) {
 		}
 		return err == nil
 	}
-	def := startAgent(t, "def", freePort(t), "--plain")
+	def := startAgent(t, "def", "127.0.0.1:0", "--plain")
 	assert.True(t, dials(def.addr), "default: TCP on the UDP port %s", def.addr)
 
-	off := startAgent(t, "off", freePort(t), "--plain", "--no-stream")
+	off := startAgent(t, "off", "127.0.0.1:0", "--plain", "--no-stream")
 	assert.False(t, dials(off.addr), "--no-stream: nothing listens on TCP %s", off.addr)
 
-	sb := freePort(t)
-	moved := startAgent(t, "moved", freePort(t), "--plain", "--stream-bind", sb)
+	// --stream-bind needs a port named in advance: one taken between the
+	// pick and the bind is picked again.
+	var sb string
+	var moved *proc
+	for attempt := 1; moved == nil; attempt++ {
+		sb = freePort(t)
+		var inUse bool
+		moved, inUse = tryStartAgent(t, nil, "moved", "127.0.0.1:0", "--plain", "--stream-bind", sb)
+		require.True(t, moved != nil || (inUse && attempt < 5), "agent moved did not start (its output is above)")
+	}
 	assert.True(t, dials(sb), "--stream-bind %s", sb)
 	assert.False(t, dials(moved.addr), "not on the UDP port too")
 }

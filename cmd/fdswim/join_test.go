@@ -132,13 +132,33 @@ func TestJoinByNameRetries(t *testing.T) {
 	}()
 	// The joiner has failed at least once before the seed starts.
 	require.Eventually(t, func() bool { return strings.Contains(errb.String(), "join attempt failed") }, 20*time.Second, 10*time.Millisecond, errb.String())
-	var sout, serr syncBuf
-	sdone := make(chan error, 1)
-	go func() {
-		sdone <- runAgent(ctx, []string{"--plain", "--id", "seed", "--bind", port, "--leave-timeout", "0s"}, &sout, &serr)
-	}()
-	require.Eventually(t, func() bool { return strings.Contains(out.String(), "joined via=localhost:"+p) }, 30*time.Second, 20*time.Millisecond,
-		"%s\n%s", out.String(), errb.String())
+	// The port was picked before it is bound: another socket may take it
+	// meanwhile, so a seed refused with "address already in use" is
+	// started again on the same port a few times.
+	var sdone chan error
+	for attempt := 1; ; attempt++ {
+		var sout, serr syncBuf
+		sdone = make(chan error, 1)
+		go func() {
+			sdone <- runAgent(ctx, []string{"--plain", "--id", "seed", "--bind", port, "--leave-timeout", "0s"}, &sout, &serr)
+		}()
+		joined := func() bool { return strings.Contains(out.String(), "joined via=localhost:"+p) }
+		var seedErr error
+		for deadline := time.Now().Add(30 * time.Second); !joined() && seedErr == nil && time.Now().Before(deadline); {
+			select {
+			case seedErr = <-sdone:
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+		if seedErr != nil && strings.Contains(seedErr.Error(), "address already in use") && attempt < 5 {
+			t.Logf("seed on %s, attempt %d: %v", port, attempt, seedErr)
+			time.Sleep(time.Duration(attempt) * 300 * time.Millisecond)
+			continue
+		}
+		require.NoError(t, seedErr)
+		require.True(t, joined(), "%s\n%s", out.String(), errb.String())
+		break
+	}
 	cancel()
 	require.NoError(t, <-done)
 	require.NoError(t, <-sdone)

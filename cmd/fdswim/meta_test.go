@@ -39,8 +39,8 @@ func TestParseMeta(t *testing.T) {
 // /members (as sent and as pairs, with the wire-format range) and in its
 // join event line; --meta with --wire-version 1 is refused.
 func TestAgentMetaShown(t *testing.T) {
-	a := startAgent(t, "a", freePort(t), "--plain", "--meta", "zone=eu-1", "--meta", "role=db")
-	b := startAgent(t, "b", freePort(t), "--plain", "--join", a.addr)
+	a := startAgent(t, "a", "127.0.0.1:0", "--plain", "--meta", "zone=eu-1", "--meta", "role=db")
+	b := startAgent(t, "b", "127.0.0.1:0", "--plain", "--join", a.addr)
 	type entry struct {
 		ID        string              `json:"id"`
 		Meta      string              `json:"meta"`
