@@ -29,9 +29,9 @@ func TestRecvSIGKILLKeepsRecordedHeartbeats(t *testing.T) {
 	for _, name := range []string{"kill.fdk.gz", "kill.fdk", "kill.fdk.xz"} {
 		t.Run(name, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), name)
-			addr := freeUDPPort(t)
-			recv, log := startMain(t, "receiving heartbeats", "recv", "--listen", addr, "--out", out,
+			recv, log := startMain(t, "receiving heartbeats", "recv", "--listen", "127.0.0.1:0", "--out", out,
 				"--refresh", "50ms", "--plain")
+			addr := listenAddr(t, log)
 			conn, err := net.Dial("udp", addr)
 			require.NoError(t, err)
 			defer conn.Close()

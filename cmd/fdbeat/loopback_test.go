@@ -140,11 +140,13 @@ func TestCommandsStopOnCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var recvOut, recvErr syncBuffer
 	rc := make(chan int, 1)
-	addr := freeUDPPort(t)
 	go func() {
-		rc <- run(ctx, []string{"recv", "--listen", addr, "--out", out, "--refresh", "100ms", "--plain"}, &recvOut, &recvErr)
+		rc <- run(ctx, []string{"recv", "--listen", "127.0.0.1:0", "--out", out, "--refresh", "100ms", "--plain"}, &recvOut, &recvErr)
 	}()
-	time.Sleep(200 * time.Millisecond)
+	// Send once recv listens (a fixed sleep lost heartbeats on a loaded
+	// machine), to the port it got.
+	require.Eventually(t, func() bool { return strings.Contains(recvErr.String(), "receiving heartbeats") }, 20*time.Second, 10*time.Millisecond)
+	addr := listenAddr(t, &recvErr)
 	sctx, scancel := context.WithTimeout(context.Background(), 700*time.Millisecond)
 	defer scancel()
 	var sendOut, sendErr syncBuffer

@@ -3,9 +3,11 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -59,6 +61,16 @@ func startMain(t *testing.T, ready string, args ...string) (*exec.Cmd, *syncBuff
 	return cmd, &out
 }
 
+// listenAddr is the address a recv started with --listen 127.0.0.1:0 got,
+// from its "receiving heartbeats" line (binding port 0 and reading it back
+// leaves no window for another socket to take a port picked in advance).
+func listenAddr(t *testing.T, log fmt.Stringer) string {
+	t.Helper()
+	m := regexp.MustCompile(`receiving heartbeats.* listen="?([0-9.:\[\]a-f]+)`).FindStringSubmatch(log.String())
+	require.NotNil(t, m, "no listen address in %q", log.String())
+	return m[1]
+}
+
 func waitExit(t *testing.T, cmd *exec.Cmd, within time.Duration) error {
 	t.Helper()
 	done := make(chan error, 1)
@@ -75,8 +87,8 @@ func waitExit(t *testing.T, cmd *exec.Cmd, within time.Duration) error {
 // SIGINT stops recv and flushes its trace (a real signal, through main).
 func TestRecvSIGINTFlushesTrace(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "sig.fdk.gz")
-	addr := freeUDPPort(t)
-	recv, _ := startMain(t, "receiving heartbeats", "recv", "--listen", addr, "--out", out, "--refresh", "0")
+	recv, rlog := startMain(t, "receiving heartbeats", "recv", "--listen", "127.0.0.1:0", "--out", out, "--refresh", "0")
+	addr := listenAddr(t, rlog)
 	send, _ := startMain(t, "sending heartbeats", "send", "--name", "s", "--interval", "20ms", "--count", "10", addr)
 	require.NoError(t, waitExit(t, send, 5*time.Second))
 	time.Sleep(100 * time.Millisecond)
