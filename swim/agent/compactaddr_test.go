@@ -9,8 +9,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fdkit/fdkit/swim"
-	"github.com/fdkit/fdkit/swim/transport"
-	"github.com/fdkit/fdkit/swim/wire"
 )
 
 // TestAckFromUnknownMemberAsksItsView: wire format 2 leaves the sender's
@@ -19,22 +17,18 @@ import (
 // the datagram came from.
 func TestAckFromUnknownMemberAsksItsView(t *testing.T) {
 	a := start(t, Config{Plain: true})
-	codec, err := wire.NewCodec(wire.CodecConfig{Security: &wire.Security{Plain: true}})
-	require.NoError(t, err)
-	ghost, err := transport.Listen(transport.Config{})
-	require.NoError(t, err)
-	defer ghost.Close()
-	ack, _, err := codec.Encode(&swim.Packet{Kind: swim.MsgAck, From: swim.Node{ID: "ghost", Addr: ghost.LocalAddr().String()},
+	ghost := newPlainPeer(t)
+	ack, _, err := ghost.codec.Encode(&swim.Packet{Kind: swim.MsgAck, From: swim.Node{ID: "ghost", Addr: ghost.addr()},
 		To: a.Self(), Ack: swim.Ack{Seq: 12345}})
 	require.NoError(t, err)
-	got, err := codec.Decode(ack)
+	got, err := ghost.codec.Decode(ack)
 	require.NoError(t, err)
 	require.Empty(t, got.From.Addr, "the ack travels without its sender's address")
 
-	require.NoError(t, ghost.Send(netip.MustParseAddrPort(a.Self().Addr), ack))
+	require.NoError(t, ghost.conn.Send(netip.MustParseAddrPort(a.Self().Addr), ack))
 	select {
-	case p := <-ghost.Packets():
-		req, err := codec.Decode(p.Data)
+	case p := <-ghost.conn.Packets():
+		req, err := ghost.codec.Decode(p.Data)
 		require.NoError(t, err)
 		assert.Equal(t, swim.MsgJoin, req.Kind)
 		assert.Equal(t, swim.ID("ghost"), req.To.ID)

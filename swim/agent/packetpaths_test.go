@@ -16,20 +16,41 @@ import (
 	"github.com/fdkit/fdkit/swim/wire"
 )
 
+// plainPeer is a member driven by hand in plain mode: a codec and a UDP
+// socket, for tests that send an agent packets no agent would make.
+type plainPeer struct {
+	codec *wire.Codec
+	conn  *transport.UDP
+}
+
+func newPlainPeer(t *testing.T) *plainPeer {
+	t.Helper()
+	codec, err := wire.NewCodec(wire.CodecConfig{Security: &wire.Security{Plain: true}})
+	require.NoError(t, err)
+	conn, err := transport.Listen(transport.Config{})
+	require.NoError(t, err)
+	t.Cleanup(func() { conn.Close() })
+	return &plainPeer{codec: codec, conn: conn}
+}
+
+// addr is the address the peer's datagrams come from.
+func (p *plainPeer) addr() string { return p.conn.LocalAddr().String() }
+
+// send encodes pk and sends it to a.
+func (p *plainPeer) send(t *testing.T, a *Agent, pk *swim.Packet) {
+	t.Helper()
+	b, _, err := p.codec.Encode(pk)
+	require.NoError(t, err)
+	require.NoError(t, p.conn.Send(netip.MustParseAddrPort(a.Self().Addr), b))
+}
+
 // TestRejectedCounted: a packet that authenticates and decodes but that the
 // state machine refuses (a suspicion with no suspecter) is counted as
 // Rejected, not as a decode or authentication failure, and changes nothing.
 func TestRejectedCounted(t *testing.T) {
 	a := start(t, Config{Plain: true})
-	codec, err := wire.NewCodec(wire.CodecConfig{Security: &wire.Security{Plain: true}})
-	require.NoError(t, err)
-	pkt, _, err := codec.Encode(&swim.Packet{Kind: swim.MsgSync, From: swim.Node{ID: "x", Addr: "127.0.0.1:9"}, To: a.Self(),
+	newPlainPeer(t).send(t, a, &swim.Packet{Kind: swim.MsgSync, From: swim.Node{ID: "x", Addr: "127.0.0.1:9"}, To: a.Self(),
 		Updates: []swim.Update{{Kind: swim.UpdateSuspect, Node: a.Self()}}})
-	require.NoError(t, err)
-	u, err := transport.Listen(transport.Config{})
-	require.NoError(t, err)
-	defer u.Close()
-	require.NoError(t, u.Send(netip.MustParseAddrPort(a.Self().Addr), pkt))
 	require.Eventually(t, func() bool { return a.Stats().Rejected == 1 }, 3*time.Second, 10*time.Millisecond)
 	s := a.Stats()
 	assert.Zero(t, s.DecodeErrors)
@@ -172,17 +193,8 @@ func TestForgedJoinNotReflected(t *testing.T) {
 // and counted instead of silencing that origin.
 func TestForgedBroadcastNumberRefused(t *testing.T) {
 	a := start(t, Config{Plain: true})
-	codec, err := wire.NewCodec(wire.CodecConfig{Security: &wire.Security{Plain: true}})
-	require.NoError(t, err)
-	u, err := transport.Listen(transport.Config{})
-	require.NoError(t, err)
-	defer u.Close()
-	send := func(seq uint64) {
-		pkt, _, err := codec.Encode(&swim.Packet{Kind: swim.MsgGossip, From: swim.Node{ID: "x", Addr: u.LocalAddr().String()}, To: a.Self(),
-			Broadcasts: []swim.Broadcast{{Origin: "o", Seq: seq, Data: []byte("x")}}})
-		require.NoError(t, err)
-		require.NoError(t, u.Send(netip.MustParseAddrPort(a.Self().Addr), pkt))
-	}
+	u := newPlainPeer(t)
+	send := func(seq uint64) { u.broadcast(t, a, seq) }
 	send(^uint64(0))
 	require.Eventually(t, func() bool { return a.Stats().Protocol.BroadcastsImplausible == 1 }, 3*time.Second, 10*time.Millisecond)
 	send(uint64(time.Now().UnixNano())) // o's genuine number, from its clock
@@ -197,17 +209,8 @@ func TestBroadcastCeilingFollowsWallClock(t *testing.T) {
 	var skew atomic.Int64
 	skew.Store(int64(-60 * time.Second))
 	a := start(t, Config{Plain: true, wallSkew: func() time.Duration { return time.Duration(skew.Load()) }})
-	codec, err := wire.NewCodec(wire.CodecConfig{Security: &wire.Security{Plain: true}})
-	require.NoError(t, err)
-	u, err := transport.Listen(transport.Config{})
-	require.NoError(t, err)
-	defer u.Close()
-	send := func(seq uint64) {
-		pkt, _, err := codec.Encode(&swim.Packet{Kind: swim.MsgGossip, From: swim.Node{ID: "x", Addr: u.LocalAddr().String()}, To: a.Self(),
-			Broadcasts: []swim.Broadcast{{Origin: "o", Seq: seq, Data: []byte("x")}}})
-		require.NoError(t, err)
-		require.NoError(t, u.Send(netip.MustParseAddrPort(a.Self().Addr), pkt))
-	}
+	u := newPlainPeer(t)
+	send := func(seq uint64) { u.broadcast(t, a, seq) }
 	// 60 s behind, more than MaxBroadcastLead: o's honest number looks forged.
 	send(uint64(time.Now().UnixNano()))
 	require.Eventually(t, func() bool { return a.Stats().Protocol.BroadcastsImplausible == 1 }, 3*time.Second, 10*time.Millisecond)
@@ -216,4 +219,12 @@ func TestBroadcastCeilingFollowsWallClock(t *testing.T) {
 	require.Eventually(t, func() bool { return a.Stats().Protocol.BroadcastsReceived == 1 }, 3*time.Second, 10*time.Millisecond,
 		"an honest number refused after the clock was corrected")
 	assert.EqualValues(t, 1, a.Stats().Protocol.BroadcastsImplausible)
+}
+
+// broadcast sends a gossip from "x" carrying one broadcast, "x" from
+// origin "o" numbered seq.
+func (p *plainPeer) broadcast(t *testing.T, a *Agent, seq uint64) {
+	t.Helper()
+	p.send(t, a, &swim.Packet{Kind: swim.MsgGossip, From: swim.Node{ID: "x", Addr: p.addr()}, To: a.Self(),
+		Broadcasts: []swim.Broadcast{{Origin: "o", Seq: seq, Data: []byte("x")}}})
 }
