@@ -32,9 +32,9 @@ type Generator struct {
 	k       int64
 	seq     uint64
 	done    bool
-	pending []pendingRecord // a min-heap by (arrival, order)
-	order   uint64          // heartbeats pushed so far: ties keep sending order
-	floor   time.Duration   // no later heartbeat arrives before floor
+	pending minHeap[pendingRecord] // by (arrival, order)
+	order   uint64                 // heartbeats pushed so far: ties keep sending order
+	floor   time.Duration          // no later heartbeat arrives before floor
 	floorOK bool
 	last    time.Duration // the last arrival yielded
 	yielded bool
@@ -193,42 +193,11 @@ func (g *Generator) arrivalFloor(s time.Duration) (time.Duration, bool) {
 }
 
 func (g *Generator) push(r Record) {
-	h := append(g.pending, pendingRecord{r, g.order})
+	g.pending.push(pendingRecord{r, g.order})
 	g.order++
-	for i := len(h) - 1; i > 0; {
-		p := (i - 1) / 2
-		if !h[i].before(h[p]) {
-			break
-		}
-		h[i], h[p] = h[p], h[i]
-		i = p
-	}
-	g.pending = h
 }
 
-func (g *Generator) pop() Record {
-	h := g.pending
-	top := h[0].r
-	n := len(h) - 1
-	h[0] = h[n]
-	h = h[:n]
-	for i := 0; ; {
-		l, m := 2*i+1, i
-		if l < n && h[l].before(h[m]) {
-			m = l
-		}
-		if l+1 < n && h[l+1].before(h[m]) {
-			m = l + 1
-		}
-		if m == i {
-			break
-		}
-		h[i], h[m] = h[m], h[i]
-		i = m
-	}
-	g.pending = h
-	return top
-}
+func (g *Generator) pop() Record { return g.pending.pop().r }
 
 func (a pendingRecord) before(b pendingRecord) bool {
 	if a.r.Arrival != b.r.Arrival {
@@ -241,7 +210,7 @@ func (a pendingRecord) before(b pendingRecord) bool {
 // (equal arrivals in the order of the configurations), as Merge does.
 type MergedGenerator struct {
 	gens  []*Generator
-	heads []mergedHead // a min-heap by (arrival, stream)
+	heads minHeap[mergedHead] // by (arrival, stream)
 	err   error
 }
 
@@ -304,16 +273,7 @@ func (m *MergedGenerator) refill(i int) error {
 	if err != nil || !ok {
 		return err
 	}
-	h := append(m.heads, mergedHead{r, i})
-	for j := len(h) - 1; j > 0; {
-		p := (j - 1) / 2
-		if !h[j].before(h[p]) {
-			break
-		}
-		h[j], h[p] = h[p], h[j]
-		j = p
-	}
-	m.heads = h
+	m.heads.push(mergedHead{r, i})
 	return nil
 }
 
@@ -323,29 +283,10 @@ func (m *MergedGenerator) Next() (Record, bool, error) {
 	if m.err != nil {
 		return Record{}, false, m.err
 	}
-	h := m.heads
-	if len(h) == 0 {
+	if len(m.heads) == 0 {
 		return Record{}, false, nil
 	}
-	top := h[0]
-	n := len(h) - 1
-	h[0] = h[n]
-	h = h[:n]
-	for i := 0; ; {
-		l, s := 2*i+1, i
-		if l < n && h[l].before(h[s]) {
-			s = l
-		}
-		if l+1 < n && h[l+1].before(h[s]) {
-			s = l + 1
-		}
-		if s == i {
-			break
-		}
-		h[i], h[s] = h[s], h[i]
-		i = s
-	}
-	m.heads = h
+	top := m.heads.pop()
 	if err := m.refill(top.stream); err != nil {
 		m.err = err
 		return Record{}, false, err
@@ -358,4 +299,47 @@ func (a mergedHead) before(b mergedHead) bool {
 		return a.r.Arrival < b.r.Arrival
 	}
 	return a.stream < b.stream
+}
+
+// minHeap is a binary min-heap ordered by its elements' before method
+// (container/heap's algorithm without its interface: no value is boxed, so
+// a record pushed costs no allocation).
+type minHeap[T interface{ before(T) bool }] []T
+
+func (h *minHeap[T]) push(x T) {
+	s := append(*h, x)
+	for i := len(s) - 1; i > 0; {
+		p := (i - 1) / 2
+		if !s[i].before(s[p]) {
+			break
+		}
+		s[i], s[p] = s[p], s[i]
+		i = p
+	}
+	*h = s
+}
+
+// pop removes and returns the least element; h must not be empty.
+func (h *minHeap[T]) pop() T {
+	s := *h
+	top := s[0]
+	n := len(s) - 1
+	s[0] = s[n]
+	s = s[:n]
+	for i := 0; ; {
+		l, m := 2*i+1, i
+		if l < n && s[l].before(s[m]) {
+			m = l
+		}
+		if l+1 < n && s[l+1].before(s[m]) {
+			m = l + 1
+		}
+		if m == i {
+			break
+		}
+		s[i], s[m] = s[m], s[i]
+		i = m
+	}
+	*h = s
+	return top
 }
