@@ -240,21 +240,29 @@ func whyNoFormat(line []byte) string {
 		}
 		return "the line looks like CSV data without a header; CSV needs a header naming its columns"
 	}
-	n := 0
-	for p := line; ; n++ {
-		var f []byte
-		f, p = nextField(p)
-		if len(f) == 0 {
-			break
-		}
-		if _, ok := parseUint(f); !ok {
-			return fmt.Sprintf("field %d %q is not an unsigned integer, as LIP6 reception wants", n+1, quoteGot(f))
-		}
+	n, bad := uintFields(line)
+	if bad != nil {
+		return fmt.Sprintf("field %d %q is not an unsigned integer, as LIP6 reception wants", n+1, quoteGot(bad))
 	}
 	if n == 3 {
 		return "3 integer fields, LIP6 reception has 5 (a LIP6 emission file without its numseq header is read only when its format is given)"
 	}
 	return fmt.Sprintf("%d integer fields, LIP6 reception has 5", n)
+}
+
+// uintFields counts the unsigned-integer fields that start line and
+// returns the first field that is not one (nil when none).
+func uintFields(line []byte) (n int, bad []byte) {
+	for p := line; ; n++ {
+		var f []byte
+		f, p = nextField(p)
+		if len(f) == 0 {
+			return n, nil
+		}
+		if _, ok := parseUint(f); !ok {
+			return n, f
+		}
+	}
 }
 
 // detect guesses the format from the first non-blank line.
@@ -276,18 +284,7 @@ func detect(sniff []byte, cols Columns) Format {
 		case bytes.HasPrefix(line, []byte("numseq")):
 			return FormatLIP6Emission
 		}
-		n := 0
-		for p := line; ; n++ {
-			var f []byte
-			f, p = nextField(p)
-			if len(f) == 0 {
-				break
-			}
-			if _, ok := parseUint(f); !ok {
-				return FormatAuto
-			}
-		}
-		if n == 5 {
+		if n, bad := uintFields(line); bad == nil && n == 5 {
 			return FormatLIP6
 		}
 		return FormatAuto
