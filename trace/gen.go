@@ -261,6 +261,7 @@ func Generate(cfg GenConfig, rng *rand.Rand) ([]Record, error) {
 	if err != nil {
 		return nil, err
 	}
+	g.SetMaxInFlight(0) // the whole stream is held anyway
 	var recs []Record
 	for {
 		r, ok, err := g.Next()

@@ -19,7 +19,8 @@ import (
 // ordered: jitter is truncated to ±Δ/2, a pause moves a send to its end)
 // and delays are ≥ 0, so that bound is the latest send instant taken
 // through the receiver's clock (ReceiverStart, DriftPPM) with no delay.
-// Memory is O(records in flight): about the largest delay divided by Δ.
+// Memory is O(records in flight): about the largest delay divided by Δ,
+// at most MaxInFlight records (see SetMaxInFlight).
 type Generator struct {
 	c       GenConfig
 	rng     *rand.Rand
@@ -38,7 +39,22 @@ type Generator struct {
 	floorOK bool
 	last    time.Duration // the last arrival yielded
 	yielded bool
+	budget  *inFlight // shared by the streams of a MergedGenerator
 }
+
+// MaxInFlight is the default bound on the heartbeats a Generator, or all
+// the streams of a MergedGenerator together, hold at once (sent, not yet
+// yielded): 2^21, a few hundred MB at most. A stream whose delays are far
+// longer than its interval (a 3 h constant delay at Δ = 1 ms holds every
+// heartbeat of the first 3 h) stops with ErrTooManyInFlight rather than
+// exhaust memory.
+const MaxInFlight = 1 << 21
+
+// ErrTooManyInFlight is wrapped by the error of a Generator or
+// MergedGenerator that would hold more heartbeats than its bound.
+var ErrTooManyInFlight = errors.New("too many heartbeats in flight")
+
+type inFlight struct{ n, max int }
 
 type pendingRecord struct {
 	r     Record
@@ -66,8 +82,13 @@ func NewGenerator(cfg GenConfig, rng *rand.Rand) (*Generator, error) {
 	return &Generator{
 		c: c, rng: rng, jit: distuv.Normal{Mu: 0, Sigma: float64(c.Jitter), Src: rng}, draw: draw,
 		end: end, half: float64(c.Interval) / 2, resumed: make([]bool, len(c.Pauses)),
+		budget: &inFlight{max: MaxInFlight},
 	}, nil
 }
+
+// SetMaxInFlight bounds the heartbeats g holds at once (see MaxInFlight);
+// n ≤ 0: no bound (Generate, which holds the whole stream anyway).
+func (g *Generator) SetMaxInFlight(n int) { g.budget.max = n }
 
 // Next returns the next record in arrival order, false when the stream is
 // over, or the error of a heartbeat whose instants overflow time.Duration.
@@ -88,6 +109,7 @@ func (g *Generator) Next() (Record, bool, error) {
 			return Record{}, false, nil
 		}
 		if err := g.step(); err != nil {
+			g.budget.n -= len(g.pending)
 			g.done, g.pending = true, nil
 			return Record{}, false, err
 		}
@@ -174,6 +196,10 @@ func (g *Generator) step() error {
 		return fmt.Errorf("trace: generator: heartbeat %d: arrival (ReceiverStart %v + send instant %v + delay %v, drift %v ppm) overflows time.Duration", r.Seq, c.ReceiverStart, s, delay, c.DriftPPM)
 	}
 	r.Arrival, r.HasArrival = arr, true
+	if b := g.budget; b.max > 0 && b.n >= b.max {
+		return fmt.Errorf("trace: generator: sender %q, heartbeat %d: %w: more than %d sent and not yet arrived at once (delay %v after a send at %v, interval %v): delays far longer than the interval hold every heartbeat sent meanwhile",
+			c.Sender, r.Seq, ErrTooManyInFlight, b.max, delay, s, c.Interval)
+	}
 	g.push(r)
 	return nil
 }
@@ -195,9 +221,13 @@ func (g *Generator) arrivalFloor(s time.Duration) (time.Duration, bool) {
 func (g *Generator) push(r Record) {
 	g.pending.push(pendingRecord{r, g.order})
 	g.order++
+	g.budget.n++
 }
 
-func (g *Generator) pop() Record { return g.pending.pop().r }
+func (g *Generator) pop() Record {
+	g.budget.n--
+	return g.pending.pop().r
+}
 
 func (a pendingRecord) before(b pendingRecord) bool {
 	if a.r.Arrival != b.r.Arrival {
@@ -226,10 +256,16 @@ type mergedHead struct {
 // a Generator per stream (about 1 KB). To start stream i where stream i−1's
 // draws end without holding stream i−1, every stream but the last is drawn
 // twice: once, discarding its records, to find that point (PCG's state is
-// saved there), once to yield them.
+// saved there), once to yield them. The streams together hold at most
+// MaxInFlight heartbeats at once.
 func NewMergedGenerator(cfgs []GenConfig, seed uint64) (*MergedGenerator, error) {
+	return newMergedGenerator(cfgs, seed, MaxInFlight)
+}
+
+func newMergedGenerator(cfgs []GenConfig, seed uint64, maxInFlight int) (*MergedGenerator, error) {
 	src := rand.NewPCG(seed, seed) // NewRand's source
 	m := &MergedGenerator{gens: make([]*Generator, len(cfgs))}
+	shared := &inFlight{max: maxInFlight}
 	for i, c := range cfgs {
 		state, err := src.MarshalBinary()
 		if err != nil {
@@ -242,6 +278,7 @@ func NewMergedGenerator(cfgs []GenConfig, seed uint64) (*MergedGenerator, error)
 		if m.gens[i], err = NewGenerator(c, rand.New(own)); err != nil {
 			return nil, err
 		}
+		m.gens[i].budget = shared
 		if i == len(cfgs)-1 {
 			break
 		}
@@ -249,6 +286,7 @@ func NewMergedGenerator(cfgs []GenConfig, seed uint64) (*MergedGenerator, error)
 		if err != nil {
 			return nil, err
 		}
+		skip.SetMaxInFlight(maxInFlight)
 		for {
 			_, ok, err := skip.Next()
 			if err != nil {

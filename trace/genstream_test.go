@@ -101,3 +101,53 @@ func TestGeneratorOverflowError(t *testing.T) {
 	assert.False(t, ok)
 	assert.NoError(t, err)
 }
+
+// A delay far longer than the interval keeps every heartbeat sent meanwhile
+// in flight: the generator stops with ErrTooManyInFlight at its bound
+// instead of growing (fdgen --delay-base 3h --interval 1ms held 1.8 GB
+// after 2 h of trace). A constant 1 s delay at Δ = 1 ms holds 1,001 (0 to
+// 1,000 ms) when the heartbeat sent at 1,001 ms is drawn, before the one
+// sent at 0 is released: the bound counts it too.
+func TestGeneratorInFlightBound(t *testing.T) {
+	cfg := GenConfig{Interval: time.Millisecond, Duration: 3 * time.Second,
+		Delay: Delay{Dist: DelayConstant, Base: time.Second}}
+	drain := func(next func() (Record, bool, error)) (int, error) {
+		n := 0
+		for {
+			_, ok, err := next()
+			if err != nil || !ok {
+				return n, err
+			}
+			n++
+		}
+	}
+	g, err := NewGenerator(cfg, NewRand(1))
+	require.NoError(t, err)
+	g.SetMaxInFlight(900)
+	n, err := drain(g.Next)
+	require.ErrorIs(t, err, ErrTooManyInFlight)
+	assert.ErrorContains(t, err, `sender "p", heartbeat 900: too many heartbeats in flight: more than 900 sent and not yet arrived at once (delay 1s after a send at 900ms, interval 1ms)`)
+	assert.Zero(t, n, "nothing had arrived when the bound was reached")
+
+	g, err = NewGenerator(cfg, NewRand(1))
+	require.NoError(t, err)
+	g.SetMaxInFlight(1002)
+	n, err = drain(g.Next)
+	require.NoError(t, err)
+	assert.Equal(t, 3000, n)
+
+	// The streams of a MergedGenerator share one bound: two such streams
+	// hold about 2,000 together.
+	two := []GenConfig{cfg, cfg}
+	two[1].Sender = "q"
+	m, err := newMergedGenerator(two, 1, 1500)
+	if err == nil {
+		_, err = drain(m.Next)
+	}
+	require.ErrorIs(t, err, ErrTooManyInFlight)
+	m, err = newMergedGenerator(two, 1, 2004)
+	require.NoError(t, err)
+	n, err = drain(m.Next)
+	require.NoError(t, err)
+	assert.Equal(t, 6000, n)
+}

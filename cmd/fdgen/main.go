@@ -217,7 +217,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 	gen, err := trace.NewMergedGenerator(cfgs, *seed)
 	if err != nil {
-		return err
+		return inFlightHint(err)
 	}
 	comp, err := compression(*compress, *out)
 	if err != nil {
@@ -249,7 +249,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if err == nil {
 		for {
 			r, ok, gerr := gen.Next()
-			if err = gerr; err != nil || !ok {
+			if err = inFlightHint(gerr); err != nil || !ok {
 				break
 			}
 			if err = tw.Write(r); err != nil {
@@ -325,4 +325,13 @@ func compression(name, out string) (trace.Compression, error) {
 		return trace.CompressionFor(out), nil
 	}
 	return 0, fmt.Errorf("--compress %q: want none, gzip, xz or auto", name)
+}
+
+// inFlightHint adds to a generator's ErrTooManyInFlight the flags that
+// set how many heartbeats are in flight.
+func inFlightHint(err error) error {
+	if errors.Is(err, trace.ErrTooManyInFlight) {
+		return fmt.Errorf("%w (fdgen holds each heartbeat until none sent later can arrive first, at most %d over all --senders: shorten --delay-base, --delay-mean or --delay-sd, lengthen --interval, or give fewer --senders)", err, trace.MaxInFlight)
+	}
+	return err
 }

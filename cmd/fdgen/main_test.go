@@ -134,3 +134,20 @@ func TestStreamsWithBoundedMemory(t *testing.T) {
 	t.Logf("live heap at most %d bytes while writing %d bytes", w.most, w.n)
 	assert.Less(t, w.most, uint64(16<<20), "live heap while writing: %d bytes", w.most)
 }
+
+// A generator stopped at its bound on heartbeats in flight names the flags
+// that set that number.
+func TestInFlightHint(t *testing.T) {
+	g, err := trace.NewGenerator(trace.GenConfig{Interval: time.Millisecond, Duration: time.Second,
+		Delay: trace.Delay{Dist: trace.DelayConstant, Base: time.Hour}}, trace.NewRand(1))
+	require.NoError(t, err)
+	g.SetMaxInFlight(10)
+	var gerr error
+	for ok := true; ok && gerr == nil; {
+		_, ok, gerr = g.Next()
+	}
+	err = inFlightHint(gerr)
+	require.ErrorIs(t, err, trace.ErrTooManyInFlight)
+	assert.ErrorContains(t, err, "shorten --delay-base, --delay-mean or --delay-sd, lengthen --interval, or give fewer --senders")
+	assert.NoError(t, inFlightHint(nil))
+}
