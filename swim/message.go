@@ -285,7 +285,12 @@ const MaxBroadcastLen = 1024
 // flag, a two-byte update count, byte strings and extension sections
 // prefixed with a length below 2^21 (3 bytes), and updates encoded as kind
 // byte, node, incarnation, From and their extension section (see
-// Update.Size), and a view digest's entry at 15 bytes.
+// Update.Size), and a view digest's entry at 15 bytes. It counts both
+// header addresses, which format 1 writes and format 2 leaves out where the
+// receiver does not need them (the receiver's own, the sender's in acks and
+// nacks: see swim/wire), so it bounds both formats; for format 2 it is
+// then larger by the length of each omitted address (15 bytes for
+// "127.0.0.1:40123", twice that in an ack) besides the margins above.
 // The state machine keeps every packet's Size within Config.MaxPacketSize
 // when its header fits: a header alone can exceed the limit with IDs and
 // addresses near their 255-byte maximum (a ping-req names three nodes, up to
