@@ -257,7 +257,9 @@ type mergedHead struct {
 // draws end without holding stream i−1, every stream but the last is drawn
 // twice: once, discarding its records, to find that point (PCG's state is
 // saved there), once to yield them. The streams together hold at most
-// MaxInFlight heartbeats at once.
+// MaxInFlight heartbeats at once. Its error is the first one NewGenerator
+// returns for a configuration, or a stream's first (Generator.Next,
+// ErrTooManyInFlight among them).
 func NewMergedGenerator(cfgs []GenConfig, seed uint64) (*MergedGenerator, error) {
 	return newMergedGenerator(cfgs, seed, MaxInFlight)
 }
