@@ -121,7 +121,8 @@ type GenConfig struct {
 	// Jitter is the standard deviation of the sender's scheduling error: the
 	// k-th send happens at k·Δ + e_k, e_k normal with mean 0 and this
 	// standard deviation, truncated to (−Δ/2, Δ/2) so sends stay ordered.
-	// The s.d. of send intervals is then about √2·Jitter. Default 0.
+	// The s.d. of send intervals is then about √2·Jitter. At most Interval
+	// (an error otherwise). Default 0.
 	Jitter time.Duration
 	// Delay is the one-way delay model. Default: constant 0.
 	Delay Delay
@@ -185,6 +186,12 @@ func (c GenConfig) withDefaults() (GenConfig, error) {
 	}
 	if c.Jitter < 0 {
 		bad("jitter %v is negative", c.Jitter)
+	}
+	if c.Interval > 0 && c.Jitter > c.Interval {
+		// Truncated to ±Δ/2, a larger s.d. is nearly uniform, and beyond
+		// about 100Δ the thousand draws allowed for one send all fell
+		// outside: every send came out on time, without a word.
+		bad("jitter %v is larger than the interval %v: sends are truncated to ±Δ/2 to stay ordered, so a larger s.d. cannot be honoured", c.Jitter, c.Interval)
 	}
 	if c.CrashAt < 0 {
 		bad("crash time %v is negative", c.CrashAt)

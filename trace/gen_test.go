@@ -220,6 +220,10 @@ func TestGenerateInvalid(t *testing.T) {
 		{Interval: -1},
 		{Duration: -1},
 		{Jitter: -1},
+		// A s.d. beyond Δ cannot be honoured under the ±Δ/2 truncation
+		// (at 1000Δ every send came out on time).
+		{Interval: 100 * ms, Jitter: 100*ms + 1},
+		{Jitter: 1000 * DefaultGenInterval},
 		{Delay: Delay{Dist: DelayPareto, Mean: ms, Alpha: 1}},
 		{Delay: Delay{Dist: DelayLogNormal, SD: ms}},
 		{Delay: Delay{Dist: 99}},
@@ -239,6 +243,10 @@ func TestGenerateInvalid(t *testing.T) {
 	}
 	_, err := Generate(GenConfig{}, nil)
 	assert.Error(t, err)
+	_, err = Generate(GenConfig{Interval: 10 * ms, Jitter: 20 * ms}, NewRand(1))
+	assert.ErrorContains(t, err, "trace: generator: jitter 20ms is larger than the interval 10ms: sends are truncated to ±Δ/2 to stay ordered, so a larger s.d. cannot be honoured")
+	_, err = Generate(GenConfig{Interval: 10 * ms, Jitter: 10 * ms, Duration: time.Second}, NewRand(1))
+	assert.NoError(t, err, "a s.d. of Δ is allowed")
 	_, err = LookupPreset("nope")
 	assert.ErrorContains(t, err, "gc-pause")
 	assert.Equal(t, []string{"gc-pause", "jitter", "stable", "wan"}, Presets())

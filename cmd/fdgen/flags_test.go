@@ -26,6 +26,8 @@ func TestFlagsRefuseInvalidValues(t *testing.T) {
 		{[]string{"--loss", "-0.1"}, `"--loss" flag`},
 		{[]string{"--delay-alpha", "Inf"}, `"--delay-alpha" flag`},
 		{[]string{"--delay-alpha", "1"}, `"--delay-alpha" flag: want a finite shape > 1`},
+		{[]string{"--jitter", "101ms"}, "--jitter 101ms is larger than --interval 100ms: send instants are truncated to ±interval/2 so that sends stay ordered; want --jitter at most --interval"},
+		{[]string{"--interval", "1s", "--jitter", "2s"}, "--jitter 2s is larger than --interval 1s"},
 		{[]string{"--drift-ppm", "NaN"}, `"--drift-ppm" flag`},
 		{[]string{"--drift-ppm", "1e6"}, `"--drift-ppm" flag`},
 		{[]string{"--interval", "0"}, `"--interval" flag: want a positive duration`},

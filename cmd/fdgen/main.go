@@ -33,6 +33,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"github.com/fdkit/fdkit/internal/flagcheck"
@@ -195,6 +196,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	// Say in flags what trace.GenConfig would say in its field names.
+	if ival := cmp.Or(cfg.Interval, trace.DefaultGenInterval); cfg.Jitter > ival {
+		return fmt.Errorf("--jitter %v is larger than --interval %v: send instants are truncated to ±interval/2 so that sends stay ordered; want --jitter at most --interval", cfg.Jitter, ival)
+	}
 	switch d := cfg.Delay; {
 	case d.Dist == trace.DelayPareto && !(d.Alpha > 1):
 		return fmt.Errorf("--delay pareto needs --delay-alpha > 1 (got %v)", d.Alpha)
