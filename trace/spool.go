@@ -44,8 +44,8 @@ type Spool struct {
 	buf  [32]byte
 	size int64
 
-	pend  reorderHeap
-	order uint64 // input position, for a stable order
+	pend  minHeap[pendHB] // by (arrival, input position)
+	order uint64          // input position, for a stable order
 	last  time.Duration
 	emit  bool // a heartbeat was written
 
@@ -221,51 +221,11 @@ type pendHB struct {
 	at uint64
 }
 
-// reorderHeap is a min-heap by (arrival, input position), written out
-// rather than through container/heap to spare an allocation per heartbeat.
-type reorderHeap []pendHB
-
-func (h reorderHeap) less(i, j int) bool {
-	if h[i].hb.Arrival != h[j].hb.Arrival {
-		return h[i].hb.Arrival < h[j].hb.Arrival
+// before orders the heartbeats waiting to be spooled: by arrival, then
+// input position.
+func (a pendHB) before(b pendHB) bool {
+	if a.hb.Arrival != b.hb.Arrival {
+		return a.hb.Arrival < b.hb.Arrival
 	}
-	return h[i].at < h[j].at
-}
-
-func (h *reorderHeap) push(x pendHB) {
-	*h = append(*h, x)
-	a := *h
-	for i := len(a) - 1; i > 0; {
-		p := (i - 1) / 2
-		if !a.less(i, p) {
-			break
-		}
-		a[i], a[p] = a[p], a[i]
-		i = p
-	}
-}
-
-func (h *reorderHeap) pop() pendHB {
-	a := *h
-	x := a[0]
-	n := len(a) - 1
-	a[0] = a[n]
-	a = a[:n]
-	for i := 0; ; {
-		l := 2*i + 1
-		if l >= n {
-			break
-		}
-		m := l
-		if r := l + 1; r < n && a.less(r, l) {
-			m = r
-		}
-		if !a.less(m, i) {
-			break
-		}
-		a[i], a[m] = a[m], a[i]
-		i = m
-	}
-	*h = a
-	return x
+	return a.at < b.at
 }
