@@ -191,7 +191,7 @@ func (m *Member) gossipDeaths() {
 // draining reports whether the drain loop has work: eager dissemination
 // with a GossipInterval, a running member, another member alive or
 // suspect to send to, and a queued update other than a suspicion
-// (drainQueue does not send those). Without a live member the queue
+// (drainQueue does not send those) or an application broadcast. Without a live member the queue
 // cannot drain, and the loop asks for no tick (a member alone, or the
 // last of its group, would otherwise wake every GossipInterval for
 // nothing).
@@ -201,6 +201,28 @@ func (m *Member) draining() bool {
 	}
 	for _, b := range m.bq {
 		if b.u.Kind != UpdateSuspect {
+			return true
+		}
+	}
+	return m.broadcastsToDrain()
+}
+
+// broadcastsToDrain reports whether an application broadcast waits that
+// a gossip packet could carry (within BroadcastBudget and MaxPacketSize
+// after the header of a packet to a member named as this one is): one
+// that fits no packet would keep the loop ticking for nothing.
+func (m *Member) broadcastsToDrain() bool {
+	if len(m.ubq) == 0 {
+		return false
+	}
+	hdr := Packet{Kind: MsgGossip, From: m.self, To: m.self}
+	budget := m.cfg.MaxPacketSize - hdr.Size()
+	if b := m.cfg.BroadcastBudget; b > 0 {
+		budget = min(budget, b)
+	}
+	budget -= broadcastSection
+	for _, q := range m.ubq {
+		if q.b.Size() <= budget {
 			return true
 		}
 	}
@@ -225,7 +247,10 @@ const deathRounds = 2
 // toward the λ·ceil(log10(n+1)) limit), after the notice the receiver
 // should hear about itself. It carries Alive updates (join announcements,
 // refutations, metadata) and leaves every round, declarations every
-// deathRounds-th round, and never suspicions: those ride on pings and
+// deathRounds-th round, and never suspicions, with the application
+// broadcasts waiting (Broadcast) in the room left, so that a broadcast
+// goes out within GossipInterval rather than with the next protocol
+// period's ping (up to a ProbeInterval later); suspicions ride on pings and
 // acks and the eager sends of this file only, because suspicions spread by
 // the loop let members' timers shrink to the minimum on confirmations heard
 // from everywhere, and members paused 9 s (below the timeout) were declared
@@ -276,8 +301,9 @@ func (m *Member) drainQueue(now time.Duration) {
 		}
 		n := len(ups)
 		pk.Updates = m.piggybackIf(ups, m.cfg.MaxPacketSize-pk.Size(), keep)
-		if len(pk.Updates) == n {
-			continue // nothing from the queue: the notice alone rides on the next ping
+		pk.Broadcasts = m.attachBroadcasts(p.node.ID, m.cfg.MaxPacketSize-pk.Size())
+		if len(pk.Updates) == n && len(pk.Broadcasts) == 0 {
+			continue // nothing from the queues: the notice alone rides on the next ping
 		}
 		m.stats.GossipsSent++
 		m.out = append(m.out, pk)
