@@ -206,6 +206,12 @@ func (c GenConfig) withDefaults() (GenConfig, error) {
 	if d.Base > maxDelay || d.Mean > maxDelay || d.SD > maxDelay {
 		bad("delay base %v, mean %v and s.d. %v must each be at most %v", d.Base, d.Mean, d.SD, time.Duration(maxDelay))
 	}
+	// The last heartbeats' instants must fit in a time.Duration (about 292
+	// years): a stream that overflows only near its end was half yielded
+	// (and fdgen half written) before the error.
+	if last, ok := lastInstants(c); !ok {
+		bad("%s overflows time.Duration: the last heartbeats' instants must fit", last)
+	}
 	switch d.Dist {
 	case DelayConstant, DelayNormal:
 	case DelayLogNormal:
@@ -280,6 +286,28 @@ func Generate(cfg GenConfig, rng *rand.Rand) ([]Record, error) {
 		}
 		recs = append(recs, r)
 	}
+}
+
+// lastInstants says whether the send instant of a heartbeat scheduled
+// just before the end (Duration, or CrashAt when sooner, plus the largest
+// jitter Δ/2) and its arrival after the delay's base and mean, through the
+// receiver's clock, fit in a time.Duration, and if not, what overflows.
+// A drawn delay far above the mean can still overflow: Next reports it.
+func lastInstants(c GenConfig) (string, bool) {
+	end := c.Duration
+	if c.CrashAt > 0 {
+		end = min(end, c.CrashAt)
+	}
+	send := float64(end) + float64(c.Interval)/2
+	if v := float64(c.SenderStart) + send; v >= math.MaxInt64 || v <= math.MinInt64 {
+		return fmt.Sprintf("SenderStart %v + send instants up to %v", c.SenderStart, time.Duration(send)), false
+	}
+	delay := max(0, float64(c.Delay.Base)+float64(c.Delay.Mean))
+	if v := float64(c.ReceiverStart) + (send+delay)*(1+c.DriftPPM*1e-6); v >= math.MaxInt64 || v <= math.MinInt64 {
+		return fmt.Sprintf("ReceiverStart %v + (send instants up to %v + delay base and mean %v) × (1 + drift %v ppm)",
+			c.ReceiverStart, time.Duration(send), time.Duration(delay), c.DriftPPM), false
+	}
+	return "", true
 }
 
 // addDuration returns a + b and whether the sum fits in a time.Duration.

@@ -303,8 +303,16 @@ func TestGenerateOverflow(t *testing.T) {
 		_, err := Generate(c, NewRand(1))
 		assert.ErrorContains(t, err, "overflows time.Duration", "case %d", i)
 	}
+	// Refused before the first record when the last heartbeats cannot fit
+	// (fdgen wrote half a trace, ending mid-line, before the error).
+	_, err := NewGenerator(GenConfig{ReceiverStart: math.MaxInt64 - 30*time.Second}, NewRand(1))
+	assert.ErrorContains(t, err, "trace: generator: ReceiverStart 2562047h46m46.854775807s + (send instants up to 1m0.05s + delay base and mean 0s) × (1 + drift 0 ppm) overflows time.Duration")
+	_, err = NewGenerator(GenConfig{SenderStart: math.MaxInt64 - 30*time.Second}, NewRand(1))
+	assert.ErrorContains(t, err, "trace: generator: SenderStart 2562047h46m46.854775807s + send instants up to 1m0.05s overflows time.Duration")
+	_, err = NewGenerator(GenConfig{ReceiverStart: math.MaxInt64 - 30*time.Second, CrashAt: 20 * time.Second}, NewRand(1))
+	assert.NoError(t, err, "nothing is sent after the crash")
 	// A delay beyond the sampler's cap (MaxInt64/4) was silently clamped.
-	_, err := Generate(GenConfig{Delay: Delay{Base: math.MaxInt64 - 10}}, NewRand(1))
+	_, err = Generate(GenConfig{Delay: Delay{Base: math.MaxInt64 - 10}}, NewRand(1))
 	assert.ErrorContains(t, err, "delay")
 	// Close to the limits but inside them is fine.
 	recs, err := Generate(GenConfig{ReceiverStart: math.MaxInt64 - 2*time.Minute, SenderStart: math.MinInt64 + time.Second}, NewRand(1))

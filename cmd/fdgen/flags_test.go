@@ -26,6 +26,7 @@ func TestFlagsRefuseInvalidValues(t *testing.T) {
 		{[]string{"--loss", "-0.1"}, `"--loss" flag`},
 		{[]string{"--delay-alpha", "Inf"}, `"--delay-alpha" flag`},
 		{[]string{"--delay-alpha", "1"}, `"--delay-alpha" flag: want a finite shape > 1`},
+		{[]string{"--receiver-start", "2562047h", "--duration", "2h"}, "--receiver-start 2562047h0m0s + --duration 2h0m0s + --delay-base and --delay-mean 0s (× 1 + --drift-ppm 0/10^6): the last arrivals overflow"},
 		{[]string{"--jitter", "101ms"}, "--jitter 101ms is larger than --interval 100ms: send instants are truncated to ±interval/2 so that sends stay ordered; want --jitter at most --interval"},
 		{[]string{"--interval", "1s", "--jitter", "2s"}, "--jitter 2s is larger than --interval 1s"},
 		{[]string{"--drift-ppm", "NaN"}, `"--drift-ppm" flag`},

@@ -199,6 +199,15 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if ival := cmp.Or(cfg.Interval, trace.DefaultGenInterval); cfg.Jitter > ival {
 		return fmt.Errorf("--jitter %v is larger than --interval %v: send instants are truncated to ±interval/2 so that sends stay ordered; want --jitter at most --interval", cfg.Jitter, ival)
 	}
+	end := cmp.Or(cfg.Duration, trace.DefaultGenDuration)
+	if cfg.CrashAt > 0 {
+		end = min(end, cfg.CrashAt)
+	}
+	if float64(cfg.ReceiverStart)+
+		(float64(end)+float64(cfg.Delay.Base)+float64(cfg.Delay.Mean))*(1+cfg.DriftPPM*1e-6) >= math.MaxInt64 {
+		return fmt.Errorf("--receiver-start %v + --duration %v + --delay-base and --delay-mean %v (× 1 + --drift-ppm %v/10^6): the last arrivals overflow the ±292 years of a time.Duration in ns",
+			cfg.ReceiverStart, end, cfg.Delay.Base+cfg.Delay.Mean, cfg.DriftPPM)
+	}
 	switch d := cfg.Delay; {
 	case d.Dist == trace.DelayPareto && !(d.Alpha > 1):
 		return fmt.Errorf("--delay pareto needs --delay-alpha > 1 (got %v)", d.Alpha)
