@@ -199,24 +199,32 @@ func (m *Member) draining() bool {
 	if !m.eager() || *m.cfg.GossipInterval == 0 || m.st != running || m.live == 0 {
 		return false
 	}
+	room := m.gossipRoom()
 	for _, b := range m.bq {
-		if b.u.Kind != UpdateSuspect {
+		if b.u.Kind != UpdateSuspect && b.u.Size() <= room {
 			return true
 		}
 	}
-	return m.broadcastsToDrain()
+	return m.broadcastsToDrain(room)
+}
+
+// gossipRoom is the room for updates and broadcasts in a gossip packet to
+// a member named as this one is. A queued update or broadcast larger
+// (long metadata learnt from a member with a larger MaxPacketSize, or
+// through a stream) is skipped at every round and never counted as sent:
+// it must not keep the loop ticking for nothing.
+func (m *Member) gossipRoom() int {
+	hdr := Packet{Kind: MsgGossip, From: m.self, To: m.self}
+	return m.cfg.MaxPacketSize - hdr.Size()
 }
 
 // broadcastsToDrain reports whether an application broadcast waits that
-// a gossip packet could carry (within BroadcastBudget and MaxPacketSize
-// after the header of a packet to a member named as this one is): one
-// that fits no packet would keep the loop ticking for nothing.
-func (m *Member) broadcastsToDrain() bool {
+// a gossip packet could carry (within BroadcastBudget and room).
+func (m *Member) broadcastsToDrain(room int) bool {
 	if len(m.ubq) == 0 {
 		return false
 	}
-	hdr := Packet{Kind: MsgGossip, From: m.self, To: m.self}
-	budget := m.cfg.MaxPacketSize - hdr.Size()
+	budget := room
 	if b := m.cfg.BroadcastBudget; b > 0 {
 		budget = min(budget, b)
 	}
