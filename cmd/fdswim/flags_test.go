@@ -34,6 +34,11 @@ func TestSimFlagsRefuseInvalidValues(t *testing.T) {
 		{[]string{"--every", "10s"}, "--every 10s: must be longer than the pause D = 12s"},
 		{[]string{"--sizes", "1"}, "--sizes 1: each group size must be from 2 to 10000"},
 		{[]string{"--sizes", "8,100000000"}, "--sizes 100000000: each group size must be from 2 to 10000"},
+		{[]string{"--sizes", "8,16,8"}, "--sizes 8: given twice (each size is run once)"},
+		{[]string{"--sizes", "abc"}, `invalid argument "abc" for "--sizes" flag: want comma-separated group sizes, each an integer from 2 to 10000, got "abc"`},
+		{[]string{"--sizes", "8,,16"}, `"--sizes" flag: want comma-separated group sizes, each an integer from 2 to 10000, got ""`},
+		{[]string{"--sizes", "99999999999999999999"}, `"--sizes" flag: want comma-separated group sizes`},
+		{[]string{"--counts", "x"}, `"--counts" flag: want comma-separated numbers of paused members, each an integer from 0 to 128, got "x"`},
 		{[]string{"--counts", "-1"}, "--counts -1: each count must be from 0 to 128"},
 		{[]string{"--counts", "200"}, "--counts 200"},
 	}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"github.com/fdkit/fdkit/internal/flagcheck"
 	"io"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -28,11 +30,11 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	var list bool
 	fs.Uint64Var(&o.Seed, "seed", 1, "random seed (same seed, same tables)")
 	fs.BoolVar(&o.Quick, "quick", false, "smaller sizes and shorter runs")
-	fs.IntSliceVar(&o.Sizes, "sizes", nil, fmt.Sprintf("group sizes for load, detect, kill and pause, each 2..%d (default 8,16,...,512,1000; kill 8,16,32; pause 32)", maxSimSize))
+	fs.Var(&intList{p: &o.Sizes, want: fmt.Sprintf("comma-separated group sizes, each an integer from 2 to %d", maxSimSize)}, "sizes", fmt.Sprintf("group sizes for load, detect, kill and pause, each 2..%d (default 8,16,...,512,1000; kill 8,16,32; pause 32)", maxSimSize))
 	flagcheck.Var(fs, &o.Trials, "trials", "", 0, 1, maxTrials, fmt.Sprintf("a count from 1 to %d", maxTrials), "crashes per size for detect and kill (default 200; kill 100)")
 	flagcheck.Var(fs, &o.Pause, "pause", "", 0, 1, maxSimDuration, fmt.Sprintf("a positive duration up to %v", maxSimDuration), "lifeguard: pause length D (default: 6s, 9s and 12s)")
 	flagcheck.Var(fs, &o.Every, "every", "", 0, 1, maxSimDuration, fmt.Sprintf("a positive duration up to %v, longer than the pause", maxSimDuration), "lifeguard: pause interval I, longer than D (default 2·D)")
-	fs.IntSliceVar(&o.Counts, "counts", nil, fmt.Sprintf("lifeguard: numbers C of paused members, each 0..%d (default 1,2,4,8,16)", lifeguardN))
+	fs.Var(&intList{p: &o.Counts, want: fmt.Sprintf("comma-separated numbers of paused members, each an integer from 0 to %d", lifeguardN)}, "counts", fmt.Sprintf("lifeguard: numbers C of paused members, each 0..%d (default 1,2,4,8,16)", lifeguardN))
 	flagcheck.Var(fs, &o.Duration, "duration", "", 0, 1, maxSimDuration, fmt.Sprintf("a positive duration up to %v", maxSimDuration), "lifeguard: run length (default 10m)")
 	flagcheck.Var(fs, &o.Alpha, "alpha", "", 0, 1, maxMult, fmt.Sprintf("a multiplier from 1 to %d", maxMult), "lifeguard: suspicion multiplier α (default 5)")
 	flagcheck.Var(fs, &o.Beta, "beta", "", 0, 1, maxMult, fmt.Sprintf("a multiplier from 1 to %d", maxMult), "lifeguard: maximum timeout multiplier β (default 6)")
@@ -110,9 +112,12 @@ func checkSimFlags(fs *pflag.FlagSet, o sim.Options) error {
 	if fs.Changed("sizes") && len(o.Sizes) == 0 {
 		return errors.New("--sizes: give at least one group size")
 	}
-	for _, n := range o.Sizes {
+	for i, n := range o.Sizes {
 		if n < 2 || n > maxSimSize {
 			return fmt.Errorf("--sizes %d: each group size must be from 2 to %d", n, maxSimSize)
+		}
+		if slices.Contains(o.Sizes[:i], n) {
+			return fmt.Errorf("--sizes %d: given twice (each size is run once)", n)
 		}
 	}
 	if fs.Changed("counts") && len(o.Counts) == 0 {
@@ -175,3 +180,41 @@ func printTable(w io.Writer, t sim.Table) error {
 	}
 	return nil
 }
+
+// intList is a repeatable flag of comma-separated integers (the first use
+// replaces the default, later ones append, as pflag's IntSlice) whose parse
+// error says what the flag wants instead of strconv's words.
+type intList struct {
+	p    *[]int
+	want string
+	set  bool
+}
+
+func (l *intList) Set(s string) error {
+	var v []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil {
+			return fmt.Errorf("want %s, got %q", l.want, f)
+		}
+		v = append(v, n)
+	}
+	if !l.set {
+		*l.p, l.set = nil, true
+	}
+	*l.p = append(*l.p, v...)
+	return nil
+}
+
+func (l *intList) String() string {
+	if len(*l.p) == 0 {
+		return "" // no "(default [])" in the help
+	}
+	s := make([]string, len(*l.p))
+	for i, n := range *l.p {
+		s[i] = strconv.Itoa(n)
+	}
+	return "[" + strings.Join(s, ",") + "]"
+}
+
+func (l *intList) Type() string { return "ints" }
