@@ -313,9 +313,9 @@ func (m *Member) onNack(now time.Duration, pkt *Packet) {
 }
 
 // onPingReq serves a ping-req from the member at origin (pkt.From, its
-// address filled from the view when the packet left it out).
-func (m *Member) onPingReq(now time.Duration, pkt *Packet, origin Node) {
-	t := pkt.PingReq.Target
+// address filled from the view when the packet left it out) for target
+// (pkt.PingReq.Target, likewise).
+func (m *Member) onPingReq(now time.Duration, pkt *Packet, origin, t Node) {
 	if t.ID == m.self.ID {
 		m.send(Packet{Kind: MsgAck, To: origin, Ack: Ack{Seq: pkt.PingReq.Seq}})
 		return

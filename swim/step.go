@@ -25,7 +25,9 @@ import (
 // the view request such a sender gets (Stats.ViewRequests) reaches it;
 // without either address no view is asked. A ping, ping-req or join must
 // be answered, so one whose sender's address is empty and not in the view
-// is refused with ErrPacket. Nothing is ever sent to an empty address.
+// is refused with ErrPacket, as is a ping-req whose target has no address
+// and is not in the view (with one in the view, the ping goes there).
+// Nothing is ever sent to an empty address.
 func (m *Member) Step(now time.Duration, pkt *Packet) error {
 	if err := validate(pkt); err != nil {
 		return err
@@ -37,6 +39,16 @@ func (m *Member) Step(now time.Duration, pkt *Packet) error {
 		} else if pkt.Kind == MsgPing || pkt.Kind == MsgPingReq || pkt.Kind == MsgJoin {
 			return fmt.Errorf("%w: %v from %q without an address, and %q is not in the view", ErrPacket, pkt.Kind, from.ID, from.ID)
 		}
+	}
+	// A ping-req's target is pinged: without its address (no writer
+	// leaves it out), at the one in the view, else refused.
+	target := pkt.PingReq.Target
+	if pkt.Kind == MsgPingReq && target.Addr == "" && target.ID != m.self.ID {
+		p := m.peers[target.ID]
+		if p == nil {
+			return fmt.Errorf("%w: ping-req from %q for %q without an address, and %q is not in the view", ErrPacket, from.ID, target.ID, target.ID)
+		}
+		target.Addr = p.node.Addr
 	}
 	if m.st == left {
 		return nil
@@ -99,7 +111,7 @@ func (m *Member) Step(now time.Duration, pkt *Packet) error {
 	case MsgNack:
 		m.onNack(now, pkt)
 	case MsgPingReq:
-		m.onPingReq(now, pkt, from)
+		m.onPingReq(now, pkt, from, target)
 	case MsgJoin:
 		m.answerPull(now, from, pkt.Digest, joiner)
 	case MsgSync:
