@@ -152,10 +152,25 @@ func NewReader(src io.Reader, opt Options) (*Reader, error) {
 		return nil, &ParseError{File: r.name, Line: 1, Want: "a text trace (LIP6, LIP6 emission, CSV or fdkit)", Got: "binary data"}
 	}
 	r.format = opt.Format
+	if r.format == FormatAuto && len(sniff) == sniffSize && len(bytes.TrimSpace(sniff)) == 0 {
+		// Blank lines fill the whole window (a trace after 4 KiB of them
+		// was refused as "empty input"): skip them, counted, and look at
+		// what follows.
+		if err := r.skipBlankLines(); err != nil {
+			return nil, err
+		}
+		if sniff, err = r.br.Peek(sniffSize); err != nil && err != io.EOF && !errors.Is(err, bufio.ErrBufferFull) &&
+			!(opt.Lenient && r.comp != "" && errors.Is(err, io.ErrUnexpectedEOF)) {
+			return nil, r.streamError(err)
+		}
+		if isBinary(sniff) {
+			return nil, &ParseError{File: r.name, Line: r.line + 1, Want: "a text trace (LIP6, LIP6 emission, CSV or fdkit)", Got: "binary data"}
+		}
+	}
 	if r.format == FormatAuto {
 		r.format = detect(sniff, opt.Columns)
 		if r.format == FormatAuto {
-			return nil, undetected(r.name, sniff)
+			return nil, undetected(r.name, r.line, sniff)
 		}
 	}
 	switch r.format {
@@ -214,10 +229,10 @@ const detectedFormats = `a trace format known from its first non-blank line: fdk
 // undetected is the error for sniffed content whose format detect could
 // not tell: the line it looked at (the first non-blank one) and why that
 // line is no format.
-func undetected(name string, sniff []byte) error {
-	pe := &ParseError{File: name, Line: 1, Want: detectedFormats}
+func undetected(name string, skipped int, sniff []byte) error {
+	pe := &ParseError{File: name, Line: skipped + 1, Want: detectedFormats}
 	rest := sniff
-	for n := 1; len(rest) > 0; n++ {
+	for n := skipped + 1; len(rest) > 0; n++ {
 		var line []byte
 		line, rest, _ = bytes.Cut(rest, []byte{'\n'})
 		line = bytes.TrimSpace(line)
@@ -229,6 +244,9 @@ func undetected(name string, sniff []byte) error {
 		return pe
 	}
 	pe.Got, pe.Err = "empty input", ErrUnknownFormat
+	if skipped > 0 || len(sniff) > 0 {
+		pe.Got = "only blank lines"
+	}
 	return pe
 }
 

@@ -760,6 +760,14 @@ func TestLeadingBlankLinesAndBOM(t *testing.T) {
 // wants and why the line is none of them; it wraps ErrUnknownFormat and
 // names no Go identifier (it used to say "CSV with Columns named" and
 // always line 1).
+func TestDetectAfterManyBlankLines(t *testing.T) {
+	recs, _, err := readString(t, strings.Repeat("\n", 5000)+"1 0 100 200 1\n1 1 200 300 1\n", Options{Name: "t.txt"})
+	require.NoError(t, err)
+	require.Len(t, recs, 2)
+	_, _, err = readString(t, strings.Repeat("\n", 5000)+"1 0 100 200 1\n1 x 200 300 1\n", Options{Name: "t.txt"})
+	assert.ErrorContains(t, err, "t.txt:5002:")
+}
+
 func TestUndetectedFormatError(t *testing.T) {
 	cases := []struct{ in, line, why string }{
 		{"host,when\nx,1\n", "t.csv:1:", `got "host,when": format not detected: the line looks like a CSV header; give the format and the names of its sender, seq, sent and arrival columns`},
@@ -767,6 +775,11 @@ func TestUndetectedFormatError(t *testing.T) {
 		{"4 5 x 7 8\n", "t.csv:1:", `format not detected: field 3 "x" is not an unsigned integer, as LIP6 reception wants`},
 		{"1,2,3\n", "t.csv:1:", "the line looks like CSV data without a header"},
 		{"", "t.csv:1:", `got "empty input": format not detected`},
+		{"\n \t\n", "t.csv:1:", `got "only blank lines": format not detected`},
+		// Blank lines beyond the 4 KiB detection window are skipped and
+		// counted (the file was "empty input" at line 1).
+		{strings.Repeat("\n", 5000) + "hello world\n", "t.csv:5001:", `got "hello world": format not detected`},
+		{strings.Repeat(" \r\n", 5000), "t.csv:5001:", `got "only blank lines": format not detected`},
 	}
 	for _, c := range cases {
 		_, _, err := readString(t, c.in, Options{Name: "t.csv"})
