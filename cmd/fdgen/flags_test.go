@@ -43,6 +43,8 @@ func TestFlagsRefuseInvalidValues(t *testing.T) {
 		{[]string{"--delay", "lognormal", "--delay-sd", "5ms"}, "--delay lognormal needs a positive --delay-mean"},
 		{[]string{"--pause", "10s:0s"}, `--pause "10s:0s": want AT ≥ 0 and LENGTH > 0`},
 		{[]string{"--outage", "-1s:2s"}, `--outage "-1s:2s": want AT ≥ 0`},
+		{[]string{"--outage", "1s:0"}, `--outage "1s:0": want AT ≥ 0 and LENGTH > 0 (for a network that never comes back, use --crash: nothing is received after it either)`},
+		{[]string{"--pause", "1s:0"}, `--pause "1s:0": want AT ≥ 0 and LENGTH > 0 (for a sender that never resumes, use --crash)`},
 	}
 	for _, c := range cases {
 		var out, errOut bytes.Buffer

@@ -318,7 +318,11 @@ func parseWindows(flag string, vals []string) ([]trace.Window, error) {
 			return nil, fmt.Errorf("--%s %q: want AT:LENGTH as Go durations, e.g. 30s:600ms", flag, v)
 		}
 		if at < 0 || length <= 0 || length > math.MaxInt64-at {
-			return nil, fmt.Errorf("--%s %q: want AT ≥ 0 and LENGTH > 0 (for a sender that never resumes, use --crash)", flag, v)
+			hint := "for a sender that never resumes, use --crash"
+			if flag == "outage" {
+				hint = "for a network that never comes back, use --crash: nothing is received after it either"
+			}
+			return nil, fmt.Errorf("--%s %q: want AT ≥ 0 and LENGTH > 0 (%s)", flag, v, hint)
 		}
 		ws = append(ws, trace.Window{At: at, Length: length})
 	}
