@@ -262,6 +262,10 @@ func (f *agentFlags) config(stderr io.Writer) (agent.Config, error) {
 	if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {
 		return agent.Config{}, fmt.Errorf("--log-level: %w", err)
 	}
+	if ap, err := netip.ParseAddrPort(f.advertise); err == nil && (ap.Addr().IsUnspecified() || ap.Port() == 0) {
+		// The agent's own check names its Config field, not the flag.
+		return agent.Config{}, fmt.Errorf("--advertise %s: want the ip:port the other members send to, not a wildcard address or port 0 (those bind; --bind takes them)", f.advertise)
+	}
 	cfg := agent.Config{
 		ID: swim.ID(f.id), Bind: f.bind, Advertise: f.advertise, Plain: f.plain,
 		MaxPacketSize: f.maxPacket, LeaveTimeout: new(f.leaveTimeout),

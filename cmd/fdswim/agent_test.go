@@ -447,6 +447,11 @@ func TestAgentFlagErrors(t *testing.T) {
 	var out, errb strings.Builder
 	assert.NoError(t, runAgent(context.Background(), []string{"--help"}, &out, &errb))
 	assert.Contains(t, errb.String(), "usage: fdswim agent")
+	// --advertise is named as a flag (it said "set Advertise", the Go field).
+	for _, adv := range []string{"0.0.0.0:7946", "127.0.0.2:0", "[::]:7946"} {
+		err := runAgent(context.Background(), []string{"--plain", "--bind", "127.0.0.1:0", "--advertise", adv}, &out, &errb)
+		assert.EqualError(t, err, "--advertise "+adv+": want the ip:port the other members send to, not a wildcard address or port 0 (those bind; --bind takes them)")
+	}
 }
 
 // --gossip-fanout maps to swim.Config.GossipFanout: its default is swim's,
