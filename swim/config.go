@@ -70,8 +70,9 @@ const (
 // zero included (0 turns the feature off where the field says so); negative
 // values are errors. New fills every pointer field in its copy.
 type Config struct {
-	// Self is this member's ID and address. The ID is required; both are at
-	// most 255 bytes.
+	// Self is this member's ID and address, both required (the other
+	// members send to the address, and refuse updates naming a member
+	// without one) and at most 255 bytes.
 	Self Node
 
 	// Mode selects plain SWIM, SWIM + Lifeguard, or (default) SWIM +
@@ -350,6 +351,9 @@ func (c *Config) normalize() error {
 	}
 	if c.Self.ID == "" {
 		return bad("Self.ID is empty")
+	}
+	if c.Self.Addr == "" {
+		return bad("Self.Addr is empty: the other members send to it, and refuse updates naming a member without an address")
 	}
 	if len(c.Self.ID) > MaxIDLen || len(c.Self.Addr) > MaxAddrLen {
 		return bad("Self.ID or Self.Addr longer than 255 bytes")

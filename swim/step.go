@@ -10,8 +10,8 @@ import (
 
 // Step processes one received packet at now. It returns an error wrapping
 // ErrPacket, and changes nothing, for a malformed packet (unknown kind or
-// update kind, empty sender ID, over-long ID or address, a Suspect or Dead
-// update with an empty From, a ping, ping-req or join that cannot be
+// update kind, empty sender ID, over-long ID or address, an update
+// without the member's address, a Suspect or Dead update with an empty From, a ping, ping-req or join that cannot be
 // answered: see below). A packet for
 // another ID is dropped silently (counted in Stats.Misdirected); packets to
 // a member that has left are ignored.
@@ -160,6 +160,12 @@ func validate(pkt *Packet) error {
 		}
 		if u.Node.ID == "" {
 			return fmt.Errorf("%w: update %d: empty member ID", ErrPacket, i)
+		}
+		if u.Node.Addr == "" {
+			// Every writer names the member's address in an update (wire
+			// format 2 leaves addresses out of packet headers only): an
+			// addressless member would be probed at an empty address.
+			return fmt.Errorf("%w: update %d: %v of %q without an address", ErrPacket, i, u.Kind, u.Node.ID)
 		}
 		if tooLong(u.Node) || len(u.From) > MaxIDLen {
 			return fmt.Errorf("%w: update %d: member ID or address longer than 255 bytes", ErrPacket, i)
