@@ -43,7 +43,10 @@ import (
 //     held alive or suspect enters as this member's own suspicion,
 //     disseminated, never as an instant death (applyView);
 //   - an update naming a live member's ID at another address is a
-//     conflicting claim: refused, with EventConflict (conflict).
+//     conflicting claim: refused, with EventConflict (conflict);
+//   - an update naming a dead or left member's ID at another address
+//     applies only above the stored incarnation, and an Alive only once
+//     the member has been down for Config.DeadReclaimTime (reclaim).
 //
 // Updates about this member itself trigger refutation. Applied updates are
 // queued for dissemination when gossip is true (false for a join's view
@@ -73,11 +76,15 @@ func (m *Member) apply(now time.Duration, u Update, gossip bool) {
 	}
 	if p != nil && (p.state == StateAlive || p.state == StateSuspect) && u.Node.Addr != p.node.Addr {
 		// Another node under a live member's ID. Stale updates (an Alive
-		// at or below the stored incarnation: an old address still in
-		// flight) are ignored silently; the rest are a conflicting claim.
-		if u.Kind != UpdateAlive || u.Incarnation > p.inc {
+		// at or below the stored incarnation, an accusation below it: an
+		// old address still in flight, such as a reclaimed ID's previous
+		// life) are ignored silently; the rest are a conflicting claim.
+		if u.Incarnation > p.inc || (u.Kind != UpdateAlive && u.Incarnation == p.inc) {
 			m.conflict(now, u.Node, p.node)
 		}
+		return
+	}
+	if p != nil && (p.state == StateDead || p.state == StateLeft) && u.Node.Addr != p.node.Addr && !m.reclaim(now, p, &u) {
 		return
 	}
 	switch u.Kind {
@@ -106,7 +113,7 @@ func (m *Member) apply(now time.Duration, u Update, gossip bool) {
 		if u.Incarnation <= p.inc {
 			m.learnMeta(now, p, &u)    // a range and metadata missed at this incarnation
 			if p.state != StateAlive { // at j too: x declared at its current incarnation never heard it
-				m.accuseBack(p)
+				m.accuseBack(p, p.node)
 			} else if u.Incarnation == p.inc && p.proof == "" && u.Proof != "" && m.signed() &&
 				u.Node == p.node && m.checkSelfUpdate(now, p, &u) {
 				p.proof = u.Proof // an entry from Bootstrap: now it can be passed on
@@ -211,9 +218,12 @@ func (m *Member) apply(now time.Duration, u Update, gossip bool) {
 // goes at once, in MsgGossip packets, to the packet's sender and to p, in
 // every mode, within the per-period bound on forwarded packets
 // (forwardsPerFanout): p refutes on reading it.
-func (m *Member) accuseBack(p *peer) {
+//
+// at is where p is told: its stored node, or the node that claims p's ID
+// from another address (reclaim).
+func (m *Member) accuseBack(p *peer, at Node) {
 	u := m.viewUpdate(p)
-	to := []*peer{p}
+	to := []*peer{{node: at}}
 	if q := m.peers[m.stepFrom]; q != nil && q != p && (q.state == StateAlive || q.state == StateSuspect) {
 		to = append(to, q)
 	}

@@ -306,6 +306,22 @@ type Config struct {
 	// at the next protocol period). While it is kept, a dead member gets
 	// reconnect pings (ReconnectInterval).
 	DeadRetention *time.Duration
+	// DeadReclaimTime is how long a member must have been dead or left
+	// before another node (another address) may take over its ID: a
+	// member restarted on a new address or port (a container or pod) whose
+	// old entry is still retained. The new node's Alive must be above the
+	// incarnation of the death or leave, which it learns from the
+	// declaration and refutes (so nothing of the old life in flight
+	// touches the new one), and, with SigningKey, be signed with the key
+	// bound to the ID: until the entry is reaped, only the same identity
+	// reclaims it. A live or suspect holder is never displaced. Before the
+	// time, the claim is refused as an ID conflict. nil: 0 (reclaim as
+	// soon as the member is declared dead, after it failed to refute for
+	// the whole suspicion timeout); a value of DeadRetention or more
+	// refuses until the entry is reaped. Unlike memberlist's
+	// DeadNodeReclaimTime, 0 does not mean never. See docs/algorithms.md,
+	// “SWIM: hostile and stale updates” (ID conflicts).
+	DeadReclaimTime *time.Duration
 
 	// MaxMembers bounds the view, this member included (default 16,384,
 	// DefaultMaxMembers). When the view is full, a new member evicts the
@@ -409,6 +425,7 @@ func (c *Config) normalize() error {
 		{"PauseGuard", &c.PauseGuard, c.ProbeTimeout},
 		{"MinProbeTimeout", &c.MinProbeTimeout, c.ProbeTimeout / 5},
 		{"DeadRetention", &c.DeadRetention, DefaultDeadRetention},
+		{"DeadReclaimTime", &c.DeadReclaimTime, 0},
 	} {
 		if err := optDur(d.name, d.p, d.def); err != nil {
 			return err

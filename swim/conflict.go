@@ -10,8 +10,20 @@ import "time"
 // sides learn of it: the member that refuses emits EventConflict and
 // answers the joiner with a MsgSync holding only the entry it keeps, and
 // the joiner, reading its own ID at another address there, emits
-// EventConflict and keeps retrying its join (it is admitted once the
-// original is dead or left, as with memberlist's conflict rule).
+// EventConflict and keeps retrying its join.
+//
+// A dead or left entry can be reclaimed by a node at another address (a
+// member restarted on a new address or port), once it has been down for
+// Config.DeadReclaimTime (memberlist's DeadNodeReclaimTime, whose 0 means
+// never). The claimant hears the entry's declaration at incarnation j
+// (in the join's answer, or sent back at once) and refutes it with an
+// Alive at j+1 from its own address (aboutSelf); that Alive replaces the
+// entry. Requiring an incarnation above j keeps the stored incarnation
+// monotone, so that the old life's Alive and Dead updates still in flight
+// are stale against the new life, and keeps the signed-update rule whole:
+// an Alive that raises the incarnation needs a proof under the key bound
+// to the ID, so only the same identity reclaims a retained entry (anyone,
+// trust on first use, once it is reaped).
 
 // conflictEvery is how often one conflicting pair is reported again while
 // it persists (every claim is counted in Stats.Conflicts).
@@ -35,15 +47,17 @@ type conflictNote struct {
 }
 
 // refuseJoin answers a join from a node claiming the ID of a member held
-// alive or suspect at another address (or this member's own ID): a MsgSync
-// with only the entry kept under that ID, which the joiner reads as a
-// conflict, and no view.
+// alive or suspect at another address (or this member's own ID), or dead
+// or left for less than DeadReclaimTime: a MsgSync with only the entry
+// kept under that ID, which the joiner reads as a conflict (or, for a dead
+// or left entry, as the declaration to refute before it reclaims the ID),
+// and no view.
 func (m *Member) refuseJoin(now time.Duration, joiner Node) bool {
 	held := m.self
 	u := m.selfAlive()
 	if joiner.ID != m.self.ID {
 		p := m.peers[joiner.ID]
-		if p == nil || (p.state != StateAlive && p.state != StateSuspect) {
+		if p == nil || (p.state != StateAlive && p.state != StateSuspect && m.reclaimable(now, p)) {
 			return false
 		}
 		held, u = p.node, m.viewUpdate(p)
@@ -53,5 +67,41 @@ func (m *Member) refuseJoin(now time.Duration, joiner Node) bool {
 	}
 	m.conflict(now, joiner, held)
 	m.out = append(m.out, Packet{Kind: MsgSync, From: m.self, To: joiner, Updates: []Update{u}})
+	return true
+}
+
+// reclaimable reports whether p, dead or left, may be taken over by a
+// node at another address: it has been down for DeadReclaimTime.
+func (m *Member) reclaimable(now time.Duration, p *peer) bool {
+	return now-p.since >= *m.cfg.DeadReclaimTime
+}
+
+// reclaim handles an update u naming the ID of p, dead or left, at another
+// address, and reports whether apply goes on with it. One at or below the
+// stored incarnation is about a life this member does not hold (the old
+// node's, or a claimant that has not yet refuted the declaration) and
+// changes nothing: before, a leave from a node refused under p's ID (a
+// member restarted on a new port that gave up its join) turned p from Dead
+// to Left, reporting a crashed member as gone gracefully. A stale Alive
+// sent by the claimant itself gets the declaration back at once, so that
+// it refutes. An Alive above the stored incarnation reclaims p's ID once p
+// has been down for DeadReclaimTime and is a conflict before; a
+// declaration or leave above it is a later life's and moves p to u's
+// address.
+func (m *Member) reclaim(now time.Duration, p *peer, u *Update) bool {
+	if u.Incarnation <= p.inc {
+		if u.Kind == UpdateAlive && m.stepFrom == u.Node.ID {
+			m.accuseBack(p, u.Node)
+		}
+		return false
+	}
+	if u.Kind == UpdateAlive {
+		if !m.reclaimable(now, p) {
+			m.conflict(now, u.Node, p.node)
+			return false
+		}
+		m.stats.Reclaims++
+	}
+	p.node, p.answered = u.Node, false
 	return true
 }

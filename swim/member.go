@@ -92,6 +92,9 @@ type Stats struct {
 	// Conflicts counts claims of a live member's ID (or this member's) by
 	// a node at another address (EventConflict).
 	Conflicts int
+	// Reclaims counts entries of dead or left members taken over by a
+	// node at another address (Config.DeadReclaimTime).
+	Reclaims int
 
 	// Application messages (usermsg.go). BroadcastsQueued: broadcasts
 	// this member queued (Broadcast); BroadcastsReceived: new broadcasts

@@ -18,9 +18,13 @@ import (
 // incarnation, so that this member corrects it.
 //
 // An update more than MaxIncarnationJump above the current incarnation is
-// refused as implausible, and one naming this member's ID at another
-// address is a conflicting claim (EventConflict), never refuted: refuting
-// it would raise the incarnation for a node that is not this one. With
+// refused as implausible. An Alive or Suspect naming this member's ID at
+// another address is a conflicting claim (EventConflict), never refuted:
+// refuting it would raise the incarnation for a node that is not this one.
+// A Dead or leave naming it at another address says that node is down: at
+// or above this member's incarnation it is refuted, so that this member,
+// restarted on a new address, can reclaim its ID (Config.DeadReclaimTime);
+// a join in progress is retried after either. With
 // signed self-updates, an Alive or leave about this member at or above its
 // incarnation without its own valid proof is ignored (Stats.BadProofs): no
 // signed member holds it, so there is nothing to refute.
@@ -28,12 +32,26 @@ func (m *Member) aboutSelf(now time.Duration, u Update) {
 	if m.st != running {
 		return
 	}
+	implausible := u.Incarnation > m.inc && u.Incarnation-m.inc > MaxIncarnationJump
 	if u.Node.Addr != m.self.Addr {
-		m.conflictSelf = true
-		m.conflict(now, u.Node, m.self)
+		m.conflictSelf = true // a join in progress is retried
+		if u.Kind != UpdateDead {
+			m.conflict(now, u.Node, m.self)
+			return
+		}
+		// Another node held this ID and was declared dead or left: this
+		// member (restarted on a new address) claims the ID by refuting
+		// the declaration from its own address, once, above the
+		// declared incarnation; the others take it once the entry has
+		// been down for DeadReclaimTime (reclaim).
+		if implausible {
+			m.stats.Implausible++
+		} else if u.Incarnation >= m.inc {
+			m.refute(u.Incarnation)
+		}
 		return
 	}
-	if u.Incarnation > m.inc && u.Incarnation-m.inc > MaxIncarnationJump {
+	if implausible {
 		m.stats.Implausible++
 		return
 	}

@@ -1,0 +1,234 @@
+package swim
+
+import (
+	"crypto/ed25519"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// runNet runs the members from `from` to `until` in steps of 10 ms: each
+// member is ticked at its deadlines and every packet is delivered to the
+// member whose address it is sent to (packets to other addresses, such as
+// a crashed member's, are lost). It returns the events of each member.
+func runNet(t *testing.T, from, until time.Duration, ms ...*Member) map[*Member][]Event {
+	t.Helper()
+	byAddr := map[string]*Member{}
+	for _, m := range ms {
+		byAddr[m.Self().Addr] = m
+	}
+	ev := map[*Member][]Event{}
+	for now := from; now <= until; now += 10 * time.Millisecond {
+		for _, m := range ms {
+			if at, ok := m.NextDeadline(); ok && at <= now {
+				m.Tick(now)
+			}
+		}
+		for range 20 { // deliver until quiet
+			quiet := true
+			for _, m := range ms {
+				pk, e := drain(m)
+				ev[m] = append(ev[m], e...)
+				for i := range pk {
+					if to := byAddr[pk[i].To.Addr]; to != nil {
+						quiet = false
+						require.NoError(t, to.Step(now, &pk[i]))
+					}
+				}
+			}
+			if quiet {
+				break
+			}
+		}
+	}
+	return ev
+}
+
+func hasEvent(ev []Event, k EventKind) bool {
+	for _, e := range ev {
+		if e.Kind == k {
+			return true
+		}
+	}
+	return false
+}
+
+// killC declares c (at c:7946, incarnation 0) dead at every member given.
+func killC(t *testing.T, at time.Duration, ms ...*Member) {
+	t.Helper()
+	for _, m := range ms {
+		require.NoError(t, m.Step(at, gossipFrom("x", Update{Kind: UpdateDead, Node: node("c"), Incarnation: 0, From: "x"})))
+		require.Equal(t, StateDead, m.State("c"))
+	}
+}
+
+// A member that crashed and restarts on a new address (a pod, a container
+// on another port) rejoins under its ID: it hears its old entry's
+// declaration (Dead at 0) in the seed's answer, refutes it from its new
+// address at 1, and its Alive(c, 1) replaces the entry everywhere
+// (DeadReclaimTime 0, the default). Before, the restarted member read its
+// ID at the old address as a conflicting claim and gave up, and the
+// others refused it until the dead entry was reaped (15 min).
+func TestDeadMemberReclaimsIDFromNewAddress(t *testing.T) {
+	s := newTest(t, "s", ModeLifeguard, nil, "o", "c")
+	o := newTest(t, "o", ModeLifeguard, nil, "s", "c")
+	killC(t, time.Second, s, o)
+	c2, err := New(Config{Self: Node{ID: "c", Addr: "c2:7946"}, Mode: ModeLifeguard}, rand.New(rand.NewPCG(3, 4)))
+	require.NoError(t, err)
+	require.NoError(t, c2.Join(2*time.Second, []string{"s:7946"}))
+	ev := runNet(t, 2*time.Second, 8*time.Second, s, o, c2)
+
+	for _, m := range []*Member{s, o} {
+		st, ok := m.Member("c", 8*time.Second)
+		require.True(t, ok)
+		assert.Equal(t, StateAlive, st.State, "%s", m.Self().ID)
+		assert.Equal(t, "c2:7946", st.Node.Addr, "%s", m.Self().ID)
+		assert.Equal(t, Incarnation(1), st.Incarnation, "%s: one above the declaration", m.Self().ID)
+		assert.Equal(t, 1, m.Stats().Reclaims, "%s", m.Self().ID)
+		assert.True(t, hasEvent(ev[m], EventJoin), "%s reports the rejoin", m.Self().ID)
+		assert.False(t, hasEvent(ev[m], EventConflict), "%s", m.Self().ID)
+	}
+	assert.False(t, hasEvent(ev[c2], EventConflict), "the restarted member is not refused")
+	assert.Equal(t, 3, c2.NumAlive())
+	assert.Equal(t, Incarnation(1), c2.Incarnation())
+}
+
+// With DeadReclaimTime, the ID stays with the dead entry for that long
+// after the declaration: the restarted member's join is refused (an answer
+// with the declaration only, no view) and retried, and is admitted at the
+// first retry after the time has passed.
+func TestReclaimWaitsForDeadReclaimTime(t *testing.T) {
+	wait := func(c *Config) { c.DeadReclaimTime = new(20 * time.Second) }
+	s := newTest(t, "s", ModeLifeguard, wait, "o", "c")
+	o := newTest(t, "o", ModeLifeguard, wait, "s", "c")
+	killC(t, time.Second, s, o)
+	c2, err := New(Config{Self: Node{ID: "c", Addr: "c2:7946"}, Mode: ModeLifeguard}, rand.New(rand.NewPCG(3, 4)))
+	require.NoError(t, err)
+	require.NoError(t, c2.Join(2*time.Second, []string{"s:7946"}))
+	ev := runNet(t, 2*time.Second, 20*time.Second, s, o, c2)
+	st, _ := s.Member("c", 20*time.Second)
+	assert.Equal(t, StateDead, st.State, "19 s after the declaration")
+	assert.Equal(t, "c:7946", st.Node.Addr)
+	assert.Positive(t, s.Stats().Conflicts)
+	assert.Equal(t, 1, c2.NumAlive(), "not admitted, not given the view")
+	assert.False(t, hasEvent(ev[c2], EventConflict), "a dead holder is no conflict for the claimant")
+
+	runNet(t, 20*time.Second+10*time.Millisecond, 24*time.Second, s, o, c2)
+	for _, m := range []*Member{s, o} {
+		st, _ := m.Member("c", 24*time.Second)
+		assert.Equal(t, StateAlive, st.State, "%s", m.Self().ID)
+		assert.Equal(t, "c2:7946", st.Node.Addr, "%s", m.Self().ID)
+	}
+	assert.Equal(t, 3, c2.NumAlive())
+}
+
+// A live or suspect holder is never displaced, whatever the incarnation
+// and however long DeadReclaimTime: the claim is a conflict.
+func TestReclaimNeverDisplacesLiveHolder(t *testing.T) {
+	s := newTest(t, "s", ModeLifeguard, nil, "o", "c")
+	require.NoError(t, s.Step(time.Second, gossipFrom("o", Update{Kind: UpdateSuspect, Node: node("d"), From: "o"})))
+	require.NoError(t, s.Step(time.Second, gossipFrom("o", Update{Kind: UpdateSuspect, Node: node("o"), From: "x"})))
+	imp := Node{ID: "c", Addr: "c2:7946"}
+	for _, id := range []string{"c", "o"} {
+		imp.ID = ID(id)
+		for _, u := range []Update{
+			{Kind: UpdateAlive, Node: imp, Incarnation: 7, From: imp.ID},
+			{Kind: UpdateDead, Node: imp, Incarnation: 7, From: imp.ID},
+		} {
+			require.NoError(t, s.Step(2*time.Second, gossipFrom("x", u)))
+		}
+		st, _ := s.Member(ID(id), 2*time.Second)
+		assert.Equal(t, id+":7946", st.Node.Addr)
+		assert.Equal(t, Incarnation(0), st.Incarnation)
+	}
+	assert.Equal(t, StateAlive, s.State("c"))
+	assert.Equal(t, StateSuspect, s.State("o"))
+	assert.Equal(t, 0, s.Stats().Reclaims)
+	assert.Equal(t, 4, s.Stats().Conflicts)
+}
+
+// An update naming a dead member's ID at another address, not above the
+// declared incarnation, is about a life this member does not hold and
+// changes nothing. Before, the leave of a restarted member whose join had
+// been refused (it left at 0, from its new address) turned the crashed
+// member from Dead to Left at every member: a crash reported as a
+// graceful leave.
+func TestLeaveFromAnotherAddressKeepsDead(t *testing.T) {
+	s := newTest(t, "s", ModeLifeguard, nil, "o", "c")
+	killC(t, time.Second, s)
+	drain(s)
+	c2 := Node{ID: "c", Addr: "c2:7946"}
+	require.NoError(t, s.Step(2*time.Second, gossipFrom("o", Update{Kind: UpdateDead, Node: c2, Incarnation: 0, From: "c"})))
+	st, _ := s.Member("c", 2*time.Second)
+	assert.Equal(t, StateDead, st.State, "the crash stays a crash")
+	assert.Equal(t, "c:7946", st.Node.Addr)
+	_, ev := drain(s)
+	assert.False(t, hasEvent(ev, EventLeave))
+
+	// A leave from c's own address is still its leave.
+	require.NoError(t, s.Step(3*time.Second, gossipFrom("o", Update{Kind: UpdateDead, Node: node("c"), Incarnation: 0, From: "c"})))
+	assert.Equal(t, StateLeft, s.State("c"))
+}
+
+// Signed groups: the key bound to the ID outlives the death and only goes
+// with the entry (reaping). A node on a new address reclaims the dead
+// entry only with the same key (the member restarted with its identity);
+// a forger's claim, unsigned or under its own key, is refused however long
+// the member has been dead, until the entry is reaped. After that the ID
+// is free and the first key seen is bound again (trust on first use,
+// docs/algorithms.md, “SWIM: hostile and stale updates”).
+func TestSignedReclaimNeedsTheBoundKey(t *testing.T) {
+	retain := 10 * time.Minute
+	newSigned := func(id, addr string, key ed25519.PrivateKey) *Member {
+		m, err := New(Config{Self: Node{ID: ID(id), Addr: addr}, Mode: ModeLifeguard, SigningKey: key,
+			DeadRetention: new(retain)}, rand.New(rand.NewPCG(5, 6)))
+		require.NoError(t, err)
+		return m
+	}
+	s := newSigned("s", "s:7946", testKey("s"))
+	c := newSigned("c", "c:7946", testKey("c"))
+	require.NoError(t, c.Join(0, []string{"s:7946"}))
+	runNet(t, 0, time.Second, s, c)
+	require.Equal(t, StateAlive, s.State("c"))
+	killC(t, 2*time.Second, s)
+
+	forger := newSigned("c", "f:7946", testKey("forger"))
+	require.NoError(t, forger.Join(3*time.Second, []string{"s:7946"}))
+	runNet(t, 3*time.Second, 9*time.Minute, s, forger)
+	st, _ := s.Member("c", 9*time.Minute)
+	assert.Equal(t, StateDead, st.State, "a forger does not take a dead member's ID")
+	assert.Equal(t, "c:7946", st.Node.Addr)
+	assert.Positive(t, s.Stats().Conflicts, "a valid proof under another key")
+	assert.Equal(t, 0, s.Stats().Reclaims)
+	// An unsigned Alive above the declaration is refused too.
+	require.NoError(t, s.Step(9*time.Minute, gossipFrom("x", Update{Kind: UpdateAlive, Node: Node{ID: "c", Addr: "f:7946"}, Incarnation: 3, From: "c"})))
+	assert.Equal(t, StateDead, s.State("c"))
+
+	// The member itself, restarted on a new port with its key, reclaims.
+	c2 := newSigned("c", "c2:7946", testKey("c"))
+	require.NoError(t, c2.Join(9*time.Minute, []string{"s:7946"}))
+	runNet(t, 9*time.Minute, 9*time.Minute+5*time.Second, s, c2)
+	st, _ = s.Member("c", 9*time.Minute+5*time.Second)
+	assert.Equal(t, StateAlive, st.State, "the same identity reclaims its ID")
+	assert.Equal(t, "c2:7946", st.Node.Addr)
+	assert.Equal(t, 1, s.Stats().Reclaims)
+
+	// Once a dead entry is reaped, the ID is free: the forger's key is
+	// bound on first use (Member.Trust closes this).
+	s2 := newSigned("s", "s:7946", testKey("s"))
+	c3 := newSigned("c", "c:7946", testKey("c"))
+	require.NoError(t, c3.Join(0, []string{"s:7946"}))
+	runNet(t, 0, time.Second, s2, c3)
+	killC(t, 2*time.Second, s2)
+	runNet(t, 2*time.Second, retain+3*time.Second, s2)
+	require.Equal(t, State(0), s2.State("c"), "reaped")
+	f2 := newSigned("c", "f:7946", testKey("forger"))
+	require.NoError(t, f2.Join(retain+4*time.Second, []string{"s:7946"}))
+	runNet(t, retain+4*time.Second, retain+6*time.Second, s2, f2)
+	st, _ = s2.Member("c", retain+6*time.Second)
+	assert.Equal(t, StateAlive, st.State)
+	assert.Equal(t, "f:7946", st.Node.Addr)
+}
