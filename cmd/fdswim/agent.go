@@ -99,6 +99,7 @@ type agentFlags struct {
 	pushPull, gossipInterval                               time.Duration
 	pushPullSet                                            bool // --push-pull given (it then overrides --preset's)
 	maxPacket, gossipFanout                                int
+	deadReclaim                                            time.Duration
 	suspicion                                              string       // per-peer detector spec ("" = swim's default)
 	preset                                                 *swim.Config // --preset's settings, nil for none
 }
@@ -141,6 +142,8 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		"pace of the drain loop: while updates wait to be disseminated, every interval they go in one gossip packet to each of --gossip-fanout random members (declarations every second round; memberlist's GossipInterval); 0 leaves them to ride on pings and acks only")
 	flagcheck.Var(fs, &f.pushPull, "push-pull", "", swim.DefaultPushPullInterval, 0, 24*time.Hour, "a duration from 0 (off) to 24h",
 		"base interval of anti-entropy: a digest of the view is sent to one random member, and whole views are exchanged when the digests differ; scaled by ceil(n/32) for n members (0 turns it off; with --preset, the preset's unless given)")
+	flagcheck.Var(fs, &f.deadReclaim, "dead-reclaim-time", "", 0, 0, swim.DefaultDeadRetention, "a duration from 0 to 15m",
+		"how long a member must have been dead or left before a node on another address may take over its ID (a member restarted on a new address or port), from 0 (as soon as it is declared dead) to 15m (not before the dead entry is forgotten, 15 min after); a live member's ID is never taken (swim.Config.DeadReclaimTime)")
 	fs.StringVar(&f.streamBind, "stream-bind", "", "TCP address of the stream listener (ip:port; default: --bind's address and port, on TCP, where the other members dial: change it only behind a port mapping)")
 	fs.BoolVar(&f.noStream, "no-stream", false, "turn the stream path off: no TCP listener, no TCP fallback pings (a member whose UDP is lost is then suspected), views sent as datagrams only")
 	fs.BoolVar(&f.noStreamPing, "no-stream-ping", false, "keep the stream path but send no TCP fallback pings (memberlist's DisableTcpPings); pings from others are still answered")
@@ -272,7 +275,7 @@ func (f *agentFlags) config(stderr io.Writer) (agent.Config, error) {
 		DisableStream: f.noStream, DisableStreamProbes: f.noStreamPing, StreamBind: f.streamBind, StreamTimeout: f.streamTimeout, MaxStreamConns: f.maxStreamConns,
 		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})),
 		Protocol: swim.Config{ProbeInterval: f.probeInterval, ProbeTimeout: f.probeTimeout, GossipFanout: new(f.gossipFanout),
-			GossipInterval: new(f.gossipInterval)},
+			GossipInterval: new(f.gossipInterval), DeadReclaimTime: new(f.deadReclaim)},
 	}
 	meta, err := parseMeta(f.meta)
 	if err != nil {
