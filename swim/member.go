@@ -89,8 +89,9 @@ type Stats struct {
 	// evicted to make room under MaxMembers); MembersRefused counts new
 	// members not admitted because the view was full of live ones.
 	Reaped, MembersRefused int
-	// Conflicts counts claims of a live member's ID (or this member's) by
-	// a node at another address (EventConflict).
+	// Conflicts counts claims of a live member's ID (or this member's, or
+	// a dead or left member's before DeadReclaimTime) by a node at another
+	// address (EventConflict).
 	Conflicts int
 	// Reclaims counts entries of dead or left members taken over by a
 	// node at another address (Config.DeadReclaimTime).
