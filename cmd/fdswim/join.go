@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/fdkit/fdkit/swim/agent"
 )
 
 // Backoff of --join attempts: the first attempt waits joinFirstWait for an
@@ -91,6 +93,9 @@ func resolveJoin(ctx context.Context, lookup func(context.Context, string) ([]ne
 // growing wait (joinFirstWait doubling to joinMaxWait) until a member
 // answers, ctx ends or the deadline (--join-timeout; 0: none) passes. join
 // is agent.Join; it returns when a member answered or its context ended.
+// A refusal for an ID conflict (*agent.ConflictError) is retried too: the
+// live holder may be this member's own crashed process, not yet declared
+// dead, whose ID it reclaims once it is.
 func joinWithRetry(ctx context.Context, log *slog.Logger, join func(context.Context, ...string) error,
 	lookup func(context.Context, string) ([]netip.Addr, error), targets []joinTarget, self netip.Addr, deadline time.Duration) error {
 	if deadline > 0 {
@@ -112,16 +117,46 @@ func joinWithRetry(ctx context.Context, log *slog.Logger, join func(context.Cont
 				return nil
 			}
 		}
+		var ce *agent.ConflictError
+		conflict := errors.As(err, &ce)
+		if conflict {
+			<-actx.Done() // a refusal comes at once: the attempt still lasts its wait
+		}
 		cancel()
 		if ctx.Err() != nil {
+			if conflict {
+				return heldFor(ctx, ce, deadline, attempt)
+			}
 			return giveUp(ctx, targets, self, deadline, attempt, err)
 		}
-		if !errors.Is(err, context.DeadlineExceeded) && !isLookupErr(err) {
-			return err // refused (ID conflict) or stopped: retrying does not help
+		if !conflict && !errors.Is(err, context.DeadlineExceeded) && !isLookupErr(err) {
+			return err // stopped: retrying does not help
 		}
-		log.Warn("join attempt failed; retrying", "join", joinList(targets), "attempt", attempt, "err", err)
+		if conflict {
+			// The holder may be this member's previous process, crashed
+			// and not yet declared dead: once it is, this member reclaims
+			// its ID (swim.Config.DeadReclaimTime). Wait for that.
+			log.Warn("join refused: the ID is held by a live member at another address; retrying until it is declared dead (this member restarted on a new address) or --join-timeout",
+				"holder", ce.Holder.Addr, "attempt", attempt)
+		} else {
+			log.Warn("join attempt failed; retrying", "join", joinList(targets), "attempt", attempt, "err", err)
+		}
 		wait = min(2*wait, joinMaxWait)
 	}
+}
+
+// heldFor is the error of a join refused for an ID conflict until the
+// deadline: the holder stayed alive all along, so it is not this member's
+// own crashed process (that would have been declared dead and its ID
+// reclaimed) unless --join-timeout is shorter than the others take to
+// declare it.
+func heldFor(ctx context.Context, held *agent.ConflictError, deadline time.Duration, attempts int) error {
+	if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return ctx.Err()
+	}
+	return fmt.Errorf("join refused: ID %q is held by the live member at %s for all of --join-timeout %v (attempts: %d): "+
+		"start this member with another ID, or, if that is this member's previous process, give a --join-timeout longer than "+
+		"the others take to declare it dead (plus their --dead-reclaim-time)", held.ID, held.Holder.Addr, deadline, attempts)
 }
 
 func isLookupErr(err error) bool {

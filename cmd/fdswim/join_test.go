@@ -7,12 +7,16 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/fdkit/fdkit/swim"
+	"github.com/fdkit/fdkit/swim/agent"
 )
 
 func TestParseJoin(t *testing.T) {
@@ -101,6 +105,29 @@ func TestJoinWithRetry(t *testing.T) {
 		lookup, ts, v4, time.Minute)
 	assert.Equal(t, refused, err)
 	assert.Equal(t, 1, n)
+
+	// A refusal for an ID conflict is retried (the holder may be this
+	// member's crashed process, not yet declared dead), each attempt
+	// lasting its wait, until it is admitted or the deadline passes.
+	held := &agent.ConflictError{ID: "c", Holder: swim.Node{ID: "c", Addr: "127.0.0.1:7000"}}
+	n = 0
+	err = joinWithRetry(context.Background(), log, func(context.Context, ...string) error {
+		if n++; n < 3 {
+			return held
+		}
+		return nil
+	}, lookup, ts, v4, time.Minute)
+	assert.NoError(t, err)
+	assert.Equal(t, 3, n)
+	n = 0
+	start := time.Now()
+	err = joinWithRetry(context.Background(), log, func(context.Context, ...string) error { n++; return held },
+		lookup, ts, v4, 300*time.Millisecond)
+	assert.EqualError(t, err, `join refused: ID "c" is held by the live member at 127.0.0.1:7000 for all of --join-timeout 300ms (attempts: `+
+		strconv.Itoa(n)+`): start this member with another ID, or, if that is this member's previous process, give a --join-timeout longer than `+
+		`the others take to declare it dead (plus their --dead-reclaim-time)`)
+	assert.GreaterOrEqual(t, time.Since(start), 300*time.Millisecond, "retried until the deadline")
+	assert.Less(t, n, 20, "each attempt lasts its wait, no busy loop")
 
 	// Nobody answers: the error names --join and --join-timeout.
 	err = joinWithRetry(context.Background(), log, func(ctx context.Context, _ ...string) error { <-ctx.Done(); return ctx.Err() },

@@ -917,7 +917,7 @@ func (a *Agent) Self() swim.Node { return a.self }
 // Join asks the members at addrs (ip:port) to admit this member and waits
 // until this member knows at least one other live member, or ctx is done.
 // It fails at once when a member refuses the join because another node
-// holds this member's ID (swim.EventConflict).
+// holds this member's ID (swim.EventConflict), with a *ConflictError.
 // Join may be called again, for example to rejoin after a partition.
 func (a *Agent) Join(ctx context.Context, addrs ...string) error {
 	if len(addrs) == 0 {
@@ -960,9 +960,24 @@ func (a *Agent) Join(ctx context.Context, addrs ...string) error {
 		return fmt.Errorf("agent: join %v: %w", addrs, ctx.Err())
 	}
 	if c := a.conflict.Load(); c != nil {
-		return fmt.Errorf("agent: join refused: ID %q is already held by the member at %s; start this member with another ID", a.self.ID, c.Addr)
+		return &ConflictError{ID: a.self.ID, Holder: *c}
 	}
 	return nil
+}
+
+// ConflictError is Join's error when a member refuses the join because
+// another node, Holder, holds this member's ID alive or suspect. Holder
+// may be this member's own previous process, crashed and not yet declared
+// dead: once it is, a Join from a new address reclaims the ID
+// (swim.Config.DeadReclaimTime), so a caller restarted on a new address
+// may retry.
+type ConflictError struct {
+	ID     swim.ID
+	Holder swim.Node
+}
+
+func (e *ConflictError) Error() string {
+	return fmt.Sprintf("agent: join refused: ID %q is already held by the member at %s; start this member with another ID", e.ID, e.Holder.Addr)
 }
 
 // Members returns the membership view: this member first, then every other
