@@ -89,6 +89,9 @@ func (m *Member) reclaimable(now time.Duration, p *peer) bool {
 // declaration or leave above it is a later life's and moves p to u's
 // address.
 func (m *Member) reclaim(now time.Duration, p *peer, u *Update) bool {
+	if u.Kind == UpdateSuspect {
+		return false // a suspicion changes no dead or left entry
+	}
 	if u.Incarnation <= p.inc {
 		if u.Kind == UpdateAlive && m.stepFrom == u.Node.ID {
 			m.accuseBack(p, u.Node)

@@ -168,6 +168,12 @@ func TestLeaveFromAnotherAddressKeepsDead(t *testing.T) {
 	_, ev := drain(s)
 	assert.False(t, hasEvent(ev, EventLeave))
 
+	// Neither does a suspicion above it: the entry stays at c's address.
+	require.NoError(t, s.Step(2*time.Second, gossipFrom("o", Update{Kind: UpdateSuspect, Node: c2, Incarnation: 4, From: "o"})))
+	st, _ = s.Member("c", 2*time.Second)
+	assert.Equal(t, StateDead, st.State)
+	assert.Equal(t, "c:7946", st.Node.Addr)
+
 	// A leave from c's own address is still its leave.
 	require.NoError(t, s.Step(3*time.Second, gossipFrom("o", Update{Kind: UpdateDead, Node: node("c"), Incarnation: 0, From: "c"})))
 	assert.Equal(t, StateLeft, s.State("c"))
