@@ -51,13 +51,16 @@ type conflictNote struct {
 // or left for less than DeadReclaimTime: a MsgSync with only the entry
 // kept under that ID, which the joiner reads as a conflict (or, for a dead
 // or left entry, as the declaration to refute before it reclaims the ID),
-// and no view.
-func (m *Member) refuseJoin(now time.Duration, joiner Node) bool {
+// and no view. With signed self-updates, a join whose Alive is not signed
+// with the key bound to a dead or left entry is refused too: it could not
+// reclaim the ID before the entry is reaped, and answering it with the
+// view every period until then would cost a view per period.
+func (m *Member) refuseJoin(now time.Duration, joiner Node, ups []Update) bool {
 	held := m.self
 	u := m.selfAlive()
 	if joiner.ID != m.self.ID {
 		p := m.peers[joiner.ID]
-		if p == nil || (p.state != StateAlive && p.state != StateSuspect && m.reclaimable(now, p)) {
+		if p == nil || (p.state != StateAlive && p.state != StateSuspect && m.reclaimable(now, p) && !m.foreignKey(p, ups)) {
 			return false
 		}
 		held, u = p.node, m.viewUpdate(p)
@@ -106,5 +109,26 @@ func (m *Member) reclaim(now time.Duration, p *peer, u *Update) bool {
 		m.stats.Reclaims++
 	}
 	p.node, p.answered = u.Node, false
+	return true
+}
+
+// foreignKey reports whether, with signed self-updates, the joiner's Alive
+// among ups (about p's ID) lacks a proof under the key bound to p.
+func (m *Member) foreignKey(p *peer, ups []Update) bool {
+	if !m.signed() {
+		return false
+	}
+	bound := m.trusted[p.node.ID]
+	if p.key != "" {
+		bound = p.key
+	}
+	if bound == "" {
+		return false
+	}
+	for i := range ups {
+		if u := &ups[i]; u.Kind == UpdateAlive && u.Node.ID == p.node.ID {
+			return string(u.Proof.Key()) != bound
+		}
+	}
 	return true
 }

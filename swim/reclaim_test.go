@@ -209,6 +209,7 @@ func TestSignedReclaimNeedsTheBoundKey(t *testing.T) {
 	assert.Equal(t, "c:7946", st.Node.Addr)
 	assert.Positive(t, s.Stats().Conflicts, "a valid proof under another key")
 	assert.Equal(t, 0, s.Stats().Reclaims)
+	assert.Equal(t, 1, forger.NumAlive(), "its joins are refused, never answered with the view")
 	// An unsigned Alive above the declaration is refused too.
 	require.NoError(t, s.Step(9*time.Minute, gossipFrom("x", Update{Kind: UpdateAlive, Node: Node{ID: "c", Addr: "f:7946"}, Incarnation: 3, From: "c"})))
 	assert.Equal(t, StateDead, s.State("c"))

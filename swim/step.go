@@ -57,7 +57,7 @@ func (m *Member) Step(now time.Duration, pkt *Packet) error {
 		m.stats.Misdirected++
 		return nil
 	}
-	if pkt.Kind == MsgJoin && m.st == running && m.refuseJoin(now, from) {
+	if pkt.Kind == MsgJoin && m.st == running && m.refuseJoin(now, from, pkt.Updates) {
 		return nil
 	}
 	if pkt.From.ID == m.self.ID {
