@@ -81,6 +81,8 @@ func (m *Member) apply(now time.Duration, u Update, gossip bool) {
 		// life) are ignored silently; the rest are a conflicting claim.
 		if u.Incarnation > p.inc || (u.Kind != UpdateAlive && u.Incarnation == p.inc) {
 			m.conflict(now, u.Node, p.node)
+		} else if u.Kind == UpdateAlive && u.Incarnation == p.inc && p.revived && u.Node.Addr < p.node.Addr {
+			m.reviveTie(now, p, &u, gossip)
 		}
 		return
 	}
@@ -123,6 +125,7 @@ func (m *Member) apply(now time.Duration, u Update, gossip bool) {
 		prev := p.state
 		metaChanged := !u.Versions.IsZero() && u.Meta != p.meta
 		p.node, p.inc, p.since, p.proof = u.Node, u.Incarnation, now, u.Proof
+		p.revived = prev == StateDead || prev == StateLeft
 		if !u.Versions.IsZero() { // else relayed through wire format 1: keep what is known
 			p.meta, p.versions = u.Meta, u.Versions
 		}
@@ -320,4 +323,30 @@ func changes(p *peer, u *Update) bool {
 		return p == nil || u.Incarnation > p.inc
 	}
 	return p != nil && (u.Incarnation > p.inc || (u.Incarnation == p.inc && p.state != StateLeft))
+}
+
+// reviveTie settles two nodes that both revived p's ID from the same
+// declaration (Dead or Left at j), each with an Alive at j+1 from its own
+// address: two restarts of one crashed member at once (flapping pods), or
+// a member wrongly declared dead resuming at its old address while a
+// restart reclaims the ID from a new one. Without a rule, each member kept
+// the Alive it heard first and ignored the other as stale, and the group
+// split for good. The lower address wins everywhere, whatever the order:
+// u, at a lower address than p's, takes the entry (state and incarnation
+// unchanged), and the loser is reported as a conflict; the loser reads the
+// winner's Alive about its own ID as a conflict too (aboutSelf). A holder
+// that was not revived at this incarnation (never declared dead there) is
+// never displaced. See docs/algorithms.md, “SWIM: hostile and stale
+// updates” (ID conflicts).
+func (m *Member) reviveTie(now time.Duration, p *peer, u *Update, gossip bool) {
+	if m.signed() && !m.checkSelfUpdate(now, p, u) {
+		return
+	}
+	m.conflict(now, p.node, u.Node)
+	p.node, p.answered, p.proof = u.Node, false, u.Proof
+	if !u.Versions.IsZero() {
+		p.meta, p.versions = u.Meta, u.Versions
+	}
+	m.emit(EventUpdate, p, u.From, now)
+	m.gossip(*u, gossip)
 }

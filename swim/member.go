@@ -38,6 +38,7 @@ type peer struct {
 	inTomb   bool
 	retried  bool // ModeDetector gate: one failed probe already forgiven
 	answered bool // acked a ping of this member's itself (makeRoom)
+	revived  bool // Alive at inc after Dead or Left below it (reviveTie)
 	deadFrom ID
 
 	streamWarned bool          // an EventStreamOnly was emitted, at streamWarnAt

@@ -409,7 +409,9 @@ const (
 	// one per member per StreamOnlyEventEvery.
 	EventStreamOnly
 	// EventUpdate: a live member's metadata changed (it raised its
-	// incarnation with new metadata; Event.Meta holds the new value).
+	// incarnation with new metadata; Event.Meta holds the new value), or
+	// its address did: two nodes revived its ID at once from one
+	// declaration and the one at the lower address is kept (Event.Node).
 	EventUpdate
 )
 
