@@ -223,6 +223,23 @@ func TestSignedReclaimNeedsTheBoundKey(t *testing.T) {
 	assert.Equal(t, "c2:7946", st.Node.Addr)
 	assert.Equal(t, 1, s.Stats().Reclaims)
 
+	// Two revivals at one incarnation settle on the lower address
+	// (reviveTie), but only under the bound key: a forger's Alive at c's
+	// incarnation from a lower address, under its own key, moves nothing.
+	at := 9*time.Minute + 5*time.Second
+	low := Update{Kind: UpdateAlive, Node: Node{ID: "c", Addr: "a:7946"}, Incarnation: st.Incarnation, From: "c"}
+	forged := low
+	forged.Proof = Sign(testKey("forger"), forged)
+	require.NoError(t, s.Step(at, gossipFrom("x", forged)))
+	st, _ = s.Member("c", at)
+	assert.Equal(t, "c2:7946", st.Node.Addr, "a forger's tie does not move the entry")
+	own := low
+	own.Proof = Sign(testKey("c"), own)
+	require.NoError(t, s.Step(at, gossipFrom("x", own)))
+	st, _ = s.Member("c", at)
+	assert.Equal(t, "a:7946", st.Node.Addr, "a second revival under c's key, at a lower address, is kept")
+	assert.Equal(t, StateAlive, st.State)
+
 	// Once a dead entry is reaped, the ID is free: the forger's key is
 	// bound on first use (Member.Trust closes this).
 	s2 := newSigned("s", "s:7946", testKey("s"))
