@@ -88,7 +88,19 @@ func (m *Member) Step(now time.Duration, pkt *Packet) error {
 	m.replyTo, m.stepFrom = "", ""
 	m.receiveUser(now, pkt)
 	s := m.peers[pkt.From.ID]
-	if s != nil {
+	if s != nil && from.Addr != "" && from.Addr != s.node.Addr {
+		// A node at another address under a held ID: not the member the
+		// entry names, so no heartbeat of it. One held alive or suspect
+		// there is told who holds its ID (a process paused past its
+		// death, resumed after a restart reclaimed the ID elsewhere),
+		// and reads the conflict at once, not at the next anti-entropy
+		// exchange. A join is answered by refuseJoin, a view needs none.
+		if (s.state == StateAlive || s.state == StateSuspect) && pkt.Kind != MsgJoin && pkt.Kind != MsgSync {
+			m.stepFrom = pkt.From.ID
+			m.accuseBack(s, from)
+			m.stepFrom = ""
+		}
+	} else if s != nil {
 		m.heard(now, s)
 	}
 	// A protocol packet from a member this member does not know comes from
