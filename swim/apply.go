@@ -81,7 +81,8 @@ func (m *Member) apply(now time.Duration, u Update, gossip bool) {
 		// life) are ignored silently; the rest are a conflicting claim.
 		if u.Incarnation > p.inc || (u.Kind != UpdateAlive && u.Incarnation == p.inc) {
 			m.conflict(now, u.Node, p.node)
-		} else if u.Kind == UpdateAlive && u.Incarnation == p.inc && p.revived && u.Node.Addr < p.node.Addr {
+		} else if u.Kind == UpdateAlive && u.Incarnation == p.inc && p.revived && u.Node.Addr < p.node.Addr &&
+			now-p.downSince >= *m.cfg.DeadReclaimTime {
 			m.reviveTie(now, p, &u, gossip)
 		}
 		return
@@ -124,8 +125,11 @@ func (m *Member) apply(now time.Duration, u Update, gossip bool) {
 		}
 		prev := p.state
 		metaChanged := !u.Versions.IsZero() && u.Meta != p.meta
-		p.node, p.inc, p.since, p.proof = u.Node, u.Incarnation, now, u.Proof
 		p.revived = prev == StateDead || prev == StateLeft
+		if p.revived {
+			p.downSince = p.since
+		}
+		p.node, p.inc, p.since, p.proof = u.Node, u.Incarnation, now, u.Proof
 		if !u.Versions.IsZero() { // else relayed through wire format 1: keep what is known
 			p.meta, p.versions = u.Meta, u.Versions
 		}
@@ -336,7 +340,9 @@ func changes(p *peer, u *Update) bool {
 // unchanged), and the loser is reported as a conflict; the loser reads the
 // winner's Alive about its own ID as a conflict too (aboutSelf). A holder
 // that was not revived at this incarnation (never declared dead there) is
-// never displaced. See docs/algorithms.md, “SWIM: hostile and stale
+// never displaced, nor one revived less than DeadReclaimTime after its
+// declaration: that window protects a member wrongly declared dead that
+// resumed at its address. See docs/algorithms.md, “SWIM: hostile and stale
 // updates” (ID conflicts).
 func (m *Member) reviveTie(now time.Duration, p *peer, u *Update, gossip bool) {
 	if m.signed() && !m.checkSelfUpdate(now, p, u) {

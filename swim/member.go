@@ -38,8 +38,10 @@ type peer struct {
 	inTomb   bool
 	retried  bool // ModeDetector gate: one failed probe already forgiven
 	answered bool // acked a ping of this member's itself (makeRoom)
-	revived  bool // Alive at inc after Dead or Left below it (reviveTie)
 	deadFrom ID
+
+	revived   bool          // Alive at inc after Dead or Left below it (reviveTie)
+	downSince time.Duration // when revived: since when it had been dead or left
 
 	streamWarned bool          // an EventStreamOnly was emitted, at streamWarnAt
 	streamWarnAt time.Duration // (stream.go)

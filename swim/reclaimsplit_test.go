@@ -72,3 +72,23 @@ func TestPausedMemberResumesWhileReclaimed(t *testing.T) {
 		})
 	}
 }
+
+// DeadReclaimTime protects a member wrongly declared dead that resumes at
+// its old address within the window: a restart elsewhere, even at a lower
+// address and at the same incarnation, does not displace it (the tie rule
+// applies only to a revival that was itself past DeadReclaimTime).
+func TestTieKeepsDeadReclaimTime(t *testing.T) {
+	wait := func(c *Config) { c.DeadReclaimTime = new(20 * time.Second) }
+	s := newTest(t, "s", ModeLifeguard, wait, "o", "c")
+	o := newTest(t, "o", ModeLifeguard, wait, "s", "c")
+	c := newTest(t, "c", ModeLifeguard, wait, "s", "o")
+	killC(t, time.Second, s, o)
+	runNet(t, time.Second, 3*time.Second, s, o, c) // c resumes at c:7946 and refutes
+	require.Equal(t, StateAlive, s.State("c"))
+	b := Node{ID: "c", Addr: "b9:7946"}
+	for _, m := range []*Member{s, o} {
+		require.NoError(t, m.Step(4*time.Second, gossipFrom("x", Update{Kind: UpdateAlive, Node: b, Incarnation: 1, From: "c"})))
+		st, _ := m.Member("c", 4*time.Second)
+		assert.Equal(t, "c:7946", st.Node.Addr, "%s: 3 s after the declaration, within DeadReclaimTime", m.Self().ID)
+	}
+}
