@@ -65,6 +65,17 @@ func killC(t *testing.T, at time.Duration, ms ...*Member) {
 	}
 }
 
+// restartC is member c restarted at addr (a new process at incarnation 0,
+// its random source seeded with seed) that joins through the member at via
+// at 2 s.
+func restartC(t *testing.T, mode Mode, addr string, seed uint64, via string) *Member {
+	t.Helper()
+	m, err := New(Config{Self: Node{ID: "c", Addr: addr}, Mode: mode}, rand.New(rand.NewPCG(seed, 4)))
+	require.NoError(t, err)
+	require.NoError(t, m.Join(2*time.Second, []string{via}))
+	return m
+}
+
 // A member that crashed and restarts on a new address (a pod, a container
 // on another port) rejoins under its ID: it hears its old entry's
 // declaration (Dead at 0) in the seed's answer, refutes it from its new
@@ -76,9 +87,7 @@ func TestDeadMemberReclaimsIDFromNewAddress(t *testing.T) {
 	s := newTest(t, "s", ModeLifeguard, nil, "o", "c")
 	o := newTest(t, "o", ModeLifeguard, nil, "s", "c")
 	killC(t, time.Second, s, o)
-	c2, err := New(Config{Self: Node{ID: "c", Addr: "c2:7946"}, Mode: ModeLifeguard}, rand.New(rand.NewPCG(3, 4)))
-	require.NoError(t, err)
-	require.NoError(t, c2.Join(2*time.Second, []string{"s:7946"}))
+	c2 := restartC(t, ModeLifeguard, "c2:7946", 3, "s:7946")
 	ev := runNet(t, 2*time.Second, 8*time.Second, s, o, c2)
 
 	for _, m := range []*Member{s, o} {
@@ -105,9 +114,7 @@ func TestReclaimWaitsForDeadReclaimTime(t *testing.T) {
 	s := newTest(t, "s", ModeLifeguard, wait, "o", "c")
 	o := newTest(t, "o", ModeLifeguard, wait, "s", "c")
 	killC(t, time.Second, s, o)
-	c2, err := New(Config{Self: Node{ID: "c", Addr: "c2:7946"}, Mode: ModeLifeguard}, rand.New(rand.NewPCG(3, 4)))
-	require.NoError(t, err)
-	require.NoError(t, c2.Join(2*time.Second, []string{"s:7946"}))
+	c2 := restartC(t, ModeLifeguard, "c2:7946", 3, "s:7946")
 	ev := runNet(t, 2*time.Second, 20*time.Second, s, o, c2)
 	st, _ := s.Member("c", 20*time.Second)
 	assert.Equal(t, StateDead, st.State, "19 s after the declaration")
@@ -255,4 +262,176 @@ func TestSignedReclaimNeedsTheBoundKey(t *testing.T) {
 	st, _ = s2.Member("c", retain+6*time.Second)
 	assert.Equal(t, StateAlive, st.State)
 	assert.Equal(t, "f:7946", st.Node.Addr)
+}
+
+// A restart refused within DeadReclaimTime refutes the declaration it is
+// answered with (its incarnation is then above it) and, giving up, leaves:
+// that leave must not turn the crashed member's Dead into Left at the
+// restart's address.
+func TestRefusedRestartLeaveKeepsDead(t *testing.T) {
+	wait := func(c *Config) { c.DeadReclaimTime = new(20 * time.Second) }
+	s := newTest(t, "s", ModeLifeguard, wait, "o", "c")
+	o := newTest(t, "o", ModeLifeguard, wait, "s", "c")
+	killC(t, time.Second, s, o)
+	c2 := restartC(t, ModeLifeguard, "c2:7946", 3, "s:7946")
+	runNet(t, 2*time.Second, 5*time.Second, s, o, c2)
+	require.NoError(t, c2.Leave(5*time.Second))
+	ev := runNet(t, 5*time.Second, 8*time.Second, s, o, c2)
+	for _, m := range []*Member{s, o} {
+		st, _ := m.Member("c", 8*time.Second)
+		assert.Equal(t, StateDead, st.State, "%s: the crash stays a crash", m.Self().ID)
+		assert.Equal(t, "c:7946", st.Node.Addr, "%s", m.Self().ID)
+		assert.False(t, hasEvent(ev[m], EventLeave), "%s", m.Self().ID)
+	}
+}
+
+// The pings of a stale node under a held ID (c at its old address, after
+// a restart reclaimed c at c2) are no heartbeats of the holder: when c2
+// crashes, the others declare it dead, in every mode, and c, hearing
+// that declaration of its ID at c2, refutes it and takes its ID back.
+func TestStaleNodeDoesNotKeepHolderAlive(t *testing.T) {
+	for _, mode := range []Mode{ModeSWIM, ModeLifeguard, ModeDetector} {
+		t.Run(mode.String(), func(t *testing.T) {
+			s := newTest(t, "s", mode, nil, "o", "c")
+			o := newTest(t, "o", mode, nil, "s", "c")
+			c := newTest(t, "c", mode, nil, "s", "o") // paused from the start
+			killC(t, time.Second, s, o)
+			c2 := restartC(t, mode, "c2:7946", 3, "o:7946")
+			runNet(t, 2*time.Second, 10*time.Second, s, o, c2)
+			require.Equal(t, StateAlive, s.State("c"))
+			runNet(t, 10*time.Second, 60*time.Second, s, o, c) // c2 crashed, c resumed
+			for _, m := range []*Member{s, o} {
+				st, _ := m.Member("c", 60*time.Second)
+				assert.Equal(t, StateAlive, st.State, "%s", m.Self().ID)
+				assert.Equal(t, "c:7946", st.Node.Addr, "%s: c2 crashed 50 s ago; c, resumed, took its ID back", m.Self().ID)
+			}
+		})
+	}
+}
+
+// A member wrongly declared dead (paused) that resumes at its old address
+// after a restart reclaimed its ID elsewhere hears at once that its ID is
+// held at the new address (EventConflict): the holders answer its stale
+// Alive with the entry they keep. Before, they ignored it silently and the
+// resumed process ran on, believing itself a member, until an
+// anti-entropy exchange told it (13.85 s after it resumed here).
+func TestPausedMemberResumesAfterReclaim(t *testing.T) {
+	s := newTest(t, "s", ModeLifeguard, nil, "o", "c")
+	o := newTest(t, "o", ModeLifeguard, nil, "s", "c")
+	c := newTest(t, "c", ModeLifeguard, nil, "s", "o") // paused from the start
+	killC(t, time.Second, s, o)
+	c2 := restartC(t, ModeLifeguard, "c2:7946", 3, "o:7946")
+	runNet(t, 2*time.Second, 10*time.Second, s, o, c2)
+	ev := runNet(t, 10*time.Second, 13*time.Second, s, o, c, c2)
+	for _, m := range []*Member{s, o} {
+		st, _ := m.Member("c", 13*time.Second)
+		assert.Equal(t, "c2:7946", st.Node.Addr)
+	}
+	assert.True(t, hasEvent(ev[c], EventConflict), "the resumed process hears it was replaced")
+}
+
+// Two restarts of one crashed member at two new addresses at once
+// (flapping pods) both refute the declaration Dead(c, 0) with Alive at 1.
+// The group must converge on one of them, and the other must hear a
+// conflict. Before, the first Alive(c, 1) each member heard won there and
+// the other, at the same incarnation, was ignored silently as stale: the
+// group split for good (s held c at c2, o at c3), each claimant probed by
+// half of it.
+func TestTwoReclaimsAtOnceConverge(t *testing.T) {
+	s := newTest(t, "s", ModeLifeguard, nil, "o", "c")
+	o := newTest(t, "o", ModeLifeguard, nil, "s", "c")
+	killC(t, time.Second, s, o)
+	c2 := restartC(t, ModeLifeguard, "c2:7946", 3, "s:7946")
+	c3 := restartC(t, ModeLifeguard, "c3:7946", 5, "o:7946")
+	ev := runNet(t, 2*time.Second, 30*time.Second, s, o, c2, c3)
+
+	ss, _ := s.Member("c", 30*time.Second)
+	os, _ := o.Member("c", 30*time.Second)
+	assert.Equal(t, StateAlive, ss.State)
+	assert.Equal(t, StateAlive, os.State)
+	assert.Equal(t, ss.Node.Addr, os.Node.Addr, "s and o hold c at the same address")
+	loser := c3
+	if ss.Node.Addr == "c3:7946" {
+		loser = c2
+	}
+	assert.True(t, hasEvent(ev[loser], EventConflict), "the claimant not kept hears the conflict")
+}
+
+// A member wrongly declared dead (paused) resumes at its old address while
+// a restart of it reclaims the ID from a new one: both refute Dead(c, 0)
+// with Alive(c, 1). The group converges on one address whatever the
+// order of addresses (the lower), and the other node hears a conflict.
+func TestPausedMemberResumesWhileReclaimed(t *testing.T) {
+	for _, newAddr := range []string{"c2:7946", "b9:7946"} { // above and below c:7946
+		t.Run(newAddr, func(t *testing.T) {
+			s := newTest(t, "s", ModeLifeguard, nil, "o", "c")
+			o := newTest(t, "o", ModeLifeguard, nil, "s", "c")
+			c := newTest(t, "c", ModeLifeguard, nil, "s", "o") // paused from the start
+			killC(t, time.Second, s, o)
+			c2 := restartC(t, ModeLifeguard, newAddr, 3, "o:7946")
+			ev := runNet(t, 2*time.Second, 30*time.Second, s, o, c, c2)
+
+			want := min("c:7946", newAddr)
+			for _, m := range []*Member{s, o} {
+				st, _ := m.Member("c", 30*time.Second)
+				assert.Equal(t, StateAlive, st.State, "%s", m.Self().ID)
+				assert.Equal(t, want, st.Node.Addr, "%s", m.Self().ID)
+			}
+			loser := c2
+			if want == newAddr {
+				loser = c
+			}
+			assert.True(t, hasEvent(ev[loser], EventConflict), "the node not kept hears the conflict")
+		})
+	}
+}
+
+// DeadReclaimTime protects a member wrongly declared dead that resumes at
+// its old address within the window: a restart elsewhere, even at a lower
+// address and at the same incarnation, does not displace it (the tie rule
+// applies only to a revival that was itself past DeadReclaimTime).
+func TestTieKeepsDeadReclaimTime(t *testing.T) {
+	wait := func(c *Config) { c.DeadReclaimTime = new(20 * time.Second) }
+	s := newTest(t, "s", ModeLifeguard, wait, "o", "c")
+	o := newTest(t, "o", ModeLifeguard, wait, "s", "c")
+	c := newTest(t, "c", ModeLifeguard, wait, "s", "o")
+	killC(t, time.Second, s, o)
+	runNet(t, time.Second, 3*time.Second, s, o, c) // c resumes at c:7946 and refutes
+	require.Equal(t, StateAlive, s.State("c"))
+	b := Node{ID: "c", Addr: "b9:7946"}
+	for _, m := range []*Member{s, o} {
+		require.NoError(t, m.Step(4*time.Second, gossipFrom("x", Update{Kind: UpdateAlive, Node: b, Incarnation: 1, From: "c"})))
+		st, _ := m.Member("c", 4*time.Second)
+		assert.Equal(t, "c:7946", st.Node.Addr, "%s: 3 s after the declaration, within DeadReclaimTime", m.Self().ID)
+	}
+}
+
+// A member that heard the losing revival of a tie declared dead (Dead(c,
+// z9, 1)) before it heard the winner's Alive at the same incarnation holds
+// c dead while the rest hold it alive at b1: the winner, speaking to it,
+// gets the declaration back, refutes it above, and every member ends on
+// b1 alive (not held dead until the entry is reaped).
+func TestTieLoserDeclaredDeadConverges(t *testing.T) {
+	s := newTest(t, "s", ModeLifeguard, nil, "o", "c")
+	o := newTest(t, "o", ModeLifeguard, nil, "s", "c")
+	killC(t, time.Second, s, o)
+	z := Node{ID: "c", Addr: "z9:7946"}
+	b := Node{ID: "c", Addr: "b1:7946"}
+	for _, m := range []*Member{s, o} {
+		require.NoError(t, m.Step(2*time.Second, gossipFrom("x", Update{Kind: UpdateAlive, Node: z, Incarnation: 1, From: "c"})))
+	}
+	require.NoError(t, s.Step(2*time.Second, gossipFrom("x", Update{Kind: UpdateAlive, Node: b, Incarnation: 1, From: "c"})))
+	require.NoError(t, o.Step(2*time.Second, gossipFrom("x", Update{Kind: UpdateDead, Node: z, Incarnation: 1, From: "x"})))
+	require.NoError(t, o.Step(2*time.Second, gossipFrom("x", Update{Kind: UpdateAlive, Node: b, Incarnation: 1, From: "c"})))
+	drain(s)
+	drain(o)
+	cb, err := New(Config{Self: b, Mode: ModeLifeguard, Incarnation: 1}, rand.New(rand.NewPCG(3, 4)))
+	require.NoError(t, err)
+	cb.Bootstrap([]Node{node("s"), node("o")})
+	runNet(t, 2*time.Second, 90*time.Second, s, o, cb)
+	for _, m := range []*Member{s, o} {
+		st, _ := m.Member("c", 90*time.Second)
+		assert.Equal(t, StateAlive, st.State, "%s", m.Self().ID)
+		assert.Equal(t, "b1:7946", st.Node.Addr, "%s", m.Self().ID)
+	}
 }
