@@ -11,10 +11,10 @@ import (
 // Step processes one received packet at now. It returns an error wrapping
 // ErrPacket, and changes nothing, for a malformed packet (unknown kind or
 // update kind, empty sender ID, over-long ID or address, an update
-// without the member's address, a Suspect or Dead update with an empty From, a ping, ping-req or join that cannot be
-// answered: see below). A packet for
-// another ID is dropped silently (counted in Stats.Misdirected); packets to
-// a member that has left are ignored.
+// without the member's address, a Suspect or Dead update with an empty
+// From, a ping, ping-req or join that cannot be answered: see below). A
+// packet for another ID is dropped silently (counted in
+// Stats.Misdirected); packets to a member that has left are ignored.
 //
 // An empty From.Addr means "at the address this member holds for
 // From.ID": wire format 2 leaves the sender's address out of acks and
