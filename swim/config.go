@@ -160,6 +160,17 @@ type Config struct {
 	// ping-req) is never cut, see Packet.Size.
 	MaxPacketSize int
 
+	// SyncProbes starts the probe periods at the first Tick. By default the
+	// first probe comes at a random point of the first period (drawn from
+	// the member's random source), as memberlist staggers its probe loop:
+	// members started together would otherwise probe on one common grid,
+	// so that their probes of a peer, the suspicions those raise and the
+	// Lifeguard timers those start move in step, and a crash is declared
+	// by the whole group at one instant that depends only on when the
+	// group was started. SWIM's analysis (§3.1) assumes the common grid;
+	// swim/sim uses it unless told otherwise.
+	SyncProbes bool
+
 	// DisableRTTTimeout and DisableSuspicionGate switch off, in
 	// ModeDetector, the RTT-derived probe timeout and the detector gate on
 	// suspicion respectively (for experiments that separate their effects).

@@ -17,7 +17,10 @@ import (
 // that b, were it alive, could refute it. Left with nobody alive, a asks
 // the dead b for its view each period (a join), in case b was only cut off.
 func Example() {
-	a, err := swim.New(swim.Config{Self: swim.Node{ID: "a", Addr: "10.0.0.1:7946"}},
+	// SyncProbes: the first probe at the first Tick, so that the times
+	// below fall on whole periods (by default it comes at a random point
+	// of the first period).
+	a, err := swim.New(swim.Config{Self: swim.Node{ID: "a", Addr: "10.0.0.1:7946"}, SyncProbes: true},
 		rand.New(rand.NewPCG(1, 1)))
 	if err != nil {
 		panic(err)

@@ -15,8 +15,8 @@ import (
 // none). The Alive also goes out in the drain loop's first round, a
 // gossip packet (Config.GossipInterval).
 func ExampleMember_Broadcast() {
-	a, _ := swim.New(swim.Config{Self: swim.Node{ID: "a", Addr: "10.0.0.1:7946"}}, rand.New(rand.NewPCG(1, 1)))
-	b, _ := swim.New(swim.Config{Self: swim.Node{ID: "b", Addr: "10.0.0.2:7946"}}, rand.New(rand.NewPCG(2, 2)))
+	a, _ := swim.New(swim.Config{Self: swim.Node{ID: "a", Addr: "10.0.0.1:7946"}, SyncProbes: true}, rand.New(rand.NewPCG(1, 1)))
+	b, _ := swim.New(swim.Config{Self: swim.Node{ID: "b", Addr: "10.0.0.2:7946"}, SyncProbes: true}, rand.New(rand.NewPCG(2, 2)))
 	a.Bootstrap([]swim.Node{b.Self()})
 	b.Bootstrap([]swim.Node{a.Self()})
 

@@ -341,6 +341,11 @@ func (m *Member) Tick(now time.Duration) {
 	if !m.started {
 		m.started = true
 		m.nextProbe = now
+		if !m.cfg.SyncProbes {
+			// The first probe at a random point of the first period
+			// (Config.SyncProbes).
+			m.nextProbe += time.Duration(m.rng.Int64N(int64(m.cfg.ProbeInterval)))
+		}
 		if m.signed() && !m.selfQueued() {
 			// Members added by Bootstrap hold no proof of this member's
 			// Alive to pass on to others (a member learning of it from

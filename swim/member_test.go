@@ -14,7 +14,7 @@ func node(id string) Node { return Node{ID: ID(id), Addr: id + ":7946"} }
 
 func newTest(t *testing.T, id string, mode Mode, mut func(*Config), peers ...string) *Member {
 	t.Helper()
-	cfg := Config{Self: node(id), Mode: mode}
+	cfg := Config{Self: node(id), Mode: mode, SyncProbes: true}
 	if mut != nil {
 		mut(&cfg)
 	}

@@ -26,6 +26,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"slices"
 	"strings"
@@ -256,7 +257,14 @@ func runOne(c Cluster, sc string, o options, run int) (Result, error) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	res.Converge = time.Since(t0)
-	time.Sleep(o.settle)
+	// The window opens at a random point of the protocol period (drawn from
+	// the run's seed, the same for every library): members started together
+	// probe on a grid fixed by their start, and a fixed settle would put
+	// every run's kill or pause at the same phase of that grid, so that a
+	// library's detection time would be one sample repeated rather than a
+	// distribution.
+	phase := time.Duration(rand.New(rand.NewPCG(seed, 11)).Int64N(int64(o.params.ProbeInterval)))
+	time.Sleep(o.settle + phase)
 
 	victim := nodes[len(nodes)-1-run%(len(nodes)-1)]
 	before := make([][2]uint64, len(nodes))

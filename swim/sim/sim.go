@@ -66,7 +66,9 @@ type Config struct {
 	LinkLoss func(from, to int) float64
 	// StartSpread: member i starts (first Tick) at a uniformly random
 	// instant in [0, StartSpread). 0 starts all members at 0, so that their
-	// protocol periods are aligned as in the SWIM paper's analysis.
+	// protocol periods are aligned as in the SWIM paper's analysis. (The
+	// simulator sets swim.Config.SyncProbes: a member's first probe comes
+	// at its start.)
 	StartSpread time.Duration
 	// DropWhilePaused drops packets that arrive at a paused member instead
 	// of queueing them until it resumes.
@@ -227,6 +229,7 @@ func (s *Sim) newMachineAt(i int, inc swim.Incarnation) error {
 	mc := s.cfg.Member
 	mc.Self = sm.node
 	mc.Incarnation = inc
+	mc.SyncProbes = true // the phases of the periods come from StartSpread
 	if s.cfg.Signed {
 		mc.SigningKey = s.key(i)
 	}
