@@ -199,7 +199,15 @@ func (m *Member) apply(now time.Duration, u Update, gossip bool) {
 		}
 		switch p.state {
 		case StateAlive, StateSuspect:
+			held := p.state == StateSuspect
 			m.kill(now, p, u, gossip)
+			if gossip && held && !u.IsLeave() {
+				// This member suspected p too: pass the declaration on
+				// at once (corroborated forwarding), so that the group
+				// learns of a crash in a few hops instead of the drain
+				// loop's rounds.
+				m.forward(u, nil, *m.cfg.GossipFanout)
+			}
 		case StateDead:
 			if u.IsLeave() {
 				m.leftAfterDead(now, p, u, gossip)

@@ -127,12 +127,14 @@ type Config struct {
 	// a refutation that ends a suspicion this member held (forwarded once).
 	// A suspicion it raises goes at once to the suspect only, its own leave
 	// to GossipFanout random members, and a leave it knows of to the sender
-	// and declarer of a Dead about the leaver. Heard suspicions and
-	// declarations are not forwarded, so an accusation costs at most
-	// GossipFanout+K+1 packets from the member that makes it; refutations
-	// cost at most GossipFanout packets per member that held the suspicion,
-	// and a member forwards at most 4·GossipFanout packets per protocol
-	// period. A group without failures or leaves sends none. Default 2
+	// and declarer of a Dead about the leaver. Heard suspicions are not
+	// forwarded, and a heard declaration only by a member that suspected
+	// the dead member too (once, to GossipFanout random members), so an
+	// accusation costs at most GossipFanout+K+1 packets from the member
+	// that makes it until it is corroborated; refutations and corroborated
+	// declarations cost at most GossipFanout packets per member that held
+	// the suspicion, and a member forwards at most 4·GossipFanout packets
+	// per protocol period. A group without failures or leaves sends none. Default 2
 	// (DefaultGossipFanout, chosen in swim/sim: see the package doc);
 	// new(0) disables it. ModeSWIM ignores it (plain SWIM disseminates by
 	// piggybacking only).

@@ -68,13 +68,17 @@
 //     random members; a leave it knows of to whoever sends it a Dead about
 //     the leaver; and a refutation that ended a suspicion it held to
 //     GossipFanout random members (forwarded once per holder, so
-//     refutations race the timers).
-//     Accusations heard from others are not forwarded at once: flooding
-//     them makes every member run, and lose, the race against a paused
-//     member's refutation. Cost: nothing in a group without failures or
-//     leaves; per accusation at most GossipFanout+K+1 packets from the
-//     member making it; per refutation at most GossipFanout per member
-//     that held the suspicion, and at most 4·GossipFanout forwarded
+//     refutations race the timers); likewise a declaration heard about a
+//     member it suspected too (corroborated), so that a crash reaches the
+//     group in a few hops. Suspicions heard from others are not forwarded
+//     at once: flooding them brings every member's confirmations, hence
+//     its timer, down to Min at once, and every member then runs, and
+//     loses, the race against a paused member's refutation. Cost: nothing
+//     in a group without failures or leaves; per accusation at most
+//     GossipFanout+K+1 packets from the member making it until others
+//     corroborate it; per refutation or corroborated declaration at most
+//     GossipFanout per member that held the suspicion, and at most
+//     4·GossipFanout forwarded
 //     packets per member and protocol period (without that bound a member
 //     bridging a non-transitive partition forwarded a number growing with
 //     N). The fanout trades dissemination speed against messages and

@@ -147,6 +147,37 @@ func TestEagerRefutationForwarded(t *testing.T) {
 	assert.Equal(t, Incarnation(3), a.peers["b"].inc)
 }
 
+// A declaration heard about a member this member suspected too is passed
+// on at once to GossipFanout random members, other than the dead member,
+// the declarer and the sender (corroborated forwarding); one about a member
+// it still trusted, or one it already holds, is not.
+func TestEagerDeclarationForwarded(t *testing.T) {
+	a := newTest(t, "a", ModeDetector, nil, "b", "c", "d", "e", "f")
+	sus := Packet{Kind: MsgGossip, From: node("b"), To: node("a"),
+		Updates: []Update{{Kind: UpdateSuspect, Node: node("c"), From: "b"}}}
+	require.NoError(t, a.Step(0, &sus))
+	drain(a)
+	require.Equal(t, StateSuspect, a.State("c"))
+
+	dead := Update{Kind: UpdateDead, Node: node("c"), From: "b"}
+	decl := Packet{Kind: MsgGossip, From: node("d"), To: node("a"), Updates: []Update{dead}}
+	require.NoError(t, a.Step(time.Second, &decl))
+	pk, ev := drain(a)
+	require.Len(t, ev, 1)
+	assert.Equal(t, EventDead, ev[0].Kind)
+	assert.ElementsMatch(t, []ID{"e", "f"}, gossipRecipients(t, pk, dead), "not c (dead), b (the declarer) nor d (the sender)")
+
+	// The same declaration again, and one about a member a trusted.
+	require.NoError(t, a.Step(2*time.Second, &decl))
+	trusted := Packet{Kind: MsgGossip, From: node("d"), To: node("a"),
+		Updates: []Update{{Kind: UpdateDead, Node: node("e"), From: "d"}}}
+	require.NoError(t, a.Step(2*time.Second, &trusted))
+	pk, ev = drain(a)
+	assert.Empty(t, pk)
+	require.Len(t, ev, 1)
+	assert.Equal(t, StateDead, a.State("e"))
+}
+
 // No eager packet in plain SWIM, nor with GossipFanout new(0).
 func TestEagerOff(t *testing.T) {
 	for name, m := range map[string]*Member{

@@ -93,8 +93,9 @@ const (
 	// GossipFanout random members), its own declaration and a refutation
 	// that ended a suspicion it held (to GossipFanout random members), its
 	// own leave (to GossipFanout random members) and another's (to members
-	// still declaring the leaver dead). Suspicions and
-	// declarations heard from others are not forwarded.
+	// still declaring the leaver dead), and a declaration heard about a
+	// member it suspected too (to GossipFanout random members). Suspicions
+	// heard from others are not forwarded.
 	MsgGossip
 	// MsgUser carries one application message (Packet.User) from the
 	// sender's application to the receiver's, best effort, with the usual
