@@ -5,7 +5,9 @@
 //
 //	steady  nothing happens for the window
 //	kill    one member dies (black-holed) at the start of the window
-//	pause   one member is paused (SIGSTOP-like) for -pause every -pause-every
+//	pause   one member (-pausers members) is paused (SIGSTOP-like) for -pause
+//	        every -pause-every; several start their cycles spread evenly over
+//	        -pause-every, as in the Lifeguard paper's interval experiment
 //	lossy   one member loses -loss of its datagrams in each direction
 //
 // Columns: FP counts live members declared dead by anyone (events), FP- only
@@ -30,6 +32,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/fdkit/fdkit/swim"
@@ -41,6 +44,7 @@ type options struct {
 	window     time.Duration
 	pause      time.Duration
 	pauseEvery time.Duration
+	pausers    int
 	loss       float64
 	seed       uint64
 	runs       int
@@ -60,6 +64,7 @@ func main() {
 	flag.DurationVar(&o.window, "window", 30*time.Second, "measurement window per scenario")
 	flag.DurationVar(&o.pause, "pause", 3*time.Second, "length of each pause in the pause scenario")
 	flag.DurationVar(&o.pauseEvery, "pause-every", 6*time.Second, "interval between pause starts")
+	flag.IntVar(&o.pausers, "pausers", 1, "members paused in the pause scenario, their cycles offset by -pause-every/pausers (at most -n minus 1)")
 	flag.Float64Var(&o.loss, "loss", 0.3, "drop probability in each direction for the lossy member")
 	flag.Uint64Var(&o.seed, "seed", 1, "seed of the impairment and of fdkit's members")
 	flag.IntVar(&o.runs, "runs", 3, "runs per scenario and library (different seeds and victims); the table sums FP and averages times and rates")
@@ -74,6 +79,10 @@ func main() {
 	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of each run's measurement window to `file`, with -LIB-SCENARIO-RUN inserted before its extension (merge them with go tool pprof)")
 	flag.IntVar(&o.profileHz, "cpuprofile-hz", 100, "samples per second of CPU time in -cpuprofile (above 100 the runtime prints a harmless warning about the rate)")
 	flag.Parse()
+	if o.pausers < 1 || o.pausers > o.n-1 {
+		fmt.Fprintf(os.Stderr, "memberlist-bench: -pausers %d: want 1 to -n minus 1 (%d)\n", o.pausers, o.n-1)
+		os.Exit(2)
+	}
 	o.libs = strings.Split(libs, ",")
 	o.scenarios = strings.Split(scen, ",")
 	if key != "" {
@@ -267,6 +276,20 @@ func runOne(c Cluster, sc string, o options, run int) (Result, error) {
 	time.Sleep(o.settle + phase)
 
 	victim := nodes[len(nodes)-1-run%(len(nodes)-1)]
+	// impaired holds the victim, and in the pause scenario the other
+	// members paused (-pausers), the next ones down the list.
+	impaired := map[Node]bool{victim: true}
+	if sc == "pause" {
+		for j := 1; j < o.pausers; j++ {
+			impaired[nodes[len(nodes)-1-(run+j)%(len(nodes)-1)]] = true
+		}
+	}
+	names := make([]string, 0, len(impaired))
+	for n := range impaired {
+		names = append(names, n.Name())
+	}
+	slices.Sort(names)
+	isImpaired := func(name string) bool { return slices.Contains(names, name) }
 	before := make([][2]uint64, len(nodes))
 	for i, n := range nodes {
 		m, b := n.Impair().Counts()
@@ -301,10 +324,23 @@ func runOne(c Cluster, sc string, o options, run int) (Result, error) {
 		}
 	case "pause":
 		end := wStart.Add(o.window)
-		for time.Now().Before(end) {
-			victim.Impair().Pause(o.pause)
-			time.Sleep(min(o.pauseEvery, time.Until(end)))
+		var wg sync.WaitGroup
+		j := 0
+		for _, n := range nodes {
+			if !impaired[n] {
+				continue
+			}
+			offset := time.Duration(j) * o.pauseEvery / time.Duration(len(impaired))
+			j++
+			wg.Go(func() {
+				time.Sleep(offset)
+				for time.Now().Before(end) {
+					n.Impair().Pause(min(o.pause, time.Until(end)))
+					time.Sleep(min(o.pauseEvery, time.Until(end)))
+				}
+			})
 		}
+		wg.Wait()
 	case "lossy":
 		victim.Impair().SetLoss(o.loss)
 		time.Sleep(o.window)
@@ -318,7 +354,7 @@ func runOne(c Cluster, sc string, o options, run int) (Result, error) {
 	var msgs, bytes uint64
 	k := 0
 	for i, n := range nodes {
-		if n == victim {
+		if impaired[n] {
 			continue
 		}
 		m, b := n.Impair().Counts()
@@ -350,11 +386,11 @@ func runOne(c Cluster, sc string, o options, run int) (Result, error) {
 			continue // a dead process declares nothing
 		}
 		res.FP++
-		if sc == "steady" || (e.observer != victim.Name() && e.subject != victim.Name()) {
+		if sc == "steady" || (!isImpaired(e.observer) && !isImpaired(e.subject)) {
 			res.FPMinus++
 		}
-		fmt.Fprintf(os.Stderr, "  %s/%s: false positive at +%.2f s: %s declared %s dead (impaired member: %s)\n",
-			res.Lib, sc, e.at.Sub(wStart).Seconds(), e.observer, e.subject, victim.Name())
+		fmt.Fprintf(os.Stderr, "  %s/%s: false positive at +%.2f s: %s declared %s dead (impaired: %s)\n",
+			res.Lib, sc, e.at.Sub(wStart).Seconds(), e.observer, e.subject, strings.Join(names, ","))
 	}
 	if sc == "kill" {
 		res.Detected = len(firstBy)
