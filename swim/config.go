@@ -62,6 +62,8 @@ const (
 	DefaultGossipInterval          = 200 * time.Millisecond
 	DefaultDeadRetention           = 15 * time.Minute
 	DefaultMaxMembers              = 16384
+	DefaultPullsPerSender          = 2
+	DefaultPullsPerPeriod          = 128
 )
 
 // Config configures a Member. The zero value of every field except Self
@@ -344,6 +346,34 @@ type Config struct {
 	// costs bounded memory. At least 2.
 	MaxMembers int
 
+	// PullsPerSender and PullsPerPeriod bound the pulls this member
+	// answers (MsgJoin: joins, view requests and anti-entropy exchanges),
+	// counted per ProbeInterval: at most PullsPerSender per sender address
+	// (the address the answer goes to; default 2, DefaultPullsPerSender)
+	// and PullsPerPeriod from all senders together (default 128,
+	// DefaultPullsPerPeriod). A pull over either bound is applied (its
+	// updates, the sender's Alive) but not answered, and counted in
+	// Stats.PullsRefused. Why: a pull is one small packet, and its answer
+	// costs O(n) (a digest over the view, then the whole view: about n/40
+	// packets of MaxPacketSize, or a stream); a hostile or looping peer
+	// (anyone in plain mode, a key holder in an encrypted or signed group)
+	// that sends pulls in a tight loop would turn each into a view sent to
+	// the address it names. The bounds cap that at PullsPerSender views per
+	// sender address and PullsPerPeriod views in all per ProbeInterval,
+	// whatever the flood. Why these values: an honest member sends a given
+	// member at most one join attempt per ProbeInterval (Join resends every
+	// ProbeInterval), one view request (to an unknown sender or, isolated,
+	// a dead member's) and one exchange per PushPullInterval, rarely two
+	// of them in one window; 128 is memberlist's bound on concurrent
+	// push-pull streams (maxPushPullRequests, which carry its joins too),
+	// and lets 127 members joining through one seed within one period all
+	// be answered at their first attempt. A refused join is retried a
+	// ProbeInterval later, a refused exchange happens at the next
+	// interval. The answer to this member's own exchange (the view request
+	// of the member it sent its digest to, within ProbeInterval) is never
+	// refused. Negative values are errors.
+	PullsPerSender, PullsPerPeriod int
+
 	// PeerDetector makes the per-peer failure detector that every message
 	// heard from a peer feeds as a heartbeat. Default: the φ accrual
 	// detector (normal model) with a small window (see DefaultPeerDetector).
@@ -497,6 +527,15 @@ func (c *Config) normalize() error {
 	}
 	if c.MaxMembers == 0 {
 		c.MaxMembers = DefaultMaxMembers
+	}
+	if c.PullsPerSender == 0 {
+		c.PullsPerSender = DefaultPullsPerSender
+	}
+	if c.PullsPerPeriod == 0 {
+		c.PullsPerPeriod = DefaultPullsPerPeriod
+	}
+	if c.PullsPerSender < 0 || c.PullsPerPeriod < 0 {
+		return bad("PullsPerSender %d and PullsPerPeriod %d must not be negative", c.PullsPerSender, c.PullsPerPeriod)
 	}
 	if c.MaxMembers < 2 {
 		return bad("MaxMembers %d leaves no room for another member", c.MaxMembers)

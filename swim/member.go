@@ -138,6 +138,11 @@ type Stats struct {
 	// without updates or above MaxPacketSize (the codec would send it
 	// empty).
 	ViewEntriesSkipped int
+	// PullsRefused counts pulls (MsgJoin: joins, view requests,
+	// anti-entropy exchanges) not answered because their sender address
+	// or all senders together had reached their bound for the protocol
+	// period (Config.PullsPerSender, Config.PullsPerPeriod).
+	PullsRefused int
 }
 
 // Ready is the output of a Member: packets to send and membership events, in
@@ -208,6 +213,7 @@ type Member struct {
 	ppPeer        ID            // the member of this member's last exchange (sync.go)
 	ppUntil       time.Duration // until when ppPeer's view request is that exchange's
 	nextAskView   time.Duration // earliest pull from an unknown or dead sender
+	pulls         pullBound     // pulls answered in this window (pullbound.go)
 	joining       bool
 	conflictSelf  bool // during Step: an update named this member's ID at another address
 	lastConflict  conflictNote

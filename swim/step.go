@@ -125,7 +125,9 @@ func (m *Member) Step(now time.Duration, pkt *Packet) error {
 	case MsgPingReq:
 		m.onPingReq(now, pkt, from, target)
 	case MsgJoin:
-		m.answerPull(now, from, pkt.Digest, joiner)
+		if m.admitPull(now, from, pkt.Digest) {
+			m.answerPull(now, from, pkt.Digest, joiner)
+		}
 	case MsgSync:
 		// A join refused for an ID conflict is retried.
 		m.joining = m.joining && m.conflictSelf

@@ -140,6 +140,7 @@ var protocolHelp = map[string]string{
 	"BadProofs":           "Alive and leave updates refused for a missing, invalid or foreign self-signature (signed self-updates).",
 	"AccusationsCapped":   "Accusations above the incarnation the accused asserted, taken at it (signed self-updates).",
 	"ViewEntriesSkipped":  "View entries left out of a view transfer because one alone does not fit the packet size after the header.",
+	"PullsRefused":        "Pulls (joins, view requests, anti-entropy exchanges) not answered: their sender address or all senders had reached the per-period bound.",
 }
 
 // snake turns a Go field name into snake case: PingReqsSent → ping_reqs_sent.

@@ -36,6 +36,7 @@ func TestEveryCounterExported(t *testing.T) {
 	want := reflect.TypeFor[agent.Stats]().NumField() - 1 + reflect.TypeFor[swim.Stats]().NumField()
 	assert.Len(t, got, want, "one counter per field of agent.Stats (Protocol aside) and of swim.Stats")
 	require.Contains(t, got, "fdswim_protocol_gossips_sent_total")
+	require.Contains(t, got, "fdswim_protocol_pulls_refused_total")
 	assert.Equal(t, float64(st.Protocol.GossipsSent), got["fdswim_protocol_gossips_sent_total"])
 	assert.Equal(t, float64(st.Protocol.ProbesStarted), got["fdswim_protocol_probes_started_total"])
 	assert.Positive(t, got["fdswim_protocol_probes_started_total"])
