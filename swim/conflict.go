@@ -26,7 +26,8 @@ import "time"
 // trust on first use, once it is reaped).
 
 // conflictEvery is how often one conflicting pair is reported again while
-// it persists (every claim is counted in Stats.Conflicts).
+// it persists (every claim is counted in Stats.Conflicts); a new Join's
+// refusal is reported at once.
 const conflictEvery = 10
 
 // conflict records a claim of held's ID by the node claim.

@@ -32,7 +32,9 @@ func (m *Member) Bootstrap(nodes []Node) {
 // Join starts joining the group through the members at the given addresses:
 // each gets a MsgJoin carrying this member's Alive update, and answers with
 // its view (MsgSync). Joins are resent every ProbeInterval until a view
-// arrives.
+// arrives. A refusal for an ID conflict is reported (EventConflict) for
+// every call, however soon after an earlier one: a caller that retries a
+// refused join waits for it.
 func (m *Member) Join(now time.Duration, seeds []string) error {
 	if m.st != running {
 		return ErrLeft
@@ -41,6 +43,7 @@ func (m *Member) Join(now time.Duration, seeds []string) error {
 		return ErrNoSeeds
 	}
 	m.joining = true
+	m.lastConflict = conflictNote{} // this attempt's refusal is news (conflictEvery)
 	m.seeds = slices.Clone(seeds)
 	m.sendJoins(now)
 	return nil
