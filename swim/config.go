@@ -83,7 +83,11 @@ type Config struct {
 
 	// ProbeInterval is the base protocol period T' (default 1 s). Under
 	// Lifeguard the period is ProbeInterval·(LHM+1) with LHM the local health
-	// multiplier's score.
+	// multiplier's score. New refuses a configuration whose longest timer
+	// (the longest period, the longest suspicion timeout for MaxMembers
+	// members, a leave, the anti-entropy interval of the largest group,
+	// DeadRetention...) exceeds 2^60 ns, about 36.5 years: past it a
+	// timer could wrap around into the past and fire at once.
 	ProbeInterval time.Duration
 	// ProbeTimeout is the base direct-ping timeout (default 500 ms), scaled
 	// like the period by LHM+1. In ModeDetector it is used for a peer until
@@ -563,5 +567,5 @@ func (c *Config) normalize() error {
 		k := c.RTTDeviations
 		c.RTTEstimator = func() (RTTEstimator, error) { return newJacobsonRTT(k) }
 	}
-	return nil
+	return c.checkTimers()
 }

@@ -28,7 +28,7 @@ func (m *Member) Leave(now time.Duration) error {
 	m.enqueue(u)
 	m.push(u, nil, *m.cfg.GossipFanout)
 	limit := retransmitLimit(m.cfg.RetransmitMult, m.NumAlive())
-	m.leaveDeadline = now + time.Duration(limit)*m.cfg.ProbeInterval
+	m.leaveDeadline = now + mulTimer(m.cfg.ProbeInterval, limit)
 	return nil
 }
 

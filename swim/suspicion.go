@@ -2,6 +2,7 @@ package swim
 
 import (
 	"math"
+	"math/bits"
 	"slices"
 	"time"
 )
@@ -72,10 +73,20 @@ func (s *suspicion) confirm(id ID) bool {
 }
 
 // suspicionMin returns Min = α·max(1, log10 n)·interval as memberlist
-// computes it (the scale rounded down to 1/1000).
+// computes it (the scale rounded down to 1/1000). The product is taken in
+// 128 bits: in 64, α·1000·log10 n·interval overflowed for intervals above
+// about 9 days at n = 1000, and a suspicion's deadline came out in the
+// past. A Min above maxTimer (refused by New for n ≤ MaxMembers) is
+// maxTimer.
 func suspicionMin(alpha int, n int, interval time.Duration) time.Duration {
 	scale := math.Max(1, math.Log10(math.Max(1, float64(n))))
-	return time.Duration(alpha) * time.Duration(scale*1000) * interval / 1000
+	ahi, a := bits.Mul64(uint64(max(alpha, 0)), uint64(scale*1000))
+	hi, lo := bits.Mul64(a, uint64(max(interval, 0)))
+	if ahi != 0 || hi >= 1000 {
+		return maxTimer
+	}
+	q, _ := bits.Div64(hi, lo, 1000)
+	return time.Duration(min(q, uint64(maxTimer)))
 }
 
 // retransmitLimit returns λ·ceil(log10(n+1)), the number of times each
@@ -89,7 +100,7 @@ func (m *Member) startSuspicion(now time.Duration, p *peer, from ID) {
 	minT := suspicionMin(m.cfg.SuspicionMult, n, m.cfg.ProbeInterval)
 	maxT, k := minT, 0
 	if m.cfg.Mode != ModeSWIM {
-		maxT = time.Duration(m.cfg.SuspicionMaxTimeoutMult) * minT
+		maxT = mulTimer(minT, m.cfg.SuspicionMaxTimeoutMult)
 		k = *m.cfg.SuspicionConfirmations
 		if n-2 < k {
 			k = 0

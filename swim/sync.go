@@ -142,7 +142,7 @@ func entryHash(n Node, inc Incarnation, st State, meta string) uint64 {
 // whatever n.
 func pushPullInterval(base time.Duration, n int) time.Duration {
 	const perBase = 32
-	return base * time.Duration((n+perBase-1)/perBase)
+	return mulTimer(base, (n+perBase-1)/perBase)
 }
 
 // pushPullDue returns when the next anti-entropy exchange is due: the
