@@ -79,8 +79,8 @@ func main() {
 	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of each run's measurement window to `file`, with -LIB-SCENARIO-RUN inserted before its extension (merge them with go tool pprof)")
 	flag.IntVar(&o.profileHz, "cpuprofile-hz", 100, "samples per second of CPU time in -cpuprofile (above 100 the runtime prints a harmless warning about the rate)")
 	flag.Parse()
-	if o.pausers < 1 || o.pausers > o.n-1 {
-		fmt.Fprintf(os.Stderr, "memberlist-bench: -pausers %d: want 1 to -n minus 1 (%d)\n", o.pausers, o.n-1)
+	if err := o.check(); err != nil {
+		fmt.Fprintln(os.Stderr, "memberlist-bench:", err)
 		os.Exit(2)
 	}
 	o.libs = strings.Split(libs, ",")
@@ -97,6 +97,21 @@ func main() {
 		fmt.Fprintln(os.Stderr, "memberlist-bench:", err)
 		os.Exit(1)
 	}
+}
+
+// check refuses flags a run cannot use: -n below 2 (a scenario needs a
+// victim and an observer), a -probe-interval that is not positive (the
+// window's phase is drawn from it), -pausers outside 1 to -n minus 1.
+func (o options) check() error {
+	switch {
+	case o.n < 2:
+		return fmt.Errorf("-n %d: want at least 2 members", o.n)
+	case o.params.ProbeInterval <= 0:
+		return fmt.Errorf("-probe-interval %v: want a positive duration", o.params.ProbeInterval)
+	case o.pausers < 1 || o.pausers > o.n-1:
+		return fmt.Errorf("-pausers %d: want 1 to -n minus 1 (%d)", o.pausers, o.n-1)
+	}
+	return nil
 }
 
 func cluster(lib string, p Params) (Cluster, error) {

@@ -1,0 +1,32 @@
+package main
+
+import (
+	"testing"
+	"time"
+)
+
+// The flags a run cannot use are refused before any member starts: a
+// -probe-interval of 0 made the window's phase draw (rand Int64N) panic
+// after the group had formed, and -n 1 divided by zero choosing the victim.
+func TestOptionsCheck(t *testing.T) {
+	good := options{n: 8, pausers: 1, params: Params{ProbeInterval: time.Second}}
+	if err := good.check(); err != nil {
+		t.Fatalf("default-like options refused: %v", err)
+	}
+	for name, mut := range map[string]func(*options){
+		"-n":              func(o *options) { o.n = 1 },
+		"-probe-interval": func(o *options) { o.params.ProbeInterval = 0 },
+		"-pausers":        func(o *options) { o.pausers = 8 },
+	} {
+		o := good
+		mut(&o)
+		err := o.check()
+		if err == nil {
+			t.Errorf("%s: accepted", name)
+			continue
+		}
+		if got := err.Error(); len(got) < len(name) || got[:len(name)] != name {
+			t.Errorf("%s: error %q does not name the flag first", name, got)
+		}
+	}
+}
