@@ -133,3 +133,44 @@ func (m *Member) foreignKey(p *peer, ups []Update) bool {
 	}
 	return true
 }
+
+// JoinRefusal is what a joining member learnt from a member that refused
+// its join for a dead or left holder of its ID: the refusing member's
+// answer (a MsgSync with only that entry) names this member's ID at
+// another address, dead or left at Incarnation. The refusing member keeps
+// the ID for that entry either because the holder has been dead or left
+// for less than its Config.DeadReclaimTime, or, with signed self-updates,
+// because this member's key is not the one bound to the ID (which only
+// reaping frees); the joiner cannot tell which. It refutes the
+// declaration and retries its join every ProbeInterval meanwhile (a live
+// holder is a conflict instead: EventConflict).
+type JoinRefusal struct {
+	By          Node          // the member that refused
+	Held        Node          // the entry it keeps under this member's ID
+	Left        bool          // the holder left, rather than was declared dead
+	Incarnation Incarnation   // of the death or leave
+	At          time.Duration // when the refusal arrived
+}
+
+// JoinRefusal returns the latest refusal of this member's join for a dead
+// or left holder of its ID, heard since the last Join; ok is false when
+// none was, or once a member admitted it.
+func (m *Member) JoinRefusal() (r JoinRefusal, ok bool) {
+	if m.refusal == nil {
+		return JoinRefusal{}, false
+	}
+	return *m.refusal, true
+}
+
+// noteRefusal records a view transfer from by that left this member
+// joining (Step): one naming its ID dead or left at another address is
+// a refusal (JoinRefusal).
+func (m *Member) noteRefusal(now time.Duration, by Node, ups []Update) {
+	for i := range ups {
+		u := &ups[i]
+		if u.Kind == UpdateDead && u.Node.ID == m.self.ID && u.Node.Addr != m.self.Addr {
+			m.refusal = &JoinRefusal{By: by, Held: u.Node, Left: u.IsLeave(), Incarnation: u.Incarnation, At: now}
+			return
+		}
+	}
+}

@@ -42,7 +42,7 @@ func (m *Member) Join(now time.Duration, seeds []string) error {
 	if len(seeds) == 0 {
 		return ErrNoSeeds
 	}
-	m.joining = true
+	m.joining, m.refusal = true, nil
 	m.lastConflict = conflictNote{} // this attempt's refusal is news (conflictEvery)
 	m.seeds = slices.Clone(seeds)
 	m.sendJoins(now)

@@ -217,6 +217,7 @@ type Member struct {
 	joining       bool
 	conflictSelf  bool // during Step: an update named this member's ID at another address
 	lastConflict  conflictNote
+	refusal       *JoinRefusal // the latest refusal of this member's join (conflict.go)
 	nextReap      time.Duration
 	seeds         []string
 	nextJoin      time.Duration

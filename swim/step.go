@@ -131,6 +131,11 @@ func (m *Member) Step(now time.Duration, pkt *Packet) error {
 	case MsgSync:
 		// A join refused for an ID conflict is retried.
 		m.joining = m.joining && m.conflictSelf
+		if m.joining {
+			m.noteRefusal(now, from, pkt.Updates)
+		} else {
+			m.refusal = nil
+		}
 	}
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fdkit/fdkit/swim"
 	"github.com/fdkit/fdkit/swim/agent"
 )
 
@@ -104,6 +105,7 @@ func joinWithRetry(ctx context.Context, log *slog.Logger, join func(context.Cont
 		defer cancel()
 	}
 	wait := joinFirstWait
+	var heard joinHeard
 	for attempt := 1; ; attempt++ {
 		// An attempt lasts its wait: the lookup and the wait for an answer
 		// share it, so a hanging resolver does not stall the retries.
@@ -117,6 +119,7 @@ func joinWithRetry(ctx context.Context, log *slog.Logger, join func(context.Cont
 				return nil
 			}
 		}
+		heard.add(err)
 		var ce *agent.ConflictError
 		conflict := errors.As(err, &ce)
 		if conflict {
@@ -127,7 +130,7 @@ func joinWithRetry(ctx context.Context, log *slog.Logger, join func(context.Cont
 			if conflict {
 				return heldFor(ctx, ce, deadline, attempt)
 			}
-			return giveUp(ctx, targets, self, deadline, attempt, err)
+			return giveUp(ctx, targets, self, deadline, attempt, err, heard)
 		}
 		if !conflict && !errors.Is(err, context.DeadlineExceeded) && !isLookupErr(err) {
 			return err // stopped: retrying does not help
@@ -164,16 +167,60 @@ func isLookupErr(err error) bool {
 	return errors.As(err, &de)
 }
 
-// giveUp is the error of a join that no member answered in time. Besides
-// the usual causes (nobody there, another key, one side --plain) it names
-// the address cause: members answer only a join that comes from the
-// address it advertises (self), so an agent whose packets leave from
-// another address (bound to 0.0.0.0 on a host with several addresses,
-// behind NAT) is never answered (docs/live.md, "joins come from the
-// advertised address").
-func giveUp(ctx context.Context, targets []joinTarget, self netip.Addr, deadline time.Duration, attempts int, last error) error {
+// joinHeard is what the attempts of a join heard (agent.JoinError): the
+// latest refusal for a dead or left holder of the ID, and the datagrams
+// that failed authentication, with the last one's source.
+type joinHeard struct {
+	refusal  *swim.JoinRefusal
+	auth     uint64
+	authFrom netip.AddrPort
+}
+
+func (h *joinHeard) add(err error) {
+	var je *agent.JoinError
+	if !errors.As(err, &je) {
+		return
+	}
+	if je.Refusal != nil {
+		h.refusal = je.Refusal
+	}
+	if je.AuthFailures > 0 {
+		h.auth += je.AuthFailures
+		h.authFrom = je.AuthFrom
+	}
+}
+
+// giveUp is the error of a join that no member admitted in time. A member
+// that refused it for a dead or left holder of this member's ID is named
+// with the flags that decide it (--dead-reclaim-time on the members,
+// --identity-file, --id). Otherwise, besides the usual causes (nobody
+// there, another key, one side --plain) it names the address cause:
+// members answer only a join that comes from the address it advertises
+// (self), so an agent whose packets leave from another address (bound to
+// 0.0.0.0 on a host with several addresses, behind NAT) is never answered
+// (docs/live.md, "joins come from the advertised address"). Datagrams
+// that failed authentication during the join are counted, with the last
+// one's source: a sign of another key or of one side --plain.
+func giveUp(ctx context.Context, targets []joinTarget, self netip.Addr, deadline time.Duration, attempts int, last error, heard joinHeard) error {
 	if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		return ctx.Err()
+	}
+	auth := ""
+	if heard.auth > 0 {
+		auth = fmt.Sprintf("; %d datagrams that failed authentication arrived during the join, the last from %v: "+
+			"the members may use another key (--key-file) or none (--plain)", heard.auth, heard.authFrom)
+	}
+	if r := heard.refusal; r != nil {
+		how := "dead"
+		if r.Left {
+			how = "left"
+		}
+		return fmt.Errorf("--join %s: join refused within --join-timeout %v (attempts: %d): the member at %s holds ID %q as %s at %s "+
+			"(incarnation %d): members give a dead or left member's ID to a new address only once it has been down for their --dead-reclaim-time "+
+			"and, when they sign updates, only to the --identity-file key bound to the ID (until the entry is forgotten): "+
+			"wait and retry, lower --dead-reclaim-time on the members, start this member with its previous --identity-file, "+
+			"or with another --id%s",
+			joinList(targets), deadline, attempts, r.By.Addr, r.Held.ID, how, r.Held.Addr, r.Incarnation, auth)
 	}
 	why := "no member answered"
 	if isLookupErr(last) {
@@ -181,8 +228,8 @@ func giveUp(ctx context.Context, targets []joinTarget, self netip.Addr, deadline
 	}
 	return fmt.Errorf("--join %s: %s within --join-timeout %v (attempts: %d; is a member running there, with the same key, or --plain on both? "+
 		"Do its packets reach the members from %s, the address it advertises? A member answers only a join sent from that address: "+
-		"behind NAT set --advertise to the public address, on a host with several addresses --bind the advertised one)",
-		joinList(targets), why, deadline, attempts, self)
+		"behind NAT set --advertise to the public address, on a host with several addresses --bind the advertised one)%s",
+		joinList(targets), why, deadline, attempts, self, auth)
 }
 
 func joinList(targets []joinTarget) string {

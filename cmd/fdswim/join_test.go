@@ -133,6 +133,33 @@ func TestJoinWithRetry(t *testing.T) {
 	err = joinWithRetry(context.Background(), log, func(ctx context.Context, _ ...string) error { <-ctx.Done(); return ctx.Err() },
 		lookup, ts, v4, 300*time.Millisecond)
 	assert.ErrorContains(t, err, "--join seed:7946: no member answered within --join-timeout 300ms")
+	// A member refused the join for a dead or left holder of the ID, and
+	// datagrams failed authentication: the error says both, with the
+	// flags that decide them, not "no member answered".
+	refusal := &swim.JoinRefusal{By: swim.Node{ID: "s", Addr: "127.0.0.1:7001"}, Held: swim.Node{ID: "c", Addr: "127.0.0.1:7002"}, Incarnation: 4}
+	bad := netip.MustParseAddrPort("127.0.0.1:7003")
+	n = 0
+	err = joinWithRetry(context.Background(), log, func(ctx context.Context, addrs ...string) error {
+		<-ctx.Done()
+		if n++; n == 1 {
+			return &agent.JoinError{Addrs: addrs, Err: ctx.Err(), Refusal: refusal, AuthFailures: 2, AuthFrom: bad}
+		}
+		return &agent.JoinError{Addrs: addrs, Err: ctx.Err(), AuthFailures: 1, AuthFrom: bad}
+	}, lookup, ts, v4, 300*time.Millisecond)
+	assert.EqualError(t, err, `--join seed:7946: join refused within --join-timeout 300ms (attempts: `+strconv.Itoa(n)+`): `+
+		`the member at 127.0.0.1:7001 holds ID "c" as dead at 127.0.0.1:7002 (incarnation 4): members give a dead or left member's ID `+
+		`to a new address only once it has been down for their --dead-reclaim-time and, when they sign updates, only to the `+
+		`--identity-file key bound to the ID (until the entry is forgotten): wait and retry, lower --dead-reclaim-time on the members, `+
+		`start this member with its previous --identity-file, or with another --id; `+strconv.Itoa(n+1)+` datagrams that failed `+
+		`authentication arrived during the join, the last from 127.0.0.1:7003: the members may use another key (--key-file) or none (--plain)`)
+	assert.Greater(t, n, 1, "retried")
+	// Authentication failures alone are added to the usual message.
+	err = joinWithRetry(context.Background(), log, func(ctx context.Context, addrs ...string) error {
+		<-ctx.Done()
+		return &agent.JoinError{Addrs: addrs, Err: ctx.Err(), AuthFailures: 1, AuthFrom: bad}
+	}, lookup, ts, v4, 300*time.Millisecond)
+	assert.ErrorContains(t, err, "--join seed:7946: no member answered within --join-timeout 300ms")
+	assert.ErrorContains(t, err, "datagrams that failed authentication arrived during the join, the last from 127.0.0.1:7003")
 	// A name that never resolves says so.
 	never := func(context.Context, string) ([]netip.Addr, error) {
 		return nil, &net.DNSError{Err: "no such host", Name: "seed", IsNotFound: true}
@@ -188,5 +215,45 @@ func TestJoinByNameRetries(t *testing.T) {
 	}
 	cancel()
 	require.NoError(t, <-done)
+	require.NoError(t, <-sdone)
+}
+
+// Over loopback: a member that left, restarted on another port while the
+// seed's --dead-reclaim-time keeps its ID, is told that the seed refused
+// it and which flags decide it (before: "no member answered").
+func TestJoinRefusedForLeftHolder(t *testing.T) {
+	fastBackoff(t)
+	seedAddr := freePort(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var sout, serr syncBuf
+	sdone := make(chan error, 1)
+	go func() {
+		sdone <- runAgent(ctx, []string{"--plain", "--id", "seed", "--bind", seedAddr, "--dead-reclaim-time", "10m",
+			"--probe-interval", period, "--probe-timeout", probeTO, "--leave-timeout", "0s"}, &sout, &serr)
+	}()
+	var cout, cerr syncBuf
+	cctx, ccancel := context.WithCancel(ctx)
+	cdone := make(chan error, 1)
+	go func() {
+		cdone <- runAgent(cctx, []string{"--plain", "--id", "c", "--bind", "127.0.0.1:0", "--join", seedAddr, "--join-timeout", "20s",
+			"--probe-interval", period, "--probe-timeout", probeTO, "--leave-timeout", "300ms"}, &cout, &cerr)
+	}()
+	require.Eventually(t, func() bool { return strings.Contains(cout.String(), "joined via="+seedAddr) }, 20*time.Second, 10*time.Millisecond,
+		"%s\n%s\n%s", cout.String(), cerr.String(), serr.String())
+	ccancel() // c leaves
+	require.NoError(t, <-cdone)
+	require.Eventually(t, func() bool { return strings.Contains(sout.String(), "event kind=leave id=c") }, 10*time.Second, 10*time.Millisecond)
+
+	var out, errb syncBuf
+	err := runAgent(ctx, []string{"--plain", "--id", "c", "--bind", "127.0.0.1:0", "--join", seedAddr, "--join-timeout", "1s",
+		"--probe-interval", period, "--probe-timeout", probeTO, "--leave-timeout", "0s"}, &out, &errb)
+	require.Error(t, err)
+	t.Log(err)
+	assert.Contains(t, err.Error(), "--join "+seedAddr+": join refused within --join-timeout 1s")
+	assert.Contains(t, err.Error(), `: the member at `+seedAddr+` holds ID "c" as left at 127.0.0.1:`)
+	assert.Contains(t, err.Error(), "for their --dead-reclaim-time")
+	assert.NotContains(t, err.Error(), "no member answered")
+	cancel()
 	require.NoError(t, <-sdone)
 }

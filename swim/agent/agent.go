@@ -323,6 +323,7 @@ type Agent struct {
 	authLogged   time.Duration
 	authLoggedOK bool
 	authQuiet    uint64
+	authFrom     netip.AddrPort // source of the last datagram that failed authentication (agent goroutine only)
 }
 
 // Start opens the transport, creates the state machine and runs it until
@@ -677,6 +678,7 @@ func (a *Agent) receive(p transport.Packet) {
 			a.decodeErr.Add(1)
 		} else {
 			a.authFail.Add(1)
+			a.authFrom = p.From
 			a.warnAuth(p.From, err)
 			return
 		}
@@ -933,6 +935,7 @@ func (a *Agent) Join(ctx context.Context, addrs ...string) error {
 	// so Join returns without polling delay.
 	var jerr error
 	joined := make(chan struct{})
+	auth0 := a.authFail.Load()
 	if err := a.do(ctx, func() {
 		a.conflict.Store(nil) // a refusal of an earlier Join is not this one's
 		if jerr = a.m.Join(a.now(), addrs); jerr != nil {
@@ -955,15 +958,70 @@ func (a *Agent) Join(ctx context.Context, addrs ...string) error {
 		return ErrStopped
 	case <-ctx.Done():
 		// Forget the waiter (best effort: a stopped agent has no waiters to
-		// keep).
-		_ = a.do(context.Background(), func() { delete(a.joinWaiters, joined) })
-		return fmt.Errorf("agent: join %v: %w", addrs, ctx.Err())
+		// keep), and say what the join heard meanwhile.
+		je := &JoinError{Addrs: addrs, Err: ctx.Err()}
+		_ = a.do(context.Background(), func() {
+			delete(a.joinWaiters, joined)
+			if r, ok := a.m.JoinRefusal(); ok {
+				je.Refusal = &r
+			}
+			if je.AuthFailures = a.authFail.Load() - auth0; je.AuthFailures > 0 {
+				je.AuthFrom = a.authFrom
+			}
+		})
+		return je
 	}
 	if c := a.conflict.Load(); c != nil {
 		return &ConflictError{ID: a.self.ID, Holder: *c}
 	}
 	return nil
 }
+
+// JoinError is Join's error when its context ends before a member admitted
+// this one. It wraps the context's error (Err) and says what the join
+// heard meanwhile:
+//   - Refusal: a member answered with this member's ID held dead or left
+//     at another address (swim.JoinRefusal). The members hand a dead
+//     member's ID to a new address only once it has been dead or left for
+//     their swim.Config.DeadReclaimTime, and, with signed self-updates,
+//     only to the key bound to the ID until the entry is reaped
+//     (swim.Config.DeadRetention). The join may succeed later.
+//   - AuthFailures: datagrams that arrived during the join and failed
+//     authentication (another key, tampering, or one side plain), the
+//     last from AuthFrom. A member with another key never answers a join,
+//     and the members that probe this address send what it cannot open.
+//
+// Both empty: nothing answered (no member at the addresses, a key
+// mismatch both ways, a join sent from another address than the one
+// advertised).
+type JoinError struct {
+	Addrs        []string
+	Err          error
+	Refusal      *swim.JoinRefusal
+	AuthFailures uint64
+	AuthFrom     netip.AddrPort
+}
+
+func (e *JoinError) Error() string {
+	msg := fmt.Sprintf("agent: join %v: %v", e.Addrs, e.Err)
+	if r := e.Refusal; r != nil {
+		how := "dead"
+		if r.Left {
+			how = "left"
+		}
+		msg += fmt.Sprintf("; refused: the member at %s holds ID %q as %s at %s (incarnation %d) and keeps it from a new address "+
+			"until it has been down for its DeadReclaimTime, or, with signed updates, from any key but the one bound to the ID",
+			r.By.Addr, r.Held.ID, how, r.Held.Addr, r.Incarnation)
+	}
+	if e.AuthFailures > 0 {
+		msg += fmt.Sprintf("; %d datagrams that failed authentication arrived meanwhile, the last from %v (another key, or one side plain)",
+			e.AuthFailures, e.AuthFrom)
+	}
+	return msg
+}
+
+// Unwrap returns the context's error.
+func (e *JoinError) Unwrap() error { return e.Err }
 
 // ConflictError is Join's error when a member refuses the join because
 // another node, Holder, holds this member's ID alive or suspect. Holder
