@@ -62,8 +62,9 @@ func (m *Member) eager() bool {
 }
 
 // forwardsPerFanout bounds the packets a member forwards in one protocol
-// period (refutations passed on, leaves corrected): at most
-// forwardsPerFanout·GossipFanout, 8 by default. Forwarding is the only
+// period (refutations and corroborated declarations passed on, leaves
+// corrected, accusations sent back by accuseBack): at most
+// forwardsPerFanout·max(GossipFanout, 1), 8 by default. Forwarding is the only
 // eager send that spreads from member to member; without a bound, a member
 // that keeps hearing refutations of suspicions it held (a non-transitive
 // partition, where half the group suspects the other half) sent a number
