@@ -206,6 +206,9 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
+	if w := advertiseWarning(f.bind, f.advertise, transport.IsLocal); w != "" {
+		cfg.Logger.Warn(w)
+	}
 	out := slog.New(slog.NewTextHandler(stdout, nil))
 	events, _ := a.Subscribe(1024)
 	printed := make(chan struct{})
