@@ -1,0 +1,60 @@
+package agent
+
+import (
+	"net/netip"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fdkit/fdkit/swim"
+	"github.com/fdkit/fdkit/swim/transport"
+	"github.com/fdkit/fdkit/swim/wire"
+)
+
+// TestPullFloodOverUDP: a peer that sends 1,000 joins from its own address
+// within one protocol period (10 s here) gets swim.DefaultPullsPerSender
+// views back; the rest are counted in Stats.Protocol.PullsRefused. Before
+// the bound, each join cost the agent a view sent back.
+func TestPullFloodOverUDP(t *testing.T) {
+	a := start(t, Config{Plain: true, Protocol: swim.Config{ProbeInterval: 10 * time.Second, ProbeTimeout: time.Second}})
+	codec, err := wire.NewCodec(wire.CodecConfig{Security: &wire.Security{Plain: true}})
+	require.NoError(t, err)
+	peer, err := transport.Listen(transport.Config{QueueLen: 4096})
+	require.NoError(t, err)
+	defer peer.Close()
+	self := swim.Node{ID: "flood", Addr: peer.LocalAddr().String()}
+	join, _, err := codec.Encode(&swim.Packet{Kind: swim.MsgJoin, From: self, To: swim.Node{Addr: a.Self().Addr},
+		Updates: []swim.Update{{Kind: swim.UpdateAlive, Node: self, From: self.ID}}})
+	require.NoError(t, err)
+	to := netip.MustParseAddrPort(a.Self().Addr)
+	for i := range 1000 {
+		require.NoError(t, peer.Send(to, join))
+		if i%20 == 19 {
+			time.Sleep(time.Millisecond) // let the agent read: a loss in the kernel is no test of the bound
+		}
+	}
+	// Every join that reached the agent was answered or refused.
+	require.Eventually(t, func() bool {
+		s := a.Stats()
+		return s.Protocol.PullsRefused > 0 && uint64(s.Protocol.PullsRefused)+uint64(swim.DefaultPullsPerSender) == s.PacketsReceived
+	}, 10*time.Second, 10*time.Millisecond, "%+v", a.Stats())
+	assert.Greater(t, a.Stats().PacketsReceived, uint64(100), "the flood reached the agent")
+	t.Logf("%d of 1000 joins reached the agent, %d refused", a.Stats().PacketsReceived, a.Stats().Protocol.PullsRefused)
+	views := 0
+	for deadline := time.After(500 * time.Millisecond); ; {
+		select {
+		case p := <-peer.Packets():
+			pk, err := codec.Decode(p.Data)
+			require.NoError(t, err)
+			if pk.Kind == swim.MsgSync {
+				views++
+			}
+			continue
+		case <-deadline:
+		}
+		break
+	}
+	assert.Equal(t, swim.DefaultPullsPerSender, views, "views sent back to the flooding address")
+}
