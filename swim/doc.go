@@ -105,6 +105,11 @@
 //     (at most once per ProbeInterval). Without them two members that
 //     joined through one seed at about the same time could stay unaware of
 //     each other for good.
+//     A member answers at most PullsPerSender pulls (MsgJoin: joins,
+//     view requests, digests) per sender address and PullsPerPeriod in all
+//     per ProbeInterval (2 and 128 by default; Stats.PullsRefused), so that
+//     a peer sending pulls in a loop cannot make it send a view per pull
+//     (docs/algorithms.md, “SWIM: hostile and stale updates”).
 //   - Lifeguard (docs/algorithms.md, “Lifeguard local health”): the local
 //     health multiplier LHM in [0, S−1] (+1 per failed probe, or per missed
 //     nack when nacks were expected; +1 per refutation; −1 per successful
