@@ -76,7 +76,9 @@ type Config struct {
 	// filled in by the agent, every other zero field means swim's default.
 	Protocol swim.Config
 	// Seed seeds the state machine's random source (target shuffles,
-	// ping-req members). Default: derived from the clock at Start.
+	// ping-req members, the phase of the first probe), together with the
+	// member's ID: agents given one Seed still draw different sequences.
+	// Default: derived from the clock at Start.
 	Seed uint64
 	// TickInterval is the longest the agent waits between two ticks of the
 	// state machine. The agent ticks at every deadline the machine asks
@@ -488,7 +490,7 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 			return uint64(max(a.wallNs.Load(), 0)) + uint64(MaxBroadcastLead)
 		}
 	}
-	a.m, err = swim.New(pc, rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15)))
+	a.m, err = swim.New(pc, machineRand(cfg.Seed, pc.Self.ID))
 	if err != nil {
 		a.streamStop()
 		closeAll()
@@ -1154,4 +1156,17 @@ func (a *Agent) members() []Member {
 	}
 	slices.SortStableFunc(out[1:], func(x, y Member) int { return strings.Compare(string(x.Node.ID), string(y.Node.ID)) })
 	return out
+}
+
+// machineRand is the state machine's random source: seed, mixed with a
+// hash of the member's ID (FNV-1a), so that agents given the same
+// Config.Seed (fixed for reproducibility in every process of a service)
+// do not draw the same phase for their first probe, which would put them
+// back on one common probe grid, nor the same sequence of targets.
+func machineRand(seed uint64, id swim.ID) *rand.Rand {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(id); i++ {
+		h = (h ^ uint64(id[i])) * 1099511628211
+	}
+	return rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15^h))
 }
