@@ -175,8 +175,10 @@ type Config struct {
 	// so that their probes of a peer, the suspicions those raise and the
 	// Lifeguard timers those start move in step, and a crash is declared
 	// by the whole group at one instant that depends only on when the
-	// group was started. SWIM's analysis (§3.1) assumes the common grid;
-	// swim/sim uses it unless told otherwise.
+	// group was started. SWIM needs no common grid: it requires no
+	// synchronized clocks, and its properties hold with T' the members'
+	// average period (§3.1). swim/sim always sets SyncProbes and spreads
+	// its members' starts with its own StartSpread instead.
 	SyncProbes bool
 
 	// DisableRTTTimeout and DisableSuspicionGate switch off, in

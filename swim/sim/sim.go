@@ -66,9 +66,10 @@ type Config struct {
 	LinkLoss func(from, to int) float64
 	// StartSpread: member i starts (first Tick) at a uniformly random
 	// instant in [0, StartSpread). 0 starts all members at 0, so that their
-	// protocol periods are aligned as in the SWIM paper's analysis. (The
-	// simulator sets swim.Config.SyncProbes: a member's first probe comes
-	// at its start.)
+	// protocol periods are aligned (a common grid of rounds, as SWIM's
+	// analysis counts them; the protocol itself needs no alignment, §3.1).
+	// (The simulator sets swim.Config.SyncProbes: a member's first probe
+	// comes at its start.)
 	StartSpread time.Duration
 	// DropWhilePaused drops packets that arrive at a paused member instead
 	// of queueing them until it resumes.
