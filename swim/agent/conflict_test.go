@@ -58,3 +58,26 @@ func TestConflictNotStickyForHolder(t *testing.T) {
 	defer stop2()
 	assert.NoError(t, as[0].Join(ctx2, as[1].Self().Addr), "the holder's own Join")
 }
+
+// TestJoinRefusedAgain: a second Join refused for the same conflict fails
+// with the refusal too, as the first did, instead of running to its
+// deadline: fdswim retries a refused join every 0.5 to 8 s while the
+// holder (perhaps this member's own crashed process) is still alive.
+// Before, the state machine reported one conflicting pair once per ten
+// periods, so the second refusal was read silently.
+func TestJoinRefusedAgain(t *testing.T) {
+	as := group(t, 2, Config{})
+	// 1 s periods: one pair was reported once per 10 s, past the 5 s given
+	// to each Join here; the refusal itself comes in milliseconds.
+	slow := swim.Config{ProbeInterval: time.Second, ProbeTimeout: 500 * time.Millisecond}
+	dup := start(t, Config{ID: as[1].Self().ID, Protocol: slow})
+	for attempt := 1; attempt <= 3; attempt++ {
+		ctx, stop := context.WithTimeout(context.Background(), 5*time.Second)
+		err := dup.Join(ctx, as[0].Self().Addr)
+		stop()
+		var ce *ConflictError
+		require.ErrorAs(t, err, &ce, "attempt %d", attempt)
+		assert.Equal(t, as[1].Self(), ce.Holder, "attempt %d", attempt)
+	}
+	require.NoError(t, dup.Close())
+}
