@@ -101,7 +101,10 @@ func main() {
 
 // check refuses flags a run cannot use: -n below 2 (a scenario needs a
 // victim and an observer), a -probe-interval that is not positive (the
-// window's phase is drawn from it), -pausers outside 1 to -n minus 1.
+// window's phase is drawn from it), -pausers outside 1 to -n minus 1, no
+// -runs or -window, a -pause-every that is not positive (each pauser's
+// loop would spin for the whole window, on the CPU being measured), a
+// negative -pause, a -loss outside 0 to 1.
 func (o options) check() error {
 	switch {
 	case o.n < 2:
@@ -110,6 +113,16 @@ func (o options) check() error {
 		return fmt.Errorf("-probe-interval %v: want a positive duration", o.params.ProbeInterval)
 	case o.pausers < 1 || o.pausers > o.n-1:
 		return fmt.Errorf("-pausers %d: want 1 to -n minus 1 (%d)", o.pausers, o.n-1)
+	case o.runs < 1:
+		return fmt.Errorf("-runs %d: want at least 1", o.runs)
+	case o.window <= 0:
+		return fmt.Errorf("-window %v: want a positive duration", o.window)
+	case o.pauseEvery <= 0:
+		return fmt.Errorf("-pause-every %v: want a positive duration", o.pauseEvery)
+	case o.pause < 0:
+		return fmt.Errorf("-pause %v: want a duration of 0 or more", o.pause)
+	case !(o.loss >= 0 && o.loss <= 1):
+		return fmt.Errorf("-loss %v: want a probability from 0 to 1", o.loss)
 	}
 	return nil
 }
