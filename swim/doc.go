@@ -154,9 +154,13 @@
 //     [MinProbeTimeout, MaxProbeTimeout] = [100 ms, 500 ms] and multiplied by
 //     LHM+1; before the first sample it is ProbeTimeout. (2) The gate: when a
 //     probe of an alive peer fails but the peer's detector does not suspect it
-//     (something was heard from it recently, judged by its own history), the
-//     member does not suspect it yet but probes it again at once, in the next
-//     period; a second consecutive failure suspects it regardless. The retry
+//     (something was heard from it recently, judged by its own history), and
+//     not every intermediate asked nacked (so the loss may be on this
+//     member's own path), the member does not suspect it yet but probes it
+//     again at once, in the next period; a second consecutive failure
+//     suspects it regardless. When every intermediate nacked, k other
+//     members failed to reach the peer too and the probe suspects at the
+//     end of its period as in ModeLifeguard. The retry
 //     re-checks a failure already seen, so it sends the ping-reqs together with
 //     the ping and, when every intermediate has nacked, suspects at once
 //     instead of at the end of the period (about ProbeTimeout after the period

@@ -236,7 +236,11 @@ func (m *Member) failProbe(now time.Duration) {
 		}
 		return
 	}
-	if m.cfg.Mode == ModeDetector && !m.cfg.DisableSuspicionGate && !t.retried && t.det != nil && !t.det.Suspected(now) {
+	// Every intermediate asked nacked: k other members failed to reach t
+	// too, so the failure is not a loss on this member's own path, which
+	// is what the gate's retry guards against.
+	corroborated := m.pr.indirect && m.pr.expectNacks > 0 && m.pr.nacks == m.pr.expectNacks
+	if m.cfg.Mode == ModeDetector && !m.cfg.DisableSuspicionGate && !corroborated && !t.retried && t.det != nil && !t.det.Suspected(now) {
 		t.retried = true
 		m.forceNext = t
 		m.stats.GateDeferrals++
