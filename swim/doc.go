@@ -160,12 +160,13 @@
 //     again at once, in the next period; a second consecutive failure
 //     suspects it regardless. When every intermediate nacked, k other
 //     members failed to reach the peer too and the probe suspects at the
-//     end of its period as in ModeLifeguard. The retry
-//     re-checks a failure already seen, so it sends the ping-reqs together with
-//     the ping and, when every intermediate has nacked, suspects at once
-//     instead of at the end of the period (about ProbeTimeout after the period
-//     starts rather than a whole period: the gate costs a crash about 0.1 s of
-//     detection time instead of 1 s). A peer never heard from is not gated. (3)
+//     end of its period as in ModeLifeguard: a crashed peer's intermediates
+//     nack it, so the gate does not delay the detection of a crash among
+//     live members. The retry re-checks a failure already seen, so it sends
+//     the ping-reqs together with the ping and, when every intermediate has
+//     nacked, suspects at once instead of at the end of the period (about
+//     ProbeTimeout after the period starts rather than a whole period). A
+//     peer never heard from is not gated. (3)
 //     The local-pause guard: a Tick that comes more than PauseGuard (default
 //     500 ms) after the next period was due means this member itself was not
 //     running; it then refutes preemptively (incarnation+1, Alive gossiped),
