@@ -243,7 +243,7 @@ func (m *Member) accuseBack(p *peer, at Node) {
 		to = append(to, q)
 	}
 	for _, q := range to {
-		if m.forwarded >= forwardsPerFanout*max(*m.cfg.GossipFanout, 1) {
+		if m.forwarded >= m.forwardBudget() {
 			return
 		}
 		m.forwarded++

@@ -1,6 +1,7 @@
 package swim
 
 import (
+	"math"
 	"slices"
 	"time"
 )
@@ -75,13 +76,23 @@ func (m *Member) eager() bool {
 // Lifeguard's false positives there by up to 45 %.
 const forwardsPerFanout = 4
 
+// forwardBudget is the per-period bound on forwarded packets,
+// forwardsPerFanout·max(GossipFanout, 1). A fanout above MaxMembers (more
+// members than any view holds: a mistyped or hostile setting) counts as
+// MaxMembers: the product overflowed for a fanout of 2^61 or more, and a
+// budget of zero or less silently stopped every forward and accusation sent
+// back.
+func (m *Member) forwardBudget() int {
+	return forwardsPerFanout * min(max(*m.cfg.GossipFanout, 1), m.cfg.MaxMembers, math.MaxInt/forwardsPerFanout)
+}
+
 // forward is push for an update this member passes on because of one it
 // heard, within the per-period bound on forwarded packets.
 func (m *Member) forward(u Update, to []*peer, fanout int) {
 	if !m.eager() {
 		return
 	}
-	budget := forwardsPerFanout**m.cfg.GossipFanout - m.forwarded
+	budget := m.forwardBudget() - m.forwarded
 	if budget <= 0 {
 		return
 	}

@@ -184,8 +184,11 @@ func (m *Member) sendPingReqs() {
 
 // pick returns up to k distinct random members of the probe list for which
 // ok is true: a uniform choice among all of them in a small list (at most
-// 4k), else up to 8k random draws.
+// 4k), else up to 8k random draws. A k above the list's length (a huge
+// GossipFanout or IndirectChecks) counts as the length, which picks the same:
+// before, 4k and 8k overflowed for k of 2^61 or more and nothing was picked.
 func (m *Member) pick(k int, ok func(p *peer) bool) []*peer {
+	k = min(k, len(m.list))
 	var chosen []*peer
 	okNew := func(p *peer) bool { return ok(p) && !slices.Contains(chosen, p) }
 	if len(m.list) <= 4*k {
