@@ -381,8 +381,10 @@ type Config struct {
 	PullsPerSender, PullsPerPeriod int
 
 	// PeerDetector makes the per-peer failure detector that every message
-	// heard from a peer feeds as a heartbeat. Default: the φ accrual
-	// detector (normal model) with a small window (see DefaultPeerDetector).
+	// heard from a peer feeds as a heartbeat. Default (nil):
+	// DefaultPeerDetectorFor(ProbeInterval), the φ accrual detector (normal
+	// model) with a small window, a σ floor of a tenth of the period and an
+	// acceptable pause of three periods.
 	// The heartbeats carry no sequence numbers and arrive irregularly, every
 	// few protocol periods in a small group: detectors built on NFD-E's
 	// expected arrivals (chen, twowfd, kappa) number them by arrival, so
@@ -563,7 +565,7 @@ func (c *Config) normalize() error {
 		return bad("MaxPacketSize %d is below 256 bytes", c.MaxPacketSize)
 	}
 	if c.PeerDetector == nil {
-		c.PeerDetector = DefaultPeerDetector
+		c.PeerDetector = DefaultPeerDetectorFor(c.ProbeInterval)
 	}
 	if c.RTTEstimator == nil {
 		k := c.RTTDeviations

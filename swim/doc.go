@@ -138,10 +138,13 @@
 //
 // Every packet heard from a peer (and every relayed ack and fresh Alive
 // about it) is a heartbeat for that peer's detector.Detector, made by
-// Config.PeerDetector (default: φ accrual, normal model, threshold 8, window
-// of 32 inter-arrival times; any fdkit detector fits). A member hears from a
-// given peer irregularly, about every (n−1)/2 periods on average in a group
-// of n, so a detector with a fixed expectation must be configured for that:
+// Config.PeerDetector (default DefaultPeerDetectorFor(ProbeInterval): φ
+// accrual, normal model, threshold 8, window of 32 inter-arrival times, σ
+// floor of a tenth of a period, acceptable pause of three periods, as
+// Akka's cluster detector at a 1 s heartbeat; any fdkit detector fits). A
+// member hears from a given peer irregularly, about every (n−1)/2 periods
+// on average in a group of n and 1 to 2(n−1)−1 periods apart from its own
+// probes, so a detector with a fixed expectation must be configured for that:
 // with their defaults (Δ = 100 ms) chen and sfd suspect every live peer, and a
 // fixed timeout below a few times n/2 periods suspects most of them, which
 // leaves the gate below inert; φ adapts by itself. Its level is exposed

@@ -1,6 +1,8 @@
 package swim
 
 import (
+	"fmt"
+	"math"
 	"time"
 
 	"github.com/fdkit/fdkit/detector"
@@ -8,17 +10,86 @@ import (
 	"github.com/fdkit/fdkit/phi"
 )
 
-// DefaultPeerWindow is the window of the default per-peer φ detector. It is
-// small because a member hears from a given peer only a few times per pass
-// of the probe list and because a group of n members keeps n−1 detectors.
-const DefaultPeerWindow = 32
+// Defaults of the per-peer φ detector (DefaultPeerDetectorFor), in protocol
+// periods where they are times.
+const (
+	// DefaultPeerWindow is the window of the default per-peer φ detector. It
+	// is small because a member hears from a given peer only a few times per
+	// pass of the probe list and because a group of n members keeps n−1
+	// detectors.
+	DefaultPeerWindow = 32
+	// DefaultPeerPausePeriods is the acceptable pause of the default per-peer
+	// φ detector in protocol periods: Akka's acceptable-heartbeat-pause of
+	// its cluster failure detector (3 s at a heartbeat interval of 1 s),
+	// with the protocol period as the heartbeat interval.
+	DefaultPeerPausePeriods = 3
+	// DefaultPeerMinStdDevDivisor sets the σ floor of the default per-peer φ
+	// detector to the protocol period divided by it: Akka's
+	// min-std-deviation of its cluster failure detector (100 ms at a
+	// heartbeat interval of 1 s).
+	DefaultPeerMinStdDevDivisor = 10
+)
 
-// DefaultPeerDetector returns the default per-peer detector: φ accrual, normal
-// model (phi.Normal, docs/algorithms.md, “φ accrual: normal model”), threshold
-// 8, a window of DefaultPeerWindow inter-arrival times, the package phi
-// defaults otherwise.
+// DefaultPeerDetector returns the per-peer detector a Member with the
+// default ProbeInterval (1 s) uses: DefaultPeerDetectorFor(DefaultProbeInterval).
 func DefaultPeerDetector() (detector.Detector, error) {
-	return phi.NewNormal(phi.NormalConfig{WindowSize: DefaultPeerWindow})
+	return DefaultPeerDetectorFor(DefaultProbeInterval)()
+}
+
+// DefaultPeerDetectorFor returns a factory of the default per-peer detector
+// for a protocol period (Config.ProbeInterval; a Member whose
+// Config.PeerDetector is nil uses DefaultPeerDetectorFor(ProbeInterval)):
+// φ accrual, normal model (phi.Normal, docs/algorithms.md, “φ accrual:
+// normal model”), threshold Θ = 8, a window of DefaultPeerWindow
+// inter-arrival times, and Akka's widening of the model (docs/algorithms.md,
+// “φ accrual: Akka's variant”) scaled to the period P:
+//
+//   - σ_min = P/DefaultPeerMinStdDevDivisor (100 ms at P = 1 s) and an
+//     acceptable pause of DefaultPeerPausePeriods·P (3 s at 1 s), Akka's
+//     cluster defaults with P as the heartbeat interval, so that
+//     τ = T_last + μ + 3P + max(σ, P/10)·z(8), z(8) = 5.612: after a
+//     perfectly regular rhythm (σ = 0) a peer is suspected 4.56 P after it
+//     was last heard at one heartbeat per period. A member hears a given
+//     peer irregularly, from its own probes, the peer's and relays: in a
+//     shuffled round-robin two probes of one target are 1 to 2(n−1)−1
+//     periods apart, so a pair or a trio heard at an exact 1 s rhythm is
+//     then heard after 2 or 3 s as soon as a member joins or a round
+//     reshuffles. With the phi package's defaults (σ_min = μ/100, no pause)
+//     such a gap gave φ ≈ 2·10³ (z = 100 at 2 s): the detectors of a
+//     small group at a steady rhythm suspected healthy peers, the
+//     ModeDetector gate stopped forgiving their failed probes, and Level
+//     and Members misled operators. The pause widens a learnt distribution whatever its
+//     spread; in a larger group σ, learnt from the irregular rhythm, is the
+//     larger term.
+//   - SkipIfSuspected off: every interval is recorded. The rhythm at which
+//     a member hears a peer changes with the group size (about every
+//     (n−1)/2 periods), and with Akka's rule (meant for a sender at a fixed
+//     rate) a rhythm that moved past τ was never learnt: a group that grew
+//     left its detectors suspecting their live peers between any two
+//     heartbeats. The price is that a peer's pause widens its distribution
+//     until DefaultPeerWindow later intervals have pushed it out.
+//   - BootstrapInterval P: before two intervals, μ = P, σ = P/4.
+//
+// The factory returns an error only for a period that is not positive; the
+// pause saturates at the largest time.Duration. Each call returns a new
+// detector; a detector is not safe for concurrent use.
+func DefaultPeerDetectorFor(period time.Duration) func() (detector.Detector, error) {
+	pause := time.Duration(math.MaxInt64) // saturated for a period beyond ~97 years
+	if period <= math.MaxInt64/DefaultPeerPausePeriods {
+		pause = DefaultPeerPausePeriods * period
+	}
+	return func() (detector.Detector, error) {
+		if period <= 0 {
+			return nil, fmt.Errorf("swim: peer detector period %v is not positive", period)
+		}
+		return phi.NewNormal(phi.NormalConfig{
+			WindowSize:        DefaultPeerWindow,
+			MinStdDev:         new(period / DefaultPeerMinStdDevDivisor),
+			AcceptablePause:   pause,
+			BootstrapInterval: period,
+			SkipIfSuspected:   new(false),
+		})
+	}
 }
 
 // FixedPeerDetector returns a factory of fixed-timeout per-peer detectors

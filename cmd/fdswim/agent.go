@@ -150,7 +150,7 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	flagcheck.Var(fs, &f.streamTimeout, "stream-timeout", "", transport.DefaultStreamTimeout, time.Millisecond, time.Hour, "a duration from 1ms to 1h", "whole life of one TCP stream, dial included; a slower peer is cut")
 	flagcheck.Var(fs, &f.maxStreamConns, "max-stream-conns", "", transport.DefaultStreamMaxConns, 1, 65536, "a count from 1 to 65536", "inbound TCP streams served at once; a new one beyond takes the slot of the oldest that has sent no frame yet (fdswim_streams_evicted_total), else it is closed at once (fdswim_streams_refused_total)")
 	fs.StringVar(&f.logLevel, "log-level", "warn", "log level on stderr: debug, info, warn, error")
-	fs.StringVar(&f.suspicion, "suspicion", "", "detector mode: the per-peer detector that suspicion comes from, in the textual form of docs/detectors.md, e.g. 'phi-normal(threshold=8, window=100)' or 'phi-akka(threshold=10, pause=3s)' (default: swim's φ normal model with a window of 100)")
+	fs.StringVar(&f.suspicion, "suspicion", "", "detector mode: the per-peer detector that suspicion comes from, in the textual form of docs/detectors.md, e.g. 'phi-normal(threshold=8, window=100)' or 'phi-akka(threshold=10, pause=3s)' (default: swim.DefaultPeerDetectorFor(--probe-interval), φ normal model with a window of 32, a σ floor of a tenth of the period and a pause of three periods)")
 	preset := fs.String("preset", "", "start from a system's documented probe and suspicion settings: "+strings.Join(swimPresetNames(), ", ")+" (mode lifeguard unless --mode is given; --probe-interval and --probe-timeout override)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
