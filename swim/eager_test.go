@@ -116,17 +116,24 @@ func TestEagerDeclaration(t *testing.T) {
 	assert.Subset(t, []ID{"b", "d", "e"}, to)
 }
 
+// hearSuspicion steps into a, at 0, b's gossip suspecting c, and returns
+// what a sent in answer; a then holds c suspect.
+func hearSuspicion(t *testing.T, a *Member) []Packet {
+	t.Helper()
+	sus := Packet{Kind: MsgGossip, From: node("b"), To: node("a"),
+		Updates: []Update{{Kind: UpdateSuspect, Node: node("c"), From: "b"}}}
+	require.NoError(t, a.Step(0, &sus))
+	pk, _ := drain(a)
+	require.Equal(t, StateSuspect, a.State("c"))
+	return pk
+}
+
 // A refutation that ends a suspicion this member held is forwarded once to
 // GossipFanout random members other than the refuter and the sender; an
 // Alive that ends nothing is not.
 func TestEagerRefutationForwarded(t *testing.T) {
 	a := newTest(t, "a", ModeDetector, nil, "b", "c", "d", "e")
-	sus := Packet{Kind: MsgGossip, From: node("b"), To: node("a"),
-		Updates: []Update{{Kind: UpdateSuspect, Node: node("c"), From: "b"}}}
-	require.NoError(t, a.Step(0, &sus))
-	pk, _ := drain(a)
-	assert.Empty(t, pk, "a MsgGossip gets no answer, a heard suspicion is not pushed")
-	assert.Equal(t, StateSuspect, a.State("c"))
+	assert.Empty(t, hearSuspicion(t, a), "a MsgGossip gets no answer, a heard suspicion is not pushed")
 
 	alive := Update{Kind: UpdateAlive, Node: node("c"), Incarnation: 1, From: "c"}
 	ref := Packet{Kind: MsgGossip, From: node("d"), To: node("a"), Updates: []Update{alive}}
@@ -153,11 +160,7 @@ func TestEagerRefutationForwarded(t *testing.T) {
 // it still trusted, or one it already holds, is not.
 func TestEagerDeclarationForwarded(t *testing.T) {
 	a := newTest(t, "a", ModeDetector, nil, "b", "c", "d", "e", "f")
-	sus := Packet{Kind: MsgGossip, From: node("b"), To: node("a"),
-		Updates: []Update{{Kind: UpdateSuspect, Node: node("c"), From: "b"}}}
-	require.NoError(t, a.Step(0, &sus))
-	drain(a)
-	require.Equal(t, StateSuspect, a.State("c"))
+	hearSuspicion(t, a)
 
 	dead := Update{Kind: UpdateDead, Node: node("c"), From: "b"}
 	decl := Packet{Kind: MsgGossip, From: node("d"), To: node("a"), Updates: []Update{dead}}
@@ -204,22 +207,12 @@ func TestEagerOff(t *testing.T) {
 // nacked, the failure would be corroborated and not gated, see
 // TestGateSkippedWhenCorroborated.)
 func TestGateRetryEndsOnNacks(t *testing.T) {
-	a := newTest(t, "a", ModeDetector, func(c *Config) { c.PeerDetector = FixedPeerDetector(5 * time.Second) }, "b", "c", "d")
-	for _, from := range []string{"b", "c", "d"} {
-		p := Packet{Kind: MsgAck, From: node(from), To: node("a"), Ack: Ack{Seq: 999}}
-		require.NoError(t, a.Step(0, &p))
-	}
-	a.Tick(0)
-	pk, _ := drain(a)
-	target := pk[0].To.ID
-	a.Tick(500 * time.Millisecond)
-	pk, _ = drain(a)
-	require.Len(t, only(t, pk, MsgPingReq), 2)
+	a, target, reqs := gatedProbe(t)
 	// One intermediate nacks the first probe, the other is silent.
-	r := only(t, pk, MsgPingReq)[0]
+	r := reqs[0]
 	n := Packet{Kind: MsgNack, From: r.To, To: node("a"), Nack: Nack{Seq: r.PingReq.Seq}}
 	require.NoError(t, a.Step(700*time.Millisecond, &n))
-	pk, _ = drain(a)
+	pk, _ := drain(a)
 	assert.Empty(t, pk, "the first probe waits for the end of its period")
 
 	a.Tick(time.Second) // gated: the retry starts with ping and ping-reqs together
@@ -229,7 +222,7 @@ func TestGateRetryEndsOnNacks(t *testing.T) {
 	require.Len(t, pk, 3)
 	assert.Equal(t, MsgPing, pk[0].Kind)
 	assert.Equal(t, target, pk[0].To.ID)
-	reqs := only(t, pk, MsgPingReq)
+	reqs = only(t, pk, MsgPingReq)
 	require.Len(t, reqs, 2)
 	for _, r := range reqs {
 		assert.Equal(t, target, r.PingReq.Target.ID)

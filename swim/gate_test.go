@@ -8,11 +8,12 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// The detector gate forgives a failed probe only when the failure may be a
-// loss on this member's own path: when every intermediate asked nacked
-// (they too failed to reach the target), the probe suspects at the end of
-// its period as in ModeLifeguard, without a retry.
-func TestGateSkippedWhenCorroborated(t *testing.T) {
+// gatedProbe returns a ModeDetector member a of {a, b, c, d} whose
+// detectors (a 5 s fixed timeout) trust every peer, having heard each at 0,
+// with its first probe's direct ping unanswered at 500 ms: the probe's
+// target and the two ping-reqs sent then.
+func gatedProbe(t *testing.T) (*Member, ID, []Packet) {
+	t.Helper()
 	a := newTest(t, "a", ModeDetector, func(c *Config) { c.PeerDetector = FixedPeerDetector(5 * time.Second) }, "b", "c", "d")
 	for _, from := range []string{"b", "c", "d"} {
 		p := Packet{Kind: MsgAck, From: node(from), To: node("a"), Ack: Ack{Seq: 999}}
@@ -25,6 +26,15 @@ func TestGateSkippedWhenCorroborated(t *testing.T) {
 	pk, _ = drain(a)
 	reqs := only(t, pk, MsgPingReq)
 	require.Len(t, reqs, 2)
+	return a, target, reqs
+}
+
+// The detector gate forgives a failed probe only when the failure may be a
+// loss on this member's own path: when every intermediate asked nacked
+// (they too failed to reach the target), the probe suspects at the end of
+// its period as in ModeLifeguard, without a retry.
+func TestGateSkippedWhenCorroborated(t *testing.T) {
+	a, target, reqs := gatedProbe(t)
 	for _, r := range reqs {
 		n := Packet{Kind: MsgNack, From: r.To, To: node("a"), Nack: Nack{Seq: r.PingReq.Seq}}
 		require.NoError(t, a.Step(700*time.Millisecond, &n))
