@@ -27,20 +27,29 @@ func processCPU(b *testing.B) time.Duration {
 // (cpu-ms/member/s, the CPU column of bench/memberlist) and the
 // allocations of all 8 members in one period (allocs/op, B/op). The
 // iteration's ns/op is the period itself. Sub-benchmarks set the agent's
-// TickInterval: 50ms, the former default, against the default, so that the
-// ratio comes from one run:
+// TickInterval: 50ms, the former default, against the default; and
+// probes=sync puts every member on one probe grid (swim.Config.SyncProbes,
+// the behaviour before the staggered first probe), so that the ratios come
+// from one run:
 //
 //	go test ./swim/agent -run '^$' -bench GroupPeriod -benchtime 10x -benchmem
 func BenchmarkGroupPeriod(b *testing.B) {
 	const n = 8
-	for _, tick := range []time.Duration{50 * time.Millisecond, 0} {
-		name := "tick=" + tick.String()
-		if tick == 0 {
+	type variant struct {
+		tick time.Duration
+		sync bool // swim.Config.SyncProbes: every member probes on one grid
+	}
+	for _, v := range []variant{{50 * time.Millisecond, false}, {0, false}, {0, true}} {
+		name := "tick=" + v.tick.String()
+		if v.tick == 0 {
 			name = "tick=default"
 		}
+		if v.sync {
+			name += "/probes=sync"
+		}
 		b.Run(name, func(b *testing.B) {
-			as := group(b, n, Config{Plain: true, TickInterval: tick,
-				Protocol: swim.Config{ProbeInterval: time.Second, ProbeTimeout: 500 * time.Millisecond}})
+			as := group(b, n, Config{Plain: true, TickInterval: v.tick,
+				Protocol: swim.Config{ProbeInterval: time.Second, ProbeTimeout: 500 * time.Millisecond, SyncProbes: v.sync}})
 			// As bench/memberlist does: let the join announcements of the
 			// group that just formed drain first.
 			time.Sleep(2 * time.Second)
