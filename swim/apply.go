@@ -199,13 +199,16 @@ func (m *Member) apply(now time.Duration, u Update, gossip bool) {
 		}
 		switch p.state {
 		case StateAlive, StateSuspect:
-			held := p.state == StateSuspect
+			// A suspicion that began at this instant came with the
+			// declaration (one packet can carry both): not a
+			// corroboration.
+			held := p.state == StateSuspect && p.susp != nil && p.susp.start < now
 			m.kill(now, p, u, gossip)
 			if gossip && held && !u.IsLeave() {
-				// This member suspected p too: pass the declaration on
-				// at once (corroborated forwarding), so that the group
-				// learns of a crash in a few hops instead of the drain
-				// loop's rounds.
+				// This member suspected p too, before this packet: pass
+				// the declaration on at once (corroborated forwarding),
+				// so that the group learns of a crash in a few hops
+				// instead of the drain loop's rounds.
 				m.forward(u, nil, *m.cfg.GossipFanout)
 			}
 		case StateDead:

@@ -102,3 +102,23 @@ func TestDeclarationsNotForwarded(t *testing.T) {
 	assert.Empty(t, only(t, pk, MsgGossip), "plain SWIM")
 	assert.Equal(t, StateDead, s.State("c"))
 }
+
+// A suspicion and a declaration of the same member in one packet are not
+// a corroboration: the receiver did not suspect the member before the
+// packet came, so it takes the declaration without forwarding it (one
+// crafted packet made every receiver forward before). A member suspected
+// by an earlier packet is forwarded as before.
+func TestSuspicionAndDeclarationInOnePacketNotForwarded(t *testing.T) {
+	a := declGroup(t, "m01")
+	both := gossipFrom("m19",
+		Update{Kind: UpdateSuspect, Node: node("m03"), From: "m19"},
+		Update{Kind: UpdateDead, Node: node("m03"), From: "m19"})
+	require.NoError(t, a.Step(10*time.Millisecond, both))
+	pk, _ := drain(a)
+	assert.Empty(t, only(t, pk, MsgGossip))
+	assert.Equal(t, StateDead, a.State("m03"))
+
+	require.NoError(t, a.Step(20*time.Millisecond, gossipFrom("m19", Update{Kind: UpdateDead, Node: node("m01"), From: "m00"})))
+	pk, _ = drain(a)
+	assert.Len(t, only(t, pk, MsgGossip), 2, "m01 was suspected by an earlier packet")
+}

@@ -25,8 +25,9 @@ import (
 //   - a leave this member knows of, to the sender and the declarer of a
 //     Dead heard about the leaver (correctLeft): at most two packets per
 //     Dead heard;
-//   - a declaration heard about a member this member suspected too
-//     (corroborated): forwarded to GossipFanout random members, once (the
+//   - a declaration heard about a member this member suspected too, from
+//     before the packet that carries it (corroborated; a packet carrying
+//     both the suspicion and the declaration is not): forwarded to GossipFanout random members, once (the
 //     member is dead here afterwards), so that a crash reaches the whole
 //     group in a few hops rather than in drain-loop rounds;
 //   - this member's own leave (Leave): to GossipFanout random members;
