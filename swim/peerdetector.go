@@ -2,7 +2,6 @@ package swim
 
 import (
 	"fmt"
-	"math"
 	"time"
 
 	"github.com/fdkit/fdkit/detector"
@@ -71,13 +70,11 @@ func DefaultPeerDetector() (detector.Detector, error) {
 //   - BootstrapInterval P: before two intervals, μ = P, σ = P/4.
 //
 // The factory returns an error only for a period that is not positive; the
-// pause saturates at the largest time.Duration. Each call returns a new
-// detector; a detector is not safe for concurrent use.
+// pause saturates at about 36.5 years (the bound on every timer of a
+// Member). Each call returns a new detector; a detector is not safe for
+// concurrent use.
 func DefaultPeerDetectorFor(period time.Duration) func() (detector.Detector, error) {
-	pause := time.Duration(math.MaxInt64) // saturated for a period beyond ~97 years
-	if period <= math.MaxInt64/DefaultPeerPausePeriods {
-		pause = DefaultPeerPausePeriods * period
-	}
+	pause := mulTimer(period, DefaultPeerPausePeriods) // saturated at maxTimer
 	return func() (detector.Detector, error) {
 		if period <= 0 {
 			return nil, fmt.Errorf("swim: peer detector period %v is not positive", period)

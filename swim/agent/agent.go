@@ -21,6 +21,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"log/slog"
 	"math/rand/v2"
@@ -1164,9 +1165,7 @@ func (a *Agent) members() []Member {
 // do not draw the same phase for their first probe, which would put them
 // back on one common probe grid, nor the same sequence of targets.
 func machineRand(seed uint64, id swim.ID) *rand.Rand {
-	h := uint64(14695981039346656037)
-	for i := 0; i < len(id); i++ {
-		h = (h ^ uint64(id[i])) * 1099511628211
-	}
-	return rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15^h))
+	h := fnv.New64a()
+	h.Write([]byte(id)) // never fails
+	return rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15^h.Sum64()))
 }
