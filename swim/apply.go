@@ -108,6 +108,7 @@ func (m *Member) apply(now time.Duration, u Update, gossip bool) {
 			m.insertInList(p)
 			if gossip {
 				m.heard(now, p)
+				m.settleLater(now)
 			}
 			m.emit(EventJoin, p, u.From, now)
 			m.gossip(u, gossip)

@@ -219,7 +219,12 @@ type Config struct {
 	// members each, so the scaling keeps that load near 0.1 packet per
 	// member per base interval whatever n (memberlist scales by log2 n
 	// only, but always sends both views over TCP); between agreeing views
-	// it is one packet. new(0) disables it.
+	// it is one packet. A member that learnt of a new member by gossip
+	// also runs one exchange three protocol periods after the last such
+	// member, which counts as its periodic one (the next comes one to
+	// one and a half intervals later): join announcements leave members
+	// that never heard one, and a group formed through one seed otherwise
+	// waited up to an interval for a full view. new(0) disables both.
 	PushPullInterval *time.Duration
 
 	// StreamProbe turns on the stream fallback probe: when a direct ping

@@ -208,10 +208,11 @@ type Member struct {
 	graceUntil    time.Duration // no suspicion timer fires before (PauseGuard)
 	nextReconnect time.Duration
 	ppFrom        time.Duration // last anti-entropy exchange, or the first Tick (sync.go)
-	ppFrac        float64       // phase of the first exchange in its interval
-	ppDone        bool          // an exchange was due at least once
+	ppFrac        float64       // phase of the next exchange in its interval while !ppDone
+	ppDone        bool          // an exchange was due at least once since the first Tick or the last settling exchange
 	ppPeer        ID            // the member of this member's last exchange (sync.go)
 	ppUntil       time.Duration // until when ppPeer's view request is that exchange's
+	settleAt      time.Duration // when the settling exchange is due, 0 when none (settlePull, sync.go)
 	nextAskView   time.Duration // earliest pull from an unknown or dead sender
 	pulls         pullBound     // pulls answered in this window (pullbound.go)
 	joining       bool
@@ -328,6 +329,9 @@ func (m *Member) NextDeadline() (at time.Duration, ok bool) {
 	if *m.cfg.PushPullInterval > 0 && m.live > 0 {
 		at = min(at, m.pushPullDue())
 	}
+	if m.settleAt > 0 {
+		at = min(at, m.settleAt)
+	}
 	if m.draining() {
 		at = min(at, m.nextGossip)
 	}
@@ -395,6 +399,7 @@ func (m *Member) Tick(now time.Duration) {
 			m.send(Packet{Kind: MsgPing, To: p.node, Ping: Ping{Seq: m.seq}})
 		}
 	}
+	m.settlePull(now) // first: it reschedules the periodic exchange
 	if *m.cfg.PushPullInterval > 0 && m.live > 0 && now >= m.pushPullDue() {
 		m.ppFrom, m.ppDone = now, true
 		if m.st == running {
