@@ -156,20 +156,20 @@
 //     (default Jacobson/Karels, SRTT + 4·RTTVAR, RFC 6298 order), clamped to
 //     [MinProbeTimeout, MaxProbeTimeout] = [100 ms, 500 ms] and multiplied by
 //     LHM+1; before the first sample it is ProbeTimeout. (2) The gate: when a
-//     probe of an alive peer fails but the peer's detector does not suspect it
-//     (something was heard from it recently, judged by its own history), and
-//     not every intermediate asked nacked (so the loss may be on this
-//     member's own path), the member does not suspect it yet but probes it
-//     again at once, in the next period; a second consecutive failure
-//     suspects it regardless. When every intermediate nacked, k other
-//     members failed to reach the peer too and the probe suspects at the
-//     end of its period as in ModeLifeguard: a crashed peer's intermediates
-//     nack it, so the gate does not delay the detection of a crash among
-//     live members. The retry re-checks a failure already seen, so it sends
+//     probe of an alive peer fails and the peer's detector does not suspect
+//     it (something was heard from it recently, judged by its own history),
+//     or has no opinion yet (WarmingUp: fewer intervals than it needs),
+//     the member does not suspect it yet but probes it again
+//     at once, in the next period; a second consecutive failure suspects it
+//     regardless. The retry re-checks a failure already seen, so it sends
 //     the ping-reqs together with the ping and, when every intermediate has
-//     nacked, suspects at once instead of at the end of the period (about
-//     ProbeTimeout after the period starts rather than a whole period). A
-//     peer never heard from is not gated. (3)
+//     nacked, suspects at once instead of at the end of the period (about a
+//     relay's probe timeout after the period starts rather than a whole
+//     period). It holds when every intermediate of the first probe nacked
+//     too: on a crash it costs about a relay's probe timeout (100–500 ms),
+//     and a member paused or cut off for just longer than the suspicion
+//     timeout is declared about a third less often. A peer never heard
+//     from is not gated. (3)
 //     The local-pause guard: a Tick that comes more than PauseGuard (default
 //     500 ms) after the next period was due means this member itself was not
 //     running; it then refutes preemptively (incarnation+1, Alive gossiped),

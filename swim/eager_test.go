@@ -203,9 +203,8 @@ func TestEagerOff(t *testing.T) {
 
 // The detector gate's retry runs the direct and the indirect probe at once
 // and suspects as soon as every intermediate has nacked, instead of a
-// period later. (The first probe has one intermediate silent: had both
-// nacked, the failure would be corroborated and not gated, see
-// TestGateSkippedWhenCorroborated.)
+// period later. (The first probe has one intermediate silent; a failure
+// both nacked is gated too, see TestGateRetriesCorroboratedFailure.)
 func TestGateRetryEndsOnNacks(t *testing.T) {
 	a, target, reqs := gatedProbe(t)
 	// One intermediate nacks the first probe, the other is silent.

@@ -29,11 +29,11 @@ func gatedProbe(t *testing.T) (*Member, ID, []Packet) {
 	return a, target, reqs
 }
 
-// The detector gate forgives a failed probe only when the failure may be a
-// loss on this member's own path: when every intermediate asked nacked
-// (they too failed to reach the target), the probe suspects at the end of
-// its period as in ModeLifeguard, without a retry.
-func TestGateSkippedWhenCorroborated(t *testing.T) {
+// The detector gate re-checks a first failure even when every intermediate
+// asked nacked: no suspicion at the end of the first period, a retry at
+// once over both paths, and the suspicion as soon as every intermediate of
+// the retry has nacked.
+func TestGateRetriesCorroboratedFailure(t *testing.T) {
 	a, target, reqs := gatedProbe(t)
 	for _, r := range reqs {
 		n := Packet{Kind: MsgNack, From: r.To, To: node("a"), Nack: Nack{Seq: r.PingReq.Seq}}
@@ -43,11 +43,80 @@ func TestGateSkippedWhenCorroborated(t *testing.T) {
 	assert.Empty(t, ev, "the first probe waits for the end of its period")
 
 	a.Tick(time.Second)
-	_, ev = drain(a)
+	pk, ev := drain(a)
+	assert.Empty(t, ev, "a failure every intermediate saw too is still re-checked once")
+	assert.Equal(t, 1, a.Stats().GateDeferrals)
+	require.Len(t, only(t, pk, MsgPing), 1)
+	assert.Equal(t, target, only(t, pk, MsgPing)[0].To.ID, "the retry probes the same peer")
+	retry := only(t, pk, MsgPingReq)
+	require.Len(t, retry, 2, "the retry sends its ping-reqs with the ping")
+
+	for i, r := range retry {
+		n := Packet{Kind: MsgNack, From: r.To, To: node("a"), Nack: Nack{Seq: r.PingReq.Seq}}
+		require.NoError(t, a.Step(1200*time.Millisecond, &n))
+		_, ev = drain(a)
+		if i == 0 {
+			assert.Empty(t, ev, "one intermediate of two has nacked")
+		}
+	}
 	require.Len(t, ev, 1)
 	assert.Equal(t, EventSuspect, ev[0].Kind)
 	assert.Equal(t, target, ev[0].Node.ID)
-	assert.Equal(t, time.Second, ev[0].At)
+	assert.Equal(t, 1200*time.Millisecond, ev[0].At)
+	assert.Equal(t, 0, a.HealthScore(), "every nack of both probes arrived")
+}
+
+// A detector still warming up has no say in the gate, even while its level
+// is above its threshold: the default per-peer φ on its bootstrap (μ = 1 s,
+// σ = 250 ms, pause 3 s) suspects a peer last heard 6 s ago, yet that
+// peer's failed probe is retried; and PeerStatus reports it WarmingUp and
+// not Suspected.
+func TestGateIgnoresWarmingUpDetector(t *testing.T) {
+	a := newTest(t, "a", ModeDetector, nil, "b", "c", "d")
+	for _, from := range []string{"b", "c", "d"} {
+		p := Packet{Kind: MsgAck, From: node(from), To: node("a"), Ack: Ack{Seq: 999}}
+		require.NoError(t, a.Step(0, &p))
+	}
+	now := 6 * time.Second
+	a.Tick(now)
+	pk, _ := drain(a)
+	target := pk[0].To.ID
+	st, ok := a.Member(target, now)
+	require.True(t, ok)
+	assert.True(t, st.WarmingUp)
+	assert.False(t, st.Suspected, "a warming-up detector's opinion is not reported")
+	assert.Greater(t, st.Level, 8.0, "the bootstrap's φ is past Θ = 8")
+
+	a.Tick(now + time.Second)
+	_, ev := drain(a)
+	assert.Empty(t, ev, "the failure is re-checked, not suspected")
+	assert.Equal(t, 1, a.Stats().GateDeferrals)
+}
+
+// Once warm, a detector that suspects the peer lets the first failure
+// suspect at the end of its period, without a retry.
+func TestGateWarmDetectorSuspects(t *testing.T) {
+	a := newTest(t, "a", ModeDetector, nil, "b", "c", "d")
+	// DefaultPeerMinSamples+1 heartbeats 1 s apart from each peer: warm,
+	// μ = 1 s, σ at its floor (100 ms): τ = 8 s + 1 + 3 + 0.5612 s.
+	for k := 0; k <= DefaultPeerMinSamples; k++ {
+		for _, from := range []string{"b", "c", "d"} {
+			p := Packet{Kind: MsgAck, From: node(from), To: node("a"), Ack: Ack{Seq: 999}}
+			require.NoError(t, a.Step(time.Duration(k)*time.Second, &p))
+		}
+	}
+	now := 13 * time.Second
+	a.Tick(now)
+	pk, _ := drain(a)
+	target := pk[0].To.ID
+	st, _ := a.Member(target, now)
+	assert.False(t, st.WarmingUp)
+	assert.True(t, st.Suspected)
+
+	a.Tick(now + time.Second)
+	_, ev := drain(a)
+	require.Len(t, ev, 1)
+	assert.Equal(t, EventSuspect, ev[0].Kind)
+	assert.Equal(t, target, ev[0].Node.ID)
 	assert.Zero(t, a.Stats().GateDeferrals)
-	assert.Equal(t, 0, a.HealthScore(), "every nack arrived")
 }

@@ -27,6 +27,15 @@ const (
 	// min-std-deviation of its cluster failure detector (100 ms at a
 	// heartbeat interval of 1 s).
 	DefaultPeerMinStdDevDivisor = 10
+	// DefaultPeerMinSamples is the number of inter-arrival times the
+	// default per-peer detector needs before it stops WarmingUp and its
+	// opinion counts (PeerStatus.Suspected, the ModeDetector gate). With
+	// phi's default of 2, detectors resting on their bootstrap or on two
+	// or three intervals suspected about half of the healthy peers of a
+	// group of 32 or 64 in its first minute (mean φ in the hundreds); from
+	// 8 intervals on none did (swim/sim, docs/experiments.md, “The
+	// detector gate, warm-up and the retry”).
+	DefaultPeerMinSamples = 8
 )
 
 // DefaultPeerDetector returns the per-peer detector a Member with the
@@ -68,6 +77,8 @@ func DefaultPeerDetector() (detector.Detector, error) {
 //     heartbeats. The price is that a peer's pause widens its distribution
 //     until DefaultPeerWindow later intervals have pushed it out.
 //   - BootstrapInterval P: before two intervals, μ = P, σ = P/4.
+//   - MinSamples DefaultPeerMinSamples: WarmingUp until the window holds
+//     that many intervals; a warming-up detector has no say in the gate.
 //
 // The factory returns an error only for a period that is not positive; the
 // pause saturates at about 36.5 years (the bound on every timer of a
@@ -85,6 +96,7 @@ func DefaultPeerDetectorFor(period time.Duration) func() (detector.Detector, err
 			AcceptablePause:   pause,
 			BootstrapInterval: period,
 			SkipIfSuspected:   new(false),
+			MinSamples:        new(DefaultPeerMinSamples),
 		})
 	}
 }

@@ -15,8 +15,17 @@ type PeerStatus struct {
 	// binary detector, 0 before anything was heard from the peer.
 	Level float64
 	// Suspected reports whether the peer's detector suspects it (this is
-	// the detector's opinion, not the protocol's State).
+	// the detector's opinion, not the protocol's State). It is false while
+	// the detector is WarmingUp.
 	Suspected bool
+	// WarmingUp reports that the peer's detector has heard nothing yet or
+	// rests on fewer inter-arrival times than it needs
+	// (detector.Detector.WarmingUp; DefaultPeerMinSamples for the default
+	// detector): its Level then means little, and it has no say in the
+	// ModeDetector gate. In a group of n members a member hears a given
+	// peer about every (n−1)/2 periods, so the default detector warms up
+	// in about 4·(n−1) periods.
+	WarmingUp bool
 	// ProbeTimeout is the direct probe timeout the member would use for
 	// the peer now.
 	ProbeTimeout time.Duration
@@ -84,9 +93,10 @@ func (m *Member) Level(id ID, now time.Duration) (float64, bool) {
 func (m *Member) status(p *peer, now time.Duration) PeerStatus {
 	s := PeerStatus{Node: p.node, State: p.state, Incarnation: p.inc, Since: p.since,
 		ProbeTimeout: m.probeTimeout(p), Meta: p.meta, Versions: p.versions}
+	s.WarmingUp = p.det == nil || p.det.WarmingUp()
 	if p.det != nil {
 		s.Level = levelOf(p.det, now)
-		s.Suspected = p.det.Suspected(now)
+		s.Suspected = detectorSuspects(p, now)
 	}
 	if p.susp != nil {
 		s.SuspicionDeadline = p.susp.deadline

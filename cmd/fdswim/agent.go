@@ -410,6 +410,7 @@ type memberJSON struct {
 	Incarnation       uint64  `json:"incarnation"`
 	Level             float64 `json:"suspicion_level"`
 	Suspected         bool    `json:"detector_suspects"`
+	WarmingUp         bool    `json:"detector_warming_up,omitempty"`
 	ProbeTimeoutMilli float64 `json:"probe_timeout_ms"`
 	Self              bool    `json:"self,omitempty"`
 	// Meta is the member's metadata as sent (bytes, shown as a JSON
@@ -464,7 +465,7 @@ func serveHTTP(ln net.Listener, a *agent.Agent) (func(), error) {
 		out := make([]memberJSON, len(ms))
 		for i, m := range ms {
 			out[i] = memberJSON{ID: string(m.Node.ID), Addr: m.Node.Addr, State: m.State.String(), Incarnation: uint64(m.Incarnation),
-				Level: m.Level, Suspected: m.Suspected, ProbeTimeoutMilli: float64(m.ProbeTimeout) / float64(time.Millisecond), Self: m.Self,
+				Level: m.Level, Suspected: m.Suspected, WarmingUp: m.WarmingUp && !m.Self, ProbeTimeoutMilli: float64(m.ProbeTimeout) / float64(time.Millisecond), Self: m.Self,
 				Meta: m.Meta}
 			if v, err := url.ParseQuery(m.Meta); err == nil && m.Meta != "" {
 				out[i].MetaPairs = v
