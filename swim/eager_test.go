@@ -202,8 +202,8 @@ func TestEagerOff(t *testing.T) {
 }
 
 // The detector gate's retry runs the direct and the indirect probe at once
-// and suspects as soon as every intermediate has nacked, instead of a
-// period later. (The first probe has one intermediate silent; a failure
+// and suspects as soon as every intermediate has nacked and its own direct
+// timeout has passed, instead of a period later. (The first probe has one intermediate silent; a failure
 // both nacked is gated too, see TestGateRetriesCorroboratedFailure.)
 func TestGateRetryEndsOnNacks(t *testing.T) {
 	a, target, reqs := gatedProbe(t)
@@ -236,14 +236,19 @@ func TestGateRetryEndsOnNacks(t *testing.T) {
 	assert.Empty(t, ev, "a duplicate nack does not count")
 	n1 := Packet{Kind: MsgNack, From: reqs[1].To, To: node("a"), Nack: Nack{Seq: reqs[1].PingReq.Seq}}
 	require.NoError(t, a.Step(1200*time.Millisecond, &n1))
+	_, ev = drain(a)
+	assert.Empty(t, ev, "every intermediate nacked, but the retry's direct timeout (500 ms at LHM 1: 1 s) has not passed")
+	at, _ := a.NextDeadline()
+	require.Equal(t, 2*time.Second, at, "the retry ends at its direct timeout")
+	a.Tick(at)
 	pk, ev = drain(a)
 	require.Len(t, ev, 1)
 	assert.Equal(t, EventSuspect, ev[0].Kind)
 	assert.Equal(t, target, ev[0].Node.ID)
-	assert.Equal(t, 1200*time.Millisecond, ev[0].At)
+	assert.Equal(t, 2*time.Second, ev[0].At)
 	assert.Equal(t, []ID{target}, gossipRecipients(t, pk, Update{Kind: UpdateSuspect, Node: node(string(target)), From: "a"}))
 	assert.Equal(t, 1, a.HealthScore(), "the first probe's missing nack; every nack of the retry arrived")
-	at, _ := a.NextDeadline()
+	at, _ = a.NextDeadline()
 	assert.Equal(t, 3*time.Second, at, "the next period starts on schedule (2 s at LHM 1)")
 }
 

@@ -32,7 +32,7 @@ func gatedProbe(t *testing.T) (*Member, ID, []Packet) {
 // The detector gate re-checks a first failure even when every intermediate
 // asked nacked: no suspicion at the end of the first period, a retry at
 // once over both paths, and the suspicion as soon as every intermediate of
-// the retry has nacked.
+// the retry has nacked and the retry's direct timeout has passed.
 func TestGateRetriesCorroboratedFailure(t *testing.T) {
 	a, target, reqs := gatedProbe(t)
 	for _, r := range reqs {
@@ -51,18 +51,20 @@ func TestGateRetriesCorroboratedFailure(t *testing.T) {
 	retry := only(t, pk, MsgPingReq)
 	require.Len(t, retry, 2, "the retry sends its ping-reqs with the ping")
 
-	for i, r := range retry {
+	for _, r := range retry {
 		n := Packet{Kind: MsgNack, From: r.To, To: node("a"), Nack: Nack{Seq: r.PingReq.Seq}}
 		require.NoError(t, a.Step(1200*time.Millisecond, &n))
-		_, ev = drain(a)
-		if i == 0 {
-			assert.Empty(t, ev, "one intermediate of two has nacked")
-		}
 	}
+	_, ev = drain(a)
+	assert.Empty(t, ev, "the retry's own direct timeout (500 ms) has not passed")
+	at, _ := a.NextDeadline()
+	require.Equal(t, 1500*time.Millisecond, at)
+	a.Tick(at)
+	_, ev = drain(a)
 	require.Len(t, ev, 1)
 	assert.Equal(t, EventSuspect, ev[0].Kind)
 	assert.Equal(t, target, ev[0].Node.ID)
-	assert.Equal(t, 1200*time.Millisecond, ev[0].At)
+	assert.Equal(t, 1500*time.Millisecond, ev[0].At)
 	assert.Equal(t, 0, a.HealthScore(), "every nack of both probes arrived")
 }
 
@@ -119,4 +121,38 @@ func TestGateWarmDetectorSuspects(t *testing.T) {
 	assert.Equal(t, EventSuspect, ev[0].Kind)
 	assert.Equal(t, target, ev[0].Node.ID)
 	assert.Zero(t, a.Stats().GateDeferrals)
+}
+
+// In ModeDetector a peer with no RTT sample of its own gets the group-wide
+// estimator's timeout (every direct ack of every peer), clamped to
+// [MinProbeTimeout, MaxProbeTimeout], rather than ProbeTimeout; ModeLifeguard
+// keeps ProbeTimeout.
+func TestGroupRTTPrior(t *testing.T) {
+	for _, mode := range []Mode{ModeDetector, ModeLifeguard} {
+		a := newTest(t, "a", mode, nil, "b", "c", "d")
+		a.Tick(0)
+		pk, _ := drain(a)
+		target := pk[0].To
+		var other ID
+		for _, id := range []ID{"b", "c", "d"} {
+			if id != target.ID {
+				other = id
+				break
+			}
+		}
+		before, _ := a.ProbeTimeout(other)
+		assert.Equal(t, 500*time.Millisecond, before, "%v: no sample at all", mode)
+		ack := Packet{Kind: MsgAck, From: target, To: node("a"), Ack: Ack{Seq: pk[0].Ping.Seq}}
+		require.NoError(t, a.Step(2*time.Millisecond, &ack))
+		own, _ := a.ProbeTimeout(target.ID)
+		after, _ := a.ProbeTimeout(other)
+		if mode == ModeDetector {
+			// One 2 ms sample: SRTT 2 ms, RTTVAR 1 ms, 6 ms, clamped to 100 ms.
+			assert.Equal(t, 100*time.Millisecond, own)
+			assert.Equal(t, 100*time.Millisecond, after, "the group's prior")
+		} else {
+			assert.Equal(t, 500*time.Millisecond, own)
+			assert.Equal(t, 500*time.Millisecond, after)
+		}
+	}
 }

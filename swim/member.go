@@ -193,8 +193,12 @@ type Member struct {
 	nextProbe time.Duration
 	started   bool
 	forceNext *peer
-	relays    []relay
-	asked     []asked // intermediates of the current probe's ping-reqs
+	// rttAll is the group-wide RTT estimator: every direct-ack sample of
+	// every peer, the prior of a peer with no sample of its own
+	// (baseProbeTimeout).
+	rttAll RTTEstimator
+	relays []relay
+	asked  []asked // intermediates of the current probe's ping-reqs
 
 	bq   []*bcast      // dissemination queue, one update per member
 	bidx map[ID]*bcast // bq by member ID
@@ -309,7 +313,7 @@ func (m *Member) NextDeadline() (at time.Duration, ok bool) {
 	}
 	at = m.nextProbe
 	if m.pr.active {
-		if !m.pr.indirect {
+		if !m.pr.indirect || m.pr.retryWait {
 			at = min(at, m.pr.timeoutAt)
 		}
 		at = min(at, m.pr.endAt)
@@ -378,6 +382,9 @@ func (m *Member) Tick(now time.Duration) {
 	m.tickRelays(now)
 	if m.pr.active && !m.pr.indirect && now >= m.pr.timeoutAt {
 		m.sendPingReqs()
+	}
+	if m.pr.active && m.pr.retryWait && now >= m.pr.timeoutAt {
+		m.failProbe(now)
 	}
 	if m.pr.active && now >= m.pr.endAt {
 		m.failProbe(now)

@@ -170,4 +170,13 @@ func (m *Member) observeRTT(p *peer, rtt time.Duration) {
 		p.rtt = e
 	}
 	p.rtt.Observe(rtt)
+	if m.rttAll == nil {
+		e, err := m.cfg.RTTEstimator()
+		if err != nil || e == nil {
+			m.stats.DetectorErrors++
+			return
+		}
+		m.rttAll = e
+	}
+	m.rttAll.Observe(rtt)
 }

@@ -22,6 +22,9 @@ type probe struct {
 	expectNacks int
 	nacks       int
 	retry       bool // the detector gate's retry: indirect at once, ends on all nacks
+	// retryWait: every path of the retry has failed before the direct
+	// timeout; the retry ends at timeoutAt (retryFailed).
+	retryWait bool
 	// stream: a StreamProbe was requested (stream.go); streamAcked and
 	// streamFailed: the caller's answer.
 	stream, streamAcked, streamFailed bool
@@ -51,17 +54,32 @@ func (m *Member) probeTimeout(p *peer) time.Duration {
 	return m.baseProbeTimeout(p) * time.Duration(m.lhm+1)
 }
 
-// baseProbeTimeout returns the clamped RTT-estimator timeout for p in
-// ModeDetector once it has a sample, ProbeTimeout otherwise. A ping-req
+// baseProbeTimeout returns, in ModeDetector, the clamped RTT-estimator
+// timeout for p once p's estimator has a sample, else that of the
+// group-wide estimator (every direct ack of every peer: SRTT + K·RTTVAR
+// over the group covers its spread of round-trip times) once it has one,
+// else ProbeTimeout. Without the group-wide prior a member used
+// ProbeTimeout for every peer it had not yet acked itself, which in a
+// group of n is most of them for about n periods, and every relay of a
+// ping-req to such a peer waited ProbeTimeout before its nack. A ping-req
 // relay waits this long, unscaled by this member's own LHM (as memberlist's
 // relay waits its configured ProbeTimeout): a relay's nack must reach the
 // requester within the requester's period, and a late nack would count
 // against the requester's health for this member's slowness.
 func (m *Member) baseProbeTimeout(p *peer) time.Duration {
 	base := m.cfg.ProbeTimeout
-	if m.cfg.Mode == ModeDetector && !m.cfg.DisableRTTTimeout && p != nil && p.rtt != nil {
-		if t, ok := p.rtt.Timeout(); ok {
-			base = min(max(t, *m.cfg.MinProbeTimeout), m.cfg.MaxProbeTimeout)
+	if m.cfg.Mode != ModeDetector || m.cfg.DisableRTTTimeout {
+		return base
+	}
+	for _, e := range [2]RTTEstimator{nil, m.rttAll} {
+		if e == nil && p != nil && p.rtt != nil {
+			e = p.rtt
+		}
+		if e == nil {
+			continue
+		}
+		if t, ok := e.Timeout(); ok {
+			return min(max(t, *m.cfg.MinProbeTimeout), m.cfg.MaxProbeTimeout)
 		}
 	}
 	return base
@@ -325,12 +343,27 @@ func (m *Member) onNack(now time.Duration, pkt *Packet) {
 		if a := &m.asked[i]; a.id == pkt.From.ID && !a.nacked {
 			a.nacked = true
 			m.pr.nacks++
-			if m.pr.retry && m.pr.nacks == m.pr.expectNacks && !m.streamPending() {
-				m.failProbe(now) // every path failed twice: suspect now
-			}
+			m.retryFailed(now)
 			return
 		}
 	}
+}
+
+// retryFailed ends the detector gate's retry as failed once every path has
+// failed: every intermediate asked nacked, the stream fallback (if asked)
+// failed, and the direct timeout has passed; before the direct timeout it
+// waits for it (retryWait), since intermediates close to the target may
+// nack before this member's own ack could arrive from farther away or at
+// a raised LHM.
+func (m *Member) retryFailed(now time.Duration) {
+	if !m.pr.active || !m.pr.retry || m.pr.expectNacks == 0 || m.pr.nacks < m.pr.expectNacks || m.streamPending() {
+		return
+	}
+	if now < m.pr.timeoutAt {
+		m.pr.retryWait = true
+		return
+	}
+	m.failProbe(now) // every path failed twice: suspect now
 }
 
 // onPingReq serves a ping-req from the member at origin (pkt.From, its

@@ -96,9 +96,7 @@ func (m *Member) StreamFailed(now time.Duration, id ID, seq uint32) {
 		return
 	}
 	m.pr.streamFailed = true
-	if m.pr.retry && m.pr.expectNacks > 0 && m.pr.nacks == m.pr.expectNacks {
-		m.failProbe(now)
-	}
+	m.retryFailed(now)
 }
 
 // streamPending reports whether the current probe waits for the stream

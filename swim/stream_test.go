@@ -148,7 +148,7 @@ func TestStreamOnlyEventRateLimited(t *testing.T) {
 // The detector gate's retry ends as soon as every intermediate has nacked;
 // with a stream probe out it waits for the stream's answer: a stream ack
 // makes it a stream-only success at once, a stream failure a failed probe
-// at once.
+// once the retry's direct timeout has passed.
 func TestStreamProbeAndGateRetry(t *testing.T) {
 	for _, answer := range []string{"ack", "fail"} {
 		a := newTest(t, "a", ModeDetector, func(c *Config) {
@@ -182,13 +182,21 @@ func TestStreamProbeAndGateRetry(t *testing.T) {
 			_, ev = drain(a)
 			require.Len(t, ev, 1)
 			assert.Equal(t, EventStreamOnly, ev[0].Kind)
+			assert.Equal(t, now+200*time.Millisecond, ev[0].At)
 		} else {
+			// Every path has failed; the retry still waits for its own
+			// direct timeout (500 ms at the raised LHM).
+			to, _ := a.ProbeTimeout(target.ID)
+			require.Greater(t, to, 200*time.Millisecond)
 			a.StreamFailed(now+200*time.Millisecond, target.ID, sp[0].Seq)
+			_, ev = drain(a)
+			assert.Empty(t, ev)
+			a.Tick(now + to)
 			_, ev = drain(a)
 			require.Len(t, ev, 1)
 			assert.Equal(t, EventSuspect, ev[0].Kind)
+			assert.Equal(t, now+to, ev[0].At)
 		}
-		assert.Equal(t, now+200*time.Millisecond, ev[0].At)
 	}
 }
 
