@@ -90,8 +90,9 @@ type Config struct {
 	// timer could wrap around into the past and fire at once.
 	ProbeInterval time.Duration
 	// ProbeTimeout is the base direct-ping timeout (default 500 ms), scaled
-	// like the period by LHM+1. In ModeDetector it is used for a peer until
-	// its RTT estimator has a sample.
+	// like the period by LHM+1. In ModeDetector it is used only until this
+	// member has an RTT sample of some peer: a peer without a sample of its
+	// own gets the group-wide estimate.
 	ProbeTimeout time.Duration
 	// MinProbeTimeout and MaxProbeTimeout clamp the RTT-derived probe
 	// timeout of ModeDetector before it is scaled by LHM+1. Defaults

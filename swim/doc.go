@@ -155,7 +155,9 @@
 //     RTTEstimator's timeout over that peer's direct-ack round-trip times
 //     (default Jacobson/Karels, SRTT + 4·RTTVAR, RFC 6298 order), clamped to
 //     [MinProbeTimeout, MaxProbeTimeout] = [100 ms, 500 ms] and multiplied by
-//     LHM+1; before the first sample it is ProbeTimeout. (2) The gate: when a
+//     LHM+1; before the peer's first sample it is that of a group-wide
+//     estimator over every peer's samples, and before any sample at all,
+//     ProbeTimeout. (2) The gate: when a
 //     probe of an alive peer fails and the peer's detector does not suspect
 //     it (something was heard from it recently, judged by its own history),
 //     or has no opinion yet (WarmingUp: fewer intervals than it needs),

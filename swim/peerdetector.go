@@ -29,12 +29,13 @@ const (
 	DefaultPeerMinStdDevDivisor = 10
 	// DefaultPeerMinSamples is the number of inter-arrival times the
 	// default per-peer detector needs before it stops WarmingUp and its
-	// opinion counts (PeerStatus.Suspected, the ModeDetector gate). With
-	// phi's default of 2, detectors resting on their bootstrap or on two
-	// or three intervals suspected about half of the healthy peers of a
-	// group of 32 or 64 in its first minute (mean φ in the hundreds); from
-	// 8 intervals on none did (swim/sim, docs/experiments.md, “The
-	// detector gate, warm-up and the retry”).
+	// opinion counts (PeerStatus.Suspected, the ModeDetector gate). A
+	// detector on its bootstrap or on a few intervals is past Θ for more
+	// than half of the healthy peers of a group of 32 twenty seconds after
+	// it formed; with phi's default of 2, warmed-up detectors still
+	// suspected 16 of 992 healthy pairs a minute in, with 8 none did
+	// (swim/sim TestPeerDetectorWarmUp; docs/experiments.md, “The detector
+	// gate, warm-up and the retry”).
 	DefaultPeerMinSamples = 8
 )
 
