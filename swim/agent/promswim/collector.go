@@ -20,6 +20,9 @@ import (
 // Collector exports an agent's view and counters as Prometheus metrics:
 //
 //	fdswim_peer_suspicion_level{peer}      per-peer suspicion level (φ by default)
+//	fdswim_peer_detector_warming_up{peer}  1 while the peer's detector is
+//	                                       warming up (its level then
+//	                                       means little; swim.PeerStatus)
 //	fdswim_peer_state{peer,state}          1 for the peer's current state
 //	fdswim_peer_incarnation{peer}          per-peer incarnation
 //	fdswim_members{state}                  members per state, self included
@@ -38,7 +41,8 @@ import (
 // Register it with prometheus.MustRegister(promswim.NewCollector(a)).
 type Collector struct {
 	a                          *agent.Agent
-	level, state, inc, members *prometheus.Desc
+	level, warming, state, inc *prometheus.Desc
+	members                    *prometheus.Desc
 	counters                   []counterDesc
 }
 
@@ -52,6 +56,7 @@ func NewCollector(a *agent.Agent) *Collector {
 	c := &Collector{
 		a:       a,
 		level:   prometheus.NewDesc("fdswim_peer_suspicion_level", "Suspicion level of the peer's failure detector (phi by default).", []string{"peer"}, nil),
+		warming: prometheus.NewDesc("fdswim_peer_detector_warming_up", "1 while the peer's failure detector rests on too few inter-arrival times for its level to mean much (swim.PeerStatus.WarmingUp).", []string{"peer"}, nil),
 		state:   prometheus.NewDesc("fdswim_peer_state", "1 for the peer's current membership state.", []string{"peer", "state"}, nil),
 		inc:     prometheus.NewDesc("fdswim_peer_incarnation", "The peer's incarnation number.", []string{"peer"}, nil),
 		members: prometheus.NewDesc("fdswim_members", "Members per state in the local view, this member included.", []string{"state"}, nil),
@@ -161,6 +166,7 @@ func snake(s string) string {
 // Describe implements prometheus.Collector.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.level
+	ch <- c.warming
 	ch <- c.state
 	ch <- c.inc
 	ch <- c.members
@@ -183,6 +189,11 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 			}
 			id := string(m.Node.ID)
 			ch <- prometheus.MustNewConstMetric(c.level, prometheus.GaugeValue, m.Level, id)
+			warming := 0.0
+			if m.WarmingUp {
+				warming = 1
+			}
+			ch <- prometheus.MustNewConstMetric(c.warming, prometheus.GaugeValue, warming, id)
 			ch <- prometheus.MustNewConstMetric(c.state, prometheus.GaugeValue, 1, id, m.State.String())
 			ch <- prometheus.MustNewConstMetric(c.inc, prometheus.GaugeValue, float64(m.Incarnation), id)
 		}

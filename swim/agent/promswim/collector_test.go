@@ -39,6 +39,14 @@ fdswim_peer_state{peer="` + peer + `",state="alive"} 1
 	n, err := testutil.GatherAndCount(reg, "fdswim_peer_suspicion_level", "fdswim_packets_sent_total", "fdswim_auth_failures_total")
 	require.NoError(t, err)
 	assert.Equal(t, 3, n)
+	// A pair that just formed: the peer's detector has a handful of
+	// intervals at most, fewer than swim.DefaultPeerMinSamples.
+	warm := `
+# HELP fdswim_peer_detector_warming_up 1 while the peer's failure detector rests on too few inter-arrival times for its level to mean much (swim.PeerStatus.WarmingUp).
+# TYPE fdswim_peer_detector_warming_up gauge
+fdswim_peer_detector_warming_up{peer="` + peer + `"} 1
+`
+	assert.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(warm), "fdswim_peer_detector_warming_up"))
 
 	// A stopped agent still exports its counters, and no view.
 	require.NoError(t, as[0].Close())
