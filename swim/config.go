@@ -90,9 +90,12 @@ type Config struct {
 	// timer could wrap around into the past and fire at once.
 	ProbeInterval time.Duration
 	// ProbeTimeout is the base direct-ping timeout (default 500 ms), scaled
-	// like the period by LHM+1. In ModeDetector it is used only until this
-	// member has an RTT sample of some peer: a peer without a sample of its
-	// own gets the group-wide estimate.
+	// like the period by LHM+1. In ModeDetector a peer's direct timeout
+	// comes from its RTT estimator once it has a sample, before that from
+	// the group-wide estimator (every direct ack of every peer) once that
+	// has one; ProbeTimeout remains, for a peer with no sample of its own,
+	// how long a ping-req relay waits for it before its nack and the least
+	// the detector gate's retry waits for its ack.
 	ProbeTimeout time.Duration
 	// MinProbeTimeout and MaxProbeTimeout clamp the RTT-derived probe
 	// timeout of ModeDetector before it is scaled by LHM+1. Defaults

@@ -157,7 +157,12 @@
 //     [MinProbeTimeout, MaxProbeTimeout] = [100 ms, 500 ms] and multiplied by
 //     LHM+1; before the peer's first sample it is that of a group-wide
 //     estimator over every peer's samples, and before any sample at all,
-//     ProbeTimeout. (2) The gate: when a
+//     ProbeTimeout. The group-wide estimate only sets when a first probe's
+//     ping-reqs go out: it follows whichever peers acked lately, so in a
+//     group of near and far peers it is the near ones'. A relay's wait
+//     before its nack and the least wait of the gate's retry are the
+//     peer's own estimate, or ProbeTimeout before its first sample.
+//     (2) The gate: when a
 //     probe of an alive peer fails and the peer's detector does not suspect
 //     it (something was heard from it recently, judged by its own history),
 //     or has no opinion yet (WarmingUp: fewer intervals than it needs),

@@ -56,33 +56,61 @@ func (m *Member) probeTimeout(p *peer) time.Duration {
 
 // baseProbeTimeout returns, in ModeDetector, the clamped RTT-estimator
 // timeout for p once p's estimator has a sample, else that of the
-// group-wide estimator (every direct ack of every peer: SRTT + K·RTTVAR
-// over the group covers its spread of round-trip times) once it has one,
+// group-wide estimator (every direct ack of every peer) once it has one,
 // else ProbeTimeout. Without the group-wide prior a member used
 // ProbeTimeout for every peer it had not yet acked itself, which in a
-// group of n is most of them for about n periods, and every relay of a
-// ping-req to such a peer waited ProbeTimeout before its nack. A ping-req
-// relay waits this long, unscaled by this member's own LHM (as memberlist's
-// relay waits its configured ProbeTimeout): a relay's nack must reach the
-// requester within the requester's period, and a late nack would count
-// against the requester's health for this member's slowness.
+// group of n is most of them for about n periods, and sent a first probe's
+// ping-reqs only after it. The prior is a smoothed mean over whichever
+// peers acked lately, not a bound on any one peer's round trip: in a group
+// of near and far peers it sits near the near ones' (at the floor) while a
+// far peer's ack takes longer. It therefore only sets when a first probe's
+// ping-reqs go out; the timeouts that decide a failure, a relay's before
+// its nack and the gate's retry's, use failTimeout.
 func (m *Member) baseProbeTimeout(p *peer) time.Duration {
-	base := m.cfg.ProbeTimeout
-	if m.cfg.Mode != ModeDetector || m.cfg.DisableRTTTimeout {
-		return base
+	if t, ok := m.rttTimeout(p, true); ok {
+		return t
 	}
-	for _, e := range [2]RTTEstimator{nil, m.rttAll} {
-		if e == nil && p != nil && p.rtt != nil {
-			e = p.rtt
-		}
+	return m.cfg.ProbeTimeout
+}
+
+// failTimeout returns the clamped timeout of p's own RTT estimator in
+// ModeDetector once it has a sample, else ProbeTimeout: how long a relay
+// waits for p before its nack, and the least time the gate's retry waits
+// for p's direct ack (before LHM scaling). A ping-req relay waits this
+// long, unscaled by this member's own LHM (as memberlist's relay waits its
+// configured ProbeTimeout): a relay's nack must reach the requester within
+// the requester's period, and a late nack would count against the
+// requester's health for this member's slowness.
+func (m *Member) failTimeout(p *peer) time.Duration {
+	if t, ok := m.rttTimeout(p, false); ok {
+		return t
+	}
+	return m.cfg.ProbeTimeout
+}
+
+// rttTimeout returns the clamped RTT-derived timeout for p in ModeDetector:
+// p's own estimator's, else with prior the group-wide estimator's; ok is
+// false when there is none.
+func (m *Member) rttTimeout(p *peer, prior bool) (time.Duration, bool) {
+	if m.cfg.Mode != ModeDetector || m.cfg.DisableRTTTimeout {
+		return 0, false
+	}
+	es := [2]RTTEstimator{}
+	if p != nil && p.rtt != nil {
+		es[0] = p.rtt
+	}
+	if prior {
+		es[1] = m.rttAll
+	}
+	for _, e := range es {
 		if e == nil {
 			continue
 		}
 		if t, ok := e.Timeout(); ok {
-			return min(max(t, *m.cfg.MinProbeTimeout), m.cfg.MaxProbeTimeout)
+			return min(max(t, *m.cfg.MinProbeTimeout), m.cfg.MaxProbeTimeout), true
 		}
 	}
-	return base
+	return 0, false
 }
 
 // ProbeTimeout returns the direct probe timeout this member would use for
@@ -160,6 +188,12 @@ func (m *Member) startProbe(now time.Duration) {
 	m.pr = probe{active: true, target: t, seq: m.seq, sent: now,
 		timeoutAt: now + m.probeTimeout(t), endAt: m.nextProbe, retry: retry && t.retried}
 	m.stats.ProbesStarted++
+	if m.pr.retry {
+		// The retry's direct timeout decides a failure (retryFailed):
+		// not shorter than t's own estimate, or ProbeTimeout without one
+		// (failTimeout; TestRetryOfUnmeasuredPeerWaitsProbeTimeout).
+		m.pr.timeoutAt = max(m.pr.timeoutAt, now+m.failTimeout(t)*time.Duration(m.lhm+1))
+	}
 	m.send(Packet{Kind: MsgPing, To: t.node, Ping: Ping{Seq: m.seq}})
 	if m.pr.retry {
 		// The gate's retry re-checks a failure already seen: the direct
@@ -378,7 +412,7 @@ func (m *Member) onPingReq(now time.Duration, pkt *Packet, origin, t Node) {
 	m.seq++
 	// The ping carries p's suspicion if this member suspects it (send).
 	m.relays = append(m.relays, relay{seq: m.seq, origin: origin, originSeq: pkt.PingReq.Seq,
-		target: t.ID, sent: now, deadline: now + m.baseProbeTimeout(p), nack: pkt.PingReq.Nack})
+		target: t.ID, sent: now, deadline: now + m.failTimeout(p), nack: pkt.PingReq.Nack})
 	seq := m.seq
 	m.send(Packet{Kind: MsgPing, To: t, Ping: Ping{Seq: seq}})
 }

@@ -1,6 +1,7 @@
 package swim
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -90,4 +91,48 @@ func TestSettlePullAfterNewMembers(t *testing.T) {
 	require.Equal(t, StateAlive, off.State("f"))
 	at, _ = settleRun(t, off, 60*time.Second)
 	assert.Empty(t, at, "PushPullInterval 0")
+}
+
+// A flood of gossiped Alives naming unknown members (forged IDs) cannot
+// make a member exchange views more often than once per settleDelay
+// periods: each new member postpones the settling exchange rather than
+// adding one, so a flood faster than that delays it until the flood stops,
+// and one slower gets one exchange per forged member at most, never two
+// within three periods.
+func TestSettleFloodBounded(t *testing.T) {
+	far := func(c *Config) { c.PushPullInterval = new(100 * time.Hour) }
+	fresh := 0
+	// Two forged members a period for a minute: no exchange during the
+	// flood, one three periods after its last.
+	a := newTest(t, "a", ModeLifeguard, far, "b", "c", "d")
+	a.Tick(0)
+	drain(a)
+	var at []time.Duration
+	for now := time.Duration(0); now < time.Minute; now += 500 * time.Millisecond {
+		fresh++
+		hear(t, a, now, MsgGossip, fmt.Sprintf("x%d", fresh))
+		got, _ := settleRun(t, a, now+500*time.Millisecond-time.Nanosecond)
+		at = append(at, got...)
+	}
+	assert.Empty(t, at, "postponed while new members keep coming")
+	got, _ := settleRun(t, a, 2*time.Minute)
+	assert.Equal(t, []time.Duration{time.Minute - 500*time.Millisecond + 3*time.Second}, got)
+
+	// One forged member every 3.1 s for 31 s: ten exchanges, each three
+	// periods after its member, none closer than three periods apart.
+	b := newTest(t, "a", ModeLifeguard, far, "b", "c", "d")
+	b.Tick(0)
+	drain(b)
+	at = nil
+	for k := 0; k < 10; k++ {
+		now := time.Duration(k) * 3100 * time.Millisecond
+		fresh++
+		hear(t, b, now, MsgGossip, fmt.Sprintf("x%d", fresh))
+		got, _ := settleRun(t, b, now+3100*time.Millisecond-time.Nanosecond)
+		at = append(at, got...)
+	}
+	require.Len(t, at, 10)
+	for k := range at {
+		assert.Equal(t, time.Duration(k)*3100*time.Millisecond+3*time.Second, at[k])
+	}
 }

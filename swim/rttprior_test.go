@@ -1,0 +1,155 @@
+package swim
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The group-wide RTT prior is a mean over whichever peers acked lately: in
+// a group with near peers (2 ms) and a far one (150 ms) it sits at the
+// 100 ms floor while the far peer's round trip is 150 ms. It may set when a
+// first probe's ping-reqs go out, but it must not decide a failure: the
+// gate's retry of a far peer this member never measured waits
+// ProbeTimeout for the direct ack, even once every intermediate has nacked.
+
+// nearGroup returns a ModeDetector member a of {a, b, c, d, f} whose
+// detectors (a 5 s fixed timeout) have heard every peer at 0, and that has
+// measured 2 ms round trips to b, c and d by probing each of them once,
+// at 0, 1 and 2 s (its first probes are shuffled: the peers are acked in
+// whatever order a probes them; f, if probed among the first, is skipped by
+// acking it through a relay, which measures nothing).
+func nearGroup(t *testing.T) (a *Member, now time.Duration) {
+	t.Helper()
+	a = newTest(t, "a", ModeDetector, func(c *Config) { c.PeerDetector = FixedPeerDetector(5 * time.Second) }, "b", "c", "d", "f")
+	for _, from := range []string{"b", "c", "d", "f"} {
+		p := Packet{Kind: MsgAck, From: node(from), To: node("a"), Ack: Ack{Seq: 999}}
+		require.NoError(t, a.Step(0, &p))
+	}
+	measured := 0
+	for now = 0; measured < 3; now += time.Second {
+		a.Tick(now)
+		pk, _ := drain(a)
+		ping := only(t, pk, MsgPing)
+		require.Len(t, ping, 1)
+		from := ping[0].To
+		if from.ID == "f" {
+			from = node("b") // a relayed ack: no RTT sample
+		} else {
+			measured++
+		}
+		ack := Packet{Kind: MsgAck, From: from, To: node("a"), Ack: Ack{Seq: ping[0].Ping.Seq}}
+		require.NoError(t, a.Step(now+2*time.Millisecond, &ack))
+		drain(a)
+	}
+	pt, _ := a.ProbeTimeout("f")
+	require.Equal(t, 100*time.Millisecond, pt, "the prior, from 2 ms samples, at its floor")
+	return a, now
+}
+
+// The retry of a peer with no RTT sample of its own ends as failed only
+// once ProbeTimeout (500 ms) has passed, not at the prior's 100 ms: f's ack,
+// 150 ms after the retry's ping, arrives after both intermediates nacked
+// (at 101 ms) and still counts.
+func TestRetryOfUnmeasuredPeerWaitsProbeTimeout(t *testing.T) {
+	a, now := nearGroup(t)
+	// Run periods until a probes f; that probe gets no answer at all.
+	var start time.Duration
+	for ; ; now += time.Second {
+		a.Tick(now)
+		pk, _ := drain(a)
+		ping := only(t, pk, MsgPing)
+		require.Len(t, ping, 1)
+		if ping[0].To.ID == "f" {
+			start = now
+			break
+		}
+		ack := Packet{Kind: MsgAck, From: ping[0].To, To: node("a"), Ack: Ack{Seq: ping[0].Ping.Seq}}
+		require.NoError(t, a.Step(now+2*time.Millisecond, &ack))
+		drain(a)
+	}
+	// Its ping-reqs go out at the prior's 100 ms; every intermediate nacks
+	// (this member's local health stays 0).
+	pk, ev := advance(a, start+100*time.Millisecond)
+	require.Empty(t, ev)
+	first := only(t, pk, MsgPingReq)
+	require.Len(t, first, 3)
+	for _, r := range first {
+		n := Packet{Kind: MsgNack, From: r.To, To: node("a"), Nack: Nack{Seq: r.PingReq.Seq}}
+		require.NoError(t, a.Step(start+600*time.Millisecond, &n))
+	}
+	_, ev = advance(a, start+time.Second-time.Nanosecond)
+	require.Empty(t, ev)
+	a.Tick(start + time.Second)
+	pk, ev = drain(a)
+	require.Empty(t, ev, "the first failure is re-checked")
+	require.Equal(t, 1, a.Stats().GateDeferrals)
+	require.Zero(t, a.HealthScore())
+	ping := only(t, pk, MsgPing)
+	require.Len(t, ping, 1)
+	require.Equal(t, ID("f"), ping[0].To.ID)
+	reqs := only(t, pk, MsgPingReq)
+	require.Len(t, reqs, 3)
+
+	retry := start + time.Second
+	for _, r := range reqs {
+		n := Packet{Kind: MsgNack, From: r.To, To: node("a"), Nack: Nack{Seq: r.PingReq.Seq}}
+		require.NoError(t, a.Step(retry+101*time.Millisecond, &n))
+	}
+	_, ev = drain(a)
+	assert.Empty(t, ev, "every intermediate nacked, but ProbeTimeout has not passed")
+	_, ev = advance(a, retry+150*time.Millisecond)
+	assert.Empty(t, ev)
+	ack := Packet{Kind: MsgAck, From: node("f"), To: node("a"), Ack: Ack{Seq: ping[0].Ping.Seq}}
+	require.NoError(t, a.Step(retry+150*time.Millisecond, &ack))
+	_, ev = advance(a, retry+time.Second-time.Nanosecond)
+	assert.Empty(t, ev, "f acked within ProbeTimeout")
+	assert.Equal(t, StateAlive, a.State("f"))
+	assert.Zero(t, a.Stats().Suspicions)
+	own, _ := a.ProbeTimeout("f")
+	// f's own sample, 150 ms: SRTT 150 ms, RTTVAR 75 ms, 450 ms.
+	assert.Equal(t, 450*time.Millisecond, own)
+}
+
+// A relay waits ProbeTimeout for a target whose RTT it never measured,
+// not the prior: f's ack 150 ms after the relay's ping is passed on to the
+// requester, and no nack goes out. For a target it measured, its own
+// estimate holds (here the 100 ms floor): the nack goes out then.
+func TestRelayOfUnmeasuredTargetWaitsProbeTimeout(t *testing.T) {
+	a, now := nearGroup(t)
+	// a relays a ping-req from b for f.
+	req := Packet{Kind: MsgPingReq, From: node("b"), To: node("a"), PingReq: PingReq{Seq: 77, Target: node("f"), Nack: true}}
+	now += 300 * time.Millisecond // between a's own probes (acked at 2 ms)
+	require.NoError(t, a.Step(now, &req))
+	pk, _ := drain(a)
+	var relayed *Packet
+	for i := range pk {
+		if pk[i].Kind == MsgPing && pk[i].To.ID == "f" {
+			relayed = &pk[i]
+		}
+	}
+	require.NotNil(t, relayed)
+	pk, _ = advance(a, now+150*time.Millisecond)
+	assert.Empty(t, only(t, pk, MsgNack), "no nack before ProbeTimeout for an unmeasured target")
+	ack := Packet{Kind: MsgAck, From: node("f"), To: node("a"), Ack: Ack{Seq: relayed.Ping.Seq}}
+	require.NoError(t, a.Step(now+150*time.Millisecond, &ack))
+	pk, _ = drain(a)
+	acks := only(t, pk, MsgAck)
+	require.Len(t, acks, 1, "f's ack is passed on")
+	assert.Equal(t, ID("b"), acks[0].To.ID)
+	assert.Equal(t, uint32(77), acks[0].Ack.Seq)
+
+	// Measured now (150 ms; 450 ms): a second relay for f nacks at 450 ms.
+	now += 200 * time.Millisecond
+	req.PingReq.Seq = 78
+	require.NoError(t, a.Step(now, &req))
+	drain(a)
+	pk, _ = advance(a, now+450*time.Millisecond-time.Nanosecond)
+	assert.Empty(t, only(t, pk, MsgNack))
+	pk, _ = advance(a, now+450*time.Millisecond)
+	nacks := only(t, pk, MsgNack)
+	require.Len(t, nacks, 1)
+	assert.Equal(t, uint32(78), nacks[0].Nack.Seq)
+}
