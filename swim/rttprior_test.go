@@ -153,3 +153,45 @@ func TestRelayOfUnmeasuredTargetWaitsProbeTimeout(t *testing.T) {
 	require.Len(t, nacks, 1)
 	assert.Equal(t, uint32(78), nacks[0].Nack.Seq)
 }
+
+// One hostile member can feed the group-wide estimator as many samples as
+// it likes (ping-reqs naming itself as the target, acked at once or as late
+// as the relay waits): the prior stays within [MinProbeTimeout,
+// MaxProbeTimeout], and what decides a failure for a peer this member never
+// measured (a relay's wait before its nack) stays ProbeTimeout whatever the
+// prior.
+func TestRTTPriorPoisonBounded(t *testing.T) {
+	// Samples of 0, or alternating 0 and 499 ms (the relay waits 500 ms):
+	// a mean of 250 ms, a deviation of 250 ms.
+	for _, rtt := range []time.Duration{0, 499 * time.Millisecond} {
+		a := newTest(t, "a", ModeDetector, nil, "b", "c", "h")
+		now := time.Second
+		for k := 0; k < 50; k++ {
+			req := Packet{Kind: MsgPingReq, From: node("h"), To: node("a"), PingReq: PingReq{Seq: uint32(k), Target: node("h"), Nack: true}}
+			require.NoError(t, a.Step(now, &req))
+			pk, _ := drain(a)
+			ping := only(t, pk, MsgPing)
+			require.Len(t, ping, 1)
+			ack := Packet{Kind: MsgAck, From: node("h"), To: node("a"), Ack: Ack{Seq: ping[0].Ping.Seq}}
+			require.NoError(t, a.Step(now+rtt*time.Duration(k%2), &ack))
+			drain(a)
+			now += time.Second
+		}
+		prior, _ := a.ProbeTimeout("b")
+		if rtt == 0 {
+			assert.Equal(t, 100*time.Millisecond, prior, "floored at MinProbeTimeout")
+		} else {
+			assert.Equal(t, 500*time.Millisecond, prior, "capped at MaxProbeTimeout")
+		}
+		assert.Equal(t, 500*time.Millisecond, a.failTimeout(a.peers["b"]), "rtt %v: a relay waits ProbeTimeout for b", rtt)
+
+		// A relay for b: its nack after ProbeTimeout, not the prior.
+		req := Packet{Kind: MsgPingReq, From: node("c"), To: node("a"), PingReq: PingReq{Seq: 900, Target: node("b"), Nack: true}}
+		require.NoError(t, a.Step(now, &req))
+		drain(a)
+		pk, _ := advance(a, now+500*time.Millisecond-time.Nanosecond)
+		assert.Empty(t, only(t, pk, MsgNack), "rtt %v", rtt)
+		pk, _ = advance(a, now+500*time.Millisecond)
+		assert.Len(t, only(t, pk, MsgNack), 1, "rtt %v", rtt)
+	}
+}
