@@ -225,7 +225,8 @@ type Config struct {
 	// only, but always sends both views over TCP); between agreeing views
 	// it is one packet. A member that learnt of a new member by gossip
 	// also runs one exchange three protocol periods after the last such
-	// member, which counts as its periodic one (the next comes one to
+	// member, no sooner than an interval after the previous such
+	// exchange, which counts as its periodic one (the next comes one to
 	// one and a half intervals later): join announcements leave members
 	// that never heard one, and a group formed through one seed otherwise
 	// waited up to an interval for a full view. new(0) disables both.

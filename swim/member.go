@@ -217,6 +217,8 @@ type Member struct {
 	ppPeer        ID            // the member of this member's last exchange (sync.go)
 	ppUntil       time.Duration // until when ppPeer's view request is that exchange's
 	settleAt      time.Duration // when the settling exchange is due, 0 when none (settlePull, sync.go)
+	settledAt     time.Duration // when the last settling exchange ran, if settled (settleLater)
+	settled       bool
 	nextAskView   time.Duration // earliest pull from an unknown or dead sender
 	pulls         pullBound     // pulls answered in this window (pullbound.go)
 	joining       bool

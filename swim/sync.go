@@ -238,10 +238,19 @@ const settleDelay = 3
 
 // settleLater schedules the settling exchange settleDelay protocol periods
 // after now, postponing one already scheduled: called when a gossiped
-// Alive names a member this member did not know.
+// Alive names a member this member did not know. It comes no sooner than
+// an anti-entropy interval after the previous settling exchange: otherwise
+// one forged Alive of an unknown ID every settleDelay periods, gossiped to
+// every member, made every member exchange views that often, 10 to 20
+// times the periodic rate (TestSettleFloodBounded), and as the settling
+// exchange counts as the periodic one, the anti-entropy rate under any
+// stream of new members stays about the periodic one.
 func (m *Member) settleLater(now time.Duration) {
 	if *m.cfg.PushPullInterval > 0 {
 		m.settleAt = now + mulTimer(m.cfg.ProbeInterval, settleDelay)
+		if m.settled {
+			m.settleAt = max(m.settleAt, m.settledAt+pushPullInterval(*m.cfg.PushPullInterval, m.NumAlive()))
+		}
 	}
 }
 
@@ -284,4 +293,5 @@ func (m *Member) settlePull(now time.Duration) {
 	}
 	m.pushPull(now)
 	m.ppFrom, m.ppFrac, m.ppDone = now, 1+0.5*m.rng.Float64(), false
+	m.settledAt, m.settled = now, true
 }
