@@ -162,22 +162,25 @@ func (m *Member) heard(now time.Duration, p *peer) {
 }
 
 func (m *Member) observeRTT(p *peer, rtt time.Duration) {
-	if p.rtt == nil {
-		e, err := m.cfg.RTTEstimator()
-		if err != nil || e == nil {
-			m.stats.DetectorErrors++
-			return
-		}
-		p.rtt = e
+	if m.ensureRTT(&p.rtt) {
+		p.rtt.Observe(rtt)
 	}
-	p.rtt.Observe(rtt)
-	if m.rttAll == nil {
-		e, err := m.cfg.RTTEstimator()
-		if err != nil || e == nil {
-			m.stats.DetectorErrors++
-			return
-		}
-		m.rttAll = e
+	if m.ensureRTT(&m.rttAll) {
+		m.rttAll.Observe(rtt)
 	}
-	m.rttAll.Observe(rtt)
+}
+
+// ensureRTT makes *e with Config.RTTEstimator when it is nil; false when
+// that fails (counted in Stats.DetectorErrors).
+func (m *Member) ensureRTT(e *RTTEstimator) bool {
+	if *e != nil {
+		return true
+	}
+	x, err := m.cfg.RTTEstimator()
+	if err != nil || x == nil {
+		m.stats.DetectorErrors++
+		return false
+	}
+	*e = x
+	return true
 }
