@@ -39,11 +39,12 @@ func TestGateRetriesCorroboratedFailure(t *testing.T) {
 		n := Packet{Kind: MsgNack, From: r.To, To: node("a"), Nack: Nack{Seq: r.PingReq.Seq}}
 		require.NoError(t, a.Step(700*time.Millisecond, &n))
 	}
-	_, ev := drain(a)
-	assert.Empty(t, ev, "the first probe waits for the end of its period")
+	pk, ev := drain(a)
+	assert.Empty(t, pk, "without a failed stream ping the first probe waits for the end of its period")
+	assert.Empty(t, ev)
 
 	a.Tick(time.Second)
-	pk, ev := drain(a)
+	pk, ev = drain(a)
 	assert.Empty(t, ev, "a failure every intermediate saw too is still re-checked once")
 	assert.Equal(t, 1, a.Stats().GateDeferrals)
 	require.Len(t, only(t, pk, MsgPing), 1)
@@ -66,6 +67,89 @@ func TestGateRetriesCorroboratedFailure(t *testing.T) {
 	assert.Equal(t, target, ev[0].Node.ID)
 	assert.Equal(t, 1500*time.Millisecond, ev[0].At)
 	assert.Equal(t, 0, a.HealthScore(), "every nack of both probes arrived")
+}
+
+// When the first probe's stream ping failed too (refused or reset) and
+// every intermediate nacked, past the direct timeout, the first probe ends
+// at once and the gate's retry starts then, a new period, rather than at
+// the end of the period; the retry suspects once its own paths have failed
+// the same way and its direct timeout has passed.
+func TestGateRetryStartsWhenStreamRefused(t *testing.T) {
+	a := newTest(t, "a", ModeDetector, func(c *Config) {
+		c.StreamProbe = true
+		c.PeerDetector = FixedPeerDetector(5 * time.Second)
+	}, "b", "c", "d")
+	for _, from := range []string{"b", "c", "d"} {
+		p := Packet{Kind: MsgAck, From: node(from), To: node("a"), Ack: Ack{Seq: 999}}
+		require.NoError(t, a.Step(0, &p))
+	}
+	a.Tick(0)
+	pk, _ := drain(a)
+	target := pk[0].To
+	a.Tick(500 * time.Millisecond)
+	pk, _, sp := drainStreams(a)
+	reqs := only(t, pk, MsgPingReq)
+	require.Len(t, reqs, 2)
+	require.Len(t, sp, 1)
+	for _, r := range reqs {
+		n := Packet{Kind: MsgNack, From: r.To, To: node("a"), Nack: Nack{Seq: r.PingReq.Seq}}
+		require.NoError(t, a.Step(600*time.Millisecond, &n))
+	}
+	pk, ev := drain(a)
+	assert.Empty(t, pk, "the stream ping has not answered yet")
+	assert.Empty(t, ev)
+	a.StreamFailed(650*time.Millisecond, target.ID, sp[0].Seq)
+	pk, ev, sp = drainStreams(a)
+	assert.Empty(t, ev)
+	assert.Equal(t, 1, a.Stats().GateDeferrals)
+	ping := only(t, pk, MsgPing)
+	require.Len(t, ping, 1)
+	assert.Equal(t, target.ID, ping[0].To.ID, "the retry starts at once")
+	retry := only(t, pk, MsgPingReq)
+	require.Len(t, retry, 2)
+	require.Len(t, sp, 1, "with its own stream ping")
+	at, _ := a.NextDeadline()
+	assert.Equal(t, 1650*time.Millisecond, at, "the retry is a new period")
+
+	for _, r := range retry {
+		n := Packet{Kind: MsgNack, From: r.To, To: node("a"), Nack: Nack{Seq: r.PingReq.Seq}}
+		require.NoError(t, a.Step(900*time.Millisecond, &n))
+	}
+	a.StreamFailed(910*time.Millisecond, target.ID, sp[0].Seq)
+	_, ev = drain(a)
+	assert.Empty(t, ev, "the retry's direct timeout has not passed")
+	at, _ = a.NextDeadline()
+	require.Equal(t, 1150*time.Millisecond, at, "the retry's direct timeout")
+	a.Tick(at)
+	_, ev = drain(a)
+	require.Len(t, ev, 1)
+	assert.Equal(t, EventSuspect, ev[0].Kind)
+	assert.Equal(t, 1150*time.Millisecond, ev[0].At, "0.5 s earlier than a retry at the end of the first period")
+}
+
+// Without a detector gate (ModeLifeguard), a probe whose every path failed
+// still ends with its period: the suspicion comes at 1 s, not when the
+// last nack arrives.
+func TestLifeguardFailureWaitsForPeriod(t *testing.T) {
+	a := newTest(t, "a", ModeLifeguard, nil, "b", "c", "d")
+	a.Tick(0)
+	pk, _ := drain(a)
+	target := pk[0].To.ID
+	a.Tick(500 * time.Millisecond)
+	pk, _ = drain(a)
+	for _, r := range only(t, pk, MsgPingReq) {
+		n := Packet{Kind: MsgNack, From: r.To, To: node("a"), Nack: Nack{Seq: r.PingReq.Seq}}
+		require.NoError(t, a.Step(700*time.Millisecond, &n))
+	}
+	pk, ev := drain(a)
+	assert.Empty(t, pk)
+	assert.Empty(t, ev)
+	a.Tick(time.Second)
+	_, ev = drain(a)
+	require.Len(t, ev, 1)
+	assert.Equal(t, EventSuspect, ev[0].Kind)
+	assert.Equal(t, target, ev[0].Node.ID)
+	assert.Equal(t, time.Second, ev[0].At)
 }
 
 // A detector still warming up has no say in the gate, even while its level
@@ -155,4 +239,52 @@ func TestGroupRTTPrior(t *testing.T) {
 			assert.Equal(t, 500*time.Millisecond, after)
 		}
 	}
+}
+
+// A first probe whose every path failed before its least direct wait
+// (nacks and a refused stream ping at 300 ms, ProbeTimeout 500 ms for a
+// peer never measured) waits;
+// when the target is meanwhile heard suspected from another member, the
+// wait ends without an early retry and the probe ends with its period, and
+// no Tick leaves a deadline at or before its own instant (the member must
+// not spin).
+func TestFirstProbeWaitEndsWhenTargetSuspected(t *testing.T) {
+	a, now := nearGroupWith(t, func(c *Config) { c.StreamProbe = true })
+	var start time.Duration
+	for ; ; now += time.Second {
+		a.Tick(now)
+		pk, _ := drain(a)
+		ping := only(t, pk, MsgPing)
+		require.Len(t, ping, 1)
+		if ping[0].To.ID == "f" {
+			start = now
+			break
+		}
+		ack := Packet{Kind: MsgAck, From: ping[0].To, To: node("a"), Ack: Ack{Seq: ping[0].Ping.Seq}}
+		require.NoError(t, a.Step(now+2*time.Millisecond, &ack))
+		drain(a)
+	}
+	a.Tick(start + 100*time.Millisecond)
+	pk, _, sp := drainStreams(a)
+	require.Len(t, sp, 1)
+	for _, r := range only(t, pk, MsgPingReq) {
+		n := Packet{Kind: MsgNack, From: r.To, To: node("a"), Nack: Nack{Seq: r.PingReq.Seq}}
+		require.NoError(t, a.Step(start+300*time.Millisecond, &n))
+	}
+	a.StreamFailed(start+300*time.Millisecond, "f", sp[0].Seq)
+	pk, ev := drain(a)
+	assert.Empty(t, only(t, pk, MsgPing), "before ProbeTimeout the retry does not start")
+	assert.Empty(t, ev)
+	at, _ := a.NextDeadline()
+	require.Equal(t, start+500*time.Millisecond, at, "the least direct wait")
+	sus := Packet{Kind: MsgGossip, From: node("b"), To: node("a"),
+		Updates: []Update{{Kind: UpdateSuspect, Node: node("f"), From: "b"}}}
+	require.NoError(t, a.Step(start+400*time.Millisecond, &sus))
+	drain(a)
+	a.Tick(start + 500*time.Millisecond)
+	drain(a)
+	at, _ = a.NextDeadline()
+	require.Greater(t, at, start+500*time.Millisecond, "a deadline at the Tick's own instant: the member would spin")
+	assert.Equal(t, start+time.Second, at, "the probe ends with its period")
+	assert.Zero(t, a.Stats().GateDeferrals)
 }

@@ -36,8 +36,8 @@ func TestGateRetryHostileAnswersProgress(t *testing.T) {
 			require.Greater(t, at, now, "%s: a deadline at or before the Tick's instant", what)
 			if m.pr.active {
 				require.Greater(t, m.pr.endAt, now, "%s: a probe past its period", what)
-				if m.pr.retryWait {
-					require.Greater(t, m.pr.timeoutAt, now, "%s: a retry waiting for a timeout that passed", what)
+				if m.pr.failWait {
+					require.Greater(t, m.pr.failAt, now, "%s: a probe waiting for a timeout that passed", what)
 				}
 			}
 		}

@@ -315,8 +315,11 @@ func (m *Member) NextDeadline() (at time.Duration, ok bool) {
 	}
 	at = m.nextProbe
 	if m.pr.active {
-		if !m.pr.indirect || m.pr.retryWait {
+		if !m.pr.indirect {
 			at = min(at, m.pr.timeoutAt)
+		}
+		if m.pr.failWait {
+			at = min(at, m.pr.failAt)
 		}
 		at = min(at, m.pr.endAt)
 	}
@@ -385,8 +388,8 @@ func (m *Member) Tick(now time.Duration) {
 	if m.pr.active && !m.pr.indirect && now >= m.pr.timeoutAt {
 		m.sendPingReqs()
 	}
-	if m.pr.active && m.pr.retryWait && now >= m.pr.timeoutAt {
-		m.failProbe(now)
+	if m.pr.active && m.pr.failWait && now >= m.pr.failAt {
+		m.pathsDone(now)
 	}
 	if m.pr.active && now >= m.pr.endAt {
 		m.failProbe(now)

@@ -22,9 +22,10 @@ type probe struct {
 	expectNacks int
 	nacks       int
 	retry       bool // the detector gate's retry: indirect at once, ends on all nacks
-	// retryWait: every path of the retry has failed before the direct
-	// timeout; the retry ends at timeoutAt (retryFailed).
-	retryWait bool
+	// failWait: every path has failed before the least direct wait; the
+	// probe ends at failAt (pathsDone).
+	failWait bool
+	failAt   time.Duration
 	// stream: a StreamProbe was requested (stream.go); streamAcked and
 	// streamFailed: the caller's answer.
 	stream, streamAcked, streamFailed bool
@@ -189,7 +190,7 @@ func (m *Member) startProbe(now time.Duration) {
 		timeoutAt: now + m.probeTimeout(t), endAt: m.nextProbe, retry: retry && t.retried}
 	m.stats.ProbesStarted++
 	if m.pr.retry {
-		// The retry's direct timeout decides a failure (retryFailed):
+		// The retry's direct timeout decides a failure (pathsDone):
 		// not shorter than t's own estimate, or ProbeTimeout without one
 		// (failTimeout; TestRetryOfUnmeasuredPeerWaitsProbeTimeout).
 		m.pr.timeoutAt = max(m.pr.timeoutAt, now+m.failTimeout(t)*time.Duration(m.lhm+1))
@@ -277,6 +278,12 @@ func detectorSuspects(p *peer, now time.Duration) bool {
 	return p.det != nil && !p.det.WarmingUp() && p.det.Suspected(now)
 }
 
+// gated reports whether the detector gate defers a first failure of the
+// alive peer t (see failProbe).
+func (m *Member) gated(t *peer, now time.Duration) bool {
+	return m.cfg.Mode == ModeDetector && !m.cfg.DisableSuspicionGate && !t.retried && t.det != nil && !detectorSuspects(t, now)
+}
+
 // failProbe ends a period whose probe got no ack.
 func (m *Member) failProbe(now time.Duration) {
 	if m.pr.streamAcked {
@@ -309,7 +316,7 @@ func (m *Member) failProbe(now time.Duration) {
 	// longer than the suspicion timeout is declared less often
 	// (docs/experiments.md, “The detector gate, warm-up and the retry”).
 	// A peer never heard from (no detector) is not gated.
-	if m.cfg.Mode == ModeDetector && !m.cfg.DisableSuspicionGate && !t.retried && t.det != nil && !detectorSuspects(t, now) {
+	if m.gated(t, now) {
 		t.retried = true
 		m.forceNext = t
 		m.stats.GateDeferrals++
@@ -377,27 +384,49 @@ func (m *Member) onNack(now time.Duration, pkt *Packet) {
 		if a := &m.asked[i]; a.id == pkt.From.ID && !a.nacked {
 			a.nacked = true
 			m.pr.nacks++
-			m.retryFailed(now)
+			m.pathsDone(now)
 			return
 		}
 	}
 }
 
-// retryFailed ends the detector gate's retry as failed once every path has
-// failed: every intermediate asked nacked, the stream fallback (if asked)
-// failed, and the direct timeout has passed; before the direct timeout it
-// waits for it (retryWait), since intermediates close to the target may
-// nack before this member's own ack could arrive from farther away or at
-// a raised LHM.
-func (m *Member) retryFailed(now time.Duration) {
-	if !m.pr.active || !m.pr.retry || m.pr.expectNacks == 0 || m.pr.nacks < m.pr.expectNacks || m.streamPending() {
+// pathsDone ends the current probe before the end of its period once
+// every path has failed (every intermediate asked nacked; the stream
+// fallback, if asked, failed) and the least direct wait has passed, in two
+// cases. The detector gate's retry then suspects. A first probe the gate
+// will retry, whose stream ping failed too (the connection refused or
+// reset: nothing listens there, as when the process died), starts the
+// retry at once instead of at the end of its period, so that the retry
+// adds little to the detection of a dead process. Without that evidence
+// (no stream ping, or one still waiting, as for a paused process whose
+// kernel accepted the connection, or a host that does not answer) the
+// first probe ends with its period, as in ModeLifeguard. The least direct
+// wait, from the ping, is the probe timeout and at least the peer's own
+// RTT estimate, or ProbeTimeout before its first sample (failTimeout),
+// times LHM+1: intermediates close to the target may nack before this
+// member's ack could arrive from farther away. Before it the probe waits
+// (failWait) and Tick comes back then. A probe whose stream ping was
+// answered is a stream-only success and not ended here.
+func (m *Member) pathsDone(now time.Duration) {
+	m.pr.failWait = false // set again below while the wait holds
+	if !m.pr.active || !m.pr.indirect || m.pr.expectNacks == 0 || m.pr.nacks < m.pr.expectNacks || m.streamPending() || m.pr.streamAcked {
 		return
 	}
-	if now < m.pr.timeoutAt {
-		m.pr.retryWait = true
+	t := m.pr.target
+	if !m.pr.retry && (!m.pr.streamFailed || t.state != StateAlive || !m.gated(t, now)) {
 		return
 	}
-	m.failProbe(now) // every path failed twice: suspect now
+	at := max(m.pr.timeoutAt, m.pr.sent+m.failTimeout(t)*time.Duration(m.lhm+1))
+	if now < at {
+		m.pr.failWait, m.pr.failAt = true, at
+		return
+	}
+	if m.pr.retry {
+		m.failProbe(now) // every path failed twice: suspect now
+		return
+	}
+	m.failProbe(now)  // the gate defers it (forceNext)
+	m.startProbe(now) // and the retry starts now, a new period
 }
 
 // onPingReq serves a ping-req from the member at origin (pkt.From, its

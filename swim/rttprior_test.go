@@ -23,7 +23,18 @@ import (
 // acking it through a relay, which measures nothing).
 func nearGroup(t *testing.T) (a *Member, now time.Duration) {
 	t.Helper()
-	a = newTest(t, "a", ModeDetector, func(c *Config) { c.PeerDetector = FixedPeerDetector(5 * time.Second) }, "b", "c", "d", "f")
+	return nearGroupWith(t, nil)
+}
+
+// nearGroupWith is nearGroup with mut applied to the configuration too.
+func nearGroupWith(t *testing.T, mut func(*Config)) (a *Member, now time.Duration) {
+	t.Helper()
+	a = newTest(t, "a", ModeDetector, func(c *Config) {
+		c.PeerDetector = FixedPeerDetector(5 * time.Second)
+		if mut != nil {
+			mut(c)
+		}
+	}, "b", "c", "d", "f")
 	for _, from := range []string{"b", "c", "d", "f"} {
 		p := Packet{Kind: MsgAck, From: node(from), To: node("a"), Ack: Ack{Seq: 999}}
 		require.NoError(t, a.Step(0, &p))

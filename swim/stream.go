@@ -96,7 +96,7 @@ func (m *Member) StreamFailed(now time.Duration, id ID, seq uint32) {
 		return
 	}
 	m.pr.streamFailed = true
-	m.retryFailed(now)
+	m.pathsDone(now)
 }
 
 // streamPending reports whether the current probe waits for the stream
