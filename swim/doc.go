@@ -162,21 +162,24 @@
 //     group of near and far peers it is the near ones'. A relay's wait
 //     before its nack and the least wait of the gate's retry are the
 //     peer's own estimate, or ProbeTimeout before its first sample.
-//     (2) The gate: when a
-//     probe of an alive peer fails and the peer's detector does not suspect
-//     it (something was heard from it recently, judged by its own history),
-//     or has no opinion yet (WarmingUp: fewer intervals than it needs),
-//     the member does not suspect it yet but probes it again
-//     at once, in the next period; a second consecutive failure suspects it
-//     regardless. The retry re-checks a failure already seen, so it sends
-//     the ping-reqs together with the ping and, when every intermediate has
-//     nacked, suspects at once instead of at the end of the period (about a
-//     relay's probe timeout after the period starts rather than a whole
-//     period). It holds when every intermediate of the first probe nacked
-//     too: on a crash it costs about a relay's probe timeout (100–500 ms),
-//     and a member paused or cut off for just longer than the suspicion
-//     timeout is declared about a third less often. A peer never heard
-//     from is not gated. (3)
+//     (2) The gate: when a probe of an alive peer fails and the peer's
+//     detector does not suspect it (something was heard from it recently,
+//     judged by its own history), or has no opinion yet (WarmingUp: fewer
+//     intervals than it needs), the member does not suspect it yet but
+//     probes it again: in the next period, or at once when every path of
+//     the first probe has already failed and its stream ping was refused or
+//     reset (nothing listens on the peer's port, as when its process
+//     died). A second consecutive failure suspects it regardless. The
+//     retry re-checks a failure already seen, so it sends the ping-reqs and
+//     the stream ping together with the ping and suspects as soon as every
+//     path has failed and its least direct wait (the peer's own RTT
+//     estimate, or ProbeTimeout before its first sample, times LHM+1) has
+//     passed, rather than at the end of its period. It holds when every
+//     intermediate nacked too; a member paused or cut off for just longer
+//     than the suspicion timeout is then declared less often, because a
+//     paused process's stream ping waits (docs/experiments.md, “The
+//     detector gate, warm-up and the retry”). A peer never heard from is
+//     not gated. (3)
 //     The local-pause guard: a Tick that comes more than PauseGuard (default
 //     500 ms) after the next period was due means this member itself was not
 //     running; it then refutes preemptively (incarnation+1, Alive gossiped),
