@@ -250,20 +250,7 @@ func TestGroupRTTPrior(t *testing.T) {
 // not spin).
 func TestFirstProbeWaitEndsWhenTargetSuspected(t *testing.T) {
 	a, now := nearGroupWith(t, func(c *Config) { c.StreamProbe = true })
-	var start time.Duration
-	for ; ; now += time.Second {
-		a.Tick(now)
-		pk, _ := drain(a)
-		ping := only(t, pk, MsgPing)
-		require.Len(t, ping, 1)
-		if ping[0].To.ID == "f" {
-			start = now
-			break
-		}
-		ack := Packet{Kind: MsgAck, From: ping[0].To, To: node("a"), Ack: Ack{Seq: ping[0].Ping.Seq}}
-		require.NoError(t, a.Step(now+2*time.Millisecond, &ack))
-		drain(a)
-	}
+	start := untilProbeOf(t, a, now, "f")
 	a.Tick(start + 100*time.Millisecond)
 	pk, _, sp := drainStreams(a)
 	require.Len(t, sp, 1)

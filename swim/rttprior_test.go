@@ -26,6 +26,25 @@ func nearGroup(t *testing.T) (a *Member, now time.Duration) {
 	return nearGroupWith(t, nil)
 }
 
+// untilProbeOf ticks a one period at a time from now, acking every ping
+// 2 ms later, until a pings target; it returns that period's start, with
+// the ping to target drained and unanswered.
+func untilProbeOf(t *testing.T, a *Member, now time.Duration, target ID) time.Duration {
+	t.Helper()
+	for ; ; now += time.Second {
+		a.Tick(now)
+		pk, _ := drain(a)
+		ping := only(t, pk, MsgPing)
+		require.Len(t, ping, 1)
+		if ping[0].To.ID == target {
+			return now
+		}
+		ack := Packet{Kind: MsgAck, From: ping[0].To, To: node("a"), Ack: Ack{Seq: ping[0].Ping.Seq}}
+		require.NoError(t, a.Step(now+2*time.Millisecond, &ack))
+		drain(a)
+	}
+}
+
 // nearGroupWith is nearGroup with mut applied to the configuration too.
 func nearGroupWith(t *testing.T, mut func(*Config)) (a *Member, now time.Duration) {
 	t.Helper()
@@ -67,20 +86,7 @@ func nearGroupWith(t *testing.T, mut func(*Config)) (a *Member, now time.Duratio
 func TestRetryOfUnmeasuredPeerWaitsProbeTimeout(t *testing.T) {
 	a, now := nearGroup(t)
 	// Run periods until a probes f; that probe gets no answer at all.
-	var start time.Duration
-	for ; ; now += time.Second {
-		a.Tick(now)
-		pk, _ := drain(a)
-		ping := only(t, pk, MsgPing)
-		require.Len(t, ping, 1)
-		if ping[0].To.ID == "f" {
-			start = now
-			break
-		}
-		ack := Packet{Kind: MsgAck, From: ping[0].To, To: node("a"), Ack: Ack{Seq: ping[0].Ping.Seq}}
-		require.NoError(t, a.Step(now+2*time.Millisecond, &ack))
-		drain(a)
-	}
+	start := untilProbeOf(t, a, now, "f")
 	// Its ping-reqs go out at the prior's 100 ms; every intermediate nacks
 	// (this member's local health stays 0).
 	pk, ev := advance(a, start+100*time.Millisecond)
