@@ -189,17 +189,12 @@ func (m *Member) startProbe(now time.Duration) {
 	m.pr = probe{active: true, target: t, seq: m.seq, sent: now,
 		timeoutAt: now + m.probeTimeout(t), endAt: m.nextProbe, retry: retry && t.retried}
 	m.stats.ProbesStarted++
-	if m.pr.retry {
-		// The retry's direct timeout decides a failure (pathsDone):
-		// not shorter than t's own estimate, or ProbeTimeout without one
-		// (failTimeout; TestRetryOfUnmeasuredPeerWaitsProbeTimeout).
-		m.pr.timeoutAt = max(m.pr.timeoutAt, now+m.failTimeout(t)*time.Duration(m.lhm+1))
-	}
 	m.send(Packet{Kind: MsgPing, To: t.node, Ping: Ping{Seq: m.seq}})
 	if m.pr.retry {
 		// The gate's retry re-checks a failure already seen: the direct
-		// and indirect paths at once, and the verdict as soon as every
-		// intermediate has answered (onNack), not a period later.
+		// and indirect paths at once, and the verdict once every
+		// path has failed and the least direct wait has passed (pathsDone),
+		// not a period later.
 		m.sendPingReqs()
 	}
 }
