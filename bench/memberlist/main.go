@@ -15,9 +15,11 @@
 // not healthy); first and full are the time from the kill to the first
 // member and to every live member declaring the dead one dead; msg/s and
 // B/s are datagrams (memberlist: plus TCP streams) and bytes sent per
-// member per second during the window; CPU is the process's CPU time
-// during the window in milliseconds per member per second (one library runs
-// at a time). Runs interleave the libraries.
+// member per second during the window; CPU is the CPU time of the
+// library's process during the window in milliseconds per member per
+// second. Each run starts every library at once, each in its own child
+// process, and opens their windows together (see concurrent.go);
+// -sequential runs them one after the other in this process instead.
 //
 // It is a separate module so that fdkit does not depend on memberlist:
 //
@@ -55,6 +57,11 @@ type options struct {
 	joinWait   time.Duration
 	cpuProfile string
 	profileHz  int
+	sequential bool
+	child      string
+	// barrier, in a child, waits until every library's group has formed
+	// and settled (concurrent runs); nil runs alone.
+	barrier func() error
 }
 
 func main() {
@@ -78,6 +85,8 @@ func main() {
 	flag.BoolVar(&o.params.SingleSeed, "single-seed", false, "every member joins through member 0 only (default: through every earlier member)")
 	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of each run's measurement window to `file`, with -LIB-SCENARIO-RUN inserted before its extension (merge them with go tool pprof)")
 	flag.IntVar(&o.profileHz, "cpuprofile-hz", 100, "samples per second of CPU time in -cpuprofile (above 100 the runtime prints a harmless warning about the rate)")
+	flag.BoolVar(&o.sequential, "sequential", false, "run the libraries one after the other in this process (before 2026-12-02), rather than each run's libraries at the same time, each in its own process")
+	flag.StringVar(&o.child, "child", "", "internal: run one `library/scenario/run` as a child process of a concurrent run")
 	flag.Parse()
 	if err := o.check(); err != nil {
 		fmt.Fprintln(os.Stderr, "memberlist-bench:", err)
@@ -92,6 +101,9 @@ func main() {
 			os.Exit(2)
 		}
 		o.params.Key = k
+	}
+	if o.child != "" {
+		os.Exit(runChild(o))
 	}
 	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "memberlist-bench:", err)
@@ -159,6 +171,10 @@ type Result struct {
 	// milliseconds per member per second: only one library's members run
 	// at a time, so it is theirs (plus the shim's, the same for both).
 	CPU float64
+	// CPUDetail splits one run's CPU (not aggregated): user and system
+	// time, the runtime's estimate of its garbage collector's share, and
+	// the GC cycles and goroutines of the window.
+	CPUDetail cpuDetail
 }
 
 func run(o options) error {
@@ -179,6 +195,17 @@ func run(o options) error {
 		// scenario falls on all of them alike.
 		rs := make([][]Result, len(clusters))
 		for i := 0; i < o.runs; i++ {
+			if !o.sequential {
+				r, err := runConcurrent(o, sc, i)
+				if err != nil {
+					return err
+				}
+				for j := range clusters {
+					fmt.Fprintf(os.Stderr, "done %s/%s run %d: %+v\n", o.libs[j], sc, i, r[j])
+					rs[j] = append(rs[j], r[j])
+				}
+				continue
+			}
 			for j, c := range clusters {
 				r, err := runOne(c, sc, o, i)
 				for try := 1; try < 4 && errors.As(err, new(startError)); try++ {
@@ -301,7 +328,13 @@ func runOne(c Cluster, sc string, o options, run int) (Result, error) {
 	// library's detection time would be one sample repeated rather than a
 	// distribution.
 	phase := time.Duration(rand.New(rand.NewPCG(seed, 11)).Int64N(int64(o.params.ProbeInterval)))
-	time.Sleep(o.settle + phase)
+	time.Sleep(o.settle)
+	if o.barrier != nil {
+		if err := o.barrier(); err != nil {
+			return res, err
+		}
+	}
+	time.Sleep(phase)
 
 	victim := nodes[len(nodes)-1-run%(len(nodes)-1)]
 	// impaired holds the victim, and in the pause scenario the other
@@ -327,7 +360,7 @@ func runOne(c Cluster, sc string, o options, run int) (Result, error) {
 	if err != nil {
 		return res, err
 	}
-	cpu0 := cpuTime()
+	cpu0, det0 := cpuTime(), readCPUDetail()
 	wStart := time.Now()
 	var killAt time.Time
 	switch sc {
@@ -376,6 +409,7 @@ func runOne(c Cluster, sc string, o options, run int) (Result, error) {
 	wEnd := time.Now()
 	elapsed := wEnd.Sub(wStart)
 	res.CPU = float64((cpuTime() - cpu0).Milliseconds()) / float64(o.n) / elapsed.Seconds()
+	res.CPUDetail = readCPUDetail().since(det0, o.n, elapsed)
 	if err := stopProfile(); err != nil {
 		return res, err
 	}

@@ -1,0 +1,57 @@
+package main
+
+import (
+	"errors"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// childOutput runs sh -c script as a concurrent run's child and reads its
+// output as runChildren does.
+func childOutput(t *testing.T, script string) (*childProc, error) {
+	t.Helper()
+	cmd := exec.Command("sh", "-c", script)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Skipf("no sh here: %v", err)
+	}
+	k := &childProc{lib: "x", cmd: cmd, ready: make(chan struct{}, 1), res: make(chan Result, 1)}
+	return k, k.read(stdout)
+}
+
+// The parent reads a child's ready line and its result, and tells a child
+// that could not start its members (exit 3: the run is started again) from
+// one that failed, printed something else, or exited without a result.
+func TestChildProtocol(t *testing.T) {
+	k, err := childOutput(t, `echo ready; echo 'result {"Lib":"fdkit","Scenario":"kill","FP":2,"CPU":0.5}'`)
+	if err != nil {
+		t.Fatalf("good child: %v", err)
+	}
+	select {
+	case <-k.ready:
+	default:
+		t.Error("good child: ready not seen")
+	}
+	if r := <-k.res; r.Lib != "fdkit" || r.Scenario != "kill" || r.FP != 2 || r.CPU != 0.5 {
+		t.Errorf("good child: result %+v", r)
+	}
+
+	if _, err := childOutput(t, `exit 3`); !errors.As(err, new(startError)) {
+		t.Errorf("exit 3: %v, want a startError (the run is started again)", err)
+	}
+	for script, want := range map[string]string{
+		`echo ready; exit 1`:          "exit status 1",
+		`echo ready`:                  "without a result",
+		`echo hello`:                  `unexpected output "hello"`,
+		`echo ready; echo 'result {'`: "its result",
+	} {
+		_, err := childOutput(t, script)
+		if err == nil || !strings.Contains(err.Error(), want) || errors.As(err, new(startError)) {
+			t.Errorf("%s: %v, want an error with %q", script, err, want)
+		}
+	}
+}
