@@ -27,7 +27,7 @@ import (
 // share the machine's conditions. On the virtual machine this was measured
 // on, the CPU cost of a system call and a wakeup changes by up to 6 times
 // from one second to the next with nothing else running (a fixed pipe
-// round trip between two threads took 35 to 211 µs of CPU), and one
+// round trip between two threads took 35 to 211 µs of CPU, see ./syscallcost), and one
 // library's runs, taken at other moments than the other's, drew those
 // spikes at random: fdkit's system time ranged 0.27–1.82 ms/member/s over
 // runs with the same number of system calls. Both libraries together use a
