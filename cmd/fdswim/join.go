@@ -122,8 +122,11 @@ func joinWithRetry(ctx context.Context, log *slog.Logger, join func(context.Cont
 		heard.add(err)
 		var ce *agent.ConflictError
 		conflict := errors.As(err, &ce)
-		if conflict {
-			<-actx.Done() // a refusal comes at once: the attempt still lasts its wait
+		if conflict || isLookupErr(err) {
+			// A refusal, or a resolver's cached "no such host", comes at
+			// once: the attempt still lasts its wait (no busy loop of
+			// lookups and warnings).
+			<-actx.Done()
 		}
 		cancel()
 		if ctx.Err() != nil {

@@ -170,6 +170,31 @@ func TestJoinWithRetry(t *testing.T) {
 	assert.ErrorContains(t, err, "--join-timeout 200ms")
 }
 
+// A lookup that fails at once (a resolver's cached "no such host") still
+// lasts its attempt's wait: before, joinWithRetry looked the name up again
+// at once, and fdswim agent --join nosuchhost.invalid:7946 logged 8
+// attempts in 5 ms and 26 in --join-timeout 3s, a busy loop of lookups
+// and warnings bounded only by the resolver's speed.
+func TestJoinLookupFailureBacksOff(t *testing.T) {
+	fastBackoff(t)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	v4 := netip.MustParseAddr("127.0.0.1")
+	ts, _ := parseJoin([]string{"seed:7946"})
+	lookups := 0
+	never := func(context.Context, string) ([]netip.Addr, error) {
+		lookups++
+		return nil, &net.DNSError{Err: "no such host", Name: "seed", IsNotFound: true}
+	}
+	join := func(context.Context, ...string) error { t.Fatal("join without an address"); return nil }
+	start := time.Now()
+	err := joinWithRetry(context.Background(), log, join, never, ts, v4, 300*time.Millisecond)
+	assert.ErrorContains(t, err, "no address found")
+	assert.GreaterOrEqual(t, time.Since(start), 300*time.Millisecond, "retried until the deadline")
+	// Waits of 20, 40, 80, 80... ms ±20 %: at most 6 attempts in 300 ms.
+	assert.LessOrEqual(t, lookups, 6, "each failed lookup lasts its attempt's wait")
+	assert.ErrorContains(t, err, "(attempts: "+strconv.Itoa(lookups)+";")
+}
+
 // Over loopback: a member started with --join localhost:PORT before any
 // member listens there keeps retrying and joins once the seed is up.
 func TestJoinByNameRetries(t *testing.T) {
