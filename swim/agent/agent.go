@@ -729,10 +729,11 @@ func joinFromClaimed(claimed string, src netip.AddrPort, port bool) bool {
 	return !port || c.Port() == src.Port()
 }
 
-// warnAuth logs a datagram that failed authentication at Warn level, at
-// most once per authLogEvery; the others are counted into the next warning
-// (a flood of forged packets must not flood the log). Stats.AuthFailures
-// counts them all.
+// warnAuth logs a datagram or stream frame that failed authentication at
+// Warn level, at most once per authLogEvery; the others are counted into
+// the next warning (a flood of forged packets must not flood the log).
+// Stats.AuthFailures and Stats.StreamAuthFailures count them all; the
+// line's total is their sum.
 func (a *Agent) warnAuth(from netip.AddrPort, err error) {
 	now := a.now()
 	if a.authLoggedOK && now-a.authLogged < authLogEvery {
@@ -740,7 +741,7 @@ func (a *Agent) warnAuth(from netip.AddrPort, err error) {
 		return
 	}
 	a.log.Warn("dropped a packet that failed authentication (wrong key, tampering, or not sealed as this group's packets are)",
-		"from", from, "err", err, "unlogged_since_last", a.authQuiet, "total", a.authFail.Load())
+		"from", from, "err", err, "unlogged_since_last", a.authQuiet, "total", a.authFail.Load()+a.streamAuth.Load())
 	a.authLogged, a.authLoggedOK, a.authQuiet = now, true, 0
 }
 

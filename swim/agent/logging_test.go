@@ -50,6 +50,25 @@ func TestAuthFailuresLoggedRateLimited(t *testing.T) {
 	assert.Contains(t, out, "from="+u.LocalAddr().String())
 }
 
+// A stream frame that fails authentication is logged like a datagram, and
+// the line's total counts both paths: before, total was the datagram
+// counter alone, so the line about a stream failure said total=0 (and
+// 23 after 10,596 garbage frames had come over TCP).
+func TestStreamAuthFailureLoggedWithTotal(t *testing.T) {
+	var buf lockedBuf
+	a := start(t, Config{Logger: slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+	to := netip.MustParseAddrPort(a.Self().Addr)
+	c, err := transport.DialStream(t.Context(), to, transport.StreamConfig{})
+	require.NoError(t, err)
+	defer c.Close()
+	require.NoError(t, c.WriteFrame(append([]byte{0x02}, make([]byte, 40)...))) // bad tag
+	require.Eventually(t, func() bool { return strings.Contains(buf.String(), "failed authentication") }, 5*time.Second, 10*time.Millisecond)
+	out := buf.String()
+	assert.Equal(t, uint64(1), a.Stats().StreamAuthFailures)
+	assert.Contains(t, out, "err=\"stream: ", out)
+	assert.Contains(t, out, " total=1", out)
+}
+
 // Stats.Protocol carries the state machine's counters.
 func TestStatsProtocol(t *testing.T) {
 	as := group(t, 2, Config{Plain: true})
