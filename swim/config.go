@@ -229,7 +229,10 @@ type Config struct {
 	// exchange, which counts as its periodic one (the next comes one to
 	// one and a half intervals later): join announcements leave members
 	// that never heard one, and a group formed through one seed otherwise
-	// waited up to an interval for a full view. new(0) disables both.
+	// waited up to an interval for a full view. new(0) disables both; any
+	// other value must be at least ProbeInterval, or
+	// DefaultPushPullInterval when ProbeInterval is longer (an interval of
+	// 1 ns made every Tick an exchange: the member spun).
 	PushPullInterval *time.Duration
 
 	// StreamProbe turns on the stream fallback probe: when a direct ping
@@ -491,6 +494,14 @@ func (c *Config) normalize() error {
 		if err := optDur(d.name, d.p, d.def); err != nil {
 			return err
 		}
+	}
+	if pp, floor := *c.PushPullInterval, min(c.ProbeInterval, DefaultPushPullInterval); pp > 0 && pp < floor {
+		// Every Tick would be due an exchange and announce the next one
+		// as soon: the member spins. The floor is the protocol period, or
+		// the default interval when the period is longer (the default
+		// stays valid whatever the period).
+		return bad("PushPullInterval %v is shorter than %v: want 0 (off) or at least one protocol period (ProbeInterval %v), or %v when that is longer",
+			pp, floor, c.ProbeInterval, DefaultPushPullInterval)
 	}
 	if c.MaxProbeTimeout == 0 {
 		c.MaxProbeTimeout = c.ProbeTimeout

@@ -141,7 +141,7 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	flagcheck.Var(fs, &f.gossipInterval, "gossip-interval", "", swim.DefaultGossipInterval, 0, time.Minute, "a duration from 0 (off) to 1m",
 		"pace of the drain loop: while updates wait to be disseminated, every interval they go in one gossip packet to each of --gossip-fanout random members (declarations every second round; memberlist's GossipInterval); 0 leaves them to ride on pings and acks only")
 	flagcheck.Var(fs, &f.pushPull, "push-pull", "", swim.DefaultPushPullInterval, 0, 24*time.Hour, "a duration from 0 (off) to 24h",
-		"base interval of anti-entropy: a digest of the view is sent to one random member, and whole views are exchanged when the digests differ; scaled by ceil(n/32) for n members (0 turns it off; with --preset, the preset's unless given)")
+		"base interval of anti-entropy: a digest of the view is sent to one random member, and whole views are exchanged when the digests differ; scaled by ceil(n/32) for n members; at least --probe-interval, or 30s when that is longer (0 turns it off; with --preset, the preset's unless given)")
 	flagcheck.Var(fs, &f.deadReclaim, "dead-reclaim-time", "", 0, 0, swim.DefaultDeadRetention, "a duration from 0 to 15m",
 		"how long a member must have been dead or left before a node on another address may take over its ID (a member restarted on a new address or port), from 0 (as soon as it is declared dead) to 15m (not before the dead entry is forgotten, 15 min after); a live member's ID is never taken (swim.Config.DeadReclaimTime)")
 	fs.StringVar(&f.streamBind, "stream-bind", "", "TCP address of the stream listener (ip:port; default: --bind's address and port, on TCP, where the other members dial: change it only behind a port mapping)")
@@ -301,6 +301,12 @@ func (f *agentFlags) config(stderr io.Writer) (agent.Config, error) {
 		cfg.Protocol.AwarenessMaxMultiplier, cfg.Protocol.PushPullInterval = p.AwarenessMaxMultiplier, p.PushPullInterval
 	}
 	if f.preset == nil || f.pushPullSet {
+		// swim.Config's floor, said with the flags' names: an exchange
+		// due at every tick spins the agent.
+		if floor := min(f.probeInterval, swim.DefaultPushPullInterval); f.pushPull > 0 && f.pushPull < floor {
+			return cfg, fmt.Errorf("--push-pull %v: want 0 (off) or at least one protocol period (--probe-interval %v), or %v when that is longer",
+				f.pushPull, f.probeInterval, swim.DefaultPushPullInterval)
+		}
 		cfg.Protocol.PushPullInterval = new(f.pushPull)
 	}
 	if f.suspicion != "" {

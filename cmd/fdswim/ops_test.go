@@ -37,6 +37,17 @@ func TestAgentPushPullFlag(t *testing.T) {
 	var out, errb strings.Builder
 	err = runAgent(context.Background(), []string{"--plain", "--push-pull", "NaN"}, &out, &errb)
 	assert.ErrorContains(t, err, `"--push-pull"`)
+	// Shorter than a protocol period: an exchange due at every tick (with
+	// --push-pull 1ns two agents made 157,592 exchanges in 5 s, a full core
+	// each). Refused, naming both flags.
+	for _, d := range []time.Duration{time.Nanosecond, 999 * time.Millisecond} {
+		f := agentFlags{logLevel: "warn", mode: "detector", plain: true, probeInterval: time.Second, pushPull: d}
+		_, err := f.config(io.Discard)
+		assert.EqualError(t, err, "--push-pull "+d.String()+": want 0 (off) or at least one protocol period (--probe-interval 1s), or 30s when that is longer")
+	}
+	f = agentFlags{logLevel: "warn", mode: "detector", plain: true, probeInterval: time.Hour, probeTimeout: time.Second, pushPull: 30 * time.Second}
+	_, err = f.config(io.Discard)
+	assert.NoError(t, err, "the default --push-pull under a 1h --probe-interval")
 }
 
 // Every stdout line is a slog line with a timestamp; a key reload is logged
