@@ -177,6 +177,9 @@ type Sim struct {
 	steps   int64
 	// noAckUpdates drops the updates of stream acks (a test's control).
 	noAckUpdates bool
+	// streamHook, when set, sees every stream ping's outcome as the
+	// prober gets it (a test's probe).
+	streamHook func(now time.Duration, sp swim.StreamProbe, ok bool)
 }
 
 // New builds a simulation of cfg.N members.
@@ -450,13 +453,18 @@ func (s *Sim) route(from int, p *swim.Packet) {
 
 // streamProbe models a stream fallback ping from member from: a
 // connection handshake and the ping and its ack, two round trips of the
-// link's delay, lossless (a stream retransmits) and blind to UDPBlocked,
-// but stopped by a partition, a crashed or paused target, or an unknown
-// address. When the ping reaches the target, the target answers it
-// (swim.Member.AnswerStreamPing: the updates it carries applied, an ack
-// with the target's Alive); the prober applies the ack's updates and gets
-// StreamAck, or StreamFailed, when the ack would have arrived, unless it
-// crashed, restarted or is paused then (the answer is lost).
+// link's delay, lossless (a stream retransmits) and blind to UDPBlocked.
+// The target answers it (swim.Member.AnswerStreamPing: the updates it
+// carries applied, an ack with the target's Alive) when the ping reaches
+// it; the prober applies the ack's updates and gets StreamAck when the ack
+// arrives, unless it crashed, restarted or is paused then (the answer is
+// lost). The ping fails (StreamFailed) as a real one does: at once for a
+// crashed target or an unknown address (nothing listens: the connection is
+// refused or reset), at its deadline across a partition (the connection is
+// never set up); a paused target's kernel accepts the connection and holds
+// the ping until the pause ends, when the target answers it, or the prober
+// gives up at the deadline. An ack that would arrive after the deadline
+// is a failure at the deadline.
 func (s *Sim) streamProbe(from int, sp swim.StreamProbe) {
 	to, ok := s.byAddr[sp.To.Addr]
 	prober := s.members[from]
@@ -465,25 +473,56 @@ func (s *Sim) streamProbe(from int, sp swim.StreamProbe) {
 		s.At(s.now, func() { s.streamAnswer(from, gen, sp, nil) })
 		return
 	}
+	// The prober gives up at the deadline; the first of that and the
+	// answer (or a reset) is its outcome.
+	done := false
+	finish := func(ack *swim.Packet) {
+		if !done {
+			done = true
+			s.streamAnswer(from, gen, sp, ack)
+		}
+	}
+	s.At(sp.Deadline, func() { finish(nil) })
+	if s.group != nil && s.group[from] != s.group[to] {
+		return // never connects
+	}
 	there := s.cfg.Delay(from, to, s.rng) + s.cfg.Delay(to, from, s.rng) + s.cfg.Delay(from, to, s.rng)
 	back := s.cfg.Delay(to, from, s.rng)
 	ping := swim.Packet{Kind: swim.MsgPing, From: prober.node, To: sp.To, Ping: swim.Ping{Seq: sp.Seq},
 		Updates: append([]swim.Update(nil), sp.Updates...)}
-	s.At(s.now+there, func() {
-		tm := s.members[to]
-		var ack *swim.Packet
-		if !tm.crashed && !tm.paused && (s.group == nil || s.group[from] == s.group[to]) {
-			if a, err := tm.m.AnswerStreamPing(s.now, &ping); err == nil {
-				a.Updates = append([]swim.Update(nil), a.Updates...)
-				ack = &a
-			}
-			s.flush(to)
-		}
-		s.At(s.now+back, func() { s.streamAnswer(from, gen, sp, ack) })
-	})
+	s.At(s.now+there, func() { s.streamArrive(to, &ping, back, &done, finish) })
+}
+
+// streamArrive delivers a stream ping to member to's host, back being the
+// answer's delay to the prober; finish hands the prober its outcome, done
+// once it has one.
+func (s *Sim) streamArrive(to int, ping *swim.Packet, back time.Duration, done *bool, finish func(*swim.Packet)) {
+	tm := s.members[to]
+	switch {
+	case *done:
+		return // the prober gave up: the connection is closed
+	case tm.crashed:
+		s.At(s.now+back, func() { finish(nil) }) // reset
+		return
+	case tm.paused:
+		// Held until the pause ends (looked at again then: the member
+		// may have crashed, or paused again).
+		s.At(tm.pausedUntil, func() { s.streamArrive(to, ping, back, done, finish) })
+		return
+	}
+	var ack *swim.Packet
+	if a, err := tm.m.AnswerStreamPing(s.now, ping); err == nil {
+		a.Updates = append([]swim.Update(nil), a.Updates...)
+		ack = &a
+	}
+	s.flush(to)
+	s.At(s.now+back, func() { finish(ack) })
 }
 
 func (s *Sim) streamAnswer(from, gen int, sp swim.StreamProbe, ack *swim.Packet) {
+	if s.streamHook != nil {
+		s.streamHook(s.now, sp, ack != nil)
+	}
 	sm := s.members[from]
 	if sm.gen != gen || sm.crashed || sm.paused {
 		return
