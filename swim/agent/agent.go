@@ -167,6 +167,9 @@ type Config struct {
 	// wall clock: a clock set wrong at start and corrected by NTP later is
 	// a skew that changes. The monotonic clock is not affected.
 	wallSkew func() time.Duration
+	// streamFailed, when set (tests only), sees every stream ping the
+	// agent reports as failed (swim.Member.StreamFailed).
+	streamFailed func(id swim.ID, seq uint32)
 }
 
 // Member is one entry of the membership view: the state machine's view
@@ -244,6 +247,12 @@ type Stats struct {
 	StreamsEvicted                                                   uint64
 	StreamAuthFailures, StreamReplayed, StreamDecodeErrors           uint64
 	StreamOversize, StreamTimeouts, StreamSyncs, StreamSyncFallbacks uint64
+	// StreamPingsSkipped counts stream fallback pings the state machine
+	// asked for that were not sent: every dialling slot was taken (at most
+	// 16 streams are dialled at once) or the target's address could not
+	// be dialled. The probe then waits for the end of its period, as
+	// without the stream path.
+	StreamPingsSkipped uint64
 	// Protocol holds the state machine's counters (swim.Stats: probes,
 	// suspicions, refutations, eager gossip sent, ...) as of the last
 	// packet or tick the agent processed.
@@ -299,6 +308,7 @@ type Agent struct {
 	streamsIn, streamsOut, streamDialErr, streamAuth          atomic.Uint64
 	streamReplayed, streamGarbage, streamOversize             atomic.Uint64
 	streamTimeouts, streamSyncs, streamFallbacks              atomic.Uint64
+	streamSkipped                                             atomic.Uint64
 	conflict                                                  atomic.Pointer[swim.Node] // another node claiming this member's ID
 
 	// joinWaiters are closed, on the agent's goroutine, as soon as this
@@ -1133,6 +1143,7 @@ func (a *Agent) Stats() Stats {
 		StreamAuthFailures: a.streamAuth.Load(), StreamReplayed: a.streamReplayed.Load(),
 		StreamDecodeErrors: a.streamGarbage.Load(), StreamOversize: a.streamOversize.Load(),
 		StreamTimeouts: a.streamTimeouts.Load(), StreamSyncs: a.streamSyncs.Load(), StreamSyncFallbacks: a.streamFallbacks.Load(),
+		StreamPingsSkipped: a.streamSkipped.Load(),
 	}
 	if a.sl != nil {
 		ss := a.sl.Stats()

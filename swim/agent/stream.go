@@ -214,11 +214,17 @@ func (a *Agent) receiveStream(in streamIn) {
 }
 
 // startStreamProbe runs a stream fallback ping in a goroutine of its own.
-// Agent goroutine.
+// A ping it cannot send (no dialling slot, an address it cannot dial, an
+// encoding error) is counted (Stats.StreamPingsSkipped) and not reported
+// to the state machine: StreamFailed says that the target did not answer
+// (refused, reset, silent until the deadline), which the detector gate
+// takes as evidence of a failure, and a shortage here is none. Agent
+// goroutine.
 func (a *Agent) startStreamProbe(sp swim.StreamProbe) {
 	to, err := netip.ParseAddrPort(sp.To.Addr)
 	if err != nil || !a.takeOutSlot() {
-		a.m.StreamFailed(a.now(), sp.To.ID, sp.Seq)
+		a.streamSkipped.Add(1)
+		a.log.Debug("stream ping not sent: no dialling slot or no address", "to", sp.To.ID, "addr", sp.To.Addr)
 		return
 	}
 	ping := swim.Packet{Kind: swim.MsgPing, From: a.self, To: sp.To, Ping: swim.Ping{Seq: sp.Seq}, Updates: sp.Updates}
@@ -226,7 +232,7 @@ func (a *Agent) startStreamProbe(sp swim.StreamProbe) {
 	if err != nil {
 		a.releaseOutSlot()
 		a.encodeErr.Add(1)
-		a.m.StreamFailed(a.now(), sp.To.ID, sp.Seq)
+		a.streamSkipped.Add(1)
 		return
 	}
 	deadline := a.start.Add(sp.Deadline)
@@ -357,6 +363,15 @@ func (a *Agent) takeOutSlot() bool {
 
 func (a *Agent) releaseOutSlot() { <-a.outSlots }
 
+// streamPingFailed tells the state machine that the stream ping sp got no
+// answer. Agent goroutine.
+func (a *Agent) streamPingFailed(sp *swim.StreamProbe) {
+	if a.cfg.streamFailed != nil {
+		a.cfg.streamFailed(sp.To.ID, sp.Seq)
+	}
+	a.m.StreamFailed(a.now(), sp.To.ID, sp.Seq)
+}
+
 // streamResult takes a dialling goroutine's result. Agent goroutine.
 func (a *Agent) streamResult(r streamResult) {
 	switch {
@@ -372,7 +387,7 @@ func (a *Agent) streamResult(r streamResult) {
 		}
 		a.m.StreamAck(a.now(), r.probe.To.ID, r.probe.Seq)
 	case r.probe != nil:
-		a.m.StreamFailed(a.now(), r.probe.To.ID, r.probe.Seq)
+		a.streamPingFailed(r.probe)
 	default:
 		a.sendDatagrams(r.fallback)
 	}
