@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/fdkit/fdkit/swim"
@@ -291,6 +292,12 @@ type KillResult struct {
 	// the last live member declaring the crashed member dead (trials in
 	// which every live member did, within 40 periods).
 	First, Full time.Duration
+	// FirstSuspicion is the mean time from the crash to the first live
+	// member suspecting the crashed one on its own failed probe (not on a
+	// suspicion heard), over the same trials: the part of First that the
+	// probing order decides, before the suspicion timeout. FirstP90 is the
+	// 90th percentile of the first declaration (nearest rank).
+	FirstSuspicion, FirstP90 time.Duration
 	// Undeclared counts trials in which some live member had not declared
 	// the crash by the end.
 	Undeclared int
@@ -310,7 +317,8 @@ func KillOne(n, trials int, seed uint64, mc swim.Config) (KillResult, error) {
 	}
 	T := periodOf(mc)
 	res := KillResult{N: n}
-	var first, full time.Duration
+	var first, full, susp time.Duration
+	var firsts []time.Duration
 	var sent int64
 	for trial := 0; trial < trials; trial++ {
 		s, err := New(Config{N: n, Seed: seed + uint64(trial)*7919, Member: mc, StartSpread: T})
@@ -320,11 +328,17 @@ func KillOne(n, trials int, seed uint64, mc swim.Config) (KillResult, error) {
 		rng := rand.New(rand.NewPCG(seed, uint64(trial)))
 		victim := rng.IntN(n)
 		crashAt := 20*T + time.Duration(rng.Int64N(int64(T)))
-		f, l := time.Duration(-1), time.Duration(-1)
+		f, l, fs := time.Duration(-1), time.Duration(-1), time.Duration(-1)
 		dead := make([]bool, n)
 		nd := 0
 		s.SetEventHook(func(now time.Duration, obs int, ev swim.Event) {
-			if ev.Kind != swim.EventDead || now < crashAt || s.Index(ev.Node.ID) != victim || dead[obs] {
+			if now < crashAt || s.Index(ev.Node.ID) != victim {
+				return
+			}
+			if ev.Kind == swim.EventSuspect && fs < 0 && s.Index(ev.From) == obs {
+				fs = now
+			}
+			if ev.Kind != swim.EventDead || dead[obs] {
 				return
 			}
 			dead[obs] = true
@@ -357,10 +371,18 @@ func KillOne(n, trials int, seed uint64, mc swim.Config) (KillResult, error) {
 		}
 		first += f - crashAt
 		full += l - crashAt
+		firsts = append(firsts, f-crashAt)
+		if fs < 0 || fs > f {
+			fs = f // declared on a heard suspicion only: no earlier own one
+		}
+		susp += fs - crashAt
 	}
 	if d := res.Crashes - res.Undeclared; d > 0 {
 		res.First = first / time.Duration(d)
 		res.Full = full / time.Duration(d)
+		res.FirstSuspicion = susp / time.Duration(d)
+		slices.Sort(firsts)
+		res.FirstP90 = firsts[(9*d+9)/10-1]
 	}
 	res.MsgsPerSecond = float64(sent) / float64(trials*(n-1)) / (40 * T).Seconds()
 	return res, nil

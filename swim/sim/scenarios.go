@@ -178,7 +178,7 @@ func runKill(o Options) ([]Table, error) {
 		trials = o.Trials
 	}
 	t := Table{Title: fmt.Sprintf("One member crashes at a random instant after 20 periods (starts spread over a period), %d trials per size, defaults", trials),
-		Header: []string{"N", "mode", "first declaration", "full dissemination", "msgs/member/s after the crash", "not declared by all"}}
+		Header: []string{"N", "mode", "first suspicion", "first declaration", "p90", "full dissemination", "msgs/member/s after the crash", "not declared by all"}}
 	for _, n := range sizes {
 		for _, v := range killVariants {
 			if err := o.stopped(); err != nil {
@@ -188,10 +188,12 @@ func runKill(o Options) ([]Table, error) {
 			if err != nil {
 				return nil, err
 			}
-			t.add(itoa(n), v.name, r.First.Round(time.Millisecond).String(), r.Full.Round(time.Millisecond).String(), f3(r.MsgsPerSecond), itoa(r.Undeclared))
+			ms := func(d time.Duration) string { return d.Round(time.Millisecond).String() }
+			t.add(itoa(n), v.name, ms(r.FirstSuspicion), ms(r.First), ms(r.FirstP90), ms(r.Full), f3(r.MsgsPerSecond), itoa(r.Undeclared))
 		}
 	}
 	t.Notes = append(t.Notes,
+		"first suspicion: crash to the first live member suspecting it on its own failed probe (the probing order's share of the first declaration); p90: the first declaration's 90th percentile.",
 		"first/full: crash to the first/last live member declaring it dead; msgs/member/s: sent by each live member in the 40 periods after the crash.",
 		"eager gossip: own confirmations, declarations and refutations pushed at once (swim.Config.GossipFanout); bench/memberlist runs the same scenario over UDP against hashicorp/memberlist.")
 	return []Table{t}, nil

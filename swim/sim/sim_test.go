@@ -399,6 +399,10 @@ func TestKillOne(t *testing.T) {
 		assert.LessOrEqual(t, r.First, r.Full)
 		// Min = 4 s (log10 8 < 1): no declaration before it.
 		assert.Greater(t, r.First, 4*time.Second)
+		// Every declaration follows an own suspicion by at least Min.
+		assert.Positive(t, r.FirstSuspicion)
+		assert.GreaterOrEqual(t, r.First, r.FirstSuspicion+4*time.Second)
+		assert.Greater(t, r.FirstP90, 4*time.Second)
 		assert.Positive(t, r.MsgsPerSecond)
 	}
 	assert.Less(t, on.Full, off.Full)
