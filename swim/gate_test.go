@@ -275,3 +275,76 @@ func TestFirstProbeWaitEndsWhenTargetSuspected(t *testing.T) {
 	assert.Equal(t, start+time.Second, at, "the probe ends with its period")
 	assert.Zero(t, a.Stats().GateDeferrals)
 }
+
+// A member that refuses stream pings while it lives (started without a
+// stream listener, or behind a firewall that rejects them) loses no grace
+// to it: once it has been heard from after a refused stream ping, its
+// refusals no longer end a first probe early, and a probe whose every
+// intermediate nacked waits for its period as without the stream path.
+// A stream ack from it makes its refusals count again.
+func TestGateRefusalFromMemberWithoutStreams(t *testing.T) {
+	a := newTest(t, "a", ModeDetector, func(c *Config) {
+		c.StreamProbe = true
+		c.PeerDetector = FixedPeerDetector(5 * time.Second)
+	}, "b", "c", "d")
+	for _, from := range []string{"b", "c", "d"} {
+		p := Packet{Kind: MsgAck, From: node(from), To: node("a"), Ack: Ack{Seq: 999}}
+		require.NoError(t, a.Step(0, &p))
+	}
+	// firstProbeFails fails a's probe of target started at now: the direct
+	// timeout, every intermediate nacks, the stream ping is refused.
+	firstProbeFails := func(now time.Duration, target Node) {
+		t.Helper()
+		a.Tick(now + 500*time.Millisecond)
+		pk, _, sp := drainStreams(a)
+		reqs := only(t, pk, MsgPingReq)
+		require.Len(t, reqs, 2)
+		require.Len(t, sp, 1)
+		for _, r := range reqs {
+			n := Packet{Kind: MsgNack, From: r.To, To: node("a"), Nack: Nack{Seq: r.PingReq.Seq}}
+			require.NoError(t, a.Step(now+600*time.Millisecond, &n))
+		}
+		a.StreamFailed(now+650*time.Millisecond, target.ID, sp[0].Seq)
+	}
+
+	a.Tick(0)
+	pk, _ := drain(a)
+	target := pk[0].To
+	firstProbeFails(0, target)
+	pk, ev := drain(a)
+	assert.Empty(t, ev)
+	retry := only(t, pk, MsgPing)
+	require.Len(t, retry, 1, "nothing known against the refusal: the retry starts at once")
+	// The target answers the retry: it lives, and refused the stream.
+	ack := Packet{Kind: MsgAck, From: target, To: node("a"), Ack: Ack{Seq: retry[0].Ping.Seq}}
+	require.NoError(t, a.Step(700*time.Millisecond, &ack))
+	drain(a)
+
+	// The next probe of target: run periods (from the retry's, at 650 ms)
+	// until a probes it again, every other peer answering.
+	now := 1650 * time.Millisecond
+	for ; ; now += time.Second {
+		a.Tick(now)
+		pk, _ := drain(a)
+		ping := only(t, pk, MsgPing)
+		require.Len(t, ping, 1)
+		if ping[0].To.ID == target.ID {
+			break
+		}
+		ack := Packet{Kind: MsgAck, From: ping[0].To, To: node("a"), Ack: Ack{Seq: ping[0].Ping.Seq}}
+		require.NoError(t, a.Step(now+2*time.Millisecond, &ack))
+		drain(a)
+	}
+	firstProbeFails(now, target)
+	pk, ev = drain(a)
+	assert.Empty(t, ev)
+	assert.Empty(t, only(t, pk, MsgPing), "a refusal from a member known to live without streams: no early retry")
+	at, _ := a.NextDeadline()
+	assert.Equal(t, now+time.Second, at, "the first probe ends with its period")
+	a.Tick(at)
+	pk, ev = drain(a)
+	assert.Empty(t, ev, "the gate defers the failure")
+	ping := only(t, pk, MsgPing)
+	require.Len(t, ping, 1)
+	assert.Equal(t, target.ID, ping[0].To.ID, "the retry, a period later")
+}

@@ -148,8 +148,13 @@ func levelOf(d detector.Detector, now time.Duration) float64 {
 	return 0
 }
 
-// heard feeds p's failure detector with a heartbeat at now.
+// heard records evidence that p is alive at now: a heartbeat for its
+// failure detector, and, after a stream ping p refused, that p lives
+// without accepting streams (peer.noStream).
 func (m *Member) heard(now time.Duration, p *peer) {
+	if p.streamRefused { // alive after refusing a stream ping (StreamFailed)
+		p.streamRefused, p.noStream = false, true
+	}
 	if p.det == nil {
 		d, err := m.cfg.PeerDetector()
 		if err != nil || d == nil {

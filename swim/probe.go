@@ -395,7 +395,10 @@ func (m *Member) onNack(now time.Duration, pkt *Packet) {
 // adds little to the detection of a dead process. Without that evidence
 // (no stream ping, or one still waiting, as for a paused process whose
 // kernel accepted the connection, or a host that does not answer) the
-// first probe ends with its period, as in ModeLifeguard. The least direct
+// first probe ends with its period, as in ModeLifeguard; so it does for a
+// member heard from after refusing a stream ping before (peer.noStream:
+// one that runs without a stream listener refuses every stream ping, dead
+// or alive). The least direct
 // wait, from the ping, is the probe timeout and at least the peer's own
 // RTT estimate, or ProbeTimeout before its first sample (failTimeout),
 // times LHM+1: intermediates close to the target may nack before this
@@ -408,7 +411,7 @@ func (m *Member) pathsDone(now time.Duration) {
 		return
 	}
 	t := m.pr.target
-	if !m.pr.retry && (!m.pr.streamFailed || t.state != StateAlive || !m.gated(t, now)) {
+	if !m.pr.retry && (!m.pr.streamFailed || t.noStream || t.state != StateAlive || !m.gated(t, now)) {
 		return
 	}
 	at := max(m.pr.timeoutAt, m.pr.sent+m.failTimeout(t)*time.Duration(m.lhm+1))

@@ -48,6 +48,7 @@ func (m *Member) StreamAck(now time.Duration, id ID, seq uint32) {
 		return
 	}
 	m.pr.streamAcked = true
+	m.pr.target.streamRefused, m.pr.target.noStream = false, false
 	// A retried probe ends as soon as every intermediate has nacked
 	// (onNack); with the stream ack in, it may end now if they all have.
 	if m.pr.retry && m.pr.expectNacks > 0 && m.pr.nacks == m.pr.expectNacks {
@@ -91,11 +92,19 @@ func (m *Member) endStreamOnly(now time.Duration) {
 // connection was refused or reset, or the deadline passed. It lets a probe
 // that is only waiting for the stream end early (the detector gate's
 // retry, once every intermediate has nacked); calling it is optional.
+// A failure before the deadline is taken as "nothing listens there"
+// (pathsDone), unless the member was heard from after an earlier such
+// failure: it then lives without accepting streams (started without a
+// stream listener, or behind a firewall that rejects them), and its
+// refusals say nothing.
 func (m *Member) StreamFailed(now time.Duration, id ID, seq uint32) {
 	if m.st == left || !m.pr.active || !m.pr.stream || m.pr.seq != seq || m.pr.target.node.ID != id || m.pr.streamAcked {
 		return
 	}
 	m.pr.streamFailed = true
+	if now < m.pr.endAt {
+		m.pr.target.streamRefused = true
+	}
 	m.pathsDone(now)
 }
 
