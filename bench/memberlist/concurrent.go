@@ -121,9 +121,9 @@ func runChildren(o options, sc string, run int) ([]Result, error) {
 	}()
 	exited := make(chan error, len(o.libs))
 	for _, lib := range o.libs {
-		args := append(append([]string{}, os.Args[1:]...), "-child", fmt.Sprintf("%s/%s/%d", lib, sc, run))
-		cmd := exec.Command(self, args...)
+		cmd := exec.Command(self, childArgs(lib, sc, run, os.Args[1:])...)
 		cmd.Stderr = os.Stderr
+		cmd.SysProcAttr = childAttr() // killed with the parent where the system can
 		stdin, err := cmd.StdinPipe()
 		if err != nil {
 			return nil, err
@@ -151,6 +151,10 @@ func runChildren(o options, sc string, run int) ([]Result, error) {
 	}
 	for _, k := range kids {
 		if _, err := io.WriteString(k.stdin, "go\n"); err != nil {
+			// It exited: its own error says why better than the pipe's.
+			if xerr := <-exited; xerr != nil {
+				return nil, xerr
+			}
 			return nil, fmt.Errorf("%s child: %w", k.lib, err)
 		}
 	}
@@ -166,10 +170,23 @@ func runChildren(o options, sc string, run int) ([]Result, error) {
 	return rs, nil
 }
 
+// childArgs is a child's command line: -child first, since flag parsing
+// stops at the first argument that is not a flag (main refuses those, but
+// a child must never run as a parent), then the parent's flags.
+func childArgs(lib, sc string, run int, parent []string) []string {
+	return append([]string{fmt.Sprintf("-child=%s/%s/%d", lib, sc, run)}, parent...)
+}
+
 // read follows the child's standard output until it exits, and returns
 // why it failed (a startError when it could not start its members), or nil
 // once it exited after its result.
 func (k *childProc) read(stdout io.Reader) error {
+	// fail stops and reaps a child whose output cannot be read.
+	fail := func(err error) error {
+		_ = k.cmd.Process.Kill()
+		_ = k.cmd.Wait()
+		return err
+	}
 	sc := bufio.NewScanner(stdout)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	got := false
@@ -181,13 +198,16 @@ func (k *childProc) read(stdout io.Reader) error {
 		case strings.HasPrefix(line, "result "):
 			var r Result
 			if err := json.Unmarshal([]byte(strings.TrimPrefix(line, "result ")), &r); err != nil {
-				return fmt.Errorf("%s child: its result: %w", k.lib, err)
+				return fail(fmt.Errorf("%s child: its result: %w", k.lib, err))
 			}
 			k.res <- r
 			got = true
 		default:
-			return fmt.Errorf("%s child: unexpected output %q", k.lib, line)
+			return fail(fmt.Errorf("%s child: unexpected output %q", k.lib, line))
 		}
+	}
+	if err := sc.Err(); err != nil {
+		return fail(fmt.Errorf("%s child: its output: %w", k.lib, err))
 	}
 	err := k.cmd.Wait()
 	var ee *exec.ExitError

@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"flag"
 	"os/exec"
 	"strings"
 	"testing"
@@ -43,6 +44,16 @@ func TestChildProtocol(t *testing.T) {
 	if _, err := childOutput(t, `exit 3`); !errors.As(err, new(startError)) {
 		t.Errorf("exit 3: %v, want a startError (the run is started again)", err)
 	}
+	// A child whose output cannot be read is stopped and reaped at once,
+	// not left running until the run ends.
+	k, err = childOutput(t, `echo hello; sleep 30`)
+	if err == nil || !strings.Contains(err.Error(), "unexpected output") {
+		t.Errorf("echo hello: %v, want unexpected output", err)
+	}
+	if k.cmd.ProcessState == nil {
+		t.Error("echo hello: the child was not reaped")
+	}
+
 	for script, want := range map[string]string{
 		`echo ready; exit 1`:          "exit status 1",
 		`echo ready`:                  "without a result",
@@ -53,5 +64,20 @@ func TestChildProtocol(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), want) || errors.As(err, new(startError)) {
 			t.Errorf("%s: %v, want an error with %q", script, err, want)
 		}
+	}
+}
+
+// A child's -child comes before the parent's arguments, so that it is
+// parsed even after a stray argument that stops flag parsing.
+func TestChildArgs(t *testing.T) {
+	args := childArgs("fdkit", "kill", 4, []string{"-n", "4", "stray", "-window", "3s"})
+	fs := flag.NewFlagSet("child", flag.ContinueOnError)
+	child := fs.String("child", "", "")
+	fs.Int("n", 0, "")
+	if err := fs.Parse(args); err != nil {
+		t.Fatal(err)
+	}
+	if *child != "fdkit/kill/4" {
+		t.Errorf("-child %q in %q, want fdkit/kill/4", *child, args)
 	}
 }

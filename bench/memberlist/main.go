@@ -88,6 +88,10 @@ func main() {
 	flag.BoolVar(&o.sequential, "sequential", false, "run the libraries one after the other in this process (before 2026-12-02), rather than each run's libraries at the same time, each in its own process")
 	flag.StringVar(&o.child, "child", "", "internal: run one `library/scenario/run` as a child process of a concurrent run")
 	flag.Parse()
+	if flag.NArg() > 0 {
+		fmt.Fprintf(os.Stderr, "memberlist-bench: unexpected argument %q: every setting is a flag (for a scenario, -scenarios %s; -h lists them)\n", flag.Arg(0), flag.Arg(0))
+		os.Exit(2)
+	}
 	if err := o.check(); err != nil {
 		fmt.Fprintln(os.Stderr, "memberlist-bench:", err)
 		os.Exit(2)
