@@ -33,9 +33,14 @@ const streamOutMax = 16
 // goroutine: a stream ping's answer, or the packets of a view whose
 // stream failed (to be sent as datagrams).
 type streamResult struct {
-	probe    *swim.StreamProbe
-	ack      *swim.Packet // the target's ack, nil when the ping failed
-	fallback []swim.Packet
+	probe *swim.StreamProbe
+	ack   *swim.Packet // the target's ack, nil when the ping failed
+	// connected: a ping without an ack got through the dial, so something
+	// listens at the target's address (it closed the stream, answered
+	// what this agent cannot read, or never answered): not reported as
+	// failed, which the detector gate takes as "nothing listens there".
+	connected bool
+	fallback  []swim.Packet
 }
 
 // streamIn is a packet that arrived on an inbound stream, for the agent's
@@ -216,9 +221,11 @@ func (a *Agent) receiveStream(in streamIn) {
 // startStreamProbe runs a stream fallback ping in a goroutine of its own.
 // A ping it cannot send (no dialling slot, an address it cannot dial, an
 // encoding error) is counted (Stats.StreamPingsSkipped) and not reported
-// to the state machine: StreamFailed says that the target did not answer
-// (refused, reset, silent until the deadline), which the detector gate
-// takes as evidence of a failure, and a shortage here is none. Agent
+// to the state machine: StreamFailed says that nothing listens at the
+// target (the dial refused, reset, or not connected by the deadline),
+// which the detector gate takes as evidence of a failure, and a shortage
+// here is none. Nor is a ping that connected but got no usable ack (the
+// stream closed, garbage, another key): something listens there. Agent
 // goroutine.
 func (a *Agent) startStreamProbe(sp swim.StreamProbe) {
 	to, err := netip.ParseAddrPort(sp.To.Addr)
@@ -240,43 +247,44 @@ func (a *Agent) startStreamProbe(sp swim.StreamProbe) {
 	go func() {
 		defer a.outWG.Done()
 		defer a.releaseOutSlot()
-		ack := a.streamPing(to, sp, frame, deadline)
+		ack, connected := a.streamPing(to, sp, frame, deadline)
 		select {
-		case a.streamRes <- streamResult{probe: &sp, ack: ack}:
+		case a.streamRes <- streamResult{probe: &sp, ack: ack, connected: connected}:
 		case <-a.quit:
 		}
 	}()
 }
 
 // streamPing dials to, sends the sealed ping and waits for the target's
-// ack until deadline; nil when none came.
-func (a *Agent) streamPing(to netip.AddrPort, sp swim.StreamProbe, frame []byte, deadline time.Time) *swim.Packet {
+// ack until deadline; nil when none came, with connected true when the
+// dial succeeded (something listens there).
+func (a *Agent) streamPing(to netip.AddrPort, sp swim.StreamProbe, frame []byte, deadline time.Time) (ack *swim.Packet, connected bool) {
 	ctx, cancel := context.WithDeadline(a.streamCtx, deadline)
 	defer cancel()
 	c, done, err := a.dial(ctx, to)
 	if err != nil {
 		a.log.Debug("stream ping: dial failed", "to", sp.To.ID, "err", err)
-		return nil
+		return nil, false
 	}
 	defer done()
 	if err := c.WriteFrame(frame); err != nil {
-		return nil
+		return nil, true
 	}
 	b, err := c.ReadFrame()
 	if err != nil {
 		a.log.Debug("stream ping: no ack", "to", sp.To.ID, "err", err)
-		return nil
+		return nil, true
 	}
-	ack, err := a.codec.Decode(b)
+	ack, err = a.codec.Decode(b)
 	if err != nil {
 		a.log.Debug("stream ping: bad ack", "to", sp.To.ID, "err", err)
-		return nil
+		return nil, true
 	}
 	if ack.Kind != swim.MsgAck || ack.From.ID != sp.To.ID || ack.Ack.Seq != sp.Seq {
 		a.log.Debug("stream ping: not the ack asked for", "to", sp.To.ID, "kind", ack.Kind, "from", ack.From.ID)
-		return nil
+		return nil, true
 	}
-	return ack
+	return ack, true
 }
 
 // sendViewStream sends a run of packets to one member (a view: MsgSync
@@ -386,6 +394,9 @@ func (a *Agent) streamResult(r streamResult) {
 			}
 		}
 		a.m.StreamAck(a.now(), r.probe.To.ID, r.probe.Seq)
+	case r.probe != nil && r.connected:
+		// No verdict: the probe ends with its period, as without the
+		// stream path.
 	case r.probe != nil:
 		a.streamPingFailed(r.probe)
 	default:

@@ -50,3 +50,46 @@ func TestStreamPingNotSentIsNotFailure(t *testing.T) {
 	require.Eventually(t, func() bool { return failed.Load() == 1 }, 5*time.Second, 5*time.Millisecond, "a refused ping is reported")
 	assert.Equal(t, uint64(2), a.Stats().StreamPingsSkipped)
 }
+
+// A stream ping that connected but got no usable ack (the listener closed
+// the stream, answered garbage, or answered under a key this agent does
+// not hold) is not reported as failed either: something listens at the
+// target's address, which is not the "nothing listens there" that
+// StreamFailed tells the detector gate. The probe ends with its period.
+func TestStreamPingAnsweredBadlyIsNotFailure(t *testing.T) {
+	var failed atomic.Int64
+	a := start(t, Config{Plain: true, streamFailed: func(swim.ID, uint32) { failed.Add(1) }})
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = l.Close() })
+	go func() {
+		for i := 0; ; i++ {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			if i%2 == 0 {
+				_, _ = c.Write([]byte{0, 0, 0, 4, 'j', 'u', 'n', 'k'}) // a frame that is no packet
+			}
+			_ = c.Close()
+		}
+	}()
+	for seq := uint32(1); seq <= 2; seq++ {
+		require.NoError(t, a.do(context.Background(), func() {
+			a.startStreamProbe(swim.StreamProbe{To: swim.Node{ID: "b", Addr: l.Addr().String()}, Seq: seq, Deadline: a.now() + 2*time.Second})
+		}))
+	}
+	// Once both have ended (their dialling slots are free), a ping to a
+	// port where nothing listens: its result is queued after theirs, and
+	// it alone is reported.
+	require.Eventually(t, func() bool { return len(a.outSlots) == 0 }, 5*time.Second, 5*time.Millisecond)
+	closed, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := closed.Addr().String()
+	require.NoError(t, closed.Close())
+	require.NoError(t, a.do(context.Background(), func() {
+		a.startStreamProbe(swim.StreamProbe{To: swim.Node{ID: "b", Addr: addr}, Seq: 3, Deadline: a.now() + 2*time.Second})
+	}))
+	require.Eventually(t, func() bool { return failed.Load() >= 1 }, 5*time.Second, 5*time.Millisecond, "a refused ping is reported")
+	assert.Equal(t, int64(1), failed.Load(), "a ping that connected reported as failed")
+}
