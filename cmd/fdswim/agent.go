@@ -52,6 +52,11 @@ most one per member per minute, with a warning on stderr; update: the
 member changed its metadata; meta= is shown on join, alive and update
 events of members that have metadata)
 
+and the others msg=agent (identity), msg=http, msg=joined, msg="keys
+reloaded", msg="metadata reloaded", msg=stopped. Warnings and errors
+(authentication failures, at most one line per 10 s; failed join attempts;
+failed key and metadata reloads) go to stderr at --log-level.
+
 Metadata: --meta key=value (repeatable) gives this member up to 512 bytes of
 metadata, shown by every member in its events and in /members. It is sent
 as the pairs in URL query form, sorted by key (zone=eu-1&role=db becomes
@@ -59,19 +64,30 @@ role=db&zone=eu-1), so any key or value can be given; keys are not empty
 and not repeated. /members shows each member's metadata as sent ("meta")
 and, when it parses as such pairs, as an object ("meta_pairs").
 
+--meta-file F gives the same pairs in a file, one key=value per line (the
+first '=' separates them; spaces around keys and values are dropped; blank
+lines and lines starting with # are skipped), instead of --meta. SIGHUP
+re-reads it: new metadata raises this member's incarnation and is
+disseminated (the others print an update event), and stdout shows
+
+  time=<t> level=INFO msg="metadata reloaded" meta_file=<F> bytes=<n> changed=<true|false>
+
+A file that cannot be read, a line without '=', an empty or repeated key,
+more than 512 bytes once encoded, or metadata under --wire-version 1 stops
+the agent at start (exit status 2, the message names the file and line);
+on SIGHUP it is logged at ERROR on stderr and the metadata stays as it was.
+
 Wire format: --wire-version 1 writes the format of fdkit before extension
 fields (no metadata, no application data), for a group that still has
 members reading only that format; every format is read whatever it says.
 
-and the others msg=agent (identity), msg=http, msg=joined, msg="keys
-reloaded", msg=stopped. Warnings and errors (authentication failures, at
-most one line per 10 s; failed join attempts; failed key reloads) go to
-stderr at --log-level.
-
 Packets are encrypted with AES-GCM: give the key with --key or --key-file
 (hex, 32, 48 or 64 digits; several keys for rotation, the first seals), or
 run unencrypted with --plain. With --key-file alone, SIGHUP reloads the file,
-so keys rotate without a restart; otherwise SIGHUP is ignored. With --http, the agent serves:
+so keys rotate without a restart (with --key too it does not: the keys of
+--key would be dropped). One SIGHUP reloads both the key file and the
+--meta-file; with neither to reload, SIGHUP is ignored. With --http, the
+agent serves:
 
   /members   the view as JSON (state, incarnation, suspicion level, metadata
              and wire-format range per peer)
@@ -87,7 +103,7 @@ Flags:
 
 type agentFlags struct {
 	id, bind, advertise, httpAddr, keyFile, mode, logLevel string
-	identityFile, streamBind                               string
+	identityFile, streamBind, metaFile                     string
 	meta                                                   []string // --meta key=value pairs
 	wireVersion                                            int
 	noStream, noStreamPing                                 bool
@@ -129,6 +145,7 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.BoolVar(&f.plain, "plain", false, "send unencrypted, unauthenticated packets (explicit opt-out)")
 	fs.StringVar(&f.identityFile, "identity-file", "", "file holding this member's Ed25519 signing key (created, mode 0600, when missing): signs its own Alive and leave updates so that no other key holder can raise or forge them; keep it across restarts; every member of the group must use one (empty: unsigned updates)")
 	fs.StringArrayVar(&f.meta, "meta", nil, "this member's metadata as key=value (repeatable; sent as sorted URL query pairs, at most 512 bytes in all; shown by every member)")
+	fs.StringVar(&f.metaFile, "meta-file", "", "file of this member's metadata, one key=value per line (blank lines and # comments allowed), encoded as --meta's; SIGHUP re-reads it and disseminates the change (excludes --meta)")
 	flagcheck.Var(fs, &f.wireVersion, "wire-version", "", int(wire.Version), int(wire.MinVersion), int(wire.Version), "a wire format, 1 or 2", "wire format written: 2 (default) or 1 for a group that still has members reading only format 1 (no metadata, no application data); every format is read")
 	fs.StringVar(&f.httpAddr, "http", "", "serve /members, /metrics and /healthz on this address (ip:port; empty: off)")
 	fs.StringVar(&f.mode, "mode", "detector", "protocol mode: detector (SWIM + Lifeguard + per-peer detectors), lifeguard, swim")
@@ -225,11 +242,16 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			out.Info("event", attrs...)
 		}
 	}()
-	reload := ""
-	if f.keyFile != "" && len(f.keys) == 0 {
-		reload = f.keyFile
+	hup := &hupReload{keyring: a.Keyring(), metaFile: f.metaFile, meta: cfg.Protocol.Meta, wireVersion: cfg.WireVersion,
+		setMeta: a.SetMeta, out: out, diag: cfg.Logger}
+	if f.keyFile != "" {
+		if len(f.keys) == 0 {
+			hup.keyFile = f.keyFile
+		} else {
+			hup.keysFixed = true
+		}
 	}
-	reloadOnHUP(ctx, a.Keyring(), reload, out, cfg.Logger)
+	reloadOnHUP(ctx, hup)
 	out.Info("agent", "id", string(a.Self().ID), "addr", a.Self().Addr, "encrypted", !cfg.Plain, "mode", cfg.Protocol.Mode.String())
 	if httpLn != nil {
 		stop, err := serveHTTP(httpLn, a)
@@ -284,11 +306,24 @@ func (f *agentFlags) config(stderr io.Writer) (agent.Config, error) {
 	if err != nil {
 		return cfg, err
 	}
-	cfg.Protocol.Meta = meta
 	cfg.WireVersion = byte(f.wireVersion)
 	if len(meta) > 0 && cfg.WireVersion < 2 {
 		return cfg, errors.New("--meta needs wire format 2: --wire-version 1 writes no metadata")
 	}
+	if f.metaFile != "" {
+		// Usage errors (exit status 2), as a bad file on SIGHUP is an
+		// error that leaves the running member as it was.
+		if len(f.meta) > 0 {
+			return cfg, usageError{errors.New("--meta and --meta-file both give this member's metadata: give one of them")}
+		}
+		if meta, err = readMetaFile(f.metaFile); err != nil {
+			return cfg, usageError{err}
+		}
+		if err := metaFitsWire(f.metaFile, meta, cfg.WireVersion); err != nil {
+			return cfg, usageError{err}
+		}
+	}
+	cfg.Protocol.Meta = meta
 	switch {
 	case f.noStream && f.streamBind != "":
 		return cfg, errors.New("--stream-bind names a TCP listener but --no-stream turns the stream path off; give one of them")
@@ -377,13 +412,25 @@ func readKeyFile(path string) ([][]byte, error) {
 	return keys, nil
 }
 
-// reloadOnHUP replaces the keyring with the key file's keys on every SIGHUP
-// until ctx ends: edit the file on every member to rotate keys (add the new
-// key second, reload everywhere; move it first, reload; delete the old one,
-// reload). With no file to reload (path "": --key, or --plain) it says so
-// and keeps running: SIGHUP's default action would kill the member without
-// a leave, and the group would declare it dead.
-func reloadOnHUP(ctx context.Context, kr *wire.Keyring, path string, out, diag *slog.Logger) {
+// hupReload is what SIGHUP reloads: the keys of --key-file, when it is
+// the only source of keys, and the metadata of --meta-file.
+type hupReload struct {
+	keyring   *wire.Keyring
+	keyFile   string // "": keys do not reload
+	keysFixed bool   // --key-file given with --key: its keys do not reload
+	metaFile  string // "": metadata does not reload
+	// meta is the metadata last applied, wireVersion the format written
+	// (1 carries no metadata); setMeta applies new metadata (Agent.SetMeta).
+	meta        []byte
+	wireVersion byte
+	setMeta     func(context.Context, []byte) error
+	out, diag   *slog.Logger
+}
+
+// reloadOnHUP calls r.reload on every SIGHUP until ctx ends. With nothing
+// to reload it says so and keeps running: SIGHUP's default action would
+// kill the member without a leave, and the group would declare it dead.
+func reloadOnHUP(ctx context.Context, r *hupReload) {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	go func() {
@@ -393,19 +440,68 @@ func reloadOnHUP(ctx context.Context, kr *wire.Keyring, path string, out, diag *
 			case <-ctx.Done():
 				return
 			case <-hup:
-				if path == "" {
-					diag.Warn("SIGHUP ignored: keys reload only from --key-file alone")
-					continue
-				}
-				n, err := kr.ReloadFile(path)
-				if err != nil {
-					diag.Error("key reload failed; keys unchanged", "key_file", path, "err", fmt.Errorf("--key-file %w", err))
-					continue
-				}
-				out.Info("keys reloaded", "key_file", path, "count", n)
+				r.reload(ctx)
 			}
 		}
 	}()
+}
+
+// reload re-reads the key file and the metadata file, each on its own: a
+// bad one is logged at ERROR and changes nothing, and does not keep the
+// other from reloading.
+//
+// Keys: the keyring is replaced with the file's keys; edit the file on
+// every member to rotate (add the new key second, reload everywhere; move
+// it first, reload; delete the old one, reload). Only a --key-file given
+// alone reloads: with --key too, the keyring holds keys the file does not
+// list, and replacing it with the file's would drop them.
+//
+// Metadata: the file's metadata replaces this member's through
+// Agent.SetMeta, which raises its incarnation and disseminates it (the
+// others see an update event); the same metadata again changes nothing.
+func (r *hupReload) reload(ctx context.Context) {
+	if r.keyFile == "" && r.metaFile == "" {
+		r.diag.Warn("SIGHUP ignored: keys reload only from --key-file alone, metadata only from --meta-file")
+		return
+	}
+	switch {
+	case r.keyFile != "":
+		n, err := r.keyring.ReloadFile(r.keyFile)
+		if err != nil {
+			r.diag.Error("key reload failed; keys unchanged", "key_file", r.keyFile, "err", fmt.Errorf("--key-file %w", err))
+		} else {
+			r.out.Info("keys reloaded", "key_file", r.keyFile, "count", n)
+		}
+	case r.keysFixed:
+		r.diag.Warn("keys not reloaded: they reload only from --key-file alone, not with --key")
+	}
+	if r.metaFile == "" {
+		return
+	}
+	meta, err := readMetaFile(r.metaFile)
+	if err == nil {
+		err = metaFitsWire(r.metaFile, meta, r.wireVersion)
+	}
+	if err == nil {
+		if err = r.setMeta(ctx, meta); err != nil {
+			err = fmt.Errorf("--meta-file %s: %w", r.metaFile, err)
+		}
+	}
+	if err != nil {
+		r.diag.Error("metadata reload failed; metadata unchanged", "meta_file", r.metaFile, "err", err)
+		return
+	}
+	changed := string(meta) != string(r.meta)
+	r.meta = meta
+	r.out.Info("metadata reloaded", "meta_file", r.metaFile, "bytes", len(meta), "changed", changed)
+}
+
+// metaFitsWire refuses metadata under wire format 1, which carries none.
+func metaFitsWire(path string, meta []byte, wireVersion byte) error {
+	if len(meta) > 0 && wireVersion < 2 {
+		return fmt.Errorf("--meta-file %s: %d bytes of metadata: --wire-version 1 writes no metadata: want an empty file or wire format 2", path, len(meta))
+	}
+	return nil
 }
 
 // memberJSON is one entry of /members.

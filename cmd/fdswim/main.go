@@ -9,7 +9,8 @@
 // Flag values a flag cannot mean (NaN, out of range, sizes that would
 // exhaust memory) are errors naming the flag, never replaced by defaults.
 // SIGINT or SIGTERM makes the agent leave the group and exit 0, and stops a
-// simulation with status 130 or 143.
+// simulation with status 130 or 143. Errors exit with status 1, or 2 for
+// those that are marked usage errors (a bad --meta-file at start).
 package main
 
 import (
@@ -81,10 +82,20 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return 128 + int(sc.sig)
 		}
 		fmt.Fprintf(stderr, "fdswim %s: %v\n", args[0], err)
+		if errors.As(err, new(usageError)) {
+			return 2
+		}
 		return 1
 	}
 	return 0
 }
+
+// usageError is an error in what the command was given (a flag or a file
+// it names) that exits with status 2 rather than 1.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
 
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "usage: fdswim <subcommand> [flags]")

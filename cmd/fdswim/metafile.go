@@ -1,0 +1,97 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"strings"
+
+	"github.com/fdkit/fdkit/swim"
+)
+
+// maxMetaFile bounds what is read of a --meta-file: metadata is at most
+// swim.MaxMetaLen bytes once encoded, so a larger file, comments
+// included, is not a metadata file (and is not read whole into memory).
+const maxMetaFile = 64 << 10
+
+// readMetaFile reads a --meta-file (parseMetaFile). Errors start with
+// "--meta-file PATH" and say what was expected.
+func readMetaFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("--meta-file %s: %w", path, unwrapPath(err))
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxMetaFile+1))
+	if err != nil {
+		return nil, fmt.Errorf("--meta-file %s: %w", path, unwrapPath(err))
+	}
+	if len(b) > maxMetaFile {
+		return nil, fmt.Errorf("--meta-file %s: larger than %d bytes: want key=value lines encoding to at most %d bytes", path, maxMetaFile, swim.MaxMetaLen)
+	}
+	return parseMetaFile(path, b)
+}
+
+// unwrapPath drops an *os.PathError's path, which the messages above give
+// once already.
+func unwrapPath(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("%s: %w", pe.Op, pe.Err)
+	}
+	return err
+}
+
+// parseMetaFile turns the contents of a --meta-file into metadata bytes,
+// encoded as --meta encodes its pairs (URL query form sorted by key,
+// url.Values.Encode): one key=value per line, the first '=' separating
+// them; spaces around the line, the key and the value are dropped; blank
+// lines and lines starting with '#' are skipped; an empty file is no
+// metadata (nil). Errors name the file, the line and what was expected: a
+// line without '=', an empty key, a key given twice, and the line where
+// the encoding passes swim.MaxMetaLen bytes.
+func parseMetaFile(path string, data []byte) ([]byte, error) {
+	v := url.Values{}
+	first := map[string]int{} // key -> line it was given on
+	size := 0                 // length of v.Encode() so far
+	for i, line := range strings.Split(string(data), "\n") {
+		n := i + 1
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		k, val, ok := strings.Cut(line, "=")
+		k, val = strings.TrimSpace(k), strings.TrimSpace(val)
+		switch {
+		case !ok:
+			return nil, fmt.Errorf("--meta-file %s line %d: %q: want key=value (or a blank line, or a # comment)", path, n, clip(line))
+		case k == "":
+			return nil, fmt.Errorf("--meta-file %s line %d: %q: want a key before '='", path, n, clip(line))
+		case v.Has(k):
+			return nil, fmt.Errorf("--meta-file %s line %d: key %q given twice (first on line %d): want each key once", path, n, clip(k), first[k])
+		}
+		v.Set(k, val)
+		first[k] = n
+		if size > 0 {
+			size++ // '&'
+		}
+		size += len(url.QueryEscape(k)) + 1 + len(url.QueryEscape(val))
+		if size > swim.MaxMetaLen {
+			return nil, fmt.Errorf("--meta-file %s line %d: metadata reaches %d bytes once encoded here: want at most %d in all", path, n, size, swim.MaxMetaLen)
+		}
+	}
+	if len(v) == 0 {
+		return nil, nil
+	}
+	return []byte(v.Encode()), nil
+}
+
+// clip shortens what an error quotes from a hostile file to 64 bytes.
+func clip(s string) string {
+	if len(s) > 64 {
+		return s[:64] + "…"
+	}
+	return s
+}
