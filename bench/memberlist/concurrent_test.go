@@ -81,3 +81,21 @@ func TestChildArgs(t *testing.T) {
 		t.Errorf("-child %q in %q, want fdkit/kill/4", *child, args)
 	}
 }
+
+// A dial to a killed member's stream address is refused, as a dial to a
+// dead process is; to a live or unknown one it is not.
+func TestDialRefusedOnceKilled(t *testing.T) {
+	imp := NewImpair(1)
+	registerStream("127.0.0.1:7", imp)
+	t.Cleanup(func() { unregisterStream("127.0.0.1:7") })
+	if err := dialRefused("127.0.0.1:7"); err != nil {
+		t.Errorf("live member: %v", err)
+	}
+	imp.Kill()
+	if err := dialRefused("127.0.0.1:7"); !errors.Is(err, errRefused) {
+		t.Errorf("killed member: %v, want errRefused", err)
+	}
+	if err := dialRefused("127.0.0.1:8"); err != nil {
+		t.Errorf("unknown address: %v", err)
+	}
+}

@@ -28,6 +28,7 @@ type fdNode struct {
 	imp    *Impair
 	a      *agent.Agent
 	cancel context.CancelFunc
+	addr   string // UDP and stream address
 }
 
 func (n *fdNode) Name() string    { return n.name }
@@ -42,6 +43,7 @@ func (n *fdNode) Alive() int {
 	return k
 }
 func (n *fdNode) Stop() {
+	unregisterStream(n.addr)
 	n.imp.Kill()
 	n.cancel()
 	<-n.a.Done()
@@ -79,6 +81,9 @@ func (c fdCluster) Start(n int, rec *Recorder, seed uint64) ([]Node, error) {
 						return nil, errors.New("killed")
 					}
 					if !inbound {
+						if err := dialRefused(conn.RemoteAddr().String()); err != nil {
+							return nil, err
+						}
 						imp.sent(0)
 					}
 					return &countConn{Conn: conn, imp: imp}, nil
@@ -125,7 +130,8 @@ func (c fdCluster) Start(n int, rec *Recorder, seed uint64) ([]Node, error) {
 			}
 		}
 		addrs = append(addrs, u.LocalAddr().String())
-		nodes = append(nodes, &fdNode{name: name, imp: imp, a: a, cancel: cancel})
+		registerStream(u.LocalAddr().String(), imp)
+		nodes = append(nodes, &fdNode{name: name, imp: imp, a: a, cancel: cancel, addr: u.LocalAddr().String()})
 	}
 	return nodes, nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
@@ -57,6 +58,29 @@ func (i *Impair) Kill() { i.killed.Store(true) }
 
 // Killed reports whether Kill was called.
 func (i *Impair) Killed() bool { return i.killed.Load() }
+
+// streamAddrs maps a member's stream (TCP) address, host:port, to its
+// Impair, so that a dial to a killed member is refused as a dial to a
+// dead process is: its listener is still open in this process, and the
+// kernel would accept the connection, which the member's side then
+// closes (a live process that accepts and hangs up, not a dead one). Both
+// libraries' dialling paths ask it (fd.go, ml.go).
+var streamAddrs sync.Map // string → *Impair
+
+func registerStream(addr string, imp *Impair) { streamAddrs.Store(addr, imp) }
+func unregisterStream(addr string)            { streamAddrs.Delete(addr) }
+
+// errRefused is a dial to a killed member.
+var errRefused = errors.New("connection refused: the member was killed")
+
+// dialRefused returns errRefused when addr is a killed member's stream
+// address.
+func dialRefused(addr string) error {
+	if v, ok := streamAddrs.Load(addr); ok && v.(*Impair).Killed() {
+		return errRefused
+	}
+	return nil
+}
 
 // wait blocks while the member is paused.
 func (i *Impair) wait() {

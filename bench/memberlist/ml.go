@@ -29,12 +29,16 @@ type mlNode struct {
 	name string
 	imp  *Impair
 	ml   *memberlist.Memberlist
+	addr string // UDP and stream address
 }
 
 func (n *mlNode) Name() string    { return n.name }
 func (n *mlNode) Impair() *Impair { return n.imp }
 func (n *mlNode) Alive() int      { return n.ml.NumMembers() }
-func (n *mlNode) Stop()           { _ = n.ml.Shutdown() }
+func (n *mlNode) Stop() {
+	unregisterStream(n.addr)
+	_ = n.ml.Shutdown()
+}
 
 type mlEvents struct {
 	rec  *Recorder
@@ -90,8 +94,10 @@ func (c mlCluster) Start(n int, rec *Recorder, seed uint64) ([]Node, error) {
 				return nodes, fmt.Errorf("memberlist join: %w", err)
 			}
 		}
-		addrs = append(addrs, fmt.Sprintf("127.0.0.1:%d", cfg.BindPort))
-		nodes = append(nodes, &mlNode{name: name, imp: imp, ml: ml})
+		addr := fmt.Sprintf("127.0.0.1:%d", cfg.BindPort)
+		addrs = append(addrs, addr)
+		registerStream(addr, imp)
+		nodes = append(nodes, &mlNode{name: name, imp: imp, ml: ml, addr: addr})
 	}
 	return nodes, nil
 }
@@ -161,6 +167,9 @@ func (t *mlTransport) DialAddressTimeout(a memberlist.Address, timeout time.Dura
 	t.imp.wait()
 	if t.imp.Killed() {
 		return nil, fmt.Errorf("killed")
+	}
+	if err := dialRefused(a.Addr); err != nil {
+		return nil, err
 	}
 	c, err := t.NetTransport.DialAddressTimeout(a, timeout)
 	if err != nil {
