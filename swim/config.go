@@ -192,8 +192,9 @@ type Config struct {
 	DisableSuspicionGate bool
 
 	// PauseGuard (ModeDetector only): when Tick is called more than PauseGuard
-	// after the start of the next protocol period was due, the member concludes
-	// that it was itself paused (descheduled, stopped, starved of CPU) and,
+	// after the start of the next protocol period or a suspicion timer was
+	// due, the member concludes that it was itself paused (descheduled,
+	// stopped, starved of CPU) and,
 	// before anything else: raises its own incarnation and gossips Alive (a
 	// preemptive refutation of whatever was suspected meanwhile), abandons the
 	// probe and the ping-req relays whose time ran out during the pause without

@@ -181,8 +181,8 @@
 //     detector gate, warm-up and the retry”). A peer never heard from is
 //     not gated. (3)
 //     The local-pause guard: a Tick that comes more than PauseGuard (default
-//     500 ms) after the next period was due means this member itself was not
-//     running; it then refutes preemptively (incarnation+1, Alive gossiped),
+//     500 ms) after the next period or a suspicion timer was due means this
+//     member itself was not running; it then refutes preemptively (incarnation+1, Alive gossiped),
 //     drops the probe and the relays whose time ran out while it was stopped
 //     without suspecting or nacking anyone, raises its LHM, and declares nobody
 //     dead for one period so that refutations queued meanwhile are read first

@@ -31,6 +31,22 @@ func (m *Member) localPause(now time.Duration) {
 	m.graceUntil = now + m.cfg.ProbeInterval
 }
 
+// pauseDue is the earliest instant a Tick was due for the timers whose
+// lateness reveals a pause of this member (Config.PauseGuard): the next
+// probe, and each suspicion timer (not before the grace that holds it).
+// The probe timer alone misses a pause that a long period hides: with the
+// local health multiplier at 5 the period is 6 s, and a member paused
+// 4.8 s just after a probe started resumed before its next probe was due,
+// then declared dead, on its late Tick, a suspect whose refutation was
+// waiting unread in its socket (TestPauseGuardSeesOverdueSuspicion).
+func (m *Member) pauseDue() time.Duration {
+	due := m.nextProbe
+	for _, p := range m.suspects {
+		due = min(due, max(p.susp.deadline, m.graceUntil))
+	}
+	return due
+}
+
 // period returns the current protocol period ProbeInterval·(LHM+1).
 func (m *Member) period() time.Duration {
 	return m.cfg.ProbeInterval * time.Duration(m.lhm+1)

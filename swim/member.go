@@ -385,9 +385,9 @@ func (m *Member) Tick(now time.Duration) {
 		if *m.cfg.PushPullInterval > 0 {
 			m.ppFrom, m.ppFrac = now, m.rng.Float64()
 		}
-	} else if m.cfg.Mode == ModeDetector && *m.cfg.PauseGuard > 0 && now-m.nextProbe > *m.cfg.PauseGuard {
-		// The probe timer, due every period, is overdue: this member was
-		// not running.
+	} else if m.cfg.Mode == ModeDetector && *m.cfg.PauseGuard > 0 && now-m.pauseDue() > *m.cfg.PauseGuard {
+		// The probe timer, due every period, or a suspicion timer is
+		// overdue: this member was not running.
 		m.localPause(now)
 	}
 	m.tickRelays(now)
