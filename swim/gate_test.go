@@ -75,14 +75,7 @@ func TestGateRetriesCorroboratedFailure(t *testing.T) {
 // the end of the period; the retry suspects once its own paths have failed
 // the same way and its direct timeout has passed.
 func TestGateRetryStartsWhenStreamRefused(t *testing.T) {
-	a := newTest(t, "a", ModeDetector, func(c *Config) {
-		c.StreamProbe = true
-		c.PeerDetector = FixedPeerDetector(5 * time.Second)
-	}, "b", "c", "d")
-	for _, from := range []string{"b", "c", "d"} {
-		p := Packet{Kind: MsgAck, From: node(from), To: node("a"), Ack: Ack{Seq: 999}}
-		require.NoError(t, a.Step(0, &p))
-	}
+	a := streamGateMember(t)
 	a.Tick(0)
 	pk, _ := drain(a)
 	target := pk[0].To
@@ -283,14 +276,7 @@ func TestFirstProbeWaitEndsWhenTargetSuspected(t *testing.T) {
 // intermediate nacked waits for its period as without the stream path.
 // A stream ack from it makes its refusals count again.
 func TestGateRefusalFromMemberWithoutStreams(t *testing.T) {
-	a := newTest(t, "a", ModeDetector, func(c *Config) {
-		c.StreamProbe = true
-		c.PeerDetector = FixedPeerDetector(5 * time.Second)
-	}, "b", "c", "d")
-	for _, from := range []string{"b", "c", "d"} {
-		p := Packet{Kind: MsgAck, From: node(from), To: node("a"), Ack: Ack{Seq: 999}}
-		require.NoError(t, a.Step(0, &p))
-	}
+	a := streamGateMember(t)
 	// firstProbeFails fails a's probe of target started at now: the direct
 	// timeout, every intermediate nacks, the stream ping is refused.
 	firstProbeFails := func(now time.Duration, target Node) {
@@ -347,4 +333,20 @@ func TestGateRefusalFromMemberWithoutStreams(t *testing.T) {
 	ping := only(t, pk, MsgPing)
 	require.Len(t, ping, 1)
 	assert.Equal(t, target.ID, ping[0].To.ID, "the retry, a period later")
+}
+
+// streamGateMember is a ModeDetector member a with the stream fallback on,
+// fixed per-peer detectors, and b, c and d each heard from once at 0 (so
+// that the gate applies to them).
+func streamGateMember(t *testing.T) *Member {
+	t.Helper()
+	a := newTest(t, "a", ModeDetector, func(c *Config) {
+		c.StreamProbe = true
+		c.PeerDetector = FixedPeerDetector(5 * time.Second)
+	}, "b", "c", "d")
+	for _, from := range []string{"b", "c", "d"} {
+		p := Packet{Kind: MsgAck, From: node(from), To: node("a"), Ack: Ack{Seq: 999}}
+		require.NoError(t, a.Step(0, &p))
+	}
+	return a
 }
