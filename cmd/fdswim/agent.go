@@ -72,9 +72,10 @@ disseminated (the others print an update event), and stdout shows
 
   time=<t> level=INFO msg="metadata reloaded" meta_file=<F> bytes=<n> changed=<true|false>
 
-A file that cannot be read, a line without '=', an empty or repeated key,
-more than 512 bytes once encoded, or metadata under --wire-version 1 stops
-the agent at start (exit status 2, the message names the file and line);
+A file that cannot be read or is not a regular file (a pipe, a device; a
+symbolic link to a file is followed), a line without '=', an empty or
+repeated key, more than 512 bytes once encoded, or metadata under
+--wire-version 1 stops the agent at start (exit status 2, the message names the file and line);
 on SIGHUP it is logged at ERROR on stderr and the metadata stays as it was.
 
 Wire format: --wire-version 1 writes the format of fdkit before extension

@@ -76,7 +76,7 @@ func TestReadMetaFile(t *testing.T) {
 	_, err = readMetaFile(filepath.Join(dir, "missing"))
 	assert.EqualError(t, err, "--meta-file "+filepath.Join(dir, "missing")+": open: no such file or directory")
 	_, err = readMetaFile(dir)
-	assert.EqualError(t, err, "--meta-file "+dir+": read: is a directory")
+	assert.EqualError(t, err, "--meta-file "+dir+": a directory, not a regular file: want a file that SIGHUP can read again (--meta gives fixed metadata)")
 	big := filepath.Join(dir, "big")
 	require.NoError(t, os.WriteFile(big, bytes.Repeat([]byte("# comment\n"), 7000), 0o600))
 	_, err = readMetaFile(big)
@@ -328,4 +328,40 @@ func FuzzMetaFile(f *testing.F) {
 			t.Fatalf("%q read back as %q, %v", b, again, err)
 		}
 	})
+}
+
+// A --meta-file that is not a regular file is refused at once, naming
+// what it is: a named pipe without a writer would block the open (at
+// start: forever, before the agent binds; on SIGHUP: the reload goroutine,
+// so no later SIGHUP reloads keys or metadata), and a pipe read once gives
+// nothing the second time, which SIGHUP would apply as "no metadata"
+// (--meta-file <(cmd) is /dev/fd/N, a pipe). /dev/zero is a device.
+func TestReadMetaFileNotRegular(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	require.NoError(t, syscall.Mkfifo(fifo, 0o600))
+	done := make(chan error, 1)
+	go func() { _, err := readMetaFile(fifo); done <- err }()
+	select {
+	case err := <-done:
+		assert.EqualError(t, err, "--meta-file "+fifo+": a named pipe, not a regular file: want a file that SIGHUP can read again (--meta gives fixed metadata)")
+	case <-time.After(5 * time.Second):
+		// Unblock the open so the goroutine ends.
+		if w, err := os.OpenFile(fifo, os.O_WRONLY, 0); err == nil {
+			w.Close()
+		}
+		t.Fatal("readMetaFile blocked on a named pipe without a writer")
+	}
+	if _, err := os.Stat("/dev/zero"); err == nil {
+		_, err := readMetaFile("/dev/zero")
+		assert.EqualError(t, err, "--meta-file /dev/zero: a device, not a regular file: want a file that SIGHUP can read again (--meta gives fixed metadata)")
+	}
+	// A symbolic link to a regular file is read through.
+	real := filepath.Join(dir, "real")
+	require.NoError(t, os.WriteFile(real, []byte("zone=eu-1\n"), 0o600))
+	link := filepath.Join(dir, "link")
+	require.NoError(t, os.Symlink(real, link))
+	b, err := readMetaFile(link)
+	require.NoError(t, err)
+	assert.Equal(t, "zone=eu-1", string(b))
 }
