@@ -185,7 +185,7 @@ func (m *Member) apply(now time.Duration, u Update, gossip bool) {
 					m.push(u, []*peer{p}, 0)
 				}
 			case u.Incarnation == p.inc:
-				if p.susp.confirm(u.From) && len(p.susp.confirmers) <= p.susp.k {
+				if p.susp.confirm(now, u.From) && len(p.susp.confirmers) <= p.susp.k {
 					m.gossip(u, gossip) // Lifeguard: re-gossip the first K
 				}
 			}

@@ -33,7 +33,11 @@ func (m *Member) localPause(now time.Duration) {
 
 // pauseDue is the earliest instant a Tick was due for the timers whose
 // lateness reveals a pause of this member (Config.PauseGuard): the next
-// probe, and each suspicion timer (not before the grace that holds it).
+// probe, and each suspicion timer (not before the grace that holds it, nor
+// before the confirmation that moved its deadline: Lifeguard's timeout is
+// recomputed from the suspicion's start, so a late confirmation puts the
+// deadline in the past without any Tick being late,
+// TestPauseGuardIgnoresDeadlineShortenedIntoPast).
 // The probe timer alone misses a pause that a long period hides: with the
 // local health multiplier at 5 the period is 6 s, and a member paused
 // 4.8 s just after a probe started resumed before its next probe was due,
@@ -42,7 +46,7 @@ func (m *Member) localPause(now time.Duration) {
 func (m *Member) pauseDue() time.Duration {
 	due := m.nextProbe
 	for _, p := range m.suspects {
-		due = min(due, max(p.susp.deadline, m.graceUntil))
+		due = min(due, max(p.susp.deadline, p.susp.setAt, m.graceUntil))
 	}
 	return due
 }

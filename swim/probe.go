@@ -297,7 +297,7 @@ func (m *Member) failProbe(now time.Duration) {
 		return
 	}
 	if t.state == StateSuspect {
-		if t.susp.confirm(m.self.ID) && len(t.susp.confirmers) <= t.susp.k {
+		if t.susp.confirm(now, m.self.ID) && len(t.susp.confirmers) <= t.susp.k {
 			u := Update{Kind: UpdateSuspect, Node: t.node, Incarnation: t.inc, From: m.self.ID}
 			m.enqueue(u)
 			m.push(u, m.suspecters(t), *m.cfg.GossipFanout)

@@ -22,10 +22,14 @@ type suspicion struct {
 	from       ID // who raised the suspicion first; not a confirmation
 	confirmers []ID
 	deadline   time.Duration
+	// setAt is when deadline was last computed: a confirmation may put the
+	// deadline in the past, and the timer is then due from setAt, not from
+	// the deadline (the local-pause guard, pauseDue).
+	setAt time.Duration
 }
 
 func newSuspicion(now, minT, maxT time.Duration, k int, from ID) *suspicion {
-	s := &suspicion{start: now, min: minT, max: maxT, k: k, from: from}
+	s := &suspicion{start: now, min: minT, max: maxT, k: k, from: from, setAt: now}
 	s.deadline = now + s.timeout()
 	return s
 }
@@ -49,16 +53,17 @@ func suspicionTimeout(minT, maxT time.Duration, k, c int) time.Duration {
 // maxConfirmers bounds the confirmations one suspicion records (see confirm).
 const maxConfirmers = 1024
 
-// confirm records an independent suspicion from id. It reports whether id
-// was new (not the first suspecter and not counted before); the deadline is
-// then recomputed from the start with the new count, so the remaining time
-// shrinks and may already be past.
+// confirm records an independent suspicion from id, heard at now. It
+// reports whether id was new (not the first suspecter and not counted
+// before); the deadline is then recomputed from the start with the new
+// count, so the remaining time shrinks and may already be past (the timer
+// is then due at now, setAt).
 //
 // At most maxConfirmers are recorded: past k they no longer shorten the
 // timeout and serve only to tell the suspecters of a refutation at once
 // (suspecters), so a member kept suspected cannot be made to grow the list,
 // or the scan over it, without bound by updates from ever new sender ids.
-func (s *suspicion) confirm(id ID) bool {
+func (s *suspicion) confirm(now time.Duration, id ID) bool {
 	if id == s.from || len(s.confirmers) >= max(s.k, maxConfirmers) {
 		return false
 	}
@@ -69,6 +74,7 @@ func (s *suspicion) confirm(id ID) bool {
 	}
 	s.confirmers = append(s.confirmers, id)
 	s.deadline = s.start + s.timeout()
+	s.setAt = now
 	return true
 }
 

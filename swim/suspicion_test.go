@@ -48,14 +48,14 @@ func TestRetransmitLimit(t *testing.T) {
 func TestSuspicionConfirmations(t *testing.T) {
 	s := newSuspicion(100*time.Second, 10*time.Second, 60*time.Second, 3, "a")
 	assert.Equal(t, 160*time.Second, s.deadline)
-	assert.False(t, s.confirm("a"), "the first suspecter is not a confirmation")
-	assert.True(t, s.confirm("b"))
-	assert.False(t, s.confirm("b"), "each member counts once")
+	assert.False(t, s.confirm(100*time.Second, "a"), "the first suspecter is not a confirmation")
+	assert.True(t, s.confirm(100*time.Second, "b"))
+	assert.False(t, s.confirm(100*time.Second, "b"), "each member counts once")
 	assert.Equal(t, 135*time.Second, s.deadline)
-	assert.True(t, s.confirm("c"))
-	assert.True(t, s.confirm("d"))
+	assert.True(t, s.confirm(100*time.Second, "c"))
+	assert.True(t, s.confirm(100*time.Second, "d"))
 	assert.Equal(t, 110*time.Second, s.deadline)
-	assert.True(t, s.confirm("e"))
+	assert.True(t, s.confirm(100*time.Second, "e"))
 	assert.Equal(t, 110*time.Second, s.deadline, "never below Min")
 	// The timeout never grows with more confirmations.
 	prev := s.max
