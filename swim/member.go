@@ -46,11 +46,14 @@ type peer struct {
 	streamWarned bool          // an EventStreamOnly was emitted, at streamWarnAt
 	streamWarnAt time.Duration // (stream.go)
 	// streamRefused: a stream ping to this member failed before its
-	// deadline (refused or reset) and nothing was heard from it since;
-	// noStream: something was heard from it after such a failure, so it
-	// lives without accepting streams, and a refusal from it is no sign
-	// of death (pathsDone). A stream ack clears both (stream.go).
+	// deadline (refused or reset), at refusedAt, and nothing was heard
+	// from it since; noStream: something was heard from it within a
+	// protocol period of such a failure, so it lives without accepting
+	// streams, and a refusal from it is no sign of death (pathsDone).
+	// Heard only later, it may have been down then (a restart), and
+	// nothing is concluded. A stream ack clears both (stream.go).
 	streamRefused, noStream bool
+	refusedAt               time.Duration
 
 	key      string       // Ed25519 public key bound to the ID (signed self-updates)
 	proof    Proof        // proof of the Alive or leave that set inc (viewUpdate)

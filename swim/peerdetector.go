@@ -149,11 +149,16 @@ func levelOf(d detector.Detector, now time.Duration) float64 {
 }
 
 // heard records evidence that p is alive at now: a heartbeat for its
-// failure detector, and, after a stream ping p refused, that p lives
-// without accepting streams (peer.noStream).
+// failure detector, and, within a protocol period of a stream ping p
+// refused, that p lives without accepting streams (peer.noStream). Heard
+// only later, p may have been down when it refused (restarting), and its
+// refusals keep counting (TestGateRefusalBeforeRestartStillCounts).
 func (m *Member) heard(now time.Duration, p *peer) {
-	if p.streamRefused { // alive after refusing a stream ping (StreamFailed)
-		p.streamRefused, p.noStream = false, true
+	if p.streamRefused { // after refusing a stream ping (StreamFailed)
+		p.streamRefused = false
+		if now-p.refusedAt <= m.period() {
+			p.noStream = true
+		}
 	}
 	if p.det == nil {
 		d, err := m.cfg.PeerDetector()

@@ -93,8 +93,8 @@ func (m *Member) endStreamOnly(now time.Duration) {
 // that is only waiting for the stream end early (the detector gate's
 // retry, once every intermediate has nacked); calling it is optional.
 // A failure before the deadline is taken as "nothing listens there"
-// (pathsDone), unless the member was heard from after an earlier such
-// failure: it then lives without accepting streams (started without a
+// (pathsDone), unless the member was heard from within a protocol period
+// of an earlier such failure: it then lives without accepting streams (started without a
 // stream listener, or behind a firewall that rejects them), and its
 // refusals say nothing.
 func (m *Member) StreamFailed(now time.Duration, id ID, seq uint32) {
@@ -103,7 +103,7 @@ func (m *Member) StreamFailed(now time.Duration, id ID, seq uint32) {
 	}
 	m.pr.streamFailed = true
 	if now < m.pr.endAt {
-		m.pr.target.streamRefused = true
+		m.pr.target.streamRefused, m.pr.target.refusedAt = true, now
 	}
 	m.pathsDone(now)
 }

@@ -1,0 +1,86 @@
+package swim
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// A member that refused a stream ping while it was down (a restart: its
+// process, stream listener included, gone for seconds) and is heard from
+// again only seconds later has not shown that it lives without accepting
+// streams: nothing answered during the probe its listener refused. Its
+// later refusals still count (the gate's early retry), unlike those of a
+// member that answers while refusing (TestGateRefusalFromMemberWithoutStreams).
+// Before, any member heard from after one refusal lost the early retry for
+// good: after a rolling restart, every member that had probed a restarting
+// one during its downtime.
+func TestGateRefusalBeforeRestartStillCounts(t *testing.T) {
+	a := streamGateMember(t)
+	firstProbeFails := func(now time.Duration, target Node) {
+		t.Helper()
+		a.Tick(now + 500*time.Millisecond)
+		pk, _, sp := drainStreams(a)
+		reqs := only(t, pk, MsgPingReq)
+		require.Len(t, reqs, 2)
+		require.Len(t, sp, 1)
+		for _, r := range reqs {
+			n := Packet{Kind: MsgNack, From: r.To, To: node("a"), Nack: Nack{Seq: r.PingReq.Seq}}
+			require.NoError(t, a.Step(now+600*time.Millisecond, &n))
+		}
+		a.StreamFailed(now+650*time.Millisecond, target.ID, sp[0].Seq)
+	}
+
+	a.Tick(0)
+	pk, _ := drain(a)
+	target := pk[0].To
+	firstProbeFails(0, target)
+	pk, _ = drain(a)
+	require.Len(t, only(t, pk, MsgPing), 1, "the retry starts at once")
+	// The target is down: nothing answers the retry or anything else
+	// until it is back, 3 s later, and its Alive arrives.
+	now := 650 * time.Millisecond
+	for ; now < 3*time.Second; now += 50 * time.Millisecond {
+		a.Tick(now)
+		pk, _ := drain(a)
+		for _, p := range only(t, pk, MsgPing) {
+			if p.To.ID != target.ID {
+				ack := Packet{Kind: MsgAck, From: p.To, To: node("a"), Ack: Ack{Seq: p.Ping.Seq}}
+				require.NoError(t, a.Step(now+2*time.Millisecond, &ack))
+				drain(a)
+			}
+		}
+	}
+	back := Packet{Kind: MsgGossip, From: target, To: node("a"),
+		Updates: []Update{{Kind: UpdateAlive, Node: target, Incarnation: a.peers[target.ID].inc + 1, From: target.ID}}}
+	require.NoError(t, a.Step(now, &back))
+	drain(a)
+	require.Equal(t, StateAlive, a.State(target.ID))
+	assert.False(t, a.peers[target.ID].noStream, "heard 2.35 s after the refusal, nothing answered meanwhile")
+
+	// The next probe of target, every other peer answering, and the target
+	// pinging a now and then (so that a's detector trusts it).
+	for ; ; now += 50 * time.Millisecond {
+		if now%time.Second == 0 {
+			ping := Packet{Kind: MsgPing, From: target, To: node("a"), Ping: Ping{Seq: 1}}
+			require.NoError(t, a.Step(now, &ping))
+			drain(a)
+		}
+		a.Tick(now)
+		pk, _ := drain(a)
+		ping := only(t, pk, MsgPing)
+		if len(ping) == 1 && ping[0].To.ID == target.ID {
+			break
+		}
+		for _, p := range ping {
+			ack := Packet{Kind: MsgAck, From: p.To, To: node("a"), Ack: Ack{Seq: p.Ping.Seq}}
+			require.NoError(t, a.Step(now+2*time.Millisecond, &ack))
+			drain(a)
+		}
+	}
+	firstProbeFails(now, target)
+	pk, _ = drain(a)
+	assert.Len(t, only(t, pk, MsgPing), 1, "the refusal counts: the retry starts at once")
+}
