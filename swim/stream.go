@@ -41,14 +41,19 @@ type StreamProbe struct {
 
 // StreamAck reports that id acknowledged, over a reliable stream, the
 // StreamProbe with seq. An answer for a probe that already ended (a
-// datagram ack came first, or the period is over) or from a member other
-// than the probe's target is ignored.
+// datagram ack came first, or the period is over) only shows that the
+// target accepts streams (peer.noStream); one from a member other than the
+// probe's target is ignored.
 func (m *Member) StreamAck(now time.Duration, id ID, seq uint32) {
-	if m.st == left || !m.pr.active || !m.pr.stream || m.pr.seq != seq || m.pr.target.node.ID != id {
+	if m.st == left || !m.pr.stream || m.pr.seq != seq || m.pr.target == nil || m.pr.target.node.ID != id {
+		return
+	}
+	// Late or not, the target accepts streams: its refusals count again.
+	m.pr.target.streamRefused, m.pr.target.noStream = false, false
+	if !m.pr.active {
 		return
 	}
 	m.pr.streamAcked = true
-	m.pr.target.streamRefused, m.pr.target.noStream = false, false
 	// A retried probe ends as soon as every intermediate has nacked
 	// (onNack); with the stream ack in, it may end now if they all have.
 	if m.pr.retry && m.pr.expectNacks > 0 && m.pr.nacks == m.pr.expectNacks {

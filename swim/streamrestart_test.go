@@ -84,3 +84,36 @@ func TestGateRefusalBeforeRestartStillCounts(t *testing.T) {
 	pk, _ = drain(a)
 	assert.Len(t, only(t, pk, MsgPing), 1, "the refusal counts: the retry starts at once")
 }
+
+// A stream ack that arrives after its probe ended (an intermediate's
+// relayed ack came first) still shows that the target accepts streams:
+// its refusals count again. Before, such an ack was ignored whole, and
+// the mark of a member living without streams stayed until a probe whose
+// only answer was the stream ack.
+func TestLateStreamAckClearsNoStream(t *testing.T) {
+	a := streamGateMember(t)
+	a.Tick(0)
+	pk, _ := drain(a)
+	target := pk[0].To
+	tp := a.peers[target.ID]
+	tp.noStream = true
+	a.Tick(500 * time.Millisecond)
+	pk, _, sp := drainStreams(a)
+	reqs := only(t, pk, MsgPingReq)
+	require.NotEmpty(t, reqs)
+	require.Len(t, sp, 1)
+	// An intermediate relays the target's ack: the probe ends.
+	ack := Packet{Kind: MsgAck, From: reqs[0].To, To: node("a"), Ack: Ack{Seq: reqs[0].PingReq.Seq}}
+	require.NoError(t, a.Step(600*time.Millisecond, &ack))
+	drain(a)
+	require.False(t, a.pr.active)
+	a.StreamAck(650*time.Millisecond, target.ID, sp[0].Seq)
+	assert.False(t, tp.noStream, "the target answered over a stream")
+	_, ev := drain(a)
+	assert.Empty(t, ev, "nothing else changes: no stream-only event")
+	// An ack for another seq, or from another member, changes nothing.
+	tp.noStream = true
+	a.StreamAck(700*time.Millisecond, target.ID, sp[0].Seq+1)
+	a.StreamAck(700*time.Millisecond, "zz", sp[0].Seq)
+	assert.True(t, tp.noStream)
+}
