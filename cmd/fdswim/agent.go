@@ -87,8 +87,8 @@ Packets are encrypted with AES-GCM: give the key with --key or --key-file
 run unencrypted with --plain. With --key-file alone, SIGHUP reloads the file,
 so keys rotate without a restart (with --key too it does not: the keys of
 --key would be dropped). One SIGHUP reloads both the key file and the
---meta-file; with neither to reload, SIGHUP is ignored. With --http, the
-agent serves:
+--meta-file; with neither to reload, and during the leave, SIGHUP is
+ignored. With --http, the agent serves:
 
   /members   the view as JSON (state, incarnation, suspicion level, metadata
              and wire-format range per peer)
@@ -252,7 +252,7 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			hup.keysFixed = true
 		}
 	}
-	reloadOnHUP(ctx, hup)
+	defer reloadOnHUP(ctx, hup)()
 	out.Info("agent", "id", string(a.Self().ID), "addr", a.Self().Addr, "encrypted", !cfg.Plain, "mode", cfg.Protocol.Mode.String())
 	if httpLn != nil {
 		stop, err := serveHTTP(httpLn, a)
@@ -428,23 +428,35 @@ type hupReload struct {
 	out, diag   *slog.Logger
 }
 
-// reloadOnHUP calls r.reload on every SIGHUP until ctx ends. With nothing
-// to reload it says so and keeps running: SIGHUP's default action would
-// kill the member without a leave, and the group would declare it dead.
-func reloadOnHUP(ctx context.Context, r *hupReload) {
+// reloadOnHUP calls r.reload on every SIGHUP until ctx ends, and ignores
+// SIGHUP from then until the returned stop is called (when the agent has
+// finished its leave). With nothing to reload it says so and keeps
+// running: SIGHUP's default action would kill the member without a leave,
+// or in the middle of one, and the group would declare it dead.
+func reloadOnHUP(ctx context.Context, r *hupReload) (stop func()) {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
+	done := make(chan struct{})
 	go func() {
-		defer signal.Stop(hup)
 		for {
 			select {
-			case <-ctx.Done():
+			case <-done:
 				return
 			case <-hup:
-				r.reload(ctx)
+				if ctx.Err() == nil {
+					r.reload(ctx)
+				} else {
+					r.diag.Warn("SIGHUP ignored: the agent is leaving")
+				}
 			}
 		}
 	}()
+	// stop does not wait for a reload in progress (a --key-file replaced
+	// by a named pipe blocks its read): the process is about to exit.
+	return func() {
+		signal.Stop(hup)
+		close(done)
+	}
 }
 
 // reload re-reads the key file and the metadata file, each on its own: a

@@ -365,3 +365,26 @@ func TestReadMetaFileNotRegular(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "zone=eu-1", string(b))
 }
+
+// A SIGHUP while the agent leaves (after SIGTERM, for --leave-timeout)
+// neither kills it nor reloads anything: it finishes its leave and exits
+// 0. Before, the reload loop stopped handling SIGHUP when the leave began,
+// and SIGHUP's default action killed the member mid-leave (status 129).
+func TestSIGHUPDuringLeaveIgnored(t *testing.T) {
+	meta := filepath.Join(t.TempDir(), "meta")
+	require.NoError(t, os.WriteFile(meta, []byte("zone=eu-1\n"), 0o600))
+	a := startAgent(t, "a", "127.0.0.1:0", "--plain", "--meta-file", meta, "--leave-timeout", "2s")
+	b := startAgent(t, "b", "127.0.0.1:0", "--plain", "--join", a.addr)
+	require.Eventually(t, func() bool { _, err := b.metaOf("a"); return err == nil }, convergeMax, 50*time.Millisecond, "%s", b.output())
+	a.signal(syscall.SIGTERM)
+	time.Sleep(300 * time.Millisecond)
+	a.signal(syscall.SIGHUP)
+	select {
+	case <-a.exited:
+	case <-time.After(20 * time.Second):
+		t.Fatalf("no exit after the leave:\n%s", a.output())
+	}
+	assert.Equal(t, 0, a.cmd.ProcessState.ExitCode(), "%v\n%s", a.cmd.ProcessState, a.output())
+	assert.Contains(t, a.output(), "msg=stopped")
+	assert.NotContains(t, a.output(), "metadata reloaded")
+}
