@@ -77,7 +77,8 @@ func unwrapPath(err error) error {
 // encoded as --meta encodes its pairs (URL query form sorted by key,
 // url.Values.Encode): one key=value per line, the first '=' separating
 // them; spaces around the line, the key and the value are dropped; blank
-// lines and lines starting with '#' are skipped; an empty file is no
+// lines and lines starting with '#' are skipped, as is a UTF-8 byte
+// order mark at the start of the file; an empty file is no
 // metadata (nil). Errors name the file, the line and what was expected: a
 // line without '=', an empty key, a key given twice, and the line where
 // the encoding passes swim.MaxMetaLen bytes.
@@ -85,7 +86,10 @@ func parseMetaFile(path string, data []byte) ([]byte, error) {
 	v := url.Values{}
 	first := map[string]int{} // key -> line it was given on
 	size := 0                 // length of v.Encode() so far
-	for i, line := range strings.Split(string(data), "\n") {
+	// A UTF-8 byte order mark (some Windows editors start text files
+	// with one) is not part of the first key.
+	text := strings.TrimPrefix(string(data), "\ufeff")
+	for i, line := range strings.Split(text, "\n") {
 		n := i + 1
 		line = strings.TrimSpace(line)
 		if line == "" || strings.HasPrefix(line, "#") {

@@ -320,6 +320,9 @@ func FuzzMetaFile(f *testing.F) {
 		}
 		sort.Strings(keys)
 		var file strings.Builder
+		// A comment first: a key that starts with U+FEFF would be taken
+		// for a byte order mark on the first line.
+		file.WriteString("# read back\n")
 		for _, k := range keys {
 			file.WriteString(k + "=" + v.Get(k) + "\n")
 		}
@@ -387,4 +390,21 @@ func TestSIGHUPDuringLeaveIgnored(t *testing.T) {
 	assert.Equal(t, 0, a.cmd.ProcessState.ExitCode(), "%v\n%s", a.cmd.ProcessState, a.output())
 	assert.Contains(t, a.output(), "msg=stopped")
 	assert.NotContains(t, a.output(), "metadata reloaded")
+}
+
+// A file that starts with a UTF-8 byte order mark (as some Windows editors
+// save text, often with CRLF line ends) gives the same metadata as
+// without: the mark is not part of the first key. Before, the first key
+// came out as "\ufeffzone" (%EF%BB%BFzone once encoded), silently.
+func TestParseMetaFileBOM(t *testing.T) {
+	b, err := parseMetaFile("m", []byte("\ufeffzone=eu-1\r\nrole=db\r\n"))
+	require.NoError(t, err)
+	assert.Equal(t, "role=db&zone=eu-1", string(b))
+	b, err = parseMetaFile("m", []byte("\ufeff# comment\r\nzone=eu-1\r\n"))
+	require.NoError(t, err)
+	assert.Equal(t, "zone=eu-1", string(b), "a comment on the first line stays a comment")
+	// Only at the start of the file: elsewhere it is part of the key.
+	b, err = parseMetaFile("m", []byte("a=1\n\ufeffzone=eu-1\n"))
+	require.NoError(t, err)
+	assert.Equal(t, "a=1&%EF%BB%BFzone=eu-1", string(b))
 }
