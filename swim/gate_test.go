@@ -277,26 +277,11 @@ func TestFirstProbeWaitEndsWhenTargetSuspected(t *testing.T) {
 // A stream ack from it makes its refusals count again.
 func TestGateRefusalFromMemberWithoutStreams(t *testing.T) {
 	a := streamGateMember(t)
-	// firstProbeFails fails a's probe of target started at now: the direct
-	// timeout, every intermediate nacks, the stream ping is refused.
-	firstProbeFails := func(now time.Duration, target Node) {
-		t.Helper()
-		a.Tick(now + 500*time.Millisecond)
-		pk, _, sp := drainStreams(a)
-		reqs := only(t, pk, MsgPingReq)
-		require.Len(t, reqs, 2)
-		require.Len(t, sp, 1)
-		for _, r := range reqs {
-			n := Packet{Kind: MsgNack, From: r.To, To: node("a"), Nack: Nack{Seq: r.PingReq.Seq}}
-			require.NoError(t, a.Step(now+600*time.Millisecond, &n))
-		}
-		a.StreamFailed(now+650*time.Millisecond, target.ID, sp[0].Seq)
-	}
 
 	a.Tick(0)
 	pk, _ := drain(a)
 	target := pk[0].To
-	firstProbeFails(0, target)
+	failFirstProbe(t, a, 0, target)
 	pk, ev := drain(a)
 	assert.Empty(t, ev)
 	retry := only(t, pk, MsgPing)
@@ -321,7 +306,7 @@ func TestGateRefusalFromMemberWithoutStreams(t *testing.T) {
 		require.NoError(t, a.Step(now+2*time.Millisecond, &ack))
 		drain(a)
 	}
-	firstProbeFails(now, target)
+	failFirstProbe(t, a, now, target)
 	pk, ev = drain(a)
 	assert.Empty(t, ev)
 	assert.Empty(t, only(t, pk, MsgPing), "a refusal from a member known to live without streams: no early retry")
@@ -349,4 +334,21 @@ func streamGateMember(t *testing.T) *Member {
 		require.NoError(t, a.Step(0, &p))
 	}
 	return a
+}
+
+// failFirstProbe fails a's probe of target started at now (a member from
+// streamGateMember): the direct timeout at 500 ms, every intermediate
+// nacks at 600 ms, the stream ping is refused at 650 ms.
+func failFirstProbe(t *testing.T, a *Member, now time.Duration, target Node) {
+	t.Helper()
+	a.Tick(now + 500*time.Millisecond)
+	pk, _, sp := drainStreams(a)
+	reqs := only(t, pk, MsgPingReq)
+	require.Len(t, reqs, 2)
+	require.Len(t, sp, 1)
+	for _, r := range reqs {
+		n := Packet{Kind: MsgNack, From: r.To, To: node("a"), Nack: Nack{Seq: r.PingReq.Seq}}
+		require.NoError(t, a.Step(now+600*time.Millisecond, &n))
+	}
+	a.StreamFailed(now+650*time.Millisecond, target.ID, sp[0].Seq)
 }

@@ -19,24 +19,11 @@ import (
 // one during its downtime.
 func TestGateRefusalBeforeRestartStillCounts(t *testing.T) {
 	a := streamGateMember(t)
-	firstProbeFails := func(now time.Duration, target Node) {
-		t.Helper()
-		a.Tick(now + 500*time.Millisecond)
-		pk, _, sp := drainStreams(a)
-		reqs := only(t, pk, MsgPingReq)
-		require.Len(t, reqs, 2)
-		require.Len(t, sp, 1)
-		for _, r := range reqs {
-			n := Packet{Kind: MsgNack, From: r.To, To: node("a"), Nack: Nack{Seq: r.PingReq.Seq}}
-			require.NoError(t, a.Step(now+600*time.Millisecond, &n))
-		}
-		a.StreamFailed(now+650*time.Millisecond, target.ID, sp[0].Seq)
-	}
 
 	a.Tick(0)
 	pk, _ := drain(a)
 	target := pk[0].To
-	firstProbeFails(0, target)
+	failFirstProbe(t, a, 0, target)
 	pk, _ = drain(a)
 	require.Len(t, only(t, pk, MsgPing), 1, "the retry starts at once")
 	// The target is down: nothing answers the retry or anything else
@@ -80,7 +67,7 @@ func TestGateRefusalBeforeRestartStillCounts(t *testing.T) {
 			drain(a)
 		}
 	}
-	firstProbeFails(now, target)
+	failFirstProbe(t, a, now, target)
 	pk, _ = drain(a)
 	assert.Len(t, only(t, pk, MsgPing), 1, "the refusal counts: the retry starts at once")
 }
