@@ -426,6 +426,16 @@ type RTTEstimator interface {
 // ErrConfig is wrapped by every configuration error.
 var ErrConfig = errors.New("swim: invalid config")
 
+// MinPushPullInterval is the shortest PushPullInterval other than 0 (off)
+// that a member with the given ProbeInterval accepts: one protocol
+// period, or DefaultPushPullInterval when the period is longer (so that
+// the default stays valid whatever the period). A shorter interval makes
+// every Tick due an exchange that announces the next one as soon: the
+// member spins.
+func MinPushPullInterval(probeInterval time.Duration) time.Duration {
+	return min(probeInterval, DefaultPushPullInterval)
+}
+
 func (c *Config) normalize() error {
 	bad := func(format string, a ...any) error {
 		return fmt.Errorf("%w: "+format, append([]any{ErrConfig}, a...)...)
@@ -496,11 +506,7 @@ func (c *Config) normalize() error {
 			return err
 		}
 	}
-	if pp, floor := *c.PushPullInterval, min(c.ProbeInterval, DefaultPushPullInterval); pp > 0 && pp < floor {
-		// Every Tick would be due an exchange and announce the next one
-		// as soon: the member spins. The floor is the protocol period, or
-		// the default interval when the period is longer (the default
-		// stays valid whatever the period).
+	if pp, floor := *c.PushPullInterval, MinPushPullInterval(c.ProbeInterval); pp > 0 && pp < floor {
 		return bad("PushPullInterval %v is shorter than %v: want 0 (off) or at least one protocol period (ProbeInterval %v), or %v when that is longer",
 			pp, floor, c.ProbeInterval, DefaultPushPullInterval)
 	}

@@ -337,9 +337,8 @@ func (f *agentFlags) config(stderr io.Writer) (agent.Config, error) {
 		cfg.Protocol.AwarenessMaxMultiplier, cfg.Protocol.PushPullInterval = p.AwarenessMaxMultiplier, p.PushPullInterval
 	}
 	if f.preset == nil || f.pushPullSet {
-		// swim.Config's floor, said with the flags' names: an exchange
-		// due at every tick spins the agent.
-		if floor := min(f.probeInterval, swim.DefaultPushPullInterval); f.pushPull > 0 && f.pushPull < floor {
+		// swim.Config's floor, said with the flags' names.
+		if floor := swim.MinPushPullInterval(f.probeInterval); f.pushPull > 0 && f.pushPull < floor {
 			return cfg, fmt.Errorf("--push-pull %v: want 0 (off) or at least one protocol period (--probe-interval %v), or %v when that is longer",
 				f.pushPull, f.probeInterval, swim.DefaultPushPullInterval)
 		}
