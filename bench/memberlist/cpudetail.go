@@ -6,6 +6,12 @@ import (
 	"time"
 )
 
+// cpuTime returns the CPU time (user + system) this process has used.
+func cpuTime() time.Duration {
+	user, sys := cpuSplit()
+	return user + sys
+}
+
 // cpuDetail is one run's CPU split, per member per second of the window
 // (milliseconds), to tell a library's own work from the Go runtime's and
 // the kernel's: User and Sys from getrusage, GC the runtime's estimate of
