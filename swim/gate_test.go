@@ -35,10 +35,7 @@ func gatedProbe(t *testing.T) (*Member, ID, []Packet) {
 // the retry has nacked and the retry's direct timeout has passed.
 func TestGateRetriesCorroboratedFailure(t *testing.T) {
 	a, target, reqs := gatedProbe(t)
-	for _, r := range reqs {
-		n := Packet{Kind: MsgNack, From: r.To, To: node("a"), Nack: Nack{Seq: r.PingReq.Seq}}
-		require.NoError(t, a.Step(700*time.Millisecond, &n))
-	}
+	nackAll(t, a, reqs, 700*time.Millisecond)
 	pk, ev := drain(a)
 	assert.Empty(t, pk, "without a failed stream ping the first probe waits for the end of its period")
 	assert.Empty(t, ev)
@@ -52,10 +49,7 @@ func TestGateRetriesCorroboratedFailure(t *testing.T) {
 	retry := only(t, pk, MsgPingReq)
 	require.Len(t, retry, 2, "the retry sends its ping-reqs with the ping")
 
-	for _, r := range retry {
-		n := Packet{Kind: MsgNack, From: r.To, To: node("a"), Nack: Nack{Seq: r.PingReq.Seq}}
-		require.NoError(t, a.Step(1200*time.Millisecond, &n))
-	}
+	nackAll(t, a, retry, 1200*time.Millisecond)
 	_, ev = drain(a)
 	assert.Empty(t, ev, "the retry's own direct timeout (500 ms) has not passed")
 	at, _ := a.NextDeadline()
@@ -84,10 +78,7 @@ func TestGateRetryStartsWhenStreamRefused(t *testing.T) {
 	reqs := only(t, pk, MsgPingReq)
 	require.Len(t, reqs, 2)
 	require.Len(t, sp, 1)
-	for _, r := range reqs {
-		n := Packet{Kind: MsgNack, From: r.To, To: node("a"), Nack: Nack{Seq: r.PingReq.Seq}}
-		require.NoError(t, a.Step(600*time.Millisecond, &n))
-	}
+	nackAll(t, a, reqs, 600*time.Millisecond)
 	pk, ev := drain(a)
 	assert.Empty(t, pk, "the stream ping has not answered yet")
 	assert.Empty(t, ev)
@@ -104,10 +95,7 @@ func TestGateRetryStartsWhenStreamRefused(t *testing.T) {
 	at, _ := a.NextDeadline()
 	assert.Equal(t, 1650*time.Millisecond, at, "the retry is a new period")
 
-	for _, r := range retry {
-		n := Packet{Kind: MsgNack, From: r.To, To: node("a"), Nack: Nack{Seq: r.PingReq.Seq}}
-		require.NoError(t, a.Step(900*time.Millisecond, &n))
-	}
+	nackAll(t, a, retry, 900*time.Millisecond)
 	a.StreamFailed(910*time.Millisecond, target.ID, sp[0].Seq)
 	_, ev = drain(a)
 	assert.Empty(t, ev, "the retry's direct timeout has not passed")
@@ -130,10 +118,7 @@ func TestLifeguardFailureWaitsForPeriod(t *testing.T) {
 	target := pk[0].To.ID
 	a.Tick(500 * time.Millisecond)
 	pk, _ = drain(a)
-	for _, r := range only(t, pk, MsgPingReq) {
-		n := Packet{Kind: MsgNack, From: r.To, To: node("a"), Nack: Nack{Seq: r.PingReq.Seq}}
-		require.NoError(t, a.Step(700*time.Millisecond, &n))
-	}
+	nackAll(t, a, only(t, pk, MsgPingReq), 700*time.Millisecond)
 	pk, ev := drain(a)
 	assert.Empty(t, pk)
 	assert.Empty(t, ev)
@@ -247,10 +232,7 @@ func TestFirstProbeWaitEndsWhenTargetSuspected(t *testing.T) {
 	a.Tick(start + 100*time.Millisecond)
 	pk, _, sp := drainStreams(a)
 	require.Len(t, sp, 1)
-	for _, r := range only(t, pk, MsgPingReq) {
-		n := Packet{Kind: MsgNack, From: r.To, To: node("a"), Nack: Nack{Seq: r.PingReq.Seq}}
-		require.NoError(t, a.Step(start+300*time.Millisecond, &n))
-	}
+	nackAll(t, a, only(t, pk, MsgPingReq), start+300*time.Millisecond)
 	a.StreamFailed(start+300*time.Millisecond, "f", sp[0].Seq)
 	pk, ev := drain(a)
 	assert.Empty(t, only(t, pk, MsgPing), "before ProbeTimeout the retry does not start")
@@ -346,9 +328,15 @@ func failFirstProbe(t *testing.T, a *Member, now time.Duration, target Node) {
 	reqs := only(t, pk, MsgPingReq)
 	require.Len(t, reqs, 2)
 	require.Len(t, sp, 1)
+	nackAll(t, a, reqs, now+600*time.Millisecond)
+	a.StreamFailed(now+650*time.Millisecond, target.ID, sp[0].Seq)
+}
+
+// nackAll has every intermediate of reqs (a's ping-reqs) nack it at now.
+func nackAll(t *testing.T, a *Member, reqs []Packet, now time.Duration) {
+	t.Helper()
 	for _, r := range reqs {
 		n := Packet{Kind: MsgNack, From: r.To, To: node("a"), Nack: Nack{Seq: r.PingReq.Seq}}
-		require.NoError(t, a.Step(now+600*time.Millisecond, &n))
+		require.NoError(t, a.Step(now, &n))
 	}
-	a.StreamFailed(now+650*time.Millisecond, target.ID, sp[0].Seq)
 }

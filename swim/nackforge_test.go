@@ -42,10 +42,7 @@ func TestNackAfterAckIgnored(t *testing.T) {
 	a, target, reqs := gatedProbe(t)
 	ack := Packet{Kind: MsgAck, From: reqs[0].To, To: node("a"), Ack: Ack{Seq: reqs[0].PingReq.Seq}}
 	require.NoError(t, a.Step(600*time.Millisecond, &ack))
-	for _, r := range reqs {
-		n := Packet{Kind: MsgNack, From: r.To, To: node("a"), Nack: Nack{Seq: r.PingReq.Seq}}
-		require.NoError(t, a.Step(700*time.Millisecond, &n))
-	}
+	nackAll(t, a, reqs, 700*time.Millisecond)
 	a.Tick(time.Second)
 	_, ev := drain(a)
 	assert.Empty(t, ev)

@@ -93,10 +93,7 @@ func TestRetryOfUnmeasuredPeerWaitsProbeTimeout(t *testing.T) {
 	require.Empty(t, ev)
 	first := only(t, pk, MsgPingReq)
 	require.Len(t, first, 3)
-	for _, r := range first {
-		n := Packet{Kind: MsgNack, From: r.To, To: node("a"), Nack: Nack{Seq: r.PingReq.Seq}}
-		require.NoError(t, a.Step(start+600*time.Millisecond, &n))
-	}
+	nackAll(t, a, first, start+600*time.Millisecond)
 	_, ev = advance(a, start+time.Second-time.Nanosecond)
 	require.Empty(t, ev)
 	a.Tick(start + time.Second)
@@ -111,10 +108,7 @@ func TestRetryOfUnmeasuredPeerWaitsProbeTimeout(t *testing.T) {
 	require.Len(t, reqs, 3)
 
 	retry := start + time.Second
-	for _, r := range reqs {
-		n := Packet{Kind: MsgNack, From: r.To, To: node("a"), Nack: Nack{Seq: r.PingReq.Seq}}
-		require.NoError(t, a.Step(retry+101*time.Millisecond, &n))
-	}
+	nackAll(t, a, reqs, retry+101*time.Millisecond)
 	_, ev = drain(a)
 	assert.Empty(t, ev, "every intermediate nacked, but ProbeTimeout has not passed")
 	_, ev = advance(a, retry+150*time.Millisecond)
