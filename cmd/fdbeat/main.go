@@ -38,7 +38,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/fdkit/fdkit/internal/flagcheck"
 	"io"
 	"log/slog"
 	"math"
@@ -48,6 +47,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/fdkit/fdkit/internal/flagcheck"
 	"github.com/fdkit/fdkit/monitor"
 	"github.com/fdkit/fdkit/swim/wire"
 	"github.com/spf13/pflag"

@@ -1,0 +1,198 @@
+package main
+
+import (
+	"errors"
+	"net"
+	"strconv"
+	"time"
+
+	"github.com/fdkit/fdkit/monitor"
+	"github.com/fdkit/fdkit/trace"
+)
+
+// streamID names a peer's current incarnation in the trace: the peer for its
+// first incarnation seen, "peer#2", "peer#3", ... after restarts, so that
+// replay treats each incarnation as its own stream.
+type streamID struct {
+	inc uint64
+	n   int
+	id  string
+	ids []string // every trace id this peer was given (at most maxPeerIDs), freed when it is evicted
+	seq uint64   // largest sequence number accepted in inc
+	// recorded: bit i set = sequence number seq−i of inc was recorded
+	// (i < recordWindow); see firstCopy.
+	recorded uint64
+	last     time.Duration // monitor clock of the last accepted heartbeat
+	pending  *jump         // an unconfirmed jump, see plausible
+	// staleWarned: 1 + the stale incarnation last warned about; 0: none.
+	staleWarned uint64
+}
+
+// recordWindow is how many sequence numbers below the largest one recv
+// remembers having recorded: a heartbeat arriving later than 64 newer ones
+// (6.4 s at 100 ms) is not recorded. The window is the anti-replay window of
+// IPsec (RFC 4303, section 3.4.3).
+const recordWindow = 64
+
+// firstCopy reports whether sequence number seq of the stream's incarnation
+// is recorded for the first time, and marks it recorded: a heartbeat
+// replayed by someone who captured it (its MAC verifies) or duplicated by
+// the network is recorded once, whatever the number of copies.
+func (s *streamID) firstCopy(seq uint64) bool {
+	switch {
+	case s.recorded == 0: // the incarnation's first heartbeat
+		s.seq, s.recorded = seq, 1
+		return true
+	case seq > s.seq:
+		if d := seq - s.seq; d < recordWindow {
+			s.recorded = s.recorded<<d | 1
+		} else {
+			s.recorded = 1
+		}
+		s.seq = seq
+		return true
+	}
+	d := s.seq - seq
+	if d >= recordWindow || s.recorded&(1<<d) != 0 {
+		return false
+	}
+	s.recorded |= 1 << d
+	return true
+}
+
+// handle processes one datagram that arrived at now (monitor clock). Called
+// with r.eval held, so arrivals reach the monitors in clock order: the
+// monotonic clock is read under the lock, and no arrival is earlier than the
+// one before (no backward sample can come from this path).
+func (r *receiver) handle(b []byte, from net.Addr, now time.Duration) {
+	r.mu.Lock()
+	r.stats.Packets++
+	r.mu.Unlock()
+	p, err := decodePacket(b)
+	if err != nil {
+		r.count(&r.stats.Bad)
+		r.log.Debug("bad packet", "from", from.String(), "err", err)
+		return
+	}
+	if kr := r.cfg.Keys; kr != nil {
+		if !p.Signed {
+			r.count(&r.stats.Unauthenticated)
+			r.warner().Warn(now, "plain heartbeat refused: keys are set, heartbeats must be authenticated", "from", from.String(), "name", p.Name)
+			return
+		}
+		if !verifyPacket(b, kr.Keys()) {
+			r.count(&r.stats.AuthFailed)
+			r.warner().Warn(now, "heartbeat failed authentication with every key", "from", from.String(), "name", p.Name)
+			return
+		}
+	}
+	peer := p.Name
+	if peer == "" {
+		peer = from.String()
+	}
+	if s := r.streams[peer]; s != nil && !r.plausible(s, p, peer, now) {
+		return
+	}
+	beat := monitor.Beat{Incarnation: p.Incarnation, Seq: p.Seq, HasSeq: true, Sent: p.Sent, HasSent: true}
+	stale := false
+	for _, nm := range r.mons {
+		if err := nm.m.HeartbeatAt(peer, beat, now); err != nil {
+			if errors.Is(err, monitor.ErrStaleIncarnation) {
+				stale = true
+				continue
+			}
+			if errors.Is(err, monitor.ErrTooManyPeers) {
+				r.count(&r.stats.Refused)
+				r.warner().Warn(now, "heartbeat from a new sender ignored: --max-senders reached", "peer", peer, "max_senders", r.cfg.MaxSenders)
+				return
+			}
+			r.log.Error("monitor refused a heartbeat", "detector", nm.name, "peer", peer, "err", err)
+		}
+	}
+	if stale {
+		r.count(&r.stats.Stale)
+		// A sender restarted with a smaller --incarnation (or a wall
+		// clock stepped back) is otherwise ignored for good with no word.
+		if s := r.streams[peer]; s != nil && s.staleWarned != p.Incarnation+1 {
+			s.staleWarned = p.Incarnation + 1
+			r.warner().Warn(now, "heartbeats from an older incarnation ignored (restart the sender with a larger --incarnation)",
+				"peer", peer, "incarnation", p.Incarnation, "current", s.inc)
+		}
+		return
+	}
+	id := r.stream(peer, p.Incarnation)
+	s := r.streams[peer]
+	if !s.firstCopy(p.Seq) {
+		// A replayed capture (it verifies under the key) or a copy made
+		// by the network: the monitors ignored it, the trace must not
+		// grow with it, and it must not keep a silent sender from
+		// eviction.
+		r.count(&r.stats.Duplicates)
+		r.warner().Warn(now, "heartbeat not recorded: a copy of a heartbeat already recorded (replayed or duplicated) or older than the last 64",
+			"peer", peer, "incarnation", p.Incarnation, "seq", p.Seq, "current_seq", s.seq)
+		return
+	}
+	s.last = now
+	if id == "" {
+		// The sender used up its trace ids (maxPeerIDs): the monitors have the
+		// heartbeat, the trace cannot name its stream without merging two
+		// incarnations, so it is counted and left out, not mixed in.
+		r.count(&r.stats.NoTraceID)
+		r.warner().Warn(now, "heartbeat not recorded: the sender restarted more than 16 times while tracked (trace sender ids used up)",
+			"peer", peer, "incarnation", p.Incarnation, "ids", len(r.used))
+		return
+	}
+	rec := trace.Record{Sender: id, Seq: p.Seq, HasSeq: true, Sent: p.Sent, HasSent: true,
+		Arrival: r.wall + now, HasArrival: true}
+	if err := r.record(rec); err != nil {
+		// A recorder that cannot record stops (the read loop returns it)
+		// rather than go on losing heartbeats with a log line each.
+		r.recErr = err
+	}
+}
+
+// stream returns the trace sender id of peer's incarnation inc, a new one
+// for a new peer or a larger incarnation.
+func (r *receiver) stream(peer string, inc uint64) string {
+	s := r.streams[peer]
+	switch {
+	case s == nil:
+		s = &streamID{inc: inc, n: 1, id: r.freeID(peer)}
+		s.ids = []string{s.id}
+		r.streams[peer] = s
+	case inc > s.inc:
+		s.inc, s.n, s.seq, s.recorded = inc, s.n+1, 0, 0
+		s.id = ""
+		if len(s.ids) < maxPeerIDs {
+			s.id = r.freeID(peer + "#" + strconv.Itoa(s.n))
+			s.ids = append(s.ids, s.id)
+		}
+		r.log.Info("sender restarted", "peer", peer, "incarnation", inc, "trace_sender", s.id)
+	}
+	return s.id
+}
+
+// maxPeerIDs bounds the trace sender ids one tracked sender is given, one
+// per incarnation: a sender that restarts more often while tracked is
+// still monitored, but its further incarnations are counted and not
+// recorded. An id is not reused while its sender is tracked (a reused id
+// would merge two incarnations' records in the trace), and all of a
+// sender's ids are freed when it is evicted, so at most maxPeerIDs ×
+// --max-senders ids are held, and a forger stepping one name through
+// incarnations blinds the trace to that name only.
+const maxPeerIDs = 16
+
+// freeID returns id, or id+"#k" for the smallest free k ≥ 2, whichever is
+// not yet a trace sender id, and marks it used: a sender really named "a#2"
+// and the second incarnation of "a" must not share a stream in the trace
+// (replay would merge them while the live monitors keep them apart).
+func (r *receiver) freeID(id string) string {
+	if r.used == nil {
+		r.used = map[string]bool{}
+	}
+	for k, base := 2, id; r.used[id]; k++ {
+		id = base + "#" + strconv.Itoa(k)
+	}
+	r.used[id] = true
+	return id
+}
