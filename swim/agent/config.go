@@ -1,0 +1,131 @@
+package agent
+
+import (
+	"log/slog"
+	"net"
+	"time"
+
+	"github.com/fdkit/fdkit/swim"
+	"github.com/fdkit/fdkit/swim/transport"
+)
+
+// Config configures an Agent. The zero value of every field means the
+// documented default, except that Keys or Plain must be set.
+type Config struct {
+	// ID is this member's name in the group, at most 255 bytes of UTF-8
+	// without control characters (wire.CheckName), kept across restarts.
+	// Default: the advertised address.
+	ID swim.ID
+	// Bind is the UDP address to listen on, ip:port. Default "127.0.0.1:0".
+	Bind string
+	// Advertise is the address other members send to, ip:port with a
+	// specified IP and port. Default: the bound address (with the
+	// kernel-chosen port); a socket bound to 0.0.0.0 or :: needs Advertise.
+	Advertise string
+	// Keys are AES keys (16, 24 or 32 bytes) for packet encryption; the
+	// first is the primary. Required unless Plain.
+	Keys [][]byte
+	// Plain turns encryption off. It must be set explicitly and excludes Keys.
+	Plain bool
+	// MaxPacketSize bounds datagrams, envelope included, in bytes
+	// (default 1,400). It must leave the protocol 256 bytes of payload
+	// (at least 257 plain, 293 encrypted: envelope and sealed timestamp) and fit this member's own join.
+	MaxPacketSize int
+	// Protocol configures the SWIM state machine; Self and MaxPacketSize are
+	// filled in by the agent, every other zero field means swim's default.
+	Protocol swim.Config
+	// Seed seeds the state machine's random source (target shuffles,
+	// ping-req members, the phase of the first probe), together with the
+	// member's ID: agents given one Seed still draw different sequences.
+	// Default: derived from the clock at Start.
+	Seed uint64
+	// TickInterval is the longest the agent waits between two ticks of the
+	// state machine. The agent ticks at every deadline the machine asks
+	// for (swim.Member.NextDeadline: probe start, probe timeout, end of
+	// the period, suspicion timeouts, relays, joins, anti-entropy), which
+	// is every tick the protocol needs, so this bound is only a backstop;
+	// while leaving, the agent ticks at least every 50 ms (leavePoll) to
+	// stop as soon as its leave has been sent. Default 1 s. A short bound
+	// costs CPU: each tick wakes the agent's goroutine (see
+	// docs/experiments.md, “Agent CPU at N = 8”).
+	TickInterval time.Duration
+	// LeaveTimeout is how long Leave and a cancelled context keep the
+	// member running so its leave spreads (nil: DefaultLeaveTimeout, 2 s;
+	// new(0) stops at once after announcing the leave; see package
+	// detector for this rule on zero).
+	LeaveTimeout *time.Duration
+	// Logger receives debug logs of dropped packets and warnings. Default:
+	// discard.
+	Logger *slog.Logger
+	// Transport replaces the UDP socket (tests, benchmarks). When set, Bind
+	// is ignored and the agent closes it when it stops.
+	Transport transport.Transport
+
+	// DisableStream turns the stream path (TCP) off: no listener, no
+	// stream fallback pings (swim.Config.StreamProbe), and views larger
+	// than one datagram go as datagrams. By default it is on, as
+	// memberlist's TCP pings and push-pull are (see stream.go and
+	// docs/algorithms.md, “SWIM: stream fallback probe”).
+	DisableStream bool
+	// DisableStreamProbes keeps the stream listener and the views over
+	// streams but sends no stream fallback pings (memberlist's
+	// DisableTcpPings); this member still answers others' pings.
+	DisableStreamProbes bool
+	// StreamBind is the TCP address the stream listener binds, ip:port.
+	// Default: the UDP socket's address, same port number (the port the
+	// other members dial: they reach the stream path at the advertised
+	// address, on TCP). With Bind's port 0 the kernel's choice is taken for
+	// both.
+	StreamBind string
+	// StreamTimeout bounds each stream's whole life, dial included
+	// (default 10 s, memberlist's TCPTimeout). A stream ping's deadline is
+	// also the end of the probe's protocol period.
+	StreamTimeout time.Duration
+	// MaxStreamConns bounds the inbound streams served at once (default
+	// 64). When all are taken, a new one replaces the oldest that has not
+	// delivered a frame yet (counted in Stats.StreamsEvicted), else it is
+	// closed at once (Stats.StreamsRefused).
+	MaxStreamConns int
+	// MaxStreamBytes bounds what one inbound stream may carry, frame
+	// prefixes included (default 8 MiB); MaxStreamMembers bounds the
+	// membership updates one inbound stream may carry (default: the
+	// protocol's MaxMembers plus one, a whole view and a join's Alive). A stream over either cap is cut and counted
+	// (Stats.StreamOversize). Every frame is at most MaxPacketSize bytes.
+	MaxStreamBytes   int
+	MaxStreamMembers int
+	// StreamWrap, when set, wraps every stream connection, accepted
+	// (inbound true) or dialled, before a frame crosses it: TLS, byte
+	// accounting, or an impairment in a benchmark (transport.StreamConfig.Wrap).
+	// An error closes the connection.
+	StreamWrap func(conn net.Conn, inbound bool) (net.Conn, error)
+	// WireVersion is the wire format written (wire.CodecConfig.Version;
+	// 0: the latest, wire.Version). Packets of every format are read. Set
+	// 1 while the group still has members that read only format 1; those
+	// show a zero Versions range in Members. Format 1 carries no metadata
+	// and no application data: with 1, Start refuses Protocol.Meta and
+	// LocalState, and Broadcast, SendTo and SetMeta fail, with
+	// ErrNeedsFormat2.
+	WireVersion byte
+	// LocalState, when set, returns the application's state to send with
+	// every anti-entropy exchange and answer to a join or pull,
+	// at most Protocol.MaxStateSize bytes (default 512); see
+	// swim.Config.LocalState, which it sets. MergeRemoteState receives the
+	// states other members send: from, the state, and whether it came as
+	// the answer to this member's join. Both run on the agent's goroutine
+	// and must not block (memberlist's Delegate.LocalState and
+	// MergeRemoteState).
+	LocalState       func(join bool) []byte
+	MergeRemoteState func(from swim.Node, state []byte, join bool)
+	// WireExtraTag makes every packet carry an extension entry this
+	// version does not know (wire.CodecConfig.ExtraTag), standing in for
+	// a later version's field: for tests of groups mixing versions.
+	WireExtraTag uint16
+
+	// wallSkew, when set (tests only), is added to every reading of the
+	// wall clock: a clock set wrong at start and corrected by NTP later is
+	// a skew that changes. The monotonic clock is not affected.
+	wallSkew func() time.Duration
+	// streamFailed, when set (tests only), sees every stream ping the
+	// agent reports as failed (swim.Member.StreamFailed).
+	streamFailed func(id swim.ID, seq uint32)
+}

@@ -1,0 +1,132 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+
+	"github.com/fdkit/fdkit/swim"
+)
+
+// Join asks the members at addrs (ip:port) to admit this member and waits
+// until this member knows at least one other live member, or ctx is done.
+// It fails at once when a member refuses the join because another node
+// holds this member's ID (swim.EventConflict), with a *ConflictError.
+// Join may be called again, for example to rejoin after a partition.
+func (a *Agent) Join(ctx context.Context, addrs ...string) error {
+	if len(addrs) == 0 {
+		return errors.New("agent: Join needs at least one address")
+	}
+	for _, s := range addrs {
+		if _, err := netip.ParseAddrPort(s); err != nil {
+			return fmt.Errorf("agent: join address %q: want ip:port: %w", s, err)
+		}
+	}
+	// The wait is driven by the agent's goroutine: it closes joined in
+	// flush, right after the packet that brought the answer is processed,
+	// so Join returns without polling delay.
+	var jerr error
+	joined := make(chan struct{})
+	auth0 := a.authFail.Load()
+	if err := a.do(ctx, func() {
+		a.conflict.Store(nil) // a refusal of an earlier Join is not this one's
+		if jerr = a.m.Join(a.now(), addrs); jerr != nil {
+			return
+		}
+		if a.joined() {
+			close(joined)
+			return
+		}
+		a.joinWaiters[joined] = struct{}{}
+	}); err != nil {
+		return err
+	}
+	if jerr != nil {
+		return fmt.Errorf("agent: %w", jerr)
+	}
+	select {
+	case <-joined:
+	case <-a.stopped:
+		return ErrStopped
+	case <-ctx.Done():
+		// Forget the waiter (best effort: a stopped agent has no waiters to
+		// keep), and say what the join heard meanwhile.
+		je := &JoinError{Addrs: addrs, Err: ctx.Err()}
+		_ = a.do(context.Background(), func() {
+			delete(a.joinWaiters, joined)
+			if r, ok := a.m.JoinRefusal(); ok {
+				je.Refusal = &r
+			}
+			if je.AuthFailures = a.authFail.Load() - auth0; je.AuthFailures > 0 {
+				je.AuthFrom = a.authFrom
+			}
+		})
+		return je
+	}
+	if c := a.conflict.Load(); c != nil {
+		return &ConflictError{ID: a.self.ID, Holder: *c}
+	}
+	return nil
+}
+
+// JoinError is Join's error when its context ends before a member admitted
+// this one. It wraps the context's error (Err) and says what the join
+// heard meanwhile:
+//   - Refusal: a member answered with this member's ID held dead or left
+//     at another address (swim.JoinRefusal). The members hand a dead
+//     member's ID to a new address only once it has been dead or left for
+//     their swim.Config.DeadReclaimTime, and, with signed self-updates,
+//     only to the key bound to the ID until the entry is reaped
+//     (swim.Config.DeadRetention). The join may succeed later.
+//   - AuthFailures: datagrams that arrived during the join and failed
+//     authentication (another key, tampering, or one side plain), the
+//     last from AuthFrom. A member with another key never answers a join,
+//     and the members that probe this address send what it cannot open.
+//
+// Both empty: nothing answered (no member at the addresses, a key
+// mismatch both ways, a join sent from another address than the one
+// advertised).
+type JoinError struct {
+	Addrs        []string
+	Err          error
+	Refusal      *swim.JoinRefusal
+	AuthFailures uint64
+	AuthFrom     netip.AddrPort
+}
+
+func (e *JoinError) Error() string {
+	msg := fmt.Sprintf("agent: join %v: %v", e.Addrs, e.Err)
+	if r := e.Refusal; r != nil {
+		how := "dead"
+		if r.Left {
+			how = "left"
+		}
+		msg += fmt.Sprintf("; refused: the member at %s holds ID %q as %s at %s (incarnation %d) and keeps it from a new address "+
+			"until it has been down for its DeadReclaimTime, or, with signed updates, from any key but the one bound to the ID",
+			r.By.Addr, r.Held.ID, how, r.Held.Addr, r.Incarnation)
+	}
+	if e.AuthFailures > 0 {
+		msg += fmt.Sprintf("; %d datagrams that failed authentication arrived meanwhile, the last from %v (another key, or one side plain)",
+			e.AuthFailures, e.AuthFrom)
+	}
+	return msg
+}
+
+// Unwrap returns the context's error.
+func (e *JoinError) Unwrap() error { return e.Err }
+
+// ConflictError is Join's error when a member refuses the join because
+// another node, Holder, holds this member's ID alive or suspect. Holder
+// may be this member's own previous process, crashed and not yet declared
+// dead: once it is, a Join from a new address reclaims the ID
+// (swim.Config.DeadReclaimTime), so a caller restarted on a new address
+// may retry.
+type ConflictError struct {
+	ID     swim.ID
+	Holder swim.Node
+}
+
+func (e *ConflictError) Error() string {
+	return fmt.Sprintf("agent: join refused: ID %q is already held by the member at %s; start this member with another ID", e.ID, e.Holder.Addr)
+}

@@ -1,0 +1,357 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"net/netip"
+	"time"
+
+	"github.com/fdkit/fdkit/swim"
+	"github.com/fdkit/fdkit/swim/transport"
+	"github.com/fdkit/fdkit/swim/wire"
+)
+
+// now is the state machine's clock: time since Start on the monotonic clock.
+// The same reading of the wall clock is kept for the broadcast numbering
+// ceiling (swim.Config.BroadcastSeqCeiling), so that the core, which reads
+// no clock, is given what the agent read.
+func (a *Agent) now() time.Duration {
+	t := time.Now()
+	a.wallNs.Store(a.wallAt(t))
+	return t.Sub(a.start)
+}
+
+// wallAt is t's wall clock reading in Unix nanoseconds (plus the test
+// skew, Config.wallSkew).
+func (a *Agent) wallAt(t time.Time) int64 {
+	ns := t.UnixNano()
+	if a.cfg.wallSkew != nil {
+		ns += int64(a.cfg.wallSkew())
+	}
+	return ns
+}
+
+func (a *Agent) run(ctx context.Context) {
+	defer close(a.stopped)
+	defer func() {
+		close(a.quit)
+		a.streamStop()
+		if a.sl != nil {
+			_ = a.sl.Close()
+		}
+		a.outWG.Wait()
+		_ = a.tr.Close()
+		a.subMu.Lock()
+		for id, ch := range a.subs {
+			close(ch)
+			delete(a.subs, id)
+		}
+		a.closeMessageSubs()
+		a.subClosed = true
+		a.subMu.Unlock()
+	}()
+	tick := time.NewTimer(0)
+	defer tick.Stop()
+	var leaveDeadline <-chan time.Time
+	startLeave := func() {
+		if leaveDeadline != nil {
+			return
+		}
+		if err := a.m.Leave(a.now()); err != nil {
+			a.log.Debug("leave", "err", err)
+		}
+		leaveDeadline = time.After(*a.cfg.LeaveTimeout)
+	}
+	done := ctx.Done()
+	leaving := a.leaving
+	packets := a.tr.Packets()
+	for {
+		// A due tick goes before queued packets, so that after this process
+		// was stopped or starved the state machine sees the late tick (its
+		// local-pause guard) before the backlog.
+		select {
+		case <-tick.C:
+			a.m.Tick(a.now())
+			a.flush()
+			if a.m.Left() {
+				return
+			}
+			a.schedule(tick, leaveDeadline != nil)
+			continue
+		default:
+		}
+		select {
+		case <-done:
+			done = nil
+			startLeave()
+		case <-leaving:
+			leaving = nil
+			startLeave()
+		case <-leaveDeadline:
+			return
+		case <-tick.C:
+			a.m.Tick(a.now())
+		case p, ok := <-packets:
+			if !ok {
+				a.err = errors.New("agent: transport closed")
+				return
+			}
+			a.receive(p)
+		case f := <-a.reqs:
+			f()
+		case in := <-a.streamInCh:
+			a.receiveStream(in)
+		case r := <-a.streamRes:
+			a.streamResult(r)
+		}
+		a.flush()
+		if a.m.Left() {
+			return
+		}
+		a.schedule(tick, leaveDeadline != nil)
+	}
+}
+
+// schedule sets the timer to the state machine's next deadline, but at
+// least every TickInterval (every leavePoll while leaving).
+func (a *Agent) schedule(t *time.Timer, leaving bool) {
+	wait := a.cfg.TickInterval
+	if leaving {
+		wait = min(wait, leavePoll)
+	}
+	if at, ok := a.m.NextDeadline(); ok {
+		wait = min(wait, max(0, at-a.now()))
+	}
+	if !t.Stop() {
+		select {
+		case <-t.C:
+		default:
+		}
+	}
+	t.Reset(wait)
+}
+
+func (a *Agent) receive(p transport.Packet) {
+	a.recv.Add(1)
+	a.recvBytes.Add(uint64(len(p.Data)))
+	pkt, err := a.codec.Decode(p.Data)
+	if err != nil {
+		// A *wire.DecodeError about the payload comes after the envelope was
+		// opened (authenticated, in encrypted mode). Everything else, an
+		// oversized datagram included, never got past the envelope: an
+		// unknown envelope byte, a short packet, a wrong key, the wrong mode.
+		var de *wire.DecodeError
+		if errors.Is(err, wire.ErrReplay) {
+			a.replayed.Add(1)
+		} else if errors.Is(err, wire.ErrUnknownKind) {
+			a.unknownKind.Add(1) // a later version's message: not an error
+		} else if errors.As(err, &de) && !errors.Is(err, wire.ErrOversize) {
+			a.decodeErr.Add(1)
+		} else {
+			a.authFail.Add(1)
+			a.authFrom = p.From
+			a.warnAuth(p.From, err)
+			return
+		}
+		a.log.Debug("dropped packet", "from", p.From, "err", err)
+		return
+	}
+	if pkt.Kind == swim.MsgJoin && !joinFromClaimed(pkt.From.Addr, p.From, true) {
+		a.rejected.Add(1)
+		a.log.Debug("join refused: it did not come from the address it claims", "from", p.From, "claimed", pkt.From.Addr)
+		return
+	}
+	if pkt.From.Addr == "" && p.From.IsValid() && a.m.State(pkt.From.ID) == 0 {
+		// Wire format 2 leaves the sender's address out of acks and
+		// nacks; the state machine uses the one it holds, and needs the
+		// datagram's source only for a sender it does not know (whom it
+		// asks for its view).
+		pkt.From.Addr = netip.AddrPortFrom(p.From.Addr().Unmap(), p.From.Port()).String()
+	}
+	if err := a.m.Step(a.now(), pkt); err != nil {
+		a.rejected.Add(1)
+		a.log.Debug("rejected packet", "from", p.From, "err", err)
+	}
+}
+
+// joinFromClaimed reports whether a join that arrived from src may be
+// answered at the address it claims: the same IP address and, for a
+// datagram (port true), the same port; a stream comes from an ephemeral
+// port, so only its address is compared. A join is answered with the
+// whole view sent to the claimed address, so without this check one small
+// forged join (a key holder's, or anyone's in plain mode) reflects up to
+// hundreds of times its size at any address (memberlist answers a join on
+// the connection it came on, which has the same effect). src invalid
+// (a test transport that does not say) is not checked.
+func joinFromClaimed(claimed string, src netip.AddrPort, port bool) bool {
+	if !src.IsValid() {
+		return true
+	}
+	c, err := netip.ParseAddrPort(claimed)
+	if err != nil {
+		return false
+	}
+	if c.Addr().Unmap() != src.Addr().Unmap() {
+		return false
+	}
+	return !port || c.Port() == src.Port()
+}
+
+// warnAuth logs a datagram or stream frame that failed authentication at
+// Warn level, at most once per authLogEvery; the others are counted into
+// the next warning (a flood of forged packets must not flood the log).
+// Stats.AuthFailures and Stats.StreamAuthFailures count them all; the
+// line's total is their sum.
+func (a *Agent) warnAuth(from netip.AddrPort, err error) {
+	now := a.now()
+	if a.authLoggedOK && now-a.authLogged < authLogEvery {
+		a.authQuiet++
+		return
+	}
+	a.log.Warn("dropped a packet that failed authentication (wrong key, tampering, or not sealed as this group's packets are)",
+		"from", from, "err", err, "unlogged_since_last", a.authQuiet, "total", a.authFail.Load()+a.streamAuth.Load())
+	a.authLogged, a.authLoggedOK, a.authQuiet = now, true, 0
+}
+
+// flush sends what the state machine produced and publishes its events.
+func (a *Agent) flush() {
+	if st := a.m.Stats(); st != a.lastProto {
+		a.lastProto = st
+		a.protoMu.Lock()
+		a.proto = st
+		a.protoMu.Unlock()
+	}
+	rd := a.m.Ready()
+	events := rd.Events
+	for i := 0; i < len(rd.Packets); {
+		if n := a.viewRunLen(rd.Packets[i:]); n > 0 {
+			if to, err := netip.ParseAddrPort(rd.Packets[i].To.Addr); err == nil {
+				a.sendViewStream(to, rd.Packets[i:i+n])
+				i += n
+				continue
+			}
+		}
+		a.sendDatagrams(rd.Packets[i : i+1])
+		i++
+	}
+	for _, sp := range rd.StreamProbes {
+		a.startStreamProbe(sp)
+	}
+	a.deliver(rd.Messages, rd.RemoteStates)
+	a.publish(events)
+}
+
+// viewRunLen is viewRun when the stream path is on, else 0.
+func (a *Agent) viewRunLen(pkts []swim.Packet) int {
+	if a.sl == nil {
+		return 0
+	}
+	return viewRun(pkts)
+}
+
+// sendDatagrams seals and sends packets as datagrams. Agent goroutine.
+func (a *Agent) sendDatagrams(pkts []swim.Packet) {
+	for i := range pkts {
+		p := &pkts[i]
+		to, err := netip.ParseAddrPort(p.To.Addr)
+		if err != nil {
+			a.sendErr.Add(1)
+			a.log.Debug("bad destination address", "to", p.To, "err", err)
+			continue
+		}
+		b, n, err := a.codec.Encode(p)
+		if err != nil {
+			a.encodeErr.Add(1)
+			a.log.Warn("encode failed", "kind", p.Kind, "err", err)
+			continue
+		}
+		if n < len(p.Updates) {
+			a.log.Debug("updates cut to fit the packet", "kept", n, "of", len(p.Updates))
+		}
+		if err := a.tr.Send(to, b); err != nil {
+			a.sendErr.Add(1)
+			a.log.Debug("send failed", "to", to, "err", err)
+			continue
+		}
+		a.sent.Add(1)
+		a.sentBytes.Add(uint64(len(b)))
+	}
+}
+
+// publish hands events to the subscribers and releases waiting joins.
+// Agent goroutine.
+func (a *Agent) publish(events []swim.Event) {
+	if len(events) == 0 {
+		return
+	}
+	for _, e := range events {
+		if e.Kind == swim.EventStreamOnly {
+			a.log.Warn("member reachable only over the stream path (TCP): its UDP probes failed, directly and through others; the network may drop UDP to or from it",
+				"id", e.Node.ID, "addr", e.Node.Addr, "stream_only_total", a.m.Stats().StreamOnly)
+		}
+		if e.Kind == swim.EventConflict {
+			// Only a claim heard while a Join waits refuses that Join: the
+			// same event shape (another node, this member held) also
+			// reports a newcomer this member refused as the ID's holder,
+			// which must not fail the holder's own later Joins.
+			if e.Held == a.self && len(a.joinWaiters) > 0 {
+				a.conflict.Store(&e.Node)
+			}
+			a.log.Warn("member ID conflict: two nodes claim one ID; the one held is kept and the other refused",
+				"id", e.Node.ID, "claimed_by", e.Node.Addr, "held", e.Held.Addr, "self", e.Held == a.self)
+		}
+	}
+	a.subMu.Lock()
+	for _, e := range events {
+		for _, ch := range a.subs {
+			select {
+			case ch <- e:
+			default:
+				a.evDrop.Add(1)
+			}
+		}
+	}
+	a.subMu.Unlock()
+	// Waiting joins are released after the events are published, so a
+	// subscriber has the join event of the member that answered by the
+	// time Join returns.
+	if len(a.joinWaiters) > 0 && a.joined() {
+		for ch := range a.joinWaiters {
+			close(ch)
+			delete(a.joinWaiters, ch)
+		}
+	}
+}
+
+// joined reports whether a Join can return: this member knows another
+// alive or suspect member, or another node holds its ID. Agent goroutine
+// only.
+func (a *Agent) joined() bool {
+	if a.conflict.Load() != nil {
+		return true
+	}
+	for i, p := range a.m.Members(a.now()) {
+		if i > 0 && (p.State == swim.StateAlive || p.State == swim.StateSuspect) {
+			return true
+		}
+	}
+	return false
+}
+
+// do runs f on the agent's goroutine and waits for it.
+func (a *Agent) do(ctx context.Context, f func()) error {
+	done := make(chan struct{})
+	select {
+	case a.reqs <- func() { f(); close(done) }:
+	case <-a.stopped:
+		return ErrStopped
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case <-done:
+		return nil
+	case <-a.stopped:
+		return ErrStopped
+	}
+}

@@ -1,0 +1,102 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/fdkit/fdkit/swim"
+	"github.com/fdkit/fdkit/swim/wire"
+)
+
+// SetMeta replaces this member's metadata (at most swim.MaxMetaLen = 512
+// bytes) and disseminates it with an incarnation bump (swim.Member.SetMeta);
+// the other members report it with swim.EventUpdate and show it in
+// Members. Errors: swim.ErrMetaTooLarge, swim.ErrLeft, ErrNeedsFormat2
+// (non-empty metadata on an agent writing wire format 1), ErrStopped, or
+// the context's.
+func (a *Agent) SetMeta(ctx context.Context, meta []byte) error {
+	if len(meta) > swim.MaxMetaLen {
+		return fmt.Errorf("agent: %w: %d bytes", swim.ErrMetaTooLarge, len(meta))
+	}
+	if a.codec.Version() < 2 && len(meta) > 0 {
+		return ErrNeedsFormat2
+	}
+	var err error
+	if derr := a.do(ctx, func() { err = a.m.SetMeta(meta) }); derr != nil {
+		return derr
+	}
+	if err != nil {
+		return fmt.Errorf("agent: %w", err)
+	}
+	return nil
+}
+
+// Keyring returns the live keyring (nil in plain mode). Rotate keys at run
+// time through it: AddKey the new key on every member, then UseKey it on
+// every member, then RemoveKey the old one; packets sealed with any key in
+// the ring are accepted meanwhile.
+func (a *Agent) Keyring() *wire.Keyring { return a.keys }
+
+// Self returns this member's ID and advertised address.
+func (a *Agent) Self() swim.Node { return a.self }
+
+// Members returns the membership view: this member first, then every other
+// member known, dead and left ones included until they are reaped
+// (swim.Config.DeadRetention), sorted by ID.
+// It returns nil once the agent has stopped.
+func (a *Agent) Members() []Member {
+	ms, _ := a.MembersContext(context.Background())
+	return ms
+}
+
+// MembersContext is Members with a context bounding the wait.
+func (a *Agent) MembersContext(ctx context.Context) ([]Member, error) {
+	var ms []Member
+	err := a.do(ctx, func() { ms = a.members() })
+	return ms, err
+}
+
+// Subscribe returns a channel of membership events with the given buffer
+// (default 256 when buffer <= 0) and a function that cancels the
+// subscription. The protocol never waits for a subscriber: events that find
+// the channel full are dropped and counted in Stats.EventsDropped. The
+// channel is closed when the agent stops or the subscription is cancelled.
+func (a *Agent) Subscribe(buffer int) (<-chan swim.Event, func()) {
+	if buffer <= 0 {
+		buffer = DefaultEventBuffer
+	}
+	ch := make(chan swim.Event, buffer)
+	a.subMu.Lock()
+	defer a.subMu.Unlock()
+	if a.subClosed {
+		close(ch)
+		return ch, func() {}
+	}
+	id := a.subID
+	a.subID++
+	a.subs[id] = ch
+	var once sync.Once
+	return ch, func() {
+		once.Do(func() {
+			a.subMu.Lock()
+			defer a.subMu.Unlock()
+			if c, ok := a.subs[id]; ok {
+				close(c)
+				delete(a.subs, id)
+			}
+		})
+	}
+}
+
+func (a *Agent) members() []Member {
+	ps := a.m.Members(a.now())
+	out := make([]Member, len(ps))
+	for i, p := range ps {
+		out[i] = Member{PeerStatus: p, Self: i == 0}
+	}
+	slices.SortStableFunc(out[1:], func(x, y Member) int { return strings.Compare(string(x.Node.ID), string(y.Node.ID)) })
+	return out
+}

@@ -1,0 +1,115 @@
+package agent
+
+import (
+	"github.com/fdkit/fdkit/swim"
+	"github.com/fdkit/fdkit/swim/transport"
+)
+
+// Stats counts what the agent did with packets.
+type Stats struct {
+	PacketsSent, BytesSent         uint64
+	PacketsReceived, BytesReceived uint64
+	// AuthFailures counts datagrams dropped before their payload was read:
+	// they failed authentication (wrong key, tampering) or had no valid
+	// envelope (unknown first byte, too short, plain when encrypted or the
+	// reverse). Oversized datagrams are not among them: the UDP transport
+	// drops those before the agent sees them (DroppedOversize); only a
+	// Config.Transport that lets one through gets it counted here.
+	AuthFailures uint64
+	// DecodeErrors counts authenticated datagrams whose payload did not
+	// decode; EncodeErrors and SendErrors count outgoing failures.
+	DecodeErrors, EncodeErrors, SendErrors uint64
+	// Rejected counts decoded packets the state machine refused
+	// (swim.ErrPacket: inconsistent contents), and joins that did not come
+	// from the address they claim (they would reflect the view there).
+	Rejected uint64
+	// Replayed counts sealed packets that authenticated but failed the
+	// replay check (wire.ErrReplay: seen before, sealed before this agent
+	// started, or outside the clock-skew bound). They are dropped unread
+	// and nothing is sent in answer.
+	Replayed uint64
+	// UnknownKinds counts authenticated packets of a message kind this
+	// version does not know (wire.ErrUnknownKind), sent by a member
+	// running a later version, as datagrams or stream frames; they are
+	// ignored, and not counted in DecodeErrors or StreamDecodeErrors.
+	UnknownKinds uint64
+	// UnknownFields counts extension entries skipped in accepted packets
+	// because their tag is unknown to this version (fields a later
+	// version added; wire.CodecStats).
+	UnknownFields uint64
+	// Format1Received counts accepted packets in wire format 1, written by
+	// members that may read only format 1: while it grows, keep
+	// WireVersion 1 on every member.
+	Format1Received uint64
+	// EventsDropped counts events not delivered to a subscriber whose
+	// channel was full; MessagesDropped the same for application messages
+	// (Receive).
+	EventsDropped, MessagesDropped uint64
+	// DroppedOversize and DroppedQueueFull are the transport's drops
+	// before the agent sees a datagram: larger than MaxPacketSize, or
+	// arriving while the receive queue was full (transport.Stats). They
+	// stay 0 for a Config.Transport without a Stats() transport.Stats
+	// method.
+	DroppedOversize, DroppedQueueFull uint64
+	// Stream path counters (Config.DisableStream). StreamsIn and
+	// StreamsOut count streams accepted and dialled; StreamsRefused
+	// new inbound ones closed at once over MaxStreamConns; StreamsEvicted
+	// accepted ones closed before their first frame to make room for a
+	// new one (each stream counts once in StreamsIn or StreamsRefused;
+	// eviction is how an accepted one ended, as a timeout is); StreamDialErrors
+	// failed dials (refused, timed out). Inbound streams cut for a frame
+	// that failed authentication (StreamAuthFailures), failed the replay
+	// check (StreamReplayed), did not decode or is not a ping, sync or join
+	// (StreamDecodeErrors; also an empty frame or one cut short; a kind
+	// of a later version counts in UnknownKinds instead), a length
+	// above MaxPacketSize or a stream over MaxStreamBytes or
+	// MaxStreamMembers (StreamOversize), or the deadline passing
+	// (StreamTimeouts: a slow sender). StreamSyncs counts views sent over
+	// a stream, StreamSyncFallbacks those sent as datagrams after their
+	// stream failed. Frames count in PacketsSent and BytesSent too.
+	StreamsIn, StreamsOut, StreamsRefused, StreamDialErrors          uint64
+	StreamsEvicted                                                   uint64
+	StreamAuthFailures, StreamReplayed, StreamDecodeErrors           uint64
+	StreamOversize, StreamTimeouts, StreamSyncs, StreamSyncFallbacks uint64
+	// StreamPingsSkipped counts stream fallback pings the state machine
+	// asked for that were not sent: every dialling slot was taken (at most
+	// 16 streams are dialled at once) or the target's address could not
+	// be dialled. The probe then waits for the end of its period, as
+	// without the stream path.
+	StreamPingsSkipped uint64
+	// Protocol holds the state machine's counters (swim.Stats: probes,
+	// suspicions, refutations, eager gossip sent, ...) as of the last
+	// packet or tick the agent processed.
+	Protocol swim.Stats
+}
+
+// Stats returns the packet counters.
+func (a *Agent) Stats() Stats {
+	st := Stats{
+		PacketsSent: a.sent.Load(), BytesSent: a.sentBytes.Load(),
+		PacketsReceived: a.recv.Load(), BytesReceived: a.recvBytes.Load(),
+		AuthFailures: a.authFail.Load(), DecodeErrors: a.decodeErr.Load(), Rejected: a.rejected.Load(),
+		EncodeErrors: a.encodeErr.Load(), SendErrors: a.sendErr.Load(),
+		EventsDropped: a.evDrop.Load(), MessagesDropped: a.msgDrop.Load(), Replayed: a.replayed.Load(), UnknownKinds: a.unknownKind.Load(),
+
+		StreamsIn: a.streamsIn.Load(), StreamsOut: a.streamsOut.Load(), StreamDialErrors: a.streamDialErr.Load(),
+		StreamAuthFailures: a.streamAuth.Load(), StreamReplayed: a.streamReplayed.Load(),
+		StreamDecodeErrors: a.streamGarbage.Load(), StreamOversize: a.streamOversize.Load(),
+		StreamTimeouts: a.streamTimeouts.Load(), StreamSyncs: a.streamSyncs.Load(), StreamSyncFallbacks: a.streamFallbacks.Load(),
+		StreamPingsSkipped: a.streamSkipped.Load(),
+	}
+	if a.sl != nil {
+		ss := a.sl.Stats()
+		st.StreamsRefused, st.StreamsEvicted = ss.Refused, ss.Evicted
+	}
+	cs := a.codec.Stats()
+	st.UnknownFields, st.Format1Received = cs.UnknownFields, cs.Formats[1]
+	a.protoMu.Lock()
+	st.Protocol = a.proto
+	a.protoMu.Unlock()
+	if ts, ok := a.tr.(interface{ Stats() transport.Stats }); ok {
+		t := ts.Stats()
+		st.DroppedOversize, st.DroppedQueueFull = t.DroppedOversize, t.DroppedQueueFull
+	}
+	return st
+}
