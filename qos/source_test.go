@@ -173,7 +173,7 @@ func TestSelectKeysFloats(t *testing.T) {
 		require.Equal(t, sorted[ranks[1]], keyFloat(got[i][1]), "p=%g", ps[i])
 		require.Equal(t, sorted[n-1], keyFloat(mx[i]), "p=%g", ps[i])
 	}
-	for _, v := range []float64{math.Inf(-1), -1e300, -1, -0.0, 0, 1e-300, 2, math.Inf(1)} {
+	for _, v := range []float64{math.Inf(-1), -1e300, -1, math.Copysign(0, -1), 0, 1e-300, 2, math.Inf(1)} {
 		require.Equal(t, v, keyFloat(floatKey(v)))
 	}
 	require.Less(t, floatKey(-1), floatKey(-0.5))

@@ -71,9 +71,7 @@ func pump(t *testing.T, now time.Duration, ms map[ID]*Member, rounds int) map[ID
 		for _, m := range ms {
 			r := m.Ready()
 			pk := append([]Packet(nil), r.Packets...)
-			for _, msg := range r.Messages {
-				got[m.self.ID] = append(got[m.self.ID], msg)
-			}
+			got[m.self.ID] = append(got[m.self.ID], r.Messages...)
 			for i := range pk {
 				if to := ms[pk[i].To.ID]; to != nil {
 					require.NoError(t, to.Step(now, &pk[i]))
@@ -82,9 +80,7 @@ func pump(t *testing.T, now time.Duration, ms map[ID]*Member, rounds int) map[ID
 			}
 		}
 		for _, m := range ms {
-			for _, msg := range m.Ready().Messages {
-				got[m.self.ID] = append(got[m.self.ID], msg)
-			}
+			got[m.self.ID] = append(got[m.self.ID], m.Ready().Messages...)
 		}
 		if !sent {
 			break

@@ -470,7 +470,7 @@ func runErr(args []string, stdout, stderr io.Writer) error {
 	if o.report != "" || o.out != "" {
 		rruns := make([]reportRun, len(runs))
 		for i, r := range runs {
-			rruns[i] = reportRun{in: r.in, set: r.set, descs: r.descs}
+			rruns[i] = reportRun(r)
 		}
 		rep, err := buildReport(o, args, rruns, tableCurves, curves, cfg)
 		if err != nil {

@@ -63,7 +63,6 @@ var ErrInterrupted = errors.New("outfile: interrupted")
 // Staging holds the files of one run until Commit.
 type Staging struct {
 	dir, tmp string
-	names    []string
 	done     bool
 }
 

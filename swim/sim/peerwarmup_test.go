@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"fmt"
 	"testing"
 	"time"
 
@@ -66,7 +65,7 @@ func TestPeerDetectorWarmUp(t *testing.T) {
 		for _, at := range []time.Duration{20 * time.Second, 60 * time.Second, 120 * time.Second, 300 * time.Second} {
 			s.RunUntil(at)
 			susp, past8, warm := detectorsOnHealthy(s, n, at)
-			t.Log(fmt.Sprintf("%s, %v: %d of %d detectors suspect a healthy peer, %d past Θ, %d warmed up", c.name, at, susp, pairs, past8, warm))
+			t.Logf("%s, %v: %d of %d detectors suspect a healthy peer, %d past Θ, %d warmed up", c.name, at, susp, pairs, past8, warm)
 			suspSum += susp
 			if at == 20*time.Second {
 				assert.Greater(t, past8, pairs/4, "%s: cold detectors past Θ on healthy peers (why they must not judge)", c.name)
