@@ -36,7 +36,6 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"github.com/fdkit/fdkit/internal/flagcheck"
 	"io"
 	"math"
 	"os"
@@ -47,8 +46,8 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/fdkit/fdkit/internal/flagcheck"
 	"github.com/fdkit/fdkit/internal/outfile"
-
 	"github.com/fdkit/fdkit/trace"
 )
 
@@ -64,138 +63,168 @@ func main() {
 	}
 }
 
-func run(args []string, stdout, stderr io.Writer) error {
+// genFlags holds fdgen's flags once parsed.
+type genFlags struct {
+	fs                                 *pflag.FlagSet
+	list                               bool
+	preset, out, compress, sender      string
+	delayDist                          string
+	seed                               uint64
+	pauses, outages                    []string
+	recvStart                          time.Duration
+	senders                            int
+	interval, duration, jitter, crash  time.Duration
+	delayBase, delayMean, delaySD      time.Duration
+	delayAlpha, loss, lossBurst, drift float64
+}
+
+// newFlags declares fdgen's flags on a new flag set writing to stderr.
+func newFlags(stderr io.Writer) *genFlags {
 	fs := pflag.NewFlagSet("fdgen", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var (
-		list      = fs.Bool("list", false, "list the presets and exit")
-		preset    = fs.String("preset", "", "start from this preset (see --list); empty: trace.GenConfig defaults")
-		seed      = fs.Uint64("seed", 1, "random seed (trace.NewRand)")
-		out       = fs.StringP("out", "o", "-", "output file, - for standard output; written under a temporary name and renamed when complete")
-		compress  = fs.String("compress", "auto", "none, gzip, xz, or auto (from the output name's extension)")
-		sender    = fs.String("sender", "", "sender id (default \"p\"); with --senders N > 1 the ids are this followed by 0..N-1")
-		delayDist = fs.String("delay", "", "one-way delay distribution: constant, normal, lognormal, pareto")
-		pauses    = fs.StringArray("pause", nil, "sender pause AT:LENGTH, e.g. 30s:600ms (repeatable)")
-		outages   = fs.StringArray("outage", nil, "network outage AT:LENGTH: everything sent in it is lost (repeatable)")
-		recvStart = fs.Duration("receiver-start", 0, "receiver clock reading at instant 0")
-
-		senders                            int
-		interval, duration, jitter, crash  time.Duration
-		delayBase, delayMean, delaySD      time.Duration
-		delayAlpha, loss, lossBurst, drift float64
-	)
+	g := &genFlags{fs: fs}
+	fs.BoolVar(&g.list, "list", false, "list the presets and exit")
+	fs.StringVar(&g.preset, "preset", "", "start from this preset (see --list); empty: trace.GenConfig defaults")
+	fs.Uint64Var(&g.seed, "seed", 1, "random seed (trace.NewRand)")
+	fs.StringVarP(&g.out, "out", "o", "-", "output file, - for standard output; written under a temporary name and renamed when complete")
+	fs.StringVar(&g.compress, "compress", "auto", "none, gzip, xz, or auto (from the output name's extension)")
+	fs.StringVar(&g.sender, "sender", "", "sender id (default \"p\"); with --senders N > 1 the ids are this followed by 0..N-1")
+	fs.StringVar(&g.delayDist, "delay", "", "one-way delay distribution: constant, normal, lognormal, pareto")
+	fs.StringArrayVar(&g.pauses, "pause", nil, "sender pause AT:LENGTH, e.g. 30s:600ms (repeatable)")
+	fs.StringArrayVar(&g.outages, "outage", nil, "network outage AT:LENGTH: everything sent in it is lost (repeatable)")
+	fs.DurationVar(&g.recvStart, "receiver-start", 0, "receiver clock reading at instant 0")
 	const anyDur = "a duration ≥ 0"
-	flagcheck.Var(fs, &senders, "senders", "", 1, 1, maxSenders, fmt.Sprintf("a count from 1 to %d (the streams are generated side by side, about 1.3 KB each)", maxSenders), "number of senders, each an independent stream with the same model, merged in arrival order")
-	flagcheck.Var(fs, &interval, "interval", "", 0, 1, math.MaxInt64, "a positive duration", "nominal heartbeat interval Δ (default 100ms)")
-	flagcheck.Var(fs, &duration, "duration", "", 0, 1, math.MaxInt64, "a positive duration", "length of the trace, heartbeats scheduled in [0, duration) (default 1m)")
-	flagcheck.Var(fs, &jitter, "jitter", "", 0, 0, math.MaxInt64, anyDur, "s.d. of the sender's send instants around k·Δ")
-	flagcheck.Var(fs, &delayBase, "delay-base", "", 0, 0, math.MaxInt64, anyDur, "constant part of the delay")
-	flagcheck.Var(fs, &delayMean, "delay-mean", "", 0, 0, math.MaxInt64, anyDur, "mean of the random part of the delay")
-	flagcheck.Var(fs, &delaySD, "delay-sd", "", 0, 0, math.MaxInt64, anyDur, "s.d. of the random part (normal, lognormal)")
-	flagcheck.Var(fs, &delayAlpha, "delay-alpha", "", 0, math.Nextafter(1, 2), math.MaxFloat64, "a finite shape > 1 (so that the mean exists)", "Pareto shape (> 1)")
-	flagcheck.Var(fs, &loss, "loss", "", 0, 0, 1, "a fraction in [0, 1]", "loss rate (fraction 0..1): Bernoulli, or Gilbert-Elliott with --loss-burst > 1")
-	flagcheck.Var(fs, &lossBurst, "loss-burst", "", 1, 1, math.MaxFloat64, "a finite mean burst length ≥ 1 heartbeat", "mean loss burst length in heartbeats (Gilbert-Elliott when > 1)")
-	flagcheck.Var(fs, &crash, "crash", "", 0, 0, math.MaxInt64, "a duration ≥ 0 (0: no crash)", "crash time: nothing is sent at or after it (0: no crash)")
-	flagcheck.Var(fs, &drift, "drift-ppm", "", 0, -999_999, 999_999, "a drift in parts per million between -999999 and 999999", "receiver clock drift in parts per million")
+	flagcheck.Var(fs, &g.senders, "senders", "", 1, 1, maxSenders, fmt.Sprintf("a count from 1 to %d (the streams are generated side by side, about 1.3 KB each)", maxSenders), "number of senders, each an independent stream with the same model, merged in arrival order")
+	flagcheck.Var(fs, &g.interval, "interval", "", 0, 1, math.MaxInt64, "a positive duration", "nominal heartbeat interval Δ (default 100ms)")
+	flagcheck.Var(fs, &g.duration, "duration", "", 0, 1, math.MaxInt64, "a positive duration", "length of the trace, heartbeats scheduled in [0, duration) (default 1m)")
+	flagcheck.Var(fs, &g.jitter, "jitter", "", 0, 0, math.MaxInt64, anyDur, "s.d. of the sender's send instants around k·Δ")
+	flagcheck.Var(fs, &g.delayBase, "delay-base", "", 0, 0, math.MaxInt64, anyDur, "constant part of the delay")
+	flagcheck.Var(fs, &g.delayMean, "delay-mean", "", 0, 0, math.MaxInt64, anyDur, "mean of the random part of the delay")
+	flagcheck.Var(fs, &g.delaySD, "delay-sd", "", 0, 0, math.MaxInt64, anyDur, "s.d. of the random part (normal, lognormal)")
+	flagcheck.Var(fs, &g.delayAlpha, "delay-alpha", "", 0, math.Nextafter(1, 2), math.MaxFloat64, "a finite shape > 1 (so that the mean exists)", "Pareto shape (> 1)")
+	flagcheck.Var(fs, &g.loss, "loss", "", 0, 0, 1, "a fraction in [0, 1]", "loss rate (fraction 0..1): Bernoulli, or Gilbert-Elliott with --loss-burst > 1")
+	flagcheck.Var(fs, &g.lossBurst, "loss-burst", "", 1, 1, math.MaxFloat64, "a finite mean burst length ≥ 1 heartbeat", "mean loss burst length in heartbeats (Gilbert-Elliott when > 1)")
+	flagcheck.Var(fs, &g.crash, "crash", "", 0, 0, math.MaxInt64, "a duration ≥ 0 (0: no crash)", "crash time: nothing is sent at or after it (0: no crash)")
+	flagcheck.Var(fs, &g.drift, "drift-ppm", "", 0, -999_999, 999_999, "a drift in parts per million between -999999 and 999999", "receiver clock drift in parts per million")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "Usage: fdgen [flags]\n\nWrites a synthetic heartbeat trace in fdkit format (see package trace).\n\nFlags:")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	return g
+}
+
+func run(args []string, stdout, stderr io.Writer) error {
+	g := newFlags(stderr)
+	if err := g.fs.Parse(args); err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	if g.fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q", g.fs.Args())
 	}
-	if *list {
+	if g.list {
 		for _, n := range trace.Presets() {
 			p, _ := trace.LookupPreset(n)
 			fmt.Fprintf(stdout, "%-9s %s\n", n, p.Description)
 		}
 		return nil
 	}
+	cfg, meta, err := g.config()
+	if err != nil {
+		return err
+	}
+	if err := validate(cfg, g.senders); err != nil {
+		return err
+	}
+	comp, err := compression(g.compress, g.out)
+	if err != nil {
+		return err
+	}
+	gen, err := trace.NewMergedGenerator(senderConfigs(cfg, g.senders), g.seed)
+	if err != nil {
+		return inFlightHint(err)
+	}
+	h := trace.Header{Version: 1, Interval: cmp.Or(cfg.Interval, trace.DefaultGenInterval), Meta: meta,
+		Comments: []string{"fdgen " + strings.Join(args, " ")}}
+	return writeTrace(g.out, stdout, h, comp, gen)
+}
+
+// config starts from --preset and applies every flag given explicitly. It
+// returns the generator's configuration and the header's metadata.
+func (g *genFlags) config() (trace.GenConfig, map[string]string, error) {
 	var cfg trace.GenConfig
-	meta := map[string]string{"seed": strconv.FormatUint(*seed, 10), "generator": "fdgen"}
-	if *preset != "" {
-		p, err := trace.LookupPreset(*preset)
+	meta := map[string]string{"seed": strconv.FormatUint(g.seed, 10), "generator": "fdgen"}
+	if g.preset != "" {
+		p, err := trace.LookupPreset(g.preset)
 		if err != nil {
-			return err
+			return cfg, nil, err
 		}
 		cfg = p.Config
 		meta["preset"] = p.Name
 	}
-	set := func(name string) bool { return fs.Changed(name) }
-	if set("sender") {
-		cfg.Sender = *sender
-	}
-	if set("interval") {
-		cfg.Interval = interval
-	}
-	if set("duration") {
-		cfg.Duration = duration
-	}
-	if set("jitter") {
-		cfg.Jitter = jitter
-	}
-	if set("delay") {
-		d, err := trace.ParseDelayDist(*delayDist)
-		if err != nil {
-			return err
-		}
-		cfg.Delay.Dist = d
-	}
-	if set("delay-base") {
-		cfg.Delay.Base = delayBase
-	}
-	if set("delay-mean") {
-		cfg.Delay.Mean = delayMean
-	}
-	if set("delay-sd") {
-		cfg.Delay.SD = delaySD
-	}
-	if set("delay-alpha") {
-		cfg.Delay.Alpha = delayAlpha
-	}
-	if set("loss-burst") && !set("loss") {
-		return fmt.Errorf("--loss-burst %v needs --loss (the loss rate)", lossBurst)
-	}
-	if set("loss") {
-		switch {
-		case loss == 0:
-			cfg.Loss = trace.Loss{}
-		case lossBurst > 1:
-			if !(loss < 1) {
-				return fmt.Errorf("--loss %v: want a fraction below 1 with --loss-burst", loss)
-			}
-			cfg.Loss = trace.GilbertElliott(loss, lossBurst)
-		default:
-			cfg.Loss = trace.Loss{Model: trace.LossBernoulli, P: loss}
+	set := g.fs.Changed
+	setIf := func(name string, apply func()) {
+		if set(name) {
+			apply()
 		}
 	}
+	setIf("sender", func() { cfg.Sender = g.sender })
+	setIf("interval", func() { cfg.Interval = g.interval })
+	setIf("duration", func() { cfg.Duration = g.duration })
+	setIf("jitter", func() { cfg.Jitter = g.jitter })
+	setIf("delay-base", func() { cfg.Delay.Base = g.delayBase })
+	setIf("delay-mean", func() { cfg.Delay.Mean = g.delayMean })
+	setIf("delay-sd", func() { cfg.Delay.SD = g.delaySD })
+	setIf("delay-alpha", func() { cfg.Delay.Alpha = g.delayAlpha })
+	setIf("crash", func() { cfg.CrashAt = g.crash })
+	setIf("drift-ppm", func() { cfg.DriftPPM = g.drift })
+	setIf("receiver-start", func() { cfg.ReceiverStart = g.recvStart })
 	var err error
+	if set("delay") {
+		if cfg.Delay.Dist, err = trace.ParseDelayDist(g.delayDist); err != nil {
+			return cfg, nil, err
+		}
+	}
+	if cfg.Loss, err = g.lossModel(cfg.Loss); err != nil {
+		return cfg, nil, err
+	}
 	if set("pause") {
-		if cfg.Pauses, err = parseWindows("pause", *pauses); err != nil {
-			return err
+		if cfg.Pauses, err = parseWindows("pause", g.pauses); err != nil {
+			return cfg, nil, err
 		}
 	}
 	if set("outage") {
-		if cfg.Outages, err = parseWindows("outage", *outages); err != nil {
-			return err
+		if cfg.Outages, err = parseWindows("outage", g.outages); err != nil {
+			return cfg, nil, err
 		}
 	}
-	if set("crash") {
-		cfg.CrashAt = crash
+	return cfg, meta, nil
+}
+
+// lossModel returns the loss model --loss and --loss-burst give, or preset
+// when neither is given.
+func (g *genFlags) lossModel(preset trace.Loss) (trace.Loss, error) {
+	if g.fs.Changed("loss-burst") && !g.fs.Changed("loss") {
+		return preset, fmt.Errorf("--loss-burst %v needs --loss (the loss rate)", g.lossBurst)
 	}
-	if set("drift-ppm") {
-		cfg.DriftPPM = drift
+	switch {
+	case !g.fs.Changed("loss"):
+		return preset, nil
+	case g.loss == 0:
+		return trace.Loss{}, nil
+	case g.lossBurst > 1:
+		if !(g.loss < 1) {
+			return preset, fmt.Errorf("--loss %v: want a fraction below 1 with --loss-burst", g.loss)
+		}
+		return trace.GilbertElliott(g.loss, g.lossBurst), nil
 	}
-	if set("receiver-start") {
-		cfg.ReceiverStart = *recvStart
-	}
+	return trace.Loss{Model: trace.LossBernoulli, P: g.loss}, nil
+}
+
+// validate says in flags what trace.GenConfig would say in its field names.
+func validate(cfg trace.GenConfig, senders int) error {
 	if err := checkSize(cfg, senders); err != nil {
 		return err
 	}
-	// Say in flags what trace.GenConfig would say in its field names.
 	if ival := cmp.Or(cfg.Interval, trace.DefaultGenInterval); cfg.Jitter > ival {
 		return fmt.Errorf("--jitter %v is larger than --interval %v: send instants are truncated to ±interval/2 so that sends stay ordered; want --jitter at most --interval", cfg.Jitter, ival)
 	}
@@ -214,74 +243,70 @@ func run(args []string, stdout, stderr io.Writer) error {
 	case d.Dist == trace.DelayLogNormal && d.Mean == 0 && d.SD > 0:
 		return errors.New("--delay lognormal needs a positive --delay-mean")
 	}
-	// The streams are drawn in turn from one source (trace.NewRand(seed))
-	// and merged by arrival time, record by record: memory does not grow
-	// with the trace's length (trace.NewMergedGenerator).
-	cfgs := make([]trace.GenConfig, senders)
+	return nil
+}
+
+// senderConfigs gives each of n senders its own copy of cfg; with n > 1 the
+// ids are the sender's id followed by 0..n-1. The streams are drawn in turn
+// from one source and merged by arrival time, record by record
+// (trace.NewMergedGenerator), so memory does not grow with the trace.
+func senderConfigs(cfg trace.GenConfig, n int) []trace.GenConfig {
+	cfgs := make([]trace.GenConfig, n)
 	for i := range cfgs {
 		c := cfg
-		if senders > 1 {
-			if c.Sender == "" {
-				c.Sender = trace.DefaultGenSender
-			}
-			c.Sender += strconv.Itoa(i)
+		if n > 1 {
+			c.Sender = cmp.Or(c.Sender, trace.DefaultGenSender) + strconv.Itoa(i)
 		}
 		cfgs[i] = c
 	}
-	gen, err := trace.NewMergedGenerator(cfgs, *seed)
-	if err != nil {
-		return inFlightHint(err)
+	return cfgs
+}
+
+// writeTrace writes gen's records to out ("-": stdout). A file is written
+// under a temporary name beside it and renamed when complete, so an
+// interrupted or failed run leaves no partial trace.
+func writeTrace(out string, stdout io.Writer, h trace.Header, comp trace.Compression, gen *trace.MergedGenerator) error {
+	if out == "-" {
+		return copyRecords(stdout, h, comp, gen)
 	}
-	comp, err := compression(*compress, *out)
+	st, err := outfile.New(filepath.Dir(out), "fdgen")
+	if err != nil {
+		return fmt.Errorf("--out %s: %w", out, err)
+	}
+	defer st.Abort()
+	f, err := st.Create(filepath.Base(out))
+	if err != nil {
+		return fmt.Errorf("--out %s: %w", out, err)
+	}
+	err = copyRecords(f, h, comp, gen)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
 	if err != nil {
 		return err
 	}
-	ival := cfg.Interval
-	if ival == 0 {
-		ival = trace.DefaultGenInterval
-	}
-	h := trace.Header{Version: 1, Interval: ival, Meta: meta,
-		Comments: []string{"fdgen " + strings.Join(args, " ")}}
-	var w io.Writer = stdout
-	var f *os.File
-	var st *outfile.Staging
-	if *out != "-" {
-		// Written under a temporary name beside the output and renamed when
-		// complete: an interrupted or failed run leaves no partial trace.
-		st, err = outfile.New(filepath.Dir(*out), "fdgen")
-		if err != nil {
-			return fmt.Errorf("--out %s: %w", *out, err)
-		}
-		defer st.Abort()
-		if f, err = st.Create(filepath.Base(*out)); err != nil {
-			return fmt.Errorf("--out %s: %w", *out, err)
-		}
-		w = f
-	}
-	tw, err := trace.NewWriter(w, h, comp)
-	if err == nil {
-		for {
-			r, ok, gerr := gen.Next()
-			if err = inFlightHint(gerr); err != nil || !ok {
-				break
-			}
-			if err = tw.Write(r); err != nil {
-				break
-			}
-		}
-		if err == nil {
-			err = tw.Close()
-		}
-	}
-	if f != nil {
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-	}
-	if err == nil && st != nil {
-		_, err = st.Commit(nil)
-	}
+	_, err = st.Commit(nil)
 	return err
+}
+
+// copyRecords writes the header and every record of gen to w.
+func copyRecords(w io.Writer, h trace.Header, comp trace.Compression, gen *trace.MergedGenerator) error {
+	tw, err := trace.NewWriter(w, h, comp)
+	if err != nil {
+		return err
+	}
+	for {
+		r, ok, err := gen.Next()
+		if err := inFlightHint(err); err != nil {
+			return err
+		}
+		if !ok {
+			return tw.Close()
+		}
+		if err := tw.Write(r); err != nil {
+			return err
+		}
+	}
 }
 
 // maxSenders bounds --senders: the streams are generated side by side, each
