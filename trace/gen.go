@@ -162,19 +162,32 @@ const (
 	DefaultGenDuration = time.Minute
 )
 
-// withDefaults fills in defaults and validates.
+// withDefaults fills in defaults and validates, reporting every problem
+// found, not only the first.
 func (c GenConfig) withDefaults() (GenConfig, error) {
-	if c.Sender == "" {
-		c.Sender = DefaultGenSender
-	}
-	if c.Interval == 0 {
-		c.Interval = DefaultGenInterval
-	}
-	if c.Duration == 0 {
-		c.Duration = DefaultGenDuration
-	}
+	c.Sender = cmp.Or(c.Sender, DefaultGenSender)
+	c.Interval = cmp.Or(c.Interval, DefaultGenInterval)
+	c.Duration = cmp.Or(c.Duration, DefaultGenDuration)
+	c.Pauses = slices.Clone(c.Pauses)
+	slices.SortFunc(c.Pauses, func(a, b Window) int { return cmp.Compare(a.At, b.At) })
 	var errs []error
 	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf("trace: generator: "+format, a...)) }
+	c.checkSchedule(bad)
+	c.Delay.check(bad)
+	c.Loss.check(bad)
+	c.checkWindows(bad)
+	// The last heartbeats' instants must fit in a time.Duration (about 292
+	// years): a stream that overflows only near its end was half yielded
+	// (and fdgen half written) before the error.
+	if last, ok := lastInstants(c); !ok {
+		bad("%s overflows time.Duration: the last heartbeats' instants must fit", last)
+	}
+	return c, errors.Join(errs...)
+}
+
+// checkSchedule checks the send schedule: interval, duration, jitter,
+// crash time and drift.
+func (c GenConfig) checkSchedule(bad func(string, ...any)) {
 	if c.Interval < 0 {
 		bad("interval %v is negative", c.Interval)
 	}
@@ -189,8 +202,8 @@ func (c GenConfig) withDefaults() (GenConfig, error) {
 	}
 	if c.Interval > 0 && c.Jitter > c.Interval {
 		// Truncated to ±Δ/2, a larger s.d. is nearly uniform, and beyond
-		// about 100Δ the thousand draws allowed for one send all fell
-		// outside: every send came out on time, without a word.
+		// about 100Δ the thousand draws allowed for one send all fall
+		// outside: every send would come out on time, without a word.
 		bad("jitter %v is larger than the interval %v: sends are truncated to ±Δ/2 to stay ordered, so a larger s.d. cannot be honoured", c.Jitter, c.Interval)
 	}
 	if c.CrashAt < 0 {
@@ -199,18 +212,15 @@ func (c GenConfig) withDefaults() (GenConfig, error) {
 	if math.IsNaN(c.DriftPPM) || math.Abs(c.DriftPPM) >= 1e6 {
 		bad("drift %v ppm out of range", c.DriftPPM)
 	}
-	d := c.Delay
+}
+
+// check checks a delay model's parameters against its distribution.
+func (d Delay) check(bad func(string, ...any)) {
 	if d.Mean < 0 || d.SD < 0 {
 		bad("delay mean %v and s.d. %v must not be negative", d.Mean, d.SD)
 	}
 	if d.Base > maxDelay || d.Mean > maxDelay || d.SD > maxDelay {
 		bad("delay base %v, mean %v and s.d. %v must each be at most %v", d.Base, d.Mean, d.SD, time.Duration(maxDelay))
-	}
-	// The last heartbeats' instants must fit in a time.Duration (about 292
-	// years): a stream that overflows only near its end was half yielded
-	// (and fdgen half written) before the error.
-	if last, ok := lastInstants(c); !ok {
-		bad("%s overflows time.Duration: the last heartbeats' instants must fit", last)
 	}
 	switch d.Dist {
 	case DelayConstant, DelayNormal:
@@ -225,12 +235,16 @@ func (c GenConfig) withDefaults() (GenConfig, error) {
 	default:
 		bad("unknown delay distribution %v", d.Dist)
 	}
+}
+
+// check checks that a loss model's probabilities lie in [0, 1].
+func (l Loss) check(bad func(string, ...any)) {
 	p01 := func(name string, p float64) {
 		if !(p >= 0 && p <= 1) {
 			bad("%s probability %v not in [0, 1]", name, p)
 		}
 	}
-	switch l := c.Loss; l.Model {
+	switch l.Model {
 	case LossNone:
 	case LossBernoulli:
 		p01("loss", l.P)
@@ -242,19 +256,21 @@ func (c GenConfig) withDefaults() (GenConfig, error) {
 	default:
 		bad("unknown loss model %d", l.Model)
 	}
+}
+
+// checkWindows checks outages and pauses (Pauses sorted by start): each
+// within the time.Duration range, and no two pauses overlapping.
+func (c GenConfig) checkWindows(bad func(string, ...any)) {
 	for _, w := range append(slices.Clone(c.Outages), c.Pauses...) {
 		if w.At < 0 || w.Length <= 0 || w.Length > math.MaxInt64-w.At {
 			bad("window at %v of length %v: want At ≥ 0, Length > 0 and At+Length within the time.Duration range (use CrashAt for a sender that never resumes)", w.At, w.Length)
 		}
 	}
-	c.Pauses = slices.Clone(c.Pauses)
-	slices.SortFunc(c.Pauses, func(a, b Window) int { return cmp.Compare(a.At, b.At) })
 	for i := 1; i < len(c.Pauses); i++ {
 		if p := c.Pauses[i-1]; p.At+p.Length > c.Pauses[i].At {
 			bad("pauses at %v and %v overlap", p.At, c.Pauses[i].At)
 		}
 	}
-	return c, errors.Join(errs...)
 }
 
 // NewRand returns the random source fdkit's generator uses for a seed: a
