@@ -5,6 +5,21 @@
 // accuracy probability QAP, mean mistake duration E[TM], mean mistake
 // recurrence time E[TMR] and mean good period E[TG].
 //
+// # Usage
+//
+// Replay one detector over one sender's heartbeats, or sweep a family over
+// its parameter to draw a TD-vs-MR curve:
+//
+//	d, _ := chen.New(chen.Config{Estimator: chen.EstimatorConfig{Interval: 100 * time.Millisecond}})
+//	res, err := qos.ReplaySlice(d, heartbeats, qos.Config{})
+//	// res.TD.Mean, res.MRPerSecond, res.QAP, res.MeanTM, res.MeanTMR
+//
+//	fam := qos.ChenFamily(chen.Config{...}, []time.Duration{10 * time.Millisecond, 50 * time.Millisecond})
+//	curves, err := qos.Sweep([]qos.Stream{{Name: "p", Heartbeats: heartbeats}}, []qos.Family{fam}, qos.SweepOptions{})
+//
+// Heartbeats come from package trace (a recorded or generated trace) or are
+// built by hand; ExampleReplaySlice and ExampleSweep run these calls.
+//
 // # Replay
 //
 // Replay follows docs/algorithms.md, “Replaying a trace”. It makes one pass

@@ -6,6 +6,31 @@
 // “SWIM probes and ping-req” on, with fdkit's failure detectors as the per-peer
 // source of timing and suspicion.
 //
+// # Usage
+//
+// A Member is driven by its caller: packets in through Step, time through
+// Tick, and everything it decided out through Ready. A minimal driver:
+//
+//	m, err := swim.New(swim.Config{Self: swim.Node{ID: "a", Addr: "10.0.0.1:7946"}},
+//		rand.New(rand.NewPCG(seed, 0)))
+//	if err != nil { ... }
+//	m.Bootstrap(seeds)                        // the members to join through
+//	for {
+//		select {
+//		case p := <-incoming:                 // decoded by swim/wire
+//			m.Step(now(), &p)
+//		case <-timer(m.NextDeadline()):
+//			m.Tick(now())
+//		}
+//		r := m.Ready()
+//		send(r.Packets)                       // encode and send each
+//		deliver(r.Events, r.Messages)         // membership changes, user messages
+//	}
+//
+// Package swim/agent is that driver over UDP and TCP, with encryption, for
+// services; swim/sim drives many members in simulated time; Example shows a
+// member ticked by hand.
+//
 // # A pure state machine
 //
 // Member is the protocol of one member, in the style of etcd's raft
