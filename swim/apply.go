@@ -260,8 +260,8 @@ func (m *Member) accuseBack(p *peer, at Node) {
 // declared in the same incarnation or earlier: the leave is the member's
 // own word, and ranking Left above Dead makes the two final states totally
 // ordered, so every view converges on the same one whichever arrives first
-// (before, a member that had declared the leaver dead kept Dead while the
-// rest of the group kept Left). It emits EventLeave.
+// (a member that declared the leaver dead ends with Left, as the rest of
+// the group). It emits EventLeave.
 func (m *Member) leftAfterDead(now time.Duration, p *peer, u Update, gossip bool) {
 	m.removeTomb(p)
 	p.state = StateLeft

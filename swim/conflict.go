@@ -84,9 +84,9 @@ func (m *Member) reclaimable(now time.Duration, p *peer) bool {
 // address, and reports whether apply goes on with it. One at or below the
 // stored incarnation is about a life this member does not hold (the old
 // node's, or a claimant that has not yet refuted the declaration) and
-// changes nothing: before, a leave from a node refused under p's ID (a
-// member restarted on a new port that gave up its join) turned p from Dead
-// to Left, reporting a crashed member as gone gracefully. A stale Alive
+// changes nothing: a leave from a node refused under p's ID (a member
+// restarted on a new port that gave up its join) must not turn p from Dead
+// to Left, which would report a crashed member as gone gracefully. A stale Alive
 // sent by the claimant itself gets the declaration back at once, so that
 // it refutes. An Alive above the stored incarnation reclaims p's ID once p
 // has been down for DeadReclaimTime and is a conflict before; a

@@ -58,10 +58,10 @@ func (m *Member) probeTimeout(p *peer) time.Duration {
 // baseProbeTimeout returns, in ModeDetector, the clamped RTT-estimator
 // timeout for p once p's estimator has a sample, else that of the
 // group-wide estimator (every direct ack of every peer) once it has one,
-// else ProbeTimeout. Without the group-wide prior a member used
-// ProbeTimeout for every peer it had not yet acked itself, which in a
-// group of n is most of them for about n periods, and sent a first probe's
-// ping-reqs only after it. The prior is a smoothed mean over whichever
+// else ProbeTimeout. The group-wide prior matters because a member has not
+// yet acked most of a group of n itself for about n periods: with
+// ProbeTimeout for each of them, its first probes would send their
+// ping-reqs late. The prior is a smoothed mean over whichever
 // peers acked lately, not a bound on any one peer's round trip: in a group
 // of near and far peers it sits near the near ones' (at the floor) while a
 // far peer's ack takes longer. It therefore only sets when a first probe's
@@ -233,8 +233,8 @@ func (m *Member) sendPingReqs() {
 // pick returns up to k distinct random members of the probe list for which
 // ok is true: a uniform choice among all of them in a small list (at most
 // 4k), else up to 8k random draws. A k above the list's length (a huge
-// GossipFanout or IndirectChecks) counts as the length, which picks the same:
-// before, 4k and 8k overflowed for k of 2^61 or more and nothing was picked.
+// GossipFanout or IndirectChecks) counts as the length, which picks the same
+// and keeps 4k and 8k from overflowing.
 func (m *Member) pick(k int, ok func(p *peer) bool) []*peer {
 	k = min(k, len(m.list))
 	var chosen []*peer

@@ -34,12 +34,11 @@ func (m *Member) reapExpired(now time.Duration) {
 // (direct: its Alive came in a packet it sent), the live members that
 // never answered (suspects first, then the oldest state), then the dead
 // or left members that answered (the oldest first). A relayed newcomer
-// never evicts a member that answered. Before, a flood of forged Alive
-// updates evicted the dead members that had answered: the two sides of a
-// partition forgot each other for good, with no reconnect ping left to
-// send (found by the schedule checker); and a view full of forged members,
-// which never answer, refused a genuine member for as long as the fakes
-// took to be declared dead.
+// never evicts a member that answered. So a flood of forged Alive updates
+// cannot evict the dead members that answered, which the two sides of a
+// partition need to find each other again by reconnect pings; and a view
+// full of forged members, which never answer, cannot refuse a genuine
+// member while the fakes wait to be declared dead.
 func (m *Member) makeRoom(direct bool) bool {
 	if len(m.peers)+1 < m.cfg.MaxMembers {
 		return true

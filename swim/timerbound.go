@@ -13,8 +13,8 @@ import (
 // retention and reconnect intervals. 2^60 ns is about 36.5 years, which
 // leaves a caller's clock (time.Duration from an origin of its choice)
 // more than 250 years before now plus any timer wraps around into the
-// past, where it would fire at once: before, a suspicion under a
-// ProbeInterval of a few weeks was an instant declaration.
+// past, where it would fire at once (a suspicion under a ProbeInterval of
+// a few weeks would be an instant declaration).
 const maxTimer = time.Duration(1 << 60)
 
 // mulTimer returns d·k, at most maxTimer.

@@ -179,9 +179,9 @@ type StreamStats struct {
 	Accepted, Refused uint64
 	// Evicted counts connections closed before their first frame to make
 	// room for a new one when MaxConns were being served (the oldest idle
-	// one goes). Like Timeouts, it says how a served connection ended; it
-	// used to be counted in Refused as well, so a connection evicted after
-	// it was served counted twice.
+	// one goes). Like Timeouts, it says how a served connection ended, and
+	// such a connection is not counted in Refused: each connection is
+	// counted once.
 	Evicted uint64
 	// Timeouts counts inbound connections cut at their deadline
 	// (Timeout), Oversize those that announced a frame above MaxFrame or
