@@ -229,129 +229,172 @@ func GossipHeartbeat(cfg BaselineConfig) (BaselineResult, error) {
 	if err := cfg.normalize(); err != nil {
 		return BaselineResult{}, err
 	}
-	n := cfg.N
-	rng := rand.New(rand.NewPCG(cfg.Seed, 0x6055))
-	crashed := make([]bool, n)
-	ctr := make([][]int32, n)  // ctr[obs][subj]
-	upd := make([][]int32, n)  // round in which ctr[obs][subj] last increased
-	gone := make([][]bool, n)  // forgotten after TCleanup
-	next := make([][]int32, n) // merged counters, applied at round end
-	for i := range ctr {
-		ctr[i], upd[i], next[i], gone[i] = make([]int32, n), make([]int32, n), make([]int32, n), make([]bool, n)
-	}
-	var res BaselineResult
-	var msgs, bytes int64
-	det := newDetectTracker(cfg, n)
-	// Spread of the counter values members hold after round spreadFrom.
-	spreadFrom := min(cfg.TFail+5, cfg.Rounds/2)
-	target := make([]int32, n)
-	reached := make([]int, n) // round at which every live member knew target[s]
-	targets := make([]int, cfg.Fanout)
+	g := newGossipRun(cfg)
 	for r := 1; r <= cfg.Rounds; r++ {
 		if cfg.CrashRound > 0 && r == cfg.CrashRound {
 			for _, c := range cfg.Crash {
-				crashed[c] = true
+				g.crashed[c] = true
 			}
 		}
-		for o := 0; o < n; o++ {
-			copy(next[o], ctr[o])
+		for o := range g.next {
+			copy(g.next[o], g.ctr[o])
 		}
-		for s := 0; s < n; s++ {
-			if crashed[s] {
-				continue
-			}
-			ctr[s][s]++ // own heartbeat for this round
-			next[s][s] = ctr[s][s]
-			upd[s][s] = int32(r)
-			entries := 0
-			for j := 0; j < n; j++ {
-				if !gone[s][j] {
-					entries++
-				}
-			}
-			pickDistinct(rng, n, s, targets)
-			for _, o := range targets {
-				msgs++
-				bytes += int64(baselineHeader + entries*entryBytes)
-				if cfg.Loss > 0 && rng.Float64() < cfg.Loss {
-					continue
-				}
-				if crashed[o] {
-					continue
-				}
-				src, dst := ctr[s], next[o]
-				for j := 0; j < n; j++ {
-					if src[j] > dst[j] && !gone[s][j] {
-						dst[j] = src[j]
-					}
-				}
+		for s := range g.ctr {
+			if !g.crashed[s] {
+				g.beat(s, r)
 			}
 		}
-		for o := 0; o < n; o++ {
-			if crashed[o] {
-				continue
-			}
-			any := false
-			for j := 0; j < n; j++ {
-				if next[o][j] > ctr[o][j] {
-					ctr[o][j] = next[o][j]
-					upd[o][j] = int32(r)
-					gone[o][j] = false
-				}
-				if j == o {
-					continue
-				}
-				age := r - int(upd[o][j])
-				susp := age > cfg.TFail
-				if age > cfg.TFail+cfg.TCleanup {
-					gone[o][j] = true
-				}
-				if susp && !crashed[j] {
-					res.FalseSuspicions++
-					any = true
-				}
-				det.observe(r, o, j, susp, crashed)
-			}
-			if any {
-				res.FalseNodeRounds++
+		for o := range g.ctr {
+			if !g.crashed[o] {
+				g.merge(o, r)
 			}
 		}
-		if r == spreadFrom {
-			for s := 0; s < n; s++ {
-				target[s] = ctr[s][s]
-			}
+		g.trackSpread(r)
+	}
+	return g.result(), nil
+}
+
+// gossipRun is the state of one GossipHeartbeat run: each member's table
+// of counters, indexed [observer][subject].
+type gossipRun struct {
+	cfg     BaselineConfig
+	rng     *rand.Rand
+	crashed []bool
+	ctr     [][]int32 // counters
+	upd     [][]int32 // round in which ctr[obs][subj] last increased
+	gone    [][]bool  // forgotten after TCleanup
+	next    [][]int32 // merged counters, applied at round end
+	det     *detectTracker
+	res     BaselineResult
+	msgs    int64
+	bytes   int64
+	targets []int // the current sender's gossip targets
+
+	// Spread of the counter values members hold after round spreadFrom:
+	// reached[s] is the round at which every live member knew target[s].
+	spreadFrom int
+	target     []int32
+	reached    []int
+}
+
+func newGossipRun(cfg BaselineConfig) *gossipRun {
+	n := cfg.N
+	g := &gossipRun{cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, 0x6055)),
+		crashed: make([]bool, n), ctr: make([][]int32, n), upd: make([][]int32, n),
+		gone: make([][]bool, n), next: make([][]int32, n), det: newDetectTracker(cfg, n),
+		targets: make([]int, cfg.Fanout), spreadFrom: min(cfg.TFail+5, cfg.Rounds/2),
+		target: make([]int32, n), reached: make([]int, n)}
+	for i := range g.ctr {
+		g.ctr[i], g.upd[i], g.next[i], g.gone[i] = make([]int32, n), make([]int32, n), make([]int32, n), make([]bool, n)
+	}
+	return g
+}
+
+// beat increments s's own counter for round r and sends s's table (the
+// entries it has not forgotten) to Fanout distinct random members.
+func (g *gossipRun) beat(s, r int) {
+	g.ctr[s][s]++
+	g.next[s][s] = g.ctr[s][s]
+	g.upd[s][s] = int32(r)
+	entries := 0
+	for _, gone := range g.gone[s] {
+		if !gone {
+			entries++
 		}
-		if r >= spreadFrom {
-			for s := 0; s < n; s++ {
-				if crashed[s] || reached[s] > 0 {
-					continue
-				}
-				all := true
-				for o := 0; o < n && all; o++ {
-					if !crashed[o] && ctr[o][s] < target[s] {
-						all = false
-					}
-				}
-				if all {
-					reached[s] = r - spreadFrom + 1
-				}
+	}
+	pickDistinct(g.rng, len(g.ctr), s, g.targets)
+	for _, o := range g.targets {
+		g.msgs++
+		g.bytes += int64(baselineHeader + entries*entryBytes)
+		if g.cfg.Loss > 0 && g.rng.Float64() < g.cfg.Loss {
+			continue
+		}
+		if g.crashed[o] {
+			continue
+		}
+		src, dst := g.ctr[s], g.next[o]
+		for j := range src {
+			if src[j] > dst[j] && !g.gone[s][j] {
+				dst[j] = src[j]
 			}
 		}
 	}
-	res.MsgsPerRound = float64(msgs) / float64(cfg.Rounds)
-	res.BytesPerRound = float64(bytes) / float64(cfg.Rounds)
-	res.DetectAll = det.mean()
+}
+
+// merge applies what o received in round r, then judges every other
+// member: suspected past TFail rounds without an increase, forgotten
+// TCleanup rounds later.
+func (g *gossipRun) merge(o, r int) {
+	any := false
+	for j := range g.ctr[o] {
+		if g.next[o][j] > g.ctr[o][j] {
+			g.ctr[o][j] = g.next[o][j]
+			g.upd[o][j] = int32(r)
+			g.gone[o][j] = false
+		}
+		if j == o {
+			continue
+		}
+		age := r - int(g.upd[o][j])
+		susp := age > g.cfg.TFail
+		if age > g.cfg.TFail+g.cfg.TCleanup {
+			g.gone[o][j] = true
+		}
+		if susp && !g.crashed[j] {
+			g.res.FalseSuspicions++
+			any = true
+		}
+		g.det.observe(r, o, j, susp, g.crashed)
+	}
+	if any {
+		g.res.FalseNodeRounds++
+	}
+}
+
+// trackSpread records, from round spreadFrom on, the round at which every
+// live member holds each live member's counter of round spreadFrom.
+func (g *gossipRun) trackSpread(r int) {
+	if r == g.spreadFrom {
+		for s := range g.target {
+			g.target[s] = g.ctr[s][s]
+		}
+	}
+	if r < g.spreadFrom {
+		return
+	}
+	for s := range g.target {
+		if g.crashed[s] || g.reached[s] > 0 {
+			continue
+		}
+		all := true
+		for o := 0; o < len(g.ctr) && all; o++ {
+			if !g.crashed[o] && g.ctr[o][s] < g.target[s] {
+				all = false
+			}
+		}
+		if all {
+			g.reached[s] = r - g.spreadFrom + 1
+		}
+	}
+}
+
+// result returns the run's averages.
+func (g *gossipRun) result() BaselineResult {
+	res := g.res
+	res.MsgsPerRound = float64(g.msgs) / float64(g.cfg.Rounds)
+	res.BytesPerRound = float64(g.bytes) / float64(g.cfg.Rounds)
+	res.DetectAll = g.det.mean()
 	sum, cnt := 0, 0
-	for s := 0; s < n; s++ {
-		if reached[s] > 0 {
-			sum += reached[s]
+	for _, d := range g.reached {
+		if d > 0 {
+			sum += d
 			cnt++
 		}
 	}
 	if cnt > 0 {
 		res.Spread = float64(sum) / float64(cnt)
 	}
-	return res, nil
+	return res
 }
 
 // pickDistinct fills out with distinct random members other than self.
