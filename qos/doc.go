@@ -67,10 +67,11 @@
 // (PerPoint). Curve.Method says which method was used.
 // Families and streams run in parallel on a bounded pool of goroutines.
 //
-// Curves are written as CSV or JSON, plotted with gonum/plot (MR on a log
-// scale against TD, QAP against TD), and searched by Tune for the setting of
-// each family that meets targets on TD, MR and QAP with the smallest TD
-// (docs/algorithms.md, “Tuning a detector to QoS targets”). Measured results
+// Curves are written as CSV or JSON, drawn by package qos/figure (MR and
+// 1 − QAP against TD, with gonum/plot) and shown in an HTML page by package
+// qos/report; qos itself computes and draws nothing. Tune searches curves
+// for the setting of each family that meets targets on TD, MR and QAP with
+// the smallest TD (docs/algorithms.md, “Tuning a detector to QoS targets”). Measured results
 // of replays and of the confidence intervals' coverage are in
 // docs/experiments.md.
 package qos

@@ -5,8 +5,6 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"math"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -93,24 +91,6 @@ func TestShortfall(t *testing.T) {
 	assert.Equal(t, 0.0, Targets{MinQAP: 1}.Shortfall(r))
 }
 
-func TestSavePlots(t *testing.T) {
-	dir := t.TempDir()
-	if d := os.Getenv("FDKIT_PLOT_DIR"); d != "" {
-		dir = d
-	}
-	files, err := SavePlots(smallCurves(t), dir, "gen-", "generated trace")
-	require.NoError(t, err)
-	assert.Len(t, files, 4)
-	for _, f := range files {
-		st, err := os.Stat(f)
-		require.NoError(t, err)
-		assert.Greater(t, st.Size(), int64(1000), f)
-	}
-	assert.FileExists(t, filepath.Join(dir, "gen-mr-td.svg"))
-	_, err = NewPlot(nil, PlotMR, "empty")
-	assert.Error(t, err)
-}
-
 func TestSweepEachAndArgumentErrors(t *testing.T) {
 	hbs := agreementTraces()["jitter-loss"]
 	a := FixedFamily(durs([]float64{150, 300}))
@@ -132,63 +112,6 @@ func TestSweepEachAndArgumentErrors(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, c[0].Err, "no heartbeat evaluated")
 	assert.Empty(t, c[0].Points)
-}
-
-// Degenerate data still gives a plot: one point, all QAP equal to 1.
-func TestSavePlotsDegenerate(t *testing.T) {
-	hbs := agreementTraces()["jitter-loss"]
-	c, err := Sweep([]Stream{{Heartbeats: hbs}}, []Family{FixedFamily(durs([]float64{5000}))}, SweepOptions{})
-	require.NoError(t, err)
-	require.Equal(t, 0, c[0].Points[0].Mistakes)
-	files, err := SavePlots(c, t.TempDir(), "", "one point")
-	require.NoError(t, err)
-	assert.Empty(t, files, "no mistake and no suspicion: nothing to draw on log scales")
-	_, err = NewPlot(c, PlotQAP, "one point")
-	assert.ErrorContains(t, err, "no point with suspicion")
-
-	c, err = Sweep([]Stream{{Heartbeats: hbs}}, []Family{FixedFamily(durs([]float64{130}))}, SweepOptions{})
-	require.NoError(t, err)
-	require.Positive(t, c[0].Points[0].Mistakes)
-	files, err = SavePlots(c, t.TempDir(), "", "one point")
-	require.NoError(t, err)
-	assert.Len(t, files, 4, "a single point with mistakes: both plots")
-}
-
-// With unsynchronized clocks TD leaves out the network delay: the TD axis
-// says so (arrival-based, with d̄), and says nothing when TD is send-based.
-func TestPlotAxisNamesTDBasis(t *testing.T) {
-	mk := func(basis TDBasis, d time.Duration) []Curve {
-		r := Result{Span: time.Minute, TDBasis: basis, DelayOffset: d, MRPerSecond: 0.5, QAP: 0.99, TD: TDStats{Mean: ms(200)}}
-		r2 := r
-		r2.MRPerSecond, r2.QAP, r2.TD.Mean = 0.1, 0.999, ms(300)
-		return []Curve{{Family: "chen", Param: "alpha", Points: []Point{{Value: 1, Result: r}, {Value: 2, Result: r2}}}}
-	}
-	for _, k := range []PlotKind{PlotMR, PlotQAP} {
-		p, err := NewPlot(mk(TDArrival, ms(12)), k, "s")
-		require.NoError(t, err)
-		assert.Contains(t, p.X.Label.Text, "(ms, arrival-based, + 12ms delay offset")
-		p, err = NewPlot(mk(TDSend, 0), k, "s")
-		require.NoError(t, err)
-		assert.NotContains(t, p.X.Label.Text, "arrival")
-	}
-}
-
-// The log TD axis is labelled at 1, 2 and 5 per decade:
-// with decade labels only, TD from 180 ms to 3 s showed the single label
-// 1000.
-func TestQAPPlotTDAxisLabels(t *testing.T) {
-	r := Result{Span: time.Minute, TDBasis: TDSend, QAP: 0.9, TD: TDStats{Mean: ms(180)}}
-	r2 := r
-	r2.QAP, r2.TD.Mean = 0.999, ms(3000)
-	p, err := NewPlot([]Curve{{Family: "chen", Param: "alpha", Points: []Point{{Value: 1, Result: r}, {Value: 2, Result: r2}}}}, PlotQAP, "s")
-	require.NoError(t, err)
-	var labels []string
-	for _, tk := range p.X.Tick.Marker.Ticks(p.X.Min, p.X.Max) {
-		if tk.Label != "" {
-			labels = append(labels, tk.Label)
-		}
-	}
-	assert.Equal(t, []string{"200", "500", "1000", "2000"}, labels)
 }
 
 // The tuner's edge cases: a point with no observed time meets no MR or QAP

@@ -85,5 +85,4 @@ func TestTuneNoMistakes(t *testing.T) {
 	err = Targets{NoMistakes: true, MaxMRPerSecond: 0.1}.Validate()
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "NoMistakes")
-	assert.Equal(t, "MR = 0 (no mistake)", targetsText(tg))
 }

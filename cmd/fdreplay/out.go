@@ -11,6 +11,7 @@ import (
 
 	"github.com/fdkit/fdkit/internal/outfile"
 	"github.com/fdkit/fdkit/qos"
+	"github.com/fdkit/fdkit/qos/figure"
 )
 
 // manifestName lists, in an --out directory, the files the last run wrote
@@ -21,7 +22,7 @@ import (
 const manifestName = ".fdreplay-files"
 
 // The names of the files fdreplay writes into --out (the plots are named by
-// qos.PlotFileNames). writeOutputs and run use these constants, and
+// figure.FileNames). writeOutputs and run use these constants, and
 // resultPatterns is derived from them, so the files written and the files
 // --force may remove cannot drift apart.
 const (
@@ -39,7 +40,7 @@ const (
 // writes into --out: the fixed names and the plots of any sender.
 func resultPatterns() []string {
 	return append([]string{indexName, tableCSVName, tableJSONName, curvesCSVName, curvesJSONName, manifestName},
-		qos.PlotFileNames("*"+plotPrefixSep)...)
+		figure.FileNames("*"+plotPrefixSep)...)
 }
 
 // isResultName reports whether name (a base name) is one fdreplay writes.
@@ -178,12 +179,12 @@ func writeOutputs(st *outfile.Staging, table, curves []qos.Curve, titles map[str
 		if title == "" {
 			title = "sender " + name
 		}
-		p, err := qos.SavePlots(curves[start:end], st.Dir(), safe+plotPrefixSep, title)
+		p, err := figure.Save(curves[start:end], st.Dir(), safe+plotPrefixSep, title)
 		if err != nil {
 			return err
 		}
-		if !slices.ContainsFunc(p, func(f string) bool { return strings.HasSuffix(f, qos.PlotFileNames(plotPrefixSep)[0]) }) {
-			// SavePlots skips a plot with nothing to draw; say so rather
+		if !slices.ContainsFunc(p, func(f string) bool { return strings.HasSuffix(f, figure.FileNames(plotPrefixSep)[0]) }) {
+			// figure.Save skips a plot with nothing to draw; say so rather
 			// than leave the user looking for the file. Without a mistake
 			// there is no suspicion either (1 − QAP = 0).
 			fmt.Fprintf(stderr, "fdreplay: note: no MR or 1 − QAP plot for sender %s: no swept point made a mistake (0 has no place on a log scale)\n", name)

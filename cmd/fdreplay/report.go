@@ -9,6 +9,7 @@ import (
 
 	"github.com/fdkit/fdkit/internal/outfile"
 	"github.com/fdkit/fdkit/qos"
+	"github.com/fdkit/fdkit/qos/report"
 )
 
 // reportRun is one replayed stream as the HTML report needs it.
@@ -23,15 +24,15 @@ type reportRun struct {
 // order), the swept curves and the tuner's choices for the user's targets,
 // or, without targets, for the defaults SFD is given (TD ≤ 10Δ, one
 // mistake a minute, QAP ≥ 0.999).
-func buildReport(o options, args []string, runs []reportRun, table, curves []qos.Curve, cfg qos.Config) (qos.Report, error) {
-	rep := qos.Report{Title: "fdreplay report", Command: commandLine(args)}
+func buildReport(o options, args []string, runs []reportRun, table, curves []qos.Curve, cfg qos.Config) (report.Page, error) {
+	rep := report.Page{Title: "fdreplay report", Command: commandLine(args)}
 	if len(runs) == 1 {
 		rep.Title = "fdreplay report: " + plotTitle(runs[0].in)
 	}
 	nd := len(o.detectors)
 	for i, r := range runs {
 		in := r.in
-		rs := qos.ReportStream{Name: in.name, Title: plotTitle(in), Heartbeats: in.hbs, Source: in.source(), Stats: in.stats, Interval: in.interval,
+		rs := report.Stream{Name: in.name, Title: plotTitle(in), Heartbeats: in.hbs, Source: in.source(), Stats: in.stats, Interval: in.interval,
 			Table: table[i*nd : (i+1)*nd], Settings: r.descs}
 		for _, c := range curves {
 			if c.Stream == in.name {
@@ -109,13 +110,13 @@ func checkReportPath(path string) error {
 	return nil
 }
 
-func writeReportFile(path string, rep qos.Report) error {
+func writeReportFile(path string, rep report.Page) error {
 	st, err := outfile.New(filepath.Dir(path), "fdreplay")
 	if err != nil {
 		return fmt.Errorf("--report %s: %w", path, unwrapPath(err))
 	}
 	defer st.Abort()
-	if err := st.Write(filepath.Base(path), func(w io.Writer) error { return qos.WriteReport(w, rep) }); err != nil {
+	if err := st.Write(filepath.Base(path), func(w io.Writer) error { return report.Write(w, rep) }); err != nil {
 		return fmt.Errorf("--report %s: %w", path, err)
 	}
 	if _, err := st.Commit(nil); err != nil {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/fdkit/fdkit/detector"
 	"github.com/fdkit/fdkit/qos"
+	"github.com/fdkit/fdkit/qos/report"
 	"github.com/fdkit/fdkit/spec"
 	"github.com/fdkit/fdkit/trace"
 	"github.com/schollz/progressbar/v3"
@@ -483,7 +484,7 @@ func runErr(args []string, stdout, stderr io.Writer) error {
 			fmt.Fprintf(stdout, "wrote the report to %s\n", o.report)
 		}
 		if o.out != "" {
-			if err := out.staging.Write(indexName, func(w io.Writer) error { return qos.WriteReport(w, rep) }); err != nil {
+			if err := out.staging.Write(indexName, func(w io.Writer) error { return report.Write(w, rep) }); err != nil {
 				return fmt.Errorf("--out %s: %w", o.out, err)
 			}
 		}

@@ -1,4 +1,4 @@
-package qos
+package report
 
 import (
 	"fmt"
@@ -12,22 +12,24 @@ import (
 	"time"
 
 	"github.com/fdkit/fdkit/detector"
+	"github.com/fdkit/fdkit/qos"
+	"github.com/fdkit/fdkit/qos/figure"
 	"github.com/fdkit/fdkit/trace"
 )
 
-// Report is the content of a self-contained HTML report of a replay (see
-// WriteReport).
-type Report struct {
+// Page is the content of a self-contained HTML report of a replay (see
+// Write).
+type Page struct {
 	// Title heads the page; Command, when set, is shown as the command
 	// that produced it.
 	Title   string
 	Command string
-	Streams []ReportStream
+	Streams []Stream
 }
 
-// ReportStream is one sender's part of a Report.
-type ReportStream struct {
-	// Name is the stream's name as in Curve.Stream; Title names the trace
+// Stream is one sender's part of a Page.
+type Stream struct {
+	// Name is the stream's name as in qos.Curve.Stream; Title names the trace
 	// and the sender ("jitter.fdkit.gz, sender p").
 	Name, Title string
 	// Heartbeats is the replayed stream in arrival order (for the
@@ -36,7 +38,7 @@ type ReportStream struct {
 	Heartbeats []detector.Heartbeat
 	// Source, when not nil, is read instead of Heartbeats (for a stream
 	// kept out of memory, such as a trace.Spool).
-	Source   Source
+	Source   qos.Source
 	Stats    trace.Stats
 	Interval time.Duration
 	// Notes are facts about the replay (warm-up, clock handling), Warnings
@@ -45,32 +47,32 @@ type ReportStream struct {
 	Notes, Warnings []string
 	// Table holds every detector at its default setting (one point per
 	// curve) and Settings describes each row's setting.
-	Table    []Curve
+	Table    []qos.Curve
 	Settings []string
 	// Curves are the swept curves; Targets the tuner's targets and Choices
-	// its answers for this stream (Tune on Curves with Targets).
-	Curves  []Curve
-	Targets Targets
-	Choices []Choice
+	// its answers for this stream (qos.Tune on Curves with Targets).
+	Curves  []qos.Curve
+	Targets qos.Targets
+	Choices []qos.Choice
 }
 
-// WriteReport writes r as one HTML page that loads nothing from outside
+// Write writes r as one HTML page that loads nothing from outside
 // (inline CSS, SVG and script; no fonts, images or network), so it opens
 // offline, for example from a mail attachment. Per stream it shows the
 // trace statistics with an inter-arrival histogram, loss bursts and input
 // warnings; the default table; MR and 1 − QAP against the mean TD as SVG
 // with each point's setting and values on hover; the tuner's choice per
 // detector; and a verdict naming the best detector and setting for the
-// targets and those statistically indistinguishable from it (Verdicts).
+// targets and those statistically indistinguishable from it (qos.Verdicts).
 // Tables sort on a click on their header. Intervals appear when the
-// curves were replayed with Config.Intervals.
-func WriteReport(w io.Writer, r Report) error {
+// curves were replayed with qos.Config.Intervals.
+func Write(w io.Writer, r Page) error {
 	page := reportPage{Title: r.Title, Command: r.Command}
 	for i, s := range r.Streams {
 		page.Streams = append(page.Streams, buildStreamView(i, s))
 	}
 	if err := reportTemplate.Execute(w, page); err != nil {
-		return fmt.Errorf("qos: writing report: %w", err)
+		return fmt.Errorf("report: writing report: %w", err)
 	}
 	return nil
 }
@@ -122,13 +124,13 @@ func numCell(text string, key float64) cell {
 	return cell{Text: text, Key: strconv.FormatFloat(key, 'g', 10, 64)}
 }
 
-func buildStreamView(i int, s ReportStream) streamView {
+func buildStreamView(i int, s Stream) streamView {
 	v := streamView{ID: "s" + strconv.Itoa(i), Title: s.Title, Notes: s.Notes, Warnings: s.Warnings}
 	st := s.Stats
 	add := func(k, val string) { v.Facts = append(v.Facts, [2]string{k, val}) }
 	src := s.Source
 	if src == nil {
-		src = sliceSource(s.Heartbeats)
+		src = qos.SliceSource(s.Heartbeats)
 	}
 	add("heartbeats", strconv.Itoa(src.Len()))
 	add("observed", st.Span.Round(time.Millisecond).String())
@@ -148,10 +150,10 @@ func buildStreamView(i int, s ReportStream) streamView {
 		add("clock (A − σ)", fmt.Sprintf("offset %v, drift %.1f ppm", st.ClockOffset, st.DriftPPM))
 	}
 	v.Hist = template.HTML(interArrivalHistogram(src))
-	v.Bursts = lossBursts(src)
+	v.Bursts = lossBursts(s.Heartbeats, s.Source)
 
 	for ri, c := range s.Table {
-		col, _ := familyStyle(familyIndex(c.Family, nil))
+		col, _ := figure.Style(c.Family, nil)
 		row := tableRow{Colour: hexColour(col)}
 		setting := ""
 		if ri < len(s.Settings) {
@@ -185,9 +187,9 @@ func buildStreamView(i int, s ReportStream) streamView {
 
 	var ok bool
 	var mr, qap string
-	mr, ok = svgPlot(s.Curves, PlotMR, v.ID+"-mr")
+	mr, ok = svgPlot(s.Curves, figure.MR, v.ID+"-mr")
 	v.MR, v.NoMR = template.HTML(mr), !ok
-	if qap, ok = svgPlot(s.Curves, PlotQAP, v.ID+"-qap"); ok {
+	if qap, ok = svgPlot(s.Curves, figure.QAP, v.ID+"-qap"); ok {
 		v.QAP = template.HTML(qap)
 	}
 	v.CurveCount = len(s.Curves)
@@ -196,7 +198,7 @@ func buildStreamView(i int, s ReportStream) streamView {
 	}
 
 	v.Targets = targetsText(s.Targets)
-	verdicts := Verdicts(s.Choices)
+	verdicts := qos.Verdicts(s.Choices)
 	best := -1
 	if len(verdicts) > 0 {
 		best = verdicts[0].Best
@@ -204,7 +206,7 @@ func buildStreamView(i int, s ReportStream) streamView {
 		v.VerdictFound = best >= 0
 	}
 	for ci, c := range s.Choices {
-		col, _ := familyStyle(familyIndex(c.Family, nil))
+		col, _ := figure.Style(c.Family, nil)
 		r := c.Point.Result
 		row := choiceRow{Best: ci == best, Colour: hexColour(col)}
 		setting := choiceSetting(c)
@@ -229,11 +231,11 @@ func buildStreamView(i int, s ReportStream) streamView {
 	return v
 }
 
-func choiceSetting(c Choice) string {
+func choiceSetting(c qos.Choice) string {
 	if c.Param == "" {
 		return "(single point)"
 	}
-	return paramSymbol(c.Param) + " = " + strconv.FormatFloat(c.Point.Value, 'g', 4, 64) + c.Unit
+	return figure.ParamSymbol(c.Param) + " = " + strconv.FormatFloat(c.Point.Value, 'g', 4, 64) + c.Unit
 }
 
 // pmText returns " ±h", h half the width of the interval [lo, hi] around
@@ -249,7 +251,7 @@ func pmText(x, lo, hi float64, isQAP bool, format func(float64) string) string {
 	return " ±" + format(h)
 }
 
-func tdText(r Result) string {
+func tdText(r qos.Result) string {
 	s := msString(r.TD.Mean)
 	if r.CI != nil {
 		s += pmText(float64(r.TD.Mean), float64(r.CI.TDMean[0]), float64(r.CI.TDMean[1]), false, func(x float64) string { return msString(time.Duration(x)) })
@@ -257,7 +259,7 @@ func tdText(r Result) string {
 	return s
 }
 
-func mrText(r Result) string {
+func mrText(r qos.Result) string {
 	s := strconv.FormatFloat(r.MRPerSecond, 'g', 3, 64)
 	switch {
 	case r.CI == nil:
@@ -269,7 +271,7 @@ func mrText(r Result) string {
 	return s
 }
 
-func qapText(r Result) string {
+func qapText(r qos.Result) string {
 	s := strconv.FormatFloat(r.QAP, 'f', 6, 64)
 	if r.CI != nil && r.Suspected > 0 {
 		s += pmText(r.QAP, r.CI.QAP[0], r.CI.QAP[1], true, func(x float64) string { return strconv.FormatFloat(x, 'f', 6, 64) })
@@ -277,14 +279,14 @@ func qapText(r Result) string {
 	return s
 }
 
-func tmText(r Result) string {
+func tmText(r qos.Result) string {
 	if r.Mistakes == 0 {
 		return "–"
 	}
 	return msString(r.MeanTM)
 }
 
-func targetsText(t Targets) string {
+func targetsText(t qos.Targets) string {
 	var parts []string
 	if t.MaxTD > 0 {
 		parts = append(parts, "TD ≤ "+t.MaxTD.String())
@@ -306,7 +308,7 @@ func targetsText(t Targets) string {
 
 // verdictText is the one-line verdict and the list of indistinguishable
 // rivals.
-func verdictText(v Verdict, choices []Choice, t Targets) (string, string) {
+func verdictText(v qos.Verdict, choices []qos.Choice, t qos.Targets) (string, string) {
 	if v.Best < 0 {
 		return "No detector meets the targets at any swept setting; the table below shows how near each comes.", ""
 	}
@@ -328,7 +330,7 @@ func verdictText(v Verdict, choices []Choice, t Targets) (string, string) {
 		s += " No other detector meets the targets."
 	case v.Significant:
 		d := v.Rivals[0].Diff
-		s += fmt.Sprintf(" It detects faster than the runner-up %s beyond chance (TD difference %s ms, 95 %% CI [%s, %s]).",
+		s += fmt.Sprintf(" It detects faster than the runner-up %s beyond chance (TD difference %s ms, 95 %% qos.CI [%s, %s]).",
 			choices[v.RunnerUp].Family, msString(d.TDMean), msString(d.TDMeanCI[0]), msString(d.TDMeanCI[1]))
 	default:
 		s += fmt.Sprintf(" It is not faster than the runner-up %s beyond chance.", choices[v.RunnerUp].Family)
@@ -341,7 +343,7 @@ func verdictText(v Verdict, choices []Choice, t Targets) (string, string) {
 
 // marginNote says whether r meets t even at the unfavourable ends of its
 // 95 % intervals, or which target its interval crosses.
-func marginNote(r Result, t Targets) string {
+func marginNote(r qos.Result, t qos.Targets) string {
 	ci := r.CI
 	if ci == nil {
 		return ""
@@ -366,7 +368,7 @@ func marginNote(r Result, t Targets) string {
 // log scale (30 bins from the smallest positive gap to the largest).
 // It reads src twice (the range, then the counts) and returns "" when src
 // cannot be read.
-func interArrivalHistogram(src Source) string {
+func interArrivalHistogram(src qos.Source) string {
 	gaps := func(fn func(float64)) error {
 		seq, done := src.Pass()
 		first := true
@@ -405,15 +407,16 @@ func interArrivalHistogram(src Source) string {
 // lossBursts counts the runs of consecutive missing sequence numbers by
 // length (1, 2, 3–5, 6–10, 11–100, more), or nil without sequence numbers.
 //
-// A stream in memory is sorted by sequence number. A Source is read once
+// A stream in memory (hbs, when src is nil) is sorted by sequence number.
+// A Source is read once
 // through a window of the burstWindow lowest sequence numbers not yet
 // placed, so that memory stays bounded: a heartbeat arriving after
 // burstWindow heartbeats with higher numbers is taken as lost (its gap is
 // already counted). nil also when src cannot be read.
-func lossBursts(src Source) [][2]string {
+func lossBursts(hbs []detector.Heartbeat, src qos.Source) [][2]string {
 	var seqs []uint64
-	if s, ok := src.(sliceSource); ok {
-		for _, hb := range s {
+	if src == nil {
+		for _, hb := range hbs {
 			if hb.HasSeq {
 				seqs = append(seqs, hb.Seq)
 			}
@@ -446,7 +449,7 @@ func lossBursts(src Source) [][2]string {
 	return out
 }
 
-// burstWindow is lossBursts's reordering window for a Source.
+// burstWindow is lossBursts's reordering window for a qos.Source.
 const burstWindow = 1 << 12
 
 // seqWindow is a min-heap of sequence numbers holding at most burstWindow.

@@ -1,12 +1,17 @@
-package qos
+package report
 
 import (
 	"fmt"
 	"html"
+	"image/color"
 	"math"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/fdkit/fdkit/qos"
+	"github.com/fdkit/fdkit/qos/figure"
+	"gonum.org/v1/plot/vg/draw"
 )
 
 // svgPlot draws MR or 1 − QAP against the mean TD for one stream's curves
@@ -15,7 +20,7 @@ import (
 // parameter, 95 % intervals as error bars, and every point's setting and
 // values in a tooltip (an SVG <title>). ok is false when nothing can be
 // drawn on the log axes.
-func svgPlot(curves []Curve, kind PlotKind, id string) (svg string, ok bool) {
+func svgPlot(curves []qos.Curve, kind figure.Kind, id string) (svg string, ok bool) {
 	const (
 		w, h                 = 760.0, 400.0
 		left, right, top, bt = 64.0, 210.0, 14.0, 44.0
@@ -25,29 +30,20 @@ func svgPlot(curves []Curve, kind PlotKind, id string) (svg string, ok bool) {
 		names[i] = c.Family
 	}
 	type drawn struct {
-		c    Curve
-		pts  plotPoints
-		vals []Point
-		slot int
+		c    qos.Curve
+		pts  figure.Points
+		col  color.RGBA
+		mark draw.GlyphDrawer
 	}
 	var ds []drawn
 	xmin, xmax, ymin, ymax := math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)
 	for _, c := range curves {
-		pts := curvePoints(c, kind)
-		var vals []Point
-		for _, pt := range c.Points {
-			y := pt.MRPerSecond
-			if kind == PlotQAP {
-				y = 1 - pt.QAP
-			}
-			if y > 0 && pt.Span > 0 {
-				vals = append(vals, pt)
-			}
-		}
-		ds = append(ds, drawn{c: c, pts: pts, vals: vals, slot: familyIndex(c.Family, names)})
+		pts := figure.CurvePoints(c, kind)
+		col, mark := figure.Style(c.Family, names)
+		ds = append(ds, drawn{c: c, pts: pts, col: col, mark: mark})
 		for _, p := range pts {
-			xmin, xmax = min(xmin, p.xLo, p.x), max(xmax, p.xHi, p.x)
-			ymin, ymax = min(ymin, p.yLo, p.y), max(ymax, p.yHi, p.y)
+			xmin, xmax = min(xmin, p.XLo, p.X), max(xmax, p.XHi, p.X)
+			ymin, ymax = min(ymin, p.YLo, p.Y), max(ymax, p.YHi, p.Y)
 		}
 	}
 	if math.IsInf(xmin, 1) {
@@ -69,12 +65,12 @@ func svgPlot(curves []Curve, kind PlotKind, id string) (svg string, ok bool) {
 
 	var b strings.Builder
 	ylabel := "mistake rate MR (1/s, log scale)"
-	if kind == PlotQAP {
+	if kind == figure.QAP {
 		ylabel = "unavailability 1 − QAP (log scale)"
 	}
 	fmt.Fprintf(&b, `<svg id="%s" class="plot" viewBox="0 0 %g %g" role="img" aria-label="%s against mean TD" xmlns="http://www.w3.org/2000/svg">`, id, w, h, html.EscapeString(ylabel))
 	fmt.Fprintf(&b, `<rect x="%s" y="%s" width="%s" height="%s" class="area"/>`, f(left), f(top), f(pw), f(ph))
-	for _, t := range (logTicks{}).Ticks(xmin, xmax) {
+	for _, t := range (figure.LogTicks{}).Ticks(xmin, xmax) {
 		x := X(t.Value)
 		cls := "grid minor"
 		if t.Label != "" {
@@ -83,7 +79,7 @@ func svgPlot(curves []Curve, kind PlotKind, id string) (svg string, ok bool) {
 		}
 		fmt.Fprintf(&b, `<line x1="%s" x2="%s" y1="%s" y2="%s" class="%s"/>`, f(x), f(x), f(top), f(top+ph), cls)
 	}
-	for _, t := range (logTicks{}).Ticks(ymin, ymax) {
+	for _, t := range (figure.LogTicks{}).Ticks(ymin, ymax) {
 		y := Y(t.Value)
 		cls := "grid minor"
 		if t.Label != "" {
@@ -93,7 +89,7 @@ func svgPlot(curves []Curve, kind PlotKind, id string) (svg string, ok bool) {
 		fmt.Fprintf(&b, `<line x1="%s" x2="%s" y1="%s" y2="%s" class="%s"/>`, f(left), f(left+pw), f(y), f(y), cls)
 	}
 	xl := "mean detection time TD (ms, log scale)"
-	if n := tdBasisNote(curves); n != "" {
+	if n := figure.TDBasisNote(curves); n != "" {
 		xl = "mean detection time TD (ms, " + n + ", log scale)"
 	}
 	fmt.Fprintf(&b, `<text x="%s" y="%s" class="axis" text-anchor="middle">%s</text>`, f(left+pw/2), f(h-8), html.EscapeString(xl))
@@ -101,8 +97,7 @@ func svgPlot(curves []Curve, kind PlotKind, id string) (svg string, ok bool) {
 
 	ly := top + 6
 	for _, d := range ds {
-		col, _ := familyStyle(d.slot)
-		hc := hexColour(col)
+		hc := hexColour(d.col)
 		legend := d.c.Family
 		if len(d.pts) == 0 {
 			if len(d.c.Points) == 0 {
@@ -110,37 +105,37 @@ func svgPlot(curves []Curve, kind PlotKind, id string) (svg string, ok bool) {
 			}
 			legend += " (none > 0)"
 		}
-		mono := monotoneTD(d.pts)
+		mono := figure.Monotone(d.pts)
 		if !mono && len(d.pts) > 1 {
 			legend += " (points)"
 		}
 		fmt.Fprintf(&b, `<g class="fam" data-family="%s">`, html.EscapeString(d.c.Family))
 		// Legend entry, outside the plotting area.
-		svgMarker(&b, d.slot, left+pw+16, ly, hc, 4)
+		svgMarker(&b, d.mark, left+pw+16, ly, hc, 4)
 		fmt.Fprintf(&b, `<text x="%s" y="%s" class="legend">%s</text>`, f(left+pw+26), f(ly+4), html.EscapeString(legend))
 		ly += 16
 		if len(d.pts) > 1 && mono {
 			var pl []string
 			for _, p := range d.pts {
-				pl = append(pl, f(X(p.x))+","+f(Y(p.y)))
+				pl = append(pl, f(X(p.X))+","+f(Y(p.Y)))
 			}
 			fmt.Fprintf(&b, `<polyline points="%s" stroke="%s" class="curve"/>`, strings.Join(pl, " "), hc)
 		}
-		for i, p := range d.pts {
-			if p.yLo < p.y || p.yHi > p.y {
-				fmt.Fprintf(&b, `<line x1="%s" x2="%s" y1="%s" y2="%s" stroke="%s" class="bar"/>`, f(X(p.x)), f(X(p.x)), f(Y(p.yLo)), f(Y(p.yHi)), hc)
+		for _, p := range d.pts {
+			if p.YLo < p.Y || p.YHi > p.Y {
+				fmt.Fprintf(&b, `<line x1="%s" x2="%s" y1="%s" y2="%s" stroke="%s" class="bar"/>`, f(X(p.X)), f(X(p.X)), f(Y(p.YLo)), f(Y(p.YHi)), hc)
 			}
-			if p.xLo < p.x || p.xHi > p.x {
-				fmt.Fprintf(&b, `<line x1="%s" x2="%s" y1="%s" y2="%s" stroke="%s" class="bar"/>`, f(X(p.xLo)), f(X(p.xHi)), f(Y(p.y)), f(Y(p.y)), hc)
+			if p.XLo < p.X || p.XHi > p.X {
+				fmt.Fprintf(&b, `<line x1="%s" x2="%s" y1="%s" y2="%s" stroke="%s" class="bar"/>`, f(X(p.XLo)), f(X(p.XHi)), f(Y(p.Y)), f(Y(p.Y)), hc)
 			}
 			r := 3.2
 			if len(d.pts) == 1 {
 				r = 6
-				fmt.Fprintf(&b, `<circle cx="%s" cy="%s" r="9" class="ring"/>`, f(X(p.x)), f(Y(p.y)))
+				fmt.Fprintf(&b, `<circle cx="%s" cy="%s" r="9" class="ring"/>`, f(X(p.X)), f(Y(p.Y)))
 			}
 			fmt.Fprintf(&b, `<g class="pt">`)
-			svgMarker(&b, d.slot, X(p.x), Y(p.y), hc, r)
-			fmt.Fprintf(&b, `<title>%s</title></g>`, html.EscapeString(pointTooltip(d.c, d.vals[i])))
+			svgMarker(&b, d.mark, X(p.X), Y(p.Y), hc, r)
+			fmt.Fprintf(&b, `<title>%s</title></g>`, html.EscapeString(pointTooltip(d.c, p.Of)))
 		}
 		b.WriteString(`</g>`)
 	}
@@ -150,9 +145,9 @@ func svgPlot(curves []Curve, kind PlotKind, id string) (svg string, ok bool) {
 
 // pointTooltip describes one point: family, setting, TD, MR and QAP with
 // their intervals.
-func pointTooltip(c Curve, p Point) string {
+func pointTooltip(c qos.Curve, p qos.Point) string {
 	s := c.Family
-	if l := settingLabel(c, p.Value); l != "" {
+	if l := figure.SettingLabel(c, p.Value); l != "" {
 		s += " " + l
 	}
 	s += "\nTD " + msString(p.TD.Mean) + " ms"
@@ -171,31 +166,34 @@ func pointTooltip(c Curve, p Point) string {
 	return s
 }
 
+// hexColour writes c as #rrggbb.
+func hexColour(c color.RGBA) string { return fmt.Sprintf("#%02x%02x%02x", c.R, c.G, c.B) }
+
 // msString writes d in milliseconds with one decimal.
 func msString(d time.Duration) string {
 	return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', 1, 64)
 }
 
 // svgMarker draws the marker of style slot at (x, y) with radius r: the
-// shapes of familyGlyphs in SVG.
-func svgMarker(b *strings.Builder, slot int, x, y float64, col string, r float64) {
+// shape of gonum's glyph mark in SVG.
+func svgMarker(b *strings.Builder, mark draw.GlyphDrawer, x, y float64, col string, r float64) {
 	f := func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
-	switch slot % len(familyGlyphs) {
-	case 0: // circle
+	switch mark.(type) {
+	case draw.CircleGlyph:
 		fmt.Fprintf(b, `<circle cx="%s" cy="%s" r="%s" fill="%s"/>`, f(x), f(y), f(r), col)
-	case 1: // box
+	case draw.BoxGlyph:
 		fmt.Fprintf(b, `<rect x="%s" y="%s" width="%s" height="%s" fill="%s"/>`, f(x-r), f(y-r), f(2*r), f(2*r), col)
-	case 2: // pyramid
+	case draw.PyramidGlyph:
 		fmt.Fprintf(b, `<polygon points="%s,%s %s,%s %s,%s" fill="%s"/>`, f(x), f(y-r*1.2), f(x-r*1.1), f(y+r*0.8), f(x+r*1.1), f(y+r*0.8), col)
-	case 3: // ring
+	case draw.RingGlyph:
 		fmt.Fprintf(b, `<circle cx="%s" cy="%s" r="%s" fill="white" stroke="%s" stroke-width="1.5"/>`, f(x), f(y), f(r), col)
-	case 4: // square
+	case draw.SquareGlyph:
 		fmt.Fprintf(b, `<rect x="%s" y="%s" width="%s" height="%s" fill="white" stroke="%s" stroke-width="1.5"/>`, f(x-r), f(y-r), f(2*r), f(2*r), col)
-	case 5: // triangle
+	case draw.TriangleGlyph:
 		fmt.Fprintf(b, `<polygon points="%s,%s %s,%s %s,%s" fill="white" stroke="%s" stroke-width="1.5"/>`, f(x), f(y-r*1.2), f(x-r*1.1), f(y+r*0.8), f(x+r*1.1), f(y+r*0.8), col)
-	case 6: // cross
+	case draw.CrossGlyph:
 		fmt.Fprintf(b, `<path d="M%s %sL%s %sM%s %sL%s %s" stroke="%s" stroke-width="2"/>`, f(x-r), f(y-r), f(x+r), f(y+r), f(x-r), f(y+r), f(x+r), f(y-r), col)
-	default: // plus
+	default: // draw.PlusGlyph
 		fmt.Fprintf(b, `<path d="M%s %sL%s %sM%s %sL%s %s" stroke="%s" stroke-width="2"/>`, f(x-r), f(y), f(x+r), f(y), f(x), f(y-r), f(x), f(y+r), col)
 	}
 	// A transparent disc makes small or hollow markers easy to hover.
@@ -231,7 +229,7 @@ func svgHistogram(edges []float64, counts []int, xlabel string) string {
 		fmt.Fprintf(&b, `<rect x="%s" y="%s" width="%s" height="%s" class="bin"><title>%s–%s ms: %d</title></rect>`,
 			f(x0), f(top+ph-bh), f(max(x1-x0-0.5, 0.5)), f(bh), strconv.FormatFloat(edges[i], 'g', 3, 64), strconv.FormatFloat(edges[i+1], 'g', 3, 64), c)
 	}
-	for _, t := range (logTicks{}).Ticks(lo, hi) {
+	for _, t := range (figure.LogTicks{}).Ticks(lo, hi) {
 		if t.Label == "" {
 			continue
 		}

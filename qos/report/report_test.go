@@ -1,4 +1,4 @@
-package qos
+package report
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 	"github.com/fdkit/fdkit/chen"
 	"github.com/fdkit/fdkit/detector"
 	"github.com/fdkit/fdkit/phi"
+	"github.com/fdkit/fdkit/qos"
 	"github.com/fdkit/fdkit/trace"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -19,33 +20,59 @@ import (
 // reportFixture replays a generated stream (with a hostile sender name)
 // through three families and the default-style table, with intervals, and
 // returns the report.
-func reportFixture(t *testing.T) Report {
+func reportFixture(t *testing.T) Page {
 	t.Helper()
-	hbs := agreementTraces()["jitter-loss"]
 	name := `p<script>alert(1)</script>`
-	cfg := Config{Intervals: true, WarmUp: 100}
+	recs, err := trace.Generate(trace.GenConfig{Sender: name, Duration: 150 * time.Second,
+		Delay: trace.Delay{Dist: trace.DelayNormal, Mean: ms(40), SD: ms(15)},
+		Loss:  trace.Loss{Model: trace.LossBernoulli, P: 0.05}}, trace.NewRand(1))
+	require.NoError(t, err)
+	hbs := make([]detector.Heartbeat, len(recs))
+	for i, r := range recs {
+		hbs[i] = r.Heartbeat()
+	}
+	cfg := qos.Config{Intervals: true, WarmUp: 100}
 	est := chen.EstimatorConfig{Interval: ms(100), WindowSize: 100}
-	fams := []Family{
-		FixedFamily(durs([]float64{110, 150, 200, 300, 500})),
-		ChenFamily(chen.Config{Estimator: est}, durs([]float64{10, 50, 100, 200})),
-		PhiNormalFamily(phi.NormalConfig{WindowSize: 100}, []float64{1, 2, 4, 8}),
+	fams := []qos.Family{
+		qos.FixedFamily(durs(110, 150, 200, 300, 500)),
+		qos.ChenFamily(chen.Config{Estimator: est}, durs(10, 50, 100, 200)),
+		qos.PhiNormalFamily(phi.NormalConfig{WindowSize: 100}, []float64{1, 2, 4, 8}),
 	}
-	curves, err := Sweep([]Stream{{Name: name, Heartbeats: hbs}}, fams, SweepOptions{Config: cfg})
+	curves, err := qos.Sweep([]qos.Stream{{Name: name, Heartbeats: hbs}}, fams, qos.SweepOptions{Config: cfg})
 	require.NoError(t, err)
-	table, err := Sweep([]Stream{{Name: name, Heartbeats: hbs}}, []Family{FixedFamily(durs([]float64{1000})), ChenFamily(chen.Config{Estimator: est}, durs([]float64{100}))}, SweepOptions{Config: cfg})
+	table, err := qos.Sweep([]qos.Stream{{Name: name, Heartbeats: hbs}}, []qos.Family{qos.FixedFamily(durs(1000)), qos.ChenFamily(chen.Config{Estimator: est}, durs(100))}, qos.SweepOptions{Config: cfg})
 	require.NoError(t, err)
-	tg := Targets{MaxTD: time.Second, MinQAP: 0.99}
-	choices, err := Tune(curves, tg)
+	tg := qos.Targets{MaxTD: time.Second, MinQAP: 0.99}
+	choices, err := qos.Tune(curves, tg)
 	require.NoError(t, err)
-	recs := make([]trace.Record, len(hbs))
-	for i, hb := range hbs {
-		recs[i] = trace.Record{Sender: name, Seq: hb.Seq, HasSeq: hb.HasSeq, Sent: hb.Sent, HasSent: hb.HasSent, Arrival: hb.Arrival, HasArrival: true}
-	}
-	return Report{Title: "report of " + name, Command: "fdreplay --report r.html 'a b'", Streams: []ReportStream{{
+	return Page{Title: "report of " + name, Command: "fdreplay --report r.html 'a b'", Streams: []Stream{{
 		Name: name, Title: "gen.txt, sender " + name, Heartbeats: hbs, Stats: trace.Summarize(recs), Interval: ms(100),
 		Notes: []string{"warm-up 100"}, Warnings: []string{"left out <b>3</b> records"},
 		Table: table, Settings: []string{"T=1s", "α=100ms"}, Curves: curves, Targets: tg, Choices: choices,
 	}}}
+}
+
+func ms(x float64) time.Duration { return time.Duration(x * float64(time.Millisecond)) }
+
+func durs(msv ...float64) []time.Duration {
+	d := make([]time.Duration, len(msv))
+	for i, v := range msv {
+		d[i] = ms(v)
+	}
+	return d
+}
+
+// spooled returns hbs written to a trace.Spool (a Source read from disk).
+func spooled(t *testing.T, hbs []detector.Heartbeat) qos.Source {
+	t.Helper()
+	sp, err := trace.NewSpool(t.TempDir())
+	require.NoError(t, err)
+	t.Cleanup(func() { sp.Close() })
+	for _, hb := range hbs {
+		require.NoError(t, sp.Add(hb))
+	}
+	require.NoError(t, sp.Finish())
+	return sp
 }
 
 // The report is one self-contained page: nothing loaded from outside,
@@ -53,7 +80,7 @@ func reportFixture(t *testing.T) Report {
 // histogram, loss bursts, warnings, tables and the verdict.
 func TestWriteReport(t *testing.T) {
 	var b bytes.Buffer
-	require.NoError(t, WriteReport(&b, reportFixture(t)))
+	require.NoError(t, Write(&b, reportFixture(t)))
 	page := b.String()
 	for _, ext := range []string{`src=`, `href="http`, `href='http`, `@import`, `url(`, `<link`, `<iframe`, `<img`} {
 		assert.NotContains(t, page, ext, "nothing loaded from outside")
@@ -86,11 +113,11 @@ func TestReportLossBurstsAndHistogram(t *testing.T) {
 		}
 		hbs = append(hbs, detector.Heartbeat{Seq: s, HasSeq: true, Arrival: time.Duration(s) * ms(100)})
 	}
-	assert.Equal(t, [][2]string{{"1", "1"}, {"2", "1"}, {"3–5", "1"}, {"6–10", "0"}, {"11–100", "0"}, {"> 100", "0"}}, lossBursts(sliceSource(hbs)))
-	h := interArrivalHistogram(sliceSource(hbs))
+	assert.Equal(t, [][2]string{{"1", "1"}, {"2", "1"}, {"3–5", "1"}, {"6–10", "0"}, {"11–100", "0"}, {"> 100", "0"}}, lossBursts(hbs, nil))
+	h := interArrivalHistogram(qos.SliceSource(hbs))
 	assert.Equal(t, 4, strings.Count(h, `class="bin"`), "gaps of 100, 200, 300 and 500 ms: four log bins")
-	assert.Nil(t, lossBursts(sliceSource(hbs[:1])))
-	assert.Empty(t, interArrivalHistogram(sliceSource(hbs[:2])))
+	assert.Nil(t, lossBursts(hbs[:1], nil))
+	assert.Empty(t, interArrivalHistogram(qos.SliceSource(hbs[:2])))
 
 	// Read from a spool, with heartbeats reordered within the window and
 	// duplicated: the same classes as in memory, and the same histogram.
@@ -102,25 +129,25 @@ func TestReportLossBurstsAndHistogram(t *testing.T) {
 		mixed[i].Arrival += 1
 	}
 	sp := spooled(t, mixed)
-	assert.Equal(t, lossBursts(sliceSource(hbs)), lossBursts(sp))
-	assert.Equal(t, interArrivalHistogram(sliceSource(mixed)), interArrivalHistogram(sp))
-	assert.Nil(t, lossBursts(spooled(t, hbs[:1])))
+	assert.Equal(t, lossBursts(hbs, nil), lossBursts(nil, sp))
+	assert.Equal(t, interArrivalHistogram(qos.SliceSource(mixed)), interArrivalHistogram(sp))
+	assert.Nil(t, lossBursts(nil, spooled(t, hbs[:1])))
 }
 
 // marginNote names the targets a chosen setting's interval crosses.
 func TestMarginNote(t *testing.T) {
-	r := Result{CI: &CI{MRPerSecond: [2]float64{0.001, 0.02}, QAP: [2]float64{0.998, 0.9999}, TDMean: [2]time.Duration{ms(90), ms(110)}}}
-	assert.Equal(t, "It meets the targets even at the unfavourable ends of its 95 % intervals.", marginNote(r, Targets{MaxTD: ms(200), MaxMRPerSecond: 0.05, MinQAP: 0.99}))
+	r := qos.Result{CI: &qos.CI{MRPerSecond: [2]float64{0.001, 0.02}, QAP: [2]float64{0.998, 0.9999}, TDMean: [2]time.Duration{ms(90), ms(110)}}}
+	assert.Equal(t, "It meets the targets even at the unfavourable ends of its 95 % intervals.", marginNote(r, qos.Targets{MaxTD: ms(200), MaxMRPerSecond: 0.05, MinQAP: 0.99}))
 	assert.Equal(t, "Its 95 % interval of TD and MR and QAP crosses the target: the trace is too short to be sure it meets it.",
-		marginNote(r, Targets{MaxTD: ms(100), MaxMRPerSecond: 0.01, MinQAP: 0.999}))
-	assert.Empty(t, marginNote(Result{}, Targets{MaxTD: ms(100)}))
+		marginNote(r, qos.Targets{MaxTD: ms(100), MaxMRPerSecond: 0.01, MinQAP: 0.999}))
+	assert.Empty(t, marginNote(qos.Result{}, qos.Targets{MaxTD: ms(100)}))
 }
 
 // The report writes a lopsided interval as +up/−down (see
 // TestCellLopsidedInterval in cmd/fdreplay) and a symmetric one as ±.
 func TestReportLopsidedInterval(t *testing.T) {
-	r := Result{Mistakes: 1, MRPerSecond: 0.00428, Suspected: 1, QAP: 0.999957,
-		CI: &CI{MRPerSecond: [2]float64{0.0001, 0.0239}, QAP: [2]float64{0.9999, 1}}}
+	r := qos.Result{Mistakes: 1, MRPerSecond: 0.00428, Suspected: 1, QAP: 0.999957,
+		CI: &qos.CI{MRPerSecond: [2]float64{0.0001, 0.0239}, QAP: [2]float64{0.9999, 1}}}
 	assert.Equal(t, "0.00428 +0.02/−0.0042", mrText(r))
 	assert.Equal(t, "0.999957 +0.000043/−0.000057", qapText(r))
 	r.CI.MRPerSecond = [2]float64{0.0033, 0.0053}
@@ -133,14 +160,15 @@ func TestReportLopsidedInterval(t *testing.T) {
 func TestReportNoMistakesTarget(t *testing.T) {
 	rep := reportFixture(t)
 	s := &rep.Streams[0]
-	s.Targets = Targets{NoMistakes: true, MaxTD: 300 * time.Millisecond}
+	s.Targets = qos.Targets{NoMistakes: true, MaxTD: 300 * time.Millisecond}
 	var err error
-	s.Choices, err = Tune(s.Curves, s.Targets)
+	s.Choices, err = qos.Tune(s.Curves, s.Targets)
 	require.NoError(t, err)
 	var b bytes.Buffer
-	require.NoError(t, WriteReport(&b, rep))
+	require.NoError(t, Write(&b, rep))
 	page := b.String()
 	assert.Contains(t, page, "Targets: TD ≤ 300ms, MR = 0 (no mistake).")
+	assert.Equal(t, "MR = 0 (no mistake)", targetsText(qos.Targets{NoMistakes: true}))
 	assert.Contains(t, page, "still makes mistakes, which the targets allow none of (nearest)")
 	assert.NotContains(t, page, "Inf")
 }

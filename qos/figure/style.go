@@ -1,10 +1,10 @@
-package qos
+package figure
 
 import (
-	"fmt"
 	"image/color"
 	"strconv"
 
+	"github.com/fdkit/fdkit/qos"
 	"gonum.org/v1/plot/vg/draw"
 )
 
@@ -67,12 +67,16 @@ func familyStyle(i int) (color.RGBA, draw.GlyphDrawer) {
 	return familyColours[i%len(familyColours)], familyGlyphs[i%len(familyGlyphs)]
 }
 
-// hexColour writes c as #rrggbb.
-func hexColour(c color.RGBA) string { return fmt.Sprintf("#%02x%02x%02x", c.R, c.G, c.B) }
+// Style returns the colour and marker of family among names (the families
+// drawn together): fdkit's own families always get the same style, others
+// the next free one in order of first appearance in names.
+func Style(family string, names []string) (color.RGBA, draw.GlyphDrawer) {
+	return familyStyle(familyIndex(family, names))
+}
 
-// paramSymbol returns the symbol a plot or report shows for a family's
+// ParamSymbol returns the symbol a plot or report shows for a family's
 // parameter name.
-func paramSymbol(p string) string {
+func ParamSymbol(p string) string {
 	switch p {
 	case "alpha":
 		return "α"
@@ -86,10 +90,10 @@ func paramSymbol(p string) string {
 	return p
 }
 
-// settingLabel writes a parameter value as "Φ=8", "T=261ms".
-func settingLabel(c Curve, v float64) string {
+// SettingLabel writes a parameter value as "Φ=8", "T=261ms".
+func SettingLabel(c qos.Curve, v float64) string {
 	if c.Param == "" {
 		return ""
 	}
-	return paramSymbol(c.Param) + "=" + strconv.FormatFloat(v, 'g', 3, 64) + c.Unit
+	return ParamSymbol(c.Param) + "=" + strconv.FormatFloat(v, 'g', 3, 64) + c.Unit
 }

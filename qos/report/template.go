@@ -1,8 +1,8 @@
-package qos
+package report
 
 import "html/template"
 
-// reportTemplate is the page of WriteReport: everything inline, nothing
+// reportTemplate is the page of Write: everything inline, nothing
 // fetched (html/template escapes every value; the SVG plots are built from
 // escaped text).
 var reportTemplate = template.Must(template.New("report").Parse(`<!DOCTYPE html>

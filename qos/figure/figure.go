@@ -1,4 +1,4 @@
-package qos
+package figure
 
 import (
 	"errors"
@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fdkit/fdkit/qos"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
@@ -20,38 +21,38 @@ import (
 	_ "gonum.org/v1/plot/vg/vgsvg" // SVG
 )
 
-// PlotKind selects what a plot shows against the mean detection time.
-type PlotKind int
+// Kind selects what a plot shows against the mean detection time.
+type Kind int
 
 const (
-	// PlotMR shows the mistake rate MR (per second) against TD, both on
+	// MR shows the mistake rate MR (per second) against TD, both on
 	// log scales. Points without mistakes cannot be drawn on a log axis
 	// and are left out.
-	PlotMR PlotKind = iota
-	// PlotQAP shows the unavailability 1 − QAP (the fraction of time the
+	MR Kind = iota
+	// QAP shows the unavailability 1 − QAP (the fraction of time the
 	// monitor wrongly suspects) against TD, both on log scales: QAP itself
 	// sits between 0.99 and 1 for every useful setting, so on a linear
 	// axis every curve lay flat along the top. Points with QAP = 1 are
 	// left out.
-	PlotQAP
+	QAP
 )
 
-func (k PlotKind) name() string {
-	if k == PlotQAP {
+func (k Kind) name() string {
+	if k == QAP {
 		return "qap-td"
 	}
 	return "mr-td"
 }
 
-// logTicks marks a log axis at every integer multiple of each power of
+// LogTicks marks a log axis at every integer multiple of each power of
 // ten and labels the multiples that keep about four to twelve labels:
 // every multiple below 0.7 decades, 1, 2, 3, 5 and 7 below 1.2, 1, 2 and 5
 // up to three decades, 1 and 3 up to six, the powers of ten beyond. gonum's LogTicks labels only the powers of ten, which left a
 // TD axis from 180 ms to 3 s with the single label 1000.
-type logTicks struct{}
+type LogTicks struct{}
 
 // Ticks implements plot.Ticker.
-func (logTicks) Ticks(lo, hi float64) []plot.Tick {
+func (LogTicks) Ticks(lo, hi float64) []plot.Tick {
 	if !(lo > 0) || !(hi >= lo) || math.IsInf(hi, 0) {
 		return nil
 	}
@@ -89,15 +90,15 @@ func (logTicks) Ticks(lo, hi float64) []plot.Tick {
 	return ts
 }
 
-// tdBasisNote returns "arrival-based, + X delay offset" when every point's
+// TDBasisNote returns "arrival-based, + X delay offset" when every point's
 // TD is arrival-based (unsynchronized clocks: the TD axis then leaves out
 // the network delay except the offset d̄), else "". (Plain words: the
 // plots' font has no combining macron for d̄.)
-func tdBasisNote(curves []Curve) string {
+func TDBasisNote(curves []qos.Curve) string {
 	note := ""
 	for _, c := range curves {
 		for _, pt := range c.Points {
-			if pt.TDBasis != TDArrival {
+			if pt.TDBasis != qos.TDArrival {
 				return ""
 			}
 			note = "arrival-based, + " + pt.DelayOffset.String() + " delay offset"
@@ -106,100 +107,105 @@ func tdBasisNote(curves []Curve) string {
 	return note
 }
 
-// plotPoint is one drawn point with its 95 % interval (absent: the point
-// itself) and parameter value.
-type plotPoint struct {
-	x, y     float64
-	xLo, xHi float64
-	yLo, yHi float64
-	label    string
+// Point is one drawn point: X the mean TD in milliseconds, Y the MR or
+// 1 − QAP, their 95 % intervals [XLo, XHi] and [YLo, YHi] (the point itself
+// when the replay had no intervals), Label the setting ("α=100ms") and Of
+// the replayed point it draws.
+type Point struct {
+	X, Y     float64
+	XLo, XHi float64
+	YLo, YHi float64
+	Label    string
+	Of       qos.Point
 }
 
-type plotPoints []plotPoint
+// Points are the drawn points of one curve in parameter order; they are
+// the data of gonum's scatter, line, error-bar and label plotters.
+type Points []Point
 
-func (p plotPoints) Len() int                    { return len(p) }
-func (p plotPoints) XY(i int) (float64, float64) { return p[i].x, p[i].y }
-func (p plotPoints) YError(i int) (float64, float64) {
-	return p[i].y - p[i].yLo, p[i].yHi - p[i].y
+func (p Points) Len() int                    { return len(p) }
+func (p Points) XY(i int) (float64, float64) { return p[i].X, p[i].Y }
+func (p Points) YError(i int) (float64, float64) {
+	return p[i].Y - p[i].YLo, p[i].YHi - p[i].Y
 }
-func (p plotPoints) XError(i int) (float64, float64) {
-	return p[i].x - p[i].xLo, p[i].xHi - p[i].x
+func (p Points) XError(i int) (float64, float64) {
+	return p[i].X - p[i].XLo, p[i].XHi - p[i].X
 }
-func (p plotPoints) Label(i int) string { return p[i].label }
+func (p Points) Label(i int) string { return p[i].Label }
 
-// monotoneTD reports whether the points' TD never decreases or never
+// Monotone reports whether the points' TD never decreases or never
 // increases along the parameter: only then does a line through them in
 // parameter order read as a curve (SFD's TD is not monotone in SM1).
-func monotoneTD(pts plotPoints) bool {
+func Monotone(pts Points) bool {
 	up, down := true, true
 	for i := 1; i < len(pts); i++ {
-		up = up && pts[i].x >= pts[i-1].x
-		down = down && pts[i].x <= pts[i-1].x
+		up = up && pts[i].X >= pts[i-1].X
+		down = down && pts[i].X <= pts[i-1].X
 	}
 	return up || down
 }
 
-// curvePoints returns the drawable points of c for kind, in parameter
+// CurvePoints returns the drawable points of c for kind, in parameter
 // order, with their intervals (clamped into the positive range of a log
 // axis) and setting labels.
-func curvePoints(c Curve, kind PlotKind) plotPoints {
-	var pts plotPoints
+func CurvePoints(c qos.Curve, kind Kind) Points {
+	var pts Points
 	for _, pt := range c.Points {
-		p := plotPoint{x: float64(pt.TD.Mean) / float64(time.Millisecond), label: settingLabel(c, pt.Value)}
-		p.xLo, p.xHi = p.x, p.x
+		p := Point{X: float64(pt.TD.Mean) / float64(time.Millisecond), Label: SettingLabel(c, pt.Value), Of: pt}
+		p.XLo, p.XHi = p.X, p.X
 		switch kind {
-		case PlotMR:
-			p.y = pt.MRPerSecond
+		case MR:
+			p.Y = pt.MRPerSecond
 		default:
-			p.y = 1 - pt.QAP
+			p.Y = 1 - pt.QAP
 		}
-		if !(p.y > 0) || pt.Span <= 0 {
+		if !(p.Y > 0) || pt.Span <= 0 {
 			continue
 		}
-		p.yLo, p.yHi = p.y, p.y
+		p.YLo, p.YHi = p.Y, p.Y
 		if ci := pt.CI; ci != nil {
-			p.xLo = float64(ci.TDMean[0]) / float64(time.Millisecond)
-			p.xHi = float64(ci.TDMean[1]) / float64(time.Millisecond)
-			if kind == PlotMR {
-				p.yLo, p.yHi = ci.MRPerSecond[0], ci.MRPerSecond[1]
+			p.XLo = float64(ci.TDMean[0]) / float64(time.Millisecond)
+			p.XHi = float64(ci.TDMean[1]) / float64(time.Millisecond)
+			if kind == MR {
+				p.YLo, p.YHi = ci.MRPerSecond[0], ci.MRPerSecond[1]
 			} else {
-				p.yLo, p.yHi = 1-ci.QAP[1], 1-ci.QAP[0]
+				p.YLo, p.YHi = 1-ci.QAP[1], 1-ci.QAP[0]
 			}
 			// A log axis has no 0: a lower end at 0 (resamples without
 			// mistakes) is drawn to a quarter of the point.
-			p.yLo = max(min(p.yLo, p.y), p.y/4)
-			p.yHi = max(p.yHi, p.y)
-			p.xLo = max(min(p.xLo, p.x), p.x/4)
-			p.xHi = max(p.xHi, p.x)
+			p.YLo = max(min(p.YLo, p.Y), p.Y/4)
+			p.YHi = max(p.YHi, p.Y)
+			p.XLo = max(min(p.XLo, p.X), p.X/4)
+			p.XHi = max(p.XHi, p.X)
 		}
 		pts = append(pts, p)
 	}
 	return pts
 }
 
-// NewPlot draws curves (normally those of one stream) against the mean TD
+// New draws curves (normally those of one stream) against the mean TD
 // in milliseconds, both axes on log scales: per family a line in TD order
 // with its own colour and marker (or markers alone when TD is not monotone
 // in the parameter, as for SFD), a large outlined marker for a family
 // with a single point (Bertier), the 95 % intervals as error bars when the
 // points have them (Config.Intervals), and the setting written at the ends
-// and the middle of each curve. The legend is added to the plot; SavePlots
+// and the middle of each curve. The legend is added to the plot; Save
 // draws it beside the data area.
-func NewPlot(curves []Curve, kind PlotKind, title string) (*plot.Plot, error) {
+func New(curves []qos.Curve, kind Kind, title string) (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = title
 	p.X.Label.Text = "mean detection time TD (ms, log scale)"
-	p.X.Scale, p.X.Tick.Marker = plot.LogScale{}, logTicks{}
-	p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, logTicks{}
+	p.X.Scale, p.X.Tick.Marker = plot.LogScale{}, LogTicks{}
+	p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, LogTicks{}
 	switch kind {
-	case PlotMR:
+	case MR:
 		p.Y.Label.Text = "mistake rate MR (1/s, log scale)"
-	case PlotQAP:
+	case QAP:
 		p.Y.Label.Text = "unavailability 1 - QAP (log scale)"
 	default:
-		return nil, fmt.Errorf("qos: unknown plot kind %d", int(kind))
+		return nil, fmt.Errorf("figure: unknown plot kind %d", int(kind))
 	}
-	if b := tdBasisNote(curves); b != "" {
+	if b := TDBasisNote(curves); b != "" {
 		p.X.Label.Text = strings.Replace(p.X.Label.Text, "(ms", "(ms, "+b, 1)
 	}
 	// Axis labels at 9 pt: gonum shrinks the data area until the rotated
@@ -217,11 +223,11 @@ func NewPlot(curves []Curve, kind PlotKind, title string) (*plot.Plot, error) {
 	for _, c := range curves {
 		slot := familyIndex(c.Family, names)
 		col, glyph := familyStyle(slot)
-		pts := curvePoints(c, kind)
+		pts := CurvePoints(c, kind)
 		if len(pts) == 0 {
 			if len(c.Points) > 0 {
 				what := "no mistakes"
-				if kind == PlotQAP {
+				if kind == QAP {
 					what = "never suspects"
 				}
 				p.Legend.Add(c.Family + " (" + what + ")")
@@ -230,16 +236,16 @@ func NewPlot(curves []Curve, kind PlotKind, title string) (*plot.Plot, error) {
 		}
 		hasCI := false
 		for _, pt := range pts {
-			hasCI = hasCI || pt.yLo < pt.y || pt.yHi > pt.y || pt.xLo < pt.x || pt.xHi > pt.x
+			hasCI = hasCI || pt.YLo < pt.Y || pt.YHi > pt.Y || pt.XLo < pt.X || pt.XHi > pt.X
 		}
 		if hasCI {
 			ye, err := plotter.NewYErrorBars(pts)
 			if err != nil {
-				return nil, fmt.Errorf("qos: plotting %s: %w", c.Family, err)
+				return nil, fmt.Errorf("figure: plotting %s: %w", c.Family, err)
 			}
 			xe, err := plotter.NewXErrorBars(pts)
 			if err != nil {
-				return nil, fmt.Errorf("qos: plotting %s: %w", c.Family, err)
+				return nil, fmt.Errorf("figure: plotting %s: %w", c.Family, err)
 			}
 			bar := color.NRGBA{R: col.R, G: col.G, B: col.B, A: 0x60}
 			ye.Color, xe.Color = bar, bar
@@ -249,7 +255,7 @@ func NewPlot(curves []Curve, kind PlotKind, title string) (*plot.Plot, error) {
 		}
 		sc, err := plotter.NewScatter(pts)
 		if err != nil {
-			return nil, fmt.Errorf("qos: plotting %s: %w", c.Family, err)
+			return nil, fmt.Errorf("figure: plotting %s: %w", c.Family, err)
 		}
 		sc.GlyphStyle = draw.GlyphStyle{Color: col, Radius: vg.Points(2.2), Shape: glyph}
 		label := c.Family
@@ -261,15 +267,15 @@ func NewPlot(curves []Curve, kind PlotKind, title string) (*plot.Plot, error) {
 			sc.GlyphStyle.Radius = vg.Points(4.5)
 			ring, err := plotter.NewScatter(pts)
 			if err != nil {
-				return nil, fmt.Errorf("qos: plotting %s: %w", c.Family, err)
+				return nil, fmt.Errorf("figure: plotting %s: %w", c.Family, err)
 			}
 			ring.GlyphStyle = draw.GlyphStyle{Color: color.Black, Radius: vg.Points(6.5), Shape: draw.RingGlyph{}}
 			p.Add(sc, ring)
 			p.Legend.Add(label, sc)
-		case monotoneTD(pts):
+		case Monotone(pts):
 			l, err := plotter.NewLine(pts)
 			if err != nil {
-				return nil, fmt.Errorf("qos: plotting %s: %w", c.Family, err)
+				return nil, fmt.Errorf("figure: plotting %s: %w", c.Family, err)
 			}
 			l.Color, l.Width = col, vg.Points(1.2)
 			// Beyond twelve families the colours repeat: dash the later
@@ -287,10 +293,10 @@ func NewPlot(curves []Curve, kind PlotKind, title string) (*plot.Plot, error) {
 		drawn++
 	}
 	if drawn == 0 {
-		if kind == PlotMR {
-			return nil, errors.New("qos: no point with mistakes to draw on a log scale")
+		if kind == MR {
+			return nil, errors.New("figure: no point with mistakes to draw on a log scale")
 		}
-		return nil, errors.New("qos: no point with suspicion (1 - QAP > 0) to draw on a log scale")
+		return nil, errors.New("figure: no point with suspicion (1 - QAP > 0) to draw on a log scale")
 	}
 	// Whole decades on the y axis (labels outside the range would squeeze
 	// the data area), and room on the x axis for the setting labels.
@@ -308,7 +314,7 @@ func NewPlot(curves []Curve, kind PlotKind, title string) (*plot.Plot, error) {
 
 // labelCands are the points of one curve that may carry a setting label.
 type labelCands struct {
-	pts plotPoints
+	pts Points
 	col color.RGBA
 }
 
@@ -317,11 +323,11 @@ type labelCands struct {
 // overlap one already placed (judged on the axes' normalized log scales,
 // a label being about 9 % of the width by 4 % of the height).
 func addSettingLabels(p *plot.Plot, cands []labelCands) error {
-	type spot struct{ x, y float64 }
+	type spot struct{ X, Y float64 }
 	var placed []spot
 	free := func(s spot) bool {
 		for _, q := range placed {
-			if math.Abs(s.x-q.x) < 0.09 && math.Abs(s.y-q.y) < 0.04 {
+			if math.Abs(s.X-q.X) < 0.09 && math.Abs(s.Y-q.Y) < 0.04 {
 				return false
 			}
 		}
@@ -330,7 +336,7 @@ func addSettingLabels(p *plot.Plot, cands []labelCands) error {
 	for _, c := range cands {
 		n := len(c.pts)
 		order := []int{0, n - 1, n / 2, n / 4, 3 * n / 4, n / 8, 7 * n / 8}
-		var keep plotPoints
+		var keep Points
 		seen := map[int]bool{}
 		for _, i := range order {
 			if len(keep) == 3 || seen[i] {
@@ -338,8 +344,8 @@ func addSettingLabels(p *plot.Plot, cands []labelCands) error {
 			}
 			seen[i] = true
 			pt := c.pts[i]
-			s := spot{p.X.Norm(pt.x), p.Y.Norm(pt.y)}
-			if s.x < 0 || s.x > 0.93 || s.y < 0 || s.y > 0.97 || !free(s) {
+			s := spot{p.X.Norm(pt.X), p.Y.Norm(pt.Y)}
+			if s.X < 0 || s.X > 0.93 || s.Y < 0 || s.Y > 0.97 || !free(s) {
 				continue
 			}
 			placed = append(placed, s)
@@ -350,7 +356,7 @@ func addSettingLabels(p *plot.Plot, cands []labelCands) error {
 		}
 		lb, err := plotter.NewLabels(keep)
 		if err != nil {
-			return fmt.Errorf("qos: plotting labels: %w", err)
+			return fmt.Errorf("figure: plotting labels: %w", err)
 		}
 		for i := range lb.TextStyle {
 			lb.TextStyle[i].Font.Size = vg.Points(7)
@@ -362,19 +368,19 @@ func addSettingLabels(p *plot.Plot, cands []labelCands) error {
 	return nil
 }
 
-// plotKinds and plotExts are the plots SavePlots draws and the formats it
-// writes each in; PlotFileNames derives its names from them.
+// plotKinds and plotExts are the plots Save draws and the formats it
+// writes each in; FileNames derives its names from them.
 var (
-	plotKinds = []PlotKind{PlotMR, PlotQAP}
+	plotKinds = []Kind{MR, QAP}
 	plotExts  = []string{".png", ".svg"}
 )
 
-// PlotFileNames returns the names of every file SavePlots can write for
+// FileNames returns the names of every file Save can write for
 // prefix, in the order it writes them ("<prefix>mr-td.png",
 // "<prefix>mr-td.svg", "<prefix>qap-td.png", "<prefix>qap-td.svg"). With
 // prefix "*-" they are glob patterns (path.Match) for the plots of any
 // stream, which is how a command recognises its own earlier output.
-func PlotFileNames(prefix string) []string {
+func FileNames(prefix string) []string {
 	names := make([]string, 0, len(plotKinds)*len(plotExts))
 	for _, kind := range plotKinds {
 		for _, ext := range plotExts {
@@ -384,15 +390,15 @@ func PlotFileNames(prefix string) []string {
 	return names
 }
 
-// SavePlots writes, for the given curves, "<prefix>mr-td" (MR against TD)
+// Save writes, for the given curves, "<prefix>mr-td" (MR against TD)
 // and "<prefix>qap-td" (1 − QAP against TD) as PNG and SVG (19 cm × 11 cm,
 // legend on the right) into dir, which must exist. It returns the files
 // written. A plot with nothing to draw (no mistakes at any point) is
 // skipped, not an error.
-func SavePlots(curves []Curve, dir, prefix, title string) ([]string, error) {
+func Save(curves []qos.Curve, dir, prefix, title string) ([]string, error) {
 	var files []string
 	for _, kind := range plotKinds {
-		p, err := NewPlot(curves, kind, title)
+		p, err := New(curves, kind, title)
 		if err != nil {
 			continue
 		}
@@ -421,12 +427,12 @@ const (
 func savePlot(p *plot.Plot, path string) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("qos: drawing %s: %v", path, r)
+			err = fmt.Errorf("figure: drawing %s: %v", path, r)
 		}
 	}()
 	c, err := draw.NewFormattedCanvas(plotWidth, plotHeight, strings.TrimPrefix(filepath.Ext(path), "."))
 	if err != nil {
-		return fmt.Errorf("qos: saving plot: %w", err)
+		return fmt.Errorf("figure: saving plot: %w", err)
 	}
 	legend := p.Legend
 	legend.Top = true
@@ -438,14 +444,14 @@ func savePlot(p *plot.Plot, path string) (err error) {
 	legend.Draw(draw.Crop(dc, plotWidth-legendWidth+vg.Points(4), 0, 0, -vg.Points(24)))
 	f, err := os.Create(path)
 	if err != nil {
-		return fmt.Errorf("qos: saving plot: %w", err)
+		return fmt.Errorf("figure: saving plot: %w", err)
 	}
 	if _, err := c.WriteTo(f); err != nil {
 		f.Close()
-		return fmt.Errorf("qos: saving plot %s: %w", path, err)
+		return fmt.Errorf("figure: saving plot %s: %w", path, err)
 	}
 	if err := f.Close(); err != nil {
-		return fmt.Errorf("qos: saving plot %s: %w", path, err)
+		return fmt.Errorf("figure: saving plot %s: %w", path, err)
 	}
 	return nil
 }
