@@ -11,18 +11,21 @@ import (
 	"github.com/fdkit/fdkit/trace"
 )
 
-// A one-stream page: fixed timeouts swept over a generated minute and the
+// A one-stream page: fixed timeouts swept over a minute of heartbeats
+// (Δ = 100 ms, every 37th lost, two in a row from heartbeat 300) and the
 // tuner's choice for TD ≤ 500 ms with at most one mistake a minute.
 func ExampleWrite() {
-	recs, err := trace.Generate(trace.GenConfig{Loss: trace.Loss{Model: trace.LossBernoulli, P: 0.05}}, trace.NewRand(1))
-	if err != nil {
-		panic(err)
+	var recs []trace.Record
+	var hbs []detector.Heartbeat
+	for k := 1; k <= 600; k++ {
+		if k%37 == 0 || k == 301 {
+			continue
+		}
+		r := trace.Record{Sender: "p", Seq: uint64(k), HasSeq: true, Sent: time.Duration(k) * 100 * time.Millisecond, HasSent: true, HasArrival: true}
+		r.Arrival = r.Sent + 20*time.Millisecond
+		recs, hbs = append(recs, r), append(hbs, r.Heartbeat())
 	}
-	hbs := make([]detector.Heartbeat, len(recs))
-	for i, r := range recs {
-		hbs[i] = r.Heartbeat()
-	}
-	timeouts := []time.Duration{150 * time.Millisecond, 250 * time.Millisecond, 450 * time.Millisecond}
+	timeouts := []time.Duration{150 * time.Millisecond, 250 * time.Millisecond, 350 * time.Millisecond}
 	curves, err := qos.Sweep([]qos.Stream{{Name: "p", Heartbeats: hbs}}, []qos.Family{qos.FixedFamily(timeouts)}, qos.SweepOptions{})
 	if err != nil {
 		panic(err)

@@ -12,6 +12,7 @@ import (
 	"github.com/fdkit/fdkit/detector"
 	"github.com/fdkit/fdkit/phi"
 	"github.com/fdkit/fdkit/qos"
+	"github.com/fdkit/fdkit/qos/internal/qostest"
 	"github.com/fdkit/fdkit/trace"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -23,14 +24,7 @@ import (
 func reportFixture(t *testing.T) Page {
 	t.Helper()
 	name := `p<script>alert(1)</script>`
-	recs, err := trace.Generate(trace.GenConfig{Sender: name, Duration: 150 * time.Second,
-		Delay: trace.Delay{Dist: trace.DelayNormal, Mean: ms(40), SD: ms(15)},
-		Loss:  trace.Loss{Model: trace.LossBernoulli, P: 0.05}}, trace.NewRand(1))
-	require.NoError(t, err)
-	hbs := make([]detector.Heartbeat, len(recs))
-	for i, r := range recs {
-		hbs[i] = r.Heartbeat()
-	}
+	recs, hbs := qostest.JitterLoss(t, name)
 	cfg := qos.Config{Intervals: true, WarmUp: 100}
 	est := chen.EstimatorConfig{Interval: ms(100), WindowSize: 100}
 	fams := []qos.Family{
@@ -52,28 +46,7 @@ func reportFixture(t *testing.T) Page {
 	}}}
 }
 
-func ms(x float64) time.Duration { return time.Duration(x * float64(time.Millisecond)) }
-
-func durs(msv ...float64) []time.Duration {
-	d := make([]time.Duration, len(msv))
-	for i, v := range msv {
-		d[i] = ms(v)
-	}
-	return d
-}
-
-// spooled returns hbs written to a trace.Spool (a Source read from disk).
-func spooled(t *testing.T, hbs []detector.Heartbeat) qos.Source {
-	t.Helper()
-	sp, err := trace.NewSpool(t.TempDir())
-	require.NoError(t, err)
-	t.Cleanup(func() { sp.Close() })
-	for _, hb := range hbs {
-		require.NoError(t, sp.Add(hb))
-	}
-	require.NoError(t, sp.Finish())
-	return sp
-}
+var ms, durs = qostest.Ms, qostest.Durations
 
 // The report is one self-contained page: nothing loaded from outside,
 // every value escaped, two plots with a tooltip per point, the statistics,
@@ -128,10 +101,10 @@ func TestReportLossBurstsAndHistogram(t *testing.T) {
 	for i := 9; i < len(mixed); i++ {
 		mixed[i].Arrival += 1
 	}
-	sp := spooled(t, mixed)
+	sp := qostest.Spooled(t, mixed)
 	assert.Equal(t, lossBursts(hbs, nil), lossBursts(nil, sp))
 	assert.Equal(t, interArrivalHistogram(qos.SliceSource(mixed)), interArrivalHistogram(sp))
-	assert.Nil(t, lossBursts(nil, spooled(t, hbs[:1])))
+	assert.Nil(t, lossBursts(nil, qostest.Spooled(t, hbs[:1])))
 }
 
 // marginNote names the targets a chosen setting's interval crosses.
