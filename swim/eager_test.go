@@ -247,7 +247,7 @@ func TestGateRetryEndsOnNacks(t *testing.T) {
 	assert.Equal(t, target, ev[0].Node.ID)
 	assert.Equal(t, 2*time.Second, ev[0].At)
 	assert.Equal(t, []ID{target}, gossipRecipients(t, pk, Update{Kind: UpdateSuspect, Node: node(string(target)), From: "a"}))
-	assert.Equal(t, 1, a.HealthScore(), "the first probe's missing nack; every nack of the retry arrived")
+	assert.Equal(t, 1, a.LocalHealthMultiplier(), "the first probe's missing nack; every nack of the retry arrived")
 	at, _ = a.NextDeadline()
 	assert.Equal(t, 3*time.Second, at, "the next period starts on schedule (2 s at LHM 1)")
 }

@@ -40,7 +40,7 @@ func Example() {
 			fmt.Printf("%v: %s is %v (incarnation %d, by %s)\n", at, e.Node.ID, e.Kind, e.Incarnation, e.From)
 		}
 	}
-	fmt.Println("local health multiplier:", a.HealthScore())
+	fmt.Println("local health multiplier:", a.LocalHealthMultiplier())
 	// Output:
 	// 0s: send ping to b
 	// 1s: send gossip to b

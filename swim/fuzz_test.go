@@ -79,7 +79,7 @@ func FuzzStep(f *testing.F) {
 				if m.Incarnation() < inc {
 					t.Fatalf("incarnation went down: %d -> %d", inc, m.Incarnation())
 				}
-				if h := m.HealthScore(); h < 0 || h > 7 {
+				if h := m.LocalHealthMultiplier(); h < 0 || h > 7 {
 					t.Fatalf("LHM %d", h)
 				}
 				live := 1

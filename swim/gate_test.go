@@ -60,7 +60,7 @@ func TestGateRetriesCorroboratedFailure(t *testing.T) {
 	assert.Equal(t, EventSuspect, ev[0].Kind)
 	assert.Equal(t, target, ev[0].Node.ID)
 	assert.Equal(t, 1500*time.Millisecond, ev[0].At)
-	assert.Equal(t, 0, a.HealthScore(), "every nack of both probes arrived")
+	assert.Equal(t, 0, a.LocalHealthMultiplier(), "every nack of both probes arrived")
 }
 
 // When the first probe's stream ping failed too (refused or reset) and

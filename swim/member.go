@@ -288,10 +288,10 @@ func (m *Member) Self() Node { return m.self }
 // Incarnation returns this member's current incarnation number.
 func (m *Member) Incarnation() Incarnation { return m.inc }
 
-// HealthScore returns Lifeguard's local health multiplier score LHM, in
+// LocalHealthMultiplier returns Lifeguard's local health multiplier LHM, in
 // [0, AwarenessMaxMultiplier−1]; periods and probe timeouts are scaled by
 // LHM+1. Always 0 in ModeSWIM.
-func (m *Member) HealthScore() int { return m.lhm }
+func (m *Member) LocalHealthMultiplier() int { return m.lhm }
 
 // Stats returns the counters.
 func (m *Member) Stats() Stats { return m.stats }

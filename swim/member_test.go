@@ -141,7 +141,7 @@ func TestProbeAckedDirectly(t *testing.T) {
 	pk, ev := drain(a)
 	assert.Len(t, only(t, pk, MsgPing), 1)
 	assert.Empty(t, ev)
-	assert.Equal(t, 0, a.HealthScore())
+	assert.Equal(t, 0, a.LocalHealthMultiplier())
 }
 
 // The full failure path: ping, timeout, ping-req through k members with
@@ -170,7 +170,7 @@ func TestProbeFailsThenSuspectThenDead(t *testing.T) {
 	require.Len(t, ev, 1)
 	assert.Equal(t, EventSuspect, ev[0].Kind)
 	assert.Equal(t, target, ev[0].Node.ID)
-	assert.Equal(t, 2, a.HealthScore(), "two missed nacks")
+	assert.Equal(t, 2, a.LocalHealthMultiplier(), "two missed nacks")
 	// The suspicion goes at once to the suspect alone (eager
 	// dissemination), and is piggybacked on the next probe.
 	require.Len(t, pk, 2)
@@ -226,7 +226,7 @@ func TestPlainSWIM(t *testing.T) {
 	a.Tick(time.Second)
 	_, ev := drain(a)
 	require.Len(t, ev, 1)
-	assert.Equal(t, 0, a.HealthScore())
+	assert.Equal(t, 0, a.LocalHealthMultiplier())
 	st, _ := a.Member(target, time.Second)
 	assert.Equal(t, 5*time.Second, st.SuspicionDeadline, "Min = 4 s, no Max")
 	// Pinging the suspect carries no buddy suspicion beyond normal gossip
@@ -274,7 +274,7 @@ func TestRefutation(t *testing.T) {
 		Updates: []Update{{Kind: UpdateSuspect, Node: node("a"), Incarnation: 0, From: "b"}}}
 	require.NoError(t, a.Step(time.Second, &p))
 	assert.Equal(t, Incarnation(1), a.Incarnation())
-	assert.Equal(t, 1, a.HealthScore())
+	assert.Equal(t, 1, a.LocalHealthMultiplier())
 	pk, _ := drain(a)
 	require.Len(t, pk, 1)
 	assert.Equal(t, MsgAck, pk[0].Kind)
@@ -658,14 +658,14 @@ func TestLocalHealthMultiplier(t *testing.T) {
 	for i := 0; i < 20; i++ {
 		a.adjustHealth(1)
 	}
-	assert.Equal(t, 7, a.HealthScore())
+	assert.Equal(t, 7, a.LocalHealthMultiplier())
 	a.Tick(0)
 	at, _ := a.NextDeadline()
 	assert.Equal(t, 4*time.Second, at, "probe timeout 500 ms · 8")
 	for i := 0; i < 20; i++ {
 		a.adjustHealth(-1)
 	}
-	assert.Equal(t, 0, a.HealthScore())
+	assert.Equal(t, 0, a.LocalHealthMultiplier())
 }
 
 // The local-pause guard (ModeDetector): a Tick far later than announced is
@@ -684,7 +684,7 @@ func TestPauseGuard(t *testing.T) {
 	assert.Equal(t, Incarnation(1), a.Incarnation())
 	require.NotEmpty(t, pk)
 	assert.True(t, hasUpdate(pk[0], UpdateAlive, "a", 1), "preemptive refutation piggybacked")
-	assert.Equal(t, 1, a.HealthScore())
+	assert.Equal(t, 1, a.LocalHealthMultiplier())
 	assert.Equal(t, StateSuspect, a.State("d"))
 	_, ev = advance(a, 26*time.Second)
 	require.Len(t, ev, 1, "the grace period is over")
@@ -737,7 +737,7 @@ func TestPauseGuardSeesOverdueSuspicion(t *testing.T) {
 	for range 5 {
 		a.adjustHealth(1)
 	}
-	require.Equal(t, 5, a.HealthScore())
+	require.Equal(t, 5, a.LocalHealthMultiplier())
 	// A probe started at 1 s and was answered; with LHM 5 the next one is
 	// due a period of 6 s later.
 	start := 1010 * time.Millisecond

@@ -42,7 +42,7 @@ func TestNackCountedOncePerIntermediate(t *testing.T) {
 	_, ev := drain(a)
 	require.Len(t, ev, 1)
 	assert.Equal(t, EventSuspect, ev[0].Kind)
-	assert.Equal(t, 3, a.HealthScore(), "all three intermediates nacked: no missed nack, no change")
+	assert.Equal(t, 3, a.LocalHealthMultiplier(), "all three intermediates nacked: no missed nack, no change")
 
 	// Only one of three intermediates nacks, twice: two nacks missed.
 	b := newTest(t, "b", ModeLifeguard, nil, "a", "c", "d", "e", "f")
@@ -57,7 +57,7 @@ func TestNackCountedOncePerIntermediate(t *testing.T) {
 		require.NoError(t, b.Step(700*time.Millisecond, &nack))
 	}
 	b.Tick(time.Second)
-	assert.Equal(t, 2, b.HealthScore(), "two missed nacks")
+	assert.Equal(t, 2, b.LocalHealthMultiplier(), "two missed nacks")
 }
 
 // A ping-req relay nacks after its base probe timeout, not scaled by its

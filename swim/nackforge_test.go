@@ -33,7 +33,7 @@ func TestForgedNacksDoNotSkipGate(t *testing.T) {
 	assert.Empty(t, ev, "one of two asked nacked: the gate retries")
 	assert.Equal(t, 1, a.Stats().GateDeferrals)
 	assert.Equal(t, StateAlive, a.State(target))
-	assert.Equal(t, 1, a.HealthScore(), "one missed nack")
+	assert.Equal(t, 1, a.LocalHealthMultiplier(), "one missed nack")
 }
 
 // A nack that arrives after the probe was acked (relayed by the other

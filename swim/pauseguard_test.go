@@ -58,7 +58,7 @@ func TestPauseGuardIgnoresDeadlineShortenedIntoPast(t *testing.T) {
 	require.Equal(t, 2, s.k)
 	require.Equal(t, 4*time.Second, s.min)
 	require.Equal(t, 24*time.Second, s.max)
-	inc, lhm := a.Incarnation(), a.HealthScore()
+	inc, lhm := a.Incarnation(), a.LocalHealthMultiplier()
 
 	ackRun(t, a, time.Second+step, 12*time.Second, step, "d")
 	require.Equal(t, StateSuspect, a.State("d"), "Max not reached: not declared")
@@ -72,7 +72,7 @@ func TestPauseGuardIgnoresDeadlineShortenedIntoPast(t *testing.T) {
 
 	assert.Zero(t, a.Stats().LocalPauses, "not paused: ticked every 50 ms")
 	assert.Equal(t, inc, a.Incarnation(), "no incarnation spent")
-	assert.Equal(t, lhm, a.HealthScore(), "no local health penalty")
+	assert.Equal(t, lhm, a.LocalHealthMultiplier(), "no local health penalty")
 	assert.Equal(t, StateDead, a.State("d"), "declared on the first Tick after the confirmations")
 	var dead bool
 	for _, e := range ev {

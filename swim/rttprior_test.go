@@ -100,7 +100,7 @@ func TestRetryOfUnmeasuredPeerWaitsProbeTimeout(t *testing.T) {
 	pk, ev = drain(a)
 	require.Empty(t, ev, "the first failure is re-checked")
 	require.Equal(t, 1, a.Stats().GateDeferrals)
-	require.Zero(t, a.HealthScore())
+	require.Zero(t, a.LocalHealthMultiplier())
 	ping := only(t, pk, MsgPing)
 	require.Len(t, ping, 1)
 	require.Equal(t, ID("f"), ping[0].To.ID)

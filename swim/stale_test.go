@@ -28,7 +28,7 @@ func TestStaleAccusationAnsweredWithCurrentAlive(t *testing.T) {
 		require.NoError(t, v.Step(time.Second, &p))
 	}
 	drain(v)
-	lhm := v.HealthScore()
+	lhm := v.LocalHealthMultiplier()
 
 	// q missed Alive(v, 1): its suspicion in incarnation 0 ran out.
 	q := newTest(t, "q", ModeLifeguard, nil, "v", "r")
@@ -48,7 +48,7 @@ func TestStaleAccusationAnsweredWithCurrentAlive(t *testing.T) {
 	require.True(t, hasUpdate(*ping, UpdateDead, "v", 0))
 	require.NoError(t, v.Step(31*time.Second, ping))
 	assert.Equal(t, Incarnation(1), v.Incarnation(), "a stale accusation is not refuted with a new incarnation")
-	assert.Equal(t, lhm, v.HealthScore(), "nor counted against the local health")
+	assert.Equal(t, lhm, v.LocalHealthMultiplier(), "nor counted against the local health")
 	pk, _ = drain(v)
 	require.Len(t, pk, 1)
 	assert.True(t, hasUpdate(pk[0], UpdateAlive, "v", 1), "the ack re-announces the current Alive")

@@ -70,7 +70,7 @@ func TestStreamOnlyProbe(t *testing.T) {
 		assert.Equal(t, 1, st.StreamOnly, "%v", mode)
 		assert.Zero(t, st.ProbesFailed, "%v", mode)
 		assert.Zero(t, st.Suspicions, "%v", mode)
-		assert.Zero(t, a.HealthScore(), "%v", mode)
+		assert.Zero(t, a.LocalHealthMultiplier(), "%v", mode)
 	}
 
 	// The relayed datagram ack comes after the stream's: the probe is an

@@ -175,19 +175,19 @@ func TestWorkedExamples(t *testing.T) {
 		b.Tick(at(0))
 		pk, _ := drain(b)
 		sends(0, pk)
-		eq(t, tab, 0, "b's LHM after", float64(b.HealthScore()))
+		eq(t, tab, 0, "b's LHM after", float64(b.LocalHealthMultiplier()))
 
 		b.Tick(at(1))
 		pk, _ = drain(b)
 		sends(1, pk)
 		reqs := only(t, pk, MsgPingReq)
-		eq(t, tab, 1, "b's LHM after", float64(b.HealthScore()))
+		eq(t, tab, 1, "b's LHM after", float64(b.LocalHealthMultiplier()))
 
 		nack := Packet{Kind: MsgNack, From: reqs[0].To, To: node("b"), Nack: Nack{Seq: reqs[0].PingReq.Seq}}
 		require.NoError(t, b.Step(at(2), &nack))
 		pk, _ = drain(b)
 		sends(2, pk)
-		eq(t, tab, 2, "b's LHM after", float64(b.HealthScore()))
+		eq(t, tab, 2, "b's LHM after", float64(b.LocalHealthMultiplier()))
 
 		b.Tick(at(3))
 		_, ev := drain(b)
@@ -198,6 +198,6 @@ func TestWorkedExamples(t *testing.T) {
 			}
 		}
 		assert.Len(t, suspects, 1, "the target is suspected")
-		eq(t, tab, 3, "b's LHM after", float64(b.HealthScore()))
+		eq(t, tab, 3, "b's LHM after", float64(b.LocalHealthMultiplier()))
 	})
 }

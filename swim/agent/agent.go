@@ -82,21 +82,26 @@ type Agent struct {
 	keys  *wire.Keyring
 	log   *slog.Logger
 	self  swim.Node
-	src   netip.Addr // the address datagrams and dialled streams leave from (sendSource); invalid: the kernel's choice
-	start time.Time
-	m     *swim.Member
+	// selfAddr is self.Addr parsed (checkSelf made sure it parses).
+	selfAddr netip.AddrPort
+	src      netip.Addr // the address datagrams and dialled streams leave from (sendSource); invalid: the kernel's choice
+	start    time.Time
+	m        *swim.Member
+	lhm      atomic.Int32 // the state machine's local health multiplier, published by flush
 	// wallNs is the wall clock in Unix nanoseconds read with the last now.
 	wallNs atomic.Int64
 
 	reqs    chan func()
 	stopped chan struct{}
 	leaving chan struct{}
+	halt    chan struct{} // closed by Shutdown: stop without leaving
+	haltMu  sync.Once
 	leaveMu sync.Once
 	err     error
 
 	subMu     sync.Mutex
-	subs      map[int]chan swim.Event
-	msgSubs   map[int]chan swim.Message
+	subs      subscriptions[swim.Event]
+	msgSubs   subscriptions[swim.Message]
 	subID     int
 	subClosed bool // set when the agent stops; later subscriptions get a closed channel
 
@@ -151,6 +156,9 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 	cfg.LeaveTimeout = &leave
 	if leave < 0 {
 		return nil, fmt.Errorf("agent: LeaveTimeout %v is negative", leave)
+	}
+	if cfg.Resolve == nil {
+		cfg.Resolve = systemResolve
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -267,10 +275,11 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 	pc.StreamProbe = !cfg.DisableStream && !cfg.DisableStreamProbes
 	a := &Agent{
 		cfg: cfg, tr: tr, codec: codec, keys: sec.Keyring, log: cfg.Logger, self: self, src: src,
-		reqs:    make(chan func()),
-		stopped: make(chan struct{}),
-		leaving: make(chan struct{}),
-		subs:    map[int]chan swim.Event{},
+		selfAddr: netip.MustParseAddrPort(self.Addr),
+		reqs:     make(chan func()),
+		stopped:  make(chan struct{}),
+		leaving:  make(chan struct{}),
+		halt:     make(chan struct{}),
 
 		joinWaiters: map[chan struct{}]struct{}{},
 
@@ -325,6 +334,29 @@ func (a *Agent) Leave(ctx context.Context) error {
 		return ctx.Err()
 	}
 }
+
+// Shutdown stops the agent at once without announcing a leave, as a
+// crash would: the other members find it unresponsive, suspect it and
+// declare it dead (memberlist's Shutdown without Leave). It returns when
+// the agent has stopped; calling it after Leave or on a stopped agent
+// does no harm. Use it when the member should count as failed (a node
+// being taken away whose work others must take over), Leave when it
+// departs in an orderly way.
+func (a *Agent) Shutdown() error {
+	a.haltMu.Do(func() { close(a.halt) })
+	<-a.stopped
+	return nil
+}
+
+// LocalHealthMultiplier returns Lifeguard's local health multiplier, LHM,
+// in [0, Protocol.AwarenessMaxMultiplier−1] (memberlist's
+// GetHealthScore): 0 while this member's probes get their acks and nacks
+// on time, raised by each sign that this member itself is slow (missed
+// nacks, refuting a suspicion of itself, a pause), lowered by each probe
+// answered in time. The protocol period and probe timeouts are scaled by
+// LHM+1. Always 0 in swim.ModeSWIM. It is the value as of the last packet
+// or tick the agent processed (swim.Member.LocalHealthMultiplier).
+func (a *Agent) LocalHealthMultiplier() int { return int(a.lhm.Load()) }
 
 // Close leaves gracefully and waits for the agent to stop.
 func (a *Agent) Close() error { return a.Leave(context.Background()) }

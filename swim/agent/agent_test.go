@@ -266,7 +266,9 @@ func TestJoinErrors(t *testing.T) {
 	a := start(t, Config{Plain: true})
 	ctx := context.Background()
 	assert.Error(t, a.Join(ctx))
-	assert.ErrorContains(t, a.Join(ctx, "localhost:1"), "ip:port")
+	assert.ErrorContains(t, a.Join(ctx, "localhost"), "want ip:port or host:port")
+	assert.ErrorContains(t, a.Join(ctx, "localhost:0"), `port "0": want a number from 1 to 65535`)
+	assert.ErrorContains(t, a.Join(ctx, "localhost:http"), `port "http"`)
 }
 
 func TestGarbageIsCounted(t *testing.T) {

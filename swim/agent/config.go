@@ -1,8 +1,10 @@
 package agent
 
 import (
+	"context"
 	"log/slog"
 	"net"
+	"net/netip"
 	"time"
 
 	"github.com/fdkit/fdkit/swim"
@@ -116,6 +118,21 @@ type Config struct {
 	// MergeRemoteState).
 	LocalState       func(join bool) []byte
 	MergeRemoteState func(from swim.Node, state []byte, join bool)
+	// BlockingDelivery makes the agent wait for a subscriber whose
+	// channel is full (Subscribe, Receive) instead of dropping the event
+	// or message: memberlist's behaviour, where events go to a channel the
+	// protocol waits on and messages to a delegate it calls. While it
+	// waits the agent does nothing else, neither probing nor answering
+	// probes, so a subscriber that stops reading gets this member
+	// suspected and declared dead; cancelling the subscription or
+	// Shutdown frees it. Default false: drop and count (Stats.EventsDropped,
+	// Stats.MessagesDropped), the protocol never waits.
+	BlockingDelivery bool
+	// Resolve turns a host name of a Join address into IP addresses.
+	// Default: the system resolver (net.DefaultResolver, A and AAAA
+	// records, /etc/hosts included). Set it to use another DNS server or
+	// service discovery, or in tests.
+	Resolve func(ctx context.Context, host string) ([]netip.Addr, error)
 	// WireExtraTag makes every packet carry an extension entry this
 	// version does not know (wire.CodecConfig.ExtraTag), standing in for
 	// a later version's field: for tests of groups mixing versions.

@@ -4,24 +4,32 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/netip"
+	"strconv"
 
 	"github.com/fdkit/fdkit/swim"
 )
 
-// Join asks the members at addrs (ip:port) to admit this member and waits
-// until this member knows at least one other live member, or ctx is done.
-// It fails at once when a member refuses the join because another node
-// holds this member's ID (swim.EventConflict), with a *ConflictError.
-// Join may be called again, for example to rejoin after a partition.
+// Join asks the members at addrs to admit this member and waits until
+// this member knows at least one other live member, or ctx is done. Each
+// address is ip:port, [ipv6]:port or host:port; a host name is resolved
+// (Config.Resolve; by default the system resolver, A and AAAA records)
+// and the join is sent to every address it names in the family of this
+// member's advertised address (all of them when none is), as memberlist
+// joins every address a name resolves to. A name that does not resolve
+// fails the Join only when no address resolved at all; the others are
+// logged. Join fails at once when a member refuses the join because
+// another node holds this member's ID (swim.EventConflict), with a
+// *ConflictError. Join may be called again, for example to rejoin after
+// a partition.
 func (a *Agent) Join(ctx context.Context, addrs ...string) error {
 	if len(addrs) == 0 {
 		return errors.New("agent: Join needs at least one address")
 	}
-	for _, s := range addrs {
-		if _, err := netip.ParseAddrPort(s); err != nil {
-			return fmt.Errorf("agent: join address %q: want ip:port: %w", s, err)
-		}
+	addrs, err := a.resolve(ctx, addrs)
+	if err != nil {
+		return err
 	}
 	// The wait is driven by the agent's goroutine: it closes joined in
 	// flush, right after the packet that brought the answer is processed,
@@ -129,4 +137,63 @@ type ConflictError struct {
 
 func (e *ConflictError) Error() string {
 	return fmt.Sprintf("agent: join refused: ID %q is already held by the member at %s; start this member with another ID", e.ID, e.Holder.Addr)
+}
+
+// maxResolved bounds the addresses one name may add to a join: a name
+// resolving to thousands of records must not make this member send
+// thousands of joins.
+const maxResolved = 64
+
+// resolve turns join addresses into ip:port seeds: literal addresses as
+// they are, host names through Config.Resolve. Errors name the address
+// and what was expected.
+func (a *Agent) resolve(ctx context.Context, addrs []string) ([]string, error) {
+	var out []string
+	var failed []error
+	v4 := a.selfAddr.Addr().Unmap().Is4()
+	for _, s := range addrs {
+		if ap, err := netip.ParseAddrPort(s); err == nil {
+			out = append(out, ap.String())
+			continue
+		}
+		host, portStr, err := net.SplitHostPort(s)
+		if err != nil {
+			return nil, fmt.Errorf("agent: join address %q: want ip:port or host:port: %w", s, err)
+		}
+		port, err := strconv.ParseUint(portStr, 10, 16)
+		if err != nil || port == 0 {
+			return nil, fmt.Errorf("agent: join address %q: port %q: want a number from 1 to 65535", s, portStr)
+		}
+		ips, err := a.cfg.Resolve(ctx, host)
+		if err == nil && len(ips) == 0 {
+			err = errors.New("no address")
+		}
+		if err != nil {
+			failed = append(failed, fmt.Errorf("join address %q: resolving %q: %w", s, host, err))
+			a.log.Warn("join address did not resolve", "addr", s, "err", err)
+			continue
+		}
+		same := make([]netip.Addr, 0, len(ips))
+		for _, ip := range ips {
+			if ip.Unmap().Is4() == v4 {
+				same = append(same, ip)
+			}
+		}
+		if len(same) > 0 {
+			ips = same
+		}
+		for _, ip := range ips[:min(len(ips), maxResolved)] {
+			out = append(out, netip.AddrPortFrom(ip.Unmap(), uint16(port)).String())
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("agent: %w", errors.Join(failed...))
+	}
+	return out, nil
+}
+
+// systemResolve is Config.Resolve's default: the system resolver's A and
+// AAAA records for host.
+func systemResolve(ctx context.Context, host string) ([]netip.Addr, error) {
+	return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
 }

@@ -42,11 +42,8 @@ func (a *Agent) run(ctx context.Context) {
 		a.outWG.Wait()
 		_ = a.tr.Close()
 		a.subMu.Lock()
-		for id, ch := range a.subs {
-			close(ch)
-			delete(a.subs, id)
-		}
-		a.closeMessageSubs()
+		closeAll(a.subs)
+		closeAll(a.msgSubs)
 		a.subClosed = true
 		a.subMu.Unlock()
 	}()
@@ -88,6 +85,8 @@ func (a *Agent) run(ctx context.Context) {
 			leaving = nil
 			startLeave()
 		case <-leaveDeadline:
+			return
+		case <-a.halt:
 			return
 		case <-tick.C:
 			a.m.Tick(a.now())
@@ -221,6 +220,7 @@ func (a *Agent) flush() {
 		a.proto = st
 		a.protoMu.Unlock()
 	}
+	a.lhm.Store(int32(a.m.LocalHealthMultiplier()))
 	rd := a.m.Ready()
 	events := rd.Events
 	for i := 0; i < len(rd.Packets); {
@@ -302,15 +302,7 @@ func (a *Agent) publish(events []swim.Event) {
 		}
 	}
 	a.subMu.Lock()
-	for _, e := range events {
-		for _, ch := range a.subs {
-			select {
-			case ch <- e:
-			default:
-				a.evDrop.Add(1)
-			}
-		}
-	}
+	deliverAll(a, a.subs, events, &a.evDrop)
 	a.subMu.Unlock()
 	// Waiting joins are released after the events are published, so a
 	// subscriber has the join event of the member that answered by the

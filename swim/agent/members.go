@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/fdkit/fdkit/swim"
 	"github.com/fdkit/fdkit/swim/wire"
@@ -57,38 +56,6 @@ func (a *Agent) MembersContext(ctx context.Context) ([]Member, error) {
 	var ms []Member
 	err := a.do(ctx, func() { ms = a.members() })
 	return ms, err
-}
-
-// Subscribe returns a channel of membership events with the given buffer
-// (default 256 when buffer <= 0) and a function that cancels the
-// subscription. The protocol never waits for a subscriber: events that find
-// the channel full are dropped and counted in Stats.EventsDropped. The
-// channel is closed when the agent stops or the subscription is cancelled.
-func (a *Agent) Subscribe(buffer int) (<-chan swim.Event, func()) {
-	if buffer <= 0 {
-		buffer = DefaultEventBuffer
-	}
-	ch := make(chan swim.Event, buffer)
-	a.subMu.Lock()
-	defer a.subMu.Unlock()
-	if a.subClosed {
-		close(ch)
-		return ch, func() {}
-	}
-	id := a.subID
-	a.subID++
-	a.subs[id] = ch
-	var once sync.Once
-	return ch, func() {
-		once.Do(func() {
-			a.subMu.Lock()
-			defer a.subMu.Unlock()
-			if c, ok := a.subs[id]; ok {
-				close(c)
-				delete(a.subs, id)
-			}
-		})
-	}
 }
 
 func (a *Agent) members() []Member {

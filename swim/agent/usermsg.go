@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 
 	"github.com/fdkit/fdkit/swim"
 )
@@ -65,70 +64,17 @@ func (a *Agent) SendTo(ctx context.Context, id swim.ID, data []byte) error {
 	return nil
 }
 
-// Receive returns a channel of the application messages this member
-// receives, broadcasts and direct messages (swim.Message), with the given
-// buffer (default 256 when buffer <= 0), and a function that cancels the
-// subscription. The protocol never waits: messages that find the channel
-// full are dropped and counted in Stats.MessagesDropped. Each message
-// goes to every subscriber; the channel is closed when the agent stops or
-// the subscription is cancelled.
-func (a *Agent) Receive(buffer int) (<-chan swim.Message, func()) {
-	if buffer <= 0 {
-		buffer = DefaultMessageBuffer
-	}
-	ch := make(chan swim.Message, buffer)
-	a.subMu.Lock()
-	defer a.subMu.Unlock()
-	if a.subClosed {
-		close(ch)
-		return ch, func() {}
-	}
-	if a.msgSubs == nil {
-		a.msgSubs = map[int]chan swim.Message{}
-	}
-	id := a.subID
-	a.subID++
-	a.msgSubs[id] = ch
-	var once sync.Once
-	return ch, func() {
-		once.Do(func() {
-			a.subMu.Lock()
-			defer a.subMu.Unlock()
-			if c, ok := a.msgSubs[id]; ok {
-				close(c)
-				delete(a.msgSubs, id)
-			}
-		})
-	}
-}
-
 // deliver hands received messages to the Receive subscribers and states to
 // Config.MergeRemoteState. Agent goroutine.
 func (a *Agent) deliver(msgs []swim.Message, states []swim.RemoteState) {
 	if len(msgs) > 0 {
 		a.subMu.Lock()
-		for _, m := range msgs {
-			for _, ch := range a.msgSubs {
-				select {
-				case ch <- m:
-				default:
-					a.msgDrop.Add(1)
-				}
-			}
-		}
+		deliverAll(a, a.msgSubs, msgs, &a.msgDrop)
 		a.subMu.Unlock()
 	}
 	if a.cfg.MergeRemoteState != nil {
 		for _, s := range states {
 			a.cfg.MergeRemoteState(s.From, s.State, s.Join)
 		}
-	}
-}
-
-// closeMessageSubs closes the Receive channels; with subMu held.
-func (a *Agent) closeMessageSubs() {
-	for id, ch := range a.msgSubs {
-		close(ch)
-		delete(a.msgSubs, id)
 	}
 }
