@@ -45,6 +45,7 @@ var checks = map[string]func(*ex){
 	"phi-cassandra":        checkPhiCassandra,
 	"phi-cassandra-seed":   checkPhiCassandraSeed,
 	"phi-stable":           checkPhiStable,
+	"phi-relearn":          checkPhiRelearn,
 	"sfd-control":          checkSFDControl,
 	"sfd-tau":              checkSFDTau,
 	"replay-chen":          checkReplayChen,
@@ -408,6 +409,56 @@ func checkPhiCassandraSeed(e *ex) {
 		tstar, ok := d.ElapsedFor(8)
 		require.True(e, ok)
 		e.eqMS(i, "t*(8) (ms)", tstar)
+	}
+}
+
+// checkPhiRelearn replays each row's step with the model's defaults: 1,001
+// heartbeats 100 ms apart, then slow ones for good.
+func checkPhiRelearn(e *ex) {
+	for i := range e.tab.Rows {
+		var (
+			d   detector.Accrual
+			err error
+		)
+		switch e.cell(i, "model") {
+		case "normal":
+			d, err = phi.NewNormal(phi.NormalConfig{})
+		case "cassandra":
+			d, err = phi.NewCassandra(phi.CassandraConfig{})
+		case "akka":
+			d, err = phi.NewAkka(phi.AkkaConfig{})
+		default:
+			e.Fatalf("unknown model %q", e.cell(i, "model"))
+		}
+		require.NoError(e, err)
+		slow, err := time.ParseDuration(strings.ReplaceAll(e.cell(i, "slow interval"), " ", ""))
+		require.NoError(e, err)
+		at := time.Duration(0)
+		for range 1001 {
+			at += 100 * time.Millisecond
+			d.Observe(detector.Heartbeat{Arrival: at})
+		}
+		tstar := func() time.Duration {
+			t, ok := d.ElapsedFor(d.Threshold())
+			require.True(e, ok)
+			return t
+		}
+		e.eqMS(i, "t* before (ms)", tstar())
+		from := 0
+		for k := 1; k <= 300; k++ {
+			at += slow
+			d.Observe(detector.Heartbeat{Arrival: at})
+			if k == phi.DefaultRelearnAfter {
+				e.eqMS(i, "K-th slow recorded: t* (ms)", tstar())
+			}
+			switch {
+			case tstar() < slow:
+				from = 0
+			case from == 0:
+				from = k
+			}
+		}
+		e.eq(i, "trusted from slow heartbeat", float64(from))
 	}
 }
 

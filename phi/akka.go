@@ -45,6 +45,17 @@ type AkkaConfig struct {
 	// been recorded. Default 0: Akka relies on its bootstrap and has no
 	// warm-up. Must be in [0, MaxSampleSize].
 	MinSamples int
+	// RelearnAfter K, the relearn rule (an fdkit deviation from Akka;
+	// docs/algorithms.md, “Not locking out a sender whose rate changed”): an
+	// interval that ends while the process is suspected is kept aside; the
+	// K-th such interval in a row records the whole run, and so is every
+	// further one until one ends while the process is trusted. A sender
+	// whose interval grew beyond the acceptable pause for good is learnt
+	// instead of suspected for ever; an outage, one long interval, is still
+	// not learnt. Default (nil): min(DefaultRelearnAfter (10),
+	// MaxSampleSize); new(0) is Akka's rule as is. Must be in [0,
+	// MaxSampleSize].
+	RelearnAfter *int
 }
 
 // Akka is the φ accrual failure detector as implemented in Akka's
@@ -67,9 +78,12 @@ type AkkaConfig struct {
 // pushed out. Afterwards an interval is recorded only if the process was
 // trusted when it ended (φ < Θ at the arrival, that is arrival < τ with τ
 // computed before the heartbeat); otherwise only T_last moves, so that the
-// first heartbeat after a pause does not skew the statistics. (So if every
-// heartbeat arrives after τ, the history never learns: the first-heartbeat
-// estimate must not be far below the real interval, as in Akka.) Because the
+// first heartbeat after a pause does not skew the statistics. In Akka, if
+// every heartbeat arrives after τ the history never learns; here the relearn
+// rule (AkkaConfig.RelearnAfter, an fdkit deviation) records a run of K
+// intervals left out in a row, and every further one until one ends while
+// the process is trusted, so that a sender slower than m' + s'·y(Θ) for
+// good is learnt. Because the
 // history depends on Θ, Akka does not implement detector.Linear; Form and
 // Fork let a threshold sweep replay the thresholds that share a history as
 // one detector and split them where their histories part.
@@ -86,6 +100,7 @@ type Akka struct {
 	pause      float64 // ns
 	first      time.Duration
 	minSamples int
+	relearn    relearn
 
 	arr      arrivals
 	recorded int     // real intervals recorded
@@ -99,7 +114,8 @@ var _ detector.Accrual = (*Akka)(nil)
 
 // NewAkka returns an Akka-model φ detector, or an error for a negative
 // MaxSampleSize, MinStdDeviation or FirstHeartbeatEstimate, a threshold that
-// is negative, NaN or infinite, or MinSamples outside [0, MaxSampleSize].
+// is negative, NaN or infinite, or MinSamples or RelearnAfter outside [0,
+// MaxSampleSize].
 func NewAkka(cfg AkkaConfig) (*Akka, error) {
 	if cfg.Threshold == 0 {
 		cfg.Threshold = DefaultThreshold
@@ -130,11 +146,16 @@ func NewAkka(cfg AkkaConfig) (*Akka, error) {
 	if cfg.MinSamples < 0 || cfg.MinSamples > cfg.MaxSampleSize {
 		return nil, fmt.Errorf("phi: akka MinSamples %d is outside [0, MaxSampleSize=%d]", cfg.MinSamples, cfg.MaxSampleSize)
 	}
+	rl, err := newRelearn("akka", cfg.RelearnAfter, cfg.MaxSampleSize)
+	if err != nil {
+		return nil, err
+	}
 	w, err := detector.NewWindow(cfg.MaxSampleSize)
 	if err != nil {
 		return nil, err
 	}
 	return &Akka{
+		relearn:    rl,
 		window:     w,
 		threshold:  cfg.Threshold,
 		yTh:        AkkaYOfLevel(cfg.Threshold),
@@ -168,6 +189,9 @@ func (d *Akka) Observe(hb detector.Heartbeat) {
 		// function on the heartbeat path.
 		d.window.Add(iv)
 		d.recorded++
+		d.relearn.recorded()
+	} else {
+		d.recorded += d.relearn.skipped(iv, d.window)
 	}
 	mean, sd := d.window.MeanStdDev()
 	d.mean = mean + d.pause
@@ -189,8 +213,8 @@ func (d *Akka) refresh() {
 // nanoseconds: the time elapsed since T_last at which the standardized elapsed
 // time (t − T_last − m')/s' reaches y (docs/algorithms.md, “φ accrual: Akka's
 // variant”). An Akka detector with threshold Θ uses y = AkkaYOfLevel(Θ): it
-// records the next interval I iff float64(I) < t*, and τ = T_last + ⌈t*⌉
-// (saturating).
+// records the next interval I iff float64(I) < t* (or the relearn rule
+// says so), and τ = T_last + ⌈t*⌉ (saturating).
 func AkkaCrossing(mean, sd, y float64) float64 { return max(0, mean+sd*y) }
 
 // Form returns what the freshness point depends on besides Θ: T_last and
@@ -203,7 +227,8 @@ func (d *Akka) Form() (last time.Duration, mean, sd float64, ok bool) {
 }
 
 // Fork returns an independent copy of d (history with its synthetic
-// samples, T_last, sequence state, count of recorded intervals) with
+// samples, T_last, sequence state, count of recorded intervals, the run of
+// the relearn rule) with
 // threshold Θ (0 means DefaultThreshold): the detector a replay with
 // threshold Θ would have reached had it recorded the same intervals as d.
 // A threshold sweep replays thresholds that agree on their history as one
@@ -218,6 +243,7 @@ func (d *Akka) Fork(threshold float64) (*Akka, error) {
 	}
 	c := *d
 	c.window = d.window.Clone()
+	c.relearn = d.relearn.clone()
 	c.threshold = threshold
 	c.yTh = AkkaYOfLevel(threshold)
 	if c.arr.seen {

@@ -43,6 +43,18 @@ type CassandraConfig struct {
 	// in the window. Default 0 (Cassandra has no warm-up). Must be in
 	// [0, WindowSize].
 	MinSamples int
+	// RelearnAfter K, the relearn rule (an fdkit deviation from Cassandra;
+	// docs/algorithms.md, “Not locking out a sender whose rate changed”): an
+	// interval above MaxInterval is kept aside; the K-th such interval in a
+	// row records the whole run, and so is every further one above the cap
+	// until one is not. A sender whose interval grew above the cap for good
+	// is learnt instead of suspected for ever (Cassandra's gossip runs every
+	// second, so Cassandra itself never meets the case); an outage, one long
+	// interval, is still not learnt. While every interval exceeds the cap the
+	// run does not end, so the cap then keeps nothing out. Default (nil):
+	// min(DefaultRelearnAfter (10), WindowSize); new(0) is Cassandra's rule
+	// as is. Must be in [0, WindowSize].
+	RelearnAfter *int
 }
 
 // Cassandra is the φ accrual failure detector of Apache Cassandra
@@ -70,6 +82,7 @@ type Cassandra struct {
 	initial    time.Duration
 	maxIv      time.Duration // 0: no cap
 	minSamples int
+	relearn    relearn
 
 	arr      arrivals
 	recorded int
@@ -83,8 +96,9 @@ var (
 )
 
 // NewCassandra returns a Cassandra-model φ detector, or an error for a
-// negative WindowSize, InitialInterval or MaxInterval, a threshold that is negative, NaN or
-// infinite, or MinSamples outside [0, WindowSize].
+// negative WindowSize, InitialInterval or MaxInterval, a threshold that is
+// negative, NaN or infinite, or MinSamples or RelearnAfter outside [0,
+// WindowSize].
 func NewCassandra(cfg CassandraConfig) (*Cassandra, error) {
 	if cfg.Threshold == 0 {
 		cfg.Threshold = DefaultThreshold
@@ -109,11 +123,16 @@ func NewCassandra(cfg CassandraConfig) (*Cassandra, error) {
 	if cfg.MinSamples < 0 || cfg.MinSamples > cfg.WindowSize {
 		return nil, fmt.Errorf("phi: cassandra MinSamples %d is outside [0, WindowSize=%d]", cfg.MinSamples, cfg.WindowSize)
 	}
+	rl, err := newRelearn("cassandra", cfg.RelearnAfter, cfg.WindowSize)
+	if err != nil {
+		return nil, err
+	}
 	w, err := detector.NewWindow(cfg.WindowSize)
 	if err != nil {
 		return nil, err
 	}
 	return &Cassandra{
+		relearn:    rl,
 		window:     w,
 		threshold:  cfg.Threshold,
 		initial:    initial,
@@ -130,7 +149,8 @@ func (d *Cassandra) Threshold() float64 { return d.threshold }
 func (d *Cassandra) Window() *detector.Window { return d.window }
 
 // Observe records a heartbeat: the initial interval on the first heartbeat,
-// afterwards I = A − T_last unless it exceeds MaxInterval; T_last = A.
+// afterwards I = A − T_last unless it exceeds MaxInterval (subject to the
+// relearn rule); T_last = A.
 func (d *Cassandra) Observe(hb detector.Heartbeat) {
 	iv, _, first, ok := d.arr.accept(hb)
 	if !ok {
@@ -144,6 +164,9 @@ func (d *Cassandra) Observe(hb detector.Heartbeat) {
 	case d.maxIv == 0 || iv <= d.maxIv:
 		d.window.Add(iv)
 		d.recorded++
+		d.relearn.recorded()
+	default:
+		d.recorded += d.relearn.skipped(iv, d.window)
 	}
 	d.scale = max(d.window.Mean(), 1) * math.Ln10
 	t, _ := ceilDuration(d.threshold * d.scale)

@@ -74,6 +74,19 @@ type NormalConfig struct {
 	// model”): intervals longer than MaxInterval are not recorded (T_last still
 	// moves). Zero means no cap; must not be negative.
 	MaxInterval time.Duration
+	// RelearnAfter K, the relearn rule (an fdkit addition; docs/algorithms.md,
+	// “Not locking out a sender whose rate changed”): an interval left out by
+	// SkipIfSuspected or MaxInterval is kept aside; the K-th such interval in
+	// a row records the whole run, and so is every further one left out until
+	// one is not, so that a sender whose rate dropped for good is learnt
+	// instead of suspected for ever, while an outage (one long interval) is
+	// still not learnt. A step from one steady rate to any slower one is
+	// trusted again after max(K, ⌈n/(1 + z(Θ)²)⌉) slow heartbeats: 31 with the
+	// defaults. While every interval exceeds MaxInterval the run does not end,
+	// so the cap then keeps nothing out. Default (nil): min(DefaultRelearnAfter
+	// (10), WindowSize); new(0) turns the rule off. Must be in [0,
+	// WindowSize].
+	RelearnAfter *int
 	// DivideBySeqGap (docs/algorithms.md, “φ accrual: normal model”): when both
 	// heartbeats carry sequence numbers s_prev < s, the interval recorded is (A
 	// − T_last)/(s − s_prev), the mean interval per heartbeat sent, so that a
@@ -114,6 +127,7 @@ type Normal struct {
 	pause      float64 // acceptable pause in ns
 	maxIv      time.Duration
 	divGap     bool
+	relearn    relearn
 
 	arr arrivals
 	mu  float64 // μ + acceptable pause, in ns
@@ -128,7 +142,8 @@ var (
 
 // NewNormal returns a normal-model φ detector, or an error for a negative
 // WindowSize, MinStdDev, BootstrapInterval or MaxInterval, a threshold that
-// is negative, NaN or infinite, or MinSamples outside [0, WindowSize].
+// is negative, NaN or infinite, or MinSamples or RelearnAfter outside [0,
+// WindowSize].
 func NewNormal(cfg NormalConfig) (*Normal, error) {
 	if cfg.WindowSize < 0 {
 		return nil, fmt.Errorf("phi: normal window size %d is negative", cfg.WindowSize)
@@ -162,11 +177,16 @@ func NewNormal(cfg NormalConfig) (*Normal, error) {
 	if minSamples < 0 || minSamples > cfg.WindowSize {
 		return nil, fmt.Errorf("phi: normal MinSamples %d is outside [0, WindowSize=%d]", minSamples, cfg.WindowSize)
 	}
+	rl, err := newRelearn("normal", cfg.RelearnAfter, cfg.WindowSize)
+	if err != nil {
+		return nil, err
+	}
 	w, err := detector.NewWindow(cfg.WindowSize)
 	if err != nil {
 		return nil, err
 	}
 	return &Normal{
+		relearn:    rl,
 		window:     w,
 		threshold:  cfg.Threshold,
 		zTh:        ZOfLevel(cfg.Threshold),
@@ -188,7 +208,8 @@ func (d *Normal) Threshold() float64 { return d.threshold }
 func (d *Normal) Window() *detector.Window { return d.window }
 
 // Observe records a heartbeat: I = A − T_last enters the window (subject to
-// the configured remedies), T_last = A, and μ, σ_eff and τ are recomputed.
+// the configured remedies and the relearn rule), T_last = A, and μ, σ_eff
+// and τ are recomputed.
 func (d *Normal) Observe(hb detector.Heartbeat) {
 	iv, gap, first, ok := d.arr.accept(hb)
 	if !ok {
@@ -196,7 +217,7 @@ func (d *Normal) Observe(hb detector.Heartbeat) {
 	}
 	if !first {
 		// d.tau is still the previous heartbeat's freshness point.
-		record := !d.skip || hb.Arrival <= d.tau || d.window.Len() < min(2, d.window.Size())
+		skip := d.skip && hb.Arrival > d.tau && d.window.Len() >= min(2, d.window.Size())
 		if d.divGap && gap > 1 {
 			if gap > math.MaxInt64 {
 				iv = 0
@@ -205,10 +226,13 @@ func (d *Normal) Observe(hb detector.Heartbeat) {
 			}
 		}
 		if d.maxIv > 0 && iv > d.maxIv {
-			record = false
+			skip = true
 		}
-		if record {
+		if skip {
+			d.relearn.skipped(iv, d.window)
+		} else {
 			d.window.Add(iv)
+			d.relearn.recorded()
 		}
 	}
 	d.update()

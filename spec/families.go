@@ -107,6 +107,8 @@ func init() {
 			func(c *phi.NormalConfig) **bool { return &c.SkipIfSuspected }),
 		dur(meta{"max-interval", "duration", "0 (no cap)", srcCassandra, "intervals longer than this are not recorded", "MaxInterval", "2s"}, 0, true,
 			func(c *phi.NormalConfig) *time.Duration { return &c.MaxInterval }),
+		intPtr(meta{"relearn-after", "intervals", "10", srcFdkit, "record a run of this many intervals left out in a row (a rate change, not an outage); 0: never", "RelearnAfter", "0"}, 0,
+			func(c *phi.NormalConfig) **int { return &c.RelearnAfter }),
 		boolPlain(meta{"divide-by-gap", "", "false", srcFdkit, "divide an interval by the sequence gap", "DivideBySeqGap", "true"},
 			func(c *phi.NormalConfig) *bool { return &c.DivideBySeqGap }),
 	)
@@ -127,6 +129,8 @@ func init() {
 			func(c *phi.AkkaConfig) *time.Duration { return &c.FirstHeartbeatEstimate }),
 		intPlain(meta{"min-samples", "intervals", "0", srcFdkit, "warm-up: real intervals needed before QoS is measured", "MinSamples", "5"}, 0,
 			func(c *phi.AkkaConfig) *int { return &c.MinSamples }),
+		intPtr(meta{"relearn-after", "intervals", "10", srcFdkit, "record a run of this many intervals left out in a row (a rate change, not an outage); 0: never", "RelearnAfter", "0"}, 0,
+			func(c *phi.AkkaConfig) **int { return &c.RelearnAfter }),
 	)
 
 	define(Family{Name: "phi-cassandra", Swept: "threshold", Doc: "φ accrual as in Cassandra's FailureDetector (exponential model)"},
@@ -143,6 +147,8 @@ func init() {
 			func(c *phi.CassandraConfig) **time.Duration { return &c.MaxInterval }),
 		intPlain(meta{"min-samples", "intervals", "0", srcFdkit, "warm-up: real intervals needed before QoS is measured", "MinSamples", "5"}, 0,
 			func(c *phi.CassandraConfig) *int { return &c.MinSamples }),
+		intPtr(meta{"relearn-after", "intervals", "10", srcFdkit, "record a run of this many intervals left out in a row (a rate change, not an outage); 0: never", "RelearnAfter", "0"}, 0,
+			func(c *phi.CassandraConfig) **int { return &c.RelearnAfter }),
 	)
 
 	define(Family{Name: "chen", Swept: "alpha", Doc: "Chen's NFD-E: τ = EA + α (IEEE TC 2002)"},

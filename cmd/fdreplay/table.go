@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/fdkit/fdkit/phi"
 	"github.com/fdkit/fdkit/qos"
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/renderer"
@@ -84,6 +85,7 @@ func printDefaultsNote(w io.Writer, s settings, dets []string) {
 		if has("phi-cassandra") {
 			fmt.Fprintf(w, "; phi-cassandra skips intervals above its max-interval (Cassandra's fd_max_interval_ms)")
 		}
+		fmt.Fprintf(w, "; %d skipped in a row are a rate change and are learnt (relearn-after)", phi.DefaultRelearnAfter)
 		fmt.Fprintln(w)
 	}
 	for _, n := range specNotes(s, dets) {

@@ -1,0 +1,85 @@
+package phi
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/fdkit/fdkit/detector"
+)
+
+// DefaultRelearnAfter is the default K of the relearn rule of all three
+// models (NormalConfig.RelearnAfter, AkkaConfig.RelearnAfter,
+// CassandraConfig.RelearnAfter), capped at the window size.
+//
+// Reasoning: an outage, a loss burst and a pause of the sender each end in one
+// long interval, so any K ≥ 2 keeps them out of the window; a run of K
+// intervals that each end after τ(Θ = 8) has, under the model, probability
+// below 10^−8K, so K = 10 is not reached by jitter. With the normal model's
+// defaults (n = 1000, Θ = 8) a step to any slower rate is trusted only once
+// 1000/(1 + z(8)²) ≈ 31 slow intervals are in the window, so any K ≤ 31 gives
+// the same time to trust; K = 10 starts learning well before that
+// (docs/algorithms.md, “Not locking out a sender whose rate changed”).
+const DefaultRelearnAfter = 10
+
+// relearn is the rule that keeps a skip rule (Akka's skip-if-suspected,
+// Cassandra's interval cap) from locking out a sender whose rate changed
+// for good (docs/algorithms.md, “Not locking out a sender whose rate
+// changed”). A skip rule leaves out an interval that looks like an outage;
+// one such interval is an outage, but K in a row are the sender's new
+// rhythm. So the intervals left out are kept, up to K − 1 of them, and the
+// K-th in a row records the whole run; every further interval left out is
+// recorded too until one is not left out, which ends the run. An interval
+// recorded by the ordinary rule ends the run and discards what was kept.
+type relearn struct {
+	k   int             // K; 0: never relearn (the source's rule as is)
+	run []time.Duration // the run's intervals while it is shorter than K
+	n   int             // length of the current run, saturating at K
+}
+
+// newRelearn validates K (nil means min(DefaultRelearnAfter, window)) for
+// model with the given window size.
+func newRelearn(model string, k *int, window int) (relearn, error) {
+	v := detector.OrDefault(k, min(DefaultRelearnAfter, window))
+	if v < 0 || v > window {
+		return relearn{}, fmt.Errorf("phi: %s RelearnAfter %d is outside [0, window size=%d]", model, v, window)
+	}
+	return relearn{k: v}, nil
+}
+
+// skipped takes an interval the skip rule left out and records into w what
+// the rule says to record now; it returns how many intervals it recorded.
+func (r *relearn) skipped(iv time.Duration, w *detector.Window) int {
+	switch {
+	case r.k == 0:
+		return 0
+	case r.n >= r.k:
+		w.Add(iv)
+		return 1
+	}
+	r.n++
+	if r.n < r.k {
+		r.run = append(r.run, iv)
+		return 0
+	}
+	for _, v := range r.run {
+		w.Add(v)
+	}
+	w.Add(iv)
+	c := len(r.run) + 1
+	r.run = r.run[:0]
+	return c
+}
+
+// recorded ends the run: the ordinary rule recorded an interval.
+func (r *relearn) recorded() {
+	r.n = 0
+	r.run = r.run[:0]
+}
+
+// clone returns an independent copy.
+func (r *relearn) clone() relearn {
+	c := *r
+	c.run = slices.Clone(r.run)
+	return c
+}
