@@ -301,7 +301,7 @@ func (m *Member) kill(now time.Duration, p *peer, u Update, gossip bool) {
 	if p.state == StateSuspect {
 		m.clearSuspicion(p)
 	}
-	p.inc, p.since, p.deadFrom = u.Incarnation, now, u.From
+	p.inc, p.since, p.deadFrom, p.blind = u.Incarnation, now, u.From, false
 	m.live--
 	if u.IsLeave() {
 		p.state, p.proof = StateLeft, u.Proof

@@ -39,6 +39,9 @@ type peer struct {
 	retried  bool // ModeDetector gate: one failed probe already forgiven
 	answered bool // acked a ping of this member's itself (makeRoom)
 	deadFrom ID
+	// blind: this member declared it dead by its own timeout with no
+	// probe of its own acked since the suspicion started (viewUpdate).
+	blind bool
 
 	revived   bool          // Alive at inc after Dead or Left below it (reviveTie)
 	downSince time.Duration // when revived: since when it had been dead or left
@@ -220,6 +223,9 @@ type Member struct {
 
 	graceUntil    time.Duration // no suspicion timer fires before (PauseGuard)
 	nextReconnect time.Duration
+	lastAck       time.Duration // when a probe of this member's was last acked (direct, relayed or stream)
+	isoNext       time.Duration // earliest view request of an isolated member (isolated)
+	isoGap        time.Duration // the gap after it, doubling to ReconnectInterval
 	ppFrom        time.Duration // last anti-entropy exchange, or the first Tick (sync.go)
 	ppFrac        float64       // phase of the next exchange in its interval while !ppDone
 	ppDone        bool          // an exchange was due at least once since the first Tick or the last settling exchange

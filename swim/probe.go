@@ -182,7 +182,7 @@ func (m *Member) startProbe(now time.Duration) {
 	retry := m.forceNext != nil
 	t := m.nextTarget()
 	if t == nil {
-		m.isolated()
+		m.isolated(now)
 		return
 	}
 	m.seq++
@@ -352,6 +352,7 @@ func (m *Member) onAck(now time.Duration, pkt *Packet) {
 		m.pr.active = false
 		t.retried = false
 		m.adjustHealth(-1)
+		m.acked(now)
 		return
 	}
 	for i, r := range m.relays {
@@ -451,13 +452,35 @@ func (m *Member) onPingReq(now time.Duration, pkt *Packet, origin, t Node) {
 // across, and the reconnect ping (one random dead member per
 // ReconnectInterval) is the only way back, slower the more dead members the
 // view holds. An isolated member instead asks one random dead member for
-// its view every period (a MsgJoin carrying its Alive): a live receiver
-// answers with its view, and sends back the Dead it holds about this member
-// (accuseBack), which this member refutes. Off with ReconnectInterval.
-func (m *Member) isolated() {
-	if m.st != running || len(m.tomb) == 0 || *m.cfg.ReconnectInterval == 0 {
+// its view (a MsgJoin carrying its Alive): a live receiver answers with its
+// view, and sends back the Dead it holds about this member (accuseBack),
+// which this member refutes. Off with ReconnectInterval.
+//
+// The requests back off: the first one period after the last, then
+// doubling up to ReconnectInterval, until a probe of this member's is
+// acked again (acked). A member whose datagrams are lost while views pass
+// (UDP blocked, TCP open) stays isolated however many views it gets: each
+// answer makes it refute and rejoin, and the group declares it dead again
+// a suspicion timeout later. One request per period made it flap every few
+// periods and made each answerer send it a whole view every period; the
+// back-off bounds both to about log2(ReconnectInterval/ProbeInterval) in
+// the first ReconnectInterval and one per ReconnectInterval after, the
+// rate of the reconnect ping it stands in for.
+func (m *Member) isolated(now time.Duration) {
+	if m.st != running || len(m.tomb) == 0 || *m.cfg.ReconnectInterval == 0 || now < m.isoNext {
 		return
 	}
+	gap := max(m.isoGap, m.cfg.ProbeInterval)
+	m.isoNext, m.isoGap = now+gap, min(2*gap, *m.cfg.ReconnectInterval)
 	m.stats.ViewRequests++
 	m.askView(m.tomb[m.rng.IntN(len(m.tomb))].node)
+}
+
+// acked notes at now that a probe of this member's was answered: its
+// datagrams pass, so its own verdicts from then on rest on evidence
+// (viewUpdate), and an isolated member's view requests start again from
+// one period (isolated).
+func (m *Member) acked(now time.Duration) {
+	m.lastAck = now
+	m.isoNext, m.isoGap = 0, 0
 }

@@ -83,6 +83,7 @@ func (m *Member) endStreamOnly(now time.Duration) {
 	m.pr.active = false
 	m.stats.StreamOnly++
 	t.retried = false
+	m.acked(now)
 	if t.state != StateAlive && t.state != StateSuspect {
 		return
 	}

@@ -131,8 +131,10 @@ func (m *Member) tickSuspicions(now time.Duration) {
 			continue
 		}
 		m.stats.Declarations++
+		blind := m.lastAck < p.susp.start
 		u := Update{Kind: UpdateDead, Node: p.node, Incarnation: p.inc, From: m.self.ID}
 		m.kill(now, p, u, true)
+		p.blind = blind
 		m.push(u, nil, *m.cfg.GossipFanout)
 		// kill removed p from m.suspects; i now holds the next one.
 	}

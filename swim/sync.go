@@ -175,7 +175,9 @@ func (m *Member) sendSync(to Node) {
 	ups := make([]Update, 0, len(m.peers)+1)
 	ups = append(ups, m.selfAlive())
 	for _, p := range m.all {
-		ups = append(ups, m.viewUpdate(p))
+		if !m.blindVerdict(p) {
+			ups = append(ups, m.viewUpdate(p))
+		}
 	}
 	for len(ups) > 0 {
 		pk := Packet{Kind: MsgSync, From: m.self, To: to}
@@ -194,6 +196,29 @@ func (m *Member) sendSync(to Node) {
 		ups = ups[n:]
 		m.out = append(m.out, pk)
 	}
+}
+
+// blindVerdict reports whether p is suspect or dead in this member's view
+// by its own verdict only, reached with no probe of its own acked since
+// the suspicion started: every path out of this member may have been
+// failing (its datagrams lost, a partition around it), so the verdict says
+// more about this member than about p. A view transfer leaves such entries
+// out (sendSync): its receiver would take each as a fresh accusation of
+// its own (applyView), and a member cut off for a while holds one about
+// every other member, all healthy. Gossip still carries them (it reaches
+// others only when the paths are back), and the receiver probes p itself.
+// A member that declared everyone dead while its datagrams were lost,
+// answering a view exchange over a stream, made its receivers suspect all
+// of them at once; in plain SWIM, where refutations compete for
+// piggyback room, some were declared dead by healthy members.
+func (m *Member) blindVerdict(p *peer) bool {
+	switch p.state {
+	case StateSuspect:
+		return p.susp.from == m.self.ID && m.lastAck < p.susp.start
+	case StateDead:
+		return p.blind && p.deadFrom == m.self.ID
+	}
+	return false
 }
 
 // viewUpdate returns the update that states p's entry in the local view.
