@@ -461,10 +461,9 @@ func (m *Member) onPingReq(now time.Duration, pkt *Packet, origin, t Node) {
 // acked again (acked). A member whose datagrams are lost while views pass
 // (UDP blocked, TCP open) stays isolated however many views it gets: each
 // answer makes it refute and rejoin, and the group declares it dead again
-// a suspicion timeout later. One request per period made it flap every few
-// periods and made each answerer send it a whole view every period; the
-// back-off bounds both to about log2(ReconnectInterval/ProbeInterval) in
-// the first ReconnectInterval and one per ReconnectInterval after, the
+// a suspicion timeout later. The back-off bounds those rejoins, and the
+// whole views answerers send, to about log2(ReconnectInterval/ProbeInterval)
+// in the first ReconnectInterval and one per ReconnectInterval after, the
 // rate of the reconnect ping it stands in for.
 func (m *Member) isolated(now time.Duration) {
 	if m.st != running || len(m.tomb) == 0 || *m.cfg.ReconnectInterval == 0 || now < m.isoNext {

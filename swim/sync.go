@@ -205,12 +205,10 @@ func (m *Member) sendSync(to Node) {
 // more about this member than about p. A view transfer leaves such entries
 // out (sendSync): its receiver would take each as a fresh accusation of
 // its own (applyView), and a member cut off for a while holds one about
-// every other member, all healthy. Gossip still carries them (it reaches
-// others only when the paths are back), and the receiver probes p itself.
-// A member that declared everyone dead while its datagrams were lost,
-// answering a view exchange over a stream, made its receivers suspect all
-// of them at once; in plain SWIM, where refutations compete for
-// piggyback room, some were declared dead by healthy members.
+// every other member, all healthy: in plain SWIM, where that many
+// refutations compete for piggyback room, some would be declared dead by
+// healthy members. Gossip still carries such verdicts (it reaches others
+// only when the paths are back), and the receiver probes p itself.
 func (m *Member) blindVerdict(p *peer) bool {
 	switch p.state {
 	case StateSuspect:
