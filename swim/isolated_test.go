@@ -11,13 +11,7 @@ import (
 // tickJoins ticks m at every deadline up to until and returns the instants
 // at which it sent a MsgJoin, and the pings it sent with their instants.
 func tickJoins(m *Member, until time.Duration) (joins []time.Duration, pings []Packet) {
-	for {
-		at, ok := m.NextDeadline()
-		if !ok || at > until {
-			return joins, pings
-		}
-		m.Tick(at)
-		pk, _ := drain(m)
+	tickUntil(m, until, func(at time.Duration, pk []Packet, _ []Event) {
 		for _, p := range pk {
 			switch p.Kind {
 			case MsgJoin:
@@ -26,7 +20,8 @@ func tickJoins(m *Member, until time.Duration) (joins []time.Duration, pings []P
 				pings = append(pings, p)
 			}
 		}
-	}
+	})
+	return joins, pings
 }
 
 // An isolated member's view requests back off: one period after the

@@ -33,14 +33,23 @@ func newTest(t *testing.T, id string, mode Mode, mut func(*Config), peers ...str
 func advance(m *Member, until time.Duration) ([]Packet, []Event) {
 	var pk []Packet
 	var ev []Event
+	tickUntil(m, until, func(_ time.Duration, p []Packet, e []Event) {
+		pk, ev = append(pk, p...), append(ev, e...)
+	})
+	return pk, ev
+}
+
+// tickUntil ticks m at every deadline it announces up to and including
+// until, and passes each tick's output to each.
+func tickUntil(m *Member, until time.Duration, each func(at time.Duration, pk []Packet, ev []Event)) {
 	for {
 		at, ok := m.NextDeadline()
 		if !ok || at > until {
-			return pk, ev
+			return
 		}
 		m.Tick(at)
-		p, e := drain(m)
-		pk, ev = append(pk, p...), append(ev, e...)
+		pk, ev := drain(m)
+		each(at, pk, ev)
 	}
 }
 

@@ -14,13 +14,7 @@ import (
 // anti-entropy exchanges it started (MsgJoin with a digest), with when.
 func settleRun(t *testing.T, m *Member, until time.Duration) (at []time.Duration, to []ID) {
 	t.Helper()
-	for {
-		now, ok := m.NextDeadline()
-		if !ok || now > until {
-			return at, to
-		}
-		m.Tick(now)
-		pk, _ := drain(m)
+	tickUntil(m, until, func(now time.Duration, pk []Packet, _ []Event) {
 		for _, p := range pk {
 			switch {
 			case p.Kind == MsgJoin && !p.Digest.IsZero():
@@ -31,7 +25,8 @@ func settleRun(t *testing.T, m *Member, until time.Duration) (at []time.Duration
 				drain(m)
 			}
 		}
-	}
+	})
+	return at, to
 }
 
 // hear gives m, at now, a gossip from b announcing the members ids
