@@ -80,6 +80,7 @@ type Agent struct {
 	tr    transport.Transport
 	codec *wire.Codec
 	keys  *wire.Keyring
+	sec   *wire.Security
 	log   *slog.Logger
 	self  swim.Node
 	// selfAddr is self.Addr parsed (checkSelf made sure it parses).
@@ -111,7 +112,7 @@ type Agent struct {
 	streamsIn, streamsOut, streamDialErr, streamAuth          atomic.Uint64
 	streamReplayed, streamGarbage, streamOversize             atomic.Uint64
 	streamTimeouts, streamSyncs, streamFallbacks              atomic.Uint64
-	streamSkipped                                             atomic.Uint64
+	streamSkipped, labelMismatch                              atomic.Uint64
 	conflict                                                  atomic.Pointer[swim.Node] // another node claiming this member's ID
 
 	// joinWaiters are closed, on the agent's goroutine, as soon as this
@@ -163,7 +164,12 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	sec := &wire.Security{Plain: cfg.Plain}
+	sec := &wire.Security{Plain: cfg.Plain, Label: cfg.Label}
+	if (cfg.AcceptPlain || cfg.SendPlain) && len(cfg.Keys) == 0 {
+		return nil, errors.New("agent: AcceptPlain and SendPlain are stages of turning encryption on: they need Keys")
+	}
+	sec.SetAcceptPlain(cfg.AcceptPlain)
+	sec.SetSendPlain(cfg.SendPlain)
 	if len(cfg.Keys) > 0 {
 		kr, err := wire.NewKeyring(cfg.Keys[0], cfg.Keys[1:]...)
 		if err != nil {
@@ -274,7 +280,7 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 	pc.MaxPacketSize = codec.MaxPayload()
 	pc.StreamProbe = !cfg.DisableStream && !cfg.DisableStreamProbes
 	a := &Agent{
-		cfg: cfg, tr: tr, codec: codec, keys: sec.Keyring, log: cfg.Logger, self: self, src: src,
+		cfg: cfg, tr: tr, codec: codec, keys: sec.Keyring, sec: sec, log: cfg.Logger, self: self, src: src,
 		selfAddr: netip.MustParseAddrPort(self.Addr),
 		reqs:     make(chan func()),
 		stopped:  make(chan struct{}),

@@ -29,6 +29,20 @@ type Config struct {
 	Keys [][]byte
 	// Plain turns encryption off. It must be set explicitly and excludes Keys.
 	Plain bool
+	// AcceptPlain and SendPlain, with Keys, turn encryption on (or off) in
+	// a running group (memberlist's GossipVerifyIncoming = false and
+	// GossipVerifyOutgoing = false): AcceptPlain also accepts plain
+	// packets, SendPlain sends plain instead of sealing. Start every member
+	// with Keys and both on (it reads and is read by plain members), then
+	// call SetSendPlain(false) on every member, then, once Stats.PlainAccepted
+	// stops growing everywhere, SetAcceptPlain(false) (wire.Security.SetAcceptPlain).
+	AcceptPlain, SendPlain bool
+	// Label is the cluster label, at most 255 bytes (memberlist's Label):
+	// every datagram and stream frame carries it, and packets with another
+	// label, or none, are dropped and counted in Stats.LabelMismatches
+	// (wire.Security.Label). Members of one group must share it. Default
+	// "": no label.
+	Label string
 	// MaxPacketSize bounds datagrams, envelope included, in bytes
 	// (default 1,400). It must leave the protocol 256 bytes of payload
 	// (at least 257 plain, 293 encrypted: envelope and sealed timestamp) and fit this member's own join.

@@ -36,7 +36,7 @@ func (a *Agent) Join(ctx context.Context, addrs ...string) error {
 	// so Join returns without polling delay.
 	var jerr error
 	joined := make(chan struct{})
-	auth0 := a.authFail.Load()
+	auth0, label0 := a.authFail.Load(), a.labelMismatch.Load()
 	if err := a.do(ctx, func() {
 		a.conflict.Store(nil) // a refusal of an earlier Join is not this one's
 		if jerr = a.m.Join(a.now(), addrs); jerr != nil {
@@ -66,6 +66,7 @@ func (a *Agent) Join(ctx context.Context, addrs ...string) error {
 			if r, ok := a.m.JoinRefusal(); ok {
 				je.Refusal = &r
 			}
+			je.LabelMismatches = a.labelMismatch.Load() - label0
 			if je.AuthFailures = a.authFail.Load() - auth0; je.AuthFailures > 0 {
 				je.AuthFrom = a.authFrom
 			}
@@ -91,8 +92,9 @@ func (a *Agent) Join(ctx context.Context, addrs ...string) error {
 //     authentication (another key, tampering, or one side plain), the
 //     last from AuthFrom. A member with another key never answers a join,
 //     and the members that probe this address send what it cannot open.
+//   - LabelMismatches: packets of another cluster label (Config.Label).
 //
-// Both empty: nothing answered (no member at the addresses, a key
+// All empty: nothing answered (no member at the addresses, a key
 // mismatch both ways, a join sent from another address than the one
 // advertised).
 type JoinError struct {
@@ -101,6 +103,9 @@ type JoinError struct {
 	Refusal      *swim.JoinRefusal
 	AuthFailures uint64
 	AuthFrom     netip.AddrPort
+	// LabelMismatches counts packets of another cluster label (or none)
+	// that arrived during the join (Stats.LabelMismatches).
+	LabelMismatches uint64
 }
 
 func (e *JoinError) Error() string {
@@ -117,6 +122,9 @@ func (e *JoinError) Error() string {
 	if e.AuthFailures > 0 {
 		msg += fmt.Sprintf("; %d datagrams that failed authentication arrived meanwhile, the last from %v (another key, or one side plain)",
 			e.AuthFailures, e.AuthFrom)
+	}
+	if e.LabelMismatches > 0 {
+		msg += fmt.Sprintf("; %d packets with another cluster label arrived meanwhile (Config.Label differs)", e.LabelMismatches)
 	}
 	return msg
 }

@@ -142,6 +142,8 @@ func (a *Agent) receive(p transport.Packet) {
 		var de *wire.DecodeError
 		if errors.Is(err, wire.ErrReplay) {
 			a.replayed.Add(1)
+		} else if errors.Is(err, wire.ErrLabel) {
+			a.labelMismatch.Add(1) // another group's packet
 		} else if errors.Is(err, wire.ErrUnknownKind) {
 			a.unknownKind.Add(1) // a later version's message: not an error
 		} else if errors.As(err, &de) && !errors.Is(err, wire.ErrOversize) {

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -38,6 +39,33 @@ func (a *Agent) SetMeta(ctx context.Context, meta []byte) error {
 // every member, then RemoveKey the old one; packets sealed with any key in
 // the ring are accepted meanwhile.
 func (a *Agent) Keyring() *wire.Keyring { return a.keys }
+
+// ErrNoKeys is returned by SetAcceptPlain and SetSendPlain on an agent
+// started Plain, without a keyring.
+var ErrNoKeys = errors.New("agent: no keyring: start the agent with Keys (and AcceptPlain, SendPlain) to turn encryption on while running")
+
+// SetSendPlain switches sealing off (true) or on (false) at once, for
+// every later datagram and stream frame: the second stage of turning
+// encryption on in a running group (Config.AcceptPlain; memberlist's
+// GossipVerifyOutgoing). ErrNoKeys on a plain agent.
+func (a *Agent) SetSendPlain(on bool) error {
+	if a.keys == nil {
+		return ErrNoKeys
+	}
+	a.sec.SetSendPlain(on)
+	return nil
+}
+
+// SetAcceptPlain switches accepting plain packets on or off at once: off
+// is the last stage of turning encryption on (Config.AcceptPlain;
+// memberlist's GossipVerifyIncoming). ErrNoKeys on a plain agent.
+func (a *Agent) SetAcceptPlain(on bool) error {
+	if a.keys == nil {
+		return ErrNoKeys
+	}
+	a.sec.SetAcceptPlain(on)
+	return nil
+}
 
 // Self returns this member's ID and advertised address.
 func (a *Agent) Self() swim.Node { return a.self }

@@ -16,6 +16,14 @@ type Stats struct {
 	// drops those before the agent sees them (DroppedOversize); only a
 	// Config.Transport that lets one through gets it counted here.
 	AuthFailures uint64
+	// LabelMismatches counts datagrams and stream frames dropped for a
+	// cluster label other than this member's (Config.Label): packets of
+	// another group. They are not counted in AuthFailures.
+	LabelMismatches uint64
+	// PlainAccepted counts plain packets accepted while encryption is
+	// being turned on (Config.AcceptPlain); once it stops growing on every
+	// member, none sends plain any more.
+	PlainAccepted uint64
 	// DecodeErrors counts authenticated datagrams whose payload did not
 	// decode; EncodeErrors and SendErrors count outgoing failures.
 	DecodeErrors, EncodeErrors, SendErrors uint64
@@ -103,7 +111,8 @@ func (a *Agent) Stats() Stats {
 		st.StreamsRefused, st.StreamsEvicted = ss.Refused, ss.Evicted
 	}
 	cs := a.codec.Stats()
-	st.UnknownFields, st.Format1Received = cs.UnknownFields, cs.Formats[1]
+	st.UnknownFields, st.Format1Received, st.PlainAccepted = cs.UnknownFields, cs.Formats[1], cs.PlainAccepted
+	st.LabelMismatches = a.labelMismatch.Load()
 	a.protoMu.Lock()
 	st.Protocol = a.proto
 	a.protoMu.Unlock()

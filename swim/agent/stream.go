@@ -110,6 +110,8 @@ func (a *Agent) serveStream(c *transport.Conn) {
 				a.streamReplayed.Add(1)
 			case errors.Is(err, wire.ErrUnknownKind):
 				a.unknownKind.Add(1) // a later version's message, as on UDP: not an error
+			case errors.Is(err, wire.ErrLabel):
+				a.labelMismatch.Add(1)
 			case errors.As(err, &de):
 				a.streamGarbage.Add(1)
 			default:

@@ -18,6 +18,7 @@ type Codec struct {
 	replay *replayGuard // nil in plain mode
 
 	unknownFields atomic.Uint64
+	plainAccepted atomic.Uint64
 	formats       [Version + 1]atomic.Uint64
 }
 
@@ -82,8 +83,11 @@ func NewCodec(cfg CodecConfig) (*Codec, error) {
 }
 
 // MaxPayload is the largest payload, in bytes, that fits a datagram once
-// sealed: MaxPacketSize minus the envelope overhead and, when encrypted,
-// the 8-byte sealed timestamp of the replay check. Give it to the swim
+// sealed: MaxPacketSize minus the envelope overhead (the cluster label's
+// header included) and, when encrypted, the 8-byte sealed timestamp of the
+// replay check. A codec with a keyring that sends plain for now
+// (Security.SetSendPlain) keeps the sealed bound, so that turning sealing
+// on needs no change of the protocol's packet size. Give it to the swim
 // state machine as its packet size limit.
 func (c *Codec) MaxPayload() int {
 	n := c.max - c.sec.Overhead()
@@ -100,7 +104,7 @@ func (c *Codec) MaxPacketSize() int { return c.max }
 // returns the datagram and the number of updates included.
 func (c *Codec) Encode(p *swim.Packet) ([]byte, int, error) {
 	var head []byte
-	if c.replay != nil {
+	if c.replay != nil && c.sec.sealing() {
 		head = binary.BigEndian.AppendUint64(make([]byte, 0, c.max), uint64(c.replay.stamp()))
 	}
 	payload, n, err := marshal(head, p, c.MaxPayload(), c.enc)
@@ -122,11 +126,16 @@ type CodecStats struct {
 	// Formats counts accepted packets by wire format: Formats[1] format 1,
 	// Formats[2] format 2 (index 0 is unused).
 	Formats [Version + 1]uint64
+	// PlainAccepted counts plain packets accepted by a codec with a
+	// keyring while Security.SetAcceptPlain is on: while it grows, some
+	// member still sends plain (Security.SetSendPlain), so accepting plain
+	// cannot be turned off yet.
+	PlainAccepted uint64
 }
 
 // Stats returns the counters; safe for concurrent use.
 func (c *Codec) Stats() CodecStats {
-	s := CodecStats{UnknownFields: c.unknownFields.Load()}
+	s := CodecStats{UnknownFields: c.unknownFields.Load(), PlainAccepted: c.plainAccepted.Load()}
 	for i := range s.Formats {
 		s.Formats[i] = c.formats[i].Load()
 	}
@@ -141,12 +150,23 @@ func (c *Codec) Decode(pkt []byte) (*swim.Packet, error) {
 	if len(pkt) > c.max {
 		return nil, &DecodeError{Field: "datagram", Err: ErrOversize, Detail: fmt.Sprintf("%d bytes, limit %d", len(pkt), c.max)}
 	}
-	payload, err := c.sec.Open(pkt)
+	payload, sealed, err := c.sec.open(pkt)
 	if err != nil {
 		return nil, err
 	}
-	if c.replay == nil {
-		return c.unmarshal(payload)
+	if !sealed {
+		// Plain mode, or a plain packet accepted while encryption is
+		// being turned on (Security.SetAcceptPlain): no timestamp, and
+		// a plain sender's payload bound.
+		p, info, err := UnmarshalInfo(payload, c.max-c.sec.labelLen()-Overhead(false))
+		if err != nil {
+			return nil, err
+		}
+		if !c.sec.Plain {
+			c.plainAccepted.Add(1)
+		}
+		c.count(info)
+		return p, nil
 	}
 	if len(payload) < timestampSize {
 		return nil, &DecodeError{Field: "timestamp", Err: ErrTruncated, Detail: fmt.Sprintf("%d bytes of sealed payload, want at least %d", len(payload), timestampSize)}
@@ -157,15 +177,6 @@ func (c *Codec) Decode(pkt []byte) (*swim.Packet, error) {
 		return nil, err
 	}
 	if err := c.replay.check(p.From.ID, ts); err != nil {
-		return nil, err
-	}
-	c.count(info)
-	return p, nil
-}
-
-func (c *Codec) unmarshal(payload []byte) (*swim.Packet, error) {
-	p, info, err := UnmarshalInfo(payload, c.MaxPayload())
-	if err != nil {
 		return nil, err
 	}
 	c.count(info)

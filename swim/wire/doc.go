@@ -9,6 +9,15 @@
 //
 //	plain:      0x01 | payload
 //	encrypted:  0x02 | nonce (12 bytes) | AES-GCM(timestamp | payload) with its 16-byte tag
+//	labelled:   0x03 | label length (1 byte) | label | plain or encrypted envelope
+//
+// A cluster label (Security.Label, memberlist's Label) keeps groups that
+// share a network apart: a member refuses a packet whose label differs
+// from its own, or that has none when it has one (ErrLabel). When sealed,
+// the label header is authenticated with the envelope byte. While
+// encryption is turned on in a running group, a member with a keyring may
+// send plain packets and accept both (Security.SetSendPlain,
+// Security.SetAcceptPlain).
 //
 // The envelope byte is authenticated as additional data, so a packet cannot
 // be downgraded from encrypted to plain or have its header changed without

@@ -416,9 +416,13 @@ func FuzzCodecDecode(f *testing.F) {
 	kr, _ := NewKeyring(key(8, 16))
 	enc, _ := NewCodec(CodecConfig{Security: &Security{Keyring: kr}})
 	plain, _ := NewCodec(CodecConfig{Security: &Security{Plain: true}})
+	migrating := &Security{Keyring: kr, Label: "dc1"}
+	migrating.SetAcceptPlain(true)
+	mig, _ := NewCodec(CodecConfig{Security: migrating})
 	for _, p := range samplePackets() {
 		b, _, _ := plain.Encode(p)
 		f.Add(b)
+		f.Add(append([]byte{EnvelopeLabel, 3, 'd', 'c', '1'}, b...))
 	}
 	f.Add([]byte{EnvelopeEncrypted, 0})
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -429,6 +433,16 @@ func FuzzCodecDecode(f *testing.F) {
 		}
 		if _, err := enc.Decode(b); err == nil {
 			t.Fatalf("unauthenticated datagram accepted by the encrypted codec: %x", b)
+		}
+		// A labelled codec accepting plain packets while encryption is
+		// turned on: only plain ones under its label, which re-encode.
+		if p, err := mig.Decode(b); err == nil {
+			if !bytes.HasPrefix(b, []byte{EnvelopeLabel, 3, 'd', 'c', '1', EnvelopePlain}) {
+				t.Fatalf("migrating codec accepted %x", b)
+			}
+			if _, _, err := mig.Encode(p); err != nil {
+				t.Fatalf("re-encode: %v", err)
+			}
 		}
 	})
 }

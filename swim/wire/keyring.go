@@ -3,12 +3,10 @@ package wire
 import (
 	"crypto/aes"
 	"crypto/cipher"
-	"crypto/rand"
 	"crypto/subtle"
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 	"sync"
 )
@@ -180,98 +178,4 @@ func ParseKey(s string) ([]byte, error) {
 		return nil, err
 	}
 	return key, nil
-}
-
-// Security seals and opens packets. The zero value is invalid: set Keyring
-// for encryption, or Plain to send unauthenticated packets on purpose.
-type Security struct {
-	// Keyring encrypts and authenticates every packet. Required unless Plain.
-	Keyring *Keyring
-	// Plain sends and accepts unencrypted packets. It must be set explicitly
-	// and is mutually exclusive with Keyring.
-	Plain bool
-	// Rand is the nonce source; nil means crypto/rand.Reader.
-	Rand io.Reader
-}
-
-// Validate reports whether exactly one of Keyring and Plain is set.
-func (s *Security) Validate() error {
-	switch {
-	case s == nil:
-		return errors.New("wire: nil Security")
-	case s.Plain && s.Keyring != nil:
-		return errors.New("wire: Security sets both Plain and a Keyring; choose one")
-	case !s.Plain && s.Keyring == nil:
-		return errors.New("wire: Security needs a Keyring, or Plain: true to run unencrypted on purpose")
-	case s.Keyring != nil && s.Keyring.Len() == 0:
-		return errors.New("wire: Security keyring is empty")
-	}
-	return nil
-}
-
-// Overhead is the envelope size for this configuration.
-func (s *Security) Overhead() int { return Overhead(!s.Plain) }
-
-// Seal wraps payload in an envelope, appending to dst, and returns the
-// packet.
-func (s *Security) Seal(dst, payload []byte) ([]byte, error) {
-	if err := s.Validate(); err != nil {
-		return nil, err
-	}
-	if s.Plain {
-		dst = append(dst, EnvelopePlain)
-		return append(dst, payload...), nil
-	}
-	s.Keyring.mu.RLock()
-	aead := s.Keyring.aead[0]
-	s.Keyring.mu.RUnlock()
-	start := len(dst)
-	dst = append(dst, EnvelopeEncrypted)
-	var nonce [nonceSize]byte
-	r := s.Rand
-	if r == nil {
-		r = rand.Reader
-	}
-	if _, err := io.ReadFull(r, nonce[:]); err != nil {
-		return nil, fmt.Errorf("wire: reading nonce: %w", err)
-	}
-	dst = append(dst, nonce[:]...)
-	return aead.Seal(dst, nonce[:], payload, dst[start:start+1]), nil
-}
-
-// Open checks and removes the envelope and returns the payload (a new slice
-// for encrypted packets, a sub-slice of packet for plain ones). Errors wrap
-// ErrShort, ErrEnvelope, ErrPlainRefused, ErrEncrypted or ErrAuth.
-func (s *Security) Open(packet []byte) ([]byte, error) {
-	if err := s.Validate(); err != nil {
-		return nil, err
-	}
-	if len(packet) < 1 {
-		return nil, fmt.Errorf("%w: empty packet", ErrShort)
-	}
-	switch packet[0] {
-	case EnvelopePlain:
-		if !s.Plain {
-			return nil, ErrPlainRefused
-		}
-		return packet[1:], nil
-	case EnvelopeEncrypted:
-		if s.Plain {
-			return nil, ErrEncrypted
-		}
-	default:
-		return nil, fmt.Errorf("%w 0x%02x (want 0x01 plain or 0x02 encrypted)", ErrEnvelope, packet[0])
-	}
-	if len(packet) < Overhead(true) {
-		return nil, fmt.Errorf("%w: %d bytes, an encrypted packet has at least %d", ErrShort, len(packet), Overhead(true))
-	}
-	nonce, sealed := packet[1:1+nonceSize], packet[1+nonceSize:]
-	s.Keyring.mu.RLock()
-	defer s.Keyring.mu.RUnlock()
-	for _, a := range s.Keyring.aead {
-		if out, err := a.Open(nil, nonce, sealed, packet[:1]); err == nil {
-			return out, nil
-		}
-	}
-	return nil, ErrAuth
 }

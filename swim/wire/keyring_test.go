@@ -210,9 +210,15 @@ func FuzzOpen(f *testing.F) {
 	kr, _ := NewKeyring(key(5, 16), key(6, 24))
 	enc := &Security{Keyring: kr}
 	plain := &Security{Plain: true}
+	labelled := &Security{Keyring: kr, Label: "dc1"}
+	labelled.SetAcceptPlain(true)
 	// A fixed nonce keeps the seed identical in every fuzz worker process.
 	good, _ := (&Security{Keyring: kr, Rand: bytes.NewReader(make([]byte, nonceSize))}).Seal(nil, []byte("seed"))
+	goodLabelled, _ := (&Security{Keyring: kr, Label: "dc1", Rand: bytes.NewReader(make([]byte, nonceSize))}).Seal(nil, []byte("seed"))
 	f.Add(good)
+	f.Add(goodLabelled)
+	f.Add([]byte{EnvelopeLabel, 3, 'd', 'c', '1', EnvelopePlain, 1, 2})
+	f.Add([]byte{EnvelopeLabel, 9, 'd'})
 	f.Add([]byte{EnvelopePlain, 1, 2, 3})
 	f.Add([]byte{EnvelopeEncrypted})
 	f.Add([]byte{})
@@ -224,8 +230,21 @@ func FuzzOpen(f *testing.F) {
 			}
 		}
 		out, err := plain.Open(pkt)
-		if err == nil && !bytes.Equal(out, pkt[1:]) {
+		if err == nil && !bytes.HasSuffix(pkt, out) {
 			t.Fatalf("plain open changed payload")
+		}
+		if err == nil && pkt[0] == EnvelopeLabel && pkt[1] != 0 {
+			t.Fatalf("a labelled packet accepted by a member without a label: %x", pkt)
+		}
+		// With a label and plain accepted: only packets under that label,
+		// and sealed ones only as the seed.
+		if out, err := labelled.Open(pkt); err == nil {
+			if !bytes.HasPrefix(pkt, []byte{EnvelopeLabel, 3, 'd', 'c', '1'}) {
+				t.Fatalf("packet without the label accepted: %x", pkt)
+			}
+			if pkt[5] == EnvelopeEncrypted && !bytes.Equal(pkt, goodLabelled) {
+				t.Fatalf("forged labelled packet accepted: %x -> %x", pkt, out)
+			}
 		}
 	})
 }

@@ -1,0 +1,118 @@
+package agent
+
+import (
+	"context"
+	"net/netip"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fdkit/fdkit/swim"
+	"github.com/fdkit/fdkit/swim/transport"
+	"github.com/fdkit/fdkit/swim/wire"
+)
+
+// Members sharing a label form a group; a member with another label, or
+// none, is never admitted, and each of its packets is counted as a label
+// mismatch, not as an authentication failure, on datagrams and on the
+// stream path alike.
+func TestClusterLabel(t *testing.T) {
+	as := group(t, 3, Config{Label: "dc1"})
+	seed := as[0]
+	for _, label := range []string{"dc2", ""} {
+		other := start(t, Config{Label: label})
+		before := seed.Stats().LabelMismatches
+		ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+		err := other.Join(ctx, seed.Self().Addr)
+		cancel()
+		var je *JoinError
+		require.ErrorAs(t, err, &je, "label %q", label)
+		assert.Greater(t, seed.Stats().LabelMismatches, before, "label %q", label)
+		assert.Zero(t, seed.Stats().AuthFailures, "label %q: counted as an authentication failure", label)
+		assert.Equal(t, 3, alive(seed))
+	}
+	// The stream path: a ping sealed with the group's key under another
+	// label is cut unanswered and counted.
+	wrong, err := wire.NewCodec(wire.CodecConfig{Security: &wire.Security{Keyring: mustKeyring(t), Label: "dc2"}})
+	require.NoError(t, err)
+	b, _, err := wrong.Encode(&swim.Packet{Kind: swim.MsgPing, From: swim.Node{ID: "p", Addr: "127.0.0.1:9"}, To: seed.Self(), Ping: swim.Ping{Seq: 1}})
+	require.NoError(t, err)
+	c, err := transport.DialStream(context.Background(), netip.MustParseAddrPort(seed.Self().Addr), transport.StreamConfig{Timeout: 3 * time.Second})
+	require.NoError(t, err)
+	defer c.Close()
+	before := seed.Stats().LabelMismatches
+	require.NoError(t, c.WriteFrame(b))
+	_, err = c.ReadFrame()
+	assert.Error(t, err, "a frame of another label was answered")
+	require.Eventually(t, func() bool { return seed.Stats().LabelMismatches == before+1 }, 3*time.Second, 10*time.Millisecond)
+	assert.Zero(t, seed.Stats().StreamAuthFailures)
+
+	_, err = Start(context.Background(), Config{Plain: true, Label: string(make([]byte, 256))})
+	assert.ErrorContains(t, err, "Label is 256 bytes, at most 255")
+}
+
+// Turning encryption on in a running group, memberlist's three stages:
+// (1) members with the key that send plain and accept both, alongside a
+// member still plain; (2) sealing on everywhere; (3) plain refused. The
+// group stays whole at every stage, and a member with another key is
+// refused even while plain packets are accepted.
+func TestEncryptionTurnedOnWhileRunning(t *testing.T) {
+	stage1 := Config{Keys: [][]byte{testKey}, AcceptPlain: true, SendPlain: true}
+	old := start(t, Config{Plain: true})
+	ks := group(t, 3, stage1)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	require.NoError(t, old.Join(ctx, ks[0].Self().Addr))
+	require.Eventually(t, func() bool { return alive(old) == 4 && alive(ks[0]) == 4 }, 10*time.Second, 10*time.Millisecond,
+		"stage 1: the plain member and the members with the key did not form one group")
+	require.NoError(t, old.Shutdown()) // restarted with the key: here, it leaves the test
+
+	// A member with another key, during the migration: refused.
+	intruder := start(t, Config{Keys: [][]byte{[]byte("another-key-0123456789ab")}, AcceptPlain: true})
+	short, stop := context.WithTimeout(ctx, 500*time.Millisecond)
+	assert.Error(t, intruder.Join(short, ks[0].Self().Addr), "a member with another key was admitted during the migration")
+	stop()
+	assert.NotZero(t, ks[0].Stats().AuthFailures)
+
+	for _, a := range ks {
+		require.NoError(t, a.SetSendPlain(false))
+	}
+	// Stage 2: every member seals; plain packets stop arriving.
+	time.Sleep(300 * time.Millisecond) // packets sent plain before the switch drain
+	var plain [3]uint64
+	for i, a := range ks {
+		plain[i] = a.Stats().PlainAccepted
+	}
+	time.Sleep(500 * time.Millisecond)
+	for i, a := range ks {
+		assert.Equal(t, plain[i], a.Stats().PlainAccepted, "member %d still receives plain packets after stage 2", i)
+		assert.NotZero(t, plain[i], "member %d never counted a plain packet in stage 1", i)
+	}
+	for _, a := range ks {
+		require.NoError(t, a.SetAcceptPlain(false))
+	}
+	// Stage 3: sealed only; the group is whole and a plain member is refused.
+	before := ks[0].Stats().PacketsReceived
+	require.Eventually(t, func() bool { return ks[0].Stats().PacketsReceived > before+5 }, 5*time.Second, 10*time.Millisecond)
+	for _, a := range ks {
+		for _, m := range a.Members() {
+			if m.Node.ID != old.Self().ID {
+				assert.Equal(t, swim.StateAlive, m.State, "%s at %s", m.Node.ID, a.Self().ID)
+			}
+		}
+	}
+	auth := ks[0].Stats().AuthFailures
+	late := start(t, Config{Plain: true})
+	short, stop = context.WithTimeout(ctx, 500*time.Millisecond)
+	defer stop()
+	assert.Error(t, late.Join(short, ks[0].Self().Addr), "a plain member was admitted after stage 3")
+	assert.Greater(t, ks[0].Stats().AuthFailures, auth)
+
+	plainAgent := start(t, Config{Plain: true})
+	assert.ErrorIs(t, plainAgent.SetSendPlain(false), ErrNoKeys)
+	assert.ErrorIs(t, plainAgent.SetAcceptPlain(false), ErrNoKeys)
+	_, err := Start(context.Background(), Config{Plain: true, AcceptPlain: true})
+	assert.ErrorContains(t, err, "need Keys")
+}
