@@ -93,6 +93,7 @@ type Stats struct {
 	ViewRequests                    int // views asked of unknown senders
 	AliveSent                       int // pings sent only to carry a refutation (Alive) at once
 	GossipsSent                     int // MsgGossip packets sent (eager dissemination, GossipFanout)
+	JoinAnnouncements               int // members sent this member's Alive directly on joining (announceJoin)
 
 	// Implausible counts updates refused for an incarnation more than
 	// MaxIncarnationJump above the one stored (or this member's own).
@@ -243,6 +244,7 @@ type Member struct {
 	nextReap      time.Duration
 	seeds         []string
 	nextJoin      time.Duration
+	announceUntil time.Duration // views until then are a join's answer: announce to their members (announceJoin)
 	leaveDeadline time.Duration
 
 	trusted       map[ID]string // keys bound ahead of first sight (Trust)

@@ -130,11 +130,18 @@ func (m *Member) Step(now time.Duration, pkt *Packet) error {
 		}
 	case MsgSync:
 		// A join refused for an ID conflict is retried.
+		joined := m.joining && !m.conflictSelf
 		m.joining = m.joining && m.conflictSelf
 		if m.joining {
 			m.noteRefusal(now, from, pkt.Updates)
 		} else {
 			m.refusal = nil
+		}
+		if joined {
+			m.announceUntil = now + m.cfg.ProbeInterval
+		}
+		if now < m.announceUntil {
+			m.announceJoin(pkt.From.ID)
 		}
 	}
 	return nil
