@@ -191,20 +191,22 @@
 //     detector does not suspect it (something was heard from it recently,
 //     judged by its own history), or has no opinion yet (WarmingUp: fewer
 //     intervals than it needs), the member does not suspect it yet but
-//     probes it again: in the next period, or at once when every path of
-//     the first probe has already failed and its stream ping was refused or
+//     probes it again, at once once every datagram path of the first probe
+//     has failed: as a new period when its stream ping was refused or
 //     reset (nothing listens on the peer's port, as when its process
-//     died). A second consecutive failure suspects it regardless. The
-//     retry re-checks a failure already seen, so it sends the ping-reqs and
-//     the stream ping together with the ping and suspects as soon as every
-//     path has failed and its least direct wait (the peer's own RTT
-//     estimate, or ProbeTimeout before its first sample, times LHM+1) has
-//     passed, rather than at the end of its period. It holds when every
-//     intermediate nacked too; a member paused or cut off for just longer
-//     than the suspicion timeout is then declared less often, because a
-//     paused process's stream ping waits (docs/experiments.md, “The
-//     detector gate, warm-up and the retry”). A peer never heard from is
-//     not gated. (3)
+//     died), else within what is left of the first probe's period. A
+//     second consecutive failure suspects it regardless. The retry
+//     re-checks a failure already seen, so it sends the ping-reqs and the
+//     stream ping together with the ping and suspects once every path has
+//     failed and its least direct wait (the peer's own RTT estimate, or
+//     ProbeTimeout before its first sample, times LHM+1) has passed; a
+//     retry without evidence of death (no refusal: a paused process whose
+//     kernel accepts the stream, a host down, a hung process) gives its
+//     verdict no sooner than the end of the first probe's period, where
+//     memberlist and ModeLifeguard suspect, so the gate never delays a
+//     suspicion past it. It holds when every intermediate nacked too
+//     (docs/experiments.md, “The detector gate, warm-up and the retry”).
+//     A peer never heard from is not gated. (3)
 //     The local-pause guard: a Tick that comes more than PauseGuard (default
 //     500 ms) after the next period or a suspicion timer was due means this
 //     member itself was not running; it then refutes preemptively (incarnation+1, Alive gossiped),

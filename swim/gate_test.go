@@ -30,44 +30,51 @@ func gatedProbe(t *testing.T) (*Member, ID, []Packet) {
 }
 
 // The detector gate re-checks a first failure even when every intermediate
-// asked nacked: no suspicion at the end of the first period, a retry at
-// once over both paths, and the suspicion as soon as every intermediate of
-// the retry has nacked and the retry's direct timeout has passed.
+// asked nacked: without evidence of death (no stream ping) the retry
+// starts as soon as every intermediate has nacked, within the first
+// probe's period, over both paths, and suspects at the end of that period
+// or, later, once the retry's own direct wait (500 ms) has passed.
 func TestGateRetriesCorroboratedFailure(t *testing.T) {
 	a, target, reqs := gatedProbe(t)
-	nackAll(t, a, reqs, 700*time.Millisecond)
+	nackAll(t, a, reqs, 300*time.Millisecond)
 	pk, ev := drain(a)
-	assert.Empty(t, pk, "without a failed stream ping the first probe waits for the end of its period")
+	assert.Empty(t, pk, "before the direct timeout nothing is decided")
 	assert.Empty(t, ev)
+	a.Tick(500 * time.Millisecond)
+	drain(a)
 
-	a.Tick(time.Second)
+	a, target, reqs = gatedProbe(t)
+	nackAll(t, a, reqs, 550*time.Millisecond)
 	pk, ev = drain(a)
 	assert.Empty(t, ev, "a failure every intermediate saw too is still re-checked once")
 	assert.Equal(t, 1, a.Stats().GateDeferrals)
-	require.Len(t, only(t, pk, MsgPing), 1)
+	require.Len(t, only(t, pk, MsgPing), 1, "the retry starts at once, not at the end of the period")
 	assert.Equal(t, target, only(t, pk, MsgPing)[0].To.ID, "the retry probes the same peer")
 	retry := only(t, pk, MsgPingReq)
 	require.Len(t, retry, 2, "the retry sends its ping-reqs with the ping")
 
-	nackAll(t, a, retry, 1200*time.Millisecond)
+	nackAll(t, a, retry, 700*time.Millisecond)
 	_, ev = drain(a)
-	assert.Empty(t, ev, "the retry's own direct timeout (500 ms) has not passed")
+	assert.Empty(t, ev, "no evidence of death: the verdict waits")
 	at, _ := a.NextDeadline()
-	require.Equal(t, 1500*time.Millisecond, at)
+	require.Equal(t, 1050*time.Millisecond, at, "the retry's own direct wait, past the first period's end")
 	a.Tick(at)
-	_, ev = drain(a)
+	pk, ev = drain(a)
 	require.Len(t, ev, 1)
 	assert.Equal(t, EventSuspect, ev[0].Kind)
 	assert.Equal(t, target, ev[0].Node.ID)
-	assert.Equal(t, 1500*time.Millisecond, ev[0].At)
+	assert.Equal(t, 1050*time.Millisecond, ev[0].At, "1.5 s when the retry took a period of its own")
 	assert.Equal(t, 0, a.LocalHealthMultiplier(), "every nack of both probes arrived")
 }
 
-// When the first probe's stream ping failed too (refused or reset) and
-// every intermediate nacked, past the direct timeout, the first probe ends
-// at once and the gate's retry starts then, a new period, rather than at
-// the end of the period; the retry suspects once its own paths have failed
-// the same way and its direct timeout has passed.
+// When the first probe's stream ping failed (refused or reset: evidence of
+// death) and every intermediate nacked, past the direct timeout, the
+// first probe ends at once and the gate's retry starts then, a new
+// period; the retry suspects once its own paths have failed the same way
+// and its direct timeout has passed. With the nacks in before the refusal,
+// the retry starts within the first period without evidence, and its own
+// refused stream ping then lets it suspect without waiting for that
+// period's end.
 func TestGateRetryStartsWhenStreamRefused(t *testing.T) {
 	a := streamGateMember(t)
 	a.Tick(0)
@@ -78,11 +85,11 @@ func TestGateRetryStartsWhenStreamRefused(t *testing.T) {
 	reqs := only(t, pk, MsgPingReq)
 	require.Len(t, reqs, 2)
 	require.Len(t, sp, 1)
-	nackAll(t, a, reqs, 600*time.Millisecond)
+	a.StreamFailed(550*time.Millisecond, target.ID, sp[0].Seq)
 	pk, ev := drain(a)
-	assert.Empty(t, pk, "the stream ping has not answered yet")
+	assert.Empty(t, pk, "the intermediates have not answered yet")
 	assert.Empty(t, ev)
-	a.StreamFailed(650*time.Millisecond, target.ID, sp[0].Seq)
+	nackAll(t, a, reqs, 650*time.Millisecond)
 	pk, ev, sp = drainStreams(a)
 	assert.Empty(t, ev)
 	assert.Equal(t, 1, a.Stats().GateDeferrals)
@@ -106,6 +113,26 @@ func TestGateRetryStartsWhenStreamRefused(t *testing.T) {
 	require.Len(t, ev, 1)
 	assert.Equal(t, EventSuspect, ev[0].Kind)
 	assert.Equal(t, 1150*time.Millisecond, ev[0].At, "0.5 s earlier than a retry at the end of the first period")
+
+	// The nacks first: the retry within the period, its own refusal the evidence.
+	b := streamGateMember(t)
+	b.Tick(0)
+	pk, _ = drain(b)
+	target = pk[0].To
+	b.Tick(500 * time.Millisecond)
+	pk, _, _ = drainStreams(b)
+	nackAll(t, b, only(t, pk, MsgPingReq), 520*time.Millisecond)
+	pk, _, sp = drainStreams(b)
+	require.Len(t, only(t, pk, MsgPing), 1, "no evidence yet: the retry within the period")
+	require.Len(t, sp, 1)
+	at, _ = b.NextDeadline()
+	assert.Equal(t, time.Second+20*time.Millisecond, at, "the retry's direct wait, past the period's end")
+	nackAll(t, b, only(t, pk, MsgPingReq), 600*time.Millisecond)
+	b.StreamFailed(610*time.Millisecond, target.ID, sp[0].Seq)
+	_, ev = drain(b)
+	assert.Empty(t, ev)
+	at, _ = b.NextDeadline()
+	assert.Equal(t, time.Second+20*time.Millisecond, at)
 }
 
 // Without a detector gate (ModeLifeguard), a probe whose every path failed
@@ -290,16 +317,17 @@ func TestGateRefusalFromMemberWithoutStreams(t *testing.T) {
 	}
 	failFirstProbe(t, a, now, target)
 	pk, ev = drain(a)
-	assert.Empty(t, ev)
-	assert.Empty(t, only(t, pk, MsgPing), "a refusal from a member known to live without streams: no early retry")
-	at, _ := a.NextDeadline()
-	assert.Equal(t, now+time.Second, at, "the first probe ends with its period")
-	a.Tick(at)
-	pk, ev = drain(a)
 	assert.Empty(t, ev, "the gate defers the failure")
 	ping := only(t, pk, MsgPing)
 	require.Len(t, ping, 1)
-	assert.Equal(t, target.ID, ping[0].To.ID, "the retry, a period later")
+	assert.Equal(t, target.ID, ping[0].To.ID, "the retry, within the period")
+	at, _ := a.NextDeadline()
+	assert.Equal(t, now+time.Second, at,
+		"a refusal from a member known to live without streams is no evidence: no verdict before the period's end")
+	a.Tick(at)
+	_, ev = drain(a)
+	require.Len(t, ev, 1)
+	assert.Equal(t, EventSuspect, ev[0].Kind)
 }
 
 // streamGateMember is a ModeDetector member a with the stream fallback on,
@@ -319,8 +347,8 @@ func streamGateMember(t *testing.T) *Member {
 }
 
 // failFirstProbe fails a's probe of target started at now (a member from
-// streamGateMember): the direct timeout at 500 ms, every intermediate
-// nacks at 600 ms, the stream ping is refused at 650 ms.
+// streamGateMember): the direct timeout at 500 ms, the stream ping is
+// refused at 550 ms, every intermediate nacks at 650 ms.
 func failFirstProbe(t *testing.T, a *Member, now time.Duration, target Node) {
 	t.Helper()
 	a.Tick(now + 500*time.Millisecond)
@@ -328,8 +356,8 @@ func failFirstProbe(t *testing.T, a *Member, now time.Duration, target Node) {
 	reqs := only(t, pk, MsgPingReq)
 	require.Len(t, reqs, 2)
 	require.Len(t, sp, 1)
-	nackAll(t, a, reqs, now+600*time.Millisecond)
-	a.StreamFailed(now+650*time.Millisecond, target.ID, sp[0].Seq)
+	a.StreamFailed(now+550*time.Millisecond, target.ID, sp[0].Seq)
+	nackAll(t, a, reqs, now+650*time.Millisecond)
 }
 
 // nackAll has every intermediate of reqs (a's ping-reqs) nack it at now.

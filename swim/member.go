@@ -206,6 +206,7 @@ type Member struct {
 	nextProbe time.Duration
 	started   bool
 	forceNext *peer
+	retryEnd  time.Duration // the end of the period the gate's next retry runs in, 0 for a period of its own (pathsDone)
 	// rttAll is the group-wide RTT estimator: every direct-ack sample of
 	// every peer, the prior of a peer with no sample of its own
 	// (baseProbeTimeout).

@@ -29,6 +29,10 @@ type probe struct {
 	// stream: a StreamProbe was requested (stream.go); streamAcked and
 	// streamFailed: the caller's answer.
 	stream, streamAcked, streamFailed bool
+	// holdUntil: a gate's retry started within the failed probe's period
+	// without evidence of death gives no verdict before this instant, the
+	// end of that period (pathsDone).
+	holdUntil time.Duration
 }
 
 // relay is an indirect ping sent on behalf of a PingReq.
@@ -175,6 +179,11 @@ func (m *Member) nextTarget() *peer {
 
 func (m *Member) startProbe(now time.Duration) {
 	m.nextProbe = now + m.period()
+	hold := m.retryEnd
+	if hold > 0 {
+		// The gate's retry within the failed probe's period (pathsDone).
+		m.nextProbe, m.retryEnd = hold, 0
+	}
 	m.forwarded = 0 // a new period: a new budget of forwarded gossip
 	if *m.cfg.GossipInterval == 0 {
 		m.gossipDeaths() // the drain loop (drainQueue) gossips them otherwise
@@ -188,6 +197,13 @@ func (m *Member) startProbe(now time.Duration) {
 	m.seq++
 	m.pr = probe{active: true, target: t, seq: m.seq, sent: now,
 		timeoutAt: now + m.probeTimeout(t), endAt: m.nextProbe, retry: retry && t.retried}
+	if m.pr.retry && hold > 0 {
+		// Within the failed probe's period, but never shorter than the
+		// retry's own least direct wait (pathsDone).
+		m.pr.holdUntil = hold
+		m.pr.endAt = max(hold, m.pr.timeoutAt, now+m.failTimeout(t)*time.Duration(m.lhm+1))
+		m.nextProbe = m.pr.endAt
+	}
 	m.stats.ProbesStarted++
 	m.send(Packet{Kind: MsgPing, To: t.node, Ping: Ping{Seq: m.seq}})
 	if m.pr.retry {
@@ -390,32 +406,47 @@ func (m *Member) onNack(now time.Duration, pkt *Packet) {
 // every path has failed (every intermediate asked nacked; the stream
 // fallback, if asked, failed) and the least direct wait has passed, in two
 // cases. The detector gate's retry then suspects. A first probe the gate
-// will retry, whose stream ping failed too (the connection refused or
-// reset: nothing listens there, as when the process died), starts the
-// retry at once instead of at the end of its period, so that the retry
-// adds little to the detection of a dead process. Without that evidence
-// (no stream ping, or one still waiting, as for a paused process whose
-// kernel accepted the connection, or a host that does not answer) the
-// first probe ends with its period, as in ModeLifeguard; so it does for a
-// member heard from after refusing a stream ping before (peer.noStream:
-// one that runs without a stream listener refuses every stream ping, dead
-// or alive). The least direct
-// wait, from the ping, is the probe timeout and at least the peer's own
-// RTT estimate, or ProbeTimeout before its first sample (failTimeout),
-// times LHM+1: intermediates close to the target may nack before this
-// member's ack could arrive from farther away. Before it the probe waits
-// (failWait) and Tick comes back then. A probe whose stream ping was
-// answered is a stream-only success and not ended here.
+// will retry starts the retry at once, in two ways:
+//
+//   - with evidence of death, its stream ping refused or reset (nothing
+//     listens there, as when the process died), the retry is a new
+//     period, whose verdict comes as soon as every path failed again, so
+//     that the retry adds little to the detection of a dead process;
+//   - without it (no stream ping, or one still waiting, as for a paused
+//     process whose kernel accepted the connection, a host that went down
+//     or a hung process; or a member heard from after refusing a stream
+//     ping before, peer.noStream: one that runs without a stream listener
+//     refuses every stream ping, dead or alive), the retry runs in what
+//     is left of the failed probe's period and gives its verdict at that
+//     period's end (probe.holdUntil), or as soon as its own stream ping
+//     is refused: the re-check over every path costs no time beyond the
+//     period, where memberlist suspects too.
+//
+// The least direct wait, from the ping, is the probe timeout and at least
+// the peer's own RTT estimate, or ProbeTimeout before its first sample
+// (failTimeout), times LHM+1: intermediates close to the target may nack
+// before this member's ack could arrive from farther away. Before it the
+// probe waits (failWait) and Tick comes back then. A probe whose stream
+// ping was answered is a stream-only success and not ended here; a first
+// probe whose stream ping is still waiting is ended here only for the
+// retry without evidence, whose own stream ping then waits.
 func (m *Member) pathsDone(now time.Duration) {
 	m.pr.failWait = false // set again below while the wait holds
-	if !m.pr.active || !m.pr.indirect || m.pr.expectNacks == 0 || m.pr.nacks < m.pr.expectNacks || m.streamPending() || m.pr.streamAcked {
+	if !m.pr.active || !m.pr.indirect || m.pr.expectNacks == 0 || m.pr.nacks < m.pr.expectNacks || m.pr.streamAcked {
 		return
 	}
 	t := m.pr.target
-	if !m.pr.retry && (!m.pr.streamFailed || t.noStream || t.state != StateAlive || !m.gated(t, now)) {
+	evidence := m.pr.streamFailed && !t.noStream
+	if m.pr.retry && m.streamPending() {
+		return
+	}
+	if !m.pr.retry && (t.state != StateAlive || !m.gated(t, now)) {
 		return
 	}
 	at := max(m.pr.timeoutAt, m.pr.sent+m.failTimeout(t)*time.Duration(m.lhm+1))
+	if !evidence {
+		at = max(at, m.pr.holdUntil)
+	}
 	if now < at {
 		m.pr.failWait, m.pr.failAt = true, at
 		return
@@ -424,8 +455,14 @@ func (m *Member) pathsDone(now time.Duration) {
 		m.failProbe(now) // every path failed twice: suspect now
 		return
 	}
+	if !evidence {
+		if now >= m.pr.endAt {
+			return // a late Tick: the period's end starts the retry (failProbe)
+		}
+		m.retryEnd = m.pr.endAt // the retry within this period
+	}
 	m.failProbe(now)  // the gate defers it (forceNext)
-	m.startProbe(now) // and the retry starts now, a new period
+	m.startProbe(now) // and the retry starts now
 }
 
 // onPingReq serves a ping-req from the member at origin (pkt.From, its

@@ -31,5 +31,5 @@ func Example() {
 	fmt.Printf("member 0 sent %d messages in 60 periods\n", st.SentMsgs)
 	// Output:
 	// m0003 declared dead by all 7 others at 16s
-	// member 0 sent 149 messages in 60 periods
+	// member 0 sent 147 messages in 60 periods
 }

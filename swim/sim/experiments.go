@@ -311,7 +311,12 @@ type KillResult struct {
 // instant of the 21st period, and measures how long the group takes to
 // declare it dead: first declaration and full dissemination, as
 // bench/memberlist's kill scenario reports them for real UDP members.
-func KillOne(n, trials int, seed uint64, mc swim.Config) (KillResult, error) {
+//
+// With silent, the crash is CrashSilent (a host down, cut off or hung:
+// stream pings get no answer), else Crash (a process that died on a live
+// host: stream pings are refused). The difference shows only with
+// swim.Config.StreamProbe.
+func KillOne(n, trials int, seed uint64, mc swim.Config, silent bool) (KillResult, error) {
 	if n < 2 || trials < 1 {
 		return KillResult{}, fmt.Errorf("sim: kill needs n >= 2 and trials >= 1")
 	}
@@ -356,7 +361,7 @@ func KillOne(n, trials int, seed uint64, mc swim.Config) (KillResult, error) {
 				before += s.Stats(i).SentMsgs
 			}
 		}
-		s.At(crashAt, func() { s.Crash(victim) })
+		s.At(crashAt, func() { s.crash(victim, silent) })
 		s.RunUntil(crashAt + 40*T)
 		for i := 0; i < n; i++ {
 			if i != victim {

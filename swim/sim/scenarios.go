@@ -156,14 +156,18 @@ func runDetect(o Options) ([]Table, error) {
 // killVariants are the rows of the kill scenario: each mode, and the
 // Lifeguard modes without eager dissemination.
 var killVariants = []struct {
-	name string
-	mc   swim.Config
+	name   string
+	mc     swim.Config
+	silent bool
 }{
-	{swim.ModeSWIM.String(), swim.Config{Mode: swim.ModeSWIM}},
-	{swim.ModeLifeguard.String(), swim.Config{Mode: swim.ModeLifeguard}},
-	{swim.ModeLifeguard.String() + ", no eager gossip", swim.Config{Mode: swim.ModeLifeguard, GossipFanout: new(0)}},
-	{swim.ModeDetector.String(), swim.Config{Mode: swim.ModeDetector}},
-	{swim.ModeDetector.String() + ", no eager gossip", swim.Config{Mode: swim.ModeDetector, GossipFanout: new(0)}},
+	{swim.ModeSWIM.String(), swim.Config{Mode: swim.ModeSWIM}, false},
+	{swim.ModeLifeguard.String(), swim.Config{Mode: swim.ModeLifeguard}, false},
+	{swim.ModeLifeguard.String() + ", no eager gossip", swim.Config{Mode: swim.ModeLifeguard, GossipFanout: new(0)}, false},
+	{swim.ModeLifeguard.String() + ", stream probe, silent", swim.Config{Mode: swim.ModeLifeguard, StreamProbe: true}, true},
+	{swim.ModeDetector.String(), swim.Config{Mode: swim.ModeDetector}, false},
+	{swim.ModeDetector.String() + ", no eager gossip", swim.Config{Mode: swim.ModeDetector, GossipFanout: new(0)}, false},
+	{swim.ModeDetector.String() + ", stream probe, refused", swim.Config{Mode: swim.ModeDetector, StreamProbe: true}, false},
+	{swim.ModeDetector.String() + ", stream probe, silent", swim.Config{Mode: swim.ModeDetector, StreamProbe: true}, true},
 }
 
 func runKill(o Options) ([]Table, error) {
@@ -184,7 +188,7 @@ func runKill(o Options) ([]Table, error) {
 			if err := o.stopped(); err != nil {
 				return nil, err
 			}
-			r, err := KillOne(n, trials, o.Seed, v.mc)
+			r, err := KillOne(n, trials, o.Seed, v.mc, v.silent)
 			if err != nil {
 				return nil, err
 			}
@@ -195,6 +199,7 @@ func runKill(o Options) ([]Table, error) {
 	t.Notes = append(t.Notes,
 		"first suspicion: crash to the first live member suspecting it on its own failed probe (the probing order's share of the first declaration); p90: the first declaration's 90th percentile.",
 		"first/full: crash to the first/last live member declaring it dead; msgs/member/s: sent by each live member in the 40 periods after the crash.",
+		"stream probe: the TCP fallback ping of swim/agent (swim.Config.StreamProbe); refused: the crashed process's host refuses it at once (swim/sim's Crash), silent: the host is down, cut off or hung and nothing answers before the probe's deadline (CrashSilent).",
 		"eager gossip: own confirmations, declarations and refutations pushed at once (swim.Config.GossipFanout); bench/memberlist runs the same scenario over UDP against hashicorp/memberlist.")
 	return []Table{t}, nil
 }

@@ -151,6 +151,7 @@ type simMember struct {
 	node        swim.Node
 	gen         int
 	crashed     bool
+	silent      bool // crashed by CrashSilent: stream pings get no answer
 	pausedUntil time.Duration
 	paused      bool
 	queue       []*event
@@ -501,6 +502,8 @@ func (s *Sim) streamArrive(to int, ping *swim.Packet, back time.Duration, done *
 	switch {
 	case *done:
 		return // the prober gave up: the connection is closed
+	case tm.crashed && tm.silent:
+		return // nothing answers: the prober gives up at the deadline
 	case tm.crashed:
 		s.At(s.now+back, func() { finish(nil) }) // reset
 		return
@@ -550,10 +553,19 @@ func (s *Sim) Inject(to int, p swim.Packet, d time.Duration) {
 	s.push(e)
 }
 
-// Crash stops member i for good at the current instant (until Restart).
-func (s *Sim) Crash(i int) {
+// Crash stops member i for good at the current instant (until Restart),
+// as a process that died on a host that is still up: a stream ping to it
+// is refused at once.
+func (s *Sim) Crash(i int) { s.crash(i, false) }
+
+// CrashSilent stops member i for good as a host that went down, was cut
+// off, or whose process hangs: a stream ping to it gets no answer, and
+// the prober gives up at its deadline.
+func (s *Sim) CrashSilent(i int) { s.crash(i, true) }
+
+func (s *Sim) crash(i int, silent bool) {
 	sm := s.members[i]
-	sm.crashed = true
+	sm.crashed, sm.silent = true, silent
 	for _, e := range sm.queue {
 		s.release(e)
 	}
@@ -578,7 +590,7 @@ func (s *Sim) RestartAt(i, seed int, inc swim.Incarnation) error {
 	if !s.cfg.NoBootstrap {
 		s.trustAll(sm.m)
 	}
-	sm.crashed = false
+	sm.crashed, sm.silent = false, false
 	if err := sm.m.Join(s.now, []string{s.members[seed].node.Addr}); err != nil {
 		return err
 	}

@@ -389,9 +389,9 @@ func TestLifeguardScenarioAblation(t *testing.T) {
 // live member, first no later than full, and eager dissemination makes full
 // dissemination faster for the same first declaration in ModeDetector.
 func TestKillOne(t *testing.T) {
-	on, err := KillOne(8, 10, 1, swim.Config{})
+	on, err := KillOne(8, 10, 1, swim.Config{}, false)
 	require.NoError(t, err)
-	off, err := KillOne(8, 10, 1, swim.Config{GossipFanout: new(0)})
+	off, err := KillOne(8, 10, 1, swim.Config{GossipFanout: new(0)}, false)
 	require.NoError(t, err)
 	for _, r := range []KillResult{on, off} {
 		assert.Equal(t, 10, r.Crashes)
@@ -406,6 +406,6 @@ func TestKillOne(t *testing.T) {
 		assert.Positive(t, r.MsgsPerSecond)
 	}
 	assert.Less(t, on.Full, off.Full)
-	_, err = KillOne(1, 1, 1, swim.Config{})
+	_, err = KillOne(1, 1, 1, swim.Config{}, false)
 	assert.Error(t, err)
 }
