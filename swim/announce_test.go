@@ -37,13 +37,19 @@ func announcedTo(m *Member, pk []Packet) []ID {
 // answer (an anti-entropy exchange) announces nothing, and a joiner in
 // ModeSWIM announces nothing.
 func TestJoinAnnouncedToView(t *testing.T) {
-	j := newTest(t, "j", ModeDetector, nil)
-	j.Tick(0)
-	require.NoError(t, j.Join(0, []string{node("s").Addr}))
-	drain(j)
-	v1 := syncFrom("s", j, "a", "b")
-	require.NoError(t, j.Step(10*time.Millisecond, &v1))
-	pk, _ := drain(j)
+	// joinedTo returns a joiner j in mode, after it joined through s and
+	// s's view naming a and b arrived at 10 ms, and what it then sent.
+	joinedTo := func(mode Mode) (*Member, []Packet) {
+		j := newTest(t, "j", mode, nil)
+		j.Tick(0)
+		require.NoError(t, j.Join(0, []string{node("s").Addr}))
+		drain(j)
+		v := syncFrom("s", j, "a", "b")
+		require.NoError(t, j.Step(10*time.Millisecond, &v))
+		pk, _ := drain(j)
+		return j, pk
+	}
+	j, pk := joinedTo(ModeDetector)
 	assert.ElementsMatch(t, []ID{"a", "b"}, announcedTo(j, pk), "the first packet of the view")
 	v2 := syncFrom("s", j, "b", "c")
 	require.NoError(t, j.Step(11*time.Millisecond, &v2))
@@ -56,12 +62,6 @@ func TestJoinAnnouncedToView(t *testing.T) {
 	pk, _ = drain(j)
 	assert.Empty(t, announcedTo(j, pk), "a view long after the join is an exchange, not the join's answer")
 
-	p := newTest(t, "j", ModeSWIM, nil)
-	p.Tick(0)
-	require.NoError(t, p.Join(0, []string{node("s").Addr}))
-	drain(p)
-	v := syncFrom("s", p, "a", "b")
-	require.NoError(t, p.Step(10*time.Millisecond, &v))
-	pk, _ = drain(p)
+	p, pk := joinedTo(ModeSWIM)
 	assert.Empty(t, announcedTo(p, pk), "ModeSWIM")
 }
