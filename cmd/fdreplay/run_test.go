@@ -355,15 +355,16 @@ func TestZeroObservedTime(t *testing.T) {
 	assert.Equal(t, 2, strings.Count(out, "|         1 |        0 |        – |   – |"), out)
 }
 
-// A sweep without any mistake has no MR plot (log scale): the command says
-// so instead of leaving the file silently missing.
-func TestNoMRPlotIsReported(t *testing.T) {
+// A sweep without any mistake draws its MR figure at the 3/T bounds and
+// has no 1 − QAP figure (log scale): the command says so instead of
+// leaving the file silently missing.
+func TestNoQAPPlotIsReported(t *testing.T) {
 	dir := t.TempDir()
 	code, _, errOut := runCmd("-d", "fixed", "--range", "fixed=5s:10s", "--points", "2", "--out", dir)
 	require.Equal(t, 0, code, errOut)
-	assert.NoFileExists(t, filepath.Join(dir, "p-mr-td.png"))
+	assert.FileExists(t, filepath.Join(dir, "p-mr-td.pdf"))
 	assert.NoFileExists(t, filepath.Join(dir, "p-qap-td.png"))
-	assert.Equal(t, "fdreplay: note: no MR or 1 − QAP plot for sender p: no swept point made a mistake (0 has no place on a log scale)\n", errOut)
+	assert.Equal(t, "fdreplay: note: no 1 − QAP plot for sender p: no swept point ever suspected (0 has no place on a log scale)\n", errOut)
 }
 
 // When no setting meets the targets, the tuner names the nearest one and

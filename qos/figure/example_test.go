@@ -43,6 +43,8 @@ func ExampleSave() {
 	// Output:
 	// p-mr-td.png
 	// p-mr-td.svg
+	// p-mr-td.pdf
 	// p-qap-td.png
 	// p-qap-td.svg
+	// p-qap-td.pdf
 }

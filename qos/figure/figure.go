@@ -7,17 +7,18 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/fdkit/fdkit/qos"
 	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	_ "gonum.org/v1/plot/vg/vgimg" // PNG
+	_ "gonum.org/v1/plot/vg/vgpdf" // PDF
 	_ "gonum.org/v1/plot/vg/vgsvg" // SVG
 )
 
@@ -26,8 +27,9 @@ type Kind int
 
 const (
 	// MR shows the mistake rate MR (per second) against TD, both on
-	// log scales. Points without mistakes cannot be drawn on a log axis
-	// and are left out.
+	// log scales. A point without mistakes has no place on a log axis: it
+	// is drawn as a marker pointing down at the 95 % upper bound 3/T
+	// (Point.Bound).
 	MR Kind = iota
 	// QAP shows the unavailability 1 − QAP (the fraction of time the
 	// monitor wrongly suspects) against TD, both on log scales: QAP itself
@@ -44,272 +46,200 @@ func (k Kind) name() string {
 	return "mr-td"
 }
 
-// LogTicks marks a log axis at every integer multiple of each power of
-// ten and labels the multiples that keep about four to twelve labels:
-// every multiple below 0.7 decades, 1, 2, 3, 5 and 7 below 1.2, 1, 2 and 5
-// up to three decades, 1 and 3 up to six, the powers of ten beyond. gonum's LogTicks labels only the powers of ten, which left a
-// TD axis from 180 ms to 3 s with the single label 1000.
-type LogTicks struct{}
-
-// Ticks implements plot.Ticker.
-func (LogTicks) Ticks(lo, hi float64) []plot.Tick {
-	if !(lo > 0) || !(hi >= lo) || math.IsInf(hi, 0) {
-		return nil
-	}
-	e0, e1 := math.Floor(math.Log10(lo)), math.Ceil(math.Log10(hi))
-	label := map[int]bool{1: true, 2: true, 5: true}
-	switch decades := math.Log10(hi / lo); {
-	case decades > 6:
-		label = map[int]bool{1: true}
-	case decades > 3:
-		label = map[int]bool{1: true, 3: true}
-	case decades < 0.7:
-		// Less than a factor 5 (TD from 55 to 330 ms): 1-2-5 would
-		// label two ticks.
-		label = map[int]bool{1: true, 2: true, 3: true, 4: true, 5: true, 6: true, 7: true, 8: true, 9: true}
-	case decades < 1.2:
-		label = map[int]bool{1: true, 2: true, 3: true, 5: true, 7: true}
-	}
-	var ts []plot.Tick
-	for e := e0; e <= e1; e++ {
-		dec := math.Pow(10, e)
-		for m := 1; m <= 9; m++ {
-			v := float64(m) * dec
-			if v < lo*(1-1e-9) || v > hi*(1+1e-9) {
-				continue
-			}
-			t := plot.Tick{Value: v}
-			if label[m] {
-				// m·10^e written with e's decimals: 0.3, not
-				// 0.30000000000000004.
-				t.Label = strconv.FormatFloat(v, 'f', max(0, -int(e)), 64)
-			}
-			ts = append(ts, t)
-		}
-	}
-	return ts
+// Figure is one figure of a stream's curves, ready to be drawn at a Size.
+type Figure struct {
+	plot   *plot.Plot
+	axes   Axes
+	legend []legendEntry
+	labels []labelCands
 }
 
-// TDBasisNote returns "arrival-based, + X delay offset" when every point's
-// TD is arrival-based (unsynchronized clocks: the TD axis then leaves out
-// the network delay except the offset d̄), else "". (Plain words: the
-// plots' font has no combining macron for d̄.)
-func TDBasisNote(curves []qos.Curve) string {
-	note := ""
-	for _, c := range curves {
-		for _, pt := range c.Points {
-			if pt.TDBasis != qos.TDArrival {
-				return ""
-			}
-			note = "arrival-based, + " + pt.DelayOffset.String() + " delay offset"
-		}
-	}
-	return note
+// legendEntry is one line of a figure's legend.
+type legendEntry struct {
+	text   string
+	thumbs []plot.Thumbnailer
 }
 
-// Point is one drawn point: X the mean TD in milliseconds, Y the MR or
-// 1 − QAP, their 95 % intervals [XLo, XHi] and [YLo, YHi] (the point itself
-// when the replay had no intervals), Label the setting ("α=100ms") and Of
-// the replayed point it draws.
-type Point struct {
-	X, Y     float64
-	XLo, XHi float64
-	YLo, YHi float64
-	Label    string
-	Of       qos.Point
-}
+// Plot returns the gonum plot the figure draws (title, axes and data; the
+// legend is drawn apart, below the data).
+func (f *Figure) Plot() *plot.Plot { return f.plot }
 
-// Points are the drawn points of one curve in parameter order; they are
-// the data of gonum's scatter, line, error-bar and label plotters.
-type Points []Point
-
-func (p Points) Len() int                    { return len(p) }
-func (p Points) XY(i int) (float64, float64) { return p[i].X, p[i].Y }
-func (p Points) YError(i int) (float64, float64) {
-	return p[i].Y - p[i].YLo, p[i].YHi - p[i].Y
-}
-func (p Points) XError(i int) (float64, float64) {
-	return p[i].X - p[i].XLo, p[i].XHi - p[i].X
-}
-func (p Points) Label(i int) string { return p[i].Label }
-
-// Monotone reports whether the points' TD never decreases or never
-// increases along the parameter: only then does a line through them in
-// parameter order read as a curve (SFD's TD is not monotone in SM1).
-func Monotone(pts Points) bool {
-	up, down := true, true
-	for i := 1; i < len(pts); i++ {
-		up = up && pts[i].X >= pts[i-1].X
-		down = down && pts[i].X <= pts[i-1].X
-	}
-	return up || down
-}
-
-// CurvePoints returns the drawable points of c for kind, in parameter
-// order, with their intervals (clamped into the positive range of a log
-// axis) and setting labels.
-func CurvePoints(c qos.Curve, kind Kind) Points {
-	var pts Points
-	for _, pt := range c.Points {
-		p := Point{X: float64(pt.TD.Mean) / float64(time.Millisecond), Label: SettingLabel(c, pt.Value), Of: pt}
-		p.XLo, p.XHi = p.X, p.X
-		switch kind {
-		case MR:
-			p.Y = pt.MRPerSecond
-		default:
-			p.Y = 1 - pt.QAP
-		}
-		if !(p.Y > 0) || pt.Span <= 0 {
-			continue
-		}
-		p.YLo, p.YHi = p.Y, p.Y
-		if ci := pt.CI; ci != nil {
-			p.XLo = float64(ci.TDMean[0]) / float64(time.Millisecond)
-			p.XHi = float64(ci.TDMean[1]) / float64(time.Millisecond)
-			if kind == MR {
-				p.YLo, p.YHi = ci.MRPerSecond[0], ci.MRPerSecond[1]
-			} else {
-				p.YLo, p.YHi = 1-ci.QAP[1], 1-ci.QAP[0]
-			}
-			// A log axis has no 0: a lower end at 0 (resamples without
-			// mistakes) is drawn to a quarter of the point.
-			p.YLo = max(min(p.YLo, p.Y), p.Y/4)
-			p.YHi = max(p.YHi, p.Y)
-			p.XLo = max(min(p.XLo, p.X), p.X/4)
-			p.XHi = max(p.XHi, p.X)
-		}
-		pts = append(pts, p)
-	}
-	return pts
-}
+// Axes returns the figure's axis ranges (see Layout).
+func (f *Figure) Axes() Axes { return f.axes }
 
 // New draws curves (normally those of one stream) against the mean TD
-// in milliseconds, both axes on log scales: per family a line in TD order
-// with its own colour and marker (or markers alone when TD is not monotone
-// in the parameter, as for SFD), a large outlined marker for a family
-// with a single point (Bertier), the 95 % intervals as error bars when the
-// points have them (Config.Intervals), and the setting written at the ends
-// and the middle of each curve. The legend is added to the plot; Save
-// draws it beside the data area.
-func New(curves []qos.Curve, kind Kind, title string) (*plot.Plot, error) {
+// in milliseconds, both axes on log scales zoomed to where the families
+// differ (Layout): per family its colour and marker, lines through runs of
+// computed points when TD is monotone in the parameter (markers alone
+// otherwise, as for SFD), a ringed marker for a family with a single point
+// (Bertier), 95 % intervals as error bars when the points have them
+// (Config.Intervals), points without mistakes as markers pointing down at
+// their 3/T bound, points off the scale as open triangles on the border
+// pointing their way, and the setting written next to a few points of each
+// curve. The legend is drawn below the data.
+func New(curves []qos.Curve, kind Kind, title string) (*Figure, error) {
 	p := plot.New()
 	p.Title.Text = title
 	p.X.Label.Text = "mean detection time TD (ms, log scale)"
-	p.X.Scale, p.X.Tick.Marker = plot.LogScale{}, LogTicks{}
-	p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, LogTicks{}
+	for _, a := range []*plot.Axis{&p.X, &p.Y} {
+		a.Scale, a.Tick.Marker = plot.LogScale{}, LogTicks{}
+		a.Tick.Label.Handler = powerText{text.Plain{Fonts: font.DefaultCache}}
+	}
 	switch kind {
 	case MR:
 		p.Y.Label.Text = "mistake rate MR (1/s, log scale)"
 	case QAP:
 		p.Y.Label.Text = "unavailability 1 - QAP (log scale)"
 	default:
-		return nil, fmt.Errorf("figure: unknown plot kind %d", int(kind))
+		return nil, fmt.Errorf("figure: unknown kind %d", int(kind))
 	}
 	if b := TDBasisNote(curves); b != "" {
 		p.X.Label.Text = strings.Replace(p.X.Label.Text, "(ms", "(ms, "+b, 1)
 	}
-	// Axis labels at 9 pt: gonum shrinks the data area until the rotated
-	// y label fits beside it, and at the default size the MR label left a
-	// band of empty space above the plot.
-	p.X.Label.TextStyle.Font.Size = vg.Points(9)
-	p.Y.Label.TextStyle.Font.Size = vg.Points(9)
-	p.Add(plotter.NewGrid())
-	names := make([]string, len(curves))
-	for i, c := range curves {
-		names[i] = c.Family
-	}
-	var cands []labelCands
-	drawn := 0
-	for _, c := range curves {
-		slot := familyIndex(c.Family, names)
-		col, glyph := familyStyle(slot)
-		pts := CurvePoints(c, kind)
-		if len(pts) == 0 {
-			if len(c.Points) > 0 {
-				what := "no mistakes"
-				if kind == QAP {
-					what = "never suspects"
-				}
-				p.Legend.Add(c.Family + " (" + what + ")")
-			}
-			continue
-		}
-		hasCI := false
-		for _, pt := range pts {
-			hasCI = hasCI || pt.YLo < pt.Y || pt.YHi > pt.Y || pt.XLo < pt.X || pt.XHi > pt.X
-		}
-		if hasCI {
-			ye, err := plotter.NewYErrorBars(pts)
-			if err != nil {
-				return nil, fmt.Errorf("figure: plotting %s: %w", c.Family, err)
-			}
-			xe, err := plotter.NewXErrorBars(pts)
-			if err != nil {
-				return nil, fmt.Errorf("figure: plotting %s: %w", c.Family, err)
-			}
-			bar := color.NRGBA{R: col.R, G: col.G, B: col.B, A: 0x60}
-			ye.Color, xe.Color = bar, bar
-			ye.Width, xe.Width = vg.Points(0.7), vg.Points(0.7)
-			ye.CapWidth, xe.CapWidth = vg.Points(2.5), vg.Points(2.5)
-			p.Add(ye, xe)
-		}
-		sc, err := plotter.NewScatter(pts)
-		if err != nil {
-			return nil, fmt.Errorf("figure: plotting %s: %w", c.Family, err)
-		}
-		sc.GlyphStyle = draw.GlyphStyle{Color: col, Radius: vg.Points(2.2), Shape: glyph}
-		label := c.Family
-		switch {
-		case len(pts) == 1:
-			// A single point (Bertier, or phi-akka hidden under the
-			// others on the default trace) must stand out: larger, with
-			// a ring around it.
-			sc.GlyphStyle.Radius = vg.Points(4.5)
-			ring, err := plotter.NewScatter(pts)
-			if err != nil {
-				return nil, fmt.Errorf("figure: plotting %s: %w", c.Family, err)
-			}
-			ring.GlyphStyle = draw.GlyphStyle{Color: color.Black, Radius: vg.Points(6.5), Shape: draw.RingGlyph{}}
-			p.Add(sc, ring)
-			p.Legend.Add(label, sc)
-		case Monotone(pts):
-			l, err := plotter.NewLine(pts)
-			if err != nil {
-				return nil, fmt.Errorf("figure: plotting %s: %w", c.Family, err)
-			}
-			l.Color, l.Width = col, vg.Points(1.2)
-			// Beyond twelve families the colours repeat: dash the later
-			// lines (the markers differ too).
-			l.Dashes = plotutil.Dashes(slot / len(familyColours))
-			p.Add(l, sc)
-			p.Legend.Add(label, l, sc)
-		default:
-			p.Add(sc)
-			p.Legend.Add(label+" (points: TD not monotone)", sc)
-		}
-		if len(pts) > 1 && c.Param != "" {
-			cands = append(cands, labelCands{pts: pts, col: col})
-		}
-		drawn++
-	}
-	if drawn == 0 {
+	ax, series, ok := Layout(curves, kind)
+	if !ok {
 		if kind == MR {
-			return nil, errors.New("figure: no point with mistakes to draw on a log scale")
+			return nil, errors.New("figure: no point with observed time to draw")
 		}
 		return nil, errors.New("figure: no point with suspicion (1 - QAP > 0) to draw on a log scale")
 	}
-	// Whole decades on the y axis (labels outside the range would squeeze
-	// the data area), and room on the x axis for the setting labels.
-	p.Y.Min = math.Pow(10, math.Floor(math.Log10(p.Y.Min)))
-	p.Y.Max = math.Pow(10, math.Ceil(math.Log10(p.Y.Max)))
-	if p.Y.Min == p.Y.Max {
-		p.Y.Min, p.Y.Max = p.Y.Min/10, p.Y.Max*10
+	p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = ax.XMin, ax.XMax, ax.YMin, ax.YMax
+	p.Add(plotter.NewGrid())
+	f := &Figure{plot: p, axes: ax}
+	var anyBound, anyOff bool
+	for _, s := range series {
+		if len(s.Points) == 0 {
+			if len(s.Curve.Points) > 0 {
+				f.legend = append(f.legend, legendEntry{text: s.Curve.Family + " (never suspects)"})
+			}
+			continue
+		}
+		bound, off, err := f.addSeries(s)
+		if err != nil {
+			return nil, err
+		}
+		anyBound, anyOff = anyBound || bound, anyOff || off
 	}
-	p.X.Min, p.X.Max = p.X.Min/1.08, p.X.Max*1.25
-	if err := addSettingLabels(p, cands); err != nil {
-		return nil, err
+	grey := color.RGBA{0x55, 0x55, 0x55, 0xff}
+	if anyBound {
+		f.legend = append(f.legend, legendEntry{text: "no mistake: bound 3/T", thumbs: []plot.Thumbnailer{glyphThumb{draw.GlyphStyle{Color: grey, Radius: vg.Points(3), Shape: boundGlyph{}}}}})
 	}
-	return p, nil
+	if anyOff {
+		f.legend = append(f.legend, legendEntry{text: "off the scale", thumbs: []plot.Thumbnailer{glyphThumb{draw.GlyphStyle{Color: grey, Radius: vg.Points(3), Shape: edgeGlyph{dx: 1}}}}})
+	}
+	return f, nil
+}
+
+// addSeries adds one family's error bars, lines, markers and legend entry
+// to the figure, and says whether it drew a bound and a point off the
+// scale.
+func (f *Figure) addSeries(s Series) (anyBound, anyOff bool, err error) {
+	p, ax, col := f.plot, f.axes, s.Colour
+	var on, bounds Points
+	var offs []edgeMark
+	for _, pt := range s.Points {
+		if dx, dy := ax.Off(pt.X, pt.Y); dx != 0 || dy != 0 {
+			x, y := ax.Clamp(pt.X, pt.Y)
+			offs = append(offs, edgeMark{x: x, y: y, dx: dx, dy: dy})
+			continue
+		}
+		// Error bars end at the border.
+		pt.XLo, pt.XHi = max(pt.XLo, ax.XMin), min(pt.XHi, ax.XMax)
+		pt.YLo, pt.YHi = max(pt.YLo, ax.YMin), min(pt.YHi, ax.YMax)
+		if pt.Bound {
+			bounds = append(bounds, pt)
+		} else {
+			on = append(on, pt)
+		}
+	}
+	wrap := func(e error) error { return fmt.Errorf("figure: plotting %s: %w", s.Curve.Family, e) }
+	hasCI := false
+	for _, pt := range on {
+		hasCI = hasCI || pt.YLo < pt.Y || pt.YHi > pt.Y || pt.XLo < pt.X || pt.XHi > pt.X
+	}
+	if hasCI {
+		ye, err := plotter.NewYErrorBars(on)
+		if err != nil {
+			return false, false, wrap(err)
+		}
+		xe, err := plotter.NewXErrorBars(on)
+		if err != nil {
+			return false, false, wrap(err)
+		}
+		bar := color.NRGBA{R: col.R, G: col.G, B: col.B, A: 0x60}
+		ye.Color, xe.Color = bar, bar
+		ye.Width, xe.Width = vg.Points(0.6), vg.Points(0.6)
+		ye.CapWidth, xe.CapWidth = vg.Points(2), vg.Points(2)
+		p.Add(ye, xe)
+	}
+	glyph := draw.GlyphStyle{Color: col, Radius: vg.Points(2.2), Shape: s.Glyph}
+	var thumbs []plot.Thumbnailer
+	label := s.Curve.Family
+	if s.Joined && len(s.Points) > 1 {
+		dashes := plotutil.Dashes(familyIndex(s.Curve.Family, nil) / len(familyColours))
+		for _, run := range Runs(s.Points) {
+			l, err := plotter.NewLine(run)
+			if err != nil {
+				return false, false, wrap(err)
+			}
+			l.Color, l.Width, l.Dashes = col, vg.Points(1.1), dashes
+			p.Add(l)
+		}
+		thumbs = append(thumbs, &plotter.Line{XYs: nil, LineStyle: draw.LineStyle{Color: col, Width: vg.Points(1.1), Dashes: dashes}})
+	} else if len(s.Points) > 1 {
+		label += " (points)"
+	}
+	if len(s.Points) == 1 {
+		// A single point (Bertier) must stand out: larger, ringed.
+		glyph.Radius = vg.Points(3.5)
+		p.Add(marks{pts: on, style: draw.GlyphStyle{Color: color.Black, Radius: vg.Points(5.5), Shape: draw.RingGlyph{}}})
+	}
+	p.Add(marks{pts: on, style: glyph})
+	boundStyle := draw.GlyphStyle{Color: col, Radius: vg.Points(3), Shape: boundGlyph{}}
+	p.Add(marks{pts: bounds, style: boundStyle})
+	p.Add(edges{marks: offs, style: draw.GlyphStyle{Color: col, Radius: vg.Points(2.5)}})
+	thumbs = append(thumbs, glyphThumb{glyph})
+	f.legend = append(f.legend, legendEntry{text: label, thumbs: thumbs})
+	if len(on) > 1 && s.Curve.Param != "" {
+		f.labels = append(f.labels, labelCands{pts: on, col: col})
+	}
+	return len(bounds) > 0, len(offs) > 0, nil
+}
+
+// legendStyle returns the legend's style at size s.
+func legendStyle(s Size) plot.Legend {
+	small := max(s.Font-vg.Points(1), vg.Points(7))
+	leg := plot.NewLegend()
+	leg.TextStyle.Font.Size = small
+	leg.ThumbnailWidth = 2 * small
+	leg.Padding = small / 5
+	return leg
+}
+
+// legendColumn is one column of a legend: n entries in width.
+type legendColumn struct {
+	n     int
+	width vg.Length
+}
+
+// legendColumns splits entries, in order, into the fewest rows whose
+// columns (each as wide as its widest entry) fit in width.
+func legendColumns(entries []legendEntry, leg plot.Legend, width vg.Length) []legendColumn {
+	pad := leg.ThumbnailWidth + 2*leg.TextStyle.Font.Size
+	for rows := 1; ; rows++ {
+		var cols []legendColumn
+		total := vg.Length(0)
+		for i := 0; i < len(entries); i += rows {
+			col := legendColumn{n: min(rows, len(entries)-i)}
+			for _, e := range entries[i : i+col.n] {
+				col.width = max(col.width, leg.TextStyle.Width(e.text)+pad)
+			}
+			cols, total = append(cols, col), total+col.width
+		}
+		if total <= width || rows >= len(entries) {
+			return cols
+		}
+	}
 }
 
 // labelCands are the points of one curve that may carry a setting label.
@@ -318,22 +248,30 @@ type labelCands struct {
 	col color.RGBA
 }
 
-// addSettingLabels writes the setting next to up to three points per
-// curve (the ends and the middle first), skipping a label that would
-// overlap one already placed (judged on the axes' normalized log scales,
-// a label being about 9 % of the width by 4 % of the height).
-func addSettingLabels(p *plot.Plot, cands []labelCands) error {
+// settingLabels writes the setting next to up to three points per curve
+// (the ends and the middle first) in text of size size, skipping a label
+// that would overlap one already placed or leave the data area dc.
+func (f *Figure) settingLabels(size vg.Length, dc draw.Canvas) ([]*plotter.Labels, error) {
+	p := f.plot
+	w, h := float64(dc.Max.X-dc.Min.X), float64(dc.Max.Y-dc.Min.Y)
+	if w <= 0 || h <= 0 {
+		return nil, nil
+	}
+	// A label is about 6 characters of 0.55 em by 1.2 em, in units of the
+	// data area.
+	lw, lh := 6*0.55*float64(size)/w, 1.2*float64(size)/h
 	type spot struct{ X, Y float64 }
 	var placed []spot
 	free := func(s spot) bool {
 		for _, q := range placed {
-			if math.Abs(s.X-q.X) < 0.09 && math.Abs(s.Y-q.Y) < 0.04 {
+			if math.Abs(s.X-q.X) < lw && math.Abs(s.Y-q.Y) < lh {
 				return false
 			}
 		}
 		return true
 	}
-	for _, c := range cands {
+	var out []*plotter.Labels
+	for _, c := range f.labels {
 		n := len(c.pts)
 		order := []int{0, n - 1, n / 2, n / 4, 3 * n / 4, n / 8, 7 * n / 8}
 		var keep Points
@@ -345,7 +283,7 @@ func addSettingLabels(p *plot.Plot, cands []labelCands) error {
 			seen[i] = true
 			pt := c.pts[i]
 			s := spot{p.X.Norm(pt.X), p.Y.Norm(pt.Y)}
-			if s.X < 0 || s.X > 0.93 || s.Y < 0 || s.Y > 0.97 || !free(s) {
+			if s.X < 0 || s.X > 1-lw || s.Y < 0 || s.Y > 1-lh || !free(s) {
 				continue
 			}
 			placed = append(placed, s)
@@ -356,55 +294,78 @@ func addSettingLabels(p *plot.Plot, cands []labelCands) error {
 		}
 		lb, err := plotter.NewLabels(keep)
 		if err != nil {
-			return fmt.Errorf("figure: plotting labels: %w", err)
+			return nil, fmt.Errorf("figure: plotting labels: %w", err)
 		}
 		for i := range lb.TextStyle {
-			lb.TextStyle[i].Font.Size = vg.Points(7)
+			lb.TextStyle[i].Font.Size = size
 			lb.TextStyle[i].Color = c.col
 		}
-		lb.Offset = vg.Point{X: vg.Points(4), Y: vg.Points(2)}
-		p.Add(lb)
+		lb.Offset = vg.Point{X: size / 2, Y: size / 4}
+		out = append(out, lb)
 	}
-	return nil
+	return out, nil
 }
 
-// plotKinds and plotExts are the plots Save draws and the formats it
-// writes each in; FileNames derives its names from them.
+// plotKinds are the figures Save draws; formats the files and sizes it
+// writes each in. FileNames derives its names from them.
 var (
 	plotKinds = []Kind{MR, QAP}
-	plotExts  = []string{".png", ".svg"}
+	formats   = []struct {
+		ext  string
+		size Size
+	}{{".png", Screen}, {".svg", Screen}, {".pdf", Column}}
+)
+
+// Size is a figure's page: width, height and the size of its text (the
+// axis and legend text; tick labels and setting labels are 1 pt smaller,
+// never below 7 pt, the title 1 pt larger). Settings says whether a few
+// points of each curve are labelled with their setting ("α=100ms").
+type Size struct {
+	Width, Height, Font vg.Length
+	Settings            bool
+}
+
+// The sizes Save writes: Screen for PNG and SVG, Column for PDF, the width
+// of one column of a two-column paper (3.5 in) with 7 pt text.
+var (
+	Screen = Size{Width: 19 * vg.Centimeter, Height: 11 * vg.Centimeter, Font: vg.Points(9), Settings: true}
+	// Column has no setting labels: at this size they hide the curves, a
+	// paper's caption names the settings, and its PDF text is WinAnsi,
+	// which has no α, Φ or θ.
+	Column = Size{Width: 3.5 * vg.Inch, Height: 2.9 * vg.Inch, Font: vg.Points(7)}
 )
 
 // FileNames returns the names of every file Save can write for
 // prefix, in the order it writes them ("<prefix>mr-td.png",
-// "<prefix>mr-td.svg", "<prefix>qap-td.png", "<prefix>qap-td.svg"). With
-// prefix "*-" they are glob patterns (path.Match) for the plots of any
-// stream, which is how a command recognises its own earlier output.
+// "<prefix>mr-td.svg", "<prefix>mr-td.pdf", then the same for
+// "<prefix>qap-td"). With prefix "*-" they are glob patterns (path.Match)
+// for the figures of any stream, which is how a command recognises its own
+// earlier output.
 func FileNames(prefix string) []string {
-	names := make([]string, 0, len(plotKinds)*len(plotExts))
+	names := make([]string, 0, len(plotKinds)*len(formats))
 	for _, kind := range plotKinds {
-		for _, ext := range plotExts {
-			names = append(names, prefix+kind.name()+ext)
+		for _, f := range formats {
+			names = append(names, prefix+kind.name()+f.ext)
 		}
 	}
 	return names
 }
 
 // Save writes, for the given curves, "<prefix>mr-td" (MR against TD)
-// and "<prefix>qap-td" (1 − QAP against TD) as PNG and SVG (19 cm × 11 cm,
-// legend on the right) into dir, which must exist. It returns the files
-// written. A plot with nothing to draw (no mistakes at any point) is
-// skipped, not an error.
+// and "<prefix>qap-td" (1 − QAP against TD) into dir, which must exist: as
+// PNG and SVG at Screen size and as PDF at Column size, with gonum/plot's
+// own backends. It returns the files written. A figure with nothing to
+// draw (no point ever suspects, for 1 − QAP) is skipped, not an error.
 func Save(curves []qos.Curve, dir, prefix, title string) ([]string, error) {
 	var files []string
 	for _, kind := range plotKinds {
-		p, err := New(curves, kind, title)
+		f, err := New(curves, kind, title)
 		if err != nil {
 			continue
 		}
-		for _, ext := range plotExts {
-			path := filepath.Join(dir, prefix+kind.name()+ext)
-			if err := savePlot(p, path); err != nil {
+		for _, ff := range formats {
+			path := filepath.Join(dir, prefix+kind.name()+ff.ext)
+			if err := f.Save(path, ff.size); err != nil {
 				return files, err
 			}
 			files = append(files, path)
@@ -413,45 +374,80 @@ func Save(curves []qos.Curve, dir, prefix, title string) ([]string, error) {
 	return files, nil
 }
 
-// Plot file geometry: the data area on the left, the legend in a column of
-// its own on the right, so that it never hides a curve.
-const (
-	plotWidth   = 19 * vg.Centimeter
-	plotHeight  = 11 * vg.Centimeter
-	legendWidth = 4.8 * vg.Centimeter
-)
-
-// savePlot saves p with its legend beside the data area, in the format of
-// path's extension, turning a panic of the drawing library (degenerate axes)
-// into an error.
-func savePlot(p *plot.Plot, path string) (err error) {
+// Save writes the figure at size s in the format of path's extension
+// (.png, .svg, .pdf, .eps, .tex), turning a panic of the drawing library
+// (degenerate axes) into an error.
+func (f *Figure) Save(path string, s Size) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("figure: drawing %s: %v", path, r)
 		}
 	}()
-	c, err := draw.NewFormattedCanvas(plotWidth, plotHeight, strings.TrimPrefix(filepath.Ext(path), "."))
+	c, err := draw.NewFormattedCanvas(s.Width, s.Height, strings.TrimPrefix(filepath.Ext(path), "."))
 	if err != nil {
-		return fmt.Errorf("figure: saving plot: %w", err)
+		return fmt.Errorf("figure: saving %s: %w", path, err)
 	}
-	legend := p.Legend
-	legend.Top = true
-	legend.TextStyle.Font.Size = vg.Points(9)
-	p.Legend = plot.NewLegend()
-	defer func() { p.Legend = legend }()
-	dc := draw.New(c)
-	p.Draw(draw.Crop(dc, 0, -legendWidth, 0, 0))
-	legend.Draw(draw.Crop(dc, plotWidth-legendWidth+vg.Points(4), 0, 0, -vg.Points(24)))
-	f, err := os.Create(path)
+	if err := f.Draw(draw.New(c), s); err != nil {
+		return fmt.Errorf("figure: drawing %s: %w", path, err)
+	}
+	out, err := os.Create(path)
 	if err != nil {
-		return fmt.Errorf("figure: saving plot: %w", err)
+		return fmt.Errorf("figure: saving %s: %w", path, err)
 	}
-	if _, err := c.WriteTo(f); err != nil {
-		f.Close()
-		return fmt.Errorf("figure: saving plot %s: %w", path, err)
+	if _, err := c.WriteTo(out); err != nil {
+		out.Close()
+		return fmt.Errorf("figure: saving %s: %w", path, err)
 	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("figure: saving plot %s: %w", path, err)
+	if err := out.Close(); err != nil {
+		return fmt.Errorf("figure: saving %s: %w", path, err)
+	}
+	return nil
+}
+
+// Draw draws the figure on c, whose size is s: a white background over the
+// whole canvas, the plot, and the legend below it in as many columns as
+// fit.
+func (f *Figure) Draw(c draw.Canvas, s Size) error {
+	p := f.plot
+	small := max(s.Font-vg.Points(1), vg.Points(7))
+	p.Title.TextStyle.Font.Size = s.Font + vg.Points(1)
+	p.X.Label.TextStyle.Font.Size, p.Y.Label.TextStyle.Font.Size = s.Font, s.Font
+	p.X.Tick.Label.Font.Size, p.Y.Tick.Label.Font.Size = small, small
+	p.X.Label.Padding, p.Y.Label.Padding = s.Font/3, s.Font/3
+	c.SetColor(color.White)
+	c.Fill(c.Rectangle.Path())
+
+	leg := legendStyle(s)
+	cols := legendColumns(f.legend, leg, s.Width-small)
+	nrow := 0
+	for _, col := range cols {
+		nrow = max(nrow, col.n)
+	}
+	rowH := leg.TextStyle.FontExtents().Height + leg.Padding
+	legH := vg.Length(nrow)*rowH + small/2
+
+	data := draw.Crop(c, 0, 0, legH, 0)
+	p.Draw(data)
+	if s.Settings {
+		dc := p.DataCanvas(data)
+		labels, err := f.settingLabels(small, dc)
+		if err != nil {
+			return err
+		}
+		for _, l := range labels {
+			l.Plot(dc, p)
+		}
+	}
+	x0, i := small/2, 0
+	for _, col := range cols {
+		l := leg
+		for _, e := range f.legend[i : i+col.n] {
+			l.Add(e.text, e.thumbs...)
+		}
+		i += col.n
+		l.Top, l.Left = true, true
+		l.Draw(draw.Crop(c, x0, -(s.Width - x0 - col.width), 0, -(s.Height - legH)))
+		x0 += col.width
 	}
 	return nil
 }

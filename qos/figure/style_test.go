@@ -32,8 +32,9 @@ func TestFamilyStylesDistinct(t *testing.T) {
 	assert.Equal(t, len(knownFamilies)+1, familyIndex("y", []string{"fixed", "x", "y"}))
 }
 
-// Log ticks: labelled at 1, 2, 5 over a few decades, written without
-// binary-fraction noise, fewer labels over many decades.
+// Log ticks: over two decades or more, the powers of ten alone, written
+// as powers (an MR axis read "0.0000001"); over less, 1-2-5 or more,
+// plain numbers from 0.01 to 9999 and powers beyond.
 func TestLogTicksLabels(t *testing.T) {
 	labels := func(lo, hi float64) []string {
 		var out []string
@@ -44,9 +45,12 @@ func TestLogTicksLabels(t *testing.T) {
 		}
 		return out
 	}
-	assert.Equal(t, []string{"0.1", "0.2", "0.5", "1", "2", "5", "10"}, labels(0.1, 10))
-	assert.Equal(t, []string{"0.0001", "0.0003", "0.001", "0.003", "0.01", "0.03", "0.1", "0.3", "1", "3", "10"}, labels(1e-4, 10))
-	assert.Len(t, labels(1e-8, 1), 9, "only the powers of ten over eight decades")
+	assert.Equal(t, []string{"10^-1", "10^0", "10^1"}, labels(0.1, 10))
+	assert.Equal(t, []string{"10^-8", "10^-7", "10^-6", "10^-5", "10^-4", "10^-3", "10^-2", "10^-1", "10^0"}, labels(1e-8, 1))
+	assert.Equal(t, []string{"200", "500", "1000", "2000"}, labels(180, 3000))
+	assert.Equal(t, []string{"0.02", "0.03", "0.05", "0.07", "0.1"}, labels(0.015, 0.12))
+	assert.Equal(t, []string{"10^-7", "10^-6"}, labels(1e-7, 5e-6))
+	assert.Empty(t, labels(2e-7, 5e-7), "no 2·10^-7 in a font without ·")
 	assert.Nil(t, (LogTicks{}).Ticks(0, 1))
 }
 
@@ -80,7 +84,7 @@ func TestSave(t *testing.T) {
 	}
 	files, err := Save(sweep(t, jitterLoss(t), logRange(t, 100, 400, 10), logRange(t, 1, 300, 10)), dir, "gen-", "generated trace")
 	require.NoError(t, err)
-	assert.Len(t, files, 4)
+	assert.Len(t, files, 6, "MR and 1 − QAP as PNG, SVG and PDF")
 	for _, f := range files {
 		st, err := os.Stat(f)
 		require.NoError(t, err)
@@ -98,7 +102,7 @@ func TestSavePlotsDegenerate(t *testing.T) {
 	require.Equal(t, 0, c[0].Points[0].Mistakes)
 	files, err := Save(c, t.TempDir(), "", "one point")
 	require.NoError(t, err)
-	assert.Empty(t, files, "no mistake and no suspicion: nothing to draw on log scales")
+	assert.Len(t, files, 3, "no mistake: the MR figure shows the 3/T bound; no suspicion: no 1 − QAP figure")
 	_, err = New(c, QAP, "one point")
 	assert.ErrorContains(t, err, "no point with suspicion")
 
@@ -106,7 +110,7 @@ func TestSavePlotsDegenerate(t *testing.T) {
 	require.Positive(t, c[0].Points[0].Mistakes)
 	files, err = Save(c, t.TempDir(), "", "one point")
 	require.NoError(t, err)
-	assert.Len(t, files, 4, "a single point with mistakes: both plots")
+	assert.Len(t, files, 6, "a single point with mistakes: both figures")
 }
 
 // With unsynchronized clocks TD leaves out the network delay: the TD axis
@@ -121,10 +125,10 @@ func TestPlotAxisNamesTDBasis(t *testing.T) {
 	for _, k := range []Kind{MR, QAP} {
 		p, err := New(mk(qos.TDArrival, ms(12)), k, "s")
 		require.NoError(t, err)
-		assert.Contains(t, p.X.Label.Text, "(ms, arrival-based, + 12ms delay offset")
+		assert.Contains(t, p.Plot().X.Label.Text, "(ms, arrival-based, + 12ms delay offset")
 		p, err = New(mk(qos.TDSend, 0), k, "s")
 		require.NoError(t, err)
-		assert.NotContains(t, p.X.Label.Text, "arrival")
+		assert.NotContains(t, p.Plot().X.Label.Text, "arrival")
 	}
 }
 
@@ -138,7 +142,7 @@ func TestQAPPlotTDAxisLabels(t *testing.T) {
 	p, err := New([]qos.Curve{{Family: "chen", Param: "alpha", Points: []qos.Point{{Value: 1, Result: r}, {Value: 2, Result: r2}}}}, QAP, "s")
 	require.NoError(t, err)
 	var labels []string
-	for _, tk := range p.X.Tick.Marker.Ticks(p.X.Min, p.X.Max) {
+	for _, tk := range p.Plot().X.Tick.Marker.Ticks(p.Plot().X.Min, p.Plot().X.Max) {
 		if tk.Label != "" {
 			labels = append(labels, tk.Label)
 		}

@@ -1,0 +1,121 @@
+package figure
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/fdkit/fdkit/qos"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"gonum.org/v1/plot/vg"
+)
+
+// pt is a replayed point over 100 s: mean TD td ms, mistakes mistakes
+// (MR mistakes/100 per second), QAP 1 − mistakes·10⁻⁴.
+func pt(v, td float64, mistakes int) qos.Point {
+	r := qos.Result{Span: 100 * time.Second, Mistakes: mistakes, MRPerSecond: float64(mistakes) / 100, QAP: 1 - float64(mistakes)*1e-4}
+	r.TD.Mean = ms(td)
+	r.Records, r.Evaluated = 1000, 1000
+	return qos.Point{Value: v, Result: r}
+}
+
+// A point without mistakes is drawn at the one-sided 95 % bound 3/T of
+// its MR (it was left out: a log axis has no 0), with no interval below.
+func TestZeroMistakesAreBounds(t *testing.T) {
+	c := qos.Curve{Family: "chen", Param: "alpha", Unit: "ms", Points: []qos.Point{pt(1, 100, 20), pt(2, 200, 3), pt(3, 300, 0)}}
+	pts := CurvePoints(c, MR)
+	require.Len(t, pts, 3)
+	assert.False(t, pts[1].Bound)
+	assert.True(t, pts[2].Bound)
+	assert.InDelta(t, 0.03, pts[2].Y, 1e-12, "3/T with T = 100 s")
+	assert.Equal(t, pts[2].Y, pts[2].YLo)
+	require.Len(t, Runs(pts), 1)
+	assert.Len(t, Runs(pts)[0], 2, "the line ends at the last measured point")
+	// On a 1 − QAP axis the point has no place: it is left out.
+	assert.Len(t, CurvePoints(c, QAP), 2)
+}
+
+// No line crosses a range where no point was computed: a point with no
+// observed time, or a bound, splits the curve.
+func TestRunsBreakAtGaps(t *testing.T) {
+	hole := pt(3, 250, 5)
+	hole.Span = 0
+	c := qos.Curve{Family: "fixed", Param: "T", Points: []qos.Point{pt(1, 100, 40), pt(2, 200, 10), hole, pt(4, 300, 4), pt(5, 400, 2)}}
+	runs := Runs(CurvePoints(c, MR))
+	require.Len(t, runs, 2)
+	assert.Equal(t, []float64{100, 200}, []float64{runs[0][0].X, runs[0][1].X})
+	assert.Equal(t, []float64{300, 400}, []float64{runs[1][0].X, runs[1][1].X})
+	c.Points[2] = pt(3, 250, 0)
+	runs = Runs(CurvePoints(c, MR))
+	require.Len(t, runs, 2, "a bound in the middle splits the line too")
+}
+
+// The axes zoom to where the families differ: one family alone at MR
+// 10/s and TD 20 ms (φ Cassandra on PlanetLab) is off the scale, marked at
+// the border, instead of stretching both axes.
+func TestLayoutZoomsWhereFamiliesDiffer(t *testing.T) {
+	var curves []qos.Curve
+	for _, f := range []string{"fixed", "chen", "2w-fd", "kappa", "satzger"} {
+		curves = append(curves, qos.Curve{Family: f, Param: "x", Points: []qos.Point{pt(1, 100, 100), pt(2, 150, 10), pt(3, 250, 2)}})
+	}
+	curves = append(curves, qos.Curve{Family: "phi-cassandra", Param: "Phi", Points: []qos.Point{pt(1, 20, 1000), pt(2, 25, 900)}})
+	ax, series, ok := Layout(curves, MR)
+	require.True(t, ok)
+	require.Len(t, series, 6)
+	assert.Greater(t, ax.XMin, 60.0, "x from the shared range, not from 20 ms")
+	assert.Less(t, ax.XMax, 400.0)
+	assert.Equal(t, 1.0, ax.YMax, "y up to the decade above 1/s, not 10/s")
+	assert.Equal(t, 0.01, ax.YMin)
+	dx, dy := ax.Off(series[5].Points[0].X, series[5].Points[0].Y)
+	assert.Equal(t, [2]int{-1, 1}, [2]int{dx, dy})
+	x, y := ax.Clamp(20, 10)
+	assert.Equal(t, [2]float64{ax.XMin, ax.YMax}, [2]float64{x, y})
+
+	// One family alone: every point is on the scale.
+	ax, _, _ = Layout(curves[5:], MR)
+	assert.LessOrEqual(t, ax.XMin, 20.0)
+	assert.GreaterOrEqual(t, ax.YMax, 10.0)
+}
+
+// The SVG's background covers the whole page (legend included), and the
+// PDF is 3.5 in wide with no text under 7 pt; the legend sits below the
+// data in a few rows.
+func TestFigureFiles(t *testing.T) {
+	var curves []qos.Curve
+	for i, f := range knownFamilies {
+		curves = append(curves, qos.Curve{Family: f, Param: "x", Points: []qos.Point{pt(1, 100+float64(i), 100), pt(2, 150, 10), pt(3, 250, 2), pt(4, 300, 0)}})
+	}
+	f, err := New(curves, MR, "eleven families")
+	require.NoError(t, err)
+	dir := t.TempDir()
+	svg := filepath.Join(dir, "f.svg")
+	require.NoError(t, f.Save(svg, Screen))
+	b, err := os.ReadFile(svg)
+	require.NoError(t, err)
+	m := regexp.MustCompile(`viewBox="0 0 ([0-9.]+) ([0-9.]+)"[^<]*<g[^>]*>\s*<path d="M0,0L([0-9.]+),0L([0-9.]+),([0-9.]+)L0,([0-9.]+)Z" style="fill:#FFFFFF"`).FindSubmatch(b)
+	require.NotNil(t, m, "the first thing drawn is a white page")
+	assert.Equal(t, string(m[1]), string(m[3]))
+	assert.Equal(t, string(m[2]), string(m[5]))
+
+	pdf := filepath.Join(dir, "f.pdf")
+	require.NoError(t, f.Save(pdf, Column))
+	b, err = os.ReadFile(pdf)
+	require.NoError(t, err)
+	assert.True(t, bytes.HasPrefix(b, []byte("%PDF")))
+	assert.True(t, bytes.Contains(b, []byte("/MediaBox [0 0 252.00 ")), "3.5 in = 252 pt")
+	p := f.Plot()
+	for _, size := range []vg.Length{p.Title.TextStyle.Font.Size, p.X.Label.TextStyle.Font.Size, p.Y.Label.TextStyle.Font.Size, p.X.Tick.Label.Font.Size, p.Y.Tick.Label.Font.Size} {
+		assert.GreaterOrEqual(t, size, vg.Points(7))
+	}
+	leg := legendColumns(f.legend, legendStyle(Column), Column.Width)
+	total, rows := vg.Length(0), 0
+	for _, c := range leg {
+		total, rows = total+c.width, max(rows, c.n)
+	}
+	assert.LessOrEqual(t, total, Column.Width)
+	assert.LessOrEqual(t, rows, 5, "eleven families and the bound's key in at most five rows")
+}
