@@ -76,7 +76,7 @@ func TestFieldViExperiment(t *testing.T) {
 			pubFS: map[string]string{"phi-8": "0"},
 			pubTD: map[string]string{"phi-8": "831 ms"}},
 	}
-	rc := recvConfig{MaxSeqJump: defaultMaxSeqJump, MaxIncarnationJump: defaultMaxIncarnationJump, TableSenders: defaultTableSenders,
+	rc := recvConfig{MaxSeqJump: defaultMaxSeqJump, MaxIncarnationJump: defaultMaxIncarnationJump, MaxIncarnationAhead: defaultMaxIncarnationAhead, TableSenders: defaultTableSenders,
 		Interval: 100 * time.Millisecond, Sweep: 5 * time.Millisecond,
 		Timeouts: []time.Duration{300 * time.Millisecond, time.Second, 3 * time.Second}, Phis: []float64{8, 12}, PhiWindow: 100}
 

@@ -22,28 +22,29 @@ import (
 
 // A flood of forged sender names (one heartbeat each) next to one genuine
 // sender keeps everything bounded: senders tracked (--max-senders), warning
-// lines (rate-limited), table rows (--table-senders); once the flood stops,
-// the forged names are evicted (--evict-after) and the table is back to the
-// genuine sender. Before, every refused packet logged one WARN line, the
-// table printed every tracked sender, and nobody was ever evicted.
+// and transition lines (rate-limited), table rows (--table-senders); forged
+// names on probation displace one another, so none is ever refused and the
+// genuine sender keeps its place; once the flood stops, the forged names
+// are evicted (--evict-after) and the table is back to the genuine sender.
 func TestFloodBounded(t *testing.T) {
 	const maxSenders, flood = 1000, 20000
 	clk := &monitor.ManualClock{}
 	var logs, table syncBuffer
-	cfg := recvConfig{MaxSenders: maxSenders, MaxSeqJump: defaultMaxSeqJump, MaxIncarnationJump: defaultMaxIncarnationJump,
+	cfg := recvConfig{MaxSenders: maxSenders, MaxSeqJump: defaultMaxSeqJump, MaxIncarnationJump: defaultMaxIncarnationJump, MaxIncarnationAhead: defaultMaxIncarnationAhead,
 		EvictAfter: 5 * time.Second, TableSenders: 20, Table: &table}
 	r := &receiver{cfg: cfg, log: slog.New(slog.NewTextHandler(&logs, nil)), clock: clk,
 		streams: map[string]*streamID{}, stats: recvStats{Transitions: map[string]int{}}}
-	for _, name := range []string{"timeout-1s", "timeout-3s"} {
+	for _, timeout := range []time.Duration{200 * time.Millisecond, 300 * time.Millisecond} {
+		name := "timeout-" + timeout.String()
 		m, err := monitor.New(monitor.Config{Clock: clk, MaxPeers: maxSenders, Factory: func() (detector.Detector, error) {
-			return detector.NewFixed(detector.FixedConfig{Timeout: new(time.Second)})
+			return detector.NewFixed(detector.FixedConfig{Timeout: &timeout})
 		}, OnTransition: func(tr monitor.Transition) { r.transition(name, tr) }})
 		require.NoError(t, err)
 		r.mons = append(r.mons, namedMon{name, m})
 	}
 	from := &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 9}
 	deliver := func(name string, seq uint64) {
-		b, err := appendPacket(nil, packet{Name: name, Incarnation: 1, Seq: seq})
+		b, err := appendPacket(nil, packet{Name: name, Incarnation: 1, Seq: seq, Sent: time.Duration(seq) * 100 * time.Millisecond})
 		require.NoError(t, err)
 		r.eval.Lock()
 		r.handle(b, from, clk.Now())
@@ -58,18 +59,20 @@ func TestFloodBounded(t *testing.T) {
 			deliver("genuine", seq)
 			seq++
 		}
-		if i%2000 == 0 {
+		if i%100 == 0 {
 			for _, nm := range r.mons {
 				nm.m.Sweep() // forged names are suspected: transitions
 			}
+		}
+		if i%2000 == 0 {
 			r.evict()
 			r.warner().Flush(clk.Now())
 		}
 	}
 	tracked := r.mons[0].m.Len()
-	assert.Equal(t, maxSenders, tracked, "full: eviction frees slots, the flood fills them")
-	accepted := uint64(flood) - r.stats.Refused // forged names ever tracked
-	assert.Greater(t, r.stats.Refused, uint64(flood/2))
+	assert.Equal(t, maxSenders, tracked, "full: the flood fills every slot but the genuine sender's")
+	assert.Zero(t, r.stats.Refused)
+	assert.Equal(t, uint64(flood-(maxSenders-1)), r.stats.Displaced)
 	r.printTable()
 	lines := strings.Count(table.String(), "\n")
 	assert.Equal(t, 20*len(r.mons)+1, lines, "20 senders of 2 detectors, and the count of the rest:\n%s", table.String())
@@ -91,7 +94,8 @@ func TestFloodBounded(t *testing.T) {
 	}
 	assert.Len(t, r.streams, 1)
 	assert.Len(t, r.used, 1)
-	assert.Equal(t, accepted, r.stats.Evicted, "every forged name tracked was evicted")
+	assert.Zero(t, r.probation.Len())
+	assert.Equal(t, uint64(maxSenders-1), r.stats.Evicted, "every forged name still tracked was evicted")
 	table.mu.Lock()
 	table.b = nil
 	table.mu.Unlock()
@@ -100,18 +104,60 @@ func TestFloodBounded(t *testing.T) {
 	st, ok := r.mons[0].m.State("genuine")
 	require.True(t, ok)
 	assert.Equal(t, monitor.Trusted, st.Status)
+	assert.Equal(t, seq, st.Heartbeats, "no genuine heartbeat lost")
+	assert.Zero(t, st.Suspicions)
 
 	// At most 5 lines per kind of warning and 200 transition lines per
-	// 10 s, each with one summary; 13 s of the manual clock are two
+	// 10 s, each with one summary; 16 s of the manual clock are two
 	// windows.
-	warns := strings.Count(logs.String(), "msg=\"heartbeat from a new sender ignored")
+	warns := strings.Count(logs.String(), "msg=\"table full")
 	assert.LessOrEqual(t, warns, 2*warnBurst)
 	assert.LessOrEqual(t, strings.Count(logs.String(), "msg=transition"), 2*transitionBurst)
-	assert.Contains(t, logs.String(), "msg=\"similar log lines suppressed\" msg=\"heartbeat from a new sender ignored")
+	assert.Contains(t, logs.String(), "msg=\"similar log lines suppressed\" msg=\"table full")
 	assert.Contains(t, logs.String(), "msg=\"similar log lines suppressed\" msg=transition")
 	assert.Less(t, strings.Count(logs.String(), "\n"), 500)
-	t.Logf("%d forged names: %d refused, %d evicted, %d transitions, %d log lines", flood, r.stats.Refused, r.stats.Evicted,
-		r.stats.Transitions["timeout-1s"]+r.stats.Transitions["timeout-3s"], strings.Count(logs.String(), "\n"))
+	t.Logf("%d forged names: %d displaced, %d refused, %d evicted, %d transitions, %d log lines", flood, r.stats.Displaced, r.stats.Refused, r.stats.Evicted,
+		r.stats.Transitions["timeout-200ms"]+r.stats.Transitions["timeout-300ms"], strings.Count(logs.String(), "\n"))
+}
+
+// The 20,000-name fill of issue 26 at the default cap: 20,000 forged names
+// with one heartbeat each fill --max-senders (10,000). Before, a genuine
+// sender starting afterwards was refused until the forged names were
+// evicted (--evict-after, 10 minutes). Now its first heartbeat displaces the
+// forged name heard from least recently, and the sender is followed from its
+// first heartbeat. Senders past probation are never displaced: when every
+// tracked sender has sent probationBeats heartbeats, a new one is refused.
+func TestFullTableAdmitsGenuineSender(t *testing.T) {
+	const inc = 1764420000123456789
+	g := newForgeRig(t, recvConfig{MaxSenders: defaultMaxSenders, MaxSeqJump: defaultMaxSeqJump, MaxIncarnationJump: defaultMaxIncarnationJump,
+		MaxIncarnationAhead: defaultMaxIncarnationAhead})
+	for i := range 20000 {
+		g.send(packet{Name: "forged-" + strconv.Itoa(i), Incarnation: inc}, nil, g.from, 50*time.Microsecond)
+	}
+	assert.Len(t, g.r.streams, defaultMaxSenders)
+	assert.Equal(t, uint64(20000-defaultMaxSenders), g.r.stats.Displaced)
+	for seq := range uint64(20) {
+		g.beat(inc, seq, nil)
+	}
+	st := g.state()
+	assert.Equal(t, uint64(20), st.Heartbeats, "followed from its first heartbeat")
+	assert.Equal(t, monitor.Trusted, st.Status)
+	assert.Zero(t, g.r.stats.Refused)
+	assert.Nil(t, g.r.streams["s"].probation, "past probation")
+
+	// A table of senders past probation refuses a newcomer.
+	h := newForgeRig(t, recvConfig{MaxSenders: 3, MaxSeqJump: defaultMaxSeqJump, MaxIncarnationJump: defaultMaxIncarnationJump,
+		MaxIncarnationAhead: defaultMaxIncarnationAhead})
+	for seq := range uint64(probationBeats) {
+		for _, n := range []string{"a", "b", "c"} {
+			h.deliver(packet{Name: n, Incarnation: inc, Seq: seq, Sent: time.Duration(seq) * 100 * time.Millisecond}, nil, h.from, 33*time.Millisecond)
+		}
+	}
+	h.deliver(packet{Name: "d", Incarnation: inc}, nil, h.from, time.Millisecond)
+	assert.Equal(t, uint64(1), h.r.stats.Refused)
+	assert.Zero(t, h.r.stats.Displaced)
+	assert.Len(t, h.r.streams, 3)
+	assert.Contains(t, h.logs.String(), "every tracked sender is past probation")
 }
 
 // TestFlood500k measures a real "fdbeat recv" process under the flood of

@@ -18,8 +18,13 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// rigWall is the forge rig's wall clock at monitor clock 0 (Unix ns): three
+// days after the incarnation the tests give their genuine sender.
+const rigWall = 1764420000123456789 + 3*24*time.Hour
+
 // forgeRig is a receiver with one 1 s fixed-timeout monitor on a manual
-// clock, fed datagrams through handle as the read loop does.
+// clock, fed datagrams through handle as the read loop does; its wall clock
+// starts at rigWall.
 type forgeRig struct {
 	t    *testing.T
 	r    *receiver
@@ -37,25 +42,40 @@ func newForgeRig(t *testing.T, cfg recvConfig) *forgeRig {
 	require.NoError(t, err)
 	logs := &syncBuffer{}
 	r := &receiver{cfg: cfg, log: slog.New(slog.NewTextHandler(logs, nil)), mons: []namedMon{{"timeout-1s", m}},
-		streams: map[string]*streamID{}, stats: recvStats{Transitions: map[string]int{}}}
+		streams: map[string]*streamID{}, stats: recvStats{Transitions: map[string]int{}}, wall: rigWall}
 	return &forgeRig{t: t, r: r, m: m, clk: clk, logs: logs, from: &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 9}}
 }
 
 // beat delivers a heartbeat of sender "s" 100 ms after the previous one,
-// signed with key when key is not nil.
+// signed with key when key is not nil, sent at seq × 100 ms on the sender's
+// clock.
 func (g *forgeRig) beat(inc, seq uint64, key []byte) {
 	g.t.Helper()
-	b, err := appendPacket(nil, packet{Name: "s", Incarnation: inc, Seq: seq, Sent: time.Duration(seq), Signed: key != nil})
+	g.deliver(packet{Name: "s", Incarnation: inc, Seq: seq, Sent: time.Duration(seq) * 100 * time.Millisecond, Signed: key != nil},
+		key, g.from, 100*time.Millisecond)
+}
+
+// deliver hands p (signed with key when key is not nil) to the receiver
+// gap after the previous datagram, from address from, and sweeps.
+func (g *forgeRig) deliver(p packet, key []byte, from net.Addr, gap time.Duration) {
+	g.t.Helper()
+	g.send(p, key, from, gap)
+	g.m.Sweep()
+}
+
+// send is deliver without the sweep.
+func (g *forgeRig) send(p packet, key []byte, from net.Addr, gap time.Duration) {
+	g.t.Helper()
+	b, err := appendPacket(nil, p)
 	require.NoError(g.t, err)
 	if key != nil {
 		b = signPacket(b, key)
 	}
-	now := g.clk.Now() + 100*time.Millisecond
+	now := g.clk.Now() + gap
 	g.clk.Set(now)
 	g.r.eval.Lock()
-	g.r.handle(b, g.from, now)
+	g.r.handle(b, from, now)
 	g.r.eval.Unlock()
-	g.m.Sweep()
 }
 
 func (g *forgeRig) state() monitor.PeerState {
@@ -66,17 +86,23 @@ func (g *forgeRig) state() monitor.PeerState {
 
 // One forged datagram naming a live sender, with incarnation 2^64−1 or
 // with the right incarnation and sequence number 10^12, does not blind recv:
-// it is rejected and counted, and every later genuine heartbeat is taken.
-// Without the bound (the behaviour before it), the same datagram made every
-// later genuine heartbeat stale and the sender stayed suspected.
+// it is refused (the first outright, the second until a second heartbeat
+// confirms it) and counted, and every later genuine heartbeat is taken.
+// Without the sequence bound, the datagram made every later genuine
+// heartbeat stale and the sender stayed suspected.
 func TestForgedDatagramDoesNotBlindRecv(t *testing.T) {
 	const inc = 1764420000123456789
-	for name, forged := range map[string][2]uint64{
-		"incarnation 2^64-1": {math.MaxUint64, 0},
-		"sequence 10^12":     {inc, 1e12},
+	for _, c := range []struct {
+		name                string
+		inc, seq            uint64
+		ahead, implausible  uint64
+		unboundedIsBlinding bool
+	}{
+		{"incarnation 2^64-1", math.MaxUint64, 0, 1, 0, false},
+		{"sequence 10^12", inc, 1e12, 0, 1, true},
 	} {
 		for _, bounded := range []bool{true, false} {
-			cfg := recvConfig{MaxSeqJump: defaultMaxSeqJump, MaxIncarnationJump: defaultMaxIncarnationJump}
+			cfg := recvConfig{MaxSeqJump: defaultMaxSeqJump, MaxIncarnationJump: defaultMaxIncarnationJump, MaxIncarnationAhead: defaultMaxIncarnationAhead}
 			if !bounded {
 				cfg.MaxSeqJump, cfg.MaxIncarnationJump = math.MaxUint64, math.MaxUint64
 			}
@@ -84,23 +110,161 @@ func TestForgedDatagramDoesNotBlindRecv(t *testing.T) {
 			for seq := range uint64(10) {
 				g.beat(inc, seq, nil)
 			}
-			g.beat(forged[0], forged[1], nil)
+			g.beat(c.inc, c.seq, nil)
 			for seq := uint64(10); seq < 40; seq++ {
 				g.beat(inc, seq, nil)
 			}
 			st := g.state()
-			if !bounded {
-				assert.Equal(t, monitor.Suspected, st.Status, "%s, no bound: blinded", name)
+			if !bounded && c.unboundedIsBlinding {
+				assert.Equal(t, monitor.Suspected, st.Status, "%s, no bound: blinded", c.name)
 				continue
 			}
-			assert.Equal(t, uint64(1), g.r.stats.Implausible, name)
-			assert.Zero(t, g.r.stats.Stale, name)
-			assert.Equal(t, monitor.Trusted, st.Status, name)
-			assert.Equal(t, uint64(inc), st.Incarnation, name)
-			assert.Equal(t, uint64(40), st.Heartbeats, name)
-			assert.Zero(t, st.Suspicions, name)
-			assert.Equal(t, 1, strings.Count(g.logs.String(), "heartbeat rejected"), name)
+			assert.Equal(t, c.ahead, g.r.stats.AheadOfClock, c.name)
+			assert.Equal(t, c.implausible, g.r.stats.Implausible, c.name)
+			assert.Zero(t, g.r.stats.Stale, c.name)
+			assert.Equal(t, monitor.Trusted, st.Status, c.name)
+			assert.Equal(t, uint64(inc), st.Incarnation, c.name)
+			assert.Equal(t, uint64(40), st.Heartbeats, c.name)
+			assert.Zero(t, st.Suspicions, c.name)
+			assert.Equal(t, 1, strings.Count(g.logs.String(), "heartbeat re"), c.name)
 		}
+	}
+}
+
+// The two-packet forgery of issue 26: incarnation 2^64−1 with sequence
+// number 0, then 1, from the sender's own address at the sender's interval.
+// Before the incarnation bound the second datagram confirmed the jump, every
+// genuine heartbeat after it was stale until --evict-after, and the log
+// advised restarting with a larger --incarnation, which no uint64 is. Now
+// both are refused outright: the genuine sender misses no heartbeat, for a
+// known name and for a name the forger claims first.
+func TestTwoPacketForgeryRefused(t *testing.T) {
+	const inc = 1764420000123456789
+	g := newForgeRig(t, recvConfig{MaxSeqJump: defaultMaxSeqJump, MaxIncarnationJump: defaultMaxIncarnationJump, MaxIncarnationAhead: defaultMaxIncarnationAhead})
+	for seq := range uint64(10) {
+		g.beat(inc, seq, nil)
+	}
+	g.beat(math.MaxUint64, 0, nil)
+	g.beat(math.MaxUint64, 1, nil)
+	for seq := uint64(10); seq < 40; seq++ {
+		g.beat(inc, seq, nil)
+	}
+	st := g.state()
+	assert.Equal(t, monitor.Trusted, st.Status)
+	assert.Equal(t, uint64(inc), st.Incarnation)
+	assert.Equal(t, uint64(40), st.Heartbeats, "no genuine heartbeat lost")
+	assert.Zero(t, st.Suspicions)
+	assert.Equal(t, uint64(2), g.r.stats.AheadOfClock)
+	assert.Zero(t, g.r.stats.Confirmed)
+	assert.Zero(t, g.r.stats.Stale)
+	assert.NotContains(t, g.logs.String(), "larger --incarnation")
+	assert.Contains(t, g.logs.String(), "ahead of this receiver's clock")
+
+	// A name the forger claims before its sender starts.
+	n := func(inc, seq uint64) packet {
+		return packet{Name: "n", Incarnation: inc, Seq: seq, Sent: time.Duration(seq) * 100 * time.Millisecond}
+	}
+	g.deliver(n(math.MaxUint64, 0), nil, g.from, time.Millisecond)
+	g.deliver(n(math.MaxUint64, 1), nil, g.from, 100*time.Millisecond)
+	genuine := uint64(rigWall + g.clk.Now()) // fdbeat send's incarnation: its start time
+	for seq := range uint64(5) {
+		g.deliver(n(genuine, seq), nil, g.from, 100*time.Millisecond)
+	}
+	ns, ok := g.m.State("n")
+	require.True(t, ok)
+	assert.Equal(t, genuine, ns.Incarnation)
+	assert.Equal(t, uint64(5), ns.Heartbeats)
+	assert.Equal(t, uint64(4), g.r.stats.AheadOfClock)
+}
+
+// The incarnation bound is the receiver's clock plus --max-incarnation-ahead,
+// to the nanosecond: a sender whose clock leads by the margin is taken, by
+// a nanosecond more is refused.
+func TestIncarnationAheadBound(t *testing.T) {
+	g := newForgeRig(t, recvConfig{MaxSeqJump: defaultMaxSeqJump, MaxIncarnationJump: defaultMaxIncarnationJump, MaxIncarnationAhead: time.Minute})
+	const limit = 1764679260123456789 // docs/algorithms.md, “Incarnation bound”
+	g.deliver(packet{Name: "a", Incarnation: limit + 1}, nil, g.from, 0)
+	g.deliver(packet{Name: "b", Incarnation: limit}, nil, g.from, 0)
+	_, okA := g.m.State("a")
+	_, okB := g.m.State("b")
+	assert.False(t, okA)
+	assert.True(t, okB)
+	assert.Equal(t, uint64(1), g.r.stats.AheadOfClock)
+	assert.Contains(t, g.logs.String(), "ahead=1m0.000000001s")
+}
+
+// A jump within the bounds (an incarnation 30 s in the future) is confirmed
+// only by a second heartbeat from the same source address at a plausible
+// interval: two datagrams sent back to back, or the second from another
+// address, confirm nothing, and the genuine sender is never blinded. A
+// forger sending from its own address does not push out a genuine restart
+// waiting for its second heartbeat, and a restart at a new rate (100 ms to
+// 1 s) is confirmed by its second heartbeat.
+func TestJumpNeedsSameAddressAndPlausibleInterval(t *testing.T) {
+	const inc = 1764420000123456789
+	g := newForgeRig(t, recvConfig{MaxSeqJump: defaultMaxSeqJump, MaxIncarnationJump: defaultMaxIncarnationJump, MaxIncarnationAhead: defaultMaxIncarnationAhead})
+	for seq := range uint64(10) {
+		g.beat(inc, seq, nil)
+	}
+	forged := uint64(rigWall + 30*time.Second)
+	other := &net.UDPAddr{IP: net.IPv4(10, 0, 0, 66), Port: 4444}
+	fp := func(seq uint64) packet {
+		return packet{Name: "s", Incarnation: forged, Seq: seq, Sent: time.Duration(seq) * 100 * time.Millisecond}
+	}
+	g.deliver(fp(0), nil, g.from, time.Millisecond)
+	g.deliver(fp(1), nil, g.from, 10*time.Microsecond) // back to back
+	assert.Equal(t, uint64(1), g.r.stats.BadInterval)
+	g.deliver(fp(2), nil, other, 100*time.Millisecond) // another address
+	assert.Equal(t, uint64(1), g.r.stats.OtherSource)
+	for seq := uint64(10); seq < 20; seq++ {
+		g.beat(inc, seq, nil)
+	}
+	st := g.state()
+	assert.Equal(t, uint64(inc), st.Incarnation)
+	assert.Equal(t, uint64(20), st.Heartbeats)
+	assert.Equal(t, monitor.Trusted, st.Status)
+	assert.Zero(t, g.r.stats.Confirmed)
+	assert.Equal(t, uint64(3), g.r.stats.Implausible)
+
+	// A genuine restart at 1 s while a forger sends from its own address.
+	// Its incarnation is 3 days past the last, beyond --max-incarnation-jump.
+	re := uint64(rigWall + g.clk.Now() + 2*time.Second)
+	rp := func(seq uint64) packet {
+		return packet{Name: "s", Incarnation: re, Seq: seq, Sent: time.Duration(seq) * time.Second}
+	}
+	g.deliver(rp(0), nil, g.from, 2*time.Second)
+	g.deliver(fp(7), nil, other, 300*time.Millisecond)
+	g.deliver(fp(8), nil, other, 10*time.Microsecond)
+	g.deliver(rp(1), nil, g.from, 700*time.Millisecond)
+	st = g.state()
+	assert.Equal(t, re, st.Incarnation, "the restart is followed")
+	assert.Equal(t, uint64(1), g.r.stats.Confirmed)
+	assert.Equal(t, uint64(2), g.r.stats.BadInterval)
+}
+
+// plausibleGap, worked by hand: k steps need a send gap d ≥ k ms and an
+// arrival gap g with d/2 ≤ g ≤ 2d + 1 s.
+func TestPlausibleGap(t *testing.T) {
+	ms := time.Millisecond
+	for _, c := range []struct {
+		k    uint64
+		d, g time.Duration
+		want bool
+	}{
+		{1, 100 * ms, 100 * ms, true},
+		{1, 100 * ms, 50 * ms, true},           // d/2
+		{1, 100 * ms, 50*ms - 1, false},        // below d/2
+		{1, 100 * ms, 1200 * ms, true},         // 2d + 1 s
+		{1, 100 * ms, 1200*ms + 1, false},      // above it
+		{3, 3 * ms, 3 * ms, true},              // 1 ms a step
+		{3, 3*ms - 1, 3 * ms, false},           // faster than 1 ms a step
+		{1, 0, 0, false},                       // back to back
+		{1, -ms, ms, false},                    // sent earlier
+		{1, math.MaxInt64, time.Second, false}, // a forged send gap
+		{1, time.Second, math.MaxInt64, false}, // a second much later
+		{100, 10 * time.Second, 10 * time.Second, true},
+	} {
+		assert.Equal(t, c.want, plausibleGap(c.k, c.d, c.g), "k=%d d=%v g=%v", c.k, c.d, c.g)
 	}
 }
 
@@ -109,7 +273,7 @@ func TestForgedDatagramDoesNotBlindRecv(t *testing.T) {
 // +5000) each cost one heartbeat, then the sender is followed again.
 func TestJumpConfirmedBySecondHeartbeat(t *testing.T) {
 	const inc = 1764420000123456789
-	g := newForgeRig(t, recvConfig{MaxSeqJump: defaultMaxSeqJump, MaxIncarnationJump: defaultMaxIncarnationJump})
+	g := newForgeRig(t, recvConfig{MaxSeqJump: defaultMaxSeqJump, MaxIncarnationJump: defaultMaxIncarnationJump, MaxIncarnationAhead: defaultMaxIncarnationAhead})
 	for seq := range uint64(5) {
 		g.beat(inc, seq, nil)
 	}
@@ -148,7 +312,7 @@ func TestAuthenticatedRecvDropsForged(t *testing.T) {
 	kr, err := wire.NewKeyring(k1, k2)
 	require.NoError(t, err)
 	const inc = 77
-	g := newForgeRig(t, recvConfig{Keys: kr, MaxSeqJump: defaultMaxSeqJump, MaxIncarnationJump: defaultMaxIncarnationJump})
+	g := newForgeRig(t, recvConfig{Keys: kr, MaxSeqJump: defaultMaxSeqJump, MaxIncarnationJump: defaultMaxIncarnationJump, MaxIncarnationAhead: defaultMaxIncarnationAhead})
 	for seq := range uint64(5) {
 		g.beat(inc, seq, k1)
 	}
@@ -180,7 +344,7 @@ func TestAuthenticatedLoopback(t *testing.T) {
 	key := bytes.Repeat([]byte{7}, 32)
 	kr, err := wire.NewKeyring(key)
 	require.NoError(t, err)
-	rc := recvConfig{Keys: kr, MaxSeqJump: defaultMaxSeqJump, MaxIncarnationJump: defaultMaxIncarnationJump,
+	rc := recvConfig{Keys: kr, MaxSeqJump: defaultMaxSeqJump, MaxIncarnationJump: defaultMaxIncarnationJump, MaxIncarnationAhead: defaultMaxIncarnationAhead,
 		TableSenders: defaultTableSenders, Listen: "127.0.0.1:0", Interval: 10 * time.Millisecond,
 		Sweep: 5 * time.Millisecond, Timeouts: []time.Duration{time.Second}, Out: filepath.Join(t.TempDir(), "auth.fdk")}
 	ready := make(chan string, 1)
@@ -226,7 +390,7 @@ func TestAuthenticatedLoopback(t *testing.T) {
 // incarnations. Other senders keep getting ids, and an eviction frees all
 // of the name's ids.
 func TestRestartsCannotGrowTraceIDs(t *testing.T) {
-	g := newForgeRig(t, recvConfig{MaxSenders: 1, MaxSeqJump: defaultMaxSeqJump, MaxIncarnationJump: defaultMaxIncarnationJump})
+	g := newForgeRig(t, recvConfig{MaxSenders: 1, MaxSeqJump: defaultMaxSeqJump, MaxIncarnationJump: defaultMaxIncarnationJump, MaxIncarnationAhead: defaultMaxIncarnationAhead})
 	steps := maxPeerIDs + 500
 	for inc := uint64(1); inc <= uint64(steps); inc++ {
 		g.beat(inc, 0, nil)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"container/list"
 	"errors"
 	"net"
 	"strconv"
@@ -23,7 +24,12 @@ type streamID struct {
 	// (i < recordWindow); see firstCopy.
 	recorded uint64
 	last     time.Duration // monitor clock of the last accepted heartbeat
-	pending  *jump         // an unconfirmed jump, see plausible
+	pending  []jump        // unconfirmed jumps, at most pendingSlots; see plausible
+	peer     string        // the sender's key in receiver.streams
+	beats    uint64        // heartbeats recorded for the first time, every incarnation
+	// probation: the sender's element in receiver.probation while it has
+	// sent fewer than probationBeats heartbeats; nil after.
+	probation *list.Element
 	// staleWarned: 1 + the stale incarnation last warned about; 0: none.
 	staleWarned uint64
 }
@@ -90,7 +96,17 @@ func (r *receiver) handle(b []byte, from net.Addr, now time.Duration) {
 	if peer == "" {
 		peer = from.String()
 	}
-	if s := r.streams[peer]; s != nil && !r.plausible(s, p, peer, now) {
+	if r.aheadOfClock(p, peer, now) {
+		return
+	}
+	if s := r.streams[peer]; s != nil {
+		if !r.plausible(s, p, peer, from, now) {
+			return
+		}
+	} else if !r.makeRoom(now) {
+		r.count(&r.stats.Refused)
+		r.warner().Warn(now, "heartbeat from a new sender ignored: --max-senders reached and every tracked sender is past probation",
+			"peer", peer, "max_senders", r.cfg.MaxSenders, "probation_beats", probationBeats)
 		return
 	}
 	beat := monitor.Beat{Incarnation: p.Incarnation, Seq: p.Seq, HasSeq: true, Sent: p.Sent, HasSent: true}
@@ -115,8 +131,8 @@ func (r *receiver) handle(b []byte, from net.Addr, now time.Duration) {
 		// clock stepped back) is otherwise ignored for good with no word.
 		if s := r.streams[peer]; s != nil && s.staleWarned != p.Incarnation+1 {
 			s.staleWarned = p.Incarnation + 1
-			r.warner().Warn(now, "heartbeats from an older incarnation ignored (restart the sender with a larger --incarnation)",
-				"peer", peer, "incarnation", p.Incarnation, "current", s.inc)
+			r.warner().Warn(now, "heartbeats from an older incarnation ignored: the sender restarted with a smaller --incarnation or a clock stepped back, or the current incarnation was forged (docs/live.md); a sender restarted without --incarnation once the current one is past is followed again",
+				"peer", peer, "incarnation", p.Incarnation, "current", s.inc, "current_ahead_of_clock", time.Duration(int64(s.inc)-int64(r.wall+now)))
 		}
 		return
 	}
@@ -132,7 +148,7 @@ func (r *receiver) handle(b []byte, from net.Addr, now time.Duration) {
 			"peer", peer, "incarnation", p.Incarnation, "seq", p.Seq, "current_seq", s.seq)
 		return
 	}
-	s.last = now
+	r.heard(s, now)
 	if id == "" {
 		// The sender used up its trace ids (maxPeerIDs): the monitors have the
 		// heartbeat, the trace cannot name its stream without merging two
@@ -157,7 +173,7 @@ func (r *receiver) stream(peer string, inc uint64) string {
 	s := r.streams[peer]
 	switch {
 	case s == nil:
-		s = &streamID{inc: inc, n: 1, id: r.freeID(peer)}
+		s = &streamID{inc: inc, n: 1, id: r.freeID(peer), peer: peer}
 		s.ids = []string{s.id}
 		r.streams[peer] = s
 	case inc > s.inc:

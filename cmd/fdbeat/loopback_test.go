@@ -82,7 +82,7 @@ func TestLoopbackLiveAgreesWithReplay(t *testing.T) {
 	sc := sendConfig{Name: "a", Interval: 20 * time.Millisecond, Duration: 3 * time.Second,
 		DelayDist: "normal", Delay: 10 * time.Millisecond, Jitter: 8 * time.Millisecond,
 		Loss: 0.15, Seed: 42, Pauses: []pause{{time.Second, 150 * time.Millisecond}}}
-	rc := recvConfig{MaxSeqJump: defaultMaxSeqJump, MaxIncarnationJump: defaultMaxIncarnationJump, TableSenders: defaultTableSenders,
+	rc := recvConfig{MaxSeqJump: defaultMaxSeqJump, MaxIncarnationJump: defaultMaxIncarnationJump, MaxIncarnationAhead: defaultMaxIncarnationAhead, TableSenders: defaultTableSenders,
 		Out: out, Interval: 20 * time.Millisecond, Sweep: 5 * time.Millisecond,
 		Timeouts: []time.Duration{45 * time.Millisecond, 100 * time.Millisecond}, Phis: []float64{3, 8}, PhiWindow: 50}
 	run := loopback(t, sc, rc, 300*time.Millisecond)
@@ -242,7 +242,7 @@ func (s *syncBuffer) String() string {
 func TestRecvTableOnTerminal(t *testing.T) {
 	var table syncBuffer
 	sc := sendConfig{Name: "tty", Interval: 20 * time.Millisecond, Count: 20, Seed: 1} // Count, not Duration: a stalled sender skips ticks
-	rc := recvConfig{MaxSeqJump: defaultMaxSeqJump, MaxIncarnationJump: defaultMaxIncarnationJump, TableSenders: defaultTableSenders,
+	rc := recvConfig{MaxSeqJump: defaultMaxSeqJump, MaxIncarnationJump: defaultMaxIncarnationJump, MaxIncarnationAhead: defaultMaxIncarnationAhead, TableSenders: defaultTableSenders,
 		Interval: 20 * time.Millisecond, Sweep: 5 * time.Millisecond, Refresh: 100 * time.Millisecond,
 		Table: &table, Terminal: true, Timeouts: []time.Duration{300 * time.Millisecond}, Phis: []float64{8}, PhiWindow: 100}
 	run := loopback(t, sc, rc, 50*time.Millisecond)

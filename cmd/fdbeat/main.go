@@ -23,12 +23,16 @@
 // a crash loses at most the last second (read the cut file with --lenient).
 //
 // Against forged heartbeats, send --key/--key-file signs each packet with
-// HMAC-SHA256 and recv with keys accepts only signed ones; without keys, a
-// jump of a sender's incarnation or sequence number beyond
-// --max-incarnation-jump/--max-seq-jump needs a second heartbeat to confirm
-// it. Against floods of forged names, recv rate-limits its warnings, evicts
+// HMAC-SHA256 and recv with keys accepts only signed ones; without keys, an
+// incarnation more than --max-incarnation-ahead ahead of the receiver's
+// clock is refused, and a jump of a sender's incarnation or sequence number
+// beyond --max-incarnation-jump/--max-seq-jump needs a second heartbeat from
+// the same address at a plausible interval to confirm it. Against floods of
+// forged names, recv rate-limits its warnings, lets a new sender displace
+// one still on probation (fewer than 10 heartbeats) in a full table, evicts
 // senders silent for --evict-after, shows only --table-senders senders, and
-// counts the kernel's receive drops on Linux (docs/live.md).
+// counts the kernel's receive drops on Linux (docs/live.md, which says what
+// plain mode cannot stop).
 //
 // Both stop cleanly on SIGINT or SIGTERM; recv flushes the trace. A second
 // signal ends the process at once.
@@ -271,6 +275,7 @@ func cmdRecv(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	flagcheck.Var(fs, &c.Sweep, "sweep", "", 10*time.Millisecond, time.Microsecond, monitor.DefaultPauseLimit-time.Nanosecond, fmt.Sprintf("a duration from 1µs to below the local-pause limit %v (sweeps that far apart would each look like a local pause)", monitor.DefaultPauseLimit), "how often the detectors are checked when no heartbeat comes")
 	addKeyFlags(fs, &keys, &keyFile, "then accept only heartbeats signed with one of them (SIGHUP reloads --key-file)")
 	fs.Uint64Var(&c.MaxSeqJump, "max-seq-jump", defaultMaxSeqJump, "a larger forward jump of a sender's sequence number needs a second heartbeat to confirm it")
+	flagcheck.Var(fs, &c.MaxIncarnationAhead, "max-incarnation-ahead", "", defaultMaxIncarnationAhead, 0, 24*time.Hour, "a duration from 0 to 24h", "refuse outright a heartbeat whose incarnation is further ahead of this host's clock (fdbeat send's incarnation is its start time in Unix ns); allows for clock skew")
 	fs.Uint64Var(&c.MaxIncarnationJump, "max-incarnation-jump", defaultMaxIncarnationJump, "a larger forward jump of a sender's incarnation needs a second heartbeat to confirm it (default: a day in ns, since fdbeat send's incarnation is its start time in Unix ns)")
 	flagcheck.Var(fs, &c.EvictAfter, "evict-after", "", defaultEvictAfter, 0, math.MaxInt64, "a duration ≥ 0 (0: never)", "forget a sender silent for longer than this; 0 = never")
 	flagcheck.Var(fs, &c.TableSenders, "table-senders", "", defaultTableSenders, 0, maxTableSenders, fmt.Sprintf("a number of senders from 0 to %d", maxTableSenders), "the table shows this many senders, those with the most heartbeats, and counts the rest")
@@ -328,7 +333,7 @@ func cmdRecv(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if st.NoTraceID > 0 {
 		fmt.Fprintf(stdout, "not recorded: %d heartbeats of senders that restarted more than 16 times while tracked (their trace sender ids were used up)\n", st.NoTraceID)
 	}
-	fmt.Fprintf(stdout, "refused: %d unauthenticated, %d failed authentication, %d unconfirmed jumps (%d confirmed), %d from senders beyond --max-senders; %d senders evicted; kernel receive drops: %s\n",
-		st.Unauthenticated, st.AuthFailed, st.Implausible, st.Confirmed, st.Refused, st.Evicted, dropsString(st))
+	fmt.Fprintf(stdout, "refused: %d unauthenticated, %d failed authentication, %d incarnations ahead of the clock, %d unconfirmed jumps (%d confirmed; %d from another address, %d at an implausible interval), %d from senders beyond --max-senders; %d senders evicted, %d on probation displaced; kernel receive drops: %s\n",
+		st.Unauthenticated, st.AuthFailed, st.AheadOfClock, st.Implausible, st.Confirmed, st.OtherSource, st.BadInterval, st.Refused, st.Evicted, st.Displaced, dropsString(st))
 	return err
 }

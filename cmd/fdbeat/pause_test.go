@@ -72,7 +72,7 @@ func TestRecvStopsWhenTraceUnwritable(t *testing.T) {
 	if _, err := os.Stat("/dev/full"); err != nil {
 		t.Skip("no /dev/full on this system")
 	}
-	rc := recvConfig{MaxSeqJump: defaultMaxSeqJump, MaxIncarnationJump: defaultMaxIncarnationJump, TableSenders: defaultTableSenders,
+	rc := recvConfig{MaxSeqJump: defaultMaxSeqJump, MaxIncarnationJump: defaultMaxIncarnationJump, MaxIncarnationAhead: defaultMaxIncarnationAhead, TableSenders: defaultTableSenders,
 		Out: "/dev/full", Listen: "127.0.0.1:0", Interval: time.Millisecond, Sweep: 5 * time.Millisecond,
 		Timeouts: []time.Duration{time.Second}}
 	ready := make(chan string, 1)

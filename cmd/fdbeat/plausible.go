@@ -1,24 +1,77 @@
 package main
 
-import "time"
+import (
+	"math"
+	"net"
+	"time"
+)
+
+// Bounds of a confirming heartbeat's timing (see plausibleGap).
+const (
+	// minJumpStep is the least send interval, per sequence step, of two
+	// heartbeats that confirm a jump: two datagrams sent back to back
+	// confirm nothing. A sender faster than one heartbeat a millisecond
+	// cannot confirm a jump in plain mode.
+	minJumpStep = time.Millisecond
+	// jumpSlack is the delay variation allowed between the two: the
+	// arrival gap may exceed twice the send gap by this much (a loaded
+	// receiver, a queue on the path).
+	jumpSlack = time.Second
+	// pendingSlots is how many unconfirmed jumps one sender keeps, one per
+	// source address, the oldest replaced first: a forger sending from its
+	// own address cannot push out a genuine restart waiting for its second
+	// heartbeat.
+	pendingSlots = 4
+)
 
 // jump is a heartbeat rejected for jumping too far, kept until a second
-// heartbeat confirms it.
-type jump struct{ inc, seq uint64 }
+// heartbeat from the same source address confirms it.
+type jump struct {
+	inc, seq uint64
+	sent     time.Duration // its send instant (sender's clock)
+	at       time.Duration // its arrival (monitor clock)
+	from     string        // its source address
+}
 
-// plausible reports whether heartbeat p of the known sender s may reach the
-// monitors. A heartbeat that moves the incarnation forward by more than
-// MaxIncarnationJump, or the sequence number of the current incarnation by
-// more than MaxSeqJump, is rejected and remembered; a later heartbeat of the
-// same incarnation whose sequence number lies above the remembered one by at
-// most MaxSeqJump confirms the jump and is accepted. A genuine restart or
-// a long loss costs one heartbeat; one forged datagram (incarnation 2^64−1,
-// or sequence number 10^12) costs nothing, since the monitors would
+// aheadOfClock reports whether p's incarnation lies beyond the receiver's
+// wall clock (now on the monitor clock) plus MaxIncarnationAhead, and if so
+// counts and logs it. fdbeat send's incarnation is its start time in Unix
+// ns, so such an incarnation is forged, corrupt, or from a sender whose
+// clock is far ahead; accepted, it would make every later heartbeat of the
+// name stale until the receiver's clock passed it (2^64−1: for ever). It is
+// refused outright, with no confirmation possible, for known and new
+// senders alike. Called with r.eval held.
+func (r *receiver) aheadOfClock(p packet, peer string, now time.Duration) bool {
+	wallNow := r.wall + now
+	limit := uint64(max(wallNow, 0)) + uint64(r.cfg.MaxIncarnationAhead)
+	if p.Incarnation <= limit {
+		return false
+	}
+	r.count(&r.stats.AheadOfClock)
+	ahead := "more than 292 years"
+	if d := p.Incarnation - uint64(max(wallNow, 0)); d <= math.MaxInt64 {
+		ahead = time.Duration(d).String()
+	}
+	r.warner().Warn(now, "heartbeat refused: its incarnation is ahead of this receiver's clock by more than --max-incarnation-ahead (fdbeat send's incarnation is its start time in Unix ns): forged or corrupt, or the sender's clock is ahead (synchronise the clocks)",
+		"peer", peer, "incarnation", p.Incarnation, "ahead", ahead, "max_incarnation_ahead", r.cfg.MaxIncarnationAhead)
+	return true
+}
+
+// plausible reports whether heartbeat p of the known sender s, from source
+// address from, may reach the monitors. A heartbeat that moves the
+// incarnation forward by more than MaxIncarnationJump, or the sequence
+// number of the current incarnation by more than MaxSeqJump, is rejected
+// and remembered. A later heartbeat confirms the jump and is accepted when
+// it comes from the same source address, carries the same incarnation and
+// a sequence number at most MaxSeqJump above the remembered one, and
+// arrives at a plausible interval after it (plausibleGap). A genuine
+// restart or a long loss costs one heartbeat; forged datagrams from another
+// address, or sent back to back, cost nothing, since the monitors would
 // otherwise treat every later genuine heartbeat as stale. A plausible
-// heartbeat clears the remembered jump (see docs/algorithms.md, “fdbeat:
-// authenticated heartbeats and plausibility bounds”). Called with r.eval
-// held.
-func (r *receiver) plausible(s *streamID, p packet, peer string, now time.Duration) bool {
+// heartbeat clears the remembered jumps (see docs/algorithms.md, “fdbeat:
+// authenticated heartbeats and plausibility bounds”, and docs/live.md for
+// what this cannot stop). Called with r.eval held.
+func (r *receiver) plausible(s *streamID, p packet, peer string, from net.Addr, now time.Duration) bool {
 	var far bool
 	switch {
 	case p.Incarnation > s.inc:
@@ -30,51 +83,67 @@ func (r *receiver) plausible(s *streamID, p packet, peer string, now time.Durati
 		s.pending = nil
 		return true
 	}
-	if j := s.pending; j != nil && j.inc == p.Incarnation && p.Seq > j.seq && p.Seq-j.seq <= r.cfg.MaxSeqJump {
-		s.pending = nil
-		r.count(&r.stats.Confirmed)
-		r.log.Info("jump confirmed by a second heartbeat", "peer", peer, "incarnation", p.Incarnation, "seq", p.Seq,
-			"was_incarnation", s.inc, "was_seq", s.seq)
-		return true
+	src := from.String()
+	slot := -1
+	for i, j := range s.pending {
+		if j.from == src {
+			slot = i
+			break
+		}
 	}
-	s.pending = &jump{p.Incarnation, p.Seq}
+	if slot >= 0 {
+		j := s.pending[slot]
+		if j.inc == p.Incarnation && p.Seq > j.seq && p.Seq-j.seq <= r.cfg.MaxSeqJump {
+			if plausibleGap(p.Seq-j.seq, p.Sent-j.sent, now-j.at) {
+				s.pending = nil
+				r.count(&r.stats.Confirmed)
+				r.log.Info("jump confirmed by a second heartbeat", "peer", peer, "incarnation", p.Incarnation, "seq", p.Seq,
+					"was_incarnation", s.inc, "was_seq", s.seq, "from", src)
+				return true
+			}
+			r.count(&r.stats.BadInterval)
+		}
+	} else {
+		for _, j := range s.pending {
+			if j.inc == p.Incarnation && p.Seq > j.seq && p.Seq-j.seq <= r.cfg.MaxSeqJump {
+				r.count(&r.stats.OtherSource)
+				break
+			}
+		}
+	}
+	nj := jump{inc: p.Incarnation, seq: p.Seq, sent: p.Sent, at: now, from: src}
+	switch {
+	case slot >= 0:
+		s.pending[slot] = nj
+	case len(s.pending) < pendingSlots:
+		s.pending = append(s.pending, nj)
+	default:
+		oldest := 0
+		for i, j := range s.pending {
+			if j.at < s.pending[oldest].at {
+				oldest = i
+			}
+		}
+		s.pending[oldest] = nj
+	}
 	r.count(&r.stats.Implausible)
-	r.warner().Warn(now, "heartbeat rejected: incarnation or sequence number jumps beyond the limit; a second heartbeat must confirm it",
+	r.warner().Warn(now, "heartbeat rejected: incarnation or sequence number jumps beyond the limit; a second heartbeat from the same address must confirm it",
 		"peer", peer, "incarnation", p.Incarnation, "seq", p.Seq, "current_incarnation", s.inc, "current_seq", s.seq,
-		"max_seq_jump", r.cfg.MaxSeqJump, "max_incarnation_jump", r.cfg.MaxIncarnationJump)
+		"from", src, "max_seq_jump", r.cfg.MaxSeqJump, "max_incarnation_jump", r.cfg.MaxIncarnationJump)
 	return false
 }
 
-// evict forgets the senders silent for longer than EvictAfter: their
-// monitors' state and stream; a later heartbeat starts them afresh. Their
-// trace ids are freed too (so that forged names cannot grow the receiver's
-// memory), so a returning sender continues under its old id.
-func (r *receiver) evict() {
-	if r.cfg.EvictAfter <= 0 {
-		return
+// plausibleGap reports whether a heartbeat k sequence steps after a
+// remembered jump, sent d later on the sender's clock and arriving g later
+// on the receiver's, is a plausible successor: the send gap is at least
+// minJumpStep per step, and the arrival gap agrees with it, from half of it
+// to twice it plus jumpSlack. A genuine sender's two heartbeats agree
+// whatever its rate (the receiver need not know it, so a restart at a new
+// rate is confirmed as fast); two forged datagrams sent back to back do
+// not, whatever they claim.
+func plausibleGap(k uint64, d, g time.Duration) bool {
+	if d <= 0 || k > uint64(d/minJumpStep) {
+		return false
 	}
-	r.eval.Lock()
-	defer r.eval.Unlock()
-	now := r.clock.Now()
-	var n uint64
-	for peer, s := range r.streams {
-		if now-s.last <= r.cfg.EvictAfter {
-			continue
-		}
-		for _, nm := range r.mons {
-			nm.m.Remove(peer)
-		}
-		delete(r.streams, peer)
-		for _, id := range s.ids {
-			delete(r.used, id)
-		}
-		n++
-	}
-	if n > 0 {
-		r.mu.Lock()
-		r.stats.Evicted += n
-		total := r.stats.Evicted
-		r.mu.Unlock()
-		r.log.Info("silent senders evicted", "count", n, "silent_for", r.cfg.EvictAfter, "evicted_total", total, "senders", len(r.streams))
-	}
+	return g >= d/2 && (g <= d || g-d <= d+jumpSlack)
 }

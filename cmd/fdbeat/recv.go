@@ -1,6 +1,7 @@
 package main
 
 import (
+	"container/list"
 	"context"
 	"errors"
 	"fmt"
@@ -49,6 +50,11 @@ type recvConfig struct {
 	// datagram cannot make every later genuine heartbeat stale.
 	MaxSeqJump         uint64
 	MaxIncarnationJump uint64
+	// MaxIncarnationAhead bounds an incarnation against the receiver's
+	// wall clock: a heartbeat whose incarnation exceeds the clock (Unix ns)
+	// by more is refused outright (fdbeat send's incarnation is its start
+	// time in Unix ns). Covers clock skew between sender and receiver.
+	MaxIncarnationAhead time.Duration
 	// EvictAfter forgets a sender silent for longer (its rows, its
 	// monitors' state); 0 = never.
 	EvictAfter time.Duration
@@ -71,8 +77,13 @@ const (
 	defaultMaxSeqJump         = 100                    // 10 s of losses at 100 ms; see docs/live.md for the trade-off
 	defaultMaxIncarnationJump = uint64(24 * time.Hour) // fdbeat send's incarnation: start time in Unix ns
 	defaultEvictAfter         = 10 * time.Minute
-	defaultTableSenders       = 20
-	maxTableSenders           = 100000
+	// defaultMaxIncarnationAhead is the sender clock's lead over the
+	// receiver's that is tolerated: far above NTP-synchronised skews
+	// (milliseconds), and it bounds how long an accepted forged
+	// incarnation could outrank a restarted genuine sender.
+	defaultMaxIncarnationAhead = time.Minute
+	defaultTableSenders        = 20
+	maxTableSenders            = 100000
 	// maxSenders bounds --max-senders: each sender keeps one detector
 	// state per detector, so the table's memory is bounded by it.
 	maxSenders        = 1_000_000
@@ -87,9 +98,13 @@ type recvStats struct {
 	Duplicates      uint64 // copies of a heartbeat already recorded, or older than recordWindow (not recorded)
 	Unauthenticated uint64 // plain packets refused because keys are set
 	AuthFailed      uint64 // authenticated packets whose MAC verified under no key
+	AheadOfClock    uint64 // heartbeats refused outright: incarnation beyond the receiver's clock plus MaxIncarnationAhead
 	Implausible     uint64 // heartbeats rejected for an unconfirmed jump (MaxSeqJump, MaxIncarnationJump)
 	Confirmed       uint64 // jumps confirmed by a second heartbeat
-	Refused         uint64 // heartbeats of new senders refused at MaxSenders
+	OtherSource     uint64 // heartbeats that would have confirmed a jump but came from another source address
+	BadInterval     uint64 // heartbeats that would have confirmed a jump but arrived at an implausible interval
+	Displaced       uint64 // senders on probation forgotten to make room at MaxSenders
+	Refused         uint64 // heartbeats of new senders refused at MaxSenders (every tracked sender past probation)
 	Evicted         uint64 // senders forgotten after EvictAfter of silence
 	KernelDrops     uint64 // datagrams the kernel dropped (receive buffer full); see DropsCounted
 	DropsCounted    bool   // the platform reports KernelDrops (Linux: SO_RXQ_OVFL)
@@ -112,9 +127,12 @@ type receiver struct {
 	mons    []namedMon
 	streams map[string]*streamID
 	used    map[string]bool // trace sender ids given out
-	tw      *trace.Writer
-	file    *os.File
-	warn    *warnLimiter
+	// probation lists the senders on probation (*streamID, fewer than
+	// probationBeats heartbeats), least recently heard first.
+	probation *list.List
+	tw        *trace.Writer
+	file      *os.File
+	warn      *warnLimiter
 	// transLog limits the transition log lines (the table and the
 	// counts keep every transition).
 	transLog *warnLimiter
@@ -159,6 +177,9 @@ func runRecv(ctx context.Context, cfg recvConfig, log *slog.Logger) (recvStats, 
 	specs = append(specs, cfg.Detectors...)
 	if cfg.TableSenders < 0 {
 		return recvStats{}, fmt.Errorf("recv: --table-senders %d must not be negative", cfg.TableSenders)
+	}
+	if cfg.MaxIncarnationAhead < 0 {
+		return recvStats{}, fmt.Errorf("recv: --max-incarnation-ahead %v must not be negative", cfg.MaxIncarnationAhead)
 	}
 	if cfg.EvictAfter < 0 {
 		return recvStats{}, fmt.Errorf("recv: --evict-after %v must be 0 (never) or positive", cfg.EvictAfter)
@@ -237,7 +258,8 @@ func runRecv(ctx context.Context, cfg recvConfig, log *slog.Logger) (recvStats, 
 	st.Transitions = maps.Clone(r.stats.Transitions)
 	r.mu.Unlock()
 	log.Info("receiver stopped", "packets", st.Packets, "bad", st.Bad, "recorded", st.Recorded,
-		"unauthenticated", st.Unauthenticated, "auth_failed", st.AuthFailed, "implausible", st.Implausible,
+		"unauthenticated", st.Unauthenticated, "auth_failed", st.AuthFailed, "ahead_of_clock", st.AheadOfClock, "implausible", st.Implausible,
+		"confirmed", st.Confirmed, "other_source", st.OtherSource, "bad_interval", st.BadInterval, "displaced", st.Displaced,
 		"refused", st.Refused, "evicted", st.Evicted, "kernel_drops", dropsString(st))
 	if readErr != nil && closeErr != nil {
 		// Closing repeats the write error; one line says it.

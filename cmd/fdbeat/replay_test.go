@@ -21,7 +21,7 @@ import (
 // copy does not keep a silent sender from eviction.
 func TestReplayedSignedHeartbeatIsRecordedOnce(t *testing.T) {
 	key := bytes.Repeat([]byte{7}, 32)
-	g := newForgeRig(t, recvConfig{MaxSeqJump: defaultMaxSeqJump, MaxIncarnationJump: defaultMaxIncarnationJump,
+	g := newForgeRig(t, recvConfig{MaxSeqJump: defaultMaxSeqJump, MaxIncarnationJump: defaultMaxIncarnationJump, MaxIncarnationAhead: defaultMaxIncarnationAhead,
 		EvictAfter: time.Minute})
 	var out bytes.Buffer
 	tw, err := trace.NewWriter(&out, trace.Header{Interval: 100 * time.Millisecond}, trace.NoCompression)
