@@ -26,7 +26,8 @@
 // default) a suspected peer is trusted again at the first fresh heartbeat that
 // leaves its level below High: the monitor's output is exactly the detector's,
 // and the transitions it reports are the mistakes that trace replay (package
-// qos, docs/algorithms.md, “Replaying a trace”) finds on the same arrivals.
+// qos, docs/algorithms.md, “Replaying a trace”) finds on the same arrivals,
+// as long as the host's lateness is not counted (see Host lateness).
 //
 // With Low < High (hysteresis) a suspected peer is trusted again only at a
 // heartbeat that arrives while its level is below Low, and leaves it below
@@ -63,6 +64,25 @@
 // more than PauseLimit after the last Sweep also starts the grace period, since
 // after a stall the goroutine handling heartbeats often runs before the
 // sweeping one.
+//
+// # Host lateness
+//
+// A heartbeat that reached the socket in time is still judged late when the
+// monitoring host runs late: the kernel did not schedule the process, the Go
+// runtime stopped the world, or the goroutine reading the socket waited
+// behind others. The monitor measures its own lateness with a
+// lateness.Meter (Config.Lateness; Run feeds it with how late each sweep
+// fires and, once a second, the Go runtime's pause and scheduling
+// histograms) and waits the meter's Bound, the largest lateness of the last
+// 10 s (at most 5 s), past a freshness point before it convicts: a trusted
+// peer is suspected once now > τ + Bound. A crash is found up to Bound
+// later; the suspicion still takes effect at τ (Transition.At). A heartbeat
+// that arrives within the margin leaves the peer trusted and is counted
+// (Excused). This is the local-pause guard below for the millisecond-scale
+// lateness of a busy host; Config.IgnoreHostLateness turns it off, and
+// with it off (or a meter that measured nothing, as in tests that do not
+// call Run) the transitions are exactly the mistakes of trace replay.
+// Monitor.Lateness exposes the measurements; promfd exports them.
 //
 // # Time
 //

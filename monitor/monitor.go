@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/fdkit/fdkit/detector"
+	"github.com/fdkit/fdkit/lateness"
 )
 
 // Defaults.
@@ -66,6 +67,18 @@ type Config struct {
 	OnTransition func(Transition)
 	// Logger, when set, logs transitions (Info) and local pauses (Warn).
 	Logger *slog.Logger
+	// Lateness measures the host's own lateness (package lateness), whose
+	// Bound the monitor waits past a freshness point before it convicts
+	// (see the package doc, “Host lateness”). Default (nil): a meter of the
+	// monitor's own with lateness's defaults, fed by Run (how late its sweeps
+	// fire, and the Go runtime's pause and scheduling histograms once a
+	// second). Share one meter among several monitors, or feed it from a
+	// loop of your own (lateness.Meter.Tick, Probe) when you do not use Run.
+	Lateness *lateness.Meter
+	// IgnoreHostLateness convicts at the freshness point whatever the
+	// host's measured lateness, so that the transitions are exactly the
+	// mistakes of trace replay on the same arrivals. Default false.
+	IgnoreHostLateness bool
 	// MaxPeers bounds the number of peers, so that heartbeats with forged
 	// names cannot grow the monitor without limit: a heartbeat (or Handle)
 	// for a new peer beyond it gets ErrTooManyPeers. Default 0: no limit;
@@ -98,6 +111,9 @@ type Monitor struct {
 	backward   atomic.Uint64 // heartbeats dropped for arriving before their peer's last
 	maxPeers   int64
 	npeers     atomic.Int64
+	late       *lateness.Meter
+	useLate    bool
+	excused    atomic.Uint64 // late heartbeats that arrived before a held conviction
 }
 
 // New returns a Monitor, or an error for an invalid Config or a Factory that
@@ -146,6 +162,11 @@ func New(cfg Config) (*Monitor, error) {
 	if cfg.Shards == 0 {
 		cfg.Shards = DefaultShards
 	}
+	if cfg.Lateness == nil {
+		if cfg.Lateness, err = lateness.New(lateness.Config{}); err != nil {
+			return nil, err
+		}
+	}
 	n := 1
 	for n < cfg.Shards {
 		n <<= 1
@@ -164,6 +185,8 @@ func New(cfg Config) (*Monitor, error) {
 		log:      cfg.Logger,
 		guardOn:  limit > 0,
 		maxPeers: int64(cfg.MaxPeers),
+		late:     cfg.Lateness,
+		useLate:  !cfg.IgnoreHostLateness,
 	}
 	m.lastSweep.Store(-1)
 	m.pauseUntil.Store(math.MinInt64)

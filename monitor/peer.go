@@ -110,6 +110,9 @@ func (p *peer) heartbeat(m *Monitor, b Beat, arrival time.Duration, out *transit
 	// With hysteresis (Low < High), the level this heartbeat arrived at,
 	// before the detector takes it in: the level after it is about 0 for
 	// every detector, so only this one can hold a suspicion.
+	if p.status == Trusted && p.hasHigh && arrival > p.tauHigh {
+		m.excused.Add(1) // late, but a conviction was held back
+	}
 	hyst, pre := p.hyst, 0.0
 	if hyst && p.status == Suspected {
 		pre = p.level(arrival)
@@ -157,10 +160,11 @@ func (p *peer) refresh() {
 	}
 }
 
-// check convicts a trusted peer whose freshness point at High has passed,
-// unless the monitor is in a local-pause grace period.
+// check convicts a trusted peer whose freshness point at High has passed
+// by more than the host's lateness bound, unless the monitor is in a
+// local-pause grace period.
 func (p *peer) check(m *Monitor, now time.Duration, out *transitions) {
-	if p.status != Trusted || !p.hasHigh || now <= p.tauHigh || m.held(now) {
+	if p.status != Trusted || !p.hasHigh || now <= p.tauHigh || m.excuses(p.tauHigh, now) || m.held(now) {
 		return
 	}
 	at := max(p.tauHigh, p.last)

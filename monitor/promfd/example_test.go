@@ -27,6 +27,11 @@ func Example() {
 		}
 	}
 	// Output:
+	// fdkit_host_lateness_max_seconds 0
+	// fdkit_host_lateness_max_seconds 0
+	// fdkit_host_lateness_max_seconds 0
+	// fdkit_host_lateness_max_seconds 0
+	// fdkit_host_lateness_seconds 0
 	// fdkit_monitor_peers 1
 	// fdkit_peer_heartbeats 1
 	// fdkit_peer_suspected 1

@@ -14,6 +14,13 @@
 //	fdkit_peer_heartbeats{peer}          gauge: heartbeats accepted in the current incarnation
 //	fdkit_monitor_peers                  gauge: peers monitored
 //	fdkit_monitor_local_pauses_total     counter: local pauses detected by the guard
+//	fdkit_monitor_excused_total          counter: late heartbeats whose conviction the host-lateness
+//	                                     margin or a pause grace held back (Monitor.Excused)
+//	fdkit_host_lateness_seconds          gauge: the host's lateness bound in force, the margin the
+//	                                     monitor waits past a freshness point (lateness.Meter.Bound)
+//	fdkit_host_lateness_max_seconds{source}  gauge: the largest lateness measured per source (timer,
+//	                                     gc-pause, other-pause, scheduling) since the meter was made
+//	fdkit_host_lateness_measurements_total{source}  counter: lateness measurements per source
 //
 // Each scrape evaluates every peer once (Monitor.Snapshot), which also
 // finds and delivers pending transitions.
@@ -22,6 +29,7 @@ package promfd
 import (
 	"errors"
 
+	"github.com/fdkit/fdkit/lateness"
 	"github.com/fdkit/fdkit/monitor"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -40,6 +48,7 @@ type Collector struct {
 	m                                         *monitor.Monitor
 	level, suspected, fresh, trans, susp, hbs *prometheus.Desc
 	peers, pauses, backward                   *prometheus.Desc
+	excused, late, lateMax, lateCount         *prometheus.Desc
 }
 
 // New returns a Collector for m, or an error when m is nil.
@@ -65,12 +74,16 @@ func New(m *monitor.Monitor, o Options) (*Collector, error) {
 		peers:     d("monitor_peers", "Number of monitored peers."),
 		pauses:    d("monitor_local_pauses_total", "Local pauses of the monitor detected by the local-pause guard."),
 		backward:  d("monitor_backward_arrivals_total", "Heartbeats dropped because they arrived no later than their peer's newest (a clock that went backwards); none became a sample."),
+		excused:   d("monitor_excused_total", "Heartbeats that arrived after their peer's freshness point while the monitor held the conviction back (host-lateness margin or local-pause grace)."),
+		late:      d("host_lateness_seconds", "The host's lateness bound in force: the largest lateness measured over the meter's window, which the monitor waits past a freshness point before it convicts."),
+		lateMax:   d("host_lateness_max_seconds", "The largest lateness of the host measured from this source since the meter was made.", "source"),
+		lateCount: d("host_lateness_measurements_total", "Lateness measurements of the host from this source.", "source"),
 	}, nil
 }
 
 // Describe sends the descriptors of all metrics.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.level, c.suspected, c.fresh, c.trans, c.susp, c.hbs, c.peers, c.pauses, c.backward} {
+	for _, d := range []*prometheus.Desc{c.level, c.suspected, c.fresh, c.trans, c.susp, c.hbs, c.peers, c.pauses, c.backward, c.excused, c.late, c.lateMax, c.lateCount} {
 		ch <- d
 	}
 }
@@ -95,4 +108,12 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(c.peers, prometheus.GaugeValue, float64(len(states)))
 	ch <- prometheus.MustNewConstMetric(c.pauses, prometheus.CounterValue, float64(c.m.LocalPauses()))
 	ch <- prometheus.MustNewConstMetric(c.backward, prometheus.CounterValue, float64(c.m.BackwardArrivals()))
+	ch <- prometheus.MustNewConstMetric(c.excused, prometheus.CounterValue, float64(c.m.Excused()))
+	ls := c.m.Lateness().Stats()
+	ch <- prometheus.MustNewConstMetric(c.late, prometheus.GaugeValue, ls.Bound.Seconds())
+	for _, src := range lateness.Sources() {
+		s := ls.Sources[src]
+		ch <- prometheus.MustNewConstMetric(c.lateMax, prometheus.GaugeValue, s.Max.Seconds(), src.String())
+		ch <- prometheus.MustNewConstMetric(c.lateCount, prometheus.CounterValue, float64(s.Count), src.String())
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/fdkit/fdkit/detector"
+	"github.com/fdkit/fdkit/lateness"
 	"github.com/fdkit/fdkit/monitor"
 	"github.com/fdkit/fdkit/monitor/promfd"
 	"github.com/prometheus/client_golang/prometheus"
@@ -26,6 +27,7 @@ func newMonitor(t *testing.T, clk monitor.Clock) *monitor.Monitor {
 func TestCollector(t *testing.T) {
 	clk := &monitor.ManualClock{}
 	m := newMonitor(t, clk)
+	m.Lateness().Observe(0, 20*time.Millisecond, lateness.GCPause) // a margin of 20 ms
 	require.NoError(t, m.Heartbeat("a", monitor.Beat{}))
 	require.NoError(t, m.Heartbeat("b", monitor.Beat{}))
 	clk.Set(500 * time.Millisecond)
@@ -68,6 +70,24 @@ fdkit_monitor_local_pauses_total{detector="fixed400ms"} 0
 # HELP fdkit_monitor_backward_arrivals_total Heartbeats dropped because they arrived no later than their peer's newest (a clock that went backwards); none became a sample.
 # TYPE fdkit_monitor_backward_arrivals_total counter
 fdkit_monitor_backward_arrivals_total{detector="fixed400ms"} 0
+# HELP fdkit_monitor_excused_total Heartbeats that arrived after their peer's freshness point while the monitor held the conviction back (host-lateness margin or local-pause grace).
+# TYPE fdkit_monitor_excused_total counter
+fdkit_monitor_excused_total{detector="fixed400ms"} 0
+# HELP fdkit_host_lateness_seconds The host's lateness bound in force: the largest lateness measured over the meter's window, which the monitor waits past a freshness point before it convicts.
+# TYPE fdkit_host_lateness_seconds gauge
+fdkit_host_lateness_seconds{detector="fixed400ms"} 0.02
+# HELP fdkit_host_lateness_max_seconds The largest lateness of the host measured from this source since the meter was made.
+# TYPE fdkit_host_lateness_max_seconds gauge
+fdkit_host_lateness_max_seconds{detector="fixed400ms",source="gc-pause"} 0.02
+fdkit_host_lateness_max_seconds{detector="fixed400ms",source="other-pause"} 0
+fdkit_host_lateness_max_seconds{detector="fixed400ms",source="scheduling"} 0
+fdkit_host_lateness_max_seconds{detector="fixed400ms",source="timer"} 0
+# HELP fdkit_host_lateness_measurements_total Lateness measurements of the host from this source.
+# TYPE fdkit_host_lateness_measurements_total counter
+fdkit_host_lateness_measurements_total{detector="fixed400ms",source="gc-pause"} 1
+fdkit_host_lateness_measurements_total{detector="fixed400ms",source="other-pause"} 0
+fdkit_host_lateness_measurements_total{detector="fixed400ms",source="scheduling"} 0
+fdkit_host_lateness_measurements_total{detector="fixed400ms",source="timer"} 0
 `
 	assert.NoError(t, testutil.CollectAndCompare(c, strings.NewReader(want)))
 

@@ -1,0 +1,97 @@
+package lateness_test
+
+import (
+	"context"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/fdkit/fdkit/lateness"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Bound is the largest lateness of the last Window, in slots of Window/10:
+// with W = 10 s, a lateness measured in slot [0, 1 s) counts until the
+// window reaches slot [10 s, 11 s).
+func TestBoundSlidesOverTheWindow(t *testing.T) {
+	m, err := lateness.New(lateness.Config{})
+	require.NoError(t, err)
+	assert.Zero(t, m.Bound())
+	ms := time.Millisecond
+	m.Observe(0, 30*ms, lateness.Timer)
+	assert.Equal(t, 30*ms, m.Bound())
+	m.Observe(5*time.Second, 10*ms, lateness.Scheduling)
+	assert.Equal(t, 30*ms, m.Bound())
+	m.Tick(9900*ms, 9999*ms) // 99 ms late, slot 9
+	assert.Equal(t, 99*ms, m.Bound())
+	m.Observe(10*time.Second, 0, lateness.Timer) // slot 10: slot 0 leaves
+	assert.Equal(t, 99*ms, m.Bound())
+	m.Observe(19*time.Second+999*ms, -5*ms, lateness.Timer) // slot 19: only slots 10..19 count
+	assert.Zero(t, m.Bound(), "a lateness leaves the window W after its slot")
+	st := m.Stats()
+	assert.Equal(t, lateness.SourceStats{Count: 2, Max: 99 * ms, Last: 99 * ms, Total: 129 * ms}, st.Sources[lateness.Timer], "non-positive lateness is not counted")
+	assert.Equal(t, lateness.SourceStats{Count: 1, Max: 10 * ms, Last: 10 * ms, Total: 10 * ms}, st.Sources[lateness.Scheduling])
+	assert.Equal(t, 10*time.Second, st.Window)
+	assert.Equal(t, 5*time.Second, st.Cap)
+}
+
+// A jump of the instants past the whole window clears it; Bound never
+// exceeds Cap; instants before 0 are slots like any others. A lateness counts
+// while its slot is among the last ten: for between W − W/10 and W.
+func TestBoundCapAndJumps(t *testing.T) {
+	m, err := lateness.New(lateness.Config{Window: time.Second, Cap: 200 * time.Millisecond})
+	require.NoError(t, err)
+	m.Observe(-50*time.Millisecond, time.Hour, lateness.GCPause)
+	assert.Equal(t, 200*time.Millisecond, m.Bound())
+	m.Observe(850*time.Millisecond, time.Millisecond, lateness.GCPause)
+	assert.Equal(t, 200*time.Millisecond, m.Bound(), "slot −1 [−100 ms, 0) is among the ten slots up to slot 8")
+	m.Observe(950*time.Millisecond, time.Millisecond, lateness.GCPause)
+	assert.Equal(t, time.Millisecond, m.Bound(), "slot 9 pushes slot −1 out")
+	m.Observe(time.Hour, 0, lateness.OtherPause)
+	assert.Zero(t, m.Bound())
+	assert.Equal(t, time.Hour, m.Stats().Sources[lateness.GCPause].Max, "the totals are not capped")
+}
+
+func TestNewRefusesNegative(t *testing.T) {
+	_, err := lateness.New(lateness.Config{Window: -1})
+	assert.ErrorContains(t, err, "Window -1ns is negative")
+	_, err = lateness.New(lateness.Config{Cap: -time.Second})
+	assert.ErrorContains(t, err, "Cap -1s is negative")
+}
+
+// ReadRuntime sees a garbage collection's stop-the-world pauses, and only
+// those after its first call.
+func TestReadRuntimeSeesGCPauses(t *testing.T) {
+	m, err := lateness.New(lateness.Config{})
+	require.NoError(t, err)
+	runtime.GC()
+	m.ReadRuntime(0)
+	assert.Zero(t, m.Stats().Sources[lateness.GCPause].Count, "the first read takes the counts as they are")
+	runtime.GC()
+	m.ReadRuntime(time.Millisecond)
+	gc := m.Stats().Sources[lateness.GCPause]
+	assert.Equal(t, uint64(1), gc.Count, "one measurement per read: the longest new pause")
+	assert.Positive(t, gc.Max)
+	assert.Less(t, gc.Max, time.Second)
+	assert.GreaterOrEqual(t, m.Bound(), gc.Max)
+}
+
+func TestProbe(t *testing.T) {
+	m, err := lateness.New(lateness.Config{})
+	require.NoError(t, err)
+	assert.ErrorContains(t, m.Probe(context.Background(), 0, nil), "probe interval 0s must be positive")
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	require.NoError(t, m.Probe(ctx, time.Millisecond, nil))
+	assert.Positive(t, m.Stats().Sources[lateness.Timer].Count, "every tick runs at least a little late")
+}
+
+func TestSourceString(t *testing.T) {
+	var names []string
+	for _, s := range lateness.Sources() {
+		names = append(names, s.String())
+	}
+	assert.Equal(t, []string{"timer", "gc-pause", "other-pause", "scheduling"}, names)
+	assert.Equal(t, "Source(9)", lateness.Source(9).String())
+}
