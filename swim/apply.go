@@ -61,6 +61,10 @@ func (m *Member) apply(now time.Duration, u Update, gossip bool) {
 		m.stats.Implausible++
 		return
 	}
+	if u.Kind == UpdateAlive && m.cfg.AliveFilter != nil && changes(p, &u) && m.cfg.AliveFilter(u) != nil {
+		m.stats.AlivesRefused++
+		return
+	}
 	if m.signed() {
 		switch {
 		case u.Kind == UpdateAlive || u.IsLeave():

@@ -2,9 +2,7 @@ package swim
 
 import (
 	"crypto/ed25519"
-	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/fdkit/fdkit/detector"
@@ -394,6 +392,36 @@ type Config struct {
 	// refused. Negative values are errors.
 	PullsPerSender, PullsPerPeriod int
 
+	// MergeFilter, when set, is asked before a view transfer or a join is
+	// merged: from is the sender, updates the entries of one MsgSync
+	// packet (the answer to a join or an anti-entropy exchange, a view cut
+	// into datagrams or stream frames is asked about packet by packet) or
+	// the joiner's Alive of a MsgJoin. An error refuses the whole packet:
+	// nothing in it is applied, a join or pull gets no answer, and
+	// Stats.MergesRefused counts it (memberlist's MergeDelegate, which
+	// Consul uses to keep members of other datacenters or segments out).
+	// It runs inside Step and must not block.
+	MergeFilter func(from Node, updates []Update) error
+	// AliveFilter, when set, is asked about every Alive update that would
+	// change the view (a new member, or a known one at a higher
+	// incarnation), whether gossiped, in a view transfer or in a join: an
+	// error drops the update, so the member is not added or not refreshed,
+	// counted in Stats.AlivesRefused (memberlist's AliveDelegate, which
+	// Serf uses to filter members by their tags: metadata here). It runs
+	// inside Step and must not block.
+	AliveFilter func(u Update) error
+	// AckPayload, when set, returns the bytes (at most MaxAckPayloadLen,
+	// else none are sent and Stats.AckPayloadsTooLarge counts it) that this
+	// member attaches to each ack it sends in answer to a ping, and
+	// PingComplete, when set, receives, for each direct probe of this
+	// member answered by its target's ack, the target, the round-trip time
+	// from ping to ack and the ack's payload (memberlist's PingDelegate,
+	// which Serf uses for Vivaldi network coordinates). Both run inside
+	// Step and must not block; the payload slice must not be kept. Wire
+	// format 2 only; older members ignore the payload.
+	AckPayload   func() []byte
+	PingComplete func(target Node, rtt time.Duration, payload []byte)
+
 	// PeerDetector makes the per-peer failure detector that every message
 	// heard from a peer feeds as a heartbeat. Default (nil):
 	// DefaultPeerDetectorFor(ProbeInterval), the φ accrual detector (normal
@@ -421,183 +449,4 @@ type Config struct {
 type RTTEstimator interface {
 	Observe(rtt time.Duration)
 	Timeout() (timeout time.Duration, ok bool)
-}
-
-// ErrConfig is wrapped by every configuration error.
-var ErrConfig = errors.New("swim: invalid config")
-
-// MinPushPullInterval is the shortest PushPullInterval other than 0 (off)
-// that a member with the given ProbeInterval accepts: one protocol
-// period, or DefaultPushPullInterval when the period is longer (so that
-// the default stays valid whatever the period). A shorter interval makes
-// every Tick due an exchange that announces the next one as soon: the
-// member spins.
-func MinPushPullInterval(probeInterval time.Duration) time.Duration {
-	return min(probeInterval, DefaultPushPullInterval)
-}
-
-func (c *Config) normalize() error {
-	bad := func(format string, a ...any) error {
-		return fmt.Errorf("%w: "+format, append([]any{ErrConfig}, a...)...)
-	}
-	if c.Self.ID == "" {
-		return bad("Self.ID is empty")
-	}
-	if c.Self.Addr == "" {
-		return bad("Self.Addr is empty: the other members send to it, and refuse updates naming a member without an address")
-	}
-	if len(c.Self.ID) > MaxIDLen || len(c.Self.Addr) > MaxAddrLen {
-		return bad("Self.ID or Self.Addr longer than 255 bytes")
-	}
-	if c.Mode > ModeSWIM {
-		return bad("unknown Mode %d", c.Mode)
-	}
-	if c.SigningKey != nil && len(c.SigningKey) != ed25519.PrivateKeySize {
-		return bad("SigningKey is %d bytes, want %d (an ed25519.PrivateKey)", len(c.SigningKey), ed25519.PrivateKeySize)
-	}
-	for _, d := range []struct {
-		name string
-		v    *time.Duration
-		def  time.Duration
-	}{
-		{"ProbeInterval", &c.ProbeInterval, DefaultProbeInterval},
-		{"ProbeTimeout", &c.ProbeTimeout, DefaultProbeTimeout},
-	} {
-		if *d.v == 0 {
-			*d.v = d.def
-		}
-		if *d.v < 0 {
-			return bad("%s %v is negative", d.name, *d.v)
-		}
-	}
-	if c.ProbeTimeout > c.ProbeInterval {
-		return bad("ProbeTimeout %v exceeds ProbeInterval %v", c.ProbeTimeout, c.ProbeInterval)
-	}
-	optDur := func(name string, p **time.Duration, def time.Duration) error {
-		v := detector.OrDefault(*p, def)
-		if v < 0 {
-			return bad("%s %v is negative", name, v)
-		}
-		*p = &v
-		return nil
-	}
-	optInt := func(name string, p **int, def int) error {
-		v := detector.OrDefault(*p, def)
-		if v < 0 {
-			return bad("%s %d is negative", name, v)
-		}
-		*p = &v
-		return nil
-	}
-	for _, d := range []struct {
-		name string
-		p    **time.Duration
-		def  time.Duration
-	}{
-		{"ReconnectInterval", &c.ReconnectInterval, DefaultReconnectInterval},
-		{"PushPullInterval", &c.PushPullInterval, DefaultPushPullInterval},
-		{"GossipInterval", &c.GossipInterval, DefaultGossipInterval},
-		{"PauseGuard", &c.PauseGuard, c.ProbeTimeout},
-		{"MinProbeTimeout", &c.MinProbeTimeout, c.ProbeTimeout / 5},
-		{"DeadRetention", &c.DeadRetention, DefaultDeadRetention},
-		{"DeadReclaimTime", &c.DeadReclaimTime, 0},
-	} {
-		if err := optDur(d.name, d.p, d.def); err != nil {
-			return err
-		}
-	}
-	if pp, floor := *c.PushPullInterval, MinPushPullInterval(c.ProbeInterval); pp > 0 && pp < floor {
-		return bad("PushPullInterval %v is shorter than %v: want 0 (off) or at least one protocol period (ProbeInterval %v), or %v when that is longer",
-			pp, floor, c.ProbeInterval, DefaultPushPullInterval)
-	}
-	if c.MaxProbeTimeout == 0 {
-		c.MaxProbeTimeout = c.ProbeTimeout
-	}
-	if c.MaxProbeTimeout < *c.MinProbeTimeout || c.MaxProbeTimeout > c.ProbeInterval {
-		return bad("need 0 <= MinProbeTimeout (%v) <= MaxProbeTimeout (%v) <= ProbeInterval (%v)",
-			*c.MinProbeTimeout, c.MaxProbeTimeout, c.ProbeInterval)
-	}
-	if c.RTTDeviations == 0 {
-		c.RTTDeviations = DefaultRTTDeviations
-	}
-	if !(c.RTTDeviations > 0) {
-		return bad("RTTDeviations %v is not positive", c.RTTDeviations)
-	}
-	for _, d := range []struct {
-		name string
-		v    *int
-		def  int
-	}{
-		{"RetransmitMult", &c.RetransmitMult, DefaultRetransmitMult},
-		{"SuspicionMult", &c.SuspicionMult, DefaultSuspicionMult},
-		{"SuspicionMaxTimeoutMult", &c.SuspicionMaxTimeoutMult, DefaultSuspicionMaxTimeoutMult},
-		{"AwarenessMaxMultiplier", &c.AwarenessMaxMultiplier, DefaultAwarenessMaxMultiplier},
-		{"MaxPacketSize", &c.MaxPacketSize, DefaultMaxPacketSize},
-	} {
-		if *d.v == 0 {
-			*d.v = d.def
-		}
-		if *d.v < 0 {
-			return bad("%s %d is negative", d.name, *d.v)
-		}
-	}
-	if c.MaxStateSize == 0 {
-		c.MaxStateSize = DefaultMaxStateSize
-	}
-	if c.MaxQueuedBroadcasts == 0 {
-		c.MaxQueuedBroadcasts = DefaultMaxQueuedBroadcasts
-	}
-	if c.MaxStateSize < 0 || c.MaxQueuedBroadcasts < 0 || c.BroadcastBudget < 0 {
-		return bad("MaxStateSize %d, MaxQueuedBroadcasts %d and BroadcastBudget %d must not be negative",
-			c.MaxStateSize, c.MaxQueuedBroadcasts, c.BroadcastBudget)
-	}
-	if len(c.Meta) > MaxMetaLen {
-		return fmt.Errorf("%w: %w: %d bytes", ErrConfig, ErrMetaTooLarge, len(c.Meta))
-	}
-	c.Meta = slices.Clone(c.Meta)
-	if c.Versions.IsZero() {
-		c.Versions = DefaultVersions
-	}
-	if c.Versions.Min == 0 || c.Versions.Min > c.Versions.Max {
-		return bad("Versions %d..%d, want 1 ≤ Min ≤ Max", c.Versions.Min, c.Versions.Max)
-	}
-	if c.MaxMembers == 0 {
-		c.MaxMembers = DefaultMaxMembers
-	}
-	if c.PullsPerSender == 0 {
-		c.PullsPerSender = DefaultPullsPerSender
-	}
-	if c.PullsPerPeriod == 0 {
-		c.PullsPerPeriod = DefaultPullsPerPeriod
-	}
-	if c.PullsPerSender < 0 || c.PullsPerPeriod < 0 {
-		return bad("PullsPerSender %d and PullsPerPeriod %d must not be negative", c.PullsPerSender, c.PullsPerPeriod)
-	}
-	if c.MaxMembers < 2 {
-		return bad("MaxMembers %d leaves no room for another member", c.MaxMembers)
-	}
-	for _, d := range []struct {
-		name string
-		p    **int
-		def  int
-	}{
-		{"IndirectChecks", &c.IndirectChecks, DefaultIndirectChecks},
-		{"GossipFanout", &c.GossipFanout, DefaultGossipFanout},
-		{"SuspicionConfirmations", &c.SuspicionConfirmations, max(c.SuspicionMult-2, 0)},
-	} {
-		if err := optInt(d.name, d.p, d.def); err != nil {
-			return err
-		}
-	}
-	if c.MaxPacketSize < 256 {
-		return bad("MaxPacketSize %d is below 256 bytes", c.MaxPacketSize)
-	}
-	if c.PeerDetector == nil {
-		c.PeerDetector = DefaultPeerDetectorFor(c.ProbeInterval)
-	}
-	if c.RTTEstimator == nil {
-		k := c.RTTDeviations
-		c.RTTEstimator = func() (RTTEstimator, error) { return newJacobsonRTT(k) }
-	}
-	return c.checkTimers()
 }

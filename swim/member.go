@@ -129,6 +129,11 @@ type Stats struct {
 	BroadcastsImplausible                                   int
 	MessagesSent, MessagesReceived                          int
 	StatesSent, StatesReceived, StatesTooLarge              int
+	// MergesRefused counts view transfers and joins refused by
+	// Config.MergeFilter; AlivesRefused Alive updates dropped by
+	// Config.AliveFilter; AckPayloadsTooLarge payloads of
+	// Config.AckPayload over MaxAckPayloadLen, not sent.
+	MergesRefused, AlivesRefused, AckPayloadsTooLarge int
 	// MetaRestated counts incarnation raises to correct a previous
 	// life's metadata held by others (see Member.SetMeta).
 	MetaRestated int

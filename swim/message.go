@@ -270,6 +270,9 @@ type Packet struct {
 	User       []byte
 	Broadcasts []Broadcast
 	State      []byte
+	// AckPayload is the application's payload on an ack (MsgAck;
+	// Config.AckPayload), 1 to MaxAckPayloadLen bytes, wire format 2.
+	AckPayload []byte
 	// Digest summarizes the sender's view, on the MsgJoin that starts an
 	// anti-entropy exchange (zero otherwise and in wire format 1).
 	Digest ViewDigest
@@ -278,6 +281,10 @@ type Packet struct {
 // MaxBroadcastLen bounds the data of one application broadcast, in bytes;
 // with the packet's header it must also fit one datagram.
 const MaxBroadcastLen = 1024
+
+// MaxAckPayloadLen bounds Packet.AckPayload, in bytes (Config.AckPayload):
+// room for a network coordinate and more, while an ack stays one datagram.
+const MaxAckPayloadLen = 512
 
 // Size estimates, in bytes, an upper bound of the encoded size of the
 // datagram in wire format 2, assuming a version byte, a kind byte, strings
@@ -316,6 +323,9 @@ func (p *Packet) Size() int {
 	}
 	if len(p.State) > 0 {
 		n += 1 + 3 + len(p.State)
+	}
+	if len(p.AckPayload) > 0 {
+		n += 1 + 3 + len(p.AckPayload)
 	}
 	if !p.Digest.IsZero() {
 		n += digestSize

@@ -362,6 +362,9 @@ func (m *Member) onAck(now time.Duration, pkt *Packet) {
 		if pkt.From.ID == t.node.ID {
 			t.answered = true
 			m.observeRTT(t, now-m.pr.sent)
+			if m.cfg.PingComplete != nil {
+				m.cfg.PingComplete(t.node, now-m.pr.sent, pkt.AckPayload)
+			}
 		} else {
 			m.heard(now, t) // relayed: evidence that t is alive
 		}
@@ -383,6 +386,20 @@ func (m *Member) onAck(now time.Duration, pkt *Packet) {
 		m.relays = slices.Delete(m.relays, i, i+1)
 		return
 	}
+}
+
+// ackPayload is the payload of an ack this member sends in answer to a
+// ping (Config.AckPayload): nil without one, or when it is too large.
+func (m *Member) ackPayload() []byte {
+	if m.cfg.AckPayload == nil {
+		return nil
+	}
+	b := m.cfg.AckPayload()
+	if len(b) > MaxAckPayloadLen {
+		m.stats.AckPayloadsTooLarge++
+		return nil
+	}
+	return b
 }
 
 // onNack counts a nack for the current probe once per intermediate that was

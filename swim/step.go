@@ -57,6 +57,12 @@ func (m *Member) Step(now time.Duration, pkt *Packet) error {
 		m.stats.Misdirected++
 		return nil
 	}
+	if (pkt.Kind == MsgSync || pkt.Kind == MsgJoin) && m.cfg.MergeFilter != nil && pkt.From.ID != m.self.ID {
+		if m.cfg.MergeFilter(from, pkt.Updates) != nil {
+			m.stats.MergesRefused++
+			return nil
+		}
+	}
 	if pkt.Kind == MsgJoin && m.st == running && m.refuseJoin(now, from, pkt.Updates) {
 		return nil
 	}
@@ -117,7 +123,7 @@ func (m *Member) Step(now time.Duration, pkt *Packet) error {
 	}
 	switch pkt.Kind {
 	case MsgPing:
-		m.send(Packet{Kind: MsgAck, To: from, Ack: Ack{Seq: pkt.Ping.Seq}})
+		m.send(Packet{Kind: MsgAck, To: from, Ack: Ack{Seq: pkt.Ping.Seq}, AckPayload: m.ackPayload()})
 	case MsgAck:
 		m.onAck(now, pkt)
 	case MsgNack:

@@ -146,5 +146,5 @@ func (m *Member) AnswerStreamPing(now time.Duration, ping *Packet) (Packet, erro
 		}
 	}
 	return Packet{Kind: MsgAck, From: m.self, To: ping.From, Ack: Ack{Seq: ping.Ping.Seq},
-		Updates: []Update{m.selfAlive()}}, nil
+		Updates: []Update{m.selfAlive()}, AckPayload: m.ackPayload()}, nil
 }

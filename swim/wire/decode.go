@@ -490,6 +490,15 @@ func packetEntry(p *swim.Packet, tag uint64, e *reader) error {
 		}
 		p.Digest = swim.ViewDigest{Members: uint32(n), Hash: binary.BigEndian.Uint64(e.b[e.off:])}
 		e.off += 8
+	case tagAckPayload:
+		switch n := len(e.b) - e.off; {
+		case n == 0:
+			return e.fail("ack payload", ErrMalformed, "empty (no payload is no entry)")
+		case n > swim.MaxAckPayloadLen:
+			return e.fail("ack payload", ErrOversize, "%d bytes, at most %d", n, swim.MaxAckPayloadLen)
+		}
+		p.AckPayload = append([]byte(nil), e.b[e.off:]...)
+		e.off = len(e.b)
 	default:
 		return errUnknownTag
 	}

@@ -87,6 +87,8 @@ const DefaultMaxPacketSize = 1400
 //	packet  3 digest:     a view digest (swim.ViewDigest) on the MsgJoin that starts an
 //	                      anti-entropy exchange: uvarint members (1 to 2^32 − 1), then the
 //	                      8-byte hash, big-endian
+//	packet  4 ack payload: the application's payload on an ack (swim.Packet.AckPayload,
+//	                      1 to swim.MaxAckPayloadLen bytes)
 //	update  1 versions:   2 bytes, min then max (1 ≤ min ≤ max)
 //	update  2 meta:       the member's metadata (1 to swim.MaxMetaLen bytes)
 //
@@ -103,6 +105,7 @@ const (
 	tagBroadcasts = 1
 	tagState      = 2
 	tagDigest     = 3
+	tagAckPayload = 4
 	tagVersions   = 1
 	tagMeta       = 2
 )
@@ -291,6 +294,12 @@ func appendPacketExt(b []byte, p *swim.Packet, extra uint16) ([]byte, error) {
 		dl = uvarintLen(uint64(p.Digest.Members)) + 8
 		l += entryLen(tagDigest, dl)
 	}
+	if len(p.AckPayload) > swim.MaxAckPayloadLen {
+		return nil, fmt.Errorf("wire: encode: ack payload is %d bytes, at most %d", len(p.AckPayload), swim.MaxAckPayloadLen)
+	}
+	if len(p.AckPayload) > 0 {
+		l += entryLen(tagAckPayload, len(p.AckPayload))
+	}
 	if extra != 0 {
 		l += entryLen(int(extra), len(extraEntry))
 	}
@@ -315,6 +324,10 @@ func appendPacketExt(b []byte, p *swim.Packet, extra uint16) ([]byte, error) {
 		b = appendEntryHead(b, tagDigest, dl)
 		b = binary.AppendUvarint(b, uint64(p.Digest.Members))
 		b = binary.BigEndian.AppendUint64(b, p.Digest.Hash)
+	}
+	if len(p.AckPayload) > 0 {
+		b = appendEntryHead(b, tagAckPayload, len(p.AckPayload))
+		b = append(b, p.AckPayload...)
 	}
 	return appendExtra(b, extra), nil
 }

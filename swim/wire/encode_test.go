@@ -58,6 +58,9 @@ func samplePackets() []*swim.Packet {
 			Updates: []swim.Update{{Kind: swim.UpdateAlive, Node: node("m1"), From: "m1", Meta: strings.Repeat("m", swim.MaxMetaLen)},
 				{Kind: swim.UpdateSuspect, Node: node("b"), Incarnation: 1, From: "c", Versions: swim.VersionRange{Min: 2, Max: 9}}}},
 		{Kind: swim.MsgUser, From: node("m1"), To: node("m2"), User: []byte("hello"), Broadcasts: []swim.Broadcast{{Origin: "o", Key: "\x00", Data: []byte("b")}}, Updates: ups[:1]},
+		// An ack's application payload (Config.AckPayload).
+		{Kind: swim.MsgAck, From: node("m2"), To: node("m1"), Ack: swim.Ack{Seq: 5}, AckPayload: []byte("coordinate")},
+		{Kind: swim.MsgAck, From: node("m2"), To: node("m1"), Ack: swim.Ack{Seq: 6}, AckPayload: bytes.Repeat([]byte{0}, swim.MaxAckPayloadLen), Updates: ups[:1]},
 		// An anti-entropy exchange's digest.
 		{Kind: swim.MsgJoin, From: node("m1"), To: node("m2"), Digest: swim.ViewDigest{Members: 1, Hash: 0}, Updates: ups[:1]},
 		{Kind: swim.MsgJoin, From: node("m1"), To: node("m2"), State: []byte("s"), Broadcasts: []swim.Broadcast{{Origin: "o", Data: []byte("b")}},

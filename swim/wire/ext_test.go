@@ -78,7 +78,7 @@ func TestUnknownFieldsSkipped(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, Info{Version: 1}, info)
 		want := *p
-		want.Broadcasts, want.State, want.Digest = nil, nil, swim.ViewDigest{}
+		want.Broadcasts, want.State, want.Digest, want.AckPayload = nil, nil, swim.ViewDigest{}, nil
 		want.Updates = append([]swim.Update(nil), p.Updates...)
 		for j := range want.Updates {
 			want.Updates[j].Meta, want.Updates[j].Versions = "", swim.VersionRange{}

@@ -1,0 +1,135 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fdkit/fdkit/swim"
+)
+
+// sameDC is a merge veto in the shape of Consul's: every Alive in a view
+// or join must carry this member's datacenter in its metadata.
+func sameDC(dc string) func(swim.Node, []swim.Update) error {
+	return func(from swim.Node, ups []swim.Update) error {
+		for _, u := range ups {
+			if u.Kind == swim.UpdateAlive && u.Meta != "dc="+dc {
+				return fmt.Errorf("member %q is in %q, not in datacenter %s", u.Node.ID, u.Meta, dc)
+			}
+		}
+		return nil
+	}
+}
+
+func dcConfig(dc string) Config {
+	c := Config{Plain: true}
+	c.Protocol = fast()
+	c.Protocol.Meta = []byte("dc=" + dc)
+	c.Protocol.MergeFilter = sameDC(dc)
+	return c
+}
+
+// A member of another datacenter is refused by the merge veto on both
+// sides: the seed does not answer its join, so the Join ends with its
+// context, and neither view holds the other; a member of the same
+// datacenter joins.
+func TestMergeVetoRefusesOtherDatacenter(t *testing.T) {
+	as := groupOf(t, []Config{dcConfig("dc1"), dcConfig("dc1")})
+	other := start(t, dcConfig("dc2"))
+	ctx, cancel := context.WithTimeout(context.Background(), 700*time.Millisecond)
+	defer cancel()
+	var je *JoinError
+	require.ErrorAs(t, other.Join(ctx, as[0].Self().Addr), &je)
+	assert.Positive(t, as[0].Stats().Protocol.MergesRefused)
+	assert.Len(t, as[0].Members(), 2)
+	assert.Len(t, other.Members(), 1)
+
+	// Without a veto at the seed, the joiner's own veto refuses the view
+	// the seed answers with: the joiner never admits the other datacenter.
+	noVeto := dcConfig("dc1")
+	noVeto.Protocol.MergeFilter = nil
+	seed := start(t, noVeto)
+	ctx2, cancel2 := context.WithTimeout(context.Background(), 700*time.Millisecond)
+	defer cancel2()
+	require.ErrorAs(t, other.Join(ctx2, seed.Self().Addr), &je)
+	assert.Positive(t, other.Stats().Protocol.MergesRefused)
+	assert.Len(t, other.Members(), 1)
+}
+
+// The alive filter keeps a member tagged role=intruder out of this
+// member's view, though a member without the filter admits it and gossips
+// its Alive, and the intruder itself probes this member.
+func TestAliveFilterKeepsMemberOut(t *testing.T) {
+	filtered := Config{Plain: true, Protocol: fast()}
+	filtered.Protocol.AliveFilter = func(u swim.Update) error {
+		if strings.Contains(u.Meta, "role=intruder") {
+			return errors.New("intruder")
+		}
+		return nil
+	}
+	a := start(t, filtered)
+	b := start(t, Config{Plain: true})
+	join(t, b, a)
+	bad := Config{Plain: true, Protocol: fast()}
+	bad.Protocol.Meta = []byte("role=intruder")
+	c := start(t, bad)
+	join(t, c, b)
+	require.Eventually(t, func() bool { return alive(b) == 3 && alive(c) == 3 }, 10*time.Second, 10*time.Millisecond,
+		"b and c know everyone (c through b's view)")
+	time.Sleep(500 * time.Millisecond) // five protocol periods of gossip and probes
+	_, known := member(a, c.Self().ID)
+	assert.False(t, known, "the filtered member entered the view")
+	assert.Positive(t, a.Stats().Protocol.AlivesRefused)
+	assert.Equal(t, 2, alive(a))
+}
+
+type pingResult struct {
+	target  swim.ID
+	rtt     time.Duration
+	payload string
+}
+
+// Ack payloads travel with the acks of direct probes, and the prober gets
+// each with the round-trip time (memberlist's PingDelegate, for Vivaldi).
+func TestPingPayloadAndRTT(t *testing.T) {
+	results := make(chan pingResult, 256)
+	cfg := func(id string) Config {
+		c := Config{Plain: true, ID: swim.ID(id), Protocol: fast()}
+		c.Protocol.AckPayload = func() []byte { return []byte("coord of " + id) }
+		c.Protocol.PingComplete = func(n swim.Node, rtt time.Duration, payload []byte) {
+			select {
+			case results <- pingResult{n.ID, rtt, string(payload)}:
+			default:
+			}
+		}
+		return c
+	}
+	a, b := start(t, cfg("a")), start(t, cfg("b"))
+	join(t, b, a)
+	seen := map[swim.ID]bool{}
+	deadline := time.After(5 * time.Second)
+	for !seen["a"] || !seen["b"] {
+		select {
+		case r := <-results:
+			seen[r.target] = true
+			assert.Equal(t, "coord of "+string(r.target), r.payload)
+			assert.Positive(t, r.rtt)
+			assert.Less(t, r.rtt, 100*time.Millisecond, "longer than the protocol period")
+		case <-deadline:
+			t.Fatalf("pings completed: %v", seen)
+		}
+	}
+	// A payload over the bound is not sent, and counted.
+	big := cfg("c")
+	big.Protocol.AckPayload = func() []byte { return make([]byte, swim.MaxAckPayloadLen+1) }
+	c := start(t, big)
+	join(t, c, a)
+	require.Eventually(t, func() bool { return c.Stats().Protocol.AckPayloadsTooLarge > 0 }, 5*time.Second, 10*time.Millisecond)
+	assert.Equal(t, 3, alive(c), "acks without their payload still answer the probes")
+}
