@@ -157,12 +157,12 @@ func (f *Figure) addSeries(s Series) (anyBound, anyOff bool, err error) {
 	for _, pt := range on {
 		hasCI = hasCI || pt.YLo < pt.Y || pt.YHi > pt.Y || pt.XLo < pt.X || pt.XHi > pt.X
 	}
-	if hasCI {
-		ye, err := plotter.NewYErrorBars(on)
+	if bars := Barred(on); hasCI {
+		ye, err := plotter.NewYErrorBars(bars)
 		if err != nil {
 			return false, false, wrap(err)
 		}
-		xe, err := plotter.NewXErrorBars(on)
+		xe, err := plotter.NewXErrorBars(bars)
 		if err != nil {
 			return false, false, wrap(err)
 		}

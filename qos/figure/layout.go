@@ -81,6 +81,21 @@ func Runs(pts Points) []Points {
 	return runs
 }
 
+// maxBars is how many points of a curve carry error bars at most.
+const maxBars = 8
+
+// Barred returns the points of a curve that carry error bars: all of
+// them up to eight, else every k-th from the first, so that about eight
+// do (error bars on forty close points hid the curves behind a wall).
+func Barred(pts Points) Points {
+	k := max(1, (len(pts)+maxBars-1)/maxBars)
+	var out Points
+	for i := 0; i < len(pts); i += k {
+		out = append(out, pts[i])
+	}
+	return out
+}
+
 // CurvePoints returns the drawable points of c for kind, in parameter
 // order, with their intervals (clamped into the positive range of a log
 // axis) and setting labels. On an MR figure a point without mistakes is a

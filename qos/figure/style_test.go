@@ -51,6 +51,7 @@ func TestLogTicksLabels(t *testing.T) {
 	assert.Equal(t, []string{"0.02", "0.03", "0.05", "0.07", "0.1"}, labels(0.015, 0.12))
 	assert.Equal(t, []string{"10^-7", "10^-6"}, labels(1e-7, 5e-6))
 	assert.Empty(t, labels(2e-7, 5e-7), "no 2·10^-7 in a font without ·")
+	assert.Equal(t, []string{"90", "100", "110", "120", "130", "140"}, labels(88, 145), "a narrow axis had the labels 90 and 100 alone")
 	assert.Nil(t, (LogTicks{}).Ticks(0, 1))
 }
 

@@ -147,7 +147,7 @@ func buildStreamView(i int, s Stream) streamView {
 		}
 	}
 	if st.HasClock {
-		add("clock (A − σ)", fmt.Sprintf("offset %v, drift %.1f ppm", st.ClockOffset, st.DriftPPM))
+		add("clock (A − σ)", fmt.Sprintf("offset %s, drift %.1f ppm", longDuration(st.ClockOffset), st.DriftPPM))
 	}
 	v.Hist = template.HTML(interArrivalHistogram(src))
 	v.Bursts = lossBursts(s.Heartbeats, s.Source)
@@ -229,6 +229,30 @@ func buildStreamView(i int, s Stream) streamView {
 		v.Choices = append(v.Choices, row)
 	}
 	return v
+}
+
+// longDuration writes d for a reader: in years or days when it is that
+// long (a clock offset between unsynchronized hosts is often years: the
+// epochs differ), with the exact duration after it; else as
+// time.Duration writes it, to the microsecond.
+func longDuration(d time.Duration) string {
+	const day = 24 * time.Hour
+	const year = 365.25 * 24 * float64(time.Hour)
+	abs := d
+	if abs < 0 {
+		abs = -abs
+	}
+	exact := d.Round(time.Microsecond).String()
+	switch {
+	case abs < 0:
+		// math.MinInt64 has no positive counterpart: it is −292 years.
+		return fmt.Sprintf("%.1f years (%s)", float64(d)/year, exact)
+	case float64(abs) >= year:
+		return fmt.Sprintf("%.2f years (%s)", float64(d)/year, exact)
+	case abs >= 2*day:
+		return fmt.Sprintf("%.1f days (%s)", float64(d)/float64(day), exact)
+	}
+	return exact
 }
 
 func choiceSetting(c qos.Choice) string {

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"math"
 	"regexp"
 	"slices"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/fdkit/fdkit/detector"
 	"github.com/fdkit/fdkit/phi"
 	"github.com/fdkit/fdkit/qos"
+	"github.com/fdkit/fdkit/qos/figure"
 	"github.com/fdkit/fdkit/qos/internal/qostest"
 	"github.com/fdkit/fdkit/trace"
 	"github.com/stretchr/testify/assert"
@@ -55,9 +57,10 @@ func TestWriteReport(t *testing.T) {
 	var b bytes.Buffer
 	require.NoError(t, Write(&b, reportFixture(t)))
 	page := b.String()
-	for _, ext := range []string{`src=`, `href="http`, `href='http`, `@import`, `url(`, `<link`, `<iframe`, `<img`} {
+	for _, ext := range []string{`src=`, `href="http`, `href='http`, `@import`, `url(h`, `url(/`, `url(.`, `url('`, `url("`, `<link`, `<iframe`, `<img`} {
 		assert.NotContains(t, page, ext, "nothing loaded from outside")
 	}
+	assert.NotRegexp(t, `url\([^#]`, page, "only fragment URLs (clip paths) in the page")
 	assert.NotContains(t, page, "<script>alert(1)", "values are escaped")
 	assert.Contains(t, page, "&lt;script&gt;alert(1)")
 	assert.NotContains(t, page, "<b>3</b>")
@@ -144,4 +147,74 @@ func TestReportNoMistakesTarget(t *testing.T) {
 	assert.Equal(t, "MR = 0 (no mistake)", targetsText(qos.Targets{NoMistakes: true}))
 	assert.Contains(t, page, "still makes mistakes, which the targets allow none of (nearest)")
 	assert.NotContains(t, page, "Inf")
+}
+
+// A clock offset of years reads as years (it read "12604h41m36.55s"),
+// one of days as days, a short one as a duration.
+func TestLongDuration(t *testing.T) {
+	assert.Equal(t, "1.44 years (12604h41m36.55s)", longDuration(12604*time.Hour+41*time.Minute+36550*time.Millisecond))
+	assert.Equal(t, "-3.5 days (-84h0m0s)", longDuration(-84*time.Hour))
+	assert.Equal(t, "1.5s", longDuration(1500*time.Millisecond))
+	assert.Equal(t, "-292.3 years (-2562047h47m16.854775808s)", longDuration(math.MinInt64))
+}
+
+// The histogram writes counts on its y axis and labels its x axis at 1, 2
+// and 5 of each decade (it had no y numbers and one or two x labels).
+func TestHistogramAxes(t *testing.T) {
+	edges := make([]float64, 31)
+	for i := range edges {
+		edges[i] = 50 * math.Pow(40, float64(i)/30) // 50 ms to 2 s
+	}
+	counts := make([]int, 30)
+	counts[8], counts[9], counts[20] = 3000, 400, 7
+	h := svgHistogram(edges, counts, "gap")
+	var ys []string
+	for _, m := range regexp.MustCompile(`text-anchor="end">([0-9]+)</text>`).FindAllStringSubmatch(h, -1) {
+		ys = append(ys, m[1])
+	}
+	assert.Equal(t, "0", ys[0])
+	assert.Equal(t, "3000", ys[len(ys)-1])
+	assert.GreaterOrEqual(t, len(ys), 4, ys)
+	var xs []string
+	for _, m := range regexp.MustCompile(`text-anchor="middle">([0-9.]+)</text>`).FindAllStringSubmatch(h, -1) {
+		xs = append(xs, m[1])
+	}
+	assert.Equal(t, []string{"50", "100", "200", "500", "1000", "2000"}, xs)
+}
+
+// In print the tables wrap and shrink to the page instead of being cut.
+func TestPrintStyle(t *testing.T) {
+	var b bytes.Buffer
+	require.NoError(t, Write(&b, Page{Title: "t"}))
+	assert.Regexp(t, `@media print \{[^@]*\.scroll \{ overflow: visible; \}[^@]*white-space: normal`, b.String())
+}
+
+// The report's plots follow the figures' rules: a point without mistakes
+// is a bound marker at 3/T, a family alone far off is marked at the
+// border, a line stops at a point without observed time, the legend sits
+// below the data and log labels are powers of ten.
+func TestReportPlotRules(t *testing.T) {
+	mk := func(v, td float64, mistakes int) qos.Point {
+		r := qos.Result{Span: 100 * time.Second, Mistakes: mistakes, MRPerSecond: float64(mistakes) / 100, QAP: 1 - float64(mistakes)*1e-4}
+		r.TD.Mean, r.Records = ms(td), 1000
+		return qos.Point{Value: v, Result: r}
+	}
+	hole := mk(3, 170, 5)
+	hole.Span = 0
+	var curves []qos.Curve
+	for _, f := range []string{"fixed", "chen", "2w-fd", "kappa"} {
+		curves = append(curves, qos.Curve{Family: f, Param: "x", Points: []qos.Point{mk(1, 100, 100), mk(2, 150, 10), hole, mk(4, 200, 3), mk(5, 230, 2), mk(6, 250, 0)}})
+	}
+	curves = append(curves, qos.Curve{Family: "phi-cassandra", Param: "Phi", Points: []qos.Point{mk(1, 20, 1000)}})
+	svg, ok := svgPlot(curves, figure.MR, "t")
+	require.True(t, ok)
+	assert.Equal(t, 8, strings.Count(svg, "<polyline"), "two runs per family: the hole splits them")
+	assert.Equal(t, 5, strings.Count(svg, "<title>fixed"), "every point but the hole is drawn")
+	assert.Contains(t, svg, "<title>off the scale: phi-cassandra")
+	assert.Len(t, regexp.MustCompile(`<path d="M[0-9. ]+H[0-9.]+M[0-9. ]+V`).FindAllString(svg, -1), 4+1, "a bound per family, and its key")
+	assert.Contains(t, svg, "no mistake: MR ≤ 3/T (95 %)")
+	assert.Contains(t, svg, `10<tspan dy="-5" font-size="8">−2</tspan>`)
+	m := regexp.MustCompile(`<text x="([0-9.]+)" y="([0-9.]+)" class="legend">fixed</text>`).FindStringSubmatch(svg)
+	require.NotNil(t, m)
+	assert.Equal(t, "80.0", m[1], "legend below the data, from its left edge")
 }

@@ -15,132 +15,191 @@ import (
 )
 
 // svgPlot draws MR or 1 − QAP against the mean TD for one stream's curves
-// as inline SVG: log axes with 1-2-5 ticks, one colour and marker per
-// family (as the PNG plots), curves joined where TD is monotone in the
-// parameter, 95 % intervals as error bars, and every point's setting and
-// values in a tooltip (an SVG <title>). ok is false when nothing can be
-// drawn on the log axes.
+// as inline SVG, by the rules of package figure (figure.Layout): log axes
+// zoomed to where the families differ, labelled in powers of ten over
+// several decades; one colour and marker per family; lines through runs
+// of computed points where TD is monotone in the parameter; 95 % intervals
+// as error bars; points without mistakes as markers pointing down at their
+// 3/T bound; points off the scale as open triangles on the border; the
+// legend below the data; and every point's setting and values in a
+// tooltip (an SVG <title>). ok is false when nothing can be drawn.
 func svgPlot(curves []qos.Curve, kind figure.Kind, id string) (svg string, ok bool) {
 	const (
-		w, h                 = 760.0, 400.0
-		left, right, top, bt = 64.0, 210.0, 14.0, 44.0
+		w                     = 760.0
+		left, right, top, bt  = 64.0, 16.0, 12.0, 44.0
+		ph                    = 330.0
+		legendCols, legendRow = 4, 16.0
 	)
-	names := make([]string, len(curves))
-	for i, c := range curves {
-		names[i] = c.Family
-	}
-	type drawn struct {
-		c    qos.Curve
-		pts  figure.Points
-		col  color.RGBA
-		mark draw.GlyphDrawer
-	}
-	var ds []drawn
-	xmin, xmax, ymin, ymax := math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)
-	for _, c := range curves {
-		pts := figure.CurvePoints(c, kind)
-		col, mark := figure.Style(c.Family, names)
-		ds = append(ds, drawn{c: c, pts: pts, col: col, mark: mark})
-		for _, p := range pts {
-			xmin, xmax = min(xmin, p.XLo, p.X), max(xmax, p.XHi, p.X)
-			ymin, ymax = min(ymin, p.YLo, p.Y), max(ymax, p.YHi, p.Y)
-		}
-	}
-	if math.IsInf(xmin, 1) {
+	ax, series, ok := figure.Layout(curves, kind)
+	if !ok {
 		return "", false
 	}
-	ymin = math.Pow(10, math.Floor(math.Log10(ymin)))
-	ymax = math.Pow(10, math.Ceil(math.Log10(ymax)))
-	if ymin == ymax {
-		ymin, ymax = ymin/10, ymax*10
+	type entry struct {
+		text  string
+		mark  draw.GlyphDrawer
+		col   string
+		shape string // "", "bound" or "edge"
 	}
-	xmin, xmax = xmin/1.08, xmax*1.08
-	if xmin == xmax {
-		xmin, xmax = xmin/2, xmax*2
-	}
-	pw, ph := w-left-right, h-top-bt
-	X := func(v float64) float64 { return left + pw*math.Log(v/xmin)/math.Log(xmax/xmin) }
-	Y := func(v float64) float64 { return top + ph*(1-math.Log(v/ymin)/math.Log(ymax/ymin)) }
+	var legend []entry
+	pw := w - left - right
+	X := func(v float64) float64 { return left + pw*math.Log(v/ax.XMin)/math.Log(ax.XMax/ax.XMin) }
+	Y := func(v float64) float64 { return top + ph*(1-math.Log(v/ax.YMin)/math.Log(ax.YMax/ax.YMin)) }
 	f := func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
 
-	var b strings.Builder
-	ylabel := "mistake rate MR (1/s, log scale)"
-	if kind == figure.QAP {
-		ylabel = "unavailability 1 − QAP (log scale)"
-	}
-	fmt.Fprintf(&b, `<svg id="%s" class="plot" viewBox="0 0 %g %g" role="img" aria-label="%s against mean TD" xmlns="http://www.w3.org/2000/svg">`, id, w, h, html.EscapeString(ylabel))
-	fmt.Fprintf(&b, `<rect x="%s" y="%s" width="%s" height="%s" class="area"/>`, f(left), f(top), f(pw), f(ph))
-	for _, t := range (figure.LogTicks{}).Ticks(xmin, xmax) {
+	var body strings.Builder
+	b := &body
+	fmt.Fprintf(b, `<rect x="%s" y="%s" width="%s" height="%s" class="area"/>`, f(left), f(top), f(pw), f(ph))
+	fmt.Fprintf(b, `<clipPath id="%s-clip"><rect x="%s" y="%s" width="%s" height="%s"/></clipPath>`, html.EscapeString(id), f(left), f(top), f(pw), f(ph))
+	for _, t := range (figure.LogTicks{}).Ticks(ax.XMin, ax.XMax) {
 		x := X(t.Value)
 		cls := "grid minor"
 		if t.Label != "" {
 			cls = "grid"
-			fmt.Fprintf(&b, `<text x="%s" y="%s" class="tick" text-anchor="middle">%s</text>`, f(x), f(top+ph+14), t.Label)
+			fmt.Fprintf(b, `<text x="%s" y="%s" class="tick" text-anchor="middle">%s</text>`, f(x), f(top+ph+14), tickText(t.Label))
 		}
-		fmt.Fprintf(&b, `<line x1="%s" x2="%s" y1="%s" y2="%s" class="%s"/>`, f(x), f(x), f(top), f(top+ph), cls)
+		fmt.Fprintf(b, `<line x1="%s" x2="%s" y1="%s" y2="%s" class="%s"/>`, f(x), f(x), f(top), f(top+ph), cls)
 	}
-	for _, t := range (figure.LogTicks{}).Ticks(ymin, ymax) {
+	for _, t := range (figure.LogTicks{}).Ticks(ax.YMin, ax.YMax) {
 		y := Y(t.Value)
 		cls := "grid minor"
 		if t.Label != "" {
 			cls = "grid"
-			fmt.Fprintf(&b, `<text x="%s" y="%s" class="tick" text-anchor="end">%s</text>`, f(left-4), f(y+3.5), t.Label)
+			fmt.Fprintf(b, `<text x="%s" y="%s" class="tick" text-anchor="end">%s</text>`, f(left-4), f(y+3.5), tickText(t.Label))
 		}
-		fmt.Fprintf(&b, `<line x1="%s" x2="%s" y1="%s" y2="%s" class="%s"/>`, f(left), f(left+pw), f(y), f(y), cls)
+		fmt.Fprintf(b, `<line x1="%s" x2="%s" y1="%s" y2="%s" class="%s"/>`, f(left), f(left+pw), f(y), f(y), cls)
+	}
+	ylabel := "mistake rate MR (1/s, log scale)"
+	if kind == figure.QAP {
+		ylabel = "unavailability 1 − QAP (log scale)"
 	}
 	xl := "mean detection time TD (ms, log scale)"
 	if n := figure.TDBasisNote(curves); n != "" {
 		xl = "mean detection time TD (ms, " + n + ", log scale)"
 	}
-	fmt.Fprintf(&b, `<text x="%s" y="%s" class="axis" text-anchor="middle">%s</text>`, f(left+pw/2), f(h-8), html.EscapeString(xl))
-	fmt.Fprintf(&b, `<text transform="translate(14 %s) rotate(-90)" class="axis" text-anchor="middle">%s</text>`, f(top+ph/2), html.EscapeString(ylabel))
+	fmt.Fprintf(b, `<text x="%s" y="%s" class="axis" text-anchor="middle">%s</text>`, f(left+pw/2), f(top+ph+34), html.EscapeString(xl))
+	fmt.Fprintf(b, `<text transform="translate(14 %s) rotate(-90)" class="axis" text-anchor="middle">%s</text>`, f(top+ph/2), html.EscapeString(ylabel))
 
-	ly := top + 6
-	for _, d := range ds {
-		hc := hexColour(d.col)
-		legend := d.c.Family
-		if len(d.pts) == 0 {
-			if len(d.c.Points) == 0 {
+	anyBound, anyOff := false, false
+	for _, s := range series {
+		hc := hexColour(s.Colour)
+		name := s.Curve.Family
+		if len(s.Points) == 0 {
+			if len(s.Curve.Points) > 0 {
+				legend = append(legend, entry{text: name + " (never suspects)", col: hc})
+			}
+			continue
+		}
+		if !s.Joined && len(s.Points) > 1 {
+			name += " (points)"
+		}
+		legend = append(legend, entry{text: name, mark: s.Glyph, col: hc})
+		fmt.Fprintf(b, `<g class="fam" data-family="%s">`, html.EscapeString(s.Curve.Family))
+		if s.Joined {
+			for _, run := range figure.Runs(s.Points) {
+				var pl []string
+				for _, p := range run {
+					pl = append(pl, f(X(p.X))+","+f(Y(p.Y)))
+				}
+				// Clipped to the data area: a line to a point off the
+				// scale ends at the border, where its marker is.
+				fmt.Fprintf(b, `<polyline points="%s" stroke="%s" class="curve" clip-path="url(#%s-clip)"/>`, strings.Join(pl, " "), hc, html.EscapeString(id))
+			}
+		}
+		barred := map[float64]bool{}
+		for _, p := range figure.Barred(s.Points) {
+			barred[p.Of.Value] = true
+		}
+		for _, p := range s.Points {
+			tip := html.EscapeString(pointTooltip(s.Curve, p.Of))
+			if dx, dy := ax.Off(p.X, p.Y); dx != 0 || dy != 0 {
+				anyOff = true
+				x, y := ax.Clamp(p.X, p.Y)
+				fmt.Fprintf(b, `<g class="pt">`)
+				svgEdge(b, X(x), Y(y), dx, dy, hc)
+				fmt.Fprintf(b, `<title>off the scale: %s</title></g>`, tip)
 				continue
 			}
-			legend += " (none > 0)"
-		}
-		mono := figure.Monotone(d.pts)
-		if !mono && len(d.pts) > 1 {
-			legend += " (points)"
-		}
-		fmt.Fprintf(&b, `<g class="fam" data-family="%s">`, html.EscapeString(d.c.Family))
-		// Legend entry, outside the plotting area.
-		svgMarker(&b, d.mark, left+pw+16, ly, hc, 4)
-		fmt.Fprintf(&b, `<text x="%s" y="%s" class="legend">%s</text>`, f(left+pw+26), f(ly+4), html.EscapeString(legend))
-		ly += 16
-		if len(d.pts) > 1 && mono {
-			var pl []string
-			for _, p := range d.pts {
-				pl = append(pl, f(X(p.X))+","+f(Y(p.Y)))
+			if !p.Bound && barred[p.Of.Value] && (p.YLo < p.Y || p.YHi > p.Y) {
+				lo, hi := max(p.YLo, ax.YMin), min(p.YHi, ax.YMax)
+				fmt.Fprintf(b, `<line x1="%s" x2="%s" y1="%s" y2="%s" stroke="%s" class="bar"/>`, f(X(p.X)), f(X(p.X)), f(Y(lo)), f(Y(hi)), hc)
 			}
-			fmt.Fprintf(&b, `<polyline points="%s" stroke="%s" class="curve"/>`, strings.Join(pl, " "), hc)
-		}
-		for _, p := range d.pts {
-			if p.YLo < p.Y || p.YHi > p.Y {
-				fmt.Fprintf(&b, `<line x1="%s" x2="%s" y1="%s" y2="%s" stroke="%s" class="bar"/>`, f(X(p.X)), f(X(p.X)), f(Y(p.YLo)), f(Y(p.YHi)), hc)
+			if barred[p.Of.Value] && (p.XLo < p.X || p.XHi > p.X) {
+				lo, hi := max(p.XLo, ax.XMin), min(p.XHi, ax.XMax)
+				fmt.Fprintf(b, `<line x1="%s" x2="%s" y1="%s" y2="%s" stroke="%s" class="bar"/>`, f(X(lo)), f(X(hi)), f(Y(p.Y)), f(Y(p.Y)), hc)
 			}
-			if p.XLo < p.X || p.XHi > p.X {
-				fmt.Fprintf(&b, `<line x1="%s" x2="%s" y1="%s" y2="%s" stroke="%s" class="bar"/>`, f(X(p.XLo)), f(X(p.XHi)), f(Y(p.Y)), f(Y(p.Y)), hc)
+			fmt.Fprintf(b, `<g class="pt">`)
+			switch {
+			case p.Bound:
+				anyBound = true
+				svgBound(b, X(p.X), Y(p.Y), hc)
+			case len(s.Points) == 1:
+				fmt.Fprintf(b, `<circle cx="%s" cy="%s" r="9" class="ring"/>`, f(X(p.X)), f(Y(p.Y)))
+				svgMarker(b, s.Glyph, X(p.X), Y(p.Y), hc, 6)
+			default:
+				svgMarker(b, s.Glyph, X(p.X), Y(p.Y), hc, 3.2)
 			}
-			r := 3.2
-			if len(d.pts) == 1 {
-				r = 6
-				fmt.Fprintf(&b, `<circle cx="%s" cy="%s" r="9" class="ring"/>`, f(X(p.X)), f(Y(p.Y)))
-			}
-			fmt.Fprintf(&b, `<g class="pt">`)
-			svgMarker(&b, d.mark, X(p.X), Y(p.Y), hc, r)
-			fmt.Fprintf(&b, `<title>%s</title></g>`, html.EscapeString(pointTooltip(d.c, p.Of)))
+			fmt.Fprintf(b, `<title>%s</title></g>`, tip)
 		}
 		b.WriteString(`</g>`)
 	}
-	b.WriteString(`</svg>`)
-	return b.String(), true
+	if anyBound {
+		legend = append(legend, entry{text: "no mistake: MR ≤ 3/T (95 %)", col: "#555555", shape: "bound"})
+	}
+	if anyOff {
+		legend = append(legend, entry{text: "off the scale, that way", col: "#555555", shape: "edge"})
+	}
+	// The legend, below the data in columns.
+	ly := top + ph + 52
+	colW := pw / legendCols
+	for i, e := range legend {
+		x, y := left+float64(i%legendCols)*colW, ly+float64(i/legendCols)*legendRow
+		switch {
+		case e.shape == "bound":
+			svgBound(b, x+6, y-3, e.col)
+		case e.shape == "edge":
+			svgEdge(b, x+6, y, 1, 0, e.col)
+		case e.mark != nil:
+			svgMarker(b, e.mark, x+6, y, e.col, 4)
+		}
+		fmt.Fprintf(b, `<text x="%s" y="%s" class="legend">%s</text>`, f(x+16), f(y+4), html.EscapeString(e.text))
+	}
+	h := ly + float64((len(legend)+legendCols-1)/legendCols)*legendRow
+	return fmt.Sprintf(`<svg id="%s" class="plot" viewBox="0 0 %g %s" role="img" aria-label="%s against mean TD" xmlns="http://www.w3.org/2000/svg">`, id, w, f(h), html.EscapeString(ylabel)) +
+		body.String() + `</svg>`, true
+}
+
+// tickText writes a tick label of figure.LogTicks as SVG text: "10^-3" as
+// 10 with a raised exponent.
+func tickText(label string) string {
+	base, exp, ok := strings.Cut(label, "^")
+	if !ok {
+		return html.EscapeString(label)
+	}
+	return html.EscapeString(base) + `<tspan dy="-5" font-size="8">` + html.EscapeString(strings.Replace(exp, "-", "−", 1)) + `</tspan>`
+}
+
+// svgBound draws the marker of an upper bound at (x, y): a bar with an
+// arrow below it pointing down.
+func svgBound(b *strings.Builder, x, y float64, col string) {
+	f := func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
+	fmt.Fprintf(b, `<path d="M%s %sH%sM%s %sV%s" stroke="%s" stroke-width="1.3"/>`, f(x-4), f(y), f(x+4), f(x), f(y), f(y+7), col)
+	fmt.Fprintf(b, `<polygon points="%s,%s %s,%s %s,%s" fill="%s"/>`, f(x), f(y+10), f(x-3), f(y+6), f(x+3), f(y+6), col)
+	fmt.Fprintf(b, `<circle cx="%s" cy="%s" r="6" fill="transparent"/>`, f(x), f(y+4))
+}
+
+// svgEdge draws an open triangle at (x, y) pointing towards (dx, dy)
+// (SVG's y grows downwards: dy +1 is up).
+func svgEdge(b *strings.Builder, x, y float64, dx, dy int, col string) {
+	f := func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
+	ux, uy := float64(dx), -float64(dy)
+	if dx != 0 && dy != 0 {
+		ux, uy = ux*0.7071, uy*0.7071
+	}
+	const r = 5.0
+	px, py := -uy, ux
+	fmt.Fprintf(b, `<polygon points="%s,%s %s,%s %s,%s" fill="white" stroke="%s" stroke-width="1.3"/>`,
+		f(x+r*ux), f(y+r*uy), f(x-r*ux+r*px), f(y-r*uy+r*py), f(x-r*ux-r*px), f(y-r*uy-r*py), col)
+	fmt.Fprintf(b, `<circle cx="%s" cy="%s" r="6" fill="transparent"/>`, f(x), f(y))
 }
 
 // pointTooltip describes one point: family, setting, TD, MR and QAP with
@@ -201,9 +260,13 @@ func svgMarker(b *strings.Builder, mark draw.GlyphDrawer, x, y float64, col stri
 }
 
 // svgHistogram draws counts over log-spaced bins [edges[i], edges[i+1])
-// (ms) as inline SVG bars with a tooltip per bar.
+// (ms) as inline SVG bars with a tooltip per bar, heights on a
+// square-root scale (a few long gaps stay visible next to thousands of
+// regular intervals) with the counts written on the y axis, and the x
+// axis labelled at 1, 2 and 5 of each decade and figure.LogTicks's labels
+// as space allows.
 func svgHistogram(edges []float64, counts []int, xlabel string) string {
-	const w, h, left, right, top, bt = 760.0, 200.0, 64.0, 210.0, 10.0, 40.0
+	const w, h, left, right, top, bt = 760.0, 210.0, 64.0, 16.0, 10.0, 40.0
 	if len(counts) == 0 {
 		return ""
 	}
@@ -214,29 +277,57 @@ func svgHistogram(edges []float64, counts []int, xlabel string) string {
 	pw, ph := w-left-right, h-top-bt
 	lo, hi := edges[0], edges[len(edges)-1]
 	X := func(v float64) float64 { return left + pw*math.Log(v/lo)/math.Log(hi/lo) }
+	Y := func(c int) float64 { return top + ph - ph*math.Sqrt(float64(c)/float64(max(mx, 1))) }
 	f := func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg class="hist" viewBox="0 0 %g %g" role="img" aria-label="histogram" xmlns="http://www.w3.org/2000/svg">`, w, h)
 	fmt.Fprintf(&b, `<rect x="%s" y="%s" width="%s" height="%s" class="area"/>`, f(left), f(top), f(pw), f(ph))
+	for _, c := range histCountTicks(mx, ph) {
+		y := Y(c)
+		fmt.Fprintf(&b, `<line x1="%s" x2="%s" y1="%s" y2="%s" class="grid"/>`, f(left), f(left+pw), f(y), f(y))
+		fmt.Fprintf(&b, `<text x="%s" y="%s" class="tick" text-anchor="end">%d</text>`, f(left-4), f(y+3.5), c)
+	}
 	for i, c := range counts {
 		if c == 0 {
 			continue
 		}
-		// Square-root height: a few long gaps stay visible next to
-		// thousands of regular intervals.
-		bh := ph * math.Sqrt(float64(c)/float64(mx))
 		x0, x1 := X(edges[i]), X(edges[i+1])
 		fmt.Fprintf(&b, `<rect x="%s" y="%s" width="%s" height="%s" class="bin"><title>%s–%s ms: %d</title></rect>`,
-			f(x0), f(top+ph-bh), f(max(x1-x0-0.5, 0.5)), f(bh), strconv.FormatFloat(edges[i], 'g', 3, 64), strconv.FormatFloat(edges[i+1], 'g', 3, 64), c)
+			f(x0), f(Y(c)), f(max(x1-x0-0.5, 0.5)), f(top+ph-Y(c)), strconv.FormatFloat(edges[i], 'g', 3, 64), strconv.FormatFloat(edges[i+1], 'g', 3, 64), c)
 	}
+	last := math.Inf(-1)
 	for _, t := range (figure.LogTicks{}).Ticks(lo, hi) {
-		if t.Label == "" {
-			continue
+		x := X(t.Value)
+		fmt.Fprintf(&b, `<line x1="%s" x2="%s" y1="%s" y2="%s" class="axisTick"/>`, f(x), f(x), f(top+ph), f(top+ph+3))
+		m := t.Value / math.Pow(10, math.Floor(math.Log10(t.Value)+1e-9))
+		one25 := math.Abs(m-1) < 1e-6 || math.Abs(m-2) < 1e-6 || math.Abs(m-5) < 1e-6
+		if x-last >= 34 && (t.Label != "" || one25) {
+			fmt.Fprintf(&b, `<text x="%s" y="%s" class="tick" text-anchor="middle">%s</text>`, f(x), f(top+ph+14), strconv.FormatFloat(t.Value, 'g', 4, 64))
+			last = x
 		}
-		fmt.Fprintf(&b, `<text x="%s" y="%s" class="tick" text-anchor="middle">%s</text>`, f(X(t.Value)), f(top+ph+14), t.Label)
 	}
 	fmt.Fprintf(&b, `<text x="%s" y="%s" class="axis" text-anchor="middle">%s</text>`, f(left+pw/2), f(h-6), html.EscapeString(xlabel))
 	fmt.Fprintf(&b, `<text transform="translate(14 %s) rotate(-90)" class="axis" text-anchor="middle">count (√ scale)</text>`, f(top+ph/2))
 	b.WriteString(`</svg>`)
 	return b.String()
+}
+
+// histCountTicks returns the counts to write on a square-root axis of
+// height ph (px) up to mx: 0, the 1-2-5 values below mx at least 14 px
+// apart, and mx itself.
+func histCountTicks(mx int, ph float64) []int {
+	pos := func(c int) float64 { return ph * math.Sqrt(float64(c)/float64(max(mx, 1))) }
+	ticks := []int{0}
+	for dec := 1; dec <= mx; dec *= 10 {
+		for _, m := range []int{1, 2, 5} {
+			c := m * dec
+			if c < mx && pos(c)-pos(ticks[len(ticks)-1]) >= 14 && pos(mx)-pos(c) >= 14 {
+				ticks = append(ticks, c)
+			}
+		}
+	}
+	if mx > 0 {
+		ticks = append(ticks, mx)
+	}
+	return ticks
 }

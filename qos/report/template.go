@@ -46,8 +46,16 @@ svg .curve { fill: none; stroke-width: 1.5; }
 svg .bar { stroke-width: 0.8; opacity: 0.45; }
 svg .ring { fill: none; stroke: #000; stroke-width: 1.2; }
 svg .bin { fill: #4e79a7; }
+svg .axisTick { stroke: #888; }
 svg g.pt:hover > *:first-child { stroke: #000; stroke-width: 2; }
 .small { font-size: 0.9em; color: #555; }
+@media print {
+  body { max-width: none; padding: 0; font-size: 10px; }
+  .scroll { overflow: visible; }
+  table { font-size: 8px; width: 100%; table-layout: auto; }
+  th, td { padding: 1px 3px; white-space: normal; }
+  svg.plot, svg.hist { max-width: 100%; page-break-inside: avoid; }
+}
 </style>
 </head>
 <body>
