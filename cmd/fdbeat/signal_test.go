@@ -29,12 +29,23 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// startMain starts fdbeat (this test binary) with args and waits until its
+// fdbeatCommand runs fdbeat with args: this test binary, or the binary
+// named by $FDBEAT_BIN (to measure another build, such as the one before a
+// fix, with the same test).
+func fdbeatCommand(args ...string) *exec.Cmd {
+	if bin := os.Getenv("FDBEAT_BIN"); bin != "" {
+		return exec.Command(bin, args...)
+	}
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), "FDBEAT_TEST_MAIN=1")
+	return cmd
+}
+
+// startMain starts fdbeat (fdbeatCommand) with args and waits until its
 // log (stderr) contains ready.
 func startMain(t *testing.T, ready string, args ...string) (*exec.Cmd, *syncBuffer) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], args...)
-	cmd.Env = append(os.Environ(), "FDBEAT_TEST_MAIN=1")
+	cmd := fdbeatCommand(args...)
 	var out syncBuffer
 	cmd.Stdout = &out
 	stderr, err := cmd.StderrPipe()
