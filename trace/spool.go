@@ -148,7 +148,9 @@ func (s *Spool) Size() int64 { return s.size }
 
 // Pass returns one read of the heartbeats in arrival order and a function
 // that reports what ended the read early (nil after a complete read). It
-// must be called after Finish; passes may run concurrently.
+// must be called after Finish; passes may run concurrently. A pass reads the
+// file sequentially in blocks of spoolBlock bytes and decodes each block in
+// memory.
 func (s *Spool) Pass() (iter.Seq[detector.Heartbeat], func() error) {
 	var err error
 	seq := func(yield func(detector.Heartbeat) bool) {
@@ -156,19 +158,19 @@ func (s *Spool) Pass() (iter.Seq[detector.Heartbeat], func() error) {
 			err = errors.New("trace: spool: read before Finish")
 			return
 		}
-		r := bufio.NewReaderSize(io.NewSectionReader(s.f, 0, s.size), 64<<10)
+		b := spoolBlocks{f: s.f, size: s.size, buf: make([]byte, spoolBlock)}
 		var hb detector.Heartbeat
 		var prevA time.Duration
 		var prevSeq uint64
 		for range s.n {
-			fl, e := r.ReadByte()
-			if e != nil {
-				err = spoolReadErr(e)
+			if err = b.fill(); err != nil {
 				return
 			}
-			d, e := binary.ReadVarint(r)
+			fl := b.buf[b.i]
+			b.i++
+			d, e := b.varint()
 			if e != nil {
-				err = spoolReadErr(e)
+				err = e
 				return
 			}
 			hb.Arrival = prevA + time.Duration(d)
@@ -176,18 +178,18 @@ func (s *Spool) Pass() (iter.Seq[detector.Heartbeat], func() error) {
 			hb.HasSeq, hb.HasSent = fl&1 != 0, fl&2 != 0
 			hb.Seq, hb.Sent = 0, 0
 			if hb.HasSeq {
-				d, e := binary.ReadVarint(r)
+				d, e := b.varint()
 				if e != nil {
-					err = spoolReadErr(e)
+					err = e
 					return
 				}
 				prevSeq += uint64(d)
 				hb.Seq = prevSeq
 			}
 			if hb.HasSent {
-				d, e := binary.ReadVarint(r)
+				d, e := b.varint()
 				if e != nil {
-					err = spoolReadErr(e)
+					err = e
 					return
 				}
 				hb.Sent = hb.Arrival - time.Duration(d)
@@ -198,6 +200,61 @@ func (s *Spool) Pass() (iter.Seq[detector.Heartbeat], func() error) {
 		}
 	}
 	return seq, func() error { return err }
+}
+
+// spoolBlock is the size of a Pass's read buffer.
+const spoolBlock = 64 << 10
+
+// spoolRecordMax bounds one spooled heartbeat: a flag byte and three
+// varints of at most binary.MaxVarintLen64 bytes.
+const spoolRecordMax = 1 + 3*binary.MaxVarintLen64
+
+// spoolBlocks reads a spool file sequentially into buf and decodes from it.
+type spoolBlocks struct {
+	f    io.ReaderAt
+	size int64 // bytes of the file that hold heartbeats
+	off  int64 // file offset of the byte after buf[:n]
+	buf  []byte
+	i, n int // the undecoded bytes are buf[i:n]
+}
+
+// fill makes buf[i:n] hold a whole record, or everything left in the file.
+func (b *spoolBlocks) fill() error {
+	if b.n-b.i >= spoolRecordMax || b.off == b.size {
+		if b.i == b.n {
+			return spoolReadErr(io.EOF)
+		}
+		return nil
+	}
+	b.n = copy(b.buf, b.buf[b.i:b.n])
+	b.i = 0
+	want := min(int64(len(b.buf)-b.n), b.size-b.off)
+	m, err := b.f.ReadAt(b.buf[b.n:b.n+int(want)], b.off)
+	b.n += m
+	b.off += int64(m)
+	if m < int(want) {
+		if err == nil {
+			err = io.ErrUnexpectedEOF
+		}
+		return spoolReadErr(err)
+	}
+	if b.i == b.n {
+		return spoolReadErr(io.EOF)
+	}
+	return nil
+}
+
+// varint decodes the next signed varint of the record in buf[i:n].
+func (b *spoolBlocks) varint() (int64, error) {
+	v, k := binary.Varint(b.buf[b.i:b.n])
+	switch {
+	case k == 0:
+		return 0, spoolReadErr(io.EOF)
+	case k < 0:
+		return 0, fmt.Errorf("trace: spool: reading back: varint overflows 64 bits")
+	}
+	b.i += k
+	return v, nil
 }
 
 func spoolReadErr(e error) error {
