@@ -101,6 +101,7 @@ type Detector struct {
 	s    float64       // σ_eff/Δ
 	k0   float64       // κ(T_last), shared by every ElapsedFor of this state
 	tau  time.Duration
+	gen  uint64 // counts the states (fresh heartbeats and restarts), for Tracker
 }
 
 var _ detector.Accrual = (*Detector)(nil)
@@ -151,6 +152,7 @@ func (d *Detector) Observe(hb detector.Heartbeat) {
 	switch d.est.Observe(hb) {
 	case chen.Fresh, chen.Restart:
 		d.seen = true
+		d.gen++
 		d.last, d.ea = d.est.LastArrival(), d.est.Next()
 		d.s = max(d.est.StdDev(), d.minStd) / d.delta
 		d.k0 = d.kappa(d.last)

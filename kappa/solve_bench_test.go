@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fdkit/fdkit/chen"
 	"github.com/fdkit/fdkit/detector"
 	"github.com/fdkit/fdkit/kappa"
 )
@@ -35,3 +36,58 @@ func BenchmarkFreshnessPointAt(b *testing.B) {
 }
 
 var sink time.Duration
+
+// BenchmarkStateSolve observes one heartbeat of a jittered stream (Δ =
+// 10 ms, lognormal delays of about 1 ms, σ/Δ ≈ 0.1) and then finds τ at the
+// 40 thresholds of BenchmarkFreshnessPointAt: from scratch
+// (FreshnessPointAt) or from the previous state's crossing (Tracker), side
+// by side.
+//
+//	go test -run '^$' -bench StateSolve -benchmem ./kappa/
+func BenchmarkStateSolve(b *testing.B) {
+	ks := make([]float64, 40)
+	for i := range ks {
+		ks[i] = 0.5 * math.Pow(32, float64(i)/39)
+	}
+	const n = 1 << 14
+	hbs := make([]detector.Heartbeat, n)
+	x := uint64(1)
+	for i := range hbs {
+		x ^= x << 13
+		x ^= x >> 7
+		x ^= x << 17
+		jit := time.Duration(x%2_000_000) + time.Duration((x>>32)%1_000_000)
+		hbs[i] = detector.Heartbeat{Seq: uint64(i), HasSeq: true, Arrival: time.Duration(i)*10*time.Millisecond + jit}
+	}
+	for _, tracked := range []bool{false, true} {
+		name := "FreshnessPointAt"
+		if tracked {
+			name = "Tracker"
+		}
+		b.Run(name, func(b *testing.B) {
+			d, err := kappa.New(kappa.Config{Estimator: chen.EstimatorConfig{Interval: 10 * time.Millisecond}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			trs := make([]*kappa.Tracker, len(ks))
+			for i, k := range ks {
+				trs[i], _ = d.Track(k)
+			}
+			i := 0
+			b.ReportAllocs()
+			for b.Loop() {
+				d.Observe(hbs[i%n])
+				i++
+				for j, k := range ks {
+					var tau time.Duration
+					if tracked {
+						tau, _ = trs[j].FreshnessPoint()
+					} else {
+						tau, _ = d.FreshnessPointAt(k)
+					}
+					sink += tau
+				}
+			}
+		})
+	}
+}

@@ -17,14 +17,22 @@ type thresholdDetector interface {
 // atThreshold shows the replay engine a shared thresholdDetector as the
 // detector of one threshold: the driver observes each heartbeat once, on
 // the shared detector, before the replayers step, so Observe does nothing.
+// fp, when not nil, answers FreshnessPointAt(th) (a tracker that carries
+// work from one state to the next).
 type atThreshold struct {
 	src thresholdDetector
 	th  float64
+	fp  func() (time.Duration, bool)
 }
 
 func (p *atThreshold) Observe(detector.Heartbeat) {}
 
-func (p *atThreshold) FreshnessPoint() (time.Duration, bool) { return p.src.FreshnessPointAt(p.th) }
+func (p *atThreshold) FreshnessPoint() (time.Duration, bool) {
+	if p.fp != nil {
+		return p.fp()
+	}
+	return p.src.FreshnessPointAt(p.th)
+}
 
 func (p *atThreshold) WarmingUp() bool { return p.src.WarmingUp() }
 
@@ -50,10 +58,14 @@ const sharedChunk = 8
 // with the chunk's first threshold (newDet(v)), whose own τ that replayer
 // reads without a second solve.
 //
+// track, when not nil, returns for a chunk's detector and a threshold a
+// function equal to FreshnessPointAt(threshold) in every state (κ-FD's
+// Tracker, which starts each solve from the previous crossing).
+//
 // It returns errNotLinear (Sweep then replays each point, which reports
 // the errors) when newDet fails or a replay fails (arrivals out of order,
 // nothing evaluated).
-func sweepShared(newDet func(v float64) (thresholdDetector, error), values []float64, class []int, hs Source, cfg Config) ([]*Point, error) {
+func sweepShared(newDet func(v float64) (thresholdDetector, error), track func(thresholdDetector, float64) func() (time.Duration, bool), values []float64, class []int, hs Source, cfg Config) ([]*Point, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
@@ -72,7 +84,11 @@ func sweepShared(newDet func(v float64) (thresholdDetector, error), values []flo
 		}
 		rs := make([]*replayer, len(chunk))
 		for j, i := range chunk {
-			rs[j] = newSourceReplayer(&atThreshold{src: src, th: values[i]}, cfg, hs)
+			at := &atThreshold{src: src, th: values[i]}
+			if track != nil {
+				at.fp = track(src, values[i])
+			}
+			rs[j] = newSourceReplayer(at, cfg, hs)
 			if cfg.Intervals {
 				rs[j].withCells(hs)
 			}

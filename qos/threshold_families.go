@@ -71,7 +71,7 @@ func SatzgerFamily(cfg satzger.Config, thresholds []float64) Family {
 				}
 			}
 			class := classes(len(values), func(i, j int) bool { return slices.Equal(ranks[i], ranks[j]) })
-			return sweepShared(func(v float64) (thresholdDetector, error) { return newDet(v) }, values, class, hbs, rc)
+			return sweepShared(func(v float64) (thresholdDetector, error) { return newDet(v) }, nil, values, class, hbs, rc)
 		},
 		method: SharedState,
 	}
@@ -81,7 +81,8 @@ func SatzgerFamily(cfg satzger.Config, thresholds []float64) Family {
 // from cfg (docs/algorithms.md, “κ-FD”). τ(K) solves κ(τ) = K, which is
 // not linear in K, but the state (EA_{ℓ+1}, σ) does not depend on K: Sweep
 // runs one estimator for all thresholds, each solving for its own τ at
-// every heartbeat (method SharedState). The result equals one replay per
+// every heartbeat from its crossing at the previous one (kappa.Tracker;
+// method SharedState). The result equals one replay per
 // threshold in every field; Sweep falls back to that for a threshold that
 // is not finite and positive.
 func KappaFamily(cfg kappa.Config, thresholds []float64) Family {
@@ -103,7 +104,14 @@ func KappaFamily(cfg kappa.Config, thresholds []float64) Family {
 				}
 			}
 			class := classes(len(values), func(i, j int) bool { return values[i] == values[j] })
-			return sweepShared(func(v float64) (thresholdDetector, error) { return newDet(v) }, values, class, hbs, rc)
+			track := func(src thresholdDetector, k float64) func() (time.Duration, bool) {
+				tr, ok := src.(*kappa.Detector).Track(k)
+				if !ok {
+					return nil // not reached: the values were checked above
+				}
+				return tr.FreshnessPoint
+			}
+			return sweepShared(func(v float64) (thresholdDetector, error) { return newDet(v) }, track, values, class, hbs, rc)
 		},
 		method: SharedState,
 	}

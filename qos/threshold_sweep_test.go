@@ -143,3 +143,24 @@ func TestSatzgerSweepMergesRanksAndFallsBack(t *testing.T) {
 	assert.Equal(t, PerPoint, cs[0].Method)
 	assert.Contains(t, cs[0].Err, "no heartbeat evaluated")
 }
+
+// κ-FD's sweep over fdreplay's default range (K from 0.5 to 16, log-spaced)
+// on a stream like the scaling benchmark's (Δ = 10 ms, lognormal delays,
+// jitter, loss): each threshold follows its crossing from heartbeat to
+// heartbeat (kappa.Tracker), and every field still equals a replay per
+// threshold, the integer K = 16 (a plateau) included.
+func TestKappaSweepDefaultRangeEqualsReplays(t *testing.T) {
+	n, points := 20000, 40
+	if testing.Short() {
+		n, points = 4000, 8
+	}
+	recs, err := trace.Generate(trace.GenConfig{
+		Interval: ms(10), Duration: time.Duration(n) * ms(10), Jitter: ms(0.5),
+		Delay: trace.Delay{Dist: trace.DelayLogNormal, Base: ms(1), Mean: ms(2), SD: ms(1)},
+		Loss:  trace.Loss{Model: trace.LossBernoulli, P: 0.01},
+	}, trace.NewRand(24))
+	require.NoError(t, err)
+	ks := mustRange(t, 0.5, 16, points, true)
+	cfg := kappa.Config{Estimator: chen.EstimatorConfig{Interval: ms(10), WindowSize: 1000}}
+	requireSameAsPerPoint(t, KappaFamily(cfg, ks), []Stream{{Name: "s", Heartbeats: heartbeats(recs)}}, Config{}, SharedState, "K = %g")
+}

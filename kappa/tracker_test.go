@@ -1,0 +1,74 @@
+package kappa_test
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/fdkit/fdkit/chen"
+	"github.com/fdkit/fdkit/detector"
+	"github.com/fdkit/fdkit/kappa"
+	"github.com/stretchr/testify/require"
+)
+
+// A Tracker gives FreshnessPointAt's freshness point in every state, on
+// streams with small and large σ/Δ (the staircase, the sum, the integral),
+// with sender pauses, restarts and duplicates, for the step contribution,
+// and at thresholds on κ's plateaus (the integers, where it falls back to
+// ElapsedFor).
+func TestTrackerEqualsFreshnessPointAt(t *testing.T) {
+	ks := []float64{0.5, 1, 1.2, 2, 2.5, 3, 4.9999, 7, 11.3, 16, 40}
+	for _, c := range []struct {
+		name string
+		sd   float64 // ns, lognormal scale of the delay
+		step bool
+	}{{"tiny-sd", 2e4, false}, {"small-sd", 1e6, false}, {"sd-near-delta", 8e6, false}, {"sd-above-4-delta", 6e7, false}, {"step", 1e6, true}} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := kappa.Config{Estimator: chen.EstimatorConfig{Interval: 10 * ms, WindowSize: 100}}
+			if c.step {
+				cfg.Contribution = kappa.ContributionStep
+			}
+			d, err := kappa.New(cfg)
+			require.NoError(t, err)
+			trs := make([]*kappa.Tracker, len(ks))
+			for i, k := range ks {
+				var ok bool
+				trs[i], ok = d.Track(k)
+				require.True(t, ok)
+			}
+			rng := rand.New(rand.NewPCG(7, uint64(len(c.name))))
+			seq, at := uint64(0), time.Duration(0)
+			for n := range 5000 {
+				seq++
+				at += 10 * ms
+				switch r := rng.IntN(1000); {
+				case r < 3:
+					at += time.Duration(rng.IntN(50)) * 10 * ms // a pause
+				case r < 4:
+					seq = 1 // a restart
+				}
+				a := at + time.Duration(math.Exp(rng.NormFloat64())*c.sd)
+				d.Observe(detector.Heartbeat{Seq: seq, HasSeq: true, Arrival: a})
+				if n%97 == 0 {
+					d.Observe(detector.Heartbeat{Seq: seq, HasSeq: true, Arrival: a + 1}) // a duplicate
+				}
+				for i, tr := range trs {
+					want, wok := d.FreshnessPointAt(ks[i])
+					got, gok := tr.FreshnessPoint()
+					require.Equal(t, wok, gok)
+					require.Equal(t, want, got, "heartbeat %d, K = %g", n, ks[i])
+				}
+			}
+		})
+	}
+	d, err := kappa.New(kappa.Config{})
+	require.NoError(t, err)
+	for _, k := range []float64{0, -1, math.Inf(1), math.NaN()} {
+		_, ok := d.Track(k)
+		require.False(t, ok, "K = %g", k)
+	}
+	tr, _ := d.Track(3)
+	_, ok := tr.FreshnessPoint()
+	require.False(t, ok, "before the first heartbeat")
+}
