@@ -85,7 +85,8 @@ type Config struct {
 // backwards jump of more than RestartJump resets, heartbeats without
 // sequence numbers are numbered by arrival.
 //
-// Observe costs one solve (a few evaluations of κ, each O(1 + σ/Δ) terms);
+// Observe costs one solve (a few evaluations of κ, each O(1 + σ/Δ) terms,
+// usually two: the search starts from the previous crossing, see Tracker);
 // Level one evaluation. A Detector is not safe for concurrent use.
 type Detector struct {
 	est        *chen.Estimator
@@ -101,7 +102,8 @@ type Detector struct {
 	s    float64       // σ_eff/Δ
 	k0   float64       // κ(T_last), shared by every ElapsedFor of this state
 	tau  time.Duration
-	gen  uint64 // counts the states (fresh heartbeats and restarts), for Tracker
+	gen  uint64   // counts the states (fresh heartbeats and restarts), for Tracker
+	own  crossing // τ's crossing, the start of the next state's search
 }
 
 var _ detector.Accrual = (*Detector)(nil)
@@ -156,8 +158,7 @@ func (d *Detector) Observe(hb detector.Heartbeat) {
 		d.last, d.ea = d.est.LastArrival(), d.est.Next()
 		d.s = max(d.est.StdDev(), d.minStd) / d.delta
 		d.k0 = d.kappa(d.last)
-		e, _ := d.ElapsedFor(d.threshold) // MaxInt64 when never reached
-		d.tau = detector.AddSat(d.last, e)
+		d.tau = d.freshnessFrom(&d.own, d.threshold) // MaxInt64 when never reached
 	}
 }
 

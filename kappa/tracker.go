@@ -32,9 +32,14 @@ type Tracker struct {
 	k   float64
 	gen uint64 // the Detector's state that tau belongs to, + 1 (0: none)
 	tau time.Duration
+	c   crossing
+}
 
-	hint  bool
-	uPrev float64 // the previous crossing, (t − EA_{ℓ+1})/Δ
+// crossing is the previous crossing of one threshold, the starting point of
+// the next solve.
+type crossing struct {
+	ok    bool
+	uPrev float64 // (t − EA_{ℓ+1})/Δ
 	sPrev float64 // σ_eff/Δ of that state
 }
 
@@ -63,51 +68,45 @@ func (t *Tracker) FreshnessPoint() (time.Duration, bool) {
 	}
 	t.gen = d.gen + 1
 	if t.k == d.threshold {
-		t.tau = d.tau
-		t.remember(d.tau)
-		return t.tau, true
-	}
-	e, ok := t.elapsed()
-	t.tau = detector.AddSat(d.last, e)
-	if ok {
-		t.remember(t.tau)
+		t.tau = d.tau // solved by Observe
+	} else {
+		t.tau = d.freshnessFrom(&t.c, t.k)
 	}
 	return t.tau, true
 }
 
-// remember keeps the crossing at tau as the next state's starting point.
-func (t *Tracker) remember(tau time.Duration) {
-	d := t.d
-	if tau == d.last || tau == math.MaxInt64 {
-		t.hint = false // reached at T_last, or never: no crossing to follow
-		return
+// freshnessFrom returns T_last + ElapsedFor(level) (saturating) of the
+// current state, starting from c, which it then moves to this state's
+// crossing.
+func (d *Detector) freshnessFrom(c *crossing, level float64) time.Duration {
+	e := d.elapsedFrom(c, level)
+	tau := detector.AddSat(d.last, e)
+	if e > 0 && tau != math.MaxInt64 {
+		c.uPrev, c.sPrev, c.ok = diff(tau, d.ea)/d.delta, d.s, true
 	}
-	t.uPrev, t.sPrev, t.hint = diff(tau, d.ea)/d.delta, d.s, true
+	return tau
 }
 
-// elapsed returns ElapsedFor(K) of the current state; ok is false when it
-// is not a crossing after T_last.
-func (t *Tracker) elapsed() (time.Duration, bool) {
-	d, level := t.d, t.k
+// elapsedFrom returns ElapsedFor(level) of the current state, searching
+// from the crossing c when there is one.
+func (d *Detector) elapsedFrom(c *crossing, level float64) time.Duration {
 	if d.k0 >= level {
-		return 0, false
+		return 0
 	}
-	if !t.hint {
-		e, ok := d.ElapsedFor(level)
-		return e, ok && e > 0
+	if c.ok {
+		emax := time.Duration(math.MaxInt64)
+		if d.last > 0 {
+			emax -= d.last
+		}
+		i := math.Round(c.uPrev)
+		u := i + (c.uPrev-i)*(d.s/c.sPrev)
+		e0 := min(max(detector.RoundNanos(diff(d.ea, d.last)+u*d.delta), 1), emax)
+		if e, ok := d.crossingNear(level, e0, emax); ok {
+			return e
+		}
 	}
-	emax := time.Duration(math.MaxInt64)
-	if d.last > 0 {
-		emax -= d.last
-	}
-	i := math.Round(t.uPrev)
-	u := i + (t.uPrev-i)*(d.s/t.sPrev)
-	e0 := min(max(detector.RoundNanos(diff(d.ea, d.last)+u*d.delta), 1), emax)
-	if e, ok := d.crossingNear(level, e0, emax); ok {
-		return e, true
-	}
-	e, ok := d.ElapsedFor(level)
-	return e, ok && e > 0
+	e, _ := d.ElapsedFor(level)
+	return e
 }
 
 // crossingNear searches the nanosecond grid from e0 in [1, emax] for the

@@ -12,7 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// A Tracker gives FreshnessPointAt's freshness point in every state, on
+// A Tracker gives FreshnessPointAt's freshness point, and Observe
+// T_last + ElapsedFor(K), in every state, on
 // streams with small and large σ/Δ (the staircase, the sum, the integral),
 // with sender pauses, restarts and duplicates, for the step contribution,
 // and at thresholds on κ's plateaus (the integers, where it falls back to
@@ -53,6 +54,9 @@ func TestTrackerEqualsFreshnessPointAt(t *testing.T) {
 				if n%97 == 0 {
 					d.Observe(detector.Heartbeat{Seq: seq, HasSeq: true, Arrival: a + 1}) // a duplicate
 				}
+				tau, _ := d.FreshnessPoint()
+				e, _ := d.ElapsedFor(d.Threshold())
+				require.Equal(t, detector.AddSat(d.Estimator().LastArrival(), e), tau, "heartbeat %d: Observe's τ is ElapsedFor's", n)
 				for i, tr := range trs {
 					want, wok := d.FreshnessPointAt(ks[i])
 					got, gok := tr.FreshnessPoint()
