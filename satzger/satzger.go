@@ -167,15 +167,40 @@ func (d *Detector) Observe(hb detector.Heartbeat) {
 	d.update()
 }
 
-// add puts an interval in the window and in the sorted copy.
+// add puts an interval in the window and in the sorted copy. An interval
+// that evicts another replaces it in place: only the samples between the
+// two positions move, one step.
 func (d *Detector) add(iv time.Duration) {
 	old, evicted := d.window.Add(iv)
-	if evicted {
-		i, _ := slices.BinarySearch(d.sorted, old)
-		d.sorted = slices.Delete(d.sorted, i, i+1)
+	s := d.sorted
+	j := lowerBound(s, iv)
+	if !evicted {
+		d.sorted = slices.Insert(s, j, iv)
+		return
 	}
-	i, _ := slices.BinarySearch(d.sorted, iv)
-	d.sorted = slices.Insert(d.sorted, i, iv)
+	i := lowerBound(s, old) // s[i] == old
+	if j <= i {
+		copy(s[j+1:i+1], s[j:i])
+		s[j] = iv
+	} else {
+		copy(s[i:j-1], s[i+1:j])
+		s[j-1] = iv
+	}
+}
+
+// lowerBound returns the first index of s, sorted, whose value is at least v
+// (len(s) if none).
+func lowerBound(s []time.Duration, v time.Duration) int {
+	lo, hi := 0, len(s)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if s[m] < v {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo
 }
 
 func (d *Detector) update() {
