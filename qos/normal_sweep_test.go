@@ -25,17 +25,7 @@ func normalSweepThresholds(t *testing.T) []float64 {
 // number of groups the pass ended with.
 func checkNormalGroups(t *testing.T, ncfg phi.NormalConfig, hbs []detector.Heartbeat, cfg Config) int {
 	t.Helper()
-	f := PhiNormalFamily(ncfg, normalSweepThresholds(t))
-	slow := requireSameAsPerPoint(t, f, []Stream{{Name: "s", Heartbeats: hbs}}, cfg, OnePassGroups, "Φ = %g")
-	p, pointOf, err := newGroupPass(normalModel(ncfg), f.Values, cfg)
-	require.NoError(t, err)
-	p.sampleSize = 16
-	res, err := p.run(hbs)
-	require.NoError(t, err)
-	for i := range f.Values {
-		require.Equal(t, slow.Points[i].Result, res[pointOf[i]], "Φ = %g, small windows", f.Values[i])
-	}
-	return len(p.grps)
+	return checkGroups(t, PhiNormalFamily(ncfg, normalSweepThresholds(t)), normalModel(ncfg), hbs, cfg)
 }
 
 // normalTestConfigs: the package defaults with a short window, a fixed σ
