@@ -273,6 +273,10 @@ type Packet struct {
 	// AckPayload is the application's payload on an ack (MsgAck;
 	// Config.AckPayload), 1 to MaxAckPayloadLen bytes, wire format 2.
 	AckPayload []byte
+	// Part places User in a larger application message carried by
+	// several MsgUser packets on one stream (swim/agent's SendReliable);
+	// zero for a message whole in one packet. Wire format 2.
+	Part Part
 	// Digest summarizes the sender's view, on the MsgJoin that starts an
 	// anti-entropy exchange (zero otherwise and in wire format 1).
 	Digest ViewDigest
@@ -281,6 +285,20 @@ type Packet struct {
 // MaxBroadcastLen bounds the data of one application broadcast, in bytes;
 // with the packet's header it must also fit one datagram.
 const MaxBroadcastLen = 1024
+
+// Part is where a MsgUser packet's User bytes lie in a message of Total
+// bytes: from Offset, 0 ≤ Offset < Total. The zero Part is none.
+type Part struct {
+	Offset, Total uint32
+}
+
+// IsZero reports whether p is the zero Part (a message whole in one
+// packet).
+func (p Part) IsZero() bool { return p.Total == 0 }
+
+// partSize bounds a Part's encoding (Packet.Size): a 1-byte tag, a 1-byte
+// length and two uvarints of up to 5 bytes.
+const partSize = 1 + 1 + 5 + 5
 
 // MaxAckPayloadLen bounds Packet.AckPayload, in bytes (Config.AckPayload):
 // room for a network coordinate and more, while an ack stays one datagram.
@@ -326,6 +344,9 @@ func (p *Packet) Size() int {
 	}
 	if len(p.AckPayload) > 0 {
 		n += 1 + 3 + len(p.AckPayload)
+	}
+	if !p.Part.IsZero() {
+		n += partSize
 	}
 	if !p.Digest.IsZero() {
 		n += digestSize

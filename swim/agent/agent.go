@@ -112,7 +112,7 @@ type Agent struct {
 	streamsIn, streamsOut, streamDialErr, streamAuth          atomic.Uint64
 	streamReplayed, streamGarbage, streamOversize             atomic.Uint64
 	streamTimeouts, streamSyncs, streamFallbacks              atomic.Uint64
-	streamSkipped, labelMismatch                              atomic.Uint64
+	streamSkipped, labelMismatch, reliableSent, reliableRecv  atomic.Uint64
 	conflict                                                  atomic.Pointer[swim.Node] // another node claiming this member's ID
 
 	// joinWaiters are closed, on the agent's goroutine, as soon as this
@@ -187,6 +187,9 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 			codec.MaxPacketSize(), minPayload, minPayload+codec.MaxPacketSize()-codec.MaxPayload())
 	}
 	if err := streamDefaults(&cfg); err != nil {
+		return nil, err
+	}
+	if err := reliableDefaults(&cfg); err != nil {
 		return nil, err
 	}
 	// The stream listener's handler finds the agent here once it exists;

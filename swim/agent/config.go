@@ -109,6 +109,11 @@ type Config struct {
 	// (Stats.StreamOversize). Every frame is at most MaxPacketSize bytes.
 	MaxStreamBytes   int
 	MaxStreamMembers int
+	// MaxReliableSize bounds a reliable message (SendReliable) sent or
+	// received, in bytes (default 1 MiB, DefaultMaxReliableSize, or half
+	// of MaxStreamBytes when that is smaller). A receiver cuts a stream
+	// whose message claims more (Stats.StreamOversize).
+	MaxReliableSize int
 	// StreamWrap, when set, wraps every stream connection, accepted
 	// (inbound true) or dialled, before a frame crosses it: TLS, byte
 	// accounting, or an impairment in a benchmark (transport.StreamConfig.Wrap).

@@ -162,11 +162,12 @@ func (a *Agent) receive(p transport.Packet) {
 		a.log.Debug("join refused: it did not come from the address it claims", "from", p.From, "claimed", pkt.From.Addr)
 		return
 	}
-	if pkt.From.Addr == "" && p.From.IsValid() && a.m.State(pkt.From.ID) == 0 {
+	if pkt.From.Addr == "" && (pkt.Kind == swim.MsgAck || pkt.Kind == swim.MsgNack) && p.From.IsValid() && a.m.State(pkt.From.ID) == 0 {
 		// Wire format 2 leaves the sender's address out of acks and
 		// nacks; the state machine uses the one it holds, and needs the
 		// datagram's source only for a sender it does not know (whom it
-		// asks for its view).
+		// asks for its view). Only those: a message of SendToAddress
+		// leaves the address out so that no view is asked of its sender.
 		pkt.From.Addr = netip.AddrPortFrom(p.From.Addr().Unmap(), p.From.Port()).String()
 	}
 	if err := a.m.Step(a.now(), pkt); err != nil {

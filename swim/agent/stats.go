@@ -20,6 +20,9 @@ type Stats struct {
 	// cluster label other than this member's (Config.Label): packets of
 	// another group. They are not counted in AuthFailures.
 	LabelMismatches uint64
+	// ReliableSent counts reliable messages acknowledged by their
+	// receiver (SendReliable), ReliableReceived those received whole.
+	ReliableSent, ReliableReceived uint64
 	// PlainAccepted counts plain packets accepted while encryption is
 	// being turned on (Config.AcceptPlain); once it stops growing on every
 	// member, none sends plain any more.
@@ -113,6 +116,7 @@ func (a *Agent) Stats() Stats {
 	cs := a.codec.Stats()
 	st.UnknownFields, st.Format1Received, st.PlainAccepted = cs.UnknownFields, cs.Formats[1], cs.PlainAccepted
 	st.LabelMismatches = a.labelMismatch.Load()
+	st.ReliableSent, st.ReliableReceived = a.reliableSent.Load(), a.reliableRecv.Load()
 	a.protoMu.Lock()
 	st.Protocol = a.proto
 	a.protoMu.Unlock()

@@ -10,7 +10,6 @@ import (
 
 	"github.com/fdkit/fdkit/swim"
 	"github.com/fdkit/fdkit/swim/transport"
-	"github.com/fdkit/fdkit/swim/wire"
 )
 
 // The stream path (TCP) of an agent (docs/algorithms.md, “SWIM: stream
@@ -23,7 +22,7 @@ import (
 // state machine, answered on the same stream with an ack that carries this
 // member's Alive: swim.Member.AnswerStreamPing), or a view: syncs, maybe ended by one join
 // (push-pull's pull), handed to the state machine as if they had come as
-// datagrams. Anything else ends it.
+// datagrams, or a reliable message (reliable.go). Anything else ends it.
 
 // streamOutMax bounds the streams this agent dials at once (pings and
 // views); beyond it a ping counts as failed and a view goes as datagrams.
@@ -52,6 +51,8 @@ type streamIn struct {
 	// reply, for a stream ping, receives the ack to write back (nil: no
 	// answer).
 	reply chan *swim.Packet
+	// msg is a reliable message received whole (reliable.go).
+	msg *swim.Message
 }
 
 // listenBoth opens the UDP socket and the stream listener on the same
@@ -104,21 +105,7 @@ func (a *Agent) serveStream(c *transport.Conn) {
 		}
 		pkt, err := a.codec.Decode(b)
 		if err != nil {
-			var de *wire.DecodeError
-			switch {
-			case errors.Is(err, wire.ErrReplay):
-				a.streamReplayed.Add(1)
-			case errors.Is(err, wire.ErrUnknownKind):
-				a.unknownKind.Add(1) // a later version's message, as on UDP: not an error
-			case errors.Is(err, wire.ErrLabel):
-				a.labelMismatch.Add(1)
-			case errors.As(err, &de):
-				a.streamGarbage.Add(1)
-			default:
-				a.streamAuth.Add(1)
-				a.handIn(streamIn{from: c.RemoteAddr(), authErr: err})
-			}
-			a.log.Debug("refused stream frame", "from", c.RemoteAddr(), "err", err)
+			a.refusedFrame(c, err)
 			return
 		}
 		switch pkt.Kind {
@@ -163,6 +150,12 @@ func (a *Agent) serveStream(c *transport.Conn) {
 			if !a.handIn(streamIn{pkt: pkt, from: c.RemoteAddr()}) || pkt.Kind == swim.MsgJoin {
 				return // a join (push-pull's pull) ends a view stream
 			}
+		case swim.MsgUser:
+			if updates == 0 && !pkt.Part.IsZero() {
+				a.serveReliable(c, pkt) // SendReliable: reliable.go
+				return
+			}
+			fallthrough
 		default:
 			a.streamGarbage.Add(1)
 			a.log.Debug("unexpected packet kind on a stream", "from", c.RemoteAddr(), "kind", pkt.Kind)
@@ -202,6 +195,11 @@ func (a *Agent) handIn(in streamIn) bool {
 func (a *Agent) receiveStream(in streamIn) {
 	if in.authErr != nil {
 		a.warnAuth(in.from, fmt.Errorf("stream: %w", in.authErr))
+		return
+	}
+	if in.msg != nil {
+		a.reliableRecv.Add(1)
+		a.deliver([]swim.Message{*in.msg}, nil)
 		return
 	}
 	if in.reply != nil {

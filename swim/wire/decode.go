@@ -499,6 +499,20 @@ func packetEntry(p *swim.Packet, tag uint64, e *reader) error {
 		}
 		p.AckPayload = append([]byte(nil), e.b[e.off:]...)
 		e.off = len(e.b)
+	case tagPart:
+		total, err := e.uvarint("part total", 1<<32-1)
+		if err != nil {
+			return err
+		}
+		if total == 0 {
+			e.off--
+			return e.fail("part total", ErrMalformed, "0, want 1 to %d (no part is no entry)", uint64(1<<32-1))
+		}
+		off, err := e.uvarint("part offset", total-1)
+		if err != nil {
+			return err
+		}
+		p.Part = swim.Part{Offset: uint32(off), Total: uint32(total)}
 	default:
 		return errUnknownTag
 	}

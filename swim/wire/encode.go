@@ -89,6 +89,8 @@ const DefaultMaxPacketSize = 1400
 //	                      8-byte hash, big-endian
 //	packet  4 ack payload: the application's payload on an ack (swim.Packet.AckPayload,
 //	                      1 to swim.MaxAckPayloadLen bytes)
+//	packet  5 part:       where a MsgUser's bytes lie in a larger message (swim.Part): uvarint
+//	                      total (≥ 1), uvarint offset (< total)
 //	update  1 versions:   2 bytes, min then max (1 ≤ min ≤ max)
 //	update  2 meta:       the member's metadata (1 to swim.MaxMetaLen bytes)
 //
@@ -106,6 +108,7 @@ const (
 	tagState      = 2
 	tagDigest     = 3
 	tagAckPayload = 4
+	tagPart       = 5
 	tagVersions   = 1
 	tagMeta       = 2
 )
@@ -300,6 +303,14 @@ func appendPacketExt(b []byte, p *swim.Packet, extra uint16) ([]byte, error) {
 	if len(p.AckPayload) > 0 {
 		l += entryLen(tagAckPayload, len(p.AckPayload))
 	}
+	pl := 0
+	if !p.Part.IsZero() {
+		if p.Part.Offset >= p.Part.Total {
+			return nil, fmt.Errorf("wire: encode: part at offset %d of a %d-byte message, want an offset below the total", p.Part.Offset, p.Part.Total)
+		}
+		pl = uvarintLen(uint64(p.Part.Total)) + uvarintLen(uint64(p.Part.Offset))
+		l += entryLen(tagPart, pl)
+	}
 	if extra != 0 {
 		l += entryLen(int(extra), len(extraEntry))
 	}
@@ -328,6 +339,11 @@ func appendPacketExt(b []byte, p *swim.Packet, extra uint16) ([]byte, error) {
 	if len(p.AckPayload) > 0 {
 		b = appendEntryHead(b, tagAckPayload, len(p.AckPayload))
 		b = append(b, p.AckPayload...)
+	}
+	if pl > 0 {
+		b = appendEntryHead(b, tagPart, pl)
+		b = binary.AppendUvarint(b, uint64(p.Part.Total))
+		b = binary.AppendUvarint(b, uint64(p.Part.Offset))
 	}
 	return appendExtra(b, extra), nil
 }

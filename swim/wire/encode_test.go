@@ -61,6 +61,9 @@ func samplePackets() []*swim.Packet {
 		// An ack's application payload (Config.AckPayload).
 		{Kind: swim.MsgAck, From: node("m2"), To: node("m1"), Ack: swim.Ack{Seq: 5}, AckPayload: []byte("coordinate")},
 		{Kind: swim.MsgAck, From: node("m2"), To: node("m1"), Ack: swim.Ack{Seq: 6}, AckPayload: bytes.Repeat([]byte{0}, swim.MaxAckPayloadLen), Updates: ups[:1]},
+		// Parts of a message sent over a stream (SendReliable).
+		{Kind: swim.MsgUser, From: node("m1"), To: node("m2"), User: []byte("part"), Part: swim.Part{Offset: 0, Total: 1<<32 - 1}},
+		{Kind: swim.MsgUser, From: node("m1"), To: node("m2"), User: []byte("end"), Part: swim.Part{Offset: 7, Total: 10}},
 		// An anti-entropy exchange's digest.
 		{Kind: swim.MsgJoin, From: node("m1"), To: node("m2"), Digest: swim.ViewDigest{Members: 1, Hash: 0}, Updates: ups[:1]},
 		{Kind: swim.MsgJoin, From: node("m1"), To: node("m2"), State: []byte("s"), Broadcasts: []swim.Broadcast{{Origin: "o", Data: []byte("b")}},

@@ -1,0 +1,266 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+
+	"github.com/fdkit/fdkit/swim"
+	"github.com/fdkit/fdkit/swim/transport"
+	"github.com/fdkit/fdkit/swim/wire"
+)
+
+// Application messages outside the protocol's packets: SendReliable, a
+// message of any size up to Config.MaxReliableSize over a stream, and
+// SendToAddress, a datagram to any address (memberlist's SendReliable
+// and SendToAddress). A reliable message is a run of MsgUser frames on
+// one stream, each with its place in the message (swim.Part), answered by
+// one MsgAck frame once the receiver has it whole.
+
+// DefaultMaxReliableSize is Config.MaxReliableSize's default: 1 MiB.
+const DefaultMaxReliableSize = 1 << 20
+
+// ErrNoStream is returned by SendReliable on an agent without the stream
+// path (Config.DisableStream).
+var ErrNoStream = errors.New("agent: the stream path is off (DisableStream): no reliable messages")
+
+// SendReliable sends data (1 byte to Config.MaxReliableSize) to the member
+// id over a stream (TCP), in frames of at most MaxPacketSize, and returns
+// once the receiver has it whole and has acknowledged it, or with the
+// error that stopped it (memberlist's SendReliable, which returns once the
+// bytes are written). The receiver delivers it on its Receive channels as
+// one swim.Message. The stream's life is bounded by ctx and by
+// Config.StreamTimeout. Errors: swim.ErrMessageSize, swim.ErrUnknownMember
+// (id not alive or suspect here), ErrNoStream, ErrNeedsFormat2, ErrStopped,
+// the dial's or the stream's, or the context's.
+func (a *Agent) SendReliable(ctx context.Context, id swim.ID, data []byte) error {
+	var to swim.Node
+	if err := a.do(ctx, func() {
+		if p, ok := a.m.Member(id, a.now()); ok && id != a.self.ID && (p.State == swim.StateAlive || p.State == swim.StateSuspect) {
+			to = p.Node
+		}
+	}); err != nil {
+		return err
+	}
+	if to.ID == "" {
+		return fmt.Errorf("agent: %w: %q", swim.ErrUnknownMember, id)
+	}
+	ap, err := netip.ParseAddrPort(to.Addr)
+	if err != nil {
+		return fmt.Errorf("agent: member %q at %q: %w", id, to.Addr, err)
+	}
+	return a.sendReliable(ctx, ap, to, data)
+}
+
+// SendReliableToAddress is SendReliable to the agent listening at addr
+// (ip:port), member of this group or not: the receiver delivers the
+// message whoever sends it, if it opens its frames (same key and label).
+func (a *Agent) SendReliableToAddress(ctx context.Context, addr string, data []byte) error {
+	ap, err := netip.ParseAddrPort(addr)
+	if err != nil {
+		return fmt.Errorf("agent: address %q: want ip:port: %w", addr, err)
+	}
+	return a.sendReliable(ctx, ap, swim.Node{Addr: ap.String()}, data)
+}
+
+func (a *Agent) sendReliable(ctx context.Context, to netip.AddrPort, node swim.Node, data []byte) error {
+	switch {
+	case a.sl == nil:
+		return ErrNoStream
+	case a.codec.Version() < 2:
+		return ErrNeedsFormat2
+	case len(data) == 0 || len(data) > a.cfg.MaxReliableSize:
+		return fmt.Errorf("agent: %w: reliable message of %d bytes, want 1 to MaxReliableSize %d", swim.ErrMessageSize, len(data), a.cfg.MaxReliableSize)
+	}
+	select {
+	case <-a.stopped:
+		return ErrStopped
+	default:
+	}
+	if !a.takeOutSlotWait(ctx) {
+		return fmt.Errorf("agent: reliable message to %s: waiting for a dialling slot: %w", to, ctx.Err())
+	}
+	defer a.releaseOutSlot()
+	ctx, cancel := context.WithTimeout(ctx, a.cfg.StreamTimeout)
+	defer cancel()
+	c, done, err := a.dial(ctx, to)
+	if err != nil {
+		return fmt.Errorf("agent: reliable message to %s: %w", to, err)
+	}
+	defer done()
+	stop := context.AfterFunc(ctx, func() { _ = c.Close() })
+	defer stop()
+	pk := swim.Packet{Kind: swim.MsgUser, From: a.self, To: node, Part: swim.Part{Total: uint32(len(data))}}
+	room := a.codec.MaxPayload() - pk.Size()
+	if frames := (len(data) + room - 1) / max(room, 1); room <= 0 || frames*(a.codec.MaxPacketSize()+4) > a.cfg.MaxStreamBytes {
+		return fmt.Errorf("agent: %w: reliable message of %d bytes needs more than MaxStreamBytes %d in frames of MaxPacketSize %d",
+			swim.ErrMessageSize, len(data), a.cfg.MaxStreamBytes, a.codec.MaxPacketSize())
+	}
+	for off := 0; off < len(data); off += room {
+		pk.User = data[off:min(off+room, len(data))]
+		pk.Part.Offset = uint32(off)
+		b, _, err := a.codec.Encode(&pk)
+		if err != nil {
+			a.encodeErr.Add(1)
+			return fmt.Errorf("agent: reliable message: %w", err)
+		}
+		if err := c.WriteFrame(b); err != nil {
+			return reliableErr(ctx, to, err)
+		}
+		a.sent.Add(1)
+		a.sentBytes.Add(uint64(len(b)))
+	}
+	b, err := c.ReadFrame()
+	if err != nil {
+		return reliableErr(ctx, to, fmt.Errorf("no acknowledgement: %w", err))
+	}
+	ack, err := a.codec.Decode(b)
+	if err != nil {
+		return fmt.Errorf("agent: reliable message to %s: acknowledgement: %w", to, err)
+	}
+	if ack.Kind != swim.MsgAck || (node.ID != "" && ack.From.ID != node.ID) {
+		return fmt.Errorf("agent: reliable message to %s: answered by a %v from %q, want an ack from %q", to, ack.Kind, ack.From.ID, node.ID)
+	}
+	a.reliableSent.Add(1)
+	return nil
+}
+
+// reliableErr names the context's error when it ended the stream.
+func reliableErr(ctx context.Context, to netip.AddrPort, err error) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("agent: reliable message to %s: %w (%v)", to, ctx.Err(), err)
+	}
+	return fmt.Errorf("agent: reliable message to %s: %w", to, err)
+}
+
+// serveReliable reads the rest of a reliable message whose first frame is
+// first, hands it to the agent's goroutine and acknowledges it. The
+// message is refused (the stream cut, nothing delivered) when it claims
+// more than MaxReliableSize bytes or a frame is out of place: another
+// sender, another total, a gap or an overlap. Memory grows with the bytes
+// received, not the total claimed. Listener goroutine.
+func (a *Agent) serveReliable(c *transport.Conn, first *swim.Packet) {
+	total := int(first.Part.Total)
+	if total > a.cfg.MaxReliableSize {
+		a.streamOversize.Add(1)
+		a.log.Debug("reliable message over MaxReliableSize", "from", c.RemoteAddr(), "bytes", total, "limit", a.cfg.MaxReliableSize)
+		return
+	}
+	buf := make([]byte, 0, min(total, 64<<10))
+	for pkt := first; ; {
+		if pkt.Kind != swim.MsgUser || pkt.From.ID != first.From.ID || int(pkt.Part.Total) != total ||
+			int(pkt.Part.Offset) != len(buf) || len(pkt.User) > total-len(buf) {
+			a.streamGarbage.Add(1)
+			a.log.Debug("reliable message frame out of place", "from", c.RemoteAddr(), "kind", pkt.Kind,
+				"offset", pkt.Part.Offset, "want", len(buf), "total", pkt.Part.Total)
+			return
+		}
+		buf = append(buf, pkt.User...)
+		if len(buf) == total {
+			break
+		}
+		b, err := c.ReadFrame()
+		if err != nil {
+			a.streamReadError(c, err)
+			return
+		}
+		if pkt, err = a.codec.Decode(b); err != nil {
+			a.refusedFrame(c, err)
+			return
+		}
+	}
+	if !a.handIn(streamIn{msg: &swim.Message{From: first.From.ID, Data: buf}, from: c.RemoteAddr()}) {
+		return
+	}
+	ack, _, err := a.codec.Encode(&swim.Packet{Kind: swim.MsgAck, From: a.self, To: first.From})
+	if err != nil {
+		a.encodeErr.Add(1)
+		return
+	}
+	_ = c.WriteFrame(ack)
+}
+
+// takeOutSlotWait takes a dialling slot (streamOutMax), waiting for one
+// until ctx is done.
+func (a *Agent) takeOutSlotWait(ctx context.Context) bool {
+	select {
+	case a.outSlots <- struct{}{}:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// refusedFrame counts an inbound stream frame the codec refused.
+// Listener goroutine.
+func (a *Agent) refusedFrame(c *transport.Conn, err error) {
+	var de *wire.DecodeError
+	switch {
+	case errors.Is(err, wire.ErrReplay):
+		a.streamReplayed.Add(1)
+	case errors.Is(err, wire.ErrUnknownKind):
+		a.unknownKind.Add(1) // a later version's message, as on UDP: not an error
+	case errors.Is(err, wire.ErrLabel):
+		a.labelMismatch.Add(1)
+	case errors.As(err, &de):
+		a.streamGarbage.Add(1)
+	default:
+		a.streamAuth.Add(1)
+		a.handIn(streamIn{from: c.RemoteAddr(), authErr: err})
+	}
+	a.log.Debug("refused stream frame", "from", c.RemoteAddr(), "err", err)
+}
+
+// SendToAddress sends data in one datagram to the agent at addr (ip:port),
+// member of this group or not, best effort (memberlist's SendToAddress):
+// the receiver delivers it on its Receive channels if it opens the packet
+// (same key and label). The packet does not carry this member's address,
+// so a receiver that does not know it does not ask it for its view: no
+// membership is exchanged. data must fit one packet (about MaxPacketSize
+// minus 60 bytes). Errors: swim.ErrMessageSize, ErrNeedsFormat2,
+// ErrStopped, the send's, or the context's.
+func (a *Agent) SendToAddress(ctx context.Context, addr string, data []byte) error {
+	ap, err := netip.ParseAddrPort(addr)
+	if err != nil {
+		return fmt.Errorf("agent: address %q: want ip:port: %w", addr, err)
+	}
+	if a.codec.Version() < 2 {
+		return ErrNeedsFormat2
+	}
+	pk := swim.Packet{Kind: swim.MsgUser, From: swim.Node{ID: a.self.ID}, To: swim.Node{Addr: ap.String()}, User: data}
+	if n := pk.Size(); len(data) == 0 || n > a.codec.MaxPayload() {
+		return fmt.Errorf("agent: %w: message of %d bytes needs %d in a packet, want 1 byte and at most %d",
+			swim.ErrMessageSize, len(data), n, a.codec.MaxPayload())
+	}
+	var serr error
+	if err := a.do(ctx, func() {
+		b, _, err := a.codec.Encode(&pk)
+		if err != nil {
+			a.encodeErr.Add(1)
+			serr = fmt.Errorf("agent: %w", err)
+			return
+		}
+		if err := a.tr.Send(ap, b); err != nil {
+			a.sendErr.Add(1)
+			serr = fmt.Errorf("agent: send to %s: %w", ap, err)
+			return
+		}
+		a.sent.Add(1)
+		a.sentBytes.Add(uint64(len(b)))
+	}); err != nil {
+		return err
+	}
+	return serr
+}
+
+// reliableDefaults fills and checks Config.MaxReliableSize.
+func reliableDefaults(cfg *Config) error {
+	if cfg.MaxReliableSize == 0 {
+		cfg.MaxReliableSize = min(DefaultMaxReliableSize, cfg.MaxStreamBytes/2)
+	}
+	if cfg.MaxReliableSize < 0 {
+		return fmt.Errorf("agent: MaxReliableSize %d is negative", cfg.MaxReliableSize)
+	}
+	return nil
+}
