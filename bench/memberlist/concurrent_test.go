@@ -28,7 +28,7 @@ func childOutput(t *testing.T, script string) (*childProc, error) {
 // that could not start its members (exit 3: the run is started again) from
 // one that failed, printed something else, or exited without a result.
 func TestChildProtocol(t *testing.T) {
-	k, err := childOutput(t, `echo ready; echo 'result {"Lib":"fdkit","Scenario":"kill","FP":2,"CPU":0.5}'`)
+	k, err := childOutput(t, `echo ready; echo 'result {"Lib":"fdkit","Scenario":"kill-silent","FP":2,"CPU":0.5}'`)
 	if err != nil {
 		t.Fatalf("good child: %v", err)
 	}
@@ -37,7 +37,7 @@ func TestChildProtocol(t *testing.T) {
 	default:
 		t.Error("good child: ready not seen")
 	}
-	if r := <-k.res; r.Lib != "fdkit" || r.Scenario != "kill" || r.FP != 2 || r.CPU != 0.5 {
+	if r := <-k.res; r.Lib != "fdkit" || r.Scenario != "kill-silent" || r.FP != 2 || r.CPU != 0.5 {
 		t.Errorf("good child: result %+v", r)
 	}
 
@@ -81,6 +81,41 @@ func TestChildArgs(t *testing.T) {
 		t.Errorf("-child %q in %q, want fdkit/kill/4", *child, args)
 	}
 }
+
+// A dial to a silently killed member's stream address is not refused (its
+// host accepts it), and the inbound stream it makes is held open until
+// the member is stopped.
+func TestKillSilentHoldsStreams(t *testing.T) {
+	imp := NewImpair(1)
+	registerStream("127.0.0.1:9", imp)
+	t.Cleanup(func() { unregisterStream("127.0.0.1:9") })
+	imp.KillSilent()
+	if !imp.Killed() {
+		t.Error("not killed")
+	}
+	if err := dialRefused("127.0.0.1:9"); err != nil {
+		t.Errorf("silently killed member: %v, want the dial to connect", err)
+	}
+	c := &closeCount{}
+	imp.hold(c)
+	if c.n != 0 {
+		t.Error("a held stream was closed before the member stopped")
+	}
+	imp.Close()
+	imp.Close()
+	if c.n != 1 {
+		t.Errorf("held stream closed %d times by Close, want 1", c.n)
+	}
+	late := &closeCount{}
+	imp.hold(late)
+	if late.n != 1 {
+		t.Error("a stream held after Close was not closed")
+	}
+}
+
+type closeCount struct{ n int }
+
+func (c *closeCount) Close() error { c.n++; return nil }
 
 // A dial to a killed member's stream address is refused, as a dial to a
 // dead process is; to a live or unknown one it is not.

@@ -45,95 +45,89 @@ func (n *fdNode) Alive() int {
 func (n *fdNode) Stop() {
 	unregisterStream(n.addr)
 	n.imp.Kill()
+	n.imp.Close()
 	n.cancel()
 	<-n.a.Done()
 }
 
-func (c fdCluster) Start(n int, rec *Recorder, seed uint64) ([]Node, error) {
-	var nodes []Node
-	var addrs []string
-	for i := 0; i < n; i++ {
-		name := fmt.Sprintf("m%02d", i)
-		imp := NewImpair(seed + uint64(i))
-		var u *transport.UDP
-		var a *agent.Agent
-		ctx, cancel := context.WithCancel(context.Background())
-		// The agent's stream listener takes the UDP port's number on TCP;
-		// when another process holds it, try another port.
-		for try := 0; ; try++ {
-			var err error
-			if u, err = transport.Listen(transport.Config{}); err != nil {
-				cancel()
-				return nodes, err
-			}
-			cfg := agent.Config{
-				ID:           swim.ID(name),
-				Transport:    newFDTransport(u, imp),
-				Protocol:     c.p.swimConfig(c.mode),
-				Seed:         seed*1000 + uint64(i) + 1,
-				LeaveTimeout: new(100 * time.Millisecond),
-				// The stream path (TCP pings, views over TCP) goes through
-				// the Impair as memberlist's streams do (mlTransport):
-				// held while paused, refused once killed, counted.
-				StreamWrap: func(conn net.Conn, inbound bool) (net.Conn, error) {
-					imp.wait()
-					if imp.Killed() {
-						return nil, errors.New("killed")
-					}
-					if !inbound {
-						if err := dialRefused(conn.RemoteAddr().String()); err != nil {
-							return nil, err
-						}
-						imp.sent(0)
-					}
-					return &countConn{Conn: conn, imp: imp}, nil
-				},
-			}
-			if c.p.Key != nil {
-				cfg.Keys = [][]byte{c.p.Key}
-			} else {
-				cfg.Plain = true
-			}
-			a, err = agent.Start(ctx, cfg)
-			if err == nil {
-				break
-			}
-			if try < 5 && strings.Contains(err.Error(), "stream listener") {
-				continue
-			}
+// StartOne starts member i, joined through seeds (none for the first).
+func (c fdCluster) StartOne(i int, seeds []string, rec *Recorder, seed uint64) (Node, string, error) {
+	name := fmt.Sprintf("m%02d", i)
+	imp := NewImpair(seed + uint64(i))
+	var u *transport.UDP
+	var a *agent.Agent
+	ctx, cancel := context.WithCancel(context.Background())
+	// The agent's stream listener takes the UDP port's number on TCP;
+	// when another process holds it, try another port.
+	for try := 0; ; try++ {
+		var err error
+		if u, err = transport.Listen(transport.Config{}); err != nil {
 			cancel()
-			return nodes, err
+			return nil, "", err
 		}
-		ev, _ := a.Subscribe(4096)
-		go func() {
-			for e := range ev {
-				if e.Kind == swim.EventDead {
-					rec.Dead(name, string(e.Node.ID))
+		cfg := agent.Config{
+			ID:           swim.ID(name),
+			Transport:    newFDTransport(u, imp),
+			Protocol:     c.p.swimConfig(c.mode),
+			Seed:         seed*1000 + uint64(i) + 1,
+			LeaveTimeout: new(100 * time.Millisecond),
+			// The stream path (TCP pings, views over TCP) goes through
+			// the Impair as memberlist's streams do (mlTransport):
+			// held while paused, refused once killed (held unanswered
+			// once silently killed), counted.
+			StreamWrap: func(conn net.Conn, inbound bool) (net.Conn, error) {
+				imp.wait()
+				if imp.Killed() {
+					if inbound && imp.silent.Load() {
+						imp.hold(conn) // accepted, never answered
+						<-imp.closed
+					}
+					return nil, errors.New("killed")
 				}
-			}
-		}()
-		// Join through every earlier member, or member 0 only with
-		// -single-seed (before the swim core had anti-entropy, members
-		// joining through one seed at nearly the same time could miss each
-		// other for good).
-		if i > 0 {
-			seeds := addrs
-			if c.p.SingleSeed {
-				seeds = addrs[:1]
-			}
-			jctx, jcancel := context.WithTimeout(ctx, 10*time.Second)
-			err := a.Join(jctx, seeds...)
-			jcancel()
-			if err != nil {
-				cancel()
-				return nodes, fmt.Errorf("fdkit join: %w", err)
+				if !inbound {
+					if err := dialRefused(conn.RemoteAddr().String()); err != nil {
+						return nil, err
+					}
+					imp.sent(0)
+				}
+				return &countConn{Conn: conn, imp: imp}, nil
+			},
+		}
+		if c.p.Key != nil {
+			cfg.Keys = [][]byte{c.p.Key}
+		} else {
+			cfg.Plain = true
+		}
+		a, err = agent.Start(ctx, cfg)
+		if err == nil {
+			break
+		}
+		if try < 5 && strings.Contains(err.Error(), "stream listener") {
+			continue
+		}
+		cancel()
+		return nil, "", err
+	}
+	ev, _ := a.Subscribe(4096)
+	go func() {
+		for e := range ev {
+			if e.Kind == swim.EventDead {
+				rec.Dead(name, string(e.Node.ID))
 			}
 		}
-		addrs = append(addrs, u.LocalAddr().String())
-		registerStream(u.LocalAddr().String(), imp)
-		nodes = append(nodes, &fdNode{name: name, imp: imp, a: a, cancel: cancel, addr: u.LocalAddr().String()})
+	}()
+	nd := &fdNode{name: name, imp: imp, a: a, cancel: cancel, addr: u.LocalAddr().String()}
+	if len(seeds) > 0 {
+		jctx, jcancel := context.WithTimeout(ctx, 10*time.Second)
+		err := a.Join(jctx, seeds...)
+		jcancel()
+		if err != nil {
+			nd.Stop()
+			return nil, "", fmt.Errorf("fdkit join: %w", err)
+		}
 	}
-	return nodes, nil
+	registerStream(nd.addr, imp)
+	return nd, nd.addr, nil
 }
 
 // fdTransport puts an Impair in front of a transport.UDP, exactly as

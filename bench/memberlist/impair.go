@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"io"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
@@ -21,13 +22,17 @@ type Impair struct {
 	loss   float64
 	rng    *rand.Rand
 	killed atomic.Bool
+	silent atomic.Bool   // killed by KillSilent
+	closed chan struct{} // closed by Close: the member is being stopped
+	once   sync.Once
+	held   []io.Closer // inbound streams held by a silent kill, closed by Close
 
 	msgs, bytes atomic.Uint64
 }
 
 // NewImpair returns a pass-through impairment with its own seeded source.
 func NewImpair(seed uint64) *Impair {
-	return &Impair{rng: rand.New(rand.NewPCG(seed, 7))}
+	return &Impair{rng: rand.New(rand.NewPCG(seed, 7)), closed: make(chan struct{})}
 }
 
 // SetLoss sets the drop probability of every datagram in and out.
@@ -53,8 +58,46 @@ func (i *Impair) Pause(d time.Duration) {
 	i.mu.Unlock()
 }
 
-// Kill black-holes the member for good, as if its process died.
+// Kill black-holes the member for good, as if its process died on a host
+// that stays up: its datagrams are lost, and a dial to its stream address
+// is refused (dialRefused), as the kernel refuses a port nobody listens on.
 func (i *Impair) Kill() { i.killed.Store(true) }
+
+// KillSilent black-holes the member for good as a host that went down, a
+// partition or a hung process: its datagrams are lost, and a dial to its
+// stream address connects (its kernel, or a middlebox, accepted it) and
+// is never answered (hold), until the prober gives up.
+func (i *Impair) KillSilent() {
+	i.silent.Store(true)
+	i.killed.Store(true)
+}
+
+// Close ends the member's impairment when the member is stopped: the
+// streams a silent kill held are closed, and hold returns.
+func (i *Impair) Close() {
+	i.once.Do(func() {
+		close(i.closed)
+		i.mu.Lock()
+		for _, c := range i.held {
+			_ = c.Close()
+		}
+		i.held = nil
+		i.mu.Unlock()
+	})
+}
+
+// hold keeps an inbound stream of a silently killed member open and
+// unanswered until Close.
+func (i *Impair) hold(c io.Closer) {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	select {
+	case <-i.closed:
+		_ = c.Close()
+	default:
+		i.held = append(i.held, c)
+	}
+}
 
 // Killed reports whether Kill was called.
 func (i *Impair) Killed() bool { return i.killed.Load() }
@@ -73,10 +116,10 @@ func unregisterStream(addr string)            { streamAddrs.Delete(addr) }
 // errRefused is a dial to a killed member.
 var errRefused = errors.New("connection refused: the member was killed")
 
-// dialRefused returns errRefused when addr is a killed member's stream
-// address.
+// dialRefused returns errRefused when addr is the stream address of a
+// member killed by Kill (not KillSilent: that dial connects, see hold).
 func dialRefused(addr string) error {
-	if v, ok := streamAddrs.Load(addr); ok && v.(*Impair).Killed() {
+	if v, ok := streamAddrs.Load(addr); ok && v.(*Impair).Killed() && !v.(*Impair).silent.Load() {
 		return errRefused
 	}
 	return nil

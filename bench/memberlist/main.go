@@ -3,12 +3,17 @@
 // user-space impairment (see Impair), in the same scenarios, and prints one
 // comparison table:
 //
-//	steady  nothing happens for the window
-//	kill    one member dies (black-holed) at the start of the window
-//	pause   one member (-pausers members) is paused (SIGSTOP-like) for -pause
-//	        every -pause-every; several start their cycles spread evenly over
-//	        -pause-every, as in the Lifeguard paper's interval experiment
-//	lossy   one member loses -loss of its datagrams in each direction
+//	steady        nothing happens for the window
+//	kill-refused  one member dies at the start of the window, its host up:
+//	              its datagrams are lost, a dial to it is refused
+//	kill-silent   one member's host goes silent (down, cut off, hung): its
+//	              datagrams are lost, a dial to it connects and is never
+//	              answered
+//	pause         one member (-pausers members) is paused (SIGSTOP-like, or
+//	              SIGSTOP itself with -procs) for -pause every -pause-every;
+//	              several start their cycles spread evenly over -pause-every,
+//	              as in the Lifeguard paper's interval experiment
+//	lossy         one member loses -loss of its datagrams in each direction
 //
 // Columns: FP counts live members declared dead by anyone (events), FP- only
 // those about a healthy member by a healthy member (the impaired member is
@@ -19,7 +24,9 @@
 // library's process during the window in milliseconds per member per
 // second. Each run starts every library at once, each in its own child
 // process, and opens their windows together (see concurrent.go);
-// -sequential runs them one after the other in this process instead.
+// -sequential runs them one after the other in this process instead, and
+// -procs runs every member in an OS process of its own (see procs.go).
+// Times are medians over runs, with their 90th percentiles.
 //
 // It is a separate module so that fdkit does not depend on memberlist:
 //
@@ -58,7 +65,9 @@ type options struct {
 	cpuProfile string
 	profileHz  int
 	sequential bool
+	procs      bool
 	child      string
+	member     string // -member: run one member process (procs.go)
 	// barrier, in a child, waits until every library's group has formed
 	// and settled (concurrent runs); nil runs alone.
 	barrier func() error
@@ -76,28 +85,30 @@ func main() {
 	flag.Uint64Var(&o.seed, "seed", 1, "seed of the impairment and of fdkit's members")
 	flag.IntVar(&o.runs, "runs", 3, "runs per scenario and library (different seeds and victims); the table sums FP and averages times and rates")
 	flag.StringVar(&libs, "libs", "fdkit,fdkit-lifeguard,memberlist", "libraries: fdkit (detector mode), fdkit-lifeguard, fdkit-swim, memberlist, memberlist-piggyback (its gossip loop off)")
-	flag.StringVar(&scen, "scenarios", "steady,kill,pause,lossy", "scenarios to run")
+	flag.StringVar(&scen, "scenarios", "steady,kill-refused,kill-silent,pause,lossy", "scenarios to run: steady, kill-refused, kill-silent, pause, lossy")
 	flag.DurationVar(&o.params.ProbeInterval, "probe-interval", time.Second, "protocol period of both libraries")
 	flag.DurationVar(&o.params.ProbeTimeout, "probe-timeout", 500*time.Millisecond, "direct probe timeout of both libraries")
 	flag.DurationVar(&o.settle, "settle", 2*time.Second, "wait after every member sees all N, before the window opens (the join announcements of the group that just formed are still draining during it)")
 	flag.DurationVar(&o.joinWait, "join-timeout", 60*time.Second, "give up a run when the group has not formed after this long")
 	flag.StringVar(&key, "key", "", "hex AES key: encrypt both libraries")
-	flag.BoolVar(&o.params.SingleSeed, "single-seed", false, "every member joins through member 0 only (default: through every earlier member)")
+	flag.BoolVar(&o.params.AllSeeds, "all-seeds", false, "every member joins through every earlier member (default: through member 0 only, as memberlist's users join through one seed)")
+	flag.BoolVar(&o.procs, "procs", false, "run every member in an OS process of its own: pauses are SIGSTOP and SIGCONT, kill-refused is SIGKILL, kill-silent is SIGSTOP for good (a hung process); both libraries side by side")
 	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of each run's measurement window to `file`, with -LIB-SCENARIO-RUN inserted before its extension (merge them with go tool pprof)")
 	flag.IntVar(&o.profileHz, "cpuprofile-hz", 100, "samples per second of CPU time in -cpuprofile (above 100 the runtime prints a harmless warning about the rate)")
 	flag.BoolVar(&o.sequential, "sequential", false, "run the libraries one after the other in this process (before 2026-12-02), rather than each run's libraries at the same time, each in its own process")
 	flag.StringVar(&o.child, "child", "", "internal: run one `library/scenario/run` as a child process of a concurrent run")
+	flag.StringVar(&o.member, "member", "", "internal: run one `library/index` member as a process of a -procs run")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "memberlist-bench: unexpected argument %q: every setting is a flag (for a scenario, -scenarios %s; -h lists them)\n", flag.Arg(0), flag.Arg(0))
 		os.Exit(2)
 	}
+	o.libs = strings.Split(libs, ",")
+	o.scenarios = strings.Split(scen, ",")
 	if err := o.check(); err != nil {
 		fmt.Fprintln(os.Stderr, "memberlist-bench:", err)
 		os.Exit(2)
 	}
-	o.libs = strings.Split(libs, ",")
-	o.scenarios = strings.Split(scen, ",")
 	if key != "" {
 		k, err := wire.ParseKey(key)
 		if err != nil {
@@ -105,6 +116,9 @@ func main() {
 			os.Exit(2)
 		}
 		o.params.Key = k
+	}
+	if o.member != "" {
+		os.Exit(runMember(o))
 	}
 	if o.child != "" {
 		os.Exit(runChild(o))
@@ -120,7 +134,7 @@ func main() {
 // window's phase is drawn from it), -pausers outside 1 to -n minus 1, no
 // -runs or -window, a -pause-every that is not positive (each pauser's
 // loop would spin for the whole window, on the CPU being measured), a
-// negative -pause, a -loss outside 0 to 1.
+// negative -pause, a -loss outside 0 to 1, an unknown scenario.
 func (o options) check() error {
 	switch {
 	case o.n < 2:
@@ -139,6 +153,11 @@ func (o options) check() error {
 		return fmt.Errorf("-pause %v: want a duration of 0 or more", o.pause)
 	case !(o.loss >= 0 && o.loss <= 1):
 		return fmt.Errorf("-loss %v: want a probability from 0 to 1", o.loss)
+	}
+	for _, sc := range o.scenarios {
+		if !slices.Contains(scenarios, sc) {
+			return fmt.Errorf("-scenarios: unknown scenario %q: want %s (kill is kill-refused or kill-silent)", sc, strings.Join(scenarios, ", "))
+		}
 	}
 	return nil
 }
@@ -159,21 +178,17 @@ func cluster(lib string, p Params) (Cluster, error) {
 	return nil, fmt.Errorf("unknown library %q", lib)
 }
 
-// Result is one row of the table.
+// Result is one run of one library in one scenario.
 type Result struct {
-	Lib, Scenario string
-	Converge      time.Duration
-	FP, FPMinus   int
-	First, Full   time.Duration // -1: not detected / not by everyone
-	Detected      int           // live members that declared the killed one dead (aggregate: runs with full detection)
-	Runs          int
-	// Spread holds, after aggregate, the smallest and largest per-run
-	// values of full dissemination, bytes and CPU.
-	Spread          *spread
-	MsgRate, ByteRt float64 // per member per second
+	Lib, Scenario   string
+	Converge        time.Duration
+	FP, FPMinus     int
+	First, Full     time.Duration // -1: not detected / not by everyone
+	Detected        int           // live members that declared the killed one dead
+	MsgRate, ByteRt float64       // per member per second
 	// CPU is the process's CPU time (user + system) during the window, in
-	// milliseconds per member per second: only one library's members run
-	// at a time, so it is theirs (plus the shim's, the same for both).
+	// milliseconds per member per second: its members' and the shim's
+	// (the same code for both libraries).
 	CPU float64
 	// CPUDetail splits one run's CPU (not aggregated): user and system
 	// time, the runtime's estimate of its garbage collector's share, and
@@ -182,8 +197,8 @@ type Result struct {
 }
 
 func run(o options) error {
-	fmt.Printf("N=%d window=%v probe-interval=%v probe-timeout=%v pause=%v every %v loss=%.0f%% seed=%d encrypted=%v single-seed=%v\n\n",
-		o.n, o.window, o.params.ProbeInterval, o.params.ProbeTimeout, o.pause, o.pauseEvery, 100*o.loss, o.seed, o.params.Key != nil, o.params.SingleSeed)
+	fmt.Printf("N=%d window=%v probe-interval=%v probe-timeout=%v pause=%v every %v loss=%.0f%% seed=%d encrypted=%v all-seeds=%v procs=%v\n\n",
+		o.n, o.window, o.params.ProbeInterval, o.params.ProbeTimeout, o.pause, o.pauseEvery, 100*o.loss, o.seed, o.params.Key != nil, o.params.AllSeeds, o.procs)
 	clusters := make([]Cluster, len(o.libs))
 	for i, lib := range o.libs {
 		c, err := cluster(lib, o.params)
@@ -192,13 +207,24 @@ func run(o options) error {
 		}
 		clusters[i] = c
 	}
-	var rows []Result
+	var rows []Row
 	for _, sc := range o.scenarios {
 		// Runs interleave the libraries (run 0 of each, then run 1 of
 		// each...), so that a change in the machine's load during the
 		// scenario falls on all of them alike.
 		rs := make([][]Result, len(clusters))
 		for i := 0; i < o.runs; i++ {
+			if o.procs {
+				r, err := runProcs(o, clusters, sc, i)
+				if err != nil {
+					return err
+				}
+				for j := range clusters {
+					fmt.Fprintf(os.Stderr, "done %s/%s run %d: %+v\n", o.libs[j], sc, i, r[j])
+					rs[j] = append(rs[j], r[j])
+				}
+				continue
+			}
 			if !o.sequential {
 				r, err := runConcurrent(o, sc, i)
 				if err != nil {
@@ -229,75 +255,25 @@ func run(o options) error {
 			rows = append(rows, aggregate(rs[j]))
 		}
 	}
-	printTable(rows, o)
+	printTable(os.Stdout, rows, o)
+	printWins(os.Stdout, rows, o)
 	return nil
 }
 
-// aggregate sums false positives and averages the rest over runs; a
-// detection time is averaged over the runs that have one, and Detected
-// counts the runs in which every live member detected the kill.
-func aggregate(rs []Result) Result {
-	a := Result{Lib: rs[0].Lib, Scenario: rs[0].Scenario, Runs: len(rs)}
-	var first, full []time.Duration
-	for _, r := range rs {
-		a.Converge += r.Converge / time.Duration(len(rs))
-		a.FP += r.FP
-		a.FPMinus += r.FPMinus
-		a.MsgRate += r.MsgRate / float64(len(rs))
-		a.ByteRt += r.ByteRt / float64(len(rs))
-		a.CPU += r.CPU / float64(len(rs))
-		if r.First >= 0 {
-			first = append(first, r.First)
-		}
-		if r.Full >= 0 {
-			full = append(full, r.Full)
-			a.Detected++
-		}
-	}
-	a.First, a.Full = mean(first), mean(full)
-	sp := &spread{full: [2]time.Duration{-1, -1}}
-	for i, r := range rs {
-		if i == 0 {
-			sp.bytes, sp.cpu = [2]float64{r.ByteRt, r.ByteRt}, [2]float64{r.CPU, r.CPU}
-		}
-		sp.bytes = [2]float64{min(sp.bytes[0], r.ByteRt), max(sp.bytes[1], r.ByteRt)}
-		sp.cpu = [2]float64{min(sp.cpu[0], r.CPU), max(sp.cpu[1], r.CPU)}
-	}
-	for i, d := range full {
-		if i == 0 {
-			sp.full = [2]time.Duration{d, d}
-		}
-		sp.full = [2]time.Duration{min(sp.full[0], d), max(sp.full[1], d)}
-	}
-	a.Spread = sp
-	return a
-}
+// scenarios are the scenarios a run knows.
+var scenarios = []string{"steady", "kill-refused", "kill-silent", "pause", "lossy"}
 
-// spread is the range of per-run values behind an aggregated row.
-type spread struct {
-	full       [2]time.Duration // -1 when no run had full dissemination
-	bytes, cpu [2]float64
-}
-
-func mean(ds []time.Duration) time.Duration {
-	if len(ds) == 0 {
-		return -1
-	}
-	var s time.Duration
-	for _, d := range ds {
-		s += d
-	}
-	return s / time.Duration(len(ds))
-}
+// isKill reports whether sc kills a member.
+func isKill(sc string) bool { return sc == "kill-refused" || sc == "kill-silent" }
 
 func runOne(c Cluster, sc string, o options, run int) (Result, error) {
-	if !slices.Contains([]string{"steady", "kill", "pause", "lossy"}, sc) {
+	if !slices.Contains(scenarios, sc) {
 		return Result{}, fmt.Errorf("unknown scenario %q", sc)
 	}
 	rec := &Recorder{}
 	t0 := time.Now()
 	seed := o.seed + uint64(run)*1000
-	nodes, err := c.Start(o.n, rec, seed)
+	nodes, err := startGroup(c, o.n, o.params.AllSeeds, rec, seed)
 	defer func() {
 		for _, n := range nodes {
 			n.Stop()
@@ -354,7 +330,6 @@ func runOne(c Cluster, sc string, o options, run int) (Result, error) {
 		names = append(names, n.Name())
 	}
 	slices.Sort(names)
-	isImpaired := func(name string) bool { return slices.Contains(names, name) }
 	before := make([][2]uint64, len(nodes))
 	for i, n := range nodes {
 		m, b := n.Impair().Counts()
@@ -370,9 +345,13 @@ func runOne(c Cluster, sc string, o options, run int) (Result, error) {
 	switch sc {
 	case "steady":
 		time.Sleep(o.window)
-	case "kill":
+	case "kill-refused", "kill-silent":
 		killAt = time.Now()
-		victim.Impair().Kill()
+		if sc == "kill-silent" {
+			victim.Impair().KillSilent()
+		} else {
+			victim.Impair().Kill()
+		}
 		// Stop early once every live member has declared the victim dead.
 		for time.Since(wStart) < o.window {
 			time.Sleep(100 * time.Millisecond)
@@ -431,8 +410,17 @@ func runOne(c Cluster, sc string, o options, run int) (Result, error) {
 	res.MsgRate = float64(msgs) / float64(k) / elapsed.Seconds()
 	res.ByteRt = float64(bytes) / float64(k) / elapsed.Seconds()
 
+	score(&res, rec.events(), sc, victim.Name(), names, o.n, wStart, wEnd, killAt)
+	return res, nil
+}
+
+// score fills res's false positives and, for a kill, its detection times
+// from the declarations events of a run whose window ran from wStart to
+// wEnd: victim is the killed or lossy member, impaired the names of the
+// impaired members, killAt the kill's instant.
+func score(res *Result, events []deadEvent, sc, victim string, impaired []string, n int, wStart, wEnd, killAt time.Time) {
 	firstBy := map[string]time.Time{}
-	for _, e := range rec.events() {
+	for _, e := range events {
 		if e.at.After(wEnd) {
 			continue // shutting down
 		}
@@ -440,25 +428,25 @@ func runOne(c Cluster, sc string, o options, run int) (Result, error) {
 			res.FP++ // a false declaration during start-up counts too
 			continue
 		}
-		if sc == "kill" && e.subject == victim.Name() {
-			if e.observer != victim.Name() {
+		if isKill(sc) && e.subject == victim {
+			if e.observer != victim {
 				if _, ok := firstBy[e.observer]; !ok {
 					firstBy[e.observer] = e.at
 				}
 			}
 			continue
 		}
-		if sc == "kill" && e.observer == victim.Name() {
+		if isKill(sc) && e.observer == victim {
 			continue // a dead process declares nothing
 		}
 		res.FP++
-		if sc == "steady" || (!isImpaired(e.observer) && !isImpaired(e.subject)) {
+		if sc == "steady" || (!slices.Contains(impaired, e.observer) && !slices.Contains(impaired, e.subject)) {
 			res.FPMinus++
 		}
 		fmt.Fprintf(os.Stderr, "  %s/%s: false positive at +%.2f s: %s declared %s dead (impaired: %s)\n",
-			res.Lib, sc, e.at.Sub(wStart).Seconds(), e.observer, e.subject, strings.Join(names, ","))
+			res.Lib, sc, e.at.Sub(wStart).Seconds(), e.observer, e.subject, strings.Join(impaired, ","))
 	}
-	if sc == "kill" {
+	if isKill(sc) {
 		res.Detected = len(firstBy)
 		var first, last time.Time
 		for _, at := range firstBy {
@@ -472,11 +460,10 @@ func runOne(c Cluster, sc string, o options, run int) (Result, error) {
 		if !first.IsZero() {
 			res.First = first.Sub(killAt)
 		}
-		if len(firstBy) == o.n-1 {
+		if len(firstBy) == n-1 {
 			res.Full = last.Sub(killAt)
 		}
 	}
-	return res, nil
 }
 
 // startError is a failure to start a library's members.
@@ -484,34 +471,3 @@ type startError struct{ err error }
 
 func (e startError) Error() string { return "start: " + e.err.Error() }
 func (e startError) Unwrap() error { return e.err }
-
-func dur(d time.Duration) string {
-	if d < 0 {
-		return "-"
-	}
-	return fmt.Sprintf("%.2f s", d.Seconds())
-}
-
-func printTable(rows []Result, o options) {
-	fmt.Println("| N | scenario | library | join (s) | FP | FP- | first detection | full dissemination | msg/member/s | bytes/member/s | CPU ms/member/s |")
-	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|")
-	for _, r := range rows {
-		first, full := "", ""
-		if r.Scenario == "kill" {
-			first, full = dur(r.First), dur(r.Full)
-			if sp := r.Spread; sp != nil && r.Detected > 1 {
-				full += fmt.Sprintf(" (%.2f–%.2f)", sp.full[0].Seconds(), sp.full[1].Seconds())
-			}
-			if r.Detected < r.Runs {
-				full = fmt.Sprintf("%s (%d/%d runs complete)", full, r.Detected, r.Runs)
-			}
-		}
-		bytes, cpu := fmt.Sprintf("%.0f", r.ByteRt), fmt.Sprintf("%.2f", r.CPU)
-		if sp := r.Spread; sp != nil && r.Runs > 1 {
-			bytes += fmt.Sprintf(" (%.0f–%.0f)", sp.bytes[0], sp.bytes[1])
-			cpu += fmt.Sprintf(" (%.2f–%.2f)", sp.cpu[0], sp.cpu[1])
-		}
-		fmt.Printf("| %d | %s | %s | %.2f | %d | %d | %s | %s | %.2f | %s | %s |\n",
-			o.n, r.Scenario, r.Lib, r.Converge.Seconds(), r.FP, r.FPMinus, first, full, r.MsgRate, bytes, cpu)
-	}
-}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -11,7 +12,8 @@ import (
 // and -pause-every 0 made every pauser's loop spin for the whole window.
 func TestOptionsCheck(t *testing.T) {
 	good := options{n: 8, pausers: 1, runs: 3, window: 30 * time.Second, pause: 3 * time.Second,
-		pauseEvery: 6 * time.Second, loss: 0.3, params: Params{ProbeInterval: time.Second}}
+		pauseEvery: 6 * time.Second, loss: 0.3, params: Params{ProbeInterval: time.Second},
+		scenarios: []string{"steady", "kill-refused", "kill-silent", "pause", "lossy"}}
 	if err := good.check(); err != nil {
 		t.Fatalf("default-like options refused: %v", err)
 	}
@@ -24,6 +26,7 @@ func TestOptionsCheck(t *testing.T) {
 		"-pause-every":    func(o *options) { o.pauseEvery = 0 },
 		"-pause":          func(o *options) { o.pause = -time.Second },
 		"-loss":           func(o *options) { o.loss = 1.5 },
+		"-scenarios":      func(o *options) { o.scenarios = []string{"steady", "kill"} },
 	} {
 		o := good
 		mut(&o)
@@ -35,5 +38,48 @@ func TestOptionsCheck(t *testing.T) {
 		if got := err.Error(); len(got) < len(name) || got[:len(name)] != name {
 			t.Errorf("%s: error %q does not name the flag first", name, got)
 		}
+	}
+}
+
+// quantOf: median (the mean of the middle two for an even count), the
+// 90th percentile by nearest rank, and the range, worked by hand.
+func TestQuantOf(t *testing.T) {
+	for _, c := range []struct {
+		xs   []float64
+		want quant
+	}{
+		{nil, quant{}},
+		{[]float64{3}, quant{N: 1, Med: 3, P90: 3, Min: 3, Max: 3}},
+		{[]float64{4, 1, 3, 2}, quant{N: 4, Med: 2.5, P90: 4, Min: 1, Max: 4}},
+		// 9 values: median the 5th, p90 rank ceil(8.1) = 9.
+		{[]float64{9, 1, 8, 2, 7, 3, 6, 4, 5}, quant{N: 9, Med: 5, P90: 9, Min: 1, Max: 9}},
+		// 10 values: p90 rank 9.
+		{[]float64{10, 1, 9, 2, 8, 3, 7, 4, 6, 5}, quant{N: 10, Med: 5.5, P90: 9, Min: 1, Max: 10}},
+	} {
+		if got := quantOf(c.xs); got != c.want {
+			t.Errorf("quantOf(%v) = %+v, want %+v", c.xs, got, c.want)
+		}
+	}
+}
+
+// printWins names each column where memberlist's median beats an fdkit
+// row of the same scenario, and says so when none does.
+func TestPrintWins(t *testing.T) {
+	o := options{n: 32}
+	fd := Row{Lib: "fdkit", Scenario: "kill-silent", Runs: 3, Detected: 3, Join: quant{N: 3, Med: 0.2},
+		First: quant{N: 3, Med: 8}, Full: quant{N: 3, Med: 8.4}, Bytes: quant{N: 3, Med: 150}, CPU: quant{N: 3, Med: 0.5}}
+	ml := Row{Lib: "memberlist", Scenario: "kill-silent", Runs: 3, Detected: 3, Join: quant{N: 3, Med: 0.8},
+		First: quant{N: 3, Med: 7.9}, Full: quant{N: 3, Med: 8.5}, Bytes: quant{N: 3, Med: 200}, CPU: quant{N: 3, Med: 1.2}}
+	var b strings.Builder
+	printWins(&b, []Row{fd, ml}, o)
+	want := "\nmemberlist wins: N = 32, kill-silent, first detection (median): 7.90 s against fdkit's 8.00 s\n"
+	if b.String() != want {
+		t.Errorf("got %q, want %q", b.String(), want)
+	}
+	ml.First.Med = 8.1
+	b.Reset()
+	printWins(&b, []Row{fd, ml}, o)
+	if b.String() != "\nmemberlist wins no row.\n" {
+		t.Errorf("got %q", b.String())
 	}
 }

@@ -37,6 +37,7 @@ func (n *mlNode) Impair() *Impair { return n.imp }
 func (n *mlNode) Alive() int      { return n.ml.NumMembers() }
 func (n *mlNode) Stop() {
 	unregisterStream(n.addr)
+	n.imp.Close()
 	_ = n.ml.Shutdown()
 }
 
@@ -52,54 +53,44 @@ func (e *mlEvents) NotifyUpdate(*memberlist.Node) {}
 // set Node.State here); no member leaves voluntarily in these scenarios.
 func (e *mlEvents) NotifyLeave(n *memberlist.Node) { e.rec.Dead(e.self, n.Name) }
 
-func (c mlCluster) Start(n int, rec *Recorder, seed uint64) ([]Node, error) {
-	var nodes []Node
-	var addrs []string
-	for i := 0; i < n; i++ {
-		name := fmt.Sprintf("m%02d", i)
-		nt, err := memberlist.NewNetTransport(&memberlist.NetTransportConfig{
-			BindAddrs: []string{"127.0.0.1"},
-			Logger:    log.New(io.Discard, "", 0),
-		})
-		if err != nil {
-			return nodes, err
-		}
-		imp := NewImpair(seed + uint64(i))
-		cfg := memberlist.DefaultLANConfig()
-		cfg.Name = name
-		cfg.BindAddr = "127.0.0.1"
-		cfg.BindPort = nt.GetAutoBindPort()
-		cfg.AdvertiseAddr = "127.0.0.1"
-		cfg.AdvertisePort = cfg.BindPort
-		cfg.LogOutput = io.Discard
-		cfg.Transport = newMLTransport(nt, imp)
-		cfg.Events = &mlEvents{rec: rec, self: name}
-		c.cfg.applyML(cfg)
-		if c.piggybackOnly {
-			cfg.GossipNodes = 0
-		}
-		ml, err := memberlist.Create(cfg)
-		if err != nil {
-			return nodes, err
-		}
-		// Join through every earlier member (or member 0 only), as the
-		// fdkit cluster does.
-		if i > 0 {
-			seeds := addrs
-			if c.cfg.SingleSeed {
-				seeds = addrs[:1]
-			}
-			if _, err := ml.Join(seeds); err != nil {
-				_ = ml.Shutdown()
-				return nodes, fmt.Errorf("memberlist join: %w", err)
-			}
-		}
-		addr := fmt.Sprintf("127.0.0.1:%d", cfg.BindPort)
-		addrs = append(addrs, addr)
-		registerStream(addr, imp)
-		nodes = append(nodes, &mlNode{name: name, imp: imp, ml: ml, addr: addr})
+// StartOne starts member i, joined through seeds (none for the first)
+// with memberlist's Join, as its users do.
+func (c mlCluster) StartOne(i int, seeds []string, rec *Recorder, seed uint64) (Node, string, error) {
+	name := fmt.Sprintf("m%02d", i)
+	nt, err := memberlist.NewNetTransport(&memberlist.NetTransportConfig{
+		BindAddrs: []string{"127.0.0.1"},
+		Logger:    log.New(io.Discard, "", 0),
+	})
+	if err != nil {
+		return nil, "", err
 	}
-	return nodes, nil
+	imp := NewImpair(seed + uint64(i))
+	cfg := memberlist.DefaultLANConfig()
+	cfg.Name = name
+	cfg.BindAddr = "127.0.0.1"
+	cfg.BindPort = nt.GetAutoBindPort()
+	cfg.AdvertiseAddr = "127.0.0.1"
+	cfg.AdvertisePort = cfg.BindPort
+	cfg.LogOutput = io.Discard
+	cfg.Transport = newMLTransport(nt, imp)
+	cfg.Events = &mlEvents{rec: rec, self: name}
+	c.cfg.applyML(cfg)
+	if c.piggybackOnly {
+		cfg.GossipNodes = 0
+	}
+	ml, err := memberlist.Create(cfg)
+	if err != nil {
+		return nil, "", err
+	}
+	if len(seeds) > 0 {
+		if _, err := ml.Join(seeds); err != nil {
+			_ = ml.Shutdown()
+			return nil, "", fmt.Errorf("memberlist join: %w", err)
+		}
+	}
+	addr := fmt.Sprintf("127.0.0.1:%d", cfg.BindPort)
+	registerStream(addr, imp)
+	return &mlNode{name: name, imp: imp, ml: ml, addr: addr}, addr, nil
 }
 
 // mlTransport puts an Impair in front of memberlist's NetTransport. UDP
@@ -131,7 +122,11 @@ func newMLTransport(nt *memberlist.NetTransport, imp *Impair) *mlTransport {
 		for c := range nt.StreamCh() {
 			imp.wait()
 			if imp.Killed() {
-				_ = c.Close()
+				if imp.silent.Load() {
+					imp.hold(c) // accepted, never answered
+				} else {
+					_ = c.Close()
+				}
 				continue
 			}
 			t.streams <- &countConn{Conn: c, imp: imp}

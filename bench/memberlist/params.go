@@ -14,9 +14,11 @@ type Params struct {
 	ProbeInterval time.Duration
 	ProbeTimeout  time.Duration
 	Key           []byte // nil: both run unencrypted
-	// SingleSeed makes every member join through member 0 only, instead
-	// of through every earlier member.
-	SingleSeed bool
+	// AllSeeds makes every member join through every earlier member,
+	// memberlist's worst case (one TCP state exchange per address, in
+	// turn); by default every member joins through member 0 only, as
+	// memberlist's users join through one seed or one DNS name.
+	AllSeeds bool
 }
 
 func (p Params) applyML(c *memberlist.Config) {

@@ -9,6 +9,9 @@ import (
 type Recorder struct {
 	mu   sync.Mutex
 	dead []deadEvent
+	// onDead, when set, is also given every event as it is recorded (a
+	// member process passes them to its parent, procs.go).
+	onDead func(deadEvent)
 }
 
 type deadEvent struct {
@@ -18,9 +21,17 @@ type deadEvent struct {
 
 // Dead records that observer declared subject dead (failed, not left).
 func (r *Recorder) Dead(observer, subject string) {
+	r.add(deadEvent{time.Now(), observer, subject})
+}
+
+// add records e.
+func (r *Recorder) add(e deadEvent) {
 	r.mu.Lock()
-	r.dead = append(r.dead, deadEvent{time.Now(), observer, subject})
+	r.dead = append(r.dead, e)
 	r.mu.Unlock()
+	if r.onDead != nil {
+		r.onDead(e)
+	}
 }
 
 func (r *Recorder) events() []deadEvent {
