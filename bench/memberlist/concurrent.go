@@ -121,18 +121,8 @@ func runChildren(o options, sc string, run int) ([]Result, error) {
 	}()
 	exited := make(chan error, len(o.libs))
 	for _, lib := range o.libs {
-		cmd := exec.Command(self, childArgs(lib, sc, run, os.Args[1:])...)
-		cmd.Stderr = os.Stderr
-		cmd.SysProcAttr = childAttr() // killed with the parent where the system can
-		stdin, err := cmd.StdinPipe()
+		cmd, stdin, stdout, err := startSelf(self, childArgs(lib, sc, run, os.Args[1:]))
 		if err != nil {
-			return nil, err
-		}
-		stdout, err := cmd.StdoutPipe()
-		if err != nil {
-			return nil, err
-		}
-		if err := cmd.Start(); err != nil {
 			return nil, fmt.Errorf("start the %s child: %w", lib, err)
 		}
 		k := &childProc{lib: lib, cmd: cmd, stdin: stdin, ready: make(chan struct{}, 1), res: make(chan Result, 1)}
@@ -168,6 +158,27 @@ func runChildren(o options, sc string, run int) ([]Result, error) {
 		rs[i] = <-k.res
 	}
 	return rs, nil
+}
+
+// startSelf starts this binary (self) with args, its standard error the
+// parent's, killed with the parent where the system can, and returns its
+// standard input and output.
+func startSelf(self string, args []string) (*exec.Cmd, io.WriteCloser, io.ReadCloser, error) {
+	cmd := exec.Command(self, args...)
+	cmd.Stderr = os.Stderr
+	cmd.SysProcAttr = childAttr()
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, nil, nil, err
+	}
+	return cmd, stdin, stdout, nil
 }
 
 // childArgs is a child's command line: -child first, since flag parsing

@@ -214,19 +214,14 @@ func run(o options) error {
 		// scenario falls on all of them alike.
 		rs := make([][]Result, len(clusters))
 		for i := 0; i < o.runs; i++ {
-			if o.procs {
-				r, err := runProcs(o, clusters, sc, i)
-				if err != nil {
-					return err
+			if o.procs || !o.sequential {
+				var r []Result
+				var err error
+				if o.procs {
+					r, err = runProcs(o, clusters, sc, i)
+				} else {
+					r, err = runConcurrent(o, sc, i)
 				}
-				for j := range clusters {
-					fmt.Fprintf(os.Stderr, "done %s/%s run %d: %+v\n", o.libs[j], sc, i, r[j])
-					rs[j] = append(rs[j], r[j])
-				}
-				continue
-			}
-			if !o.sequential {
-				r, err := runConcurrent(o, sc, i)
 				if err != nil {
 					return err
 				}
@@ -258,6 +253,76 @@ func run(o options) error {
 	printTable(os.Stdout, rows, o)
 	printWins(os.Stdout, rows, o)
 	return nil
+}
+
+// scenarioActs are what a scenario does to a run's members: kill the
+// victim (silent: kill-silent), pause impaired member k (of pauses) for d
+// and return at once, set the victim's datagram loss.
+type scenarioActs struct {
+	kill   func(silent bool)
+	pauses int
+	pause  func(k int, d time.Duration)
+	lose   func(p float64) error
+}
+
+// act plays scenario sc from wStart, the window's start, to the window's
+// end (a kill: until every live member has declared the victim dead, see
+// waitDeclared), and returns the kill's instant.
+func act(sc string, o options, rec *Recorder, victim string, wStart time.Time, a scenarioActs) (killAt time.Time, err error) {
+	end := wStart.Add(o.window)
+	switch sc {
+	case "steady":
+		time.Sleep(o.window)
+	case "kill-refused", "kill-silent":
+		killAt = time.Now()
+		a.kill(sc == "kill-silent")
+		waitDeclared(rec, victim, o.n, killAt, end)
+	case "pause":
+		pauseCycles(o, a.pauses, end, a.pause)
+	case "lossy":
+		if err := a.lose(o.loss); err != nil {
+			return killAt, err
+		}
+		time.Sleep(o.window)
+	}
+	return killAt, nil
+}
+
+// waitDeclared returns once every live member of n has declared victim
+// dead since killAt (events in rec), a second later so that late
+// messages are counted, or at end.
+func waitDeclared(rec *Recorder, victim string, n int, killAt, end time.Time) {
+	for time.Now().Before(end) {
+		time.Sleep(100 * time.Millisecond)
+		seen := map[string]bool{}
+		for _, e := range rec.events() {
+			if e.subject == victim && e.observer != victim && !e.at.Before(killAt) {
+				seen[e.observer] = true
+			}
+		}
+		if len(seen) == n-1 {
+			time.Sleep(time.Second)
+			return
+		}
+	}
+}
+
+// pauseCycles pauses each of k members for -pause every -pause-every
+// until end, their cycles offset evenly over -pause-every, and returns
+// at end: pause(i, d) pauses member i for d and returns at once.
+func pauseCycles(o options, k int, end time.Time, pause func(i int, d time.Duration)) {
+	var wg sync.WaitGroup
+	for i := range k {
+		offset := time.Duration(i) * o.pauseEvery / time.Duration(k)
+		wg.Go(func() {
+			time.Sleep(offset)
+			for time.Now().Before(end) {
+				pause(i, min(o.pause, time.Until(end)))
+				time.Sleep(min(o.pauseEvery, time.Until(end)))
+			}
+		})
+	}
+	wg.Wait()
 }
 
 // scenarios are the scenarios a run knows.
@@ -341,53 +406,26 @@ func runOne(c Cluster, sc string, o options, run int) (Result, error) {
 	}
 	cpu0, det0 := cpuTime(), readCPUDetail()
 	wStart := time.Now()
-	var killAt time.Time
-	switch sc {
-	case "steady":
-		time.Sleep(o.window)
-	case "kill-refused", "kill-silent":
-		killAt = time.Now()
-		if sc == "kill-silent" {
-			victim.Impair().KillSilent()
-		} else {
-			victim.Impair().Kill()
+	var paused []Node
+	for _, n := range nodes {
+		if impaired[n] {
+			paused = append(paused, n)
 		}
-		// Stop early once every live member has declared the victim dead.
-		for time.Since(wStart) < o.window {
-			time.Sleep(100 * time.Millisecond)
-			seen := map[string]bool{}
-			for _, e := range rec.events() {
-				if e.subject == victim.Name() && e.observer != victim.Name() && !e.at.Before(killAt) {
-					seen[e.observer] = true
-				}
+	}
+	killAt, err := act(sc, o, rec, victim.Name(), wStart, scenarioActs{
+		kill: func(silent bool) {
+			if silent {
+				victim.Impair().KillSilent()
+			} else {
+				victim.Impair().Kill()
 			}
-			if len(seen) == o.n-1 {
-				time.Sleep(time.Second)
-				break
-			}
-		}
-	case "pause":
-		end := wStart.Add(o.window)
-		var wg sync.WaitGroup
-		j := 0
-		for _, n := range nodes {
-			if !impaired[n] {
-				continue
-			}
-			offset := time.Duration(j) * o.pauseEvery / time.Duration(len(impaired))
-			j++
-			wg.Go(func() {
-				time.Sleep(offset)
-				for time.Now().Before(end) {
-					n.Impair().Pause(min(o.pause, time.Until(end)))
-					time.Sleep(min(o.pauseEvery, time.Until(end)))
-				}
-			})
-		}
-		wg.Wait()
-	case "lossy":
-		victim.Impair().SetLoss(o.loss)
-		time.Sleep(o.window)
+		},
+		pauses: len(paused),
+		pause:  func(k int, d time.Duration) { paused[k].Impair().Pause(d) },
+		lose:   func(p float64) error { victim.Impair().SetLoss(p); return nil },
+	})
+	if err != nil {
+		return res, err
 	}
 	wEnd := time.Now()
 	elapsed := wEnd.Sub(wStart)

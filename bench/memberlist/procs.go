@@ -133,18 +133,8 @@ func startMemberProc(o options, lib string, i int, seed uint64, seeds []string, 
 		return nil, err
 	}
 	arg := fmt.Sprintf("-member=%s/%d/%d/%s", lib, i, seed, strings.Join(seeds, ","))
-	cmd := exec.Command(self, append([]string{arg}, os.Args[1:]...)...)
-	cmd.Stderr = os.Stderr
-	cmd.SysProcAttr = childAttr()
-	stdin, err := cmd.StdinPipe()
+	cmd, stdin, stdout, err := startSelf(self, append([]string{arg}, os.Args[1:]...))
 	if err != nil {
-		return nil, err
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start member %d of %s: %w", i, lib, err)
 	}
 	p := &memberProc{name: fmt.Sprintf("m%02d", i), cmd: cmd, stdin: stdin, addr: make(chan string, 1),
@@ -322,56 +312,29 @@ func runProcsOne(lib, sc string, o options, run int, barrier func()) (Result, er
 	}
 	cpu0 := procsCPU(procs, nil)
 	wStart := time.Now()
-	var killAt time.Time
-	switch sc {
-	case "steady":
-		time.Sleep(o.window)
-	case "kill-refused", "kill-silent":
-		killAt = time.Now()
-		if sc == "kill-silent" {
-			victim.signal(syscall.SIGSTOP)
-		} else {
-			victim.signal(syscall.SIGKILL)
+	var paused []*memberProc
+	for _, p := range procs {
+		if impaired[p] {
+			paused = append(paused, p)
 		}
-		for time.Since(wStart) < o.window {
-			time.Sleep(100 * time.Millisecond)
-			seen := map[string]bool{}
-			for _, e := range rec.events() {
-				if e.subject == victim.name && e.observer != victim.name && !e.at.Before(killAt) {
-					seen[e.observer] = true
-				}
+	}
+	killAt, err := act(sc, o, rec, victim.name, wStart, scenarioActs{
+		kill: func(silent bool) {
+			if silent {
+				victim.signal(syscall.SIGSTOP) // for good: a hung process
+			} else {
+				victim.signal(syscall.SIGKILL)
 			}
-			if len(seen) == o.n-1 {
-				time.Sleep(time.Second)
-				break
-			}
-		}
-	case "pause":
-		end := wStart.Add(o.window)
-		var wg sync.WaitGroup
-		j := 0
-		for _, p := range procs {
-			if !impaired[p] {
-				continue
-			}
-			offset := time.Duration(j) * o.pauseEvery / time.Duration(len(impaired))
-			j++
-			wg.Go(func() {
-				time.Sleep(offset)
-				for time.Now().Before(end) {
-					p.signal(syscall.SIGSTOP)
-					time.Sleep(min(o.pause, time.Until(end)))
-					p.signal(syscall.SIGCONT)
-					time.Sleep(max(0, min(o.pauseEvery-o.pause, time.Until(end))))
-				}
-			})
-		}
-		wg.Wait()
-	case "lossy":
-		if err := victim.say(fmt.Sprintf("loss %v", o.loss)); err != nil {
-			return res, err
-		}
-		time.Sleep(o.window)
+		},
+		pauses: len(paused),
+		pause: func(k int, d time.Duration) {
+			paused[k].signal(syscall.SIGSTOP)
+			time.AfterFunc(d, func() { paused[k].signal(syscall.SIGCONT) })
+		},
+		lose: func(p float64) error { return victim.say(fmt.Sprintf("loss %v", p)) },
+	})
+	if err != nil {
+		return res, err
 	}
 	wEnd := time.Now()
 	elapsed := wEnd.Sub(wStart)
