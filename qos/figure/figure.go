@@ -80,16 +80,16 @@ func (f *Figure) Axes() Axes { return f.axes }
 func New(curves []qos.Curve, kind Kind, title string) (*Figure, error) {
 	p := plot.New()
 	p.Title.Text = title
-	p.X.Label.Text = "mean detection time TD (ms, log scale)"
+	p.X.Label.Text = "mean detection time TD (ms)"
 	for _, a := range []*plot.Axis{&p.X, &p.Y} {
 		a.Scale, a.Tick.Marker = plot.LogScale{}, LogTicks{}
 		a.Tick.Label.Handler = powerText{text.Plain{Fonts: font.DefaultCache}}
 	}
 	switch kind {
 	case MR:
-		p.Y.Label.Text = "mistake rate MR (1/s, log scale)"
+		p.Y.Label.Text = "mistake rate MR (1/s)"
 	case QAP:
-		p.Y.Label.Text = "unavailability 1 - QAP (log scale)"
+		p.Y.Label.Text = "unavailability 1 - QAP"
 	default:
 		return nil, fmt.Errorf("figure: unknown kind %d", int(kind))
 	}
