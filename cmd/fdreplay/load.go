@@ -375,12 +375,14 @@ func newInput(s *epochStream, file, name string, hdr time.Duration, epochs int, 
 		}
 	default:
 		in.interval = est
-		if est > 0 && est < minPlausibleInterval {
-			return in, fmt.Errorf("%s: the timestamps give Δ = %v, implausibly short for heartbeats: are they in another unit (%s)? Give --interval to confirm Δ", what, est, unitHint(o))
-		}
 	}
 	if in.interval > maxInterval {
 		return in, fmt.Errorf("%s: estimated heartbeat interval %v is over %v; give --interval", what, in.interval, maxInterval)
+	}
+	if declared == 0 {
+		if err := checkPlausible(est, in.stats, o); err != nil {
+			return in, fmt.Errorf("%s: %w", what, err)
+		}
 	}
 	if in.interval <= 0 {
 		return in, fmt.Errorf("%s: cannot estimate the heartbeat interval; give --interval", what)
@@ -388,10 +390,37 @@ func newInput(s *epochStream, file, name string, hdr time.Duration, epochs int, 
 	return in, nil
 }
 
-// minPlausibleInterval is the shortest Δ estimated from timestamps that is
-// taken without --interval: shorter ones are a unit mistake far more often
-// than a 100 kHz heartbeat.
-const minPlausibleInterval = 10 * time.Microsecond
+// The plausible range of a heartbeat interval and of a one-way delay read
+// from timestamps without --interval: outside, the timestamps' unit is
+// wrong far more often than the heartbeat is (a CSV in seconds read with
+// --unit ms, or a LIP6 trace converted to microseconds, gives Δ = 100 µs;
+// a CSV in microseconds read with --unit ms gives one-way delays of
+// tens of seconds).
+const (
+	minPlausibleInterval = time.Millisecond
+	maxPlausibleInterval = time.Hour
+	maxPlausibleDelay    = 10 * time.Second
+)
+
+// checkPlausible reports a Δ estimated from the timestamps outside
+// [minPlausibleInterval, maxPlausibleInterval], or a mean one-way delay
+// (send and arrival clocks within an hour of each other, so that A − σ is
+// a delay and not a clock offset) above maxPlausibleDelay, naming --unit
+// and --interval: the one corrects the unit, the other confirms Δ.
+func checkPlausible(est time.Duration, st trace.Stats, o options) error {
+	fix := fmt.Sprintf("if the timestamps are in another unit, correct it (%s); if Δ really is %v, confirm it with --interval %v", unitHint(o), est, est)
+	switch {
+	case est <= 0:
+		return nil
+	case est < minPlausibleInterval:
+		return fmt.Errorf("the timestamps give Δ = %v, shorter than the %v a heartbeat plausibly has: %s", est, minPlausibleInterval, fix)
+	case est > maxPlausibleInterval:
+		return fmt.Errorf("the timestamps give Δ = %v, longer than the %v a heartbeat plausibly has: %s", est, maxPlausibleInterval, fix)
+	case st.HasClock && st.ClockOffset > maxPlausibleDelay && st.ClockOffset < time.Hour:
+		return fmt.Errorf("the timestamps give a mean one-way delay A − σ of %v, longer than %v, with Δ = %v: %s", st.ClockOffset.Round(time.Millisecond), maxPlausibleDelay, est, fix)
+	}
+	return nil
+}
 
 // unitRatio is how far the Δ estimated from the timestamps may be from the
 // declared Δ (either way) before the two contradict: unit mistakes are
@@ -415,7 +444,7 @@ func unitHint(o options) string {
 	if o.columns != "" {
 		return fmt.Sprintf("--unit is %s", o.unit)
 	}
-	return "check the file's unit"
+	return "convert the file: --unit applies to CSV with --columns"
 }
 
 // sanityReport gathers the findings of one file.

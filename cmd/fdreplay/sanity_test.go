@@ -190,7 +190,7 @@ func TestUnitContradictsInterval(t *testing.T) {
 	cols := []string{"--columns", "host,seq,sent_ms,recv_ms"}
 	code, _, errOut := runCmd(append(cols, "--unit", "ns", p)...)
 	assert.Equal(t, 1, code)
-	assert.Contains(t, errOut, "Δ = 1µs, implausibly short")
+	assert.Contains(t, errOut, "Δ = 1µs, shorter than the 1ms a heartbeat plausibly has")
 	assert.Contains(t, errOut, "--unit is ns")
 	code, _, errOut = runCmd(append(cols, "--unit", "us", "--interval", "1s", p)...)
 	assert.Equal(t, 1, code)
@@ -269,4 +269,49 @@ func TestSizeFlags(t *testing.T) {
 	code, _, errOut = runCmd("--max-ratio", "NaN")
 	assert.Equal(t, 2, code)
 	assert.Contains(t, errOut, "--max-ratio NaN")
+}
+
+// A factor-1000 unit mistake is an error naming --unit and --interval (it
+// ran silently with a full table: Δ = 100 µs, MR 424/s); --interval
+// confirms an unusual Δ.
+func TestUnitOffByThousand(t *testing.T) {
+	rows := func(delay int) string {
+		var b strings.Builder
+		b.WriteString("host,seq,sent,recv\n")
+		for i := range 600 {
+			fmt.Fprintf(&b, "a,%d,%d,%d\n", i, 1_000_000+i*100, 1_000_000+i*100+delay+i%7)
+		}
+		return b.String()
+	}
+	cols := []string{"--columns", "host,seq,sent,recv", "-d", "fixed,chen"}
+	// Milliseconds read as microseconds (seconds read as milliseconds is
+	// the same factor): Δ = 100 µs.
+	p := writeFile(t, "ms.csv", rows(40))
+	code, _, errOut := runCmd(append(cols, "--unit", "us", p)...)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, "Δ = 100µs, shorter than the 1ms a heartbeat plausibly has")
+	assert.Contains(t, errOut, "--unit is us")
+	assert.Contains(t, errOut, "--interval 100µs")
+	code, _, errOut = runCmd(append(cols, "--unit", "us", "--interval", "100us", p)...)
+	assert.Equal(t, 0, code, errOut)
+	code, _, errOut = runCmd(append(cols, "--unit", "ms", p)...)
+	assert.Equal(t, 0, code, errOut)
+
+	// Milliseconds read as seconds: Δ = 100 s is possible, a mean
+	// one-way delay of 40 s is not.
+	code, _, errOut = runCmd(append(cols, "--unit", "s", p)...)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, "mean one-way delay A − σ of 42.976s, longer than 10s, with Δ = 1m40s")
+	assert.Contains(t, errOut, "--unit is s")
+
+	// A LIP6 trace whose nanoseconds were written as microseconds.
+	var b strings.Builder
+	for i := range 600 {
+		fmt.Fprintf(&b, "4 %d %d %d 14\n", i+1, 9_301_432_084+i*100_000, 47_816_110_312+i*100_000+i%9)
+	}
+	code, _, errOut = runCmd("-d", "fixed", writeFile(t, "lip6.txt", b.String()))
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, "Δ = 100µs, shorter than the 1ms")
+	assert.Contains(t, errOut, "--unit applies to CSV")
+	assert.Contains(t, errOut, "--interval 100µs")
 }
