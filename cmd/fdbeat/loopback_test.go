@@ -237,8 +237,9 @@ func (s *syncBuffer) String() string {
 	return string(s.b)
 }
 
-// On a terminal the table is redrawn in place: clear screen, then one row
-// per sender and detector.
+// On a terminal the table is redrawn in place: up over the last one, erase
+// to the end of the screen (never the whole screen, which held the log),
+// then one row per sender and detector.
 func TestRecvTableOnTerminal(t *testing.T) {
 	var table syncBuffer
 	sc := sendConfig{Name: "tty", Interval: 20 * time.Millisecond, Count: 20, Seed: 1} // Count, not Duration: a stalled sender skips ticks
@@ -248,7 +249,8 @@ func TestRecvTableOnTerminal(t *testing.T) {
 	run := loopback(t, sc, rc, 50*time.Millisecond)
 	assert.Equal(t, uint64(20), run.recv.Packets)
 	out := table.String()
-	assert.Contains(t, out, "\x1b[H\x1b[2J")
+	assert.Contains(t, out, "\r\x1b[7A\x1b[J")
+	assert.NotContains(t, out, "\x1b[2J")
 	assert.Contains(t, out, "fdbeat recv:")
 	assert.Regexp(t, `(?i)tty\s*│\s*timeout-300ms\s*│\s*trusted`, out)
 	assert.Regexp(t, `(?i)tty\s*│\s*phi-8\s*│\s*trusted`, out)

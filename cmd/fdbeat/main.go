@@ -304,7 +304,21 @@ func cmdRecv(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			return fmt.Errorf("--phi %v: every threshold must be finite and positive", th)
 		}
 	}
-	log, err := newLogger(stderr, logLevel)
+	c.Table = stdout
+	var logOut io.Writer = stderr
+	if f, ok := stdout.(*os.File); ok && !plain && term.IsTerminal(int(f.Fd())) {
+		c.Terminal = true
+		if ef, ok := stderr.(*os.File); ok && term.IsTerminal(int(ef.Fd())) {
+			// The log shares the terminal: it goes above the table.
+			fd := int(f.Fd())
+			c.display = newLiveRegion(stdout, stderr, func() (int, int, bool) {
+				w, h, err := term.GetSize(fd)
+				return w, h, err == nil
+			})
+			logOut = c.display
+		}
+	}
+	log, err := newLogger(logOut, logLevel)
 	if err != nil {
 		return err
 	}
@@ -319,10 +333,6 @@ func cmdRecv(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		if keyFile != "" && len(keys) == 0 {
 			reloadKeysOnHUP(ctx, c.Keys, keyFile, log)
 		}
-	}
-	c.Table = stdout
-	if f, ok := stdout.(*os.File); ok && !plain {
-		c.Terminal = term.IsTerminal(int(f.Fd()))
 	}
 	st, err := runRecv(ctx, c, log)
 	if !st.Started {

@@ -108,8 +108,8 @@ func TestRecvStopsWhenTraceUnwritable(t *testing.T) {
 	}
 }
 
-// On a terminal the redraw wipes the log, so the table shows the last
-// transitions under it; headers keep their case ("to τ", not "TO Τ").
+// On a terminal the table shows the last transitions under it, in view
+// while the log scrolls above; headers keep their case ("to τ", not "TO Τ").
 func TestRecvTableShowsRecentTransitions(t *testing.T) {
 	m, err := monitor.New(monitor.Config{})
 	require.NoError(t, err)

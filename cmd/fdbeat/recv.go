@@ -65,7 +65,11 @@ type recvConfig struct {
 	Refresh      time.Duration // table refresh period; 0 = no table
 	Table        io.Writer     // where the table goes
 	Terminal     bool          // redraw the table in place (ANSI) instead of printing lines
-	Meta         map[string]string
+	// display redraws the table on a terminal with the log above it; nil
+	// with Terminal: runRecv makes one on Table, the log not routed through
+	// it (cmdRecv routes the log when stderr is the same terminal).
+	display *liveRegion
+	Meta    map[string]string
 
 	// Test hooks.
 	ready        func(addr net.Addr, origin time.Duration) // origin: Unix ns of monitor clock 0
@@ -184,6 +188,12 @@ func runRecv(ctx context.Context, cfg recvConfig, log *slog.Logger) (recvStats, 
 	if cfg.EvictAfter < 0 {
 		return recvStats{}, fmt.Errorf("recv: --evict-after %v must be 0 (never) or positive", cfg.EvictAfter)
 	}
+	if cfg.Terminal && cfg.display == nil {
+		cfg.display = newLiveRegion(cfg.Table, nil, nil)
+	}
+	if cfg.display != nil {
+		defer cfg.display.Close() // shows log lines still held, on every return
+	}
 	r := &receiver{cfg: cfg, log: log, clock: monitor.NewMonotonic(), streams: map[string]*streamID{}, warn: newWarnLimiter(log)}
 	r.transLimiter()
 	r.wall = time.Duration(r.clock.(*monitor.Monotonic).Start().UnixNano())
@@ -249,6 +259,9 @@ func runRecv(ctx context.Context, cfg recvConfig, log *slog.Logger) (recvStats, 
 	}
 	if cfg.Table != nil {
 		r.printTable()
+	}
+	if cfg.display != nil {
+		cfg.display.Close()
 	}
 	closeErr := r.closeTrace()
 	r.warn.Flush(r.clock.Now() + warnWindow)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"cmp"
 	"fmt"
 	"maps"
@@ -15,7 +16,7 @@ import (
 )
 
 // recentMax is the number of recent transitions shown under the table on a
-// terminal, where the redraw would wipe the log lines.
+// terminal, a summary that stays in view while the log scrolls above.
 const recentMax = 8
 
 func (r *receiver) transition(det string, t monitor.Transition) {
@@ -96,6 +97,16 @@ func fmtLevel(x float64) string {
 	return strconv.FormatFloat(x, 'f', 2, 64)
 }
 
+// region returns the terminal region the table is drawn in (made on Table
+// on first use for the receivers tests build by hand; runRecv makes it
+// before any goroutine).
+func (r *receiver) region() *liveRegion {
+	if r.cfg.display == nil {
+		r.cfg.display = newLiveRegion(r.cfg.Table, nil, nil)
+	}
+	return r.cfg.display
+}
+
 func (r *receiver) printTable() {
 	rows, more, moreSusp := r.tableRows()
 	w := r.cfg.Table
@@ -110,7 +121,9 @@ func (r *receiver) printTable() {
 		}
 		return
 	}
-	fmt.Fprint(w, "\x1b[H\x1b[2J")
+	var frame bytes.Buffer
+	w = &frame
+	defer func() { r.region().Draw(frame.Bytes()) }()
 	fmt.Fprintf(w, "fdbeat recv: %v, %d sender(s)   level: φ for phi-*, elapsed/timeout for timeout-*\n",
 		elapsed, len(rows)/max(1, len(r.mons))+more)
 	t := tablewriter.NewTable(w, tablewriter.WithHeaderAutoFormat(tw.Off))
