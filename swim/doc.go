@@ -214,7 +214,11 @@
 //     without suspecting or nacking anyone, raises its LHM, and declares nobody
 //     dead for one period so that refutations queued meanwhile are read first
 //     (Cassandra's local-pause rule, docs/algorithms.md, “φ accrual:
-//     Cassandra's variant”).
+//     Cassandra's variant”). Below that scale, the live wrapper's measure
+//     of its host's lateness (Member.SetHostLateness; swim/agent sets it
+//     from package lateness before every Tick) shifts the detectors'
+//     opinion: a peer counts as suspected only once its freshness point
+//     has passed by more than the host's own recent lateness.
 //   - ModeLifeguard: memberlist's behaviour (fixed probe timeout, no gate).
 //   - ModeSWIM: plain SWIM with suspicion (no LHM, no nack, no buddy, fixed
 //     suspicion timeout Min, i.e. β = 1).

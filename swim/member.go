@@ -229,6 +229,7 @@ type Member struct {
 	stepFrom ID // during Step: the packet's sender
 
 	graceUntil    time.Duration // no suspicion timer fires before (PauseGuard)
+	hostLate      time.Duration // the host's lateness the wrapper measured (SetHostLateness)
 	nextReconnect time.Duration
 	lastAck       time.Duration // when a probe of this member's was last acked (direct, relayed or stream)
 	isoNext       time.Duration // earliest view request of an isolated member (isolated)
@@ -306,6 +307,21 @@ func (m *Member) Incarnation() Incarnation { return m.inc }
 // [0, AwarenessMaxMultiplier−1]; periods and probe timeouts are scaled by
 // LHM+1. Always 0 in ModeSWIM.
 func (m *Member) LocalHealthMultiplier() int { return m.lhm }
+
+// SetHostLateness tells the member how late its host has been running
+// lately, as the live wrapper measured it (package lateness: how late its
+// timers fired, the Go runtime's pauses and scheduling latency; the agent
+// sets it before every Tick). In ModeDetector a per-peer detector's opinion
+// (the gate of failed probes, PeerStatus.Suspected) is then taken at
+// now − d: a peer is held suspected only once its freshness point has
+// passed by more than d, so that a silence this member's own host caused
+// (a heartbeat waiting unread in the socket) is not counted against the
+// peer. Levels are not shifted. Negative values count as 0; the default is
+// 0. The member reads no clock: d is the wrapper's measurement.
+func (m *Member) SetHostLateness(d time.Duration) { m.hostLate = max(d, 0) }
+
+// HostLateness returns the value of the last SetHostLateness (0 if none).
+func (m *Member) HostLateness() time.Duration { return m.hostLate }
 
 // Stats returns the counters.
 func (m *Member) Stats() Stats { return m.stats }

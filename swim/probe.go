@@ -1,6 +1,7 @@
 package swim
 
 import (
+	"math"
 	"slices"
 	"time"
 )
@@ -285,14 +286,22 @@ func (m *Member) pick(k int, ok func(p *peer) bool) []*peer {
 // given peer only about every (n−1)/2 periods, and a detector on its
 // bootstrap or on two or three intervals then suspects healthy peers (half
 // of them 20 s after a group of 32 formed, in swim/sim).
-func detectorSuspects(p *peer, now time.Duration) bool {
-	return p.det != nil && !p.det.WarmingUp() && p.det.Suspected(now)
+//
+// late is the host's lateness (Member.SetHostLateness): the detector is
+// asked about now − late, so that a freshness point passed by no more than
+// the host's own lateness is not held against p.
+func detectorSuspects(p *peer, now, late time.Duration) bool {
+	at := now - late
+	if at > now {
+		at = math.MinInt64 // saturate
+	}
+	return p.det != nil && !p.det.WarmingUp() && p.det.Suspected(at)
 }
 
 // gated reports whether the detector gate defers a first failure of the
 // alive peer t (see failProbe).
 func (m *Member) gated(t *peer, now time.Duration) bool {
-	return m.cfg.Mode == ModeDetector && !m.cfg.DisableSuspicionGate && !t.retried && t.det != nil && !detectorSuspects(t, now)
+	return m.cfg.Mode == ModeDetector && !m.cfg.DisableSuspicionGate && !t.retried && t.det != nil && !detectorSuspects(t, now, m.hostLate)
 }
 
 // failProbe ends a period whose probe got no ack.

@@ -31,6 +31,7 @@ import (
 	"time"
 
 	"github.com/fdkit/fdkit/detector"
+	"github.com/fdkit/fdkit/lateness"
 	"github.com/fdkit/fdkit/swim"
 	"github.com/fdkit/fdkit/swim/transport"
 	"github.com/fdkit/fdkit/swim/wire"
@@ -88,7 +89,9 @@ type Agent struct {
 	src      netip.Addr // the address datagrams and dialled streams leave from (sendSource); invalid: the kernel's choice
 	start    time.Time
 	m        *swim.Member
-	lhm      atomic.Int32 // the state machine's local health multiplier, published by flush
+	lhm      atomic.Int32    // the state machine's local health multiplier, published by flush
+	late     *lateness.Meter // the host's lateness (hostTick)
+	lateRead time.Duration   // when hostTick last read the runtime's histograms
 	// wallNs is the wall clock in Unix nanoseconds read with the last now.
 	wallNs atomic.Int64
 
@@ -157,6 +160,10 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 	cfg.LeaveTimeout = &leave
 	if leave < 0 {
 		return nil, fmt.Errorf("agent: LeaveTimeout %v is negative", leave)
+	}
+	late, err := lateness.New(lateness.Config{})
+	if err != nil {
+		return nil, err
 	}
 	if cfg.Resolve == nil {
 		cfg.Resolve = systemResolve
@@ -297,6 +304,7 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 		streamRes:  make(chan streamResult, 64),
 		outSlots:   make(chan struct{}, streamOutMax),
 		quit:       make(chan struct{}),
+		late:       late,
 	}
 	a.streamCtx, a.streamStop = context.WithCancel(context.Background())
 	a.start = time.Now()

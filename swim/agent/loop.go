@@ -67,7 +67,8 @@ func (a *Agent) run(ctx context.Context) {
 		// was stopped or starved the state machine sees the late tick (its
 		// local-pause guard) before the backlog.
 		select {
-		case <-tick.C:
+		case due := <-tick.C:
+			a.hostTick(due)
 			a.m.Tick(a.now())
 			a.flush()
 			if a.m.Left() {
@@ -88,7 +89,8 @@ func (a *Agent) run(ctx context.Context) {
 			return
 		case <-a.halt:
 			return
-		case <-tick.C:
+		case due := <-tick.C:
+			a.hostTick(due)
 			a.m.Tick(a.now())
 		case p, ok := <-packets:
 			if !ok {
