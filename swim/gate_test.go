@@ -35,7 +35,7 @@ func gatedProbe(t *testing.T) (*Member, ID, []Packet) {
 // probe's period, over both paths, and suspects at the end of that period
 // or, later, once the retry's own direct wait (500 ms) has passed.
 func TestGateRetriesCorroboratedFailure(t *testing.T) {
-	a, target, reqs := gatedProbe(t)
+	a, _, reqs := gatedProbe(t)
 	nackAll(t, a, reqs, 300*time.Millisecond)
 	pk, ev := drain(a)
 	assert.Empty(t, pk, "before the direct timeout nothing is decided")
@@ -43,7 +43,7 @@ func TestGateRetriesCorroboratedFailure(t *testing.T) {
 	a.Tick(500 * time.Millisecond)
 	drain(a)
 
-	a, target, reqs = gatedProbe(t)
+	a, target, reqs := gatedProbe(t)
 	nackAll(t, a, reqs, 550*time.Millisecond)
 	pk, ev = drain(a)
 	assert.Empty(t, ev, "a failure every intermediate saw too is still re-checked once")
@@ -59,7 +59,7 @@ func TestGateRetriesCorroboratedFailure(t *testing.T) {
 	at, _ := a.NextDeadline()
 	require.Equal(t, 1050*time.Millisecond, at, "the retry's own direct wait, past the first period's end")
 	a.Tick(at)
-	pk, ev = drain(a)
+	_, ev = drain(a)
 	require.Len(t, ev, 1)
 	assert.Equal(t, EventSuspect, ev[0].Kind)
 	assert.Equal(t, target, ev[0].Node.ID)
