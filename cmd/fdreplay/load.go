@@ -125,8 +125,40 @@ func loadInputs(o options, files []string, stderr io.Writer) ([]input, error) {
 			return nil, err
 		}
 	}
+	if err := checkSenders(o.senders, out); err != nil {
+		closeInputs(out)
+		return nil, err
+	}
 	uniqueNames(out)
 	return out, nil
+}
+
+// checkSenders reports the senders of --sender that no input holds: a
+// misspelt or absent id was dropped without a word while the others ran.
+func checkSenders(want []string, ins []input) error {
+	have := map[string]bool{}
+	for _, in := range ins {
+		have[in.sender] = true
+	}
+	var missing []string
+	for _, s := range want {
+		if !have[s] && !slices.Contains(missing, s) {
+			missing = append(missing, s)
+		}
+	}
+	if len(missing) == 0 || len(ins) == 0 {
+		// No input at all is the caller's "matched nothing" error.
+		return nil
+	}
+	return usageErr("--sender: no heartbeat of sender %s in the input (the other senders named were found; without --sender every sender is replayed)", strings.Join(quoteAll(missing), ", "))
+}
+
+func quoteAll(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = strconv.Quote(s)
+	}
+	return out
 }
 
 // epochStream is the heartbeats of one incarnation of one sender.

@@ -315,3 +315,14 @@ func TestUnitOffByThousand(t *testing.T) {
 	assert.Contains(t, errOut, "--unit applies to CSV")
 	assert.Contains(t, errOut, "--interval 100µs")
 }
+
+// A sender named in --sender that the input lacks is an error naming it
+// (--sender p,q replayed p and dropped q without a word); a sender named
+// twice is fine.
+func TestSenderMissing(t *testing.T) {
+	code, _, errOut := runCmd("-d", "fixed", "--sender", "p,q")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, `--sender: no heartbeat of sender "q" in the input`)
+	code, _, errOut = runCmd("-d", "fixed", "-s", "p", "-s", "p")
+	assert.Equal(t, 0, code, errOut)
+}
