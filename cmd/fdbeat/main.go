@@ -18,8 +18,11 @@
 // trusted/suspected transition, shows a table of each detector's level and
 // status per sender (redrawn in place on a terminal, periodic lines otherwise)
 // and records every heartbeat to an fdkit-format trace (--out, compressed by
-// the .gz or .xz suffix) that "fdreplay" can analyse. Its transitions are the
-// mistakes replay finds on that trace. It flushes the trace every 500 ms, so
+// the .gz or .xz suffix) that "fdreplay" can analyse. Its detectors wait the
+// host's own measured lateness past a freshness point before convicting
+// (package lateness), so that a busy receiver does not blame its senders;
+// with --host-lateness=false its transitions are exactly the mistakes replay
+// finds on that trace. It flushes the trace every 500 ms, so
 // a crash loses at most the last second (read the cut file with --lenient).
 //
 // Against forged heartbeats, send --key/--key-file signs each packet with
@@ -52,6 +55,7 @@ import (
 	"time"
 
 	"github.com/fdkit/fdkit/internal/flagcheck"
+	"github.com/fdkit/fdkit/lateness"
 	"github.com/fdkit/fdkit/monitor"
 	"github.com/fdkit/fdkit/swim/wire"
 	"github.com/spf13/pflag"
@@ -263,6 +267,7 @@ func cmdRecv(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.Float64SliceVar(&c.Phis, "phi", []float64{8, 12}, "thresholds of the normal-model φ detectors")
 	flagcheck.Var(fs, &c.PhiWindow, "phi-window", "", 100, 1, maxPhiWindow, fmt.Sprintf("a size from 1 to %d (each sender keeps that many samples per φ detector)", maxPhiWindow), "φ window size (inter-arrival samples)")
 	flagcheck.Var(fs, &c.PhiMinStd, "phi-min-std", "", 0, 0, time.Hour, "a duration from 0 to 1h (0: 1% of the mean interval)", "φ minimum standard deviation σ_min (0: the phi default, 1% of the mean interval)")
+	hostLate := fs.Bool("host-lateness", true, "wait the host's own measured lateness (timer, GC and scheduling delays of the last 10 s, at most 5 s) past τ before convicting a sender; false: transitions are exactly the mistakes replay finds on the trace")
 	fs.Func("detector", "a further detector in the textual form of docs/detectors.md, e.g. 'phi-akka(threshold=10, pause=3s)' or a preset (akka, cassandra, scylla, hazelcast); repeatable", func(v string) error {
 		d, err := specDetector(v)
 		if err != nil {
@@ -293,6 +298,7 @@ func cmdRecv(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if fs.NArg() > 0 {
 		return fmt.Errorf("recv: unexpected arguments %q", fs.Args())
 	}
+	c.IgnoreHostLateness = !*hostLate
 	for _, t := range c.Timeouts {
 		if t <= 0 {
 			return fmt.Errorf("--timeouts %v: every timeout must be positive", t)
@@ -340,6 +346,9 @@ func cmdRecv(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	fmt.Fprintf(stdout, "received %d packets (%d bad, %d from old incarnations, %d copies not recorded), recorded %d heartbeats\n",
 		st.Packets, st.Bad, st.Stale, st.Duplicates, st.Recorded)
+	l := st.Lateness
+	fmt.Fprintf(stdout, "host lateness (the margin the detectors waited past τ, at most %v): timer %v, GC pause %v, other pause %v, scheduling %v at most; %d late heartbeats excused\n",
+		l.Cap, l.Sources[lateness.Timer].Max, l.Sources[lateness.GCPause].Max, l.Sources[lateness.OtherPause].Max, l.Sources[lateness.Scheduling].Max, st.Excused)
 	if st.NoTraceID > 0 {
 		fmt.Fprintf(stdout, "not recorded: %d heartbeats of senders that restarted more than 16 times while tracked (their trace sender ids were used up)\n", st.NoTraceID)
 	}

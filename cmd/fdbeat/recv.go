@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fdkit/fdkit/lateness"
 	"github.com/fdkit/fdkit/monitor"
 	"github.com/fdkit/fdkit/swim/wire"
 	"github.com/fdkit/fdkit/trace"
@@ -31,6 +32,11 @@ type recvConfig struct {
 	Phis      []float64
 	PhiWindow int
 	PhiMinStd time.Duration // φ's σ_min; 0 = the phi package default (μ/100)
+	// IgnoreHostLateness makes the monitors convict at the freshness point
+	// whatever the host's measured lateness, so that the transitions are
+	// exactly the mistakes replay finds on the recorded trace
+	// (monitor.Config.IgnoreHostLateness).
+	IgnoreHostLateness bool
 	// Detectors are further detectors given in the textual form of package
 	// spec (phi-akka(threshold=10, pause=3s), cassandra, ...) and checked by
 	// specDetector, each run side by side with the others under its own
@@ -115,7 +121,12 @@ type recvStats struct {
 	Recorded        uint64
 	NoTraceID       uint64         // heartbeats not recorded because their sender used up its maxPeerIDs trace ids
 	Transitions     map[string]int // per detector
-	Started         bool           // the receiver was listening (false after a setup error)
+	// Lateness is the host's lateness the monitors waited for (its
+	// maxima per source since the start); Excused the late heartbeats
+	// whose conviction it held back, summed over the detectors.
+	Lateness lateness.Stats
+	Excused  uint64
+	Started  bool // the receiver was listening (false after a setup error)
 }
 
 type namedMon struct {
@@ -151,6 +162,12 @@ type receiver struct {
 	eval sync.Mutex
 	// pauses is the number of local pauses already logged (sweep goroutine).
 	pauses uint64
+	// late measures the host's lateness for every monitor (fed by the
+	// sweep loop); lateMax is the largest Bound since the last "host
+	// lateness" line, lateNext when the next is due (sweep goroutine).
+	late     *lateness.Meter
+	lateMax  time.Duration
+	lateNext time.Duration
 	// recErr is the first error writing the trace (guarded by eval).
 	recErr error
 }
@@ -198,9 +215,16 @@ func runRecv(ctx context.Context, cfg recvConfig, log *slog.Logger) (recvStats, 
 	r.transLimiter()
 	r.wall = time.Duration(r.clock.(*monitor.Monotonic).Start().UnixNano())
 	r.stats.Transitions = map[string]int{}
+	// One meter of the host's lateness for every monitor, fed by the sweep
+	// loop: each waits its Bound past a freshness point before convicting.
+	var err error
+	if r.late, err = lateness.New(lateness.Config{}); err != nil {
+		return recvStats{}, fmt.Errorf("recv: %w", err)
+	}
 	for _, s := range specs {
 		name := s.Name
-		m, err := monitor.New(monitor.Config{Factory: s.Factory, Clock: r.clock, MaxPeers: cfg.MaxSenders,
+		m, err := monitor.New(monitor.Config{Factory: s.Factory, Clock: r.clock, MaxPeers: cfg.MaxSenders, Lateness: r.late,
+			IgnoreHostLateness: cfg.IgnoreHostLateness,
 			OnTransition: func(t monitor.Transition) { r.transition(name, t) }})
 		if err != nil {
 			return recvStats{}, fmt.Errorf("recv: detector %s: %w", name, err)
@@ -216,7 +240,8 @@ func runRecv(ctx context.Context, cfg recvConfig, log *slog.Logger) (recvStats, 
 		return recvStats{}, err
 	}
 	r.stats.Started = true
-	log.Info("receiving heartbeats", "listen", conn.LocalAddr().String(), "detectors", len(specs), "trace", cfg.Out)
+	log.Info("receiving heartbeats", "listen", conn.LocalAddr().String(), "detectors", len(specs), "trace", cfg.Out,
+		"clock_origin_unix_ns", int64(r.wall))
 	if cfg.ready != nil {
 		cfg.ready(conn.LocalAddr(), r.wall)
 	}
@@ -229,27 +254,36 @@ func runRecv(ctx context.Context, cfg recvConfig, log *slog.Logger) (recvStats, 
 		conn.Close()
 	})
 	wg.Go(func() {
-		every(ctx, cfg.Sweep, func() {
+		r.late.ReadRuntime(r.clock.Now())
+		lastRead := r.clock.Now()
+		every(ctx, cfg.Sweep, func(due time.Time) {
+			now := r.clock.Now()
+			r.late.TickSince(due, now)
+			if now-lastRead >= time.Second {
+				r.late.ReadRuntime(now)
+				lastRead = now
+			}
 			r.eval.Lock()
 			for _, nm := range r.mons {
 				nm.m.Sweep()
 			}
 			r.eval.Unlock()
 			r.notePauses()
+			r.noteLateness(now)
 		})
 	})
 	wg.Go(func() {
-		every(ctx, time.Second, func() {
+		every(ctx, time.Second, func(time.Time) {
 			r.evict()
 			r.warn.Flush(r.clock.Now())
 			r.transLimiter().Flush(r.clock.Now())
 		})
 	})
 	if cfg.Refresh > 0 && cfg.Table != nil {
-		wg.Go(func() { every(ctx, cfg.Refresh, r.printTable) })
+		wg.Go(func() { every(ctx, cfg.Refresh, func(time.Time) { r.printTable() }) })
 	}
 	if r.tw != nil {
-		wg.Go(func() { every(ctx, flushPeriod, r.flushTrace) })
+		wg.Go(func() { every(ctx, flushPeriod, func(time.Time) { r.flushTrace() }) })
 	}
 	readErr := r.readLoop(ctx, conn)
 	cancel()
@@ -270,10 +304,15 @@ func runRecv(ctx context.Context, cfg recvConfig, log *slog.Logger) (recvStats, 
 	st := r.stats
 	st.Transitions = maps.Clone(r.stats.Transitions)
 	r.mu.Unlock()
+	st.Lateness = r.late.Stats()
+	for _, nm := range r.mons {
+		st.Excused += nm.m.Excused()
+	}
 	log.Info("receiver stopped", "packets", st.Packets, "bad", st.Bad, "recorded", st.Recorded,
 		"unauthenticated", st.Unauthenticated, "auth_failed", st.AuthFailed, "ahead_of_clock", st.AheadOfClock, "implausible", st.Implausible,
 		"confirmed", st.Confirmed, "other_source", st.OtherSource, "bad_interval", st.BadInterval, "displaced", st.Displaced,
-		"refused", st.Refused, "evicted", st.Evicted, "kernel_drops", dropsString(st))
+		"refused", st.Refused, "evicted", st.Evicted, "kernel_drops", dropsString(st), "excused", st.Excused)
+	r.logLateness("host lateness at the end", st.Lateness, 0)
 	if readErr != nil && closeErr != nil {
 		// Closing repeats the write error; one line says it.
 		log.Debug("closing the trace after a failure", "err", closeErr)
@@ -282,16 +321,17 @@ func runRecv(ctx context.Context, cfg recvConfig, log *slog.Logger) (recvStats, 
 	return st, errors.Join(readErr, closeErr)
 }
 
-// every calls f every d until ctx is done.
-func every(ctx context.Context, d time.Duration, f func()) {
+// every calls f every d until ctx is done, with the instant each call was
+// due.
+func every(ctx context.Context, d time.Duration, f func(due time.Time)) {
 	t := time.NewTicker(d)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
-			f()
+		case due := <-t.C:
+			f(due)
 		}
 	}
 }

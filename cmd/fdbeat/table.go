@@ -124,8 +124,8 @@ func (r *receiver) printTable() {
 	var frame bytes.Buffer
 	w = &frame
 	defer func() { r.region().Draw(frame.Bytes()) }()
-	fmt.Fprintf(w, "fdbeat recv: %v, %d sender(s)   level: φ for phi-*, elapsed/timeout for timeout-*\n",
-		elapsed, len(rows)/max(1, len(r.mons))+more)
+	fmt.Fprintf(w, "fdbeat recv: %v, %d sender(s), host lateness %v   level: φ for phi-*, elapsed/timeout for timeout-*\n",
+		elapsed, len(rows)/max(1, len(r.mons))+more, r.latenessBound().Round(time.Millisecond))
 	t := tablewriter.NewTable(w, tablewriter.WithHeaderAutoFormat(tw.Off))
 	t.Header("sender", "detector", "status", "level", "to τ", "since last", "heartbeats", "suspicions")
 	for _, x := range rows {
