@@ -225,7 +225,7 @@ func runRecv(ctx context.Context, cfg recvConfig, log *slog.Logger) (recvStats, 
 		name := s.Name
 		m, err := monitor.New(monitor.Config{Factory: s.Factory, Clock: r.clock, MaxPeers: cfg.MaxSenders, Lateness: r.late,
 			IgnoreHostLateness: cfg.IgnoreHostLateness,
-			OnTransition: func(t monitor.Transition) { r.transition(name, t) }})
+			OnTransition:       func(t monitor.Transition) { r.transition(name, t) }})
 		if err != nil {
 			return recvStats{}, fmt.Errorf("recv: detector %s: %w", name, err)
 		}
