@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -284,6 +285,25 @@ func parseValue(s string) (v float64, unit bool, err error) {
 		return 0, false, fmt.Errorf("bad value %q: want a number or a duration such as 250ms", s)
 	}
 	return v, false, nil
+}
+
+// sweptDetectors returns the entries of --detectors whose curves a run
+// draws. A sweep entry ("chen alpha=10ms..1s") scopes the sweep to itself:
+// the other entries are then swept only when --sweep says so or a --range
+// names their family, and otherwise appear in the table alone. Without a
+// sweep entry every entry is swept.
+func sweptDetectors(o options) []string {
+	isSweep := func(e string) bool { return strings.Contains(e, "..") }
+	if o.sweepFlag || !slices.ContainsFunc(o.detectors, isSweep) {
+		return o.detectors
+	}
+	var out []string
+	for _, e := range o.detectors {
+		if _, ranged := o.ranges[entryFamily(e)]; isSweep(e) || ranged {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // sweepFamilies returns the swept families for the selected detectors.

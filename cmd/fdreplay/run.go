@@ -66,6 +66,7 @@ type options struct {
 	out         string
 	force       bool
 	sweep       bool
+	sweepFlag   bool // --sweep given: sweep every entry, not only the sweep entries
 	points      int
 	sweepMiB    int
 	ranges      map[string]span
@@ -157,6 +158,7 @@ func parseFlags(args []string, stdout io.Writer) (options, []string, error) {
 		return o, nil, usageErr("%v", err)
 	}
 	o.windowSet = fs.Changed("window")
+	o.sweepFlag = fs.Changed("sweep")
 	// --mr-max 0 is a target of its own (MR = 0), not "no target".
 	o.targets.NoMistakes = fs.Changed("mr-max") && o.targets.MaxMRPerSecond == 0
 	var err error
@@ -431,7 +433,7 @@ func runErr(args []string, stdout, stderr io.Writer) error {
 			for k, v := range o.ranges {
 				spans[k] = v
 			}
-			fams, err := sweepFamilies(r.set, o.detectors, o.points, spans)
+			fams, err := sweepFamilies(r.set, sweptDetectors(o), o.points, spans)
 			if err != nil {
 				return usageErr("%v", err)
 			}

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/fdkit/fdkit/chen"
@@ -170,13 +171,35 @@ func specTableFamily(s settings, entry string) (qos.Family, string, error) {
 		return qos.Family{}, "", err
 	}
 	f.Name = r.user
+	setting := settingText(r.spec)
 	if r.sweep != nil {
 		f.Name = r.sweep.Spec.Family().Name
 		if u, err := spec.ParseSweep(r.user); err == nil {
 			f.Name = u.Spec.String()
 		}
+		setting = sweepRowSetting(r, f)
 	}
-	return f, settingText(r.spec), nil
+	return f, setting, nil
+}
+
+// sweepRowSetting is a sweep entry's table setting: its parameters, the
+// swept parameter at the value the row uses, and the swept range
+// ("window=100, alpha=100ms; swept alpha=10ms..300ms").
+func sweepRowSetting(r resolved, row qos.Family) string {
+	w, p := *r.sweep, r.sweep.Param
+	v, ok := r.spec.Value(p)
+	if !ok && p == r.spec.Family().Swept && len(row.Values) == 1 {
+		v, ok = strconv.FormatFloat(row.Values[0], 'g', 4, 64)+row.Unit, true
+	}
+	text := settingText(r.spec)
+	if ok && !strings.Contains(","+strings.ReplaceAll(text, " ", "")+",", ","+p+"=") {
+		if text == "defaults" {
+			text = p + "=" + v
+		} else {
+			text += ", " + p + "=" + v
+		}
+	}
+	return text + "; swept " + strings.TrimPrefix(w.String(), w.Spec.String()+" ")
 }
 
 // settingText is a spec's parameter list without the family name.
