@@ -10,6 +10,9 @@
 //   - detectors.md: every detector family of package spec with its
 //     parameters, defaults, units and sources.
 //   - fdreplay.md and live.md: the command-line and live-use guides.
+//   - coming-from-memberlist.md: hashicorp/memberlist's calls, delegates
+//     and settings mapped onto swim/agent (TestMemberlistGuideNamesExist
+//     checks that every fdkit name it gives exists).
 //
 // TestWorkedExamples recomputes, with fdkit's public API, every worked
 // example of algorithms.md that is marked <!-- check: NAME --> (package

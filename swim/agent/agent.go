@@ -1,15 +1,20 @@
 // Package agent runs one SWIM member on a real network: it owns a UDP
 // transport and, on the same port number, a TCP stream listener (the
-// stream fallback ping before suspecting, views larger than one datagram;
-// Config.DisableStream turns it off), seals and opens packets with the
-// wire package, and drives the pure swim state machine with ticks from the
-// monotonic clock. It is the library API for Go services: Start, Join,
-// Leave, Members (with state, suspicion level, metadata and wire-format
-// range), Subscribe for membership events, SetMeta for this member's
-// metadata, Broadcast, SendTo and Receive for application messages,
+// stream fallback ping before suspecting, views larger than one datagram,
+// reliable messages; Config.DisableStream turns it off), seals and opens
+// packets with the wire package (keys, cluster label, turning encryption
+// on while running: Config.AcceptPlain), and drives the pure swim state
+// machine with ticks from the monotonic clock. It is the library API for
+// Go services: Start, Join (ip:port or host names), Leave, Shutdown (stop
+// without leaving), Members (with state, suspicion level, metadata and
+// wire-format range), LocalHealthMultiplier, Subscribe for membership
+// events, SetMeta for this member's metadata, Broadcast, SendTo,
+// SendToAddress, SendReliable and Receive for application messages,
 // Config.LocalState and Config.MergeRemoteState for application state
-// exchanged with anti-entropy (memberlist's Delegate roles), and Stats;
-// package promswim exports them to Prometheus.
+// exchanged with anti-entropy, the state machine's filters and ping
+// callbacks in Config.Protocol (MergeFilter, AliveFilter, AckPayload,
+// PingComplete), and Stats; package promswim exports them to Prometheus.
+// docs/coming-from-memberlist.md maps memberlist's API onto it.
 //
 // One goroutine owns the state machine; every public method talks to it
 // through a channel, so an Agent is safe for concurrent use. Time given to
