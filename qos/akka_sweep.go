@@ -135,7 +135,8 @@ type akkaPass struct {
 	// arrival, and the stale arrivals since the last fresh one (the gaps
 	// a mistake's suspected time is split over, cell by cell).
 	cells     []*cellSeries
-	hbs       []detector.Heartbeat
+	spans     *spanMemo
+	closed    int // bytes of the nodes no group extends any more
 	freshCell []uint8
 	staleA    []time.Duration
 }
@@ -173,9 +174,11 @@ type akkaPass struct {
 // out of order (the replays report these errors), or when a crossing or an
 // arrival leaves the range where the pass is exact (maxExactCrossing).
 //
-// The pass keeps forms per heartbeat: on a Source that is not a slice and
-// holds more than bigStream heartbeats it returns errNotLinear too, so that
-// memory does not grow with the stream.
+// The pass keeps forms per heartbeat (16 bytes per group and evaluated
+// heartbeat, 9 bytes per fresh one): on a Source that is not a slice it
+// reads the stream as it goes and returns errNotLinear too once these take
+// more than groupBudget bytes, so that memory stays bounded whatever the
+// stream's length.
 func sweepAkka(acfg phi.AkkaConfig, values []float64, src Source, cfg Config) ([]*Point, error) {
 	return sweepGroups(akkaModel(acfg), values, src, cfg)
 }
@@ -186,14 +189,7 @@ func sweepGroups(m groupModel, values []float64, src Source, cfg Config) ([]*Poi
 	if err != nil {
 		return nil, err
 	}
-	hbs, ok, err := heartbeatsOf(src, bigStream)
-	if err != nil {
-		return nil, err
-	}
-	if !ok {
-		return nil, errNotLinear
-	}
-	res, err := p.run(hbs)
+	res, err := p.run(src)
 	if err != nil {
 		return nil, err
 	}
@@ -256,23 +252,52 @@ func newGroupPass(m groupModel, values []float64, cfg Config) (p *akkaPass, poin
 	return p, pointOf, nil
 }
 
-// run makes the pass over hbs and returns each point's Result.
-func (p *akkaPass) run(hbs []detector.Heartbeat) ([]Result, error) {
-	p.delay = make([]int64, 0, len(hbs))
+// groupBudget bounds the bytes the grouped pass keeps per heartbeat on a
+// Source that is not a slice (a spooled stream): past it the sweep falls
+// back to one replay per point.
+var groupBudget = 48 << 20
+
+// run makes the pass over src and returns each point's Result.
+func (p *akkaPass) run(src Source) ([]Result, error) {
+	_, isSlice := src.(sliceSource)
+	p.delay = make([]int64, 0, min(src.Len(), bigStream))
 	if p.cells != nil {
-		g := newCellGrid(sliceSource(hbs))
+		g := newCellGrid(src)
 		for j := range p.cells {
 			p.cells[j] = newCellSeries(g)
 		}
-		p.hbs = hbs
-		p.freshCell = make([]uint8, 0, len(hbs))
+		p.spans = newSpanMemo(src)
+		p.freshCell = make([]uint8, 0, min(src.Len(), bigStream))
 	}
-	for _, hb := range hbs {
-		if err := p.step(hb); err != nil {
-			return nil, err
+	seq, done := src.Pass()
+	var err error
+	for hb := range seq {
+		if err = p.step(hb); err != nil {
+			break
+		}
+		if !isSlice && p.kept() > groupBudget {
+			err = errNotLinear
+			break
 		}
 	}
+	if e := done(); e != nil {
+		return nil, e
+	}
+	if err != nil {
+		return nil, err
+	}
 	return p.finish()
+}
+
+// kept returns the bytes the pass keeps per heartbeat so far.
+func (p *akkaPass) kept() int {
+	n := 9 * len(p.delay)
+	for _, g := range p.grps {
+		if g.node != nil {
+			n += 16 * len(g.node.m)
+		}
+	}
+	return n + p.closed
 }
 
 func (p *akkaPass) step(hb detector.Heartbeat) error {
@@ -449,6 +474,9 @@ func (p *akkaPass) split(iv float64) error {
 }
 
 func (p *akkaPass) newNode(g *akkaGroup, from int) {
+	if g.node != nil {
+		p.closed += 16 * len(g.node.m)
+	}
 	g.node = &akkaNode{lo: g.lo, hi: g.hi, from: from}
 	p.all = append(p.all, g.node)
 }
@@ -516,7 +544,9 @@ func (p *akkaPass) finish() ([]Result, error) {
 				}
 				res.setRates()
 				if p.cells != nil {
-					p.setCells(&res, &td, j+c, g.start)
+					if err := p.setCells(&res, &td, j+c, g.start); err != nil {
+						return nil, err
+					}
 				}
 				out[j+c] = res
 			}
@@ -528,9 +558,11 @@ func (p *akkaPass) finish() ([]Result, error) {
 // setCells fills point j's per-cell breakdown (its mistakes and suspected
 // time are in already; the span and TD_k as the replayer's finish adds
 // them, in the same order) and its intervals.
-func (p *akkaPass) setCells(res *Result, td *tdBatch, j int, start time.Duration) {
+func (p *akkaPass) setCells(res *Result, td *tdBatch, j int, start time.Duration) error {
 	cs := p.cells[j]
-	_ = cs.setSpan(sliceSource(p.hbs), start) // a slice has no read error
+	if err := p.spans.fill(cs, start); err != nil {
+		return err
+	}
 	clear(cs.tdSum)
 	clear(cs.tdN)
 	y := p.ys[j]
@@ -542,6 +574,7 @@ func (p *akkaPass) setCells(res *Result, td *tdBatch, j int, start time.Duration
 		}
 	}
 	res.setCI(cs)
+	return nil
 }
 
 // tdBatchSize thresholds are summarized per read of a group's forms.

@@ -40,7 +40,7 @@ func checkGroups(t *testing.T, f Family, m groupModel, hbs []detector.Heartbeat,
 	p, pointOf, err := newGroupPass(m, f.Values, cfg)
 	require.NoError(t, err)
 	p.sampleSize = 16
-	res, err := p.run(hbs)
+	res, err := p.run(sliceSource(hbs))
 	require.NoError(t, err)
 	for i := range f.Values {
 		require.Equal(t, slow.Points[i].Result, res[pointOf[i]], "Φ = %g, small windows", f.Values[i])

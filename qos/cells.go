@@ -1,6 +1,8 @@
 package qos
 
 import (
+	"slices"
+	"sync"
 	"time"
 )
 
@@ -89,6 +91,35 @@ func (s *cellSeries) setSpan(src Source, start time.Duration) error {
 		a, first = hb.Arrival, false
 	}
 	return done()
+}
+
+// spanMemo gives the replays of one stream its span per cell from each
+// start (setSpan) from one pass per distinct start: the points of a sweep
+// mostly share their start, and a pass over a spooled stream reads it from
+// disk.
+type spanMemo struct {
+	mu      sync.Mutex
+	src     Source
+	byStart map[time.Duration][]float64
+}
+
+func newSpanMemo(src Source) *spanMemo {
+	return &spanMemo{src: src, byStart: map[time.Duration][]float64{}}
+}
+
+// fill sets s.span as s.setSpan(src, start) would.
+func (m *spanMemo) fill(s *cellSeries, start time.Duration) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if v, ok := m.byStart[start]; ok && len(v) == len(s.span) {
+		copy(s.span, v)
+		return nil
+	}
+	if err := s.setSpan(m.src, start); err != nil {
+		return err
+	}
+	m.byStart[start] = slices.Clone(s.span)
+	return nil
 }
 
 // setTD fills tdSum and tdN from td, the TD_k of the evaluated heartbeats

@@ -279,6 +279,7 @@ type replayer struct {
 	src    Source
 	cells  *cellSeries
 	evCell []uint8
+	spans  *spanMemo // shared by the replays of one stream, or nil
 
 	// spillAt > 0 (replays of a Source that is not a slice, without a
 	// linear collector) moves tdArr, delay and evCell to spill once they
@@ -518,7 +519,7 @@ func (r *replayer) finish() (Result, error) {
 	if r.spill != nil {
 		defer r.spill.close()
 		if r.cells != nil {
-			if err := r.cells.setSpan(r.src, res.Start); err != nil {
+			if err := r.setSpan(res.Start); err != nil {
 				return Result{}, err
 			}
 		}
@@ -541,7 +542,7 @@ func (r *replayer) finish() (Result, error) {
 		res.LastTD = time.Duration(td[len(td)-1])
 	}
 	if r.cells != nil {
-		if err := r.cells.setSpan(r.src, res.Start); err != nil {
+		if err := r.setSpan(res.Start); err != nil {
 			return Result{}, err
 		}
 		if r.lin == nil {
@@ -554,6 +555,15 @@ func (r *replayer) finish() (Result, error) {
 		res.setCI(r.cells)
 	}
 	return res, nil
+}
+
+// setSpan fills the span per cell from start, from r.spans when the
+// replays of the stream share one.
+func (r *replayer) setSpan(start time.Duration) error {
+	if r.spans != nil {
+		return r.spans.fill(r.cells, start)
+	}
+	return r.cells.setSpan(r.src, start)
 }
 
 // setRates fills MR, QAP and the mean durations from Mistakes, Suspected and

@@ -76,6 +76,10 @@ func sweepShared(newDet func(v float64) (thresholdDetector, error), track func(t
 		}
 	}
 	res := make([]Result, len(values))
+	var spans *spanMemo
+	if cfg.Intervals {
+		spans = newSpanMemo(hs)
+	}
 	for lo := 0; lo < len(reps); lo += sharedChunk {
 		chunk := reps[lo:min(lo+sharedChunk, len(reps))]
 		src, err := newDet(values[chunk[0]]) // its own τ is the first replayer's
@@ -91,6 +95,7 @@ func sweepShared(newDet func(v float64) (thresholdDetector, error), track func(t
 			rs[j] = newSourceReplayer(at, cfg, hs)
 			if cfg.Intervals {
 				rs[j].withCells(hs)
+				rs[j].spans = spans
 			}
 		}
 		seq, done := hs.Pass()

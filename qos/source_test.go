@@ -70,7 +70,8 @@ func requireSameCurves(t *testing.T, want, got []Curve) {
 // sweep of the same heartbeats in memory, in every field of every point,
 // with the per-heartbeat one-pass methods in use, past bigStream (the
 // linear families' per-heartbeat data spilled to a file and read back by
-// linearCurve.fromSpill; Akka's and SFD's families replay per point), and
+// linearCurve.fromSpill; the grouped φ passes read the spool as they go,
+// or replay per point past groupBudget; SFD's family replays per point), and
 // with the replays' per-heartbeat data spilled to a file (spillAt below
 // the stream's length: TD percentiles by selectStream).
 func TestSweepSourceEqualsSlice(t *testing.T) {
@@ -117,13 +118,18 @@ func checkSourceEqualsSlice(t *testing.T, traces map[string][]detector.Heartbeat
 			mem, err := Sweep([]Stream{{Name: name, Heartbeats: hbs}}, fams, SweepOptions{Config: cfg})
 			require.NoError(t, err)
 			src := spooled(t, hbs)
-			for _, lim := range [][2]int{{bigStream, spillAt}, {100, 1 << 30}, {100, 64}} {
+			for _, lim := range [][3]int{{bigStream, spillAt, groupBudget}, {100, 1 << 30, 1 << 30}, {100, 64, 1000}} {
 				t.Run(name, func(t *testing.T) {
-					defer func(b, s int) { bigStream, spillAt = b, s }(bigStream, spillAt)
-					bigStream, spillAt = lim[0], lim[1]
+					defer func(b, s, g int) { bigStream, spillAt, groupBudget = b, s, g }(bigStream, spillAt, groupBudget)
+					bigStream, spillAt, groupBudget = lim[0], lim[1], lim[2]
 					got, err := Sweep([]Stream{{Name: name, Source: src}}, fams, SweepOptions{Config: cfg})
 					require.NoError(t, err)
 					requireSameCurves(t, mem, got)
+					for i := range mem {
+						if mem[i].Method == OnePassGroups && groupBudget > 1000 {
+							require.Equal(t, Method(OnePassGroups), got[i].Method, "%s reads the spool as it goes, within groupBudget", mem[i].Family)
+						}
+					}
 				})
 			}
 		}
