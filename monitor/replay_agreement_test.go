@@ -10,12 +10,15 @@ import (
 	"github.com/fdkit/fdkit/chen"
 	"github.com/fdkit/fdkit/detector"
 	"github.com/fdkit/fdkit/jacobson"
+	"github.com/fdkit/fdkit/kappa"
 	"github.com/fdkit/fdkit/monitor"
 	"github.com/fdkit/fdkit/phi"
 	"github.com/fdkit/fdkit/qos"
+	"github.com/fdkit/fdkit/satzger"
 	"github.com/fdkit/fdkit/sfd"
 	"github.com/fdkit/fdkit/trace"
 	"github.com/fdkit/fdkit/traces"
+	"github.com/fdkit/fdkit/twowfd"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -61,6 +64,9 @@ func agreeWithReplay(t *testing.T, recs []trace.Record) map[string]int {
 		"chen":     func() (detector.Detector, error) { return chen.New(chen.Config{Margin: new(30 * time.Millisecond)}) },
 		"bertier":  func() (detector.Detector, error) { return bertier.New(bertier.Config{}) },
 		"sfd":      func() (detector.Detector, error) { return sfd.New(sfd.Config{}) },
+		"2w-fd":    func() (detector.Detector, error) { return twowfd.New(twowfd.Config{}) },
+		"satzger":  func() (detector.Detector, error) { return satzger.New(satzger.Config{}) },
+		"kappa":    func() (detector.Detector, error) { return kappa.New(kappa.Config{}) },
 		"phi": func() (detector.Detector, error) {
 			return phi.NewNormal(phi.NormalConfig{WindowSize: 100, Threshold: 2})
 		},
