@@ -78,6 +78,8 @@ func NewCollector(a *agent.Agent) *Collector {
 		{"rejected_total", "Decoded packets the protocol refused.", func(s agent.Stats) uint64 { return s.Rejected }},
 		{"label_mismatches_total", "Datagrams and stream frames dropped for a cluster label other than this member's (another group's packets).", func(s agent.Stats) uint64 { return s.LabelMismatches }},
 		{"plain_accepted_total", "Plain packets accepted while encryption is being turned on; once it stops growing on every member, none sends plain any more.", func(s agent.Stats) uint64 { return s.PlainAccepted }},
+		{"reliable_sent_total", "Reliable messages (SendReliable) acknowledged by their receiver.", func(s agent.Stats) uint64 { return s.ReliableSent }},
+		{"reliable_received_total", "Reliable messages received whole over streams.", func(s agent.Stats) uint64 { return s.ReliableReceived }},
 		{"replayed_total", "Sealed packets dropped by the replay check (seen before, sealed before this member started, or beyond the clock-skew bound).", func(s agent.Stats) uint64 { return s.Replayed }},
 		{"send_errors_total", "Datagrams that could not be sent (bad destination address or socket error).", func(s agent.Stats) uint64 { return s.SendErrors }},
 		{"encode_errors_total", "Outgoing packets that could not be encoded.", func(s agent.Stats) uint64 { return s.EncodeErrors }},
