@@ -109,6 +109,8 @@ func (m *Member) apply(now time.Duration, u Update, gossip bool) {
 			m.peers[u.Node.ID] = p
 			m.all = append(m.all, p)
 			m.live++
+			m.unverified++
+			m.vouch(p)
 			m.insertInList(p)
 			if gossip {
 				m.heard(now, p)
@@ -146,6 +148,10 @@ func (m *Member) apply(now time.Duration, u Update, gossip bool) {
 		case StateDead, StateLeft:
 			p.state = StateAlive
 			m.live++
+			if !p.verified {
+				m.unverified++
+			}
+			m.vouch(p)
 			m.removeTomb(p)
 			m.insertInList(p)
 			m.emit(EventJoin, p, u.From, now)
@@ -307,6 +313,9 @@ func (m *Member) kill(now time.Duration, p *peer, u Update, gossip bool) {
 	}
 	p.inc, p.since, p.deadFrom, p.blind = u.Incarnation, now, u.From, false
 	m.live--
+	if !p.verified {
+		m.unverified--
+	}
 	if u.IsLeave() {
 		p.state, p.proof = StateLeft, u.Proof
 		m.emit(EventLeave, p, u.From, now)

@@ -126,7 +126,7 @@ func (m *Member) piggybackIf(ups []Update, budget int, keep func(*Update) bool) 
 // dropTransmitted removes from the queue the updates sent
 // λ·ceil(log10(n+1)) times.
 func (m *Member) dropTransmitted() {
-	limit := retransmitLimit(m.cfg.RetransmitMult, m.NumAlive())
+	limit := retransmitLimit(m.cfg.RetransmitMult, m.groupSize())
 	m.bq = slices.DeleteFunc(m.bq, func(b *bcast) bool {
 		if b.tx >= limit {
 			delete(m.bidx, b.u.Node.ID)

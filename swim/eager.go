@@ -124,7 +124,11 @@ func (m *Member) push(u Update, to []*peer, fanout int) {
 // members in to.
 func (m *Member) targets(u Update, to []*peer, fanout int) []*peer {
 	if fanout > 0 {
-		more := m.pick(fanout, func(p *peer) bool {
+		pick := m.pick
+		if u.Kind != UpdateAlive {
+			pick = m.pickKnown // an accusation: to members heard from
+		}
+		more := pick(fanout, func(p *peer) bool {
 			return (p.state == StateAlive || p.state == StateSuspect) &&
 				p.node.ID != u.Node.ID && p.node.ID != u.From && p.node.ID != m.stepFrom && !slices.Contains(to, p)
 		})
@@ -197,7 +201,7 @@ func (m *Member) gossipDeaths() {
 	if len(dead) == 0 {
 		return
 	}
-	to := m.pick(*m.cfg.GossipFanout, func(p *peer) bool {
+	to := m.pickKnown(*m.cfg.GossipFanout, func(p *peer) bool {
 		return p.state == StateAlive || p.state == StateSuspect
 	})
 	for _, p := range to {

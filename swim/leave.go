@@ -27,7 +27,7 @@ func (m *Member) Leave(now time.Duration) error {
 	u.Proof = m.selfProof(u)
 	m.enqueue(u)
 	m.push(u, nil, *m.cfg.GossipFanout)
-	limit := retransmitLimit(m.cfg.RetransmitMult, m.NumAlive())
+	limit := retransmitLimit(m.cfg.RetransmitMult, m.groupSize())
 	m.leaveDeadline = now + mulTimer(m.cfg.ProbeInterval, limit)
 	return nil
 }

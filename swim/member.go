@@ -42,6 +42,8 @@ type peer struct {
 	// blind: this member declared it dead by its own timeout with no
 	// probe of its own acked since the suspicion started (viewUpdate).
 	blind bool
+	// verified: heard from directly, vouched for, or configured (verify).
+	verified bool
 
 	revived   bool          // Alive at inc after Dead or Left below it (reviveTie)
 	downSince time.Duration // when revived: since when it had been dead or left
@@ -199,6 +201,11 @@ type Member struct {
 	list        []*peer // probe list: round-robin over a shuffled order
 	idx         int
 	live        int           // peers alive or suspect (self excluded)
+	unverified  int           // of those, the ones not verified (verify.go)
+	uTokens     int           // probes an unverified member may take now (nextTarget)
+	joinSeed    ID            // the member whose view answered this member's join
+	joinSeedTo  time.Duration // until when its view transfers are that answer
+	nowStep     time.Duration // during Step: its instant
 	suspects    []*peer       // peers with a running suspicion timer
 	tomb        []*peer       // peers believed dead (not left): reconnect candidates
 	forwarded   int           // gossip packets forwarded in this protocol period (eager.go)
@@ -282,7 +289,7 @@ func New(cfg Config, rng *rand.Rand) (*Member, error) {
 		return nil, err
 	}
 	return &Member{cfg: cfg, rng: rng, self: cfg.Self, inc: cfg.Incarnation, meta: string(cfg.Meta),
-		ubSeq: cfg.FirstBroadcastSeq, peers: make(map[ID]*peer)}, nil
+		ubSeq: cfg.FirstBroadcastSeq, peers: make(map[ID]*peer), uTokens: unverifiedCost}, nil
 }
 
 // Config returns the configuration with defaults applied.
@@ -331,7 +338,9 @@ func (m *Member) Stats() Stats { return m.stats }
 func (m *Member) Left() bool { return m.st == left }
 
 // NumAlive returns the number of members alive or suspect in the local
-// view, this member included: the n of the log n formulas.
+// view, this member included. The n of the log n formulas counts members
+// not yet heard from directly only up to the number of those heard from
+// (see verify.go); it is NumAlive while they are fewer.
 func (m *Member) NumAlive() int { return m.live + 1 }
 
 // Ready returns the packets and events produced since the previous call.

@@ -143,7 +143,10 @@ func (m *Member) insertInList(p *peer) {
 
 // nextTarget returns the next member to probe: a target the detector gate
 // asked to retry, else the next live member of the round-robin list,
-// reshuffling (and dropping dead members) at the end of each pass.
+// reshuffling (and dropping dead members) at the end of each pass. An
+// unverified member is taken only while the probe budget allows (one probe
+// in unverifiedCost, see verify.go) and skipped otherwise, to be probed on
+// a later pass; with no verified member to probe, the first one skipped.
 func (m *Member) nextTarget() *peer {
 	if t := m.forceNext; t != nil {
 		m.forceNext = nil
@@ -151,12 +154,24 @@ func (m *Member) nextTarget() *peer {
 			return t
 		}
 	}
+	m.uTokens = min(m.uTokens+1, unverifiedCost)
+	var skipped *peer
 	for pass := 0; pass < 2; pass++ {
 		for m.idx < len(m.list) {
 			p := m.list[m.idx]
 			m.idx++
-			if p.state == StateAlive || p.state == StateSuspect {
+			if p.state != StateAlive && p.state != StateSuspect {
+				continue
+			}
+			if p.verified {
 				return p
+			}
+			if m.uTokens >= unverifiedCost {
+				m.uTokens -= unverifiedCost
+				return p
+			}
+			if skipped == nil {
+				skipped = p
 			}
 		}
 		kept := m.list[:0]
@@ -175,7 +190,7 @@ func (m *Member) nextTarget() *peer {
 			return nil
 		}
 	}
-	return nil
+	return skipped
 }
 
 func (m *Member) startProbe(now time.Duration) {
@@ -226,9 +241,9 @@ func (m *Member) sendPingReqs() {
 	m.pr.indirect = true
 	t := m.pr.target
 	k := *m.cfg.IndirectChecks
-	chosen := m.pick(k, func(p *peer) bool { return p != t && p.state == StateAlive && p.answered })
+	chosen := m.pickKnown(k, func(p *peer) bool { return p != t && p.state == StateAlive && p.answered })
 	if len(chosen) < k {
-		chosen = append(chosen, m.pick(k-len(chosen), func(p *peer) bool {
+		chosen = append(chosen, m.pickKnown(k-len(chosen), func(p *peer) bool {
 			return p != t && p.state == StateAlive && !p.answered
 		})...)
 	}
@@ -248,29 +263,51 @@ func (m *Member) sendPingReqs() {
 }
 
 // pick returns up to k distinct random members of the probe list for which
-// ok is true: a uniform choice among all of them in a small list (at most
-// 4k), else up to 8k random draws. A k above the list's length (a huge
-// GossipFanout or IndirectChecks) counts as the length, which picks the same
-// and keeps 4k and 8k from overflowing.
+// ok is true (pickInto).
 func (m *Member) pick(k int, ok func(p *peer) bool) []*peer {
+	return m.pickInto(nil, k, ok, false)
+}
+
+// pickKnown is pick preferring verified members (verify.go): all k among
+// them while there are enough, the rest among all. Relays of a ping-req
+// and the receivers of an accusation are then members heard from, however
+// many others the view was told of: a relay never heard from may not exist
+// and send no nack (Lifeguard counts the missing nack against this
+// member's health), and the confirmations that shorten a Lifeguard
+// suspicion come from members that probe the suspect.
+func (m *Member) pickKnown(k int, ok func(p *peer) bool) []*peer {
+	if m.unverified == 0 {
+		return m.pick(k, ok)
+	}
+	chosen := m.pickInto(nil, k, func(p *peer) bool { return p.verified && ok(p) }, m.unverified >= len(m.list)/2)
+	return m.pickInto(chosen, k-len(chosen), ok, false)
+}
+
+// pickInto appends to chosen up to k more distinct random members of the
+// probe list for which ok is true: a uniform choice among all of them in a
+// small list (at most 4k) or with scan (the members ok accepts may be a few
+// among thousands), else up to 8k random draws. A k above the list's
+// length (a huge GossipFanout or IndirectChecks) counts as the length,
+// which picks the same and keeps 4k and 8k from overflowing.
+func (m *Member) pickInto(chosen []*peer, k int, ok func(p *peer) bool, scan bool) []*peer {
 	k = min(k, len(m.list))
-	var chosen []*peer
 	okNew := func(p *peer) bool { return ok(p) && !slices.Contains(chosen, p) }
-	if len(m.list) <= 4*k {
+	want := len(chosen) + k
+	if len(m.list) <= 4*k || scan {
 		cand := make([]*peer, 0, len(m.list))
 		for _, p := range m.list {
 			if okNew(p) {
 				cand = append(cand, p)
 			}
 		}
-		for len(chosen) < k && len(cand) > 0 {
+		for len(chosen) < want && len(cand) > 0 {
 			i := m.rng.IntN(len(cand))
 			chosen = append(chosen, cand[i])
 			cand[i] = cand[len(cand)-1]
 			cand = cand[:len(cand)-1]
 		}
 	} else {
-		for tries := 0; len(chosen) < k && tries < 8*k; tries++ {
+		for tries := 0; len(chosen) < want && tries < 8*k; tries++ {
 			if p := m.list[m.rng.IntN(len(m.list))]; okNew(p) {
 				chosen = append(chosen, p)
 			}
@@ -312,12 +349,17 @@ func (m *Member) failProbe(now time.Duration) {
 	}
 	m.pr.active = false
 	m.stats.ProbesFailed++
-	if m.pr.expectNacks > 0 {
+	t := m.pr.target
+	switch {
+	case !t.verified:
+		// A member never heard from that does not answer says nothing
+		// of this member's health: it may never have existed, and its
+		// relays, with no round trip of it to go by, nack late.
+	case m.pr.expectNacks > 0:
 		m.adjustHealth(max(m.pr.expectNacks-m.pr.nacks, 0))
-	} else {
+	default:
 		m.adjustHealth(1)
 	}
-	t := m.pr.target
 	if t.state != StateAlive && t.state != StateSuspect {
 		return
 	}
@@ -377,6 +419,7 @@ func (m *Member) onAck(now time.Duration, pkt *Packet) {
 		} else {
 			m.heard(now, t) // relayed: evidence that t is alive
 		}
+		m.verify(t) // a relayed ack: the intermediate vouches for t
 		m.pr.active = false
 		t.retried = false
 		m.adjustHealth(-1)
@@ -390,6 +433,7 @@ func (m *Member) onAck(now time.Duration, pkt *Packet) {
 		if p := m.peers[r.target]; p != nil && p.node.ID == pkt.From.ID {
 			p.answered = true
 			m.observeRTT(p, now-r.sent)
+			m.verify(p)
 		}
 		m.send(Packet{Kind: MsgAck, To: r.origin, Ack: Ack{Seq: r.originSeq}})
 		m.relays = slices.Delete(m.relays, i, i+1)

@@ -84,6 +84,9 @@ func (m *Member) unlive(p *peer) {
 	}
 	p.state = StateDead // forgotten at once by the caller
 	m.live--
+	if !p.verified {
+		m.unverified--
+	}
 	if m.forceNext == p {
 		m.forceNext = nil
 	}

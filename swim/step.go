@@ -81,6 +81,7 @@ func (m *Member) Step(now time.Duration, pkt *Packet) error {
 		m.replyTo = pkt.From.ID
 	}
 	m.stepFrom, m.conflictSelf = pkt.From.ID, false
+	m.noteJoinSeed(now, pkt)
 	if gossip {
 		m.heardAgain(pkt.Updates)
 	}
@@ -108,6 +109,7 @@ func (m *Member) Step(now time.Duration, pkt *Packet) error {
 		}
 	} else if s != nil {
 		m.heard(now, s)
+		m.verify(s)
 	}
 	// A protocol packet from a member this member does not know comes from
 	// one that is in the group but whose Alive never reached this member

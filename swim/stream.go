@@ -88,6 +88,7 @@ func (m *Member) endStreamOnly(now time.Duration) {
 		return
 	}
 	m.heard(now, t)
+	m.verify(t)
 	if !t.streamWarned || now-t.streamWarnAt >= StreamOnlyEventEvery {
 		t.streamWarned, t.streamWarnAt = true, now
 		m.emit(EventStreamOnly, t, m.self.ID, now)

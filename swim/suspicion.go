@@ -102,7 +102,7 @@ func retransmitLimit(lambda, n int) int {
 }
 
 func (m *Member) startSuspicion(now time.Duration, p *peer, from ID) {
-	n := m.NumAlive()
+	n := m.groupSize()
 	minT := suspicionMin(m.cfg.SuspicionMult, n, m.cfg.ProbeInterval)
 	maxT, k := minT, 0
 	if m.cfg.Mode != ModeSWIM {

@@ -20,8 +20,20 @@ func (m *Member) pushPull(now time.Duration) {
 	var p *peer
 	if n := len(m.list); n > 0 {
 		for tries := 0; tries < 8 && p == nil; tries++ {
-			if c := m.list[m.rng.IntN(n)]; c.state == StateAlive {
+			if c := m.list[m.rng.IntN(n)]; c.state == StateAlive && c.verified {
 				p = c
+			}
+		}
+	}
+	if p == nil && m.unverified > 0 {
+		// Unverified members crowd the list (verify.go): pick among the
+		// verified ones.
+		seen := 0
+		for _, c := range m.list {
+			if c.state == StateAlive && c.verified {
+				if seen++; m.rng.IntN(seen) == 0 {
+					p = c
+				}
 			}
 		}
 	}
@@ -155,7 +167,7 @@ func pushPullInterval(base time.Duration, n int) time.Duration {
 // 120 s interval its size calls for (bench/memberlist, N = 128: 278 bytes
 // per member per second of view transfers in the first 20 s).
 func (m *Member) pushPullDue() time.Duration {
-	iv := pushPullInterval(*m.cfg.PushPullInterval, m.NumAlive())
+	iv := pushPullInterval(*m.cfg.PushPullInterval, m.groupSize())
 	if !m.ppDone {
 		return m.ppFrom + time.Duration(m.ppFrac*float64(iv))
 	}
@@ -272,7 +284,7 @@ func (m *Member) settleLater(now time.Duration) {
 	if *m.cfg.PushPullInterval > 0 {
 		m.settleAt = now + mulTimer(m.cfg.ProbeInterval, settleDelay)
 		if m.settled {
-			m.settleAt = max(m.settleAt, m.settledAt+pushPullInterval(*m.cfg.PushPullInterval, m.NumAlive()))
+			m.settleAt = max(m.settleAt, m.settledAt+pushPullInterval(*m.cfg.PushPullInterval, m.groupSize()))
 		}
 	}
 }

@@ -238,7 +238,7 @@ func (m *Member) attachBroadcasts(to ID, budget int) []Broadcast {
 			break
 		}
 	}
-	limit := retransmitLimit(m.cfg.RetransmitMult, m.NumAlive())
+	limit := retransmitLimit(m.cfg.RetransmitMult, m.groupSize())
 	m.ubq = slices.DeleteFunc(m.ubq, func(q *userBcast) bool {
 		reach := q.tx // members known to have it, this one excluded
 		if q.from != "" {
