@@ -51,9 +51,11 @@ type recvConfig struct {
 	// MaxSeqJump and MaxIncarnationJump bound how far one heartbeat may
 	// move a known sender's sequence number (same incarnation) or
 	// incarnation forward. A heartbeat beyond the bound is rejected and
-	// counted unless a second heartbeat confirms it: same incarnation, a
-	// larger sequence number at most MaxSeqJump above it. So one forged
-	// datagram cannot make every later genuine heartbeat stale.
+	// counted unless a second heartbeat confirms it: from the same source
+	// address, same incarnation, a larger sequence number at most
+	// MaxSeqJump above it, arriving at a plausible interval (see
+	// plausible). So forged datagrams from elsewhere, or sent back to back,
+	// cannot make every later genuine heartbeat stale.
 	MaxSeqJump         uint64
 	MaxIncarnationJump uint64
 	// MaxIncarnationAhead bounds an incarnation against the receiver's
