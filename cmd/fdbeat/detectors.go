@@ -14,6 +14,14 @@ import (
 	"github.com/fdkit/fdkit/spec"
 )
 
+// defaultPhiMinStdDivisor sets recv's default σ floor of its φ detectors to
+// the heartbeat interval divided by it: Akka's min-std-deviation of 100 ms
+// at 1 s heartbeats (swim.DefaultPeerMinStdDevDivisor is the same ratio),
+// 10 ms at Δ = 100 ms, where the phi package's μ/100 (1 ms) is below a
+// loaded host's own scheduling jitter (docs/experiments.md, “Host lateness
+// on a loaded loopback host”). Trace replay keeps the phi package's default.
+const defaultPhiMinStdDivisor = 10
+
 // detSpec is one of the detectors recv runs side by side.
 type detSpec struct {
 	Name    string

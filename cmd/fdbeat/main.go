@@ -266,7 +266,7 @@ func cmdRecv(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.DurationSliceVar(&c.Timeouts, "timeouts", []time.Duration{300 * time.Millisecond, time.Second, 3 * time.Second}, "fixed-timeout detectors")
 	fs.Float64SliceVar(&c.Phis, "phi", []float64{8, 12}, "thresholds of the normal-model φ detectors")
 	flagcheck.Var(fs, &c.PhiWindow, "phi-window", "", 100, 1, maxPhiWindow, fmt.Sprintf("a size from 1 to %d (each sender keeps that many samples per φ detector)", maxPhiWindow), "φ window size (inter-arrival samples)")
-	flagcheck.Var(fs, &c.PhiMinStd, "phi-min-std", "", 0, 0, time.Hour, "a duration from 0 to 1h (0: 1% of the mean interval)", "φ minimum standard deviation σ_min (0: the phi default, 1% of the mean interval)")
+	flagcheck.Var(fs, &c.PhiMinStd, "phi-min-std", "", 0, 0, time.Hour, "a duration from 0 to 1h (0: 1% of the mean interval)", "φ minimum standard deviation σ_min (default --interval/10, Akka's ratio; 0: the phi package's default, 1% of the mean interval)")
 	hostLate := fs.Bool("host-lateness", true, "wait the host's own measured lateness (timer, GC and scheduling delays of the last 10 s, at most 5 s) past τ before convicting a sender; false: transitions are exactly the mistakes replay finds on the trace")
 	fs.Func("detector", "a further detector in the textual form of docs/detectors.md, e.g. 'phi-akka(threshold=10, pause=3s)' or a preset (akka, cassandra, scylla, hazelcast); repeatable", func(v string) error {
 		d, err := specDetector(v)
@@ -299,6 +299,12 @@ func cmdRecv(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return fmt.Errorf("recv: unexpected arguments %q", fs.Args())
 	}
 	c.IgnoreHostLateness = !*hostLate
+	if !fs.Changed("phi-min-std") {
+		// The live default (docs/experiments.md, “Host lateness on a
+		// loaded loopback host”): a floor below the host's own jitter
+		// counts the host's lateness against the sender.
+		c.PhiMinStd = c.Interval / defaultPhiMinStdDivisor
+	}
 	for _, t := range c.Timeouts {
 		if t <= 0 {
 			return fmt.Errorf("--timeouts %v: every timeout must be positive", t)

@@ -243,7 +243,7 @@ func runRecv(ctx context.Context, cfg recvConfig, log *slog.Logger) (recvStats, 
 	}
 	r.stats.Started = true
 	log.Info("receiving heartbeats", "listen", conn.LocalAddr().String(), "detectors", len(specs), "trace", cfg.Out,
-		"clock_origin_unix_ns", int64(r.wall))
+		"phi_min_std", cfg.PhiMinStd, "clock_origin_unix_ns", int64(r.wall))
 	if cfg.ready != nil {
 		cfg.ready(conn.LocalAddr(), r.wall)
 	}
