@@ -270,6 +270,10 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 		closeAll()
 		return nil, fmt.Errorf("%w: Protocol.Meta or LocalState is set", ErrNeedsFormat2)
 	}
+	if codec.Version() < 2 && cfg.Protocol.AckPayload != nil {
+		closeAll() // format 1 has no field for it: every ack would go without
+		return nil, fmt.Errorf("%w: Protocol.AckPayload is set", ErrNeedsFormat2)
+	}
 	if cfg.Protocol.Versions.IsZero() {
 		cfg.Protocol.Versions = wire.Versions()
 	}

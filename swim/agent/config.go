@@ -123,9 +123,9 @@ type Config struct {
 	// 0: the latest, wire.Version). Packets of every format are read. Set
 	// 1 while the group still has members that read only format 1; those
 	// show a zero Versions range in Members. Format 1 carries no metadata
-	// and no application data: with 1, Start refuses Protocol.Meta and
-	// LocalState, and Broadcast, SendTo and SetMeta fail, with
-	// ErrNeedsFormat2.
+	// and no application data: with 1, Start refuses Protocol.Meta,
+	// LocalState and Protocol.AckPayload, and Broadcast, SendTo,
+	// SendToAddress, SendReliable and SetMeta fail, with ErrNeedsFormat2.
 	WireVersion byte
 	// LocalState, when set, returns the application's state to send with
 	// every anti-entropy exchange and answer to a join or pull,

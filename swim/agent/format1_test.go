@@ -29,6 +29,14 @@ func TestFormat1RefusesMetaAndState(t *testing.T) {
 	}
 	assert.ErrorIs(t, err, ErrNeedsFormat2, "LocalState with WireVersion 1")
 
+	cfg = Config{Plain: true, WireVersion: 1, Bind: "127.0.0.1:0", Protocol: fast()}
+	cfg.Protocol.AckPayload = func() []byte { return []byte("coord") }
+	a, err = Start(context.Background(), cfg)
+	if err == nil {
+		_ = a.Close()
+	}
+	assert.ErrorIs(t, err, ErrNeedsFormat2, "AckPayload with WireVersion 1")
+
 	a = start(t, Config{Plain: true, WireVersion: 1, Bind: "127.0.0.1:0"})
 	inc := a.Members()[0].Incarnation
 	require.ErrorIs(t, a.SetMeta(context.Background(), []byte("zone=eu")), ErrNeedsFormat2)

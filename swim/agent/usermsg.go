@@ -17,10 +17,11 @@ import (
 // DefaultMessageBuffer is Receive's default channel buffer.
 const DefaultMessageBuffer = 256
 
-// ErrNeedsFormat2 is returned by Broadcast, SendTo and SetMeta on an agent
-// that writes wire format 1 (Config.WireVersion 1), which has no field for
-// application messages or metadata, and by Start for such an agent given
-// Protocol.Meta or LocalState.
+// ErrNeedsFormat2 is returned by Broadcast, SendTo, SendToAddress,
+// SendReliable and SetMeta on an agent that writes wire format 1
+// (Config.WireVersion 1), which has no field for application messages or
+// metadata, and by Start for such an agent given Protocol.Meta,
+// LocalState or Protocol.AckPayload.
 var ErrNeedsFormat2 = errors.New("agent: application messages, metadata and state need wire format 2 (WireVersion is 1)")
 
 // Broadcast queues data (1 to swim.MaxBroadcastLen = 1,024 bytes) for
