@@ -426,10 +426,21 @@ func (f *Figure) Draw(c draw.Canvas, s Size) error {
 	rowH := leg.TextStyle.FontExtents().Height + leg.Padding
 	legH := vg.Length(nrow)*rowH + small/2
 
-	data := draw.Crop(c, 0, 0, legH, 0)
+	// The y axis's name is drawn here, centred on the data area: gonum
+	// centres it on the arithmetic mean of the axis range, near the top
+	// of a log axis, and leaves a band empty above the data to fit it.
+	yName, ySty := p.Y.Label.Text, p.Y.Label.TextStyle
+	ySty.Rotation, ySty.XAlign, ySty.YAlign = math.Pi/2, text.XCenter, text.YCenter
+	nameW := ySty.FontExtents().Height + p.Y.Label.Padding
+	p.Y.Label.Text = ""
+	data := draw.Crop(c, nameW, 0, legH, 0)
 	p.Draw(data)
+	dc := p.DataCanvas(data) // as drawn: without the y axis's name
+	p.Y.Label.Text = yName
+	if yName != "" {
+		c.FillText(ySty, vg.Point{X: c.Min.X + nameW/2, Y: (dc.Min.Y + dc.Max.Y) / 2}, yName)
+	}
 	if s.Settings {
-		dc := p.DataCanvas(data)
 		labels, err := f.settingLabels(small, dc)
 		if err != nil {
 			return err
