@@ -86,6 +86,10 @@ func (r *receiver) makeRoom(now time.Duration) bool {
 func (r *receiver) heard(s *streamID, now time.Duration) {
 	s.last = now
 	s.beats++
+	if s.incBeats == 0 {
+		s.incFirst = now
+	}
+	s.incBeats++
 	switch {
 	case s.beats >= probationBeats:
 		if s.probation != nil {

@@ -242,6 +242,52 @@ func TestJumpNeedsSameAddressAndPlausibleInterval(t *testing.T) {
 	assert.Equal(t, uint64(2), g.r.stats.BadInterval)
 }
 
+// A forger who passes the confirmation (two datagrams from the sender's
+// address, paced at its interval, with an incarnation 30 s ahead) and then
+// falls silent blinds the genuine sender for revertAfter (5 s) only: the
+// first genuine heartbeat after that makes recv follow the older
+// incarnation again. Without the rule the sender stayed stale until
+// --evict-after. A genuine restart, with a heartbeat of the old
+// incarnation reordered behind the new one's, does not revert.
+func TestRevertToOlderIncarnation(t *testing.T) {
+	const inc = 1764420000123456789
+	g := newForgeRig(t, recvConfig{MaxSeqJump: defaultMaxSeqJump, MaxIncarnationJump: defaultMaxIncarnationJump, MaxIncarnationAhead: defaultMaxIncarnationAhead})
+	for seq := range uint64(10) {
+		g.beat(inc, seq, nil)
+	}
+	forged := uint64(rigWall + 30*time.Second)
+	g.deliver(packet{Name: "s", Incarnation: forged, Seq: 0, Sent: 0}, nil, g.from, 50*time.Millisecond)
+	g.deliver(packet{Name: "s", Incarnation: forged, Seq: 1, Sent: 100 * time.Millisecond}, nil, g.from, 100*time.Millisecond)
+	require.Equal(t, uint64(1), g.r.stats.Confirmed)
+	require.Equal(t, forged, g.state().Incarnation)
+	seq := uint64(10)
+	for ; g.r.stats.Reverted == 0 && seq < 200; seq++ {
+		g.beat(inc, seq, nil)
+	}
+	assert.Equal(t, uint64(1), g.r.stats.Reverted)
+	assert.Equal(t, uint64(50), g.r.stats.Stale, "blind for 50 heartbeats: 5 s")
+	for range 20 {
+		g.beat(inc, seq, nil)
+		seq++
+	}
+	st := g.state()
+	assert.Equal(t, uint64(inc), st.Incarnation)
+	assert.Equal(t, monitor.Trusted, st.Status)
+	assert.Equal(t, uint64(21), st.Heartbeats, "followed afresh from the reverting heartbeat")
+	assert.Contains(t, g.logs.String(), "followed again in an older incarnation")
+
+	// A genuine restart; a heartbeat of the old incarnation arrives 50 ms
+	// after the new one's first: stale, nothing reverted.
+	re := uint64(rigWall + g.clk.Now())
+	g.r.cfg.MaxIncarnationJump = math.MaxUint64 // a restart taken at once
+	g.beat(re, 0, nil)
+	g.deliver(packet{Name: "s", Incarnation: inc, Seq: seq, Sent: time.Duration(seq) * 100 * time.Millisecond}, nil, g.from, 50*time.Millisecond)
+	g.beat(re, 1, nil)
+	assert.Equal(t, re, g.state().Incarnation)
+	assert.Equal(t, uint64(1), g.r.stats.Reverted)
+	assert.Equal(t, uint64(51), g.r.stats.Stale)
+}
+
 // plausibleGap, worked by hand: k steps need a send gap d ≥ k ms and an
 // arrival gap g with d/2 ≤ g ≤ 2d + 1 s.
 func TestPlausibleGap(t *testing.T) {

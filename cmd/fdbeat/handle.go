@@ -27,6 +27,10 @@ type streamID struct {
 	pending  []jump        // unconfirmed jumps, at most pendingSlots; see plausible
 	peer     string        // the sender's key in receiver.streams
 	beats    uint64        // heartbeats recorded for the first time, every incarnation
+	// incBeats and incFirst: those of the current incarnation, and the
+	// arrival of its first (see revert).
+	incBeats uint64
+	incFirst time.Duration
 	// probation: the sender's element in receiver.probation while it has
 	// sent fewer than probationBeats heartbeats; nil after.
 	probation *list.Element
@@ -99,7 +103,9 @@ func (r *receiver) handle(b []byte, from net.Addr, now time.Duration) {
 	if r.aheadOfClock(p, peer, now) {
 		return
 	}
-	if s := r.streams[peer]; s != nil {
+	if s := r.streams[peer]; s != nil && p.Incarnation < s.inc && r.revert(s, p, peer, now) {
+		// forgotten: taken below as a new sender, in its incarnation
+	} else if s != nil {
 		if !r.plausible(s, p, peer, from, now) {
 			return
 		}
@@ -131,7 +137,7 @@ func (r *receiver) handle(b []byte, from net.Addr, now time.Duration) {
 		// clock stepped back) is otherwise ignored for good with no word.
 		if s := r.streams[peer]; s != nil && s.staleWarned != p.Incarnation+1 {
 			s.staleWarned = p.Incarnation + 1
-			r.warner().Warn(now, "heartbeats from an older incarnation ignored: the sender restarted with a smaller --incarnation or a clock stepped back, or the current incarnation was forged (docs/live.md); a sender restarted without --incarnation once the current one is past is followed again",
+			r.warner().Warn(now, "heartbeats from an older incarnation ignored: the sender restarted with a smaller --incarnation or a clock stepped back, or the current incarnation was forged (docs/live.md); the sender is followed again once the current incarnation has been silent for 5 s",
 				"peer", peer, "incarnation", p.Incarnation, "current", s.inc, "current_ahead_of_clock", time.Duration(int64(s.inc)-int64(r.wall+now)))
 		}
 		return
@@ -177,7 +183,7 @@ func (r *receiver) stream(peer string, inc uint64) string {
 		s.ids = []string{s.id}
 		r.streams[peer] = s
 	case inc > s.inc:
-		s.inc, s.n, s.seq, s.recorded = inc, s.n+1, 0, 0
+		s.inc, s.n, s.seq, s.recorded, s.incBeats = inc, s.n+1, 0, 0, 0
 		s.id = ""
 		if len(s.ids) < maxPeerIDs {
 			s.id = r.freeID(peer + "#" + strconv.Itoa(s.n))

@@ -358,7 +358,7 @@ func cmdRecv(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if st.NoTraceID > 0 {
 		fmt.Fprintf(stdout, "not recorded: %d heartbeats of senders that restarted more than 16 times while tracked (their trace sender ids were used up)\n", st.NoTraceID)
 	}
-	fmt.Fprintf(stdout, "refused: %d unauthenticated, %d failed authentication, %d incarnations ahead of the clock, %d unconfirmed jumps (%d confirmed; %d from another address, %d at an implausible interval), %d from senders beyond --max-senders; %d senders evicted, %d on probation displaced; kernel receive drops: %s\n",
-		st.Unauthenticated, st.AuthFailed, st.AheadOfClock, st.Implausible, st.Confirmed, st.OtherSource, st.BadInterval, st.Refused, st.Evicted, st.Displaced, dropsString(st))
+	fmt.Fprintf(stdout, "refused: %d unauthenticated, %d failed authentication, %d incarnations ahead of the clock, %d unconfirmed jumps (%d confirmed; %d from another address, %d at an implausible interval), %d from senders beyond --max-senders; %d senders evicted, %d on probation displaced, %d followed again in an older incarnation; kernel receive drops: %s\n",
+		st.Unauthenticated, st.AuthFailed, st.AheadOfClock, st.Implausible, st.Confirmed, st.OtherSource, st.BadInterval, st.Refused, st.Evicted, st.Displaced, st.Reverted, dropsString(st))
 	return err
 }

@@ -147,3 +147,34 @@ func plausibleGap(k uint64, d, g time.Duration) bool {
 	}
 	return g >= d/2 && (g <= d || g-d <= d+jumpSlack)
 }
+
+// revertAfter is the least silence of a sender's current incarnation after
+// which a heartbeat of an older one makes recv follow the older one again
+// (see revert).
+const revertAfter = 5 * time.Second
+
+// revert reports whether heartbeat p, of an incarnation older than the
+// known sender s's, is to be followed: the current incarnation has been
+// silent for longer than revertAfter and than three of its mean
+// inter-arrival times, while the older one still sends. A genuine restart
+// ends the older incarnation (only heartbeats reordered by the network
+// follow, within milliseconds), so this is a newer incarnation that was
+// forged, accepted (from the sender's address at a plausible interval: a
+// forger on the path, or spoofing) and then left silent, or a newer process
+// that died while the older runs on. s is then forgotten (counted as
+// reverted), and the heartbeat starts the sender afresh. Called with r.eval
+// held.
+func (r *receiver) revert(s *streamID, p packet, peer string, now time.Duration) bool {
+	silent := now - s.last
+	if silent <= revertAfter {
+		return false
+	}
+	if s.incBeats >= 2 && silent <= 3*((s.last-s.incFirst)/time.Duration(s.incBeats-1)) {
+		return false
+	}
+	r.forget(peer, s)
+	r.count(&r.stats.Reverted)
+	r.warner().Warn(now, "sender followed again in an older incarnation: the newer one fell silent while the older kept sending (the newer was forged, or died)",
+		"peer", peer, "incarnation", p.Incarnation, "newer", s.inc, "newer_silent_for", silent)
+	return true
+}

@@ -116,6 +116,7 @@ type recvStats struct {
 	OtherSource     uint64 // heartbeats that would have confirmed a jump but came from another source address
 	BadInterval     uint64 // heartbeats that would have confirmed a jump but arrived at an implausible interval
 	Displaced       uint64 // senders on probation forgotten to make room at MaxSenders
+	Reverted        uint64 // senders followed again in an older incarnation that kept sending while the newer fell silent
 	Refused         uint64 // heartbeats of new senders refused at MaxSenders (every tracked sender past probation)
 	Evicted         uint64 // senders forgotten after EvictAfter of silence
 	KernelDrops     uint64 // datagrams the kernel dropped (receive buffer full); see DropsCounted
@@ -312,7 +313,7 @@ func runRecv(ctx context.Context, cfg recvConfig, log *slog.Logger) (recvStats, 
 	}
 	log.Info("receiver stopped", "packets", st.Packets, "bad", st.Bad, "recorded", st.Recorded,
 		"unauthenticated", st.Unauthenticated, "auth_failed", st.AuthFailed, "ahead_of_clock", st.AheadOfClock, "implausible", st.Implausible,
-		"confirmed", st.Confirmed, "other_source", st.OtherSource, "bad_interval", st.BadInterval, "displaced", st.Displaced,
+		"confirmed", st.Confirmed, "other_source", st.OtherSource, "bad_interval", st.BadInterval, "displaced", st.Displaced, "reverted", st.Reverted,
 		"refused", st.Refused, "evicted", st.Evicted, "kernel_drops", dropsString(st), "excused", st.Excused)
 	r.logLateness("host lateness at the end", st.Lateness, 0)
 	if readErr != nil && closeErr != nil {
