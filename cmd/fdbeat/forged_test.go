@@ -453,3 +453,29 @@ func TestRestartsCannotGrowTraceIDs(t *testing.T) {
 	g.r.evict()
 	assert.Empty(t, g.r.used, "eviction frees every id of the evicted senders")
 }
+
+// With keys no incarnation is forged, and a replayed capture of an older
+// incarnation, arriving when the current one has been silent (the sender
+// crashed), must not bring the sender back: no revert.
+func TestNoRevertWithKeys(t *testing.T) {
+	key := bytes.Repeat([]byte{7}, 32)
+	kr, err := wire.NewKeyring(key)
+	require.NoError(t, err)
+	g := newForgeRig(t, recvConfig{Keys: kr, MaxSeqJump: defaultMaxSeqJump, MaxIncarnationJump: math.MaxUint64, MaxIncarnationAhead: defaultMaxIncarnationAhead})
+	const old = 1764420000123456789
+	g.beat(old, 0, key)
+	re := uint64(rigWall)
+	for seq := range uint64(5) {
+		g.beat(re, seq, key)
+	}
+	for range 100 { // the sender crashed: 10 s of sweeps
+		g.clk.Set(g.clk.Now() + 100*time.Millisecond)
+		g.m.Sweep()
+	}
+	g.deliver(packet{Name: "s", Incarnation: old, Seq: 0, Signed: true}, key, g.from, time.Millisecond) // the capture, replayed
+	st := g.state()
+	assert.Equal(t, re, st.Incarnation)
+	assert.Equal(t, monitor.Suspected, st.Status)
+	assert.Zero(t, g.r.stats.Reverted)
+	assert.Equal(t, uint64(1), g.r.stats.Stale)
+}

@@ -103,7 +103,7 @@ func (r *receiver) handle(b []byte, from net.Addr, now time.Duration) {
 	if r.aheadOfClock(p, peer, now) {
 		return
 	}
-	if s := r.streams[peer]; s != nil && p.Incarnation < s.inc && r.revert(s, p, peer, now) {
+	if s := r.streams[peer]; s != nil && r.cfg.Keys == nil && p.Incarnation < s.inc && r.revert(s, p, peer, now) {
 		// forgotten: taken below as a new sender, in its incarnation
 	} else if s != nil {
 		if !r.plausible(s, p, peer, from, now) {

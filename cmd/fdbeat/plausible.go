@@ -162,7 +162,9 @@ const revertAfter = 5 * time.Second
 // forged, accepted (from the sender's address at a plausible interval: a
 // forger on the path, or spoofing) and then left silent, or a newer process
 // that died while the older runs on. s is then forgotten (counted as
-// reverted), and the heartbeat starts the sender afresh. Called with r.eval
+// reverted), and the heartbeat starts the sender afresh. Plain mode only:
+// with keys no incarnation is forged, and a replayed capture of an older
+// incarnation must not bring a crashed sender back. Called with r.eval
 // held.
 func (r *receiver) revert(s *streamID, p packet, peer string, now time.Duration) bool {
 	silent := now - s.last
