@@ -52,42 +52,16 @@ func parseJoin(entries []string) ([]joinTarget, error) {
 	return out, nil
 }
 
-// resolveJoin turns the targets into ip:port addresses. Names resolve to
-// every address of self's family (IPv4 or IPv6: the socket cannot reach
-// the other), or to all of them when none is. It fails only when no target
+// resolveJoin turns the targets into ip:port addresses as agent.Join
+// does (agent.ResolveAddrs): names resolve to every address of self's
+// family, or to all of them when none is. It fails only when no target
 // gave an address; the error lists each failure.
 func resolveJoin(ctx context.Context, lookup func(context.Context, string) ([]netip.Addr, error), targets []joinTarget, self netip.Addr) ([]string, error) {
-	var addrs []string
-	var errs []error
-	for _, t := range targets {
-		var ips []netip.Addr
-		if ip, err := netip.ParseAddr(t.host); err == nil {
-			ips = []netip.Addr{ip}
-		} else {
-			found, err := lookup(ctx, t.host)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("%s: %w", t, err))
-				continue
-			}
-			var same []netip.Addr
-			for _, ip := range found {
-				ip = ip.Unmap()
-				if ip.Is4() == self.Unmap().Is4() {
-					same = append(same, ip)
-				}
-			}
-			if ips = same; len(ips) == 0 {
-				ips = found
-			}
-		}
-		for _, ip := range ips {
-			addrs = append(addrs, net.JoinHostPort(ip.Unmap().String(), t.port))
-		}
+	addrs := make([]string, len(targets))
+	for i, t := range targets {
+		addrs[i] = t.String()
 	}
-	if len(addrs) == 0 {
-		return nil, errors.Join(errs...)
-	}
-	return addrs, nil
+	return agent.ResolveAddrs(ctx, lookup, addrs, self)
 }
 
 // joinWithRetry resolves the targets and joins through them, again with a

@@ -152,33 +152,62 @@ func (e *ConflictError) Error() string {
 // thousands of joins.
 const maxResolved = 64
 
-// resolve turns join addresses into ip:port seeds: literal addresses as
-// they are, host names through Config.Resolve. Errors name the address
-// and what was expected.
+// resolve turns join addresses into ip:port seeds (ResolveAddrs with
+// Config.Resolve, in the family of the advertised address).
 func (a *Agent) resolve(ctx context.Context, addrs []string) ([]string, error) {
+	out, err := ResolveAddrs(ctx, a.cfg.Resolve, addrs, a.selfAddr.Addr())
+	if err != nil {
+		for _, e := range unjoin(err) {
+			a.log.Warn("join address did not resolve", "err", e)
+		}
+		return nil, fmt.Errorf("agent: %w", err)
+	}
+	return out, nil
+}
+
+// unjoin returns the errors errors.Join joined, or err alone.
+func unjoin(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
+}
+
+// ResolveAddrs turns join addresses (ip:port, [ipv6]:port or host:port)
+// into ip:port addresses, the way Join does: a literal address is kept, a
+// host name is resolved with resolve (nil: the system resolver, A and AAAA
+// records) into at most 64 addresses, those of family's family (IPv4 or
+// IPv6: a socket of one cannot reach the other) when it has any, else all
+// of them. It fails only when no address resolved, joining the error of
+// each name (a *net.DNSError from the system resolver stays reachable with
+// errors.As), or at once for an address that is not host:port with a port
+// from 1 to 65535.
+func ResolveAddrs(ctx context.Context, resolve func(context.Context, string) ([]netip.Addr, error), addrs []string, family netip.Addr) ([]string, error) {
+	if resolve == nil {
+		resolve = systemResolve
+	}
 	var out []string
 	var failed []error
-	v4 := a.selfAddr.Addr().Unmap().Is4()
+	v4 := family.Unmap().Is4()
 	for _, s := range addrs {
 		if ap, err := netip.ParseAddrPort(s); err == nil {
-			out = append(out, ap.String())
+			out = append(out, netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port()).String())
 			continue
 		}
 		host, portStr, err := net.SplitHostPort(s)
 		if err != nil {
-			return nil, fmt.Errorf("agent: join address %q: want ip:port or host:port: %w", s, err)
+			return nil, fmt.Errorf("join address %q: want ip:port or host:port: %w", s, err)
 		}
 		port, err := strconv.ParseUint(portStr, 10, 16)
 		if err != nil || port == 0 {
-			return nil, fmt.Errorf("agent: join address %q: port %q: want a number from 1 to 65535", s, portStr)
+			return nil, fmt.Errorf("join address %q: port %q: want a number from 1 to 65535", s, portStr)
 		}
-		ips, err := a.cfg.Resolve(ctx, host)
+		ips, err := resolve(ctx, host)
 		if err == nil && len(ips) == 0 {
 			err = errors.New("no address")
 		}
 		if err != nil {
 			failed = append(failed, fmt.Errorf("join address %q: resolving %q: %w", s, host, err))
-			a.log.Warn("join address did not resolve", "addr", s, "err", err)
 			continue
 		}
 		same := make([]netip.Addr, 0, len(ips))
@@ -195,7 +224,7 @@ func (a *Agent) resolve(ctx context.Context, addrs []string) ([]string, error) {
 		}
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("agent: %w", errors.Join(failed...))
+		return nil, errors.Join(failed...)
 	}
 	return out, nil
 }
