@@ -71,7 +71,12 @@
 // 1 − QAP against TD, with gonum/plot) and shown in an HTML page by package
 // qos/report; qos itself computes and draws nothing. Tune searches curves
 // for the setting of each family that meets targets on TD, MR and QAP with
-// the smallest TD (docs/algorithms.md, “Tuning a detector to QoS targets”). Measured results
+// the smallest TD (docs/algorithms.md, “Tuning a detector to QoS targets”).
+// Decide solves each family for its operating point at the targets and
+// compares the families there, with a bootstrap that solves the settings
+// again in each resample, Holm's correction and a practical threshold, and
+// returns a Verdict whose String is fdreplay's last word (docs/algorithms.md,
+// “Comparing detectors at an operating point”). Measured results
 // of replays and of the confidence intervals' coverage are in
 // docs/experiments.md.
 package qos

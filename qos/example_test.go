@@ -1,7 +1,9 @@
 package qos_test
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/fdkit/fdkit/chen"
@@ -107,4 +109,36 @@ func ExampleReplaySource() {
 		res.TD.Mean.Round(time.Microsecond), res.TD.P99.Round(time.Microsecond))
 	// Output:
 	// 9 heartbeats, mistakes 2, TD mean 163.619ms, p99 181.667ms
+}
+
+// Decide compares two fixed timeouts at the setting where each makes at
+// most one mistake a minute, not at the points of their sweep grids.
+func ExampleDecide() {
+	var hbs []detector.Heartbeat
+	for i := range 6000 { // 10 min, Δ = 100 ms, a heartbeat 30-210 ms late every 7 s (those past 100 ms overtaken: 200 ms gaps)
+		sent := time.Duration(i+1) * 100 * time.Millisecond
+		d := 20 * time.Millisecond
+		if i%70 == 0 {
+			d += time.Duration(i/70%7+1) * 30 * time.Millisecond
+		}
+		hbs = append(hbs, detector.Heartbeat{Seq: uint64(i), HasSeq: true, Sent: sent, HasSent: true, Arrival: sent + d})
+	}
+	slices.SortStableFunc(hbs, func(x, y detector.Heartbeat) int { return cmp.Compare(x.Arrival, y.Arrival) })
+	coarse, _ := qos.DurationRange(100*time.Millisecond, 1000*time.Millisecond, 10, true)
+	fine, _ := qos.DurationRange(200*time.Millisecond, 400*time.Millisecond, 41, false)
+	a, b := qos.FixedFamily(coarse), qos.FixedFamily(fine)
+	b.Name = "fixed-fine"
+	v, err := qos.Decide(qos.Stream{Name: "p", Heartbeats: hbs}, []qos.Family{a, b}, nil,
+		qos.Targets{MaxMRPerSecond: 1.0 / 60}, qos.DecideOptions{Holdout: -1})
+	if err != nil {
+		panic(err)
+	}
+	for _, op := range v.Ops {
+		fmt.Println(op.Family, op.Setting(op.Point.Value), op.Point.Mistakes, "mistakes")
+	}
+	fmt.Println("equivalent:", v.Rivals[0].Equivalent)
+	// Output:
+	// fixed T=200ms 0 mistakes
+	// fixed-fine T=200ms 0 mistakes
+	// equivalent: true
 }

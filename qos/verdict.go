@@ -2,90 +2,381 @@ package qos
 
 import (
 	"cmp"
-	"errors"
+	"fmt"
+	"math"
 	"slices"
+	"strings"
+	"time"
 )
 
-// Verdict answers, for one stream, which detector and setting the tuner
-// recommends and whether that is better than the alternatives beyond
-// chance: Best is the choice (among those that meet the targets) with the
-// smallest mean TD, RunnerUp the next one, and each Rival is compared with
-// Best on the same resampled time cells (Compare).
+// Verdict is the answer for one stream to "which detector, at which
+// setting, for these targets, and is it better than the others beyond
+// chance?" (Decide). Families are compared at their operating points (see
+// the comment at the top of operating.go), not at sweep grid points, so
+// the answer does not depend on the grid; String writes it as the text
+// that fdreplay prints and its report shows.
 type Verdict struct {
-	Stream string `json:"stream"`
-	// Best and RunnerUp index the choices given to Verdicts; −1 when there
-	// is none (no choice meets the targets, or only one does).
-	Best     int `json:"best"`
-	RunnerUp int `json:"runner_up"`
-	// Significant reports whether Best's mean TD is below RunnerUp's with
-	// 95 % confidence (the interval of the paired difference lies below 0).
-	Significant bool `json:"significant"`
-	// Rivals are the other choices that meet the targets, fastest first,
-	// each with its paired difference to Best (Best minus rival).
+	Stream  string  `json:"stream"`
+	Targets Targets `json:"targets"`
+	// Span is the observed time of the stream.
+	Span time.Duration `json:"span_ns"`
+	// Ops holds each family's operating point, in the order given.
+	Ops []OperatingPoint `json:"operating_points"`
+	// Best indexes Ops: the family that meets the targets with the
+	// smallest mean TD at its operating point; −1 when none does.
+	Best int `json:"best"`
+	// Rivals are the other families that meet the targets, fastest first,
+	// each compared with Best.
 	Rivals []Rival `json:"rivals,omitempty"`
+	// Equivalence is the practical threshold: a TD difference smaller
+	// than it is reported as equivalent whatever its interval
+	// (DecideOptions.Equivalence times Best's mean TD).
+	Equivalence time.Duration `json:"equivalence_ns"`
+	// ExpectedMistakes is MR target × Span. Below minExpectedMistakes the
+	// trace cannot confirm the MR target (Confirmable false: even a
+	// setting without a mistake has a 95 % upper bound 3/Span above the
+	// target), NeededSpan is the observed time that could (0 when no
+	// finite trace can: the target MR = 0), and no difference is called
+	// significant.
+	ExpectedMistakes float64       `json:"expected_mistakes"`
+	Confirmable      bool          `json:"confirmable"`
+	NeededSpan       time.Duration `json:"needed_span_ns"`
+	// Holdout is the share of the stream's time, at its end, that the
+	// out-of-sample figures (OperatingPoint.Holdout) are reported on after
+	// tuning on the rest; 0 when they were not computed.
+	Holdout float64 `json:"holdout"`
+	// Replicates is the number of bootstrap resamples.
+	Replicates int `json:"replicates"`
 }
 
-// Rival is one alternative to a Verdict's Best.
+// OperatingPoint is one family's setting at the targets.
+type OperatingPoint struct {
+	Family string `json:"family"`
+	Param  string `json:"param"`
+	Unit   string `json:"unit"`
+	// Found: a setting meets every target. Point is its QoS over the
+	// whole stream (with Result.CI); when not Found, the setting nearest
+	// to the targets: the smallest that meets the accuracy targets (TD is
+	// then too long), or the largest swept value (none is accurate
+	// enough).
+	Found bool  `json:"found"`
+	Point Point `json:"point"`
+	// Edge says whether the setting lies at an end of the family's swept
+	// range, and Widen names the --range that would widen it.
+	Edge  Edge   `json:"edge,omitempty"`
+	Widen string `json:"widen,omitempty"`
+	// TDCI is the 95 % interval of the mean TD at the operating point
+	// with the setting solved again in every bootstrap resample, so that
+	// it includes the uncertainty of the MR (and QAP) estimate that the
+	// setting was chosen by. MetShare is the share of resamples in which
+	// a setting in the solver's bracket met the targets.
+	TDCI     [2]time.Duration `json:"td_ci_ns"`
+	MetShare float64          `json:"met_share"`
+	// Holdout: the family tuned on the early part of the stream only and
+	// its figures on that part (in sample) and on the rest (held out).
+	Holdout *HoldoutFigures `json:"holdout,omitempty"`
+	Err     string          `json:"error,omitempty"`
+
+	// local holds the bracket of settings the bootstrap re-solves over
+	// (ascending, with cells), r the cells compared.
+	local []Point
+}
+
+// HoldoutFigures compares a setting tuned on the early part of a stream
+// with the rest of it.
+type HoldoutFigures struct {
+	// Found: some setting meets the targets on the early part; Value is
+	// the smallest one that does.
+	Found    bool          `json:"found"`
+	Value    float64       `json:"value"`
+	InSample SplitFigures  `json:"in_sample"`
+	HeldOut  SplitFigures  `json:"held_out"`
+	Split    time.Duration `json:"split_ns"` // where the held-out part starts, from the stream's first arrival
+	// MeetsHeldOut: the setting meets the targets on the held-out part.
+	MeetsHeldOut bool `json:"meets_held_out"`
+}
+
+// SplitFigures are the QoS of a setting over part of a stream.
+type SplitFigures struct {
+	Span        time.Duration `json:"span_ns"`
+	Mistakes    int           `json:"mistakes"`
+	MRPerSecond float64       `json:"mr_per_second"`
+	QAP         float64       `json:"qap"`
+	TDMean      time.Duration `json:"td_mean_ns"`
+}
+
+// Rival is a family that meets the targets, compared with the Best, by
+// both readings of Chen et al.'s curves.
 type Rival struct {
-	Choice int        `json:"choice"`
-	Diff   Difference `json:"diff"`
-	// Indistinguishable: the 95 % interval of the mean-TD difference holds
-	// 0 (or no comparison was possible: Err).
-	Indistinguishable bool   `json:"indistinguishable"`
-	Err               string `json:"error,omitempty"`
+	Op int `json:"op"`
+	// TDDiff is Best's mean TD minus the rival's, both at their operating
+	// points (negative: Best detects faster), with the 95 % percentile
+	// interval of the paired, re-solved bootstrap; P is its two-sided
+	// bootstrap p-value.
+	TDDiff   time.Duration    `json:"td_diff_ns"`
+	TDDiffCI [2]time.Duration `json:"td_diff_ci_ns"`
+	P        float64          `json:"p"`
+	// Significant: the difference is non-zero at the 5 % level after
+	// Holm's correction over all rivals of the stream (Holm, Scand. J.
+	// Statist. 6(2), 1979), and the trace can confirm the targets.
+	// Equivalent: |TDDiff| is below Verdict.Equivalence; it is then not
+	// Significant, whatever its interval.
+	Significant bool `json:"significant"`
+	Equivalent  bool `json:"equivalent"`
+	// AtTD is the rival at the setting whose mean TD is closest to Best's
+	// from below (the second reading: MR at a given TD), MRDiff Best's MR
+	// minus the rival's there with its paired 95 % interval; AtTDOK is
+	// false when no swept setting of the rival is that fast.
+	AtTD     Point      `json:"at_td"`
+	AtTDOK   bool       `json:"at_td_ok"`
+	MRDiff   float64    `json:"mr_diff"`
+	MRDiffCI [2]float64 `json:"mr_diff_ci"`
 }
 
-// Verdicts groups choices (from Tune on curves swept with
-// Config.Intervals) by stream, in order of first appearance, and returns
-// one Verdict per stream. Without per-cell data (Config.Intervals off)
-// every rival is reported indistinguishable with Err set.
-func Verdicts(choices []Choice) []Verdict {
-	var order []string
-	by := map[string][]int{}
-	for i, c := range choices {
-		if _, ok := by[c.Stream]; !ok {
-			order = append(order, c.Stream)
-		}
-		by[c.Stream] = append(by[c.Stream], i)
+// DecideOptions configures Decide.
+type DecideOptions struct {
+	// Sweep configures the replays the solver runs (Config.Intervals is
+	// always on).
+	Sweep SweepOptions
+	// Equivalence is the practical threshold as a share of the best
+	// family's mean TD: a smaller TD difference is reported equivalent.
+	// 0 means DefaultEquivalence; a negative value turns it off.
+	Equivalence float64
+	// Holdout is the share of the stream's time, at its end, held out
+	// from tuning for the out-of-sample figures. 0 means DefaultHoldout; a
+	// negative value turns them off.
+	Holdout float64
+}
+
+const (
+	// DefaultEquivalence: a 1 % difference in mean TD is below what a
+	// deployment notices (it is within the run-to-run spread of the
+	// network delay on the traces in docs/experiments.md) and below the
+	// resolution a sweep grid of the default size gives.
+	DefaultEquivalence = 0.01
+	// DefaultHoldout: tune on the first half, check on the second. Half
+	// keeps as many expected mistakes in each part, so that the held-out
+	// MR is as precise as the in-sample one; the verdict itself uses the
+	// whole stream, where the MR target is best checked.
+	DefaultHoldout = 0.5
+	// minExpectedMistakes: a trace over which the MR target allows fewer
+	// mistakes than this cannot confirm it (rule of three: with none
+	// observed, the 95 % upper bound of MR is 3/T_obs).
+	minExpectedMistakes = 3
+	// bracketFactor: the bootstrap re-solves each setting between the
+	// settings that meet the accuracy targets made bracketFactor times
+	// looser and tighter.
+	bracketFactor = 4
+	// bracketPoints settings are swept across that bracket.
+	bracketPoints = 64
+	// holmLevel is the family-wise error rate of the comparisons.
+	holmLevel = 0.05
+)
+
+// Decide solves every family of fams for its operating point on s at t,
+// compares them (see Verdict) and returns the verdict. curves, when not
+// nil, are the families' curves on s from a Sweep with Config.Intervals
+// (matched by family name): their points start the solver without a
+// replay. It fails only for invalid targets or when s cannot be replayed;
+// a family that cannot be solved has OperatingPoint.Err set.
+func Decide(s Stream, fams []Family, curves []Curve, t Targets, opt DecideOptions) (Verdict, error) {
+	if err := t.Validate(); err != nil {
+		return Verdict{}, err
 	}
-	out := make([]Verdict, 0, len(order))
-	for _, s := range order {
-		v := Verdict{Stream: s, Best: -1, RunnerUp: -1}
-		var found []int
-		for _, i := range by[s] {
-			if choices[i].Found {
-				found = append(found, i)
-			}
-		}
-		slices.SortStableFunc(found, func(a, b int) int {
-			pa, pb := choices[a].Point, choices[b].Point
-			if c := cmp.Compare(pa.TD.Mean, pb.TD.Mean); c != 0 {
-				return c
-			}
-			return cmp.Compare(pa.MRPerSecond, pb.MRPerSecond)
-		})
-		if len(found) > 0 {
-			v.Best = found[0]
-		}
-		if len(found) > 1 {
-			v.RunnerUp = found[1]
-		}
-		for k, i := range found[min(1, len(found)):] {
-			r := Rival{Choice: i}
-			d, err := Compare(choices[v.Best].Point.Result, choices[i].Point.Result)
-			switch {
-			case errors.Is(err, ErrNoCells):
-				r.Indistinguishable, r.Err = true, err.Error()
-			default:
-				r.Diff = d
-				r.Indistinguishable = !(d.TDMeanCI[1] < 0)
-			}
-			if k == 0 {
-				v.Significant = !r.Indistinguishable
-			}
-			v.Rivals = append(v.Rivals, r)
-		}
-		out = append(out, v)
+	eq := opt.Equivalence
+	if eq == 0 {
+		eq = DefaultEquivalence
 	}
-	return out
+	hold := opt.Holdout
+	if hold == 0 {
+		hold = DefaultHoldout
+	}
+	if hold >= 1 || math.IsNaN(hold) || math.IsNaN(eq) {
+		return Verdict{}, fmt.Errorf("qos: hold-out share %g and equivalence %g: want a share below 1 and a number", hold, eq)
+	}
+	v := Verdict{Stream: s.Name, Targets: t, Best: -1, Replicates: bootstrapReps}
+	svs := make([]*solver, len(fams))
+	r := cellRange{lo: -1}
+	for i, f := range fams {
+		op := OperatingPoint{Family: f.Name, Param: f.Param, Unit: f.Unit}
+		var c *Curve
+		for k := range curves {
+			if curves[k].Family == f.Name && curves[k].Stream == s.Name {
+				c = &curves[k]
+				break
+			}
+		}
+		sv, err := newSolver(s, f, c, opt.Sweep)
+		if err != nil {
+			op.Err = err.Error()
+		} else {
+			svs[i] = sv
+			for _, p := range sv.grid {
+				lo, hi := p.cells.active()
+				if hi > lo {
+					r = cellRange{lo: minRange(r.lo, lo), hi: max(r.hi, hi)}
+				}
+			}
+		}
+		v.Ops = append(v.Ops, op)
+	}
+	if r.lo < 0 && len(v.Ops) > 0 && v.Ops[0].Err != "" {
+		return v, fmt.Errorf("qos: stream %s: %s", s.Name, strings.TrimPrefix(v.Ops[0].Err, "qos: "))
+	}
+	if r.lo < 0 || r.hi-r.lo < minCells {
+		return v, fmt.Errorf("qos: stream %s: too little observed time to decide (fewer than %d time cells)", s.Name, minCells)
+	}
+	var grid cellGrid
+	for _, sv := range svs {
+		if sv != nil {
+			grid = sv.grid[0].cells.grid
+			break
+		}
+	}
+	v.Span = time.Duration(math.Round(float64(grid.width) * float64(r.hi-r.lo)))
+	for i, sv := range svs {
+		if sv == nil {
+			continue
+		}
+		if err := sv.solveOp(&v.Ops[i], r, t); err != nil {
+			v.Ops[i].Err = err.Error()
+		}
+	}
+	for _, p := range v.Ops {
+		if p.Found && p.Point.cells != nil {
+			q := p.Point.cells.sums(r.lo, r.hi)
+			v.Span = time.Duration(math.Round(q.span))
+			break
+		}
+	}
+	v.setConfirmable()
+	v.Best = -1
+	var found []int
+	for i, p := range v.Ops {
+		if p.Found && p.Err == "" {
+			found = append(found, i)
+		}
+	}
+	slices.SortStableFunc(found, func(a, b int) int {
+		pa, pb := v.Ops[a].Point, v.Ops[b].Point
+		return cmp.Or(cmp.Compare(pa.TD.Mean, pb.TD.Mean), cmp.Compare(pa.MRPerSecond, pb.MRPerSecond))
+	})
+	if len(found) == 0 {
+		v.holdout(svs, r, hold, t)
+		return v, nil
+	}
+	v.Best = found[0]
+	if eq > 0 {
+		v.Equivalence = time.Duration(eq * float64(v.Ops[v.Best].Point.TD.Mean))
+	}
+	reps := v.resolve(found, r)
+	best := v.Ops[v.Best]
+	for _, i := range found[1:] {
+		rv := Rival{Op: i, TDDiff: best.Point.TD.Mean - v.Ops[i].Point.TD.Mean}
+		d := make([]float64, len(reps[v.Best]))
+		for k := range d {
+			d[k] = reps[v.Best][k] - reps[i][k]
+		}
+		rv.P = bootstrapP(d)
+		ci := percentiles(d)
+		rv.TDDiffCI = [2]time.Duration{roundDur(ci[0]), roundDur(ci[1])}
+		rv.Equivalent = v.Equivalence > 0 && absDur(rv.TDDiff) < v.Equivalence
+		svs[i].atTD(&rv, best.Point, r)
+		v.Rivals = append(v.Rivals, rv)
+	}
+	v.holm()
+	v.holdout(svs, r, hold, t)
+	return v, nil
+}
+
+func minRange(a, b int) int {
+	if a < 0 {
+		return b
+	}
+	return min(a, b)
+}
+
+// roundDur rounds x ns to a Duration, clamped to its range (NaN: 0).
+func roundDur(x float64) time.Duration {
+	if math.IsNaN(x) {
+		return 0
+	}
+	if math.IsInf(x, 1) || x > math.MaxInt64 {
+		return math.MaxInt64
+	}
+	if math.IsInf(x, -1) || x < math.MinInt64 {
+		return math.MinInt64
+	}
+	return time.Duration(math.Round(x))
+}
+
+func absDur(d time.Duration) time.Duration {
+	if d < 0 {
+		return -d
+	}
+	return d
+}
+
+// setConfirmable sets ExpectedMistakes, Confirmable and NeededSpan.
+func (v *Verdict) setConfirmable() {
+	t := v.Targets
+	v.Confirmable = true
+	switch {
+	case t.NoMistakes:
+		v.Confirmable = false
+	case t.MaxMRPerSecond > 0:
+		v.ExpectedMistakes = t.MaxMRPerSecond * v.Span.Seconds()
+		if v.ExpectedMistakes < minExpectedMistakes {
+			v.Confirmable = false
+			v.NeededSpan = time.Duration(math.Ceil(minExpectedMistakes / t.MaxMRPerSecond * 1e9))
+		}
+	}
+}
+
+// bootstrapP is the two-sided bootstrap p-value of "the mean of the
+// differences d is 0": twice the smaller share of resamples on either
+// side of 0, counted as (k + 1)/(n + 1) (Davison and Hinkley, Bootstrap
+// Methods, 1997, §4.4); NaN differences are dropped.
+func bootstrapP(d []float64) float64 {
+	var le, ge, n int
+	for _, x := range d {
+		if math.IsNaN(x) {
+			continue
+		}
+		n++
+		if x <= 0 {
+			le++
+		}
+		if x >= 0 {
+			ge++
+		}
+	}
+	if n == 0 {
+		return 1
+	}
+	return min(1, 2*float64(min(le, ge)+1)/float64(n+1))
+}
+
+// holm sets Rival.Significant by Holm's step-down procedure at
+// holmLevel: the k-th smallest p-value of m is compared with
+// holmLevel/(m − k + 1) until one is not below it. Equivalent rivals and
+// a trace that cannot confirm the targets claim no significance.
+func (v *Verdict) holm() {
+	idx := make([]int, len(v.Rivals))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(v.Rivals[a].P, v.Rivals[b].P) })
+	m := len(idx)
+	for k, i := range idx {
+		if !(v.Rivals[i].P <= holmLevel/float64(m-k)) {
+			break
+		}
+		v.Rivals[i].Significant = true
+	}
+	for i := range v.Rivals {
+		if v.Rivals[i].Equivalent || !v.Confirmable {
+			v.Rivals[i].Significant = false
+		}
+	}
 }

@@ -2,10 +2,8 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/fdkit/fdkit/qos"
@@ -55,60 +53,6 @@ func tdCell(r qos.Result) string {
 		return v
 	}
 	return withPM(v, float64(r.TD.Mean), float64(r.CI.TDMean[0]), float64(r.CI.TDMean[1]), false, func(x float64) string { return fmtMS(time.Duration(x)) })
-}
-
-// printVerdicts prints, per sender, the tuner's overall recommendation and
-// whether it is better than the runner-up beyond chance (a paired 95 %
-// bootstrap interval of the mean-TD difference; see qos.Verdicts).
-func printVerdicts(w io.Writer, choices []qos.Choice) {
-	for _, v := range qos.Verdicts(choices) {
-		fmt.Fprintln(w, verdictLine(v, choices))
-	}
-	fmt.Fprintln(w)
-}
-
-// verdictLine says in one line what v recommends.
-func verdictLine(v qos.Verdict, choices []qos.Choice) string {
-	if v.Best < 0 {
-		return fmt.Sprintf("sender %s: no detector meets the targets", v.Stream)
-	}
-	b := choices[v.Best]
-	s := fmt.Sprintf("sender %s: best %s %s (TD %s ms)", v.Stream, b.Family, settingOf(b), tdCell(b.Point.Result))
-	if v.RunnerUp < 0 {
-		return s + "; no other detector meets the targets"
-	}
-	r := v.Rivals[0]
-	ru := choices[v.RunnerUp]
-	d := r.Diff.TDMeanCI
-	switch {
-	case r.Err != "":
-		s += fmt.Sprintf("; runner-up %s %s (TD %s ms): no intervals to compare", ru.Family, settingOf(ru), fmtMS(ru.Point.TD.Mean))
-	case v.Significant:
-		s += fmt.Sprintf("; significantly faster than the runner-up %s %s (TD difference %s ms, 95%% CI [%s, %s])",
-			ru.Family, settingOf(ru), fmtMS(r.Diff.TDMean), fmtMS(d[0]), fmtMS(d[1]))
-	default:
-		s += fmt.Sprintf("; not significantly faster than the runner-up %s %s (TD difference %s ms, 95%% CI [%s, %s])",
-			ru.Family, settingOf(ru), fmtMS(r.Diff.TDMean), fmtMS(d[0]), fmtMS(d[1]))
-	}
-	var same []string
-	for _, x := range v.Rivals {
-		if x.Indistinguishable {
-			same = append(same, choices[x.Choice].Family)
-		}
-	}
-	if len(same) > 0 {
-		s += "; statistically indistinguishable: " + strings.Join(same, ", ")
-	}
-	return s
-}
-
-// settingOf formats a choice's parameter value ("Phi=8", "T=1000ms"), or
-// "(single point)".
-func settingOf(c qos.Choice) string {
-	if c.Param == "" {
-		return "(single point)"
-	}
-	return fmt.Sprintf("%s=%s%s", c.Param, strconv.FormatFloat(c.Point.Value, 'g', 4, 64), c.Unit)
 }
 
 // plotTitle names the trace and the sender of a stream, as plot and

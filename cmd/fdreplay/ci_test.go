@@ -24,7 +24,8 @@ func TestIntervalsInOutputs(t *testing.T) {
 	require.Equal(t, 0, code, errOut)
 	assert.Contains(t, out, "0.824 ±0.0", "chen's MR with its interval")
 	assert.Contains(t, out, "0 (≤0.0", "no mistakes: an upper bound")
-	assert.Regexp(t, `sender p: best \S+ \S+ \(TD [0-9.]+ ±[0-9.]+ ms\); (not )?significantly faster than the runner-up`, out)
+	assert.Regexp(t, `sender p: best \S+ \S+ for MR ≤ 0.02/s: mean TD [0-9.]+ ms \(95 % CI [0-9.]+–[0-9.]+ ms, the setting solved again in each resample\)`, out)
+	assert.Regexp(t, `\n  vs \S+ \S+: TD difference -?[0-9.]+ ms \(95 % CI \[-?[0-9.]+, -?[0-9.]+\], p = [0-9.e-]+\) at the targets: `, out)
 
 	f, err := os.Open(filepath.Join(dir, "curves.csv"))
 	require.NoError(t, err)

@@ -17,6 +17,8 @@ type reportRun struct {
 	in    *input
 	set   settings
 	descs []string
+	// verdict is Decide's answer for the stream (nil without targets).
+	verdict *qos.Verdict
 }
 
 // buildReport assembles the HTML report of a run: per stream the trace,
@@ -70,6 +72,7 @@ func buildReport(o options, args []string, runs []reportRun, table, curves []qos
 				return rep, err
 			}
 			rs.Choices = ch
+			rs.Verdict = r.verdict
 		}
 		rep.Streams = append(rep.Streams, rs)
 	}

@@ -72,6 +72,7 @@ type options struct {
 	ranges      map[string]span
 	targets     qos.Targets
 	tune        bool
+	decide      qos.DecideOptions
 	noProgress  bool
 	report      string
 }
@@ -151,6 +152,8 @@ func parseFlags(args []string, stdout io.Writer) (options, []string, error) {
 	flagcheck.Var(fs, &o.targets.MaxTD, "td-max", "", 0, 1, math.MaxInt64, "a positive duration (omit the flag for no TD target)", "tuner target: mean TD at most this")
 	flagcheck.Var(fs, &o.targets.MaxMRPerSecond, "mr-max", "", 0, 0, math.MaxFloat64, "a finite rate per second ≥ 0 (0: only settings that made no mistake; omit the flag for no MR target)", "tuner target: mistakes per second at most this, in [0, ∞) (1 per minute is 0.0167; 0: only settings that made no mistake over the trace)")
 	flagcheck.Var(fs, &o.targets.MinQAP, "qap-min", "", 0, math.SmallestNonzeroFloat64, 1, "a probability in (0, 1] (omit the flag for no QAP target)", "tuner target: QAP at least this (e.g. 0.999)")
+	equivalence := fs.String("equivalence", "1%", "practical threshold of the verdict: a difference in mean TD smaller than this share of the best detector's is reported as equivalent, whatever its interval (a percentage or a fraction; off: none)")
+	holdout := fs.String("holdout", "50%", "share of the trace's time, at its end, held out for the out-of-sample figures: each detector is tuned on the rest and reported on both (off: none)")
 	fs.BoolVar(&o.noProgress, "no-progress", false, "no progress bar (it is shown only when stderr is a terminal)")
 	fs.StringVar(&o.report, "report", "", "write a self-contained HTML report to this file (trace statistics, tables, plots, the tuner's choice and a verdict with confidence intervals; implies --sweep); --out also writes one as index.html")
 	help := fs.BoolP("help", "h", false, "show this help")
@@ -162,6 +165,12 @@ func parseFlags(args []string, stdout io.Writer) (options, []string, error) {
 	// --mr-max 0 is a target of its own (MR = 0), not "no target".
 	o.targets.NoMistakes = fs.Changed("mr-max") && o.targets.MaxMRPerSecond == 0
 	var err error
+	if o.decide.Equivalence, err = parseShare("equivalence", *equivalence); err != nil {
+		return o, nil, usageErr("%v", err)
+	}
+	if o.decide.Holdout, err = parseShare("holdout", *holdout); err != nil {
+		return o, nil, usageErr("%v", err)
+	}
 	if o.maxDecomp, err = parseSize(*maxDecomp); err != nil {
 		return o, nil, usageErr("--max-decompressed %q: %v", *maxDecomp, err)
 	}
@@ -424,9 +433,9 @@ func runErr(args []string, stdout, stderr io.Writer) error {
 	}
 
 	var curves []qos.Curve
+	var streams []qos.Stream
+	var allFams [][]qos.Family
 	if o.sweep {
-		var streams []qos.Stream
-		var allFams [][]qos.Family
 		total := 0
 		for _, r := range runs {
 			spans := defaultSpans(r.set.interval)
@@ -460,20 +469,34 @@ func runErr(args []string, stdout, stderr io.Writer) error {
 			}
 		}
 	}
+	// The verdict answers the user's targets; a report without them
+	// answers each stream's SFD default targets (see buildReport).
+	var verdicts []qos.Verdict
+	if o.tune || o.report != "" || o.out != "" {
+		opt := o.decide
+		opt.Sweep = qos.SweepOptions{Config: cfg}
+		targets := func(i int) qos.Targets {
+			if o.tune {
+				return o.targets
+			}
+			return runs[i].set.targets
+		}
+		if verdicts, err = decideAll(streams, allFams, curves, targets, opt); err != nil {
+			return err
+		}
+	}
 	if o.tune {
-		choices, err := qos.Tune(curves, o.targets)
-		if err != nil {
+		if err := printOperatingPoints(stdout, verdicts, o.targets); err != nil {
 			return err
 		}
-		if err := printTuning(stdout, choices, o.targets); err != nil {
-			return err
-		}
-		printVerdicts(stdout, choices)
 	}
 	if o.report != "" || o.out != "" {
 		rruns := make([]reportRun, len(runs))
 		for i, r := range runs {
-			rruns[i] = reportRun(r)
+			rruns[i] = reportRun{in: r.in, set: r.set, descs: r.descs}
+			if i < len(verdicts) {
+				rruns[i].verdict = &verdicts[i]
+			}
 		}
 		rep, err := buildReport(o, args, rruns, tableCurves, curves, cfg)
 		if err != nil {

@@ -53,10 +53,11 @@ func TestTunerAndDetectorSelection(t *testing.T) {
 	dir := t.TempDir()
 	code, out, errOut := runCmd("-d", "chen,phi,fixed", "--points", "12", "--td-max", "1s", "--mr-max", "0.5", "--qap-min", "0.99", "--out", dir)
 	require.Equal(t, 0, code, errOut)
-	assert.Equal(t, 1, tableRows(out, "chen"))
-	assert.Equal(t, 1, tableRows(out, "phi-normal"))
+	table, _, _ := strings.Cut(out, "operating points:") // the out-of-sample table has rows per detector too
+	assert.Equal(t, 1, tableRows(table, "chen"))
+	assert.Equal(t, 1, tableRows(table, "phi-normal"))
 	assert.Equal(t, 0, tableRows(out, "bertier"))
-	assert.Contains(t, out, "tuning: smallest mean TD with TD ≤ 1s MR ≤ 0.5/s QAP ≥ 0.99")
+	assert.Contains(t, out, "operating points: the smallest setting that meets TD ≤ 1s MR ≤ 0.5/s QAP ≥ 0.99")
 	f, err := os.Open(filepath.Join(dir, "curves.csv"))
 	require.NoError(t, err)
 	defer f.Close()
@@ -392,7 +393,7 @@ func TestTunerNearestQAPOne(t *testing.T) {
 func TestTunerMRZero(t *testing.T) {
 	code, out, errOut := runCmd("-d", "fixed,jacobson", "--range", "jacobson=0.5:2", "--points", "5", "--mr-max", "0")
 	require.Equal(t, 0, code, errOut)
-	assert.Contains(t, out, "tuning: smallest mean TD with MR = 0 (no mistake)")
+	assert.Contains(t, out, "operating points: the smallest setting that meets MR = 0 (no mistake)")
 	assert.Regexp(t, `jacobson +\| none meets; nearest K=2 still makes mistakes \(MR = 0 allows none\)`, out)
-	assert.Regexp(t, `fixed +\| T=[0-9.]+ms +\| [0-9.]+ ±[0-9.]+ +\| +0 \(≤[0-9.]+\) +\| +1\.000000 `, out)
+	assert.Regexp(t, `fixed +\| T=[0-9.]+ms +\| [0-9.]+ ±[0-9.]+ +\| \[[0-9.]+, [0-9.]+\] +\| +0 \(≤[0-9.]+\) +\| +1\.000000 `, out)
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"math"
 	"slices"
 	"strconv"
 	"time"
@@ -151,44 +150,6 @@ func shorten(s string, n int) string {
 		return s
 	}
 	return string(r[:n-1]) + "…"
-}
-
-func printTuning(w io.Writer, choices []qos.Choice, t qos.Targets) error {
-	fmt.Fprintf(w, "tuning: smallest mean TD with%s\n", describeTargets(t))
-	tb := newTable(w, []string{"sender", "detector", "setting", "TD mean ms", "MR (1/s)", "QAP"}, 3)
-	for _, c := range choices {
-		setting := "(single point)"
-		if c.Param != "" {
-			setting = fmt.Sprintf("%s=%s%s", c.Param, strconv.FormatFloat(c.Point.Value, 'g', 4, 64), c.Unit)
-		}
-		r := c.Point.Result
-		row := []string{c.Stream, c.Family, setting, tdCell(r), mrCell(r), qapCell(r)}
-		switch {
-		case c.Found:
-		case c.Point.Records == 0: // a curve without points
-			row = []string{c.Stream, c.Family, "none meets the targets", "–", "–", "–"}
-		case math.IsInf(c.Shortfall, 1) && r.Span <= 0:
-			row = []string{c.Stream, c.Family, "none meets: no observed time (one heartbeat) to judge MR or QAP by", "–", "–", "–"}
-		case math.IsInf(c.Shortfall, 1) && t.MinQAP == 1:
-			// Every point that suspects at all misses QAP ≥ 1 by +Inf;
-			// the nearest is the most accurate one.
-			row[2] = fmt.Sprintf("none meets; nearest %s still makes mistakes (QAP ≥ 1 allows none)", setting)
-		case math.IsInf(c.Shortfall, 1) && t.NoMistakes:
-			// Likewise against MR = 0 (--mr-max 0).
-			row[2] = fmt.Sprintf("none meets; nearest %s still makes mistakes (MR = 0 allows none)", setting)
-		default:
-			// The nearest point, so the user sees how far off it is.
-			row[2] = fmt.Sprintf("none meets; nearest %s misses by %s×", setting, strconv.FormatFloat(c.Shortfall, 'g', 3, 64))
-		}
-		if err := tb.Append(row); err != nil {
-			return err
-		}
-	}
-	if err := tb.Render(); err != nil {
-		return err
-	}
-	fmt.Fprintln(w)
-	return nil
 }
 
 func describeTargets(t qos.Targets) string {

@@ -54,6 +54,9 @@ type Stream struct {
 	Curves  []qos.Curve
 	Targets qos.Targets
 	Choices []qos.Choice
+	// Verdict, when not nil, is qos.Decide's answer for this stream,
+	// shown as its String with the out-of-sample figures beside it.
+	Verdict *qos.Verdict
 }
 
 // Write writes r as one HTML page that loads nothing from outside
@@ -63,7 +66,7 @@ type Stream struct {
 // warnings; the default table; MR and 1 − QAP against the mean TD as SVG
 // with each point's setting and values on hover; the tuner's choice per
 // detector; and a verdict naming the best detector and setting for the
-// targets and those statistically indistinguishable from it (qos.Verdicts).
+// targets, compared with the others at their operating points (qos.Decide).
 // Tables sort on a click on their header. Intervals appear when the
 // curves were replayed with qos.Config.Intervals.
 func Write(w io.Writer, r Page) error {
@@ -94,7 +97,8 @@ type streamView struct {
 	Targets            string
 	Choices            []choiceRow
 	Verdict            string
-	Indistinguishable  string
+	Holdout            [][]string
+	HoldoutHeader      []string
 	VerdictFound       bool
 	HasIntervals       bool
 	CurveCount, Points int
@@ -198,17 +202,19 @@ func buildStreamView(i int, s Stream) streamView {
 	}
 
 	v.Targets = targetsText(s.Targets)
-	verdicts := qos.Verdicts(s.Choices)
-	best := -1
-	if len(verdicts) > 0 {
-		best = verdicts[0].Best
-		v.Verdict, v.Indistinguishable = verdictText(verdicts[0], s.Choices, s.Targets)
-		v.VerdictFound = best >= 0
+	bestFamily := ""
+	if s.Verdict != nil {
+		v.Verdict = s.Verdict.String()
+		v.VerdictFound = s.Verdict.Best >= 0
+		if v.VerdictFound {
+			bestFamily = s.Verdict.Ops[s.Verdict.Best].Family
+		}
+		v.Holdout, v.HoldoutHeader = s.Verdict.HoldoutRows(), qos.HoldoutHeader
 	}
-	for ci, c := range s.Choices {
+	for _, c := range s.Choices {
 		col, _ := figure.Style(c.Family, nil)
 		r := c.Point.Result
-		row := choiceRow{Best: ci == best, Colour: hexColour(col)}
+		row := choiceRow{Best: c.Family == bestFamily, Colour: hexColour(col)}
 		setting := choiceSetting(c)
 		status := "meets"
 		switch {
@@ -328,64 +334,6 @@ func targetsText(t qos.Targets) string {
 		return "none"
 	}
 	return strings.Join(parts, ", ")
-}
-
-// verdictText is the one-line verdict and the list of indistinguishable
-// rivals.
-func verdictText(v qos.Verdict, choices []qos.Choice, t qos.Targets) (string, string) {
-	if v.Best < 0 {
-		return "No detector meets the targets at any swept setting; the table below shows how near each comes.", ""
-	}
-	b := choices[v.Best]
-	s := fmt.Sprintf("Best for these targets: %s at %s (mean TD %s ms, MR %s/s, QAP %s).",
-		b.Family, choiceSetting(b), tdText(b.Point.Result), mrText(b.Point.Result), qapText(b.Point.Result))
-	if note := marginNote(b.Point.Result, t); note != "" {
-		s += " " + note
-	}
-	var same []string
-	for _, r := range v.Rivals {
-		if r.Indistinguishable {
-			c := choices[r.Choice]
-			same = append(same, fmt.Sprintf("%s at %s (TD %s ms)", c.Family, choiceSetting(c), msString(c.Point.TD.Mean)))
-		}
-	}
-	switch {
-	case v.RunnerUp < 0:
-		s += " No other detector meets the targets."
-	case v.Significant:
-		d := v.Rivals[0].Diff
-		s += fmt.Sprintf(" It detects faster than the runner-up %s beyond chance (TD difference %s ms, 95 %% qos.CI [%s, %s]).",
-			choices[v.RunnerUp].Family, msString(d.TDMean), msString(d.TDMeanCI[0]), msString(d.TDMeanCI[1]))
-	default:
-		s += fmt.Sprintf(" It is not faster than the runner-up %s beyond chance.", choices[v.RunnerUp].Family)
-	}
-	if len(same) == 0 {
-		return s, ""
-	}
-	return s, "Statistically indistinguishable in mean TD: " + strings.Join(same, "; ") + "."
-}
-
-// marginNote says whether r meets t even at the unfavourable ends of its
-// 95 % intervals, or which target its interval crosses.
-func marginNote(r qos.Result, t qos.Targets) string {
-	ci := r.CI
-	if ci == nil {
-		return ""
-	}
-	var cross []string
-	if t.MaxTD > 0 && ci.TDMean[1] > t.MaxTD {
-		cross = append(cross, "TD")
-	}
-	if (t.MaxMRPerSecond > 0 && ci.MRPerSecond[1] > t.MaxMRPerSecond) || (t.NoMistakes && ci.MRPerSecond[1] > 0) {
-		cross = append(cross, "MR")
-	}
-	if t.MinQAP > 0 && ci.QAP[0] < t.MinQAP {
-		cross = append(cross, "QAP")
-	}
-	if len(cross) == 0 {
-		return "It meets the targets even at the unfavourable ends of its 95 % intervals."
-	}
-	return "Its 95 % interval of " + strings.Join(cross, " and ") + " crosses the target: the trace is too short to be sure it meets it."
 }
 
 // interArrivalHistogram bins the gaps between consecutive arrivals on a

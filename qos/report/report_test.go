@@ -41,10 +41,12 @@ func reportFixture(t *testing.T) Page {
 	tg := qos.Targets{MaxTD: time.Second, MinQAP: 0.99}
 	choices, err := qos.Tune(curves, tg)
 	require.NoError(t, err)
+	v, err := qos.Decide(qos.Stream{Name: name, Heartbeats: hbs}, fams, curves, tg, qos.DecideOptions{Sweep: qos.SweepOptions{Config: cfg}})
+	require.NoError(t, err)
 	return Page{Title: "report of " + name, Command: "fdreplay --report r.html 'a b'", Streams: []Stream{{
 		Name: name, Title: "gen.txt, sender " + name, Heartbeats: hbs, Stats: trace.Summarize(recs), Interval: ms(100),
 		Notes: []string{"warm-up 100"}, Warnings: []string{"left out <b>3</b> records"},
-		Table: table, Settings: []string{"T=1s", "α=100ms"}, Curves: curves, Targets: tg, Choices: choices,
+		Table: table, Settings: []string{"T=1s", "α=100ms"}, Curves: curves, Targets: tg, Choices: choices, Verdict: &v,
 	}}}
 }
 
@@ -67,7 +69,8 @@ func TestWriteReport(t *testing.T) {
 	assert.Equal(t, 2, strings.Count(page, `<svg id="s0-`), "MR and 1 − QAP plots")
 	assert.Equal(t, 1, strings.Count(page, `<svg class="hist"`), "inter-arrival histogram")
 	assert.Regexp(t, `<title>chen α=50ms\nTD [0-9.]+ ms \[[0-9.]+, [0-9.]+\]\nMR [0-9.e-]+/s \[`, page, "tooltips with setting and intervals")
-	assert.Contains(t, page, "Best for these targets: ")
+	assert.Contains(t, page, "sender p&lt;script&gt;alert(1)&lt;/script&gt;: best ")
+	assert.Contains(t, page, "TD ms held out")
 	assert.Regexp(t, `It meets the targets even at the unfavourable ends|crosses the target`, page)
 	assert.Contains(t, page, "Targets: TD ≤ 1s, QAP ≥ 0.99.")
 	assert.Contains(t, page, "loss bursts")
@@ -108,15 +111,6 @@ func TestReportLossBurstsAndHistogram(t *testing.T) {
 	assert.Equal(t, lossBursts(hbs, nil), lossBursts(nil, sp))
 	assert.Equal(t, interArrivalHistogram(qos.SliceSource(mixed)), interArrivalHistogram(sp))
 	assert.Nil(t, lossBursts(nil, qostest.Spooled(t, hbs[:1])))
-}
-
-// marginNote names the targets a chosen setting's interval crosses.
-func TestMarginNote(t *testing.T) {
-	r := qos.Result{CI: &qos.CI{MRPerSecond: [2]float64{0.001, 0.02}, QAP: [2]float64{0.998, 0.9999}, TDMean: [2]time.Duration{ms(90), ms(110)}}}
-	assert.Equal(t, "It meets the targets even at the unfavourable ends of its 95 % intervals.", marginNote(r, qos.Targets{MaxTD: ms(200), MaxMRPerSecond: 0.05, MinQAP: 0.99}))
-	assert.Equal(t, "Its 95 % interval of TD and MR and QAP crosses the target: the trace is too short to be sure it meets it.",
-		marginNote(r, qos.Targets{MaxTD: ms(100), MaxMRPerSecond: 0.01, MinQAP: 0.999}))
-	assert.Empty(t, marginNote(qos.Result{}, qos.Targets{MaxTD: ms(100)}))
 }
 
 // The report writes a lopsided interval as +up/−down (see

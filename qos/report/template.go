@@ -19,7 +19,7 @@ h3 { font-size: 1.02em; margin: 18px 0 6px; }
 code, .cmd { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 0.92em; }
 .cmd { background: #f4f4f6; padding: 4px 8px; border-radius: 4px; display: inline-block; }
 nav a { margin-right: 12px; }
-.verdict { background: #eef4fb; border-left: 4px solid #4e79a7; padding: 8px 12px; margin: 10px 0; }
+.verdict { white-space: pre-line; background: #eef4fb; border-left: 4px solid #4e79a7; padding: 8px 12px; margin: 10px 0; }
 .verdict.none { background: #fdf1f1; border-color: #e15759; }
 .warn { background: #fff7e6; border-left: 4px solid #f28e2b; padding: 4px 10px; margin: 4px 0; }
 .note { color: #555; margin: 2px 0; }
@@ -66,7 +66,8 @@ svg g.pt:hover > *:first-child { stroke: #000; stroke-width: 2; }
 {{range .Streams}}
 <section id="{{.ID}}">
 <h2>{{.Title}}</h2>
-<div class="verdict{{if not .VerdictFound}} none{{end}}">{{.Verdict}}{{if .Indistinguishable}}<br>{{.Indistinguishable}}{{end}} <span class="small">Targets: {{.Targets}}.</span></div>
+<div class="verdict{{if not .VerdictFound}} none{{end}}">{{.Verdict}} <span class="small">Targets: {{.Targets}}.</span></div>
+{{if .Holdout}}<table class="holdout"><thead><tr>{{range .HoldoutHeader}}<th>{{.}}</th>{{end}}</tr></thead><tbody>{{range .Holdout}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>{{end}}</tbody></table>{{end}}
 {{range .Warnings}}<div class="warn">{{.}}</div>{{end}}
 <h3>Trace</h3>
 <dl class="facts">{{range .Facts}}<dt>{{index . 0}}</dt><dd>{{index . 1}}</dd>{{end}}</dl>

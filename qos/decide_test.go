@@ -1,0 +1,181 @@
+package qos
+
+import (
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// decideSim decides between noisy timeouts "a" (noise sA, swept at
+// aVals) and "b" (noise sB, 20..200 ms) on a simulated stream of n
+// heartbeats (seed 7).
+func decideSim(t *testing.T, n int, sA, sB time.Duration, aVals []float64, tg Targets, opt DecideOptions) Verdict {
+	t.Helper()
+	hbs := simStream(n, simInterval, simC0, simM, 7)
+	a := noisyFamily("a", simInterval, sA, 1, 20, 200, 2)
+	a.Values = aVals
+	fams := []Family{a, noisyFamily("b", simInterval, sB, 2, 20, 200, 40)}
+	opt.Sweep.Workers = 1
+	v, err := Decide(Stream{Name: "s", Heartbeats: hbs}, fams, nil, tg, opt)
+	require.NoError(t, err)
+	return v
+}
+
+// The operating point does not depend on the sweep grid: a log grid of 25
+// values and a linear one of 61 around the answer give the same setting
+// (within the solver's TD tolerance), the same best family and the same
+// re-solved interval, though the points the two grids hold differ.
+func TestDecideGridIndependent(t *testing.T) {
+	tg := Targets{MaxMRPerSecond: simMR}
+	logVals := mustRange(t, 1, 2000, 25, true)
+	coarse := decideSim(t, 9000, simSA, simSA, logVals, tg, DecideOptions{Holdout: -1})
+	fine := decideSim(t, 9000, simSA, simSA, mustRange(t, 80, 110, 61, false), tg, DecideOptions{Holdout: -1})
+	a, b := coarse.Ops[0], fine.Ops[0]
+	require.True(t, a.Found && b.Found)
+	assert.InDelta(t, float64(a.Point.TD.Mean), float64(b.Point.TD.Mean), float64(solveTDTolerance))
+	assert.Equal(t, a.Point.Mistakes, b.Point.Mistakes)
+	assert.Equal(t, coarse.Best, fine.Best)
+	assert.InDelta(t, float64(a.TDCI[0]), float64(b.TDCI[0]), float64(time.Millisecond))
+	assert.InDelta(t, float64(a.TDCI[1]), float64(b.TDCI[1]), float64(time.Millisecond))
+	assert.NotContains(t, logVals, a.Point.Value, "the setting is solved, not a grid point")
+	// The setting just meets the target: a slightly smaller one does not.
+	assert.LessOrEqual(t, a.Point.MRPerSecond, simMR)
+}
+
+// A TD difference whose settings rest on few mistakes has an interval of
+// non-zero width: the bootstrap re-solves each setting, so the interval
+// carries the uncertainty of the MR estimate (comparing fixed settings,
+// a shift of the margin moves every TD alike and the interval collapses).
+func TestDecideIntervalIncludesChoice(t *testing.T) {
+	v := decideSim(t, 6000, simSA, simSA, mustRange(t, 20, 200, 40, false), Targets{MaxMRPerSecond: simMR}, DecideOptions{Holdout: -1})
+	require.GreaterOrEqual(t, v.Best, 0)
+	require.Len(t, v.Rivals, 1)
+	rv := v.Rivals[0]
+	assert.Greater(t, rv.TDDiffCI[1]-rv.TDDiffCI[0], time.Millisecond, "%v", rv.TDDiffCI)
+	best := v.Ops[v.Best]
+	assert.Greater(t, best.TDCI[1]-best.TDCI[0], 2*time.Millisecond)
+	assert.LessOrEqual(t, best.TDCI[0], best.Point.TD.Mean)
+	assert.GreaterOrEqual(t, best.TDCI[1], best.Point.TD.Mean)
+	assert.Greater(t, best.MetShare, 0.9)
+}
+
+// A trace over which the MR target allows fewer than 3 mistakes cannot
+// confirm it: the verdict says so, names the length that could (3/MR),
+// and claims no significance, even for a difference that is clear.
+func TestDecideCannotAnswer(t *testing.T) {
+	tg := Targets{MaxMRPerSecond: 0.002} // 10 min: 1.2 expected mistakes
+	v := decideSim(t, 6000, simSA, 40*time.Millisecond, mustRange(t, 20, 300, 40, false), tg, DecideOptions{Holdout: -1})
+	assert.False(t, v.Confirmable)
+	assert.InDelta(t, 1.2, v.ExpectedMistakes, 0.01)
+	assert.Equal(t, 1500*time.Second, v.NeededSpan)
+	require.Len(t, v.Rivals, 1)
+	assert.False(t, v.Rivals[0].Significant)
+	assert.Contains(t, v.String(), "The trace cannot answer")
+	assert.Contains(t, v.String(), "at least 25m0s")
+
+	long := decideSim(t, 6000, simSA, 40*time.Millisecond, mustRange(t, 20, 300, 40, false), Targets{MaxMRPerSecond: 0.02}, DecideOptions{Holdout: -1})
+	assert.True(t, long.Confirmable)
+	assert.True(t, long.Rivals[0].Significant, "%s", long)
+
+	none := decideSim(t, 6000, simSA, simSA, mustRange(t, 20, 300, 40, false), Targets{NoMistakes: true}, DecideOptions{Holdout: -1})
+	assert.False(t, none.Confirmable)
+	assert.Contains(t, none.String(), "No trace can confirm MR = 0")
+}
+
+// On one hour, a 5 % TD difference at equal MR is significant, two equal
+// detectors are not (one seed each of TestDecideSimulation), and a
+// difference below the practical threshold is equivalent, not
+// significant, whatever its interval.
+func TestDecideEquivalence(t *testing.T) {
+	vals := mustRange(t, 20, 200, 40, false)
+	tg := Targets{MaxMRPerSecond: simMR}
+	off := decideSim(t, 36000, simSA, simSB, vals, tg, DecideOptions{Holdout: -1, Equivalence: -1})
+	require.Len(t, off.Rivals, 1)
+	assert.True(t, off.Rivals[0].Significant, "%s", off)
+	assert.False(t, off.Rivals[0].Equivalent)
+	assert.Zero(t, off.Equivalence)
+	same := decideSim(t, 36000, simSA, simSA, vals, tg, DecideOptions{Holdout: -1, Equivalence: -1})
+	assert.False(t, same.Rivals[0].Significant, "%s", same)
+	on := decideSim(t, 36000, simSA, simSB, vals, tg, DecideOptions{Holdout: -1, Equivalence: 0.10})
+	assert.True(t, on.Rivals[0].Equivalent)
+	assert.False(t, on.Rivals[0].Significant)
+	assert.Equal(t, time.Duration(0.10*float64(on.Ops[on.Best].Point.TD.Mean)), on.Equivalence)
+	assert.Contains(t, on.String(), "equivalent (below the practical threshold")
+}
+
+// A setting at an end of the swept range is flagged with the --range
+// that widens it.
+func TestDecideEdges(t *testing.T) {
+	tg := Targets{MaxMRPerSecond: simMR}
+	low := decideSim(t, 6000, simSA, simSA, mustRange(t, 100, 200, 11, false), tg, DecideOptions{Holdout: -1})
+	assert.Equal(t, LowerEdge, low.Ops[0].Edge)
+	assert.Equal(t, 100.0, low.Ops[0].Point.Value)
+	assert.Equal(t, "--range a=25:200", low.Ops[0].Widen)
+	assert.Contains(t, low.String(), "a: the setting c=100ms is the smallest swept; a smaller one may meet the targets faster: widen the range, e.g. --range a=25:200")
+	high := decideSim(t, 6000, simSA, simSA, mustRange(t, 20, 60, 11, false), tg, DecideOptions{Holdout: -1})
+	assert.Equal(t, UpperEdge, high.Ops[0].Edge)
+	assert.False(t, high.Ops[0].Found)
+	assert.Equal(t, "--range a=20:240", high.Ops[0].Widen)
+	assert.Equal(t, NotAtEdge, high.Ops[1].Edge)
+	assert.Equal(t, "", widenHint("satzger", UpperEdge, 0.5, 1))
+	assert.Equal(t, "--range satzger=0.5:1", widenHint("satzger", UpperEdge, 0.5, 0.9))
+}
+
+// The out-of-sample figures: tuned on the first half, reported on both
+// halves, whose spans add up to the stream's.
+func TestDecideHoldout(t *testing.T) {
+	v := decideSim(t, 18000, simSA, simSA, mustRange(t, 20, 200, 40, false), Targets{MaxMRPerSecond: simMR}, DecideOptions{})
+	assert.Equal(t, DefaultHoldout, v.Holdout)
+	for _, op := range v.Ops {
+		h := op.Holdout
+		require.NotNil(t, h)
+		require.True(t, h.Found)
+		assert.InDelta(t, v.Span.Seconds(), (h.InSample.Span + h.HeldOut.Span).Seconds(), 1)
+		assert.InDelta(t, h.InSample.Span.Seconds(), h.HeldOut.Span.Seconds(), 30)
+		assert.LessOrEqual(t, h.InSample.MRPerSecond, simMR)
+		// The truth is stationary: the held-out MR stays near the target.
+		assert.Less(t, h.HeldOut.MRPerSecond, 2.5*simMR)
+	}
+	assert.Len(t, v.HoldoutRows(), 2)
+	assert.Contains(t, v.String(), "Out of sample: tuned on the first 50 % of the trace")
+	off := decideSim(t, 6000, simSA, simSA, mustRange(t, 20, 200, 40, false), Targets{MaxMRPerSecond: simMR}, DecideOptions{Holdout: -1})
+	assert.Nil(t, off.Ops[0].Holdout)
+	assert.Nil(t, off.HoldoutRows())
+}
+
+// Holm's step-down: with p = 0.01, 0.04, 0.03 over three rivals, 0.01 ≤
+// 0.05/3 is rejected, then 0.03 > 0.05/2 stops (0.04 is not reached).
+func TestHolm(t *testing.T) {
+	v := Verdict{Confirmable: true, Rivals: []Rival{{P: 0.01}, {P: 0.04}, {P: 0.03}}}
+	v.holm()
+	assert.Equal(t, []bool{true, false, false}, []bool{v.Rivals[0].Significant, v.Rivals[1].Significant, v.Rivals[2].Significant})
+	v = Verdict{Confirmable: true, Rivals: []Rival{{P: 0.02}, {P: 0.004}}}
+	v.holm()
+	assert.True(t, v.Rivals[0].Significant && v.Rivals[1].Significant) // 0.004 ≤ 0.025, 0.02 ≤ 0.05
+	v = Verdict{Confirmable: true, Rivals: []Rival{{P: 0.001, Equivalent: true}}}
+	v.holm()
+	assert.False(t, v.Rivals[0].Significant)
+	v = Verdict{Confirmable: false, Rivals: []Rival{{P: 0.001}}}
+	v.holm()
+	assert.False(t, v.Rivals[0].Significant)
+}
+
+// bootstrapP: 2·(k+1)/(n+1) for the smaller side, NaN dropped.
+func TestBootstrapP(t *testing.T) {
+	assert.InDelta(t, 2*1.0/5, bootstrapP([]float64{-1, -2, -3, -4}), 1e-12)
+	assert.InDelta(t, 2*2.0/5, bootstrapP([]float64{-1, -2, 3, -4, math.NaN()}), 1e-12)
+	assert.Equal(t, 1.0, bootstrapP([]float64{0, 0, 0}))
+	assert.Equal(t, 1.0, bootstrapP(nil))
+}
+
+// marginNote names the targets a chosen setting's interval crosses.
+func TestMarginNote(t *testing.T) {
+	r := Result{CI: &CI{MRPerSecond: [2]float64{0.001, 0.02}, QAP: [2]float64{0.998, 0.9999}, TDMean: [2]time.Duration{ms(90), ms(110)}}}
+	assert.Equal(t, "It meets the targets even at the unfavourable ends of its 95 % intervals.", marginNote(r, Targets{MaxTD: ms(200), MaxMRPerSecond: 0.05, MinQAP: 0.99}))
+	assert.True(t, strings.HasPrefix(marginNote(r, Targets{MaxTD: ms(100), MaxMRPerSecond: 0.01, MinQAP: 0.999}), "Its 95 % interval of TD and MR and QAP crosses the target"))
+	assert.Empty(t, marginNote(Result{}, Targets{MaxTD: ms(100)}))
+}

@@ -1,0 +1,130 @@
+package qos
+
+import (
+	"math"
+	"time"
+)
+
+// resolve runs the bootstrap that re-solves each found family's setting in
+// every resample: the resamples are circular block resamples of the time
+// cells r (the same block starts for every family, hence paired; the
+// block length the largest the rule of Politis and White gives for any of
+// the families' operating points, see blockLength), and in each the
+// family's setting is the smallest of its bracket (OperatingPoint.local)
+// that meets the targets on the resampled cells. Its mean TD there, taken
+// halfway to the bracket's next smaller setting (the step of MR lies
+// between them), is the resample's value. A resample in which no setting of
+// the bracket meets the targets counts +Inf (the family does no better
+// than its slowest bracketed setting). It returns, indexed like v.Ops, the
+// values per resample (nil for the families not in found), and sets
+// TDCI and MetShare.
+func (v *Verdict) resolve(found []int, r cellRange) [][]float64 {
+	n := r.hi - r.lo
+	blk := 1
+	for _, i := range found {
+		cs := v.Ops[i].Point.cells
+		for _, z := range cs.linearized(r.lo, r.hi, cs.sums(r.lo, r.hi)) {
+			blk = max(blk, blockLength(z))
+		}
+	}
+	starts := resampleStarts(n, blk)
+	blocks := (n + blk - 1) / blk
+	last := n - (blocks-1)*blk
+	out := make([][]float64, len(v.Ops))
+	t := v.Targets
+	for _, i := range found {
+		op := &v.Ops[i]
+		pre := make([][]qosSums, len(op.local))
+		for k := range op.local {
+			pre[k] = prefixes(op.local[k].cells, r.lo, n, blk)
+		}
+		tds := make([]float64, bootstrapReps)
+		met := 0
+		for rep := range bootstrapReps {
+			ss := starts[rep*blocks : (rep+1)*blocks]
+			tds[rep] = math.Inf(1)
+			prevTD := math.NaN()
+			for k := range pre {
+				f := figuresOf(sumBlocks(pre[k], ss, blk, last))
+				if !t.accurate(f) {
+					prevTD = f.TD
+					continue
+				}
+				if t.fast(f) {
+					met++
+					tds[rep] = f.TD
+					if !math.IsNaN(prevTD) {
+						tds[rep] = (f.TD + prevTD) / 2
+					}
+				}
+				break
+			}
+		}
+		out[i] = tds
+		ci := percentiles(append([]float64(nil), tds...))
+		op.TDCI = [2]time.Duration{roundDur(ci[0]), roundDur(ci[1])}
+		op.MetShare = float64(met) / bootstrapReps
+	}
+	return out
+}
+
+// atTD sets rv's second reading: the rival at its setting whose mean TD is
+// closest to best's from below, and the paired difference of MR there.
+func (sv *solver) atTD(rv *Rival, best Point, r cellRange) {
+	target := float64(best.TD.Mean)
+	below, _, hasBelow, _, err := sv.refine(r, func(f figures) bool { return !(f.TD <= target) })
+	if err != nil || !hasBelow {
+		return
+	}
+	rv.AtTD, rv.AtTDOK = below, true
+	rv.MRDiff = best.MRPerSecond - below.MRPerSecond
+	if d, err := Compare(best.Result, below.Result); err == nil {
+		rv.MRDiffCI = d.MRCI
+	}
+}
+
+// holdout sets each family's out-of-sample figures: tuned on the first
+// 1 − share of the cells r, reported on the rest.
+func (v *Verdict) holdout(svs []*solver, r cellRange, share float64, t Targets) {
+	if share <= 0 {
+		return
+	}
+	split := r.lo + int(math.Round((1-share)*float64(r.hi-r.lo)))
+	if split-r.lo < minCells/2 || r.hi-split < minCells/2 {
+		return
+	}
+	v.Holdout = share
+	early, late := cellRange{r.lo, split}, cellRange{split, r.hi}
+	for i, sv := range svs {
+		if sv == nil || v.Ops[i].Err != "" {
+			continue
+		}
+		h := &HoldoutFigures{}
+		var at Point
+		if sv.fam.Param == "" || len(sv.grid) == 1 {
+			at, h.Found = sv.grid[0], true
+		} else {
+			var err error
+			if _, at, _, h.Found, err = sv.refine(early, t.accurate); err != nil {
+				continue
+			}
+		}
+		if h.Found {
+			h.Value = at.Value
+			in, _ := rangeSums(&at, early)
+			out, _ := rangeSums(&at, late)
+			fin, fout := figuresOf(in), figuresOf(out)
+			h.Found = t.fast(fin)
+			h.InSample, h.HeldOut = splitFigures(in), splitFigures(out)
+			h.MeetsHeldOut = t.accurate(fout) && t.fast(fout)
+			g := at.cells.grid
+			h.Split = time.Duration(split) * g.width
+		}
+		v.Ops[i].Holdout = h
+	}
+}
+
+func splitFigures(q qosSums) SplitFigures {
+	f := figuresOf(q)
+	return SplitFigures{Span: roundDur(q.span), Mistakes: int(math.Round(q.mist)), MRPerSecond: f.MR, QAP: f.QAP, TDMean: roundDur(f.TD)}
+}
