@@ -25,13 +25,16 @@ import (
 
 const (
 	// solveSplit is the number of interior values swept per refinement
-	// round, solveRounds the most rounds: the bracket shrinks by a factor
-	// of 9 per round.
-	solveSplit  = 8
-	solveRounds = 7
+	// round for a family whose points come from one pass (the bracket
+	// shrinks by a factor of 9 per round), solveSplitCostly for one whose
+	// every point costs a replay or an engine of its own (a factor of 3),
+	// and solveRounds the most rounds.
+	solveSplit       = 8
+	solveSplitCostly = 2
+	solveRounds      = 12
 	// solveTDTolerance ends the refinement when the mean TD at the two
 	// ends of the bracket differs by no more than this.
-	solveTDTolerance = 2 * time.Microsecond
+	solveTDTolerance = 10 * time.Microsecond
 )
 
 // cellRange is the range [lo, hi) of time cells a figure is computed over.
@@ -109,6 +112,9 @@ type solver struct {
 	fam    Family
 	opt    SweepOptions
 	grid   []Point // the family's own values, ascending, with cells
+	// costly: each point costs about a replay (Curve.Method PerPoint or
+	// SharedState), so the solver sweeps fewer points at a time.
+	costly bool
 }
 
 // errNoCellData: the sweep kept no per-cell data (see Config.Intervals).
@@ -123,6 +129,7 @@ func newSolver(s Stream, f Family, c *Curve, opt SweepOptions) (*solver, error) 
 	var pts []Point
 	if c != nil && len(c.Points) > 0 && c.Points[0].cells != nil {
 		pts = slices.Clone(c.Points)
+		sv.costly = c.Method == PerPoint || c.Method == SharedState
 	} else {
 		var err error
 		if pts, err = sv.sweep(f.Values); err != nil {
@@ -157,6 +164,9 @@ func (sv *solver) sweep(vals []float64) ([]Point, error) {
 	}
 	if len(cs[0].Points) == 0 && cs[0].Err != "" {
 		return nil, errors.New(cs[0].Err)
+	}
+	if len(vals) > 1 {
+		sv.costly = cs[0].Method == PerPoint || cs[0].Method == SharedState
 	}
 	for _, p := range cs[0].Points {
 		if p.cells == nil {
@@ -205,9 +215,13 @@ func (sv *solver) refineFrom(pts []Point, r cellRange, pred func(figures) bool) 
 			hi.Value-lo.Value <= 1e-9*math.Abs(hi.Value) {
 			break
 		}
-		vals := make([]float64, solveSplit)
+		split := solveSplit
+		if sv.costly {
+			split = solveSplitCostly
+		}
+		vals := make([]float64, split)
 		for k := range vals {
-			vals[k] = lo.Value + (hi.Value-lo.Value)*float64(k+1)/float64(solveSplit+1)
+			vals[k] = lo.Value + (hi.Value-lo.Value)*float64(k+1)/float64(split+1)
 		}
 		mid, err := sv.sweep(vals)
 		if err != nil {
@@ -312,9 +326,13 @@ func (sv *solver) solveOp(op *OperatingPoint, r cellRange, t Targets) error {
 	}
 	op.local = []Point{at}
 	if hi > lo {
-		vals := make([]float64, bracketPoints)
+		n := bracketPoints
+		if sv.costly {
+			n = bracketPointsCostly
+		}
+		vals := make([]float64, n)
 		for k := range vals {
-			vals[k] = lo + (hi-lo)*float64(k)/float64(bracketPoints-1)
+			vals[k] = lo + (hi-lo)*float64(k)/float64(n-1)
 		}
 		pts, err := sv.sweep(vals)
 		if err != nil {

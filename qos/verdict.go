@@ -167,8 +167,10 @@ const (
 	// settings that meet the accuracy targets made bracketFactor times
 	// looser and tighter.
 	bracketFactor = 4
-	// bracketPoints settings are swept across that bracket.
-	bracketPoints = 64
+	// bracketPoints settings are swept across that bracket,
+	// bracketPointsCostly for a family whose every point costs a replay.
+	bracketPoints       = 64
+	bracketPointsCostly = 32
 	// holmLevel is the family-wise error rate of the comparisons.
 	holmLevel = 0.05
 )

@@ -30,9 +30,9 @@ func opRow(t *testing.T, out, name string) []string {
 	return nil
 }
 
-// bestLine returns the first line of the verdict.
+// bestLine returns the first line of the verdict up to the best's MR.
 func bestLine(out string) string {
-	return regexp.MustCompile(`(?m)^sender p: .*$`).FindString(out)
+	return regexp.MustCompile(`(?m)^sender p: .*MR [0-9.e-]+/s`).FindString(out)
 }
 
 // On the default trace, refining only Chen's grid changes neither Chen's
@@ -48,7 +48,9 @@ func TestVerdictGridIndependent(t *testing.T) {
 	code, all, errOut := runCmd(targetArgs...)
 	require.Equal(t, 0, code, errOut)
 	for _, name := range []string{"chen", "kappa"} {
-		assert.Equal(t, opRow(t, coarse, name), opRow(t, fine, name))
+		// Setting, TD, its re-solved interval and MR agree (QAP may
+		// differ in its sixth digit: the solver stops within 10 µs).
+		assert.Equal(t, opRow(t, coarse, name)[:7], opRow(t, fine, name)[:7])
 		// With every detector the resampling blocks may be longer (the
 		// longest any family needs): the same setting and TD.
 		assert.Equal(t, opRow(t, coarse, name)[:5], opRow(t, all, name)[:5])
@@ -67,7 +69,7 @@ func TestVerdictGridIndependent(t *testing.T) {
 	assert.Contains(t, all, "The trace cannot answer: over its 2m54s the MR target allows 2.9 mistakes")
 	assert.NotContains(t, all, "beyond chance (Holm")
 	// The command-line verdict keeps the caveat of the MR interval.
-	assert.Contains(t, bestLine(all)+all, "Its 95 % interval of MR crosses the target")
+	assert.Contains(t, all, "\n  Its 95 % interval of MR crosses the target")
 	// In-sample and held-out figures side by side.
 	assert.Contains(t, all, "out of sample, sender p: tuned on the first 50% of the trace")
 	assert.Contains(t, all, "TD ms held out")

@@ -13,7 +13,8 @@ import (
 
 // A one-stream page: fixed timeouts swept over a minute of heartbeats
 // (Δ = 100 ms, every 37th lost, two in a row from heartbeat 300) and the
-// tuner's choice for TD ≤ 500 ms with at most one mistake a minute.
+// tuner's choice and the verdict for TD ≤ 500 ms with at most one mistake a
+// minute.
 func ExampleWrite() {
 	var recs []trace.Record
 	var hbs []detector.Heartbeat
@@ -35,14 +36,18 @@ func ExampleWrite() {
 	if err != nil {
 		panic(err)
 	}
+	verdict, err := qos.Decide(qos.Stream{Name: "p", Heartbeats: hbs}, []qos.Family{qos.FixedFamily(timeouts)}, curves, targets, qos.DecideOptions{})
+	if err != nil {
+		panic(err)
+	}
 	var page strings.Builder
 	err = report.Write(&page, report.Page{Title: "generated", Streams: []report.Stream{{
 		Name: "p", Title: "generated, sender p", Heartbeats: hbs, Stats: trace.Summarize(recs),
-		Interval: 100 * time.Millisecond, Curves: curves, Targets: targets, Choices: choices,
+		Interval: 100 * time.Millisecond, Curves: curves, Targets: targets, Choices: choices, Verdict: &verdict,
 	}}})
 	if err != nil {
 		panic(err)
 	}
-	fmt.Println(strings.HasPrefix(page.String(), "<!DOCTYPE html>"), strings.Contains(page.String(), "Best for these targets: fixed"))
+	fmt.Println(strings.HasPrefix(page.String(), "<!DOCTYPE html>"), strings.Contains(page.String(), "sender p: best fixed"))
 	// Output: true true
 }
