@@ -44,22 +44,8 @@ func (t Targets) Validate() error {
 // observed time (Span 0: at most one evaluated heartbeat) meets no MR or
 // QAP target: its MR 0 and QAP 1 are conventions, not measurements.
 func (t Targets) Meets(r Result) bool {
-	if t.needsTime() && r.Span <= 0 {
-		return false
-	}
-	if t.MaxTD > 0 && r.TD.Mean > t.MaxTD {
-		return false
-	}
-	if t.MaxMRPerSecond > 0 && r.MRPerSecond > t.MaxMRPerSecond {
-		return false
-	}
-	if t.NoMistakes && r.Mistakes > 0 {
-		return false
-	}
-	if t.MinQAP > 0 && r.QAP < t.MinQAP {
-		return false
-	}
-	return true
+	f := figures{MR: r.MRPerSecond, QAP: r.QAP, TD: float64(r.TD.Mean), Mistakes: float64(r.Mistakes), Span: float64(r.Span)}
+	return t.accurate(f) && t.fast(f)
 }
 
 // Shortfall returns by how much r misses t: the largest of TD/MaxTD,

@@ -18,14 +18,14 @@ func (v Verdict) String() string {
 		name = "stream"
 	}
 	if v.Best < 0 {
-		fmt.Fprintf(&b, "sender %s: no detector meets the targets (%s) at any swept setting", name, v.Targets.text())
+		fmt.Fprintf(&b, "sender %s: no detector meets the targets (%s) at any swept setting", name, v.Targets.String())
 		v.edgeLines(&b)
 		return b.String()
 	}
 	best := v.Ops[v.Best]
 	r := best.Point.Result
 	fmt.Fprintf(&b, "sender %s: best %s %s for %s: mean TD %s ms (95 %% CI %s–%s ms, the setting solved again in each resample), MR %s/s, QAP %s",
-		name, best.Family, best.Setting(best.Point.Value), v.Targets.text(), fmtMS(r.TD.Mean), fmtMS(best.TDCI[0]), fmtMS(best.TDCI[1]),
+		name, best.Family, best.Setting(best.Point.Value), v.Targets.String(), fmtMS(r.TD.Mean), fmtMS(best.TDCI[0]), fmtMS(best.TDCI[1]),
 		fmtG(r.MRPerSecond), strconv.FormatFloat(r.QAP, 'f', 6, 64))
 	if note := marginNote(r, v.Targets); note != "" {
 		b.WriteString("\n  " + note)
@@ -127,8 +127,9 @@ func (op OperatingPoint) Setting(x float64) string {
 	return op.Param + "=" + strconv.FormatFloat(x, 'g', 4, 64) + op.Unit
 }
 
-// text writes t as "TD ≤ 1s, MR ≤ 0.01667/s, QAP ≥ 0.999".
-func (t Targets) text() string {
+// String writes t as "TD ≤ 1s, MR ≤ 0.01667/s, QAP ≥ 0.999" ("MR = 0 (no
+// mistake)" for NoMistakes, "none" without targets).
+func (t Targets) String() string {
 	var parts []string
 	if t.MaxTD > 0 {
 		parts = append(parts, "TD ≤ "+t.MaxTD.String())
@@ -137,13 +138,13 @@ func (t Targets) text() string {
 		parts = append(parts, "MR ≤ "+strconv.FormatFloat(t.MaxMRPerSecond, 'g', 4, 64)+"/s")
 	}
 	if t.NoMistakes {
-		parts = append(parts, "MR = 0")
+		parts = append(parts, "MR = 0 (no mistake)")
 	}
 	if t.MinQAP > 0 {
 		parts = append(parts, "QAP ≥ "+strconv.FormatFloat(t.MinQAP, 'g', -1, 64))
 	}
 	if len(parts) == 0 {
-		return "no targets"
+		return "none"
 	}
 	return strings.Join(parts, ", ")
 }

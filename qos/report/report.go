@@ -8,7 +8,6 @@ import (
 	"math"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/fdkit/fdkit/detector"
@@ -201,7 +200,7 @@ func buildStreamView(i int, s Stream) streamView {
 		v.Points += len(c.Points)
 	}
 
-	v.Targets = targetsText(s.Targets)
+	v.Targets = s.Targets.String()
 	bestFamily := ""
 	if s.Verdict != nil {
 		v.Verdict = s.Verdict.String()
@@ -314,26 +313,6 @@ func tmText(r qos.Result) string {
 		return "–"
 	}
 	return msString(r.MeanTM)
-}
-
-func targetsText(t qos.Targets) string {
-	var parts []string
-	if t.MaxTD > 0 {
-		parts = append(parts, "TD ≤ "+t.MaxTD.String())
-	}
-	if t.MaxMRPerSecond > 0 {
-		parts = append(parts, "MR ≤ "+strconv.FormatFloat(t.MaxMRPerSecond, 'g', 4, 64)+"/s")
-	}
-	if t.NoMistakes {
-		parts = append(parts, "MR = 0 (no mistake)")
-	}
-	if t.MinQAP > 0 {
-		parts = append(parts, "QAP ≥ "+strconv.FormatFloat(t.MinQAP, 'g', -1, 64))
-	}
-	if len(parts) == 0 {
-		return "none"
-	}
-	return strings.Join(parts, ", ")
 }
 
 // interArrivalHistogram bins the gaps between consecutive arrivals on a

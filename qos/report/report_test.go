@@ -138,7 +138,7 @@ func TestReportNoMistakesTarget(t *testing.T) {
 	require.NoError(t, Write(&b, rep))
 	page := b.String()
 	assert.Contains(t, page, "Targets: TD ≤ 300ms, MR = 0 (no mistake).")
-	assert.Equal(t, "MR = 0 (no mistake)", targetsText(qos.Targets{NoMistakes: true}))
+	assert.Equal(t, "MR = 0 (no mistake)", qos.Targets{NoMistakes: true}.String())
 	assert.Contains(t, page, "still makes mistakes, which the targets allow none of (nearest)")
 	assert.NotContains(t, page, "Inf")
 }
