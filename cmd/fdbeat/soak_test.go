@@ -9,17 +9,20 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/fdkit/fdkit/trace"
 	"github.com/stretchr/testify/require"
 )
 
@@ -106,7 +109,7 @@ func TestSoak(t *testing.T) {
 	require.NoError(t, waitExit(t, recv, 30*time.Second))
 	t.Logf("soak: sender killed %s; load average (1, 5, 15 min) %s at the end of the idle stretch, %s at the end of the loaded one", kill.UTC().Format(time.RFC3339Nano), loadAvgIdle, loadAvgLoaded)
 
-	s := summariseSoak(t, logPath, loadStart, kill)
+	s := summariseSoak(t, logPath, filepath.Join(dir, "soak.fdk.gz"), loadStart, kill)
 	out, err := os.ReadFile(filepath.Join(dir, "recv.out"))
 	require.NoError(t, err)
 	for _, l := range strings.Split(string(out), "\n") {
@@ -130,8 +133,11 @@ var (
 // minute ("host lateness" lines, each covering the minute before it; the
 // first loaded minute may hold idle seconds), each source's largest
 // lateness up to the last idle minute and to the end, and the late
-// heartbeats excused.
-func summariseSoak(t *testing.T, path string, loadStart, kill time.Time) string {
+// heartbeats excused. For each false suspicion it also gives, from the
+// trace, the heartbeat that ended it: how long after the one before it was
+// sent (a stall of the sender) and arrived, and its transit time (a delay
+// after sending: the network or the receiving process).
+func summariseSoak(t *testing.T, path, tracePath string, loadStart, kill time.Time) string {
 	f, err := os.Open(path)
 	require.NoError(t, err)
 	defer f.Close()
@@ -141,6 +147,7 @@ func summariseSoak(t *testing.T, path string, loadStart, kill time.Time) string 
 	var idleMargins, loadMargins []string
 	var idleLate, endLate string
 	pauses := 0
+	var falses []falseSuspicion
 	sources := []string{"margin", "timer_max", "gc-pause_max", "other-pause_max", "scheduling_max", "timer_ticks", "excused"}
 	lateFields := func(kv map[string]string) string {
 		var parts []string
@@ -179,8 +186,10 @@ func summariseSoak(t *testing.T, path string, loadStart, kill time.Time) string 
 				warm[det]++
 			case found.Before(loadStart):
 				idleS[det]++
+				falses = append(falses, falseSuspicion{det, "idle", at, found})
 			case found.Before(kill):
 				loadS[det]++
+				falses = append(falses, falseSuspicion{det, "loaded", at, found})
 			default:
 				if _, ok := detFound[det]; !ok {
 					detFound[det], detAt[det] = found.Sub(kill), at.Sub(kill)
@@ -217,5 +226,27 @@ func summariseSoak(t *testing.T, path string, loadStart, kill time.Time) string 
 	fmt.Fprintf(&b, "largest lateness margin per minute, loaded: %s\n", strings.Join(loadMargins, " "))
 	fmt.Fprintf(&b, "host lateness up to the last idle minute: %s\n", idleLate)
 	fmt.Fprintf(&b, "host lateness at the end: %s\n", endLate)
+	if len(falses) > 0 {
+		recs, err := trace.ReadFile(tracePath, trace.Options{})
+		require.NoError(t, err)
+		for _, fs := range falses {
+			at := time.Duration(fs.at.UnixNano())
+			i, _ := slices.BinarySearchFunc(recs, at, func(r trace.Record, x time.Duration) int { return cmp.Compare(r.Arrival, x) })
+			if i == 0 || i >= len(recs) {
+				continue
+			}
+			p, r := recs[i-1], recs[i]
+			fmt.Fprintf(&b, "false suspicion (%s, %s): τ+%v when found; ended by seq %d, sent %v after seq %d, arrived %v after it, transit %v\n",
+				fs.det, fs.stretch, fs.found.Sub(fs.at).Round(time.Millisecond), r.Seq, (r.Sent - p.Sent).Round(100*time.Microsecond), p.Seq,
+				(r.Arrival - p.Arrival).Round(100*time.Microsecond), (r.Arrival - r.Sent).Round(10*time.Microsecond))
+		}
+	}
 	return b.String()
+}
+
+// falseSuspicion is a suspicion of the unimpaired sender: its detector, its
+// stretch (idle or loaded), its freshness point and when it was found.
+type falseSuspicion struct {
+	det, stretch string
+	at, found    time.Time
 }
