@@ -2,6 +2,7 @@ package figure
 
 import (
 	"bytes"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -118,4 +119,24 @@ func TestFigureFiles(t *testing.T) {
 	}
 	assert.LessOrEqual(t, total, Column.Width)
 	assert.LessOrEqual(t, rows, 5, "eleven families and the bound's key in at most five rows")
+}
+
+// A jump in TD that the sweep did not sample breaks the line: κ's TD steps
+// by Δ where its threshold passes an integer (PlanetLab sender 7: from
+// 105 to 200 ms), and the line drew settings that do not exist.
+func TestRunsBreakAtTDJumps(t *testing.T) {
+	var pts []qos.Point
+	for i, td := range []float64{100, 101, 102, 103, 104, 105, 200, 201, 202, 203} {
+		pts = append(pts, pt(float64(i), td, 20-i))
+	}
+	runs := Runs(CurvePoints(qos.Curve{Family: "kappa", Param: "K", Points: pts}, MR))
+	require.Len(t, runs, 2)
+	assert.Len(t, runs[0], 6)
+	assert.Len(t, runs[1], 4)
+	// An evenly log-spaced sweep is one line.
+	pts = pts[:0]
+	for i := range 10 {
+		pts = append(pts, pt(float64(i), 100*math.Pow(1.3, float64(i)), 20-i))
+	}
+	assert.Len(t, Runs(CurvePoints(qos.Curve{Family: "fixed", Param: "T", Points: pts}, MR)), 1)
 }

@@ -59,13 +59,21 @@ func Monotone(pts Points) bool {
 }
 
 // Runs returns the maximal runs of measured points (not bounds) that a
-// line may join: consecutive in parameter order with no point left out
-// between them. A line never crosses a range where no point was computed.
+// line may join: consecutive in parameter order, with no point left out
+// between them and no jump in TD that the sweep did not sample. A line
+// never crosses a range where no point was computed: κ's TD, for one, steps
+// by a whole Δ where its threshold passes an integer, and a line across
+// the step would show settings that do not exist.
 func Runs(pts Points) []Points {
+	jump := tdJump(pts)
 	var runs []Points
 	var cur Points
 	for _, p := range pts {
-		if p.Bound || p.AfterGap {
+		broken := p.Bound || p.AfterGap
+		if len(cur) > 0 && !p.Bound && math.Abs(math.Log10(p.X/cur[len(cur)-1].X)) > jump {
+			broken = true
+		}
+		if broken {
 			if len(cur) > 1 {
 				runs = append(runs, cur)
 			}
@@ -79,6 +87,23 @@ func Runs(pts Points) []Points {
 		runs = append(runs, cur)
 	}
 	return runs
+}
+
+// tdJump is the step in log10 TD between consecutive points beyond which
+// Runs breaks a line: five times the curve's median step, and at least
+// 0.05 decade (12 %), so that an evenly swept curve is never broken.
+func tdJump(pts Points) float64 {
+	var steps []float64
+	for i := 1; i < len(pts); i++ {
+		if !pts[i].Bound && !pts[i-1].Bound {
+			steps = append(steps, math.Abs(math.Log10(pts[i].X/pts[i-1].X)))
+		}
+	}
+	if len(steps) == 0 {
+		return math.Inf(1)
+	}
+	slices.Sort(steps)
+	return max(5*steps[len(steps)/2], 0.05)
 }
 
 // maxBars is how many points of a curve carry error bars at most.

@@ -13,7 +13,7 @@ import (
 
 // LogTicks marks a log axis at every integer multiple of each power of
 // ten (at the powers alone over four decades or more; over less than a
-// factor 2, at the multiples of a 1-2-5 step instead). Over two decades or more it labels the powers of ten alone; over
+// factor 3, at the multiples of a 1-2-5 step instead). Over two decades or more it labels the powers of ten alone; over
 // less, the multiples that keep about four to twelve labels: every
 // multiple below 0.7 decades, 1, 2, 3, 5 and 7 below 1.2, 1, 2 and 5 up to
 // two decades (gonum's own LogTicks labels only the powers of ten, which
@@ -34,7 +34,7 @@ func (LogTicks) Ticks(lo, hi float64) []plot.Tick {
 	e0, e1 := math.Floor(math.Log10(lo)), math.Ceil(math.Log10(hi))
 	label := map[int]bool{1: true, 2: true, 5: true}
 	decades := math.Log10(hi / lo)
-	if decades < 0.3 {
+	if decades < 0.5 {
 		return narrowTicks(lo, hi)
 	}
 	switch {
@@ -65,14 +65,14 @@ func (LogTicks) Ticks(lo, hi float64) []plot.Tick {
 	return ts
 }
 
-// narrowTicks marks an axis of less than a factor 2 (TD from 95 to
-// 150 ms, where the multiples of powers of ten are 100 alone) at the
-// multiples of a 1-2-5 step that give four to ten labels, with minor ticks
-// between.
+// narrowTicks marks an axis of less than a factor 3 (TD from 95 to
+// 200 ms, where the multiples of powers of ten are 100 and 200 alone) at
+// the multiples of a 1-2-5 step that give three to six labels, with minor
+// ticks between (labels only from 0.01 to 9999, as LogTicks's).
 func narrowTicks(lo, hi float64) []plot.Tick {
 	step := math.Pow(10, math.Floor(math.Log10(hi-lo)))
 	for _, m := range []float64{0.1, 0.2, 0.5, 1} {
-		if (hi-lo)/(step*m) <= 10 {
+		if (hi-lo)/(step*m) <= 6 {
 			step *= m
 			break
 		}
@@ -82,7 +82,7 @@ func narrowTicks(lo, hi float64) []plot.Tick {
 	for k := math.Ceil(lo / (step / 2)); k*step/2 <= hi*(1+1e-9); k++ {
 		v := k * step / 2
 		t := plot.Tick{Value: v}
-		if int(k)%2 == 0 {
+		if int(k)%2 == 0 && v >= 0.01 && v < 1e4 {
 			t.Label = strconv.FormatFloat(v, 'f', max(0, -e), 64)
 		}
 		ts = append(ts, t)

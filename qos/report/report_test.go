@@ -79,6 +79,7 @@ func TestWriteReport(t *testing.T) {
 	assert.Contains(t, page, "fdreplay --report r.html &#39;a b&#39;")
 	assert.Regexp(t, regexp.MustCompile(`<tr class="best">`), page)
 	assert.NotContains(t, page, "NaN")
+	assert.NotContains(t, page, "qos.", "no Go name in the text (the verdict read \"95 % qos.CI\")")
 	assert.NotContains(t, page, "ZgotmplZ", "no value rejected by html/template")
 }
 
