@@ -479,3 +479,18 @@ func TestNoRevertWithKeys(t *testing.T) {
 	assert.Zero(t, g.r.stats.Reverted)
 	assert.Equal(t, uint64(1), g.r.stats.Stale)
 }
+
+// fdbeat send warns when --incarnation is further ahead of its clock than
+// receivers accept by default, and not for a small one.
+func TestSendWarnsIncarnationAhead(t *testing.T) {
+	for _, c := range []struct {
+		inc  uint64
+		warn bool
+	}{{math.MaxUint64, true}, {1, false}} {
+		var logs syncBuffer
+		_, err := runSend(context.Background(), sendConfig{Targets: []string{"127.0.0.1:9"}, Interval: time.Millisecond, Count: 1, DelayDist: "constant", Incarnation: c.inc},
+			slog.New(slog.NewTextHandler(&logs, nil)))
+		require.NoError(t, err)
+		assert.Equal(t, c.warn, strings.Contains(logs.String(), "receivers refuse every heartbeat"), "incarnation %d", c.inc)
+	}
+}

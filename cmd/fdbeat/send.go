@@ -108,6 +108,10 @@ func runSend(ctx context.Context, cfg sendConfig, log *slog.Logger) (sendStats, 
 	log.Info("sending heartbeats", "targets", cfg.Targets, "interval", cfg.Interval, "name", cfg.Name,
 		"incarnation", cfg.Incarnation, "delay", cfg.DelayDist, "mean", cfg.Delay, "jitter", cfg.Jitter,
 		"loss", cfg.Loss, "loss_burst", cfg.LossBurst, "pauses", len(cfg.Pauses), "seed", seed)
+	if ahead := cfg.Incarnation - uint64(wall); cfg.Incarnation > uint64(wall) && ahead > uint64(defaultMaxIncarnationAhead) {
+		log.Warn("--incarnation is ahead of this host's clock by more than a receiver's default --max-incarnation-ahead: receivers refuse every heartbeat (fdbeat send's default incarnation is its start time in Unix ns)",
+			"incarnation", cfg.Incarnation, "ahead_ns", ahead, "max_incarnation_ahead", defaultMaxIncarnationAhead)
+	}
 
 	var inflight sync.WaitGroup
 	var pending atomic.Int64 // heartbeats in inflight, for the log
