@@ -89,7 +89,7 @@ func loadInputs(o options, files []string, stderr io.Writer) ([]input, error) {
 		if err != nil {
 			return nil, err
 		}
-		ins, err := loadReader(r, "traces/"+traces.Default, o, false, memHeartbeats, stderr)
+		ins, err := loadReader(r, "traces/"+traces.Default, o, false, memHeartbeats, maxStreams(o), stderr)
 		r.Close()
 		if err == nil {
 			err = add(ins)
@@ -115,7 +115,7 @@ func loadInputs(o options, files []string, stderr io.Writer) ([]input, error) {
 		if err != nil {
 			return nil, err
 		}
-		ins, err := loadReader(r, f, o, len(files) > 1, memHeartbeats-held, stderr)
+		ins, err := loadReader(r, f, o, len(files) > 1, memHeartbeats-held, maxStreams(o)-len(out), stderr)
 		r.Close()
 		if err == nil {
 			err = add(ins)
@@ -191,6 +191,26 @@ func (s *epochStream) toSpool() error {
 	return nil
 }
 
+// tableBytesPerResult is the peak memory of a run per stream and detector
+// of its table (the replay's detector, result and confidence-interval
+// cells, with the garbage collector's headroom): 7,900 one-sender streams
+// of 20 heartbeats took 1.5 GB with the 11 default detectors.
+const tableBytesPerResult = 20 << 10
+
+// maxStreams is how many streams (senders × incarnations, over all inputs)
+// a run takes: their table, about tableBytesPerResult per stream and
+// detector, within --max-sweep-memory.
+func maxStreams(o options) int {
+	return int(int64(o.sweepMiB) << 20 / (int64(max(len(o.detectors), 1)) * tableBytesPerResult))
+}
+
+// tooManyStreams is the error of a run refused, while loading at where,
+// for holding more than maxStreams streams.
+func tooManyStreams(o options, where string) error {
+	return fmt.Errorf("%s: more than %d streams (senders × incarnations): with %d detectors the table keeps about %d KiB per stream, above --max-sweep-memory %d MiB past that: replay fewer streams (--sender), fewer detectors (-d), or raise --max-sweep-memory",
+		where, maxStreams(o), len(o.detectors), int64(len(o.detectors))*tableBytesPerResult>>10, o.sweepMiB)
+}
+
 // spoolOf returns a spool holding hbs, which are in arrival order; it is
 // not finished, so that more heartbeats can follow.
 func spoolOf(hbs []detector.Heartbeat) (*trace.Spool, error) {
@@ -222,8 +242,9 @@ func spoolErr(err error) error {
 }
 
 // loadReader reads one trace through the sanity check into streams.
-// Past limit heartbeats in memory, its streams move to spools.
-func loadReader(r *trace.Reader, file string, o options, multi bool, limit int, stderr io.Writer) ([]input, error) {
+// Past limit heartbeats in memory, its streams move to spools; past
+// streamsLeft streams it stops with the error of tooManyStreams.
+func loadReader(r *trace.Reader, file string, o options, multi bool, limit, streamsLeft int, stderr io.Writer) ([]input, error) {
 	name := file
 	if file == "-" {
 		name = "<stdin>"
@@ -233,6 +254,7 @@ func loadReader(r *trace.Reader, file string, o options, multi bool, limit int, 
 		want[s] = true
 	}
 	streams := map[string][]*epochStream{}
+	seen := map[string]struct{}{} // senders read so far
 	var rep sanityReport
 	var ferr error
 	inMemory := 0 // heartbeats held in memory; −1 once everything is spooled
@@ -258,6 +280,10 @@ func loadReader(r *trace.Reader, file string, o options, multi bool, limit int, 
 		}
 		es := streams[rec.Sender]
 		for len(es) < c.Epoch {
+			if len(all) >= streamsLeft {
+				ferr = tooManyStreams(o, fmt.Sprintf("%s:%d: sender %q", name, c.Line, rec.Sender))
+				return
+			}
 			e := &epochStream{sender: rec.Sender, epoch: len(es) + 1}
 			if inMemory < 0 {
 				if e.spool, ferr = trace.NewSpool(""); ferr != nil {
@@ -318,6 +344,15 @@ func loadReader(r *trace.Reader, file string, o options, multi bool, limit int, 
 		}
 		if len(want) > 0 && !want[rec.Sender] {
 			continue
+		}
+		// The checker holds a sender's records until it has seen their
+		// neighbours: count the senders here, so that a trace of too many
+		// is refused before they are all held.
+		if _, ok := seen[rec.Sender]; !ok {
+			if len(seen) >= streamsLeft {
+				return nil, tooManyStreams(o, fmt.Sprintf("%s:%d: sender %q", name, r.Line(), rec.Sender))
+			}
+			seen[rec.Sender] = struct{}{}
 		}
 		ch.Add(rec, r.Line(), r.Unterminated())
 		if ferr != nil {

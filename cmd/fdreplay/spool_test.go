@@ -135,3 +135,26 @@ func TestSweepMemoryBound(t *testing.T) {
 	code, _, errOut = runCmd("--sweep", "-d", "chen,fixed", "--points", "40", "--max-sweep-memory", "1", a)
 	assert.Equal(t, 0, code, errOut)
 }
+
+// TestStreamCountBound: a trace of more streams than --max-sweep-memory
+// allows for their table (a million senders of one heartbeat each reached
+// 5.5 GB, then failed) is refused while it is read, as soon as the sender
+// past the bound appears, naming the file, the line, the bound and the
+// flag; below the bound the run goes on.
+func TestStreamCountBound(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("#fdkit-trace version=1 interval=100ms unit=ns\nsender seq sent arrival\n")
+	for s := range 40 {
+		for k := range 40 {
+			fmt.Fprintf(&b, "s%d %d %d %d\n", s, k, int64(k)*1e8+int64(s), int64(k)*1e8+int64(s)+3e6)
+		}
+	}
+	a := writeFile(t, "many.fdk", b.String())
+	code, _, errOut := runCmd("-d", "chen,fixed", "--max-sweep-memory", "1", a) // 1 MiB / (2 × 20 KiB): 25 streams
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, `many.fdk:1003: sender "s25": more than 25 streams`)
+	assert.Contains(t, errOut, "--max-sweep-memory 1")
+	assert.Contains(t, errOut, "--sender")
+	code, _, errOut = runCmd("-d", "chen,fixed", "--max-sweep-memory", "1", "-s", "s1,s2,s3", a)
+	assert.Equal(t, 0, code, errOut)
+}
