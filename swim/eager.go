@@ -334,7 +334,11 @@ func (m *Member) drainQueue(now time.Duration) {
 		}
 		return true
 	}
-	to := m.pick(*m.cfg.GossipFanout, func(p *peer) bool {
+	pick := m.pick
+	if deaths {
+		pick = m.pickKnown // declarations: to members heard from (pickKnown)
+	}
+	to := pick(*m.cfg.GossipFanout, func(p *peer) bool {
 		return p.state == StateAlive || p.state == StateSuspect
 	})
 	for _, p := range to {

@@ -243,8 +243,10 @@ func (m *Member) sendPingReqs() {
 	k := *m.cfg.IndirectChecks
 	chosen := m.pickKnown(k, func(p *peer) bool { return p != t && p.state == StateAlive && p.answered })
 	if len(chosen) < k {
+		// Relays are verified members only (an answered one is): one
+		// never heard from may not exist and never nack.
 		chosen = append(chosen, m.pickKnown(k-len(chosen), func(p *peer) bool {
-			return p != t && p.state == StateAlive && !p.answered
+			return p != t && p.state == StateAlive && !p.answered && p.verified
 		})...)
 	}
 	nack := m.cfg.Mode != ModeSWIM
