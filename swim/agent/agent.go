@@ -87,8 +87,11 @@ type Agent struct {
 	codec *wire.Codec
 	keys  *wire.Keyring
 	sec   *wire.Security
-	log   *slog.Logger
-	self  swim.Node
+	// plainMu makes SetSendPlain and SetAcceptPlain check and change the
+	// pair of switches at once (ErrPlainStage).
+	plainMu sync.Mutex
+	log     *slog.Logger
+	self    swim.Node
 	// selfAddr is self.Addr parsed (checkSelf made sure it parses).
 	selfAddr netip.AddrPort
 	src      netip.Addr // the address datagrams and dialled streams leave from (sendSource); invalid: the kernel's choice
@@ -103,7 +106,8 @@ type Agent struct {
 	reqs    chan func()
 	stopped chan struct{}
 	leaving chan struct{}
-	halt    chan struct{} // closed by Shutdown: stop without leaving
+	halt    chan struct{}   // closed by Shutdown: stop without leaving
+	ctxDone <-chan struct{} // Start's context's Done: leave
 	haltMu  sync.Once
 	leaveMu sync.Once
 	err     error
@@ -180,6 +184,9 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 	if (cfg.AcceptPlain || cfg.SendPlain) && len(cfg.Keys) == 0 {
 		return nil, errors.New("agent: AcceptPlain and SendPlain are stages of turning encryption on: they need Keys")
 	}
+	if cfg.SendPlain && !cfg.AcceptPlain {
+		return nil, fmt.Errorf("%w: Config.SendPlain needs Config.AcceptPlain", ErrPlainStage)
+	}
 	sec.SetAcceptPlain(cfg.AcceptPlain)
 	sec.SetSendPlain(cfg.SendPlain)
 	if len(cfg.Keys) > 0 {
@@ -199,9 +206,6 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 			codec.MaxPacketSize(), minPayload, minPayload+codec.MaxPacketSize()-codec.MaxPayload())
 	}
 	if err := streamDefaults(&cfg); err != nil {
-		return nil, err
-	}
-	if err := reliableDefaults(&cfg); err != nil {
 		return nil, err
 	}
 	// The stream listener's handler finds the agent here once it exists;
@@ -288,6 +292,10 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 		return nil, fmt.Errorf("agent: ID and address too long for MaxPacketSize %d: a join needs up to %d bytes plus %d of envelope",
 			codec.MaxPacketSize(), n, codec.MaxPacketSize()-codec.MaxPayload())
 	}
+	if err := reliableDefaults(&cfg, codec, self); err != nil {
+		closeAll()
+		return nil, err
+	}
 	if cfg.Seed == 0 {
 		cfg.Seed = uint64(time.Now().UnixNano())
 	}
@@ -305,6 +313,7 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 		stopped:  make(chan struct{}),
 		leaving:  make(chan struct{}),
 		halt:     make(chan struct{}),
+		ctxDone:  ctx.Done(),
 
 		joinWaiters: map[chan struct{}]struct{}{},
 

@@ -32,7 +32,8 @@ type Config struct {
 	// AcceptPlain and SendPlain, with Keys, turn encryption on (or off) in
 	// a running group (memberlist's GossipVerifyIncoming = false and
 	// GossipVerifyOutgoing = false): AcceptPlain also accepts plain
-	// packets, SendPlain sends plain instead of sealing. Start every member
+	// packets, SendPlain sends plain instead of sealing; SendPlain
+	// needs AcceptPlain (ErrPlainStage). Start every member
 	// with Keys and both on (it reads and is read by plain members), then
 	// call SetSendPlain(false) on every member, then, once Stats.PlainAccepted
 	// stops growing everywhere, SetAcceptPlain(false) (wire.Security.SetAcceptPlain).
@@ -110,9 +111,11 @@ type Config struct {
 	MaxStreamBytes   int
 	MaxStreamMembers int
 	// MaxReliableSize bounds a reliable message (SendReliable) sent or
-	// received, in bytes (default 1 MiB, DefaultMaxReliableSize, or half
-	// of MaxStreamBytes when that is smaller). A receiver cuts a stream
-	// whose message claims more (Stats.StreamOversize).
+	// received, in bytes (default 1 MiB, DefaultMaxReliableSize, or what
+	// fits MaxStreamBytes when that is less). Its frames, of MaxPacketSize
+	// each, must fit one stream's MaxStreamBytes: Start refuses a larger
+	// value. A receiver cuts a stream whose message claims more
+	// (Stats.StreamOversize).
 	MaxReliableSize int
 	// StreamWrap, when set, wraps every stream connection, accepted
 	// (inbound true) or dialled, before a frame crosses it: TLS, byte
@@ -143,8 +146,10 @@ type Config struct {
 	// protocol waits on and messages to a delegate it calls. While it
 	// waits the agent does nothing else, neither probing nor answering
 	// probes, so a subscriber that stops reading gets this member
-	// suspected and declared dead; cancelling the subscription or
-	// Shutdown frees it. Default false: drop and count (Stats.EventsDropped,
+	// suspected and declared dead. Cancelling the subscription frees it;
+	// so do Shutdown, Leave, Close and cancelling Start's context, after
+	// which full channels drop as without BlockingDelivery, so that the
+	// agent stops. Default false: drop and count (Stats.EventsDropped,
 	// Stats.MessagesDropped), the protocol never waits.
 	BlockingDelivery bool
 	// Resolve turns a host name of a Join address into IP addresses.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"slices"
 	"strconv"
 
 	"github.com/fdkit/fdkit/swim"
@@ -21,8 +22,9 @@ import (
 // fails the Join only when no address resolved at all; the others are
 // logged. Join fails at once when a member refuses the join because
 // another node holds this member's ID (swim.EventConflict), with a
-// *ConflictError. Join may be called again, for example to rejoin after
-// a partition.
+// *ConflictError, and when every address is this member's own (nothing
+// else to ask). Join may be called again, for example to rejoin after a
+// partition.
 func (a *Agent) Join(ctx context.Context, addrs ...string) error {
 	if len(addrs) == 0 {
 		return errors.New("agent: Join needs at least one address")
@@ -30,6 +32,10 @@ func (a *Agent) Join(ctx context.Context, addrs ...string) error {
 	addrs, err := a.resolve(ctx, addrs)
 	if err != nil {
 		return err
+	}
+	if addrs = slices.DeleteFunc(addrs, func(s string) bool { return s == a.self.Addr }); len(addrs) == 0 {
+		// The state machine sends no join to itself: nothing would answer.
+		return fmt.Errorf("agent: join: every address is this member's own address %s", a.self.Addr)
 	}
 	// The wait is driven by the agent's goroutine: it closes joined in
 	// flush, right after the packet that brought the answer is processed,
@@ -178,10 +184,10 @@ func unjoin(err error) []error {
 // host name is resolved with resolve (nil: the system resolver, A and AAAA
 // records) into at most 64 addresses, those of family's family (IPv4 or
 // IPv6: a socket of one cannot reach the other) when it has any, else all
-// of them. It fails only when no address resolved, joining the error of
-// each name (a *net.DNSError from the system resolver stays reachable with
-// errors.As), or at once for an address that is not host:port with a port
-// from 1 to 65535.
+// of them; an address named twice is kept once. It fails only when no
+// address resolved, joining the error of each name (a *net.DNSError from
+// the system resolver stays reachable with errors.As), or at once for an
+// address that is not host:port with a port from 1 to 65535.
 func ResolveAddrs(ctx context.Context, resolve func(context.Context, string) ([]netip.Addr, error), addrs []string, family netip.Addr) ([]string, error) {
 	if resolve == nil {
 		resolve = systemResolve
@@ -226,7 +232,21 @@ func ResolveAddrs(ctx context.Context, resolve func(context.Context, string) ([]
 	if len(out) == 0 {
 		return nil, errors.Join(failed...)
 	}
-	return out, nil
+	return dedupe(out), nil
+}
+
+// dedupe drops repeated addresses, keeping the first of each: a name
+// resolving to one address many times, or given with its literal address,
+// sends one join there, not one per copy.
+func dedupe(addrs []string) []string {
+	seen := make(map[string]bool, len(addrs))
+	return slices.DeleteFunc(addrs, func(s string) bool {
+		if seen[s] {
+			return true
+		}
+		seen[s] = true
+		return false
+	})
 }
 
 // systemResolve is Config.Resolve's default: the system resolver's A and

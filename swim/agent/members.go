@@ -44,13 +44,26 @@ func (a *Agent) Keyring() *wire.Keyring { return a.keys }
 // started Plain, without a keyring.
 var ErrNoKeys = errors.New("agent: no keyring: start the agent with Keys (and AcceptPlain, SendPlain) to turn encryption on while running")
 
+// ErrPlainStage is returned by SetSendPlain and SetAcceptPlain for the
+// one combination no stage uses: sending plain while refusing plain. Two
+// members in it cannot read each other, so a group put there all at once
+// falls apart. Turning encryption on ends SendPlain before AcceptPlain;
+// turning it off starts AcceptPlain before SendPlain.
+var ErrPlainStage = errors.New("agent: sending plain while refusing plain packets: members in that stage cannot read each other")
+
 // SetSendPlain switches sealing off (true) or on (false) at once, for
 // every later datagram and stream frame: the second stage of turning
 // encryption on in a running group (Config.AcceptPlain; memberlist's
-// GossipVerifyOutgoing). ErrNoKeys on a plain agent.
+// GossipVerifyOutgoing). ErrNoKeys on a plain agent; ErrPlainStage for
+// true while plain packets are refused (call SetAcceptPlain(true) first).
 func (a *Agent) SetSendPlain(on bool) error {
 	if a.keys == nil {
 		return ErrNoKeys
+	}
+	a.plainMu.Lock()
+	defer a.plainMu.Unlock()
+	if on && !a.sec.AcceptPlain() {
+		return fmt.Errorf("%w: call SetAcceptPlain(true) on every member first", ErrPlainStage)
 	}
 	a.sec.SetSendPlain(on)
 	return nil
@@ -58,10 +71,17 @@ func (a *Agent) SetSendPlain(on bool) error {
 
 // SetAcceptPlain switches accepting plain packets on or off at once: off
 // is the last stage of turning encryption on (Config.AcceptPlain;
-// memberlist's GossipVerifyIncoming). ErrNoKeys on a plain agent.
+// memberlist's GossipVerifyIncoming). ErrNoKeys on a plain agent;
+// ErrPlainStage for false while this member sends plain (call
+// SetSendPlain(false) on every member first).
 func (a *Agent) SetAcceptPlain(on bool) error {
 	if a.keys == nil {
 		return ErrNoKeys
+	}
+	a.plainMu.Lock()
+	defer a.plainMu.Unlock()
+	if !on && a.sec.SendPlain() {
+		return fmt.Errorf("%w: call SetSendPlain(false) on every member first", ErrPlainStage)
 	}
 	a.sec.SetAcceptPlain(on)
 	return nil

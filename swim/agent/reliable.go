@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"strings"
 
 	"github.com/fdkit/fdkit/swim"
 	"github.com/fdkit/fdkit/swim/transport"
@@ -93,7 +94,7 @@ func (a *Agent) sendReliable(ctx context.Context, to netip.AddrPort, node swim.N
 	defer stop()
 	pk := swim.Packet{Kind: swim.MsgUser, From: a.self, To: node, Part: swim.Part{Total: uint32(len(data))}}
 	room := a.codec.MaxPayload() - pk.Size()
-	if frames := (len(data) + room - 1) / max(room, 1); room <= 0 || frames*(a.codec.MaxPacketSize()+4) > a.cfg.MaxStreamBytes {
+	if frames := (len(data) + room - 1) / max(room, 1); room <= 0 || frames*(a.codec.MaxPacketSize()+transport.FrameHeaderSize) > a.cfg.MaxStreamBytes {
 		return fmt.Errorf("agent: %w: reliable message of %d bytes needs more than MaxStreamBytes %d in frames of MaxPacketSize %d",
 			swim.ErrMessageSize, len(data), a.cfg.MaxStreamBytes, a.codec.MaxPacketSize())
 	}
@@ -254,13 +255,33 @@ func (a *Agent) SendToAddress(ctx context.Context, addr string, data []byte) err
 	return serr
 }
 
-// reliableDefaults fills and checks Config.MaxReliableSize.
-func reliableDefaults(cfg *Config) error {
-	if cfg.MaxReliableSize == 0 {
-		cfg.MaxReliableSize = min(DefaultMaxReliableSize, cfg.MaxStreamBytes/2)
-	}
+// reliableDefaults fills and checks Config.MaxReliableSize: a message of
+// that size, cut into frames of this member's packet size addressed to
+// the longest ID and address, must fit one stream's MaxStreamBytes, else
+// it could never be sent nor received whole. The default is 1 MiB, or
+// what fits when that is less. Nothing is checked without the stream path.
+func reliableDefaults(cfg *Config, codec *wire.Codec, self swim.Node) error {
 	if cfg.MaxReliableSize < 0 {
 		return fmt.Errorf("agent: MaxReliableSize %d is negative", cfg.MaxReliableSize)
 	}
+	if cfg.DisableStream {
+		return nil
+	}
+	pk := swim.Packet{Kind: swim.MsgUser, From: self, To: longestNode, Part: swim.Part{Total: 1}}
+	fit := 0
+	if room := codec.MaxPayload() - pk.Size(); room > 0 {
+		fit = cfg.MaxStreamBytes / (codec.MaxPacketSize() + transport.FrameHeaderSize) * room
+	}
+	switch {
+	case cfg.MaxReliableSize == 0:
+		cfg.MaxReliableSize = min(DefaultMaxReliableSize, fit)
+	case cfg.MaxReliableSize > fit:
+		return fmt.Errorf("agent: MaxReliableSize %d does not fit MaxStreamBytes %d: in frames of MaxPacketSize %d one stream carries at most %d bytes of message",
+			cfg.MaxReliableSize, cfg.MaxStreamBytes, codec.MaxPacketSize(), fit)
+	}
 	return nil
 }
+
+// longestNode is a destination with the longest ID and address a frame
+// can carry.
+var longestNode = swim.Node{ID: swim.ID(strings.Repeat("x", 255)), Addr: "[ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff]:65535"}

@@ -59,23 +59,30 @@ func add[T any](a *Agent, set *subscriptions[T], buffer, def int) (<-chan T, fun
 
 // deliverAll hands every value to every subscriber of set, with subMu
 // held. Without Config.BlockingDelivery a full channel drops the value
-// (counted in dropped); with it the agent waits until the subscriber reads,
-// cancels, or the agent is shut down (Shutdown).
+// (counted in dropped); with it the agent waits until the subscriber reads
+// or cancels, or until the agent is told to stop (Shutdown, Leave, Close,
+// Start's context), after which full channels drop as without it: a
+// subscriber that stopped reading must not keep the agent from stopping.
 func deliverAll[T any](a *Agent, set subscriptions[T], vals []T, dropped *atomic.Uint64) {
 	for _, v := range vals {
 		for _, s := range set {
-			if a.cfg.BlockingDelivery {
-				select {
-				case s.ch <- v:
-				case <-s.done:
-				case <-a.halt:
-					dropped.Add(1)
-				}
+			select {
+			case s.ch <- v:
+				continue
+			default:
+			}
+			if !a.cfg.BlockingDelivery {
+				dropped.Add(1)
 				continue
 			}
 			select {
 			case s.ch <- v:
-			default:
+			case <-s.done:
+			case <-a.halt:
+				dropped.Add(1)
+			case <-a.leaving:
+				dropped.Add(1)
+			case <-a.ctxDone:
 				dropped.Add(1)
 			}
 		}
