@@ -56,6 +56,8 @@ func TestDecideIntervalIncludesChoice(t *testing.T) {
 	require.Len(t, v.Rivals, 1)
 	rv := v.Rivals[0]
 	assert.Greater(t, rv.TDDiffCI[1]-rv.TDDiffCI[0], time.Millisecond, "%v", rv.TDDiffCI)
+	assert.LessOrEqual(t, rv.TDDiffCI[0], rv.TDDiff, "the interval holds the solved difference")
+	assert.GreaterOrEqual(t, rv.TDDiffCI[1], rv.TDDiff)
 	best := v.Ops[v.Best]
 	assert.Greater(t, best.TDCI[1]-best.TDCI[0], 2*time.Millisecond)
 	assert.LessOrEqual(t, best.TDCI[0], best.Point.TD.Mean)

@@ -314,9 +314,11 @@ func (sv *solver) solveOp(op *OperatingPoint, r cellRange, t Targets) error {
 	if err != nil {
 		return err
 	}
+	// A setting at the lower end of the range is reported there: the
+	// resamples do not go below it either.
 	if _, p, _, ok, err := sv.refineFrom(pts, r, loose); err != nil {
 		return err
-	} else if ok {
+	} else if ok && op.Edge != LowerEdge {
 		lo = p.Value
 	}
 	if _, p, _, ok, err := sv.refineFrom(pts, r, tight); err != nil {

@@ -13,7 +13,9 @@ import (
 // family's setting is the smallest of its bracket (OperatingPoint.local)
 // that meets the targets on the resampled cells. Its mean TD there, taken
 // halfway to the bracket's next smaller setting (the step of MR lies
-// between them), is the resample's value. A resample in which no setting of
+// between them), shifted by the difference between the solved setting's
+// TD and the same rule applied to the stream itself, is the resample's
+// value. A resample in which no setting of
 // the bracket meets the targets counts +Inf (the family does no better
 // than its slowest bracketed setting). It returns, indexed like v.Ops, the
 // values per resample (nil for the families not in found), and sets
@@ -38,26 +40,40 @@ func (v *Verdict) resolve(found []int, r cellRange) [][]float64 {
 		for k := range op.local {
 			pre[k] = prefixes(op.local[k].cells, r.lo, n, blk)
 		}
-		tds := make([]float64, bootstrapReps)
-		met := 0
-		for rep := range bootstrapReps {
-			ss := starts[rep*blocks : (rep+1)*blocks]
-			tds[rep] = math.Inf(1)
+		// solveAt is the setting's TD on the bracket for cell sums q(k).
+		solveAt := func(q func(k int) qosSums) float64 {
 			prevTD := math.NaN()
-			for k := range pre {
-				f := figuresOf(sumBlocks(pre[k], ss, blk, last))
+			for k := range op.local {
+				f := figuresOf(q(k))
 				if !t.accurate(f) {
 					prevTD = f.TD
 					continue
 				}
-				if t.fast(f) {
-					met++
-					tds[rep] = f.TD
-					if !math.IsNaN(prevTD) {
-						tds[rep] = (f.TD + prevTD) / 2
-					}
+				if !t.fast(f) {
+					break
 				}
-				break
+				if !math.IsNaN(prevTD) {
+					return (f.TD + prevTD) / 2
+				}
+				return f.TD
+			}
+			return math.Inf(1)
+		}
+		// The bracket's value on the stream itself differs from the solved
+		// setting's TD by the bracket's spacing: every resample is shifted
+		// by that difference, so that the interval is centred as the
+		// solved value is and does not depend on the spacing.
+		shift := 0.0
+		if td0 := solveAt(func(k int) qosSums { return op.local[k].cells.sums(r.lo, r.hi) }); !math.IsInf(td0, 1) {
+			shift = float64(op.Point.TD.Mean) - td0
+		}
+		tds := make([]float64, bootstrapReps)
+		met := 0
+		for rep := range bootstrapReps {
+			ss := starts[rep*blocks : (rep+1)*blocks]
+			tds[rep] = solveAt(func(k int) qosSums { return sumBlocks(pre[k], ss, blk, last) }) + shift
+			if !math.IsInf(tds[rep], 1) {
+				met++
 			}
 		}
 		out[i] = tds
