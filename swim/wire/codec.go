@@ -104,14 +104,15 @@ func (c *Codec) MaxPacketSize() int { return c.max }
 // returns the datagram and the number of updates included.
 func (c *Codec) Encode(p *swim.Packet) ([]byte, int, error) {
 	var head []byte
-	if c.replay != nil && c.sec.sealing() {
+	sealed := c.sec.sealing() // once: the timestamp goes in sealed packets only
+	if c.replay != nil && sealed {
 		head = binary.BigEndian.AppendUint64(make([]byte, 0, c.max), uint64(c.replay.stamp()))
 	}
 	payload, n, err := marshal(head, p, c.MaxPayload(), c.enc)
 	if err != nil {
 		return nil, 0, err
 	}
-	pkt, err := c.sec.Seal(make([]byte, 0, len(payload)+c.sec.Overhead()), payload)
+	pkt, err := c.sec.seal(make([]byte, 0, len(payload)+c.sec.Overhead()), payload, sealed)
 	return pkt, n, err
 }
 

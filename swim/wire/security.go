@@ -108,6 +108,12 @@ func (s *Security) sealing() bool { return !s.Plain && !s.sendPlain.Load() }
 // packet: plain when Plain or SendPlain, sealed with the primary key
 // otherwise, behind the label when there is one.
 func (s *Security) Seal(dst, payload []byte) ([]byte, error) {
+	return s.seal(dst, payload, s.sealing())
+}
+
+// seal is Seal, encrypting when sealed: the caller reads SendPlain once
+// for a packet whose payload depends on it (Codec.Encode's timestamp).
+func (s *Security) seal(dst, payload []byte, sealed bool) ([]byte, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
@@ -116,7 +122,7 @@ func (s *Security) Seal(dst, payload []byte) ([]byte, error) {
 		dst = append(dst, EnvelopeLabel, byte(len(s.Label)))
 		dst = append(dst, s.Label...)
 	}
-	if !s.sealing() {
+	if !sealed {
 		dst = append(dst, EnvelopePlain)
 		return append(dst, payload...), nil
 	}

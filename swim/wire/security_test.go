@@ -119,3 +119,43 @@ func TestPlainMigrationStages(t *testing.T) {
 	assert.Zero(t, plainGroup.Stats().PlainAccepted, "plain mode counts nothing as a migration's plain packet")
 	assert.Equal(t, s1.MaxPayload(), s3.MaxPayload(), "sending plain keeps the sealed bound")
 }
+
+// A codec whose SendPlain flips while it encodes (Agent.SetSendPlain
+// during traffic) still sends packets that decode: each is sealed with
+// its timestamp or plain without one, never a mix of the two.
+func TestEncodeWhileSendPlainFlips(t *testing.T) {
+	kr, _ := NewKeyring(key(1, 16))
+	sec := &Security{Keyring: kr}
+	sec.SetAcceptPlain(true)
+	send, err := NewCodec(CodecConfig{Security: sec})
+	require.NoError(t, err)
+	rsec := &Security{Keyring: kr}
+	rsec.SetAcceptPlain(true)
+	recv, err := NewCodec(CodecConfig{Security: rsec})
+	require.NoError(t, err)
+	stop := make(chan struct{})
+	flipped := make(chan struct{})
+	go func() {
+		defer close(flipped)
+		for on := true; ; on = !on {
+			select {
+			case <-stop:
+				return
+			default:
+				sec.SetSendPlain(on)
+			}
+		}
+	}()
+	p := &swim.Packet{Kind: swim.MsgPing, From: swim.Node{ID: "a", Addr: "127.0.0.1:1"}, Ping: swim.Ping{Seq: 1}}
+	bad := 0
+	for range 20000 {
+		b, _, err := send.Encode(p)
+		require.NoError(t, err)
+		if _, err := recv.Decode(b); err != nil {
+			bad++
+		}
+	}
+	close(stop)
+	<-flipped
+	assert.Zero(t, bad, "packets of 20,000 that did not decode")
+}
