@@ -68,13 +68,13 @@ func TestGateRetriesCorroboratedFailure(t *testing.T) {
 }
 
 // When the first probe's stream ping failed (refused or reset: evidence of
-// death) and every intermediate nacked, past the direct timeout, the
-// first probe ends at once and the gate's retry starts then, a new
-// period; the retry suspects once its own paths have failed the same way
-// and its direct timeout has passed. With the nacks in before the refusal,
-// the retry starts within the first period without evidence, and its own
-// refused stream ping then lets it suspect without waiting for that
-// period's end.
+// death), past the direct timeout, the first probe ends at once, without
+// waiting for its intermediates' nacks, and the gate's retry starts then,
+// a new period; the retry suspects once its own paths have failed the
+// same way and its direct timeout has passed. With the nacks in before
+// the refusal, the retry starts within the first period without evidence,
+// and its own refused stream ping then lets it suspect without waiting
+// for that period's end.
 func TestGateRetryStartsWhenStreamRefused(t *testing.T) {
 	a := streamGateMember(t)
 	a.Tick(0)
@@ -86,33 +86,31 @@ func TestGateRetryStartsWhenStreamRefused(t *testing.T) {
 	require.Len(t, reqs, 2)
 	require.Len(t, sp, 1)
 	a.StreamFailed(550*time.Millisecond, target.ID, sp[0].Seq)
-	pk, ev := drain(a)
-	assert.Empty(t, pk, "the intermediates have not answered yet")
-	assert.Empty(t, ev)
-	nackAll(t, a, reqs, 650*time.Millisecond)
-	pk, ev, sp = drainStreams(a)
+	pk, ev, sp := drainStreams(a)
 	assert.Empty(t, ev)
 	assert.Equal(t, 1, a.Stats().GateDeferrals)
 	ping := only(t, pk, MsgPing)
 	require.Len(t, ping, 1)
-	assert.Equal(t, target.ID, ping[0].To.ID, "the retry starts at once")
+	assert.Equal(t, target.ID, ping[0].To.ID, "the retry starts at once, the intermediates' nacks not waited for")
 	retry := only(t, pk, MsgPingReq)
 	require.Len(t, retry, 2)
 	require.Len(t, sp, 1, "with its own stream ping")
 	at, _ := a.NextDeadline()
-	assert.Equal(t, 1650*time.Millisecond, at, "the retry is a new period")
+	assert.Equal(t, 1550*time.Millisecond, at, "the retry is a new period")
+	nackAll(t, a, reqs, 600*time.Millisecond) // the first probe's, late: ignored
+	assert.Zero(t, a.LocalHealthMultiplier(), "nacks not waited for are not missed")
 
 	nackAll(t, a, retry, 900*time.Millisecond)
 	a.StreamFailed(910*time.Millisecond, target.ID, sp[0].Seq)
 	_, ev = drain(a)
 	assert.Empty(t, ev, "the retry's direct timeout has not passed")
 	at, _ = a.NextDeadline()
-	require.Equal(t, 1150*time.Millisecond, at, "the retry's direct timeout")
+	require.Equal(t, 1050*time.Millisecond, at, "the retry's direct timeout")
 	a.Tick(at)
 	_, ev = drain(a)
 	require.Len(t, ev, 1)
 	assert.Equal(t, EventSuspect, ev[0].Kind)
-	assert.Equal(t, 1150*time.Millisecond, ev[0].At, "0.5 s earlier than a retry at the end of the first period")
+	assert.Equal(t, 1050*time.Millisecond, ev[0].At, "0.6 s earlier than with the retry at the end of the first period")
 
 	// The nacks first: the retry within the period, its own refusal the evidence.
 	b := streamGateMember(t)
@@ -246,13 +244,14 @@ func TestGroupRTTPrior(t *testing.T) {
 	}
 }
 
-// A first probe whose every path failed before its least direct wait
-// (nacks and a refused stream ping at 300 ms, ProbeTimeout 500 ms for a
-// peer never measured) waits;
-// when the target is meanwhile heard suspected from another member, the
-// wait ends without an early retry and the probe ends with its period, and
-// no Tick leaves a deadline at or before its own instant (the member must
-// not spin).
+// A first probe whose every datagram path failed before its least direct
+// wait (nacks at 300 ms, ProbeTimeout 500 ms for a peer never measured,
+// the stream ping unanswered) waits; when the target is meanwhile heard
+// suspected from another member, the wait ends without an early retry
+// and the probe ends with its period, and no Tick leaves a deadline at or
+// before its own instant (the member must not spin). With the stream
+// ping refused (evidence of death), the retry starts at once instead,
+// before the least direct wait: the retry's own verdict waits for it.
 func TestFirstProbeWaitEndsWhenTargetSuspected(t *testing.T) {
 	a, now := nearGroupWith(t, func(c *Config) { c.StreamProbe = true })
 	start := untilProbeOf(t, a, now, "f")
@@ -260,7 +259,6 @@ func TestFirstProbeWaitEndsWhenTargetSuspected(t *testing.T) {
 	pk, _, sp := drainStreams(a)
 	require.Len(t, sp, 1)
 	nackAll(t, a, only(t, pk, MsgPingReq), start+300*time.Millisecond)
-	a.StreamFailed(start+300*time.Millisecond, "f", sp[0].Seq)
 	pk, ev := drain(a)
 	assert.Empty(t, only(t, pk, MsgPing), "before ProbeTimeout the retry does not start")
 	assert.Empty(t, ev)
@@ -276,6 +274,19 @@ func TestFirstProbeWaitEndsWhenTargetSuspected(t *testing.T) {
 	require.Greater(t, at, start+500*time.Millisecond, "a deadline at the Tick's own instant: the member would spin")
 	assert.Equal(t, start+time.Second, at, "the probe ends with its period")
 	assert.Zero(t, a.Stats().GateDeferrals)
+
+	b, now := nearGroupWith(t, func(c *Config) { c.StreamProbe = true })
+	start = untilProbeOf(t, b, now, "f")
+	b.Tick(start + 100*time.Millisecond)
+	_, _, sp = drainStreams(b)
+	require.Len(t, sp, 1)
+	b.StreamFailed(start+110*time.Millisecond, "f", sp[0].Seq)
+	pk, ev = drain(b)
+	assert.Empty(t, ev)
+	ping := only(t, pk, MsgPing)
+	require.Len(t, ping, 1, "refused: the retry at once")
+	assert.Equal(t, ID("f"), ping[0].To.ID)
+	assert.Equal(t, 1, b.Stats().GateDeferrals)
 }
 
 // A member that refuses stream pings while it lives (started without a
@@ -315,7 +326,11 @@ func TestGateRefusalFromMemberWithoutStreams(t *testing.T) {
 		require.NoError(t, a.Step(now+2*time.Millisecond, &ack))
 		drain(a)
 	}
-	failFirstProbe(t, a, now, target)
+	reqs := failFirstProbe(t, a, now, target)
+	pk, ev = drain(a)
+	assert.Empty(t, ev)
+	assert.Empty(t, only(t, pk, MsgPing), "a refusal from a member known to live without streams is no evidence: the nacks are waited for")
+	nackAll(t, a, reqs, now+660*time.Millisecond)
 	pk, ev = drain(a)
 	assert.Empty(t, ev, "the gate defers the failure")
 	ping := only(t, pk, MsgPing)
@@ -347,17 +362,18 @@ func streamGateMember(t *testing.T) *Member {
 }
 
 // failFirstProbe fails a's probe of target started at now (a member from
-// streamGateMember): the direct timeout at 500 ms, the stream ping is
-// refused at 550 ms, every intermediate nacks at 650 ms.
-func failFirstProbe(t *testing.T, a *Member, now time.Duration, target Node) {
+// streamGateMember): the direct timeout at 500 ms, the stream ping
+// refused at 650 ms, no intermediate nacking yet; it returns the probe's
+// ping-reqs.
+func failFirstProbe(t *testing.T, a *Member, now time.Duration, target Node) []Packet {
 	t.Helper()
 	a.Tick(now + 500*time.Millisecond)
 	pk, _, sp := drainStreams(a)
 	reqs := only(t, pk, MsgPingReq)
 	require.Len(t, reqs, 2)
 	require.Len(t, sp, 1)
-	a.StreamFailed(now+550*time.Millisecond, target.ID, sp[0].Seq)
-	nackAll(t, a, reqs, now+650*time.Millisecond)
+	a.StreamFailed(now+650*time.Millisecond, target.ID, sp[0].Seq)
+	return reqs
 }
 
 // nackAll has every intermediate of reqs (a's ping-reqs) nack it at now.

@@ -476,14 +476,18 @@ func (m *Member) onNack(now time.Duration, pkt *Packet) {
 
 // pathsDone ends the current probe before the end of its period once
 // every path has failed (every intermediate asked nacked; the stream
-// fallback, if asked, failed) and the least direct wait has passed, in two
+// fallback, if asked, failed; for a first probe with evidence of death,
+// the stream fallback alone) and the least direct wait has passed, in two
 // cases. The detector gate's retry then suspects. A first probe the gate
 // will retry starts the retry at once, in two ways:
 //
 //   - with evidence of death, its stream ping refused or reset (nothing
 //     listens there, as when the process died), the retry is a new
-//     period, whose verdict comes as soon as every path failed again, so
-//     that the retry adds little to the detection of a dead process;
+//     period, started at once, without waiting for the intermediates'
+//     nacks or the least direct wait (the retry asks intermediates again,
+//     and its own verdict waits the least direct wait), whose verdict
+//     comes as soon as every path failed again, so that the retry adds
+//     little to the detection of a dead process;
 //   - without it (no stream ping, or one still waiting, as for a paused
 //     process whose kernel accepted the connection, a host that went down
 //     or a hung process; or a member heard from after refusing a stream
@@ -504,11 +508,16 @@ func (m *Member) onNack(now time.Duration, pkt *Packet) {
 // retry without evidence, whose own stream ping then waits.
 func (m *Member) pathsDone(now time.Duration) {
 	m.pr.failWait = false // set again below while the wait holds
-	if !m.pr.active || !m.pr.indirect || m.pr.expectNacks == 0 || m.pr.nacks < m.pr.expectNacks || m.pr.streamAcked {
+	if !m.pr.active || !m.pr.indirect || m.pr.streamAcked {
 		return
 	}
 	t := m.pr.target
 	evidence := m.pr.streamFailed && !t.noStream
+	nacked := m.pr.expectNacks > 0 && m.pr.nacks >= m.pr.expectNacks
+	early := !m.pr.retry && evidence // the retry need not wait for these nacks
+	if !nacked && !early {
+		return
+	}
 	if m.pr.retry && m.streamPending() {
 		return
 	}
@@ -516,6 +525,11 @@ func (m *Member) pathsDone(now time.Duration) {
 		return
 	}
 	at := max(m.pr.timeoutAt, m.pr.sent+m.failTimeout(t)*time.Duration(m.lhm+1))
+	if early {
+		// The retry keeps the least direct wait for its own verdict, and
+		// its ping is answered as this probe's would be.
+		at = m.pr.timeoutAt
+	}
 	if !evidence {
 		at = max(at, m.pr.holdUntil)
 	}
@@ -532,6 +546,11 @@ func (m *Member) pathsDone(now time.Duration) {
 			return // a late Tick: the period's end starts the retry (failProbe)
 		}
 		m.retryEnd = m.pr.endAt // the retry within this period
+	}
+	if !nacked {
+		// Not waited for, so not missed: no local health penalty
+		// (failProbe); the retry asks intermediates again.
+		m.pr.nacks = m.pr.expectNacks
 	}
 	m.failProbe(now)  // the gate defers it (forceNext)
 	m.startProbe(now) // and the retry starts now
