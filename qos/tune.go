@@ -14,13 +14,13 @@ import (
 // mistakes altogether (MR = 0: only settings that made no mistake over the
 // replay), set NoMistakes.
 type Targets struct {
-	MaxTD          time.Duration // bound on the mean TD
-	MaxMRPerSecond float64
-	MinQAP         float64
+	MaxTD          time.Duration `json:"max_td_ns"` // bound on the mean TD
+	MaxMRPerSecond float64       `json:"max_mr_per_second"`
+	MinQAP         float64       `json:"min_qap"`
 	// NoMistakes requires MR = 0: no trust→suspect transition at all
 	// (fdreplay's --mr-max 0). MaxMRPerSecond must then be 0. A setting
 	// with a mistake misses it by an infinite factor (see Shortfall).
-	NoMistakes bool
+	NoMistakes bool `json:"no_mistakes"`
 }
 
 // Validate reports a negative or NaN target, an infinite MR bound (sfd

@@ -48,6 +48,20 @@ func TestIntervalsInOutputs(t *testing.T) {
 			assert.True(t, lo <= v+1e-9 && v <= hi+1e-9 || m[0] == "mr_ci_lo" && v == 0, "%s %s: %s %v outside [%v, %v]", r[1], r[4], m[1], v, lo, hi)
 		}
 	}
+	// verdict.json: the operating points with their in-sample and
+	// held-out figures, side by side as in the printed table.
+	vb, err := os.ReadFile(filepath.Join(dir, "verdict.json"))
+	require.NoError(t, err)
+	var vs []qos.Verdict
+	require.NoError(t, json.Unmarshal(vb, &vs))
+	require.Len(t, vs, 1)
+	assert.Equal(t, 0.02, vs[0].Targets.MaxMRPerSecond)
+	assert.GreaterOrEqual(t, vs[0].Best, 0)
+	h := vs[0].Ops[vs[0].Best].Holdout
+	require.NotNil(t, h)
+	assert.Positive(t, h.InSample.Span)
+	assert.Positive(t, h.HeldOut.Span)
+
 	b, err := os.ReadFile(filepath.Join(dir, "table.json"))
 	require.NoError(t, err)
 	var table []struct {

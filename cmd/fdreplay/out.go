@@ -31,6 +31,9 @@ const (
 	tableJSONName  = "table.json"
 	curvesCSVName  = "curves.csv"
 	curvesJSONName = "curves.json"
+	// verdictJSONName holds each stream's qos.Verdict: the operating
+	// points, the comparisons and the in-sample and held-out figures.
+	verdictJSONName = "verdict.json"
 	// plotPrefixSep ends a stream's name in its plot files'
 	// names ("<sender>-mr-td.png").
 	plotPrefixSep = "-"
@@ -39,7 +42,7 @@ const (
 // resultPatterns returns the filepath.Match patterns of every file fdreplay
 // writes into --out: the fixed names and the plots of any sender.
 func resultPatterns() []string {
-	return append([]string{indexName, tableCSVName, tableJSONName, curvesCSVName, curvesJSONName, manifestName},
+	return append([]string{indexName, tableCSVName, tableJSONName, curvesCSVName, curvesJSONName, verdictJSONName, manifestName},
 		figure.FileNames("*"+plotPrefixSep)...)
 }
 

@@ -211,7 +211,7 @@ func TestOutReuseNeedsForce(t *testing.T) {
 
 // The names --force may remove are exactly those fdreplay writes.
 func TestIsResultName(t *testing.T) {
-	for _, n := range []string{"index.html", "table.csv", "table.json", "curves.csv", "curves.json", manifestName,
+	for _, n := range []string{"index.html", "table.csv", "table.json", "curves.csv", "curves.json", "verdict.json", manifestName,
 		"4-mr-td.png", "4-mr-td.svg", "4-qap-td.png", "4-qap-td.svg", "4-mr-td.pdf", "4-qap-td.pdf", "t.txt_4-mr-td.png"} {
 		assert.True(t, isResultName(n), n)
 	}

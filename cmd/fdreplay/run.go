@@ -528,11 +528,14 @@ func runErr(args []string, stdout, stderr io.Writer) error {
 		if err := writeOutputs(out.staging, tableCurves, curves, titles, stderr); err != nil {
 			return fmt.Errorf("--out %s: %w", o.out, err)
 		}
+		if err := writeVerdicts(out.staging, verdicts); err != nil {
+			return fmt.Errorf("--out %s: %w", o.out, err)
+		}
 		files, err := out.commit()
 		if err != nil {
 			return fmt.Errorf("--out %s: %w", o.out, err)
 		}
-		fmt.Fprintf(stdout, "wrote %d files to %s (index.html, curves.csv, curves.json, table.csv, table.json, plots)\n", len(files), o.out)
+		fmt.Fprintf(stdout, "wrote %d files to %s (index.html, curves.csv, curves.json, table.csv, table.json, verdict.json, plots)\n", len(files), o.out)
 		if len(out.stale) > 0 {
 			fmt.Fprintf(stdout, "removed %d files of an earlier run from %s (--force)\n", len(out.stale), o.out)
 		}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -8,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fdkit/fdkit/internal/outfile"
 	"github.com/fdkit/fdkit/qos"
 )
 
@@ -135,4 +137,17 @@ func nearestText(op qos.OperatingPoint, t qos.Targets) string {
 		return fmt.Sprintf("none meets; nearest %s still makes mistakes (MR = 0 allows none)", setting)
 	}
 	return fmt.Sprintf("none meets; nearest %s misses by %s×", setting, strconv.FormatFloat(sh, 'g', 3, 64))
+}
+
+// writeVerdicts writes the verdicts as verdict.json (a JSON array, one
+// qos.Verdict per stream).
+func writeVerdicts(st *outfile.Staging, vs []qos.Verdict) error {
+	if vs == nil {
+		vs = []qos.Verdict{}
+	}
+	return st.Write(verdictJSONName, func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(vs)
+	})
 }
