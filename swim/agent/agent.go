@@ -153,6 +153,9 @@ type Agent struct {
 	authLoggedOK bool
 	authQuiet    uint64
 	authFrom     netip.AddrPort // source of the last datagram that failed authentication (agent goroutine only)
+	// mergeRefusal is the last error of Protocol.MergeFilter, for Join's
+	// error (agent goroutine only).
+	mergeRefusal error
 }
 
 // Start opens the transport, creates the state machine and runs it until
@@ -179,6 +182,12 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	switch {
+	case cfg.Plain && len(cfg.Keys) > 0:
+		return nil, errors.New("agent: Config sets both Plain and Keys; choose one")
+	case !cfg.Plain && len(cfg.Keys) == 0:
+		return nil, errors.New("agent: Config needs Keys, or Plain: true to run unencrypted on purpose")
 	}
 	sec := &wire.Security{Plain: cfg.Plain, Label: cfg.Label}
 	if (cfg.AcceptPlain || cfg.SendPlain) && len(cfg.Keys) == 0 {
@@ -299,14 +308,25 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 	if cfg.Seed == 0 {
 		cfg.Seed = uint64(time.Now().UnixNano())
 	}
+	a := new(Agent)
 	pc := cfg.Protocol
 	if cfg.LocalState != nil {
 		pc.LocalState = cfg.LocalState
 	}
 	pc.Self = self
+	if f := pc.MergeFilter; f != nil {
+		// Join reports the filter's last refusal (JoinError.MergeRefusal).
+		pc.MergeFilter = func(from swim.Node, ups []swim.Update) error {
+			err := f(from, ups)
+			if err != nil {
+				a.mergeRefusal = fmt.Errorf("view from %s at %s: %w", from.ID, from.Addr, err)
+			}
+			return err
+		}
+	}
 	pc.MaxPacketSize = codec.MaxPayload()
 	pc.StreamProbe = !cfg.DisableStream && !cfg.DisableStreamProbes
-	a := &Agent{
+	*a = Agent{
 		cfg: cfg, tr: tr, codec: codec, keys: sec.Keyring, sec: sec, log: cfg.Logger, self: self, src: src,
 		selfAddr: netip.MustParseAddrPort(self.Addr),
 		reqs:     make(chan func()),

@@ -45,6 +45,7 @@ func (a *Agent) Join(ctx context.Context, addrs ...string) error {
 	auth0, label0 := a.authFail.Load(), a.labelMismatch.Load()
 	if err := a.do(ctx, func() {
 		a.conflict.Store(nil) // a refusal of an earlier Join is not this one's
+		a.mergeRefusal = nil
 		if jerr = a.m.Join(a.now(), addrs); jerr != nil {
 			return
 		}
@@ -73,6 +74,7 @@ func (a *Agent) Join(ctx context.Context, addrs ...string) error {
 				je.Refusal = &r
 			}
 			je.LabelMismatches = a.labelMismatch.Load() - label0
+			je.MergeRefusal = a.mergeRefusal
 			if je.AuthFailures = a.authFail.Load() - auth0; je.AuthFailures > 0 {
 				je.AuthFrom = a.authFrom
 			}
@@ -112,6 +114,11 @@ type JoinError struct {
 	// LabelMismatches counts packets of another cluster label (or none)
 	// that arrived during the join (Stats.LabelMismatches).
 	LabelMismatches uint64
+	// MergeRefusal is the last error this member's Protocol.MergeFilter
+	// returned during the join, refusing a view that answered it
+	// (memberlist's Join returns its MergeDelegate's error). A join
+	// refused by the seed's MergeFilter gets no answer, so nothing here.
+	MergeRefusal error
 }
 
 func (e *JoinError) Error() string {
@@ -128,6 +135,9 @@ func (e *JoinError) Error() string {
 	if e.AuthFailures > 0 {
 		msg += fmt.Sprintf("; %d datagrams that failed authentication arrived meanwhile, the last from %v (another key, or one side plain)",
 			e.AuthFailures, e.AuthFrom)
+	}
+	if e.MergeRefusal != nil {
+		msg += fmt.Sprintf("; this member's MergeFilter refused %v", e.MergeRefusal)
 	}
 	if e.LabelMismatches > 0 {
 		msg += fmt.Sprintf("; %d packets with another cluster label arrived meanwhile (Config.Label differs)", e.LabelMismatches)

@@ -1,0 +1,86 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"net/netip"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fdkit/fdkit/swim"
+	"github.com/fdkit/fdkit/swim/transport"
+	"github.com/fdkit/fdkit/swim/wire"
+)
+
+// Several reliable messages from one sender to one receiver at once, on
+// streams of their own, each arrive whole: their frames interleave under
+// one sender ID in the receiver's replay check.
+func TestSendReliableConcurrent(t *testing.T) {
+	as := group(t, 2, Config{})
+	msgs, cancel := as[1].Receive(16)
+	defer cancel()
+	ctx, stop := context.WithTimeout(context.Background(), 20*time.Second)
+	defer stop()
+	const n, size = 8, 200 << 10
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			assert.NoError(t, as[0].SendReliable(ctx, as[1].Self().ID, bytes.Repeat([]byte{byte(i)}, size)))
+		}()
+	}
+	wg.Wait()
+	seen := map[byte]bool{}
+	for range n {
+		m := receiveOne(t, msgs)
+		require.Len(t, m.Data, size)
+		assert.Equal(t, bytes.Repeat(m.Data[:1], size), m.Data, "a message's bytes mixed with another's")
+		seen[m.Data[0]] = true
+	}
+	assert.Len(t, seen, n)
+	assert.Zero(t, as[1].Stats().StreamReplayed)
+}
+
+// A reliable stream that stalls after its first frame (slowloris), on
+// every inbound slot at once, is cut at StreamTimeout; meanwhile new
+// streams are refused, and once the slots free a message goes through.
+func TestReliableSlowloris(t *testing.T) {
+	const slots = 8
+	timeout := 500 * time.Millisecond
+	victim := start(t, Config{MaxStreamConns: slots, StreamTimeout: timeout})
+	msgs, cancel := victim.Receive(4)
+	defer cancel()
+	codec, err := wire.NewCodec(wire.CodecConfig{Security: &wire.Security{Keyring: mustKeyring(t)}})
+	require.NoError(t, err)
+	to := netip.MustParseAddrPort(victim.Self().Addr)
+	var conns []*transport.Conn
+	for i := range slots {
+		b, _, err := codec.Encode(&swim.Packet{Kind: swim.MsgUser, From: swim.Node{ID: swim.ID(rune('a' + i)), Addr: "127.0.0.1:9"},
+			User: []byte("x"), Part: swim.Part{Total: 1 << 20}})
+		require.NoError(t, err)
+		c, err := transport.DialStream(context.Background(), to, transport.StreamConfig{Timeout: 10 * time.Second})
+		require.NoError(t, err)
+		defer c.Close()
+		require.NoError(t, c.WriteFrame(b))
+		conns = append(conns, c)
+	}
+	t0 := time.Now()
+	for _, c := range conns {
+		_, err := c.ReadFrame() // the victim closes it: EOF or reset
+		require.Error(t, err)
+	}
+	held := time.Since(t0)
+	assert.Less(t, held, 2*timeout+500*time.Millisecond, "stalled streams held past StreamTimeout")
+	assert.GreaterOrEqual(t, victim.Stats().StreamTimeouts, uint64(slots))
+	sender := start(t, Config{})
+	ctx, stop := context.WithTimeout(context.Background(), 5*time.Second)
+	defer stop()
+	require.NoError(t, sender.SendReliableToAddress(ctx, victim.Self().Addr, []byte("after")))
+	assert.Equal(t, []byte("after"), receiveOne(t, msgs).Data)
+	t.Logf("%d stalled streams cut after %v (StreamTimeout %v)", slots, held.Round(time.Millisecond), timeout)
+}
