@@ -47,6 +47,9 @@ type Verdict struct {
 	Holdout float64 `json:"holdout"`
 	// Replicates is the number of bootstrap resamples.
 	Replicates int `json:"replicates"`
+	// Err, when set, says why no verdict could be reached (Decide's
+	// error, kept by callers that go on with other streams).
+	Err string `json:"error,omitempty"`
 }
 
 // OperatingPoint is one family's setting at the targets.

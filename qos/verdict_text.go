@@ -17,6 +17,9 @@ func (v Verdict) String() string {
 	if name == "" {
 		name = "stream"
 	}
+	if v.Err != "" {
+		return fmt.Sprintf("sender %s: no verdict: %s", name, v.Err)
+	}
 	if v.Best < 0 {
 		fmt.Fprintf(&b, "sender %s: no detector meets the targets (%s) at any swept setting", name, v.Targets.String())
 		v.edgeLines(&b)

@@ -36,7 +36,8 @@ func parseShare(flag, s string) (float64, error) {
 }
 
 // decideAll runs qos.Decide on every stream with its families and curves
-// (curves in stream-major order, as SweepEach returns them).
+// (curves in stream-major order, as SweepEach returns them); a stream it
+// fails on gets a Verdict with Err set.
 func decideAll(streams []qos.Stream, fams [][]qos.Family, curves []qos.Curve, targets func(i int) qos.Targets, opt qos.DecideOptions) ([]qos.Verdict, error) {
 	var out []qos.Verdict
 	k := 0
@@ -45,7 +46,8 @@ func decideAll(streams []qos.Stream, fams [][]qos.Family, curves []qos.Curve, ta
 		k += len(fams[i])
 		v, err := qos.Decide(s, fams[i], cs, targets(i), opt)
 		if err != nil {
-			return nil, fmt.Errorf("sender %s: %w", s.Name, err)
+			// One stream without a verdict does not cost the others theirs.
+			v = qos.Verdict{Stream: s.Name, Targets: targets(i), Best: -1, Err: err.Error()}
 		}
 		out = append(out, v)
 	}

@@ -98,3 +98,11 @@ func TestParseShare(t *testing.T) {
 	assert.Equal(t, 2, code)
 	assert.Contains(t, errOut, "--equivalence")
 }
+
+// A stream with too little evaluated time for a verdict says so; the run
+// goes on (it failed with exit status 1).
+func TestVerdictTooLittleTime(t *testing.T) {
+	code, out, errOut := runCmd("--warmup", "2350", "--mr-max", "0.1", "-d", "chen,fixed")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "sender p: no verdict: qos: stream p: too little observed time to decide")
+}
