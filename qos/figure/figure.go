@@ -120,6 +120,10 @@ func New(curves []qos.Curve, kind Kind, title string) (*Figure, error) {
 		}
 		anyBound, anyOff = anyBound || bound, anyOff || off
 	}
+	// Plot.Add widens the axes to each line's data, which runs on to the
+	// settings off the scale: the zoomed ranges are set again, so that
+	// such a line is cut at the border where their markers are.
+	p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = ax.XMin, ax.XMax, ax.YMin, ax.YMax
 	grey := color.RGBA{0x55, 0x55, 0x55, 0xff}
 	if anyBound {
 		f.legend = append(f.legend, legendEntry{text: "no mistake: bound 3/T", thumbs: []plot.Thumbnailer{glyphThumb{draw.GlyphStyle{Color: grey, Radius: vg.Points(3), Shape: boundGlyph{}}}}})

@@ -140,3 +140,22 @@ func TestRunsBreakAtTDJumps(t *testing.T) {
 	}
 	assert.Len(t, Runs(CurvePoints(qos.Curve{Family: "fixed", Param: "T", Points: pts}, MR)), 1)
 }
+
+// The drawn axes are the zoomed ones: a line that runs on to settings off
+// the scale is cut at the border, where their markers are, instead of
+// widening the axes for them (gonum's Plot.Add stretches the axes to every
+// line's data).
+func TestOffScaleKeepsZoom(t *testing.T) {
+	var curves []qos.Curve
+	for _, f := range []string{"fixed", "chen", "2w-fd", "kappa", "satzger"} {
+		curves = append(curves, qos.Curve{Family: f, Param: "x", Points: []qos.Point{pt(1, 100, 100), pt(2, 150, 10), pt(3, 250, 2)}})
+	}
+	curves = append(curves, qos.Curve{Family: "phi-cassandra", Param: "Phi", Points: []qos.Point{pt(1, 20, 1000), pt(2, 25, 900), pt(3, 110, 50), pt(4, 140, 12)}})
+	for _, kind := range []Kind{MR, QAP} {
+		f, err := New(curves, kind, "")
+		require.NoError(t, err)
+		ax, p := f.Axes(), f.Plot()
+		assert.Equal(t, [4]float64{ax.XMin, ax.XMax, ax.YMin, ax.YMax}, [4]float64{p.X.Min, p.X.Max, p.Y.Min, p.Y.Max}, "kind %d", kind)
+		assert.Greater(t, p.X.Min, 60.0, "kind %d: x not stretched to 20 ms", kind)
+	}
+}
