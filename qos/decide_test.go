@@ -181,3 +181,30 @@ func TestMarginNote(t *testing.T) {
 	assert.True(t, strings.HasPrefix(marginNote(r, Targets{MaxTD: ms(100), MaxMRPerSecond: 0.01, MinQAP: 0.999}), "Its 95 % interval of TD and MR and QAP crosses the target"))
 	assert.Empty(t, marginNote(Result{}, Targets{MaxTD: ms(100)}))
 }
+
+// Invalid arguments are errors naming what is wrong, not panics.
+func TestDecideInvalid(t *testing.T) {
+	hbs := simStream(600, simInterval, simC0, simM, 1)
+	s := Stream{Name: "s", Heartbeats: hbs}
+	fams := []Family{noisyFamily("a", simInterval, simSA, 1, 20, 200, 5)}
+	tg := Targets{MaxMRPerSecond: simMR}
+	for name, c := range map[string]struct {
+		fams []Family
+		tg   Targets
+		opt  DecideOptions
+		want string
+	}{
+		"holdout 1":       {fams, tg, DecideOptions{Holdout: 1}, "hold-out share 1"},
+		"equivalence NaN": {fams, tg, DecideOptions{Equivalence: math.NaN()}, "equivalence NaN"},
+		"targets":         {fams, Targets{MinQAP: 2}, DecideOptions{}, "QAP target 2"},
+		"no families":     {nil, tg, DecideOptions{}, "no family"},
+		"one heartbeat":   {fams, tg, DecideOptions{}, "too little observed time"},
+	} {
+		st := s
+		if name == "one heartbeat" {
+			st.Heartbeats = hbs[:1]
+		}
+		_, err := Decide(st, c.fams, nil, c.tg, c.opt)
+		assert.ErrorContains(t, err, c.want, name)
+	}
+}

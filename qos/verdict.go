@@ -199,6 +199,9 @@ func Decide(s Stream, fams []Family, curves []Curve, t Targets, opt DecideOption
 	if hold >= 1 || math.IsNaN(hold) || math.IsNaN(eq) {
 		return Verdict{}, fmt.Errorf("qos: hold-out share %g and equivalence %g: want a share below 1 and a number", hold, eq)
 	}
+	if len(fams) == 0 {
+		return Verdict{}, fmt.Errorf("qos: stream %s: no family to decide between", s.Name)
+	}
 	v := Verdict{Stream: s.Name, Targets: t, Best: -1, Replicates: bootstrapReps}
 	svs := make([]*solver, len(fams))
 	r := cellRange{lo: -1}
