@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/fdkit/fdkit/internal/flagcheck"
 	"io"
 	"log/slog"
 	"math"
@@ -13,11 +12,10 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
-	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/fdkit/fdkit/internal/flagcheck"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -401,119 +399,6 @@ func (f *agentFlags) config(stderr io.Writer) (agent.Config, error) {
 		return cfg, errors.New("no key: give --key or --key-file, or --plain to run unencrypted on purpose")
 	}
 	return cfg, nil
-}
-
-// readKeyFile reads the keys of a --key-file (wire.ReadKeyFile).
-func readKeyFile(path string) ([][]byte, error) {
-	keys, err := wire.ReadKeyFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("--key-file %w", err)
-	}
-	return keys, nil
-}
-
-// hupReload is what SIGHUP reloads: the keys of --key-file, when it is
-// the only source of keys, and the metadata of --meta-file.
-type hupReload struct {
-	keyring   *wire.Keyring
-	keyFile   string // "": keys do not reload
-	keysFixed bool   // --key-file given with --key: its keys do not reload
-	metaFile  string // "": metadata does not reload
-	// meta is the metadata last applied, wireVersion the format written
-	// (1 carries no metadata); setMeta applies new metadata (Agent.SetMeta).
-	meta        []byte
-	wireVersion byte
-	setMeta     func(context.Context, []byte) error
-	out, diag   *slog.Logger
-}
-
-// reloadOnHUP calls r.reload on every SIGHUP until ctx ends, and ignores
-// SIGHUP from then until the returned stop is called (when the agent has
-// finished its leave). With nothing to reload it says so and keeps
-// running: SIGHUP's default action would kill the member without a leave,
-// or in the middle of one, and the group would declare it dead.
-func reloadOnHUP(ctx context.Context, r *hupReload) (stop func()) {
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
-	done := make(chan struct{})
-	go func() {
-		for {
-			select {
-			case <-done:
-				return
-			case <-hup:
-				if ctx.Err() == nil {
-					r.reload(ctx)
-				} else {
-					r.diag.Warn("SIGHUP ignored: the agent is leaving")
-				}
-			}
-		}
-	}()
-	// stop does not wait for a reload in progress (a --key-file replaced
-	// by a named pipe blocks its read): the process is about to exit.
-	return func() {
-		signal.Stop(hup)
-		close(done)
-	}
-}
-
-// reload re-reads the key file and the metadata file, each on its own: a
-// bad one is logged at ERROR and changes nothing, and does not keep the
-// other from reloading.
-//
-// Keys: the keyring is replaced with the file's keys; edit the file on
-// every member to rotate (add the new key second, reload everywhere; move
-// it first, reload; delete the old one, reload). Only a --key-file given
-// alone reloads: with --key too, the keyring holds keys the file does not
-// list, and replacing it with the file's would drop them.
-//
-// Metadata: the file's metadata replaces this member's through
-// Agent.SetMeta, which raises its incarnation and disseminates it (the
-// others see an update event); the same metadata again changes nothing.
-func (r *hupReload) reload(ctx context.Context) {
-	if r.keyFile == "" && r.metaFile == "" {
-		r.diag.Warn("SIGHUP ignored: keys reload only from --key-file alone, metadata only from --meta-file")
-		return
-	}
-	switch {
-	case r.keyFile != "":
-		n, err := r.keyring.ReloadFile(r.keyFile)
-		if err != nil {
-			r.diag.Error("key reload failed; keys unchanged", "key_file", r.keyFile, "err", fmt.Errorf("--key-file %w", err))
-		} else {
-			r.out.Info("keys reloaded", "key_file", r.keyFile, "count", n)
-		}
-	case r.keysFixed:
-		r.diag.Warn("keys not reloaded: they reload only from --key-file alone, not with --key")
-	}
-	if r.metaFile == "" {
-		return
-	}
-	meta, err := readMetaFile(r.metaFile)
-	if err == nil {
-		err = metaFitsWire(r.metaFile, meta, r.wireVersion)
-	}
-	if err == nil {
-		if err = r.setMeta(ctx, meta); err != nil {
-			err = fmt.Errorf("--meta-file %s: %w", r.metaFile, err)
-		}
-	}
-	if err != nil {
-		r.diag.Error("metadata reload failed; metadata unchanged", "meta_file", r.metaFile, "err", err)
-		return
-	}
-	changed := string(meta) != string(r.meta)
-	r.meta = meta
-	r.out.Info("metadata reloaded", "meta_file", r.metaFile, "bytes", len(meta), "changed", changed)
-}
-
-// metaFitsWire refuses metadata under wire format 1, which carries none.
-func metaFitsWire(path string, meta []byte, wireVersion byte) error {
-	if len(meta) > 0 && wireVersion < 2 {
-		return fmt.Errorf("--meta-file %s: %d bytes of metadata: --wire-version 1 writes no metadata: want an empty file or wire format 2", path, len(meta))
-	}
-	return nil
 }
 
 // memberJSON is one entry of /members.
