@@ -86,7 +86,19 @@ run unencrypted with --plain. With --key-file alone, SIGHUP reloads the file,
 so keys rotate without a restart (with --key too it does not: the keys of
 --key would be dropped). One SIGHUP reloads both the key file and the
 --meta-file; with neither to reload, and during the leave, SIGHUP is
-ignored. With --http, the agent serves:
+ignored.
+
+--label L gives the group a cluster label (at most 255 bytes, memberlist's
+Label): every packet and TCP frame carries it, packets with another label
+or none are dropped and counted (fdswim_label_mismatches_total), so groups
+sharing a network and a key stay apart. Every member needs the same label.
+
+Turning encryption on in a running group takes three rolling restarts:
+each member with --key (or --key-file) --accept-plain --send-plain (it
+sends plain and reads both, so plain members still read it); then each
+with --key --accept-plain (it seals and still reads plain); then, once
+fdswim_plain_accepted_total stops growing on every member, each with --key
+alone. --send-plain needs --accept-plain. With --http, the agent serves:
 
   /members   the view as JSON (state, incarnation, suspicion level, metadata
              and wire-format range per peer)
@@ -117,6 +129,7 @@ type agentFlags struct {
 	deadReclaim                                            time.Duration
 	suspicion                                              string       // per-peer detector spec ("" = swim's default)
 	preset                                                 *swim.Config // --preset's settings, nil for none
+	envelope                                               envelopeFlags
 }
 
 func init() {
@@ -142,6 +155,7 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.StringSliceVar(&f.keys, "key", nil, "AES key in hex (repeatable; the first seals, all open)")
 	fs.StringVar(&f.keyFile, "key-file", "", "file with hex AES keys, one per line (first seals); # comments allowed")
 	fs.BoolVar(&f.plain, "plain", false, "send unencrypted, unauthenticated packets (explicit opt-out)")
+	f.envelope.register(fs)
 	fs.StringVar(&f.identityFile, "identity-file", "", "file holding this member's Ed25519 signing key (created, mode 0600, when missing): signs its own Alive and leave updates so that no other key holder can raise or forge them; keep it across restarts; every member of the group must use one (empty: unsigned updates)")
 	fs.StringArrayVar(&f.meta, "meta", nil, "this member's metadata as key=value (repeatable; sent as sorted URL query pairs, at most 512 bytes in all; shown by every member)")
 	fs.StringVar(&f.metaFile, "meta-file", "", "file of this member's metadata, one key=value per line (blank lines and # comments allowed), encoded as --meta's; SIGHUP re-reads it and disseminates the change (excludes --meta)")
@@ -398,7 +412,7 @@ func (f *agentFlags) config(stderr io.Writer) (agent.Config, error) {
 	case !f.plain && len(cfg.Keys) == 0:
 		return cfg, errors.New("no key: give --key or --key-file, or --plain to run unencrypted on purpose")
 	}
-	return cfg, nil
+	return cfg, f.envelope.apply(&cfg)
 }
 
 // memberJSON is one entry of /members.

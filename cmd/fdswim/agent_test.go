@@ -488,7 +488,7 @@ func TestJoinTimeoutMessage(t *testing.T) {
 	err := runAgent(context.Background(), []string{"--plain", "--bind", "127.0.0.1:0", "--join", nobody,
 		"--join-timeout", "300ms", "--leave-timeout", "50ms"}, &out, &errb)
 	require.Error(t, err)
-	assert.Regexp(t, `^--join `+regexp.QuoteMeta(nobody)+`: no member answered within --join-timeout 300ms \(attempts: 1; is a member running there, with the same key, or --plain on both\? `+
+	assert.Regexp(t, `^--join `+regexp.QuoteMeta(nobody)+`: no member answered within --join-timeout 300ms \(attempts: 1; is a member running there, with the same key, or --plain on both, and the same --label\? `+
 		`Do its packets reach the members from 127\.0\.0\.1, the address it advertises\? A member answers only a join sent from that address: `+
 		`behind NAT set --advertise to the public address, on a host with several addresses --bind the advertised one\)$`, err.Error())
 }

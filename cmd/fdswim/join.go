@@ -203,7 +203,7 @@ func giveUp(ctx context.Context, targets []joinTarget, self netip.Addr, deadline
 	if isLookupErr(last) {
 		why = fmt.Sprintf("no address found (%v)", last)
 	}
-	return fmt.Errorf("--join %s: %s within --join-timeout %v (attempts: %d; is a member running there, with the same key, or --plain on both? "+
+	return fmt.Errorf("--join %s: %s within --join-timeout %v (attempts: %d; is a member running there, with the same key, or --plain on both, and the same --label? "+
 		"Do its packets reach the members from %s, the address it advertises? A member answers only a join sent from that address: "+
 		"behind NAT set --advertise to the public address, on a host with several addresses --bind the advertised one)%s",
 		joinList(targets), why, deadline, attempts, self, auth)

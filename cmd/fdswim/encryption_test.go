@@ -1,0 +1,69 @@
+package main
+
+import (
+	"context"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// --label, --accept-plain and --send-plain refuse what agent.Start would,
+// naming the flags.
+func TestEnvelopeFlagErrors(t *testing.T) {
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--key", testKeyHex, "--send-plain"}, "--send-plain needs --accept-plain"},
+		{[]string{"--plain", "--accept-plain"}, "--accept-plain and --send-plain are stages of turning encryption on: they need --key or --key-file, not --plain"},
+		{[]string{"--plain", "--label", strings.Repeat("x", 256)}, "--label is 256 bytes, at most 255"},
+	}
+	for _, c := range cases {
+		var out, errb strings.Builder
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		err := runAgent(ctx, append([]string{"--bind", "127.0.0.1:0"}, c.args...), &out, &errb)
+		cancel()
+		if assert.Error(t, err, "%v", c.args) {
+			assert.Contains(t, err.Error(), c.want, "%v", c.args)
+		}
+	}
+}
+
+// Each stage of turning encryption on reads the stage before it: a plain
+// member and one with --accept-plain --send-plain, that one and one with
+// --accept-plain alone, that one and one with the key alone each form a
+// group of two.
+func TestEncryptionStagesWithFlags(t *testing.T) {
+	stages := [][]string{
+		{"--plain"},
+		{"--key", testKeyHex, "--accept-plain", "--send-plain"},
+		{"--key", testKeyHex, "--accept-plain"},
+		{"--key", testKeyHex},
+	}
+	for i := 0; i+1 < len(stages); i++ {
+		a := startAgent(t, "a", "127.0.0.1:0", stages[i]...)
+		b := startAgent(t, "b", "127.0.0.1:0", append(stages[i+1], "--join", a.addr)...)
+		waitAll(t, []*proc{a, b}, convergeMax, strings.Join(stages[i+1], " "), func(v map[string]viewEntry) bool { return len(v) == 2 })
+	}
+}
+
+// Members with one --label form a group; a member with another label is
+// not admitted, and its failed join names --label.
+func TestLabelFlag(t *testing.T) {
+	a := startAgent(t, "a", "127.0.0.1:0", "--plain", "--label", "dc1")
+	b := startAgent(t, "b", "127.0.0.1:0", "--plain", "--label", "dc1", "--join", a.addr)
+	waitAll(t, []*proc{a, b}, convergeMax, "pair", func(v map[string]viewEntry) bool { return len(v) == 2 })
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, fdswimBinary(t), "agent", "--id", "c", "--bind", "127.0.0.1:0", "--plain", "--label", "dc2",
+		"--join", a.addr, "--join-timeout", "1s", "--probe-interval", period, "--probe-timeout", probeTO).CombinedOutput()
+	require.Error(t, err, "%s", out)
+	assert.Contains(t, string(out), "the same --label?", "%s", out)
+	v, err := a.view()
+	require.NoError(t, err)
+	assert.NotContains(t, v, "c")
+}
