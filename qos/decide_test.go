@@ -143,6 +143,11 @@ func TestDecideHoldout(t *testing.T) {
 		assert.Less(t, h.HeldOut.MRPerSecond, 2.5*simMR)
 	}
 	assert.Len(t, v.HoldoutRows(), 2)
+	ch := v.Choices()
+	require.Len(t, ch, 2)
+	assert.Equal(t, v.Ops[0].Point.Value, ch[0].Point.Value)
+	assert.True(t, ch[0].Found)
+	assert.LessOrEqual(t, ch[0].Shortfall, 1.0)
 	assert.Contains(t, v.String(), "Out of sample: tuned on the first 50 % of the trace")
 	off := decideSim(t, 6000, simSA, simSA, mustRange(t, 20, 200, 40, false), Targets{MaxMRPerSecond: simMR}, DecideOptions{Holdout: -1})
 	assert.Nil(t, off.Ops[0].Holdout)

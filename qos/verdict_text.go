@@ -232,3 +232,19 @@ func (v Verdict) HoldoutRows() [][]string {
 	}
 	return rows
 }
+
+// Choices returns the operating points as Choices (one per family, in
+// order; Shortfall from Targets.Shortfall), for displays of Tune's
+// answers.
+func (v Verdict) Choices() []Choice {
+	out := make([]Choice, 0, len(v.Ops))
+	for _, op := range v.Ops {
+		sh := math.Inf(1)
+		if op.Err == "" {
+			sh = v.Targets.Shortfall(op.Point.Result)
+		}
+		out = append(out, Choice{Stream: v.Stream, Family: op.Family, Param: op.Param, Unit: op.Unit,
+			Found: op.Found, Point: op.Point, Shortfall: sh})
+	}
+	return out
+}

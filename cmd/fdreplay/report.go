@@ -73,6 +73,11 @@ func buildReport(o options, args []string, runs []reportRun, table, curves []qos
 			}
 			rs.Choices = ch
 			rs.Verdict = r.verdict
+			if v := r.verdict; v != nil && v.Err == "" {
+				// The operating points, as the command line prints them,
+				// rather than the grid points nearest the targets.
+				rs.Choices = v.Choices()
+			}
 		}
 		rep.Streams = append(rep.Streams, rs)
 	}
