@@ -135,7 +135,8 @@ type Agent struct {
 	sl         *transport.StreamListener
 	streamInCh chan streamIn
 	streamRes  chan streamResult
-	outSlots   chan struct{}
+	outSlots   chan struct{} // the protocol's dialled streams (pings, views)
+	relSlots   chan struct{} // SendReliable's, apart: stuck messages must not starve the pings
 	quit       chan struct{} // closed when the agent starts stopping
 	outWG      sync.WaitGroup
 	streamCtx  context.Context
@@ -341,6 +342,7 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 		streamInCh: make(chan streamIn, 64),
 		streamRes:  make(chan streamResult, 64),
 		outSlots:   make(chan struct{}, streamOutMax),
+		relSlots:   make(chan struct{}, streamOutMax),
 		quit:       make(chan struct{}),
 		late:       late,
 	}

@@ -31,8 +31,12 @@ var ErrNoStream = errors.New("agent: the stream path is off (DisableStream): no 
 // once the receiver has it whole and has acknowledged it, or with the
 // error that stopped it (memberlist's SendReliable, which returns once the
 // bytes are written). The receiver delivers it on its Receive channels as
-// one swim.Message. The stream's life is bounded by ctx and by
-// Config.StreamTimeout. Errors: swim.ErrMessageSize, swim.ErrUnknownMember
+// one swim.Message; its acknowledgement says that its agent has the
+// message whole, not that a subscriber took it (a full Receive channel
+// drops it there, counted in Stats.MessagesDropped, unless
+// Config.BlockingDelivery). At most 16 reliable messages are sent at
+// once (streamOutMax); more wait for their turn, within ctx. The stream's
+// life is bounded by ctx and by Config.StreamTimeout. Errors: swim.ErrMessageSize, swim.ErrUnknownMember
 // (id not alive or suspect here), ErrNoStream, ErrNeedsFormat2, ErrStopped,
 // the dial's or the stream's, or the context's.
 func (a *Agent) SendReliable(ctx context.Context, id swim.ID, data []byte) error {
@@ -79,10 +83,10 @@ func (a *Agent) sendReliable(ctx context.Context, to netip.AddrPort, node swim.N
 		return ErrStopped
 	default:
 	}
-	if !a.takeOutSlotWait(ctx) {
+	if !a.takeReliableSlot(ctx) {
 		return fmt.Errorf("agent: reliable message to %s: waiting for a dialling slot: %w", to, ctx.Err())
 	}
-	defer a.releaseOutSlot()
+	defer func() { <-a.relSlots }()
 	ctx, cancel := context.WithTimeout(ctx, a.cfg.StreamTimeout)
 	defer cancel()
 	c, done, err := a.dial(ctx, to)
@@ -182,11 +186,14 @@ func (a *Agent) serveReliable(c *transport.Conn, first *swim.Packet) {
 	_ = c.WriteFrame(ack)
 }
 
-// takeOutSlotWait takes a dialling slot (streamOutMax), waiting for one
-// until ctx is done.
-func (a *Agent) takeOutSlotWait(ctx context.Context) bool {
+// takeReliableSlot takes one of the streamOutMax slots of reliable
+// messages, waiting for one until ctx is done. They are not the
+// protocol's: messages stuck on a receiver that never answers (each holds
+// its slot up to StreamTimeout) leave the stream pings and views their
+// own.
+func (a *Agent) takeReliableSlot(ctx context.Context) bool {
 	select {
-	case a.outSlots <- struct{}{}:
+	case a.relSlots <- struct{}{}:
 		return true
 	case <-ctx.Done():
 		return false

@@ -3,6 +3,7 @@ package agent
 import (
 	"bytes"
 	"context"
+	"net"
 	"net/netip"
 	"sync"
 	"testing"
@@ -83,4 +84,52 @@ func TestReliableSlowloris(t *testing.T) {
 	require.NoError(t, sender.SendReliableToAddress(ctx, victim.Self().Addr, []byte("after")))
 	assert.Equal(t, []byte("after"), receiveOne(t, msgs).Data)
 	t.Logf("%d stalled streams cut after %v (StreamTimeout %v)", slots, held.Round(time.Millisecond), timeout)
+}
+
+// Reliable messages stuck on a receiver that accepts the stream and never
+// reads (a hung process) do not take the dialling slots of the protocol:
+// with as many stuck as there are slots, the agent still sends its stream
+// fallback pings to a member whose UDP is lost, and does not declare it
+// dead.
+func TestStuckReliableSendsLeaveStreamPings(t *testing.T) {
+	as, shim := streamGroup(t, Config{StreamTimeout: 20 * time.Second})
+	hung, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer hung.Close()
+	var held []net.Conn
+	var mu sync.Mutex
+	go func() {
+		for {
+			c, err := hung.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			held = append(held, c) // never read, never answered
+			mu.Unlock()
+		}
+	}()
+	defer func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range held {
+			c.Close()
+		}
+	}()
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	for range 2 * streamOutMax {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_ = as[0].SendReliableToAddress(ctx, hung.Addr().String(), make([]byte, 1000))
+		}()
+	}
+	defer func() { cancel(); wg.Wait() }()
+	time.Sleep(5 * fast().ProbeInterval) // every sender dialled and waits for its ack
+	skipped := as[0].Stats().StreamPingsSkipped
+	shim.blocked.Store(1)
+	time.Sleep(30 * fast().ProbeInterval)
+	assert.Equal(t, skipped, as[0].Stats().StreamPingsSkipped, "stream pings skipped for want of a slot")
+	assert.NotEqual(t, swim.StateDead, state(as[0], as[3].Self().ID))
 }

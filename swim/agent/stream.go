@@ -24,8 +24,10 @@ import (
 // (push-pull's pull), handed to the state machine as if they had come as
 // datagrams, or a reliable message (reliable.go). Anything else ends it.
 
-// streamOutMax bounds the streams this agent dials at once (pings and
-// views); beyond it a ping counts as failed and a view goes as datagrams.
+// streamOutMax bounds the streams this agent dials at once for the
+// protocol (pings and views; beyond it a ping is skipped and a view goes
+// as datagrams), and apart from them those of reliable messages
+// (SendReliable waits for one).
 const streamOutMax = 16
 
 // streamResult is what a dialling goroutine hands back to the agent's
