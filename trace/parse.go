@@ -1,6 +1,8 @@
 package trace
 
 import (
+	"bytes"
+	"fmt"
 	"math"
 	"time"
 )
@@ -158,6 +160,36 @@ func parseDecimalTime(b []byte, unit time.Duration) (time.Duration, bool) {
 		return -time.Duration(total), true
 	}
 	return time.Duration(total), true
+}
+
+// decimalWant says what a CSV time field in unit must be, for an error
+// about v, which parseDecimalTime refused: a well-formed number that does
+// not fit in a time.Duration (most likely a file in a smaller unit than
+// the one given) is told its bound, anything else the syntax.
+func decimalWant(v []byte, unit time.Duration) string {
+	u := unitName(unit)
+	b := v
+	if len(b) > 0 && (b[0] == '-' || b[0] == '+') {
+		b = b[1:]
+	}
+	digits := 0
+	for i, c := range b {
+		switch {
+		case c >= '0' && c <= '9':
+			digits++
+		case c == '.' && bytes.IndexByte(b[i+1:], '.') < 0:
+		default:
+			return "decimal number of " + u
+		}
+	}
+	if digits == 0 {
+		return "decimal number of " + u
+	}
+	want := fmt.Sprintf("a time of at most %d %s (292 years", int64(math.MaxInt64/unit), u)
+	if unit > time.Nanosecond {
+		want += "; a larger number is in a smaller unit than " + u
+	}
+	return want + ")"
 }
 
 // onlyBlanks reports whether p holds nothing but blanks.

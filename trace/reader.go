@@ -822,7 +822,7 @@ func (r *Reader) nextCSV() (Record, error) {
 		case 2, 3:
 			d, ok := parseDecimalTime(v, time.Duration(r.csvUnit))
 			if !ok {
-				return Record{}, r.fieldErr(name, "decimal number of "+unitName(time.Duration(r.csvUnit)), v)
+				return Record{}, r.fieldErr(name, decimalWant(v, time.Duration(r.csvUnit)), v)
 			}
 			if i == 2 {
 				rec.Sent, rec.HasSent = d, true

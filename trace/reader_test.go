@@ -389,6 +389,11 @@ func TestCSV(t *testing.T) {
 	_, _, err = readString(t, "a,t\n1,2\n1,2e3\n", Options{Name: "c.csv", Columns: Columns{Arrival: "t", Unit: time.Millisecond}})
 	require.ErrorAs(t, err, &pe)
 	assert.Equal(t, &ParseError{File: "c.csv", Line: 3, Field: "t", Want: "decimal number of ms", Got: "2e3"}, pe)
+	// A number too large for a time.Duration in the unit given is a unit
+	// mistake more likely than a syntax error: the message says so.
+	_, _, err = readString(t, "a,t\n1,9301432084.211\n", Options{Name: "c.csv", Columns: Columns{Arrival: "t", Unit: time.Second}})
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, &ParseError{File: "c.csv", Line: 2, Field: "t", Want: "a time of at most 9223372036 s (292 years; a larger number is in a smaller unit than s)", Got: "9301432084.211"}, pe)
 	_, _, err = readString(t, "a,t\n1,2\n1\n", Options{Name: "c.csv", Columns: Columns{Arrival: "t"}})
 	require.ErrorAs(t, err, &pe)
 	assert.Equal(t, 3, pe.Line)
@@ -793,4 +798,12 @@ func TestUndetectedFormatError(t *testing.T) {
 		assert.Contains(t, msg, c.why)
 		assert.NotContains(t, msg, "Columns")
 	}
+}
+
+// decimalWant names the bound only for a well-formed number.
+func TestDecimalWant(t *testing.T) {
+	for _, in := range []string{"--5", "1.2.3", "", ".", "1e3", "x"} {
+		assert.Equal(t, "decimal number of ms", decimalWant([]byte(in), time.Millisecond), in)
+	}
+	assert.Equal(t, "a time of at most 9223372036854775807 ns (292 years)", decimalWant([]byte("-99999999999999999999"), time.Nanosecond))
 }
