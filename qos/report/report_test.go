@@ -213,3 +213,17 @@ func TestReportPlotRules(t *testing.T) {
 	require.NotNil(t, m)
 	assert.Equal(t, "80.0", m[1], "legend below the data, from its left edge")
 }
+
+// Every table sits in a scrolling block, the out-of-sample table too: a
+// table wider than the page scrolls inside it instead of running off its
+// right edge.
+func TestTablesScroll(t *testing.T) {
+	v := &qos.Verdict{Stream: "p", Best: -1, Ops: []qos.OperatingPoint{{Family: "chen", Param: "alpha", Unit: "ms",
+		Holdout: &qos.HoldoutFigures{Found: true, Value: 300, MeetsHeldOut: true}}}}
+	var b bytes.Buffer
+	require.NoError(t, Write(&b, Page{Title: "t", Streams: []Stream{{Name: "p", Title: "p", Verdict: v}}}))
+	html := b.String()
+	require.Contains(t, html, `<table class="holdout">`)
+	tables := strings.Count(html, "<table")
+	assert.Equal(t, tables, strings.Count(html, `<div class="scroll"><table`), "tables outside a scrolling block")
+}

@@ -67,7 +67,7 @@ svg g.pt:hover > *:first-child { stroke: #000; stroke-width: 2; }
 <section id="{{.ID}}">
 <h2>{{.Title}}</h2>
 <div class="verdict{{if not .VerdictFound}} none{{end}}">{{.Verdict}} <span class="small">Targets: {{.Targets}}.</span></div>
-{{if .Holdout}}<table class="holdout"><thead><tr>{{range .HoldoutHeader}}<th>{{.}}</th>{{end}}</tr></thead><tbody>{{range .Holdout}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>{{end}}</tbody></table>{{end}}
+{{if .Holdout}}<div class="scroll"><table class="holdout"><thead><tr>{{range .HoldoutHeader}}<th>{{.}}</th>{{end}}</tr></thead><tbody>{{range .Holdout}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>{{end}}</tbody></table></div>{{end}}
 {{range .Warnings}}<div class="warn">{{.}}</div>{{end}}
 <h3>Trace</h3>
 <dl class="facts">{{range .Facts}}<dt>{{index . 0}}</dt><dd>{{index . 1}}</dd>{{end}}</dl>
