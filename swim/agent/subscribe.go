@@ -117,6 +117,10 @@ func (a *Agent) Subscribe(buffer int) (<-chan swim.Event, func()) {
 // calls its Delegate.NotifyMsg on its own goroutine, which waits as long
 // as the delegate takes). Each message goes to every subscriber; the
 // channel is closed when the agent stops or the subscription is cancelled.
+// The buffer counts messages, and a reliable message (SendReliable) is up
+// to Config.MaxReliableSize bytes: an unread channel of the default 256
+// can hold 256 MiB of them; give reliable traffic a smaller buffer or read
+// it promptly.
 func (a *Agent) Receive(buffer int) (<-chan swim.Message, func()) {
 	return add(a, &a.msgSubs, buffer, DefaultMessageBuffer)
 }
