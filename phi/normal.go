@@ -304,45 +304,6 @@ func (d *Normal) LinearForm() (offset time.Duration, scale float64, ok bool) {
 	return detector.AddSat(d.arr.last, time.Duration(math.Round(d.mu))), d.sd, true
 }
 
-// Form returns what the freshness point depends on besides Θ: T_last and
-// μ + pause and σ_eff in nanoseconds (unrounded, as Observe computed them):
-// τ(Θ) = T_last + ⌈max(0, mean + sd·ZOfLevel(Θ))⌉ (saturating). ok is
-// false before the first heartbeat. With SkipIfSuspected the next
-// interval is recorded iff its arrival is at most that τ, or Bootstrapping
-// holds; a threshold sweep uses both to replay thresholds that share a
-// history as one detector (qos.PhiNormalFamily).
-func (d *Normal) Form() (last time.Duration, mean, sd float64, ok bool) {
-	return d.arr.last, d.mu, d.sd, d.arr.seen
-}
-
-// Bootstrapping reports whether the window holds fewer than two intervals
-// (fewer than its size if that is 1): the next interval is then recorded
-// whatever the threshold (see SkipIfSuspected).
-func (d *Normal) Bootstrapping() bool { return d.window.Len() < min(2, d.window.Size()) }
-
-// Fork returns an independent copy of d (window, relearn run, T_last,
-// sequence state) with threshold Θ (0 means DefaultThreshold): the detector a replay with
-// threshold Θ would have reached had it recorded the same intervals as d.
-// Errors: a threshold NewNormal rejects.
-func (d *Normal) Fork(threshold float64) (*Normal, error) {
-	if threshold == 0 {
-		threshold = DefaultThreshold
-	}
-	if err := checkThreshold("normal", threshold); err != nil {
-		return nil, err
-	}
-	c := *d
-	c.window = d.window.Clone()
-	c.relearn = d.relearn.clone()
-	c.threshold = threshold
-	c.zTh = ZOfLevel(threshold)
-	if c.arr.seen {
-		t, _ := ceilDuration(max(0, c.mu+c.sd*c.zTh))
-		c.tau = detector.AddSat(c.arr.last, t)
-	}
-	return &c, nil
-}
-
 // Mean returns μ + AcceptablePause, the mean inter-arrival time in use (m
 // while bootstrapping) plus the pause: Akka's m'.
 func (d *Normal) Mean() time.Duration { return time.Duration(math.Round(d.mu)) }

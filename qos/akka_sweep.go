@@ -22,7 +22,7 @@ const maxExactCrossing = 1 << 53
 // detector stands for all of them. Its fields mirror the replayer's state,
 // which the thresholds of a group share.
 type akkaGroup struct {
-	det    groupDetector // threshold of point lo
+	det    *phi.Akka // threshold of point lo
 	lo, hi int
 
 	evaluating bool
@@ -44,74 +44,13 @@ type akkaNode struct {
 	m, s   []float64
 }
 
-// groupDetector is a φ detector whose freshness point is τ(Θ) = T_last +
-// ⌈max(0, mean + sd·y(Θ))⌉ from the form (T_last, mean, sd) of its state
-// (phi.Akka, phi.Normal).
-type groupDetector interface {
-	detector.Detector
-	Form() (last time.Duration, mean, sd float64, ok bool)
-}
-
-// groupModel is what the grouped pass needs to know of a φ model.
-type groupModel struct {
-	// y maps a threshold to its y(Θ) (increasing); newDet makes a
-	// detector with threshold Θ and fork copies one's state under another
-	// threshold.
-	y      func(th float64) float64
-	newDet func(th float64) (groupDetector, error)
-	fork   func(d groupDetector, th float64) (groupDetector, error)
-	// records reports whether d, with the crossing t* = max(0, mean +
-	// sd·y(Θ)) of threshold Θ, records the interval iv (ns) now ending;
-	// it must be non-decreasing in t*.
-	records func(d groupDetector, iv, tstar float64) bool
-}
-
-// akkaModel is Akka's φ: an interval is recorded iff it is below t*.
-func akkaModel(acfg phi.AkkaConfig) groupModel {
-	return groupModel{
-		y: phi.AkkaYOfLevel,
-		newDet: func(th float64) (groupDetector, error) {
-			c := acfg
-			c.Threshold = th
-			return phi.NewAkka(c)
-		},
-		fork: func(d groupDetector, th float64) (groupDetector, error) {
-			return d.(*phi.Akka).Fork(th)
-		},
-		records: func(_ groupDetector, iv, tstar float64) bool { return iv < tstar },
-	}
-}
-
-// normalModel is the normal φ with SkipIfSuspected: an interval is
-// recorded iff its arrival is at most τ (iv ≤ ⌈t*⌉), or while the window
-// bootstraps. MaxInterval and DivideBySeqGap are not modelled (the caller
-// does not use the pass with them).
-func normalModel(ncfg phi.NormalConfig) groupModel {
-	return groupModel{
-		y: phi.ZOfLevel,
-		newDet: func(th float64) (groupDetector, error) {
-			c := ncfg
-			c.Threshold = th
-			return phi.NewNormal(c)
-		},
-		fork: func(d groupDetector, th float64) (groupDetector, error) {
-			return d.(*phi.Normal).Fork(th)
-		},
-		records: func(d groupDetector, iv, tstar float64) bool {
-			return d.(*phi.Normal).Bootstrapping() || iv <= math.Ceil(tstar)
-		},
-	}
-}
-
-// akkaPass is the grouped one-pass sweep of φ thresholds (Akka's model,
-// or the normal model with SkipIfSuspected).
+// akkaPass is the grouped one-pass sweep of Akka thresholds.
 type akkaPass struct {
-	model groupModel
-	cfg   Config
-	ys    []float64 // y(Θ) per point, increasing
-	thr   []float64 // a threshold per point
-	grps  []*akkaGroup
-	all   []*akkaNode
+	cfg  Config
+	ys   []float64 // y(Θ) per point, increasing
+	thr  []float64 // a threshold per point
+	grps []*akkaGroup
+	all  []*akkaNode
 
 	mistakes  []int
 	suspected []time.Duration
@@ -180,12 +119,7 @@ type akkaPass struct {
 // more than groupBudget bytes, so that memory stays bounded whatever the
 // stream's length.
 func sweepAkka(acfg phi.AkkaConfig, values []float64, src Source, cfg Config) ([]*Point, error) {
-	return sweepGroups(akkaModel(acfg), values, src, cfg)
-}
-
-// sweepGroups is sweepAkka for the φ model m.
-func sweepGroups(m groupModel, values []float64, src Source, cfg Config) ([]*Point, error) {
-	p, pointOf, err := newGroupPass(m, values, cfg)
+	p, pointOf, err := newAkkaPass(acfg, values, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -203,11 +137,6 @@ func sweepGroups(m groupModel, values []float64, src Source, cfg Config) ([]*Poi
 // newAkkaPass prepares the pass: the distinct y(Θ) of values in increasing
 // order (pointOf maps each value to its point) and one group holding all.
 func newAkkaPass(acfg phi.AkkaConfig, values []float64, cfg Config) (p *akkaPass, pointOf []int, err error) {
-	return newGroupPass(akkaModel(acfg), values, cfg)
-}
-
-// newGroupPass is newAkkaPass for the φ model m.
-func newGroupPass(m groupModel, values []float64, cfg Config) (p *akkaPass, pointOf []int, err error) {
 	if err := cfg.validate(); err != nil {
 		return nil, nil, err
 	}
@@ -221,13 +150,13 @@ func newGroupPass(m groupModel, values []float64, cfg Config) (p *akkaPass, poin
 		if !(v > 0) || math.IsInf(v, 0) {
 			return nil, nil, errNotLinear
 		}
-		order[i] = yv{m.y(v), v, i}
+		order[i] = yv{phi.AkkaYOfLevel(v), v, i}
 		if math.IsNaN(order[i].y) || math.IsInf(order[i].y, 0) {
 			return nil, nil, errNotLinear
 		}
 	}
 	slices.SortStableFunc(order, func(a, b yv) int { return cmp.Compare(a.y, b.y) }) // no NaN: checked above
-	p = &akkaPass{model: m, cfg: cfg, lastNoSent: -1, lastImplaus: -1, sampleSize: 16384}
+	p = &akkaPass{cfg: cfg, lastNoSent: -1, lastImplaus: -1, sampleSize: 16384}
 	for _, o := range order {
 		if len(p.ys) == 0 || o.y != p.ys[len(p.ys)-1] {
 			p.ys = append(p.ys, o.y)
@@ -236,7 +165,9 @@ func newGroupPass(m groupModel, values []float64, cfg Config) (p *akkaPass, poin
 		pointOf[o.i] = len(p.ys) - 1
 	}
 	P := len(p.ys)
-	det, err := m.newDet(p.thr[0])
+	c := acfg
+	c.Threshold = p.thr[0]
+	det, err := phi.NewAkka(c)
 	if err != nil {
 		return nil, nil, errNotLinear
 	}
@@ -442,8 +373,8 @@ func (p *akkaPass) cellGap(cs *cellSeries, last, tau, end time.Duration, fresh b
 func (p *akkaPass) split(iv float64) error {
 	for gi := 0; gi < len(p.grps); gi++ {
 		g := p.grps[gi]
-		rec := func(j int) bool { return p.model.records(g.det, iv, phi.AkkaCrossing(g.mean, g.sd, p.ys[j])) }
-		recLo, recHi := rec(g.lo), rec(g.hi-1)
+		recLo := iv < phi.AkkaCrossing(g.mean, g.sd, p.ys[g.lo])
+		recHi := iv < phi.AkkaCrossing(g.mean, g.sd, p.ys[g.hi-1])
 		if recLo == recHi {
 			continue
 		}
@@ -452,10 +383,10 @@ func (p *akkaPass) split(iv float64) error {
 		}
 		// The first point that records: recHi holds at hi−1.
 		s := g.lo + 1
-		for !rec(s) {
+		for iv >= phi.AkkaCrossing(g.mean, g.sd, p.ys[s]) {
 			s++
 		}
-		det, err := p.model.fork(g.det, p.thr[s])
+		det, err := g.det.Fork(p.thr[s])
 		if err != nil {
 			return err
 		}

@@ -26,18 +26,13 @@ func akkaSweepThresholds(t *testing.T) []float64 {
 // number of groups the pass ended with.
 func checkAkkaOnePass(t *testing.T, acfg phi.AkkaConfig, hbs []detector.Heartbeat, cfg Config) int {
 	t.Helper()
-	return checkGroups(t, PhiAkkaFamily(acfg, akkaSweepThresholds(t)), akkaModel(acfg), hbs, cfg)
-}
+	f := PhiAkkaFamily(acfg, akkaSweepThresholds(t))
+	streams := []Stream{{Name: "s", Heartbeats: hbs}}
+	slow := requireSameAsPerPoint(t, f, streams, cfg, OnePassGroups, "Φ = %g")
 
-// checkGroups requires the grouped pass of family f (model m) to equal one
-// replay per threshold in every field of every point, also with small rank
-// windows, so that the TD summary of long streams (values not stored) runs
-// on these short ones too, and returns the number of groups the pass ended
-// with.
-func checkGroups(t *testing.T, f Family, m groupModel, hbs []detector.Heartbeat, cfg Config) int {
-	t.Helper()
-	slow := requireSameAsPerPoint(t, f, []Stream{{Name: "s", Heartbeats: hbs}}, cfg, OnePassGroups, "Φ = %g")
-	p, pointOf, err := newGroupPass(m, f.Values, cfg)
+	// The same with small rank windows, so that the TD summary of long
+	// streams (values not stored) runs on these short ones too.
+	p, pointOf, err := newAkkaPass(acfg, f.Values, cfg)
 	require.NoError(t, err)
 	p.sampleSize = 16
 	res, err := p.run(sliceSource(hbs))

@@ -126,19 +126,13 @@ func ChenFamily(cfg chen.Config, alphas []time.Duration) Family {
 
 // PhiNormalFamily sweeps the threshold Θ of the normal-model φ detector
 // (docs/algorithms.md, “φ accrual: normal model”) with the other settings from
-// cfg: τ = T_last + μ + σ_eff·z(Θ), linear in z(Θ) (phi.ZOfLevel), so
-// with cfg.SkipIfSuspected = new(false) the sweep is one pass (OnePass).
-// With SkipIfSuspected on (phi's default, against learning outages) the
-// history depends on Θ: an interval is recorded iff it ends by τ(Θ), which
-// is non-decreasing in Θ, so Sweep runs the grouped pass of PhiAkkaFamily
-// (OnePassGroups: thresholds that have recorded the same intervals share
-// one detector, split where an arrival falls between their freshness
-// points), equal to one replay per threshold in every field. With
-// MaxInterval or DivideBySeqGap set, or where the grouped pass does not
-// apply, every point is a replay of its own.
+// cfg: τ = T_last + μ + σ_eff·z(Θ), linear in z(Θ) (phi.ZOfLevel) unless
+// cfg.SkipIfSuspected is on (phi's default, against learning outages), in
+// which case every point is a replay of its own; new(false) makes the sweep
+// one pass.
 // Thresholds must be at least log10 2 (z ≥ 0).
 func PhiNormalFamily(cfg phi.NormalConfig, thresholds []float64) Family {
-	f := Family{
+	return Family{
 		Name: "phi-normal", Param: "Phi", Values: thresholds,
 		New: func(v float64) (detector.Detector, error) {
 			if v < math.Log10(2) {
@@ -150,19 +144,6 @@ func PhiNormalFamily(cfg phi.NormalConfig, thresholds []float64) Family {
 		},
 		Linear: phi.ZOfLevel,
 	}
-	if detector.OrDefault(cfg.SkipIfSuspected, true) && cfg.MaxInterval == 0 && !cfg.DivideBySeqGap {
-		f.Linear = nil
-		f.onePass = func(values []float64, src Source, rc Config) ([]*Point, error) {
-			for _, v := range values {
-				if !(v >= math.Log10(2)) {
-					return nil, errNotLinear // the replays report it
-				}
-			}
-			return sweepGroups(normalModel(cfg), values, src, rc)
-		}
-		f.method = OnePassGroups
-	}
-	return f
 }
 
 // PhiAkkaFamily sweeps the threshold Θ of Akka's φ model (docs/algorithms.md,

@@ -61,17 +61,3 @@ func lateArrivals(t *testing.T, acfg phi.AkkaConfig) int {
 	}
 	return late
 }
-
-// The grouped normal-φ sweep (SkipIfSuspected) equals one replay per
-// threshold on the same stream, with K of 1, 3 and the default: a fork
-// carries the relearn run of late intervals its group had kept aside.
-func TestNormalGroupsEqualReplaysRelearn(t *testing.T) {
-	for _, k := range []int{1, 3, phi.DefaultRelearnAfter} {
-		ncfg := phi.NormalConfig{WindowSize: 100, RelearnAfter: &k}
-		groups := checkNormalGroups(t, ncfg, rateSteps(), Config{})
-		assert.Greater(t, groups, 1, "K = %d", k)
-		for _, cfg := range sweepReplayConfigs {
-			checkNormalGroups(t, ncfg, rateSteps(), cfg)
-		}
-	}
-}
