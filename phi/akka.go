@@ -48,11 +48,12 @@ type AkkaConfig struct {
 	// RelearnAfter K, the relearn rule (an fdkit deviation from Akka;
 	// docs/algorithms.md, “Not locking out a sender whose rate changed”): an
 	// interval that ends while the process is suspected is kept aside; the
-	// K-th such interval in a row records the whole run, and so is every
-	// further one until one ends while the process is trusted. A sender
-	// whose interval grew beyond the acceptable pause for good is learnt
-	// instead of suspected for ever; an outage, one long interval, is still
-	// not learnt. Default (nil): min(DefaultRelearnAfter (10),
+	// K-th such interval, with fewer than K recorded in a row between any
+	// two, records the whole run, and so is every further one until K in a
+	// row end while the process is trusted. A sender whose interval grew
+	// beyond the acceptable pause for good, or whose heartbeats now come in
+	// pairs or bursts with gaps beyond it, is learnt instead of suspected for
+	// ever; an outage, one long interval, is still not learnt. Default (nil): min(DefaultRelearnAfter (10),
 	// MaxSampleSize); new(0) is Akka's rule as is. Must be in [0,
 	// MaxSampleSize].
 	RelearnAfter *int
@@ -81,9 +82,9 @@ type AkkaConfig struct {
 // first heartbeat after a pause does not skew the statistics. In Akka, if
 // every heartbeat arrives after τ the history never learns; here the relearn
 // rule (AkkaConfig.RelearnAfter, an fdkit deviation) records a run of K
-// intervals left out in a row, and every further one until one ends while
-// the process is trusted, so that a sender slower than m' + s'·y(Θ) for
-// good is learnt. Because the
+// intervals left out (fewer than K recorded in a row between any two), and
+// every further one until K in a row end while the process is trusted, so
+// that a sender slower than m' + s'·y(Θ) for good is learnt. Because the
 // history depends on Θ, Akka does not implement detector.Linear; Form and
 // Fork let a threshold sweep replay the thresholds that share a history as
 // one detector and split them where their histories part.

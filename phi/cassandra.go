@@ -45,9 +45,9 @@ type CassandraConfig struct {
 	MinSamples int
 	// RelearnAfter K, the relearn rule (an fdkit deviation from Cassandra;
 	// docs/algorithms.md, “Not locking out a sender whose rate changed”): an
-	// interval above MaxInterval is kept aside; the K-th such interval in a
-	// row records the whole run, and so is every further one above the cap
-	// until one is not. A sender whose interval grew above the cap for good
+	// interval above MaxInterval is kept aside; the K-th such interval, with
+	// fewer than K recorded in a row between any two, records the whole run,
+	// and so is every further one above the cap until K in a row are not. A sender whose interval grew above the cap for good
 	// is learnt instead of suspected for ever (Cassandra's gossip runs every
 	// second, so Cassandra itself never meets the case); an outage, one long
 	// interval, is still not learnt. While every interval exceeds the cap the

@@ -49,9 +49,10 @@
 //     (MaxInterval). Levels stay finite, and freshness points saturate
 //     instead of overflowing.
 //   - A rate change is learnt: the relearn rule (RelearnAfter, default K =
-//     10, an fdkit addition) records a run of K intervals left out in a row,
-//     and every further one left out until one is not, so that a sender that
-//     slowed down for good is not suspected for ever (docs/algorithms.md,
+//     10, an fdkit addition) records a run of K intervals left out, fewer
+//     than K recorded in a row between any two, and every further one left
+//     out until K in a row are not, so that a sender that slowed down for
+//     good, or now sends in pairs or bursts, is not suspected for ever (docs/algorithms.md,
 //     “Not locking out a sender whose rate changed”).
 //   - A burst of losses shows as one long interval (Normal can divide it by
 //     the sequence gap as an option).

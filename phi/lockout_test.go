@@ -108,10 +108,11 @@ func TestRelearnOffLocksOut(t *testing.T) {
 	assert.NotContains(t, trusted, true)
 }
 
-// The run is consecutive: K − 1 late intervals followed by one on time record
-// only the one on time, however often the pattern repeats; the K-th late
-// interval in a row records all K at once.
-func TestRelearnNeedsKInARow(t *testing.T) {
+// The run ends only after K intervals recorded in a row: K − 1 late
+// intervals followed by K on time record only the ones on time, however
+// often the pattern repeats; K late intervals with K − 1 on time between any
+// two record all K at the K-th late one (a rhythm of bursts is a rhythm).
+func TestRelearnRunEndsAfterKRecorded(t *testing.T) {
 	for _, k := range []int{1, 2, 10} {
 		d, err := phi.NewNormal(phi.NormalConfig{WindowSize: 50, RelearnAfter: &k})
 		require.NoError(t, err)
@@ -130,12 +131,24 @@ func TestRelearnNeedsKInARow(t *testing.T) {
 			for range k - 1 {
 				beat(time.Second) // late: τ is 105.612 ms after T_last
 			}
-			beat(100 * time.Millisecond)
+			for range k {
+				beat(100 * time.Millisecond)
+			}
 		}
 		assert.Equal(t, 100*time.Millisecond, w.MeanDuration(), "K=%d: no late interval recorded", k)
-		for range k {
+		for i := range k {
+			if i > 0 {
+				for range k - 1 {
+					beat(100 * time.Millisecond)
+				}
+			}
+			if i < k-1 {
+				assert.Equal(t, 100*time.Millisecond, w.MeanDuration(), "K=%d: %d late kept aside", k, i)
+			}
 			beat(2 * time.Second)
 		}
+		// The K late intervals are the window's last K; the 100 ms ones
+		// recorded between them came first.
 		assert.Equal(t, (time.Duration(50-k)*100*time.Millisecond+time.Duration(k)*2*time.Second)/50, w.MeanDuration(), "K=%d: the run of K recorded", k)
 	}
 }

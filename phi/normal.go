@@ -76,10 +76,11 @@ type NormalConfig struct {
 	MaxInterval time.Duration
 	// RelearnAfter K, the relearn rule (an fdkit addition; docs/algorithms.md,
 	// “Not locking out a sender whose rate changed”): an interval left out by
-	// SkipIfSuspected or MaxInterval is kept aside; the K-th such interval in
-	// a row records the whole run, and so is every further one left out until
-	// one is not, so that a sender whose rate dropped for good is learnt
-	// instead of suspected for ever, while an outage (one long interval) is
+	// SkipIfSuspected or MaxInterval is kept aside; the K-th such interval,
+	// with fewer than K recorded in a row between any two, records the whole
+	// run, and so is every further one left out until K in a row are not, so
+	// that a sender whose rate dropped for good, or whose heartbeats now come
+	// in pairs or bursts, is learnt instead of suspected for ever, while an outage (one long interval) is
 	// still not learnt. A step from one steady rate to any slower one is
 	// trusted again after max(K, ⌈n/(1 + z(Θ)²)⌉) slow heartbeats: 31 with the
 	// defaults. While every interval exceeds MaxInterval the run does not end,

@@ -26,15 +26,18 @@ const DefaultRelearnAfter = 10
 // Cassandra's interval cap) from locking out a sender whose rate changed
 // for good (docs/algorithms.md, “Not locking out a sender whose rate
 // changed”). A skip rule leaves out an interval that looks like an outage;
-// one such interval is an outage, but K in a row are the sender's new
-// rhythm. So the intervals left out are kept, up to K − 1 of them, and the
-// K-th in a row records the whole run; every further interval left out is
-// recorded too until one is not left out, which ends the run. An interval
-// recorded by the ordinary rule ends the run and discards what was kept.
+// one such interval is an outage, but K of them with fewer than K recorded
+// intervals in a row between any two are the sender's new rhythm (a slower
+// rate, or heartbeats that now come in pairs or bursts). So the intervals
+// left out are kept, up to K − 1 of them, and the K-th records the whole
+// run; every further interval left out is recorded too until the run ends.
+// K intervals in a row recorded by the ordinary rule end the run and discard
+// what was kept.
 type relearn struct {
 	k   int             // K; 0: never relearn (the source's rule as is)
 	run []time.Duration // the run's intervals while it is shorter than K
-	n   int             // length of the current run, saturating at K
+	n   int             // intervals left out in the current run, saturating at K
+	ok  int             // intervals recorded in a row since the last left out
 }
 
 // newRelearn validates K (nil means min(DefaultRelearnAfter, window)) for
@@ -50,6 +53,7 @@ func newRelearn(model string, k *int, window int) (relearn, error) {
 // skipped takes an interval the skip rule left out and records into w what
 // the rule says to record now; it returns how many intervals it recorded.
 func (r *relearn) skipped(iv time.Duration, w *detector.Window) int {
+	r.ok = 0
 	switch {
 	case r.k == 0:
 		return 0
@@ -71,10 +75,17 @@ func (r *relearn) skipped(iv time.Duration, w *detector.Window) int {
 	return c
 }
 
-// recorded ends the run: the ordinary rule recorded an interval.
+// recorded notes an interval the ordinary rule recorded; the K-th in a row
+// ends the run.
 func (r *relearn) recorded() {
-	r.n = 0
-	r.run = r.run[:0]
+	if r.n == 0 {
+		return
+	}
+	r.ok++
+	if r.ok >= r.k {
+		r.n, r.ok = 0, 0
+		r.run = r.run[:0]
+	}
 }
 
 // clone returns an independent copy.

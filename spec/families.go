@@ -107,7 +107,7 @@ func init() {
 			func(c *phi.NormalConfig) **bool { return &c.SkipIfSuspected }),
 		dur(meta{"max-interval", "duration", "0 (no cap)", srcCassandra, "intervals longer than this are not recorded", "MaxInterval", "2s"}, 0, true,
 			func(c *phi.NormalConfig) *time.Duration { return &c.MaxInterval }),
-		intPtr(meta{"relearn-after", "intervals", "10", srcFdkit, "record a run of this many intervals left out in a row (a rate change, not an outage); 0: never", "RelearnAfter", "0"}, 0,
+		intPtr(meta{"relearn-after", "intervals", "10", srcFdkit, "record a run of this many intervals left out, fewer recorded in a row between two (a rate change, not an outage); 0: never", "RelearnAfter", "0"}, 0,
 			func(c *phi.NormalConfig) **int { return &c.RelearnAfter }),
 		boolPlain(meta{"divide-by-gap", "", "false", srcFdkit, "divide an interval by the sequence gap", "DivideBySeqGap", "true"},
 			func(c *phi.NormalConfig) *bool { return &c.DivideBySeqGap }),
@@ -129,7 +129,7 @@ func init() {
 			func(c *phi.AkkaConfig) *time.Duration { return &c.FirstHeartbeatEstimate }),
 		intPlain(meta{"min-samples", "intervals", "0", srcFdkit, "warm-up: real intervals needed before QoS is measured", "MinSamples", "5"}, 0,
 			func(c *phi.AkkaConfig) *int { return &c.MinSamples }),
-		intPtr(meta{"relearn-after", "intervals", "10", srcFdkit, "record a run of this many intervals left out in a row (a rate change, not an outage); 0: never", "RelearnAfter", "0"}, 0,
+		intPtr(meta{"relearn-after", "intervals", "10", srcFdkit, "record a run of this many intervals left out, fewer recorded in a row between two (a rate change, not an outage); 0: never", "RelearnAfter", "0"}, 0,
 			func(c *phi.AkkaConfig) **int { return &c.RelearnAfter }),
 	)
 
@@ -147,7 +147,7 @@ func init() {
 			func(c *phi.CassandraConfig) **time.Duration { return &c.MaxInterval }),
 		intPlain(meta{"min-samples", "intervals", "0", srcFdkit, "warm-up: real intervals needed before QoS is measured", "MinSamples", "5"}, 0,
 			func(c *phi.CassandraConfig) *int { return &c.MinSamples }),
-		intPtr(meta{"relearn-after", "intervals", "10", srcFdkit, "record a run of this many intervals left out in a row (a rate change, not an outage); 0: never", "RelearnAfter", "0"}, 0,
+		intPtr(meta{"relearn-after", "intervals", "10", srcFdkit, "record a run of this many intervals left out, fewer recorded in a row between two (a rate change, not an outage); 0: never", "RelearnAfter", "0"}, 0,
 			func(c *phi.CassandraConfig) **int { return &c.RelearnAfter }),
 	)
 

@@ -84,7 +84,7 @@ func printDefaultsNote(w io.Writer, s settings, dets []string) {
 		if has("phi-cassandra") {
 			fmt.Fprintf(w, "; phi-cassandra skips intervals above its max-interval (Cassandra's fd_max_interval_ms)")
 		}
-		fmt.Fprintf(w, "; %d skipped in a row are a rate change and are learnt (relearn-after)", phi.DefaultRelearnAfter)
+		fmt.Fprintf(w, "; %[1]d skipped with fewer than %[1]d recorded in a row between two are a rate change and are learnt (relearn-after)", phi.DefaultRelearnAfter)
 		fmt.Fprintln(w)
 	}
 	for _, n := range specNotes(s, dets) {

@@ -1,0 +1,72 @@
+package phi_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/fdkit/fdkit/detector"
+	"github.com/fdkit/fdkit/phi"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// pattern feeds d 1,001 heartbeats 100 ms apart (a full window of 1,000
+// intervals of 100 ms with the defaults), then the intervals of ivs repeated
+// rounds times, and returns, for each heartbeat of the pattern, whether the
+// next heartbeat arrives within τ (no suspicion over the interval that
+// follows).
+func pattern(t *testing.T, d detector.Detector, ivs []time.Duration, rounds int) []bool {
+	t.Helper()
+	at, seq := time.Duration(0), uint64(0)
+	for range 1001 {
+		at += 100 * time.Millisecond
+		seq++
+		d.Observe(detector.Heartbeat{Seq: seq, HasSeq: true, Arrival: at})
+	}
+	var trusted []bool
+	for r := range rounds {
+		for i, iv := range ivs {
+			at += iv
+			seq++
+			d.Observe(detector.Heartbeat{Seq: seq, HasSeq: true, Arrival: at})
+			next := ivs[(i+1)%len(ivs)]
+			if r == rounds-1 && i == len(ivs)-1 {
+				continue
+			}
+			tau, ok := d.FreshnessPoint()
+			require.True(t, ok)
+			trusted = append(trusted, tau >= at+next)
+		}
+	}
+	return trusted
+}
+
+// A sender that changes for good from one heartbeat every 100 ms to a pair
+// (a heartbeat 10 ms after the previous, then a gap) has a lasting new
+// rhythm, and it is learnt: every long interval ends after τ, but the 10 ms
+// one between two of them does not end the run (K = 10 recorded in a row
+// would). Worked by hand with the defaults; heartbeat i of the pattern is a
+// 10 ms one for odd i:
+//
+//   - Normal (n = 1000, Θ = 8, z = 5.612001), gaps of 990 ms: the tenth gap
+//     records all ten and the run goes on. After c gaps and c + 1 short
+//     intervals the window holds 1000 − 2c − 1 intervals of 100 ms; t* =
+//     μ + z·σ is 983.159 ms at c = 30 and 997.800 ms ≥ 990 ms at c = 31, so
+//     from heartbeat 62 on (the 31st gap) every gap ends within τ.
+//   - Akka (pause 3 s, y(8) = 5.225987), gaps of 5 s: t* = 3.6226 s until the
+//     tenth gap (heartbeat 20) records ten; with eleven 10 ms intervals, ten
+//     of 5 s and 979 of 100 ms, μ = 148.01 ms, σ = 487.74 ms and t* = 3148.01
+//   - 487.74·y(8) = 5696.9 ms ≥ 5 s.
+//
+// A rule whose run ends at the first interval recorded never learns this:
+// the sender is suspected in every gap, for ever (0 below).
+func TestRelearnAlternatingFastSlow(t *testing.T) {
+	n, err := phi.NewNormal(phi.NormalConfig{})
+	require.NoError(t, err)
+	trusted := pattern(t, n, []time.Duration{10 * time.Millisecond, 990 * time.Millisecond}, 600)
+	assert.Equal(t, 62, firstFrom(trusted), "normal: first pattern heartbeat from which the sender is trusted for good")
+	a, err := phi.NewAkka(phi.AkkaConfig{})
+	require.NoError(t, err)
+	trusted = pattern(t, a, []time.Duration{10 * time.Millisecond, 5 * time.Second}, 300)
+	assert.Equal(t, 20, firstFrom(trusted), "akka: first pattern heartbeat from which the sender is trusted for good")
+}
