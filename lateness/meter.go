@@ -82,6 +82,7 @@ type Meter struct {
 	mu      sync.Mutex
 	max     [slots]time.Duration // largest lateness in each slot
 	id      [slots]int64         // which slot (now/slot) each entry holds
+	latest  int64                // the newest slot measured
 	perSrc  [numSources]SourceStats
 	rt      *runtimeReader
 	started bool
@@ -122,9 +123,7 @@ func New(cfg Config) (*Meter, error) {
 		cfg.Cap = DefaultCap
 	}
 	m := &Meter{window: cfg.Window, cap: cfg.Cap, slot: max(cfg.Window/slots, 1)}
-	for i := range m.id {
-		m.id[i] = -1 << 62
-	}
+	m.clear(-1 << 62)
 	return m, nil
 }
 
@@ -139,10 +138,29 @@ func (m *Meter) Observe(now, late time.Duration, src Source) {
 	m.mu.Unlock()
 }
 
+// clear empties every slot and makes latest the newest.
+func (m *Meter) clear(latest int64) {
+	for i := range m.id {
+		m.id[i], m.max[i] = -1<<62, 0
+	}
+	m.latest = latest
+}
+
+// observe records a lateness in the slot of now. The window ends at the
+// newest slot measured: a measurement a little older than the newest (two
+// feeders read the clock before taking the lock) counts in its own slot
+// without pushing newer ones out; one older than the whole window means the
+// clock went back, and the window starts afresh.
 func (m *Meter) observe(now, late time.Duration, src Source) {
 	id := int64(now / m.slot)
-	if now < 0 {
+	if now < 0 && now%m.slot != 0 {
 		id-- // floor for negative instants
+	}
+	switch {
+	case id > m.latest:
+		m.latest = id
+	case id <= m.latest-slots:
+		m.clear(id)
 	}
 	i := int(((id % slots) + slots) % slots)
 	if m.id[i] != id {
@@ -158,7 +176,7 @@ func (m *Meter) observe(now, late time.Duration, src Source) {
 	}
 	var b time.Duration
 	for j := range m.max {
-		if m.id[j] > id-slots && m.id[j] <= id {
+		if m.id[j] > m.latest-slots {
 			b = max(b, m.max[j])
 		}
 	}

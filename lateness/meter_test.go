@@ -95,3 +95,26 @@ func TestSourceString(t *testing.T) {
 	assert.Equal(t, []string{"timer", "gc-pause", "other-pause", "scheduling"}, names)
 	assert.Equal(t, "Source(9)", lateness.Source(9).String())
 }
+
+// Two feeders of one Meter (a monitor's Run and a Probe, or the sweep and
+// the socket reader) read their clock before they take the lock, so a
+// measurement can arrive an instant older than the newest one. It counts
+// like the others and does not push the newer slot out of the window; a
+// clock that goes back by more than the window starts the window afresh, as
+// a jump forward does.
+func TestBoundKeepsNewerSlotsOnAnOlderInstant(t *testing.T) {
+	ms := time.Millisecond
+	m, err := lateness.New(lateness.Config{}) // slots of 1 s
+	require.NoError(t, err)
+	m.Observe(5*time.Second, 300*ms, lateness.Timer) // slot 5
+	m.Observe(4999*ms, 2*ms, lateness.Scheduling)    // slot 4, read just before
+	assert.Equal(t, 300*ms, m.Bound(), "slot 5 still counts")
+	m.Observe(4998*ms, 400*ms, lateness.GCPause) // slot 4 again
+	assert.Equal(t, 400*ms, m.Bound())
+	m.Observe(14500*ms, 0, lateness.Timer) // slot 14: slots 5..14 count
+	assert.Equal(t, 300*ms, m.Bound(), "slot 4 left, slot 5 stays")
+	m.Observe(4600*ms, 50*ms, lateness.Timer) // slot 4 is outside the newest window
+	assert.Equal(t, 50*ms, m.Bound(), "a clock back by more than the window restarts it")
+	m.Observe(4700*ms, 0, lateness.Timer)
+	assert.Equal(t, 50*ms, m.Bound())
+}
