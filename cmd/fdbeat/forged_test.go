@@ -182,7 +182,7 @@ func TestTwoPacketForgeryRefused(t *testing.T) {
 // a nanosecond more is refused.
 func TestIncarnationAheadBound(t *testing.T) {
 	g := newForgeRig(t, recvConfig{MaxSeqJump: defaultMaxSeqJump, MaxIncarnationJump: defaultMaxIncarnationJump, MaxIncarnationAhead: time.Minute})
-	const limit = 1764679260123456789 // docs/algorithms.md, “Incarnation bound”
+	const limit = 1764679260123456789 // docs/algorithms.md, “fdbeat: authenticated heartbeats and plausibility bounds” (incarnation bound)
 	g.deliver(packet{Name: "a", Incarnation: limit + 1}, nil, g.from, 0)
 	g.deliver(packet{Name: "b", Incarnation: limit}, nil, g.from, 0)
 	_, okA := g.m.State("a")
