@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/fdkit/fdkit/swim"
 )
@@ -65,17 +66,21 @@ func (a *Agent) Join(ctx context.Context, addrs ...string) error {
 	case <-a.stopped:
 		return ErrStopped
 	case <-ctx.Done():
-		// Forget the waiter (best effort: a stopped agent has no waiters to
-		// keep), and say what the join heard meanwhile.
-		je := &JoinError{Addrs: addrs, Err: ctx.Err()}
-		_ = a.do(context.Background(), func() {
+		// Forget the waiter and say what the join heard meanwhile, best
+		// effort: a stopped agent has no waiters to keep, and one blocked
+		// on a subscriber (BlockingDelivery) answers nothing, so the wait
+		// is bounded (a waiter left behind is closed, unread, on joining).
+		je := &JoinError{Addrs: addrs, Err: ctx.Err(), LabelMismatches: a.labelMismatch.Load() - label0,
+			AuthFailures: a.authFail.Load() - auth0}
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), joinReportWait)
+		defer cancel()
+		_ = a.do(rctx, func() {
 			delete(a.joinWaiters, joined)
 			if r, ok := a.m.JoinRefusal(); ok {
 				je.Refusal = &r
 			}
-			je.LabelMismatches = a.labelMismatch.Load() - label0
 			je.MergeRefusal = a.mergeRefusal
-			if je.AuthFailures = a.authFail.Load() - auth0; je.AuthFailures > 0 {
+			if je.AuthFailures > 0 {
 				je.AuthFrom = a.authFrom
 			}
 		})
@@ -86,6 +91,10 @@ func (a *Agent) Join(ctx context.Context, addrs ...string) error {
 	}
 	return nil
 }
+
+// joinReportWait bounds how long a Join whose context ended waits for the
+// agent's goroutine to report what the join heard (JoinError).
+const joinReportWait = time.Second
 
 // JoinError is Join's error when its context ends before a member admitted
 // this one. It wraps the context's error (Err) and says what the join

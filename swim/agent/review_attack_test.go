@@ -147,3 +147,25 @@ func TestShutdownConcurrentWithLeave(t *testing.T) {
 		<-a.Done()
 	}
 }
+
+// With BlockingDelivery and a subscriber that stopped reading, a Join
+// still returns once its context ends, though the agent is blocked on
+// the subscriber and cannot report what the join heard.
+func TestJoinReturnsWhileDeliveryBlocked(t *testing.T) {
+	as := group(t, 3, Config{Plain: true})
+	a, err := Start(context.Background(), Config{Plain: true, BlockingDelivery: true, Protocol: fast(), LeaveTimeout: new(time.Duration)})
+	require.NoError(t, err)
+	defer func() { _ = a.Shutdown() }()
+	_, unsub := a.Subscribe(1) // never read: the view's three join events block the agent
+	defer unsub()
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- a.Join(ctx, as[0].Self().Addr) }()
+	select {
+	case err := <-done:
+		t.Logf("Join: %v", err)
+	case <-time.After(5 * time.Second):
+		t.Fatal("Join did not return after its context ended")
+	}
+}
