@@ -10,6 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/fdkit/fdkit/detector"
+	"github.com/fdkit/fdkit/lateness"
 	"github.com/fdkit/fdkit/monitor"
 	"github.com/fdkit/fdkit/phi"
 )
@@ -246,5 +247,42 @@ func benchDecoded(b *testing.B, m *monitor.Monitor, newBeat func() func(name str
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "heartbeats/s")
 	if m.Len() != benchPeers {
 		b.Fatalf("%d peers after the run, want %d: a decoded name differed from the stored ones", m.Len(), benchPeers)
+	}
+}
+
+// BenchmarkSweepHostLateness: one Sweep over 100,000 peers (fixed 1 s
+// timeouts, heartbeats at 0), side by side: "ignore" (IgnoreHostLateness)
+// and "default" (the margin on, nothing measured) at 0.5 s, where no peer is
+// overdue; "excusing" at 2 s with a lateness of 5 s measured, where every
+// peer is overdue and held back by the margin at every sweep, the most the
+// margin costs (one atomic load of the meter's Bound per overdue peer).
+func BenchmarkSweepHostLateness(b *testing.B) {
+	for _, c := range []struct {
+		name   string
+		ignore bool
+		late   time.Duration
+		at     time.Duration
+	}{
+		{"ignore", true, 0, 500 * time.Millisecond},
+		{"default", false, 0, 500 * time.Millisecond},
+		{"excusing", false, 5 * time.Second, 2 * time.Second},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			clk := &monitor.ManualClock{}
+			meter, err := lateness.New(lateness.Config{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			meter.Observe(0, c.late, lateness.Timer)
+			m, names := benchMonitorConfig(b, monitor.Config{Clock: clk, Lateness: meter, IgnoreHostLateness: c.ignore})
+			clk.Set(c.at)
+			b.ReportAllocs()
+			for b.Loop() {
+				m.Sweep()
+			}
+			if st, _ := m.Status(names[0]); st != monitor.Trusted {
+				b.Fatalf("%s: a peer is %v", c.name, st)
+			}
+		})
 	}
 }
