@@ -70,3 +70,34 @@ func TestRelearnAlternatingFastSlow(t *testing.T) {
 	trusted = pattern(t, a, []time.Duration{10 * time.Millisecond, 5 * time.Second}, 300)
 	assert.Equal(t, 20, firstFrom(trusted), "akka: first pattern heartbeat from which the sender is trusted for good")
 }
+
+// A sender that slows down gradually, by a factor g per heartbeat from
+// 100 ms to 5 s and then stays at 5 s, is learnt by every model with its
+// defaults: each is trusted for good at the latest 31 heartbeats into the
+// steady 5 s, the bound of a step (TestDefaultsLearnALastingRateChange: 31
+// for the normal model's window, fewer for the others), since the ramp has
+// already put slower intervals into the window.
+func TestRelearnGradualSlowdown(t *testing.T) {
+	for _, g := range []float64{1.001, 1.01, 1.05, 1.2} {
+		var ivs []time.Duration
+		for iv := 100.0; iv < 5000; {
+			iv *= g
+			ivs = append(ivs, time.Duration(iv*1e6))
+		}
+		ramp := len(ivs)
+		for range 1500 {
+			ivs = append(ivs, 5*time.Second)
+		}
+		n, err := phi.NewNormal(phi.NormalConfig{})
+		require.NoError(t, err)
+		a, err := phi.NewAkka(phi.AkkaConfig{})
+		require.NoError(t, err)
+		c, err := phi.NewCassandra(phi.CassandraConfig{})
+		require.NoError(t, err)
+		for name, d := range map[string]detector.Detector{"normal": n, "akka": a, "cassandra": c} {
+			f := firstFrom(pattern(t, d, ivs, 1))
+			assert.NotZero(t, f, "g=%v %s: never trusted for good", g, name)
+			assert.LessOrEqual(t, f, ramp+31, "g=%v %s: trusted for good only from heartbeat %d (ramp of %d)", g, name, f, ramp)
+		}
+	}
+}
