@@ -118,3 +118,40 @@ func TestBoundKeepsNewerSlotsOnAnOlderInstant(t *testing.T) {
 	m.Observe(4700*ms, 0, lateness.Timer)
 	assert.Equal(t, 50*ms, m.Bound())
 }
+
+// Feeders on several goroutines and readers at once (run with -race): every
+// measurement is counted, Bound is the largest, and Probe's goroutine is
+// gone once its context is done.
+func TestConcurrentFeedersAndProbeStops(t *testing.T) {
+	m, err := lateness.New(lateness.Config{})
+	require.NoError(t, err)
+	before := runtime.NumGoroutine()
+	ctx, cancel := context.WithCancel(context.Background())
+	probed := make(chan error)
+	go func() { probed <- m.Probe(ctx, time.Millisecond, nil) }()
+	done := make(chan struct{})
+	for g := range 4 {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for i := range 1000 {
+				m.Observe(time.Duration(i)*time.Millisecond, time.Duration(g*1000+i)*time.Microsecond, lateness.Scheduling)
+				_ = m.Bound()
+				_ = m.Stats()
+			}
+		}()
+	}
+	for range 4 {
+		<-done
+	}
+	cancel()
+	require.NoError(t, <-probed)
+	st := m.Stats()
+	assert.Equal(t, uint64(3999), st.Sources[lateness.Scheduling].Count, "all but the one of 0")
+	assert.Equal(t, 3999*time.Microsecond, st.Sources[lateness.Scheduling].Max)
+	assert.GreaterOrEqual(t, m.Bound(), 3999*time.Microsecond, "the largest of the window's slots")
+	deadline := time.Now().Add(time.Second)
+	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	assert.LessOrEqual(t, runtime.NumGoroutine(), before, "no goroutine left behind")
+}
