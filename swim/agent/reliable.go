@@ -143,9 +143,12 @@ func reliableErr(ctx context.Context, to netip.AddrPort, err error) error {
 // first, hands it to the agent's goroutine and acknowledges it. The
 // message is refused (the stream cut, nothing delivered) when it claims
 // more than MaxReliableSize bytes or a frame is out of place: another
-// sender, another total, a gap or an overlap. Memory grows with the bytes
+// sender, another total, a gap or an overlap. ts is the first frame's
+// sealed timestamp: the frames after it are checked as a chain
+// (wire.Codec.DecodeFrame), not against the sender's replay window, which
+// its other streams and datagrams move on meanwhile. Memory grows with the bytes
 // received, not the total claimed. Listener goroutine.
-func (a *Agent) serveReliable(c *transport.Conn, first *swim.Packet) {
+func (a *Agent) serveReliable(c *transport.Conn, first *swim.Packet, ts int64) {
 	total := int(first.Part.Total)
 	if total > a.cfg.MaxReliableSize {
 		a.streamOversize.Add(1)
@@ -170,7 +173,7 @@ func (a *Agent) serveReliable(c *transport.Conn, first *swim.Packet) {
 			a.streamReadError(c, err)
 			return
 		}
-		if pkt, err = a.codec.Decode(b); err != nil {
+		if pkt, ts, err = a.codec.DecodeFrame(b, ts); err != nil {
 			a.refusedFrame(c, err)
 			return
 		}

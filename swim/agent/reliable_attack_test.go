@@ -133,3 +133,44 @@ func TestStuckReliableSendsLeaveStreamPings(t *testing.T) {
 	assert.Equal(t, skipped, as[0].Stats().StreamPingsSkipped, "stream pings skipped for want of a slot")
 	assert.NotEqual(t, swim.StateDead, state(as[0], as[3].Self().ID))
 }
+
+// slowConn delays its third write by delay: a frame sealed, then held
+// in a slow link's buffers.
+type slowConn struct {
+	net.Conn
+	writes int
+	delay  time.Duration
+}
+
+func (c *slowConn) Write(b []byte) (int, error) {
+	if c.writes++; c.writes == 3 {
+		time.Sleep(c.delay)
+	}
+	return c.Conn.Write(b)
+}
+
+// A reliable message whose frame arrives more than the replay window
+// (2 s) after it was sealed, while its sender's datagrams move the
+// receiver's window for that sender on, is received whole: the frames
+// after a stream's first are checked as a chain, not against the window.
+func TestReliableFrameDelayedPastReplayWindow(t *testing.T) {
+	recv := start(t, Config{})
+	_, cancel := recv.Receive(512)
+	defer cancel()
+	sender := start(t, Config{StreamWrap: func(c net.Conn, inbound bool) (net.Conn, error) {
+		if inbound {
+			return c, nil
+		}
+		return &slowConn{Conn: c, delay: 2500 * time.Millisecond}, nil
+	}})
+	ctx, stop := context.WithTimeout(context.Background(), 10*time.Second)
+	defer stop()
+	done := make(chan error, 1)
+	go func() { done <- sender.SendReliableToAddress(ctx, recv.Self().Addr, make([]byte, 5000)) }()
+	for range 200 { // while the frame waits: the sender's datagrams fill the window
+		require.NoError(t, sender.SendToAddress(ctx, recv.Self().Addr, []byte("x")))
+		time.Sleep(10 * time.Millisecond)
+	}
+	require.NoError(t, <-done)
+	assert.Zero(t, recv.Stats().StreamReplayed)
+}

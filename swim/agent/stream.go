@@ -105,7 +105,7 @@ func (a *Agent) serveStream(c *transport.Conn) {
 			a.streamReadError(c, err)
 			return
 		}
-		pkt, err := a.codec.Decode(b)
+		pkt, ts, err := a.codec.DecodeFrame(b, 0)
 		if err != nil {
 			a.refusedFrame(c, err)
 			return
@@ -154,7 +154,7 @@ func (a *Agent) serveStream(c *transport.Conn) {
 			}
 		case swim.MsgUser:
 			if updates == 0 && !pkt.Part.IsZero() {
-				a.serveReliable(c, pkt) // SendReliable: reliable.go
+				a.serveReliable(c, pkt, ts) // SendReliable: reliable.go
 				return
 			}
 			fallthrough

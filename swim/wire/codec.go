@@ -148,12 +148,28 @@ func (c *Codec) Stats() CodecStats {
 // sealed with an unknown key), ErrReplay, or are a *DecodeError.
 // Extension entries of unknown tags are skipped and counted in Stats.
 func (c *Codec) Decode(pkt []byte) (*swim.Packet, error) {
+	p, _, err := c.DecodeFrame(pkt, 0)
+	return p, err
+}
+
+// DecodeFrame is Decode for the frames of one inbound stream, in order:
+// prev is the timestamp DecodeFrame returned for the stream's previous
+// frame (0 for the first, or after plain frames, which carry none). A
+// frame after a sealed one is not checked against its sender's replay
+// window, only for a timestamp above prev, within MaxSkew of the clock
+// and not before this codec started: a long stream interleaved with the
+// sender's other streams and datagrams, or delayed by backpressure after
+// sealing, would otherwise see its frames fall below the window's floor
+// (which rises to the clock less Window) and be refused as replayed. The
+// stream's first frame gets Decode's whole check, so a replayed stream is
+// refused at its start, and a later frame cannot be one sealed before it.
+func (c *Codec) DecodeFrame(pkt []byte, prev int64) (*swim.Packet, int64, error) {
 	if len(pkt) > c.max {
-		return nil, &DecodeError{Field: "datagram", Err: ErrOversize, Detail: fmt.Sprintf("%d bytes, limit %d", len(pkt), c.max)}
+		return nil, 0, &DecodeError{Field: "datagram", Err: ErrOversize, Detail: fmt.Sprintf("%d bytes, limit %d", len(pkt), c.max)}
 	}
 	payload, sealed, err := c.sec.open(pkt)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if !sealed {
 		// Plain mode, or a plain packet accepted while encryption is
@@ -161,27 +177,32 @@ func (c *Codec) Decode(pkt []byte) (*swim.Packet, error) {
 		// a plain sender's payload bound.
 		p, info, err := UnmarshalInfo(payload, c.max-c.sec.labelLen()-Overhead(false))
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		if !c.sec.Plain {
 			c.plainAccepted.Add(1)
 		}
 		c.count(info)
-		return p, nil
+		return p, 0, nil
 	}
 	if len(payload) < timestampSize {
-		return nil, &DecodeError{Field: "timestamp", Err: ErrTruncated, Detail: fmt.Sprintf("%d bytes of sealed payload, want at least %d", len(payload), timestampSize)}
+		return nil, 0, &DecodeError{Field: "timestamp", Err: ErrTruncated, Detail: fmt.Sprintf("%d bytes of sealed payload, want at least %d", len(payload), timestampSize)}
 	}
 	ts := int64(binary.BigEndian.Uint64(payload))
 	p, info, err := UnmarshalInfo(payload[timestampSize:], c.MaxPayload())
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	if err := c.replay.check(p.From.ID, ts); err != nil {
-		return nil, err
+	if prev == 0 {
+		err = c.replay.check(p.From.ID, ts)
+	} else {
+		err = c.replay.checkAfter(ts, prev)
+	}
+	if err != nil {
+		return nil, 0, err
 	}
 	c.count(info)
-	return p, nil
+	return p, ts, nil
 }
 
 func (c *Codec) count(info Info) {

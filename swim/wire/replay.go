@@ -164,13 +164,8 @@ func (g *replayGuard) check(sender swim.ID, ts int64) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	now := g.clock()
-	skew := int64(g.cfg.MaxSkew)
-	switch {
-	case ts < g.start:
-		return fmt.Errorf("%w: sealed %v before this member started", ErrReplay, time.Duration(g.start-ts))
-	case ts < now-skew || ts > now+skew:
-		return fmt.Errorf("%w: timestamp %v away from this member's clock, more than MaxSkew %v",
-			ErrReplay, time.Duration(ts-now), g.cfg.MaxSkew)
+	if err := g.inBounds(ts, now); err != nil {
+		return err
 	}
 	w := g.senders[sender]
 	if w == nil {
@@ -186,8 +181,34 @@ func (g *replayGuard) check(sender swim.ID, ts int64) error {
 	case w.seen(ts):
 		return fmt.Errorf("%w: from %q, timestamp already accepted", ErrReplay, sender)
 	}
-	w.remember(ts, now-skew, now-int64(g.cfg.Window), now+int64(g.cfg.Window))
+	w.remember(ts, now-int64(g.cfg.MaxSkew), now-int64(g.cfg.Window), now+int64(g.cfg.Window))
 	w.used = now
+	return nil
+}
+
+// checkAfter accepts ts of a stream's frame that follows one stamped prev
+// (Codec.DecodeFrame): above prev, not before this member started, within
+// MaxSkew of the clock; the sender's window is neither read nor changed.
+func (g *replayGuard) checkAfter(ts, prev int64) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if ts <= prev {
+		return fmt.Errorf("%w: a stream's frame stamped %v at or before the frame it follows", ErrReplay, time.Duration(prev-ts))
+	}
+	return g.inBounds(ts, g.clock())
+}
+
+// inBounds refuses ts sealed before this member started or more than
+// MaxSkew away from now; g.mu must be held.
+func (g *replayGuard) inBounds(ts, now int64) error {
+	skew := int64(g.cfg.MaxSkew)
+	switch {
+	case ts < g.start:
+		return fmt.Errorf("%w: sealed %v before this member started", ErrReplay, time.Duration(g.start-ts))
+	case ts < now-skew || ts > now+skew:
+		return fmt.Errorf("%w: timestamp %v away from this member's clock, more than MaxSkew %v",
+			ErrReplay, time.Duration(ts-now), g.cfg.MaxSkew)
+	}
 	return nil
 }
 

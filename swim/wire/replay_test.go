@@ -310,3 +310,50 @@ func TestReplayYoungForgottenBoundedByWindow(t *testing.T) {
 		assert.Zero(t, replays(), "ahead %v: a replay after Window (+ the sender's lead) past sealing", ahead)
 	}
 }
+
+// DecodeFrame: a stream's later frames are accepted after the sender's
+// window has moved past them, but only in a chain: above the frame they
+// follow; a replayed stream is refused at its first frame.
+func TestDecodeFrameChain(t *testing.T) {
+	kr, _ := NewKeyring(key(3, 16))
+	now := time.Unix(1000, 0)
+	clock := func() time.Time { return now }
+	newCodec := func() *Codec {
+		c, err := NewCodec(CodecConfig{Security: &Security{Keyring: kr}, Replay: ReplayConfig{Now: clock}})
+		require.NoError(t, err)
+		return c
+	}
+	send, recv := newCodec(), newCodec()
+	p := &swim.Packet{Kind: swim.MsgPing, From: swim.Node{ID: "a", Addr: "127.0.0.1:1"}, Ping: swim.Ping{Seq: 1}}
+	seal := func() []byte {
+		now = now.Add(time.Millisecond)
+		b, _, err := send.Encode(p)
+		require.NoError(t, err)
+		return b
+	}
+	f1, f2, f3 := seal(), seal(), seal()
+	_, ts1, err := recv.DecodeFrame(f1, 0)
+	require.NoError(t, err)
+	now = now.Add(3 * time.Second) // past Window: the sender's datagrams raise the floor
+	for range 2 * replayRemembered {
+		_, err := recv.Decode(seal())
+		require.NoError(t, err)
+	}
+	_, err = recv.Decode(f2)
+	require.ErrorIs(t, err, ErrReplay, "the window refuses the delayed frame alone")
+	_, ts2, err := recv.DecodeFrame(f2, ts1)
+	require.NoError(t, err, "as the frame after f1")
+	_, _, err = recv.DecodeFrame(f2, ts2)
+	assert.ErrorIs(t, err, ErrReplay, "a frame again")
+	_, _, err = recv.DecodeFrame(f1, ts2)
+	assert.ErrorIs(t, err, ErrReplay, "an earlier frame after a later one")
+	_, _, err = recv.DecodeFrame(f1, 0)
+	assert.ErrorIs(t, err, ErrReplay, "the stream replayed from its start")
+	_, ts3, err := recv.DecodeFrame(f3, ts2)
+	require.NoError(t, err)
+	now = now.Add(time.Minute) // past MaxSkew
+	_, _, err = recv.DecodeFrame(seal(), ts3)
+	require.NoError(t, err, "a fresh frame")
+	_, _, err = recv.DecodeFrame(f3, 1)
+	assert.ErrorIs(t, err, ErrReplay, "a frame older than MaxSkew")
+}
