@@ -163,12 +163,22 @@ func quoteAll(ss []string) []string {
 
 // epochStream is the heartbeats of one incarnation of one sender.
 type epochStream struct {
-	sender   string
-	epoch    int
-	hbs      []detector.Heartbeat
-	unsorted bool         // some arrival is earlier than the one before it
-	spool    *trace.Spool // the heartbeats, once the input is too large for memory
+	sender     string
+	epoch      int
+	hbs        []detector.Heartbeat
+	unsorted   bool          // some arrival is earlier than the one before it
+	latest     time.Duration // the latest arrival so far, read at line latestLine
+	latestLine int
+	spool      *trace.Spool // the heartbeats, once the input is too large for memory
 }
+
+// maxArrivalBack is how much earlier than the latest arrival of its
+// stream so far a record may arrive, in file order: network reordering
+// (a seq-sorted CSV shows it) moves a heartbeat by the spread of the
+// one-way delays, well under a minute; more is a receiver clock stepped
+// back, which sorting by arrival would turn into stale heartbeats and a
+// long outage.
+const maxArrivalBack = time.Minute
 
 // memHeartbeats is how many heartbeats of all inputs together are kept in
 // memory (40 bytes each). Past it, every stream of the input being read
@@ -296,6 +306,13 @@ func loadReader(r *trace.Reader, file string, o options, multi bool, limit, stre
 		}
 		streams[rec.Sender] = es
 		s := es[c.Epoch-1]
+		if back := s.latest - rec.Arrival; s.latestLine > 0 && back > maxArrivalBack {
+			ferr = fmt.Errorf("%s:%d: sender %q: arrival %v before the one at %s:%d: the receiver's clock stepped back? (network reordering moves a heartbeat by less than %v): correct the step or cut the trace there", name, c.Line, rec.Sender, back, name, s.latestLine, maxArrivalBack)
+			return
+		}
+		if s.latestLine == 0 || rec.Arrival > s.latest {
+			s.latest, s.latestLine = rec.Arrival, c.Line
+		}
 		if s.spool != nil {
 			if err := s.spool.Add(rec.Heartbeat()); err != nil {
 				ferr = fmt.Errorf("%s:%d: sender %q: %w", name, c.Line, rec.Sender, spoolErr(err))
