@@ -49,7 +49,8 @@ type Stream struct {
 	Table    []qos.Curve
 	Settings []string
 	// Curves are the swept curves; Targets the tuner's targets and Choices
-	// its answers for this stream (qos.Tune on Curves with Targets).
+	// its answers for this stream (qos.Tune on Curves with Targets, or
+	// the operating points of Verdict.Choices).
 	Curves  []qos.Curve
 	Targets qos.Targets
 	Choices []qos.Choice
