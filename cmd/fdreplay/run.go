@@ -469,23 +469,15 @@ func runErr(args []string, stdout, stderr io.Writer) error {
 			}
 		}
 	}
-	// The verdict answers the user's targets; a report without them
-	// answers each stream's SFD default targets (see buildReport).
+	// The verdict answers the user's targets (solving operating points
+	// costs several times the sweep: without targets there is none).
 	var verdicts []qos.Verdict
-	if o.tune || o.report != "" || o.out != "" {
+	if o.tune {
 		opt := o.decide
 		opt.Sweep = qos.SweepOptions{Config: cfg}
-		targets := func(i int) qos.Targets {
-			if o.tune {
-				return o.targets
-			}
-			return runs[i].set.targets
-		}
-		if verdicts, err = decideAll(streams, allFams, curves, targets, opt); err != nil {
+		if verdicts, err = decideAll(streams, allFams, curves, o.targets, opt); err != nil {
 			return err
 		}
-	}
-	if o.tune {
 		if err := printOperatingPoints(stdout, verdicts, o.targets); err != nil {
 			return err
 		}

@@ -38,16 +38,16 @@ func parseShare(flag, s string) (float64, error) {
 // decideAll runs qos.Decide on every stream with its families and curves
 // (curves in stream-major order, as SweepEach returns them); a stream it
 // fails on gets a Verdict with Err set.
-func decideAll(streams []qos.Stream, fams [][]qos.Family, curves []qos.Curve, targets func(i int) qos.Targets, opt qos.DecideOptions) ([]qos.Verdict, error) {
+func decideAll(streams []qos.Stream, fams [][]qos.Family, curves []qos.Curve, t qos.Targets, opt qos.DecideOptions) ([]qos.Verdict, error) {
 	var out []qos.Verdict
 	k := 0
 	for i, s := range streams {
 		cs := curves[k : k+len(fams[i])]
 		k += len(fams[i])
-		v, err := qos.Decide(s, fams[i], cs, targets(i), opt)
+		v, err := qos.Decide(s, fams[i], cs, t, opt)
 		if err != nil {
 			// One stream without a verdict does not cost the others theirs.
-			v = qos.Verdict{Stream: s.Name, Targets: targets(i), Best: -1, Err: err.Error()}
+			v = qos.Verdict{Stream: s.Name, Targets: t, Best: -1, Err: err.Error()}
 		}
 		out = append(out, v)
 	}

@@ -203,6 +203,7 @@ func buildStreamView(i int, s Stream) streamView {
 
 	v.Targets = s.Targets.String()
 	bestFamily := ""
+	v.Verdict = "No verdict: give targets (fdreplay --td-max, --mr-max, --qap-min) to compare the detectors at their operating points."
 	if s.Verdict != nil {
 		v.Verdict = s.Verdict.String()
 		v.VerdictFound = s.Verdict.Best >= 0
