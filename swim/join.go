@@ -17,7 +17,7 @@ func (m *Member) Bootstrap(nodes []Node) {
 		if n.ID == m.self.ID || n.ID == "" || m.peers[n.ID] != nil {
 			continue
 		}
-		p := &peer{node: n, state: StateAlive, inList: true, verified: true}
+		p := &peer{node: n, state: StateAlive, inList: true, verified: true, reached: n.Addr}
 		m.peers[n.ID] = p
 		m.all = append(m.all, p)
 		m.live++

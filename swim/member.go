@@ -44,6 +44,10 @@ type peer struct {
 	blind bool
 	// verified: heard from directly, vouched for, or configured (verify).
 	verified bool
+	// reached: the address at which it answered a join challenge, or
+	// was configured (Bootstrap): its joins from there are answered at
+	// once (joinchallenge.go).
+	reached string
 
 	revived   bool          // Alive at inc after Dead or Left below it (reviveTie)
 	downSince time.Duration // when revived: since when it had been dead or left
@@ -161,8 +165,12 @@ type Stats struct {
 	// PullsRefused counts pulls (MsgJoin: joins, view requests,
 	// anti-entropy exchanges) not answered because their sender address
 	// or all senders together had reached their bound for the protocol
-	// period (Config.PullsPerSender, Config.PullsPerPeriod).
+	// period (Config.PullsPerSender, Config.PullsPerPeriod), or because
+	// as many join challenges were waiting, or one for the same sender.
 	PullsRefused int
+	// JoinChallenges counts joins from unverified sources answered first
+	// with a challenge ping (see Step).
+	JoinChallenges int
 }
 
 // Ready is the output of a Member: packets to send and membership events, in
@@ -196,21 +204,25 @@ type Member struct {
 	st   status
 	meta string
 
-	peers       map[ID]*peer
-	all         []*peer // every peer ever known, in the order learnt
-	list        []*peer // probe list: round-robin over a shuffled order
-	idx         int
-	live        int           // peers alive or suspect (self excluded)
-	unverified  int           // of those, the ones not verified (verify.go)
-	uTokens     int           // probes an unverified member may take now (nextTarget)
-	joinSeed    ID            // the member whose view answered this member's join
-	joinSeedTo  time.Duration // until when its view transfers are that answer
-	nowStep     time.Duration // during Step: its instant
-	suspects    []*peer       // peers with a running suspicion timer
-	tomb        []*peer       // peers believed dead (not left): reconnect candidates
-	forwarded   int           // gossip packets forwarded in this protocol period (eager.go)
-	nextGossip  time.Duration // the drain loop's next round (eager.go, drainQueue)
-	gossipRound int           // the drain loop's rounds (deathRounds)
+	peers         map[ID]*peer
+	all           []*peer // every peer ever known, in the order learnt
+	list          []*peer // probe list: round-robin over a shuffled order
+	idx           int
+	live          int             // peers alive or suspect (self excluded)
+	unverified    int             // of those, the ones not verified (verify.go)
+	uTokens       int             // probes an unverified member may take now (nextTarget)
+	joinSeed      ID              // the member whose view answered this member's join
+	joinSeedTo    time.Duration   // until when its view transfers are that answer
+	nowStep       time.Duration   // during Step: its instant
+	challenges    []joinChallenge // joins waiting for the ack of a challenge (joinchallenge.go)
+	admitting     ID              // during Step of a challenged join: its sender
+	sourceChecked bool            // during StepSourceChecked
+	noChallenge   bool            // tests of other rules: joins applied at once
+	suspects      []*peer         // peers with a running suspicion timer
+	tomb          []*peer         // peers believed dead (not left): reconnect candidates
+	forwarded     int             // gossip packets forwarded in this protocol period (eager.go)
+	nextGossip    time.Duration   // the drain loop's next round (eager.go, drainQueue)
+	gossipRound   int             // the drain loop's rounds (deathRounds)
 
 	lhm       int
 	seq       uint32

@@ -20,6 +20,7 @@ func newTest(t *testing.T, id string, mode Mode, mut func(*Config), peers ...str
 	}
 	m, err := New(cfg, rand.New(rand.NewPCG(1, 2)))
 	require.NoError(t, err)
+	m.noChallenge = true // joinchallenge_test.go tests the challenges
 	var ns []Node
 	for _, p := range peers {
 		ns = append(ns, node(p))

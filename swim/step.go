@@ -2,6 +2,7 @@ package swim
 
 import (
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -63,6 +64,12 @@ func (m *Member) Step(now time.Duration, pkt *Packet) error {
 			return nil
 		}
 	}
+	if pkt.Kind == MsgAck && m.challengeAnswered(now, from, pkt) {
+		return nil
+	}
+	if pkt.Kind == MsgJoin && m.st == running && pkt.From.ID != m.self.ID && m.challenged(now, from, pkt) {
+		return nil
+	}
 	if pkt.Kind == MsgJoin && m.st == running && m.refuseJoin(now, from, pkt.Updates) {
 		return nil
 	}
@@ -117,8 +124,11 @@ func (m *Member) Step(now time.Duration, pkt *Packet) error {
 	// view, which names it with its incarnation. At most once per
 	// ProbeInterval, whoever the senders. (A sender believed dead gets the
 	// Dead update on the answer instead, and refutes.)
+	// A joiner does not ask the seed that challenges its join (a ping
+	// from one of its seeds' addresses): the view follows the ack.
 	if s == nil && from.Addr != "" && pkt.Kind != MsgJoin &&
-		pkt.Kind != MsgSync && m.st == running && now >= m.nextAskView {
+		pkt.Kind != MsgSync && m.st == running && now >= m.nextAskView &&
+		!(m.joining && pkt.Kind == MsgPing && slices.Contains(m.seeds, from.Addr)) {
 		m.nextAskView = now + m.cfg.ProbeInterval
 		m.stats.ViewRequests++
 		m.askView(from)

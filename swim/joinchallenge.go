@@ -1,0 +1,121 @@
+package swim
+
+import (
+	"slices"
+	"time"
+)
+
+// Join challenges: a join (MsgJoin) from a source this member has not
+// reached is answered first with one bare ping to the address it names,
+// and only the ack from that address, under the joiner's ID and with the
+// ping's random sequence number, has the join applied and answered with
+// the view. A join's sender address is whatever the packet claims (in
+// plain mode, the datagram's source, which anyone can forge), and the
+// answer to a join is this member's whole view and application state,
+// tens of times the join's size, and the member it announces is probed
+// by the whole group: forged joins naming a victim's address would make a
+// group send the victim many times what the forger sent, then probe the
+// forged members there for good. A challenge ping is about the join's
+// size (the join carries the sender's node twice, in its header and its
+// Alive; the ping, the same node as receiver and this member's as
+// sender, without updates), a member at the victim's address drops it as
+// misdirected (another ID), nothing else follows, and at most
+// Config.PullsPerSender challenges wait for one address at a time, so
+// forged joins make this member send the victim no more bytes than they
+// carried, and admit none of their members. A real joiner pays one round
+// trip.
+//
+// A source needs no challenge when its ID is held alive or suspect at
+// that address and answered a challenge there (or was configured there:
+// Bootstrap), or when the transport checked the source (StepSourceChecked:
+// swim/agent's joins over TCP, whose handshake proves it). Being heard
+// from (verify.go) is not enough: a forged ping or gossip under a fake ID
+// from the victim's address would make that ID heard.
+//
+// The challenge's sequence number is drawn from the member's random
+// source, not its probe counter, which a member pinged by this one can
+// read and predict.
+
+// joinChallenge is a join waiting for the ack of the ping sent to its
+// sender.
+type joinChallenge struct {
+	from  Node
+	seq   uint32
+	until time.Duration
+	join  Packet // the join, applied once the ack comes
+}
+
+// StepSourceChecked is Step for a packet whose transport checked that it
+// came from the address its sender claims (swim/agent: a join on a TCP
+// stream from that IP address, the handshake proving the source receives
+// what is sent there). A join applied this way gets no challenge.
+func (m *Member) StepSourceChecked(now time.Duration, pkt *Packet) error {
+	m.sourceChecked = true
+	defer func() { m.sourceChecked = false }()
+	return m.Step(now, pkt)
+}
+
+// challenged reports whether the join pkt from from (its address filled)
+// waits for a challenge instead of being applied now, and sends the
+// challenge. At most PullsPerPeriod challenges wait at once, PullsPerSender
+// per address, each for one ProbeInterval; a join from a sender already
+// challenged waits for that challenge's ack. A join refused for either
+// reason counts in Stats.PullsRefused.
+func (m *Member) challenged(now time.Duration, from Node, pkt *Packet) bool {
+	if from.ID == m.admitting || m.sourceChecked || m.noChallenge {
+		return false
+	}
+	if p := m.peers[from.ID]; p != nil && p.reached != "" && p.reached == from.Addr && p.node.Addr == from.Addr &&
+		(p.state == StateAlive || p.state == StateSuspect) {
+		return false
+	}
+	m.challenges = slices.DeleteFunc(m.challenges, func(c joinChallenge) bool { return now >= c.until })
+	perAddr := 0
+	for _, c := range m.challenges {
+		if c.from == from {
+			m.stats.PullsRefused++
+			return true
+		}
+		if c.from.Addr == from.Addr {
+			perAddr++
+		}
+	}
+	if len(m.challenges) >= m.cfg.PullsPerPeriod || perAddr >= m.cfg.PullsPerSender {
+		m.stats.PullsRefused++
+		return true
+	}
+	// The join is kept without application data (fdkit's joins carry
+	// none; a forged one's could be large): its updates and digest.
+	c := joinChallenge{from: from, seq: m.rng.Uint32(), until: now + m.cfg.ProbeInterval,
+		join: Packet{Kind: MsgJoin, From: from, To: pkt.To, Updates: slices.Clone(pkt.Updates), Digest: pkt.Digest}}
+	m.challenges = append(m.challenges, c)
+	m.stats.JoinChallenges++
+	m.out = append(m.out, Packet{Kind: MsgPing, From: m.self, To: from, Ping: Ping{Seq: c.seq}})
+	return true
+}
+
+// challengeAnswered applies the join whose challenge the ack pkt (from
+// from, its address filled) answers, and reports whether it did.
+func (m *Member) challengeAnswered(now time.Duration, from Node, pkt *Packet) bool {
+	// An ack without its sender's address (wire format 2 leaves it out)
+	// from an ID the view holds elsewhere (a conflicting claim) had the
+	// view's address filled in by Step; the random sequence number, which
+	// only the challenge's receiver has seen, identifies it.
+	i := slices.IndexFunc(m.challenges, func(c joinChallenge) bool {
+		return c.seq == pkt.Ack.Seq && c.from.ID == from.ID && (c.from.Addr == from.Addr || pkt.From.Addr == "") && now < c.until
+	})
+	if i < 0 {
+		return false
+	}
+	join := m.challenges[i].join
+	from = join.From
+	m.challenges = slices.Delete(m.challenges, i, i+1)
+	m.admitting = from.ID
+	err := m.Step(now, &join) // validated when it came
+	m.admitting = ""
+	if p := m.peers[from.ID]; err == nil && p != nil && p.node.Addr == from.Addr {
+		m.verify(p) // it answered at that address
+		p.reached = from.Addr
+	}
+	return true
+}
