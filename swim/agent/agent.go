@@ -125,11 +125,15 @@ type Agent struct {
 	streamReplayed, streamGarbage, streamOversize             atomic.Uint64
 	streamTimeouts, streamSyncs, streamFallbacks              atomic.Uint64
 	streamSkipped, labelMismatch, reliableSent, reliableRecv  atomic.Uint64
+	streamJoins                                               atomic.Uint64
 	conflict                                                  atomic.Pointer[swim.Node] // another node claiming this member's ID
 
 	// joinWaiters are closed, on the agent's goroutine, as soon as this
 	// member knows another live member or its ID was refused (joined).
 	joinWaiters map[chan struct{}]struct{}
+	// joinedBy: the seed addresses this Join has sent a join datagram
+	// to; the state machine's resends there go over a stream (flush).
+	joinedBy map[string]bool
 
 	// The stream path (stream.go); sl is nil when it is off.
 	sl         *transport.StreamListener

@@ -19,7 +19,12 @@ import (
 // (Config.Resolve; by default the system resolver, A and AAAA records)
 // and the join is sent to every address it names in the family of this
 // member's advertised address (all of them when none is), as memberlist
-// joins every address a name resolves to. A name that does not resolve
+// joins every address a name resolves to. The join goes to each as a
+// datagram, which a seed answers with a challenge ping and, once this
+// member acks it, its view (swim's join challenges); a join unanswered
+// after a ProbeInterval is resent over a stream (TCP), which a seed
+// answers at once, so a member whose inbound datagrams are lost still
+// joins (Stats.StreamJoins). A name that does not resolve
 // fails the Join only when no address resolved at all; the others are
 // logged. Join fails at once when a member refuses the join because
 // another node holds this member's ID (swim.EventConflict), with a
@@ -47,6 +52,7 @@ func (a *Agent) Join(ctx context.Context, addrs ...string) error {
 	if err := a.do(ctx, func() {
 		a.conflict.Store(nil) // a refusal of an earlier Join is not this one's
 		a.mergeRefusal = nil
+		a.joinedBy = make(map[string]bool, len(addrs)) // flush: joinOverStream
 		if jerr = a.m.Join(a.now(), addrs); jerr != nil {
 			return
 		}

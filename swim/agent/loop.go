@@ -231,8 +231,17 @@ func (a *Agent) flush() {
 	for i := 0; i < len(rd.Packets); {
 		if n := a.viewRunLen(rd.Packets[i:]); n > 0 {
 			if to, err := netip.ParseAddrPort(rd.Packets[i].To.Addr); err == nil {
+				a.streamSyncs.Add(1)
 				a.sendViewStream(to, rd.Packets[i:i+n])
 				i += n
+				continue
+			}
+		}
+		if a.joinOverStream(&rd.Packets[i]) {
+			if to, err := netip.ParseAddrPort(rd.Packets[i].To.Addr); err == nil {
+				a.streamJoins.Add(1)
+				a.sendViewStream(to, rd.Packets[i:i+1])
+				i++
 				continue
 			}
 		}
@@ -244,6 +253,26 @@ func (a *Agent) flush() {
 	}
 	a.deliver(rd.Messages, rd.RemoteStates)
 	a.publish(events)
+}
+
+// joinOverStream reports whether p, a packet to send, is a join to a seed
+// (the state machine leaves a seed's ID empty) that this Join already
+// sent there as a datagram: a resend, which goes over a stream. A seed
+// challenges a join datagram (swim's join challenges) and answers one on
+// a stream at once, so a joiner whose inbound datagrams are lost, or
+// whose challenge or its ack was lost, joins one ProbeInterval later; a
+// stream that fails sends the join as a datagram. Agent goroutine.
+func (a *Agent) joinOverStream(p *swim.Packet) bool {
+	if p.Kind != swim.MsgJoin || p.To.ID != "" || p.From.ID != a.self.ID {
+		return false
+	}
+	if a.sl == nil || a.joinedBy == nil || !a.joinedBy[p.To.Addr] {
+		if a.joinedBy != nil {
+			a.joinedBy[p.To.Addr] = true
+		}
+		return false
+	}
+	return true
 }
 
 // viewRunLen is viewRun when the stream path is on, else 0.

@@ -150,7 +150,8 @@ func TestUnknownKindIgnoredAndCounted(t *testing.T) {
 // the address the joiner claims, so a join claiming someone else's address
 // must not be answered: one forged 100-byte join made an agent send its view
 // (hundreds of times the join's size as members grow) to the victim. A join
-// from the address it claims is answered as before.
+// from the address it claims is answered with the join challenge, a bare
+// ping no larger than the join, and the ack to it with the view.
 func TestForgedJoinNotReflected(t *testing.T) {
 	a := start(t, Config{Plain: true})
 	codec, err := wire.NewCodec(wire.CodecConfig{Security: &wire.Security{Plain: true}})
@@ -177,14 +178,26 @@ func TestForgedJoinNotReflected(t *testing.T) {
 	assert.Len(t, a.Members(), 1, "the forged joiner is not admitted")
 
 	require.NoError(t, victim.Send(to, join)) // the same join, from the claimed address
-	select {
-	case p := <-victim.Packets():
-		got, err := codec.Decode(p.Data)
-		require.NoError(t, err)
-		assert.Equal(t, swim.MsgSync, got.Kind)
-	case <-time.After(5 * time.Second):
-		t.Fatal("a join from the address it claims got no answer")
+	next := func() *swim.Packet {
+		t.Helper()
+		select {
+		case p := <-victim.Packets():
+			got, err := codec.Decode(p.Data)
+			require.NoError(t, err)
+			return got
+		case <-time.After(5 * time.Second):
+			t.Fatal("a join from the address it claims got no answer")
+		}
+		return nil
 	}
+	ping := next()
+	require.Equal(t, swim.MsgPing, ping.Kind, "the join challenge")
+	assert.Equal(t, claimed.ID, ping.To.ID)
+	assert.Empty(t, ping.Updates)
+	ack, _, err := codec.Encode(&swim.Packet{Kind: swim.MsgAck, From: claimed, To: ping.From, Ack: swim.Ack{Seq: ping.Ping.Seq}})
+	require.NoError(t, err)
+	require.NoError(t, victim.Send(to, ack))
+	assert.Equal(t, swim.MsgSync, next().Kind, "the view, once the challenge is answered")
 }
 
 // TestForgedBroadcastNumberRefused: the agent numbers broadcasts by its

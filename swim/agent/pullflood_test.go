@@ -13,9 +13,10 @@ import (
 	"github.com/fdkit/fdkit/swim/wire"
 )
 
-// TestPullFloodOverUDP: a peer that sends 1,000 joins from its own address
-// within one protocol period (10 s here) gets swim.DefaultPullsPerSender
-// views back; the rest are counted in Stats.Protocol.PullsRefused. Before
+// TestPullFloodOverUDP: a peer that answered its join challenge and then
+// sends 1,000 joins from its own address within one protocol period (10 s
+// here) gets swim.DefaultPullsPerSender views back (the challenged join's
+// included); the rest are counted in Stats.Protocol.PullsRefused. Before
 // the bound, each join cost the agent a view sent back.
 func TestPullFloodOverUDP(t *testing.T) {
 	a := start(t, Config{Plain: true, Protocol: swim.Config{ProbeInterval: 10 * time.Second, ProbeTimeout: time.Second}})
@@ -29,19 +30,35 @@ func TestPullFloodOverUDP(t *testing.T) {
 		Updates: []swim.Update{{Kind: swim.UpdateAlive, Node: self, From: self.ID}}})
 	require.NoError(t, err)
 	to := netip.MustParseAddrPort(a.Self().Addr)
+	// The challenge: one bare ping, answered.
+	require.NoError(t, peer.Send(to, join))
+	var ping *swim.Packet
+	select {
+	case p := <-peer.Packets():
+		ping, err = codec.Decode(p.Data)
+		require.NoError(t, err)
+	case <-time.After(5 * time.Second):
+		t.Fatal("no challenge")
+	}
+	require.Equal(t, swim.MsgPing, ping.Kind)
+	ack, _, err := codec.Encode(&swim.Packet{Kind: swim.MsgAck, From: self, To: ping.From, Ack: swim.Ack{Seq: ping.Ping.Seq}})
+	require.NoError(t, err)
+	require.NoError(t, peer.Send(to, ack))
 	for i := range 1000 {
 		require.NoError(t, peer.Send(to, join))
 		if i%20 == 19 {
 			time.Sleep(time.Millisecond) // let the agent read: a loss in the kernel is no test of the bound
 		}
 	}
-	// Every join that reached the agent was answered or refused.
+	// Every join that reached the agent was answered or refused (the
+	// received packets also count the challenge's ack).
 	require.Eventually(t, func() bool {
 		s := a.Stats()
-		return s.Protocol.PullsRefused > 0 && uint64(s.Protocol.PullsRefused)+uint64(swim.DefaultPullsPerSender) == s.PacketsReceived
+		return s.Protocol.PullsRefused > 0 && uint64(s.Protocol.PullsRefused)+uint64(swim.DefaultPullsPerSender)+1 == s.PacketsReceived
 	}, 10*time.Second, 10*time.Millisecond, "%+v", a.Stats())
+	assert.Equal(t, 1, a.Stats().Protocol.JoinChallenges, "the peer answered its challenge: its joins are not challenged again")
 	assert.Greater(t, a.Stats().PacketsReceived, uint64(100), "the flood reached the agent")
-	t.Logf("%d of 1000 joins reached the agent, %d refused", a.Stats().PacketsReceived, a.Stats().Protocol.PullsRefused)
+	t.Logf("%d of 1001 joins and the ack reached the agent, %d joins refused", a.Stats().PacketsReceived, a.Stats().Protocol.PullsRefused)
 	views := 0
 	for deadline := time.After(500 * time.Millisecond); ; {
 		select {

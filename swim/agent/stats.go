@@ -77,11 +77,17 @@ type Stats struct {
 	// MaxStreamMembers (StreamOversize), or the deadline passing
 	// (StreamTimeouts: a slow sender). StreamSyncs counts views sent over
 	// a stream, StreamSyncFallbacks those sent as datagrams after their
-	// stream failed. Frames count in PacketsSent and BytesSent too.
+	// stream failed (joins sent over a stream too). StreamJoins counts
+	// joins sent over a stream: Join resends a join that got no answer
+	// within a ProbeInterval over a stream, which a member answers without
+	// the join challenge (swim.Member.StepSourceChecked) and which reaches
+	// it where datagrams do not. Frames count in PacketsSent and BytesSent
+	// too.
 	StreamsIn, StreamsOut, StreamsRefused, StreamDialErrors          uint64
 	StreamsEvicted                                                   uint64
 	StreamAuthFailures, StreamReplayed, StreamDecodeErrors           uint64
 	StreamOversize, StreamTimeouts, StreamSyncs, StreamSyncFallbacks uint64
+	StreamJoins                                                      uint64
 	// StreamPingsSkipped counts stream fallback pings the state machine
 	// asked for that were not sent: every dialling slot was taken (at most
 	// 16 streams are dialled at once) or the target's address could not
@@ -107,7 +113,7 @@ func (a *Agent) Stats() Stats {
 		StreamAuthFailures: a.streamAuth.Load(), StreamReplayed: a.streamReplayed.Load(),
 		StreamDecodeErrors: a.streamGarbage.Load(), StreamOversize: a.streamOversize.Load(),
 		StreamTimeouts: a.streamTimeouts.Load(), StreamSyncs: a.streamSyncs.Load(), StreamSyncFallbacks: a.streamFallbacks.Load(),
-		StreamPingsSkipped: a.streamSkipped.Load(),
+		StreamPingsSkipped: a.streamSkipped.Load(), StreamJoins: a.streamJoins.Load(),
 	}
 	if a.sl != nil {
 		ss := a.sl.Stats()

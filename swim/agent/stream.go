@@ -214,7 +214,10 @@ func (a *Agent) receiveStream(in streamIn) {
 		in.reply <- &ack
 		return
 	}
-	if err := a.m.Step(a.now(), in.pkt); err != nil {
+	// A join on a stream came from the IP address it claims
+	// (serveStream: joinFromClaimed), which the TCP handshake proves
+	// receives what is sent there: no join challenge.
+	if err := a.m.StepSourceChecked(a.now(), in.pkt); err != nil {
 		a.rejected.Add(1)
 		a.log.Debug("rejected packet", "from", in.from, "err", err)
 	}
@@ -305,7 +308,6 @@ func (a *Agent) sendViewStream(to netip.AddrPort, pkts []swim.Packet) {
 		keep[i] = pkts[i]
 		keep[i].Updates = append([]swim.Update(nil), pkts[i].Updates...)
 	}
-	a.streamSyncs.Add(1)
 	a.outWG.Add(1)
 	go func() {
 		defer a.outWG.Done()

@@ -1,0 +1,68 @@
+package agent
+
+import (
+	"fmt"
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fdkit/fdkit/swim"
+	"github.com/fdkit/fdkit/swim/transport"
+	"github.com/fdkit/fdkit/swim/wire"
+)
+
+// TestSpoofedJoinsNotAmplified: 200 plain joins under fake IDs, each
+// claiming the victim's address, sent from that address to the four
+// members of a group in turn (a spoofed source: the members cannot tell
+// them from joins the victim sent). The group sends the victim at most
+// twice the joins' bytes, in the 2 s of joins and the 3 s after (30
+// protocol periods), and admits none of the fake members, so nobody
+// probes them at the victim afterwards.
+func TestSpoofedJoinsNotAmplified(t *testing.T) {
+	cfg := Config{Plain: true, Protocol: fast()}
+	as := group(t, 4, cfg)
+	codec, err := wire.NewCodec(wire.CodecConfig{Security: &wire.Security{Plain: true}})
+	require.NoError(t, err)
+	victim, err := transport.Listen(transport.Config{QueueLen: 4096})
+	require.NoError(t, err)
+	defer victim.Close()
+	got := 0
+	read := func(until time.Time) {
+		for {
+			select {
+			case p := <-victim.Packets():
+				got += len(p.Data)
+				continue
+			case <-time.After(time.Until(until)):
+			}
+			return
+		}
+	}
+	sent := 0
+	for i := range 200 {
+		f := swim.Node{ID: swim.ID(fmt.Sprintf("fake-%03d", i)), Addr: victim.LocalAddr().String()}
+		a := as[i%len(as)]
+		b, _, err := codec.Encode(&swim.Packet{Kind: swim.MsgJoin, From: f, To: swim.Node{Addr: a.Self().Addr},
+			Updates: []swim.Update{{Kind: swim.UpdateAlive, Node: f, From: f.ID}}})
+		require.NoError(t, err)
+		require.NoError(t, victim.Send(netip.MustParseAddrPort(a.Self().Addr), b))
+		sent += len(b)
+		read(time.Now().Add(10 * time.Millisecond))
+	}
+	during := got
+	read(time.Now().Add(3 * time.Second))
+	ratio := float64(got) / float64(sent)
+	t.Logf("forged joins: %d bytes sent; the group sent the victim %d bytes during them and %d in the 3 s after: %.2f×",
+		sent, during, got-during, ratio)
+	assert.LessOrEqual(t, ratio, 2.0, "bytes sent to the victim per byte of forged joins")
+	for _, a := range as {
+		for _, m := range a.Members() {
+			assert.False(t, strings.HasPrefix(string(m.Node.ID), "fake-"), "%s holds %s", a.Self().ID, m.Node.ID)
+		}
+	}
+	assert.Zero(t, got-during, "nothing after the joins stopped")
+}
