@@ -178,12 +178,14 @@ func TestForgedJoinNotReflected(t *testing.T) {
 	assert.Len(t, a.Members(), 1, "the forged joiner is not admitted")
 
 	require.NoError(t, victim.Send(to, join)) // the same join, from the claimed address
+	size := 0
 	next := func() *swim.Packet {
 		t.Helper()
 		select {
 		case p := <-victim.Packets():
 			got, err := codec.Decode(p.Data)
 			require.NoError(t, err)
+			size = len(p.Data)
 			return got
 		case <-time.After(5 * time.Second):
 			t.Fatal("a join from the address it claims got no answer")
@@ -192,6 +194,7 @@ func TestForgedJoinNotReflected(t *testing.T) {
 	}
 	ping := next()
 	require.Equal(t, swim.MsgPing, ping.Kind, "the join challenge")
+	assert.LessOrEqual(t, size, len(join), "the challenge is no larger than the join")
 	assert.Equal(t, claimed.ID, ping.To.ID)
 	assert.Empty(t, ping.Updates)
 	ack, _, err := codec.Encode(&swim.Packet{Kind: swim.MsgAck, From: claimed, To: ping.From, Ack: swim.Ack{Seq: ping.Ping.Seq}})
