@@ -1,6 +1,7 @@
 package phi_test
 
 import (
+	"math"
 	"testing"
 	"time"
 
@@ -99,5 +100,46 @@ func TestRelearnGradualSlowdown(t *testing.T) {
 			assert.NotZero(t, f, "g=%v %s: never trusted for good", g, name)
 			assert.LessOrEqual(t, f, ramp+31, "g=%v %s: trusted for good only from heartbeat %d (ramp of %d)", g, name, f, ramp)
 		}
+	}
+}
+
+// What the rule learns from a failing link, with the normal model's defaults
+// after a full window of 100 ms intervals (t* = 105.612 ms): ten outages of
+// 30 s with K = 10 intervals of 100 ms between any two are not learnt (t*
+// unchanged); ten with a single one between are, since nothing tells
+// them from a sender that now sends every 30 s. The window then holds 990
+// intervals of 100 ms and ten of 30 s: μ = 399 ms, σ = √(9.0099 − 0.399²) s
+// = 2.975012 s, t* = μ + z(8)·σ = 17.095 s, until they leave the window
+// 1,000 heartbeats later: the price of not locking out a slower sender.
+func TestRelearnLinkDownMostOfTheTime(t *testing.T) {
+	for _, between := range []int{10, 1} {
+		d, err := phi.NewNormal(phi.NormalConfig{})
+		require.NoError(t, err)
+		at, seq := time.Duration(0), uint64(0)
+		beat := func(iv time.Duration) {
+			at += iv
+			seq++
+			d.Observe(detector.Heartbeat{Seq: seq, HasSeq: true, Arrival: at})
+		}
+		for range 1001 {
+			beat(100 * time.Millisecond)
+		}
+		for i := range 10 {
+			if i > 0 {
+				for range between {
+					beat(100 * time.Millisecond)
+				}
+			}
+			beat(30 * time.Second)
+		}
+		e, ok := d.ElapsedFor(8)
+		require.True(t, ok)
+		if between == 10 {
+			durEq(t, 105.612002e6, e, "outages %d heartbeats apart are not learnt", between)
+			continue
+		}
+		mu, sd := 0.399, math.Sqrt(9.0099-0.399*0.399)
+		relEq(t, (mu+phi.ZOfLevel(8)*sd)*1e9, float64(e), "outages one heartbeat apart are learnt")
+		assert.InDelta(t, 17.095, e.Seconds(), 0.001)
 	}
 }
