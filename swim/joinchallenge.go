@@ -21,8 +21,9 @@ import (
 // sender, without updates), a member at the victim's address drops it as
 // misdirected (another ID), nothing else follows, and at most
 // Config.PullsPerSender challenges wait for one address at a time, so
-// forged joins make this member send the victim no more bytes than they
-// carried, and admit none of their members. A real joiner pays one round
+// forged joins make this member send the victim no more than twice the
+// bytes they carried (a challenge over twice its join's size is not sent),
+// and admit none of their members. A real joiner pays one round
 // trip.
 //
 // A source needs no challenge when its ID is held alive or suspect at
@@ -59,8 +60,13 @@ func (m *Member) StepSourceChecked(now time.Duration, pkt *Packet) error {
 // waits for a challenge instead of being applied now, and sends the
 // challenge. At most PullsPerPeriod challenges wait at once, PullsPerSender
 // per address, each for one ProbeInterval; a join from a sender already
-// challenged waits for that challenge's ack. A join refused for either
-// reason counts in Stats.PullsRefused.
+// challenged waits for that challenge's ack. A join whose challenge would
+// be more than twice its size (a join under a short ID to a member with a
+// long ID and address) is refused: a forger picks the join's size, and
+// the bound on what it makes this member send is that factor. Each
+// refused join counts in Stats.PullsRefused; the joiner gets in through
+// a join its transport checked (swim/agent resends an unanswered join
+// over a stream).
 func (m *Member) challenged(now time.Duration, from Node, pkt *Packet) bool {
 	if from.ID == m.admitting || m.sourceChecked || m.noChallenge {
 		return false
@@ -80,7 +86,8 @@ func (m *Member) challenged(now time.Duration, from Node, pkt *Packet) bool {
 			perAddr++
 		}
 	}
-	if len(m.challenges) >= m.cfg.PullsPerPeriod || perAddr >= m.cfg.PullsPerSender {
+	ping := Packet{Kind: MsgPing, From: m.self, To: from}
+	if len(m.challenges) >= m.cfg.PullsPerPeriod || perAddr >= m.cfg.PullsPerSender || ping.Size() > 2*pkt.Size() {
 		m.stats.PullsRefused++
 		return true
 	}
@@ -90,7 +97,8 @@ func (m *Member) challenged(now time.Duration, from Node, pkt *Packet) bool {
 		join: Packet{Kind: MsgJoin, From: from, To: pkt.To, Updates: slices.Clone(pkt.Updates), Digest: pkt.Digest}}
 	m.challenges = append(m.challenges, c)
 	m.stats.JoinChallenges++
-	m.out = append(m.out, Packet{Kind: MsgPing, From: m.self, To: from, Ping: Ping{Seq: c.seq}})
+	ping.Ping.Seq = c.seq
+	m.out = append(m.out, ping)
 	return true
 }
 

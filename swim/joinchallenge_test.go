@@ -184,3 +184,31 @@ func TestJoinChallengeOncePerAddress(t *testing.T) {
 	assert.Equal(t, MsgPing, out[0].Kind)
 	assert.Equal(t, 2, a.Stats().JoinChallenges)
 }
+
+// A join whose challenge would be over twice its size (a 1-byte ID
+// joining a member with a 255-byte ID) is refused, not challenged: the
+// forger picks the join's size. The same join checked by its transport
+// is applied.
+func TestJoinChallengeAtMostTwiceTheJoin(t *testing.T) {
+	m := challengeTest(t, "a", "b")
+	m.self.ID = ID(strings.Repeat("a", MaxIDLen))
+	f := Node{ID: "f", Addr: "f:1"}
+	join := Packet{Kind: MsgJoin, From: f, To: Node{Addr: m.Self().Addr}, Updates: []Update{{Kind: UpdateAlive, Node: f, From: f.ID}}}
+	ping := Packet{Kind: MsgPing, From: m.Self(), To: f}
+	require.Greater(t, ping.Size(), 2*join.Size(), "the case under test")
+	require.NoError(t, m.Step(0, &join))
+	out, _ := drain(m)
+	assert.Empty(t, out)
+	assert.Equal(t, 1, m.Stats().PullsRefused)
+	assert.Zero(t, m.Stats().JoinChallenges)
+	require.NoError(t, m.StepSourceChecked(time.Millisecond, &join))
+	assert.Equal(t, StateAlive, m.State("f"))
+	drain(m)
+
+	g := Node{ID: ID(strings.Repeat("g", 100)), Addr: "g:7946"}
+	join = Packet{Kind: MsgJoin, From: g, To: Node{Addr: m.Self().Addr}, Updates: []Update{{Kind: UpdateAlive, Node: g, From: g.ID}}}
+	require.NoError(t, m.Step(2*time.Millisecond, &join))
+	out, _ = drain(m)
+	require.Len(t, out, 1, "a join of its challenge's size or more is challenged")
+	assert.LessOrEqual(t, out[0].Size(), 2*join.Size())
+}
