@@ -45,6 +45,10 @@ type Verdict struct {
 	// out-of-sample figures (OperatingPoint.Holdout) are reported on after
 	// tuning on the rest; 0 when they were not computed.
 	Holdout float64 `json:"holdout"`
+	// NotCompared names the detectors of the run that were not swept
+	// (set by the caller: Decide sees only the families it is given), so
+	// that the text does not call the compared ones all there is.
+	NotCompared []string `json:"not_compared,omitempty"`
 	// Replicates is the number of bootstrap resamples.
 	Replicates int `json:"replicates"`
 	// Err, when set, says why no verdict could be reached (Decide's

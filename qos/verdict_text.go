@@ -22,6 +22,7 @@ func (v Verdict) String() string {
 	}
 	if v.Best < 0 {
 		fmt.Fprintf(&b, "sender %s: no detector meets the targets (%s) at any swept setting", name, v.Targets.String())
+		v.notComparedLine(&b)
 		v.edgeLines(&b)
 		return b.String()
 	}
@@ -36,17 +37,29 @@ func (v Verdict) String() string {
 	if !v.Confirmable {
 		b.WriteString("\n  " + v.cannotAnswer())
 	}
-	if len(v.Rivals) == 0 {
+	if len(v.Rivals) == 0 && len(v.NotCompared) == 0 {
 		b.WriteString("\n  No other detector meets the targets.")
+	}
+	if len(v.Rivals) == 0 && len(v.NotCompared) > 0 {
+		b.WriteString("\n  No other swept detector meets the targets.")
 	}
 	for _, rv := range v.Rivals {
 		b.WriteString("\n  " + v.rivalLine(rv))
 	}
+	v.notComparedLine(&b)
 	v.edgeLines(&b)
 	if h := best.Holdout; h != nil {
 		b.WriteString("\n  " + v.holdoutLine(best))
 	}
 	return b.String()
+}
+
+// notComparedLine names the detectors that were not swept, hence not
+// compared.
+func (v Verdict) notComparedLine(b *strings.Builder) {
+	if len(v.NotCompared) > 0 {
+		b.WriteString("\n  Not compared (in the table at one setting, not swept): " + strings.Join(v.NotCompared, ", ") + "; --sweep sweeps every entry.")
+	}
 }
 
 // rivalLine compares one rival with the best.

@@ -306,6 +306,19 @@ func sweptDetectors(o options) []string {
 	return out
 }
 
+// unsweptDetectors returns the entries of --detectors that
+// sweptDetectors leaves out.
+func unsweptDetectors(o options) []string {
+	swept := sweptDetectors(o)
+	var out []string
+	for _, e := range o.detectors {
+		if !slices.Contains(swept, e) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
 // sweepFamilies returns the swept families for the selected detectors.
 func sweepFamilies(s settings, names []string, points int, spans map[string]span) ([]qos.Family, error) {
 	var fams []qos.Family

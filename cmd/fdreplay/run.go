@@ -475,7 +475,7 @@ func runErr(args []string, stdout, stderr io.Writer) error {
 	if o.tune {
 		opt := o.decide
 		opt.Sweep = qos.SweepOptions{Config: cfg}
-		if verdicts, err = decideAll(streams, allFams, curves, o.targets, opt); err != nil {
+		if verdicts, err = decideAll(streams, allFams, curves, o.targets, opt, unsweptDetectors(o)); err != nil {
 			return err
 		}
 		if err := printOperatingPoints(stdout, verdicts, o.targets); err != nil {

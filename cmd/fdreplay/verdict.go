@@ -37,8 +37,9 @@ func parseShare(flag, s string) (float64, error) {
 
 // decideAll runs qos.Decide on every stream with its families and curves
 // (curves in stream-major order, as SweepEach returns them); a stream it
-// fails on gets a Verdict with Err set.
-func decideAll(streams []qos.Stream, fams [][]qos.Family, curves []qos.Curve, t qos.Targets, opt qos.DecideOptions) ([]qos.Verdict, error) {
+// fails on gets a Verdict with Err set. notCompared names the entries
+// that were not swept (Verdict.NotCompared).
+func decideAll(streams []qos.Stream, fams [][]qos.Family, curves []qos.Curve, t qos.Targets, opt qos.DecideOptions, notCompared []string) ([]qos.Verdict, error) {
 	var out []qos.Verdict
 	k := 0
 	for i, s := range streams {
@@ -49,6 +50,7 @@ func decideAll(streams []qos.Stream, fams [][]qos.Family, curves []qos.Curve, t 
 			// One stream without a verdict does not cost the others theirs.
 			v = qos.Verdict{Stream: s.Name, Targets: t, Best: -1, Err: err.Error()}
 		}
+		v.NotCompared = notCompared
 		out = append(out, v)
 	}
 	return out, nil

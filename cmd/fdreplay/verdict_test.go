@@ -106,3 +106,14 @@ func TestVerdictTooLittleTime(t *testing.T) {
 	require.Equal(t, 0, code, errOut)
 	assert.Contains(t, out, "sender p: no verdict: qos: stream p: too little observed time to decide")
 }
+
+// A sweep entry sweeps itself alone, so the other entries are in the table
+// but not in the verdict: it says so instead of "No other detector meets
+// the targets" about a κ whose table setting meets them.
+func TestVerdictNamesUnsweptEntries(t *testing.T) {
+	code, out, errOut := runCmd("--no-progress", "-d", "chen alpha=100ms..600ms", "-d", "kappa", "--points", "6", "--holdout", "off",
+		"--td-max", "1s", "--mr-max", "0.05")
+	require.Equal(t, 0, code, errOut)
+	assert.NotContains(t, out, "No other detector meets the targets")
+	assert.Contains(t, out, "Not compared (in the table at one setting, not swept): kappa; --sweep sweeps every entry.")
+}
