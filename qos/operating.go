@@ -115,6 +115,7 @@ type solver struct {
 	// costly: each point costs about a replay (Curve.Method PerPoint or
 	// SharedState), so the solver sweeps fewer points at a time.
 	costly bool
+	memo   map[float64]Point // every point swept so far, by value
 }
 
 // errNoCellData: the sweep kept no per-cell data (see Config.Intervals).
@@ -141,6 +142,9 @@ func newSolver(s Stream, f Family, c *Curve, opt SweepOptions) (*solver, error) 
 		return nil, fmt.Errorf("qos: %s: no setting could be replayed", f.Name)
 	}
 	sv.grid = pts
+	for _, p := range pts {
+		sv.remember(p)
+	}
 	return sv, nil
 }
 
@@ -154,26 +158,54 @@ func cmpFloat(a, b float64) int {
 	return 0
 }
 
-// sweep replays the family at vals and returns the points that replayed.
+// sweep replays the family at vals and returns the points that replayed,
+// in the order of vals. A value the solver has replayed before is not
+// replayed again: a point carries the cells of the whole stream, so it
+// serves every range, and the refinements of one solve (accuracy, the
+// bootstrap's bracket, the held-out halves, MR at a given TD) start from
+// the same brackets and split them alike.
 func (sv *solver) sweep(vals []float64) ([]Point, error) {
-	f := sv.fam
-	f.Values = vals
-	cs, err := Sweep([]Stream{sv.stream}, []Family{f}, sv.opt)
-	if err != nil {
-		return nil, err
-	}
-	if len(cs[0].Points) == 0 && cs[0].Err != "" {
-		return nil, errors.New(cs[0].Err)
-	}
-	if len(vals) > 1 {
-		sv.costly = cs[0].Method == PerPoint || cs[0].Method == SharedState
-	}
-	for _, p := range cs[0].Points {
-		if p.cells == nil {
-			return nil, errNoCellData
+	var missing []float64
+	for _, v := range vals {
+		if _, ok := sv.memo[v]; !ok {
+			missing = append(missing, v)
 		}
 	}
-	return cs[0].Points, nil
+	if len(missing) > 0 {
+		f := sv.fam
+		f.Values = missing
+		cs, err := Sweep([]Stream{sv.stream}, []Family{f}, sv.opt)
+		if err != nil {
+			return nil, err
+		}
+		if len(cs[0].Points) == 0 && cs[0].Err != "" && len(missing) == len(vals) {
+			return nil, errors.New(cs[0].Err)
+		}
+		if len(missing) > 1 {
+			sv.costly = cs[0].Method == PerPoint || cs[0].Method == SharedState
+		}
+		for _, p := range cs[0].Points {
+			if p.cells == nil {
+				return nil, errNoCellData
+			}
+			sv.remember(p)
+		}
+	}
+	pts := make([]Point, 0, len(vals))
+	for _, v := range vals {
+		if p, ok := sv.memo[v]; ok {
+			pts = append(pts, p)
+		}
+	}
+	return pts, nil
+}
+
+// remember keeps p for later sweeps at its value.
+func (sv *solver) remember(p Point) {
+	if sv.memo == nil {
+		sv.memo = make(map[float64]Point)
+	}
+	sv.memo[p.Value] = p
 }
 
 // firstTrue returns the index of the first point of pts at which pred
