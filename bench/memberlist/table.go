@@ -115,7 +115,9 @@ func printWins(w io.Writer, rows []Row, o options) {
 				continue
 			}
 			win := func(what string, m, f float64, unit string) {
-				if m < f {
+				// Compared as printed (two decimals), so that no line
+				// says 7.66 against 7.66.
+				if math.Round(m*100) < math.Round(f*100) {
 					lines = append(lines, fmt.Sprintf("memberlist wins: N = %d, %s, %s: %.2f%s against %s's %.2f%s", o.n, ml.Scenario, what, m, unit, fd.Lib, f, unit))
 				}
 			}
