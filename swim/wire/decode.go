@@ -415,6 +415,11 @@ func (r *reader) ext(p *swim.Packet, u *swim.Update) (int, error) {
 			}
 			return 0, err
 		}
+		// The bound above counted the length's own bytes, which are read
+		// now: the content must still fit in the section.
+		if n > uint64(end-sec.off) {
+			return 0, sec.fail(fmt.Sprintf("extensions tag %d", tag), ErrTruncated, "%d bytes, the section has %d left", n, end-sec.off)
+		}
 		e := reader{b: r.b[:sec.off+int(n)], off: sec.off, idx: -1}
 		if u != nil {
 			err = updateEntry(u, tag, &e)
