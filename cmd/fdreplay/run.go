@@ -3,23 +3,20 @@ package main
 import (
 	"errors"
 	"fmt"
-	"github.com/fdkit/fdkit/internal/flagcheck"
 	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/fdkit/fdkit/internal/flagcheck"
 
 	"github.com/fdkit/fdkit/detector"
 	"github.com/fdkit/fdkit/qos"
 	"github.com/fdkit/fdkit/qos/report"
 	"github.com/fdkit/fdkit/spec"
 	"github.com/fdkit/fdkit/trace"
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/pflag"
-	"golang.org/x/term"
 )
 
 const examples = `Examples:
@@ -533,141 +530,4 @@ func runErr(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	return nil
-}
-
-// closeInputs releases the spools of inputs.
-func closeInputs(inputs []input) {
-	for _, in := range inputs {
-		if in.spool != nil {
-			in.spool.Close()
-		}
-	}
-}
-
-// len returns the number of heartbeats of the stream.
-func (in *input) len() int {
-	if in.spool != nil {
-		return in.spool.Len()
-	}
-	return len(in.hbs)
-}
-
-// source returns the stream's heartbeats, in memory or spooled.
-func (in *input) source() qos.Source {
-	if in.spool != nil {
-		return in.spool
-	}
-	return qos.SliceSource(in.hbs)
-}
-
-// stream returns the stream for a sweep.
-func (in *input) stream() qos.Stream {
-	if in.spool != nil {
-		return qos.Stream{Name: in.name, Source: in.spool}
-	}
-	return qos.Stream{Name: in.name, Heartbeats: in.hbs}
-}
-
-// clocksLookSynchronized is qos.ClocksLookSynchronized on the stream; a
-// spool that cannot be read back counts as not synchronized (the replay
-// then reports the read error).
-func clocksLookSynchronized(in *input) bool {
-	ok, err := qos.ClocksLookSynchronizedIn(in.source())
-	return ok && err == nil
-}
-
-// notEvaluated describes a stream on which no heartbeat got past warm-up.
-func notEvaluated(in *input, s settings) string {
-	return fmt.Sprintf("%s: sender %s: no heartbeat evaluated: %d fresh heartbeats, warm-up %d, window n = %d (lower --warmup or --window)",
-		in.file, displaySender(in), in.len()-in.stats.Duplicates-in.stats.Reordered, s.warmUp, s.window)
-}
-
-// streamSettings derives the detector settings for one stream.
-func streamSettings(o options, in *input) settings {
-	s := settings{interval: in.interval, window: o.window, delay: o.delayOffset}
-	// A stream too short for the window (fewer than 2n heartbeats) gets
-	// n = a quarter of its length, unless --window was given, so that the
-	// adaptive detectors are evaluated on something.
-	if !o.windowSet && in.len() < 2*o.window {
-		s.window = max(in.len()/4, 2)
-		s.windowShrunk = true
-	}
-	s.warmUp = o.warmUp
-	if s.warmUp < 0 {
-		s.warmUp = s.window
-	}
-	s.timeout = o.timeout
-	if s.timeout == 0 {
-		s.timeout = 10 * in.interval
-	}
-	switch o.clock {
-	case "sync":
-		s.sync = true
-	case "auto":
-		s.sync = clocksLookSynchronized(in)
-	}
-	s.targets = sfdTargets(o.targets, in.interval)
-	s.sfdMargin = in.interval
-	s.sfdStep = max(in.interval/10, 1)
-	return s
-}
-
-// uniqueNames makes stream names unique: they name table rows, curves and
-// plot files, and two streams called "t.txt:4" (files with one base name in
-// two directories, or one file given twice) overwrote each other's plots
-// and could not be told apart in the tables. A clash takes the file's path
-// as given, and then a "#i" suffix.
-func uniqueNames(ins []input) {
-	count := map[string]int{}
-	for _, in := range ins {
-		count[in.name]++
-	}
-	for i := range ins {
-		in := &ins[i]
-		if base := filepath.Base(in.file) + ":"; count[in.name] > 1 && strings.HasPrefix(in.name, base) {
-			in.name = in.file + ":" + strings.TrimPrefix(in.name, base)
-		}
-	}
-	seen := map[string]int{}
-	for i := range ins {
-		n := ins[i].name
-		seen[n]++
-		if seen[n] > 1 {
-			ins[i].name = fmt.Sprintf("%s#%d", n, seen[n])
-		}
-	}
-}
-
-// roundInterval rounds an estimated Δ to 0.1 ms (estimates from send times
-// are off by microseconds; detectors need the nominal value).
-func roundInterval(d time.Duration) time.Duration {
-	const q = 100 * time.Microsecond
-	if d < q {
-		return d
-	}
-	return time.Duration(math.Round(float64(d)/float64(q))) * q
-}
-
-// newProgress returns a progress callback drawing a bar on stderr when it
-// is a terminal (done < 0 finishes the bar).
-func newProgress(stderr io.Writer, disabled bool) func(done, total int) {
-	f, ok := stderr.(*os.File)
-	if disabled || !ok || !term.IsTerminal(int(f.Fd())) {
-		return func(int, int) {}
-	}
-	var bar *progressbar.ProgressBar
-	return func(done, total int) {
-		if bar == nil {
-			if done < 0 || total == 0 {
-				return
-			}
-			bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(f), progressbar.OptionSetDescription("sweeping"),
-				progressbar.OptionShowCount(), progressbar.OptionClearOnFinish(), progressbar.OptionThrottle(100*time.Millisecond))
-		}
-		if done < 0 {
-			_ = bar.Finish()
-			return
-		}
-		_ = bar.Set(done)
-	}
 }

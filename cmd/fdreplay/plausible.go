@@ -1,0 +1,134 @@
+// Plausibility of a loaded trace's units: the interval and the one-way delays.
+
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/fdkit/fdkit/trace"
+)
+
+// checkPlausible reports a Δ estimated from the timestamps outside
+// [minPlausibleInterval, maxPlausibleInterval], or a mean one-way delay
+// (send and arrival clocks within an hour of each other, so that A − σ is
+// a delay and not a clock offset) above maxPlausibleDelay, naming --unit
+// and --interval: the one corrects the unit, the other confirms Δ.
+func checkPlausible(est time.Duration, st trace.Stats, o options) error {
+	fix := fmt.Sprintf("if the timestamps are in another unit, correct it (%s); if Δ really is %v, confirm it with --interval %v", unitHint(o), est, est)
+	switch {
+	case est <= 0:
+		return nil
+	case est < minPlausibleInterval:
+		return fmt.Errorf("the timestamps give Δ = %v, shorter than the %v a heartbeat plausibly has: %s", est, minPlausibleInterval, fix)
+	case est > maxPlausibleInterval:
+		return fmt.Errorf("the timestamps give Δ = %v, longer than the %v a heartbeat plausibly has: %s", est, maxPlausibleInterval, fix)
+	case st.HasClock && st.ClockOffset > maxPlausibleDelay && st.ClockOffset < time.Hour:
+		return fmt.Errorf("the timestamps give a mean one-way delay A − σ of %v, longer than %v, with Δ = %v: %s", st.ClockOffset.Round(time.Millisecond), maxPlausibleDelay, est, fix)
+	}
+	return nil
+}
+
+// unitRatio is how far the Δ estimated from the timestamps may be from the
+// declared Δ (either way) before the two contradict: unit mistakes are
+// factors of 1000.
+const unitRatio = 100
+
+// checkUnit reports a Δ estimated from the timestamps that contradicts the
+// declared one by more than unitRatio.
+func checkUnit(est, declared time.Duration, from string, o options) error {
+	if est <= 0 {
+		return nil
+	}
+	r := float64(est) / float64(declared)
+	if r <= unitRatio && r >= 1.0/unitRatio {
+		return nil
+	}
+	return fmt.Errorf("the timestamps give Δ ≈ %v but %s is %v (%.3g× apart): are the timestamps in another unit (%s)?", est, from, declared, r, unitHint(o))
+}
+
+func unitHint(o options) string {
+	if o.columns != "" {
+		return fmt.Sprintf("--unit is %s", o.unit)
+	}
+	return "convert the file: --unit applies to CSV with --columns"
+}
+
+// sanityReport gathers the findings of one file.
+type sanityReport struct {
+	excluded int
+	byKind   map[trace.FindingKind]int
+	left     map[string]int // per sender
+	listed   []*trace.Finding
+	restarts []*trace.Finding
+}
+
+func (r *sanityReport) add(f *trace.Finding) {
+	if f.Kind == trace.FindingRestart && !f.Excluded {
+		if len(r.restarts) < maxListedFindings {
+			r.restarts = append(r.restarts, f)
+		}
+		return
+	}
+	if r.byKind == nil {
+		r.byKind = map[trace.FindingKind]int{}
+		r.left = map[string]int{}
+	}
+	r.excluded++
+	r.byKind[f.Kind]++
+	r.left[f.Sender]++
+	if len(r.listed) < maxListedFindings {
+		r.listed = append(r.listed, f)
+	}
+}
+
+// print writes the warning: how many records were left out, why, and the
+// first of them with file:line; then the restarts.
+func (r *sanityReport) print(w io.Writer, name string) {
+	if r.excluded > 0 {
+		var kinds []string
+		for k := trace.FindingArrival; k <= trace.FindingRestart; k++ {
+			if n := r.byKind[k]; n > 0 {
+				kinds = append(kinds, fmt.Sprintf("%d %s", n, k))
+			}
+		}
+		fmt.Fprintf(w, "fdreplay: warning: %s: left out %d record(s) that cannot be right (%s); --strict makes this an error:\n", name, r.excluded, strings.Join(kinds, ", "))
+		for _, f := range r.listed {
+			fmt.Fprintf(w, "  %v\n", f)
+		}
+		if r.excluded > len(r.listed) {
+			fmt.Fprintf(w, "  ... and %d more\n", r.excluded-len(r.listed))
+		}
+	}
+	for _, f := range r.restarts {
+		fmt.Fprintf(w, "fdreplay: note: %v; each incarnation is replayed as its own stream (sender@epoch) with a fresh detector\n", f)
+	}
+}
+
+// parseSize parses a byte count with an optional unit: B, KB, MB, GB, TB
+// (powers of 1000) or KiB, MiB, GiB, TiB (powers of 1024).
+func parseSize(v string) (int64, error) {
+	t := strings.TrimSpace(v)
+	i := len(t)
+	for i > 0 && (t[i-1] < '0' || t[i-1] > '9') {
+		i--
+	}
+	num, unit := t[:i], strings.ToLower(strings.TrimSpace(t[i:]))
+	mult := map[string]int64{"": 1, "b": 1, "kb": 1e3, "mb": 1e6, "gb": 1e9, "tb": 1e12,
+		"kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30, "tib": 1 << 40}[unit]
+	n, err := strconv.ParseInt(num, 10, 64)
+	switch {
+	case mult == 0:
+		return 0, fmt.Errorf("unknown unit %q (want B, KB, MB, GB, TB, KiB, MiB, GiB or TiB)", unit)
+	case err != nil || n < 0:
+		return 0, errors.New("want a non-negative whole number of bytes with an optional unit, e.g. 20GiB")
+	case n > math.MaxInt64/mult:
+		return 0, errors.New("too large")
+	}
+	return n * mult, nil
+}

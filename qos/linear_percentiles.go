@@ -1,0 +1,366 @@
+// TD percentiles of the linear families' one-pass sweeps: per setting, from the shifted per-heartbeat TDs.
+
+package qos
+
+import (
+	"math"
+	"slices"
+)
+
+// tdQuantiles holds, per query point, the exact nearest-rank p50 and p99
+// and the maximum of TD_k(p) = td0_k + scale_k·p (at least floor_k).
+type tdQuantiles struct{ p50, p99, max float64 }
+
+// allPercentiles computes tdQuantiles for every query point, exactly.
+//
+// For a small stream every point selects from all n values. Otherwise the
+// heartbeats are first bucketed once into a grid over (scale_k, td0_k):
+// each cell knows its heartbeats (stored contiguously) and the least and
+// greatest td0, scale and floor among them. Since TD_k(p) = max(td0_k +
+// scale_k·p, floor_k) is monotone in each of these (scale_k·p in scale_k
+// for p ≥ 0, reversed for p < 0, and rounding is monotone), a cell's
+// corners bound every TD_k(p) inside it. Per point, the two ranks are then
+// located as Floyd and Rivest do: a pseudo-random sample of sampleSize
+// values gives for each rank a window [lo, hi] that holds it with
+// overwhelming probability; cells wholly below lo are counted, cells wholly
+// above hi are skipped, and only the heartbeats of the cells that straddle
+// a window (a thin band of the grid) are evaluated, counted and kept. If a
+// window misses its rank, that point selects from all values instead, so
+// every answer is exact.
+func (lc *linearCurve) allPercentiles() []tdQuantiles {
+	return lc.percentiles(16384)
+}
+
+// tdValue is TD_k(p) for heartbeat data c = td0_k, s = scale_k and floor
+// f (−Inf when there is none). The conversion keeps the product rounded on
+// its own (no fused multiply-add), as the cell bounds are.
+func tdValue(c, s, f, p float64) float64 {
+	v := c + float64(s*p)
+	if v < f {
+		v = f
+	}
+	return v
+}
+
+// percentiles is allPercentiles with a sample of m values.
+func (lc *linearCurve) percentiles(m int) []tdQuantiles {
+	n := len(lc.td0)
+	P := len(lc.ps)
+	out := make([]tdQuantiles, P)
+	ranks := [2]int{rank(0.50, n), rank(0.99, n)}
+	floorAt := func(k int) float64 {
+		if lc.floor == nil {
+			return math.Inf(-1)
+		}
+		return lc.floor[k]
+	}
+	full := func(p float64) tdQuantiles {
+		buf := make([]float64, n)
+		mx := math.Inf(-1)
+		for k, c := range lc.td0 {
+			v := tdValue(c, lc.scales[k], floorAt(k), p)
+			buf[k] = v
+			mx = max(mx, v)
+		}
+		return tdQuantiles{selectRank(buf, ranks[0]), selectRank(buf, ranks[1]), mx}
+	}
+	if n < 8*m {
+		for i, p := range lc.ps {
+			out[i] = full(p)
+		}
+		return out
+	}
+
+	// The sample, copied so that each point reads it contiguously.
+	smpC, smpS, smpF := make([]float64, m), make([]float64, m), make([]float64, m)
+	for j, k := range sampleIndices(n, m) {
+		smpC[j], smpS[j], smpF[j] = lc.td0[k], lc.scales[k], floorAt(k)
+	}
+
+	// The grid: uniform bins between the 0.1 % and 99.9 % sample quantiles
+	// of scale and of td0 (the outer bins take the tails).
+	const gs, gc = 64, 256
+	axis := func(v []float64, g int) (lo, inv float64) {
+		buf := slices.Clone(v)
+		lo = selectRank(buf, m/1000)
+		hi := selectRank(buf, m-1-m/1000)
+		if hi > lo {
+			inv = float64(g) / (hi - lo)
+		}
+		return lo, inv
+	}
+	s0, sInv := axis(smpS, gs)
+	c0, cInv := axis(smpC, gc)
+	bin := func(v, v0, inv float64, g int) int {
+		f := (v - v0) * inv
+		if !(f > 0) { // also NaN
+			return 0
+		}
+		if f >= float64(g-1) {
+			return g - 1
+		}
+		return int(f)
+	}
+	const cells = gs * gc
+	cellOf := make([]uint16, n)
+	start := make([]int32, cells+1)
+	for k, c := range lc.td0 {
+		ci := bin(lc.scales[k], s0, sInv, gs)*gc + bin(c, c0, cInv, gc)
+		cellOf[k] = uint16(ci)
+		start[ci+1]++
+	}
+	for ci := range cells {
+		start[ci+1] += start[ci]
+	}
+	gCS := make([]tdLine, n) // c and s side by side: one write per heartbeat
+	var gF []float64
+	if lc.floor != nil {
+		gF = make([]float64, n)
+	}
+	pos := slices.Clone(start[:cells])
+	for k, c := range lc.td0 {
+		ci := cellOf[k]
+		j := pos[ci]
+		pos[ci]++
+		gCS[j] = tdLine{c, lc.scales[k]}
+		if gF != nil {
+			gF[j] = lc.floor[k]
+		}
+	}
+	cellOf, pos = nil, nil
+	type cell struct {
+		from, to               int32
+		cMin, cMax, sMin, sMax float64
+		fMin, fMax             float64
+	}
+	var grid []cell
+	for ci := range cells {
+		a, b := start[ci], start[ci+1]
+		if a == b {
+			continue
+		}
+		g := cell{from: a, to: b, cMin: gCS[a].c, cMax: gCS[a].c, sMin: gCS[a].s, sMax: gCS[a].s, fMin: math.Inf(-1), fMax: math.Inf(-1)}
+		for j := a; j < b; j++ {
+			// Not the min and max builtins: their NaN handling is slow.
+			if c := gCS[j].c; c < g.cMin {
+				g.cMin = c
+			} else if c > g.cMax {
+				g.cMax = c
+			}
+			if s := gCS[j].s; s < g.sMin {
+				g.sMin = s
+			} else if s > g.sMax {
+				g.sMax = s
+			}
+		}
+		if gF != nil {
+			g.fMin, g.fMax = gF[a], gF[a]
+			for j := a; j < b; j++ {
+				if f := gF[j]; f < g.fMin {
+					g.fMin = f
+				} else if f > g.fMax {
+					g.fMax = f
+				}
+			}
+		}
+		grid = append(grid, g)
+	}
+
+	sample := make([]float64, m)
+	vMin, vMax := make([]float64, len(grid)), make([]float64, len(grid))
+	var in [2][]float64
+	for i, p := range lc.ps {
+		for j := range sample {
+			sample[j] = tdValue(smpC[j], smpS[j], smpF[j], p)
+		}
+		lo, hi := sampleWindows(sample, ranks, n)
+		// Cell bounds at p; the greatest TD is in a cell whose upper bound
+		// reaches the greatest lower bound of a cell.
+		maxLow := math.Inf(-1)
+		for g := range grid {
+			cl := &grid[g]
+			sLo, sHi := cl.sMin, cl.sMax
+			if p < 0 {
+				sLo, sHi = sHi, sLo
+			}
+			vMin[g] = tdValue(cl.cMin, sLo, cl.fMin, p)
+			vMax[g] = tdValue(cl.cMax, sHi, cl.fMax, p)
+			if vMin[g] > maxLow {
+				maxLow = vMin[g]
+			}
+		}
+		var below [2]int
+		in[0], in[1] = in[0][:0], in[1][:0]
+		mx := math.Inf(-1)
+		for g := range grid {
+			l, h := vMin[g], vMax[g]
+			look := h >= maxLow
+			for j := range 2 {
+				if h >= lo[j] && l <= hi[j] {
+					look = true
+				}
+			}
+			if !look {
+				for j := range 2 {
+					if h < lo[j] {
+						below[j] += int(grid[g].to - grid[g].from)
+					}
+				}
+				continue
+			}
+			a, b := grid[g].from, grid[g].to
+			var fs []float64
+			if gF != nil {
+				fs = gF[a:b]
+			}
+			m := examine(gCS[a:b], nil, fs, p, lo, hi, &below, &in)
+			if m > mx {
+				mx = m
+			}
+		}
+		r0, r1 := ranks[0]-below[0], ranks[1]-below[1]
+		if r0 < 0 || r0 >= len(in[0]) || r1 < 0 || r1 >= len(in[1]) {
+			out[i] = full(p)
+			continue
+		}
+		out[i] = tdQuantiles{selectRank(in[0], r0), selectRank(in[1], r1), mx}
+	}
+	return out
+}
+
+// sampleWindows returns, for each of the two ranks (0-based, among n
+// values), a window [lo, hi] of the values of sample (which it reorders)
+// that holds that rank among all n values with overwhelming probability:
+// about four standard deviations of the sample rank either side. A window
+// side beyond the sample is infinite.
+func sampleWindows(sample []float64, ranks [2]int, n int) (lo, hi [2]float64) {
+	val, has := sampleBounds(sample, ranks, n)
+	for j := range 2 {
+		lo[j], hi[j] = math.Inf(-1), math.Inf(1)
+		if has[2*j] {
+			lo[j] = val[2*j]
+		}
+		if has[2*j+1] {
+			hi[j] = val[2*j+1]
+		}
+	}
+	return lo, hi
+}
+
+// sampleBounds returns the window sides of sampleWindows as lo0, hi0, lo1,
+// hi1, with has false for a side beyond the sample.
+func sampleBounds[T int64 | float64](sample []T, ranks [2]int, n int) (val [4]T, has [4]bool) {
+	m := len(sample)
+	var at [4]int // sample indices of lo0, hi0, lo1, hi1; −1: beyond
+	for j, r := range ranks {
+		q := float64(r) / float64(n)
+		margin := 4*math.Sqrt(float64(m)*q*(1-q)) + 4
+		a, b := int(q*float64(m)-margin), int(math.Ceil(q*float64(m)+margin))
+		at[2*j], at[2*j+1] = a, b
+		if a < 0 {
+			at[2*j] = -1
+		}
+		if b >= m {
+			at[2*j+1] = -1
+		}
+	}
+	// Select the indices in increasing order, each in the part of the
+	// sample above the previous one (selectRank leaves it partitioned).
+	order := [4]int{0, 1, 2, 3}
+	slices.SortFunc(order[:], func(x, y int) int { return at[x] - at[y] })
+	base := 0
+	for _, o := range order {
+		if at[o] < 0 {
+			continue
+		}
+		val[o], has[o] = selectRank(sample[base:], at[o]-base), true
+		base = at[o]
+	}
+	return val, has
+}
+
+// tdLine is one heartbeat's TD_k(p) = c + s·p before its floor.
+type tdLine struct{ c, s float64 }
+
+// examine evaluates TD at p for the heartbeats of one cell (lines, or
+// values vals with scale 0 when lines is nil; floors fs or nil): for each
+// window j it adds to below[j] those below lo[j] and appends to in[j] those
+// in [lo[j], hi[j]]; it returns their greatest TD. The counting is free of
+// data-dependent branches (the sign bit of v − lo is 1 iff v < lo): these
+// values lie near the windows, where a comparison is mispredicted half the
+// time.
+func examine(lines []tdLine, vals, fs []float64, p float64, lo, hi [2]float64, below *[2]int, in *[2][]float64) float64 {
+	n := len(vals)
+	if lines != nil {
+		n = len(lines)
+	}
+	lo0, hi0, lo1, hi1 := lo[0], hi[0], lo[1], hi[1]
+	b0, b1 := below[0], below[1]
+	in0, in1 := slices.Grow(in[0], n), slices.Grow(in[1], n)
+	n0, n1 := len(in0), len(in1)
+	in0, in1 = in0[:cap(in0)], in1[:cap(in1)]
+	mx := math.Inf(-1)
+	for k := range n {
+		var v float64
+		if lines != nil {
+			v = lines[k].c + float64(lines[k].s*p)
+		} else {
+			v = vals[k]
+		}
+		if fs != nil && v < fs[k] {
+			v = fs[k]
+		}
+		if v > mx {
+			mx = v
+		}
+		d0 := math.Float64bits(v - lo0)
+		d1 := math.Float64bits(v - lo1)
+		b0 += int(d0 >> 63)
+		b1 += int(d1 >> 63)
+		in0[n0] = v
+		n0 += int(((d0 | math.Float64bits(hi0-v)) >> 63) ^ 1)
+		in1[n1] = v
+		n1 += int(((d1 | math.Float64bits(hi1-v)) >> 63) ^ 1)
+	}
+	below[0], below[1] = b0, b1
+	in[0], in[1] = in0[:n0], in1[:n1]
+	return mx
+}
+
+// rankValues returns the values of ranks (0-based) among vals, and their
+// maximum, exactly and without reordering vals. A large slice is read once:
+// a pseudo-random sample of m values gives a window per rank (see
+// sampleWindows); one pass counts the values below each window and keeps
+// those inside, and the selection runs on the small windows. A window that
+// misses its rank falls back to selecting from a copy of all values.
+func rankValues(vals []float64, ranks [2]int, m int) (r [2]float64, mx float64) {
+	n := len(vals)
+	full := func() ([2]float64, float64) {
+		buf := slices.Clone(vals)
+		r0 := selectRank(buf, ranks[0])
+		r1 := selectRank(buf, ranks[1])
+		return [2]float64{r0, r1}, slices.Max(buf)
+	}
+	if n < 8*m {
+		return full()
+	}
+	sample := make([]float64, m)
+	for j, k := range sampleIndices(n, m) {
+		sample[j] = vals[k]
+	}
+	lo, hi := sampleWindows(sample, ranks, n)
+	var below [2]int
+	var in [2][]float64
+	mx = math.Inf(-1)
+	const block = 4096
+	for a := 0; a < n; a += block {
+		if v := examine(nil, vals[a:min(a+block, n)], nil, 0, lo, hi, &below, &in); v > mx {
+			mx = v
+		}
+	}
+	r0, r1 := ranks[0]-below[0], ranks[1]-below[1]
+	if r0 < 0 || r0 >= len(in[0]) || r1 < 0 || r1 >= len(in[1]) {
+		return full()
+	}
+	return [2]float64{selectRank(in[0], r0), selectRank(in[1], r1)}, mx
+}

@@ -1,0 +1,303 @@
+// A failed probe's verdict: the detector gate, suspicion and its retry.
+
+package swim
+
+import (
+	"math"
+	"slices"
+	"time"
+)
+
+// detectorSuspects reports whether p's failure detector has an opinion and
+// it is suspicion. A detector that has heard nothing from p, or is still
+// warming up (detector.Detector.WarmingUp: its τ rests on too few
+// inter-arrival times), has none: in a group of n members a member hears a
+// given peer only about every (n−1)/2 periods, and a detector on its
+// bootstrap or on two or three intervals then suspects healthy peers (half
+// of them 20 s after a group of 32 formed, in swim/sim).
+//
+// late is the host's lateness (Member.SetHostLateness): the detector is
+// asked about now − late, so that a freshness point passed by no more than
+// the host's own lateness is not held against p.
+func detectorSuspects(p *peer, now, late time.Duration) bool {
+	at := now - late
+	if at > now {
+		at = math.MinInt64 // saturate
+	}
+	return p.det != nil && !p.det.WarmingUp() && p.det.Suspected(at)
+}
+
+// gated reports whether the detector gate defers a first failure of the
+// alive peer t (see failProbe).
+func (m *Member) gated(t *peer, now time.Duration) bool {
+	return m.cfg.Mode == ModeDetector && !m.cfg.DisableSuspicionGate && !t.retried && t.det != nil && !detectorSuspects(t, now, m.hostLate)
+}
+
+// failProbe ends a period whose probe got no ack.
+func (m *Member) failProbe(now time.Duration) {
+	if m.pr.streamAcked {
+		m.endStreamOnly(now)
+		return
+	}
+	m.pr.active = false
+	m.stats.ProbesFailed++
+	t := m.pr.target
+	switch {
+	case !t.verified:
+		// A member never heard from that does not answer says nothing
+		// of this member's health: it may never have existed, and its
+		// relays, with no round trip of it to go by, nack late.
+	case m.pr.expectNacks > 0:
+		m.adjustHealth(max(m.pr.expectNacks-m.pr.nacks, 0))
+	default:
+		m.adjustHealth(1)
+	}
+	if t.state != StateAlive && t.state != StateSuspect {
+		return
+	}
+	if t.state == StateSuspect {
+		if t.susp.confirm(now, m.self.ID) && len(t.susp.confirmers) <= t.susp.k {
+			u := Update{Kind: UpdateSuspect, Node: t.node, Incarnation: t.inc, From: m.self.ID}
+			m.enqueue(u)
+			m.push(u, m.suspecters(t), *m.cfg.GossipFanout)
+		}
+		return
+	}
+	// The gate re-checks a first failure once, at once and over every path,
+	// unless t's detector has an opinion and it is suspicion. That holds
+	// when every intermediate nacked too: the retry costs about a relay's
+	// probe timeout on a crash, and a member paused or cut off for just
+	// longer than the suspicion timeout is declared less often
+	// (docs/experiments.md, “The detector gate, warm-up and the retry”).
+	// A peer never heard from (no detector) is not gated.
+	if m.gated(t, now) {
+		t.retried = true
+		m.forceNext = t
+		m.stats.GateDeferrals++
+		return
+	}
+	m.stats.Suspicions++
+	m.startSuspicion(now, t, m.self.ID)
+	u := Update{Kind: UpdateSuspect, Node: t.node, Incarnation: t.inc, From: m.self.ID}
+	m.enqueue(u)
+	m.push(u, []*peer{t}, 0) // the suspect hears it at once and can refute
+}
+
+func (m *Member) tickRelays(now time.Duration) {
+	kept := m.relays[:0]
+	for _, r := range m.relays {
+		if now < r.deadline {
+			kept = append(kept, r)
+			continue
+		}
+		if r.nack {
+			m.stats.NacksSent++
+			m.send(Packet{Kind: MsgNack, To: r.origin, Nack: Nack{Seq: r.originSeq}})
+		}
+	}
+	m.relays = kept
+}
+
+func (m *Member) onAck(now time.Duration, pkt *Packet) {
+	seq := pkt.Ack.Seq
+	if m.pr.active && seq == m.pr.seq {
+		t := m.pr.target
+		if pkt.From.ID == t.node.ID {
+			t.answered = true
+			m.observeRTT(t, now-m.pr.sent)
+			if m.cfg.PingComplete != nil {
+				m.cfg.PingComplete(t.node, now-m.pr.sent, pkt.AckPayload)
+			}
+		} else {
+			m.heard(now, t) // relayed: evidence that t is alive
+		}
+		m.verify(t) // a relayed ack: the intermediate vouches for t
+		m.pr.active = false
+		t.retried = false
+		m.adjustHealth(-1)
+		m.acked(now)
+		return
+	}
+	for i, r := range m.relays {
+		if r.seq != seq {
+			continue
+		}
+		if p := m.peers[r.target]; p != nil && p.node.ID == pkt.From.ID {
+			p.answered = true
+			m.observeRTT(p, now-r.sent)
+			m.verify(p)
+		}
+		m.send(Packet{Kind: MsgAck, To: r.origin, Ack: Ack{Seq: r.originSeq}})
+		m.relays = slices.Delete(m.relays, i, i+1)
+		return
+	}
+}
+
+// ackPayload is the payload of an ack this member sends in answer to a
+// ping (Config.AckPayload): nil without one, or when it is too large.
+func (m *Member) ackPayload() []byte {
+	if m.cfg.AckPayload == nil {
+		return nil
+	}
+	b := m.cfg.AckPayload()
+	if len(b) > MaxAckPayloadLen {
+		m.stats.AckPayloadsTooLarge++
+		return nil
+	}
+	return b
+}
+
+// onNack counts a nack for the current probe once per intermediate that was
+// asked for one: a duplicated nack, or one from anybody else, must not make
+// a failed probe look healthier than it was.
+func (m *Member) onNack(now time.Duration, pkt *Packet) {
+	if !m.pr.active || !m.pr.indirect || pkt.Nack.Seq != m.pr.seq {
+		return
+	}
+	for i := range m.asked {
+		if a := &m.asked[i]; a.id == pkt.From.ID && !a.nacked {
+			a.nacked = true
+			m.pr.nacks++
+			m.pathsDone(now)
+			return
+		}
+	}
+}
+
+// pathsDone ends the current probe before the end of its period once
+// every path has failed (every intermediate asked nacked; the stream
+// fallback, if asked, failed; for a first probe with evidence of death,
+// the stream fallback alone) and the least direct wait has passed, in two
+// cases. The detector gate's retry then suspects. A first probe the gate
+// will retry starts the retry at once, in two ways:
+//
+//   - with evidence of death, its stream ping refused or reset (nothing
+//     listens there, as when the process died), the retry is a new
+//     period, started at once, without waiting for the intermediates'
+//     nacks or the least direct wait (the retry asks intermediates again,
+//     and its own verdict waits the least direct wait), whose verdict
+//     comes as soon as every path failed again, so that the retry adds
+//     little to the detection of a dead process;
+//   - without it (no stream ping, or one still waiting, as for a paused
+//     process whose kernel accepted the connection, a host that went down
+//     or a hung process; or a member heard from after refusing a stream
+//     ping before, peer.noStream: one that runs without a stream listener
+//     refuses every stream ping, dead or alive), the retry runs in what
+//     is left of the failed probe's period and gives its verdict at that
+//     period's end (probe.holdUntil), or as soon as its own stream ping
+//     is refused: the re-check over every path costs no time beyond the
+//     period, where memberlist suspects too.
+//
+// The least direct wait, from the ping, is the probe timeout and at least
+// the peer's own RTT estimate, or ProbeTimeout before its first sample
+// (failTimeout), times LHM+1: intermediates close to the target may nack
+// before this member's ack could arrive from farther away. Before it the
+// probe waits (failWait) and Tick comes back then. A probe whose stream
+// ping was answered is a stream-only success and not ended here; a first
+// probe whose stream ping is still waiting is ended here only for the
+// retry without evidence, whose own stream ping then waits.
+func (m *Member) pathsDone(now time.Duration) {
+	m.pr.failWait = false // set again below while the wait holds
+	if !m.pr.active || !m.pr.indirect || m.pr.streamAcked {
+		return
+	}
+	t := m.pr.target
+	evidence := m.pr.streamFailed && !t.noStream
+	nacked := m.pr.expectNacks > 0 && m.pr.nacks >= m.pr.expectNacks
+	early := !m.pr.retry && evidence // the retry need not wait for these nacks
+	if !nacked && !early {
+		return
+	}
+	if m.pr.retry && m.streamPending() {
+		return
+	}
+	if !m.pr.retry && (t.state != StateAlive || !m.gated(t, now)) {
+		return
+	}
+	at := max(m.pr.timeoutAt, m.pr.sent+m.failTimeout(t)*time.Duration(m.lhm+1))
+	if early {
+		// The retry keeps the least direct wait for its own verdict, and
+		// its ping is answered as this probe's would be.
+		at = m.pr.timeoutAt
+	}
+	if !evidence {
+		at = max(at, m.pr.holdUntil)
+	}
+	if now < at {
+		m.pr.failWait, m.pr.failAt = true, at
+		return
+	}
+	if m.pr.retry {
+		m.failProbe(now) // every path failed twice: suspect now
+		return
+	}
+	if !evidence {
+		if now >= m.pr.endAt {
+			return // a late Tick: the period's end starts the retry (failProbe)
+		}
+		m.retryEnd = m.pr.endAt // the retry within this period
+	}
+	if !nacked {
+		// Not waited for, so not missed: no local health penalty
+		// (failProbe); the retry asks intermediates again.
+		m.pr.nacks = m.pr.expectNacks
+	}
+	m.failProbe(now)  // the gate defers it (forceNext)
+	m.startProbe(now) // and the retry starts now
+}
+
+// onPingReq serves a ping-req from the member at origin (pkt.From, its
+// address filled from the view when the packet left it out) for target
+// (pkt.PingReq.Target, likewise).
+func (m *Member) onPingReq(now time.Duration, pkt *Packet, origin, t Node) {
+	if t.ID == m.self.ID {
+		m.send(Packet{Kind: MsgAck, To: origin, Ack: Ack{Seq: pkt.PingReq.Seq}})
+		return
+	}
+	p := m.peers[t.ID]
+	m.seq++
+	// The ping carries p's suspicion if this member suspects it (send).
+	m.relays = append(m.relays, relay{seq: m.seq, origin: origin, originSeq: pkt.PingReq.Seq,
+		target: t.ID, sent: now, deadline: now + m.failTimeout(p), nack: pkt.PingReq.Nack})
+	seq := m.seq
+	m.send(Packet{Kind: MsgPing, To: t, Ping: Ping{Seq: seq}})
+}
+
+// isolated runs in a protocol period with no member to probe while some
+// are believed dead: this member was cut off, or declared everyone dead
+// while it could not hear them (its probes blocked, a partition), and the
+// others may have declared it dead in turn. Then nobody probes anybody
+// across, and the reconnect ping (one random dead member per
+// ReconnectInterval) is the only way back, slower the more dead members the
+// view holds. An isolated member instead asks one random dead member for
+// its view (a MsgJoin carrying its Alive): a live receiver answers with its
+// view, and sends back the Dead it holds about this member (accuseBack),
+// which this member refutes. Off with ReconnectInterval.
+//
+// The requests back off: the first one period after the last, then
+// doubling up to ReconnectInterval, until a probe of this member's is
+// acked again (acked). A member whose datagrams are lost while views pass
+// (UDP blocked, TCP open) stays isolated however many views it gets: each
+// answer makes it refute and rejoin, and the group declares it dead again
+// a suspicion timeout later. The back-off bounds those rejoins, and the
+// whole views answerers send, to about log2(ReconnectInterval/ProbeInterval)
+// in the first ReconnectInterval and one per ReconnectInterval after, the
+// rate of the reconnect ping it stands in for.
+func (m *Member) isolated(now time.Duration) {
+	if m.st != running || len(m.tomb) == 0 || *m.cfg.ReconnectInterval == 0 || now < m.isoNext {
+		return
+	}
+	gap := max(m.isoGap, m.cfg.ProbeInterval)
+	m.isoNext, m.isoGap = now+gap, min(2*gap, *m.cfg.ReconnectInterval)
+	m.stats.ViewRequests++
+	m.askView(m.tomb[m.rng.IntN(len(m.tomb))].node)
+}
+
+// acked notes at now that a probe of this member's was answered: its
+// datagrams pass, so its own verdicts from then on rest on evidence
+// (viewUpdate), and an isolated member's view requests start again from
+// one period (isolated).
+func (m *Member) acked(now time.Duration) {
+	m.lastAck = now
+	m.isoNext, m.isoGap = 0, 0
+}

@@ -1,0 +1,296 @@
+// Line parsers of the Reader: LIP6, emission and CSV records.
+
+package trace
+
+import (
+	"bytes"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+)
+
+func (r *Reader) fieldErr(field, want string, got []byte) *ParseError {
+	return &ParseError{File: r.name, Line: r.line, Field: field, Want: want, Got: quoteGot(got)}
+}
+
+// lip6Fields names the columns of FormatLIP6 for error messages.
+var lip6Fields = [5]string{"sender", "seq", "t_send_ns", "t_recv_ns", "hops"}
+
+func (r *Reader) parseLIP6(line []byte) (Record, error) {
+	// Fast path: one pass over the line, each number parsed while scanning.
+	// Any irregularity falls back to the field-by-field path, which finds
+	// the field to blame.
+	sender, p := nextField(line)
+	seq, p, ok1 := scanUint(p)
+	sent, p, ok2 := scanInt(p)
+	recv, p, ok3 := scanInt(p)
+	_, p, ok4 := scanUint(p)
+	if len(sender) > 0 && ok1 && ok2 && ok3 && ok4 && onlyBlanks(p) {
+		return Record{
+			Sender: r.intern(sender),
+			Seq:    seq, HasSeq: true,
+			Sent: time.Duration(sent), HasSent: true,
+			Arrival: time.Duration(recv), HasArrival: true,
+		}, nil
+	}
+	return r.parseLIP6Slow(line)
+}
+
+// parseLIP6Slow parses line field by field: it handles numbers at the edge
+// of the integer range and explains why a bad line is bad.
+func (r *Reader) parseLIP6Slow(line []byte) (Record, error) {
+	const want5 = "5 blank-separated fields \"sender seq t_send_ns t_recv_ns hops\""
+	var f [5][]byte
+	p := line
+	for i := range f {
+		f[i], p = nextField(p)
+		if len(f[i]) == 0 {
+			return Record{}, r.fieldErr(lip6Fields[i], want5, line)
+		}
+	}
+	if extra, _ := nextField(p); len(extra) > 0 {
+		return Record{}, r.fieldErr("", want5, line)
+	}
+	seq, ok := parseUint(f[1])
+	if !ok {
+		return Record{}, r.fieldErr("seq", "unsigned integer", f[1])
+	}
+	sent, ok := parseInt(f[2])
+	if !ok {
+		return Record{}, r.fieldErr("t_send_ns", "integer nanoseconds", f[2])
+	}
+	recv, ok := parseInt(f[3])
+	if !ok {
+		return Record{}, r.fieldErr("t_recv_ns", "integer nanoseconds", f[3])
+	}
+	if _, ok := parseUint(f[4]); !ok {
+		return Record{}, r.fieldErr("hops", "unsigned integer", f[4])
+	}
+	return Record{
+		Sender: r.intern(f[0]),
+		Seq:    seq, HasSeq: true,
+		Sent: time.Duration(sent), HasSent: true,
+		Arrival: time.Duration(recv), HasArrival: true,
+	}, nil
+}
+
+// emissionFields names the columns of FormatLIP6Emission.
+var emissionFields = [3]string{"numseq", "timestamp_start_send", "timestamp_end_send"}
+
+func (r *Reader) parseEmission(line []byte) (Record, error) {
+	var f [3][]byte
+	p := line
+	for i := range f {
+		// fields separated by a comma and/or blanks
+		j := 0
+		for j < len(p) && (isBlank(p[j]) || (i > 0 && j == 0 && p[j] == ',')) {
+			j++
+		}
+		p = p[j:]
+		k := 0
+		for k < len(p) && p[k] != ',' && !isBlank(p[k]) {
+			k++
+		}
+		f[i], p = p[:k], p[k:]
+		if len(f[i]) == 0 {
+			return Record{}, r.fieldErr(emissionFields[i], "3 fields \"numseq,timestamp_start_send,timestamp_end_send\"", line)
+		}
+		for len(p) > 0 && isBlank(p[0]) {
+			p = p[1:]
+		}
+	}
+	if len(p) > 0 {
+		return Record{}, r.fieldErr("", "3 fields \"numseq,timestamp_start_send,timestamp_end_send\"", line)
+	}
+	seq, ok := parseUint(f[0])
+	if !ok {
+		return Record{}, r.fieldErr("numseq", "unsigned integer", f[0])
+	}
+	start, ok := parseInt(f[1])
+	if !ok {
+		return Record{}, r.fieldErr("timestamp_start_send", "integer nanoseconds", f[1])
+	}
+	if _, ok := parseInt(f[2]); !ok {
+		return Record{}, r.fieldErr("timestamp_end_send", "integer nanoseconds", f[2])
+	}
+	return Record{Sender: r.opt.Sender, Seq: seq, HasSeq: true, Sent: time.Duration(start), HasSent: true}, nil
+}
+
+// initCSV reads the header of a FormatCSV file and maps the named columns.
+func (r *Reader) initCSV() error {
+	c := r.opt.Columns
+	if c.Sent == "" && c.Arrival == "" {
+		return fmt.Errorf("trace: %s: CSV format needs Columns.Sent or Columns.Arrival", r.name)
+	}
+	switch c.Unit {
+	case 0:
+		r.csvUnit = 1
+	case time.Nanosecond, time.Microsecond, time.Millisecond, time.Second:
+		r.csvUnit = int64(c.Unit)
+	default:
+		return fmt.Errorf("trace: %s: Columns.Unit %v is not ns, us, ms or s", r.name, c.Unit)
+	}
+	sep := c.Separator
+	if sep == 0 {
+		sniff, _ := r.br.Peek(sniffSize)
+		first, _, _ := bytes.Cut(sniff, []byte{'\n'})
+		switch {
+		case bytes.IndexByte(first, '\t') >= 0:
+			sep = '\t'
+		case bytes.IndexByte(first, ';') >= 0 && bytes.IndexByte(first, ',') < 0:
+			sep = ';'
+		default:
+			sep = ','
+		}
+	}
+	r.csvLimit = &limitReader{r: r.br, max: csvRecordMax}
+	r.csv = csv.NewReader(r.csvLimit)
+	r.csv.Comma = sep
+	r.csv.FieldsPerRecord = -1
+	r.csv.ReuseRecord = true
+	r.csv.TrimLeadingSpace = true
+	head, err := r.csv.Read()
+	if err != nil {
+		if err == io.EOF {
+			return &ParseError{File: r.name, Line: 1, Want: "a CSV header line", Got: ""}
+		}
+		return r.csvError(err)
+	}
+	r.line, _ = r.csv.FieldPos(0)
+	names := [4]string{c.Sender, c.Seq, c.Sent, c.Arrival}
+	for i, n := range names {
+		r.csvCols[i] = -1
+		if n == "" {
+			continue
+		}
+		for j, h := range head {
+			if strings.EqualFold(strings.TrimSpace(h), strings.TrimSpace(n)) {
+				r.csvCols[i] = j
+				break
+			}
+		}
+		if r.csvCols[i] < 0 {
+			return &ParseError{File: r.name, Line: r.line, Field: n,
+				Want: fmt.Sprintf("a header column named %q", n), Got: quoteGot([]byte(strings.Join(head, string(sep))))}
+		}
+	}
+	return nil
+}
+
+// csvRecordMax is how many bytes the CSV reader may pull from the input for
+// one record: bufSize plus the read-ahead of encoding/csv's own buffer.
+const csvRecordMax = bufSize + 4096
+
+// errCSVRecordTooLong is returned by limitReader when one CSV record spans
+// more than csvRecordMax bytes.
+var errCSVRecordTooLong = errors.New("CSV record too long")
+
+// limitReader fails with errCSVRecordTooLong once more than max bytes were
+// read since the last reset (n = 0), so memory stays bounded on a huge line
+// or an unterminated quoted field.
+type limitReader struct {
+	r      io.Reader
+	n, max int
+	total  int64 // bytes read in all
+	last   byte  // the last byte read
+	eof    bool  // r returned io.EOF
+}
+
+func (l *limitReader) Read(p []byte) (int, error) {
+	if l.n >= l.max {
+		return 0, errCSVRecordTooLong
+	}
+	if len(p) > l.max-l.n {
+		p = p[:l.max-l.n]
+	}
+	k, err := l.r.Read(p)
+	l.n += k
+	l.total += int64(k)
+	if k > 0 {
+		l.last = p[k-1]
+	}
+	if err == io.EOF {
+		l.eof = true
+	}
+	return k, err
+}
+
+func (r *Reader) csvError(err error) error {
+	if errors.Is(err, errCSVRecordTooLong) {
+		return &ParseError{File: r.name, Line: r.line + 1, Err: errCSVRecordTooLong,
+			Want: fmt.Sprintf("a CSV record shorter than %d bytes (an unterminated quoted field?)", bufSize)}
+	}
+	var ce *csv.ParseError
+	if errors.As(err, &ce) {
+		r.line = ce.Line
+		if ce.Err != nil && !errors.Is(err, csv.ErrBareQuote) && !errors.Is(err, csv.ErrQuote) && !errors.Is(err, csv.ErrFieldCount) {
+			return r.streamError(ce.Err)
+		}
+		return &ParseError{File: r.name, Line: ce.Line, Field: fmt.Sprintf("column %d", ce.Column), Want: "well-formed CSV", Got: ce.Err.Error()}
+	}
+	return r.streamError(err)
+}
+
+func (r *Reader) nextCSV() (Record, error) {
+	r.csvLimit.n = 0
+	row, err := r.csv.Read()
+	if err == io.EOF {
+		return Record{}, io.EOF
+	}
+	if err != nil {
+		return Record{}, r.csvError(err)
+	}
+	r.line, _ = r.csv.FieldPos(0)
+	// The row ends the input without a line ending when the CSV reader
+	// has consumed everything the input held and the last byte is not one.
+	r.unterm = r.csvLimit.eof && r.csv.InputOffset() == r.csvLimit.total && r.csvLimit.last != '\n' &&
+		slices.Contains(r.csvCols[:], len(row)-1)
+	rec := Record{Sender: r.opt.Sender}
+	for i, col := range r.csvCols {
+		if col < 0 {
+			continue
+		}
+		name := r.opt.Columns.Sender
+		switch i {
+		case 1:
+			name = r.opt.Columns.Seq
+		case 2:
+			name = r.opt.Columns.Sent
+		case 3:
+			name = r.opt.Columns.Arrival
+		}
+		if col >= len(row) {
+			return Record{}, &ParseError{File: r.name, Line: r.line, Field: name,
+				Want: fmt.Sprintf("at least %d columns", col+1), Got: quoteGot([]byte(strings.Join(row, string(r.csv.Comma))))}
+		}
+		v := []byte(strings.TrimSpace(row[col]))
+		switch i {
+		case 0:
+			if len(v) == 0 {
+				return Record{}, r.fieldErr(name, "a non-empty sender id", v)
+			}
+			rec.Sender = r.intern(v)
+		case 1:
+			s, ok := parseUint(v)
+			if !ok {
+				return Record{}, r.fieldErr(name, "unsigned integer", v)
+			}
+			rec.Seq, rec.HasSeq = s, true
+		case 2, 3:
+			d, ok := parseDecimalTime(v, time.Duration(r.csvUnit))
+			if !ok {
+				return Record{}, r.fieldErr(name, decimalWant(v, time.Duration(r.csvUnit)), v)
+			}
+			if i == 2 {
+				rec.Sent, rec.HasSent = d, true
+			} else {
+				rec.Arrival, rec.HasArrival = d, true
+			}
+		}
+	}
+	return rec, nil
+}
