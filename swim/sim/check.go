@@ -218,7 +218,12 @@ func (sc Schedule) Check() *Violation { return sc.check(nil) }
 // check is Check with the simulation's configuration changed by mut (when
 // not nil): the checker's tests break the configuration on purpose to show
 // that each invariant can fail.
-func (sc Schedule) check(mut func(*Config)) *Violation {
+func (sc Schedule) check(mut func(*Config)) *Violation { return sc.checkObserved(mut, nil) }
+
+// checkObserved is check with observe (when not nil) called on the
+// simulation before it runs, after the checker's own hooks are installed:
+// the golden test records the run through it.
+func (sc Schedule) checkObserved(mut func(*Config), observe func(*Sim)) *Violation {
 	c := &checkRun{sc: sc, fakes: map[swim.ID]bool{}, r: rand.New(rand.NewPCG(sc.Seed, 0xfa17))}
 	c.delayHi = 1500 * time.Microsecond
 	cfg := Config{N: sc.N, Seed: sc.Seed, Member: CheckConfig(sc.Mode), StartSpread: time.Second, Signed: !sc.Unsigned,
@@ -245,6 +250,9 @@ func (sc Schedule) check(mut func(*Config)) *Violation {
 	c.seen = make([]map[swim.ID]swim.Incarnation, sc.N)
 	c.gens = make([]*swim.Member, sc.N)
 	s.SetPacketHook(c.onPacket)
+	if observe != nil {
+		observe(s)
+	}
 	for _, st := range sc.Steps {
 		s.At(st.At, func() { c.apply(st); c.safety() })
 	}
