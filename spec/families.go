@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"cmp"
 	"time"
 
 	"github.com/fdkit/fdkit/bertier"
@@ -90,7 +91,7 @@ func init() {
 		Doc: "φ accrual, normal model (Hayashibara et al., SRDS 2004)"},
 		phi.NewNormal,
 		func(c phi.NormalConfig, v []float64) qos.Family { return qos.PhiNormalFamily(c, v) },
-		func(c phi.NormalConfig) float64 { return orFloat(c.Threshold, phi.DefaultThreshold) },
+		func(c phi.NormalConfig) float64 { return cmp.Or(c.Threshold, phi.DefaultThreshold) },
 		floatPlain(meta{"threshold", "", "8", srcPhi, "threshold Θ on φ", "Threshold", "10"}, 0, false,
 			func(c *phi.NormalConfig) *float64 { return &c.Threshold }),
 		intPlain(meta{"window", "intervals", "1000", srcPhi, "window size n of inter-arrival times", "WindowSize", "200"}, 1,
@@ -116,7 +117,7 @@ func init() {
 	define(Family{Name: "phi-akka", Swept: "threshold", Doc: "φ accrual as in Akka's PhiAccrualFailureDetector (logistic approximation)"},
 		phi.NewAkka,
 		func(c phi.AkkaConfig, v []float64) qos.Family { return qos.PhiAkkaFamily(c, v) },
-		func(c phi.AkkaConfig) float64 { return orFloat(c.Threshold, phi.DefaultThreshold) },
+		func(c phi.AkkaConfig) float64 { return cmp.Or(c.Threshold, phi.DefaultThreshold) },
 		floatPlain(meta{"threshold", "", "8", srcAkka, "threshold Θ on φ", "Threshold", "10"}, 0, false,
 			func(c *phi.AkkaConfig) *float64 { return &c.Threshold }),
 		intPlain(meta{"window", "intervals", "1000", srcAkka + " (max-sample-size)", "history size", "MaxSampleSize", "200"}, 1,
@@ -136,7 +137,7 @@ func init() {
 	define(Family{Name: "phi-cassandra", Swept: "threshold", Doc: "φ accrual as in Cassandra's FailureDetector (exponential model)"},
 		phi.NewCassandra,
 		func(c phi.CassandraConfig, v []float64) qos.Family { return qos.PhiCassandraFamily(c, v) },
-		func(c phi.CassandraConfig) float64 { return orFloat(c.Threshold, phi.DefaultThreshold) },
+		func(c phi.CassandraConfig) float64 { return cmp.Or(c.Threshold, phi.DefaultThreshold) },
 		floatPlain(meta{"threshold", "", "8", srcCassandra, "threshold Θ on φ (phi_convict_threshold)", "Threshold", "10"}, 0, false,
 			func(c *phi.CassandraConfig) *float64 { return &c.Threshold }),
 		intPlain(meta{"window", "intervals", "1000", srcCassandra + " (ArrivalWindow)", "window size", "WindowSize", "200"}, 1,
@@ -155,7 +156,7 @@ func init() {
 		chen.New,
 		func(c chen.Config, v []float64) qos.Family { return qos.ChenFamily(c, durations(v)) },
 		func(c chen.Config) float64 {
-			return ms(detector.OrDefault(c.Margin, orDur(c.Estimator.Interval, chen.DefaultInterval)))
+			return ms(detector.OrDefault(c.Margin, cmp.Or(c.Estimator.Interval, chen.DefaultInterval)))
 		},
 		append(chenEstimator(func(c *chen.Config) *chen.EstimatorConfig { return &c.Estimator }),
 			durPtr(meta{"alpha", "duration", "Δ", srcChen, "safety margin α", "Margin", "0s"}, 0, true,
@@ -181,7 +182,7 @@ func init() {
 		sfd.New,
 		func(c sfd.Config, v []float64) qos.Family { return qos.SFDFamily(c, durations(v)) },
 		func(c sfd.Config) float64 {
-			return ms(detector.OrDefault(c.InitialMargin, max(orDur(c.Estimator.Interval, chen.DefaultInterval), c.MinMargin)))
+			return ms(detector.OrDefault(c.InitialMargin, max(cmp.Or(c.Estimator.Interval, chen.DefaultInterval), c.MinMargin)))
 		},
 		append(chenEstimator(func(c *sfd.Config) *chen.EstimatorConfig { return &c.Estimator }),
 			minSamples(func(c *sfd.Config) **int { return &c.MinSamples }),
@@ -208,20 +209,6 @@ func init() {
 
 func detectorNewFixed(c detector.FixedConfig) (detector.Detector, error) { return detector.NewFixed(c) }
 
-func orFloat(v, def float64) float64 {
-	if v == 0 {
-		return def
-	}
-	return v
-}
-
-func orDur(v, def time.Duration) time.Duration {
-	if v == 0 {
-		return def
-	}
-	return v
-}
-
 // durations converts qos values in milliseconds to durations.
 func durations(v []float64) []time.Duration {
 	out := make([]time.Duration, len(v))
@@ -238,7 +225,7 @@ func init() {
 		twowfd.New,
 		func(c twowfd.Config, v []float64) qos.Family { return qos.TwoWFDFamily(c, durations(v)) },
 		func(c twowfd.Config) float64 {
-			return ms(detector.OrDefault(c.Margin, orDur(c.Interval, chen.DefaultInterval)))
+			return ms(detector.OrDefault(c.Margin, cmp.Or(c.Interval, chen.DefaultInterval)))
 		},
 		dur(meta{"interval", "duration", "100ms", src2W, "nominal heartbeat interval Δ", "Interval", "250ms"}, 0, false,
 			func(c *twowfd.Config) *time.Duration { return &c.Interval }),
@@ -257,7 +244,7 @@ func init() {
 	define(Family{Name: "satzger", Swept: "threshold", Doc: "Satzger et al.'s accrual detector on the empirical distribution (" + srcSatzger + ")"},
 		satzger.New,
 		func(c satzger.Config, v []float64) qos.Family { return qos.SatzgerFamily(c, v) },
-		func(c satzger.Config) float64 { return orFloat(c.Threshold, satzger.DefaultThreshold) },
+		func(c satzger.Config) float64 { return cmp.Or(c.Threshold, satzger.DefaultThreshold) },
 		atMost(floatPlain(meta{"threshold", "", "0.99", srcSatzger + "; default 0.99: fdkit (the ports use 0.5)", "threshold θ on the level, in (0, 1]", "Threshold", "0.9"}, 0, false,
 			func(c *satzger.Config) *float64 { return &c.Threshold }), 1),
 		intPlain(meta{"window", "intervals", "1000", srcSatzger, "window size N", "WindowSize", "200"}, 1,
@@ -275,7 +262,7 @@ func init() {
 	define(Family{Name: "kappa", Aliases: []string{"κ", "κ-fd", "kappa-fd"}, Swept: "threshold", Doc: "κ-FD: accrual over the expected arrivals of missed heartbeats (" + srcKappa + ")"},
 		kappa.New,
 		func(c kappa.Config, v []float64) qos.Family { return qos.KappaFamily(c, v) },
-		func(c kappa.Config) float64 { return orFloat(c.Threshold, kappa.DefaultThreshold) },
+		func(c kappa.Config) float64 { return cmp.Or(c.Threshold, kappa.DefaultThreshold) },
 		append(chenEstimator(func(c *kappa.Config) *chen.EstimatorConfig { return &c.Estimator }),
 			floatPlain(meta{"threshold", "", "2.5", srcKappa + "; default 2.5: fdkit", "threshold K on κ", "Threshold", "4"}, 0, false,
 				func(c *kappa.Config) *float64 { return &c.Threshold }),

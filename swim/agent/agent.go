@@ -23,6 +23,7 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -240,7 +241,7 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 	}
 	switch {
 	case tr == nil && !cfg.DisableStream && cfg.StreamBind == "":
-		u, l, err := listenBoth(orDefault(cfg.Bind, "127.0.0.1:0"), src, codec.MaxPacketSize(), scfg, handle)
+		u, l, err := listenBoth(cmp.Or(cfg.Bind, "127.0.0.1:0"), src, codec.MaxPacketSize(), scfg, handle)
 		if err != nil {
 			return nil, err
 		}
@@ -253,7 +254,7 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 		tr = u
 	}
 	if sl == nil && !cfg.DisableStream {
-		scfg.Bind = orDefault(cfg.StreamBind, tr.LocalAddr().String())
+		scfg.Bind = cmp.Or(cfg.StreamBind, tr.LocalAddr().String())
 		l, err := transport.ListenStream(scfg, handle)
 		if err != nil {
 			_ = tr.Close()

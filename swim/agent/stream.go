@@ -455,10 +455,3 @@ func streamDefaults(cfg *Config) error {
 	}
 	return nil
 }
-
-func orDefault(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
-}
