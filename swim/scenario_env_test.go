@@ -1,0 +1,296 @@
+package swim
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/datadriven"
+)
+
+// scenarioEnv holds the members of one scenario file and drives them
+// through Member's public API: Step, Tick, Ready and the accessors.
+type scenarioEnv struct {
+	t       *testing.T
+	members map[string]*Member // by the name given to add
+	names   []string           // in the order added
+	last    map[string][]Packet
+	crashed map[string]bool
+	cut     map[[2]string]bool // partitioned pairs of names
+}
+
+func newScenarioEnv(t *testing.T) *scenarioEnv {
+	return &scenarioEnv{t: t, members: map[string]*Member{}, last: map[string][]Packet{},
+		crashed: map[string]bool{}, cut: map[[2]string]bool{}}
+}
+
+var scenarioModes = map[string]Mode{"swim": ModeSWIM, "lifeguard": ModeLifeguard, "detector": ModeDetector}
+
+// setConfigField sets the field of cfg named key (found by its name at any
+// depth of nested structs, so that regrouping Config keeps scenarios
+// valid) from val.
+func setConfigField(cfg *Config, key, val string) error {
+	f, ok := findField(reflect.ValueOf(cfg).Elem(), key)
+	if !ok {
+		return fmt.Errorf("config has no field %s", key)
+	}
+	if f.Kind() == reflect.Pointer {
+		f.Set(reflect.New(f.Type().Elem()))
+		f = f.Elem()
+	}
+	var err error
+	switch {
+	case f.Type() == reflect.TypeFor[time.Duration]():
+		var d time.Duration
+		d, err = parseDuration(val)
+		f.SetInt(int64(d))
+	case f.Kind() == reflect.Bool:
+		var b bool
+		b, err = strconv.ParseBool(val)
+		f.SetBool(b)
+	case f.CanInt():
+		var n int64
+		n, err = strconv.ParseInt(val, 10, 64)
+		f.SetInt(n)
+	case f.CanUint():
+		var n uint64
+		n, err = strconv.ParseUint(val, 10, 64)
+		f.SetUint(n)
+	case f.CanFloat():
+		var x float64
+		x, err = strconv.ParseFloat(val, 64)
+		f.SetFloat(x)
+	case f.Kind() == reflect.String:
+		f.SetString(val)
+	default:
+		return fmt.Errorf("config field %s: type %s not settable from a scenario", key, f.Type())
+	}
+	if err != nil {
+		return fmt.Errorf("config field %s: %v", key, err)
+	}
+	return nil
+}
+
+func findField(v reflect.Value, name string) (reflect.Value, bool) {
+	if f := v.FieldByName(name); f.IsValid() && f.CanSet() {
+		return f, true
+	}
+	for i := range v.NumField() {
+		if f := v.Field(i); f.Kind() == reflect.Struct && v.Type().Field(i).IsExported() {
+			if g, ok := findField(f, name); ok {
+				return g, true
+			}
+		}
+	}
+	return reflect.Value{}, false
+}
+
+// add creates a member:
+//
+//	add NAME [id=ID] [addr=ADDR] [mode=swim|lifeguard|detector] [seed=(A,B)]
+//	    [peers=(...)] [challenge] [signed] [Field=value ...]
+//
+// Defaults: ID NAME at NAME:7946, ModeLifeguard, seed (1,2), SyncProbes,
+// no join challenges; Field=value sets any Config field by name.
+func (e *scenarioEnv) add(td *datadriven.TestData) string {
+	name := td.CmdArgs[0].Key
+	cfg := Config{Self: node(name), Mode: ModeLifeguard, SyncProbes: true}
+	seed := [2]uint64{1, 2}
+	var peers []Node
+	challenge := false
+	for _, a := range td.CmdArgs[1:] {
+		switch a.Key {
+		case "id":
+			cfg.Self.ID = ID(a.Vals[0])
+			cfg.Self.Addr = string(cfg.Self.ID) + ":7946"
+		case "addr":
+			cfg.Self.Addr = a.Vals[0]
+		case "mode":
+			cfg.Mode = scenarioModes[a.Vals[0]]
+		case "seed":
+			a.Scan(e.t, 0, &seed[0])
+			a.Scan(e.t, 1, &seed[1])
+		case "peers":
+			for _, p := range a.Vals {
+				peers = append(peers, parseNode(p))
+			}
+		case "challenge":
+			challenge = true
+		case "signed":
+		default:
+			if err := setConfigField(&cfg, a.Key, a.SingleVal(e.t)); err != nil {
+				td.Fatalf(e.t, "%v", err)
+			}
+		}
+	}
+	if td.HasArg("signed") {
+		cfg.SigningKey = testKey(cfg.Self.Addr)
+	}
+	m, err := New(cfg, rand.New(rand.NewPCG(seed[0], seed[1])))
+	if err != nil {
+		return fmt.Sprintf("error: %v\n", err)
+	}
+	m.noChallenge = !challenge
+	m.Bootstrap(peers)
+	if _, ok := e.members[name]; !ok {
+		e.names = append(e.names, name)
+	}
+	e.members[name] = m
+	delete(e.crashed, name)
+	return ""
+}
+
+func (e *scenarioEnv) member(td *datadriven.TestData) (string, *Member) {
+	if len(td.CmdArgs) == 0 {
+		td.Fatalf(e.t, "%s: no member named", td.Cmd)
+	}
+	name := td.CmdArgs[0].Key
+	m, ok := e.members[name]
+	if !ok {
+		td.Fatalf(e.t, "%s: no member %q", td.Cmd, name)
+	}
+	return name, m
+}
+
+func (e *scenarioEnv) dur(td *datadriven.TestData, key string) time.Duration {
+	a, ok := td.Arg(key)
+	if !ok {
+		td.Fatalf(e.t, "%s: %s= missing", td.Cmd, key)
+	}
+	d, err := parseDuration(a.SingleVal(e.t))
+	if err != nil {
+		td.Fatalf(e.t, "%s: %v", td.Cmd, err)
+	}
+	return d
+}
+
+// ready drains m's output, keeps its packets for ack and deliver, checks
+// that every packet is within MaxPacketSize and prints it.
+func (e *scenarioEnv) ready(b *strings.Builder, name string, m *Member, prefix string, kinds []string) Ready {
+	r := m.Ready()
+	r.Packets = slices.Clone(r.Packets)
+	for i := range r.Packets {
+		if s, max := r.Packets[i].Size(), m.Config().MaxPacketSize; s > max {
+			e.t.Errorf("%s sent %d bytes, over MaxPacketSize %d: %s", name, s, max, fmtPacket(&r.Packets[i]))
+		}
+	}
+	e.last[name] = r.Packets
+	fmtReady(b, prefix, r, kinds)
+	return r
+}
+
+func kindsArg(td *datadriven.TestData) []string {
+	if a, ok := td.Arg("only"); ok {
+		return a.Vals
+	}
+	return nil
+}
+
+// step: step NAME at=T, the packets one a line in the input; prints the
+// error of each Step that fails and then the member's output.
+func (e *scenarioEnv) step(td *datadriven.TestData) string {
+	name, m := e.member(td)
+	now := e.dur(td, "at")
+	var b strings.Builder
+	for _, line := range strings.Split(strings.TrimSpace(td.Input), "\n") {
+		p, err := parsePacket(line)
+		if err != nil {
+			td.Fatalf(e.t, "%v", err)
+		}
+		step := m.Step
+		if td.HasArg("source-checked") {
+			step = m.StepSourceChecked
+		}
+		if err := step(now, &p); err != nil {
+			fmt.Fprintf(&b, "error: %v\n", err)
+		}
+	}
+	e.ready(&b, name, m, "", kindsArg(td))
+	return b.String()
+}
+
+// replay: replay NAME at=T [n=N] [every=D] steps the packets of the input
+// n times, the i-th at T+i·every, and prints the output once.
+func (e *scenarioEnv) replay(td *datadriven.TestData) string {
+	name, m := e.member(td)
+	now := e.dur(td, "at")
+	n, every := 1, time.Duration(0)
+	td.MaybeScanArgs(e.t, "n", &n)
+	if td.HasArg("every") {
+		every = e.dur(td, "every")
+	}
+	var b strings.Builder
+	for i := range n {
+		for _, line := range strings.Split(strings.TrimSpace(td.Input), "\n") {
+			p, err := parsePacket(line)
+			if err != nil {
+				td.Fatalf(e.t, "%v", err)
+			}
+			if err := m.Step(now+time.Duration(i)*every, &p); err != nil {
+				fmt.Fprintf(&b, "error: %v\n", err)
+			}
+		}
+	}
+	e.ready(&b, name, m, "", kindsArg(td))
+	return b.String()
+}
+
+// tick: tick NAME at=T [only=(kinds)].
+func (e *scenarioEnv) tick(td *datadriven.TestData) string {
+	name, m := e.member(td)
+	m.Tick(e.dur(td, "at"))
+	var b strings.Builder
+	e.ready(&b, name, m, "", kindsArg(td))
+	return b.String()
+}
+
+// advance: advance NAME until=T [only=(kinds)] [quiet] ticks the member at
+// every deadline it announces up to and including T and prints each
+// instant and that tick's output (nothing with quiet).
+func (e *scenarioEnv) advance(td *datadriven.TestData) string {
+	name, m := e.member(td)
+	until := e.dur(td, "until")
+	var b strings.Builder
+	for {
+		at, ok := m.NextDeadline()
+		if !ok || at > until {
+			break
+		}
+		m.Tick(at)
+		var out strings.Builder
+		e.ready(&out, name, m, "  ", kindsArg(td))
+		if !td.HasArg("quiet") {
+			fmt.Fprintf(&b, "%v:\n%s", at, out.String())
+		}
+	}
+	return b.String()
+}
+
+// ack: ack NAME at=T [except=(IDs)] [rtt=D] answers each ping of the
+// member's last output with an ack from its target (none from the IDs
+// given), each at T (or, with rtt, at T plus rtt), and prints the output.
+func (e *scenarioEnv) ack(td *datadriven.TestData) string {
+	name, m := e.member(td)
+	now := e.dur(td, "at")
+	var except []string
+	if a, ok := td.Arg("except"); ok {
+		except = a.Vals
+	}
+	var b strings.Builder
+	for _, p := range e.last[name] {
+		if p.Kind != MsgPing || slices.Contains(except, string(p.To.ID)) {
+			continue
+		}
+		ack := Packet{Kind: MsgAck, From: p.To, To: m.Self(), Ack: Ack{Seq: p.Ping.Seq}}
+		if err := m.Step(now, &ack); err != nil {
+			fmt.Fprintf(&b, "error: %v\n", err)
+		}
+	}
+	e.ready(&b, name, m, "", kindsArg(td))
+	return b.String()
+}
