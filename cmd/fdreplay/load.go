@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -29,107 +30,132 @@ const maxListedFindings = 20
 // warning, or fail the run with --strict) and splits them into per-sender
 // streams, one per incarnation of the sender. Only heartbeats are kept.
 func loadInputs(o options, files []string, stderr io.Writer) ([]input, error) {
+	ropt, err := readOptions(o)
+	if err != nil {
+		return nil, err
+	}
+	var set inputSet
+	if len(files) == 0 {
+		r, err := traces.Open(traces.Default)
+		if err != nil {
+			return nil, err
+		}
+		if err := set.load(r, "traces/"+traces.Default, o, false, stderr); err != nil {
+			return nil, err
+		}
+	}
+	for _, f := range files {
+		r, err := openTrace(f, ropt)
+		if err != nil {
+			closeInputs(set.ins)
+			return nil, err
+		}
+		if err := set.load(r, f, o, len(files) > 1, stderr); err != nil {
+			return nil, err
+		}
+	}
+	if err := checkSenders(o.senders, set.ins); err != nil {
+		closeInputs(set.ins)
+		return nil, err
+	}
+	uniqueNames(set.ins)
+	return set.ins, nil
+}
+
+// readOptions are the trace reader's options from the flags.
+func readOptions(o options) (trace.Options, error) {
 	ropt := trace.Options{Lenient: o.lenient, MaxDecompressed: o.maxDecomp, MaxRatio: o.maxRatio}
 	if o.format != "auto" {
 		f, err := trace.ParseFormat(o.format)
 		if err != nil {
-			return nil, usageErr("--format: %v", err)
+			return ropt, usageErr("--format: %v", err)
 		}
 		ropt.Format = f
 	}
 	if o.columns != "" {
 		parts := strings.Split(o.columns, ",")
 		if len(parts) != 4 {
-			return nil, usageErr("--columns %q: want four comma-separated names sender,seq,sent,arrival (leave a name empty when absent)", o.columns)
+			return ropt, usageErr("--columns %q: want four comma-separated names sender,seq,sent,arrival (leave a name empty when absent)", o.columns)
 		}
 		unit, err := trace.ParseUnit(o.unit)
 		if err != nil {
-			return nil, usageErr("--unit: %v", err)
+			return ropt, usageErr("--unit: %v", err)
 		}
 		ropt.Format = trace.FormatCSV
 		ropt.Columns = trace.Columns{Sender: parts[0], Seq: parts[1], Sent: parts[2], Arrival: parts[3], Unit: unit}
 	}
-	var out []input
-	// held is how many heartbeats of earlier inputs are in memory: the
-	// bound memHeartbeats is over all inputs together.
-	held := 0
-	add := func(ins []input) error {
-		out = append(out, ins...)
-		n, spooled := 0, false
-		for _, in := range ins {
-			n += len(in.hbs)
-			spooled = spooled || in.spool != nil
-		}
-		if !spooled {
-			held += n
-			return nil
-		}
-		// This input went past the bound: the earlier ones move to spools
-		// too.
-		for i := range out {
-			if out[i].spool == nil {
-				sp, err := spoolOf(out[i].hbs)
-				if err == nil {
-					if err = sp.Finish(); err != nil {
-						sp.Close()
-					}
-				}
-				if err != nil {
-					return fmt.Errorf("%s: sender %q: %w", out[i].file, out[i].sender, spoolErr(err))
-				}
-				out[i].spool, out[i].hbs = sp, nil
-			}
-		}
-		held = 0
+	return ropt, nil
+}
+
+// openTrace opens the trace file f, or standard input for "-".
+func openTrace(f string, ropt trace.Options) (*trace.Reader, error) {
+	var r *trace.Reader
+	var err error
+	if f == "-" {
+		opt := ropt
+		opt.Name = "<stdin>"
+		r, err = trace.NewReader(stdin, opt)
+	} else {
+		r, err = trace.Open(f, ropt)
+	}
+	if errors.Is(err, trace.ErrUnknownFormat) {
+		return nil, fmt.Errorf("%w (fdreplay: give -f/--format lip6, lip6-emission or fdkit, or for CSV --columns SENDER,SEQ,SENT,ARRIVAL with its header's names, an empty name for a column it lacks, and --unit)", err)
+	}
+	return r, err
+}
+
+// inputSet is the inputs loaded so far, with how many of their heartbeats
+// are in memory: the bound memHeartbeats is over all inputs together.
+type inputSet struct {
+	ins  []input
+	held int
+}
+
+// load reads the trace r (named file) into the set and closes r. On an
+// error every input of the set is closed.
+func (s *inputSet) load(r *trace.Reader, file string, o options, multi bool, stderr io.Writer) error {
+	ins, err := loadReader(r, file, o, multi, memHeartbeats-s.held, maxStreams(o)-len(s.ins), stderr)
+	r.Close()
+	if err == nil {
+		err = s.add(ins)
+	}
+	if err != nil {
+		closeInputs(s.ins)
+	}
+	return err
+}
+
+// add appends ins to the set. When they went past the bound of heartbeats
+// in memory, the earlier inputs move to spools too.
+func (s *inputSet) add(ins []input) error {
+	s.ins = append(s.ins, ins...)
+	n, spooled := 0, false
+	for _, in := range ins {
+		n += len(in.hbs)
+		spooled = spooled || in.spool != nil
+	}
+	if !spooled {
+		s.held += n
 		return nil
 	}
-	if len(files) == 0 {
-		r, err := traces.Open(traces.Default)
-		if err != nil {
-			return nil, err
+	for i := range s.ins {
+		in := &s.ins[i]
+		if in.spool != nil {
+			continue
 		}
-		ins, err := loadReader(r, "traces/"+traces.Default, o, false, memHeartbeats, maxStreams(o), stderr)
-		r.Close()
+		sp, err := spoolOf(in.hbs)
 		if err == nil {
-			err = add(ins)
+			if err = sp.Finish(); err != nil {
+				sp.Close()
+			}
 		}
 		if err != nil {
-			closeInputs(out)
-			return nil, err
+			return fmt.Errorf("%s: sender %q: %w", in.file, in.sender, spoolErr(err))
 		}
+		in.spool, in.hbs = sp, nil
 	}
-	for _, f := range files {
-		var r *trace.Reader
-		var err error
-		if f == "-" {
-			opt := ropt
-			opt.Name = "<stdin>"
-			r, err = trace.NewReader(stdin, opt)
-		} else {
-			r, err = trace.Open(f, ropt)
-		}
-		if errors.Is(err, trace.ErrUnknownFormat) {
-			return nil, fmt.Errorf("%w (fdreplay: give -f/--format lip6, lip6-emission or fdkit, or for CSV --columns SENDER,SEQ,SENT,ARRIVAL with its header's names, an empty name for a column it lacks, and --unit)", err)
-		}
-		if err != nil {
-			return nil, err
-		}
-		ins, err := loadReader(r, f, o, len(files) > 1, memHeartbeats-held, maxStreams(o)-len(out), stderr)
-		r.Close()
-		if err == nil {
-			err = add(ins)
-		}
-		if err != nil {
-			closeInputs(out)
-			return nil, err
-		}
-	}
-	if err := checkSenders(o.senders, out); err != nil {
-		closeInputs(out)
-		return nil, err
-	}
-	uniqueNames(out)
-	return out, nil
+	s.held = 0
+	return nil
 }
 
 // checkSenders reports the senders of --sender that no input holds: a
@@ -254,109 +280,59 @@ func spoolErr(err error) error {
 // Past limit heartbeats in memory, its streams move to spools; past
 // streamsLeft streams it stops with the error of tooManyStreams.
 func loadReader(r *trace.Reader, file string, o options, multi bool, limit, streamsLeft int, stderr io.Writer) ([]input, error) {
-	name := file
+	l := &traceLoad{name: file, o: o, limit: limit, streamsLeft: streamsLeft, streams: map[string][]*epochStream{}}
 	if file == "-" {
-		name = "<stdin>"
+		l.name = "<stdin>"
 	}
-	want := map[string]bool{}
-	for _, s := range o.senders {
-		want[s] = true
-	}
-	streams := map[string][]*epochStream{}
-	seen := map[string]struct{}{} // senders read so far
-	var rep sanityReport
-	var ferr error
-	inMemory := 0 // heartbeats held in memory; −1 once everything is spooled
-	var all []*epochStream
-	ch := trace.NewChecker(trace.SanityOptions{File: name}, func(c trace.Checked) {
-		if ferr != nil {
-			return
-		}
-		if f := c.Finding; f != nil {
-			if o.strict {
-				ferr = fmt.Errorf("%v (--strict makes every finding an error)", f)
-				return
-			}
-			rep.add(f)
-			if f.Excluded {
-				return
-			}
-		}
-		rec := c.Record
-		if !rec.HasArrival {
-			ferr = fmt.Errorf("%s:%d: sender %q: record seq %d has no arrival time (an emission log?); replay needs arrivals", name, c.Line, rec.Sender, rec.Seq)
-			return
-		}
-		es := streams[rec.Sender]
-		for len(es) < c.Epoch {
-			if len(all) >= streamsLeft {
-				ferr = tooManyStreams(o, fmt.Sprintf("%s:%d: sender %q", name, c.Line, rec.Sender))
-				return
-			}
-			e := &epochStream{sender: rec.Sender, epoch: len(es) + 1}
-			if inMemory < 0 {
-				if e.spool, ferr = trace.NewSpool(""); ferr != nil {
-					ferr = fmt.Errorf("%s:%d: sender %q: %w", name, c.Line, rec.Sender, spoolErr(ferr))
-					return
-				}
-			}
-			es = append(es, e)
-			all = append(all, e)
-		}
-		streams[rec.Sender] = es
-		s := es[c.Epoch-1]
-		if back := s.latest - rec.Arrival; s.latestLine > 0 && back > maxArrivalBack {
-			ferr = fmt.Errorf("%s:%d: sender %q: arrival %v before the one at %s:%d: the receiver's clock stepped back? (network reordering moves a heartbeat by less than %v): correct the step or cut the trace there", name, c.Line, rec.Sender, back, name, s.latestLine, maxArrivalBack)
-			return
-		}
-		if s.latestLine == 0 || rec.Arrival > s.latest {
-			s.latest, s.latestLine = rec.Arrival, c.Line
-		}
-		if s.spool != nil {
-			if err := s.spool.Add(rec.Heartbeat()); err != nil {
-				ferr = fmt.Errorf("%s:%d: sender %q: %w", name, c.Line, rec.Sender, spoolErr(err))
-			}
-			return
-		}
-		if n := len(s.hbs); n > 0 && s.hbs[n-1].Arrival > rec.Arrival {
-			s.unsorted = true
-		}
-		s.hbs = append(s.hbs, rec.Heartbeat())
-		if inMemory++; inMemory > limit {
-			inMemory = -1
-			for _, e := range all {
-				if ferr = e.toSpool(); ferr != nil {
-					ferr = fmt.Errorf("%s:%d: sender %q: %w", name, c.Line, e.sender, spoolErr(ferr))
-					return
-				}
-			}
-		}
-	})
 	loaded := false
 	defer func() {
 		if !loaded {
-			for _, e := range all {
-				if e.spool != nil {
-					e.spool.Close()
-				}
-			}
+			l.closeSpools()
 		}
 	}()
+	if err := l.read(r); err != nil {
+		return nil, err
+	}
+	reportSkipped(stderr, l.name, r.Skipped(), r.SkippedErrors())
+	if cut := r.Truncated(); cut != nil {
+		fmt.Fprintf(stderr, "fdreplay: input cut short, replaying the records before the cut: %v\n", cut)
+	}
+	l.rep.print(stderr, l.name)
+	out, err := l.inputs(file, r.Header().Interval, multi)
+	loaded = err == nil
+	return out, err
+}
+
+// traceLoad is one trace being read into streams, one per sender and
+// incarnation.
+type traceLoad struct {
+	name        string // the file's name in messages
+	o           options
+	limit       int // heartbeats held in memory before every stream is spooled
+	streamsLeft int // streams this trace may add
+	streams     map[string][]*epochStream
+	all         []*epochStream // the streams in the order they began
+	rep         sanityReport
+	inMemory    int   // heartbeats held in memory; −1 once everything is spooled
+	err         error // the first error of the checker's callback
+}
+
+// read passes r's records of the wanted senders through the sanity check
+// into the streams, then finishes their spools.
+func (l *traceLoad) read(r *trace.Reader) error {
+	want := map[string]bool{}
+	for _, s := range l.o.senders {
+		want[s] = true
+	}
+	seen := map[string]struct{}{} // senders read so far
+	ch := trace.NewChecker(trace.SanityOptions{File: l.name}, l.checked)
 	for {
 		rec, err := r.Next()
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			var le *trace.DecompressionLimitError
-			if errors.As(err, &le) {
-				flag := "--max-ratio"
-				if le.Max > 0 {
-					flag = "--max-decompressed"
-				}
-				return nil, fmt.Errorf("%w (raise %s if the trace is genuine)", err, flag)
-			}
-			return nil, err
+			return readErr(err)
 		}
 		if len(want) > 0 && !want[rec.Sender] {
 			continue
@@ -365,53 +341,151 @@ func loadReader(r *trace.Reader, file string, o options, multi bool, limit, stre
 		// neighbours: count the senders here, so that a trace of too many
 		// is refused before they are all held.
 		if _, ok := seen[rec.Sender]; !ok {
-			if len(seen) >= streamsLeft {
-				return nil, tooManyStreams(o, fmt.Sprintf("%s:%d: sender %q", name, r.Line(), rec.Sender))
+			if len(seen) >= l.streamsLeft {
+				return tooManyStreams(l.o, fmt.Sprintf("%s:%d: sender %q", l.name, r.Line(), rec.Sender))
 			}
 			seen[rec.Sender] = struct{}{}
 		}
 		ch.Add(rec, r.Line(), r.Unterminated())
-		if ferr != nil {
-			return nil, ferr
+		if l.err != nil {
+			return l.err
 		}
 	}
 	ch.Flush()
-	if ferr != nil {
-		return nil, ferr
+	if l.err != nil {
+		return l.err
 	}
-	for _, e := range all {
+	for _, e := range l.all {
 		if e.spool != nil {
-			if ferr = e.spool.Finish(); ferr != nil {
-				return nil, fmt.Errorf("%s: sender %q: %w", name, e.sender, spoolErr(ferr))
+			if err := e.spool.Finish(); err != nil {
+				return fmt.Errorf("%s: sender %q: %w", l.name, e.sender, spoolErr(err))
 			}
 		}
 	}
-	reportSkipped(stderr, name, r.Skipped(), r.SkippedErrors())
-	if cut := r.Truncated(); cut != nil {
-		fmt.Fprintf(stderr, "fdreplay: input cut short, replaying the records before the cut: %v\n", cut)
-	}
-	rep.print(stderr, name)
-	hdr := r.Header().Interval
+	return nil
+}
 
-	senders := make([]string, 0, len(streams))
-	for s := range streams {
-		senders = append(senders, s)
+// readErr adds to a decompression bound's error the flag that raises it.
+func readErr(err error) error {
+	var le *trace.DecompressionLimitError
+	if !errors.As(err, &le) {
+		return err
 	}
+	flag := "--max-ratio"
+	if le.Max > 0 {
+		flag = "--max-decompressed"
+	}
+	return fmt.Errorf("%w (raise %s if the trace is genuine)", err, flag)
+}
+
+// checked takes one record from the sanity check: a finding is an error
+// with --strict, else reported, and a record kept goes to its stream.
+func (l *traceLoad) checked(c trace.Checked) {
+	if l.err != nil {
+		return
+	}
+	if f := c.Finding; f != nil {
+		if l.o.strict {
+			l.err = fmt.Errorf("%v (--strict makes every finding an error)", f)
+			return
+		}
+		l.rep.add(f)
+		if f.Excluded {
+			return
+		}
+	}
+	rec := c.Record
+	if !rec.HasArrival {
+		l.err = fmt.Errorf("%s:%d: sender %q: record seq %d has no arrival time (an emission log?); replay needs arrivals", l.name, c.Line, rec.Sender, rec.Seq)
+		return
+	}
+	s, err := l.stream(rec.Sender, c.Epoch, c.Line)
+	if err == nil {
+		err = l.add(s, rec, c.Line)
+	}
+	l.err = err
+}
+
+// stream returns the stream of sender's incarnation epoch, starting it
+// (and any before it) when it is new.
+func (l *traceLoad) stream(sender string, epoch, line int) (*epochStream, error) {
+	es := l.streams[sender]
+	for len(es) < epoch {
+		if len(l.all) >= l.streamsLeft {
+			return nil, tooManyStreams(l.o, fmt.Sprintf("%s:%d: sender %q", l.name, line, sender))
+		}
+		e := &epochStream{sender: sender, epoch: len(es) + 1}
+		if l.inMemory < 0 {
+			var err error
+			if e.spool, err = trace.NewSpool(""); err != nil {
+				return nil, fmt.Errorf("%s:%d: sender %q: %w", l.name, line, sender, spoolErr(err))
+			}
+		}
+		es = append(es, e)
+		l.all = append(l.all, e)
+	}
+	l.streams[sender] = es
+	return es[epoch-1], nil
+}
+
+// add appends rec's heartbeat to s, spooling every stream once the
+// heartbeats in memory pass the limit. An arrival far earlier than the
+// stream's latest is an error.
+func (l *traceLoad) add(s *epochStream, rec trace.Record, line int) error {
+	if back := s.latest - rec.Arrival; s.latestLine > 0 && back > maxArrivalBack {
+		return fmt.Errorf("%s:%d: sender %q: arrival %v before the one at %s:%d: the receiver's clock stepped back? (network reordering moves a heartbeat by less than %v): correct the step or cut the trace there", l.name, line, rec.Sender, back, l.name, s.latestLine, maxArrivalBack)
+	}
+	if s.latestLine == 0 || rec.Arrival > s.latest {
+		s.latest, s.latestLine = rec.Arrival, line
+	}
+	if s.spool != nil {
+		if err := s.spool.Add(rec.Heartbeat()); err != nil {
+			return fmt.Errorf("%s:%d: sender %q: %w", l.name, line, rec.Sender, spoolErr(err))
+		}
+		return nil
+	}
+	if n := len(s.hbs); n > 0 && s.hbs[n-1].Arrival > rec.Arrival {
+		s.unsorted = true
+	}
+	s.hbs = append(s.hbs, rec.Heartbeat())
+	if l.inMemory++; l.inMemory > l.limit {
+		l.inMemory = -1
+		for _, e := range l.all {
+			if err := e.toSpool(); err != nil {
+				return fmt.Errorf("%s:%d: sender %q: %w", l.name, line, e.sender, spoolErr(err))
+			}
+		}
+	}
+	return nil
+}
+
+// closeSpools removes the spools of a trace that failed to load.
+func (l *traceLoad) closeSpools() {
+	for _, e := range l.all {
+		if e.spool != nil {
+			e.spool.Close()
+		}
+	}
+}
+
+// inputs returns the streams read, by sender and incarnation, ready for
+// replay.
+func (l *traceLoad) inputs(file string, hdr time.Duration, multi bool) ([]input, error) {
+	senders := slices.Collect(maps.Keys(l.streams))
 	slices.SortFunc(senders, trace.CompareSenders)
 	var out []input
 	for _, sender := range senders {
-		es := streams[sender]
+		es := l.streams[sender]
 		for _, s := range es {
-			in, err := newInput(s, file, name, hdr, len(es), multi, o)
+			in, err := newInput(s, file, l.name, hdr, len(es), multi, l.o)
 			if err != nil {
 				return nil, err
 			}
-			in.left = rep.left[sender]
-			in.warnings = rep.senderWarnings(sender)
+			in.left = l.rep.left[sender]
+			in.warnings = l.rep.senderWarnings(sender)
 			out = append(out, in)
 		}
 	}
-	loaded = true
 	return out, nil
 }
 

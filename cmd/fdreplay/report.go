@@ -14,9 +14,7 @@ import (
 
 // reportRun is one replayed stream as the HTML report needs it.
 type reportRun struct {
-	in    *input
-	set   settings
-	descs []string
+	streamRun
 	// verdict is Decide's answer for the stream (nil without targets).
 	verdict *qos.Verdict
 }
@@ -97,9 +95,6 @@ func commandLine(args []string) string {
 	return strings.Join(parts, " ")
 }
 
-// writeReportFile writes rep to path under a temporary name in the same
-// directory, moved into place when complete (package outfile), so an
-// interrupted run leaves no half report.
 // checkReportPath fails, before the replay, for a --report path that
 // cannot be written as a file: an existing directory, or one whose parent
 // directory is missing or not a directory.
@@ -118,6 +113,9 @@ func checkReportPath(path string) error {
 	return nil
 }
 
+// writeReportFile writes rep to path under a temporary name in the same
+// directory, moved into place when complete (package outfile), so an
+// interrupted run leaves no half report.
 func writeReportFile(path string, rep report.Page) error {
 	st, err := outfile.New(filepath.Dir(path), "fdreplay")
 	if err != nil {

@@ -1,0 +1,359 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/fdkit/fdkit/internal/flagcheck"
+
+	"github.com/fdkit/fdkit/qos"
+	"github.com/fdkit/fdkit/spec"
+	"github.com/fdkit/fdkit/trace"
+	"github.com/spf13/pflag"
+)
+
+const examples = `Examples:
+  fdreplay                                   # embedded default trace, all detectors
+  fdreplay ../shared/traces/planetlab-lip6/recv_node1_excerpt.txt --out results
+  fdreplay --sender 4 --detectors chen,phi --out results trace.txt
+  fdreplay --td-max 500ms --mr-max 0.01 --qap-min 0.999 trace.txt.gz
+  fdreplay --range chen=0:500ms --range phi=1:12 --points 60 --out results trace.txt
+  fdreplay --format csv --columns host,seq,sent_ms,recv_ms --unit ms --interval 1s log.csv
+  fdreplay --force --out results trace.txt   # replace the results of an earlier run
+
+TD is the time from a crash right after a heartbeat to permanent suspicion
+(τ_{k+1} − σ_k with synchronized clocks; τ_{k+1} − A_k + d̄ when the sender's
+and monitor's clocks differ, as in the LIP6 traces: see --delay-offset;
+when τ_{k+1} precedes the arrival A_k, the monitor suspects from A_k).
+MR is false suspicions per second, QAP the fraction of time the monitor is
+right. Smaller TD, smaller MR and larger QAP are better; sweeps show the
+trade-off. Undefined metrics (E[TM], E[TMR] without a mistake) are empty in
+CSV and null in JSON.
+
+--out files appear only when complete. SIGINT or SIGTERM stops the run,
+removes its partial files and exits 130 or 143. A flag value out of range
+is an error, never replaced by a default. See docs/fdreplay.md.
+`
+
+// options are the parsed flags.
+type options struct {
+	detectors   []string
+	senders     []string
+	warmUp      int
+	window      int
+	windowSet   bool
+	interval    time.Duration
+	timeout     time.Duration
+	delayOffset time.Duration
+	clock       string
+	format      string
+	columns     string
+	unit        string
+	lenient     bool
+	strict      bool
+	maxDecomp   int64
+	maxRatio    float64
+	out         string
+	force       bool
+	sweep       bool
+	sweepFlag   bool // --sweep given: sweep every entry, not only the sweep entries
+	points      int
+	sweepMiB    int
+	ranges      map[string]span
+	targets     qos.Targets
+	tune        bool
+	decide      qos.DecideOptions
+	noProgress  bool
+	report      string
+}
+
+// maxInterval bounds Δ: the detector settings and sweep ranges are
+// multiples of Δ up to 30Δ and must not overflow time.Duration (a huge
+// --interval made the fixed timeout 10Δ negative).
+const maxInterval = time.Duration(math.MaxInt64 / 100)
+
+// maxWindow bounds --window: every detector, and every swept setting of it,
+// keeps n samples, so --window 100000000 took gigabytes before failing.
+// 100000 is a hundred times the papers' and Akka's 1000.
+const maxWindow = 100_000
+
+// sweepBytesPerPoint estimates what a sweep keeps for one setting of one
+// stream until the outputs are written: the per-time-cell table of the
+// confidence intervals (128 cells × 5 float64, 5 KiB) and the result,
+// about 6 KiB, doubled for the garbage collector's headroom (a run of 300
+// streams × 401 settings estimated at 6 KiB each peaked at 1.9 times the
+// estimate). Memory therefore grows with streams × settings, not with
+// records, and --max-sweep-memory bounds it.
+const sweepBytesPerPoint = 12 << 10
+
+// maxPoints bounds --points: each swept point is a detector state per stream.
+const maxPoints = 10_000
+
+// errUsage marks errors in the command line (exit code 2).
+var errUsage = errors.New("usage")
+
+// run runs fdreplay and returns its exit code: 0, 1 for a failed run, 2
+// for a wrong command line.
+func run(args []string, stdout, stderr io.Writer) int {
+	err := runErr(args, stdout, stderr)
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, pflag.ErrHelp):
+		return 0
+	case errors.Is(err, errUsage):
+		fmt.Fprintf(stderr, "fdreplay: %v (see fdreplay -h)\n", strings.TrimPrefix(err.Error(), "usage: "))
+		return 2
+	default:
+		fmt.Fprintf(stderr, "fdreplay: %v\n", err)
+		return 1
+	}
+}
+
+func usageErr(format string, a ...any) error {
+	return fmt.Errorf("%w: %s", errUsage, fmt.Sprintf(format, a...))
+}
+
+// flagValues are the flags parsed further after pflag: their pflag
+// values, read by parseFlags into options.
+type flagValues struct {
+	detectors   *[]string
+	configFile  *string
+	maxDecomp   *string
+	ranges      *[]string
+	equivalence *string
+	holdout     *string
+	help        *bool
+}
+
+// newFlagSet declares fdreplay's flags, filling in o where a flag is
+// stored as given and returning the others for parseFlags.
+func newFlagSet(o *options) (*pflag.FlagSet, flagValues) {
+	fs := pflag.NewFlagSet("fdreplay", pflag.ContinueOnError)
+	fs.SortFlags = false
+	fs.SetOutput(io.Discard)
+	var v flagValues
+	v.detectors = fs.StringArrayP("detectors", "d", []string{"all"}, "detectors to run (repeatable, or comma-separated): all; a family at fdreplay's defaults for the trace's Δ and --window: "+strings.Join(detectorNames, ", ")+" (aliases: phi, timeout, 2wfd, κ); a family with parameters in the textual form of docs/detectors.md, e.g. 'phi-normal(threshold=8, min-std=0)' (φ's σ floor min-std defaults to μ/100; 0 turns it off) or 'phi-akka(threshold=10, pause=0)'; a preset with its system's documented defaults, unscaled: akka, cassandra, scylla, hazelcast (e.g. 'akka(threshold=12)'); or a sweep: 'chen(window=1000) alpha=10ms..1s[:log]'. Parameters not given take fdreplay's defaults, and the header says which Akka/Cassandra defaults were scaled by Δ")
+	v.configFile = fs.String("config", "", "YAML file of detectors and sweeps in the textual form (see docs/detectors.md), run in addition to --detectors (which then defaults to none)")
+	fs.StringSliceVarP(&o.senders, "sender", "s", nil, "replay only these senders (ids as in the trace)")
+	flagcheck.Var(fs, &o.warmUp, "warmup", "", -1, -1, math.MaxInt32, "-1 (the window size) or a count ≥ 0", "heartbeats excluded at the start of each stream (-1: the window size, so every detector is evaluated on the same heartbeats with full windows)")
+	flagcheck.Var(fs, &o.window, "window", "", 1000, 1, maxWindow, fmt.Sprintf("a size from 1 to %d (each detector and swept setting keeps n samples)", maxWindow), "window size n of the adaptive detectors (chen, bertier, sfd, φ, 2w-fd's long window, satzger, kappa); streams shorter than 2n heartbeats get n = length/4 unless set")
+	flagcheck.Var(fs, &o.interval, "interval", "", 0, 1, maxInterval, fmt.Sprintf("a positive duration up to %v (omit the flag to take Δ from the trace)", maxInterval), "nominal heartbeat interval Δ (default: from the trace header, else estimated from send times or arrivals)")
+	flagcheck.Var(fs, &o.timeout, "timeout", "", 0, 1, 10*maxInterval, fmt.Sprintf("a positive duration up to %v (omit the flag for 10Δ)", 10*maxInterval), "fixed timeout T for the table (default 10Δ, i.e. 1s for Δ = 100ms)")
+	flagcheck.Var(fs, &o.delayOffset, "delay-offset", "", 0, 0, maxInterval, fmt.Sprintf("a duration from 0 to %v", maxInterval), "d̄ added to the arrival-based TD when clocks are not synchronized (e.g. RTT/2)")
+	fs.StringVar(&o.clock, "clock", "auto", "sender/monitor clocks: auto, sync or unsync (auto: synchronized iff every 0 ≤ A−σ ≤ 1m)")
+	fs.StringVarP(&o.format, "format", "f", "auto", "input format when it cannot be detected: auto, lip6, lip6-emission, csv, fdkit")
+	fs.StringVar(&o.columns, "columns", "", "CSV columns as sender,seq,sent,arrival header names (empty name: no such column); implies --format csv")
+	fs.StringVar(&o.unit, "unit", "ns", "time unit of CSV send and arrival columns: ns, us, ms or s")
+	fs.BoolVar(&o.lenient, "lenient", false, "skip malformed lines (they are counted and reported) instead of failing")
+	fs.BoolVar(&o.strict, "strict", false, "fail on the first record that cannot be right (an outlying arrival, send time, delay or sequence number, a sequence restart, a truncated last line) instead of leaving it out with a warning; see docs/fdreplay.md")
+	v.maxDecomp = fs.String("max-decompressed", "0", "refuse a gzip or xz trace that decompresses to more than this size (e.g. 20GiB; 0: no bound)")
+	fs.Float64Var(&o.maxRatio, "max-ratio", 200, "refuse a gzip or xz trace that decompresses to more than this many times its compressed size, past the first 64 MiB (a decompression bomb; recorded traces inflate 3-30 times; 0: no bound)")
+	fs.StringVarP(&o.out, "out", "o", "", "directory for results: index.html (the HTML report), table.csv/json, curves.csv/json, <sender>-mr-td and -qap-td plots (PNG, SVG), all written under temporary names and moved in when complete; implies --sweep")
+	fs.BoolVar(&o.force, "force", false, "let --out replace the results of an earlier run (without it a directory holding them is refused); files of the earlier run that this one does not write are removed")
+	fs.BoolVar(&o.sweep, "sweep", false, "sweep each detector's parameter (implied by --out, --range and tuner targets); without --out the curves are printed as CSV")
+	flagcheck.Var(fs, &o.points, "points", "p", 40, 1, maxPoints, fmt.Sprintf("a count from 1 to %d", maxPoints), "points per swept curve")
+	flagcheck.Var(fs, &o.sweepMiB, "max-sweep-memory", "", 1024, 1, 1<<20, "a size in MiB from 1 to 1048576", "MiB the sweep's results may take (about 12 KiB per stream and setting, kept until the outputs are written); a larger sweep is refused before it starts")
+	v.ranges = fs.StringArray("range", nil, "sweep range NAME=LO:HI[:log|lin], durations with a unit or in ms (repeatable; defaults: fixed Δ..30Δ log, chen, sfd and 2w-fd Δ/100..20Δ log, φ 0.5..16, cassandra 0.25..16 log, jacobson K 0.5..64 log, satzger θ 0.5..1, kappa K 0.5..16 log)")
+	flagcheck.Var(fs, &o.targets.MaxTD, "td-max", "", 0, 1, math.MaxInt64, "a positive duration (omit the flag for no TD target)", "tuner target: mean TD at most this")
+	flagcheck.Var(fs, &o.targets.MaxMRPerSecond, "mr-max", "", 0, 0, math.MaxFloat64, "a finite rate per second ≥ 0 (0: only settings that made no mistake; omit the flag for no MR target)", "tuner target: mistakes per second at most this, in [0, ∞) (1 per minute is 0.0167; 0: only settings that made no mistake over the trace)")
+	flagcheck.Var(fs, &o.targets.MinQAP, "qap-min", "", 0, math.SmallestNonzeroFloat64, 1, "a probability in (0, 1] (omit the flag for no QAP target)", "tuner target: QAP at least this (e.g. 0.999)")
+	v.equivalence = fs.String("equivalence", "1%", "practical threshold of the verdict: a difference in mean TD smaller than this share of the best detector's is reported as equivalent, whatever its interval (a percentage or a fraction; off: none)")
+	v.holdout = fs.String("holdout", "50%", "share of the trace's time, at its end, held out for the out-of-sample figures: each detector is tuned on the rest and reported on both (off: none)")
+	fs.BoolVar(&o.noProgress, "no-progress", false, "no progress bar (it is shown only when stderr is a terminal)")
+	fs.StringVar(&o.report, "report", "", "write a self-contained HTML report to this file (trace statistics, tables, plots, the tuner's choice and a verdict with confidence intervals; implies --sweep); --out also writes one as index.html")
+	v.help = fs.BoolP("help", "h", false, "show this help")
+	return fs, v
+}
+
+// parseFlags parses and validates the command line: every flag is checked
+// here, before the run opens a file.
+func parseFlags(args []string, stdout io.Writer) (options, []string, error) {
+	var o options
+	fs, v := newFlagSet(&o)
+	if err := fs.Parse(args); err != nil {
+		return o, nil, usageErr("%v", err)
+	}
+	o.windowSet = fs.Changed("window")
+	o.sweepFlag = fs.Changed("sweep")
+	// --mr-max 0 is a target of its own (MR = 0), not "no target".
+	o.targets.NoMistakes = fs.Changed("mr-max") && o.targets.MaxMRPerSecond == 0
+	if err := parseFlagValues(&o, v); err != nil {
+		return o, nil, err
+	}
+	if *v.help {
+		fmt.Fprintf(stdout, "Usage: fdreplay [flags] [TRACE...]\n\nReplays heartbeat traces through fdkit's failure detectors and reports TD, MR and QAP.\nWith no TRACE, replays the embedded default trace.\n\nFlags:\n%s\n%s", fs.FlagUsages(), examples)
+		return o, nil, pflag.ErrHelp
+	}
+	entries, err := configEntries(&o, *v.detectors, *v.configFile, fs.Changed("detectors"))
+	if err != nil {
+		return o, nil, err
+	}
+	if o.detectors, err = selectDetectors(entries); err != nil {
+		return o, nil, err
+	}
+	if slices.ContainsFunc(o.detectors, func(e string) bool { return strings.Contains(e, "..") }) {
+		o.sweep = true // a sweep entry asks for its curve
+	}
+	if o.ranges, err = parseRanges(*v.ranges); err != nil {
+		return o, nil, err
+	}
+	if len(o.ranges) > 0 {
+		o.sweep = true
+	}
+	if err := o.targets.Validate(); err != nil {
+		return o, nil, usageErr("%v", strings.TrimPrefix(err.Error(), "qos: "))
+	}
+	o.tune = o.targets != (qos.Targets{})
+	if o.out != "" || o.tune || o.report != "" {
+		o.sweep = true
+	}
+	switch o.clock {
+	case "auto", "sync", "unsync":
+	default:
+		return o, nil, usageErr("--clock %q: want auto, sync or unsync", o.clock)
+	}
+	if err := checkCSVFlags(o, fs.Changed("unit")); err != nil {
+		return o, nil, err
+	}
+	return o, fs.Args(), nil
+}
+
+// parseFlagValues reads the flags whose values are text to parse: the
+// verdict's shares and the decompression bounds.
+func parseFlagValues(o *options, v flagValues) error {
+	var err error
+	if o.decide.Equivalence, err = parseShare("equivalence", *v.equivalence); err != nil {
+		return usageErr("%v", err)
+	}
+	if o.decide.Holdout, err = parseShare("holdout", *v.holdout); err != nil {
+		return usageErr("%v", err)
+	}
+	if o.maxDecomp, err = parseSize(*v.maxDecomp); err != nil {
+		return usageErr("--max-decompressed %q: %v", *v.maxDecomp, err)
+	}
+	if !(o.maxRatio >= 0) || math.IsInf(o.maxRatio, 0) {
+		return usageErr("--max-ratio %v: want a finite number ≥ 0 (0: no bound)", o.maxRatio)
+	}
+	return nil
+}
+
+// configEntries returns the --detectors entries followed by the
+// detectors and sweeps of the --config file, if any: a config file makes
+// --detectors default to none, and a sweep in it turns on o.sweep.
+func configEntries(o *options, entries []string, configFile string, detectorsSet bool) ([]string, error) {
+	if configFile == "" {
+		return entries, nil
+	}
+	f, err := spec.LoadFile(configFile)
+	if err != nil {
+		return nil, usageErr("--config: %v", err)
+	}
+	if !detectorsSet {
+		entries = nil
+	}
+	for _, s := range f.Detectors {
+		entries = append(entries, s.String())
+	}
+	for _, w := range f.Sweeps {
+		entries = append(entries, w.String())
+		o.sweep = true
+	}
+	return entries, nil
+}
+
+// parseRanges reads the --range flags, one per detector.
+func parseRanges(args []string) (map[string]span, error) {
+	ranges := map[string]span{}
+	for _, a := range args {
+		name, sp, err := parseRange(a)
+		if err != nil {
+			return nil, usageErr("%v", err)
+		}
+		if _, err := qos.Range(sp.lo, sp.hi, 2, sp.log); err != nil {
+			return nil, usageErr("--range %q: %v", a, strings.TrimPrefix(err.Error(), "qos: "))
+		}
+		if err := checkDomain(name, sp); err != nil {
+			return nil, usageErr("--range %q: %v", a, err)
+		}
+		if _, dup := ranges[name]; dup {
+			return nil, usageErr("--range %q: %s has a range already (give one --range per detector)", a, name)
+		}
+		ranges[name] = sp
+	}
+	return ranges, nil
+}
+
+// checkCSVFlags refuses CSV settings that cannot work, naming the flags
+// rather than the trace.Columns fields they fill in.
+func checkCSVFlags(o options, unitSet bool) error {
+	const want = "the CSV header names of sender,seq,sent,arrival (leave a name empty when absent)"
+	if o.columns == "" {
+		switch {
+		case strings.EqualFold(o.format, "csv"):
+			return usageErr("--format csv needs --columns: %s", want)
+		case unitSet:
+			return usageErr("--unit %s applies to CSV input only: give --columns too", o.unit)
+		}
+		return nil
+	}
+	parts := strings.Split(o.columns, ",")
+	switch {
+	case len(parts) != 4:
+		return usageErr("--columns %q: want four comma-separated names, %s", o.columns, want)
+	case strings.TrimSpace(parts[2]) == "" && strings.TrimSpace(parts[3]) == "":
+		return usageErr("--columns %q: name the sent or the arrival column (or both); replay needs times", o.columns)
+	}
+	if _, err := trace.ParseUnit(o.unit); err != nil {
+		return usageErr("--unit %q: want ns, us, ms or s", o.unit)
+	}
+	return nil
+}
+
+func selectDetectors(list []string) ([]string, error) {
+	want := map[string]bool{}
+	var texts, canons []string // entries in the textual form, in the order given
+	for _, arg := range list {
+		for _, d := range splitTop(arg) {
+			d = strings.TrimSpace(d)
+			if d == "" {
+				continue
+			}
+			low := strings.ToLower(d)
+			if low == "all" {
+				for _, n := range detectorNames {
+					want[n] = true
+				}
+				continue
+			}
+			if c, ok := detectorAliases[low]; ok {
+				want[c] = true
+				continue
+			}
+			canon, err := parseSpecEntry(d)
+			if err != nil {
+				return nil, usageErr("--detectors: %v (known families: %s; see docs/detectors.md)", err, strings.Join(detectorNames, ", "))
+			}
+			if !slices.Contains(canons, canon) { // the same detector twice runs once
+				canons = append(canons, canon)
+				texts = append(texts, d) // shown as given: "akka", not its expansion
+			}
+		}
+	}
+	var out []string
+	for _, n := range detectorNames {
+		if want[n] {
+			out = append(out, n)
+		}
+	}
+	out = append(out, texts...)
+	if len(out) == 0 {
+		return nil, usageErr("no detector selected")
+	}
+	return out, nil
+}
