@@ -19,13 +19,14 @@ type scenarioEnv struct {
 	t       *testing.T
 	members map[string]*Member // by the name given to add
 	names   []string           // in the order added
-	last    map[string][]Packet
+	last    map[string][]Packet      // each member's last packets sent
+	streams map[string][]StreamProbe // and stream pings asked for
 	crashed map[string]bool
 	cut     map[[2]string]bool // partitioned pairs of names
 }
 
 func newScenarioEnv(t *testing.T) *scenarioEnv {
-	return &scenarioEnv{t: t, members: map[string]*Member{}, last: map[string][]Packet{},
+	return &scenarioEnv{t: t, members: map[string]*Member{}, last: map[string][]Packet{}, streams: map[string][]StreamProbe{},
 		crashed: map[string]bool{}, cut: map[[2]string]bool{}}
 }
 
@@ -93,10 +94,13 @@ func findField(v reflect.Value, name string) (reflect.Value, bool) {
 // add creates a member:
 //
 //	add NAME [id=ID] [addr=ADDR] [mode=swim|lifeguard|detector] [seed=(A,B)]
-//	    [peers=(...)] [challenge] [signed] [Field=value ...]
+//	    [peers=(...)] [challenge] [signed] [fixed-detector=D] [health=N]
+//	    [Field=value ...]
 //
 // Defaults: ID NAME at NAME:7946, ModeLifeguard, seed (1,2), SyncProbes,
-// no join challenges; Field=value sets any Config field by name.
+// no join challenges. signed gives it testKey(addr) as SigningKey,
+// fixed-detector a FixedPeerDetector(D) per peer, health raises its local
+// health multiplier by N; Field=value sets any Config field by name.
 func (e *scenarioEnv) add(td *datadriven.TestData) string {
 	name := td.CmdArgs[0].Key
 	cfg := Config{Self: node(name), Mode: ModeLifeguard, SyncProbes: true}
@@ -122,6 +126,13 @@ func (e *scenarioEnv) add(td *datadriven.TestData) string {
 		case "challenge":
 			challenge = true
 		case "signed":
+		case "fixed-detector":
+			d, err := parseDuration(a.SingleVal(e.t))
+			if err != nil {
+				td.Fatalf(e.t, "%v", err)
+			}
+			cfg.PeerDetector = FixedPeerDetector(d)
+		case "health":
 		default:
 			if err := setConfigField(&cfg, a.Key, a.SingleVal(e.t)); err != nil {
 				td.Fatalf(e.t, "%v", err)
@@ -136,6 +147,11 @@ func (e *scenarioEnv) add(td *datadriven.TestData) string {
 		return fmt.Sprintf("error: %v\n", err)
 	}
 	m.noChallenge = !challenge
+	if a, ok := td.Arg("health"); ok {
+		var n int
+		a.Scan(e.t, 0, &n)
+		m.adjustHealth(n)
+	}
 	m.Bootstrap(peers)
 	if _, ok := e.members[name]; !ok {
 		e.names = append(e.names, name)
@@ -180,6 +196,7 @@ func (e *scenarioEnv) ready(b *strings.Builder, name string, m *Member, prefix s
 		}
 	}
 	e.last[name] = r.Packets
+	e.streams[name] = slices.Clone(r.StreamProbes)
 	fmtReady(b, prefix, r, kinds)
 	return r
 }
@@ -271,9 +288,10 @@ func (e *scenarioEnv) advance(td *datadriven.TestData) string {
 	return b.String()
 }
 
-// ack: ack NAME at=T [except=(IDs)] [rtt=D] answers each ping of the
-// member's last output with an ack from its target (none from the IDs
-// given), each at T (or, with rtt, at T plus rtt), and prints the output.
+// ack and nack: ack NAME at=T [except=(IDs)] [times=N] answers each ping
+// of the member's last output with an ack from its receiver; nack answers
+// each ping-req with a nack from its receiver (none from the IDs given,
+// each N times, default once); both print the member's output.
 func (e *scenarioEnv) ack(td *datadriven.TestData) string {
 	name, m := e.member(td)
 	now := e.dur(td, "at")
@@ -281,16 +299,45 @@ func (e *scenarioEnv) ack(td *datadriven.TestData) string {
 	if a, ok := td.Arg("except"); ok {
 		except = a.Vals
 	}
+	times := 1
+	td.MaybeScanArgs(e.t, "times", &times)
 	var b strings.Builder
 	for _, p := range e.last[name] {
-		if p.Kind != MsgPing || slices.Contains(except, string(p.To.ID)) {
+		if slices.Contains(except, string(p.To.ID)) {
 			continue
 		}
-		ack := Packet{Kind: MsgAck, From: p.To, To: m.Self(), Ack: Ack{Seq: p.Ping.Seq}}
-		if err := m.Step(now, &ack); err != nil {
-			fmt.Fprintf(&b, "error: %v\n", err)
+		var answer Packet
+		switch {
+		case td.Cmd == "ack" && p.Kind == MsgPing:
+			answer = Packet{Kind: MsgAck, From: p.To, To: m.Self(), Ack: Ack{Seq: p.Ping.Seq}}
+		case td.Cmd == "nack" && p.Kind == MsgPingReq:
+			answer = Packet{Kind: MsgNack, From: p.To, To: m.Self(), Nack: Nack{Seq: p.PingReq.Seq}}
+		default:
+			continue
+		}
+		for range times {
+			if err := m.Step(now, &answer); err != nil {
+				fmt.Fprintf(&b, "error: %v\n", err)
+			}
 		}
 	}
+	e.ready(&b, name, m, "", kindsArg(td))
+	return b.String()
+}
+
+// streamAnswer: stream-ack NAME at=T and stream-failed NAME at=T answer
+// each stream ping of the member's last output, then print its output.
+func (e *scenarioEnv) streamAnswer(td *datadriven.TestData) string {
+	name, m := e.member(td)
+	now := e.dur(td, "at")
+	for _, sp := range e.streams[name] {
+		if td.Cmd == "stream-ack" {
+			m.StreamAck(now, sp.To.ID, sp.Seq)
+		} else {
+			m.StreamFailed(now, sp.To.ID, sp.Seq)
+		}
+	}
+	var b strings.Builder
 	e.ready(&b, name, m, "", kindsArg(td))
 	return b.String()
 }

@@ -27,6 +27,8 @@ import (
 //	step NAME at=T              Step each packet of the input, print the output
 //	replay NAME at=T n=N every=D  Step the input n times, print the output
 //	ack NAME at=T [except=(..)] ack the pings of the member's last output
+//	nack NAME at=T [except=(..)] nack its ping-reqs
+//	stream-ack|stream-failed NAME at=T  answer its stream pings
 //	ready NAME                  print the pending output
 //	run from=T until=T [members=(...)] [print=events|packets|none]
 //	                            a network delivering every packet (runNet)
@@ -63,8 +65,10 @@ func (e *scenarioEnv) handle(t *testing.T, td *datadriven.TestData) string {
 		return e.tick(td)
 	case "advance":
 		return e.advance(td)
-	case "ack":
+	case "ack", "nack":
 		return e.ack(td)
+	case "stream-ack", "stream-failed":
+		return e.streamAnswer(td)
 	case "run":
 		return e.run(td)
 	case "state", "view", "stats", "inspect", "ready":
