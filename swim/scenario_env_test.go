@@ -17,8 +17,8 @@ import (
 // through Member's public API: Step, Tick, Ready and the accessors.
 type scenarioEnv struct {
 	t       *testing.T
-	members map[string]*Member // by the name given to add
-	names   []string           // in the order added
+	members map[string]*Member       // by the name given to add
+	names   []string                 // in the order added
 	last    map[string][]Packet      // each member's last packets sent
 	streams map[string][]StreamProbe // and stream pings asked for
 	crashed map[string]bool
