@@ -23,12 +23,10 @@
 package agent
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"io"
 	"log/slog"
 	"math/rand/v2"
 	"net/netip"
@@ -36,7 +34,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/fdkit/fdkit/detector"
 	"github.com/fdkit/fdkit/lateness"
 	"github.com/fdkit/fdkit/swim"
 	"github.com/fdkit/fdkit/swim/transport"
@@ -81,9 +78,11 @@ const minPayload = 256
 // ErrStopped is returned by calls on an agent that has stopped.
 var ErrStopped = errors.New("agent: stopped")
 
-// Agent runs one member. Create it with Start.
+// Agent runs one member. Create it with Start. Its fields are grouped by
+// concern; the comment of each group says which goroutine owns it.
 type Agent struct {
 	cfg   Config
+	log   *slog.Logger
 	tr    transport.Transport
 	codec *wire.Codec
 	keys  *wire.Keyring
@@ -91,306 +90,124 @@ type Agent struct {
 	// plainMu makes SetSendPlain and SetAcceptPlain check and change the
 	// pair of switches at once (ErrPlainStage).
 	plainMu sync.Mutex
-	log     *slog.Logger
 	self    swim.Node
 	// selfAddr is self.Addr parsed (checkSelf made sure it parses).
 	selfAddr netip.AddrPort
 	src      netip.Addr // the address datagrams and dialled streams leave from (sendSource); invalid: the kernel's choice
-	start    time.Time
 	m        *swim.Member
-	lhm      atomic.Int32    // the state machine's local health multiplier, published by flush
+	lhm      atomic.Int32              // the state machine's local health multiplier, published by flush
+	conflict atomic.Pointer[swim.Node] // another node claiming this member's ID
+
+	clock   agentClock
+	life    lifecycle
+	sub     subscribers
+	join    joinState
+	stream  streamPath
+	ctr     packetCounters
+	sctr    streamCounters
+	pub     publishedStats
+	authLog authLog
+}
+
+// agentClock is the agent's reading of time: the state machine's clock
+// runs from start, and the host's lateness is measured at every tick.
+type agentClock struct {
+	start    time.Time
+	wallNs   atomic.Int64    // the wall clock in Unix nanoseconds read with the last now
 	late     *lateness.Meter // the host's lateness (hostTick)
 	lateRead time.Duration   // when hostTick last read the runtime's histograms
-	// wallNs is the wall clock in Unix nanoseconds read with the last now.
-	wallNs atomic.Int64
+}
 
-	reqs    chan func()
-	stopped chan struct{}
-	leaving chan struct{}
-	halt    chan struct{}   // closed by Shutdown: stop without leaving
-	ctxDone <-chan struct{} // Start's context's Done: leave
-	haltMu  sync.Once
-	leaveMu sync.Once
-	err     error
+// lifecycle holds the channels that run and stop the agent's goroutine.
+type lifecycle struct {
+	reqs      chan func()
+	stopped   chan struct{}
+	leaving   chan struct{}
+	halt      chan struct{}   // closed by Shutdown: stop without leaving
+	ctxDone   <-chan struct{} // Start's context's Done: leave
+	quit      chan struct{}   // closed when the agent starts stopping
+	haltOnce  sync.Once
+	leaveOnce sync.Once
+	err       error
+}
 
-	subMu     sync.Mutex
-	subs      subscriptions[swim.Event]
-	msgSubs   subscriptions[swim.Message]
-	subID     int
-	subClosed bool // set when the agent stops; later subscriptions get a closed channel
+// subscribers are the channels of Subscribe and Receive, under mu.
+type subscribers struct {
+	mu       sync.Mutex
+	events   subscriptions[swim.Event]
+	messages subscriptions[swim.Message]
+	nextID   int
+	closed   bool // set when the agent stops; later subscriptions get a closed channel
+}
 
-	sent, sentBytes, recv, recvBytes                          atomic.Uint64
-	authFail, decodeErr, rejected, encodeErr, sendErr, evDrop atomic.Uint64
-	replayed, unknownKind, msgDrop                            atomic.Uint64
-	streamsIn, streamsOut, streamDialErr, streamAuth          atomic.Uint64
-	streamReplayed, streamGarbage, streamOversize             atomic.Uint64
-	streamTimeouts, streamSyncs, streamFallbacks              atomic.Uint64
-	streamSkipped, labelMismatch, reliableSent, reliableRecv  atomic.Uint64
-	streamJoins                                               atomic.Uint64
-	conflict                                                  atomic.Pointer[swim.Node] // another node claiming this member's ID
-
-	// joinWaiters are closed, on the agent's goroutine, as soon as this
-	// member knows another live member or its ID was refused (joined).
-	joinWaiters map[chan struct{}]struct{}
-	// joinedBy: the seed addresses this Join has sent a join datagram
-	// to; the state machine's resends there go over a stream (flush).
-	joinedBy map[string]bool
-
-	// The stream path (stream.go); sl is nil when it is off.
-	sl         *transport.StreamListener
-	streamInCh chan streamIn
-	streamRes  chan streamResult
-	outSlots   chan struct{} // the protocol's dialled streams (pings, views)
-	relSlots   chan struct{} // SendReliable's, apart: stuck messages must not starve the pings
-	quit       chan struct{} // closed when the agent starts stopping
-	outWG      sync.WaitGroup
-	streamCtx  context.Context
-	streamStop context.CancelFunc
-
-	// The last swim.Stats published for Stats, under protoMu (a copy in
-	// place: a pointer swapped in would allocate at every packet that
-	// moves a counter), and its copy read by the agent goroutine only.
-	protoMu   sync.Mutex
-	proto     swim.Stats
-	lastProto swim.Stats
-	// Rate limit of the authentication warning (agent goroutine only):
-	// when the last was logged, and failures not logged since.
-	authLogged   time.Duration
-	authLoggedOK bool
-	authQuiet    uint64
-	authFrom     netip.AddrPort // source of the last datagram that failed authentication (agent goroutine only)
+// joinState is what Join waits on (agent goroutine only).
+type joinState struct {
+	// waiters are closed as soon as this member knows another live member
+	// or its ID was refused (joined).
+	waiters map[chan struct{}]struct{}
+	// seeds are the addresses this Join has sent a join datagram to; the
+	// state machine's resends there go over a stream (flush).
+	seeds map[string]bool
 	// mergeRefusal is the last error of Protocol.MergeFilter, for Join's
-	// error (agent goroutine only).
+	// error.
 	mergeRefusal error
 }
 
-// Start opens the transport, creates the state machine and runs it until
-// ctx is cancelled (then the member leaves gracefully, within LeaveTimeout)
-// or Leave or Close is called.
-func Start(ctx context.Context, cfg Config) (*Agent, error) {
-	if cfg.TickInterval == 0 {
-		cfg.TickInterval = DefaultTickInterval
-	}
-	if cfg.TickInterval < 0 {
-		return nil, fmt.Errorf("agent: TickInterval %v is negative", cfg.TickInterval)
-	}
-	leave := detector.OrDefault(cfg.LeaveTimeout, DefaultLeaveTimeout)
-	cfg.LeaveTimeout = &leave
-	if leave < 0 {
-		return nil, fmt.Errorf("agent: LeaveTimeout %v is negative", leave)
-	}
-	late, err := lateness.New(lateness.Config{})
-	if err != nil {
-		return nil, err
-	}
-	if cfg.Resolve == nil {
-		cfg.Resolve = systemResolve
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	}
-	switch {
-	case cfg.Plain && len(cfg.Keys) > 0:
-		return nil, errors.New("agent: Config sets both Plain and Keys; choose one")
-	case !cfg.Plain && len(cfg.Keys) == 0:
-		return nil, errors.New("agent: Config needs Keys, or Plain: true to run unencrypted on purpose")
-	}
-	sec := &wire.Security{Plain: cfg.Plain, Label: cfg.Label}
-	if (cfg.AcceptPlain || cfg.SendPlain) && len(cfg.Keys) == 0 {
-		return nil, errors.New("agent: AcceptPlain and SendPlain are stages of turning encryption on: they need Keys")
-	}
-	if cfg.SendPlain && !cfg.AcceptPlain {
-		return nil, fmt.Errorf("%w: Config.SendPlain needs Config.AcceptPlain", ErrPlainStage)
-	}
-	sec.SetAcceptPlain(cfg.AcceptPlain)
-	sec.SetSendPlain(cfg.SendPlain)
-	if len(cfg.Keys) > 0 {
-		kr, err := wire.NewKeyring(cfg.Keys[0], cfg.Keys[1:]...)
-		if err != nil {
-			return nil, fmt.Errorf("agent: %w", err)
-		}
-		sec.Keyring = kr
-	}
-	codec, err := wire.NewCodec(wire.CodecConfig{Security: sec, MaxPacketSize: cfg.MaxPacketSize,
-		Version: cfg.WireVersion, ExtraTag: cfg.WireExtraTag})
-	if err != nil {
-		return nil, fmt.Errorf("agent: %w", err)
-	}
-	if codec.MaxPayload() < minPayload {
-		return nil, fmt.Errorf("agent: MaxPacketSize %d is too small: the protocol needs %d bytes of payload, so at least %d with this envelope",
-			codec.MaxPacketSize(), minPayload, minPayload+codec.MaxPacketSize()-codec.MaxPayload())
-	}
-	if err := streamDefaults(&cfg); err != nil {
-		return nil, err
-	}
-	// The stream listener's handler finds the agent here once it exists;
-	// a stream arriving before is closed (its sender falls back).
-	var ready atomic.Pointer[Agent]
-	handle := func(c *transport.Conn) {
-		if a := ready.Load(); a != nil {
-			a.serveStream(c)
-		}
-	}
-	scfg := transport.StreamConfig{MaxFrame: codec.MaxPacketSize(), MaxBytes: cfg.MaxStreamBytes,
-		MaxConns: cfg.MaxStreamConns, Timeout: cfg.StreamTimeout, Wrap: cfg.StreamWrap}
-	var sl *transport.StreamListener
-	tr := cfg.Transport
-	var src netip.Addr
-	if tr == nil {
-		src = sendSource(cfg.Bind, cfg.Advertise)
-	}
-	switch {
-	case tr == nil && !cfg.DisableStream && cfg.StreamBind == "":
-		u, l, err := listenBoth(cmp.Or(cfg.Bind, "127.0.0.1:0"), src, codec.MaxPacketSize(), scfg, handle)
-		if err != nil {
-			return nil, err
-		}
-		tr, sl = u, l
-	case tr == nil:
-		u, err := transport.Listen(transport.Config{Bind: cfg.Bind, MaxPacketSize: codec.MaxPacketSize(), Source: src})
-		if err != nil {
-			return nil, fmt.Errorf("agent: %w", err)
-		}
-		tr = u
-	}
-	if sl == nil && !cfg.DisableStream {
-		scfg.Bind = cmp.Or(cfg.StreamBind, tr.LocalAddr().String())
-		l, err := transport.ListenStream(scfg, handle)
-		if err != nil {
-			_ = tr.Close()
-			return nil, fmt.Errorf("agent: stream listener: %w (set StreamBind, or DisableStream)", err)
-		}
-		sl = l
-	}
-	closeAll := func() {
-		_ = tr.Close()
-		if sl != nil {
-			_ = sl.Close()
-		}
-	}
-	self := swim.Node{ID: cfg.ID, Addr: cfg.Advertise}
-	if self.Addr == "" {
-		self.Addr = tr.LocalAddr().String()
-	}
-	if self.ID == "" {
-		self.ID = swim.ID(self.Addr)
-	}
-	if err := checkSelf(self); err != nil {
-		closeAll()
-		return nil, err
-	}
-	if len(cfg.Protocol.Meta) > swim.MaxMetaLen {
-		closeAll()
-		return nil, fmt.Errorf("agent: Protocol.Meta: %w: %d bytes", swim.ErrMetaTooLarge, len(cfg.Protocol.Meta))
-	}
-	if codec.Version() < 2 && (len(cfg.Protocol.Meta) > 0 || cfg.LocalState != nil) {
-		// Format 1 would drop them from every packet: only this member
-		// would ever see its metadata, and no state would be sent.
-		closeAll()
-		return nil, fmt.Errorf("%w: Protocol.Meta or LocalState is set", ErrNeedsFormat2)
-	}
-	if codec.Version() < 2 && cfg.Protocol.AckPayload != nil {
-		closeAll() // format 1 has no field for it: every ack would go without
-		return nil, fmt.Errorf("%w: Protocol.AckPayload is set", ErrNeedsFormat2)
-	}
-	if cfg.Protocol.Versions.IsZero() {
-		cfg.Protocol.Versions = wire.Versions()
-	}
-	join := swim.Packet{Kind: swim.MsgJoin, From: self, To: swim.Node{Addr: self.Addr},
-		Updates: []swim.Update{{Kind: swim.UpdateAlive, Node: self, From: self.ID,
-			Meta: string(cfg.Protocol.Meta), Versions: cfg.Protocol.Versions}}}
-	if cfg.Protocol.SigningKey != nil {
-		join.Updates[0].Proof = swim.Proof(make([]byte, swim.ProofSize)) // its size: a join carries the signed Alive
-	}
-	if n := join.Size(); n > codec.MaxPayload() {
-		closeAll()
-		return nil, fmt.Errorf("agent: ID and address too long for MaxPacketSize %d: a join needs up to %d bytes plus %d of envelope",
-			codec.MaxPacketSize(), n, codec.MaxPacketSize()-codec.MaxPayload())
-	}
-	if err := reliableDefaults(&cfg, codec, self); err != nil {
-		closeAll()
-		return nil, err
-	}
-	if cfg.Seed == 0 {
-		cfg.Seed = uint64(time.Now().UnixNano())
-	}
-	a := new(Agent)
-	pc := cfg.Protocol
-	if cfg.LocalState != nil {
-		pc.LocalState = cfg.LocalState
-	}
-	pc.Self = self
-	if f := pc.MergeFilter; f != nil {
-		// Join reports the filter's last refusal (JoinError.MergeRefusal).
-		pc.MergeFilter = func(from swim.Node, ups []swim.Update) error {
-			err := f(from, ups)
-			if err != nil {
-				a.mergeRefusal = fmt.Errorf("view from %s at %s: %w", from.ID, from.Addr, err)
-			}
-			return err
-		}
-	}
-	pc.MaxPacketSize = codec.MaxPayload()
-	pc.StreamProbe = !cfg.DisableStream && !cfg.DisableStreamProbes
-	*a = Agent{
-		cfg: cfg, tr: tr, codec: codec, keys: sec.Keyring, sec: sec, log: cfg.Logger, self: self, src: src,
-		selfAddr: netip.MustParseAddrPort(self.Addr),
-		reqs:     make(chan func()),
-		stopped:  make(chan struct{}),
-		leaving:  make(chan struct{}),
-		halt:     make(chan struct{}),
-		ctxDone:  ctx.Done(),
+// streamPath is the stream path (stream.go); listener is nil when it is
+// off.
+type streamPath struct {
+	listener *transport.StreamListener
+	in       chan streamIn
+	results  chan streamResult
+	outSlots chan struct{} // the protocol's dialled streams (pings, views)
+	relSlots chan struct{} // SendReliable's, apart: stuck messages must not starve the pings
+	wg       sync.WaitGroup
+	ctx      context.Context
+	stop     context.CancelFunc
+}
 
-		joinWaiters: map[chan struct{}]struct{}{},
+// packetCounters are the datagram and message counters of Stats, moved by
+// any goroutine.
+type packetCounters struct {
+	sent, sentBytes, recv, recvBytes                          atomic.Uint64
+	authFail, decodeErr, rejected, encodeErr, sendErr, evDrop atomic.Uint64
+	replayed, unknownKind, msgDrop, labelMismatch             atomic.Uint64
+	reliableSent, reliableRecv                                atomic.Uint64
+}
 
-		sl:         sl,
-		streamInCh: make(chan streamIn, 64),
-		streamRes:  make(chan streamResult, 64),
-		outSlots:   make(chan struct{}, streamOutMax),
-		relSlots:   make(chan struct{}, streamOutMax),
-		quit:       make(chan struct{}),
-		late:       late,
-	}
-	a.streamCtx, a.streamStop = context.WithCancel(context.Background())
-	a.start = time.Now()
-	a.wallNs.Store(a.wallAt(a.start))
-	if pc.FirstBroadcastSeq == 0 {
-		// Above every number of a previous life of this member: receivers
-		// drop broadcasts numbered at or below what they delivered.
-		pc.FirstBroadcastSeq = uint64(max(a.wallNs.Load(), 0))
-	}
-	if pc.BroadcastSeqCeiling == nil {
-		// Every member numbers from its clock, so a number above this
-		// member's clock by more than the skew allowed is forged. The
-		// clock is the wall clock read with the Step's now (a.now), not
-		// the start time plus the monotonic time since: a clock that NTP
-		// corrects after the start is followed, and a member started
-		// behind does not refuse honest numbers until it restarts.
-		pc.BroadcastSeqCeiling = func(time.Duration) uint64 {
-			return uint64(max(a.wallNs.Load(), 0)) + uint64(MaxBroadcastLead)
-		}
-	}
-	a.m, err = swim.New(pc, machineRand(cfg.Seed, pc.Self.ID))
-	if err != nil {
-		a.streamStop()
-		closeAll()
-		return nil, fmt.Errorf("agent: %w", err)
-	}
-	if a.cfg.MaxStreamMembers == 0 {
-		a.cfg.MaxStreamMembers = a.m.Config().MaxMembers + 1 // a whole view and the Alive of a join
-	}
-	ready.Store(a)
-	go a.run(ctx)
-	return a, nil
+// streamCounters are the stream path's counters of Stats.
+type streamCounters struct {
+	streamsIn, streamsOut, streamDialErr, streamAuth atomic.Uint64
+	streamReplayed, streamGarbage, streamOversize    atomic.Uint64
+	streamTimeouts, streamSyncs, streamFallbacks     atomic.Uint64
+	streamSkipped, streamJoins                       atomic.Uint64
+}
+
+// publishedStats is the last swim.Stats published for Stats, under mu (a
+// copy in place: a pointer swapped in would allocate at every packet that
+// moves a counter), and last, its copy read by the agent goroutine only.
+type publishedStats struct {
+	mu    sync.Mutex
+	stats swim.Stats
+	last  swim.Stats
+}
+
+// authLog rate-limits the authentication warning (agent goroutine only):
+// when the last was logged, and failures not logged since.
+type authLog struct {
+	at    time.Duration
+	ok    bool
+	quiet uint64
+	from  netip.AddrPort // source of the last datagram that failed authentication
 }
 
 // Leave announces a voluntary leave, keeps the member running for
 // LeaveTimeout so the announcement spreads, then stops. It returns when the
 // agent has stopped or ctx is done.
 func (a *Agent) Leave(ctx context.Context) error {
-	a.leaveMu.Do(func() { close(a.leaving) })
+	a.life.leaveOnce.Do(func() { close(a.life.leaving) })
 	select {
-	case <-a.stopped:
+	case <-a.life.stopped:
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
@@ -405,8 +222,8 @@ func (a *Agent) Leave(ctx context.Context) error {
 // being taken away whose work others must take over), Leave when it
 // departs in an orderly way.
 func (a *Agent) Shutdown() error {
-	a.haltMu.Do(func() { close(a.halt) })
-	<-a.stopped
+	a.life.haltOnce.Do(func() { close(a.life.halt) })
+	<-a.life.stopped
 	return nil
 }
 
@@ -424,14 +241,14 @@ func (a *Agent) LocalHealthMultiplier() int { return int(a.lhm.Load()) }
 func (a *Agent) Close() error { return a.Leave(context.Background()) }
 
 // Done is closed when the agent has stopped.
-func (a *Agent) Done() <-chan struct{} { return a.stopped }
+func (a *Agent) Done() <-chan struct{} { return a.life.stopped }
 
 // Err returns why the agent stopped on its own (nil after Leave or
 // cancellation).
 func (a *Agent) Err() error {
 	select {
-	case <-a.stopped:
-		return a.err
+	case <-a.life.stopped:
+		return a.life.err
 	default:
 		return nil
 	}

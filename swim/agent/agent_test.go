@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"net/netip"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -146,6 +147,47 @@ func TestSelfErrors(t *testing.T) {
 			}
 			assert.ErrorContains(t, err, c.want)
 		})
+	}
+}
+
+// closeCounter is a transport that counts its Close calls.
+type closeCounter struct {
+	transport.Transport
+	closed atomic.Int32
+}
+
+func (c *closeCounter) Close() error {
+	c.closed.Add(1)
+	return c.Transport.Close()
+}
+
+// TestStartFailureClosesWhatItOpened: a Start that fails after opening its
+// sockets (identity refused, state machine refused) closes them, so the
+// port is free for the next try, and closes Config.Transport once.
+func TestStartFailureClosesWhatItOpened(t *testing.T) {
+	ctx := context.Background()
+	u, err := transport.Listen(transport.Config{Bind: "127.0.0.1:0"})
+	require.NoError(t, err)
+	bind := u.LocalAddr().String()
+	require.NoError(t, u.Close())
+	for name, cfg := range map[string]Config{
+		"identity": {Advertise: "0.0.0.0:7946"},
+		"machine":  {Protocol: swim.Config{ProbeInterval: -time.Second}},
+	} {
+		cfg.Plain, cfg.Bind = true, bind
+		_, err := Start(ctx, cfg)
+		require.Error(t, err, name)
+		a, err := Start(ctx, Config{Plain: true, Bind: bind})
+		require.NoError(t, err, "%s: the failed Start left %s bound", name, bind)
+		require.NoError(t, a.Shutdown())
+
+		tr, err := transport.Listen(transport.Config{Bind: "127.0.0.1:0"})
+		require.NoError(t, err)
+		cc := &closeCounter{Transport: tr}
+		cfg.Transport, cfg.Bind = cc, ""
+		_, err = Start(ctx, cfg)
+		require.Error(t, err, name)
+		assert.Equal(t, int32(1), cc.closed.Load(), "%s: Config.Transport closed once", name)
 	}
 }
 

@@ -48,11 +48,11 @@ func (a *Agent) Join(ctx context.Context, addrs ...string) error {
 	// so Join returns without polling delay.
 	var jerr error
 	joined := make(chan struct{})
-	auth0, label0 := a.authFail.Load(), a.labelMismatch.Load()
+	auth0, label0 := a.ctr.authFail.Load(), a.ctr.labelMismatch.Load()
 	if err := a.do(ctx, func() {
 		a.conflict.Store(nil) // a refusal of an earlier Join is not this one's
-		a.mergeRefusal = nil
-		a.joinedBy = make(map[string]bool, len(addrs)) // flush: joinOverStream
+		a.join.mergeRefusal = nil
+		a.join.seeds = make(map[string]bool, len(addrs)) // flush: joinOverStream
 		if jerr = a.m.Join(a.now(), addrs); jerr != nil {
 			return
 		}
@@ -60,7 +60,7 @@ func (a *Agent) Join(ctx context.Context, addrs ...string) error {
 			close(joined)
 			return
 		}
-		a.joinWaiters[joined] = struct{}{}
+		a.join.waiters[joined] = struct{}{}
 	}); err != nil {
 		return err
 	}
@@ -69,25 +69,25 @@ func (a *Agent) Join(ctx context.Context, addrs ...string) error {
 	}
 	select {
 	case <-joined:
-	case <-a.stopped:
+	case <-a.life.stopped:
 		return ErrStopped
 	case <-ctx.Done():
 		// Forget the waiter and say what the join heard meanwhile, best
 		// effort: a stopped agent has no waiters to keep, and one blocked
 		// on a subscriber (BlockingDelivery) answers nothing, so the wait
 		// is bounded (a waiter left behind is closed, unread, on joining).
-		je := &JoinError{Addrs: addrs, Err: ctx.Err(), LabelMismatches: a.labelMismatch.Load() - label0,
-			AuthFailures: a.authFail.Load() - auth0}
+		je := &JoinError{Addrs: addrs, Err: ctx.Err(), LabelMismatches: a.ctr.labelMismatch.Load() - label0,
+			AuthFailures: a.ctr.authFail.Load() - auth0}
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), joinReportWait)
 		defer cancel()
 		_ = a.do(rctx, func() {
-			delete(a.joinWaiters, joined)
+			delete(a.join.waiters, joined)
 			if r, ok := a.m.JoinRefusal(); ok {
 				je.Refusal = &r
 			}
-			je.MergeRefusal = a.mergeRefusal
+			je.MergeRefusal = a.join.mergeRefusal
 			if je.AuthFailures > 0 {
-				je.AuthFrom = a.authFrom
+				je.AuthFrom = a.authLog.from
 			}
 		})
 		return je

@@ -46,7 +46,7 @@ func TestJoinTimeoutForgetsWaiter(t *testing.T) {
 	defer cancel()
 	require.ErrorIs(t, a.Join(ctx, "127.0.0.1:9"), context.DeadlineExceeded)
 	n := -1
-	require.NoError(t, a.do(context.Background(), func() { n = len(a.joinWaiters) }))
+	require.NoError(t, a.do(context.Background(), func() { n = len(a.join.waiters) }))
 	require.Equal(t, 0, n)
 }
 

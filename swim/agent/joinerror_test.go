@@ -59,7 +59,7 @@ func TestJoinErrorNamesAuthFailures(t *testing.T) {
 	go func() { done <- a.Join(ctx, "127.0.0.1:9") }()
 	require.Eventually(t, func() bool {
 		n := -1
-		_ = a.do(context.Background(), func() { n = len(a.joinWaiters) })
+		_ = a.do(context.Background(), func() { n = len(a.join.waiters) })
 		return n == 1
 	}, 5*time.Second, 5*time.Millisecond, "the join waits")
 	for range 3 {

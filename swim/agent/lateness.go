@@ -13,17 +13,17 @@ import (
 // (swim.Member.SetHostLateness): in ModeDetector a peer's detector is asked
 // about now − Bound, so that a silence this host caused is not held against
 // the peer. Read its Stats for the measurements.
-func (a *Agent) Lateness() *lateness.Meter { return a.late }
+func (a *Agent) Lateness() *lateness.Meter { return a.clock.late }
 
 // hostTick feeds the lateness meter with a tick of the agent's timer that
 // was due at due, reads the runtime's histograms about once a second, and
 // gives the state machine the bound. It runs on the agent's goroutine.
 func (a *Agent) hostTick(due time.Time) {
-	now := time.Since(a.start)
-	a.late.TickSince(due, now)
-	if now-a.lateRead >= time.Second {
-		a.late.ReadRuntime(now)
-		a.lateRead = now
+	now := time.Since(a.clock.start)
+	a.clock.late.TickSince(due, now)
+	if now-a.clock.lateRead >= time.Second {
+		a.clock.late.ReadRuntime(now)
+		a.clock.lateRead = now
 	}
-	a.m.SetHostLateness(a.late.Bound())
+	a.m.SetHostLateness(a.clock.late.Bound())
 }

@@ -17,7 +17,7 @@ func TestAgentMeasuresHostLateness(t *testing.T) {
 	}, 5*time.Second, 10*time.Millisecond, "every tick runs at least a little late")
 	var set, bound time.Duration
 	done := make(chan struct{})
-	a.reqs <- func() { set, bound = a.m.HostLateness(), a.late.Bound(); close(done) }
+	a.life.reqs <- func() { set, bound = a.m.HostLateness(), a.clock.late.Bound(); close(done) }
 	<-done
 	// Only hostTick feeds the meter, and it hands the bound on at once.
 	assert.Equal(t, bound, set, "the member holds the meter's bound")

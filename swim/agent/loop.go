@@ -17,8 +17,8 @@ import (
 // no clock, is given what the agent read.
 func (a *Agent) now() time.Duration {
 	t := time.Now()
-	a.wallNs.Store(a.wallAt(t))
-	return t.Sub(a.start)
+	a.clock.wallNs.Store(a.wallAt(t))
+	return t.Sub(a.clock.start)
 }
 
 // wallAt is t's wall clock reading in Unix nanoseconds (plus the test
@@ -32,20 +32,15 @@ func (a *Agent) wallAt(t time.Time) int64 {
 }
 
 func (a *Agent) run(ctx context.Context) {
-	defer close(a.stopped)
+	defer close(a.life.stopped)
 	defer func() {
-		close(a.quit)
-		a.streamStop()
-		if a.sl != nil {
-			_ = a.sl.Close()
-		}
-		a.outWG.Wait()
-		_ = a.tr.Close()
-		a.subMu.Lock()
-		closeAll(a.subs)
-		closeAll(a.msgSubs)
-		a.subClosed = true
-		a.subMu.Unlock()
+		close(a.life.quit)
+		a.release()
+		a.sub.mu.Lock()
+		closeAll(a.sub.events)
+		closeAll(a.sub.messages)
+		a.sub.closed = true
+		a.sub.mu.Unlock()
 	}()
 	tick := time.NewTimer(0)
 	defer tick.Stop()
@@ -60,7 +55,7 @@ func (a *Agent) run(ctx context.Context) {
 		leaveDeadline = time.After(*a.cfg.LeaveTimeout)
 	}
 	done := ctx.Done()
-	leaving := a.leaving
+	leaving := a.life.leaving
 	packets := a.tr.Packets()
 	for {
 		// A due tick goes before queued packets, so that after this process
@@ -87,22 +82,22 @@ func (a *Agent) run(ctx context.Context) {
 			startLeave()
 		case <-leaveDeadline:
 			return
-		case <-a.halt:
+		case <-a.life.halt:
 			return
 		case due := <-tick.C:
 			a.hostTick(due)
 			a.m.Tick(a.now())
 		case p, ok := <-packets:
 			if !ok {
-				a.err = errors.New("agent: transport closed")
+				a.life.err = errors.New("agent: transport closed")
 				return
 			}
 			a.receive(p)
-		case f := <-a.reqs:
+		case f := <-a.life.reqs:
 			f()
-		case in := <-a.streamInCh:
+		case in := <-a.stream.in:
 			a.receiveStream(in)
-		case r := <-a.streamRes:
+		case r := <-a.stream.results:
 			a.streamResult(r)
 		}
 		a.flush()
@@ -133,8 +128,8 @@ func (a *Agent) schedule(t *time.Timer, leaving bool) {
 }
 
 func (a *Agent) receive(p transport.Packet) {
-	a.recv.Add(1)
-	a.recvBytes.Add(uint64(len(p.Data)))
+	a.ctr.recv.Add(1)
+	a.ctr.recvBytes.Add(uint64(len(p.Data)))
 	pkt, err := a.codec.Decode(p.Data)
 	if err != nil {
 		// A *wire.DecodeError about the payload comes after the envelope was
@@ -143,16 +138,16 @@ func (a *Agent) receive(p transport.Packet) {
 		// unknown envelope byte, a short packet, a wrong key, the wrong mode.
 		var de *wire.DecodeError
 		if errors.Is(err, wire.ErrReplay) {
-			a.replayed.Add(1)
+			a.ctr.replayed.Add(1)
 		} else if errors.Is(err, wire.ErrLabel) {
-			a.labelMismatch.Add(1) // another group's packet
+			a.ctr.labelMismatch.Add(1) // another group's packet
 		} else if errors.Is(err, wire.ErrUnknownKind) {
-			a.unknownKind.Add(1) // a later version's message: not an error
+			a.ctr.unknownKind.Add(1) // a later version's message: not an error
 		} else if errors.As(err, &de) && !errors.Is(err, wire.ErrOversize) {
-			a.decodeErr.Add(1)
+			a.ctr.decodeErr.Add(1)
 		} else {
-			a.authFail.Add(1)
-			a.authFrom = p.From
+			a.ctr.authFail.Add(1)
+			a.authLog.from = p.From
 			a.warnAuth(p.From, err)
 			return
 		}
@@ -160,7 +155,7 @@ func (a *Agent) receive(p transport.Packet) {
 		return
 	}
 	if pkt.Kind == swim.MsgJoin && !joinFromClaimed(pkt.From.Addr, p.From, true) {
-		a.rejected.Add(1)
+		a.ctr.rejected.Add(1)
 		a.log.Debug("join refused: it did not come from the address it claims", "from", p.From, "claimed", pkt.From.Addr)
 		return
 	}
@@ -173,7 +168,7 @@ func (a *Agent) receive(p transport.Packet) {
 		pkt.From.Addr = netip.AddrPortFrom(p.From.Addr().Unmap(), p.From.Port()).String()
 	}
 	if err := a.m.Step(a.now(), pkt); err != nil {
-		a.rejected.Add(1)
+		a.ctr.rejected.Add(1)
 		a.log.Debug("rejected packet", "from", p.From, "err", err)
 	}
 }
@@ -208,22 +203,22 @@ func joinFromClaimed(claimed string, src netip.AddrPort, port bool) bool {
 // line's total is their sum.
 func (a *Agent) warnAuth(from netip.AddrPort, err error) {
 	now := a.now()
-	if a.authLoggedOK && now-a.authLogged < authLogEvery {
-		a.authQuiet++
+	if a.authLog.ok && now-a.authLog.at < authLogEvery {
+		a.authLog.quiet++
 		return
 	}
 	a.log.Warn("dropped a packet that failed authentication (wrong key, tampering, or not sealed as this group's packets are)",
-		"from", from, "err", err, "unlogged_since_last", a.authQuiet, "total", a.authFail.Load()+a.streamAuth.Load())
-	a.authLogged, a.authLoggedOK, a.authQuiet = now, true, 0
+		"from", from, "err", err, "unlogged_since_last", a.authLog.quiet, "total", a.ctr.authFail.Load()+a.sctr.streamAuth.Load())
+	a.authLog.at, a.authLog.ok, a.authLog.quiet = now, true, 0
 }
 
 // flush sends what the state machine produced and publishes its events.
 func (a *Agent) flush() {
-	if st := a.m.Stats(); st != a.lastProto {
-		a.lastProto = st
-		a.protoMu.Lock()
-		a.proto = st
-		a.protoMu.Unlock()
+	if st := a.m.Stats(); st != a.pub.last {
+		a.pub.last = st
+		a.pub.mu.Lock()
+		a.pub.stats = st
+		a.pub.mu.Unlock()
 	}
 	a.lhm.Store(int32(a.m.LocalHealthMultiplier()))
 	rd := a.m.Ready()
@@ -231,7 +226,7 @@ func (a *Agent) flush() {
 	for i := 0; i < len(rd.Packets); {
 		if n := a.viewRunLen(rd.Packets[i:]); n > 0 {
 			if to, err := netip.ParseAddrPort(rd.Packets[i].To.Addr); err == nil {
-				a.streamSyncs.Add(1)
+				a.sctr.streamSyncs.Add(1)
 				a.sendViewStream(to, rd.Packets[i:i+n])
 				i += n
 				continue
@@ -239,7 +234,7 @@ func (a *Agent) flush() {
 		}
 		if a.joinOverStream(&rd.Packets[i]) {
 			if to, err := netip.ParseAddrPort(rd.Packets[i].To.Addr); err == nil {
-				a.streamJoins.Add(1)
+				a.sctr.streamJoins.Add(1)
 				a.sendViewStream(to, rd.Packets[i:i+1])
 				i++
 				continue
@@ -266,9 +261,9 @@ func (a *Agent) joinOverStream(p *swim.Packet) bool {
 	if p.Kind != swim.MsgJoin || p.To.ID != "" || p.From.ID != a.self.ID {
 		return false
 	}
-	if a.sl == nil || a.joinedBy == nil || !a.joinedBy[p.To.Addr] {
-		if a.joinedBy != nil {
-			a.joinedBy[p.To.Addr] = true
+	if a.stream.listener == nil || a.join.seeds == nil || !a.join.seeds[p.To.Addr] {
+		if a.join.seeds != nil {
+			a.join.seeds[p.To.Addr] = true
 		}
 		return false
 	}
@@ -277,7 +272,7 @@ func (a *Agent) joinOverStream(p *swim.Packet) bool {
 
 // viewRunLen is viewRun when the stream path is on, else 0.
 func (a *Agent) viewRunLen(pkts []swim.Packet) int {
-	if a.sl == nil {
+	if a.stream.listener == nil {
 		return 0
 	}
 	return viewRun(pkts)
@@ -289,13 +284,13 @@ func (a *Agent) sendDatagrams(pkts []swim.Packet) {
 		p := &pkts[i]
 		to, err := netip.ParseAddrPort(p.To.Addr)
 		if err != nil {
-			a.sendErr.Add(1)
+			a.ctr.sendErr.Add(1)
 			a.log.Debug("bad destination address", "to", p.To, "err", err)
 			continue
 		}
 		b, n, err := a.codec.Encode(p)
 		if err != nil {
-			a.encodeErr.Add(1)
+			a.ctr.encodeErr.Add(1)
 			a.log.Warn("encode failed", "kind", p.Kind, "err", err)
 			continue
 		}
@@ -303,12 +298,12 @@ func (a *Agent) sendDatagrams(pkts []swim.Packet) {
 			a.log.Debug("updates cut to fit the packet", "kept", n, "of", len(p.Updates))
 		}
 		if err := a.tr.Send(to, b); err != nil {
-			a.sendErr.Add(1)
+			a.ctr.sendErr.Add(1)
 			a.log.Debug("send failed", "to", to, "err", err)
 			continue
 		}
-		a.sent.Add(1)
-		a.sentBytes.Add(uint64(len(b)))
+		a.ctr.sent.Add(1)
+		a.ctr.sentBytes.Add(uint64(len(b)))
 	}
 }
 
@@ -328,23 +323,23 @@ func (a *Agent) publish(events []swim.Event) {
 			// same event shape (another node, this member held) also
 			// reports a newcomer this member refused as the ID's holder,
 			// which must not fail the holder's own later Joins.
-			if e.Held == a.self && len(a.joinWaiters) > 0 {
+			if e.Held == a.self && len(a.join.waiters) > 0 {
 				a.conflict.Store(&e.Node)
 			}
 			a.log.Warn("member ID conflict: two nodes claim one ID; the one held is kept and the other refused",
 				"id", e.Node.ID, "claimed_by", e.Node.Addr, "held", e.Held.Addr, "self", e.Held == a.self)
 		}
 	}
-	a.subMu.Lock()
-	deliverAll(a, a.subs, events, &a.evDrop)
-	a.subMu.Unlock()
+	a.sub.mu.Lock()
+	deliverAll(a, a.sub.events, events, &a.ctr.evDrop)
+	a.sub.mu.Unlock()
 	// Waiting joins are released after the events are published, so a
 	// subscriber has the join event of the member that answered by the
 	// time Join returns.
-	if len(a.joinWaiters) > 0 && a.joined() {
-		for ch := range a.joinWaiters {
+	if len(a.join.waiters) > 0 && a.joined() {
+		for ch := range a.join.waiters {
 			close(ch)
-			delete(a.joinWaiters, ch)
+			delete(a.join.waiters, ch)
 		}
 	}
 }
@@ -368,8 +363,8 @@ func (a *Agent) joined() bool {
 func (a *Agent) do(ctx context.Context, f func()) error {
 	done := make(chan struct{})
 	select {
-	case a.reqs <- func() { f(); close(done) }:
-	case <-a.stopped:
+	case a.life.reqs <- func() { f(); close(done) }:
+	case <-a.life.stopped:
 		return ErrStopped
 	case <-ctx.Done():
 		return ctx.Err()
@@ -377,7 +372,7 @@ func (a *Agent) do(ctx context.Context, f func()) error {
 	select {
 	case <-done:
 		return nil
-	case <-a.stopped:
+	case <-a.life.stopped:
 		return ErrStopped
 	}
 }

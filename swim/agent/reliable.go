@@ -71,7 +71,7 @@ func (a *Agent) SendReliableToAddress(ctx context.Context, addr string, data []b
 
 func (a *Agent) sendReliable(ctx context.Context, to netip.AddrPort, node swim.Node, data []byte) error {
 	switch {
-	case a.sl == nil:
+	case a.stream.listener == nil:
 		return ErrNoStream
 	case a.codec.Version() < 2:
 		return ErrNeedsFormat2
@@ -79,14 +79,14 @@ func (a *Agent) sendReliable(ctx context.Context, to netip.AddrPort, node swim.N
 		return fmt.Errorf("agent: %w: reliable message of %d bytes, want 1 to MaxReliableSize %d", swim.ErrMessageSize, len(data), a.cfg.MaxReliableSize)
 	}
 	select {
-	case <-a.stopped:
+	case <-a.life.stopped:
 		return ErrStopped
 	default:
 	}
 	if !a.takeReliableSlot(ctx) {
 		return fmt.Errorf("agent: reliable message to %s: waiting for a dialling slot: %w", to, ctx.Err())
 	}
-	defer func() { <-a.relSlots }()
+	defer func() { <-a.stream.relSlots }()
 	ctx, cancel := context.WithTimeout(ctx, a.cfg.StreamTimeout)
 	defer cancel()
 	c, done, err := a.dial(ctx, to)
@@ -107,14 +107,14 @@ func (a *Agent) sendReliable(ctx context.Context, to netip.AddrPort, node swim.N
 		pk.Part.Offset = uint32(off)
 		b, _, err := a.codec.Encode(&pk)
 		if err != nil {
-			a.encodeErr.Add(1)
+			a.ctr.encodeErr.Add(1)
 			return fmt.Errorf("agent: reliable message: %w", err)
 		}
 		if err := c.WriteFrame(b); err != nil {
 			return reliableErr(ctx, to, err)
 		}
-		a.sent.Add(1)
-		a.sentBytes.Add(uint64(len(b)))
+		a.ctr.sent.Add(1)
+		a.ctr.sentBytes.Add(uint64(len(b)))
 	}
 	b, err := c.ReadFrame()
 	if err != nil {
@@ -127,7 +127,7 @@ func (a *Agent) sendReliable(ctx context.Context, to netip.AddrPort, node swim.N
 	if ack.Kind != swim.MsgAck || (node.ID != "" && ack.From.ID != node.ID) {
 		return fmt.Errorf("agent: reliable message to %s: answered by a %v from %q, want an ack from %q", to, ack.Kind, ack.From.ID, node.ID)
 	}
-	a.reliableSent.Add(1)
+	a.ctr.reliableSent.Add(1)
 	return nil
 }
 
@@ -151,7 +151,7 @@ func reliableErr(ctx context.Context, to netip.AddrPort, err error) error {
 func (a *Agent) serveReliable(c *transport.Conn, first *swim.Packet, ts int64) {
 	total := int(first.Part.Total)
 	if total > a.cfg.MaxReliableSize {
-		a.streamOversize.Add(1)
+		a.sctr.streamOversize.Add(1)
 		a.log.Debug("reliable message over MaxReliableSize", "from", c.RemoteAddr(), "bytes", total, "limit", a.cfg.MaxReliableSize)
 		return
 	}
@@ -159,7 +159,7 @@ func (a *Agent) serveReliable(c *transport.Conn, first *swim.Packet, ts int64) {
 	for pkt := first; ; {
 		if pkt.Kind != swim.MsgUser || pkt.From.ID != first.From.ID || int(pkt.Part.Total) != total ||
 			int(pkt.Part.Offset) != len(buf) || len(pkt.User) > total-len(buf) {
-			a.streamGarbage.Add(1)
+			a.sctr.streamGarbage.Add(1)
 			a.log.Debug("reliable message frame out of place", "from", c.RemoteAddr(), "kind", pkt.Kind,
 				"offset", pkt.Part.Offset, "want", len(buf), "total", pkt.Part.Total)
 			return
@@ -183,7 +183,7 @@ func (a *Agent) serveReliable(c *transport.Conn, first *swim.Packet, ts int64) {
 	}
 	ack, _, err := a.codec.Encode(&swim.Packet{Kind: swim.MsgAck, From: a.self, To: first.From})
 	if err != nil {
-		a.encodeErr.Add(1)
+		a.ctr.encodeErr.Add(1)
 		return
 	}
 	_ = c.WriteFrame(ack)
@@ -196,7 +196,7 @@ func (a *Agent) serveReliable(c *transport.Conn, first *swim.Packet, ts int64) {
 // own.
 func (a *Agent) takeReliableSlot(ctx context.Context) bool {
 	select {
-	case a.relSlots <- struct{}{}:
+	case a.stream.relSlots <- struct{}{}:
 		return true
 	case <-ctx.Done():
 		return false
@@ -209,15 +209,15 @@ func (a *Agent) refusedFrame(c *transport.Conn, err error) {
 	var de *wire.DecodeError
 	switch {
 	case errors.Is(err, wire.ErrReplay):
-		a.streamReplayed.Add(1)
+		a.sctr.streamReplayed.Add(1)
 	case errors.Is(err, wire.ErrUnknownKind):
-		a.unknownKind.Add(1) // a later version's message, as on UDP: not an error
+		a.ctr.unknownKind.Add(1) // a later version's message, as on UDP: not an error
 	case errors.Is(err, wire.ErrLabel):
-		a.labelMismatch.Add(1)
+		a.ctr.labelMismatch.Add(1)
 	case errors.As(err, &de):
-		a.streamGarbage.Add(1)
+		a.sctr.streamGarbage.Add(1)
 	default:
-		a.streamAuth.Add(1)
+		a.sctr.streamAuth.Add(1)
 		a.handIn(streamIn{from: c.RemoteAddr(), authErr: err})
 	}
 	a.log.Debug("refused stream frame", "from", c.RemoteAddr(), "err", err)
@@ -248,17 +248,17 @@ func (a *Agent) SendToAddress(ctx context.Context, addr string, data []byte) err
 	if err := a.do(ctx, func() {
 		b, _, err := a.codec.Encode(&pk)
 		if err != nil {
-			a.encodeErr.Add(1)
+			a.ctr.encodeErr.Add(1)
 			serr = fmt.Errorf("agent: %w", err)
 			return
 		}
 		if err := a.tr.Send(ap, b); err != nil {
-			a.sendErr.Add(1)
+			a.ctr.sendErr.Add(1)
 			serr = fmt.Errorf("agent: send to %s: %w", ap, err)
 			return
 		}
-		a.sent.Add(1)
-		a.sentBytes.Add(uint64(len(b)))
+		a.ctr.sent.Add(1)
+		a.ctr.sentBytes.Add(uint64(len(b)))
 	}); err != nil {
 		return err
 	}

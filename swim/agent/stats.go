@@ -103,29 +103,29 @@ type Stats struct {
 // Stats returns the packet counters.
 func (a *Agent) Stats() Stats {
 	st := Stats{
-		PacketsSent: a.sent.Load(), BytesSent: a.sentBytes.Load(),
-		PacketsReceived: a.recv.Load(), BytesReceived: a.recvBytes.Load(),
-		AuthFailures: a.authFail.Load(), DecodeErrors: a.decodeErr.Load(), Rejected: a.rejected.Load(),
-		EncodeErrors: a.encodeErr.Load(), SendErrors: a.sendErr.Load(),
-		EventsDropped: a.evDrop.Load(), MessagesDropped: a.msgDrop.Load(), Replayed: a.replayed.Load(), UnknownKinds: a.unknownKind.Load(),
+		PacketsSent: a.ctr.sent.Load(), BytesSent: a.ctr.sentBytes.Load(),
+		PacketsReceived: a.ctr.recv.Load(), BytesReceived: a.ctr.recvBytes.Load(),
+		AuthFailures: a.ctr.authFail.Load(), DecodeErrors: a.ctr.decodeErr.Load(), Rejected: a.ctr.rejected.Load(),
+		EncodeErrors: a.ctr.encodeErr.Load(), SendErrors: a.ctr.sendErr.Load(),
+		EventsDropped: a.ctr.evDrop.Load(), MessagesDropped: a.ctr.msgDrop.Load(), Replayed: a.ctr.replayed.Load(), UnknownKinds: a.ctr.unknownKind.Load(),
 
-		StreamsIn: a.streamsIn.Load(), StreamsOut: a.streamsOut.Load(), StreamDialErrors: a.streamDialErr.Load(),
-		StreamAuthFailures: a.streamAuth.Load(), StreamReplayed: a.streamReplayed.Load(),
-		StreamDecodeErrors: a.streamGarbage.Load(), StreamOversize: a.streamOversize.Load(),
-		StreamTimeouts: a.streamTimeouts.Load(), StreamSyncs: a.streamSyncs.Load(), StreamSyncFallbacks: a.streamFallbacks.Load(),
-		StreamPingsSkipped: a.streamSkipped.Load(), StreamJoins: a.streamJoins.Load(),
+		StreamsIn: a.sctr.streamsIn.Load(), StreamsOut: a.sctr.streamsOut.Load(), StreamDialErrors: a.sctr.streamDialErr.Load(),
+		StreamAuthFailures: a.sctr.streamAuth.Load(), StreamReplayed: a.sctr.streamReplayed.Load(),
+		StreamDecodeErrors: a.sctr.streamGarbage.Load(), StreamOversize: a.sctr.streamOversize.Load(),
+		StreamTimeouts: a.sctr.streamTimeouts.Load(), StreamSyncs: a.sctr.streamSyncs.Load(), StreamSyncFallbacks: a.sctr.streamFallbacks.Load(),
+		StreamPingsSkipped: a.sctr.streamSkipped.Load(), StreamJoins: a.sctr.streamJoins.Load(),
 	}
-	if a.sl != nil {
-		ss := a.sl.Stats()
+	if a.stream.listener != nil {
+		ss := a.stream.listener.Stats()
 		st.StreamsRefused, st.StreamsEvicted = ss.Refused, ss.Evicted
 	}
 	cs := a.codec.Stats()
 	st.UnknownFields, st.Format1Received, st.PlainAccepted = cs.UnknownFields, cs.Formats[1], cs.PlainAccepted
-	st.LabelMismatches = a.labelMismatch.Load()
-	st.ReliableSent, st.ReliableReceived = a.reliableSent.Load(), a.reliableRecv.Load()
-	a.protoMu.Lock()
-	st.Protocol = a.proto
-	a.protoMu.Unlock()
+	st.LabelMismatches = a.ctr.labelMismatch.Load()
+	st.ReliableSent, st.ReliableReceived = a.ctr.reliableSent.Load(), a.ctr.reliableRecv.Load()
+	a.pub.mu.Lock()
+	st.Protocol = a.pub.stats
+	a.pub.mu.Unlock()
 	if ts, ok := a.tr.(interface{ Stats() transport.Stats }); ok {
 		t := ts.Stats()
 		st.DroppedOversize, st.DroppedQueueFull = t.DroppedOversize, t.DroppedQueueFull

@@ -97,7 +97,7 @@ func (a *Agent) streamConfig() transport.StreamConfig {
 // serveStream reads an inbound stream's frames until it ends or one is
 // refused. Listener goroutine.
 func (a *Agent) serveStream(c *transport.Conn) {
-	a.streamsIn.Add(1)
+	a.sctr.streamsIn.Add(1)
 	updates := 0
 	for {
 		b, err := c.ReadFrame()
@@ -122,17 +122,17 @@ func (a *Agent) serveStream(c *transport.Conn) {
 			var ack *swim.Packet
 			select {
 			case ack = <-reply:
-			case <-a.quit:
+			case <-a.life.quit:
 				return
 			}
 			if ack == nil {
-				a.streamGarbage.Add(1)
+				a.sctr.streamGarbage.Add(1)
 				a.log.Debug("stream ping refused", "from", c.RemoteAddr(), "to", pkt.To.ID)
 				return
 			}
 			out, _, err := a.codec.Encode(ack)
 			if err != nil {
-				a.encodeErr.Add(1)
+				a.ctr.encodeErr.Add(1)
 				return
 			}
 			_ = c.WriteFrame(out)
@@ -140,12 +140,12 @@ func (a *Agent) serveStream(c *transport.Conn) {
 		case swim.MsgSync, swim.MsgJoin:
 			updates += len(pkt.Updates)
 			if updates > a.cfg.MaxStreamMembers {
-				a.streamOversize.Add(1)
+				a.sctr.streamOversize.Add(1)
 				a.log.Debug("stream view over the member cap", "from", c.RemoteAddr(), "cap", a.cfg.MaxStreamMembers)
 				return
 			}
 			if pkt.Kind == swim.MsgJoin && !joinFromClaimed(pkt.From.Addr, c.RemoteAddr(), false) {
-				a.rejected.Add(1)
+				a.ctr.rejected.Add(1)
 				a.log.Debug("stream join refused: it did not come from the address it claims", "from", c.RemoteAddr(), "claimed", pkt.From.Addr)
 				return
 			}
@@ -159,7 +159,7 @@ func (a *Agent) serveStream(c *transport.Conn) {
 			}
 			fallthrough
 		default:
-			a.streamGarbage.Add(1)
+			a.sctr.streamGarbage.Add(1)
 			a.log.Debug("unexpected packet kind on a stream", "from", c.RemoteAddr(), "kind", pkt.Kind)
 			return
 		}
@@ -171,11 +171,11 @@ func (a *Agent) serveStream(c *transport.Conn) {
 func (a *Agent) streamReadError(c *transport.Conn, err error) {
 	switch {
 	case errors.Is(err, transport.ErrFrameTooLarge), errors.Is(err, transport.ErrStreamBudget):
-		a.streamOversize.Add(1)
+		a.sctr.streamOversize.Add(1)
 	case errors.Is(err, transport.ErrFrameEmpty), errors.Is(err, transport.ErrFrameTruncated):
-		a.streamGarbage.Add(1)
+		a.sctr.streamGarbage.Add(1)
 	case errors.Is(err, os.ErrDeadlineExceeded):
-		a.streamTimeouts.Add(1)
+		a.sctr.streamTimeouts.Add(1)
 	default:
 		return // EOF, reset, closed by Close
 	}
@@ -186,9 +186,9 @@ func (a *Agent) streamReadError(c *transport.Conn, err error) {
 // when the agent stopped.
 func (a *Agent) handIn(in streamIn) bool {
 	select {
-	case a.streamInCh <- in:
+	case a.stream.in <- in:
 		return true
-	case <-a.quit:
+	case <-a.life.quit:
 		return false
 	}
 }
@@ -200,7 +200,7 @@ func (a *Agent) receiveStream(in streamIn) {
 		return
 	}
 	if in.msg != nil {
-		a.reliableRecv.Add(1)
+		a.ctr.reliableRecv.Add(1)
 		a.deliver([]swim.Message{*in.msg}, nil)
 		return
 	}
@@ -218,7 +218,7 @@ func (a *Agent) receiveStream(in streamIn) {
 	// (serveStream: joinFromClaimed), which the TCP handshake proves
 	// receives what is sent there: no join challenge.
 	if err := a.m.StepSourceChecked(a.now(), in.pkt); err != nil {
-		a.rejected.Add(1)
+		a.ctr.rejected.Add(1)
 		a.log.Debug("rejected packet", "from", in.from, "err", err)
 	}
 }
@@ -235,7 +235,7 @@ func (a *Agent) receiveStream(in streamIn) {
 func (a *Agent) startStreamProbe(sp swim.StreamProbe) {
 	to, err := netip.ParseAddrPort(sp.To.Addr)
 	if err != nil || !a.takeOutSlot() {
-		a.streamSkipped.Add(1)
+		a.sctr.streamSkipped.Add(1)
 		a.log.Debug("stream ping not sent: no dialling slot or no address", "to", sp.To.ID, "addr", sp.To.Addr)
 		return
 	}
@@ -243,19 +243,19 @@ func (a *Agent) startStreamProbe(sp swim.StreamProbe) {
 	frame, _, err := a.codec.Encode(&ping)
 	if err != nil {
 		a.releaseOutSlot()
-		a.encodeErr.Add(1)
-		a.streamSkipped.Add(1)
+		a.ctr.encodeErr.Add(1)
+		a.sctr.streamSkipped.Add(1)
 		return
 	}
-	deadline := a.start.Add(sp.Deadline)
-	a.outWG.Add(1)
+	deadline := a.clock.start.Add(sp.Deadline)
+	a.stream.wg.Add(1)
 	go func() {
-		defer a.outWG.Done()
+		defer a.stream.wg.Done()
 		defer a.releaseOutSlot()
 		ack, connected := a.streamPing(to, sp, frame, deadline)
 		select {
-		case a.streamRes <- streamResult{probe: &sp, ack: ack, connected: connected}:
-		case <-a.quit:
+		case a.stream.results <- streamResult{probe: &sp, ack: ack, connected: connected}:
+		case <-a.life.quit:
 		}
 	}()
 }
@@ -264,7 +264,7 @@ func (a *Agent) startStreamProbe(sp swim.StreamProbe) {
 // ack until deadline; nil when none came, with connected true when the
 // dial succeeded (something listens there).
 func (a *Agent) streamPing(to netip.AddrPort, sp swim.StreamProbe, frame []byte, deadline time.Time) (ack *swim.Packet, connected bool) {
-	ctx, cancel := context.WithDeadline(a.streamCtx, deadline)
+	ctx, cancel := context.WithDeadline(a.stream.ctx, deadline)
 	defer cancel()
 	c, done, err := a.dial(ctx, to)
 	if err != nil {
@@ -308,26 +308,26 @@ func (a *Agent) sendViewStream(to netip.AddrPort, pkts []swim.Packet) {
 		keep[i] = pkts[i]
 		keep[i].Updates = append([]swim.Update(nil), pkts[i].Updates...)
 	}
-	a.outWG.Add(1)
+	a.stream.wg.Add(1)
 	go func() {
-		defer a.outWG.Done()
+		defer a.stream.wg.Done()
 		defer a.releaseOutSlot()
 		err := a.writeView(to, keep)
 		if err == nil {
 			return
 		}
 		a.log.Debug("view over a stream failed; sending datagrams", "to", to, "err", err)
-		a.streamFallbacks.Add(1)
+		a.sctr.streamFallbacks.Add(1)
 		select {
-		case a.streamRes <- streamResult{fallback: keep}:
-		case <-a.quit:
+		case a.stream.results <- streamResult{fallback: keep}:
+		case <-a.life.quit:
 		}
 	}()
 }
 
 // writeView dials to and writes pkts, each sealed as it goes.
 func (a *Agent) writeView(to netip.AddrPort, pkts []swim.Packet) error {
-	c, done, err := a.dial(a.streamCtx, to)
+	c, done, err := a.dial(a.stream.ctx, to)
 	if err != nil {
 		return err
 	}
@@ -335,7 +335,7 @@ func (a *Agent) writeView(to netip.AddrPort, pkts []swim.Packet) error {
 	for i := range pkts {
 		b, n, err := a.codec.Encode(&pkts[i])
 		if err != nil {
-			a.encodeErr.Add(1)
+			a.ctr.encodeErr.Add(1)
 			a.log.Warn("encode failed", "kind", pkts[i].Kind, "err", err)
 			continue
 		}
@@ -345,8 +345,8 @@ func (a *Agent) writeView(to netip.AddrPort, pkts []swim.Packet) error {
 		if err := c.WriteFrame(b); err != nil {
 			return err
 		}
-		a.sent.Add(1)
-		a.sentBytes.Add(uint64(len(b)))
+		a.ctr.sent.Add(1)
+		a.ctr.sentBytes.Add(uint64(len(b)))
 	}
 	return nil
 }
@@ -356,24 +356,24 @@ func (a *Agent) writeView(to netip.AddrPort, pkts []swim.Packet) error {
 func (a *Agent) dial(ctx context.Context, to netip.AddrPort) (c *transport.Conn, done func(), err error) {
 	c, err = transport.DialStream(ctx, to, a.streamConfig())
 	if err != nil {
-		a.streamDialErr.Add(1)
+		a.sctr.streamDialErr.Add(1)
 		return nil, nil, err
 	}
-	a.streamsOut.Add(1)
-	stop := context.AfterFunc(a.streamCtx, func() { _ = c.Close() })
+	a.sctr.streamsOut.Add(1)
+	stop := context.AfterFunc(a.stream.ctx, func() { _ = c.Close() })
 	return c, func() { stop(); _ = c.Close() }, nil
 }
 
 func (a *Agent) takeOutSlot() bool {
 	select {
-	case a.outSlots <- struct{}{}:
+	case a.stream.outSlots <- struct{}{}:
 		return true
 	default:
 		return false
 	}
 }
 
-func (a *Agent) releaseOutSlot() { <-a.outSlots }
+func (a *Agent) releaseOutSlot() { <-a.stream.outSlots }
 
 // streamPingFailed tells the state machine that the stream ping sp got no
 // answer. Agent goroutine.
@@ -393,7 +393,7 @@ func (a *Agent) streamResult(r streamResult) {
 			g := *r.ack
 			g.Kind, g.To = swim.MsgGossip, a.self
 			if err := a.m.Step(a.now(), &g); err != nil {
-				a.rejected.Add(1)
+				a.ctr.rejected.Add(1)
 				a.log.Debug("rejected stream ack updates", "from", r.ack.From.ID, "err", err)
 			}
 		}

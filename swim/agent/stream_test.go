@@ -431,7 +431,7 @@ func TestStreamSwitches(t *testing.T) {
 		a := start(t, c.cfg)
 		var probes bool
 		require.NoError(t, a.do(context.Background(), func() { probes = a.m.Config().StreamProbe }))
-		assert.Equal(t, c.listener, a.sl != nil, c.name)
+		assert.Equal(t, c.listener, a.stream.listener != nil, c.name)
 		assert.Equal(t, c.probes, probes, c.name)
 	}
 	_, err := Start(context.Background(), Config{Plain: true, DisableStream: true, StreamBind: "127.0.0.1:0"})

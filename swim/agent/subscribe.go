@@ -31,24 +31,24 @@ func add[T any](a *Agent, set *subscriptions[T], buffer, def int) (<-chan T, fun
 		buffer = def
 	}
 	s := &subscription[T]{ch: make(chan T, buffer), done: make(chan struct{})}
-	a.subMu.Lock()
-	defer a.subMu.Unlock()
-	if a.subClosed {
+	a.sub.mu.Lock()
+	defer a.sub.mu.Unlock()
+	if a.sub.closed {
 		close(s.ch)
 		return s.ch, func() {}
 	}
 	if *set == nil {
 		*set = subscriptions[T]{}
 	}
-	id := a.subID
-	a.subID++
+	id := a.sub.nextID
+	a.sub.nextID++
 	(*set)[id] = s
 	var once sync.Once
 	return s.ch, func() {
 		once.Do(func() {
 			close(s.done) // first, without the lock: a delivery blocked on s holds it
-			a.subMu.Lock()
-			defer a.subMu.Unlock()
+			a.sub.mu.Lock()
+			defer a.sub.mu.Unlock()
 			if _, ok := (*set)[id]; ok {
 				close(s.ch)
 				delete(*set, id)
@@ -78,11 +78,11 @@ func deliverAll[T any](a *Agent, set subscriptions[T], vals []T, dropped *atomic
 			select {
 			case s.ch <- v:
 			case <-s.done:
-			case <-a.halt:
+			case <-a.life.halt:
 				dropped.Add(1)
-			case <-a.leaving:
+			case <-a.life.leaving:
 				dropped.Add(1)
-			case <-a.ctxDone:
+			case <-a.life.ctxDone:
 				dropped.Add(1)
 			}
 		}
@@ -105,7 +105,7 @@ func closeAll[T any](set subscriptions[T]) {
 // the subscriber instead (memberlist's ChannelEventDelegate). The channel
 // is closed when the agent stops or the subscription is cancelled.
 func (a *Agent) Subscribe(buffer int) (<-chan swim.Event, func()) {
-	return add(a, &a.subs, buffer, DefaultEventBuffer)
+	return add(a, &a.sub.events, buffer, DefaultEventBuffer)
 }
 
 // Receive returns a channel of the application messages this member
@@ -122,5 +122,5 @@ func (a *Agent) Subscribe(buffer int) (<-chan swim.Event, func()) {
 // can hold 256 MiB of them; give reliable traffic a smaller buffer or read
 // it promptly.
 func (a *Agent) Receive(buffer int) (<-chan swim.Message, func()) {
-	return add(a, &a.msgSubs, buffer, DefaultMessageBuffer)
+	return add(a, &a.sub.messages, buffer, DefaultMessageBuffer)
 }

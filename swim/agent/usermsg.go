@@ -69,9 +69,9 @@ func (a *Agent) SendTo(ctx context.Context, id swim.ID, data []byte) error {
 // Config.MergeRemoteState. Agent goroutine.
 func (a *Agent) deliver(msgs []swim.Message, states []swim.RemoteState) {
 	if len(msgs) > 0 {
-		a.subMu.Lock()
-		deliverAll(a, a.msgSubs, msgs, &a.msgDrop)
-		a.subMu.Unlock()
+		a.sub.mu.Lock()
+		deliverAll(a, a.sub.messages, msgs, &a.ctr.msgDrop)
+		a.sub.mu.Unlock()
 	}
 	if a.cfg.MergeRemoteState != nil {
 		for _, s := range states {

@@ -1,0 +1,329 @@
+package agent
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/netip"
+	"sync/atomic"
+	"time"
+
+	"github.com/fdkit/fdkit/detector"
+	"github.com/fdkit/fdkit/lateness"
+	"github.com/fdkit/fdkit/swim"
+	"github.com/fdkit/fdkit/swim/transport"
+	"github.com/fdkit/fdkit/swim/wire"
+)
+
+// Starting an agent: validate the configuration (newAgent, nothing opened
+// yet), open the sockets (open), settle this member's identity, which may
+// be the bound address (identify), then create the state machine
+// (newMachine). One deferred cleanup in Start closes what was opened when
+// a later step fails.
+
+// Start opens the transport, creates the state machine and runs it until
+// ctx is cancelled (then the member leaves gracefully, within LeaveTimeout)
+// or Leave or Close is called. It checks cfg before opening anything, and
+// closes what it opened, Config.Transport included, when a later step
+// fails.
+func Start(ctx context.Context, cfg Config) (_ *Agent, err error) {
+	a, err := newAgent(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			a.release()
+		}
+	}()
+	// The stream listener's handler serves streams once the agent runs; a
+	// stream arriving before is closed (its sender falls back).
+	var ready atomic.Bool
+	err = a.open(func(c *transport.Conn) {
+		if ready.Load() {
+			a.serveStream(c)
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := a.identify(); err != nil {
+		return nil, err
+	}
+	if err := a.newMachine(); err != nil {
+		return nil, err
+	}
+	ready.Store(true)
+	go a.run(ctx)
+	return a, nil
+}
+
+// newAgent checks cfg, fills in its defaults and builds an agent that has
+// opened nothing yet.
+func newAgent(ctx context.Context, cfg Config) (*Agent, error) {
+	cfg, err := withDefaults(cfg)
+	if err != nil {
+		return nil, err
+	}
+	sec, err := newSecurity(cfg)
+	if err != nil {
+		return nil, err
+	}
+	codec, err := newCodec(cfg, sec)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkFormat(cfg, codec); err != nil {
+		return nil, err
+	}
+	late, err := lateness.New(lateness.Config{})
+	if err != nil {
+		return nil, err
+	}
+	a := &Agent{
+		cfg: cfg, codec: codec, keys: sec.Keyring, sec: sec, log: cfg.Logger,
+		clock: agentClock{late: late},
+		life: lifecycle{
+			reqs:    make(chan func()),
+			stopped: make(chan struct{}),
+			leaving: make(chan struct{}),
+			halt:    make(chan struct{}),
+			quit:    make(chan struct{}),
+			ctxDone: ctx.Done(),
+		},
+		join: joinState{waiters: map[chan struct{}]struct{}{}},
+		stream: streamPath{
+			in:       make(chan streamIn, 64),
+			results:  make(chan streamResult, 64),
+			outSlots: make(chan struct{}, streamOutMax),
+			relSlots: make(chan struct{}, streamOutMax),
+		},
+	}
+	a.stream.ctx, a.stream.stop = context.WithCancel(context.Background())
+	return a, nil
+}
+
+// withDefaults checks the settings that need nothing else and fills in
+// their defaults.
+func withDefaults(cfg Config) (Config, error) {
+	if cfg.TickInterval == 0 {
+		cfg.TickInterval = DefaultTickInterval
+	}
+	if cfg.TickInterval < 0 {
+		return cfg, fmt.Errorf("agent: TickInterval %v is negative", cfg.TickInterval)
+	}
+	leave := detector.OrDefault(cfg.LeaveTimeout, DefaultLeaveTimeout)
+	cfg.LeaveTimeout = &leave
+	if leave < 0 {
+		return cfg, fmt.Errorf("agent: LeaveTimeout %v is negative", leave)
+	}
+	if cfg.Resolve == nil {
+		cfg.Resolve = systemResolve
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if cfg.Protocol.Versions.IsZero() {
+		cfg.Protocol.Versions = wire.Versions()
+	}
+	if cfg.Seed == 0 {
+		cfg.Seed = uint64(time.Now().UnixNano())
+	}
+	err := streamDefaults(&cfg)
+	return cfg, err
+}
+
+// newSecurity checks the encryption settings (Keys, Plain and the stages
+// of turning encryption on) and builds the packets' security.
+func newSecurity(cfg Config) (*wire.Security, error) {
+	switch {
+	case cfg.Plain && len(cfg.Keys) > 0:
+		return nil, errors.New("agent: Config sets both Plain and Keys; choose one")
+	case !cfg.Plain && len(cfg.Keys) == 0:
+		return nil, errors.New("agent: Config needs Keys, or Plain: true to run unencrypted on purpose")
+	case (cfg.AcceptPlain || cfg.SendPlain) && len(cfg.Keys) == 0:
+		return nil, errors.New("agent: AcceptPlain and SendPlain are stages of turning encryption on: they need Keys")
+	case cfg.SendPlain && !cfg.AcceptPlain:
+		return nil, fmt.Errorf("%w: Config.SendPlain needs Config.AcceptPlain", ErrPlainStage)
+	}
+	sec := &wire.Security{Plain: cfg.Plain, Label: cfg.Label}
+	sec.SetAcceptPlain(cfg.AcceptPlain)
+	sec.SetSendPlain(cfg.SendPlain)
+	if len(cfg.Keys) > 0 {
+		kr, err := wire.NewKeyring(cfg.Keys[0], cfg.Keys[1:]...)
+		if err != nil {
+			return nil, fmt.Errorf("agent: %w", err)
+		}
+		sec.Keyring = kr
+	}
+	return sec, nil
+}
+
+// newCodec builds the packet codec and checks that its datagrams leave the
+// protocol room enough (minPayload).
+func newCodec(cfg Config, sec *wire.Security) (*wire.Codec, error) {
+	codec, err := wire.NewCodec(wire.CodecConfig{Security: sec, MaxPacketSize: cfg.MaxPacketSize,
+		Version: cfg.WireVersion, ExtraTag: cfg.WireExtraTag})
+	if err != nil {
+		return nil, fmt.Errorf("agent: %w", err)
+	}
+	if codec.MaxPayload() < minPayload {
+		return nil, fmt.Errorf("agent: MaxPacketSize %d is too small: the protocol needs %d bytes of payload, so at least %d with this envelope",
+			codec.MaxPacketSize(), minPayload, minPayload+codec.MaxPacketSize()-codec.MaxPayload())
+	}
+	return codec, nil
+}
+
+// checkFormat checks the metadata and the application state against the
+// wire format written.
+func checkFormat(cfg Config, codec *wire.Codec) error {
+	if len(cfg.Protocol.Meta) > swim.MaxMetaLen {
+		return fmt.Errorf("agent: Protocol.Meta: %w: %d bytes", swim.ErrMetaTooLarge, len(cfg.Protocol.Meta))
+	}
+	if codec.Version() < 2 && (len(cfg.Protocol.Meta) > 0 || cfg.LocalState != nil) {
+		// Format 1 would drop them from every packet: only this member
+		// would ever see its metadata, and no state would be sent.
+		return fmt.Errorf("%w: Protocol.Meta or LocalState is set", ErrNeedsFormat2)
+	}
+	if codec.Version() < 2 && cfg.Protocol.AckPayload != nil {
+		// Format 1 has no field for it: every ack would go without.
+		return fmt.Errorf("%w: Protocol.AckPayload is set", ErrNeedsFormat2)
+	}
+	return nil
+}
+
+// open opens the UDP socket, unless Config.Transport replaces it, and the
+// stream listener, unless DisableStream: on one port number when neither
+// Bind nor StreamBind fixes it (listenBoth). What it opened is in a.tr and
+// a.stream.listener when it fails.
+func (a *Agent) open(handle func(*transport.Conn)) error {
+	a.tr = a.cfg.Transport
+	if a.tr == nil {
+		a.src = sendSource(a.cfg.Bind, a.cfg.Advertise)
+	}
+	scfg := a.streamConfig()
+	switch {
+	case a.tr == nil && !a.cfg.DisableStream && a.cfg.StreamBind == "":
+		u, l, err := listenBoth(cmp.Or(a.cfg.Bind, "127.0.0.1:0"), a.src, a.codec.MaxPacketSize(), scfg, handle)
+		if err != nil {
+			return err
+		}
+		a.tr, a.stream.listener = u, l
+		return nil
+	case a.tr == nil:
+		u, err := transport.Listen(transport.Config{Bind: a.cfg.Bind, MaxPacketSize: a.codec.MaxPacketSize(), Source: a.src})
+		if err != nil {
+			return fmt.Errorf("agent: %w", err)
+		}
+		a.tr = u
+	}
+	if a.cfg.DisableStream {
+		return nil
+	}
+	scfg.Bind = cmp.Or(a.cfg.StreamBind, a.tr.LocalAddr().String())
+	l, err := transport.ListenStream(scfg, handle)
+	if err != nil {
+		return fmt.Errorf("agent: stream listener: %w (set StreamBind, or DisableStream)", err)
+	}
+	a.stream.listener = l
+	return nil
+}
+
+// release closes what the agent opened: the dialled streams, once the
+// goroutines dialling them have ended, the stream listener and the
+// transport.
+func (a *Agent) release() {
+	a.stream.stop()
+	if a.stream.listener != nil {
+		_ = a.stream.listener.Close()
+	}
+	a.stream.wg.Wait()
+	if a.tr != nil {
+		_ = a.tr.Close()
+	}
+}
+
+// identify settles this member's identity, ID and advertised address
+// (defaults: the bound address), checks it as the other members will use
+// it, and checks that its join and reliable messages fit the packets.
+func (a *Agent) identify() error {
+	self := swim.Node{ID: a.cfg.ID, Addr: a.cfg.Advertise}
+	if self.Addr == "" {
+		self.Addr = a.tr.LocalAddr().String()
+	}
+	if self.ID == "" {
+		self.ID = swim.ID(self.Addr)
+	}
+	if err := checkSelf(self); err != nil {
+		return err
+	}
+	join := swim.Packet{Kind: swim.MsgJoin, From: self, To: swim.Node{Addr: self.Addr},
+		Updates: []swim.Update{{Kind: swim.UpdateAlive, Node: self, From: self.ID,
+			Meta: string(a.cfg.Protocol.Meta), Versions: a.cfg.Protocol.Versions}}}
+	if a.cfg.Protocol.SigningKey != nil {
+		join.Updates[0].Proof = swim.Proof(make([]byte, swim.ProofSize)) // its size: a join carries the signed Alive
+	}
+	if n := join.Size(); n > a.codec.MaxPayload() {
+		return fmt.Errorf("agent: ID and address too long for MaxPacketSize %d: a join needs up to %d bytes plus %d of envelope",
+			a.codec.MaxPacketSize(), n, a.codec.MaxPacketSize()-a.codec.MaxPayload())
+	}
+	if err := reliableDefaults(&a.cfg, a.codec, self); err != nil {
+		return err
+	}
+	a.self, a.selfAddr = self, netip.MustParseAddrPort(self.Addr)
+	return nil
+}
+
+// newMachine starts the clock and creates the state machine from
+// Config.Protocol, with what the agent fills in: this member, the payload
+// room, the stream probe switch, the application state, and the broadcast
+// numbering from the wall clock.
+func (a *Agent) newMachine() error {
+	pc := a.cfg.Protocol
+	if a.cfg.LocalState != nil {
+		pc.LocalState = a.cfg.LocalState
+	}
+	pc.Self = a.self
+	if f := pc.MergeFilter; f != nil {
+		// Join reports the filter's last refusal (JoinError.MergeRefusal).
+		pc.MergeFilter = func(from swim.Node, ups []swim.Update) error {
+			err := f(from, ups)
+			if err != nil {
+				a.join.mergeRefusal = fmt.Errorf("view from %s at %s: %w", from.ID, from.Addr, err)
+			}
+			return err
+		}
+	}
+	pc.MaxPacketSize = a.codec.MaxPayload()
+	pc.StreamProbe = !a.cfg.DisableStream && !a.cfg.DisableStreamProbes
+	a.clock.start = time.Now()
+	a.clock.wallNs.Store(a.wallAt(a.clock.start))
+	if pc.FirstBroadcastSeq == 0 {
+		// Above every number of a previous life of this member: receivers
+		// drop broadcasts numbered at or below what they delivered.
+		pc.FirstBroadcastSeq = uint64(max(a.clock.wallNs.Load(), 0))
+	}
+	if pc.BroadcastSeqCeiling == nil {
+		// Every member numbers from its clock, so a number above this
+		// member's clock by more than the skew allowed is forged. The
+		// clock is the wall clock read with the Step's now (a.now), not
+		// the start time plus the monotonic time since: a clock that NTP
+		// corrects after the start is followed, and a member started
+		// behind does not refuse honest numbers until it restarts.
+		pc.BroadcastSeqCeiling = func(time.Duration) uint64 {
+			return uint64(max(a.clock.wallNs.Load(), 0)) + uint64(MaxBroadcastLead)
+		}
+	}
+	m, err := swim.New(pc, machineRand(a.cfg.Seed, pc.Self.ID))
+	if err != nil {
+		return fmt.Errorf("agent: %w", err)
+	}
+	a.m = m
+	if a.cfg.MaxStreamMembers == 0 {
+		a.cfg.MaxStreamMembers = m.Config().MaxMembers + 1 // a whole view and the Alive of a join
+	}
+	return nil
+}
