@@ -106,18 +106,42 @@ func NewReader(src io.Reader, opt Options) (*Reader, error) {
 	if r.name == "" {
 		r.name = "<input>"
 	}
+	if err := r.openStream(src); err != nil {
+		return nil, err
+	}
+	sniff, err := r.sniff()
+	if err != nil {
+		return nil, err
+	}
+	r.format = opt.Format
+	if r.format == FormatAuto {
+		r.format = detect(sniff, opt.Columns)
+		if r.format == FormatAuto {
+			return nil, undetected(r.name, r.line, sniff)
+		}
+	}
+	if err := r.readPreamble(); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// openStream sets r.br to read src, through a gzip or xz decompressor
+// (bounded by Options.MaxDecompressed and MaxRatio) when src starts with
+// their magic bytes.
+func (r *Reader) openStream(src io.Reader) error {
 	counted := &byteCounter{r: src}
 	raw := bufio.NewReaderSize(counted, bufSize)
 	magic, err := raw.Peek(len(xzMagic))
 	if err != nil && err != io.EOF && !errors.Is(err, bufio.ErrBufferFull) {
-		return nil, err
+		return err
 	}
-	var dec io.Reader = raw
+	var dec io.Reader
 	switch {
 	case bytes.HasPrefix(magic, gzipMagic):
 		zr, err := gzip.NewReader(raw)
 		if err != nil {
-			return nil, &ParseError{File: r.name, Want: "gzip header", Err: err}
+			return &ParseError{File: r.name, Want: "gzip header", Err: err}
 		}
 		zr.Multistream(true)
 		r.closers = append(r.closers, zr)
@@ -125,74 +149,82 @@ func NewReader(src io.Reader, opt Options) (*Reader, error) {
 	case bytes.HasPrefix(magic, xzMagic):
 		zr, err := xz.NewReader(raw)
 		if err != nil {
-			return nil, &ParseError{File: r.name, Want: "xz header", Err: err}
+			return &ParseError{File: r.name, Want: "xz header", Err: err}
 		}
 		dec, r.comp = zr, "xz"
-	}
-	if dec != raw && (opt.MaxDecompressed > 0 || opt.MaxRatio > 0) {
-		dec = &inflateGuard{r: dec, comp: r.comp, raw: counted, max: opt.MaxDecompressed, ratio: opt.MaxRatio}
-	}
-	if dec == raw {
+	default:
 		r.br = raw
-	} else {
-		r.br = bufio.NewReaderSize(dec, bufSize)
+		return nil
 	}
+	if r.opt.MaxDecompressed > 0 || r.opt.MaxRatio > 0 {
+		dec = &inflateGuard{r: dec, comp: r.comp, raw: counted, max: r.opt.MaxDecompressed, ratio: r.opt.MaxRatio}
+	}
+	r.br = bufio.NewReaderSize(dec, bufSize)
+	return nil
+}
+
+// sniff skips a UTF-8 byte order mark and returns the first sniffSize
+// bytes of content for format detection, refusing binary data. Under
+// FormatAuto, when blank lines fill the whole window (a trace after 4 KiB
+// of them was refused as "empty input"), they are skipped, counted, and
+// what follows is sniffed.
+func (r *Reader) sniff() ([]byte, error) {
 	if b, _ := r.br.Peek(len(utf8BOM)); bytes.Equal(b, utf8BOM) {
 		r.br.Discard(len(utf8BOM)) // spreadsheet exports start with one
 	}
+	sniff, err := r.peekSniff()
+	if err != nil {
+		return nil, err
+	}
+	if r.opt.Format == FormatAuto && len(sniff) == sniffSize && len(bytes.TrimSpace(sniff)) == 0 {
+		if err := r.skipBlankLines(); err != nil {
+			return nil, err
+		}
+		if sniff, err = r.peekSniff(); err != nil {
+			return nil, err
+		}
+	}
+	return sniff, nil
+}
+
+// peekSniff returns up to sniffSize bytes of what follows, refusing binary
+// data. A lenient Reader accepts a compressed stream cut short there: Next
+// says where.
+func (r *Reader) peekSniff() ([]byte, error) {
 	sniff, err := r.br.Peek(sniffSize)
 	if err != nil && err != io.EOF && !errors.Is(err, bufio.ErrBufferFull) &&
-		!(opt.Lenient && r.comp != "" && errors.Is(err, io.ErrUnexpectedEOF)) { // a short cut stream: Next says where
+		!(r.opt.Lenient && r.comp != "" && errors.Is(err, io.ErrUnexpectedEOF)) {
 		return nil, r.streamError(err)
 	}
 	if isBinary(sniff) {
-		return nil, &ParseError{File: r.name, Line: 1, Want: "a text trace (LIP6, LIP6 emission, CSV or fdkit)", Got: "binary data"}
+		return nil, &ParseError{File: r.name, Line: r.line + 1, Want: "a text trace (LIP6, LIP6 emission, CSV or fdkit)", Got: "binary data"}
 	}
-	r.format = opt.Format
-	if r.format == FormatAuto && len(sniff) == sniffSize && len(bytes.TrimSpace(sniff)) == 0 {
-		// Blank lines fill the whole window (a trace after 4 KiB of them
-		// was refused as "empty input"): skip them, counted, and look at
-		// what follows.
-		if err := r.skipBlankLines(); err != nil {
-			return nil, err
-		}
-		if sniff, err = r.br.Peek(sniffSize); err != nil && err != io.EOF && !errors.Is(err, bufio.ErrBufferFull) &&
-			!(opt.Lenient && r.comp != "" && errors.Is(err, io.ErrUnexpectedEOF)) {
-			return nil, r.streamError(err)
-		}
-		if isBinary(sniff) {
-			return nil, &ParseError{File: r.name, Line: r.line + 1, Want: "a text trace (LIP6, LIP6 emission, CSV or fdkit)", Got: "binary data"}
-		}
-	}
-	if r.format == FormatAuto {
-		r.format = detect(sniff, opt.Columns)
-		if r.format == FormatAuto {
-			return nil, undetected(r.name, r.line, sniff)
-		}
-	}
+	return sniff, nil
+}
+
+// readPreamble reads what r.format has before its first record: the
+// column header of a LIP6 emission log or a CSV file, or the fdkit header.
+func (r *Reader) readPreamble() error {
 	switch r.format {
 	case FormatLIP6:
+		return nil
 	case FormatLIP6Emission:
 		if err := r.skipBlankLines(); err != nil {
-			return nil, err
+			return err
 		}
 		if next, _ := r.br.Peek(sniffSize); bytes.HasPrefix(bytes.TrimLeft(next, " \t"), []byte("numseq")) {
 			if _, err := r.readLine(); err != nil {
-				return nil, err
+				return err
 			}
 		}
+		return nil
 	case FormatCSV:
-		if err := r.initCSV(); err != nil {
-			return nil, err
-		}
+		return r.initCSV()
 	case FormatFDKit:
-		if err := r.readFDKitHeader(); err != nil {
-			return nil, err
-		}
+		return r.readFDKitHeader()
 	default:
-		return nil, fmt.Errorf("trace: unknown format %v", r.format)
+		return fmt.Errorf("trace: unknown format %v", r.format)
 	}
-	return r, nil
 }
 
 // isBinary reports whether the sniffed content is not text: it holds a NUL
