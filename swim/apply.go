@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// apply merges one update into the local view with SWIM's precedence rules
+// applyUpdate merges one update into the local view with SWIM's precedence rules
 // (SWIM §4.2; docs/algorithms.md, “SWIM suspicion and incarnations”), for
 // member l, local entry in incarnation j and update incarnation i:
 //
@@ -51,9 +51,10 @@ import (
 // Updates about this member itself trigger refutation. Applied updates are
 // queued for dissemination when gossip is true (false for a join's view
 // transfer, which is old news to the group).
-func (m *Member) apply(now time.Duration, u Update, gossip bool) {
+func (m *Member) applyUpdate(in *inbound, u Update, gossip bool) {
+	now := in.now
 	if u.Node.ID == m.self.ID {
-		m.aboutSelf(now, u)
+		m.aboutSelf(in, u)
 		return
 	}
 	p := m.peers[u.Node.ID]
@@ -91,13 +92,13 @@ func (m *Member) apply(now time.Duration, u Update, gossip bool) {
 		}
 		return
 	}
-	if p != nil && (p.state == StateDead || p.state == StateLeft) && u.Node.Addr != p.node.Addr && !m.reclaim(now, p, &u) {
+	if p != nil && (p.state == StateDead || p.state == StateLeft) && u.Node.Addr != p.node.Addr && !m.reclaim(in, p, &u) {
 		return
 	}
 	switch u.Kind {
 	case UpdateAlive:
 		if p == nil {
-			if !m.makeRoom(m.stepFrom == u.Node.ID) {
+			if !m.makeRoom(in.from == u.Node.ID) {
 				m.stats.MembersRefused++
 				return
 			}
@@ -110,7 +111,7 @@ func (m *Member) apply(now time.Duration, u Update, gossip bool) {
 			m.all = append(m.all, p)
 			m.live++
 			m.unverified++
-			m.vouch(p)
+			m.vouch(in, p)
 			m.insertInList(p)
 			if gossip {
 				m.heard(now, p)
@@ -123,7 +124,7 @@ func (m *Member) apply(now time.Duration, u Update, gossip bool) {
 		if u.Incarnation <= p.inc {
 			m.learnMeta(now, p, &u)    // a range and metadata missed at this incarnation
 			if p.state != StateAlive { // at j too: x declared at its current incarnation never heard it
-				m.accuseBack(p, p.node)
+				m.accuseBack(in, p, p.node)
 			} else if u.Incarnation == p.inc && p.proof == "" && u.Proof != "" && m.signed() &&
 				u.Node == p.node && m.checkSelfUpdate(now, p, &u) {
 				p.proof = u.Proof // an entry from Bootstrap: now it can be passed on
@@ -151,7 +152,7 @@ func (m *Member) apply(now time.Duration, u Update, gossip bool) {
 			if !p.verified {
 				m.unverified++
 			}
-			m.vouch(p)
+			m.vouch(in, p)
 			m.removeTomb(p)
 			m.insertInList(p)
 			m.emit(EventJoin, p, u.From, now)
@@ -167,7 +168,7 @@ func (m *Member) apply(now time.Duration, u Update, gossip bool) {
 		if gossip && prev == StateSuspect {
 			// This member held the suspicion that u refutes: pass the
 			// refutation on at once, racing the others' timers.
-			m.forward(u, nil, *m.cfg.GossipFanout)
+			m.forward(in, u, nil, *m.cfg.GossipFanout)
 		}
 	case UpdateSuspect:
 		if p == nil {
@@ -202,7 +203,7 @@ func (m *Member) apply(now time.Duration, u Update, gossip bool) {
 		}
 	case UpdateDead:
 		if p != nil && p.state == StateLeft && !u.IsLeave() && u.Incarnation <= p.inc {
-			m.correctLeft(p, u, gossip)
+			m.correctLeft(in, p, u, gossip)
 			return
 		}
 		if p == nil || u.Incarnation < p.inc {
@@ -220,7 +221,7 @@ func (m *Member) apply(now time.Duration, u Update, gossip bool) {
 				// the declaration on at once (corroborated forwarding),
 				// so that the group learns of a crash in a few hops
 				// instead of the drain loop's rounds.
-				m.forward(u, nil, *m.cfg.GossipFanout)
+				m.forward(in, u, nil, *m.cfg.GossipFanout)
 			}
 		case StateDead:
 			if u.IsLeave() {
@@ -250,10 +251,10 @@ func (m *Member) apply(now time.Duration, u Update, gossip bool) {
 //
 // at is where p is told: its stored node, or the node that claims p's ID
 // from another address (reclaim).
-func (m *Member) accuseBack(p *peer, at Node) {
+func (m *Member) accuseBack(in *inbound, p *peer, at Node) {
 	u := m.viewUpdate(p)
 	to := []*peer{{node: at}}
-	if q := m.peers[m.stepFrom]; q != nil && q != p && (q.state == StateAlive || q.state == StateSuspect) {
+	if q := m.peers[in.from]; q != nil && q != p && (q.state == StateAlive || q.state == StateSuspect) {
 		to = append(to, q)
 	}
 	for _, q := range to {
@@ -289,7 +290,7 @@ func (m *Member) leftAfterDead(now time.Duration, p *peer, u Update, gossip bool
 // packets, and a corrected member gossips the leave, never the Dead again.
 // A view transfer (gossip false) needs no answer: the exchange's pull
 // carries this member's view.
-func (m *Member) correctLeft(p *peer, u Update, gossip bool) {
+func (m *Member) correctLeft(in *inbound, p *peer, u Update, gossip bool) {
 	if !gossip {
 		return
 	}
@@ -298,12 +299,12 @@ func (m *Member) correctLeft(p *peer, u Update, gossip bool) {
 		m.enqueue(left)
 	}
 	var to []*peer
-	for _, id := range []ID{m.stepFrom, u.From} {
+	for _, id := range []ID{in.from, u.From} {
 		if q := m.peers[id]; q != nil && (q.state == StateAlive || q.state == StateSuspect) && !slices.Contains(to, q) {
 			to = append(to, q)
 		}
 	}
-	m.forward(left, to, 0)
+	m.forward(in, left, to, 0)
 }
 
 // kill moves p to Dead (or Left for a leave) as stated by u.

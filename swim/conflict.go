@@ -92,13 +92,14 @@ func (m *Member) reclaimable(now time.Duration, p *peer) bool {
 // has been down for DeadReclaimTime and is a conflict before; a
 // declaration or leave above it is a later life's and moves p to u's
 // address.
-func (m *Member) reclaim(now time.Duration, p *peer, u *Update) bool {
+func (m *Member) reclaim(in *inbound, p *peer, u *Update) bool {
+	now := in.now
 	if u.Kind == UpdateSuspect {
 		return false // a suspicion changes no dead or left entry
 	}
 	if u.Incarnation <= p.inc {
-		if u.Kind == UpdateAlive && m.stepFrom == u.Node.ID {
-			m.accuseBack(p, u.Node)
+		if u.Kind == UpdateAlive && in.from == u.Node.ID {
+			m.accuseBack(in, p, u.Node)
 		}
 		return false
 	}

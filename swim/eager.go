@@ -89,7 +89,7 @@ func (m *Member) forwardBudget() int {
 
 // forward is push for an update this member passes on because of one it
 // heard, within the per-period bound on forwarded packets.
-func (m *Member) forward(u Update, to []*peer, fanout int) {
+func (m *Member) forward(in *inbound, u Update, to []*peer, fanout int) {
 	if !m.eager() {
 		return
 	}
@@ -97,7 +97,7 @@ func (m *Member) forward(u Update, to []*peer, fanout int) {
 	if budget <= 0 {
 		return
 	}
-	to = m.targets(u, to, fanout)
+	to = m.targets(u, to, fanout, in.from)
 	if len(to) > budget {
 		to = to[:budget]
 	}
@@ -114,15 +114,15 @@ func (m *Member) push(u Update, to []*peer, fanout int) {
 	if !m.eager() {
 		return
 	}
-	for _, p := range m.targets(u, to, fanout) {
+	for _, p := range m.targets(u, to, fanout, "") {
 		m.sendGossip(p, u)
 	}
 }
 
 // targets returns to followed by fanout random alive or suspect members
-// other than u's subject, the sender of the packet being processed and the
-// members in to.
-func (m *Member) targets(u Update, to []*peer, fanout int) []*peer {
+// other than u's subject, sender (the sender of the packet being
+// processed, if any) and the members in to.
+func (m *Member) targets(u Update, to []*peer, fanout int, sender ID) []*peer {
 	if fanout > 0 {
 		pick := m.pick
 		if u.Kind != UpdateAlive {
@@ -130,7 +130,7 @@ func (m *Member) targets(u Update, to []*peer, fanout int) []*peer {
 		}
 		more := pick(fanout, func(p *peer) bool {
 			return (p.state == StateAlive || p.state == StateSuspect) &&
-				p.node.ID != u.Node.ID && p.node.ID != u.From && p.node.ID != m.stepFrom && !slices.Contains(to, p)
+				p.node.ID != u.Node.ID && p.node.ID != u.From && p.node.ID != sender && !slices.Contains(to, p)
 		})
 		to = append(slices.Clip(to), more...)
 	}

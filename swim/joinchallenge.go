@@ -51,9 +51,7 @@ type joinChallenge struct {
 // stream from that IP address, the handshake proving the source receives
 // what is sent there). A join applied this way gets no challenge.
 func (m *Member) StepSourceChecked(now time.Duration, pkt *Packet) error {
-	m.sourceChecked = true
-	defer func() { m.sourceChecked = false }()
-	return m.Step(now, pkt)
+	return m.step(&inbound{now: now, sourceChecked: true}, pkt)
 }
 
 // challenged reports whether the join pkt from from (its address filled)
@@ -67,8 +65,9 @@ func (m *Member) StepSourceChecked(now time.Duration, pkt *Packet) error {
 // refused join counts in Stats.PullsRefused; the joiner gets in through
 // a join its transport checked (swim/agent resends an unanswered join
 // over a stream).
-func (m *Member) challenged(now time.Duration, from Node, pkt *Packet) bool {
-	if from.ID == m.admitting || m.sourceChecked || m.noChallenge {
+func (m *Member) challenged(in *inbound, from Node, pkt *Packet) bool {
+	now := in.now
+	if from.ID == in.admitted || in.sourceChecked || m.noChallenge {
 		return false
 	}
 	if p := m.peers[from.ID]; p != nil && p.reached != "" && p.reached == from.Addr && p.node.Addr == from.Addr &&
@@ -118,9 +117,7 @@ func (m *Member) challengeAnswered(now time.Duration, from Node, pkt *Packet) bo
 	join := m.challenges[i].join
 	from = join.From
 	m.challenges = slices.Delete(m.challenges, i, i+1)
-	m.admitting = from.ID
-	err := m.Step(now, &join) // validated when it came
-	m.admitting = ""
+	err := m.step(&inbound{now: now, admitted: from.ID}, &join) // validated when it came
 	if p := m.peers[from.ID]; err == nil && p != nil && p.node.Addr == from.Addr {
 		m.verify(p) // it answered at that address
 		p.reached = from.Addr

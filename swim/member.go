@@ -204,25 +204,22 @@ type Member struct {
 	st   status
 	meta string
 
-	peers         map[ID]*peer
-	all           []*peer // every peer ever known, in the order learnt
-	list          []*peer // probe list: round-robin over a shuffled order
-	idx           int
-	live          int             // peers alive or suspect (self excluded)
-	unverified    int             // of those, the ones not verified (verify.go)
-	uTokens       int             // probes an unverified member may take now (nextTarget)
-	joinSeed      ID              // the member whose view answered this member's join
-	joinSeedTo    time.Duration   // until when its view transfers are that answer
-	nowStep       time.Duration   // during Step: its instant
-	challenges    []joinChallenge // joins waiting for the ack of a challenge (joinchallenge.go)
-	admitting     ID              // during Step of a challenged join: its sender
-	sourceChecked bool            // during StepSourceChecked
-	noChallenge   bool            // tests of other rules: joins applied at once
-	suspects      []*peer         // peers with a running suspicion timer
-	tomb          []*peer         // peers believed dead (not left): reconnect candidates
-	forwarded     int             // gossip packets forwarded in this protocol period (eager.go)
-	nextGossip    time.Duration   // the drain loop's next round (eager.go, drainQueue)
-	gossipRound   int             // the drain loop's rounds (deathRounds)
+	peers       map[ID]*peer
+	all         []*peer // every peer ever known, in the order learnt
+	list        []*peer // probe list: round-robin over a shuffled order
+	idx         int
+	live        int             // peers alive or suspect (self excluded)
+	unverified  int             // of those, the ones not verified (verify.go)
+	uTokens     int             // probes an unverified member may take now (nextTarget)
+	joinSeed    ID              // the member whose view answered this member's join
+	joinSeedTo  time.Duration   // until when its view transfers are that answer
+	challenges  []joinChallenge // joins waiting for the ack of a challenge (joinchallenge.go)
+	noChallenge bool            // tests of other rules: joins applied at once
+	suspects    []*peer         // peers with a running suspicion timer
+	tomb        []*peer         // peers believed dead (not left): reconnect candidates
+	forwarded   int             // gossip packets forwarded in this protocol period (eager.go)
+	nextGossip  time.Duration   // the drain loop's next round (eager.go, drainQueue)
+	gossipRound int             // the drain loop's rounds (deathRounds)
 
 	lhm       int
 	seq       uint32
@@ -242,10 +239,8 @@ type Member struct {
 	bidx map[ID]*bcast // bq by member ID
 	bseq uint64
 
-	told     map[ID]bool // members sent this member's Alive directly in incarnation toldInc
-	toldInc  Incarnation
-	replyTo  ID // during Step: the sender this member answers (its answer carries the Alive)
-	stepFrom ID // during Step: the packet's sender
+	told    map[ID]bool // members sent this member's Alive directly in incarnation toldInc
+	toldInc Incarnation
 
 	graceUntil    time.Duration // no suspicion timer fires before (PauseGuard)
 	hostLate      time.Duration // the host's lateness the wrapper measured (SetHostLateness)
@@ -264,7 +259,6 @@ type Member struct {
 	nextAskView   time.Duration // earliest pull from an unknown or dead sender
 	pulls         pullBound     // pulls answered in this window (pullbound.go)
 	joining       bool
-	conflictSelf  bool // during Step: an update named this member's ID at another address
 	lastConflict  conflictNote
 	refusal       *JoinRefusal // the latest refusal of this member's join (conflict.go)
 	nextReap      time.Duration

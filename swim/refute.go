@@ -2,7 +2,6 @@ package swim
 
 import (
 	"crypto/ed25519"
-	"time"
 )
 
 // Refutation (SWIM §4.2): an update about this member itself that accuses
@@ -28,13 +27,14 @@ import (
 // signed self-updates, an Alive or leave about this member at or above its
 // incarnation without its own valid proof is ignored (Stats.BadProofs): no
 // signed member holds it, so there is nothing to refute.
-func (m *Member) aboutSelf(now time.Duration, u Update) {
+func (m *Member) aboutSelf(in *inbound, u Update) {
+	now := in.now
 	if m.st != running {
 		return
 	}
 	implausible := u.Incarnation > m.inc && u.Incarnation-m.inc > MaxIncarnationJump
 	if u.Node.Addr != m.self.Addr {
-		m.conflictSelf = true // a join in progress is retried
+		in.conflictSelf = true // a join in progress is retried
 		if u.Kind != UpdateDead {
 			m.conflict(now, u.Node, m.self)
 			return
@@ -47,7 +47,7 @@ func (m *Member) aboutSelf(now time.Duration, u Update) {
 		if implausible {
 			m.stats.Implausible++
 		} else if u.Incarnation >= m.inc {
-			m.refute(u.Incarnation)
+			m.refute(u.Incarnation, in.replyTo)
 		}
 		return
 	}
@@ -73,15 +73,15 @@ func (m *Member) aboutSelf(now time.Duration, u Update) {
 			if !m.selfQueued() {
 				m.enqueue(m.selfAlive())
 			}
-			m.tellAlive(u.From)
-			m.tellAlive(m.stepFrom)
+			m.tellAlive(in, u.From)
+			m.tellAlive(in, in.from)
 			return
 		}
 	}
-	m.refute(u.Incarnation)
+	m.refute(u.Incarnation, in.replyTo)
 	if u.Kind != UpdateAlive {
-		m.tellAlive(u.From)
-		m.tellAlive(m.stepFrom)
+		m.tellAlive(in, u.From)
+		m.tellAlive(in, in.from)
 	}
 }
 
@@ -94,8 +94,8 @@ func (m *Member) aboutSelf(now time.Duration, u Update) {
 // fires even when it probes elsewhere. Not to the sender of the packet being
 // answered (the answer carries the Alive, newest of the least sent), and not
 // in ModeSWIM (plain SWIM refutes by piggybacking only).
-func (m *Member) tellAlive(id ID) {
-	if m.cfg.Mode == ModeSWIM || id == "" || id == m.self.ID || id == m.replyTo {
+func (m *Member) tellAlive(in *inbound, id ID) {
+	if m.cfg.Mode == ModeSWIM || id == "" || id == m.self.ID || id == in.replyTo {
 		return
 	}
 	p := m.peers[id]
@@ -132,9 +132,10 @@ func (m *Member) sendAlive(p *peer) {
 }
 
 // announceAlive sends this member's new Alive at once to up to
-// IndirectChecks random alive or suspect members (not in ModeSWIM), so that
-// a refutation starts spreading from several members in the same period.
-func (m *Member) announceAlive() {
+// IndirectChecks random alive or suspect members other than replyTo (the
+// sender answered with the Alive, if any; not in ModeSWIM), so that a
+// refutation starts spreading from several members in the same period.
+func (m *Member) announceAlive(replyTo ID) {
 	if m.cfg.Mode == ModeSWIM || len(m.list) == 0 {
 		return
 	}
@@ -142,7 +143,7 @@ func (m *Member) announceAlive() {
 	told := m.toldThisIncarnation()
 	for tries := 0; k > 0 && tries < 4**m.cfg.IndirectChecks; tries++ {
 		p := m.list[m.rng.IntN(len(m.list))]
-		if (p.state != StateAlive && p.state != StateSuspect) || told[p.node.ID] || p.node.ID == m.replyTo {
+		if (p.state != StateAlive && p.state != StateSuspect) || told[p.node.ID] || p.node.ID == replyTo {
 			continue
 		}
 		told[p.node.ID] = true
@@ -164,8 +165,9 @@ func (m *Member) selfAlive() Update {
 func (m *Member) selfQueued() bool { return m.bidx[m.self.ID] != nil }
 
 // refute raises the incarnation above accused (saturating) and gossips
-// Alive; Lifeguard counts it against the local health.
-func (m *Member) refute(accused Incarnation) {
+// Alive; Lifeguard counts it against the local health. replyTo is the
+// sender answered with the Alive, if any.
+func (m *Member) refute(accused Incarnation, replyTo ID) {
 	inc := m.inc.Next()
 	if accused >= inc {
 		inc = accused.Next()
@@ -174,5 +176,5 @@ func (m *Member) refute(accused Incarnation) {
 	m.stats.Refutations++
 	m.adjustHealth(1)
 	m.enqueue(m.selfAlive())
-	m.announceAlive()
+	m.announceAlive(replyTo)
 }

@@ -30,6 +30,34 @@ import (
 // and is not in the view (with one in the view, the ping goes there).
 // Nothing is ever sent to an empty address.
 func (m *Member) Step(now time.Duration, pkt *Packet) error {
+	return m.step(&inbound{now: now}, pkt)
+}
+
+// inbound is the context of one received packet, passed from Step to the
+// functions that merge and answer it.
+type inbound struct {
+	now time.Duration
+	// from is the packet's sender while its updates are merged, and
+	// empty otherwise.
+	from ID
+	// replyTo is, while the updates of a ping or of a ping-req for this
+	// member are merged, its sender: the answer carries this member's
+	// Alive, so no separate one is sent there (tellAlive).
+	replyTo ID
+	// sourceChecked: the transport checked the packet's source address
+	// (StepSourceChecked), so a join needs no challenge.
+	sourceChecked bool
+	// admitted is the sender of a join whose challenge was answered
+	// (challengeAnswered): it is applied without a new challenge.
+	admitted ID
+	// conflictSelf records that an update named this member's ID at
+	// another address: a join in progress is retried.
+	conflictSelf bool
+}
+
+// step is Step with the packet's context in.
+func (m *Member) step(in *inbound, pkt *Packet) error {
+	now := in.now
 	if err := validate(pkt); err != nil {
 		return err
 	}
@@ -67,7 +95,7 @@ func (m *Member) Step(now time.Duration, pkt *Packet) error {
 	if pkt.Kind == MsgAck && m.challengeAnswered(now, from, pkt) {
 		return nil
 	}
-	if pkt.Kind == MsgJoin && m.st == running && pkt.From.ID != m.self.ID && m.challenged(now, from, pkt) {
+	if pkt.Kind == MsgJoin && m.st == running && pkt.From.ID != m.self.ID && m.challenged(in, from, pkt) {
 		return nil
 	}
 	if pkt.Kind == MsgJoin && m.st == running && m.refuseJoin(now, from, pkt.Updates) {
@@ -85,21 +113,21 @@ func (m *Member) Step(now time.Duration, pkt *Packet) error {
 	joiner := pkt.Kind == MsgJoin && m.State(pkt.From.ID) != StateAlive
 	gossip := pkt.Kind != MsgSync
 	if pkt.Kind == MsgPing || (pkt.Kind == MsgPingReq && pkt.PingReq.Target.ID == m.self.ID) {
-		m.replyTo = pkt.From.ID
+		in.replyTo = pkt.From.ID
 	}
-	m.stepFrom, m.conflictSelf = pkt.From.ID, false
+	in.from, in.conflictSelf = pkt.From.ID, false
 	m.noteJoinSeed(now, pkt)
 	if gossip {
 		m.heardAgain(pkt.Updates)
 	}
 	for i := range pkt.Updates {
 		if gossip {
-			m.apply(now, pkt.Updates[i], true)
+			m.applyUpdate(in, pkt.Updates[i], true)
 		} else {
-			m.applyView(now, pkt.Updates[i])
+			m.applyView(in, pkt.Updates[i])
 		}
 	}
-	m.replyTo, m.stepFrom = "", ""
+	in.replyTo, in.from = "", ""
 	m.receiveUser(now, pkt)
 	s := m.peers[pkt.From.ID]
 	if s != nil && from.Addr != "" && from.Addr != s.node.Addr {
@@ -110,9 +138,7 @@ func (m *Member) Step(now time.Duration, pkt *Packet) error {
 		// and reads the conflict at once, not at the next anti-entropy
 		// exchange. A join is answered by refuseJoin, a view needs none.
 		if (s.state == StateAlive || s.state == StateSuspect) && pkt.Kind != MsgJoin && pkt.Kind != MsgSync {
-			m.stepFrom = pkt.From.ID
-			m.accuseBack(s, from)
-			m.stepFrom = ""
+			m.accuseBack(&inbound{now: now, from: pkt.From.ID}, s, from)
 		}
 	} else if s != nil {
 		m.heard(now, s)
@@ -148,8 +174,8 @@ func (m *Member) Step(now time.Duration, pkt *Packet) error {
 		}
 	case MsgSync:
 		// A join refused for an ID conflict is retried.
-		joined := m.joining && !m.conflictSelf
-		m.joining = m.joining && m.conflictSelf
+		joined := m.joining && !in.conflictSelf
+		m.joining = m.joining && in.conflictSelf
 		if m.joining {
 			m.noteRefusal(now, from, pkt.Updates)
 		} else {

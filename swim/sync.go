@@ -257,14 +257,14 @@ func (m *Member) viewUpdate(p *peer) Update {
 // transfer carries no proof the accused heard the accusation, and a Dead
 // applied on the spot would leave it no chance to refute. See
 // docs/algorithms.md, “SWIM: hostile and stale updates”.
-func (m *Member) applyView(now time.Duration, u Update) {
+func (m *Member) applyView(in *inbound, u Update) {
 	p := m.peers[u.Node.ID]
 	if p != nil && u.Node.ID != m.self.ID && (p.state == StateAlive || p.state == StateSuspect) &&
 		u.Node.Addr == p.node.Addr && (u.Kind == UpdateSuspect || (u.Kind == UpdateDead && !u.IsLeave())) {
-		m.apply(now, Update{Kind: UpdateSuspect, Node: p.node, Incarnation: u.Incarnation, From: m.self.ID}, true)
+		m.applyUpdate(in, Update{Kind: UpdateSuspect, Node: p.node, Incarnation: u.Incarnation, From: m.self.ID}, true)
 		return
 	}
-	m.apply(now, u, false)
+	m.applyUpdate(in, u, false)
 }
 
 // settleDelay, in protocol periods, is how long after the last member it

@@ -47,8 +47,8 @@ func (m *Member) verify(p *peer) {
 // vouch verifies p, just made live, when the packet being applied is the
 // view that answered this member's join (noteJoinSeed): the seed vouches
 // for the members it lists.
-func (m *Member) vouch(p *peer) {
-	if m.stepFrom != "" && m.stepFrom == m.joinSeed && m.nowStep < m.joinSeedTo {
+func (m *Member) vouch(in *inbound, p *peer) {
+	if in.from != "" && in.from == m.joinSeed && in.now < m.joinSeedTo {
 		m.verify(p)
 	}
 }
@@ -58,7 +58,6 @@ func (m *Member) vouch(p *peer) {
 // and the rest of the view, the sender's transfers within one protocol
 // period, vouch for the members they list.
 func (m *Member) noteJoinSeed(now time.Duration, pkt *Packet) {
-	m.nowStep = now
 	if pkt.Kind == MsgSync && m.joining && m.joinSeed != pkt.From.ID {
 		m.joinSeed, m.joinSeedTo = pkt.From.ID, now+m.cfg.ProbeInterval
 	}
