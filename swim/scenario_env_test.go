@@ -1,6 +1,8 @@
 package swim
 
 import (
+	"cmp"
+	"crypto/ed25519"
 	"fmt"
 	"math/rand/v2"
 	"reflect"
@@ -94,11 +96,13 @@ func findField(v reflect.Value, name string) (reflect.Value, bool) {
 // add creates a member:
 //
 //	add NAME [id=ID] [addr=ADDR] [mode=swim|lifeguard|detector] [seed=(A,B)]
-//	    [peers=(...)] [challenge] [signed] [fixed-detector=D] [health=N]
-//	    [Field=value ...]
+//	    [peers=(...)] [challenge] [signed[=K]] [trust=(...)]
+//	    [fixed-detector=D] [health=N] [Field=value ...]
 //
 // Defaults: ID NAME at NAME:7946, ModeLifeguard, seed (1,2), SyncProbes,
-// no join challenges. signed gives it testKey(addr) as SigningKey,
+// no join challenges. peers=(m00..m19) stands for m00, m01, ..., m19.
+// signed gives it testKey(K) as SigningKey (K its ID by default), trust
+// binds each ID given to testKey(ID)'s public key,
 // fixed-detector a FixedPeerDetector(D) per peer, health raises its local
 // health multiplier by N; Field=value sets any Config field by name.
 func (e *scenarioEnv) add(td *datadriven.TestData) string {
@@ -120,12 +124,10 @@ func (e *scenarioEnv) add(td *datadriven.TestData) string {
 			a.Scan(e.t, 0, &seed[0])
 			a.Scan(e.t, 1, &seed[1])
 		case "peers":
-			for _, p := range a.Vals {
-				peers = append(peers, parseNode(p))
-			}
+			peers = parseNodes(a.Vals)
 		case "challenge":
 			challenge = true
-		case "signed":
+		case "signed", "trust":
 		case "fixed-detector":
 			d, err := parseDuration(a.SingleVal(e.t))
 			if err != nil {
@@ -139,8 +141,8 @@ func (e *scenarioEnv) add(td *datadriven.TestData) string {
 			}
 		}
 	}
-	if td.HasArg("signed") {
-		cfg.SigningKey = testKey(cfg.Self.Addr)
+	if a, ok := td.Arg("signed"); ok {
+		cfg.SigningKey = testKey(cmp.Or(strings.Join(a.Vals, ""), string(cfg.Self.ID)))
 	}
 	m, err := New(cfg, rand.New(rand.NewPCG(seed[0], seed[1])))
 	if err != nil {
@@ -153,6 +155,11 @@ func (e *scenarioEnv) add(td *datadriven.TestData) string {
 		m.adjustHealth(n)
 	}
 	m.Bootstrap(peers)
+	if a, ok := td.Arg("trust"); ok {
+		for _, n := range parseNodes(a.Vals) {
+			m.Trust(n.ID, testKey(string(n.ID)).Public().(ed25519.PublicKey))
+		}
+	}
 	if _, ok := e.members[name]; !ok {
 		e.names = append(e.names, name)
 	}
@@ -339,5 +346,80 @@ func (e *scenarioEnv) streamAnswer(td *datadriven.TestData) string {
 	}
 	var b strings.Builder
 	e.ready(&b, name, m, "", kindsArg(td))
+	return b.String()
+}
+
+// deliver: deliver NAME at=T [to=(names)] steps each packet of the
+// member's last output into the member at its address (packets to other
+// addresses, crashed members or across a partition are lost), then
+// prints each receiver's output after its name.
+func (e *scenarioEnv) deliver(td *datadriven.TestData) string {
+	from, _ := e.member(td)
+	now := e.dur(td, "at")
+	to := e.names
+	if a, ok := td.Arg("to"); ok {
+		to = a.Vals
+	}
+	var b strings.Builder
+	got := map[string]bool{}
+	for _, p := range e.last[from] {
+		for _, n := range to {
+			if m := e.members[n]; m.Self().Addr == p.To.Addr && !e.crashed[n] && !e.cut[[2]string{from, n}] {
+				got[n] = true
+				if err := m.Step(now, &p); err != nil {
+					fmt.Fprintf(&b, "%s: error: %v\n", n, err)
+				}
+			}
+		}
+	}
+	for _, n := range e.names {
+		if got[n] {
+			e.ready(&b, n, e.members[n], n+": ", kindsArg(td))
+		}
+	}
+	return b.String()
+}
+
+// periods: periods NAME from=T n=N [every=D] [ack] [count=(kind,ID)]
+// ticks the member at T, T+D, ... (D 1 s by default) n times, printing
+// each tick's output; with ack every ping is acked 1 ms after its tick;
+// with count the last line gives how many updates of that kind about ID
+// the ticks' packets carried.
+func (e *scenarioEnv) periods(td *datadriven.TestData) string {
+	name, m := e.member(td)
+	from, every, n := e.dur(td, "from"), time.Second, 0
+	if td.HasArg("every") {
+		every = e.dur(td, "every")
+	}
+	td.ScanArgs(e.t, "n", &n)
+	var kind, id string
+	if a, ok := td.Arg("count"); ok {
+		kind, id = a.Vals[0], a.Vals[1]
+	}
+	var b strings.Builder
+	count := 0
+	for i := range n {
+		now := from + time.Duration(i)*every
+		m.Tick(now)
+		fmt.Fprintf(&b, "%v:\n", now)
+		r := e.ready(&b, name, m, "  ", kindsArg(td))
+		for _, p := range r.Packets {
+			for _, u := range p.Updates {
+				if u.Kind.String() == kind && string(u.Node.ID) == id {
+					count++
+				}
+			}
+			if p.Kind == MsgPing && td.HasArg("ack") {
+				ack := Packet{Kind: MsgAck, From: p.To, To: m.Self(), Ack: Ack{Seq: p.Ping.Seq}}
+				if err := m.Step(now+time.Millisecond, &ack); err != nil {
+					fmt.Fprintf(&b, "error: %v\n", err)
+				}
+				e.ready(&b, name, m, "  ", kindsArg(td))
+			}
+		}
+	}
+	if kind != "" {
+		fmt.Fprintf(&b, "%s(%s) sent %d times\n", kind, id, count)
+	}
 	return b.String()
 }

@@ -17,26 +17,55 @@ import (
 // @addr when the ID is not known), the message kind, its body and the
 // piggybacked updates. An update is kind(node#incarnation[,from][,extra...])
 // with from omitted for an Alive raised by the member itself; extras are
-// meta=..., vMIN-MAX (the wire formats advertised) and signed. Step input
+// meta=..., vMIN-MAX (the wire formats advertised) and signed (signed=K
+// in step input: signed with testKey(K) rather than the node's ID's key). Step input
 // uses the same form, so a scenario can replay what it printed.
 
 // fmtNode prints n as its ID, ID@addr when the address is not the
 // scenario default ID:7946, or @addr without an ID.
+// A long ID of one repeated byte c is printed N*c, as metadata.
 func fmtNode(n Node) string {
 	switch {
 	case n.ID == "":
 		return "@" + n.Addr
 	case n.Addr == string(n.ID)+":7946":
-		return string(n.ID)
+		return fmtMeta(string(n.ID))
 	}
-	return string(n.ID) + "@" + n.Addr
+	return fmtMeta(string(n.ID)) + "@" + n.Addr
 }
 
 func parseNode(s string) Node {
-	if id, addr, ok := strings.Cut(s, "@"); ok {
+	id, addr, ok := strings.Cut(s, "@")
+	if long, err := parseMeta(id); err == nil {
+		id = long
+	}
+	if ok {
 		return Node{ID: ID(id), Addr: addr}
 	}
-	return node(s)
+	return node(id)
+}
+
+// parseNodes reads a list of nodes; an item m00..m19 stands for m00, m01,
+// ..., m19 (a common prefix and a range of equally wide numbers).
+func parseNodes(items []string) []Node {
+	var ns []Node
+	for _, it := range items {
+		lo, hi, ok := strings.Cut(it, "..")
+		i := len(lo)
+		for i > 0 && lo[i-1] >= '0' && lo[i-1] <= '9' {
+			i--
+		}
+		a, errA := strconv.Atoi(lo[i:])
+		b, errB := strconv.Atoi(strings.TrimPrefix(hi, lo[:i]))
+		if !ok || errA != nil || errB != nil {
+			ns = append(ns, parseNode(it))
+			continue
+		}
+		for k := a; k <= b; k++ {
+			ns = append(ns, node(fmt.Sprintf("%s%0*d", lo[:i], len(lo)-i, k)))
+		}
+	}
+	return ns
 }
 
 // fmtMeta prints short metadata as is and long or odd metadata by length
@@ -102,7 +131,7 @@ func parseUpdate(s string) (Update, error) {
 	}
 	u := Update{Kind: k, Node: parseNode(n), Incarnation: Incarnation(i)}
 	u.From = u.Node.ID
-	sign := false
+	sign := ""
 	for j, p := range parts[1:] {
 		switch {
 		case strings.HasPrefix(p, "meta="):
@@ -110,7 +139,9 @@ func parseUpdate(s string) (Update, error) {
 				return Update{}, err
 			}
 		case p == "signed":
-			sign = true
+			sign = string(u.Node.ID)
+		case strings.HasPrefix(p, "signed="):
+			sign = p[len("signed="):]
 		case len(p) > 1 && p[0] == 'v' && strings.Contains(p, "-"):
 			if _, err := fmt.Sscanf(p, "v%d-%d", &u.Versions.Min, &u.Versions.Max); err != nil {
 				return Update{}, fmt.Errorf("update %q: %v", s, err)
@@ -121,8 +152,8 @@ func parseUpdate(s string) (Update, error) {
 			return Update{}, fmt.Errorf("update %q: unknown part %q", s, p)
 		}
 	}
-	if sign {
-		u.Proof = Sign(testKey(u.Node.Addr), u)
+	if sign != "" {
+		u.Proof = Sign(testKey(sign), u)
 	}
 	return u, nil
 }

@@ -30,6 +30,9 @@ import (
 //	nack NAME at=T [except=(..)] nack its ping-reqs
 //	stream-ack|stream-failed NAME at=T  answer its stream pings
 //	ready NAME                  print the pending output
+//	deliver NAME at=T [to=(..)] step its last packets into their receivers
+//	periods NAME from=T n=N [ack] [count=(kind,ID)]
+//	                            tick once a period, ack, count updates sent
 //	run from=T until=T [members=(...)] [print=events|packets|none]
 //	                            a network delivering every packet (runNet)
 //	crash NAME                  the member stops: not ticked, packets to it lost
@@ -71,6 +74,10 @@ func (e *scenarioEnv) handle(t *testing.T, td *datadriven.TestData) string {
 		return e.streamAnswer(td)
 	case "run":
 		return e.run(td)
+	case "deliver":
+		return e.deliver(td)
+	case "periods":
+		return e.periods(td)
 	case "state", "view", "stats", "inspect", "ready":
 		return e.show(td)
 	case "crash":
@@ -92,11 +99,7 @@ func (e *scenarioEnv) api(td *datadriven.TestData) string {
 	switch td.Cmd {
 	case "bootstrap":
 		a, _ := td.Arg("peers")
-		var ns []Node
-		for _, p := range a.Vals {
-			ns = append(ns, parseNode(p))
-		}
-		m.Bootstrap(ns)
+		m.Bootstrap(parseNodes(a.Vals))
 	case "join":
 		a, _ := td.Arg("seeds")
 		err = m.Join(e.dur(td, "at"), a.Vals)
