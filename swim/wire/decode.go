@@ -188,74 +188,14 @@ func UnmarshalInfo(b []byte, max int) (*swim.Packet, Info, error) {
 	if max > 0 && len(b) > max {
 		return nil, info, r.fail("packet", ErrOversize, "%d bytes, limit %d", len(b), max)
 	}
-	v, err := r.byte("version")
+	v, kind, err := r.header()
 	if err != nil {
 		return nil, info, err
-	}
-	if v < MinVersion || v > Version {
-		r.off--
-		return nil, info, r.fail("version", ErrVersion, "got %d, this decoder reads versions %d to %d", v, MinVersion, Version)
 	}
 	info.Version = v
-	k, err := r.byte("kind")
-	if err != nil {
+	p := &swim.Packet{Kind: kind}
+	if err := r.body(p); err != nil {
 		return nil, info, err
-	}
-	maxKind := swim.MaxMessageKind
-	if v < 2 {
-		maxKind = swim.MsgGossip
-	}
-	switch {
-	case k == 0:
-		r.off--
-		return nil, info, r.fail("kind", ErrMalformed, "message kind 0, want 1 to %d", maxKind)
-	case swim.MessageKind(k) > maxKind:
-		r.off--
-		return nil, info, r.fail("kind", ErrUnknownKind, "kind %d, this decoder reads 1 to %d in format %d", k, maxKind, v)
-	}
-	p := &swim.Packet{Kind: swim.MessageKind(k)}
-	if p.From, err = r.node("from id", "from addr", true); err != nil {
-		return nil, info, err
-	}
-	if p.To, err = r.node("to id", "to addr", false); err != nil {
-		return nil, info, err
-	}
-	switch p.Kind {
-	case swim.MsgPing, swim.MsgAck, swim.MsgNack:
-		seq, err := r.uvarint(seqField(p.Kind), 1<<32-1)
-		if err != nil {
-			return nil, info, err
-		}
-		switch p.Kind {
-		case swim.MsgPing:
-			p.Ping.Seq = uint32(seq)
-		case swim.MsgAck:
-			p.Ack.Seq = uint32(seq)
-		default:
-			p.Nack.Seq = uint32(seq)
-		}
-	case swim.MsgPingReq:
-		seq, err := r.uvarint("ping-req seq", 1<<32-1)
-		if err != nil {
-			return nil, info, err
-		}
-		p.PingReq.Seq = uint32(seq)
-		if p.PingReq.Target, err = r.node("ping-req target id", "ping-req target addr", true); err != nil {
-			return nil, info, err
-		}
-		flag, err := r.byte("ping-req nack flag")
-		if err != nil {
-			return nil, info, err
-		}
-		if flag > 1 {
-			r.off--
-			return nil, info, r.fail("ping-req nack flag", ErrMalformed, "got %d, want 0 or 1", flag)
-		}
-		p.PingReq.Nack = flag == 1
-	case swim.MsgUser:
-		if p.User, err = r.bytes("user message", len(b), 1); err != nil {
-			return nil, info, err
-		}
 	}
 	if v >= 2 {
 		r.item = "packet"
@@ -266,74 +206,178 @@ func UnmarshalInfo(b []byte, max int) (*swim.Packet, Info, error) {
 		}
 		info.UnknownFields += n
 	}
-	if len(b)-r.off < 2 {
-		return nil, info, r.fail("update count", ErrTruncated, "need 2 bytes, have %d", len(b)-r.off)
+	n, err := r.updates(p, v)
+	info.UnknownFields += n
+	if err != nil {
+		return nil, info, err
 	}
-	count := int(binary.BigEndian.Uint16(b[r.off:]))
+	if r.off != len(r.b) {
+		return nil, info, r.fail("end", ErrTrailing, "%d bytes after the last update", len(r.b)-r.off)
+	}
+	return p, info, nil
+}
+
+// header reads the format version and the message kind, which must be
+// one that format has.
+func (r *reader) header() (byte, swim.MessageKind, error) {
+	v, err := r.byte("version")
+	if err != nil {
+		return 0, 0, err
+	}
+	if v < MinVersion || v > Version {
+		r.off--
+		return 0, 0, r.fail("version", ErrVersion, "got %d, this decoder reads versions %d to %d", v, MinVersion, Version)
+	}
+	k, err := r.byte("kind")
+	if err != nil {
+		return 0, 0, err
+	}
+	maxKind := swim.MaxMessageKind
+	if v < 2 {
+		maxKind = swim.MsgGossip
+	}
+	switch {
+	case k == 0:
+		r.off--
+		return 0, 0, r.fail("kind", ErrMalformed, "message kind 0, want 1 to %d", maxKind)
+	case swim.MessageKind(k) > maxKind:
+		r.off--
+		return 0, 0, r.fail("kind", ErrUnknownKind, "kind %d, this decoder reads 1 to %d in format %d", k, maxKind, v)
+	}
+	return v, swim.MessageKind(k), nil
+}
+
+// body reads the packet's sender and destination and the fields of its
+// kind.
+func (r *reader) body(p *swim.Packet) error {
+	var err error
+	if p.From, err = r.node("from id", "from addr", true); err != nil {
+		return err
+	}
+	if p.To, err = r.node("to id", "to addr", false); err != nil {
+		return err
+	}
+	switch p.Kind {
+	case swim.MsgPing, swim.MsgAck, swim.MsgNack:
+		seq, err := r.uvarint(seqField(p.Kind), 1<<32-1)
+		if err != nil {
+			return err
+		}
+		switch p.Kind {
+		case swim.MsgPing:
+			p.Ping.Seq = uint32(seq)
+		case swim.MsgAck:
+			p.Ack.Seq = uint32(seq)
+		default:
+			p.Nack.Seq = uint32(seq)
+		}
+	case swim.MsgPingReq:
+		return r.pingReq(&p.PingReq)
+	case swim.MsgUser:
+		p.User, err = r.bytes("user message", len(r.b), 1)
+	}
+	return err
+}
+
+// pingReq reads a ping-req's sequence number, target and nack flag.
+func (r *reader) pingReq(pr *swim.PingReq) error {
+	seq, err := r.uvarint("ping-req seq", 1<<32-1)
+	if err != nil {
+		return err
+	}
+	pr.Seq = uint32(seq)
+	if pr.Target, err = r.node("ping-req target id", "ping-req target addr", true); err != nil {
+		return err
+	}
+	flag, err := r.byte("ping-req nack flag")
+	if err != nil {
+		return err
+	}
+	if flag > 1 {
+		r.off--
+		return r.fail("ping-req nack flag", ErrMalformed, "got %d, want 0 or 1", flag)
+	}
+	pr.Nack = flag == 1
+	return nil
+}
+
+// updates reads the update count, checks that the rest of the payload can
+// hold that many, and reads them. It returns the number of unknown
+// extension entries skipped.
+func (r *reader) updates(p *swim.Packet, v byte) (int, error) {
+	if len(r.b)-r.off < 2 {
+		return 0, r.fail("update count", ErrTruncated, "need 2 bytes, have %d", len(r.b)-r.off)
+	}
+	count := int(binary.BigEndian.Uint16(r.b[r.off:]))
 	r.off += 2
 	minSize := minUpdateSize
 	if v >= 2 {
 		minSize++
 	}
-	if count*minSize > len(b)-r.off {
-		return nil, info, r.fail("update count", ErrTruncated, "%d updates need at least %d bytes, have %d", count, count*minSize, len(b)-r.off)
+	if count*minSize > len(r.b)-r.off {
+		return 0, r.fail("update count", ErrTruncated, "%d updates need at least %d bytes, have %d", count, count*minSize, len(r.b)-r.off)
 	}
 	if count > 0 {
 		p.Updates = make([]swim.Update, count)
 	}
+	unknown := 0
 	r.item = "update"
 	for i := range p.Updates {
-		u := &p.Updates[i]
 		r.idx = i
-		kind, err := r.byte("kind")
+		n, err := r.update(&p.Updates[i], v)
+		unknown += n
 		if err != nil {
-			return nil, info, err
-		}
-		u.Kind = swim.UpdateKind(kind &^ proofFlag)
-		switch u.Kind {
-		case swim.UpdateAlive, swim.UpdateDead:
-		case swim.UpdateSuspect:
-			if kind&proofFlag != 0 {
-				r.off--
-				return nil, info, r.fail("kind", ErrMalformed, "suspect update with the proof flag (0x%02x)", kind)
-			}
-		default:
-			r.off--
-			return nil, info, r.fail("kind", ErrMalformed, "unknown update kind %d, want 1 to 3 (+ 0x80 with a proof)", kind)
-		}
-		if u.Node, err = r.node("node id", "node addr", true); err != nil {
-			return nil, info, err
-		}
-		inc, err := r.uvarint("incarnation", uint64(swim.MaxIncarnation))
-		if err != nil {
-			return nil, info, err
-		}
-		u.Incarnation = swim.Incarnation(inc)
-		from, err := r.str("from", swim.MaxIDLen, false)
-		if err != nil {
-			return nil, info, err
-		}
-		u.From = swim.ID(from)
-		if kind&proofFlag != 0 {
-			if len(b)-r.off < swim.ProofSize {
-				return nil, info, r.fail("proof", ErrTruncated, "need %d bytes, have %d", swim.ProofSize, len(b)-r.off)
-			}
-			u.Proof = swim.Proof(b[r.off : r.off+swim.ProofSize])
-			r.off += swim.ProofSize
-		}
-		if v >= 2 {
-			n, err := r.ext(nil, u)
-			if err != nil {
-				return nil, info, err
-			}
-			info.UnknownFields += n
+			return unknown, err
 		}
 	}
 	r.item, r.idx = "", -1
-	if r.off != len(b) {
-		return nil, info, r.fail("end", ErrTrailing, "%d bytes after the last update", len(b)-r.off)
+	return unknown, nil
+}
+
+// update reads one membership update: kind (with the proof flag), node,
+// incarnation, its origin, the proof when flagged and, in format 2, its
+// extension entries, whose unknown ones it counts.
+func (r *reader) update(u *swim.Update, v byte) (int, error) {
+	kind, err := r.byte("kind")
+	if err != nil {
+		return 0, err
 	}
-	return p, info, nil
+	u.Kind = swim.UpdateKind(kind &^ proofFlag)
+	switch u.Kind {
+	case swim.UpdateAlive, swim.UpdateDead:
+	case swim.UpdateSuspect:
+		if kind&proofFlag != 0 {
+			r.off--
+			return 0, r.fail("kind", ErrMalformed, "suspect update with the proof flag (0x%02x)", kind)
+		}
+	default:
+		r.off--
+		return 0, r.fail("kind", ErrMalformed, "unknown update kind %d, want 1 to 3 (+ 0x80 with a proof)", kind)
+	}
+	if u.Node, err = r.node("node id", "node addr", true); err != nil {
+		return 0, err
+	}
+	inc, err := r.uvarint("incarnation", uint64(swim.MaxIncarnation))
+	if err != nil {
+		return 0, err
+	}
+	u.Incarnation = swim.Incarnation(inc)
+	from, err := r.str("from", swim.MaxIDLen, false)
+	if err != nil {
+		return 0, err
+	}
+	u.From = swim.ID(from)
+	if kind&proofFlag != 0 {
+		if len(r.b)-r.off < swim.ProofSize {
+			return 0, r.fail("proof", ErrTruncated, "need %d bytes, have %d", swim.ProofSize, len(r.b)-r.off)
+		}
+		u.Proof = swim.Proof(r.b[r.off : r.off+swim.ProofSize])
+		r.off += swim.ProofSize
+	}
+	if v < 2 {
+		return 0, nil
+	}
+	return r.ext(nil, u)
 }
 
 // bytes reads a uvarint length (min to max) and that many bytes, copied.
