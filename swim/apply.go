@@ -52,193 +52,271 @@ import (
 // queued for dissemination when gossip is true (false for a join's view
 // transfer, which is old news to the group).
 func (m *Member) applyUpdate(in *inbound, u Update, gossip bool) {
-	now := in.now
 	if u.Node.ID == m.self.ID {
 		m.aboutSelf(in, u)
 		return
 	}
 	p := m.peers[u.Node.ID]
+	if !m.credible(in.now, p, &u) || !m.sameNode(in, p, &u, gossip) {
+		return
+	}
+	switch u.change() {
+	case changeAlive:
+		m.applyAlive(in, p, u, gossip)
+	case changeSuspect:
+		m.applySuspect(in.now, p, u, gossip)
+	case changeDead:
+		m.applyDead(in, p, u, gossip)
+	case changeLeave:
+		m.applyLeave(in.now, p, u, gossip)
+	}
+}
+
+// credible reports whether u about p (nil: not known) passes the checks
+// that do not depend on the view's state: a plausible incarnation, the
+// application's AliveFilter, and with signed self-updates a valid proof
+// for an Alive or leave that would change the view. An accusation above
+// the stored incarnation is lowered to it when self-updates are signed:
+// only the member raises its incarnation, and an accusation above what it
+// asserted is one it may never hear of or refute.
+func (m *Member) credible(now time.Duration, p *peer, u *Update) bool {
 	if p != nil && u.Incarnation > p.inc && u.Incarnation-p.inc > MaxIncarnationJump {
 		m.stats.Implausible++
-		return
+		return false
 	}
-	if u.Kind == UpdateAlive && m.cfg.AliveFilter != nil && changes(p, &u) && m.cfg.AliveFilter(u) != nil {
+	if u.Kind == UpdateAlive && m.cfg.AliveFilter != nil && changes(p, u) && m.cfg.AliveFilter(*u) != nil {
 		m.stats.AlivesRefused++
+		return false
+	}
+	if !m.signed() {
+		return true
+	}
+	switch {
+	case u.change().selfAsserted():
+		if changes(p, u) && !m.checkSelfUpdate(now, p, u) {
+			return false
+		}
+	case p != nil && u.Incarnation > p.inc:
+		u.Incarnation = p.inc
+		m.stats.AccusationsCapped++
+	}
+	return true
+}
+
+// sameNode reports whether u names p's node (p nil: a new member), so that
+// it is merged by the precedence rules; an update naming p's ID at another
+// address is handled here. About a live member it is a conflicting claim,
+// or a tie between two revivals (reviveTie); stale ones (an Alive at or
+// below the stored incarnation, an accusation below it: an old address
+// still in flight, such as a reclaimed ID's previous life) are ignored
+// silently. About a dead or left member it is a reclaim of the ID.
+func (m *Member) sameNode(in *inbound, p *peer, u *Update, gossip bool) bool {
+	if p == nil || u.Node.Addr == p.node.Addr {
+		return true
+	}
+	if p.state == StateDead || p.state == StateLeft {
+		return m.reclaim(in, p, u)
+	}
+	if u.Incarnation > p.inc || (u.Kind != UpdateAlive && u.Incarnation == p.inc) {
+		m.conflict(in.now, u.Node, p.node)
+	} else if u.Kind == UpdateAlive && u.Incarnation == p.inc && p.revived && u.Node.Addr < p.node.Addr &&
+		in.now-p.downSince >= *m.cfg.DeadReclaimTime {
+		m.reviveTie(in.now, p, u, gossip)
+	}
+	return false
+}
+
+// applyAlive merges Alive(l, i) about p (nil: a new member): it overrides
+// any state held at j < i.
+func (m *Member) applyAlive(in *inbound, p *peer, u Update, gossip bool) {
+	now := in.now
+	if p == nil {
+		m.addMember(in, u, gossip)
 		return
 	}
+	if u.Incarnation <= p.inc {
+		m.staleAlive(in, p, &u)
+		return
+	}
+	prev := p.state
+	metaChanged := !u.Versions.IsZero() && u.Meta != p.meta
+	p.revived = prev == StateDead || prev == StateLeft
+	if p.revived {
+		p.downSince = p.since
+	}
+	p.node, p.inc, p.since, p.proof = u.Node, u.Incarnation, now, u.Proof
+	if !u.Versions.IsZero() { // else relayed through wire format 1: keep what is known
+		p.meta, p.versions = u.Meta, u.Versions
+	}
+	switch prev {
+	case StateSuspect:
+		m.clearSuspicion(p)
+		p.state = StateAlive
+		m.emit(EventAlive, p, u.From, now)
+	case StateDead, StateLeft:
+		m.revive(in, p, u.From)
+	case StateAlive:
+		if metaChanged {
+			m.emit(EventUpdate, p, u.From, now)
+		}
+	}
+	if gossip {
+		m.heard(now, p)
+	}
+	m.gossip(u, gossip)
+	if gossip && prev == StateSuspect {
+		// This member held the suspicion that u refutes: pass the
+		// refutation on at once, racing the others' timers.
+		m.forward(in, u, nil, *m.cfg.GossipFanout)
+	}
+}
+
+// addMember adds the member u announces, if the view has room for it.
+func (m *Member) addMember(in *inbound, u Update, gossip bool) {
+	if !m.makeRoom(in.from == u.Node.ID) {
+		m.stats.MembersRefused++
+		return
+	}
+	p := &peer{node: u.Node, state: StateAlive, inc: u.Incarnation, since: in.now, proof: u.Proof,
+		meta: u.Meta, versions: u.Versions}
 	if m.signed() {
-		switch {
-		case u.Kind == UpdateAlive || u.IsLeave():
-			if changes(p, &u) && !m.checkSelfUpdate(now, p, &u) {
-				return
-			}
-		case p != nil && u.Incarnation > p.inc:
-			// Only the member raises its incarnation: an accusation above
-			// what it asserted is one it may never hear of or refute.
-			u.Incarnation = p.inc
-			m.stats.AccusationsCapped++
-		}
+		p.key = string(u.Proof.Key())
 	}
-	if p != nil && (p.state == StateAlive || p.state == StateSuspect) && u.Node.Addr != p.node.Addr {
-		// Another node under a live member's ID. Stale updates (an Alive
-		// at or below the stored incarnation, an accusation below it: an
-		// old address still in flight, such as a reclaimed ID's previous
-		// life) are ignored silently; the rest are a conflicting claim.
-		if u.Incarnation > p.inc || (u.Kind != UpdateAlive && u.Incarnation == p.inc) {
-			m.conflict(now, u.Node, p.node)
-		} else if u.Kind == UpdateAlive && u.Incarnation == p.inc && p.revived && u.Node.Addr < p.node.Addr &&
-			now-p.downSince >= *m.cfg.DeadReclaimTime {
-			m.reviveTie(now, p, &u, gossip)
-		}
+	m.peers[u.Node.ID] = p
+	m.all = append(m.all, p)
+	m.live++
+	m.unverified++
+	m.vouch(in, p)
+	m.insertInList(p)
+	if gossip {
+		m.heard(in.now, p)
+		m.settleLater(in.now)
+	}
+	m.emit(EventJoin, p, u.From, in.now)
+	m.gossip(u, gossip)
+}
+
+// staleAlive handles an Alive about p no newer than the entry: it may
+// still bring a version range and metadata missed at this incarnation, or
+// a proof for an entry from Bootstrap; about a member held suspect, dead
+// or left at that incarnation it is answered with the accusation, which x
+// never heard.
+func (m *Member) staleAlive(in *inbound, p *peer, u *Update) {
+	m.learnMeta(in.now, p, u)
+	if p.state != StateAlive {
+		m.accuseBack(in, p, p.node)
+	} else if u.Incarnation == p.inc && p.proof == "" && u.Proof != "" && m.signed() &&
+		u.Node == p.node && m.checkSelfUpdate(in.now, p, u) {
+		p.proof = u.Proof // an entry from Bootstrap: now it can be passed on
+	}
+}
+
+// revive makes the dead or left p, whose entry already holds the new
+// Alive, live again.
+func (m *Member) revive(in *inbound, p *peer, from ID) {
+	p.state = StateAlive
+	m.live++
+	if !p.verified {
+		m.unverified++
+	}
+	m.vouch(in, p)
+	m.removeTomb(p)
+	m.insertInList(p)
+	m.emit(EventJoin, p, from, in.now)
+}
+
+// applySuspect merges Suspect(l, i) about p: it overrides Alive(l, j) for
+// i ≥ j and Suspect(l, j) for i > j; at i = j over a suspicion it is a
+// confirmation (Lifeguard), whose first K are gossiped again. A suspicion
+// in a view transfer made this member's own (From this member) is sent to
+// the suspect at once.
+func (m *Member) applySuspect(now time.Duration, p *peer, u Update, gossip bool) {
+	if p == nil {
 		return
 	}
-	if p != nil && (p.state == StateDead || p.state == StateLeft) && u.Node.Addr != p.node.Addr && !m.reclaim(in, p, &u) {
-		return
-	}
-	switch u.Kind {
-	case UpdateAlive:
-		if p == nil {
-			if !m.makeRoom(in.from == u.Node.ID) {
-				m.stats.MembersRefused++
-				return
-			}
-			p = &peer{node: u.Node, state: StateAlive, inc: u.Incarnation, since: now, proof: u.Proof,
-				meta: u.Meta, versions: u.Versions}
-			if m.signed() {
-				p.key = string(u.Proof.Key())
-			}
-			m.peers[u.Node.ID] = p
-			m.all = append(m.all, p)
-			m.live++
-			m.unverified++
-			m.vouch(in, p)
-			m.insertInList(p)
-			if gossip {
-				m.heard(now, p)
-				m.settleLater(now)
-			}
-			m.emit(EventJoin, p, u.From, now)
-			m.gossip(u, gossip)
-			return
-		}
-		if u.Incarnation <= p.inc {
-			m.learnMeta(now, p, &u)    // a range and metadata missed at this incarnation
-			if p.state != StateAlive { // at j too: x declared at its current incarnation never heard it
-				m.accuseBack(in, p, p.node)
-			} else if u.Incarnation == p.inc && p.proof == "" && u.Proof != "" && m.signed() &&
-				u.Node == p.node && m.checkSelfUpdate(now, p, &u) {
-				p.proof = u.Proof // an entry from Bootstrap: now it can be passed on
-			}
-			return
-		}
-		prev := p.state
-		metaChanged := !u.Versions.IsZero() && u.Meta != p.meta
-		p.revived = prev == StateDead || prev == StateLeft
-		if p.revived {
-			p.downSince = p.since
-		}
-		p.node, p.inc, p.since, p.proof = u.Node, u.Incarnation, now, u.Proof
-		if !u.Versions.IsZero() { // else relayed through wire format 1: keep what is known
-			p.meta, p.versions = u.Meta, u.Versions
-		}
-		switch prev {
-		case StateSuspect:
-			m.clearSuspicion(p)
-			p.state = StateAlive
-			m.emit(EventAlive, p, u.From, now)
-		case StateDead, StateLeft:
-			p.state = StateAlive
-			m.live++
-			if !p.verified {
-				m.unverified++
-			}
-			m.vouch(in, p)
-			m.removeTomb(p)
-			m.insertInList(p)
-			m.emit(EventJoin, p, u.From, now)
-		case StateAlive:
-			if metaChanged {
-				m.emit(EventUpdate, p, u.From, now)
-			}
-		}
-		if gossip {
-			m.heard(now, p)
-		}
+	own := u.From == m.self.ID
+	switch {
+	case p.state == StateAlive && u.Incarnation >= p.inc, p.state == StateSuspect && u.Incarnation > p.inc:
+		p.inc = u.Incarnation
+		m.startSuspicion(now, p, u.From)
 		m.gossip(u, gossip)
-		if gossip && prev == StateSuspect {
-			// This member held the suspicion that u refutes: pass the
-			// refutation on at once, racing the others' timers.
+		if own {
+			m.push(u, []*peer{p}, 0) // the suspect hears it at once
+		}
+	case p.state == StateSuspect && u.Incarnation == p.inc:
+		if p.susp.confirm(now, u.From) && len(p.susp.confirmers) <= p.susp.k {
+			m.gossip(u, gossip) // Lifeguard: re-gossip the first K
+		}
+	}
+}
+
+// applyDead merges Dead(l, i), a declaration by another member, about p:
+// it overrides Alive(l, j) and Suspect(l, j) for i ≥ j, and raises a Dead
+// or Left held at j < i to i. Over a leave at j ≥ i it is answered with
+// the leave (correctLeft).
+func (m *Member) applyDead(in *inbound, p *peer, u Update, gossip bool) {
+	if p == nil {
+		return
+	}
+	if p.state == StateLeft && u.Incarnation <= p.inc {
+		m.correctLeft(in, p, u, gossip)
+		return
+	}
+	if u.Incarnation < p.inc {
+		return
+	}
+	switch p.state {
+	case StateAlive, StateSuspect:
+		// A suspicion that began at this instant came with the
+		// declaration (one packet can carry both): not a corroboration.
+		held := p.state == StateSuspect && p.susp != nil && p.susp.start < in.now
+		m.kill(in.now, p, u, gossip)
+		if gossip && held {
+			// This member suspected p too, before this packet: pass the
+			// declaration on at once (corroborated forwarding), so that
+			// the group learns of a crash in a few hops instead of the
+			// drain loop's rounds.
 			m.forward(in, u, nil, *m.cfg.GossipFanout)
 		}
-	case UpdateSuspect:
-		if p == nil {
-			return
-		}
-		own := u.From == m.self.ID // a view transfer's accusation, made ours
-		switch p.state {
-		case StateAlive:
-			if u.Incarnation < p.inc {
-				return
-			}
-			p.inc = u.Incarnation
-			m.startSuspicion(now, p, u.From)
+	case StateDead:
+		if u.Incarnation > p.inc {
+			// A declaration of a later life: keep the higher number, so
+			// that an Alive between the two stays stale.
+			p.inc, p.deadFrom = u.Incarnation, u.From
 			m.gossip(u, gossip)
-			if own {
-				m.push(u, []*peer{p}, 0) // the suspect hears it at once
-			}
-		case StateSuspect:
-			switch {
-			case u.Incarnation > p.inc:
-				p.inc = u.Incarnation
-				m.startSuspicion(now, p, u.From)
-				m.gossip(u, gossip)
-				if own {
-					m.push(u, []*peer{p}, 0)
-				}
-			case u.Incarnation == p.inc:
-				if p.susp.confirm(now, u.From) && len(p.susp.confirmers) <= p.susp.k {
-					m.gossip(u, gossip) // Lifeguard: re-gossip the first K
-				}
-			}
 		}
-	case UpdateDead:
-		if p != nil && p.state == StateLeft && !u.IsLeave() && u.Incarnation <= p.inc {
-			m.correctLeft(in, p, u, gossip)
-			return
-		}
-		if p == nil || u.Incarnation < p.inc {
-			return
-		}
-		switch p.state {
-		case StateAlive, StateSuspect:
-			// A suspicion that began at this instant came with the
-			// declaration (one packet can carry both): not a
-			// corroboration.
-			held := p.state == StateSuspect && p.susp != nil && p.susp.start < now
-			m.kill(now, p, u, gossip)
-			if gossip && held && !u.IsLeave() {
-				// This member suspected p too, before this packet: pass
-				// the declaration on at once (corroborated forwarding),
-				// so that the group learns of a crash in a few hops
-				// instead of the drain loop's rounds.
-				m.forward(in, u, nil, *m.cfg.GossipFanout)
-			}
-		case StateDead:
-			if u.IsLeave() {
-				m.leftAfterDead(now, p, u, gossip)
-			} else if u.Incarnation > p.inc {
-				// A declaration of a later life: keep the higher number, so
-				// that an Alive between the two stays stale.
-				p.inc, p.deadFrom = u.Incarnation, u.From
-				m.gossip(u, gossip)
-			}
-		case StateLeft:
-			if u.Incarnation > p.inc { // a later leave (a Dead is handled above)
-				p.inc, p.deadFrom, p.proof = u.Incarnation, u.From, u.Proof
-				m.gossip(u, gossip)
-			}
+	case StateLeft:
+		m.raiseLeft(p, u, gossip)
+	}
+}
+
+// applyLeave merges Left(l, i), the member's own leave, about p: it
+// overrides Alive(l, j), Suspect(l, j) and Dead(l, j) for i ≥ j, and
+// raises a Left held at j < i to i.
+func (m *Member) applyLeave(now time.Duration, p *peer, u Update, gossip bool) {
+	if p == nil || u.Incarnation < p.inc {
+		return
+	}
+	switch p.state {
+	case StateAlive, StateSuspect:
+		m.takeDown(now, p, u)
+		p.state, p.proof = StateLeft, u.Proof
+		m.emit(EventLeave, p, u.From, now)
+		m.gossip(u, gossip)
+	case StateDead:
+		m.leftAfterDead(now, p, u, gossip)
+	case StateLeft:
+		if u.Incarnation > p.inc {
+			m.raiseLeft(p, u, gossip)
 		}
 	}
+}
+
+// raiseLeft records u, a leave or declaration above the incarnation of
+// the leave p holds, keeping p left.
+func (m *Member) raiseLeft(p *peer, u Update, gossip bool) {
+	p.inc, p.deadFrom, p.proof = u.Incarnation, u.From, u.Proof
+	m.gossip(u, gossip)
 }
 
 // accuseBack answers a stale Alive about p, which this member holds
@@ -307,8 +385,19 @@ func (m *Member) correctLeft(in *inbound, p *peer, u Update, gossip bool) {
 	m.forward(in, left, to, 0)
 }
 
-// kill moves p to Dead (or Left for a leave) as stated by u.
+// kill moves the live p to Dead as declared by u.
 func (m *Member) kill(now time.Duration, p *peer, u Update, gossip bool) {
+	m.takeDown(now, p, u)
+	p.state = StateDead
+	p.inTomb = true
+	m.tomb = append(m.tomb, p)
+	m.emit(EventDead, p, u.From, now)
+	m.gossip(u, gossip)
+}
+
+// takeDown takes the live p out of the live members at u's incarnation,
+// before it is marked dead or left.
+func (m *Member) takeDown(now time.Duration, p *peer, u Update) {
 	if p.state == StateSuspect {
 		m.clearSuspicion(p)
 	}
@@ -317,19 +406,9 @@ func (m *Member) kill(now time.Duration, p *peer, u Update, gossip bool) {
 	if !p.verified {
 		m.unverified--
 	}
-	if u.IsLeave() {
-		p.state, p.proof = StateLeft, u.Proof
-		m.emit(EventLeave, p, u.From, now)
-	} else {
-		p.state = StateDead
-		p.inTomb = true
-		m.tomb = append(m.tomb, p)
-		m.emit(EventDead, p, u.From, now)
-	}
 	if m.forceNext == p {
 		m.forceNext = nil
 	}
-	m.gossip(u, gossip)
 }
 
 func (m *Member) removeTomb(p *peer) {

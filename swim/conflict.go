@@ -170,7 +170,7 @@ func (m *Member) noteRefusal(now time.Duration, by Node, ups []Update) {
 	for i := range ups {
 		u := &ups[i]
 		if u.Kind == UpdateDead && u.Node.ID == m.self.ID && u.Node.Addr != m.self.Addr {
-			m.refusal = &JoinRefusal{By: by, Held: u.Node, Left: u.IsLeave(), Incarnation: u.Incarnation, At: now}
+			m.refusal = &JoinRefusal{By: by, Held: u.Node, Left: u.change() == changeLeave, Incarnation: u.Incarnation, At: now}
 			return
 		}
 	}

@@ -194,7 +194,7 @@ func (m *Member) gossipDeaths() {
 	}
 	var dead []*bcast
 	for _, b := range m.bq {
-		if b.u.Kind == UpdateDead && !b.u.IsLeave() {
+		if b.u.change() == changeDead {
 			dead = append(dead, b)
 		}
 	}
@@ -329,7 +329,7 @@ func (m *Member) drainQueue(now time.Duration) {
 		switch {
 		case u.Kind == UpdateSuspect:
 			return false
-		case u.Kind == UpdateDead && !u.IsLeave():
+		case u.change() == changeDead:
 			return deaths
 		}
 		return true

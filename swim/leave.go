@@ -34,5 +34,5 @@ func (m *Member) Leave(now time.Duration) error {
 
 func (m *Member) leaveQueued() bool {
 	b := m.bidx[m.self.ID]
-	return b != nil && b.u.IsLeave()
+	return b != nil && b.u.change() == changeLeave
 }

@@ -245,7 +245,42 @@ func (v VersionRange) Contains(n uint8) bool { return v.Min <= n && n <= v.Max }
 
 // IsLeave reports whether u announces a voluntary leave: a Dead update whose
 // From is the member itself.
-func (u Update) IsLeave() bool { return u.Kind == UpdateDead && u.From == u.Node.ID }
+func (u Update) IsLeave() bool { return u.change() == changeLeave }
+
+// change is what an update asserts about its member, with a leave told
+// apart from a declaration: the wire carries a leave as a Dead from the
+// member itself, and this is the one place that knows it.
+type change uint8
+
+const (
+	changeAlive   change = iota + 1 // the member is alive (its own word)
+	changeSuspect                   // From suspects the member
+	changeDead                      // From declared the member failed
+	changeLeave                     // the member left (its own word)
+)
+
+func (u Update) change() change {
+	switch u.Kind {
+	case UpdateAlive:
+		return changeAlive
+	case UpdateSuspect:
+		return changeSuspect
+	case UpdateDead:
+		if u.From == u.Node.ID {
+			return changeLeave
+		}
+		return changeDead
+	}
+	return 0
+}
+
+// selfAsserted reports whether c is the member's own word about itself (an
+// Alive or a leave), which only it may sign (Config.SigningKey).
+func (c change) selfAsserted() bool { return c == changeAlive || c == changeLeave }
+
+// accusation reports whether c is another member's word against the
+// member: a suspicion or a declaration.
+func (c change) accusation() bool { return c == changeSuspect || c == changeDead }
 
 // Packet is one datagram: a protocol message and the updates piggybacked on
 // it, plus the application's data: User (the body of a MsgUser),

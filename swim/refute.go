@@ -55,7 +55,7 @@ func (m *Member) aboutSelf(in *inbound, u Update) {
 		m.stats.Implausible++
 		return
 	}
-	if m.signed() && (u.Kind == UpdateAlive || u.IsLeave()) && u.Incarnation >= m.inc &&
+	if m.signed() && u.change().selfAsserted() && u.Incarnation >= m.inc &&
 		!verifyProof(m.cfg.SigningKey.Public().(ed25519.PublicKey), &u) {
 		// Not this member's word, and refused by every signed member: no
 		// one holds it, nothing to refute.

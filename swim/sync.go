@@ -260,7 +260,7 @@ func (m *Member) viewUpdate(p *peer) Update {
 func (m *Member) applyView(in *inbound, u Update) {
 	p := m.peers[u.Node.ID]
 	if p != nil && u.Node.ID != m.self.ID && (p.state == StateAlive || p.state == StateSuspect) &&
-		u.Node.Addr == p.node.Addr && (u.Kind == UpdateSuspect || (u.Kind == UpdateDead && !u.IsLeave())) {
+		u.Node.Addr == p.node.Addr && u.change().accusation() {
 		m.applyUpdate(in, Update{Kind: UpdateSuspect, Node: p.node, Incarnation: u.Incarnation, From: m.self.ID}, true)
 		return
 	}
