@@ -238,8 +238,10 @@ func (e *scenarioEnv) step(td *datadriven.TestData) string {
 	return b.String()
 }
 
-// replay: replay NAME at=T [n=N] [every=D] steps the packets of the input
-// n times, the i-th at T+i·every, and prints the output once.
+// replay: replay NAME at=T [n=N] [every=D] [quiet] steps the packets of
+// the input n times, the i-th at T+i·every, with {i} in the input replaced
+// by i in five digits, and prints the output once (drains it after each
+// round with quiet).
 func (e *scenarioEnv) replay(td *datadriven.TestData) string {
 	name, m := e.member(td)
 	now := e.dur(td, "at")
@@ -250,14 +252,18 @@ func (e *scenarioEnv) replay(td *datadriven.TestData) string {
 	}
 	var b strings.Builder
 	for i := range n {
-		for _, line := range strings.Split(strings.TrimSpace(td.Input), "\n") {
+		input := strings.ReplaceAll(strings.TrimSpace(td.Input), "{i}", fmt.Sprintf("%05d", i))
+		for _, line := range strings.Split(input, "\n") {
 			p, err := parsePacket(line)
 			if err != nil {
 				td.Fatalf(e.t, "%v", err)
 			}
-			if err := m.Step(now+time.Duration(i)*every, &p); err != nil {
+			if err := m.Step(now+time.Duration(i)*every, &p); err != nil && !td.HasArg("quiet") {
 				fmt.Fprintf(&b, "error: %v\n", err)
 			}
+		}
+		if td.HasArg("quiet") {
+			e.ready(&strings.Builder{}, name, m, "", nil)
 		}
 	}
 	e.ready(&b, name, m, "", kindsArg(td))
