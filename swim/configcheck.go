@@ -23,25 +23,72 @@ func MinPushPullInterval(probeInterval time.Duration) time.Duration {
 	return min(probeInterval, DefaultPushPullInterval)
 }
 
+// normalize applies the defaults to c and checks it; the error names the
+// first field found wrong.
 func (c *Config) normalize() error {
-	bad := func(format string, a ...any) error {
-		return fmt.Errorf("%w: "+format, append([]any{ErrConfig}, a...)...)
+	for _, step := range []func() error{c.checkIdentity, c.normalizeTimes, c.normalizeSizes, c.normalizeLimits} {
+		if err := step(); err != nil {
+			return err
+		}
 	}
+	if c.PeerDetector == nil {
+		c.PeerDetector = DefaultPeerDetectorFor(c.ProbeInterval)
+	}
+	if c.RTTEstimator == nil {
+		k := c.RTTDeviations
+		c.RTTEstimator = func() (RTTEstimator, error) { return newJacobsonRTT(k) }
+	}
+	return c.checkTimers()
+}
+
+// configError is an error wrapping ErrConfig.
+func configError(format string, a ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrConfig}, a...)...)
+}
+
+// optDuration sets *p to a pointer to its value, or to def when nil, and
+// checks that it is not negative.
+func optDuration(name string, p **time.Duration, def time.Duration) error {
+	v := detector.OrDefault(*p, def)
+	if v < 0 {
+		return configError("%s %v is negative", name, v)
+	}
+	*p = &v
+	return nil
+}
+
+// optInt is optDuration for a count.
+func optInt(name string, p **int, def int) error {
+	v := detector.OrDefault(*p, def)
+	if v < 0 {
+		return configError("%s %d is negative", name, v)
+	}
+	*p = &v
+	return nil
+}
+
+// checkIdentity checks the member's node, mode and signing key.
+func (c *Config) checkIdentity() error {
 	if c.Self.ID == "" {
-		return bad("Self.ID is empty")
+		return configError("Self.ID is empty")
 	}
 	if c.Self.Addr == "" {
-		return bad("Self.Addr is empty: the other members send to it, and refuse updates naming a member without an address")
+		return configError("Self.Addr is empty: the other members send to it, and refuse updates naming a member without an address")
 	}
 	if len(c.Self.ID) > MaxIDLen || len(c.Self.Addr) > MaxAddrLen {
-		return bad("Self.ID or Self.Addr longer than 255 bytes")
+		return configError("Self.ID or Self.Addr longer than 255 bytes")
 	}
 	if c.Mode > ModeSWIM {
-		return bad("unknown Mode %d", c.Mode)
+		return configError("unknown Mode %d", c.Mode)
 	}
 	if c.SigningKey != nil && len(c.SigningKey) != ed25519.PrivateKeySize {
-		return bad("SigningKey is %d bytes, want %d (an ed25519.PrivateKey)", len(c.SigningKey), ed25519.PrivateKeySize)
+		return configError("SigningKey is %d bytes, want %d (an ed25519.PrivateKey)", len(c.SigningKey), ed25519.PrivateKeySize)
 	}
+	return nil
+}
+
+// normalizeTimes applies the defaults of the durations and checks them.
+func (c *Config) normalizeTimes() error {
 	for _, d := range []struct {
 		name string
 		v    *time.Duration
@@ -54,27 +101,11 @@ func (c *Config) normalize() error {
 			*d.v = d.def
 		}
 		if *d.v < 0 {
-			return bad("%s %v is negative", d.name, *d.v)
+			return configError("%s %v is negative", d.name, *d.v)
 		}
 	}
 	if c.ProbeTimeout > c.ProbeInterval {
-		return bad("ProbeTimeout %v exceeds ProbeInterval %v", c.ProbeTimeout, c.ProbeInterval)
-	}
-	optDur := func(name string, p **time.Duration, def time.Duration) error {
-		v := detector.OrDefault(*p, def)
-		if v < 0 {
-			return bad("%s %v is negative", name, v)
-		}
-		*p = &v
-		return nil
-	}
-	optInt := func(name string, p **int, def int) error {
-		v := detector.OrDefault(*p, def)
-		if v < 0 {
-			return bad("%s %d is negative", name, v)
-		}
-		*p = &v
-		return nil
+		return configError("ProbeTimeout %v exceeds ProbeInterval %v", c.ProbeTimeout, c.ProbeInterval)
 	}
 	for _, d := range []struct {
 		name string
@@ -89,27 +120,33 @@ func (c *Config) normalize() error {
 		{"DeadRetention", &c.DeadRetention, DefaultDeadRetention},
 		{"DeadReclaimTime", &c.DeadReclaimTime, 0},
 	} {
-		if err := optDur(d.name, d.p, d.def); err != nil {
+		if err := optDuration(d.name, d.p, d.def); err != nil {
 			return err
 		}
 	}
 	if pp, floor := *c.PushPullInterval, MinPushPullInterval(c.ProbeInterval); pp > 0 && pp < floor {
-		return bad("PushPullInterval %v is shorter than %v: want 0 (off) or at least one protocol period (ProbeInterval %v), or %v when that is longer",
+		return configError("PushPullInterval %v is shorter than %v: want 0 (off) or at least one protocol period (ProbeInterval %v), or %v when that is longer",
 			pp, floor, c.ProbeInterval, DefaultPushPullInterval)
 	}
 	if c.MaxProbeTimeout == 0 {
 		c.MaxProbeTimeout = c.ProbeTimeout
 	}
 	if c.MaxProbeTimeout < *c.MinProbeTimeout || c.MaxProbeTimeout > c.ProbeInterval {
-		return bad("need 0 <= MinProbeTimeout (%v) <= MaxProbeTimeout (%v) <= ProbeInterval (%v)",
+		return configError("need 0 <= MinProbeTimeout (%v) <= MaxProbeTimeout (%v) <= ProbeInterval (%v)",
 			*c.MinProbeTimeout, c.MaxProbeTimeout, c.ProbeInterval)
 	}
 	if c.RTTDeviations == 0 {
 		c.RTTDeviations = DefaultRTTDeviations
 	}
 	if !(c.RTTDeviations > 0) {
-		return bad("RTTDeviations %v is not positive", c.RTTDeviations)
+		return configError("RTTDeviations %v is not positive", c.RTTDeviations)
 	}
+	return nil
+}
+
+// normalizeSizes applies the defaults of the multipliers and sizes and
+// checks them.
+func (c *Config) normalizeSizes() error {
 	for _, d := range []struct {
 		name string
 		v    *int
@@ -125,7 +162,7 @@ func (c *Config) normalize() error {
 			*d.v = d.def
 		}
 		if *d.v < 0 {
-			return bad("%s %d is negative", d.name, *d.v)
+			return configError("%s %d is negative", d.name, *d.v)
 		}
 	}
 	if c.MaxStateSize == 0 {
@@ -135,9 +172,15 @@ func (c *Config) normalize() error {
 		c.MaxQueuedBroadcasts = DefaultMaxQueuedBroadcasts
 	}
 	if c.MaxStateSize < 0 || c.MaxQueuedBroadcasts < 0 || c.BroadcastBudget < 0 {
-		return bad("MaxStateSize %d, MaxQueuedBroadcasts %d and BroadcastBudget %d must not be negative",
+		return configError("MaxStateSize %d, MaxQueuedBroadcasts %d and BroadcastBudget %d must not be negative",
 			c.MaxStateSize, c.MaxQueuedBroadcasts, c.BroadcastBudget)
 	}
+	return nil
+}
+
+// normalizeLimits applies the defaults of the metadata, versions, view and
+// pull bounds and counts, and checks them.
+func (c *Config) normalizeLimits() error {
 	if len(c.Meta) > MaxMetaLen {
 		return fmt.Errorf("%w: %w: %d bytes", ErrConfig, ErrMetaTooLarge, len(c.Meta))
 	}
@@ -146,7 +189,7 @@ func (c *Config) normalize() error {
 		c.Versions = DefaultVersions
 	}
 	if c.Versions.Min == 0 || c.Versions.Min > c.Versions.Max {
-		return bad("Versions %d..%d, want 1 ≤ Min ≤ Max", c.Versions.Min, c.Versions.Max)
+		return configError("Versions %d..%d, want 1 ≤ Min ≤ Max", c.Versions.Min, c.Versions.Max)
 	}
 	if c.MaxMembers == 0 {
 		c.MaxMembers = DefaultMaxMembers
@@ -158,10 +201,10 @@ func (c *Config) normalize() error {
 		c.PullsPerPeriod = DefaultPullsPerPeriod
 	}
 	if c.PullsPerSender < 0 || c.PullsPerPeriod < 0 {
-		return bad("PullsPerSender %d and PullsPerPeriod %d must not be negative", c.PullsPerSender, c.PullsPerPeriod)
+		return configError("PullsPerSender %d and PullsPerPeriod %d must not be negative", c.PullsPerSender, c.PullsPerPeriod)
 	}
 	if c.MaxMembers < 2 {
-		return bad("MaxMembers %d leaves no room for another member", c.MaxMembers)
+		return configError("MaxMembers %d leaves no room for another member", c.MaxMembers)
 	}
 	for _, d := range []struct {
 		name string
@@ -177,14 +220,7 @@ func (c *Config) normalize() error {
 		}
 	}
 	if c.MaxPacketSize < 256 {
-		return bad("MaxPacketSize %d is below 256 bytes", c.MaxPacketSize)
+		return configError("MaxPacketSize %d is below 256 bytes", c.MaxPacketSize)
 	}
-	if c.PeerDetector == nil {
-		c.PeerDetector = DefaultPeerDetectorFor(c.ProbeInterval)
-	}
-	if c.RTTEstimator == nil {
-		k := c.RTTDeviations
-		c.RTTEstimator = func() (RTTEstimator, error) { return newJacobsonRTT(k) }
-	}
-	return c.checkTimers()
+	return nil
 }

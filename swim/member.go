@@ -413,26 +413,7 @@ func (m *Member) Tick(now time.Duration) {
 		return
 	}
 	if !m.started {
-		m.started = true
-		m.nextProbe = now
-		if !m.cfg.SyncProbes {
-			// The first probe at a random point of the first period
-			// (Config.SyncProbes).
-			m.nextProbe += time.Duration(m.rng.Int64N(int64(m.cfg.ProbeInterval)))
-		}
-		if m.signed() && !m.selfQueued() {
-			// Members added by Bootstrap hold no proof of this member's
-			// Alive to pass on to others (a member learning of it from
-			// them needs one): announce it once.
-			m.enqueue(m.selfAlive())
-		}
-		m.nextReconnect = now + *m.cfg.ReconnectInterval
-		m.nextGossip = now // the drain loop's grid starts with the member
-		// The first exchange at a random point of the interval, so that
-		// members started together do not exchange in step.
-		if *m.cfg.PushPullInterval > 0 {
-			m.ppFrom, m.ppFrac = now, m.rng.Float64()
-		}
+		m.start(now)
 	} else if m.cfg.Mode == ModeDetector && *m.cfg.PauseGuard > 0 && now-m.pauseDue() > *m.cfg.PauseGuard {
 		// The probe timer, due every period, or a suspicion timer is
 		// overdue: this member was not running.
@@ -457,23 +438,61 @@ func (m *Member) Tick(now time.Duration) {
 	if m.joining && now >= m.nextJoin {
 		m.sendJoins(now)
 	}
-	if *m.cfg.ReconnectInterval > 0 && now >= m.nextReconnect {
-		m.nextReconnect = now + *m.cfg.ReconnectInterval
-		if len(m.tomb) > 0 {
-			p := m.tomb[m.rng.IntN(len(m.tomb))]
-			m.seq++
-			m.send(Packet{Kind: MsgPing, To: p.node, Ping: Ping{Seq: m.seq}})
-		}
+	m.tickReconnect(now)
+	m.tickPushPull(now)
+	if m.st == leaving && (now >= m.leaveDeadline || !m.leaveQueued()) {
+		m.st = left
 	}
+}
+
+// start sets the timers on the first Tick.
+func (m *Member) start(now time.Duration) {
+	m.started = true
+	m.nextProbe = now
+	if !m.cfg.SyncProbes {
+		// The first probe at a random point of the first period
+		// (Config.SyncProbes).
+		m.nextProbe += time.Duration(m.rng.Int64N(int64(m.cfg.ProbeInterval)))
+	}
+	if m.signed() && !m.selfQueued() {
+		// Members added by Bootstrap hold no proof of this member's
+		// Alive to pass on to others (a member learning of it from
+		// them needs one): announce it once.
+		m.enqueue(m.selfAlive())
+	}
+	m.nextReconnect = now + *m.cfg.ReconnectInterval
+	m.nextGossip = now // the drain loop's grid starts with the member
+	// The first exchange at a random point of the interval, so that
+	// members started together do not exchange in step.
+	if *m.cfg.PushPullInterval > 0 {
+		m.ppFrom, m.ppFrac = now, m.rng.Float64()
+	}
+}
+
+// tickReconnect pings a random member believed dead every
+// ReconnectInterval, with its Dead update: a live one refutes, and the two
+// sides of a healed partition merge.
+func (m *Member) tickReconnect(now time.Duration) {
+	if *m.cfg.ReconnectInterval <= 0 || now < m.nextReconnect {
+		return
+	}
+	m.nextReconnect = now + *m.cfg.ReconnectInterval
+	if len(m.tomb) > 0 {
+		p := m.tomb[m.rng.IntN(len(m.tomb))]
+		m.seq++
+		m.send(Packet{Kind: MsgPing, To: p.node, Ping: Ping{Seq: m.seq}})
+	}
+}
+
+// tickPushPull runs the settling exchange and the periodic anti-entropy
+// exchange when due (sync.go).
+func (m *Member) tickPushPull(now time.Duration) {
 	m.settlePull(now) // first: it reschedules the periodic exchange
 	if *m.cfg.PushPullInterval > 0 && m.live > 0 && now >= m.pushPullDue() {
 		m.ppFrom, m.ppDone = now, true
 		if m.st == running {
 			m.pushPull(now)
 		}
-	}
-	if m.st == leaving && (now >= m.leaveDeadline || !m.leaveQueued()) {
-		m.st = left
 	}
 }
 

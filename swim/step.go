@@ -57,66 +57,109 @@ type inbound struct {
 
 // step is Step with the packet's context in.
 func (m *Member) step(in *inbound, pkt *Packet) error {
-	now := in.now
 	if err := validate(pkt); err != nil {
 		return err
 	}
-	from := pkt.From
+	from, target, err := m.addresses(pkt)
+	if err != nil {
+		return err
+	}
+	if m.screened(in, from, pkt) {
+		return nil
+	}
+	joiner := pkt.Kind == MsgJoin && m.State(pkt.From.ID) != StateAlive
+	m.mergeUpdates(in, pkt)
+	m.receiveUser(in.now, pkt)
+	m.noteSender(in.now, from, pkt)
+	switch pkt.Kind {
+	case MsgPing:
+		m.send(Packet{Kind: MsgAck, To: from, Ack: Ack{Seq: pkt.Ping.Seq}, AckPayload: m.ackPayload()})
+	case MsgAck:
+		m.onAck(in.now, pkt)
+	case MsgNack:
+		m.onNack(in.now, pkt)
+	case MsgPingReq:
+		m.onPingReq(in.now, pkt, from, target)
+	case MsgJoin:
+		if m.admitPull(in.now, from, pkt.Digest) {
+			m.answerPull(in.now, from, pkt.Digest, joiner)
+		}
+	case MsgSync:
+		m.onView(in, from, pkt)
+	}
+	return nil
+}
+
+// addresses returns pkt's sender and ping-req target with their addresses
+// filled in from the view where the packet leaves them out, or an error
+// wrapping ErrPacket for a packet that must be answered at an address
+// neither gives. A ping-req's target is pinged: without its address (no
+// writer leaves it out), at the one in the view, else refused.
+func (m *Member) addresses(pkt *Packet) (from, target Node, err error) {
+	from = pkt.From
 	if from.Addr == "" {
 		if p := m.peers[from.ID]; p != nil {
 			from.Addr = p.node.Addr
 		} else if pkt.Kind == MsgPing || pkt.Kind == MsgPingReq || pkt.Kind == MsgJoin {
-			return fmt.Errorf("%w: %v from %q without an address, and %q is not in the view", ErrPacket, pkt.Kind, from.ID, from.ID)
+			return from, target, fmt.Errorf("%w: %v from %q without an address, and %q is not in the view", ErrPacket, pkt.Kind, from.ID, from.ID)
 		}
 	}
-	// A ping-req's target is pinged: without its address (no writer
-	// leaves it out), at the one in the view, else refused.
-	target := pkt.PingReq.Target
+	target = pkt.PingReq.Target
 	if pkt.Kind == MsgPingReq && target.Addr == "" && target.ID != m.self.ID {
 		p := m.peers[target.ID]
 		if p == nil {
-			return fmt.Errorf("%w: ping-req from %q for %q without an address, and %q is not in the view", ErrPacket, from.ID, target.ID, target.ID)
+			return from, target, fmt.Errorf("%w: ping-req from %q for %q without an address, and %q is not in the view", ErrPacket, from.ID, target.ID, target.ID)
 		}
 		target.Addr = p.node.Addr
 	}
+	return from, target, nil
+}
+
+// screened reports whether the valid packet pkt from from (its address
+// filled) is taken care of before its updates are merged: ignored (this
+// member left, the packet is for another ID or sent under this member's
+// own, the application's MergeFilter refused a view), the ack of a join
+// challenge, or a join held for a challenge or refused.
+func (m *Member) screened(in *inbound, from Node, pkt *Packet) bool {
 	if m.st == left {
-		return nil
+		return true
 	}
 	if pkt.To.ID != "" && pkt.To.ID != m.self.ID {
 		m.stats.Misdirected++
-		return nil
+		return true
 	}
-	if (pkt.Kind == MsgSync || pkt.Kind == MsgJoin) && m.cfg.MergeFilter != nil && pkt.From.ID != m.self.ID {
-		if m.cfg.MergeFilter(from, pkt.Updates) != nil {
-			m.stats.MergesRefused++
-			return nil
-		}
+	self := pkt.From.ID == m.self.ID
+	if (pkt.Kind == MsgSync || pkt.Kind == MsgJoin) && m.cfg.MergeFilter != nil && !self &&
+		m.cfg.MergeFilter(from, pkt.Updates) != nil {
+		m.stats.MergesRefused++
+		return true
 	}
-	if pkt.Kind == MsgAck && m.challengeAnswered(now, from, pkt) {
-		return nil
+	if pkt.Kind == MsgAck && m.challengeAnswered(in.now, from, pkt) {
+		return true
 	}
-	if pkt.Kind == MsgJoin && m.st == running && pkt.From.ID != m.self.ID && m.challenged(in, from, pkt) {
-		return nil
+	if pkt.Kind == MsgJoin && m.st == running && !self && m.challenged(in, from, pkt) {
+		return true
 	}
-	if pkt.Kind == MsgJoin && m.st == running && m.refuseJoin(now, from, pkt.Updates) {
-		return nil
+	if pkt.Kind == MsgJoin && m.st == running && m.refuseJoin(in.now, from, pkt.Updates) {
+		return true
 	}
-	if pkt.From.ID == m.self.ID {
-		if pkt.Kind == MsgSync && m.joining && m.st == running && pkt.From.Addr != "" && pkt.From.Addr != m.self.Addr {
-			// The answer of a member that holds this ID itself and
-			// refused this member's join (refuseJoin): a conflict, the
-			// join is retried.
-			m.conflict(now, pkt.From, m.self)
-		}
-		return nil
+	if self && pkt.Kind == MsgSync && m.joining && m.st == running && pkt.From.Addr != "" && pkt.From.Addr != m.self.Addr {
+		// The answer of a member that holds this ID itself and refused
+		// this member's join (refuseJoin): a conflict, the join is
+		// retried.
+		m.conflict(in.now, pkt.From, m.self)
 	}
-	joiner := pkt.Kind == MsgJoin && m.State(pkt.From.ID) != StateAlive
+	return self
+}
+
+// mergeUpdates merges pkt's updates: gossip, or a view transfer (MsgSync).
+func (m *Member) mergeUpdates(in *inbound, pkt *Packet) {
 	gossip := pkt.Kind != MsgSync
 	if pkt.Kind == MsgPing || (pkt.Kind == MsgPingReq && pkt.PingReq.Target.ID == m.self.ID) {
 		in.replyTo = pkt.From.ID
 	}
 	in.from, in.conflictSelf = pkt.From.ID, false
-	m.noteJoinSeed(now, pkt)
+	m.noteJoinSeed(in.now, pkt)
 	if gossip {
 		m.heardAgain(pkt.Updates)
 	}
@@ -128,9 +171,15 @@ func (m *Member) step(in *inbound, pkt *Packet) error {
 		}
 	}
 	in.replyTo, in.from = "", ""
-	m.receiveUser(now, pkt)
+}
+
+// noteSender takes pkt, whose updates are merged, as a sign of life of its
+// sender from (its address filled) when the view holds it at that address,
+// and asks an unknown sender for its view.
+func (m *Member) noteSender(now time.Duration, from Node, pkt *Packet) {
 	s := m.peers[pkt.From.ID]
-	if s != nil && from.Addr != "" && from.Addr != s.node.Addr {
+	switch {
+	case s != nil && from.Addr != "" && from.Addr != s.node.Addr:
 		// A node at another address under a held ID: not the member the
 		// entry names, so no heartbeat of it. One held alive or suspect
 		// there is told who holds its ID (a process paused past its
@@ -140,55 +189,47 @@ func (m *Member) step(in *inbound, pkt *Packet) error {
 		if (s.state == StateAlive || s.state == StateSuspect) && pkt.Kind != MsgJoin && pkt.Kind != MsgSync {
 			m.accuseBack(&inbound{now: now, from: pkt.From.ID}, s, from)
 		}
-	} else if s != nil {
+	case s != nil:
 		m.heard(now, s)
 		m.verify(s)
-	}
-	// A protocol packet from a member this member does not know comes from
-	// one that is in the group but whose Alive never reached this member
-	// (two members that joined at about the same time): ask it for its
-	// view, which names it with its incarnation. At most once per
-	// ProbeInterval, whoever the senders. (A sender believed dead gets the
-	// Dead update on the answer instead, and refutes.)
-	// A joiner does not ask the seed that challenges its join (a ping
-	// from one of its seeds' addresses): the view follows the ack.
-	if s == nil && from.Addr != "" && pkt.Kind != MsgJoin &&
-		pkt.Kind != MsgSync && m.st == running && now >= m.nextAskView &&
-		!(m.joining && pkt.Kind == MsgPing && slices.Contains(m.seeds, from.Addr)) {
+	case m.asksView(now, from, pkt):
 		m.nextAskView = now + m.cfg.ProbeInterval
 		m.stats.ViewRequests++
 		m.askView(from)
 	}
-	switch pkt.Kind {
-	case MsgPing:
-		m.send(Packet{Kind: MsgAck, To: from, Ack: Ack{Seq: pkt.Ping.Seq}, AckPayload: m.ackPayload()})
-	case MsgAck:
-		m.onAck(now, pkt)
-	case MsgNack:
-		m.onNack(now, pkt)
-	case MsgPingReq:
-		m.onPingReq(now, pkt, from, target)
-	case MsgJoin:
-		if m.admitPull(now, from, pkt.Digest) {
-			m.answerPull(now, from, pkt.Digest, joiner)
-		}
-	case MsgSync:
-		// A join refused for an ID conflict is retried.
-		joined := m.joining && !in.conflictSelf
-		m.joining = m.joining && in.conflictSelf
-		if m.joining {
-			m.noteRefusal(now, from, pkt.Updates)
-		} else {
-			m.refusal = nil
-		}
-		if joined {
-			m.announceUntil = now + m.cfg.ProbeInterval
-		}
-		if now < m.announceUntil {
-			m.announceJoin(pkt.From.ID)
-		}
+}
+
+// asksView reports whether this member asks from, the unknown sender of
+// pkt, for its view. A protocol packet from a member this member does not
+// know comes from one that is in the group but whose Alive never reached
+// this member (two members that joined at about the same time): its view
+// names it with its incarnation. At most once per ProbeInterval, whoever
+// the senders. (A sender believed dead gets the Dead update on the answer
+// instead, and refutes.) A joiner does not ask the seed that challenges
+// its join (a ping from one of its seeds' addresses): the view follows the
+// ack.
+func (m *Member) asksView(now time.Duration, from Node, pkt *Packet) bool {
+	return from.Addr != "" && pkt.Kind != MsgJoin && pkt.Kind != MsgSync && m.st == running && now >= m.nextAskView &&
+		!(m.joining && pkt.Kind == MsgPing && slices.Contains(m.seeds, from.Addr))
+}
+
+// onView ends a join answered by the view pkt from from, unless an update
+// in it named this member's ID at another address (the join is then
+// retried), and announces the joined member to the view's members.
+func (m *Member) onView(in *inbound, from Node, pkt *Packet) {
+	joined := m.joining && !in.conflictSelf
+	m.joining = m.joining && in.conflictSelf
+	if m.joining {
+		m.noteRefusal(in.now, from, pkt.Updates)
+	} else {
+		m.refusal = nil
 	}
-	return nil
+	if joined {
+		m.announceUntil = in.now + m.cfg.ProbeInterval
+	}
+	if in.now < m.announceUntil {
+		m.announceJoin(pkt.From.ID)
+	}
 }
 
 func validate(pkt *Packet) error {
