@@ -281,7 +281,8 @@ func (e *scenarioEnv) tick(td *datadriven.TestData) string {
 
 // advance: advance NAME until=T [only=(kinds)] [quiet] ticks the member at
 // every deadline it announces up to and including T and prints each
-// instant and that tick's output (nothing with quiet).
+// instant and that tick's output (with only=(kinds), the instants that
+// sent such packets; nothing with quiet).
 func (e *scenarioEnv) advance(td *datadriven.TestData) string {
 	name, m := e.member(td)
 	until := e.dur(td, "until")
@@ -294,7 +295,7 @@ func (e *scenarioEnv) advance(td *datadriven.TestData) string {
 		m.Tick(at)
 		var out strings.Builder
 		e.ready(&out, name, m, "  ", kindsArg(td))
-		if !td.HasArg("quiet") {
+		if !td.HasArg("quiet") && (out.Len() > 0 || !td.HasArg("only")) {
 			fmt.Fprintf(&b, "%v:\n%s", at, out.String())
 		}
 	}
@@ -386,11 +387,12 @@ func (e *scenarioEnv) deliver(td *datadriven.TestData) string {
 	return b.String()
 }
 
-// periods: periods NAME from=T n=N [every=D] [ack] [count=(kind,ID)]
-// ticks the member at T, T+D, ... (D 1 s by default) n times, printing
-// each tick's output; with ack every ping is acked 1 ms after its tick;
-// with count the last line gives how many updates of that kind about ID
-// the ticks' packets carried.
+// periods: periods NAME from=T n=N [every=D] [ack[=(IDs)]] [ack-delay=D]
+// [count=(kind,ID)] [quiet] ticks the member at T, T+D, ... (D 1 s by
+// default) n times, printing each tick's output (not with quiet); with
+// ack every ping (to the IDs given) is acked ack-delay (1 ms by default)
+// after its tick; with count the last line gives how many updates of that
+// kind about ID the ticks' packets carried.
 func (e *scenarioEnv) periods(td *datadriven.TestData) string {
 	name, m := e.member(td)
 	from, every, n := e.dur(td, "from"), time.Second, 0
@@ -402,25 +404,34 @@ func (e *scenarioEnv) periods(td *datadriven.TestData) string {
 	if a, ok := td.Arg("count"); ok {
 		kind, id = a.Vals[0], a.Vals[1]
 	}
-	var b strings.Builder
+	delay := time.Millisecond
+	if td.HasArg("ack-delay") {
+		delay = e.dur(td, "ack-delay")
+	}
+	acked, ackSome := td.Arg("ack")
+	var b, sink strings.Builder
+	out := &b
+	if td.HasArg("quiet") {
+		out = &sink
+	}
 	count := 0
 	for i := range n {
 		now := from + time.Duration(i)*every
 		m.Tick(now)
-		fmt.Fprintf(&b, "%v:\n", now)
-		r := e.ready(&b, name, m, "  ", kindsArg(td))
+		fmt.Fprintf(out, "%v:\n", now)
+		r := e.ready(out, name, m, "  ", kindsArg(td))
 		for _, p := range r.Packets {
 			for _, u := range p.Updates {
 				if u.Kind.String() == kind && string(u.Node.ID) == id {
 					count++
 				}
 			}
-			if p.Kind == MsgPing && td.HasArg("ack") {
+			if p.Kind == MsgPing && ackSome && (len(acked.Vals) == 0 || slices.Contains(acked.Vals, string(p.To.ID))) {
 				ack := Packet{Kind: MsgAck, From: p.To, To: m.Self(), Ack: Ack{Seq: p.Ping.Seq}}
-				if err := m.Step(now+time.Millisecond, &ack); err != nil {
+				if err := m.Step(now+delay, &ack); err != nil {
 					fmt.Fprintf(&b, "error: %v\n", err)
 				}
-				e.ready(&b, name, m, "  ", kindsArg(td))
+				e.ready(out, name, m, "  ", kindsArg(td))
 			}
 		}
 	}

@@ -39,7 +39,7 @@ import (
 //	partition (A,B,...) (C,...) packets between the two sides are lost
 //	heal                        undo every partition
 //	state NAME ids=(...)        State of each ID
-//	view NAME at=T              Members
+//	view NAME at=T [ids=(...)]  Members (those given)
 //	stats NAME                  the non-zero Stats counters
 //	inspect NAME what...        incarnation, alive, queued, deadline, refusal,
 //	                            lhm, left, meta, lateness
@@ -218,8 +218,11 @@ func (e *scenarioEnv) show(td *datadriven.TestData) string {
 			fmt.Fprintf(&b, "%s %s\n", id, m.State(ID(id)))
 		}
 	case "view":
+		ids, filter := td.Arg("ids")
 		for _, p := range m.Members(e.dur(td, "at")) {
-			fmt.Fprintln(&b, fmtPeer(p))
+			if !filter || slices.Contains(ids.Vals, string(p.Node.ID)) {
+				fmt.Fprintln(&b, fmtPeer(p))
+			}
 		}
 	case "stats":
 		printNonZero(&b, "", reflect.ValueOf(m.Stats()))

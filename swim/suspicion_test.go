@@ -116,3 +116,12 @@ func TestSuspicionConfirmersBounded(t *testing.T) {
 	require.Len(t, s.confirmers, maxConfirmers)
 	require.Equal(t, time.Second, s.deadline-s.start, "k or more confirmations: the timeout is Min")
 }
+
+// suspicionMin divides before it multiplies, so that a long ProbeInterval
+// in a large group does not overflow (testdata/scenarios/timer_overflow.txt
+// has the member's view of it), and keeps log10 n in thousandths.
+func TestSuspicionMinNoOverflow(t *testing.T) {
+	const pi = time.Duration(1 << 50)
+	assert.Equal(t, 4*3*pi, suspicionMin(4, 1000, pi))
+	assert.Equal(t, time.Duration(4*1505*1000/1000)*time.Millisecond, suspicionMin(4, 32, time.Second), "log10 32 in thousandths")
+}
