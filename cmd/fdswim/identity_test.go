@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"crypto/ed25519"
 	"os"
 	"path/filepath"
@@ -70,4 +71,20 @@ func TestIdentityFileReadError(t *testing.T) {
 	assert.ErrorContains(t, err, "--identity-file "+dir)
 	assert.ErrorContains(t, err, "is a directory")
 	assert.NotContains(t, err.Error(), "no key line")
+}
+
+// A command line refused for another flag creates no identity file: the
+// file is loaded, or created, only once every other flag is valid.
+func TestIdentityFileNotCreatedOnUsageError(t *testing.T) {
+	for name, args := range map[string][]string{
+		"no key":          {},
+		"plain and key":   {"--plain", "--key", testKeyHex},
+		"send-plain only": {"--key", testKeyHex, "--send-plain"},
+	} {
+		file := filepath.Join(t.TempDir(), "identity")
+		var stdout, stderr bytes.Buffer
+		err := runAgent(context.Background(), append(args, "--identity-file", file), &stdout, &stderr)
+		require.Error(t, err, name)
+		assert.NoFileExists(t, file, name)
+	}
 }
