@@ -17,22 +17,16 @@ type thresholdDetector interface {
 // atThreshold shows the replay engine a shared thresholdDetector as the
 // detector of one threshold: the driver observes each heartbeat once, on
 // the shared detector, before the replayers step, so Observe does nothing.
-// fp, when not nil, answers FreshnessPointAt(th) (a tracker that carries
+// fp answers FreshnessPointAt(the threshold) (or a tracker that carries
 // work from one state to the next).
 type atThreshold struct {
 	src thresholdDetector
-	th  float64
 	fp  func() (time.Duration, bool)
 }
 
 func (p *atThreshold) Observe(detector.Heartbeat) {}
 
-func (p *atThreshold) FreshnessPoint() (time.Duration, bool) {
-	if p.fp != nil {
-		return p.fp()
-	}
-	return p.src.FreshnessPointAt(p.th)
-}
+func (p *atThreshold) FreshnessPoint() (time.Duration, bool) { return p.fp() }
 
 func (p *atThreshold) WarmingUp() bool { return p.src.WarmingUp() }
 
@@ -42,20 +36,28 @@ func (p *atThreshold) Suspected(now time.Duration) bool {
 }
 
 // sharedChunk bounds the replayers that run side by side (each keeps two
-// int64 per evaluated heartbeat), so memory stays that of a few replays.
-const sharedChunk = 8
+// int64 per evaluated heartbeat), so memory stays that of a few replays;
+// leanChunk bounds the thresholds of one thresholdPass, each of which
+// keeps one int64 per evaluated heartbeat (the delays are shared).
+const (
+	sharedChunk = 8
+	leanChunk   = 16
+)
 
 // sweepShared computes the points of a threshold sweep of a detector whose
 // state does not depend on the threshold (method SharedState): one detector
-// observes the stream, and one replay engine per distinct threshold steps
+// observes the stream, and the replay of every distinct threshold steps
 // through it side by side, reading that threshold's freshness point from
-// the shared state. The engine is replayer itself, so every field equals a
-// replay of a detector built with that threshold, as long as its
-// FreshnessPoint is FreshnessPointAt(its threshold) (true of both users).
-// class[i] names the first value whose replay value i's equals (Satzger's
-// thresholds of equal rank); only those are replayed. Thresholds are
-// replayed in chunks of sharedChunk, each with a detector of its own built
-// with the chunk's first threshold (newDet(v)), whose own τ that replayer
+// the shared state. On a stream in memory (a slice, or a Source of at most
+// bigStream heartbeats) the replays are one thresholdPass, which does the
+// work that does not depend on τ once; on a longer Source each is a
+// replayer, which moves its per-heartbeat data to a temporary file. Either
+// way every field equals a replay of a detector built with that threshold,
+// as long as its FreshnessPoint is FreshnessPointAt(its threshold) (true of
+// both users). class[i] names the first value whose replay value i's
+// equals (Satzger's thresholds of equal rank); only those are replayed.
+// Thresholds are replayed in chunks, each with a detector of its own built
+// with the chunk's first threshold (newDet(v)), whose own τ that replay
 // reads without a second solve.
 //
 // track, when not nil, returns for a chunk's detector and a threshold a
@@ -80,46 +82,40 @@ func sweepShared(newDet func(v float64) (thresholdDetector, error), track func(t
 	if cfg.Intervals {
 		spans = newSpanMemo(hs)
 	}
-	for lo := 0; lo < len(reps); lo += sharedChunk {
-		chunk := reps[lo:min(lo+sharedChunk, len(reps))]
-		src, err := newDet(values[chunk[0]]) // its own τ is the first replayer's
+	_, lean := hs.(sliceSource)
+	lean = lean || hs.Len() <= bigStream
+	chunkLen := sharedChunk
+	if lean {
+		chunkLen = leanChunk
+	}
+	for lo := 0; lo < len(reps); lo += chunkLen {
+		chunk := reps[lo:min(lo+chunkLen, len(reps))]
+		src, err := newDet(values[chunk[0]]) // its own τ is the first replay's
 		if err != nil {
 			return nil, errNotLinear
 		}
-		rs := make([]*replayer, len(chunk))
+		fps := make([]func() (time.Duration, bool), len(chunk))
 		for j, i := range chunk {
-			at := &atThreshold{src: src, th: values[i]}
-			if track != nil {
-				at.fp = track(src, values[i])
-			}
-			rs[j] = newSourceReplayer(at, cfg, hs)
-			if cfg.Intervals {
-				rs[j].withCells(hs)
-				rs[j].spans = spans
-			}
-		}
-		seq, done := hs.Pass()
-		failed := false
-	pass:
-		for hb := range seq {
-			src.Observe(hb)
-			for _, r := range rs {
-				if err := r.step(hb); err != nil {
-					failed = true
-					break pass
-				}
+			switch th := values[i]; {
+			case j == 0:
+				fps[j] = src.FreshnessPoint
+			case track != nil:
+				fps[j] = track(src, th)
+			default:
+				fps[j] = func() (time.Duration, bool) { return src.FreshnessPointAt(th) }
 			}
 		}
-		if err := done(); err != nil {
+		var out []Result
+		if lean {
+			out, err = passShared(src, fps, hs, cfg, spans)
+		} else {
+			out, err = replayShared(src, fps, hs, cfg, spans)
+		}
+		if err != nil {
 			return nil, err
 		}
-		if failed {
-			return nil, errNotLinear
-		}
 		for j, i := range chunk {
-			if res[i], err = rs[j].finish(); err != nil {
-				return nil, errNotLinear
-			}
+			res[i] = out[j]
 		}
 	}
 	pts := make([]*Point, len(values))
@@ -131,4 +127,72 @@ func sweepShared(newDet func(v float64) (thresholdDetector, error), track func(t
 		pts[i] = &Point{Value: v, Result: r}
 	}
 	return pts, nil
+}
+
+// passShared replays the thresholds of fps on src in one thresholdPass.
+func passShared(src thresholdDetector, fps []func() (time.Duration, bool), hs Source, cfg Config, spans *spanMemo) ([]Result, error) {
+	var grid *cellGrid
+	if cfg.Intervals {
+		g := newCellGrid(hs)
+		grid = &g
+	}
+	p := newThresholdPass(src, fps, cfg, hs.Len(), grid)
+	seq, done := hs.Pass()
+	failed := false
+	for hb := range seq {
+		if err := p.step(hb); err != nil {
+			failed = true
+			break
+		}
+	}
+	if err := done(); err != nil {
+		return nil, err
+	}
+	if failed {
+		return nil, errNotLinear
+	}
+	out, err := p.finish(spans)
+	if err != nil {
+		return nil, errNotLinear
+	}
+	return out, nil
+}
+
+// replayShared replays the thresholds of fps on src with one replayer
+// each, side by side.
+func replayShared(src thresholdDetector, fps []func() (time.Duration, bool), hs Source, cfg Config, spans *spanMemo) ([]Result, error) {
+	rs := make([]*replayer, len(fps))
+	for j, fp := range fps {
+		rs[j] = newSourceReplayer(&atThreshold{src: src, fp: fp}, cfg, hs)
+		if cfg.Intervals {
+			rs[j].withCells(hs)
+			rs[j].spans = spans
+		}
+	}
+	seq, done := hs.Pass()
+	failed := false
+pass:
+	for hb := range seq {
+		src.Observe(hb)
+		for _, r := range rs {
+			if err := r.step(hb); err != nil {
+				failed = true
+				break pass
+			}
+		}
+	}
+	if err := done(); err != nil {
+		return nil, err
+	}
+	if failed {
+		return nil, errNotLinear
+	}
+	out := make([]Result, len(rs))
+	for j, r := range rs {
+		var err error
+		if out[j], err = r.finish(); err != nil {
+			return nil, errNotLinear
+		}
+	}
+	return out, nil
 }

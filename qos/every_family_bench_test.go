@@ -1,0 +1,75 @@
+package qos
+
+import (
+	"testing"
+
+	"github.com/fdkit/fdkit/chen"
+	"github.com/fdkit/fdkit/jacobson"
+	"github.com/fdkit/fdkit/kappa"
+	"github.com/fdkit/fdkit/phi"
+	"github.com/fdkit/fdkit/satzger"
+	"github.com/fdkit/fdkit/sfd"
+	"github.com/fdkit/fdkit/twowfd"
+)
+
+// everyBenchFamilies are the ten swept families of fdreplay's default run
+// (Bertier has a single point), at 40 points over fdreplay's default ranges
+// and settings for Δ = 100 ms and n = 1000 (cmd/fdreplay, defaultSpans),
+// with every detector at its package defaults otherwise: φ normal with
+// skip-suspected on.
+func everyBenchFamilies() []Family {
+	const d = 100 // Δ in ms
+	est := chen.EstimatorConfig{Interval: ms(d), WindowSize: 1000}
+	return []Family{
+		FixedFamily(durs(benchRange(d, 30*d, true))),
+		JacobsonFamily(jacobson.Config{}, benchRange(0.5, 64, true)),
+		PhiNormalFamily(phi.NormalConfig{WindowSize: 1000}, benchRange(0.5, 16, false)),
+		PhiAkkaFamily(phiAkkaBenchConfig, benchRange(0.5, 16, false)),
+		PhiCassandraFamily(phi.CassandraConfig{WindowSize: 1000, InitialInterval: new(ms(2 * d)), MaxInterval: new(ms(2 * d))}, benchRange(0.25, 16, true)),
+		ChenFamily(chen.Config{Estimator: est}, durs(benchRange(d/100., 20*d, true))),
+		SFDFamily(sfd.Config{Estimator: est, InitialMargin: new(ms(d)), Step: ms(d / 10),
+			Targets:     sfd.Targets{MaxTD: ms(10 * d), MaxMistakesPerSecond: 1.0 / 60, MinQAP: 0.999},
+			UseSendTime: true}, durs(benchRange(d/100., 20*d, true))),
+		TwoWFDFamily(twowfd.Config{Interval: ms(d), LongWindow: 1000}, durs(benchRange(d/100., 20*d, true))),
+		SatzgerFamily(satzger.Config{WindowSize: 1000, BootstrapInterval: ms(d)}, benchRange(0.5, 1, false)),
+		KappaFamily(kappa.Config{Estimator: est}, benchRange(0.5, 16, true)),
+	}
+}
+
+// BenchmarkSweepEveryFamily times each family's sweep ("sweep": the
+// method Sweep picks) against one replay per point ("per-point"), side by
+// side on one goroutine, at 40 points over the first 200,000 heartbeats of
+// benchTrace, with fdreplay's replay settings (confidence intervals on,
+// warm-up n = 1000). Their ratio is the "at least 5×" (docs/experiments.md).
+//
+//	go test -run '^$' -bench 'SweepEveryFamily' -benchmem -count 5 ./qos/
+func BenchmarkSweepEveryFamily(b *testing.B) {
+	full := benchTrace()[0]
+	streams := []Stream{{Name: full.Name, Heartbeats: full.Heartbeats[:200_000]}}
+	cfg := Config{Intervals: true, WarmUp: 1000}
+	for _, f := range everyBenchFamilies() {
+		for _, perPoint := range []bool{false, true} {
+			name := f.Name + "/sweep"
+			if perPoint {
+				name = f.Name + "/per-point"
+			}
+			b.Run(name, func(b *testing.B) {
+				var method Method
+				for b.Loop() {
+					curves, err := Sweep(streams, []Family{f}, SweepOptions{Config: cfg, PerPointOnly: perPoint, Workers: 1})
+					if err != nil {
+						b.Fatal(err)
+					}
+					if curves[0].Err != "" {
+						b.Fatal(curves[0].Err)
+					}
+					method = curves[0].Method
+				}
+				if !perPoint && method == PerPoint {
+					b.Logf("%s: the sweep fell back to one replay per point", f.Name)
+				}
+				b.ReportMetric(float64(len(f.Values)), "points")
+			})
+		}
+	}
+}

@@ -1,0 +1,240 @@
+package qos
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/fdkit/fdkit/detector"
+)
+
+// thresholdPass is the replay engine (docs/algorithms.md, “Replaying a
+// trace”; replayer.step and finish) for several thresholds of one detector
+// whose state, warm-up and ok do not depend on the threshold (method
+// SharedState): everything a replay does apart from τ is done once per
+// heartbeat for all of them (staleness, warm-up, counts, delays, the cell of
+// each evaluated heartbeat), and per threshold only what τ decides (the
+// gap's mistakes and suspected time, TD_k). Each point's Result equals a
+// replay of a detector built with its threshold in every field, as long as
+// that detector's FreshnessPoint is the point's fp and its ok and WarmingUp
+// are src's.
+type thresholdPass struct {
+	src thresholdDetector
+	cfg Config
+	pts []thresholdPoint
+
+	base       Result // the fields that do not depend on τ
+	havePrev   bool
+	prevA      time.Duration
+	hasSeq     bool
+	lastSeq    uint64
+	evaluating bool
+	delay      []int64 // A_k − σ_k per evaluated heartbeat, when every one had σ_k
+	allSent    bool
+	plaus      bool
+	grid       *cellGrid // with Config.Intervals
+	evCell     []uint8   // the cell of each evaluated heartbeat
+}
+
+// thresholdPoint is the part of a replay that depends on τ.
+type thresholdPoint struct {
+	fp        func() (time.Duration, bool)
+	mistakes  int
+	suspected time.Duration
+	intervals []Interval
+	pending   bool          // a freshness point is in force over the current gap
+	tau       time.Duration // that freshness point
+	out       bool          // suspected just after prevA
+	openStart time.Duration
+	td        []int64 // τ − A_k per evaluated heartbeat, then TD_k
+	cells     *cellSeries
+}
+
+func newThresholdPass(src thresholdDetector, fps []func() (time.Duration, bool), cfg Config, hint int, grid *cellGrid) *thresholdPass {
+	p := &thresholdPass{src: src, cfg: cfg, pts: make([]thresholdPoint, len(fps)), allSent: true, plaus: true, grid: grid,
+		delay: make([]int64, 0, hint)}
+	for i, fp := range fps {
+		p.pts[i] = thresholdPoint{fp: fp, td: make([]int64, 0, hint)}
+		if grid != nil {
+			p.pts[i].cells = newCellSeries(*grid)
+		}
+	}
+	if grid != nil {
+		p.evCell = make([]uint8, 0, hint)
+	}
+	return p
+}
+
+// step is replayer.step for every threshold at once; the shared detector
+// observes hb here.
+func (p *thresholdPass) step(hb detector.Heartbeat) error {
+	if p.havePrev && hb.Arrival < p.prevA {
+		return fmt.Errorf("qos: heartbeat %d (seq %d) arrives at %v, before the previous arrival %v: replay needs arrival order",
+			p.base.Records+1, hb.Seq, hb.Arrival, p.prevA)
+	}
+	p.base.Records++
+	stale := hb.HasSeq && p.hasSeq && hb.Seq <= p.lastSeq
+	a := hb.Arrival
+	gapCell := -1 // the cell of prevA, computed once for the thresholds whose τ falls in this gap
+	for i := range p.pts {
+		q := &p.pts[i]
+		if q.pending && a > q.tau {
+			from := max(q.tau, p.prevA)
+			starts := !q.out
+			if starts {
+				q.mistakes++
+				q.openStart = from
+			}
+			q.suspected += a - from
+			q.out = true
+			if q.cells != nil {
+				if gapCell < 0 {
+					gapCell = p.grid.cell(p.prevA)
+				}
+				if starts {
+					q.cells.mist[gapCell]++
+				}
+				q.cells.susp[gapCell] += float64(a - from)
+			}
+		}
+	}
+	p.src.Observe(hb)
+	if stale {
+		p.base.Stale++
+	} else if hb.HasSeq {
+		p.lastSeq, p.hasSeq = hb.Seq, true
+	}
+	p.prevA, p.havePrev = a, true
+	_, ok := p.src.FreshnessPoint() // ok is the same for every threshold
+	ready := ok && !p.src.WarmingUp()
+	if !p.evaluating {
+		if stale {
+			return nil
+		}
+		if fresh := p.base.Records - p.base.Stale; !ready || fresh <= p.cfg.WarmUp {
+			p.base.WarmUp++
+			return nil
+		}
+		p.evaluating = true
+		p.base.Start = a
+		for i := range p.pts {
+			p.pts[i].out = false
+		}
+	}
+	if !ready {
+		if !stale {
+			p.base.WarmUp++
+		}
+		for i := range p.pts {
+			q := &p.pts[i]
+			q.closeMistake(a, p.cfg.RecordMistakes)
+			q.pending, q.out = false, false
+		}
+		return nil
+	}
+	if !stale {
+		p.base.Evaluated++
+		if p.grid != nil {
+			p.evCell = append(p.evCell, uint8(p.grid.cell(a)))
+		}
+		if hb.HasSent {
+			d := int64(a - hb.Sent)
+			if d < 0 || d > int64(MaxPlausibleDelay) {
+				p.plaus = false
+			}
+			p.delay = append(p.delay, d)
+		} else {
+			p.allSent = false
+		}
+	}
+	aCell := -1
+	for i := range p.pts {
+		q := &p.pts[i]
+		tau, _ := q.fp()
+		q.pending, q.tau = true, tau
+		if !stale {
+			q.td = append(q.td, int64(max(tau-a, 0)))
+		}
+		after := tau < a
+		if after && !q.out {
+			q.mistakes++
+			q.openStart = a
+			if q.cells != nil {
+				if aCell < 0 {
+					aCell = p.grid.cell(a)
+				}
+				q.cells.mist[aCell]++
+			}
+		}
+		if !after && q.out {
+			q.closeMistake(a, p.cfg.RecordMistakes)
+		}
+		q.out = after
+	}
+	return nil
+}
+
+func (q *thresholdPoint) closeMistake(at time.Duration, record bool) {
+	if q.out && record {
+		q.intervals = append(q.intervals, Interval{Start: q.openStart, End: at})
+	}
+}
+
+// finish returns each threshold's Result as replayer.finish would. spans
+// gives the observed time per cell from the first evaluated arrival (with
+// Config.Intervals).
+func (p *thresholdPass) finish(spans *spanMemo) ([]Result, error) {
+	if !p.evaluating {
+		return nil, fmt.Errorf("%w: all %d fresh heartbeats were in warm-up", ErrNoEvaluation, p.base.WarmUp)
+	}
+	base := p.base
+	base.End = p.prevA
+	base.Span = base.End - base.Start
+	sync := p.allSent && p.plaus
+	switch p.cfg.Clock {
+	case ClockSynchronized:
+		sync = p.allSent
+	case ClockUnsynchronized:
+		sync = false
+	}
+	base.ClockSync = sync
+	if sync {
+		base.TDBasis = TDSend
+	} else {
+		base.TDBasis = TDArrival
+		base.DelayOffset = p.cfg.DelayOffset
+	}
+	out := make([]Result, len(p.pts))
+	for i := range p.pts {
+		q := &p.pts[i]
+		res := base
+		res.Mistakes, res.Suspected, res.MistakeIntervals = q.mistakes, q.suspected, q.intervals
+		if q.out && p.cfg.RecordMistakes {
+			res.MistakeIntervals = append(res.MistakeIntervals, Interval{Start: q.openStart, End: res.End})
+		}
+		td := q.td
+		for k := range td {
+			if sync {
+				td[k] += p.delay[k]
+			} else {
+				td[k] += int64(p.cfg.DelayOffset)
+			}
+		}
+		if len(td) > 0 {
+			res.LastTD = time.Duration(td[len(td)-1])
+		}
+		if q.cells != nil {
+			if err := spans.fill(q.cells, res.Start); err != nil {
+				return nil, err
+			}
+			q.cells.setTD(td, p.evCell)
+		}
+		res.TD = tdStats(td)
+		res.setRates()
+		if q.cells != nil {
+			res.setCI(q.cells)
+		}
+		q.td = nil
+		out[i] = res
+	}
+	return out, nil
+}
