@@ -28,13 +28,7 @@ func (p *akkaPass) finish() ([]Result, error) {
 			p.closeGap(g, p.prevA, false)
 		}
 		allSent, plaus := g.startFresh > p.lastNoSent, g.startFresh > p.lastImplaus
-		sync := allSent && plaus
-		switch p.cfg.Clock {
-		case ClockSynchronized:
-			sync = allSent
-		case ClockUnsynchronized:
-			sync = false
-		}
+		sync := clockSyncOf(p.cfg.Clock, allSent, plaus)
 		// The group's points have always been together: they share its
 		// nodes, which cover the evaluated heartbeats in order.
 		var nodes []*akkaNode
@@ -61,17 +55,12 @@ func (p *akkaPass) finish() ([]Result, error) {
 			for c := range ys {
 				res := Result{Records: p.records, Stale: p.stale, WarmUp: g.warmUp, Evaluated: fresh - g.startFresh,
 					Start: g.start, End: p.prevA, Mistakes: p.mistakes[j+c], Suspected: p.suspected[j+c],
-					ClockSync: sync, TD: st[c], LastTD: time.Duration(last[c])}
+					TD: st[c], LastTD: time.Duration(last[c])}
 				res.Span = res.End - res.Start
 				if p.intervals != nil {
 					res.MistakeIntervals = p.intervals[j+c]
 				}
-				if sync {
-					res.TDBasis = TDSend
-				} else {
-					res.TDBasis = TDArrival
-					res.DelayOffset = p.cfg.DelayOffset
-				}
+				res.setClock(sync, p.cfg.DelayOffset)
 				res.setRates()
 				if p.cells != nil {
 					if err := p.setCells(&res, &td, j+c, g.start); err != nil {

@@ -324,8 +324,7 @@ func newReplayer(det detector.Detector, cfg Config, lin *linearCollector, sizeHi
 
 func (r *replayer) step(hb detector.Heartbeat) error {
 	if r.havePrev && hb.Arrival < r.prevA {
-		return fmt.Errorf("qos: heartbeat %d (seq %d) arrives at %v, before the previous arrival %v: replay needs arrival order",
-			r.res.Records+1, hb.Seq, hb.Arrival, r.prevA)
+		return errArrivalOrder(r.res.Records+1, hb, r.prevA)
 	}
 	r.res.Records++
 	stale := hb.HasSeq && r.hasSeq && hb.Seq <= r.lastSeq
@@ -477,15 +476,7 @@ func (r *replayer) closeMistake(at time.Duration) {
 }
 
 // clockSync decides, after the pass, whether TD is send-based.
-func (r *replayer) clockSync() bool {
-	switch r.cfg.Clock {
-	case ClockSynchronized:
-		return r.allSent
-	case ClockUnsynchronized:
-		return false
-	}
-	return r.allSent && r.plaus
-}
+func (r *replayer) clockSync() bool { return clockSyncOf(r.cfg.Clock, r.allSent, r.plaus) }
 
 // tdBase returns, per evaluated heartbeat, what is added to τ − A_k to get
 // TD_k: the delay A_k − σ_k when send-based, d̄ otherwise.

@@ -23,13 +23,7 @@ func (r *replayer) finish() (Result, error) {
 		res.MistakeIntervals = append(res.MistakeIntervals, Interval{Start: r.openStart, End: res.End})
 	}
 	sync := r.clockSync()
-	res.ClockSync = sync
-	if sync {
-		res.TDBasis = TDSend
-	} else {
-		res.TDBasis = TDArrival
-		res.DelayOffset = r.cfg.DelayOffset
-	}
+	res.setClock(sync, r.cfg.DelayOffset)
 	if r.spill != nil {
 		defer r.spill.close()
 		if r.cells != nil {
@@ -69,6 +63,38 @@ func (r *replayer) finish() (Result, error) {
 		res.setCI(r.cells)
 	}
 	return res, nil
+}
+
+// errArrivalOrder is the error of a replay whose n-th heartbeat hb arrives
+// before the previous arrival prev.
+func errArrivalOrder(n int, hb detector.Heartbeat, prev time.Duration) error {
+	return fmt.Errorf("qos: heartbeat %d (seq %d) arrives at %v, before the previous arrival %v: replay needs arrival order",
+		n, hb.Seq, hb.Arrival, prev)
+}
+
+// clockSyncOf decides, after a pass, whether TD is send-based: every
+// heartbeat had its send time (allSent) and, in ClockAuto, every delay was
+// plausible (plaus).
+func clockSyncOf(mode ClockMode, allSent, plaus bool) bool {
+	switch mode {
+	case ClockSynchronized:
+		return allSent
+	case ClockUnsynchronized:
+		return false
+	}
+	return allSent && plaus
+}
+
+// setClock sets ClockSync, TDBasis and DelayOffset (d̄ = offset when
+// arrival-based) for the decision sync.
+func (res *Result) setClock(sync bool, offset time.Duration) {
+	res.ClockSync = sync
+	if sync {
+		res.TDBasis = TDSend
+	} else {
+		res.TDBasis = TDArrival
+		res.DelayOffset = offset
+	}
 }
 
 // setSpan fills the span per cell from start, from r.spans when the

@@ -199,20 +199,11 @@ func newSFDSchedule(hbs []detector.Heartbeat, tr *sfdTrace, cfg Config) (*sfdSch
 	}
 	res.End = prevA
 	res.Span = res.End - res.Start
-	sync := allSent && plaus
-	switch cfg.Clock {
-	case ClockSynchronized:
-		sync = allSent
-	case ClockUnsynchronized:
-		sync = false
-	}
-	res.ClockSync = sync
+	sync := clockSyncOf(cfg.Clock, allSent, plaus)
+	res.setClock(sync, cfg.DelayOffset)
 	if sync {
-		res.TDBasis = TDSend
 		sch.tdB = delay
 	} else {
-		res.TDBasis = TDArrival
-		res.DelayOffset = cfg.DelayOffset
 		sch.tdB = delay[:0]
 		for range res.Evaluated {
 			sch.tdB = append(sch.tdB, int64(cfg.DelayOffset))

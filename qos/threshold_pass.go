@@ -68,8 +68,7 @@ func newThresholdPass(src thresholdDetector, fps []func() (time.Duration, bool),
 // observes hb here.
 func (p *thresholdPass) step(hb detector.Heartbeat) error {
 	if p.havePrev && hb.Arrival < p.prevA {
-		return fmt.Errorf("qos: heartbeat %d (seq %d) arrives at %v, before the previous arrival %v: replay needs arrival order",
-			p.base.Records+1, hb.Seq, hb.Arrival, p.prevA)
+		return errArrivalOrder(p.base.Records+1, hb, p.prevA)
 	}
 	p.base.Records++
 	stale := hb.HasSeq && p.hasSeq && hb.Seq <= p.lastSeq
@@ -189,20 +188,8 @@ func (p *thresholdPass) finish(spans *spanMemo) ([]Result, error) {
 	base := p.base
 	base.End = p.prevA
 	base.Span = base.End - base.Start
-	sync := p.allSent && p.plaus
-	switch p.cfg.Clock {
-	case ClockSynchronized:
-		sync = p.allSent
-	case ClockUnsynchronized:
-		sync = false
-	}
-	base.ClockSync = sync
-	if sync {
-		base.TDBasis = TDSend
-	} else {
-		base.TDBasis = TDArrival
-		base.DelayOffset = p.cfg.DelayOffset
-	}
+	sync := clockSyncOf(p.cfg.Clock, p.allSent, p.plaus)
+	base.setClock(sync, p.cfg.DelayOffset)
 	out := make([]Result, len(p.pts))
 	for i := range p.pts {
 		q := &p.pts[i]
