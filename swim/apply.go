@@ -120,7 +120,7 @@ func (m *Member) sameNode(in *inbound, p *peer, u *Update, gossip bool) bool {
 	if u.Incarnation > p.inc || (u.Kind != UpdateAlive && u.Incarnation == p.inc) {
 		m.conflict(in.now, u.Node, p.node)
 	} else if u.Kind == UpdateAlive && u.Incarnation == p.inc && p.revived && u.Node.Addr < p.node.Addr &&
-		in.now-p.downSince >= *m.cfg.DeadReclaimTime {
+		in.now-p.downSince >= m.cfg.DeadReclaimTime {
 		m.reviveTie(in.now, p, u, gossip)
 	}
 	return false
@@ -167,7 +167,7 @@ func (m *Member) applyAlive(in *inbound, p *peer, u Update, gossip bool) {
 	if gossip && prev == StateSuspect {
 		// This member held the suspicion that u refutes: pass the
 		// refutation on at once, racing the others' timers.
-		m.forward(in, u, nil, *m.cfg.GossipFanout)
+		m.forward(in, u, nil, m.cfg.GossipFanout)
 	}
 }
 
@@ -276,7 +276,7 @@ func (m *Member) applyDead(in *inbound, p *peer, u Update, gossip bool) {
 			// declaration on at once (corroborated forwarding), so that
 			// the group learns of a crash in a few hops instead of the
 			// drain loop's rounds.
-			m.forward(in, u, nil, *m.cfg.GossipFanout)
+			m.forward(in, u, nil, m.cfg.GossipFanout)
 		}
 	case StateDead:
 		if u.Incarnation > p.inc {

@@ -224,3 +224,44 @@ func (c *Config) normalizeLimits() error {
 	}
 	return nil
 }
+
+// settings is the configuration a Member runs with: Config after
+// normalize, with its optional fields resolved to plain values, which
+// shadow Config's pointers.
+type settings struct {
+	Config
+	MinProbeTimeout        time.Duration
+	IndirectChecks         int
+	SuspicionConfirmations int
+	GossipFanout           int
+	GossipInterval         time.Duration
+	PauseGuard             time.Duration
+	ReconnectInterval      time.Duration
+	PushPullInterval       time.Duration
+	DeadRetention          time.Duration
+	DeadReclaimTime        time.Duration
+}
+
+// resolve returns the settings of c, normalized: every optional field set.
+func resolve(c Config) settings {
+	return settings{Config: c,
+		MinProbeTimeout: *c.MinProbeTimeout, IndirectChecks: *c.IndirectChecks,
+		SuspicionConfirmations: *c.SuspicionConfirmations, GossipFanout: *c.GossipFanout,
+		GossipInterval: *c.GossipInterval, PauseGuard: *c.PauseGuard,
+		ReconnectInterval: *c.ReconnectInterval, PushPullInterval: *c.PushPullInterval,
+		DeadRetention: *c.DeadRetention, DeadReclaimTime: *c.DeadReclaimTime}
+}
+
+// config returns the settings as a Config, with fresh pointers (the caller
+// may write through them without touching the member) and meta as its
+// metadata.
+func (s *settings) config(meta string) Config {
+	c := s.Config
+	c.MinProbeTimeout, c.PauseGuard = new(s.MinProbeTimeout), new(s.PauseGuard)
+	c.ReconnectInterval, c.PushPullInterval = new(s.ReconnectInterval), new(s.PushPullInterval)
+	c.IndirectChecks, c.GossipFanout = new(s.IndirectChecks), new(s.GossipFanout)
+	c.SuspicionConfirmations, c.GossipInterval = new(s.SuspicionConfirmations), new(s.GossipInterval)
+	c.DeadRetention, c.DeadReclaimTime = new(s.DeadRetention), new(s.DeadReclaimTime)
+	c.Meta = []byte(meta)
+	return c
+}

@@ -77,7 +77,7 @@ func (m *Member) refuseJoin(now time.Duration, joiner Node, ups []Update) bool {
 // reclaimable reports whether p, dead or left, may be taken over by a
 // node at another address: it has been down for DeadReclaimTime.
 func (m *Member) reclaimable(now time.Duration, p *peer) bool {
-	return now-p.since >= *m.cfg.DeadReclaimTime
+	return now-p.since >= m.cfg.DeadReclaimTime
 }
 
 // reclaim handles an update u naming the ID of p, dead or left, at another

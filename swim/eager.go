@@ -60,7 +60,7 @@ import (
 
 // eager reports whether this member disseminates eagerly.
 func (m *Member) eager() bool {
-	return m.cfg.Mode != ModeSWIM && *m.cfg.GossipFanout > 0
+	return m.cfg.Mode != ModeSWIM && m.cfg.GossipFanout > 0
 }
 
 // forwardsPerFanout bounds the packets a member forwards in one protocol
@@ -84,7 +84,7 @@ const forwardsPerFanout = 4
 // budget of zero or less silently stopped every forward and accusation sent
 // back.
 func (m *Member) forwardBudget() int {
-	return forwardsPerFanout * min(max(*m.cfg.GossipFanout, 1), m.cfg.MaxMembers, math.MaxInt/forwardsPerFanout)
+	return forwardsPerFanout * min(max(m.cfg.GossipFanout, 1), m.cfg.MaxMembers, math.MaxInt/forwardsPerFanout)
 }
 
 // forward is push for an update this member passes on because of one it
@@ -201,7 +201,7 @@ func (m *Member) gossipDeaths() {
 	if len(dead) == 0 {
 		return
 	}
-	to := m.pickKnown(*m.cfg.GossipFanout, func(p *peer) bool {
+	to := m.pickKnown(m.cfg.GossipFanout, func(p *peer) bool {
 		return p.state == StateAlive || p.state == StateSuspect
 	})
 	for _, p := range to {
@@ -230,7 +230,7 @@ func (m *Member) gossipDeaths() {
 // last of its group, would otherwise wake every GossipInterval for
 // nothing).
 func (m *Member) draining() bool {
-	if !m.eager() || *m.cfg.GossipInterval == 0 || m.st != running || m.live == 0 {
+	if !m.eager() || m.cfg.GossipInterval == 0 || m.st != running || m.live == 0 {
 		return false
 	}
 	room := m.gossipRoom()
@@ -313,7 +313,7 @@ const deathRounds = 2
 // spent sooner, in fuller packets. memberlist's gossip loop plays this
 // role (every 200 ms to 3 members, every kind of update).
 func (m *Member) drainQueue(now time.Duration) {
-	iv := *m.cfg.GossipInterval
+	iv := m.cfg.GossipInterval
 	if !m.eager() || iv == 0 || now < m.nextGossip {
 		return
 	}
@@ -338,7 +338,7 @@ func (m *Member) drainQueue(now time.Duration) {
 	if deaths {
 		pick = m.pickKnown // declarations: to members heard from (pickKnown)
 	}
-	to := pick(*m.cfg.GossipFanout, func(p *peer) bool {
+	to := pick(m.cfg.GossipFanout, func(p *peer) bool {
 		return p.state == StateAlive || p.state == StateSuspect
 	})
 	for _, p := range to {

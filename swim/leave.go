@@ -26,7 +26,7 @@ func (m *Member) Leave(now time.Duration) error {
 	u := Update{Kind: UpdateDead, Node: m.self, Incarnation: m.inc, From: m.self.ID}
 	u.Proof = m.selfProof(u)
 	m.enqueue(u)
-	m.push(u, nil, *m.cfg.GossipFanout)
+	m.push(u, nil, m.cfg.GossipFanout)
 	limit := retransmitLimit(m.cfg.RetransmitMult, m.groupSize())
 	m.leaveDeadline = now + mulTimer(m.cfg.ProbeInterval, limit)
 	return nil

@@ -197,7 +197,7 @@ type Ready struct {
 // randomness comes from the *rand.Rand given to New. A Member is not safe
 // for concurrent use.
 type Member struct {
-	cfg  Config
+	cfg  settings
 	rng  *rand.Rand
 	self Node
 	inc  Incarnation
@@ -294,20 +294,13 @@ func New(cfg Config, rng *rand.Rand) (*Member, error) {
 	if err := cfg.normalize(); err != nil {
 		return nil, err
 	}
-	return &Member{cfg: cfg, rng: rng, self: cfg.Self, inc: cfg.Incarnation, meta: string(cfg.Meta),
+	return &Member{cfg: resolve(cfg), rng: rng, self: cfg.Self, inc: cfg.Incarnation, meta: string(cfg.Meta),
 		ubSeq: cfg.FirstBroadcastSeq, peers: make(map[ID]*peer), uTokens: unverifiedCost}, nil
 }
 
 // Config returns the configuration with defaults applied.
 func (m *Member) Config() Config {
-	c := m.cfg
-	// Fresh pointers: the caller may write through them without touching m.
-	c.MinProbeTimeout, c.PauseGuard = new(*c.MinProbeTimeout), new(*c.PauseGuard)
-	c.ReconnectInterval, c.PushPullInterval = new(*c.ReconnectInterval), new(*c.PushPullInterval)
-	c.IndirectChecks, c.GossipFanout = new(*c.IndirectChecks), new(*c.GossipFanout)
-	c.SuspicionConfirmations = new(*c.SuspicionConfirmations)
-	c.Meta = []byte(m.meta)
-	return c
+	return m.cfg.config(m.meta)
 }
 
 // Self returns this member's ID and address.
@@ -386,10 +379,10 @@ func (m *Member) NextDeadline() (at time.Duration, ok bool) {
 	if m.joining {
 		at = min(at, m.nextJoin)
 	}
-	if len(m.tomb) > 0 && *m.cfg.ReconnectInterval > 0 {
+	if len(m.tomb) > 0 && m.cfg.ReconnectInterval > 0 {
 		at = min(at, m.nextReconnect)
 	}
-	if *m.cfg.PushPullInterval > 0 && m.live > 0 {
+	if m.cfg.PushPullInterval > 0 && m.live > 0 {
 		at = min(at, m.pushPullDue())
 	}
 	if m.settleAt > 0 {
@@ -414,7 +407,7 @@ func (m *Member) Tick(now time.Duration) {
 	}
 	if !m.started {
 		m.start(now)
-	} else if m.cfg.Mode == ModeDetector && *m.cfg.PauseGuard > 0 && now-m.pauseDue() > *m.cfg.PauseGuard {
+	} else if m.cfg.Mode == ModeDetector && m.cfg.PauseGuard > 0 && now-m.pauseDue() > m.cfg.PauseGuard {
 		// The probe timer, due every period, or a suspicion timer is
 		// overdue: this member was not running.
 		m.localPause(now)
@@ -460,11 +453,11 @@ func (m *Member) start(now time.Duration) {
 		// them needs one): announce it once.
 		m.enqueue(m.selfAlive())
 	}
-	m.nextReconnect = now + *m.cfg.ReconnectInterval
+	m.nextReconnect = now + m.cfg.ReconnectInterval
 	m.nextGossip = now // the drain loop's grid starts with the member
 	// The first exchange at a random point of the interval, so that
 	// members started together do not exchange in step.
-	if *m.cfg.PushPullInterval > 0 {
+	if m.cfg.PushPullInterval > 0 {
 		m.ppFrom, m.ppFrac = now, m.rng.Float64()
 	}
 }
@@ -473,10 +466,10 @@ func (m *Member) start(now time.Duration) {
 // ReconnectInterval, with its Dead update: a live one refutes, and the two
 // sides of a healed partition merge.
 func (m *Member) tickReconnect(now time.Duration) {
-	if *m.cfg.ReconnectInterval <= 0 || now < m.nextReconnect {
+	if m.cfg.ReconnectInterval <= 0 || now < m.nextReconnect {
 		return
 	}
-	m.nextReconnect = now + *m.cfg.ReconnectInterval
+	m.nextReconnect = now + m.cfg.ReconnectInterval
 	if len(m.tomb) > 0 {
 		p := m.tomb[m.rng.IntN(len(m.tomb))]
 		m.seq++
@@ -488,7 +481,7 @@ func (m *Member) tickReconnect(now time.Duration) {
 // exchange when due (sync.go).
 func (m *Member) tickPushPull(now time.Duration) {
 	m.settlePull(now) // first: it reschedules the periodic exchange
-	if *m.cfg.PushPullInterval > 0 && m.live > 0 && now >= m.pushPullDue() {
+	if m.cfg.PushPullInterval > 0 && m.live > 0 && now >= m.pushPullDue() {
 		m.ppFrom, m.ppDone = now, true
 		if m.st == running {
 			m.pushPull(now)

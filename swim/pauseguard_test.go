@@ -67,7 +67,7 @@ func TestPauseGuardIgnoresDeadlineShortenedIntoPast(t *testing.T) {
 		require.NoError(t, a.Step(at, gossipFrom(c, Update{Kind: UpdateSuspect, Node: node("d"), From: ID(c)})))
 	}
 	drain(a)
-	assert.Less(t, a.peers["d"].susp.deadline, at-*a.cfg.PauseGuard, "the deadline is past by more than PauseGuard")
+	assert.Less(t, a.peers["d"].susp.deadline, at-a.cfg.PauseGuard, "the deadline is past by more than PauseGuard")
 	ev := ackRun(t, a, 12*time.Second+step, 12*time.Second+2*step, step, "d")
 
 	assert.Zero(t, a.Stats().LocalPauses, "not paused: ticked every 50 ms")

@@ -112,7 +112,7 @@ func (m *Member) rttTimeout(p *peer, prior bool) (time.Duration, bool) {
 			continue
 		}
 		if t, ok := e.Timeout(); ok {
-			return min(max(t, *m.cfg.MinProbeTimeout), m.cfg.MaxProbeTimeout), true
+			return min(max(t, m.cfg.MinProbeTimeout), m.cfg.MaxProbeTimeout), true
 		}
 	}
 	return 0, false
@@ -200,7 +200,7 @@ func (m *Member) startProbe(now time.Duration) {
 		m.nextProbe, m.retryEnd = hold, 0
 	}
 	m.forwarded = 0 // a new period: a new budget of forwarded gossip
-	if *m.cfg.GossipInterval == 0 {
+	if m.cfg.GossipInterval == 0 {
 		m.gossipDeaths() // the drain loop (drainQueue) gossips them otherwise
 	}
 	retry := m.forceNext != nil
@@ -239,7 +239,7 @@ func (m *Member) startProbe(now time.Duration) {
 func (m *Member) sendPingReqs() {
 	m.pr.indirect = true
 	t := m.pr.target
-	k := *m.cfg.IndirectChecks
+	k := m.cfg.IndirectChecks
 	chosen := m.pickKnown(k, func(p *peer) bool { return p != t && p.state == StateAlive && p.answered })
 	if len(chosen) < k {
 		// Relays are verified members only (an answered one is): one

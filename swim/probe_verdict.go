@@ -59,7 +59,7 @@ func (m *Member) failProbe(now time.Duration) {
 		if t.susp.confirm(now, m.self.ID) && len(t.susp.confirmers) <= t.susp.k {
 			u := Update{Kind: UpdateSuspect, Node: t.node, Incarnation: t.inc, From: m.self.ID}
 			m.enqueue(u)
-			m.push(u, m.suspecters(t), *m.cfg.GossipFanout)
+			m.push(u, m.suspecters(t), m.cfg.GossipFanout)
 		}
 		return
 	}
@@ -284,11 +284,11 @@ func (m *Member) onPingReq(now time.Duration, pkt *Packet, origin, t Node) {
 // in the first ReconnectInterval and one per ReconnectInterval after, the
 // rate of the reconnect ping it stands in for.
 func (m *Member) isolated(now time.Duration) {
-	if m.st != running || len(m.tomb) == 0 || *m.cfg.ReconnectInterval == 0 || now < m.isoNext {
+	if m.st != running || len(m.tomb) == 0 || m.cfg.ReconnectInterval == 0 || now < m.isoNext {
 		return
 	}
 	gap := max(m.isoGap, m.cfg.ProbeInterval)
-	m.isoNext, m.isoGap = now+gap, min(2*gap, *m.cfg.ReconnectInterval)
+	m.isoNext, m.isoGap = now+gap, min(2*gap, m.cfg.ReconnectInterval)
 	m.stats.ViewRequests++
 	m.askView(m.tomb[m.rng.IntN(len(m.tomb))].node)
 }

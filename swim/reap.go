@@ -19,7 +19,7 @@ func (m *Member) reapExpired(now time.Duration) {
 	}
 	m.nextReap = now + m.cfg.ProbeInterval
 	expired := func(p *peer) bool {
-		return (p.state == StateDead || p.state == StateLeft) && now-p.since >= *m.cfg.DeadRetention
+		return (p.state == StateDead || p.state == StateLeft) && now-p.since >= m.cfg.DeadRetention
 	}
 	if slices.ContainsFunc(m.all, expired) {
 		m.forget(expired)

@@ -139,9 +139,9 @@ func (m *Member) announceAlive(replyTo ID) {
 	if m.cfg.Mode == ModeSWIM || len(m.list) == 0 {
 		return
 	}
-	k := *m.cfg.IndirectChecks
+	k := m.cfg.IndirectChecks
 	told := m.toldThisIncarnation()
-	for tries := 0; k > 0 && tries < 4**m.cfg.IndirectChecks; tries++ {
+	for tries := 0; k > 0 && tries < 4*m.cfg.IndirectChecks; tries++ {
 		p := m.list[m.rng.IntN(len(m.list))]
 		if (p.state != StateAlive && p.state != StateSuspect) || told[p.node.ID] || p.node.ID == replyTo {
 			continue

@@ -107,7 +107,7 @@ func (m *Member) startSuspicion(now time.Duration, p *peer, from ID) {
 	maxT, k := minT, 0
 	if m.cfg.Mode != ModeSWIM {
 		maxT = mulTimer(minT, m.cfg.SuspicionMaxTimeoutMult)
-		k = *m.cfg.SuspicionConfirmations
+		k = m.cfg.SuspicionConfirmations
 		if n-2 < k {
 			k = 0
 		}
@@ -135,7 +135,7 @@ func (m *Member) tickSuspicions(now time.Duration) {
 		u := Update{Kind: UpdateDead, Node: p.node, Incarnation: p.inc, From: m.self.ID}
 		m.kill(now, p, u, true)
 		p.blind = blind
-		m.push(u, nil, *m.cfg.GossipFanout)
+		m.push(u, nil, m.cfg.GossipFanout)
 		// kill removed p from m.suspects; i now holds the next one.
 	}
 }

@@ -167,7 +167,7 @@ func pushPullInterval(base time.Duration, n int) time.Duration {
 // 120 s interval its size calls for (bench/memberlist, N = 128: 278 bytes
 // per member per second of view transfers in the first 20 s).
 func (m *Member) pushPullDue() time.Duration {
-	iv := pushPullInterval(*m.cfg.PushPullInterval, m.groupSize())
+	iv := pushPullInterval(m.cfg.PushPullInterval, m.groupSize())
 	if !m.ppDone {
 		return m.ppFrom + time.Duration(m.ppFrac*float64(iv))
 	}
@@ -281,10 +281,10 @@ const settleDelay = 3
 // exchange counts as the periodic one, the anti-entropy rate under any
 // stream of new members stays about the periodic one.
 func (m *Member) settleLater(now time.Duration) {
-	if *m.cfg.PushPullInterval > 0 {
+	if m.cfg.PushPullInterval > 0 {
 		m.settleAt = now + mulTimer(m.cfg.ProbeInterval, settleDelay)
 		if m.settled {
-			m.settleAt = max(m.settleAt, m.settledAt+pushPullInterval(*m.cfg.PushPullInterval, m.groupSize()))
+			m.settleAt = max(m.settleAt, m.settledAt+pushPullInterval(m.cfg.PushPullInterval, m.groupSize()))
 		}
 	}
 }
@@ -323,7 +323,7 @@ func (m *Member) settlePull(now time.Duration) {
 		return
 	}
 	m.settleAt = 0
-	if m.st != running || m.live == 0 || *m.cfg.PushPullInterval == 0 {
+	if m.st != running || m.live == 0 || m.cfg.PushPullInterval == 0 {
 		return
 	}
 	m.pushPull(now)
