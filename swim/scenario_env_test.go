@@ -116,8 +116,7 @@ func (e *scenarioEnv) add(td *datadriven.TestData) string {
 		case "id":
 			cfg.Self.ID = ID(a.Vals[0])
 			cfg.Self.Addr = string(cfg.Self.ID) + ":7946"
-		case "addr":
-			cfg.Self.Addr = a.Vals[0]
+		case "addr": // after id, whatever the order
 		case "mode":
 			cfg.Mode = scenarioModes[a.Vals[0]]
 		case "seed":
@@ -140,6 +139,9 @@ func (e *scenarioEnv) add(td *datadriven.TestData) string {
 				td.Fatalf(e.t, "%v", err)
 			}
 		}
+	}
+	if a, ok := td.Arg("addr"); ok {
+		cfg.Self.Addr = a.Vals[0]
 	}
 	if a, ok := td.Arg("signed"); ok {
 		cfg.SigningKey = testKey(cmp.Or(strings.Join(a.Vals, ""), string(cfg.Self.ID)))

@@ -34,7 +34,7 @@ import (
 //	periods NAME from=T n=N [ack] [count=(kind,ID)]
 //	                            tick once a period, ack, count updates sent
 //	run from=T until=T [members=(...)] [print=events|packets|none]
-//	                            a network delivering every packet (runNet)
+//	                            a network delivering every packet
 //	crash NAME                  the member stops: not ticked, packets to it lost
 //	partition (A,B,...) (C,...) packets between the two sides are lost
 //	heal                        undo every partition
