@@ -7,7 +7,7 @@ package detector
 // documentation): nil means the documented default, and any value, zero
 // included, is said with new(v), for example
 //
-//	phi.AkkaConfig{AcceptableHeartbeatPause: new(time.Duration(0))}
+//	phi.AkkaConfig{AcceptablePause: new(time.Duration(0))}
 func OrDefault[T any](p *T, def T) T {
 	if p == nil {
 		return def

@@ -354,9 +354,9 @@ func checkPhiFloor(e *ex) {
 
 func newAkkaCommon(e *ex) *phi.Akka {
 	d, err := phi.NewAkka(phi.AkkaConfig{
-		MaxSampleSize:            5,
-		MinStdDeviation:          new(time.Millisecond),
-		AcceptableHeartbeatPause: new(time.Duration(0)),
+		WindowSize:      5,
+		MinStdDev:       new(time.Millisecond),
+		AcceptablePause: new(time.Duration(0)),
 	})
 	require.NoError(e, err)
 	return d
@@ -702,7 +702,7 @@ func checkTwoWFD(e *ex) {
 		default:
 			e.Fatalf("unknown row %q", row[0])
 		}
-		d, err := twowfd.New(twowfd.Config{Interval: 100 * time.Millisecond, ShortWindow: 1, LongWindow: 6,
+		d, err := twowfd.New(twowfd.Config{Interval: 100 * time.Millisecond, ShortWindowSize: 1, LongWindowSize: 6,
 			Margin: new(50 * time.Millisecond), MinSamples: new(0)})
 		require.NoError(e, err)
 		observe(d, hbs)

@@ -42,10 +42,10 @@ type Config struct {
 	// MaxTimeout is TO_max, a ceiling on the timeout; 0 means none. It also
 	// bounds the effect of a gap of hours. Must be 0 or ≥ MinTimeout.
 	MaxTimeout time.Duration
-	// DivideByGap, when both heartbeats carry sequence numbers, divides the
+	// DivideBySeqGap, when both heartbeats carry sequence numbers, divides the
 	// inter-arrival time by the sequence gap s − ℓ before filtering it, so
 	// that a lost heartbeat gives a sample near Δ instead of 2Δ.
-	DivideByGap bool
+	DivideBySeqGap bool
 	// RestartJump: a sequence number more than RestartJump below the largest
 	// seen is taken as a sender restart and resets the detector (the
 	// heartbeat is then the first one). Default DefaultRestartJump (100).
@@ -74,10 +74,10 @@ type Config struct {
 //   - Arrival earlier than T_last (clock going backwards): ignored, ℓ is not
 //     advanced, τ never moves backwards because of it.
 //   - Gap of hours: counted as one sample (divided by the sequence gap if
-//     DivideByGap); it inflates SRTT and RTTVAR for tens of heartbeats.
+//     DivideBySeqGap); it inflates SRTT and RTTVAR for tens of heartbeats.
 //     MaxTimeout bounds the effect.
 //   - Burst of losses: counted as one long interval, or as the per-heartbeat
-//     average with DivideByGap.
+//     average with DivideBySeqGap.
 //   - Instants near the ends of the time.Duration range: the inter-arrival
 //     time is computed without overflow, and τ saturates at math.MaxInt64
 //     (never wraps to a negative instant).
@@ -127,7 +127,7 @@ func New(cfg Config) (*Detector, error) {
 	}
 	return &Detector{
 		est: *est, k: k, toInit: toInit, toMin: cfg.MinTimeout,
-		toMax: cfg.MaxTimeout, divide: cfg.DivideByGap,
+		toMax: cfg.MaxTimeout, divide: cfg.DivideBySeqGap,
 		restartJump: detector.OrDefault(cfg.RestartJump, DefaultRestartJump),
 	}, nil
 }

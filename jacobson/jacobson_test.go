@@ -86,9 +86,9 @@ func TestDetectorConfig(t *testing.T) {
 	}
 }
 
-func TestDetectorDivideByGap(t *testing.T) {
+func TestDetectorDivideBySeqGap(t *testing.T) {
 	plain := newDet(t, jacobson.Config{})
-	div := newDet(t, jacobson.Config{DivideByGap: true})
+	div := newDet(t, jacobson.Config{DivideBySeqGap: true})
 	for _, h := range []detector.Heartbeat{hb(1, 100), hb(2, 200), hb(4, 400)} {
 		plain.Observe(h)
 		div.Observe(h)
@@ -164,7 +164,7 @@ func TestDetectorAwkwardInput(t *testing.T) {
 	})
 	t.Run("burst of losses", func(t *testing.T) {
 		plain := newDet(t, jacobson.Config{})
-		div := newDet(t, jacobson.Config{DivideByGap: true})
+		div := newDet(t, jacobson.Config{DivideBySeqGap: true})
 		for _, h := range []detector.Heartbeat{hb(1, 0), hb(2, 100), hb(3, 200), hb(53, 5200)} {
 			plain.Observe(h)
 			div.Observe(h)
@@ -185,7 +185,7 @@ func TestDetectorProperties(t *testing.T) {
 	}
 	for seed := uint64(1); seed <= 10; seed++ {
 		rng := rand.New(rand.NewPCG(seed, 99))
-		d := newDet(t, jacobson.Config{MinTimeout: ms(float64(rng.IntN(200))), DivideByGap: seed%2 == 0})
+		d := newDet(t, jacobson.Config{MinTimeout: ms(float64(rng.IntN(200))), DivideBySeqGap: seed%2 == 0})
 		seq, at := uint64(rng.IntN(1000)), time.Duration(0)
 		for range n {
 			at += time.Duration(rng.ExpFloat64() * 100e6)
@@ -271,7 +271,7 @@ func TestConformance(t *testing.T) {
 	detectortest.RunConfigs(t, map[string]jacobson.Config{
 		"default": {},
 		"clamped-divide-by-gap": {MinTimeout: 150 * time.Millisecond, MaxTimeout: 2 * time.Second,
-			DivideByGap: true, RestartJump: new(uint64(10))},
+			DivideBySeqGap: true, RestartJump: new(uint64(10))},
 		"small-K": {K: new(float64(0.5)), InitialTimeout: new(200 * time.Millisecond)},
 	}, jacobson.New, func(_ jacobson.Config, d *jacobson.Detector) detectortest.Options {
 		return detectortest.Options{LinearParam: d.K(), NoWarmUp: true}

@@ -154,7 +154,7 @@ func BenchmarkHandleHeartbeat(b *testing.B) {
 // (window 100) instead of fixed timeouts.
 func BenchmarkHeartbeatPhi(b *testing.B) {
 	m, names := benchMonitor(b, func() (detector.Detector, error) {
-		return phi.NewNormal(phi.NormalConfig{WindowSize: 100, BootstrapInterval: 100 * time.Millisecond})
+		return phi.NewNormal(phi.NormalConfig{WindowSize: 100, BootstrapInterval: new(100 * time.Millisecond)})
 	})
 	benchParallel(b, "heartbeats/s", false, func(p int) error {
 		return m.Heartbeat(names[p], monitor.Beat{})

@@ -22,7 +22,7 @@ func hostLateMonitor(t *testing.T, meter *lateness.Meter, ignore bool) (*monitor
 	var got []monitor.Transition
 	m, err := monitor.New(monitor.Config{
 		Factory: func() (detector.Detector, error) {
-			return phi.NewNormal(phi.NormalConfig{WindowSize: 100, BootstrapInterval: 100 * time.Millisecond})
+			return phi.NewNormal(phi.NormalConfig{WindowSize: 100, BootstrapInterval: new(100 * time.Millisecond)})
 		},
 		Clock: clk, Lateness: meter, IgnoreHostLateness: ignore,
 		OnTransition: func(tr monitor.Transition) { got = append(got, tr) },

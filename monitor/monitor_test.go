@@ -468,7 +468,7 @@ func TestHysteresisRealDetectors(t *testing.T) {
 	clk := &monitor.ManualClock{}
 	rec := &recorder{}
 	m, err := monitor.New(monitor.Config{Clock: clk, Low: 1, OnTransition: rec.add, Factory: func() (detector.Detector, error) {
-		return phi.NewNormal(phi.NormalConfig{WindowSize: 50, Threshold: 8, BootstrapInterval: 100 * time.Millisecond,
+		return phi.NewNormal(phi.NormalConfig{WindowSize: 50, Threshold: 8, BootstrapInterval: new(100 * time.Millisecond),
 			MinStdDev: new(10 * time.Millisecond)})
 	}})
 	require.NoError(t, err)

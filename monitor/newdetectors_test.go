@@ -22,7 +22,7 @@ import (
 func TestNewDetectorsAsSuspicionSource(t *testing.T) {
 	for name, f := range map[string]monitor.Factory{
 		"2w-fd": func() (detector.Detector, error) {
-			return twowfd.New(twowfd.Config{Interval: 100 * time.Millisecond, LongWindow: 20})
+			return twowfd.New(twowfd.Config{Interval: 100 * time.Millisecond, LongWindowSize: 20})
 		},
 		"satzger": func() (detector.Detector, error) {
 			return satzger.New(satzger.Config{WindowSize: 20})

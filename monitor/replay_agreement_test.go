@@ -71,10 +71,10 @@ func agreeWithReplay(t *testing.T, recs []trace.Record) map[string]int {
 			return phi.NewNormal(phi.NormalConfig{WindowSize: 100, Threshold: 2})
 		},
 		"akka": func() (detector.Detector, error) {
-			return phi.NewAkka(phi.AkkaConfig{Threshold: 2, AcceptableHeartbeatPause: new(time.Duration(0)), MinStdDeviation: new(time.Millisecond)})
+			return phi.NewAkka(phi.AkkaConfig{Threshold: 2, AcceptablePause: new(time.Duration(0)), MinStdDev: new(time.Millisecond)})
 		},
 		"cassandra": func() (detector.Detector, error) {
-			return phi.NewCassandra(phi.CassandraConfig{Threshold: 1, WindowSize: 100, InitialInterval: new(2 * 50 * time.Millisecond), MaxInterval: new(2 * 50 * time.Millisecond)})
+			return phi.NewCassandra(phi.CassandraConfig{Threshold: 1, WindowSize: 100, BootstrapInterval: new(2 * 50 * time.Millisecond), MaxInterval: new(2 * 50 * time.Millisecond)})
 		},
 	}
 	mistakes := make(map[string]int)

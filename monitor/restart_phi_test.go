@@ -19,7 +19,7 @@ import (
 func TestRestartDoesNotPoisonPhi(t *testing.T) {
 	run := func(restartInc uint64, skip *bool) time.Duration {
 		factory := func() (detector.Detector, error) {
-			return phi.NewNormal(phi.NormalConfig{WindowSize: 20, Threshold: 8, BootstrapInterval: 100 * time.Millisecond,
+			return phi.NewNormal(phi.NormalConfig{WindowSize: 20, Threshold: 8, BootstrapInterval: new(100 * time.Millisecond),
 				SkipIfSuspected: skip})
 		}
 		clk := &monitor.ManualClock{}

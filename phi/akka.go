@@ -11,10 +11,10 @@ import (
 // Defaults of Akka's model (akka.cluster.failure-detector in Akka's
 // reference.conf).
 const (
-	DefaultAkkaMaxSampleSize            = 1000
-	DefaultAkkaMinStdDeviation          = 100 * time.Millisecond
-	DefaultAkkaAcceptableHeartbeatPause = 3 * time.Second
-	DefaultAkkaFirstHeartbeatEstimate   = time.Second
+	DefaultAkkaWindowSize        = 1000
+	DefaultAkkaMinStdDev         = 100 * time.Millisecond
+	DefaultAkkaAcceptablePause   = 3 * time.Second
+	DefaultAkkaBootstrapInterval = time.Second
 )
 
 // AkkaConfig configures an Akka detector. The zero value means Akka's
@@ -24,27 +24,28 @@ type AkkaConfig struct {
 	// Threshold Θ. Default DefaultThreshold (8); must be finite and not
 	// negative (0 means the default).
 	Threshold float64
-	// MaxSampleSize: the number of most recent intervals kept. Default
-	// DefaultAkkaMaxSampleSize (1000); must not be negative.
-	MaxSampleSize int
-	// MinStdDeviation: s' = max(σ, MinStdDeviation). Default
-	// DefaultAkkaMinStdDeviation (100 ms); new(0) turns the floor off (s'
-	// is still at least 1 ns; Akka itself requires a positive value). Must
-	// not be negative.
-	MinStdDeviation *time.Duration
-	// AcceptableHeartbeatPause, added to the mean: m' = μ + pause. Default
-	// DefaultAkkaAcceptableHeartbeatPause (3 s); new(0) means no pause
-	// (m' = μ). Must not be negative.
-	AcceptableHeartbeatPause *time.Duration
-	// FirstHeartbeatEstimate m (Akka's heartbeat-interval): on the first
+	// WindowSize (Akka's max-sample-size): the number of most recent
+	// intervals kept. Default DefaultAkkaWindowSize (1000); must not be
+	// negative.
+	WindowSize int
+	// MinStdDev (Akka's min-std-deviation): s' = max(σ, MinStdDev).
+	// Default (nil): DefaultAkkaMinStdDev (100 ms); new(0) turns the floor
+	// off (s' is still at least 1 ns; Akka itself requires a positive
+	// value). Must not be negative.
+	MinStdDev *time.Duration
+	// AcceptablePause (Akka's acceptable-heartbeat-pause), added to the
+	// mean: m' = μ + pause. Default (nil): DefaultAkkaAcceptablePause (3 s);
+	// new(0) means no pause (m' = μ). Must not be negative.
+	AcceptablePause *time.Duration
+	// BootstrapInterval m (Akka's heartbeat-interval): on the first
 	// heartbeat the history becomes the two samples m − m/4 and m + m/4.
-	// Default DefaultAkkaFirstHeartbeatEstimate (1 s); must not be negative
-	// (0 means the default).
-	FirstHeartbeatEstimate time.Duration
+	// Default (nil): DefaultAkkaBootstrapInterval (1 s); new(0) seeds two
+	// zero intervals. Must not be negative.
+	BootstrapInterval *time.Duration
 	// MinSamples: WarmingUp reports true until this many real intervals have
-	// been recorded. Default 0: Akka relies on its bootstrap and has no
-	// warm-up. Must be in [0, MaxSampleSize].
-	MinSamples int
+	// been recorded. Default (nil): 0, Akka relies on its bootstrap and has
+	// no warm-up. Must be in [0, WindowSize].
+	MinSamples *int
 	// RelearnAfter K, the relearn rule (an fdkit deviation from Akka;
 	// docs/algorithms.md, “Not locking out a sender whose rate changed”): an
 	// interval that ends while the process is suspected is kept aside; the
@@ -53,9 +54,9 @@ type AkkaConfig struct {
 	// row end while the process is trusted. A sender whose interval grew
 	// beyond the acceptable pause for good, or whose heartbeats now come in
 	// pairs or bursts with gaps beyond it, is learnt instead of suspected for
-	// ever; an outage, one long interval, is still not learnt. Default (nil): min(DefaultRelearnAfter (10),
-	// MaxSampleSize); new(0) is Akka's rule as is. Must be in [0,
-	// MaxSampleSize].
+	// ever; an outage, one long interval, is still not learnt. Default
+	// (nil): min(DefaultRelearnAfter (10), WindowSize); new(0) is Akka's
+	// rule as is. Must be in [0, WindowSize].
 	RelearnAfter *int
 }
 
@@ -114,9 +115,9 @@ type Akka struct {
 var _ detector.Accrual = (*Akka)(nil)
 
 // NewAkka returns an Akka-model φ detector, or an error for a negative
-// MaxSampleSize, MinStdDeviation or FirstHeartbeatEstimate, a threshold that
+// WindowSize, MinStdDev or BootstrapInterval, a threshold that
 // is negative, NaN or infinite, or MinSamples or RelearnAfter outside [0,
-// MaxSampleSize].
+// WindowSize].
 func NewAkka(cfg AkkaConfig) (*Akka, error) {
 	if cfg.Threshold == 0 {
 		cfg.Threshold = DefaultThreshold
@@ -124,34 +125,33 @@ func NewAkka(cfg AkkaConfig) (*Akka, error) {
 	if err := checkThreshold("akka", cfg.Threshold); err != nil {
 		return nil, err
 	}
-	if cfg.MaxSampleSize < 0 {
-		return nil, fmt.Errorf("phi: akka MaxSampleSize %d is negative", cfg.MaxSampleSize)
+	if cfg.WindowSize < 0 {
+		return nil, fmt.Errorf("phi: akka WindowSize %d is negative", cfg.WindowSize)
 	}
-	if cfg.MaxSampleSize == 0 {
-		cfg.MaxSampleSize = DefaultAkkaMaxSampleSize
+	if cfg.WindowSize == 0 {
+		cfg.WindowSize = DefaultAkkaWindowSize
 	}
-	minStd := detector.OrDefault(cfg.MinStdDeviation, DefaultAkkaMinStdDeviation)
+	minStd := detector.OrDefault(cfg.MinStdDev, DefaultAkkaMinStdDev)
 	if minStd < 0 {
-		return nil, fmt.Errorf("phi: akka MinStdDeviation %v is negative", minStd)
+		return nil, fmt.Errorf("phi: akka MinStdDev %v is negative", minStd)
 	}
-	pause := detector.OrDefault(cfg.AcceptableHeartbeatPause, DefaultAkkaAcceptableHeartbeatPause)
+	pause := detector.OrDefault(cfg.AcceptablePause, DefaultAkkaAcceptablePause)
 	if pause < 0 {
-		return nil, fmt.Errorf("phi: akka AcceptableHeartbeatPause %v is negative", pause)
+		return nil, fmt.Errorf("phi: akka AcceptablePause %v is negative", pause)
 	}
-	if cfg.FirstHeartbeatEstimate < 0 {
-		return nil, fmt.Errorf("phi: akka FirstHeartbeatEstimate %v is negative", cfg.FirstHeartbeatEstimate)
+	bootstrap := detector.OrDefault(cfg.BootstrapInterval, DefaultAkkaBootstrapInterval)
+	if bootstrap < 0 {
+		return nil, fmt.Errorf("phi: akka BootstrapInterval %v is negative", bootstrap)
 	}
-	if cfg.FirstHeartbeatEstimate == 0 {
-		cfg.FirstHeartbeatEstimate = DefaultAkkaFirstHeartbeatEstimate
+	minSamples := detector.OrDefault(cfg.MinSamples, 0)
+	if minSamples < 0 || minSamples > cfg.WindowSize {
+		return nil, fmt.Errorf("phi: akka MinSamples %d is outside [0, WindowSize=%d]", minSamples, cfg.WindowSize)
 	}
-	if cfg.MinSamples < 0 || cfg.MinSamples > cfg.MaxSampleSize {
-		return nil, fmt.Errorf("phi: akka MinSamples %d is outside [0, MaxSampleSize=%d]", cfg.MinSamples, cfg.MaxSampleSize)
-	}
-	rl, err := newRelearn("akka", cfg.RelearnAfter, cfg.MaxSampleSize)
+	rl, err := newRelearn("akka", cfg.RelearnAfter, cfg.WindowSize)
 	if err != nil {
 		return nil, err
 	}
-	w, err := detector.NewWindow(cfg.MaxSampleSize)
+	w, err := detector.NewWindow(cfg.WindowSize)
 	if err != nil {
 		return nil, err
 	}
@@ -162,8 +162,8 @@ func NewAkka(cfg AkkaConfig) (*Akka, error) {
 		yTh:        AkkaYOfLevel(cfg.Threshold),
 		minStd:     float64(minStd),
 		pause:      float64(pause),
-		first:      cfg.FirstHeartbeatEstimate,
-		minSamples: cfg.MinSamples,
+		first:      bootstrap,
+		minSamples: minSamples,
 	}, nil
 }
 

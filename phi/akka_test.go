@@ -60,7 +60,7 @@ func TestAkkaYOfLevel(t *testing.T) {
 
 // Akka's test values: mean 1000 ms, standard deviation 100 ms, no pause.
 func TestAkkaGoldenValues(t *testing.T) {
-	d := newAkka(t, phi.AkkaConfig{MaxSampleSize: 4, AcceptableHeartbeatPause: new(time.Duration(0))})
+	d := newAkka(t, phi.AkkaConfig{WindowSize: 4, AcceptablePause: new(time.Duration(0))})
 	for i, at := range []float64{0, 900, 2000, 2900, 4000} {
 		d.Observe(hb(uint64(i), at))
 	}
@@ -86,7 +86,7 @@ func TestAkkaGoldenValues(t *testing.T) {
 func TestAkkaDefaultsFirstHeartbeat(t *testing.T) {
 	d := newAkka(t, phi.AkkaConfig{})
 	assert.Equal(t, phi.DefaultThreshold, d.Threshold())
-	assert.Equal(t, phi.DefaultAkkaMaxSampleSize, d.Window().Size())
+	assert.Equal(t, phi.DefaultAkkaWindowSize, d.Window().Size())
 	assert.Equal(t, 0.0, d.Level(time.Hour))
 	assert.True(t, d.WarmingUp())
 	_, ok := d.FreshnessPoint()
@@ -123,8 +123,8 @@ func TestAkkaCommonTrace(t *testing.T) {
 	// docs/algorithms.md, “φ accrual: Akka's variant”, pause 0 and min_std ≤ σ;
 	// a history of 5 leaves only the five intervals once the synthetic samples
 	// are pushed out.
-	d := newAkka(t, phi.AkkaConfig{MaxSampleSize: 5, AcceptableHeartbeatPause: new(time.Duration(0)),
-		MinStdDeviation: new(time.Millisecond), FirstHeartbeatEstimate: 100 * time.Millisecond})
+	d := newAkka(t, phi.AkkaConfig{WindowSize: 5, AcceptablePause: new(time.Duration(0)),
+		MinStdDev: new(time.Millisecond), BootstrapInterval: new(100 * time.Millisecond)})
 	feedCommon(d)
 	require.Equal(t, []time.Duration{ms(105), ms(93), ms(122), ms(82), ms(108)},
 		[]time.Duration{d.Window().At(0), d.Window().At(1), d.Window().At(2), d.Window().At(3), d.Window().At(4)})
@@ -150,7 +150,7 @@ func TestAkkaCommonTrace(t *testing.T) {
 
 // The update rule: an interval is recorded only if φ < Θ at its arrival.
 func TestAkkaUpdateRule(t *testing.T) {
-	d := newAkka(t, phi.AkkaConfig{MinSamples: 1})
+	d := newAkka(t, phi.AkkaConfig{MinSamples: new(1)})
 	d.Observe(hb(0, 0))
 	assert.True(t, d.WarmingUp())
 	tau, _ := d.FreshnessPoint() // 5306.5 ms
@@ -177,7 +177,7 @@ func TestAkkaUpdateRule(t *testing.T) {
 }
 
 func TestAkkaAwkwardInput(t *testing.T) {
-	d := newAkka(t, phi.AkkaConfig{FirstHeartbeatEstimate: 100 * time.Millisecond, AcceptableHeartbeatPause: new(time.Duration(0)), MinStdDeviation: new(time.Millisecond)})
+	d := newAkka(t, phi.AkkaConfig{BootstrapInterval: new(100 * time.Millisecond), AcceptablePause: new(time.Duration(0)), MinStdDev: new(time.Millisecond)})
 	feedCommon(d)
 	tau, _ := d.FreshnessPoint()
 	d.Observe(hb(6, 640))                           // duplicate
@@ -190,12 +190,12 @@ func TestAkkaAwkwardInput(t *testing.T) {
 	assert.Equal(t, d.Level(ms(630)), d.Level(ms(0)), "elapsed clamped at 0")
 
 	// Zero variance: s' = min std deviation.
-	z := newAkka(t, phi.AkkaConfig{MaxSampleSize: 3, AcceptableHeartbeatPause: new(time.Duration(0)), FirstHeartbeatEstimate: 100 * time.Millisecond})
+	z := newAkka(t, phi.AkkaConfig{WindowSize: 3, AcceptablePause: new(time.Duration(0)), BootstrapInterval: new(100 * time.Millisecond)})
 	for i := range 10 {
 		z.Observe(hb(uint64(i), float64(100*i)))
 	}
 	assert.Equal(t, 0.0, z.Window().StdDev())
-	assert.Equal(t, phi.DefaultAkkaMinStdDeviation, z.StdDev())
+	assert.Equal(t, phi.DefaultAkkaMinStdDev, z.StdDev())
 
 	// A burst of losses shorter than t* is one long recorded interval.
 	d.Observe(hb(9, 630+170))
@@ -205,8 +205,8 @@ func TestAkkaAwkwardInput(t *testing.T) {
 func TestAkkaConfigErrors(t *testing.T) {
 	for _, cfg := range []phi.AkkaConfig{
 		{Threshold: -1}, {Threshold: math.NaN()}, {Threshold: math.Inf(1)},
-		{MaxSampleSize: -1}, {MinStdDeviation: new(time.Duration(-1))}, {FirstHeartbeatEstimate: -1},
-		{MinSamples: -1}, {MaxSampleSize: 10, MinSamples: 11},
+		{WindowSize: -1}, {MinStdDev: new(time.Duration(-1))}, {BootstrapInterval: new(time.Duration(-1))},
+		{MinSamples: new(-1)}, {WindowSize: 10, MinSamples: new(11)},
 	} {
 		_, err := phi.NewAkka(cfg)
 		assert.Error(t, err, "%+v", cfg)
@@ -226,7 +226,7 @@ func TestAkkaLevelShortcuts(t *testing.T) {
 }
 
 func TestAkkaFormGivesEveryThresholdsCrossing(t *testing.T) {
-	d := newAkka(t, phi.AkkaConfig{Threshold: 8, MinStdDeviation: new(ms(10)), AcceptableHeartbeatPause: new(ms(50)), FirstHeartbeatEstimate: ms(100)})
+	d := newAkka(t, phi.AkkaConfig{Threshold: 8, MinStdDev: new(ms(10)), AcceptablePause: new(ms(50)), BootstrapInterval: new(ms(100))})
 	_, _, _, ok := d.Form()
 	assert.False(t, ok, "no form before the first heartbeat")
 	feedCommon(d)
@@ -241,7 +241,7 @@ func TestAkkaFormGivesEveryThresholdsCrossing(t *testing.T) {
 }
 
 func TestAkkaForkFollowsAReplayWithItsThreshold(t *testing.T) {
-	cfg := phi.AkkaConfig{Threshold: 12, MinStdDeviation: new(ms(10)), AcceptableHeartbeatPause: new(ms(20)), FirstHeartbeatEstimate: ms(100)}
+	cfg := phi.AkkaConfig{Threshold: 12, MinStdDev: new(ms(10)), AcceptablePause: new(ms(20)), BootstrapInterval: new(ms(100))}
 	rng := rand.New(rand.NewPCG(8, 9))
 	var hbs []detector.Heartbeat
 	for i := range 400 {

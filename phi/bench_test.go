@@ -42,8 +42,8 @@ func BenchmarkAkkaObserveTau(b *testing.B)   { detectortest.Benchmark(b, newBenc
 // (y ≈ −2): with the default 3 s pause the query above sits where the
 // logistic shortcut returns 0.
 func BenchmarkAkkaNoPauseObserveLevel(b *testing.B) {
-	d, err := phi.NewAkka(phi.AkkaConfig{AcceptableHeartbeatPause: new(time.Duration(0)), MinStdDeviation: new(time.Millisecond),
-		FirstHeartbeatEstimate: 100 * time.Millisecond})
+	d, err := phi.NewAkka(phi.AkkaConfig{AcceptablePause: new(time.Duration(0)), MinStdDev: new(time.Millisecond),
+		BootstrapInterval: new(100 * time.Millisecond)})
 	if err != nil {
 		b.Fatal(err)
 	}

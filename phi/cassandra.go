@@ -13,8 +13,8 @@ import (
 // (gms/FailureDetector.java; Scylla's options of the same names default to
 // 2000 ms too).
 const (
-	DefaultCassandraInitialInterval = 2 * time.Second
-	DefaultCassandraMaxInterval     = 2 * time.Second
+	DefaultCassandraBootstrapInterval = 2 * time.Second
+	DefaultCassandraMaxInterval       = 2 * time.Second
 )
 
 // CassandraConfig configures a Cassandra detector. The zero value means
@@ -28,21 +28,21 @@ type CassandraConfig struct {
 	// WindowSize: the number of most recent intervals kept. Default
 	// DefaultWindowSize (1000); must not be negative.
 	WindowSize int
-	// InitialInterval (fd_initial_value_ms): the first heartbeat records
+	// BootstrapInterval (fd_initial_value_ms): the first heartbeat records
 	// this interval, which stays in the window until pushed out. Default
-	// DefaultCassandraInitialInterval (2 s); new(0) records no seed interval
-	// (until the second heartbeat the window is empty, μ is floored at 1 ns
-	// and the process is suspected as soon as time passes). Must not be
-	// negative.
-	InitialInterval *time.Duration
+	// (nil): DefaultCassandraBootstrapInterval (2 s); new(0) records no seed
+	// interval (until the second heartbeat the window is empty, μ is floored
+	// at 1 ns and the process is suspected as soon as time passes). Must not
+	// be negative.
+	BootstrapInterval *time.Duration
 	// MaxInterval (fd_max_interval_ms): longer intervals are not recorded
-	// (T_last still moves). Default DefaultCassandraMaxInterval (2 s);
+	// (T_last still moves). Default (nil): DefaultCassandraMaxInterval (2 s);
 	// new(0) means no cap. Must not be negative.
 	MaxInterval *time.Duration
 	// MinSamples: WarmingUp reports true until this many real intervals are
-	// in the window. Default 0 (Cassandra has no warm-up). Must be in
+	// in the window. Default (nil): 0, Cassandra has no warm-up. Must be in
 	// [0, WindowSize].
-	MinSamples int
+	MinSamples *int
 	// RelearnAfter K, the relearn rule (an fdkit deviation from Cassandra;
 	// docs/algorithms.md, “Not locking out a sender whose rate changed”): an
 	// interval above MaxInterval is kept aside; the K-th such interval, with
@@ -96,7 +96,7 @@ var (
 )
 
 // NewCassandra returns a Cassandra-model φ detector, or an error for a
-// negative WindowSize, InitialInterval or MaxInterval, a threshold that is
+// negative WindowSize, BootstrapInterval or MaxInterval, a threshold that is
 // negative, NaN or infinite, or MinSamples or RelearnAfter outside [0,
 // WindowSize].
 func NewCassandra(cfg CassandraConfig) (*Cassandra, error) {
@@ -112,16 +112,17 @@ func NewCassandra(cfg CassandraConfig) (*Cassandra, error) {
 	if cfg.WindowSize == 0 {
 		cfg.WindowSize = DefaultWindowSize
 	}
-	initial := detector.OrDefault(cfg.InitialInterval, DefaultCassandraInitialInterval)
+	initial := detector.OrDefault(cfg.BootstrapInterval, DefaultCassandraBootstrapInterval)
 	if initial < 0 {
-		return nil, fmt.Errorf("phi: cassandra InitialInterval %v is negative", initial)
+		return nil, fmt.Errorf("phi: cassandra BootstrapInterval %v is negative", initial)
 	}
 	maxIv := detector.OrDefault(cfg.MaxInterval, DefaultCassandraMaxInterval)
 	if maxIv < 0 {
 		return nil, fmt.Errorf("phi: cassandra MaxInterval %v is negative", maxIv)
 	}
-	if cfg.MinSamples < 0 || cfg.MinSamples > cfg.WindowSize {
-		return nil, fmt.Errorf("phi: cassandra MinSamples %d is outside [0, WindowSize=%d]", cfg.MinSamples, cfg.WindowSize)
+	minSamples := detector.OrDefault(cfg.MinSamples, 0)
+	if minSamples < 0 || minSamples > cfg.WindowSize {
+		return nil, fmt.Errorf("phi: cassandra MinSamples %d is outside [0, WindowSize=%d]", minSamples, cfg.WindowSize)
 	}
 	rl, err := newRelearn("cassandra", cfg.RelearnAfter, cfg.WindowSize)
 	if err != nil {
@@ -137,7 +138,7 @@ func NewCassandra(cfg CassandraConfig) (*Cassandra, error) {
 		threshold:  cfg.Threshold,
 		initial:    initial,
 		maxIv:      maxIv,
-		minSamples: cfg.MinSamples,
+		minSamples: minSamples,
 	}, nil
 }
 

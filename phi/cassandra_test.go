@@ -84,7 +84,7 @@ func TestCassandraDefaults(t *testing.T) {
 
 	for _, cfg := range []phi.CassandraConfig{
 		{Threshold: -1}, {Threshold: math.NaN()}, {Threshold: math.Inf(1)},
-		{WindowSize: -1}, {InitialInterval: new(time.Duration(-1))}, {MaxInterval: new(time.Duration(-1))}, {MinSamples: -1}, {WindowSize: 3, MinSamples: 4},
+		{WindowSize: -1}, {BootstrapInterval: new(time.Duration(-1))}, {MaxInterval: new(time.Duration(-1))}, {MinSamples: new(-1)}, {WindowSize: 3, MinSamples: new(4)},
 	} {
 		_, err := phi.NewCassandra(cfg)
 		assert.Error(t, err, "%+v", cfg)
@@ -92,7 +92,7 @@ func TestCassandraDefaults(t *testing.T) {
 }
 
 func TestCassandraAwkwardInput(t *testing.T) {
-	d := newCassandra(t, phi.CassandraConfig{WindowSize: 5, MinSamples: 5})
+	d := newCassandra(t, phi.CassandraConfig{WindowSize: 5, MinSamples: new(5)})
 	feedCommon(d)
 	assert.False(t, d.WarmingUp())
 	tau, _ := d.FreshnessPoint()

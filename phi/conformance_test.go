@@ -21,8 +21,8 @@ func TestConformance(t *testing.T) {
 	t.Run("normal", func(t *testing.T) {
 		detectortest.RunConfigs(t, map[string]phi.NormalConfig{
 			"default":   {},
-			"learn-all": {SkipIfSuspected: new(false), AcceptablePause: 300 * time.Millisecond},
-			"remedies": {WindowSize: 20, Threshold: 3, MaxInterval: time.Second,
+			"learn-all": {SkipIfSuspected: new(false), AcceptablePause: new(300 * time.Millisecond)},
+			"remedies": {WindowSize: 20, Threshold: 3, MaxInterval: new(time.Second),
 				DivideBySeqGap: true, MinStdDev: new(2 * time.Millisecond)},
 			"threshold-250": {WindowSize: 200, Threshold: 250, SkipIfSuspected: new(false)},
 		}, phi.NewNormal, func(cfg phi.NormalConfig, d *phi.Normal) detectortest.Options {
@@ -32,8 +32,8 @@ func TestConformance(t *testing.T) {
 	t.Run("akka", func(t *testing.T) {
 		detectortest.RunConfigs(t, map[string]phi.AkkaConfig{
 			"default": {},
-			"tight": {MaxSampleSize: 30, Threshold: 2, AcceptableHeartbeatPause: new(time.Duration(0)),
-				MinStdDeviation: new(time.Millisecond), FirstHeartbeatEstimate: 100 * time.Millisecond},
+			"tight": {WindowSize: 30, Threshold: 2, AcceptablePause: new(time.Duration(0)),
+				MinStdDev: new(time.Millisecond), BootstrapInterval: new(100 * time.Millisecond)},
 		}, phi.NewAkka, nil)
 	})
 	t.Run("cassandra", func(t *testing.T) {

@@ -49,8 +49,8 @@ func FuzzDetectors(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		ds := []detector.Accrual{}
 		n, _ := phi.NewNormal(phi.NormalConfig{WindowSize: 8, MinStdDev: new(time.Duration(1))})
-		r, _ := phi.NewNormal(phi.NormalConfig{WindowSize: 4, DivideBySeqGap: true, MaxInterval: time.Second, Threshold: 300})
-		a, _ := phi.NewAkka(phi.AkkaConfig{MaxSampleSize: 5, AcceptableHeartbeatPause: new(time.Duration(0)), MinStdDeviation: new(time.Duration(1)), FirstHeartbeatEstimate: 1})
+		r, _ := phi.NewNormal(phi.NormalConfig{WindowSize: 4, DivideBySeqGap: true, MaxInterval: new(time.Second), Threshold: 300})
+		a, _ := phi.NewAkka(phi.AkkaConfig{WindowSize: 5, AcceptablePause: new(time.Duration(0)), MinStdDev: new(time.Duration(1)), BootstrapInterval: new(time.Duration(1))})
 		c, _ := phi.NewCassandra(phi.CassandraConfig{WindowSize: 3, MaxInterval: new(time.Duration(0)), Threshold: 0.5})
 		ds = append(ds, n, r, a, c)
 		at, newest := time.Duration(0), time.Duration(math.MinInt64)

@@ -171,7 +171,7 @@ func TestRelearnAfterRange(t *testing.T) {
 // does, and neither sees the other's.
 func TestAkkaForkCopiesRelearnRun(t *testing.T) {
 	k := 3
-	d, err := phi.NewAkka(phi.AkkaConfig{AcceptableHeartbeatPause: new(time.Duration(0)), MinStdDeviation: new(time.Millisecond), FirstHeartbeatEstimate: 100 * time.Millisecond, MaxSampleSize: 20, RelearnAfter: &k})
+	d, err := phi.NewAkka(phi.AkkaConfig{AcceptablePause: new(time.Duration(0)), MinStdDev: new(time.Millisecond), BootstrapInterval: new(100 * time.Millisecond), WindowSize: 20, RelearnAfter: &k})
 	require.NoError(t, err)
 	at := time.Duration(0)
 	beat := func(d *phi.Akka, iv time.Duration) {

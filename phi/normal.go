@@ -48,7 +48,7 @@ type NormalConfig struct {
 	// (docs/algorithms.md, “φ accrual: Akka's variant”); unlike Akka, nothing
 	// synthetic is stored in the window. Default DefaultBootstrapInterval (1
 	// s); must not be negative.
-	BootstrapInterval time.Duration
+	BootstrapInterval *time.Duration
 	// MinSamples: WarmingUp reports true until the window holds this many
 	// intervals. Default min(2, WindowSize), the end of the bootstrap;
 	// new(0) turns warm-up off; WindowSize evaluates only full windows, as
@@ -58,7 +58,7 @@ type NormalConfig struct {
 	// acceptable-heartbeat-pause: τ = T_last + μ + pause + σ_eff·z(Θ) and
 	// φ(t) = −log10 Q((t − T_last − μ − pause)/σ_eff). Default 0 (the
 	// papers' model); must not be negative.
-	AcceptablePause time.Duration
+	AcceptablePause *time.Duration
 	// SkipIfSuspected, Akka's rule against learning outages
 	// (docs/algorithms.md, “φ accrual: normal model”): an interval is not
 	// recorded if the process was suspected when it ended (arrival > τ), so
@@ -73,7 +73,7 @@ type NormalConfig struct {
 	// MaxInterval, Cassandra's remedy (docs/algorithms.md, “φ accrual: normal
 	// model”): intervals longer than MaxInterval are not recorded (T_last still
 	// moves). Zero means no cap; must not be negative.
-	MaxInterval time.Duration
+	MaxInterval *time.Duration
 	// RelearnAfter K, the relearn rule (an fdkit addition; docs/algorithms.md,
 	// “Not locking out a sender whose rate changed”): an interval left out by
 	// SkipIfSuspected or MaxInterval is kept aside; the K-th such interval,
@@ -162,17 +162,17 @@ func NewNormal(cfg NormalConfig) (*Normal, error) {
 	if cfg.MinStdDev != nil && minStd < 0 {
 		return nil, fmt.Errorf("phi: normal MinStdDev %v is negative", minStd)
 	}
-	if cfg.BootstrapInterval < 0 {
-		return nil, fmt.Errorf("phi: normal BootstrapInterval %v is negative", cfg.BootstrapInterval)
+	bootstrap := detector.OrDefault(cfg.BootstrapInterval, DefaultBootstrapInterval)
+	if bootstrap < 0 {
+		return nil, fmt.Errorf("phi: normal BootstrapInterval %v is negative", bootstrap)
 	}
-	if cfg.BootstrapInterval == 0 {
-		cfg.BootstrapInterval = DefaultBootstrapInterval
+	pause := detector.OrDefault(cfg.AcceptablePause, 0)
+	if pause < 0 {
+		return nil, fmt.Errorf("phi: normal AcceptablePause %v is negative", pause)
 	}
-	if cfg.AcceptablePause < 0 {
-		return nil, fmt.Errorf("phi: normal AcceptablePause %v is negative", cfg.AcceptablePause)
-	}
-	if cfg.MaxInterval < 0 {
-		return nil, fmt.Errorf("phi: normal MaxInterval %v is negative", cfg.MaxInterval)
+	maxIv := detector.OrDefault(cfg.MaxInterval, 0)
+	if maxIv < 0 {
+		return nil, fmt.Errorf("phi: normal MaxInterval %v is negative", maxIv)
 	}
 	minSamples := detector.OrDefault(cfg.MinSamples, min(2, cfg.WindowSize))
 	if minSamples < 0 || minSamples > cfg.WindowSize {
@@ -192,11 +192,11 @@ func NewNormal(cfg NormalConfig) (*Normal, error) {
 		threshold:  cfg.Threshold,
 		zTh:        ZOfLevel(cfg.Threshold),
 		minStd:     float64(minStd),
-		bootstrap:  float64(cfg.BootstrapInterval),
+		bootstrap:  float64(bootstrap),
 		minSamples: minSamples,
 		skip:       detector.OrDefault(cfg.SkipIfSuspected, true),
-		pause:      float64(cfg.AcceptablePause),
-		maxIv:      cfg.MaxInterval,
+		pause:      float64(pause),
+		maxIv:      maxIv,
 		divGap:     cfg.DivideBySeqGap,
 	}, nil
 }

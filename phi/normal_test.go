@@ -86,8 +86,8 @@ func TestNormalDefaultsAndErrors(t *testing.T) {
 		{Threshold: math.NaN()},
 		{Threshold: math.Inf(1)},
 		{MinStdDev: new(time.Duration(-1))},
-		{BootstrapInterval: -1},
-		{MaxInterval: -1},
+		{BootstrapInterval: new(time.Duration(-1))},
+		{MaxInterval: new(time.Duration(-1))},
 		{MinSamples: new(-1)},
 		{WindowSize: 10, MinSamples: new(11)},
 	}
@@ -116,7 +116,7 @@ func TestNormalBootstrap(t *testing.T) {
 	assert.False(t, d.WarmingUp())
 	assert.Equal(t, 100*time.Millisecond, d.Mean())
 
-	w := newNormal(t, phi.NormalConfig{WindowSize: 4, MinSamples: new(4), BootstrapInterval: 100 * time.Millisecond})
+	w := newNormal(t, phi.NormalConfig{WindowSize: 4, MinSamples: new(4), BootstrapInterval: new(100 * time.Millisecond)})
 	for i := range 4 {
 		w.Observe(hb(uint64(i), float64(100*i)))
 		assert.True(t, w.WarmingUp(), "%d intervals", i)
@@ -211,7 +211,7 @@ func TestNormalGapOfHours(t *testing.T) {
 	assert.True(t, ok)
 	assert.Greater(t, e, 10*time.Hour)
 
-	c := newNormal(t, phi.NormalConfig{MaxInterval: time.Second, SkipIfSuspected: new(false)})
+	c := newNormal(t, phi.NormalConfig{MaxInterval: new(time.Second), SkipIfSuspected: new(false)})
 	feedCommon(c)
 	tau, _ := c.FreshnessPoint()
 	c.Observe(hb(7, 630+3*3600e3))
@@ -276,7 +276,7 @@ func TestNormalSkipIfSuspected(t *testing.T) {
 // τ = 630 + 102 + 50 + 13.608821·z(8) = 858.372719 ms, and φ at T_last +
 // 152 ms equals the pause-free φ at T_last + 102 ms, −log10 Q(0) = log10 2.
 func TestNormalAcceptablePause(t *testing.T) {
-	d := newNormal(t, phi.NormalConfig{AcceptablePause: ms(50), SkipIfSuspected: new(false)})
+	d := newNormal(t, phi.NormalConfig{AcceptablePause: new(ms(50)), SkipIfSuspected: new(false)})
 	feedCommon(d)
 	tau, ok := d.FreshnessPoint()
 	require.True(t, ok)
@@ -286,6 +286,6 @@ func TestNormalAcceptablePause(t *testing.T) {
 	off, _, ok := d.LinearForm()
 	require.True(t, ok)
 	assert.Equal(t, ms(782), off)
-	_, err := phi.NewNormal(phi.NormalConfig{AcceptablePause: -1})
+	_, err := phi.NewNormal(phi.NormalConfig{AcceptablePause: new(time.Duration(-1))})
 	assert.ErrorContains(t, err, "AcceptablePause")
 }

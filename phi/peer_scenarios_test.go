@@ -18,8 +18,8 @@ import (
 // isAvailable is φ < Θ.
 func TestAkkaSpecScenarios(t *testing.T) {
 	mk := func(cfg phi.AkkaConfig) *phi.Akka {
-		if cfg.AcceptableHeartbeatPause == nil {
-			cfg.AcceptableHeartbeatPause = new(time.Duration(0))
+		if cfg.AcceptablePause == nil {
+			cfg.AcceptablePause = new(time.Duration(0))
 		}
 		return newAkka(t, cfg)
 	}
@@ -50,7 +50,7 @@ func TestAkkaSpecScenarios(t *testing.T) {
 	})
 	t.Run("available again after a failure", func(t *testing.T) {
 		// 1000 heartbeats 1 s apart, a 5 min pause, then a 7 s one.
-		d := mk(phi.AkkaConfig{AcceptableHeartbeatPause: new(3 * time.Second)})
+		d := mk(phi.AkkaConfig{AcceptablePause: new(3 * time.Second)})
 		at := 0.0
 		for i := range 1000 {
 			at = float64(i) * 1000
@@ -72,7 +72,7 @@ func TestAkkaSpecScenarios(t *testing.T) {
 		}
 	})
 	t.Run("accepts configured missing heartbeats", func(t *testing.T) {
-		d := mk(phi.AkkaConfig{AcceptableHeartbeatPause: new(3 * time.Second)})
+		d := mk(phi.AkkaConfig{AcceptablePause: new(3 * time.Second)})
 		for i, at := range []float64{0, 1000, 2000, 3000} {
 			d.Observe(hb(uint64(i), at))
 		}
@@ -81,7 +81,7 @@ func TestAkkaSpecScenarios(t *testing.T) {
 		assert.True(t, available(d, 9000))
 	})
 	t.Run("fails after configured missing heartbeats", func(t *testing.T) {
-		d := mk(phi.AkkaConfig{AcceptableHeartbeatPause: new(3 * time.Second)})
+		d := mk(phi.AkkaConfig{AcceptablePause: new(3 * time.Second)})
 		for i, at := range []float64{0, 1000, 2000, 3000, 4000, 5000} {
 			d.Observe(hb(uint64(i), at))
 		}
@@ -93,7 +93,7 @@ func TestAkkaSpecScenarios(t *testing.T) {
 		// K = min(10, 3) = 3. The 600 ms interval ends while suspected and
 		// is left out; the 500 ms one after it is recorded and ends nothing
 		// (the run needs 3 in a row), and neither reaches K.
-		d := mk(phi.AkkaConfig{MaxSampleSize: 3})
+		d := mk(phi.AkkaConfig{WindowSize: 3})
 		for i, at := range []float64{0, 100, 200, 300} {
 			d.Observe(hb(uint64(i), at))
 		}
@@ -127,8 +127,8 @@ func TestCassandraArrivalWindowScenario(t *testing.T) {
 // + 1 s, s' = 100 ms: y = −11 at once (φ about 10^−49; Hazelcast's own
 // evaluation rounds it to 0), −6 after 500 ms, +9 after 2 s.
 func TestHazelcastScenario(t *testing.T) {
-	d := newAkka(t, phi.AkkaConfig{Threshold: 1, MaxSampleSize: 100, MinStdDeviation: new(100 * time.Millisecond),
-		AcceptableHeartbeatPause: new(time.Second), FirstHeartbeatEstimate: 100 * time.Millisecond})
+	d := newAkka(t, phi.AkkaConfig{Threshold: 1, WindowSize: 100, MinStdDev: new(100 * time.Millisecond),
+		AcceptablePause: new(time.Second), BootstrapInterval: new(100 * time.Millisecond)})
 	assert.Zero(t, d.Level(ms(5000)), "no heartbeat yet")
 	d.Observe(hb(0, 5000))
 	assert.InDelta(t, 0, d.Level(ms(5000)), 1e-40)

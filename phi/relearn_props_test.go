@@ -25,10 +25,10 @@ func TestRelearnKeepsLevelProperties(t *testing.T) {
 	}
 	mks := map[string]func() (accrual, error){
 		"normal": func() (accrual, error) {
-			return phi.NewNormal(phi.NormalConfig{WindowSize: 2000, RelearnAfter: &k, MaxInterval: 3 * time.Second})
+			return phi.NewNormal(phi.NormalConfig{WindowSize: 2000, RelearnAfter: &k, MaxInterval: new(3 * time.Second)})
 		},
 		"akka": func() (accrual, error) {
-			return phi.NewAkka(phi.AkkaConfig{MaxSampleSize: 2000, RelearnAfter: &k, AcceptableHeartbeatPause: new(200 * time.Millisecond)})
+			return phi.NewAkka(phi.AkkaConfig{WindowSize: 2000, RelearnAfter: &k, AcceptablePause: new(200 * time.Millisecond)})
 		},
 		"cassandra": func() (accrual, error) {
 			return phi.NewCassandra(phi.CassandraConfig{WindowSize: 2000, RelearnAfter: &k, MaxInterval: new(500 * time.Millisecond)})

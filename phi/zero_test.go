@@ -24,7 +24,7 @@ func TestAkkaPauseZeroIsNoPause(t *testing.T) {
 		pause *time.Duration
 		mean  time.Duration
 	}{{new(time.Duration(0)), time.Second}, {nil, 4 * time.Second}, {new(2 * time.Second), 3 * time.Second}} {
-		d := newAkka(t, phi.AkkaConfig{AcceptableHeartbeatPause: c.pause})
+		d := newAkka(t, phi.AkkaConfig{AcceptablePause: c.pause})
 		d.Observe(detector.Heartbeat{Arrival: 10 * time.Second})
 		assert.Equal(t, c.mean, d.Mean())
 		assert.Equal(t, 250*time.Millisecond, d.StdDev())
@@ -33,15 +33,15 @@ func TestAkkaPauseZeroIsNoPause(t *testing.T) {
 		want := 10*time.Second + time.Duration(math.Ceil(float64(c.mean)+2.5e8*y))
 		assert.Equal(t, want, tau)
 	}
-	_, err := phi.NewAkka(phi.AkkaConfig{AcceptableHeartbeatPause: new(-time.Second)})
-	assert.ErrorContains(t, err, "AcceptableHeartbeatPause")
+	_, err := phi.NewAkka(phi.AkkaConfig{AcceptablePause: new(-time.Second)})
+	assert.ErrorContains(t, err, "AcceptablePause")
 }
 
 // Akka's σ floor can be turned off: with new(0) a perfectly regular stream
 // has s' = 1 ns (the guard that keeps y finite), not 100 ms.
-func TestAkkaMinStdDeviationZero(t *testing.T) {
-	d := newAkka(t, phi.AkkaConfig{MinStdDeviation: new(time.Duration(0)), MaxSampleSize: 2,
-		FirstHeartbeatEstimate: time.Second})
+func TestAkkaMinStdDevZero(t *testing.T) {
+	d := newAkka(t, phi.AkkaConfig{MinStdDev: new(time.Duration(0)), WindowSize: 2,
+		BootstrapInterval: new(time.Second)})
 	for i := range 5 {
 		d.Observe(detector.Heartbeat{Arrival: time.Duration(i) * time.Second})
 	}
@@ -75,11 +75,11 @@ func TestNormalMinStdDevZero(t *testing.T) {
 	assert.Equal(t, time.Duration(1), off.StdDev())
 }
 
-// Cassandra's seed interval can be disabled: with InitialInterval new(0)
+// Cassandra's seed interval can be disabled: with BootstrapInterval new(0)
 // the window holds only real intervals, so after heartbeats at 0, 100 ms and
 // 200 ms μ = 100 ms exactly (with the default seed of 2 s, μ = 2.2 s/3).
 func TestCassandraNoSeedInterval(t *testing.T) {
-	off := newCassandra(t, phi.CassandraConfig{InitialInterval: new(time.Duration(0))})
+	off := newCassandra(t, phi.CassandraConfig{BootstrapInterval: new(time.Duration(0))})
 	def := newCassandra(t, phi.CassandraConfig{})
 	for _, d := range []*phi.Cassandra{off, def} {
 		for i := range 3 {
@@ -90,8 +90,36 @@ func TestCassandraNoSeedInterval(t *testing.T) {
 	assert.Equal(t, 733333333*time.Nanosecond, def.Mean())
 	assert.Equal(t, 2, off.Window().Len())
 	// Scylla's fd_initial_value_ms and fd_max_interval_ms are independent.
-	d := newCassandra(t, phi.CassandraConfig{InitialInterval: new(time.Second), MaxInterval: new(5 * time.Second)})
+	d := newCassandra(t, phi.CassandraConfig{BootstrapInterval: new(time.Second), MaxInterval: new(5 * time.Second)})
 	d.Observe(detector.Heartbeat{Arrival: 0})
 	d.Observe(detector.Heartbeat{Arrival: 4 * time.Second}) // ≤ 5 s: recorded
 	assert.Equal(t, 2500*time.Millisecond, d.Mean())
+}
+
+// A bootstrap interval of new(0) assumes no interval. Normal: μ = σ = 0,
+// the relative σ floor μ/100 is 0, so σ_eff = 1 ns and
+// τ = A + ⌈z(8)·1 ns⌉ = A + 6 ns. Akka: the history is {0, 0}, so m' = 3 s
+// (the default pause) and s' = 100 ms (the default floor):
+// τ = A + ⌈3 s + 100 ms·y(8)⌉. Either way φ stays finite and not negative.
+func TestBootstrapIntervalZero(t *testing.T) {
+	const a = 10 * time.Second
+	n := newNormal(t, phi.NormalConfig{BootstrapInterval: new(time.Duration(0))})
+	n.Observe(detector.Heartbeat{Arrival: a})
+	tau, ok := n.FreshnessPoint()
+	require.True(t, ok)
+	assert.Equal(t, a+time.Duration(math.Ceil(phi.ZOfLevel(8))), tau)
+	assert.Equal(t, a+6, tau)
+
+	k := newAkka(t, phi.AkkaConfig{BootstrapInterval: new(time.Duration(0))})
+	k.Observe(detector.Heartbeat{Arrival: a})
+	tau, ok = k.FreshnessPoint()
+	require.True(t, ok)
+	assert.Equal(t, a+time.Duration(math.Ceil(3e9+1e8*phi.AkkaYOfLevel(8))), tau)
+
+	for _, d := range []detector.Accrual{n, k} {
+		for _, now := range []time.Duration{a, a + 1, a + time.Hour, math.MaxInt64} {
+			l := d.Level(now)
+			assert.False(t, math.IsNaN(l) || math.IsInf(l, 0) || l < 0, "level %v at %v", l, now)
+		}
+	}
 }

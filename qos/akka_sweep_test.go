@@ -48,9 +48,9 @@ func checkAkkaOnePass(t *testing.T, acfg phi.AkkaConfig, hbs []detector.Heartbea
 // losses give φ between 0.5 and 16 at some arrivals.
 func akkaTestConfigs() map[string]phi.AkkaConfig {
 	return map[string]phi.AkkaConfig{
-		"std100ms": {AcceptableHeartbeatPause: new(time.Duration(0)), FirstHeartbeatEstimate: ms(100)},
-		"std10ms":  {AcceptableHeartbeatPause: new(time.Duration(0)), MinStdDeviation: new(ms(10)), FirstHeartbeatEstimate: ms(100), MaxSampleSize: 200},
-		"warm-up":  {AcceptableHeartbeatPause: new(ms(100)), MinStdDeviation: new(ms(20)), FirstHeartbeatEstimate: ms(100), MinSamples: 20, MaxSampleSize: 100},
+		"std100ms": {AcceptablePause: new(time.Duration(0)), BootstrapInterval: new(ms(100))},
+		"std10ms":  {AcceptablePause: new(time.Duration(0)), MinStdDev: new(ms(10)), BootstrapInterval: new(ms(100)), WindowSize: 200},
+		"warm-up":  {AcceptablePause: new(ms(100)), MinStdDev: new(ms(20)), BootstrapInterval: new(ms(100)), MinSamples: new(20), WindowSize: 100},
 	}
 }
 

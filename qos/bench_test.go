@@ -46,12 +46,12 @@ func linearBenchFamilies() []Family {
 		FixedFamily(durs(benchRange(100, 3000, true))),
 		JacobsonFamily(jacobson.Config{}, benchRange(0.5, 16, false)),
 		PhiNormalFamily(phi.NormalConfig{WindowSize: 1000, SkipIfSuspected: new(false)}, benchRange(0.5, 16, false)),
-		PhiCassandraFamily(phi.CassandraConfig{WindowSize: 1000, InitialInterval: new(2 * ms(100)), MaxInterval: new(2 * ms(100))}, benchRange(0.5, 16, false)),
+		PhiCassandraFamily(phi.CassandraConfig{WindowSize: 1000, BootstrapInterval: new(2 * ms(100)), MaxInterval: new(2 * ms(100))}, benchRange(0.5, 16, false)),
 		ChenFamily(chen.Config{Estimator: est}, durs(benchRange(1, 2000, true))),
 	}
 }
 
-var phiAkkaBenchConfig = phi.AkkaConfig{MinStdDeviation: new(ms(10)), AcceptableHeartbeatPause: new(ms(300)), FirstHeartbeatEstimate: ms(100)}
+var phiAkkaBenchConfig = phi.AkkaConfig{MinStdDev: new(ms(10)), AcceptablePause: new(ms(300)), BootstrapInterval: new(ms(100))}
 
 // otherBenchFamilies are not linear: Akka (one grouped pass), Bertier (one
 // point) and SFD (one shared estimator pass).

@@ -25,13 +25,13 @@ func everyBenchFamilies() []Family {
 		JacobsonFamily(jacobson.Config{}, benchRange(0.5, 64, true)),
 		PhiNormalFamily(phi.NormalConfig{WindowSize: 1000}, benchRange(0.5, 16, false)),
 		PhiAkkaFamily(phiAkkaBenchConfig, benchRange(0.5, 16, false)),
-		PhiCassandraFamily(phi.CassandraConfig{WindowSize: 1000, InitialInterval: new(ms(2 * d)), MaxInterval: new(ms(2 * d))}, benchRange(0.25, 16, true)),
+		PhiCassandraFamily(phi.CassandraConfig{WindowSize: 1000, BootstrapInterval: new(ms(2 * d)), MaxInterval: new(ms(2 * d))}, benchRange(0.25, 16, true)),
 		ChenFamily(chen.Config{Estimator: est}, durs(benchRange(d/100., 20*d, true))),
 		SFDFamily(sfd.Config{Estimator: est, InitialMargin: new(ms(d)), Step: ms(d / 10),
 			Targets:     sfd.Targets{MaxTD: ms(10 * d), MaxMistakesPerSecond: 1.0 / 60, MinQAP: 0.999},
 			UseSendTime: true}, durs(benchRange(d/100., 20*d, true))),
-		TwoWFDFamily(twowfd.Config{Interval: ms(d), LongWindow: 1000}, durs(benchRange(d/100., 20*d, true))),
-		SatzgerFamily(satzger.Config{WindowSize: 1000, BootstrapInterval: ms(d)}, benchRange(0.5, 1, false)),
+		TwoWFDFamily(twowfd.Config{Interval: ms(d), LongWindowSize: 1000}, durs(benchRange(d/100., 20*d, true))),
+		SatzgerFamily(satzger.Config{WindowSize: 1000, BootstrapInterval: new(ms(d))}, benchRange(0.5, 1, false)),
 		KappaFamily(kappa.Config{Estimator: est}, benchRange(0.5, 16, true)),
 	}
 }

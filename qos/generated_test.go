@@ -133,10 +133,10 @@ func allDetectors(t *testing.T) map[string]func() detector.Detector {
 			return must(phi.NewNormal(phi.NormalConfig{WindowSize: 100, MinSamples: new(100)}))
 		},
 		"phi-akka": func() detector.Detector {
-			return must(phi.NewAkka(phi.AkkaConfig{MaxSampleSize: 100, MinStdDeviation: new(ms(10)), AcceptableHeartbeatPause: new(ms(300)), FirstHeartbeatEstimate: ms(100)}))
+			return must(phi.NewAkka(phi.AkkaConfig{WindowSize: 100, MinStdDev: new(ms(10)), AcceptablePause: new(ms(300)), BootstrapInterval: new(ms(100))}))
 		},
 		"phi-cassandra": func() detector.Detector {
-			return must(phi.NewCassandra(phi.CassandraConfig{WindowSize: 100, InitialInterval: new(2 * ms(100)), MaxInterval: new(2 * ms(100))}))
+			return must(phi.NewCassandra(phi.CassandraConfig{WindowSize: 100, BootstrapInterval: new(2 * ms(100)), MaxInterval: new(2 * ms(100))}))
 		},
 		"chen":    func() detector.Detector { return must(chen.New(chen.Config{Estimator: est, Margin: new(ms(50))})) },
 		"bertier": func() detector.Detector { return must(bertier.New(bertier.Config{Estimator: est})) },

@@ -36,7 +36,7 @@ func tableBenchFamilies() []Family {
 		JacobsonFamily(jacobson.Config{}, []float64{4}),
 		PhiNormalFamily(phi.NormalConfig{WindowSize: 1000}, []float64{8}),
 		PhiAkkaFamily(phiAkkaBenchConfig, []float64{8}),
-		PhiCassandraFamily(phi.CassandraConfig{WindowSize: 1000, InitialInterval: new(ms(200)), MaxInterval: new(ms(200))}, []float64{8}),
+		PhiCassandraFamily(phi.CassandraConfig{WindowSize: 1000, BootstrapInterval: new(ms(200)), MaxInterval: new(ms(200))}, []float64{8}),
 		ChenFamily(chen.Config{Estimator: est}, []time.Duration{ms(100)}),
 		BertierFamily(bertier.Config{Estimator: est}),
 		SFDFamily(sfd.Config{Estimator: est, Targets: sfd.Targets{MaxTD: time.Second, MaxMistakesPerSecond: 1.0 / 60, MinQAP: 0.999}, UseSendTime: true},

@@ -14,8 +14,8 @@ import (
 
 // Settings scaled to the 100 ms traces of agreementTraces, windows of 50.
 var (
-	testAkka      = phi.AkkaConfig{MaxSampleSize: 50, MinStdDeviation: new(ms(10)), AcceptableHeartbeatPause: new(time.Duration(0)), FirstHeartbeatEstimate: ms(100), MinSamples: 20}
-	testCassandra = phi.CassandraConfig{WindowSize: 50, InitialInterval: new(2 * ms(100)), MaxInterval: new(2 * ms(100)), MinSamples: 50}
+	testAkka      = phi.AkkaConfig{WindowSize: 50, MinStdDev: new(ms(10)), AcceptablePause: new(time.Duration(0)), BootstrapInterval: new(ms(100)), MinSamples: new(20)}
+	testCassandra = phi.CassandraConfig{WindowSize: 50, BootstrapInterval: new(2 * ms(100)), MaxInterval: new(2 * ms(100)), MinSamples: new(50)}
 	testBertier   = bertier.Config{Estimator: chen.EstimatorConfig{Interval: ms(100), WindowSize: 50}}
 )
 

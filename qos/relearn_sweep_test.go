@@ -36,7 +36,7 @@ func rateSteps() []detector.Heartbeat {
 // default; the thresholds part into several groups.
 func TestAkkaOnePassEqualsReplaysRelearn(t *testing.T) {
 	for _, k := range []int{1, 3, phi.DefaultRelearnAfter} {
-		acfg := phi.AkkaConfig{AcceptableHeartbeatPause: new(time.Duration(0)), MinStdDeviation: new(ms(5)), FirstHeartbeatEstimate: ms(100), MaxSampleSize: 100, RelearnAfter: &k}
+		acfg := phi.AkkaConfig{AcceptablePause: new(time.Duration(0)), MinStdDev: new(ms(5)), BootstrapInterval: new(ms(100)), WindowSize: 100, RelearnAfter: &k}
 		groups := checkAkkaOnePass(t, acfg, rateSteps(), Config{})
 		assert.Greater(t, groups, 1, "K = %d", k)
 		off := acfg

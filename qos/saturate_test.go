@@ -58,7 +58,7 @@ func TestLinearSweepsNearEndOfRange(t *testing.T) {
 	alphas := []time.Duration{0, time.Millisecond, time.Second, 10000 * time.Second}
 	for _, fam := range []qos.Family{
 		qos.ChenFamily(chen.Config{Estimator: chen.EstimatorConfig{WindowSize: 100}}, alphas),
-		qos.TwoWFDFamily(twowfd.Config{LongWindow: 100}, alphas),
+		qos.TwoWFDFamily(twowfd.Config{LongWindowSize: 100}, alphas),
 	} {
 		streams := []qos.Stream{{Name: "p", Heartbeats: hbs}}
 		fast, err := qos.Sweep(streams, []qos.Family{fam}, qos.SweepOptions{})

@@ -41,7 +41,7 @@ func streamingFamilies(t *testing.T) []Family {
 		fams[i].Values = fams[i].Values[:min(len(fams[i].Values), 6)]
 	}
 	return append(fams,
-		SatzgerFamily(satzger.Config{WindowSize: 100, BootstrapInterval: ms(100)}, []float64{0.5, 0.9, 0.99}),
+		SatzgerFamily(satzger.Config{WindowSize: 100, BootstrapInterval: new(ms(100))}, []float64{0.5, 0.9, 0.99}),
 		KappaFamily(kappa.Config{Estimator: est}, []float64{0.5, 2.5, 8}),
 		PhiNormalFamily(phi.NormalConfig{WindowSize: 100}, []float64{1, 4, 8}),
 	)

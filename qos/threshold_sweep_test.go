@@ -36,7 +36,7 @@ func sweepThresholds(long bool) (sat, kap []float64) {
 }
 
 func satzgerTestConfig() satzger.Config {
-	return satzger.Config{WindowSize: 50, Scale: 0.9, BootstrapInterval: ms(100), MinSamples: new(10)}
+	return satzger.Config{WindowSize: 50, Scale: 0.9, BootstrapInterval: new(ms(100)), MinSamples: new(10)}
 }
 
 func kappaTestConfig() kappa.Config {
@@ -44,7 +44,7 @@ func kappaTestConfig() kappa.Config {
 }
 
 func twowfdTestConfig() twowfd.Config {
-	return twowfd.Config{Interval: ms(100), ShortWindow: 1, LongWindow: 50}
+	return twowfd.Config{Interval: ms(100), ShortWindowSize: 1, LongWindowSize: 50}
 }
 
 // checkShared requires the shared-state sweeps of Satzger and κ-FD to equal
@@ -64,7 +64,7 @@ func checkShared(t *testing.T, hbs []detector.Heartbeat, cfg Config) int {
 func checkTwoWFD(t *testing.T, hbs []detector.Heartbeat) {
 	t.Helper()
 	checkFastSweep(t, TwoWFDFamily(twowfdTestConfig(), durs(mustRange(t, 0.1, 400, 20, true))), hbs)
-	checkFastSweep(t, TwoWFDFamily(twowfd.Config{ShortWindow: 5, LongWindow: 40}, durs([]float64{0, 1, 10, 50, 200})), hbs)
+	checkFastSweep(t, TwoWFDFamily(twowfd.Config{ShortWindowSize: 5, LongWindowSize: 40}, durs([]float64{0, 1, 10, 50, 200})), hbs)
 }
 
 func TestThresholdSweepsEqualReplaysOnPresets(t *testing.T) {

@@ -37,8 +37,10 @@ type Config struct {
 	// Default DefaultScale (0.9); 1 is the plain empirical distribution.
 	Scale float64
 	// BootstrapInterval: the single sample assumed while the window is
-	// empty. Default DefaultBootstrapInterval (1 s); must not be negative.
-	BootstrapInterval time.Duration
+	// empty. Default (nil): DefaultBootstrapInterval (1 s); new(0) assumes a
+	// zero interval, so that the process is suspected as soon as time passes
+	// until an interval is known. Must not be negative.
+	BootstrapInterval *time.Duration
 	// MinSamples: WarmingUp is true while the window holds fewer
 	// inter-arrival times. Default WindowSize, as in the papers; must be in
 	// [0, WindowSize]; new(0) turns warm-up off.
@@ -107,11 +109,9 @@ func New(cfg Config) (*Detector, error) {
 	if !(cfg.Scale > 0) || math.IsInf(cfg.Scale, 1) {
 		return nil, fmt.Errorf("satzger: Scale %v is not finite and positive", cfg.Scale)
 	}
-	if cfg.BootstrapInterval < 0 {
-		return nil, fmt.Errorf("satzger: BootstrapInterval %v is negative", cfg.BootstrapInterval)
-	}
-	if cfg.BootstrapInterval == 0 {
-		cfg.BootstrapInterval = DefaultBootstrapInterval
+	bootstrap := detector.OrDefault(cfg.BootstrapInterval, DefaultBootstrapInterval)
+	if bootstrap < 0 {
+		return nil, fmt.Errorf("satzger: BootstrapInterval %v is negative", bootstrap)
 	}
 	minSamples := detector.OrDefault(cfg.MinSamples, cfg.WindowSize)
 	if minSamples < 0 || minSamples > cfg.WindowSize {
@@ -123,7 +123,7 @@ func New(cfg Config) (*Detector, error) {
 	}
 	return &Detector{
 		window: w, sorted: make([]time.Duration, 0, cfg.WindowSize),
-		threshold: cfg.Threshold, scale: cfg.Scale, bootstrap: cfg.BootstrapInterval,
+		threshold: cfg.Threshold, scale: cfg.Scale, bootstrap: bootstrap,
 		minSamples: minSamples, restart: detector.OrDefault(cfg.RestartJump, DefaultRestartJump),
 	}, nil
 }

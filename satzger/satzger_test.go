@@ -113,6 +113,20 @@ func TestBootstrap(t *testing.T) {
 	assert.Equal(t, 0.0, d.Level(tau-1))
 }
 
+// A bootstrap interval of new(0) is a zero sample: τ = T_last, so the
+// process is suspected as soon as time passes after the first heartbeat.
+func TestBootstrapZero(t *testing.T) {
+	d, err := satzger.New(satzger.Config{BootstrapInterval: new(time.Duration(0))})
+	require.NoError(t, err)
+	d.Observe(detector.Heartbeat{Seq: 1, HasSeq: true, Arrival: 120 * ms})
+	tau, ok := d.FreshnessPoint()
+	assert.True(t, ok)
+	assert.Equal(t, 120*ms, tau)
+	assert.False(t, d.Suspected(120*ms))
+	assert.True(t, d.Suspected(120*ms+1))
+	assert.Equal(t, 1.0, d.Level(120*ms))
+}
+
 // Stale, duplicate and backwards heartbeats are ignored; a restart records
 // no interval.
 func TestAwkwardInput(t *testing.T) {
@@ -148,7 +162,7 @@ func TestConfigErrors(t *testing.T) {
 		"Threshold NaN":          {Threshold: math.NaN()},
 		"Scale -1":               {Scale: -1},
 		"Scale +Inf":             {Scale: math.Inf(1)},
-		"BootstrapInterval -1ns": {BootstrapInterval: -1},
+		"BootstrapInterval -1ns": {BootstrapInterval: new(time.Duration(-1))},
 		"MinSamples 11":          {WindowSize: 10, MinSamples: new(11)},
 	} {
 		_, err := satzger.New(cfg)
@@ -162,7 +176,7 @@ func TestConformance(t *testing.T) {
 	detectortest.RunConfigs(t, map[string]satzger.Config{
 		"default": {},
 		"small":   {WindowSize: 7, Threshold: 0.5, Scale: 1, MinSamples: new(3), RestartJump: new(uint64(5))},
-		"tiny":    {WindowSize: 1, Threshold: 1e-9, Scale: 3.7, BootstrapInterval: time.Nanosecond},
+		"tiny":    {WindowSize: 1, Threshold: 1e-9, Scale: 3.7, BootstrapInterval: new(time.Nanosecond)},
 		"huge-c":  {WindowSize: 30, Threshold: 1, Scale: 1e-12},
 	}, satzger.New, nil)
 }

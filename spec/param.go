@@ -47,7 +47,7 @@ type Param struct {
 	Default string   // as documented, e.g. "3s" or "μ/100"
 	Source  string   // where the default (or the parameter) comes from
 	Doc     string   // one line
-	Field   string   // the Go field it sets, e.g. AcceptableHeartbeatPause
+	Field   string   // the Go field it sets, e.g. AcceptablePause
 	Choices []string // for Enum
 }
 

@@ -47,15 +47,15 @@ func init() {
 	// Presets are registered after the families (init order follows the
 	// file names: families.go, then presets.go).
 	addPreset("akka", "Akka reference.conf, akka.cluster.failure-detector: threshold = 8, max-sample-size = 1000, min-std-deviation = 100 ms, acceptable-heartbeat-pause = 3 s, heartbeat-interval = 1 s",
-		phi.AkkaConfig{Threshold: 8, MaxSampleSize: 1000, MinStdDeviation: new(100 * time.Millisecond),
-			AcceptableHeartbeatPause: new(3 * time.Second), FirstHeartbeatEstimate: time.Second})
+		phi.AkkaConfig{Threshold: 8, WindowSize: 1000, MinStdDev: new(100 * time.Millisecond),
+			AcceptablePause: new(3 * time.Second), BootstrapInterval: new(time.Second)})
 	addPreset("hazelcast", "Hazelcast's phi-accrual cluster failure detector (a port of Akka's): hazelcast.heartbeat.phiaccrual.failuredetector.threshold = 10, .sample.size = 200, .min.std.dev.millis = 100; acceptable pause hazelcast.max.no.heartbeat.seconds = 60, first estimate hazelcast.heartbeat.interval.seconds = 5",
-		phi.AkkaConfig{Threshold: 10, MaxSampleSize: 200, MinStdDeviation: new(100 * time.Millisecond),
-			AcceptableHeartbeatPause: new(60 * time.Second), FirstHeartbeatEstimate: 5 * time.Second})
+		phi.AkkaConfig{Threshold: 10, WindowSize: 200, MinStdDev: new(100 * time.Millisecond),
+			AcceptablePause: new(60 * time.Second), BootstrapInterval: new(5 * time.Second)})
 	addPreset("cassandra", "Cassandra: phi_convict_threshold = 8 (cassandra.yaml); gms/FailureDetector.java: ArrivalWindow of 1000 intervals, fd_initial_value_ms = fd_max_interval_ms = 2 × the 1 s gossip interval",
-		phi.CassandraConfig{Threshold: 8, WindowSize: 1000, InitialInterval: new(2 * time.Second), MaxInterval: new(2 * time.Second)})
+		phi.CassandraConfig{Threshold: 8, WindowSize: 1000, BootstrapInterval: new(2 * time.Second), MaxInterval: new(2 * time.Second)})
 	addPreset("scylla", "Scylla db/config.cc: phi_convict_threshold = 8, fd_initial_value_ms = 2000, fd_max_interval_ms = 2000 (the two are set independently)",
-		phi.CassandraConfig{Threshold: 8, InitialInterval: new(2 * time.Second), MaxInterval: new(2 * time.Second)})
+		phi.CassandraConfig{Threshold: 8, BootstrapInterval: new(2 * time.Second), MaxInterval: new(2 * time.Second)})
 }
 
 // SWIMPreset is a SWIM configuration named after a system.

@@ -94,8 +94,8 @@ func DefaultPeerDetectorFor(period time.Duration) func() (detector.Detector, err
 		return phi.NewNormal(phi.NormalConfig{
 			WindowSize:        DefaultPeerWindow,
 			MinStdDev:         new(period / DefaultPeerMinStdDevDivisor),
-			AcceptablePause:   pause,
-			BootstrapInterval: period,
+			AcceptablePause:   &pause,
+			BootstrapInterval: &period,
 			SkipIfSuspected:   new(false),
 			MinSamples:        new(DefaultPeerMinSamples),
 		})

@@ -20,7 +20,7 @@
 //     PlanetLab traces, so that 2W-FD and NFD-E differ only by the short
 //     window; n1 = 1 reacts at the very next heartbeat. A short window of a
 //     few heartbeats (for example 10) reacts a little later but is not
-//     moved by a single late heartbeat: set Config.ShortWindow.
+//     moved by a single late heartbeat: set Config.ShortWindowSize.
 //   - Everything else (Δ, sequence numbers, losses, duplicates, late
 //     heartbeats, restarts, warm-up) is NFD-E's, from chen.Estimator: both
 //     estimators see every heartbeat.

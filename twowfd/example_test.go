@@ -10,7 +10,7 @@ import (
 
 func ExampleDetector() {
 	d, err := twowfd.New(twowfd.Config{
-		Interval: 100 * time.Millisecond, ShortWindow: 1, LongWindow: 6, Margin: new(50 * time.Millisecond),
+		Interval: 100 * time.Millisecond, ShortWindowSize: 1, LongWindowSize: 6, Margin: new(50 * time.Millisecond),
 	})
 	if err != nil {
 		panic(err)

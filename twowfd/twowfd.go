@@ -11,10 +11,10 @@ import (
 // Defaults of the two windows (see the package documentation for the
 // reasoning).
 const (
-	// DefaultShortWindow is n1, the short window.
-	DefaultShortWindow = 1
-	// DefaultLongWindow is n2, the long window: chen.DefaultWindowSize.
-	DefaultLongWindow = chen.DefaultWindowSize
+	// DefaultShortWindowSize is n1, the short window.
+	DefaultShortWindowSize = 1
+	// DefaultLongWindowSize is n2, the long window: chen.DefaultWindowSize.
+	DefaultLongWindowSize = chen.DefaultWindowSize
 )
 
 // Config configures a Detector. The zero value means Δ = 100 ms, n1 = 1,
@@ -24,12 +24,12 @@ type Config struct {
 	// Interval is Δ, the sender's nominal heartbeat interval. Default
 	// chen.DefaultInterval (100 ms); must not be negative.
 	Interval time.Duration
-	// ShortWindow is n1. Default DefaultShortWindow (1); must not be
+	// ShortWindowSize is n1. Default DefaultShortWindowSize (1); must not be
 	// negative nor larger than the long window.
-	ShortWindow int
-	// LongWindow is n2. Default DefaultLongWindow (1000); must not be
+	ShortWindowSize int
+	// LongWindowSize is n2. Default DefaultLongWindowSize (1000); must not be
 	// negative.
-	LongWindow int
+	LongWindowSize int
 	// Margin is the constant safety margin α ≥ 0. Default: Δ. To sweep α
 	// use LinearForm rather than one detector per α.
 	Margin *time.Duration
@@ -71,27 +71,27 @@ var _ detector.Linear = (*Detector)(nil)
 
 // New returns a detector, or an error naming the first invalid field.
 func New(cfg Config) (*Detector, error) {
-	if cfg.LongWindow < 0 {
-		return nil, fmt.Errorf("twowfd: LongWindow %d is negative", cfg.LongWindow)
+	if cfg.LongWindowSize < 0 {
+		return nil, fmt.Errorf("twowfd: LongWindowSize %d is negative", cfg.LongWindowSize)
 	}
-	if cfg.ShortWindow < 0 {
-		return nil, fmt.Errorf("twowfd: ShortWindow %d is negative", cfg.ShortWindow)
+	if cfg.ShortWindowSize < 0 {
+		return nil, fmt.Errorf("twowfd: ShortWindowSize %d is negative", cfg.ShortWindowSize)
 	}
-	if cfg.LongWindow == 0 {
-		cfg.LongWindow = DefaultLongWindow
+	if cfg.LongWindowSize == 0 {
+		cfg.LongWindowSize = DefaultLongWindowSize
 	}
-	if cfg.ShortWindow == 0 {
-		cfg.ShortWindow = DefaultShortWindow
+	if cfg.ShortWindowSize == 0 {
+		cfg.ShortWindowSize = DefaultShortWindowSize
 	}
-	if cfg.ShortWindow > cfg.LongWindow {
-		return nil, fmt.Errorf("twowfd: ShortWindow %d is larger than LongWindow %d", cfg.ShortWindow, cfg.LongWindow)
+	if cfg.ShortWindowSize > cfg.LongWindowSize {
+		return nil, fmt.Errorf("twowfd: ShortWindowSize %d is larger than LongWindowSize %d", cfg.ShortWindowSize, cfg.LongWindowSize)
 	}
-	ec := chen.EstimatorConfig{Interval: cfg.Interval, WindowSize: cfg.LongWindow, RestartJump: cfg.RestartJump}
+	ec := chen.EstimatorConfig{Interval: cfg.Interval, WindowSize: cfg.LongWindowSize, RestartJump: cfg.RestartJump}
 	long, err := chen.NewEstimator(ec)
 	if err != nil {
 		return nil, fmt.Errorf("twowfd: %w", err)
 	}
-	ec.WindowSize = cfg.ShortWindow
+	ec.WindowSize = cfg.ShortWindowSize
 	short, err := chen.NewEstimator(ec)
 	if err != nil {
 		return nil, fmt.Errorf("twowfd: %w", err)
@@ -100,7 +100,7 @@ func New(cfg Config) (*Detector, error) {
 	if alpha < 0 {
 		return nil, fmt.Errorf("twowfd: Margin %v is negative", alpha)
 	}
-	m, err := chen.MinSamples(cfg.MinSamples, cfg.LongWindow)
+	m, err := chen.MinSamples(cfg.MinSamples, cfg.LongWindowSize)
 	if err != nil {
 		return nil, fmt.Errorf("twowfd: %w", err)
 	}

@@ -34,7 +34,7 @@ func feed(t *testing.T, d *twowfd.Detector) {
 // EA^(6)_8 = 215/6 + 800 = 835.833333 ms, τ_8 = 950 ms, where NFD-E with
 // the long window alone would wait until 885.833333 ms only.
 func TestWorkedExample(t *testing.T) {
-	d, err := twowfd.New(twowfd.Config{Interval: 100 * ms, ShortWindow: 1, LongWindow: 6, Margin: new(50 * ms)})
+	d, err := twowfd.New(twowfd.Config{Interval: 100 * ms, ShortWindowSize: 1, LongWindowSize: 6, Margin: new(50 * ms)})
 	require.NoError(t, err)
 	feed(t, d)
 	assert.Equal(t, 730*ms, d.Short().Next())
@@ -68,7 +68,7 @@ func TestShortWindowSizes(t *testing.T) {
 		n1  int
 		tau time.Duration
 	}{{2, 776 * ms}, {3, 773333333 * time.Nanosecond}, {6, 773 * ms}} {
-		d, err := twowfd.New(twowfd.Config{ShortWindow: tc.n1, LongWindow: 6, Margin: new(50 * ms)})
+		d, err := twowfd.New(twowfd.Config{ShortWindowSize: tc.n1, LongWindowSize: 6, Margin: new(50 * ms)})
 		require.NoError(t, err)
 		feed(t, d)
 		tau, _ := d.FreshnessPoint()
@@ -76,7 +76,7 @@ func TestShortWindowSizes(t *testing.T) {
 	}
 	// A late heartbeat (4, offset 240 ms) enters the long window but not
 	// the short one of 1 (it is stale there), and does not move τ.
-	d, err := twowfd.New(twowfd.Config{LongWindow: 6, Margin: new(50 * ms)})
+	d, err := twowfd.New(twowfd.Config{LongWindowSize: 6, Margin: new(50 * ms)})
 	require.NoError(t, err)
 	feed(t, d)
 	d.Observe(detector.Heartbeat{Seq: 4, HasSeq: true, Arrival: 640 * ms})
@@ -88,7 +88,7 @@ func TestShortWindowSizes(t *testing.T) {
 
 // 2W-FD with n1 = n2 is NFD-E: same τ as chen.Detector on every heartbeat.
 func TestEqualWindowsIsChen(t *testing.T) {
-	d, err := twowfd.New(twowfd.Config{ShortWindow: 50, LongWindow: 50, Margin: new(30 * ms)})
+	d, err := twowfd.New(twowfd.Config{ShortWindowSize: 50, LongWindowSize: 50, Margin: new(30 * ms)})
 	require.NoError(t, err)
 	c, err := chen.New(chen.Config{Estimator: chen.EstimatorConfig{WindowSize: 50}, Margin: new(30 * ms)})
 	require.NoError(t, err)
@@ -109,7 +109,7 @@ func TestEqualWindowsIsChen(t *testing.T) {
 
 // 2W-FD is never earlier than NFD-E on its long window with the same α.
 func TestNeverBeforeLongWindow(t *testing.T) {
-	d, err := twowfd.New(twowfd.Config{ShortWindow: 1, LongWindow: 100, Margin: new(10 * ms)})
+	d, err := twowfd.New(twowfd.Config{ShortWindowSize: 1, LongWindowSize: 100, Margin: new(10 * ms)})
 	require.NoError(t, err)
 	c, err := chen.New(chen.Config{Estimator: chen.EstimatorConfig{WindowSize: 100}, Margin: new(10 * ms)})
 	require.NoError(t, err)
@@ -127,12 +127,12 @@ func TestNeverBeforeLongWindow(t *testing.T) {
 
 func TestConfigErrors(t *testing.T) {
 	for name, cfg := range map[string]twowfd.Config{
-		"ShortWindow -1": {ShortWindow: -1},
-		"LongWindow -1":  {LongWindow: -1},
-		"ShortWindow 11 is larger than LongWindow 10": {ShortWindow: 11, LongWindow: 10},
+		"ShortWindowSize -1": {ShortWindowSize: -1},
+		"LongWindowSize -1":  {LongWindowSize: -1},
+		"ShortWindowSize 11 is larger than LongWindowSize 10": {ShortWindowSize: 11, LongWindowSize: 10},
 		"Margin -1ns":   {Margin: new(time.Duration(-1))},
 		"Interval -1ns": {Interval: -1},
-		"MinSamples 11": {LongWindow: 10, MinSamples: new(11)},
+		"MinSamples 11": {LongWindowSize: 10, MinSamples: new(11)},
 	} {
 		_, err := twowfd.New(cfg)
 		if assert.Error(t, err, name) {
@@ -149,8 +149,8 @@ func TestConfigErrors(t *testing.T) {
 func TestConformance(t *testing.T) {
 	detectortest.RunConfigs(t, map[string]twowfd.Config{
 		"default": {},
-		"small":   {ShortWindow: 3, LongWindow: 20, Margin: new(5 * ms), MinSamples: new(4), RestartJump: new(uint64(10))},
-		"equal":   {ShortWindow: 8, LongWindow: 8, Margin: new(time.Duration(1))},
+		"small":   {ShortWindowSize: 3, LongWindowSize: 20, Margin: new(5 * ms), MinSamples: new(4), RestartJump: new(uint64(10))},
+		"equal":   {ShortWindowSize: 8, LongWindowSize: 8, Margin: new(time.Duration(1))},
 	}, twowfd.New, func(_ twowfd.Config, d *twowfd.Detector) detectortest.Options {
 		return detectortest.Options{LinearParam: float64(d.Margin())}
 	})

@@ -47,7 +47,7 @@ func fieldDetectors(timeouts []time.Duration, phis []float64, window int, minStd
 		if !(th > 0) || math.IsInf(th, 1) {
 			return nil, fmt.Errorf("φ threshold %v must be finite and positive", th)
 		}
-		cfg := phi.NormalConfig{WindowSize: window, Threshold: th, BootstrapInterval: interval}
+		cfg := phi.NormalConfig{WindowSize: window, Threshold: th, BootstrapInterval: new(interval)}
 		if minStd != 0 { // 0: the default floor μ/100
 			cfg.MinStdDev = &minStd
 		}

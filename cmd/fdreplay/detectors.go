@@ -77,15 +77,15 @@ func (s settings) akka() phi.AkkaConfig {
 		return detector.RoundNanos(float64(d) * float64(s.interval) / float64(time.Second))
 	}
 	return phi.AkkaConfig{
-		MaxSampleSize:            s.window,
-		MinStdDeviation:          new(scale(phi.DefaultAkkaMinStdDeviation)),
-		AcceptableHeartbeatPause: new(scale(phi.DefaultAkkaAcceptableHeartbeatPause)),
-		FirstHeartbeatEstimate:   max(scale(phi.DefaultAkkaFirstHeartbeatEstimate), 1),
+		WindowSize:        s.window,
+		MinStdDev:         new(scale(phi.DefaultAkkaMinStdDev)),
+		AcceptablePause:   new(scale(phi.DefaultAkkaAcceptablePause)),
+		BootstrapInterval: new(max(scale(phi.DefaultAkkaBootstrapInterval), 1)),
 	}
 }
 
 func (s settings) cassandra() phi.CassandraConfig {
-	return phi.CassandraConfig{WindowSize: s.window, InitialInterval: new(2 * s.interval), MaxInterval: new(2 * s.interval)}
+	return phi.CassandraConfig{WindowSize: s.window, BootstrapInterval: new(2 * s.interval), MaxInterval: new(2 * s.interval)}
 }
 
 func (s settings) normal() phi.NormalConfig { return phi.NormalConfig{WindowSize: s.window} }
@@ -97,11 +97,11 @@ func (s settings) chenEst() chen.EstimatorConfig {
 func (s settings) bertier() bertier.Config { return bertier.Config{Estimator: s.chenEst()} }
 
 func (s settings) twowfd() twowfd.Config {
-	return twowfd.Config{Interval: s.interval, LongWindow: s.window}
+	return twowfd.Config{Interval: s.interval, LongWindowSize: s.window}
 }
 
 func (s settings) satzger() satzger.Config {
-	return satzger.Config{WindowSize: s.window, BootstrapInterval: s.interval}
+	return satzger.Config{WindowSize: s.window, BootstrapInterval: new(s.interval)}
 }
 
 func (s settings) kappa() kappa.Config { return kappa.Config{Estimator: s.chenEst()} }
@@ -126,7 +126,7 @@ func tableFamilies(s settings, names []string) ([]qos.Family, []string, error) {
 		case "phi-akka":
 			a := s.akka()
 			f = qos.PhiAkkaFamily(a, []float64{phi.DefaultThreshold})
-			d = fmt.Sprintf("Φ=%g pause=%v minσ=%v", phi.DefaultThreshold, *a.AcceptableHeartbeatPause, *a.MinStdDeviation)
+			d = fmt.Sprintf("Φ=%g pause=%v minσ=%v", phi.DefaultThreshold, *a.AcceptablePause, *a.MinStdDev)
 		case "phi-cassandra":
 			f, d = qos.PhiCassandraFamily(s.cassandra(), []float64{phi.DefaultThreshold}), fmt.Sprintf("Φ=%g cap=%v", phi.DefaultThreshold, 2*s.interval)
 		case "chen":
@@ -137,7 +137,7 @@ func tableFamilies(s settings, names []string) ([]qos.Family, []string, error) {
 			f, d = sfdTableFamily(s)
 		case "2w-fd":
 			f = qos.TwoWFDFamily(s.twowfd(), []time.Duration{s.interval})
-			d = fmt.Sprintf("α=%v n1=%d n2=%d", s.interval, twowfd.DefaultShortWindow, s.window)
+			d = fmt.Sprintf("α=%v n1=%d n2=%d", s.interval, twowfd.DefaultShortWindowSize, s.window)
 		case "satzger":
 			f = qos.SatzgerFamily(s.satzger(), []float64{satzger.DefaultThreshold})
 			d = fmt.Sprintf("θ=%g c=%g n=%d", satzger.DefaultThreshold, satzger.DefaultScale, s.window)

@@ -93,7 +93,7 @@ func printDefaultsNote(w io.Writer, s settings, dets []string) {
 	if slices.Contains(dets, "phi-akka") {
 		a := s.akka()
 		fmt.Fprintf(w, "scaled by Δ/1s: phi-akka pause %v, min-std %v, first-estimate %v (Akka's 3s, 100ms, 1s are for 1 s heartbeats)\n",
-			*a.AcceptableHeartbeatPause, *a.MinStdDeviation, a.FirstHeartbeatEstimate)
+			*a.AcceptablePause, *a.MinStdDev, a.BootstrapInterval)
 	}
 	if slices.Contains(dets, "phi-cassandra") {
 		fmt.Fprintf(w, "scaled by Δ/1s: phi-cassandra initial-interval and max-interval %v (Cassandra's 2 s are twice its 1 s gossip interval)\n", 2*s.interval)

@@ -26,7 +26,7 @@ const peerHeardInterval = 4 * time.Second
 
 var newPeerDetectors = map[string]func() (detector.Detector, error){
 	"2w-fd": func() (detector.Detector, error) {
-		return twowfd.New(twowfd.Config{Interval: peerHeardInterval, LongWindow: swim.DefaultPeerWindow})
+		return twowfd.New(twowfd.Config{Interval: peerHeardInterval, LongWindowSize: swim.DefaultPeerWindow})
 	},
 	"satzger": func() (detector.Detector, error) {
 		return satzger.New(satzger.Config{WindowSize: swim.DefaultPeerWindow})

@@ -48,8 +48,8 @@ func TestPeerDetectorWarmUp(t *testing.T) {
 		return phi.NewNormal(phi.NormalConfig{
 			WindowSize:        swim.DefaultPeerWindow,
 			MinStdDev:         new(time.Second / swim.DefaultPeerMinStdDevDivisor),
-			AcceptablePause:   swim.DefaultPeerPausePeriods * time.Second,
-			BootstrapInterval: time.Second,
+			AcceptablePause:   new(swim.DefaultPeerPausePeriods * time.Second),
+			BootstrapInterval: new(time.Second),
 			SkipIfSuspected:   new(false),
 			MinSamples:        new(2),
 		})
