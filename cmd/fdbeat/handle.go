@@ -75,46 +75,69 @@ func (s *streamID) firstCopy(seq uint64) bool {
 // monotonic clock is read under the lock, and no arrival is earlier than the
 // one before (no backward sample can come from this path).
 func (r *receiver) handle(b []byte, from net.Addr, now time.Duration) {
-	r.mu.Lock()
-	r.stats.Packets++
-	r.mu.Unlock()
-	p, err := decodePacket(b)
-	if err != nil {
-		r.count(&r.stats.Bad)
-		r.log.Debug("bad packet", "from", from.String(), "err", err)
+	r.count(&r.stats.Packets)
+	p, ok := r.authentic(b, from, now)
+	if !ok {
 		return
-	}
-	if kr := r.cfg.Keys; kr != nil {
-		if !p.Signed {
-			r.count(&r.stats.Unauthenticated)
-			r.warner().Warn(now, "plain heartbeat refused: keys are set, heartbeats must be authenticated", "from", from.String(), "name", p.Name)
-			return
-		}
-		if !verifyPacket(b, kr.Keys()) {
-			r.count(&r.stats.AuthFailed)
-			r.warner().Warn(now, "heartbeat failed authentication with every key", "from", from.String(), "name", p.Name)
-			return
-		}
 	}
 	peer := p.Name
 	if peer == "" {
 		peer = from.String()
 	}
-	if r.aheadOfClock(p, peer, now) {
+	if r.aheadOfClock(p, peer, now) || !r.admit(p, peer, from, now) || !r.feed(p, peer, now) {
 		return
 	}
-	if s := r.streams[peer]; s != nil && r.cfg.Keys == nil && p.Incarnation < s.inc && r.revert(s, p, peer, now) {
-		// forgotten: taken below as a new sender, in its incarnation
-	} else if s != nil {
-		if !r.plausible(s, p, peer, from, now) {
-			return
-		}
-	} else if !r.makeRoom(now) {
+	r.recordBeat(p, peer, now)
+}
+
+// authentic decodes a datagram and, with keys set, checks that it is
+// signed under one of them; it counts and logs what it refuses.
+func (r *receiver) authentic(b []byte, from net.Addr, now time.Duration) (packet, bool) {
+	p, err := decodePacket(b)
+	if err != nil {
+		r.count(&r.stats.Bad)
+		r.log.Debug("bad packet", "from", from.String(), "err", err)
+		return p, false
+	}
+	kr := r.cfg.Keys
+	switch {
+	case kr == nil:
+	case !p.Signed:
+		r.count(&r.stats.Unauthenticated)
+		r.warner().Warn(now, "plain heartbeat refused: keys are set, heartbeats must be authenticated", "from", from.String(), "name", p.Name)
+		return p, false
+	case !verifyPacket(b, kr.Keys()):
+		r.count(&r.stats.AuthFailed)
+		r.warner().Warn(now, "heartbeat failed authentication with every key", "from", from.String(), "name", p.Name)
+		return p, false
+	}
+	return p, true
+}
+
+// admit says whether a heartbeat of peer is followed: a tracked sender's
+// must be plausible (or revert it to an older incarnation, which forgets
+// it), and a new sender needs room under MaxSenders.
+func (r *receiver) admit(p packet, peer string, from net.Addr, now time.Duration) bool {
+	s := r.streams[peer]
+	if s != nil && r.cfg.Keys == nil && p.Incarnation < s.inc && r.revert(s, p, peer, now) {
+		return true // forgotten: taken as a new sender, in its incarnation
+	}
+	if s != nil {
+		return r.plausible(s, p, peer, from, now)
+	}
+	if !r.makeRoom(now) {
 		r.count(&r.stats.Refused)
 		r.warner().Warn(now, "heartbeat from a new sender ignored: --max-senders reached and every tracked sender is past probation",
 			"peer", peer, "max_senders", r.cfg.MaxSenders, "probation_beats", probationBeats)
-		return
+		return false
 	}
+	return true
+}
+
+// feed hands the heartbeat to every monitor. It says false when the
+// monitors refused it: from an older incarnation (stale), or from a new
+// sender beyond MaxSenders.
+func (r *receiver) feed(p packet, peer string, now time.Duration) bool {
 	beat := monitor.Beat{Incarnation: p.Incarnation, Seq: p.Seq, HasSeq: true, Sent: p.Sent, HasSent: true}
 	stale := false
 	for _, nm := range r.mons {
@@ -126,22 +149,29 @@ func (r *receiver) handle(b []byte, from net.Addr, now time.Duration) {
 			if errors.Is(err, monitor.ErrTooManyPeers) {
 				r.count(&r.stats.Refused)
 				r.warner().Warn(now, "heartbeat from a new sender ignored: --max-senders reached", "peer", peer, "max_senders", r.cfg.MaxSenders)
-				return
+				return false
 			}
 			r.log.Error("monitor refused a heartbeat", "detector", nm.name, "peer", peer, "err", err)
 		}
 	}
-	if stale {
-		r.count(&r.stats.Stale)
-		// A sender restarted with a smaller --incarnation (or a wall
-		// clock stepped back) is otherwise ignored for good with no word.
-		if s := r.streams[peer]; s != nil && s.staleWarned != p.Incarnation+1 {
-			s.staleWarned = p.Incarnation + 1
-			r.warner().Warn(now, "heartbeats from an older incarnation ignored: the sender restarted with a smaller --incarnation or a clock stepped back, or the current incarnation was forged (docs/live.md); the sender is followed again once the current incarnation has been silent for 5 s",
-				"peer", peer, "incarnation", p.Incarnation, "current", s.inc, "current_ahead_of_clock", time.Duration(int64(s.inc)-int64(r.wall+now)))
-		}
-		return
+	if !stale {
+		return true
 	}
+	r.count(&r.stats.Stale)
+	// A sender restarted with a smaller --incarnation (or a wall clock
+	// stepped back) is otherwise ignored for good with no word.
+	if s := r.streams[peer]; s != nil && s.staleWarned != p.Incarnation+1 {
+		s.staleWarned = p.Incarnation + 1
+		r.warner().Warn(now, "heartbeats from an older incarnation ignored: the sender restarted with a smaller --incarnation or a clock stepped back, or the current incarnation was forged (docs/live.md); the sender is followed again once the current incarnation has been silent for 5 s",
+			"peer", peer, "incarnation", p.Incarnation, "current", s.inc, "current_ahead_of_clock", time.Duration(int64(s.inc)-int64(r.wall+now)))
+	}
+	return false
+}
+
+// recordBeat notes that peer was heard and writes the heartbeat to the
+// trace, unless it is a copy of one already recorded or the sender has no
+// trace id left.
+func (r *receiver) recordBeat(p packet, peer string, now time.Duration) {
 	id := r.stream(peer, p.Incarnation)
 	s := r.streams[peer]
 	if !s.firstCopy(p.Seq) {

@@ -187,3 +187,14 @@ func TestSendStallSkipsMissedTicks(t *testing.T) {
 	}
 	assert.LessOrEqual(t, bursts, 2, "send gaps %v", sent)
 }
+
+// TestSendChecksBeforeDialling: an impairment runSend refuses is reported
+// as such before any target is resolved or dialled, so a bad --delay is
+// not hidden behind a target's name-resolution error.
+func TestSendChecksBeforeDialling(t *testing.T) {
+	_, err := runSend(context.Background(), sendConfig{Targets: []string{"no-such-host.invalid:1"}, Interval: time.Millisecond,
+		DelayDist: "normal", Delay: -time.Millisecond}, slog.New(slog.DiscardHandler))
+	require.Error(t, err)
+	assert.ErrorContains(t, err, "must not be negative")
+	assert.NotContains(t, err.Error(), "no-such-host")
+}

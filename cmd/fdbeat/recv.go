@@ -176,37 +176,11 @@ type receiver struct {
 }
 
 // runRecv listens and monitors until ctx is done, then flushes the trace.
+// It checks cfg before it opens anything.
 func runRecv(ctx context.Context, cfg recvConfig, log *slog.Logger) (recvStats, error) {
-	if cfg.Interval <= 0 {
-		return recvStats{}, fmt.Errorf("recv: interval %v must be positive", cfg.Interval)
-	}
-	if cfg.MaxSenders == 0 {
-		cfg.MaxSenders = defaultMaxSenders
-	}
-	if cfg.MaxSenders < 1 || cfg.MaxSenders > maxSenders {
-		return recvStats{}, fmt.Errorf("recv: --max-senders %d must be from 1 to %d", cfg.MaxSenders, maxSenders)
-	}
-	if cfg.Sweep <= 0 || cfg.Sweep >= monitor.DefaultPauseLimit {
-		// Sweeps PauseLimit apart would each look like a local pause of
-		// the receiver, and nobody would ever be convicted.
-		return recvStats{}, fmt.Errorf("recv: --sweep %v must be positive and shorter than the local-pause limit %v", cfg.Sweep, monitor.DefaultPauseLimit)
-	}
-	var specs []detSpec
-	if len(cfg.Timeouts)+len(cfg.Phis) > 0 || len(cfg.Detectors) == 0 {
-		var err error
-		if specs, err = fieldDetectors(cfg.Timeouts, cfg.Phis, cfg.PhiWindow, cfg.PhiMinStd, cfg.Interval); err != nil {
-			return recvStats{}, fmt.Errorf("recv: %w", err)
-		}
-	}
-	specs = append(specs, cfg.Detectors...)
-	if cfg.TableSenders < 0 {
-		return recvStats{}, fmt.Errorf("recv: --table-senders %d must not be negative", cfg.TableSenders)
-	}
-	if cfg.MaxIncarnationAhead < 0 {
-		return recvStats{}, fmt.Errorf("recv: --max-incarnation-ahead %v must not be negative", cfg.MaxIncarnationAhead)
-	}
-	if cfg.EvictAfter < 0 {
-		return recvStats{}, fmt.Errorf("recv: --evict-after %v must be 0 (never) or positive", cfg.EvictAfter)
+	specs, err := checkRecv(&cfg)
+	if err != nil {
+		return recvStats{}, err
 	}
 	if cfg.Terminal && cfg.display == nil {
 		cfg.display = newLiveRegion(cfg.Table, nil, nil)
@@ -214,32 +188,16 @@ func runRecv(ctx context.Context, cfg recvConfig, log *slog.Logger) (recvStats, 
 	if cfg.display != nil {
 		defer cfg.display.Close() // shows log lines still held, on every return
 	}
-	r := &receiver{cfg: cfg, log: log, clock: monitor.NewMonotonic(), streams: map[string]*streamID{}, warn: newWarnLimiter(log)}
-	r.transLimiter()
-	r.wall = time.Duration(r.clock.(*monitor.Monotonic).Start().UnixNano())
-	r.stats.Transitions = map[string]int{}
-	// One meter of the host's lateness for every monitor, fed by the sweep
-	// loop: each waits its Bound past a freshness point before convicting.
-	var err error
-	if r.late, err = lateness.New(lateness.Config{}); err != nil {
-		return recvStats{}, fmt.Errorf("recv: %w", err)
-	}
-	for _, s := range specs {
-		name := s.Name
-		m, err := monitor.New(monitor.Config{Factory: s.Factory, Clock: r.clock, MaxPeers: cfg.MaxSenders, Lateness: r.late,
-			IgnoreHostLateness: cfg.IgnoreHostLateness,
-			OnTransition:       func(t monitor.Transition) { r.transition(name, t) }})
-		if err != nil {
-			return recvStats{}, fmt.Errorf("recv: detector %s: %w", name, err)
-		}
-		r.mons = append(r.mons, namedMon{name, m})
+	r, err := newReceiver(cfg, log, specs)
+	if err != nil {
+		return recvStats{}, err
 	}
 	conn, err := net.ListenPacket("udp", cfg.Listen)
 	if err != nil {
 		return recvStats{}, fmt.Errorf("recv: listen: %w", err)
 	}
+	defer conn.Close()
 	if err := r.openTrace(specs); err != nil {
-		conn.Close()
 		return recvStats{}, err
 	}
 	r.stats.Started = true
@@ -248,7 +206,77 @@ func runRecv(ctx context.Context, cfg recvConfig, log *slog.Logger) (recvStats, 
 	if cfg.ready != nil {
 		cfg.ready(conn.LocalAddr(), r.wall)
 	}
+	readErr := r.serve(ctx, conn)
+	return r.finish(readErr)
+}
 
+// checkRecv checks cfg, fills in its defaults and returns the detectors
+// to run: those of the Timeouts and Phis fields (the default set when no
+// detector is given at all), then cfg.Detectors.
+func checkRecv(cfg *recvConfig) ([]detSpec, error) {
+	if cfg.Interval <= 0 {
+		return nil, fmt.Errorf("recv: interval %v must be positive", cfg.Interval)
+	}
+	if cfg.MaxSenders == 0 {
+		cfg.MaxSenders = defaultMaxSenders
+	}
+	if cfg.MaxSenders < 1 || cfg.MaxSenders > maxSenders {
+		return nil, fmt.Errorf("recv: --max-senders %d must be from 1 to %d", cfg.MaxSenders, maxSenders)
+	}
+	if cfg.Sweep <= 0 || cfg.Sweep >= monitor.DefaultPauseLimit {
+		// Sweeps PauseLimit apart would each look like a local pause of
+		// the receiver, and nobody would ever be convicted.
+		return nil, fmt.Errorf("recv: --sweep %v must be positive and shorter than the local-pause limit %v", cfg.Sweep, monitor.DefaultPauseLimit)
+	}
+	var specs []detSpec
+	if len(cfg.Timeouts)+len(cfg.Phis) > 0 || len(cfg.Detectors) == 0 {
+		var err error
+		if specs, err = fieldDetectors(cfg.Timeouts, cfg.Phis, cfg.PhiWindow, cfg.PhiMinStd, cfg.Interval); err != nil {
+			return nil, fmt.Errorf("recv: %w", err)
+		}
+	}
+	specs = append(specs, cfg.Detectors...)
+	switch {
+	case cfg.TableSenders < 0:
+		return nil, fmt.Errorf("recv: --table-senders %d must not be negative", cfg.TableSenders)
+	case cfg.MaxIncarnationAhead < 0:
+		return nil, fmt.Errorf("recv: --max-incarnation-ahead %v must not be negative", cfg.MaxIncarnationAhead)
+	case cfg.EvictAfter < 0:
+		return nil, fmt.Errorf("recv: --evict-after %v must be 0 (never) or positive", cfg.EvictAfter)
+	}
+	return specs, nil
+}
+
+// newReceiver makes the receiver and one monitor per detector, all on
+// the monotonic clock and waiting for one meter of the host's lateness.
+func newReceiver(cfg recvConfig, log *slog.Logger, specs []detSpec) (*receiver, error) {
+	r := &receiver{cfg: cfg, log: log, clock: monitor.NewMonotonic(), streams: map[string]*streamID{}, warn: newWarnLimiter(log)}
+	r.transLimiter()
+	r.wall = time.Duration(r.clock.(*monitor.Monotonic).Start().UnixNano())
+	r.stats.Transitions = map[string]int{}
+	// One meter of the host's lateness for every monitor, fed by the sweep
+	// loop: each waits its Bound past a freshness point before convicting.
+	var err error
+	if r.late, err = lateness.New(lateness.Config{}); err != nil {
+		return nil, fmt.Errorf("recv: %w", err)
+	}
+	for _, s := range specs {
+		name := s.Name
+		m, err := monitor.New(monitor.Config{Factory: s.Factory, Clock: r.clock, MaxPeers: cfg.MaxSenders, Lateness: r.late,
+			IgnoreHostLateness: cfg.IgnoreHostLateness,
+			OnTransition:       func(t monitor.Transition) { r.transition(name, t) }})
+		if err != nil {
+			return nil, fmt.Errorf("recv: detector %s: %w", name, err)
+		}
+		r.mons = append(r.mons, namedMon{name, m})
+	}
+	return r, nil
+}
+
+// serve reads heartbeats from conn until ctx is done or reading fails,
+// with the periodic work beside it: sweeps, evictions and flushes of the
+// warnings, the table, the trace. It returns when all of it has ended.
+func (r *receiver) serve(ctx context.Context, conn net.PacketConn) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
@@ -256,25 +284,7 @@ func runRecv(ctx context.Context, cfg recvConfig, log *slog.Logger) (recvStats, 
 		<-ctx.Done()
 		conn.Close()
 	})
-	wg.Go(func() {
-		r.late.ReadRuntime(r.clock.Now())
-		lastRead := r.clock.Now()
-		every(ctx, cfg.Sweep, func(due time.Time) {
-			now := r.clock.Now()
-			r.late.TickSince(due, now)
-			if now-lastRead >= time.Second {
-				r.late.ReadRuntime(now)
-				lastRead = now
-			}
-			r.eval.Lock()
-			for _, nm := range r.mons {
-				nm.m.Sweep()
-			}
-			r.eval.Unlock()
-			r.notePauses()
-			r.noteLateness(now)
-		})
-	})
+	wg.Go(func() { r.sweepLoop(ctx) })
 	wg.Go(func() {
 		every(ctx, time.Second, func(time.Time) {
 			r.evict()
@@ -282,23 +292,53 @@ func runRecv(ctx context.Context, cfg recvConfig, log *slog.Logger) (recvStats, 
 			r.transLimiter().Flush(r.clock.Now())
 		})
 	})
-	if cfg.Refresh > 0 && cfg.Table != nil {
-		wg.Go(func() { every(ctx, cfg.Refresh, func(time.Time) { r.printTable() }) })
+	if r.cfg.Refresh > 0 && r.cfg.Table != nil {
+		wg.Go(func() { every(ctx, r.cfg.Refresh, func(time.Time) { r.printTable() }) })
 	}
 	if r.tw != nil {
 		wg.Go(func() { every(ctx, flushPeriod, func(time.Time) { r.flushTrace() }) })
 	}
-	readErr := r.readLoop(ctx, conn)
+	err := r.readLoop(ctx, conn)
 	cancel()
 	wg.Wait()
+	return err
+}
+
+// sweepLoop has the monitors look for suspicions every Sweep until ctx is
+// done, and feeds the lateness meter with each tick and, about once a
+// second, the runtime's histograms.
+func (r *receiver) sweepLoop(ctx context.Context) {
+	r.late.ReadRuntime(r.clock.Now())
+	lastRead := r.clock.Now()
+	every(ctx, r.cfg.Sweep, func(due time.Time) {
+		now := r.clock.Now()
+		r.late.TickSince(due, now)
+		if now-lastRead >= time.Second {
+			r.late.ReadRuntime(now)
+			lastRead = now
+		}
+		r.eval.Lock()
+		for _, nm := range r.mons {
+			nm.m.Sweep()
+		}
+		r.eval.Unlock()
+		r.notePauses()
+		r.noteLateness(now)
+	})
+}
+
+// finish ends a run whose reading ended with readErr: a last sweep and
+// table, the trace closed, the warnings held flushed, and the counts
+// logged and returned.
+func (r *receiver) finish(readErr error) (recvStats, error) {
 	for _, nm := range r.mons {
 		nm.m.Sweep()
 	}
-	if cfg.Table != nil {
+	if r.cfg.Table != nil {
 		r.printTable()
 	}
-	if cfg.display != nil {
-		cfg.display.Close()
+	if r.cfg.display != nil {
+		r.cfg.display.Close()
 	}
 	closeErr := r.closeTrace()
 	r.warn.Flush(r.clock.Now() + warnWindow)
@@ -311,14 +351,14 @@ func runRecv(ctx context.Context, cfg recvConfig, log *slog.Logger) (recvStats, 
 	for _, nm := range r.mons {
 		st.Excused += nm.m.Excused()
 	}
-	log.Info("receiver stopped", "packets", st.Packets, "bad", st.Bad, "recorded", st.Recorded,
+	r.log.Info("receiver stopped", "packets", st.Packets, "bad", st.Bad, "recorded", st.Recorded,
 		"unauthenticated", st.Unauthenticated, "auth_failed", st.AuthFailed, "ahead_of_clock", st.AheadOfClock, "implausible", st.Implausible,
 		"confirmed", st.Confirmed, "other_source", st.OtherSource, "bad_interval", st.BadInterval, "displaced", st.Displaced, "reverted", st.Reverted,
 		"refused", st.Refused, "evicted", st.Evicted, "kernel_drops", dropsString(st), "excused", st.Excused)
 	r.logLateness("host lateness at the end", st.Lateness, 0)
 	if readErr != nil && closeErr != nil {
 		// Closing repeats the write error; one line says it.
-		log.Debug("closing the trace after a failure", "err", closeErr)
+		r.log.Debug("closing the trace after a failure", "err", closeErr)
 		closeErr = nil
 	}
 	return st, errors.Join(readErr, closeErr)
