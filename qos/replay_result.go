@@ -137,6 +137,13 @@ func tdStats(td []int64) TDStats {
 		mx = max(mx, v)
 		mn = min(mn, v)
 	}
+	return tdStatsOf(td, sum, mn, mx)
+}
+
+// tdStatsOf is tdStats of a non-empty td whose sum (added in order), least
+// and greatest values are known.
+func tdStatsOf(td []int64, sum float64, mn, mx int64) TDStats {
+	n := len(td)
 	s := TDStats{Mean: time.Duration(math.Round(sum / float64(n))), Max: time.Duration(mx)}
 	r50, r99 := rank(0.50, n), rank(0.99, n)
 	if r, ok := rankValuesInt(td, mn, mx, [2]int{r50, r99}, 16384); ok {

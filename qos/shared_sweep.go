@@ -36,12 +36,14 @@ func (p *atThreshold) Suspected(now time.Duration) bool {
 }
 
 // sharedChunk bounds the replayers that run side by side (each keeps two
-// int64 per evaluated heartbeat), so memory stays that of a few replays;
-// leanChunk bounds the thresholds of one thresholdPass, each of which
-// keeps one int64 per evaluated heartbeat (the delays are shared).
+// int64 per evaluated heartbeat), so memory stays that of a few replays.
+// A thresholdPass keeps one int64 per evaluated heartbeat and threshold
+// (the delays are shared): it takes leanChunk thresholds, or as many as
+// fit in leanBudget bytes of them.
 const (
 	sharedChunk = 8
 	leanChunk   = 16
+	leanBudget  = 64 << 20
 )
 
 // sweepShared computes the points of a threshold sweep of a detector whose
@@ -86,7 +88,7 @@ func sweepShared(newDet func(v float64) (thresholdDetector, error), track func(t
 	lean = lean || hs.Len() <= bigStream
 	chunkLen := sharedChunk
 	if lean {
-		chunkLen = leanChunk
+		chunkLen = max(leanChunk, leanBudget/(8*max(hs.Len(), 1)))
 	}
 	for lo := 0; lo < len(reps); lo += chunkLen {
 		chunk := reps[lo:min(lo+chunkLen, len(reps))]

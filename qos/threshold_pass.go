@@ -2,6 +2,7 @@ package qos
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/fdkit/fdkit/detector"
@@ -198,24 +199,12 @@ func (p *thresholdPass) finish(spans *spanMemo) ([]Result, error) {
 		if q.out && p.cfg.RecordMistakes {
 			res.MistakeIntervals = append(res.MistakeIntervals, Interval{Start: q.openStart, End: res.End})
 		}
-		td := q.td
-		for k := range td {
-			if sync {
-				td[k] += p.delay[k]
-			} else {
-				td[k] += int64(p.cfg.DelayOffset)
-			}
-		}
-		if len(td) > 0 {
-			res.LastTD = time.Duration(td[len(td)-1])
-		}
 		if q.cells != nil {
 			if err := spans.fill(q.cells, res.Start); err != nil {
 				return nil, err
 			}
-			q.cells.setTD(td, p.evCell)
 		}
-		res.TD = tdStats(td)
+		res.TD, res.LastTD = p.tdOf(q, sync)
 		res.setRates()
 		if q.cells != nil {
 			res.setCI(q.cells)
@@ -224,4 +213,44 @@ func (p *thresholdPass) finish(spans *spanMemo) ([]Result, error) {
 		out[i] = res
 	}
 	return out, nil
+}
+
+// tdOf turns q's τ − A_k into TD_k, fills its cells' TD sums (cellSeries.setTD)
+// and returns tdStats and the last TD_k, in one pass over the heartbeats.
+func (p *thresholdPass) tdOf(q *thresholdPoint, sync bool) (TDStats, time.Duration) {
+	td := q.td
+	if len(td) == 0 {
+		if q.cells != nil {
+			q.cells.setTD(nil, nil)
+		}
+		return TDStats{}, 0
+	}
+	var tdSum, tdN []float64
+	if q.cells != nil {
+		clear(q.cells.tdSum)
+		clear(q.cells.tdN)
+		tdSum, tdN = q.cells.tdSum, q.cells.tdN
+	}
+	off := int64(p.cfg.DelayOffset)
+	var sum float64
+	mn, mx := int64(math.MaxInt64), int64(math.MinInt64)
+	for k := range td {
+		v := td[k]
+		if sync {
+			v += p.delay[k]
+		} else {
+			v += off
+		}
+		td[k] = v
+		sum += float64(v)
+		mx = max(mx, v)
+		mn = min(mn, v)
+		if tdSum != nil {
+			c := p.evCell[k]
+			tdSum[c] += float64(v)
+			tdN[c]++
+		}
+	}
+	last := time.Duration(td[len(td)-1]) // before tdStatsOf reorders td
+	return tdStatsOf(td, sum, mn, mx), last
 }
