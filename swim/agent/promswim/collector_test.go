@@ -2,6 +2,7 @@ package promswim_test
 
 import (
 	"context"
+	"fmt"
 	"net/netip"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/fdkit/fdkit/lateness"
 	"github.com/fdkit/fdkit/swim"
 	"github.com/fdkit/fdkit/swim/agent"
 	"github.com/fdkit/fdkit/swim/agent/promswim"
@@ -108,4 +110,42 @@ func TestOversizeDropsExported(t *testing.T) {
 # TYPE fdswim_dropped_oversize_total counter
 fdswim_dropped_oversize_total 1
 `), "fdswim_dropped_oversize_total"))
+}
+
+// TestCollectorHostLateness: the host's lateness the agent measures is
+// exported as the monitor's promfd exports it: the bound in force, and
+// the largest lateness and the count of measurements per source.
+func TestCollectorHostLateness(t *testing.T) {
+	a, err := agent.Start(context.Background(), agent.Config{Plain: true, TickInterval: 10 * time.Millisecond})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return a.Lateness().Stats().Sources[lateness.Timer].Count >= 3 },
+		5*time.Second, 10*time.Millisecond, "the agent's ticks feed the meter")
+	require.NoError(t, a.Shutdown()) // nothing feeds the meter from here on
+	// A stop-the-world pause of 1.5 s an hour after the start: the newest
+	// measurement, alone in the window, so it is the bound.
+	a.Lateness().Observe(time.Hour, 1500*time.Millisecond, lateness.OtherPause)
+	st := a.Lateness().Stats()
+	reg := prometheus.NewPedanticRegistry()
+	require.NoError(t, reg.Register(promswim.NewCollector(a)))
+	want := fmt.Sprintf(`
+# HELP fdswim_host_lateness_seconds The host's lateness bound in force: the largest lateness measured over the meter's window, given to the state machine before each tick (in detector mode a peer's detector is asked about now minus it).
+# TYPE fdswim_host_lateness_seconds gauge
+fdswim_host_lateness_seconds 1.5
+# HELP fdswim_host_lateness_max_seconds The largest lateness of the host measured from this source since the agent started.
+# TYPE fdswim_host_lateness_max_seconds gauge
+fdswim_host_lateness_max_seconds{source="gc-pause"} %v
+fdswim_host_lateness_max_seconds{source="other-pause"} 1.5
+fdswim_host_lateness_max_seconds{source="scheduling"} %v
+fdswim_host_lateness_max_seconds{source="timer"} %v
+# HELP fdswim_host_lateness_measurements_total Lateness measurements of the host from this source.
+# TYPE fdswim_host_lateness_measurements_total counter
+fdswim_host_lateness_measurements_total{source="gc-pause"} %d
+fdswim_host_lateness_measurements_total{source="other-pause"} %d
+fdswim_host_lateness_measurements_total{source="scheduling"} %d
+fdswim_host_lateness_measurements_total{source="timer"} %d
+`, st.Sources[lateness.GCPause].Max.Seconds(), st.Sources[lateness.Scheduling].Max.Seconds(), st.Sources[lateness.Timer].Max.Seconds(),
+		st.Sources[lateness.GCPause].Count, st.Sources[lateness.OtherPause].Count, st.Sources[lateness.Scheduling].Count, st.Sources[lateness.Timer].Count)
+	assert.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(want),
+		"fdswim_host_lateness_seconds", "fdswim_host_lateness_max_seconds", "fdswim_host_lateness_measurements_total"))
+	assert.GreaterOrEqual(t, st.Sources[lateness.Timer].Count, uint64(3))
 }
