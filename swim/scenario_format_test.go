@@ -166,6 +166,10 @@ var messageKinds = func() map[string]MessageKind {
 	return m
 }()
 
+// maxPrintedUpdates is how many of a packet's updates fmtPacket prints;
+// it ends a longer list with +N more.
+const maxPrintedUpdates = 12
+
 // fmtPacket prints one packet on one line.
 func fmtPacket(p *Packet) string {
 	var b strings.Builder
@@ -201,14 +205,18 @@ func fmtPacket(p *Packet) string {
 	for _, br := range p.Broadcasts {
 		fmt.Fprintf(&b, " bcast(%s#%d,%q,%q)", br.Origin, br.Seq, br.Key, br.Data)
 	}
-	for _, u := range p.Updates {
+	for i, u := range p.Updates {
+		if i == maxPrintedUpdates {
+			fmt.Fprintf(&b, " +%d more", len(p.Updates)-i)
+			break
+		}
 		b.WriteString(" " + fmtUpdate(u))
 	}
 	return b.String()
 }
 
-// parsePacket reads fmtPacket's form (without broadcasts, digests or
-// parts, which scenarios build with commands).
+// parsePacket reads fmtPacket's form (without broadcasts or parts, which
+// scenarios build with commands).
 func parsePacket(line string) (Packet, error) {
 	f := strings.Fields(line)
 	if len(f) < 2 {
@@ -235,6 +243,8 @@ func parsePacket(line string) (Packet, error) {
 			p.PingReq.Target = parseNode(val)
 		case "nack":
 			p.PingReq.Nack = true
+		case "digest":
+			_, err = fmt.Sscanf(val, "%d/%x", &p.Digest.Members, &p.Digest.Hash)
 		case "user":
 			p.User = []byte(val)
 		case "state":
@@ -280,7 +290,8 @@ func fmtPeer(p PeerStatus) string {
 }
 
 // fmtReady prints everything r holds, one item a line, each line
-// prefixed with prefix.
+// prefixed with prefix; with kinds, only the packets of those kinds and,
+// if kinds holds "event", the events.
 func fmtReady(b *strings.Builder, prefix string, r Ready, kinds []string) {
 	for i := range r.Packets {
 		if len(kinds) == 0 || slices.Contains(kinds, r.Packets[i].Kind.String()) {
@@ -288,7 +299,9 @@ func fmtReady(b *strings.Builder, prefix string, r Ready, kinds []string) {
 		}
 	}
 	for _, e := range r.Events {
-		fmt.Fprintf(b, "%sevent %s\n", prefix, fmtEvent(e))
+		if len(kinds) == 0 || slices.Contains(kinds, "event") {
+			fmt.Fprintf(b, "%sevent %s\n", prefix, fmtEvent(e))
+		}
 	}
 	for _, sp := range r.StreamProbes {
 		fmt.Fprintf(b, "%sstream-probe %s seq=%d deadline=%v", prefix, fmtNode(sp.To), sp.Seq, sp.Deadline)
