@@ -130,7 +130,7 @@ func TestAkkaOnePassFallsBack(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, PerPoint, c[0].Method)
 	assert.Len(t, c[0].Points, 2)
-	assert.Contains(t, c[0].Err, "Phi=-2")
+	assert.Contains(t, c[0].Err, "threshold=-2")
 
 	f = PhiAkkaFamily(phi.AkkaConfig{}, []float64{1, 8})
 	c, err = Sweep([]Stream{{Heartbeats: hbs[:3]}}, []Family{f}, SweepOptions{Config: Config{WarmUp: 10}})

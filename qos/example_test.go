@@ -138,7 +138,7 @@ func ExampleDecide() {
 	}
 	fmt.Println("equivalent:", v.Rivals[0].Equivalent)
 	// Output:
-	// fixed T=200ms 0 mistakes
-	// fixed-fine T=200ms 0 mistakes
+	// fixed timeout=200ms 0 mistakes
+	// fixed-fine timeout=200ms 0 mistakes
 	// equivalent: true
 }

@@ -79,7 +79,7 @@ func msValues(ds []time.Duration) []float64 {
 // milliseconds.
 func FixedFamily(timeouts []time.Duration) Family {
 	return Family{
-		Name: "fixed", Param: "T", Unit: "ms", Values: msValues(timeouts),
+		Name: "fixed", Param: "timeout", Unit: "ms", Values: msValues(timeouts),
 		New: func(v float64) (detector.Detector, error) {
 			if v <= 0 {
 				return nil, fmt.Errorf("timeout %g ms must be positive", v)
@@ -96,7 +96,7 @@ func FixedFamily(timeouts []time.Duration) Family {
 // heartbeat of a stream is always excluded (its τ rests on TO_init, not on K).
 func JacobsonFamily(cfg jacobson.Config, ks []float64) Family {
 	return Family{
-		Name: "jacobson", Param: "K", Values: ks, WarmUp: 1,
+		Name: "jacobson", Param: "k", Values: ks, WarmUp: 1,
 		New: func(v float64) (detector.Detector, error) {
 			c := cfg
 			c.K = &v
@@ -133,7 +133,7 @@ func ChenFamily(cfg chen.Config, alphas []time.Duration) Family {
 // Thresholds must be at least log10 2 (z ≥ 0).
 func PhiNormalFamily(cfg phi.NormalConfig, thresholds []float64) Family {
 	return Family{
-		Name: "phi-normal", Param: "Phi", Values: thresholds,
+		Name: "phi-normal", Param: "threshold", Values: thresholds,
 		New: func(v float64) (detector.Detector, error) {
 			if v < math.Log10(2) {
 				return nil, fmt.Errorf("threshold %g is below log10 2 (the crossing would precede the mean)", v)
@@ -161,7 +161,7 @@ func PhiNormalFamily(cfg phi.NormalConfig, thresholds []float64) Family {
 // 10 ms minimum deviation).
 func PhiAkkaFamily(cfg phi.AkkaConfig, thresholds []float64) Family {
 	return Family{
-		Name: "phi-akka", Param: "Phi", Values: thresholds,
+		Name: "phi-akka", Param: "threshold", Values: thresholds,
 		New: func(v float64) (detector.Detector, error) {
 			if v <= 0 {
 				return nil, fmt.Errorf("threshold %g must be positive", v)
@@ -182,7 +182,7 @@ func PhiAkkaFamily(cfg phi.AkkaConfig, thresholds []float64) Family {
 // settings from cfg: τ = T_last + Θ·μ·ln 10, linear in Θ.
 func PhiCassandraFamily(cfg phi.CassandraConfig, thresholds []float64) Family {
 	return Family{
-		Name: "phi-cassandra", Param: "Phi", Values: thresholds,
+		Name: "phi-cassandra", Param: "threshold", Values: thresholds,
 		New: func(v float64) (detector.Detector, error) {
 			if v <= 0 {
 				return nil, fmt.Errorf("threshold %g must be positive", v)

@@ -32,7 +32,7 @@ func TestWriteCSVAndJSON(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, rows, 1+20)
 	assert.Equal(t, csvHeader, rows[0])
-	assert.Equal(t, []string{"gen", "fixed", "T", "ms", "100", "one-pass"}, rows[1][:6])
+	assert.Equal(t, []string{"gen", "fixed", "timeout", "ms", "100", "one-pass"}, rows[1][:6])
 
 	buf.Reset()
 	require.NoError(t, WriteJSON(&buf, curves))

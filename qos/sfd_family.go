@@ -19,7 +19,7 @@ import (
 // sfd.New rejects. Point values are in milliseconds.
 func SFDFamily(cfg sfd.Config, margins []time.Duration) Family {
 	return Family{
-		Name: "sfd", Param: "SM1", Unit: "ms", Values: msValues(margins),
+		Name: "sfd", Param: "sm1", Unit: "ms", Values: msValues(margins),
 		New: func(v float64) (detector.Detector, error) {
 			if v < 0 {
 				return nil, fmt.Errorf("initial margin %g ms is negative", v)

@@ -17,8 +17,9 @@ import (
 type Family struct {
 	// Name identifies the family ("fixed", "chen", "phi-normal", ...).
 	Name string
-	// Param names the swept parameter ("T", "alpha", "Phi", "K", "SM1");
-	// empty for a family with a single point (Bertier).
+	// Param names the swept parameter as the textual form of package spec
+	// does ("timeout", "alpha", "threshold", "k", "sm1"); empty for a
+	// family with a single point (Bertier).
 	Param string
 	// Unit is the unit of the parameter values: "ms" for durations, "" for
 	// dimensionless parameters.

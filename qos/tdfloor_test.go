@@ -108,7 +108,7 @@ func TestSweepErrorMessages(t *testing.T) {
 	want := []string{
 		"qos: bertier: no heartbeat evaluated: all 2 fresh heartbeats were in warm-up",
 		"qos: fixed: no heartbeat evaluated: all 2 fresh heartbeats were in warm-up",
-		"qos: phi-akka Phi=8: no heartbeat evaluated: all 2 fresh heartbeats were in warm-up",
+		"qos: phi-akka threshold=8: no heartbeat evaluated: all 2 fresh heartbeats were in warm-up",
 	}
 	for i, w := range want {
 		assert.Equal(t, w, c[i].Err)

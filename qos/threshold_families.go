@@ -50,7 +50,7 @@ func SatzgerFamily(cfg satzger.Config, thresholds []float64) Family {
 		return satzger.New(c)
 	}
 	return Family{
-		Name: "satzger", Param: "theta", Values: thresholds,
+		Name: "satzger", Param: "threshold", Values: thresholds,
 		New: func(v float64) (detector.Detector, error) { return newDet(v) },
 		onePass: func(values []float64, hbs Source, rc Config) ([]*Point, error) {
 			for _, v := range values {
@@ -95,7 +95,7 @@ func KappaFamily(cfg kappa.Config, thresholds []float64) Family {
 		return kappa.New(c)
 	}
 	return Family{
-		Name: "kappa", Param: "K", Values: thresholds,
+		Name: "kappa", Param: "threshold", Values: thresholds,
 		New: func(v float64) (detector.Detector, error) { return newDet(v) },
 		onePass: func(values []float64, hbs Source, rc Config) ([]*Point, error) {
 			for _, v := range values {

@@ -66,28 +66,52 @@ var (
 	order    []*Family
 )
 
-// define registers family f with config type C. It is how each family is
-// added (families.go): one call per family, listing its parameters.
-func define[C any, D detector.Detector](f Family, build func(C) (D, error), sweep func(C, []float64) qos.Family, point func(C) float64, params ...param) {
-	for i := range params {
-		// Windows are bounded by detector.MaxWindowSize: say so when
-		// the spec is parsed rather than when the detector is built.
-		if p := &params[i]; p.Kind == Int && (p.Name == "window" || strings.HasSuffix(p.Name, "-window")) && !p.hasMax {
-			*p = atMost(*p, detector.MaxWindowSize)
-		}
-	}
-	f.params = params
-	f.typ = reflect.TypeFor[C]()
-	f.build = func(cfg any) (detector.Detector, error) {
-		d, err := build(*cfg.(*C))
+// Row is one family's entry in the registry, as families.go writes it: the
+// family, its constructor, how its swept parameter is swept, and its
+// parameters.
+type Row[C any] struct {
+	Family
+	// New builds a detector from a configuration (build(chen.New)).
+	New func(C) (detector.Detector, error)
+	// Sweep returns the qos family sweeping Family.Swept over values, in
+	// qos units (milliseconds for durations); nil for a family without a
+	// swept parameter.
+	Sweep func(C, []float64) qos.Family
+	// Point returns the effective value of Family.Swept for a
+	// configuration (its default resolved), in qos units.
+	Point func(C) float64
+	// Params are the parameters in their printing order.
+	Params []param
+}
+
+// build adapts a package's constructor to Row.New.
+func build[C any, D detector.Detector](f func(C) (D, error)) func(C) (detector.Detector, error) {
+	return func(c C) (detector.Detector, error) {
+		d, err := f(c)
 		if err != nil {
 			return nil, err // not a typed nil in an interface
 		}
 		return d, nil
 	}
-	if sweep != nil {
-		f.sweep = func(cfg any, v []float64) qos.Family { return sweep(*cfg.(*C), v) }
-		f.point = func(cfg any) float64 { return point(*cfg.(*C)) }
+}
+
+// define registers the family of row r with config type C: one call per
+// family, in families.go.
+func define[C any](r Row[C]) {
+	f := r.Family
+	for i := range r.Params {
+		// Windows are bounded by detector.MaxWindowSize: say so when
+		// the spec is parsed rather than when the detector is built.
+		if p := &r.Params[i]; p.Kind == Int && (p.Name == "window" || strings.HasSuffix(p.Name, "-window")) && p.Max == 0 {
+			p.Max = detector.MaxWindowSize
+		}
+	}
+	f.params = r.Params
+	f.typ = reflect.TypeFor[C]()
+	f.build = func(cfg any) (detector.Detector, error) { return r.New(*cfg.(*C)) }
+	if r.Sweep != nil {
+		f.sweep = func(cfg any, v []float64) qos.Family { return r.Sweep(*cfg.(*C), v) }
+		f.point = func(cfg any) float64 { return r.Point(*cfg.(*C)) }
 	}
 	register(&f)
 }

@@ -38,8 +38,10 @@ func (k Kind) expected() string {
 }
 
 // Param describes one parameter of a family: its name in the textual form,
-// the kind of its value, its unit, its default and where the default comes
-// from, and the configuration field it sets.
+// the kind of its value, its unit and range, its default and where the
+// default comes from, and the configuration field it sets. The rows of
+// families.go write one Param literal per parameter; Kind is set by the
+// accessor that ties it to its field (durPtr, intPlain, ...).
 type Param struct {
 	Name    string
 	Kind    Kind
@@ -49,19 +51,52 @@ type Param struct {
 	Doc     string   // one line
 	Field   string   // the Go field it sets, e.g. AcceptablePause
 	Choices []string // for Enum
+	// Symbol is the parameter's symbol in the papers and in plots (Φ, α,
+	// SM1), for the swept parameter; "" for the others.
+	Symbol string
+	// Min is the smallest valid value of a number (a duration in
+	// nanoseconds); with MinOpen, values must exceed it.
+	Min     float64
+	MinOpen bool
+	// Max is the largest valid value of a number; 0: no upper bound.
+	Max float64
+	// Sample is a valid value other than the default, which the tests
+	// set alone to check that it prints and parses back.
+	Sample string
 }
 
 // param is a Param with its accessors on a configuration (a pointer to the
 // family's config struct, as any).
 type param struct {
 	Param
-	min    float64 // smallest valid value for numbers (durations in ns)
-	minOK  bool    // min itself is valid (else values must exceed it)
-	max    float64 // largest valid value, when hasMax
-	hasMax bool
-	sample string // a valid non-default value, for tests
-	get    func(cfg any) (v any, set bool)
-	set    func(cfg any, v any)
+	get func(cfg any) (v any, set bool)
+	set func(cfg any, v any)
+}
+
+// RangeText describes the valid values of a number parameter ("> 0",
+// "≥ 1 and ≤ 100000"), or is "" for a boolean or a choice.
+func (p Param) RangeText() string {
+	switch p.Kind {
+	case Bool, Enum:
+		return ""
+	}
+	f := func(x float64) string {
+		if p.Kind == Duration {
+			return time.Duration(x).String()
+		}
+		if x == math.Trunc(x) && math.Abs(x) < 1e15 {
+			return strconv.FormatFloat(x, 'f', -1, 64) // 1048576, not 1.048576e+06
+		}
+		return strconv.FormatFloat(x, 'g', -1, 64)
+	}
+	lo := "≥ " + f(p.Min)
+	if p.MinOpen {
+		lo = "> " + f(p.Min)
+	}
+	if p.Max != 0 {
+		return lo + " and ≤ " + f(p.Max)
+	}
+	return lo
 }
 
 // parseValue parses text as the parameter's value and checks its range.
@@ -111,30 +146,10 @@ func (p *param) parseValue(text string) (any, error) {
 		}
 		return nil, fmt.Errorf("%s: %q is not one of %s", p.Name, text, strings.Join(p.Choices, ", "))
 	}
-	if num < p.min || (num == p.min && !p.minOK) || (p.hasMax && num > p.max) {
-		return nil, fmt.Errorf("%s: %s is out of range (expected %s)", p.Name, text, p.rangeText())
+	if num < p.Min || (num == p.Min && p.MinOpen) || (p.Max != 0 && num > p.Max) {
+		return nil, fmt.Errorf("%s: %s is out of range (expected %s)", p.Name, text, p.RangeText())
 	}
 	return v, nil
-}
-
-func (p *param) rangeText() string {
-	f := func(x float64) string {
-		if p.Kind == Duration {
-			return time.Duration(x).String()
-		}
-		if x == math.Trunc(x) && math.Abs(x) < 1e15 {
-			return strconv.FormatFloat(x, 'f', -1, 64) // 1048576, not 1.048576e+06
-		}
-		return strconv.FormatFloat(x, 'g', -1, 64)
-	}
-	lo := "≥ " + f(p.min)
-	if !p.minOK {
-		lo = "> " + f(p.min)
-	}
-	if p.hasMax {
-		return lo + " and ≤ " + f(p.max)
-	}
-	return lo
 }
 
 // formatValue prints a value the way parseValue reads it.
@@ -200,13 +215,9 @@ func fromFloat(k Kind, f float64) (any, error) {
 // The constructors below tie a parameter to a field of config type C. A
 // pointer field is set when not nil; a plain field is set when not zero.
 
-type meta struct {
-	name, unit, def, source, doc, field string
-	sample                              string
-}
-
-func durPtr[C any](m meta, min float64, minOK bool, f func(*C) **time.Duration) param {
-	return param{Param: m.param(Duration), min: min, minOK: minOK, sample: m.sample,
+func durPtr[C any](p Param, f func(*C) **time.Duration) param {
+	p.Kind = Duration
+	return param{Param: p,
 		get: func(c any) (any, bool) {
 			if p := *f(c.(*C)); p != nil {
 				return *p, true
@@ -217,15 +228,17 @@ func durPtr[C any](m meta, min float64, minOK bool, f func(*C) **time.Duration) 
 	}
 }
 
-func dur[C any](m meta, min float64, minOK bool, f func(*C) *time.Duration) param {
-	return param{Param: m.param(Duration), min: min, minOK: minOK, sample: m.sample,
+func dur[C any](p Param, f func(*C) *time.Duration) param {
+	p.Kind = Duration
+	return param{Param: p,
 		get: func(c any) (any, bool) { v := *f(c.(*C)); return v, v != 0 },
 		set: func(c any, v any) { *f(c.(*C)) = v.(time.Duration) },
 	}
 }
 
-func intPtr[C any](m meta, min float64, f func(*C) **int) param {
-	return param{Param: m.param(Int), min: min, minOK: true, sample: m.sample,
+func intPtr[C any](p Param, f func(*C) **int) param {
+	p.Kind = Int
+	return param{Param: p,
 		get: func(c any) (any, bool) {
 			if p := *f(c.(*C)); p != nil {
 				return *p, true
@@ -236,15 +249,17 @@ func intPtr[C any](m meta, min float64, f func(*C) **int) param {
 	}
 }
 
-func intPlain[C any](m meta, min float64, f func(*C) *int) param {
-	return param{Param: m.param(Int), min: min, minOK: true, sample: m.sample,
+func intPlain[C any](p Param, f func(*C) *int) param {
+	p.Kind = Int
+	return param{Param: p,
 		get: func(c any) (any, bool) { v := *f(c.(*C)); return v, v != 0 },
 		set: func(c any, v any) { *f(c.(*C)) = v.(int) },
 	}
 }
 
-func uintPtr[C any](m meta, f func(*C) **uint64) param {
-	return param{Param: m.param(Uint), sample: m.sample, minOK: true,
+func uintPtr[C any](p Param, f func(*C) **uint64) param {
+	p.Kind = Uint
+	return param{Param: p,
 		get: func(c any) (any, bool) {
 			if p := *f(c.(*C)); p != nil {
 				return *p, true
@@ -255,8 +270,9 @@ func uintPtr[C any](m meta, f func(*C) **uint64) param {
 	}
 }
 
-func floatPtr[C any](m meta, min float64, minOK bool, f func(*C) **float64) param {
-	return param{Param: m.param(Float), min: min, minOK: minOK, sample: m.sample,
+func floatPtr[C any](p Param, f func(*C) **float64) param {
+	p.Kind = Float
+	return param{Param: p,
 		get: func(c any) (any, bool) {
 			if p := *f(c.(*C)); p != nil {
 				return *p, true
@@ -267,22 +283,25 @@ func floatPtr[C any](m meta, min float64, minOK bool, f func(*C) **float64) para
 	}
 }
 
-func floatPlain[C any](m meta, min float64, minOK bool, f func(*C) *float64) param {
-	return param{Param: m.param(Float), min: min, minOK: minOK, sample: m.sample,
+func floatPlain[C any](p Param, f func(*C) *float64) param {
+	p.Kind = Float
+	return param{Param: p,
 		get: func(c any) (any, bool) { v := *f(c.(*C)); return v, v != 0 },
 		set: func(c any, v any) { *f(c.(*C)) = v.(float64) },
 	}
 }
 
-func boolPlain[C any](m meta, f func(*C) *bool) param {
-	return param{Param: m.param(Bool), sample: m.sample,
+func boolPlain[C any](p Param, f func(*C) *bool) param {
+	p.Kind = Bool
+	return param{Param: p,
 		get: func(c any) (any, bool) { v := *f(c.(*C)); return v, v },
 		set: func(c any, v any) { *f(c.(*C)) = v.(bool) },
 	}
 }
 
-func boolPtr[C any](m meta, f func(*C) **bool) param {
-	return param{Param: m.param(Bool), sample: m.sample,
+func boolPtr[C any](p Param, f func(*C) **bool) param {
+	p.Kind = Bool
+	return param{Param: p,
 		get: func(c any) (any, bool) {
 			if p := *f(c.(*C)); p != nil {
 				return *p, true
@@ -294,11 +313,11 @@ func boolPtr[C any](m meta, f func(*C) **bool) param {
 }
 
 // enum ties a parameter to an integer-like field whose zero is the first
-// choice (the default).
-func enum[C any, E ~int](m meta, choices []string, f func(*C) *E) param {
-	p := m.param(Enum)
-	p.Choices = choices
-	return param{Param: p, sample: m.sample,
+// of p.Choices (the default).
+func enum[C any, E ~int](p Param, f func(*C) *E) param {
+	p.Kind = Enum
+	choices := p.Choices
+	return param{Param: p,
 		get: func(c any) (any, bool) {
 			v := int(*f(c.(*C)))
 			if v <= 0 || v >= len(choices) {
@@ -314,14 +333,4 @@ func enum[C any, E ~int](m meta, choices []string, f func(*C) *E) param {
 			}
 		},
 	}
-}
-
-func (m meta) param(k Kind) Param {
-	return Param{Name: m.name, Kind: k, Unit: m.unit, Default: m.def, Source: m.source, Doc: m.doc, Field: m.field}
-}
-
-// atMost bounds a number parameter from above.
-func atMost(p param, max float64) param {
-	p.max, p.hasMax = max, true
-	return p
 }

@@ -42,8 +42,8 @@ func TestEveryParameterRoundTrips(t *testing.T) {
 			all := f.Spec()
 			for i := range f.params {
 				p := &f.params[i]
-				require.NotEmpty(t, p.sample, "%s has no sample value", p.Name)
-				s, err := f.Spec().With(p.Name, p.sample)
+				require.NotEmpty(t, p.Sample, "%s has no sample value", p.Name)
+				s, err := f.Spec().With(p.Name, p.Sample)
 				require.NoError(t, err, p.Name)
 				v, _ := s.Value(p.Name)
 				text := s.String()
@@ -64,7 +64,7 @@ func TestEveryParameterRoundTrips(t *testing.T) {
 						assert.Equal(t, p.Field, path, "%s sets %s", p.Name, path)
 					}
 				}
-				all, err = all.With(p.Name, p.sample)
+				all, err = all.With(p.Name, p.Sample)
 				require.NoError(t, err)
 			}
 			for _, path := range leaves(f.typ, "") {
@@ -255,4 +255,33 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("%q: %q then %q", text, s.String(), back.String())
 		}
 	})
+}
+
+// The swept parameter has one name everywhere: the qos family a sweep
+// builds names it as the registry does, in the registry's unit, and the
+// registry gives it the symbol plots show.
+func TestSweptParamOneName(t *testing.T) {
+	for _, f := range Families() {
+		if f.Swept == "" {
+			require.Nil(t, f.sweep, "%s has a sweep but no swept parameter", f.Name)
+			continue
+		}
+		t.Run(f.Name, func(t *testing.T) {
+			p := f.param(f.Swept)
+			require.NotNil(t, p, "the swept parameter %q is not a parameter", f.Swept)
+			assert.NotEmpty(t, p.Symbol, "the swept parameter has no symbol")
+			s := f.Spec()
+			q := f.sweep(s.cfg, []float64{f.point(s.cfg)})
+			assert.Equal(t, f.Swept, q.Param)
+			if p.Kind == Duration {
+				assert.Equal(t, "ms", q.Unit)
+			} else {
+				assert.Empty(t, q.Unit)
+			}
+			w := Sweep{Spec: s, Param: f.Swept, Lo: 1, Hi: 2}
+			q, err := w.Family(3)
+			require.NoError(t, err)
+			assert.Equal(t, f.Swept, q.Param)
+		})
+	}
 }

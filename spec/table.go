@@ -16,9 +16,10 @@ func WriteMarkdown(w io.Writer) error {
 			fmt.Fprintf(&b, " Also written %s.", strings.Join(f.Aliases, ", "))
 		}
 		if f.Swept != "" {
-			fmt.Fprintf(&b, " A sweep varies %s by default.", f.Swept)
+			p := f.param(f.Swept)
+			fmt.Fprintf(&b, " A sweep varies %s (%s) by default.", f.Swept, p.Symbol)
 		}
-		b.WriteString("\n\n| parameter | default | unit | field | meaning | source |\n|---|---|---|---|---|---|\n")
+		b.WriteString("\n\n| parameter | default | unit | range | field | meaning | source |\n|---|---|---|---|---|---|---|\n")
 		for _, p := range f.params {
 			unit := p.Unit
 			if p.Kind == Enum {
@@ -27,7 +28,11 @@ func WriteMarkdown(w io.Writer) error {
 			if unit == "" {
 				unit = "–"
 			}
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", p.Name, p.Default, unit, p.Field, p.Doc, p.Source)
+			rng := p.RangeText()
+			if rng == "" {
+				rng = "–"
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", p.Name, p.Default, unit, rng, p.Field, p.Doc, p.Source)
 		}
 		b.WriteString("\n")
 	}

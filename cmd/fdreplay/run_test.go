@@ -373,7 +373,7 @@ func TestNoQAPPlotIsReported(t *testing.T) {
 func TestTunerNearest(t *testing.T) {
 	code, out, errOut := runCmd("-d", "fixed,bertier", "--points", "6", "--td-max", "100ms", "--mr-max", "0.0001")
 	require.Equal(t, 0, code, errOut)
-	assert.Regexp(t, `fixed +\| none meets; nearest T=[0-9.]+ms misses by [0-9.]+×`, out)
+	assert.Regexp(t, `fixed +\| none meets; nearest timeout=[0-9.]+ms misses by [0-9.]+×`, out)
 	assert.Regexp(t, `bertier +\| none meets; nearest \(single point\) misses by [0-9.e+]+×`, out)
 }
 
@@ -383,7 +383,7 @@ func TestTunerNearest(t *testing.T) {
 func TestTunerNearestQAPOne(t *testing.T) {
 	code, out, errOut := runCmd("-d", "jacobson", "--range", "jacobson=0.5:2", "--points", "5", "--qap-min", "1")
 	require.Equal(t, 0, code, errOut)
-	assert.Regexp(t, `jacobson +\| none meets; nearest K=2 still makes mistakes \(QAP ≥ 1 allows none\)`, out)
+	assert.Regexp(t, `jacobson +\| none meets; nearest k=2 still makes mistakes \(QAP ≥ 1 allows none\)`, out)
 	assert.NotContains(t, out, "Inf")
 }
 
@@ -394,6 +394,6 @@ func TestTunerMRZero(t *testing.T) {
 	code, out, errOut := runCmd("-d", "fixed,jacobson", "--range", "jacobson=0.5:2", "--points", "5", "--mr-max", "0")
 	require.Equal(t, 0, code, errOut)
 	assert.Contains(t, out, "operating points: the smallest setting that meets MR = 0 (no mistake)")
-	assert.Regexp(t, `jacobson +\| none meets; nearest K=2 still makes mistakes \(MR = 0 allows none\)`, out)
-	assert.Regexp(t, `fixed +\| T=[0-9.]+ms +\| [0-9.]+ ±[0-9.]+ +\| \[[0-9.]+, [0-9.]+\] +\| +0 \(≤[0-9.]+\) +\| +1\.000000 `, out)
+	assert.Regexp(t, `jacobson +\| none meets; nearest k=2 still makes mistakes \(MR = 0 allows none\)`, out)
+	assert.Regexp(t, `fixed +\| timeout=[0-9.]+ms +\| [0-9.]+ ±[0-9.]+ +\| \[[0-9.]+, [0-9.]+\] +\| +0 \(≤[0-9.]+\) +\| +1\.000000 `, out)
 }

@@ -74,7 +74,7 @@ func TestVerdictGridIndependent(t *testing.T) {
 	assert.Contains(t, all, "out of sample, sender p: tuned on the first 50% of the trace")
 	assert.Contains(t, all, "TD ms held out")
 	// The default range of phi-akka ends where its setting lies.
-	assert.Contains(t, all, "phi-akka: the setting Phi=0.5 is the smallest swept; a smaller one may meet the targets faster: widen the range, e.g. --range phi-akka=0.125:16")
+	assert.Contains(t, all, "phi-akka: the setting threshold=0.5 is the smallest swept; a smaller one may meet the targets faster: widen the range, e.g. --range phi-akka=0.125:16")
 }
 
 // A setting at an end of the swept range names the --range to widen.

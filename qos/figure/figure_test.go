@@ -45,7 +45,7 @@ func TestZeroMistakesAreBounds(t *testing.T) {
 func TestRunsBreakAtGaps(t *testing.T) {
 	hole := pt(3, 250, 5)
 	hole.Span = 0
-	c := qos.Curve{Family: "fixed", Param: "T", Points: []qos.Point{pt(1, 100, 40), pt(2, 200, 10), hole, pt(4, 300, 4), pt(5, 400, 2)}}
+	c := qos.Curve{Family: "fixed", Param: "timeout", Points: []qos.Point{pt(1, 100, 40), pt(2, 200, 10), hole, pt(4, 300, 4), pt(5, 400, 2)}}
 	runs := Runs(CurvePoints(c, MR))
 	require.Len(t, runs, 2)
 	assert.Equal(t, []float64{100, 200}, []float64{runs[0][0].X, runs[0][1].X})
@@ -63,7 +63,7 @@ func TestLayoutZoomsWhereFamiliesDiffer(t *testing.T) {
 	for _, f := range []string{"fixed", "chen", "2w-fd", "kappa", "satzger"} {
 		curves = append(curves, qos.Curve{Family: f, Param: "x", Points: []qos.Point{pt(1, 100, 100), pt(2, 150, 10), pt(3, 250, 2)}})
 	}
-	curves = append(curves, qos.Curve{Family: "phi-cassandra", Param: "Phi", Points: []qos.Point{pt(1, 20, 1000), pt(2, 25, 900)}})
+	curves = append(curves, qos.Curve{Family: "phi-cassandra", Param: "threshold", Points: []qos.Point{pt(1, 20, 1000), pt(2, 25, 900)}})
 	ax, series, ok := Layout(curves, MR)
 	require.True(t, ok)
 	require.Len(t, series, 6)
@@ -129,7 +129,7 @@ func TestRunsBreakAtTDJumps(t *testing.T) {
 	for i, td := range []float64{100, 101, 102, 103, 104, 105, 200, 201, 202, 203} {
 		pts = append(pts, pt(float64(i), td, 20-i))
 	}
-	runs := Runs(CurvePoints(qos.Curve{Family: "kappa", Param: "K", Points: pts}, MR))
+	runs := Runs(CurvePoints(qos.Curve{Family: "kappa", Param: "threshold", Points: pts}, MR))
 	require.Len(t, runs, 2)
 	assert.Len(t, runs[0], 6)
 	assert.Len(t, runs[1], 4)
@@ -138,7 +138,7 @@ func TestRunsBreakAtTDJumps(t *testing.T) {
 	for i := range 10 {
 		pts = append(pts, pt(float64(i), 100*math.Pow(1.3, float64(i)), 20-i))
 	}
-	assert.Len(t, Runs(CurvePoints(qos.Curve{Family: "fixed", Param: "T", Points: pts}, MR)), 1)
+	assert.Len(t, Runs(CurvePoints(qos.Curve{Family: "fixed", Param: "timeout", Points: pts}, MR)), 1)
 }
 
 // The drawn axes are the zoomed ones: a line that runs on to settings off
@@ -150,7 +150,7 @@ func TestOffScaleKeepsZoom(t *testing.T) {
 	for _, f := range []string{"fixed", "chen", "2w-fd", "kappa", "satzger"} {
 		curves = append(curves, qos.Curve{Family: f, Param: "x", Points: []qos.Point{pt(1, 100, 100), pt(2, 150, 10), pt(3, 250, 2)}})
 	}
-	curves = append(curves, qos.Curve{Family: "phi-cassandra", Param: "Phi", Points: []qos.Point{pt(1, 20, 1000), pt(2, 25, 900), pt(3, 110, 50), pt(4, 140, 12)}})
+	curves = append(curves, qos.Curve{Family: "phi-cassandra", Param: "threshold", Points: []qos.Point{pt(1, 20, 1000), pt(2, 25, 900), pt(3, 110, 50), pt(4, 140, 12)}})
 	for _, kind := range []Kind{MR, QAP} {
 		f, err := New(curves, kind, "")
 		require.NoError(t, err)

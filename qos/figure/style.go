@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/fdkit/fdkit/qos"
+	"github.com/fdkit/fdkit/spec"
 	"gonum.org/v1/plot/vg/draw"
 )
 
@@ -74,20 +75,25 @@ func Style(family string, names []string) (color.RGBA, draw.GlyphDrawer) {
 	return familyStyle(familyIndex(family, names))
 }
 
-// ParamSymbol returns the symbol a plot or report shows for a family's
-// parameter name.
-func ParamSymbol(p string) string {
-	switch p {
-	case "alpha":
-		return "α"
-	case "Phi":
-		return "Φ"
-	case "SM1":
-		return "SM1"
-	case "theta":
-		return "θ"
+// ParamSymbol returns the symbol a plot or report shows for the swept
+// parameter param of family (a family, preset, spec or sweep in the
+// textual form of package spec): the Symbol of the registry's parameter
+// (Φ for a φ threshold, θ for Satzger's, α, T, ...), else param itself.
+func ParamSymbol(family, param string) string {
+	s, err := spec.Parse(family)
+	if err != nil {
+		w, werr := spec.ParseSweep(family)
+		if werr != nil {
+			return param
+		}
+		s = w.Spec
 	}
-	return p
+	for _, p := range s.Family().Params() {
+		if p.Name == param && p.Symbol != "" {
+			return p.Symbol
+		}
+	}
+	return param
 }
 
 // SettingLabel writes a parameter value as "Φ=8", "T=261ms".
@@ -95,5 +101,5 @@ func SettingLabel(c qos.Curve, v float64) string {
 	if c.Param == "" {
 		return ""
 	}
-	return ParamSymbol(c.Param) + "=" + strconv.FormatFloat(v, 'g', 3, 64) + c.Unit
+	return ParamSymbol(c.Family, c.Param) + "=" + strconv.FormatFloat(v, 'g', 3, 64) + c.Unit
 }

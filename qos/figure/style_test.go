@@ -67,14 +67,14 @@ func TestMonotoneTD(t *testing.T) {
 func TestCurvePoints(t *testing.T) {
 	r := qos.Result{Span: 60e9, MRPerSecond: 0.5, QAP: 0.99, TD: qos.TDStats{Mean: ms(200)},
 		CI: &qos.CI{MRPerSecond: [2]float64{0, 0.8}, QAP: [2]float64{0.98, 0.995}, TDMean: [2]time.Duration{ms(190), ms(210)}}}
-	pts := CurvePoints(qos.Curve{Family: "phi-normal", Param: "Phi", Points: []qos.Point{{Value: 8, Result: r}, {Value: 9, Result: qos.Result{Span: 60e9, QAP: 1}}}}, QAP)
+	pts := CurvePoints(qos.Curve{Family: "phi-normal", Param: "threshold", Points: []qos.Point{{Value: 8, Result: r}, {Value: 9, Result: qos.Result{Span: 60e9, QAP: 1}}}}, QAP)
 	require.Len(t, pts, 1, "QAP 1 has no place on a log axis")
 	assert.Equal(t, "Φ=8", pts[0].Label)
 	assert.InDelta(t, 0.01, pts[0].Y, 1e-12)
 	assert.InDelta(t, 0.005, pts[0].YLo, 1e-12)
 	assert.InDelta(t, 0.02, pts[0].YHi, 1e-12)
 	assert.InDelta(t, 190, pts[0].XLo, 1e-9)
-	pts = CurvePoints(qos.Curve{Family: "phi-normal", Param: "Phi", Points: []qos.Point{{Value: 8, Result: r}}}, MR)
+	pts = CurvePoints(qos.Curve{Family: "phi-normal", Param: "threshold", Points: []qos.Point{{Value: 8, Result: r}}}, MR)
 	assert.InDelta(t, 0.125, pts[0].YLo, 1e-12, "a lower end at 0 is drawn to a quarter of the point")
 }
 
@@ -149,4 +149,22 @@ func TestQAPPlotTDAxisLabels(t *testing.T) {
 		}
 	}
 	assert.Equal(t, []string{"200", "500", "1000", "2000"}, labels)
+}
+
+// Plots show the swept parameter's symbol from the registry of package
+// spec, whatever form the family's name takes.
+func TestParamSymbol(t *testing.T) {
+	for _, c := range []struct{ family, param, want string }{
+		{"phi-akka", "threshold", "Φ"},
+		{"akka(threshold=12)", "threshold", "Φ"},
+		{"satzger", "threshold", "θ"},
+		{"kappa", "threshold", "K"},
+		{"chen(window=100) alpha=10ms..1s:log", "alpha", "α"},
+		{"fixed", "timeout", "T"},
+		{"sfd", "sm1", "SM1"},
+		{"my-own", "c", "c"},
+		{"chen", "window", "window"},
+	} {
+		assert.Equal(t, c.want, ParamSymbol(c.family, c.param), "%s %s", c.family, c.param)
+	}
 }

@@ -266,7 +266,7 @@ func choiceSetting(c qos.Choice) string {
 	if c.Param == "" {
 		return "(single point)"
 	}
-	return figure.ParamSymbol(c.Param) + " = " + strconv.FormatFloat(c.Point.Value, 'g', 4, 64) + c.Unit
+	return figure.ParamSymbol(c.Family, c.Param) + " = " + strconv.FormatFloat(c.Point.Value, 'g', 4, 64) + c.Unit
 }
 
 // pmText returns " ±h", h half the width of the interval [lo, hi] around

@@ -200,7 +200,7 @@ func TestReportPlotRules(t *testing.T) {
 	for _, f := range []string{"fixed", "chen", "2w-fd", "kappa"} {
 		curves = append(curves, qos.Curve{Family: f, Param: "x", Points: []qos.Point{mk(1, 100, 100), mk(2, 150, 10), hole, mk(4, 200, 3), mk(5, 230, 2), mk(6, 250, 0)}})
 	}
-	curves = append(curves, qos.Curve{Family: "phi-cassandra", Param: "Phi", Points: []qos.Point{mk(1, 20, 1000)}})
+	curves = append(curves, qos.Curve{Family: "phi-cassandra", Param: "threshold", Points: []qos.Point{mk(1, 20, 1000)}})
 	svg, ok := svgPlot(curves, figure.MR, "t")
 	require.True(t, ok)
 	assert.Equal(t, 8, strings.Count(svg, "<polyline"), "two runs per family: the hole splits them")
