@@ -38,10 +38,11 @@ func regular(d detector.Detector, start time.Duration, period time.Duration, cou
 // or three periods (a member's shuffled round-robin puts two probes of one
 // target up to 2(n−1)−1 periods apart: 3 at n = 3, the live case where a
 // third member rejoined a pair): the default peer detector must not suspect
-// it, and its level must stay moderate. Before the change the σ floor was 1 %
-// of the mean (10 ms at 1 s): φ was 8 at 1.06 s and about 2.2·10³ at 2 s
-// (z = 100), and every later interval of the new rhythm, arriving after τ,
-// was dropped by SkipIfSuspected, so the detector never learnt it.
+// it, and its level must stay moderate. The σ floor (a tenth of the
+// period) is what allows it: with a floor of 1 % of the mean (10 ms at
+// 1 s), φ would be 8 at 1.06 s and about 2.2·10³ at 2 s (z = 100), and
+// every later interval of the new rhythm, arriving after τ, would be
+// dropped by SkipIfSuspected, so the detector would never learn it.
 // Expected values with σ_min = period/10, pause = 3 periods, Θ = 8
 // (DefaultPeerDetectorFor): τ = T_last + μ + 3P + σ_min·z(8) = T_last +
 // (1 + 3 + 0.5612)·P; at 3 periods z = (3 − 4)/0.1 = −10, φ = −log10 Q(−10)
@@ -68,9 +69,9 @@ func TestDefaultPeerDetectorToleratesRhythmChange(t *testing.T) {
 // The new rhythm must be learnt: after a window's worth of intervals of 5
 // periods (the group grew to about 11 members, each heard about every
 // (n−1)/2 periods), a silence of one such interval plus the pause is not
-// suspected. Before the change every 5 s interval arrived after τ ≈ 1.06 s
-// and SkipIfSuspected dropped it: the window kept the 1 s rhythm for good
-// and the peer stayed suspected between any two heartbeats.
+// suspected: the 5 s intervals enter the window (with τ ≈ 1.06 s they
+// would all arrive after it and SkipIfSuspected would drop them, keeping
+// the 1 s rhythm for good and the peer suspected between heartbeats).
 func TestDefaultPeerDetectorLearnsNewRhythm(t *testing.T) {
 	newDet := defaultPeerDetectorFor(t, time.Second)
 	d, err := newDet()

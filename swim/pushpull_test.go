@@ -14,7 +14,7 @@ import (
 // first anti-entropy exchange within the interval for 128 members
 // (4 × 30 s), not the 30 s of a group of one: of 200 such members (other
 // random sources), about a quarter exchange in the first 30 s, and all of
-// them by 120 s. Before, every one of them exchanged in the first 30 s.
+// them by 120 s, rather than all of them in the first 30 s.
 func TestFirstPushPullFollowsGroupSize(t *testing.T) {
 	var nodes []Node
 	for i := 0; i < 127; i++ {

@@ -247,9 +247,9 @@ func TestEqualIncarnationAliveSendsAccusationBack(t *testing.T) {
 // genuine member out: one that speaks for itself (its own packet carries
 // its Alive) takes the place of a member that never answered a ping of
 // this one, while a forged Alive relayed by others is still refused and a
-// member that answered is never evicted. Before, the genuine member was
-// refused until a fake was declared dead (found by the schedule checker:
-// a member evicted while held dead stayed unknown after it came back).
+// member that answered is never evicted. The genuine member is not
+// refused until a fake is declared dead (the schedule checker's case: a
+// member evicted while held dead must be known again when it comes back).
 func TestFullViewAdmitsMemberSpeakingForItself(t *testing.T) {
 	b := newTest(t, "b", ModeLifeguard, func(c *Config) { c.MaxMembers = 6 }, "c")
 	// c answers b's probes.
@@ -328,8 +328,8 @@ func TestPingReqIntermediatesAnsweredFirst(t *testing.T) {
 // A member that joins through the very member holding its ID is refused
 // the same way, and learns of it: the refusal comes From its own ID (at
 // the holder's address), which it must read as the conflict rather than
-// drop as its own packet. Before, the joiner heard nothing and its join
-// timed out without a word.
+// drop as its own packet, so that its join does not time out without a
+// word.
 func TestIDConflictAtJoinThroughHolder(t *testing.T) {
 	s := newTest(t, "s", ModeLifeguard, nil, "b")
 	imp := Node{ID: "s", Addr: "impostor:7946"}

@@ -93,10 +93,10 @@ func TestSettlePullAfterNewMembers(t *testing.T) {
 // would: each new member postpones the settling exchange rather than adding
 // one, so a flood faster than settleDelay periods delays it until the flood
 // stops, and a settling exchange comes no sooner than an interval after the
-// previous one. Before, one forged member every 3.1 s got one exchange each
-// (in swim/sim, N = 64, one forged Alive every 3.1 s to one member: 1.06
+// previous one. One exchange per forged member would cost, in swim/sim
+// (N = 64, one forged Alive every 3.1 s to one member), 1.06
 // view-exchange packets per member per second instead of 0.06, 1523 bytes
-// per member per second instead of 570).
+// per member per second instead of 570.
 func TestSettleFloodBounded(t *testing.T) {
 	fresh := 0
 	forge := func(m *Member, now time.Duration) {

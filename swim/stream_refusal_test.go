@@ -13,10 +13,9 @@ import (
 // again only seconds later has not shown that it lives without accepting
 // streams: nothing answered during the probe its listener refused. Its
 // later refusals still count (the gate's early retry), unlike those of a
-// member that answers while refusing (TestGateRefusalFromMemberWithoutStreams).
-// Before, any member heard from after one refusal lost the early retry for
-// good: after a rolling restart, every member that had probed a restarting
-// one during its downtime.
+// member that answers while refusing (TestGateRefusalFromMemberWithoutStreams),
+// so that a rolling restart does not cost every member that probed a
+// restarting one during its downtime the early retry for good.
 func TestGateRefusalBeforeRestartStillCounts(t *testing.T) {
 	a := streamGateMember(t)
 
@@ -74,9 +73,8 @@ func TestGateRefusalBeforeRestartStillCounts(t *testing.T) {
 
 // A stream ack that arrives after its probe ended (an intermediate's
 // relayed ack came first) still shows that the target accepts streams:
-// its refusals count again. Before, such an ack was ignored whole, and
-// the mark of a member living without streams stayed until a probe whose
-// only answer was the stream ack.
+// its refusals count again, without waiting for a probe whose only
+// answer is the stream ack.
 func TestLateStreamAckClearsNoStream(t *testing.T) {
 	a := streamGateMember(t)
 	a.Tick(0)
