@@ -268,7 +268,7 @@ func (sch *sfdSchedule) replay(tr *sfdTrace, changes []sfd.MarginChange, buf []i
 		}
 		pending, tau = true, cur
 		if c&sfdStale == 0 {
-			td = append(td, int64(max(tau-a, 0))+sch.tdB[len(td)])
+			td = append(td, int64(max(tau-a, 0)))
 		}
 		after := tau < a
 		if after && !out {
@@ -286,13 +286,7 @@ func (sch *sfdSchedule) replay(tr *sfdTrace, changes []sfd.MarginChange, buf []i
 	if out && sch.rec {
 		res.MistakeIntervals = append(res.MistakeIntervals, Interval{Start: openStart, End: res.End})
 	}
-	if len(td) > 0 {
-		res.LastTD = time.Duration(td[len(td)-1])
-	}
-	if cells != nil {
-		cells.setTD(td, sch.evCell)
-	}
-	res.TD = tdStats(td)
+	res.TD, res.LastTD = finishTD(td, sch.tdB, 0, cells, sch.evCell)
 	res.setRates()
 	if cells != nil {
 		res.setCI(cells)

@@ -204,7 +204,11 @@ func (p *thresholdPass) finish(spans *spanMemo) ([]Result, error) {
 				return nil, err
 			}
 		}
-		res.TD, res.LastTD = p.tdOf(q, sync)
+		var base []int64
+		if sync {
+			base = p.delay
+		}
+		res.TD, res.LastTD = finishTD(q.td, base, int64(p.cfg.DelayOffset), q.cells, p.evCell)
 		res.setRates()
 		if q.cells != nil {
 			res.setCI(q.cells)
@@ -215,29 +219,26 @@ func (p *thresholdPass) finish(spans *spanMemo) ([]Result, error) {
 	return out, nil
 }
 
-// tdOf turns q's τ − A_k into TD_k, fills its cells' TD sums (cellSeries.setTD)
-// and returns tdStats and the last TD_k, in one pass over the heartbeats.
-func (p *thresholdPass) tdOf(q *thresholdPoint, sync bool) (TDStats, time.Duration) {
-	td := q.td
+// finishTD adds to each τ − A_k of td its base (base[k] when base is not
+// nil, else off) to make it TD_k, fills the TD sums of cells (when not nil;
+// cellSeries.setTD with the cell evCell[k] of each heartbeat), and returns
+// tdStats and the last TD_k: what replayer.finish does with TD, in one pass.
+func finishTD(td, base []int64, off int64, cells *cellSeries, evCell []uint8) (TDStats, time.Duration) {
+	var tdSum, tdN []float64
+	if cells != nil {
+		clear(cells.tdSum)
+		clear(cells.tdN)
+		tdSum, tdN = cells.tdSum, cells.tdN
+	}
 	if len(td) == 0 {
-		if q.cells != nil {
-			q.cells.setTD(nil, nil)
-		}
 		return TDStats{}, 0
 	}
-	var tdSum, tdN []float64
-	if q.cells != nil {
-		clear(q.cells.tdSum)
-		clear(q.cells.tdN)
-		tdSum, tdN = q.cells.tdSum, q.cells.tdN
-	}
-	off := int64(p.cfg.DelayOffset)
 	var sum float64
 	mn, mx := int64(math.MaxInt64), int64(math.MinInt64)
 	for k := range td {
 		v := td[k]
-		if sync {
-			v += p.delay[k]
+		if base != nil {
+			v += base[k]
 		} else {
 			v += off
 		}
@@ -246,7 +247,7 @@ func (p *thresholdPass) tdOf(q *thresholdPoint, sync bool) (TDStats, time.Durati
 		mx = max(mx, v)
 		mn = min(mn, v)
 		if tdSum != nil {
-			c := p.evCell[k]
+			c := evCell[k]
 			tdSum[c] += float64(v)
 			tdN[c]++
 		}
