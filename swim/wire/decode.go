@@ -489,36 +489,7 @@ var errUnknownTag = errors.New("unknown tag")
 func packetEntry(p *swim.Packet, tag uint64, e *reader) error {
 	switch tag {
 	case tagBroadcasts:
-		n, err := e.uvarint("broadcast count", uint64(len(e.b)-e.off)/minBroadcastSize)
-		if err != nil {
-			return err
-		}
-		if n == 0 {
-			return e.fail("broadcast count", ErrMalformed, "0, want at least 1 (no broadcasts is no entry)")
-		}
-		p.Broadcasts = make([]swim.Broadcast, n)
-		e.item = "broadcast"
-		for i := range p.Broadcasts {
-			m := &p.Broadcasts[i]
-			e.idx = i
-			origin, err := e.str("origin", swim.MaxIDLen, true)
-			if err != nil {
-				return err
-			}
-			m.Origin = swim.ID(origin)
-			if m.Seq, err = e.uvarint("seq", math.MaxUint64); err != nil {
-				return err
-			}
-			key, err := e.bytes("key", swim.MaxBroadcastKeyLen, 0)
-			if err != nil {
-				return err
-			}
-			m.Key = string(key)
-			if m.Data, err = e.bytes("", swim.MaxBroadcastLen, 1); err != nil {
-				return err
-			}
-		}
-		e.item, e.idx = "", -1
+		return e.broadcasts(p)
 	case tagState:
 		if e.off == len(e.b) {
 			return e.fail("state", ErrMalformed, "empty (no state is no entry)")
@@ -565,6 +536,42 @@ func packetEntry(p *swim.Packet, tag uint64, e *reader) error {
 	default:
 		return errUnknownTag
 	}
+	return nil
+}
+
+// broadcasts reads a broadcasts entry's value: a count of at least one
+// (bounded by what the entry can hold), then each broadcast.
+func (e *reader) broadcasts(p *swim.Packet) error {
+	n, err := e.uvarint("broadcast count", uint64(len(e.b)-e.off)/minBroadcastSize)
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return e.fail("broadcast count", ErrMalformed, "0, want at least 1 (no broadcasts is no entry)")
+	}
+	p.Broadcasts = make([]swim.Broadcast, n)
+	e.item = "broadcast"
+	for i := range p.Broadcasts {
+		m := &p.Broadcasts[i]
+		e.idx = i
+		origin, err := e.str("origin", swim.MaxIDLen, true)
+		if err != nil {
+			return err
+		}
+		m.Origin = swim.ID(origin)
+		if m.Seq, err = e.uvarint("seq", math.MaxUint64); err != nil {
+			return err
+		}
+		key, err := e.bytes("key", swim.MaxBroadcastKeyLen, 0)
+		if err != nil {
+			return err
+		}
+		m.Key = string(key)
+		if m.Data, err = e.bytes("", swim.MaxBroadcastLen, 1); err != nil {
+			return err
+		}
+	}
+	e.item, e.idx = "", -1
 	return nil
 }
 

@@ -266,24 +266,9 @@ func appendEntryHead(b []byte, tag, n int) []byte {
 
 // appendPacketExt appends the packet's extension section (format 2).
 func appendPacketExt(b []byte, p *swim.Packet, extra uint16) ([]byte, error) {
-	bl := 0
-	if len(p.Broadcasts) > 0 {
-		bl = uvarintLen(uint64(len(p.Broadcasts)))
-		for i := range p.Broadcasts {
-			m := &p.Broadcasts[i]
-			switch {
-			case len(m.Data) == 0 || len(m.Data) > swim.MaxBroadcastLen:
-				return nil, fmt.Errorf("wire: encode: broadcast %d is %d bytes, want 1 to %d", i, len(m.Data), swim.MaxBroadcastLen)
-			case m.Origin == "" || len(m.Origin) > swim.MaxIDLen:
-				return nil, fmt.Errorf("wire: encode: broadcast %d origin is %d bytes, want 1 to %d", i, len(m.Origin), swim.MaxIDLen)
-			case len(m.Key) > swim.MaxBroadcastKeyLen:
-				return nil, fmt.Errorf("wire: encode: broadcast %d key is %d bytes, at most %d", i, len(m.Key), swim.MaxBroadcastKeyLen)
-			}
-			if err := CheckName(string(m.Origin)); err != nil {
-				return nil, fmt.Errorf("wire: encode: broadcast %d origin: %w", i, err)
-			}
-			bl += strLen(len(m.Origin)) + uvarintLen(m.Seq) + strLen(len(m.Key)) + strLen(len(m.Data))
-		}
+	bl, err := broadcastsLen(p.Broadcasts)
+	if err != nil {
+		return nil, err
 	}
 	l := 0
 	if bl > 0 {
@@ -317,15 +302,7 @@ func appendPacketExt(b []byte, p *swim.Packet, extra uint16) ([]byte, error) {
 	b = binary.AppendUvarint(b, uint64(l))
 	if bl > 0 {
 		b = appendEntryHead(b, tagBroadcasts, bl)
-		b = binary.AppendUvarint(b, uint64(len(p.Broadcasts)))
-		for i := range p.Broadcasts {
-			m := &p.Broadcasts[i]
-			b = appendStr(b, string(m.Origin))
-			b = binary.AppendUvarint(b, m.Seq)
-			b = appendStr(b, m.Key)
-			b = binary.AppendUvarint(b, uint64(len(m.Data)))
-			b = append(b, m.Data...)
-		}
+		b = appendBroadcasts(b, p.Broadcasts)
 	}
 	if len(p.State) > 0 {
 		b = appendEntryHead(b, tagState, len(p.State))
@@ -346,6 +323,46 @@ func appendPacketExt(b []byte, p *swim.Packet, extra uint16) ([]byte, error) {
 		b = binary.AppendUvarint(b, uint64(p.Part.Offset))
 	}
 	return appendExtra(b, extra), nil
+}
+
+// broadcastsLen checks the broadcasts a packet carries and returns the
+// length of their entry's value (0 for none).
+func broadcastsLen(bs []swim.Broadcast) (int, error) {
+	if len(bs) == 0 {
+		return 0, nil
+	}
+	bl := uvarintLen(uint64(len(bs)))
+	for i := range bs {
+		m := &bs[i]
+		switch {
+		case len(m.Data) == 0 || len(m.Data) > swim.MaxBroadcastLen:
+			return 0, fmt.Errorf("wire: encode: broadcast %d is %d bytes, want 1 to %d", i, len(m.Data), swim.MaxBroadcastLen)
+		case m.Origin == "" || len(m.Origin) > swim.MaxIDLen:
+			return 0, fmt.Errorf("wire: encode: broadcast %d origin is %d bytes, want 1 to %d", i, len(m.Origin), swim.MaxIDLen)
+		case len(m.Key) > swim.MaxBroadcastKeyLen:
+			return 0, fmt.Errorf("wire: encode: broadcast %d key is %d bytes, at most %d", i, len(m.Key), swim.MaxBroadcastKeyLen)
+		}
+		if err := CheckName(string(m.Origin)); err != nil {
+			return 0, fmt.Errorf("wire: encode: broadcast %d origin: %w", i, err)
+		}
+		bl += strLen(len(m.Origin)) + uvarintLen(m.Seq) + strLen(len(m.Key)) + strLen(len(m.Data))
+	}
+	return bl, nil
+}
+
+// appendBroadcasts appends the broadcasts entry's value: the count, then
+// each broadcast's origin, number, key and data.
+func appendBroadcasts(b []byte, bs []swim.Broadcast) []byte {
+	b = binary.AppendUvarint(b, uint64(len(bs)))
+	for i := range bs {
+		m := &bs[i]
+		b = appendStr(b, string(m.Origin))
+		b = binary.AppendUvarint(b, m.Seq)
+		b = appendStr(b, m.Key)
+		b = binary.AppendUvarint(b, uint64(len(m.Data)))
+		b = append(b, m.Data...)
+	}
+	return b
 }
 
 func appendExtra(b []byte, extra uint16) []byte {
