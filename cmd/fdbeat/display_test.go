@@ -137,9 +137,9 @@ func rowsWith(rows []string, s string) []int {
 // other: every log line stays in the terminal (screen or scrollback), in
 // order, above the table; the table is on screen once, at the bottom; a
 // line logged after the last redraw comes under the last table when recv
-// stops. Before, each redraw cleared the screen (ESC[H ESC[2J) and log
-// lines written to the same terminal between redraws were wiped: with that
-// drawing this test finds the first line logged gone.
+// stops. A redraw that cleared the screen (ESC[H ESC[2J) would wipe log
+// lines written to the same terminal between redraws: with that drawing
+// this test finds the first line logged gone.
 func TestTerminalLogAboveTable(t *testing.T) {
 	for _, c := range []struct {
 		name       string

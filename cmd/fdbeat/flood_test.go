@@ -121,10 +121,10 @@ func TestFloodBounded(t *testing.T) {
 }
 
 // The 20,000-name fill of issue 26 at the default cap: 20,000 forged names
-// with one heartbeat each fill --max-senders (10,000). Before, a genuine
-// sender starting afterwards was refused until the forged names were
-// evicted (--evict-after, 10 minutes). Now its first heartbeat displaces the
-// forged name heard from least recently, and the sender is followed from its
+// with one heartbeat each fill --max-senders (10,000). A genuine sender
+// starting afterwards is not refused until the forged names are evicted
+// (--evict-after, 10 minutes): its first heartbeat displaces the forged
+// name heard from least recently, and the sender is followed from its
 // first heartbeat. Senders past probation are never displaced: when every
 // tracked sender has sent probationBeats heartbeats, a new one is refused.
 func TestFullTableAdmitsGenuineSender(t *testing.T) {

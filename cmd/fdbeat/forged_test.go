@@ -133,11 +133,11 @@ func TestForgedDatagramDoesNotBlindRecv(t *testing.T) {
 
 // The two-packet forgery of issue 26: incarnation 2^64−1 with sequence
 // number 0, then 1, from the sender's own address at the sender's interval.
-// Before the incarnation bound the second datagram confirmed the jump, every
-// genuine heartbeat after it was stale until --evict-after, and the log
-// advised restarting with a larger --incarnation, which no uint64 is. Now
-// both are refused outright: the genuine sender misses no heartbeat, for a
-// known name and for a name the forger claims first.
+// Both are refused outright (the incarnation bound): the genuine sender
+// misses no heartbeat, for a known name and for a name the forger claims
+// first. Were the second datagram to confirm the jump, every genuine
+// heartbeat after it would be stale until --evict-after, and no uint64
+// --incarnation would get past it.
 func TestTwoPacketForgeryRefused(t *testing.T) {
 	const inc = 1764420000123456789
 	g := newForgeRig(t, recvConfig{MaxSeqJump: defaultMaxSeqJump, MaxIncarnationJump: defaultMaxIncarnationJump, MaxIncarnationAhead: defaultMaxIncarnationAhead})

@@ -153,8 +153,8 @@ func TestPausesAndSchedule(t *testing.T) {
 }
 
 // A sender that stalls (here for 10 intervals before heartbeat 3) sends one
-// heartbeat when it resumes and skips the missed ticks; it used to send them
-// all at once, a burst of near-zero inter-arrival times in the trace.
+// heartbeat when it resumes and skips the missed ticks rather than send
+// them all at once, a burst of near-zero inter-arrival times in the trace.
 func TestSendStallSkipsMissedTicks(t *testing.T) {
 	conn, err := net.ListenPacket("udp", "127.0.0.1:0")
 	require.NoError(t, err)

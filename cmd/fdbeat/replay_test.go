@@ -13,12 +13,12 @@ import (
 
 // A captured signed heartbeat replayed again and again verifies, so only the
 // receiver can tell it from the genuine one: it is a copy of a sequence number
-// already recorded. Before the fix each copy became one more record of the
-// trace (1,100 here), so a replayer on the path could fill the disk and make
-// fdreplay count heartbeats that were never sent. Now the first copy of each
-// sequence number is recorded (a late genuine heartbeat still is), every
-// later copy and anything older than the window is counted, and a replayed
-// copy does not keep a silent sender from eviction.
+// already recorded. Only the first copy of each sequence number is recorded
+// (a late genuine heartbeat still is), every later copy and anything older
+// than the window is counted, and a replayed copy does not keep a silent
+// sender from eviction: were each copy one more record of the trace (1,100
+// here), a replayer on the path could fill the disk and make fdreplay count
+// heartbeats that were never sent.
 func TestReplayedSignedHeartbeatIsRecordedOnce(t *testing.T) {
 	key := bytes.Repeat([]byte{7}, 32)
 	g := newForgeRig(t, recvConfig{MaxSeqJump: defaultMaxSeqJump, MaxIncarnationJump: defaultMaxIncarnationJump, MaxIncarnationAhead: defaultMaxIncarnationAhead,

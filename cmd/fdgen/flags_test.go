@@ -9,8 +9,8 @@ import (
 )
 
 // Flags refuse NaN, infinities and out-of-range values with the flag's name
-// (--loss-burst Inf used to give 0 % loss), never fall back to a default
-// (--interval 0 used to mean 100ms), and refuse a trace too large for
+// (--loss-burst Inf must not give 0 % loss), never fall back to a default
+// (--interval 0 must not mean 100ms), and refuse a trace too large for
 // memory with the limit in the message.
 func TestFlagsRefuseInvalidValues(t *testing.T) {
 	cases := []struct {

@@ -123,9 +123,9 @@ func (h *heapWatch) Write(p []byte) (int, error) {
 }
 
 // fdgen writes records as they are generated: the heap does not grow with
-// the trace. 500,000 records used to be held (and merged) before the first
-// was written, about 110 bytes each; now a few MiB of buffers suffice
-// (docs/experiments.md, “fdgen memory”).
+// the trace: a few MiB of buffers suffice, where holding 500,000 records
+// (and merging them) before writing the first would take about 110 bytes
+// each (docs/experiments.md, “fdgen memory”).
 func TestStreamsWithBoundedMemory(t *testing.T) {
 	var w heapWatch
 	require.NoError(t, run([]string{"--duration", "50000s", "--interval", "100ms", "--delay", "normal",

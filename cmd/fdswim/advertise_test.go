@@ -49,7 +49,7 @@ func TestAdvertiseWarning(t *testing.T) {
 
 // fdswim agent --bind 127.0.0.1:P --advertise 127.0.0.2:P warns at start,
 // in one log line naming both flags; with --advertise 127.0.0.1:P it does
-// not. Before, it started silently and only a join time-out told.
+// not. Started silently, only a join time-out would tell.
 func TestAgentWarnsAdvertiseNotBound(t *testing.T) {
 	if !transport.IsLocal(netip.MustParseAddr("127.0.0.2")) {
 		t.Skip("127.0.0.2 is not an address of this host")

@@ -264,7 +264,7 @@ type memberJSON struct {
 // default scrape timeout of 10 s, and a scrape or /members answer takes
 // milliseconds to write to a reader that keeps up); an idle keep-alive
 // connection is closed after httpIdleTimeout (without it, idle connections
-// stayed open for as long as clients kept them: 3,000 were seen); and at
+// stay open for as long as clients keep them, thousands of them); and at
 // most httpMaxConns connections are open at once, further ones wait in the
 // kernel's accept queue until one closes (netutil.LimitListener).
 // Variables for the tests.

@@ -479,9 +479,9 @@ func TestAgentGossipIntervalFlag(t *testing.T) {
 }
 
 // TestJoinTimeoutMessage: a join nobody answers ends with one line that says
-// so and suggests the usual causes (before: "join [a]: agent: join [a]:
-// context deadline exceeded"), the address cause included: packets that do
-// not come from the advertised address (it used to name only the keys).
+// so and suggests the usual causes, not "join [a]: agent: join [a]:
+// context deadline exceeded"; the causes named include the keys and
+// packets that do not come from the advertised address.
 func TestJoinTimeoutMessage(t *testing.T) {
 	var out, errb strings.Builder
 	nobody := freePort(t)
@@ -603,7 +603,7 @@ func TestAgentSuspicionAndPreset(t *testing.T) {
 	assert.Equal(t, 4, cfg.Protocol.SuspicionMult)
 	assert.Equal(t, 3, *cfg.Protocol.IndirectChecks)
 	assert.Equal(t, swim.ModeLifeguard, cfg.Protocol.Mode)
-	// --leave-timeout 0 is zero (it used to become agent's 2 s default).
+	// --leave-timeout 0 is zero, not agent's 2 s default.
 	require.NotNil(t, cfg.LeaveTimeout)
 	assert.Equal(t, time.Duration(0), *cfg.LeaveTimeout)
 }

@@ -52,8 +52,8 @@ func TestSimFlagsRefuseInvalidValues(t *testing.T) {
 	}
 }
 
-// agent flags that used to fall back to defaults (0 → swim's or wire's
-// default) are refused.
+// Invalid agent flag values are refused, not taken as defaults (0 →
+// swim's or wire's default).
 func TestAgentFlagsRefuseInvalidValues(t *testing.T) {
 	cases := []struct {
 		args []string

@@ -104,8 +104,8 @@ func TestHTTPWriteTimeout(t *testing.T) {
 }
 
 // At most httpMaxConns connections are served at once: one more waits,
-// unanswered, until an earlier one closes, then is served. Before, every
-// connection was accepted at once (3,000 idle ones were held open).
+// unanswered, until an earlier one closes, then is served: idle clients
+// cannot hold thousands of connections open.
 func TestHTTPConnectionLimit(t *testing.T) {
 	old := httpMaxConns
 	httpMaxConns = 2

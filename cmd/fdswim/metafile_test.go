@@ -371,8 +371,8 @@ func TestReadMetaFileNotRegular(t *testing.T) {
 
 // A SIGHUP while the agent leaves (after SIGTERM, for --leave-timeout)
 // neither kills it nor reloads anything: it finishes its leave and exits
-// 0. Before, the reload loop stopped handling SIGHUP when the leave began,
-// and SIGHUP's default action killed the member mid-leave (status 129).
+// 0: a reload loop that stopped handling SIGHUP when the leave began would
+// leave SIGHUP's default action to kill the member mid-leave (status 129).
 func TestSIGHUPDuringLeaveIgnored(t *testing.T) {
 	meta := filepath.Join(t.TempDir(), "meta")
 	require.NoError(t, os.WriteFile(meta, []byte("zone=eu-1\n"), 0o600))
@@ -394,8 +394,8 @@ func TestSIGHUPDuringLeaveIgnored(t *testing.T) {
 
 // A file that starts with a UTF-8 byte order mark (as some Windows editors
 // save text, often with CRLF line ends) gives the same metadata as
-// without: the mark is not part of the first key. Before, the first key
-// came out as "\ufeffzone" (%EF%BB%BFzone once encoded), silently.
+// without: the mark is not part of the first key, which would otherwise
+// come out as "\ufeffzone" (%EF%BB%BFzone once encoded), silently.
 func TestParseMetaFileBOM(t *testing.T) {
 	b, err := parseMetaFile("m", []byte("\ufeffzone=eu-1\r\nrole=db\r\n"))
 	require.NoError(t, err)

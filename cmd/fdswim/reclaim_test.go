@@ -16,10 +16,10 @@ import (
 
 // A member killed and restarted on another port (a container or pod that
 // comes back elsewhere) rejoins under its ID, and every member sees it
-// alive at the new address. Before, the restart exited with "join refused:
-// ID "c" is already held by the member at <old address>" until the dead
-// entry was reaped (15 min), and its leave on exit turned the crashed
-// member from dead to left at the others. A live holder keeps its ID: a
+// alive at the new address: it is not refused with "join refused: ID "c"
+// is already held by the member at <old address>" until the dead entry
+// is reaped (15 min), and no leave on exit turns the crashed member from
+// dead to left at the others. A live holder keeps its ID: a
 // third node claiming it is still refused. In a signed group
 // (--identity-file) the restart reclaims the ID with its identity kept.
 // Restarted at once, before the others declare the old process dead, it

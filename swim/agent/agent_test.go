@@ -117,8 +117,9 @@ type unspecified struct{ transport.Transport }
 func (unspecified) LocalAddr() netip.AddrPort { return netip.MustParseAddrPort("0.0.0.0:7946") }
 
 // TestSelfErrors: an identity the others cannot use is refused at Start.
-// Before, --advertise nonsense joined the group and was declared dead by
-// every member, and a socket bound to 0.0.0.0 advertised 0.0.0.0.
+// Accepted, --advertise nonsense would join the group and be declared
+// dead by every member, and a socket bound to 0.0.0.0 would advertise
+// 0.0.0.0.
 func TestSelfErrors(t *testing.T) {
 	ctx := context.Background()
 	for name, c := range map[string]struct {

@@ -63,8 +63,8 @@ func TestConflictNotStickyForHolder(t *testing.T) {
 // with the refusal too, as the first did, instead of running to its
 // deadline: fdswim retries a refused join every 0.5 to 8 s while the
 // holder (perhaps this member's own crashed process) is still alive.
-// Before, the state machine reported one conflicting pair once per ten
-// periods, so the second refusal was read silently.
+// A state machine that reported one conflicting pair once per ten periods
+// would let the second refusal go unread.
 func TestJoinRefusedAgain(t *testing.T) {
 	as := group(t, 2, Config{})
 	// 1 s periods: one pair was reported once per 10 s, past the 5 s given

@@ -53,8 +53,9 @@ func TestJoinTimeoutForgetsWaiter(t *testing.T) {
 // A member bound to 0.0.0.0 that advertises another address of the host
 // (127.0.0.2: Linux loopback answers all of 127/8) sends from the advertised
 // address, so the seed, which answers only a join that comes from the
-// address it claims, answers it. Its datagrams used to leave from the
-// route's address (127.0.0.1 towards the seed), and the join timed out.
+// address it claims, answers it. Datagrams left from the route's address
+// (127.0.0.1 towards the seed) would get no answer, and the join would
+// time out.
 func TestJoinFromWildcardBindAdvertisingAnotherAddress(t *testing.T) {
 	second := netip.MustParseAddr("127.0.0.2")
 	if !transport.IsLocal(second) {

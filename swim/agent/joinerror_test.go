@@ -15,8 +15,8 @@ import (
 
 // A Join refused for a dead or left holder of the ID (within the seed's
 // DeadReclaimTime) ends in a JoinError that says so: who refused, the
-// address held, the setting to change. Before, it was the bare context
-// error, which fdswim reported as "no member answered".
+// address held, the setting to change, not the bare context error, which
+// fdswim would report as "no member answered".
 func TestJoinErrorNamesRefusal(t *testing.T) {
 	p := fast()
 	p.DeadReclaimTime = new(time.Hour)

@@ -220,7 +220,7 @@ func TestForgedBroadcastNumberRefused(t *testing.T) {
 // TestBroadcastCeilingFollowsWallClock: the numbering ceiling is the wall
 // clock read with each Step, not the start time plus monotonic time since,
 // so a member started with its clock 60 s behind refuses honest numbers
-// only until NTP corrects the clock. It used to refuse them until restart.
+// only until NTP corrects the clock, not until it restarts.
 func TestBroadcastCeilingFollowsWallClock(t *testing.T) {
 	var skew atomic.Int64
 	skew.Store(int64(-60 * time.Second))

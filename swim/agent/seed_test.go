@@ -13,9 +13,9 @@ import (
 // reproducibility, the same in every process) still draw different random
 // sequences, so that the phases of their first probes (swim's staggered
 // start) and their target orders differ; one agent's sequence stays the
-// same from run to run. Before, the seed alone chose the sequence: every
-// such agent probed at the same phase of its period, and members started
-// together probed in step again.
+// same from run to run. Were the seed alone to choose the sequence, every
+// such agent would probe at the same phase of its period, and members
+// started together would probe in step again.
 func TestSameSeedDifferentMembers(t *testing.T) {
 	draw := func(id string) [4]int64 {
 		r := machineRand(7, swim.ID("m-"+id))

@@ -21,8 +21,7 @@ import (
 // nacked), and a local shortage says nothing about the target. It is
 // counted in Stats.StreamPingsSkipped; the probe waits for its period, as
 // without the stream path. A ping refused by the target is reported.
-// Before, the agent reported StreamFailed at once for a ping it had no
-// slot for.
+// A ping the agent had no slot for must not be reported as StreamFailed.
 func TestStreamPingNotSentIsNotFailure(t *testing.T) {
 	var failed atomic.Int64
 	a := start(t, Config{Plain: true, streamFailed: func(swim.ID, uint32) { failed.Add(1) }})

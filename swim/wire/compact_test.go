@@ -12,7 +12,7 @@ import (
 // TestCompactHeaderBytes pins the bare ping and ack of bench/memberlist's
 // names ("m00", "127.0.0.1:NNNNN"), worked out by hand from the payload
 // layout: format 2 leaves out the receiver's address, and the sender's in
-// an ack. Before, both carried both addresses: 47 and 47 bytes at seq 300.
+// an ack (with both addresses each would be 47 bytes at seq 300).
 func TestCompactHeaderBytes(t *testing.T) {
 	m00 := swim.Node{ID: "m00", Addr: "127.0.0.1:40123"}
 	m01 := swim.Node{ID: "m01", Addr: "127.0.0.1:40124"}

@@ -165,11 +165,11 @@ func TestReplayStateBounded(t *testing.T) {
 
 // A member booted with its clock an hour ahead, stepped back by NTP after
 // it started (the common case on a VM): once its clock is right it hears
-// its peers again at once, and they hear it. Before, it refused every
-// packet for the hour (each sealed "before it started" by its own
-// first reading), and its own stamps stayed an hour ahead of the clock,
-// refused by every peer as out of MaxSkew: a healthy member silenced for
-// the size of the step.
+// its peers again at once, and they hear it. The failure this guards
+// against: refusing every packet for the hour (each sealed "before it
+// started" by its own first reading), with its own stamps an hour ahead
+// of the clock, refused by every peer as out of MaxSkew: a healthy member
+// silenced for the size of the step.
 func TestReplayClockStepBackAfterStart(t *testing.T) {
 	kr, _ := NewKeyring(key(1, 16))
 	real := time.Unix(1_800_000_000, 0)
@@ -225,11 +225,11 @@ func TestReplaySenderClockJumpForward(t *testing.T) {
 }
 
 // A holder of the group key seals packets under a victim's sender ID
-// stamped up to MaxSkew ahead. Before, one such packet raised the victim's
-// window to its timestamp, and every genuine packet of the victim was
-// refused as more than Window below it for 29 s. Now the victim keeps
-// being heard, also after 2·replayRemembered forged future stamps, and
-// replays of its packets are still refused.
+// stamped up to MaxSkew ahead. Such a packet must not raise the victim's
+// window to its timestamp, which would refuse every genuine packet of the
+// victim as more than Window below it for 29 s: the victim keeps being
+// heard, also after 2·replayRemembered forged future stamps, and replays
+// of its packets are still refused.
 func TestReplayForgedFutureStampDoesNotSilenceSender(t *testing.T) {
 	kr, _ := NewKeyring(key(1, 16))
 	real := time.Unix(1_800_000_000, 0)
