@@ -380,3 +380,16 @@ func TestRuntimeKeyRotation(t *testing.T) {
 	assert.NotZero(t, as[0].Stats().AuthFailures)
 	assert.Nil(t, start(t, Config{Plain: true}).Keyring())
 }
+
+// Start's errors about encryption name Config's fields (Keys, Plain),
+// not the wire package's.
+func TestStartErrorsNameKeysAndPlain(t *testing.T) {
+	_, err := Start(context.Background(), Config{Plain: true, Keys: [][]byte{testKey}})
+	require.Error(t, err)
+	assert.ErrorContains(t, err, "Plain")
+	assert.ErrorContains(t, err, "Keys")
+	_, err = Start(context.Background(), Config{})
+	require.Error(t, err)
+	assert.ErrorContains(t, err, "Keys")
+	assert.ErrorContains(t, err, "Plain")
+}

@@ -55,3 +55,67 @@ func TestBlockingDeliveryLosesNothing(t *testing.T) {
 	assert.Equal(t, swim.EventJoin, kinds[0], "%v", kinds)
 	assert.Zero(t, as[0].Stats().EventsDropped)
 }
+
+// With BlockingDelivery and a subscriber that never reads, Leave (Close)
+// and cancelling Start's context still stop the agent: once it leaves,
+// deliveries no longer wait. Without that, Close waited forever.
+func TestLeaveFreesBlockedDelivery(t *testing.T) {
+	for _, how := range []string{"Close", "cancel"} {
+		t.Run(how, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			cfg := Config{Plain: true, BlockingDelivery: true, Protocol: fast(), LeaveTimeout: new(200 * time.Millisecond)}
+			a, err := Start(ctx, cfg)
+			require.NoError(t, err)
+			defer func() { _ = a.Shutdown() }()
+			b := start(t, Config{Plain: true})
+			_, unsub := a.Subscribe(1) // never read
+			defer unsub()
+			join(t, b, a)
+			require.NoError(t, b.Shutdown()) // suspect, then dead: more events than the buffer
+			require.Eventually(t, func() bool {
+				c, stop := context.WithTimeout(context.Background(), 20*time.Millisecond)
+				defer stop()
+				_, err := a.MembersContext(c)
+				return err != nil
+			}, 10*time.Second, 50*time.Millisecond, "the agent never blocked on the full channel")
+			done := make(chan struct{})
+			go func() {
+				if how == "Close" {
+					_ = a.Close()
+				} else {
+					cancel()
+					<-a.Done()
+				}
+				close(done)
+			}()
+			select {
+			case <-done:
+			case <-time.After(5 * time.Second):
+				t.Fatalf("%s did not stop an agent blocked on a subscriber", how)
+			}
+		})
+	}
+}
+
+// With BlockingDelivery and a subscriber that stopped reading, a Join
+// still returns once its context ends, though the agent is blocked on
+// the subscriber and cannot report what the join heard.
+func TestJoinReturnsWhileDeliveryBlocked(t *testing.T) {
+	as := group(t, 3, Config{Plain: true})
+	a, err := Start(context.Background(), Config{Plain: true, BlockingDelivery: true, Protocol: fast(), LeaveTimeout: new(time.Duration)})
+	require.NoError(t, err)
+	defer func() { _ = a.Shutdown() }()
+	_, unsub := a.Subscribe(1) // never read: the view's three join events block the agent
+	defer unsub()
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- a.Join(ctx, as[0].Self().Addr) }()
+	select {
+	case err := <-done:
+		t.Logf("Join: %v", err)
+	case <-time.After(5 * time.Second):
+		t.Fatal("Join did not return after its context ended")
+	}
+}

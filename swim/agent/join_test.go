@@ -91,3 +91,34 @@ func TestJoinFromWildcardBindAdvertisingAnotherAddress(t *testing.T) {
 	}
 	assert.Zero(t, seed.Stats().Rejected, "no join refused")
 }
+
+// A join address that resolves only to this member itself is an error at
+// once, not a wait for the context; a name resolving to hundreds of
+// copies of one address sends one join, not hundreds.
+func TestJoinAddressesSelfAndDuplicates(t *testing.T) {
+	seed := start(t, Config{})
+	var me netip.AddrPort
+	resolve := func(_ context.Context, host string) ([]netip.Addr, error) {
+		if host == "me.test" {
+			return []netip.Addr{me.Addr()}, nil
+		}
+		out := make([]netip.Addr, 300)
+		for i := range out {
+			out[i] = netip.MustParseAddr("127.0.0.1")
+		}
+		return out, nil
+	}
+	a := start(t, Config{Resolve: resolve})
+	me = netip.MustParseAddrPort(a.Self().Addr)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	t0 := time.Now()
+	err := a.Join(ctx, "me.test:"+port(a))
+	require.Error(t, err)
+	assert.ErrorContains(t, err, "own address")
+	assert.Less(t, time.Since(t0), time.Second, "Join waited instead of failing")
+
+	out, err := ResolveAddrs(ctx, resolve, []string{"many.test:" + port(seed), seed.Self().Addr}, me.Addr())
+	require.NoError(t, err)
+	assert.Equal(t, []string{seed.Self().Addr}, out)
+}

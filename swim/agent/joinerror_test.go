@@ -77,3 +77,20 @@ func TestJoinErrorNamesAuthFailures(t *testing.T) {
 	assert.Equal(t, conn.LocalAddr().(*net.UDPAddr).AddrPort().String(), je.AuthFrom.String())
 	assert.Contains(t, err.Error(), "3 datagrams that failed authentication arrived meanwhile, the last from "+je.AuthFrom.String())
 }
+
+// A Join that ends with its context because this member's MergeFilter
+// refused the views that answered it says so, with the filter's error
+// (memberlist's Join returns its MergeDelegate's error).
+func TestJoinErrorNamesMergeRefusal(t *testing.T) {
+	seed := start(t, Config{Plain: true, Protocol: fast()}) // no veto: it answers
+	other := start(t, dcConfig("dc2"))
+	ctx, cancel := context.WithTimeout(context.Background(), 700*time.Millisecond)
+	defer cancel()
+	err := other.Join(ctx, seed.Self().Addr)
+	var je *JoinError
+	require.ErrorAs(t, err, &je)
+	require.Error(t, je.MergeRefusal)
+	assert.ErrorContains(t, err, "MergeFilter")
+	assert.ErrorContains(t, err, "not in datacenter dc2")
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+}

@@ -118,3 +118,33 @@ func TestEncryptionTurnedOnWhileRunning(t *testing.T) {
 	_, err := Start(context.Background(), Config{Plain: true, AcceptPlain: true})
 	assert.ErrorContains(t, err, "need Keys")
 }
+
+// Sending plain while refusing plain cuts a member off from every member
+// in the same stage: turning encryption on runs AcceptPlain before
+// SendPlain's end, and turning it off AcceptPlain before SendPlain's
+// start. Start and the setters refuse the stage where SendPlain is on and
+// AcceptPlain off, naming both.
+func TestSendPlainNeedsAcceptPlain(t *testing.T) {
+	_, err := Start(context.Background(), Config{Keys: [][]byte{testKey}, SendPlain: true})
+	require.Error(t, err)
+	assert.ErrorContains(t, err, "SendPlain")
+	assert.ErrorContains(t, err, "AcceptPlain")
+
+	a := start(t, Config{AcceptPlain: true, SendPlain: true})
+	err = a.SetAcceptPlain(false)
+	require.Error(t, err, "refusing plain while sending plain")
+	assert.ErrorContains(t, err, "SetSendPlain(false)")
+	assert.True(t, a.sec.AcceptPlain(), "a refused SetAcceptPlain changed the setting")
+	require.NoError(t, a.SetSendPlain(false))
+	require.NoError(t, a.SetAcceptPlain(false))
+	err = a.SetSendPlain(true)
+	require.Error(t, err, "sending plain while refusing plain")
+	assert.ErrorContains(t, err, "SetAcceptPlain(true)")
+	assert.False(t, a.sec.SendPlain())
+	require.NoError(t, a.SetAcceptPlain(true), "turning encryption off, first stage")
+	require.NoError(t, a.SetSendPlain(true), "turning encryption off, second stage")
+
+	plain := start(t, Config{Plain: true})
+	assert.ErrorIs(t, plain.SetSendPlain(true), ErrNoKeys)
+	assert.ErrorIs(t, plain.SetAcceptPlain(false), ErrNoKeys)
+}

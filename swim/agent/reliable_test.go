@@ -156,3 +156,15 @@ func BenchmarkSendReliable(b *testing.B) {
 		<-msgs
 	}
 }
+
+// A MaxReliableSize whose frames exceed MaxStreamBytes could never be
+// sent nor received: Start refuses it, naming both fields.
+func TestMaxReliableSizeOverStreamBudget(t *testing.T) {
+	_, err := Start(context.Background(), Config{Plain: true, MaxReliableSize: 16 << 20})
+	require.Error(t, err)
+	assert.ErrorContains(t, err, "MaxReliableSize")
+	assert.ErrorContains(t, err, "MaxStreamBytes")
+	_, err = Start(context.Background(), Config{Plain: true, MaxReliableSize: 1 << 20, MaxStreamBytes: 1 << 20})
+	require.Error(t, err)
+	assert.ErrorContains(t, err, "MaxReliableSize")
+}

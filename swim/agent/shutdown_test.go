@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -83,4 +84,26 @@ func TestLocalHealthMultiplierRisesOnRefutation(t *testing.T) {
 		Updates: []swim.Update{{Kind: swim.UpdateSuspect, Node: p.Self(), From: "x"}}})
 	require.Eventually(t, func() bool { return p.Stats().Protocol.Refutations > 0 }, 3*time.Second, 10*time.Millisecond)
 	assert.Equal(t, 0, p.LocalHealthMultiplier(), "plain SWIM has no local health")
+}
+
+// Shutdown and Leave called at once, and Shutdown twice, all return once
+// the agent stopped.
+func TestShutdownConcurrentWithLeave(t *testing.T) {
+	for range 5 {
+		a := start(t, Config{Plain: true})
+		var wg sync.WaitGroup
+		for i := range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if i%2 == 0 {
+					assert.NoError(t, a.Shutdown())
+				} else {
+					assert.NoError(t, a.Leave(context.Background()))
+				}
+			}()
+		}
+		wg.Wait()
+		<-a.Done()
+	}
 }
