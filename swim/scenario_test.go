@@ -176,12 +176,13 @@ func (e *scenarioEnv) run(td *datadriven.TestData) string {
 				if e.crashed[n] {
 					continue
 				}
-				var out strings.Builder
-				r := e.ready(&out, n, e.members[n], fmt.Sprintf("%v %s: ", now, n), nil)
-				switch show {
-				case "packets":
-					b.WriteString(out.String())
-				case "events":
+				var out *strings.Builder
+				prefix := ""
+				if show == "packets" {
+					out, prefix = &b, fmt.Sprintf("%v %s: ", now, n)
+				}
+				r := e.ready(out, n, e.members[n], prefix, nil)
+				if show == "events" {
 					for _, ev := range r.Events {
 						fmt.Fprintf(&b, "%s: %s\n", n, fmtEvent(ev))
 					}
