@@ -275,11 +275,11 @@ func TestConformance(t *testing.T) {
 			MinSamples: new(2)},
 		"gains": {Estimator: chen.EstimatorConfig{Interval: 20 * time.Millisecond, WindowSize: 3}, Gain: 0.5,
 			Beta: 2, Phi: 1.5},
-	}, bertier.New, func(cfg bertier.Config, _ *bertier.Detector) detectortest.Options {
+	}, bertier.New, func(cfg bertier.Config, _ *bertier.Detector) detectortest.Config {
 		if cfg.Phi == 0 {
 			cfg.Phi = bertier.DefaultPhi
 		}
-		return detectortest.Options{LinearParam: cfg.Phi}
+		return detectortest.Config{LinearParam: cfg.Phi}
 	})
 }
 

@@ -433,8 +433,8 @@ func TestConformance(t *testing.T) {
 		"small-window": {Estimator: chen.EstimatorConfig{WindowSize: 5}, Margin: new(30 * time.Millisecond), MinSamples: new(2)},
 		"never-restart": {Estimator: chen.EstimatorConfig{Interval: 50 * time.Millisecond, WindowSize: 40,
 			RestartJump: new(uint64(math.MaxUint64))}, Margin: new(time.Hour)},
-	}, chen.New, func(_ chen.Config, d *chen.Detector) detectortest.Options {
-		return detectortest.Options{LinearParam: float64(d.Margin())}
+	}, chen.New, func(_ chen.Config, d *chen.Detector) detectortest.Config {
+		return detectortest.Config{LinearParam: float64(d.Margin())}
 	})
 }
 

@@ -96,8 +96,8 @@ func TestFixedConformance(t *testing.T) {
 		"default":         {},
 		"250ms-restart-5": {Timeout: new(250 * time.Millisecond), RestartJump: new(uint64(5))},
 		"1ns":             {Timeout: new(time.Duration(1))},
-	}, detector.NewFixed, func(_ detector.FixedConfig, f *detector.Fixed) detectortest.Options {
-		return detectortest.Options{LinearParam: float64(f.Timeout()), TauNonDecreasing: true, NoWarmUp: true}
+	}, detector.NewFixed, func(_ detector.FixedConfig, f *detector.Fixed) detectortest.Config {
+		return detectortest.Config{LinearParam: float64(f.Timeout()), TauNonDecreasing: true, NoWarmUp: true}
 	})
 }
 

@@ -10,6 +10,9 @@
 //   - detectors.md: every detector family of package spec with its
 //     parameters, defaults, units and sources.
 //   - fdreplay.md and live.md: the command-line and live-use guides.
+//   - api-conventions.md: the word Config, zero and defaults, and the one
+//     name and type of each knob the detector configurations share
+//     (TestAPIConventions checks the table against the code).
 //   - coming-from-memberlist.md: hashicorp/memberlist's calls, delegates
 //     and settings mapped onto swim/agent (TestMemberlistGuideNamesExist
 //     checks that every fdkit name it gives exists).

@@ -111,7 +111,7 @@ func TestGrafanaDashboardMetricsExist(t *testing.T) {
 	defer a.Close()
 	m, err := monitor.New(monitor.Config{Clock: &monitor.ManualClock{}})
 	require.NoError(t, err)
-	pf, err := promfd.New(m, promfd.Options{})
+	pf, err := promfd.New(m, promfd.Config{})
 	require.NoError(t, err)
 	known := registered(t, promswim.NewCollector(a), pf)
 	require.Contains(t, known, "fdswim_members")

@@ -625,7 +625,7 @@ func checkReplayPauseSummary(e *ex) { summary(e, replay(e, true)) }
 func sweepFixed(e *ex, timeouts []time.Duration) qos.Curve {
 	e.Helper()
 	c, err := qos.Sweep([]qos.Stream{{Name: "example", Heartbeats: replayTrace(e, false)}},
-		[]qos.Family{qos.FixedFamily(timeouts)}, qos.SweepOptions{})
+		[]qos.Family{qos.FixedFamily(timeouts)}, qos.SweepConfig{})
 	require.NoError(e, err)
 	require.Len(e, c, 1)
 	require.Empty(e, c[0].Err)

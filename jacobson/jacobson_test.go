@@ -273,8 +273,8 @@ func TestConformance(t *testing.T) {
 		"clamped-divide-by-gap": {MinTimeout: 150 * time.Millisecond, MaxTimeout: 2 * time.Second,
 			DivideBySeqGap: true, RestartJump: new(uint64(10))},
 		"small-K": {K: new(float64(0.5)), InitialTimeout: new(200 * time.Millisecond)},
-	}, jacobson.New, func(_ jacobson.Config, d *jacobson.Detector) detectortest.Options {
-		return detectortest.Options{LinearParam: d.K(), NoWarmUp: true}
+	}, jacobson.New, func(_ jacobson.Config, d *jacobson.Detector) detectortest.Config {
+		return detectortest.Config{LinearParam: d.K(), NoWarmUp: true}
 	})
 }
 

@@ -39,7 +39,7 @@ func TestMonitorAgreesWithReplay(t *testing.T) {
 // The same on the real LIP6 excerpt (../shared/traces), sender by sender.
 func TestMonitorAgreesWithReplayLIP6(t *testing.T) {
 	path := tracetest.Shared(t, "planetlab-lip6/recv_node1_excerpt.txt")
-	recs, err := trace.ReadFile(path, trace.Options{})
+	recs, err := trace.ReadFile(path, trace.ReaderConfig{})
 	require.NoError(t, err)
 	for _, s := range trace.Split(recs) {
 		t.Run("sender-"+s.Sender, func(t *testing.T) { agreeWithReplay(t, s.Records) })

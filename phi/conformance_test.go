@@ -25,8 +25,8 @@ func TestConformance(t *testing.T) {
 			"remedies": {WindowSize: 20, Threshold: 3, MaxInterval: new(time.Second),
 				DivideBySeqGap: true, MinStdDev: new(2 * time.Millisecond)},
 			"threshold-250": {WindowSize: 200, Threshold: 250, SkipIfSuspected: new(false)},
-		}, phi.NewNormal, func(cfg phi.NormalConfig, d *phi.Normal) detectortest.Options {
-			return detectortest.Options{LinearParam: phi.ZOfLevel(d.Threshold()), SkipLinear: detector.OrDefault(cfg.SkipIfSuspected, true)}
+		}, phi.NewNormal, func(cfg phi.NormalConfig, d *phi.Normal) detectortest.Config {
+			return detectortest.Config{LinearParam: phi.ZOfLevel(d.Threshold()), SkipLinear: detector.OrDefault(cfg.SkipIfSuspected, true)}
 		})
 	})
 	t.Run("akka", func(t *testing.T) {
@@ -40,8 +40,8 @@ func TestConformance(t *testing.T) {
 		detectortest.RunConfigs(t, map[string]phi.CassandraConfig{
 			"default":  {},
 			"uncapped": {WindowSize: 10, Threshold: 1, MaxInterval: new(time.Duration(0))},
-		}, phi.NewCassandra, func(_ phi.CassandraConfig, d *phi.Cassandra) detectortest.Options {
-			return detectortest.Options{LinearParam: d.Threshold()}
+		}, phi.NewCassandra, func(_ phi.CassandraConfig, d *phi.Cassandra) detectortest.Config {
+			return detectortest.Config{LinearParam: d.Threshold()}
 		})
 	})
 }

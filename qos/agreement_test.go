@@ -93,9 +93,9 @@ func absD(x time.Duration) time.Duration {
 func checkFastSweep(t *testing.T, f Family, hbs []detector.Heartbeat) {
 	t.Helper()
 	streams := []Stream{{Name: "s", Heartbeats: hbs}}
-	fast, err := Sweep(streams, []Family{f}, SweepOptions{})
+	fast, err := Sweep(streams, []Family{f}, SweepConfig{})
 	require.NoError(t, err)
-	slow, err := Sweep(streams, []Family{f}, SweepOptions{PerPointOnly: true})
+	slow, err := Sweep(streams, []Family{f}, SweepConfig{PerPointOnly: true})
 	require.NoError(t, err)
 	require.Empty(t, fast[0].Err)
 	require.Empty(t, slow[0].Err)
@@ -166,7 +166,7 @@ func TestJacobsonFastSweepEqualsReplays(t *testing.T) {
 	}
 	// With a clamp the form is not linear: the sweep falls back to replays.
 	f := JacobsonFamily(jacobson.Config{MinTimeout: ms(150)}, []float64{1, 2})
-	c, err := Sweep([]Stream{{Heartbeats: agreementTraces()["jitter-loss"]}}, []Family{f}, SweepOptions{})
+	c, err := Sweep([]Stream{{Heartbeats: agreementTraces()["jitter-loss"]}}, []Family{f}, SweepConfig{})
 	require.NoError(t, err)
 	assert.Equal(t, PerPoint, c[0].Method)
 	assert.Len(t, c[0].Points, 2)

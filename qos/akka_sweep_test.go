@@ -107,7 +107,7 @@ func TestAkkaOnePassEqualsReplaysConfigs(t *testing.T) {
 // (unsynchronized clocks: arrival-based TD).
 func TestAkkaOnePassEqualsReplaysLIP6(t *testing.T) {
 	path := tracetest.Shared(t, tracetest.LIP6Excerpt)
-	recs, err := trace.ReadFile(path, trace.Options{})
+	recs, err := trace.ReadFile(path, trace.ReaderConfig{})
 	require.NoError(t, err)
 	split := 0
 	for _, st := range trace.Split(recs) {
@@ -126,14 +126,14 @@ func TestAkkaOnePassEqualsReplaysLIP6(t *testing.T) {
 func TestAkkaOnePassFallsBack(t *testing.T) {
 	hbs := agreementTraces()["jitter-loss"]
 	f := PhiAkkaFamily(phi.AkkaConfig{}, []float64{1, -2, 8})
-	c, err := Sweep([]Stream{{Heartbeats: hbs}}, []Family{f}, SweepOptions{})
+	c, err := Sweep([]Stream{{Heartbeats: hbs}}, []Family{f}, SweepConfig{})
 	require.NoError(t, err)
 	assert.Equal(t, PerPoint, c[0].Method)
 	assert.Len(t, c[0].Points, 2)
 	assert.Contains(t, c[0].Err, "threshold=-2")
 
 	f = PhiAkkaFamily(phi.AkkaConfig{}, []float64{1, 8})
-	c, err = Sweep([]Stream{{Heartbeats: hbs[:3]}}, []Family{f}, SweepOptions{Config: Config{WarmUp: 10}})
+	c, err = Sweep([]Stream{{Heartbeats: hbs[:3]}}, []Family{f}, SweepConfig{Config: Config{WarmUp: 10}})
 	require.NoError(t, err)
 	assert.Equal(t, PerPoint, c[0].Method)
 	assert.Contains(t, c[0].Err, "no heartbeat evaluated")

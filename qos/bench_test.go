@@ -75,7 +75,7 @@ func benchSweep(b *testing.B, fams []Family, perPoint bool, workers int) {
 	}
 	b.ResetTimer()
 	for b.Loop() {
-		curves, err := Sweep(streams, fams, SweepOptions{PerPointOnly: perPoint, Workers: workers})
+		curves, err := Sweep(streams, fams, SweepConfig{PerPointOnly: perPoint, Workers: workers})
 		if err != nil {
 			b.Fatal(err)
 		}

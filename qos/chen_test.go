@@ -53,7 +53,7 @@ func TestExample95(t *testing.T) {
 	// The one-pass sweep gives the same point at α = 30 ms.
 	c, err := Sweep([]Stream{{Heartbeats: example95()}},
 		[]Family{ChenFamily(chen.Config{Estimator: chen.EstimatorConfig{Interval: ms(100), WindowSize: 3}}, durs([]float64{0, 30, 1000}))},
-		SweepOptions{})
+		SweepConfig{})
 	require.NoError(t, err)
 	require.Empty(t, c[0].Err)
 	assert.Equal(t, OnePass, c[0].Method)

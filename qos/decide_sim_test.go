@@ -122,7 +122,7 @@ func simRates(t *testing.T, seeds, n int, sA, sB time.Duration, eq float64) floa
 			noisyFamily("a", simInterval, sA, uint64(2*seed+1), 20, 200, 40),
 			noisyFamily("b", simInterval, sB, uint64(2*seed+2), 20, 200, 40),
 		}
-		v, err := Decide(Stream{Name: "sim", Heartbeats: hbs}, fams, nil, Targets{MaxMRPerSecond: simMR}, DecideOptions{Equivalence: eq, Holdout: -1, Sweep: SweepOptions{Workers: 1}})
+		v, err := Decide(Stream{Name: "sim", Heartbeats: hbs}, fams, nil, Targets{MaxMRPerSecond: simMR}, DecideConfig{Equivalence: eq, Holdout: -1, Sweep: SweepConfig{Workers: 1}})
 		if err != nil {
 			t.Fatal(err)
 		}

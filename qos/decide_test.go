@@ -13,7 +13,7 @@ import (
 // decideSim decides between noisy timeouts "a" (noise sA, swept at
 // aVals) and "b" (noise sB, 20..200 ms) on a simulated stream of n
 // heartbeats (seed 7).
-func decideSim(t *testing.T, n int, sA, sB time.Duration, aVals []float64, tg Targets, opt DecideOptions) Verdict {
+func decideSim(t *testing.T, n int, sA, sB time.Duration, aVals []float64, tg Targets, opt DecideConfig) Verdict {
 	t.Helper()
 	hbs := simStream(n, simInterval, simC0, simM, 7)
 	a := noisyFamily("a", simInterval, sA, 1, 20, 200, 2)
@@ -32,8 +32,8 @@ func decideSim(t *testing.T, n int, sA, sB time.Duration, aVals []float64, tg Ta
 func TestDecideGridIndependent(t *testing.T) {
 	tg := Targets{MaxMRPerSecond: simMR}
 	logVals := mustRange(t, 1, 2000, 25, true)
-	coarse := decideSim(t, 9000, simSA, simSA, logVals, tg, DecideOptions{Holdout: -1})
-	fine := decideSim(t, 9000, simSA, simSA, mustRange(t, 80, 110, 61, false), tg, DecideOptions{Holdout: -1})
+	coarse := decideSim(t, 9000, simSA, simSA, logVals, tg, DecideConfig{Holdout: -1})
+	fine := decideSim(t, 9000, simSA, simSA, mustRange(t, 80, 110, 61, false), tg, DecideConfig{Holdout: -1})
 	a, b := coarse.Ops[0], fine.Ops[0]
 	require.True(t, a.Found && b.Found)
 	assert.InDelta(t, float64(a.Point.TD.Mean), float64(b.Point.TD.Mean), float64(solveTDTolerance))
@@ -51,7 +51,7 @@ func TestDecideGridIndependent(t *testing.T) {
 // carries the uncertainty of the MR estimate (comparing fixed settings,
 // a shift of the margin moves every TD alike and the interval collapses).
 func TestDecideIntervalIncludesChoice(t *testing.T) {
-	v := decideSim(t, 6000, simSA, simSA, mustRange(t, 20, 200, 40, false), Targets{MaxMRPerSecond: simMR}, DecideOptions{Holdout: -1})
+	v := decideSim(t, 6000, simSA, simSA, mustRange(t, 20, 200, 40, false), Targets{MaxMRPerSecond: simMR}, DecideConfig{Holdout: -1})
 	require.GreaterOrEqual(t, v.Best, 0)
 	require.Len(t, v.Rivals, 1)
 	rv := v.Rivals[0]
@@ -70,7 +70,7 @@ func TestDecideIntervalIncludesChoice(t *testing.T) {
 // and claims no significance, even for a difference that is clear.
 func TestDecideCannotAnswer(t *testing.T) {
 	tg := Targets{MaxMRPerSecond: 0.002} // 10 min: 1.2 expected mistakes
-	v := decideSim(t, 6000, simSA, 40*time.Millisecond, mustRange(t, 20, 300, 40, false), tg, DecideOptions{Holdout: -1})
+	v := decideSim(t, 6000, simSA, 40*time.Millisecond, mustRange(t, 20, 300, 40, false), tg, DecideConfig{Holdout: -1})
 	assert.False(t, v.Confirmable)
 	assert.InDelta(t, 1.2, v.ExpectedMistakes, 0.01)
 	assert.Equal(t, 1500*time.Second, v.NeededSpan)
@@ -79,11 +79,11 @@ func TestDecideCannotAnswer(t *testing.T) {
 	assert.Contains(t, v.String(), "The trace cannot answer")
 	assert.Contains(t, v.String(), "at least 25m0s")
 
-	long := decideSim(t, 6000, simSA, 40*time.Millisecond, mustRange(t, 20, 300, 40, false), Targets{MaxMRPerSecond: 0.02}, DecideOptions{Holdout: -1})
+	long := decideSim(t, 6000, simSA, 40*time.Millisecond, mustRange(t, 20, 300, 40, false), Targets{MaxMRPerSecond: 0.02}, DecideConfig{Holdout: -1})
 	assert.True(t, long.Confirmable)
 	assert.True(t, long.Rivals[0].Significant, "%s", long)
 
-	none := decideSim(t, 6000, simSA, simSA, mustRange(t, 20, 300, 40, false), Targets{NoMistakes: true}, DecideOptions{Holdout: -1})
+	none := decideSim(t, 6000, simSA, simSA, mustRange(t, 20, 300, 40, false), Targets{NoMistakes: true}, DecideConfig{Holdout: -1})
 	assert.False(t, none.Confirmable)
 	assert.Contains(t, none.String(), "No trace can confirm MR = 0")
 }
@@ -95,14 +95,14 @@ func TestDecideCannotAnswer(t *testing.T) {
 func TestDecideEquivalence(t *testing.T) {
 	vals := mustRange(t, 20, 200, 40, false)
 	tg := Targets{MaxMRPerSecond: simMR}
-	off := decideSim(t, 36000, simSA, simSB, vals, tg, DecideOptions{Holdout: -1, Equivalence: -1})
+	off := decideSim(t, 36000, simSA, simSB, vals, tg, DecideConfig{Holdout: -1, Equivalence: -1})
 	require.Len(t, off.Rivals, 1)
 	assert.True(t, off.Rivals[0].Significant, "%s", off)
 	assert.False(t, off.Rivals[0].Equivalent)
 	assert.Zero(t, off.Equivalence)
-	same := decideSim(t, 36000, simSA, simSA, vals, tg, DecideOptions{Holdout: -1, Equivalence: -1})
+	same := decideSim(t, 36000, simSA, simSA, vals, tg, DecideConfig{Holdout: -1, Equivalence: -1})
 	assert.False(t, same.Rivals[0].Significant, "%s", same)
-	on := decideSim(t, 36000, simSA, simSB, vals, tg, DecideOptions{Holdout: -1, Equivalence: 0.10})
+	on := decideSim(t, 36000, simSA, simSB, vals, tg, DecideConfig{Holdout: -1, Equivalence: 0.10})
 	assert.True(t, on.Rivals[0].Equivalent)
 	assert.False(t, on.Rivals[0].Significant)
 	assert.Equal(t, time.Duration(0.10*float64(on.Ops[on.Best].Point.TD.Mean)), on.Equivalence)
@@ -113,12 +113,12 @@ func TestDecideEquivalence(t *testing.T) {
 // that widens it.
 func TestDecideEdges(t *testing.T) {
 	tg := Targets{MaxMRPerSecond: simMR}
-	low := decideSim(t, 6000, simSA, simSA, mustRange(t, 100, 200, 11, false), tg, DecideOptions{Holdout: -1})
+	low := decideSim(t, 6000, simSA, simSA, mustRange(t, 100, 200, 11, false), tg, DecideConfig{Holdout: -1})
 	assert.Equal(t, LowerEdge, low.Ops[0].Edge)
 	assert.Equal(t, 100.0, low.Ops[0].Point.Value)
 	assert.Equal(t, "--range a=25:200", low.Ops[0].Widen)
 	assert.Contains(t, low.String(), "a: the setting c=100ms is the smallest swept; a smaller one may meet the targets faster: widen the range, e.g. --range a=25:200")
-	high := decideSim(t, 6000, simSA, simSA, mustRange(t, 20, 60, 11, false), tg, DecideOptions{Holdout: -1})
+	high := decideSim(t, 6000, simSA, simSA, mustRange(t, 20, 60, 11, false), tg, DecideConfig{Holdout: -1})
 	assert.Equal(t, UpperEdge, high.Ops[0].Edge)
 	assert.False(t, high.Ops[0].Found)
 	assert.Equal(t, "--range a=20:240", high.Ops[0].Widen)
@@ -130,7 +130,7 @@ func TestDecideEdges(t *testing.T) {
 // The out-of-sample figures: tuned on the first half, reported on both
 // halves, whose spans add up to the stream's.
 func TestDecideHoldout(t *testing.T) {
-	v := decideSim(t, 18000, simSA, simSA, mustRange(t, 20, 200, 40, false), Targets{MaxMRPerSecond: simMR}, DecideOptions{})
+	v := decideSim(t, 18000, simSA, simSA, mustRange(t, 20, 200, 40, false), Targets{MaxMRPerSecond: simMR}, DecideConfig{})
 	assert.Equal(t, DefaultHoldout, v.Holdout)
 	for _, op := range v.Ops {
 		h := op.Holdout
@@ -149,7 +149,7 @@ func TestDecideHoldout(t *testing.T) {
 	assert.True(t, ch[0].Found)
 	assert.LessOrEqual(t, ch[0].Shortfall, 1.0)
 	assert.Contains(t, v.String(), "Out of sample: tuned on the first 50 % of the trace")
-	off := decideSim(t, 6000, simSA, simSA, mustRange(t, 20, 200, 40, false), Targets{MaxMRPerSecond: simMR}, DecideOptions{Holdout: -1})
+	off := decideSim(t, 6000, simSA, simSA, mustRange(t, 20, 200, 40, false), Targets{MaxMRPerSecond: simMR}, DecideConfig{Holdout: -1})
 	assert.Nil(t, off.Ops[0].Holdout)
 	assert.Nil(t, off.HoldoutRows())
 }
@@ -196,14 +196,14 @@ func TestDecideInvalid(t *testing.T) {
 	for name, c := range map[string]struct {
 		fams []Family
 		tg   Targets
-		opt  DecideOptions
+		opt  DecideConfig
 		want string
 	}{
-		"holdout 1":       {fams, tg, DecideOptions{Holdout: 1}, "hold-out share 1"},
-		"equivalence NaN": {fams, tg, DecideOptions{Equivalence: math.NaN()}, "equivalence NaN"},
-		"targets":         {fams, Targets{MinQAP: 2}, DecideOptions{}, "QAP target 2"},
-		"no families":     {nil, tg, DecideOptions{}, "no family"},
-		"one heartbeat":   {fams, tg, DecideOptions{}, "too little observed time"},
+		"holdout 1":       {fams, tg, DecideConfig{Holdout: 1}, "hold-out share 1"},
+		"equivalence NaN": {fams, tg, DecideConfig{Equivalence: math.NaN()}, "equivalence NaN"},
+		"targets":         {fams, Targets{MinQAP: 2}, DecideConfig{}, "QAP target 2"},
+		"no families":     {nil, tg, DecideConfig{}, "no family"},
+		"one heartbeat":   {fams, tg, DecideConfig{}, "too little observed time"},
 	} {
 		st := s
 		if name == "one heartbeat" {

@@ -15,7 +15,7 @@
 //	// res.TD.Mean, res.MRPerSecond, res.QAP, res.MeanTM, res.MeanTMR
 //
 //	fam := qos.ChenFamily(chen.Config{...}, []time.Duration{10 * time.Millisecond, 50 * time.Millisecond})
-//	curves, err := qos.Sweep([]qos.Stream{{Name: "p", Heartbeats: heartbeats}}, []qos.Family{fam}, qos.SweepOptions{})
+//	curves, err := qos.Sweep([]qos.Stream{{Name: "p", Heartbeats: heartbeats}}, []qos.Family{fam}, qos.SweepConfig{})
 //
 // Heartbeats come from package trace (a recorded or generated trace) or are
 // built by hand; ExampleReplaySlice and ExampleSweep run these calls.

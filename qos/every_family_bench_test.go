@@ -61,7 +61,7 @@ func BenchmarkSweepEveryFamily(b *testing.B) {
 				var method Method
 				cpu0 := cpuTime(b)
 				for b.Loop() {
-					curves, err := Sweep(streams, []Family{f}, SweepOptions{Config: cfg, PerPointOnly: perPoint, Workers: 1})
+					curves, err := Sweep(streams, []Family{f}, SweepConfig{Config: cfg, PerPointOnly: perPoint, Workers: 1})
 					if err != nil {
 						b.Fatal(err)
 					}

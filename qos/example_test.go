@@ -59,7 +59,7 @@ func ExampleSweep() {
 	}
 	fam := qos.ChenFamily(chen.Config{Estimator: chen.EstimatorConfig{Interval: 100 * time.Millisecond, WindowSize: 3}},
 		[]time.Duration{0, 30 * time.Millisecond, 100 * time.Millisecond})
-	curves, err := qos.Sweep([]qos.Stream{{Name: "p", Heartbeats: hbs}}, []qos.Family{fam}, qos.SweepOptions{})
+	curves, err := qos.Sweep([]qos.Stream{{Name: "p", Heartbeats: hbs}}, []qos.Family{fam}, qos.SweepConfig{})
 	if err != nil {
 		panic(err)
 	}
@@ -129,7 +129,7 @@ func ExampleDecide() {
 	a, b := qos.FixedFamily(coarse), qos.FixedFamily(fine)
 	b.Name = "fixed-fine"
 	v, err := qos.Decide(qos.Stream{Name: "p", Heartbeats: hbs}, []qos.Family{a, b}, nil,
-		qos.Targets{MaxMRPerSecond: 1.0 / 60}, qos.DecideOptions{Holdout: -1})
+		qos.Targets{MaxMRPerSecond: 1.0 / 60}, qos.DecideConfig{Holdout: -1})
 	if err != nil {
 		panic(err)
 	}

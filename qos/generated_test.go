@@ -204,7 +204,7 @@ func TestCrashDetectedAfterPredictedTD(t *testing.T) {
 // after τ" counts 450.
 func TestLIP6Sender4TransitionCount(t *testing.T) {
 	path := tracetest.Shared(t, "planetlab-lip6/recv_node1_excerpt.txt")
-	recs, err := trace.ReadFile(path, trace.Options{})
+	recs, err := trace.ReadFile(path, trace.ReaderConfig{})
 	require.NoError(t, err)
 	var hbs []detector.Heartbeat
 	for _, st := range trace.Split(recs) {
@@ -214,7 +214,7 @@ func TestLIP6Sender4TransitionCount(t *testing.T) {
 	}
 	require.NotEmpty(t, hbs)
 	cfg := chen.Config{Estimator: chen.EstimatorConfig{Interval: ms(100), WindowSize: 100}}
-	c, err := Sweep([]Stream{{Name: "4", Heartbeats: hbs}}, []Family{ChenFamily(cfg, []time.Duration{0})}, SweepOptions{})
+	c, err := Sweep([]Stream{{Name: "4", Heartbeats: hbs}}, []Family{ChenFamily(cfg, []time.Duration{0})}, SweepConfig{})
 	require.NoError(t, err)
 	require.Empty(t, c[0].Err)
 	assert.Equal(t, 433, c[0].Points[0].Mistakes)

@@ -91,9 +91,9 @@ func durs(msv []float64) []time.Duration {
 // failure message.
 func requireSameAsPerPoint(t *testing.T, f Family, streams []Stream, cfg Config, method Method, label string) Curve {
 	t.Helper()
-	fast, err := Sweep(streams, []Family{f}, SweepOptions{Config: cfg})
+	fast, err := Sweep(streams, []Family{f}, SweepConfig{Config: cfg})
 	require.NoError(t, err)
-	slow, err := Sweep(streams, []Family{f}, SweepOptions{Config: cfg, PerPointOnly: true})
+	slow, err := Sweep(streams, []Family{f}, SweepConfig{Config: cfg, PerPointOnly: true})
 	require.NoError(t, err)
 	require.Empty(t, slow[0].Err)
 	require.Empty(t, fast[0].Err)

@@ -66,7 +66,7 @@ func BenchmarkIntervals(b *testing.B) {
 			}
 			b.Run(name, func(b *testing.B) {
 				for b.Loop() {
-					curves, err := Sweep(c.streams, c.fams, SweepOptions{Config: Config{Intervals: ci, WarmUp: 1000}, Workers: 1})
+					curves, err := Sweep(c.streams, c.fams, SweepConfig{Config: Config{Intervals: ci, WarmUp: 1000}, Workers: 1})
 					if err != nil {
 						b.Fatal(err)
 					}

@@ -187,9 +187,9 @@ func TestIntervalsOnePassMatchPerPoint(t *testing.T) {
 	}
 	cfg := Config{Intervals: true, WarmUp: 50}
 	streams := []Stream{{Name: "s", Heartbeats: hbs}}
-	fast, err := Sweep(streams, fams, SweepOptions{Config: cfg})
+	fast, err := Sweep(streams, fams, SweepConfig{Config: cfg})
 	require.NoError(t, err)
-	slow, err := Sweep(streams, fams, SweepOptions{Config: cfg, PerPointOnly: true})
+	slow, err := Sweep(streams, fams, SweepConfig{Config: cfg, PerPointOnly: true})
 	require.NoError(t, err)
 	for ci := range fast {
 		require.Equal(t, OnePass, fast[ci].Method)
@@ -225,9 +225,9 @@ func TestIntervalsSFDMatchPerPoint(t *testing.T) {
 		Targets: sfd.Targets{MaxTD: ms(400), MaxMistakesPerSecond: 0.01, MinQAP: 0.999}}, []time.Duration{ms(1), ms(20), ms(100), ms(300)})
 	cfg := Config{Intervals: true, WarmUp: 50}
 	streams := []Stream{{Name: "s", Heartbeats: hbs}}
-	fast, err := Sweep(streams, []Family{f}, SweepOptions{Config: cfg})
+	fast, err := Sweep(streams, []Family{f}, SweepConfig{Config: cfg})
 	require.NoError(t, err)
-	slow, err := Sweep(streams, []Family{f}, SweepOptions{Config: cfg, PerPointOnly: true})
+	slow, err := Sweep(streams, []Family{f}, SweepConfig{Config: cfg, PerPointOnly: true})
 	require.NoError(t, err)
 	require.Equal(t, SharedEstimator, fast[0].Method)
 	require.Len(t, fast[0].Points, 4)

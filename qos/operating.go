@@ -110,7 +110,7 @@ func (t Targets) scaled(k, spanSec float64) Targets {
 type solver struct {
 	stream Stream
 	fam    Family
-	opt    SweepOptions
+	opt    SweepConfig
 	grid   []Point // the family's own values, ascending, with cells
 	// costly: each point costs about a replay (Curve.Method PerPoint or
 	// SharedState), so the solver sweeps fewer points at a time.
@@ -123,7 +123,7 @@ var errNoCellData = errors.New("qos: the sweep kept no per-time-cell data")
 
 // newSolver sweeps f on s at its own values (or takes the points of c, a
 // curve of f on s swept with Config.Intervals, when it has them).
-func newSolver(s Stream, f Family, c *Curve, opt SweepOptions) (*solver, error) {
+func newSolver(s Stream, f Family, c *Curve, opt SweepConfig) (*solver, error) {
 	opt.Config.Intervals = true
 	opt.Progress = nil
 	sv := &solver{stream: s, fam: f, opt: opt}

@@ -19,7 +19,7 @@ func smallCurves(t *testing.T) []Curve {
 	c, err := Sweep([]Stream{{Name: "gen", Heartbeats: hbs}}, []Family{
 		FixedFamily(durs(mustRange(t, 100, 400, 10, false))),
 		ChenFamily(chen.Config{Estimator: chen.EstimatorConfig{WindowSize: 50}}, durs(mustRange(t, 1, 300, 10, true))),
-	}, SweepOptions{Workers: 2})
+	}, SweepConfig{Workers: 2})
 	require.NoError(t, err)
 	return c
 }
@@ -95,20 +95,20 @@ func TestSweepEachAndArgumentErrors(t *testing.T) {
 	hbs := agreementTraces()["jitter-loss"]
 	a := FixedFamily(durs([]float64{150, 300}))
 	b := ChenFamily(chen.Config{Estimator: chen.EstimatorConfig{WindowSize: 50}}, durs([]float64{10}))
-	c, err := SweepEach([]Stream{{Name: "x", Heartbeats: hbs}, {Name: "y", Heartbeats: hbs}}, [][]Family{{a}, {a, b}}, SweepOptions{Workers: 3})
+	c, err := SweepEach([]Stream{{Name: "x", Heartbeats: hbs}, {Name: "y", Heartbeats: hbs}}, [][]Family{{a}, {a, b}}, SweepConfig{Workers: 3})
 	require.NoError(t, err)
 	require.Len(t, c, 3)
 	assert.Equal(t, []string{"x/fixed", "y/fixed", "y/chen"}, []string{c[0].Stream + "/" + c[0].Family, c[1].Stream + "/" + c[1].Family, c[2].Stream + "/" + c[2].Family})
 	assert.Equal(t, c[0].Points, c[1].Points, "same stream and family, same curve")
 
-	_, err = SweepEach([]Stream{{Heartbeats: hbs}}, nil, SweepOptions{})
+	_, err = SweepEach([]Stream{{Heartbeats: hbs}}, nil, SweepConfig{})
 	assert.Error(t, err)
-	_, err = Sweep([]Stream{{Heartbeats: hbs}}, []Family{{Name: "empty", New: a.New}}, SweepOptions{})
+	_, err = Sweep([]Stream{{Heartbeats: hbs}}, []Family{{Name: "empty", New: a.New}}, SweepConfig{})
 	assert.ErrorContains(t, err, "no parameter values")
-	_, err = Sweep([]Stream{{Heartbeats: hbs}}, []Family{{Name: "nonew", Values: []float64{1}}}, SweepOptions{})
+	_, err = Sweep([]Stream{{Heartbeats: hbs}}, []Family{{Name: "nonew", Values: []float64{1}}}, SweepConfig{})
 	assert.ErrorContains(t, err, "no constructor")
 	// A stream shorter than the warm-up: the curve reports the error.
-	c, err = Sweep([]Stream{{Heartbeats: hbs[:10]}}, []Family{b}, SweepOptions{})
+	c, err = Sweep([]Stream{{Heartbeats: hbs[:10]}}, []Family{b}, SweepConfig{})
 	require.NoError(t, err)
 	assert.Contains(t, c[0].Err, "no heartbeat evaluated")
 	assert.Empty(t, c[0].Points)

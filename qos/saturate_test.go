@@ -28,7 +28,7 @@ func TestFixedSweepSaturatesHugeTimeouts(t *testing.T) {
 	fam.Values = []float64{100, 1e9, 1e20}
 	for _, perPoint := range []bool{false, true} {
 		curves, err := qos.Sweep([]qos.Stream{{Name: "p", Heartbeats: hbs}}, []qos.Family{fam},
-			qos.SweepOptions{Config: qos.Config{WarmUp: 10}, PerPointOnly: perPoint})
+			qos.SweepConfig{Config: qos.Config{WarmUp: 10}, PerPointOnly: perPoint})
 		require.NoError(t, err)
 		require.Len(t, curves, 1)
 		require.Empty(t, curves[0].Err)
@@ -61,9 +61,9 @@ func TestLinearSweepsNearEndOfRange(t *testing.T) {
 		qos.TwoWFDFamily(twowfd.Config{LongWindowSize: 100}, alphas),
 	} {
 		streams := []qos.Stream{{Name: "p", Heartbeats: hbs}}
-		fast, err := qos.Sweep(streams, []qos.Family{fam}, qos.SweepOptions{})
+		fast, err := qos.Sweep(streams, []qos.Family{fam}, qos.SweepConfig{})
 		require.NoError(t, err)
-		slow, err := qos.Sweep(streams, []qos.Family{fam}, qos.SweepOptions{PerPointOnly: true})
+		slow, err := qos.Sweep(streams, []qos.Family{fam}, qos.SweepConfig{PerPointOnly: true})
 		require.NoError(t, err)
 		require.Empty(t, fast[0].Err)
 		require.Len(t, fast[0].Points, len(alphas))

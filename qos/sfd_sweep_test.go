@@ -84,7 +84,7 @@ func TestSFDSharedEstimatorEqualsReplaysConfigs(t *testing.T) {
 
 func TestSFDSharedEstimatorEqualsReplaysLIP6(t *testing.T) {
 	path := tracetest.Shared(t, tracetest.LIP6Excerpt)
-	recs, err := trace.ReadFile(path, trace.Options{})
+	recs, err := trace.ReadFile(path, trace.ReaderConfig{})
 	require.NoError(t, err)
 	adapted := 0
 	for _, st := range trace.Split(recs) {
@@ -102,7 +102,7 @@ func TestSFDSharedEstimatorEqualsReplaysLIP6(t *testing.T) {
 func TestSFDSharedEstimatorFallsBack(t *testing.T) {
 	hbs := agreementTraces()["jitter-loss"]
 	f := SFDFamily(sfd.Config{MinMargin: ms(5)}, []time.Duration{ms(10), ms(1)})
-	c, err := Sweep([]Stream{{Heartbeats: hbs}}, []Family{f}, SweepOptions{})
+	c, err := Sweep([]Stream{{Heartbeats: hbs}}, []Family{f}, SweepConfig{})
 	require.NoError(t, err)
 	assert.Equal(t, PerPoint, c[0].Method)
 	assert.Len(t, c[0].Points, 1)

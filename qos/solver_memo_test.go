@@ -29,7 +29,7 @@ func TestSolverSweepReplaysValueOnce(t *testing.T) {
 		return f
 	}
 	f := counted()
-	sv, err := newSolver(s, f, nil, SweepOptions{Workers: 1})
+	sv, err := newSolver(s, f, nil, SweepConfig{Workers: 1})
 	require.NoError(t, err)
 	grid := f.Values // 20, 65, 110, 155, 200
 	vals := []float64{grid[3], 90, grid[1], 90}
@@ -44,7 +44,7 @@ func TestSolverSweepReplaysValueOnce(t *testing.T) {
 	assert.Equal(t, before, built, "no value replayed twice")
 	assert.Equal(t, []Point{first[1], first[0]}, again)
 
-	fresh, err := newSolver(s, counted(), nil, SweepOptions{Workers: 1})
+	fresh, err := newSolver(s, counted(), nil, SweepConfig{Workers: 1})
 	require.NoError(t, err)
 	fresh.memo = nil
 	want, err := fresh.sweep(vals)

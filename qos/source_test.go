@@ -100,7 +100,7 @@ func TestSweepSourceEqualsSlice(t *testing.T) {
 // sender of the LIP6 excerpt (two of them with -short).
 func TestSweepSourceEqualsSliceLIP6(t *testing.T) {
 	path := tracetest.Shared(t, tracetest.LIP6Excerpt)
-	recs, err := trace.ReadFile(path, trace.Options{})
+	recs, err := trace.ReadFile(path, trace.ReaderConfig{})
 	require.NoError(t, err)
 	traces := map[string][]detector.Heartbeat{}
 	for _, st := range trace.Split(recs) {
@@ -115,14 +115,14 @@ func TestSweepSourceEqualsSliceLIP6(t *testing.T) {
 func checkSourceEqualsSlice(t *testing.T, traces map[string][]detector.Heartbeat, fams []Family) {
 	for name, hbs := range traces {
 		for _, cfg := range []Config{{}, {WarmUp: 37, RecordMistakes: true, Intervals: true}} {
-			mem, err := Sweep([]Stream{{Name: name, Heartbeats: hbs}}, fams, SweepOptions{Config: cfg})
+			mem, err := Sweep([]Stream{{Name: name, Heartbeats: hbs}}, fams, SweepConfig{Config: cfg})
 			require.NoError(t, err)
 			src := spooled(t, hbs)
 			for _, lim := range [][3]int{{bigStream, spillAt, groupBudget}, {100, 1 << 30, 1 << 30}, {100, 64, 1000}} {
 				t.Run(name, func(t *testing.T) {
 					defer func(b, s, g int) { bigStream, spillAt, groupBudget = b, s, g }(bigStream, spillAt, groupBudget)
 					bigStream, spillAt, groupBudget = lim[0], lim[1], lim[2]
-					got, err := Sweep([]Stream{{Name: name, Source: src}}, fams, SweepOptions{Config: cfg})
+					got, err := Sweep([]Stream{{Name: name, Source: src}}, fams, SweepConfig{Config: cfg})
 					require.NoError(t, err)
 					requireSameCurves(t, mem, got)
 					for i := range mem {

@@ -30,7 +30,7 @@ type Family struct {
 	// made by PhiAkkaFamily and SFDFamily carry a method of their own that
 	// computes their points from the configuration given to the
 	// constructor, without calling New (New serves the per-point replays:
-	// SweepOptions.PerPointOnly and the fallback): replacing New on such a
+	// SweepConfig.PerPointOnly and the fallback): replacing New on such a
 	// family does not change its curve unless PerPointOnly is set; call the
 	// constructor with the new configuration instead.
 	New func(v float64) (detector.Detector, error)
@@ -108,9 +108,9 @@ type Curve struct {
 	Err    string  `json:"error,omitempty"`
 }
 
-// SweepOptions configures Sweep. The zero value replays with the default
+// SweepConfig configures Sweep. The zero value replays with the default
 // Config on GOMAXPROCS workers, using the faster methods where they apply.
-type SweepOptions struct {
+type SweepConfig struct {
 	Config Config
 	// Workers bounds the goroutines; default runtime.GOMAXPROCS(0).
 	Workers int
@@ -137,7 +137,7 @@ type sweepTask struct {
 // with one replay per point; Curve.Method says which. Work is spread over a bounded pool of
 // goroutines. The error is non-nil only for invalid arguments; failures of
 // single replays are reported in Curve.Err.
-func Sweep(streams []Stream, fams []Family, opt SweepOptions) ([]Curve, error) {
+func Sweep(streams []Stream, fams []Family, opt SweepConfig) ([]Curve, error) {
 	per := make([][]Family, len(streams))
 	for i := range per {
 		per[i] = fams
@@ -148,7 +148,7 @@ func Sweep(streams []Stream, fams []Family, opt SweepOptions) ([]Curve, error) {
 // SweepEach is Sweep with a list of families per stream (fams[i] for
 // streams[i]), for streams that need their own settings (for example their
 // own nominal interval Δ). All streams share one pool of goroutines.
-func SweepEach(streams []Stream, fams [][]Family, opt SweepOptions) ([]Curve, error) {
+func SweepEach(streams []Stream, fams [][]Family, opt SweepConfig) ([]Curve, error) {
 	if err := opt.Config.validate(); err != nil {
 		return nil, err
 	}

@@ -24,7 +24,7 @@ func TestSweepErrIsFirstValue(t *testing.T) {
 		}}
 	hbs := []detector.Heartbeat{{Arrival: 0}, {Arrival: time.Second}}
 	for _, w := range []int{1, 3} {
-		c, err := Sweep([]Stream{{Name: "s", Heartbeats: hbs}}, []Family{f}, SweepOptions{Workers: w})
+		c, err := Sweep([]Stream{{Name: "s", Heartbeats: hbs}}, []Family{f}, SweepConfig{Workers: w})
 		require.NoError(t, err)
 		assert.Equal(t, "qos: f x=1: no detector for 1", c[0].Err, "workers %d", w)
 		assert.Empty(t, c[0].Points)

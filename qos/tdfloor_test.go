@@ -45,7 +45,7 @@ func TestTDNotBelowDelayWhenTauPrecedesArrival(t *testing.T) {
 	// does not (τ = 2512 > 1925: TD_11 = 612 ms).
 	c, err := Sweep([]Stream{{Heartbeats: example95Pause()}},
 		[]Family{ChenFamily(chen.Config{Estimator: chen.EstimatorConfig{Interval: ms(100), WindowSize: 3}}, durs([]float64{0, 30, 1000}))},
-		SweepOptions{})
+		SweepConfig{})
 	require.NoError(t, err)
 	require.Empty(t, c[0].Err)
 	require.Equal(t, OnePass, c[0].Method)
@@ -85,7 +85,7 @@ func TestTDFloorOnePassEqualsReplays(t *testing.T) {
 		sum += hb.Arrival - hb.Sent
 	}
 	meanDelay := sum / time.Duration(len(hbs))
-	c, err := Sweep([]Stream{{Heartbeats: hbs}}, []Family{f}, SweepOptions{PerPointOnly: true})
+	c, err := Sweep([]Stream{{Heartbeats: hbs}}, []Family{f}, SweepConfig{PerPointOnly: true})
 	require.NoError(t, err)
 	require.Empty(t, c[0].Err)
 	for _, pt := range c[0].Points {
@@ -103,7 +103,7 @@ func TestSweepErrorMessages(t *testing.T) {
 		FixedFamily([]time.Duration{ms(150)}),
 		PhiAkkaFamily(testAkka, []float64{8}),
 	}
-	c, err := Sweep([]Stream{{Heartbeats: short}}, fams, SweepOptions{Config: Config{WarmUp: 5}})
+	c, err := Sweep([]Stream{{Heartbeats: short}}, fams, SweepConfig{Config: Config{WarmUp: 5}})
 	require.NoError(t, err)
 	want := []string{
 		"qos: bertier: no heartbeat evaluated: all 2 fresh heartbeats were in warm-up",

@@ -35,7 +35,7 @@ func BenchmarkSweepThreshold(b *testing.B) {
 			}
 			b.Run(name, func(b *testing.B) {
 				for b.Loop() {
-					curves, err := Sweep(streams, []Family{f}, SweepOptions{PerPointOnly: perPoint, Workers: 1})
+					curves, err := Sweep(streams, []Family{f}, SweepConfig{PerPointOnly: perPoint, Workers: 1})
 					if err != nil {
 						b.Fatal(err)
 					}

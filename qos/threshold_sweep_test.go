@@ -99,7 +99,7 @@ func TestThresholdSweepsEqualReplaysConfigs(t *testing.T) {
 // TD with d̄).
 func TestThresholdSweepsEqualReplaysLIP6(t *testing.T) {
 	path := tracetest.Shared(t, tracetest.LIP6Excerpt)
-	recs, err := trace.ReadFile(path, trace.Options{})
+	recs, err := trace.ReadFile(path, trace.ReaderConfig{})
 	require.NoError(t, err)
 	mistakes := 0
 	for _, st := range trace.Split(recs) {
@@ -126,19 +126,19 @@ func TestSatzgerSweepMergesRanksAndFallsBack(t *testing.T) {
 
 	for _, bad := range []float64{0, 1.5} {
 		f = SatzgerFamily(satzgerTestConfig(), []float64{0.5, bad})
-		cs, err := Sweep([]Stream{{Heartbeats: hbs}}, []Family{f}, SweepOptions{})
+		cs, err := Sweep([]Stream{{Heartbeats: hbs}}, []Family{f}, SweepConfig{})
 		require.NoError(t, err)
 		assert.Equal(t, PerPoint, cs[0].Method)
 		assert.Len(t, cs[0].Points, 1)
 		assert.Contains(t, cs[0].Err, fmt.Sprintf("threshold=%g", bad))
 	}
 	f = KappaFamily(kappaTestConfig(), []float64{2.5, -1})
-	cs, err := Sweep([]Stream{{Heartbeats: hbs}}, []Family{f}, SweepOptions{})
+	cs, err := Sweep([]Stream{{Heartbeats: hbs}}, []Family{f}, SweepConfig{})
 	require.NoError(t, err)
 	assert.Equal(t, PerPoint, cs[0].Method)
 	assert.Contains(t, cs[0].Err, "threshold=-1")
 	f = KappaFamily(kappaTestConfig(), []float64{2.5})
-	cs, err = Sweep([]Stream{{Heartbeats: hbs[:3]}}, []Family{f}, SweepOptions{Config: Config{WarmUp: 10}})
+	cs, err = Sweep([]Stream{{Heartbeats: hbs[:3]}}, []Family{f}, SweepConfig{Config: Config{WarmUp: 10}})
 	require.NoError(t, err)
 	assert.Equal(t, PerPoint, cs[0].Method)
 	assert.Contains(t, cs[0].Err, "no heartbeat evaluated")

@@ -30,7 +30,7 @@ type Verdict struct {
 	Rivals []Rival `json:"rivals,omitempty"`
 	// Equivalence is the practical threshold: a TD difference smaller
 	// than it is reported as equivalent whatever its interval
-	// (DecideOptions.Equivalence times Best's mean TD).
+	// (DecideConfig.Equivalence times Best's mean TD).
 	Equivalence time.Duration `json:"equivalence_ns"`
 	// ExpectedMistakes is MR target × Span. Below minExpectedMistakes the
 	// trace cannot confirm the MR target (Confirmable false: even a
@@ -140,11 +140,11 @@ type Rival struct {
 	MRDiffCI [2]float64 `json:"mr_diff_ci"`
 }
 
-// DecideOptions configures Decide.
-type DecideOptions struct {
+// DecideConfig configures Decide.
+type DecideConfig struct {
 	// Sweep configures the replays the solver runs (Config.Intervals is
 	// always on).
-	Sweep SweepOptions
+	Sweep SweepConfig
 	// Equivalence is the practical threshold as a share of the best
 	// family's mean TD: a smaller TD difference is reported equivalent.
 	// 0 means DefaultEquivalence; a negative value turns it off.
@@ -188,7 +188,7 @@ const (
 // (matched by family name): their points start the solver without a
 // replay. It fails only for invalid targets or when s cannot be replayed;
 // a family that cannot be solved has OperatingPoint.Err set.
-func Decide(s Stream, fams []Family, curves []Curve, t Targets, opt DecideOptions) (Verdict, error) {
+func Decide(s Stream, fams []Family, curves []Curve, t Targets, opt DecideConfig) (Verdict, error) {
 	if err := t.Validate(); err != nil {
 		return Verdict{}, err
 	}

@@ -108,7 +108,7 @@ func benchRead(b *testing.B, kind string) {
 	b.ReportAllocs()
 	n := 0
 	for b.Loop() {
-		r, err := Open(path, Options{})
+		r, err := Open(path, ReaderConfig{})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -176,7 +176,7 @@ func BenchmarkSummarizeReader(b *testing.B) {
 	path := benchFile(b, "lip6")
 	b.ReportAllocs()
 	for b.Loop() {
-		r, err := Open(path, Options{})
+		r, err := Open(path, ReaderConfig{})
 		if err != nil {
 			b.Fatal(err)
 		}

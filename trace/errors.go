@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// ParseError describes bad input: the file (the name given in Options, or
+// ParseError describes bad input: the file (the name given in ReaderConfig, or
 // "<input>"), the 1-based line, the field, what was expected and what was
 // found. Line is 0 when the problem is not tied to a line (for example a
 // corrupt compressed stream before the first line). Err, when set, is the

@@ -16,7 +16,7 @@ func Example() {
 2 104 10261903756925963 47816110515646805 15
 4 103 9301432284211090 47816110512853897 14
 `
-	r, err := trace.NewReader(strings.NewReader(log), trace.Options{Name: "recv_node1.txt"})
+	r, err := trace.NewReader(strings.NewReader(log), trace.ReaderConfig{Name: "recv_node1.txt"})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -114,11 +114,11 @@ func ExampleNewMergedGenerator() {
 // was expected; a lenient reader skips and counts such lines.
 func ExampleParseError() {
 	const log = "4 101 9301432084211090 47816110312853897 14\n4 1O2 9301432184211090 47816110412853897 14\n"
-	r, _ := trace.NewReader(strings.NewReader(log), trace.Options{Name: "recv.txt"})
+	r, _ := trace.NewReader(strings.NewReader(log), trace.ReaderConfig{Name: "recv.txt"})
 	_, err := r.ReadAll()
 	fmt.Println(err)
 
-	r, _ = trace.NewReader(strings.NewReader(log), trace.Options{Name: "recv.txt", Lenient: true})
+	r, _ = trace.NewReader(strings.NewReader(log), trace.ReaderConfig{Name: "recv.txt", Lenient: true})
 	recs, err := r.ReadAll()
 	fmt.Println(len(recs), err, r.Skipped())
 	// Output:

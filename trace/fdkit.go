@@ -194,7 +194,7 @@ func (w *Writer) Write(r Record) error {
 // process killed after Flush loses no record written before it. Without
 // compression it empties the buffer; gzip gets a sync flush (the deflate
 // stream is byte-aligned, not ended: a lenient Reader reads every record
-// before the missing gzip trailer, see Options.Lenient); xz, which has no
+// before the missing gzip trailer, see ReaderConfig.Lenient); xz, which has no
 // sync flush, ends its stream and starts a new one (a Reader reads the
 // concatenated streams as one; each costs a few dozen bytes, so call Flush
 // about once a second, not after every record). Flush does nothing when no

@@ -25,7 +25,7 @@ const (
 	// to be an integer and then dropped. Commas, spaces or tabs separate.
 	FormatLIP6Emission
 	// FormatCSV is a CSV or TSV file with a header line whose columns and time
-	// unit are named by Options.Columns.
+	// unit are named by ReaderConfig.Columns.
 	FormatCSV
 	// FormatFDKit is fdkit's own format (see Writer).
 	FormatFDKit
@@ -105,9 +105,9 @@ func (c Columns) isZero() bool {
 	return c.Sender == "" && c.Seq == "" && c.Sent == "" && c.Arrival == ""
 }
 
-// Options configure a Reader. The zero value reads any auto-detected format
+// ReaderConfig configures a Reader. The zero value reads any auto-detected format
 // strictly.
-type Options struct {
+type ReaderConfig struct {
 	// Name is the file name used in error messages; "<input>" when empty
 	// (Open sets it to the path).
 	Name string

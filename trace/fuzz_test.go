@@ -14,7 +14,7 @@ import (
 // readAllFuzz reads data with opt and checks the invariants every parser
 // keeps: no panic, errors are *ParseError naming the file and a plausible
 // line, lenient mode accounts for every line it drops.
-func readAllFuzz(t *testing.T, data []byte, opt Options) []Record {
+func readAllFuzz(t *testing.T, data []byte, opt ReaderConfig) []Record {
 	opt.Name = "fuzz"
 	r, err := NewReader(bytes.NewReader(data), opt)
 	if err != nil {
@@ -62,8 +62,8 @@ func FuzzAuto(f *testing.F) {
 	f.Add(gz(f, "2 5 100 200 3\n"))
 	f.Add([]byte("\x00\x01binary"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		readAllFuzz(t, data, Options{})
-		readAllFuzz(t, data, Options{Lenient: true})
+		readAllFuzz(t, data, ReaderConfig{})
+		readAllFuzz(t, data, ReaderConfig{Lenient: true})
 	})
 }
 
@@ -76,8 +76,8 @@ func FuzzLIP6(f *testing.F) {
 	f.Add("4 18446744073709551615 -9223372036854775808 +9223372036854775807 0\n")
 	f.Add("4 18446744073709551616 1 2 3\n\n \t\n")
 	f.Fuzz(func(t *testing.T, s string) {
-		recs := readAllFuzz(t, []byte(s), Options{Format: FormatLIP6, Lenient: true})
-		r, err := NewReader(strings.NewReader(s), Options{Format: FormatLIP6, Lenient: true})
+		recs := readAllFuzz(t, []byte(s), ReaderConfig{Format: FormatLIP6, Lenient: true})
+		r, err := NewReader(strings.NewReader(s), ReaderConfig{Format: FormatLIP6, Lenient: true})
 		if err != nil {
 			return // binary input, checked by readAllFuzz
 		}
@@ -140,8 +140,8 @@ func FuzzEmission(f *testing.F) {
 	f.Add("0 1 2\n1, 2 ,3\n")
 	f.Add("0,1\n")
 	f.Fuzz(func(t *testing.T, s string) {
-		readAllFuzz(t, []byte(s), Options{Format: FormatLIP6Emission, Lenient: true})
-		readAllFuzz(t, []byte(s), Options{Format: FormatLIP6Emission})
+		readAllFuzz(t, []byte(s), ReaderConfig{Format: FormatLIP6Emission, Lenient: true})
+		readAllFuzz(t, []byte(s), ReaderConfig{Format: FormatLIP6Emission})
 	})
 }
 
@@ -152,8 +152,8 @@ func FuzzCSV(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string, unit byte) {
 		u := []time.Duration{time.Nanosecond, time.Microsecond, time.Millisecond, time.Second}[unit%4]
 		cols := Columns{Sender: "node", Seq: "hb", Sent: "t_sent", Arrival: "t_arrive", Unit: u}
-		readAllFuzz(t, []byte(s), Options{Format: FormatCSV, Columns: cols, Lenient: true})
-		readAllFuzz(t, []byte(s), Options{Columns: Columns{Arrival: "t", Unit: u}})
+		readAllFuzz(t, []byte(s), ReaderConfig{Format: FormatCSV, Columns: cols, Lenient: true})
+		readAllFuzz(t, []byte(s), ReaderConfig{Columns: Columns{Arrival: "t", Unit: u}})
 	})
 }
 
@@ -164,8 +164,8 @@ func FuzzFDKit(f *testing.F) {
 	f.Add("#fdkit-trace version=1 interval=1s unit=s\nsender seq sent arrival\np 1 9223372036 -9\n")
 	f.Add("#fdkit-trace version=1 interval=0s unit=us\nsender seq sent arrival\n")
 	f.Fuzz(func(t *testing.T, s string) {
-		recs := readAllFuzz(t, []byte(s), Options{Format: FormatFDKit})
-		r, err := NewReader(strings.NewReader(s), Options{Format: FormatFDKit})
+		recs := readAllFuzz(t, []byte(s), ReaderConfig{Format: FormatFDKit})
+		r, err := NewReader(strings.NewReader(s), ReaderConfig{Format: FormatFDKit})
 		if err != nil {
 			return
 		}
@@ -186,7 +186,7 @@ func FuzzFDKit(f *testing.F) {
 		if err := w.Close(); err != nil {
 			t.Fatal(err)
 		}
-		r2, err := NewReader(&buf, Options{})
+		r2, err := NewReader(&buf, ReaderConfig{})
 		if err != nil {
 			t.Fatalf("rewritten file unreadable: %v\n%s", err, buf.String())
 		}

@@ -43,7 +43,7 @@ func TestGenerateRoundTrip(t *testing.T) {
 				require.NoError(t, w.Write(r))
 			}
 			require.NoError(t, w.Close())
-			r, err := NewReader(&buf, Options{})
+			r, err := NewReader(&buf, ReaderConfig{})
 			require.NoError(t, err)
 			got, err := r.ReadAll()
 			require.NoError(t, err)

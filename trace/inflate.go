@@ -7,11 +7,11 @@ import (
 )
 
 // ErrDecompressionLimit is wrapped by the error of a Reader whose
-// compressed input decompresses to more than Options.MaxDecompressed bytes
-// or more than Options.MaxRatio times the compressed bytes read.
+// compressed input decompresses to more than ReaderConfig.MaxDecompressed bytes
+// or more than ReaderConfig.MaxRatio times the compressed bytes read.
 var ErrDecompressionLimit = errors.New("decompression limit exceeded")
 
-// RatioSlack is how many decompressed bytes Options.MaxRatio allows before
+// RatioSlack is how many decompressed bytes ReaderConfig.MaxRatio allows before
 // it applies (the start of a stream can inflate more than its average).
 const RatioSlack = 64 << 20
 

@@ -49,7 +49,7 @@ func TestGzipBombStopsAtRatio(t *testing.T) {
 	require.Less(t, len(bomb), 10<<20)
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	r, err := NewReader(bytes.NewReader(bomb), Options{Name: "bomb.gz", MaxRatio: 200})
+	r, err := NewReader(bytes.NewReader(bomb), ReaderConfig{Name: "bomb.gz", MaxRatio: 200})
 	require.NoError(t, err)
 	n, err := readAllErr(r)
 	runtime.ReadMemStats(&after)
@@ -65,7 +65,7 @@ func TestGzipBombStopsAtRatio(t *testing.T) {
 	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(256<<20), "allocations bounded by the slack, not by the 4 GiB")
 
 	// Lenient reading does not swallow it.
-	r, err = NewReader(bytes.NewReader(bomb), Options{Name: "bomb.gz", MaxRatio: 200, Lenient: true})
+	r, err = NewReader(bytes.NewReader(bomb), ReaderConfig{Name: "bomb.gz", MaxRatio: 200, Lenient: true})
 	require.NoError(t, err)
 	_, err = readAllErr(r)
 	assert.ErrorIs(t, err, ErrDecompressionLimit)
@@ -86,14 +86,14 @@ func TestMaxDecompressed(t *testing.T) {
 		name string
 		data []byte
 	}{{"gzip", gz.Bytes()}, {"xz", xzb.Bytes()}} {
-		r, err := NewReader(bytes.NewReader(c.data), Options{Name: "t", MaxDecompressed: 100_000})
+		r, err := NewReader(bytes.NewReader(c.data), ReaderConfig{Name: "t", MaxDecompressed: 100_000})
 		require.NoError(t, err)
 		n, err := readAllErr(r)
 		assert.ErrorIs(t, err, ErrDecompressionLimit, c.name)
 		assert.Contains(t, err.Error(), c.name+" input decompresses to more than 100000 bytes")
 		assert.LessOrEqual(t, n, 100_000/16, c.name)
 		// At the size exactly, or without bounds, everything is read.
-		for _, opt := range []Options{{MaxDecompressed: int64(len(plain))}, {}, {MaxRatio: 200}} {
+		for _, opt := range []ReaderConfig{{MaxDecompressed: int64(len(plain))}, {}, {MaxRatio: 200}} {
 			r, err = NewReader(bytes.NewReader(c.data), opt)
 			require.NoError(t, err)
 			n, err = readAllErr(r)

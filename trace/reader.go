@@ -33,7 +33,7 @@ var (
 // distinct sender. It is not safe for concurrent use.
 type Reader struct {
 	name    string
-	opt     Options
+	opt     ReaderConfig
 	format  Format
 	br      *bufio.Reader
 	closers []io.Closer
@@ -62,8 +62,8 @@ type Reader struct {
 }
 
 // Open opens the trace file at path; the caller must Close the Reader.
-// Options.Name defaults to path.
-func Open(path string, opt Options) (*Reader, error) {
+// ReaderConfig.Name defaults to path.
+func Open(path string, opt ReaderConfig) (*Reader, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -81,10 +81,10 @@ func Open(path string, opt Options) (*Reader, error) {
 }
 
 // ReadFile reads every record of the trace file at path. With
-// Options.Lenient, when lines were skipped it returns the records read and a
+// ReaderConfig.Lenient, when lines were skipped it returns the records read and a
 // *SkippedLinesError saying how many and why, and where a truncated input
 // ended (Reader.Truncated), so that nothing is dropped silently; use Open and Reader.Skipped to handle them otherwise.
-func ReadFile(path string, opt Options) ([]Record, error) {
+func ReadFile(path string, opt ReaderConfig) ([]Record, error) {
 	r, err := Open(path, opt)
 	if err != nil {
 		return nil, err
@@ -98,10 +98,10 @@ func ReadFile(path string, opt Options) ([]Record, error) {
 }
 
 // NewReader returns a Reader for src. It removes gzip or xz compression
-// recognised by magic bytes, detects the format (unless Options.Format says
+// recognised by magic bytes, detects the format (unless ReaderConfig.Format says
 // it) and reads the header, so that Format and Header are known on return.
 // Errors are *ParseError for bad content.
-func NewReader(src io.Reader, opt Options) (*Reader, error) {
+func NewReader(src io.Reader, opt ReaderConfig) (*Reader, error) {
 	r := &Reader{name: opt.Name, opt: opt, senders: make(map[string]string)}
 	if r.name == "" {
 		r.name = "<input>"
@@ -127,7 +127,7 @@ func NewReader(src io.Reader, opt Options) (*Reader, error) {
 }
 
 // openStream sets r.br to read src, through a gzip or xz decompressor
-// (bounded by Options.MaxDecompressed and MaxRatio) when src starts with
+// (bounded by ReaderConfig.MaxDecompressed and MaxRatio) when src starts with
 // their magic bytes.
 func (r *Reader) openStream(src io.Reader) error {
 	counted := &byteCounter{r: src}

@@ -23,7 +23,7 @@ import (
 
 func TestLIP6Excerpt(t *testing.T) {
 	path := tracetest.Shared(t, "planetlab-lip6/recv_node1_excerpt.txt")
-	recs, err := ReadFile(path, Options{})
+	recs, err := ReadFile(path, ReaderConfig{})
 	require.NoError(t, err)
 	require.Len(t, recs, 30035)
 
@@ -75,7 +75,7 @@ func TestLIP6Excerpt(t *testing.T) {
 
 func TestEmissionLogXZ(t *testing.T) {
 	path := tracetest.Shared(t, "planetlab-lip6/sentinterval_node0.csv.xz")
-	r, err := Open(path, Options{Sender: "0"})
+	r, err := Open(path, ReaderConfig{Sender: "0"})
 	require.NoError(t, err)
 	defer r.Close()
 	assert.Equal(t, FormatLIP6Emission, r.Format())
@@ -96,7 +96,7 @@ func TestEmissionLogXZ(t *testing.T) {
 	assert.Equal(t, uint64(100000), last.Seq)
 }
 
-func readString(t *testing.T, s string, opt Options) ([]Record, *Reader, error) {
+func readString(t *testing.T, s string, opt ReaderConfig) ([]Record, *Reader, error) {
 	t.Helper()
 	r, err := NewReader(strings.NewReader(s), opt)
 	if err != nil {
@@ -119,7 +119,7 @@ func TestLIP6LineEndings(t *testing.T) {
 		"tabs, blanks":  "4\t101 9301432084211090  47816110312853897 14 \n\n9 70 8410851650497718 47816110312872196 15\n\n",
 		"CRLF no final": "4 101 9301432084211090 47816110312853897 14\r\n9 70 8410851650497718 47816110312872196 15\r",
 	} {
-		recs, r, err := readString(t, in, Options{})
+		recs, r, err := readString(t, in, ReaderConfig{})
 		require.NoError(t, err, name)
 		assert.Equal(t, FormatLIP6, r.Format(), name)
 		assert.Equal(t, want, recs, name)
@@ -143,7 +143,7 @@ func TestCompressionByMagic(t *testing.T) {
 	_, _ = xw.Write([]byte(in))
 	require.NoError(t, xw.Close())
 	for name, data := range map[string][]byte{"gzip": gz(t, in), "xz": xb.Bytes(), "": []byte(in)} {
-		r, err := NewReader(bytes.NewReader(data), Options{Name: "trace.txt"}) // the name says nothing
+		r, err := NewReader(bytes.NewReader(data), ReaderConfig{Name: "trace.txt"}) // the name says nothing
 		require.NoError(t, err, name)
 		assert.Equal(t, name, r.Compression())
 		recs, err := r.ReadAll()
@@ -169,7 +169,7 @@ func TestTruncatedGzip(t *testing.T) {
 	data = data[:len(data)/2]
 
 	// Strict: the cut is an error naming the file and the line.
-	r, err := NewReader(bytes.NewReader(data), Options{Name: "cut.gz"})
+	r, err := NewReader(bytes.NewReader(data), ReaderConfig{Name: "cut.gz"})
 	if err == nil {
 		_, err = r.ReadAll()
 	}
@@ -183,7 +183,7 @@ func TestTruncatedGzip(t *testing.T) {
 
 	// Lenient: every complete line before the cut, in order, and where it
 	// stopped.
-	r, err = NewReader(bytes.NewReader(data), Options{Name: "cut.gz", Lenient: true})
+	r, err = NewReader(bytes.NewReader(data), ReaderConfig{Name: "cut.gz", Lenient: true})
 	require.NoError(t, err)
 	recs, err := r.ReadAll()
 	require.NoError(t, err)
@@ -233,7 +233,7 @@ func TestFlushedWriterSurvivesKill(t *testing.T) {
 		if c == NoCompression {
 			data = append(slices.Clone(data), "p 3000 3000000 3"...) // a line of the next batch, cut
 		}
-		r, err := NewReader(bytes.NewReader(data), Options{Name: "killed", Lenient: true})
+		r, err := NewReader(bytes.NewReader(data), ReaderConfig{Name: "killed", Lenient: true})
 		require.NoError(t, err, "compression %d", c)
 		recs, err := r.ReadAll()
 		require.NoError(t, err, "compression %d", c)
@@ -248,7 +248,7 @@ func TestFlushedWriterSurvivesKill(t *testing.T) {
 
 		// Strict reading of the complete file after Close: one stream.
 		require.NoError(t, w.Close())
-		recs, err = ReadFile(writeTemp(t, buf.Bytes()), Options{})
+		recs, err = ReadFile(writeTemp(t, buf.Bytes()), ReaderConfig{})
 		require.NoError(t, err)
 		assert.Len(t, recs, n+10)
 	}
@@ -256,7 +256,7 @@ func TestFlushedWriterSurvivesKill(t *testing.T) {
 
 func TestLenientCutLastLine(t *testing.T) {
 	const in = "#fdkit-trace version=1 interval=100ms unit=ns\nsender seq sent arrival\np 0 100 200\np 1 200 3"
-	recs, r, err := readString(t, in, Options{Name: "rec.fdk", Lenient: true})
+	recs, r, err := readString(t, in, ReaderConfig{Name: "rec.fdk", Lenient: true})
 	require.NoError(t, err)
 	assert.Equal(t, []Record{{Sender: "p", Seq: 0, HasSeq: true, Sent: 100, HasSent: true, Arrival: 200, HasArrival: true}}, recs)
 	require.NotNil(t, r.Truncated())
@@ -265,7 +265,7 @@ func TestLenientCutLastLine(t *testing.T) {
 	assert.Contains(t, r.Truncated().Error(), "rec.fdk:4: want a line end")
 
 	path := writeTemp(t, []byte(in))
-	recs, err = ReadFile(path, Options{Lenient: true})
+	recs, err = ReadFile(path, ReaderConfig{Lenient: true})
 	assert.Len(t, recs, 1)
 	var se *SkippedLinesError
 	require.ErrorAs(t, err, &se)
@@ -282,12 +282,12 @@ func writeTemp(t *testing.T, b []byte) string {
 }
 
 func TestBinaryInput(t *testing.T) {
-	_, _, err := readString(t, "\x7fELF\x02\x01\x01\x00\x00\x00", Options{Name: "a.out"})
+	_, _, err := readString(t, "\x7fELF\x02\x01\x01\x00\x00\x00", ReaderConfig{Name: "a.out"})
 	var pe *ParseError
 	require.ErrorAs(t, err, &pe)
 	assert.Equal(t, &ParseError{File: "a.out", Line: 1, Want: "a text trace (LIP6, LIP6 emission, CSV or fdkit)", Got: "binary data"}, pe)
 
-	_, _, err = readString(t, "hello world\n", Options{Name: "x"})
+	_, _, err = readString(t, "hello world\n", ReaderConfig{Name: "x"})
 	require.ErrorAs(t, err, &pe)
 	assert.Equal(t, "x", pe.File)
 	assert.Equal(t, "hello world", pe.Got)
@@ -310,13 +310,13 @@ func TestMalformedLines(t *testing.T) {
 	}
 	for _, c := range cases {
 		in := good + good + c.line + "\n" + good
-		recs, _, err := readString(t, in, Options{Name: "f.txt"})
+		recs, _, err := readString(t, in, ReaderConfig{Name: "f.txt"})
 		var pe *ParseError
 		require.ErrorAs(t, err, &pe, c.name)
 		assert.Equal(t, &ParseError{File: "f.txt", Line: 3, Field: c.field, Want: c.want, Got: c.got}, pe, c.name)
 		assert.Len(t, recs, 2, c.name)
 
-		recs, r, err := readString(t, in, Options{Name: "f.txt", Lenient: true})
+		recs, r, err := readString(t, in, ReaderConfig{Name: "f.txt", Lenient: true})
 		require.NoError(t, err, c.name)
 		assert.Len(t, recs, 3, c.name)
 		assert.Equal(t, 1, r.Skipped(), c.name)
@@ -326,17 +326,17 @@ func TestMalformedLines(t *testing.T) {
 }
 
 func TestErrorMessage(t *testing.T) {
-	_, _, err := readString(t, "4 101 9301432084211090 47816110312853897 14\n4 1x1 1 2 3\n", Options{Name: "f.txt"})
+	_, _, err := readString(t, "4 101 9301432084211090 47816110312853897 14\n4 1x1 1 2 3\n", ReaderConfig{Name: "f.txt"})
 	require.EqualError(t, err, `f.txt:2: field seq: want unsigned integer, got "1x1"`)
 }
 
 func TestLongLine(t *testing.T) {
 	in := "4 101 9301432084211090 47816110312853897 14\n" + strings.Repeat("9", 100000) + "\n4 102 9301432084211090 47816110312853897 14\n"
-	recs, r, err := readString(t, in, Options{Lenient: true})
+	recs, r, err := readString(t, in, ReaderConfig{Lenient: true})
 	require.NoError(t, err)
 	assert.Len(t, recs, 2)
 	assert.Equal(t, 1, r.Skipped())
-	_, _, err = readString(t, in, Options{})
+	_, _, err = readString(t, in, ReaderConfig{})
 	var pe *ParseError
 	require.ErrorAs(t, err, &pe)
 	assert.Equal(t, 2, pe.Line)
@@ -347,16 +347,16 @@ func TestEmissionFormats(t *testing.T) {
 		{Sender: "n", Seq: 0, HasSeq: true, Sent: 2439202316247486, HasSent: true},
 		{Sender: "n", Seq: 1, HasSeq: true, Sent: 2439202416371288, HasSent: true},
 	}
-	recs, r, err := readString(t, "numseq,timestamp_start_send,timestamp_end_send\r\n0,2439202316247486,2439202316394754\r\n1,2439202416371288,2439202416450626", Options{Sender: "n"})
+	recs, r, err := readString(t, "numseq,timestamp_start_send,timestamp_end_send\r\n0,2439202316247486,2439202316394754\r\n1,2439202416371288,2439202416450626", ReaderConfig{Sender: "n"})
 	require.NoError(t, err)
 	assert.Equal(t, FormatLIP6Emission, r.Format())
 	assert.Equal(t, want, recs)
 	// The dataset README's space-separated form, format forced.
-	recs, _, err = readString(t, "0 2439202316247486 2439202316394754\n1 2439202416371288 2439202416450626\n", Options{Sender: "n", Format: FormatLIP6Emission})
+	recs, _, err = readString(t, "0 2439202316247486 2439202316394754\n1 2439202416371288 2439202416450626\n", ReaderConfig{Sender: "n", Format: FormatLIP6Emission})
 	require.NoError(t, err)
 	assert.Equal(t, want, recs)
 
-	_, _, err = readString(t, "numseq,timestamp_start_send,timestamp_end_send\n0,1\n", Options{Name: "e"})
+	_, _, err = readString(t, "numseq,timestamp_start_send,timestamp_end_send\n0,1\n", ReaderConfig{Name: "e"})
 	var pe *ParseError
 	require.ErrorAs(t, err, &pe)
 	assert.Equal(t, 2, pe.Line)
@@ -365,7 +365,7 @@ func TestEmissionFormats(t *testing.T) {
 
 func TestCSV(t *testing.T) {
 	in := "node,hb,t_arrive,t_sent\r\nA,1,1.5,1.25\nB,2,2,\"1.999999999\"\n"
-	recs, r, err := readString(t, in, Options{Columns: Columns{Sender: "node", Seq: "HB", Sent: "t_sent", Arrival: "t_arrive", Unit: time.Second}})
+	recs, r, err := readString(t, in, ReaderConfig{Columns: Columns{Sender: "node", Seq: "HB", Sent: "t_sent", Arrival: "t_arrive", Unit: time.Second}})
 	require.NoError(t, err)
 	assert.Equal(t, FormatCSV, r.Format())
 	assert.Equal(t, []Record{
@@ -374,7 +374,7 @@ func TestCSV(t *testing.T) {
 	}, recs)
 
 	// TSV, arrival only, microseconds.
-	recs, _, err = readString(t, "x\tarrival_us\n7\t1500\n8\t2500.4\n", Options{Sender: "p", Columns: Columns{Arrival: "arrival_us", Unit: time.Microsecond}})
+	recs, _, err = readString(t, "x\tarrival_us\n7\t1500\n8\t2500.4\n", ReaderConfig{Sender: "p", Columns: Columns{Arrival: "arrival_us", Unit: time.Microsecond}})
 	require.NoError(t, err)
 	assert.Equal(t, []Record{
 		{Sender: "p", Arrival: 1500 * time.Microsecond, HasArrival: true},
@@ -382,19 +382,19 @@ func TestCSV(t *testing.T) {
 	}, recs)
 
 	// Missing header column, bad value, missing column.
-	_, _, err = readString(t, "a,b\n1,2\n", Options{Name: "c.csv", Columns: Columns{Arrival: "t"}})
+	_, _, err = readString(t, "a,b\n1,2\n", ReaderConfig{Name: "c.csv", Columns: Columns{Arrival: "t"}})
 	var pe *ParseError
 	require.ErrorAs(t, err, &pe)
 	assert.Equal(t, &ParseError{File: "c.csv", Line: 1, Field: "t", Want: `a header column named "t"`, Got: "a,b"}, pe)
-	_, _, err = readString(t, "a,t\n1,2\n1,2e3\n", Options{Name: "c.csv", Columns: Columns{Arrival: "t", Unit: time.Millisecond}})
+	_, _, err = readString(t, "a,t\n1,2\n1,2e3\n", ReaderConfig{Name: "c.csv", Columns: Columns{Arrival: "t", Unit: time.Millisecond}})
 	require.ErrorAs(t, err, &pe)
 	assert.Equal(t, &ParseError{File: "c.csv", Line: 3, Field: "t", Want: "decimal number of ms", Got: "2e3"}, pe)
 	// A number too large for a time.Duration in the unit given is a unit
 	// mistake more likely than a syntax error: the message says so.
-	_, _, err = readString(t, "a,t\n1,9301432084.211\n", Options{Name: "c.csv", Columns: Columns{Arrival: "t", Unit: time.Second}})
+	_, _, err = readString(t, "a,t\n1,9301432084.211\n", ReaderConfig{Name: "c.csv", Columns: Columns{Arrival: "t", Unit: time.Second}})
 	require.ErrorAs(t, err, &pe)
 	assert.Equal(t, &ParseError{File: "c.csv", Line: 2, Field: "t", Want: "a time of at most 9223372036 s (292 years; a larger number is in a smaller unit than s)", Got: "9301432084.211"}, pe)
-	_, _, err = readString(t, "a,t\n1,2\n1\n", Options{Name: "c.csv", Columns: Columns{Arrival: "t"}})
+	_, _, err = readString(t, "a,t\n1,2\n1\n", ReaderConfig{Name: "c.csv", Columns: Columns{Arrival: "t"}})
 	require.ErrorAs(t, err, &pe)
 	assert.Equal(t, 3, pe.Line)
 	assert.Equal(t, "t", pe.Field)
@@ -451,7 +451,7 @@ func TestFDKitRoundTrip(t *testing.T) {
 			require.NoError(t, w.Write(r))
 		}
 		require.NoError(t, w.Close())
-		r, err := NewReader(&buf, Options{})
+		r, err := NewReader(&buf, ReaderConfig{})
 		require.NoError(t, err)
 		assert.Equal(t, FormatFDKit, r.Format())
 		assert.Equal(t, h, r.Header())
@@ -470,7 +470,7 @@ func TestFDKitText(t *testing.T) {
 	assert.Equal(t, "#fdkit-trace version=1 interval=100ms unit=ns\nsender seq sent arrival\np 1 100 120\n", buf.String())
 
 	// Other units are read exactly.
-	recs, _, err := readString(t, "#fdkit-trace version=1 interval=1s unit=ms\nsender seq sent arrival\np 1 3 -\n", Options{})
+	recs, _, err := readString(t, "#fdkit-trace version=1 interval=1s unit=ms\nsender seq sent arrival\np 1 3 -\n", ReaderConfig{})
 	require.NoError(t, err)
 	assert.Equal(t, []Record{{Sender: "p", Seq: 1, HasSeq: true, Sent: 3 * time.Millisecond, HasSent: true}}, recs)
 
@@ -488,7 +488,7 @@ func TestFDKitText(t *testing.T) {
 		"bad time":  {"#fdkit-trace version=1 interval=1s unit=ns\nsender seq sent arrival\np 1 1.5 2\n", 3, "sent"},
 		"late #":    {"#fdkit-trace version=1 interval=1s unit=ns\nsender seq sent arrival\n# x\n", 3, ""},
 	} {
-		_, _, err := readString(t, c.in, Options{Name: "t.fdkit"})
+		_, _, err := readString(t, c.in, ReaderConfig{Name: "t.fdkit"})
 		var pe *ParseError
 		require.ErrorAs(t, err, &pe, name)
 		assert.Equal(t, c.line, pe.Line, name)
@@ -504,7 +504,7 @@ func TestFDKitText(t *testing.T) {
 }
 
 func TestIteratorStopsOnError(t *testing.T) {
-	r, err := NewReader(strings.NewReader("1 1 1 1 1\n1 x 1 1 1\n1 3 1 1 1\n"), Options{})
+	r, err := NewReader(strings.NewReader("1 1 1 1 1\n1 x 1 1 1\n1 3 1 1 1\n"), ReaderConfig{})
 	require.NoError(t, err)
 	var n int
 	var last error
@@ -530,7 +530,7 @@ func TestTruncatedXZ(t *testing.T) {
 	_, _ = xw.Write([]byte(sb.String()))
 	require.NoError(t, xw.Close())
 	data := xb.Bytes()[:xb.Len()-20]
-	r, err := NewReader(bytes.NewReader(data), Options{Name: "cut.xz"})
+	r, err := NewReader(bytes.NewReader(data), ReaderConfig{Name: "cut.xz"})
 	if err == nil {
 		_, err = r.ReadAll()
 	}
@@ -570,7 +570,7 @@ func TestSummarizeReaderMatchesSplit(t *testing.T) {
 		require.NoError(t, w.Write(r))
 	}
 	require.NoError(t, w.Close())
-	r, err := NewReader(&buf, Options{})
+	r, err := NewReader(&buf, ReaderConfig{})
 	require.NoError(t, err)
 	got, err := SummarizeReader(r)
 	require.NoError(t, err)
@@ -584,7 +584,7 @@ func TestSummarizeReaderMatchesSplit(t *testing.T) {
 
 func TestCSVLenient(t *testing.T) {
 	in := "t,seq\n1,1\nx\"y,2\n3,3\n4,z\n5,5\n"
-	recs, r, err := readString(t, in, Options{Name: "l.csv", Columns: Columns{Arrival: "t", Seq: "seq"}, Lenient: true})
+	recs, r, err := readString(t, in, ReaderConfig{Name: "l.csv", Columns: Columns{Arrival: "t", Seq: "seq"}, Lenient: true})
 	require.NoError(t, err)
 	assert.Equal(t, 2, r.Skipped()) // the bare quote and "z"
 	require.Len(t, r.SkippedErrors(), 2)
@@ -602,7 +602,7 @@ func TestCSVLenient(t *testing.T) {
 func TestReadFileLenientReportsSkipped(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "t.txt")
 	require.NoError(t, os.WriteFile(path, []byte("1 1 1 1 1\n1 x 1 1 1\n1 3 1 1 1\n"), 0o644))
-	recs, err := ReadFile(path, Options{Lenient: true})
+	recs, err := ReadFile(path, ReaderConfig{Lenient: true})
 	assert.Len(t, recs, 2)
 	var se *SkippedLinesError
 	require.ErrorAs(t, err, &se)
@@ -613,21 +613,21 @@ func TestReadFileLenientReportsSkipped(t *testing.T) {
 }
 
 func TestEmptyInput(t *testing.T) {
-	_, _, err := readString(t, "", Options{Name: "e"})
+	_, _, err := readString(t, "", ReaderConfig{Name: "e"})
 	var pe *ParseError
 	require.ErrorAs(t, err, &pe)
 	assert.Equal(t, "empty input", pe.Got)
-	recs, _, err := readString(t, "", Options{Format: FormatLIP6})
+	recs, _, err := readString(t, "", ReaderConfig{Format: FormatLIP6})
 	require.NoError(t, err)
 	assert.Empty(t, recs)
 }
 
 func TestCSVBadUnit(t *testing.T) {
 	for _, u := range []time.Duration{5 * time.Second, 2, time.Minute} {
-		_, _, err := readString(t, "t\n1\n", Options{Columns: Columns{Arrival: "t", Unit: u}})
+		_, _, err := readString(t, "t\n1\n", ReaderConfig{Columns: Columns{Arrival: "t", Unit: u}})
 		assert.ErrorContains(t, err, "not ns, us, ms or s", u)
 	}
-	_, _, err := readString(t, "t\n1\n", Options{Format: FormatCSV})
+	_, _, err := readString(t, "t\n1\n", ReaderConfig{Format: FormatCSV})
 	assert.ErrorContains(t, err, "Columns.Sent or Columns.Arrival")
 }
 
@@ -652,7 +652,7 @@ func TestFDKitWriterRefusesBinary(t *testing.T) {
 		rec := Record{Sender: good, Arrival: 1, HasArrival: true}
 		require.NoError(t, w.Write(rec), "%q", good)
 		require.NoError(t, w.Close())
-		r, err := NewReader(&buf, Options{})
+		r, err := NewReader(&buf, ReaderConfig{})
 		require.NoError(t, err, "%q", good)
 		got, err := r.ReadAll()
 		require.NoError(t, err)
@@ -686,7 +686,7 @@ func TestCSVRecordTooLong(t *testing.T) {
 	} {
 		for _, lenient := range []bool{false, true} {
 			src := &countingReader{r: strings.NewReader(in)}
-			r, err := NewReader(src, Options{Name: "big.csv", Columns: cols, Lenient: lenient})
+			r, err := NewReader(src, ReaderConfig{Name: "big.csv", Columns: cols, Lenient: lenient})
 			require.NoError(t, err, name)
 			recs, err := r.ReadAll()
 			var pe *ParseError
@@ -700,7 +700,7 @@ func TestCSVRecordTooLong(t *testing.T) {
 	}
 	// A record just under the limit is still read.
 	long := strings.Repeat("0", bufSize-100)
-	recs, _, err := readString(t, head+"2,"+long+"5\n", Options{Columns: cols})
+	recs, _, err := readString(t, head+"2,"+long+"5\n", ReaderConfig{Columns: cols})
 	require.NoError(t, err)
 	assert.Len(t, recs, 3)
 }
@@ -713,14 +713,14 @@ func TestFDKitBinarySenderLater(t *testing.T) {
 	head := "#fdkit-trace version=1 interval=100ms unit=ns\nsender seq sent arrival\n" +
 		strings.Repeat("p 1 2 3\n", 1000) // beyond the 4 KiB sniff
 	for _, bad := range []string{"a\x00", "\xff", "é\xc3", "\r", "a\rb"} {
-		recs, _, err := readString(t, head+bad+" 4 5 6\n", Options{Name: "t.fdkit"})
+		recs, _, err := readString(t, head+bad+" 4 5 6\n", ReaderConfig{Name: "t.fdkit"})
 		var pe *ParseError
 		require.ErrorAs(t, err, &pe, "%q", bad)
 		assert.Equal(t, 1003, pe.Line)
 		assert.Equal(t, "sender", pe.Field)
 		assert.Len(t, recs, 1000)
 	}
-	recs, _, err := readString(t, head+"é 4 5 6\n", Options{})
+	recs, _, err := readString(t, head+"é 4 5 6\n", ReaderConfig{})
 	require.NoError(t, err)
 	assert.Equal(t, "é", recs[1000].Sender)
 }
@@ -735,16 +735,16 @@ func TestLeadingBlankLinesAndBOM(t *testing.T) {
 	fdkit := "#fdkit-trace version=1 interval=100ms unit=ns\nsender seq sent arrival\np 0 1 2\n"
 	for name, c := range map[string]struct {
 		in   string
-		opt  Options
+		opt  ReaderConfig
 		want Format
 	}{
-		"emission after blank lines": {"\n \t\n" + emission, Options{}, FormatLIP6Emission},
-		"emission with BOM":          {bom + emission, Options{}, FormatLIP6Emission},
-		"fdkit after blank lines":    {"\r\n\n" + fdkit, Options{}, FormatFDKit},
-		"fdkit indented":             {"  " + fdkit, Options{}, FormatFDKit},
-		"fdkit with BOM":             {bom + fdkit, Options{}, FormatFDKit},
-		"lip6 with BOM":              {bom + "1 0 1 2 3\n", Options{}, FormatLIP6},
-		"csv with BOM":               {bom + "seq,recv\n0,2\n", Options{Columns: Columns{Seq: "seq", Arrival: "recv"}}, FormatCSV},
+		"emission after blank lines": {"\n \t\n" + emission, ReaderConfig{}, FormatLIP6Emission},
+		"emission with BOM":          {bom + emission, ReaderConfig{}, FormatLIP6Emission},
+		"fdkit after blank lines":    {"\r\n\n" + fdkit, ReaderConfig{}, FormatFDKit},
+		"fdkit indented":             {"  " + fdkit, ReaderConfig{}, FormatFDKit},
+		"fdkit with BOM":             {bom + fdkit, ReaderConfig{}, FormatFDKit},
+		"lip6 with BOM":              {bom + "1 0 1 2 3\n", ReaderConfig{}, FormatLIP6},
+		"csv with BOM":               {bom + "seq,recv\n0,2\n", ReaderConfig{Columns: Columns{Seq: "seq", Arrival: "recv"}}, FormatCSV},
 	} {
 		recs, r, err := readString(t, c.in, c.opt)
 		require.NoError(t, err, name)
@@ -753,7 +753,7 @@ func TestLeadingBlankLinesAndBOM(t *testing.T) {
 		assert.Equal(t, uint64(0), recs[0].Seq, name)
 	}
 	// Line numbers still count the skipped lines.
-	_, _, err := readString(t, "\n\n"+emission+"x,1,2\n", Options{Name: "e.csv"})
+	_, _, err := readString(t, "\n\n"+emission+"x,1,2\n", ReaderConfig{Name: "e.csv"})
 	var pe *ParseError
 	require.ErrorAs(t, err, &pe)
 	assert.Equal(t, 5, pe.Line)
@@ -766,10 +766,10 @@ func TestLeadingBlankLinesAndBOM(t *testing.T) {
 // names no Go identifier (it used to say "CSV with Columns named" and
 // always line 1).
 func TestDetectAfterManyBlankLines(t *testing.T) {
-	recs, _, err := readString(t, strings.Repeat("\n", 5000)+"1 0 100 200 1\n1 1 200 300 1\n", Options{Name: "t.txt"})
+	recs, _, err := readString(t, strings.Repeat("\n", 5000)+"1 0 100 200 1\n1 1 200 300 1\n", ReaderConfig{Name: "t.txt"})
 	require.NoError(t, err)
 	require.Len(t, recs, 2)
-	_, _, err = readString(t, strings.Repeat("\n", 5000)+"1 0 100 200 1\n1 x 200 300 1\n", Options{Name: "t.txt"})
+	_, _, err = readString(t, strings.Repeat("\n", 5000)+"1 0 100 200 1\n1 x 200 300 1\n", ReaderConfig{Name: "t.txt"})
 	assert.ErrorContains(t, err, "t.txt:5002:")
 }
 
@@ -787,7 +787,7 @@ func TestUndetectedFormatError(t *testing.T) {
 		{strings.Repeat(" \r\n", 5000), "t.csv:5001:", `got "only blank lines": format not detected`},
 	}
 	for _, c := range cases {
-		_, _, err := readString(t, c.in, Options{Name: "t.csv"})
+		_, _, err := readString(t, c.in, ReaderConfig{Name: "t.csv"})
 		require.ErrorIs(t, err, ErrUnknownFormat, c.in)
 		var pe *ParseError
 		require.ErrorAs(t, err, &pe)

@@ -76,7 +76,7 @@ func (f Finding) String() string {
 // Error makes a Finding usable as an error (for strict checking).
 func (f *Finding) Error() string { return f.String() }
 
-// Defaults of SanityOptions.
+// Defaults of CheckerConfig.
 const (
 	DefaultSanityNeighbours = 8
 	DefaultSanityFactor     = 2
@@ -85,8 +85,8 @@ const (
 	DefaultSanitySeqSpan    = 32
 )
 
-// SanityOptions tunes a Checker. Zero fields take the defaults above.
-type SanityOptions struct {
+// CheckerConfig tunes a Checker. Zero fields take the defaults above.
+type CheckerConfig struct {
 	// File names the input in findings.
 	File string
 	// Neighbours is k: a record is judged against the k records of its
@@ -151,7 +151,7 @@ type Checked struct {
 // emit function, per sender in file order, k records late (Flush emits the
 // rest). It is not safe for concurrent use.
 type Checker struct {
-	opt     SanityOptions
+	opt     CheckerConfig
 	emit    func(Checked)
 	senders map[string]*senderCheck
 	order   []*senderCheck
@@ -181,7 +181,7 @@ type senderCheck struct {
 
 // NewChecker returns a Checker that passes each record with its verdict to
 // emit.
-func NewChecker(opt SanityOptions, emit func(Checked)) *Checker {
+func NewChecker(opt CheckerConfig, emit func(Checked)) *Checker {
 	if opt.Neighbours <= 0 {
 		opt.Neighbours = DefaultSanityNeighbours
 	}

@@ -16,13 +16,13 @@ func FuzzSanity(f *testing.F) {
 	f.Add([]byte("4 0 0 5 1\n4 1 100 105 1\n4 2 200 205 1\n4 0 300 305 1\n4 1 400 405 1\n4 2 500 505 1\n4 3 600 605 1\n"), uint8(1), uint16(1))
 	f.Add([]byte("#fdkit-trace version=1 interval=1s unit=ms\nsender seq sent arrival\np 0 0 1\np 1 1000 1001\np 2 -5 -3\np 3 3000 3001\n"), uint8(0), uint16(0))
 	f.Fuzz(func(t *testing.T, data []byte, k uint8, span uint16) {
-		r, err := NewReader(bytes.NewReader(data), Options{Name: "fuzz", Lenient: true})
+		r, err := NewReader(bytes.NewReader(data), ReaderConfig{Name: "fuzz", Lenient: true})
 		if err != nil {
 			return
 		}
 		var got []Checked
 		epoch := map[string]int{}
-		ch := NewChecker(SanityOptions{File: "fuzz", Neighbours: int(k % 20), SeqSpan: uint64(span), Floor: time.Duration(span)}, func(c Checked) {
+		ch := NewChecker(CheckerConfig{File: "fuzz", Neighbours: int(k % 20), SeqSpan: uint64(span), Floor: time.Duration(span)}, func(c Checked) {
 			got = append(got, c)
 			e := epoch[c.Record.Sender]
 			if c.Epoch != e && c.Epoch != e+1 || c.Epoch < 1 {

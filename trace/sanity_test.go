@@ -30,10 +30,10 @@ func lip6Lines(n int) []string {
 // comes out exactly once, per sender in file order.
 func checkText(t *testing.T, text string, cols Columns) []Checked {
 	t.Helper()
-	r, err := NewReader(strings.NewReader(text), Options{Name: "t", Columns: cols})
+	r, err := NewReader(strings.NewReader(text), ReaderConfig{Name: "t", Columns: cols})
 	require.NoError(t, err)
 	var got []Checked
-	ch := NewChecker(SanityOptions{File: "t"}, func(c Checked) { got = append(got, c) })
+	ch := NewChecker(CheckerConfig{File: "t"}, func(c Checked) { got = append(got, c) })
 	n := 0
 	for {
 		rec, err := r.Next()
@@ -251,7 +251,7 @@ func BenchmarkChecker(b *testing.B) {
 			b.ReportAllocs()
 			n := 0
 			for b.Loop() {
-				ch := NewChecker(SanityOptions{}, func(Checked) { n++ })
+				ch := NewChecker(CheckerConfig{}, func(Checked) { n++ })
 				for i, r := range recs {
 					ch.Add(r, i+1, false)
 				}
@@ -269,7 +269,7 @@ func BenchmarkChecker(b *testing.B) {
 func TestSanityRelativeThreshold(t *testing.T) {
 	count := func(recs []Record) []*Finding {
 		var fs []*Finding
-		ch := NewChecker(SanityOptions{File: "x"}, func(c Checked) {
+		ch := NewChecker(CheckerConfig{File: "x"}, func(c Checked) {
 			if c.Finding != nil {
 				fs = append(fs, c.Finding)
 			}
@@ -302,7 +302,7 @@ func TestSanityRelativeThreshold(t *testing.T) {
 		assert.Empty(t, count(recs), "preset %s", name)
 	}
 	path := tracetest.Shared(t, tracetest.LIP6Excerpt)
-	recs, err := ReadFile(path, Options{})
+	recs, err := ReadFile(path, ReaderConfig{})
 	require.NoError(t, err)
 	assert.Empty(t, count(recs), "LIP6 excerpt")
 }

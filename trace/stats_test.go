@@ -126,7 +126,7 @@ func TestStatsDrift(t *testing.T) {
 
 func TestStatsLIP6Excerpt(t *testing.T) {
 	path := tracetest.Shared(t, "planetlab-lip6/recv_node1_excerpt.txt")
-	r, err := Open(path, Options{})
+	r, err := Open(path, ReaderConfig{})
 	require.NoError(t, err)
 	defer r.Close()
 	all, err := SummarizeReader(r)

@@ -48,7 +48,7 @@ func Open(name string) (*trace.Reader, error) {
 	if err != nil {
 		return nil, err
 	}
-	return trace.NewReader(f, trace.Options{Name: "traces/" + name})
+	return trace.NewReader(f, trace.ReaderConfig{Name: "traces/" + name})
 }
 
 // ReadAll reads every record of the embedded trace name.

@@ -151,8 +151,8 @@ func TestConformance(t *testing.T) {
 		"default": {},
 		"small":   {ShortWindowSize: 3, LongWindowSize: 20, Margin: new(5 * ms), MinSamples: new(4), RestartJump: new(uint64(10))},
 		"equal":   {ShortWindowSize: 8, LongWindowSize: 8, Margin: new(time.Duration(1))},
-	}, twowfd.New, func(_ twowfd.Config, d *twowfd.Detector) detectortest.Options {
-		return detectortest.Options{LinearParam: float64(d.Margin())}
+	}, twowfd.New, func(_ twowfd.Config, d *twowfd.Detector) detectortest.Config {
+		return detectortest.Config{LinearParam: float64(d.Margin())}
 	})
 }
 

@@ -112,7 +112,7 @@ func endAttack(t *testing.T, recv *exec.Cmd, rlog fmt.Stringer, send *exec.Cmd, 
 	require.NoError(t, waitExit(t, recv, 10*time.Second))
 	sent := stopSender(t, send, sout)
 	recvOut := rlog.String()
-	recs, err := trace.ReadFile(path, trace.Options{})
+	recs, err := trace.ReadFile(path, trace.ReaderConfig{})
 	require.NoError(t, err)
 	// The first heartbeat sent after the attack has the sequence number
 	// after the last one sent before it (0 for a newcomer); the sender is

@@ -65,7 +65,7 @@ func TestRecvSIGKILLKeepsRecordedHeartbeats(t *testing.T) {
 			require.NoError(t, recv.Process.Signal(syscall.SIGKILL))
 			_ = waitExit(t, recv, 10*time.Second)
 
-			r, err := trace.Open(out, trace.Options{Lenient: true})
+			r, err := trace.Open(out, trace.ReaderConfig{Lenient: true})
 			require.NoError(t, err)
 			defer r.Close()
 			recs, err := r.ReadAll()

@@ -127,7 +127,7 @@ func TestFieldViExperiment(t *testing.T) {
 // returns the p99 and maximum one-way delay A − σ (same host clock), which
 // on the unimpaired scenarios is the receiver's scheduling delay.
 func senderStalls(t *testing.T, path string, sc sendConfig, start time.Duration) (int, time.Duration, time.Duration, time.Duration) {
-	recs, err := trace.ReadFile(path, trace.Options{})
+	recs, err := trace.ReadFile(path, trace.ReaderConfig{})
 	require.NoError(t, err)
 	sent := map[uint64]time.Duration{}
 	var delays []time.Duration

@@ -90,7 +90,7 @@ func TestLoopbackLiveAgreesWithReplay(t *testing.T) {
 	require.Positive(t, run.recv.Recorded)
 	assert.Equal(t, run.recv.Packets, run.recv.Recorded)
 
-	recs, err := trace.ReadFile(out, trace.Options{})
+	recs, err := trace.ReadFile(out, trace.ReaderConfig{})
 	require.NoError(t, err)
 	streams := trace.Split(recs)
 	require.Len(t, streams, 1)
@@ -158,7 +158,7 @@ func TestCommandsStopOnCancel(t *testing.T) {
 	cancel()
 	assert.Equal(t, 0, <-rc, recvErr.String())
 	assert.Contains(t, recvOut.String(), "sender=n1 detector=timeout-300ms")
-	recs, err := trace.ReadFile(out, trace.Options{})
+	recs, err := trace.ReadFile(out, trace.ReaderConfig{})
 	require.NoError(t, err)
 	assert.GreaterOrEqual(t, len(recs), 10)
 	assert.Equal(t, "n1", recs[0].Sender)

@@ -105,7 +105,7 @@ func TestRecvSIGINTFlushesTrace(t *testing.T) {
 	time.Sleep(100 * time.Millisecond)
 	require.NoError(t, recv.Process.Signal(syscall.SIGINT))
 	require.NoError(t, waitExit(t, recv, 5*time.Second))
-	recs, err := trace.ReadFile(out, trace.Options{})
+	recs, err := trace.ReadFile(out, trace.ReaderConfig{})
 	require.NoError(t, err)
 	assert.Len(t, recs, 10)
 }

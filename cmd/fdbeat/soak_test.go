@@ -227,7 +227,7 @@ func summariseSoak(t *testing.T, path, tracePath string, loadStart, kill time.Ti
 	fmt.Fprintf(&b, "host lateness up to the last idle minute: %s\n", idleLate)
 	fmt.Fprintf(&b, "host lateness at the end: %s\n", endLate)
 	if len(falses) > 0 {
-		recs, err := trace.ReadFile(tracePath, trace.Options{})
+		recs, err := trace.ReadFile(tracePath, trace.ReaderConfig{})
 		require.NoError(t, err)
 		for _, fs := range falses {
 			at := time.Duration(fs.at.UnixNano())

@@ -26,7 +26,7 @@ func TestList(t *testing.T) {
 func TestPresetToFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "j.fdkit.xz")
 	require.NoError(t, run([]string{"--preset", "jitter", "--seed", "3", "--duration", "30s", "-o", path}, nil, nil))
-	r, err := trace.Open(path, trace.Options{})
+	r, err := trace.Open(path, trace.ReaderConfig{})
 	require.NoError(t, err)
 	defer r.Close()
 	assert.Equal(t, "xz", r.Compression())
@@ -49,7 +49,7 @@ func TestFlagsOverride(t *testing.T) {
 	var out bytes.Buffer
 	require.NoError(t, run([]string{"--interval", "1s", "--duration", "10s", "--delay", "constant", "--delay-mean", "5ms",
 		"--pause", "3s:2500ms", "--crash", "8s", "--sender", "n7"}, &out, nil))
-	r, err := trace.NewReader(&out, trace.Options{})
+	r, err := trace.NewReader(&out, trace.ReaderConfig{})
 	require.NoError(t, err)
 	recs, err := r.ReadAll()
 	require.NoError(t, err)
@@ -83,7 +83,7 @@ func TestBadFlags(t *testing.T) {
 func TestSenders(t *testing.T) {
 	var out bytes.Buffer
 	require.NoError(t, run([]string{"--preset", "jitter", "--duration", "20s", "--senders", "3", "--seed", "5"}, &out, nil))
-	r, err := trace.NewReader(&out, trace.Options{})
+	r, err := trace.NewReader(&out, trace.ReaderConfig{})
 	require.NoError(t, err)
 	streams, err := r.Streams()
 	require.NoError(t, err)

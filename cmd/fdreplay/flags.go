@@ -67,7 +67,7 @@ type options struct {
 	ranges      map[string]span
 	targets     qos.Targets
 	tune        bool
-	decide      qos.DecideOptions
+	decide      qos.DecideConfig
 	noProgress  bool
 	report      string
 }

@@ -30,7 +30,7 @@ const maxListedFindings = 20
 // warning, or fail the run with --strict) and splits them into per-sender
 // streams, one per incarnation of the sender. Only heartbeats are kept.
 func loadInputs(o options, files []string, stderr io.Writer) ([]input, error) {
-	ropt, err := readOptions(o)
+	ropt, err := readerConfig(o)
 	if err != nil {
 		return nil, err
 	}
@@ -62,9 +62,9 @@ func loadInputs(o options, files []string, stderr io.Writer) ([]input, error) {
 	return set.ins, nil
 }
 
-// readOptions are the trace reader's options from the flags.
-func readOptions(o options) (trace.Options, error) {
-	ropt := trace.Options{Lenient: o.lenient, MaxDecompressed: o.maxDecomp, MaxRatio: o.maxRatio}
+// readerConfig are the trace reader's options from the flags.
+func readerConfig(o options) (trace.ReaderConfig, error) {
+	ropt := trace.ReaderConfig{Lenient: o.lenient, MaxDecompressed: o.maxDecomp, MaxRatio: o.maxRatio}
 	if o.format != "auto" {
 		f, err := trace.ParseFormat(o.format)
 		if err != nil {
@@ -88,7 +88,7 @@ func readOptions(o options) (trace.Options, error) {
 }
 
 // openTrace opens the trace file f, or standard input for "-".
-func openTrace(f string, ropt trace.Options) (*trace.Reader, error) {
+func openTrace(f string, ropt trace.ReaderConfig) (*trace.Reader, error) {
 	var r *trace.Reader
 	var err error
 	if f == "-" {
@@ -325,7 +325,7 @@ func (l *traceLoad) read(r *trace.Reader) error {
 		want[s] = true
 	}
 	seen := map[string]struct{}{} // senders read so far
-	ch := trace.NewChecker(trace.SanityOptions{File: l.name}, l.checked)
+	ch := trace.NewChecker(trace.CheckerConfig{File: l.name}, l.checked)
 	for {
 		rec, err := r.Next()
 		if err == io.EOF {

@@ -178,7 +178,7 @@ func replayTable(o options, inputs []input, cfg qos.Config, stderr io.Writer) ([
 		fams = append(fams, f)
 		runs = append(runs, streamRun{in: in, set: s, descs: descs})
 	}
-	table, err := qos.SweepEach(streams, fams, qos.SweepOptions{Config: cfg})
+	table, err := qos.SweepEach(streams, fams, qos.SweepConfig{Config: cfg})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -259,7 +259,7 @@ func sweepRuns(o options, runs []streamRun, cfg qos.Config, progress func(done, 
 		return sw, fmt.Errorf("the sweep of %d streams would keep %d settings' results, about %d MiB (%d KiB each: confidence-interval cells, the result and the collector's headroom), above --max-sweep-memory %d: replay fewer streams (--sender), fewer settings (--points, -d), or raise --max-sweep-memory",
 			len(sw.streams), total, need>>20, sweepBytesPerPoint>>10, o.sweepMiB)
 	}
-	curves, err := qos.SweepEach(sw.streams, sw.fams, qos.SweepOptions{Config: cfg, Progress: progress})
+	curves, err := qos.SweepEach(sw.streams, sw.fams, qos.SweepConfig{Config: cfg, Progress: progress})
 	if err != nil {
 		return sw, err
 	}
@@ -277,7 +277,7 @@ func sweepRuns(o options, runs []streamRun, cfg qos.Config, progress func(done, 
 // prints them.
 func decideRuns(w io.Writer, o options, sw sweep, cfg qos.Config) ([]qos.Verdict, error) {
 	opt := o.decide
-	opt.Sweep = qos.SweepOptions{Config: cfg}
+	opt.Sweep = qos.SweepConfig{Config: cfg}
 	verdicts, err := decideAll(sw.streams, sw.fams, sw.curves, o.targets, opt, unsweptDetectors(o))
 	if err != nil {
 		return nil, err

@@ -15,7 +15,7 @@ import (
 
 // parseShare parses a share given as a percentage ("1%") or a fraction
 // ("0.01") for flag; "0" or "off" turns the feature off (−1, as
-// qos.DecideOptions takes it). A share must lie in [0, 1).
+// qos.DecideConfig takes it). A share must lie in [0, 1).
 func parseShare(flag, s string) (float64, error) {
 	t := strings.TrimSpace(s)
 	if t == "off" {
@@ -39,7 +39,7 @@ func parseShare(flag, s string) (float64, error) {
 // (curves in stream-major order, as SweepEach returns them); a stream it
 // fails on gets a Verdict with Err set. notCompared names the entries
 // that were not swept (Verdict.NotCompared).
-func decideAll(streams []qos.Stream, fams [][]qos.Family, curves []qos.Curve, t qos.Targets, opt qos.DecideOptions, notCompared []string) ([]qos.Verdict, error) {
+func decideAll(streams []qos.Stream, fams [][]qos.Family, curves []qos.Curve, t qos.Targets, opt qos.DecideConfig, notCompared []string) ([]qos.Verdict, error) {
 	var out []qos.Verdict
 	k := 0
 	for i, s := range streams {

@@ -26,7 +26,7 @@ func init() {
 func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := pflag.NewFlagSet("fdswim sim", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
-	o := sim.Options{Context: ctx}
+	o := sim.ScenarioConfig{Context: ctx}
 	var list bool
 	fs.Uint64Var(&o.Seed, "seed", 1, "random seed (same seed, same tables)")
 	fs.BoolVar(&o.Quick, "quick", false, "smaller sizes and shorter runs")
@@ -108,7 +108,7 @@ const (
 // checkSimFlags checks what the flag values cannot check alone: the lists
 // and --every against --pause, so that an invalid value is refused with its
 // flag's name instead of becoming a default or a simulator error.
-func checkSimFlags(fs *pflag.FlagSet, o sim.Options) error {
+func checkSimFlags(fs *pflag.FlagSet, o sim.ScenarioConfig) error {
 	if fs.Changed("sizes") && len(o.Sizes) == 0 {
 		return errors.New("--sizes: give at least one group size")
 	}
@@ -142,7 +142,7 @@ func checkSimFlags(fs *pflag.FlagSet, o sim.Options) error {
 
 // runScenario runs s and returns at once when ctx is done (Ctrl-C): the
 // scenario itself stops at its next check of o.Context.
-func runScenario(ctx context.Context, s sim.Scenario, o sim.Options) ([]sim.Table, error) {
+func runScenario(ctx context.Context, s sim.Scenario, o sim.ScenarioConfig) ([]sim.Table, error) {
 	type result struct {
 		tables []sim.Table
 		err    error

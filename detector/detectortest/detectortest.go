@@ -28,7 +28,7 @@
 //   - On a clean stream (increasing sequence numbers and arrivals, no
 //     restart) WarmingUp, once false, stays false: samples only accumulate
 //     (doc of Detector.WarmingUp).
-//   - Options.TauNonDecreasing (opt-in): τ never moves backwards when a
+//   - Config.TauNonDecreasing (opt-in): τ never moves backwards when a
 //     heartbeat arrives no earlier than every heartbeat before it. This is NOT
 //     a property of adaptive detectors and is not checked by default:
 //     Jacobson's TO shrinks as RTTVAR decays (τ = T_last + TO), Chen's EA drops
@@ -57,7 +57,7 @@
 // For a detector.Linear (doc of detector.Linear, docs/algorithms.md, “Sweeping
 // a parameter in one pass”): when LinearForm's ok is true, Offset + Scale·p
 // reproduces τ within 2 ns (plus a few float64 ulps of the terms, which matter
-// only for instants beyond about 2^53 ns), p being Options.LinearParam; on a
+// only for instants beyond about 2^53 ns), p being Config.LinearParam; on a
 // clean stream LinearForm must be ok at least once, so that the check does run.
 package detectortest
 
@@ -65,11 +65,11 @@ import (
 	"time"
 )
 
-// Options tells Run what a detector needs and which optional properties it
+// Config tells Run what a detector needs and which optional properties it
 // promises. The zero value means: Δ = 100 ms, streams with and without
 // sequence numbers, no optional property, and the detector must not
 // implement detector.Linear (set LinearParam or SkipLinear if it does).
-type Options struct {
+type Config struct {
 	// Interval is Δ, the nominal interval of the generated streams.
 	// Default 100 ms.
 	Interval time.Duration
@@ -95,7 +95,7 @@ type Options struct {
 	Heartbeats int
 }
 
-func (o Options) withDefaults(short bool) Options {
+func (o Config) withDefaults(short bool) Config {
 	if o.Interval <= 0 {
 		o.Interval = 100 * time.Millisecond
 	}

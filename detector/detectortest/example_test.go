@@ -21,7 +21,7 @@ func ExampleRun() {
 				t.Fatal(err)
 			}
 			return d
-		}, detectortest.Options{
+		}, detectortest.Config{
 			LinearParam:      float64(timeout),
 			TauNonDecreasing: true,
 			NoWarmUp:         true,

@@ -22,7 +22,7 @@ var seeds = []uint64{1, 2, 3}
 // test and its never-queried twin). A failure names the scenario, seed,
 // step and the last heartbeats fed, so that it can be turned into a worked
 // test.
-func Run(t *testing.T, newDet func() detector.Detector, opts Options) {
+func Run(t *testing.T, newDet func() detector.Detector, opts Config) {
 	t.Helper()
 	o := opts.withDefaults(testing.Short())
 	for _, sc := range scenarios {
@@ -47,7 +47,7 @@ type reporter interface {
 // run holds the state of one checked stream.
 type run struct {
 	t        reporter
-	o        Options
+	o        Config
 	seed     uint64
 	hbs      []detector.Heartbeat
 	step     int // index of the heartbeat being checked, -1 before the first
@@ -70,7 +70,7 @@ func (c *run) fatalf(format string, args ...any) {
 	c.t.Fatalf("%s", b.String())
 }
 
-func check(t reporter, newDet func() detector.Detector, o Options, clean bool, hbs []detector.Heartbeat, seed uint64) {
+func check(t reporter, newDet func() detector.Detector, o Config, clean bool, hbs []detector.Heartbeat, seed uint64) {
 	t.Helper()
 	c := &run{t: t, o: o, seed: seed, hbs: hbs, step: -1, arrivals: map[time.Duration]bool{},
 		r: rand.New(rand.NewPCG(seed, 0x5eed))}
@@ -111,7 +111,7 @@ func check(t reporter, newDet func() detector.Detector, o Options, clean bool, h
 			c.fatalf("WarmingUp is %v, a never-queried twin's %v", wu, tw)
 		}
 		if o.NoWarmUp && wu {
-			c.fatalf("WarmingUp is true after a heartbeat (Options.NoWarmUp)")
+			c.fatalf("WarmingUp is true after a heartbeat (Config.NoWarmUp)")
 		}
 		if clean {
 			if warm && wu {
@@ -120,7 +120,7 @@ func check(t reporter, newDet func() detector.Detector, o Options, clean bool, h
 			warm = warm || !wu
 		}
 		if o.TauNonDecreasing && i > 0 && later && tau < prevTau {
-			c.fatalf("τ moved backwards from %d to %d on a heartbeat arriving no earlier than the others (Options.TauNonDecreasing)", prevTau, tau)
+			c.fatalf("τ moved backwards from %d to %d on a heartbeat arriving no earlier than the others (Config.TauNonDecreasing)", prevTau, tau)
 		}
 		prevTau = tau
 
@@ -134,7 +134,7 @@ func check(t reporter, newDet func() detector.Detector, o Options, clean bool, h
 	}
 	if _, isLin := d.(detector.Linear); isLin && !o.SkipLinear && clean && linear == 0 {
 		c.step = -1
-		c.fatalf("LinearForm was never ok on a clean stream of %d heartbeats: the Linear check did not run (set Options.SkipLinear if that is intended)", len(hbs))
+		c.fatalf("LinearForm was never ok on a clean stream of %d heartbeats: the Linear check did not run (set Config.SkipLinear if that is intended)", len(hbs))
 	}
 }
 
@@ -290,11 +290,11 @@ func (c *run) checkLinear(d detector.Linear, tau time.Duration) bool {
 
 // RunConfigs runs Run, in a subtest named after each key of configs, on
 // detectors made by newDet from that configuration (the algorithm
-// package's constructor, such as jacobson.New). opts returns the Options
+// package's constructor, such as jacobson.New). opts returns the Config
 // for a configuration, given one detector made from it (so that LinearParam
-// can be read from the detector's defaults); nil means the zero Options. A
+// can be read from the detector's defaults); nil means the zero Config. A
 // configuration that newDet rejects fails the subtest.
-func RunConfigs[C any, D detector.Detector](t *testing.T, configs map[string]C, newDet func(C) (D, error), opts func(C, D) Options) {
+func RunConfigs[C any, D detector.Detector](t *testing.T, configs map[string]C, newDet func(C) (D, error), opts func(C, D) Config) {
 	t.Helper()
 	for name, cfg := range configs {
 		t.Run(name, func(t *testing.T) {
@@ -302,7 +302,7 @@ func RunConfigs[C any, D detector.Detector](t *testing.T, configs map[string]C, 
 			if err != nil {
 				t.Fatalf("config %+v: %v", cfg, err)
 			}
-			var o Options
+			var o Config
 			if opts != nil {
 				o = opts(cfg, d)
 			}

@@ -23,7 +23,7 @@ func (r *recorder) Fatalf(format string, args ...any) {
 }
 
 // failures runs every scenario on newDet and returns the failure messages.
-func failures(newDet func() detector.Detector, o Options) []string {
+func failures(newDet func() detector.Detector, o Config) []string {
 	o = o.withDefaults(true)
 	var msgs []string
 	for _, sc := range scenarios {
@@ -137,11 +137,11 @@ func TestRunPassesCorrectDetectors(t *testing.T) {
 		}
 	}
 	assertNone(t, failures(func() detector.Detector { return &linearAccrual{scale: 40 * time.Millisecond} },
-		Options{LinearParam: 3, TauNonDecreasing: true, NoWarmUp: true}))
+		Config{LinearParam: 3, TauNonDecreasing: true, NoWarmUp: true}))
 	assertNone(t, failures(func() detector.Detector {
 		d, _ := detector.NewFixed(detector.FixedConfig{})
 		return d
-	}, Options{LinearParam: float64(time.Second), TauNonDecreasing: true, NoWarmUp: true}))
+	}, Config{LinearParam: float64(time.Second), TauNonDecreasing: true, NoWarmUp: true}))
 }
 
 // Each fault of linearAccrual is caught, with a message saying what is
@@ -161,7 +161,7 @@ func TestRunCatchesFaults(t *testing.T) {
 		t.Run(fault, func(t *testing.T) {
 			msgs := failures(func() detector.Detector {
 				return &linearAccrual{scale: 40 * time.Millisecond, fault: fault}
-			}, Options{LinearParam: 3})
+			}, Config{LinearParam: 3})
 			if len(msgs) == 0 {
 				t.Fatalf("fault %q not caught", fault)
 			}
@@ -171,7 +171,7 @@ func TestRunCatchesFaults(t *testing.T) {
 		})
 	}
 	t.Run("linear param forgotten", func(t *testing.T) {
-		msgs := failures(func() detector.Detector { return &linearAccrual{scale: 40 * time.Millisecond} }, Options{})
+		msgs := failures(func() detector.Detector { return &linearAccrual{scale: 40 * time.Millisecond} }, Config{})
 		if len(msgs) == 0 || !strings.Contains(msgs[0], "LinearForm") {
 			t.Fatalf("a forgotten LinearParam is not reported: %q", msgs)
 		}
@@ -181,10 +181,10 @@ func TestRunCatchesFaults(t *testing.T) {
 // τ moving backwards is caught only when the detector promises it does not.
 func TestRunTauNonDecreasingIsOptIn(t *testing.T) {
 	shrinking := func() detector.Detector { return &shrinkingTimeout{to: time.Second} }
-	if msgs := failures(shrinking, Options{}); len(msgs) > 0 {
+	if msgs := failures(shrinking, Config{}); len(msgs) > 0 {
 		t.Fatalf("without the option: %s", msgs[0])
 	}
-	msgs := failures(shrinking, Options{TauNonDecreasing: true})
+	msgs := failures(shrinking, Config{TauNonDecreasing: true})
 	if len(msgs) == 0 || !strings.Contains(msgs[0], "moved backwards") {
 		t.Fatalf("with the option: %q", msgs)
 	}
@@ -217,7 +217,7 @@ func (d *shrinkingTimeout) Suspected(now time.Duration) bool {
 }
 
 func TestStreamsAreReproducible(t *testing.T) {
-	o := Options{}.withDefaults(true)
+	o := Config{}.withDefaults(true)
 	for _, sc := range scenarios {
 		a, b := stream(sc, 1, o), stream(sc, 1, o)
 		if fmt.Sprint(a) != fmt.Sprint(b) {

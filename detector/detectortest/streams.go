@@ -15,7 +15,7 @@ type scenario struct {
 	// sender never restarts.
 	clean bool
 	// unnumbered: the stream has heartbeats without sequence numbers
-	// (skipped when Options.RequiresSeq).
+	// (skipped when Config.RequiresSeq).
 	unnumbered bool
 	gen        func(g *gen) []detector.Heartbeat
 }
@@ -237,7 +237,7 @@ var scenarios = []scenario{
 }
 
 // stream generates scenario sc with the given seed.
-func stream(sc scenario, seed uint64, o Options) []detector.Heartbeat {
+func stream(sc scenario, seed uint64, o Config) []detector.Heartbeat {
 	g := &gen{
 		r:     rand.New(rand.NewPCG(seed, uint64(len(sc.name)))),
 		delta: o.Interval,

@@ -15,7 +15,7 @@ func Example() {
 	_ = m.Heartbeat("node-1", monitor.Beat{})
 	clk.Set(1500 * time.Millisecond)
 
-	c, _ := promfd.New(m, promfd.Options{})
+	c, _ := promfd.New(m, promfd.Config{})
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(c) // serve it with promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
 	families, _ := reg.Gather()

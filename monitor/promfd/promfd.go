@@ -34,8 +34,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// Options configures a Collector. The zero value means the defaults.
-type Options struct {
+// Config configures a Collector. The zero value means the defaults.
+type Config struct {
 	// Namespace prefixes every metric name. Default "fdkit".
 	Namespace string
 	// ConstLabels are added to every metric, for example
@@ -52,7 +52,7 @@ type Collector struct {
 }
 
 // New returns a Collector for m, or an error when m is nil.
-func New(m *monitor.Monitor, o Options) (*Collector, error) {
+func New(m *monitor.Monitor, o Config) (*Collector, error) {
 	if m == nil {
 		return nil, errors.New("promfd: nil monitor")
 	}

@@ -34,7 +34,7 @@ func TestCollector(t *testing.T) {
 	require.NoError(t, m.Heartbeat("b", monitor.Beat{}))
 	clk.Set(600 * time.Millisecond) // a: suspected since 400 ms; b: suspected 400–500 ms, level 0.25 now
 
-	c, err := promfd.New(m, promfd.Options{ConstLabels: prometheus.Labels{"detector": "fixed400ms"}})
+	c, err := promfd.New(m, promfd.Config{ConstLabels: prometheus.Labels{"detector": "fixed400ms"}})
 	require.NoError(t, err)
 	want := `
 # HELP fdkit_monitor_peers Number of monitored peers.
@@ -99,6 +99,6 @@ fdkit_host_lateness_measurements_total{detector="fixed400ms",source="timer"} 0
 	// Nothing else is collected: as many samples as want lists.
 	assert.Equal(t, strings.Count(want, "\nfdkit_"), testutil.CollectAndCount(c))
 
-	_, err = promfd.New(nil, promfd.Options{})
+	_, err = promfd.New(nil, promfd.Config{})
 	assert.Error(t, err)
 }

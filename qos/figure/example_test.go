@@ -24,7 +24,7 @@ func ExampleSave() {
 		hbs[i] = r.Heartbeat()
 	}
 	timeouts := []time.Duration{110 * time.Millisecond, 150 * time.Millisecond, 250 * time.Millisecond}
-	curves, err := qos.Sweep([]qos.Stream{{Name: "p", Heartbeats: hbs}}, []qos.Family{qos.FixedFamily(timeouts)}, qos.SweepOptions{})
+	curves, err := qos.Sweep([]qos.Stream{{Name: "p", Heartbeats: hbs}}, []qos.Family{qos.FixedFamily(timeouts)}, qos.SweepConfig{})
 	if err != nil {
 		panic(err)
 	}

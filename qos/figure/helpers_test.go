@@ -28,7 +28,7 @@ func sweep(t *testing.T, hbs []detector.Heartbeat, fixed, alpha []float64) []qos
 	if len(alpha) > 0 {
 		fams = append(fams, qos.ChenFamily(chen.Config{Estimator: chen.EstimatorConfig{WindowSize: 50}}, qostest.Durations(alpha...)))
 	}
-	c, err := qos.Sweep([]qos.Stream{{Name: "gen", Heartbeats: hbs}}, fams, qos.SweepOptions{Workers: 2})
+	c, err := qos.Sweep([]qos.Stream{{Name: "gen", Heartbeats: hbs}}, fams, qos.SweepConfig{Workers: 2})
 	require.NoError(t, err)
 	return c
 }

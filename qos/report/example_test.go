@@ -27,7 +27,7 @@ func ExampleWrite() {
 		recs, hbs = append(recs, r), append(hbs, r.Heartbeat())
 	}
 	timeouts := []time.Duration{150 * time.Millisecond, 250 * time.Millisecond, 350 * time.Millisecond}
-	curves, err := qos.Sweep([]qos.Stream{{Name: "p", Heartbeats: hbs}}, []qos.Family{qos.FixedFamily(timeouts)}, qos.SweepOptions{})
+	curves, err := qos.Sweep([]qos.Stream{{Name: "p", Heartbeats: hbs}}, []qos.Family{qos.FixedFamily(timeouts)}, qos.SweepConfig{})
 	if err != nil {
 		panic(err)
 	}
@@ -36,7 +36,7 @@ func ExampleWrite() {
 	if err != nil {
 		panic(err)
 	}
-	verdict, err := qos.Decide(qos.Stream{Name: "p", Heartbeats: hbs}, []qos.Family{qos.FixedFamily(timeouts)}, curves, targets, qos.DecideOptions{})
+	verdict, err := qos.Decide(qos.Stream{Name: "p", Heartbeats: hbs}, []qos.Family{qos.FixedFamily(timeouts)}, curves, targets, qos.DecideConfig{})
 	if err != nil {
 		panic(err)
 	}

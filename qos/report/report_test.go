@@ -34,14 +34,14 @@ func reportFixture(t *testing.T) Page {
 		qos.ChenFamily(chen.Config{Estimator: est}, durs(10, 50, 100, 200)),
 		qos.PhiNormalFamily(phi.NormalConfig{WindowSize: 100}, []float64{1, 2, 4, 8}),
 	}
-	curves, err := qos.Sweep([]qos.Stream{{Name: name, Heartbeats: hbs}}, fams, qos.SweepOptions{Config: cfg})
+	curves, err := qos.Sweep([]qos.Stream{{Name: name, Heartbeats: hbs}}, fams, qos.SweepConfig{Config: cfg})
 	require.NoError(t, err)
-	table, err := qos.Sweep([]qos.Stream{{Name: name, Heartbeats: hbs}}, []qos.Family{qos.FixedFamily(durs(1000)), qos.ChenFamily(chen.Config{Estimator: est}, durs(100))}, qos.SweepOptions{Config: cfg})
+	table, err := qos.Sweep([]qos.Stream{{Name: name, Heartbeats: hbs}}, []qos.Family{qos.FixedFamily(durs(1000)), qos.ChenFamily(chen.Config{Estimator: est}, durs(100))}, qos.SweepConfig{Config: cfg})
 	require.NoError(t, err)
 	tg := qos.Targets{MaxTD: time.Second, MinQAP: 0.99}
 	choices, err := qos.Tune(curves, tg)
 	require.NoError(t, err)
-	v, err := qos.Decide(qos.Stream{Name: name, Heartbeats: hbs}, fams, curves, tg, qos.DecideOptions{Sweep: qos.SweepOptions{Config: cfg}})
+	v, err := qos.Decide(qos.Stream{Name: name, Heartbeats: hbs}, fams, curves, tg, qos.DecideConfig{Sweep: qos.SweepConfig{Config: cfg}})
 	require.NoError(t, err)
 	return Page{Title: "report of " + name, Command: "fdreplay --report r.html 'a b'", Streams: []Stream{{
 		Name: name, Title: "gen.txt, sender " + name, Heartbeats: hbs, Stats: trace.Summarize(recs), Interval: ms(100),

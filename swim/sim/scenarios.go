@@ -21,9 +21,9 @@ type Table struct {
 
 func (t *Table) add(cells ...string) { t.Rows = append(t.Rows, cells) }
 
-// Options parameterise the named scenarios. The zero value means the
+// ScenarioConfig parameterises the named scenarios. The zero value means the
 // documented full-size defaults; Quick shrinks them for tests and smoke runs.
-type Options struct {
+type ScenarioConfig struct {
 	Seed  uint64
 	Quick bool
 	// Sizes overrides the group sizes of the load, detect and kill
@@ -45,8 +45,8 @@ type Options struct {
 	Context context.Context
 }
 
-// stopped returns the context's error once Options.Context is done.
-func (o Options) stopped() error {
+// stopped returns the context's error once ScenarioConfig.Context is done.
+func (o ScenarioConfig) stopped() error {
 	if o.Context == nil {
 		return nil
 	}
@@ -57,7 +57,7 @@ func (o Options) stopped() error {
 type Scenario struct {
 	Name string
 	Doc  string
-	Run  func(Options) ([]Table, error)
+	Run  func(ScenarioConfig) ([]Table, error)
 }
 
 // Scenarios lists the named scenarios in the order `all` runs them.
@@ -91,7 +91,7 @@ func itoa(x int) string   { return strconv.Itoa(x) }
 
 var modes = []swim.Mode{swim.ModeSWIM, swim.ModeLifeguard, swim.ModeDetector}
 
-func runLoad(o Options) ([]Table, error) {
+func runLoad(o ScenarioConfig) ([]Table, error) {
 	sizes, periods := []int{8, 16, 32, 64, 128, 256, 512, 1000}, 100
 	if o.Quick {
 		sizes, periods = []int{8, 32, 128}, 30
@@ -116,7 +116,7 @@ func runLoad(o Options) ([]Table, error) {
 	return []Table{t}, nil
 }
 
-func runDetect(o Options) ([]Table, error) {
+func runDetect(o ScenarioConfig) ([]Table, error) {
 	sizes, trials := []int{8, 16, 32, 64, 128, 256, 512, 1000}, 200
 	if o.Quick {
 		sizes, trials = []int{8, 32, 128}, 30
@@ -170,7 +170,7 @@ var killVariants = []struct {
 	{swim.ModeDetector.String() + ", stream probe, silent", swim.Config{Mode: swim.ModeDetector, StreamProbe: true}, true},
 }
 
-func runKill(o Options) ([]Table, error) {
+func runKill(o ScenarioConfig) ([]Table, error) {
 	sizes, trials := []int{8, 16, 32}, 100
 	if o.Quick {
 		sizes, trials = []int{8}, 20
@@ -204,7 +204,7 @@ func runKill(o Options) ([]Table, error) {
 	return []Table{t}, nil
 }
 
-func runLifeguard(o Options) ([]Table, error) {
+func runLifeguard(o ScenarioConfig) ([]Table, error) {
 	pauses := []time.Duration{6 * time.Second, 9 * time.Second, 12 * time.Second}
 	dur := 600 * time.Second
 	counts := []int{1, 2, 4, 8, 16}
@@ -326,7 +326,7 @@ func PauseOne(n int, d time.Duration, reps int, seed uint64, mc swim.Config) (Pa
 	return res, nil
 }
 
-func runPause(o Options) ([]Table, error) {
+func runPause(o ScenarioConfig) ([]Table, error) {
 	sizes := []int{32}
 	reps, seeds := 20, 10
 	if o.Quick {

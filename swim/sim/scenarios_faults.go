@@ -85,7 +85,7 @@ func allSee(s *Sim, x int, st swim.State) bool {
 	return true
 }
 
-func runRestart(o Options) ([]Table, error) {
+func runRestart(o ScenarioConfig) ([]Table, error) {
 	const n = 32
 	t := Table{Title: fmt.Sprintf("Crash and restart of one member of %d with incarnation 0, lower than before the crash (joins through member 0)", n),
 		Header: []string{"mode", "down for", "Dead events before", "Dead events after restart", "incarnation at crash", "final incarnation", "all see it alive", "converged after"}}
@@ -171,7 +171,7 @@ func oneView(s *Sim) int {
 	return bad
 }
 
-func runPartition(o Options) ([]Table, error) {
+func runPartition(o ScenarioConfig) ([]Table, error) {
 	const n = 32
 	t := Table{Title: fmt.Sprintf("Partition of %d members into two halves, then healed", n),
 		Header: []string{"mode", "partition length", "Dead events across the cut", "one view after heal", "healed after"}}
@@ -195,7 +195,7 @@ func runPartition(o Options) ([]Table, error) {
 	return []Table{t}, nil
 }
 
-func runBaselines(o Options) ([]Table, error) {
+func runBaselines(o ScenarioConfig) ([]Table, error) {
 	trials := 30
 	if o.Quick {
 		trials = 5
@@ -251,7 +251,7 @@ func runBaselines(o Options) ([]Table, error) {
 	return []Table{t}, nil
 }
 
-func runCompare(o Options) ([]Table, error) {
+func runCompare(o ScenarioConfig) ([]Table, error) {
 	const n = 100
 	periods := 300
 	if o.Quick {

@@ -358,13 +358,13 @@ func TestFPCounter(t *testing.T) {
 	assert.Equal(t, 2, c.Subjects)
 }
 
-// Every scenario stops, with the context's error, once Options.Context is
+// Every scenario stops, with the context's error, once ScenarioConfig.Context is
 // done.
 func TestScenarioCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	for _, sc := range Scenarios() {
-		tables, err := sc.Run(Options{Quick: true, Context: ctx})
+		tables, err := sc.Run(ScenarioConfig{Quick: true, Context: ctx})
 		assert.ErrorIs(t, err, context.Canceled, sc.Name)
 		assert.Empty(t, tables, sc.Name)
 	}
@@ -375,7 +375,7 @@ func TestScenarioCancelled(t *testing.T) {
 func TestLifeguardScenarioAblation(t *testing.T) {
 	sc, ok := Lookup("lifeguard")
 	require.True(t, ok)
-	tables, err := sc.Run(Options{Quick: true, Counts: []int{1}, Duration: 20 * time.Second})
+	tables, err := sc.Run(ScenarioConfig{Quick: true, Counts: []int{1}, Duration: 20 * time.Second})
 	require.NoError(t, err)
 	require.Len(t, tables, 1)
 	var names []string
