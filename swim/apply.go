@@ -138,6 +138,10 @@ func (m *Member) applyAlive(in *inbound, p *peer, u Update, gossip bool) {
 		m.staleAlive(in, p, &u)
 		return
 	}
+	if (p.state == StateDead || p.state == StateLeft) && !p.verified && !m.admitUnverified(in, &u, !gossip) {
+		m.stats.MembersRefused++
+		return
+	}
 	prev := p.state
 	metaChanged := !u.Versions.IsZero() && u.Meta != p.meta
 	p.revived = prev == StateDead || prev == StateLeft
@@ -154,7 +158,7 @@ func (m *Member) applyAlive(in *inbound, p *peer, u Update, gossip bool) {
 		p.state = StateAlive
 		m.emit(EventAlive, p, u.From, now)
 	case StateDead, StateLeft:
-		m.revive(in, p, u.From)
+		m.revive(in, p, u.From, gossip)
 	case StateAlive:
 		if metaChanged {
 			m.emit(EventUpdate, p, u.From, now)
@@ -173,7 +177,7 @@ func (m *Member) applyAlive(in *inbound, p *peer, u Update, gossip bool) {
 
 // addMember adds the member u announces, if the view has room for it.
 func (m *Member) addMember(in *inbound, u Update, gossip bool) {
-	if !m.makeRoom(in.from == u.Node.ID) {
+	if !m.admitUnverified(in, &u, !gossip) || !m.makeRoom(in.from == u.Node.ID) {
 		m.stats.MembersRefused++
 		return
 	}
@@ -186,7 +190,7 @@ func (m *Member) addMember(in *inbound, u Update, gossip bool) {
 	m.all = append(m.all, p)
 	m.live++
 	m.unverified++
-	m.vouch(in, p)
+	m.vouch(in, p, !gossip)
 	m.insertInList(p)
 	if gossip {
 		m.heard(in.now, p)
@@ -213,13 +217,13 @@ func (m *Member) staleAlive(in *inbound, p *peer, u *Update) {
 
 // revive makes the dead or left p, whose entry already holds the new
 // Alive, live again.
-func (m *Member) revive(in *inbound, p *peer, from ID) {
+func (m *Member) revive(in *inbound, p *peer, from ID, gossip bool) {
 	p.state = StateAlive
 	m.live++
 	if !p.verified {
 		m.unverified++
 	}
-	m.vouch(in, p)
+	m.vouch(in, p, !gossip)
 	m.removeTomb(p)
 	m.insertInList(p)
 	m.emit(EventJoin, p, from, in.now)

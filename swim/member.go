@@ -108,8 +108,10 @@ type Stats struct {
 	// stale Alive and to the accused (see apply).
 	AccusationsReturned int
 	// Reaped counts dead and left members forgotten (DeadRetention, or
-	// evicted to make room under MaxMembers); MembersRefused counts new
-	// members not admitted because the view was full of live ones.
+	// evicted to make room under MaxMembers); MembersRefused counts
+	// members not admitted or revived because the view was full of live
+	// ones, or because as many unverified members as the view may hold
+	// were live (a flood of forged gossip; swim/verify.go).
 	Reaped, MembersRefused int
 	// Conflicts counts claims of a live member's ID (or this member's, or
 	// a dead or left member's before DeadReclaimTime) by a node at another

@@ -144,7 +144,7 @@ func (m *Member) insertInList(p *peer) {
 // asked to retry, else the next live member of the round-robin list,
 // reshuffling (and dropping dead members) at the end of each pass. An
 // unverified member is taken only while the probe budget allows (one probe
-// in unverifiedCost, see verify.go) and skipped otherwise, to be probed on
+// in unverifiedProbeCost, see verify.go) and skipped otherwise, to be probed on
 // a later pass; with no verified member to probe, the first one skipped.
 func (m *Member) nextTarget() *peer {
 	if t := m.forceNext; t != nil {
@@ -153,7 +153,8 @@ func (m *Member) nextTarget() *peer {
 			return t
 		}
 	}
-	m.uTokens = min(m.uTokens+1, unverifiedCost)
+	cost := m.unverifiedProbeCost()
+	m.uTokens = min(m.uTokens+1, cost)
 	var skipped *peer
 	for pass := 0; pass < 2; pass++ {
 		for m.idx < len(m.list) {
@@ -165,8 +166,8 @@ func (m *Member) nextTarget() *peer {
 			if p.verified {
 				return p
 			}
-			if m.uTokens >= unverifiedCost {
-				m.uTokens -= unverifiedCost
+			if m.uTokens >= cost {
+				m.uTokens -= cost
 				return p
 			}
 			if skipped == nil {

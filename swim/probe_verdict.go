@@ -28,9 +28,13 @@ func detectorSuspects(p *peer, now, late time.Duration) bool {
 }
 
 // gated reports whether the detector gate defers a first failure of the
-// alive peer t (see failProbe).
+// alive peer t (see failProbe). An unverified peer (verify.go) is never
+// gated: the gate spares members this member has heard from a false
+// suspicion, and a retry of one never heard from would take a second
+// probe turn from the known members (a forged one's detector holds only
+// the heartbeat of the gossip that announced it).
 func (m *Member) gated(t *peer, now time.Duration) bool {
-	return m.cfg.Mode == ModeDetector && !m.cfg.DisableSuspicionGate && !t.retried && t.det != nil && !detectorSuspects(t, now, m.hostLate)
+	return m.cfg.Mode == ModeDetector && !m.cfg.DisableSuspicionGate && t.verified && !t.retried && t.det != nil && !detectorSuspects(t, now, m.hostLate)
 }
 
 // failProbe ends a period whose probe got no ack.

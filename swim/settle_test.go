@@ -103,21 +103,22 @@ func TestSettleFloodBounded(t *testing.T) {
 		fresh++
 		hear(t, m, now, MsgGossip, fmt.Sprintf("x%d", fresh))
 	}
-	// Two forged members a period for a minute: no exchange during the
-	// flood, one three periods after its last.
+	// One forged member a period for a minute (60, within the unverified
+	// quota, swim/verify.go): no exchange during the flood, one three
+	// periods after its last.
 	far := func(c *Config) { c.PushPullInterval = new(100 * time.Hour) }
 	a := newTest(t, "a", ModeLifeguard, far, "b", "c", "d")
 	a.Tick(0)
 	drain(a)
 	var at []time.Duration
-	for now := time.Duration(0); now < time.Minute; now += 500 * time.Millisecond {
+	for now := time.Duration(0); now < time.Minute; now += time.Second {
 		forge(a, now)
-		got, _ := settleRun(t, a, now+500*time.Millisecond-time.Nanosecond)
+		got, _ := settleRun(t, a, now+time.Second-time.Nanosecond)
 		at = append(at, got...)
 	}
 	assert.Empty(t, at, "postponed while new members keep coming")
 	got, _ := settleRun(t, a, 2*time.Minute)
-	assert.Equal(t, []time.Duration{time.Minute - 500*time.Millisecond + 3*time.Second}, got)
+	assert.Equal(t, []time.Duration{time.Minute - time.Second + 3*time.Second}, got)
 
 	// One forged member every 3.1 s, twenty of them (the view stays within
 	// 32 members: an interval of 30 s): an exchange three periods after the

@@ -12,26 +12,66 @@ import "time"
 // this member knows, nor stretch the timeouts that grow with the group:
 //
 //   - probing: an unverified member takes at most one probe in
-//     unverifiedCost (nextTarget), so the known members keep at least
-//     (unverifiedCost−1)/unverifiedCost of the probes whatever the number
-//     of unverified ones, and a crash among them is still detected within
-//     unverifiedCost/(unverifiedCost−1) times the usual wait for a probe.
-//     An unverified member that answers its probe becomes verified; one
-//     that does not is suspected and declared dead as any other;
+//     max(unverifiedCost, v+1), v the verified live members
+//     (unverifiedProbeCost, nextTarget): about one per round over the
+//     known members, whatever the number of unverified ones. A crash
+//     among the known members is then detected within (v+1)/v times the
+//     usual wait for a probe (4/3 with 3 of them, 33/32 with 32). An
+//     unverified member that answers its probe becomes verified; one that
+//     does not is suspected at once (the detector gate retries only
+//     verified members, gated) and declared dead as any other;
 //   - group size: the n of the log n formulas (suspicion timeout,
 //     retransmissions, the anti-entropy interval) counts unverified
 //     members up to the number of verified ones (groupSize): a group that
 //     only grew by announcements at most doubles its n, one more log10(2)
 //     in the formulas, not log10(16,384/n).
 //
-// Relayed gossip does not vouch: a flood spreads by gossip like a real
-// join announcement, so every member would hear each fake from several
-// relays. A real member is verified by each member within about n
-// protocol periods, when it probes them.
+//   - holding: at most unverifiedQuota unverified members are live in the
+//     view at once, as many as the verified ones and at least
+//     unverifiedFloor (admitUnverified). An Alive that would add or
+//     revive one more is ignored (Stats.MembersRefused), unless the member
+//     sent it itself or it is in the join seed's view: a flood of forged
+//     gossip holds a bounded part of the table, memory and queue, however
+//     large MaxMembers, and its ghosts leave as their probes fail. A real
+//     member refused this way is admitted when it is heard from directly
+//     (it probes this member within about n periods) or when a ghost's
+//     place is freed.
+//
+// Relayed gossip does not vouch, nor do several relays together: a flood
+// spreads by gossip like a real join announcement, so every member would
+// hear each fake from several relays. A real member is verified by each
+// member within about n protocol periods, when it probes them.
 
-// unverifiedCost is the probe budget an unverified member's probe takes:
-// one probe in unverifiedCost at most goes to an unverified member.
+// unverifiedFloor is the least number of unverified live members a view
+// may hold (unverifiedQuota): a join storm through one seed of up to 64
+// members never meets the quota.
+const unverifiedFloor = 64
+
+// unverifiedQuota returns how many unverified live members the view may
+// hold: as many as the verified live ones, at least unverifiedFloor.
+func (m *Member) unverifiedQuota() int {
+	return max(unverifiedFloor, m.live-m.unverified)
+}
+
+// admitUnverified reports whether the unverified member u announces may be
+// made live (added, or revived from Dead or Left): u is the sender's own
+// Alive, or an entry of the join seed's view (view: a view transfer), or
+// the unverified live members are under unverifiedQuota.
+func (m *Member) admitUnverified(in *inbound, u *Update, view bool) bool {
+	return in.from == u.Node.ID || m.seedView(in, view) || m.unverified < m.unverifiedQuota()
+}
+
+// unverifiedCost is the least probe budget an unverified member's probe
+// takes (unverifiedProbeCost).
 const unverifiedCost = 3
+
+// unverifiedProbeCost is the probe budget an unverified member's probe
+// takes: one probe in unverifiedProbeCost at most goes to an unverified
+// member. It is one more than the verified live members, at least
+// unverifiedCost, so that each known member keeps its turn in every round.
+func (m *Member) unverifiedProbeCost() int {
+	return max(unverifiedCost, m.live-m.unverified+1)
+}
 
 // verify marks p verified.
 func (m *Member) verify(p *peer) {
@@ -46,11 +86,20 @@ func (m *Member) verify(p *peer) {
 
 // vouch verifies p, just made live, when the packet being applied is the
 // view that answered this member's join (noteJoinSeed): the seed vouches
-// for the members it lists.
-func (m *Member) vouch(in *inbound, p *peer) {
-	if in.from != "" && in.from == m.joinSeed && in.now < m.joinSeedTo {
+// for the members it lists. view is false for gossip: what the seed relays
+// in the same period is others' word, not its view (a flood of forged
+// Alive members, relayed by the seed just after the join, was verified).
+func (m *Member) vouch(in *inbound, p *peer, view bool) {
+	if m.seedView(in, view) {
 		m.verify(p)
 	}
+}
+
+// seedView reports whether the packet being applied is a view transfer
+// (view) from the seed that answered this member's join, within a protocol
+// period of its first one (noteJoinSeed).
+func (m *Member) seedView(in *inbound, view bool) bool {
+	return view && in.from != "" && in.from == m.joinSeed && in.now < m.joinSeedTo
 }
 
 // noteJoinSeed records, for a view transfer (MsgSync) received while
