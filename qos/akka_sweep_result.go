@@ -47,11 +47,20 @@ func (p *akkaPass) finish() ([]Result, error) {
 			return nil, fmt.Errorf("qos: internal error: %d akka TD samples for %d evaluated heartbeats", at-g.startFresh, fresh-g.startFresh)
 		}
 		td := tdBatch{p: p, nodes: nodes, sync: sync, n: fresh - g.startFresh, bMin: bMin, bMax: bMax}
+		td.gatherSample()
 		for j := g.lo; j < g.hi; j += tdBatchSize {
 			ys := p.ys[j:min(j+tdBatchSize, g.hi)]
 			var st [tdBatchSize]TDStats
 			var last [tdBatchSize]int64
-			buf = td.summarize(ys, st[:len(ys)], last[:len(ys)], buf)
+			var cs [tdBatchSize]*cellSeries
+			if p.cells != nil {
+				for c := range ys {
+					cs[c] = p.cells[j+c]
+					clear(cs[c].tdSum)
+					clear(cs[c].tdN)
+				}
+			}
+			buf = td.summarize(ys, st[:len(ys)], last[:len(ys)], cs[:len(ys)], buf)
 			for c := range ys {
 				res := Result{Records: p.records, Stale: p.stale, WarmUp: g.warmUp, Evaluated: fresh - g.startFresh,
 					Start: g.start, End: p.prevA, Mistakes: p.mistakes[j+c], Suspected: p.suspected[j+c],
@@ -63,37 +72,16 @@ func (p *akkaPass) finish() ([]Result, error) {
 				res.setClock(sync, p.cfg.DelayOffset)
 				res.setRates()
 				if p.cells != nil {
-					if err := p.setCells(&res, &td, j+c, g.start); err != nil {
+					if err := p.spans.fill(cs[c], g.start); err != nil {
 						return nil, err
 					}
+					res.setCI(cs[c])
 				}
 				out[j+c] = res
 			}
 		}
 	}
 	return out, nil
-}
-
-// setCells fills point j's per-cell breakdown (its mistakes and suspected
-// time are in already; the span and TD_k as the replayer's finish adds
-// them, in the same order) and its intervals.
-func (p *akkaPass) setCells(res *Result, td *tdBatch, j int, start time.Duration) error {
-	cs := p.cells[j]
-	if err := p.spans.fill(cs, start); err != nil {
-		return err
-	}
-	clear(cs.tdSum)
-	clear(cs.tdN)
-	y := p.ys[j]
-	for _, nd := range td.nodes {
-		for k := range nd.m {
-			c := p.freshCell[nd.from+k]
-			cs.tdSum[c] += float64(td.value(nd, k, y))
-			cs.tdN[c]++
-		}
-	}
-	res.setCI(cs)
-	return nil
 }
 
 // tdBatchSize thresholds are summarized per read of a group's forms.
@@ -109,6 +97,39 @@ type tdBatch struct {
 	sync       bool
 	n          int
 	bMin, bMax int64
+	// The forms and bases of the sample of heartbeats (sampleIndices)
+	// whose TD_k give the rank windows, gathered once for the group in
+	// index order (the windows depend on the sample's values only).
+	sm, ss []float64
+	sb     []int64
+}
+
+// gatherSample fills the sample's forms and bases, when summarize uses a
+// sample (n ≥ 8·sampleSize).
+func (t *tdBatch) gatherSample() {
+	m := t.p.sampleSize
+	if t.n < 8*m {
+		return
+	}
+	idx := make([]int, 0, m)
+	for _, k := range sampleIndices(t.n, m) {
+		idx = append(idx, k)
+	}
+	slices.Sort(idx)
+	t.sm, t.ss, t.sb = make([]float64, m), make([]float64, m), make([]int64, m)
+	i, start := 0, 0 // node i holds the heartbeats from start on
+	for j, k := range idx {
+		for k >= start+len(t.nodes[i].m) {
+			start += len(t.nodes[i].m)
+			i++
+		}
+		nd := t.nodes[i]
+		t.sm[j], t.ss[j] = nd.m[k-start], nd.s[k-start]
+		t.sb[j] = int64(t.p.cfg.DelayOffset)
+		if t.sync {
+			t.sb[j] = t.p.delay[nd.from+k-start]
+		}
+	}
 }
 
 func (t *tdBatch) value(nd *akkaNode, k int, y float64) int64 {
@@ -120,12 +141,20 @@ func (t *tdBatch) value(nd *akkaNode, k int, y float64) int64 {
 }
 
 // stored returns what tdStats returns for threshold y, and the last TD_k,
-// from all values stored in buf (returned for reuse).
-func (t *tdBatch) stored(y float64, buf []int64) (TDStats, int64, []int64) {
+// from all values stored in buf (returned for reuse). With cs not nil it
+// also adds them to cs's TD sums, in heartbeat order as the replayer's
+// finish does (cellSeries.setTD).
+func (t *tdBatch) stored(y float64, cs *cellSeries, buf []int64) (TDStats, int64, []int64) {
 	td := buf[:0]
 	for _, nd := range t.nodes {
 		for k := range nd.m {
-			td = append(td, t.value(nd, k, y))
+			v := t.value(nd, k, y)
+			td = append(td, v)
+			if cs != nil {
+				c := t.p.freshCell[nd.from+k]
+				cs.tdSum[c] += float64(v)
+				cs.tdN[c]++
+			}
 		}
 	}
 	last := td[len(td)-1]
@@ -140,21 +169,18 @@ func (t *tdBatch) stored(y float64, buf []int64) (TDStats, int64, []int64) {
 // those inside (one read of the forms for the whole batch). A window that
 // misses its rank, or bases so far apart that differences could overflow,
 // make that threshold store its values and call tdStats; so does a sum that
-// the float64 sum of tdStats would not give exactly. buf is scratch space,
-// returned for reuse.
-func (t *tdBatch) summarize(ys []float64, st []TDStats, last []int64, buf []int64) []int64 {
+// the float64 sum of tdStats would not give exactly. The same pass adds
+// the TD_k to the TD sums of cs[c] when not nil (cellSeries.setTD's
+// order). buf is scratch space, returned for reuse.
+func (t *tdBatch) summarize(ys []float64, st []TDStats, last []int64, cs []*cellSeries, buf []int64) []int64 {
 	n, B := t.n, len(ys)
 	m := t.p.sampleSize
 	const lim = 1 << 60
 	if n < 8*m || t.bMin < -lim || t.bMax > lim {
 		for c, y := range ys {
-			st[c], last[c], buf = t.stored(y, buf)
+			st[c], last[c], buf = t.stored(y, cs[c], buf)
 		}
 		return buf
-	}
-	starts := make([]int, len(t.nodes))
-	for i, at := 0, 0; i < len(t.nodes); i++ {
-		starts[i], at = at, at+len(t.nodes[i].m)
 	}
 	ranks := [2]int{rank(0.50, n), rank(0.99, n)}
 	// Window sides per threshold; beyond the sample they are the bounds of
@@ -162,12 +188,8 @@ func (t *tdBatch) summarize(ys []float64, st []TDStats, last []int64, buf []int6
 	var lo0, hi0, lo1, hi1 [tdBatchSize]int64
 	sample := make([]int64, m)
 	for c, y := range ys {
-		for jj, k := range sampleIndices(n, m) {
-			i, found := slices.BinarySearch(starts, k)
-			if !found {
-				i--
-			}
-			sample[jj] = t.value(t.nodes[i], k-starts[i], y)
+		for jj, mk := range t.sm {
+			sample[jj] = int64(math.Ceil(phi.AkkaCrossing(mk, t.ss[jj], y))) + t.sb[jj]
 		}
 		val, has := sampleBounds(sample, ranks, n)
 		lo0[c], hi0[c], lo1[c], hi1[c] = t.bMin, t.bMax+maxExactCrossing, t.bMin, t.bMax+maxExactCrossing
@@ -195,6 +217,7 @@ func (t *tdBatch) summarize(ys []float64, st []TDStats, last []int64, buf []int6
 	var yv [tdBatchSize]float64
 	copy(yv[:], ys)
 	const block = 4096
+	vals := make([]int64, block)
 	for _, nd := range t.nodes {
 		for a := 0; a < len(nd.m); a += block {
 			e := min(a+block, len(nd.m))
@@ -203,6 +226,11 @@ func (t *tdBatch) summarize(ys []float64, st []TDStats, last []int64, buf []int6
 			ss = ss[:len(ms)]
 			bs := t.p.delay[nd.from+a : nd.from+e]
 			bs = bs[:len(ms)]
+			var fc []uint8
+			if t.p.freshCell != nil {
+				fc = t.p.freshCell[nd.from+a : nd.from+e]
+				fc = fc[:len(ms)]
+			}
 			for c := range B {
 				y := yv[c]
 				l0, h0, l1, h1 := lo0[c], hi0[c], lo1[c], hi1[c]
@@ -210,12 +238,15 @@ func (t *tdBatch) summarize(ys []float64, st []TDStats, last []int64, buf []int6
 				i0, i1 := slices.Grow(in0[c], len(ms)), slices.Grow(in1[c], len(ms))
 				n0, n1 := len(i0), len(i1)
 				w0, w1 := i0[:cap(i0)], i1[:cap(i1)]
+				vs := vals[:len(ms)]
 				b := int64(t.p.cfg.DelayOffset)
 				for k, mk := range ms {
 					if t.sync {
 						b = bs[k]
 					}
-					v := int64(math.Ceil(phi.AkkaCrossing(mk, ss[k], y))) + b
+					vs[k] = int64(math.Ceil(phi.AkkaCrossing(mk, ss[k], y))) + b
+				}
+				for _, v := range vs {
 					s += v
 					x = max(x, v)
 					// Branch-free: the sign bit of v − lo is 1 iff v < lo.
@@ -226,6 +257,13 @@ func (t *tdBatch) summarize(ys []float64, st []TDStats, last []int64, buf []int6
 					n0 += int(((d0 | uint64(h0-v)) >> 63) ^ 1)
 					w1[n1] = v
 					n1 += int(((d1 | uint64(h1-v)) >> 63) ^ 1)
+				}
+				if cells := cs[c]; cells != nil {
+					for k, v := range vs {
+						cc := fc[k]
+						cells.tdSum[cc] += float64(v)
+						cells.tdN[cc]++
+					}
 				}
 				sum[c], mx[c], b0[c], b1[c] = s, x, c0, c1
 				in0[c], in1[c] = w0[:n0], w1[:n1]
@@ -240,7 +278,7 @@ func (t *tdBatch) summarize(ys []float64, st []TDStats, last []int64, buf []int6
 		// exact and equals sum[c].
 		exactSum := t.bMin >= 0 && mx[c] <= (1<<53)/int64(n)
 		if r0 < 0 || r0 >= len(in0[c]) || r1 < 0 || r1 >= len(in1[c]) || !exactSum {
-			st[c], last[c], buf = t.stored(y, buf)
+			st[c], last[c], buf = t.stored(y, nil, buf) // the cells have their sums already
 			continue
 		}
 		st[c] = TDStats{
