@@ -7,6 +7,7 @@ package promswim
 import (
 	"context"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -115,19 +116,35 @@ func NewCollector(a *agent.Agent) *Collector {
 	} {
 		c.counters = append(c.counters, counterDesc{prometheus.NewDesc("fdswim_"+x.name, x.help, nil, nil), x.f})
 	}
-	st := reflect.TypeFor[swim.Stats]()
-	for i := range st.NumField() {
-		f := st.Field(i)
+	c.counters = protocolCounters(c.counters, reflect.TypeFor[swim.Stats](), nil)
+	return c
+}
+
+// protocolCounters appends a counter for every integer field of t, a
+// struct within swim.Stats at index, walking into nested structs: a
+// counter is named for its own field, whatever group holds it.
+func protocolCounters(cs []counterDesc, t reflect.Type, index []int) []counterDesc {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		at := append(slices.Clone(index), i)
+		switch f.Type.Kind() {
+		case reflect.Struct:
+			cs = protocolCounters(cs, f.Type, at)
+			continue
+		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		default:
+			continue
+		}
 		help, ok := protocolHelp[f.Name]
 		if !ok {
 			help = "swim.Stats." + f.Name + "."
 		}
-		c.counters = append(c.counters, counterDesc{
+		cs = append(cs, counterDesc{
 			prometheus.NewDesc("fdswim_protocol_"+snake(f.Name)+"_total", help, nil, nil),
-			func(s agent.Stats) uint64 { return uint64(reflect.ValueOf(s.Protocol).Field(i).Int()) },
+			func(s agent.Stats) uint64 { return uint64(reflect.ValueOf(s.Protocol).FieldByIndex(at).Int()) },
 		})
 	}
-	return c
+	return cs
 }
 
 // protocolHelp is the help text of each swim.Stats counter, exported as
