@@ -340,10 +340,10 @@ func (m *Member) accuseBack(in *inbound, p *peer, at Node) {
 		to = append(to, q)
 	}
 	for _, q := range to {
-		if m.forwarded >= m.forwardBudget() {
+		if m.queue.forwarded >= m.forwardBudget() {
 			return
 		}
-		m.forwarded++
+		m.queue.forwarded++
 		m.stats.AccusationsReturned++
 		m.sendGossip(q, u)
 	}
@@ -377,7 +377,7 @@ func (m *Member) correctLeft(in *inbound, p *peer, u Update, gossip bool) {
 		return
 	}
 	left := m.viewUpdate(p)
-	if b := m.bidx[p.node.ID]; b == nil || b.u != left {
+	if b := m.queue.byID[p.node.ID]; b == nil || b.u != left {
 		m.enqueue(left)
 	}
 	var to []*peer
@@ -410,8 +410,8 @@ func (m *Member) takeDown(now time.Duration, p *peer, u Update) {
 	if !p.verified {
 		m.unverified--
 	}
-	if m.forceNext == p {
-		m.forceNext = nil
+	if m.probing.forceNext == p {
+		m.probing.forceNext = nil
 	}
 }
 

@@ -33,12 +33,12 @@ const conflictEvery = 10
 // conflict records a claim of held's ID by the node claim.
 func (m *Member) conflict(now time.Duration, claim, held Node) {
 	m.stats.Conflicts++
-	last := m.lastConflict
+	last := m.join.lastConflict
 	if last.claim == claim && last.held == held && now < last.at+conflictEvery*m.cfg.ProbeInterval {
 		return
 	}
-	m.lastConflict = conflictNote{claim: claim, held: held, at: now}
-	m.events = append(m.events, Event{Kind: EventConflict, Node: claim, From: claim.ID, At: now, Held: held})
+	m.join.lastConflict = conflictNote{claim: claim, held: held, at: now}
+	m.ready.events = append(m.ready.events, Event{Kind: EventConflict, Node: claim, From: claim.ID, At: now, Held: held})
 }
 
 // conflictNote is the last conflict reported.
@@ -70,7 +70,7 @@ func (m *Member) refuseJoin(now time.Duration, joiner Node, ups []Update) bool {
 		return false
 	}
 	m.conflict(now, joiner, held)
-	m.out = append(m.out, Packet{Kind: MsgSync, From: m.self, To: joiner, Updates: []Update{u}})
+	m.ready.packets = append(m.ready.packets, Packet{Kind: MsgSync, From: m.self, To: joiner, Updates: []Update{u}})
 	return true
 }
 
@@ -120,7 +120,7 @@ func (m *Member) foreignKey(p *peer, ups []Update) bool {
 	if !m.signed() {
 		return false
 	}
-	bound := m.trusted[p.node.ID]
+	bound := m.keys.trusted[p.node.ID]
 	if p.key != "" {
 		bound = p.key
 	}
@@ -157,10 +157,10 @@ type JoinRefusal struct {
 // or left holder of its ID, heard since the last Join; ok is false when
 // none was, or once a member admitted it.
 func (m *Member) JoinRefusal() (r JoinRefusal, ok bool) {
-	if m.refusal == nil {
+	if m.join.refusal == nil {
 		return JoinRefusal{}, false
 	}
-	return *m.refusal, true
+	return *m.join.refusal, true
 }
 
 // noteRefusal records a view transfer from by that left this member
@@ -170,7 +170,7 @@ func (m *Member) noteRefusal(now time.Duration, by Node, ups []Update) {
 	for i := range ups {
 		u := &ups[i]
 		if u.Kind == UpdateDead && u.Node.ID == m.self.ID && u.Node.Addr != m.self.Addr {
-			m.refusal = &JoinRefusal{By: by, Held: u.Node, Left: u.change() == changeLeave, Incarnation: u.Incarnation, At: now}
+			m.join.refusal = &JoinRefusal{By: by, Held: u.Node, Left: u.change() == changeLeave, Incarnation: u.Incarnation, At: now}
 			return
 		}
 	}

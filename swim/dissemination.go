@@ -34,7 +34,7 @@ func (m *Member) send(pk Packet) {
 	}
 	pk.Updates = m.piggyback(ups, budget)
 	pk.Broadcasts = m.attachBroadcasts(to.ID, m.cfg.MaxPacketSize-pk.Size()) // application broadcasts in what is left
-	m.out = append(m.out, pk)
+	m.ready.packets = append(m.ready.packets, pk)
 }
 
 // notice returns what this member holds about the member id when that
@@ -60,17 +60,17 @@ func (m *Member) gossip(u Update, ok bool) {
 // about the same member (the newer one supersedes it and starts its
 // transmissions from zero). O(1): the queue is indexed by member ID.
 func (m *Member) enqueue(u Update) {
-	m.bseq++
-	if b := m.bidx[u.Node.ID]; b != nil {
-		*b = bcast{u: u, id: m.bseq}
+	m.queue.seq++
+	if b := m.queue.byID[u.Node.ID]; b != nil {
+		*b = bcast{u: u, id: m.queue.seq}
 		return
 	}
-	if m.bidx == nil {
-		m.bidx = make(map[ID]*bcast)
+	if m.queue.byID == nil {
+		m.queue.byID = make(map[ID]*bcast)
 	}
-	b := &bcast{u: u, id: m.bseq}
-	m.bidx[u.Node.ID] = b
-	m.bq = append(m.bq, b)
+	b := &bcast{u: u, id: m.queue.seq}
+	m.queue.byID[u.Node.ID] = b
+	m.queue.items = append(m.queue.items, b)
 }
 
 // piggyback appends to ups the queued updates least sent first (newest first
@@ -85,11 +85,11 @@ func (m *Member) piggyback(ups []Update, budget int) []Update {
 // piggybackIf is piggyback restricted to the queued updates for which keep
 // (nil: all) is true.
 func (m *Member) piggybackIf(ups []Update, budget int, keep func(*Update) bool) []Update {
-	if len(m.bq) == 0 {
+	if len(m.queue.items) == 0 {
 		return ups
 	}
-	if len(m.bq) > 1 {
-		slices.SortFunc(m.bq, func(a, b *bcast) int {
+	if len(m.queue.items) > 1 {
+		slices.SortFunc(m.queue.items, func(a, b *bcast) int {
 			if c := cmp.Compare(a.tx, b.tx); c != 0 {
 				return c
 			}
@@ -97,7 +97,7 @@ func (m *Member) piggybackIf(ups []Update, budget int, keep func(*Update) bool) 
 		})
 	}
 	prio := len(ups)
-	for _, b := range m.bq {
+	for _, b := range m.queue.items {
 		if keep != nil && !keep(&b.u) {
 			continue
 		}
@@ -110,7 +110,7 @@ func (m *Member) piggybackIf(ups []Update, budget int, keep func(*Update) bool) 
 			continue
 		}
 		if ups == nil {
-			ups = make([]Update, 0, min(len(m.bq), 8))
+			ups = make([]Update, 0, min(len(m.queue.items), 8))
 		}
 		ups = append(ups, b.u)
 		budget -= s
@@ -127,9 +127,9 @@ func (m *Member) piggybackIf(ups []Update, budget int, keep func(*Update) bool) 
 // λ·ceil(log10(n+1)) times.
 func (m *Member) dropTransmitted() {
 	limit := retransmitLimit(m.cfg.RetransmitMult, m.groupSize())
-	m.bq = slices.DeleteFunc(m.bq, func(b *bcast) bool {
+	m.queue.items = slices.DeleteFunc(m.queue.items, func(b *bcast) bool {
 		if b.tx >= limit {
-			delete(m.bidx, b.u.Node.ID)
+			delete(m.queue.byID, b.u.Node.ID)
 			return true
 		}
 		return false
@@ -151,7 +151,7 @@ func (m *Member) dropTransmitted() {
 // positives where there were none, fdswim sim lifeguard, 9 s pauses, C = 16).
 // Measured in docs/experiments.md, “Join announcements after convergence”.
 func (m *Member) heardAgain(ups []Update) {
-	if len(m.bq) == 0 {
+	if len(m.queue.items) == 0 {
 		return
 	}
 	for i := range ups {
@@ -159,7 +159,7 @@ func (m *Member) heardAgain(ups []Update) {
 		if u.Kind != UpdateAlive || u.Incarnation != 0 {
 			continue
 		}
-		if b := m.bidx[u.Node.ID]; b != nil && b.u == *u {
+		if b := m.queue.byID[u.Node.ID]; b != nil && b.u == *u {
 			b.tx++
 		}
 	}

@@ -93,7 +93,7 @@ func (m *Member) forward(in *inbound, u Update, to []*peer, fanout int) {
 	if !m.eager() {
 		return
 	}
-	budget := m.forwardBudget() - m.forwarded
+	budget := m.forwardBudget() - m.queue.forwarded
 	if budget <= 0 {
 		return
 	}
@@ -101,7 +101,7 @@ func (m *Member) forward(in *inbound, u Update, to []*peer, fanout int) {
 	if len(to) > budget {
 		to = to[:budget]
 	}
-	m.forwarded += len(to)
+	m.queue.forwarded += len(to)
 	for _, p := range to {
 		m.sendGossip(p, u)
 	}
@@ -163,7 +163,7 @@ func (m *Member) sendGossip(p *peer, u Update) {
 		pk.Updates = append(pk.Updates, v)
 	}
 	m.stats.GossipsSent++
-	m.out = append(m.out, pk)
+	m.ready.packets = append(m.ready.packets, pk)
 }
 
 // gossipDeaths (GossipInterval 0 only: the drain loop replaces it) sends,
@@ -189,11 +189,11 @@ func (m *Member) sendGossip(p *peer, u Update) {
 // corroborated forwarding, which applies without the loop too: a member
 // that held the dead member Suspect passes a declaration on at once.)
 func (m *Member) gossipDeaths() {
-	if !m.eager() || len(m.bq) == 0 {
+	if !m.eager() || len(m.queue.items) == 0 {
 		return
 	}
 	var dead []*bcast
-	for _, b := range m.bq {
+	for _, b := range m.queue.items {
 		if b.u.change() == changeDead {
 			dead = append(dead, b)
 		}
@@ -216,7 +216,7 @@ func (m *Member) gossipDeaths() {
 		}
 		if len(pk.Updates) > 0 {
 			m.stats.GossipsSent++
-			m.out = append(m.out, pk)
+			m.ready.packets = append(m.ready.packets, pk)
 		}
 	}
 	m.dropTransmitted()
@@ -234,7 +234,7 @@ func (m *Member) draining() bool {
 		return false
 	}
 	room := m.gossipRoom()
-	for _, b := range m.bq {
+	for _, b := range m.queue.items {
 		if b.u.Kind != UpdateSuspect && b.u.Size() <= room {
 			return true
 		}
@@ -255,7 +255,7 @@ func (m *Member) gossipRoom() int {
 // broadcastsToDrain reports whether an application broadcast waits that
 // a gossip packet could carry (within BroadcastBudget and room).
 func (m *Member) broadcastsToDrain(room int) bool {
-	if len(m.ubq) == 0 {
+	if len(m.app.queue) == 0 {
 		return false
 	}
 	budget := room
@@ -263,7 +263,7 @@ func (m *Member) broadcastsToDrain(room int) bool {
 		budget = min(budget, b)
 	}
 	budget -= broadcastSection
-	for _, q := range m.ubq {
+	for _, q := range m.app.queue {
 		if q.b.Size() <= budget {
 			return true
 		}
@@ -314,17 +314,17 @@ const deathRounds = 2
 // role (every 200 ms to 3 members, every kind of update).
 func (m *Member) drainQueue(now time.Duration) {
 	iv := m.cfg.GossipInterval
-	if !m.eager() || iv == 0 || now < m.nextGossip {
+	if !m.eager() || iv == 0 || now < m.queue.nextRound {
 		return
 	}
-	late := now - m.nextGossip
-	m.nextGossip += (late/iv + 1) * iv // the grid advances on every Tick
+	late := now - m.queue.nextRound
+	m.queue.nextRound += (late/iv + 1) * iv // the grid advances on every Tick
 	if late >= iv || !m.draining() {
 		// A slot missed while idle (or not running), or nothing to send.
 		return
 	}
-	m.gossipRound++
-	deaths := m.gossipRound%deathRounds == 0
+	m.queue.rounds++
+	deaths := m.queue.rounds%deathRounds == 0
 	keep := func(u *Update) bool {
 		switch {
 		case u.Kind == UpdateSuspect:
@@ -354,6 +354,6 @@ func (m *Member) drainQueue(now time.Duration) {
 			continue // nothing from the queues: the notice alone rides on the next ping
 		}
 		m.stats.GossipsSent++
-		m.out = append(m.out, pk)
+		m.ready.packets = append(m.ready.packets, pk)
 	}
 }

@@ -277,7 +277,7 @@ func TestEagerGossipWithinMaxPacketSize(t *testing.T) {
 		assert.LessOrEqual(t, p.Size(), a.Config().MaxPacketSize, "%v to %.8s…", p.Kind, p.To.ID)
 	}
 	assert.Zero(t, a.Stats().GossipsSent)
-	assert.NotNil(t, a.bidx[x.ID], "the refutation is still piggybacked")
+	assert.NotNil(t, a.queue.byID[x.ID], "the refutation is still piggybacked")
 }
 
 // Forwarding is bounded per protocol period: a member that hears, in one

@@ -60,8 +60,8 @@ func TestGateRetryHostileAnswersProgress(t *testing.T) {
 			case r < 5:
 				// A nack from an intermediate asked (again, maybe), or
 				// from anybody, for this probe's seq or a neighbour's.
-				if len(m.asked) > 0 && r == 3 {
-					from = node(string(m.asked[rng.IntN(len(m.asked))].id))
+				if len(m.probing.asked) > 0 && r == 3 {
+					from = node(string(m.probing.asked[rng.IntN(len(m.probing.asked))].id))
 				}
 				n := Packet{Kind: MsgNack, From: from, To: node("a"), Nack: Nack{Seq: seq}}
 				_ = m.Step(now, &n)
@@ -158,8 +158,8 @@ func TestGateHostileNewsAboutTarget(t *testing.T) {
 					m.Tick(now)
 					tick = true
 				case r < 6:
-					if len(m.asked) > 0 && r == 4 {
-						from = node(string(m.asked[rng.IntN(len(m.asked))].id))
+					if len(m.probing.asked) > 0 && r == 4 {
+						from = node(string(m.probing.asked[rng.IntN(len(m.probing.asked))].id))
 					}
 					n := Packet{Kind: MsgNack, From: from, To: node("a"), Nack: Nack{Seq: seq}}
 					_ = m.Step(now, &n)

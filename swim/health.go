@@ -20,15 +20,15 @@ func (m *Member) localPause(now time.Duration) {
 	if m.pr.active && now >= m.pr.endAt {
 		m.pr.active = false
 	}
-	kept := m.relays[:0]
-	for _, r := range m.relays {
+	kept := m.probing.relays[:0]
+	for _, r := range m.probing.relays {
 		if now < r.deadline {
 			kept = append(kept, r)
 		}
 	}
-	m.relays = kept
+	m.probing.relays = kept
 	m.adjustHealth(1)
-	m.graceUntil = now + m.cfg.ProbeInterval
+	m.health.graceUntil = now + m.cfg.ProbeInterval
 }
 
 // pauseDue is the earliest instant a Tick was due for the timers whose
@@ -44,21 +44,21 @@ func (m *Member) localPause(now time.Duration) {
 // then declared dead, on its late Tick, a suspect whose refutation was
 // waiting unread in its socket (TestPauseGuardSeesOverdueSuspicion).
 func (m *Member) pauseDue() time.Duration {
-	due := m.nextProbe
+	due := m.probing.next
 	for _, p := range m.suspects {
-		due = min(due, max(p.susp.deadline, p.susp.setAt, m.graceUntil))
+		due = min(due, max(p.susp.deadline, p.susp.setAt, m.health.graceUntil))
 	}
 	return due
 }
 
 // period returns the current protocol period ProbeInterval·(LHM+1).
 func (m *Member) period() time.Duration {
-	return m.cfg.ProbeInterval * time.Duration(m.lhm+1)
+	return m.cfg.ProbeInterval * time.Duration(m.health.multiplier+1)
 }
 
 func (m *Member) adjustHealth(delta int) {
 	if m.cfg.Mode == ModeSWIM {
 		return
 	}
-	m.lhm = min(max(m.lhm+delta, 0), m.cfg.AwarenessMaxMultiplier-1)
+	m.health.multiplier = min(max(m.health.multiplier+delta, 0), m.cfg.AwarenessMaxMultiplier-1)
 }

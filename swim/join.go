@@ -25,7 +25,7 @@ func (m *Member) Bootstrap(nodes []Node) {
 	}
 	// Inserting each at a random position is a uniform shuffle; shuffling
 	// the not yet probed part of the list once is the same and O(n).
-	rest := m.list[m.idx:]
+	rest := m.list[m.probing.idx:]
 	m.rng.Shuffle(len(rest), func(i, j int) { rest[i], rest[j] = rest[j], rest[i] })
 }
 
@@ -42,23 +42,23 @@ func (m *Member) Join(now time.Duration, seeds []string) error {
 	if len(seeds) == 0 {
 		return ErrNoSeeds
 	}
-	m.joining, m.refusal = true, nil
-	m.lastConflict = conflictNote{} // this attempt's refusal is news (conflictEvery)
-	m.seeds = slices.Clone(seeds)
+	m.join.pending, m.join.refusal = true, nil
+	m.join.lastConflict = conflictNote{} // this attempt's refusal is news (conflictEvery)
+	m.join.seeds = slices.Clone(seeds)
 	m.sendJoins(now)
 	return nil
 }
 
 func (m *Member) sendJoins(now time.Duration) {
-	for _, s := range m.seeds {
+	for _, s := range m.join.seeds {
 		if s == m.self.Addr {
 			continue
 		}
 		pkt := Packet{Kind: MsgJoin, From: m.self, To: Node{Addr: s},
 			Updates: []Update{m.selfAlive()}}
-		m.out = append(m.out, pkt)
+		m.ready.packets = append(m.ready.packets, pkt)
 	}
-	m.nextJoin = now + m.cfg.ProbeInterval
+	m.join.next = now + m.cfg.ProbeInterval
 }
 
 // maxJoinAnnounce bounds the members a joiner announces itself to

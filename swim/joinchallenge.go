@@ -67,16 +67,16 @@ func (m *Member) StepSourceChecked(now time.Duration, pkt *Packet) error {
 // over a stream).
 func (m *Member) challenged(in *inbound, from Node, pkt *Packet) bool {
 	now := in.now
-	if from.ID == in.admitted || in.sourceChecked || m.noChallenge {
+	if from.ID == in.admitted || in.sourceChecked || m.join.noChallenge {
 		return false
 	}
 	if p := m.peers[from.ID]; p != nil && p.reached != "" && p.reached == from.Addr && p.node.Addr == from.Addr &&
 		(p.state == StateAlive || p.state == StateSuspect) {
 		return false
 	}
-	m.challenges = slices.DeleteFunc(m.challenges, func(c joinChallenge) bool { return now >= c.until })
+	m.join.challenges = slices.DeleteFunc(m.join.challenges, func(c joinChallenge) bool { return now >= c.until })
 	perAddr := 0
-	for _, c := range m.challenges {
+	for _, c := range m.join.challenges {
 		if c.from == from {
 			m.stats.PullsRefused++
 			return true
@@ -86,7 +86,7 @@ func (m *Member) challenged(in *inbound, from Node, pkt *Packet) bool {
 		}
 	}
 	ping := Packet{Kind: MsgPing, From: m.self, To: from}
-	if len(m.challenges) >= m.cfg.PullsPerPeriod || perAddr >= m.cfg.PullsPerSender || ping.Size() > 2*pkt.Size() {
+	if len(m.join.challenges) >= m.cfg.PullsPerPeriod || perAddr >= m.cfg.PullsPerSender || ping.Size() > 2*pkt.Size() {
 		m.stats.PullsRefused++
 		return true
 	}
@@ -94,10 +94,10 @@ func (m *Member) challenged(in *inbound, from Node, pkt *Packet) bool {
 	// none; a forged one's could be large): its updates and digest.
 	c := joinChallenge{from: from, seq: m.rng.Uint32(), until: now + m.cfg.ProbeInterval,
 		join: Packet{Kind: MsgJoin, From: from, To: pkt.To, Updates: slices.Clone(pkt.Updates), Digest: pkt.Digest}}
-	m.challenges = append(m.challenges, c)
+	m.join.challenges = append(m.join.challenges, c)
 	m.stats.JoinChallenges++
 	ping.Ping.Seq = c.seq
-	m.out = append(m.out, ping)
+	m.ready.packets = append(m.ready.packets, ping)
 	return true
 }
 
@@ -108,15 +108,15 @@ func (m *Member) challengeAnswered(now time.Duration, from Node, pkt *Packet) bo
 	// from an ID the view holds elsewhere (a conflicting claim) had the
 	// view's address filled in by Step; the random sequence number, which
 	// only the challenge's receiver has seen, identifies it.
-	i := slices.IndexFunc(m.challenges, func(c joinChallenge) bool {
+	i := slices.IndexFunc(m.join.challenges, func(c joinChallenge) bool {
 		return c.seq == pkt.Ack.Seq && c.from.ID == from.ID && (c.from.Addr == from.Addr || pkt.From.Addr == "") && now < c.until
 	})
 	if i < 0 {
 		return false
 	}
-	join := m.challenges[i].join
+	join := m.join.challenges[i].join
 	from = join.From
-	m.challenges = slices.Delete(m.challenges, i, i+1)
+	m.join.challenges = slices.Delete(m.join.challenges, i, i+1)
 	err := m.step(&inbound{now: now, admitted: from.ID}, &join) // validated when it came
 	if p := m.peers[from.ID]; err == nil && p != nil && p.node.Addr == from.Addr {
 		m.verify(p) // it answered at that address

@@ -13,7 +13,7 @@ import (
 // challengeTest is newTest with join challenges on.
 func challengeTest(t *testing.T, id string, peers ...string) *Member {
 	m := newTest(t, id, ModeSWIM, nil, peers...)
-	m.noChallenge = false
+	m.join.noChallenge = false
 	return m
 }
 

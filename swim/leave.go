@@ -33,6 +33,6 @@ func (m *Member) Leave(now time.Duration) error {
 }
 
 func (m *Member) leaveQueued() bool {
-	b := m.bidx[m.self.ID]
+	b := m.queue.byID[m.self.ID]
 	return b != nil && b.u.change() == changeLeave
 }

@@ -199,92 +199,129 @@ type Ready struct {
 // randomness comes from the *rand.Rand given to New. A Member is not safe
 // for concurrent use.
 type Member struct {
-	cfg  settings
-	rng  *rand.Rand
-	self Node
-	inc  Incarnation
-	st   status
-	meta string
+	cfg     settings
+	rng     *rand.Rand
+	self    Node
+	inc     Incarnation
+	st      status
+	meta    string
+	started bool
 
-	peers       map[ID]*peer
-	all         []*peer // every peer ever known, in the order learnt
-	list        []*peer // probe list: round-robin over a shuffled order
-	idx         int
-	live        int             // peers alive or suspect (self excluded)
-	unverified  int             // of those, the ones not verified (verify.go)
-	uTokens     int             // probes an unverified member may take now (nextTarget)
-	joinSeed    ID              // the member whose view answered this member's join
-	joinSeedTo  time.Duration   // until when its view transfers are that answer
-	challenges  []joinChallenge // joins waiting for the ack of a challenge (joinchallenge.go)
-	noChallenge bool            // tests of other rules: joins applied at once
-	suspects    []*peer         // peers with a running suspicion timer
-	tomb        []*peer         // peers believed dead (not left): reconnect candidates
-	forwarded   int             // gossip packets forwarded in this protocol period (eager.go)
-	nextGossip  time.Duration   // the drain loop's next round (eager.go, drainQueue)
-	gossipRound int             // the drain loop's rounds (deathRounds)
+	peers      map[ID]*peer
+	all        []*peer       // every peer ever known, in the order learnt
+	list       []*peer       // probe list: round-robin over a shuffled order
+	live       int           // peers alive or suspect (self excluded)
+	unverified int           // of those, the ones not verified (verify.go)
+	suspects   []*peer       // peers with a running suspicion timer
+	tomb       []*peer       // peers believed dead (not left): reconnect candidates
+	nextReap   time.Duration // when reapExpired next looks at the dead (reap.go)
 
-	lhm       int
-	seq       uint32
-	pr        probe
-	nextProbe time.Duration
-	started   bool
-	forceNext *peer
-	retryEnd  time.Duration // the end of the period the gate's next retry runs in, 0 for a period of its own (pathsDone)
+	pr            probe // the current protocol period's probe
+	probing       prober
+	health        localHealth
+	queue         dissemination
+	sync          antiEntropy
+	join          joinState
+	app           appMessages
+	keys          selfKeys
+	leaveDeadline time.Duration
+
+	ready output
+	stats Stats
+}
+
+// prober is what the probe rounds keep between periods (probe.go,
+// probe_verdict.go).
+type prober struct {
+	idx              int    // position in the probe list
+	unverifiedTokens int    // probes an unverified member may take now (nextTarget)
+	seq              uint32 // sequence number of the last ping sent
+	next             time.Duration
+	forceNext        *peer         // probed next, ahead of the list (the gate's retry)
+	retryEnd         time.Duration // the end of the period the gate's next retry runs in, 0 for a period of its own (pathsDone)
 	// rttAll is the group-wide RTT estimator: every direct-ack sample of
 	// every peer, the prior of a peer with no sample of its own
 	// (baseProbeTimeout).
-	rttAll RTTEstimator
-	relays []relay
-	asked  []asked // intermediates of the current probe's ping-reqs
-
-	bq   []*bcast      // dissemination queue, one update per member
-	bidx map[ID]*bcast // bq by member ID
-	bseq uint64
-
-	told    map[ID]bool // members sent this member's Alive directly in incarnation toldInc
-	toldInc Incarnation
-
-	graceUntil    time.Duration // no suspicion timer fires before (PauseGuard)
-	hostLate      time.Duration // the host's lateness the wrapper measured (SetHostLateness)
-	nextReconnect time.Duration
+	rttAll        RTTEstimator
+	relays        []relay       // ping-reqs this member relays
+	asked         []asked       // intermediates of the current probe's ping-reqs
 	lastAck       time.Duration // when a probe of this member's was last acked (direct, relayed or stream)
 	isoNext       time.Duration // earliest view request of an isolated member (isolated)
 	isoGap        time.Duration // the gap after it, doubling to ReconnectInterval
-	ppFrom        time.Duration // last anti-entropy exchange, or the first Tick (sync.go)
-	ppFrac        float64       // phase of the next exchange in its interval while !ppDone
-	ppDone        bool          // an exchange was due at least once since the first Tick or the last settling exchange
-	ppPeer        ID            // the member of this member's last exchange (sync.go)
-	ppUntil       time.Duration // until when ppPeer's view request is that exchange's
-	settleAt      time.Duration // when the settling exchange is due, 0 when none (settlePull, sync.go)
-	settledAt     time.Duration // when the last settling exchange ran, if settled (settleLater)
-	settled       bool
-	nextAskView   time.Duration // earliest pull from an unknown or dead sender
-	pulls         pullBound     // pulls answered in this window (pullbound.go)
-	joining       bool
-	lastConflict  conflictNote
-	refusal       *JoinRefusal // the latest refusal of this member's join (conflict.go)
-	nextReap      time.Duration
-	seeds         []string
-	nextJoin      time.Duration
+	nextReconnect time.Duration // the next reconnect ping to a member believed dead
+}
+
+// localHealth is Lifeguard's local health (health.go).
+type localHealth struct {
+	multiplier   int           // the local health multiplier, in [0, MaxLocalHealthMultiplier−1]
+	graceUntil   time.Duration // no suspicion timer fires before (PauseGuard)
+	hostLateness time.Duration // the host's lateness the wrapper measured (SetHostLateness)
+}
+
+// dissemination is the queue of membership updates to piggyback and the
+// eager modes' direct sends (dissemination.go, eager.go).
+type dissemination struct {
+	items     []*bcast      // one update per member
+	byID      map[ID]*bcast // items by member ID
+	seq       uint64        // queue order of the last queued
+	forwarded int           // gossip packets forwarded in this protocol period (eager.go)
+	nextRound time.Duration // the drain loop's next round (eager.go, drainQueue)
+	rounds    int           // the drain loop's rounds (deathRounds)
+	told      map[ID]bool   // members sent this member's Alive directly in incarnation toldInc
+	toldInc   Incarnation
+}
+
+// antiEntropy is the push-pull exchanges' state (sync.go).
+type antiEntropy struct {
+	from        time.Duration // last anti-entropy exchange, or the first Tick
+	frac        float64       // phase of the next exchange in its interval while !due
+	due         bool          // an exchange was due at least once since the first Tick or the last settling exchange
+	peer        ID            // the member of this member's last exchange
+	peerUntil   time.Duration // until when peer's view request is that exchange's
+	settleAt    time.Duration // when the settling exchange is due, 0 when none (settlePull)
+	settledAt   time.Duration // when the last settling exchange ran, if settled (settleLater)
+	settled     bool
+	nextAskView time.Duration // earliest pull from an unknown or dead sender
+	pulls       pullBound     // pulls answered in this window (pullbound.go)
+}
+
+// joinState is this member's join and the joins it challenges (join.go,
+// joinchallenge.go, conflict.go).
+type joinState struct {
+	pending       bool          // joining: no view has answered yet
+	seeds         []string      // the addresses joined through
+	next          time.Duration // the next join attempt
+	seed          ID            // the member whose view answered this member's join
+	seedUntil     time.Duration // until when its view transfers are that answer
 	announceUntil time.Duration // views until then are a join's answer: announce to their members (announceJoin)
-	leaveDeadline time.Duration
+	refusal       *JoinRefusal  // the latest refusal of this member's join
+	lastConflict  conflictNote
+	challenges    []joinChallenge // joins waiting for the ack of a challenge
+	noChallenge   bool            // tests of other rules: joins applied at once
+}
 
-	trusted       map[ID]string // keys bound ahead of first sight (Trust)
-	aliveProof    Proof         // cached proof of selfAlive in aliveProofInc
-	aliveProofInc Incarnation
-
-	// Application messages (usermsg.go).
-	ubq    []*userBcast // broadcast queue
-	ubID   uint64       // queue order of the last queued
-	ubSeq  uint64       // Seq of this member's last broadcast
+// appMessages is the application messages' state (usermsg.go).
+type appMessages struct {
+	queue  []*userBcast // broadcast queue
+	lastID uint64       // queue order of the last queued
+	seq    uint64       // Seq of this member's last broadcast
 	seen   map[ID]*seenWindow
 	msgs   []Message
 	states []RemoteState
+}
 
-	out     []Packet
+// selfKeys are the signed self-updates' keys and proofs (selfsign.go).
+type selfKeys struct {
+	trusted       map[ID]string // keys bound ahead of first sight (Trust)
+	aliveProof    Proof         // cached proof of selfAlive in aliveProofInc
+	aliveProofInc Incarnation
+}
+
+// output is what Ready returns next.
+type output struct {
+	packets []Packet
 	events  []Event
 	streams []StreamProbe
-	stats   Stats
 }
 
 // New returns a Member for cfg (defaults applied; see Config) drawing all
@@ -297,7 +334,7 @@ func New(cfg Config, rng *rand.Rand) (*Member, error) {
 		return nil, err
 	}
 	return &Member{cfg: resolve(cfg), rng: rng, self: cfg.Self, inc: cfg.Incarnation, meta: string(cfg.Meta),
-		ubSeq: cfg.FirstBroadcastSeq, peers: make(map[ID]*peer), uTokens: unverifiedCost}, nil
+		app: appMessages{seq: cfg.FirstBroadcastSeq}, peers: make(map[ID]*peer), probing: prober{unverifiedTokens: unverifiedCost}}, nil
 }
 
 // Config returns the configuration with defaults applied.
@@ -314,7 +351,7 @@ func (m *Member) Incarnation() Incarnation { return m.inc }
 // LocalHealthMultiplier returns Lifeguard's local health multiplier LHM, in
 // [0, AwarenessMaxMultiplier−1]; periods and probe timeouts are scaled by
 // LHM+1. Always 0 in ModeSWIM.
-func (m *Member) LocalHealthMultiplier() int { return m.lhm }
+func (m *Member) LocalHealthMultiplier() int { return m.health.multiplier }
 
 // SetHostLateness tells the member how late its host has been running
 // lately, as the live wrapper measured it (package lateness: how late its
@@ -326,10 +363,10 @@ func (m *Member) LocalHealthMultiplier() int { return m.lhm }
 // (a heartbeat waiting unread in the socket) is not counted against the
 // peer. Levels are not shifted. Negative values count as 0; the default is
 // 0. The member reads no clock: d is the wrapper's measurement.
-func (m *Member) SetHostLateness(d time.Duration) { m.hostLate = max(d, 0) }
+func (m *Member) SetHostLateness(d time.Duration) { m.health.hostLateness = max(d, 0) }
 
 // HostLateness returns the value of the last SetHostLateness (0 if none).
-func (m *Member) HostLateness() time.Duration { return m.hostLate }
+func (m *Member) HostLateness() time.Duration { return m.health.hostLateness }
 
 // Stats returns the counters.
 func (m *Member) Stats() Stats { return m.stats }
@@ -347,9 +384,9 @@ func (m *Member) NumAlive() int { return m.live + 1 }
 // Ready returns the packets and events produced since the previous call.
 // The slices are reused: they are valid until the next call of any method.
 func (m *Member) Ready() Ready {
-	r := Ready{Packets: m.out, Events: m.events, StreamProbes: m.streams, Messages: m.msgs, RemoteStates: m.states}
-	m.out, m.events, m.streams = m.out[:0], m.events[:0], m.streams[:0]
-	m.msgs, m.states = m.msgs[:0], m.states[:0]
+	r := Ready{Packets: m.ready.packets, Events: m.ready.events, StreamProbes: m.ready.streams, Messages: m.app.msgs, RemoteStates: m.app.states}
+	m.ready.packets, m.ready.events, m.ready.streams = m.ready.packets[:0], m.ready.events[:0], m.ready.streams[:0]
+	m.app.msgs, m.app.states = m.app.msgs[:0], m.app.states[:0]
 	return r
 }
 
@@ -362,7 +399,7 @@ func (m *Member) NextDeadline() (at time.Duration, ok bool) {
 	if !m.started {
 		return 0, true
 	}
-	at = m.nextProbe
+	at = m.probing.next
 	if m.pr.active {
 		if !m.pr.indirect {
 			at = min(at, m.pr.timeoutAt)
@@ -372,26 +409,26 @@ func (m *Member) NextDeadline() (at time.Duration, ok bool) {
 		}
 		at = min(at, m.pr.endAt)
 	}
-	for i := range m.relays {
-		at = min(at, m.relays[i].deadline)
+	for i := range m.probing.relays {
+		at = min(at, m.probing.relays[i].deadline)
 	}
 	for _, p := range m.suspects {
-		at = min(at, max(p.susp.deadline, m.graceUntil))
+		at = min(at, max(p.susp.deadline, m.health.graceUntil))
 	}
-	if m.joining {
-		at = min(at, m.nextJoin)
+	if m.join.pending {
+		at = min(at, m.join.next)
 	}
 	if len(m.tomb) > 0 && m.cfg.ReconnectInterval > 0 {
-		at = min(at, m.nextReconnect)
+		at = min(at, m.probing.nextReconnect)
 	}
 	if m.cfg.PushPullInterval > 0 && m.live > 0 {
 		at = min(at, m.pushPullDue())
 	}
-	if m.settleAt > 0 {
-		at = min(at, m.settleAt)
+	if m.sync.settleAt > 0 {
+		at = min(at, m.sync.settleAt)
 	}
 	if m.draining() {
-		at = min(at, m.nextGossip)
+		at = min(at, m.queue.nextRound)
 	}
 	if m.st == leaving {
 		at = min(at, m.leaveDeadline)
@@ -424,13 +461,13 @@ func (m *Member) Tick(now time.Duration) {
 	if m.pr.active && now >= m.pr.endAt {
 		m.failProbe(now)
 	}
-	if now >= m.nextProbe {
+	if now >= m.probing.next {
 		m.startProbe(now)
 	}
 	m.tickSuspicions(now)
 	m.reapExpired(now)
 	m.drainQueue(now)
-	if m.joining && now >= m.nextJoin {
+	if m.join.pending && now >= m.join.next {
 		m.sendJoins(now)
 	}
 	m.tickReconnect(now)
@@ -443,11 +480,11 @@ func (m *Member) Tick(now time.Duration) {
 // start sets the timers on the first Tick.
 func (m *Member) start(now time.Duration) {
 	m.started = true
-	m.nextProbe = now
+	m.probing.next = now
 	if !m.cfg.SyncProbes {
 		// The first probe at a random point of the first period
 		// (Config.SyncProbes).
-		m.nextProbe += time.Duration(m.rng.Int64N(int64(m.cfg.ProbeInterval)))
+		m.probing.next += time.Duration(m.rng.Int64N(int64(m.cfg.ProbeInterval)))
 	}
 	if m.signed() && !m.selfQueued() {
 		// Members added by Bootstrap hold no proof of this member's
@@ -455,12 +492,12 @@ func (m *Member) start(now time.Duration) {
 		// them needs one): announce it once.
 		m.enqueue(m.selfAlive())
 	}
-	m.nextReconnect = now + m.cfg.ReconnectInterval
-	m.nextGossip = now // the drain loop's grid starts with the member
+	m.probing.nextReconnect = now + m.cfg.ReconnectInterval
+	m.queue.nextRound = now // the drain loop's grid starts with the member
 	// The first exchange at a random point of the interval, so that
 	// members started together do not exchange in step.
 	if m.cfg.PushPullInterval > 0 {
-		m.ppFrom, m.ppFrac = now, m.rng.Float64()
+		m.sync.from, m.sync.frac = now, m.rng.Float64()
 	}
 }
 
@@ -468,14 +505,14 @@ func (m *Member) start(now time.Duration) {
 // ReconnectInterval, with its Dead update: a live one refutes, and the two
 // sides of a healed partition merge.
 func (m *Member) tickReconnect(now time.Duration) {
-	if m.cfg.ReconnectInterval <= 0 || now < m.nextReconnect {
+	if m.cfg.ReconnectInterval <= 0 || now < m.probing.nextReconnect {
 		return
 	}
-	m.nextReconnect = now + m.cfg.ReconnectInterval
+	m.probing.nextReconnect = now + m.cfg.ReconnectInterval
 	if len(m.tomb) > 0 {
 		p := m.tomb[m.rng.IntN(len(m.tomb))]
-		m.seq++
-		m.send(Packet{Kind: MsgPing, To: p.node, Ping: Ping{Seq: m.seq}})
+		m.probing.seq++
+		m.send(Packet{Kind: MsgPing, To: p.node, Ping: Ping{Seq: m.probing.seq}})
 	}
 }
 
@@ -484,7 +521,7 @@ func (m *Member) tickReconnect(now time.Duration) {
 func (m *Member) tickPushPull(now time.Duration) {
 	m.settlePull(now) // first: it reschedules the periodic exchange
 	if m.cfg.PushPullInterval > 0 && m.live > 0 && now >= m.pushPullDue() {
-		m.ppFrom, m.ppDone = now, true
+		m.sync.from, m.sync.due = now, true
 		if m.st == running {
 			m.pushPull(now)
 		}
@@ -496,10 +533,10 @@ func (m *Member) emit(kind EventKind, p *peer, from ID, now time.Duration) {
 	if kind == EventJoin || kind == EventAlive || kind == EventUpdate {
 		e.Meta = p.meta
 	}
-	m.events = append(m.events, e)
+	m.ready.events = append(m.ready.events, e)
 }
 
 // Queued returns the number of membership updates waiting in the
 // dissemination queue (each piggybacked, or gossiped, until sent
 // λ·ceil(log10(n+1)) times; see docs/algorithms.md, “SWIM dissemination”).
-func (m *Member) Queued() int { return len(m.bq) }
+func (m *Member) Queued() int { return len(m.queue.items) }

@@ -20,7 +20,7 @@ func newTest(t *testing.T, id string, mode Mode, mut func(*Config), peers ...str
 	}
 	m, err := New(cfg, rand.New(rand.NewPCG(1, 2)))
 	require.NoError(t, err)
-	m.noChallenge = true // joinchallenge_test.go tests the challenges
+	m.join.noChallenge = true // joinchallenge_test.go tests the challenges
 	var ns []Node
 	for _, p := range peers {
 		ns = append(ns, node(p))
@@ -752,8 +752,8 @@ func TestPauseGuardSeesOverdueSuspicion(t *testing.T) {
 	// due a period of 6 s later.
 	start := 1010 * time.Millisecond
 	a.pr.active = false
-	a.nextProbe = time.Second + a.period()
-	require.Equal(t, 7*time.Second, a.nextProbe)
+	a.probing.next = time.Second + a.period()
+	require.Equal(t, 7*time.Second, a.probing.next)
 	// d is suspected, its deadline 200 ms ahead (confirmed: the timeout
 	// is Min, and the suspicion started earlier).
 	a.apply(start, Update{Kind: UpdateSuspect, Node: node("d"), From: "c"}, false)

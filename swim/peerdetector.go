@@ -175,8 +175,8 @@ func (m *Member) observeRTT(p *peer, rtt time.Duration) {
 	if m.ensureRTT(&p.rtt) {
 		p.rtt.Observe(rtt)
 	}
-	if m.ensureRTT(&m.rttAll) {
-		m.rttAll.Observe(rtt)
+	if m.ensureRTT(&m.probing.rttAll) {
+		m.probing.rttAll.Observe(rtt)
 	}
 }
 

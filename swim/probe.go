@@ -56,7 +56,7 @@ type asked struct {
 // probeTimeout returns the direct probe timeout for p: baseProbeTimeout
 // times LHM+1.
 func (m *Member) probeTimeout(p *peer) time.Duration {
-	return m.baseProbeTimeout(p) * time.Duration(m.lhm+1)
+	return m.baseProbeTimeout(p) * time.Duration(m.health.multiplier+1)
 }
 
 // baseProbeTimeout returns, in ModeDetector, the clamped RTT-estimator
@@ -105,7 +105,7 @@ func (m *Member) rttTimeout(p *peer, prior bool) (time.Duration, bool) {
 		es[0] = p.rtt
 	}
 	if prior {
-		es[1] = m.rttAll
+		es[1] = m.probing.rttAll
 	}
 	for _, e := range es {
 		if e == nil {
@@ -134,8 +134,8 @@ func (m *Member) insertInList(p *peer) {
 	}
 	pos := m.rng.IntN(len(m.list) + 1)
 	m.list = slices.Insert(m.list, pos, p)
-	if pos < m.idx {
-		m.idx++
+	if pos < m.probing.idx {
+		m.probing.idx++
 	}
 	p.inList = true
 }
@@ -147,27 +147,27 @@ func (m *Member) insertInList(p *peer) {
 // in unverifiedProbeCost, see verify.go) and skipped otherwise, to be probed on
 // a later pass; with no verified member to probe, the first one skipped.
 func (m *Member) nextTarget() *peer {
-	if t := m.forceNext; t != nil {
-		m.forceNext = nil
+	if t := m.probing.forceNext; t != nil {
+		m.probing.forceNext = nil
 		if t.state == StateAlive || t.state == StateSuspect {
 			return t
 		}
 	}
 	cost := m.unverifiedProbeCost()
-	m.uTokens = min(m.uTokens+1, cost)
+	m.probing.unverifiedTokens = min(m.probing.unverifiedTokens+1, cost)
 	var skipped *peer
 	for pass := 0; pass < 2; pass++ {
-		for m.idx < len(m.list) {
-			p := m.list[m.idx]
-			m.idx++
+		for m.probing.idx < len(m.list) {
+			p := m.list[m.probing.idx]
+			m.probing.idx++
 			if p.state != StateAlive && p.state != StateSuspect {
 				continue
 			}
 			if p.verified {
 				return p
 			}
-			if m.uTokens >= cost {
-				m.uTokens -= cost
+			if m.probing.unverifiedTokens >= cost {
+				m.probing.unverifiedTokens -= cost
 				return p
 			}
 			if skipped == nil {
@@ -185,7 +185,7 @@ func (m *Member) nextTarget() *peer {
 		clear(m.list[len(kept):])
 		m.list = kept
 		m.rng.Shuffle(len(m.list), func(i, j int) { m.list[i], m.list[j] = m.list[j], m.list[i] })
-		m.idx = 0
+		m.probing.idx = 0
 		if len(m.list) == 0 {
 			return nil
 		}
@@ -194,34 +194,34 @@ func (m *Member) nextTarget() *peer {
 }
 
 func (m *Member) startProbe(now time.Duration) {
-	m.nextProbe = now + m.period()
-	hold := m.retryEnd
+	m.probing.next = now + m.period()
+	hold := m.probing.retryEnd
 	if hold > 0 {
 		// The gate's retry within the failed probe's period (pathsDone).
-		m.nextProbe, m.retryEnd = hold, 0
+		m.probing.next, m.probing.retryEnd = hold, 0
 	}
-	m.forwarded = 0 // a new period: a new budget of forwarded gossip
+	m.queue.forwarded = 0 // a new period: a new budget of forwarded gossip
 	if m.cfg.GossipInterval == 0 {
 		m.gossipDeaths() // the drain loop (drainQueue) gossips them otherwise
 	}
-	retry := m.forceNext != nil
+	retry := m.probing.forceNext != nil
 	t := m.nextTarget()
 	if t == nil {
 		m.isolated(now)
 		return
 	}
-	m.seq++
-	m.pr = probe{active: true, target: t, seq: m.seq, sent: now,
-		timeoutAt: now + m.probeTimeout(t), endAt: m.nextProbe, retry: retry && t.retried}
+	m.probing.seq++
+	m.pr = probe{active: true, target: t, seq: m.probing.seq, sent: now,
+		timeoutAt: now + m.probeTimeout(t), endAt: m.probing.next, retry: retry && t.retried}
 	if m.pr.retry && hold > 0 {
 		// Within the failed probe's period, but never shorter than the
 		// retry's own least direct wait (pathsDone).
 		m.pr.holdUntil = hold
-		m.pr.endAt = max(hold, m.pr.timeoutAt, now+m.failTimeout(t)*time.Duration(m.lhm+1))
-		m.nextProbe = m.pr.endAt
+		m.pr.endAt = max(hold, m.pr.timeoutAt, now+m.failTimeout(t)*time.Duration(m.health.multiplier+1))
+		m.probing.next = m.pr.endAt
 	}
 	m.stats.ProbesStarted++
-	m.send(Packet{Kind: MsgPing, To: t.node, Ping: Ping{Seq: m.seq}})
+	m.send(Packet{Kind: MsgPing, To: t.node, Ping: Ping{Seq: m.probing.seq}})
 	if m.pr.retry {
 		// The gate's retry re-checks a failure already seen: the direct
 		// and indirect paths at once, and the verdict once every
@@ -250,11 +250,11 @@ func (m *Member) sendPingReqs() {
 		})...)
 	}
 	nack := m.cfg.Mode != ModeSWIM
-	m.asked = m.asked[:0]
+	m.probing.asked = m.probing.asked[:0]
 	for _, p := range chosen {
 		m.stats.PingReqsSent++
 		if nack {
-			m.asked = append(m.asked, asked{id: p.node.ID})
+			m.probing.asked = append(m.probing.asked, asked{id: p.node.ID})
 		}
 		m.send(Packet{Kind: MsgPingReq, To: p.node, PingReq: PingReq{Seq: m.pr.seq, Target: t.node, Nack: nack}})
 	}

@@ -34,7 +34,7 @@ func detectorSuspects(p *peer, now, late time.Duration) bool {
 // probe turn from the known members (a forged one's detector holds only
 // the heartbeat of the gossip that announced it).
 func (m *Member) gated(t *peer, now time.Duration) bool {
-	return m.cfg.Mode == ModeDetector && !m.cfg.DisableSuspicionGate && t.verified && !t.retried && t.det != nil && !detectorSuspects(t, now, m.hostLate)
+	return m.cfg.Mode == ModeDetector && !m.cfg.DisableSuspicionGate && t.verified && !t.retried && t.det != nil && !detectorSuspects(t, now, m.health.hostLateness)
 }
 
 // failProbe ends a period whose probe got no ack.
@@ -76,7 +76,7 @@ func (m *Member) failProbe(now time.Duration) {
 	// A peer never heard from (no detector) is not gated.
 	if m.gated(t, now) {
 		t.retried = true
-		m.forceNext = t
+		m.probing.forceNext = t
 		m.stats.GateDeferrals++
 		return
 	}
@@ -88,8 +88,8 @@ func (m *Member) failProbe(now time.Duration) {
 }
 
 func (m *Member) tickRelays(now time.Duration) {
-	kept := m.relays[:0]
-	for _, r := range m.relays {
+	kept := m.probing.relays[:0]
+	for _, r := range m.probing.relays {
 		if now < r.deadline {
 			kept = append(kept, r)
 			continue
@@ -99,7 +99,7 @@ func (m *Member) tickRelays(now time.Duration) {
 			m.send(Packet{Kind: MsgNack, To: r.origin, Nack: Nack{Seq: r.originSeq}})
 		}
 	}
-	m.relays = kept
+	m.probing.relays = kept
 }
 
 func (m *Member) onAck(now time.Duration, pkt *Packet) {
@@ -122,7 +122,7 @@ func (m *Member) onAck(now time.Duration, pkt *Packet) {
 		m.acked(now)
 		return
 	}
-	for i, r := range m.relays {
+	for i, r := range m.probing.relays {
 		if r.seq != seq {
 			continue
 		}
@@ -132,7 +132,7 @@ func (m *Member) onAck(now time.Duration, pkt *Packet) {
 			m.verify(p)
 		}
 		m.send(Packet{Kind: MsgAck, To: r.origin, Ack: Ack{Seq: r.originSeq}})
-		m.relays = slices.Delete(m.relays, i, i+1)
+		m.probing.relays = slices.Delete(m.probing.relays, i, i+1)
 		return
 	}
 }
@@ -158,8 +158,8 @@ func (m *Member) onNack(now time.Duration, pkt *Packet) {
 	if !m.pr.active || !m.pr.indirect || pkt.Nack.Seq != m.pr.seq {
 		return
 	}
-	for i := range m.asked {
-		if a := &m.asked[i]; a.id == pkt.From.ID && !a.nacked {
+	for i := range m.probing.asked {
+		if a := &m.probing.asked[i]; a.id == pkt.From.ID && !a.nacked {
 			a.nacked = true
 			m.pr.nacks++
 			m.pathsDone(now)
@@ -218,7 +218,7 @@ func (m *Member) pathsDone(now time.Duration) {
 	if !m.pr.retry && (t.state != StateAlive || !m.gated(t, now)) {
 		return
 	}
-	at := max(m.pr.timeoutAt, m.pr.sent+m.failTimeout(t)*time.Duration(m.lhm+1))
+	at := max(m.pr.timeoutAt, m.pr.sent+m.failTimeout(t)*time.Duration(m.health.multiplier+1))
 	if early {
 		// The retry keeps the least direct wait for its own verdict, and
 		// its ping is answered as this probe's would be.
@@ -239,7 +239,7 @@ func (m *Member) pathsDone(now time.Duration) {
 		if now >= m.pr.endAt {
 			return // a late Tick: the period's end starts the retry (failProbe)
 		}
-		m.retryEnd = m.pr.endAt // the retry within this period
+		m.probing.retryEnd = m.pr.endAt // the retry within this period
 	}
 	if !nacked {
 		// Not waited for, so not missed: no local health penalty
@@ -259,11 +259,11 @@ func (m *Member) onPingReq(now time.Duration, pkt *Packet, origin, t Node) {
 		return
 	}
 	p := m.peers[t.ID]
-	m.seq++
+	m.probing.seq++
 	// The ping carries p's suspicion if this member suspects it (send).
-	m.relays = append(m.relays, relay{seq: m.seq, origin: origin, originSeq: pkt.PingReq.Seq,
+	m.probing.relays = append(m.probing.relays, relay{seq: m.probing.seq, origin: origin, originSeq: pkt.PingReq.Seq,
 		target: t.ID, sent: now, deadline: now + m.failTimeout(p), nack: pkt.PingReq.Nack})
-	seq := m.seq
+	seq := m.probing.seq
 	m.send(Packet{Kind: MsgPing, To: t, Ping: Ping{Seq: seq}})
 }
 
@@ -288,11 +288,11 @@ func (m *Member) onPingReq(now time.Duration, pkt *Packet, origin, t Node) {
 // in the first ReconnectInterval and one per ReconnectInterval after, the
 // rate of the reconnect ping it stands in for.
 func (m *Member) isolated(now time.Duration) {
-	if m.st != running || len(m.tomb) == 0 || m.cfg.ReconnectInterval == 0 || now < m.isoNext {
+	if m.st != running || len(m.tomb) == 0 || m.cfg.ReconnectInterval == 0 || now < m.probing.isoNext {
 		return
 	}
-	gap := max(m.isoGap, m.cfg.ProbeInterval)
-	m.isoNext, m.isoGap = now+gap, min(2*gap, m.cfg.ReconnectInterval)
+	gap := max(m.probing.isoGap, m.cfg.ProbeInterval)
+	m.probing.isoNext, m.probing.isoGap = now+gap, min(2*gap, m.cfg.ReconnectInterval)
 	m.stats.ViewRequests++
 	m.askView(m.tomb[m.rng.IntN(len(m.tomb))].node)
 }
@@ -302,6 +302,6 @@ func (m *Member) isolated(now time.Duration) {
 // (viewUpdate), and an isolated member's view requests start again from
 // one period (isolated).
 func (m *Member) acked(now time.Duration) {
-	m.lastAck = now
-	m.isoNext, m.isoGap = 0, 0
+	m.probing.lastAck = now
+	m.probing.isoNext, m.probing.isoGap = 0, 0
 }

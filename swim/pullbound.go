@@ -21,10 +21,10 @@ type pullBound struct {
 // request, without digest, within ProbeInterval: see answerPull) is always
 // answered and not counted: this member asked for it.
 func (m *Member) admitPull(now time.Duration, from Node, d ViewDigest) bool {
-	if d.IsZero() && from.ID == m.ppPeer && now < m.ppUntil {
+	if d.IsZero() && from.ID == m.sync.peer && now < m.sync.peerUntil {
 		return true
 	}
-	b := &m.pulls
+	b := &m.sync.pulls
 	if now >= b.until {
 		b.until, b.total = now+m.cfg.ProbeInterval, 0
 		clear(b.from)

@@ -29,10 +29,10 @@ func TestQueueOneUpdatePerMember(t *testing.T) {
 	a.enqueue(Update{Kind: UpdateAlive, Node: node("c"), Incarnation: 2, From: "c"})
 	a.send(Packet{Kind: MsgPing, To: node("c")})
 	a.enqueue(Update{Kind: UpdateAlive, Node: node("b"), Incarnation: 1, From: "b"})
-	require.Len(t, a.bq, 2)
+	require.Len(t, a.queue.items, 2)
 	kind, tx := map[ID]UpdateKind{}, map[ID]int{}
-	for i := range a.bq {
-		kind[a.bq[i].u.Node.ID], tx[a.bq[i].u.Node.ID] = a.bq[i].u.Kind, a.bq[i].tx
+	for i := range a.queue.items {
+		kind[a.queue.items[i].u.Node.ID], tx[a.queue.items[i].u.Node.ID] = a.queue.items[i].u.Kind, a.queue.items[i].tx
 	}
 	assert.Equal(t, UpdateAlive, kind["b"])
 	assert.Equal(t, 0, tx["b"], "superseded: transmissions restart")
@@ -42,9 +42,9 @@ func TestQueueOneUpdatePerMember(t *testing.T) {
 	for i := 0; i < limit; i++ {
 		a.send(Packet{Kind: MsgPing, To: node("c")})
 	}
-	assert.Empty(t, a.bq, "every update sent its limit and dropped")
+	assert.Empty(t, a.queue.items, "every update sent its limit and dropped")
 	a.enqueue(Update{Kind: UpdateAlive, Node: node("c"), Incarnation: 3, From: "c"})
-	assert.Len(t, a.bq, 1, "a dropped update's member can be queued again")
+	assert.Len(t, a.queue.items, 1, "a dropped update's member can be queued again")
 }
 
 // BenchmarkStepLargePacket: Step of one packet with 20,000 updates. Queueing

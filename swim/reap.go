@@ -87,8 +87,8 @@ func (m *Member) unlive(p *peer) {
 	if !p.verified {
 		m.unverified--
 	}
-	if m.forceNext == p {
-		m.forceNext = nil
+	if m.probing.forceNext == p {
+		m.probing.forceNext = nil
 	}
 }
 
@@ -104,17 +104,17 @@ func (m *Member) forget(gone func(p *peer) bool) {
 		m.stats.Reaped++
 		return true
 	})
-	kept, idx := m.list[:0], m.idx
+	kept, idx := m.list[:0], m.probing.idx
 	for i, p := range m.list {
 		if m.peers[p.node.ID] == p {
 			kept = append(kept, p)
 			continue
 		}
 		p.inList = false
-		if i < m.idx {
+		if i < m.probing.idx {
 			idx--
 		}
 	}
 	clear(m.list[len(kept):])
-	m.list, m.idx = kept, idx
+	m.list, m.probing.idx = kept, idx
 }

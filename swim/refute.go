@@ -113,21 +113,21 @@ func (m *Member) tellAlive(in *inbound, id ID) {
 // toldThisIncarnation returns the set of members sent this member's Alive
 // directly, emptied when the incarnation changed since it was filled.
 func (m *Member) toldThisIncarnation() map[ID]bool {
-	if m.toldInc != m.inc {
-		m.toldInc = m.inc
-		clear(m.told)
+	if m.queue.toldInc != m.inc {
+		m.queue.toldInc = m.inc
+		clear(m.queue.told)
 	}
-	if m.told == nil {
-		m.told = make(map[ID]bool)
+	if m.queue.told == nil {
+		m.queue.told = make(map[ID]bool)
 	}
-	return m.told
+	return m.queue.told
 }
 
 // sendAlive pings p with this member's Alive as the first update.
 func (m *Member) sendAlive(p *peer) {
 	m.stats.AliveSent++
-	m.seq++
-	m.send(Packet{Kind: MsgPing, To: p.node, Ping: Ping{Seq: m.seq},
+	m.probing.seq++
+	m.send(Packet{Kind: MsgPing, To: p.node, Ping: Ping{Seq: m.probing.seq},
 		Updates: []Update{m.selfAlive()}})
 }
 
@@ -162,7 +162,7 @@ func (m *Member) selfAlive() Update {
 
 // selfQueued reports whether an update about this member waits in the
 // dissemination queue.
-func (m *Member) selfQueued() bool { return m.bidx[m.self.ID] != nil }
+func (m *Member) selfQueued() bool { return m.queue.byID[m.self.ID] != nil }
 
 // refute raises the incarnation above accused (saturating) and gossips
 // Alive; Lifeguard counts it against the local health. replyTo is the

@@ -151,7 +151,7 @@ func (e *scenarioEnv) add(td *datadriven.TestData) string {
 	if err != nil {
 		return fmt.Sprintf("error: %v\n", err)
 	}
-	m.noChallenge = !challenge
+	m.join.noChallenge = !challenge
 	if a, ok := td.Arg("health"); ok {
 		var n int
 		a.Scan(e.t, 0, &n)

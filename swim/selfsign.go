@@ -81,10 +81,10 @@ func (m *Member) selfProof(u Update) Proof {
 		return ""
 	}
 	if u.Kind == UpdateAlive {
-		if m.aliveProof == "" || m.aliveProofInc != u.Incarnation {
-			m.aliveProof, m.aliveProofInc = Sign(m.cfg.SigningKey, u), u.Incarnation
+		if m.keys.aliveProof == "" || m.keys.aliveProofInc != u.Incarnation {
+			m.keys.aliveProof, m.keys.aliveProofInc = Sign(m.cfg.SigningKey, u), u.Incarnation
 		}
-		return m.aliveProof
+		return m.keys.aliveProof
 	}
 	return Sign(m.cfg.SigningKey, u)
 }
@@ -95,10 +95,10 @@ func (m *Member) selfProof(u Update) Proof {
 // first update heard cannot bind another (trust on first use). It replaces
 // an earlier binding. It has effect only with Config.SigningKey set.
 func (m *Member) Trust(id ID, key ed25519.PublicKey) {
-	if m.trusted == nil {
-		m.trusted = make(map[ID]string)
+	if m.keys.trusted == nil {
+		m.keys.trusted = make(map[ID]string)
 	}
-	m.trusted[id] = string(key)
+	m.keys.trusted[id] = string(key)
 	if p := m.peers[id]; p != nil {
 		p.key = string(key)
 	}
@@ -115,7 +115,7 @@ func (m *Member) checkSelfUpdate(now time.Duration, p *peer, u *Update) bool {
 	if !m.signed() {
 		return true
 	}
-	bound := m.trusted[u.Node.ID]
+	bound := m.keys.trusted[u.Node.ID]
 	if p != nil && p.key != "" {
 		bound = p.key
 	}

@@ -132,7 +132,7 @@ func TestSettleFloodBounded(t *testing.T) {
 	// is left out: it is not a settling one.
 	first, _ := settleRun(t, b, 0)
 	require.Empty(t, first)
-	b.ppDone, b.ppFrom, b.ppFrac = false, 0, 10
+	b.sync.due, b.sync.from, b.sync.frac = false, 0, 10
 	at = nil
 	for k := 0; k < 20; k++ {
 		now := time.Duration(k) * 3100 * time.Millisecond

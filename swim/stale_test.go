@@ -121,7 +121,7 @@ func TestLeaveCorrectsDeadHolders(t *testing.T) {
 		a.apply(time.Second, leave, true)
 		require.Equal(t, StateLeft, a.State("x"))
 		a.piggyback(nil, 1<<20) // the leave's retransmissions are over
-		for a.bidx["x"] != nil {
+		for a.queue.byID["x"] != nil {
 			a.piggyback(nil, 1<<20)
 		}
 		drain(a)
@@ -148,7 +148,7 @@ func TestLeaveCorrectsDeadHolders(t *testing.T) {
 		// A stale Dead from an earlier incarnation is corrected too: its
 		// holder would accept the later leave.
 		a.piggyback(nil, 1<<20)
-		for a.bidx["x"] != nil {
+		for a.queue.byID["x"] != nil {
 			a.piggyback(nil, 1<<20)
 		}
 		drain(a)
@@ -160,7 +160,7 @@ func TestLeaveCorrectsDeadHolders(t *testing.T) {
 
 		// A view transfer is not corrected: the exchange's pull carries the leave.
 		a.piggyback(nil, 1<<20)
-		for a.bidx["x"] != nil {
+		for a.queue.byID["x"] != nil {
 			a.piggyback(nil, 1<<20)
 		}
 		drain(a)
@@ -168,6 +168,6 @@ func TestLeaveCorrectsDeadHolders(t *testing.T) {
 		require.NoError(t, a.Step(4*time.Second, &sync))
 		pk, _ = drain(a)
 		assert.Empty(t, pk)
-		assert.Nil(t, a.bidx["x"])
+		assert.Nil(t, a.queue.byID["x"])
 	}
 }

@@ -143,7 +143,7 @@ func (m *Member) screened(in *inbound, from Node, pkt *Packet) bool {
 	if pkt.Kind == MsgJoin && m.st == running && m.refuseJoin(in.now, from, pkt.Updates) {
 		return true
 	}
-	if self && pkt.Kind == MsgSync && m.joining && m.st == running && pkt.From.Addr != "" && pkt.From.Addr != m.self.Addr {
+	if self && pkt.Kind == MsgSync && m.join.pending && m.st == running && pkt.From.Addr != "" && pkt.From.Addr != m.self.Addr {
 		// The answer of a member that holds this ID itself and refused
 		// this member's join (refuseJoin): a conflict, the join is
 		// retried.
@@ -193,7 +193,7 @@ func (m *Member) noteSender(now time.Duration, from Node, pkt *Packet) {
 		m.heard(now, s)
 		m.verify(s)
 	case m.asksView(now, from, pkt):
-		m.nextAskView = now + m.cfg.ProbeInterval
+		m.sync.nextAskView = now + m.cfg.ProbeInterval
 		m.stats.ViewRequests++
 		m.askView(from)
 	}
@@ -209,25 +209,25 @@ func (m *Member) noteSender(now time.Duration, from Node, pkt *Packet) {
 // its join (a ping from one of its seeds' addresses): the view follows the
 // ack.
 func (m *Member) asksView(now time.Duration, from Node, pkt *Packet) bool {
-	return from.Addr != "" && pkt.Kind != MsgJoin && pkt.Kind != MsgSync && m.st == running && now >= m.nextAskView &&
-		!(m.joining && pkt.Kind == MsgPing && slices.Contains(m.seeds, from.Addr))
+	return from.Addr != "" && pkt.Kind != MsgJoin && pkt.Kind != MsgSync && m.st == running && now >= m.sync.nextAskView &&
+		!(m.join.pending && pkt.Kind == MsgPing && slices.Contains(m.join.seeds, from.Addr))
 }
 
 // onView ends a join answered by the view pkt from from, unless an update
 // in it named this member's ID at another address (the join is then
 // retried), and announces the joined member to the view's members.
 func (m *Member) onView(in *inbound, from Node, pkt *Packet) {
-	joined := m.joining && !in.conflictSelf
-	m.joining = m.joining && in.conflictSelf
-	if m.joining {
+	joined := m.join.pending && !in.conflictSelf
+	m.join.pending = m.join.pending && in.conflictSelf
+	if m.join.pending {
 		m.noteRefusal(in.now, from, pkt.Updates)
 	} else {
-		m.refusal = nil
+		m.join.refusal = nil
 	}
 	if joined {
-		m.announceUntil = in.now + m.cfg.ProbeInterval
+		m.join.announceUntil = in.now + m.cfg.ProbeInterval
 	}
-	if in.now < m.announceUntil {
+	if in.now < m.join.announceUntil {
 		m.announceJoin(pkt.From.ID)
 	}
 }

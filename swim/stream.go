@@ -73,7 +73,7 @@ func (m *Member) requestStreamProbe() {
 	if u, ok := m.notice(sp.To.ID); ok {
 		sp.Updates = []Update{u}
 	}
-	m.streams = append(m.streams, sp)
+	m.ready.streams = append(m.ready.streams, sp)
 }
 
 // endStreamOnly ends the current probe as a stream-only success: no

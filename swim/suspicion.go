@@ -121,7 +121,7 @@ func (m *Member) startSuspicion(now time.Duration, p *peer, from ID) {
 }
 
 func (m *Member) tickSuspicions(now time.Duration) {
-	if now < m.graceUntil {
+	if now < m.health.graceUntil {
 		return
 	}
 	for i := 0; i < len(m.suspects); {
@@ -131,7 +131,7 @@ func (m *Member) tickSuspicions(now time.Duration) {
 			continue
 		}
 		m.stats.Declarations++
-		blind := m.lastAck < p.susp.start
+		blind := m.probing.lastAck < p.susp.start
 		u := Update{Kind: UpdateDead, Node: p.node, Incarnation: p.inc, From: m.self.ID}
 		m.kill(now, p, u, true)
 		p.blind = blind

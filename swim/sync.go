@@ -42,8 +42,8 @@ func (m *Member) pushPull(now time.Duration) {
 	}
 	m.stats.PushPulls++
 	m.sendState(p.node, false)
-	m.ppPeer, m.ppUntil = p.node.ID, now+m.cfg.ProbeInterval
-	m.out = append(m.out, Packet{Kind: MsgJoin, From: m.self, To: p.node,
+	m.sync.peer, m.sync.peerUntil = p.node.ID, now+m.cfg.ProbeInterval
+	m.ready.packets = append(m.ready.packets, Packet{Kind: MsgJoin, From: m.self, To: p.node,
 		Updates: []Update{m.selfAlive()}, Digest: m.digest()})
 }
 
@@ -51,12 +51,12 @@ func (m *Member) pushPull(now time.Duration) {
 // joining (Step): the application state, then the view. A pull with a
 // digest equal to this member's gets the state only; a different digest
 // gets the view and a request for the sender's view in return. The
-// request that answers this member's own latest exchange (from ppPeer
+// request that answers this member's own latest exchange (from sync.peer
 // within ProbeInterval, without digest) gets the view but not the state,
 // which went out with the exchange's digest.
 func (m *Member) answerPull(now time.Duration, from Node, d ViewDigest, joiner bool) {
-	if d.IsZero() && from.ID == m.ppPeer && now < m.ppUntil {
-		m.ppPeer = ""
+	if d.IsZero() && from.ID == m.sync.peer && now < m.sync.peerUntil {
+		m.sync.peer = ""
 	} else {
 		m.sendState(from, joiner) // first: the joiner is still joining when it reads it
 	}
@@ -76,7 +76,7 @@ func (m *Member) answerPull(now time.Duration, from Node, d ViewDigest, joiner b
 // askView sends to a MsgJoin carrying this member's Alive, which the
 // receiver answers with its view.
 func (m *Member) askView(to Node) {
-	m.out = append(m.out, Packet{Kind: MsgJoin, From: m.self, To: to,
+	m.ready.packets = append(m.ready.packets, Packet{Kind: MsgJoin, From: m.self, To: to,
 		Updates: []Update{m.selfAlive()}})
 }
 
@@ -168,10 +168,10 @@ func pushPullInterval(base time.Duration, n int) time.Duration {
 // per member per second of view transfers in the first 20 s).
 func (m *Member) pushPullDue() time.Duration {
 	iv := pushPullInterval(m.cfg.PushPullInterval, m.groupSize())
-	if !m.ppDone {
-		return m.ppFrom + time.Duration(m.ppFrac*float64(iv))
+	if !m.sync.due {
+		return m.sync.from + time.Duration(m.sync.frac*float64(iv))
 	}
-	return m.ppFrom + iv
+	return m.sync.from + iv
 }
 
 // sendSync answers a join with this member's whole view, in as many
@@ -206,7 +206,7 @@ func (m *Member) sendSync(to Node) {
 		}
 		pk.Updates = ups[:n:n] // ups is this call's own slice: no copy needed
 		ups = ups[n:]
-		m.out = append(m.out, pk)
+		m.ready.packets = append(m.ready.packets, pk)
 	}
 }
 
@@ -224,7 +224,7 @@ func (m *Member) sendSync(to Node) {
 func (m *Member) blindVerdict(p *peer) bool {
 	switch p.state {
 	case StateSuspect:
-		return p.susp.from == m.self.ID && m.lastAck < p.susp.start
+		return p.susp.from == m.self.ID && m.probing.lastAck < p.susp.start
 	case StateDead:
 		return p.blind && p.deadFrom == m.self.ID
 	}
@@ -282,9 +282,9 @@ const settleDelay = 3
 // stream of new members stays about the periodic one.
 func (m *Member) settleLater(now time.Duration) {
 	if m.cfg.PushPullInterval > 0 {
-		m.settleAt = now + mulTimer(m.cfg.ProbeInterval, settleDelay)
-		if m.settled {
-			m.settleAt = max(m.settleAt, m.settledAt+pushPullInterval(m.cfg.PushPullInterval, m.groupSize()))
+		m.sync.settleAt = now + mulTimer(m.cfg.ProbeInterval, settleDelay)
+		if m.sync.settled {
+			m.sync.settleAt = max(m.sync.settleAt, m.sync.settledAt+pushPullInterval(m.cfg.PushPullInterval, m.groupSize()))
 		}
 	}
 }
@@ -319,14 +319,14 @@ func (m *Member) settleLater(now time.Duration) {
 // is one MsgJoin with a digest; a group that does not change membership
 // runs none.
 func (m *Member) settlePull(now time.Duration) {
-	if m.settleAt == 0 || now < m.settleAt {
+	if m.sync.settleAt == 0 || now < m.sync.settleAt {
 		return
 	}
-	m.settleAt = 0
+	m.sync.settleAt = 0
 	if m.st != running || m.live == 0 || m.cfg.PushPullInterval == 0 {
 		return
 	}
 	m.pushPull(now)
-	m.ppFrom, m.ppFrac, m.ppDone = now, 1+0.5*m.rng.Float64(), false
-	m.settledAt, m.settled = now, true
+	m.sync.from, m.sync.frac, m.sync.due = now, 1+0.5*m.rng.Float64(), false
+	m.sync.settledAt, m.sync.settled = now, true
 }

@@ -139,10 +139,10 @@ func (m *Member) Broadcast(key string, data []byte) error {
 	case m.st != running:
 		return ErrLeft
 	}
-	m.ubSeq++
-	b := Broadcast{Origin: m.self.ID, Seq: m.ubSeq, Key: key, Data: slices.Clone(data)}
+	m.app.seq++
+	b := Broadcast{Origin: m.self.ID, Seq: m.app.seq, Key: key, Data: slices.Clone(data)}
 	if err := m.checkBroadcastFits(&b); err != nil {
-		m.ubSeq--
+		m.app.seq--
 		return err
 	}
 	m.queueBroadcast(b, "")
@@ -180,27 +180,27 @@ func (m *Member) overBudget(b *Broadcast) bool {
 // most-sent one.
 func (m *Member) queueBroadcast(b Broadcast, from ID) {
 	if b.Key != "" {
-		i := slices.IndexFunc(m.ubq, func(q *userBcast) bool { return q.b.Origin == b.Origin && q.b.Key == b.Key })
+		i := slices.IndexFunc(m.app.queue, func(q *userBcast) bool { return q.b.Origin == b.Origin && q.b.Key == b.Key })
 		if i >= 0 {
-			if m.ubq[i].b.Seq >= b.Seq {
+			if m.app.queue[i].b.Seq >= b.Seq {
 				return // ours is newer: b is superseded already
 			}
-			m.ubq = slices.Delete(m.ubq, i, i+1)
+			m.app.queue = slices.Delete(m.app.queue, i, i+1)
 			m.stats.BroadcastsSuperseded++
 		}
 	}
-	if len(m.ubq) >= m.cfg.MaxQueuedBroadcasts {
+	if len(m.app.queue) >= m.cfg.MaxQueuedBroadcasts {
 		i := 0
-		for j, q := range m.ubq {
-			if q.tx > m.ubq[i].tx || (q.tx == m.ubq[i].tx && q.id < m.ubq[i].id) {
+		for j, q := range m.app.queue {
+			if q.tx > m.app.queue[i].tx || (q.tx == m.app.queue[i].tx && q.id < m.app.queue[i].id) {
 				i = j
 			}
 		}
-		m.ubq = slices.Delete(m.ubq, i, i+1)
+		m.app.queue = slices.Delete(m.app.queue, i, i+1)
 		m.stats.BroadcastsDropped++
 	}
-	m.ubID++
-	m.ubq = append(m.ubq, &userBcast{b: b, id: m.ubID, from: from})
+	m.app.lastID++
+	m.app.queue = append(m.app.queue, &userBcast{b: b, id: m.app.lastID, from: from})
 }
 
 // attachBroadcasts returns the queued broadcasts for a packet to `to`,
@@ -214,18 +214,18 @@ func (m *Member) attachBroadcasts(to ID, budget int) []Broadcast {
 	if b := m.cfg.BroadcastBudget; b > 0 {
 		budget = min(budget, b)
 	}
-	if len(m.ubq) == 0 || budget <= 0 {
+	if len(m.app.queue) == 0 || budget <= 0 {
 		return nil
 	}
 	budget -= broadcastSection
-	slices.SortFunc(m.ubq, func(a, b *userBcast) int {
+	slices.SortFunc(m.app.queue, func(a, b *userBcast) int {
 		if c := cmp.Compare(a.tx, b.tx); c != 0 {
 			return c
 		}
 		return cmp.Compare(b.id, a.id)
 	})
 	var out []Broadcast
-	for _, q := range m.ubq {
+	for _, q := range m.app.queue {
 		s := q.b.Size()
 		if s > budget || q.from == to || q.b.Origin == to || slices.Contains(q.to, to) {
 			continue
@@ -239,7 +239,7 @@ func (m *Member) attachBroadcasts(to ID, budget int) []Broadcast {
 		}
 	}
 	limit := retransmitLimit(m.cfg.RetransmitMult, m.groupSize())
-	m.ubq = slices.DeleteFunc(m.ubq, func(q *userBcast) bool {
+	m.app.queue = slices.DeleteFunc(m.app.queue, func(q *userBcast) bool {
 		reach := q.tx // members known to have it, this one excluded
 		if q.from != "" {
 			reach++
@@ -263,27 +263,27 @@ func (m *Member) receiveBroadcasts(now time.Duration, from ID, bs []Broadcast) {
 			m.stats.BroadcastsImplausible++
 			continue
 		}
-		w := m.seen[b.Origin]
+		w := m.app.seen[b.Origin]
 		if w == nil {
-			if m.seen == nil {
-				m.seen = make(map[ID]*seenWindow)
+			if m.app.seen == nil {
+				m.app.seen = make(map[ID]*seenWindow)
 			}
-			if len(m.seen) >= m.cfg.MaxMembers {
+			if len(m.app.seen) >= m.cfg.MaxMembers {
 				// Bounded: forget one origin's window (its old broadcasts
 				// may then be delivered again).
-				for id := range m.seen {
-					delete(m.seen, id)
+				for id := range m.app.seen {
+					delete(m.app.seen, id)
 					break
 				}
 				m.stats.BroadcastOriginsForgotten++
 			}
 			w = &seenWindow{}
-			m.seen[b.Origin] = w
+			m.app.seen[b.Origin] = w
 		}
 		if !w.fresh(b.Seq) {
 			continue
 		}
-		if b.Key != "" && slices.ContainsFunc(m.ubq, func(q *userBcast) bool {
+		if b.Key != "" && slices.ContainsFunc(m.app.queue, func(q *userBcast) bool {
 			return q.b.Origin == b.Origin && q.b.Key == b.Key && q.b.Seq > b.Seq
 		}) {
 			// A newer broadcast about the same key arrived first: this
@@ -292,7 +292,7 @@ func (m *Member) receiveBroadcasts(now time.Duration, from ID, bs []Broadcast) {
 			continue
 		}
 		m.stats.BroadcastsReceived++
-		m.msgs = append(m.msgs, Message{From: b.Origin, Data: b.Data, Broadcast: true, Key: b.Key})
+		m.app.msgs = append(m.app.msgs, Message{From: b.Origin, Data: b.Data, Broadcast: true, Key: b.Key})
 		if m.overBudget(&b) {
 			continue // from a member with a larger budget: this one cannot pass it on
 		}
@@ -341,7 +341,7 @@ func (m *Member) sendState(to Node, join bool) {
 		return
 	}
 	m.stats.StatesSent++
-	m.out = append(m.out, pk)
+	m.ready.packets = append(m.ready.packets, pk)
 }
 
 // receiveUser delivers what a received packet carries for the
@@ -352,7 +352,7 @@ func (m *Member) receiveUser(now time.Duration, pkt *Packet) {
 	}
 	if pkt.Kind == MsgUser {
 		m.stats.MessagesReceived++
-		m.msgs = append(m.msgs, Message{From: pkt.From.ID, Data: pkt.User})
+		m.app.msgs = append(m.app.msgs, Message{From: pkt.From.ID, Data: pkt.User})
 	}
 	if len(pkt.State) > 0 {
 		if len(pkt.State) > m.cfg.MaxStateSize {
@@ -360,6 +360,6 @@ func (m *Member) receiveUser(now time.Duration, pkt *Packet) {
 			return
 		}
 		m.stats.StatesReceived++
-		m.states = append(m.states, RemoteState{From: pkt.From, State: pkt.State, Join: m.joining})
+		m.app.states = append(m.app.states, RemoteState{From: pkt.From, State: pkt.State, Join: m.join.pending})
 	}
 }

@@ -97,16 +97,16 @@ func TestBroadcastQueue(t *testing.T) {
 	require.NoError(t, a.Broadcast("k", []byte("one")))
 	require.NoError(t, a.Broadcast("k", []byte("two")))
 	assert.Equal(t, 1, a.Stats().BroadcastsSuperseded)
-	require.Len(t, a.ubq, 1)
-	assert.Equal(t, "two", string(a.ubq[0].b.Data))
-	assert.Equal(t, uint64(2), a.ubq[0].b.Seq)
+	require.Len(t, a.app.queue, 1)
+	assert.Equal(t, "two", string(a.app.queue[0].b.Data))
+	assert.Equal(t, uint64(2), a.app.queue[0].b.Seq)
 
 	// Four 100-byte broadcasts: a 400-byte ping holds only some of them.
 	for i := range 4 {
 		require.NoError(t, a.Broadcast("", bytes.Repeat([]byte{byte('0' + i)}, 100)))
 	}
 	assert.Equal(t, 1, a.Stats().BroadcastsDropped, "queue of 4: the oldest unsent (\"two\") went")
-	require.Len(t, a.ubq, 4)
+	require.Len(t, a.app.queue, 4)
 	a.send(Packet{Kind: MsgPing, To: node("b")})
 	pk, _ := drain(a)
 	require.Len(t, pk, 1)
@@ -129,7 +129,7 @@ func TestBroadcastQueue(t *testing.T) {
 		}
 	}
 	assert.Equal(t, map[string]int{"b0": 1, "b1": 1, "b2": 1, "b3": 1, "c0": 1, "c1": 1, "c2": 1, "c3": 1}, got)
-	assert.Empty(t, a.ubq, "gone once every live member had it")
+	assert.Empty(t, a.app.queue, "gone once every live member had it")
 }
 
 // TestBroadcastRetransmitLimit: in a group of 20 each broadcast is sent to
@@ -155,7 +155,7 @@ func TestBroadcastRetransmitLimit(t *testing.T) {
 	for p, n := range to {
 		assert.Equal(t, 1, n, p)
 	}
-	assert.Empty(t, a.ubq)
+	assert.Empty(t, a.app.queue)
 }
 
 // TestBroadcastReachesAll: in a static group of 12, one broadcast reaches
@@ -249,10 +249,10 @@ func TestBroadcastHostile(t *testing.T) {
 			Broadcasts: []Broadcast{{Origin: ID(fmt.Sprintf("o%d", i)), Seq: 1, Data: []byte("x")}}}
 		require.NoError(t, a.Step(0, &pk))
 	}
-	assert.LessOrEqual(t, len(a.seen), 8)
+	assert.LessOrEqual(t, len(a.app.seen), 8)
 	assert.Equal(t, 100, a.Stats().BroadcastsReceived)
 	assert.Equal(t, 92, a.Stats().BroadcastOriginsForgotten)
-	assert.LessOrEqual(t, len(a.ubq), a.cfg.MaxQueuedBroadcasts)
+	assert.LessOrEqual(t, len(a.app.queue), a.cfg.MaxQueuedBroadcasts)
 }
 
 // TestLocalState: a join's answer carries the answerer's state, delivered
@@ -338,8 +338,8 @@ func TestKeyedBroadcastOutOfOrder(t *testing.T) {
 	msgs := a.Ready().Messages
 	require.Len(t, msgs, 1)
 	assert.Equal(t, "new", string(msgs[0].Data))
-	require.Len(t, a.ubq, 1)
-	assert.Equal(t, uint64(5), a.ubq[0].b.Seq)
+	require.Len(t, a.app.queue, 1)
+	assert.Equal(t, uint64(5), a.app.queue[0].b.Seq)
 	assert.Equal(t, 1, a.Stats().BroadcastsSuperseded)
 }
 
@@ -357,13 +357,13 @@ func TestBroadcastOverBudget(t *testing.T) {
 	require.ErrorIs(t, err, ErrMessageSize)
 	assert.ErrorContains(t, err, "BroadcastBudget")
 	assert.Equal(t, 1, a.Stats().BroadcastsQueued)
-	require.Len(t, a.ubq, 1)
+	require.Len(t, a.app.queue, 1)
 
 	big := Broadcast{Origin: "b", Seq: 1, Data: make([]byte, 400)}
 	require.NoError(t, a.Step(0, &Packet{Kind: MsgGossip, From: node("b"), To: node("a"), Broadcasts: []Broadcast{big}}))
 	msgs := a.Ready().Messages
 	require.Len(t, msgs, 1, "delivered here")
-	assert.Len(t, a.ubq, 1, "not queued: it could never be sent")
+	assert.Len(t, a.app.queue, 1, "not queued: it could never be sent")
 }
 
 // TestBroadcastSeqCeiling: with numbering by the clock, one forged broadcast

@@ -99,7 +99,7 @@ func (m *Member) vouch(in *inbound, p *peer, view bool) {
 // (view) from the seed that answered this member's join, within a protocol
 // period of its first one (noteJoinSeed).
 func (m *Member) seedView(in *inbound, view bool) bool {
-	return view && in.from != "" && in.from == m.joinSeed && in.now < m.joinSeedTo
+	return view && in.from != "" && in.from == m.join.seed && in.now < m.join.seedUntil
 }
 
 // noteJoinSeed records, for a view transfer (MsgSync) received while
@@ -107,8 +107,8 @@ func (m *Member) seedView(in *inbound, view bool) bool {
 // and the rest of the view, the sender's transfers within one protocol
 // period, vouch for the members they list.
 func (m *Member) noteJoinSeed(now time.Duration, pkt *Packet) {
-	if pkt.Kind == MsgSync && m.joining && m.joinSeed != pkt.From.ID {
-		m.joinSeed, m.joinSeedTo = pkt.From.ID, now+m.cfg.ProbeInterval
+	if pkt.Kind == MsgSync && m.join.pending && m.join.seed != pkt.From.ID {
+		m.join.seed, m.join.seedUntil = pkt.From.ID, now+m.cfg.ProbeInterval
 	}
 }
 

@@ -96,7 +96,7 @@ func (m *Member) status(p *peer, now time.Duration) PeerStatus {
 	s.WarmingUp = p.det == nil || p.det.WarmingUp()
 	if p.det != nil {
 		s.Level = levelOf(p.det, now)
-		s.Suspected = detectorSuspects(p, now, m.hostLate)
+		s.Suspected = detectorSuspects(p, now, m.health.hostLateness)
 	}
 	if p.susp != nil {
 		s.SuspicionDeadline = p.susp.deadline

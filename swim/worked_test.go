@@ -60,7 +60,7 @@ func TestWorkedExamples(t *testing.T) {
 		for i := range tab.Rows {
 			m := newTest(t, "a", ModeLifeguard, nil, "b")
 			m.adjustHealth(int(num(t, tab, i, "LHM")))
-			eq(t, tab, i, "LHM", float64(m.lhm))
+			eq(t, tab, i, "LHM", float64(m.health.multiplier))
 			eq(t, tab, i, "protocol period (ms)", float64(m.period().Milliseconds()))
 			pt, ok := m.ProbeTimeout("b")
 			require.True(t, ok)
@@ -69,7 +69,7 @@ func TestWorkedExamples(t *testing.T) {
 		// The multiplier saturates at S − 1 = 7.
 		m := newTest(t, "a", ModeLifeguard, nil, "b")
 		m.adjustHealth(100)
-		assert.Equal(t, DefaultAwarenessMaxMultiplier-1, m.lhm)
+		assert.Equal(t, DefaultAwarenessMaxMultiplier-1, m.health.multiplier)
 	})
 
 	// docs/algorithms.md, “SWIM suspicion and incarnations”.
