@@ -463,3 +463,24 @@ func TestDrainLoop(t *testing.T) {
 	pk, _ = advance(s, 900*time.Millisecond)
 	assert.Empty(t, only(t, pk, MsgGossip))
 }
+
+// gatedProbe returns a ModeDetector member a of {a, b, c, d} whose
+// detectors (a 5 s fixed timeout) trust every peer, having heard each at 0,
+// with its first probe's direct ping unanswered at 500 ms: the probe's
+// target and the two ping-reqs sent then.
+func gatedProbe(t *testing.T) (*Member, ID, []Packet) {
+	t.Helper()
+	a := newTest(t, "a", ModeDetector, func(c *Config) { c.PeerDetector = FixedPeerDetector(5 * time.Second) }, "b", "c", "d")
+	for _, from := range []string{"b", "c", "d"} {
+		p := Packet{Kind: MsgAck, From: node(from), To: node("a"), Ack: Ack{Seq: 999}}
+		require.NoError(t, a.Step(0, &p))
+	}
+	a.Tick(0)
+	pk, _ := drain(a)
+	target := pk[0].To.ID
+	a.Tick(500 * time.Millisecond)
+	pk, _ = drain(a)
+	reqs := only(t, pk, MsgPingReq)
+	require.Len(t, reqs, 2)
+	return a, target, reqs
+}

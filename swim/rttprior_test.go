@@ -205,3 +205,57 @@ func TestRTTPriorPoisonBounded(t *testing.T) {
 		assert.Len(t, only(t, pk, MsgNack), 1, "rtt %v", rtt)
 	}
 }
+
+// nackAll has every intermediate of reqs (a's ping-reqs) nack it at now.
+func nackAll(t *testing.T, a *Member, reqs []Packet, now time.Duration) {
+	t.Helper()
+	for _, r := range reqs {
+		n := Packet{Kind: MsgNack, From: r.To, To: node("a"), Nack: Nack{Seq: r.PingReq.Seq}}
+		require.NoError(t, a.Step(now, &n))
+	}
+}
+
+// A first probe whose every datagram path failed before its least direct
+// wait (nacks at 300 ms, ProbeTimeout 500 ms for a peer never measured,
+// the stream ping unanswered) waits; when the target is meanwhile heard
+// suspected from another member, the wait ends without an early retry
+// and the probe ends with its period, and no Tick leaves a deadline at or
+// before its own instant (the member must not spin). With the stream
+// ping refused (evidence of death), the retry starts at once instead,
+// before the least direct wait: the retry's own verdict waits for it.
+func TestFirstProbeWaitEndsWhenTargetSuspected(t *testing.T) {
+	a, now := nearGroupWith(t, func(c *Config) { c.StreamProbe = true })
+	start := untilProbeOf(t, a, now, "f")
+	a.Tick(start + 100*time.Millisecond)
+	pk, _, sp := drainStreams(a)
+	require.Len(t, sp, 1)
+	nackAll(t, a, only(t, pk, MsgPingReq), start+300*time.Millisecond)
+	pk, ev := drain(a)
+	assert.Empty(t, only(t, pk, MsgPing), "before ProbeTimeout the retry does not start")
+	assert.Empty(t, ev)
+	at, _ := a.NextDeadline()
+	require.Equal(t, start+500*time.Millisecond, at, "the least direct wait")
+	sus := Packet{Kind: MsgGossip, From: node("b"), To: node("a"),
+		Updates: []Update{{Kind: UpdateSuspect, Node: node("f"), From: "b"}}}
+	require.NoError(t, a.Step(start+400*time.Millisecond, &sus))
+	drain(a)
+	a.Tick(start + 500*time.Millisecond)
+	drain(a)
+	at, _ = a.NextDeadline()
+	require.Greater(t, at, start+500*time.Millisecond, "a deadline at the Tick's own instant: the member would spin")
+	assert.Equal(t, start+time.Second, at, "the probe ends with its period")
+	assert.Zero(t, a.Stats().GateDeferrals)
+
+	b, now := nearGroupWith(t, func(c *Config) { c.StreamProbe = true })
+	start = untilProbeOf(t, b, now, "f")
+	b.Tick(start + 100*time.Millisecond)
+	_, _, sp = drainStreams(b)
+	require.Len(t, sp, 1)
+	b.StreamFailed(start+110*time.Millisecond, "f", sp[0].Seq)
+	pk, ev = drain(b)
+	assert.Empty(t, ev)
+	ping := only(t, pk, MsgPing)
+	require.Len(t, ping, 1, "refused: the retry at once")
+	assert.Equal(t, ID("f"), ping[0].To.ID)
+	assert.Equal(t, 1, b.Stats().GateDeferrals)
+}

@@ -21,8 +21,8 @@ type scenarioEnv struct {
 	t       *testing.T
 	members map[string]*Member       // by the name given to add
 	names   []string                 // in the order added
-	last    map[string][]Packet      // each member's last packets sent
-	streams map[string][]StreamProbe // and stream pings asked for
+	last    map[string][]Packet      // each member's last output with packets
+	streams map[string][]StreamProbe // and with stream pings
 	maxSize map[string]int           // each member's MaxPacketSize
 	crashed map[string]bool
 	cut     map[[2]string]bool // partitioned pairs of names
@@ -168,6 +168,8 @@ func (e *scenarioEnv) add(td *datadriven.TestData) string {
 	}
 	e.members[name] = m
 	e.maxSize[name] = m.Config().MaxPacketSize
+	delete(e.last, name)
+	delete(e.streams, name)
 	delete(e.crashed, name)
 	return ""
 }
@@ -196,7 +198,8 @@ func (e *scenarioEnv) dur(td *datadriven.TestData, key string) time.Duration {
 	return d
 }
 
-// ready drains m's output, keeps its packets for ack and deliver, checks
+// ready drains m's output, keeps its packets (and stream pings) for ack,
+// deliver and stream answers unless it has none, checks
 // that every packet is within MaxPacketSize and prints it to b (nothing
 // when b is nil).
 func (e *scenarioEnv) ready(b *strings.Builder, name string, m *Member, prefix string, kinds []string) Ready {
@@ -207,8 +210,12 @@ func (e *scenarioEnv) ready(b *strings.Builder, name string, m *Member, prefix s
 			e.t.Errorf("%s sent %d bytes, over MaxPacketSize %d: %s", name, s, max, fmtPacket(&r.Packets[i]))
 		}
 	}
-	e.last[name] = r.Packets
-	e.streams[name] = slices.Clone(r.StreamProbes)
+	if len(r.Packets) > 0 {
+		e.last[name] = r.Packets
+	}
+	if len(r.StreamProbes) > 0 {
+		e.streams[name] = slices.Clone(r.StreamProbes)
+	}
 	if b != nil {
 		fmtReady(b, prefix, r, kinds)
 	}

@@ -39,7 +39,8 @@ import (
 //	partition (A,B,...) (C,...) packets between the two sides are lost
 //	heal                        undo every partition
 //	state NAME ids=(...)        State of each ID
-//	view NAME at=T [ids=(...)]  Members (those given)
+//	view NAME at=T [ids=(...)] [detector]
+//	                            Members (those given; with their detectors)
 //	stats NAME                  the non-zero Stats counters
 //	inspect NAME what...        incarnation, alive, queued, deadline, refusal,
 //	                            lhm, left, meta, lateness
@@ -223,6 +224,10 @@ func (e *scenarioEnv) show(td *datadriven.TestData) string {
 		for _, p := range m.Members(e.dur(td, "at")) {
 			if !filter || slices.Contains(ids.Vals, string(p.Node.ID)) {
 				fmt.Fprintln(&b, fmtPeer(p))
+				if td.HasArg("detector") {
+					fmt.Fprintf(&b, "  level %.4g suspected=%v warming-up=%v probe-timeout %v\n",
+						p.Level, p.Suspected, p.WarmingUp, p.ProbeTimeout)
+				}
 			}
 		}
 	case "stats":

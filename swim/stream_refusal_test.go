@@ -102,3 +102,34 @@ func TestLateStreamAckClearsNoStream(t *testing.T) {
 	a.StreamAck(700*time.Millisecond, "zz", sp[0].Seq)
 	assert.True(t, tp.noStream)
 }
+
+// streamGateMember is a ModeDetector member a with the stream fallback on,
+// fixed per-peer detectors, and b, c and d each heard from once at 0 (so
+// that the gate applies to them).
+func streamGateMember(t *testing.T) *Member {
+	t.Helper()
+	a := newTest(t, "a", ModeDetector, func(c *Config) {
+		c.StreamProbe = true
+		c.PeerDetector = FixedPeerDetector(5 * time.Second)
+	}, "b", "c", "d")
+	for _, from := range []string{"b", "c", "d"} {
+		p := Packet{Kind: MsgAck, From: node(from), To: node("a"), Ack: Ack{Seq: 999}}
+		require.NoError(t, a.Step(0, &p))
+	}
+	return a
+}
+
+// failFirstProbe fails a's probe of target started at now (a member from
+// streamGateMember): the direct timeout at 500 ms, the stream ping
+// refused at 650 ms, no intermediate nacking yet; it returns the probe's
+// ping-reqs.
+func failFirstProbe(t *testing.T, a *Member, now time.Duration, target Node) []Packet {
+	t.Helper()
+	a.Tick(now + 500*time.Millisecond)
+	pk, _, sp := drainStreams(a)
+	reqs := only(t, pk, MsgPingReq)
+	require.Len(t, reqs, 2)
+	require.Len(t, sp, 1)
+	a.StreamFailed(now+650*time.Millisecond, target.ID, sp[0].Seq)
+	return reqs
+}
