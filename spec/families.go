@@ -2,6 +2,7 @@ package spec
 
 import (
 	"cmp"
+	"math"
 	"time"
 
 	"github.com/fdkit/fdkit/bertier"
@@ -38,7 +39,7 @@ func chenEstimator[C any](f func(*C) *chen.EstimatorConfig) []param {
 	return []param{
 		dur(Param{Name: "interval", Unit: "duration", Default: "100ms", Source: srcChen, Doc: "nominal heartbeat interval Δ", Field: "Estimator.Interval", Sample: "250ms", MinOpen: true},
 			func(c *C) *time.Duration { return &f(c).Interval }),
-		intPlain(Param{Name: "window", Unit: "heartbeats", Default: "1000", Source: srcChen, Doc: "window size n of arrival offsets", Field: "Estimator.WindowSize", Sample: "64", Min: 1},
+		intPlain(Param{Name: "window", Symbol: "n", Unit: "heartbeats", Default: "1000", Source: srcChen, Doc: "window size n of arrival offsets", Field: "Estimator.WindowSize", Sample: "64", Min: 1},
 			func(c *C) *int { return &f(c).WindowSize }),
 		uintPtr(Param{Name: "restart-jump", Unit: "sequence numbers", Default: "100", Source: srcFdkit, Doc: "a backwards jump larger than this is a sender restart", Field: "Estimator.RestartJump", Sample: "0"},
 			func(c *C) **uint64 { return &f(c).RestartJump }),
@@ -54,6 +55,11 @@ func init() {
 		Family: Family{Name: "fixed", Aliases: []string{"timeout"}, Swept: "timeout",
 			Doc: "fixed timeout: τ = T_last + T (Chen, Toueg, Aguilera 2002)"},
 		New:   build(detector.NewFixed),
+		Range: SweepRange{Lo: 1, Hi: 30, PerInterval: true, Log: true},
+		ForStream: func(st Stream) detector.FixedConfig {
+			return detector.FixedConfig{Timeout: new(cmp.Or(st.Timeout, 10*st.Interval))}
+		},
+		Brief: []string{"timeout"},
 		Sweep: func(c detector.FixedConfig, v []float64) qos.Family { return qos.FixedFamily(durations(v)) },
 		Point: func(c detector.FixedConfig) float64 {
 			return ms(detector.OrDefault(c.Timeout, detector.DefaultTimeout))
@@ -67,8 +73,10 @@ func init() {
 	})
 
 	define(Row[jacobson.Config]{
-		Family: Family{Name: "jacobson", Swept: "k", Doc: "Jacobson/Karels timeout on inter-arrival times (SIGCOMM 1988; RFC 6298)"},
+		Family: Family{Name: "jacobson", Aliases: []string{"jk"}, Swept: "k", Doc: "Jacobson/Karels timeout on inter-arrival times (SIGCOMM 1988; RFC 6298)"},
 		New:    build(jacobson.New),
+		Range:  SweepRange{Lo: 0.5, Hi: 64, Log: true},
+		Brief:  []string{"k"},
 		Sweep:  func(c jacobson.Config, v []float64) qos.Family { return qos.JacobsonFamily(c, v) },
 		Point:  func(c jacobson.Config) float64 { return detector.OrDefault(c.K, jacobson.DefaultK) },
 		Params: []param{
@@ -96,15 +104,18 @@ func init() {
 	define(Row[phi.NormalConfig]{
 		Family: Family{Name: "phi-normal", Aliases: []string{"phi", "normal"}, Swept: "threshold",
 			Doc: "φ accrual, normal model (Hayashibara et al., SRDS 2004)"},
-		New:   build(phi.NewNormal),
-		Sweep: func(c phi.NormalConfig, v []float64) qos.Family { return qos.PhiNormalFamily(c, v) },
-		Point: func(c phi.NormalConfig) float64 { return cmp.Or(c.Threshold, phi.DefaultThreshold) },
+		New:       build(phi.NewNormal),
+		Range:     SweepRange{Lo: 0.5, Hi: 16},
+		ForStream: func(st Stream) phi.NormalConfig { return phi.NormalConfig{WindowSize: st.Window} },
+		Brief:     []string{"threshold", "window", "min-std"},
+		Sweep:     func(c phi.NormalConfig, v []float64) qos.Family { return qos.PhiNormalFamily(c, v) },
+		Point:     func(c phi.NormalConfig) float64 { return cmp.Or(c.Threshold, phi.DefaultThreshold) },
 		Params: []param{
 			floatPlain(Param{Name: "threshold", Symbol: "Φ", Default: "8", Source: srcPhi, Doc: "threshold Θ on φ", Field: "Threshold", Sample: "10", MinOpen: true},
 				func(c *phi.NormalConfig) *float64 { return &c.Threshold }),
-			intPlain(Param{Name: "window", Unit: "intervals", Default: "1000", Source: srcPhi, Doc: "window size n of inter-arrival times", Field: "WindowSize", Sample: "200", Min: 1},
+			intPlain(Param{Name: "window", Symbol: "n", Unit: "intervals", Default: "1000", Source: srcPhi, Doc: "window size n of inter-arrival times", Field: "WindowSize", Sample: "200", Min: 1},
 				func(c *phi.NormalConfig) *int { return &c.WindowSize }),
-			durPtr(Param{Name: "min-std", Unit: "duration", Default: "μ/100", Source: srcFdkit, Doc: "σ floor: σ_eff = max(σ, min-std); 0 turns it off", Field: "MinStdDev", Sample: "0s"},
+			durPtr(Param{Name: "min-std", Symbol: "minσ", Unit: "duration", Default: "μ/100", Source: srcFdkit, Doc: "σ floor: σ_eff = max(σ, min-std); 0 turns it off", Field: "MinStdDev", Sample: "0s"},
 				func(c *phi.NormalConfig) **time.Duration { return &c.MinStdDev }),
 			durPtr(Param{Name: "pause", Unit: "duration", Default: "0", Source: srcAkka + " (acceptable-heartbeat-pause)", Doc: "acceptable pause added to the mean", Field: "AcceptablePause", Sample: "3s"},
 				func(c *phi.NormalConfig) **time.Duration { return &c.AcceptablePause }),
@@ -126,18 +137,29 @@ func init() {
 	define(Row[phi.AkkaConfig]{
 		Family: Family{Name: "phi-akka", Swept: "threshold", Doc: "φ accrual as in Akka's PhiAccrualFailureDetector (logistic approximation)"},
 		New:    build(phi.NewAkka),
-		Sweep:  func(c phi.AkkaConfig, v []float64) qos.Family { return qos.PhiAkkaFamily(c, v) },
-		Point:  func(c phi.AkkaConfig) float64 { return cmp.Or(c.Threshold, phi.DefaultThreshold) },
+		Range:  SweepRange{Lo: 0.5, Hi: 16},
+		// Akka's time settings are for 1 s heartbeats: scaled by Δ/1s.
+		ForStream: func(st Stream) phi.AkkaConfig {
+			return phi.AkkaConfig{
+				WindowSize:        st.Window,
+				MinStdDev:         new(st.scale(phi.DefaultAkkaMinStdDev)),
+				AcceptablePause:   new(st.scale(phi.DefaultAkkaAcceptablePause)),
+				BootstrapInterval: new(max(st.scale(phi.DefaultAkkaBootstrapInterval), 1)),
+			}
+		},
+		Brief: []string{"threshold", "pause", "min-std"},
+		Sweep: func(c phi.AkkaConfig, v []float64) qos.Family { return qos.PhiAkkaFamily(c, v) },
+		Point: func(c phi.AkkaConfig) float64 { return cmp.Or(c.Threshold, phi.DefaultThreshold) },
 		Params: []param{
 			floatPlain(Param{Name: "threshold", Symbol: "Φ", Default: "8", Source: srcAkka, Doc: "threshold Θ on φ", Field: "Threshold", Sample: "10", MinOpen: true},
 				func(c *phi.AkkaConfig) *float64 { return &c.Threshold }),
-			intPlain(Param{Name: "window", Unit: "intervals", Default: "1000", Source: srcAkka + " (max-sample-size)", Doc: "history size", Field: "WindowSize", Sample: "200", Min: 1},
+			intPlain(Param{Name: "window", Symbol: "n", Unit: "intervals", Default: "1000", Source: srcAkka + " (max-sample-size)", Doc: "history size", Field: "WindowSize", Sample: "200", Min: 1},
 				func(c *phi.AkkaConfig) *int { return &c.WindowSize }),
-			durPtr(Param{Name: "min-std", Unit: "duration", Default: "100ms", Source: srcAkka + " (min-std-deviation)", Doc: "σ floor; 0 turns it off", Field: "MinStdDev", Sample: "0s"},
+			durPtr(Param{Name: "min-std", Symbol: "minσ", Scaled: true, Unit: "duration", Default: "100ms", Source: srcAkka + " (min-std-deviation)", Doc: "σ floor; 0 turns it off", Field: "MinStdDev", Sample: "0s"},
 				func(c *phi.AkkaConfig) **time.Duration { return &c.MinStdDev }),
-			durPtr(Param{Name: "pause", Unit: "duration", Default: "3s", Source: srcAkka + " (acceptable-heartbeat-pause)", Doc: "acceptable pause added to the mean; 0 is none", Field: "AcceptablePause", Sample: "0s"},
+			durPtr(Param{Name: "pause", Scaled: true, Unit: "duration", Default: "3s", Source: srcAkka + " (acceptable-heartbeat-pause)", Doc: "acceptable pause added to the mean; 0 is none", Field: "AcceptablePause", Sample: "0s"},
 				func(c *phi.AkkaConfig) **time.Duration { return &c.AcceptablePause }),
-			durPtr(Param{Name: "first-estimate", Unit: "duration", Default: "1s", Source: srcAkka + " (heartbeat-interval)", Doc: "first heartbeat seeds m ± m/4", Field: "BootstrapInterval", Sample: "100ms", MinOpen: true},
+			durPtr(Param{Name: "first-estimate", Scaled: true, Unit: "duration", Default: "1s", Source: srcAkka + " (heartbeat-interval)", Doc: "first heartbeat seeds m ± m/4", Field: "BootstrapInterval", Sample: "100ms", MinOpen: true},
 				func(c *phi.AkkaConfig) **time.Duration { return &c.BootstrapInterval }),
 			intPtr(Param{Name: "min-samples", Unit: "intervals", Default: "0", Source: srcFdkit, Doc: "warm-up: real intervals needed before QoS is measured", Field: "MinSamples", Sample: "5"},
 				func(c *phi.AkkaConfig) **int { return &c.MinSamples }),
@@ -149,16 +171,23 @@ func init() {
 	define(Row[phi.CassandraConfig]{
 		Family: Family{Name: "phi-cassandra", Swept: "threshold", Doc: "φ accrual as in Cassandra's FailureDetector (exponential model)"},
 		New:    build(phi.NewCassandra),
-		Sweep:  func(c phi.CassandraConfig, v []float64) qos.Family { return qos.PhiCassandraFamily(c, v) },
-		Point:  func(c phi.CassandraConfig) float64 { return cmp.Or(c.Threshold, phi.DefaultThreshold) },
+		Range:  SweepRange{Lo: 0.25, Hi: 16, Log: true},
+		// Twice the gossip interval Δ, as Cassandra's 2 s are for its 1 s
+		// gossip.
+		ForStream: func(st Stream) phi.CassandraConfig {
+			return phi.CassandraConfig{WindowSize: st.Window, BootstrapInterval: new(2 * st.Interval), MaxInterval: new(2 * st.Interval)}
+		},
+		Brief: []string{"threshold", "max-interval"},
+		Sweep: func(c phi.CassandraConfig, v []float64) qos.Family { return qos.PhiCassandraFamily(c, v) },
+		Point: func(c phi.CassandraConfig) float64 { return cmp.Or(c.Threshold, phi.DefaultThreshold) },
 		Params: []param{
 			floatPlain(Param{Name: "threshold", Symbol: "Φ", Default: "8", Source: srcCassandra, Doc: "threshold Θ on φ (phi_convict_threshold)", Field: "Threshold", Sample: "10", MinOpen: true},
 				func(c *phi.CassandraConfig) *float64 { return &c.Threshold }),
-			intPlain(Param{Name: "window", Unit: "intervals", Default: "1000", Source: srcCassandra + " (ArrivalWindow)", Doc: "window size", Field: "WindowSize", Sample: "200", Min: 1},
+			intPlain(Param{Name: "window", Symbol: "n", Unit: "intervals", Default: "1000", Source: srcCassandra + " (ArrivalWindow)", Doc: "window size", Field: "WindowSize", Sample: "200", Min: 1},
 				func(c *phi.CassandraConfig) *int { return &c.WindowSize }),
-			durPtr(Param{Name: "initial-interval", Unit: "duration", Default: "2s", Source: srcCassandra, Doc: "seed interval recorded at the first heartbeat (fd_initial_value_ms); 0: none", Field: "BootstrapInterval", Sample: "0s"},
+			durPtr(Param{Name: "initial-interval", Scaled: true, Unit: "duration", Default: "2s", Source: srcCassandra, Doc: "seed interval recorded at the first heartbeat (fd_initial_value_ms); 0: none", Field: "BootstrapInterval", Sample: "0s"},
 				func(c *phi.CassandraConfig) **time.Duration { return &c.BootstrapInterval }),
-			durPtr(Param{Name: "max-interval", Unit: "duration", Default: "2s", Source: srcCassandra, Doc: "longer intervals are not recorded (fd_max_interval_ms); 0: no cap", Field: "MaxInterval", Sample: "0s"},
+			durPtr(Param{Name: "max-interval", Symbol: "cap", Scaled: true, Unit: "duration", Default: "2s", Source: srcCassandra, Doc: "longer intervals are not recorded (fd_max_interval_ms); 0: no cap", Field: "MaxInterval", Sample: "0s"},
 				func(c *phi.CassandraConfig) **time.Duration { return &c.MaxInterval }),
 			intPtr(Param{Name: "min-samples", Unit: "intervals", Default: "0", Source: srcFdkit, Doc: "warm-up: real intervals needed before QoS is measured", Field: "MinSamples", Sample: "5"},
 				func(c *phi.CassandraConfig) **int { return &c.MinSamples }),
@@ -168,9 +197,12 @@ func init() {
 	})
 
 	define(Row[chen.Config]{
-		Family: Family{Name: "chen", Swept: "alpha", Doc: "Chen's NFD-E: τ = EA + α (IEEE TC 2002)"},
-		New:    build(chen.New),
-		Sweep:  func(c chen.Config, v []float64) qos.Family { return qos.ChenFamily(c, durations(v)) },
+		Family:    Family{Name: "chen", Aliases: []string{"nfd-e"}, Swept: "alpha", Doc: "Chen's NFD-E: τ = EA + α (IEEE TC 2002)"},
+		New:       build(chen.New),
+		Range:     SweepRange{Lo: 0.01, Hi: 20, PerInterval: true, Log: true},
+		ForStream: func(st Stream) chen.Config { return chen.Config{Estimator: st.estimator()} },
+		Brief:     []string{"alpha", "window"},
+		Sweep:     func(c chen.Config, v []float64) qos.Family { return qos.ChenFamily(c, durations(v)) },
 		Point: func(c chen.Config) float64 {
 			return ms(detector.OrDefault(c.Margin, cmp.Or(c.Estimator.Interval, chen.DefaultInterval)))
 		},
@@ -181,14 +213,16 @@ func init() {
 	})
 
 	define(Row[bertier.Config]{
-		Family: Family{Name: "bertier", Doc: "Bertier, Marin, Sens: NFD-E with a Jacobson margin (DSN 2002)"},
-		New:    build(bertier.New),
+		Family:    Family{Name: "bertier", Doc: "Bertier, Marin, Sens: NFD-E with a Jacobson margin (DSN 2002)"},
+		New:       build(bertier.New),
+		ForStream: func(st Stream) bertier.Config { return bertier.Config{Estimator: st.estimator()} },
+		Brief:     []string{"gain", "beta", "phi"},
 		Params: append(chenEstimator(func(c *bertier.Config) *chen.EstimatorConfig { return &c.Estimator }),
-			floatPlain(Param{Name: "gain", Default: "0.1", Source: srcBertier, Doc: "gain γ", Field: "Gain", Sample: "0.2", MinOpen: true},
+			floatPlain(Param{Name: "gain", Symbol: "γ", Default: "0.1", Source: srcBertier, Doc: "gain γ", Field: "Gain", Sample: "0.2", MinOpen: true},
 				func(c *bertier.Config) *float64 { return &c.Gain }),
-			floatPlain(Param{Name: "beta", Default: "1", Source: srcBertier, Doc: "weight β of the smoothed error", Field: "Beta", Sample: "2", MinOpen: true},
+			floatPlain(Param{Name: "beta", Symbol: "β", Default: "1", Source: srcBertier, Doc: "weight β of the smoothed error", Field: "Beta", Sample: "2", MinOpen: true},
 				func(c *bertier.Config) *float64 { return &c.Beta }),
-			floatPlain(Param{Name: "phi", Default: "4", Source: srcBertier, Doc: "weight φ of the mean deviation", Field: "Phi", Sample: "2", MinOpen: true},
+			floatPlain(Param{Name: "phi", Symbol: "φ", Default: "4", Source: srcBertier, Doc: "weight φ of the mean deviation", Field: "Phi", Sample: "2", MinOpen: true},
 				func(c *bertier.Config) *float64 { return &c.Phi }),
 			minSamples(func(c *bertier.Config) **int { return &c.MinSamples }),
 			enum(Param{Name: "loss-rule", Default: "vs-received", Source: srcFdkit, Doc: "error after a loss: vs-received or vs-next", Field: "LossRule", Sample: "vs-next", Choices: []string{"vs-received", "vs-next"}},
@@ -196,9 +230,12 @@ func init() {
 	})
 
 	define(Row[sfd.Config]{
-		Family: Family{Name: "sfd", Swept: "sm1", Doc: "SFD, self-tuning safety margin (Xiong et al., IPDPS 2012)"},
-		New:    build(sfd.New),
-		Sweep:  func(c sfd.Config, v []float64) qos.Family { return qos.SFDFamily(c, durations(v)) },
+		Family:    Family{Name: "sfd", Swept: "sm1", Doc: "SFD, self-tuning safety margin (Xiong et al., IPDPS 2012)"},
+		New:       build(sfd.New),
+		Range:     SweepRange{Lo: 0.01, Hi: 20, PerInterval: true, Log: true},
+		ForStream: sfdForStream,
+		Brief:     []string{"sm1", "step"},
+		Sweep:     func(c sfd.Config, v []float64) qos.Family { return qos.SFDFamily(c, durations(v)) },
 		Point: func(c sfd.Config) float64 {
 			return ms(detector.OrDefault(c.InitialMargin, max(cmp.Or(c.Estimator.Interval, chen.DefaultInterval), c.MinMargin)))
 		},
@@ -206,7 +243,7 @@ func init() {
 			minSamples(func(c *sfd.Config) **int { return &c.MinSamples }),
 			durPtr(Param{Name: "sm1", Symbol: "SM1", Unit: "duration", Default: "max(Δ, min-margin)", Source: srcSFD, Doc: "initial safety margin SM_1", Field: "InitialMargin", Sample: "0s"},
 				func(c *sfd.Config) **time.Duration { return &c.InitialMargin }),
-			dur(Param{Name: "step", Unit: "duration", Default: "Δ/10", Source: srcSFD, Doc: "adjustment rate β", Field: "Step", Sample: "5ms", MinOpen: true},
+			dur(Param{Name: "step", Symbol: "β", Unit: "duration", Default: "Δ/10", Source: srcSFD, Doc: "adjustment rate β", Field: "Step", Sample: "5ms", MinOpen: true},
 				func(c *sfd.Config) *time.Duration { return &c.Step }),
 			dur(Param{Name: "min-margin", Unit: "duration", Default: "0", Source: srcFdkit, Doc: "floor SM_min on the margin", Field: "MinMargin", Sample: "10ms"},
 				func(c *sfd.Config) *time.Duration { return &c.MinMargin }),
@@ -225,11 +262,13 @@ func init() {
 	})
 }
 
-// durations converts qos values in milliseconds to durations.
+// durations converts qos values in milliseconds to durations, rounded to
+// the nanosecond and saturating (detector.RoundNanos) rather than wrapping
+// for a huge value.
 func durations(v []float64) []time.Duration {
 	out := make([]time.Duration, len(v))
 	for i, x := range v {
-		out[i] = time.Duration(x * float64(time.Millisecond))
+		out[i] = detector.RoundNanos(x * float64(time.Millisecond))
 	}
 	return out
 }
@@ -238,18 +277,23 @@ func durations(v []float64) []time.Duration {
 // the first eight so that tables keep their order.
 func init() {
 	define(Row[twowfd.Config]{
-		Family: Family{Name: "2w-fd", Aliases: []string{"2wfd"}, Swept: "alpha", Doc: "2W-FD: the later of two NFD-E expected arrivals plus α (" + src2W + ")"},
+		Family: Family{Name: "2w-fd", Aliases: []string{"2wfd", "twowfd"}, Swept: "alpha", Doc: "2W-FD: the later of two NFD-E expected arrivals plus α (" + src2W + ")"},
 		New:    build(twowfd.New),
-		Sweep:  func(c twowfd.Config, v []float64) qos.Family { return qos.TwoWFDFamily(c, durations(v)) },
+		Range:  SweepRange{Lo: 0.01, Hi: 20, PerInterval: true, Log: true},
+		ForStream: func(st Stream) twowfd.Config {
+			return twowfd.Config{Interval: st.Interval, LongWindowSize: st.Window}
+		},
+		Brief: []string{"alpha", "short-window", "window"},
+		Sweep: func(c twowfd.Config, v []float64) qos.Family { return qos.TwoWFDFamily(c, durations(v)) },
 		Point: func(c twowfd.Config) float64 {
 			return ms(detector.OrDefault(c.Margin, cmp.Or(c.Interval, chen.DefaultInterval)))
 		},
 		Params: []param{
 			dur(Param{Name: "interval", Unit: "duration", Default: "100ms", Source: src2W, Doc: "nominal heartbeat interval Δ", Field: "Interval", Sample: "250ms", MinOpen: true},
 				func(c *twowfd.Config) *time.Duration { return &c.Interval }),
-			intPlain(Param{Name: "short-window", Unit: "heartbeats", Default: "1", Source: src2W, Doc: "short window n1", Field: "ShortWindowSize", Sample: "2", Min: 1},
+			intPlain(Param{Name: "short-window", Symbol: "n1", Unit: "heartbeats", Default: "1", Source: src2W, Doc: "short window n1", Field: "ShortWindowSize", Sample: "2", Min: 1},
 				func(c *twowfd.Config) *int { return &c.ShortWindowSize }),
-			intPlain(Param{Name: "window", Unit: "heartbeats", Default: "1000", Source: src2W, Doc: "long window n2", Field: "LongWindowSize", Sample: "64", Min: 1},
+			intPlain(Param{Name: "window", Symbol: "n2", Unit: "heartbeats", Default: "1000", Source: src2W, Doc: "long window n2", Field: "LongWindowSize", Sample: "64", Min: 1},
 				func(c *twowfd.Config) *int { return &c.LongWindowSize }),
 			durPtr(Param{Name: "alpha", Symbol: "α", Unit: "duration", Default: "Δ", Source: src2W, Doc: "safety margin α", Field: "Margin", Sample: "0s"},
 				func(c *twowfd.Config) **time.Duration { return &c.Margin }),
@@ -263,14 +307,20 @@ func init() {
 	define(Row[satzger.Config]{
 		Family: Family{Name: "satzger", Swept: "threshold", Doc: "Satzger et al.'s accrual detector on the empirical distribution (" + srcSatzger + ")"},
 		New:    build(satzger.New),
-		Sweep:  func(c satzger.Config, v []float64) qos.Family { return qos.SatzgerFamily(c, v) },
-		Point:  func(c satzger.Config) float64 { return cmp.Or(c.Threshold, satzger.DefaultThreshold) },
+		Range:  SweepRange{Lo: 0.5, Hi: 1},
+		// The package's 1 s bootstrap interval is for 1 s heartbeats: Δ.
+		ForStream: func(st Stream) satzger.Config {
+			return satzger.Config{WindowSize: st.Window, BootstrapInterval: new(st.Interval)}
+		},
+		Brief: []string{"threshold", "scale", "window"},
+		Sweep: func(c satzger.Config, v []float64) qos.Family { return qos.SatzgerFamily(c, v) },
+		Point: func(c satzger.Config) float64 { return cmp.Or(c.Threshold, satzger.DefaultThreshold) },
 		Params: []param{
 			floatPlain(Param{Name: "threshold", Symbol: "θ", Default: "0.99", Source: srcSatzger + "; default 0.99: fdkit (the ports use 0.5)", Doc: "threshold θ on the level, in (0, 1]", Field: "Threshold", Sample: "0.9", MinOpen: true, Max: 1},
 				func(c *satzger.Config) *float64 { return &c.Threshold }),
-			intPlain(Param{Name: "window", Unit: "intervals", Default: "1000", Source: srcSatzger, Doc: "window size N", Field: "WindowSize", Sample: "200", Min: 1},
+			intPlain(Param{Name: "window", Symbol: "n", Unit: "intervals", Default: "1000", Source: srcSatzger, Doc: "window size N", Field: "WindowSize", Sample: "200", Min: 1},
 				func(c *satzger.Config) *int { return &c.WindowSize }),
-			floatPlain(Param{Name: "scale", Default: "0.9", Source: "the Akka port's scaling factor (the paper's formula has c = 1)", Doc: "scale c on the elapsed time", Field: "Scale", Sample: "1", MinOpen: true},
+			floatPlain(Param{Name: "scale", Symbol: "c", Default: "0.9", Source: "the Akka port's scaling factor (the paper's formula has c = 1)", Doc: "scale c on the elapsed time", Field: "Scale", Sample: "1", MinOpen: true},
 				func(c *satzger.Config) *float64 { return &c.Scale }),
 			durPtr(Param{Name: "first-estimate", Unit: "duration", Default: "1s", Source: srcFdkit, Doc: "sample assumed while the window is empty", Field: "BootstrapInterval", Sample: "100ms", MinOpen: true},
 				func(c *satzger.Config) **time.Duration { return &c.BootstrapInterval }),
@@ -282,10 +332,13 @@ func init() {
 	})
 
 	define(Row[kappa.Config]{
-		Family: Family{Name: "kappa", Aliases: []string{"κ", "κ-fd", "kappa-fd"}, Swept: "threshold", Doc: "κ-FD: accrual over the expected arrivals of missed heartbeats (" + srcKappa + ")"},
-		New:    build(kappa.New),
-		Sweep:  func(c kappa.Config, v []float64) qos.Family { return qos.KappaFamily(c, v) },
-		Point:  func(c kappa.Config) float64 { return cmp.Or(c.Threshold, kappa.DefaultThreshold) },
+		Family:    Family{Name: "kappa", Aliases: []string{"κ", "κ-fd", "kappa-fd"}, Swept: "threshold", Doc: "κ-FD: accrual over the expected arrivals of missed heartbeats (" + srcKappa + ")"},
+		New:       build(kappa.New),
+		Range:     SweepRange{Lo: 0.5, Hi: 16, Log: true},
+		ForStream: func(st Stream) kappa.Config { return kappa.Config{Estimator: st.estimator()} },
+		Brief:     []string{"threshold", "window"},
+		Sweep:     func(c kappa.Config, v []float64) qos.Family { return qos.KappaFamily(c, v) },
+		Point:     func(c kappa.Config) float64 { return cmp.Or(c.Threshold, kappa.DefaultThreshold) },
 		Params: append(chenEstimator(func(c *kappa.Config) *chen.EstimatorConfig { return &c.Estimator }),
 			floatPlain(Param{Name: "threshold", Symbol: "K", Default: "2.5", Source: srcKappa + "; default 2.5: fdkit", Doc: "threshold K on κ", Field: "Threshold", Sample: "4", MinOpen: true},
 				func(c *kappa.Config) *float64 { return &c.Threshold }),
@@ -295,4 +348,32 @@ func init() {
 				func(c *kappa.Config) **time.Duration { return &c.MinStdDev }),
 			minSamples(func(c *kappa.Config) **int { return &c.MinSamples })),
 	})
+}
+
+// estimator is the NFD-E estimator for the stream: Δ and n.
+func (st Stream) estimator() chen.EstimatorConfig {
+	return chen.EstimatorConfig{Interval: st.Interval, WindowSize: st.Window}
+}
+
+// sfdForStream is SFD for a stream: SM_1 = Δ, β = Δ/10, the stream's
+// targets, and TD measured as the replay measures it. SFD reads an MR
+// target of 0 as none: MR = 0 (Targets.NoMistakes) becomes the smallest
+// positive rate, which any observed mistake exceeds.
+func sfdForStream(st Stream) sfd.Config {
+	maxMR := st.Targets.MaxMRPerSecond
+	if st.Targets.NoMistakes {
+		maxMR = math.SmallestNonzeroFloat64
+	}
+	return sfd.Config{
+		Estimator:     st.estimator(),
+		InitialMargin: new(st.Interval),
+		Step:          max(st.Interval/10, 1),
+		Targets: sfd.Targets{
+			MaxTD:                st.Targets.MaxTD,
+			MaxMistakesPerSecond: maxMR,
+			MinQAP:               st.Targets.MinQAP,
+		},
+		UseSendTime: st.SendTime,
+		OneWayDelay: st.OneWayDelay,
+	}
 }

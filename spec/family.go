@@ -32,6 +32,10 @@ type Family struct {
 	// point returns the effective value of Swept for cfg (its default
 	// resolved), in qos units.
 	point func(cfg any) float64
+	// stream sets cfg for a replayed stream (ForStream).
+	stream     func(cfg any, st Stream)
+	sweepRange SweepRange
+	brief      []string
 }
 
 // Params returns the family's parameters in their printing order.
@@ -80,6 +84,13 @@ type Row[C any] struct {
 	// Point returns the effective value of Family.Swept for a
 	// configuration (its default resolved), in qos units.
 	Point func(C) float64
+	// Range is the swept parameter's default range.
+	Range SweepRange
+	// ForStream returns the configuration for a replayed stream (see
+	// Family.ForStream); nil: the defaults.
+	ForStream func(Stream) C
+	// Brief names the parameters a table cell shows (Spec.Brief).
+	Brief []string
 	// Params are the parameters in their printing order.
 	Params []param
 }
@@ -113,6 +124,10 @@ func define[C any](r Row[C]) {
 		f.sweep = func(cfg any, v []float64) qos.Family { return r.Sweep(*cfg.(*C), v) }
 		f.point = func(cfg any) float64 { return r.Point(*cfg.(*C)) }
 	}
+	if r.ForStream != nil {
+		f.stream = func(cfg any, st Stream) { *cfg.(*C) = r.ForStream(st) }
+	}
+	f.sweepRange, f.brief = r.Range, r.Brief
 	register(&f)
 }
 

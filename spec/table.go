@@ -17,7 +17,7 @@ func WriteMarkdown(w io.Writer) error {
 		}
 		if f.Swept != "" {
 			p := f.param(f.Swept)
-			fmt.Fprintf(&b, " A sweep varies %s (%s) by default.", f.Swept, p.Symbol)
+			fmt.Fprintf(&b, " A sweep varies %s (%s) by default, in fdreplay over %s.", f.Swept, p.Symbol, f.DefaultRange())
 		}
 		b.WriteString("\n\n| parameter | default | unit | range | field | meaning | source |\n|---|---|---|---|---|---|---|\n")
 		for _, p := range f.params {

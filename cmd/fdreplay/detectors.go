@@ -8,33 +8,29 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fdkit/fdkit/bertier"
-	"github.com/fdkit/fdkit/chen"
-	"github.com/fdkit/fdkit/detector"
-	"github.com/fdkit/fdkit/jacobson"
-	"github.com/fdkit/fdkit/kappa"
-	"github.com/fdkit/fdkit/phi"
 	"github.com/fdkit/fdkit/qos"
-	"github.com/fdkit/fdkit/satzger"
-	"github.com/fdkit/fdkit/twowfd"
+	"github.com/fdkit/fdkit/spec"
 )
 
-// detectorNames lists the detectors fdreplay knows, in table order.
-var detectorNames = []string{"fixed", "jacobson", "phi-normal", "phi-akka", "phi-cassandra", "chen", "bertier", "sfd", "2w-fd", "satzger", "kappa"}
+// detectorNames lists the families of package spec's registry, in table
+// order: a bare --detectors name is one of them or an alias.
+var detectorNames = familyNames()
 
-// aliases accepted by --detectors.
-var detectorAliases = map[string]string{
-	"fixed": "fixed", "timeout": "fixed",
-	"jacobson": "jacobson", "jk": "jacobson",
-	"phi": "phi-normal", "phi-normal": "phi-normal", "normal": "phi-normal",
-	"phi-akka":      "phi-akka",
-	"phi-cassandra": "phi-cassandra",
-	"chen":          "chen", "nfd-e": "chen",
-	"bertier": "bertier",
-	"sfd":     "sfd",
-	"2w-fd":   "2w-fd", "2wfd": "2w-fd", "twowfd": "2w-fd",
-	"satzger": "satzger",
-	"kappa":   "kappa", "κ": "kappa", "kappa-fd": "kappa", "κ-fd": "kappa",
+func familyNames() []string {
+	var names []string
+	for _, f := range spec.Families() {
+		names = append(names, f.Name)
+	}
+	return names
+}
+
+// familyAliases lists every family's aliases, for the help text.
+func familyAliases() []string {
+	var out []string
+	for _, f := range spec.Families() {
+		out = append(out, f.Aliases...)
+	}
+	return out
 }
 
 // settings are the per-stream inputs of the detector configurations.
@@ -47,64 +43,28 @@ type settings struct {
 	sync         bool          // sender and monitor clocks synchronized
 	delay        time.Duration // d̄
 	targets      qos.Targets   // SFD's targets
-	sfdStep      time.Duration
-	sfdMargin    time.Duration
 }
 
-// The defaults, for Δ = 100 ms traces and scaled with Δ otherwise:
-//
-//   - fixed: T = 10Δ (1 s at Δ = 100 ms, detector.DefaultTimeout), unless
-//     --timeout is given.
-//   - jacobson: package defaults (K = 4, RFC 6298 gains, no clamp).
-//   - phi-normal: package defaults (Θ = 8) with the window n.
-//   - phi-akka: Θ = 8; Akka's time settings are for 1 s heartbeats
-//     (acceptable pause 3 s, min std 100 ms, first estimate 1 s), so they
-//     are scaled by Δ/1 s: pause 3Δ, min std Δ/10, first estimate Δ.
-//   - phi-cassandra: Θ = 8, gossip interval Δ (so the initial interval and
-//     the interval cap are 2Δ, as 2 s is for Cassandra's 1 s gossip).
-//   - chen: package defaults (α = Δ) with Δ and n.
-//   - bertier: package defaults (γ = 0.1, β = 1, φ = 4) with Δ and n.
-//   - 2w-fd: α = Δ, n1 = 1, n2 = n (the package defaults with Δ and n).
-//   - satzger: θ = 0.99, c = 0.9 (package defaults), window n, bootstrap
-//     interval Δ (the package's 1 s is for 1 s heartbeats).
-//   - kappa: K = 2.5, normal contribution, σ_min = Δ/100 (package
-//     defaults) with Δ and n.
-//   - sfd: SM_1 = Δ, β = Δ/10, slots of 100 heartbeats, targets from
-//     --td-max/--mr-max/--qap-min or else TD ≤ 10Δ, MR ≤ 1 per minute,
-//     QAP ≥ 0.999.
-func (s settings) akka() phi.AkkaConfig {
-	scale := func(d time.Duration) time.Duration {
-		return detector.RoundNanos(float64(d) * float64(s.interval) / float64(time.Second))
+// stream is what the registry's configuration of a family for the stream
+// (spec.Family.ForStream) depends on: every family runs at its package's
+// defaults with the stream's Δ and window n, Akka's and Cassandra's
+// settings for 1 s heartbeats scaled by Δ/1s, and SFD with the targets
+// of settings and TD measured the way the replay measures it
+// (docs/detectors.md lists each family's row).
+func (s settings) stream() spec.Stream {
+	return spec.Stream{Interval: s.interval, Window: s.window, Timeout: s.timeout,
+		Targets: s.targets, SendTime: s.sync, OneWayDelay: s.delay}
+}
+
+// familySpec returns the family named (a family or alias) at fdreplay's
+// defaults for the stream.
+func familySpec(s settings, name string) (spec.Spec, error) {
+	f, ok := spec.Lookup(name)
+	if !ok {
+		return spec.Spec{}, fmt.Errorf("unknown detector family %q", name)
 	}
-	return phi.AkkaConfig{
-		WindowSize:        s.window,
-		MinStdDev:         new(scale(phi.DefaultAkkaMinStdDev)),
-		AcceptablePause:   new(scale(phi.DefaultAkkaAcceptablePause)),
-		BootstrapInterval: new(max(scale(phi.DefaultAkkaBootstrapInterval), 1)),
-	}
+	return f.ForStream(s.stream()), nil
 }
-
-func (s settings) cassandra() phi.CassandraConfig {
-	return phi.CassandraConfig{WindowSize: s.window, BootstrapInterval: new(2 * s.interval), MaxInterval: new(2 * s.interval)}
-}
-
-func (s settings) normal() phi.NormalConfig { return phi.NormalConfig{WindowSize: s.window} }
-
-func (s settings) chenEst() chen.EstimatorConfig {
-	return chen.EstimatorConfig{Interval: s.interval, WindowSize: s.window}
-}
-
-func (s settings) bertier() bertier.Config { return bertier.Config{Estimator: s.chenEst()} }
-
-func (s settings) twowfd() twowfd.Config {
-	return twowfd.Config{Interval: s.interval, LongWindowSize: s.window}
-}
-
-func (s settings) satzger() satzger.Config {
-	return satzger.Config{WindowSize: s.window, BootstrapInterval: new(s.interval)}
-}
-
-func (s settings) kappa() kappa.Config { return kappa.Config{Estimator: s.chenEst()} }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
@@ -116,38 +76,14 @@ func tableFamilies(s settings, names []string) ([]qos.Family, []string, error) {
 	for _, n := range names {
 		var f qos.Family
 		var d string
-		switch n {
-		case "fixed":
-			f, d = qos.FixedFamily([]time.Duration{s.timeout}), "T="+s.timeout.String()
-		case "jacobson":
-			f, d = qos.JacobsonFamily(jacobson.Config{}, []float64{jacobson.DefaultK}), fmt.Sprintf("K=%g", jacobson.DefaultK)
-		case "phi-normal":
-			f, d = qos.PhiNormalFamily(s.normal(), []float64{phi.DefaultThreshold}), fmt.Sprintf("Φ=%g n=%d minσ=μ/100", phi.DefaultThreshold, s.window)
-		case "phi-akka":
-			a := s.akka()
-			f = qos.PhiAkkaFamily(a, []float64{phi.DefaultThreshold})
-			d = fmt.Sprintf("Φ=%g pause=%v minσ=%v", phi.DefaultThreshold, *a.AcceptablePause, *a.MinStdDev)
-		case "phi-cassandra":
-			f, d = qos.PhiCassandraFamily(s.cassandra(), []float64{phi.DefaultThreshold}), fmt.Sprintf("Φ=%g cap=%v", phi.DefaultThreshold, 2*s.interval)
-		case "chen":
-			f, d = qos.ChenFamily(chen.Config{Estimator: s.chenEst()}, []time.Duration{s.interval}), fmt.Sprintf("α=%v n=%d", s.interval, s.window)
-		case "bertier":
-			f, d = qos.BertierFamily(s.bertier()), fmt.Sprintf("γ=%g β=%g φ=%g", bertier.DefaultGain, bertier.DefaultBeta, bertier.DefaultPhi)
-		case "sfd":
-			f, d = sfdTableFamily(s)
-		case "2w-fd":
-			f = qos.TwoWFDFamily(s.twowfd(), []time.Duration{s.interval})
-			d = fmt.Sprintf("α=%v n1=%d n2=%d", s.interval, twowfd.DefaultShortWindowSize, s.window)
-		case "satzger":
-			f = qos.SatzgerFamily(s.satzger(), []float64{satzger.DefaultThreshold})
-			d = fmt.Sprintf("θ=%g c=%g n=%d", satzger.DefaultThreshold, satzger.DefaultScale, s.window)
-		case "kappa":
-			f, d = qos.KappaFamily(s.kappa(), []float64{kappa.DefaultThreshold}), fmt.Sprintf("K=%g n=%d", kappa.DefaultThreshold, s.window)
-		default:
-			var err error
-			if f, d, err = specTableFamily(s, n); err != nil {
-				return nil, nil, err
-			}
+		var err error
+		if isSpecEntry(n) {
+			f, d, err = specTableFamily(s, n)
+		} else {
+			f, d, err = familyTableRow(s, n)
+		}
+		if err != nil {
+			return nil, nil, err
 		}
 		f.WarmUp = max(f.WarmUp, s.warmUp)
 		fams = append(fams, f)
@@ -156,29 +92,54 @@ func tableFamilies(s settings, names []string) ([]qos.Family, []string, error) {
 	return fams, desc, nil
 }
 
+// familyTableRow is a bare family's table row: the family at fdreplay's
+// defaults, its swept parameter at its effective value.
+func familyTableRow(s settings, name string) (qos.Family, string, error) {
+	base, err := familySpec(s, name)
+	if err != nil {
+		return qos.Family{}, "", err
+	}
+	f, err := base.Point()
+	if err != nil {
+		return qos.Family{}, "", err
+	}
+	f.Name = name
+	return f, base.Brief(), nil
+}
+
 // span is a sweep range.
 type span struct {
 	lo, hi float64
 	log    bool
 }
 
-// defaultSpans are the sweep ranges, in the family's unit (ms for durations),
-// for a trace with nominal interval Δ (docs/algorithms.md, “Sweeping a
-// parameter in one pass”).
-func defaultSpans(interval time.Duration) map[string]span {
-	d := ms(interval)
-	return map[string]span{
-		"fixed":         {d, 30 * d, true},
-		"jacobson":      {0.5, 64, true},
-		"phi-normal":    {0.5, 16, false},
-		"phi-akka":      {0.5, 16, false},
-		"phi-cassandra": {0.25, 16, true}, // t* ∝ Φ: log spacing puts points where TD is small
-		"chen":          {d / 100, 20 * d, true},
-		"sfd":           {d / 100, 20 * d, true},
-		"2w-fd":         {d / 100, 20 * d, true},
-		"satzger":       {0.5, 1, false},
-		"kappa":         {0.5, 16, true},
+// familySweep is the sweep of the spec's swept parameter over the range
+// --range gives its family, else over the family's default range for a
+// stream with nominal interval Δ (docs/algorithms.md, “Sweeping a parameter
+// in one pass”).
+func familySweep(base spec.Spec, ranges map[string]span, interval time.Duration) (spec.Sweep, error) {
+	w, err := base.DefaultSweep(interval)
+	if err != nil {
+		return w, err
 	}
+	if sp, ok := ranges[base.Family().Name]; ok {
+		w.Lo, w.Hi, w.Log = sp.lo, sp.hi, sp.log
+	}
+	return w, nil
+}
+
+// rangeFamily returns the family a --range name stands for: a family, an
+// alias, or a preset (a range is per family: a preset's name stands for
+// its family's).
+func rangeFamily(name string) (*spec.Family, bool) {
+	if strings.ContainsAny(name, "() ") {
+		return nil, false
+	}
+	s, err := spec.Parse(name)
+	if err != nil {
+		return nil, false
+	}
+	return s.Family(), true
 }
 
 // parseRange parses NAME=LO:HI[:log|:lin]; durations may carry a unit
@@ -188,11 +149,7 @@ func parseRange(arg string) (string, span, error) {
 	if !ok {
 		return "", span{}, fmt.Errorf("--range %q: want NAME=LO:HI[:log]", arg)
 	}
-	low := strings.ToLower(strings.TrimSpace(name))
-	canon, ok := detectorAliases[low]
-	if !ok { // a range is per family: the presets' names stand for theirs
-		canon, ok = map[string]string{"akka": "phi-akka", "hazelcast": "phi-akka", "cassandra": "phi-cassandra", "scylla": "phi-cassandra"}[low]
-	}
+	fam, ok := rangeFamily(strings.TrimSpace(name))
 	if !ok {
 		return "", span{}, fmt.Errorf("--range %q: unknown detector %q (known: %s)", arg, name, strings.Join(detectorNames, ", "))
 	}
@@ -206,9 +163,9 @@ func parseRange(arg string) (string, span, error) {
 		if err != nil {
 			return "", span{}, fmt.Errorf("--range %q: %w", arg, err)
 		}
-		if unit && !isDuration(canon) {
+		if unit && !sweptIsDuration(fam) {
 			// Φ = 100ms was read as Φ = 100.
-			return "", span{}, fmt.Errorf("--range %q: %s's parameter has no unit: got %s", arg, canon, strings.TrimSpace(parts[i]))
+			return "", span{}, fmt.Errorf("--range %q: %s's parameter has no unit: got %s", arg, fam.Name, strings.TrimSpace(parts[i]))
 		}
 		*dst = v
 	}
@@ -221,56 +178,25 @@ func parseRange(arg string) (string, span, error) {
 			return "", span{}, fmt.Errorf("--range %q: spacing must be log or lin, got %q", arg, parts[2])
 		}
 	}
-	return canon, sp, nil
+	return fam.Name, sp, nil
 }
 
-// checkDomain rejects a sweep range that leaves the parameter's domain:
-// T, Jacobson's K and the Akka and Cassandra thresholds must be positive,
-// Chen's α and SFD's SM₁ non-negative, the normal φ threshold at least
-// log10 2 (its crossing would precede the mean). Out-of-domain points used
-// to fail one by one at replay time, dropping the curve with a warning.
+// checkDomain rejects a sweep range that leaves the domain of the family's
+// swept parameter (spec.Family.CheckRange): out-of-domain points would
+// fail one by one at replay time, dropping the curve with a warning.
 func checkDomain(name string, sp span) error {
-	var lo float64
-	var strict bool
-	var what string
-	switch name {
-	case "fixed":
-		strict, what = true, "the timeout T must be positive"
-	case "jacobson":
-		strict, what = true, "K must be positive"
-	case "phi-akka", "phi-cassandra":
-		strict, what = true, "the threshold Φ must be positive"
-	case "phi-normal":
-		lo, what = math.Log10(2), "the threshold Φ must be at least log10 2 ≈ 0.301"
-	case "chen", "sfd", "2w-fd":
-		what = "the margin must not be negative"
-	case "satzger":
-		strict, what = true, "the threshold θ must be in (0, 1]"
-		if sp.hi > 1 {
-			return fmt.Errorf("upper bound %g out of range: %s", sp.hi, what)
-		}
-	case "kappa":
-		strict, what = true, "the threshold K must be positive"
-	case "bertier":
-		return fmt.Errorf("bertier has no parameter to sweep")
-	default:
+	f, ok := spec.Lookup(name)
+	if !ok {
 		return nil
 	}
-	if sp.lo < lo || strict && sp.lo <= lo {
-		return fmt.Errorf("lower bound %g out of range: %s", sp.lo, what)
-	}
-	// Durations in ms: beyond time.Duration they were clamped to 292
-	// years without a word, several points to the same value.
-	if longest := time.Duration(math.MaxInt64); isDuration(name) && sp.hi > ms(longest) {
-		return fmt.Errorf("upper bound %g ms is beyond the longest duration (%v)", sp.hi, longest)
-	}
-	return nil
+	return f.CheckRange(sp.lo, sp.hi)
 }
 
-// isDuration reports whether the swept parameter of the detector is a
+// sweptIsDuration reports whether the family's swept parameter is a
 // duration (given in ms or with a unit).
-func isDuration(name string) bool {
-	return name == "fixed" || name == "chen" || name == "sfd" || name == "2w-fd"
+func sweptIsDuration(f *spec.Family) bool {
+	p, ok := f.SweptParam()
+	return ok && p.Kind == spec.Duration
 }
 
 // parseValue reads a range bound: a duration with a unit (returned in ms,
@@ -319,63 +245,43 @@ func unsweptDetectors(o options) []string {
 	return out
 }
 
-// sweepFamilies returns the swept families for the selected detectors.
-func sweepFamilies(s settings, names []string, points int, spans map[string]span) ([]qos.Family, error) {
+// sweepFamilies returns the swept families for the selected detectors,
+// over the --range ranges or the families' defaults.
+func sweepFamilies(s settings, names []string, points int, ranges map[string]span) ([]qos.Family, error) {
 	var fams []qos.Family
 	for _, n := range names {
-		if n == "bertier" {
-			fams = append(fams, qos.BertierFamily(s.bertier()))
-			continue
-		}
+		var f qos.Family
+		var err error
 		if isSpecEntry(n) {
-			f, err := specSweepFamily(s, n, points, spans)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", n, err)
-			}
-			fams = append(fams, f)
-			continue
+			f, err = specSweepFamily(s, n, points, ranges)
+		} else {
+			f, err = familySweepFamily(s, n, points, ranges)
 		}
-		sp := spans[n]
-		vals, err := qos.Range(sp.lo, sp.hi, points, sp.log)
 		if err != nil {
-			return nil, fmt.Errorf("%s sweep: %w", n, err)
+			return nil, fmt.Errorf("%s: %w", n, err)
 		}
-		switch n {
-		case "fixed":
-			fams = append(fams, qos.FixedFamily(durations(vals)))
-		case "jacobson":
-			fams = append(fams, qos.JacobsonFamily(jacobson.Config{}, vals))
-		case "phi-normal":
-			fams = append(fams, qos.PhiNormalFamily(s.normal(), vals))
-		case "phi-akka":
-			fams = append(fams, qos.PhiAkkaFamily(s.akka(), vals))
-		case "phi-cassandra":
-			fams = append(fams, qos.PhiCassandraFamily(s.cassandra(), vals))
-		case "chen":
-			fams = append(fams, qos.ChenFamily(chen.Config{Estimator: s.chenEst()}, durations(vals)))
-		case "sfd":
-			fams = append(fams, qos.SFDFamily(s.sfdConfig(), durations(vals)))
-		case "2w-fd":
-			fams = append(fams, qos.TwoWFDFamily(s.twowfd(), durations(vals)))
-		case "satzger":
-			fams = append(fams, qos.SatzgerFamily(s.satzger(), vals))
-		case "kappa":
-			fams = append(fams, qos.KappaFamily(s.kappa(), vals))
-		}
-	}
-	for i := range fams {
-		fams[i].WarmUp = max(fams[i].WarmUp, s.warmUp)
+		f.WarmUp = max(f.WarmUp, s.warmUp)
+		fams = append(fams, f)
 	}
 	return fams, nil
 }
 
-// durations converts parameter values in milliseconds to durations,
-// saturating (detector.RoundNanos) rather than wrapping to a negative
-// duration for a huge bound such as --range fixed=100:1e20.
-func durations(msv []float64) []time.Duration {
-	d := make([]time.Duration, len(msv))
-	for i, v := range msv {
-		d[i] = detector.RoundNanos(v * float64(time.Millisecond))
+// familySweepFamily is a bare family's sweep at fdreplay's defaults; a
+// family without a swept parameter (bertier) is its single point.
+func familySweepFamily(s settings, name string, points int, ranges map[string]span) (qos.Family, error) {
+	base, err := familySpec(s, name)
+	if err != nil {
+		return qos.Family{}, err
 	}
-	return d
+	var f qos.Family
+	if base.Family().Swept == "" {
+		f, err = base.Point()
+	} else {
+		var w spec.Sweep
+		if w, err = familySweep(base, ranges, s.interval); err == nil {
+			f, err = w.Family(points)
+		}
+	}
+	f.Name = name
+	return f, err
 }

@@ -138,7 +138,7 @@ func newFlagSet(o *options) (*pflag.FlagSet, flagValues) {
 	fs.SortFlags = false
 	fs.SetOutput(io.Discard)
 	var v flagValues
-	v.detectors = fs.StringArrayP("detectors", "d", []string{"all"}, "detectors to run (repeatable, or comma-separated): all; a family at fdreplay's defaults for the trace's Δ and --window: "+strings.Join(detectorNames, ", ")+" (aliases: phi, timeout, 2wfd, κ); a family with parameters in the textual form of docs/detectors.md, e.g. 'phi-normal(threshold=8, min-std=0)' (φ's σ floor min-std defaults to μ/100; 0 turns it off) or 'phi-akka(threshold=10, pause=0)'; a preset with its system's documented defaults, unscaled: akka, cassandra, scylla, hazelcast (e.g. 'akka(threshold=12)'); or a sweep: 'chen(window=1000) alpha=10ms..1s[:log]'. Parameters not given take fdreplay's defaults, and the header says which Akka/Cassandra defaults were scaled by Δ")
+	v.detectors = fs.StringArrayP("detectors", "d", []string{"all"}, "detectors to run (repeatable, or comma-separated): all; a family at fdreplay's defaults for the trace's Δ and --window: "+strings.Join(detectorNames, ", ")+" (aliases: "+strings.Join(familyAliases(), ", ")+"); a family with parameters in the textual form of docs/detectors.md, e.g. 'phi-normal(threshold=8, min-std=0)' (φ's σ floor min-std defaults to μ/100; 0 turns it off) or 'phi-akka(threshold=10, pause=0)'; a preset with its system's documented defaults, unscaled: akka, cassandra, scylla, hazelcast (e.g. 'akka(threshold=12)'); or a sweep: 'chen(window=1000) alpha=10ms..1s[:log]'. Parameters not given take fdreplay's defaults, and the header says which Akka/Cassandra defaults were scaled by Δ")
 	v.configFile = fs.String("config", "", "YAML file of detectors and sweeps in the textual form (see docs/detectors.md), run in addition to --detectors (which then defaults to none)")
 	fs.StringSliceVarP(&o.senders, "sender", "s", nil, "replay only these senders (ids as in the trace)")
 	flagcheck.Var(fs, &o.warmUp, "warmup", "", -1, -1, math.MaxInt32, "-1 (the window size) or a count ≥ 0", "heartbeats excluded at the start of each stream (-1: the window size, so every detector is evaluated on the same heartbeats with full windows)")
@@ -331,8 +331,8 @@ func selectDetectors(list []string) ([]string, error) {
 				}
 				continue
 			}
-			if c, ok := detectorAliases[low]; ok {
-				want[c] = true
+			if f, ok := spec.Lookup(low); ok {
+				want[f.Name] = true
 				continue
 			}
 			canon, err := parseSpecEntry(d)

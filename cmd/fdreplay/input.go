@@ -88,8 +88,6 @@ func streamSettings(o options, in *input) settings {
 		s.sync = clocksLookSynchronized(in)
 	}
 	s.targets = sfdTargets(o.targets, in.interval)
-	s.sfdMargin = in.interval
-	s.sfdStep = max(in.interval/10, 1)
 	return s
 }
 

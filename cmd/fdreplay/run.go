@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -243,9 +242,7 @@ func sweepRuns(o options, runs []streamRun, cfg qos.Config, progress func(done, 
 	var sw sweep
 	total := 0
 	for _, r := range runs {
-		spans := defaultSpans(r.set.interval)
-		maps.Copy(spans, o.ranges)
-		fams, err := sweepFamilies(r.set, sweptDetectors(o), o.points, spans)
+		fams, err := sweepFamilies(r.set, sweptDetectors(o), o.points, o.ranges)
 		if err != nil {
 			return sw, usageErr("%v", err)
 		}

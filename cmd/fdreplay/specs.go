@@ -6,9 +6,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/fdkit/fdkit/chen"
-	"github.com/fdkit/fdkit/detector"
-	"github.com/fdkit/fdkit/jacobson"
 	"github.com/fdkit/fdkit/qos"
 	"github.com/fdkit/fdkit/spec"
 )
@@ -69,50 +66,6 @@ type resolved struct {
 	scaled []string // parameters filled with Akka's or Cassandra's defaults scaled by Δ
 }
 
-// scaledParams are the parameters whose fdreplay default is a system's
-// default for 1 s heartbeats scaled by Δ/1s.
-var scaledParams = map[string][]string{
-	"phi-akka":      {"min-std", "pause", "first-estimate"},
-	"phi-cassandra": {"initial-interval", "max-interval"},
-}
-
-// fdreplayDefaults returns the family's configuration at fdreplay's
-// defaults for the stream (see settings).
-func fdreplayDefaults(s settings, family string) (spec.Spec, error) {
-	var cfg any
-	switch family {
-	case "fixed":
-		cfg = detector.FixedConfig{Timeout: new(s.timeout)}
-	case "jacobson":
-		cfg = jacobson.Config{}
-	case "phi-normal":
-		cfg = s.normal()
-	case "phi-akka":
-		cfg = s.akka()
-	case "phi-cassandra":
-		cfg = s.cassandra()
-	case "chen":
-		cfg = chen.Config{Estimator: s.chenEst()}
-	case "bertier":
-		cfg = s.bertier()
-	case "sfd":
-		cfg = s.sfdConfig()
-	case "2w-fd":
-		cfg = s.twowfd()
-	case "satzger":
-		cfg = s.satzger()
-	case "kappa":
-		cfg = s.kappa()
-	default:
-		f, ok := spec.Lookup(family)
-		if !ok {
-			return spec.Spec{}, fmt.Errorf("unknown detector family %q", family)
-		}
-		return f.Spec(), nil
-	}
-	return spec.FromConfig(cfg)
-}
-
 // resolve fills a textual entry's unset parameters with fdreplay's
 // defaults for the stream. Parameters the entry sets (all of them for a
 // preset) are kept as given.
@@ -132,14 +85,12 @@ func resolve(s settings, entry string) (resolved, error) {
 		}
 	}
 	fam := user.Family()
-	base, err := fdreplayDefaults(s, fam.Name)
-	if err != nil {
-		return r, err
-	}
+	base := fam.ForStream(s.stream())
+	var err error
 	for _, p := range fam.Params() {
 		v, set := user.Value(p.Name)
 		if !set {
-			if slices.Contains(scaledParams[fam.Name], p.Name) {
+			if p.Scaled {
 				if sv, ok := base.Value(p.Name); ok {
 					r.scaled = append(r.scaled, p.Name+" "+sv)
 				}
@@ -213,7 +164,7 @@ func settingText(s spec.Spec) string {
 
 // specSweepFamily is a textual entry's sweep: its own range when it is a
 // sweep, else its main parameter over the family's default range.
-func specSweepFamily(s settings, entry string, points int, spans map[string]span) (qos.Family, error) {
+func specSweepFamily(s settings, entry string, points int, ranges map[string]span) (qos.Family, error) {
 	r, err := resolve(s, entry)
 	if err != nil {
 		return qos.Family{}, err
@@ -226,8 +177,10 @@ func specSweepFamily(s settings, entry string, points int, spans map[string]span
 	case fam.Swept == "":
 		f, err = r.spec.Point()
 	default:
-		sp := spans[fam.Name]
-		f, err = spec.Sweep{Spec: r.spec, Param: fam.Swept, Lo: sp.lo, Hi: sp.hi, Log: sp.log}.Family(points)
+		var w spec.Sweep
+		if w, err = familySweep(r.spec, ranges, s.interval); err == nil {
+			f, err = w.Family(points)
+		}
 	}
 	if err != nil {
 		return qos.Family{}, err
@@ -236,14 +189,11 @@ func specSweepFamily(s settings, entry string, points int, spans map[string]span
 	return f, nil
 }
 
-// specNotes says, for the textual entries, which parameters fdreplay
-// filled with a system's defaults scaled by Δ.
-func specNotes(s settings, entries []string) []string {
+// scaledNotes says, for each entry, which parameters fdreplay filled with
+// a system's defaults for 1 s heartbeats scaled by Δ (spec.Param.Scaled).
+func scaledNotes(s settings, entries []string) []string {
 	var notes []string
 	for _, e := range entries {
-		if !isSpecEntry(e) {
-			continue
-		}
 		r, err := resolve(s, e)
 		if err != nil || len(r.scaled) == 0 {
 			continue

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fdkit/fdkit/spec"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -93,4 +94,16 @@ func TestSweepEntryScoped(t *testing.T) {
 	assert.NotContains(t, out, "\np,phi-akka", "the YAML sweep is scoped to its entry")
 	assert.Equal(t, 3, strings.Count(out, "\np,chen(window=1000) alpha=10ms..1s,"))
 	assert.Contains(t, out, "swept alpha=10ms..1s")
+}
+
+// --detectors takes every name and alias of the registry of package spec
+// as that family at fdreplay's defaults.
+func TestDetectorNamesFromRegistry(t *testing.T) {
+	for _, f := range spec.Families() {
+		for _, a := range append([]string{f.Name}, f.Aliases...) {
+			got, err := selectDetectors([]string{a})
+			require.NoError(t, err, a)
+			assert.Equal(t, []string{f.Name}, got, a)
+		}
+	}
 }

@@ -87,16 +87,8 @@ func printDefaultsNote(w io.Writer, s settings, dets []string) {
 		fmt.Fprintf(w, "; %[1]d skipped with fewer than %[1]d recorded in a row between two are a rate change and are learnt (relearn-after)", phi.DefaultRelearnAfter)
 		fmt.Fprintln(w)
 	}
-	for _, n := range specNotes(s, dets) {
+	for _, n := range scaledNotes(s, dets) {
 		fmt.Fprintln(w, n)
-	}
-	if slices.Contains(dets, "phi-akka") {
-		a := s.akka()
-		fmt.Fprintf(w, "scaled by Δ/1s: phi-akka pause %v, min-std %v, first-estimate %v (Akka's 3s, 100ms, 1s are for 1 s heartbeats)\n",
-			*a.AcceptablePause, *a.MinStdDev, a.BootstrapInterval)
-	}
-	if slices.Contains(dets, "phi-cassandra") {
-		fmt.Fprintf(w, "scaled by Δ/1s: phi-cassandra initial-interval and max-interval %v (Cassandra's 2 s are twice its 1 s gossip interval)\n", 2*s.interval)
 	}
 }
 
