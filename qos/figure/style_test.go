@@ -163,7 +163,8 @@ func TestParamSymbol(t *testing.T) {
 		{"fixed", "timeout", "T"},
 		{"sfd", "sm1", "SM1"},
 		{"my-own", "c", "c"},
-		{"chen", "window", "window"},
+		{"chen", "window", "n"},
+		{"chen", "restart-jump", "restart-jump"},
 	} {
 		assert.Equal(t, c.want, ParamSymbol(c.family, c.param), "%s %s", c.family, c.param)
 	}
