@@ -24,12 +24,15 @@ type scenarioEnv struct {
 	last    map[string][]Packet      // each member's last output with packets
 	streams map[string][]StreamProbe // and with stream pings
 	maxSize map[string]int           // each member's MaxPacketSize
-	crashed map[string]bool
-	cut     map[[2]string]bool // partitioned pairs of names
+	calls   []string                 // delegate calls not yet printed
+	// ackPayload is each member's AckPayload (add's ack-payload).
+	ackPayload map[string]string
+	crashed    map[string]bool
+	cut        map[[2]string]bool // partitioned pairs of names
 }
 
 func newScenarioEnv(t *testing.T) *scenarioEnv {
-	return &scenarioEnv{t: t, members: map[string]*Member{}, last: map[string][]Packet{}, streams: map[string][]StreamProbe{}, maxSize: map[string]int{},
+	return &scenarioEnv{t: t, members: map[string]*Member{}, last: map[string][]Packet{}, streams: map[string][]StreamProbe{}, maxSize: map[string]int{}, ackPayload: map[string]string{},
 		crashed: map[string]bool{}, cut: map[[2]string]bool{}}
 }
 
@@ -98,14 +101,16 @@ func findField(v reflect.Value, name string) (reflect.Value, bool) {
 //
 //	add NAME [id=ID] [addr=ADDR] [mode=swim|lifeguard|detector] [seed=(A,B)]
 //	    [peers=(...)] [challenge] [signed[=K]] [trust=(...)]
-//	    [fixed-detector=D] [health=N] [Field=value ...]
+//	    [fixed-detector=D] [health=N] [ping-complete] [ack-payload=P]
+//	    [merge-filter=M] [alive-filter=M] [Field=value ...]
 //
 // Defaults: ID NAME at NAME:7946, ModeLifeguard, seed (1,2), SyncProbes,
 // no join challenges. peers=(m00..m19) stands for m00, m01, ..., m19.
 // signed gives it testKey(K) as SigningKey (K its ID by default), trust
 // binds each ID given to testKey(ID)'s public key,
 // fixed-detector a FixedPeerDetector(D) per peer, health raises its local
-// health multiplier by N; Field=value sets any Config field by name.
+// health multiplier by N (see delegates for the callbacks); Field=value
+// sets any Config field by name.
 func (e *scenarioEnv) add(td *datadriven.TestData) string {
 	name := td.CmdArgs[0].Key
 	cfg := Config{Self: node(name), Mode: ModeLifeguard, SyncProbes: true}
@@ -134,7 +139,7 @@ func (e *scenarioEnv) add(td *datadriven.TestData) string {
 				td.Fatalf(e.t, "%v", err)
 			}
 			cfg.PeerDetector = FixedPeerDetector(d)
-		case "health":
+		case "health", "ping-complete", "ack-payload", "merge-filter", "alive-filter":
 		default:
 			if err := setConfigField(&cfg, a.Key, a.SingleVal(e.t)); err != nil {
 				td.Fatalf(e.t, "%v", err)
@@ -147,6 +152,7 @@ func (e *scenarioEnv) add(td *datadriven.TestData) string {
 	if a, ok := td.Arg("signed"); ok {
 		cfg.SigningKey = testKey(cmp.Or(strings.Join(a.Vals, ""), string(cfg.Self.ID)))
 	}
+	e.delegates(td, name, &cfg)
 	m, err := New(cfg, rand.New(rand.NewPCG(seed[0], seed[1])))
 	if err != nil {
 		return fmt.Sprintf("error: %v\n", err)
@@ -217,9 +223,50 @@ func (e *scenarioEnv) ready(b *strings.Builder, name string, m *Member, prefix s
 		e.streams[name] = slices.Clone(r.StreamProbes)
 	}
 	if b != nil {
+		for _, l := range e.calls {
+			fmt.Fprintf(b, "%s%s\n", prefix, l)
+		}
 		fmtReady(b, prefix, r, kinds)
 	}
+	e.calls = e.calls[:0]
 	return r
+}
+
+// delegates sets the Config callbacks asked for by add: ping-complete
+// logs each PingComplete; ack-payload=P answers pings with payload P
+// (set-ack-payload changes it); merge-filter=M and alive-filter=M log
+// each question and refuse packets with an update whose Meta is M. The
+// log is printed with the member's next output.
+func (e *scenarioEnv) delegates(td *datadriven.TestData, name string, cfg *Config) {
+	if td.HasArg("ping-complete") {
+		cfg.PingComplete = func(n Node, rtt time.Duration, payload []byte) {
+			e.calls = append(e.calls, fmt.Sprintf("ping-complete %s rtt %v payload %q", n.ID, rtt, payload))
+		}
+	}
+	if a, ok := td.Arg("ack-payload"); ok {
+		e.ackPayload[name] = a.Vals[0]
+		cfg.AckPayload = func() []byte { return []byte(e.ackPayload[name]) }
+	}
+	if a, ok := td.Arg("merge-filter"); ok {
+		cfg.MergeFilter = func(from Node, ups []Update) error {
+			e.calls = append(e.calls, fmt.Sprintf("merge-filter from %s: %d updates", from.ID, len(ups)))
+			for _, u := range ups {
+				if u.Meta == a.Vals[0] {
+					return fmt.Errorf("refused: %s", u.Meta)
+				}
+			}
+			return nil
+		}
+	}
+	if a, ok := td.Arg("alive-filter"); ok {
+		cfg.AliveFilter = func(u Update) error {
+			e.calls = append(e.calls, "alive-filter "+fmtUpdate(u))
+			if u.Meta == a.Vals[0] {
+				return fmt.Errorf("refused: %s", u.Meta)
+			}
+			return nil
+		}
+	}
 }
 
 func kindsArg(td *datadriven.TestData) []string {

@@ -71,7 +71,7 @@ func parseNodes(items []string) []Node {
 // fmtMeta prints short metadata as is and long or odd metadata by length
 // (N*c when it repeats one byte c).
 func fmtMeta(m string) string {
-	if len(m) <= 16 && !strings.ContainsAny(m, " ,()=*\n") {
+	if len(m) <= 16 && !strings.ContainsAny(m, " ,()*\n") {
 		return m
 	}
 	if len(m) > 0 && strings.Count(m, m[:1]) == len(m) {
@@ -243,6 +243,8 @@ func parsePacket(line string) (Packet, error) {
 			p.PingReq.Target = parseNode(val)
 		case "nack":
 			p.PingReq.Nack = true
+		case "payload":
+			p.AckPayload = []byte(strings.Trim(val, `"`))
 		case "digest":
 			_, err = fmt.Sscanf(val, "%d/%x", &p.Digest.Members, &p.Digest.Hash)
 		case "user":

@@ -22,6 +22,8 @@ import (
 //	set-meta NAME meta=M        SetMeta
 //	broadcast NAME [key=K] data=D
 //	send NAME to=ID data=D      SendTo
+//	set-ack-payload NAME data=P the payload of its acks (add's ack-payload)
+//	answer-stream-ping NAME at=T  AnswerStreamPing of the input's ping
 //	tick NAME at=T              Tick, then print the output
 //	advance NAME until=T        Tick at each deadline up to T, print each output
 //	step NAME at=T              Step each packet of the input, print the output
@@ -117,6 +119,21 @@ func (e *scenarioEnv) api(td *datadriven.TestData) string {
 		td.MaybeScanArgs(e.t, "key", &key)
 		td.ScanArgs(e.t, "data", &data)
 		err = m.Broadcast(key, []byte(data))
+	case "set-ack-payload":
+		var data string
+		td.ScanArgs(e.t, "data", &data)
+		data, err = parseMeta(data)
+		e.ackPayload[td.CmdArgs[0].Key] = data
+	case "answer-stream-ping":
+		p, perr := parsePacket(strings.TrimSpace(td.Input))
+		if perr != nil {
+			td.Fatalf(e.t, "%v", perr)
+		}
+		ack, aerr := m.AnswerStreamPing(e.dur(td, "at"), &p)
+		if aerr != nil {
+			return fmt.Sprintf("error: %v\n", aerr)
+		}
+		return fmtPacket(&ack) + "\n"
 	case "send":
 		var to, data string
 		td.ScanArgs(e.t, "to", &to)
