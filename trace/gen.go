@@ -102,8 +102,8 @@ func GilbertElliott(rate, meanBurst float64) Loss {
 	}
 }
 
-// Window is an interval [At, At+Length) of the sender's time.
-type Window struct {
+// Period is the stretch [At, At+Length) of the sender's time.
+type Period struct {
 	At, Length time.Duration
 }
 
@@ -128,15 +128,15 @@ type GenConfig struct {
 	Delay Delay
 	// Loss is the loss model. Default: no loss.
 	Loss Loss
-	// Outages are windows of the sender's time during which every sent
+	// Outages are periods of the sender's time during which every sent
 	// heartbeat is lost (a network partition), in addition to Loss.
-	Outages []Window
-	// Pauses are windows during which the sender is stopped (a GC pause,
+	Outages []Period
+	// Pauses are periods during which the sender is stopped (a GC pause,
 	// SIGSTOP): heartbeats scheduled inside are not sent; when the sender
 	// resumes at At+Length it sends one heartbeat at once (as a Go ticker
 	// does) and then follows the schedule again. Sequence numbers count sent
 	// heartbeats, so a pause leaves no sequence gap. Pauses must not overlap.
-	Pauses []Window
+	Pauses []Period
 	// CrashAt, when positive, is the crash instant: nothing is sent at or
 	// after it. Default 0: no crash.
 	CrashAt time.Duration
@@ -169,7 +169,7 @@ func (c GenConfig) withDefaults() (GenConfig, error) {
 	c.Interval = cmp.Or(c.Interval, DefaultGenInterval)
 	c.Duration = cmp.Or(c.Duration, DefaultGenDuration)
 	c.Pauses = slices.Clone(c.Pauses)
-	slices.SortFunc(c.Pauses, func(a, b Window) int { return cmp.Compare(a.At, b.At) })
+	slices.SortFunc(c.Pauses, func(a, b Period) int { return cmp.Compare(a.At, b.At) })
 	var errs []error
 	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf("trace: generator: "+format, a...)) }
 	c.checkSchedule(bad)
@@ -263,7 +263,7 @@ func (l Loss) check(bad func(string, ...any)) {
 func (c GenConfig) checkWindows(bad func(string, ...any)) {
 	for _, w := range append(slices.Clone(c.Outages), c.Pauses...) {
 		if w.At < 0 || w.Length <= 0 || w.Length > math.MaxInt64-w.At {
-			bad("window at %v of length %v: want At ≥ 0, Length > 0 and At+Length within the time.Duration range (use CrashAt for a sender that never resumes)", w.At, w.Length)
+			bad("period at %v of length %v: want At ≥ 0, Length > 0 and At+Length within the time.Duration range (use CrashAt for a sender that never resumes)", w.At, w.Length)
 		}
 	}
 	for i := 1; i < len(c.Pauses); i++ {
@@ -332,8 +332,8 @@ func addDuration(a, b time.Duration) (time.Duration, bool) {
 	return sum, (b >= 0) == (sum >= a)
 }
 
-// inWindow reports whether t falls in one of ws, and which.
-func inWindow(ws []Window, t time.Duration) (int, bool) {
+// inPeriod reports whether t falls in one of ws, and which.
+func inPeriod(ws []Period, t time.Duration) (int, bool) {
 	for i, w := range ws {
 		if t >= w.At && t < w.At+w.Length {
 			return i, true

@@ -229,13 +229,13 @@ func TestGenerateInvalid(t *testing.T) {
 		{Delay: Delay{Dist: 99}},
 		{Loss: Loss{Model: LossBernoulli, P: 1.5}},
 		{Loss: Loss{Model: LossGilbertElliott, GoodToBad: math.NaN()}},
-		{Pauses: []Window{{At: 0, Length: 2 * time.Second}, {At: time.Second, Length: time.Second}}},
-		{Outages: []Window{{At: 0, Length: 0}}},
+		{Pauses: []Period{{At: 0, Length: 2 * time.Second}, {At: time.Second, Length: time.Second}}},
+		{Outages: []Period{{At: 0, Length: 0}}},
 		{DriftPPM: math.NaN()},
 		// At+Length beyond the Duration range: the pause was silently
 		// ignored (its end wrapped negative).
-		{Pauses: []Window{{At: time.Second, Length: math.MaxInt64}}},
-		{Outages: []Window{{At: time.Second, Length: math.MaxInt64 - 10}}},
+		{Pauses: []Period{{At: time.Second, Length: math.MaxInt64}}},
+		{Outages: []Period{{At: time.Second, Length: math.MaxInt64 - 10}}},
 	}
 	for i, c := range bad {
 		_, err := Generate(c, NewRand(1))

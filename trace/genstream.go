@@ -138,13 +138,13 @@ func (g *Generator) step() error {
 		}
 		s += time.Duration(math.Round(e))
 	}
-	if i, in := inWindow(c.Pauses, s); in {
+	if i, in := inPeriod(c.Pauses, s); in {
 		if g.resumed[i] {
 			return nil
 		}
 		g.resumed[i] = true
 		s = c.Pauses[i].At + c.Pauses[i].Length
-		if _, again := inWindow(c.Pauses, s); again {
+		if _, again := inPeriod(c.Pauses, s); again {
 			return nil
 		}
 	}
@@ -174,7 +174,7 @@ func (g *Generator) step() error {
 		}
 		lost = g.rng.Float64() < p
 	}
-	if _, out := inWindow(c.Outages, s); out {
+	if _, out := inPeriod(c.Outages, s); out {
 		lost = true
 	}
 	delay := g.draw()

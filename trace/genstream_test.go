@@ -17,7 +17,7 @@ func TestGeneratorBoundedInOrder(t *testing.T) {
 	cfg := GenConfig{Interval: 100 * time.Millisecond, Duration: time.Hour, Jitter: 10 * time.Millisecond,
 		Delay:    Delay{Dist: DelayNormal, Base: 100 * time.Millisecond, Mean: 500 * time.Millisecond, SD: 300 * time.Millisecond},
 		Loss:     Loss{Model: LossBernoulli, P: 0.1},
-		Pauses:   []Window{{At: 10 * time.Minute, Length: 5 * time.Second}},
+		Pauses:   []Period{{At: 10 * time.Minute, Length: 5 * time.Second}},
 		DriftPPM: -20, ReceiverStart: time.Hour}
 	g, err := NewGenerator(cfg, NewRand(3))
 	require.NoError(t, err)

@@ -45,7 +45,7 @@ var presets = map[string]func() Preset{
 				Duration: 2 * time.Minute,
 				Jitter:   500 * time.Microsecond,
 				Delay:    Delay{Dist: DelayNormal, Mean: 5 * time.Millisecond, SD: 2 * time.Millisecond},
-				Pauses: []Window{
+				Pauses: []Period{
 					{At: 30 * time.Second, Length: 600 * time.Millisecond},
 					{At: 60 * time.Second, Length: 600 * time.Millisecond},
 					{At: 90 * time.Second, Length: 600 * time.Millisecond},
@@ -65,7 +65,7 @@ var presets = map[string]func() Preset{
 				Jitter:        50 * time.Microsecond,
 				Delay:         Delay{Dist: DelayLogNormal, Base: 141500 * time.Microsecond, Mean: 150 * time.Microsecond, SD: 120 * time.Microsecond},
 				Loss:          GilbertElliott(0.004, 27),
-				Outages:       []Window{{At: 20 * time.Minute, Length: 1100 * 103500 * time.Microsecond}},
+				Outages:       []Period{{At: 20 * time.Minute, Length: 1100 * 103500 * time.Microsecond}},
 				ReceiverStart: 3 * time.Hour,
 				DriftPPM:      1.5,
 			}}

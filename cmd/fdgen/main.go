@@ -188,12 +188,12 @@ func (g *genFlags) config() (trace.GenConfig, map[string]string, error) {
 		return cfg, nil, err
 	}
 	if set("pause") {
-		if cfg.Pauses, err = parseWindows("pause", g.pauses); err != nil {
+		if cfg.Pauses, err = parsePeriods("pause", g.pauses); err != nil {
 			return cfg, nil, err
 		}
 	}
 	if set("outage") {
-		if cfg.Outages, err = parseWindows("outage", g.outages); err != nil {
+		if cfg.Outages, err = parsePeriods("outage", g.outages); err != nil {
 			return cfg, nil, err
 		}
 	}
@@ -332,9 +332,9 @@ func checkSize(cfg trace.GenConfig, senders int) error {
 	return nil
 }
 
-// parseWindows parses AT:LENGTH values.
-func parseWindows(flag string, vals []string) ([]trace.Window, error) {
-	var ws []trace.Window
+// parsePeriods parses AT:LENGTH values.
+func parsePeriods(flag string, vals []string) ([]trace.Period, error) {
+	var ws []trace.Period
 	for _, v := range vals {
 		a, l, ok := strings.Cut(v, ":")
 		at, err1 := time.ParseDuration(a)
@@ -349,7 +349,7 @@ func parseWindows(flag string, vals []string) ([]trace.Window, error) {
 			}
 			return nil, fmt.Errorf("--%s %q: want AT ≥ 0 and LENGTH > 0 (%s)", flag, v, hint)
 		}
-		ws = append(ws, trace.Window{At: at, Length: length})
+		ws = append(ws, trace.Period{At: at, Length: length})
 	}
 	return ws, nil
 }
