@@ -27,6 +27,7 @@
 package promfd
 
 import (
+	"cmp"
 	"errors"
 
 	"github.com/fdkit/fdkit/lateness"
@@ -47,8 +48,8 @@ type Config struct {
 type Collector struct {
 	m                                         *monitor.Monitor
 	level, suspected, fresh, trans, susp, hbs *prometheus.Desc
-	peers, pauses, backward                   *prometheus.Desc
-	excused, late, lateMax, lateCount         *prometheus.Desc
+	peers, pauses, backward, excused          *prometheus.Desc
+	late                                      *Lateness
 }
 
 // New returns a Collector for m, or an error when m is nil.
@@ -56,15 +57,10 @@ func New(m *monitor.Monitor, o Config) (*Collector, error) {
 	if m == nil {
 		return nil, errors.New("promfd: nil monitor")
 	}
-	ns := o.Namespace
-	if ns == "" {
-		ns = "fdkit"
-	}
-	d := func(name, help string, labels ...string) *prometheus.Desc {
-		return prometheus.NewDesc(prometheus.BuildFQName(ns, "", name), help, labels, o.ConstLabels)
-	}
+	d := o.desc
 	return &Collector{
 		m:         m,
+		late:      NewLateness(m.Lateness(), o),
 		level:     d("peer_suspicion_level", "Suspicion level of the peer (phi for phi detectors, elapsed time over timeout for binary detectors).", "peer"),
 		suspected: d("peer_suspected", "1 when the peer is suspected, 0 when trusted.", "peer"),
 		fresh:     d("peer_freshness_seconds", "Seconds until the peer's freshness point; negative once it has passed.", "peer"),
@@ -75,17 +71,15 @@ func New(m *monitor.Monitor, o Config) (*Collector, error) {
 		pauses:    d("monitor_local_pauses_total", "Local pauses of the monitor detected by the local-pause guard."),
 		backward:  d("monitor_backward_arrivals_total", "Heartbeats dropped because they arrived no later than their peer's newest (a clock that went backwards); none became a sample."),
 		excused:   d("monitor_excused_total", "Heartbeats that arrived after their peer's freshness point while the monitor held the conviction back (host-lateness margin or local-pause grace)."),
-		late:      d("host_lateness_seconds", "The host's lateness bound in force: the largest lateness measured over the meter's window, which the monitor waits past a freshness point before it convicts."),
-		lateMax:   d("host_lateness_max_seconds", "The largest lateness of the host measured from this source since the meter was made.", "source"),
-		lateCount: d("host_lateness_measurements_total", "Lateness measurements of the host from this source.", "source"),
 	}, nil
 }
 
 // Describe sends the descriptors of all metrics.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.level, c.suspected, c.fresh, c.trans, c.susp, c.hbs, c.peers, c.pauses, c.backward, c.excused, c.late, c.lateMax, c.lateCount} {
+	for _, d := range []*prometheus.Desc{c.level, c.suspected, c.fresh, c.trans, c.susp, c.hbs, c.peers, c.pauses, c.backward, c.excused} {
 		ch <- d
 	}
+	c.late.Describe(ch)
 }
 
 // Collect evaluates every peer and sends its metrics.
@@ -109,11 +103,57 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(c.pauses, prometheus.CounterValue, float64(c.m.LocalPauses()))
 	ch <- prometheus.MustNewConstMetric(c.backward, prometheus.CounterValue, float64(c.m.BackwardArrivals()))
 	ch <- prometheus.MustNewConstMetric(c.excused, prometheus.CounterValue, float64(c.m.Excused()))
-	ls := c.m.Lateness().Stats()
-	ch <- prometheus.MustNewConstMetric(c.late, prometheus.GaugeValue, ls.Bound.Seconds())
+	c.late.Collect(ch)
+}
+
+// desc is the descriptor of a metric named name in o's namespace, with o's
+// constant labels.
+func (o Config) desc(name, help string, labels ...string) *prometheus.Desc {
+	return prometheus.NewDesc(prometheus.BuildFQName(cmp.Or(o.Namespace, "fdkit"), "", name), help, labels, o.ConstLabels)
+}
+
+// Lateness is a prometheus.Collector for a lateness.Meter, the host's own
+// lateness (package lateness), with Namespace "fdkit":
+//
+//	fdkit_host_lateness_seconds                     gauge: the bound in force (lateness.Meter.Bound)
+//	fdkit_host_lateness_max_seconds{source}         gauge: the largest lateness per source (timer,
+//	                                                gc-pause, other-pause, scheduling) since the meter was made
+//	fdkit_host_lateness_measurements_total{source}  counter: lateness measurements per source
+//
+// Collector exports its monitor's meter with one, and swim/agent/promswim
+// a SWIM agent's, under Namespace "fdswim".
+type Lateness struct {
+	m                 *lateness.Meter
+	bound, max, count *prometheus.Desc
+}
+
+// NewLateness returns a Lateness for m; a nil m exports nothing.
+func NewLateness(m *lateness.Meter, o Config) *Lateness {
+	return &Lateness{
+		m:     m,
+		bound: o.desc("host_lateness_seconds", "The host's lateness bound in force: the largest lateness measured over the meter's window, the margin the failure detectors wait past a freshness point before they convict."),
+		max:   o.desc("host_lateness_max_seconds", "The largest lateness of the host measured from this source since the meter was made.", "source"),
+		count: o.desc("host_lateness_measurements_total", "Lateness measurements of the host from this source.", "source"),
+	}
+}
+
+// Describe sends the descriptors of the three metrics.
+func (l *Lateness) Describe(ch chan<- *prometheus.Desc) {
+	ch <- l.bound
+	ch <- l.max
+	ch <- l.count
+}
+
+// Collect sends the meter's bound and its totals per source.
+func (l *Lateness) Collect(ch chan<- prometheus.Metric) {
+	if l.m == nil {
+		return
+	}
+	st := l.m.Stats()
+	ch <- prometheus.MustNewConstMetric(l.bound, prometheus.GaugeValue, st.Bound.Seconds())
 	for _, src := range lateness.Sources() {
-		s := ls.Sources[src]
-		ch <- prometheus.MustNewConstMetric(c.lateMax, prometheus.GaugeValue, s.Max.Seconds(), src.String())
-		ch <- prometheus.MustNewConstMetric(c.lateCount, prometheus.CounterValue, float64(s.Count), src.String())
+		s := st.Sources[src]
+		ch <- prometheus.MustNewConstMetric(l.max, prometheus.GaugeValue, s.Max.Seconds(), src.String())
+		ch <- prometheus.MustNewConstMetric(l.count, prometheus.CounterValue, float64(s.Count), src.String())
 	}
 }

@@ -73,7 +73,7 @@ fdkit_monitor_backward_arrivals_total{detector="fixed400ms"} 0
 # HELP fdkit_monitor_excused_total Heartbeats that arrived after their peer's freshness point while the monitor held the conviction back (host-lateness margin or local-pause grace).
 # TYPE fdkit_monitor_excused_total counter
 fdkit_monitor_excused_total{detector="fixed400ms"} 0
-# HELP fdkit_host_lateness_seconds The host's lateness bound in force: the largest lateness measured over the meter's window, which the monitor waits past a freshness point before it convicts.
+# HELP fdkit_host_lateness_seconds The host's lateness bound in force: the largest lateness measured over the meter's window, the margin the failure detectors wait past a freshness point before they convict.
 # TYPE fdkit_host_lateness_seconds gauge
 fdkit_host_lateness_seconds{detector="fixed400ms"} 0.02
 # HELP fdkit_host_lateness_max_seconds The largest lateness of the host measured from this source since the meter was made.
@@ -101,4 +101,13 @@ fdkit_host_lateness_measurements_total{detector="fixed400ms",source="timer"} 0
 
 	_, err = promfd.New(nil, promfd.Config{})
 	assert.Error(t, err)
+}
+
+// A Lateness without a meter describes its metrics and exports none.
+func TestLatenessWithoutMeter(t *testing.T) {
+	reg := prometheus.NewPedanticRegistry()
+	require.NoError(t, reg.Register(promfd.NewLateness(nil, promfd.Config{})))
+	n, err := testutil.GatherAndCount(reg)
+	require.NoError(t, err)
+	assert.Zero(t, n)
 }

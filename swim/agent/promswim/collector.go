@@ -14,7 +14,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/fdkit/fdkit/lateness"
+	"github.com/fdkit/fdkit/monitor/promfd"
 	"github.com/fdkit/fdkit/swim"
 	"github.com/fdkit/fdkit/swim/agent"
 )
@@ -34,13 +34,14 @@ import (
 //	fdswim_rejected_total, fdswim_replayed_total, fdswim_unknown_kinds_total, fdswim_send_errors_total,
 //	fdswim_encode_errors_total, fdswim_events_dropped_total,
 //	fdswim_dropped_oversize_total, fdswim_dropped_queue_full_total
-//	fdswim_host_lateness_seconds           the host's lateness bound given to
-//	                                       the state machine before each tick
-//	                                       (agent.Agent.Lateness)
-//	fdswim_host_lateness_max_seconds{source}, fdswim_host_lateness_measurements_total{source}
-//	                                       the largest lateness and the
-//	                                       measurements per source (timer,
-//	                                       gc-pause, other-pause, scheduling)
+//	fdswim_host_lateness_seconds, fdswim_host_lateness_max_seconds{source},
+//	fdswim_host_lateness_measurements_total{source}
+//	                                       the host's lateness the agent
+//	                                       measures (Agent.Lateness), as
+//	                                       promfd.Lateness exports it: the
+//	                                       bound handed to the state machine
+//	                                       before each tick, and per source
+//	                                       the largest and the count
 //	fdswim_protocol_<counter>_total        every swim.Stats counter, in snake
 //	                                       case: probes_started, suspicions,
 //	                                       gossips_sent (eager gossip), ...
@@ -52,7 +53,7 @@ type Collector struct {
 	a                          *agent.Agent
 	level, warming, state, inc *prometheus.Desc
 	members                    *prometheus.Desc
-	late, lateMax, lateCount   *prometheus.Desc
+	late                       *promfd.Lateness
 	counters                   []counterDesc
 }
 
@@ -64,15 +65,13 @@ type counterDesc struct {
 // NewCollector returns a Collector for a.
 func NewCollector(a *agent.Agent) *Collector {
 	c := &Collector{
-		a:         a,
-		level:     prometheus.NewDesc("fdswim_peer_suspicion_level", "Suspicion level of the peer's failure detector (phi by default).", []string{"peer"}, nil),
-		warming:   prometheus.NewDesc("fdswim_peer_detector_warming_up", "1 while the peer's failure detector rests on too few inter-arrival times for its level to mean much (swim.PeerStatus.WarmingUp).", []string{"peer"}, nil),
-		state:     prometheus.NewDesc("fdswim_peer_state", "1 for the peer's current membership state.", []string{"peer", "state"}, nil),
-		inc:       prometheus.NewDesc("fdswim_peer_incarnation", "The peer's incarnation number.", []string{"peer"}, nil),
-		members:   prometheus.NewDesc("fdswim_members", "Members per state in the local view, this member included.", []string{"state"}, nil),
-		late:      prometheus.NewDesc("fdswim_host_lateness_seconds", "The host's lateness bound in force: the largest lateness measured over the meter's window, given to the state machine before each tick (in detector mode a peer's detector is asked about now minus it).", nil, nil),
-		lateMax:   prometheus.NewDesc("fdswim_host_lateness_max_seconds", "The largest lateness of the host measured from this source since the agent started.", []string{"source"}, nil),
-		lateCount: prometheus.NewDesc("fdswim_host_lateness_measurements_total", "Lateness measurements of the host from this source.", []string{"source"}, nil),
+		a:       a,
+		level:   prometheus.NewDesc("fdswim_peer_suspicion_level", "Suspicion level of the peer's failure detector (phi by default).", []string{"peer"}, nil),
+		warming: prometheus.NewDesc("fdswim_peer_detector_warming_up", "1 while the peer's failure detector rests on too few inter-arrival times for its level to mean much (swim.PeerStatus.WarmingUp).", []string{"peer"}, nil),
+		state:   prometheus.NewDesc("fdswim_peer_state", "1 for the peer's current membership state.", []string{"peer", "state"}, nil),
+		inc:     prometheus.NewDesc("fdswim_peer_incarnation", "The peer's incarnation number.", []string{"peer"}, nil),
+		members: prometheus.NewDesc("fdswim_members", "Members per state in the local view, this member included.", []string{"state"}, nil),
+		late:    promfd.NewLateness(a.Lateness(), promfd.Config{Namespace: "fdswim"}),
 	}
 	for _, x := range []struct {
 		name, help string
@@ -206,9 +205,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.state
 	ch <- c.inc
 	ch <- c.members
-	ch <- c.late
-	ch <- c.lateMax
-	ch <- c.lateCount
+	c.late.Describe(ch)
 	for _, x := range c.counters {
 		ch <- x.d
 	}
@@ -244,11 +241,5 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	for _, x := range c.counters {
 		ch <- prometheus.MustNewConstMetric(x.d, prometheus.CounterValue, float64(x.f(st)))
 	}
-	ls := c.a.Lateness().Stats()
-	ch <- prometheus.MustNewConstMetric(c.late, prometheus.GaugeValue, ls.Bound.Seconds())
-	for _, src := range lateness.Sources() {
-		s := ls.Sources[src]
-		ch <- prometheus.MustNewConstMetric(c.lateMax, prometheus.GaugeValue, s.Max.Seconds(), src.String())
-		ch <- prometheus.MustNewConstMetric(c.lateCount, prometheus.CounterValue, float64(s.Count), src.String())
-	}
+	c.late.Collect(ch)
 }

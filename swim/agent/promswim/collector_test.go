@@ -113,7 +113,7 @@ fdswim_dropped_oversize_total 1
 }
 
 // TestCollectorHostLateness: the host's lateness the agent measures is
-// exported as the monitor's promfd exports it: the bound in force, and
+// exported as promfd exports the monitor's: the bound in force, and
 // the largest lateness and the count of measurements per source.
 func TestCollectorHostLateness(t *testing.T) {
 	a, err := agent.Start(context.Background(), agent.Config{Plain: true, TickInterval: 10 * time.Millisecond})
@@ -128,10 +128,10 @@ func TestCollectorHostLateness(t *testing.T) {
 	reg := prometheus.NewPedanticRegistry()
 	require.NoError(t, reg.Register(promswim.NewCollector(a)))
 	want := fmt.Sprintf(`
-# HELP fdswim_host_lateness_seconds The host's lateness bound in force: the largest lateness measured over the meter's window, given to the state machine before each tick (in detector mode a peer's detector is asked about now minus it).
+# HELP fdswim_host_lateness_seconds The host's lateness bound in force: the largest lateness measured over the meter's window, the margin the failure detectors wait past a freshness point before they convict.
 # TYPE fdswim_host_lateness_seconds gauge
 fdswim_host_lateness_seconds 1.5
-# HELP fdswim_host_lateness_max_seconds The largest lateness of the host measured from this source since the agent started.
+# HELP fdswim_host_lateness_max_seconds The largest lateness of the host measured from this source since the meter was made.
 # TYPE fdswim_host_lateness_max_seconds gauge
 fdswim_host_lateness_max_seconds{source="gc-pause"} %v
 fdswim_host_lateness_max_seconds{source="other-pause"} 1.5
