@@ -6,7 +6,9 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -250,7 +252,20 @@ func TestRecvTableOnTerminal(t *testing.T) {
 	run := loopback(t, sc, rc, 50*time.Millisecond)
 	assert.Equal(t, uint64(20), run.recv.Packets)
 	out := table.String()
-	assert.Contains(t, out, "\r\x1b[7A\x1b[J")
+	// Each redraw goes up exactly the lines of the frame before it: 7
+	// for a table of two rows, more when the transitions a loaded host
+	// can cause are listed under it.
+	redraw := regexp.MustCompile(`\r\x1b\[(\d+)A\x1b\[J`)
+	marks := redraw.FindAllStringSubmatchIndex(out, -1)
+	require.NotEmpty(t, marks, "no redraw in place")
+	prev := 0
+	for _, m := range marks {
+		up, err := strconv.Atoi(out[m[2]:m[3]])
+		require.NoError(t, err)
+		assert.Equal(t, strings.Count(out[prev:m[0]], "\n"), up, "a redraw goes up over the frame before it")
+		assert.GreaterOrEqual(t, up, 7, "a table of two rows has 7 lines")
+		prev = m[1]
+	}
 	assert.NotContains(t, out, "\x1b[2J")
 	assert.Contains(t, out, "fdbeat recv:")
 	assert.Regexp(t, `(?i)tty\s*│\s*timeout-300ms\s*│\s*trusted`, out)
