@@ -192,52 +192,88 @@ func Decide(s Stream, fams []Family, curves []Curve, t Targets, opt DecideConfig
 	if err := t.Validate(); err != nil {
 		return Verdict{}, err
 	}
-	eq := opt.Equivalence
-	if eq == 0 {
-		eq = DefaultEquivalence
-	}
-	hold := opt.Holdout
-	if hold == 0 {
-		hold = DefaultHoldout
-	}
-	if hold >= 1 || math.IsNaN(hold) || math.IsNaN(eq) {
-		return Verdict{}, fmt.Errorf("qos: hold-out share %g and equivalence %g: want a share below 1 and a number", hold, eq)
+	eq, hold, err := opt.shares()
+	if err != nil {
+		return Verdict{}, err
 	}
 	if len(fams) == 0 {
 		return Verdict{}, fmt.Errorf("qos: stream %s: no family to decide between", s.Name)
 	}
 	v := Verdict{Stream: s.Name, Targets: t, Best: -1, Replicates: bootstrapReps}
-	svs := make([]*solver, len(fams))
-	r := cellRange{lo: -1}
-	for i, f := range fams {
-		op := OperatingPoint{Family: f.Name, Param: f.Param, Unit: f.Unit}
-		var c *Curve
-		for k := range curves {
-			if curves[k].Family == f.Name && curves[k].Stream == s.Name {
-				c = &curves[k]
-				break
-			}
-		}
-		sv, err := newSolver(s, f, c, opt.Sweep)
-		if err != nil {
-			op.Err = err.Error()
-		} else {
-			svs[i] = sv
-			for _, p := range sv.grid {
-				lo, hi := p.cells.active()
-				if hi > lo {
-					r = cellRange{lo: minRange(r.lo, lo), hi: max(r.hi, hi)}
-				}
-			}
-		}
-		v.Ops = append(v.Ops, op)
-	}
+	svs, r := v.startSolvers(s, fams, curves, opt.Sweep)
 	if r.lo < 0 && len(v.Ops) > 0 && v.Ops[0].Err != "" {
 		return v, fmt.Errorf("qos: stream %s: %s", s.Name, strings.TrimPrefix(v.Ops[0].Err, "qos: "))
 	}
 	if r.lo < 0 || r.hi-r.lo < minCells {
 		return v, fmt.Errorf("qos: stream %s: too little observed time to decide (fewer than %d time cells)", s.Name, minCells)
 	}
+	v.solveOps(svs, r, t)
+	v.setConfirmable()
+	v.Best = -1
+	if found := v.ranked(); len(found) > 0 {
+		v.compare(svs, found, r, eq)
+		v.holm()
+	}
+	v.holdout(svs, r, hold, t)
+	return v, nil
+}
+
+// shares returns the equivalence and hold-out shares, defaults applied, or
+// an error for a hold-out share of 1 or more or a NaN.
+func (o DecideConfig) shares() (eq, hold float64, err error) {
+	eq, hold = cmp.Or(o.Equivalence, DefaultEquivalence), cmp.Or(o.Holdout, DefaultHoldout)
+	if hold >= 1 || math.IsNaN(hold) || math.IsNaN(eq) {
+		return 0, 0, fmt.Errorf("qos: hold-out share %g and equivalence %g: want a share below 1 and a number", hold, eq)
+	}
+	return eq, hold, nil
+}
+
+// startSolvers appends one operating point per family to v.Ops and starts
+// its solver on s (nil, with the error in the operating point, when it
+// cannot start). It returns the solvers and the range of time cells where
+// any of them observed the stream (lo < 0: none).
+func (v *Verdict) startSolvers(s Stream, fams []Family, curves []Curve, sweep SweepConfig) ([]*solver, cellRange) {
+	svs := make([]*solver, len(fams))
+	r := cellRange{lo: -1}
+	for i, f := range fams {
+		op := OperatingPoint{Family: f.Name, Param: f.Param, Unit: f.Unit}
+		sv, err := newSolver(s, f, curveOf(curves, f.Name, s.Name), sweep)
+		if err != nil {
+			op.Err = err.Error()
+		} else {
+			svs[i] = sv
+			r = sv.widen(r)
+		}
+		v.Ops = append(v.Ops, op)
+	}
+	return svs, r
+}
+
+// curveOf returns the curve of family on stream among curves, or nil.
+func curveOf(curves []Curve, family, stream string) *Curve {
+	for k := range curves {
+		if curves[k].Family == family && curves[k].Stream == stream {
+			return &curves[k]
+		}
+	}
+	return nil
+}
+
+// widen returns r widened to the time cells where a point of sv observed
+// the stream.
+func (sv *solver) widen(r cellRange) cellRange {
+	for _, p := range sv.grid {
+		lo, hi := p.cells.active()
+		if hi > lo {
+			r = cellRange{lo: minRange(r.lo, lo), hi: max(r.hi, hi)}
+		}
+	}
+	return r
+}
+
+// solveOps solves the operating point of every started solver over the
+// cells r and sets Span, the time the verdict covers.
+func (v *Verdict) solveOps(svs []*solver, r cellRange, t Targets) {
 	var grid cellGrid
 	for _, sv := range svs {
 		if sv != nil {
@@ -261,8 +297,11 @@ func Decide(s Stream, fams []Family, curves []Curve, t Targets, opt DecideConfig
 			break
 		}
 	}
-	v.setConfirmable()
-	v.Best = -1
+}
+
+// ranked returns the indices of the operating points found without error,
+// the smallest mean TD first (then the smallest MR; ties keep fams' order).
+func (v *Verdict) ranked() []int {
 	var found []int
 	for i, p := range v.Ops {
 		if p.Found && p.Err == "" {
@@ -273,10 +312,13 @@ func Decide(s Stream, fams []Family, curves []Curve, t Targets, opt DecideConfig
 		pa, pb := v.Ops[a].Point, v.Ops[b].Point
 		return cmp.Or(cmp.Compare(pa.TD.Mean, pb.TD.Mean), cmp.Compare(pa.MRPerSecond, pb.MRPerSecond))
 	})
-	if len(found) == 0 {
-		v.holdout(svs, r, hold, t)
-		return v, nil
-	}
+	return found
+}
+
+// compare makes found[0] the best family and compares every other found
+// family with it (Rivals), a TD difference below the share eq of the
+// best's mean TD counting as equivalent.
+func (v *Verdict) compare(svs []*solver, found []int, r cellRange, eq float64) {
 	v.Best = found[0]
 	if eq > 0 {
 		v.Equivalence = time.Duration(eq * float64(v.Ops[v.Best].Point.TD.Mean))
@@ -296,9 +338,6 @@ func Decide(s Stream, fams []Family, curves []Curve, t Targets, opt DecideConfig
 		svs[i].atTD(&rv, best.Point, r)
 		v.Rivals = append(v.Rivals, rv)
 	}
-	v.holm()
-	v.holdout(svs, r, hold, t)
-	return v, nil
 }
 
 func minRange(a, b int) int {

@@ -24,50 +24,95 @@ import (
 // legend below the data; and every point's setting and values in a
 // tooltip (an SVG <title>). ok is false when nothing can be drawn.
 func svgPlot(curves []qos.Curve, kind figure.Kind, id string) (svg string, ok bool) {
-	const (
-		w                     = 760.0
-		left, right, top, bt  = 64.0, 16.0, 12.0, 44.0
-		ph                    = 330.0
-		legendCols, legendRow = 4, 16.0
-	)
 	ax, series, ok := figure.Layout(curves, kind)
 	if !ok {
 		return "", false
 	}
-	type entry struct {
-		text  string
-		mark  draw.GlyphDrawer
-		col   string
-		shape string // "", "bound" or "edge"
+	c := &svgCanvas{ax: ax, id: html.EscapeString(id), pw: svgWidth - svgLeft - svgRight}
+	b := &c.body
+	fmt.Fprintf(b, `<rect x="%s" y="%s" width="%s" height="%s" class="area"/>`, num(svgLeft), num(svgTop), num(c.pw), num(svgPlotH))
+	fmt.Fprintf(b, `<clipPath id="%s-clip"><rect x="%s" y="%s" width="%s" height="%s"/></clipPath>`, c.id, num(svgLeft), num(svgTop), num(c.pw), num(svgPlotH))
+	c.grid()
+	ylabel := c.axisLabels(curves, kind)
+	for _, s := range series {
+		c.series(s)
 	}
-	var legend []entry
-	pw := w - left - right
-	X := func(v float64) float64 { return left + pw*math.Log(v/ax.XMin)/math.Log(ax.XMax/ax.XMin) }
-	Y := func(v float64) float64 { return top + ph*(1-math.Log(v/ax.YMin)/math.Log(ax.YMax/ax.YMin)) }
-	f := func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
+	if c.anyBound {
+		c.legend = append(c.legend, legendEntry{text: "no mistake: MR ≤ 3/T (95 %)", col: "#555555", shape: "bound"})
+	}
+	if c.anyOff {
+		c.legend = append(c.legend, legendEntry{text: "off the scale, that way", col: "#555555", shape: "edge"})
+	}
+	h := c.drawLegend()
+	return fmt.Sprintf(`<svg id="%s" class="plot" viewBox="0 0 %g %s" role="img" aria-label="%s against mean TD" xmlns="http://www.w3.org/2000/svg">`, id, svgWidth, num(h), html.EscapeString(ylabel)) +
+		c.body.String() + `</svg>`, true
+}
 
-	var body strings.Builder
-	b := &body
-	fmt.Fprintf(b, `<rect x="%s" y="%s" width="%s" height="%s" class="area"/>`, f(left), f(top), f(pw), f(ph))
-	fmt.Fprintf(b, `<clipPath id="%s-clip"><rect x="%s" y="%s" width="%s" height="%s"/></clipPath>`, html.EscapeString(id), f(left), f(top), f(pw), f(ph))
-	for _, t := range (figure.LogTicks{}).Ticks(ax.XMin, ax.XMax) {
-		x := X(t.Value)
+// The geometry of a plot, in SVG user units: its width, the margins around
+// the data area, the data area's height, and the legend's columns and row
+// height.
+const (
+	svgWidth                     = 760.0
+	svgLeft, svgRight, svgTop    = 64.0, 16.0, 12.0
+	svgPlotH                     = 330.0
+	svgLegendCols, svgLegendRowH = 4, 16.0
+)
+
+// legendEntry is one entry of a plot's legend: a family's marker and
+// colour, or a shape explaining a kind of point ("bound" or "edge").
+type legendEntry struct {
+	text  string
+	mark  draw.GlyphDrawer
+	col   string
+	shape string
+}
+
+// svgCanvas is one plot being drawn: its axes, the SVG body written so
+// far, the legend collected and whether any point was drawn as a bound or
+// off the scale.
+type svgCanvas struct {
+	ax               figure.Axes
+	id               string // escaped for attributes
+	pw               float64
+	body             strings.Builder
+	legend           []legendEntry
+	anyBound, anyOff bool
+}
+
+// x and y map data values to SVG coordinates on the log axes.
+func (c *svgCanvas) x(v float64) float64 {
+	return svgLeft + c.pw*math.Log(v/c.ax.XMin)/math.Log(c.ax.XMax/c.ax.XMin)
+}
+
+func (c *svgCanvas) y(v float64) float64 {
+	return svgTop + svgPlotH*(1-math.Log(v/c.ax.YMin)/math.Log(c.ax.YMax/c.ax.YMin))
+}
+
+// grid draws the grid lines and tick labels of both axes.
+func (c *svgCanvas) grid() {
+	b := &c.body
+	for _, t := range (figure.LogTicks{}).Ticks(c.ax.XMin, c.ax.XMax) {
+		x := c.x(t.Value)
 		cls := "grid minor"
 		if t.Label != "" {
 			cls = "grid"
-			fmt.Fprintf(b, `<text x="%s" y="%s" class="tick" text-anchor="middle">%s</text>`, f(x), f(top+ph+14), tickText(t.Label))
+			fmt.Fprintf(b, `<text x="%s" y="%s" class="tick" text-anchor="middle">%s</text>`, num(x), num(svgTop+svgPlotH+14), tickText(t.Label))
 		}
-		fmt.Fprintf(b, `<line x1="%s" x2="%s" y1="%s" y2="%s" class="%s"/>`, f(x), f(x), f(top), f(top+ph), cls)
+		fmt.Fprintf(b, `<line x1="%s" x2="%s" y1="%s" y2="%s" class="%s"/>`, num(x), num(x), num(svgTop), num(svgTop+svgPlotH), cls)
 	}
-	for _, t := range (figure.LogTicks{}).Ticks(ax.YMin, ax.YMax) {
-		y := Y(t.Value)
+	for _, t := range (figure.LogTicks{}).Ticks(c.ax.YMin, c.ax.YMax) {
+		y := c.y(t.Value)
 		cls := "grid minor"
 		if t.Label != "" {
 			cls = "grid"
-			fmt.Fprintf(b, `<text x="%s" y="%s" class="tick" text-anchor="end">%s</text>`, f(left-4), f(y+3.5), tickText(t.Label))
+			fmt.Fprintf(b, `<text x="%s" y="%s" class="tick" text-anchor="end">%s</text>`, num(svgLeft-4), num(y+3.5), tickText(t.Label))
 		}
-		fmt.Fprintf(b, `<line x1="%s" x2="%s" y1="%s" y2="%s" class="%s"/>`, f(left), f(left+pw), f(y), f(y), cls)
+		fmt.Fprintf(b, `<line x1="%s" x2="%s" y1="%s" y2="%s" class="%s"/>`, num(svgLeft), num(svgLeft+c.pw), num(y), num(y), cls)
 	}
+}
+
+// axisLabels draws the two axis titles and returns the y axis's.
+func (c *svgCanvas) axisLabels(curves []qos.Curve, kind figure.Kind) string {
 	ylabel := "mistake rate MR (1/s, log scale)"
 	if kind == figure.QAP {
 		ylabel = "unavailability 1 − QAP (log scale)"
@@ -76,83 +121,102 @@ func svgPlot(curves []qos.Curve, kind figure.Kind, id string) (svg string, ok bo
 	if n := figure.TDBasisNote(curves); n != "" {
 		xl = "mean detection time TD (ms, " + n + ", log scale)"
 	}
-	fmt.Fprintf(b, `<text x="%s" y="%s" class="axis" text-anchor="middle">%s</text>`, f(left+pw/2), f(top+ph+34), html.EscapeString(xl))
-	fmt.Fprintf(b, `<text transform="translate(14 %s) rotate(-90)" class="axis" text-anchor="middle">%s</text>`, f(top+ph/2), html.EscapeString(ylabel))
+	fmt.Fprintf(&c.body, `<text x="%s" y="%s" class="axis" text-anchor="middle">%s</text>`, num(svgLeft+c.pw/2), num(svgTop+svgPlotH+34), html.EscapeString(xl))
+	fmt.Fprintf(&c.body, `<text transform="translate(14 %s) rotate(-90)" class="axis" text-anchor="middle">%s</text>`, num(svgTop+svgPlotH/2), html.EscapeString(ylabel))
+	return ylabel
+}
 
-	anyBound, anyOff := false, false
-	for _, s := range series {
-		hc := hexColour(s.Colour)
-		name := s.Curve.Family
-		if len(s.Points) == 0 {
-			if len(s.Curve.Points) > 0 {
-				legend = append(legend, entry{text: name + " (never suspects)", col: hc})
-			}
-			continue
+// series draws one family: its legend entry, the lines through its runs
+// of joined points, and each point.
+func (c *svgCanvas) series(s figure.Series) {
+	hc := hexColour(s.Colour)
+	name := s.Curve.Family
+	if len(s.Points) == 0 {
+		if len(s.Curve.Points) > 0 {
+			c.legend = append(c.legend, legendEntry{text: name + " (never suspects)", col: hc})
 		}
-		if !s.Joined && len(s.Points) > 1 {
-			name += " (points)"
-		}
-		legend = append(legend, entry{text: name, mark: s.Glyph, col: hc})
-		fmt.Fprintf(b, `<g class="fam" data-family="%s">`, html.EscapeString(s.Curve.Family))
-		if s.Joined {
-			for _, run := range figure.Runs(s.Points) {
-				var pl []string
-				for _, p := range run {
-					pl = append(pl, f(X(p.X))+","+f(Y(p.Y)))
-				}
-				// Clipped to the data area: a line to a point off the
-				// scale ends at the border, where its marker is.
-				fmt.Fprintf(b, `<polyline points="%s" stroke="%s" class="curve" clip-path="url(#%s-clip)"/>`, strings.Join(pl, " "), hc, html.EscapeString(id))
-			}
-		}
-		barred := map[float64]bool{}
-		for _, p := range figure.Barred(s.Points) {
-			barred[p.Of.Value] = true
-		}
-		for _, p := range s.Points {
-			tip := html.EscapeString(pointTooltip(s.Curve, p.Of))
-			if dx, dy := ax.Off(p.X, p.Y); dx != 0 || dy != 0 {
-				anyOff = true
-				x, y := ax.Clamp(p.X, p.Y)
-				fmt.Fprintf(b, `<g class="pt">`)
-				svgEdge(b, X(x), Y(y), dx, dy, hc)
-				fmt.Fprintf(b, `<title>off the scale: %s</title></g>`, tip)
-				continue
-			}
-			if !p.Bound && barred[p.Of.Value] && (p.YLo < p.Y || p.YHi > p.Y) {
-				lo, hi := max(p.YLo, ax.YMin), min(p.YHi, ax.YMax)
-				fmt.Fprintf(b, `<line x1="%s" x2="%s" y1="%s" y2="%s" stroke="%s" class="bar"/>`, f(X(p.X)), f(X(p.X)), f(Y(lo)), f(Y(hi)), hc)
-			}
-			if barred[p.Of.Value] && (p.XLo < p.X || p.XHi > p.X) {
-				lo, hi := max(p.XLo, ax.XMin), min(p.XHi, ax.XMax)
-				fmt.Fprintf(b, `<line x1="%s" x2="%s" y1="%s" y2="%s" stroke="%s" class="bar"/>`, f(X(lo)), f(X(hi)), f(Y(p.Y)), f(Y(p.Y)), hc)
-			}
-			fmt.Fprintf(b, `<g class="pt">`)
-			switch {
-			case p.Bound:
-				anyBound = true
-				svgBound(b, X(p.X), Y(p.Y), hc)
-			case len(s.Points) == 1:
-				fmt.Fprintf(b, `<circle cx="%s" cy="%s" r="9" class="ring"/>`, f(X(p.X)), f(Y(p.Y)))
-				svgMarker(b, s.Glyph, X(p.X), Y(p.Y), hc, 6)
-			default:
-				svgMarker(b, s.Glyph, X(p.X), Y(p.Y), hc, 3.2)
-			}
-			fmt.Fprintf(b, `<title>%s</title></g>`, tip)
-		}
-		b.WriteString(`</g>`)
+		return
 	}
-	if anyBound {
-		legend = append(legend, entry{text: "no mistake: MR ≤ 3/T (95 %)", col: "#555555", shape: "bound"})
+	if !s.Joined && len(s.Points) > 1 {
+		name += " (points)"
 	}
-	if anyOff {
-		legend = append(legend, entry{text: "off the scale, that way", col: "#555555", shape: "edge"})
+	c.legend = append(c.legend, legendEntry{text: name, mark: s.Glyph, col: hc})
+	b := &c.body
+	fmt.Fprintf(b, `<g class="fam" data-family="%s">`, html.EscapeString(s.Curve.Family))
+	if s.Joined {
+		for _, run := range figure.Runs(s.Points) {
+			var pl []string
+			for _, p := range run {
+				pl = append(pl, num(c.x(p.X))+","+num(c.y(p.Y)))
+			}
+			// Clipped to the data area: a line to a point off the
+			// scale ends at the border, where its marker is.
+			fmt.Fprintf(b, `<polyline points="%s" stroke="%s" class="curve" clip-path="url(#%s-clip)"/>`, strings.Join(pl, " "), hc, c.id)
+		}
 	}
-	// The legend, below the data in columns.
-	ly := top + ph + 52
-	colW := pw / legendCols
-	for i, e := range legend {
-		x, y := left+float64(i%legendCols)*colW, ly+float64(i/legendCols)*legendRow
+	barred := map[float64]bool{}
+	for _, p := range figure.Barred(s.Points) {
+		barred[p.Of.Value] = true
+	}
+	for _, p := range s.Points {
+		c.point(s, p, hc, barred[p.Of.Value])
+	}
+	b.WriteString(`</g>`)
+}
+
+// point draws one point of s in colour hc: an open triangle on the border
+// when it is off the scale, else its error bars (when barred) and its
+// marker, with its tooltip.
+func (c *svgCanvas) point(s figure.Series, p figure.Point, hc string, barred bool) {
+	b := &c.body
+	tip := html.EscapeString(pointTooltip(s.Curve, p.Of))
+	if dx, dy := c.ax.Off(p.X, p.Y); dx != 0 || dy != 0 {
+		c.anyOff = true
+		x, y := c.ax.Clamp(p.X, p.Y)
+		fmt.Fprintf(b, `<g class="pt">`)
+		svgEdge(b, c.x(x), c.y(y), dx, dy, hc)
+		fmt.Fprintf(b, `<title>off the scale: %s</title></g>`, tip)
+		return
+	}
+	if barred {
+		c.errorBars(p, hc)
+	}
+	fmt.Fprintf(b, `<g class="pt">`)
+	switch {
+	case p.Bound:
+		c.anyBound = true
+		svgBound(b, c.x(p.X), c.y(p.Y), hc)
+	case len(s.Points) == 1:
+		fmt.Fprintf(b, `<circle cx="%s" cy="%s" r="9" class="ring"/>`, num(c.x(p.X)), num(c.y(p.Y)))
+		svgMarker(b, s.Glyph, c.x(p.X), c.y(p.Y), hc, 6)
+	default:
+		svgMarker(b, s.Glyph, c.x(p.X), c.y(p.Y), hc, 3.2)
+	}
+	fmt.Fprintf(b, `<title>%s</title></g>`, tip)
+}
+
+// errorBars draws p's 95 % intervals, clamped to the axes: the vertical
+// one unless p is a bound, and the horizontal one.
+func (c *svgCanvas) errorBars(p figure.Point, hc string) {
+	b := &c.body
+	if !p.Bound && (p.YLo < p.Y || p.YHi > p.Y) {
+		lo, hi := max(p.YLo, c.ax.YMin), min(p.YHi, c.ax.YMax)
+		fmt.Fprintf(b, `<line x1="%s" x2="%s" y1="%s" y2="%s" stroke="%s" class="bar"/>`, num(c.x(p.X)), num(c.x(p.X)), num(c.y(lo)), num(c.y(hi)), hc)
+	}
+	if p.XLo < p.X || p.XHi > p.X {
+		lo, hi := max(p.XLo, c.ax.XMin), min(p.XHi, c.ax.XMax)
+		fmt.Fprintf(b, `<line x1="%s" x2="%s" y1="%s" y2="%s" stroke="%s" class="bar"/>`, num(c.x(lo)), num(c.x(hi)), num(c.y(p.Y)), num(c.y(p.Y)), hc)
+	}
+}
+
+// drawLegend draws the legend below the data in columns and returns the
+// plot's total height.
+func (c *svgCanvas) drawLegend() float64 {
+	b := &c.body
+	ly := svgTop + svgPlotH + 52
+	colW := c.pw / svgLegendCols
+	for i, e := range c.legend {
+		x, y := svgLeft+float64(i%svgLegendCols)*colW, ly+float64(i/svgLegendCols)*svgLegendRowH
 		switch {
 		case e.shape == "bound":
 			svgBound(b, x+6, y-3, e.col)
@@ -161,12 +225,13 @@ func svgPlot(curves []qos.Curve, kind figure.Kind, id string) (svg string, ok bo
 		case e.mark != nil:
 			svgMarker(b, e.mark, x+6, y, e.col, 4)
 		}
-		fmt.Fprintf(b, `<text x="%s" y="%s" class="legend">%s</text>`, f(x+16), f(y+4), html.EscapeString(e.text))
+		fmt.Fprintf(b, `<text x="%s" y="%s" class="legend">%s</text>`, num(x+16), num(y+4), html.EscapeString(e.text))
 	}
-	h := ly + float64((len(legend)+legendCols-1)/legendCols)*legendRow
-	return fmt.Sprintf(`<svg id="%s" class="plot" viewBox="0 0 %g %s" role="img" aria-label="%s against mean TD" xmlns="http://www.w3.org/2000/svg">`, id, w, f(h), html.EscapeString(ylabel)) +
-		body.String() + `</svg>`, true
+	return ly + float64((len(c.legend)+svgLegendCols-1)/svgLegendCols)*svgLegendRowH
 }
+
+// num writes an SVG coordinate with one decimal.
+func num(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
 
 // tickText writes a tick label of figure.LogTicks as SVG text: "10^-3" as
 // 10 with a raised exponent.
