@@ -69,7 +69,7 @@ func TestTDFloorOnePassEqualsReplays(t *testing.T) {
 	require.NoError(t, err)
 	p.Config.Duration = 4 * time.Hour
 	for i := range 40 {
-		p.Config.Pauses = append(p.Config.Pauses, trace.Window{At: time.Duration(i+2) * 5 * time.Minute, Length: ms(600)})
+		p.Config.Pauses = append(p.Config.Pauses, trace.Period{At: time.Duration(i+2) * 5 * time.Minute, Length: ms(600)})
 	}
 	recs, err := trace.Generate(p.Config, trace.NewRand(11))
 	require.NoError(t, err)
