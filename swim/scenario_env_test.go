@@ -400,16 +400,23 @@ func (e *scenarioEnv) ack(td *datadriven.TestData) string {
 	return b.String()
 }
 
-// streamAnswer: stream-ack NAME at=T and stream-failed NAME at=T answer
-// each stream ping of the member's last output, then print its output.
+// streamAnswer: stream-ack NAME at=T [to=ID seq=N] and stream-failed
+// answer each stream ping of the member's last output (or the one named),
+// then print its output.
 func (e *scenarioEnv) streamAnswer(td *datadriven.TestData) string {
 	name, m := e.member(td)
 	now := e.dur(td, "at")
-	for _, sp := range e.streams[name] {
-		if td.Cmd == "stream-ack" {
-			m.StreamAck(now, sp.To.ID, sp.Seq)
-		} else {
-			m.StreamFailed(now, sp.To.ID, sp.Seq)
+	answer := m.StreamFailed
+	if td.Cmd == "stream-ack" {
+		answer = m.StreamAck
+	}
+	if a, ok := td.Arg("to"); ok {
+		var seq uint32
+		td.ScanArgs(e.t, "seq", &seq)
+		answer(now, ID(a.Vals[0]), seq)
+	} else {
+		for _, sp := range e.streams[name] {
+			answer(now, sp.To.ID, sp.Seq)
 		}
 	}
 	var b strings.Builder
@@ -449,11 +456,13 @@ func (e *scenarioEnv) deliver(td *datadriven.TestData) string {
 }
 
 // periods: periods NAME from=T n=N [every=D] [ack[=(IDs)]] [ack-delay=D]
-// [count=(kind,ID)] [quiet] ticks the member at T, T+D, ... (D 1 s by
-// default) n times, printing each tick's output (not with quiet); with
-// ack every ping (to the IDs given) is acked ack-delay (1 ms by default)
-// after its tick; with count the last line gives how many updates of that
-// kind about ID the ticks' packets carried.
+// [stream-ack=D] [count=(kind,ID)] [only=(kinds)] [quiet] ticks the member
+// at T, T+D, ... (D 1 s by default) n times, printing each tick's output
+// (with only=, the ticks that printed something; nothing with quiet);
+// with ack every ping (to the IDs given) is acked ack-delay (1 ms by
+// default) after its tick, with stream-ack every stream ping acked
+// stream-ack after it; with count the last line gives how many updates of
+// that kind about ID the ticks' packets carried.
 func (e *scenarioEnv) periods(td *datadriven.TestData) string {
 	name, m := e.member(td)
 	from, every, n := e.dur(td, "from"), time.Second, 0
@@ -465,22 +474,23 @@ func (e *scenarioEnv) periods(td *datadriven.TestData) string {
 	if a, ok := td.Arg("count"); ok {
 		kind, id = a.Vals[0], a.Vals[1]
 	}
-	delay := time.Millisecond
+	delay, streamDelay := time.Millisecond, time.Duration(-1)
 	if td.HasArg("ack-delay") {
 		delay = e.dur(td, "ack-delay")
 	}
+	if td.HasArg("stream-ack") {
+		streamDelay = e.dur(td, "stream-ack")
+	}
 	acked, ackSome := td.Arg("ack")
 	var b strings.Builder
-	out := &b
-	if td.HasArg("quiet") {
-		out = nil
-	}
 	count := 0
 	for i := range n {
 		now := from + time.Duration(i)*every
 		m.Tick(now)
-		if out != nil {
-			fmt.Fprintf(out, "%v:\n", now)
+		var tick strings.Builder
+		out := &tick
+		if td.HasArg("quiet") {
+			out = nil
 		}
 		r := e.ready(out, name, m, "  ", kindsArg(td))
 		for _, p := range r.Packets {
@@ -492,10 +502,19 @@ func (e *scenarioEnv) periods(td *datadriven.TestData) string {
 			if p.Kind == MsgPing && ackSome && (len(acked.Vals) == 0 || slices.Contains(acked.Vals, string(p.To.ID))) {
 				ack := Packet{Kind: MsgAck, From: p.To, To: m.Self(), Ack: Ack{Seq: p.Ping.Seq}}
 				if err := m.Step(now+delay, &ack); err != nil {
-					fmt.Fprintf(&b, "error: %v\n", err)
+					fmt.Fprintf(&tick, "error: %v\n", err)
 				}
 				e.ready(out, name, m, "  ", kindsArg(td))
 			}
+		}
+		if streamDelay >= 0 {
+			for _, sp := range r.StreamProbes {
+				m.StreamAck(now+streamDelay, sp.To.ID, sp.Seq)
+			}
+			e.ready(out, name, m, "  ", kindsArg(td))
+		}
+		if out != nil && (tick.Len() > 0 || !td.HasArg("only")) {
+			fmt.Fprintf(&b, "%v:\n%s", now, tick.String())
 		}
 	}
 	if kind != "" {

@@ -293,7 +293,7 @@ func fmtPeer(p PeerStatus) string {
 
 // fmtReady prints everything r holds, one item a line, each line
 // prefixed with prefix; with kinds, only the packets of those kinds and,
-// if kinds holds "event", the events.
+// if kinds holds "event" or "stream-probe", the events or stream pings.
 func fmtReady(b *strings.Builder, prefix string, r Ready, kinds []string) {
 	for i := range r.Packets {
 		if len(kinds) == 0 || slices.Contains(kinds, r.Packets[i].Kind.String()) {
@@ -306,6 +306,9 @@ func fmtReady(b *strings.Builder, prefix string, r Ready, kinds []string) {
 		}
 	}
 	for _, sp := range r.StreamProbes {
+		if len(kinds) > 0 && !slices.Contains(kinds, "stream-probe") {
+			continue
+		}
 		fmt.Fprintf(b, "%sstream-probe %s seq=%d deadline=%v", prefix, fmtNode(sp.To), sp.Seq, sp.Deadline)
 		for _, u := range sp.Updates {
 			b.WriteString(" " + fmtUpdate(u))
