@@ -44,6 +44,14 @@ type Config struct {
 	// (wire.Security.Label). Members of one group must share it. Default
 	// "": no label.
 	Label string
+	// SkipInboundLabelCheck (memberlist's SkipInboundLabelCheck) is for a
+	// Transport (and StreamWrap) that checks and strips the cluster label
+	// itself: received datagrams and stream frames must carry none and are
+	// read as if they carried Label (a sealed one still authenticates it);
+	// one that still carries a label is dropped (Stats.LabelMismatches).
+	// What this member sends still carries Label
+	// (wire.Security.SkipInboundLabelCheck).
+	SkipInboundLabelCheck bool
 	// MaxPacketSize bounds datagrams, envelope included, in bytes
 	// (default 1,400). It must leave the protocol 256 bytes of payload
 	// (at least 257 plain, 293 encrypted: envelope and sealed timestamp) and fit this member's own join.

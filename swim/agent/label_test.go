@@ -148,3 +148,54 @@ func TestSendPlainNeedsAcceptPlain(t *testing.T) {
 	assert.ErrorIs(t, plain.SetSendPlain(true), ErrNoKeys)
 	assert.ErrorIs(t, plain.SetAcceptPlain(false), ErrNoKeys)
 }
+
+// labelStripper is a Transport that checks and strips the cluster label
+// label in front of the agent, as a gateway's transport does for a member
+// with SkipInboundLabelCheck: datagrams with that label lose it, others
+// pass unchanged.
+type labelStripper struct {
+	transport.Transport
+	out chan transport.Packet
+}
+
+func stripLabels(t *testing.T, label string) *labelStripper {
+	u, err := transport.Listen(transport.Config{})
+	require.NoError(t, err)
+	s := &labelStripper{Transport: u, out: make(chan transport.Packet, 64)}
+	go func() {
+		defer close(s.out)
+		for p := range u.Packets() {
+			if d := p.Data; len(d) > 2 && d[0] == wire.EnvelopeLabel && len(d) > 2+int(d[1]) && string(d[2:2+int(d[1])]) == label {
+				p.Data = d[2+int(d[1]):]
+			}
+			s.out <- p
+		}
+	}()
+	return s
+}
+
+func (s *labelStripper) Packets() <-chan transport.Packet { return s.out }
+
+// A member whose transport strips the label (SkipInboundLabelCheck) joins
+// and stays in a labelled group over real sockets; a packet that reaches
+// it still labelled (another group's, which its transport let through) is
+// dropped and counted.
+func TestSkipInboundLabelCheckOverSockets(t *testing.T) {
+	a := start(t, Config{Label: "dc1"})
+	b := start(t, Config{Label: "dc1", SkipInboundLabelCheck: true, Transport: stripLabels(t, "dc1"), DisableStream: true})
+	join(t, b, a)
+	require.Eventually(t, func() bool { return alive(a) == 2 && alive(b) == 2 }, 5*time.Second, 20*time.Millisecond)
+	time.Sleep(500 * time.Millisecond) // five periods of probes both ways
+	assert.Equal(t, 2, alive(a))
+	assert.Equal(t, 2, alive(b))
+	assert.Zero(t, b.Stats().LabelMismatches)
+	assert.Zero(t, b.Stats().AuthFailures)
+
+	other := start(t, Config{Label: "dc2"})
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	var je *JoinError
+	require.ErrorAs(t, other.Join(ctx, b.Self().Addr), &je)
+	assert.NotZero(t, b.Stats().LabelMismatches)
+	assert.Equal(t, 2, alive(b))
+}

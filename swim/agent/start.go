@@ -149,7 +149,7 @@ func newSecurity(cfg Config) (*wire.Security, error) {
 	case cfg.SendPlain && !cfg.AcceptPlain:
 		return nil, fmt.Errorf("%w: Config.SendPlain needs Config.AcceptPlain", ErrPlainStage)
 	}
-	sec := &wire.Security{Plain: cfg.Plain, Label: cfg.Label}
+	sec := &wire.Security{Plain: cfg.Plain, Label: cfg.Label, SkipInboundLabelCheck: cfg.SkipInboundLabelCheck}
 	sec.SetAcceptPlain(cfg.AcceptPlain)
 	sec.SetSendPlain(cfg.SendPlain)
 	if len(cfg.Keys) > 0 {

@@ -43,6 +43,13 @@ type Security struct {
 	// alone. Members of fdkit before labels refuse labelled packets as an
 	// unknown envelope byte.
 	Label string
+	// SkipInboundLabelCheck (memberlist's SkipInboundLabelCheck) is for a
+	// transport in front of Open that checks and strips the label itself:
+	// received packets must then carry none, and are opened as if they
+	// carried Label (a sealed packet still authenticates it, so one sealed
+	// under another label fails with ErrAuth); a packet that still carries
+	// a label header is refused with ErrLabel. Seal still writes the label.
+	SkipInboundLabelCheck bool
 
 	acceptPlain, sendPlain atomic.Bool
 }
@@ -118,10 +125,7 @@ func (s *Security) seal(dst, payload []byte, sealed bool) ([]byte, error) {
 		return nil, err
 	}
 	start := len(dst)
-	if s.Label != "" {
-		dst = append(dst, EnvelopeLabel, byte(len(s.Label)))
-		dst = append(dst, s.Label...)
-	}
+	dst = s.labelHeader(dst)
 	if !sealed {
 		dst = append(dst, EnvelopePlain)
 		return append(dst, payload...), nil
@@ -165,6 +169,9 @@ func (s *Security) open(packet []byte) (payload []byte, sealed bool, err error) 
 		return nil, false, err
 	}
 	ad := packet[:len(packet)-len(body)+1] // the label header and the envelope byte
+	if s.SkipInboundLabelCheck && s.Label != "" {
+		ad = append(s.labelHeader(make([]byte, 0, s.labelLen()+1)), body[0])
+	}
 	switch body[0] {
 	case EnvelopePlain:
 		if !s.Plain && !s.acceptPlain.Load() {
@@ -192,9 +199,25 @@ func (s *Security) open(packet []byte) (payload []byte, sealed bool, err error) 
 	return nil, false, ErrAuth
 }
 
+// labelHeader appends the label header (none without a label) to dst.
+func (s *Security) labelHeader(dst []byte) []byte {
+	if s.Label == "" {
+		return dst
+	}
+	dst = append(dst, EnvelopeLabel, byte(len(s.Label)))
+	return append(dst, s.Label...)
+}
+
 // stripLabel checks the packet's label against s.Label and returns what
 // follows it (the packet itself when neither has a label), never empty.
+// With SkipInboundLabelCheck the packet must carry no label.
 func (s *Security) stripLabel(packet []byte) ([]byte, error) {
+	if s.SkipInboundLabelCheck {
+		if packet[0] == EnvelopeLabel {
+			return nil, fmt.Errorf("%w: a labelled packet, where the transport strips labels (SkipInboundLabelCheck)", ErrLabel)
+		}
+		return packet, nil
+	}
 	if packet[0] != EnvelopeLabel {
 		if s.Label != "" {
 			return nil, fmt.Errorf("%w: packet has no label, want %q", ErrLabel, s.Label)

@@ -159,3 +159,42 @@ func TestEncodeWhileSendPlainFlips(t *testing.T) {
 	<-flipped
 	assert.Zero(t, bad, "packets of 20,000 that did not decode")
 }
+
+// With SkipInboundLabelCheck a transport in front strips the label:
+// packets without one open as if they carried this member's label (a
+// sealed one still authenticates it), and one that still carries a label
+// is refused, as memberlist refuses a "double label header".
+func TestSkipInboundLabelCheck(t *testing.T) {
+	kr, _ := NewKeyring(key(1, 16))
+	strip := func(pk []byte) []byte { return pk[2+int(pk[1]):] }
+	for _, tc := range []struct {
+		name                 string
+		sender, other, recv  *Security
+		wantOther, wantLabel error
+	}{
+		{"sealed", &Security{Keyring: kr, Label: "dc1"}, &Security{Keyring: kr, Label: "dc2"},
+			&Security{Keyring: kr, Label: "dc1", SkipInboundLabelCheck: true}, ErrAuth, ErrLabel},
+		{"plain", &Security{Plain: true, Label: "dc1"}, &Security{Plain: true, Label: "dc2"},
+			&Security{Plain: true, Label: "dc1", SkipInboundLabelCheck: true}, nil, ErrLabel},
+	} {
+		pk, err := tc.sender.Seal(nil, []byte("hi"))
+		require.NoError(t, err)
+		out, err := tc.recv.Open(strip(pk))
+		require.NoError(t, err, tc.name)
+		assert.Equal(t, []byte("hi"), out, tc.name)
+		_, err = tc.recv.Open(pk)
+		assert.ErrorIs(t, err, tc.wantLabel, "%s: a label the transport should have stripped", tc.name)
+		other, err := tc.other.Seal(nil, []byte("hi"))
+		require.NoError(t, err)
+		_, err = tc.recv.Open(strip(other))
+		if tc.wantOther == nil {
+			assert.NoError(t, err, "%s: a plain packet has nothing to authenticate the label with", tc.name)
+		} else {
+			assert.ErrorIs(t, err, tc.wantOther, "%s: sealed under another label", tc.name)
+		}
+		// What it sends still carries the label.
+		own, err := tc.recv.Seal(nil, []byte("hi"))
+		require.NoError(t, err)
+		assert.Equal(t, byte(EnvelopeLabel), own[0], tc.name)
+	}
+}
