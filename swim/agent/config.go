@@ -125,6 +125,13 @@ type Config struct {
 	// value. A receiver cuts a stream whose message claims more
 	// (Stats.StreamOversize).
 	MaxReliableSize int
+	// MaxReceiveBytes bounds the bytes of application messages (data and
+	// key) waiting unread in each Receive channel (default 8 MiB,
+	// DefaultMaxReceiveBytes; not negative): a message that would exceed
+	// it is dropped (Stats.MessagesDropped), or waited for with
+	// BlockingDelivery. A channel's buffer counts messages, and reliable
+	// ones are up to MaxReliableSize each.
+	MaxReceiveBytes int
 	// StreamWrap, when set, wraps every stream connection, accepted
 	// (inbound true) or dialled, before a frame crosses it: TLS, byte
 	// accounting, or an impairment in a benchmark (transport.StreamConfig.Wrap).

@@ -265,7 +265,8 @@ func (a *Agent) SendToAddress(ctx context.Context, addr string, data []byte) err
 	return serr
 }
 
-// reliableDefaults fills and checks Config.MaxReliableSize: a message of
+// reliableDefaults fills and checks Config.MaxReceiveBytes (not negative,
+// default 8 MiB) and Config.MaxReliableSize: a message of
 // that size, cut into frames of this member's packet size addressed to
 // the longest ID and address, must fit one stream's MaxStreamBytes, else
 // it could never be sent nor received whole. The default is 1 MiB, or
@@ -273,6 +274,12 @@ func (a *Agent) SendToAddress(ctx context.Context, addr string, data []byte) err
 func reliableDefaults(cfg *Config, codec *wire.Codec, self swim.Node) error {
 	if cfg.MaxReliableSize < 0 {
 		return fmt.Errorf("agent: MaxReliableSize %d is negative", cfg.MaxReliableSize)
+	}
+	switch {
+	case cfg.MaxReceiveBytes < 0:
+		return fmt.Errorf("agent: MaxReceiveBytes %d is negative", cfg.MaxReceiveBytes)
+	case cfg.MaxReceiveBytes == 0:
+		cfg.MaxReceiveBytes = DefaultMaxReceiveBytes
 	}
 	if cfg.DisableStream {
 		return nil

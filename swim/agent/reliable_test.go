@@ -168,3 +168,62 @@ func TestMaxReliableSizeOverStreamBudget(t *testing.T) {
 	require.Error(t, err)
 	assert.ErrorContains(t, err, "MaxReliableSize")
 }
+
+// The messages waiting unread in a Receive channel hold at most
+// MaxReceiveBytes: with 300 KiB, three unread reliable messages of 100 KiB
+// fill it and the next seven are dropped and counted, though the channel
+// has room for 256 messages; once read, the channel takes more. A single
+// message larger than the bound reaches an empty channel.
+func TestReceiveBoundedInBytes(t *testing.T) {
+	as := group(t, 2, Config{MaxReceiveBytes: 300 << 10})
+	msgs, cancel := as[1].Receive(0)
+	defer cancel()
+	ctx, stop := context.WithTimeout(context.Background(), 20*time.Second)
+	defer stop()
+	send := func(k, size int) {
+		t.Helper()
+		for range k {
+			require.NoError(t, as[0].SendReliable(ctx, as[1].Self().ID, make([]byte, size)))
+		}
+	}
+	send(10, 100<<10)
+	require.Eventually(t, func() bool { return as[1].Stats().ReliableReceived == 10 }, 5*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool { return as[1].Stats().MessagesDropped == 7 }, 5*time.Second, 10*time.Millisecond)
+	assert.Len(t, msgs, 3)
+	for range 3 {
+		assert.Len(t, receiveOne(t, msgs).Data, 100<<10)
+	}
+	send(2, 100<<10)
+	assert.Len(t, receiveOne(t, msgs).Data, 100<<10)
+	assert.Len(t, receiveOne(t, msgs).Data, 100<<10)
+	send(1, 400<<10)
+	assert.Len(t, receiveOne(t, msgs).Data, 400<<10)
+	assert.Equal(t, uint64(7), as[1].Stats().MessagesDropped)
+
+	_, err := Start(context.Background(), Config{Plain: true, MaxReceiveBytes: -1})
+	assert.ErrorContains(t, err, "MaxReceiveBytes -1 is negative")
+}
+
+// With BlockingDelivery a message over MaxReceiveBytes waits until the
+// subscriber reads, and none is dropped.
+func TestReceiveBytesBlocking(t *testing.T) {
+	as := group(t, 2, Config{MaxReceiveBytes: 150 << 10, BlockingDelivery: true})
+	msgs, cancel := as[1].Receive(0)
+	defer cancel()
+	ctx, stop := context.WithTimeout(context.Background(), 20*time.Second)
+	defer stop()
+	errs := make(chan error, 2)
+	go func() {
+		for range 2 {
+			errs <- as[0].SendReliable(ctx, as[1].Self().ID, make([]byte, 100<<10))
+		}
+	}()
+	require.Eventually(t, func() bool { return len(msgs) == 1 }, 5*time.Second, 10*time.Millisecond)
+	time.Sleep(300 * time.Millisecond)
+	assert.Len(t, msgs, 1, "the second message waits")
+	receiveOne(t, msgs)
+	receiveOne(t, msgs)
+	require.NoError(t, <-errs)
+	require.NoError(t, <-errs)
+	assert.Zero(t, as[1].Stats().MessagesDropped)
+}

@@ -3,6 +3,7 @@ package agent
 import (
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/fdkit/fdkit/swim"
 )
@@ -13,24 +14,64 @@ import (
 // waiting.
 
 // subscription is one subscriber's channel and the signal that it was
-// cancelled, which frees a blocked delivery to it.
+// cancelled, which frees a blocked delivery to it. With limit > 0 the
+// bytes of the values waiting unread (size of each) stay within limit:
+// sizes holds the size of each value sent and not yet known to be read,
+// oldest first, and queued their sum.
 type subscription[T any] struct {
-	ch   chan T
-	done chan struct{}
+	ch     chan T
+	done   chan struct{}
+	limit  int
+	size   func(T) int
+	sizes  []int
+	queued int
+}
+
+// fits reports whether a value of n bytes may be sent now without the
+// values waiting unread exceeding limit. The channel is first-in first-out
+// and only the agent's goroutine sends on it, so of the values sent, all
+// but the last len(ch) were read. A value larger than limit fits an empty
+// channel, so that every value can be delivered.
+func (s *subscription[T]) fits(n int) bool {
+	if s.limit <= 0 {
+		return true
+	}
+	for len(s.sizes) > len(s.ch) {
+		s.queued -= s.sizes[0]
+		s.sizes = s.sizes[1:]
+	}
+	return len(s.sizes) == 0 || s.queued+n <= s.limit
+}
+
+// sent records a value of n bytes sent on the channel.
+func (s *subscription[T]) sent(n int) {
+	if s.limit > 0 {
+		s.sizes = append(s.sizes, n)
+		s.queued += n
+	}
+}
+
+// sizeOf returns v's size for the byte limit (0 without one).
+func (s *subscription[T]) sizeOf(v T) int {
+	if s.limit <= 0 {
+		return 0
+	}
+	return s.size(v)
 }
 
 // subscriptions is a set of subscribers of one kind, under the agent's
 // subMu.
 type subscriptions[T any] map[int]*subscription[T]
 
-// add registers a channel of the given buffer (def when buffer <= 0) and
-// returns it with its cancel function. A stopped agent gives a closed
-// channel.
-func add[T any](a *Agent, set *subscriptions[T], buffer, def int) (<-chan T, func()) {
+// add registers a channel of the given buffer (def when buffer <= 0),
+// whose values waiting unread hold at most limit bytes by size (no bound
+// when limit is 0), and returns it with its cancel function. A stopped
+// agent gives a closed channel.
+func add[T any](a *Agent, set *subscriptions[T], buffer, def, limit int, size func(T) int) (<-chan T, func()) {
 	if buffer <= 0 {
 		buffer = def
 	}
-	s := &subscription[T]{ch: make(chan T, buffer), done: make(chan struct{})}
+	s := &subscription[T]{ch: make(chan T, buffer), done: make(chan struct{}), limit: limit, size: size}
 	a.sub.mu.Lock()
 	defer a.sub.mu.Unlock()
 	if a.sub.closed {
@@ -66,27 +107,56 @@ func add[T any](a *Agent, set *subscriptions[T], buffer, def int) (<-chan T, fun
 func deliverAll[T any](a *Agent, set subscriptions[T], vals []T, dropped *atomic.Uint64) {
 	for _, v := range vals {
 		for _, s := range set {
-			select {
-			case s.ch <- v:
-				continue
-			default:
+			n := s.sizeOf(v)
+			if s.fits(n) {
+				select {
+				case s.ch <- v:
+					s.sent(n)
+					continue
+				default:
+				}
 			}
 			if !a.cfg.BlockingDelivery {
 				dropped.Add(1)
 				continue
 			}
-			select {
-			case s.ch <- v:
-			case <-s.done:
-			case <-a.life.halt:
-				dropped.Add(1)
-			case <-a.life.leaving:
-				dropped.Add(1)
-			case <-a.life.ctxDone:
+			if !block(a, s, v, n) {
 				dropped.Add(1)
 			}
 		}
 	}
+}
+
+// block waits until s has room for v (n bytes) and sends it, or until s
+// is cancelled (true: not a drop) or the agent is told to stop (false).
+// Room by count is waited for in the send; room by bytes is polled every
+// millisecond, as the channel says nothing when a value is read.
+func block[T any](a *Agent, s *subscription[T], v T, n int) bool {
+	for !s.fits(n) {
+		select {
+		case <-time.After(time.Millisecond):
+		case <-s.done:
+			return true
+		case <-a.life.halt:
+			return false
+		case <-a.life.leaving:
+			return false
+		case <-a.life.ctxDone:
+			return false
+		}
+	}
+	select {
+	case s.ch <- v:
+		s.sent(n)
+	case <-s.done:
+	case <-a.life.halt:
+		return false
+	case <-a.life.leaving:
+		return false
+	case <-a.life.ctxDone:
+		return false
+	}
+	return true
 }
 
 // closeAll closes every channel of set; with subMu held.
@@ -105,7 +175,7 @@ func closeAll[T any](set subscriptions[T]) {
 // the subscriber instead (memberlist's ChannelEventDelegate). The channel
 // is closed when the agent stops or the subscription is cancelled.
 func (a *Agent) Subscribe(buffer int) (<-chan swim.Event, func()) {
-	return add(a, &a.sub.events, buffer, DefaultEventBuffer)
+	return add(a, &a.sub.events, buffer, DefaultEventBuffer, 0, nil)
 }
 
 // Receive returns a channel of the application messages this member
@@ -117,10 +187,16 @@ func (a *Agent) Subscribe(buffer int) (<-chan swim.Event, func()) {
 // calls its Delegate.NotifyMsg on its own goroutine, which waits as long
 // as the delegate takes). Each message goes to every subscriber; the
 // channel is closed when the agent stops or the subscription is cancelled.
-// The buffer counts messages, and a reliable message (SendReliable) is up
-// to Config.MaxReliableSize bytes: an unread channel of the default 256
-// can hold 256 MiB of them; give reliable traffic a smaller buffer or read
-// it promptly.
+// The buffer counts messages; the messages waiting unread also hold at
+// most Config.MaxReceiveBytes bytes of data and keys (default 8 MiB), as a
+// reliable message (SendReliable) is up to Config.MaxReliableSize: a
+// message over either bound is dropped, or waited for with
+// BlockingDelivery. One message larger than MaxReceiveBytes is delivered
+// to an empty channel.
 func (a *Agent) Receive(buffer int) (<-chan swim.Message, func()) {
-	return add(a, &a.sub.messages, buffer, DefaultMessageBuffer)
+	return add(a, &a.sub.messages, buffer, DefaultMessageBuffer, a.cfg.MaxReceiveBytes, messageSize)
 }
+
+// messageSize is a message's size for Config.MaxReceiveBytes: its data
+// and key.
+func messageSize(m swim.Message) int { return len(m.Data) + len(m.Key) }

@@ -17,6 +17,9 @@ import (
 // DefaultMessageBuffer is Receive's default channel buffer.
 const DefaultMessageBuffer = 256
 
+// DefaultMaxReceiveBytes is Config.MaxReceiveBytes's default: 8 MiB.
+const DefaultMaxReceiveBytes = 8 << 20
+
 // ErrNeedsFormat2 is returned by Broadcast, SendTo, SendToAddress,
 // SendReliable and SetMeta on an agent that writes wire format 1
 // (Config.WireVersion 1), which has no field for application messages or
