@@ -132,9 +132,19 @@ func deliverAll[T any](a *Agent, set subscriptions[T], vals []T, dropped *atomic
 // Room by count is waited for in the send; room by bytes is polled every
 // millisecond, as the channel says nothing when a value is read.
 func block[T any](a *Agent, s *subscription[T], v T, n int) bool {
-	for !s.fits(n) {
+	for {
+		var send chan T // nil while v does not fit by bytes: never ready
+		var poll <-chan time.Time
+		if s.fits(n) {
+			send = s.ch
+		} else {
+			poll = time.After(time.Millisecond)
+		}
 		select {
-		case <-time.After(time.Millisecond):
+		case send <- v:
+			s.sent(n)
+			return true
+		case <-poll:
 		case <-s.done:
 			return true
 		case <-a.life.halt:
@@ -145,18 +155,6 @@ func block[T any](a *Agent, s *subscription[T], v T, n int) bool {
 			return false
 		}
 	}
-	select {
-	case s.ch <- v:
-		s.sent(n)
-	case <-s.done:
-	case <-a.life.halt:
-		return false
-	case <-a.life.leaving:
-		return false
-	case <-a.life.ctxDone:
-		return false
-	}
-	return true
 }
 
 // closeAll closes every channel of set; with subMu held.
