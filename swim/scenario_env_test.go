@@ -340,8 +340,9 @@ func (e *scenarioEnv) tick(td *datadriven.TestData) string {
 	return b.String()
 }
 
-// advance: advance NAME until=T [only=(kinds)] [quiet] ticks the member at
-// every deadline it announces up to and including T and prints each
+// advance: advance NAME until=T [ack] [only=(kinds)] [quiet] ticks the
+// member at every deadline it announces up to and including T (acking
+// each ping at once with ack) and prints each
 // instant and that tick's output (with only=(kinds), the instants that
 // sent such packets; nothing with quiet).
 func (e *scenarioEnv) advance(td *datadriven.TestData) string {
@@ -355,7 +356,16 @@ func (e *scenarioEnv) advance(td *datadriven.TestData) string {
 		}
 		m.Tick(at)
 		var out strings.Builder
-		e.ready(&out, name, m, "  ", kindsArg(td))
+		r := e.ready(&out, name, m, "  ", kindsArg(td))
+		for _, p := range r.Packets {
+			if p.Kind == MsgPing && td.HasArg("ack") {
+				ack := Packet{Kind: MsgAck, From: p.To, To: m.Self(), Ack: Ack{Seq: p.Ping.Seq}}
+				if err := m.Step(at, &ack); err != nil {
+					fmt.Fprintf(&out, "error: %v\n", err)
+				}
+				e.ready(&out, name, m, "  ", kindsArg(td))
+			}
+		}
 		if !td.HasArg("quiet") && (out.Len() > 0 || !td.HasArg("only")) {
 			fmt.Fprintf(&b, "%v:\n%s", at, out.String())
 		}

@@ -41,53 +41,6 @@ func hear(t *testing.T, m *Member, now time.Duration, kind MessageKind, ids ...s
 	drain(m)
 }
 
-// A member that learns of a new member by gossip runs one anti-entropy
-// exchange (a digest to a random member) three protocol periods after the
-// last new member it learnt of (settlePull), and its next periodic
-// exchange comes at least a PushPullInterval after that. A member heard of
-// again, or learnt from a view (MsgSync), schedules none; nor does anything
-// with PushPullInterval 0. The periodic exchange is put 100 h away (its
-// first at a random fraction of that), so that every exchange seen here is
-// the settling one.
-func TestSettlePullAfterNewMembers(t *testing.T) {
-	far := func(c *Config) { c.PushPullInterval = new(100 * time.Hour) }
-	a := newTest(t, "a", ModeLifeguard, far, "b", "c", "d")
-	a.Tick(0)
-	drain(a)
-	hear(t, a, 0, MsgGossip, "f")
-	hear(t, a, time.Second, MsgPing, "g") // postpones it to 1 s + 3 periods
-	at, _ := settleRun(t, a, 4*time.Second-time.Millisecond)
-	assert.Empty(t, at, "before three periods after the last new member")
-	at, to := settleRun(t, a, 4*time.Second)
-	require.Equal(t, []time.Duration{4 * time.Second}, at, "one exchange, three periods after the last new member")
-	assert.Contains(t, []ID{"b", "c", "d", "f", "g"}, to[0])
-
-	// Once settled: no exchange for at least a PushPullInterval, even when
-	// known members are announced again.
-	hear(t, a, 5*time.Second, MsgGossip, "f", "g", "c")
-	at, _ = settleRun(t, a, 60*time.Second)
-	assert.Empty(t, at, "members already known, and the periodic exchange an interval away")
-
-	// Members learnt from a view (a join's answer, an exchange) are not
-	// learnt by gossip: nothing to settle.
-	v := newTest(t, "a", ModeLifeguard, far, "b", "c", "d")
-	v.Tick(0)
-	drain(v)
-	hear(t, v, 0, MsgSync, "f", "g")
-	require.Equal(t, StateAlive, v.State("f"))
-	at, _ = settleRun(t, v, 60*time.Second)
-	assert.Empty(t, at, "members learnt from a view")
-
-	// No anti-entropy at all: none.
-	off := newTest(t, "a", ModeLifeguard, func(c *Config) { c.PushPullInterval = new(time.Duration(0)) }, "b", "c", "d")
-	off.Tick(0)
-	drain(off)
-	hear(t, off, 0, MsgGossip, "f")
-	require.Equal(t, StateAlive, off.State("f"))
-	at, _ = settleRun(t, off, 60*time.Second)
-	assert.Empty(t, at, "PushPullInterval 0")
-}
-
 // A flood of gossiped Alives naming unknown members (forged IDs) cannot
 // make a member exchange views more often than the periodic anti-entropy
 // would: each new member postpones the settling exchange rather than adding
