@@ -8,6 +8,16 @@
 // to load them from a YAML file. docs/detectors.md lists every family and
 // parameter with its default, unit and source.
 //
+// # Registry
+//
+// families.go holds one Row per detector algorithm (Algorithms, Lookup):
+// its name and aliases, its parameters with their unit, range, default and
+// source, its swept parameter with its symbol and default range, its
+// constructor, how the swept parameter is swept (a qos family), and its
+// configuration for a replayed stream (Algorithm.ForStream). fdreplay,
+// fdbeat, the YAML config and docs/detectors.md all read it; a parameter
+// has one name everywhere, the one of the textual form.
+//
 // # Grammar
 //
 //	spec   = name [ "(" [ param { "," param } ] ")" ]

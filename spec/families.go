@@ -52,7 +52,7 @@ func minSamples[C any](f func(*C) **int) param {
 
 func init() {
 	define(Row[detector.FixedConfig]{
-		Family: Family{Name: "fixed", Aliases: []string{"timeout"}, Swept: "timeout",
+		Algorithm: Algorithm{Name: "fixed", Aliases: []string{"timeout"}, Swept: "timeout",
 			Doc: "fixed timeout: τ = T_last + T (Chen, Toueg, Aguilera 2002)"},
 		New:   build(detector.NewFixed),
 		Range: SweepRange{Lo: 1, Hi: 30, PerInterval: true, Log: true},
@@ -73,12 +73,12 @@ func init() {
 	})
 
 	define(Row[jacobson.Config]{
-		Family: Family{Name: "jacobson", Aliases: []string{"jk"}, Swept: "k", Doc: "Jacobson/Karels timeout on inter-arrival times (SIGCOMM 1988; RFC 6298)"},
-		New:    build(jacobson.New),
-		Range:  SweepRange{Lo: 0.5, Hi: 64, Log: true},
-		Brief:  []string{"k"},
-		Sweep:  func(c jacobson.Config, v []float64) qos.Family { return qos.JacobsonFamily(c, v) },
-		Point:  func(c jacobson.Config) float64 { return detector.OrDefault(c.K, jacobson.DefaultK) },
+		Algorithm: Algorithm{Name: "jacobson", Aliases: []string{"jk"}, Swept: "k", Doc: "Jacobson/Karels timeout on inter-arrival times (SIGCOMM 1988; RFC 6298)"},
+		New:       build(jacobson.New),
+		Range:     SweepRange{Lo: 0.5, Hi: 64, Log: true},
+		Brief:     []string{"k"},
+		Sweep:     func(c jacobson.Config, v []float64) qos.Family { return qos.JacobsonFamily(c, v) },
+		Point:     func(c jacobson.Config) float64 { return detector.OrDefault(c.K, jacobson.DefaultK) },
 		Params: []param{
 			floatPtr(Param{Name: "k", Symbol: "K", Default: "4", Source: srcRFC6298, Doc: "deviation multiplier K", Field: "K", Sample: "0"},
 				func(c *jacobson.Config) **float64 { return &c.K }),
@@ -102,7 +102,7 @@ func init() {
 	})
 
 	define(Row[phi.NormalConfig]{
-		Family: Family{Name: "phi-normal", Aliases: []string{"phi", "normal"}, Swept: "threshold",
+		Algorithm: Algorithm{Name: "phi-normal", Aliases: []string{"phi", "normal"}, Swept: "threshold",
 			Doc: "φ accrual, normal model (Hayashibara et al., SRDS 2004)"},
 		New:       build(phi.NewNormal),
 		Range:     SweepRange{Lo: 0.5, Hi: 16},
@@ -135,9 +135,9 @@ func init() {
 	})
 
 	define(Row[phi.AkkaConfig]{
-		Family: Family{Name: "phi-akka", Swept: "threshold", Doc: "φ accrual as in Akka's PhiAccrualFailureDetector (logistic approximation)"},
-		New:    build(phi.NewAkka),
-		Range:  SweepRange{Lo: 0.5, Hi: 16},
+		Algorithm: Algorithm{Name: "phi-akka", Swept: "threshold", Doc: "φ accrual as in Akka's PhiAccrualFailureDetector (logistic approximation)"},
+		New:       build(phi.NewAkka),
+		Range:     SweepRange{Lo: 0.5, Hi: 16},
 		// Akka's time settings are for 1 s heartbeats: scaled by Δ/1s.
 		ForStream: func(st Stream) phi.AkkaConfig {
 			return phi.AkkaConfig{
@@ -169,9 +169,9 @@ func init() {
 	})
 
 	define(Row[phi.CassandraConfig]{
-		Family: Family{Name: "phi-cassandra", Swept: "threshold", Doc: "φ accrual as in Cassandra's FailureDetector (exponential model)"},
-		New:    build(phi.NewCassandra),
-		Range:  SweepRange{Lo: 0.25, Hi: 16, Log: true},
+		Algorithm: Algorithm{Name: "phi-cassandra", Swept: "threshold", Doc: "φ accrual as in Cassandra's FailureDetector (exponential model)"},
+		New:       build(phi.NewCassandra),
+		Range:     SweepRange{Lo: 0.25, Hi: 16, Log: true},
 		// Twice the gossip interval Δ, as Cassandra's 2 s are for its 1 s
 		// gossip.
 		ForStream: func(st Stream) phi.CassandraConfig {
@@ -197,7 +197,7 @@ func init() {
 	})
 
 	define(Row[chen.Config]{
-		Family:    Family{Name: "chen", Aliases: []string{"nfd-e"}, Swept: "alpha", Doc: "Chen's NFD-E: τ = EA + α (IEEE TC 2002)"},
+		Algorithm: Algorithm{Name: "chen", Aliases: []string{"nfd-e"}, Swept: "alpha", Doc: "Chen's NFD-E: τ = EA + α (IEEE TC 2002)"},
 		New:       build(chen.New),
 		Range:     SweepRange{Lo: 0.01, Hi: 20, PerInterval: true, Log: true},
 		ForStream: func(st Stream) chen.Config { return chen.Config{Estimator: st.estimator()} },
@@ -213,7 +213,7 @@ func init() {
 	})
 
 	define(Row[bertier.Config]{
-		Family:    Family{Name: "bertier", Doc: "Bertier, Marin, Sens: NFD-E with a Jacobson margin (DSN 2002)"},
+		Algorithm: Algorithm{Name: "bertier", Doc: "Bertier, Marin, Sens: NFD-E with a Jacobson margin (DSN 2002)"},
 		New:       build(bertier.New),
 		ForStream: func(st Stream) bertier.Config { return bertier.Config{Estimator: st.estimator()} },
 		Brief:     []string{"gain", "beta", "phi"},
@@ -230,7 +230,7 @@ func init() {
 	})
 
 	define(Row[sfd.Config]{
-		Family:    Family{Name: "sfd", Swept: "sm1", Doc: "SFD, self-tuning safety margin (Xiong et al., IPDPS 2012)"},
+		Algorithm: Algorithm{Name: "sfd", Swept: "sm1", Doc: "SFD, self-tuning safety margin (Xiong et al., IPDPS 2012)"},
 		New:       build(sfd.New),
 		Range:     SweepRange{Lo: 0.01, Hi: 20, PerInterval: true, Log: true},
 		ForStream: sfdForStream,
@@ -277,9 +277,9 @@ func durations(v []float64) []time.Duration {
 // the first eight so that tables keep their order.
 func init() {
 	define(Row[twowfd.Config]{
-		Family: Family{Name: "2w-fd", Aliases: []string{"2wfd", "twowfd"}, Swept: "alpha", Doc: "2W-FD: the later of two NFD-E expected arrivals plus α (" + src2W + ")"},
-		New:    build(twowfd.New),
-		Range:  SweepRange{Lo: 0.01, Hi: 20, PerInterval: true, Log: true},
+		Algorithm: Algorithm{Name: "2w-fd", Aliases: []string{"2wfd", "twowfd"}, Swept: "alpha", Doc: "2W-FD: the later of two NFD-E expected arrivals plus α (" + src2W + ")"},
+		New:       build(twowfd.New),
+		Range:     SweepRange{Lo: 0.01, Hi: 20, PerInterval: true, Log: true},
 		ForStream: func(st Stream) twowfd.Config {
 			return twowfd.Config{Interval: st.Interval, LongWindowSize: st.Window}
 		},
@@ -305,9 +305,9 @@ func init() {
 	})
 
 	define(Row[satzger.Config]{
-		Family: Family{Name: "satzger", Swept: "threshold", Doc: "Satzger et al.'s accrual detector on the empirical distribution (" + srcSatzger + ")"},
-		New:    build(satzger.New),
-		Range:  SweepRange{Lo: 0.5, Hi: 1},
+		Algorithm: Algorithm{Name: "satzger", Swept: "threshold", Doc: "Satzger et al.'s accrual detector on the empirical distribution (" + srcSatzger + ")"},
+		New:       build(satzger.New),
+		Range:     SweepRange{Lo: 0.5, Hi: 1},
 		// The package's 1 s bootstrap interval is for 1 s heartbeats: Δ.
 		ForStream: func(st Stream) satzger.Config {
 			return satzger.Config{WindowSize: st.Window, BootstrapInterval: new(st.Interval)}
@@ -332,7 +332,7 @@ func init() {
 	})
 
 	define(Row[kappa.Config]{
-		Family:    Family{Name: "kappa", Aliases: []string{"κ", "κ-fd", "kappa-fd"}, Swept: "threshold", Doc: "κ-FD: accrual over the expected arrivals of missed heartbeats (" + srcKappa + ")"},
+		Algorithm: Algorithm{Name: "kappa", Aliases: []string{"κ", "κ-fd", "kappa-fd"}, Swept: "threshold", Doc: "κ-FD: accrual over the expected arrivals of missed heartbeats (" + srcKappa + ")"},
 		New:       build(kappa.New),
 		Range:     SweepRange{Lo: 0.5, Hi: 16, Log: true},
 		ForStream: func(st Stream) kappa.Config { return kappa.Config{Estimator: st.estimator()} },

@@ -11,10 +11,12 @@ import (
 	"github.com/fdkit/fdkit/qos"
 )
 
-// Family is one detector family: its name, its parameters, and how to build
-// a detector, a single-point qos family and a sweep of its main parameter
-// from its configuration.
-type Family struct {
+// Algorithm is one failure-detector algorithm of the registry, a family in
+// the textual form (chen, phi-akka, ...): its name, its parameters, and how
+// to build a detector, a single-point qos.Family and a sweep of its main
+// parameter from its configuration. (A qos.Family is something else: an
+// algorithm's detectors over the values of one parameter.)
+type Algorithm struct {
 	Name    string
 	Aliases []string
 	Doc     string // one line, with the source
@@ -39,7 +41,7 @@ type Family struct {
 }
 
 // Params returns the family's parameters in their printing order.
-func (f *Family) Params() []Param {
+func (f *Algorithm) Params() []Param {
 	out := make([]Param, len(f.params))
 	for i := range f.params {
 		out[i] = f.params[i].Param
@@ -47,7 +49,7 @@ func (f *Family) Params() []Param {
 	return out
 }
 
-func (f *Family) param(name string) *param {
+func (f *Algorithm) param(name string) *param {
 	for i := range f.params {
 		if strings.EqualFold(f.params[i].Name, name) { // as family names: case does not matter
 			return &f.params[i]
@@ -56,7 +58,7 @@ func (f *Family) param(name string) *param {
 	return nil
 }
 
-func (f *Family) paramNames() string {
+func (f *Algorithm) paramNames() string {
 	names := make([]string, len(f.params))
 	for i := range f.params {
 		names[i] = f.params[i].Name
@@ -65,29 +67,29 @@ func (f *Family) paramNames() string {
 }
 
 var (
-	families = map[string]*Family{} // by name and alias
-	byType   = map[reflect.Type]*Family{}
-	order    []*Family
+	families = map[string]*Algorithm{} // by name and alias
+	byType   = map[reflect.Type]*Algorithm{}
+	order    []*Algorithm
 )
 
 // Row is one family's entry in the registry, as families.go writes it: the
 // family, its constructor, how its swept parameter is swept, and its
 // parameters.
 type Row[C any] struct {
-	Family
+	Algorithm
 	// New builds a detector from a configuration (build(chen.New)).
 	New func(C) (detector.Detector, error)
-	// Sweep returns the qos family sweeping Family.Swept over values, in
+	// Sweep returns the qos family sweeping Algorithm.Swept over values, in
 	// qos units (milliseconds for durations); nil for a family without a
 	// swept parameter.
 	Sweep func(C, []float64) qos.Family
-	// Point returns the effective value of Family.Swept for a
+	// Point returns the effective value of Algorithm.Swept for a
 	// configuration (its default resolved), in qos units.
 	Point func(C) float64
 	// Range is the swept parameter's default range.
 	Range SweepRange
 	// ForStream returns the configuration for a replayed stream (see
-	// Family.ForStream); nil: the defaults.
+	// Algorithm.ForStream); nil: the defaults.
 	ForStream func(Stream) C
 	// Brief names the parameters a table cell shows (Spec.Brief).
 	Brief []string
@@ -109,7 +111,7 @@ func build[C any, D detector.Detector](f func(C) (D, error)) func(C) (detector.D
 // define registers the family of row r with config type C: one call per
 // family, in families.go.
 func define[C any](r Row[C]) {
-	f := r.Family
+	f := r.Algorithm
 	for i := range r.Params {
 		// Windows are bounded by detector.MaxWindowSize: say so when
 		// the spec is parsed rather than when the detector is built.
@@ -135,7 +137,7 @@ func define[C any](r Row[C]) {
 // and the commands know it. It panics on a name, alias or config type
 // already registered (a programming error). Families are added by one
 // define call each, in families.go.
-func register(f *Family) {
+func register(f *Algorithm) {
 	for _, n := range append([]string{f.Name}, f.Aliases...) {
 		if _, dup := families[n]; dup {
 			panic("spec: family name " + n + " registered twice")
@@ -152,11 +154,11 @@ func register(f *Family) {
 	order = append(order, f)
 }
 
-// Families returns every registered family in registration order.
-func Families() []*Family { return slices.Clone(order) }
+// Algorithms returns every registered family in registration order.
+func Algorithms() []*Algorithm { return slices.Clone(order) }
 
 // Lookup returns the family with the given name or alias.
-func Lookup(name string) (*Family, bool) {
+func Lookup(name string) (*Algorithm, bool) {
 	f, ok := families[strings.ToLower(name)]
 	return f, ok
 }
@@ -175,17 +177,17 @@ func knownNames() string {
 }
 
 // Spec is a detector family with a configuration. The zero Spec is not
-// usable; get one from Parse, Format's input or Family.Spec.
+// usable; get one from Parse, Format's input or Algorithm.Spec.
 type Spec struct {
-	fam *Family
+	fam *Algorithm
 	cfg any // *C, never shared with another Spec
 }
 
 // Spec returns the family with its default configuration.
-func (f *Family) Spec() Spec { return Spec{fam: f, cfg: reflect.New(f.typ).Interface()} }
+func (f *Algorithm) Spec() Spec { return Spec{fam: f, cfg: reflect.New(f.typ).Interface()} }
 
-// Family returns the spec's family.
-func (s Spec) Family() *Family { return s.fam }
+// Algorithm returns the spec's family.
+func (s Spec) Algorithm() *Algorithm { return s.fam }
 
 // Config returns a copy of the configuration, of the family's config type
 // (phi.AkkaConfig, chen.Config, ...).

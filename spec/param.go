@@ -54,7 +54,7 @@ type Param struct {
 	// Symbol is the parameter's symbol in the papers and in plots (Φ, α,
 	// SM1), for the swept parameter; "" for the others.
 	Symbol string
-	// Scaled marks a parameter whose value for a stream (Family.ForStream)
+	// Scaled marks a parameter whose value for a stream (Algorithm.ForStream)
 	// is a system's default for 1 s heartbeats scaled by Δ/1s.
 	Scaled bool
 	// Min is the smallest valid value of a number (a duration in

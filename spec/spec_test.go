@@ -35,8 +35,8 @@ func leaves(t reflect.Type, prefix string) []string {
 // and parsing that text gives the same config back; every settable field of
 // every family's config is reached by a parameter.
 func TestEveryParameterRoundTrips(t *testing.T) {
-	require.NotEmpty(t, Families())
-	for _, f := range Families() {
+	require.NotEmpty(t, Algorithms())
+	for _, f := range Algorithms() {
 		t.Run(f.Name, func(t *testing.T) {
 			covered := map[string]bool{}
 			all := f.Spec()
@@ -261,7 +261,7 @@ func FuzzParse(f *testing.F) {
 // builds names it as the registry does, in the registry's unit, and the
 // registry gives it the symbol plots show.
 func TestSweptParamOneName(t *testing.T) {
-	for _, f := range Families() {
+	for _, f := range Algorithms() {
 		if f.Swept == "" {
 			require.Nil(t, f.sweep, "%s has a sweep but no swept parameter", f.Name)
 			continue

@@ -12,7 +12,7 @@ import (
 )
 
 // Stream is what a family's configuration for one replayed heartbeat
-// stream depends on (Family.ForStream): the nominal heartbeat interval Δ,
+// stream depends on (Algorithm.ForStream): the nominal heartbeat interval Δ,
 // the window n of the adaptive detectors, and for the detectors that
 // measure their own QoS (SFD) the targets and how TD is measured.
 type Stream struct {
@@ -38,7 +38,7 @@ func (st Stream) scale(d time.Duration) time.Duration {
 // for 1 s heartbeats (Akka's, Cassandra's) scaled by Δ/1s; the parameters
 // so scaled are those with Param.Scaled. A family without a row for
 // streams gets its defaults.
-func (f *Family) ForStream(st Stream) Spec {
+func (f *Algorithm) ForStream(st Stream) Spec {
 	if f.stream == nil {
 		return f.Spec()
 	}
@@ -77,7 +77,7 @@ func (s Spec) DefaultSweep(interval time.Duration) (Sweep, error) {
 // DefaultRange returns the family's default sweep range in the units of
 // its swept parameter, e.g. "Δ/100..20Δ log" or "0.5..16", or "" for a
 // family without a swept parameter.
-func (f *Family) DefaultRange() string {
+func (f *Algorithm) DefaultRange() string {
 	if f.Swept == "" {
 		return ""
 	}
@@ -105,7 +105,7 @@ func (f *Family) DefaultRange() string {
 // units, that leaves the parameter's range or that its qos family rejects
 // at a bound (a φ threshold below log10 2 for the normal model, whose
 // crossing would precede the mean).
-func (f *Family) CheckRange(lo, hi float64) error {
+func (f *Algorithm) CheckRange(lo, hi float64) error {
 	if f.Swept == "" {
 		return fmt.Errorf("%s has no parameter to sweep", f.Name)
 	}
@@ -167,7 +167,7 @@ func (s Spec) Brief() string {
 }
 
 // SweptParam returns the family's swept parameter, if it has one.
-func (f *Family) SweptParam() (Param, bool) {
+func (f *Algorithm) SweptParam() (Param, bool) {
 	if f.Swept == "" {
 		return Param{}, false
 	}

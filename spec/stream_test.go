@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func lookup(t *testing.T, name string) *Family {
+func lookup(t *testing.T, name string) *Algorithm {
 	t.Helper()
 	f, ok := Lookup(name)
 	require.True(t, ok, name)
@@ -68,7 +68,7 @@ func TestBrief(t *testing.T) {
 // scaled parameters says how to scale them.
 func TestRowsComplete(t *testing.T) {
 	st := Stream{Interval: 20 * time.Millisecond, Window: 100}
-	for _, f := range Families() {
+	for _, f := range Algorithms() {
 		for _, b := range f.brief {
 			assert.NotNil(t, f.param(b), "%s: brief names %q", f.Name, b)
 		}

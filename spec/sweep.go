@@ -102,7 +102,7 @@ func (w Sweep) String() string {
 }
 
 // Family returns the qos family of the sweep with the given number of
-// points. Sweeping the family's main parameter (Family.Swept) uses its
+// points. Sweeping the family's main parameter (Algorithm.Swept) uses its
 // one-pass qos family; any other parameter is replayed once per point. The
 // family's Name is the spec's text.
 func (w Sweep) Family(points int) (qos.Family, error) {

@@ -18,7 +18,7 @@ var detectorNames = familyNames()
 
 func familyNames() []string {
 	var names []string
-	for _, f := range spec.Families() {
+	for _, f := range spec.Algorithms() {
 		names = append(names, f.Name)
 	}
 	return names
@@ -27,7 +27,7 @@ func familyNames() []string {
 // familyAliases lists every family's aliases, for the help text.
 func familyAliases() []string {
 	var out []string
-	for _, f := range spec.Families() {
+	for _, f := range spec.Algorithms() {
 		out = append(out, f.Aliases...)
 	}
 	return out
@@ -46,7 +46,7 @@ type settings struct {
 }
 
 // stream is what the registry's configuration of a family for the stream
-// (spec.Family.ForStream) depends on: every family runs at its package's
+// (spec.Algorithm.ForStream) depends on: every family runs at its package's
 // defaults with the stream's Δ and window n, Akka's and Cassandra's
 // settings for 1 s heartbeats scaled by Δ/1s, and SFD with the targets
 // of settings and TD measured the way the replay measures it
@@ -122,7 +122,7 @@ func familySweep(base spec.Spec, ranges map[string]span, interval time.Duration)
 	if err != nil {
 		return w, err
 	}
-	if sp, ok := ranges[base.Family().Name]; ok {
+	if sp, ok := ranges[base.Algorithm().Name]; ok {
 		w.Lo, w.Hi, w.Log = sp.lo, sp.hi, sp.log
 	}
 	return w, nil
@@ -131,7 +131,7 @@ func familySweep(base spec.Spec, ranges map[string]span, interval time.Duration)
 // rangeFamily returns the family a --range name stands for: a family, an
 // alias, or a preset (a range is per family: a preset's name stands for
 // its family's).
-func rangeFamily(name string) (*spec.Family, bool) {
+func rangeFamily(name string) (*spec.Algorithm, bool) {
 	if strings.ContainsAny(name, "() ") {
 		return nil, false
 	}
@@ -139,7 +139,7 @@ func rangeFamily(name string) (*spec.Family, bool) {
 	if err != nil {
 		return nil, false
 	}
-	return s.Family(), true
+	return s.Algorithm(), true
 }
 
 // parseRange parses NAME=LO:HI[:log|:lin]; durations may carry a unit
@@ -182,7 +182,7 @@ func parseRange(arg string) (string, span, error) {
 }
 
 // checkDomain rejects a sweep range that leaves the domain of the family's
-// swept parameter (spec.Family.CheckRange): out-of-domain points would
+// swept parameter (spec.Algorithm.CheckRange): out-of-domain points would
 // fail one by one at replay time, dropping the curve with a warning.
 func checkDomain(name string, sp span) error {
 	f, ok := spec.Lookup(name)
@@ -194,7 +194,7 @@ func checkDomain(name string, sp span) error {
 
 // sweptIsDuration reports whether the family's swept parameter is a
 // duration (given in ms or with a unit).
-func sweptIsDuration(f *spec.Family) bool {
+func sweptIsDuration(f *spec.Algorithm) bool {
 	p, ok := f.SweptParam()
 	return ok && p.Kind == spec.Duration
 }
@@ -274,7 +274,7 @@ func familySweepFamily(s settings, name string, points int, ranges map[string]sp
 		return qos.Family{}, err
 	}
 	var f qos.Family
-	if base.Family().Swept == "" {
+	if base.Algorithm().Swept == "" {
 		f, err = base.Point()
 	} else {
 		var w spec.Sweep

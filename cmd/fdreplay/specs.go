@@ -84,7 +84,7 @@ func resolve(s settings, entry string) (resolved, error) {
 			return r, err
 		}
 	}
-	fam := user.Family()
+	fam := user.Algorithm()
 	base := fam.ForStream(s.stream())
 	var err error
 	for _, p := range fam.Params() {
@@ -124,7 +124,7 @@ func specTableFamily(s settings, entry string) (qos.Family, string, error) {
 	f.Name = r.user
 	setting := settingText(r.spec)
 	if r.sweep != nil {
-		f.Name = r.sweep.Spec.Family().Name
+		f.Name = r.sweep.Spec.Algorithm().Name
 		if u, err := spec.ParseSweep(r.user); err == nil {
 			f.Name = u.Spec.String()
 		}
@@ -139,7 +139,7 @@ func specTableFamily(s settings, entry string) (qos.Family, string, error) {
 func sweepRowSetting(r resolved, row qos.Family) string {
 	w, p := *r.sweep, r.sweep.Param
 	v, ok := r.spec.Value(p)
-	if !ok && p == r.spec.Family().Swept && len(row.Values) == 1 {
+	if !ok && p == r.spec.Algorithm().Swept && len(row.Values) == 1 {
 		v, ok = strconv.FormatFloat(row.Values[0], 'g', 4, 64)+row.Unit, true
 	}
 	text := settingText(r.spec)
@@ -170,7 +170,7 @@ func specSweepFamily(s settings, entry string, points int, ranges map[string]spa
 		return qos.Family{}, err
 	}
 	var f qos.Family
-	fam := r.spec.Family()
+	fam := r.spec.Algorithm()
 	switch {
 	case r.sweep != nil:
 		f, err = r.sweep.Family(points)
@@ -210,12 +210,12 @@ func entryFamily(e string) string {
 	}
 	if strings.Contains(e, "..") {
 		if w, err := spec.ParseSweep(e); err == nil {
-			return w.Spec.Family().Name
+			return w.Spec.Algorithm().Name
 		}
 		return ""
 	}
 	if s, err := spec.Parse(e); err == nil {
-		return s.Family().Name
+		return s.Algorithm().Name
 	}
 	return ""
 }

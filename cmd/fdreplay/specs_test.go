@@ -99,7 +99,7 @@ func TestSweepEntryScoped(t *testing.T) {
 // --detectors takes every name and alias of the registry of package spec
 // as that family at fdreplay's defaults.
 func TestDetectorNamesFromRegistry(t *testing.T) {
-	for _, f := range spec.Families() {
+	for _, f := range spec.Algorithms() {
 		for _, a := range append([]string{f.Name}, f.Aliases...) {
 			got, err := selectDetectors([]string{a})
 			require.NoError(t, err, a)

@@ -88,7 +88,7 @@ func ParamSymbol(family, param string) string {
 		}
 		s = w.Spec
 	}
-	for _, p := range s.Family().Params() {
+	for _, p := range s.Algorithm().Params() {
 		if p.Name == param && p.Symbol != "" {
 			return p.Symbol
 		}
