@@ -85,7 +85,7 @@ func sweepSFD(scfg sfd.Config, values []float64, src Source, cfg Config) ([]*Poi
 		}
 	}
 	pts := make([]*Point, len(values))
-	var buf []int64
+	buf := make([]int64, 0, sch.base.Evaluated)
 	for i, v := range values {
 		var res Result
 		res, buf = sch.replay(tr, paths[i], buf)
@@ -229,6 +229,7 @@ func (sch *sfdSchedule) replay(tr *sfdTrace, changes []sfd.MarginChange, buf []i
 		clear(cells.mist)
 		clear(cells.susp)
 	}
+	acc := newTDAcc(cells)
 	for k, a := range sch.arr {
 		c := sch.code[k]
 		if pending && a > tau {
@@ -268,7 +269,10 @@ func (sch *sfdSchedule) replay(tr *sfdTrace, changes []sfd.MarginChange, buf []i
 		}
 		pending, tau = true, cur
 		if c&sfdStale == 0 {
-			td = append(td, int64(max(tau-a, 0)))
+			j := len(td)
+			v := int64(max(tau-a, 0)) + sch.tdB[j]
+			td = append(td, v)
+			acc.add(v, sch.evCell, j)
 		}
 		after := tau < a
 		if after && !out {
@@ -286,7 +290,7 @@ func (sch *sfdSchedule) replay(tr *sfdTrace, changes []sfd.MarginChange, buf []i
 	if out && sch.rec {
 		res.MistakeIntervals = append(res.MistakeIntervals, Interval{Start: openStart, End: res.End})
 	}
-	res.TD, res.LastTD = finishTD(td, sch.tdB, 0, cells, sch.evCell)
+	res.TD, res.LastTD = acc.stats(td)
 	res.setRates()
 	if cells != nil {
 		res.setCI(cells)

@@ -224,17 +224,7 @@ func (p *thresholdPass) finish(spans *spanMemo) ([]Result, error) {
 // cellSeries.setTD with the cell evCell[k] of each heartbeat), and returns
 // tdStats and the last TD_k: what replayer.finish does with TD, in one pass.
 func finishTD(td, base []int64, off int64, cells *cellSeries, evCell []uint8) (TDStats, time.Duration) {
-	var tdSum, tdN []float64
-	if cells != nil {
-		clear(cells.tdSum)
-		clear(cells.tdN)
-		tdSum, tdN = cells.tdSum, cells.tdN
-	}
-	if len(td) == 0 {
-		return TDStats{}, 0
-	}
-	var sum float64
-	mn, mx := int64(math.MaxInt64), int64(math.MinInt64)
+	acc := newTDAcc(cells)
 	for k := range td {
 		v := td[k]
 		if base != nil {
@@ -243,15 +233,51 @@ func finishTD(td, base []int64, off int64, cells *cellSeries, evCell []uint8) (T
 			v += off
 		}
 		td[k] = v
-		sum += float64(v)
-		mx = max(mx, v)
-		mn = min(mn, v)
-		if tdSum != nil {
-			c := evCell[k]
-			tdSum[c] += float64(v)
-			tdN[c]++
-		}
+		acc.add(v, evCell, k)
+	}
+	return acc.stats(td)
+}
+
+// tdAcc collects, TD_k by TD_k in heartbeat order, what tdStats and
+// cellSeries.setTD compute from them: their float64 sum, least and
+// greatest values, and the sums per cell.
+type tdAcc struct {
+	sum        float64
+	mn, mx     int64
+	tdSum, tdN []float64
+}
+
+// newTDAcc returns an accumulator that also fills cells's TD sums (when
+// cells is not nil), which it clears.
+func newTDAcc(cells *cellSeries) tdAcc {
+	a := tdAcc{mn: math.MaxInt64, mx: math.MinInt64}
+	if cells != nil {
+		clear(cells.tdSum)
+		clear(cells.tdN)
+		a.tdSum, a.tdN = cells.tdSum, cells.tdN
+	}
+	return a
+}
+
+// add accounts TD_k = v of the k-th evaluated heartbeat, whose cell is
+// evCell[k].
+func (a *tdAcc) add(v int64, evCell []uint8, k int) {
+	a.sum += float64(v)
+	a.mx = max(a.mx, v)
+	a.mn = min(a.mn, v)
+	if a.tdSum != nil {
+		c := evCell[k]
+		a.tdSum[c] += float64(v)
+		a.tdN[c]++
+	}
+}
+
+// stats returns tdStats of td, whose values were all added, and the last
+// of them.
+func (a *tdAcc) stats(td []int64) (TDStats, time.Duration) {
+	if len(td) == 0 {
+		return TDStats{}, 0
 	}
 	last := time.Duration(td[len(td)-1]) // before tdStatsOf reorders td
-	return tdStatsOf(td, sum, mn, mx), last
+	return tdStatsOf(td, a.sum, a.mn, a.mx), last
 }
