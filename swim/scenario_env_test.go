@@ -359,10 +359,7 @@ func (e *scenarioEnv) advance(td *datadriven.TestData) string {
 		r := e.ready(&out, name, m, "  ", kindsArg(td))
 		for _, p := range r.Packets {
 			if p.Kind == MsgPing && td.HasArg("ack") {
-				ack := Packet{Kind: MsgAck, From: p.To, To: m.Self(), Ack: Ack{Seq: p.Ping.Seq}}
-				if err := m.Step(at, &ack); err != nil {
-					fmt.Fprintf(&out, "error: %v\n", err)
-				}
+				ackPing(&out, m, p, at)
 				e.ready(&out, name, m, "  ", kindsArg(td))
 			}
 		}
@@ -510,10 +507,7 @@ func (e *scenarioEnv) periods(td *datadriven.TestData) string {
 				}
 			}
 			if p.Kind == MsgPing && ackSome && (len(acked.Vals) == 0 || slices.Contains(acked.Vals, string(p.To.ID))) {
-				ack := Packet{Kind: MsgAck, From: p.To, To: m.Self(), Ack: Ack{Seq: p.Ping.Seq}}
-				if err := m.Step(now+delay, &ack); err != nil {
-					fmt.Fprintf(&tick, "error: %v\n", err)
-				}
+				ackPing(&tick, m, p, now+delay)
 				e.ready(out, name, m, "  ", kindsArg(td))
 			}
 		}
@@ -531,4 +525,13 @@ func (e *scenarioEnv) periods(td *datadriven.TestData) string {
 		fmt.Fprintf(&b, "%s(%s) sent %d times\n", kind, id, count)
 	}
 	return b.String()
+}
+
+// ackPing steps into m, at at, the ack of ping p from its receiver, and
+// prints the error if Step refuses it.
+func ackPing(b *strings.Builder, m *Member, p Packet, at time.Duration) {
+	ack := Packet{Kind: MsgAck, From: p.To, To: m.Self(), Ack: Ack{Seq: p.Ping.Seq}}
+	if err := m.Step(at, &ack); err != nil {
+		fmt.Fprintf(b, "error: %v\n", err)
+	}
 }

@@ -25,7 +25,7 @@ import (
 //	set-ack-payload NAME data=P the payload of its acks (add's ack-payload)
 //	answer-stream-ping NAME at=T  AnswerStreamPing of the input's ping
 //	tick NAME at=T              Tick, then print the output
-//	advance NAME until=T        Tick at each deadline up to T, print each output
+//	advance NAME until=T [ack]  Tick at each deadline up to T, print each output
 //	step NAME at=T              Step each packet of the input, print the output
 //	replay NAME at=T n=N every=D  Step the input n times, print the output
 //	ack NAME at=T [except=(..)] ack the pings of the member's last output
@@ -38,7 +38,7 @@ import (
 //	run from=T until=T [members=(...)] [print=events|packets|none]
 //	                            a network delivering every packet
 //	crash NAME                  the member stops: not ticked, packets to it lost
-//	partition (A,B,...) (C,...) packets between the two sides are lost
+//	partition left=(..) right=(..)  packets between the two sides are lost
 //	heal                        undo every partition
 //	state NAME ids=(...)        State of each ID
 //	view NAME at=T [ids=(...)] [detector]
@@ -149,11 +149,13 @@ func (e *scenarioEnv) api(td *datadriven.TestData) string {
 }
 
 func (e *scenarioEnv) partition(td *datadriven.TestData) string {
-	if len(td.CmdArgs) != 2 {
-		td.Fatalf(e.t, "partition: want two sides")
+	left, okL := td.Arg("left")
+	right, okR := td.Arg("right")
+	if !okL || !okR {
+		td.Fatalf(e.t, "partition: want left=(...) right=(...)")
 	}
-	for _, a := range td.CmdArgs[0].Vals {
-		for _, b := range td.CmdArgs[1].Vals {
+	for _, a := range left.Vals {
+		for _, b := range right.Vals {
 			e.cut[[2]string{a, b}], e.cut[[2]string{b, a}] = true, true
 		}
 	}
