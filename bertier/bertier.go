@@ -1,6 +1,7 @@
 package bertier
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"time"
@@ -102,19 +103,13 @@ func New(cfg Config) (*Detector, error) {
 	if err != nil {
 		return nil, err
 	}
-	if cfg.Gain == 0 {
-		cfg.Gain = DefaultGain
-	}
+	cfg.Gain = cmp.Or(cfg.Gain, DefaultGain)
 	filter, err := jacobson.NewEstimator(jacobson.EstimatorConfig{Gain: cfg.Gain, DevGain: cfg.Gain, Init: jacobson.InitZero})
 	if err != nil {
 		return nil, fmt.Errorf("bertier: gain γ: %w", err)
 	}
-	if cfg.Beta == 0 {
-		cfg.Beta = DefaultBeta
-	}
-	if cfg.Phi == 0 {
-		cfg.Phi = DefaultPhi
-	}
+	cfg.Beta = cmp.Or(cfg.Beta, DefaultBeta)
+	cfg.Phi = cmp.Or(cfg.Phi, DefaultPhi)
 	if !(cfg.Beta > 0) || math.IsInf(cfg.Beta, 0) {
 		return nil, fmt.Errorf("bertier: β %v must be finite and > 0", cfg.Beta)
 	}

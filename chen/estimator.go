@@ -1,6 +1,7 @@
 package chen
 
 import (
+	"cmp"
 	"fmt"
 	"time"
 
@@ -39,12 +40,8 @@ type EstimatorConfig struct {
 }
 
 func (c *EstimatorConfig) normalize() error {
-	if c.Interval == 0 {
-		c.Interval = DefaultInterval
-	}
-	if c.WindowSize == 0 {
-		c.WindowSize = DefaultWindowSize
-	}
+	c.Interval = cmp.Or(c.Interval, DefaultInterval)
+	c.WindowSize = cmp.Or(c.WindowSize, DefaultWindowSize)
 	if c.Interval < 0 {
 		return fmt.Errorf("chen: Interval %v is negative", c.Interval)
 	}

@@ -1,6 +1,7 @@
 package jacobson
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"time"
@@ -40,12 +41,8 @@ type EstimatorConfig struct {
 }
 
 func (c *EstimatorConfig) normalize() error {
-	if c.Gain == 0 {
-		c.Gain = DefaultGain
-	}
-	if c.DevGain == 0 {
-		c.DevGain = DefaultDevGain
-	}
+	c.Gain = cmp.Or(c.Gain, DefaultGain)
+	c.DevGain = cmp.Or(c.DevGain, DefaultDevGain)
 	if !(c.Gain > 0 && c.Gain <= 1) {
 		return fmt.Errorf("jacobson: gain %v is not in (0, 1]", c.Gain)
 	}

@@ -1,6 +1,7 @@
 package kappa
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"time"
@@ -114,9 +115,7 @@ func New(cfg Config) (*Detector, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kappa: %w", err)
 	}
-	if cfg.Threshold == 0 {
-		cfg.Threshold = DefaultThreshold
-	}
+	cfg.Threshold = cmp.Or(cfg.Threshold, DefaultThreshold)
 	if !(cfg.Threshold > 0) || math.IsInf(cfg.Threshold, 1) {
 		return nil, fmt.Errorf("kappa: Threshold %v is not finite and positive", cfg.Threshold)
 	}

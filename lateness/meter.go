@@ -1,6 +1,7 @@
 package lateness
 
 import (
+	"cmp"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -116,12 +117,8 @@ func New(cfg Config) (*Meter, error) {
 	if cfg.Cap < 0 {
 		return nil, fmt.Errorf("lateness: Cap %v is negative", cfg.Cap)
 	}
-	if cfg.Window == 0 {
-		cfg.Window = DefaultWindow
-	}
-	if cfg.Cap == 0 {
-		cfg.Cap = DefaultCap
-	}
+	cfg.Window = cmp.Or(cfg.Window, DefaultWindow)
+	cfg.Cap = cmp.Or(cfg.Cap, DefaultCap)
 	m := &Meter{window: cfg.Window, cap: cfg.Cap, slot: max(cfg.Window/slots, 1)}
 	m.clear(-1 << 62)
 	return m, nil

@@ -1,6 +1,7 @@
 package monitor
 
 import (
+	"cmp"
 	"fmt"
 	"hash/maphash"
 	"log/slog"
@@ -159,9 +160,7 @@ func New(cfg Config) (*Monitor, error) {
 	if cfg.Clock == nil {
 		cfg.Clock = NewMonotonic()
 	}
-	if cfg.Shards == 0 {
-		cfg.Shards = DefaultShards
-	}
+	cfg.Shards = cmp.Or(cfg.Shards, DefaultShards)
 	if cfg.Lateness == nil {
 		if cfg.Lateness, err = lateness.New(lateness.Config{}); err != nil {
 			return nil, err

@@ -1,6 +1,7 @@
 package phi
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"time"
@@ -119,18 +120,14 @@ var _ detector.Accrual = (*Akka)(nil)
 // is negative, NaN or infinite, or MinSamples or RelearnAfter outside [0,
 // WindowSize].
 func NewAkka(cfg AkkaConfig) (*Akka, error) {
-	if cfg.Threshold == 0 {
-		cfg.Threshold = DefaultThreshold
-	}
+	cfg.Threshold = cmp.Or(cfg.Threshold, DefaultThreshold)
 	if err := checkThreshold("akka", cfg.Threshold); err != nil {
 		return nil, err
 	}
 	if cfg.WindowSize < 0 {
 		return nil, fmt.Errorf("phi: akka WindowSize %d is negative", cfg.WindowSize)
 	}
-	if cfg.WindowSize == 0 {
-		cfg.WindowSize = DefaultAkkaWindowSize
-	}
+	cfg.WindowSize = cmp.Or(cfg.WindowSize, DefaultAkkaWindowSize)
 	minStd := detector.OrDefault(cfg.MinStdDev, DefaultAkkaMinStdDev)
 	if minStd < 0 {
 		return nil, fmt.Errorf("phi: akka MinStdDev %v is negative", minStd)

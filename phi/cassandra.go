@@ -1,6 +1,7 @@
 package phi
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"time"
@@ -100,18 +101,14 @@ var (
 // negative, NaN or infinite, or MinSamples or RelearnAfter outside [0,
 // WindowSize].
 func NewCassandra(cfg CassandraConfig) (*Cassandra, error) {
-	if cfg.Threshold == 0 {
-		cfg.Threshold = DefaultThreshold
-	}
+	cfg.Threshold = cmp.Or(cfg.Threshold, DefaultThreshold)
 	if err := checkThreshold("cassandra", cfg.Threshold); err != nil {
 		return nil, err
 	}
 	if cfg.WindowSize < 0 {
 		return nil, fmt.Errorf("phi: cassandra window size %d is negative", cfg.WindowSize)
 	}
-	if cfg.WindowSize == 0 {
-		cfg.WindowSize = DefaultWindowSize
-	}
+	cfg.WindowSize = cmp.Or(cfg.WindowSize, DefaultWindowSize)
 	initial := detector.OrDefault(cfg.BootstrapInterval, DefaultCassandraBootstrapInterval)
 	if initial < 0 {
 		return nil, fmt.Errorf("phi: cassandra BootstrapInterval %v is negative", initial)

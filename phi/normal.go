@@ -1,6 +1,7 @@
 package phi
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"time"
@@ -149,12 +150,8 @@ func NewNormal(cfg NormalConfig) (*Normal, error) {
 	if cfg.WindowSize < 0 {
 		return nil, fmt.Errorf("phi: normal window size %d is negative", cfg.WindowSize)
 	}
-	if cfg.WindowSize == 0 {
-		cfg.WindowSize = DefaultWindowSize
-	}
-	if cfg.Threshold == 0 {
-		cfg.Threshold = DefaultThreshold
-	}
+	cfg.WindowSize = cmp.Or(cfg.WindowSize, DefaultWindowSize)
+	cfg.Threshold = cmp.Or(cfg.Threshold, DefaultThreshold)
 	if err := checkThreshold("normal", cfg.Threshold); err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package satzger
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -94,18 +95,12 @@ func New(cfg Config) (*Detector, error) {
 	if cfg.WindowSize < 0 {
 		return nil, fmt.Errorf("satzger: WindowSize %d is negative", cfg.WindowSize)
 	}
-	if cfg.WindowSize == 0 {
-		cfg.WindowSize = DefaultWindowSize
-	}
-	if cfg.Threshold == 0 {
-		cfg.Threshold = DefaultThreshold
-	}
+	cfg.WindowSize = cmp.Or(cfg.WindowSize, DefaultWindowSize)
+	cfg.Threshold = cmp.Or(cfg.Threshold, DefaultThreshold)
 	if !(cfg.Threshold > 0 && cfg.Threshold <= 1) {
 		return nil, fmt.Errorf("satzger: Threshold %v is not in (0, 1]", cfg.Threshold)
 	}
-	if cfg.Scale == 0 {
-		cfg.Scale = DefaultScale
-	}
+	cfg.Scale = cmp.Or(cfg.Scale, DefaultScale)
 	if !(cfg.Scale > 0) || math.IsInf(cfg.Scale, 1) {
 		return nil, fmt.Errorf("satzger: Scale %v is not finite and positive", cfg.Scale)
 	}

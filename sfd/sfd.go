@@ -1,6 +1,7 @@
 package sfd
 
 import (
+	"cmp"
 	"fmt"
 	"time"
 
@@ -153,12 +154,8 @@ func New(cfg Config) (*Detector, error) {
 		return nil, err
 	}
 	initial := detector.OrDefault(cfg.InitialMargin, max(est.Interval(), cfg.MinMargin))
-	if cfg.Step == 0 {
-		cfg.Step = est.Interval() / 10
-	}
-	if cfg.SlotHeartbeats == 0 {
-		cfg.SlotHeartbeats = DefaultSlotHeartbeats
-	}
+	cfg.Step = cmp.Or(cfg.Step, est.Interval()/10)
+	cfg.SlotHeartbeats = cmp.Or(cfg.SlotHeartbeats, DefaultSlotHeartbeats)
 	switch {
 	case cfg.MinMargin < 0:
 		return nil, fmt.Errorf("sfd: MinMargin %v is negative", cfg.MinMargin)

@@ -1,6 +1,7 @@
 package twowfd
 
 import (
+	"cmp"
 	"fmt"
 	"time"
 
@@ -77,12 +78,8 @@ func New(cfg Config) (*Detector, error) {
 	if cfg.ShortWindowSize < 0 {
 		return nil, fmt.Errorf("twowfd: ShortWindowSize %d is negative", cfg.ShortWindowSize)
 	}
-	if cfg.LongWindowSize == 0 {
-		cfg.LongWindowSize = DefaultLongWindowSize
-	}
-	if cfg.ShortWindowSize == 0 {
-		cfg.ShortWindowSize = DefaultShortWindowSize
-	}
+	cfg.LongWindowSize = cmp.Or(cfg.LongWindowSize, DefaultLongWindowSize)
+	cfg.ShortWindowSize = cmp.Or(cfg.ShortWindowSize, DefaultShortWindowSize)
 	if cfg.ShortWindowSize > cfg.LongWindowSize {
 		return nil, fmt.Errorf("twowfd: ShortWindowSize %d is larger than LongWindowSize %d", cfg.ShortWindowSize, cfg.LongWindowSize)
 	}
