@@ -115,6 +115,11 @@ func init() {
 // cleanup stops it and waits for its last events whichever way the run
 // ends.
 func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	return runAgentLimits(ctx, args, stdout, stderr, defaultHTTPLimits)
+}
+
+// runAgentLimits is runAgent with the --http server's limits.
+func runAgentLimits(ctx context.Context, args []string, stdout, stderr io.Writer, lim httpLimits) error {
 	f, err := parseAgentFlags(args, stderr)
 	if f == nil || err != nil {
 		return err
@@ -155,7 +160,7 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	defer reloadOnHUP(ctx, f.reloader(a, cfg, out))()
 	out.Info("agent", "id", string(a.Self().ID), "addr", a.Self().Addr, "encrypted", !cfg.Plain, "mode", cfg.Protocol.Mode.String())
 	if httpLn != nil {
-		stop, err := serveHTTP(httpLn, a)
+		stop, err := serveHTTP(httpLn, a, lim)
 		if err != nil {
 			return err
 		}
@@ -257,23 +262,23 @@ type memberJSON struct {
 	Versions []int `json:"wire_versions,omitempty"`
 }
 
-// Bounds of the --http server: a client gets httpReadHeaderTimeout to
-// send its request headers, and httpWriteTimeout from then on to read the
-// whole response (a client that stops reading is cut off instead of
-// holding a goroutine and the response buffers; 30 s is above Prometheus's
-// default scrape timeout of 10 s, and a scrape or /members answer takes
-// milliseconds to write to a reader that keeps up); an idle keep-alive
-// connection is closed after httpIdleTimeout (without it, idle connections
-// stay open for as long as clients keep them, thousands of them); and at
-// most httpMaxConns connections are open at once, further ones wait in the
-// kernel's accept queue until one closes (netutil.LimitListener).
-// Variables for the tests.
-var (
-	httpReadHeaderTimeout = 5 * time.Second
-	httpWriteTimeout      = 30 * time.Second
-	httpIdleTimeout       = 30 * time.Second
-	httpMaxConns          = 64
-)
+// httpLimits bound the --http server: a client gets readHeader to send
+// its request headers, and write from then on to read the whole response
+// (a client that stops reading is cut off instead of holding a goroutine
+// and the response buffers; 30 s is above Prometheus's default scrape
+// timeout of 10 s, and a scrape or /members answer takes milliseconds to
+// write to a reader that keeps up); an idle keep-alive connection is
+// closed after idle (without it, idle connections stay open for as long
+// as clients keep them, thousands of them); and at most maxConns
+// connections are open at once, further ones wait in the kernel's accept
+// queue until one closes (netutil.LimitListener).
+type httpLimits struct {
+	readHeader, write, idle time.Duration
+	maxConns                int
+}
+
+// defaultHTTPLimits are the limits of fdswim agent --http.
+var defaultHTTPLimits = httpLimits{readHeader: 5 * time.Second, write: 30 * time.Second, idle: 30 * time.Second, maxConns: 64}
 
 // isLoopback reports whether a listener's address is a loopback one
 // (127.0.0.0/8, ::1); an unspecified address (0.0.0.0, ::) is not.
@@ -282,7 +287,9 @@ func isLoopback(a net.Addr) bool {
 	return ok && t.IP.IsLoopback()
 }
 
-func serveHTTP(ln net.Listener, a *agent.Agent) (func(), error) {
+// serveHTTP serves /members, /metrics and /healthz on ln within lim until
+// the function it returns is called.
+func serveHTTP(ln net.Listener, a *agent.Agent, lim httpLimits) (func(), error) {
 	reg := prometheus.NewRegistry()
 	if err := reg.Register(promswim.NewCollector(a)); err != nil {
 		return nil, err
@@ -318,9 +325,9 @@ func serveHTTP(ln net.Listener, a *agent.Agent) (func(), error) {
 			fmt.Fprintln(w, "ok")
 		}
 	})
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: httpReadHeaderTimeout, WriteTimeout: httpWriteTimeout,
-		IdleTimeout: httpIdleTimeout, MaxHeaderBytes: 16 << 10}
-	limited := netutil.LimitListener(ln, httpMaxConns)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: lim.readHeader, WriteTimeout: lim.write,
+		IdleTimeout: lim.idle, MaxHeaderBytes: 16 << 10}
+	limited := netutil.LimitListener(ln, lim.maxConns)
 	go func() { _ = srv.Serve(limited) }()
 	return func() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)

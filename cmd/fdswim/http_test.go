@@ -14,15 +14,16 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// runHTTPAgent runs `fdswim agent --plain --http addr` in-process until the
-// test ends and returns the HTTP address it printed and its stderr.
-func runHTTPAgent(t *testing.T, addr string) (string, *syncBuf) {
+// runHTTPAgent runs `fdswim agent --plain --http addr` in-process, its
+// server within lim, until the test ends and returns the HTTP address it
+// printed and its stderr.
+func runHTTPAgent(t *testing.T, addr string, lim httpLimits) (string, *syncBuf) {
 	t.Helper()
 	var out, errb syncBuf
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- runAgent(ctx, []string{"--plain", "--bind", "127.0.0.1:0", "--http", addr, "--leave-timeout", "50ms"}, &out, &errb)
+		done <- runAgentLimits(ctx, []string{"--plain", "--bind", "127.0.0.1:0", "--http", addr, "--leave-timeout", "50ms"}, &out, &errb, lim)
 	}()
 	t.Cleanup(func() { cancel(); <-done })
 	var got string
@@ -42,19 +43,18 @@ func runHTTPAgent(t *testing.T, addr string) (string, *syncBuf) {
 // that the endpoints are open to anyone who can reach it; on loopback there
 // is no warning.
 func TestHTTPNonLoopbackWarns(t *testing.T) {
-	_, errb := runHTTPAgent(t, ":0")
+	_, errb := runHTTPAgent(t, ":0", defaultHTTPLimits)
 	assert.Contains(t, errb.String(), "not a loopback address")
-	_, errb = runHTTPAgent(t, "127.0.0.1:0")
+	_, errb = runHTTPAgent(t, "127.0.0.1:0", defaultHTTPLimits)
 	assert.NotContains(t, errb.String(), "warning")
 }
 
 // An idle keep-alive connection is closed by the server after the idle
-// timeout (before, it stayed open as long as the client wished).
+// timeout, not left open as long as the client wishes.
 func TestHTTPIdleConnectionClosed(t *testing.T) {
-	old := httpIdleTimeout
-	httpIdleTimeout = 100 * time.Millisecond
-	t.Cleanup(func() { httpIdleTimeout = old })
-	addr, _ := runHTTPAgent(t, "127.0.0.1:0")
+	lim := defaultHTTPLimits
+	lim.idle = 100 * time.Millisecond
+	addr, _ := runHTTPAgent(t, "127.0.0.1:0", lim)
 	c, err := net.Dial("tcp", addr)
 	require.NoError(t, err)
 	defer c.Close()
@@ -85,16 +85,15 @@ func get(c net.Conn, path string) (*http.Response, error) {
 	return resp, err
 }
 
-// A client gets httpWriteTimeout from the end of its request headers to
+// A client gets the write timeout from the end of its request headers to
 // read the response; past it the server gives up on the connection. With
 // a timeout already over when the handler writes (1 ns), no response
-// arrives; before, there was no write timeout and the response came.
+// arrives (without a write timeout it would).
 func TestHTTPWriteTimeout(t *testing.T) {
-	assert.Greater(t, httpWriteTimeout, 10*time.Second, "above Prometheus's default scrape timeout")
-	old := httpWriteTimeout
-	httpWriteTimeout = time.Nanosecond
-	t.Cleanup(func() { httpWriteTimeout = old })
-	addr, _ := runHTTPAgent(t, "127.0.0.1:0")
+	assert.Greater(t, defaultHTTPLimits.write, 10*time.Second, "above Prometheus's default scrape timeout")
+	lim := defaultHTTPLimits
+	lim.write = time.Nanosecond
+	addr, _ := runHTTPAgent(t, "127.0.0.1:0", lim)
 	c, err := net.Dial("tcp", addr)
 	require.NoError(t, err)
 	defer c.Close()
@@ -103,14 +102,13 @@ func TestHTTPWriteTimeout(t *testing.T) {
 	assert.Error(t, err, "no response past the write timeout (got %v)", resp)
 }
 
-// At most httpMaxConns connections are served at once: one more waits,
+// At most maxConns connections are served at once: one more waits,
 // unanswered, until an earlier one closes, then is served: idle clients
 // cannot hold thousands of connections open.
 func TestHTTPConnectionLimit(t *testing.T) {
-	old := httpMaxConns
-	httpMaxConns = 2
-	t.Cleanup(func() { httpMaxConns = old })
-	addr, _ := runHTTPAgent(t, "127.0.0.1:0")
+	lim := defaultHTTPLimits
+	lim.maxConns = 2
+	addr, _ := runHTTPAgent(t, "127.0.0.1:0", lim)
 	var held []net.Conn
 	for range 2 {
 		c, err := net.Dial("tcp", addr)
