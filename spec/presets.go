@@ -71,8 +71,8 @@ type SWIMPreset struct {
 // Lifeguard; its probes, not a per-peer detector, raise suspicions).
 func SWIMPresets() []SWIMPreset {
 	lan := swim.Config{Mode: swim.ModeLifeguard, ProbeInterval: time.Second, ProbeTimeout: 500 * time.Millisecond,
-		IndirectChecks: new(3), RetransmitMult: 4, SuspicionMult: 4, SuspicionMaxTimeoutMult: 6,
-		AwarenessMaxMultiplier: 8, PushPullInterval: new(30 * time.Second)}
+		IndirectChecks: new(3), RetransmitMult: 4, PushPullInterval: new(30 * time.Second),
+		Lifeguard: swim.Lifeguard{SuspicionMult: 4, SuspicionMaxTimeoutMult: 6, MaxLocalHealthMultiplier: 8}}
 	wan := lan
 	wan.ProbeInterval, wan.ProbeTimeout, wan.SuspicionMult, wan.PushPullInterval = 5*time.Second, 3*time.Second, 6, new(60*time.Second)
 	const src = "hashicorp/memberlist config.go: "

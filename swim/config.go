@@ -45,23 +45,23 @@ func (m Mode) String() string {
 // Defaults of Config (memberlist's DefaultLANConfig, docs/algorithms.md,
 // “Lifeguard suspicion timeout”).
 const (
-	DefaultProbeInterval           = time.Second
-	DefaultProbeTimeout            = 500 * time.Millisecond
-	DefaultIndirectChecks          = 3
-	DefaultRetransmitMult          = 4
-	DefaultSuspicionMult           = 4
-	DefaultSuspicionMaxTimeoutMult = 6
-	DefaultAwarenessMaxMultiplier  = 8
-	DefaultMaxPacketSize           = 1400
-	DefaultReconnectInterval       = 30 * time.Second
-	DefaultPushPullInterval        = 30 * time.Second
-	DefaultRTTDeviations           = 4.0
-	DefaultGossipFanout            = 2
-	DefaultGossipInterval          = 200 * time.Millisecond
-	DefaultDeadRetention           = 15 * time.Minute
-	DefaultMaxMembers              = 16384
-	DefaultPullsPerSender          = 2
-	DefaultPullsPerPeriod          = 128
+	DefaultProbeInterval            = time.Second
+	DefaultProbeTimeout             = 500 * time.Millisecond
+	DefaultIndirectChecks           = 3
+	DefaultRetransmitMult           = 4
+	DefaultSuspicionMult            = 4
+	DefaultSuspicionMaxTimeoutMult  = 6
+	DefaultMaxLocalHealthMultiplier = 8
+	DefaultMaxPacketSize            = 1400
+	DefaultReconnectInterval        = 30 * time.Second
+	DefaultPushPullInterval         = 30 * time.Second
+	DefaultRTTDeviations            = 4.0
+	DefaultGossipFanout             = 2
+	DefaultGossipInterval           = 200 * time.Millisecond
+	DefaultDeadRetention            = 15 * time.Minute
+	DefaultMaxMembers               = 16384
+	DefaultPullsPerSender           = 2
+	DefaultPullsPerPeriod           = 128
 )
 
 // Config configures a Member. The zero value of every field except Self
@@ -111,22 +111,9 @@ type Config struct {
 	// RetransmitMult is λ: each update is piggybacked at most
 	// λ·ceil(log10(n+1)) times (default 4).
 	RetransmitMult int
-	// SuspicionMult is α: the minimum suspicion timeout is
-	// α·max(1, log10 n)·ProbeInterval (default 4).
-	SuspicionMult int
-	// SuspicionMaxTimeoutMult is β: the maximum suspicion timeout is
-	// β times the minimum (default 6). Ignored by ModeSWIM (β = 1).
-	SuspicionMaxTimeoutMult int
-	// SuspicionConfirmations is K, the number of independent suspicions
-	// that bring the timeout down to the minimum. Default α−2 as in
-	// memberlist (3 for the paper's α = 5); 0 is used when the group has
-	// fewer than K+2 members. new(0): the timeout is the minimum from the
-	// start.
-	SuspicionConfirmations *int
-	// AwarenessMaxMultiplier bounds the local health multiplier: the score
-	// LHM stays in [0, AwarenessMaxMultiplier−1] (default 8, so periods and
-	// timeouts grow at most eightfold).
-	AwarenessMaxMultiplier int
+	// Lifeguard holds the suspicion timeout's multipliers and the bound
+	// of the local health multiplier.
+	Lifeguard
 
 	// GossipFanout (Lifeguard modes) is the number of random members an
 	// update is pushed to at once, in a MsgGossip packet, besides being
@@ -273,55 +260,9 @@ type Config struct {
 	// slice is copied.
 	Meta []byte
 
-	// LocalState, when set, returns the application's state, sent with
-	// every answer to a join or pull and at the start of every
-	// anti-entropy exchange, whether the views then differ or not
-	// (memberlist's push-pull LocalState): in one MsgSync packet carrying
-	// this member's Alive, before any MsgSync packets of its view. join is
-	// true when the transfer
-	// answers a MsgJoin from a member not alive in this member's view (a
-	// joiner), false for an anti-entropy exchange. The receiver gets it in
-	// Ready.RemoteStates. It is called on the caller's goroutine during
-	// Step or Tick and must not block. A state over MaxStateSize, or one
-	// that does not fit a packet, is not sent (Stats.StatesTooLarge).
-	LocalState func(join bool) []byte
-	// MaxStateSize bounds an application state sent or accepted, in bytes
-	// (default 512, DefaultMaxStateSize; larger received ones are refused
-	// and counted). Over datagrams a state must also fit one packet with
-	// this member's Alive.
-	MaxStateSize int
-	// MaxQueuedBroadcasts bounds the application broadcasts queued for
-	// sending, this member's and those it passes on (default 1,024,
-	// DefaultMaxQueuedBroadcasts); see Member.Broadcast.
-	MaxQueuedBroadcasts int
-	// BroadcastBudget bounds the bytes of application broadcasts one
-	// packet carries (counted as Packet.Size counts them, section
-	// included); 0, the default, gives them all the room the membership
-	// updates leave under MaxPacketSize (memberlist's GetBroadcasts
-	// limit). Broadcast refuses a broadcast larger than the budget
-	// (ErrMessageSize); one received larger than it, from a member with a
-	// larger budget, is delivered but not passed on.
-	BroadcastBudget int
-	// FirstBroadcastSeq is the Seq after which this member numbers its
-	// broadcasts (default 0). Receivers deliver a broadcast only when its
-	// Seq is new for its origin, within a window of 64 below the highest
-	// seen, so a member that restarts must number above its previous
-	// life: the agent starts from the clock (Unix nanoseconds).
-	FirstBroadcastSeq uint64
-	// BroadcastSeqCeiling, when set, bounds the numbers of received
-	// broadcasts: one numbered above BroadcastSeqCeiling(now) is refused
-	// before it touches its origin's delivery window, and counted
-	// (Stats.BroadcastsImplausible). Without a bound, one forged broadcast
-	// numbered 2^64−1 under an origin's name moves the window's top there
-	// and silences the origin's genuine broadcasts everywhere. The agent
-	// numbers broadcasts from its start time in Unix nanoseconds and sets
-	// the ceiling to its own wall clock in Unix nanoseconds, as read with
-	// the Step's now (so it follows an NTP correction), plus
-	// MaxBroadcastLead: an honest origin's numbers stay below its own
-	// clock (one broadcast per nanosecond at most). nil: no bound (the
-	// default, for numbering that is not clock-based). The function is
-	// given the now of the Step; it must not read a clock of its own.
-	BroadcastSeqCeiling func(now time.Duration) uint64
+	// AppData bounds the application's data the protocol carries:
+	// states, broadcasts and their numbering.
+	AppData
 
 	// Versions is the range of wire formats this member reads, advertised
 	// in its Alive updates (joins, syncs, refutations). Zero means
@@ -449,4 +390,81 @@ type Config struct {
 type RTTEstimator interface {
 	Observe(rtt time.Duration)
 	Timeout() (timeout time.Duration, ok bool)
+}
+
+// Lifeguard holds the suspicion timeout's multipliers α and β, the number
+// of confirmations K that shorten it, and the bound of the local health
+// multiplier (Lifeguard, Dadgar et al. 2018, §IV; memberlist's names).
+type Lifeguard struct {
+	// SuspicionMult is α: the minimum suspicion timeout is
+	// α·max(1, log10 n)·ProbeInterval (default 4).
+	SuspicionMult int
+	// SuspicionMaxTimeoutMult is β: the maximum suspicion timeout is
+	// β times the minimum (default 6). Ignored by ModeSWIM (β = 1).
+	SuspicionMaxTimeoutMult int
+	// SuspicionConfirmations is K, the number of independent suspicions
+	// that bring the timeout down to the minimum. Default α−2 as in
+	// memberlist (3 for the paper's α = 5); 0 is used when the group has
+	// fewer than K+2 members. new(0): the timeout is the minimum from the
+	// start.
+	SuspicionConfirmations *int
+	// MaxLocalHealthMultiplier bounds the local health multiplier, which
+	// stays in [0, MaxLocalHealthMultiplier−1] (default 8, so periods and
+	// timeouts grow at most eightfold; memberlist's
+	// AwarenessMaxMultiplier).
+	MaxLocalHealthMultiplier int
+}
+
+// AppData bounds the application's data the protocol carries: its state
+// on view transfers (LocalState) and its broadcasts.
+type AppData struct {
+	// LocalState, when set, returns the application's state, sent with
+	// every answer to a join or pull and at the start of every
+	// anti-entropy exchange, whether the views then differ or not
+	// (memberlist's push-pull LocalState): in one MsgSync packet carrying
+	// this member's Alive, before any MsgSync packets of its view. join is
+	// true when the transfer
+	// answers a MsgJoin from a member not alive in this member's view (a
+	// joiner), false for an anti-entropy exchange. The receiver gets it in
+	// Ready.RemoteStates. It is called on the caller's goroutine during
+	// Step or Tick and must not block. A state over MaxStateSize, or one
+	// that does not fit a packet, is not sent (Stats.StatesTooLarge).
+	LocalState func(join bool) []byte
+	// MaxStateSize bounds an application state sent or accepted, in bytes
+	// (default 512, DefaultMaxStateSize; larger received ones are refused
+	// and counted). Over datagrams a state must also fit one packet with
+	// this member's Alive.
+	MaxStateSize int
+	// MaxQueuedBroadcasts bounds the application broadcasts queued for
+	// sending, this member's and those it passes on (default 1,024,
+	// DefaultMaxQueuedBroadcasts); see Member.Broadcast.
+	MaxQueuedBroadcasts int
+	// BroadcastBudget bounds the bytes of application broadcasts one
+	// packet carries (counted as Packet.Size counts them, section
+	// included); 0, the default, gives them all the room the membership
+	// updates leave under MaxPacketSize (memberlist's GetBroadcasts
+	// limit). Broadcast refuses a broadcast larger than the budget
+	// (ErrMessageSize); one received larger than it, from a member with a
+	// larger budget, is delivered but not passed on.
+	BroadcastBudget int
+	// FirstBroadcastSeq is the Seq after which this member numbers its
+	// broadcasts (default 0). Receivers deliver a broadcast only when its
+	// Seq is new for its origin, within a window of 64 below the highest
+	// seen, so a member that restarts must number above its previous
+	// life: the agent starts from the clock (Unix nanoseconds).
+	FirstBroadcastSeq uint64
+	// BroadcastSeqCeiling, when set, bounds the numbers of received
+	// broadcasts: one numbered above BroadcastSeqCeiling(now) is refused
+	// before it touches its origin's delivery window, and counted
+	// (Stats.BroadcastsImplausible). Without a bound, one forged broadcast
+	// numbered 2^64−1 under an origin's name moves the window's top there
+	// and silences the origin's genuine broadcasts everywhere. The agent
+	// numbers broadcasts from its start time in Unix nanoseconds and sets
+	// the ceiling to its own wall clock in Unix nanoseconds, as read with
+	// the Step's now (so it follows an NTP correction), plus
+	// MaxBroadcastLead: an honest origin's numbers stay below its own
+	// clock (one broadcast per nanosecond at most). nil: no bound (the
+	// default, for numbering that is not clock-based). The function is
+	// given the now of the Step; it must not read a clock of its own.
+	BroadcastSeqCeiling func(now time.Duration) uint64
 }

@@ -155,7 +155,7 @@ func (c *Config) normalizeSizes() error {
 		{"RetransmitMult", &c.RetransmitMult, DefaultRetransmitMult},
 		{"SuspicionMult", &c.SuspicionMult, DefaultSuspicionMult},
 		{"SuspicionMaxTimeoutMult", &c.SuspicionMaxTimeoutMult, DefaultSuspicionMaxTimeoutMult},
-		{"AwarenessMaxMultiplier", &c.AwarenessMaxMultiplier, DefaultAwarenessMaxMultiplier},
+		{"MaxLocalHealthMultiplier", &c.MaxLocalHealthMultiplier, DefaultMaxLocalHealthMultiplier},
 		{"MaxPacketSize", &c.MaxPacketSize, DefaultMaxPacketSize},
 	} {
 		if *d.v == 0 {

@@ -60,5 +60,5 @@ func (m *Member) adjustHealth(delta int) {
 	if m.cfg.Mode == ModeSWIM {
 		return
 	}
-	m.health.multiplier = min(max(m.health.multiplier+delta, 0), m.cfg.AwarenessMaxMultiplier-1)
+	m.health.multiplier = min(max(m.health.multiplier+delta, 0), m.cfg.MaxLocalHealthMultiplier-1)
 }

@@ -78,83 +78,49 @@ const (
 	left
 )
 
-// Stats counts what a Member did since New.
+// Stats counts what a Member did since New, grouped by concern; the
+// groups are embedded, so each counter reads as Stats.<Name>.
 type Stats struct {
+	ProbeStats
+	GossipStats
+	GuardStats
+	AppStats
+}
+
+// ProbeStats count the failure detector's work: probes, suspicions,
+// declarations and refutations.
+type ProbeStats struct {
 	ProbesStarted  int // probes sent (one per protocol period with a target)
 	ProbesFailed   int // probes with neither a direct nor an indirect ack
 	PingReqsSent   int
 	NacksSent      int
 	Refutations    int // times this member raised its own incarnation
+	AliveSent      int // pings sent only to carry a refutation (Alive) at once
 	GateDeferrals  int // failed probes forgiven once by the detector gate
 	Suspicions     int // suspicions this member raised itself
 	Declarations   int // members this member declared dead by its own timeout
-	Misdirected    int // packets for another ID dropped
 	LocalPauses    int // late Ticks taken for a pause of this member (PauseGuard)
 	DetectorErrors int // per-peer detector or estimator factory errors
-	PushPulls      int // anti-entropy exchanges started (PushPullInterval)
+	// StreamProbes counts stream fallback pings requested
+	// (Config.StreamProbe); StreamOnly counts probes that only the stream
+	// answered (EventStreamOnly, rate-limited, warns of them).
+	StreamProbes, StreamOnly int
+}
+
+// GossipStats count dissemination and anti-entropy: gossip sent, view
+// exchanges and the pulls and joins answered.
+type GossipStats struct {
+	GossipsSent       int // MsgGossip packets sent (eager dissemination, GossipFanout)
+	JoinAnnouncements int // members sent this member's Alive directly on joining (announceJoin)
+	// AccusationsReturned counts accusations sent back to the sender of a
+	// stale Alive and to the accused (see accuseBack).
+	AccusationsReturned int
+	PushPulls           int // anti-entropy exchanges started (PushPullInterval)
 	// DigestMatches and DigestMismatches count the view digests of
 	// anti-entropy exchanges received (ViewDigest): equal to this
 	// member's, so no view was sent, or different, so both views were.
 	DigestMatches, DigestMismatches int
 	ViewRequests                    int // views asked of unknown senders
-	AliveSent                       int // pings sent only to carry a refutation (Alive) at once
-	GossipsSent                     int // MsgGossip packets sent (eager dissemination, GossipFanout)
-	JoinAnnouncements               int // members sent this member's Alive directly on joining (announceJoin)
-
-	// Implausible counts updates refused for an incarnation more than
-	// MaxIncarnationJump above the one stored (or this member's own).
-	Implausible int
-	// AccusationsReturned counts accusations sent back to the sender of a
-	// stale Alive and to the accused (see apply).
-	AccusationsReturned int
-	// Reaped counts dead and left members forgotten (DeadRetention, or
-	// evicted to make room under MaxMembers); MembersRefused counts
-	// members not admitted or revived because the view was full of live
-	// ones, or because as many unverified members as the view may hold
-	// were live (a flood of forged gossip; swim/verify.go).
-	Reaped, MembersRefused int
-	// Conflicts counts claims of a live member's ID (or this member's, or
-	// a dead or left member's before DeadReclaimTime) by a node at another
-	// address (EventConflict).
-	Conflicts int
-	// Reclaims counts entries of dead or left members taken over by a
-	// node at another address (Config.DeadReclaimTime).
-	Reclaims int
-
-	// Application messages (usermsg.go). BroadcastsQueued: broadcasts
-	// this member queued (Broadcast); BroadcastsReceived: new broadcasts
-	// delivered; BroadcastsDropped: queued broadcasts dropped, unsent or
-	// not fully sent, because the queue was full; BroadcastsSuperseded:
-	// queued broadcasts removed by a newer one with the same origin and
-	// key; BroadcastOriginsForgotten: delivery windows forgotten to bound
-	// memory (MaxMembers origins); BroadcastsImplausible: received
-	// broadcasts numbered above Config.BroadcastSeqCeiling, refused. MessagesSent and MessagesReceived count
-	// direct messages (SendTo); StatesSent and StatesReceived application
-	// states (Config.LocalState); StatesTooLarge states not sent, or
-	// refused, for exceeding MaxStateSize.
-	BroadcastsQueued, BroadcastsReceived, BroadcastsDropped int
-	BroadcastsSuperseded, BroadcastOriginsForgotten         int
-	BroadcastsImplausible                                   int
-	MessagesSent, MessagesReceived                          int
-	StatesSent, StatesReceived, StatesTooLarge              int
-	// MergesRefused counts view transfers and joins refused by
-	// Config.MergeFilter; AlivesRefused Alive updates dropped by
-	// Config.AliveFilter; AckPayloadsTooLarge payloads of
-	// Config.AckPayload over MaxAckPayloadLen, not sent.
-	MergesRefused, AlivesRefused, AckPayloadsTooLarge int
-	// MetaRestated counts incarnation raises to correct a previous
-	// life's metadata held by others (see Member.SetMeta).
-	MetaRestated int
-	// StreamProbes counts stream fallback pings requested
-	// (Config.StreamProbe); StreamOnly counts probes that only the stream
-	// answered (EventStreamOnly, rate-limited, warns of them).
-	StreamProbes, StreamOnly int
-	// BadProofs counts Alive and leave updates refused, with signed
-	// self-updates, for a missing or invalid proof or one under a key
-	// other than the one bound to the member; AccusationsCapped counts
-	// accusations taken at the stored incarnation instead of a higher one
-	// (Config.SigningKey).
-	BadProofs, AccusationsCapped int
 	// ViewEntriesSkipped counts entries left out of a view transfer
 	// (MsgSync: a join's answer, an exchange) because the entry alone
 	// does not fit MaxPacketSize after the packet's header: IDs,
@@ -173,6 +139,63 @@ type Stats struct {
 	// JoinChallenges counts joins from unverified sources answered first
 	// with a challenge ping (see Step).
 	JoinChallenges int
+}
+
+// GuardStats count updates and packets refused or dropped to keep the view
+// safe, and the view's upkeep.
+type GuardStats struct {
+	Misdirected int // packets for another ID dropped
+	// Implausible counts updates refused for an incarnation more than
+	// MaxIncarnationJump above the one stored (or this member's own).
+	Implausible int
+	// Reaped counts dead and left members forgotten (DeadRetention, or
+	// evicted to make room under MaxMembers); MembersRefused counts
+	// members not admitted or revived because the view was full of live
+	// ones, or because as many unverified members as the view may hold
+	// were live (a flood of forged gossip; swim/verify.go).
+	Reaped, MembersRefused int
+	// Conflicts counts claims of a live member's ID (or this member's, or
+	// a dead or left member's before DeadReclaimTime) by a node at another
+	// address (EventConflict).
+	Conflicts int
+	// Reclaims counts entries of dead or left members taken over by a
+	// node at another address (Config.DeadReclaimTime).
+	Reclaims int
+	// MergesRefused counts view transfers and joins refused by
+	// Config.MergeFilter; AlivesRefused Alive updates dropped by
+	// Config.AliveFilter.
+	MergesRefused, AlivesRefused int
+	// BadProofs counts Alive and leave updates refused, with signed
+	// self-updates, for a missing or invalid proof or one under a key
+	// other than the one bound to the member; AccusationsCapped counts
+	// accusations taken at the stored incarnation instead of a higher one
+	// (Config.SigningKey).
+	BadProofs, AccusationsCapped int
+	// MetaRestated counts incarnation raises to correct a previous
+	// life's metadata held by others (see Member.SetMeta).
+	MetaRestated int
+}
+
+// AppStats count the application's messages (usermsg.go).
+// BroadcastsQueued: broadcasts this member queued (Broadcast);
+// BroadcastsReceived: new broadcasts delivered; BroadcastsDropped: queued
+// broadcasts dropped, unsent or not fully sent, because the queue was
+// full; BroadcastsSuperseded: queued broadcasts removed by a newer one
+// with the same origin and key; BroadcastOriginsForgotten: delivery
+// windows forgotten to bound memory (MaxMembers origins);
+// BroadcastsImplausible: received broadcasts numbered above
+// Config.BroadcastSeqCeiling, refused. MessagesSent and MessagesReceived
+// count direct messages (SendTo); StatesSent and StatesReceived
+// application states (Config.LocalState); StatesTooLarge states not sent,
+// or refused, for exceeding MaxStateSize; AckPayloadsTooLarge payloads of
+// Config.AckPayload over MaxAckPayloadLen, not sent.
+type AppStats struct {
+	BroadcastsQueued, BroadcastsReceived, BroadcastsDropped int
+	BroadcastsSuperseded, BroadcastOriginsForgotten         int
+	BroadcastsImplausible                                   int
+	MessagesSent, MessagesReceived                          int
+	StatesSent, StatesReceived, StatesTooLarge              int
+	AckPayloadsTooLarge                                     int
 }
 
 // Ready is the output of a Member: packets to send and membership events, in
@@ -349,7 +372,7 @@ func (m *Member) Self() Node { return m.self }
 func (m *Member) Incarnation() Incarnation { return m.inc }
 
 // LocalHealthMultiplier returns Lifeguard's local health multiplier LHM, in
-// [0, AwarenessMaxMultiplier−1]; periods and probe timeouts are scaled by
+// [0, MaxLocalHealthMultiplier−1]; periods and probe timeouts are scaled by
 // LHM+1. Always 0 in ModeSWIM.
 func (m *Member) LocalHealthMultiplier() int { return m.health.multiplier }
 

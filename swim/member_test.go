@@ -93,7 +93,7 @@ func TestConfigDefaultsAndErrors(t *testing.T) {
 	assert.Equal(t, 4, c.SuspicionMult)
 	assert.Equal(t, 6, c.SuspicionMaxTimeoutMult)
 	assert.Equal(t, 2, *c.SuspicionConfirmations, "K = α − 2 as in memberlist")
-	assert.Equal(t, 8, c.AwarenessMaxMultiplier)
+	assert.Equal(t, 8, c.MaxLocalHealthMultiplier)
 	assert.Equal(t, 1400, c.MaxPacketSize)
 	assert.Equal(t, ModeDetector, c.Mode)
 
@@ -110,7 +110,7 @@ func TestConfigDefaultsAndErrors(t *testing.T) {
 		"bad mode":         {Self: node("a"), Mode: 9},
 		"long id":          {Self: Node{ID: ID(string(make([]byte, 300)))}},
 		"bad rtt k":        {Self: node("a"), RTTDeviations: -2},
-		"negative K":       {Self: node("a"), SuspicionConfirmations: new(-1)},
+		"negative K":       {Self: node("a"), Lifeguard: Lifeguard{SuspicionConfirmations: new(-1)}},
 		"negative fanout":  {Self: node("a"), GossipFanout: new(-1)},
 		"negative guard":   {Self: node("a"), PauseGuard: new(-time.Second)},
 	} {
@@ -119,7 +119,7 @@ func TestConfigDefaultsAndErrors(t *testing.T) {
 	}
 
 	// Zero is sayable (see package detector): new(0) is 0, not the default.
-	m, err = New(Config{Self: node("a"), SuspicionConfirmations: new(0), IndirectChecks: new(0),
+	m, err = New(Config{Self: node("a"), Lifeguard: Lifeguard{SuspicionConfirmations: new(0)}, IndirectChecks: new(0),
 		GossipFanout: new(0), PauseGuard: new(time.Duration(0)), MinProbeTimeout: new(time.Duration(0)),
 		ReconnectInterval: new(time.Duration(0)), PushPullInterval: new(time.Duration(0))}, r)
 	require.NoError(t, err)

@@ -7,7 +7,7 @@ import (
 )
 
 // maxTimer bounds every duration a Member adds to the caller's clock: the
-// longest protocol period (ProbeInterval·AwarenessMaxMultiplier), the
+// longest protocol period (ProbeInterval·MaxLocalHealthMultiplier), the
 // longest suspicion timeout (β·α·log10 n·ProbeInterval), a leave's
 // retransmissions, the anti-entropy interval scaled to the group, the
 // retention and reconnect intervals. 2^60 ns is about 36.5 years, which
@@ -39,8 +39,8 @@ func (c *Config) checkTimers() error {
 		v    float64
 		what string
 	}{
-		{float64(c.ProbeInterval) * float64(c.AwarenessMaxMultiplier),
-			fmt.Sprintf("ProbeInterval %v × AwarenessMaxMultiplier %d (the longest protocol period)", c.ProbeInterval, c.AwarenessMaxMultiplier)},
+		{float64(c.ProbeInterval) * float64(c.MaxLocalHealthMultiplier),
+			fmt.Sprintf("ProbeInterval %v × MaxLocalHealthMultiplier %d (the longest protocol period)", c.ProbeInterval, c.MaxLocalHealthMultiplier)},
 		{float64(c.ProbeInterval) * float64(c.SuspicionMult) * float64(max(c.SuspicionMaxTimeoutMult, 1)) * scale,
 			fmt.Sprintf("ProbeInterval %v × SuspicionMult %d × SuspicionMaxTimeoutMult %d × log10 of MaxMembers %d (the longest suspicion timeout)",
 				c.ProbeInterval, c.SuspicionMult, c.SuspicionMaxTimeoutMult, c.MaxMembers)},

@@ -320,7 +320,7 @@ func TestBroadcastBudget(t *testing.T) {
 	}
 	assert.Len(t, pk[0].Broadcasts, 1, "two would need %d bytes", 7+2*pk[0].Broadcasts[0].Size())
 	assert.LessOrEqual(t, n, 150)
-	_, err := New(Config{Self: node("z"), BroadcastBudget: -1}, a.rng)
+	_, err := New(Config{Self: node("z"), AppData: AppData{BroadcastBudget: -1}}, a.rng)
 	assert.ErrorIs(t, err, ErrConfig)
 }
 

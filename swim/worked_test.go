@@ -69,7 +69,7 @@ func TestWorkedExamples(t *testing.T) {
 		// The multiplier saturates at S − 1 = 7.
 		m := newTest(t, "a", ModeLifeguard, nil, "b")
 		m.adjustHealth(100)
-		assert.Equal(t, DefaultAwarenessMaxMultiplier-1, m.health.multiplier)
+		assert.Equal(t, DefaultMaxLocalHealthMultiplier-1, m.health.multiplier)
 	})
 
 	// docs/algorithms.md, “SWIM suspicion and incarnations”.

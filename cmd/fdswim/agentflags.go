@@ -205,7 +205,7 @@ func (f *agentFlags) protocol(pc *swim.Config) error {
 	if p := f.preset; p != nil {
 		pc.IndirectChecks, pc.RetransmitMult = p.IndirectChecks, p.RetransmitMult
 		pc.SuspicionMult, pc.SuspicionMaxTimeoutMult = p.SuspicionMult, p.SuspicionMaxTimeoutMult
-		pc.AwarenessMaxMultiplier, pc.PushPullInterval = p.AwarenessMaxMultiplier, p.PushPullInterval
+		pc.MaxLocalHealthMultiplier, pc.PushPullInterval = p.MaxLocalHealthMultiplier, p.PushPullInterval
 	}
 	if f.preset == nil || f.pushPullSet {
 		// swim.Config's floor, said with the flags' names.

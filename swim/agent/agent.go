@@ -228,7 +228,7 @@ func (a *Agent) Shutdown() error {
 }
 
 // LocalHealthMultiplier returns Lifeguard's local health multiplier, LHM,
-// in [0, Protocol.AwarenessMaxMultiplier−1] (memberlist's
+// in [0, Protocol.MaxLocalHealthMultiplier−1] (memberlist's
 // GetHealthScore): 0 while this member's probes get their acks and nacks
 // on time, raised by each sign that this member itself is slow (missed
 // nacks, refuting a suspicion of itself, a pause), lowered by each probe

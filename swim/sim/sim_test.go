@@ -322,7 +322,7 @@ func TestLifeguardInterval(t *testing.T) {
 	var fp []int
 	for _, mode := range []swim.Mode{swim.ModeSWIM, swim.ModeLifeguard, swim.ModeDetector} {
 		r, err := Interval(IntervalConfig{N: 128, C: 16, D: d, I: 2 * d, Duration: dur,
-			Seed: 1, Member: swim.Config{Mode: mode, SuspicionMult: 5}})
+			Seed: 1, Member: swim.Config{Mode: mode, Lifeguard: swim.Lifeguard{SuspicionMult: 5}}})
 		require.NoError(t, err)
 		t.Logf("%v: FP %d, FP- %d, subjects %d, %.2f msgs/member/period", mode, r.FP, r.FPMinus, r.Subjects, r.MsgsPerPeriod)
 		fp = append(fp, r.FP)
