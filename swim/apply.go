@@ -442,9 +442,9 @@ func changes(p *peer, u *Update) bool {
 // declaration (Dead or Left at j), each with an Alive at j+1 from its own
 // address: two restarts of one crashed member at once (flapping pods), or
 // a member wrongly declared dead resuming at its old address while a
-// restart reclaims the ID from a new one. Without a rule, each member kept
-// the Alive it heard first and ignored the other as stale, and the group
-// split for good. The lower address wins everywhere, whatever the order:
+// restart reclaims the ID from a new one. Without a rule each member would
+// keep the Alive it heard first and ignore the other as stale, and the
+// group would split for good. The lower address wins everywhere, whatever the order:
 // u, at a lower address than p's, takes the entry (state and incarnation
 // unchanged), and the loser is reported as a conflict; the loser reads the
 // winner's Alive about its own ID as a conflict too (aboutSelf). A holder

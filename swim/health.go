@@ -40,9 +40,9 @@ func (m *Member) localPause(now time.Duration) {
 // TestPauseGuardIgnoresDeadlineShortenedIntoPast).
 // The probe timer alone misses a pause that a long period hides: with the
 // local health multiplier at 5 the period is 6 s, and a member paused
-// 4.8 s just after a probe started resumed before its next probe was due,
-// then declared dead, on its late Tick, a suspect whose refutation was
-// waiting unread in its socket (TestPauseGuardSeesOverdueSuspicion).
+// 4.8 s just after a probe started resumes before its next probe is due,
+// then declares dead, on its late Tick, a suspect whose refutation waits
+// unread in its socket (TestPauseGuardSeesOverdueSuspicion).
 func (m *Member) pauseDue() time.Duration {
 	due := m.probing.next
 	for _, p := range m.suspects {
