@@ -115,8 +115,11 @@ func define[C any](r Row[C]) {
 	for i := range r.Params {
 		// Windows are bounded by detector.MaxWindowSize: say so when
 		// the spec is parsed rather than when the detector is built.
-		if p := &r.Params[i]; p.Kind == Int && (p.Name == "window" || strings.HasSuffix(p.Name, "-window")) && p.Max == 0 {
-			p.Max = detector.MaxWindowSize
+		if p := &r.Params[i]; p.Kind == Int && (p.Name == "window" || strings.HasSuffix(p.Name, "-window")) {
+			p.Window = true
+			if p.Max == 0 {
+				p.Max = detector.MaxWindowSize
+			}
 		}
 	}
 	f.params = r.Params

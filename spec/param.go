@@ -54,6 +54,9 @@ type Param struct {
 	// Symbol is the parameter's symbol in the papers and in plots (Φ, α,
 	// SM1), for the swept parameter; "" for the others.
 	Symbol string
+	// Window marks a window size (window, short-window): samples a
+	// detector keeps, at most detector.MaxWindowSize.
+	Window bool
 	// Scaled marks a parameter whose value for a stream (Algorithm.ForStream)
 	// is a system's default for 1 s heartbeats scaled by Δ/1s.
 	Scaled bool

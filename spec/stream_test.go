@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fdkit/fdkit/detector"
 	"github.com/fdkit/fdkit/qos"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -132,4 +133,18 @@ func TestCheckRange(t *testing.T) {
 			assert.EqualError(t, err, c.err, c.family)
 		}
 	}
+}
+
+// Window sizes are marked as such (commands bound them per sender).
+func TestWindowParams(t *testing.T) {
+	var got []string
+	for _, f := range Algorithms() {
+		for _, p := range f.Params() {
+			if p.Window {
+				got = append(got, f.Name+" "+p.Name)
+				assert.Equal(t, float64(detector.MaxWindowSize), p.Max, "%s %s", f.Name, p.Name)
+			}
+		}
+	}
+	assert.Equal(t, []string{"phi-normal window", "phi-akka window", "phi-cassandra window", "chen window", "bertier window", "sfd window", "2w-fd short-window", "2w-fd window", "satzger window", "kappa window"}, got)
 }

@@ -72,10 +72,13 @@ func specDetector(text string) (detSpec, error) {
 	if err != nil {
 		return detSpec{}, fmt.Errorf("--detector: %w", err)
 	}
-	for _, w := range []string{"window", "short-window"} {
-		if v, ok := s.Value(w); ok {
+	for _, p := range s.Algorithm().Params() {
+		if !p.Window {
+			continue
+		}
+		if v, ok := s.Value(p.Name); ok {
 			if n, _ := strconv.Atoi(v); n > maxPhiWindow {
-				return detSpec{}, fmt.Errorf("--detector %q: %s %d is above %d (each sender keeps that many samples per detector)", text, w, n, maxPhiWindow)
+				return detSpec{}, fmt.Errorf("--detector %q: %s %d is above %d (each sender keeps that many samples per detector)", text, p.Name, n, maxPhiWindow)
 			}
 		}
 	}

@@ -24,6 +24,7 @@ func TestSpecDetectors(t *testing.T) {
 		"phi-akka(pause=3)":           `pause: "3" is not a duration`,
 		"phi-normal(window=10000000)": "window: 10000000 is out of range",
 		"phi-normal(window=1000000)":  "window 1000000 is above",
+		"2w-fd(short-window=200000)":  "short-window 200000 is above",
 	} {
 		_, err := specDetector(text)
 		require.Error(t, err, text)
