@@ -128,21 +128,13 @@ func NewAkka(cfg AkkaConfig) (*Akka, error) {
 		return nil, fmt.Errorf("phi: akka WindowSize %d is negative", cfg.WindowSize)
 	}
 	cfg.WindowSize = cmp.Or(cfg.WindowSize, DefaultAkkaWindowSize)
-	minStd := detector.OrDefault(cfg.MinStdDev, DefaultAkkaMinStdDev)
-	if minStd < 0 {
-		return nil, fmt.Errorf("phi: akka MinStdDev %v is negative", minStd)
-	}
-	pause := detector.OrDefault(cfg.AcceptablePause, DefaultAkkaAcceptablePause)
-	if pause < 0 {
-		return nil, fmt.Errorf("phi: akka AcceptablePause %v is negative", pause)
-	}
-	bootstrap := detector.OrDefault(cfg.BootstrapInterval, DefaultAkkaBootstrapInterval)
-	if bootstrap < 0 {
-		return nil, fmt.Errorf("phi: akka BootstrapInterval %v is negative", bootstrap)
-	}
-	minSamples := detector.OrDefault(cfg.MinSamples, 0)
-	if minSamples < 0 || minSamples > cfg.WindowSize {
-		return nil, fmt.Errorf("phi: akka MinSamples %d is outside [0, WindowSize=%d]", minSamples, cfg.WindowSize)
+	f := fields{model: "akka"}
+	minStd := f.duration("MinStdDev", cfg.MinStdDev, DefaultAkkaMinStdDev)
+	pause := f.duration("AcceptablePause", cfg.AcceptablePause, DefaultAkkaAcceptablePause)
+	bootstrap := f.duration("BootstrapInterval", cfg.BootstrapInterval, DefaultAkkaBootstrapInterval)
+	minSamples := f.minSamples(cfg.MinSamples, 0, cfg.WindowSize)
+	if f.err != nil {
+		return nil, f.err
 	}
 	rl, err := newRelearn("akka", cfg.RelearnAfter, cfg.WindowSize)
 	if err != nil {

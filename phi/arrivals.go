@@ -88,3 +88,31 @@ func checkThreshold(model string, th float64) error {
 	}
 	return nil
 }
+
+// fields resolves the pointer fields of one model's configuration in
+// order, keeping the first error: each value is the field's setting or
+// its default, checked once here so that the detector holds plain values.
+type fields struct {
+	model string
+	err   error
+}
+
+// duration returns *p, or def when p is nil; a negative value is an error
+// naming the field.
+func (f *fields) duration(name string, p *time.Duration, def time.Duration) time.Duration {
+	d := detector.OrDefault(p, def)
+	if d < 0 && f.err == nil {
+		f.err = fmt.Errorf("phi: %s %s %v is negative", f.model, name, d)
+	}
+	return d
+}
+
+// minSamples returns MinSamples, *p or def when p is nil; a value outside
+// [0, window] is an error.
+func (f *fields) minSamples(p *int, def, window int) int {
+	n := detector.OrDefault(p, def)
+	if (n < 0 || n > window) && f.err == nil {
+		f.err = fmt.Errorf("phi: %s MinSamples %d is outside [0, WindowSize=%d]", f.model, n, window)
+	}
+	return n
+}

@@ -109,17 +109,12 @@ func NewCassandra(cfg CassandraConfig) (*Cassandra, error) {
 		return nil, fmt.Errorf("phi: cassandra window size %d is negative", cfg.WindowSize)
 	}
 	cfg.WindowSize = cmp.Or(cfg.WindowSize, DefaultWindowSize)
-	initial := detector.OrDefault(cfg.BootstrapInterval, DefaultCassandraBootstrapInterval)
-	if initial < 0 {
-		return nil, fmt.Errorf("phi: cassandra BootstrapInterval %v is negative", initial)
-	}
-	maxIv := detector.OrDefault(cfg.MaxInterval, DefaultCassandraMaxInterval)
-	if maxIv < 0 {
-		return nil, fmt.Errorf("phi: cassandra MaxInterval %v is negative", maxIv)
-	}
-	minSamples := detector.OrDefault(cfg.MinSamples, 0)
-	if minSamples < 0 || minSamples > cfg.WindowSize {
-		return nil, fmt.Errorf("phi: cassandra MinSamples %d is outside [0, WindowSize=%d]", minSamples, cfg.WindowSize)
+	f := fields{model: "cassandra"}
+	initial := f.duration("BootstrapInterval", cfg.BootstrapInterval, DefaultCassandraBootstrapInterval)
+	maxIv := f.duration("MaxInterval", cfg.MaxInterval, DefaultCassandraMaxInterval)
+	minSamples := f.minSamples(cfg.MinSamples, 0, cfg.WindowSize)
+	if f.err != nil {
+		return nil, f.err
 	}
 	rl, err := newRelearn("cassandra", cfg.RelearnAfter, cfg.WindowSize)
 	if err != nil {

@@ -159,21 +159,13 @@ func NewNormal(cfg NormalConfig) (*Normal, error) {
 	if cfg.MinStdDev != nil && minStd < 0 {
 		return nil, fmt.Errorf("phi: normal MinStdDev %v is negative", minStd)
 	}
-	bootstrap := detector.OrDefault(cfg.BootstrapInterval, DefaultBootstrapInterval)
-	if bootstrap < 0 {
-		return nil, fmt.Errorf("phi: normal BootstrapInterval %v is negative", bootstrap)
-	}
-	pause := detector.OrDefault(cfg.AcceptablePause, 0)
-	if pause < 0 {
-		return nil, fmt.Errorf("phi: normal AcceptablePause %v is negative", pause)
-	}
-	maxIv := detector.OrDefault(cfg.MaxInterval, 0)
-	if maxIv < 0 {
-		return nil, fmt.Errorf("phi: normal MaxInterval %v is negative", maxIv)
-	}
-	minSamples := detector.OrDefault(cfg.MinSamples, min(2, cfg.WindowSize))
-	if minSamples < 0 || minSamples > cfg.WindowSize {
-		return nil, fmt.Errorf("phi: normal MinSamples %d is outside [0, WindowSize=%d]", minSamples, cfg.WindowSize)
+	f := fields{model: "normal"}
+	bootstrap := f.duration("BootstrapInterval", cfg.BootstrapInterval, DefaultBootstrapInterval)
+	pause := f.duration("AcceptablePause", cfg.AcceptablePause, 0)
+	maxIv := f.duration("MaxInterval", cfg.MaxInterval, 0)
+	minSamples := f.minSamples(cfg.MinSamples, min(2, cfg.WindowSize), cfg.WindowSize)
+	if f.err != nil {
+		return nil, f.err
 	}
 	rl, err := newRelearn("normal", cfg.RelearnAfter, cfg.WindowSize)
 	if err != nil {
