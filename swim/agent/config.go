@@ -111,6 +111,14 @@ type Config struct {
 	// delivered a frame yet (counted in Stats.StreamsEvicted), else it is
 	// closed at once (Stats.StreamsRefused).
 	MaxStreamConns int
+	// MaxStreamConnsPerSource bounds the inbound streams served at once
+	// from one IP address (default MaxStreamConns/4, at least 1; at most
+	// MaxStreamConns); one beyond it is closed at once
+	// (Stats.StreamsRefused). A stream that delivered a frame is not
+	// evicted, so without it one key holder could hold every slot
+	// (transport.StreamConfig.MaxConnsPerSource). Members behind one NAT
+	// address, or many on one host, share it.
+	MaxStreamConnsPerSource int
 	// MaxStreamBytes bounds what one inbound stream may carry, frame
 	// prefixes included (default 8 MiB); MaxStreamMembers bounds the
 	// membership updates one inbound stream may carry (default: the

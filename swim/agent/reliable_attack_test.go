@@ -53,7 +53,9 @@ func TestSendReliableConcurrent(t *testing.T) {
 func TestReliableSlowloris(t *testing.T) {
 	const slots = 8
 	timeout := 500 * time.Millisecond
-	victim := start(t, Config{MaxStreamConns: slots, StreamTimeout: timeout})
+	// The attacker has as many addresses as slots (MaxStreamConnsPerSource
+	// would keep one address to a quarter of them; all are loopback here).
+	victim := start(t, Config{MaxStreamConns: slots, MaxStreamConnsPerSource: slots, StreamTimeout: timeout})
 	msgs, cancel := victim.Receive(4)
 	defer cancel()
 	codec, err := wire.NewCodec(wire.CodecConfig{Security: &wire.Security{Keyring: mustKeyring(t)}})

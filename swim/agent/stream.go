@@ -89,7 +89,8 @@ func listenBoth(bind string, src netip.Addr, maxPacket int, scfg transport.Strea
 func (a *Agent) streamConfig() transport.StreamConfig {
 	return transport.StreamConfig{
 		Bind: a.cfg.StreamBind, MaxFrame: a.codec.MaxPacketSize(), MaxBytes: a.cfg.MaxStreamBytes,
-		MaxConns: a.cfg.MaxStreamConns, Timeout: a.cfg.StreamTimeout, Wrap: a.cfg.StreamWrap,
+		MaxConns: a.cfg.MaxStreamConns, MaxConnsPerSource: a.cfg.MaxStreamConnsPerSource,
+		Timeout: a.cfg.StreamTimeout, Wrap: a.cfg.StreamWrap,
 		Source: a.src,
 	}
 }
@@ -441,11 +442,16 @@ func streamDefaults(cfg *Config) error {
 	if cfg.MaxStreamBytes == 0 {
 		cfg.MaxStreamBytes = transport.DefaultStreamMaxBytes
 	}
+	if cfg.MaxStreamConnsPerSource == 0 {
+		cfg.MaxStreamConnsPerSource = max(cfg.MaxStreamConns/4, 1)
+	}
 	switch {
 	case cfg.StreamTimeout < 0:
 		return fmt.Errorf("agent: StreamTimeout %v is negative", cfg.StreamTimeout)
 	case cfg.MaxStreamConns < 0:
 		return fmt.Errorf("agent: MaxStreamConns %d is negative", cfg.MaxStreamConns)
+	case cfg.MaxStreamConnsPerSource < 1 || cfg.MaxStreamConnsPerSource > cfg.MaxStreamConns:
+		return fmt.Errorf("agent: MaxStreamConnsPerSource %d out of range [1, MaxStreamConns %d]", cfg.MaxStreamConnsPerSource, cfg.MaxStreamConns)
 	case cfg.MaxStreamBytes < 0:
 		return fmt.Errorf("agent: MaxStreamBytes %d is negative", cfg.MaxStreamBytes)
 	case cfg.MaxStreamMembers < 0:

@@ -256,7 +256,8 @@ func TestLargeViewSyncsOverStream(t *testing.T) {
 // 1 GiB, a slow sender (slowloris) held past the deadline, and a
 // connection over MaxStreamConns.
 func TestHostileStreamsRefused(t *testing.T) {
-	a := start(t, Config{StreamTimeout: 400 * time.Millisecond, MaxStreamConns: 2})
+	// Every connection comes from loopback: one source may hold both slots.
+	a := start(t, Config{StreamTimeout: 400 * time.Millisecond, MaxStreamConns: 2, MaxStreamConnsPerSource: 2})
 	to := netip.MustParseAddrPort(a.Self().Addr)
 	good, err := wire.NewCodec(wire.CodecConfig{Security: &wire.Security{Keyring: mustKeyring(t)}})
 	require.NoError(t, err)
@@ -436,7 +437,7 @@ func TestStreamSwitches(t *testing.T) {
 	}
 	_, err := Start(context.Background(), Config{Plain: true, DisableStream: true, StreamBind: "127.0.0.1:0"})
 	assert.ErrorContains(t, err, "StreamBind is set but DisableStream")
-	for _, bad := range []Config{{StreamTimeout: -1}, {MaxStreamConns: -1}, {MaxStreamBytes: -1}, {MaxStreamMembers: -1}} {
+	for _, bad := range []Config{{StreamTimeout: -1}, {MaxStreamConns: -1}, {MaxStreamBytes: -1}, {MaxStreamMembers: -1}, {MaxStreamConns: 4, MaxStreamConnsPerSource: 5}} {
 		bad.Plain = true
 		_, err := Start(context.Background(), bad)
 		assert.Error(t, err, "%+v", bad)

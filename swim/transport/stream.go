@@ -74,6 +74,15 @@ type StreamConfig struct {
 	// MaxConns bounds the inbound connections served at once (default 64);
 	// a connection beyond it is closed as soon as it is accepted.
 	MaxConns int
+	// MaxConnsPerSource bounds the inbound connections served at once from
+	// one source IP address (default MaxConns/4, at least 1; at most
+	// MaxConns): a connection beyond it is closed as soon as it is
+	// accepted (counted in Refused). A connection that has delivered a
+	// frame is never evicted to make room, so without this bound one peer
+	// with the group's key could hold every slot with streams that send a
+	// valid frame and then trickle until their Timeout, shutting out the
+	// others' fallback probes and joins.
+	MaxConnsPerSource int
 	// Timeout bounds a connection's whole life, dial included: an inbound
 	// connection gets it as its read and write deadline when accepted, a
 	// dialled one when dialling starts (default 10 s).
@@ -107,6 +116,9 @@ func (c StreamConfig) withDefaults() (StreamConfig, error) {
 	if c.Timeout == 0 {
 		c.Timeout = DefaultStreamTimeout
 	}
+	if c.MaxConnsPerSource == 0 {
+		c.MaxConnsPerSource = max(c.MaxConns/4, 1)
+	}
 	switch {
 	case c.MaxFrame < 1 || c.MaxFrame > MaxFrameLimit:
 		return c, fmt.Errorf("transport: stream MaxFrame %d out of range [1, %d]", c.MaxFrame, MaxFrameLimit)
@@ -116,6 +128,8 @@ func (c StreamConfig) withDefaults() (StreamConfig, error) {
 		return c, fmt.Errorf("transport: stream MaxConns %d is below 1", c.MaxConns)
 	case c.Timeout < 0:
 		return c, fmt.Errorf("transport: stream Timeout %v is negative", c.Timeout)
+	case c.MaxConnsPerSource < 1 || c.MaxConnsPerSource > c.MaxConns:
+		return c, fmt.Errorf("transport: stream MaxConnsPerSource %d out of range [1, MaxConns %d]", c.MaxConnsPerSource, c.MaxConns)
 	}
 	return c, nil
 }
@@ -172,8 +186,8 @@ func truncated(err error, where string) error {
 // StreamStats counts a stream listener's connections.
 type StreamStats struct {
 	// Accepted counts inbound connections served; Refused those closed at
-	// once because MaxConns were being served (and none could make room)
-	// or Wrap refused them. Each connection counts in one of the two,
+	// once because MaxConns were being served (and none could make room),
+	// or MaxConnsPerSource from their source address, or Wrap refused them. Each connection counts in one of the two,
 	// except one closed to make room while Wrap ran: it counts in Evicted
 	// alone.
 	Accepted, Refused uint64
@@ -201,8 +215,9 @@ type StreamListener struct {
 	closed sync.Once
 	wg     sync.WaitGroup
 
-	mu    sync.Mutex
-	conns map[net.Conn]*connState
+	mu      sync.Mutex
+	conns   map[net.Conn]*connState
+	sources map[netip.Addr]int // connections served (or being admitted) per source address
 
 	accepted, refused, evicted, timeouts, oversize, malformed atomic.Uint64
 }
@@ -228,6 +243,7 @@ func ListenStream(cfg StreamConfig, handle func(*Conn)) (*StreamListener, error)
 	l := &StreamListener{
 		ln: ln, addr: netip.AddrPortFrom(local.Addr().Unmap(), local.Port()), cfg: cfg,
 		slots: make(chan struct{}, cfg.MaxConns), done: make(chan struct{}), conns: map[net.Conn]*connState{},
+		sources: map[netip.Addr]int{},
 	}
 	l.wg.Add(1)
 	go l.acceptLoop(handle)
@@ -238,6 +254,7 @@ func ListenStream(cfg StreamConfig, handle func(*Conn)) (*StreamListener, error)
 // was accepted and whether a frame has arrived on it.
 type connState struct {
 	at      time.Time
+	src     netip.Addr
 	framed  atomic.Bool
 	evicted atomic.Bool // closed to make room (slotFor)
 }
@@ -252,21 +269,9 @@ func (l *StreamListener) slotFor() bool {
 		return true
 	default:
 	}
-	l.mu.Lock()
-	var victim net.Conn
-	var vst *connState
-	for c, st := range l.conns {
-		if !st.framed.Load() && !st.evicted.Load() && (victim == nil || st.at.Before(vst.at)) {
-			victim, vst = c, st
-		}
-	}
-	l.mu.Unlock()
-	if victim == nil {
+	if !l.evictIdle(func(*connState) bool { return true }) {
 		return false
 	}
-	vst.evicted.Store(true)
-	l.evicted.Add(1)
-	_ = victim.Close() // its handler returns and frees the slot
 	t := time.NewTimer(time.Second)
 	defer t.Stop()
 	select {
@@ -276,6 +281,84 @@ func (l *StreamListener) slotFor() bool {
 	case <-l.done:
 	}
 	return false
+}
+
+// sourceFor counts a new connection from src, closing the oldest served
+// connection from src that has not delivered a frame yet when
+// MaxConnsPerSource are served from it; it reports false when there is
+// none to close or its count does not come down within a second.
+func (l *StreamListener) sourceFor(src netip.Addr) bool {
+	if l.takeSource(src) {
+		return true
+	}
+	if !l.evictIdle(func(st *connState) bool { return st.src == src }) {
+		return false
+	}
+	deadline := time.Now().Add(time.Second)
+	for time.Now().Before(deadline) {
+		select {
+		case <-l.done:
+			return false
+		case <-time.After(time.Millisecond):
+		}
+		if l.takeSource(src) {
+			return true
+		}
+	}
+	return false
+}
+
+// evictIdle closes the oldest served connection that match accepts and
+// that has not delivered a frame yet (a genuine peer sends its frame as
+// soon as it has connected); false when there is none. Its handler then
+// returns and frees its slot and its source's count.
+func (l *StreamListener) evictIdle(match func(*connState) bool) bool {
+	l.mu.Lock()
+	var victim net.Conn
+	var vst *connState
+	for c, st := range l.conns {
+		if match(st) && !st.framed.Load() && !st.evicted.Load() && (victim == nil || st.at.Before(vst.at)) {
+			victim, vst = c, st
+		}
+	}
+	l.mu.Unlock()
+	if victim == nil {
+		return false
+	}
+	vst.evicted.Store(true)
+	l.evicted.Add(1)
+	_ = victim.Close()
+	return true
+}
+
+// sourceOf returns the IP address an accepted connection comes from (the
+// zero Addr when it is not TCP, as a test's listener may give).
+func sourceOf(c net.Conn) netip.Addr {
+	if a, ok := c.RemoteAddr().(*net.TCPAddr); ok {
+		return a.AddrPort().Addr().Unmap()
+	}
+	return netip.Addr{}
+}
+
+// takeSource counts a new connection from src, unless MaxConnsPerSource
+// are served from it already.
+func (l *StreamListener) takeSource(src netip.Addr) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.sources[src] >= l.cfg.MaxConnsPerSource {
+		return false
+	}
+	l.sources[src]++
+	return true
+}
+
+// releaseSource uncounts a connection from src.
+func (l *StreamListener) releaseSource(src netip.Addr) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.sources[src]--; l.sources[src] <= 0 {
+		delete(l.sources, src)
+	}
 }
 
 func (l *StreamListener) acceptLoop(handle func(*Conn)) {
@@ -294,12 +377,19 @@ func (l *StreamListener) acceptLoop(handle func(*Conn)) {
 			time.Sleep(5 * time.Millisecond) // EMFILE and the like: do not spin
 			continue
 		}
-		if !l.slotFor() {
+		src := sourceOf(c)
+		if !l.sourceFor(src) {
 			l.refused.Add(1)
 			_ = c.Close()
 			continue
 		}
-		st := &connState{at: time.Now()}
+		if !l.slotFor() {
+			l.releaseSource(src)
+			l.refused.Add(1)
+			_ = c.Close()
+			continue
+		}
+		st := &connState{at: time.Now(), src: src}
 		l.mu.Lock()
 		l.conns[c] = st
 		l.mu.Unlock()
@@ -314,6 +404,7 @@ func (l *StreamListener) acceptLoop(handle func(*Conn)) {
 				delete(l.conns, c)
 				l.mu.Unlock()
 				<-l.slots
+				l.releaseSource(src) // after the slot: one admitted on it finds the slot free
 				_ = c.Close()
 			}()
 			conn := c

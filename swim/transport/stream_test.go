@@ -216,7 +216,7 @@ func TestStreamListenerLimits(t *testing.T) {
 // delivered a frame, a new one is refused.
 func TestStreamIdleConnectionsMakeRoom(t *testing.T) {
 	errs := make(chan error, 16)
-	l, err := ListenStream(StreamConfig{MaxConns: 2, Timeout: 20 * time.Second}, echo(errs))
+	l, err := ListenStream(StreamConfig{MaxConns: 2, MaxConnsPerSource: 2, Timeout: 20 * time.Second}, echo(errs))
 	require.NoError(t, err)
 	defer l.Close()
 	dial := func() net.Conn {
@@ -296,7 +296,7 @@ func TestStreamEvictedDuringWrapCountedOnce(t *testing.T) {
 func TestStreamConfigErrors(t *testing.T) {
 	for _, c := range []StreamConfig{
 		{MaxFrame: -1}, {MaxFrame: MaxFrameLimit + 1}, {MaxFrame: 100, MaxBytes: 103},
-		{MaxConns: -1}, {Timeout: -time.Second}, {Bind: "localhost"},
+		{MaxConns: -1}, {Timeout: -time.Second}, {Bind: "localhost"}, {MaxConns: 4, MaxConnsPerSource: 5}, {MaxConnsPerSource: -1},
 	} {
 		_, err := ListenStream(c, func(*Conn) {})
 		assert.Error(t, err, "%+v", c)
@@ -373,4 +373,45 @@ func BenchmarkReadFrame(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// One source cannot hold every slot with connections that delivered a
+// frame (a key holder's streams, which are never evicted): from
+// 127.0.0.1, MaxConnsPerSource 2 of MaxConns 4 are served and a third is
+// refused at once, while a connection from another source is served; an
+// idle one from the same source gives its place to a new one from it.
+func TestStreamConnsPerSource(t *testing.T) {
+	errs := make(chan error, 16)
+	l, err := ListenStream(StreamConfig{MaxConns: 4, MaxConnsPerSource: 2, Timeout: 20 * time.Second}, echo(errs))
+	require.NoError(t, err)
+	defer l.Close()
+	dialFrom := func(src string) net.Conn {
+		d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(src)}}
+		c, err := d.Dial("tcp", l.LocalAddr().String())
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = c.Close() })
+		return c
+	}
+	roundTrip := func(c net.Conn) error {
+		f, _ := AppendFrame(nil, []byte("ping"))
+		if _, err := c.Write(f); err != nil {
+			return err
+		}
+		_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		_, err := io.ReadFull(c, make([]byte, len(f)))
+		return err
+	}
+	for range 2 {
+		require.NoError(t, roundTrip(dialFrom("127.0.0.1")), "within the source's bound")
+	}
+	assert.Error(t, roundTrip(dialFrom("127.0.0.1")), "a third from the same source")
+	require.Eventually(t, func() bool { return l.Stats().Refused == 1 }, 5*time.Second, time.Millisecond)
+	require.NoError(t, roundTrip(dialFrom("127.0.0.2")), "another source is served")
+	idle := dialFrom("127.0.0.2")
+	require.Eventually(t, func() bool { return l.Stats().Accepted == 4 }, 5*time.Second, time.Millisecond)
+	require.NoError(t, roundTrip(dialFrom("127.0.0.2")), "an idle connection of the source makes room")
+	_ = idle.SetReadDeadline(time.Now().Add(5 * time.Second))
+	_, err = idle.Read(make([]byte, 1))
+	assert.Error(t, err, "the idle one was closed")
+	assert.Equal(t, uint64(1), l.Stats().Evicted)
 }
