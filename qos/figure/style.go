@@ -34,9 +34,16 @@ var familyGlyphs = []draw.GlyphDrawer{
 	draw.SquareGlyph{}, draw.TriangleGlyph{}, draw.CrossGlyph{}, draw.PlusGlyph{},
 }
 
-// knownFamilies fixes the style of fdkit's own families, so a family looks
-// the same in every plot and report whatever is selected.
-var knownFamilies = []string{"fixed", "jacobson", "phi-normal", "phi-akka", "phi-cassandra", "chen", "bertier", "sfd", "2w-fd", "satzger", "kappa"}
+// knownFamilies fixes the style of fdkit's own families, the registry of
+// package spec in its order, so a family looks the same in every plot and
+// report whatever is selected.
+var knownFamilies = func() []string {
+	var names []string
+	for _, a := range spec.Algorithms() {
+		names = append(names, a.Name)
+	}
+	return names
+}()
 
 // familyIndex returns the style slot of family name: its place among the
 // known families, else the next free slot in order of first appearance in
