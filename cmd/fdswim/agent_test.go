@@ -384,17 +384,28 @@ func TestWrongKeyNotAdmitted(t *testing.T) {
 		assert.NotContains(t, v, "intruder")
 		assert.Len(t, v, 2)
 	}
-	resp, err := http.Get("http://" + a.http + "/metrics")
+	assert.Greater(t, a.metric(t, "fdswim_auth_failures_total"), 0.0, "auth failures counted")
+}
+
+// metric reads the value of an unlabelled metric from the agent's
+// /metrics.
+func (p *proc) metric(t *testing.T, name string) float64 {
+	t.Helper()
+	resp, err := http.Get("http://" + p.http + "/metrics")
 	require.NoError(t, err)
-	body, _ := io.ReadAll(resp.Body)
+	body, err := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	var fails float64
+	require.NoError(t, err)
 	for _, line := range strings.Split(string(body), "\n") {
-		if v, ok := strings.CutPrefix(line, "fdswim_auth_failures_total "); ok {
-			_, _ = fmt.Sscan(v, &fails)
+		if v, ok := strings.CutPrefix(line, name+" "); ok {
+			var x float64
+			_, err := fmt.Sscan(v, &x)
+			require.NoError(t, err, "%s", line)
+			return x
 		}
 	}
-	assert.Greater(t, fails, 0.0, "auth failures counted:\n%s", body)
+	require.Failf(t, "metric not served", "%s not in\n%s", name, body)
+	return 0
 }
 
 func TestReadKeyFile(t *testing.T) {
