@@ -166,9 +166,9 @@ func TestForgedGossipHeldWithinQuota(t *testing.T) {
 }
 
 // The detector gate does not retry a member never heard from: its first
-// failed probe suspects it, and the next probe goes to a known member.
-// Before, the gossip that announced a forged member gave it a detector,
-// and its failure took a second probe turn from the known ones.
+// failed probe suspects it, and the next probe goes to a known member:
+// the gossip that announced a forged member gives it a detector, but its
+// failure takes no second probe turn from the known ones.
 func TestGateSkipsUnverified(t *testing.T) {
 	a := floodTest(t, ModeDetector, 1)
 	require.NotNil(t, a.peers["g0000"].det, "the gossip counts as a heartbeat")

@@ -45,9 +45,10 @@ func concurrentJoins(t *testing.T, n int, seed uint64, loss float64, loseSync bo
 
 // TestConcurrentJoinsConverge: five members joining through one seed at
 // about the same time reach a full view, for many seeds, with and without
-// a lost sync packet and with 5% loss. Before anti-entropy (push-pull) a
-// member could stay unaware of another for good: packets from unknown
-// members taught nothing, and only dead members were re-contacted.
+// a lost sync packet and with 5% loss. Anti-entropy (push-pull) is what
+// closes the gap: without it a member could stay unaware of another for
+// good, since packets from unknown members teach nothing and only dead
+// members are re-contacted.
 func TestConcurrentJoinsConverge(t *testing.T) {
 	seeds := 400
 	if testing.Short() {

@@ -37,8 +37,8 @@ func detectorsOnHealthy(s *Sim, n int, now time.Duration) (suspected, past8, war
 // so a fresh per-peer φ rests for minutes on its bootstrap (μ = 1 period)
 // or on two or three intervals: 20 s after a group of 32 formed, the level
 // of more than half of its detectors is past Θ although every peer is
-// healthy. Before, PeerStatus.Suspected and the ModeDetector gate took
-// that verdict as is; now a detector says nothing while WarmingUp, and the
+// healthy. PeerStatus.Suspected and the ModeDetector gate must not take
+// that verdict as is: a detector says nothing while WarmingUp, and the
 // default one needs swim.DefaultPeerMinSamples (8) intervals: with phi's
 // default of 2 some warmed-up detectors still suspected healthy peers a
 // minute in. Figures: go test -run TestPeerDetectorWarmUp -v ./swim/sim
