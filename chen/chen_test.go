@@ -440,7 +440,7 @@ func TestConformance(t *testing.T) {
 
 // A duplicate stays a duplicate after later arrivals evict its first copy
 // from the window: with n = 3, 10, 9 and 8 fill the window, 11 evicts 10,
-// and a second 10 (still within ℓ − n) used to enter as a Late sample.
+// and a second 10 (still within ℓ − n) is a Duplicate, not a Late sample.
 func TestDuplicateAfterEviction(t *testing.T) {
 	e, err := chen.NewEstimator(chen.EstimatorConfig{WindowSize: 3})
 	require.NoError(t, err)

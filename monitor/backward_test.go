@@ -15,9 +15,9 @@ import (
 // sample of zero or less. Heartbeats every 100 ms up to 1 s, then the clock
 // steps back 500 ms and goes on: the five heartbeats at 0.6–1.0 s (again;
 // 1.0 s equals the last arrival) are dropped and counted, the window holds only the ten 100 ms intervals
-// before the step and the positive ones after the clock caught up. Before,
-// the monitor took each backward arrival as equal to the last and fed it to
-// the detector: five zero-length intervals.
+// before the step and the positive ones after the clock caught up: a
+// backward arrival taken as equal to the last would feed the detector
+// zero-length intervals.
 func TestBackwardClockStepRecordsNoSample(t *testing.T) {
 	var det *phi.Normal
 	m, err := monitor.New(monitor.Config{Factory: func() (detector.Detector, error) {

@@ -16,8 +16,8 @@ import (
 
 // A timeout beyond the Duration range (fdreplay --range fixed=100:1e20)
 // saturates at math.MaxInt64 ns: no mistake, QAP 1, TD near the top of the
-// range. Before, the millisecond-to-Duration conversion wrapped to a
-// negative timeout and the sweep reported a mistake and a negative QAP.
+// range; a millisecond-to-Duration conversion that wrapped would give a
+// negative timeout, a mistake and a negative QAP.
 func TestFixedSweepSaturatesHugeTimeouts(t *testing.T) {
 	var hbs []detector.Heartbeat
 	for i := range 200 {

@@ -11,9 +11,9 @@ import (
 )
 
 // Curve.Err is the failure of the first value in Values order, whichever
-// per-point replay finishes first: a sweep on several workers used to
-// report whichever failure came first in time, so one input gave different
-// errors from run to run.
+// per-point replay finishes first, so that a sweep on several workers gives
+// the same error for one input on every run, not the failure that came
+// first in time.
 func TestSweepErrIsFirstValue(t *testing.T) {
 	f := Family{Name: "f", Param: "x", Values: []float64{1, 2, 3},
 		New: func(v float64) (detector.Detector, error) {

@@ -79,7 +79,7 @@ func TestParameterNamesIgnoreCase(t *testing.T) {
 }
 
 // An integer parameter swept over more points than it has integers in the
-// range replays each integer once (it used to replay 1 four times).
+// range replays each integer once, never the same integer several times.
 func TestSweepIntegerPointsDistinct(t *testing.T) {
 	w, err := ParseSweep("phi-akka window=1..3")
 	require.NoError(t, err)

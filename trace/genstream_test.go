@@ -11,8 +11,8 @@ import (
 // The Generator yields what a stable sort by arrival of the heartbeats in
 // sending order gives, that is, ordered by (Arrival, Seq), while holding
 // only the heartbeats still in flight: with delays up to about 1.6 s and
-// Δ = 100 ms, a few dozen of 36,000, not the whole stream (Generate used to
-// hold every record, about 110 bytes each in fdgen, before writing one).
+// Δ = 100 ms, a few dozen of 36,000, not the whole stream (about 110 bytes
+// a record in fdgen, so an hour at 1 ms would not fit in memory).
 func TestGeneratorBoundedInOrder(t *testing.T) {
 	cfg := GenConfig{Interval: 100 * time.Millisecond, Duration: time.Hour, Jitter: 10 * time.Millisecond,
 		Delay:    Delay{Dist: DelayNormal, Base: 100 * time.Millisecond, Mean: 500 * time.Millisecond, SD: 300 * time.Millisecond},

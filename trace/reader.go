@@ -166,8 +166,8 @@ func (r *Reader) openStream(src io.Reader) error {
 // sniff skips a UTF-8 byte order mark and returns the first sniffSize
 // bytes of content for format detection, refusing binary data. Under
 // FormatAuto, when blank lines fill the whole window (a trace after 4 KiB
-// of them was refused as "empty input"), they are skipped, counted, and
-// what follows is sniffed.
+// of them is not "empty input"), they are skipped, counted, and what
+// follows is sniffed.
 func (r *Reader) sniff() ([]byte, error) {
 	if b, _ := r.br.Peek(len(utf8BOM)); bytes.Equal(b, utf8BOM) {
 		r.br.Discard(len(utf8BOM)) // spreadsheet exports start with one

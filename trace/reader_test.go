@@ -760,11 +760,8 @@ func TestLeadingBlankLinesAndBOM(t *testing.T) {
 	assert.Equal(t, "numseq", pe.Field)
 }
 
-// A format that cannot be detected is an error a user can act on: the file,
-// the first non-blank line and what it holds, what each detected format
-// wants and why the line is none of them; it wraps ErrUnknownFormat and
-// names no Go identifier (it used to say "CSV with Columns named" and
-// always line 1).
+// Blank lines beyond the detection window are skipped, and a parse error
+// after them names the line as counted from the start of the file.
 func TestDetectAfterManyBlankLines(t *testing.T) {
 	recs, _, err := readString(t, strings.Repeat("\n", 5000)+"1 0 100 200 1\n1 1 200 300 1\n", ReaderConfig{Name: "t.txt"})
 	require.NoError(t, err)
@@ -773,6 +770,10 @@ func TestDetectAfterManyBlankLines(t *testing.T) {
 	assert.ErrorContains(t, err, "t.txt:5002:")
 }
 
+// A format that cannot be detected is an error a user can act on: the file,
+// the line of the first non-blank line and what it holds, what each detected
+// format wants and why the line is none of them; it wraps ErrUnknownFormat
+// and names no Go identifier.
 func TestUndetectedFormatError(t *testing.T) {
 	cases := []struct{ in, line, why string }{
 		{"host,when\nx,1\n", "t.csv:1:", `got "host,when": format not detected: the line looks like a CSV header; give the format and the names of its sender, seq, sent and arrival columns`},
@@ -782,7 +783,7 @@ func TestUndetectedFormatError(t *testing.T) {
 		{"", "t.csv:1:", `got "empty input": format not detected`},
 		{"\n \t\n", "t.csv:1:", `got "only blank lines": format not detected`},
 		// Blank lines beyond the 4 KiB detection window are skipped and
-		// counted (the file was "empty input" at line 1).
+		// counted: the input is not "empty input" at line 1.
 		{strings.Repeat("\n", 5000) + "hello world\n", "t.csv:5001:", `got "hello world": format not detected`},
 		{strings.Repeat(" \r\n", 5000), "t.csv:5001:", `got "only blank lines": format not detected`},
 	}

@@ -263,7 +263,7 @@ func BenchmarkChecker(b *testing.B) {
 }
 
 // A row 205 ms late on a 100 ms stream with 1 ms of jitter is left out
-// (the old floor of max(100 × Δ, 2 s) missed it), and the relative rule
+// (an absolute floor such as max(100 × Δ, 2 s) would miss it), and the relative rule
 // finds nothing on the LIP6 excerpt nor on fdgen's presets, whose delays
 // (the jitter preset's heavy tail among them) are genuine.
 func TestSanityRelativeThreshold(t *testing.T) {

@@ -12,8 +12,8 @@ import (
 	"strings"
 )
 
-// Concurrent runs (the default since 2026-12-02; -sequential for the old
-// way). Each run starts one child process per library, with this binary's
+// Concurrent runs (the default; -sequential runs one library after the
+// other). Each run starts one child process per library, with this binary's
 // flags and -child library/scenario/run. A child forms its library's
 // group and lets it settle, then writes "ready" on its standard output and
 // waits for "go" on its standard input; once every child is ready, the

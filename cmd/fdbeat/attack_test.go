@@ -33,8 +33,8 @@ import (
 //
 //	FDBEAT_ATTACK=1 go test -run TestAttacksLoopback -v ./cmd/fdbeat
 //
-// and with FDBEAT_BIN=path set to measure another build of fdbeat (the one
-// before the fix: docs/experiments.md has both). About 25 s.
+// and with FDBEAT_BIN=path set to measure another build of fdbeat, for a
+// side-by-side comparison (docs/experiments.md has one). About 25 s.
 func TestAttacksLoopback(t *testing.T) {
 	if os.Getenv("FDBEAT_ATTACK") == "" {
 		t.Skip("a 25 s measurement over loopback; set FDBEAT_ATTACK=1 to run it")

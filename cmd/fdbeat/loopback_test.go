@@ -188,7 +188,7 @@ func TestCommandLineErrors(t *testing.T) {
 	require.NoError(t, os.WriteFile(earlier, []byte("#fdkit-trace version=1\np 0 0 1\n"), 0o644))
 	// One clear line, nothing else, for each of these.
 	for _, args := range [][]string{
-		{"recv", "--phi", "0"}, // was accepted and ran φ 8 under the name phi-0
+		{"recv", "--phi", "0"}, // not φ 8 run under the name phi-0
 		{"recv", "--phi", "8,-1"},
 		{"recv", "--max-senders", "-1"},
 		{"recv", "--sweep", "5s"}, // every sweep a local pause: nobody ever convicted

@@ -13,8 +13,8 @@ import (
 
 // Every flag refuses NaN, infinities, out-of-range values and sizes that
 // would exhaust memory, naming the flag as typed; a refused value never
-// becomes the default (--td-max 0 used to drop the TD target, --window
-// 100000000 took gigabytes before failing).
+// becomes the default (--td-max 0 must not drop the TD target, --window
+// 100000000 must fail before it allocates gigabytes).
 func TestFlagsRefuseInvalidValues(t *testing.T) {
 	cases := []struct {
 		args []string

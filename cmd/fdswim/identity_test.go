@@ -63,7 +63,7 @@ func TestIdentityFile(t *testing.T) {
 }
 
 // A read error is reported as such: --identity-file naming a directory
-// said "no key line" (the error of the read was dropped).
+// gives the error of the read, not "no key line".
 func TestIdentityFileReadError(t *testing.T) {
 	dir := t.TempDir()
 	_, _, err := loadIdentity(dir)

@@ -126,8 +126,8 @@ func TestExitCode(t *testing.T) {
 }
 
 // A destination that exists and is not a regular file is refused, when the
-// file is created and again at Commit, and stays what it was. Before,
-// "fdgen -o /dev/full" run as root replaced the device /dev/full with a
+// file is created and again at Commit, and stays what it was, so that
+// "fdgen -o /dev/full" run as root never replaces the device with a
 // regular file holding the trace; a FIFO here stands for the device.
 func TestRefusesNonRegularDestination(t *testing.T) {
 	dir := t.TempDir()

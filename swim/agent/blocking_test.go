@@ -58,7 +58,7 @@ func TestBlockingDeliveryLosesNothing(t *testing.T) {
 
 // With BlockingDelivery and a subscriber that never reads, Leave (Close)
 // and cancelling Start's context still stop the agent: once it leaves,
-// deliveries no longer wait. Without that, Close waited forever.
+// deliveries stop waiting, so that Close never waits forever.
 func TestLeaveFreesBlockedDelivery(t *testing.T) {
 	for _, how := range []string{"Close", "cancel"} {
 		t.Run(how, func(t *testing.T) {

@@ -67,8 +67,8 @@ func TestConflictNotStickyForHolder(t *testing.T) {
 // would let the second refusal go unread.
 func TestJoinRefusedAgain(t *testing.T) {
 	as := group(t, 2, Config{})
-	// 1 s periods: one pair was reported once per 10 s, past the 5 s given
-	// to each Join here; the refusal itself comes in milliseconds.
+	// 1 s periods: one pair reported once per 10 s would come past the 5 s
+	// given to each Join here; the refusal itself comes in milliseconds.
 	slow := swim.Config{ProbeInterval: time.Second, ProbeTimeout: 500 * time.Millisecond}
 	dup := start(t, Config{ID: as[1].Self().ID, Protocol: slow})
 	for attempt := 1; attempt <= 3; attempt++ {

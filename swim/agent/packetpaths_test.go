@@ -70,8 +70,8 @@ func TestStartRefusesSelfTooLarge(t *testing.T) {
 
 // TestOversizeDropsCounted: a datagram larger than MaxPacketSize, dropped by
 // the transport before the agent sees it, still shows in the agent's Stats
-// (exported by promswim; it was counted only in the transport, which fdswim does not
-// export, so an oversized flood was invisible).
+// (exported by promswim), so that an oversized flood is visible: fdswim does
+// not export the transport's own counters.
 func TestOversizeDropsCounted(t *testing.T) {
 	a := start(t, Config{})
 	u, err := transport.Listen(transport.Config{MaxPacketSize: 2000})

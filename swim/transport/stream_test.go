@@ -253,7 +253,7 @@ func TestStreamIdleConnectionsMakeRoom(t *testing.T) {
 	assert.Error(t, err, "refused at once")
 	// Each connection counts once in Accepted or Refused: the evicted one
 	// was served (Accepted) and ended evicted, as a timed-out one ends in
-	// Timeouts; it used to count in Refused as well.
+	// Timeouts, and neither counts in Refused as well.
 	st := l.Stats()
 	assert.Equal(t, StreamStats{Accepted: 3, Refused: 1, Evicted: 1}, st, "three served (one of them evicted), one new connection refused")
 }
