@@ -31,6 +31,7 @@ func parseAPI(t *testing.T, dir string) api {
 		}
 		a.members[typ][name] = true
 	}
+	embeds := map[string][]string{} // struct type -> the same package's types it embeds
 	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
 	require.NoError(t, err)
 	fset := token.NewFileSet()
@@ -68,8 +69,12 @@ func parseAPI(t *testing.T, dir string) api {
 								add(s.Name.Name, n.Name)
 							}
 							if len(f.Names) == 0 {
-								if sel, ok := f.Type.(*ast.SelectorExpr); ok {
-									add(s.Name.Name, sel.Sel.Name)
+								switch e := f.Type.(type) {
+								case *ast.SelectorExpr:
+									add(s.Name.Name, e.Sel.Name)
+								case *ast.Ident: // an embedded group: its fields are promoted
+									add(s.Name.Name, e.Name)
+									embeds[s.Name.Name] = append(embeds[s.Name.Name], e.Name)
 								}
 							}
 						}
@@ -82,7 +87,32 @@ func parseAPI(t *testing.T, dir string) api {
 			}
 		}
 	}
+	promote(a, embeds)
 	return a
+}
+
+// promote adds to each struct type the fields and methods of the types it
+// embeds, at any depth, as Go's selector rules make them reachable.
+func promote(a api, embeds map[string][]string) {
+	var walk func(typ string, seen map[string]bool)
+	walk = func(typ string, seen map[string]bool) {
+		for _, e := range embeds[typ] {
+			if seen[e] {
+				continue
+			}
+			seen[e] = true
+			walk(e, seen)
+			for name := range a.members[e] {
+				if a.members[typ] == nil {
+					a.members[typ] = map[string]bool{}
+				}
+				a.members[typ][name] = true
+			}
+		}
+	}
+	for typ := range embeds {
+		walk(typ, map[string]bool{typ: true})
+	}
 }
 
 // TestMemberlistGuideNamesExist checks that every fdkit name the guide
