@@ -39,7 +39,7 @@ var newPeerDetectors = map[string]func() (detector.Detector, error){
 // 2W-FD, Satzger's detector and κ-FD as SWIM's per-peer suspicion source
 // (ModeDetector, swim.Config.PeerDetector): every crash is still declared
 // dead by every live member.
-func TestNewDetectorsAsPeerDetector(t *testing.T) {
+func TestTwoWSatzgerKappaAsPeerDetector(t *testing.T) {
 	for name, f := range newPeerDetectors {
 		t.Run(name, func(t *testing.T) {
 			res, err := Detection(16, 5, 11, swim.Config{Mode: swim.ModeDetector, PeerDetector: f})
@@ -56,7 +56,7 @@ func TestNewDetectorsAsPeerDetector(t *testing.T) {
 // here, and the gate of ModeDetector would never act), and after a crash
 // the crashed peer's detector at every live member that still lists it
 // suspects it (a detector that never suspects fails here).
-func TestNewDetectorsPeerVerdicts(t *testing.T) {
+func TestTwoWSatzgerKappaPeerVerdicts(t *testing.T) {
 	const n, victim = 8, 3
 	for name, f := range newPeerDetectors {
 		t.Run(name, func(t *testing.T) {

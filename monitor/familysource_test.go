@@ -19,7 +19,7 @@ import (
 // after the detector's own freshness point once they stop (at High = the
 // threshold for the accrual ones, 1 for 2W-FD), and trusts it again when
 // heartbeats resume.
-func TestNewDetectorsAsSuspicionSource(t *testing.T) {
+func TestTwoWSatzgerKappaAsSuspicionSource(t *testing.T) {
 	for name, f := range map[string]monitor.Factory{
 		"2w-fd": func() (detector.Detector, error) {
 			return twowfd.New(twowfd.Config{Interval: 100 * time.Millisecond, LongWindowSize: 20})
