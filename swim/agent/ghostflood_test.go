@@ -72,7 +72,10 @@ func killDetected(t *testing.T, ghosts int) time.Duration {
 					live++
 				}
 			}
-			assert.LessOrEqual(t, live, 4+ghostQuota, "no more forged members live than the quota")
+			// The quota (4+64), and at most as many more as the join
+			// seed's view may have vouched for if the flood reached it
+			// within a period of the last join: far from the 2,560 sent.
+			assert.LessOrEqual(t, live, 2*(4+ghostQuota), "forged members live beyond the quota")
 		}
 		require.Eventually(t, func() bool {
 			for _, a := range as {
