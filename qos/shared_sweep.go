@@ -36,7 +36,9 @@ func (p *atThreshold) Suspected(now time.Duration) bool {
 }
 
 // sharedChunk bounds the replayers that run side by side (each keeps two
-// int64 per evaluated heartbeat), so memory stays that of a few replays.
+// int64 per evaluated heartbeat), so memory stays that of a few replays;
+// on a long stream read through a fanSource (each replayer then spills
+// its per-heartbeat data) all run in one pass, sharing the stream's read.
 // A thresholdPass keeps one int64 per evaluated heartbeat and threshold
 // (the delays are shared): it takes leanChunk thresholds, or as many as
 // fit in leanBudget bytes of them.
@@ -87,6 +89,9 @@ func sweepShared(newDet func(v float64) (thresholdDetector, error), track func(t
 	_, lean := hs.(sliceSource)
 	lean = lean || hs.Len() <= bigStream
 	chunkLen := sharedChunk
+	if _, fan := hs.(*fanSource); fan && !lean {
+		chunkLen = len(reps) // one read of a shared stream for all
+	}
 	if lean {
 		chunkLen = max(leanChunk, leanBudget/(8*max(hs.Len(), 1)))
 	}

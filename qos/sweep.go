@@ -1,6 +1,7 @@
 package qos
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -148,69 +149,138 @@ func Sweep(streams []Stream, fams []Family, opt SweepConfig) ([]Curve, error) {
 // SweepEach is Sweep with a list of families per stream (fams[i] for
 // streams[i]), for streams that need their own settings (for example their
 // own nominal interval Δ). All streams share one pool of goroutines.
+//
+// A stream given as a Source that is not held in memory (for example a
+// trace.Spool) is read by all its families and points together: every
+// read of it feeds all of them at once (see fanSource), so that it is read
+// a small constant number of times whatever the number of families and
+// points. Up to Workers such streams are swept at a time.
 func SweepEach(streams []Stream, fams [][]Family, opt SweepConfig) ([]Curve, error) {
-	if err := opt.Config.validate(); err != nil {
+	if err := checkSweep(streams, fams, opt.Config); err != nil {
 		return nil, err
-	}
-	if len(fams) != len(streams) {
-		return nil, fmt.Errorf("qos: %d family lists for %d streams", len(fams), len(streams))
-	}
-	nc := 0
-	for _, fs := range fams {
-		for i := range fs {
-			f := &fs[i]
-			if f.New == nil {
-				return nil, fmt.Errorf("qos: family %q has no constructor", f.Name)
-			}
-			if len(f.Values) == 0 {
-				return nil, fmt.Errorf("qos: family %q has no parameter values", f.Name)
-			}
-			if f.WarmUp < 0 {
-				return nil, fmt.Errorf("qos: family %q warm-up %d is negative", f.Name, f.WarmUp)
-			}
-		}
-		nc += len(fs)
 	}
 	workers := opt.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	curves := make([]Curve, nc)
-	slots := make([][]*Point, len(curves)) // per curve, per value
-	errs := make([]error, len(curves))
-	var errMu sync.Mutex
-	var tasks []sweepTask
-	total := 0
-	ci := -1
-	for si := range streams {
-		for fi := range fams[si] {
-			ci++
-			f := &fams[si][fi]
-			curves[ci] = Curve{Stream: streams[si].Name, Family: f.Name, Param: f.Param, Unit: f.Unit, Method: PerPoint}
-			slots[ci] = make([]*Point, len(f.Values))
-			total += len(f.Values)
-			// Every family's own one-pass method keeps the per-time-cell
-			// breakdown the intervals need (Akka's grouped pass, SFD's
-			// shared estimator, the shared-state passes).
-			ownOK := f.onePass != nil
-			if (f.Linear != nil || ownOK) && !opt.PerPointOnly {
-				curves[ci].Method = OnePass
-				if f.onePass != nil {
-					curves[ci].Method = f.method
-				}
-				tasks = append(tasks, sweepTask{curve: ci, stream: &streams[si], fam: f, point: -1})
-				continue
+	sw := newSweepRun(streams, fams, opt)
+	var wg sync.WaitGroup
+	pool := sw.pooled()
+	ch := make(chan sweepTask)
+	for range min(workers, max(len(pool), 1)) {
+		wg.Go(func() {
+			for t := range ch {
+				sw.do(t, t.stream.source())
 			}
-			for pi := range f.Values {
-				tasks = append(tasks, sweepTask{curve: ci, stream: &streams[si], fam: f, point: pi})
+		})
+	}
+	sem := make(chan struct{}, workers)
+	for _, g := range sw.groups {
+		wg.Go(func() {
+			sem <- struct{}{}
+			sw.fanOut(g)
+			<-sem
+		})
+	}
+	for _, t := range pool {
+		ch <- t
+	}
+	close(ch)
+	wg.Wait()
+	return sw.collect(), nil
+}
+
+// checkSweep validates SweepEach's arguments.
+func checkSweep(streams []Stream, fams [][]Family, cfg Config) error {
+	if err := cfg.validate(); err != nil {
+		return err
+	}
+	if len(fams) != len(streams) {
+		return fmt.Errorf("qos: %d family lists for %d streams", len(fams), len(streams))
+	}
+	for _, fs := range fams {
+		for i := range fs {
+			f := &fs[i]
+			switch {
+			case f.New == nil:
+				return fmt.Errorf("qos: family %q has no constructor", f.Name)
+			case len(f.Values) == 0:
+				return fmt.Errorf("qos: family %q has no parameter values", f.Name)
+			case f.WarmUp < 0:
+				return fmt.Errorf("qos: family %q warm-up %d is negative", f.Name, f.WarmUp)
 			}
 		}
 	}
-	// Longest tasks first: linear one-pass curves and per-point replays
-	// are each about one replay long, the curves of families with a method
-	// of their own (Akka, SFD: a pass plus work per point) several, so
-	// those go first; otherwise keep the given order.
-	slices.SortStableFunc(tasks, func(a, b sweepTask) int {
+	return nil
+}
+
+// sweepRun is the state of one SweepEach: the curves being filled, their
+// points by value, the first failure of each, and the tasks.
+type sweepRun struct {
+	opt    SweepConfig
+	curves []Curve
+	slots  [][]*Point // per curve, per value
+	mu     sync.Mutex
+	errs   []error
+	errAt  []int // the value of errs[ci] (−1: the whole curve)
+	tasks  []sweepTask
+	groups [][]sweepTask // the tasks of each stream read through a fanSource
+	total  int
+	done   atomic.Int64
+	progMu sync.Mutex
+}
+
+func newSweepRun(streams []Stream, fams [][]Family, opt SweepConfig) *sweepRun {
+	nc := 0
+	for _, fs := range fams {
+		nc += len(fs)
+	}
+	sw := &sweepRun{opt: opt, curves: make([]Curve, nc), slots: make([][]*Point, nc), errs: make([]error, nc), errAt: make([]int, nc)}
+	ci := -1
+	for si := range streams {
+		_, inMemory := streams[si].source().(sliceSource)
+		first := len(sw.tasks)
+		for fi := range fams[si] {
+			ci++
+			sw.addCurve(ci, &streams[si], &fams[si][fi])
+		}
+		if !inMemory && len(sw.tasks) > first {
+			sw.groups = append(sw.groups, slices.Clone(sw.tasks[first:]))
+			sw.tasks = sw.tasks[:first]
+		}
+	}
+	return sw
+}
+
+// addCurve sets up curve ci, of family f on stream s, and its tasks: the
+// whole curve, or one per point.
+func (sw *sweepRun) addCurve(ci int, s *Stream, f *Family) {
+	sw.curves[ci] = Curve{Stream: s.Name, Family: f.Name, Param: f.Param, Unit: f.Unit, Method: PerPoint}
+	sw.slots[ci] = make([]*Point, len(f.Values))
+	sw.total += len(f.Values)
+	// Every family's own one-pass method keeps the per-time-cell
+	// breakdown the intervals need (Akka's grouped pass, SFD's shared
+	// estimator, the shared-state passes).
+	if (f.Linear != nil || f.onePass != nil) && !sw.opt.PerPointOnly {
+		sw.curves[ci].Method = OnePass
+		if f.onePass != nil {
+			sw.curves[ci].Method = f.method
+		}
+		sw.tasks = append(sw.tasks, sweepTask{curve: ci, stream: s, fam: f, point: -1})
+		return
+	}
+	for pi := range f.Values {
+		sw.tasks = append(sw.tasks, sweepTask{curve: ci, stream: s, fam: f, point: pi})
+	}
+}
+
+// pooled returns the tasks of the streams in memory, longest first: linear
+// one-pass curves and per-point replays are each about one replay long,
+// the curves of families with a method of their own (Akka, SFD: a pass
+// plus work per point) several, so those go first; otherwise the given
+// order.
+func (sw *sweepRun) pooled() []sweepTask {
+	slices.SortStableFunc(sw.tasks, func(a, b sweepTask) int {
 		ea, eb := a.point < 0 && a.fam.onePass != nil, b.point < 0 && b.fam.onePass != nil
 		switch {
 		case ea && !eb:
@@ -220,75 +290,83 @@ func SweepEach(streams []Stream, fams [][]Family, opt SweepConfig) ([]Curve, err
 		}
 		return 0
 	})
-	var done atomic.Int64
-	var progMu sync.Mutex
-	report := func(n int) {
-		d := done.Add(int64(n))
-		if opt.Progress != nil {
-			progMu.Lock()
-			opt.Progress(int(d), total)
-			progMu.Unlock()
-		}
-	}
-	// A curve keeps the failure of its first value (point −1: the whole
-	// curve, one task), not the first to happen: per-point replays finish
-	// in any order.
-	errAt := make([]int, len(curves))
-	setErr := func(ci, point int, err error) {
-		errMu.Lock()
-		if errs[ci] == nil || point < errAt[ci] {
-			errs[ci], errAt[ci] = err, point
-		}
-		errMu.Unlock()
-	}
-	ch := make(chan sweepTask)
+	return sw.tasks
+}
+
+// fanOut runs the tasks of one stream read through a fanSource, each on
+// its own goroutine, so that every read of the stream feeds all of them.
+func (sw *sweepRun) fanOut(g []sweepTask) {
+	src := newFanSource(g[0].stream.source(), len(g))
 	var wg sync.WaitGroup
-	for range min(workers, max(len(tasks), 1)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for t := range ch {
-				cfg := opt.Config
-				cfg.WarmUp = max(cfg.WarmUp, t.fam.WarmUp)
-				if t.point >= 0 {
-					p, err := replayPoint(t.fam, t.point, t.stream.source(), cfg)
-					if err != nil {
-						setErr(t.curve, t.point, err)
-					} else {
-						slots[t.curve][t.point] = p
-					}
-					report(1)
-					continue
-				}
-				sweepCurve := sweepLinear
-				if t.fam.onePass != nil {
-					sweepCurve = sweepOwn
-				}
-				pts, method, err := sweepCurve(t.fam, t.stream.source(), cfg, report)
-				curves[t.curve].Method = method
-				if err != nil {
-					setErr(t.curve, -1, err)
-				}
-				copy(slots[t.curve], pts)
-			}
-		}()
+	for _, t := range g {
+		wg.Go(func() {
+			defer src.leave()
+			sw.do(t, src)
+		})
 	}
-	for _, t := range tasks {
-		ch <- t
-	}
-	close(ch)
 	wg.Wait()
-	for ci := range curves {
-		for _, p := range slots[ci] {
+}
+
+// report counts n more points done.
+func (sw *sweepRun) report(n int) {
+	d := sw.done.Add(int64(n))
+	if sw.opt.Progress != nil {
+		sw.progMu.Lock()
+		sw.opt.Progress(int(d), sw.total)
+		sw.progMu.Unlock()
+	}
+}
+
+// setErr keeps, for each curve, the failure of its first value (point −1:
+// the whole curve, one task), not the first to happen: per-point replays
+// finish in any order.
+func (sw *sweepRun) setErr(ci, point int, err error) {
+	sw.mu.Lock()
+	if sw.errs[ci] == nil || point < sw.errAt[ci] {
+		sw.errs[ci], sw.errAt[ci] = err, point
+	}
+	sw.mu.Unlock()
+}
+
+// do runs task t reading the stream from src.
+func (sw *sweepRun) do(t sweepTask, src Source) {
+	cfg := sw.opt.Config
+	cfg.WarmUp = max(cfg.WarmUp, t.fam.WarmUp)
+	if t.point >= 0 {
+		p, err := replayPoint(t.fam, t.point, src, cfg)
+		if err != nil {
+			sw.setErr(t.curve, t.point, err)
+		} else {
+			sw.slots[t.curve][t.point] = p
+		}
+		sw.report(1)
+		return
+	}
+	sweepCurve := sweepLinear
+	if t.fam.onePass != nil {
+		sweepCurve = sweepOwn
+	}
+	pts, method, err := sweepCurve(t.fam, src, cfg, sw.report)
+	sw.curves[t.curve].Method = method
+	if err != nil {
+		sw.setErr(t.curve, -1, err)
+	}
+	copy(sw.slots[t.curve], pts)
+}
+
+// collect returns the curves with their points in value order.
+func (sw *sweepRun) collect() []Curve {
+	for ci := range sw.curves {
+		for _, p := range sw.slots[ci] {
 			if p != nil {
-				curves[ci].Points = append(curves[ci].Points, *p)
+				sw.curves[ci].Points = append(sw.curves[ci].Points, *p)
 			}
 		}
-		if errs[ci] != nil {
-			curves[ci].Err = errs[ci].Error()
+		if sw.errs[ci] != nil {
+			sw.curves[ci].Err = sw.errs[ci].Error()
 		}
 	}
-	return curves, nil
+	return sw.curves
 }
 
 // pointErr wraps err, from a replay or constructor of f at value v (NaN:
@@ -369,19 +447,33 @@ func sweepLinear(f *Family, hbs Source, cfg Config, progress func(int)) ([]*Poin
 }
 
 // replayEach computes f's points with one replay each, indexed like
-// f.Values (nil where a replay failed), and returns the first failure.
+// f.Values (nil where a replay failed), and returns the first failure in
+// value order. On a fanSource the replays run at once, each on its own
+// goroutine, so that they share the stream's reads.
 func replayEach(f *Family, hbs Source, cfg Config, progress func(int)) ([]*Point, Method, error) {
 	pts := make([]*Point, len(f.Values))
-	var first error
-	for i := range f.Values {
-		p, err := replayPoint(f, i, hbs, cfg)
-		if err != nil && first == nil {
-			first = err
-		}
-		pts[i] = p
+	errs := make([]error, len(f.Values))
+	each := func(i int) {
+		pts[i], errs[i] = replayPoint(f, i, hbs, cfg)
 		progress(1)
 	}
-	return pts, PerPoint, first
+	if fan, ok := hbs.(*fanSource); ok {
+		fan.join(len(f.Values) - 1) // the caller is a member already
+		var wg sync.WaitGroup
+		for i := 1; i < len(f.Values); i++ {
+			wg.Go(func() {
+				defer fan.leave()
+				each(i)
+			})
+		}
+		each(0)
+		wg.Wait()
+	} else {
+		for i := range f.Values {
+			each(i)
+		}
+	}
+	return pts, PerPoint, cmp.Or(errs...)
 }
 
 // sweepOwn computes f's points with the family's own one-pass method, or
