@@ -116,7 +116,7 @@ type akkaPass struct {
 // The pass keeps forms per heartbeat (16 bytes per group and evaluated
 // heartbeat, 9 bytes per fresh one): on a Source that is not a slice it
 // reads the stream as it goes and returns errNotLinear too once these take
-// more than groupBudget bytes, so that memory stays bounded whatever the
+// more than Config.Spill.GroupBytes bytes, so that memory stays bounded whatever the
 // stream's length.
 func sweepAkka(acfg phi.AkkaConfig, values []float64, src Source, cfg Config) ([]*Point, error) {
 	p, pointOf, err := newAkkaPass(acfg, values, cfg)
@@ -183,22 +183,17 @@ func newAkkaPass(acfg phi.AkkaConfig, values []float64, cfg Config) (p *akkaPass
 	return p, pointOf, nil
 }
 
-// groupBudget bounds the bytes the grouped pass keeps per heartbeat on a
-// Source that is not a slice (a spooled stream): past it the sweep falls
-// back to one replay per point.
-var groupBudget = 48 << 20
-
 // run makes the pass over src and returns each point's Result.
 func (p *akkaPass) run(src Source) ([]Result, error) {
 	_, isSlice := src.(sliceSource)
-	p.delay = make([]int64, 0, min(src.Len(), bigStream))
+	p.delay = make([]int64, 0, min(src.Len(), p.cfg.Spill.inMemory()))
 	if p.cells != nil {
 		g := newCellGrid(src)
 		for j := range p.cells {
 			p.cells[j] = newCellSeries(g)
 		}
 		p.spans = newSpanMemo(src)
-		p.freshCell = make([]uint8, 0, min(src.Len(), bigStream))
+		p.freshCell = make([]uint8, 0, min(src.Len(), p.cfg.Spill.inMemory()))
 	}
 	seq, done := src.Pass()
 	var err error
@@ -206,7 +201,7 @@ func (p *akkaPass) run(src Source) ([]Result, error) {
 		if err = p.step(hb); err != nil {
 			break
 		}
-		if !isSlice && p.kept() > groupBudget {
+		if !isSlice && p.kept() > p.cfg.Spill.groupBytes() {
 			err = errNotLinear
 			break
 		}

@@ -67,6 +67,17 @@
 // (PerPoint). Curve.Method says which method was used.
 // Families and streams run in parallel on a bounded pool of goroutines.
 //
+// # Streams longer than memory
+//
+// A Stream may give its heartbeats as a Source read again for each pass
+// (for example a trace.Spool, a compact temporary file) instead of a
+// slice. Its sweeps then run together: each read of the Source feeds every
+// family and point at once, so a stream is read a few times (one to
+// three), not once per point. Replays of such a Source move their
+// per-heartbeat data to unlinked temporary files past the bounds of
+// Config.Spill, which also names their directory, so that memory does not
+// grow with the stream; the results are the same as in memory.
+//
 // Curves are written as CSV or JSON, drawn by package qos/figure (MR and
 // 1 − QAP against TD, with gonum/plot) and shown in an HTML page by package
 // qos/report; qos itself computes and draws nothing. Tune searches curves

@@ -33,10 +33,10 @@ func TestSweepReadsSpoolFewTimes(t *testing.T) {
 		points += len(f.Values)
 	}
 	for _, cfg := range []Config{{}, {WarmUp: 37, RecordMistakes: true, Intervals: true}} {
-		mem, err := Sweep([]Stream{{Name: "s", Heartbeats: hbs}}, fams, SweepOptions{Config: cfg})
+		mem, err := Sweep([]Stream{{Name: "s", Heartbeats: hbs}}, fams, SweepConfig{Config: cfg})
 		require.NoError(t, err)
 		src := &countingSource{Source: spooled(t, hbs)}
-		got, err := Sweep([]Stream{{Name: "s", Source: src}}, fams, SweepOptions{Config: cfg, Workers: 1})
+		got, err := Sweep([]Stream{{Name: "s", Source: src}}, fams, SweepConfig{Config: cfg, Workers: 1})
 		require.NoError(t, err)
 		requireSameCurves(t, mem, got)
 		require.LessOrEqual(t, src.passes.Load(), int64(4), "%d families, %d points", len(fams), points)
@@ -78,4 +78,20 @@ func TestFanSourceEarlyStop(t *testing.T) {
 	}
 	require.Equal(t, map[int]bool{-1: true, 10: true, len(hbs): true}, got)
 	require.Equal(t, 1, f.reads)
+}
+
+// Config.Spill: a negative bound is refused, naming the field; the files
+// go to Dir (one that does not exist fails the replay, naming it), and a
+// replay in memory writes no file.
+func TestSpillConfig(t *testing.T) {
+	hbs := generate(genOpts{n: 500, interval: ms(100), delay: ms(30), spread: ms(8), seed: 3})
+	det := func() detector.Detector { return newFixed(t, ms(300)) }
+	_, err := ReplaySlice(det(), hbs, Config{Spill: Spill{After: -1}})
+	require.ErrorContains(t, err, "Spill.After -1 is negative")
+	missing := t.TempDir() + "/missing"
+	cfg := Config{Spill: Spill{Dir: missing, After: 10}}
+	_, err = ReplaySource(det(), spooled(t, hbs), cfg)
+	require.ErrorContains(t, err, missing)
+	_, err = ReplaySlice(det(), hbs, cfg)
+	require.NoError(t, err)
 }

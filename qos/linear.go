@@ -315,14 +315,14 @@ func replayLinear(det detector.Detector, src Source, cfg Config, ps []float64) (
 	// a file, read back sequentially (fromSpill), so that memory does not
 	// grow with the stream.
 	_, isSlice := src.(sliceSource)
-	spilled := !isSlice && src.Len() > bigStream
+	spilled := !isSlice && src.Len() > cfg.Spill.inMemory()
 	hint := src.Len()
 	if spilled {
 		hint = 0
 	}
 	lin := newLinearCollectorTab(qs, hint)
 	if spilled {
-		sp, err := newLinearSpill()
+		sp, err := newLinearSpill(cfg.Spill.Dir)
 		if err != nil {
 			return nil, err
 		}

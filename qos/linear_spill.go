@@ -17,7 +17,7 @@ const linRecord = 25
 const linBlockLen = 2048
 
 // linearSpill is the file of a linear replay's per-heartbeat data, for a
-// Source longer than bigStream: the one-pass sweep then reads the linear
+// Source longer than Spill.InMemory: the one-pass sweep then reads the linear
 // forms of TD_k back sequentially (linearCurve.fromSpill) instead of
 // keeping them in memory.
 type linearSpill struct {
@@ -25,8 +25,8 @@ type linearSpill struct {
 	buf [linRecord]byte
 }
 
-func newLinearSpill() (*linearSpill, error) {
-	f, err := newSpillFile()
+func newLinearSpill(dir string) (*linearSpill, error) {
+	f, err := newSpillFile(dir)
 	if err != nil {
 		return nil, err
 	}

@@ -78,6 +78,9 @@ type Config struct {
 	// TD, MR and QAP”). Replay, which does not know the stream's time span
 	// in advance, ignores it.
 	Intervals bool
+	// Spill places and bounds the temporary files of replays of a Source
+	// that is not held in memory (see Spill).
+	Spill Spill
 }
 
 func (c Config) validate() error {
@@ -90,7 +93,7 @@ func (c Config) validate() error {
 	if c.Clock < ClockAuto || c.Clock > ClockUnsynchronized {
 		return fmt.Errorf("qos: unknown clock mode %d", int(c.Clock))
 	}
-	return nil
+	return c.Spill.validate()
 }
 
 // TDStats summarizes the per-heartbeat detection times TD_k.
@@ -280,8 +283,8 @@ type replayer struct {
 	spans  *spanMemo // shared by the replays of one stream, or nil
 
 	// spillAt > 0 (replays of a Source that is not a slice, without a
-	// linear collector) moves tdArr, delay and evCell to spill once they
-	// hold spillAt heartbeats.
+	// linear collector: Config.Spill.After) moves tdArr, delay and evCell
+	// to spill once they hold spillAt heartbeats.
 	spillAt int
 	spill   *evalSpill
 	hint    int // the expected number of heartbeats (capacity to allocate)
@@ -300,14 +303,14 @@ func (r *replayer) withCells(src Source) {
 // at the detector's own parameter is not kept (the collector keeps the
 // linear form instead).
 // newSourceReplayer is newReplayer (without a linear collector) for a
-// replay of src: one that spills its per-heartbeat data (see spillAt) when
+// replay of src: one that spills its per-heartbeat data (Config.Spill) when
 // src is not a slice.
 func newSourceReplayer(det detector.Detector, cfg Config, src Source) *replayer {
 	if _, isSlice := src.(sliceSource); isSlice {
 		return newReplayer(det, cfg, nil, src.Len())
 	}
-	r := newReplayer(det, cfg, nil, min(src.Len(), spillAt))
-	r.spillAt = spillAt
+	r := newReplayer(det, cfg, nil, min(src.Len(), cfg.Spill.after()))
+	r.spillAt = cfg.Spill.after()
 	return r
 }
 
@@ -449,7 +452,7 @@ func (r *replayer) step(hb detector.Heartbeat) error {
 
 // startSpill moves the per-heartbeat data to a spill file.
 func (r *replayer) startSpill() error {
-	s, err := newEvalSpill()
+	s, err := newEvalSpill(r.cfg.Spill.Dir)
 	if err != nil {
 		return err
 	}

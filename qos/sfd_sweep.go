@@ -27,13 +27,13 @@ import (
 // error.
 //
 // The shared estimator pass keeps data per heartbeat: on a Source that is
-// not a slice and holds more than bigStream heartbeats it returns
+// not a slice and holds more than Config.Spill.InMemory heartbeats it returns
 // errNotLinear too, so that memory does not grow with the stream.
 func sweepSFD(scfg sfd.Config, values []float64, src Source, cfg Config) ([]*Point, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	hbs, ok, err := heartbeatsOf(src, bigStream)
+	hbs, ok, err := heartbeatsOf(src, cfg.Spill.inMemory())
 	if err != nil {
 		return nil, err
 	}

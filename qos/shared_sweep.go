@@ -87,7 +87,7 @@ func sweepShared(newDet func(v float64) (thresholdDetector, error), track func(t
 		spans = newSpanMemo(hs)
 	}
 	_, lean := hs.(sliceSource)
-	lean = lean || hs.Len() <= bigStream
+	lean = lean || hs.Len() <= cfg.Spill.inMemory()
 	chunkLen := sharedChunk
 	if _, fan := hs.(*fanSource); fan && !lean {
 		chunkLen = len(reps) // one read of a shared stream for all

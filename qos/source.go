@@ -56,13 +56,6 @@ func (s *Stream) source() Source {
 	return sliceSource(s.Heartbeats)
 }
 
-// bigStream is the length above which a one-pass method that keeps data
-// per heartbeat (Akka's grouped pass, SFD's shared estimator) is not used
-// on a Source that is not a slice: the sweep then replays each point,
-// whose memory does not grow with the stream. The linear one-pass method
-// moves its per-heartbeat data to a temporary file instead (replayLinear).
-var bigStream = 1 << 18
-
 // heartbeatsOf returns src's heartbeats as a slice: src's own slice, or
 // a copy when src is not a slice and has at most limit heartbeats. ok is
 // false when src is longer than that.

@@ -57,7 +57,7 @@ func requireSameCurves(t *testing.T, want, got []Curve) {
 		require.Equal(t, want[i].Err, got[i].Err, want[i].Family)
 		w, g := want[i].Points, got[i].Points
 		if want[i].Method == OnePass {
-			// A linear family keeps its one-pass method past bigStream
+			// A linear family keeps its one-pass method past Spill.InMemory
 			// (its per-heartbeat data spilled). Akka's and SFD's
 			// families may replay per point there, equal in every field.
 			require.Equal(t, Method(OnePass), got[i].Method, want[i].Family)
@@ -68,11 +68,11 @@ func requireSameCurves(t *testing.T, want, got []Curve) {
 
 // TestSweepSourceEqualsSlice: a sweep reading a spooled stream equals the
 // sweep of the same heartbeats in memory, in every field of every point,
-// with the per-heartbeat one-pass methods in use, past bigStream (the
+// with the per-heartbeat one-pass methods in use, past Spill.InMemory (the
 // linear families' per-heartbeat data spilled to a file and read back by
 // linearCurve.fromSpill; the grouped φ passes read the spool as they go,
-// or replay per point past groupBudget; SFD's family replays per point), and
-// with the replays' per-heartbeat data spilled to a file (spillAt below
+// or replay per point past Spill.GroupBytes; SFD's family replays per point), and
+// with the replays' per-heartbeat data spilled to a file (Spill.After below
 // the stream's length: TD percentiles by selectStream).
 func TestSweepSourceEqualsSlice(t *testing.T) {
 	traces := agreementTraces()
@@ -118,16 +118,16 @@ func checkSourceEqualsSlice(t *testing.T, traces map[string][]detector.Heartbeat
 			mem, err := Sweep([]Stream{{Name: name, Heartbeats: hbs}}, fams, SweepConfig{Config: cfg})
 			require.NoError(t, err)
 			src := spooled(t, hbs)
-			for _, lim := range [][3]int{{bigStream, spillAt, groupBudget}, {100, 1 << 30, 1 << 30}, {100, 64, 1000}} {
+			for _, sp := range []Spill{{}, {InMemory: 100, After: 1 << 30, GroupBytes: 1 << 30}, {InMemory: 100, After: 64, GroupBytes: 1000, Dir: t.TempDir()}} {
 				t.Run(name, func(t *testing.T) {
-					defer func(b, s, g int) { bigStream, spillAt, groupBudget = b, s, g }(bigStream, spillAt, groupBudget)
-					bigStream, spillAt, groupBudget = lim[0], lim[1], lim[2]
-					got, err := Sweep([]Stream{{Name: name, Source: src}}, fams, SweepConfig{Config: cfg})
+					scfg := cfg
+					scfg.Spill = sp
+					got, err := Sweep([]Stream{{Name: name, Source: src}}, fams, SweepConfig{Config: scfg})
 					require.NoError(t, err)
 					requireSameCurves(t, mem, got)
 					for i := range mem {
-						if mem[i].Method == OnePassGroups && groupBudget > 1000 {
-							require.Equal(t, Method(OnePassGroups), got[i].Method, "%s reads the spool as it goes, within groupBudget", mem[i].Family)
+						if mem[i].Method == OnePassGroups && sp.GroupBytes != 1000 {
+							require.Equal(t, Method(OnePassGroups), got[i].Method, "%s reads the spool as it goes, within Spill.GroupBytes", mem[i].Family)
 						}
 					}
 				})

@@ -2,6 +2,7 @@ package qos
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -10,12 +11,56 @@ import (
 	"time"
 )
 
-// spillAt is the number of evaluated heartbeats above which a replay of a
-// Source that is not a slice moves its per-heartbeat data (τ − A_k, the
-// delay and the time cell: 17 bytes each) from memory to an unlinked
-// temporary file, so that its memory stays bounded whatever the stream's
-// length; the TD summary is then computed from the file (tdStatsSpilled).
-var spillAt = 1 << 17
+// Spill says where and when replays and sweeps of a Source that is not
+// held in memory (Stream.Source, ReplaySource; for example a trace.Spool)
+// move their per-heartbeat data to temporary files, so that their memory
+// does not grow with the stream. Replays of heartbeats in memory
+// (ReplaySlice, Stream.Heartbeats) write no file. Every file is unlinked
+// as soon as it is created, where the system allows it, and closed when
+// its replay ends. The zero value is the default; results do not depend
+// on these settings.
+type Spill struct {
+	// Dir is the directory of the files ("": os.TempDir()).
+	Dir string
+	// After is how many evaluated heartbeats a replay keeps in memory
+	// (τ − A_k, the delay and the time cell: 17 bytes each) before moving
+	// them to a file, from which the TD percentiles are then computed
+	// (0: DefaultSpillAfter).
+	After int
+	// InMemory is the longest stream, in heartbeats, whose per-heartbeat
+	// data a one-pass sweep keeps in memory: past it the linear families'
+	// sweep moves its linear forms to a file (40 bytes a heartbeat), and
+	// SFD's sweep, whose shared estimator needs the stream in memory,
+	// replays each point (0: DefaultSpillInMemory).
+	InMemory int
+	// GroupBytes bounds the bytes Akka's grouped pass keeps per heartbeat
+	// on such a Source; past it the sweep replays each point
+	// (0: DefaultSpillGroupBytes).
+	GroupBytes int
+}
+
+// The defaults of Spill's bounds.
+const (
+	DefaultSpillAfter      = 1 << 14
+	DefaultSpillInMemory   = 1 << 18
+	DefaultSpillGroupBytes = 48 << 20
+)
+
+func (s Spill) validate() error {
+	for _, v := range []struct {
+		name string
+		n    int
+	}{{"After", s.After}, {"InMemory", s.InMemory}, {"GroupBytes", s.GroupBytes}} {
+		if v.n < 0 {
+			return fmt.Errorf("qos: Spill.%s %d is negative", v.name, v.n)
+		}
+	}
+	return nil
+}
+
+func (s Spill) after() int      { return cmp.Or(s.After, DefaultSpillAfter) }
+func (s Spill) inMemory() int   { return cmp.Or(s.InMemory, DefaultSpillInMemory) }
+func (s Spill) groupBytes() int { return cmp.Or(s.GroupBytes, DefaultSpillGroupBytes) }
 
 // spillFile is an unlinked temporary file of fixed-size records, written
 // once and then read back in order (the replay's per-heartbeat data in
@@ -28,8 +73,8 @@ type spillFile struct {
 	err  error
 }
 
-func newSpillFile() (spillFile, error) {
-	f, name, err := createSpill()
+func newSpillFile(dir string) (spillFile, error) {
+	f, name, err := createSpill(dir)
 	if err != nil {
 		return spillFile{}, err
 	}
@@ -39,8 +84,8 @@ func newSpillFile() (spillFile, error) {
 // createSpill creates a temporary file and unlinks it at once; name is
 // the file's name when the system kept it linked (the caller removes it
 // after closing it), else empty.
-func createSpill() (f *os.File, name string, err error) {
-	f, err = os.CreateTemp("", "fdkit-qos-*")
+func createSpill(dir string) (f *os.File, name string, err error) {
+	f, err = os.CreateTemp(dir, "fdkit-qos-*")
 	if err != nil {
 		return nil, "", fmt.Errorf("qos: spilling replay data: %w", err)
 	}
@@ -83,8 +128,8 @@ type evalSpill struct {
 	buf [17]byte
 }
 
-func newEvalSpill() (*evalSpill, error) {
-	f, err := newSpillFile()
+func newEvalSpill(dir string) (*evalSpill, error) {
+	f, err := newSpillFile(dir)
 	if err != nil {
 		return nil, err
 	}

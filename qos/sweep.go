@@ -408,7 +408,7 @@ func replayPoint(f *Family, i int, hbs Source, cfg Config) (*Point, error) {
 // returns the points indexed like f.Values (nil where a replay failed).
 //
 // The one-pass method keeps the linear form of TD_k per heartbeat: on a
-// Source that is not a slice and holds more than bigStream heartbeats it
+// Source that is not a slice and holds more than Config.Spill.InMemory heartbeats it
 // keeps it in a temporary file read back sequentially (replayLinear), in
 // memory that does not grow with the stream.
 func sweepLinear(f *Family, hbs Source, cfg Config, progress func(int)) ([]*Point, Method, error) {
