@@ -130,13 +130,13 @@ func TestAkkaOnePassFallsBack(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, PerPoint, c[0].Method)
 	assert.Len(t, c[0].Points, 2)
-	assert.Contains(t, c[0].Err, "threshold=-2")
+	assert.ErrorContains(t, c[0].Err, "threshold=-2")
 
 	f = PhiAkkaFamily(phi.AkkaConfig{}, []float64{1, 8})
 	c, err = Sweep([]Stream{{Heartbeats: hbs[:3]}}, []Family{f}, SweepConfig{Config: Config{WarmUp: 10}})
 	require.NoError(t, err)
 	assert.Equal(t, PerPoint, c[0].Method)
-	assert.Contains(t, c[0].Err, "no heartbeat evaluated")
+	assert.ErrorContains(t, c[0].Err, "no heartbeat evaluated")
 }
 
 // A stream long enough for the TD summary's default rank windows.

@@ -80,7 +80,7 @@ func benchSweep(b *testing.B, fams []Family, perPoint bool, workers int) {
 			b.Fatal(err)
 		}
 		for _, c := range curves {
-			if c.Err != "" {
+			if c.Err != nil {
 				b.Fatal(c.Family, c.Err)
 			}
 		}

@@ -65,7 +65,7 @@ func BenchmarkSweepEveryFamily(b *testing.B) {
 					if err != nil {
 						b.Fatal(err)
 					}
-					if curves[0].Err != "" {
+					if curves[0].Err != nil {
 						b.Fatal(curves[0].Err)
 					}
 					method = curves[0].Method

@@ -71,7 +71,7 @@ func BenchmarkIntervals(b *testing.B) {
 						b.Fatal(err)
 					}
 					for _, cv := range curves {
-						if cv.Err != "" {
+						if cv.Err != nil {
 							b.Fatal(cv.Family, cv.Err)
 						}
 					}

@@ -178,8 +178,8 @@ func (sv *solver) sweep(vals []float64) ([]Point, error) {
 		if err != nil {
 			return nil, err
 		}
-		if len(cs[0].Points) == 0 && cs[0].Err != "" && len(missing) == len(vals) {
-			return nil, errors.New(cs[0].Err)
+		if len(cs[0].Points) == 0 && cs[0].Err != nil && len(missing) == len(vals) {
+			return nil, cs[0].Err
 		}
 		if len(missing) > 1 {
 			sv.costly = cs[0].Method == PerPoint || cs[0].Method == SharedState

@@ -110,7 +110,7 @@ func TestSweepEachAndArgumentErrors(t *testing.T) {
 	// A stream shorter than the warm-up: the curve reports the error.
 	c, err = Sweep([]Stream{{Heartbeats: hbs[:10]}}, []Family{b}, SweepConfig{})
 	require.NoError(t, err)
-	assert.Contains(t, c[0].Err, "no heartbeat evaluated")
+	assert.ErrorContains(t, c[0].Err, "no heartbeat evaluated")
 	assert.Empty(t, c[0].Points)
 }
 

@@ -106,5 +106,5 @@ func TestSFDSharedEstimatorFallsBack(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, PerPoint, c[0].Method)
 	assert.Len(t, c[0].Points, 1)
-	assert.Contains(t, c[0].Err, "sm1=1")
+	assert.ErrorContains(t, c[0].Err, "sm1=1")
 }

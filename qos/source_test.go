@@ -54,7 +54,7 @@ func requireSameCurves(t *testing.T, want, got []Curve) {
 	t.Helper()
 	require.Len(t, got, len(want))
 	for i := range want {
-		require.Equal(t, want[i].Err, got[i].Err, want[i].Family)
+		require.Equal(t, want[i].Err.Error(), got[i].Err.Error(), want[i].Family)
 		w, g := want[i].Points, got[i].Points
 		if want[i].Method == OnePass {
 			// A linear family keeps its one-pass method past Spill.InMemory

@@ -2,6 +2,7 @@ package qos
 
 import (
 	"cmp"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -100,13 +101,13 @@ const (
 // the failure of the first value that failed, in Values order (for example
 // ErrNoEvaluation on a stream shorter than the warm-up).
 type Curve struct {
-	Stream string  `json:"stream"`
-	Family string  `json:"family"`
-	Param  string  `json:"param"`
-	Unit   string  `json:"unit"`
-	Method Method  `json:"method"`
-	Points []Point `json:"points"`
-	Err    string  `json:"error,omitempty"`
+	Stream string      `json:"stream"`
+	Family string      `json:"family"`
+	Param  string      `json:"param"`
+	Unit   string      `json:"unit"`
+	Method Method      `json:"method"`
+	Points []Point     `json:"points"`
+	Err    *CurveError `json:"error,omitempty"`
 }
 
 // SweepConfig configures Sweep. The zero value replays with the default
@@ -362,11 +363,49 @@ func (sw *sweepRun) collect() []Curve {
 				sw.curves[ci].Points = append(sw.curves[ci].Points, *p)
 			}
 		}
-		if sw.errs[ci] != nil {
-			sw.curves[ci].Err = sw.errs[ci].Error()
+		if err := sw.errs[ci]; err != nil {
+			var ce *CurveError
+			if !errors.As(err, &ce) || ce != err {
+				c := &sw.curves[ci]
+				ce = &CurveError{Family: c.Family, Value: math.NaN(), Err: err, msg: err.Error()}
+			}
+			sw.curves[ci].Err = ce
 		}
 	}
 	return sw.curves
+}
+
+// CurveError is why a curve lacks points (Curve.Err): the failure of the
+// first value that failed, in Values order. errors.Is and errors.As reach
+// its cause (ErrNoEvaluation, a constructor's error, a Source's read
+// error). Its message is "qos: FAMILY PARAM=VALUE: cause", without
+// PARAM=VALUE when the whole curve failed (Value NaN) or the family has a
+// single point; in JSON it is that message (a CurveError read back from
+// JSON has the message and no cause).
+type CurveError struct {
+	Family string
+	Param  string  // the swept parameter ("" for a single-point family)
+	Value  float64 // the failed value; NaN: the whole curve
+	Err    error   // the cause
+	msg    string
+}
+
+func (e *CurveError) Error() string {
+	if e == nil {
+		return "<nil>"
+	}
+	return e.msg
+}
+
+func (e *CurveError) Unwrap() error { return e.Err }
+
+// MarshalJSON writes the message.
+func (e *CurveError) MarshalJSON() ([]byte, error) { return json.Marshal(e.Error()) }
+
+// UnmarshalJSON reads a message written by MarshalJSON.
+func (e *CurveError) UnmarshalJSON(b []byte) error {
+	*e = CurveError{Value: math.NaN()}
+	return json.Unmarshal(b, &e.msg)
 }
 
 // pointErr wraps err, from a replay or constructor of f at value v (NaN:
@@ -377,17 +416,9 @@ func (f *Family) pointErr(v float64, err error) error {
 	if f.Param != "" && !math.IsNaN(v) {
 		where += fmt.Sprintf(" %s=%g", f.Param, v)
 	}
-	return &wrapped{msg: "qos: " + where + ": " + strings.TrimPrefix(err.Error(), "qos: "), err: err}
+	return &CurveError{Family: f.Name, Param: f.Param, Value: v, Err: err,
+		msg: "qos: " + where + ": " + strings.TrimPrefix(err.Error(), "qos: ")}
 }
-
-// wrapped is an error with its own message that still unwraps to err.
-type wrapped struct {
-	msg string
-	err error
-}
-
-func (w *wrapped) Error() string { return w.msg }
-func (w *wrapped) Unwrap() error { return w.err }
 
 // replayPoint replays a fresh detector of family f at its i-th value.
 func replayPoint(f *Family, i int, hbs Source, cfg Config) (*Point, error) {

@@ -1,6 +1,8 @@
 package qos
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -26,7 +28,40 @@ func TestSweepErrIsFirstValue(t *testing.T) {
 	for _, w := range []int{1, 3} {
 		c, err := Sweep([]Stream{{Name: "s", Heartbeats: hbs}}, []Family{f}, SweepConfig{Workers: w})
 		require.NoError(t, err)
-		assert.Equal(t, "qos: f x=1: no detector for 1", c[0].Err, "workers %d", w)
+		assert.EqualError(t, c[0].Err, "qos: f x=1: no detector for 1", "workers %d", w)
 		assert.Empty(t, c[0].Points)
 	}
+}
+
+// Curve.Err is typed: errors.As gives the family, parameter and value,
+// errors.Is reaches the cause (a constructor's error, ErrNoEvaluation), and
+// JSON carries the message.
+func TestCurveErrorTyped(t *testing.T) {
+	bad := errors.New("no detector")
+	f := Family{Name: "f", Param: "x", Values: []float64{2, 3},
+		New: func(v float64) (detector.Detector, error) { return nil, bad }}
+	hbs := []detector.Heartbeat{{Arrival: 0}, {Arrival: time.Second}}
+	short := FixedFamily([]time.Duration{time.Second})
+	c, err := Sweep([]Stream{{Name: "s", Heartbeats: hbs}}, []Family{f, short}, SweepOptions{Config: Config{WarmUp: 5}})
+	require.NoError(t, err)
+	var ce *CurveError
+	require.ErrorAs(t, c[0].Err, &ce)
+	assert.Equal(t, "f", ce.Family)
+	assert.Equal(t, "x", ce.Param)
+	assert.Equal(t, 2.0, ce.Value)
+	assert.ErrorIs(t, c[0].Err, bad)
+	assert.ErrorIs(t, c[1].Err, ErrNoEvaluation)
+	assert.NotErrorIs(t, c[0].Err, ErrNoEvaluation)
+	b, err := json.Marshal(c[0])
+	require.NoError(t, err)
+	assert.Contains(t, string(b), `"error":"qos: f x=2: no detector"`)
+	var back Curve
+	require.NoError(t, json.Unmarshal(b, &back))
+	assert.EqualError(t, back.Err, "qos: f x=2: no detector")
+	b, err = json.Marshal(c[1:])
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(b, &[]Curve{}))
+	ok, err := json.Marshal(Curve{Family: "g"})
+	require.NoError(t, err)
+	assert.NotContains(t, string(ok), "error")
 }

@@ -111,7 +111,8 @@ func TestSweepErrorMessages(t *testing.T) {
 		"qos: phi-akka threshold=8: no heartbeat evaluated: all 2 fresh heartbeats were in warm-up",
 	}
 	for i, w := range want {
-		assert.Equal(t, w, c[i].Err)
+		assert.EqualError(t, c[i].Err, w)
+		assert.ErrorIs(t, c[i].Err, ErrNoEvaluation)
 	}
 	_, err = replayPoint(&fams[1], 0, sliceSource(short), Config{WarmUp: 5})
 	assert.ErrorIs(t, err, ErrNoEvaluation)

@@ -39,7 +39,7 @@ func BenchmarkSweepThreshold(b *testing.B) {
 					if err != nil {
 						b.Fatal(err)
 					}
-					if curves[0].Err != "" {
+					if curves[0].Err != nil {
 						b.Fatal(curves[0].Err)
 					}
 				}

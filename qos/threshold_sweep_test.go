@@ -130,18 +130,18 @@ func TestSatzgerSweepMergesRanksAndFallsBack(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, PerPoint, cs[0].Method)
 		assert.Len(t, cs[0].Points, 1)
-		assert.Contains(t, cs[0].Err, fmt.Sprintf("threshold=%g", bad))
+		assert.ErrorContains(t, cs[0].Err, fmt.Sprintf("threshold=%g", bad))
 	}
 	f = KappaFamily(kappaTestConfig(), []float64{2.5, -1})
 	cs, err := Sweep([]Stream{{Heartbeats: hbs}}, []Family{f}, SweepConfig{})
 	require.NoError(t, err)
 	assert.Equal(t, PerPoint, cs[0].Method)
-	assert.Contains(t, cs[0].Err, "threshold=-1")
+	assert.ErrorContains(t, cs[0].Err, "threshold=-1")
 	f = KappaFamily(kappaTestConfig(), []float64{2.5})
 	cs, err = Sweep([]Stream{{Heartbeats: hbs[:3]}}, []Family{f}, SweepConfig{Config: Config{WarmUp: 10}})
 	require.NoError(t, err)
 	assert.Equal(t, PerPoint, cs[0].Method)
-	assert.Contains(t, cs[0].Err, "no heartbeat evaluated")
+	assert.ErrorContains(t, cs[0].Err, "no heartbeat evaluated")
 }
 
 // κ-FD's sweep over fdreplay's default range (K from 0.5 to 16, log-spaced)

@@ -56,7 +56,7 @@ func buildReport(o options, args []string, runs []reportRun, table, curves []qos
 		}
 		rs.Warnings = append(rs.Warnings, in.warnings...)
 		for _, c := range rs.Curves {
-			if c.Err != "" {
+			if c.Err != nil {
 				rs.Warnings = append(rs.Warnings, fmt.Sprintf("%s: %s", c.Family, c.Err))
 			}
 		}

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/fdkit/fdkit/detector"
@@ -209,7 +208,7 @@ func replayTable(o options, inputs []input, cfg qos.Config, stderr io.Writer) ([
 // droppedText says why r's stream was dropped, given its first table row:
 // no heartbeat past warm-up, or the replay's own error.
 func droppedText(r streamRun, first qos.Curve) string {
-	if e := first.Err; e != "" && !strings.Contains(e, qos.ErrNoEvaluation.Error()[len("qos: "):]) {
+	if e := first.Err; e != nil && !errors.Is(e, qos.ErrNoEvaluation) {
 		return fmt.Sprintf("%s: sender %s: %s", r.in.file, displaySender(r.in), e) // not a warm-up problem: say what it is
 	}
 	return notEvaluated(r.in, r.set)
@@ -263,7 +262,7 @@ func sweepRuns(o options, runs []streamRun, cfg qos.Config, progress func(done, 
 	sw.curves = curves
 	progress(-1, total)
 	for _, c := range curves {
-		if c.Err != "" {
+		if c.Err != nil {
 			fmt.Fprintf(stderr, "fdreplay: warning: %s %s: %s\n", c.Stream, c.Family, c.Err)
 		}
 	}

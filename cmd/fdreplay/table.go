@@ -107,9 +107,9 @@ func printTable(w io.Writer, rows []qos.Curve, descs []string) error {
 	t := newTable(w, []string{"detector", "setting", "evaluated", "mistakes", "MR (1/s)", "QAP", "E[TM] ms", "E[TMR] s", "TD mean ms", "TD p99 ms", "TD max ms"}, 2)
 	for i, c := range rows {
 		if len(c.Points) == 0 {
-			msg := c.Err
-			if msg == "" {
-				msg = "no result"
+			msg := "no result"
+			if c.Err != nil {
+				msg = c.Err.Error()
 			}
 			if err := t.Append([]string{c.Family, descs[i], "–", "–", "–", "–", "–", "–", "–", "–", shorten(msg, 40)}); err != nil {
 				return err

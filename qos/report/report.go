@@ -164,9 +164,9 @@ func buildStreamView(i int, s Stream) streamView {
 			setting = s.Settings[ri]
 		}
 		if len(c.Points) == 0 {
-			msg := c.Err
-			if msg == "" {
-				msg = "no result"
+			msg := "no result"
+			if c.Err != nil {
+				msg = c.Err.Error()
 			}
 			row.Cells = []cell{{Text: c.Family}, {Text: setting}, {Text: msg}}
 			for len(row.Cells) < 9 {
