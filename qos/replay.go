@@ -3,7 +3,6 @@ package qos
 import (
 	"errors"
 	"fmt"
-	"iter"
 	"time"
 
 	"github.com/fdkit/fdkit/detector"
@@ -69,14 +68,13 @@ type Config struct {
 	// DelayOffset is d̄, the mean one-way delay added to the arrival-based TD
 	// (for example RTT/2 measured by pings). Default 0; must not be negative.
 	DelayOffset time.Duration
-	// RecordMistakes makes Replay list every mistake as an interval in
+	// RecordMistakes makes a replay list every mistake as an interval in
 	// Result.MistakeIntervals (memory grows with the number of mistakes).
 	RecordMistakes bool
-	// Intervals makes ReplaySlice and Sweep compute 95 % confidence
-	// intervals for MR, QAP and the mean TD (Result.CI) by a circular block
-	// bootstrap over time (see docs/algorithms.md, “Confidence intervals for
-	// TD, MR and QAP”). Replay, which does not know the stream's time span
-	// in advance, ignores it.
+	// Intervals makes ReplaySlice, ReplaySource and Sweep compute 95 %
+	// confidence intervals for MR, QAP and the mean TD (Result.CI) by a
+	// circular block bootstrap over time (see docs/algorithms.md,
+	// “Confidence intervals for TD, MR and QAP”).
 	Intervals bool
 	// Spill places and bounds the temporary files of replays of a Source
 	// that is not held in memory (see Spill).
@@ -227,31 +225,8 @@ func (r *replayer) run(src Source) error {
 	return err
 }
 
-// Replay feeds the heartbeats of one (sender, monitor) stream, in arrival
-// order, to det (a fresh detector) and computes its QoS without stepping
-// time (docs/algorithms.md, “Replaying a trace”).
-//
-// Errors: an invalid Config; a heartbeat whose arrival is earlier than the
-// previous one's (replay needs arrival order; sort the stream first);
-// ErrNoEvaluation (wrapped) when no heartbeat got past warm-up.
-func Replay(det detector.Detector, hbs iter.Seq[detector.Heartbeat], cfg Config) (Result, error) {
-	if err := cfg.validate(); err != nil {
-		return Result{}, err
-	}
-	if det == nil {
-		return Result{}, errors.New("qos: nil detector")
-	}
-	r := newReplayer(det, cfg, nil, 0)
-	for hb := range hbs {
-		if err := r.step(hb); err != nil {
-			return Result{}, err
-		}
-	}
-	return r.finish()
-}
-
 // replayer is the one-pass engine of docs/algorithms.md, “Replaying a trace”,
-// shared by Replay and the linear sweep (which adds a collector of slacks).
+// shared by the replays and the sweeps (which adds a collector of slacks).
 type replayer struct {
 	det detector.Detector
 	cfg Config
