@@ -53,7 +53,7 @@ const (
 // observes the stream, and the replay of every distinct threshold steps
 // through it side by side, reading that threshold's freshness point from
 // the shared state. On a stream in memory (a slice, or a Source of at most
-// bigStream heartbeats) the replays are one thresholdPass, which does the
+// Config.Spill.InMemory heartbeats) the replays are one thresholdPass, which does the
 // work that does not depend on τ once; on a longer Source each is a
 // replayer, which moves its per-heartbeat data to a temporary file. Either
 // way every field equals a replay of a detector built with that threshold,
