@@ -45,187 +45,226 @@ func tdValue(c, s, f, p float64) float64 {
 // percentiles is allPercentiles with a sample of m values.
 func (lc *linearCurve) percentiles(m int) []tdQuantiles {
 	n := len(lc.td0)
-	P := len(lc.ps)
-	out := make([]tdQuantiles, P)
+	out := make([]tdQuantiles, len(lc.ps))
 	ranks := [2]int{rank(0.50, n), rank(0.99, n)}
-	floorAt := func(k int) float64 {
-		if lc.floor == nil {
-			return math.Inf(-1)
-		}
-		return lc.floor[k]
-	}
-	full := func(p float64) tdQuantiles {
-		buf := make([]float64, n)
-		mx := math.Inf(-1)
-		for k, c := range lc.td0 {
-			v := tdValue(c, lc.scales[k], floorAt(k), p)
-			buf[k] = v
-			mx = max(mx, v)
-		}
-		return tdQuantiles{selectRank(buf, ranks[0]), selectRank(buf, ranks[1]), mx}
-	}
 	if n < 8*m {
 		for i, p := range lc.ps {
-			out[i] = full(p)
+			out[i] = lc.fullQuantiles(p, ranks)
 		}
 		return out
 	}
-
 	// The sample, copied so that each point reads it contiguously.
 	smpC, smpS, smpF := make([]float64, m), make([]float64, m), make([]float64, m)
 	for j, k := range sampleIndices(n, m) {
-		smpC[j], smpS[j], smpF[j] = lc.td0[k], lc.scales[k], floorAt(k)
+		smpC[j], smpS[j], smpF[j] = lc.td0[k], lc.scales[k], lc.floorAt(k)
 	}
+	g := lc.newTDGrid(smpC, smpS)
+	sample := make([]float64, m)
+	for i, p := range lc.ps {
+		for j := range sample {
+			sample[j] = tdValue(smpC[j], smpS[j], smpF[j], p)
+		}
+		lo, hi := sampleWindows(sample, ranks, n)
+		q, ok := g.quantiles(p, ranks, lo, hi)
+		if !ok {
+			q = lc.fullQuantiles(p, ranks)
+		}
+		out[i] = q
+	}
+	return out
+}
 
-	// The grid: uniform bins between the 0.1 % and 99.9 % sample quantiles
-	// of scale and of td0 (the outer bins take the tails).
-	const gs, gc = 64, 256
-	axis := func(v []float64, g int) (lo, inv float64) {
-		buf := slices.Clone(v)
-		lo = selectRank(buf, m/1000)
-		hi := selectRank(buf, m-1-m/1000)
-		if hi > lo {
-			inv = float64(g) / (hi - lo)
-		}
-		return lo, inv
+// floorAt is the floor of TD_k (−∞ when TD is not floored).
+func (lc *linearCurve) floorAt(k int) float64 {
+	if lc.floor == nil {
+		return math.Inf(-1)
 	}
-	s0, sInv := axis(smpS, gs)
-	c0, cInv := axis(smpC, gc)
-	bin := func(v, v0, inv float64, g int) int {
-		f := (v - v0) * inv
-		if !(f > 0) { // also NaN
-			return 0
-		}
-		if f >= float64(g-1) {
-			return g - 1
-		}
-		return int(f)
+	return lc.floor[k]
+}
+
+// fullQuantiles selects the ranks among every TD_k at p.
+func (lc *linearCurve) fullQuantiles(p float64, ranks [2]int) tdQuantiles {
+	buf := make([]float64, len(lc.td0))
+	mx := math.Inf(-1)
+	for k, c := range lc.td0 {
+		v := tdValue(c, lc.scales[k], lc.floorAt(k), p)
+		buf[k] = v
+		mx = max(mx, v)
 	}
-	const cells = gs * gc
+	return tdQuantiles{selectRank(buf, ranks[0]), selectRank(buf, ranks[1]), mx}
+}
+
+// tdGrid holds the linear forms of TD_k sorted into cells of a grid over
+// (scale, td0), with each cell's bounds: at a point p, a cell's TD values
+// lie between bounds computed from its corners, so most cells are counted
+// without reading their heartbeats.
+type tdGrid struct {
+	cs    []tdLine  // c and s, by cell
+	fs    []float64 // the floors, by cell (nil: not floored)
+	cells []tdCell  // the cells that hold heartbeats
+	vMin  []float64 // per cell, scratch of quantiles
+	vMax  []float64
+	in    [2][]float64
+}
+
+type tdCell struct {
+	from, to               int32
+	cMin, cMax, sMin, sMax float64
+	fMin, fMax             float64
+}
+
+// The grid: gridS × gridC cells, uniform between the 0.1 % and 99.9 %
+// sample quantiles of scale and of td0 (the outer bins take the tails).
+const gridS, gridC = 64, 256
+
+// newTDGrid sorts lc's heartbeats into the grid drawn from the sample's
+// td0 (smpC) and scales (smpS).
+func (lc *linearCurve) newTDGrid(smpC, smpS []float64) *tdGrid {
+	n := len(lc.td0)
+	s0, sInv := gridAxis(smpS, gridS)
+	c0, cInv := gridAxis(smpC, gridC)
+	const cells = gridS * gridC
 	cellOf := make([]uint16, n)
 	start := make([]int32, cells+1)
 	for k, c := range lc.td0 {
-		ci := bin(lc.scales[k], s0, sInv, gs)*gc + bin(c, c0, cInv, gc)
+		ci := gridBin(lc.scales[k], s0, sInv, gridS)*gridC + gridBin(c, c0, cInv, gridC)
 		cellOf[k] = uint16(ci)
 		start[ci+1]++
 	}
 	for ci := range cells {
 		start[ci+1] += start[ci]
 	}
-	gCS := make([]tdLine, n) // c and s side by side: one write per heartbeat
-	var gF []float64
+	g := &tdGrid{cs: make([]tdLine, n)} // c and s side by side: one write per heartbeat
 	if lc.floor != nil {
-		gF = make([]float64, n)
+		g.fs = make([]float64, n)
 	}
 	pos := slices.Clone(start[:cells])
 	for k, c := range lc.td0 {
 		ci := cellOf[k]
 		j := pos[ci]
 		pos[ci]++
-		gCS[j] = tdLine{c, lc.scales[k]}
-		if gF != nil {
-			gF[j] = lc.floor[k]
+		g.cs[j] = tdLine{c, lc.scales[k]}
+		if g.fs != nil {
+			g.fs[j] = lc.floor[k]
 		}
 	}
-	cellOf, pos = nil, nil
-	type cell struct {
-		from, to               int32
-		cMin, cMax, sMin, sMax float64
-		fMin, fMax             float64
-	}
-	var grid []cell
 	for ci := range cells {
-		a, b := start[ci], start[ci+1]
-		if a == b {
-			continue
+		if a, b := start[ci], start[ci+1]; a < b {
+			g.cells = append(g.cells, g.bounds(a, b))
 		}
-		g := cell{from: a, to: b, cMin: gCS[a].c, cMax: gCS[a].c, sMin: gCS[a].s, sMax: gCS[a].s, fMin: math.Inf(-1), fMax: math.Inf(-1)}
-		for j := a; j < b; j++ {
-			// Not the min and max builtins: their NaN handling is slow.
-			if c := gCS[j].c; c < g.cMin {
-				g.cMin = c
-			} else if c > g.cMax {
-				g.cMax = c
-			}
-			if s := gCS[j].s; s < g.sMin {
-				g.sMin = s
-			} else if s > g.sMax {
-				g.sMax = s
-			}
-		}
-		if gF != nil {
-			g.fMin, g.fMax = gF[a], gF[a]
-			for j := a; j < b; j++ {
-				if f := gF[j]; f < g.fMin {
-					g.fMin = f
-				} else if f > g.fMax {
-					g.fMax = f
-				}
-			}
-		}
-		grid = append(grid, g)
 	}
+	g.vMin, g.vMax = make([]float64, len(g.cells)), make([]float64, len(g.cells))
+	return g
+}
 
-	sample := make([]float64, m)
-	vMin, vMax := make([]float64, len(grid)), make([]float64, len(grid))
-	var in [2][]float64
-	for i, p := range lc.ps {
-		for j := range sample {
-			sample[j] = tdValue(smpC[j], smpS[j], smpF[j], p)
+// gridAxis returns the lower end and the inverse bin width of a grid axis
+// of g bins over the values v of a sample.
+func gridAxis(v []float64, g int) (lo, inv float64) {
+	m := len(v)
+	buf := slices.Clone(v)
+	lo = selectRank(buf, m/1000)
+	hi := selectRank(buf, m-1-m/1000)
+	if hi > lo {
+		inv = float64(g) / (hi - lo)
+	}
+	return lo, inv
+}
+
+// gridBin is v's bin on an axis from v0 with inverse width inv and g bins.
+func gridBin(v, v0, inv float64, g int) int {
+	f := (v - v0) * inv
+	if !(f > 0) { // also NaN
+		return 0
+	}
+	if f >= float64(g-1) {
+		return g - 1
+	}
+	return int(f)
+}
+
+// bounds returns the cell of the heartbeats at [a, b) with their bounds.
+func (g *tdGrid) bounds(a, b int32) tdCell {
+	c := tdCell{from: a, to: b, cMin: g.cs[a].c, cMax: g.cs[a].c, sMin: g.cs[a].s, sMax: g.cs[a].s, fMin: math.Inf(-1), fMax: math.Inf(-1)}
+	for j := a; j < b; j++ {
+		// Not the min and max builtins: their NaN handling is slow.
+		if v := g.cs[j].c; v < c.cMin {
+			c.cMin = v
+		} else if v > c.cMax {
+			c.cMax = v
 		}
-		lo, hi := sampleWindows(sample, ranks, n)
-		// Cell bounds at p; the greatest TD is in a cell whose upper bound
-		// reaches the greatest lower bound of a cell.
-		maxLow := math.Inf(-1)
-		for g := range grid {
-			cl := &grid[g]
-			sLo, sHi := cl.sMin, cl.sMax
-			if p < 0 {
-				sLo, sHi = sHi, sLo
-			}
-			vMin[g] = tdValue(cl.cMin, sLo, cl.fMin, p)
-			vMax[g] = tdValue(cl.cMax, sHi, cl.fMax, p)
-			if vMin[g] > maxLow {
-				maxLow = vMin[g]
+		if s := g.cs[j].s; s < c.sMin {
+			c.sMin = s
+		} else if s > c.sMax {
+			c.sMax = s
+		}
+	}
+	if g.fs != nil {
+		c.fMin, c.fMax = g.fs[a], g.fs[a]
+		for j := a; j < b; j++ {
+			if f := g.fs[j]; f < c.fMin {
+				c.fMin = f
+			} else if f > c.fMax {
+				c.fMax = f
 			}
 		}
-		var below [2]int
-		in[0], in[1] = in[0][:0], in[1][:0]
-		mx := math.Inf(-1)
-		for g := range grid {
-			l, h := vMin[g], vMax[g]
-			look := h >= maxLow
+	}
+	return c
+}
+
+// quantiles returns the TD at both ranks and the greatest TD at p, given
+// windows [lo, hi] that hold the ranks; ok is false when a window missed
+// its rank (the caller then selects among all values).
+func (g *tdGrid) quantiles(p float64, ranks [2]int, lo, hi [2]float64) (q tdQuantiles, ok bool) {
+	maxLow := g.cellBounds(p)
+	var below [2]int
+	g.in[0], g.in[1] = g.in[0][:0], g.in[1][:0]
+	mx := math.Inf(-1)
+	for i := range g.cells {
+		cl := &g.cells[i]
+		l, h := g.vMin[i], g.vMax[i]
+		// The greatest TD is in a cell whose upper bound reaches the
+		// greatest lower bound of a cell.
+		look := h >= maxLow || (h >= lo[0] && l <= hi[0]) || (h >= lo[1] && l <= hi[1])
+		if !look {
 			for j := range 2 {
-				if h >= lo[j] && l <= hi[j] {
-					look = true
+				if h < lo[j] {
+					below[j] += int(cl.to - cl.from)
 				}
 			}
-			if !look {
-				for j := range 2 {
-					if h < lo[j] {
-						below[j] += int(grid[g].to - grid[g].from)
-					}
-				}
-				continue
-			}
-			a, b := grid[g].from, grid[g].to
-			var fs []float64
-			if gF != nil {
-				fs = gF[a:b]
-			}
-			m := examine(gCS[a:b], nil, fs, p, lo, hi, &below, &in)
-			if m > mx {
-				mx = m
-			}
-		}
-		r0, r1 := ranks[0]-below[0], ranks[1]-below[1]
-		if r0 < 0 || r0 >= len(in[0]) || r1 < 0 || r1 >= len(in[1]) {
-			out[i] = full(p)
 			continue
 		}
-		out[i] = tdQuantiles{selectRank(in[0], r0), selectRank(in[1], r1), mx}
+		var fs []float64
+		if g.fs != nil {
+			fs = g.fs[cl.from:cl.to]
+		}
+		if m := examine(g.cs[cl.from:cl.to], nil, fs, p, lo, hi, &below, &g.in); m > mx {
+			mx = m
+		}
 	}
-	return out
+	r0, r1 := ranks[0]-below[0], ranks[1]-below[1]
+	if r0 < 0 || r0 >= len(g.in[0]) || r1 < 0 || r1 >= len(g.in[1]) {
+		return q, false
+	}
+	return tdQuantiles{selectRank(g.in[0], r0), selectRank(g.in[1], r1), mx}, true
+}
+
+// cellBounds sets each cell's bounds of TD at p and returns the greatest
+// lower bound.
+func (g *tdGrid) cellBounds(p float64) float64 {
+	maxLow := math.Inf(-1)
+	for i := range g.cells {
+		cl := &g.cells[i]
+		sLo, sHi := cl.sMin, cl.sMax
+		if p < 0 {
+			sLo, sHi = sHi, sLo
+		}
+		g.vMin[i] = tdValue(cl.cMin, sLo, cl.fMin, p)
+		g.vMax[i] = tdValue(cl.cMax, sHi, cl.fMax, p)
+		if g.vMin[i] > maxLow {
+			maxLow = g.vMin[i]
+		}
+	}
+	return maxLow
 }
 
 // sampleWindows returns, for each of the two ranks (0-based, among n

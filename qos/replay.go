@@ -306,25 +306,7 @@ func (r *replayer) step(hb detector.Heartbeat) error {
 	}
 	r.res.Records++
 	stale := hb.HasSeq && r.hasSeq && hb.Seq <= r.lastSeq
-
-	// The gap (prevA, hb.Arrival]: trust until τ, suspect after it.
-	if r.pending && hb.Arrival > r.tau {
-		from := max(r.tau, r.prevA)
-		starts := !r.out
-		if starts {
-			r.res.Mistakes++
-			r.openStart = from
-		}
-		r.res.Suspected += hb.Arrival - from
-		r.out = true
-		if r.cells != nil {
-			c := r.cells.grid.cell(r.prevA)
-			if starts {
-				r.cells.mist[c]++
-			}
-			r.cells.susp[c] += float64(hb.Arrival - from)
-		}
-	}
+	r.gap(hb.Arrival)
 	if r.lin != nil {
 		r.lin.closeSegment(hb.Arrival)
 	}
@@ -339,17 +321,8 @@ func (r *replayer) step(hb detector.Heartbeat) error {
 	tau, ok := r.det.FreshnessPoint()
 	ready := ok && !r.det.WarmingUp()
 
-	if !r.evaluating {
-		if stale {
-			return nil
-		}
-		if fresh := r.res.Records - r.res.Stale; !ready || fresh <= r.cfg.WarmUp {
-			r.res.WarmUp++
-			return nil
-		}
-		r.evaluating = true
-		r.res.Start = hb.Arrival
-		r.out = false
+	if !r.evaluating && !r.startsEvaluation(hb.Arrival, stale, ready) {
+		return nil
 	}
 	if !ready {
 		// The detector went back into warm-up (for example a reset after a
@@ -367,62 +340,116 @@ func (r *replayer) step(hb detector.Heartbeat) error {
 	}
 	r.pending, r.tau = true, tau
 	if !stale {
-		r.res.Evaluated++
-		// τ < A_k (for example Chen's EA lagging after a sender pause):
-		// q suspects from A_k, not before it has processed k.
-		t := int64(max(tau-hb.Arrival, 0))
-		var d int64
-		var c uint8
-		if r.cells != nil {
-			c = uint8(r.cells.grid.cell(hb.Arrival))
-		}
-		if hb.HasSent {
-			d = int64(hb.Arrival - hb.Sent)
-			if d < 0 || d > int64(MaxPlausibleDelay) {
-				r.plaus = false
-			}
-		} else {
-			r.allSent = false
-		}
-		if r.spill != nil {
-			r.spill.add(t, d, c)
-		} else if r.lin != nil && r.lin.spill != nil {
-			r.lin.pendD, r.lin.pendCell = d, c // spilled by openSegment
-		} else {
-			if r.lin == nil {
-				r.tdArr = append(r.tdArr, t)
-			}
-			if r.cells != nil {
-				r.evCell = append(r.evCell, c)
-			}
-			if hb.HasSent {
-				r.delay = append(r.delay, d)
-			}
-			if r.spillAt > 0 && len(r.tdArr) >= r.spillAt {
-				if err := r.startSpill(); err != nil {
-					return err
-				}
-			}
+		if err := r.evaluate(hb, tau); err != nil {
+			return err
 		}
 	}
-	after := tau < hb.Arrival
-	if after && !r.out {
-		r.res.Mistakes++
-		r.openStart = hb.Arrival
-		if r.cells != nil {
-			r.cells.mist[r.cells.grid.cell(hb.Arrival)]++
-		}
-	}
-	if !after && r.out {
-		r.closeMistake(hb.Arrival)
-	}
-	r.out = after
+	r.transition(hb.Arrival, tau < hb.Arrival)
 	if r.lin != nil {
 		if err := r.lin.openSegment(r.det, hb.Arrival, !stale); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// gap accounts the gap (prevA, a]: trust until τ, suspect after it.
+func (r *replayer) gap(a time.Duration) {
+	if !r.pending || a <= r.tau {
+		return
+	}
+	from := max(r.tau, r.prevA)
+	starts := !r.out
+	if starts {
+		r.res.Mistakes++
+		r.openStart = from
+	}
+	r.res.Suspected += a - from
+	r.out = true
+	if r.cells != nil {
+		c := r.cells.grid.cell(r.prevA)
+		if starts {
+			r.cells.mist[c]++
+		}
+		r.cells.susp[c] += float64(a - from)
+	}
+}
+
+// startsEvaluation reports whether the heartbeat arriving at a, after
+// which the detector is ready or not, starts the evaluation (past the
+// detector's and Config's warm-up), and counts it in warm-up if not.
+func (r *replayer) startsEvaluation(a time.Duration, stale, ready bool) bool {
+	if stale {
+		return false
+	}
+	if fresh := r.res.Records - r.res.Stale; !ready || fresh <= r.cfg.WarmUp {
+		r.res.WarmUp++
+		return false
+	}
+	r.evaluating = true
+	r.res.Start = a
+	r.out = false
+	return true
+}
+
+// evaluate records the evaluated heartbeat hb, after which the freshness
+// point is tau: its TD, delay and time cell.
+func (r *replayer) evaluate(hb detector.Heartbeat, tau time.Duration) error {
+	r.res.Evaluated++
+	// τ < A_k (for example Chen's EA lagging after a sender pause):
+	// q suspects from A_k, not before it has processed k.
+	t := int64(max(tau-hb.Arrival, 0))
+	var d int64
+	var c uint8
+	if r.cells != nil {
+		c = uint8(r.cells.grid.cell(hb.Arrival))
+	}
+	if hb.HasSent {
+		d = int64(hb.Arrival - hb.Sent)
+		if d < 0 || d > int64(MaxPlausibleDelay) {
+			r.plaus = false
+		}
+	} else {
+		r.allSent = false
+	}
+	switch {
+	case r.spill != nil:
+		r.spill.add(t, d, c)
+		return nil
+	case r.lin != nil && r.lin.spill != nil:
+		r.lin.pendD, r.lin.pendCell = d, c // spilled by openSegment
+		return nil
+	}
+	if r.lin == nil {
+		r.tdArr = append(r.tdArr, t)
+	}
+	if r.cells != nil {
+		r.evCell = append(r.evCell, c)
+	}
+	if hb.HasSent {
+		r.delay = append(r.delay, d)
+	}
+	if r.spillAt > 0 && len(r.tdArr) >= r.spillAt {
+		return r.startSpill()
+	}
+	return nil
+}
+
+// transition sets the output just after the arrival a: suspect when the
+// freshness point is before it (after), which starts a mistake; trust
+// otherwise, which ends one.
+func (r *replayer) transition(a time.Duration, after bool) {
+	if after && !r.out {
+		r.res.Mistakes++
+		r.openStart = a
+		if r.cells != nil {
+			r.cells.mist[r.cells.grid.cell(a)]++
+		}
+	}
+	if !after && r.out {
+		r.closeMistake(a)
+	}
+	r.out = after
 }
 
 // startSpill moves the per-heartbeat data to a spill file.

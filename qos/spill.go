@@ -224,21 +224,10 @@ func keyFloat(k uint64) float64 {
 // most 6 passes are needed after the first (64 bits / 12 bits a pass), and
 // on real TD values two or three.
 func selectKeys(n, sets int, ranks [2]int, pass func(want func(i int) bool, fn func(i int, keys []uint64)) error) ([][2]uint64, []uint64, error) {
-	type win struct {
-		lo, hi  uint64 // keys, inclusive
-		below   int    // keys below lo
-		inside  int    // keys in [lo, hi]
-		done    bool
-		val     uint64
-		shift   uint
-		collect bool
-		hist    []int
-		kept    []int64 // kept keys, as int64 (key ^ 1<<63) in the same order
-	}
-	ws := make([][2]win, sets)
+	ws := make([][2]selectWin, sets)
 	for i := range ws {
 		for j := range 2 {
-			ws[i][j] = win{hi: math.MaxUint64, inside: n}
+			ws[i][j] = selectWin{hi: math.MaxUint64, inside: n}
 		}
 	}
 	mx := make([]uint64, sets)
@@ -248,24 +237,7 @@ func selectKeys(n, sets int, ranks [2]int, pass func(want func(i int) bool, fn f
 		active := false
 		for i := range ws {
 			for j := range 2 {
-				w := &ws[i][j]
-				if w.done {
-					continue
-				}
-				active = true
-				w.shift = 0
-				w.collect = w.inside <= selectCollect
-				if w.collect {
-					w.kept = w.kept[:0]
-					continue
-				}
-				for (w.hi-w.lo)>>w.shift >= selectBuckets {
-					w.shift++
-				}
-				if w.hist == nil {
-					w.hist = make([]int, selectBuckets)
-				}
-				clear(w.hist)
+				active = ws[i][j].prepare() || active
 			}
 		}
 		if !active && !first {
@@ -283,27 +255,8 @@ func selectKeys(n, sets int, ranks [2]int, pass func(want func(i int) bool, fn f
 				}
 				mx[i] = m
 			}
-			for j := range 2 {
-				w := &ws[i][j]
-				if w.done {
-					continue
-				}
-				lo, hi := w.lo, w.hi
-				if w.collect {
-					for _, k := range keys {
-						if k >= lo && k <= hi {
-							w.kept = append(w.kept, int64(k^(1<<63)))
-						}
-					}
-					continue
-				}
-				h, sh := w.hist, w.shift
-				for _, k := range keys {
-					if k >= lo && k <= hi {
-						h[(k-lo)>>sh]++
-					}
-				}
-			}
+			ws[i][0].add(keys)
+			ws[i][1].add(keys)
 		})
 		if err != nil {
 			return nil, nil, err
@@ -311,46 +264,112 @@ func selectKeys(n, sets int, ranks [2]int, pass func(want func(i int) bool, fn f
 		first = false
 		for i := range ws {
 			for j := range 2 {
-				w := &ws[i][j]
-				if w.done {
-					continue
-				}
-				r := ranks[j] - w.below
-				if w.collect {
-					if r < 0 || r >= len(w.kept) {
-						return nil, nil, fmt.Errorf("qos: internal error: rank %d outside a window of %d values", ranks[j], len(w.kept))
-					}
-					w.val, w.done = uint64(selectRank(w.kept, r))^(1<<63), true
-					w.kept = nil
-					continue
-				}
-				cum := 0
-				b := 0
-				for ; b < selectBuckets; b++ {
-					if cum+w.hist[b] > r {
-						break
-					}
-					cum += w.hist[b]
-				}
-				if b == selectBuckets {
-					return nil, nil, fmt.Errorf("qos: internal error: rank %d beyond its window", ranks[j])
-				}
-				w.below += cum
-				w.inside = w.hist[b]
-				w.lo += uint64(b) << w.shift
-				if width := uint64(1)<<w.shift - 1; math.MaxUint64-w.lo >= width {
-					w.hi = min(w.hi, w.lo+width)
-				}
-				if w.shift == 0 || w.lo == w.hi {
-					w.val, w.done = w.lo, true
-				}
-				if w.done {
-					w.hist = nil
+				if err := ws[i][j].narrow(ranks[j]); err != nil {
+					return nil, nil, err
 				}
 			}
 		}
 	}
 	return nil, nil, fmt.Errorf("qos: internal error: selection did not converge")
+}
+
+// selectWin is selectKeys's window around one rank of one set.
+type selectWin struct {
+	lo, hi  uint64 // keys, inclusive
+	below   int    // keys below lo
+	inside  int    // keys in [lo, hi]
+	done    bool
+	val     uint64
+	shift   uint
+	collect bool
+	hist    []int
+	kept    []int64 // kept keys, as int64 (key ^ 1<<63) in the same order
+}
+
+// prepare sets w up for the next pass: keep the keys in the window when
+// they are few, else count them in buckets. It reports whether w still
+// needs a pass.
+func (w *selectWin) prepare() bool {
+	if w.done {
+		return false
+	}
+	w.shift = 0
+	w.collect = w.inside <= selectCollect
+	if w.collect {
+		w.kept = w.kept[:0]
+		return true
+	}
+	for (w.hi-w.lo)>>w.shift >= selectBuckets {
+		w.shift++
+	}
+	if w.hist == nil {
+		w.hist = make([]int, selectBuckets)
+	}
+	clear(w.hist)
+	return true
+}
+
+// add keeps or counts the keys of a block that fall in the window.
+func (w *selectWin) add(keys []uint64) {
+	if w.done {
+		return
+	}
+	lo, hi := w.lo, w.hi
+	if w.collect {
+		for _, k := range keys {
+			if k >= lo && k <= hi {
+				w.kept = append(w.kept, int64(k^(1<<63)))
+			}
+		}
+		return
+	}
+	h, sh := w.hist, w.shift
+	for _, k := range keys {
+		if k >= lo && k <= hi {
+			h[(k-lo)>>sh]++
+		}
+	}
+}
+
+// narrow ends a pass: it selects the rank among the kept keys, or makes
+// the bucket holding the rank the next window.
+func (w *selectWin) narrow(rank int) error {
+	if w.done {
+		return nil
+	}
+	r := rank - w.below
+	if w.collect {
+		if r < 0 || r >= len(w.kept) {
+			return fmt.Errorf("qos: internal error: rank %d outside a window of %d values", rank, len(w.kept))
+		}
+		w.val, w.done = uint64(selectRank(w.kept, r))^(1<<63), true
+		w.kept = nil
+		return nil
+	}
+	cum := 0
+	b := 0
+	for ; b < selectBuckets; b++ {
+		if cum+w.hist[b] > r {
+			break
+		}
+		cum += w.hist[b]
+	}
+	if b == selectBuckets {
+		return fmt.Errorf("qos: internal error: rank %d beyond its window", rank)
+	}
+	w.below += cum
+	w.inside = w.hist[b]
+	w.lo += uint64(b) << w.shift
+	if width := uint64(1)<<w.shift - 1; math.MaxUint64-w.lo >= width {
+		w.hi = min(w.hi, w.lo+width)
+	}
+	if w.shift == 0 || w.lo == w.hi {
+		w.val, w.done = w.lo, true
+	}
+	if w.done {
+		w.hist = nil
+	}
+	return nil
 }
 
 // tdStatsSpilled is tdStats over the TD_k = t_k + base_k of a spilled
