@@ -155,7 +155,8 @@ func Sweep(streams []Stream, fams []Family, opt SweepConfig) ([]Curve, error) {
 // trace.Spool) is read by all its families and points together: every
 // read of it feeds all of them at once (see fanSource), so that it is read
 // a small constant number of times whatever the number of families and
-// points. Up to Workers such streams are swept at a time.
+// points. One such stream is swept at a time (its sweeps keep both cores
+// busy), so that memory is that of one stream's sweeps.
 func SweepEach(streams []Stream, fams [][]Family, opt SweepConfig) ([]Curve, error) {
 	if err := checkSweep(streams, fams, opt.Config); err != nil {
 		return nil, err
@@ -175,7 +176,7 @@ func SweepEach(streams []Stream, fams [][]Family, opt SweepConfig) ([]Curve, err
 			}
 		})
 	}
-	sem := make(chan struct{}, workers)
+	sem := make(chan struct{}, 1)
 	for _, g := range sw.groups {
 		wg.Go(func() {
 			sem <- struct{}{}

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -157,4 +158,39 @@ func TestStreamCountBound(t *testing.T) {
 	assert.Contains(t, errOut, "--sender")
 	code, _, errOut = runCmd("-d", "chen,fixed", "--max-sweep-memory", "1", "-s", "s1,s2,s3", a)
 	assert.Equal(t, 0, code, errOut)
+}
+
+// The outputs are the same, byte for byte and in the same order, on one
+// core or two, with the streams in memory or spooled (whose sweeps run
+// together on goroutines of their own).
+func TestSameOutputsAnyCores(t *testing.T) {
+	dir := t.TempDir()
+	outputs := func(procs, limit int) (string, map[string][]byte) {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+		defer func(m int) { memHeartbeats = m }(memHeartbeats)
+		memHeartbeats = limit
+		code, out, errOut := runCmd("--points", "5", "--no-progress", "--force", "--out", dir, "--td-max", "900ms")
+		require.Equal(t, 0, code, errOut)
+		entries, err := os.ReadDir(dir)
+		require.NoError(t, err)
+		files := map[string][]byte{}
+		for _, e := range entries {
+			if filepath.Ext(e.Name()) == ".pdf" {
+				continue // stamped with the time it was written
+			}
+			b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+			require.NoError(t, err)
+			files[e.Name()] = b
+		}
+		return out, files
+	}
+	for _, limit := range []int{memHeartbeats, 100} {
+		out1, files1 := outputs(1, limit)
+		out2, files2 := outputs(2, limit)
+		require.Equal(t, out1, out2, "stdout, limit %d", limit)
+		require.Equal(t, len(files1), len(files2))
+		for f, b := range files1 {
+			require.Equal(t, b, files2[f], "%s, limit %d", f, limit)
+		}
+	}
 }
