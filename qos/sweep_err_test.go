@@ -42,7 +42,7 @@ func TestCurveErrorTyped(t *testing.T) {
 		New: func(v float64) (detector.Detector, error) { return nil, bad }}
 	hbs := []detector.Heartbeat{{Arrival: 0}, {Arrival: time.Second}}
 	short := FixedFamily([]time.Duration{time.Second})
-	c, err := Sweep([]Stream{{Name: "s", Heartbeats: hbs}}, []Family{f, short}, SweepOptions{Config: Config{WarmUp: 5}})
+	c, err := Sweep([]Stream{{Name: "s", Heartbeats: hbs}}, []Family{f, short}, SweepConfig{Config: Config{WarmUp: 5}})
 	require.NoError(t, err)
 	var ce *CurveError
 	require.ErrorAs(t, c[0].Err, &ce)
