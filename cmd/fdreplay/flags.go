@@ -337,7 +337,7 @@ func selectDetectors(list []string) ([]string, error) {
 			}
 			canon, err := parseSpecEntry(d)
 			if err != nil {
-				return nil, usageErr("--detectors: %v (known families: %s; see docs/detectors.md)", err, strings.Join(detectorNames, ", "))
+				return nil, usageErr("--detectors: %v (see docs/detectors.md)", err)
 			}
 			if !slices.Contains(canons, canon) { // the same detector twice runs once
 				canons = append(canons, canon)

@@ -172,7 +172,7 @@ func checkSenders(want []string, ins []input) error {
 		}
 	}
 	if len(missing) == 0 || len(ins) == 0 {
-		// No input at all is the caller's "matched nothing" error.
+		// No input at all is the caller's error (noStreamErr).
 		return nil
 	}
 	return usageErr("--sender: no heartbeat of sender %s in the input (the other senders named were found; without --sender every sender is replayed)", strings.Join(quoteAll(missing), ", "))

@@ -14,6 +14,7 @@ import (
 	"github.com/fdkit/fdkit/qos"
 	"github.com/fdkit/fdkit/qos/report"
 	"github.com/fdkit/fdkit/trace"
+	"github.com/fdkit/fdkit/traces"
 )
 
 // input is one stream ready for replay.
@@ -78,9 +79,22 @@ func (res *resources) open(o options, files []string, stderr io.Writer) error {
 		return err
 	}
 	if len(res.inputs) == 0 {
-		return fmt.Errorf("no stream to replay (sender filter %v matched nothing)", o.senders)
+		return noStreamErr(o.senders, files)
 	}
 	return nil
+}
+
+// noStreamErr says why no stream is left to replay: the files hold no
+// heartbeat, or none of the senders --sender names.
+func noStreamErr(senders, files []string) error {
+	in := strings.Join(files, ", ")
+	if len(files) == 0 {
+		in = "traces/" + traces.Default
+	}
+	if len(senders) == 0 {
+		return fmt.Errorf("%s: no heartbeat in the input to replay", in)
+	}
+	return fmt.Errorf("%s: no heartbeat of --sender %s in the input (without --sender every sender is replayed)", in, strings.Join(quoteAll(senders), ", "))
 }
 
 // close removes the spools and, unless committed, the staged results.

@@ -148,7 +148,7 @@ func TestHelpAndErrors(t *testing.T) {
 		{[]string{"--range", "fixed=1:9.3e12"}, 2, "beyond the longest duration"},
 		{[]string{"--interval", "2000000h"}, 2, `invalid argument "2000000h" for "--interval" flag: want a positive duration up to`},
 		{[]string{"--qap-min", "2"}, 2, `"--qap-min" flag: want a probability in (0, 1]`},
-		{[]string{"--sender", "nobody"}, 1, "matched nothing"},
+		{[]string{"--sender", "nobody"}, 1, `no heartbeat of --sender "nobody"`},
 		{[]string{"--clock", "maybe"}, 2, "--clock"},
 	}
 	for _, c := range cases {
@@ -397,4 +397,33 @@ func TestTunerMRZero(t *testing.T) {
 	assert.Contains(t, out, "operating points: the smallest setting that meets MR = 0 (no mistake)")
 	assert.Regexp(t, `jacobson +\| none meets; nearest k=2 still makes mistakes \(MR = 0 allows none\)`, out)
 	assert.Regexp(t, `fixed +\| timeout=[0-9.]+ms +\| [0-9.]+ ±[0-9.]+ +\| \[[0-9.]+, [0-9.]+\] +\| +0 \(≤[0-9.]+\) +\| +1\.000000 `, out)
+}
+
+// A trace holding a header and no record names the file and says it holds
+// no heartbeat, rather than blaming a --sender filter that was not given;
+// with --sender the filter is named.
+func TestNoHeartbeatNamesInput(t *testing.T) {
+	empty := filepath.Join(t.TempDir(), "hdr.fdkit")
+	require.NoError(t, os.WriteFile(empty, []byte("#fdkit-trace version=1 interval=100ms unit=ns\nsender seq sent arrival\n"), 0o644))
+	code, _, errOut := runCmd("-d", "chen", empty)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, "hdr.fdkit: no heartbeat in the input to replay")
+	assert.NotContains(t, errOut, "sender filter")
+	assert.Equal(t, 1, strings.Count(errOut, "\n"), "one line: %q", errOut)
+
+	code, _, errOut = runCmd("-d", "chen", "--sender", "q", empty)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, `--sender "q"`)
+}
+
+// An entry of --detectors that does not parse is reported once: an unknown
+// name lists the known families and presets a single time.
+func TestDetectorErrorListsNamesOnce(t *testing.T) {
+	code, _, errOut := runCmd("-d", "bogus")
+	assert.Equal(t, 2, code)
+	assert.Equal(t, 1, strings.Count(errOut, "chen"), "families listed once: %q", errOut)
+	code, _, errOut = runCmd("-d", "chen(alpha=5)")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, "alpha")
+	assert.NotContains(t, errOut, "satzger", "a parameter error does not list the families: %q", errOut)
 }
