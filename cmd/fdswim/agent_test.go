@@ -495,8 +495,15 @@ func TestAgentGossipIntervalFlag(t *testing.T) {
 // packets that do not come from the advertised address.
 func TestJoinTimeoutMessage(t *testing.T) {
 	var out, errb strings.Builder
-	nobody := freePort(t)
-	err := runAgent(context.Background(), []string{"--plain", "--bind", "127.0.0.1:0", "--join", nobody,
+	// A UDP socket held open and never read: nobody answers there, and the
+	// agent's own --bind 127.0.0.1:0 cannot be given the same port (a port
+	// freed first could be, and the join then names this member's own
+	// address instead).
+	silent, err := net.ListenPacket("udp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = silent.Close() })
+	nobody := silent.LocalAddr().String()
+	err = runAgent(context.Background(), []string{"--plain", "--bind", "127.0.0.1:0", "--join", nobody,
 		"--join-timeout", "300ms", "--leave-timeout", "50ms"}, &out, &errb)
 	require.Error(t, err)
 	assert.Regexp(t, `^--join `+regexp.QuoteMeta(nobody)+`: no member answered within --join-timeout 300ms \(attempts: 1; is a member running there, with the same key, or --plain on both, and the same --label\? `+
