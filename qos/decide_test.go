@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fdkit/fdkit/satzger"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -123,8 +124,9 @@ func TestDecideEdges(t *testing.T) {
 	assert.False(t, high.Ops[0].Found)
 	assert.Equal(t, "--range a=20:240", high.Ops[0].Widen)
 	assert.Equal(t, NotAtEdge, high.Ops[1].Edge)
-	assert.Equal(t, "", widenHint("satzger", UpperEdge, 0.5, 1))
-	assert.Equal(t, "--range satzger=0.5:1", widenHint("satzger", UpperEdge, 0.5, 0.9))
+	satz := SatzgerFamily(satzger.Config{}, nil)
+	assert.Equal(t, "", widenHint(&satz, UpperEdge, 0.5, 1))
+	assert.Equal(t, "--range satzger=0.5:1", widenHint(&satz, UpperEdge, 0.5, 0.9))
 }
 
 // The out-of-sample figures: tuned on the first half, reported on both

@@ -283,25 +283,22 @@ const (
 	UpperEdge Edge = "upper"
 )
 
-// paramCeiling holds the largest value a family's parameter can take
-// (Satzger's θ is a quantile level).
-var paramCeiling = map[string]float64{"satzger": 1}
-
 // widenHint returns the --range a user could try for family f whose
 // setting lies at edge e of the values lo..hi ("" when it cannot be
-// widened that way).
-func widenHint(name string, e Edge, lo, hi float64) string {
+// widened that way, f.Max being reached).
+func widenHint(f *Family, e Edge, lo, hi float64) string {
+	name := f.Name
 	num := func(x float64) string { return strconv.FormatFloat(x, 'g', 4, 64) }
 	switch e {
 	case LowerEdge:
 		return fmt.Sprintf("--range %s=%s:%s", name, num(lo/4), num(hi))
 	case UpperEdge:
-		if c, ok := paramCeiling[name]; ok && hi >= c {
+		if f.Max > 0 && hi >= f.Max {
 			return ""
 		}
 		nhi := hi * 4
-		if c, ok := paramCeiling[name]; ok {
-			nhi = c
+		if f.Max > 0 {
+			nhi = f.Max
 		}
 		return fmt.Sprintf("--range %s=%s:%s", name, num(lo), num(nhi))
 	}
@@ -326,7 +323,7 @@ func (sv *solver) solveOp(op *OperatingPoint, r cellRange, t Targets) error {
 	}
 	if !found {
 		op.Point, op.Edge = g[len(g)-1], UpperEdge
-		op.Widen = widenHint(sv.fam.Name, UpperEdge, g[0].Value, g[len(g)-1].Value)
+		op.Widen = widenHint(&sv.fam, UpperEdge, g[0].Value, g[len(g)-1].Value)
 		return nil
 	}
 	q, _ := rangeSums(&at, r)
@@ -334,7 +331,7 @@ func (sv *solver) solveOp(op *OperatingPoint, r cellRange, t Targets) error {
 	op.Found = t.fast(figuresOf(q))
 	if !hasBelow {
 		op.Edge = LowerEdge
-		op.Widen = widenHint(sv.fam.Name, LowerEdge, g[0].Value, g[len(g)-1].Value)
+		op.Widen = widenHint(&sv.fam, LowerEdge, g[0].Value, g[len(g)-1].Value)
 	}
 	if !op.Found {
 		return nil
@@ -395,9 +392,8 @@ func (sv *solver) extend(r cellRange, loose, tight func(figures) bool) ([]Point,
 		vals = append(vals, v/16, v/8, v/4, v/2)
 	}
 	if v := g[len(g)-1].Value; v > 0 && firstTrue(g[len(g)-1:], r, tight) == 1 {
-		c, capped := paramCeiling[sv.fam.Name]
 		for _, k := range []float64{2, 4, 8, 16} {
-			if capped && v*k > c {
+			if c := sv.fam.Max; c > 0 && v*k > c {
 				break
 			}
 			vals = append(vals, v*k)

@@ -28,6 +28,10 @@ type Family struct {
 	Unit string
 	// Values are the parameter values to evaluate, in Unit.
 	Values []float64
+	// Max, when positive, is the largest value the parameter can take
+	// (SatzgerFamily: 1, its threshold being a quantile level): Decide
+	// neither extends a range beyond it nor suggests a --range past it.
+	Max float64
 	// New returns a fresh detector for parameter value v. The families
 	// made by PhiAkkaFamily and SFDFamily carry a method of their own that
 	// computes their points from the configuration given to the

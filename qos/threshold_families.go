@@ -50,7 +50,7 @@ func SatzgerFamily(cfg satzger.Config, thresholds []float64) Family {
 		return satzger.New(c)
 	}
 	return Family{
-		Name: "satzger", Param: "threshold", Values: thresholds,
+		Name: "satzger", Param: "threshold", Values: thresholds, Max: 1,
 		New: func(v float64) (detector.Detector, error) { return newDet(v) },
 		onePass: func(values []float64, hbs Source, rc Config) ([]*Point, error) {
 			for _, v := range values {
