@@ -9,9 +9,9 @@ import (
 )
 
 // Flags refuse NaN, infinities and out-of-range values with the flag's name
-// before anything runs (--loss-burst Inf ran with no loss at all,
-// --phi-window 0 ran phi's default window, --phi-window 100000000 asked for
-// gigabytes per sender).
+// before anything runs, never as a silent default: --loss-burst Inf is not
+// "no loss", --phi-window 0 is not phi's default window, and --phi-window
+// 100000000 fails before it asks for gigabytes per sender.
 func TestFlagsRefuseInvalidValues(t *testing.T) {
 	cases := []struct {
 		args []string
@@ -32,8 +32,8 @@ func TestFlagsRefuseInvalidValues(t *testing.T) {
 		{[]string{"recv", "--phi", "Inf"}, "--phi +Inf: every threshold must be finite and positive"},
 		{[]string{"recv", "--phi", "NaN"}, "--phi NaN: every threshold must be finite and positive"},
 		{[]string{"recv", "--timeouts", "0s"}, "--timeouts 0s: every timeout must be positive"},
-		// An empty key (--key "$KEY", KEY unset) sent unsigned heartbeats
-		// and received without authentication, as if no key were asked.
+		// An empty key (--key "$KEY", KEY unset) is refused, never taken as
+		// "no key": unsigned heartbeats, no authentication.
 		{[]string{"send", "--key", "", "127.0.0.1:1"}, "--key: empty"},
 		{[]string{"recv", "--key", ""}, "--key: empty"},
 		{[]string{"send", "--key-file", "", "127.0.0.1:1"}, "--key-file: empty"},

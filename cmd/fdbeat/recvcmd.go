@@ -7,15 +7,26 @@ import (
 	"log/slog"
 	"math"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/fdkit/fdkit/internal/flagcheck"
 	"github.com/fdkit/fdkit/lateness"
 	"github.com/fdkit/fdkit/monitor"
+	"github.com/fdkit/fdkit/spec"
 	"github.com/fdkit/fdkit/swim/wire"
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
 )
+
+// presetNames lists the registry's detector presets, comma-separated.
+func presetNames() string {
+	var names []string
+	for _, p := range spec.Presets() {
+		names = append(names, p.Name)
+	}
+	return strings.Join(names, ", ")
+}
 
 // recvFlags are the command line of "fdbeat recv".
 type recvFlags struct {
@@ -113,7 +124,7 @@ func (f *recvFlags) register(fs *pflag.FlagSet) {
 	flagcheck.Var(fs, &f.cfg.PhiWindow, "phi-window", "", 100, 1, maxPhiWindow, fmt.Sprintf("a size from 1 to %d (each sender keeps that many samples per φ detector)", maxPhiWindow), "φ window size (inter-arrival samples)")
 	flagcheck.Var(fs, &f.cfg.PhiMinStd, "phi-min-std", "", 0, 0, time.Hour, "a duration from 0 to 1h (0: 1% of the mean interval)", "φ minimum standard deviation σ_min (default --interval/10, Akka's ratio; 0: the phi package's default, 1% of the mean interval)")
 	fs.BoolVar(&f.hostLate, "host-lateness", true, "wait the host's own measured lateness (timer, GC and scheduling delays of the last 10 s, at most 5 s) past τ before convicting a sender; false: transitions are exactly the mistakes replay finds on the trace")
-	fs.Func("detector", "a further detector in the textual form of docs/detectors.md, e.g. 'phi-akka(threshold=10, pause=3s)' or a preset (akka, cassandra, scylla, hazelcast); repeatable", func(v string) error {
+	fs.Func("detector", "a further detector in the textual form of docs/detectors.md, e.g. 'phi-akka(threshold=10, pause=3s)' or a preset ("+presetNames()+"); repeatable", func(v string) error {
 		d, err := specDetector(v)
 		if err != nil {
 			return err

@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/fdkit/fdkit/phi"
+	"github.com/fdkit/fdkit/spec"
+	"github.com/spf13/pflag"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -45,5 +47,19 @@ func TestRecvDetectorFlagErrors(t *testing.T) {
 		var o, e syncBuffer
 		assert.Equal(t, 1, run(t.Context(), []string{"recv", args}, &o, &e), args)
 		assert.Contains(t, e.String(), want, args)
+	}
+}
+
+// --detector's help names every preset of the registry, each of which
+// specDetector accepts.
+func TestDetectorHelpNamesEveryPreset(t *testing.T) {
+	var f recvFlags
+	fs := pflag.NewFlagSet("recv", pflag.ContinueOnError)
+	f.register(fs)
+	usage := fs.Lookup("detector").Usage
+	for _, p := range spec.Presets() {
+		assert.Contains(t, usage, p.Name)
+		_, err := specDetector(p.Name)
+		assert.NoError(t, err, p.Name)
 	}
 }
