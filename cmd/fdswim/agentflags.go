@@ -74,6 +74,13 @@ func parseAgentFlags(args []string, stderr io.Writer) (*agentFlags, error) {
 			f.mode = "lifeguard"
 		}
 	}
+	if f.suspicion != "" && (f.mode == "lifeguard" || f.mode == "swim") {
+		from := ""
+		if !fs.Changed("mode") {
+			from = fmt.Sprintf(" (set by --preset %s)", *preset)
+		}
+		return nil, fmt.Errorf("--suspicion chooses the per-peer detector of --mode detector; --mode %s%s has none: give --mode detector, or drop --suspicion", f.mode, from)
+	}
 	f.pushPullSet = fs.Changed("push-pull")
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected arguments %q", fs.Args())

@@ -72,6 +72,10 @@ func TestAgentFlagsRefuseInvalidValues(t *testing.T) {
 		{[]string{"--max-stream-conns", "0"}, `"--max-stream-conns" flag: want a count from 1 to 65536`},
 		{[]string{"--no-stream", "--stream-bind", "127.0.0.1:0"}, "--stream-bind names a TCP listener but --no-stream"},
 		{[]string{"--stream-bind", "nonsense"}, "stream listener"},
+		// --suspicion sets the detector mode's per-peer detector: in the
+		// other modes, given or taken from --preset, it would be ignored.
+		{[]string{"--mode", "swim", "--suspicion", "chen"}, "--suspicion chooses the per-peer detector of --mode detector; --mode swim has none"},
+		{[]string{"--preset", "memberlist-lan", "--suspicion", "chen"}, "--mode lifeguard (set by --preset memberlist-lan) has none"},
 	}
 	for _, c := range cases {
 		var out, errb strings.Builder
