@@ -45,6 +45,8 @@ func TestFlagsRefuseInvalidValues(t *testing.T) {
 		{[]string{"--outage", "-1s:2s"}, `--outage "-1s:2s": want AT ≥ 0`},
 		{[]string{"--outage", "1s:0"}, `--outage "1s:0": want AT ≥ 0 and LENGTH > 0 (for a network that never comes back, use --crash: nothing is received after it either)`},
 		{[]string{"--pause", "1s:0"}, `--pause "1s:0": want AT ≥ 0 and LENGTH > 0 (for a sender that never resumes, use --crash)`},
+		// An empty id given explicitly is not replaced by the default "p".
+		{[]string{"--sender", ""}, `--sender "": want a sender id (omit the flag for "p")`},
 	}
 	for _, c := range cases {
 		var out, errOut bytes.Buffer

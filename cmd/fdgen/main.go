@@ -167,6 +167,9 @@ func (g *genFlags) config() (trace.GenConfig, map[string]string, error) {
 			apply()
 		}
 	}
+	if set("sender") && g.sender == "" {
+		return cfg, nil, fmt.Errorf(`--sender "": want a sender id (omit the flag for %q)`, trace.DefaultGenSender)
+	}
 	setIf("sender", func() { cfg.Sender = g.sender })
 	setIf("interval", func() { cfg.Interval = g.interval })
 	setIf("duration", func() { cfg.Duration = g.duration })
