@@ -232,8 +232,8 @@ func TestGenerateInvalid(t *testing.T) {
 		{Pauses: []Period{{At: 0, Length: 2 * time.Second}, {At: time.Second, Length: time.Second}}},
 		{Outages: []Period{{At: 0, Length: 0}}},
 		{DriftPPM: math.NaN()},
-		// At+Length beyond the Duration range: the pause was silently
-		// ignored (its end wrapped negative).
+		// At+Length beyond the Duration range: refused, not a pause
+		// silently ignored because its end wraps negative.
 		{Pauses: []Period{{At: time.Second, Length: math.MaxInt64}}},
 		{Outages: []Period{{At: time.Second, Length: math.MaxInt64 - 10}}},
 	}
@@ -311,7 +311,8 @@ func TestGenerateOverflow(t *testing.T) {
 	assert.ErrorContains(t, err, "trace: generator: SenderStart 2562047h46m46.854775807s + send instants up to 1m0.05s overflows time.Duration")
 	_, err = NewGenerator(GenConfig{ReceiverStart: math.MaxInt64 - 30*time.Second, CrashAt: 20 * time.Second}, NewRand(1))
 	assert.NoError(t, err, "nothing is sent after the crash")
-	// A delay beyond the sampler's cap (MaxInt64/4) was silently clamped.
+	// A delay beyond the sampler's cap (MaxInt64/4) is refused, never
+	// silently clamped.
 	_, err = Generate(GenConfig{Delay: Delay{Base: math.MaxInt64 - 10}}, NewRand(1))
 	assert.ErrorContains(t, err, "delay")
 	// Close to the limits but inside them is fine.

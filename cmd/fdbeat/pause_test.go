@@ -15,7 +15,7 @@ import (
 )
 
 // A local pause of the receiver (found by the monitors' guard) is logged
-// once; before, recv gave the monitors no logger and said nothing.
+// once: recv gives the monitors its logger, so a pause is never silent.
 func TestRecvLogsLocalPause(t *testing.T) {
 	clk := &monitor.ManualClock{}
 	m, err := monitor.New(monitor.Config{Clock: clk})

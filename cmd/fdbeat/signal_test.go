@@ -111,7 +111,7 @@ func TestRecvSIGINTFlushesTrace(t *testing.T) {
 }
 
 // A second SIGINT ends send at once even while delayed heartbeats are still
-// in flight (before, both signals were swallowed and send waited an hour).
+// in flight, rather than waiting for them (an hour here).
 func TestSendSecondSignalAborts(t *testing.T) {
 	addr := freeUDPPort(t)
 	send, out := startMain(t, "sending heartbeats", "send", "--delay", "1h", "--delay-dist", "constant",

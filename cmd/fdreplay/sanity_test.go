@@ -271,9 +271,9 @@ func TestSizeFlags(t *testing.T) {
 	assert.Contains(t, errOut, "--max-ratio NaN")
 }
 
-// A factor-1000 unit mistake is an error naming --unit and --interval (it
-// ran silently with a full table: Δ = 100 µs, MR 424/s); --interval
-// confirms an unusual Δ.
+// A factor-1000 unit mistake is an error naming --unit and --interval, not
+// a full table computed at Δ = 100 µs (MR 424/s); --interval confirms an
+// unusual Δ.
 func TestUnitOffByThousand(t *testing.T) {
 	rows := func(delay int) string {
 		var b strings.Builder

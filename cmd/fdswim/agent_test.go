@@ -530,8 +530,8 @@ func (s *syncBuf) String() string {
 }
 
 // TestSIGHUPWithoutKeyFile: an agent with no key file to reload survives
-// SIGHUP (before, the signal's default action killed it without a leave,
-// here the whole test binary).
+// SIGHUP: the signal's default action would kill it without a leave (here
+// the whole test binary).
 func TestSIGHUPWithoutKeyFile(t *testing.T) {
 	var out, errb syncBuf
 	ctx, cancel := context.WithCancel(context.Background())

@@ -171,10 +171,10 @@ func TestJoinWithRetry(t *testing.T) {
 }
 
 // A lookup that fails at once (a resolver's cached "no such host") still
-// lasts its attempt's wait: before, joinWithRetry looked the name up again
-// at once, and fdswim agent --join nosuchhost.invalid:7946 logged 8
-// attempts in 5 ms and 26 in --join-timeout 3s, a busy loop of lookups
-// and warnings bounded only by the resolver's speed.
+// lasts its attempt's wait, so that fdswim agent --join
+// nosuchhost.invalid:7946 never turns into a busy loop of lookups and
+// warnings bounded only by the resolver's speed (a lookup again at once
+// gave 8 attempts in 5 ms).
 func TestJoinLookupFailureBacksOff(t *testing.T) {
 	fastBackoff(t)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -245,7 +245,7 @@ func TestJoinByNameRetries(t *testing.T) {
 
 // Over loopback: a member that left, restarted on another port while the
 // seed's --dead-reclaim-time keeps its ID, is told that the seed refused
-// it and which flags decide it (before: "no member answered").
+// it and which flags decide it, not "no member answered".
 func TestJoinRefusedForLeftHolder(t *testing.T) {
 	fastBackoff(t)
 	seedAddr := freePort(t)

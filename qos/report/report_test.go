@@ -154,7 +154,7 @@ func TestLongDuration(t *testing.T) {
 }
 
 // The histogram writes counts on its y axis and labels its x axis at 1, 2
-// and 5 of each decade (it had no y numbers and one or two x labels).
+// and 5 of each decade, not one or two x labels.
 func TestHistogramAxes(t *testing.T) {
 	edges := make([]float64, 31)
 	for i := range edges {

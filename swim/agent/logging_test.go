@@ -51,9 +51,9 @@ func TestAuthFailuresLoggedRateLimited(t *testing.T) {
 }
 
 // A stream frame that fails authentication is logged like a datagram, and
-// the line's total counts both paths: before, total was the datagram
-// counter alone, so the line about a stream failure said total=0 (and
-// 23 after 10,596 garbage frames had come over TCP).
+// the line's total counts both paths, so that the line about a stream
+// failure never says total=0 (the datagram counter alone said 23 after
+// 10,596 garbage frames over TCP).
 func TestStreamAuthFailureLoggedWithTotal(t *testing.T) {
 	var buf lockedBuf
 	a := start(t, Config{Logger: slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelWarn}))})

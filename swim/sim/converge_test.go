@@ -153,9 +153,9 @@ func TestLeaveReachesEveryone(t *testing.T) {
 // TestLeaveOfMemberStoppedAtOnce: a member stopped right after Leave, before
 // its next probe (an agent whose leave timeout runs out while its period is
 // stretched by LHM, on a loaded machine), still gets its leave to the group
-// in the Lifeguard modes, which send it at once to GossipFanout members;
-// before, nobody heard it and all declared the leaver dead (CI:
-// TestAgentsEncrypted, every agent kept Dead for the leaver).
+// in the Lifeguard modes, which send it at once to GossipFanout members,
+// so that nobody declares the leaver dead (as every agent of
+// swim/agent's TestAgentsEncrypted would otherwise).
 func TestLeaveOfMemberStoppedAtOnce(t *testing.T) {
 	const n, leaver = 6, 1
 	for _, mode := range []swim.Mode{swim.ModeDetector, swim.ModeLifeguard} {
