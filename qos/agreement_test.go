@@ -20,10 +20,10 @@ func agreementTraces() map[string][]detector.Heartbeat {
 	}
 }
 
-// checkAgainstReference replays hbs with Replay and with the 1 ms reference
+// checkAgainstReference replays hbs with ReplaySlice and with the 1 ms reference
 // replay and requires them to agree within the tick: at every tick that is
 // not an endpoint of a mistake interval, the reference's output equals
-// "inside one of Replay's mistake intervals"; suspected times differ by at
+// "inside one of ReplaySlice's mistake intervals"; suspected times differ by at
 // most one tick per mistake interval; mistake counts differ by at most the
 // number of suspect or trust periods shorter than a tick (which a 1 ms grid
 // cannot see).

@@ -14,7 +14,7 @@ type refResult struct {
 	suspected time.Duration // samples suspected × tick
 }
 
-// referenceReplay is the slow, obvious replay used to check Replay: from the
+// referenceReplay is the slow, obvious replay that checks ReplaySlice: from the
 // first evaluated heartbeat it steps time in ticks, feeds every heartbeat
 // that has arrived by the tick to det, and asks det.Suspected. Warm-up
 // follows the same definition as Config.WarmUp and Detector.WarmingUp.

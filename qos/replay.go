@@ -175,7 +175,8 @@ type Result struct {
 var ErrNoEvaluation = errors.New("qos: no heartbeat evaluated")
 
 // ReplaySlice replays hbs, in arrival order, through det (which must be
-// fresh) and returns its QoS. See Replay.
+// fresh) and returns its QoS, as the package doc's “Replay” section
+// defines it.
 func ReplaySlice(det detector.Detector, hbs []detector.Heartbeat, cfg Config) (Result, error) {
 	if err := cfg.validate(); err != nil {
 		return Result{}, err

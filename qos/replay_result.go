@@ -216,7 +216,7 @@ func selectRank[T int64 | float64](a []T, k int) T {
 // ClocksLookSynchronized applies ClockAuto's rule to a whole stream: every
 // heartbeat has a send time and its apparent one-way delay A − σ lies in
 // [0, MaxPlausibleDelay]. Callers use it to configure detectors that measure
-// TD themselves (SFD) the way Replay will.
+// TD themselves (SFD) the way the replay will.
 func ClocksLookSynchronized(hbs []detector.Heartbeat) bool {
 	ok, _ := ClocksLookSynchronizedIn(sliceSource(hbs))
 	return ok
