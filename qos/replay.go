@@ -274,10 +274,6 @@ func (r *replayer) withCells(src Source) {
 	r.evCell = make([]uint8, 0, r.hint)
 }
 
-// newReplayer returns an engine; sizeHint is the expected number of
-// heartbeats (0 if unknown). With a linear collector the per-heartbeat TD
-// at the detector's own parameter is not kept (the collector keeps the
-// linear form instead).
 // newSourceReplayer is newReplayer (without a linear collector) for a
 // replay of src: one that spills its per-heartbeat data (Config.Spill) when
 // src is not a slice.
@@ -290,6 +286,10 @@ func newSourceReplayer(det detector.Detector, cfg Config, src Source) *replayer 
 	return r
 }
 
+// newReplayer returns an engine; sizeHint is the expected number of
+// heartbeats (0 if unknown). With a linear collector the per-heartbeat TD
+// at the detector's own parameter is not kept (the collector keeps the
+// linear form instead).
 func newReplayer(det detector.Detector, cfg Config, lin *linearCollector, sizeHint int) *replayer {
 	r := &replayer{det: det, cfg: cfg, lin: lin, allSent: true, plaus: true, hint: sizeHint}
 	if sizeHint > 0 {
