@@ -38,6 +38,6 @@ func Example() {
 	// phi-akka(threshold=10, min-std=100ms, pause=0s)
 	// true
 	// phi-normal(threshold=8, min-std=0s)
-	// phi-cassandra(threshold=8, window=1000, initial-interval=2s, max-interval=2s)
+	// phi-cassandra(threshold=8, window=1000, bootstrap-interval=2s, max-interval=2s)
 	// spec "phi-akka(pause=3)": phi-akka: pause: "3" is not a duration such as 3s, 250ms or 0
 }

@@ -51,7 +51,7 @@ func (f *Algorithm) Params() []Param {
 
 func (f *Algorithm) param(name string) *param {
 	for i := range f.params {
-		if strings.EqualFold(f.params[i].Name, name) { // as family names: case does not matter
+		if f.params[i].is(name) {
 			return &f.params[i]
 		}
 	}
@@ -235,8 +235,18 @@ func (s Spec) Value(name string) (string, bool) {
 	return formatValue(v), true
 }
 
+// key is the name a parameter is known by in s's family, so that an alias
+// and the name count as one key; an unknown name is returned lower-cased.
+func (s Spec) key(name string) string {
+	if p := s.fam.param(name); p != nil {
+		return p.Name
+	}
+	return strings.ToLower(name)
+}
+
 // With returns a copy of s with the parameter set to the value written as
-// text (as in the textual form).
+// text (as in the textual form). name may be the parameter's name or one of
+// its aliases.
 func (s Spec) With(name, text string) (Spec, error) {
 	p := s.fam.param(name)
 	if p == nil {
@@ -350,10 +360,10 @@ func Parse(text string) (Spec, error) {
 		if !ok || k == "" {
 			return Spec{}, fmt.Errorf("spec %q: %q is not key=value", text, strings.TrimSpace(kv))
 		}
-		if seen[strings.ToLower(k)] {
+		if seen[s.key(k)] {
 			return Spec{}, fmt.Errorf("spec %q: %s is given twice", text, k)
 		}
-		seen[strings.ToLower(k)] = true
+		seen[s.key(k)] = true
 		if s, err = s.With(k, v); err != nil {
 			return Spec{}, fmt.Errorf("spec %q: %w", text, err)
 		}

@@ -153,10 +153,10 @@ func decodeSpec(n *yaml.Node) (Spec, *yaml.Node, error) {
 	seen := map[string]bool{}
 	for i := 0; i < len(keys); i += 2 {
 		k, v := keys[i].Value, keys[i+1].Value
-		if seen[strings.ToLower(k)] {
+		if seen[s.key(k)] {
 			return Spec{}, keys[i], fmt.Errorf("%s is given twice", k)
 		}
-		seen[strings.ToLower(k)] = true
+		seen[s.key(k)] = true
 		if s, err = s.With(k, v); err != nil {
 			return Spec{}, keys[i], fmt.Errorf("%s: %w", name, err)
 		}

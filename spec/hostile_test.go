@@ -75,7 +75,7 @@ func TestParameterNamesIgnoreCase(t *testing.T) {
 	assert.ErrorContains(t, err, "s.yaml:4: THRESHOLD is given twice")
 	f, err := Decode("s.yaml", []byte("detectors:\n  - Detector: Akka\n    Pause: 0s\n"))
 	require.NoError(t, err)
-	assert.Equal(t, "phi-akka(threshold=8, window=1000, min-std=100ms, pause=0s, first-estimate=1s)", f.Detectors[0].String())
+	assert.Equal(t, "phi-akka(threshold=8, window=1000, min-std=100ms, pause=0s, bootstrap-interval=1s)", f.Detectors[0].String())
 }
 
 // An integer parameter swept over more points than it has integers in the

@@ -43,7 +43,10 @@ func (k Kind) expected() string {
 // families.go write one Param literal per parameter; Kind is set by the
 // accessor that ties it to its field (durPtr, intPlain, ...).
 type Param struct {
-	Name    string
+	Name string
+	// Aliases are earlier names of the parameter that specs and files may
+	// still use; Name is the one fdkit prints.
+	Aliases []string
 	Kind    Kind
 	Unit    string   // "" for dimensionless values
 	Default string   // as documented, e.g. "3s" or "μ/100"
@@ -77,6 +80,20 @@ type param struct {
 	Param
 	get func(cfg any) (v any, set bool)
 	set func(cfg any, v any)
+}
+
+// is reports whether name names p, by its name or an alias; as with family
+// names, case does not matter.
+func (p Param) is(name string) bool {
+	if strings.EqualFold(p.Name, name) {
+		return true
+	}
+	for _, a := range p.Aliases {
+		if strings.EqualFold(a, name) {
+			return true
+		}
+	}
+	return false
 }
 
 // RangeText describes the valid values of a number parameter ("> 0",

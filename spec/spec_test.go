@@ -158,13 +158,13 @@ func TestPresets(t *testing.T) {
 	}
 	s, err := Parse("akka(threshold=12)")
 	require.NoError(t, err)
-	assert.Equal(t, "phi-akka(threshold=12, window=1000, min-std=100ms, pause=3s, first-estimate=1s)", s.String())
+	assert.Equal(t, "phi-akka(threshold=12, window=1000, min-std=100ms, pause=3s, bootstrap-interval=1s)", s.String())
 	c, err := Parse("cassandra")
 	require.NoError(t, err)
-	assert.Equal(t, "phi-cassandra(threshold=8, window=1000, initial-interval=2s, max-interval=2s)", c.String())
+	assert.Equal(t, "phi-cassandra(threshold=8, window=1000, bootstrap-interval=2s, max-interval=2s)", c.String())
 	h, err := Parse("hazelcast")
 	require.NoError(t, err)
-	assert.Equal(t, "phi-akka(threshold=10, window=200, min-std=100ms, pause=1m0s, first-estimate=5s)", h.String())
+	assert.Equal(t, "phi-akka(threshold=10, window=200, min-std=100ms, pause=1m0s, bootstrap-interval=5s)", h.String())
 	require.Len(t, SWIMPresets(), 2)
 	assert.Equal(t, time.Second, SWIMPresets()[0].Config.ProbeInterval)
 }
@@ -222,7 +222,7 @@ sweeps:
 	require.NoError(t, err)
 	require.Len(t, f.Detectors, 2)
 	assert.Equal(t, "phi-akka(threshold=10, pause=3s)", f.Detectors[0].String())
-	assert.Equal(t, "phi-akka(threshold=12, window=1000, min-std=100ms, pause=0s, first-estimate=1s)", f.Detectors[1].String())
+	assert.Equal(t, "phi-akka(threshold=12, window=1000, min-std=100ms, pause=0s, bootstrap-interval=1s)", f.Detectors[1].String())
 	require.Len(t, f.Sweeps, 1)
 	for text, want := range map[string]string{
 		"detectors:\n  - detector: akka\n    pause: soon\n": `s.yaml:3: akka: phi-akka: pause: "soon" is not a duration`,

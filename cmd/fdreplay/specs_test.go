@@ -20,9 +20,9 @@ func TestDetectorsSpecsSideBySide(t *testing.T) {
 	assert.Equal(t, 1, tableRows(out, "phi-akka(threshold=10, pause=3s)"))
 	assert.Equal(t, 1, tableRows(out, "phi-akka(threshold=10, pause=0)"))
 	assert.Equal(t, 1, tableRows(out, "akka"))
-	assert.Contains(t, out, "threshold=10, window=1000, min-std=10ms, pause=0s, first-estimate=100ms")
-	assert.Contains(t, out, "threshold=8, window=1000, min-std=100ms, pause=3s, first-estimate=1s", "a preset is not scaled")
-	assert.Contains(t, out, "scaled by Δ/1s: phi-akka(threshold=10, pause=3s): min-std 10ms, first-estimate 100ms")
+	assert.Contains(t, out, "threshold=10, window=1000, min-std=10ms, pause=0s, bootstrap-interval=100ms")
+	assert.Contains(t, out, "threshold=8, window=1000, min-std=100ms, pause=3s, bootstrap-interval=1s", "a preset is not scaled")
+	assert.Contains(t, out, "scaled by Δ/1s: phi-akka(threshold=10, pause=3s): min-std 10ms, bootstrap-interval 100ms")
 	assert.Contains(t, out, "outages not learnt")
 }
 
@@ -60,7 +60,7 @@ func TestConfigFile(t *testing.T) {
 	code, out, errOut := runCmd("--config", path)
 	require.Equal(t, 0, code, errOut)
 	assert.Equal(t, 1, tableRows(out, "phi-normal(threshold=8, min-std=0s)"), out)
-	assert.Equal(t, 1, tableRows(out, "phi-cassandra(threshold=6, window=1000, initial-interval=2s, max-interval=2s)"), out)
+	assert.Equal(t, 1, tableRows(out, "phi-cassandra(threshold=6, window=1000, bootstrap-interval=2s, max-interval=2s)"), out)
 	assert.Equal(t, 0, tableRows(out, "chen"), "--detectors defaults to none with --config")
 
 	require.NoError(t, os.WriteFile(path, []byte("detectors:\n  - detector: akka\n    pause: soon\n"), 0o644))
