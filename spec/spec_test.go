@@ -285,3 +285,27 @@ func TestSweptParamOneName(t *testing.T) {
 		})
 	}
 }
+
+// TestBootstrapIntervalAliases: the interval assumed before two are known
+// is bootstrap-interval in every family; the names it had, first-estimate
+// and initial-interval, still read, in specs and in files, and printing
+// uses the one name. An alias beside the name is the same key twice.
+func TestBootstrapIntervalAliases(t *testing.T) {
+	for text, want := range map[string]string{
+		"phi-akka(first-estimate=5s)":         "phi-akka(bootstrap-interval=5s)",
+		"phi-cassandra(initial-interval=3s)":  "phi-cassandra(bootstrap-interval=3s)",
+		"satzger(First-Estimate=2s)":          "satzger(bootstrap-interval=2s)",
+		"phi-normal(bootstrap-interval=50ms)": "phi-normal(bootstrap-interval=50ms)",
+	} {
+		s, err := Parse(text)
+		require.NoError(t, err, text)
+		assert.Equal(t, want, s.String(), text)
+	}
+	_, err := Parse("phi-akka(first-estimate=5s, bootstrap-interval=1s)")
+	assert.ErrorContains(t, err, "bootstrap-interval is given twice")
+	_, err = Decode("s.yaml", []byte("detectors:\n  - detector: phi-cassandra\n    initial-interval: 3s\n    bootstrap-interval: 1s\n"))
+	assert.ErrorContains(t, err, "s.yaml:4: bootstrap-interval is given twice")
+	f, err := Decode("s.yaml", []byte("detectors:\n  - detector: phi-cassandra\n    initial-interval: 3s\n"))
+	require.NoError(t, err)
+	assert.Equal(t, "phi-cassandra(bootstrap-interval=3s)", f.Detectors[0].String())
+}

@@ -32,7 +32,11 @@ func WriteMarkdown(w io.Writer) error {
 			if rng == "" {
 				rng = "–"
 			}
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", p.Name, p.Default, unit, rng, p.Field, p.Doc, p.Source)
+			name := p.Name
+			if len(p.Aliases) > 0 {
+				name += " (also " + strings.Join(p.Aliases, ", ") + ")"
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", name, p.Default, unit, rng, p.Field, p.Doc, p.Source)
 		}
 		b.WriteString("\n")
 	}
