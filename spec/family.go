@@ -331,6 +331,9 @@ func Parse(text string) (Spec, error) {
 		return Spec{}, fmt.Errorf("spec: %d bytes is too long for a detector spec (at most %d)", len(text), maxSpecLen)
 	}
 	t := strings.TrimSpace(text)
+	if name, k, lo, ok := sweepShape(t); ok {
+		return Spec{}, fmt.Errorf("spec %q is a sweep (a parameter's range); one setting is wanted here, e.g. %s(%s=%s)", text, name, k, lo)
+	}
 	name, args, hasArgs := t, "", false
 	if i := strings.IndexByte(t, '('); i >= 0 {
 		if !strings.HasSuffix(t, ")") {
@@ -381,4 +384,25 @@ func base(name string) (Spec, error) {
 		return f.Spec(), nil
 	}
 	return Spec{}, fmt.Errorf("unknown detector %q (known: %s)", name, knownNames())
+}
+
+// sweepShape reports whether t is written as a sweep, "name(...) k=lo..hi"
+// or "name k=lo..hi" (ParseSweep's form), and returns the detector's name,
+// the swept key and the range's lower end, so that Parse can say that a
+// sweep was given where one setting is wanted.
+func sweepShape(t string) (name, key, lo string, ok bool) {
+	cut := strings.LastIndexByte(t, ')') + 1
+	if cut == 0 {
+		if cut = strings.IndexAny(t, " \t"); cut < 0 {
+			return "", "", "", false
+		}
+	}
+	k, r, found := strings.Cut(strings.TrimSpace(t[cut:]), "=")
+	lo, _, dots := strings.Cut(r, "..")
+	k, lo = strings.TrimSpace(k), strings.TrimSpace(lo)
+	if !found || !dots || k == "" || lo == "" || strings.ContainsAny(k, " \t") {
+		return "", "", "", false
+	}
+	name, _, _ = strings.Cut(t[:cut], "(")
+	return strings.TrimSpace(name), k, lo, true
 }

@@ -124,6 +124,10 @@ func TestParseErrors(t *testing.T) {
 		"phi-normal(skip-suspected=perhaps)": `skip-suspected: "perhaps" is not true or false`,
 		"fixed(restart-jump=-1)":             `restart-jump: "-1" is not a non-negative integer`,
 		"satzger(threshold=1.5)":             "threshold: 1.5 is out of range (expected > 0 and ≤ 1)",
+		// A sweep where one setting is wanted (fdbeat --detector, fdswim
+		// --suspicion) is named as such, not as an unknown detector.
+		"chen alpha=1ms..2ms":                `spec "chen alpha=1ms..2ms" is a sweep (a parameter's range); one setting is wanted here, e.g. chen(alpha=1ms)`,
+		"chen(window=10) alpha=1ms..2ms:log": `is a sweep (a parameter's range); one setting is wanted here, e.g. chen(alpha=1ms)`,
 	} {
 		_, err := Parse(text)
 		require.Error(t, err, text)
