@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"cmp"
 	"io"
 	"maps"
 	"math"
@@ -126,7 +127,14 @@ type Accumulator struct {
 	clockOrigin time.Duration
 	haveBase    bool
 	clock       fit // x: s since the first arrival, y: A − σ − clockBase, ns
+
+	// exact is how many samples each series keeps before it is summarized
+	// (0: exactSamples); tests lower it.
+	exact int
 }
+
+// limit returns how many samples a series keeps exactly.
+func (a *Accumulator) limit() int { return cmp.Or(a.exact, exactSamples) }
 
 // Add adds one record of the stream.
 func (a *Accumulator) Add(r Record) {
@@ -143,7 +151,7 @@ func (a *Accumulator) Add(r Record) {
 			if d < 0 {
 				a.backwards++
 			} else {
-				a.ia.add(float64(d))
+				a.ia.add(float64(d), a.limit())
 			}
 			a.firstArr = min(a.firstArr, r.Arrival)
 			a.lastArr = max(a.lastArr, r.Arrival)
@@ -155,10 +163,10 @@ func (a *Accumulator) Add(r Record) {
 		if a.havePrev && a.prev.HasSeq && r.Seq > a.prev.Seq {
 			k := float64(r.Seq - a.prev.Seq)
 			if r.HasSent && a.prev.HasSent {
-				a.stepS.add(float64(r.Sent-a.prev.Sent) / k)
+				a.stepS.add(float64(r.Sent-a.prev.Sent)/k, a.limit())
 			}
 			if r.HasArrival && a.prev.HasArrival {
-				a.stepA.add(float64(r.Arrival-a.prev.Arrival) / k)
+				a.stepA.add(float64(r.Arrival-a.prev.Arrival)/k, a.limit())
 			}
 		}
 	}
@@ -170,7 +178,7 @@ func (a *Accumulator) Add(r Record) {
 		a.firstSent = min(a.firstSent, r.Sent)
 		a.lastSent = max(a.lastSent, r.Sent)
 		if a.havePrev && a.prev.HasSent && (r.HasSeq == a.prev.HasSeq) && (!r.HasSeq || r.Seq == a.prev.Seq+1) {
-			a.si.add(float64(r.Sent - a.prev.Sent))
+			a.si.add(float64(r.Sent-a.prev.Sent), a.limit())
 		}
 		if r.HasArrival {
 			if !a.haveBase {
@@ -179,7 +187,7 @@ func (a *Accumulator) Add(r Record) {
 			}
 			// x in seconds since the first arrival, y in ns relative to the
 			// first record's A − σ: both small enough for float64.
-			a.clock.add((r.Arrival - a.firstArrOrThis(r)).Seconds(), float64(r.Arrival-r.Sent-a.clockBase))
+			a.clock.add((r.Arrival - a.firstArrOrThis(r)).Seconds(), float64(r.Arrival-r.Sent-a.clockBase), a.limit())
 		}
 	}
 	a.prev, a.havePrev = r, true

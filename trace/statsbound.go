@@ -14,7 +14,7 @@ import (
 // two, so that a quantile is off by less than 2^−(histBits+1) of its
 // value (0.05 %); the clock fit uses running co-moments. Memory then stays
 // bounded however long the stream is.
-var exactSamples = 1 << 18
+const exactSamples = 1 << 18
 
 const histBits = 10
 
@@ -30,10 +30,11 @@ type series struct {
 	hist  map[int64]int
 }
 
-func (s *series) add(v float64) {
+// add adds v; past limit samples the series is summarized.
+func (s *series) add(v float64, limit int) {
 	if !s.big {
 		s.exact = append(s.exact, v)
-		if len(s.exact) <= exactSamples {
+		if len(s.exact) <= limit {
 			return
 		}
 		s.big, s.hist, s.lo, s.hi = true, map[int64]int{}, math.Inf(1), math.Inf(-1)
@@ -158,10 +159,11 @@ type fit struct {
 	cxy  float64
 }
 
-func (f *fit) add(x, y float64) {
+// add adds the point (x, y); past limit points the fit is summarized.
+func (f *fit) add(x, y float64, limit int) {
 	if !f.big {
 		f.x, f.y = append(f.x, x), append(f.y, y)
-		if len(f.x) <= exactSamples {
+		if len(f.x) <= limit {
 			return
 		}
 		f.big = true
