@@ -93,10 +93,10 @@ func TestAdversarialSchedules(t *testing.T) {
 func waiverCeiling(n int) int { return max(2, (2*n+99)/100) }
 
 // Found by the checker (schedule 605, shrunk): a partition, then floods of
-// fake members on both sides. Each side held the other dead, and the fakes
-// evicted those dead members to make room: the two sides forgot each
-// other for good (ModeSWIM). A member that answered a ping is now evicted only for a
-// newcomer speaking for itself (swim's makeRoom).
+// fake members on both sides. Each side holds the other dead; were the
+// fakes to evict those dead members to make room, the two sides would
+// forget each other for good (ModeSWIM). A member that answered a ping is
+// evicted only for a newcomer speaking for itself (swim's makeRoom).
 func TestSchedule605PartitionThenFlood(t *testing.T) {
 	sc := Schedule{Seed: 605, N: 6, Mode: swim.ModeSWIM, Steps: []Step{
 		{At: 10334944672, Fault: FaultPartition, A: 4, B: 1, D: 12000000000},
@@ -108,17 +108,17 @@ func TestSchedule605PartitionThenFlood(t *testing.T) {
 	}
 }
 
-// Forged Alive updates raised the incarnation another member stored for a
-// member without that member taking part: Alive(m0000, 2^20), then
+// Forged Alive updates try to raise the incarnation another member stores
+// for a member without that member taking part: Alive(m0000, 2^20), then
 // Alive(m0000, 2^21), then Suspect(m0000, 2^21), all sent to member 1 by a
-// compromised key holder. Member 1 stored 2^21 and accepted the
-// accusation; m0000, still at 0, refused it as implausible (more than
-// swim.MaxIncarnationJump above its own) and never refuted it, and was
-// dead for good in every view. Self-updates are now signed by the member
-// itself (swim.Config.SigningKey): the forged Alives are refused, unsigned
-// or signed with the forger's own key, and the accusation is capped at the
-// incarnation m0000 asserted. Unsigned groups stay open to it, as
-// documented.
+// compromised key holder. Were member 1 to store 2^21 and accept the
+// accusation, m0000, still at 0, would refuse it as implausible (more than
+// swim.MaxIncarnationJump above its own), never refute it, and be dead for
+// good in every view. Self-updates signed by the member itself
+// (swim.Config.SigningKey) prevent it: the forged Alives are refused,
+// unsigned or signed with the forger's own key, and the accusation is
+// capped at the incarnation m0000 asserted. Unsigned groups stay open to
+// it, as documented.
 func TestScheduleForgedAliveChain(t *testing.T) {
 	chain := []Step{
 		{At: 5 * time.Second, Fault: FaultForge, A: 0, B: 1, Kind: swim.UpdateAlive, Inc: 1 << 20},
