@@ -8,8 +8,9 @@
 // Cyclomatic complexity is counted as gocyclo counts it: 1, plus one for
 // each if, for, range, case and select case (default excepted), and each
 // && and ||. Function length is from the func line to the closing brace.
-// Test files and the bench/ directory are left out unless -tests is given
-// (bench/ is always left out: it is a separate module).
+// Test files are left out unless -tests is given. Below dir, bench/ (a
+// separate module) and testdata/ are always left out; measure the bench
+// module by naming it: go run ./scripts/codemetrics bench/memberlist.
 package main
 
 import (
