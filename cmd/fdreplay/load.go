@@ -378,6 +378,17 @@ func readErr(err error) error {
 	return fmt.Errorf("%w (raise %s if the trace is genuine)", err, flag)
 }
 
+// strictErr is a finding stopping the run under --strict: its detail
+// says what would happen without the flag rather than that the record was
+// left out, since the run stops there.
+func strictErr(f *trace.Finding) error {
+	if !f.Excluded {
+		return fmt.Errorf("%v (--strict makes every finding an error)", f)
+	}
+	return fmt.Errorf("%s (--strict makes every finding an error; without --strict it would be left out with a warning)",
+		strings.TrimSuffix(f.String(), ": left out"))
+}
+
 // checked takes one record from the sanity check: a finding is an error
 // with --strict, else reported, and a record kept goes to its stream.
 func (l *traceLoad) checked(c trace.Checked) {
@@ -386,7 +397,7 @@ func (l *traceLoad) checked(c trace.Checked) {
 	}
 	if f := c.Finding; f != nil {
 		if l.o.strict {
-			l.err = fmt.Errorf("%v (--strict makes every finding an error)", f)
+			l.err = strictErr(f)
 			return
 		}
 		l.rep.add(f)

@@ -72,6 +72,9 @@ func TestOneBadTimestampLIP6(t *testing.T) {
 	assert.Equal(t, 1, code)
 	assert.Contains(t, errOut, fmt.Sprintf("%s:%d: sender \"4\": arrival", badPath, bad+1))
 	assert.Contains(t, errOut, "--strict")
+	// The run stopped: the message does not say the record was left out.
+	assert.NotContains(t, errOut, "left out (")
+	assert.Contains(t, errOut, "without --strict it would be left out with a warning")
 }
 
 // csvTrace is a CSV trace of sender a in epoch milliseconds, Δ = 1 s.
