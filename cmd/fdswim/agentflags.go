@@ -139,6 +139,16 @@ func (f *agentFlags) config(stderr io.Writer) (agent.Config, error) {
 		// The agent's own check names its Config field, not the flag.
 		return agent.Config{}, fmt.Errorf("--advertise %s: want the ip:port the other members send to, not a wildcard address or port 0 (those bind; --bind takes them)", f.advertise)
 	}
+	// The agent's and the protocol's own checks name their Config fields;
+	// these name the flags.
+	for _, a := range []struct{ flag, addr string }{{"--bind", f.bind}, {"--advertise", f.advertise}, {"--stream-bind", f.streamBind}} {
+		if _, err := netip.ParseAddrPort(a.addr); a.addr != "" && err != nil {
+			return agent.Config{}, fmt.Errorf("%s %q: want ip:port (an IP address, not a host name): %w", a.flag, a.addr, err)
+		}
+	}
+	if f.probeTimeout > f.probeInterval {
+		return agent.Config{}, fmt.Errorf("--probe-timeout %v exceeds --probe-interval %v: a probe must end within its protocol period", f.probeTimeout, f.probeInterval)
+	}
 	cfg := agent.Config{
 		ID: swim.ID(f.id), Bind: f.bind, Advertise: f.advertise, Plain: f.plain,
 		MaxPacketSize: f.maxPacket, LeaveTimeout: new(f.leaveTimeout), WireVersion: byte(f.wireVersion),

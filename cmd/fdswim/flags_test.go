@@ -71,7 +71,11 @@ func TestAgentFlagsRefuseInvalidValues(t *testing.T) {
 		{[]string{"--stream-timeout", "0"}, `"--stream-timeout" flag: want a duration from 1ms to 1h`},
 		{[]string{"--max-stream-conns", "0"}, `"--max-stream-conns" flag: want a count from 1 to 65536`},
 		{[]string{"--no-stream", "--stream-bind", "127.0.0.1:0"}, "--stream-bind names a TCP listener but --no-stream"},
-		{[]string{"--stream-bind", "nonsense"}, "stream listener"},
+		{[]string{"--stream-bind", "nonsense"}, `--stream-bind "nonsense": want ip:port`},
+		// Errors name the flag, not the agent.Config or swim.Config field.
+		{[]string{"--bind", "nonsense"}, `--bind "nonsense": want ip:port`},
+		{[]string{"--advertise", "host"}, `--advertise "host": want ip:port`},
+		{[]string{"--probe-timeout", "5s"}, "--probe-timeout 5s exceeds --probe-interval 1s"},
 		// --suspicion sets the detector mode's per-peer detector: in the
 		// other modes, given or taken from --preset, it would be ignored.
 		{[]string{"--mode", "swim", "--suspicion", "chen"}, "--suspicion chooses the per-peer detector of --mode detector; --mode swim has none"},
