@@ -95,7 +95,7 @@ func TestSweepIntegerPointsDistinct(t *testing.T) {
 
 // A sweep's parameter is named in the family's own spelling whatever case
 // the user typed, so that `chen ALPHA=…` is the one-pass sweep of α and its
-// curve is labelled alpha (it used to replay every point, labelled ALPHA).
+// curve is labelled alpha, not a replay of every point labelled ALPHA.
 func TestSweepParamCaseInsensitive(t *testing.T) {
 	lower, err := ParseSweep("chen alpha=10ms..1s")
 	require.NoError(t, err)
