@@ -42,7 +42,7 @@ func (m *Member) Join(now time.Duration, seeds []string) error {
 	if len(seeds) == 0 {
 		return ErrNoSeeds
 	}
-	m.join.pending, m.join.refusal = true, nil
+	m.join.pending, m.join.refusal, m.join.otherView = true, nil, false
 	m.join.lastConflict = conflictNote{} // this attempt's refusal is news (conflictEvery)
 	m.join.seeds = slices.Clone(seeds)
 	m.sendJoins(now)

@@ -316,6 +316,8 @@ type joinState struct {
 	next          time.Duration // the next join attempt
 	seed          ID            // the member whose view answered this member's join
 	seedUntil     time.Duration // until when its view transfers are that answer
+	otherView     bool          // a view not from a seed address came while joining (answersJoin)
+	otherBefore   time.Duration // from then on, such a view answers the join
 	announceUntil time.Duration // views until then are a join's answer: announce to their members (announceJoin)
 	refusal       *JoinRefusal  // the latest refusal of this member's join
 	lastConflict  conflictNote

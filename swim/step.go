@@ -213,15 +213,20 @@ func (m *Member) asksView(now time.Duration, from Node, pkt *Packet) bool {
 		!(m.join.pending && pkt.Kind == MsgPing && slices.Contains(m.join.seeds, from.Addr))
 }
 
-// onView ends a join answered by the view pkt from from, unless an update
-// in it named this member's ID at another address (the join is then
-// retried), and announces the joined member to the view's members.
+// onView ends a join answered by the view pkt from from (answersJoin),
+// unless an update in it named this member's ID at another address (the
+// join is then retried), and announces the joined member to the view's
+// members.
 func (m *Member) onView(in *inbound, from Node, pkt *Packet) {
-	joined := m.join.pending && !in.conflictSelf
-	m.join.pending = m.join.pending && in.conflictSelf
-	if m.join.pending {
+	answers := m.join.pending && (in.conflictSelf || m.answersJoin(in.now, from))
+	joined := answers && !in.conflictSelf
+	if answers {
+		m.join.pending = in.conflictSelf
+	}
+	switch {
+	case answers && m.join.pending:
 		m.noteRefusal(in.now, from, pkt.Updates)
-	} else {
+	case !m.join.pending:
 		m.join.refusal = nil
 	}
 	if joined {

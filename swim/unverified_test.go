@@ -210,3 +210,59 @@ func TestJoinSeedVouchesForItsViewOnly(t *testing.T) {
 	assert.True(t, a.peers["c"].verified, "in the seed's view")
 	assert.False(t, a.peers["g"].verified, "relayed by the seed")
 }
+
+// A view transfer from a member that is not at one of the join's seed
+// addresses (a member that picked the joiner for its push-pull, or a
+// forger racing the seed) neither answers the join nor vouches for the
+// members it lists: the join stays pending until the seed's own view
+// arrives, and the seed's view, of more members than the unverified quota,
+// is held whole and verified. Were the first view from anywhere taken as
+// the seed's, the forger's members would be verified and the seed's view
+// cut at the quota, for good (a 150-member group joining through one seed
+// in swim/sim never reached a full view).
+func TestJoinSeedIsTheMemberJoinedThrough(t *testing.T) {
+	a := newTest(t, "a", ModeLifeguard, nil)
+	require.NoError(t, a.Join(0, []string{node("s").Addr}))
+	drain(a)
+	view := func(from string, prefix string, n int) *Packet {
+		ups := []Update{{Kind: UpdateAlive, Node: node(from), From: ID(from)}}
+		for i := range n {
+			p := node(fmt.Sprintf("%s%04d", prefix, i))
+			ups = append(ups, Update{Kind: UpdateAlive, Node: p, From: p.ID})
+		}
+		return &Packet{Kind: MsgSync, From: node(from), To: node("a"), Updates: ups}
+	}
+	require.NoError(t, a.Step(time.Millisecond, view("x", "g", 10)))
+	drain(a)
+	assert.True(t, a.join.pending, "a view from a member not joined through answers no join")
+	assert.False(t, a.peers["g0000"].verified, "listed by a member not joined through")
+	require.NoError(t, a.Step(2*time.Millisecond, view("s", "r", 2*unverifiedFloor)))
+	drain(a)
+	assert.False(t, a.join.pending)
+	assert.Equal(t, 1+1+10+1+2*unverifiedFloor, a.NumAlive(), "the seed's whole view")
+	if p := a.peers[ID(fmt.Sprintf("r%04d", 2*unverifiedFloor-1))]; assert.NotNil(t, p) {
+		assert.True(t, p.verified, "in the seed's view")
+	}
+	assert.Zero(t, a.Stats().MembersRefused)
+}
+
+// A seed that advertises an address other than the one dialled (behind a
+// NAT or a load balancer) answers the join after joinFallbackPeriods
+// periods of views from elsewhere, without vouching for its members.
+func TestJoinAnsweredFromAnotherAddress(t *testing.T) {
+	a := newTest(t, "a", ModeLifeguard, nil)
+	require.NoError(t, a.Join(0, []string{"10.0.0.1:7946"}))
+	drain(a)
+	s, c := node("s"), node("c")
+	view := &Packet{Kind: MsgSync, From: s, To: node("a"),
+		Updates: []Update{{Kind: UpdateAlive, Node: s, From: s.ID}, {Kind: UpdateAlive, Node: c, From: c.ID}}}
+	require.NoError(t, a.Step(time.Millisecond, view))
+	drain(a)
+	assert.True(t, a.join.pending, "the first view from another address")
+	require.NoError(t, a.Step(time.Millisecond+3*time.Second-1, view))
+	assert.True(t, a.join.pending, "within joinFallbackPeriods")
+	require.NoError(t, a.Step(time.Millisecond+3*time.Second, view))
+	assert.False(t, a.join.pending, "after joinFallbackPeriods")
+	assert.Equal(t, StateAlive, a.State("c"))
+	assert.False(t, a.peers["c"].verified, "no seed at a dialled address vouched")
+}

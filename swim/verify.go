@@ -1,6 +1,9 @@
 package swim
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // Verified members: a member this member has heard from directly (a packet
 // it sent, an answer to a probe), that an intermediate vouched for (an ack
@@ -103,13 +106,41 @@ func (m *Member) seedView(in *inbound, view bool) bool {
 }
 
 // noteJoinSeed records, for a view transfer (MsgSync) received while
-// joining, its sender as the seed whose view answers the join: that packet
-// and the rest of the view, the sender's transfers within one protocol
-// period, vouch for the members they list.
+// joining from one of the addresses joined through, its sender as the seed
+// whose view answers the join: that packet and the rest of the view, the
+// sender's transfers within one protocol period, vouch for the members
+// they list. A view from elsewhere vouches for nothing: a member that
+// picked the joiner for its push-pull, or a forger racing the seed's
+// answer, is not the member the joiner chose to trust.
 func (m *Member) noteJoinSeed(now time.Duration, pkt *Packet) {
-	if pkt.Kind == MsgSync && m.join.pending && m.join.seed != pkt.From.ID {
+	if pkt.Kind == MsgSync && m.join.pending && m.join.seed != pkt.From.ID && slices.Contains(m.join.seeds, pkt.From.Addr) {
 		m.join.seed, m.join.seedUntil = pkt.From.ID, now+m.cfg.ProbeInterval
 	}
+}
+
+// joinFallbackPeriods is how many protocol periods of views from members
+// not joined through a pending join waits for its seed's (answersJoin).
+const joinFallbackPeriods = 3
+
+// answersJoin reports whether a view from from answers this member's
+// pending join: it comes from one of the addresses joined through, or
+// views from elsewhere have come for joinFallbackPeriods protocol periods
+// (a seed that advertises an address other than the one dialled, behind a
+// NAT or a load balancer, is taken at its word then). A view from
+// elsewhere alone leaves the join pending and its attempts going on, so
+// that the seed's own view, the only one that vouches beyond the
+// unverified quota, still arrives, however long the seed's pull bound
+// holds it back in a join storm: taken as the answer, it ended the join
+// with the seed's view never asked for again.
+func (m *Member) answersJoin(now time.Duration, from Node) bool {
+	if slices.Contains(m.join.seeds, from.Addr) {
+		return true
+	}
+	if !m.join.otherView {
+		m.join.otherView, m.join.otherBefore = true, now+mulTimer(m.cfg.ProbeInterval, joinFallbackPeriods)
+		return false
+	}
+	return now >= m.join.otherBefore
 }
 
 // groupSize is the n of the log n formulas: this member, the verified live
