@@ -115,11 +115,18 @@ func init() {
 // cleanup stops it and waits for its last events whichever way the run
 // ends.
 func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	return runAgentLimits(ctx, args, stdout, stderr, defaultHTTPLimits)
+	return runAgentEnv(ctx, args, stdout, stderr, agentEnv{http: defaultHTTPLimits, join: defaultJoinBackoff()})
 }
 
-// runAgentLimits is runAgent with the --http server's limits.
-func runAgentLimits(ctx context.Context, args []string, stdout, stderr io.Writer, lim httpLimits) error {
+// agentEnv holds what runAgent fixes and tests vary: the --http server's
+// limits and the backoff of --join attempts.
+type agentEnv struct {
+	http httpLimits
+	join joinBackoff
+}
+
+// runAgentEnv is runAgent with env.
+func runAgentEnv(ctx context.Context, args []string, stdout, stderr io.Writer, env agentEnv) error {
 	f, err := parseAgentFlags(args, stderr)
 	if f == nil || err != nil {
 		return err
@@ -160,7 +167,7 @@ func runAgentLimits(ctx context.Context, args []string, stdout, stderr io.Writer
 	defer reloadOnHUP(ctx, f.reloader(a, cfg, out))()
 	out.Info("agent", "id", string(a.Self().ID), "addr", a.Self().Addr, "encrypted", !cfg.Plain, "mode", cfg.Protocol.Mode.String())
 	if httpLn != nil {
-		stop, err := serveHTTP(httpLn, a, lim)
+		stop, err := serveHTTP(httpLn, a, env.http)
 		if err != nil {
 			return err
 		}
@@ -172,7 +179,7 @@ func runAgentLimits(ctx context.Context, args []string, stdout, stderr io.Writer
 		lookup := func(ctx context.Context, host string) ([]netip.Addr, error) {
 			return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
 		}
-		err := joinWithRetry(ctx, cfg.Logger, a.Join, lookup, joinTo, self.Addr(), f.joinTimeout)
+		err := joinWithRetry(ctx, cfg.Logger, a.Join, lookup, joinTo, self.Addr(), f.joinTimeout, env.join)
 		switch {
 		case err == nil:
 			out.Info("joined", "via", joinList(joinTo))

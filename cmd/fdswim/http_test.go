@@ -23,7 +23,7 @@ func runHTTPAgent(t *testing.T, addr string, lim httpLimits) (string, *syncBuf) 
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- runAgentLimits(ctx, []string{"--plain", "--bind", "127.0.0.1:0", "--http", addr, "--leave-timeout", "50ms"}, &out, &errb, lim)
+		done <- runAgentEnv(ctx, []string{"--plain", "--bind", "127.0.0.1:0", "--http", addr, "--leave-timeout", "50ms"}, &out, &errb, agentEnv{http: lim, join: defaultJoinBackoff()})
 	}()
 	t.Cleanup(func() { cancel(); <-done })
 	var got string

@@ -16,14 +16,15 @@ import (
 	"github.com/fdkit/fdkit/swim/agent"
 )
 
-// Backoff of --join attempts: the first attempt waits joinFirstWait for an
-// answer, each later one twice as long up to joinMaxWait, with ±20 % jitter
-// so that members started together do not retry in step. Variables for the
-// tests.
-var (
-	joinFirstWait = 500 * time.Millisecond
-	joinMaxWait   = 8 * time.Second
-)
+// joinBackoff is the backoff of --join attempts: the first attempt waits
+// first for an answer, each later one twice as long up to max, with ±20 %
+// jitter so that members started together do not retry in step.
+type joinBackoff struct{ first, max time.Duration }
+
+// defaultJoinBackoff is the backoff of fdswim agent --join.
+func defaultJoinBackoff() joinBackoff {
+	return joinBackoff{first: 500 * time.Millisecond, max: 8 * time.Second}
+}
 
 // joinTarget is one --join entry: a host (IP literal or name) and a port.
 type joinTarget struct{ host, port string }
@@ -65,20 +66,20 @@ func resolveJoin(ctx context.Context, lookup func(context.Context, string) ([]ne
 }
 
 // joinWithRetry resolves the targets and joins through them, again with a
-// growing wait (joinFirstWait doubling to joinMaxWait) until a member
+// growing wait (b.first doubling to b.max) until a member
 // answers, ctx ends or the deadline (--join-timeout; 0: none) passes. join
 // is agent.Join; it returns when a member answered or its context ended.
 // A refusal for an ID conflict (*agent.ConflictError) is retried too: the
 // live holder may be this member's own crashed process, not yet declared
 // dead, whose ID it reclaims once it is.
 func joinWithRetry(ctx context.Context, log *slog.Logger, join func(context.Context, ...string) error,
-	lookup func(context.Context, string) ([]netip.Addr, error), targets []joinTarget, self netip.Addr, deadline time.Duration) error {
+	lookup func(context.Context, string) ([]netip.Addr, error), targets []joinTarget, self netip.Addr, deadline time.Duration, b joinBackoff) error {
 	if deadline > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, deadline)
 		defer cancel()
 	}
-	wait := joinFirstWait
+	wait := b.first
 	var heard joinHeard
 	for attempt := 1; ; attempt++ {
 		// An attempt lasts its wait: the lookup and the wait for an answer
@@ -121,7 +122,7 @@ func joinWithRetry(ctx context.Context, log *slog.Logger, join func(context.Cont
 		} else {
 			log.Warn("join attempt failed; retrying", "join", joinList(targets), "attempt", attempt, "err", err)
 		}
-		wait = min(2*wait, joinMaxWait)
+		wait = min(2*wait, b.max)
 	}
 }
 

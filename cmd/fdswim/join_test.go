@@ -54,17 +54,16 @@ func TestResolveJoin(t *testing.T) {
 	assert.ErrorContains(t, err, "missing:4")
 }
 
-func fastBackoff(t *testing.T) {
-	first, max := joinFirstWait, joinMaxWait
-	joinFirstWait, joinMaxWait = 20*time.Millisecond, 80*time.Millisecond
-	t.Cleanup(func() { joinFirstWait, joinMaxWait = first, max })
-}
+// fastBackoff keeps the tests of --join retries short.
+var fastBackoff = joinBackoff{first: 20 * time.Millisecond, max: 80 * time.Millisecond}
+
+// fastEnv is runAgent's environment with fastBackoff.
+var fastEnv = agentEnv{http: defaultHTTPLimits, join: fastBackoff}
 
 // joinWithRetry retries after unanswered attempts and failed lookups with
 // a growing wait, stops at once on other errors, and names the flags when
 // the deadline passes.
 func TestJoinWithRetry(t *testing.T) {
-	fastBackoff(t)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	v4 := netip.MustParseAddr("127.0.0.1")
 	ts, _ := parseJoin([]string{"seed:7946"})
@@ -87,22 +86,22 @@ func TestJoinWithRetry(t *testing.T) {
 		}
 		return nil
 	}
-	require.NoError(t, joinWithRetry(context.Background(), log, join, lookup, ts, v4, time.Minute))
+	require.NoError(t, joinWithRetry(context.Background(), log, join, lookup, ts, v4, time.Minute, fastBackoff))
 	assert.Equal(t, 4, lookups, "a lookup at every attempt")
 	assert.Equal(t, []string{"127.0.0.1:7946", "127.0.0.1:7946", "127.0.0.1:7946"}, calls)
 	// Attempt waits: 20 ms (lookup failed), then 40, 80, 80 ms ±20 %; the
-	// last two are capped at joinMaxWait.
+	// last two are capped at fastBackoff.max.
 	require.Len(t, waits, 3)
-	assert.LessOrEqual(t, waits[0], time.Duration(1.2*float64(2*joinFirstWait)))
+	assert.LessOrEqual(t, waits[0], time.Duration(1.2*float64(2*fastBackoff.first)))
 	for _, w := range waits {
-		assert.LessOrEqual(t, w, time.Duration(1.2*float64(joinMaxWait)))
+		assert.LessOrEqual(t, w, time.Duration(1.2*float64(fastBackoff.max)))
 	}
 
 	// A refusal is not retried.
 	refused := errors.New("agent: join refused: ID held")
 	n := 0
 	err := joinWithRetry(context.Background(), log, func(context.Context, ...string) error { n++; return refused },
-		lookup, ts, v4, time.Minute)
+		lookup, ts, v4, time.Minute, fastBackoff)
 	assert.Equal(t, refused, err)
 	assert.Equal(t, 1, n)
 
@@ -116,13 +115,13 @@ func TestJoinWithRetry(t *testing.T) {
 			return held
 		}
 		return nil
-	}, lookup, ts, v4, time.Minute)
+	}, lookup, ts, v4, time.Minute, fastBackoff)
 	assert.NoError(t, err)
 	assert.Equal(t, 3, n)
 	n = 0
 	start := time.Now()
 	err = joinWithRetry(context.Background(), log, func(context.Context, ...string) error { n++; return held },
-		lookup, ts, v4, 300*time.Millisecond)
+		lookup, ts, v4, 300*time.Millisecond, fastBackoff)
 	assert.EqualError(t, err, `join refused: ID "c" is held by the live member at 127.0.0.1:7000 for all of --join-timeout 300ms (attempts: `+
 		strconv.Itoa(n)+`): start this member with another ID, or, if that is this member's previous process, give a --join-timeout longer than `+
 		`the others take to declare it dead (plus their --dead-reclaim-time)`)
@@ -131,7 +130,7 @@ func TestJoinWithRetry(t *testing.T) {
 
 	// Nobody answers: the error names --join and --join-timeout.
 	err = joinWithRetry(context.Background(), log, func(ctx context.Context, _ ...string) error { <-ctx.Done(); return ctx.Err() },
-		lookup, ts, v4, 300*time.Millisecond)
+		lookup, ts, v4, 300*time.Millisecond, fastBackoff)
 	assert.ErrorContains(t, err, "--join seed:7946: no member answered within --join-timeout 300ms")
 	// A member refused the join for a dead or left holder of the ID, and
 	// datagrams failed authentication: the error says both, with the
@@ -145,7 +144,7 @@ func TestJoinWithRetry(t *testing.T) {
 			return &agent.JoinError{Addrs: addrs, Err: ctx.Err(), Refusal: refusal, AuthFailures: 2, AuthFrom: bad}
 		}
 		return &agent.JoinError{Addrs: addrs, Err: ctx.Err(), AuthFailures: 1, AuthFrom: bad}
-	}, lookup, ts, v4, 300*time.Millisecond)
+	}, lookup, ts, v4, 300*time.Millisecond, fastBackoff)
 	assert.EqualError(t, err, `--join seed:7946: join refused within --join-timeout 300ms (attempts: `+strconv.Itoa(n)+`): `+
 		`the member at 127.0.0.1:7001 holds ID "c" as dead at 127.0.0.1:7002 (incarnation 4): members give a dead or left member's ID `+
 		`to a new address only once it has been down for their --dead-reclaim-time and, when they sign updates, only to the `+
@@ -157,14 +156,14 @@ func TestJoinWithRetry(t *testing.T) {
 	err = joinWithRetry(context.Background(), log, func(ctx context.Context, addrs ...string) error {
 		<-ctx.Done()
 		return &agent.JoinError{Addrs: addrs, Err: ctx.Err(), AuthFailures: 1, AuthFrom: bad}
-	}, lookup, ts, v4, 300*time.Millisecond)
+	}, lookup, ts, v4, 300*time.Millisecond, fastBackoff)
 	assert.ErrorContains(t, err, "--join seed:7946: no member answered within --join-timeout 300ms")
 	assert.ErrorContains(t, err, "datagrams that failed authentication arrived during the join, the last from 127.0.0.1:7003")
 	// A name that never resolves says so.
 	never := func(context.Context, string) ([]netip.Addr, error) {
 		return nil, &net.DNSError{Err: "no such host", Name: "seed", IsNotFound: true}
 	}
-	err = joinWithRetry(context.Background(), log, join, never, ts, v4, 200*time.Millisecond)
+	err = joinWithRetry(context.Background(), log, join, never, ts, v4, 200*time.Millisecond, fastBackoff)
 	assert.ErrorContains(t, err, "--join seed:7946: no address found")
 	assert.ErrorContains(t, err, "no such host")
 	assert.ErrorContains(t, err, "--join-timeout 200ms")
@@ -176,7 +175,6 @@ func TestJoinWithRetry(t *testing.T) {
 // warnings bounded only by the resolver's speed (a lookup again at once
 // gave 8 attempts in 5 ms).
 func TestJoinLookupFailureBacksOff(t *testing.T) {
-	fastBackoff(t)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	v4 := netip.MustParseAddr("127.0.0.1")
 	ts, _ := parseJoin([]string{"seed:7946"})
@@ -187,7 +185,7 @@ func TestJoinLookupFailureBacksOff(t *testing.T) {
 	}
 	join := func(context.Context, ...string) error { t.Fatal("join without an address"); return nil }
 	start := time.Now()
-	err := joinWithRetry(context.Background(), log, join, never, ts, v4, 300*time.Millisecond)
+	err := joinWithRetry(context.Background(), log, join, never, ts, v4, 300*time.Millisecond, fastBackoff)
 	assert.ErrorContains(t, err, "no address found")
 	assert.GreaterOrEqual(t, time.Since(start), 300*time.Millisecond, "retried until the deadline")
 	// Waits of 20, 40, 80, 80... ms ±20 %: at most 6 attempts in 300 ms.
@@ -198,7 +196,6 @@ func TestJoinLookupFailureBacksOff(t *testing.T) {
 // Over loopback: a member started with --join localhost:PORT before any
 // member listens there keeps retrying and joins once the seed is up.
 func TestJoinByNameRetries(t *testing.T) {
-	fastBackoff(t)
 	port := freePort(t)
 	_, p, _ := net.SplitHostPort(port)
 	var out, errb syncBuf
@@ -206,8 +203,8 @@ func TestJoinByNameRetries(t *testing.T) {
 	defer cancel()
 	done := make(chan error, 1)
 	go func() {
-		done <- runAgent(ctx, []string{"--plain", "--id", "late", "--bind", "127.0.0.1:0", "--join", "localhost:" + p,
-			"--join-timeout", "60s", "--leave-timeout", "0s", "--log-level", "warn"}, &out, &errb)
+		done <- runAgentEnv(ctx, []string{"--plain", "--id", "late", "--bind", "127.0.0.1:0", "--join", "localhost:" + p,
+			"--join-timeout", "60s", "--leave-timeout", "0s", "--log-level", "warn"}, &out, &errb, fastEnv)
 	}()
 	// The joiner has failed at least once before the seed starts.
 	require.Eventually(t, func() bool { return strings.Contains(errb.String(), "join attempt failed") }, 20*time.Second, 10*time.Millisecond, errb.String())
@@ -219,7 +216,7 @@ func TestJoinByNameRetries(t *testing.T) {
 		var sout, serr syncBuf
 		sdone = make(chan error, 1)
 		go func() {
-			sdone <- runAgent(ctx, []string{"--plain", "--id", "seed", "--bind", port, "--leave-timeout", "0s"}, &sout, &serr)
+			sdone <- runAgentEnv(ctx, []string{"--plain", "--id", "seed", "--bind", port, "--leave-timeout", "0s"}, &sout, &serr, fastEnv)
 		}()
 		joined := func() bool { return strings.Contains(out.String(), "joined via=localhost:"+p) }
 		var seedErr error
@@ -247,22 +244,21 @@ func TestJoinByNameRetries(t *testing.T) {
 // seed's --dead-reclaim-time keeps its ID, is told that the seed refused
 // it and which flags decide it, not "no member answered".
 func TestJoinRefusedForLeftHolder(t *testing.T) {
-	fastBackoff(t)
 	seedAddr := freePort(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var sout, serr syncBuf
 	sdone := make(chan error, 1)
 	go func() {
-		sdone <- runAgent(ctx, []string{"--plain", "--id", "seed", "--bind", seedAddr, "--dead-reclaim-time", "10m",
-			"--probe-interval", period, "--probe-timeout", probeTO, "--leave-timeout", "0s"}, &sout, &serr)
+		sdone <- runAgentEnv(ctx, []string{"--plain", "--id", "seed", "--bind", seedAddr, "--dead-reclaim-time", "10m",
+			"--probe-interval", period, "--probe-timeout", probeTO, "--leave-timeout", "0s"}, &sout, &serr, fastEnv)
 	}()
 	var cout, cerr syncBuf
 	cctx, ccancel := context.WithCancel(ctx)
 	cdone := make(chan error, 1)
 	go func() {
-		cdone <- runAgent(cctx, []string{"--plain", "--id", "c", "--bind", "127.0.0.1:0", "--join", seedAddr, "--join-timeout", "20s",
-			"--probe-interval", period, "--probe-timeout", probeTO, "--leave-timeout", "300ms"}, &cout, &cerr)
+		cdone <- runAgentEnv(cctx, []string{"--plain", "--id", "c", "--bind", "127.0.0.1:0", "--join", seedAddr, "--join-timeout", "20s",
+			"--probe-interval", period, "--probe-timeout", probeTO, "--leave-timeout", "300ms"}, &cout, &cerr, fastEnv)
 	}()
 	require.Eventually(t, func() bool { return strings.Contains(cout.String(), "joined via="+seedAddr) }, 20*time.Second, 10*time.Millisecond,
 		"%s\n%s\n%s", cout.String(), cerr.String(), serr.String())
@@ -271,8 +267,8 @@ func TestJoinRefusedForLeftHolder(t *testing.T) {
 	require.Eventually(t, func() bool { return strings.Contains(sout.String(), "event kind=leave id=c") }, 10*time.Second, 10*time.Millisecond)
 
 	var out, errb syncBuf
-	err := runAgent(ctx, []string{"--plain", "--id", "c", "--bind", "127.0.0.1:0", "--join", seedAddr, "--join-timeout", "1s",
-		"--probe-interval", period, "--probe-timeout", probeTO, "--leave-timeout", "0s"}, &out, &errb)
+	err := runAgentEnv(ctx, []string{"--plain", "--id", "c", "--bind", "127.0.0.1:0", "--join", seedAddr, "--join-timeout", "1s",
+		"--probe-interval", period, "--probe-timeout", probeTO, "--leave-timeout", "0s"}, &out, &errb, fastEnv)
 	require.Error(t, err)
 	t.Log(err)
 	assert.Contains(t, err.Error(), "--join "+seedAddr+": join refused within --join-timeout 1s")
