@@ -67,7 +67,7 @@ func runSend(ctx context.Context, cfg sendConfig, log *slog.Logger) (sendStats, 
 	case cfg.Interval <= 0:
 		return sendStats{}, fmt.Errorf("send: interval %v must be positive", cfg.Interval)
 	case !validName(cfg.Name):
-		return sendStats{}, errNameInvalid
+		return sendStats{}, fmt.Errorf("--name %.64q: %w", cfg.Name, errNameInvalid)
 	}
 	seed := cfg.Seed
 	if seed == 0 {
