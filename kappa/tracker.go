@@ -13,17 +13,21 @@ import (
 // state instead of from scratch. It is what a threshold sweep uses (one
 // Detector, one Tracker per threshold; package qos).
 //
-// With EA_{ℓ+1} as origin the crossing u (in units of Δ) depends only on σ/Δ,
-// and for σ ≪ Δ it sits on the term i with u ≈ i + (σ/Δ)·z, so the previous
-// state's crossing, rescaled by the change of σ/Δ, predicts the new one
-// within a few nanoseconds. A search on the nanosecond grid with Level's own
+// With EA_{ℓ+1} as origin the crossing u (in units of Δ) depends only on
+// s = σ/Δ. For s < 0.2 it sits on the term i with u ≈ i + s·z, so the
+// previous state's crossing, rescaled by the change of s, predicts the new
+// one within a few nanoseconds; near a half-integer (an integer K, where
+// the terms i and i + 1 meet at u = i + 1/2 whatever s) the previous
+// crossing itself does; for a wider spread, the secant in s through the two
+// previous crossings. A search on the nanosecond grid with Level's own
 // predicate, started there, finds a crossing e (κ(T_last + e) ≥ K >
-// κ(T_last + e − 1)). Where κ rises steeply across e (by at least 2^12
-// units in the last place of K in that nanosecond), rounding cannot make κ
-// cross K at any other instant, so e is the crossing ElapsedFor finds;
-// elsewhere (κ flat at K, as for an integer K with σ ≪ Δ) and without a
-// previous crossing the Tracker calls ElapsedFor itself. Either way the
-// result is ElapsedFor's.
+// κ(T_last + e − 1)). Where κ rises steeply across e (by steepRise: at
+// least 2^12 units in the last place of K in that nanosecond, or five times
+// the proven bound on the rounding of κ's sum where that is smaller),
+// rounding cannot make κ cross K at any other instant, so e is the crossing
+// ElapsedFor finds; elsewhere (κ flat at K, as for an integer K with
+// σ ≪ Δ) and without a previous crossing the Tracker calls ElapsedFor
+// itself. Either way the result is ElapsedFor's.
 //
 // A Tracker reads its Detector's state and is not safe for concurrent use;
 // the Detector must not be observed while the Tracker is in use.
@@ -41,6 +45,8 @@ type crossing struct {
 	ok    bool
 	uPrev float64 // (t − EA_{ℓ+1})/Δ
 	sPrev float64 // σ_eff/Δ of that state
+	du    float64 // the secant du/ds through the two crossings before
+	duOK  bool
 }
 
 // Track returns a Tracker of threshold k. ok is false for a k that is not
@@ -82,7 +88,11 @@ func (d *Detector) freshnessFrom(c *crossing, level float64) time.Duration {
 	e := d.elapsedFrom(c, level)
 	tau := detector.AddSat(d.last, e)
 	if e > 0 && tau != math.MaxInt64 {
-		c.uPrev, c.sPrev, c.ok = diff(tau, d.ea)/d.delta, d.s, true
+		u := diff(tau, d.ea) / d.delta
+		if ds := d.s - c.sPrev; c.ok && math.Abs(ds) > 1e-9*d.s {
+			c.du, c.duOK = (u-c.uPrev)/ds, true
+		}
+		c.uPrev, c.sPrev, c.ok = u, d.s, true
 	}
 	return tau
 }
@@ -98,8 +108,12 @@ func (d *Detector) elapsedFrom(c *crossing, level float64) time.Duration {
 		if d.last > 0 {
 			emax -= d.last
 		}
-		i := math.Round(c.uPrev)
-		u := i + (c.uPrev-i)*(d.s/c.sPrev)
+		u := c.uPrev // the prediction (see Tracker)
+		if i := math.Round(u); d.s < 0.2 && math.Abs(u-i) < 0.4 {
+			u = i + (u-i)*(d.s/c.sPrev)
+		} else if p := u + c.du*(d.s-c.sPrev); c.duOK && d.s >= 0.2 && !math.IsNaN(p) {
+			u = p
+		}
 		e0 := min(max(detector.RoundNanos(diff(d.ea, d.last)+u*d.delta), 1), emax)
 		if e, ok := d.crossingNear(level, e0, emax); ok {
 			return e
@@ -118,7 +132,8 @@ func (d *Detector) elapsedFrom(c *crossing, level float64) time.Duration {
 func (d *Detector) crossingNear(level float64, e0, emax time.Duration) (time.Duration, bool) {
 	g := func(e time.Duration) float64 { return d.kappa(d.last + e) }
 	// κ rises steeply from a to b, one nanosecond apart.
-	steep := func(a, b float64) bool { return b-a >= 0x1p-40*max(1, level) }
+	rise := d.steepRise(level)
+	steep := func(a, b float64) bool { return b-a >= rise }
 	lo, glo := time.Duration(0), d.k0 // κ(T_last) < level
 	hi, ghi := time.Duration(-1), 0.0
 	if g0 := g(e0); g0 >= level {
@@ -162,4 +177,42 @@ func (d *Detector) crossingNear(level float64, e0, emax time.Duration) (time.Dur
 		}
 	}
 	return hi, steep(glo, ghi)
+}
+
+// steepRise returns the rise of κ across one nanosecond that makes a
+// crossing found there the only one (see Tracker): 2^-40·max(1, level), or
+// five times the bound E on sum's rounding error when that is smaller and
+// applies (the sum, σ/Δ ≤ sMax, with σ ≥ 10 µs and u's rounding below 10^-3
+// of a nanosecond's step).
+//
+// The bound. Let h(t) = Σ_{j≥0} Φ((u − j)/s) in exact arithmetic at the
+// float u that kappa computes for t: u is non-decreasing in t (float
+// subtraction and division by a positive number round monotonically), so h
+// is. sum adds T ≤ ⌊18·s⌋ + 1 terms (the integers j with |u − j| ≤ zFull·s),
+// each within 2^-48 of Φ((u − j)/s): 0.5·math.Erfc is within 2^-50 of Φ at
+// its rounded argument (a budget of 4 ulps of math.Erfc's result, whose
+// error is below one ulp), and the roundings of z = (u − j)/s (|z| ≤ 9,
+// φ < 0.4), of −z/√2 and of √2 move Φ by less than 2^-50, 2^-51 and 2^-51;
+// each of its additions rounds by at most 2^-53·(level + 2 + 2T) near level,
+// and the terms it leaves out or counts as 1 add below 10^-18. So
+// |κ(t) − h(t)| ≤ E = T·2^-48 + (T + 1)·2^-53·(level + 2 + 2T) + 10^-18
+// there (and h − E keeps growing beyond).
+//
+// Why 5·E is enough. With a = κ(e − 1) < level ≤ b = κ(e) and R = b − a
+// ≥ 5·E, h rises by at least R − 2E across [e − 1, e], and by at least
+// 0.99·(R − 2E) across each neighbouring nanosecond: over three nanoseconds z
+// moves by less than 3·10^-4 (σ ≥ 10 µs), so φ(z) changes by less than 0.3 %
+// (φ'/φ = −z, |z| ≤ 9), and u's steps stay within 0.1 % of 1/Δ (the
+// condition on 2^-51·u·Δ). Then κ(e') ≤ a + 2E − 0.99·(R − 2E) < level for
+// every e' ≤ e − 2, and κ(e') ≥ b − 2E + 0.99·(R − 2E) ≥ level for every
+// e' ≥ e + 1: κ crosses level at e alone.
+func (d *Detector) steepRise(level float64) float64 {
+	r := 0x1p-40 * max(1, level)
+	s := d.s
+	if d.step || s > sMax || s*d.delta < 1e4 || 0x1p-51*(level+2+zFull*s)*d.delta > 1e-3 {
+		return r
+	}
+	t := math.Floor(18*s*(1+0x1p-40)) + 1
+	e := t*0x1p-48 + (t+1)*0x1p-53*(max(1, level)+2+2*t) + 1e-18
+	return min(r, 5*e)
 }
