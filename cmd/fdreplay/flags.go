@@ -179,6 +179,13 @@ func parseFlags(args []string, stdout io.Writer) (options, []string, error) {
 	if err := fs.Parse(args); err != nil {
 		return o, nil, usageErr("%v", err)
 	}
+	// An empty value given on purpose ("--out $DIR" with DIR unset) is
+	// refused, not taken as the flag's absence: the run would write nothing.
+	for _, name := range []string{"out", "report", "config", "sender", "columns"} {
+		if f := fs.Lookup(name); f.Changed && (f.Value.String() == "" || f.Value.String() == "[]") {
+			return o, nil, usageErr("--%s: empty value (omit the flag to do without it)", name)
+		}
+	}
 	o.windowSet = fs.Changed("window")
 	o.sweepFlag = fs.Changed("sweep")
 	// --mr-max 0 is a target of its own (MR = 0), not "no target".

@@ -150,6 +150,12 @@ func TestHelpAndErrors(t *testing.T) {
 		{[]string{"--qap-min", "2"}, 2, `"--qap-min" flag: want a probability in (0, 1]`},
 		{[]string{"--sender", "nobody"}, 1, `no heartbeat of --sender "nobody"`},
 		{[]string{"--clock", "maybe"}, 2, "--clock"},
+		// An empty value (an unset shell variable) is not the flag's absence.
+		{[]string{"--out", ""}, 2, "--out: empty value (omit the flag to do without it)"},
+		{[]string{"--report", ""}, 2, "--report: empty value"},
+		{[]string{"--config", ""}, 2, "--config: empty value"},
+		{[]string{"--sender", ""}, 2, "--sender: empty value"},
+		{[]string{"--columns", ""}, 2, "--columns: empty value"},
 	}
 	for _, c := range cases {
 		code, _, errOut := runCmd(c.args...)
