@@ -83,7 +83,7 @@ func main() {
 	flag.IntVar(&o.pausers, "pausers", 1, "members paused in the pause scenario, their cycles offset by -pause-every/pausers (at most -n minus 1)")
 	flag.Float64Var(&o.loss, "loss", 0.3, "drop probability in each direction for the lossy member")
 	flag.Uint64Var(&o.seed, "seed", 1, "seed of the impairment and of fdkit's members")
-	flag.IntVar(&o.runs, "runs", 3, "runs per scenario and library (different seeds and victims); the table sums FP and averages times and rates")
+	flag.IntVar(&o.runs, "runs", 3, "runs per scenario and library (different seeds and victims); the table sums FP and gives medians of times and rates, with 90th percentiles of times and ranges of rates")
 	flag.StringVar(&libs, "libs", "fdkit,fdkit-lifeguard,memberlist", "libraries: fdkit (detector mode), fdkit-lifeguard, fdkit-swim, memberlist, memberlist-piggyback (its gossip loop off)")
 	flag.StringVar(&scen, "scenarios", "steady,kill-refused,kill-silent,pause,lossy", "scenarios to run: steady, kill-refused, kill-silent, pause, lossy")
 	flag.DurationVar(&o.params.ProbeInterval, "probe-interval", time.Second, "protocol period of both libraries")
