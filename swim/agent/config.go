@@ -165,8 +165,10 @@ type Config struct {
 	MergeRemoteState func(from swim.Node, state []byte, join bool)
 	// BlockingDelivery makes the agent wait for a subscriber whose
 	// channel is full (Subscribe, Receive) instead of dropping the event
-	// or message: memberlist's behaviour, where events go to a channel the
-	// protocol waits on and messages to a delegate it calls. While it
+	// or message. For events this is memberlist's behaviour (its
+	// ChannelEventDelegate blocks the protocol); its messages instead go
+	// through a bounded queue that drops when full, which the default here
+	// matches more closely. While it
 	// waits the agent does nothing else, neither probing nor answering
 	// probes, so a subscriber that stops reading gets this member
 	// suspected and declared dead. Cancelling the subscription frees it;
