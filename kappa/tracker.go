@@ -182,8 +182,8 @@ func (d *Detector) crossingNear(level float64, e0, emax time.Duration) (time.Dur
 // steepRise returns the rise of κ across one nanosecond that makes a
 // crossing found there the only one (see Tracker): 2^-40·max(1, level), or
 // five times the bound E on sum's rounding error when that is smaller and
-// applies (the sum, σ/Δ ≤ sMax, with σ ≥ 10 µs and u's rounding below 10^-3
-// of a nanosecond's step).
+// applies (the sum, σ/Δ ≤ sMax, with σ ≥ 10 µs, level ≤ 2^20 and u's
+// rounding below 10^-3 of a nanosecond's step).
 //
 // The bound. Let h(t) = Σ_{j≥0} Φ((u − j)/s) in exact arithmetic at the
 // float u that kappa computes for t: u is non-decreasing in t (float
@@ -209,10 +209,10 @@ func (d *Detector) crossingNear(level float64, e0, emax time.Duration) (time.Dur
 func (d *Detector) steepRise(level float64) float64 {
 	r := 0x1p-40 * max(1, level)
 	s := d.s
-	if d.step || s > sMax || s*d.delta < 1e4 || 0x1p-51*(level+2+zFull*s)*d.delta > 1e-3 {
+	if d.step || s > sMax || s*d.delta < 1e4 || level > 0x1p20 || 0x1p-51*(level+2+zFull*s)*d.delta > 1e-3 {
 		return r
 	}
-	t := math.Floor(18*s*(1+0x1p-40)) + 1
+	t := math.Floor(18*s+1e-6) + 1 // 1e-6: the rounding of u ± zFull·s, u < 2^21
 	e := t*0x1p-48 + (t+1)*0x1p-53*(max(1, level)+2+2*t) + 1e-18
 	return min(r, 5*e)
 }
