@@ -38,6 +38,8 @@ func TestFlagsRefuseInvalidValues(t *testing.T) {
 		{[]string{"recv", "--key", ""}, "--key: empty"},
 		{[]string{"send", "--key-file", "", "127.0.0.1:1"}, "--key-file: empty"},
 		{[]string{"recv", "--key-file="}, "--key-file: empty"},
+		{[]string{"recv", "--out", ""}, "recv: --out: empty value"},
+		{[]string{"recv", "--listen", ""}, "recv: --listen: empty value"},
 		// The error names the flag and the value.
 		{[]string{"send", "--name", "a b", "127.0.0.1:1"}, `--name "a b": sender name must be`},
 		// A sweep is not one setting (spec.Parse says so).

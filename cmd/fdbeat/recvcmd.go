@@ -84,6 +84,14 @@ func parseRecvFlags(args []string, stderr io.Writer) (*recvFlags, error) {
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("recv: unexpected arguments %q", fs.Args())
 	}
+	// An empty value given on purpose (--out "$FILE" with FILE unset) is
+	// refused: --out "" would record nothing, --listen "" listen on every
+	// interface at a random port.
+	for _, name := range []string{"out", "listen"} {
+		if fl := fs.Lookup(name); fl.Changed && fl.Value.String() == "" {
+			return nil, fmt.Errorf("recv: --%s: empty value (omit the flag for its default)", name)
+		}
+	}
 	c := &f.cfg
 	c.IgnoreHostLateness = !f.hostLate
 	if !fs.Changed("phi-min-std") {

@@ -58,6 +58,14 @@ func parseAgentFlags(args []string, stderr io.Writer) (*agentFlags, error) {
 		}
 		return nil, err
 	}
+	// An empty value given on purpose (--join "$SEED" with SEED unset) is
+	// refused: the agent would start a group of its own, or run without
+	// the identity, keys or metadata asked for.
+	for _, name := range []string{"join", "identity-file", "key-file", "meta-file"} {
+		if fl := fs.Lookup(name); fl.Changed && (fl.Value.String() == "" || fl.Value.String() == "[]") {
+			return nil, fmt.Errorf("--%s: empty value (omit the flag to do without it)", name)
+		}
+	}
 	if *preset != "" {
 		p, ok := swimPreset(*preset)
 		if !ok {

@@ -76,6 +76,11 @@ func TestAgentFlagsRefuseInvalidValues(t *testing.T) {
 		{[]string{"--bind", "nonsense"}, `--bind "nonsense": want ip:port`},
 		{[]string{"--advertise", "host"}, `--advertise "host": want ip:port`},
 		{[]string{"--probe-timeout", "5s"}, "--probe-timeout 5s exceeds --probe-interval 1s"},
+		// An empty value (an unset shell variable) is not the flag's absence.
+		{[]string{"--join", ""}, "--join: empty value"},
+		{[]string{"--identity-file", ""}, "--identity-file: empty value"},
+		{[]string{"--key-file", ""}, "--key-file: empty value"},
+		{[]string{"--meta-file", ""}, "--meta-file: empty value"},
 		// --suspicion sets the detector mode's per-peer detector: in the
 		// other modes, given or taken from --preset, it would be ignored.
 		{[]string{"--mode", "swim", "--suspicion", "chen"}, "--suspicion chooses the per-peer detector of --mode detector; --mode swim has none"},
