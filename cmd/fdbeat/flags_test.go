@@ -39,6 +39,7 @@ func TestFlagsRefuseInvalidValues(t *testing.T) {
 		{[]string{"send", "--key-file", "", "127.0.0.1:1"}, "--key-file: empty"},
 		{[]string{"recv", "--key-file="}, "--key-file: empty"},
 		{[]string{"recv", "--out", ""}, "recv: --out: empty value"},
+		{[]string{"send", "--key", "00", "127.0.0.1:1"}, "--key #1: 2 hex digits; want 32, 48 or 64 (an HMAC-SHA256 key of 16, 24 or 32 bytes)"},
 		{[]string{"recv", "--listen", ""}, "recv: --listen: empty value"},
 		// The error names the flag and the value.
 		{[]string{"send", "--name", "a b", "127.0.0.1:1"}, `--name "a b": sender name must be`},

@@ -158,6 +158,11 @@ func loadKeys(fs *pflag.FlagSet, keys []string, keyFile string) ([][]byte, error
 	}
 	var out [][]byte
 	for i, h := range keys {
+		// wire.ParseKey's length error speaks of AES (fdswim's use); here
+		// the key is an HMAC-SHA256 key of the same sizes.
+		if n := len(strings.TrimSpace(h)); n != 32 && n != 48 && n != 64 {
+			return nil, fmt.Errorf("--key #%d: %d hex digits; want 32, 48 or 64 (an HMAC-SHA256 key of 16, 24 or 32 bytes)", i+1, n)
+		}
 		k, err := wire.ParseKey(h)
 		if err != nil {
 			return nil, fmt.Errorf("--key #%d: %w", i+1, err)
