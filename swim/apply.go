@@ -177,7 +177,7 @@ func (m *Member) applyAlive(in *inbound, p *peer, u Update, gossip bool) {
 
 // addMember adds the member u announces, if the view has room for it.
 func (m *Member) addMember(in *inbound, u Update, gossip bool) {
-	if !m.admitUnverified(in, &u, !gossip) || !m.makeRoom(in.from == u.Node.ID) {
+	if !m.admitUnverified(in, &u, !gossip) || !m.makeRoom(m.speaks(in, &u)) {
 		m.stats.MembersRefused++
 		return
 	}

@@ -33,6 +33,19 @@ func (m *Member) Step(now time.Duration, pkt *Packet) error {
 	return m.step(&inbound{now: now}, pkt)
 }
 
+// StepFromOtherSource is Step for a packet that the transport received
+// from an address other than the one its sender claims (pkt.From.Addr):
+// a datagram from another IP address or port, a stream from another IP
+// address. Its sender's claim is only a field of the packet, so it does
+// not speak for itself (verify.go): its own Alive is held within the
+// unverified quota like relayed gossip, evicts no member from a full
+// view, and the packet does not verify its sender. A member behind a NAT
+// or sending from another address than it advertises is then verified
+// when it answers a probe, as a member only told of.
+func (m *Member) StepFromOtherSource(now time.Duration, pkt *Packet) error {
+	return m.step(&inbound{now: now, otherSource: true}, pkt)
+}
+
 // inbound is the context of one received packet, passed from Step to the
 // functions that merge and answer it.
 type inbound struct {
@@ -47,6 +60,10 @@ type inbound struct {
 	// sourceChecked: the transport checked the packet's source address
 	// (StepSourceChecked), so a join needs no challenge.
 	sourceChecked bool
+	// otherSource: the transport received the packet from an address
+	// other than the one its sender claims (StepFromOtherSource): its
+	// sender does not speak for itself (speaks).
+	otherSource bool
 	// admitted is the sender of a join whose challenge was answered
 	// (challengeAnswered): it is applied without a new challenge.
 	admitted ID
@@ -70,7 +87,7 @@ func (m *Member) step(in *inbound, pkt *Packet) error {
 	joiner := pkt.Kind == MsgJoin && m.State(pkt.From.ID) != StateAlive
 	m.mergeUpdates(in, pkt)
 	m.receiveUser(in.now, pkt)
-	m.noteSender(in.now, from, pkt)
+	m.noteSender(in, from, pkt)
 	switch pkt.Kind {
 	case MsgPing:
 		m.send(Packet{Kind: MsgAck, To: from, Ack: Ack{Seq: pkt.Ping.Seq}, AckPayload: m.ackPayload()})
@@ -176,7 +193,8 @@ func (m *Member) mergeUpdates(in *inbound, pkt *Packet) {
 // noteSender takes pkt, whose updates are merged, as a sign of life of its
 // sender from (its address filled) when the view holds it at that address,
 // and asks an unknown sender for its view.
-func (m *Member) noteSender(now time.Duration, from Node, pkt *Packet) {
+func (m *Member) noteSender(in *inbound, from Node, pkt *Packet) {
+	now := in.now
 	s := m.peers[pkt.From.ID]
 	switch {
 	case s != nil && from.Addr != "" && from.Addr != s.node.Addr:
@@ -191,7 +209,9 @@ func (m *Member) noteSender(now time.Duration, from Node, pkt *Packet) {
 		}
 	case s != nil:
 		m.heard(now, s)
-		m.verify(s)
+		if !in.otherSource {
+			m.verify(s)
+		}
 	case m.asksView(now, from, pkt):
 		m.sync.nextAskView = now + m.cfg.ProbeInterval
 		m.stats.ViewRequests++

@@ -266,3 +266,32 @@ func TestJoinAnsweredFromAnotherAddress(t *testing.T) {
 	assert.Equal(t, StateAlive, a.State("c"))
 	assert.False(t, a.peers["c"].verified, "no seed at a dialled address vouched")
 }
+
+// A packet the transport received from an address other than the one its
+// sender claims (StepFromOtherSource) is not its sender speaking for
+// itself: 300 ghosts each announcing itself that way are held within the
+// unverified quota and stay unverified, where the same packets stepped as
+// from their claimed addresses are each admitted and verified.
+func TestSelfAnnouncedFromOtherSourceHeldWithinQuota(t *testing.T) {
+	for _, other := range []bool{true, false} {
+		a := newTest(t, "a", ModeLifeguard, nil, "b", "c", "d")
+		for i := range 300 {
+			g := node(fmt.Sprintf("g%04d", i))
+			pkt := &Packet{Kind: MsgGossip, From: g, To: node("a"), Updates: []Update{{Kind: UpdateAlive, Node: g, From: g.ID}}}
+			if other {
+				require.NoError(t, a.StepFromOtherSource(time.Millisecond, pkt))
+			} else {
+				require.NoError(t, a.Step(time.Millisecond, pkt))
+			}
+			drain(a)
+		}
+		if other {
+			assert.Equal(t, 1+3+unverifiedFloor, a.NumAlive())
+			assert.Equal(t, unverifiedFloor, a.unverified, "none verified")
+			assert.Equal(t, 300-unverifiedFloor, a.Stats().MembersRefused)
+		} else {
+			assert.Equal(t, 1+3+300, a.NumAlive())
+			assert.Zero(t, a.unverified)
+		}
+	}
+}

@@ -33,7 +33,9 @@ import (
 //     view at once, as many as the verified ones and at least
 //     unverifiedFloor (admitUnverified). An Alive that would add or
 //     revive one more is ignored (Stats.MembersRefused), unless the member
-//     sent it itself or it is in the join seed's view: a flood of forged
+//     sent it itself (from the address it claims, as far as the transport
+//     can tell: StepFromOtherSource) or it is in the join seed's view: a
+//     flood of forged
 //     gossip holds a bounded part of the table, memory and queue, however
 //     large MaxMembers, and its ghosts leave as their probes fail. A real
 //     member refused this way is admitted when it is heard from directly
@@ -61,7 +63,13 @@ func (m *Member) unverifiedQuota() int {
 // Alive, or an entry of the join seed's view (view: a view transfer), or
 // the unverified live members are under unverifiedQuota.
 func (m *Member) admitUnverified(in *inbound, u *Update, view bool) bool {
-	return in.from == u.Node.ID || m.seedView(in, view) || m.unverified < m.unverifiedQuota()
+	return m.speaks(in, u) || m.seedView(in, view) || m.unverified < m.unverifiedQuota()
+}
+
+// speaks reports whether u is the packet's sender's own update, from the
+// address it claims (not StepFromOtherSource).
+func (m *Member) speaks(in *inbound, u *Update) bool {
+	return in.from == u.Node.ID && !in.otherSource
 }
 
 // unverifiedCost is the least probe budget an unverified member's probe

@@ -134,3 +134,39 @@ func TestGhostFloodOverSockets(t *testing.T) {
 		ghosts, base, flood, ratio)
 	assert.LessOrEqual(t, ratio, 2.0, "median detection under the flood within twice the median without")
 }
+
+// Ghosts that each "speak for themselves" (a datagram whose From names the
+// ghost, carrying the ghost's own Alive) all come from one socket whose
+// address none of them claims: the claimed sender is a field of the
+// packet, not the datagram's source. They are held within the unverified
+// quota like relayed ones.
+func TestSelfSpokenGhostsHeldWithinQuota(t *testing.T) {
+	as := group(t, 4, Config{Plain: true})
+	codec, err := wire.NewCodec(wire.CodecConfig{Security: &wire.Security{Plain: true}})
+	require.NoError(t, err)
+	forger, err := transport.Listen(transport.Config{})
+	require.NoError(t, err)
+	defer forger.Close()
+	const ghosts = 1000
+	to := netip.MustParseAddrPort(as[0].Self().Addr)
+	for g := range ghosts {
+		n := swim.Node{ID: swim.ID(fmt.Sprintf("self-ghost-%d", g)), Addr: fmt.Sprintf("192.0.2.%d:%d", 1+g%250, 7946+g/250)}
+		pk := swim.Packet{Kind: swim.MsgGossip, From: n, To: as[0].Self(),
+			Updates: []swim.Update{{Kind: swim.UpdateAlive, Node: n, From: n.ID}}}
+		data, _, err := codec.Encode(&pk)
+		require.NoError(t, err)
+		require.NoError(t, forger.Send(to, data))
+		if g%100 == 99 {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	time.Sleep(500 * time.Millisecond)
+	live := 0
+	for _, m := range as[0].Members() {
+		if m.State == swim.StateAlive || m.State == swim.StateSuspect {
+			live++
+		}
+	}
+	t.Logf("%d self-spoken ghosts sent from one socket: %d members live at the target", ghosts, live)
+	assert.LessOrEqual(t, live, 4+ghostQuota, "ghosts speaking for themselves from a source none of them claims")
+}

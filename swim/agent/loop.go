@@ -167,7 +167,16 @@ func (a *Agent) receive(p transport.Packet) {
 		// leaves the address out so that no view is asked of its sender.
 		pkt.From.Addr = netip.AddrPortFrom(p.From.Addr().Unmap(), p.From.Port()).String()
 	}
-	if err := a.m.Step(a.now(), pkt); err != nil {
+	step := a.m.Step
+	if p.From.IsValid() && !joinFromClaimed(pkt.From.Addr, p.From, true) {
+		// Not from the address its sender claims, or (an ack or nack of
+		// a known member) claiming none: the sender does not speak for
+		// itself (a forger's self-announced ghosts, or acks forged to
+		// verify them). A probe's answer still verifies its target
+		// (swim: onAck).
+		step = a.m.StepFromOtherSource
+	}
+	if err := step(a.now(), pkt); err != nil {
 		a.ctr.rejected.Add(1)
 		a.log.Debug("rejected packet", "from", p.From, "err", err)
 	}
