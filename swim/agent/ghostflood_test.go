@@ -142,31 +142,60 @@ func TestGhostFloodOverSockets(t *testing.T) {
 // quota like relayed ones.
 func TestSelfSpokenGhostsHeldWithinQuota(t *testing.T) {
 	as := group(t, 4, Config{Plain: true})
-	codec, err := wire.NewCodec(wire.CodecConfig{Security: &wire.Security{Plain: true}})
-	require.NoError(t, err)
 	forger, err := transport.Listen(transport.Config{})
 	require.NoError(t, err)
 	defer forger.Close()
 	const ghosts = 1000
 	to := netip.MustParseAddrPort(as[0].Self().Addr)
 	for g := range ghosts {
-		n := swim.Node{ID: swim.ID(fmt.Sprintf("self-ghost-%d", g)), Addr: fmt.Sprintf("192.0.2.%d:%d", 1+g%250, 7946+g/250)}
-		pk := swim.Packet{Kind: swim.MsgGossip, From: n, To: as[0].Self(),
-			Updates: []swim.Update{{Kind: swim.UpdateAlive, Node: n, From: n.ID}}}
-		data, _, err := codec.Encode(&pk)
-		require.NoError(t, err)
-		require.NoError(t, forger.Send(to, data))
+		require.NoError(t, forger.Send(to, selfSpoken(t, swim.MsgGossip, g, as[0].Self())))
 		if g%100 == 99 {
 			time.Sleep(time.Millisecond)
 		}
 	}
+	assertGhostsHeld(t, as[0], ghosts, "datagrams from one socket")
+}
+
+// The same over one TCP stream: view frames each From a different ghost
+// (at an address none of them has: 192.0.2.0/24) carrying its own Alive
+// are held within the unverified quota.
+func TestSelfSpokenGhostsOnAStreamHeldWithinQuota(t *testing.T) {
+	as := group(t, 4, Config{Plain: true})
+	c, err := transport.DialStream(t.Context(), netip.MustParseAddrPort(as[0].Self().Addr), transport.StreamConfig{Timeout: 5 * time.Second})
+	require.NoError(t, err)
+	defer c.Close()
+	const ghosts = 500
+	for g := range ghosts {
+		require.NoError(t, c.WriteFrame(selfSpoken(t, swim.MsgSync, g, as[0].Self())))
+	}
+	assertGhostsHeld(t, as[0], ghosts, "frames of one stream")
+}
+
+// assertGhostsHeld waits for a to read what it was sent, then checks that
+// of the ghosts sent (each speaking for itself, how) it holds at most its
+// unverified quota beside the group's 4 members.
+func assertGhostsHeld(t *testing.T, a *Agent, ghosts int, how string) {
+	t.Helper()
 	time.Sleep(500 * time.Millisecond)
 	live := 0
-	for _, m := range as[0].Members() {
+	for _, m := range a.Members() {
 		if m.State == swim.StateAlive || m.State == swim.StateSuspect {
 			live++
 		}
 	}
-	t.Logf("%d self-spoken ghosts sent from one socket: %d members live at the target", ghosts, live)
-	assert.LessOrEqual(t, live, 4+ghostQuota, "ghosts speaking for themselves from a source none of them claims")
+	t.Logf("%d self-spoken ghosts sent as %s: %d members live at the target", ghosts, how, live)
+	assert.LessOrEqual(t, live, 4+ghostQuota, "ghosts speaking for themselves (%s) from an address none of them claims", how)
+}
+
+// selfSpoken returns a plain packet of kind to to, From ghost number g
+// (at an address in 192.0.2.0/24) and carrying that ghost's own Alive.
+func selfSpoken(t *testing.T, kind swim.MessageKind, g int, to swim.Node) []byte {
+	t.Helper()
+	codec, err := wire.NewCodec(wire.CodecConfig{Security: &wire.Security{Plain: true}})
+	require.NoError(t, err)
+	n := swim.Node{ID: swim.ID(fmt.Sprintf("self-ghost-%d", g)), Addr: fmt.Sprintf("192.0.2.%d:%d", 1+g%250, 7946+g/250)}
+	data, _, err := codec.Encode(&swim.Packet{Kind: kind, From: n, To: to,
+		Updates: []swim.Update{{Kind: swim.UpdateAlive, Node: n, From: n.ID}}})
+	require.NoError(t, err)
+	return data
 }

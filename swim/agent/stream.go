@@ -217,8 +217,14 @@ func (a *Agent) receiveStream(in streamIn) {
 	}
 	// A join on a stream came from the IP address it claims
 	// (serveStream: joinFromClaimed), which the TCP handshake proves
-	// receives what is sent there: no join challenge.
-	if err := a.m.StepSourceChecked(a.now(), in.pkt); err != nil {
+	// receives what is sent there: no join challenge. A view from another
+	// IP address than its sender claims is not its sender speaking for
+	// itself (a forger's self-announced ghosts, one a frame).
+	step := a.m.StepSourceChecked
+	if in.from.IsValid() && !joinFromClaimed(in.pkt.From.Addr, in.from, false) {
+		step = a.m.StepFromOtherSource
+	}
+	if err := step(a.now(), in.pkt); err != nil {
 		a.ctr.rejected.Add(1)
 		a.log.Debug("rejected packet", "from", in.from, "err", err)
 	}
