@@ -119,7 +119,7 @@ var jacobsonRow = Row[jacobson.Config]{
 
 // phiNormalRow is the row of φ accrual, normal model.
 var phiNormalRow = Row[phi.NormalConfig]{
-	Algorithm: Algorithm{Name: "phi-normal", Aliases: []string{"phi", "normal"}, Swept: "threshold",
+	Algorithm: Algorithm{Name: "phi-normal", Aliases: []string{"phi", "normal"}, Swept: "threshold", Outages: SkipSuspected,
 		Doc: "φ accrual, normal model (Hayashibara et al., SRDS 2004)"},
 	New:       build(phi.NewNormal),
 	Range:     SweepRange{Lo: 0.5, Hi: 16},
@@ -153,7 +153,7 @@ var phiNormalRow = Row[phi.NormalConfig]{
 
 // phiAkkaRow is the row of Akka's φ.
 var phiAkkaRow = Row[phi.AkkaConfig]{
-	Algorithm: Algorithm{Name: "phi-akka", Swept: "threshold", Doc: "φ accrual as in Akka's PhiAccrualFailureDetector (logistic approximation)"},
+	Algorithm: Algorithm{Name: "phi-akka", Swept: "threshold", Outages: SkipSuspected, Doc: "φ accrual as in Akka's PhiAccrualFailureDetector (logistic approximation)"},
 	New:       build(phi.NewAkka),
 	Range:     SweepRange{Lo: 0.5, Hi: 16},
 	// Akka's time settings are for 1 s heartbeats: scaled by Δ/1s.
@@ -188,7 +188,7 @@ var phiAkkaRow = Row[phi.AkkaConfig]{
 
 // phiCassandraRow is the row of Cassandra's φ.
 var phiCassandraRow = Row[phi.CassandraConfig]{
-	Algorithm: Algorithm{Name: "phi-cassandra", Swept: "threshold", Doc: "φ accrual as in Cassandra's FailureDetector (exponential model)"},
+	Algorithm: Algorithm{Name: "phi-cassandra", Swept: "threshold", Outages: SkipAboveMax, Doc: "φ accrual as in Cassandra's FailureDetector (exponential model)"},
 	New:       build(phi.NewCassandra),
 	Range:     SweepRange{Lo: 0.25, Hi: 16, Log: true},
 	// Twice the gossip interval Δ, as Cassandra's 2 s are for its 1 s
@@ -252,7 +252,7 @@ var bertierRow = Row[bertier.Config]{
 
 // sfdRow is the row of SFD.
 var sfdRow = Row[sfd.Config]{
-	Algorithm: Algorithm{Name: "sfd", Swept: "sm1", Doc: "SFD, self-tuning safety margin (Xiong et al., IPDPS 2012)"},
+	Algorithm: Algorithm{Name: "sfd", Swept: "sm1", UsesTargets: true, Doc: "SFD, self-tuning safety margin (Xiong et al., IPDPS 2012)"},
 	New:       build(sfd.New),
 	Range:     SweepRange{Lo: 0.01, Hi: 20, PerInterval: true, Log: true},
 	ForStream: sfdForStream,

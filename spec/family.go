@@ -24,6 +24,12 @@ type Algorithm struct {
 	// qos family (qos.PhiAkkaFamily, qos.ChenFamily, ...) is used when a
 	// sweep names it; "" for a family without one (bertier).
 	Swept string
+	// Outages is the rule by which the family keeps an outage out of what
+	// it learns (NoOutageRule for the families without one).
+	Outages OutageRule
+	// UsesTargets says the family tunes itself to the stream's QoS
+	// targets (Stream.Targets), so a replay names them.
+	UsesTargets bool
 
 	params []param
 	typ    reflect.Type // the config struct type
@@ -39,6 +45,23 @@ type Algorithm struct {
 	sweepRange SweepRange
 	brief      []string
 }
+
+// OutageRule is how a family leaves the interval of an outage out of its
+// history, so that the outage does not raise its estimate of the next
+// inter-arrival time.
+type OutageRule int
+
+const (
+	// NoOutageRule: every interval is recorded.
+	NoOutageRule OutageRule = iota
+	// SkipSuspected: an interval that ends after τ is not recorded (Akka's
+	// PhiAccrualFailureDetector: the first heartbeat after a suspicion is
+	// left out of the history).
+	SkipSuspected
+	// SkipAboveMax: an interval above the max-interval parameter is not
+	// recorded (Cassandra's fd_max_interval_ms).
+	SkipAboveMax
+)
 
 // Params returns the family's parameters in their printing order.
 func (f *Algorithm) Params() []Param {

@@ -313,3 +313,17 @@ func TestBootstrapIntervalAliases(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "phi-cassandra(bootstrap-interval=3s)", f.Detectors[0].String())
 }
+
+// The registry says which families keep outages out of their history and
+// which tune themselves to QoS targets; fdreplay's notes read it.
+func TestOutageRulesAndTargets(t *testing.T) {
+	want := map[string]OutageRule{"phi-normal": SkipSuspected, "phi-akka": SkipSuspected, "phi-cassandra": SkipAboveMax}
+	for _, f := range Algorithms() {
+		if f.Outages != want[f.Name] {
+			t.Errorf("%s: outage rule %d, want %d", f.Name, f.Outages, want[f.Name])
+		}
+		if f.UsesTargets != (f.Name == "sfd") {
+			t.Errorf("%s: UsesTargets %v", f.Name, f.UsesTargets)
+		}
+	}
+}

@@ -5,10 +5,12 @@ import (
 	"io"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/fdkit/fdkit/phi"
 	"github.com/fdkit/fdkit/qos"
+	"github.com/fdkit/fdkit/spec"
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/renderer"
 	"github.com/olekukonko/tablewriter/tw"
@@ -61,8 +63,10 @@ func printStreamHeader(w io.Writer, in *input, s settings, cfg qos.Config, o opt
 		fmt.Fprintf(w, ", window n = %d (stream shorter than 2×%d)", s.window, o.window)
 	}
 	fmt.Fprintln(w)
-	if slices.Contains(o.detectors, "sfd") {
-		fmt.Fprintf(w, "sfd targets:%s\n", describeTargets(s.targets))
+	for _, f := range namedFamilies(o.detectors) {
+		if f.UsesTargets {
+			fmt.Fprintf(w, "%s targets:%s\n", f.Name, describeTargets(s.targets))
+		}
 	}
 	switch {
 	case o.clock == "unsync" || (o.clock == "auto" && !s.sync):
@@ -73,16 +77,19 @@ func printStreamHeader(w io.Writer, in *input, s settings, cfg qos.Config, o opt
 	printDefaultsNote(w, s, o.detectors)
 }
 
-// printDefaultsNote says which rule keeps the φ models from learning an
-// outage, and which defaults fdreplay scaled by Δ.
+// printDefaultsNote says which rules (spec.OutageRule) keep the φ models
+// from learning an outage, and which defaults fdreplay scaled by Δ.
 func printDefaultsNote(w io.Writer, s settings, dets []string) {
-	has := func(n string) bool {
-		return slices.ContainsFunc(dets, func(e string) bool { return entryFamily(e) == n })
+	used := map[spec.OutageRule]bool{}
+	for _, e := range dets {
+		if f, ok := spec.Lookup(entryFamily(e)); ok {
+			used[f.Outages] = true
+		}
 	}
-	if has("phi-normal") || has("phi-akka") {
-		fmt.Fprintf(w, "outages not learnt: phi-normal and phi-akka skip an interval that ends after τ (Akka's rule: the first heartbeat after a suspicion is left out of the history)")
-		if has("phi-cassandra") {
-			fmt.Fprintf(w, "; phi-cassandra skips intervals above its max-interval (Cassandra's fd_max_interval_ms)")
+	if used[spec.SkipSuspected] {
+		fmt.Fprintf(w, "outages not learnt: %s skip an interval that ends after τ (Akka's rule: the first heartbeat after a suspicion is left out of the history)", familiesWith(spec.SkipSuspected))
+		if used[spec.SkipAboveMax] {
+			fmt.Fprintf(w, "; %s skips intervals above its max-interval (Cassandra's fd_max_interval_ms)", familiesWith(spec.SkipAboveMax))
 		}
 		fmt.Fprintf(w, "; %[1]d skipped with fewer than %[1]d recorded in a row between two are a rate change and are learnt (relearn-after)", phi.DefaultRelearnAfter)
 		fmt.Fprintln(w)
@@ -90,6 +97,30 @@ func printDefaultsNote(w io.Writer, s settings, dets []string) {
 	for _, n := range scaledNotes(s, dets) {
 		fmt.Fprintln(w, n)
 	}
+}
+
+// namedFamilies returns the families that --detectors names bare (by
+// their registry name, without parameters), each once, in the order given.
+func namedFamilies(dets []string) []*spec.Algorithm {
+	var out []*spec.Algorithm
+	for _, e := range dets {
+		if f, ok := spec.Lookup(e); ok && !isSpecEntry(e) && !slices.Contains(out, f) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// familiesWith returns the names of the registered families with outage
+// rule r, joined with "and".
+func familiesWith(r spec.OutageRule) string {
+	var names []string
+	for _, f := range spec.Algorithms() {
+		if f.Outages == r {
+			names = append(names, f.Name)
+		}
+	}
+	return strings.Join(names, " and ")
 }
 
 func displaySender(in *input) string {
