@@ -164,7 +164,7 @@ func parseRange(arg string) (string, span, error) {
 			return "", span{}, fmt.Errorf("--range %q: %w", arg, err)
 		}
 		if unit && !sweptIsDuration(fam) {
-			// Φ = 100ms was read as Φ = 100.
+			// Φ = 100ms is refused, not read as Φ = 100.
 			return "", span{}, fmt.Errorf("--range %q: %s's parameter has no unit: got %s", arg, fam.Name, strings.TrimSpace(parts[i]))
 		}
 		*dst = v

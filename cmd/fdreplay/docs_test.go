@@ -54,7 +54,7 @@ func TestDocsShowCurrentOutput(t *testing.T) {
 }
 
 // The MR figure of the README and docs/fdreplay.md is the one `fdreplay
-// --out` draws today (docs/img/fdreplay-mr-td.png was stale). Drawing it
+// --out` draws today (docs/img/fdreplay-mr-td.png is not left stale). Drawing it
 // sweeps every detector: not with -short.
 func TestDocsFigureCurrent(t *testing.T) {
 	if testing.Short() {

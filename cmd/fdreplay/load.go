@@ -158,8 +158,9 @@ func (s *inputSet) add(ins []input) error {
 	return nil
 }
 
-// checkSenders reports the senders of --sender that no input holds: a
-// misspelt or absent id was dropped without a word while the others ran.
+// checkSenders reports the senders of --sender that no input holds, so
+// that a misspelt or absent id fails the run rather than being dropped
+// while the others run.
 func checkSenders(want []string, ins []input) error {
 	have := map[string]bool{}
 	for _, in := range ins {

@@ -107,8 +107,8 @@ func entries(t *testing.T, dir string) []string {
 }
 
 // SIGINT while --out is being written (after table.csv, before the other
-// files) stops fdreplay with status 130, says so, and leaves no file behind:
-// before, curves.csv was cut mid-row and curves.json missing. SIGTERM once
+// files) stops fdreplay with status 130, says so, and leaves no file behind,
+// neither a curves.csv cut mid-row nor a table.csv without its curves. SIGTERM once
 // every file is written but none moved in: status 143, nothing left either.
 func TestSignalDuringOutLeavesNoPartialFile(t *testing.T) {
 	for _, c := range []struct {

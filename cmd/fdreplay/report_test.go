@@ -118,9 +118,8 @@ func TestReportInBrowser(t *testing.T) {
 
 // --report naming a directory, or a file under a missing directory or
 // under a regular file, fails before the replay (no "wrote" line, nothing
-// replayed) with a message naming the flag and what was expected; before,
-// a directory failed only after the whole run with "rename
-// .partial-fdreplay-…/adir adir: file exists".
+// replayed) with a message naming the flag and what was expected, never
+// after the whole run with a bare "rename ... file exists".
 func TestReportPathCheckedFirst(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "f")

@@ -230,8 +230,8 @@ func assertAllEvaluated(t *testing.T, out string) {
 
 // A stream on which no detector evaluates anything (one heartbeat; a stream
 // shorter than the warm-up) is an error when it is the only one, and a
-// warning (the stream is skipped) when other streams are fine. It used to
-// exit 0 with a table of truncated error messages.
+// warning (the stream is skipped) when other streams are fine; never exit
+// 0 with a table of error messages.
 func TestNothingEvaluated(t *testing.T) {
 	dir := t.TempDir()
 	one := filepath.Join(dir, "one.txt")
@@ -279,7 +279,7 @@ func TestNothingEvaluated(t *testing.T) {
 }
 
 // An output directory that cannot be created or written is reported before
-// the replay (it used to fail after printing every table).
+// the replay, not after every table is printed.
 func TestOutUnwritable(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "file")
@@ -313,7 +313,7 @@ func TestHeaderCountsStale(t *testing.T) {
 
 // Streams get distinct names even when two files share a base name or one
 // file is given twice: the names label table rows and curves and name the
-// plot files, which used to overwrite each other.
+// plot files, which must not overwrite each other.
 func TestStreamNamesUnique(t *testing.T) {
 	dir := t.TempDir()
 	var b strings.Builder
@@ -394,8 +394,8 @@ func TestTunerNearestQAPOne(t *testing.T) {
 	assert.NotContains(t, out, "Inf")
 }
 
-// --mr-max 0 asks for settings that made no mistake (it used to be refused
-// as "want a positive rate"): the fixed timeout meets it at a long enough T,
+// --mr-max 0 is a target of its own, settings that made no mistake (not
+// refused as "want a positive rate"): the fixed timeout meets it at a long enough T,
 // and jacobson, whose swept K all make mistakes, is named with the reason.
 func TestTunerMRZero(t *testing.T) {
 	code, out, errOut := runCmd("-d", "fixed,jacobson", "--range", "jacobson=0.5:2", "--points", "5", "--mr-max", "0")

@@ -36,8 +36,8 @@ func replayTables(t *testing.T, path string, args ...string) (out, errOut string
 func TestOneBadTimestampLIP6(t *testing.T) {
 	// LIP6 sender 4 with one arrival moved one hour later: the line is
 	// named, the record left out, and every number equals the replay of the
-	// trace without that line. (Before: QAP 0.067 for every detector, exit
-	// code 0, no word of the bad line.)
+	// trace without that line: one bad line must not sink every
+	// detector's QAP without a word.
 	src, err := os.ReadFile(tracetest.Shared(t, tracetest.LIP6Excerpt))
 	require.NoError(t, err)
 	lines := strings.Split(string(src), "\n")
@@ -93,8 +93,8 @@ func csvTrace(n int, row func(i int) string) string {
 }
 
 func TestOneBadCSVRow(t *testing.T) {
-	// Row 300 is "a,99,-5,-3". (Before: phi-normal mean TD 1.7e12 ms, chen
-	// QAP 0, and only "97 reordered" as a hint.)
+	// Row 300 is "a,99,-5,-3": it is named and left out, so it neither
+	// inflates a mean TD nor hides behind a count of reordered heartbeats.
 	badPath := writeFile(t, "t.csv", csvTrace(800, func(i int) string {
 		if i == 300 {
 			return "a,99,-5,-3\n"
@@ -120,9 +120,9 @@ func TestOneBadCSVRow(t *testing.T) {
 
 func TestSequenceRestart(t *testing.T) {
 	// Sender a restarts halfway (sequence numbers from 0 again, times go
-	// on). (Before: "cannot estimate the heartbeat interval; give
-	// --interval", and with --interval 100ms "1666 stale" and meaningless
-	// numbers.) Each incarnation is replayed as its own stream, exactly as
+	// on): neither "cannot estimate the heartbeat interval" nor the second
+	// incarnation's heartbeats counted stale. Each incarnation is replayed
+	// as its own stream, exactly as
 	// a file holding only that incarnation.
 	rec := func(i int) string {
 		sent := int64(i)*int64(100*time.Millisecond) + int64(i%3)*int64(time.Millisecond)
@@ -164,9 +164,8 @@ func TestSequenceRestart(t *testing.T) {
 
 func TestTruncatedLastLine(t *testing.T) {
 	// A recorder killed mid-write: the last line is cut inside the arrival
-	// field, without a final newline. (Before: read as a record with a
-	// wrong arrival, which collapsed the stream to "no heartbeat
-	// evaluated".)
+	// field, without a final newline: it is left out with a warning, not
+	// read as a record with a wrong arrival.
 	head := "#fdkit-trace version=1 interval=100ms unit=ns\nsender seq sent arrival\n"
 	var b strings.Builder
 	b.WriteString(head)
@@ -188,7 +187,8 @@ func TestTruncatedLastLine(t *testing.T) {
 }
 
 func TestUnitContradictsInterval(t *testing.T) {
-	// A millisecond CSV read with --unit ns. (Before: ran with "Δ = 1µs".)
+	// A millisecond CSV read with --unit ns is refused, not run with
+	// "Δ = 1µs".
 	p := writeFile(t, "t.csv", csvTrace(400, func(int) string { return "" }))
 	cols := []string{"--columns", "host,seq,sent_ms,recv_ms"}
 	code, _, errOut := runCmd(append(cols, "--unit", "ns", p)...)
@@ -240,7 +240,7 @@ func gzipBomb(t *testing.T, total int) string {
 
 func TestGzipBomb(t *testing.T) {
 	// A few MB of gzip members inflating to 4 GiB of valid records.
-	// (Before: "fatal error: out of memory".)
+	// The run stops at the decompression bound, its memory bounded.
 	p := gzipBomb(t, 4<<30)
 	code, _, errOut := runCmd("--max-decompressed", "4MiB", p)
 	assert.Equal(t, 1, code)

@@ -65,8 +65,7 @@ func regularTrace(n int) string {
 
 // A spool that cannot be written (here: TMPDIR does not exist; a full or
 // read-only disk alike) is an error naming the temporary directory, not a
-// hint to sort the trace. (Before: "trace: spool: open ...: no such file
-// or directory; sort the trace by arrival time first".)
+// hint to sort the trace.
 func TestSpoolWriteErrorNamesTempDir(t *testing.T) {
 	defer func(m int) { memHeartbeats = m }(memHeartbeats)
 	memHeartbeats = 100
