@@ -3,7 +3,6 @@ package trace
 import (
 	"bufio"
 	"bytes"
-	"compress/gzip"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -139,11 +138,10 @@ func (r *Reader) openStream(src io.Reader) error {
 	var dec io.Reader
 	switch {
 	case bytes.HasPrefix(magic, gzipMagic):
-		zr, err := gzip.NewReader(raw)
+		zr, err := newGzipMembers(raw)
 		if err != nil {
 			return &ParseError{File: r.name, Want: "gzip header", Err: err}
 		}
-		zr.Multistream(true)
 		r.closers = append(r.closers, zr)
 		dec, r.comp = zr, "gzip"
 	case bytes.HasPrefix(magic, xzMagic):

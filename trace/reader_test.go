@@ -808,3 +808,31 @@ func TestDecimalWant(t *testing.T) {
 	}
 	assert.Equal(t, "a time of at most 9223372036854775807 ns (292 years)", decimalWant([]byte("-99999999999999999999"), time.Nanosecond))
 }
+
+// Bytes appended after a complete gzip stream are reported as such, not as
+// a cut stream; concatenated members still read as one stream.
+func TestGzipTrailingData(t *testing.T) {
+	body := "2 0 1000000 2000000 3\n2 1 2000000 3000000 3\n"
+	two := append(gz(t, body), gz(t, "2 2 3000000 4000000 3\n")...)
+	r, err := NewReader(bytes.NewReader(two), ReaderConfig{Name: "two.gz"})
+	require.NoError(t, err)
+	recs, err := r.ReadAll()
+	require.NoError(t, err)
+	assert.Len(t, recs, 3)
+
+	for junk, want := range map[string]string{
+		"garbage\n":                      "the bytes after gzip member 1 are too few for a gzip member header",
+		"some longer garbage appended\n": "the bytes after gzip member 1 are not a gzip member (data appended to the compressed file?)",
+	} {
+		data := append(gz(t, body), junk...)
+		r, err := NewReader(bytes.NewReader(data), ReaderConfig{Name: "junk.gz"})
+		if err == nil {
+			_, err = r.ReadAll()
+		}
+		var pe *ParseError
+		require.ErrorAs(t, err, &pe, junk)
+		assert.Equal(t, "junk.gz", pe.File)
+		assert.Positive(t, pe.Line)
+		assert.Contains(t, err.Error(), want)
+	}
+}
