@@ -50,7 +50,9 @@ type Config struct {
 	// read as if they carried Label (a sealed one still authenticates it);
 	// one that still carries a label is dropped (Stats.LabelMismatches).
 	// What this member sends still carries Label
-	// (wire.Security.SkipInboundLabelCheck).
+	// (wire.Security.SkipInboundLabelCheck). Start refuses it without a
+	// Transport, and without a StreamWrap unless DisableStream: the
+	// built-in ones strip nothing.
 	SkipInboundLabelCheck bool
 	// MaxPacketSize bounds datagrams, envelope included, in bytes
 	// (default 1,400). It must leave the protocol 256 bytes of payload

@@ -199,3 +199,27 @@ func TestSkipInboundLabelCheckOverSockets(t *testing.T) {
 	assert.NotZero(t, b.Stats().LabelMismatches)
 	assert.Equal(t, 2, alive(b))
 }
+
+// Start refuses SkipInboundLabelCheck where nothing strips the labels the
+// group's packets carry: with the built-in UDP transport every labelled
+// datagram, and with the built-in stream every labelled frame, would be
+// dropped, isolating the member while it looks started.
+func TestSkipInboundLabelCheckNeedsAStrippingTransport(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		cfg  Config
+	}{
+		{"built-in UDP", Config{}},
+		{"built-in stream", Config{Transport: stripLabels(t, "dc1")}},
+	} {
+		if c.cfg.Transport != nil {
+			defer c.cfg.Transport.Close()
+		}
+		c.cfg.Plain, c.cfg.Label, c.cfg.SkipInboundLabelCheck, c.cfg.Protocol = true, "dc1", true, fast()
+		a, err := Start(t.Context(), c.cfg)
+		if err == nil {
+			_ = a.Shutdown()
+		}
+		assert.ErrorContains(t, err, "SkipInboundLabelCheck", c.name)
+	}
+}

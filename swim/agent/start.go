@@ -148,6 +148,10 @@ func newSecurity(cfg Config) (*wire.Security, error) {
 		return nil, errors.New("agent: AcceptPlain and SendPlain are stages of turning encryption on: they need Keys")
 	case cfg.SendPlain && !cfg.AcceptPlain:
 		return nil, fmt.Errorf("%w: Config.SendPlain needs Config.AcceptPlain", ErrPlainStage)
+	case cfg.SkipInboundLabelCheck && cfg.Transport == nil:
+		return nil, errors.New("agent: SkipInboundLabelCheck needs a Transport that strips the cluster label: the built-in UDP transport does not, so every labelled datagram would be dropped")
+	case cfg.SkipInboundLabelCheck && !cfg.DisableStream && cfg.StreamWrap == nil:
+		return nil, errors.New("agent: SkipInboundLabelCheck needs a StreamWrap that strips the cluster label from stream frames, or DisableStream: the built-in stream does not, so every labelled frame would be dropped")
 	}
 	sec := &wire.Security{Plain: cfg.Plain, Label: cfg.Label, SkipInboundLabelCheck: cfg.SkipInboundLabelCheck}
 	sec.SetAcceptPlain(cfg.AcceptPlain)
