@@ -81,12 +81,15 @@ var ErrStopped = errors.New("agent: stopped")
 // Agent runs one member. Create it with Start. Its fields are grouped by
 // concern; the comment of each group says which goroutine owns it.
 type Agent struct {
-	cfg   Config
-	log   *slog.Logger
-	tr    transport.Transport
-	codec *wire.Codec
-	keys  *wire.Keyring
-	sec   *wire.Security
+	cfg Config
+	// leaveTimeout is Config.LeaveTimeout resolved (DefaultLeaveTimeout
+	// when nil).
+	leaveTimeout time.Duration
+	log          *slog.Logger
+	tr           transport.Transport
+	codec        *wire.Codec
+	keys         *wire.Keyring
+	sec          *wire.Security
 	// plainMu makes SetSendPlain and SetAcceptPlain check and change the
 	// pair of switches at once (ErrPlainStage).
 	plainMu sync.Mutex

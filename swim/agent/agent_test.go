@@ -110,6 +110,19 @@ func TestConfigErrors(t *testing.T) {
 	}
 }
 
+// A nil LeaveTimeout is DefaultLeaveTimeout; a set one, zero included, is
+// kept as given.
+func TestLeaveTimeoutResolved(t *testing.T) {
+	for _, c := range []struct {
+		set  *time.Duration
+		want time.Duration
+	}{{nil, DefaultLeaveTimeout}, {new(time.Duration), 0}, {new(300 * time.Millisecond), 300 * time.Millisecond}} {
+		a, err := newAgent(context.Background(), Config{Plain: true, LeaveTimeout: c.set})
+		require.NoError(t, err)
+		assert.Equal(t, c.want, a.leaveTimeout)
+	}
+}
+
 // unspecified is a transport that claims to be bound to every interface,
 // without binding anything.
 type unspecified struct{ transport.Transport }

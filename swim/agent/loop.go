@@ -52,7 +52,7 @@ func (a *Agent) run(ctx context.Context) {
 		if err := a.m.Leave(a.now()); err != nil {
 			a.log.Debug("leave", "err", err)
 		}
-		leaveDeadline = time.After(*a.cfg.LeaveTimeout)
+		leaveDeadline = time.After(a.leaveTimeout)
 	}
 	done := ctx.Done()
 	leaving := a.life.leaving

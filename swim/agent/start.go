@@ -84,7 +84,7 @@ func newAgent(ctx context.Context, cfg Config) (*Agent, error) {
 		return nil, err
 	}
 	a := &Agent{
-		cfg: cfg, codec: codec, keys: sec.Keyring, sec: sec, log: cfg.Logger,
+		cfg: cfg, leaveTimeout: leaveTimeout(cfg), codec: codec, keys: sec.Keyring, sec: sec, log: cfg.Logger,
 		clock: agentClock{late: late},
 		life: lifecycle{
 			reqs:    make(chan func()),
@@ -106,6 +106,11 @@ func newAgent(ctx context.Context, cfg Config) (*Agent, error) {
 	return a, nil
 }
 
+// leaveTimeout is cfg.LeaveTimeout resolved: DefaultLeaveTimeout when nil.
+func leaveTimeout(cfg Config) time.Duration {
+	return detector.OrDefault(cfg.LeaveTimeout, DefaultLeaveTimeout)
+}
+
 // withDefaults checks the settings that need nothing else and fills in
 // their defaults.
 func withDefaults(cfg Config) (Config, error) {
@@ -115,9 +120,7 @@ func withDefaults(cfg Config) (Config, error) {
 	if cfg.TickInterval < 0 {
 		return cfg, fmt.Errorf("agent: TickInterval %v is negative", cfg.TickInterval)
 	}
-	leave := detector.OrDefault(cfg.LeaveTimeout, DefaultLeaveTimeout)
-	cfg.LeaveTimeout = &leave
-	if leave < 0 {
+	if leave := leaveTimeout(cfg); leave < 0 {
 		return cfg, fmt.Errorf("agent: LeaveTimeout %v is negative", leave)
 	}
 	if cfg.Resolve == nil {
