@@ -70,7 +70,23 @@ type options struct {
 	decide      qos.DecideConfig
 	noProgress  bool
 	report      string
+	process     // from the process, not the flags: set by run
 }
+
+// process is what a run takes from its process besides the command line.
+type process struct {
+	stdin io.Reader // read for the trace file name "-"
+	// memHeartbeats is how many heartbeats of all inputs together are
+	// kept in memory (defaultMemHeartbeats, 40 bytes each). Past it, every
+	// stream of the input being read and of the inputs before it moves to
+	// a trace.Spool (an unlinked temporary file, about 6 bytes per
+	// heartbeat) and is replayed from there, so that memory grows neither
+	// with an input nor with the number of inputs.
+	memHeartbeats int
+}
+
+// defaultMemHeartbeats is process.memHeartbeats for fdreplay's users.
+const defaultMemHeartbeats = 1 << 20
 
 // maxInterval bounds Δ: the detector settings and sweep ranges are
 // multiples of Δ up to 30Δ and must not overflow time.Duration (a huge
@@ -99,8 +115,8 @@ var errUsage = errors.New("usage")
 
 // run runs fdreplay and returns its exit code: 0, 1 for a failed run, 2
 // for a wrong command line.
-func run(args []string, stdout, stderr io.Writer) int {
-	err := runErr(args, stdout, stderr)
+func run(p process, args []string, stdout, stderr io.Writer) int {
+	err := runErr(p, args, stdout, stderr)
 	switch {
 	case err == nil:
 		return 0

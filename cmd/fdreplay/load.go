@@ -19,9 +19,6 @@ import (
 	"github.com/fdkit/fdkit/traces"
 )
 
-// stdin is the input read for the file name "-" (a variable for tests).
-var stdin io.Reader = os.Stdin
-
 // maxListedFindings is how many sanity findings are listed per file.
 const maxListedFindings = 20
 
@@ -34,7 +31,7 @@ func loadInputs(o options, files []string, stderr io.Writer) ([]input, error) {
 	if err != nil {
 		return nil, err
 	}
-	var set inputSet
+	set := inputSet{mem: o.memHeartbeats}
 	if len(files) == 0 {
 		r, err := traces.Open(traces.Default)
 		if err != nil {
@@ -45,7 +42,7 @@ func loadInputs(o options, files []string, stderr io.Writer) ([]input, error) {
 		}
 	}
 	for _, f := range files {
-		r, err := openTrace(f, ropt)
+		r, err := openTrace(f, ropt, o.stdin)
 		if err != nil {
 			closeInputs(set.ins)
 			return nil, err
@@ -87,8 +84,8 @@ func readerConfig(o options) (trace.ReaderConfig, error) {
 	return ropt, nil
 }
 
-// openTrace opens the trace file f, or standard input for "-".
-func openTrace(f string, ropt trace.ReaderConfig) (*trace.Reader, error) {
+// openTrace opens the trace file f, or stdin for "-".
+func openTrace(f string, ropt trace.ReaderConfig, stdin io.Reader) (*trace.Reader, error) {
 	var r *trace.Reader
 	var err error
 	if f == "-" {
@@ -105,16 +102,18 @@ func openTrace(f string, ropt trace.ReaderConfig) (*trace.Reader, error) {
 }
 
 // inputSet is the inputs loaded so far, with how many of their heartbeats
-// are in memory: the bound memHeartbeats is over all inputs together.
+// are in memory: the bound mem (process.memHeartbeats) is over all
+// inputs together.
 type inputSet struct {
 	ins  []input
 	held int
+	mem  int
 }
 
 // load reads the trace r (named file) into the set and closes r. On an
 // error every input of the set is closed.
 func (s *inputSet) load(r *trace.Reader, file string, o options, multi bool, stderr io.Writer) error {
-	ins, err := loadReader(r, file, o, multi, memHeartbeats-s.held, maxStreams(o)-len(s.ins), stderr)
+	ins, err := loadReader(r, file, o, multi, s.mem-s.held, maxStreams(o)-len(s.ins), stderr)
 	r.Close()
 	if err == nil {
 		err = s.add(ins)
@@ -150,7 +149,7 @@ func (s *inputSet) add(ins []input) error {
 			}
 		}
 		if err != nil {
-			return fmt.Errorf("%s: sender %q: %w", in.file, in.sender, spoolErr(err))
+			return fmt.Errorf("%s: sender %q: %w", in.file, in.sender, spoolErr(err, s.mem))
 		}
 		in.spool, in.hbs = sp, nil
 	}
@@ -206,14 +205,6 @@ type epochStream struct {
 // long outage.
 const maxArrivalBack = time.Minute
 
-// memHeartbeats is how many heartbeats of all inputs together are kept in
-// memory (40 bytes each). Past it, every stream of the input being read
-// and of the inputs before it moves to a trace.Spool (an unlinked
-// temporary file, about 6 bytes per heartbeat) and is replayed from there,
-// so that memory grows neither with an input nor with the number of
-// inputs.
-var memHeartbeats = 1 << 20
-
 // toSpool moves s's heartbeats to a spool, sorted by arrival.
 func (s *epochStream) toSpool() error {
 	if s.unsorted {
@@ -267,14 +258,14 @@ func spoolOf(hbs []detector.Heartbeat) (*trace.Spool, error) {
 // sort the trace (heartbeats too far out of arrival order), or make room
 // in the temporary directory (any other error: a full or read-only disk,
 // a missing TMPDIR).
-func spoolErr(err error) error {
+func spoolErr(err error, mem int) error {
 	if errors.Is(err, trace.ErrSpoolOrder) {
 		return fmt.Errorf("%w; sort the trace by arrival time first", err)
 	}
 	if errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) {
-		return fmt.Errorf("%w (past %d heartbeats in memory, fdreplay keeps each stream, one per sender and incarnation, in its own temporary file: raise the open-file limit, ulimit -n, above the number of streams, or replay fewer with --sender)", err, memHeartbeats)
+		return fmt.Errorf("%w (past %d heartbeats in memory, fdreplay keeps each stream, one per sender and incarnation, in its own temporary file: raise the open-file limit, ulimit -n, above the number of streams, or replay fewer with --sender)", err, mem)
 	}
-	return fmt.Errorf("%w (past %d heartbeats in memory, fdreplay keeps the streams in temporary files in %s: free space there or set TMPDIR to another directory)", err, memHeartbeats, os.TempDir())
+	return fmt.Errorf("%w (past %d heartbeats in memory, fdreplay keeps the streams in temporary files in %s: free space there or set TMPDIR to another directory)", err, mem, os.TempDir())
 }
 
 // loadReader reads one trace through the sanity check into streams.
@@ -359,7 +350,7 @@ func (l *traceLoad) read(r *trace.Reader) error {
 	for _, e := range l.all {
 		if e.spool != nil {
 			if err := e.spool.Finish(); err != nil {
-				return fmt.Errorf("%s: sender %q: %w", l.name, e.sender, spoolErr(err))
+				return fmt.Errorf("%s: sender %q: %w", l.name, e.sender, spoolErr(err, l.o.memHeartbeats))
 			}
 		}
 	}
@@ -430,7 +421,7 @@ func (l *traceLoad) stream(sender string, epoch, line int) (*epochStream, error)
 		if l.inMemory < 0 {
 			var err error
 			if e.spool, err = trace.NewSpool(""); err != nil {
-				return nil, fmt.Errorf("%s:%d: sender %q: %w", l.name, line, sender, spoolErr(err))
+				return nil, fmt.Errorf("%s:%d: sender %q: %w", l.name, line, sender, spoolErr(err, l.o.memHeartbeats))
 			}
 		}
 		es = append(es, e)
@@ -452,7 +443,7 @@ func (l *traceLoad) add(s *epochStream, rec trace.Record, line int) error {
 	}
 	if s.spool != nil {
 		if err := s.spool.Add(rec.Heartbeat()); err != nil {
-			return fmt.Errorf("%s:%d: sender %q: %w", l.name, line, rec.Sender, spoolErr(err))
+			return fmt.Errorf("%s:%d: sender %q: %w", l.name, line, rec.Sender, spoolErr(err, l.o.memHeartbeats))
 		}
 		return nil
 	}
@@ -464,7 +455,7 @@ func (l *traceLoad) add(s *epochStream, rec trace.Record, line int) error {
 		l.inMemory = -1
 		for _, e := range l.all {
 			if err := e.toSpool(); err != nil {
-				return fmt.Errorf("%s:%d: sender %q: %w", l.name, line, e.sender, spoolErr(err))
+				return fmt.Errorf("%s:%d: sender %q: %w", l.name, line, e.sender, spoolErr(err, l.o.memHeartbeats))
 			}
 		}
 	}

@@ -26,7 +26,7 @@ func main() {
 	// SIGINT or SIGTERM: stop, remove the partial --out files, exit 130 or
 	// 143.
 	stop := outfile.HandleSignals("fdreplay", os.Stderr)
-	code := run(os.Args[1:], os.Stdout, os.Stderr)
+	code := run(process{stdin: os.Stdin, memHeartbeats: defaultMemHeartbeats}, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
 }

@@ -106,11 +106,12 @@ func (r *resources) close() {
 	}
 }
 
-func runErr(args []string, stdout, stderr io.Writer) error {
+func runErr(p process, args []string, stdout, stderr io.Writer) error {
 	o, files, err := parseFlags(args, stdout)
 	if err != nil {
 		return err
 	}
+	o.process = p
 	res, err := openResources(o, files, stderr)
 	if err != nil {
 		return err

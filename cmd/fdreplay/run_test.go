@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/csv"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -20,9 +21,26 @@ import (
 )
 
 func runCmd(args ...string) (code int, stdout, stderr string) {
+	return runIn(process{stdin: strings.NewReader(""), memHeartbeats: defaultMemHeartbeats}, args...)
+}
+
+// runIn runs fdreplay in process p (its standard input, its bound on
+// heartbeats in memory).
+func runIn(p process, args ...string) (code int, stdout, stderr string) {
 	var out, errb bytes.Buffer
-	code = run(args, &out, &errb)
+	code = run(p, args, &out, &errb)
 	return code, out.String(), errb.String()
+}
+
+// withStdin is the process of runCmd reading in for "-".
+func withStdin(in io.Reader) process {
+	return process{stdin: in, memHeartbeats: defaultMemHeartbeats}
+}
+
+// withMem is the process of runCmd keeping at most mem heartbeats in
+// memory.
+func withMem(mem int) process {
+	return process{stdin: strings.NewReader(""), memHeartbeats: mem}
 }
 
 // tableRows returns the table rows of detector name in out.

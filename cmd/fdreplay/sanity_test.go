@@ -207,10 +207,7 @@ func TestStdin(t *testing.T) {
 	p := writeFile(t, "t.csv", text)
 	args := []string{"--columns", "host,seq,sent_ms,recv_ms", "--unit", "ms", "-d", "chen"}
 	want, _ := replayTables(t, p, args...)
-	old := stdin
-	stdin = strings.NewReader(text)
-	defer func() { stdin = old }()
-	code, got, errOut := runCmd(append(args, "-")...)
+	code, got, errOut := runIn(withStdin(strings.NewReader(text)), append(args, "-")...)
 	require.Equal(t, 0, code, errOut)
 	assert.Equal(t, strings.ReplaceAll(want, "FILE", "<stdin>"), got)
 }
@@ -345,12 +342,11 @@ func TestArrivalClockStepBack(t *testing.T) {
 	}
 	path := writeFile(t, "back.txt", b.String())
 	for _, spool := range []bool{false, true} {
+		p := withMem(defaultMemHeartbeats)
 		if spool {
-			old := memHeartbeats
-			memHeartbeats = 100
-			t.Cleanup(func() { memHeartbeats = old })
+			p = withMem(100)
 		}
-		code, _, errOut := runCmd("--no-progress", "-d", "chen", path)
+		code, _, errOut := runIn(p, "--no-progress", "-d", "chen", path)
 		assert.Equal(t, 1, code, "spool %v: %s", spool, errOut)
 		assert.Contains(t, errOut, "back.txt:1501: sender \"4\": arrival 59m59.9s before the one at ", "spool %v", spool)
 	}

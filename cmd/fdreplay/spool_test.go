@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// An input larger than memHeartbeats is replayed from spools (temporary
+// An input larger than process.memHeartbeats is replayed from spools (temporary
 // files) with the same table, curves and exports, byte for byte, as in
 // memory: on the embedded trace and on LIP6 senders (arrival-based TD,
 // reordered heartbeats).
@@ -29,9 +29,7 @@ func TestSpooledInputSameOutputs(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
 			outputs := func(limit int) (string, map[string][]byte) {
-				defer func(m int) { memHeartbeats = m }(memHeartbeats)
-				memHeartbeats = limit
-				code, out, errOut := runCmd(append(append([]string{}, in...), "--points", "6", "--no-progress", "--force", "--out", dir)...)
+				code, out, errOut := runIn(withMem(limit), append(append([]string{}, in...), "--points", "6", "--no-progress", "--force", "--out", dir)...)
 				require.Equal(t, 0, code, errOut)
 				files := map[string][]byte{}
 				for _, f := range []string{"table.csv", "table.json", "curves.csv", "curves.json"} {
@@ -41,7 +39,7 @@ func TestSpooledInputSameOutputs(t *testing.T) {
 				}
 				return out, files
 			}
-			memOut, memFiles := outputs(memHeartbeats)
+			memOut, memFiles := outputs(defaultMemHeartbeats)
 			spOut, spFiles := outputs(100)
 			require.Equal(t, memOut, spOut)
 			for f, b := range memFiles {
@@ -67,11 +65,9 @@ func regularTrace(n int) string {
 // read-only disk alike) is an error naming the temporary directory, not a
 // hint to sort the trace.
 func TestSpoolWriteErrorNamesTempDir(t *testing.T) {
-	defer func(m int) { memHeartbeats = m }(memHeartbeats)
-	memHeartbeats = 100
 	path := writeFile(t, "t.fdk", regularTrace(300))
 	t.Setenv("TMPDIR", filepath.Join(t.TempDir(), "missing"))
-	code, _, errOut := runCmd("-d", "chen", path)
+	code, _, errOut := runIn(withMem(100), "-d", "chen", path)
 	require.Equal(t, 1, code, errOut)
 	assert.NotContains(t, errOut, "sort the trace")
 	assert.Contains(t, errOut, "TMPDIR")
@@ -79,11 +75,10 @@ func TestSpoolWriteErrorNamesTempDir(t *testing.T) {
 }
 
 // The bound on heartbeats held in memory holds over all inputs together:
-// several files each under memHeartbeats are not all kept in memory (one
+// several files each under process.memHeartbeats are not all kept in memory (one
 // 10^6-heartbeat file peaked at 166 MB RSS, four copies of it at 517 MB),
 // and the tables are the same as from memory.
 func TestMemoryBoundAcrossInputs(t *testing.T) {
-	defer func(m int) { memHeartbeats = m }(memHeartbeats)
 	a := writeFile(t, "a.fdk", regularTrace(300))
 	b := writeFile(t, "b.fdk", regularTrace(300))
 	c := writeFile(t, "c.fdk", regularTrace(300))
@@ -91,9 +86,10 @@ func TestMemoryBoundAcrossInputs(t *testing.T) {
 	code, memOut, errOut := runCmd(args...)
 	require.Equal(t, 0, code, errOut)
 
-	memHeartbeats = 500
+	const mem = 500
 	o, files, err := parseFlags(args, io.Discard)
 	require.NoError(t, err)
+	o.process = withMem(mem)
 	ins, err := loadInputs(o, files, io.Discard)
 	require.NoError(t, err)
 	defer closeInputs(ins)
@@ -103,9 +99,9 @@ func TestMemoryBoundAcrossInputs(t *testing.T) {
 		held += len(in.hbs)
 		assert.Equal(t, 300, in.len(), in.name)
 	}
-	assert.LessOrEqual(t, held, memHeartbeats, "heartbeats held in memory over all inputs")
+	assert.LessOrEqual(t, held, mem, "heartbeats held in memory over all inputs")
 
-	code, spOut, errOut := runCmd(args...)
+	code, spOut, errOut := runIn(withMem(mem), args...)
 	require.Equal(t, 0, code, errOut)
 	assert.Equal(t, memOut, spOut)
 }
@@ -114,8 +110,9 @@ func TestMemoryBoundAcrossInputs(t *testing.T) {
 // 3000 senders under ulimit -n 1024) says to raise the limit or replay
 // fewer senders, not to free disk space.
 func TestSpoolErrorTooManyFiles(t *testing.T) {
-	err := spoolErr(fmt.Errorf("trace: spool: %w", &os.PathError{Op: "open", Path: "/tmp/fdkit-spool-1", Err: syscall.EMFILE}))
+	err := spoolErr(fmt.Errorf("trace: spool: %w", &os.PathError{Op: "open", Path: "/tmp/fdkit-spool-1", Err: syscall.EMFILE}), 100)
 	assert.ErrorIs(t, err, syscall.EMFILE)
+	assert.Contains(t, err.Error(), "past 100 heartbeats in memory")
 	assert.Contains(t, err.Error(), "ulimit -n")
 	assert.Contains(t, err.Error(), "--sender")
 	assert.NotContains(t, err.Error(), "free space")
@@ -166,9 +163,7 @@ func TestSameOutputsAnyCores(t *testing.T) {
 	dir := t.TempDir()
 	outputs := func(procs, limit int) (string, map[string][]byte) {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
-		defer func(m int) { memHeartbeats = m }(memHeartbeats)
-		memHeartbeats = limit
-		code, out, errOut := runCmd("--points", "5", "--no-progress", "--force", "--out", dir, "--td-max", "900ms")
+		code, out, errOut := runIn(withMem(limit), "--points", "5", "--no-progress", "--force", "--out", dir, "--td-max", "900ms")
 		require.Equal(t, 0, code, errOut)
 		entries, err := os.ReadDir(dir)
 		require.NoError(t, err)
@@ -183,7 +178,7 @@ func TestSameOutputsAnyCores(t *testing.T) {
 		}
 		return out, files
 	}
-	for _, limit := range []int{memHeartbeats, 100} {
+	for _, limit := range []int{defaultMemHeartbeats, 100} {
 		out1, files1 := outputs(1, limit)
 		out2, files2 := outputs(2, limit)
 		require.Equal(t, out1, out2, "stdout, limit %d", limit)
