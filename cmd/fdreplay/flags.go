@@ -89,12 +89,13 @@ type process struct {
 const defaultMemHeartbeats = 1 << 20
 
 // maxInterval bounds Δ: the detector settings and sweep ranges are
-// multiples of Δ up to 30Δ and must not overflow time.Duration (a huge
-// --interval made the fixed timeout 10Δ negative).
+// multiples of Δ up to 30Δ and must not overflow time.Duration (the
+// fixed timeout 10Δ must stay positive).
 const maxInterval = time.Duration(math.MaxInt64 / 100)
 
 // maxWindow bounds --window: every detector, and every swept setting of it,
-// keeps n samples, so --window 100000000 took gigabytes before failing.
+// keeps n samples, so a huge --window is refused before it takes
+// gigabytes.
 // 100000 is a hundred times the papers' and Akka's 1000.
 const maxWindow = 100_000
 

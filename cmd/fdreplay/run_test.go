@@ -320,8 +320,8 @@ func TestOutUnwritable(t *testing.T) {
 
 // The header accounts for every heartbeat: fresh ones are warm-up or
 // evaluated, and stale ones (reordered or duplicated) are said so. On the
-// default trace 2562 heartbeats, 1000 of warm-up and 1372 evaluated did not
-// add up before the 190 reordered ones were shown.
+// default trace 2562 heartbeats are 1000 of warm-up, 1372 evaluated and
+// 190 reordered.
 func TestHeaderCountsStale(t *testing.T) {
 	code, out, errOut := runCmd("-d", "fixed")
 	require.Equal(t, 0, code, errOut)

@@ -69,8 +69,8 @@ func TestConfigFile(t *testing.T) {
 	assert.Contains(t, errOut, path+`:3: akka: phi-akka: pause: "soon" is not a duration`)
 }
 
-// A sweep written on one -d entry sweeps that entry alone (it swept every
-// other detector too) and its table row names the swept parameter at the
+// A sweep written on one -d entry sweeps that entry alone, not every
+// other detector too, and its table row names the swept parameter at the
 // row's value and the range; --sweep or a --range brings the others back.
 // The YAML example of docs/detectors.md behaves the same.
 func TestSweepEntryScoped(t *testing.T) {
