@@ -253,9 +253,7 @@ func (m *Member) sendPingReqs() {
 	m.probing.asked = m.probing.asked[:0]
 	for _, p := range chosen {
 		m.stats.PingReqsSent++
-		if nack {
-			m.probing.asked = append(m.probing.asked, asked{id: p.node.ID})
-		}
+		m.probing.asked = append(m.probing.asked, asked{id: p.node.ID})
 		m.send(Packet{Kind: MsgPingReq, To: p.node, PingReq: PingReq{Seq: m.pr.seq, Target: t.node, Nack: nack}})
 	}
 	if nack {

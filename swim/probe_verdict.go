@@ -102,9 +102,18 @@ func (m *Member) tickRelays(now time.Duration) {
 	m.probing.relays = kept
 }
 
+// answersProbe reports whether an ack from from may answer the current
+// probe: from is its target, or a member asked to relay it (ping-req).
+func (m *Member) answersProbe(from ID) bool {
+	if from == m.pr.target.node.ID {
+		return true
+	}
+	return m.pr.indirect && slices.ContainsFunc(m.probing.asked, func(a asked) bool { return a.id == from })
+}
+
 func (m *Member) onAck(now time.Duration, pkt *Packet) {
 	seq := pkt.Ack.Seq
-	if m.pr.active && seq == m.pr.seq {
+	if m.pr.active && seq == m.pr.seq && m.answersProbe(pkt.From.ID) {
 		t := m.pr.target
 		if pkt.From.ID == t.node.ID {
 			t.answered = true
@@ -155,7 +164,7 @@ func (m *Member) ackPayload() []byte {
 // asked for one: a duplicated nack, or one from anybody else, must not make
 // a failed probe look healthier than it was.
 func (m *Member) onNack(now time.Duration, pkt *Packet) {
-	if !m.pr.active || !m.pr.indirect || pkt.Nack.Seq != m.pr.seq {
+	if !m.pr.active || !m.pr.indirect || m.pr.expectNacks == 0 || pkt.Nack.Seq != m.pr.seq {
 		return
 	}
 	for i := range m.probing.asked {

@@ -20,7 +20,7 @@ import (
 // measured 2 ms round trips to b, c and d by probing each of them once,
 // at 0, 1 and 2 s (its first probes are shuffled: the peers are acked in
 // whatever order a probes them; f, if probed among the first, is skipped by
-// acking it through a relay, which measures nothing).
+// acking it through a relay asked, which measures nothing).
 func nearGroup(t *testing.T) (a *Member, now time.Duration) {
 	t.Helper()
 	return nearGroupWith(t, nil)
@@ -64,14 +64,24 @@ func nearGroupWith(t *testing.T, mut func(*Config)) (a *Member, now time.Duratio
 		pk, _ := drain(a)
 		ping := only(t, pk, MsgPing)
 		require.Len(t, ping, 1)
-		from := ping[0].To
+		from, at := ping[0].To, now+2*time.Millisecond
 		if from.ID == "f" {
-			from = node("b") // a relayed ack: no RTT sample
+			// Acked through a relay asked (ping-req), which measures
+			// nothing: the ack comes from the first intermediate.
+			for at = now; ; {
+				at += 10 * time.Millisecond
+				pk, _ := advance(a, at)
+				if reqs := only(t, pk, MsgPingReq); len(reqs) > 0 {
+					from = reqs[0].To
+					break
+				}
+				require.Less(t, at, now+time.Second, "no ping-req for f")
+			}
 		} else {
 			measured++
 		}
 		ack := Packet{Kind: MsgAck, From: from, To: node("a"), Ack: Ack{Seq: ping[0].Ping.Seq}}
-		require.NoError(t, a.Step(now+2*time.Millisecond, &ack))
+		require.NoError(t, a.Step(at, &ack))
 		drain(a)
 	}
 	pt, _ := a.ProbeTimeout("f")

@@ -295,3 +295,30 @@ func TestSelfAnnouncedFromOtherSourceHeldWithinQuota(t *testing.T) {
 		}
 	}
 }
+
+// An ack that carries the probe's sequence number but comes neither from
+// the target nor from a member asked to relay (ping-req) is not an answer:
+// in plain mode (or from any key holder) it would mark a ghost answered
+// and verified, and keep a crashed member alive. Sequence numbers are
+// sequential, so one who has been probed once can predict the next.
+func TestAckFromAnyoneIsNoAnswer(t *testing.T) {
+	a := newTest(t, "a", ModeLifeguard, nil, "b", "c")
+	g := node("g")
+	require.NoError(t, a.Step(0, &Packet{Kind: MsgGossip, From: node("b"), To: node("a"),
+		Updates: []Update{{Kind: UpdateAlive, Node: g, From: g.ID}}}))
+	drain(a)
+	require.False(t, a.peers["g"].verified)
+	forged := false
+	tickUntil(a, 20*time.Second, func(at time.Duration, pk []Packet, _ []Event) {
+		for _, p := range pk {
+			if p.Kind == MsgPing && p.To.ID == "g" && !forged {
+				forged = true
+				require.NoError(t, a.Step(at+time.Millisecond, &Packet{Kind: MsgAck, From: node("c"), To: node("a"), Ack: Ack{Seq: p.Ping.Seq}}))
+				drain(a)
+			}
+		}
+	})
+	require.True(t, forged, "g was probed")
+	assert.False(t, a.peers["g"].verified, "verified by an ack from a member not asked")
+	assert.NotEqual(t, StateAlive, a.State("g"), "kept alive by an ack from a member not asked")
+}
