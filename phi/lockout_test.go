@@ -108,6 +108,17 @@ func TestRelearnOffLocksOut(t *testing.T) {
 	assert.NotContains(t, trusted, true)
 }
 
+// beater returns a function that gives d its next heartbeat, numbered from
+// 1, iv after the previous one (the first iv after time zero).
+func beater(d interface{ Observe(detector.Heartbeat) }) func(iv time.Duration) {
+	at, seq := time.Duration(0), uint64(0)
+	return func(iv time.Duration) {
+		at += iv
+		seq++
+		d.Observe(detector.Heartbeat{Seq: seq, HasSeq: true, Arrival: at})
+	}
+}
+
 // The run ends only after K intervals recorded in a row: K − 1 late
 // intervals followed by K on time record only the ones on time, however
 // often the pattern repeats; K late intervals with K − 1 on time between any
@@ -116,12 +127,7 @@ func TestRelearnRunEndsAfterKRecorded(t *testing.T) {
 	for _, k := range []int{1, 2, 10} {
 		d, err := phi.NewNormal(phi.NormalConfig{WindowSize: 50, RelearnAfter: &k})
 		require.NoError(t, err)
-		at, seq := time.Duration(0), uint64(0)
-		beat := func(iv time.Duration) {
-			at += iv
-			seq++
-			d.Observe(detector.Heartbeat{Seq: seq, HasSeq: true, Arrival: at})
-		}
+		beat := beater(d)
 		for range 51 {
 			beat(100 * time.Millisecond)
 		}

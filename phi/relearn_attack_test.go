@@ -115,12 +115,7 @@ func TestRelearnLinkDownMostOfTheTime(t *testing.T) {
 	for _, between := range []int{10, 1} {
 		d, err := phi.NewNormal(phi.NormalConfig{})
 		require.NoError(t, err)
-		at, seq := time.Duration(0), uint64(0)
-		beat := func(iv time.Duration) {
-			at += iv
-			seq++
-			d.Observe(detector.Heartbeat{Seq: seq, HasSeq: true, Arrival: at})
-		}
+		beat := beater(d)
 		for range 1001 {
 			beat(100 * time.Millisecond)
 		}
