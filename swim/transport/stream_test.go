@@ -129,6 +129,18 @@ func echo(errs chan<- error) func(*Conn) {
 	}
 }
 
+// pingEcho writes a "ping" frame on c and reads its echo, waiting at most
+// wait for it; the error is the write's or the read's.
+func pingEcho(c net.Conn, wait time.Duration) error {
+	f, _ := AppendFrame(nil, []byte("ping"))
+	if _, err := c.Write(f); err != nil {
+		return err
+	}
+	_ = c.SetReadDeadline(time.Now().Add(wait))
+	_, err := io.ReadFull(c, make([]byte, len(f)))
+	return err
+}
+
 func TestStreamEcho(t *testing.T) {
 	errs := make(chan error, 4)
 	l, err := ListenStream(StreamConfig{}, echo(errs))
@@ -225,15 +237,7 @@ func TestStreamIdleConnectionsMakeRoom(t *testing.T) {
 		t.Cleanup(func() { _ = c.Close() })
 		return c
 	}
-	roundTrip := func(c net.Conn) error {
-		f, _ := AppendFrame(nil, []byte("ping"))
-		if _, err := c.Write(f); err != nil {
-			return err
-		}
-		_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
-		_, err := io.ReadFull(c, make([]byte, len(f)))
-		return err
-	}
+	roundTrip := func(c net.Conn) error { return pingEcho(c, 10*time.Second) }
 	idle1 := dial()
 	require.Eventually(t, func() bool { return l.Stats().Accepted == 1 }, 5*time.Second, time.Millisecond)
 	idle2 := dial()
@@ -392,15 +396,7 @@ func TestStreamConnsPerSource(t *testing.T) {
 		t.Cleanup(func() { _ = c.Close() })
 		return c
 	}
-	roundTrip := func(c net.Conn) error {
-		f, _ := AppendFrame(nil, []byte("ping"))
-		if _, err := c.Write(f); err != nil {
-			return err
-		}
-		_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
-		_, err := io.ReadFull(c, make([]byte, len(f)))
-		return err
-	}
+	roundTrip := func(c net.Conn) error { return pingEcho(c, 5*time.Second) }
 	for range 2 {
 		require.NoError(t, roundTrip(dialFrom("127.0.0.1")), "within the source's bound")
 	}
