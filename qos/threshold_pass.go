@@ -204,11 +204,11 @@ func (p *thresholdPass) finish(spans *spanMemo) ([]Result, error) {
 				return nil, err
 			}
 		}
-		var base []int64
+		var delays []int64
 		if sync {
-			base = p.delay
+			delays = p.delay
 		}
-		res.TD, res.LastTD = finishTD(q.td, base, int64(p.cfg.DelayOffset), q.cells, p.evCell)
+		res.TD, res.LastTD = finishTD(q.td, delays, int64(p.cfg.DelayOffset), q.cells, p.evCell)
 		res.setRates()
 		if q.cells != nil {
 			res.setCI(q.cells)
