@@ -218,6 +218,7 @@ type StreamListener struct {
 	mu      sync.Mutex
 	conns   map[net.Conn]*connState
 	sources map[netip.Addr]int // connections served (or being admitted) per source address
+	freed   chan struct{}      // signalled (capacity 1) when a source's count comes down
 
 	accepted, refused, evicted, timeouts, oversize, malformed atomic.Uint64
 }
@@ -243,7 +244,7 @@ func ListenStream(cfg StreamConfig, handle func(*Conn)) (*StreamListener, error)
 	l := &StreamListener{
 		ln: ln, addr: netip.AddrPortFrom(local.Addr().Unmap(), local.Port()), cfg: cfg,
 		slots: make(chan struct{}, cfg.MaxConns), done: make(chan struct{}), conns: map[net.Conn]*connState{},
-		sources: map[netip.Addr]int{},
+		sources: map[netip.Addr]int{}, freed: make(chan struct{}, 1),
 	}
 	l.wg.Add(1)
 	go l.acceptLoop(handle)
@@ -294,18 +295,20 @@ func (l *StreamListener) sourceFor(src netip.Addr) bool {
 	if !l.evictIdle(func(st *connState) bool { return st.src == src }) {
 		return false
 	}
-	deadline := time.Now().Add(time.Second)
-	for time.Now().Before(deadline) {
+	t := time.NewTimer(time.Second)
+	defer t.Stop()
+	for {
 		select {
 		case <-l.done:
 			return false
-		case <-time.After(time.Millisecond):
+		case <-t.C:
+			return false
+		case <-l.freed:
 		}
 		if l.takeSource(src) {
 			return true
 		}
 	}
-	return false
 }
 
 // evictIdle closes the oldest served connection that match accepts and
@@ -358,6 +361,10 @@ func (l *StreamListener) releaseSource(src netip.Addr) {
 	defer l.mu.Unlock()
 	if l.sources[src]--; l.sources[src] <= 0 {
 		delete(l.sources, src)
+	}
+	select {
+	case l.freed <- struct{}{}:
+	default:
 	}
 }
 
