@@ -1,8 +1,6 @@
 package phi
 
 import (
-	"cmp"
-	"fmt"
 	"math"
 	"time"
 
@@ -120,15 +118,9 @@ var _ detector.Accrual = (*Akka)(nil)
 // is negative, NaN or infinite, or MinSamples or RelearnAfter outside [0,
 // WindowSize].
 func NewAkka(cfg AkkaConfig) (*Akka, error) {
-	cfg.Threshold = cmp.Or(cfg.Threshold, DefaultThreshold)
-	if err := checkThreshold("akka", cfg.Threshold); err != nil {
-		return nil, err
-	}
-	if cfg.WindowSize < 0 {
-		return nil, fmt.Errorf("phi: akka WindowSize %d is negative", cfg.WindowSize)
-	}
-	cfg.WindowSize = cmp.Or(cfg.WindowSize, DefaultAkkaWindowSize)
 	f := fields{model: "akka"}
+	cfg.Threshold = f.threshold(cfg.Threshold)
+	cfg.WindowSize = f.window(cfg.WindowSize, DefaultAkkaWindowSize)
 	minStd := f.duration("MinStdDev", cfg.MinStdDev, DefaultAkkaMinStdDev)
 	pause := f.duration("AcceptablePause", cfg.AcceptablePause, DefaultAkkaAcceptablePause)
 	bootstrap := f.duration("BootstrapInterval", cfg.BootstrapInterval, DefaultAkkaBootstrapInterval)

@@ -1,6 +1,7 @@
 package phi
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"time"
@@ -105,6 +106,25 @@ func (f *fields) duration(name string, p *time.Duration, def time.Duration) time
 		f.err = fmt.Errorf("phi: %s %s %v is negative", f.model, name, d)
 	}
 	return d
+}
+
+// threshold returns Θ, th or DefaultThreshold when th is 0; one that is
+// negative, NaN or infinite is an error.
+func (f *fields) threshold(th float64) float64 {
+	th = cmp.Or(th, DefaultThreshold)
+	if err := checkThreshold(f.model, th); err != nil && f.err == nil {
+		f.err = err
+	}
+	return th
+}
+
+// window returns WindowSize, n or def when n is 0; a negative n is an
+// error.
+func (f *fields) window(n, def int) int {
+	if n < 0 && f.err == nil {
+		f.err = fmt.Errorf("phi: %s WindowSize %d is negative", f.model, n)
+	}
+	return cmp.Or(n, def)
 }
 
 // minSamples returns MinSamples, *p or def when p is nil; a value outside

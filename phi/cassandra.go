@@ -1,8 +1,6 @@
 package phi
 
 import (
-	"cmp"
-	"fmt"
 	"math"
 	"time"
 
@@ -101,15 +99,9 @@ var (
 // negative, NaN or infinite, or MinSamples or RelearnAfter outside [0,
 // WindowSize].
 func NewCassandra(cfg CassandraConfig) (*Cassandra, error) {
-	cfg.Threshold = cmp.Or(cfg.Threshold, DefaultThreshold)
-	if err := checkThreshold("cassandra", cfg.Threshold); err != nil {
-		return nil, err
-	}
-	if cfg.WindowSize < 0 {
-		return nil, fmt.Errorf("phi: cassandra window size %d is negative", cfg.WindowSize)
-	}
-	cfg.WindowSize = cmp.Or(cfg.WindowSize, DefaultWindowSize)
 	f := fields{model: "cassandra"}
+	cfg.Threshold = f.threshold(cfg.Threshold)
+	cfg.WindowSize = f.window(cfg.WindowSize, DefaultWindowSize)
 	initial := f.duration("BootstrapInterval", cfg.BootstrapInterval, DefaultCassandraBootstrapInterval)
 	maxIv := f.duration("MaxInterval", cfg.MaxInterval, DefaultCassandraMaxInterval)
 	minSamples := f.minSamples(cfg.MinSamples, 0, cfg.WindowSize)

@@ -1,7 +1,6 @@
 package phi
 
 import (
-	"cmp"
 	"fmt"
 	"math"
 	"time"
@@ -147,19 +146,13 @@ var (
 // is negative, NaN or infinite, or MinSamples or RelearnAfter outside [0,
 // WindowSize].
 func NewNormal(cfg NormalConfig) (*Normal, error) {
-	if cfg.WindowSize < 0 {
-		return nil, fmt.Errorf("phi: normal window size %d is negative", cfg.WindowSize)
-	}
-	cfg.WindowSize = cmp.Or(cfg.WindowSize, DefaultWindowSize)
-	cfg.Threshold = cmp.Or(cfg.Threshold, DefaultThreshold)
-	if err := checkThreshold("normal", cfg.Threshold); err != nil {
-		return nil, err
-	}
-	minStd := detector.OrDefault(cfg.MinStdDev, -1) // < 0: the relative default
-	if cfg.MinStdDev != nil && minStd < 0 {
-		return nil, fmt.Errorf("phi: normal MinStdDev %v is negative", minStd)
-	}
 	f := fields{model: "normal"}
+	cfg.WindowSize = f.window(cfg.WindowSize, DefaultWindowSize)
+	cfg.Threshold = f.threshold(cfg.Threshold)
+	minStd := detector.OrDefault(cfg.MinStdDev, -1) // < 0: the relative default
+	if cfg.MinStdDev != nil && minStd < 0 && f.err == nil {
+		f.err = fmt.Errorf("phi: normal MinStdDev %v is negative", minStd)
+	}
 	bootstrap := f.duration("BootstrapInterval", cfg.BootstrapInterval, DefaultBootstrapInterval)
 	pause := f.duration("AcceptablePause", cfg.AcceptablePause, 0)
 	maxIv := f.duration("MaxInterval", cfg.MaxInterval, 0)
