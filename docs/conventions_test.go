@@ -20,20 +20,31 @@ import (
 // detectorPackages are the packages whose configurations share knobs.
 var detectorPackages = []string{"detector", "jacobson", "phi", "chen", "bertier", "sfd", "twowfd", "satzger", "kappa"}
 
+// packageFiles parses the Go files of the package in dir, its tests left
+// out.
+func packageFiles(t *testing.T, dir string) []*ast.File {
+	t.Helper()
+	paths, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	require.NoError(t, err)
+	var files []*ast.File
+	for _, path := range paths {
+		if strings.HasSuffix(path, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.SkipObjectResolution)
+		require.NoError(t, err)
+		files = append(files, f)
+	}
+	return files
+}
+
 // configFields returns, for each exported struct type named *Config in the
 // package in dir, its fields' types as written ("*time.Duration"), keyed
 // by "pkg.Type" and field name.
 func configFields(t *testing.T, dir string) map[string]map[string]string {
 	t.Helper()
 	out := map[string]map[string]string{}
-	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
-	require.NoError(t, err)
-	for _, path := range files {
-		if strings.HasSuffix(path, "_test.go") {
-			continue
-		}
-		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.SkipObjectResolution)
-		require.NoError(t, err)
+	for _, f := range packageFiles(t, dir) {
 		ast.Inspect(f, func(n ast.Node) bool {
 			ts, ok := n.(*ast.TypeSpec)
 			if !ok || !ts.Name.IsExported() || !strings.HasSuffix(ts.Name.Name, "Config") {

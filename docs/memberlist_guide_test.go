@@ -2,10 +2,7 @@ package docs
 
 import (
 	"go/ast"
-	"go/parser"
-	"go/token"
 	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -32,15 +29,7 @@ func parseAPI(t *testing.T, dir string) api {
 		a.members[typ][name] = true
 	}
 	embeds := map[string][]string{} // struct type -> the same package's types it embeds
-	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
-	require.NoError(t, err)
-	fset := token.NewFileSet()
-	for _, f := range files {
-		if strings.HasSuffix(f, "_test.go") {
-			continue
-		}
-		file, err := parser.ParseFile(fset, f, nil, 0)
-		require.NoError(t, err)
+	for _, file := range packageFiles(t, dir) {
 		for _, d := range file.Decls {
 			switch d := d.(type) {
 			case *ast.FuncDecl:
