@@ -35,12 +35,11 @@ import (
 //     revive one more is ignored (Stats.MembersRefused), unless the member
 //     sent it itself (from the address it claims, as far as the transport
 //     can tell: StepFromOtherSource) or it is in the join seed's view: a
-//     flood of forged
-//     gossip holds a bounded part of the table, memory and queue, however
-//     large MaxMembers, and its ghosts leave as their probes fail. A real
-//     member refused this way is admitted when it is heard from directly
-//     (it probes this member within about n periods) or when a ghost's
-//     place is freed.
+//     flood of forged gossip holds a bounded part of the table, memory and
+//     queue, however large MaxMembers, and its ghosts leave as their probes
+//     fail. A real member refused this way is admitted when it is heard
+//     from directly (it probes this member within about n periods) or when
+//     a ghost's place is freed.
 //
 // Relayed gossip does not vouch, nor do several relays together: a flood
 // spreads by gossip like a real join announcement, so every member would
