@@ -187,9 +187,9 @@ func truncated(err error, where string) error {
 type StreamStats struct {
 	// Accepted counts inbound connections served; Refused those closed at
 	// once because MaxConns were being served (and none could make room),
-	// or MaxConnsPerSource from their source address, or Wrap refused them. Each connection counts in one of the two,
-	// except one closed to make room while Wrap ran: it counts in Evicted
-	// alone.
+	// or MaxConnsPerSource from their source address, or Wrap refused
+	// them. Each connection counts in one of the two, except one closed to
+	// make room while Wrap ran: it counts in Evicted alone.
 	Accepted, Refused uint64
 	// Evicted counts connections closed before their first frame to make
 	// room for a new one when MaxConns were being served (the oldest idle
