@@ -475,12 +475,7 @@ func gatedProbe(t *testing.T) (*Member, ID, []Packet) {
 		p := Packet{Kind: MsgAck, From: node(from), To: node("a"), Ack: Ack{Seq: 999}}
 		require.NoError(t, a.Step(0, &p))
 	}
-	a.Tick(0)
-	pk, _ := drain(a)
-	target := pk[0].To.ID
-	a.Tick(500 * time.Millisecond)
-	pk, _ = drain(a)
-	reqs := only(t, pk, MsgPingReq)
+	target, reqs := toPingReqs(t, a)
 	require.Len(t, reqs, 2)
 	return a, target, reqs
 }

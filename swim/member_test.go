@@ -154,18 +154,26 @@ func TestProbeAckedDirectly(t *testing.T) {
 	assert.Equal(t, 0, a.LocalHealthMultiplier())
 }
 
+// toPingReqs ticks a through its first probe, sent at 0: it returns the
+// probe's target and the ping-reqs a sends when the ping times out at
+// 500 ms.
+func toPingReqs(t *testing.T, a *Member) (ID, []Packet) {
+	t.Helper()
+	a.Tick(0)
+	pk, _ := drain(a)
+	target := pk[0].To.ID
+	a.Tick(500 * time.Millisecond)
+	pk, _ = drain(a)
+	return target, only(t, pk, MsgPingReq)
+}
+
 // The full failure path: ping, timeout, ping-req through k members with
 // nack requested, no answer, suspicion at the end of the period, LHM raised
 // by the missed nacks, suspicion timeout, Dead.
 func TestProbeFailsThenSuspectThenDead(t *testing.T) {
 	peers := []string{"b", "c", "d", "e", "f"}
 	a := newTest(t, "a", ModeLifeguard, nil, peers...)
-	a.Tick(0)
-	pk, _ := drain(a)
-	target := pk[0].To.ID
-	a.Tick(500 * time.Millisecond)
-	pk, _ = drain(a)
-	reqs := only(t, pk, MsgPingReq)
+	target, reqs := toPingReqs(t, a)
 	require.Len(t, reqs, 3)
 	for _, r := range reqs {
 		assert.Equal(t, target, r.PingReq.Target.ID)
@@ -225,12 +233,8 @@ func TestProbeFailsThenSuspectThenDead(t *testing.T) {
 // Plain SWIM: no nack flag, no LHM, no buddy, fixed suspicion timeout Min.
 func TestPlainSWIM(t *testing.T) {
 	a := newTest(t, "a", ModeSWIM, nil, "b", "c", "d")
-	a.Tick(0)
-	pk, _ := drain(a)
-	target := pk[0].To.ID
-	a.Tick(500 * time.Millisecond)
-	pk, _ = drain(a)
-	for _, r := range only(t, pk, MsgPingReq) {
+	target, reqs := toPingReqs(t, a)
+	for _, r := range reqs {
 		assert.False(t, r.PingReq.Nack)
 	}
 	a.Tick(time.Second)
