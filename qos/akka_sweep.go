@@ -261,13 +261,11 @@ func (p *akkaPass) step(hb detector.Heartbeat) error {
 	p.seen, p.lastFresh = true, hb.Arrival
 
 	fi := len(p.delay) // index of this fresh heartbeat
-	var d int64
-	if hb.HasSent {
-		d = int64(hb.Arrival - hb.Sent)
-		if d < 0 || d > int64(MaxPlausibleDelay) {
-			p.lastImplaus = fi
-		}
-	} else {
+	d, sent, plausible := oneWayDelay(hb)
+	if !plausible {
+		p.lastImplaus = fi
+	}
+	if !sent {
 		p.lastNoSent = fi
 	}
 	p.delay = append(p.delay, d)

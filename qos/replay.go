@@ -376,6 +376,17 @@ func (r *replayer) gap(a time.Duration) {
 	}
 }
 
+// oneWayDelay returns the one-way delay A − σ of hb in nanoseconds (0 when
+// hb carries no send time), whether hb carries one, and whether the delay
+// is plausible: within [0, MaxPlausibleDelay], or absent.
+func oneWayDelay(hb detector.Heartbeat) (d int64, sent, plausible bool) {
+	if !hb.HasSent {
+		return 0, false, true
+	}
+	d = int64(hb.Arrival - hb.Sent)
+	return d, true, d >= 0 && d <= int64(MaxPlausibleDelay)
+}
+
 // startsEvaluation reports whether the heartbeat arriving at a, after
 // which the detector is ready or not, starts the evaluation (past the
 // detector's and Config's warm-up), and counts it in warm-up if not.
@@ -400,17 +411,15 @@ func (r *replayer) evaluate(hb detector.Heartbeat, tau time.Duration) error {
 	// τ < A_k (for example Chen's EA lagging after a sender pause):
 	// q suspects from A_k, not before it has processed k.
 	t := int64(max(tau-hb.Arrival, 0))
-	var d int64
 	var c uint8
 	if r.cells != nil {
 		c = uint8(r.cells.grid.cell(hb.Arrival))
 	}
-	if hb.HasSent {
-		d = int64(hb.Arrival - hb.Sent)
-		if d < 0 || d > int64(MaxPlausibleDelay) {
-			r.plaus = false
-		}
-	} else {
+	d, sent, plausible := oneWayDelay(hb)
+	if !plausible {
+		r.plaus = false
+	}
+	if !sent {
 		r.allSent = false
 	}
 	switch {

@@ -182,15 +182,13 @@ func newSFDSchedule(hbs []detector.Heartbeat, tr *sfdTrace, cfg Config) (*sfdSch
 		}
 		if !stale {
 			res.Evaluated++
-			if hb.HasSent {
-				d := int64(hb.Arrival - hb.Sent)
-				delay = append(delay, d)
-				if d < 0 || d > int64(MaxPlausibleDelay) {
-					plaus = false
-				}
-			} else {
+			d, sent, plausible := oneWayDelay(hb)
+			delay = append(delay, d)
+			if !plausible {
+				plaus = false
+			}
+			if !sent {
 				allSent = false
-				delay = append(delay, 0)
 			}
 		}
 	}

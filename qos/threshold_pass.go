@@ -136,11 +136,11 @@ func (p *thresholdPass) step(hb detector.Heartbeat) error {
 		if p.grid != nil {
 			p.evCell = append(p.evCell, uint8(p.grid.cell(a)))
 		}
-		if hb.HasSent {
-			d := int64(a - hb.Sent)
-			if d < 0 || d > int64(MaxPlausibleDelay) {
-				p.plaus = false
-			}
+		d, sent, plausible := oneWayDelay(hb)
+		if !plausible {
+			p.plaus = false
+		}
+		if sent {
 			p.delay = append(p.delay, d)
 		} else {
 			p.allSent = false
