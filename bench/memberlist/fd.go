@@ -74,7 +74,8 @@ func (c fdCluster) StartOne(i int, seeds []string, rec *Recorder, seed uint64) (
 			// The stream path (TCP pings, views over TCP) goes through
 			// the Impair as memberlist's streams do (mlTransport):
 			// held while paused, refused once killed (held unanswered
-			// once silently killed), counted.
+			// once silently killed, timed out at the dial's deadline
+			// once its SYNs are dropped), counted.
 			StreamWrap: func(conn net.Conn, inbound bool) (net.Conn, error) {
 				imp.wait()
 				if imp.Killed() {
@@ -87,6 +88,9 @@ func (c fdCluster) StartOne(i int, seeds []string, rec *Recorder, seed uint64) (
 				if !inbound {
 					if err := dialRefused(conn.RemoteAddr().String()); err != nil {
 						return nil, err
+					}
+					if dialDropped(conn.RemoteAddr().String()) {
+						return nil, awaitDropped(conn)
 					}
 					imp.sent(0)
 				}

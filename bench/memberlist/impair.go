@@ -4,6 +4,8 @@ import (
 	"errors"
 	"io"
 	"math/rand/v2"
+	"net"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -22,10 +24,12 @@ type Impair struct {
 	loss   float64
 	rng    *rand.Rand
 	killed atomic.Bool
-	silent atomic.Bool   // killed by KillSilent
-	closed chan struct{} // closed by Close: the member is being stopped
-	once   sync.Once
-	held   []io.Closer // inbound streams held by a silent kill, closed by Close
+	silent atomic.Bool // killed by KillSilent or KillDropped
+	// dropped: killed by KillDropped (dials to it time out)
+	dropped atomic.Bool
+	closed  chan struct{} // closed by Close: the member is being stopped
+	once    sync.Once
+	held    []io.Closer // inbound streams held by a silent kill, closed by Close
 
 	msgs, bytes atomic.Uint64
 }
@@ -70,6 +74,18 @@ func (i *Impair) Kill() { i.killed.Store(true) }
 func (i *Impair) KillSilent() {
 	i.silent.Store(true)
 	i.killed.Store(true)
+}
+
+// KillDropped black-holes the member for good as a host that is down or
+// cut off by a firewall that drops: its datagrams are lost, and a dial
+// to its stream address gets no answer to its SYN, so that it neither
+// connects nor is refused but times out at the dialler's deadline
+// (dialDropped). The streams the dialler's side already holds are held
+// unanswered, as in KillSilent.
+func (i *Impair) KillDropped() {
+	i.silent.Store(true)
+	i.killed.Store(true)
+	i.dropped.Store(true)
 }
 
 // Close ends the member's impairment when the member is stopped: the
@@ -123,6 +139,40 @@ func dialRefused(addr string) error {
 		return errRefused
 	}
 	return nil
+}
+
+// droppedAddrs holds the stream addresses whose SYNs are dropped, set
+// by markDropped in a member process of a -procs run (whose streamAddrs
+// holds only itself).
+var droppedAddrs sync.Map // string → struct{}
+
+// markDropped makes every later dial to addr time out (dialDropped).
+func markDropped(addr string) { droppedAddrs.Store(addr, struct{}{}) }
+
+// dialDropped reports whether a dial to addr gets no answer to its SYN:
+// addr is a member killed by KillDropped, or marked by markDropped.
+func dialDropped(addr string) bool {
+	if _, ok := droppedAddrs.Load(addr); ok {
+		return true
+	}
+	v, ok := streamAddrs.Load(addr)
+	return ok && v.(*Impair).dropped.Load()
+}
+
+// errSYNDropped is the dialler's error when its SYNs got no answer by its
+// deadline: a net.Error whose Timeout is true, as the kernel's
+// connect() timeout is.
+var errSYNDropped error = &net.OpError{Op: "dial", Net: "tcp", Err: os.ErrDeadlineExceeded}
+
+// awaitDropped plays a dropped SYN on an outbound connection that was
+// made already (fdkit's StreamWrap sees a connection only once it is
+// connected): it waits until conn's deadline (the dial's) by reading
+// from the dead member, which never answers, closes conn and returns
+// errSYNDropped.
+func awaitDropped(conn net.Conn) error {
+	_, _ = conn.Read(make([]byte, 1))
+	_ = conn.Close()
+	return errSYNDropped
 }
 
 // wait blocks while the member is paused.

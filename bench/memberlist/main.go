@@ -6,9 +6,12 @@
 //	steady        nothing happens for the window
 //	kill-refused  one member dies at the start of the window, its host up:
 //	              its datagrams are lost, a dial to it is refused
-//	kill-silent   one member's host goes silent (down, cut off, hung): its
-//	              datagrams are lost, a dial to it connects and is never
-//	              answered
+//	kill-silent   one member's process hangs, or its host is cut off
+//	              behind something that accepts: its datagrams are lost, a
+//	              dial to it connects and is never answered
+//	kill-dropped  one member's host goes down, or a firewall drops its
+//	              traffic: its datagrams are lost, a dial to it gets no
+//	              answer to its SYN and times out at the dialler's deadline
 //	pause         one member (-pausers members) is paused (SIGSTOP-like, or
 //	              SIGSTOP itself with -procs) for -pause every -pause-every;
 //	              several start their cycles spread evenly over -pause-every,
@@ -85,14 +88,14 @@ func main() {
 	flag.Uint64Var(&o.seed, "seed", 1, "seed of the impairment and of fdkit's members")
 	flag.IntVar(&o.runs, "runs", 3, "runs per scenario and library (different seeds and victims); the table sums FP and gives medians of times and rates, with 90th percentiles of times and ranges of rates")
 	flag.StringVar(&libs, "libs", "fdkit,fdkit-lifeguard,memberlist", "libraries: fdkit (detector mode), fdkit-lifeguard, fdkit-swim, memberlist, memberlist-piggyback (its gossip loop off)")
-	flag.StringVar(&scen, "scenarios", "steady,kill-refused,kill-silent,pause,lossy", "scenarios to run: steady, kill-refused, kill-silent, pause, lossy")
+	flag.StringVar(&scen, "scenarios", "steady,kill-refused,kill-silent,kill-dropped,pause,lossy", "scenarios to run: steady, kill-refused, kill-silent, kill-dropped, pause, lossy")
 	flag.DurationVar(&o.params.ProbeInterval, "probe-interval", time.Second, "protocol period of both libraries")
 	flag.DurationVar(&o.params.ProbeTimeout, "probe-timeout", 500*time.Millisecond, "direct probe timeout of both libraries")
 	flag.DurationVar(&o.settle, "settle", 2*time.Second, "wait after every member sees all N, before the window opens (the join announcements of the group that just formed are still draining during it)")
 	flag.DurationVar(&o.joinWait, "join-timeout", 60*time.Second, "give up a run when the group has not formed after this long")
 	flag.StringVar(&key, "key", "", "hex AES key: encrypt both libraries")
 	flag.BoolVar(&o.params.AllSeeds, "all-seeds", false, "every member joins through every earlier member (default: through member 0 only, as memberlist's users join through one seed)")
-	flag.BoolVar(&o.procs, "procs", false, "run every member in an OS process of its own: pauses are SIGSTOP and SIGCONT, kill-refused is SIGKILL, kill-silent is SIGSTOP for good (a hung process); both libraries side by side")
+	flag.BoolVar(&o.procs, "procs", false, "run every member in an OS process of its own: pauses are SIGSTOP and SIGCONT, kill-refused is SIGKILL, kill-silent is SIGSTOP for good (a hung process), kill-dropped SIGSTOP with every dial to it timed out; both libraries side by side")
 	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of each run's measurement window to `file`, with -LIB-SCENARIO-RUN inserted before its extension (merge them with go tool pprof)")
 	flag.IntVar(&o.profileHz, "cpuprofile-hz", 100, "samples per second of CPU time in -cpuprofile (above 100 the runtime prints a harmless warning about the rate)")
 	flag.BoolVar(&o.sequential, "sequential", false, "run the libraries one after the other in this process (before 2026-12-02), rather than each run's libraries at the same time, each in its own process")
@@ -156,7 +159,7 @@ func (o options) check() error {
 	}
 	for _, sc := range o.scenarios {
 		if !slices.Contains(scenarios, sc) {
-			return fmt.Errorf("-scenarios: unknown scenario %q: want %s (kill is kill-refused or kill-silent)", sc, strings.Join(scenarios, ", "))
+			return fmt.Errorf("-scenarios: unknown scenario %q: want %s (kill is kill-refused, kill-silent or kill-dropped)", sc, strings.Join(scenarios, ", "))
 		}
 	}
 	return nil
@@ -180,8 +183,11 @@ func cluster(lib string, p Params) (Cluster, error) {
 
 // Result is one run of one library in one scenario.
 type Result struct {
-	Lib, Scenario   string
-	Converge        time.Duration
+	Lib, Scenario string
+	Converge      time.Duration
+	// JoinBytes is what the members sent, datagrams and streams, from
+	// the first one's start until every member saw all N, per member.
+	JoinBytes       float64
 	FP, FPMinus     int
 	First, Full     time.Duration // -1: not detected / not by everyone
 	Detected        int           // live members that declared the killed one dead
@@ -256,10 +262,10 @@ func run(o options) error {
 }
 
 // scenarioActs are what a scenario does to a run's members: kill the
-// victim (silent: kill-silent), pause impaired member k (of pauses) for d
+// victim as kill scenario sc says, pause impaired member k (of pauses) for d
 // and return at once, set the victim's datagram loss.
 type scenarioActs struct {
-	kill   func(silent bool)
+	kill   func(sc string)
 	pauses int
 	pause  func(k int, d time.Duration)
 	lose   func(p float64) error
@@ -273,9 +279,9 @@ func act(sc string, o options, rec *Recorder, victim string, wStart time.Time, a
 	switch sc {
 	case "steady":
 		time.Sleep(o.window)
-	case "kill-refused", "kill-silent":
+	case "kill-refused", "kill-silent", "kill-dropped":
 		killAt = time.Now()
-		a.kill(sc == "kill-silent")
+		a.kill(sc)
 		waitDeclared(rec, victim, o.n, killAt, end)
 	case "pause":
 		pauseCycles(o, a.pauses, end, a.pause)
@@ -326,10 +332,12 @@ func pauseCycles(o options, k int, end time.Time, pause func(i int, d time.Durat
 }
 
 // scenarios are the scenarios a run knows.
-var scenarios = []string{"steady", "kill-refused", "kill-silent", "pause", "lossy"}
+var scenarios = []string{"steady", "kill-refused", "kill-silent", "kill-dropped", "pause", "lossy"}
 
 // isKill reports whether sc kills a member.
-func isKill(sc string) bool { return sc == "kill-refused" || sc == "kill-silent" }
+func isKill(sc string) bool {
+	return sc == "kill-refused" || sc == "kill-silent" || sc == "kill-dropped"
+}
 
 func runOne(c Cluster, sc string, o options, run int) (Result, error) {
 	if !slices.Contains(scenarios, sc) {
@@ -366,6 +374,12 @@ func runOne(c Cluster, sc string, o options, run int) (Result, error) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	res.Converge = time.Since(t0)
+	var joinBytes uint64
+	for _, n := range nodes {
+		_, b := n.Impair().Counts()
+		joinBytes += b
+	}
+	res.JoinBytes = float64(joinBytes) / float64(o.n)
 	// The window opens at a random point of the protocol period (drawn from
 	// the run's seed, the same for every library): members started together
 	// probe on a grid fixed by their start, and a fixed settle would put
@@ -413,10 +427,13 @@ func runOne(c Cluster, sc string, o options, run int) (Result, error) {
 		}
 	}
 	killAt, err := act(sc, o, rec, victim.Name(), wStart, scenarioActs{
-		kill: func(silent bool) {
-			if silent {
+		kill: func(sc string) {
+			switch sc {
+			case "kill-silent":
 				victim.Impair().KillSilent()
-			} else {
+			case "kill-dropped":
+				victim.Impair().KillDropped()
+			default:
 				victim.Impair().Kill()
 			}
 		},

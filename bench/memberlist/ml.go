@@ -166,6 +166,10 @@ func (t *mlTransport) DialAddressTimeout(a memberlist.Address, timeout time.Dura
 	if err := dialRefused(a.Addr); err != nil {
 		return nil, err
 	}
+	if dialDropped(a.Addr) {
+		time.Sleep(timeout) // SYNs retransmitted, never answered
+		return nil, errSYNDropped
+	}
 	c, err := t.NetTransport.DialAddressTimeout(a, timeout)
 	if err != nil {
 		return nil, err

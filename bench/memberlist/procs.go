@@ -23,13 +23,16 @@ import (
 // runs, timers included), kill-refused is SIGKILL (the kernel then refuses
 // its TCP port and its UDP port answers ICMP unreachable), and kill-silent
 // is SIGSTOP for good (a hung process: connections accepted, never
-// answered). Both libraries run side by side, each run's windows opening
+// answered), kill-dropped SIGSTOP with every other member's dials to it
+// timed out at their deadline, as when its host is down (played in
+// user space: there is no firewall on this machine to drop the SYNs). Both libraries run side by side, each run's windows opening
 // together, as in concurrent runs. A member process is this binary with
 // -member library/index/seed/seeds, and speaks lines on its standard
 // output: "addr A" once started and joined, "view K" whenever the members
 // it sees alive or suspect change, until it sees all -n, "dead OBSERVER SUBJECT UNIXNANO" for
 // each declaration, "counts MSGS BYTES" when asked by "counts" on its
-// standard input; "loss P" sets its datagram loss, "quit" stops it. Its
+// standard input; "loss P" sets its datagram loss, "drop ADDR" makes its
+// dials to ADDR time out (kill-dropped), "quit" stops it. Its
 // CPU time is read from /proc/PID/stat, so that a stopped member costs
 // its parent nothing to measure.
 
@@ -99,6 +102,8 @@ func runMember(o options) int {
 			if p, err := strconv.ParseFloat(f[1], 64); err == nil && p >= 0 && p <= 1 {
 				nd.Impair().SetLoss(p)
 			}
+		case len(f) == 2 && f[0] == "drop":
+			markDropped(f[1])
 		case len(f) == 1 && f[0] == "counts":
 			m, b := nd.Impair().Counts()
 			say("counts %d %d", m, b)
@@ -283,6 +288,15 @@ func runProcsOne(lib, sc string, o options, run int, barrier func()) (Result, er
 		time.Sleep(20 * time.Millisecond)
 	}
 	res.Converge = time.Since(t0)
+	var joinBytes uint64
+	for _, p := range procs {
+		c, err := p.askCounts()
+		if err != nil {
+			return res, err
+		}
+		joinBytes += c[1]
+	}
+	res.JoinBytes = float64(joinBytes) / float64(o.n)
 	phase := time.Duration(rand.New(rand.NewPCG(seed, 11)).Int64N(int64(o.params.ProbeInterval)))
 	time.Sleep(o.settle)
 	barrier()
@@ -319,10 +333,22 @@ func runProcsOne(lib, sc string, o options, run int, barrier func()) (Result, er
 		}
 	}
 	killAt, err := act(sc, o, rec, victim.name, wStart, scenarioActs{
-		kill: func(silent bool) {
-			if silent {
+		kill: func(sc string) {
+			switch sc {
+			case "kill-silent":
 				victim.signal(syscall.SIGSTOP) // for good: a hung process
-			} else {
+			case "kill-dropped":
+				// A host gone: nothing answers its datagrams (the
+				// stopped process reads none) nor its SYNs (every other
+				// member's dials to it time out, played in user space:
+				// the kernel would accept them).
+				victim.signal(syscall.SIGSTOP)
+				for i, p := range procs {
+					if p != victim {
+						_ = p.say("drop " + addrs[i])
+					}
+				}
+			default:
 				victim.signal(syscall.SIGKILL)
 			}
 		},

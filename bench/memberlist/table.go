@@ -19,6 +19,9 @@ type Row struct {
 	// Join is the time from the first member's start until every member
 	// sees all N, in seconds.
 	Join quant
+	// JoinBytes is what the members sent while the group formed, in
+	// bytes per member.
+	JoinBytes quant
 	// First and Full are the times from the kill to the first and to the
 	// last live member declaring the killed one dead, in seconds; Full
 	// over the Detected runs in which every live member did.
@@ -54,11 +57,12 @@ func quantOf(xs []float64) quant {
 // aggregate makes the table's row of one library's runs of a scenario.
 func aggregate(rs []Result) Row {
 	a := Row{Lib: rs[0].Lib, Scenario: rs[0].Scenario, Runs: len(rs)}
-	var join, first, full, msg, bytes, cpu []float64
+	var join, joinBytes, first, full, msg, bytes, cpu []float64
 	for _, r := range rs {
 		a.FP += r.FP
 		a.FPMinus += r.FPMinus
 		join = append(join, r.Converge.Seconds())
+		joinBytes = append(joinBytes, r.JoinBytes)
 		msg, bytes, cpu = append(msg, r.MsgRate), append(bytes, r.ByteRt), append(cpu, r.CPU)
 		if r.First >= 0 {
 			first = append(first, r.First.Seconds())
@@ -68,15 +72,15 @@ func aggregate(rs []Result) Row {
 			a.Detected++
 		}
 	}
-	a.Join, a.First, a.Full = quantOf(join), quantOf(first), quantOf(full)
+	a.Join, a.JoinBytes, a.First, a.Full = quantOf(join), quantOf(joinBytes), quantOf(first), quantOf(full)
 	a.Msg, a.Bytes, a.CPU = quantOf(msg), quantOf(bytes), quantOf(cpu)
 	return a
 }
 
 // printTable prints rows as a Markdown table.
 func printTable(w io.Writer, rows []Row, o options) {
-	fmt.Fprintln(w, "| N | scenario | library | runs | join s: median (p90, max) | FP | FP- | first detection s: median (p90) | full dissemination s: median (p90) | msg/member/s | bytes/member/s: median (range) | CPU ms/member/s: median (range) |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|")
+	fmt.Fprintln(w, "| N | scenario | library | runs | join s: median (p90, max) | join KB/member: median (range) | FP | FP- | first detection s: median (p90) | full dissemination s: median (p90) | msg/member/s | bytes/member/s: median (range) | CPU ms/member/s: median (range) |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, r := range rows {
 		first, full := "", ""
 		if isKill(r.Scenario) {
@@ -85,8 +89,9 @@ func printTable(w io.Writer, rows []Row, o options) {
 				full = fmt.Sprintf("%s (%d/%d runs complete)", full, r.Detected, r.Runs)
 			}
 		}
-		fmt.Fprintf(w, "| %d | %s | %s | %d | %.2f (%.2f, %.2f) | %d | %d | %s | %s | %.2f | %.0f (%.0f–%.0f) | %.2f (%.2f–%.2f) |\n",
-			o.n, r.Scenario, r.Lib, r.Runs, r.Join.Med, r.Join.P90, r.Join.Max, r.FP, r.FPMinus, first, full,
+		fmt.Fprintf(w, "| %d | %s | %s | %d | %.2f (%.2f, %.2f) | %.1f (%.1f–%.1f) | %d | %d | %s | %s | %.2f | %.0f (%.0f–%.0f) | %.2f (%.2f–%.2f) |\n",
+			o.n, r.Scenario, r.Lib, r.Runs, r.Join.Med, r.Join.P90, r.Join.Max,
+			r.JoinBytes.Med/1000, r.JoinBytes.Min/1000, r.JoinBytes.Max/1000, r.FP, r.FPMinus, first, full,
 			r.Msg.Med, r.Bytes.Med, r.Bytes.Min, r.Bytes.Max, r.CPU.Med, r.CPU.Min, r.CPU.Max)
 	}
 }
@@ -99,8 +104,8 @@ func medP90(q quant) string {
 }
 
 // printWins prints a line for each row and column where memberlist does
-// better than an fdkit library in the same scenario: a shorter join,
-// first detection or full dissemination, by median or by 90th percentile
+// better than an fdkit library in the same scenario: a shorter join or
+// fewer bytes sent while joining, first detection or full dissemination, by median or by 90th percentile
 // (a library's tail is part of what its users meet), fewer false
 // positives, fewer messages or bytes, or less CPU (medians). With no
 // such row it says so.
@@ -123,6 +128,7 @@ func printWins(w io.Writer, rows []Row, o options) {
 			}
 			win("join (median)", ml.Join.Med, fd.Join.Med, " s")
 			win("join (p90)", ml.Join.P90, fd.Join.P90, " s")
+			win("join KB/member (median)", ml.JoinBytes.Med/1000, fd.JoinBytes.Med/1000, "")
 			if isKill(ml.Scenario) && ml.First.N > 0 && fd.First.N > 0 {
 				win("first detection (median)", ml.First.Med, fd.First.Med, " s")
 				win("first detection (p90)", ml.First.P90, fd.First.P90, " s")
