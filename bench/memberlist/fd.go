@@ -71,6 +71,10 @@ func (c fdCluster) StartOne(i int, seeds []string, rec *Recorder, seed uint64) (
 			Protocol:     c.p.swimConfig(c.mode),
 			Seed:         seed*1000 + uint64(i) + 1,
 			LeaveTimeout: new(100 * time.Millisecond),
+			// memberlist calls its EventDelegate inline and loses no
+			// event; by default fdkit drops events a full channel
+			// cannot take, which would hide false positives.
+			BlockingDelivery: true,
 			// The stream path (TCP pings, views over TCP) goes through
 			// the Impair as memberlist's streams do (mlTransport):
 			// held while paused, refused once killed (held unanswered
