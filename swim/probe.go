@@ -33,6 +33,9 @@ type probe struct {
 	// without evidence of death gives no verdict before this instant, the
 	// end of that period (pathsDone).
 	holdUntil time.Duration
+	// charged: the probe budget this probe of an unverified target took
+	// (nextTarget), given back if the target answers (verify).
+	charged int
 }
 
 // relay is an indirect ping sent on behalf of a PingReq.
@@ -146,11 +149,12 @@ func (m *Member) insertInList(p *peer) {
 // unverified member is taken only while the probe budget allows (one probe
 // in unverifiedProbeCost, see verify.go) and skipped otherwise, to be probed on
 // a later pass; with no verified member to probe, the first one skipped.
-func (m *Member) nextTarget() *peer {
+// charged is the budget the target took, given back if it answers (verify).
+func (m *Member) nextTarget() (t *peer, charged int) {
 	if t := m.probing.forceNext; t != nil {
 		m.probing.forceNext = nil
 		if t.state == StateAlive || t.state == StateSuspect {
-			return t
+			return t, 0
 		}
 	}
 	cost := m.unverifiedProbeCost()
@@ -164,11 +168,11 @@ func (m *Member) nextTarget() *peer {
 				continue
 			}
 			if p.verified {
-				return p
+				return p, 0
 			}
 			if m.probing.unverifiedTokens >= cost {
 				m.probing.unverifiedTokens -= cost
-				return p
+				return p, cost
 			}
 			if skipped == nil {
 				skipped = p
@@ -187,10 +191,10 @@ func (m *Member) nextTarget() *peer {
 		m.rng.Shuffle(len(m.list), func(i, j int) { m.list[i], m.list[j] = m.list[j], m.list[i] })
 		m.probing.idx = 0
 		if len(m.list) == 0 {
-			return nil
+			return nil, 0
 		}
 	}
-	return skipped
+	return skipped, 0
 }
 
 func (m *Member) startProbe(now time.Duration) {
@@ -205,14 +209,14 @@ func (m *Member) startProbe(now time.Duration) {
 		m.gossipDeaths() // the drain loop (drainQueue) gossips them otherwise
 	}
 	retry := m.probing.forceNext != nil
-	t := m.nextTarget()
+	t, charged := m.nextTarget()
 	if t == nil {
 		m.isolated(now)
 		return
 	}
 	m.probing.seq++
 	m.pr = probe{active: true, target: t, seq: m.probing.seq, sent: now,
-		timeoutAt: now + m.probeTimeout(t), endAt: m.probing.next, retry: retry && t.retried}
+		timeoutAt: now + m.probeTimeout(t), endAt: m.probing.next, retry: retry && t.retried, charged: charged}
 	if m.pr.retry && hold > 0 {
 		// Within the failed probe's period, but never shorter than the
 		// retry's own least direct wait (pathsDone).

@@ -322,3 +322,89 @@ func TestAckFromAnyoneIsNoAnswer(t *testing.T) {
 	assert.False(t, a.peers["g"].verified, "verified by an ack from a member not asked")
 	assert.NotEqual(t, StateAlive, a.State("g"), "kept alive by an ack from a member not asked")
 }
+
+// An unverified member that answers its probe gives the probe budget
+// back (verify): the members of a group merging with this member's, all
+// real, are probed in their round-robin turns, so that a round of 63
+// members, 60 of them told of, takes 63 periods, each member probed once,
+// and leaves them all verified. With the budget kept, the 60 would take
+// one probe in four and the round about 240 periods (two merged groups of
+// 80 took 6.3–7.6 minutes to hold each other whole in swim/sim).
+func TestAnsweredUnverifiedProbesCostNothing(t *testing.T) {
+	a := floodTest(t, ModeSWIM, 60)
+	require.Equal(t, 60, a.unverified)
+	probed := map[ID]int{}
+	periods := 0
+	tickUntil(a, 62*time.Second, func(at time.Duration, pk []Packet, _ []Event) {
+		for _, p := range pk {
+			if p.Kind != MsgPing || p.To.ID == "" {
+				continue
+			}
+			periods++
+			probed[p.To.ID]++
+			require.NoError(t, a.Step(at, &Packet{Kind: MsgAck, From: p.To, To: node("a"), Ack: Ack{Seq: p.Ping.Seq}}))
+			drain(a)
+		}
+	})
+	assert.Equal(t, 63, periods)
+	assert.Len(t, probed, 63, "every member once in 63 periods")
+	assert.Zero(t, a.unverified)
+}
+
+// Unverified members that do not answer keep the budget: with half of 60
+// told-of members answering, the unanswered probes over 40 periods are at
+// most the budget's, the first and then one in v+1 = 4 (v the 3 members
+// heard from, the budget growing as answering ones are verified), and
+// the known members keep their turns.
+func TestUnansweredUnverifiedProbesKeepTheBudget(t *testing.T) {
+	a := floodTest(t, ModeSWIM, 60)
+	answers := func(id ID) bool {
+		var i int
+		_, err := fmt.Sscanf(string(id), "g%04d", &i)
+		return err != nil || i%2 == 0
+	}
+	unanswered, known := 0, 0
+	tickUntil(a, 39*time.Second, func(at time.Duration, pk []Packet, _ []Event) {
+		for _, p := range pk {
+			if p.Kind != MsgPing || p.To.ID == "" {
+				continue
+			}
+			switch {
+			case p.To.ID == "b" || p.To.ID == "c" || p.To.ID == "d":
+				known++
+			case !answers(p.To.ID):
+				unanswered++
+				continue
+			}
+			require.NoError(t, a.Step(at, &Packet{Kind: MsgAck, From: p.To, To: node("a"), Ack: Ack{Seq: p.Ping.Seq}}))
+			drain(a)
+		}
+	})
+	assert.LessOrEqual(t, unanswered, 1+40/4)
+	assert.Positive(t, unanswered)
+	assert.GreaterOrEqual(t, known, 3, "every known member probed")
+}
+
+// The unverified quota is the size of the group this member knows, itself
+// included: a member of a group of 71 holds the whole view of another
+// group of 71, told of at once (two equal groups merging), where a quota
+// of the 70 others held it one member short, each such member until the
+// missing one probed it (in swim/sim, two merged groups of 80 held each
+// other whole minutes later).
+func TestQuotaHoldsAnEqualGroup(t *testing.T) {
+	var peers []string
+	for i := range 70 {
+		peers = append(peers, fmt.Sprintf("p%02d", i))
+	}
+	a := newTest(t, "a", ModeLifeguard, nil, peers...)
+	ups := []Update{{Kind: UpdateAlive, Node: node("p00"), From: "p00"}}
+	for i := range 71 {
+		o := node(fmt.Sprintf("o%02d", i))
+		ups = append(ups, Update{Kind: UpdateAlive, Node: o, From: o.ID})
+	}
+	require.NoError(t, a.Step(time.Millisecond, &Packet{Kind: MsgSync, From: node("p00"), To: node("a"), Updates: ups}))
+	drain(a)
+	assert.Equal(t, 71, a.unverifiedQuota())
+	assert.Equal(t, 1+70+71, a.NumAlive())
+	assert.Zero(t, a.Stats().MembersRefused)
+}

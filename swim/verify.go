@@ -14,14 +14,18 @@ import (
 // thousands. Those members must not dilute the probing of the members
 // this member knows, nor stretch the timeouts that grow with the group:
 //
-//   - probing: an unverified member takes at most one probe in
-//     max(unverifiedCost, v+1), v the verified live members
-//     (unverifiedProbeCost, nextTarget): about one per round over the
-//     known members, whatever the number of unverified ones. A crash
+//   - probing: the probes of unverified members that go unanswered take
+//     at most one probe in max(unverifiedCost, v+1), v the verified live
+//     members (unverifiedProbeCost, nextTarget): about one per round over
+//     the known members, whatever the number of unverified ones. A crash
 //     among the known members is then detected within (v+1)/v times the
 //     usual wait for a probe (4/3 with 3 of them, 33/32 with 32). An
-//     unverified member that answers its probe becomes verified; one that
-//     does not is suspected at once (the detector gate retries only
+//     unverified member that answers its probe becomes verified and gives
+//     the budget back (verify): it is a member, and its probe one of the
+//     round-robin's, so that the members of a group merging with this
+//     member's, all told of at once and all real, are probed in their
+//     turns, not one per round over the known members. One that does not
+//     answer is suspected at once (the detector gate retries only
 //     verified members, gated) and declared dead as any other;
 //   - group size: the n of the log n formulas (suspicion timeout,
 //     retransmissions, the anti-entropy interval) counts unverified
@@ -30,8 +34,9 @@ import (
 //     in the formulas, not log10(16,384/n).
 //
 //   - holding: at most unverifiedQuota unverified members are live in the
-//     view at once, as many as the verified ones and at least
-//     unverifiedFloor (admitUnverified). An Alive that would add or
+//     view at once, as many as the members this member heard from, itself
+//     included (the group it knows: another group of that size, merging,
+//     fits whole), and at least unverifiedFloor (admitUnverified). An Alive that would add or
 //     revive one more is ignored (Stats.MembersRefused), unless the member
 //     sent it itself (from the address it claims, as far as the transport
 //     can tell: StepFromOtherSource) or it is in the join seed's view: a
@@ -52,9 +57,10 @@ import (
 const unverifiedFloor = 64
 
 // unverifiedQuota returns how many unverified live members the view may
-// hold: as many as the verified live ones, at least unverifiedFloor.
+// hold: one more than the verified live ones (this member), at least
+// unverifiedFloor.
 func (m *Member) unverifiedQuota() int {
-	return max(unverifiedFloor, m.live-m.unverified)
+	return max(unverifiedFloor, 1+m.live-m.unverified)
 }
 
 // admitUnverified reports whether the unverified member u announces may be
@@ -83,7 +89,9 @@ func (m *Member) unverifiedProbeCost() int {
 	return max(unverifiedCost, m.live-m.unverified+1)
 }
 
-// verify marks p verified.
+// verify marks p verified. p answering the current probe, which took the
+// probe budget of an unverified member, gives the budget back
+// (nextTarget).
 func (m *Member) verify(p *peer) {
 	if p.verified {
 		return
@@ -91,6 +99,10 @@ func (m *Member) verify(p *peer) {
 	p.verified = true
 	if p.state == StateAlive || p.state == StateSuspect {
 		m.unverified--
+	}
+	if p == m.pr.target && m.pr.charged > 0 {
+		m.probing.unverifiedTokens = min(m.probing.unverifiedTokens+m.pr.charged, m.pr.charged)
+		m.pr.charged = 0
 	}
 }
 

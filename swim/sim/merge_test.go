@@ -1,0 +1,96 @@
+package sim
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// formTwo starts nA+nB members with empty views: members 1…nA−1 join
+// through member 0, members nA+1…nA+nB−1 through member nA, 3 ms apart.
+func formTwo(t *testing.T, nA, nB int, seed uint64) *Sim {
+	t.Helper()
+	s, err := New(Config{N: nA + nB, Seed: seed, NoBootstrap: true, StartSpread: time.Second})
+	require.NoError(t, err)
+	for i := 1; i < nA+nB; i++ {
+		if i == nA {
+			continue
+		}
+		seedOf := 0
+		if i > nA {
+			seedOf = nA
+		}
+		s.At(time.Second+time.Duration(i)*3*time.Millisecond, func() { require.NoError(t, s.Join(i, seedOf)) })
+	}
+	return s
+}
+
+// untilFull runs s from from for at most limit, sampling every 100 ms, and
+// returns the time until every member holds all N alive (−1: never) and
+// how many members short the emptiest view was at the end.
+func untilFull(s *Sim, from, limit time.Duration) (time.Duration, int) {
+	n := s.N()
+	short := n
+	for at := from; at <= from+limit; at += 100 * time.Millisecond {
+		s.RunUntil(at)
+		short = 0
+		for i := range n {
+			short = max(short, n-s.Member(i).NumAlive())
+		}
+		if short == 0 {
+			return at - from, 0
+		}
+	}
+	return -1, short
+}
+
+// TestMergeTwoGroupsFullView: two groups formed apart (each through its
+// own seed) merge when one's seed joins through the other's, and every
+// member holds every member of both within 300 s. The members of the other
+// group, told of by views, are unverified (swim/verify.go): they must be
+// held whole (the unverified quota) and probed in their turns once they
+// answer (the probe budget), or the merge takes 6 to 16 minutes.
+func TestMergeTwoGroupsFullView(t *testing.T) {
+	if testing.Short() {
+		t.Skip("simulates 160 members for minutes")
+	}
+	for _, c := range [][2]int{{80, 80}, {10, 150}, {150, 10}} {
+		for seed := uint64(1); seed <= 2; seed++ {
+			s := formTwo(t, c[0], c[1], seed)
+			s.RunUntil(30 * time.Second)
+			require.NoError(t, s.Join(c[0], 0), "the seed of the second group joins through the first's")
+			full, short := untilFull(s, 30*time.Second, 300*time.Second)
+			t.Logf("merge %d+%d, seed %d: full view after %v (short %d at the end)", c[0], c[1], seed, full, short)
+			assert.GreaterOrEqual(t, full, time.Duration(0), "merge %d+%d, seed %d: views %d short after 300 s", c[0], c[1], seed, short)
+		}
+	}
+}
+
+// TestPartitionHealFullView: a group of bootstrapped members split for
+// 30 s or 10 min, unevenly or evenly, holds everyone again within 60 s
+// of the heal.
+func TestPartitionHealFullView(t *testing.T) {
+	if testing.Short() {
+		t.Skip("simulates 200 members for minutes")
+	}
+	for _, c := range [][2]int{{100, 100}, {150, 30}} {
+		for _, dur := range []time.Duration{30 * time.Second, 600 * time.Second} {
+			n := c[0] + c[1]
+			s, err := New(Config{N: n, Seed: 1, StartSpread: time.Second})
+			require.NoError(t, err)
+			s.RunUntil(5 * time.Second)
+			g := make([]int, n)
+			for i := c[0]; i < n; i++ {
+				g[i] = 1
+			}
+			require.NoError(t, s.Partition(g))
+			s.RunUntil(5*time.Second + dur)
+			s.Heal()
+			full, short := untilFull(s, 5*time.Second+dur, 60*time.Second)
+			t.Logf("partition %d/%d for %v: full view after %v (short %d at the end)", c[0], c[1], dur, full, short)
+			assert.GreaterOrEqual(t, full, time.Duration(0), "partition %d/%d for %v: views %d short 60 s after the heal", c[0], c[1], dur, short)
+		}
+	}
+}
