@@ -35,6 +35,7 @@ type fanSource struct {
 	members int          // members that may still ask for a pass
 	waiting []*fanReader // members that asked for the next read
 	reads   int          // reads of src started (for tests)
+	widest  int          // most readers of one read (for tests)
 }
 
 // fanReader is one member's end of a shared read.
@@ -73,8 +74,10 @@ func (f *fanSource) Pass() (iter.Seq[detector.Heartbeat], func() error) {
 	return seq, func() error { return err }
 }
 
-// join adds n members; the caller must be a member that is not waiting
-// for a read (so that no read starts without the new ones).
+// join adds n members. Called by a member that is not waiting for a read,
+// the new members take part in every read from the next on (none starts
+// without them); called by a goroutine that is not a member, in every read
+// that starts after it (one in progress goes on without them).
 func (f *fanSource) join(n int) {
 	f.mu.Lock()
 	f.members += n
@@ -98,6 +101,7 @@ func (f *fanSource) startIfAll() {
 	rs := f.waiting
 	f.waiting = nil
 	f.reads++
+	f.widest = max(f.widest, len(rs))
 	go f.read(rs)
 }
 

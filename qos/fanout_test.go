@@ -6,7 +6,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fdkit/fdkit/chen"
 	"github.com/fdkit/fdkit/detector"
+	"github.com/fdkit/fdkit/phi"
+	"github.com/fdkit/fdkit/sfd"
 	"github.com/stretchr/testify/require"
 )
 
@@ -94,4 +97,90 @@ func TestSpillConfig(t *testing.T) {
 	require.ErrorContains(t, err, missing)
 	_, err = ReplaySlice(det(), hbs, cfg)
 	require.NoError(t, err)
+}
+
+// runWithin fails the test when fn has not returned after d (a deadlock of
+// the shared reads).
+func runWithin(t *testing.T, d time.Duration, fn func()) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		fn()
+	}()
+	select {
+	case <-done:
+	case <-time.After(d):
+		t.Fatalf("not done after %v: the shared reads deadlocked", d)
+	}
+}
+
+// The per-point replays of a curve read through a fanSource run in
+// batches of fanReplays: a read feeds at most that many replays (plus the
+// stream's other sweeps), so memory and open spill files do not grow with
+// the number of points, and the stream is read once per batch. The points
+// equal the replays in memory.
+func TestReplayEachBatchesOnFanSource(t *testing.T) {
+	hbs := generate(genOpts{n: 600, interval: ms(100), delay: ms(30), spread: ms(8), loss: 0.01, seed: 5})
+	vals := make([]float64, 2*fanReplays+3)
+	for i := range vals {
+		vals[i] = 1 + float64(i)/8
+	}
+	f := PhiNormalFamily(phi.NormalConfig{WindowSize: 50}, vals) // skip-suspected: one replay per point
+	cfg := Config{Intervals: true, Spill: Spill{After: 100}}
+	want, _, err := replayEach(&f, SliceSource(hbs), cfg, func(int) {})
+	require.NoError(t, err)
+	fan := newFanSource(spooled(t, hbs), 1)
+	var got []*Point
+	runWithin(t, time.Minute, func() {
+		defer fan.leave()
+		got, _, err = replayEach(&f, fan, cfg, func(int) {})
+	})
+	require.NoError(t, err)
+	require.Equal(t, want, got)
+	one := &countingSource{Source: SliceSource(hbs)}
+	_, err = replayPoint(&f, 0, one, cfg)
+	require.NoError(t, err)
+	require.Equal(t, fanReplays, fan.widest)
+	require.Equal(t, 3*int(one.passes.Load()), fan.reads, "three batches")
+	require.Equal(t, 0, fan.members)
+}
+
+// A curve that falls back to one replay per point on a fanSource, with a
+// first value the constructor rejects (the replay of that point makes no
+// pass), completes with the other points and the first value's error.
+func TestReplayEachFirstValueRejectedOnFanSource(t *testing.T) {
+	hbs := generate(genOpts{n: 600, interval: ms(100), delay: ms(30), spread: ms(8), loss: 0.01, seed: 6})
+	est := chen.EstimatorConfig{Interval: ms(100), WindowSize: 50}
+	fams := []Family{
+		SFDFamily(sfd.Config{Estimator: est}, []time.Duration{-ms(1), ms(50), ms(200)}),
+		PhiAkkaFamily(phi.AkkaConfig{WindowSize: 50}, []float64{-1, 2, 8}),
+	}
+	for _, f := range fams {
+		mem, err := Sweep([]Stream{{Name: "s", Heartbeats: hbs}}, []Family{f}, SweepConfig{})
+		require.NoError(t, err)
+		require.Equal(t, Method(PerPoint), mem[0].Method, f.Name)
+		var got []Curve
+		runWithin(t, time.Minute, func() {
+			got, err = Sweep([]Stream{{Name: "s", Source: spooled(t, hbs)}}, []Family{f}, SweepConfig{})
+		})
+		require.NoError(t, err)
+		requireSameCurves(t, mem, got)
+		require.Len(t, got[0].Points, 2, f.Name)
+		require.ErrorContains(t, got[0].Err, "=-1: ", f.Name)
+	}
+}
+
+// replayEach of no values on a fanSource returns no point and leaves the
+// membership as it was.
+func TestReplayEachNoValuesOnFanSource(t *testing.T) {
+	hbs := generate(genOpts{n: 100, interval: ms(100), delay: ms(30), spread: ms(8), seed: 7})
+	fan := newFanSource(spooled(t, hbs), 1)
+	none := PhiNormalFamily(phi.NormalConfig{WindowSize: 20}, nil)
+	pts, method, err := replayEach(&none, fan, Config{}, func(int) { t.Fatal("progress without a point") })
+	require.NoError(t, err)
+	require.Empty(t, pts)
+	require.Equal(t, Method(PerPoint), method)
+	require.Equal(t, 1, fan.members)
+	require.Equal(t, 0, fan.reads)
 }

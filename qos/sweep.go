@@ -482,10 +482,20 @@ func sweepLinear(f *Family, hbs Source, cfg Config, progress func(int)) ([]*Poin
 	return replayEach(f, hbs, cfg, progress)
 }
 
+// fanReplays bounds the per-point replays that run at once on a fanSource.
+// Each holds up to Config.Spill.After evaluated heartbeats in memory (17
+// bytes each) and then a spill file with its buffers, about 0.4 MB and one
+// open file with the default bound, so a curve's replays take about 13 MB
+// and 32 files whatever the number of points; the stream is read once per
+// batch, each read feeding the batch's replays and the other sweeps of the
+// stream.
+const fanReplays = 32
+
 // replayEach computes f's points with one replay each, indexed like
 // f.Values (nil where a replay failed), and returns the first failure in
-// value order. On a fanSource the replays run at once, each on its own
-// goroutine, so that they share the stream's reads.
+// value order. On a fanSource the replays run in batches of fanReplays,
+// each replay of a batch on its own goroutine, so that they share the
+// stream's reads (replayBatches).
 func replayEach(f *Family, hbs Source, cfg Config, progress func(int)) ([]*Point, Method, error) {
 	pts := make([]*Point, len(f.Values))
 	errs := make([]error, len(f.Values))
@@ -494,22 +504,36 @@ func replayEach(f *Family, hbs Source, cfg Config, progress func(int)) ([]*Point
 		progress(1)
 	}
 	if fan, ok := hbs.(*fanSource); ok {
-		fan.join(len(f.Values) - 1) // the caller is a member already
-		var wg sync.WaitGroup
-		for i := 1; i < len(f.Values); i++ {
-			wg.Go(func() {
-				defer fan.leave()
-				each(i)
-			})
-		}
-		each(0)
-		wg.Wait()
+		replayBatches(fan, len(f.Values), fanReplays, each)
 	} else {
 		for i := range f.Values {
 			each(i)
 		}
 	}
 	return pts, PerPoint, cmp.Or(errs...)
+}
+
+// replayBatches runs each(0) to each(n−1), each a reader of fan, at most
+// batch at once, for a caller that is a member of fan and makes no pass
+// meanwhile: for each batch the caller's membership goes to the batch's
+// goroutines, so that a read never waits for the caller (which only waits
+// for the batch), whatever number of passes each replay makes, none
+// included (a value New rejects).
+func replayBatches(fan *fanSource, n, batch int, each func(int)) {
+	for lo := 0; lo < n; lo += batch {
+		hi := min(lo+batch, n)
+		fan.join(hi - lo) // the caller is a member: no read starts without them
+		fan.leave()       // the caller's own membership
+		var wg sync.WaitGroup
+		for i := lo; i < hi; i++ {
+			wg.Go(func() {
+				defer fan.leave()
+				each(i)
+			})
+		}
+		wg.Wait()
+		fan.join(1) // the caller's membership back (reads since went without it)
+	}
 }
 
 // sweepOwn computes f's points with the family's own one-pass method, or
