@@ -72,7 +72,10 @@ type Config struct {
 // t − EA_{ℓ+1} ≫ σ. The freshness point is the first instant at which κ
 // reaches K, found by a safeguarded Newton iteration and made exact on the
 // nanosecond grid by a bisection on Level itself, so that Level(τ) ≥ K >
-// Level(τ − 1) whatever the rounding. τ is never before T_last (an instant
+// Level(τ − 1) whatever the rounding. Observe (and Tracker) find the same
+// instant faster: where σ ≤ Δ/4, bounds on κ's rounding and on Φ's tails
+// decide on which side of K each instant lies from (t − EA_{ℓ+1})/Δ alone
+// (band.go), else by a local search from the previous crossing. τ is never before T_last (an instant
 // before T_last counts as T_last): when κ(T_last) ≥ K already, as after a
 // sender pause that left EA behind, τ = T_last, and the level says the
 // process is suspected from the arrival on. (A replay then sees a trust
@@ -86,9 +89,10 @@ type Config struct {
 // backwards jump of more than RestartJump resets, heartbeats without
 // sequence numbers are numbered by arrival.
 //
-// Observe costs one solve (a few evaluations of κ, each O(1 + σ/Δ) terms,
-// usually two: the search starts from the previous crossing, see Tracker);
-// Level one evaluation. A Detector is not safe for concurrent use.
+// Observe costs one evaluation of κ (O(1 + σ/Δ) terms) and one solve: a
+// few float operations where the bands decide, else a few evaluations
+// (usually two: the search starts from the previous crossing, see
+// Tracker); Level one evaluation. A Detector is not safe for concurrent use.
 type Detector struct {
 	est        *chen.Estimator
 	threshold  float64
@@ -96,11 +100,16 @@ type Detector struct {
 	minStd     float64 // ns; 0: Δ/100
 	minSamples int
 	delta      float64 // Δ in ns
+	invDelta   float64 // 1/Δ, for the bands (band.go)
 
 	seen bool
 	last time.Duration // T_last
 	ea   time.Duration // EA_{ℓ+1}
 	s    float64       // σ_eff/Δ
+	invS float64       // 1/s, for the bands (band.go)
+	base float64       // T_last − EA_{ℓ+1} in ns, for the bands
+	off  int64         // the same, exact when near
+	near bool          // |T_last − EA_{ℓ+1}| ≤ 2^51 ns
 	k0   float64       // κ(T_last), shared by every ElapsedFor of this state
 	tau  time.Duration
 	gen  uint64   // counts the states (fresh heartbeats and restarts), for Tracker
@@ -134,6 +143,7 @@ func New(cfg Config) (*Detector, error) {
 	return &Detector{
 		est: est, threshold: cfg.Threshold, step: cfg.Contribution == ContributionStep,
 		minStd: max(minStd, 1), minSamples: m, delta: float64(est.Interval()),
+		invDelta: 1 / float64(est.Interval()),
 	}, nil
 }
 
@@ -156,6 +166,10 @@ func (d *Detector) Observe(hb detector.Heartbeat) {
 		d.gen++
 		d.last, d.ea = d.est.LastArrival(), d.est.Next()
 		d.s = max(d.est.StdDev(), d.minStd) / d.delta
+		d.invS = 1 / d.s
+		d.base = diff(d.last, d.ea)
+		d.near = math.Abs(d.base) <= 0x1p51
+		d.off = int64(d.last) - int64(d.ea) // exact when near
 		d.k0 = d.kappa(d.last)
 		d.tau = d.freshnessFrom(&d.own, d.threshold) // MaxInt64 when never reached
 	}

@@ -13,8 +13,10 @@ import (
 // state instead of from scratch. It is what a threshold sweep uses (one
 // Detector, one Tracker per threshold; package qos).
 //
-// With EA_{ℓ+1} as origin the crossing u (in units of Δ) depends only on
-// s = σ/Δ. For s < 0.2 it sits on the term i with u ≈ i + s·z, so the
+// Where σ ≤ Δ/4 and κ rises steeply across K, the bands of the threshold
+// (band.go, computed once per Tracker) decide the crossing from (t −
+// EA_{ℓ+1})/Δ with a few float operations. Elsewhere, with EA_{ℓ+1} as
+// origin the crossing u (in units of Δ) depends only on s = σ/Δ. For s < 0.2 it sits on the term i with u ≈ i + s·z, so the
 // previous state's crossing, rescaled by the change of s, predicts the new
 // one within a few nanoseconds; near a half-integer (an integer K, where
 // the terms i and i + 1 meet at u = i + 1/2 whatever s) the previous
@@ -47,6 +49,7 @@ type crossing struct {
 	sPrev float64 // σ_eff/Δ of that state
 	du    float64 // the secant du/ds through the two crossings before
 	duOK  bool
+	bands bands // the single-term tests of the threshold (band.go)
 }
 
 // Track returns a Tracker of threshold k. ok is false for a k that is not
@@ -85,9 +88,9 @@ func (t *Tracker) FreshnessPoint() (time.Duration, bool) {
 // current state, starting from c, which it then moves to this state's
 // crossing.
 func (d *Detector) freshnessFrom(c *crossing, level float64) time.Duration {
-	e := d.elapsedFrom(c, level)
+	e, banded := d.elapsedFrom(c, level)
 	tau := detector.AddSat(d.last, e)
-	if e > 0 && tau != math.MaxInt64 {
+	if e > 0 && tau != math.MaxInt64 && !banded {
 		u := diff(tau, d.ea) / d.delta
 		if ds := d.s - c.sPrev; c.ok && math.Abs(ds) > 1e-9*d.s {
 			c.du, c.duOK = (u-c.uPrev)/ds, true
@@ -97,17 +100,22 @@ func (d *Detector) freshnessFrom(c *crossing, level float64) time.Duration {
 	return tau
 }
 
-// elapsedFrom returns ElapsedFor(level) of the current state, searching
-// from the crossing c when there is one.
-func (d *Detector) elapsedFrom(c *crossing, level float64) time.Duration {
+// elapsedFrom returns ElapsedFor(level) of the current state: from the
+// bands of c when they decide it (banded true; c's crossing is then left
+// as it was, a prediction for the searches the bands do not decide), else
+// searching from the crossing c when there is one.
+func (d *Detector) elapsedFrom(c *crossing, level float64) (e time.Duration, banded bool) {
 	if d.k0 >= level {
-		return 0
+		return 0, false
+	}
+	emax := time.Duration(math.MaxInt64)
+	if d.last > 0 {
+		emax -= d.last
+	}
+	if e, ok := d.bandCrossing(&c.bands, level, emax); ok {
+		return e, true
 	}
 	if c.ok {
-		emax := time.Duration(math.MaxInt64)
-		if d.last > 0 {
-			emax -= d.last
-		}
 		u := c.uPrev // the prediction (see Tracker)
 		if i := math.Round(u); d.s < 0.2 && math.Abs(u-i) < 0.4 {
 			u = i + (u-i)*(d.s/c.sPrev)
@@ -116,11 +124,11 @@ func (d *Detector) elapsedFrom(c *crossing, level float64) time.Duration {
 		}
 		e0 := min(max(detector.RoundNanos(diff(d.ea, d.last)+u*d.delta), 1), emax)
 		if e, ok := d.crossingNear(level, e0, emax); ok {
-			return e
+			return e, false
 		}
 	}
-	e, _ := d.ElapsedFor(level)
-	return e
+	e, _ = d.ElapsedFor(level)
+	return e, false
 }
 
 // crossingNear searches the nanosecond grid from e0 in [1, emax] for the
@@ -213,6 +221,11 @@ func (d *Detector) steepRise(level float64) float64 {
 		return r
 	}
 	t := math.Floor(18*s+1e-6) + 1 // 1e-6: the rounding of u ± zFull·s, u < 2^21
-	e := t*0x1p-48 + (t+1)*0x1p-53*(max(1, level)+2+2*t) + 1e-18
-	return min(r, 5*e)
+	return min(r, 5*sumErr(t, level))
+}
+
+// sumErr returns the bound E on sum's rounding error near level with at
+// most t terms (see steepRise).
+func sumErr(t, level float64) float64 {
+	return t*0x1p-48 + (t+1)*0x1p-53*(max(1, level)+2+2*t) + 1e-18
 }

@@ -1,0 +1,221 @@
+package kappa
+
+import (
+	"math"
+	"time"
+)
+
+// Bands: deciding κ(t) ≥ K without evaluating κ. Let u be the float that
+// kappa computes at an instant t (u = (t − EA_{ℓ+1})/Δ), s = σ/Δ ≤ 1/4,
+// z_j = (u − j)/s, h = Σ_{j≥0} Φ(z_j) the exact sum at that u, and E the
+// bound on |κ − h| (steepRise; at most five terms for s ≤ 1/4). h is
+// non-decreasing in t, so if a coordinate q(t), non-decreasing in t, has
+// a band [qlo, qhi] with h < K − E below qlo and h ≥ K + E from qhi on,
+// and q is below the band at e − 1 and above it at e, then κ(e − 1) < K ≤
+// κ(e), κ stays below K before (κ ≤ h + E) and reaches it for good at e
+// (h − E keeps growing, see steepRise): e is the crossing ElapsedFor
+// finds, whatever its search. An instant inside the band is decided by
+// Level's own predicate, and the crossing stands when that predicate is
+// false and then true across the band. Either test costs a few float
+// operations per instant instead of the erfc of each term.
+//
+// The single-term test (K = k + r, k = ⌊K⌋, 0 < r < 1; q = z_k). When
+// σ ≪ Δ, κ near its crossing is k ones, the term Φ(z_k), and terms within
+// Φ's tails: with z_{k−1} = z_k + 1/s ≥ Z and z_{k+1} = z_k − 1/s ≤ −Z, h
+// lies within B = 2·Q(Z) of k + Φ(z_k) (Q = 1 − Φ; the further terms are
+// Φ's tails at steps of 1/s ≥ 4 beyond, below 10^-3·Q(Z) together). So h ≥
+// K + E once Φ(z_k) ≥ r + E + B, and h < K − E while Φ(z_k) < r − E − B:
+// the band of z_k depends on K alone and is found once per threshold, with
+// 0.5·math.Erfc(−z/√2) within 2^-49 of Φ(z) (steepRise's error budget for
+// a term, less z's own rounding). A few cuts Z trade the band's width
+// (B) for the range of σ/Δ where the neighbours' bounds hold.
+//
+// The symmetric test (an integer K = m; q = v = u − (m − 1/2)). κ reaches
+// m where the terms m − 1 and m meet: pairing the terms j = m − 1 − i and
+// m + i (i = 0, …, m − 1), each pair sums to 1 + Φ(c_i + v/s) − Φ(c_i −
+// v/s), c_i = (i + 1/2)/s, which has the sign of v, and the terms j ≥ 2m
+// add R ∈ [0, 2·Q((m + 1/2)/s − 1)]. So h − m ≥ 2w·φ(c_0 + w) for v ≥ 0
+// and h − m ≤ R − 2w·φ(c_0 + w) for v < 0, w = |v|/s: with (m + 1/2)/s ≥
+// 10 (R below 10^-18), the band is |v| < s·w_b, where 2w_b·φ(c_0 + w_b) ≥
+// E + 10^-18, w_b from one exponential per state. It is narrow where κ
+// rises steeply across m (σ/Δ about 0.1 and above); where κ is flat there
+// (σ ≪ Δ) it spans many nanoseconds and the test gives up.
+
+// bandZ are the tail cuts Z of the single-term bands, from the narrowest
+// band (smallest B) to the one that applies at the widest spread.
+var bandZ = [...]float64{7.6, 6.6, 5.6}
+
+// band is the single-term test of one threshold at one tail cut Z.
+type band struct {
+	need     float64 // the least Δ/σ at which it applies (+Inf: never)
+	zlo, zhi float64 // h < K − E below zlo, h ≥ K + E from zhi on
+	zmid     float64 // the predicted crossing
+}
+
+// bands holds the tests of one threshold.
+type bands struct {
+	set     bool
+	k       float64 // ⌊K⌋
+	integer bool    // K = k: the symmetric test
+	err     float64 // E + 10^-18, for the symmetric test
+	b       [len(bandZ)]band
+}
+
+// sMaxBand bounds s = σ/Δ for both tests: at most five terms in the sum,
+// and the tails beyond the neighbours at steps of 1/s ≥ 4.
+const sMaxBand = 0.25
+
+// newBands returns the tests of threshold level.
+func newBands(level float64) bands {
+	bs := bands{set: true, k: math.Floor(level)}
+	r := level - bs.k // exact
+	e := sumErr(math.Floor(18*sMaxBand+1e-6)+1, level)
+	bs.integer, bs.err = r == 0, e+1e-18
+	for i, z := range bandZ {
+		bs.b[i] = band{need: math.Inf(1)}
+		if level > 0x1p20 {
+			continue
+		}
+		b := 2.01 * 0.5 * math.Erfc(z/math.Sqrt2) // 2·Q(Z), with room for erfc's rounding
+		lo, hi := r-e-b-0x1p-48, r+e+b+0x1p-48    // 2^-48 > 2^-49 + the rounding of these sums
+		if !(lo > 0 && hi < 1) {
+			continue
+		}
+		zlo, okLo := zAt(lo, false)
+		zhi, okHi := zAt(hi, true)
+		if !okLo || !okHi {
+			continue
+		}
+		need := z + zlo // z_{k+1} ≤ zlo − 1/s ≤ −Z
+		if bs.k >= 1 {
+			need = max(need, z-zhi) // z_{k−1} ≥ zhi + 1/s ≥ Z
+		}
+		bs.b[i] = band{need: need + 1e-9*(1+math.Abs(need)), zlo: zlo, zhi: zhi, zmid: zlo + (zhi-zlo)/2}
+	}
+	return bs
+}
+
+// zAt returns a float z with Φ̃(z) ≥ p (above) or Φ̃(z) ≤ p (below), Φ̃(z) =
+// 0.5·math.Erfc(−z/√2), near Φ⁻¹(p); ok is false when there is none in
+// float64's range of Φ.
+func zAt(p float64, above bool) (float64, bool) {
+	z := math.Sqrt2 * math.Erfinv(2*p-1)
+	if math.IsNaN(z) || math.IsInf(z, 0) {
+		return 0, false
+	}
+	done := func(z float64) bool {
+		if v := 0.5 * math.Erfc(-z/math.Sqrt2); above {
+			return v >= p
+		} else {
+			return v <= p
+		}
+	}
+	step := 0x1p-45 * max(1, math.Abs(z))
+	if !above {
+		step = -step
+	}
+	for range 64 {
+		if done(z) {
+			return z, true
+		}
+		z += step
+		step *= 2
+	}
+	return 0, false
+}
+
+// bandCrossing returns ElapsedFor(level) of the current state when a test
+// of bs decides it (see above), or ok false when none applies or the
+// crossing is not within a few nanoseconds of the prediction. κ(T_last) <
+// level.
+func (d *Detector) bandCrossing(bs *bands, level float64, emax time.Duration) (time.Duration, bool) {
+	if d.step || d.s > sMaxBand || level > 0x1p20 {
+		return 0, false
+	}
+	if !bs.set {
+		*bs = newBands(level)
+	}
+	// q = (u − c)·mult, u = float64(T_last + e − EA)·(1/Δ): within 2^-51·|u|
+	// of kappa's u, then three roundings. The band [qlo, qhi] is widened by
+	// a bound on that error for |u − c| ≤ 4 and |q| ≤ 16, and q is too far
+	// from it to cross it beyond.
+	const reach = 8 // nanoseconds searched on either side of the prediction
+	var c, mult, qlo, qhi float64
+	if bs.integer {
+		m := bs.k
+		c0 := 0.5 * d.invS
+		if (m+0.5-reach*d.invDelta)*d.invS < 10 {
+			return 0, false // R may exceed 10^-18 within reach of the prediction
+		}
+		// w_b with 2w_b·φ(c_0 + w_b) ≥ E + 10^-18: φ(c_0 + w) ≥
+		// φ(c_0)·(1 − c_0·w − w²), and 0.999 for the rounding of φ(c_0).
+		phi0 := 0.999 * math.Exp(-c0*c0/2) / math.Sqrt(2*math.Pi)
+		wb := bs.err / (2 * phi0) * 1.003
+		if !(c0*wb+wb*wb <= 1e-3) {
+			return 0, false // κ is flat across m
+		}
+		h := d.s*wb + 0x1p-49*(m+4)
+		c, mult, qlo, qhi = m-0.5, 1, -h, h
+	} else {
+		var b *band
+		for i := range bs.b {
+			if bs.b[i].need <= d.invS {
+				b = &bs.b[i]
+				break
+			}
+		}
+		if b == nil {
+			return 0, false
+		}
+		w := 0x1p-49 * ((bs.k+4)*d.invS + 17)
+		c, mult, qlo, qhi = bs.k, d.invS, b.zlo-w, b.zhi+w
+	}
+	if !d.near {
+		return 0, false
+	}
+	f := -d.base + (c+(qlo+qhi)/2/mult)*d.delta // the predicted crossing
+	if !(f >= 1 && f <= 0x1p51) || time.Duration(f) > emax-reach {
+		return 0, false
+	}
+	e0 := time.Duration(f + 0.5)
+	// q is non-decreasing in e: every step rounds monotonically.
+	q := func(e time.Duration) float64 { return (float64(d.off+int64(e))*d.invDelta - c) * mult }
+	if q(e0) >= qhi && (e0 == 1 || q(e0-1) <= qlo) {
+		return e0, true // the usual case: e0 is the crossing
+	}
+	// side is −1 where κ < K, +1 where κ ≥ K, 0 inside the band.
+	side := func(e time.Duration) int {
+		switch q := q(e); {
+		case e == 0 || q <= qlo:
+			return -1 // κ(T_last) < level
+		case q >= qhi:
+			return 1
+		}
+		return 0
+	}
+	lo := e0 // the last instant below K
+	for side(lo) >= 0 {
+		if lo--; lo < e0-reach {
+			return 0, false
+		}
+	}
+	cross := time.Duration(-1) // the first instant in the band at which κ ≥ K
+	for e := lo + 1; e <= e0+reach; e++ {
+		switch side(e) {
+		case 1:
+			if cross < 0 {
+				cross = e
+			}
+			return cross, true
+		case 0:
+			if d.kappa(d.last+e) >= level {
+				if cross < 0 {
+					cross = e
+				}
+			} else if cross >= 0 {
+				return 0, false // κ falls back below K inside the band
+			}
+		}
+	}
+	return 0, false
+}
