@@ -334,13 +334,17 @@ type Config struct {
 	PullsPerSender, PullsPerPeriod int
 
 	// MergeFilter, when set, is asked before a view transfer or a join is
-	// merged: from is the sender, updates the entries of one MsgSync
-	// packet (the answer to a join or an anti-entropy exchange, a view cut
-	// into datagrams or stream frames is asked about packet by packet) or
-	// the joiner's Alive of a MsgJoin. An error refuses the whole packet:
+	// merged: from is the sender, updates every entry of one view transfer
+	// (the answer to a join or an anti-entropy exchange: a view cut into
+	// several datagrams or stream frames is held until its last part and
+	// asked about once, as a whole; see swim/viewparts.go) or the joiner's
+	// Alive of a MsgJoin. An error refuses the whole transfer or join:
 	// nothing in it is applied, a join or pull gets no answer, and
 	// Stats.MergesRefused counts it (memberlist's MergeDelegate, which
 	// Consul uses to keep members of other datacenters or segments out).
+	// A transfer whose parts do not all arrive within two protocol periods
+	// is not merged (Stats.ViewsIncomplete). Packets of a sender that does
+	// not mark its parts (Packet.Part) are asked about one by one.
 	// It runs inside Step and must not block.
 	MergeFilter func(from Node, updates []Update) error
 	// AliveFilter, when set, is asked about every Alive update that would

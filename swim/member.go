@@ -165,6 +165,11 @@ type GuardStats struct {
 	// Config.MergeFilter; AlivesRefused Alive updates dropped by
 	// Config.AliveFilter.
 	MergesRefused, AlivesRefused int
+	// ViewsIncomplete counts view transfers in parts held for
+	// Config.MergeFilter and dropped, unmerged, before their last part
+	// came: expired, displaced by newer ones, or larger than MaxMembers
+	// (swim/viewparts.go).
+	ViewsIncomplete int
 	// BadProofs counts Alive and leave updates refused, with signed
 	// self-updates, for a missing or invalid proof or one under a key
 	// other than the one bound to the member; AccusationsCapped counts
@@ -248,6 +253,8 @@ type Member struct {
 	app           appMessages
 	keys          selfKeys
 	leaveDeadline time.Duration
+
+	heldViews []*heldView // view transfers in parts awaiting their last part (viewparts.go)
 
 	ready output
 	stats Stats
@@ -477,6 +484,7 @@ func (m *Member) Tick(now time.Duration) {
 		m.localPause(now)
 	}
 	m.tickRelays(now)
+	m.expireHeldViews(now)
 	if m.pr.active && !m.pr.indirect && now >= m.pr.timeoutAt {
 		m.sendPingReqs()
 	}

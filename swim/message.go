@@ -309,8 +309,11 @@ type Packet struct {
 	// Config.AckPayload), 1 to MaxAckPayloadLen bytes, wire format 2.
 	AckPayload []byte
 	// Part places User in a larger application message carried by
-	// several MsgUser packets on one stream (swim/agent's SendReliable);
-	// zero for a message whole in one packet. Wire format 2.
+	// several MsgUser packets on one stream (swim/agent's SendReliable),
+	// and a MsgSync's updates in a view transfer cut into several packets
+	// (Offset the index of its first entry, Total the transfer's entries;
+	// Config.MergeFilter sees the whole); zero for a message or view whole
+	// in one packet. Wire format 2.
 	Part Part
 	// Digest summarizes the sender's view, on the MsgJoin that starts an
 	// anti-entropy exchange (zero otherwise and in wire format 1).
@@ -322,7 +325,8 @@ type Packet struct {
 const MaxBroadcastLen = 1024
 
 // Part is where a MsgUser packet's User bytes lie in a message of Total
-// bytes: from Offset, 0 ≤ Offset < Total. The zero Part is none.
+// bytes, or a MsgSync packet's updates in a view transfer of Total
+// entries: from Offset, 0 ≤ Offset < Total. The zero Part is none.
 type Part struct {
 	Offset, Total uint32
 }

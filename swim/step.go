@@ -70,6 +70,9 @@ type inbound struct {
 	// conflictSelf records that an update named this member's ID at
 	// another address: a join in progress is retried.
 	conflictSelf bool
+	// viewChecked: the packet is a part of a view transfer whose whole
+	// Config.MergeFilter accepted (holdViewPart).
+	viewChecked bool
 }
 
 // step is Step with the packet's context in.
@@ -146,10 +149,15 @@ func (m *Member) screened(in *inbound, from Node, pkt *Packet) bool {
 		return true
 	}
 	self := pkt.From.ID == m.self.ID
-	if (pkt.Kind == MsgSync || pkt.Kind == MsgJoin) && m.cfg.MergeFilter != nil && !self &&
-		m.cfg.MergeFilter(from, pkt.Updates) != nil {
-		m.stats.MergesRefused++
-		return true
+	if (pkt.Kind == MsgSync || pkt.Kind == MsgJoin) && m.cfg.MergeFilter != nil && !self && !in.viewChecked {
+		if viewPart(pkt) {
+			m.holdViewPart(in, from, pkt) // the filter sees the whole transfer
+			return true
+		}
+		if m.cfg.MergeFilter(from, pkt.Updates) != nil {
+			m.stats.MergesRefused++
+			return true
+		}
 	}
 	if pkt.Kind == MsgAck && m.challengeAnswered(in.now, from, pkt) {
 		return true
@@ -285,6 +293,10 @@ func validate(pkt *Packet) error {
 	}
 	if pkt.Kind == MsgUser && len(pkt.User) == 0 {
 		return fmt.Errorf("%w: empty user message", ErrPacket)
+	}
+	if p := pkt.Part; pkt.Kind == MsgSync && !p.IsZero() && (len(pkt.Updates) == 0 || uint64(p.Offset)+uint64(len(pkt.Updates)) > uint64(p.Total)) {
+		return fmt.Errorf("%w: view part of %d entries at %d of a %d-entry transfer, want 1 or more entries within the total",
+			ErrPacket, len(pkt.Updates), p.Offset, p.Total)
 	}
 	for i := range pkt.Updates {
 		u := &pkt.Updates[i]

@@ -175,7 +175,9 @@ func (m *Member) pushPullDue() time.Duration {
 }
 
 // sendSync answers a join with this member's whole view, in as many
-// packets as the size limit needs. An entry that does not fit a packet
+// packets as the size limit needs, each of several marked with its place
+// in the transfer (Packet.Part), so that a receiver's MergeFilter can see
+// the whole before merging any of it (viewparts.go). An entry that does not fit a packet
 // even alone is left out and counted (Stats.ViewEntriesSkipped) rather than
 // sent over the limit: the codec, which encodes what fits, would send that
 // packet without updates. Requiring a MaxPacketSize that fits any valid
@@ -191,8 +193,17 @@ func (m *Member) sendSync(to Node) {
 			ups = append(ups, m.viewUpdate(p))
 		}
 	}
+	whole := Packet{Kind: MsgSync, From: m.self, To: to, Updates: ups}
+	if whole.Size() <= m.cfg.MaxPacketSize {
+		m.ready.packets = append(m.ready.packets, whole)
+		return
+	}
+	// In parts, each marked with its place in the transfer (viewparts.go):
+	// room for the mark in every packet.
+	first := len(m.ready.packets)
+	sent := 0
 	for len(ups) > 0 {
-		pk := Packet{Kind: MsgSync, From: m.self, To: to}
+		pk := Packet{Kind: MsgSync, From: m.self, To: to, Part: Part{Total: 1}}
 		size := pk.Size()
 		n := 0
 		for n < len(ups) && size+ups[n].Size() <= m.cfg.MaxPacketSize {
@@ -205,8 +216,13 @@ func (m *Member) sendSync(to Node) {
 			continue
 		}
 		pk.Updates = ups[:n:n] // ups is this call's own slice: no copy needed
+		pk.Part.Offset = uint32(sent)
+		sent += n
 		ups = ups[n:]
 		m.ready.packets = append(m.ready.packets, pk)
+	}
+	for i := first; i < len(m.ready.packets); i++ {
+		m.ready.packets[i].Part.Total = uint32(sent)
 	}
 }
 

@@ -89,8 +89,9 @@ const DefaultMaxPacketSize = 1400
 //	                      8-byte hash, big-endian
 //	packet  4 ack payload: the application's payload on an ack (swim.Packet.AckPayload,
 //	                      1 to swim.MaxAckPayloadLen bytes)
-//	packet  5 part:       where a MsgUser's bytes lie in a larger message (swim.Part): uvarint
-//	                      total (≥ 1), uvarint offset (< total)
+//	packet  5 part:       where a MsgUser's bytes lie in a larger message, or a MsgSync's
+//	                      updates in a view transfer of several packets (swim.Part):
+//	                      uvarint total (≥ 1), uvarint offset (< total)
 //	update  1 versions:   2 bytes, min then max (1 ≤ min ≤ max)
 //	update  2 meta:       the member's metadata (1 to swim.MaxMetaLen bytes)
 //
