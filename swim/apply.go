@@ -73,8 +73,9 @@ func (m *Member) applyUpdate(in *inbound, u Update, gossip bool) {
 }
 
 // credible reports whether u about p (nil: not known) passes the checks
-// that do not depend on the view's state: a plausible incarnation, the
-// application's AliveFilter, and with signed self-updates a valid proof
+// that do not depend on the view's state: a plausible incarnation, an
+// address the transport accepts (Config.ValidAddr) when it is not the one
+// held, the application's AliveFilter, and with signed self-updates a valid proof
 // for an Alive or leave that would change the view. An accusation above
 // the stored incarnation is lowered to it when self-updates are signed:
 // only the member raises its incarnation, and an accusation above what it
@@ -82,6 +83,10 @@ func (m *Member) applyUpdate(in *inbound, u Update, gossip bool) {
 func (m *Member) credible(now time.Duration, p *peer, u *Update) bool {
 	if p != nil && u.Incarnation > p.inc && u.Incarnation-p.inc > MaxIncarnationJump {
 		m.stats.Implausible++
+		return false
+	}
+	if m.cfg.ValidAddr != nil && (p == nil || u.Node.Addr != p.node.Addr) && m.cfg.ValidAddr(u.Node.Addr) != nil {
+		m.stats.AddrsRefused++
 		return false
 	}
 	if u.Kind == UpdateAlive && m.cfg.AliveFilter != nil && changes(p, u) && m.cfg.AliveFilter(*u) != nil {

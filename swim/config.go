@@ -355,6 +355,18 @@ type Config struct {
 	// Serf uses to filter members by their tags: metadata here). It runs
 	// inside Step and must not block.
 	AliveFilter func(u Update) error
+	// ValidAddr, when set, is asked about a member's address before an
+	// update brings it into the view: the address of a member not held,
+	// or one other than the address held (a dead or left member's ID
+	// reclaimed elsewhere, a conflicting claim). An error drops the
+	// update, counted in Stats.AddrsRefused, and New refuses a Self.Addr
+	// it rejects. The protocol takes addresses as opaque strings (the
+	// simulator names members by any string); a transport that can only
+	// send to some addresses says which here, so that a forged update
+	// cannot move a member to an address nothing can reach, or to one that
+	// turns its probes on others (swim/agent accepts a unicast ip:port).
+	// It runs inside Step and must not block.
+	ValidAddr func(addr string) error
 	// AckPayload, when set, returns the bytes (at most MaxAckPayloadLen,
 	// else none are sent and Stats.AckPayloadsTooLarge counts it) that this
 	// member attaches to each ack it sends in answer to a ping, and

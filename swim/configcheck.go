@@ -78,6 +78,11 @@ func (c *Config) checkIdentity() error {
 	if len(c.Self.ID) > MaxIDLen || len(c.Self.Addr) > MaxAddrLen {
 		return configError("Self.ID or Self.Addr longer than 255 bytes")
 	}
+	if c.ValidAddr != nil {
+		if err := c.ValidAddr(c.Self.Addr); err != nil {
+			return configError("Self.Addr %q: %v", c.Self.Addr, err)
+		}
+	}
 	if c.Mode > ModeSWIM {
 		return configError("unknown Mode %d", c.Mode)
 	}

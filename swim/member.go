@@ -163,8 +163,9 @@ type GuardStats struct {
 	Reclaims int
 	// MergesRefused counts view transfers and joins refused by
 	// Config.MergeFilter; AlivesRefused Alive updates dropped by
-	// Config.AliveFilter.
-	MergesRefused, AlivesRefused int
+	// Config.AliveFilter; AddrsRefused updates dropped because
+	// Config.ValidAddr rejected the address they name.
+	MergesRefused, AlivesRefused, AddrsRefused int
 	// ViewsIncomplete counts view transfers in parts held for
 	// Config.MergeFilter and dropped, unmerged, before their last part
 	// came: expired, displaced by newer ones, or larger than MaxMembers

@@ -285,12 +285,26 @@ func checkSelf(n swim.Node) error {
 	if err := wire.CheckName(string(n.ID)); err != nil {
 		return fmt.Errorf("agent: ID %q: %w", n.ID, err)
 	}
-	ap, err := netip.ParseAddrPort(n.Addr)
+	if err := memberAddr(n.Addr); err != nil {
+		return fmt.Errorf("agent: advertised address %q: %w: set Advertise to an address the other members can reach", n.Addr, err)
+	}
+	return nil
+}
+
+// memberAddr checks an address a member may be reached at
+// (swim.Config.ValidAddr): a unicast ip:port, so not a host name (the agent
+// sends to addresses as they are, without resolving them), 0.0.0.0, ::,
+// port 0 (nowhere) or a multicast group (whose members would all receive
+// the probes of the member moved there).
+func memberAddr(addr string) error {
+	ap, err := netip.ParseAddrPort(addr)
 	switch {
 	case err != nil:
-		return fmt.Errorf("agent: advertised address %q: want ip:port: %w", n.Addr, err)
+		return fmt.Errorf("want ip:port: %w", err)
 	case ap.Addr().IsUnspecified() || ap.Port() == 0:
-		return fmt.Errorf("agent: advertised address %s names no host or port: set Advertise to an address the other members can reach", n.Addr)
+		return errors.New("names no host or port")
+	case ap.Addr().IsMulticast():
+		return errors.New("a multicast address")
 	}
 	return nil
 }

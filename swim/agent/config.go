@@ -59,7 +59,9 @@ type Config struct {
 	// (at least 257 plain, 293 encrypted: envelope and sealed timestamp) and fit this member's own join.
 	MaxPacketSize int
 	// Protocol configures the SWIM state machine; Self and MaxPacketSize are
-	// filled in by the agent, every other zero field means swim's default.
+	// filled in by the agent, ValidAddr accepts only a unicast ip:port
+	// before asking the one set here, every other zero field means swim's
+	// default.
 	Protocol swim.Config
 	// Seed seeds the state machine's random source (target shuffles,
 	// ping-req members, the phase of the first probe), together with the

@@ -39,18 +39,25 @@ func TestSendErrorsCounted(t *testing.T) {
 	tr.fail.Store(false)
 }
 
-// TestBadPeerAddressCounted: a member announced with an address that is not
-// ip:port cannot be probed; the attempts are counted as send errors.
+// TestBadPeerAddressCounted: a member announced with an address that is
+// not ip:port is refused (memberAddr) and counted; a ping claiming such an
+// address is answered there, which fails and is counted as a send error.
 func TestBadPeerAddressCounted(t *testing.T) {
 	a := start(t, Config{Plain: true})
 	codec, err := wire.NewCodec(wire.CodecConfig{Security: &wire.Security{Plain: true}})
 	require.NoError(t, err)
-	pkt, _, err := codec.Encode(&swim.Packet{Kind: swim.MsgSync, From: swim.Node{ID: "x", Addr: "127.0.0.1:9"}, To: a.Self(),
-		Updates: []swim.Update{{Kind: swim.UpdateAlive, Node: swim.Node{ID: "bogus", Addr: "not-an-address"}, From: "bogus"}}})
-	require.NoError(t, err)
 	u, err := transport.Listen(transport.Config{})
 	require.NoError(t, err)
 	defer u.Close()
-	require.NoError(t, u.Send(netip.MustParseAddrPort(a.Self().Addr), pkt))
+	for _, p := range []swim.Packet{
+		{Kind: swim.MsgSync, From: swim.Node{ID: "x", Addr: "127.0.0.1:9"}, To: a.Self(),
+			Updates: []swim.Update{{Kind: swim.UpdateAlive, Node: swim.Node{ID: "bogus", Addr: "not-an-address"}, From: "bogus"}}},
+		{Kind: swim.MsgPing, From: swim.Node{ID: "y", Addr: "not-an-address"}, To: a.Self(), Ping: swim.Ping{Seq: 1}},
+	} {
+		pkt, _, err := codec.Encode(&p)
+		require.NoError(t, err)
+		require.NoError(t, u.Send(netip.MustParseAddrPort(a.Self().Addr), pkt))
+	}
+	require.Eventually(t, func() bool { return a.Stats().Protocol.AddrsRefused == 1 }, 5*time.Second, 10*time.Millisecond)
 	require.Eventually(t, func() bool { return a.Stats().SendErrors > 0 }, 5*time.Second, 10*time.Millisecond)
 }

@@ -285,15 +285,26 @@ func (a *Agent) identify() error {
 }
 
 // newMachine starts the clock and creates the state machine from
-// Config.Protocol, with what the agent fills in: this member, the payload
-// room, the stream probe switch, the application state, and the broadcast
-// numbering from the wall clock.
+// Config.Protocol, with what the agent fills in: this member, the check of
+// member addresses (memberAddr, before the application's ValidAddr), the
+// payload room, the stream probe switch, the application state, and the
+// broadcast numbering from the wall clock.
 func (a *Agent) newMachine() error {
 	pc := a.cfg.Protocol
 	if a.cfg.LocalState != nil {
 		pc.LocalState = a.cfg.LocalState
 	}
 	pc.Self = a.self
+	if f := pc.ValidAddr; f != nil {
+		pc.ValidAddr = func(addr string) error {
+			if err := memberAddr(addr); err != nil {
+				return err
+			}
+			return f(addr)
+		}
+	} else {
+		pc.ValidAddr = memberAddr
+	}
 	if f := pc.MergeFilter; f != nil {
 		// Join reports the filter's last refusal (JoinError.MergeRefusal).
 		pc.MergeFilter = func(from swim.Node, ups []swim.Update) error {

@@ -175,6 +175,7 @@ var protocolHelp = map[string]string{
 	"MembersRefused":      "New members not admitted because the view was full of live ones.",
 	"Conflicts":           "Claims of a live member's ID (or of a dead one before the dead reclaim time) by a node at another address.",
 	"Reclaims":            "Dead or left members' entries taken over by their ID at another address (a member restarted elsewhere).",
+	"AddrsRefused":        "Updates dropped for naming a member at an address that is not a unicast ip:port.",
 	"StreamProbes":        "Stream (TCP) fallback pings requested after a direct ping timed out.",
 	"StreamOnly":          "Probes answered only over the stream (TCP) fallback: UDP to or from the member is lost.",
 	"BadProofs":           "Alive and leave updates refused for a missing, invalid or foreign self-signature (signed self-updates).",
