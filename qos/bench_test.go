@@ -135,33 +135,3 @@ func BenchmarkSweepFamily(b *testing.B) {
 		b.Run(f.Name+"/naive", func(b *testing.B) { benchSweep(b, []Family{f}, true, 1) })
 	}
 }
-
-// BenchmarkPercentiles is the exact TD p50/p99/max at 40 points of a scaled
-// one-pass family (the part of its sweep after the replay), per family.
-//
-//	go test -run '^$' -bench 'Percentiles' ./qos/
-func BenchmarkPercentiles(b *testing.B) {
-	hbs := benchTrace()[0].Heartbeats
-	for _, f := range linearBenchFamilies() {
-		det, err := f.New(f.Values[0])
-		if err != nil {
-			b.Fatal(err)
-		}
-		ps := make([]float64, len(f.Values))
-		for i, v := range f.Values {
-			ps[i] = f.Linear(v)
-		}
-		lc, err := replayLinear(det, sliceSource(hbs), Config{WarmUp: f.WarmUp}, ps)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if lc.sameS {
-			continue
-		}
-		b.Run(f.Name, func(b *testing.B) {
-			for b.Loop() {
-				lc.allPercentiles()
-			}
-		})
-	}
-}

@@ -411,7 +411,7 @@ func replayLinear(det detector.Detector, src Source, cfg Config, ps []float64) (
 		return nil, fmt.Errorf("qos: internal error: %d linear TD samples for %d evaluated heartbeats", n, res.Evaluated)
 	}
 	if lc.sameS && n > 0 {
-		r, mx := rankValues(lc.td0, [2]int{rank(0.50, n), rank(0.99, n)}, 16384)
+		r, mx := rankValues(lc.td0, [2]int{rank(0.50, n), rank(0.99, n)}, tdSampleSize(n))
 		lc.tdRanks = [3]float64{r[0], r[1], mx}
 	}
 	return lc, nil

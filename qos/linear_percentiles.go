@@ -28,7 +28,7 @@ type tdQuantiles struct{ p50, p99, max float64 }
 // window misses its rank, that point selects from all values instead, so
 // every answer is exact.
 func (lc *linearCurve) allPercentiles() []tdQuantiles {
-	return lc.percentiles(16384)
+	return lc.percentiles(tdSampleSize(len(lc.td0)))
 }
 
 // tdValue is TD_k(p) for heartbeat data c = td0_k, s = scale_k and floor
@@ -42,14 +42,16 @@ func tdValue(c, s, f, p float64) float64 {
 	return v
 }
 
-// percentiles is allPercentiles with a sample of m values.
+// percentiles is allPercentiles with a sample of m values (0: every point
+// selects from all values).
 func (lc *linearCurve) percentiles(m int) []tdQuantiles {
 	n := len(lc.td0)
 	out := make([]tdQuantiles, len(lc.ps))
 	ranks := [2]int{rank(0.50, n), rank(0.99, n)}
-	if n < 8*m {
+	var buf []float64 // fullQuantiles's, shared by the points
+	if m == 0 || n < 8*m {
 		for i, p := range lc.ps {
-			out[i] = lc.fullQuantiles(p, ranks)
+			out[i], buf = lc.fullQuantiles(p, ranks, buf)
 		}
 		return out
 	}
@@ -67,7 +69,7 @@ func (lc *linearCurve) percentiles(m int) []tdQuantiles {
 		lo, hi := sampleWindows(sample, ranks, n)
 		q, ok := g.quantiles(p, ranks, lo, hi)
 		if !ok {
-			q = lc.fullQuantiles(p, ranks)
+			q, buf = lc.fullQuantiles(p, ranks, buf)
 		}
 		out[i] = q
 	}
@@ -82,16 +84,17 @@ func (lc *linearCurve) floorAt(k int) float64 {
 	return lc.floor[k]
 }
 
-// fullQuantiles selects the ranks among every TD_k at p.
-func (lc *linearCurve) fullQuantiles(p float64, ranks [2]int) tdQuantiles {
-	buf := make([]float64, len(lc.td0))
+// fullQuantiles selects the ranks (increasing) among every TD_k at p, in
+// buf when it has room (returned for reuse).
+func (lc *linearCurve) fullQuantiles(p float64, ranks [2]int, buf []float64) (tdQuantiles, []float64) {
+	buf = slices.Grow(buf[:0], len(lc.td0))[:len(lc.td0)]
 	mx := math.Inf(-1)
 	for k, c := range lc.td0 {
 		v := tdValue(c, lc.scales[k], lc.floorAt(k), p)
 		buf[k] = v
 		mx = max(mx, v)
 	}
-	return tdQuantiles{selectRank(buf, ranks[0]), selectRank(buf, ranks[1]), mx}
+	return tdQuantiles{selectRank(buf, ranks[0]), selectAbove(buf, ranks), mx}, buf
 }
 
 // tdGrid holds the linear forms of TD_k sorted into cells of a grid over
@@ -113,17 +116,26 @@ type tdCell struct {
 	fMin, fMax             float64
 }
 
-// The grid: gridS × gridC cells, uniform between the 0.1 % and 99.9 %
-// sample quantiles of scale and of td0 (the outer bins take the tails).
-const gridS, gridC = 64, 256
+// gridDims returns the grid's shape for n heartbeats: gridS × gridC cells,
+// uniform between the 0.1 % and 99.9 % sample quantiles of scale and of
+// td0 (the outer bins take the tails), about 16 heartbeats a cell up to
+// 64 × 256 cells.
+func gridDims(n int) (gridS, gridC int) {
+	gridS, gridC = 64, 256
+	for gridS > 4 && 16*gridS*gridC > n {
+		gridS, gridC = gridS/2, gridC/2
+	}
+	return gridS, gridC
+}
 
 // newTDGrid sorts lc's heartbeats into the grid drawn from the sample's
 // td0 (smpC) and scales (smpS).
 func (lc *linearCurve) newTDGrid(smpC, smpS []float64) *tdGrid {
 	n := len(lc.td0)
+	gridS, gridC := gridDims(n)
 	s0, sInv := gridAxis(smpS, gridS)
 	c0, cInv := gridAxis(smpC, gridC)
-	const cells = gridS * gridC
+	cells := gridS * gridC
 	cellOf := make([]uint16, n)
 	start := make([]int32, cells+1)
 	for k, c := range lc.td0 {
@@ -267,57 +279,6 @@ func (g *tdGrid) cellBounds(p float64) float64 {
 	return maxLow
 }
 
-// sampleWindows returns, for each of the two ranks (0-based, among n
-// values), a window [lo, hi] of the values of sample (which it reorders)
-// that holds that rank among all n values with overwhelming probability:
-// about four standard deviations of the sample rank either side. A window
-// side beyond the sample is infinite.
-func sampleWindows(sample []float64, ranks [2]int, n int) (lo, hi [2]float64) {
-	val, has := sampleBounds(sample, ranks, n)
-	for j := range 2 {
-		lo[j], hi[j] = math.Inf(-1), math.Inf(1)
-		if has[2*j] {
-			lo[j] = val[2*j]
-		}
-		if has[2*j+1] {
-			hi[j] = val[2*j+1]
-		}
-	}
-	return lo, hi
-}
-
-// sampleBounds returns the window sides of sampleWindows as lo0, hi0, lo1,
-// hi1, with has false for a side beyond the sample.
-func sampleBounds[T int64 | float64](sample []T, ranks [2]int, n int) (val [4]T, has [4]bool) {
-	m := len(sample)
-	var at [4]int // sample indices of lo0, hi0, lo1, hi1; −1: beyond
-	for j, r := range ranks {
-		q := float64(r) / float64(n)
-		margin := 4*math.Sqrt(float64(m)*q*(1-q)) + 4
-		a, b := int(q*float64(m)-margin), int(math.Ceil(q*float64(m)+margin))
-		at[2*j], at[2*j+1] = a, b
-		if a < 0 {
-			at[2*j] = -1
-		}
-		if b >= m {
-			at[2*j+1] = -1
-		}
-	}
-	// Select the indices in increasing order, each in the part of the
-	// sample above the previous one (selectRank leaves it partitioned).
-	order := [4]int{0, 1, 2, 3}
-	slices.SortFunc(order[:], func(x, y int) int { return at[x] - at[y] })
-	base := 0
-	for _, o := range order {
-		if at[o] < 0 {
-			continue
-		}
-		val[o], has[o] = selectRank(sample[base:], at[o]-base), true
-		base = at[o]
-	}
-	return val, has
-}
-
 // tdLine is one heartbeat's TD_k(p) = c + s·p before its floor.
 type tdLine struct{ c, s float64 }
 
@@ -377,10 +338,9 @@ func rankValues(vals []float64, ranks [2]int, m int) (r [2]float64, mx float64) 
 	full := func() ([2]float64, float64) {
 		buf := slices.Clone(vals)
 		r0 := selectRank(buf, ranks[0])
-		r1 := selectRank(buf, ranks[1])
-		return [2]float64{r0, r1}, slices.Max(buf)
+		return [2]float64{r0, selectAbove(buf, ranks)}, slices.Max(buf)
 	}
-	if n < 8*m {
+	if m == 0 || n < 8*m {
 		return full()
 	}
 	sample := make([]float64, m)

@@ -121,3 +121,55 @@ func TestRankValuesIntExact(t *testing.T) {
 	assert.Equal(t, sorted[rank(0.99, len(long))], int64(s.P99))
 	assert.Equal(t, sorted[len(long)-1], int64(s.Max))
 }
+
+// Past tdSampleSize's threshold tdStats takes its ranks from sample
+// windows; they equal a sort at the threshold and beyond, for all-equal,
+// two-valued, tied, negative and heavy-tailed values, and for one value.
+func TestTDStatsWindowsExact(t *testing.T) {
+	assert.Zero(t, tdSampleSize(1<<14-1), "below the threshold: select")
+	assert.Equal(t, 512, tdSampleSize(1<<14))
+	assert.Equal(t, 1<<14, tdSampleSize(1<<24), "capped")
+	rng := rand.New(rand.NewPCG(24, 2026))
+	gens := map[string]func() int64{
+		"all-equal":  func() int64 { return 7 },
+		"two-values": func() int64 { return []int64{-5, 1e9}[rng.IntN(2)] },
+		"ties":       func() int64 { return 2e7 + rng.Int64N(300)*1000 },
+		"negative":   func() int64 { return -rng.Int64N(1e6) },
+		"heavy-tail": func() int64 { return int64(1e6 / (rng.Float64() + 1e-9)) },
+	}
+	for name, gen := range gens {
+		for _, n := range []int{1, 1<<14 - 1, 1 << 14, 50_001} {
+			td := make([]int64, n)
+			for k := range td {
+				td[k] = gen()
+			}
+			sorted := slices.Sorted(slices.Values(td))
+			s := tdStats(td)
+			assert.Equal(t, sorted[rank(0.50, n)], int64(s.P50), "%s n=%d", name, n)
+			assert.Equal(t, sorted[rank(0.99, n)], int64(s.P99), "%s n=%d", name, n)
+			assert.Equal(t, sorted[n-1], int64(s.Max), "%s n=%d", name, n)
+		}
+	}
+}
+
+// rankValues and the linear percentiles with no sample (m = 0) select
+// among all values and give what a sort gives.
+func TestRanksWithoutSample(t *testing.T) {
+	vals := []float64{3, 1, 2, 2, 5}
+	r, mx := rankValues(vals, [2]int{rank(0.50, 5), rank(0.99, 5)}, 0)
+	assert.Equal(t, [2]float64{2, 5}, r)
+	assert.Equal(t, 5.0, mx)
+	assert.Equal(t, []float64{3, 1, 2, 2, 5}, vals, "input left in order")
+	// TD_k(p) = td0_k + scale_k·p at p = 2: {11, 4, 10, 2}.
+	lc := &linearCurve{ps: []float64{2}, td0: []float64{1, 2, 8, 0}, scales: []float64{5, 1, 1, 1}}
+	assert.Equal(t, []tdQuantiles{{p50: 4, p99: 11, max: 11}}, lc.percentiles(0))
+}
+
+// The grid shrinks with the stream, about 16 heartbeats a cell, down to
+// 4 × 16 cells and up to 64 × 256.
+func TestGridDims(t *testing.T) {
+	for _, c := range []struct{ n, s, c int }{{0, 4, 16}, {1 << 14, 16, 64}, {100_000, 32, 128}, {1 << 18, 64, 256}, {1 << 30, 64, 256}} {
+		s, cc := gridDims(c.n)
+		assert.Equal(t, [2]int{c.s, c.c}, [2]int{s, cc}, "n=%d", c.n)
+	}
+}

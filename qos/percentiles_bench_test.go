@@ -1,0 +1,88 @@
+package qos
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// benchTDs returns n detection times in nanoseconds shaped like a replay's:
+// a margin of 20 ms plus a lognormal delay of median 2 ms, in whole
+// microseconds, so that values repeat.
+func benchTDs(n int) []int64 {
+	rng := rand.New(rand.NewPCG(24, 2026))
+	td := make([]int64, n)
+	for k := range td {
+		td[k] = 20_000_000 + int64(math.Round(2000*math.Exp(0.5*rng.NormFloat64())))*1000
+	}
+	return td
+}
+
+// BenchmarkTDStats is the nearest-rank p50 and p99 of n detection times
+// (tdRankPair), side by side: "select" selects each rank among all values,
+// "windows" draws rank windows on a sample (the default past 16384 values).
+//
+//	go test -run '^$' -bench 'TDStats' -benchmem -count 5 ./qos/
+func BenchmarkTDStats(b *testing.B) {
+	for _, n := range []int{10_000, 100_000, 1_000_000} {
+		src := benchTDs(n)
+		mn, mx := slices.Min(src), slices.Max(src)
+		td := make([]int64, n)
+		for _, mode := range []struct {
+			name string
+			m    int
+		}{{"select", 0}, {"windows", max(tdSampleSize(n), 256)}} {
+			b.Run(fmt.Sprintf("n=%d/%s", n, mode.name), func(b *testing.B) {
+				cpu0 := cpuTime(b)
+				for b.Loop() {
+					copy(td, src)
+					tdRankPair(td, mn, mx, mode.m)
+				}
+				b.ReportMetric(float64(cpuTime(b)-cpu0)/float64(b.N), "cpu-ns/op")
+			})
+		}
+	}
+}
+
+// BenchmarkLinearPercentiles is the exact TD p50, p99 and max at 40 points
+// of the scaled one-pass families over the first n heartbeats of
+// benchTrace, side by side: "select" selects among all values at each
+// point, "grid" is the default (lc.allPercentiles).
+//
+//	go test -run '^$' -bench 'LinearPercentiles' -benchmem -count 5 ./qos/
+func BenchmarkLinearPercentiles(b *testing.B) {
+	hbs := benchTrace()[0].Heartbeats
+	for _, n := range []int{100_000, 1_000_000} {
+		for _, f := range linearBenchFamilies() {
+			det, err := f.New(f.Values[0])
+			if err != nil {
+				b.Fatal(err)
+			}
+			ps := make([]float64, len(f.Values))
+			for i, v := range f.Values {
+				ps[i] = f.Linear(v)
+			}
+			lc, err := replayLinear(det, sliceSource(hbs[:n]), Config{WarmUp: f.WarmUp}, ps)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if lc.sameS {
+				continue
+			}
+			for _, mode := range []struct {
+				name string
+				m    int
+			}{{"select", 0}, {"grid", tdSampleSize(n)}} {
+				b.Run(fmt.Sprintf("n=%d/%s/%s", n, f.Name, mode.name), func(b *testing.B) {
+					cpu0 := cpuTime(b)
+					for b.Loop() {
+						lc.percentiles(mode.m)
+					}
+					b.ReportMetric(float64(cpuTime(b)-cpu0)/float64(b.N), "cpu-ns/op")
+				})
+			}
+		}
+	}
+}

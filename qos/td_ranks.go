@@ -1,0 +1,271 @@
+// Exact nearest-rank TD percentiles: selection, and rank windows drawn on a sample.
+
+package qos
+
+import (
+	"iter"
+	"math"
+	"slices"
+	"time"
+)
+
+// tdStats computes mean, nearest-rank p50 and p99, and max of td, which it
+// may reorder.
+func tdStats(td []int64) TDStats {
+	n := len(td)
+	if n == 0 {
+		return TDStats{}
+	}
+	var sum float64
+	mn, mx := td[0], td[0]
+	for _, v := range td {
+		sum += float64(v)
+		mx = max(mx, v)
+		mn = min(mn, v)
+	}
+	return tdStatsOf(td, sum, mn, mx)
+}
+
+// tdStatsOf is tdStats of a non-empty td whose sum (added in order), least
+// and greatest values are known.
+func tdStatsOf(td []int64, sum float64, mn, mx int64) TDStats {
+	n := len(td)
+	s := TDStats{Mean: time.Duration(math.Round(sum / float64(n))), Max: time.Duration(mx)}
+	p50, p99 := tdRankPair(td, mn, mx, tdSampleSize(n))
+	s.P50, s.P99 = time.Duration(p50), time.Duration(p99)
+	return s
+}
+
+// tdRankPair returns the nearest-rank p50 and p99 of the non-empty td, whose
+// least and greatest values are mn and mx, reordering td: from rank windows
+// drawn on a sample of m values (rankValuesInt) when m > 0 and they hold the
+// ranks, else by selection among all values.
+func tdRankPair(td []int64, mn, mx int64, m int) (p50, p99 int64) {
+	n := len(td)
+	r50, r99 := rank(0.50, n), rank(0.99, n)
+	if m > 0 {
+		if r, ok := rankValuesInt(td, mn, mx, [2]int{r50, r99}, m); ok {
+			return r[0], r[1]
+		}
+	}
+	p50 = selectRank(td, r50)
+	return p50, selectAbove(td, [2]int{r50, r99})
+}
+
+// selectAbove returns the value of ranks[1] among a, which selectRank has
+// just left partitioned around ranks[0] ≤ ranks[1]: it selects among the
+// values above ranks[0] only.
+func selectAbove[T int64 | float64](a []T, ranks [2]int) T {
+	if ranks[1] == ranks[0] {
+		return a[ranks[0]]
+	}
+	return selectRank(a[ranks[0]+1:], ranks[1]-ranks[0]-1)
+}
+
+// tdSampleSize is the size of the sample that draws the rank windows of n
+// values (rankValuesInt, rankValues, linearCurve.percentiles): n/32 up to
+// 16384, so that the windows hold a few percent of the values; 0 (select
+// among all values) below 16384 values, where windows do not pay.
+func tdSampleSize(n int) int {
+	if n < 1<<14 {
+		return 0
+	}
+	return min(n/32, 1<<14)
+}
+
+// rank returns the 0-based nearest-rank index ⌈q·n⌉ − 1.
+func rank(q float64, n int) int {
+	k := int(math.Ceil(q*float64(n))) - 1
+	return min(max(k, 0), n-1)
+}
+
+// selectRank returns the k-th smallest element (0-based) of a, reordering a
+// (quickselect with median-of-three pivots; O(len(a)) expected).
+func selectRank[T int64 | float64](a []T, k int) T {
+	lo, hi := 0, len(a)-1
+	for hi > lo {
+		if hi-lo < 16 {
+			slices.Sort(a[lo : hi+1])
+			return a[k]
+		}
+		mid := lo + (hi-lo)/2
+		if a[mid] < a[lo] {
+			a[mid], a[lo] = a[lo], a[mid]
+		}
+		if a[hi] < a[lo] {
+			a[hi], a[lo] = a[lo], a[hi]
+		}
+		if a[hi] < a[mid] {
+			a[hi], a[mid] = a[mid], a[hi]
+		}
+		p := a[mid]
+		i, j := lo, hi
+		for i <= j {
+			for a[i] < p {
+				i++
+			}
+			for a[j] > p {
+				j--
+			}
+			if i <= j {
+				a[i], a[j] = a[j], a[i]
+				i++
+				j--
+			}
+		}
+		switch {
+		case k <= j:
+			hi = j
+		case k >= i:
+			lo = i
+		default:
+			return a[k]
+		}
+	}
+	return a[k]
+}
+
+// rankValuesInt returns the values of ranks (0-based, increasing) among td,
+// whose least and greatest values are mn and mx, without reordering td: a
+// pseudo-random sample of m values gives a window per rank (sampleBounds),
+// one read of td counts the values below each window and keeps those in it,
+// and the selection runs on the small windows. ok is false (the caller
+// selects from all values) for a short td, when mx − mn overflows, or when
+// a window misses its rank.
+func rankValuesInt(td []int64, mn, mx int64, ranks [2]int, m int) (r [2]int64, ok bool) {
+	n := len(td)
+	if m == 0 || n < 8*m || (mn < 0 && mx > math.MaxInt64+mn) {
+		return r, false
+	}
+	sample := make([]int64, m)
+	for j, k := range sampleIndices(n, m) {
+		sample[j] = td[k]
+	}
+	val, has := sampleBounds(sample, ranks, n)
+	// A side beyond the sample is the least or greatest value, so every
+	// difference below stays within mx − mn.
+	lo0, hi0, lo1, hi1 := mn, mx, mn, mx
+	if has[0] {
+		lo0 = val[0]
+	}
+	if has[1] {
+		hi0 = val[1]
+	}
+	if has[2] {
+		lo1 = val[2]
+	}
+	if has[3] {
+		hi1 = val[3]
+	}
+	// Branch-free: the sign bit of v − lo is 1 iff v < lo.
+	var b0, b1 int
+	const block = 4096 // each block needs room for all of its values
+	in0 := make([]int64, 0, windowCap(ranks[0], n, m)+block)
+	in1 := make([]int64, 0, windowCap(ranks[1], n, m)+block)
+	for a := 0; a < n; a += block {
+		vs := td[a:min(a+block, n)]
+		in0, in1 = slices.Grow(in0, len(vs)), slices.Grow(in1, len(vs))
+		n0, n1 := len(in0), len(in1)
+		w0, w1 := in0[:cap(in0)], in1[:cap(in1)]
+		for _, v := range vs {
+			d0, d1 := uint64(v-lo0), uint64(v-lo1)
+			b0 += int(d0 >> 63)
+			b1 += int(d1 >> 63)
+			w0[n0] = v
+			n0 += int(((d0 | uint64(hi0-v)) >> 63) ^ 1)
+			w1[n1] = v
+			n1 += int(((d1 | uint64(hi1-v)) >> 63) ^ 1)
+		}
+		in0, in1 = w0[:n0], w1[:n1]
+	}
+	r0, r1 := ranks[0]-b0, ranks[1]-b1
+	if r0 < 0 || r0 >= len(in0) || r1 < 0 || r1 >= len(in1) {
+		return r, false
+	}
+	return [2]int64{selectRank(in0, r0), selectRank(in1, r1)}, true
+}
+
+// sampleIndices yields m pairs (j, k): j counts 0..m−1 and k is a
+// pseudo-random index in [0, n) drawn by a fixed-seed xorshift64 generator
+// (Marsaglia 2003), so the rank windows built on the sample are reproducible.
+func sampleIndices(n, m int) iter.Seq2[int, int] {
+	return func(yield func(int, int) bool) {
+		x := uint64(0x9e3779b97f4a7c15)
+		for j := range m {
+			x ^= x << 13
+			x ^= x >> 7
+			x ^= x << 17
+			if !yield(j, int(x%uint64(n))) {
+				return
+			}
+		}
+	}
+}
+
+// sampleWindows returns, for each of the two ranks (0-based, among n
+// values), a window [lo, hi] of the values of sample (which it reorders)
+// that holds that rank among all n values with overwhelming probability:
+// about four standard deviations of the sample rank either side. A window
+// side beyond the sample is infinite.
+func sampleWindows(sample []float64, ranks [2]int, n int) (lo, hi [2]float64) {
+	val, has := sampleBounds(sample, ranks, n)
+	for j := range 2 {
+		lo[j], hi[j] = math.Inf(-1), math.Inf(1)
+		if has[2*j] {
+			lo[j] = val[2*j]
+		}
+		if has[2*j+1] {
+			hi[j] = val[2*j+1]
+		}
+	}
+	return lo, hi
+}
+
+// sampleBounds returns the window sides of sampleWindows as lo0, hi0, lo1,
+// hi1, with has false for a side beyond the sample.
+func sampleBounds[T int64 | float64](sample []T, ranks [2]int, n int) (val [4]T, has [4]bool) {
+	m := len(sample)
+	var at [4]int // sample indices of lo0, hi0, lo1, hi1; −1: beyond
+	for j, r := range ranks {
+		a, b := windowAt(r, n, m)
+		at[2*j], at[2*j+1] = a, b
+		if a < 0 {
+			at[2*j] = -1
+		}
+		if b >= m {
+			at[2*j+1] = -1
+		}
+	}
+	// Select the indices in increasing order, each in the part of the
+	// sample above the previous one (selectRank leaves it partitioned).
+	order := [4]int{0, 1, 2, 3}
+	slices.SortFunc(order[:], func(x, y int) int { return at[x] - at[y] })
+	base := 0
+	for _, o := range order {
+		if at[o] < 0 {
+			continue
+		}
+		val[o], has[o] = selectRank(sample[base:], at[o]-base), true
+		base = at[o]
+	}
+	return val, has
+}
+
+// windowAt returns the sample indices of the sides of the window that
+// holds the rank r among n values, for a sample of m: about four standard
+// deviations of the sample rank either side (a < 0 or b ≥ m: beyond the
+// sample).
+func windowAt(r, n, m int) (a, b int) {
+	q := float64(r) / float64(n)
+	margin := 4*math.Sqrt(float64(m)*q*(1-q)) + 4
+	return int(q*float64(m) - margin), int(math.Ceil(q*float64(m) + margin))
+}
+
+// windowCap is the room to make for the values in the window of the rank r
+// among n values, for a sample of m: the expected count with an eighth to
+// spare, so that the window's slice rarely grows.
+func windowCap(r, n, m int) int {
+	a, b := windowAt(r, n, m)
+	w := min(b, m) - max(a, 0) + 2
+	return int(float64(n) / float64(m) * float64(w) * 9 / 8)
+}
