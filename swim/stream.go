@@ -130,6 +130,23 @@ func (m *Member) streamPending() bool {
 // It returns an error wrapping ErrPacket, and changes nothing, for a packet
 // that is not a valid ping to this member.
 func (m *Member) AnswerStreamPing(now time.Duration, ping *Packet) (Packet, error) {
+	return m.answerStreamPing(&inbound{now: now}, ping)
+}
+
+// AnswerStreamPingFromOtherSource is AnswerStreamPing for a stream that
+// came from an address other than the one the ping's sender claims (as
+// StepFromOtherSource for a datagram): the ping's updates are applied as
+// from another source, so that the sender's own Alive among them does not
+// speak for itself (verify.go). Without it, one process could open a
+// stream per forged member, each ping from that member carrying its
+// Alive, and have every one admitted beyond the unverified quota and
+// verified.
+func (m *Member) AnswerStreamPingFromOtherSource(now time.Duration, ping *Packet) (Packet, error) {
+	return m.answerStreamPing(&inbound{now: now, otherSource: true}, ping)
+}
+
+// answerStreamPing is AnswerStreamPing with the stream's context in.
+func (m *Member) answerStreamPing(in *inbound, ping *Packet) (Packet, error) {
 	if err := validate(ping); err != nil {
 		return Packet{}, err
 	}
@@ -142,7 +159,7 @@ func (m *Member) AnswerStreamPing(now time.Duration, ping *Packet) (Packet, erro
 	if len(ping.Updates) > 0 {
 		g := *ping
 		g.Kind = MsgGossip
-		if err := m.Step(now, &g); err != nil {
+		if err := m.step(in, &g); err != nil {
 			return Packet{}, err
 		}
 	}

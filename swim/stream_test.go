@@ -1,6 +1,7 @@
 package swim
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -172,4 +173,35 @@ func TestAnswerStreamPingRefutes(t *testing.T) {
 	require.NotEmpty(t, ev)
 	assert.Equal(t, EventAlive, ev[0].Kind)
 	assert.Equal(t, StateAlive, a.State("b"))
+}
+
+// A stream ping that did not come from its sender's claimed address
+// (AnswerStreamPingFromOtherSource) is answered, but the sender's own
+// Alive it carries is relayed gossip, not the sender speaking: 300 pings
+// from as many forged members leave the unverified quota of them,
+// unverified, where the same pings from their claimed addresses admit and
+// verify every one.
+func TestStreamPingFromOtherSourceDoesNotSpeak(t *testing.T) {
+	for _, other := range []bool{true, false} {
+		a := newTest(t, "a", ModeLifeguard, nil, "b", "c", "d")
+		answer := a.AnswerStreamPing
+		if other {
+			answer = a.AnswerStreamPingFromOtherSource
+		}
+		for i := range 300 {
+			g := node(fmt.Sprintf("g%04d", i))
+			ack, err := answer(time.Millisecond, &Packet{Kind: MsgPing, From: g, To: node("a"), Ping: Ping{Seq: uint32(i)},
+				Updates: []Update{{Kind: UpdateAlive, Node: g, From: g.ID}}})
+			require.NoError(t, err)
+			require.Equal(t, MsgAck, ack.Kind)
+			drain(a)
+		}
+		if other {
+			assert.Equal(t, 1+3+unverifiedFloor, a.NumAlive())
+			assert.Equal(t, unverifiedFloor, a.unverified, "none verified")
+		} else {
+			assert.Equal(t, 1+3+300, a.NumAlive())
+			assert.Zero(t, a.unverified)
+		}
+	}
 }

@@ -199,3 +199,35 @@ func selfSpoken(t *testing.T, kind swim.MessageKind, g int, to swim.Node) []byte
 	require.NoError(t, err)
 	return data
 }
+
+// The same through stream fallback pings: one stream each, a ping From a
+// different ghost (at an address in 192.0.2.0/24, not the stream's
+// source) carrying its own Alive as the buddy notice. The ping is
+// answered, and the ghosts are held within the unverified quota: the
+// notice is applied as from another source (swim's
+// AnswerStreamPingFromOtherSource), not as the ghost speaking for itself.
+func TestSelfSpokenGhostsInStreamPingsHeldWithinQuota(t *testing.T) {
+	as := group(t, 4, Config{Plain: true})
+	to := netip.MustParseAddrPort(as[0].Self().Addr)
+	codec, err := wire.NewCodec(wire.CodecConfig{Security: &wire.Security{Plain: true}})
+	require.NoError(t, err)
+	const ghosts = 200
+	acked := 0
+	for g := range ghosts {
+		n := swim.Node{ID: swim.ID(fmt.Sprintf("ping-ghost-%d", g)), Addr: fmt.Sprintf("192.0.2.%d:%d", 1+g%250, 7946+g/250)}
+		data, _, err := codec.Encode(&swim.Packet{Kind: swim.MsgPing, From: n, To: as[0].Self(), Ping: swim.Ping{Seq: uint32(g + 1)},
+			Updates: []swim.Update{{Kind: swim.UpdateAlive, Node: n, From: n.ID}}})
+		require.NoError(t, err)
+		c, err := transport.DialStream(t.Context(), to, transport.StreamConfig{Timeout: 5 * time.Second})
+		require.NoError(t, err)
+		require.NoError(t, c.WriteFrame(data))
+		if b, err := c.ReadFrame(); err == nil {
+			if ack, err := codec.Decode(b); err == nil && ack.Kind == swim.MsgAck && ack.Ack.Seq == uint32(g+1) {
+				acked++
+			}
+		}
+		c.Close()
+	}
+	assert.Equal(t, ghosts, acked, "every stream ping answered")
+	assertGhostsHeld(t, as[0], ghosts, "stream pings")
+}

@@ -206,7 +206,13 @@ func (a *Agent) receiveStream(in streamIn) {
 		return
 	}
 	if in.reply != nil {
-		ack, err := a.m.AnswerStreamPing(a.now(), in.pkt)
+		// A ping from another IP address than its sender claims does not
+		// speak for its sender (a forger's ghosts, one a stream).
+		answer := a.m.AnswerStreamPing
+		if in.from.IsValid() && !joinFromClaimed(in.pkt.From.Addr, in.from, false) {
+			answer = a.m.AnswerStreamPingFromOtherSource
+		}
+		ack, err := answer(a.now(), in.pkt)
 		if err != nil {
 			a.log.Debug("refused stream ping", "from", in.from, "err", err)
 			in.reply <- nil

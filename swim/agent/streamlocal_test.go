@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"net"
+	"net/netip"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -11,6 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fdkit/fdkit/swim"
+	"github.com/fdkit/fdkit/swim/transport"
+	"github.com/fdkit/fdkit/swim/wire"
 )
 
 // A stream ping this agent cannot send (every dialling slot taken, or an
@@ -91,4 +94,49 @@ func TestStreamPingAnsweredBadlyIsNotFailure(t *testing.T) {
 	}))
 	require.Eventually(t, func() bool { return failed.Load() >= 1 }, 5*time.Second, 5*time.Millisecond, "a refused ping is reported")
 	assert.Equal(t, int64(1), failed.Load(), "a ping that connected reported as failed")
+}
+
+// A stream ping's ack is taken only from its target, for its sequence
+// number (as a datagram ack only from the target or a relay asked): an
+// ack on the stream from another member ID, for another ping, or a nack
+// is no answer, and the probe gets no stream-only success from it.
+func TestStreamAckOnlyFromTheTarget(t *testing.T) {
+	a := start(t, Config{Plain: true})
+	codec, err := wire.NewCodec(wire.CodecConfig{Security: &wire.Security{Plain: true}})
+	require.NoError(t, err)
+	b, c := swim.Node{ID: "b"}, swim.Node{ID: "c"}
+	for name, tc := range map[string]struct {
+		ack  swim.Packet
+		want bool
+	}{
+		"the target":     {swim.Packet{Kind: swim.MsgAck, From: b, To: a.Self(), Ack: swim.Ack{Seq: 7}}, true},
+		"another member": {swim.Packet{Kind: swim.MsgAck, From: c, To: a.Self(), Ack: swim.Ack{Seq: 7}}, false},
+		"another ping":   {swim.Packet{Kind: swim.MsgAck, From: b, To: a.Self(), Ack: swim.Ack{Seq: 8}}, false},
+		"a nack":         {swim.Packet{Kind: swim.MsgNack, From: b, To: a.Self(), Nack: swim.Nack{Seq: 7}}, false},
+	} {
+		ackFrame, _, err := codec.Encode(&tc.ack)
+		require.NoError(t, err, name)
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		go func() {
+			conn, err := l.Accept()
+			if err != nil {
+				return
+			}
+			defer conn.Close()
+			_ = conn.SetDeadline(time.Now().Add(5 * time.Second))
+			if _, err := transport.ReadFrame(conn, 1<<16); err == nil {
+				if f, err := transport.AppendFrame(nil, ackFrame); err == nil {
+					_, _ = conn.Write(f)
+				}
+			}
+		}()
+		sp := swim.StreamProbe{To: swim.Node{ID: "b", Addr: l.Addr().String()}, Seq: 7, Deadline: a.now() + 2*time.Second}
+		ping, _, err := codec.Encode(&swim.Packet{Kind: swim.MsgPing, From: a.Self(), To: sp.To, Ping: swim.Ping{Seq: 7}})
+		require.NoError(t, err)
+		ack, connected := a.streamPing(netip.MustParseAddrPort(sp.To.Addr), sp, ping, time.Now().Add(2*time.Second))
+		assert.True(t, connected, name)
+		assert.Equal(t, tc.want, ack != nil, name)
+		_ = l.Close()
+	}
 }
