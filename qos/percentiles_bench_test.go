@@ -86,3 +86,56 @@ func BenchmarkLinearPercentiles(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkSelectStream is the exact p50 and p99 of spilled detection
+// times (selectStream's passes over an in-memory stream of n values), side
+// by side: "whole-range" starts from every int64 (selectKeys), "within"
+// from the values' range, as tdStatsSpilled does. It reports the passes,
+// each of which reads a spill file in a replay.
+//
+//	go test -run '^$' -bench 'SelectStream' -benchmem -count 5 ./qos/
+func BenchmarkSelectStream(b *testing.B) {
+	const n = 1_000_000
+	vals := benchTDs(n)
+	mn, mx := slices.Min(vals), slices.Max(vals)
+	ranks := [2]int{rank(0.50, n), rank(0.99, n)}
+	for _, whole := range []bool{true, false} {
+		name := "within"
+		if whole {
+			name = "whole-range"
+		}
+		b.Run(name, func(b *testing.B) {
+			passes := 0
+			keys := make([]uint64, 4096)
+			for b.Loop() {
+				pass := func(_ func(int) bool, fn func(int, []uint64)) error {
+					passes++
+					for a := 0; a < n; a += len(keys) {
+						vs := vals[a:min(a+len(keys), n)]
+						for k, v := range vs {
+							keys[k] = uint64(v) ^ (1 << 63)
+						}
+						fn(0, keys[:len(vs)])
+					}
+					return nil
+				}
+				var err error
+				if whole {
+					_, _, err = selectKeys(n, 1, ranks, pass)
+				} else {
+					_, err = selectStream(n, ranks, mn, mx, func(fn func(int64)) error {
+						passes++
+						for _, v := range vals {
+							fn(v)
+						}
+						return nil
+					})
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(passes)/float64(b.N), "passes/op")
+		})
+	}
+}

@@ -169,11 +169,14 @@ const (
 
 // selectStream returns the values at the 0-based ranks among the n values
 // that each call of pass yields (the same values in the same order every
-// time), exactly, in memory that does not depend on n (selectKeys on one
-// set, the int64 values as keys).
-func selectStream(n int, ranks [2]int, pass func(fn func(v int64)) error) ([2]int64, error) {
+// time), whose least and greatest are mn and mx, exactly, in memory that
+// does not depend on n (selectKeysWithin on one set, the int64 values as
+// keys). Knowing the range, the first pass already counts in buckets of
+// the values' spread, so that TD values need two passes, not five.
+func selectStream(n int, ranks [2]int, mn, mx int64, pass func(fn func(v int64)) error) ([2]int64, error) {
 	buf := make([]uint64, 0, 1024)
-	r, _, err := selectKeys(n, 1, ranks, func(_ func(int) bool, fn func(int, []uint64)) error {
+	within := [][2]uint64{{uint64(mn) ^ (1 << 63), uint64(mx) ^ (1 << 63)}}
+	r, _, err := selectKeysWithin(n, 1, ranks, within, func(_ func(int) bool, fn func(int, []uint64)) error {
 		buf = buf[:0]
 		err := pass(func(v int64) {
 			buf = append(buf, uint64(v)^(1<<63))
@@ -224,10 +227,20 @@ func keyFloat(k uint64) float64 {
 // most 6 passes are needed after the first (64 bits / 12 bits a pass), and
 // on real TD values two or three.
 func selectKeys(n, sets int, ranks [2]int, pass func(want func(i int) bool, fn func(i int, keys []uint64)) error) ([][2]uint64, []uint64, error) {
+	return selectKeysWithin(n, sets, ranks, nil, pass)
+}
+
+// selectKeysWithin is selectKeys where within, when not nil, holds the
+// least and greatest key of each set: the first windows span them instead
+// of every key.
+func selectKeysWithin(n, sets int, ranks [2]int, within [][2]uint64, pass func(want func(i int) bool, fn func(i int, keys []uint64)) error) ([][2]uint64, []uint64, error) {
 	ws := make([][2]selectWin, sets)
 	for i := range ws {
 		for j := range 2 {
 			ws[i][j] = selectWin{hi: math.MaxUint64, inside: n}
+			if within != nil {
+				ws[i][j].lo, ws[i][j].hi = within[i][0], within[i][1]
+			}
 		}
 	}
 	mx := make([]uint64, sets)
@@ -387,11 +400,11 @@ func tdStatsSpilled(s *evalSpill, sync bool, dbar int64, cells *cellSeries) (TDS
 		clear(cells.tdN)
 	}
 	var sum float64
-	var mx, last int64 = math.MinInt64, 0
+	var mn, mx, last int64 = math.MaxInt64, math.MinInt64, 0
 	err := s.each(func(t, d int64, c uint8) {
 		v := td(t, d)
 		sum += float64(v)
-		mx, last = max(mx, v), v
+		mn, mx, last = min(mn, v), max(mx, v), v
 		if cells != nil {
 			cells.tdSum[c] += float64(v)
 			cells.tdN[c]++
@@ -402,7 +415,7 @@ func tdStatsSpilled(s *evalSpill, sync bool, dbar int64, cells *cellSeries) (TDS
 	}
 	n := s.n
 	st := TDStats{Mean: time.Duration(math.Round(sum / float64(n))), Max: time.Duration(mx)}
-	r, err := selectStream(n, [2]int{rank(0.50, n), rank(0.99, n)}, func(fn func(int64)) error {
+	r, err := selectStream(n, [2]int{rank(0.50, n), rank(0.99, n)}, mn, mx, func(fn func(int64)) error {
 		return s.each(func(t, d int64, _ uint8) { fn(td(t, d)) })
 	})
 	if err != nil {

@@ -157,7 +157,6 @@ func rankValuesInt(td []int64, mn, mx int64, ranks [2]int, m int) (r [2]int64, o
 	if has[3] {
 		hi1 = val[3]
 	}
-	// Branch-free: the sign bit of v − lo is 1 iff v < lo.
 	var b0, b1 int
 	const block = 4096 // each block needs room for all of its values
 	in0 := make([]int64, 0, windowCap(ranks[0], n, m)+block)
@@ -165,24 +164,34 @@ func rankValuesInt(td []int64, mn, mx int64, ranks [2]int, m int) (r [2]int64, o
 	for a := 0; a < n; a += block {
 		vs := td[a:min(a+block, n)]
 		in0, in1 = slices.Grow(in0, len(vs)), slices.Grow(in1, len(vs))
-		n0, n1 := len(in0), len(in1)
-		w0, w1 := in0[:cap(in0)], in1[:cap(in1)]
-		for _, v := range vs {
-			d0, d1 := uint64(v-lo0), uint64(v-lo1)
-			b0 += int(d0 >> 63)
-			b1 += int(d1 >> 63)
-			w0[n0] = v
-			n0 += int(((d0 | uint64(hi0-v)) >> 63) ^ 1)
-			w1[n1] = v
-			n1 += int(((d1 | uint64(hi1-v)) >> 63) ^ 1)
-		}
-		in0, in1 = w0[:n0], w1[:n1]
+		in0, b0 = windowScan(vs, lo0, hi0, in0, b0)
+		in1, b1 = windowScan(vs, lo1, hi1, in1, b1)
 	}
 	r0, r1 := ranks[0]-b0, ranks[1]-b1
 	if r0 < 0 || r0 >= len(in0) || r1 < 0 || r1 >= len(in1) {
 		return r, false
 	}
 	return [2]int64{selectRank(in0, r0), selectRank(in1, r1)}, true
+}
+
+// windowScan adds to below the values of vs under lo and appends to in
+// those in [lo, hi], which it has room for; every difference v − lo and
+// hi − v must fit an int64. It is free of data-dependent branches (the
+// sign bit of v − lo is 1 iff v < lo): values near a window are as often
+// in as out, and a branch on them is mispredicted half the time. Not
+// inlined, its few variables stay in registers.
+//
+//go:noinline
+func windowScan(vs []int64, lo, hi int64, in []int64, below int) ([]int64, int) {
+	k := len(in)
+	w := in[:k+len(vs)]
+	for _, v := range vs {
+		d := uint64(v - lo)
+		below += int(d >> 63)
+		w[k] = v
+		k += int(((d | uint64(hi-v)) >> 63) ^ 1)
+	}
+	return w[:k], below
 }
 
 // sampleIndices yields m pairs (j, k): j counts 0..m−1 and k is a
