@@ -62,8 +62,12 @@ type bands struct {
 }
 
 // sMaxBand bounds s = σ/Δ for both tests: at most five terms in the sum,
-// and the tails beyond the neighbours at steps of 1/s ≥ 4.
-const sMaxBand = 0.25
+// and the tails beyond the neighbours at steps of 1/s ≥ 4. bandReach is
+// how many nanoseconds the tests search on either side of the prediction.
+const (
+	sMaxBand  = 0.25
+	bandReach = 8
+)
 
 // newBands returns the tests of threshold level.
 func newBands(level float64) bands {
@@ -128,8 +132,8 @@ func zAt(p float64, above bool) (float64, bool) {
 // of bs decides it (see above), or ok false when none applies or the
 // crossing is not within a few nanoseconds of the prediction. κ(T_last) <
 // level.
-func (d *Detector) bandCrossing(bs *bands, level float64, emax time.Duration) (time.Duration, bool) {
-	if d.step || d.s > sMaxBand || level > 0x1p20 {
+func (d *Detector) bandCrossing(bs *bands, level float64) (time.Duration, bool) {
+	if !d.banded || level > 0x1p20 {
 		return 0, false
 	}
 	if !bs.set {
@@ -139,12 +143,11 @@ func (d *Detector) bandCrossing(bs *bands, level float64, emax time.Duration) (t
 	// of kappa's u, then three roundings. The band [qlo, qhi] is widened by
 	// a bound on that error for |u − c| ≤ 4 and |q| ≤ 16, and q is too far
 	// from it to cross it beyond.
-	const reach = 8 // nanoseconds searched on either side of the prediction
-	var c, mult, qlo, qhi float64
+	var c, mult, qlo, qhi, mid float64 // mid: the predicted crossing's u
 	if bs.integer {
 		m := bs.k
 		c0 := 0.5 * d.invS
-		if (m+0.5-reach*d.invDelta)*d.invS < 10 {
+		if (m+0.5-bandReach*d.invDelta)*d.invS < 10 {
 			return 0, false // R may exceed 10^-18 within reach of the prediction
 		}
 		// w_b with 2w_b·φ(c_0 + w_b) ≥ E + 10^-18: φ(c_0 + w) ≥
@@ -155,29 +158,24 @@ func (d *Detector) bandCrossing(bs *bands, level float64, emax time.Duration) (t
 			return 0, false // κ is flat across m
 		}
 		h := d.s*wb + 0x1p-49*(m+4)
-		c, mult, qlo, qhi = m-0.5, 1, -h, h
+		c, mult, qlo, qhi, mid = m-0.5, 1, -h, h, m-0.5
 	} else {
-		var b *band
-		for i := range bs.b {
-			if bs.b[i].need <= d.invS {
-				b = &bs.b[i]
-				break
-			}
+		i := 0
+		for i < len(bs.b) && !(bs.b[i].need <= d.invS) {
+			i++
 		}
-		if b == nil {
+		if i == len(bs.b) {
 			return 0, false
 		}
+		b := &bs.b[i]
 		w := 0x1p-49 * ((bs.k+4)*d.invS + 17)
-		c, mult, qlo, qhi = bs.k, d.invS, b.zlo-w, b.zhi+w
+		c, mult, qlo, qhi, mid = bs.k, d.invS, b.zlo-w, b.zhi+w, bs.k+d.s*b.zmid
 	}
-	if !d.near {
+	f := math.Ceil(mid*d.delta - d.base) // the first instant past the predicted crossing
+	if !(f >= 1 && f <= 0x1p51) || time.Duration(f) > d.emax-bandReach {
 		return 0, false
 	}
-	f := -d.base + (c+(qlo+qhi)/2/mult)*d.delta // the predicted crossing
-	if !(f >= 1 && f <= 0x1p51) || time.Duration(f) > emax-reach {
-		return 0, false
-	}
-	e0 := time.Duration(f + 0.5)
+	e0 := time.Duration(f)
 	// q is non-decreasing in e: every step rounds monotonically.
 	q := func(e time.Duration) float64 { return (float64(d.off+int64(e))*d.invDelta - c) * mult }
 	if q(e0) >= qhi && (e0 == 1 || q(e0-1) <= qlo) {
@@ -195,12 +193,12 @@ func (d *Detector) bandCrossing(bs *bands, level float64, emax time.Duration) (t
 	}
 	lo := e0 // the last instant below K
 	for side(lo) >= 0 {
-		if lo--; lo < e0-reach {
+		if lo--; lo < e0-bandReach {
 			return 0, false
 		}
 	}
 	cross := time.Duration(-1) // the first instant in the band at which κ ≥ K
-	for e := lo + 1; e <= e0+reach; e++ {
+	for e := lo + 1; e <= e0+bandReach; e++ {
 		switch side(e) {
 		case 1:
 			if cross < 0 {

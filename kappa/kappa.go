@@ -102,18 +102,19 @@ type Detector struct {
 	delta      float64 // Δ in ns
 	invDelta   float64 // 1/Δ, for the bands (band.go)
 
-	seen bool
-	last time.Duration // T_last
-	ea   time.Duration // EA_{ℓ+1}
-	s    float64       // σ_eff/Δ
-	invS float64       // 1/s, for the bands (band.go)
-	base float64       // T_last − EA_{ℓ+1} in ns, for the bands
-	off  int64         // the same, exact when near
-	near bool          // |T_last − EA_{ℓ+1}| ≤ 2^51 ns
-	k0   float64       // κ(T_last), shared by every ElapsedFor of this state
-	tau  time.Duration
-	gen  uint64   // counts the states (fresh heartbeats and restarts), for Tracker
-	own  crossing // τ's crossing, the start of the next state's search
+	seen   bool
+	last   time.Duration // T_last
+	ea     time.Duration // EA_{ℓ+1}
+	s      float64       // σ_eff/Δ
+	invS   float64       // 1/s, for the bands (band.go)
+	base   float64       // T_last − EA_{ℓ+1} in ns, for the bands
+	off    int64         // the same, exact when banded
+	emax   time.Duration // the largest elapsed time after T_last
+	banded bool          // the bands may decide: normal contribution, s ≤ sMaxBand, |base| ≤ 2^51
+	k0     float64       // κ(T_last), shared by every ElapsedFor of this state
+	tau    time.Duration
+	gen    uint64   // counts the states (fresh heartbeats and restarts), for Tracker
+	own    crossing // τ's crossing, the start of the next state's search
 }
 
 var _ detector.Accrual = (*Detector)(nil)
@@ -168,8 +169,9 @@ func (d *Detector) Observe(hb detector.Heartbeat) {
 		d.s = max(d.est.StdDev(), d.minStd) / d.delta
 		d.invS = 1 / d.s
 		d.base = diff(d.last, d.ea)
-		d.near = math.Abs(d.base) <= 0x1p51
-		d.off = int64(d.last) - int64(d.ea) // exact when near
+		d.off = int64(d.last) - int64(d.ea)
+		d.banded = !d.step && d.s <= sMaxBand && math.Abs(d.base) <= 0x1p51
+		d.emax = math.MaxInt64 - max(d.last, 0)
 		d.k0 = d.kappa(d.last)
 		d.tau = d.freshnessFrom(&d.own, d.threshold) // MaxInt64 when never reached
 	}

@@ -85,12 +85,19 @@ func (t *Tracker) FreshnessPoint() (time.Duration, bool) {
 }
 
 // freshnessFrom returns T_last + ElapsedFor(level) (saturating) of the
-// current state, starting from c, which it then moves to this state's
-// crossing.
+// current state: from the bands of c when they decide it, else searching
+// from the crossing c, which it then moves to this state's crossing (the
+// bands leave it as it was, a prediction for the searches they do not
+// decide).
 func (d *Detector) freshnessFrom(c *crossing, level float64) time.Duration {
-	e, banded := d.elapsedFrom(c, level)
+	if d.k0 < level {
+		if e, ok := d.bandCrossing(&c.bands, level); ok {
+			return d.last + e // e ≤ emax
+		}
+	}
+	e := d.elapsedFrom(c, level)
 	tau := detector.AddSat(d.last, e)
-	if e > 0 && tau != math.MaxInt64 && !banded {
+	if e > 0 && tau != math.MaxInt64 {
 		u := diff(tau, d.ea) / d.delta
 		if ds := d.s - c.sPrev; c.ok && math.Abs(ds) > 1e-9*d.s {
 			c.du, c.duOK = (u-c.uPrev)/ds, true
@@ -100,20 +107,11 @@ func (d *Detector) freshnessFrom(c *crossing, level float64) time.Duration {
 	return tau
 }
 
-// elapsedFrom returns ElapsedFor(level) of the current state: from the
-// bands of c when they decide it (banded true; c's crossing is then left
-// as it was, a prediction for the searches the bands do not decide), else
-// searching from the crossing c when there is one.
-func (d *Detector) elapsedFrom(c *crossing, level float64) (e time.Duration, banded bool) {
+// elapsedFrom returns ElapsedFor(level) of the current state, searching
+// from the crossing c when there is one.
+func (d *Detector) elapsedFrom(c *crossing, level float64) time.Duration {
 	if d.k0 >= level {
-		return 0, false
-	}
-	emax := time.Duration(math.MaxInt64)
-	if d.last > 0 {
-		emax -= d.last
-	}
-	if e, ok := d.bandCrossing(&c.bands, level, emax); ok {
-		return e, true
+		return 0
 	}
 	if c.ok {
 		u := c.uPrev // the prediction (see Tracker)
@@ -122,13 +120,13 @@ func (d *Detector) elapsedFrom(c *crossing, level float64) (e time.Duration, ban
 		} else if p := u + c.du*(d.s-c.sPrev); c.duOK && d.s >= 0.2 && !math.IsNaN(p) {
 			u = p
 		}
-		e0 := min(max(detector.RoundNanos(diff(d.ea, d.last)+u*d.delta), 1), emax)
-		if e, ok := d.crossingNear(level, e0, emax); ok {
-			return e, false
+		e0 := min(max(detector.RoundNanos(diff(d.ea, d.last)+u*d.delta), 1), d.emax)
+		if e, ok := d.crossingNear(level, e0, d.emax); ok {
+			return e
 		}
 	}
-	e, _ = d.ElapsedFor(level)
-	return e, false
+	e, _ := d.ElapsedFor(level)
+	return e
 }
 
 // crossingNear searches the nanosecond grid from e0 in [1, emax] for the
