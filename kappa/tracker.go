@@ -68,12 +68,17 @@ func (t *Tracker) Threshold() float64 { return t.k }
 // state: T_last + ElapsedFor(K), saturating; ok is false before the first
 // heartbeat.
 func (t *Tracker) FreshnessPoint() (time.Duration, bool) {
-	d := t.d
-	if !d.seen {
+	if !t.d.seen {
 		return 0, false
 	}
+	return t.point(), true
+}
+
+// point is FreshnessPoint after the first heartbeat.
+func (t *Tracker) point() time.Duration {
+	d := t.d
 	if t.gen == d.gen+1 {
-		return t.tau, true
+		return t.tau
 	}
 	t.gen = d.gen + 1
 	if t.k == d.threshold {
@@ -81,7 +86,43 @@ func (t *Tracker) FreshnessPoint() (time.Duration, bool) {
 	} else {
 		t.tau = d.freshnessFrom(&t.c, t.k)
 	}
-	return t.tau, true
+	return t.tau
+}
+
+// Trackers are Trackers of several thresholds of one Detector, read
+// together at every state, as a threshold sweep does (package qos).
+type Trackers struct {
+	d   *Detector
+	trs []Tracker
+}
+
+// TrackAll returns the Trackers of thresholds ks; ok is false when one of
+// them is not finite and positive.
+func (d *Detector) TrackAll(ks []float64) (*Trackers, bool) {
+	ts := &Trackers{d: d, trs: make([]Tracker, len(ks))}
+	for i, k := range ks {
+		tr, ok := d.Track(k)
+		if !ok {
+			return nil, false
+		}
+		ts.trs[i] = *tr
+	}
+	return ts, true
+}
+
+// FreshnessPoints sets dst[i] to FreshnessPointAt(ks[i]) of the
+// Detector's current state for each threshold of TrackAll (dst must be at
+// least that long); ok is false, and dst untouched, before the first
+// heartbeat.
+func (ts *Trackers) FreshnessPoints(dst []time.Duration) bool {
+	if !ts.d.seen {
+		return false
+	}
+	dst = dst[:len(ts.trs)]
+	for i := range ts.trs {
+		dst[i] = ts.trs[i].point()
+	}
+	return true
 }
 
 // freshnessFrom returns T_last + ElapsedFor(level) (saturating) of the

@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// A Tracker gives FreshnessPointAt's freshness point, and Observe
-// T_last + ElapsedFor(K), in every state, on
+// A Tracker (and Trackers) gives FreshnessPointAt's freshness point, and
+// Observe T_last + ElapsedFor(K), in every state, on
 // streams with small and large σ/Δ (the staircase, the sum, the integral),
 // with sender pauses, restarts and duplicates, for the step contribution,
 // and at thresholds on κ's plateaus (the integers, where it falls back to
@@ -38,6 +38,10 @@ func TestTrackerEqualsFreshnessPointAt(t *testing.T) {
 				trs[i], ok = d.Track(k)
 				require.True(t, ok)
 			}
+			all, ok := d.TrackAll(append([]float64{kappa.DefaultThreshold}, ks...))
+			require.True(t, ok)
+			taus := make([]time.Duration, len(ks)+1)
+			require.False(t, all.FreshnessPoints(taus), "before the first heartbeat")
 			rng := rand.New(rand.NewPCG(7, uint64(len(c.name))))
 			seq, at := uint64(0), time.Duration(0)
 			for n := range 5000 {
@@ -57,11 +61,14 @@ func TestTrackerEqualsFreshnessPointAt(t *testing.T) {
 				tau, _ := d.FreshnessPoint()
 				e, _ := d.ElapsedFor(d.Threshold())
 				require.Equal(t, detector.AddSat(d.Estimator().LastArrival(), e), tau, "heartbeat %d: Observe's τ is ElapsedFor's", n)
+				require.True(t, all.FreshnessPoints(taus))
+				require.Equal(t, tau, taus[0], "heartbeat %d: Trackers, the detector's own K", n)
 				for i, tr := range trs {
 					want, wok := d.FreshnessPointAt(ks[i])
 					got, gok := tr.FreshnessPoint()
 					require.Equal(t, wok, gok)
 					require.Equal(t, want, got, "heartbeat %d, K = %g", n, ks[i])
+					require.Equal(t, want, taus[i+1], "heartbeat %d, K = %g: Trackers", n, ks[i])
 				}
 			}
 		})
@@ -70,6 +77,8 @@ func TestTrackerEqualsFreshnessPointAt(t *testing.T) {
 	require.NoError(t, err)
 	for _, k := range []float64{0, -1, math.Inf(1), math.NaN()} {
 		_, ok := d.Track(k)
+		require.False(t, ok, "K = %g", k)
+		_, ok = d.TrackAll([]float64{2.5, k})
 		require.False(t, ok, "K = %g", k)
 	}
 	tr, _ := d.Track(3)

@@ -66,12 +66,14 @@ const (
 //
 // track, when not nil, returns for a chunk's detector and a threshold a
 // function equal to FreshnessPointAt(threshold) in every state (κ-FD's
-// Tracker, which starts each solve from the previous crossing).
+// Tracker, which starts each solve from the previous crossing); trackAll,
+// when not nil, for a chunk's detector and its thresholds a function that
+// sets them all (κ-FD's Trackers), which the thresholdPass reads instead.
 //
 // It returns errNotLinear (Sweep then replays each point, which reports
 // the errors) when newDet fails or a replay fails (arrivals out of order,
 // nothing evaluated).
-func sweepShared(newDet func(v float64) (thresholdDetector, error), track func(thresholdDetector, float64) func() (time.Duration, bool), values []float64, class []int, hs Source, cfg Config) ([]*Point, error) {
+func sweepShared(newDet func(v float64) (thresholdDetector, error), track func(thresholdDetector, float64) func() (time.Duration, bool), trackAll func(thresholdDetector, []float64) func([]time.Duration), values []float64, class []int, hs Source, cfg Config) ([]*Point, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
@@ -114,7 +116,15 @@ func sweepShared(newDet func(v float64) (thresholdDetector, error), track func(t
 		}
 		var out []Result
 		if lean {
-			out, err = passShared(src, fps, hs, cfg, spans)
+			fill := fillAll(fps)
+			if trackAll != nil {
+				ths := make([]float64, len(chunk))
+				for j, i := range chunk {
+					ths[j] = values[i]
+				}
+				fill = trackAll(src, ths)
+			}
+			out, err = passShared(src, len(chunk), fill, hs, cfg, spans)
 		} else {
 			out, err = replayShared(src, fps, hs, cfg, spans)
 		}
@@ -136,14 +146,25 @@ func sweepShared(newDet func(v float64) (thresholdDetector, error), track func(t
 	return pts, nil
 }
 
-// passShared replays the thresholds of fps on src in one thresholdPass.
-func passShared(src thresholdDetector, fps []func() (time.Duration, bool), hs Source, cfg Config, spans *spanMemo) ([]Result, error) {
+// fillAll returns a function that sets each point's freshness point from
+// fps.
+func fillAll(fps []func() (time.Duration, bool)) func([]time.Duration) {
+	return func(taus []time.Duration) {
+		for j, fp := range fps {
+			taus[j], _ = fp()
+		}
+	}
+}
+
+// passShared replays n thresholds, whose freshness points fill sets, on
+// src in one thresholdPass.
+func passShared(src thresholdDetector, n int, fill func([]time.Duration), hs Source, cfg Config, spans *spanMemo) ([]Result, error) {
 	var grid *cellGrid
 	if cfg.Intervals {
 		g := newCellGrid(hs)
 		grid = &g
 	}
-	p := newThresholdPass(src, fps, cfg, hs.Len(), grid)
+	p := newThresholdPass(src, n, fill, cfg, hs.Len(), grid)
 	seq, done := hs.Pass()
 	failed := false
 	for hb := range seq {

@@ -71,7 +71,7 @@ func SatzgerFamily(cfg satzger.Config, thresholds []float64) Family {
 				}
 			}
 			class := classes(len(values), func(i, j int) bool { return slices.Equal(ranks[i], ranks[j]) })
-			return sweepShared(func(v float64) (thresholdDetector, error) { return newDet(v) }, nil, values, class, hbs, rc)
+			return sweepShared(func(v float64) (thresholdDetector, error) { return newDet(v) }, nil, nil, values, class, hbs, rc)
 		},
 		method: SharedState,
 	}
@@ -111,7 +111,14 @@ func KappaFamily(cfg kappa.Config, thresholds []float64) Family {
 				}
 				return tr.FreshnessPoint
 			}
-			return sweepShared(func(v float64) (thresholdDetector, error) { return newDet(v) }, track, values, class, hbs, rc)
+			trackAll := func(src thresholdDetector, ks []float64) func([]time.Duration) {
+				ts, ok := src.(*kappa.Detector).TrackAll(ks)
+				if !ok {
+					return nil // not reached: the values were checked above
+				}
+				return func(taus []time.Duration) { ts.FreshnessPoints(taus) }
+			}
+			return sweepShared(func(v float64) (thresholdDetector, error) { return newDet(v) }, track, trackAll, values, class, hbs, rc)
 		},
 		method: SharedState,
 	}

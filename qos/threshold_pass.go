@@ -19,9 +19,12 @@ import (
 // that detector's FreshnessPoint is the point's fp and its ok and WarmingUp
 // are src's.
 type thresholdPass struct {
-	src thresholdDetector
-	cfg Config
-	pts []thresholdPoint
+	src     thresholdDetector
+	cfg     Config
+	pts     []thresholdPoint
+	fill    func(taus []time.Duration) // sets each point's freshness point
+	taus    []time.Duration            // the points' freshness points after prevA
+	pending bool                       // taus are in force over the current gap
 
 	base       Result // the fields that do not depend on τ
 	havePrev   bool
@@ -38,23 +41,23 @@ type thresholdPass struct {
 
 // thresholdPoint is the part of a replay that depends on τ.
 type thresholdPoint struct {
-	fp        func() (time.Duration, bool)
 	mistakes  int
 	suspected time.Duration
 	intervals []Interval
-	pending   bool          // a freshness point is in force over the current gap
-	tau       time.Duration // that freshness point
-	out       bool          // suspected just after prevA
+	out       bool // suspected just after prevA
 	openStart time.Duration
 	td        []int64 // τ − A_k per evaluated heartbeat, then TD_k
 	cells     *cellSeries
 }
 
-func newThresholdPass(src thresholdDetector, fps []func() (time.Duration, bool), cfg Config, hint int, grid *cellGrid) *thresholdPass {
-	p := &thresholdPass{src: src, cfg: cfg, pts: make([]thresholdPoint, len(fps)), allSent: true, plaus: true, grid: grid,
-		delay: make([]int64, 0, hint)}
-	for i, fp := range fps {
-		p.pts[i] = thresholdPoint{fp: fp, td: make([]int64, 0, hint)}
+// newThresholdPass returns the pass of n thresholds whose freshness points
+// fill sets, once src has observed a heartbeat (when src's FreshnessPoint
+// is ok).
+func newThresholdPass(src thresholdDetector, n int, fill func([]time.Duration), cfg Config, hint int, grid *cellGrid) *thresholdPass {
+	p := &thresholdPass{src: src, cfg: cfg, pts: make([]thresholdPoint, n), fill: fill, taus: make([]time.Duration, n),
+		allSent: true, plaus: true, grid: grid, delay: make([]int64, 0, hint)}
+	for i := range p.pts {
+		p.pts[i] = thresholdPoint{td: make([]int64, 0, hint)}
 		if grid != nil {
 			p.pts[i].cells = newCellSeries(*grid)
 		}
@@ -74,28 +77,8 @@ func (p *thresholdPass) step(hb detector.Heartbeat) error {
 	p.base.Records++
 	stale := hb.HasSeq && p.hasSeq && hb.Seq <= p.lastSeq
 	a := hb.Arrival
-	gapCell := -1 // the cell of prevA, computed once for the thresholds whose τ falls in this gap
-	for i := range p.pts {
-		q := &p.pts[i]
-		if q.pending && a > q.tau {
-			from := max(q.tau, p.prevA)
-			starts := !q.out
-			if starts {
-				q.mistakes++
-				q.openStart = from
-			}
-			q.suspected += a - from
-			q.out = true
-			if q.cells != nil {
-				if gapCell < 0 {
-					gapCell = p.grid.cell(p.prevA)
-				}
-				if starts {
-					q.cells.mist[gapCell]++
-				}
-				q.cells.susp[gapCell] += float64(a - from)
-			}
-		}
+	if p.pending {
+		p.gap(a)
 	}
 	p.src.Observe(hb)
 	if stale {
@@ -106,51 +89,103 @@ func (p *thresholdPass) step(hb detector.Heartbeat) error {
 	p.prevA, p.havePrev = a, true
 	_, ok := p.src.FreshnessPoint() // ok is the same for every threshold
 	ready := ok && !p.src.WarmingUp()
-	if !p.evaluating {
-		if stale {
-			return nil
-		}
-		if fresh := p.base.Records - p.base.Stale; !ready || fresh <= p.cfg.WarmUp {
-			p.base.WarmUp++
-			return nil
-		}
-		p.evaluating = true
-		p.base.Start = a
-		for i := range p.pts {
-			p.pts[i].out = false
-		}
+	if !p.evaluating && !p.startsEvaluation(a, stale, ready) {
+		return nil
 	}
 	if !ready {
+		// The detector went back into warm-up: no freshness point is in
+		// force and nothing is reported until it is ready again.
 		if !stale {
 			p.base.WarmUp++
 		}
 		for i := range p.pts {
 			q := &p.pts[i]
 			q.closeMistake(a, p.cfg.RecordMistakes)
-			q.pending, q.out = false, false
+			q.out = false
 		}
+		p.pending = false
 		return nil
 	}
 	if !stale {
-		p.base.Evaluated++
-		if p.grid != nil {
-			p.evCell = append(p.evCell, uint8(p.grid.cell(a)))
+		p.evaluate(hb)
+	}
+	p.fill(p.taus)
+	p.pending = true
+	p.transition(a, stale)
+	return nil
+}
+
+// gap is replayer.gap for every threshold: the suspicion of the thresholds
+// whose freshness point (p.taus, in force since prevA) passed before a.
+func (p *thresholdPass) gap(a time.Duration) {
+	gapCell := -1 // the cell of prevA, computed once for the thresholds whose τ falls in this gap
+	for i, tau := range p.taus {
+		if a <= tau {
+			continue
 		}
-		d, sent, plausible := oneWayDelay(hb)
-		if !plausible {
-			p.plaus = false
+		q := &p.pts[i]
+		from := max(tau, p.prevA)
+		starts := !q.out
+		if starts {
+			q.mistakes++
+			q.openStart = from
 		}
-		if sent {
-			p.delay = append(p.delay, d)
-		} else {
-			p.allSent = false
+		q.suspected += a - from
+		q.out = true
+		if q.cells != nil {
+			if gapCell < 0 {
+				gapCell = p.grid.cell(p.prevA)
+			}
+			if starts {
+				q.cells.mist[gapCell]++
+			}
+			q.cells.susp[gapCell] += float64(a - from)
 		}
 	}
-	aCell := -1
+}
+
+// startsEvaluation is replayer.startsEvaluation for every threshold.
+func (p *thresholdPass) startsEvaluation(a time.Duration, stale, ready bool) bool {
+	if stale {
+		return false
+	}
+	if fresh := p.base.Records - p.base.Stale; !ready || fresh <= p.cfg.WarmUp {
+		p.base.WarmUp++
+		return false
+	}
+	p.evaluating = true
+	p.base.Start = a
 	for i := range p.pts {
+		p.pts[i].out = false
+	}
+	return true
+}
+
+// evaluate records what does not depend on τ of the evaluated heartbeat
+// hb: its count, time cell and delay.
+func (p *thresholdPass) evaluate(hb detector.Heartbeat) {
+	p.base.Evaluated++
+	if p.grid != nil {
+		p.evCell = append(p.evCell, uint8(p.grid.cell(hb.Arrival)))
+	}
+	d, sent, plausible := oneWayDelay(hb)
+	if !plausible {
+		p.plaus = false
+	}
+	if sent {
+		p.delay = append(p.delay, d)
+	} else {
+		p.allSent = false
+	}
+}
+
+// transition is replayer.evaluate's τ − A_k (unless stale) and
+// replayer.transition for every threshold, with the freshness points of
+// p.taus after the heartbeat arriving at a.
+func (p *thresholdPass) transition(a time.Duration, stale bool) {
+	aCell := -1
+	for i, tau := range p.taus {
 		q := &p.pts[i]
-		tau, _ := q.fp()
-		q.pending, q.tau = true, tau
 		if !stale {
 			q.td = append(q.td, int64(max(tau-a, 0)))
 		}
@@ -170,7 +205,6 @@ func (p *thresholdPass) step(hb detector.Heartbeat) error {
 		}
 		q.out = after
 	}
-	return nil
 }
 
 func (q *thresholdPoint) closeMistake(at time.Duration, record bool) {
