@@ -3,6 +3,7 @@ package qos
 import (
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/fdkit/fdkit/detector"
@@ -25,6 +26,11 @@ type thresholdPass struct {
 	fill    func(taus []time.Duration) // sets each point's freshness point
 	taus    []time.Duration            // the points' freshness points after prevA
 	pending bool                       // taus are in force over the current gap
+	// τ − A_k of the last evaluated heartbeats, heartbeat by heartbeat
+	// (tdRows of them), moved to each point's td every tdBlock heartbeats:
+	// one stream of writes instead of one per point.
+	tdBuf  []int64
+	tdRows int
 
 	base       Result // the fields that do not depend on τ
 	havePrev   bool
@@ -56,6 +62,7 @@ type thresholdPoint struct {
 func newThresholdPass(src thresholdDetector, n int, fill func([]time.Duration), cfg Config, hint int, grid *cellGrid) *thresholdPass {
 	p := &thresholdPass{src: src, cfg: cfg, pts: make([]thresholdPoint, n), fill: fill, taus: make([]time.Duration, n),
 		allSent: true, plaus: true, grid: grid, delay: make([]int64, 0, hint)}
+	p.tdBuf = make([]int64, tdBlock*n)
 	for i := range p.pts {
 		p.pts[i] = thresholdPoint{td: make([]int64, 0, hint)}
 		if grid != nil {
@@ -183,12 +190,18 @@ func (p *thresholdPass) evaluate(hb detector.Heartbeat) {
 // replayer.transition for every threshold, with the freshness points of
 // p.taus after the heartbeat arriving at a.
 func (p *thresholdPass) transition(a time.Duration, stale bool) {
+	if !stale {
+		row := p.tdBuf[p.tdRows*len(p.taus) : (p.tdRows+1)*len(p.taus)]
+		for i, tau := range p.taus {
+			row[i] = int64(max(tau-a, 0))
+		}
+		if p.tdRows++; p.tdRows == tdBlock {
+			p.flushTD()
+		}
+	}
 	aCell := -1
 	for i, tau := range p.taus {
 		q := &p.pts[i]
-		if !stale {
-			q.td = append(q.td, int64(max(tau-a, 0)))
-		}
 		after := tau < a
 		if after && !q.out {
 			q.mistakes++
@@ -207,6 +220,25 @@ func (p *thresholdPass) transition(a time.Duration, stale bool) {
 	}
 }
 
+// tdBlock is how many heartbeats' τ − A_k the pass holds before moving
+// them to each point's td.
+const tdBlock = 64
+
+// flushTD moves the rows of tdBuf to each point's td.
+func (p *thresholdPass) flushTD() {
+	n := len(p.pts)
+	for i := range p.pts {
+		q := &p.pts[i]
+		l := len(q.td)
+		q.td = slices.Grow(q.td, p.tdRows)[:l+p.tdRows]
+		dst := q.td[l:]
+		for r := range dst {
+			dst[r] = p.tdBuf[r*n+i]
+		}
+	}
+	p.tdRows = 0
+}
+
 func (q *thresholdPoint) closeMistake(at time.Duration, record bool) {
 	if q.out && record {
 		q.intervals = append(q.intervals, Interval{Start: q.openStart, End: at})
@@ -220,6 +252,7 @@ func (p *thresholdPass) finish(spans *spanMemo) ([]Result, error) {
 	if !p.evaluating {
 		return nil, fmt.Errorf("%w: all %d fresh heartbeats were in warm-up", ErrNoEvaluation, p.base.WarmUp)
 	}
+	p.flushTD()
 	base := p.base
 	base.End = p.prevA
 	base.Span = base.End - base.Start
