@@ -170,7 +170,7 @@ func checkDiffState(t *testing.T, h diffHistory, d *Detector, ks []float64, trs 
 		st.crossings++
 		e, _ := d.ElapsedFor(k)
 		p, _ := plainElapsed(d, k)
-		b, banded := d.bandCrossing(&own[i], k, emax)
+		b, banded := d.bandCrossing(&own[i], k)
 		if banded {
 			st.banded++
 			if own[i].integer {
