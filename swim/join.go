@@ -32,9 +32,14 @@ func (m *Member) Bootstrap(nodes []Node) {
 // Join starts joining the group through the members at the given addresses:
 // each gets a MsgJoin carrying this member's Alive update, and answers with
 // its view (MsgSync). Joins are resent every ProbeInterval until a view
-// arrives. A refusal for an ID conflict is reported (EventConflict) for
-// every call, however soon after an earlier one: a caller that retries a
-// refused join waits for it.
+// arrives. A member that holds other live members when it joins (its
+// group merging with the seed's) sends its own view, once, to the seed
+// whose view answered: the seed's group then learns the joiner's from the
+// seed (memberlist's join is likewise a push-pull both ways), not only as
+// the joiner's members happen to probe its members (docs/experiments.md,
+// “Merging two groups”). A refusal for an ID conflict is reported
+// (EventConflict) for every call, however soon after an earlier one: a
+// caller that retries a refused join waits for it.
 func (m *Member) Join(now time.Duration, seeds []string) error {
 	if m.st != running {
 		return ErrLeft
@@ -43,6 +48,7 @@ func (m *Member) Join(now time.Duration, seeds []string) error {
 		return ErrNoSeeds
 	}
 	m.join.pending, m.join.refusal, m.join.otherView = true, nil, false
+	m.join.merging = m.live > 0
 	m.join.lastConflict = conflictNote{} // this attempt's refusal is news (conflictEvery)
 	m.join.seeds = slices.Clone(seeds)
 	m.sendJoins(now)

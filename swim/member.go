@@ -327,6 +327,7 @@ type joinState struct {
 	otherView     bool          // a view not from a seed address came while joining (answersJoin)
 	otherBefore   time.Duration // from then on, such a view answers the join
 	announceUntil time.Duration // views until then are a join's answer: announce to their members (announceJoin)
+	merging       bool          // Join found other members live: the answering seed gets this member's view (onView)
 	refusal       *JoinRefusal  // the latest refusal of this member's join
 	lastConflict  conflictNote
 	challenges    []joinChallenge // joins waiting for the ack of a challenge

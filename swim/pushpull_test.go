@@ -49,3 +49,40 @@ func TestFirstPushPullFollowsGroupSize(t *testing.T) {
 	frac := float64(early) / float64(total)
 	assert.InDelta(t, 0.25, frac, 0.1, "members exchanging in the first 30 s")
 }
+
+// A member that joins while it holds a group of its own (two groups
+// merging: one's member joins through the other's) sends its view to the
+// seed that answered, once: the seed's group learns the joiner's from
+// the seed, not only when the joiner's members happen to probe its
+// members. A member joining alone sends none (its view is its Alive,
+// which its join carried).
+func TestMergingJoinerSendsItsView(t *testing.T) {
+	for _, merging := range []bool{true, false} {
+		var peers []string
+		if merging {
+			peers = []string{"b", "c"}
+		}
+		a := newTest(t, "a", ModeLifeguard, nil, peers...)
+		require.NoError(t, a.Join(0, []string{node("s").Addr}))
+		drain(a)
+		answer := &Packet{Kind: MsgSync, From: node("s"), To: node("a"),
+			Updates: []Update{{Kind: UpdateAlive, Node: node("s"), From: "s"}, {Kind: UpdateAlive, Node: node("t"), From: "t"}}}
+		require.NoError(t, a.Step(time.Millisecond, answer))
+		pk, _ := drain(a)
+		views := only(t, pk, MsgSync)
+		if !merging {
+			assert.Empty(t, views, "a member joining alone")
+			continue
+		}
+		require.Len(t, views, 1)
+		assert.Equal(t, node("s"), views[0].To)
+		var ids []ID
+		for _, u := range views[0].Updates {
+			ids = append(ids, u.Node.ID)
+		}
+		assert.ElementsMatch(t, []ID{"a", "b", "c", "s", "t"}, ids)
+		require.NoError(t, a.Step(2*time.Millisecond, answer))
+		pk, _ = drain(a)
+		assert.Empty(t, only(t, pk, MsgSync), "a second view from the seed")
+	}
+}

@@ -259,6 +259,10 @@ func (m *Member) onView(in *inbound, from Node, pkt *Packet) {
 	}
 	if joined {
 		m.join.announceUntil = in.now + m.cfg.ProbeInterval
+		if m.join.merging {
+			m.join.merging = false
+			m.sendSync(from)
+		}
 	}
 	if in.now < m.join.announceUntil {
 		m.announceJoin(pkt.From.ID)
