@@ -40,7 +40,7 @@ func (d elapsedKappa) Suspected(now time.Duration) bool {
 func TestKappaSweepEqualsElapsedForReplays(t *testing.T) {
 	streams, n := 16, 1500
 	if testing.Short() {
-		streams, n = 3, 400
+		streams, n = 6, 400
 	}
 	rng := rand.New(rand.NewPCG(17, 29))
 	for i := range streams {
