@@ -14,11 +14,12 @@ import (
 
 // The differential test of the crossings: on random histories, at every
 // state and for thresholds chosen to be awkward for the bands, the
-// freshness point of Observe and of a Tracker is T_last + ElapsedFor(K),
-// and wherever the bands decide (which says that Level's predicate is
-// false before the crossing and true after it at every instant), the
-// crossing is also the one a plain bisection of the predicate over the
-// whole range [0, emax] finds, with no guess, band or local search.
+// freshness point of Observe and of a Tracker (alone and among Trackers)
+// is T_last + ElapsedFor(K), and wherever the bands decide (which says
+// that Level's predicate is false before the crossing and true after it
+// at every instant), the crossing is also the one a plain bisection of the
+// predicate over the whole range [0, emax] finds, with no guess, band or
+// local search.
 
 // diffHistory describes one random stream of heartbeats and its detector.
 type diffHistory struct {
@@ -95,6 +96,10 @@ func runDiff(t *testing.T, h diffHistory, ks []float64) diffStats {
 	if err != nil {
 		t.Fatalf("%+v: %v", h, err)
 	}
+	all, ok := d.TrackAll(ks)
+	if !ok {
+		t.Fatalf("%v: not thresholds", ks)
+	}
 	trs := make([]*Tracker, len(ks))
 	own := make([]bands, len(ks)) // bandCrossing's own, as a Tracker keeps them
 	for i, k := range ks {
@@ -138,13 +143,13 @@ func runDiff(t *testing.T, h diffHistory, ks []float64) diffStats {
 		}
 		gen = d.gen
 		st.states++
-		checkDiffState(t, h, d, ks, trs, own, &st)
+		checkDiffState(t, h, d, ks, trs, all, own, &st)
 	}
 	return st
 }
 
 // checkDiffState checks one state (see runDiff).
-func checkDiffState(t *testing.T, h diffHistory, d *Detector, ks []float64, trs []*Tracker, own []bands, st *diffStats) {
+func checkDiffState(t *testing.T, h diffHistory, d *Detector, ks []float64, trs []*Tracker, all *Trackers, own []bands, st *diffStats) {
 	t.Helper()
 	fail := func(k float64, format string, args ...any) {
 		t.Helper()
@@ -158,11 +163,13 @@ func checkDiffState(t *testing.T, h diffHistory, d *Detector, ks []float64, trs 
 	if e, _ := d.ElapsedFor(d.threshold); d.tau != detector.AddSat(d.last, e) {
 		fail(d.threshold, "Observe's τ %d, ElapsedFor's %d", int64(d.tau), int64(detector.AddSat(d.last, e)))
 	}
+	taus := make([]time.Duration, len(ks))
+	all.FreshnessPoints(taus)
 	for i, k := range ks {
 		want, _ := d.FreshnessPointAt(k)
 		got, _ := trs[i].FreshnessPoint()
-		if got != want {
-			fail(k, "Tracker's τ %d, FreshnessPointAt's %d", int64(got), int64(want))
+		if got != want || taus[i] != want {
+			fail(k, "Tracker's τ %d, Trackers' %d, FreshnessPointAt's %d", int64(got), int64(taus[i]), int64(want))
 		}
 		if d.k0 >= k {
 			continue
