@@ -67,7 +67,7 @@ type akkaPass struct {
 	lastNoSent     int           // last fresh index without a send time, −1
 	lastImplaus    int           // last fresh index with a delay outside [0, MaxPlausibleDelay], −1
 
-	sampleSize int // of tdSummary's rank windows (tests make it small)
+	sampleSize int // of tdSummary's rank windows (0: tdSampleSize; tests make it small)
 
 	// With Config.Intervals: the per-time-cell breakdown of each point
 	// (as the replayer's), the stream, the cell of each fresh heartbeat's
@@ -156,7 +156,7 @@ func newAkkaPass(acfg phi.AkkaConfig, values []float64, cfg Config) (p *akkaPass
 		}
 	}
 	slices.SortStableFunc(order, func(a, b yv) int { return cmp.Compare(a.y, b.y) }) // no NaN: checked above
-	p = &akkaPass{cfg: cfg, lastNoSent: -1, lastImplaus: -1, sampleSize: 16384}
+	p = &akkaPass{cfg: cfg, lastNoSent: -1, lastImplaus: -1}
 	for _, o := range order {
 		if len(p.ys) == 0 || o.y != p.ys[len(p.ys)-1] {
 			p.ys = append(p.ys, o.y)

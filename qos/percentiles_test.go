@@ -173,3 +173,15 @@ func TestGridDims(t *testing.T) {
 		assert.Equal(t, [2]int{c.s, c.c}, [2]int{s, cc}, "n=%d", c.n)
 	}
 }
+
+// Akka's TD summary draws its rank windows on tdSampleSize's sample by
+// default, and stores the values when the stream is short or the sample
+// too large for it.
+func TestAkkaTDSampleSize(t *testing.T) {
+	p := &akkaPass{}
+	assert.Equal(t, 0, (&tdBatch{p: p, n: 1<<14 - 1}).sampleSize())
+	assert.Equal(t, tdSampleSize(100_000), (&tdBatch{p: p, n: 100_000}).sampleSize())
+	p.sampleSize = 16
+	assert.Equal(t, 16, (&tdBatch{p: p, n: 128}).sampleSize())
+	assert.Equal(t, 0, (&tdBatch{p: p, n: 127}).sampleSize())
+}

@@ -6,6 +6,7 @@ import (
 	"iter"
 	"math"
 	"slices"
+	"sync"
 	"time"
 )
 
@@ -137,7 +138,12 @@ func rankValuesInt(td []int64, mn, mx int64, ranks [2]int, m int) (r [2]int64, o
 	if m == 0 || n < 8*m || (mn < 0 && mx > math.MaxInt64+mn) {
 		return r, false
 	}
-	sample := make([]int64, m)
+	const block = 4096 // each block needs room for all of its values
+	scratch := rankScratch.Get().(*[3][]int64)
+	defer rankScratch.Put(scratch)
+	sample := slices.Grow(scratch[0][:0], m)[:m]
+	in0 := slices.Grow(scratch[1][:0], windowCap(ranks[0], n, m)+block)
+	in1 := slices.Grow(scratch[2][:0], windowCap(ranks[1], n, m)+block)
 	for j, k := range sampleIndices(n, m) {
 		sample[j] = td[k]
 	}
@@ -158,21 +164,24 @@ func rankValuesInt(td []int64, mn, mx int64, ranks [2]int, m int) (r [2]int64, o
 		hi1 = val[3]
 	}
 	var b0, b1 int
-	const block = 4096 // each block needs room for all of its values
-	in0 := make([]int64, 0, windowCap(ranks[0], n, m)+block)
-	in1 := make([]int64, 0, windowCap(ranks[1], n, m)+block)
 	for a := 0; a < n; a += block {
 		vs := td[a:min(a+block, n)]
 		in0, in1 = slices.Grow(in0, len(vs)), slices.Grow(in1, len(vs))
 		in0, b0 = windowScan(vs, lo0, hi0, in0, b0)
 		in1, b1 = windowScan(vs, lo1, hi1, in1, b1)
 	}
+	*scratch = [3][]int64{sample, in0, in1}
 	r0, r1 := ranks[0]-b0, ranks[1]-b1
 	if r0 < 0 || r0 >= len(in0) || r1 < 0 || r1 >= len(in1) {
 		return r, false
 	}
 	return [2]int64{selectRank(in0, r0), selectRank(in1, r1)}, true
 }
+
+// rankScratch keeps rankValuesInt's sample and windows for its next call:
+// a sweep computes them for every threshold of every stream, and fresh
+// ones would be cleared each time.
+var rankScratch = sync.Pool{New: func() any { return new([3][]int64) }}
 
 // windowScan adds to below the values of vs under lo and appends to in
 // those in [lo, hi], which it has room for; every difference v − lo and
