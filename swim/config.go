@@ -141,8 +141,8 @@ type Config struct {
 	// MsgGossip to each of GossipFanout random members, each packet
 	// counting as a transmission toward the λ·ceil(log10(n+1)) limit (the
 	// role of memberlist's gossip loop, every 200 ms to 3 members). Alive
-	// updates and leaves go every round, declarations every second round,
-	// suspicions never (they ride on pings and acks). The queue then
+	// updates, leaves and declarations go every round, suspicions never
+	// (they ride on pings and acks). The queue then
 	// empties within a second of a group forming instead of riding on pings
 	// and acks for seconds, and a declaration reaches the whole group about
 	// 0.5 s sooner; a queue without such updates sends nothing. Default 200 ms

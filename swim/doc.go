@@ -114,8 +114,7 @@
 //     while the dissemination queue holds Alive updates, leaves or
 //     declarations, a member sends them every GossipInterval to
 //     GossipFanout random members in MsgGossip packets, within the same
-//     λ·ceil(log10(n+1)) transmissions (declarations every second round,
-//     suspicions never), so a group's join announcements stop riding on
+//     λ·ceil(log10(n+1)) transmissions (suspicions never), so a group's join announcements stop riding on
 //     pings within a second of it forming and a declaration reaches the
 //     group about as fast as memberlist's gossip loop spreads it;
 //     docs/experiments.md, “The drain loop”.

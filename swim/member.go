@@ -297,7 +297,6 @@ type dissemination struct {
 	seq       uint64        // queue order of the last queued
 	forwarded int           // gossip packets forwarded in this protocol period (eager.go)
 	nextRound time.Duration // the drain loop's next round (eager.go, drainQueue)
-	rounds    int           // the drain loop's rounds (deathRounds)
 	told      map[ID]bool   // members sent this member's Alive directly in incarnation toldInc
 	toldInc   Incarnation
 }
