@@ -58,3 +58,32 @@ func stateOf(a *Agent, id swim.ID) swim.State {
 	}
 	return 0
 }
+
+// Forged updates naming an address that spells an unusable one another way
+// are refused like it (memberAddr): the limited broadcast address (Go sets
+// SO_BROADCAST on every IPv4 UDP socket, so a ghost there would have every
+// member that probes it send its pings to the whole local network), and
+// IPv4-mapped IPv6 spellings of the unspecified (which Linux delivers to
+// this host), broadcast and multicast addresses.
+func TestForgedBroadcastAndMappedAddressesRefused(t *testing.T) {
+	as := group(t, 2, Config{Plain: true})
+	forger := newPlainPeer(t)
+	bad := []string{"255.255.255.255:7946", "[::ffff:255.255.255.255]:7946", "[::ffff:0.0.0.0]:7946", "[::ffff:224.0.0.251]:7946"}
+	for _, addr := range bad {
+		n := swim.Node{ID: swim.ID("ghost-" + addr), Addr: addr}
+		forger.send(t, as[0], &swim.Packet{Kind: swim.MsgGossip, From: swim.Node{ID: "forger", Addr: forger.addr()}, To: as[0].Self(),
+			Updates: []swim.Update{{Kind: swim.UpdateAlive, Node: n, From: n.ID}}})
+	}
+	require.Eventually(t, func() bool { return as[0].Stats().Protocol.AddrsRefused+len(as[0].Members()) >= 2+len(bad) }, 5*time.Second, 10*time.Millisecond,
+		"every forged update applied or refused")
+	assert.Equal(t, len(bad), as[0].Stats().Protocol.AddrsRefused)
+	for _, m := range as[0].Members() {
+		assert.NotContains(t, bad, m.Node.Addr, "a member at a forged address")
+	}
+	for _, addr := range bad {
+		assert.Error(t, memberAddr(addr), addr)
+	}
+	for _, addr := range []string{"127.0.0.1:7946", "[::1]:7946", "[::ffff:192.0.2.1]:7946", "192.0.2.255:7946"} {
+		assert.NoError(t, memberAddr(addr), addr)
+	}
+}

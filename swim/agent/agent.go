@@ -294,17 +294,22 @@ func checkSelf(n swim.Node) error {
 // memberAddr checks an address a member may be reached at
 // (swim.Config.ValidAddr): a unicast ip:port, so not a host name (the agent
 // sends to addresses as they are, without resolving them), 0.0.0.0, ::,
-// port 0 (nowhere) or a multicast group (whose members would all receive
-// the probes of the member moved there).
+// port 0 (nowhere), a multicast group or the broadcast address
+// 255.255.255.255 (whose hosts would all receive the probes of the member
+// moved there: Go allows broadcast on IPv4 UDP sockets), in any spelling
+// (IPv4-mapped IPv6 ones too).
 func memberAddr(addr string) error {
 	ap, err := netip.ParseAddrPort(addr)
+	ip := ap.Addr().Unmap() // ::ffff:0.0.0.0 is 0.0.0.0 to the socket
 	switch {
 	case err != nil:
 		return fmt.Errorf("want ip:port: %w", err)
-	case ap.Addr().IsUnspecified() || ap.Port() == 0:
+	case ip.IsUnspecified() || ap.Port() == 0:
 		return errors.New("names no host or port")
-	case ap.Addr().IsMulticast():
+	case ip.IsMulticast():
 		return errors.New("a multicast address")
+	case ip == netip.AddrFrom4([4]byte{255, 255, 255, 255}):
+		return errors.New("the broadcast address")
 	}
 	return nil
 }
