@@ -45,11 +45,21 @@ func Margins(cfg Config, initial []time.Duration, hbs []detector.Heartbeat) ([][
 		dets[i] = d
 		out[i] = []MarginChange{{From: 0, SM: d.sm}}
 	}
+	// The detectors still adapting, with their index: one that cannot
+	// meet the targets keeps its margin for good (endSlot), so its
+	// changes are complete and it leaves the loop.
+	live := make([]int, len(dets))
+	for i := range live {
+		live[i] = i
+	}
 	for k, hb := range hbs {
+		if len(live) == 0 {
+			break
+		}
 		kind := est.Classify(hb)
-		moves := false
-		for _, d := range dets {
-			moves = d.before(hb, kind)
+		moves := kind == chen.Fresh || kind == chen.Restart // as before reports
+		for _, i := range live {
+			dets[i].before(hb, kind)
 		}
 		if kind == chen.Late || moves {
 			est.Observe(hb)
@@ -58,12 +68,19 @@ func Margins(cfg Config, initial []time.Duration, hbs []detector.Heartbeat) ([][
 			continue
 		}
 		next := est.Next()
-		for i, d := range dets {
+		j := 0
+		for _, i := range live {
+			d := dets[i]
 			d.after(hb, next)
 			if last := out[i][len(out[i])-1]; d.sm != last.SM {
 				out[i] = append(out[i], MarginChange{From: k, SM: d.sm})
 			}
+			if d.state != CannotMeet {
+				live[j] = i
+				j++
+			}
 		}
+		live = live[:j]
 	}
 	return out, nil
 }

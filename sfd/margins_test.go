@@ -16,7 +16,8 @@ import (
 // detector's EA_{ℓ+1} plus the change's SM (Margins returns no EA: that
 // the shared estimator's EA is the same is tested in qos, whose SFD sweep
 // replays from it): on a stream with jitter, losses, late and duplicate
-// heartbeats, a pause and a sender restart.
+// heartbeats, a pause and a sender restart, with margins that adapt and
+// margins that give up (CannotMeet, after which Margins stops running them).
 func TestMarginsEqualsOneDetectorPerMargin(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
 	var hbs []detector.Heartbeat
@@ -53,7 +54,7 @@ func TestMarginsEqualsOneDetectorPerMargin(t *testing.T) {
 	got, err := sfd.Margins(cfg, initial, hbs)
 	require.NoError(t, err)
 	require.Len(t, got, len(initial))
-	moved := false
+	moved, gaveUp := false, 0
 	for i, m := range initial {
 		c := cfg
 		c.InitialMargin = new(m)
@@ -73,8 +74,12 @@ func TestMarginsEqualsOneDetectorPerMargin(t *testing.T) {
 		if len(got[i]) > 3 {
 			moved = true
 		}
+		if d.State() == sfd.CannotMeet {
+			gaveUp++
+		}
 	}
 	assert.True(t, moved, "SM never adapted: the test does not test the control")
+	assert.Positive(t, gaveUp, "no margin gave up: the test does not test dropping them")
 
 	_, err = sfd.Margins(cfg, []time.Duration{-1}, hbs)
 	assert.Error(t, err)

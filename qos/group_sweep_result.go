@@ -1,0 +1,292 @@
+// The end of the grouped φ pass: one Result per threshold, TDs in batches.
+
+package qos
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+)
+
+// finish builds each point's Result as the replay's finish would.
+func (p *groupPass) finish() ([]Result, error) {
+	out := make([]Result, len(p.ys))
+	fresh := len(p.delay)
+	bMin, bMax := int64(p.cfg.DelayOffset), int64(p.cfg.DelayOffset)
+	for _, d := range p.delay {
+		bMin, bMax = min(bMin, d), max(bMax, d)
+	}
+	var buf []int64
+	for _, g := range p.grps {
+		if !g.evaluating {
+			return nil, errNotLinear // ErrNoEvaluation: the replays report it
+		}
+		if g.pending {
+			p.closeGap(g, p.prevA, false)
+		}
+		allSent, plaus := g.startFresh > p.lastNoSent, g.startFresh > p.lastImplaus
+		sync := clockSyncOf(p.cfg.Clock, allSent, plaus)
+		// The group's points have always been together: they share its
+		// nodes, which cover the evaluated heartbeats in order.
+		var nodes []*groupNode
+		at := g.startFresh
+		for _, nd := range p.all {
+			if g.lo < nd.lo || g.lo >= nd.hi {
+				continue
+			}
+			if nd.from != at || g.hi > nd.hi {
+				return nil, fmt.Errorf("qos: internal error: φ group node of heartbeat %d follows %d", nd.from, at)
+			}
+			nodes = append(nodes, nd)
+			at += len(nd.m)
+		}
+		if at != fresh {
+			return nil, fmt.Errorf("qos: internal error: %d φ TD samples for %d evaluated heartbeats", at-g.startFresh, fresh-g.startFresh)
+		}
+		td := tdBatch{p: p, nodes: nodes, sync: sync, n: fresh - g.startFresh, bMin: bMin, bMax: bMax}
+		td.gatherSample()
+		for j := g.lo; j < g.hi; j += tdBatchSize {
+			ys := p.ys[j:min(j+tdBatchSize, g.hi)]
+			var st [tdBatchSize]TDStats
+			var last [tdBatchSize]int64
+			var cs [tdBatchSize]*cellSeries
+			if p.cells != nil {
+				for c := range ys {
+					cs[c] = p.cells[j+c]
+					clear(cs[c].tdSum)
+					clear(cs[c].tdN)
+				}
+			}
+			buf = td.summarize(ys, st[:len(ys)], last[:len(ys)], cs[:len(ys)], buf)
+			for c := range ys {
+				res := Result{Records: p.records, Stale: p.stale, WarmUp: g.warmUp, Evaluated: fresh - g.startFresh,
+					Start: g.start, End: p.prevA, Mistakes: p.mistakes[j+c], Suspected: p.suspected[j+c],
+					TD: st[c], LastTD: time.Duration(last[c])}
+				res.Span = res.End - res.Start
+				if p.intervals != nil {
+					res.MistakeIntervals = p.intervals[j+c]
+				}
+				res.setClock(sync, p.cfg.DelayOffset)
+				res.setRates()
+				if p.cells != nil {
+					if err := p.spans.fill(cs[c], g.start); err != nil {
+						return nil, err
+					}
+					res.setCI(cs[c])
+				}
+				out[j+c] = res
+			}
+		}
+	}
+	return out, nil
+}
+
+// tdBatchSize thresholds are summarized per read of a group's forms.
+const tdBatchSize = 4
+
+// tdBatch summarizes the TD_k of a group's thresholds: TD_k =
+// ⌈AkkaCrossing(m'_k, s'_k, y(Θ))⌉ + base_k over the n heartbeats of nodes,
+// base_k being A_k − σ_k when sync and d̄ otherwise, all bases in
+// [bMin, bMax].
+type tdBatch struct {
+	p          *groupPass
+	nodes      []*groupNode
+	sync       bool
+	n          int
+	bMin, bMax int64
+	// The forms and bases of the sample of heartbeats (sampleIndices)
+	// whose TD_k give the rank windows, gathered once for the group in
+	// index order (the windows depend on the sample's values only).
+	sm, ss []float64
+	sb     []int64
+}
+
+// gatherSample fills the sample's forms and bases, when summarize uses a
+// sample (n ≥ 8·sampleSize).
+func (t *tdBatch) gatherSample() {
+	m := t.p.sampleSize
+	if t.n < 8*m {
+		return
+	}
+	idx := make([]int, 0, m)
+	for _, k := range sampleIndices(t.n, m) {
+		idx = append(idx, k)
+	}
+	slices.Sort(idx)
+	t.sm, t.ss, t.sb = make([]float64, m), make([]float64, m), make([]int64, m)
+	i, start := 0, 0 // node i holds the heartbeats from start on
+	for j, k := range idx {
+		for k >= start+len(t.nodes[i].m) {
+			start += len(t.nodes[i].m)
+			i++
+		}
+		nd := t.nodes[i]
+		t.sm[j], t.ss[j] = nd.m[k-start], nd.s[k-start]
+		t.sb[j] = int64(t.p.cfg.DelayOffset)
+		if t.sync {
+			t.sb[j] = t.p.delay[nd.from+k-start]
+		}
+	}
+}
+
+func (t *tdBatch) value(nd *groupNode, k int, y float64) int64 {
+	b := int64(t.p.cfg.DelayOffset)
+	if t.sync {
+		b = t.p.delay[nd.from+k]
+	}
+	return int64(math.Ceil(crossing(nd.m[k], nd.s[k], y))) + b
+}
+
+// stored returns what tdStats returns for threshold y, and the last TD_k,
+// from all values stored in buf (returned for reuse). With cs not nil it
+// also adds them to cs's TD sums, in heartbeat order as the replayer's
+// finish does (cellSeries.setTD).
+func (t *tdBatch) stored(y float64, cs *cellSeries, buf []int64) (TDStats, int64, []int64) {
+	td := buf[:0]
+	for _, nd := range t.nodes {
+		for k := range nd.m {
+			v := t.value(nd, k, y)
+			td = append(td, v)
+			if cs != nil {
+				c := t.p.freshCell[nd.from+k]
+				cs.tdSum[c] += float64(v)
+				cs.tdN[c]++
+			}
+		}
+	}
+	last := td[len(td)-1]
+	return tdStats(td), last, td
+}
+
+// summarize sets st[c] to what tdStats returns for the TD_k of threshold
+// ys[c] (at most tdBatchSize), and last[c] to the last TD_k. For a long
+// stream the values are not stored: as in rankValuesInt, a sample of them
+// gives a window per rank, and one pass over the forms computes every
+// threshold's values, adds them up, counts those below each window and keeps
+// those inside (one read of the forms for the whole batch). A window that
+// misses its rank, or bases so far apart that differences could overflow,
+// make that threshold store its values and call tdStats; so does a sum that
+// the float64 sum of tdStats would not give exactly. The same pass adds
+// the TD_k to the TD sums of cs[c] when not nil (cellSeries.setTD's
+// order). buf is scratch space, returned for reuse.
+func (t *tdBatch) summarize(ys []float64, st []TDStats, last []int64, cs []*cellSeries, buf []int64) []int64 {
+	n, B := t.n, len(ys)
+	m := t.p.sampleSize
+	const lim = 1 << 60
+	if n < 8*m || t.bMin < -lim || t.bMax > lim {
+		for c, y := range ys {
+			st[c], last[c], buf = t.stored(y, cs[c], buf)
+		}
+		return buf
+	}
+	ranks := [2]int{rank(0.50, n), rank(0.99, n)}
+	// Window sides per threshold; beyond the sample they are the bounds of
+	// every value, base ≤ TD_k < base + maxExactCrossing.
+	var lo0, hi0, lo1, hi1 [tdBatchSize]int64
+	sample := make([]int64, m)
+	for c, y := range ys {
+		for jj, mk := range t.sm {
+			sample[jj] = int64(math.Ceil(crossing(mk, t.ss[jj], y))) + t.sb[jj]
+		}
+		val, has := sampleBounds(sample, ranks, n)
+		lo0[c], hi0[c], lo1[c], hi1[c] = t.bMin, t.bMax+maxExactCrossing, t.bMin, t.bMax+maxExactCrossing
+		if has[0] {
+			lo0[c] = val[0]
+		}
+		if has[1] {
+			hi0[c] = val[1]
+		}
+		if has[2] {
+			lo1[c] = val[2]
+		}
+		if has[3] {
+			hi1[c] = val[3]
+		}
+	}
+	var sum [tdBatchSize]int64 // exact; equal to tdStats's float sum when checked below
+	var mx [tdBatchSize]int64
+	var b0, b1 [tdBatchSize]int
+	var in0, in1 [tdBatchSize][]int64
+	for c := range B {
+		mx[c] = math.MinInt64
+		in0[c], in1[c] = make([]int64, 0, 1024), make([]int64, 0, 1024)
+	}
+	var yv [tdBatchSize]float64
+	copy(yv[:], ys)
+	const block = 4096
+	vals := make([]int64, block)
+	for _, nd := range t.nodes {
+		for a := 0; a < len(nd.m); a += block {
+			e := min(a+block, len(nd.m))
+			ms := nd.m[a:e]
+			ss := nd.s[a:e]
+			ss = ss[:len(ms)]
+			bs := t.p.delay[nd.from+a : nd.from+e]
+			bs = bs[:len(ms)]
+			var fc []uint8
+			if t.p.freshCell != nil {
+				fc = t.p.freshCell[nd.from+a : nd.from+e]
+				fc = fc[:len(ms)]
+			}
+			for c := range B {
+				y := yv[c]
+				l0, h0, l1, h1 := lo0[c], hi0[c], lo1[c], hi1[c]
+				s, x, c0, c1 := sum[c], mx[c], b0[c], b1[c]
+				i0, i1 := slices.Grow(in0[c], len(ms)), slices.Grow(in1[c], len(ms))
+				n0, n1 := len(i0), len(i1)
+				w0, w1 := i0[:cap(i0)], i1[:cap(i1)]
+				vs := vals[:len(ms)]
+				b := int64(t.p.cfg.DelayOffset)
+				for k, mk := range ms {
+					if t.sync {
+						b = bs[k]
+					}
+					vs[k] = int64(math.Ceil(crossing(mk, ss[k], y))) + b
+				}
+				for _, v := range vs {
+					s += v
+					x = max(x, v)
+					// Branch-free: the sign bit of v − lo is 1 iff v < lo.
+					d0, d1 := uint64(v-l0), uint64(v-l1)
+					c0 += int(d0 >> 63)
+					c1 += int(d1 >> 63)
+					w0[n0] = v
+					n0 += int(((d0 | uint64(h0-v)) >> 63) ^ 1)
+					w1[n1] = v
+					n1 += int(((d1 | uint64(h1-v)) >> 63) ^ 1)
+				}
+				if cells := cs[c]; cells != nil {
+					for k, v := range vs {
+						cc := fc[k]
+						cells.tdSum[cc] += float64(v)
+						cells.tdN[cc]++
+					}
+				}
+				sum[c], mx[c], b0[c], b1[c] = s, x, c0, c1
+				in0[c], in1[c] = w0[:n0], w1[:n1]
+			}
+		}
+	}
+	lastNode := t.nodes[len(t.nodes)-1]
+	for c, y := range ys {
+		r0, r1 := ranks[0]-b0[c], ranks[1]-b1[c]
+		// tdStats adds float64(TD_k) in order: while every partial sum is
+		// an integer of at most 2^53 (values ≥ 0, n·max ≤ 2^53) that sum is
+		// exact and equals sum[c].
+		exactSum := t.bMin >= 0 && mx[c] <= (1<<53)/int64(n)
+		if r0 < 0 || r0 >= len(in0[c]) || r1 < 0 || r1 >= len(in1[c]) || !exactSum {
+			st[c], last[c], buf = t.stored(y, nil, buf) // the cells have their sums already
+			continue
+		}
+		st[c] = TDStats{
+			Mean: time.Duration(math.Round(float64(sum[c]) / float64(n))),
+			P50:  time.Duration(selectRank(in0[c], r0)),
+			P99:  time.Duration(selectRank(in1[c], r1)),
+			Max:  time.Duration(mx[c]),
+		}
+		last[c] = t.value(lastNode, len(lastNode.m)-1, y)
+	}
+	return buf
+}
