@@ -84,6 +84,7 @@ func sweepSFD(scfg sfd.Config, values []float64, src Source, cfg Config) ([]*Poi
 			}
 		}
 	}
+	sch.setQuiet(tr)
 	pts := make([]*Point, len(values))
 	buf := make([]int64, 0, sch.base.Evaluated)
 	for i, v := range values {
@@ -124,6 +125,24 @@ type sfdSchedule struct {
 	// every margin) and the cell of each evaluated fresh heartbeat.
 	cells  *cellSeries
 	evCell []uint8
+	// The quiet blocks (setQuiet): per block of sfdBlock heartbeats,
+	// quiet[b] is the least margin for which it is quiet
+	// (math.MaxInt64: never), ev[b] the index of its first evaluated
+	// fresh heartbeat (ev has one more entry, the count), and blockEA[b]
+	// the EA_{ℓ+1} in force after its last heartbeat; no block is quiet
+	// above the margin room. w[j] is EA_{ℓ+1} − A_k + tdB[j] for the j-th
+	// evaluated fresh heartbeat k: TD_k = w[j] + SM in a quiet block.
+	quiet   []int64
+	room    time.Duration
+	ev      []int32
+	blockEA []time.Duration
+	w       []int64
+	// Per block, the sum, least and greatest w (when every partial sum
+	// fits: absSum), and the cell all its evaluated heartbeats lie in
+	// (−1: several); absSum bounds Σ (|EA_{ℓ+1} − A_k| + |tdB|).
+	wSum, wMin, wMax []int64
+	wCell            []int16
+	absSum           float64
 }
 
 // newSFDSchedule mirrors replayer.step for everything but τ. It returns
@@ -228,8 +247,22 @@ func (sch *sfdSchedule) replay(tr *sfdTrace, changes []sfd.MarginChange, buf []i
 		clear(cells.susp)
 	}
 	acc := newTDAcc(cells)
-	for k, a := range sch.arr {
-		c := sch.code[k]
+	exact := sch.exactSums(changes)
+	nextFrom := math.MaxInt // the heartbeat of the next margin change
+	if len(changes) > 1 {
+		nextFrom = changes[1].From
+	}
+	for k := 0; k < len(sch.arr); k++ {
+		if b := k / sfdBlock; k%sfdBlock == 0 && pending && !out && sch.isQuiet(b, sm, nextFrom) {
+			// A quiet block: τ = EA_{ℓ+1} + SM stays at or after every
+			// arrival, so no mistake starts or ends; only TD_k is added.
+			td = sch.quietTD(b, sm, td, &acc, exact)
+			k = min(k+sfdBlock, len(sch.arr)) - 1
+			prevA, cur = sch.arr[k], sch.blockEA[b]+sm
+			tau = cur
+			continue
+		}
+		a, c := sch.arr[k], sch.code[k]
 		if pending && a > tau {
 			from := max(tau, prevA)
 			if !out {
@@ -250,6 +283,10 @@ func (sch *sfdSchedule) replay(tr *sfdTrace, changes []sfd.MarginChange, buf []i
 			for ci+1 < len(changes) && changes[ci+1].From <= k {
 				ci++
 				sm = changes[ci].SM
+				nextFrom = math.MaxInt
+				if ci+1 < len(changes) {
+					nextFrom = changes[ci+1].From
+				}
 			}
 			cur = detector.AddSat(tr.next[k], sm)
 		}
@@ -306,4 +343,156 @@ type sfdTrace struct {
 	moves      []bool          // heartbeat k is Fresh or a Restart: it moves τ
 	lens       []int32         // the window's length after heartbeat k
 	minSamples int
+}
+
+// sfdBlock is the length, in heartbeats, of the blocks of sfdSchedule's
+// quiet test.
+const sfdBlock = 64
+
+// isQuiet reports whether block b is quiet for margin sm, with the next
+// margin change at heartbeat from: its heartbeats are all evaluated, none
+// arrives after τ = EA_{ℓ+1} + SM or has τ before it, τ does not
+// saturate, and SM stays in force throughout. Started with a freshness
+// point in force and no mistake open, such a block is replayed by adding
+// its TD_k alone.
+func (sch *sfdSchedule) isQuiet(b int, sm time.Duration, from int) bool {
+	return int64(sm) >= sch.quiet[b] && sm <= sch.room && from >= (b+1)*sfdBlock
+}
+
+// setQuiet fills the quiet-block fields of sch from tr (sfdSchedule).
+// Within a block whose heartbeats are all evaluated (no start, stop or
+// warm-up), with a margin SM in force throughout, heartbeat k starts a
+// mistake iff A_k > τ before it or τ after it is before A_k, that is iff
+// A_k − EA > SM for the EA in force before or after k (the stale ones
+// included: they neither move τ nor add a TD); so the block is quiet for
+// every SM ≥ the largest such difference, as long as EA + SM does not
+// saturate and w + SM does not overflow (room).
+func (sch *sfdSchedule) setQuiet(tr *sfdTrace) {
+	n := len(sch.arr)
+	nb := (n + sfdBlock - 1) / sfdBlock
+	sch.quiet, sch.blockEA = make([]int64, nb), make([]time.Duration, nb)
+	sch.ev, sch.w = make([]int32, nb+1), make([]int64, 0, len(sch.tdB))
+	sch.wSum, sch.wMin, sch.wMax, sch.wCell = make([]int64, nb), make([]int64, nb), make([]int64, nb), make([]int16, nb)
+	var ea time.Duration
+	seen := false
+	for b := range nb {
+		sch.ev[b] = int32(len(sch.w))
+		q := int64(math.MinInt64)
+		for k := b * sfdBlock; k < min((b+1)*sfdBlock, n); k++ {
+			c, a := sch.code[k], sch.arr[k]
+			before := ea
+			if c&sfdMoves != 0 {
+				ea, seen = tr.next[k], true
+			}
+			d, ok := diff(a, min(before, ea))
+			if c&sfdCode != sfdEval || !seen || !ok {
+				q = math.MaxInt64
+			} else if q != math.MaxInt64 {
+				q = max(q, d)
+			}
+			if c&sfdStale == 0 && c&sfdCode != sfdSkip && c&sfdCode != sfdBreak {
+				j := len(sch.w)
+				w, ok := diff(ea, a)
+				sch.absSum += math.Abs(float64(w)) + math.Abs(float64(sch.tdB[j]))
+				if ok {
+					w, ok = diff(time.Duration(w), -time.Duration(sch.tdB[j]))
+				}
+				if !ok {
+					q = math.MaxInt64 // the slow path computes this TD_k
+				}
+				sch.w = append(sch.w, w)
+			}
+		}
+		sch.blockEA[b] = ea
+		sch.quiet[b] = q
+		sch.blockSums(b)
+	}
+	sch.ev[nb] = int32(len(sch.w))
+	hi := int64(0)
+	for _, e := range sch.blockEA {
+		hi = max(hi, int64(e))
+	}
+	for _, v := range sch.w {
+		hi = max(hi, v)
+	}
+	sch.room = time.Duration(math.MaxInt64 - hi)
+}
+
+// diff returns x − y and whether it did not overflow.
+func diff(x, y time.Duration) (int64, bool) {
+	d := x - y
+	return int64(d), (d < x) == (y > 0)
+}
+
+// blockSums sets the sums, extremes and cell of block b's w (setQuiet),
+// the sum wrapping where absSum rules it out.
+func (sch *sfdSchedule) blockSums(b int) {
+	var sum int64
+	mn, mx := int64(math.MaxInt64), int64(math.MinInt64)
+	cell := int16(-1)
+	for j := sch.ev[b]; j < int32(len(sch.w)); j++ {
+		v := sch.w[j]
+		sum += v
+		mn, mx = min(mn, v), max(mx, v)
+		if sch.evCell == nil {
+			continue
+		}
+		switch c := int16(sch.evCell[j]); {
+		case j == sch.ev[b]:
+			cell = c
+		case c != cell:
+			cell = -2
+		}
+	}
+	sch.wSum[b], sch.wMin[b], sch.wMax[b], sch.wCell[b] = sum, mn, mx, max(cell, -1)
+}
+
+// exactSums reports whether every TD_k of a replay with the margin
+// changes given, and every partial sum of them, is an integer of at most
+// 2^52 in magnitude: float64 sums of them in any order are then exact, so
+// a quiet block can add its TD_k at once (quietTD).
+func (sch *sfdSchedule) exactSums(changes []sfd.MarginChange) bool {
+	var smMax time.Duration
+	for _, c := range changes {
+		smMax = max(smMax, c.SM)
+	}
+	return sch.absSum+float64(len(sch.w))*float64(smMax) < 1<<52
+}
+
+// quietTD adds the TD_k = w + SM of quiet block b to td and acc, as
+// acc.add would one by one: at once when exact (exactSums).
+func (sch *sfdSchedule) quietTD(b int, sm time.Duration, td []int64, acc *tdAcc, exact bool) []int64 {
+	lo, hi := sch.ev[b], sch.ev[b+1]
+	if !exact {
+		for j := lo; j < hi; j++ {
+			v := sch.w[j] + int64(sm)
+			td = append(td, v)
+			acc.add(v, sch.evCell, int(j))
+		}
+		return td
+	}
+	if lo == hi {
+		return td
+	}
+	for _, w := range sch.w[lo:hi] {
+		td = append(td, w+int64(sm))
+	}
+	n := int64(hi - lo)
+	sum := float64(sch.wSum[b] + n*int64(sm))
+	acc.sum += sum
+	acc.mn, acc.mx = min(acc.mn, sch.wMin[b]+int64(sm)), max(acc.mx, sch.wMax[b]+int64(sm))
+	if acc.tdSum == nil {
+		return td
+	}
+	if c := sch.wCell[b]; c >= 0 {
+		acc.tdSum[c] += sum
+		acc.tdN[c] += float64(n)
+		return td
+	}
+	for j := lo; j < hi; j++ {
+		c := sch.evCell[j]
+		acc.tdSum[c] += float64(sch.w[j] + int64(sm))
+		acc.tdN[c]++
+	}
+	return td
 }

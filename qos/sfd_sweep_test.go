@@ -2,6 +2,8 @@ package qos
 
 import (
 	"fmt"
+	"math"
+	"slices"
 	"testing"
 	"time"
 
@@ -107,4 +109,64 @@ func TestSFDSharedEstimatorFallsBack(t *testing.T) {
 	assert.Equal(t, PerPoint, c[0].Method)
 	assert.Len(t, c[0].Points, 1)
 	assert.ErrorContains(t, c[0].Err, "sm1=1")
+}
+
+// The quiet blocks of the per-margin replay (sfdSchedule.setQuiet) add
+// their TD_k at once only while every sum of them is exact in a float64:
+// with d̄ = 2^50 ns the sums pass 2^52 and each TD_k is added in turn; with
+// arrivals near the end of the time.Duration range τ = EA_{ℓ+1} + SM
+// saturates and no block is quiet. Both equal the replays, and quiet
+// blocks were used where they apply.
+func TestSFDQuietBlocksEqualReplays(t *testing.T) {
+	hbs := agreementTraces()["jitter-loss"]
+	sch := func(hbs []detector.Heartbeat, cfg Config) *sfdSchedule {
+		scfg := sfdTestConfig(false)
+		est, err := chen.NewEstimator(scfg.Estimator)
+		require.NoError(t, err)
+		tr := &sfdTrace{next: make([]time.Duration, len(hbs)), moves: make([]bool, len(hbs)), lens: make([]int32, len(hbs)), minSamples: est.WindowSize()}
+		for k, hb := range hbs {
+			switch est.Classify(hb) {
+			case chen.Late:
+				est.Observe(hb)
+			case chen.Fresh, chen.Restart:
+				est.Observe(hb)
+				tr.next[k], tr.moves[k] = est.Next(), true
+			}
+			tr.lens[k] = int32(est.Len())
+		}
+		s, err := newSFDSchedule(hbs, tr, cfg)
+		require.NoError(t, err)
+		s.setQuiet(tr)
+		return s
+	}
+	quiet := func(s *sfdSchedule) int {
+		n := 0
+		for b := range s.quiet {
+			if s.isQuiet(b, ms(300), math.MaxInt) {
+				n++
+			}
+		}
+		return n
+	}
+	cfg := Config{Clock: ClockUnsynchronized}
+	s := sch(hbs, cfg)
+	require.Positive(t, quiet(s))
+	require.True(t, s.exactSums([]sfd.MarginChange{{SM: ms(300)}}))
+	checkSFDShared(t, sfdTestConfig(false), hbs, cfg)
+
+	cfg.DelayOffset = 1 << 50
+	s = sch(hbs, cfg)
+	require.Positive(t, quiet(s))
+	require.False(t, s.exactSums([]sfd.MarginChange{{SM: ms(300)}}), "sums past 2^52")
+	checkSFDShared(t, sfdTestConfig(false), hbs, cfg)
+
+	late := slices.Clone(hbs)
+	shift := time.Duration(math.MaxInt64) - late[len(late)-1].Arrival - ms(200)
+	for k := range late {
+		late[k].Arrival += shift
+		late[k].Sent += shift
+	}
+	s = sch(late, Config{Clock: ClockUnsynchronized})
+	require.Zero(t, quiet(s), "τ could saturate")
+	checkSFDShared(t, sfdTestConfig(false), late, Config{Clock: ClockUnsynchronized})
 }
