@@ -234,8 +234,58 @@ func (d *Normal) update() {
 		floor = DefaultMinStdDevFraction * mu
 	}
 	d.mu, d.sd = mu+d.pause, max(sd, floor, 1)
-	t, _ := ceilDuration(max(0, d.mu+d.sd*d.zTh))
+	d.refresh()
+}
+
+// refresh recomputes τ = T_last + ⌈t*(Θ)⌉ from μ and σ_eff.
+func (d *Normal) refresh() {
+	t, _ := ceilDuration(NormalCrossing(d.mu, d.sd, d.zTh))
 	d.tau = detector.AddSat(d.arr.last, t)
+}
+
+// NormalCrossing returns t* = max(0, μ + σ_eff·z) in nanoseconds for μ (the
+// acceptable pause included) and σ_eff in nanoseconds: the time elapsed
+// since T_last at which φ reaches the level whose z is z = ZOfLevel(Θ)
+// (docs/algorithms.md, “φ accrual: normal model”). A Normal detector with
+// threshold Θ has τ = T_last + ⌈t*⌉ (saturating); with SkipIfSuspected it
+// leaves out the next interval I when I > ⌈t*⌉ (past the bootstrap). It is
+// AkkaCrossing's form: the two models differ in their mean, deviation and
+// coefficient only.
+func NormalCrossing(mean, sd, z float64) float64 { return AkkaCrossing(mean, sd, z) }
+
+// Form returns what the freshness point depends on besides Θ: T_last, μ
+// (the acceptable pause included) and σ_eff in nanoseconds, unrounded as
+// Observe computed them. For any threshold Θ, NormalCrossing(mean, sd,
+// ZOfLevel(Θ)) is the t*(Θ) this state would use, so a threshold sweep can
+// evaluate many thresholds that share a history at once (with
+// SkipIfSuspected the history depends on Θ: see Fork). ok is false before
+// the first heartbeat.
+func (d *Normal) Form() (last time.Duration, mean, sd float64, ok bool) {
+	return d.arr.last, d.mu, d.sd, d.arr.seen
+}
+
+// Fork returns an independent copy of d (window, T_last, sequence state,
+// the run of the relearn rule) with threshold Θ (0 means
+// DefaultThreshold): the detector a replay with threshold Θ would have
+// reached had it recorded the same intervals as d. With SkipIfSuspected
+// a threshold sweep replays thresholds that agree on their history as
+// one detector and forks it when an arrival falls between their freshness
+// points (qos.PhiNormalFamily). Errors: a threshold NewNormal rejects.
+func (d *Normal) Fork(threshold float64) (*Normal, error) {
+	f := fields{model: "normal"}
+	threshold = f.threshold(threshold)
+	if f.err != nil {
+		return nil, f.err
+	}
+	c := *d
+	c.window = d.window.Clone()
+	c.relearn = d.relearn.clone()
+	c.threshold = threshold
+	c.zTh = ZOfLevel(threshold)
+	if c.arr.seen {
+		c.refresh()
+	}
+	return &c, nil
 }
 
 // Level returns φ(now) = −log10 Q((now − T_last − μ − pause)/σ_eff): 0 before the

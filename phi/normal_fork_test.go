@@ -1,0 +1,82 @@
+package phi_test
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/fdkit/fdkit/detector"
+	"github.com/fdkit/fdkit/phi"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Three intervals of 100 ms: μ = 100 ms, σ = 0, so σ_eff is the default
+// floor μ/100 = 1 ms, and t*(Θ) = 100 ms + 1 ms·z(Θ) for every Θ.
+func TestNormalFormGivesEveryThresholdsCrossing(t *testing.T) {
+	d := newNormal(t, phi.NormalConfig{Threshold: 8})
+	_, _, _, ok := d.Form()
+	assert.False(t, ok, "no form before the first heartbeat")
+	for i := range 4 {
+		d.Observe(hb(uint64(i+1), 100*float64(i)))
+	}
+	last, mean, sd, ok := d.Form()
+	require.True(t, ok)
+	assert.Equal(t, ms(300), last)
+	assert.Equal(t, 1e8, mean)
+	assert.Equal(t, 1e6, sd)
+	tau, _ := d.FreshnessPoint()
+	tstar := phi.NormalCrossing(mean, sd, phi.ZOfLevel(8))
+	assert.Equal(t, tau, last+time.Duration(math.Ceil(tstar)))
+	assert.Equal(t, ms(300+100+5.612), tau.Round(time.Microsecond), "z(8) = 5.612")
+	assert.InDelta(t, 8, d.Level(last+time.Duration(math.Round(tstar))), 1e-6, "the crossing is where φ reaches Θ")
+	assert.Zero(t, phi.NormalCrossing(mean, sd, -1e9), "clamped at 0")
+}
+
+// With skip-if-suspected a fork of a detector with another threshold
+// follows, bit for bit, a detector built with that threshold, from the
+// point where their histories agree on: here an arrival that only Θ = 3
+// leaves out comes after the fork.
+func TestNormalForkFollowsAReplayWithItsThreshold(t *testing.T) {
+	cfg := phi.NormalConfig{Threshold: 12, WindowSize: 1000, MinStdDev: new(ms(5))}
+	rng := rand.New(rand.NewPCG(8, 9))
+	var hbs []detector.Heartbeat
+	for i := range 400 {
+		a := ms(100*float64(i) + 2*rng.NormFloat64())
+		if i == 300 {
+			a += ms(25) // z ≈ 5, between z(3) and z(12) at this arrival: only Θ = 3 skips it
+		}
+		hbs = append(hbs, detector.Heartbeat{Seq: uint64(i), HasSeq: true, Arrival: a})
+	}
+	high := newNormal(t, cfg)
+	c3 := cfg
+	c3.Threshold = 3
+	low := newNormal(t, c3)
+	var fork *phi.Normal
+	for i, h := range hbs {
+		if i == 200 {
+			var err error
+			fork, err = high.Fork(3)
+			require.NoError(t, err)
+			assert.Equal(t, 3.0, fork.Threshold())
+		}
+		high.Observe(h)
+		low.Observe(h)
+		if fork != nil {
+			fork.Observe(h)
+			a, _ := fork.FreshnessPoint()
+			b, _ := low.FreshnessPoint()
+			require.Equal(t, b, a, "heartbeat %d", i)
+			_, m1, s1, _ := fork.Form()
+			_, m2, s2, _ := low.Form()
+			require.Equal(t, math.Float64bits(m2), math.Float64bits(m1))
+			require.Equal(t, math.Float64bits(s2), math.Float64bits(s1))
+		}
+	}
+	assert.Equal(t, low.Window().Len(), fork.Window().Len())
+	assert.Equal(t, high.Window().Len(), fork.Window().Len()+1, "Θ = 12 recorded the interval Θ = 3 left out")
+	assert.NotEqual(t, high.Mean(), fork.Mean(), "the fork's history is its own")
+	_, err := high.Fork(-1)
+	assert.Error(t, err)
+}
