@@ -11,7 +11,7 @@ import (
 func BenchmarkAkkaTD(b *testing.B) {
 	f := otherBenchFamilies()[0]
 	hbs := benchTrace()[0].Heartbeats
-	p, _, err := newAkkaPass(phiAkkaBenchConfig, f.Values, Config{})
+	p, _, err := newGroupPass(akkaGroups(phiAkkaBenchConfig), f.Values, Config{})
 	if err != nil {
 		b.Fatal(err)
 	}

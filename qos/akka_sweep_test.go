@@ -32,7 +32,7 @@ func checkAkkaOnePass(t *testing.T, acfg phi.AkkaConfig, hbs []detector.Heartbea
 
 	// The same with small rank windows, so that the TD summary of long
 	// streams (values not stored) runs on these short ones too.
-	p, pointOf, err := newAkkaPass(acfg, f.Values, cfg)
+	p, pointOf, err := newGroupPass(akkaGroups(acfg), f.Values, cfg)
 	require.NoError(t, err)
 	p.sampleSize = 16
 	res, err := p.run(sliceSource(hbs))

@@ -126,13 +126,22 @@ func ChenFamily(cfg chen.Config, alphas []time.Duration) Family {
 
 // PhiNormalFamily sweeps the threshold Θ of the normal-model φ detector
 // (docs/algorithms.md, “φ accrual: normal model”) with the other settings from
-// cfg: τ = T_last + μ + σ_eff·z(Θ), linear in z(Θ) (phi.ZOfLevel) unless
-// cfg.SkipIfSuspected is on (phi's default, against learning outages), in
-// which case every point is a replay of its own; new(false) makes the sweep
-// one pass.
-// Thresholds must be at least log10 2 (z ≥ 0).
+// cfg: τ = T_last + μ + σ_eff·z(Θ), linear in z(Θ) (phi.ZOfLevel) when
+// cfg.SkipIfSuspected is off (new(false)): Sweep then computes the curve in
+// one pass (method OnePass). With it on (phi's default, against learning
+// outages) an interval is left out when its arrival is after τ, so the
+// history depends on Θ; Sweep computes the curve in one pass anyway, as for
+// PhiAkkaFamily (method OnePassGroups): thresholds whose replays have left
+// out the same intervals share one detector, and a group splits at an
+// arrival between its thresholds' freshness points. Thresholds part at
+// their first mistakes, and a group costs about what a replay costs, so past
+// half as many groups as thresholds Sweep gives the pass up and replays each
+// threshold (with the default σ floor and jitter of the order of σ that
+// happens within the first few thousand heartbeats). Either result equals
+// one replay per threshold in every field. Thresholds must be at least
+// log10 2 (z ≥ 0).
 func PhiNormalFamily(cfg phi.NormalConfig, thresholds []float64) Family {
-	return Family{
+	f := Family{
 		Name: "phi-normal", Param: "threshold", Values: thresholds,
 		New: func(v float64) (detector.Detector, error) {
 			if v < math.Log10(2) {
@@ -142,8 +151,17 @@ func PhiNormalFamily(cfg phi.NormalConfig, thresholds []float64) Family {
 			c.Threshold = v
 			return phi.NewNormal(c)
 		},
-		Linear: phi.ZOfLevel,
 	}
+	if cfg.SkipIfSuspected != nil && !*cfg.SkipIfSuspected {
+		f.Linear = phi.ZOfLevel
+		return f
+	}
+	m := normalGroups(cfg)
+	f.onePass = func(values []float64, hbs Source, rc Config) ([]*Point, error) {
+		return sweepGroups(m, values, hbs, rc)
+	}
+	f.method = OnePassGroups
+	return f
 }
 
 // PhiAkkaFamily sweeps the threshold Θ of Akka's φ model (docs/algorithms.md,
@@ -171,7 +189,7 @@ func PhiAkkaFamily(cfg phi.AkkaConfig, thresholds []float64) Family {
 			return phi.NewAkka(c)
 		},
 		onePass: func(values []float64, hbs Source, rc Config) ([]*Point, error) {
-			return sweepAkka(cfg, values, hbs, rc)
+			return sweepGroups(akkaGroups(cfg), values, hbs, rc)
 		},
 		method: OnePassGroups,
 	}

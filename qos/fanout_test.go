@@ -126,7 +126,7 @@ func TestReplayEachBatchesOnFanSource(t *testing.T) {
 	for i := range vals {
 		vals[i] = 1 + float64(i)/8
 	}
-	f := PhiNormalFamily(phi.NormalConfig{WindowSize: 50}, vals) // skip-suspected: one replay per point
+	f := PhiNormalFamily(phi.NormalConfig{WindowSize: 50}, vals)
 	cfg := Config{Intervals: true, Spill: Spill{After: 100}}
 	want, _, err := replayEach(&f, SliceSource(hbs), cfg, func(int) {})
 	require.NoError(t, err)

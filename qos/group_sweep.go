@@ -69,7 +69,8 @@ type groupPass struct {
 	lastNoSent     int           // last fresh index without a send time, −1
 	lastImplaus    int           // last fresh index with a delay outside [0, MaxPlausibleDelay], −1
 
-	sampleSize int // of tdSummary's rank windows (tests make it small)
+	sampleSize int // of tdSummary's rank windows (0: tdSampleSize; tests make it small)
+	maxGroups  int // groups past which the pass gives up (0: no bound)
 
 	// With Config.Intervals: the per-time-cell breakdown of each point
 	// (as the replayer's), the stream, the cell of each fresh heartbeat's
@@ -101,6 +102,11 @@ type groupModel struct {
 	// detector's state with another threshold.
 	build func(threshold float64) (groupDetector, error)
 	fork  func(d groupDetector, threshold float64) (groupDetector, error)
+	// share, when positive, is the largest share of the points that may
+	// be in groups of their own: past share·P groups the pass gives up
+	// (errNotLinear: Sweep then replays each point), since a group costs
+	// about what a replay of its own costs.
+	share float64
 	// records reports whether a detector whose crossing is c (ns)
 	// records the interval iv (ns) ending at a fresh arrival, as far as
 	// the threshold decides it. It must be non-decreasing in c; a model
@@ -145,8 +151,9 @@ func crossing(mean, sd, y float64) float64 { return phi.AkkaCrossing(mean, sd, y
 //
 // It returns errNotLinear (Sweep then replays each point) when a value is
 // not a valid threshold, when no heartbeat is evaluated or the stream is
-// out of order (the replays report these errors), or when a crossing or an
-// arrival leaves the range where the pass is exact (maxExactCrossing).
+// out of order (the replays report these errors), when a crossing or an
+// arrival leaves the range where the pass is exact (maxExactCrossing), or
+// when the groups outnumber m.share of the points.
 //
 // The pass keeps forms per heartbeat (16 bytes per group and evaluated
 // heartbeat, 9 bytes per fresh one): on a Source that is not a slice it
@@ -191,7 +198,7 @@ func newGroupPass(m groupModel, values []float64, cfg Config) (p *groupPass, poi
 		}
 	}
 	slices.SortStableFunc(order, func(a, b yv) int { return cmp.Compare(a.y, b.y) }) // no NaN: checked above
-	p = &groupPass{cfg: cfg, mdl: m, lastNoSent: -1, lastImplaus: -1, sampleSize: 16384}
+	p = &groupPass{cfg: cfg, mdl: m, lastNoSent: -1, lastImplaus: -1}
 	for _, o := range order {
 		if len(p.ys) == 0 || o.y != p.ys[len(p.ys)-1] {
 			p.ys = append(p.ys, o.y)
@@ -203,6 +210,9 @@ func newGroupPass(m groupModel, values []float64, cfg Config) (p *groupPass, poi
 		return nil, nil, errNotLinear
 	}
 	P := len(p.ys)
+	if m.share > 0 {
+		p.maxGroups = max(1, int(m.share*float64(P)))
+	}
 	det, err := m.build(p.thr[0])
 	if err != nil {
 		return nil, nil, errNotLinear
@@ -237,7 +247,7 @@ func (p *groupPass) run(src Source) ([]Result, error) {
 		if err = p.step(hb); err != nil {
 			break
 		}
-		if !isSlice && p.kept() > p.cfg.Spill.groupBytes() {
+		if !isSlice && p.kept() > p.cfg.Spill.groupBytes() || p.maxGroups > 0 && len(p.grps) > p.maxGroups {
 			err = errNotLinear
 			break
 		}

@@ -7,7 +7,6 @@ import (
 	"math"
 	"slices"
 	"time"
-
 )
 
 // finish builds each point's Result as the replay's finish would.
@@ -103,11 +102,24 @@ type tdBatch struct {
 	sb     []int64
 }
 
-// gatherSample fills the sample's forms and bases, when summarize uses a
-// sample (n ≥ 8·sampleSize).
-func (t *tdBatch) gatherSample() {
+// sampleSize is the size of the sample of the rank windows, 0 when
+// summarize stores the values instead.
+func (t *tdBatch) sampleSize() int {
 	m := t.p.sampleSize
+	if m == 0 {
+		m = tdSampleSize(t.n)
+	}
 	if t.n < 8*m {
+		return 0
+	}
+	return m
+}
+
+// gatherSample fills the sample's forms and bases, when summarize uses a
+// sample.
+func (t *tdBatch) gatherSample() {
+	m := t.sampleSize()
+	if m == 0 {
 		return
 	}
 	idx := make([]int, 0, m)
@@ -173,9 +185,9 @@ func (t *tdBatch) stored(y float64, cs *cellSeries, buf []int64) (TDStats, int64
 // order). buf is scratch space, returned for reuse.
 func (t *tdBatch) summarize(ys []float64, st []TDStats, last []int64, cs []*cellSeries, buf []int64) []int64 {
 	n, B := t.n, len(ys)
-	m := t.p.sampleSize
+	m := t.sampleSize()
 	const lim = 1 << 60
-	if n < 8*m || t.bMin < -lim || t.bMax > lim {
+	if m == 0 || t.bMin < -lim || t.bMax > lim {
 		for c, y := range ys {
 			st[c], last[c], buf = t.stored(y, cs[c], buf)
 		}
@@ -209,13 +221,14 @@ func (t *tdBatch) summarize(ys []float64, st []TDStats, last []int64, cs []*cell
 	var mx [tdBatchSize]int64
 	var b0, b1 [tdBatchSize]int
 	var in0, in1 [tdBatchSize][]int64
+	const block = 4096 // each block needs room for all of its values
 	for c := range B {
 		mx[c] = math.MinInt64
-		in0[c], in1[c] = make([]int64, 0, 1024), make([]int64, 0, 1024)
+		in0[c] = make([]int64, 0, windowCap(ranks[0], n, m)+block)
+		in1[c] = make([]int64, 0, windowCap(ranks[1], n, m)+block)
 	}
 	var yv [tdBatchSize]float64
 	copy(yv[:], ys)
-	const block = 4096
 	vals := make([]int64, block)
 	for _, nd := range t.nodes {
 		for a := 0; a < len(nd.m); a += block {

@@ -174,11 +174,11 @@ func TestGridDims(t *testing.T) {
 	}
 }
 
-// Akka's TD summary draws its rank windows on tdSampleSize's sample by
+// The grouped φ pass's TD summary draws its rank windows on tdSampleSize's sample by
 // default, and stores the values when the stream is short or the sample
 // too large for it.
 func TestAkkaTDSampleSize(t *testing.T) {
-	p := &akkaPass{}
+	p := &groupPass{}
 	assert.Equal(t, 0, (&tdBatch{p: p, n: 1<<14 - 1}).sampleSize())
 	assert.Equal(t, tdSampleSize(100_000), (&tdBatch{p: p, n: 100_000}).sampleSize())
 	p.sampleSize = 16

@@ -33,7 +33,8 @@ func spooled(t *testing.T, hbs []detector.Heartbeat) Source {
 
 // streamingFamilies are the families of every sweep method: linear one
 // pass, Akka's groups, SFD's shared estimator, the shared-state passes
-// (Satzger, κ) and replay per point (φ normal with its default rule).
+// (Satzger, κ) and the normal φ with its default rule (grouped, or replay
+// per point once its thresholds part).
 func streamingFamilies(t *testing.T) []Family {
 	est := chen.EstimatorConfig{Interval: ms(100), WindowSize: 100}
 	fams := append(linearBenchFamilies(), otherBenchFamilies()...)

@@ -33,7 +33,7 @@ type Spill struct {
 	// SFD's sweep, whose shared estimator needs the stream in memory,
 	// replays each point (0: DefaultSpillInMemory).
 	InMemory int
-	// GroupBytes bounds the bytes Akka's grouped pass keeps per heartbeat
+	// GroupBytes bounds the bytes the grouped φ pass keeps per heartbeat
 	// on such a Source; past it the sweep replays each point
 	// (0: DefaultSpillGroupBytes).
 	GroupBytes int

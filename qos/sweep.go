@@ -33,7 +33,8 @@ type Family struct {
 	// neither extends a range beyond it nor suggests a --range past it.
 	Max float64
 	// New returns a fresh detector for parameter value v. The families
-	// made by PhiAkkaFamily and SFDFamily carry a method of their own that
+	// made by PhiAkkaFamily, PhiNormalFamily (with skip-suspected) and
+	// SFDFamily carry a method of their own that
 	// computes their points from the configuration given to the
 	// constructor, without calling New (New serves the per-point replays:
 	// SweepConfig.PerPointOnly and the fallback): replacing New on such a
@@ -52,7 +53,8 @@ type Family struct {
 	WarmUp int
 
 	// onePass, set by the constructors of families that have a one-pass
-	// method of their own (PhiAkkaFamily, SFDFamily), computes the points for values
+	// method of their own (PhiAkkaFamily, PhiNormalFamily, SFDFamily, the
+	// shared-state families), computes the points for values
 	// from one pass, or returns errNotLinear when it does not apply on the
 	// stream; method names it.
 	onePass func(values []float64, src Source, cfg Config) ([]*Point, error)
@@ -84,7 +86,8 @@ const (
 	OnePass Method = "one-pass"
 	// OnePassGroups: all points from one pass in which the thresholds whose
 	// replays have recorded the same history share one detector, split
-	// where their histories part (Akka φ: see PhiAkkaFamily). Equal to
+	// where their histories part (Akka's and the normal φ: see
+	// PhiAkkaFamily, PhiNormalFamily). Equal to
 	// PerPoint in every field.
 	OnePassGroups Method = "one-pass-groups"
 	// SharedEstimator: one estimator pass shared by every point, then each
@@ -138,8 +141,9 @@ type sweepTask struct {
 
 // Sweep evaluates every family on every stream. It returns the curves in
 // stream-major order (for each stream, the families in the order given).
-// Families with Linear set are computed in one pass per stream, Akka's φ
-// and SFD with methods of their own (PhiAkkaFamily, SFDFamily), the others
+// Families with Linear set are computed in one pass per stream, the φ
+// models with a skip rule and SFD with methods of their own
+// (PhiAkkaFamily, PhiNormalFamily, SFDFamily), the others
 // with one replay per point; Curve.Method says which. Work is spread over a bounded pool of
 // goroutines. The error is non-nil only for invalid arguments; failures of
 // single replays are reported in Curve.Err.
@@ -265,7 +269,7 @@ func (sw *sweepRun) addCurve(ci int, s *Stream, f *Family) {
 	sw.slots[ci] = make([]*Point, len(f.Values))
 	sw.total += len(f.Values)
 	// Every family's own one-pass method keeps the per-time-cell
-	// breakdown the intervals need (Akka's grouped pass, SFD's shared
+	// breakdown the intervals need (the grouped φ pass, SFD's shared
 	// estimator, the shared-state passes).
 	if (f.Linear != nil || f.onePass != nil) && !sw.opt.PerPointOnly {
 		sw.curves[ci].Method = OnePass

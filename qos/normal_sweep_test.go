@@ -1,0 +1,212 @@
+package qos
+
+import (
+	"fmt"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/fdkit/fdkit/detector"
+	"github.com/fdkit/fdkit/phi"
+	"github.com/fdkit/fdkit/trace"
+	"github.com/fdkit/fdkit/trace/tracetest"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// normalSweepThresholds are the thresholds of the exactness tests of the
+// grouped φ-normal sweep: 40 from 0.5 to 16 as in the benchmark, plus the
+// smallest valid one (z = 0), values near it and repeated ones.
+func normalSweepThresholds(t *testing.T) []float64 {
+	v := mustRange(t, 0.5, 16, 40, false)
+	return append(v, math.Log10(2), 0.31, 3, 16, 3)
+}
+
+// checkNormalGroups requires the sweep of the normal φ with
+// skip-suspected, and its grouped one-pass method run without its bound on
+// groups (with small rank windows too: the TD summary of long streams), to
+// equal one replay per threshold in every field of every point; the sweep
+// must use the grouped method unless the groups outnumber half the
+// thresholds. It returns the number of groups the pass ended with.
+func checkNormalGroups(t *testing.T, ncfg phi.NormalConfig, hbs []detector.Heartbeat, cfg Config) int {
+	t.Helper()
+	return checkNormalGroupsAt(t, ncfg, normalSweepThresholds(t), hbs, cfg)
+}
+
+func checkNormalGroupsAt(t *testing.T, ncfg phi.NormalConfig, values []float64, hbs []detector.Heartbeat, cfg Config) int {
+	t.Helper()
+	f := PhiNormalFamily(ncfg, values)
+	streams := []Stream{{Name: "s", Heartbeats: hbs}}
+	fast, err := Sweep(streams, []Family{f}, SweepConfig{Config: cfg})
+	require.NoError(t, err)
+	slow, err := Sweep(streams, []Family{f}, SweepConfig{Config: cfg, PerPointOnly: true})
+	require.NoError(t, err)
+	require.Empty(t, slow[0].Err)
+	require.Empty(t, fast[0].Err)
+	require.Equal(t, slow[0].Points, fast[0].Points)
+	groups := 0
+	for _, m := range []int{0, 16} {
+		p, pointOf, err := newGroupPass(normalGroups(ncfg), f.Values, cfg)
+		require.NoError(t, err)
+		bound := p.maxGroups
+		p.sampleSize, p.maxGroups = m, 0
+		res, err := p.run(sliceSource(hbs))
+		require.NoError(t, err)
+		for i := range f.Values {
+			require.Equal(t, slow[0].Points[i].Result, res[pointOf[i]], "Θ = %g, rank windows from %d values (0: the default)", f.Values[i], m)
+		}
+		groups = len(p.grps)
+		if groups <= bound {
+			require.Equal(t, OnePassGroups, fast[0].Method, "%d groups of at most %d", groups, bound)
+		}
+	}
+	return groups
+}
+
+// normalTestConfigs are normal-φ settings with skip-suspected (phi's
+// default) under which the thresholds part on ordinary jitter and losses,
+// with each rule that decides, besides Θ, whether an interval is recorded:
+// the bootstrap, the relearn rule (on by default, off, and a short run that
+// a slow bootstrap triggers), MaxInterval with DivideBySeqGap, and warm-up.
+func normalTestConfigs() map[string]phi.NormalConfig {
+	return map[string]phi.NormalConfig{
+		"default":     {WindowSize: 200},
+		"std-floor":   {WindowSize: 200, MinStdDev: new(ms(10))},
+		"no-relearn":  {WindowSize: 200, RelearnAfter: new(0), MinStdDev: new(time.Duration(0))},
+		"relearn-2":   {WindowSize: 50, RelearnAfter: new(2), BootstrapInterval: new(ms(20))},
+		"cap-divide":  {WindowSize: 100, MaxInterval: new(ms(250)), DivideBySeqGap: true, AcceptablePause: new(ms(5))},
+		"warm-up":     {WindowSize: 100, MinSamples: new(100)},
+		"all-intervs": {WindowSize: 100, SkipIfSuspected: new(true), RelearnAfter: new(100)},
+	}
+}
+
+// TestNormalGroupsEqualReplaysOnPresets: generated traces with heavy
+// jitter and loss (which also reorders: stale heartbeats), sender pauses,
+// and WAN loss bursts with an outage and unsynchronized clocks, with and
+// without the per-cell breakdown of the confidence intervals.
+func TestNormalGroupsEqualReplaysOnPresets(t *testing.T) {
+	traces := map[string][]detector.Heartbeat{
+		"jitter":   presetHeartbeats(t, "jitter", 3*time.Minute, 5),
+		"gc-pause": presetHeartbeats(t, "gc-pause", 2*time.Minute, 6),
+		"wan":      presetHeartbeats(t, "wan", 22*time.Minute, 7),
+	}
+	for tn, hbs := range traces {
+		for cn, ncfg := range normalTestConfigs() {
+			t.Run(tn+"/"+cn, func(t *testing.T) {
+				groups := checkNormalGroups(t, ncfg, hbs, Config{})
+				t.Logf("%d heartbeats, %d groups at the end", len(hbs), groups)
+				checkNormalGroups(t, ncfg, hbs, Config{Intervals: true})
+				if cn == "default" {
+					assert.Greater(t, groups, 1, "the thresholds must part on this trace, or the test does not test splitting")
+				}
+			})
+		}
+	}
+}
+
+// TestNormalGroupsEqualReplaysConfigs covers the replay settings: warm-up,
+// recorded mistake intervals, forced clock modes with d̄, and duplicates.
+func TestNormalGroupsEqualReplaysConfigs(t *testing.T) {
+	ncfg := normalTestConfigs()["default"]
+	for name, hbs := range agreementTraces() {
+		for i, cfg := range sweepReplayConfigs {
+			t.Run(fmt.Sprintf("%s/%d", name, i), func(t *testing.T) {
+				groups := checkNormalGroups(t, ncfg, hbs, cfg)
+				assert.Greater(t, groups, 1)
+			})
+		}
+	}
+}
+
+// TestNormalGroupsEqualReplaysLIP6: every sender of the LIP6 excerpt
+// (unsynchronized clocks: arrival-based TD).
+func TestNormalGroupsEqualReplaysLIP6(t *testing.T) {
+	path := tracetest.Shared(t, tracetest.LIP6Excerpt)
+	recs, err := trace.ReadFile(path, trace.ReaderConfig{})
+	require.NoError(t, err)
+	split := 0
+	for _, st := range trace.Split(recs) {
+		t.Run(st.Sender, func(t *testing.T) {
+			g := checkNormalGroups(t, normalTestConfigs()["default"], heartbeats(st.Records), Config{DelayOffset: ms(50)})
+			if g > 1 {
+				split++
+			}
+		})
+	}
+	assert.Positive(t, split, "no sender made the thresholds part")
+}
+
+// The grouped pass falls back to one replay per point where it does not
+// apply, with the replays' own errors; with skip-suspected off the sweep
+// is linear.
+func TestNormalGroupsFallBack(t *testing.T) {
+	hbs := agreementTraces()["jitter-loss"]
+	f := PhiNormalFamily(phi.NormalConfig{WindowSize: 50}, []float64{1, 0.2, 8})
+	c, err := Sweep([]Stream{{Heartbeats: hbs}}, []Family{f}, SweepConfig{})
+	require.NoError(t, err)
+	assert.Equal(t, PerPoint, c[0].Method)
+	assert.Len(t, c[0].Points, 2)
+	assert.ErrorContains(t, c[0].Err, "threshold=0.2: threshold 0.2 is below log10 2")
+
+	f = PhiNormalFamily(phi.NormalConfig{WindowSize: 50}, []float64{1, 8})
+	c, err = Sweep([]Stream{{Heartbeats: hbs[:3]}}, []Family{f}, SweepConfig{Config: Config{WarmUp: 10}})
+	require.NoError(t, err)
+	assert.Equal(t, PerPoint, c[0].Method)
+	assert.ErrorContains(t, c[0].Err, "no heartbeat evaluated")
+
+	f = PhiNormalFamily(phi.NormalConfig{WindowSize: 50, SkipIfSuspected: new(false)}, []float64{1, 8})
+	c, err = Sweep([]Stream{{Heartbeats: hbs}}, []Family{f}, SweepConfig{})
+	require.NoError(t, err)
+	assert.Equal(t, OnePass, c[0].Method)
+}
+
+// A stream long enough for the TD summary's default rank windows.
+func TestNormalGroupsEqualReplaysLong(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a 150,000-heartbeat stream replayed per threshold: not in -short")
+	}
+	hbs := generate(genOpts{n: 150_000, interval: ms(100), delay: ms(40), spread: ms(15), loss: 0.05, dup: 0.01, pause: 0.002, seed: 9})
+	g := checkNormalGroups(t, normalTestConfigs()["std-floor"], hbs, Config{})
+	assert.Greater(t, g, 1)
+}
+
+// An interval equal to ⌈t*(Θ)⌉ arrives exactly at τ: Θ records it (the
+// detector leaves out only arrivals after τ), a threshold just below
+// leaves it out, so the pass splits the group between them.
+func TestNormalGroupsSplitAtTheFreshnessPoint(t *testing.T) {
+	ncfg := phi.NormalConfig{WindowSize: 100}
+	var hbs []detector.Heartbeat
+	at := time.Duration(0)
+	beat := func(iv time.Duration) {
+		at += iv
+		hbs = append(hbs, detector.Heartbeat{Seq: uint64(len(hbs)), HasSeq: true, Arrival: at})
+	}
+	for range 150 {
+		beat(ms(100))
+	}
+	d, err := phi.NewNormal(phi.NormalConfig{WindowSize: 100, Threshold: 3})
+	require.NoError(t, err)
+	for _, hb := range hbs {
+		d.Observe(hb)
+	}
+	_, mean, sd, _ := d.Form()
+	iv := time.Duration(math.Ceil(phi.NormalCrossing(mean, sd, phi.ZOfLevel(3))))
+	require.Equal(t, 103_090_233*time.Nanosecond, iv, "⌈100 ms + 1 ms·z(3)⌉: μ = 100 ms, σ_eff = μ/100, z(3) = 3.0902323")
+	require.NotEqual(t, float64(iv), phi.NormalCrossing(mean, sd, phi.ZOfLevel(3)), "t* is not whole: the rounding matters")
+	beat(iv)
+	for range 100 {
+		beat(ms(100))
+	}
+	vals := []float64{2.9, 3, 3.1}
+	checkNormalGroupsAt(t, ncfg, vals, hbs, Config{})
+	p, _, err := newGroupPass(normalGroups(ncfg), vals, Config{})
+	p.maxGroups = 0
+	require.NoError(t, err)
+	_, err = p.run(sliceSource(hbs))
+	require.NoError(t, err)
+	require.Len(t, p.grps, 2)
+	assert.Equal(t, [2]int{1, 3}, [2]int{p.grps[1].lo, p.grps[1].hi}, "Θ = 3 and 3.1 recorded the interval, Θ = 2.9 did not")
+	c, err := Sweep([]Stream{{Name: "s", Heartbeats: hbs}}, []Family{PhiNormalFamily(ncfg, vals)}, SweepConfig{})
+	require.NoError(t, err)
+	assert.Equal(t, PerPoint, c[0].Method, "2 groups for 3 thresholds: past the bound of one, the sweep replays each")
+}
