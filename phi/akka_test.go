@@ -240,44 +240,10 @@ func TestAkkaFormGivesEveryThresholdsCrossing(t *testing.T) {
 	assert.Zero(t, phi.AkkaCrossing(mean, sd, -1e9), "clamped at 0")
 }
 
+// φ between 3 and 12 at the arrival 65 ms late: only Θ = 12 records it.
 func TestAkkaForkFollowsAReplayWithItsThreshold(t *testing.T) {
 	cfg := phi.AkkaConfig{Threshold: 12, MinStdDev: new(ms(10)), AcceptablePause: new(ms(20)), BootstrapInterval: new(ms(100))}
-	rng := rand.New(rand.NewPCG(8, 9))
-	var hbs []detector.Heartbeat
-	for i := range 400 {
-		a := ms(100*float64(i) + 5*rng.NormFloat64())
-		if i == 300 {
-			a += ms(65) // φ between 3 and 12 at this arrival: only Θ = 12 records it
-		}
-		hbs = append(hbs, detector.Heartbeat{Seq: uint64(i), HasSeq: true, Arrival: a})
-	}
-	high := newAkka(t, cfg)
 	c3 := cfg
 	c3.Threshold = 3
-	low := newAkka(t, c3)
-	var fork *phi.Akka
-	for i, h := range hbs {
-		if i == 200 {
-			var err error
-			fork, err = high.Fork(3)
-			require.NoError(t, err)
-			assert.Equal(t, 3.0, fork.Threshold())
-		}
-		high.Observe(h)
-		low.Observe(h)
-		if fork != nil {
-			fork.Observe(h)
-			a, _ := fork.FreshnessPoint()
-			b, _ := low.FreshnessPoint()
-			require.Equal(t, b, a, "heartbeat %d", i)
-			_, m1, s1, _ := fork.Form()
-			_, m2, s2, _ := low.Form()
-			require.Equal(t, math.Float64bits(m2), math.Float64bits(m1))
-			require.Equal(t, math.Float64bits(s2), math.Float64bits(s1))
-		}
-	}
-	assert.Equal(t, low.Window().Len(), fork.Window().Len())
-	assert.NotEqual(t, high.Mean(), fork.Mean(), "the fork's history is its own")
-	_, err := high.Fork(-1)
-	assert.Error(t, err)
+	checkForkFollows(t, newAkka(t, cfg), newAkka(t, c3), jitteredArrivals(5, 65))
 }

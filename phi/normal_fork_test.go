@@ -34,36 +34,36 @@ func TestNormalFormGivesEveryThresholdsCrossing(t *testing.T) {
 	assert.Zero(t, phi.NormalCrossing(mean, sd, -1e9), "clamped at 0")
 }
 
-// With skip-if-suspected a fork of a detector with another threshold
-// follows, bit for bit, a detector built with that threshold, from the
-// point where their histories agree on: here an arrival that only Θ = 3
-// leaves out comes after the fork.
-func TestNormalForkFollowsAReplayWithItsThreshold(t *testing.T) {
-	cfg := phi.NormalConfig{Threshold: 12, WindowSize: 1000, MinStdDev: new(ms(5))}
-	rng := rand.New(rand.NewPCG(8, 9))
-	var hbs []detector.Heartbeat
-	for i := range 400 {
-		a := ms(100*float64(i) + 2*rng.NormFloat64())
-		if i == 300 {
-			a += ms(25) // z ≈ 5, between z(3) and z(12) at this arrival: only Θ = 3 skips it
-		}
-		hbs = append(hbs, detector.Heartbeat{Seq: uint64(i), HasSeq: true, Arrival: a})
-	}
-	high := newNormal(t, cfg)
-	c3 := cfg
-	c3.Threshold = 3
-	low := newNormal(t, c3)
-	var fork *phi.Normal
+// forkable is a φ detector whose history depends on Θ and that forks
+// with another threshold (phi.Akka, phi.Normal).
+type forkable[D any] interface {
+	detector.Detector
+	Form() (last time.Duration, mean, sd float64, ok bool)
+	Fork(threshold float64) (D, error)
+	Threshold() float64
+	Window() *detector.Window
+	Mean() time.Duration
+}
+
+// checkForkFollows feeds hbs to high (Θ = 12) and low (Θ = 3) and, from
+// heartbeat 200 on, to a fork of high with Θ = 3, which must follow low
+// bit for bit (τ and the form after every heartbeat) while its history
+// stays its own; it returns the fork. A threshold Fork rejects is an error.
+func checkForkFollows[D forkable[D]](t *testing.T, high, low D, hbs []detector.Heartbeat) D {
+	t.Helper()
+	var fork D
+	forked := false
 	for i, h := range hbs {
 		if i == 200 {
 			var err error
 			fork, err = high.Fork(3)
 			require.NoError(t, err)
 			assert.Equal(t, 3.0, fork.Threshold())
+			forked = true
 		}
 		high.Observe(h)
 		low.Observe(h)
-		if fork != nil {
+		if forked {
 			fork.Observe(h)
 			a, _ := fork.FreshnessPoint()
 			b, _ := low.FreshnessPoint()
@@ -75,8 +75,36 @@ func TestNormalForkFollowsAReplayWithItsThreshold(t *testing.T) {
 		}
 	}
 	assert.Equal(t, low.Window().Len(), fork.Window().Len())
-	assert.Equal(t, high.Window().Len(), fork.Window().Len()+1, "Θ = 12 recorded the interval Θ = 3 left out")
 	assert.NotEqual(t, high.Mean(), fork.Mean(), "the fork's history is its own")
 	_, err := high.Fork(-1)
 	assert.Error(t, err)
+	return fork
+}
+
+// jitteredArrivals are 400 heartbeats 100 ms apart with normal jitter of sd
+// ms, the one at 300 late by extra ms.
+func jitteredArrivals(sd, extra float64) []detector.Heartbeat {
+	rng := rand.New(rand.NewPCG(8, 9))
+	var hbs []detector.Heartbeat
+	for i := range 400 {
+		a := ms(100*float64(i) + sd*rng.NormFloat64())
+		if i == 300 {
+			a += ms(extra)
+		}
+		hbs = append(hbs, detector.Heartbeat{Seq: uint64(i), HasSeq: true, Arrival: a})
+	}
+	return hbs
+}
+
+// With skip-if-suspected a fork of a detector with another threshold
+// follows, bit for bit, a detector built with that threshold, from the
+// point where their histories agree on: here an arrival that only Θ = 3
+// leaves out (z ≈ 5, between z(3) and z(12)) comes after the fork.
+func TestNormalForkFollowsAReplayWithItsThreshold(t *testing.T) {
+	cfg := phi.NormalConfig{Threshold: 12, WindowSize: 1000, MinStdDev: new(ms(5))}
+	c3 := cfg
+	c3.Threshold = 3
+	high := newNormal(t, cfg)
+	fork := checkForkFollows(t, high, newNormal(t, c3), jitteredArrivals(2, 25))
+	assert.Equal(t, high.Window().Len(), fork.Window().Len()+1, "Θ = 12 recorded the interval Θ = 3 left out")
 }

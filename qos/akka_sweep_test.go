@@ -2,6 +2,8 @@ package qos
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"testing"
 	"time"
 
@@ -64,24 +66,30 @@ func presetHeartbeats(t *testing.T, name string, d time.Duration, seed uint64) [
 	return heartbeats(recs)
 }
 
-// TestAkkaOnePassEqualsReplaysOnPresets: generated traces with heavy jitter
-// and loss (which also reorders: stale heartbeats), sender pauses, and WAN
-// loss bursts with an outage and unsynchronized clocks.
-func TestAkkaOnePassEqualsReplaysOnPresets(t *testing.T) {
+// groupCheck checks a grouped φ pass against the replays on hbs with the
+// model settings named cn and replay settings cfg, and returns the number
+// of groups it ended with.
+type groupCheck func(t *testing.T, cn string, hbs []detector.Heartbeat, cfg Config) int
+
+// checkGroupsOnPresets runs check with each of the settings cns on
+// generated traces with heavy jitter and loss (which also reorders: stale
+// heartbeats), sender pauses, and WAN loss bursts with an outage and
+// unsynchronized clocks, with and without the per-cell breakdown of the
+// confidence intervals (stale arrivals inside mistakes); with the
+// settings split the thresholds must part.
+func checkGroupsOnPresets(t *testing.T, cns []string, split string, check groupCheck) {
 	traces := map[string][]detector.Heartbeat{
 		"jitter":   presetHeartbeats(t, "jitter", 3*time.Minute, 5),
 		"gc-pause": presetHeartbeats(t, "gc-pause", 2*time.Minute, 6),
 		"wan":      presetHeartbeats(t, "wan", 22*time.Minute, 7),
 	}
 	for tn, hbs := range traces {
-		for cn, acfg := range akkaTestConfigs() {
+		for _, cn := range cns {
 			t.Run(tn+"/"+cn, func(t *testing.T) {
-				groups := checkAkkaOnePass(t, acfg, hbs, Config{})
+				groups := check(t, cn, hbs, Config{})
 				t.Logf("%d heartbeats, %d groups at the end", len(hbs), groups)
-				// Confidence intervals: the per-cell breakdown, with stale
-				// arrivals inside mistakes (jitter reorders), equals the replays'.
-				checkAkkaOnePass(t, acfg, hbs, Config{Intervals: true})
-				if cn == "std100ms" {
+				check(t, cn, hbs, Config{Intervals: true})
+				if cn == split {
 					assert.Greater(t, groups, 1, "the thresholds must part on this trace, or the test does not test splitting")
 				}
 			})
@@ -89,36 +97,54 @@ func TestAkkaOnePassEqualsReplaysOnPresets(t *testing.T) {
 	}
 }
 
-// TestAkkaOnePassEqualsReplaysConfigs covers the replay settings: warm-up,
-// recorded mistake intervals, forced clock modes with d̄, and duplicates.
-func TestAkkaOnePassEqualsReplaysConfigs(t *testing.T) {
-	acfg := akkaTestConfigs()["std100ms"]
+// checkGroupsOnConfigs runs check with settings cn on the agreement traces
+// with each of the replay settings: warm-up, recorded mistake intervals,
+// forced clock modes with d̄, and duplicates; the thresholds must part.
+func checkGroupsOnConfigs(t *testing.T, cn string, check groupCheck) {
 	for name, hbs := range agreementTraces() {
 		for i, cfg := range sweepReplayConfigs {
 			t.Run(fmt.Sprintf("%s/%d", name, i), func(t *testing.T) {
-				groups := checkAkkaOnePass(t, acfg, hbs, cfg)
-				assert.Greater(t, groups, 1)
+				assert.Greater(t, check(t, cn, hbs, cfg), 1)
 			})
 		}
 	}
 }
 
-// TestAkkaOnePassEqualsReplaysLIP6: every sender of the LIP6 excerpt
-// (unsynchronized clocks: arrival-based TD).
-func TestAkkaOnePassEqualsReplaysLIP6(t *testing.T) {
+// checkGroupsOnLIP6 runs check with settings cn on every sender of the LIP6
+// excerpt (unsynchronized clocks: arrival-based TD); the thresholds must
+// part on one sender at least.
+func checkGroupsOnLIP6(t *testing.T, cn string, check groupCheck) {
 	path := tracetest.Shared(t, tracetest.LIP6Excerpt)
 	recs, err := trace.ReadFile(path, trace.ReaderConfig{})
 	require.NoError(t, err)
 	split := 0
 	for _, st := range trace.Split(recs) {
 		t.Run(st.Sender, func(t *testing.T) {
-			g := checkAkkaOnePass(t, akkaTestConfigs()["std10ms"], heartbeats(st.Records), Config{DelayOffset: ms(50)})
-			if g > 1 {
+			if check(t, cn, heartbeats(st.Records), Config{DelayOffset: ms(50)}) > 1 {
 				split++
 			}
 		})
 	}
 	assert.Positive(t, split, "no sender made the thresholds part")
+}
+
+// checkAkkaNamed is checkAkkaOnePass with the settings of akkaTestConfigs
+// named cn.
+func checkAkkaNamed(t *testing.T, cn string, hbs []detector.Heartbeat, cfg Config) int {
+	t.Helper()
+	return checkAkkaOnePass(t, akkaTestConfigs()[cn], hbs, cfg)
+}
+
+func TestAkkaOnePassEqualsReplaysOnPresets(t *testing.T) {
+	checkGroupsOnPresets(t, slices.Sorted(maps.Keys(akkaTestConfigs())), "std100ms", checkAkkaNamed)
+}
+
+func TestAkkaOnePassEqualsReplaysConfigs(t *testing.T) {
+	checkGroupsOnConfigs(t, "std100ms", checkAkkaNamed)
+}
+
+func TestAkkaOnePassEqualsReplaysLIP6(t *testing.T) {
+	checkGroupsOnLIP6(t, "std10ms", checkAkkaNamed)
 }
 
 // The grouped pass falls back to one replay per point where it does not

@@ -1,15 +1,14 @@
 package qos
 
 import (
-	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/fdkit/fdkit/detector"
 	"github.com/fdkit/fdkit/phi"
-	"github.com/fdkit/fdkit/trace"
-	"github.com/fdkit/fdkit/trace/tracetest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -80,60 +79,23 @@ func normalTestConfigs() map[string]phi.NormalConfig {
 	}
 }
 
-// TestNormalGroupsEqualReplaysOnPresets: generated traces with heavy
-// jitter and loss (which also reorders: stale heartbeats), sender pauses,
-// and WAN loss bursts with an outage and unsynchronized clocks, with and
-// without the per-cell breakdown of the confidence intervals.
+// checkNormalNamed is checkNormalGroups with the settings of
+// normalTestConfigs named cn.
+func checkNormalNamed(t *testing.T, cn string, hbs []detector.Heartbeat, cfg Config) int {
+	t.Helper()
+	return checkNormalGroups(t, normalTestConfigs()[cn], hbs, cfg)
+}
+
 func TestNormalGroupsEqualReplaysOnPresets(t *testing.T) {
-	traces := map[string][]detector.Heartbeat{
-		"jitter":   presetHeartbeats(t, "jitter", 3*time.Minute, 5),
-		"gc-pause": presetHeartbeats(t, "gc-pause", 2*time.Minute, 6),
-		"wan":      presetHeartbeats(t, "wan", 22*time.Minute, 7),
-	}
-	for tn, hbs := range traces {
-		for cn, ncfg := range normalTestConfigs() {
-			t.Run(tn+"/"+cn, func(t *testing.T) {
-				groups := checkNormalGroups(t, ncfg, hbs, Config{})
-				t.Logf("%d heartbeats, %d groups at the end", len(hbs), groups)
-				checkNormalGroups(t, ncfg, hbs, Config{Intervals: true})
-				if cn == "default" {
-					assert.Greater(t, groups, 1, "the thresholds must part on this trace, or the test does not test splitting")
-				}
-			})
-		}
-	}
+	checkGroupsOnPresets(t, slices.Sorted(maps.Keys(normalTestConfigs())), "default", checkNormalNamed)
 }
 
-// TestNormalGroupsEqualReplaysConfigs covers the replay settings: warm-up,
-// recorded mistake intervals, forced clock modes with d̄, and duplicates.
 func TestNormalGroupsEqualReplaysConfigs(t *testing.T) {
-	ncfg := normalTestConfigs()["default"]
-	for name, hbs := range agreementTraces() {
-		for i, cfg := range sweepReplayConfigs {
-			t.Run(fmt.Sprintf("%s/%d", name, i), func(t *testing.T) {
-				groups := checkNormalGroups(t, ncfg, hbs, cfg)
-				assert.Greater(t, groups, 1)
-			})
-		}
-	}
+	checkGroupsOnConfigs(t, "default", checkNormalNamed)
 }
 
-// TestNormalGroupsEqualReplaysLIP6: every sender of the LIP6 excerpt
-// (unsynchronized clocks: arrival-based TD).
 func TestNormalGroupsEqualReplaysLIP6(t *testing.T) {
-	path := tracetest.Shared(t, tracetest.LIP6Excerpt)
-	recs, err := trace.ReadFile(path, trace.ReaderConfig{})
-	require.NoError(t, err)
-	split := 0
-	for _, st := range trace.Split(recs) {
-		t.Run(st.Sender, func(t *testing.T) {
-			g := checkNormalGroups(t, normalTestConfigs()["default"], heartbeats(st.Records), Config{DelayOffset: ms(50)})
-			if g > 1 {
-				split++
-			}
-		})
-	}
-	assert.Positive(t, split, "no sender made the thresholds part")
+	checkGroupsOnLIP6(t, "default", checkNormalNamed)
 }
 
 // The grouped pass falls back to one replay per point where it does not

@@ -51,25 +51,9 @@ func sweepSFD(scfg sfd.Config, values []float64, src Source, cfg Config) ([]*Poi
 	if err != nil {
 		return nil, errNotLinear
 	}
-	est, err := chen.NewEstimator(scfg.Estimator)
+	tr, err := newSFDTrace(scfg, hbs)
 	if err != nil {
 		return nil, errNotLinear
-	}
-	minSamples, err := chen.MinSamples(scfg.MinSamples, est.WindowSize())
-	if err != nil {
-		return nil, errNotLinear
-	}
-	n := len(hbs)
-	tr := &sfdTrace{next: make([]time.Duration, n), moves: make([]bool, n), lens: make([]int32, n), minSamples: minSamples}
-	for k, hb := range hbs {
-		switch est.Classify(hb) {
-		case chen.Late:
-			est.Observe(hb)
-		case chen.Fresh, chen.Restart:
-			est.Observe(hb)
-			tr.next[k], tr.moves[k] = est.Next(), true
-		}
-		tr.lens[k] = int32(est.Len())
 	}
 	sch, err := newSFDSchedule(hbs, tr, cfg)
 	if err != nil {
@@ -335,6 +319,32 @@ func (sch *sfdSchedule) replay(tr *sfdTrace, changes []sfd.MarginChange, buf []i
 
 // sfdMargin is the initial margin SFDFamily's detector uses for v ms.
 func sfdMargin(v float64) time.Duration { return durMS(v) }
+
+// newSFDTrace runs SFD's estimator, with the settings of scfg, over hbs.
+// Errors: an invalid estimator or warm-up setting.
+func newSFDTrace(scfg sfd.Config, hbs []detector.Heartbeat) (*sfdTrace, error) {
+	est, err := chen.NewEstimator(scfg.Estimator)
+	if err != nil {
+		return nil, err
+	}
+	minSamples, err := chen.MinSamples(scfg.MinSamples, est.WindowSize())
+	if err != nil {
+		return nil, err
+	}
+	n := len(hbs)
+	tr := &sfdTrace{next: make([]time.Duration, n), moves: make([]bool, n), lens: make([]int32, n), minSamples: minSamples}
+	for k, hb := range hbs {
+		switch est.Classify(hb) {
+		case chen.Late:
+			est.Observe(hb)
+		case chen.Fresh, chen.Restart:
+			est.Observe(hb)
+			tr.next[k], tr.moves[k] = est.Next(), true
+		}
+		tr.lens[k] = int32(est.Len())
+	}
+	return tr, nil
+}
 
 // sfdTrace is what SFD's estimator made of each heartbeat of a stream,
 // whatever the margin.

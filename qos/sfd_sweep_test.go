@@ -120,20 +120,8 @@ func TestSFDSharedEstimatorFallsBack(t *testing.T) {
 func TestSFDQuietBlocksEqualReplays(t *testing.T) {
 	hbs := agreementTraces()["jitter-loss"]
 	sch := func(hbs []detector.Heartbeat, cfg Config) *sfdSchedule {
-		scfg := sfdTestConfig(false)
-		est, err := chen.NewEstimator(scfg.Estimator)
+		tr, err := newSFDTrace(sfdTestConfig(false), hbs)
 		require.NoError(t, err)
-		tr := &sfdTrace{next: make([]time.Duration, len(hbs)), moves: make([]bool, len(hbs)), lens: make([]int32, len(hbs)), minSamples: est.WindowSize()}
-		for k, hb := range hbs {
-			switch est.Classify(hb) {
-			case chen.Late:
-				est.Observe(hb)
-			case chen.Fresh, chen.Restart:
-				est.Observe(hb)
-				tr.next[k], tr.moves[k] = est.Next(), true
-			}
-			tr.lens[k] = int32(est.Len())
-		}
 		s, err := newSFDSchedule(hbs, tr, cfg)
 		require.NoError(t, err)
 		s.setQuiet(tr)
