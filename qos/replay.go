@@ -391,16 +391,26 @@ func oneWayDelay(hb detector.Heartbeat) (d int64, sent, plausible bool) {
 // which the detector is ready or not, starts the evaluation (past the
 // detector's and Config's warm-up), and counts it in warm-up if not.
 func (r *replayer) startsEvaluation(a time.Duration, stale, ready bool) bool {
+	if !r.res.startsEvaluation(a, stale, ready, r.cfg.WarmUp) {
+		return false
+	}
+	r.evaluating, r.out = true, false
+	return true
+}
+
+// startsEvaluation is the part of replayer.startsEvaluation kept in the
+// Result (Records, Stale, WarmUp, Start), shared with thresholdPass:
+// whether a fresh heartbeat arriving at a starts the evaluation, past the
+// detector's warm-up (ready) and warmUp fresh heartbeats.
+func (res *Result) startsEvaluation(a time.Duration, stale, ready bool, warmUp int) bool {
 	if stale {
 		return false
 	}
-	if fresh := r.res.Records - r.res.Stale; !ready || fresh <= r.cfg.WarmUp {
-		r.res.WarmUp++
+	if fresh := res.Records - res.Stale; !ready || fresh <= warmUp {
+		res.WarmUp++
 		return false
 	}
-	r.evaluating = true
-	r.res.Start = a
-	r.out = false
+	res.Start = a
 	return true
 }
 

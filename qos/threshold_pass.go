@@ -153,15 +153,10 @@ func (p *thresholdPass) gap(a time.Duration) {
 
 // startsEvaluation is replayer.startsEvaluation for every threshold.
 func (p *thresholdPass) startsEvaluation(a time.Duration, stale, ready bool) bool {
-	if stale {
-		return false
-	}
-	if fresh := p.base.Records - p.base.Stale; !ready || fresh <= p.cfg.WarmUp {
-		p.base.WarmUp++
+	if !p.base.startsEvaluation(a, stale, ready, p.cfg.WarmUp) {
 		return false
 	}
 	p.evaluating = true
-	p.base.Start = a
 	for i := range p.pts {
 		p.pts[i].out = false
 	}
