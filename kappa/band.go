@@ -34,11 +34,13 @@ import (
 // m where the terms m − 1 and m meet: pairing the terms j = m − 1 − i and
 // m + i (i = 0, …, m − 1), each pair sums to 1 + Φ(c_i + v/s) − Φ(c_i −
 // v/s), c_i = (i + 1/2)/s, which has the sign of v, and the terms j ≥ 2m
-// add R ∈ [0, 2·Q((m + 1/2)/s − 1)]. So h − m ≥ 2w·φ(c_0 + w) for v ≥ 0
-// and h − m ≤ R − 2w·φ(c_0 + w) for v < 0, w = |v|/s: with (m + 1/2)/s ≥
-// 10 (R below 10^-18), the band is |v| < s·w_b, where 2w_b·φ(c_0 + w_b) ≥
-// E + 10^-18, w_b from one exponential per state. It is narrow where κ
-// rises steeply across m (σ/Δ about 0.1 and above); where κ is flat there
+// add R ∈ [0, 2·Q((m + 1/2 − |v|)/s)]. With w = |v|/s, the first pair's
+// D(w) = Φ(c_0 + w) − Φ(c_0 − w) grows with w and is at least
+// 2w·φ(c_0 + w), so h − m ≥ D(w) for v ≥ 0 and h − m ≤ R − D(w) for v < 0:
+// with (m + 1/2 − |v|)/s ≥ 10 within the search's reach (R below
+// 10^-23), the band is |v| < s·w_b, where 2w_b·φ(c_0 + w_b) ≥ E +
+// 10^-18, w_b from one exponential per state. It is narrow where κ rises
+// steeply across m (σ/Δ about 0.1 and above); where κ is flat there
 // (σ ≪ Δ) it spans many nanoseconds and the test gives up.
 
 // bandZ are the tail cuts Z of the single-term bands, from the narrowest
