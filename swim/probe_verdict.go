@@ -111,7 +111,14 @@ func (m *Member) answersProbe(from ID) bool {
 	return m.pr.indirect && slices.ContainsFunc(m.probing.asked, func(a asked) bool { return a.id == from })
 }
 
-func (m *Member) onAck(now time.Duration, pkt *Packet) {
+// onAck takes an ack of the current probe, or of a ping this member
+// relays. An ack from another source than its sender's address
+// (StepFromOtherSource) still answers the probe, but verifies no member
+// (verify.go): anyone who guesses a probe's number can send it, and it
+// verified members announced at another host's address, which answered
+// for them from its own, beyond the unverified quota.
+func (m *Member) onAck(in *inbound, pkt *Packet) {
+	now := in.now
 	seq := pkt.Ack.Seq
 	if m.pr.active && seq == m.pr.seq && m.answersProbe(pkt.From.ID) {
 		t := m.pr.target
@@ -124,7 +131,9 @@ func (m *Member) onAck(now time.Duration, pkt *Packet) {
 		} else {
 			m.heard(now, t) // relayed: evidence that t is alive
 		}
-		m.verify(t) // a relayed ack: the intermediate vouches for t
+		if !in.otherSource {
+			m.verify(t) // a relayed ack: the intermediate vouches for t
+		}
 		m.pr.active = false
 		t.retried = false
 		m.adjustHealth(-1)
@@ -138,7 +147,9 @@ func (m *Member) onAck(now time.Duration, pkt *Packet) {
 		if p := m.peers[r.target]; p != nil && p.node.ID == pkt.From.ID {
 			p.answered = true
 			m.observeRTT(p, now-r.sent)
-			m.verify(p)
+			if !in.otherSource {
+				m.verify(p)
+			}
 		}
 		m.send(Packet{Kind: MsgAck, To: r.origin, Ack: Ack{Seq: r.originSeq}})
 		m.probing.relays = slices.Delete(m.probing.relays, i, i+1)

@@ -39,9 +39,11 @@ func (m *Member) Step(now time.Duration, pkt *Packet) error {
 // address. Its sender's claim is only a field of the packet, so it does
 // not speak for itself (verify.go): its own Alive is held within the
 // unverified quota like relayed gossip, evicts no member from a full
-// view, and the packet does not verify its sender. A member behind a NAT
-// or sending from another address than it advertises is then verified
-// when it answers a probe, as a member only told of.
+// view, and the packet verifies no member: not its sender, nor, for an
+// ack, the member it answers for (onAck). A transport should pass an ack
+// that comes from the host its sender is held at (the same IP address,
+// from another port) to Step, so that a member behind a NAT that remaps
+// its port is verified when it answers a probe.
 func (m *Member) StepFromOtherSource(now time.Duration, pkt *Packet) error {
 	return m.step(&inbound{now: now, otherSource: true}, pkt)
 }
@@ -95,7 +97,7 @@ func (m *Member) step(in *inbound, pkt *Packet) error {
 	case MsgPing:
 		m.send(Packet{Kind: MsgAck, To: from, Ack: Ack{Seq: pkt.Ping.Seq}, AckPayload: m.ackPayload()})
 	case MsgAck:
-		m.onAck(in.now, pkt)
+		m.onAck(in, pkt)
 	case MsgNack:
 		m.onNack(in.now, pkt)
 	case MsgPingReq:

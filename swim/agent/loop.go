@@ -167,13 +167,21 @@ func (a *Agent) receive(p transport.Packet) {
 		// leaves the address out so that no view is asked of its sender.
 		pkt.From.Addr = netip.AddrPortFrom(p.From.Addr().Unmap(), p.From.Port()).String()
 	}
+	claimed, port := pkt.From.Addr, true
+	if claimed == "" && p.From.IsValid() {
+		// An ack or nack of a known member: from the host it is held at
+		// (the same IP address; a NAT may remap the port).
+		if ps, ok := a.m.Member(pkt.From.ID, a.now()); ok {
+			claimed, port = ps.Node.Addr, false
+		}
+	}
 	step := a.m.Step
-	if p.From.IsValid() && !joinFromClaimed(pkt.From.Addr, p.From, true) {
-		// Not from the address its sender claims, or (an ack or nack of
-		// a known member) claiming none: the sender does not speak for
-		// itself (a forger's self-announced ghosts, or acks forged to
-		// verify them). A probe's answer still verifies its target
-		// (swim: onAck).
+	if p.From.IsValid() && !joinFromClaimed(claimed, p.From, port) {
+		// Not from the address its sender claims, or (an ack or nack)
+		// not from the host it is held at: the sender does not speak for
+		// itself (a forger's self-announced ghosts), and an ack verifies
+		// no member (acks forged from another host to verify ghosts
+		// announced there; swim: onAck).
 		step = a.m.StepFromOtherSource
 	}
 	if err := step(a.now(), pkt); err != nil {

@@ -1,0 +1,79 @@
+package agent
+
+import (
+	"fmt"
+	"net/netip"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fdkit/fdkit/swim"
+	"github.com/fdkit/fdkit/swim/transport"
+)
+
+// Acks forged from another host do not verify the members they answer for
+// (swim.Member.StepFromOtherSource): a forger announces ghosts at a third
+// host's address (127.0.0.2 here) and answers each ping sent there from
+// its own (127.0.0.1), as one that predicts the probe numbers would. The
+// ghosts answer, so they stay live, but as members only told of: the view
+// holds at most the unverified quota (64) of them however many the
+// forger announces. Verified by those acks, they raised the quota with
+// each one, and the victim kept pinging the third host in every round.
+func TestForgedAcksFromAnotherHostDoNotVerify(t *testing.T) {
+	a := start(t, Config{Plain: true})
+	forger := newPlainPeer(t)
+	third, err := transport.Listen(transport.Config{Bind: "127.0.0.2:0"})
+	require.NoError(t, err)
+	defer third.Close()
+	const ghosts = 100
+	var nodes []swim.Node
+	for i := range ghosts {
+		nodes = append(nodes, swim.Node{ID: swim.ID(fmt.Sprintf("ghost-%03d", i)), Addr: third.LocalAddr().String()})
+	}
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() { // the forger: announce every ghost, ack every ping sent to them
+		defer close(done)
+		tick := time.NewTicker(50 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case p := <-third.Packets():
+				pk, err := forger.codec.Decode(p.Data)
+				if err != nil || pk.Kind != swim.MsgPing {
+					continue
+				}
+				b, _, err := forger.codec.Encode(&swim.Packet{Kind: swim.MsgAck, From: swim.Node{ID: pk.To.ID}, To: a.Self(), Ack: swim.Ack{Seq: pk.Ping.Seq}})
+				if err == nil {
+					_ = forger.conn.Send(netip.MustParseAddrPort(a.Self().Addr), b)
+				}
+			case <-tick.C:
+				for i := 0; i < ghosts; i += 10 {
+					var ups []swim.Update
+					for _, n := range nodes[i : i+10] {
+						ups = append(ups, swim.Update{Kind: swim.UpdateAlive, Node: n, From: n.ID})
+					}
+					b, _, err := forger.codec.Encode(&swim.Packet{Kind: swim.MsgGossip, From: swim.Node{ID: "forger", Addr: forger.addr()}, To: a.Self(), Updates: ups})
+					if err == nil {
+						_ = forger.conn.Send(netip.MustParseAddrPort(a.Self().Addr), b)
+					}
+				}
+			}
+		}
+	}()
+	time.Sleep(4 * time.Second) // about 40 protocol periods
+	close(stop)
+	<-done
+	live := 0
+	for _, m := range a.Members() {
+		if m.State == swim.StateAlive || m.State == swim.StateSuspect {
+			live++
+		}
+	}
+	assert.LessOrEqual(t, live-1, 64, "ghosts live beyond the unverified quota")
+	assert.Greater(t, live-1, 32, "the forger's ghosts are held within the quota")
+}
