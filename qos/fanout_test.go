@@ -1,6 +1,7 @@
 package qos
 
 import (
+	"errors"
 	"iter"
 	"sync/atomic"
 	"testing"
@@ -27,7 +28,8 @@ func (c *countingSource) Pass() (iter.Seq[detector.Heartbeat], func() error) {
 // A spooled stream is read a small constant number of times by a sweep of
 // every method (linear, grouped, shared estimator, shared state, replay
 // per point) with intervals, however many families and points read it:
-// each read feeds all of them. The curves equal the sweep in memory.
+// once when it fits Spill.InMemory (it is read into memory), else each
+// read feeds all of them. The curves equal the sweep in memory.
 func TestSweepReadsSpoolFewTimes(t *testing.T) {
 	hbs := generate(genOpts{n: 3000, interval: ms(100), delay: ms(30), spread: ms(8), loss: 0.01, dup: 0.002, pause: 0.002, seed: 9})
 	fams := streamingFamilies(t)
@@ -35,15 +37,64 @@ func TestSweepReadsSpoolFewTimes(t *testing.T) {
 	for _, f := range fams {
 		points += len(f.Values)
 	}
+	require.Greater(t, points, 40)
 	for _, cfg := range []Config{{}, {WarmUp: 37, RecordMistakes: true, Intervals: true}} {
 		mem, err := Sweep([]Stream{{Name: "s", Heartbeats: hbs}}, fams, SweepConfig{Config: cfg})
 		require.NoError(t, err)
-		src := &countingSource{Source: spooled(t, hbs)}
-		got, err := Sweep([]Stream{{Name: "s", Source: src}}, fams, SweepConfig{Config: cfg, Workers: 1})
-		require.NoError(t, err)
-		requireSameCurves(t, mem, got)
-		require.LessOrEqual(t, src.passes.Load(), int64(4), "%d families, %d points", len(fams), points)
-		require.Greater(t, points, 40)
+		for _, tc := range []struct {
+			inMemory  int
+			maxPasses int64
+		}{{0, 1}, {len(hbs), 1}, {len(hbs) - 1, 4}} {
+			cfg := cfg
+			cfg.Spill.InMemory = tc.inMemory
+			src := &countingSource{Source: spooled(t, hbs)}
+			for _, workers := range []int{1, 2} {
+				src.passes.Store(0)
+				got, err := Sweep([]Stream{{Name: "s", Source: src}, {Name: "s", Source: src}}, fams, SweepConfig{Config: cfg, Workers: workers})
+				require.NoError(t, err)
+				requireSameCurves(t, mem, got[:len(fams)])
+				requireSameCurves(t, mem, got[len(fams):])
+				require.LessOrEqual(t, src.passes.Load(), 2*tc.maxPasses, "InMemory %d: %d families, %d points", tc.inMemory, len(fams), points)
+			}
+		}
+	}
+}
+
+// failingSource is a Source whose every pass fails with err after half
+// its heartbeats.
+type failingSource struct {
+	Source
+	err error
+}
+
+func (f failingSource) Pass() (iter.Seq[detector.Heartbeat], func() error) {
+	seq, _ := f.Source.Pass()
+	return func(yield func(detector.Heartbeat) bool) {
+		n := 0
+		for hb := range seq {
+			if n++; n > f.Len()/2 || !yield(hb) {
+				return
+			}
+		}
+	}, func() error { return f.err }
+}
+
+// A stream that cannot be read into memory fails each of its curves with
+// the read's error, naming the family; the other streams are swept.
+func TestSweepLoadError(t *testing.T) {
+	hbs := generate(genOpts{n: 1500, interval: ms(100), delay: ms(30), spread: ms(8), loss: 0.01, seed: 4})
+	fams := streamingFamilies(t)
+	bad := errors.New("disk gone")
+	src := failingSource{Source: spooled(t, hbs), err: bad}
+	got, err := Sweep([]Stream{{Name: "bad", Source: src}, {Name: "good", Source: spooled(t, hbs)}}, fams, SweepConfig{})
+	require.NoError(t, err)
+	mem, err := Sweep([]Stream{{Name: "good", Heartbeats: hbs}}, fams, SweepConfig{})
+	require.NoError(t, err)
+	requireSameCurves(t, mem, got[len(fams):])
+	for i, c := range got[:len(fams)] {
+		require.Empty(t, c.Points, c.Family)
+		require.ErrorIs(t, c.Err, bad, c.Family)
+		require.ErrorContains(t, c.Err, "qos: "+fams[i].Name, c.Family)
 	}
 }
 

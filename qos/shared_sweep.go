@@ -40,12 +40,13 @@ func (p *atThreshold) Suspected(now time.Duration) bool {
 // on a long stream read through a fanSource (each replayer then spills
 // its per-heartbeat data) all run in one pass, sharing the stream's read.
 // A thresholdPass keeps one int64 per evaluated heartbeat and threshold
-// (the delays are shared): it takes leanChunk thresholds, or as many as
-// fit in leanBudget bytes of them.
+// (the delays are shared): it takes as many thresholds as fit in
+// leanBudget bytes of them, at least one, so that a sweep of a long
+// stream in memory stays within the run's memory (a chunk more costs a
+// pass of the detector's shared state, not a solve more).
 const (
 	sharedChunk = 8
-	leanChunk   = 16
-	leanBudget  = 64 << 20
+	leanBudget  = 32 << 20
 )
 
 // sweepShared computes the points of a threshold sweep of a detector whose
@@ -95,7 +96,7 @@ func sweepShared(newDet func(v float64) (thresholdDetector, error), track func(t
 		chunkLen = len(reps) // one read of a shared stream for all
 	}
 	if lean {
-		chunkLen = max(leanChunk, leanBudget/(8*max(hs.Len(), 1)))
+		chunkLen = max(1, leanBudget/(8*max(hs.Len(), 1)))
 	}
 	for lo := 0; lo < len(reps); lo += chunkLen {
 		chunk := reps[lo:min(lo+chunkLen, len(reps))]

@@ -27,11 +27,14 @@ type Spill struct {
 	// them to a file, from which the TD percentiles are then computed
 	// (0: DefaultSpillAfter).
 	After int
-	// InMemory is the longest stream, in heartbeats, whose per-heartbeat
-	// data a one-pass sweep keeps in memory: past it the linear families'
-	// sweep moves its linear forms to a file (40 bytes a heartbeat), and
-	// SFD's sweep, whose shared estimator needs the stream in memory,
-	// replays each point (0: DefaultSpillInMemory).
+	// InMemory is the longest stream, in heartbeats, that a sweep
+	// (SweepEach) reads into memory before sweeping it (40 bytes a
+	// heartbeat, two streams at a time) and whose per-heartbeat data a
+	// one-pass sweep keeps in memory: past it the stream is read from its
+	// Source by all its sweeps together, the linear families' sweep moves
+	// its linear forms to a file (40 bytes a heartbeat), and SFD's sweep,
+	// whose shared estimator needs the stream in memory, replays each
+	// point (0: DefaultSpillInMemory).
 	InMemory int
 	// GroupBytes bounds the bytes the grouped φ pass keeps per heartbeat
 	// on such a Source; past it the sweep replays each point
@@ -143,18 +146,33 @@ func (s *evalSpill) add(t, d int64, c uint8) {
 	s.put(s.buf[:])
 }
 
-// each calls fn for every record in order.
-func (s *evalSpill) each(fn func(t, d int64, c uint8)) error {
+// evalBlockLen is the number of records a pass over an evalSpill decodes
+// at a time.
+const evalBlockLen = 4096
+
+// blocks calls fn with the records in order, evalBlockLen at a time: the
+// τ − A_k, the delays and the time cells (the slices are reused by the
+// next call).
+func (s *evalSpill) blocks(fn func(t, d []int64, c []uint8)) error {
 	r, err := s.reader(len(s.buf))
 	if err != nil {
 		return err
 	}
-	var b [17]byte
-	for range s.n {
-		if _, err := io.ReadFull(r, b[:]); err != nil {
+	const rec = len(evalSpill{}.buf)
+	raw := make([]byte, evalBlockLen*rec)
+	t, d, c := make([]int64, evalBlockLen), make([]int64, evalBlockLen), make([]uint8, evalBlockLen)
+	for from := 0; from < s.n; from += evalBlockLen {
+		m := min(evalBlockLen, s.n-from)
+		if _, err := io.ReadFull(r, raw[:m*rec]); err != nil {
 			return fmt.Errorf("qos: reading back replay data: %w", err)
 		}
-		fn(int64(binary.LittleEndian.Uint64(b[0:])), int64(binary.LittleEndian.Uint64(b[8:])), b[16])
+		for k := range m {
+			x := raw[k*rec : (k+1)*rec]
+			t[k] = int64(binary.LittleEndian.Uint64(x[0:]))
+			d[k] = int64(binary.LittleEndian.Uint64(x[8:]))
+			c[k] = x[16]
+		}
+		fn(t[:m], d[:m], c[:m])
 	}
 	return nil
 }
@@ -401,13 +419,15 @@ func tdStatsSpilled(s *evalSpill, sync bool, dbar int64, cells *cellSeries) (TDS
 	}
 	var sum float64
 	var mn, mx, last int64 = math.MaxInt64, math.MinInt64, 0
-	err := s.each(func(t, d int64, c uint8) {
-		v := td(t, d)
-		sum += float64(v)
-		mn, mx, last = min(mn, v), max(mx, v), v
-		if cells != nil {
-			cells.tdSum[c] += float64(v)
-			cells.tdN[c]++
+	err := s.blocks(func(t, d []int64, c []uint8) {
+		for k := range t {
+			v := td(t[k], d[k])
+			sum += float64(v)
+			mn, mx, last = min(mn, v), max(mx, v), v
+			if cells != nil {
+				cells.tdSum[c[k]] += float64(v)
+				cells.tdN[c[k]]++
+			}
 		}
 	})
 	if err != nil {
@@ -416,7 +436,11 @@ func tdStatsSpilled(s *evalSpill, sync bool, dbar int64, cells *cellSeries) (TDS
 	n := s.n
 	st := TDStats{Mean: time.Duration(math.Round(sum / float64(n))), Max: time.Duration(mx)}
 	r, err := selectStream(n, [2]int{rank(0.50, n), rank(0.99, n)}, mn, mx, func(fn func(int64)) error {
-		return s.each(func(t, d int64, _ uint8) { fn(td(t, d)) })
+		return s.blocks(func(t, d []int64, _ []uint8) {
+			for k := range t {
+				fn(td(t[k], d[k]))
+			}
+		})
 	})
 	if err != nil {
 		return TDStats{}, 0, err

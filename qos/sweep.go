@@ -160,11 +160,17 @@ func Sweep(streams []Stream, fams []Family, opt SweepConfig) ([]Curve, error) {
 // own nominal interval Δ). All streams share one pool of goroutines.
 //
 // A stream given as a Source that is not held in memory (for example a
-// trace.Spool) is read by all its families and points together: every
-// read of it feeds all of them at once (see fanSource), so that it is read
-// a small constant number of times whatever the number of families and
-// points. One such stream is swept at a time (its sweeps keep both cores
-// busy), so that memory is that of one stream's sweeps.
+// trace.Spool) of at most Config.Spill.InMemory heartbeats is read into
+// memory once and swept as a stream in memory, at most two such streams
+// at a time (40 bytes a heartbeat, plus the sweeps' per-heartbeat data of
+// the tasks running), so that memory is bounded by the longest streams,
+// not by the whole input. A longer one is read by all its families and
+// points together: every read of it feeds all of them at once (see
+// fanSource), so that it is read a small constant number of times
+// whatever the number of families and points. One such stream is swept
+// at a time (its sweeps keep both cores busy), so that memory is that of
+// one stream's sweeps. The curves do not depend on which way a stream is
+// read.
 func SweepEach(streams []Stream, fams [][]Family, opt SweepConfig) ([]Curve, error) {
 	if err := checkSweep(streams, fams, opt.Config); err != nil {
 		return nil, err
@@ -175,12 +181,19 @@ func SweepEach(streams []Stream, fams [][]Family, opt SweepConfig) ([]Curve, err
 	}
 	sw := newSweepRun(streams, fams, opt)
 	var wg sync.WaitGroup
-	pool := sw.pooled()
-	ch := make(chan sweepTask)
-	for range min(workers, max(len(pool), 1)) {
+	pool := longestFirst(sw.tasks)
+	ch := make(chan queuedTask)
+	n := len(pool)
+	for _, g := range sw.loads {
+		n += len(g)
+	}
+	for range min(workers, max(n, 1)) {
 		wg.Go(func() {
-			for t := range ch {
-				sw.do(t, t.stream.source())
+			for q := range ch {
+				sw.do(q.t, q.src)
+				if q.release != nil {
+					q.release()
+				}
 			}
 		})
 	}
@@ -193,11 +206,66 @@ func SweepEach(streams []Stream, fams [][]Family, opt SweepConfig) ([]Curve, err
 		})
 	}
 	for _, t := range pool {
-		ch <- t
+		ch <- queuedTask{t: t, src: t.stream.source()}
 	}
+	sw.feedLoads(ch)
 	close(ch)
 	wg.Wait()
 	return sw.collect(), nil
+}
+
+// loadAhead is how many streams read into memory (sweepRun.loads) a sweep
+// holds at once: while the last tasks of one run, those of the next can
+// start, so that both cores stay busy from one stream to the next.
+const loadAhead = 2
+
+// queuedTask is a task handed to SweepEach's workers with the stream to
+// read; release, when not nil, is called once the task is done.
+type queuedTask struct {
+	t       sweepTask
+	src     Source
+	release func()
+}
+
+// feedLoads reads the streams of sw.loads into memory one after the
+// other, at most loadAhead at a time, and hands their tasks to the
+// workers; a stream is dropped once all its tasks are done. A stream that
+// cannot be read fails each of its curves with the read's error.
+func (sw *sweepRun) feedLoads(ch chan<- queuedTask) {
+	held := make(chan struct{}, loadAhead)
+	for _, g := range sw.loads {
+		held <- struct{}{}
+		hbs, _, err := heartbeatsOf(g[0].stream.source(), math.MaxInt)
+		if err != nil {
+			for _, t := range g {
+				sw.fail(t, err)
+			}
+			<-held
+			continue
+		}
+		var left atomic.Int64
+		left.Store(int64(len(g)))
+		release := func() {
+			if left.Add(-1) == 0 {
+				<-held
+			}
+		}
+		for _, t := range longestFirst(g) {
+			ch <- queuedTask{t: t, src: sliceSource(hbs), release: release}
+		}
+	}
+}
+
+// fail records err as task t's outcome: the failure of its point, or of
+// its whole curve.
+func (sw *sweepRun) fail(t sweepTask, err error) {
+	if t.point >= 0 {
+		sw.setErr(t.curve, t.point, t.fam.pointErr(t.fam.Values[t.point], err))
+		sw.report(1)
+		return
+	}
+	sw.setErr(t.curve, -1, t.fam.pointErr(math.NaN(), err))
+	sw.report(len(t.fam.Values))
 }
 
 // checkSweep validates SweepEach's arguments.
@@ -235,6 +303,7 @@ type sweepRun struct {
 	errAt  []int // the value of errs[ci] (−1: the whole curve)
 	tasks  []sweepTask
 	groups [][]sweepTask // the tasks of each stream read through a fanSource
+	loads  [][]sweepTask // the tasks of each stream read into memory first
 	total  int
 	done   atomic.Int64
 	progMu sync.Mutex
@@ -255,8 +324,13 @@ func newSweepRun(streams []Stream, fams [][]Family, opt SweepConfig) *sweepRun {
 			sw.addCurve(ci, &streams[si], &fams[si][fi])
 		}
 		if !inMemory && len(sw.tasks) > first {
-			sw.groups = append(sw.groups, slices.Clone(sw.tasks[first:]))
+			g := slices.Clone(sw.tasks[first:])
 			sw.tasks = sw.tasks[:first]
+			if streams[si].source().Len() <= opt.Config.Spill.inMemory() {
+				sw.loads = append(sw.loads, g)
+			} else {
+				sw.groups = append(sw.groups, g)
+			}
 		}
 	}
 	return sw
@@ -284,13 +358,13 @@ func (sw *sweepRun) addCurve(ci int, s *Stream, f *Family) {
 	}
 }
 
-// pooled returns the tasks of the streams in memory, longest first: linear
-// one-pass curves and per-point replays are each about one replay long,
-// the curves of families with a method of their own (Akka, SFD: a pass
-// plus work per point) several, so those go first; otherwise the given
-// order.
-func (sw *sweepRun) pooled() []sweepTask {
-	slices.SortStableFunc(sw.tasks, func(a, b sweepTask) int {
+// longestFirst sorts tasks (of streams in memory) longest first, stably:
+// linear one-pass curves and per-point replays are each about one replay
+// long, the curves of families with a method of their own (Akka, SFD: a
+// pass plus work per point) several, so those go first; otherwise the
+// given order.
+func longestFirst(tasks []sweepTask) []sweepTask {
+	slices.SortStableFunc(tasks, func(a, b sweepTask) int {
 		ea, eb := a.point < 0 && a.fam.onePass != nil, b.point < 0 && b.fam.onePass != nil
 		switch {
 		case ea && !eb:
@@ -300,7 +374,7 @@ func (sw *sweepRun) pooled() []sweepTask {
 		}
 		return 0
 	})
-	return sw.tasks
+	return tasks
 }
 
 // fanOut runs the tasks of one stream read through a fanSource, each on

@@ -81,7 +81,10 @@ type process struct {
 	// stream of the input being read and of the inputs before it moves to
 	// a trace.Spool (an unlinked temporary file, about 6 bytes per
 	// heartbeat) and is replayed from there, so that memory grows neither
-	// with an input nor with the number of inputs.
+	// with an input nor with the number of inputs. The replays read a
+	// spooled stream of at most this many heartbeats back into memory
+	// (qos.Spill.InMemory), two streams at a time, and sweep it there; a
+	// longer one is swept from its spool.
 	memHeartbeats int
 }
 

@@ -159,9 +159,12 @@ func runErr(p process, args []string, stdout, stderr io.Writer) error {
 // 95 % confidence intervals for MR, QAP and the mean TD (± in the tables,
 // columns in the CSV and JSON outputs, error bars in the plots). Warm-up
 // is per stream (settings.warmUp, applied through the families), since
-// short streams get a smaller window.
+// short streams get a smaller window. Spooled streams of at most
+// process.memHeartbeats heartbeats (never fewer than qos's default) are
+// swept in memory (Spill.InMemory).
 func replayConfig(o options) qos.Config {
 	cfg := qos.Config{DelayOffset: o.delayOffset, Intervals: true}
+	cfg.Spill.InMemory = max(o.memHeartbeats, qos.DefaultSpillInMemory)
 	switch o.clock {
 	case "sync":
 		cfg.Clock = qos.ClockSynchronized
