@@ -86,6 +86,29 @@ type process struct {
 	// (qos.Spill.InMemory), two streams at a time, and sweep it there; a
 	// longer one is swept from its spool.
 	memHeartbeats int
+	// limitMemory, when not nil, sets the garbage collector's soft memory
+	// limit (runtime/debug.SetMemoryLimit) to the run's bound
+	// (memoryLimit), so that garbage does not take the heap past it.
+	limitMemory func(bytes int64) int64
+}
+
+// heapBytes is the heap a run needs besides its results: two streams of
+// up to defaultMemHeartbeats heartbeats read back from their spools
+// (40 bytes a heartbeat) and the per-heartbeat data of the two sweeps
+// running on them (a threshold pass takes at most 32 MiB).
+const heapBytes = 144 << 20
+
+// memoryLimit is the run's memory bound once its streams are known:
+// heapBytes and the results of the table and of the sweep (about
+// --points settings of each swept detector per stream; their estimates,
+// tableBytesPerResult and sweepBytesPerPoint, already count the
+// collector's headroom).
+func memoryLimit(o options, streams int) int64 {
+	perStream := int64(len(o.detectors)) * tableBytesPerResult
+	if o.sweep {
+		perStream += int64(len(sweptDetectors(o))) * int64(o.points) * sweepBytesPerPoint
+	}
+	return heapBytes + int64(streams)*perStream
 }
 
 // defaultMemHeartbeats is process.memHeartbeats for fdreplay's users.

@@ -18,6 +18,7 @@ package main
 
 import (
 	"os"
+	"runtime/debug"
 
 	"github.com/fdkit/fdkit/internal/outfile"
 )
@@ -26,7 +27,11 @@ func main() {
 	// SIGINT or SIGTERM: stop, remove the partial --out files, exit 130 or
 	// 143.
 	stop := outfile.HandleSignals("fdreplay", os.Stderr)
-	code := run(process{stdin: os.Stdin, memHeartbeats: defaultMemHeartbeats}, os.Args[1:], os.Stdout, os.Stderr)
+	p := process{stdin: os.Stdin, memHeartbeats: defaultMemHeartbeats}
+	if os.Getenv("GOMEMLIMIT") == "" { // the user's own limit wins
+		p.limitMemory = debug.SetMemoryLimit
+	}
+	code := run(p, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
 }

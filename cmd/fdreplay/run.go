@@ -118,6 +118,9 @@ func runErr(p process, args []string, stdout, stderr io.Writer) error {
 	}
 	defer res.close()
 	cfg := replayConfig(o)
+	if p.limitMemory != nil {
+		p.limitMemory(memoryLimit(o, len(res.inputs)))
+	}
 	progress := newProgress(stderr, o.noProgress)
 	runs, table, err := replayTable(o, res.inputs, cfg, stderr)
 	if err != nil {

@@ -188,3 +188,26 @@ func TestSameOutputsAnyCores(t *testing.T) {
 		}
 	}
 }
+
+// The run's soft memory limit is set once, after loading: heapBytes plus
+// the table's and the sweep's results of its streams, so that a run of
+// many streams is not held to the bound of a few.
+func TestMemoryLimitFromStreams(t *testing.T) {
+	a := writeFile(t, "a.fdk", regularTrace(300))
+	b := writeFile(t, "b.fdk", regularTrace(300))
+	for _, tc := range []struct {
+		args []string
+		want int64
+	}{
+		{[]string{"-d", "chen,fixed", a}, heapBytes + 2*tableBytesPerResult},
+		{[]string{"-d", "chen,fixed", a, b}, heapBytes + 2*2*tableBytesPerResult},
+		{[]string{"-d", "chen,fixed", "--sweep", "--points", "5", a, b}, heapBytes + 2*(2*tableBytesPerResult+2*5*sweepBytesPerPoint)},
+	} {
+		var got []int64
+		p := withMem(defaultMemHeartbeats)
+		p.limitMemory = func(n int64) int64 { got = append(got, n); return 0 }
+		code, _, errOut := runIn(p, append([]string{"--no-progress"}, tc.args...)...)
+		require.Equal(t, 0, code, errOut)
+		require.Equal(t, []int64{tc.want}, got, tc.args)
+	}
+}
