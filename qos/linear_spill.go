@@ -117,6 +117,13 @@ func (lc *linearCurve) fromSpill(sp *linearSpill, sync bool, dbar int64, floor b
 	fl := make([]float64, linBlockLen)
 	s0 := math.NaN()
 	mx0 := math.Inf(-1)
+	// The least and greatest td0, scale and floor bound every TD_k(p)
+	// (see tdGrid): selectKeysWithin starts its windows there.
+	mn0, sMin, sMax := math.Inf(1), math.Inf(1), math.Inf(-1)
+	fMin, fMax := math.Inf(-1), math.Inf(-1)
+	if floor {
+		fMin, fMax = math.Inf(1), math.Inf(-1)
+	}
 	err := sp.blocks(func(b *linBlock) {
 		m := len(b.c)
 		if math.IsNaN(s0) {
@@ -131,8 +138,10 @@ func (lc *linearCurve) fromSpill(sp *linearSpill, sync bool, dbar int64, floor b
 			if b.s[k] != s0 {
 				lc.sameS = false
 			}
-			if v > mx0 {
-				mx0 = v
+			mx0, mn0 = max(mx0, v), min(mn0, v)
+			sMin, sMax = min(sMin, b.s[k]), max(sMax, b.s[k])
+			if floor {
+				fMin, fMax = min(fMin, bk), max(fMax, bk)
 			}
 			if cellN > 0 {
 				c := b.cell[k]
@@ -165,7 +174,8 @@ func (lc *linearCurve) fromSpill(sp *linearSpill, sync bool, dbar int64, floor b
 	ranks := [2]int{rank(0.50, n), rank(0.99, n)}
 	if lc.sameS {
 		keys := make([]uint64, linBlockLen)
-		r, _, err := selectKeys(n, 1, ranks, func(_ func(int) bool, fn func(int, []uint64)) error {
+		within := [][2]uint64{{floatKey(mn0), floatKey(mx0)}}
+		r, _, err := selectKeysWithin(n, 1, ranks, within, func(_ func(int) bool, fn func(int, []uint64)) error {
 			return sp.blocks(func(b *linBlock) {
 				for k := range b.c {
 					keys[k] = floatKey(b.c[k] + base(b.d[k]))
@@ -179,8 +189,16 @@ func (lc *linearCurve) fromSpill(sp *linearSpill, sync bool, dbar int64, floor b
 		lc.tdRanks = [3]float64{keyFloat(r[0][0]), keyFloat(r[0][1]), mx0}
 		return nil
 	}
+	within := make([][2]uint64, P)
+	for i, p := range lc.ps {
+		sLo, sHi := sMin, sMax
+		if p < 0 {
+			sLo, sHi = sHi, sLo
+		}
+		within[i] = [2]uint64{floatKey(tdValue(mn0, sLo, fMin, p)), floatKey(tdValue(mx0, sHi, fMax, p))}
+	}
 	keys := make([]uint64, linBlockLen)
-	r, mx, err := selectKeys(n, P, ranks, func(want func(int) bool, fn func(int, []uint64)) error {
+	r, mx, err := selectKeysWithin(n, P, ranks, within, func(want func(int) bool, fn func(int, []uint64)) error {
 		return sp.blocks(func(b *linBlock) {
 			m := len(b.c)
 			for k := range m {

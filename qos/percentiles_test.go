@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // The grid-and-sample percentiles equal a full selection at every point,
@@ -184,4 +185,46 @@ func TestAkkaTDSampleSize(t *testing.T) {
 	p.sampleSize = 16
 	assert.Equal(t, 16, (&tdBatch{p: p, n: 128}).sampleSize())
 	assert.Equal(t, 0, (&tdBatch{p: p, n: 127}).sampleSize())
+}
+
+// The spilled linear percentiles start each point's windows from bounds
+// of every TD_k(p) (least and greatest td0, scale and floor); they equal
+// a full selection in memory, for negative and positive points, with and
+// without a floor, and with one scale for all (the shifted ranks).
+func TestSpilledLinearPercentilesExact(t *testing.T) {
+	rng := rand.New(rand.NewPCG(24, 7))
+	const n = 5000
+	ps := []float64{-2, -0.5, 0, 0.5, 3, 12}
+	for _, tc := range []struct {
+		name         string
+		floor, sameS bool
+	}{{"varying", false, false}, {"floored", true, false}, {"same-scale", false, true}} {
+		sp, err := newLinearSpill(t.TempDir())
+		require.NoError(t, err)
+		mem := &linearCurve{ps: ps, td0: make([]float64, n), scales: make([]float64, n)}
+		if tc.floor {
+			mem.floor = make([]float64, n)
+		}
+		for k := range n {
+			c, s, d := 3e7*rng.NormFloat64(), math.Abs(2e6*rng.NormFloat64()), rng.Int64N(5e6)
+			if tc.sameS {
+				s = 1e6
+			}
+			sp.add(c, s, d, 0)
+			mem.td0[k], mem.scales[k] = c+float64(d), s
+			if tc.floor {
+				mem.floor[k] = float64(d)
+			}
+		}
+		lc := &linearCurve{ps: ps}
+		require.NoError(t, lc.fromSpill(sp, true, 0, tc.floor, 0), tc.name)
+		sp.close()
+		if tc.sameS {
+			require.True(t, lc.sameS)
+			r, mx := rankValues(mem.td0, [2]int{rank(0.50, n), rank(0.99, n)}, 0)
+			assert.Equal(t, [3]float64{r[0], r[1], mx}, lc.tdRanks, tc.name)
+			continue
+		}
+		assert.Equal(t, mem.percentiles(0), lc.quant, tc.name)
+	}
 }
