@@ -237,13 +237,14 @@ type Member struct {
 	started bool
 
 	peers      map[ID]*peer
-	all        []*peer       // every peer ever known, in the order learnt
-	list       []*peer       // probe list: round-robin over a shuffled order
-	live       int           // peers alive or suspect (self excluded)
-	unverified int           // of those, the ones not verified (verify.go)
-	suspects   []*peer       // peers with a running suspicion timer
-	tomb       []*peer       // peers believed dead (not left): reconnect candidates
-	nextReap   time.Duration // when reapExpired next looks at the dead (reap.go)
+	all        []*peer          // every peer ever known, in the order learnt
+	list       []*peer          // probe list: round-robin over a shuffled order
+	live       int              // peers alive or suspect (self excluded)
+	unverified int              // of those, the ones not verified (verify.go)
+	verifiedAt map[string]*peer // the member last verified at each address (verify.go)
+	suspects   []*peer          // peers with a running suspicion timer
+	tomb       []*peer          // peers believed dead (not left): reconnect candidates
+	nextReap   time.Duration    // when reapExpired next looks at the dead (reap.go)
 
 	pr            probe // the current protocol period's probe
 	probing       prober
@@ -367,7 +368,7 @@ func New(cfg Config, rng *rand.Rand) (*Member, error) {
 		return nil, err
 	}
 	return &Member{cfg: resolve(cfg), rng: rng, self: cfg.Self, inc: cfg.Incarnation, meta: string(cfg.Meta),
-		app: appMessages{seq: cfg.FirstBroadcastSeq}, peers: make(map[ID]*peer), probing: prober{unverifiedTokens: unverifiedCost}}, nil
+		app: appMessages{seq: cfg.FirstBroadcastSeq}, peers: make(map[ID]*peer), verifiedAt: make(map[string]*peer), probing: prober{unverifiedTokens: unverifiedCost}}, nil
 }
 
 // Config returns the configuration with defaults applied.

@@ -100,6 +100,9 @@ func (m *Member) forget(gone func(p *peer) bool) {
 			return false
 		}
 		delete(m.peers, p.node.ID)
+		if m.verifiedAt[p.node.Addr] == p {
+			delete(m.verifiedAt, p.node.Addr)
+		}
 		m.removeTomb(p)
 		m.stats.Reaped++
 		return true

@@ -89,13 +89,21 @@ func (m *Member) unverifiedProbeCost() int {
 	return max(unverifiedCost, m.live-m.unverified+1)
 }
 
-// verify marks p verified. p answering the current probe, which took the
-// probe budget of an unverified member, gives the budget back
-// (nextTarget).
+// verify marks p verified, unless another verified live member is held
+// at p's address: one address, one socket, speaks for one member, so that
+// a host answering at one address for many member IDs it announced gets
+// one of them verified, not one per protocol period (the refund below),
+// each raising the unverified quota and taking a turn from the known
+// members. p answering the current probe, which took the probe budget of
+// an unverified member, gives the budget back (nextTarget).
 func (m *Member) verify(p *peer) {
 	if p.verified {
 		return
 	}
+	if q := m.verifiedAt[p.node.Addr]; q != nil && q != p && q.verified && q.node.Addr == p.node.Addr && (q.state == StateAlive || q.state == StateSuspect) {
+		return
+	}
+	m.verifiedAt[p.node.Addr] = p
 	p.verified = true
 	if p.state == StateAlive || p.state == StateSuspect {
 		m.unverified--
