@@ -333,27 +333,7 @@ func KillOne(n, trials int, seed uint64, mc swim.Config, silent bool) (KillResul
 		rng := rand.New(rand.NewPCG(seed, uint64(trial)))
 		victim := rng.IntN(n)
 		crashAt := 20*T + time.Duration(rng.Int64N(int64(T)))
-		f, l, fs := time.Duration(-1), time.Duration(-1), time.Duration(-1)
-		dead := make([]bool, n)
-		nd := 0
-		s.SetEventHook(func(now time.Duration, obs int, ev swim.Event) {
-			if now < crashAt || s.Index(ev.Node.ID) != victim {
-				return
-			}
-			if ev.Kind == swim.EventSuspect && fs < 0 && s.Index(ev.From) == obs {
-				fs = now
-			}
-			if ev.Kind != swim.EventDead || dead[obs] {
-				return
-			}
-			dead[obs] = true
-			if nd++; nd == 1 {
-				f = now
-			}
-			if nd == n-1 {
-				l = now
-			}
-		})
+		w := watchCrash(s, victim, crashAt)
 		s.RunUntil(crashAt - 1)
 		var before int64
 		for i := 0; i < n; i++ {
@@ -370,6 +350,7 @@ func KillOne(n, trials int, seed uint64, mc swim.Config, silent bool) (KillResul
 		}
 		sent -= before
 		res.Crashes++
+		f, l, fs := w.first, w.full, w.fs
 		if l < 0 {
 			res.Undeclared++
 			continue

@@ -87,29 +87,49 @@ func killJoinedOnce(n int, seed uint64, T time.Duration, mc swim.Config) (fs, fi
 	rng := rand.New(rand.NewPCG(seed, 99))
 	crashAt := formed + 2*time.Second + time.Duration(rng.Int64N(int64(T)))
 	victim := 1 + rng.IntN(n-1)
-	fs, first, full = -1, -1, -1
-	dead := make([]bool, n)
+	w := watchCrash(s, victim, crashAt)
+	s.RunUntil(crashAt - 1)
+	s.At(crashAt, func() { s.CrashSilent(victim) })
+	s.RunUntil(crashAt + 40*T)
+	since := func(at time.Duration) time.Duration {
+		if at < 0 {
+			return -1
+		}
+		return at - crashAt
+	}
+	return since(w.fs), since(w.first), since(w.full), nil
+}
+
+// crashWatch holds the instants, after a crash, of the first live member's
+// own suspicion of the crashed member (fs), of the first declaration and
+// of the last live member's (full); −1 until then.
+type crashWatch struct {
+	fs, first, full time.Duration
+}
+
+// watchCrash installs s's event hook to fill a crashWatch for member
+// victim crashing at at.
+func watchCrash(s *Sim, victim int, at time.Duration) *crashWatch {
+	w := &crashWatch{fs: -1, first: -1, full: -1}
+	dead := make([]bool, s.N())
 	nd := 0
 	s.SetEventHook(func(now time.Duration, obs int, ev swim.Event) {
-		if now < crashAt || s.Index(ev.Node.ID) != victim {
+		if now < at || s.Index(ev.Node.ID) != victim {
 			return
 		}
-		if ev.Kind == swim.EventSuspect && fs < 0 && s.Index(ev.From) == obs {
-			fs = now - crashAt
+		if ev.Kind == swim.EventSuspect && w.fs < 0 && s.Index(ev.From) == obs {
+			w.fs = now
 		}
 		if ev.Kind != swim.EventDead || dead[obs] {
 			return
 		}
 		dead[obs] = true
 		if nd++; nd == 1 {
-			first = now - crashAt
+			w.first = now
 		}
-		if nd == n-1 {
-			full = now - crashAt
+		if nd == s.N()-1 {
+			w.full = now
 		}
 	})
-	s.RunUntil(crashAt - 1)
-	s.At(crashAt, func() { s.CrashSilent(victim) })
-	s.RunUntil(crashAt + 40*T)
-	return fs, first, full, nil
+	return w
 }
