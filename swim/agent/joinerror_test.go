@@ -82,7 +82,15 @@ func TestJoinErrorNamesAuthFailures(t *testing.T) {
 // refused the views that answered it says so, with the filter's error
 // (memberlist's Join returns its MergeDelegate's error).
 func TestJoinErrorNamesMergeRefusal(t *testing.T) {
-	seed := start(t, Config{Plain: true, Protocol: fast()}) // no veto: it answers
+	// The seed has no veto, so it answers, and it does not probe within
+	// the Join: its ping would carry its own Alive, gossip that no
+	// MergeFilter sees (as memberlist's alive messages reach its
+	// AliveDelegate, not its MergeDelegate), and a member learned through
+	// gossip completes a Join.
+	slow := fast()
+	slow.ProbeInterval = time.Minute
+	slow.ProbeTimeout = time.Second
+	seed := start(t, Config{Plain: true, Protocol: slow})
 	other := start(t, dcConfig("dc2"))
 	ctx, cancel := context.WithTimeout(context.Background(), 700*time.Millisecond)
 	defer cancel()
