@@ -156,10 +156,10 @@ func crossing(mean, sd, y float64) float64 { return phi.AkkaCrossing(mean, sd, y
 // when the groups outnumber m.share of the points.
 //
 // The pass keeps forms per heartbeat (16 bytes per group and evaluated
-// heartbeat, 9 bytes per fresh one): on a Source that is not a slice it
-// reads the stream as it goes and returns errNotLinear too once these take
-// more than Config.Spill.GroupBytes bytes, so that memory stays bounded whatever the
-// stream's length.
+// heartbeat, 9 bytes per fresh one): it reads the stream as it goes and
+// returns errNotLinear too once these take more than Config.Spill.GroupBytes
+// bytes, so that memory stays bounded whatever the stream's length and the
+// number of groups, on a stream held in memory as on any other Source.
 func sweepGroups(m groupModel, values []float64, src Source, cfg Config) ([]*Point, error) {
 	p, pointOf, err := newGroupPass(m, values, cfg)
 	if err != nil {
@@ -231,7 +231,6 @@ func newGroupPass(m groupModel, values []float64, cfg Config) (p *groupPass, poi
 
 // run makes the pass over src and returns each point's Result.
 func (p *groupPass) run(src Source) ([]Result, error) {
-	_, isSlice := src.(sliceSource)
 	p.delay = make([]int64, 0, min(src.Len(), p.cfg.Spill.inMemory()))
 	if p.cells != nil {
 		g := newCellGrid(src)
@@ -247,7 +246,7 @@ func (p *groupPass) run(src Source) ([]Result, error) {
 		if err = p.step(hb); err != nil {
 			break
 		}
-		if !isSlice && p.kept() > p.cfg.Spill.groupBytes() || p.maxGroups > 0 && len(p.grps) > p.maxGroups {
+		if p.kept() > p.cfg.Spill.groupBytes() || p.maxGroups > 0 && len(p.grps) > p.maxGroups {
 			err = errNotLinear
 			break
 		}

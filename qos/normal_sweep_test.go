@@ -55,7 +55,7 @@ func checkNormalGroupsAt(t *testing.T, ncfg phi.NormalConfig, values []float64, 
 			require.Equal(t, slow[0].Points[i].Result, res[pointOf[i]], "Θ = %g, rank windows from %d values (0: the default)", f.Values[i], m)
 		}
 		groups = len(p.grps)
-		if groups <= bound {
+		if groups <= bound && p.kept() <= cfg.Spill.groupBytes() {
 			require.Equal(t, OnePassGroups, fast[0].Method, "%d groups of at most %d", groups, bound)
 		}
 	}
@@ -171,4 +171,21 @@ func TestNormalGroupsSplitAtTheFreshnessPoint(t *testing.T) {
 	c, err := Sweep([]Stream{{Name: "s", Heartbeats: hbs}}, []Family{PhiNormalFamily(ncfg, vals)}, SweepConfig{})
 	require.NoError(t, err)
 	assert.Equal(t, PerPoint, c[0].Method, "2 groups for 3 thresholds: past the bound of one, the sweep replays each")
+}
+
+// The grouped pass keeps 16 bytes per group and heartbeat: on a stream held
+// in memory too, past Spill.GroupBytes it gives up for one replay per point
+// (the same fields), so that many thresholds that part do not take
+// gigabytes of a long stream.
+func TestNormalGroupsBoundOnSlices(t *testing.T) {
+	hbs := generate(genOpts{n: 5000, interval: ms(100), delay: ms(40), spread: ms(1), seed: 9})
+	f := PhiNormalFamily(normalTestConfigs()["std-floor"], normalSweepThresholds(t))
+	streams := []Stream{{Name: "s", Heartbeats: hbs}}
+	free, err := Sweep(streams, []Family{f}, SweepConfig{})
+	require.NoError(t, err)
+	require.Equal(t, OnePassGroups, free[0].Method)
+	bounded, err := Sweep(streams, []Family{f}, SweepConfig{Config: Config{Spill: Spill{GroupBytes: 16 * len(hbs)}}})
+	require.NoError(t, err)
+	assert.Equal(t, PerPoint, bounded[0].Method)
+	assert.Equal(t, free[0].Points, bounded[0].Points)
 }

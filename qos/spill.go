@@ -37,7 +37,8 @@ type Spill struct {
 	// point (0: DefaultSpillInMemory).
 	InMemory int
 	// GroupBytes bounds the bytes the grouped φ pass keeps per heartbeat
-	// on such a Source; past it the sweep replays each point
+	// (16 per group of thresholds), on any stream, held in memory or not;
+	// past it the sweep replays each point
 	// (0: DefaultSpillGroupBytes).
 	GroupBytes int
 }
