@@ -344,8 +344,13 @@ type Config struct {
 	// Consul uses to keep members of other datacenters or segments out).
 	// A transfer whose parts do not all arrive within two protocol periods
 	// is not merged (Stats.ViewsIncomplete). Packets of a sender that does
-	// not mark its parts (Packet.Part) are asked about one by one.
-	// It runs inside Step and must not block.
+	// not mark its parts (Packet.Part) are asked about one by one. The
+	// application state that comes with a transfer (LocalState) is held
+	// until the filter's verdict on the sender's view and delivered only
+	// if it accepts, as memberlist calls MergeRemoteState only after its
+	// MergeDelegate accepted; a refused or lost view's state is dropped
+	// (Stats.StatesWithheld; swim/heldstate.go). It runs inside Step and
+	// must not block.
 	MergeFilter func(from Node, updates []Update) error
 	// AliveFilter, when set, is asked about every Alive update that would
 	// change the view (a new member, or a known one at a higher
@@ -442,7 +447,8 @@ type AppData struct {
 	// true when the transfer
 	// answers a MsgJoin from a member not alive in this member's view (a
 	// joiner), false for an anti-entropy exchange. The receiver gets it in
-	// Ready.RemoteStates. It is called on the caller's goroutine during
+	// Ready.RemoteStates (with a MergeFilter, only once the filter accepted
+	// the sender's view). It is called on the caller's goroutine during
 	// Step or Tick and must not block. A state over MaxStateSize, or one
 	// that does not fit a packet, is not sent (Stats.StatesTooLarge).
 	LocalState func(join bool) []byte

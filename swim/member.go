@@ -193,7 +193,9 @@ type GuardStats struct {
 // Config.BroadcastSeqCeiling, refused. MessagesSent and MessagesReceived
 // count direct messages (SendTo); StatesSent and StatesReceived
 // application states (Config.LocalState); StatesTooLarge states not sent,
-// or refused, for exceeding MaxStateSize; AckPayloadsTooLarge payloads of
+// or refused, for exceeding MaxStateSize; StatesWithheld received states
+// not delivered because Config.MergeFilter refused their sender's view
+// transfer or no verdict on it came in time (swim/heldstate.go); AckPayloadsTooLarge payloads of
 // Config.AckPayload over MaxAckPayloadLen, not sent.
 type AppStats struct {
 	BroadcastsQueued, BroadcastsReceived, BroadcastsDropped int
@@ -201,6 +203,7 @@ type AppStats struct {
 	BroadcastsImplausible                                   int
 	MessagesSent, MessagesReceived                          int
 	StatesSent, StatesReceived, StatesTooLarge              int
+	StatesWithheld                                          int
 	AckPayloadsTooLarge                                     int
 }
 
@@ -342,6 +345,10 @@ type appMessages struct {
 	seen   map[ID]*seenWindow
 	msgs   []Message
 	states []RemoteState
+	// held are states awaiting their sender's view verdict, accepted the
+	// MergeFilter's latest acceptances (heldstate.go).
+	held     []heldState
+	accepted []viewVerdict
 }
 
 // selfKeys are the signed self-updates' keys and proofs (selfsign.go).
@@ -487,6 +494,7 @@ func (m *Member) Tick(now time.Duration) {
 	}
 	m.tickRelays(now)
 	m.expireHeldViews(now)
+	m.expireHeldStates(now)
 	if m.pr.active && !m.pr.indirect && now >= m.pr.timeoutAt {
 		m.sendPingReqs()
 	}

@@ -316,7 +316,8 @@ type Packet struct {
 	// in one packet. Wire format 2.
 	Part Part
 	// Digest summarizes the sender's view, on the MsgJoin that starts an
-	// anti-entropy exchange (zero otherwise and in wire format 1).
+	// anti-entropy exchange and on the MsgSync carrying its application
+	// state (swim/heldstate.go); zero otherwise and in wire format 1.
 	Digest ViewDigest
 }
 

@@ -158,7 +158,14 @@ func (m *Member) screened(in *inbound, from Node, pkt *Packet) bool {
 		}
 		if m.cfg.MergeFilter(from, pkt.Updates) != nil {
 			m.stats.MergesRefused++
+			m.viewRefused(pkt.From.ID)
 			return true
+		}
+		if pkt.Kind == MsgSync && len(pkt.State) > 0 && m.holdState(in.now, pkt) {
+			return true
+		}
+		if pkt.Kind == MsgSync && len(pkt.State) == 0 {
+			m.viewAccepted(in.now, pkt.From.ID) // a view whole in one packet
 		}
 	}
 	if pkt.Kind == MsgAck && m.challengeAnswered(in.now, from, pkt) {

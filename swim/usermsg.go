@@ -325,7 +325,9 @@ func (m *Member) SendTo(id ID, data []byte) error {
 
 // sendState sends, after a view transfer to `to`, the application's state
 // (Config.LocalState) in one more MsgSync packet carrying this member's
-// Alive; a state larger than Config.MaxStateSize, or than a packet holds,
+// Alive and the digest of this member's view (a receiver with a
+// MergeFilter delivers it at once when the digest is its own;
+// heldstate.go); a state larger than Config.MaxStateSize, or than a packet holds,
 // is not sent (Stats.StatesTooLarge).
 func (m *Member) sendState(to Node, join bool) {
 	if m.cfg.LocalState == nil {
@@ -335,7 +337,7 @@ func (m *Member) sendState(to Node, join bool) {
 	if len(st) == 0 {
 		return
 	}
-	pk := Packet{Kind: MsgSync, From: m.self, To: to, State: slices.Clone(st), Updates: []Update{m.selfAlive()}}
+	pk := Packet{Kind: MsgSync, From: m.self, To: to, State: slices.Clone(st), Updates: []Update{m.selfAlive()}, Digest: m.digest()}
 	if len(st) > m.cfg.MaxStateSize || pk.Size() > m.cfg.MaxPacketSize {
 		m.stats.StatesTooLarge++
 		return

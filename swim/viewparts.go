@@ -69,6 +69,7 @@ func (m *Member) holdViewPart(in *inbound, from Node, pkt *Packet) {
 	if total > m.cfg.MaxMembers {
 		// More entries than any view holds: never merged, not held.
 		m.stats.ViewsIncomplete++
+		m.viewRefused(pkt.From.ID)
 		return
 	}
 	i := slices.IndexFunc(m.heldViews, func(v *heldView) bool { return v.from == pkt.From.ID })
@@ -103,8 +104,10 @@ func (m *Member) holdViewPart(in *inbound, from Node, pkt *Packet) {
 	}
 	if m.cfg.MergeFilter(from, all) != nil {
 		m.stats.MergesRefused++
+		m.viewRefused(v.from)
 		return
 	}
+	m.viewAccepted(in.now, v.from)
 	for k := range v.parts {
 		hp := &v.parts[k]
 		// Already validated and screened but for the filter, which
@@ -128,6 +131,7 @@ func (v *heldView) overlaps(pkt *Packet) bool {
 // dropHeldView forgets the incomplete transfer held at index i.
 func (m *Member) dropHeldView(i int) {
 	m.stats.ViewsIncomplete++
+	m.viewRefused(m.heldViews[i].from)
 	m.heldViews = slices.Delete(m.heldViews, i, i+1)
 }
 

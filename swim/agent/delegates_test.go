@@ -155,3 +155,49 @@ func TestPingPayloadAndRTT(t *testing.T) {
 	require.Eventually(t, func() bool { return c.Stats().Protocol.AckPayloadsTooLarge > 0 }, 5*time.Second, 10*time.Millisecond)
 	assert.Equal(t, 3, alive(c), "acks without their payload still answer the probes")
 }
+
+// The merge veto withholds the application state of a view it refuses,
+// as memberlist calls MergeRemoteState only after its MergeDelegate
+// accepted: a seed of this datacenter, without a veto, has admitted a
+// member of another, so its state (sent first, naming only the seed) must
+// not reach a joiner whose veto refuses the seed's view. The same joiner
+// gets the state of a seed whose view it accepts.
+func TestMergeVetoWithholdsRefusedState(t *testing.T) {
+	seedCfg := func(id string) Config {
+		c := dcConfig("dc1")
+		c.ID = swim.ID(id)
+		c.Protocol.MergeFilter = nil
+		c.LocalState = func(bool) []byte { return []byte("state of " + id) }
+		return c
+	}
+	seed := start(t, seedCfg("seed"))
+	foreign := dcConfig("dc2")
+	foreign.Protocol.MergeFilter = nil
+	join(t, start(t, foreign), seed)
+	require.Eventually(t, func() bool { return alive(seed) == 2 }, 5*time.Second, 10*time.Millisecond)
+
+	got := make(chan string, 64)
+	jc := dcConfig("dc1")
+	jc.MergeRemoteState = func(from swim.Node, s []byte, _ bool) {
+		select {
+		case got <- string(s):
+		default:
+		}
+	}
+	j := start(t, jc)
+	var je *JoinError
+	err := joinUntil(j, seed.Self().Addr, func() bool { return j.Stats().Protocol.StatesWithheld > 0 })
+	require.ErrorAs(t, err, &je)
+	assert.Positive(t, j.Stats().Protocol.MergesRefused)
+	assert.Positive(t, j.Stats().Protocol.StatesReceived)
+
+	other := start(t, seedCfg("other"))
+	join(t, j, other)
+	select {
+	case s := <-got:
+		assert.Equal(t, "state of other", s, "only the accepted view's state is delivered")
+	case <-time.After(5 * time.Second):
+		t.Fatal("the accepted view's state was not delivered")
+	}
+	assert.Empty(t, got)
+}
