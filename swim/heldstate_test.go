@@ -130,3 +130,49 @@ func TestMergeFilterStateWithEqualDigest(t *testing.T) {
 	pk[0].To = c.self
 	assert.Len(t, stepAll(t, c, time.Millisecond, pk...), 1)
 }
+
+// An anti-entropy exchange whose views differ: the initiator's state
+// goes ahead of its digest and is held until its view, which the
+// receiver asks for, arrives; the receiver's veto decides.
+func TestMergeFilterStateOfExchange(t *testing.T) {
+	for _, refuse := range []ID{"nobody", "p00"} {
+		f := &filterLog{refuse: refuse}
+		a := newTest(t, "a", ModeLifeguard, func(c *Config) { c.MergeFilter = f.filter }, "b")
+		b := newTest(t, "b", ModeLifeguard, func(c *Config) {
+			c.LocalState = func(bool) []byte { return []byte("state of b") }
+		}, "a", "p00")
+		var out []Packet
+		for tries := 0; tries < 64 && (len(out) == 0 || out[0].To.ID != "a"); tries++ {
+			b.pushPull(0) // a random peer: until it is a
+			out, _ = drain(b)
+		}
+		require.Len(t, out, 2, "the state, then the digest")
+		require.Equal(t, ID("a"), out[0].To.ID)
+		var states []RemoteState
+		for round := 0; round < 3 && len(out) > 0; round++ {
+			var back []Packet
+			for i := range out {
+				require.NoError(t, a.Step(time.Millisecond, &out[i]))
+				rd := a.Ready()
+				states = append(states, rd.RemoteStates...)
+				back = append(back, rd.Packets...)
+				if round == 0 {
+					assert.Empty(t, states, "held until b's view")
+				}
+			}
+			for i := range back {
+				require.NoError(t, b.Step(2*time.Millisecond, &back[i]))
+			}
+			out, _ = drain(b)
+		}
+		if refuse == "nobody" {
+			assert.Equal(t, []RemoteState{{From: node("b"), State: []byte("state of b")}}, states)
+			assert.Zero(t, a.Stats().StatesWithheld)
+		} else {
+			assert.Empty(t, states)
+			assert.Equal(t, 1, a.Stats().StatesWithheld)
+			assert.Positive(t, a.Stats().MergesRefused)
+		}
+		assert.Empty(t, a.app.held)
+	}
+}
