@@ -174,3 +174,24 @@ func TestAkkaOnePassEqualsReplaysLong(t *testing.T) {
 	g := checkAkkaOnePass(t, akkaTestConfigs()["std10ms"], hbs, Config{})
 	assert.Greater(t, g, 1)
 }
+
+// Constant delays and intervals make every TD of a threshold equal, and a
+// millisecond clock makes few values: the rank windows' sides are then
+// those values (sidesHeavy) and the summary selects among all values; it
+// must still equal the replays (with the small windows of checkAkkaOnePass).
+func TestAkkaOnePassFewTDValues(t *testing.T) {
+	hbs := make([]detector.Heartbeat, 600)
+	for k := range hbs {
+		sent := time.Duration(k) * ms(100)
+		hbs[k] = detector.Heartbeat{Seq: uint64(k), HasSeq: true, Sent: sent, HasSent: true, Arrival: sent + ms(5)}
+	}
+	acfg := akkaTestConfigs()["std10ms"]
+	checkAkkaOnePass(t, acfg, hbs, Config{})
+	for k := range hbs {
+		// Two delays, 5 ms and 6 ms, the second at one heartbeat in 40.
+		if k%40 == 7 {
+			hbs[k].Arrival += ms(1)
+		}
+	}
+	checkAkkaOnePass(t, acfg, hbs, Config{})
+}

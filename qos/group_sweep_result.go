@@ -100,6 +100,9 @@ type tdBatch struct {
 	// index order (the windows depend on the sample's values only).
 	sm, ss []float64
 	sb     []int64
+	// summarize's scratch, kept for the group's next batch.
+	sample, vals []int64
+	in0, in1     [tdBatchSize][]int64
 }
 
 // sampleSize is the size of the sample of the rank windows, 0 when
@@ -180,9 +183,12 @@ func (t *tdBatch) stored(y float64, cs *cellSeries, buf []int64) (TDStats, int64
 // those inside (one read of the forms for the whole batch). A window that
 // misses its rank, or bases so far apart that differences could overflow,
 // make that threshold store its values and call tdStats; so does a sum that
-// the float64 sum of tdStats would not give exactly. The same pass adds
-// the TD_k to the TD sums of cs[c] when not nil (cellSeries.setTD's
-// order). buf is scratch space, returned for reuse.
+// the float64 sum of tdStats would not give exactly, and a threshold whose
+// sample has many values on its windows' sides (sidesHeavy: few distinct
+// values, as with a constant delay), whose windows would keep nearly all
+// values (tdStats counts them instead). The same pass adds the TD_k to the
+// TD sums of cs[c] when not nil (cellSeries.setTD's order). buf is scratch
+// space, returned for reuse.
 func (t *tdBatch) summarize(ys []float64, st []TDStats, last []int64, cs []*cellSeries, buf []int64) []int64 {
 	n, B := t.n, len(ys)
 	m := t.sampleSize()
@@ -197,12 +203,15 @@ func (t *tdBatch) summarize(ys []float64, st []TDStats, last []int64, cs []*cell
 	// Window sides per threshold; beyond the sample they are the bounds of
 	// every value, base ≤ TD_k < base + maxExactCrossing.
 	var lo0, hi0, lo1, hi1 [tdBatchSize]int64
-	sample := make([]int64, m)
+	var sides [tdBatchSize]bool
+	t.sample = slices.Grow(t.sample[:0], m)[:m]
+	sample := t.sample
 	for c, y := range ys {
 		for jj, mk := range t.sm {
 			sample[jj] = int64(math.Ceil(crossing(mk, t.ss[jj], y))) + t.sb[jj]
 		}
 		val, has := sampleBounds(sample, ranks, n)
+		sides[c] = sidesHeavy(sample, val, has)
 		lo0[c], hi0[c], lo1[c], hi1[c] = t.bMin, t.bMax+maxExactCrossing, t.bMin, t.bMax+maxExactCrossing
 		if has[0] {
 			lo0[c] = val[0]
@@ -224,12 +233,13 @@ func (t *tdBatch) summarize(ys []float64, st []TDStats, last []int64, cs []*cell
 	const block = 4096 // each block needs room for all of its values
 	for c := range B {
 		mx[c] = math.MinInt64
-		in0[c] = make([]int64, 0, windowCap(ranks[0], n, m)+block)
-		in1[c] = make([]int64, 0, windowCap(ranks[1], n, m)+block)
+		in0[c] = slices.Grow(t.in0[c][:0], windowCap(ranks[0], n, m)+block)
+		in1[c] = slices.Grow(t.in1[c][:0], windowCap(ranks[1], n, m)+block)
 	}
 	var yv [tdBatchSize]float64
 	copy(yv[:], ys)
-	vals := make([]int64, block)
+	t.vals = slices.Grow(t.vals[:0], block)[:block]
+	vals := t.vals
 	for _, nd := range t.nodes {
 		for a := 0; a < len(nd.m); a += block {
 			e := min(a+block, len(nd.m))
@@ -244,6 +254,9 @@ func (t *tdBatch) summarize(ys []float64, st []TDStats, last []int64, cs []*cell
 				fc = fc[:len(ms)]
 			}
 			for c := range B {
+				if sides[c] {
+					continue
+				}
 				y := yv[c]
 				l0, h0, l1, h1 := lo0[c], hi0[c], lo1[c], hi1[c]
 				s, x, c0, c1 := sum[c], mx[c], b0[c], b1[c]
@@ -282,13 +295,18 @@ func (t *tdBatch) summarize(ys []float64, st []TDStats, last []int64, cs []*cell
 			}
 		}
 	}
+	t.in0, t.in1 = in0, in1
 	lastNode := t.nodes[len(t.nodes)-1]
 	for c, y := range ys {
-		r0, r1 := ranks[0]-b0[c], ranks[1]-b1[c]
+		if sides[c] {
+			st[c], last[c], buf = t.stored(y, cs[c], buf)
+			continue
+		}
 		// tdStats adds float64(TD_k) in order: while every partial sum is
 		// an integer of at most 2^53 (values ≥ 0, n·max ≤ 2^53) that sum is
 		// exact and equals sum[c].
 		exactSum := t.bMin >= 0 && mx[c] <= (1<<53)/int64(n)
+		r0, r1 := ranks[0]-b0[c], ranks[1]-b1[c]
 		if r0 < 0 || r0 >= len(in0[c]) || r1 < 0 || r1 >= len(in1[c]) || !exactSum {
 			st[c], last[c], buf = t.stored(y, nil, buf) // the cells have their sums already
 			continue

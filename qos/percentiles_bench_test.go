@@ -23,25 +23,34 @@ func benchTDs(n int) []int64 {
 // BenchmarkTDStats is the nearest-rank p50 and p99 of n detection times
 // (tdRankPair), side by side: "select" selects each rank among all values,
 // "windows" draws rank windows on a sample (the default past 16384 values).
+// The values are benchTDs's, or all equal ("equal": a constant delay),
+// where the windows' sides are that value.
 //
 //	go test -run '^$' -bench 'TDStats' -benchmem -count 5 ./qos/
 func BenchmarkTDStats(b *testing.B) {
 	for _, n := range []int{10_000, 100_000, 1_000_000} {
-		src := benchTDs(n)
-		mn, mx := slices.Min(src), slices.Max(src)
-		td := make([]int64, n)
-		for _, mode := range []struct {
-			name string
-			m    int
-		}{{"select", 0}, {"windows", max(tdSampleSize(n), 256)}} {
-			b.Run(fmt.Sprintf("n=%d/%s", n, mode.name), func(b *testing.B) {
-				cpu0 := cpuTime(b)
-				for b.Loop() {
-					copy(td, src)
-					tdRankPair(td, mn, mx, mode.m)
+		for _, shape := range []string{"lognormal", "equal"} {
+			src := benchTDs(n)
+			if shape == "equal" {
+				for k := range src {
+					src[k] = 25_000_000
 				}
-				b.ReportMetric(float64(cpuTime(b)-cpu0)/float64(b.N), "cpu-ns/op")
-			})
+			}
+			mn, mx := slices.Min(src), slices.Max(src)
+			td := make([]int64, n)
+			for _, mode := range []struct {
+				name string
+				m    int
+			}{{"select", 0}, {"windows", max(tdSampleSize(n), 256)}} {
+				b.Run(fmt.Sprintf("n=%d/%s/%s", n, shape, mode.name), func(b *testing.B) {
+					cpu0 := cpuTime(b)
+					for b.Loop() {
+						copy(td, src)
+						tdRankPair(td, mn, mx, mode.m)
+					}
+					b.ReportMetric(float64(cpuTime(b)-cpu0)/float64(b.N), "cpu-ns/op")
+				})
+			}
 		}
 	}
 }

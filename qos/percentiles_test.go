@@ -85,28 +85,42 @@ func TestTDStatsRanks(t *testing.T) {
 	}
 }
 
-// rankValuesInt equals a sort, leaves td in order, and
-// declines when the value range overflows; tdStats on a long slice (the
-// window path) equals a sort too.
+// rankValuesInt equals a sort and leaves td in order, declines when many
+// values equal a window's side (few distinct values: windows would keep
+// nearly all of them) and when the value range overflows; tdStats on a
+// long slice (the window path or a selection) equals a sort too.
 func TestRankValuesIntExact(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 2026))
 	const n, m = 20_000, 256
-	for name, gen := range map[string]func() int64{
-		"spread":     func() int64 { return rng.Int64N(1e9) - 5e8 },
-		"few-values": func() int64 { return rng.Int64N(3) },
-		"extremes":   func() int64 { return []int64{math.MinInt64 / 2, 0, math.MaxInt64 / 2}[rng.IntN(3)] },
+	for name, c := range map[string]struct {
+		gen     func() int64
+		windows bool
+	}{
+		"spread":     {func() int64 { return rng.Int64N(1e9) - 5e8 }, true},
+		"extremes":   {func() int64 { return []int64{math.MinInt64 / 4, 0, math.MaxInt64 / 4}[rng.IntN(3)] + rng.Int64N(1e9) }, true},
+		"few-values": {func() int64 { return rng.Int64N(3) }, false},
+		"all-equal":  {func() int64 { return 7 }, false},
+		"two-values": {func() int64 { return 5 + int64(rng.IntN(200)/199) }, false}, // 6 at 1 in 200: p99 is 5
+		"p99-at-hi":  {func() int64 { return 5 + int64(rng.IntN(50)/49) }, false},   // 6 at 1 in 50: p99 is 6
 	} {
 		td := make([]int64, n)
 		for k := range td {
-			td[k] = gen()
+			td[k] = c.gen()
 		}
 		orig := slices.Clone(td)
 		sorted := slices.Sorted(slices.Values(td))
 		ranks := [2]int{rank(0.50, n), rank(0.99, n)}
 		r, ok := rankValuesInt(td, sorted[0], sorted[n-1], ranks, m)
 		assert.Equal(t, orig, td, name)
-		assert.True(t, ok, name)
-		assert.Equal(t, [2]int64{sorted[ranks[0]], sorted[ranks[1]]}, r, name)
+		assert.Equal(t, c.windows, ok, name)
+		if ok {
+			assert.Equal(t, [2]int64{sorted[ranks[0]], sorted[ranks[1]]}, r, name)
+		}
+		long := slices.Repeat(td, 10) // past tdSampleSize's threshold
+		sortedLong := slices.Sorted(slices.Values(long))
+		s := tdStats(long)
+		assert.Equal(t, sortedLong[rank(0.50, len(long))], int64(s.P50), name)
+		assert.Equal(t, sortedLong[rank(0.99, len(long))], int64(s.P99), name)
 	}
 	td := []int64{math.MinInt64, math.MaxInt64}
 	_, ok := rankValuesInt(slices.Repeat(td, 10_000), math.MinInt64, math.MaxInt64, [2]int{0, 1}, m)

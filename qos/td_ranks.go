@@ -131,8 +131,10 @@ func selectRank[T int64 | float64](a []T, k int) T {
 // pseudo-random sample of m values gives a window per rank (sampleBounds),
 // one read of td counts the values below each window and keeps those in it,
 // and the selection runs on the small windows. ok is false (the caller
-// selects from all values) for a short td, when mx − mn overflows, or when
-// a window misses its rank.
+// selects from all values) for a short td, when mx − mn overflows, when
+// many values of the sample are on the windows' sides (sidesHeavy: the
+// windows would keep nearly all values, while a selection among few
+// distinct values is quick), or when a window misses its rank.
 func rankValuesInt(td []int64, mn, mx int64, ranks [2]int, m int) (r [2]int64, ok bool) {
 	n := len(td)
 	if m == 0 || n < 8*m || (mn < 0 && mx > math.MaxInt64+mn) {
@@ -148,6 +150,10 @@ func rankValuesInt(td []int64, mn, mx int64, ranks [2]int, m int) (r [2]int64, o
 		sample[j] = td[k]
 	}
 	val, has := sampleBounds(sample, ranks, n)
+	if sidesHeavy(sample, val, has) {
+		*scratch = [3][]int64{sample, in0, in1}
+		return r, false
+	}
 	// A side beyond the sample is the least or greatest value, so every
 	// difference below stays within mx − mn.
 	lo0, hi0, lo1, hi1 := mn, mx, mn, mx
@@ -201,6 +207,34 @@ func windowScan(vs []int64, lo, hi int64, in []int64, below int) ([]int64, int) 
 		k += int(((d | uint64(hi-v)) >> 63) ^ 1)
 	}
 	return w[:k], below
+}
+
+// sidesHeavy reports whether more than one value in 64 of the sample
+// equals a side of the rank windows (val where has). Windows keep the
+// values on their sides, and would then keep about as large a share of
+// all values: a constant delay or a coarse clock gives few distinct TDs.
+func sidesHeavy(sample []int64, val [4]int64, has [4]bool) bool {
+	at := -1
+	for j := range 4 {
+		if has[j] {
+			at = j
+		}
+	}
+	if at < 0 {
+		return false
+	}
+	for j := range 4 {
+		if !has[j] {
+			val[j] = val[at]
+		}
+	}
+	ties := 0
+	for _, v := range sample {
+		if v == val[0] || v == val[1] || v == val[2] || v == val[3] {
+			ties++
+		}
+	}
+	return ties*64 > len(sample)
 }
 
 // sampleIndices yields m pairs (j, k): j counts 0..m−1 and k is a
