@@ -2,6 +2,7 @@ package sfd
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/fdkit/fdkit/chen"
@@ -26,12 +27,14 @@ type MarginChange struct {
 // change whose From ≤ k (τ moves only at Fresh and Restart heartbeats). A
 // zero initial margin means the default, as in Config.
 //
+// The control of each margin skips the quiet stretches of a slot: where
+// every heartbeat arrives by τ and τ stays at or after it, the QoS the
+// detector measures changes only by what is the same for every margin
+// (observed time) and by the TD_k, whose sum is then added at once, exactly
+// (while every partial sum is an integer below 2^52 ns).
+//
 // Errors: those of New for cfg with each initial margin.
 func Margins(cfg Config, initial []time.Duration, hbs []detector.Heartbeat) ([][]MarginChange, error) {
-	est, err := chen.NewEstimator(cfg.Estimator)
-	if err != nil {
-		return nil, err
-	}
 	dets := make([]*Detector, len(initial))
 	out := make([][]MarginChange, len(initial))
 	for i, m := range initial {
@@ -41,46 +44,174 @@ func Margins(cfg Config, initial []time.Duration, hbs []detector.Heartbeat) ([][
 		if err != nil {
 			return nil, fmt.Errorf("sfd: initial margin %v: %w", m, err)
 		}
-		d.est = est // shared: only the estimator's own update below writes it
 		dets[i] = d
 		out[i] = []MarginChange{{From: 0, SM: d.sm}}
 	}
-	// The detectors still adapting, with their index: one that cannot
-	// meet the targets keeps its margin for good (endSlot), so its
-	// changes are complete and it leaves the loop.
-	live := make([]int, len(dets))
-	for i := range live {
-		live[i] = i
+	if len(dets) == 0 {
+		if _, err := chen.NewEstimator(cfg.Estimator); err != nil {
+			return nil, err
+		}
+		return out, nil
 	}
+	p, err := newMarginPlan(cfg, hbs)
+	if err != nil {
+		return nil, err
+	}
+	for i, d := range dets {
+		d.est = p.est // shared, for the detector's accessors only
+		out[i] = p.walk(d, hbs, out[i])
+	}
+	return out, nil
+}
+
+// marginEvent is a heartbeat that moves τ (Fresh or Restart) as the shared
+// estimator saw it: its index k in the stream, EA_{ℓ+1} after it, whether
+// it is a Restart, whether the window then held MinSamples samples (full),
+// and whether its TD_k is measured.
+type marginEvent struct {
+	k                       int
+	next                    time.Duration
+	restart, full, measured bool
+}
+
+// quietRun is a stretch of events [from, to) inside one slot, each a Fresh
+// heartbeat measured while no slot ends: with SM in force throughout, the
+// run is quiet for every SM ≥ q (math.MaxInt64: for none). The other fields
+// are the same for every margin: what the run adds to Observed, the
+// detector's prev and inSlot after it, Σ (EA_{ℓ+1} − base) and
+// Σ |EA_{ℓ+1} − base| over its events, and EA_{ℓ+1} after its last.
+type quietRun struct {
+	from, to int
+	q        int64
+	observed time.Duration
+	prev     time.Duration
+	inSlot   int
+	sum      int64
+	abs      float64
+	last     time.Duration
+}
+
+// marginPlan is what every margin's control shares: the events and the
+// quiet runs among them.
+type marginPlan struct {
+	est    *chen.Estimator
+	events []marginEvent
+	runs   []quietRun
+}
+
+// tame is the magnitude below which instants and margins cannot overflow
+// the sums and differences of the quiet test.
+const tame = 1 << 61
+
+// newMarginPlan runs the NFD-E estimator over hbs with a probe detector (of
+// the default initial margin) whose margin-independent state (warm-up,
+// slot count, prev, observed time) is that of every margin's detector.
+func newMarginPlan(cfg Config, hbs []detector.Heartbeat) (*marginPlan, error) {
+	est, err := chen.NewEstimator(cfg.Estimator)
+	if err != nil {
+		return nil, err
+	}
+	cfg.InitialMargin = nil
+	probe, err := New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	p := &marginPlan{est: est, events: make([]marginEvent, 0, len(hbs))}
+	var run *quietRun
 	for k, hb := range hbs {
-		if len(live) == 0 {
-			break
-		}
 		kind := est.Classify(hb)
-		moves := kind == chen.Fresh || kind == chen.Restart // as before reports
-		for _, i := range live {
-			dets[i].before(hb, kind)
-		}
+		moves := kind == chen.Fresh || kind == chen.Restart
 		if kind == chen.Late || moves {
 			est.Observe(hb)
 		}
 		if !moves {
 			continue
 		}
-		next := est.Next()
-		j := 0
-		for _, i := range live {
-			d := dets[i]
-			d.after(hb, next)
-			if last := out[i][len(out[i])-1]; d.sm != last.SM {
-				out[i] = append(out[i], MarginChange{From: k, SM: d.sm})
-			}
-			if d.state != CannotMeet {
-				live[j] = i
-				j++
+		wasMeasuring, observed := probe.measuring, probe.observed
+		probe.before(hb, kind)
+		ev := marginEvent{k: k, next: est.Next(), restart: kind == chen.Restart, full: est.Len() >= probe.minSamples}
+		probe.after(hb, ev.next, ev.full)
+		ev.measured = probe.measuring
+		p.events = append(p.events, ev)
+		if kind != chen.Fresh || !wasMeasuring || probe.inSlot == 0 {
+			run = nil // a Restart, warm-up, or a slot's end
+			continue
+		}
+		e := len(p.events) - 1
+		if run == nil {
+			p.runs = append(p.runs, quietRun{from: e, q: math.MinInt64})
+			run = &p.runs[len(p.runs)-1]
+		}
+		prevNext, base := p.events[e-1].next, probe.tdBase(hb)
+		if isTame(hb.Arrival) && isTame(prevNext) && isTame(base) && run.q != math.MaxInt64 {
+			run.q = max(run.q, int64(hb.Arrival-prevNext), int64(hb.Arrival-ev.next))
+			run.sum += int64(ev.next - base)
+		} else {
+			run.q = math.MaxInt64
+		}
+		run.to, run.abs, run.last = e+1, run.abs+tdAbs(ev.next, base), ev.next
+		run.observed += probe.observed - observed
+		run.prev, run.inSlot = probe.prev, probe.inSlot
+	}
+	return p, nil
+}
+
+func isTame(t time.Duration) bool { return t > -tame && t < tame }
+
+// tdAbs returns |next − base| as a float64, +Inf where either reaches
+// 2^61 in magnitude (no sum through it is taken at once).
+func tdAbs(next, base time.Duration) float64 {
+	if !isTame(next) || !isTame(base) {
+		return math.Inf(1)
+	}
+	return math.Abs(float64(next - base))
+}
+
+// walk runs d's control over the plan's events, appending to out each
+// change of SM, until d cannot meet its targets. A quiet run is skipped:
+// every heartbeat of it arrives by τ = EA_{ℓ+1} + SM (so closeGap adds
+// observed time alone) and has τ at or after it after its update (so it is
+// trusted, no mistake), no slot ends, and TD_k = EA_{ℓ+1} − base + SM. The
+// TD_k are added at once while bound, Σ |TD_k| over every TD_k added so
+// far, shows every partial sum to be an integer below 2^52 (float64 sums of
+// them are then exact in any order), and SM < 2^52 keeps τ from saturating.
+func (p *marginPlan) walk(d *Detector, hbs []detector.Heartbeat, out []MarginChange) []MarginChange {
+	var bound float64
+	r := 0
+	for e := 0; e < len(p.events); e++ {
+		if r < len(p.runs) && p.runs[r].from == e {
+			run := &p.runs[r]
+			r++
+			n := run.to - run.from
+			sm := int64(d.sm)
+			if after := bound + run.abs + float64(n)*float64(sm); sm >= run.q && run.q != math.MaxInt64 && after < 1<<52 {
+				bound = after
+				d.observed += run.observed
+				d.prev, d.inSlot = run.prev, run.inSlot
+				d.tdSum += float64(run.sum + int64(n)*sm)
+				d.tdCount += n
+				d.tau, d.trusted = run.last+d.sm, true
+				e = run.to - 1
+				continue
 			}
 		}
-		live = live[:j]
+		ev := &p.events[e]
+		hb := hbs[ev.k]
+		kind := chen.Fresh
+		if ev.restart {
+			kind = chen.Restart
+		}
+		d.before(hb, kind)
+		d.after(hb, ev.next, ev.full)
+		if ev.measured {
+			bound += tdAbs(ev.next, d.tdBase(hb)) + float64(d.sm)
+		}
+		if last := out[len(out)-1]; d.sm != last.SM {
+			out = append(out, MarginChange{From: ev.k, SM: d.sm})
+		}
+		if d.state == CannotMeet {
+			break
+		}
 	}
-	return out, nil
+	return out
 }

@@ -2,6 +2,7 @@ package sfd_test
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -51,10 +52,23 @@ func TestMarginsEqualsOneDetectorPerMargin(t *testing.T) {
 	cfg := sfd.Config{Estimator: window(50), Step: ms(5), SlotHeartbeats: 20,
 		Targets: sfd.Targets{MaxTD: ms(140), MaxMistakesPerSecond: 0.05, MinQAP: 0.999}}
 	initial := []time.Duration{0, 1, ms(5), ms(40), ms(100), ms(300)}
+	moved, gaveUp := requireMarginsMatch(t, cfg, initial, hbs)
+	assert.True(t, moved, "SM never adapted: the test does not test the control")
+	assert.Positive(t, gaveUp, "no margin gave up: the test does not test dropping them")
+
+	_, err := sfd.Margins(cfg, []time.Duration{-1}, hbs)
+	assert.Error(t, err)
+}
+
+// requireMarginsMatch checks that Margins gives, for every initial margin,
+// the safety margin a detector of its own has after every heartbeat, and τ
+// at each change; it reports whether some margin moved more than twice and
+// how many gave up.
+func requireMarginsMatch(t *testing.T, cfg sfd.Config, initial []time.Duration, hbs []detector.Heartbeat) (moved bool, gaveUp int) {
+	t.Helper()
 	got, err := sfd.Margins(cfg, initial, hbs)
 	require.NoError(t, err)
 	require.Len(t, got, len(initial))
-	moved, gaveUp := false, 0
 	for i, m := range initial {
 		c := cfg
 		c.InitialMargin = new(m)
@@ -78,9 +92,57 @@ func TestMarginsEqualsOneDetectorPerMargin(t *testing.T) {
 			gaveUp++
 		}
 	}
-	assert.True(t, moved, "SM never adapted: the test does not test the control")
-	assert.Positive(t, gaveUp, "no margin gave up: the test does not test dropping them")
+	return moved, gaveUp
+}
 
-	_, err = sfd.Margins(cfg, []time.Duration{-1}, hbs)
-	assert.Error(t, err)
+// Margins skips the quiet stretches of a slot only where that is exact:
+// it must agree with a detector per margin after a sender restart that
+// some margin lives to see, on instants near the ends of time.Duration
+// (2^61 ns and past, where the quiet test's differences could overflow),
+// and where the TD_k are so large (2^50 ns) that their float64 sum stops
+// being exact within a few slots.
+func TestMarginsExactOffTheQuietPath(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 22))
+	var hbs []detector.Heartbeat
+	at, seq := 0.0, uint64(1000)
+	for i := range 3000 {
+		at += 100 + 10*rng.NormFloat64()
+		if i == 1500 {
+			seq = 1 // the sender restarts
+		}
+		seq++
+		if rng.Float64() < 0.02 {
+			continue // lost
+		}
+		hbs = append(hbs, hb(seq, max(at, hbs2ms(hbs))))
+	}
+	cfg := sfd.Config{Estimator: window(50), Step: ms(5), SlotHeartbeats: 20,
+		Targets: sfd.Targets{MaxTD: ms(180), MinQAP: 0.97}}
+	initial := []time.Duration{0, ms(1), ms(20), ms(60), ms(200)}
+	moved, gaveUp := requireMarginsMatch(t, cfg, initial, hbs)
+	assert.True(t, moved, "SM never adapted")
+	assert.Less(t, gaveUp, len(initial), "every margin gave up before the restart")
+
+	far := slices.Clone(hbs)
+	for i := range far {
+		far[i].Arrival += 1<<61 - ms(150_000)
+	}
+	requireMarginsMatch(t, cfg, initial, far)
+
+	sent := slices.Clone(hbs)
+	for i := range sent {
+		sent[i].Sent, sent[i].HasSent = sent[i].Arrival-1<<50, true
+	}
+	cfg.UseSendTime = true
+	cfg.Targets.MaxTD = 1<<50 + ms(160)
+	moved, _ = requireMarginsMatch(t, cfg, initial, sent)
+	assert.True(t, moved, "SM never adapted with large TD")
+}
+
+// hbs2ms is the arrival of the last heartbeat of hbs in ms, 0 if none.
+func hbs2ms(hbs []detector.Heartbeat) float64 {
+	if len(hbs) == 0 {
+		return 0
+	}
+	return float64(hbs[len(hbs)-1].Arrival) / float64(time.Millisecond)
 }

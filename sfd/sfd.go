@@ -189,7 +189,7 @@ func (d *Detector) Observe(hb detector.Heartbeat) {
 		return
 	}
 	d.est.Observe(hb)
-	d.after(hb, d.est.Next())
+	d.after(hb, d.est.Next(), d.est.Len() >= d.minSamples)
 }
 
 // before does the part of Observe that precedes the estimator's update, for
@@ -212,9 +212,10 @@ func (d *Detector) before(hb detector.Heartbeat, kind chen.Kind) bool {
 // after does the part of Observe that follows the estimator's update of a
 // heartbeat that moves τ; next is the estimator's EA_{ℓ+1} after it (the
 // window is not empty then, so τ = EA_{ℓ+1} + SM as
-// chen.Estimator.FreshnessPoint computes it).
-func (d *Detector) after(hb detector.Heartbeat, next time.Duration) {
-	if !d.measuring && d.est.Len() >= d.minSamples {
+// chen.Estimator.FreshnessPoint computes it), and full whether the window
+// then holds at least MinSamples samples (warm-up is over).
+func (d *Detector) after(hb detector.Heartbeat, next time.Duration, full bool) {
+	if !d.measuring && full {
 		d.measuring, d.trusted = true, true
 	} else if d.measuring {
 		if d.inSlot++; d.inSlot >= d.slotLen {
@@ -231,11 +232,7 @@ func (d *Detector) after(hb detector.Heartbeat, next time.Duration) {
 	if !d.measuring {
 		return
 	}
-	if d.useSent && hb.HasSent {
-		d.tdSum += float64(d.tau - hb.Sent)
-	} else {
-		d.tdSum += float64(d.tau - hb.Arrival + d.oneWay)
-	}
+	d.tdSum += float64(d.tau - d.tdBase(hb))
 	d.tdCount++
 	if d.tau < hb.Arrival { // suspected right at the arrival
 		if d.trusted {
@@ -245,6 +242,15 @@ func (d *Detector) after(hb detector.Heartbeat, next time.Duration) {
 	} else {
 		d.trusted = true
 	}
+}
+
+// tdBase returns the instant TD_k is measured from, TD_k = τ_{k+1} − base:
+// σ_k with UseSendTime and a send time, else A_k − d̄.
+func (d *Detector) tdBase(hb detector.Heartbeat) time.Duration {
+	if d.useSent && hb.HasSent {
+		return hb.Sent
+	}
+	return hb.Arrival - d.oneWay
 }
 
 // closeGap accounts the output over (prev, a]: trust until max(τ, prev),
