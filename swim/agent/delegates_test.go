@@ -142,7 +142,11 @@ func TestPingPayloadAndRTT(t *testing.T) {
 			seen[r.target] = true
 			assert.Equal(t, "coord of "+string(r.target), r.payload)
 			assert.Positive(t, r.rtt)
-			assert.Less(t, r.rtt, time.Second, "longer than the longest protocol period (100 ms × 8 at the top local health multiplier)")
+			// A round trip, not a clock reading: the ack counts only while
+			// its probe runs (at most 100 ms × 8 at the top local health
+			// multiplier), plus however long a loaded machine stalls the
+			// agent before it reads the ack.
+			assert.Less(t, r.rtt, 10*time.Second)
 		case <-deadline:
 			t.Fatalf("pings completed: %v", seen)
 		}

@@ -66,7 +66,7 @@ func TestReliableSlowloris(t *testing.T) {
 		b, _, err := codec.Encode(&swim.Packet{Kind: swim.MsgUser, From: swim.Node{ID: swim.ID(rune('a' + i)), Addr: "127.0.0.1:9"},
 			User: []byte("x"), Part: swim.Part{Total: 1 << 20}})
 		require.NoError(t, err)
-		c, err := transport.DialStream(context.Background(), to, transport.StreamConfig{Timeout: 10 * time.Second})
+		c, err := transport.DialStream(context.Background(), to, transport.StreamConfig{Timeout: 30 * time.Second})
 		require.NoError(t, err)
 		defer c.Close()
 		require.NoError(t, c.WriteFrame(b))
@@ -78,7 +78,10 @@ func TestReliableSlowloris(t *testing.T) {
 		require.Error(t, err)
 	}
 	held := time.Since(t0)
-	assert.Less(t, held, 2*timeout+500*time.Millisecond, "stalled streams held past StreamTimeout")
+	// The victim's deadline cut them (StreamTimeouts), well before the
+	// attacker's own 30 s read deadline; how soon after the 500 ms is the
+	// scheduler's business on a loaded machine, so the bound is loose.
+	assert.Less(t, held, 10*time.Second, "stalled streams held until the attacker gave up")
 	assert.GreaterOrEqual(t, victim.Stats().StreamTimeouts, uint64(slots))
 	sender := start(t, Config{})
 	ctx, stop := context.WithTimeout(context.Background(), 5*time.Second)
