@@ -38,7 +38,8 @@ func TwoWFDFamily(cfg twowfd.Config, alphas []time.Duration) Family {
 // θ, so Sweep computes the curve with one shared window (method
 // SharedState): thresholds of equal rank m for every window length N' ≤ N
 // give equal replays and are replayed once; the others step side by side
-// through the shared detector. The result equals one replay per threshold
+// through the shared detector, which reads all their order statistics in
+// one walk of its sorted window (satzger.Trackers). The result equals one replay per threshold
 // in every field; Sweep falls back to that for a threshold outside (0, 1].
 func SatzgerFamily(cfg satzger.Config, thresholds []float64) Family {
 	newDet := func(v float64) (*satzger.Detector, error) {
@@ -71,7 +72,14 @@ func SatzgerFamily(cfg satzger.Config, thresholds []float64) Family {
 				}
 			}
 			class := classes(len(values), func(i, j int) bool { return slices.Equal(ranks[i], ranks[j]) })
-			return sweepShared(func(v float64) (thresholdDetector, error) { return newDet(v) }, nil, nil, values, class, hbs, rc)
+			trackAll := func(src thresholdDetector, ths []float64) func([]time.Duration) {
+				ts, ok := src.(*satzger.Detector).TrackAll(ths)
+				if !ok {
+					return nil // not reached: the values were checked above
+				}
+				return ts.FreshnessPoints
+			}
+			return sweepShared(func(v float64) (thresholdDetector, error) { return newDet(v) }, nil, trackAll, values, class, hbs, rc)
 		},
 		method: SharedState,
 	}

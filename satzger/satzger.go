@@ -68,7 +68,8 @@ type Config struct {
 // so the freshness point is an order statistic of the window. The window
 // is kept sorted next to the arrival-ordered detector.Window: Observe costs
 // O(N) in the worst case (one insertion and one deletion in a sorted
-// array, a memmove), Level O(log N), FreshnessPoint O(1).
+// array, a memmove), Level O(log N), FreshnessPoint O(1), and Trackers
+// reads each of many thresholds' τ with one index.
 //
 // A Detector is not safe for concurrent use.
 type Detector struct {
@@ -86,6 +87,7 @@ type Detector struct {
 	maxSeq uint64
 	hasSeq bool
 	tau    time.Duration
+	own    crossingMemo // the crossing of the detector's own threshold
 }
 
 var _ detector.Accrual = (*Detector)(nil)
@@ -184,23 +186,50 @@ func (d *Detector) add(iv time.Duration) {
 }
 
 // lowerBound returns the first index of s, sorted, whose value is at least v
-// (len(s) if none).
+// (len(s) if none); s and v are intervals, never negative. The halving loop
+// has no data-dependent branch (x − v cannot overflow, and its sign says
+// x < v): intervals near v are as often below as above it, and a branch on
+// them is mispredicted half the time.
 func lowerBound(s []time.Duration, v time.Duration) int {
-	lo, hi := 0, len(s)
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		if s[m] < v {
-			lo = m + 1
-		} else {
-			hi = m
-		}
+	base, n := 0, len(s)
+	for n > 1 {
+		half := n >> 1
+		base += half & int((s[base+half-1]-v)>>63)
+		n -= half
 	}
-	return lo
+	if n == 1 {
+		base += 1 & int((s[base]-v)>>63)
+	}
+	return base
 }
 
 func (d *Detector) update() {
-	e, _ := d.ElapsedFor(d.threshold) // MaxInt64 when never reached
-	d.tau = detector.AddSat(d.last, e)
+	var boot [1]time.Duration
+	s := d.samples(&boot)
+	d.tau = detector.AddSat(d.last, d.own.elapsed(s, d.threshold, d.scale)) // MaxInt64 when never reached
+}
+
+// crossingMemo is ElapsedFor(level) for a level in (0, 1], remembering
+// the rank of the last sample count and the crossing of the last order
+// statistic: while the window's length stays (as it does once full) and
+// its m-th smallest sample does not change, neither does the answer.
+type crossingMemo struct {
+	n, m  int           // the rank m for n samples (n = 0: none)
+	x, e  time.Duration // e = crossing(x) when set
+	known bool
+}
+
+// elapsed returns ElapsedFor(level) (MaxInt64 when not reached) on the
+// sorted samples s.
+func (c *crossingMemo) elapsed(s []time.Duration, level, scale float64) time.Duration {
+	if len(s) != c.n {
+		c.n, c.m = len(s), Rank(level, len(s))
+	}
+	if x := s[c.m-1]; !c.known || x != c.x {
+		c.e, _ = crossing(x, scale)
+		c.x, c.known = x, true
+	}
+	return c.e
 }
 
 // samples returns the sorted samples, or the bootstrap sample while the
