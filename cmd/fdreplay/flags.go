@@ -90,6 +90,9 @@ type process struct {
 	// limit (runtime/debug.SetMemoryLimit) to the run's bound
 	// (memoryLimit), so that garbage does not take the heap past it.
 	limitMemory func(bytes int64) int64
+	// timings, when not nil, gets a line as each phase of the run ends
+	// (phaseClock; main sets it to stderr when timingsEnv is 1).
+	timings io.Writer
 }
 
 // heapBytes is the heap a run is given besides its results: two streams

@@ -31,6 +31,9 @@ func main() {
 	if os.Getenv("GOMEMLIMIT") == "" { // the user's own limit wins
 		p.limitMemory = debug.SetMemoryLimit
 	}
+	if os.Getenv(timingsEnv) == "1" {
+		p.timings = os.Stderr
+	}
 	code := run(p, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)

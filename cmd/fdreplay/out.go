@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/fdkit/fdkit/internal/outfile"
-	"github.com/fdkit/fdkit/qos"
 	"github.com/fdkit/fdkit/qos/figure"
 )
 
@@ -148,52 +147,4 @@ func (o *outDir) commit() ([]string, error) {
 	}
 	files, err := o.staging.Commit(o.stale)
 	return slices.DeleteFunc(files, func(p string) bool { return filepath.Base(p) == manifestName }), err
-}
-
-// writeOutputs stages the tables, the curves and the plots of every stream.
-func writeOutputs(st *outfile.Staging, table, curves []qos.Curve, titles map[string]string, stderr io.Writer) error {
-	for _, w := range []struct {
-		name string
-		fn   func(io.Writer) error
-	}{
-		{tableCSVName, func(w io.Writer) error { return qos.WriteCSV(w, table) }},
-		{tableJSONName, func(w io.Writer) error { return qos.WriteJSON(w, table) }},
-		{curvesCSVName, func(w io.Writer) error { return qos.WriteCSV(w, curves) }},
-		{curvesJSONName, func(w io.Writer) error { return qos.WriteJSON(w, curves) }},
-	} {
-		if err := st.Write(w.name, w.fn); err != nil {
-			return err
-		}
-	}
-	// Plots per stream.
-	for start := 0; start < len(curves); {
-		end := start
-		for end < len(curves) && curves[end].Stream == curves[start].Stream {
-			end++
-		}
-		name := curves[start].Stream
-		safe := strings.Map(func(r rune) rune {
-			if r == '/' || r == '\\' || r == ':' || r == ' ' {
-				return '_'
-			}
-			return r
-		}, name)
-		title := titles[name]
-		if title == "" {
-			title = "sender " + name
-		}
-		p, err := figure.Save(curves[start:end], st.Dir(), safe+plotPrefixSep, title)
-		if err != nil {
-			return err
-		}
-		qap := figure.FileNames(plotPrefixSep)[len(figure.FileNames(""))/2]
-		if !slices.ContainsFunc(p, func(f string) bool { return strings.HasSuffix(f, qap) }) {
-			// figure.Save skips a figure with nothing to draw; say so
-			// rather than leave the user looking for the file. The MR
-			// figure shows points without mistakes at their 3/T bound.
-			fmt.Fprintf(stderr, "fdreplay: note: no 1 − QAP plot for sender %s: no swept point ever suspected (0 has no place on a log scale)\n", name)
-		}
-		start = end
-	}
-	return nil
 }

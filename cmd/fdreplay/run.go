@@ -13,7 +13,6 @@ import (
 
 	"github.com/fdkit/fdkit/detector"
 	"github.com/fdkit/fdkit/qos"
-	"github.com/fdkit/fdkit/qos/report"
 	"github.com/fdkit/fdkit/trace"
 	"github.com/fdkit/fdkit/traces"
 )
@@ -112,10 +111,12 @@ func runErr(p process, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	o.process = p
+	clock := newPhaseClock(p.timings)
 	res, err := openResources(o, files, stderr)
 	if err != nil {
 		return err
 	}
+	clock.mark("load")
 	defer res.close()
 	cfg := replayConfig(o)
 	if p.limitMemory != nil {
@@ -126,6 +127,7 @@ func runErr(p process, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	clock.mark("table")
 	if err := printTables(stdout, o, runs, table, cfg); err != nil {
 		return err
 	}
@@ -134,6 +136,7 @@ func runErr(p process, args []string, stdout, stderr io.Writer) error {
 		if sw, err = sweepRuns(o, runs, cfg, progress, stderr); err != nil {
 			return err
 		}
+		clock.mark("sweep")
 	}
 	// The verdict answers the user's targets (solving operating points
 	// costs several times the sweep: without targets there is none).
@@ -142,19 +145,12 @@ func runErr(p process, args []string, stdout, stderr io.Writer) error {
 		if verdicts, err = decideRuns(stdout, o, sw, cfg); err != nil {
 			return err
 		}
+		clock.mark("decide")
 	}
-	if err := writeReports(stdout, o, args, res.out, runs, table, sw.curves, verdicts, cfg); err != nil {
+	if err := writeResults(stdout, stderr, o, args, res.out, runs, table, sw.curves, verdicts, cfg); err != nil {
 		return err
 	}
-	if o.sweep && o.out == "" && !o.tune && o.report == "" {
-		fmt.Fprintln(stdout, "curves (CSV; durations in ms, MR per second):")
-		if err := qos.WriteCSV(stdout, sw.curves); err != nil {
-			return err
-		}
-	}
-	if o.out != "" {
-		return writeOut(stdout, stderr, res.out, runs, table, sw.curves, verdicts)
-	}
+	clock.mark("write")
 	return nil
 }
 
@@ -304,59 +300,4 @@ func decideRuns(w io.Writer, o options, sw sweep, cfg qos.Config) ([]qos.Verdict
 		return nil, err
 	}
 	return verdicts, nil
-}
-
-// writeReports writes the HTML report to --report and stages it as
-// --out's index.html, when either is asked for.
-func writeReports(stdout io.Writer, o options, args []string, out *outDir, runs []streamRun, table, curves []qos.Curve, verdicts []qos.Verdict, cfg qos.Config) error {
-	if o.report == "" && o.out == "" {
-		return nil
-	}
-	rruns := make([]reportRun, len(runs))
-	for i, r := range runs {
-		rruns[i] = reportRun{streamRun: r}
-		if i < len(verdicts) {
-			rruns[i].verdict = &verdicts[i]
-		}
-	}
-	rep, err := buildReport(o, args, rruns, table, curves, cfg)
-	if err != nil {
-		return err
-	}
-	if o.report != "" {
-		if err := writeReportFile(o.report, rep); err != nil {
-			return err
-		}
-		fmt.Fprintf(stdout, "wrote the report to %s\n", o.report)
-	}
-	if o.out != "" {
-		if err := out.staging.Write(indexName, func(w io.Writer) error { return report.Write(w, rep) }); err != nil {
-			return fmt.Errorf("--out %s: %w", o.out, err)
-		}
-	}
-	return nil
-}
-
-// writeOut stages the tables, curves, plots and verdicts in --out and
-// moves them in.
-func writeOut(stdout, stderr io.Writer, out *outDir, runs []streamRun, table, curves []qos.Curve, verdicts []qos.Verdict) error {
-	titles := map[string]string{}
-	for _, r := range runs {
-		titles[r.in.name] = plotTitle(r.in)
-	}
-	if err := writeOutputs(out.staging, table, curves, titles, stderr); err != nil {
-		return fmt.Errorf("--out %s: %w", out.dir, err)
-	}
-	if err := writeVerdicts(out.staging, verdicts); err != nil {
-		return fmt.Errorf("--out %s: %w", out.dir, err)
-	}
-	files, err := out.commit()
-	if err != nil {
-		return fmt.Errorf("--out %s: %w", out.dir, err)
-	}
-	fmt.Fprintf(stdout, "wrote %d files to %s (index.html, curves.csv, curves.json, table.csv, table.json, verdict.json, plots)\n", len(files), out.dir)
-	if len(out.stale) > 0 {
-		fmt.Fprintf(stdout, "removed %d files of an earlier run from %s (--force)\n", len(out.stale), out.dir)
-	}
-	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/fdkit/fdkit/qos"
@@ -360,20 +361,42 @@ func FileNames(prefix string) []string {
 // PNG and SVG at Screen size and as PDF at Column size, with gonum/plot's
 // own backends. It returns the files written. A figure with nothing to
 // draw (no point ever suspects, for 1 − QAP) is skipped, not an error.
+// It is SaveKind for each of Kinds in turn.
 func Save(curves []qos.Curve, dir, prefix, title string) ([]string, error) {
 	var files []string
 	for _, kind := range plotKinds {
-		f, err := New(curves, kind, title)
+		f, err := SaveKind(curves, kind, dir, prefix, title)
+		files = append(files, f...)
 		if err != nil {
-			continue
+			return files, err
 		}
-		for _, ff := range formats {
-			path := filepath.Join(dir, prefix+kind.name()+ff.ext)
-			if err := f.Save(path, ff.size); err != nil {
-				return files, err
-			}
-			files = append(files, path)
+	}
+	return files, nil
+}
+
+// Kinds returns the kinds of figure Save writes, in its order.
+func Kinds() []Kind { return slices.Clone(plotKinds) }
+
+// SaveKind writes the figure of one kind, "<prefix>mr-td" or
+// "<prefix>qap-td", as Save does (in each format, at its size), and
+// returns the files written: none, and no error, when the figure has
+// nothing to draw. It shares no state with other calls, so figures can be
+// drawn on several goroutines at once.
+func SaveKind(curves []qos.Curve, kind Kind, dir, prefix, title string) ([]string, error) {
+	if !slices.Contains(plotKinds, kind) {
+		return nil, fmt.Errorf("figure: unknown kind %d", int(kind))
+	}
+	f, err := New(curves, kind, title)
+	if err != nil {
+		return nil, nil // nothing to draw
+	}
+	var files []string
+	for _, ff := range formats {
+		path := filepath.Join(dir, prefix+kind.name()+ff.ext)
+		if err := f.Save(path, ff.size); err != nil {
+			return files, err
 		}
+		files = append(files, path)
 	}
 	return files, nil
 }

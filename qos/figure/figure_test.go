@@ -159,3 +159,40 @@ func TestOffScaleKeepsZoom(t *testing.T) {
 		assert.Greater(t, p.X.Min, 60.0, "kind %d: x not stretched to 20 ms", kind)
 	}
 }
+
+// Figures drawn on several goroutines at once are the files Save draws
+// one after the other (PDFs but for their creation time): SaveKind shares
+// nothing between calls. Run with -race.
+func TestSaveKindConcurrent(t *testing.T) {
+	curves := sweep(t, jitterLoss(t), []float64{150, 300, 600}, []float64{5, 20, 80})
+	want := t.TempDir()
+	files, err := Save(curves, want, "p-", "sender p")
+	require.NoError(t, err)
+	require.Len(t, files, 6)
+	dirs := make([]string, 2)
+	done := make(chan error, len(dirs)*len(Kinds()))
+	for i := range dirs {
+		dirs[i] = t.TempDir()
+		for _, k := range Kinds() {
+			go func() {
+				_, err := SaveKind(curves, k, dirs[i], "p-", "sender p")
+				done <- err
+			}()
+		}
+	}
+	for range cap(done) {
+		require.NoError(t, <-done)
+	}
+	date := regexp.MustCompile(`/(Creation|Mod)Date \(D:\d+\)`)
+	for _, name := range FileNames("p-") {
+		w, err := os.ReadFile(filepath.Join(want, name))
+		require.NoError(t, err)
+		for _, d := range dirs {
+			g, err := os.ReadFile(filepath.Join(d, name))
+			require.NoError(t, err)
+			assert.True(t, bytes.Equal(date.ReplaceAll(w, nil), date.ReplaceAll(g, nil)), "%s differs", name)
+		}
+	}
+	_, err = SaveKind(curves, Kind(7), want, "p-", "")
+	assert.ErrorContains(t, err, "unknown kind 7")
+}

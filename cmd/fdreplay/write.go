@@ -1,0 +1,174 @@
+// The end of a run: the report, the curves and the --out files, written
+// on every core.
+
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/fdkit/fdkit/internal/outfile"
+	"github.com/fdkit/fdkit/qos"
+	"github.com/fdkit/fdkit/qos/figure"
+	"github.com/fdkit/fdkit/qos/report"
+)
+
+// writeResults writes the HTML report to --report, the curves on stdout
+// when nothing else shows them, and the --out files (the report as
+// index.html, the tables, the curves, the plots and the verdicts), which
+// it then moves into --out. The files are written in parallel (inParallel),
+// each by one goroutine, and what the run prints comes in a fixed order
+// afterwards: the files and the messages do not depend on the number of
+// cores.
+func writeResults(stdout, stderr io.Writer, o options, args []string, out *outDir, runs []streamRun, table, curves []qos.Curve, verdicts []qos.Verdict, cfg qos.Config) error {
+	var jobs, outJobs []func() error
+	var plots []plotJob
+	if o.report != "" || o.out != "" {
+		rep, err := buildReport(o, args, reportRuns(runs, verdicts), table, curves, cfg)
+		if err != nil {
+			return err
+		}
+		if o.report != "" {
+			jobs = append(jobs, func() error { return writeReportFile(o.report, rep) })
+		}
+		if o.out != "" {
+			outJobs = append(outJobs, func() error {
+				return out.staging.Write(indexName, func(w io.Writer) error { return report.Write(w, rep) })
+			})
+		}
+	}
+	if o.out != "" {
+		plots = plotJobs(out.staging, runs, curves)
+		for i := range plots {
+			outJobs = append(outJobs, plots[i].save)
+		}
+		outJobs = append(outJobs, outputJobs(out.staging, table, curves, verdicts)...)
+	}
+	for _, job := range outJobs {
+		jobs = append(jobs, func() error {
+			if err := job(); err != nil {
+				return fmt.Errorf("--out %s: %w", o.out, err)
+			}
+			return nil
+		})
+	}
+	err := inParallel(jobs)
+	for _, p := range plots {
+		if p.note != "" {
+			fmt.Fprintln(stderr, p.note)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if o.report != "" {
+		fmt.Fprintf(stdout, "wrote the report to %s\n", o.report)
+	}
+	if o.sweep && o.out == "" && !o.tune && o.report == "" {
+		fmt.Fprintln(stdout, "curves (CSV; durations in ms, MR per second):")
+		if err := qos.WriteCSV(stdout, curves); err != nil {
+			return err
+		}
+	}
+	if o.out != "" {
+		return commitOut(stdout, out)
+	}
+	return nil
+}
+
+// reportRuns pairs each stream with its verdict, when there are verdicts.
+func reportRuns(runs []streamRun, verdicts []qos.Verdict) []reportRun {
+	rruns := make([]reportRun, len(runs))
+	for i, r := range runs {
+		rruns[i] = reportRun{streamRun: r}
+		if i < len(verdicts) {
+			rruns[i].verdict = &verdicts[i]
+		}
+	}
+	return rruns
+}
+
+// outputJobs stage the tables, the curves and the verdicts.
+func outputJobs(st *outfile.Staging, table, curves []qos.Curve, verdicts []qos.Verdict) []func() error {
+	var jobs []func() error
+	for _, w := range []struct {
+		name string
+		fn   func(io.Writer) error
+	}{
+		{curvesJSONName, func(w io.Writer) error { return qos.WriteJSON(w, curves) }},
+		{curvesCSVName, func(w io.Writer) error { return qos.WriteCSV(w, curves) }},
+		{tableJSONName, func(w io.Writer) error { return qos.WriteJSON(w, table) }},
+		{tableCSVName, func(w io.Writer) error { return qos.WriteCSV(w, table) }},
+	} {
+		jobs = append(jobs, func() error { return st.Write(w.name, w.fn) })
+	}
+	return append(jobs, func() error { return writeVerdicts(st, verdicts) })
+}
+
+// plotJob is one figure of one stream's curves (figure.SaveKind); note,
+// set by save, is what to tell the user when it had nothing to draw.
+type plotJob struct {
+	st           *outfile.Staging
+	curves       []qos.Curve
+	kind         figure.Kind
+	stream, safe string // the stream's name, and as it names files
+	title        string
+	note         string
+}
+
+// plotJobs returns the figures of every stream, stream by stream.
+func plotJobs(st *outfile.Staging, runs []streamRun, curves []qos.Curve) []plotJob {
+	titles := map[string]string{}
+	for _, r := range runs {
+		titles[r.in.name] = plotTitle(r.in)
+	}
+	var jobs []plotJob
+	for start := 0; start < len(curves); {
+		end := start
+		for end < len(curves) && curves[end].Stream == curves[start].Stream {
+			end++
+		}
+		name := curves[start].Stream
+		safe := strings.Map(func(r rune) rune {
+			if r == '/' || r == '\\' || r == ':' || r == ' ' {
+				return '_'
+			}
+			return r
+		}, name)
+		title := titles[name]
+		if title == "" {
+			title = "sender " + name
+		}
+		for _, k := range figure.Kinds() {
+			jobs = append(jobs, plotJob{st: st, curves: curves[start:end], kind: k, stream: name, safe: safe, title: title})
+		}
+		start = end
+	}
+	return jobs
+}
+
+// save draws the figure into the staging directory.
+func (p *plotJob) save() error {
+	files, err := figure.SaveKind(p.curves, p.kind, p.st.Dir(), p.safe+plotPrefixSep, p.title)
+	if err == nil && len(files) == 0 && p.kind == figure.QAP {
+		// figure.SaveKind skips a figure with nothing to draw; say so
+		// rather than leave the user looking for the file. The MR
+		// figure shows points without mistakes at their 3/T bound.
+		p.note = fmt.Sprintf("fdreplay: note: no 1 − QAP plot for sender %s: no swept point ever suspected (0 has no place on a log scale)", p.stream)
+	}
+	return err
+}
+
+// commitOut moves the staged files into --out and says so.
+func commitOut(stdout io.Writer, out *outDir) error {
+	files, err := out.commit()
+	if err != nil {
+		return fmt.Errorf("--out %s: %w", out.dir, err)
+	}
+	fmt.Fprintf(stdout, "wrote %d files to %s (index.html, curves.csv, curves.json, table.csv, table.json, verdict.json, plots)\n", len(files), out.dir)
+	if len(out.stale) > 0 {
+		fmt.Fprintf(stdout, "removed %d files of an earlier run from %s (--force)\n", len(out.stale), out.dir)
+	}
+	return nil
+}
