@@ -65,7 +65,7 @@ type diffStats struct {
 // reached(0) false (κ(T_last) < level), reached(emax) true, the second
 // instant of the adjacent pair it ends with.
 func plainElapsed(d *Detector, level float64) (time.Duration, bool) {
-	if level <= 0 || d.k0 >= level {
+	if level <= 0 || d.kappaLast() >= level {
 		return 0, true
 	}
 	emax := time.Duration(math.MaxInt64)
@@ -171,7 +171,7 @@ func checkDiffState(t *testing.T, h diffHistory, d *Detector, ks []float64, trs 
 		if got != want || taus[i] != want {
 			fail(k, "Tracker's τ %d, Trackers' %d, FreshnessPointAt's %d", int64(got), int64(taus[i]), int64(want))
 		}
-		if d.k0 >= k {
+		if d.kappaLast() >= k {
 			continue
 		}
 		st.crossings++

@@ -46,7 +46,7 @@ func TestBandCrossingIsElapsedFor(t *testing.T) {
 			}
 			states++
 			for i, k := range ks {
-				if d.k0 >= k {
+				if d.kappaLast() >= k {
 					continue // ElapsedFor is 0: elapsedFrom's case
 				}
 				want, ok := d.ElapsedFor(k)

@@ -111,7 +111,9 @@ type Detector struct {
 	off    int64         // the same, exact when banded
 	emax   time.Duration // the largest elapsed time after T_last
 	banded bool          // the bands may decide: normal contribution, s ≤ sMaxBand, |base| ≤ 2^51
-	k0     float64       // κ(T_last), shared by every ElapsedFor of this state
+	k0     float64       // κ(T_last) when k0ok, shared by every ElapsedFor of this state
+	k0ok   bool
+	k0max  float64 // κ(T_last) ≤ k0max, known before κ(T_last) is
 	tau    time.Duration
 	gen    uint64   // counts the states (fresh heartbeats and restarts), for Tracker
 	own    crossing // τ's crossing, the start of the next state's search
@@ -172,9 +174,47 @@ func (d *Detector) Observe(hb detector.Heartbeat) {
 		d.off = int64(d.last) - int64(d.ea)
 		d.banded = !d.step && d.s <= sMaxBand && math.Abs(d.base) <= 0x1p51
 		d.emax = math.MaxInt64 - max(d.last, 0)
-		d.k0 = d.kappa(d.last)
+		d.boundK0()
 		d.tau = d.freshnessFrom(&d.own, d.threshold) // MaxInt64 when never reached
 	}
+}
+
+// boundK0 sets k0max for a new state, or κ(T_last) itself where that costs
+// no erfc. Past EA_{ℓ} the first term of the sum, u = (T_last −
+// EA_{ℓ+1})/Δ is near −1, and κ(T_last) is an erfc of a far tail that
+// few thresholds need: sum adds the lo ones of the terms j < lo to hi − lo
+// + 1 terms 0.5·math.Erfc(x) ≤ 1, so its float result is at most hi + 1
+// (rounding to nearest is monotone, and hi + 1 is an exact float).
+func (d *Detector) boundK0() {
+	d.k0ok = false
+	u := d.base / d.delta // kappa's u at T_last
+	if d.step || u > uMax || d.s > sMax {
+		d.k0, d.k0ok = d.kappa(d.last), true
+		return
+	}
+	hi := math.Floor(u + zFull*d.s)
+	if hi < 0 {
+		d.k0, d.k0ok = 0, true // sum's early return
+		return
+	}
+	d.k0max = hi + 1
+}
+
+// kappaLast returns κ(T_last), computed once per state.
+func (d *Detector) kappaLast() float64 {
+	if !d.k0ok {
+		d.k0, d.k0ok = d.kappa(d.last), true
+	}
+	return d.k0
+}
+
+// reachedAtLast reports κ(T_last) ≥ level, from the bound k0max when it
+// decides.
+func (d *Detector) reachedAtLast(level float64) bool {
+	if !d.k0ok && level > d.k0max {
+		return false
+	}
+	return d.kappaLast() >= level
 }
 
 // FreshnessPoint returns τ = T_last + ElapsedFor(K) (saturating); ok is
@@ -281,7 +321,7 @@ func (d *Detector) ElapsedFor(level float64) (time.Duration, bool) {
 	if !d.seen || math.IsNaN(level) {
 		return 0, false
 	}
-	if level <= 0 || d.k0 >= level {
+	if level <= 0 || d.reachedAtLast(level) {
 		return 0, true
 	}
 	if math.IsInf(level, 1) {

@@ -131,7 +131,7 @@ func (ts *Trackers) FreshnessPoints(dst []time.Duration) bool {
 // bands leave it as it was, a prediction for the searches they do not
 // decide).
 func (d *Detector) freshnessFrom(c *crossing, level float64) time.Duration {
-	if d.k0 < level {
+	if !d.reachedAtLast(level) {
 		if e, ok := d.bandCrossing(&c.bands, level); ok {
 			return d.last + e // e ≤ emax
 		}
@@ -151,7 +151,7 @@ func (d *Detector) freshnessFrom(c *crossing, level float64) time.Duration {
 // elapsedFrom returns ElapsedFor(level) of the current state, searching
 // from the crossing c when there is one.
 func (d *Detector) elapsedFrom(c *crossing, level float64) time.Duration {
-	if d.k0 >= level {
+	if d.reachedAtLast(level) {
 		return 0
 	}
 	if c.ok {
@@ -181,7 +181,7 @@ func (d *Detector) crossingNear(level float64, e0, emax time.Duration) (time.Dur
 	// κ rises steeply from a to b, one nanosecond apart.
 	rise := d.steepRise(level)
 	steep := func(a, b float64) bool { return b-a >= rise }
-	lo, glo := time.Duration(0), d.k0 // κ(T_last) < level
+	lo, glo := time.Duration(0), 0.0 // κ(T_last) < level; glo set once lo moves
 	hi, ghi := time.Duration(-1), 0.0
 	if g0 := g(e0); g0 >= level {
 		hi, ghi = e0, g0
@@ -222,6 +222,9 @@ func (d *Detector) crossingNear(level float64, e0, emax time.Duration) (time.Dur
 		} else {
 			lo, glo = mid, gm
 		}
+	}
+	if lo == 0 {
+		glo = d.kappaLast()
 	}
 	return hi, steep(glo, ghi)
 }
