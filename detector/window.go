@@ -3,6 +3,7 @@ package detector
 import (
 	"errors"
 	"math"
+	"math/bits"
 	"slices"
 	"time"
 )
@@ -12,28 +13,26 @@ import (
 // updates of their mean and variance. It is the one statistics type shared by
 // the adaptive detectors.
 //
-// Numerics. Samples are kept as int64 nanoseconds. Running sums are taken of
-// x − shift, where shift is an integer near the window mean: the first-order
-// sum is an exact int64 and the sum of squares is a float64 of small numbers,
-// so nanosecond timestamps near 5e16 (beyond 2^53) lose nothing. Every Size()
-// additions the sums are recomputed exactly from the buffer around a new
-// shift (amortised O(1)), so rounding error cannot accumulate over millions
-// of samples and the variance cannot drift negative (it is also clamped at 0).
-//
-// Samples farther than MaxInt64/(2·Size()) ns from the window mean (107 days
-// for a window of 1000) enter the statistics clamped to that distance.
+// Numerics. Samples are kept as int64 nanoseconds, and the window keeps the
+// exact sum Σx (a 128-bit integer) and the exact sum of squares Σx² (a
+// 192-bit integer) of the samples it holds, for any int64 samples and up to
+// MaxWindowSize of them. The mean is the exact quotient Σx/n'; the variance
+// is computed from the exact integer n'·Σx² − (Σx)² (which does not depend
+// on any offset common to the samples, so nanosecond timestamps near 5e16,
+// beyond 2^53, lose nothing) and rounded to float64 once before the division
+// by n'². Every statistic is therefore a function of the samples held only:
+// two windows holding the same samples give bit-identical statistics, whatever
+// samples they held before, and no rounding error accumulates over millions
+// of samples.
 //
 // A Window is not safe for concurrent use. The zero value is not usable; call
 // NewWindow.
 type Window struct {
-	buf         []time.Duration
-	start       int // index of the oldest sample
-	n           int // samples held
-	shift       time.Duration
-	sum         int64   // Σ (x − shift), exact
-	sumsq       float64 // Σ (x − shift)², ns²
-	sinceRebase int
-	maxDev      int64 // |x − shift| is clamped to this so the int64 sum cannot overflow
+	buf   []time.Duration
+	start int // index of the oldest sample
+	n     int // samples held
+	sum   int128
+	sumsq uint192
 }
 
 // MaxWindowSize bounds a window's size: 2^20 samples (8 MiB of
@@ -53,7 +52,7 @@ func NewWindow(size int) (*Window, error) {
 	if size < 1 || size > MaxWindowSize {
 		return nil, ErrWindowSize
 	}
-	return &Window{buf: make([]time.Duration, size), maxDev: math.MaxInt64 / int64(2*size)}, nil
+	return &Window{buf: make([]time.Duration, size)}, nil
 }
 
 // Size returns the capacity n of the window.
@@ -67,13 +66,10 @@ func (w *Window) Full() bool { return w.n == len(w.buf) }
 
 // Reset empties the window, keeping its size.
 func (w *Window) Reset() {
-	w.start, w.n, w.shift, w.sum, w.sumsq, w.sinceRebase = 0, 0, 0, 0, 0, 0
+	w.start, w.n, w.sum, w.sumsq = 0, 0, int128{}, uint192{}
 }
 
-// Clone returns an independent copy of w: the same samples and the same
-// running sums, so that the copy and w give bit-identical statistics after
-// the same additions (refilling a new window with the samples would not:
-// the sums carry the rounding of their history).
+// Clone returns an independent copy of w: the same size and samples.
 func (w *Window) Clone() *Window {
 	c := *w
 	c.buf = slices.Clone(w.buf)
@@ -93,60 +89,73 @@ func (w *Window) At(i int) time.Duration {
 	return w.buf[j]
 }
 
+// Equal reports whether w and o have the same size and hold the same
+// samples in the same order: they then give the same statistics, and the
+// same after the same additions.
+func (w *Window) Equal(o *Window) bool {
+	if len(w.buf) != len(o.buf) || w.n != o.n || w.sum != o.sum || w.sumsq != o.sumsq {
+		return false
+	}
+	a1, a2 := w.held()
+	b1, b2 := o.held()
+	for len(a1) > 0 { // compare the two rings in runs
+		if len(b1) == 0 {
+			b1, b2 = b2, nil
+		}
+		k := min(len(a1), len(b1))
+		if !slices.Equal(a1[:k], b1[:k]) {
+			return false
+		}
+		a1, b1 = a1[k:], b1[k:]
+		if len(a1) == 0 {
+			a1, a2 = a2, nil
+		}
+	}
+	return true
+}
+
+// held returns the samples held, oldest first, as two runs of the ring.
+func (w *Window) held() (older, newer []time.Duration) {
+	if end := w.start + w.n; end <= len(w.buf) {
+		return w.buf[w.start:end], nil
+	}
+	return w.buf[w.start:], w.buf[:w.start+w.n-len(w.buf)]
+}
+
 // Add appends x, evicting the oldest sample when the window is full. It
 // returns the evicted sample and whether one was evicted.
 func (w *Window) Add(x time.Duration) (evicted time.Duration, didEvict bool) {
-	if w.n == 0 {
-		w.shift = x
-	}
 	if w.n == len(w.buf) {
 		evicted, didEvict = w.buf[w.start], true
 		w.buf[w.start] = x
 		if w.start++; w.start == len(w.buf) {
 			w.start = 0
 		}
-		d := w.dev(evicted)
-		w.sum -= d
-		w.sumsq -= float64(d) * float64(d)
+		w.sum.sub(int64(evicted))
+		w.sumsq.subSquare(int64(evicted))
 	} else {
 		w.buf[w.n] = x // not full: start is 0 (only a full window evicts)
 		w.n++
 	}
-	d := w.dev(x)
-	w.sum += d
-	w.sumsq += float64(d) * float64(d)
-	w.sinceRebase++
-	if w.sinceRebase >= len(w.buf) {
-		w.rebase()
-	}
+	w.sum.add(int64(x))
+	w.sumsq.addSquare(int64(x))
 	return evicted, didEvict
 }
 
-// dev returns x − shift, clamped to ±maxDev (MaxInt64/(2n) ns: about 107
-// days for n = 1000) so that the exact int64 sum of n deviations cannot
-// overflow. Only samples that far from the window's mean are affected, and
-// addition and eviction clamp alike, so the sums stay consistent.
-func (w *Window) dev(x time.Duration) int64 {
-	d := int64(x) - int64(w.shift)
-	if int64(x)^int64(w.shift) < 0 && d^int64(x) < 0 { // x − shift overflowed
-		if x > 0 {
-			return w.maxDev
-		}
-		return -w.maxDev
+// meanParts returns the mean Σx/n' as q + r/n', q = ⌊Σx/n'⌋ and 0 ≤ r <
+// n' (n' > 0).
+func (w *Window) meanParts() (q int64, r uint64) {
+	n := uint64(w.n)
+	neg := w.sum.negative()
+	mag := w.sum.abs() // |Σx| ≤ n'·2^63, so its high word is below n'
+	qm, rm := bits.Div64(mag.hi, mag.lo, n)
+	if !neg {
+		return int64(qm), rm
 	}
-	return min(max(d, -w.maxDev), w.maxDev)
-}
-
-// rebase recomputes the sums exactly around a shift equal to the rounded mean.
-func (w *Window) rebase() {
-	w.shift = w.MeanDuration()
-	w.sum, w.sumsq = 0, 0
-	for _, x := range w.buf[:w.n] { // the sums do not depend on the order
-		d := w.dev(x)
-		w.sum += d
-		w.sumsq += float64(d) * float64(d)
+	if rm == 0 {
+		return -int64(qm), 0
 	}
-	w.sinceRebase = 0
+	return -int64(qm) - 1, n - rm
 }
 
 // Mean returns the mean of the samples in nanoseconds, or 0 when empty.
@@ -156,7 +165,11 @@ func (w *Window) Mean() float64 {
 	if w.n == 0 {
 		return 0
 	}
-	return float64(w.shift) + float64(w.sum)/float64(w.n)
+	if s := int64(w.sum.lo); w.sum.hi == uint64(s>>63) && -1<<53 <= s && s <= 1<<53 {
+		return float64(s) / float64(w.n) // both exact: one rounding
+	}
+	q, r := w.meanParts()
+	return float64(q) + float64(r)/float64(w.n)
 }
 
 // MeanDuration returns the mean of the samples rounded to the nearest
@@ -166,14 +179,11 @@ func (w *Window) MeanDuration() time.Duration {
 	if w.n == 0 {
 		return 0
 	}
-	n := int64(w.n)
-	q, r := w.sum/n, w.sum%n
-	if 2*r >= n {
-		q++
-	} else if -2*r >= n {
-		q--
+	q, r := w.meanParts()
+	if 2*r > uint64(w.n) || 2*r == uint64(w.n) && q >= 0 {
+		q++ // q + r/n' < MaxInt64 when r > 0
 	}
-	return w.shift + time.Duration(q)
+	return time.Duration(q)
 }
 
 // MeanOffset returns the mean minus base in nanoseconds, computed without
@@ -183,22 +193,48 @@ func (w *Window) MeanOffset(base time.Duration) float64 {
 	if w.n == 0 {
 		return 0
 	}
-	return float64(w.shift-base) + float64(w.sum)/float64(w.n)
+	q, r := w.meanParts()
+	return float64(q-int64(base)) + float64(r)/float64(w.n)
 }
 
 // Variance returns the population variance (divide by n') in ns², never
-// negative; 0 with fewer than two samples.
+// negative; 0 with fewer than two samples. It is (n'·Σx² − (Σx)²)/n'²,
+// the numerator exact and rounded to float64 once.
 func (w *Window) Variance() float64 {
 	if w.n < 2 {
 		return 0
 	}
 	n := float64(w.n)
-	m := float64(w.sum) / n
-	v := w.sumsq/n - m*m
-	if v < 0 || math.IsNaN(v) {
+	return w.spread() / (n * n)
+}
+
+// spread returns n'·Σx² − (Σx)² = Σ_{i<j} (x_i − x_j)², an exact
+// non-negative integer below 2^167, converted to float64.
+func (w *Window) spread() float64 {
+	n := uint64(w.n)
+	// n'·Σx²: Σx² < 2^146, so its top word times n' fits in a word.
+	h0, l0 := bits.Mul64(w.sumsq[0], n)
+	h1, l1 := bits.Mul64(w.sumsq[1], n)
+	a1, c := bits.Add64(l1, h0, 0)
+	a2 := w.sumsq[2]*n + h1 + c
+	// (Σx)²: |Σx| < 2^84, so its high word is below 2^20.
+	s := w.sum.abs()
+	p1, p0 := bits.Mul64(s.lo, s.lo)
+	m1, m0 := bits.Mul64(s.hi, s.lo) // the cross term, doubled below
+	m1 = m1<<1 | m0>>63
+	m0 <<= 1
+	b1, c := bits.Add64(p1, m0, 0)
+	b2 := s.hi*s.hi + m1 + c
+	d0, br := bits.Sub64(l0, p0, 0)
+	d1, br := bits.Sub64(a1, b1, br)
+	d2, _ := bits.Sub64(a2, b2, br)
+	if int64(d2) < 0 { // cannot happen: the spread is a sum of squares
 		return 0
 	}
-	return v
+	if d2 == 0 && d1 == 0 {
+		return float64(d0)
+	}
+	return float64(d2)*0x1p128 + float64(d1)*0x1p64 + float64(d0)
 }
 
 // SampleVariance returns the sample variance (divide by n'−1) in ns²; 0 with
@@ -210,24 +246,65 @@ func (w *Window) SampleVariance() float64 {
 	return w.Variance() * float64(w.n) / float64(w.n-1)
 }
 
-// MeanStdDev returns Mean and StdDev together, in nanoseconds, with one
-// division instead of two (the φ detectors need both on every heartbeat).
+// MeanStdDev returns Mean and StdDev together, in nanoseconds (the φ
+// detectors need both on every heartbeat).
 func (w *Window) MeanStdDev() (mean, sd float64) {
-	if w.n == 0 {
-		return 0, 0
-	}
-	inv := 1 / float64(w.n)
-	m := float64(w.sum) * inv
-	mean = float64(w.shift) + m
-	if w.n < 2 {
-		return mean, 0
-	}
-	v := w.sumsq*inv - m*m
-	if v > 0 {
-		sd = math.Sqrt(v)
-	}
-	return mean, sd
+	return w.Mean(), w.StdDev()
 }
 
 // StdDev returns the population standard deviation in nanoseconds.
 func (w *Window) StdDev() float64 { return math.Sqrt(w.Variance()) }
+
+// int128 is a two's-complement 128-bit integer.
+type int128 struct{ hi, lo uint64 }
+
+func (a *int128) add(x int64) {
+	var c uint64
+	a.lo, c = bits.Add64(a.lo, uint64(x), 0)
+	a.hi += c + uint64(x>>63)
+}
+
+func (a *int128) sub(x int64) {
+	var b uint64
+	a.lo, b = bits.Sub64(a.lo, uint64(x), 0)
+	a.hi -= b + uint64(x>>63)
+}
+
+func (a int128) negative() bool { return int64(a.hi) < 0 }
+
+// abs returns |a| (a > −2^127).
+func (a int128) abs() int128 {
+	if !a.negative() {
+		return a
+	}
+	lo, b := bits.Sub64(0, a.lo, 0)
+	return int128{hi: -a.hi - b, lo: lo}
+}
+
+// uint192 is an unsigned 192-bit integer, least significant word first.
+type uint192 [3]uint64
+
+// square returns x² as a 128-bit (high, low) pair.
+func square(x int64) (hi, lo uint64) {
+	m := uint64(x)
+	if x < 0 {
+		m = -m // 2^63 for MinInt64
+	}
+	return bits.Mul64(m, m)
+}
+
+func (a *uint192) addSquare(x int64) {
+	h, l := square(x)
+	var c uint64
+	a[0], c = bits.Add64(a[0], l, 0)
+	a[1], c = bits.Add64(a[1], h, c)
+	a[2] += c
+}
+
+func (a *uint192) subSquare(x int64) {
+	h, l := square(x)
+	var b uint64
+	a[0], b = bits.Sub64(a[0], l, 0)
+	a[1], b = bits.Sub64(a[1], h, b)
+	a[2] -= b
+}

@@ -2,6 +2,7 @@ package detector_test
 
 import (
 	"math"
+	"math/big"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -163,7 +164,7 @@ func TestWindowCloneIsIndependentAndBitIdentical(t *testing.T) {
 	w, err := detector.NewWindow(7)
 	require.NoError(t, err)
 	rng := rand.New(rand.NewPCG(3, 4))
-	for range 10 { // past a rebase, so the sums carry history
+	for range 10 { // past the first eviction
 		w.Add(ms(100 + 30*rng.NormFloat64()))
 	}
 	c := w.Clone()
@@ -181,5 +182,119 @@ func TestWindowCloneIsIndependentAndBitIdentical(t *testing.T) {
 		m2, s2 := w2.MeanStdDev()
 		require.Equal(t, math.Float64bits(m1), math.Float64bits(m2))
 		require.Equal(t, math.Float64bits(s1), math.Float64bits(s2))
+	}
+}
+
+// The statistics are a function of the samples held: windows that reach the
+// same samples through different histories (other evicted samples, huge
+// ones among them, other ring positions) are Equal and give bit-identical
+// statistics, and so after the same additions.
+func TestWindowStatisticsDependOnContentsOnly(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	a, _ := detector.NewWindow(50)
+	b, _ := detector.NewWindow(50)
+	for i := range 137 {
+		a.Add(time.Duration(5e16) + time.Duration(rng.NormFloat64()*1e9))
+		if i%7 == 0 {
+			b.Add(math.MaxInt64)
+		}
+		b.Add(ms(100 + 30*rng.NormFloat64()))
+	}
+	assert.False(t, a.Equal(b))
+	for range 50 {
+		x := ms(100 + 30*rng.NormFloat64())
+		a.Add(x)
+		b.Add(x)
+	}
+	require.True(t, a.Equal(b))
+	for range 20 {
+		requireSameStats(t, a, b)
+		x := ms(100 + 30*rng.NormFloat64())
+		a.Add(x)
+		b.Add(x)
+	}
+	c := a.Clone()
+	c.Add(1)
+	assert.False(t, a.Equal(c))
+	d, _ := detector.NewWindow(51)
+	assert.False(t, a.Equal(d), "sizes differ")
+}
+
+func requireSameStats(t *testing.T, a, b *detector.Window) {
+	t.Helper()
+	m1, s1 := a.MeanStdDev()
+	m2, s2 := b.MeanStdDev()
+	require.Equal(t, math.Float64bits(m1), math.Float64bits(m2))
+	require.Equal(t, math.Float64bits(s1), math.Float64bits(s2))
+	require.Equal(t, a.MeanDuration(), b.MeanDuration())
+	require.Equal(t, math.Float64bits(a.Variance()), math.Float64bits(b.Variance()))
+	require.Equal(t, math.Float64bits(a.MeanOffset(ms(7))), math.Float64bits(b.MeanOffset(ms(7))))
+}
+
+// The mean and variance equal the exact rational ones (math/big) rounded to
+// float64, within the one rounding of the numerator and of each division,
+// for samples anywhere in the int64 range.
+func TestWindowExactAgainstBig(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	gens := []func() time.Duration{
+		func() time.Duration { return ms(100 + 10*rng.NormFloat64()) },
+		func() time.Duration { return time.Duration(47816110312853897 + rng.Int64N(1e6)) },
+		func() time.Duration { return time.Duration(rng.Uint64()) }, // both signs, any size
+		func() time.Duration { return []time.Duration{math.MinInt64, math.MaxInt64, -1, 0}[rng.IntN(4)] },
+	}
+	for g, gen := range gens {
+		w, _ := detector.NewWindow(1 + rng.IntN(40))
+		for range 300 {
+			w.Add(gen())
+			n := int64(w.Len())
+			sum, sumsq := new(big.Int), new(big.Int)
+			for i := range w.Len() {
+				x := big.NewInt(int64(w.At(i)))
+				sum.Add(sum, x)
+				sumsq.Add(sumsq, new(big.Int).Mul(x, x))
+			}
+			mean := new(big.Rat).SetFrac(sum, big.NewInt(n))
+			wantMean, _ := mean.Float64()
+			assert.InDelta(t, wantMean, w.Mean(), math.Abs(wantMean)*0x1p-51, "generator %d", g)
+			// Nearest, halves away from zero.
+			half := new(big.Rat).SetFrac64(1, 2)
+			if mean.Sign() < 0 {
+				half.Neg(half)
+			}
+			r := new(big.Rat).Add(mean, half)
+			want := new(big.Int).Quo(r.Num(), r.Denom()) // truncates toward zero
+			require.Equal(t, want.Int64(), int64(w.MeanDuration()), "generator %d: mean %v", g, mean)
+			if n < 2 {
+				continue
+			}
+			num := new(big.Int).Sub(new(big.Int).Mul(big.NewInt(n), sumsq), new(big.Int).Mul(sum, sum))
+			wantVar, _ := new(big.Rat).SetFrac(num, big.NewInt(n*n)).Float64()
+			assert.InDelta(t, wantVar, w.Variance(), wantVar*0x1p-50, "generator %d", g)
+		}
+	}
+}
+
+// MeanDuration rounds halves away from zero whatever the samples' sign,
+// and whatever sample came first.
+func TestWindowMeanDurationHalves(t *testing.T) {
+	for _, c := range []struct {
+		xs   []time.Duration
+		want time.Duration
+	}{
+		{[]time.Duration{-10, -9}, -10},
+		{[]time.Duration{-9, -10}, -10},
+		{[]time.Duration{10, 11}, 11},
+		{[]time.Duration{11, 10}, 11},
+		{[]time.Duration{-1, 0}, -1},
+		{[]time.Duration{0, 1}, 1},
+		{[]time.Duration{-1, 0, 0}, 0},
+		{[]time.Duration{math.MinInt64, math.MinInt64 + 1}, math.MinInt64},
+		{[]time.Duration{math.MaxInt64, math.MaxInt64 - 1}, math.MaxInt64},
+	} {
+		w, _ := detector.NewWindow(len(c.xs))
+		for _, x := range c.xs {
+			w.Add(x)
+		}
+		assert.Equal(t, c.want, w.MeanDuration(), "%v", c.xs)
 	}
 }

@@ -187,8 +187,7 @@ func (d *Akka) Observe(hb detector.Heartbeat) {
 // refresh derives t*(Θ) and τ from m', s' and T_last.
 func (d *Akka) refresh() {
 	d.tstar = AkkaCrossing(d.mean, d.sd, d.yTh)
-	t, _ := ceilDuration(d.tstar)
-	d.tau = detector.AddSat(d.arr.last, t)
+	d.tau = freshnessPoint(d.arr.last, d.tstar)
 }
 
 // AkkaCrossing returns t* = max(0, m' + s'·y) in nanoseconds for m' and s' in

@@ -81,6 +81,22 @@ func ceilDuration(ns float64) (time.Duration, bool) {
 	return time.Duration(c), true
 }
 
+// freshnessPoint returns τ = T_last + ⌈t*⌉ for a crossing time t* in
+// nanoseconds, saturating at the largest time.Duration: exact also where
+// ⌈t*⌉ is beyond the Duration range but the sum is not (T_last < 0).
+func freshnessPoint(last time.Duration, tstar float64) time.Duration {
+	t, ok := ceilDuration(tstar)
+	if ok {
+		return detector.AddSat(last, t)
+	}
+	// ⌈t*⌉ ≥ 2^63, or NaN: below 2^64 (an integer in float64) and with
+	// T_last < 0 the sum may fit; t* − 2^63 is then exact.
+	if last >= 0 || !(tstar < 0x1p64) {
+		return math.MaxInt64
+	}
+	return detector.AddSat(last+math.MaxInt64+1, time.Duration(tstar-0x1p63))
+}
+
 // checkThreshold validates a configured threshold Θ (0 already replaced by
 // the default).
 func checkThreshold(model string, th float64) error {

@@ -154,8 +154,7 @@ func (d *Cassandra) Observe(hb detector.Heartbeat) {
 		d.recorded += d.relearn.skipped(iv, d.window)
 	}
 	d.scale = max(d.window.Mean(), 1) * math.Ln10
-	t, _ := ceilDuration(d.threshold * d.scale)
-	d.tau = detector.AddSat(d.arr.last, t)
+	d.tau = freshnessPoint(d.arr.last, d.threshold*d.scale)
 }
 
 // Level returns φ(now) = (now − T_last)/(μ·ln 10): 0 before the first

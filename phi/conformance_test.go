@@ -69,3 +69,27 @@ func TestElapsedWiderThanMaxInt64(t *testing.T) {
 	c.Observe(detector.Heartbeat{Seq: 4, HasSeq: true, Arrival: math.MaxInt64 - 1})
 	assert.Greater(t, c.Mean(), time.Duration(0), "the interval saturates instead of wrapping")
 }
+
+// Found by detectortest once the window's statistics stopped clamping wide
+// intervals: a crossing t* beyond the Duration range after a T_last far
+// below zero gave τ = T_last + math.MaxInt64 instead of the representable
+// T_last + ⌈t*⌉ (or the saturated math.MaxInt64 when that is beyond the
+// range).
+func TestFreshnessPointCrossingBeyondDurationRange(t *testing.T) {
+	c, err := phi.NewCassandra(phi.CassandraConfig{WindowSize: 1, Threshold: 1.1, MaxInterval: new(time.Duration(0))})
+	require.NoError(t, err)
+	c.Observe(detector.Heartbeat{Arrival: -9e18})
+	c.Observe(detector.Heartbeat{Arrival: -5e18}) // the window holds 4e18
+	th, mean := 1.1, 4e18
+	tstar := th * (mean * math.Ln10) // in float64 as Cassandra does: in [2^63, 2^64), an integer
+	require.Greater(t, tstar, 0x1p63)
+	tau, ok := c.FreshnessPoint()
+	require.True(t, ok)
+	assert.Equal(t, time.Duration(-5e18+tstar), tau)
+	_, ok = c.ElapsedFor(1.1)
+	assert.False(t, ok, "t* itself is beyond the range")
+
+	c.Observe(detector.Heartbeat{Arrival: 0}) // the window holds 5e18: T_last + t* is beyond the range
+	tau, _ = c.FreshnessPoint()
+	assert.Equal(t, time.Duration(math.MaxInt64), tau)
+}

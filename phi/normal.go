@@ -239,8 +239,7 @@ func (d *Normal) update() {
 
 // refresh recomputes τ = T_last + ⌈t*(Θ)⌉ from μ and σ_eff.
 func (d *Normal) refresh() {
-	t, _ := ceilDuration(NormalCrossing(d.mu, d.sd, d.zTh))
-	d.tau = detector.AddSat(d.arr.last, t)
+	d.tau = freshnessPoint(d.arr.last, NormalCrossing(d.mu, d.sd, d.zTh))
 }
 
 // NormalCrossing returns t* = max(0, μ + σ_eff·z) in nanoseconds for μ (the

@@ -48,7 +48,8 @@
 //     a bisection on Level: Level(T_last + ElapsedFor(L) + 1ns) ≥ L and
 //     Level(T_last + ElapsedFor(L) − 2ns) < L, for L = Θ, fixed and random
 //     levels (beyond 2^53 ns, about 104 days, where a float64 elapsed time
-//     no longer resolves a nanosecond, the slack grows by a few ulps).
+//     no longer resolves a nanosecond, the slack grows by a few ulps of the
+//     elapsed time and of the widest gap between the heartbeats fed).
 //   - FreshnessPoint == T_last + ElapsedFor(Threshold()): the kit takes
 //     T_last = τ − ElapsedFor(Θ) and requires it to be the arrival instant of
 //     a heartbeat it fed, then uses it for the bisection above (skipped when

@@ -52,6 +52,7 @@ type run struct {
 	hbs      []detector.Heartbeat
 	step     int // index of the heartbeat being checked, -1 before the first
 	arrivals map[time.Duration]bool
+	maxGap   float64 // the widest gap between the arrivals fed so far, in ns
 	r        *rand.Rand
 }
 
@@ -94,6 +95,9 @@ func check(t reporter, newDet func() detector.Detector, o Config, clean bool, hb
 		d.Observe(h)
 		twin.Observe(h)
 		c.arrivals[h.Arrival] = true
+		if i > 0 {
+			c.maxGap = max(c.maxGap, math.Abs(float64(h.Arrival)-float64(hbs[i-1].Arrival)))
+		}
 		if i == 0 || h.Arrival > maxArrival {
 			maxArrival = h.Arrival
 		}
@@ -255,8 +259,11 @@ func (c *run) checkAccrual(d detector.Accrual, tau, a time.Duration) {
 		// The crossing found by bisection on Level lies within 1 ns of
 		// el: Level(T_last+el+1) ≥ level and Level(T_last+el−2) < level.
 		// Beyond 2^53 ns (104 days) a float64 elapsed time no longer
-		// resolves 1 ns: the slack grows by a few ulps of el.
-		slack := 1 + time.Duration(float64(el)*0x1p-50)
+		// resolves 1 ns: the slack grows by a few ulps of el, and of the
+		// widest gap fed, which bounds the statistics el is computed from
+		// (a mean and a deviation of intervals, whose float64 product with
+		// a level's coefficient errs by ulps of their size, not of el's).
+		slack := 1 + time.Duration((float64(el)+c.maxGap)*0x1p-50)
 		at := detector.AddSat(last, el)
 		if at > math.MaxInt64-slack {
 			continue // T_last + ElapsedFor + slack is beyond the Duration range
