@@ -40,22 +40,21 @@ func (r *replayer) finish() (Result, error) {
 		}
 		return res, nil
 	}
-	td := r.tdArr // reused in place: τ − A_k becomes TD_k
-	for k := range td {
-		td[k] += r.tdBase(sync, k)
-	}
-	if len(td) > 0 {
-		res.LastTD = time.Duration(td[len(td)-1])
-	}
+	var cells *cellSeries // the one whose TD sums this replay fills
 	if r.cells != nil {
 		if err := r.setSpan(res.Start); err != nil {
 			return Result{}, err
 		}
 		if r.lin == nil {
-			r.cells.setTD(td, r.evCell)
+			cells = r.cells
 		}
 	}
-	res.TD = tdStats(td)
+	var base []int64
+	if sync {
+		base = r.delay
+	}
+	acc := sumTD(r.tdArr, base, int64(r.cfg.DelayOffset), cells, r.evCell) // τ − A_k becomes TD_k in place
+	res.TD, res.LastTD = acc.stats(r.tdArr)
 	res.setRates()
 	if r.cells != nil && r.lin == nil {
 		res.setCI(r.cells)

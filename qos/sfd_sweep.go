@@ -121,12 +121,6 @@ type sfdSchedule struct {
 	ev      []int32
 	blockEA []time.Duration
 	w       []int64
-	// Per block, the sum, least and greatest w (when every partial sum
-	// fits: absSum), and the cell all its evaluated heartbeats lie in
-	// (−1: several); absSum bounds Σ (|EA_{ℓ+1} − A_k| + |tdB|).
-	wSum, wMin, wMax []int64
-	wCell            []int16
-	absSum           float64
 }
 
 // newSFDSchedule mirrors replayer.step for everything but τ. It returns
@@ -230,8 +224,6 @@ func (sch *sfdSchedule) replay(tr *sfdTrace, changes []sfd.MarginChange, buf []i
 		clear(cells.mist)
 		clear(cells.susp)
 	}
-	acc := newTDAcc(cells)
-	exact := sch.exactSums(changes)
 	nextFrom := math.MaxInt // the heartbeat of the next margin change
 	if len(changes) > 1 {
 		nextFrom = changes[1].From
@@ -240,7 +232,9 @@ func (sch *sfdSchedule) replay(tr *sfdTrace, changes []sfd.MarginChange, buf []i
 		if b := k / sfdBlock; k%sfdBlock == 0 && pending && !out && sch.isQuiet(b, sm, nextFrom) {
 			// A quiet block: τ = EA_{ℓ+1} + SM stays at or after every
 			// arrival, so no mistake starts or ends; only TD_k is added.
-			td = sch.quietTD(b, sm, td, &acc, exact)
+			for _, w := range sch.w[sch.ev[b]:sch.ev[b+1]] {
+				td = append(td, w+int64(sm))
+			}
 			k = min(k+sfdBlock, len(sch.arr)) - 1
 			prevA, cur = sch.arr[k], sch.blockEA[b]+sm
 			tau = cur
@@ -289,9 +283,7 @@ func (sch *sfdSchedule) replay(tr *sfdTrace, changes []sfd.MarginChange, buf []i
 		pending, tau = true, cur
 		if c&sfdStale == 0 {
 			j := len(td)
-			v := int64(max(tau-a, 0)) + sch.tdB[j]
-			td = append(td, v)
-			acc.add(v, sch.evCell, j)
+			td = append(td, int64(max(tau-a, 0))+sch.tdB[j])
 		}
 		after := tau < a
 		if after && !out {
@@ -309,6 +301,7 @@ func (sch *sfdSchedule) replay(tr *sfdTrace, changes []sfd.MarginChange, buf []i
 	if out && sch.rec {
 		res.MistakeIntervals = append(res.MistakeIntervals, Interval{Start: openStart, End: res.End})
 	}
+	acc := sumTD(td, nil, 0, cells, sch.evCell)
 	res.TD, res.LastTD = acc.stats(td)
 	res.setRates()
 	if cells != nil {
@@ -382,7 +375,6 @@ func (sch *sfdSchedule) setQuiet(tr *sfdTrace) {
 	nb := (n + sfdBlock - 1) / sfdBlock
 	sch.quiet, sch.blockEA = make([]int64, nb), make([]time.Duration, nb)
 	sch.ev, sch.w = make([]int32, nb+1), make([]int64, 0, len(sch.tdB))
-	sch.wSum, sch.wMin, sch.wMax, sch.wCell = make([]int64, nb), make([]int64, nb), make([]int64, nb), make([]int16, nb)
 	var ea time.Duration
 	seen := false
 	for b := range nb {
@@ -403,7 +395,6 @@ func (sch *sfdSchedule) setQuiet(tr *sfdTrace) {
 			if c&sfdStale == 0 && c&sfdCode != sfdSkip && c&sfdCode != sfdBreak {
 				j := len(sch.w)
 				w, ok := diff(ea, a)
-				sch.absSum += math.Abs(float64(w)) + math.Abs(float64(sch.tdB[j]))
 				if ok {
 					w, ok = diff(time.Duration(w), -time.Duration(sch.tdB[j]))
 				}
@@ -415,7 +406,6 @@ func (sch *sfdSchedule) setQuiet(tr *sfdTrace) {
 		}
 		sch.blockEA[b] = ea
 		sch.quiet[b] = q
-		sch.blockSums(b)
 	}
 	sch.ev[nb] = int32(len(sch.w))
 	hi := int64(0)
@@ -432,77 +422,4 @@ func (sch *sfdSchedule) setQuiet(tr *sfdTrace) {
 func diff(x, y time.Duration) (int64, bool) {
 	d := x - y
 	return int64(d), (d < x) == (y > 0)
-}
-
-// blockSums sets the sums, extremes and cell of block b's w (setQuiet),
-// the sum wrapping where absSum rules it out.
-func (sch *sfdSchedule) blockSums(b int) {
-	var sum int64
-	mn, mx := int64(math.MaxInt64), int64(math.MinInt64)
-	cell := int16(-1)
-	for j := sch.ev[b]; j < int32(len(sch.w)); j++ {
-		v := sch.w[j]
-		sum += v
-		mn, mx = min(mn, v), max(mx, v)
-		if sch.evCell == nil {
-			continue
-		}
-		switch c := int16(sch.evCell[j]); {
-		case j == sch.ev[b]:
-			cell = c
-		case c != cell:
-			cell = -2
-		}
-	}
-	sch.wSum[b], sch.wMin[b], sch.wMax[b], sch.wCell[b] = sum, mn, mx, max(cell, -1)
-}
-
-// exactSums reports whether every TD_k of a replay with the margin
-// changes given, and every partial sum of them, is an integer of at most
-// 2^52 in magnitude: float64 sums of them in any order are then exact, so
-// a quiet block can add its TD_k at once (quietTD).
-func (sch *sfdSchedule) exactSums(changes []sfd.MarginChange) bool {
-	var smMax time.Duration
-	for _, c := range changes {
-		smMax = max(smMax, c.SM)
-	}
-	return sch.absSum+float64(len(sch.w))*float64(smMax) < 1<<52
-}
-
-// quietTD adds the TD_k = w + SM of quiet block b to td and acc, as
-// acc.add would one by one: at once when exact (exactSums).
-func (sch *sfdSchedule) quietTD(b int, sm time.Duration, td []int64, acc *tdAcc, exact bool) []int64 {
-	lo, hi := sch.ev[b], sch.ev[b+1]
-	if !exact {
-		for j := lo; j < hi; j++ {
-			v := sch.w[j] + int64(sm)
-			td = append(td, v)
-			acc.add(v, sch.evCell, int(j))
-		}
-		return td
-	}
-	if lo == hi {
-		return td
-	}
-	for _, w := range sch.w[lo:hi] {
-		td = append(td, w+int64(sm))
-	}
-	n := int64(hi - lo)
-	sum := float64(sch.wSum[b] + n*int64(sm))
-	acc.sum += sum
-	acc.mn, acc.mx = min(acc.mn, sch.wMin[b]+int64(sm)), max(acc.mx, sch.wMax[b]+int64(sm))
-	if acc.tdSum == nil {
-		return td
-	}
-	if c := sch.wCell[b]; c >= 0 {
-		acc.tdSum[c] += sum
-		acc.tdN[c] += float64(n)
-		return td
-	}
-	for j := lo; j < hi; j++ {
-		c := sch.evCell[j]
-		acc.tdSum[c] += float64(sch.w[j] + int64(sm))
-		acc.tdN[c]++
-	}
-	return td
 }

@@ -111,12 +111,11 @@ func TestSFDSharedEstimatorFallsBack(t *testing.T) {
 	assert.ErrorContains(t, c[0].Err, "sm1=1")
 }
 
-// The quiet blocks of the per-margin replay (sfdSchedule.setQuiet) add
-// their TD_k at once only while every sum of them is exact in a float64:
-// with d̄ = 2^50 ns the sums pass 2^52 and each TD_k is added in turn; with
-// arrivals near the end of the time.Duration range τ = EA_{ℓ+1} + SM
-// saturates and no block is quiet. Both equal the replays, and quiet
-// blocks were used where they apply.
+// The quiet blocks of the per-margin replay (sfdSchedule.setQuiet) equal
+// the replays where they apply, also with d̄ = 2^50 ns (the TD sums pass
+// 2^52 and are no longer taken in int64: sumTD); with arrivals near the end
+// of the time.Duration range τ = EA_{ℓ+1} + SM saturates and no block is
+// quiet.
 func TestSFDQuietBlocksEqualReplays(t *testing.T) {
 	hbs := agreementTraces()["jitter-loss"]
 	sch := func(hbs []detector.Heartbeat, cfg Config) *sfdSchedule {
@@ -139,13 +138,11 @@ func TestSFDQuietBlocksEqualReplays(t *testing.T) {
 	cfg := Config{Clock: ClockUnsynchronized}
 	s := sch(hbs, cfg)
 	require.Positive(t, quiet(s))
-	require.True(t, s.exactSums([]sfd.MarginChange{{SM: ms(300)}}))
 	checkSFDShared(t, sfdTestConfig(false), hbs, cfg)
 
 	cfg.DelayOffset = 1 << 50
 	s = sch(hbs, cfg)
 	require.Positive(t, quiet(s))
-	require.False(t, s.exactSums([]sfd.MarginChange{{SM: ms(300)}}), "sums past 2^52")
 	checkSFDShared(t, sfdTestConfig(false), hbs, cfg)
 
 	late := slices.Clone(hbs)

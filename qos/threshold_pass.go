@@ -2,7 +2,6 @@ package qos
 
 import (
 	"fmt"
-	"math"
 	"slices"
 	"time"
 
@@ -286,60 +285,6 @@ func (p *thresholdPass) finish(spans *spanMemo) ([]Result, error) {
 // cellSeries.setTD with the cell evCell[k] of each heartbeat), and returns
 // tdStats and the last TD_k: what replayer.finish does with TD, in one pass.
 func finishTD(td, base []int64, off int64, cells *cellSeries, evCell []uint8) (TDStats, time.Duration) {
-	acc := newTDAcc(cells)
-	for k := range td {
-		v := td[k]
-		if base != nil {
-			v += base[k]
-		} else {
-			v += off
-		}
-		td[k] = v
-		acc.add(v, evCell, k)
-	}
+	acc := sumTD(td, base, off, cells, evCell)
 	return acc.stats(td)
-}
-
-// tdAcc collects, TD_k by TD_k in heartbeat order, what tdStats and
-// cellSeries.setTD compute from them: their float64 sum, least and
-// greatest values, and the sums per cell.
-type tdAcc struct {
-	sum        float64
-	mn, mx     int64
-	tdSum, tdN []float64
-}
-
-// newTDAcc returns an accumulator that also fills cells's TD sums (when
-// cells is not nil), which it clears.
-func newTDAcc(cells *cellSeries) tdAcc {
-	a := tdAcc{mn: math.MaxInt64, mx: math.MinInt64}
-	if cells != nil {
-		clear(cells.tdSum)
-		clear(cells.tdN)
-		a.tdSum, a.tdN = cells.tdSum, cells.tdN
-	}
-	return a
-}
-
-// add accounts TD_k = v of the k-th evaluated heartbeat, whose cell is
-// evCell[k].
-func (a *tdAcc) add(v int64, evCell []uint8, k int) {
-	a.sum += float64(v)
-	a.mx = max(a.mx, v)
-	a.mn = min(a.mn, v)
-	if a.tdSum != nil {
-		c := evCell[k]
-		a.tdSum[c] += float64(v)
-		a.tdN[c]++
-	}
-}
-
-// stats returns tdStats of td, whose values were all added, and the last
-// of them.
-func (a *tdAcc) stats(td []int64) (TDStats, time.Duration) {
-	if len(td) == 0 {
-		return TDStats{}, 0
-	}
-	last := time.Duration(td[len(td)-1]) // before tdStatsOf reorders td
-	return tdStatsOf(td, a.sum, a.mn, a.mx), last
 }
