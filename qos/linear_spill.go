@@ -51,7 +51,7 @@ type linBlock struct {
 // blocks calls fn with the records in order, linBlockLen at a time (the
 // block is reused by the next call).
 func (s *linearSpill) blocks(fn func(b *linBlock)) error {
-	r, err := s.reader(linRecord)
+	r, err := s.reader()
 	if err != nil {
 		return err
 	}

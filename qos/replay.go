@@ -262,7 +262,7 @@ type replayer struct {
 	// linear collector: Config.Spill.After) moves tdArr, delay and evCell
 	// to spill once they hold spillAt heartbeats.
 	spillAt int
-	spill   *evalSpill
+	spill   *tdSpill
 	hint    int // the expected number of heartbeats (capacity to allocate)
 }
 
@@ -474,7 +474,11 @@ func (r *replayer) transition(a time.Duration, after bool) {
 
 // startSpill moves the per-heartbeat data to a spill file.
 func (r *replayer) startSpill() error {
-	s, err := newEvalSpill(r.cfg.Spill.Dir)
+	cells := 0
+	if r.cells != nil {
+		cells = len(r.cells.tdN)
+	}
+	s, err := newTDSpill(r.cfg.Spill.Dir, int64(r.cfg.DelayOffset), cells)
 	if err != nil {
 		return err
 	}

@@ -29,7 +29,7 @@ func (r *replayer) finish() (Result, error) {
 				return Result{}, err
 			}
 		}
-		st, last, err := tdStatsSpilled(r.spill, sync, int64(r.cfg.DelayOffset), r.cells)
+		st, last, err := r.spill.stats(sync, r.cells)
 		if err != nil {
 			return Result{}, err
 		}

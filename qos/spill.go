@@ -3,12 +3,10 @@ package qos
 import (
 	"bufio"
 	"cmp"
-	"encoding/binary"
 	"fmt"
 	"io"
 	"math"
 	"os"
-	"time"
 )
 
 // Spill says where and when replays and sweeps of a Source that is not
@@ -66,14 +64,15 @@ func (s Spill) after() int      { return cmp.Or(s.After, DefaultSpillAfter) }
 func (s Spill) inMemory() int   { return cmp.Or(s.InMemory, DefaultSpillInMemory) }
 func (s Spill) groupBytes() int { return cmp.Or(s.GroupBytes, DefaultSpillGroupBytes) }
 
-// spillFile is an unlinked temporary file of fixed-size records, written
+// spillFile is an unlinked temporary file of records, written
 // once and then read back in order (the replay's per-heartbeat data in
-// evalSpill, the linear forms in linearSpill).
+// tdSpill, the linear forms in linearSpill).
 type spillFile struct {
 	f    *os.File
 	name string // removed by close when the system kept it linked
 	w    *bufio.Writer
-	n    int // records written
+	n    int   // records written
+	size int64 // bytes written
 	err  error
 }
 
@@ -105,18 +104,19 @@ func (s *spillFile) put(rec []byte) {
 		s.err = fmt.Errorf("qos: spilling replay data: %w", err)
 	}
 	s.n++
+	s.size += int64(len(rec))
 }
 
-// reader flushes what was written and returns a reader of the n records of
-// size bytes each, from the first.
-func (s *spillFile) reader(size int) (*bufio.Reader, error) {
+// reader flushes what was written and returns a reader of it from the
+// first record.
+func (s *spillFile) reader() (*bufio.Reader, error) {
 	if s.err != nil {
 		return nil, s.err
 	}
 	if err := s.w.Flush(); err != nil {
 		return nil, fmt.Errorf("qos: spilling replay data: %w", err)
 	}
-	return bufio.NewReaderSize(io.NewSectionReader(s.f, 0, int64(s.n)*int64(size)), 64<<10), nil
+	return bufio.NewReaderSize(io.NewSectionReader(s.f, 0, s.size), 64<<10), nil
 }
 
 func (s *spillFile) close() {
@@ -124,58 +124,6 @@ func (s *spillFile) close() {
 	if s.name != "" {
 		os.Remove(s.name)
 	}
-}
-
-// evalSpill is the file of a replay's per-evaluated-heartbeat data.
-type evalSpill struct {
-	spillFile
-	buf [17]byte
-}
-
-func newEvalSpill(dir string) (*evalSpill, error) {
-	f, err := newSpillFile(dir)
-	if err != nil {
-		return nil, err
-	}
-	return &evalSpill{spillFile: f}, nil
-}
-
-func (s *evalSpill) add(t, d int64, c uint8) {
-	binary.LittleEndian.PutUint64(s.buf[0:], uint64(t))
-	binary.LittleEndian.PutUint64(s.buf[8:], uint64(d))
-	s.buf[16] = c
-	s.put(s.buf[:])
-}
-
-// evalBlockLen is the number of records a pass over an evalSpill decodes
-// at a time.
-const evalBlockLen = 4096
-
-// blocks calls fn with the records in order, evalBlockLen at a time: the
-// τ − A_k, the delays and the time cells (the slices are reused by the
-// next call).
-func (s *evalSpill) blocks(fn func(t, d []int64, c []uint8)) error {
-	r, err := s.reader(len(s.buf))
-	if err != nil {
-		return err
-	}
-	const rec = len(evalSpill{}.buf)
-	raw := make([]byte, evalBlockLen*rec)
-	t, d, c := make([]int64, evalBlockLen), make([]int64, evalBlockLen), make([]uint8, evalBlockLen)
-	for from := 0; from < s.n; from += evalBlockLen {
-		m := min(evalBlockLen, s.n-from)
-		if _, err := io.ReadFull(r, raw[:m*rec]); err != nil {
-			return fmt.Errorf("qos: reading back replay data: %w", err)
-		}
-		for k := range m {
-			x := raw[k*rec : (k+1)*rec]
-			t[k] = int64(binary.LittleEndian.Uint64(x[0:]))
-			d[k] = int64(binary.LittleEndian.Uint64(x[8:]))
-			c[k] = x[16]
-		}
-		fn(t[:m], d[:m], c[:m])
-	}
-	return nil
 }
 
 // selectBuckets and selectCollect bound selectKeys's memory: a pass
@@ -402,50 +350,4 @@ func (w *selectWin) narrow(rank int) error {
 		w.hist = nil
 	}
 	return nil
-}
-
-// tdStatsSpilled is tdStats over the TD_k = t_k + base_k of a spilled
-// replay (base from the record's delay d_k when sync, else d̄), also
-// filling the cells' TD sums; it returns the last TD_k.
-func tdStatsSpilled(s *evalSpill, sync bool, dbar int64, cells *cellSeries) (TDStats, int64, error) {
-	td := func(t, d int64) int64 {
-		if sync {
-			return t + d
-		}
-		return t + dbar
-	}
-	if cells != nil {
-		clear(cells.tdSum)
-		clear(cells.tdN)
-	}
-	var sum float64
-	var mn, mx, last int64 = math.MaxInt64, math.MinInt64, 0
-	err := s.blocks(func(t, d []int64, c []uint8) {
-		for k := range t {
-			v := td(t[k], d[k])
-			sum += float64(v)
-			mn, mx, last = min(mn, v), max(mx, v), v
-			if cells != nil {
-				cells.tdSum[c[k]] += float64(v)
-				cells.tdN[c[k]]++
-			}
-		}
-	})
-	if err != nil {
-		return TDStats{}, 0, err
-	}
-	n := s.n
-	st := TDStats{Mean: time.Duration(math.Round(sum / float64(n))), Max: time.Duration(mx)}
-	r, err := selectStream(n, [2]int{rank(0.50, n), rank(0.99, n)}, mn, mx, func(fn func(int64)) error {
-		return s.blocks(func(t, d []int64, _ []uint8) {
-			for k := range t {
-				fn(td(t[k], d[k]))
-			}
-		})
-	})
-	if err != nil {
-		return TDStats{}, 0, err
-	}
-	st.P50, st.P99 = time.Duration(r[0]), time.Duration(r[1])
-	return st, last, nil
 }

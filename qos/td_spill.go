@@ -1,0 +1,250 @@
+package qos
+
+import (
+	"encoding/binary"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"time"
+)
+
+// tdSpill is the file of a replay's per-evaluated-heartbeat data once it
+// moves out of memory (Config.Spill.After): τ − A_k and A_k − σ_k, each
+// coded as the zigzag varint of its difference from the previous
+// heartbeat's (about 6 bytes a heartbeat on TD-like values). Everything
+// replayer.finish computes from them but the percentiles is accumulated as
+// the records are written, for both TD bases (send-based: TD_k = τ − A_k +
+// A_k − σ_k; arrival-based: + d̄), since the replay decides between them
+// only at its end: the sum, least, greatest and last TD_k and the TD sums
+// per time cell, in heartbeat order as the in-memory replay adds them. A
+// systematic sample of the records draws the percentiles' rank windows
+// (sampleBounds), so that stats reads the file back once, counting the
+// values below each window and keeping those in it; only when a window
+// misses its rank, or the windows would keep too many values, does it
+// select among all values (selectStream, two passes more on TD values).
+type tdSpill struct {
+	spillFile
+	off          int64 // d̄
+	prevT, prevD int64
+	buf          [2 * binary.MaxVarintLen64]byte
+	run          [2]tdRun  // send-based, arrival-based
+	cellN        []float64 // evaluated heartbeats per cell (nil without cells)
+	// The sample: the records at the multiples of stride (a power of
+	// two), which doubles whenever the sample reaches tdSpillSample.
+	sample []tdRecord
+	stride int
+}
+
+// tdRun is what tdSpill accumulates for one TD base.
+type tdRun struct {
+	sum          float64
+	mn, mx, last int64
+	cellSum      []float64
+}
+
+// tdRecord is one spilled heartbeat: τ − A_k and A_k − σ_k.
+type tdRecord struct{ t, d int64 }
+
+// tdSpillSample bounds tdSpill's sample; it holds between half of it and
+// all of it (16 bytes each): windows of a few percent of the values.
+const tdSpillSample = 1 << 13
+
+// newTDSpill returns an empty spill whose arrival-based TD adds off; cells
+// is the number of time cells (0: none).
+func newTDSpill(dir string, off int64, cells int) (*tdSpill, error) {
+	f, err := newSpillFile(dir)
+	if err != nil {
+		return nil, err
+	}
+	s := &tdSpill{spillFile: f, off: off, stride: 1, sample: make([]tdRecord, 0, tdSpillSample)}
+	for j := range s.run {
+		s.run[j] = tdRun{mn: math.MaxInt64, mx: math.MinInt64}
+		if cells > 0 {
+			s.run[j].cellSum = make([]float64, cells)
+		}
+	}
+	if cells > 0 {
+		s.cellN = make([]float64, cells)
+	}
+	return s, nil
+}
+
+func zigzag(v int64) uint64   { return uint64(v<<1) ^ uint64(v>>63) }
+func unzigzag(u uint64) int64 { return int64(u>>1) ^ -int64(u&1) }
+
+// add appends the heartbeat whose τ − A_k is t, A_k − σ_k d (0 without a
+// send time) and time cell c (ignored without cells).
+func (s *tdSpill) add(t, d int64, c uint8) {
+	k := binary.PutUvarint(s.buf[:], zigzag(t-s.prevT))
+	k += binary.PutUvarint(s.buf[k:], zigzag(d-s.prevD))
+	s.prevT, s.prevD = t, d
+	if s.n&(s.stride-1) == 0 {
+		if len(s.sample) == tdSpillSample {
+			for i := range tdSpillSample / 2 {
+				s.sample[i] = s.sample[2*i]
+			}
+			s.sample = s.sample[:tdSpillSample/2]
+			s.stride *= 2
+		}
+		if s.n&(s.stride-1) == 0 {
+			s.sample = append(s.sample, tdRecord{t, d})
+		}
+	}
+	s.put(s.buf[:k])
+	for j, v := range [2]int64{t + d, t + s.off} {
+		r := &s.run[j]
+		r.sum += float64(v)
+		r.mn, r.mx, r.last = min(r.mn, v), max(r.mx, v), v
+		if r.cellSum != nil {
+			r.cellSum[c] += float64(v)
+		}
+	}
+	if s.cellN != nil {
+		s.cellN[c]++
+	}
+}
+
+// tdSpillBlock is the number of records a pass over a tdSpill decodes at a
+// time.
+const tdSpillBlock = 4096
+
+// blocks calls fn with the TD_k of the records in order (TD base: the
+// delay when sync, else d̄), tdSpillBlock at a time (the slice is reused
+// by the next call).
+func (s *tdSpill) blocks(sync bool, fn func(td []int64)) error {
+	r, err := s.reader()
+	if err != nil {
+		return err
+	}
+	raw := make([]byte, 64<<10)
+	have, pos := 0, 0
+	td := make([]int64, tdSpillBlock)
+	var t, d int64
+	for from := 0; from < s.n; from += tdSpillBlock {
+		m := min(tdSpillBlock, s.n-from)
+		for k := range m {
+			if have-pos < 2*binary.MaxVarintLen64 {
+				have = copy(raw, raw[pos:have])
+				pos = 0
+				got, err := io.ReadFull(r, raw[have:])
+				if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
+					return fmt.Errorf("qos: reading back replay data: %w", err)
+				}
+				have += got
+			}
+			u, a := binary.Uvarint(raw[pos:have])
+			v, b := binary.Uvarint(raw[pos+max(a, 0) : have])
+			if a <= 0 || b <= 0 {
+				return fmt.Errorf("qos: reading back replay data: record %d of %d is truncated", from+k+1, s.n)
+			}
+			pos += a + b
+			t += unzigzag(u)
+			d += unzigzag(v)
+			if sync {
+				td[k] = t + d
+			} else {
+				td[k] = t + s.off
+			}
+		}
+		fn(td[:m])
+	}
+	return nil
+}
+
+// stats returns tdStats of the spilled TD_k (base: the delays when sync,
+// else d̄) and the last of them, and fills the TD sums of cells (when not
+// nil), as replayer.finish computes them in memory.
+func (s *tdSpill) stats(sync bool, cells *cellSeries) (TDStats, int64, error) {
+	j := 1
+	if sync {
+		j = 0
+	}
+	run, n := &s.run[j], s.n
+	if n == 0 {
+		return TDStats{}, 0, nil
+	}
+	if cells != nil {
+		copy(cells.tdSum, run.cellSum)
+		copy(cells.tdN, s.cellN)
+	}
+	st := TDStats{Mean: time.Duration(math.Round(run.sum / float64(n))), Max: time.Duration(run.mx)}
+	ranks := [2]int{rank(0.50, n), rank(0.99, n)}
+	r, ok, err := s.windowRanks(sync, ranks, run.mn, run.mx)
+	if err != nil {
+		return TDStats{}, 0, err
+	}
+	if !ok {
+		r, err = selectStream(n, ranks, run.mn, run.mx, func(fn func(int64)) error {
+			return s.blocks(sync, func(td []int64) {
+				for _, v := range td {
+					fn(v)
+				}
+			})
+		})
+		if err != nil {
+			return TDStats{}, 0, err
+		}
+	}
+	st.P50, st.P99 = time.Duration(r[0]), time.Duration(r[1])
+	return st, run.last, nil
+}
+
+// tdSpillWindows bounds the tdSpill.stats that keep their rank windows at
+// once: each keeps a few percent of its stream's values.
+var tdSpillWindows = make(chan struct{}, 2)
+
+// windowRanks is rankValuesInt on the spilled TD_k, with the sample drawn
+// as they were written: one read of the file counts the values below
+// each window and keeps those in it. ok is false (the caller selects from
+// all values) when mx − mn overflows, when the sample's values are heavy
+// on the windows' sides (sidesHeavy) or when a window misses its rank.
+func (s *tdSpill) windowRanks(sync bool, ranks [2]int, mn, mx int64) (r [2]int64, ok bool, err error) {
+	n := s.n
+	if mn < 0 && mx > math.MaxInt64+mn {
+		return r, false, nil
+	}
+	sample := make([]int64, len(s.sample))
+	for i, rec := range s.sample {
+		sample[i] = rec.t + s.off
+		if sync {
+			sample[i] = rec.t + rec.d
+		}
+	}
+	val, has := sampleBounds(sample, ranks, n)
+	if sidesHeavy(sample, val, has) {
+		return r, false, nil
+	}
+	lo0, hi0, lo1, hi1 := mn, mx, mn, mx
+	if has[0] {
+		lo0 = val[0]
+	}
+	if has[1] {
+		hi0 = val[1]
+	}
+	if has[2] {
+		lo1 = val[2]
+	}
+	if has[3] {
+		hi1 = val[3]
+	}
+	tdSpillWindows <- struct{}{}
+	defer func() { <-tdSpillWindows }()
+	m := len(sample)
+	in0 := make([]int64, 0, windowCap(ranks[0], n, m)+tdSpillBlock)
+	in1 := make([]int64, 0, windowCap(ranks[1], n, m)+tdSpillBlock)
+	var b0, b1 int
+	err = s.blocks(sync, func(vs []int64) {
+		in0, in1 = slices.Grow(in0, len(vs)), slices.Grow(in1, len(vs))
+		in0, b0 = windowScan(vs, lo0, hi0, in0, b0)
+		in1, b1 = windowScan(vs, lo1, hi1, in1, b1)
+	})
+	if err != nil {
+		return r, false, err
+	}
+	r0, r1 := ranks[0]-b0, ranks[1]-b1
+	if r0 < 0 || r0 >= len(in0) || r1 < 0 || r1 >= len(in1) {
+		return r, false, nil
+	}
+	return [2]int64{selectRank(in0, r0), selectRank(in1, r1)}, true, nil
+}

@@ -1,0 +1,89 @@
+package qos
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// A tdSpill's statistics equal tdStats and the per-cell sums of the same
+// TD_k in memory, for either TD base, on TD-like values, ties, extremes
+// of the int64 range, a trend (the windows of a systematic sample), and
+// lengths below and above the sample's bound.
+func TestTDSpillStatsEqualInMemory(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	gens := map[string]func(i int) (int64, int64){
+		"td":       func(int) (int64, int64) { return int64(20e6 + rng.NormFloat64()*2e6), int64(2e6 + rng.ExpFloat64()*1e6) },
+		"ties":     func(i int) (int64, int64) { return int64(i % 3), 7 },
+		"extremes": func(i int) (int64, int64) { return []int64{math.MaxInt64 / 2, math.MinInt64 / 2, 0}[i%3], int64(i % 2) },
+		"trend":    func(i int) (int64, int64) { return int64(i) * 1000, int64(i%17) * 3 },
+		"periodic": func(i int) (int64, int64) { return int64(i%4096) * int64(i%4096), 0 },
+	}
+	const off, cells = 1500, 5
+	for name, gen := range gens {
+		for _, n := range []int{1, 3, 1000, 3*tdSpillSample + 11, 40000} {
+			sp, err := newTDSpill(t.TempDir(), off, cells)
+			require.NoError(t, err)
+			ts, ds, cs := make([]int64, n), make([]int64, n), make([]uint8, n)
+			for k := range n {
+				ts[k], ds[k] = gen(k)
+				cs[k] = uint8(k * cells / n)
+				sp.add(ts[k], ds[k], cs[k])
+			}
+			for _, sync := range []bool{true, false} {
+				td := make([]int64, n)
+				for k := range td {
+					td[k] = ts[k] + off
+					if sync {
+						td[k] = ts[k] + ds[k]
+					}
+				}
+				g := cellGrid{n: cells}
+				want, got := newCellSeries(g), newCellSeries(g)
+				want.setTD(td, cs)
+				last := td[n-1]
+				wantSt := tdStats(td)
+				st, gotLast, err := sp.stats(sync, got)
+				require.NoError(t, err)
+				require.Equal(t, wantSt, st, "%s n=%d sync=%v", name, n, sync)
+				require.Equal(t, last, gotLast, "%s n=%d", name, n)
+				require.Equal(t, want.tdSum, got.tdSum, "%s n=%d", name, n)
+				require.Equal(t, want.tdN, got.tdN, "%s n=%d", name, n)
+			}
+			sp.close()
+		}
+	}
+}
+
+// A spill holds TD-like records in about 6 bytes each (not the 17 of a
+// fixed-size record), and its sample stays within its bound.
+func TestTDSpillCompact(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	sp, err := newTDSpill(t.TempDir(), 0, 0)
+	require.NoError(t, err)
+	defer sp.close()
+	const n = 100000
+	for range n {
+		sp.add(int64(20*time.Millisecond)+int64(rng.NormFloat64()*1e6), int64(2*time.Millisecond)+int64(rng.ExpFloat64()*1e6), 0)
+	}
+	require.Less(t, sp.size, int64(7*n))
+	require.LessOrEqual(t, len(sp.sample), tdSpillSample)
+	require.GreaterOrEqual(t, len(sp.sample), tdSpillSample/2)
+}
+
+// A truncated spill file is an error naming the record, not a wrong value.
+func TestTDSpillTruncated(t *testing.T) {
+	sp, err := newTDSpill(t.TempDir(), 0, 0)
+	require.NoError(t, err)
+	defer sp.close()
+	for k := range 100 {
+		sp.add(int64(k)<<40, 1, 0)
+	}
+	require.NoError(t, sp.w.Flush())
+	sp.size -= 3
+	_, _, err = sp.stats(true, nil)
+	require.ErrorContains(t, err, "truncated")
+}
