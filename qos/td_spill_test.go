@@ -16,7 +16,9 @@ import (
 func TestTDSpillStatsEqualInMemory(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	gens := map[string]func(i int) (int64, int64){
-		"td":       func(int) (int64, int64) { return int64(20e6 + rng.NormFloat64()*2e6), int64(2e6 + rng.ExpFloat64()*1e6) },
+		"td": func(int) (int64, int64) {
+			return int64(20e6 + rng.NormFloat64()*2e6), int64(2e6 + rng.ExpFloat64()*1e6)
+		},
 		"ties":     func(i int) (int64, int64) { return int64(i % 3), 7 },
 		"extremes": func(i int) (int64, int64) { return []int64{math.MaxInt64 / 2, math.MinInt64 / 2, 0}[i%3], int64(i % 2) },
 		"trend":    func(i int) (int64, int64) { return int64(i) * 1000, int64(i%17) * 3 },
