@@ -14,49 +14,22 @@ type thresholdDetector interface {
 	FreshnessPointAt(threshold float64) (time.Duration, bool)
 }
 
-// atThreshold shows the replay engine a shared thresholdDetector as the
-// detector of one threshold: the driver observes each heartbeat once, on
-// the shared detector, before the replayers step, so Observe does nothing.
-// fp answers FreshnessPointAt(the threshold) (or a tracker that carries
-// work from one state to the next).
-type atThreshold struct {
-	src thresholdDetector
-	fp  func() (time.Duration, bool)
-}
-
-func (p *atThreshold) Observe(detector.Heartbeat) {}
-
-func (p *atThreshold) FreshnessPoint() (time.Duration, bool) { return p.fp() }
-
-func (p *atThreshold) WarmingUp() bool { return p.src.WarmingUp() }
-
-func (p *atThreshold) Suspected(now time.Duration) bool {
-	tau, ok := p.FreshnessPoint()
-	return ok && now > tau
-}
-
-// sharedChunk bounds the replayers that run side by side (each keeps two
-// int64 per evaluated heartbeat), so memory stays that of a few replays;
-// on a long stream read through a fanSource (each replayer then spills
-// its per-heartbeat data) all run in one pass, sharing the stream's read.
 // A thresholdPass keeps one int64 per evaluated heartbeat and threshold
-// (the delays are shared): it takes as many thresholds as fit in
-// leanBudget bytes of them, at least one, so that a sweep of a long
-// stream in memory stays within the run's memory (a chunk more costs a
-// pass of the detector's shared state, not a solve more).
-const (
-	sharedChunk = 8
-	leanBudget  = 32 << 20
-)
+// (the delays are shared): on a stream in memory it takes as many
+// thresholds as fit in leanBudget bytes of them, at least one, so that a
+// sweep of a long stream in memory stays within the run's memory (a chunk
+// more costs a pass of the detector's shared state, not a solve more).
+const leanBudget = 32 << 20
 
 // sweepShared computes the points of a threshold sweep of a detector whose
 // state does not depend on the threshold (method SharedState): one detector
 // observes the stream, and the replay of every distinct threshold steps
 // through it side by side, reading that threshold's freshness point from
-// the shared state. On a stream in memory (a slice, or a Source of at most
-// Config.Spill.InMemory heartbeats) the replays are one thresholdPass, which does the
-// work that does not depend on τ once; on a longer Source each is a
-// replayer, which moves its per-heartbeat data to a temporary file. Either
+// the shared state, in thresholdPasses, which do the work that does not
+// depend on τ once. On a stream in memory (a slice, or a Source of at most
+// Config.Spill.InMemory heartbeats) a pass keeps the TD_k of its
+// thresholds in memory; on a longer Source one pass takes every threshold
+// and moves their TD_k to files (newSpilledThresholdPass). Either
 // way every field equals a replay of a detector built with that threshold,
 // as long as its FreshnessPoint is FreshnessPointAt(its threshold) (true of
 // both users). class[i] names the first value whose replay value i's
@@ -89,12 +62,12 @@ func sweepShared(newDet func(v float64) (thresholdDetector, error), track func(t
 	if cfg.Intervals {
 		spans = newSpanMemo(hs)
 	}
+	// In memory, a pass keeps the TD_k of as many thresholds as fit in
+	// leanBudget; past Spill.InMemory every threshold's go to a file and
+	// one pass takes them all (on a fanSource, one read of the stream).
 	_, lean := hs.(sliceSource)
 	lean = lean || hs.Len() <= cfg.Spill.inMemory()
-	chunkLen := sharedChunk
-	if _, fan := hs.(*fanSource); fan && !lean {
-		chunkLen = len(reps) // one read of a shared stream for all
-	}
+	chunkLen := len(reps)
 	if lean {
 		chunkLen = max(1, leanBudget/(8*max(hs.Len(), 1)))
 	}
@@ -115,20 +88,15 @@ func sweepShared(newDet func(v float64) (thresholdDetector, error), track func(t
 				fps[j] = func() (time.Duration, bool) { return src.FreshnessPointAt(th) }
 			}
 		}
-		var out []Result
-		if lean {
-			fill := fillAll(fps)
-			if trackAll != nil {
-				ths := make([]float64, len(chunk))
-				for j, i := range chunk {
-					ths[j] = values[i]
-				}
-				fill = trackAll(src, ths)
+		fill := fillAll(fps)
+		if trackAll != nil {
+			ths := make([]float64, len(chunk))
+			for j, i := range chunk {
+				ths[j] = values[i]
 			}
-			out, err = passShared(src, len(chunk), fill, hs, cfg, spans)
-		} else {
-			out, err = replayShared(src, fps, hs, cfg, spans)
+			fill = trackAll(src, ths)
 		}
+		out, err := passShared(src, len(chunk), fill, hs, cfg, spans, !lean)
 		if err != nil {
 			return nil, err
 		}
@@ -158,14 +126,22 @@ func fillAll(fps []func() (time.Duration, bool)) func([]time.Duration) {
 }
 
 // passShared replays n thresholds, whose freshness points fill sets, on
-// src in one thresholdPass.
-func passShared(src thresholdDetector, n int, fill func([]time.Duration), hs Source, cfg Config, spans *spanMemo) ([]Result, error) {
+// src in one thresholdPass, which moves their TD_k to files when spilled.
+func passShared(src thresholdDetector, n int, fill func([]time.Duration), hs Source, cfg Config, spans *spanMemo, spilled bool) ([]Result, error) {
 	var grid *cellGrid
 	if cfg.Intervals {
 		g := newCellGrid(hs)
 		grid = &g
 	}
-	p := newThresholdPass(src, n, fill, cfg, hs.Len(), grid)
+	var p *thresholdPass
+	if spilled {
+		var err error
+		if p, err = newSpilledThresholdPass(src, n, fill, cfg, grid); err != nil {
+			return nil, err
+		}
+	} else {
+		p = newThresholdPass(src, n, fill, cfg, hs.Len(), grid)
+	}
 	seq, done := hs.Pass()
 	failed := false
 	for hb := range seq {
@@ -175,53 +151,16 @@ func passShared(src thresholdDetector, n int, fill func([]time.Duration), hs Sou
 		}
 	}
 	if err := done(); err != nil {
+		p.close()
 		return nil, err
 	}
 	if failed {
+		p.close()
 		return nil, errNotLinear
 	}
 	out, err := p.finish(spans)
 	if err != nil {
 		return nil, errNotLinear
-	}
-	return out, nil
-}
-
-// replayShared replays the thresholds of fps on src with one replayer
-// each, side by side.
-func replayShared(src thresholdDetector, fps []func() (time.Duration, bool), hs Source, cfg Config, spans *spanMemo) ([]Result, error) {
-	rs := make([]*replayer, len(fps))
-	for j, fp := range fps {
-		rs[j] = newSourceReplayer(&atThreshold{src: src, fp: fp}, cfg, hs)
-		if cfg.Intervals {
-			rs[j].withCells(hs)
-			rs[j].spans = spans
-		}
-	}
-	seq, done := hs.Pass()
-	failed := false
-pass:
-	for hb := range seq {
-		src.Observe(hb)
-		for _, r := range rs {
-			if err := r.step(hb); err != nil {
-				failed = true
-				break pass
-			}
-		}
-	}
-	if err := done(); err != nil {
-		return nil, err
-	}
-	if failed {
-		return nil, errNotLinear
-	}
-	out := make([]Result, len(rs))
-	for j, r := range rs {
-		var err error
-		if out[j], err = r.finish(); err != nil {
-			return nil, errNotLinear
-		}
 	}
 	return out, nil
 }

@@ -42,6 +42,11 @@ type thresholdPass struct {
 	plaus      bool
 	grid       *cellGrid // with Config.Intervals
 	evCell     []uint8   // the cell of each evaluated heartbeat
+	// spilled: the points' τ − A_k go to a tdSpill each, with the delay
+	// and cell of their row (rowD, rowC) instead of delay and evCell.
+	spilled bool
+	rowD    [tdBlock]int64
+	rowC    [tdBlock]uint8
 }
 
 // thresholdPoint is the part of a replay that depends on τ.
@@ -52,12 +57,13 @@ type thresholdPoint struct {
 	out       bool // suspected just after prevA
 	openStart time.Duration
 	td        []int64 // τ − A_k per evaluated heartbeat, then TD_k
+	spill     *tdSpill
 	cells     *cellSeries
 }
 
 // newThresholdPass returns the pass of n thresholds whose freshness points
 // fill sets, once src has observed a heartbeat (when src's FreshnessPoint
-// is ok).
+// is ok). hint is the expected number of heartbeats.
 func newThresholdPass(src thresholdDetector, n int, fill func([]time.Duration), cfg Config, hint int, grid *cellGrid) *thresholdPass {
 	p := &thresholdPass{src: src, cfg: cfg, pts: make([]thresholdPoint, n), fill: fill, taus: make([]time.Duration, n),
 		allSent: true, plaus: true, grid: grid, delay: make([]int64, 0, hint)}
@@ -72,6 +78,38 @@ func newThresholdPass(src thresholdDetector, n int, fill func([]time.Duration), 
 		p.evCell = make([]uint8, 0, hint)
 	}
 	return p
+}
+
+// newSpilledThresholdPass is newThresholdPass for a stream too long for
+// the points' TD_k in memory: each point moves its τ − A_k to a tdSpill
+// (about 6 bytes a heartbeat), in memory that does not grow with the
+// stream.
+func newSpilledThresholdPass(src thresholdDetector, n int, fill func([]time.Duration), cfg Config, grid *cellGrid) (*thresholdPass, error) {
+	p := newThresholdPass(src, n, fill, cfg, 0, grid)
+	p.spilled = true
+	cells := 0
+	if grid != nil {
+		cells = grid.n
+	}
+	for i := range p.pts {
+		s, err := newTDSpill(cfg.Spill.Dir, int64(cfg.DelayOffset), cells)
+		if err != nil {
+			p.close()
+			return nil, err
+		}
+		p.pts[i].spill, p.pts[i].td = s, nil
+	}
+	return p, nil
+}
+
+// close removes the points' spill files.
+func (p *thresholdPass) close() {
+	for i := range p.pts {
+		if s := p.pts[i].spill; s != nil {
+			s.close()
+			p.pts[i].spill = nil
+		}
+	}
 }
 
 // step is replayer.step for every threshold at once; the shared detector
@@ -166,17 +204,26 @@ func (p *thresholdPass) startsEvaluation(a time.Duration, stale, ready bool) boo
 // hb: its count, time cell and delay.
 func (p *thresholdPass) evaluate(hb detector.Heartbeat) {
 	p.base.Evaluated++
+	var c uint8
 	if p.grid != nil {
-		p.evCell = append(p.evCell, uint8(p.grid.cell(hb.Arrival)))
+		c = uint8(p.grid.cell(hb.Arrival))
 	}
 	d, sent, plausible := oneWayDelay(hb)
 	if !plausible {
 		p.plaus = false
 	}
+	if !sent {
+		p.allSent = false
+	}
+	switch {
+	case p.spilled:
+		p.rowD[p.tdRows], p.rowC[p.tdRows] = d, c
+		return
+	case p.grid != nil:
+		p.evCell = append(p.evCell, c)
+	}
 	if sent {
 		p.delay = append(p.delay, d)
-	} else {
-		p.allSent = false
 	}
 }
 
@@ -221,6 +268,16 @@ const tdBlock = 64
 // flushTD moves the rows of tdBuf to each point's td.
 func (p *thresholdPass) flushTD() {
 	n := len(p.pts)
+	if p.spilled {
+		for i := range p.pts {
+			s := p.pts[i].spill
+			for r := range p.tdRows {
+				s.add(p.tdBuf[r*n+i], p.rowD[r], p.rowC[r])
+			}
+		}
+		p.tdRows = 0
+		return
+	}
 	for i := range p.pts {
 		q := &p.pts[i]
 		l := len(q.td)
@@ -243,6 +300,7 @@ func (q *thresholdPoint) closeMistake(at time.Duration, record bool) {
 // gives the observed time per cell from the first evaluated arrival (with
 // Config.Intervals).
 func (p *thresholdPass) finish(spans *spanMemo) ([]Result, error) {
+	defer p.close()
 	if !p.evaluating {
 		return nil, fmt.Errorf("%w: all %d fresh heartbeats were in warm-up", ErrNoEvaluation, p.base.WarmUp)
 	}
@@ -265,11 +323,19 @@ func (p *thresholdPass) finish(spans *spanMemo) ([]Result, error) {
 				return nil, err
 			}
 		}
-		var delays []int64
-		if sync {
-			delays = p.delay
+		if q.spill != nil {
+			st, last, err := q.spill.stats(sync, q.cells)
+			if err != nil {
+				return nil, err
+			}
+			res.TD, res.LastTD = st, time.Duration(last)
+		} else {
+			var delays []int64
+			if sync {
+				delays = p.delay
+			}
+			res.TD, res.LastTD = finishTD(q.td, delays, int64(p.cfg.DelayOffset), q.cells, p.evCell)
 		}
-		res.TD, res.LastTD = finishTD(q.td, delays, int64(p.cfg.DelayOffset), q.cells, p.evCell)
 		res.setRates()
 		if q.cells != nil {
 			res.setCI(q.cells)
