@@ -41,7 +41,9 @@ type thresholdGroup struct {
 type groupNode struct {
 	lo, hi int
 	from   int
-	m, s   []float64
+	n      int        // heartbeats
+	m, s   []float64  // in memory
+	file   *spillFile // or in a file (groupPass.spill)
 }
 
 // groupPass is the grouped one-pass sweep of the thresholds of a φ model
@@ -65,7 +67,11 @@ type groupPass struct {
 	lastSeq        uint64
 	seen           bool          // a fresh heartbeat was observed
 	lastFresh      time.Duration // T_last
-	delay          []int64       // A − σ per fresh heartbeat (0 without σ)
+	delay          []int64       // A − σ per fresh heartbeat (0 without σ), in memory
+	nFresh         int           // fresh heartbeats
+	lastDelay      int64         // A − σ of the last fresh heartbeat
+	bMin, bMax     int64         // least and greatest TD base (delays and d̄)
+	freshSpill     *spillFile    // delays and cells once spilled (spill)
 	lastNoSent     int           // last fresh index without a send time, −1
 	lastImplaus    int           // last fresh index with a delay outside [0, MaxPlausibleDelay], −1
 
@@ -156,10 +162,11 @@ func crossing(mean, sd, y float64) float64 { return phi.AkkaCrossing(mean, sd, y
 // when the groups outnumber m.share of the points.
 //
 // The pass keeps forms per heartbeat (16 bytes per group and evaluated
-// heartbeat, 9 bytes per fresh one): it reads the stream as it goes and
-// returns errNotLinear too once these take more than Config.Spill.GroupBytes
-// bytes, so that memory stays bounded whatever the stream's length and the
-// number of groups, on a stream held in memory as on any other Source.
+// heartbeat, 9 bytes per fresh one): it reads the stream as it goes and,
+// once these take more than Config.Spill.GroupBytes bytes, moves them to
+// files where it goes on appending them (groupPass.spill), so that memory
+// stays bounded whatever the stream's length, on a stream held in memory
+// as on any other Source.
 func sweepGroups(m groupModel, values []float64, src Source, cfg Config) ([]*Point, error) {
 	p, pointOf, err := newGroupPass(m, values, cfg)
 	if err != nil {
@@ -232,6 +239,7 @@ func newGroupPass(m groupModel, values []float64, cfg Config) (p *groupPass, poi
 // run makes the pass over src and returns each point's Result.
 func (p *groupPass) run(src Source) ([]Result, error) {
 	p.delay = make([]int64, 0, min(src.Len(), p.cfg.Spill.inMemory()))
+	p.bMin, p.bMax = int64(p.cfg.DelayOffset), int64(p.cfg.DelayOffset)
 	if p.cells != nil {
 		g := newCellGrid(src)
 		for j := range p.cells {
@@ -242,13 +250,19 @@ func (p *groupPass) run(src Source) ([]Result, error) {
 	}
 	seq, done := src.Pass()
 	var err error
+	defer p.closeFiles()
 	for hb := range seq {
 		if err = p.step(hb); err != nil {
 			break
 		}
-		if p.kept() > p.cfg.Spill.groupBytes() || p.maxGroups > 0 && len(p.grps) > p.maxGroups {
+		if p.maxGroups > 0 && len(p.grps) > p.maxGroups {
 			err = errNotLinear
 			break
+		}
+		if p.freshSpill == nil && p.kept() > p.cfg.Spill.groupBytes() {
+			if err = p.spill(); err != nil {
+				break
+			}
 		}
 	}
 	if e := done(); e != nil {
@@ -262,10 +276,10 @@ func (p *groupPass) run(src Source) ([]Result, error) {
 
 // kept returns the bytes the pass keeps per heartbeat so far.
 func (p *groupPass) kept() int {
-	n := 9 * len(p.delay)
+	n := freshRecord * len(p.delay)
 	for _, g := range p.grps {
 		if g.node != nil {
-			n += 16 * len(g.node.m)
+			n += formRecord * len(g.node.m)
 		}
 	}
 	return n + p.closed
@@ -305,7 +319,7 @@ func (p *groupPass) step(hb detector.Heartbeat) error {
 	}
 	p.seen, p.lastFresh = true, hb.Arrival
 
-	fi := len(p.delay) // index of this fresh heartbeat
+	fi := p.nFresh // index of this fresh heartbeat
 	d, sent, plausible := oneWayDelay(hb)
 	if !plausible {
 		p.lastImplaus = fi
@@ -313,10 +327,11 @@ func (p *groupPass) step(hb detector.Heartbeat) error {
 	if !sent {
 		p.lastNoSent = fi
 	}
-	p.delay = append(p.delay, d)
+	var c uint8
 	if p.cells != nil {
-		p.freshCell = append(p.freshCell, uint8(p.cells[0].grid.cell(hb.Arrival)))
+		c = uint8(p.cells[0].grid.cell(hb.Arrival))
 	}
+	p.addFresh(d, c)
 	if hb.Arrival > math.MaxInt64-maxExactCrossing {
 		return errNotLinear
 	}
@@ -340,13 +355,14 @@ func (p *groupPass) step(hb detector.Heartbeat) error {
 				continue
 			}
 			g.evaluating, g.start, g.startFresh = true, hb.Arrival, fi
-			p.newNode(g, fi)
+			if err := p.newNode(g, fi); err != nil {
+				return err
+			}
 		} else if !ready {
 			return errNotLinear // neither model goes back into warm-up
 		}
 		g.pending = true
-		g.node.m = append(g.node.m, g.mean)
-		g.node.s = append(g.node.s, g.sd)
+		p.addForm(g.node, g.mean, g.sd)
 	}
 	return nil
 }
@@ -434,8 +450,12 @@ func (p *groupPass) split(iv float64) error {
 		g.hi = s
 		if g.evaluating {
 			// Both parts go on with nodes of their own from this heartbeat.
-			p.newNode(g, len(p.delay))
-			p.newNode(&up, len(p.delay))
+			if err := p.newNode(g, p.nFresh); err != nil {
+				return err
+			}
+			if err := p.newNode(&up, p.nFresh); err != nil {
+				return err
+			}
 		}
 		p.grps = slices.Insert(p.grps, gi+1, &up)
 		gi++
@@ -443,10 +463,18 @@ func (p *groupPass) split(iv float64) error {
 	return nil
 }
 
-func (p *groupPass) newNode(g *thresholdGroup, from int) {
+func (p *groupPass) newNode(g *thresholdGroup, from int) error {
 	if g.node != nil {
-		p.closed += 16 * len(g.node.m)
+		p.closed += formRecord * g.node.n
 	}
 	g.node = &groupNode{lo: g.lo, hi: g.hi, from: from}
 	p.all = append(p.all, g.node)
+	if p.freshSpill != nil {
+		f, err := newSpillFile(p.cfg.Spill.Dir)
+		if err != nil {
+			return err
+		}
+		g.node.file = &f
+	}
+	return nil
 }

@@ -12,11 +12,7 @@ import (
 // finish builds each point's Result as the replay's finish would.
 func (p *groupPass) finish() ([]Result, error) {
 	out := make([]Result, len(p.ys))
-	fresh := len(p.delay)
-	bMin, bMax := int64(p.cfg.DelayOffset), int64(p.cfg.DelayOffset)
-	for _, d := range p.delay {
-		bMin, bMax = min(bMin, d), max(bMax, d)
-	}
+	fresh := p.nFresh
 	var buf []int64
 	for _, g := range p.grps {
 		if !g.evaluating {
@@ -39,13 +35,15 @@ func (p *groupPass) finish() ([]Result, error) {
 				return nil, fmt.Errorf("qos: internal error: φ group node of heartbeat %d follows %d", nd.from, at)
 			}
 			nodes = append(nodes, nd)
-			at += len(nd.m)
+			at += nd.n
 		}
 		if at != fresh {
 			return nil, fmt.Errorf("qos: internal error: %d φ TD samples for %d evaluated heartbeats", at-g.startFresh, fresh-g.startFresh)
 		}
-		td := tdBatch{p: p, nodes: nodes, sync: sync, n: fresh - g.startFresh, bMin: bMin, bMax: bMax}
-		td.gatherSample()
+		td := tdBatch{p: p, nodes: nodes, sync: sync, n: fresh - g.startFresh, bMin: p.bMin, bMax: p.bMax, lastM: g.mean, lastS: g.sd}
+		if err := td.gatherSample(); err != nil {
+			return nil, err
+		}
 		for j := g.lo; j < g.hi; j += tdBatchSize {
 			ys := p.ys[j:min(j+tdBatchSize, g.hi)]
 			var st [tdBatchSize]TDStats
@@ -58,7 +56,10 @@ func (p *groupPass) finish() ([]Result, error) {
 					clear(cs[c].tdN)
 				}
 			}
-			buf = td.summarize(ys, st[:len(ys)], last[:len(ys)], cs[:len(ys)], buf)
+			var err error
+			if buf, err = td.summarize(ys, st[:len(ys)], last[:len(ys)], cs[:len(ys)], buf); err != nil {
+				return nil, err
+			}
 			for c := range ys {
 				res := Result{Records: p.records, Stale: p.stale, WarmUp: g.warmUp, Evaluated: fresh - g.startFresh,
 					Start: g.start, End: p.prevA, Mistakes: p.mistakes[j+c], Suspected: p.suspected[j+c],
@@ -95,6 +96,9 @@ type tdBatch struct {
 	sync       bool
 	n          int
 	bMin, bMax int64
+	// The form after the last heartbeat (the group's), which gives the
+	// last TD_k with the last delay.
+	lastM, lastS float64
 	// The forms and bases of the sample of heartbeats (sampleIndices)
 	// whose TD_k give the rank windows, gathered once for the group in
 	// index order (the windows depend on the sample's values only).
@@ -120,10 +124,10 @@ func (t *tdBatch) sampleSize() int {
 
 // gatherSample fills the sample's forms and bases, when summarize uses a
 // sample.
-func (t *tdBatch) gatherSample() {
+func (t *tdBatch) gatherSample() error {
 	m := t.sampleSize()
 	if m == 0 {
-		return
+		return nil
 	}
 	idx := make([]int, 0, m)
 	for _, k := range sampleIndices(t.n, m) {
@@ -131,48 +135,101 @@ func (t *tdBatch) gatherSample() {
 	}
 	slices.Sort(idx)
 	t.sm, t.ss, t.sb = make([]float64, m), make([]float64, m), make([]int64, m)
-	i, start := 0, 0 // node i holds the heartbeats from start on
-	for j, k := range idx {
-		for k >= start+len(t.nodes[i].m) {
-			start += len(t.nodes[i].m)
-			i++
+	j, start := 0, 0 // the next sample; the block holds the heartbeats from start on
+	return t.p.blocks(t.nodes, func(b groupBlock) {
+		for ; j < m && idx[j] < start+len(b.m); j++ {
+			k := idx[j] - start
+			t.sm[j], t.ss[j] = b.m[k], b.s[k]
+			t.sb[j] = int64(t.p.cfg.DelayOffset)
+			if t.sync {
+				t.sb[j] = b.d[k]
+			}
 		}
-		nd := t.nodes[i]
-		t.sm[j], t.ss[j] = nd.m[k-start], nd.s[k-start]
-		t.sb[j] = int64(t.p.cfg.DelayOffset)
-		if t.sync {
-			t.sb[j] = t.p.delay[nd.from+k-start]
-		}
-	}
+		start += len(b.m)
+	})
 }
 
-func (t *tdBatch) value(nd *groupNode, k int, y float64) int64 {
+// lastValue returns the last TD_k of threshold y.
+func (t *tdBatch) lastValue(y float64) int64 {
 	b := int64(t.p.cfg.DelayOffset)
 	if t.sync {
-		b = t.p.delay[nd.from+k]
+		b = t.p.lastDelay
 	}
-	return int64(math.Ceil(crossing(nd.m[k], nd.s[k], y))) + b
+	return int64(math.Ceil(crossing(t.lastM, t.lastS, y))) + b
 }
 
-// stored returns what tdStats returns for threshold y, and the last TD_k,
-// from all values stored in buf (returned for reuse). With cs not nil it
-// also adds them to cs's TD sums, in heartbeat order as the replayer's
-// finish does (cellSeries.setTD).
-func (t *tdBatch) stored(y float64, cs *cellSeries, buf []int64) (TDStats, int64, []int64) {
-	td := buf[:0]
-	for _, nd := range t.nodes {
-		for k := range nd.m {
-			v := t.value(nd, k, y)
-			td = append(td, v)
-			if cs != nil {
-				c := t.p.freshCell[nd.from+k]
+// values calls fn with the TD_k of threshold y block by block, in order,
+// and adds them to cs's TD sums when cs is not nil (cellSeries.setTD's
+// order).
+func (t *tdBatch) values(y float64, cs *cellSeries, vals []int64, fn func([]int64)) error {
+	return t.p.blocks(t.nodes, func(b groupBlock) {
+		vs := vals[:len(b.m)]
+		base := int64(t.p.cfg.DelayOffset)
+		for k, mk := range b.m {
+			if t.sync {
+				base = b.d[k]
+			}
+			vs[k] = int64(math.Ceil(crossing(mk, b.s[k], y))) + base
+		}
+		if cs != nil {
+			for k, v := range vs {
+				c := b.c[k]
 				cs.tdSum[c] += float64(v)
 				cs.tdN[c]++
 			}
 		}
+		fn(vs)
+	})
+}
+
+// stored returns what tdStats returns for threshold y, and the last TD_k,
+// from all values stored in buf (returned for reuse); on spilled data
+// (which may be longer than memory allows) it reads them three times
+// instead (streamed). With cs not nil it also adds them to cs's TD sums,
+// in heartbeat order as the replayer's finish does (cellSeries.setTD).
+func (t *tdBatch) stored(y float64, cs *cellSeries, buf []int64) (TDStats, int64, []int64, error) {
+	if t.p.freshSpill != nil {
+		st, last, err := t.streamed(y, cs)
+		return st, last, buf, err
+	}
+	td := buf[:0]
+	vals := make([]int64, groupBlockLen)
+	if err := t.values(y, cs, vals, func(vs []int64) { td = append(td, vs...) }); err != nil {
+		return TDStats{}, 0, td, err
 	}
 	last := td[len(td)-1]
-	return tdStats(td), last, td
+	return tdStats(td), last, td, nil
+}
+
+// streamed is stored without storing the values: a pass adds them up in
+// order, then selectStream finds the ranks.
+func (t *tdBatch) streamed(y float64, cs *cellSeries) (TDStats, int64, error) {
+	vals := make([]int64, groupBlockLen)
+	var sum float64
+	mn, mx := int64(math.MaxInt64), int64(math.MinInt64)
+	err := t.values(y, cs, vals, func(vs []int64) {
+		for _, v := range vs {
+			sum += float64(v)
+			mn, mx = min(mn, v), max(mx, v)
+		}
+	})
+	if err != nil {
+		return TDStats{}, 0, err
+	}
+	n := t.n
+	ranks := [2]int{rank(0.50, n), rank(0.99, n)}
+	r, err := selectStream(n, ranks, mn, mx, func(fn func(int64)) error {
+		return t.values(y, nil, vals, func(vs []int64) {
+			for _, v := range vs {
+				fn(v)
+			}
+		})
+	})
+	if err != nil {
+		return TDStats{}, 0, err
+	}
+	st := TDStats{Mean: time.Duration(math.Round(sum / float64(n))), P50: time.Duration(r[0]), P99: time.Duration(r[1]), Max: time.Duration(mx)}
+	return st, t.lastValue(y), nil
 }
 
 // summarize sets st[c] to what tdStats returns for the TD_k of threshold
@@ -189,15 +246,18 @@ func (t *tdBatch) stored(y float64, cs *cellSeries, buf []int64) (TDStats, int64
 // values (tdStats counts them instead). The same pass adds the TD_k to the
 // TD sums of cs[c] when not nil (cellSeries.setTD's order). buf is scratch
 // space, returned for reuse.
-func (t *tdBatch) summarize(ys []float64, st []TDStats, last []int64, cs []*cellSeries, buf []int64) []int64 {
+func (t *tdBatch) summarize(ys []float64, st []TDStats, last []int64, cs []*cellSeries, buf []int64) ([]int64, error) {
 	n, B := t.n, len(ys)
 	m := t.sampleSize()
 	const lim = 1 << 60
 	if m == 0 || t.bMin < -lim || t.bMax > lim {
 		for c, y := range ys {
-			st[c], last[c], buf = t.stored(y, cs[c], buf)
+			var err error
+			if st[c], last[c], buf, err = t.stored(y, cs[c], buf); err != nil {
+				return buf, err
+			}
 		}
-		return buf
+		return buf, nil
 	}
 	ranks := [2]int{rank(0.50, n), rank(0.99, n)}
 	// Window sides per threshold; beyond the sample they are the bounds of
@@ -230,7 +290,7 @@ func (t *tdBatch) summarize(ys []float64, st []TDStats, last []int64, cs []*cell
 	var mx [tdBatchSize]int64
 	var b0, b1 [tdBatchSize]int
 	var in0, in1 [tdBatchSize][]int64
-	const block = 4096 // each block needs room for all of its values
+	const block = groupBlockLen // each block needs room for all of its values
 	for c := range B {
 		mx[c] = math.MinInt64
 		in0[c] = slices.Grow(t.in0[c][:0], windowCap(ranks[0], n, m)+block)
@@ -240,66 +300,64 @@ func (t *tdBatch) summarize(ys []float64, st []TDStats, last []int64, cs []*cell
 	copy(yv[:], ys)
 	t.vals = slices.Grow(t.vals[:0], block)[:block]
 	vals := t.vals
-	for _, nd := range t.nodes {
-		for a := 0; a < len(nd.m); a += block {
-			e := min(a+block, len(nd.m))
-			ms := nd.m[a:e]
-			ss := nd.s[a:e]
-			ss = ss[:len(ms)]
-			bs := t.p.delay[nd.from+a : nd.from+e]
-			bs = bs[:len(ms)]
-			var fc []uint8
-			if t.p.freshCell != nil {
-				fc = t.p.freshCell[nd.from+a : nd.from+e]
-				fc = fc[:len(ms)]
-			}
-			for c := range B {
-				if sides[c] {
-					continue
-				}
-				y := yv[c]
-				l0, h0, l1, h1 := lo0[c], hi0[c], lo1[c], hi1[c]
-				s, x, c0, c1 := sum[c], mx[c], b0[c], b1[c]
-				i0, i1 := slices.Grow(in0[c], len(ms)), slices.Grow(in1[c], len(ms))
-				n0, n1 := len(i0), len(i1)
-				w0, w1 := i0[:cap(i0)], i1[:cap(i1)]
-				vs := vals[:len(ms)]
-				b := int64(t.p.cfg.DelayOffset)
-				for k, mk := range ms {
-					if t.sync {
-						b = bs[k]
-					}
-					vs[k] = int64(math.Ceil(crossing(mk, ss[k], y))) + b
-				}
-				for _, v := range vs {
-					s += v
-					x = max(x, v)
-					// Branch-free: the sign bit of v − lo is 1 iff v < lo.
-					d0, d1 := uint64(v-l0), uint64(v-l1)
-					c0 += int(d0 >> 63)
-					c1 += int(d1 >> 63)
-					w0[n0] = v
-					n0 += int(((d0 | uint64(h0-v)) >> 63) ^ 1)
-					w1[n1] = v
-					n1 += int(((d1 | uint64(h1-v)) >> 63) ^ 1)
-				}
-				if cells := cs[c]; cells != nil {
-					for k, v := range vs {
-						cc := fc[k]
-						cells.tdSum[cc] += float64(v)
-						cells.tdN[cc]++
-					}
-				}
-				sum[c], mx[c], b0[c], b1[c] = s, x, c0, c1
-				in0[c], in1[c] = w0[:n0], w1[:n1]
-			}
+	err := t.p.blocks(t.nodes, func(blk groupBlock) {
+		ms := blk.m
+		ss := blk.s[:len(ms)]
+		bs := blk.d[:len(ms)]
+		var fc []uint8
+		if blk.c != nil {
+			fc = blk.c[:len(ms)]
 		}
+		for c := range B {
+			if sides[c] {
+				continue
+			}
+			y := yv[c]
+			l0, h0, l1, h1 := lo0[c], hi0[c], lo1[c], hi1[c]
+			s, x, c0, c1 := sum[c], mx[c], b0[c], b1[c]
+			i0, i1 := slices.Grow(in0[c], len(ms)), slices.Grow(in1[c], len(ms))
+			n0, n1 := len(i0), len(i1)
+			w0, w1 := i0[:cap(i0)], i1[:cap(i1)]
+			vs := vals[:len(ms)]
+			b := int64(t.p.cfg.DelayOffset)
+			for k, mk := range ms {
+				if t.sync {
+					b = bs[k]
+				}
+				vs[k] = int64(math.Ceil(crossing(mk, ss[k], y))) + b
+			}
+			for _, v := range vs {
+				s += v
+				x = max(x, v)
+				// Branch-free: the sign bit of v − lo is 1 iff v < lo.
+				d0, d1 := uint64(v-l0), uint64(v-l1)
+				c0 += int(d0 >> 63)
+				c1 += int(d1 >> 63)
+				w0[n0] = v
+				n0 += int(((d0 | uint64(h0-v)) >> 63) ^ 1)
+				w1[n1] = v
+				n1 += int(((d1 | uint64(h1-v)) >> 63) ^ 1)
+			}
+			if cells := cs[c]; cells != nil {
+				for k, v := range vs {
+					cc := fc[k]
+					cells.tdSum[cc] += float64(v)
+					cells.tdN[cc]++
+				}
+			}
+			sum[c], mx[c], b0[c], b1[c] = s, x, c0, c1
+			in0[c], in1[c] = w0[:n0], w1[:n1]
+		}
+	})
+	if err != nil {
+		return buf, err
 	}
 	t.in0, t.in1 = in0, in1
-	lastNode := t.nodes[len(t.nodes)-1]
 	for c, y := range ys {
 		if sides[c] {
-			st[c], last[c], buf = t.stored(y, cs[c], buf)
+			if st[c], last[c], buf, err = t.stored(y, cs[c], buf); err != nil {
+				return buf, err
+			}
 			continue
 		}
 		// tdStats adds float64(TD_k) in order: while every partial sum is
@@ -308,7 +366,10 @@ func (t *tdBatch) summarize(ys []float64, st []TDStats, last []int64, cs []*cell
 		exactSum := t.bMin >= 0 && mx[c] <= (1<<53)/int64(n)
 		r0, r1 := ranks[0]-b0[c], ranks[1]-b1[c]
 		if r0 < 0 || r0 >= len(in0[c]) || r1 < 0 || r1 >= len(in1[c]) || !exactSum {
-			st[c], last[c], buf = t.stored(y, nil, buf) // the cells have their sums already
+			// The cells have their sums already.
+			if st[c], last[c], buf, err = t.stored(y, nil, buf); err != nil {
+				return buf, err
+			}
 			continue
 		}
 		st[c] = TDStats{
@@ -317,7 +378,7 @@ func (t *tdBatch) summarize(ys []float64, st []TDStats, last []int64, cs []*cell
 			P99:  time.Duration(selectRank(in1[c], r1)),
 			Max:  time.Duration(mx[c]),
 		}
-		last[c] = t.value(lastNode, len(lastNode.m)-1, y)
+		last[c] = t.lastValue(y)
 	}
-	return buf
+	return buf, nil
 }

@@ -55,7 +55,7 @@ func checkNormalGroupsAt(t *testing.T, ncfg phi.NormalConfig, values []float64, 
 			require.Equal(t, slow[0].Points[i].Result, res[pointOf[i]], "Θ = %g, rank windows from %d values (0: the default)", f.Values[i], m)
 		}
 		groups = len(p.grps)
-		if groups <= bound && p.kept() <= cfg.Spill.groupBytes() {
+		if groups <= bound {
 			require.Equal(t, OnePassGroups, fast[0].Method, "%d groups of at most %d", groups, bound)
 		}
 	}
@@ -174,9 +174,10 @@ func TestNormalGroupsSplitAtTheFreshnessPoint(t *testing.T) {
 }
 
 // The grouped pass keeps 16 bytes per group and heartbeat: on a stream held
-// in memory too, past Spill.GroupBytes it gives up for one replay per point
+// in memory too, past Spill.GroupBytes it moves them to files and goes on
 // (the same fields), so that many thresholds that part do not take
-// gigabytes of a long stream.
+// gigabytes of a long stream; with small rank-window samples too (the
+// windows' path on spilled forms).
 func TestNormalGroupsBoundOnSlices(t *testing.T) {
 	hbs := generate(genOpts{n: 5000, interval: ms(100), delay: ms(40), spread: ms(1), seed: 9})
 	f := PhiNormalFamily(normalTestConfigs()["std-floor"], normalSweepThresholds(t))
@@ -184,8 +185,24 @@ func TestNormalGroupsBoundOnSlices(t *testing.T) {
 	free, err := Sweep(streams, []Family{f}, SweepConfig{})
 	require.NoError(t, err)
 	require.Equal(t, OnePassGroups, free[0].Method)
-	bounded, err := Sweep(streams, []Family{f}, SweepConfig{Config: Config{Spill: Spill{GroupBytes: 16 * len(hbs)}}})
-	require.NoError(t, err)
-	assert.Equal(t, PerPoint, bounded[0].Method)
-	assert.Equal(t, free[0].Points, bounded[0].Points)
+	for _, cfg := range []Config{{}, {Intervals: true, RecordMistakes: true, WarmUp: 17}} {
+		cfg.Spill.GroupBytes = 16 * len(hbs)
+		slow, err := Sweep(streams, []Family{f}, SweepConfig{Config: cfg, PerPointOnly: true})
+		require.NoError(t, err)
+		bounded, err := Sweep(streams, []Family{f}, SweepConfig{Config: cfg})
+		require.NoError(t, err)
+		assert.Equal(t, OnePassGroups, bounded[0].Method)
+		assert.Equal(t, slow[0].Points, bounded[0].Points)
+		for _, m := range []int{0, 16} {
+			p, pointOf, err := newGroupPass(normalGroups(normalTestConfigs()["std-floor"]), f.Values, cfg)
+			require.NoError(t, err)
+			p.sampleSize = m
+			res, err := p.run(sliceSource(hbs))
+			require.NoError(t, err)
+			require.Nil(t, p.all[0].m, "the forms went to files")
+			for i := range f.Values {
+				require.Equal(t, slow[0].Points[i].Result, res[pointOf[i]], "Θ = %g, sample %d", f.Values[i], m)
+			}
+		}
+	}
 }

@@ -36,8 +36,7 @@ type Spill struct {
 	InMemory int
 	// GroupBytes bounds the bytes the grouped φ pass keeps per heartbeat
 	// (16 per group of thresholds), on any stream, held in memory or not;
-	// past it the sweep replays each point
-	// (0: DefaultSpillGroupBytes).
+	// past it the pass moves them to files (0: DefaultSpillGroupBytes).
 	GroupBytes int
 }
 
