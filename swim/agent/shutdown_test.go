@@ -70,9 +70,12 @@ func TestShutdownFreesBlockedDelivery(t *testing.T) {
 
 // The local health multiplier rises by one when this member refutes a
 // suspicion of itself (Lifeguard), and stays there while no probe runs
-// (a member alone probes nobody, so nothing lowers it).
+// (a member alone probes nobody, so nothing lowers it). The pause guard
+// is off: a loaded machine's late tick would raise it too.
 func TestLocalHealthMultiplierRisesOnRefutation(t *testing.T) {
-	a := start(t, Config{Plain: true})
+	cfg := Config{Plain: true, Protocol: fast()}
+	cfg.Protocol.PauseGuard = new(time.Duration(0))
+	a := start(t, cfg)
 	assert.Equal(t, 0, a.LocalHealthMultiplier())
 	newPlainPeer(t).send(t, a, &swim.Packet{Kind: swim.MsgSync, From: swim.Node{ID: "x", Addr: "127.0.0.1:9"}, To: a.Self(),
 		Updates: []swim.Update{{Kind: swim.UpdateSuspect, Node: a.Self(), From: "x"}}})
