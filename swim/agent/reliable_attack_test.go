@@ -168,14 +168,25 @@ func TestReliableFrameDelayedPastReplayWindow(t *testing.T) {
 		}
 		return &slowConn{Conn: c, delay: 2500 * time.Millisecond}, nil
 	}})
-	ctx, stop := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, stop := context.WithTimeout(context.Background(), 30*time.Second)
 	defer stop()
 	done := make(chan error, 1)
 	go func() { done <- sender.SendReliableToAddress(ctx, recv.Self().Addr, make([]byte, 5000)) }()
-	for range 200 { // while the frame waits: the sender's datagrams fill the window
-		require.NoError(t, sender.SendToAddress(ctx, recv.Self().Addr, []byte("x")))
-		time.Sleep(10 * time.Millisecond)
+	// While the frame waits, and until the message is through, the
+	// sender's datagrams move the receiver's window on. (A fixed count of
+	// them, 200 at 10 ms, took past the context on a loaded machine.)
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for sent := 0; ; {
+		select {
+		case err := <-done:
+			require.NoError(t, err)
+			assert.Zero(t, recv.Stats().StreamReplayed)
+			assert.Greater(t, sent, 1, "datagrams sent while the frame waited")
+			return
+		case <-tick.C:
+			require.NoError(t, sender.SendToAddress(ctx, recv.Self().Addr, []byte("x")))
+			sent++
+		}
 	}
-	require.NoError(t, <-done)
-	assert.Zero(t, recv.Stats().StreamReplayed)
 }
