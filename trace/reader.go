@@ -483,18 +483,16 @@ func (r *Reader) Next() (Record, error) {
 	for {
 		var rec Record
 		var err error
-		var got string // the line, for a truncation
+		var line []byte // the line read (not for CSV), valid until the next read
 		switch r.format {
 		case FormatCSV:
 			rec, err = r.nextCSV()
 		default:
-			var line []byte
 			line, err = r.readLine()
 			if err == nil {
 				if len(bytes.Trim(line, " \t")) == 0 { // blank: no data
 					continue
 				}
-				got = quoteGot(line)
 				switch r.format {
 				case FormatLIP6:
 					rec, err = r.parseLIP6(line)
@@ -510,7 +508,10 @@ func (r *Reader) Next() (Record, error) {
 			// The input stops inside its last line: left out, since its
 			// last field may be cut inside a number that still parses.
 			r.truncated = &ParseError{File: r.name, Line: r.line,
-				Want: "a line end (the input stops inside its last line, left out)", Got: got}
+				Want: "a line end (the input stops inside its last line, left out)"}
+			if line != nil {
+				r.truncated.Got = quoteGot(line)
+			}
 			r.err = io.EOF
 			return Record{}, io.EOF
 		}

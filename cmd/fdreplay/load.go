@@ -309,54 +309,6 @@ type traceLoad struct {
 	err         error // the first error of the checker's callback
 }
 
-// read passes r's records of the wanted senders through the sanity check
-// into the streams, then finishes their spools.
-func (l *traceLoad) read(r *trace.Reader) error {
-	want := map[string]bool{}
-	for _, s := range l.o.senders {
-		want[s] = true
-	}
-	seen := map[string]struct{}{} // senders read so far
-	ch := trace.NewChecker(trace.CheckerConfig{File: l.name}, l.checked)
-	for {
-		rec, err := r.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return readErr(err)
-		}
-		if len(want) > 0 && !want[rec.Sender] {
-			continue
-		}
-		// The checker holds a sender's records until it has seen their
-		// neighbours: count the senders here, so that a trace of too many
-		// is refused before they are all held.
-		if _, ok := seen[rec.Sender]; !ok {
-			if len(seen) >= l.streamsLeft {
-				return tooManyStreams(l.o, fmt.Sprintf("%s:%d: sender %q", l.name, r.Line(), rec.Sender))
-			}
-			seen[rec.Sender] = struct{}{}
-		}
-		ch.Add(rec, r.Line(), r.Unterminated())
-		if l.err != nil {
-			return l.err
-		}
-	}
-	ch.Flush()
-	if l.err != nil {
-		return l.err
-	}
-	for _, e := range l.all {
-		if e.spool != nil {
-			if err := e.spool.Finish(); err != nil {
-				return fmt.Errorf("%s: sender %q: %w", l.name, e.sender, spoolErr(err, l.o.memHeartbeats))
-			}
-		}
-	}
-	return nil
-}
-
 // readErr adds to a decompression bound's error the flag that raises it.
 func readErr(err error) error {
 	var le *trace.DecompressionLimitError
@@ -472,22 +424,29 @@ func (l *traceLoad) closeSpools() {
 }
 
 // inputs returns the streams read, by sender and incarnation, ready for
-// replay.
+// replay. The streams are summarized in parallel (newInput reads each
+// once); the error is the first stream's in that order.
 func (l *traceLoad) inputs(file string, hdr time.Duration, multi bool) ([]input, error) {
 	senders := slices.Collect(maps.Keys(l.streams))
 	slices.SortFunc(senders, trace.CompareSenders)
 	var out []input
+	var jobs []func() error
 	for _, sender := range senders {
 		es := l.streams[sender]
 		for _, s := range es {
-			in, err := newInput(s, file, l.name, hdr, len(es), multi, l.o)
-			if err != nil {
-				return nil, err
-			}
-			in.left = l.rep.left[sender]
-			in.warnings = l.rep.senderWarnings(sender)
-			out = append(out, in)
+			i := len(out)
+			out = append(out, input{})
+			jobs = append(jobs, func() error {
+				in, err := newInput(s, file, l.name, hdr, len(es), multi, l.o)
+				in.left = l.rep.left[sender]
+				in.warnings = l.rep.senderWarnings(sender)
+				out[i] = in
+				return err
+			})
 		}
+	}
+	if err := inParallel(jobs); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
