@@ -683,7 +683,7 @@ func checkSWIMDetection(e *ex) {
 		e.eq(i, "(1 − 1/(n−1))^(n−1)", q)
 		e.eq(i, "p", 1-q)
 		e.eq(i, "T'/p (periods)", 1/(1-q))
-		res, err := sim.Detection(n, 40, 7, swim.Config{Mode: swim.ModeSWIM})
+		res, err := sim.Detection(n, 40, 7, swim.Config{Mode: swim.ModeSWIM, ShuffledProbes: true})
 		require.NoError(e, err)
 		require.Zero(e, res.Undetected)
 		assert.InDelta(e, 1/(1-q), res.FirstDetection, 0.35, "n = %d: simulated first detection", n)

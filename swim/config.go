@@ -170,6 +170,17 @@ type Config struct {
 	// its members' starts with its own StartSpread instead.
 	SyncProbes bool
 
+	// ShuffledProbes probes in SWIM's own order (§4.3): each member's
+	// round-robin over its own randomly shuffled list of the others,
+	// reshuffled after each pass. By default the members probe in one
+	// common order, the ring, each round's probers a permutation of its
+	// members, so that every member is probed once per period rather than
+	// by Poisson(1) probers, and the first probe of a crashed member comes
+	// within two periods (probeorder.go; docs/experiments.md, “SWIM: the
+	// ring probe order”). Either order probes every member from every
+	// member within 2n−1 periods.
+	ShuffledProbes bool
+
 	// DisableRTTTimeout and DisableSuspicionGate switch off, in
 	// ModeDetector, the RTT-derived probe timeout and the detector gate on
 	// suspicion respectively (for experiments that separate their effects).

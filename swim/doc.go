@@ -49,9 +49,17 @@
 //
 // # Protocol
 //
-//   - One probe per protocol period (SWIM §3-4): the target is the next member
-//     of a round-robin list reshuffled after each pass; new members are
-//     inserted at random positions. No direct ack before the probe timeout:
+//   - One probe per protocol period (SWIM §3-4). The target follows one
+//     order common to the group, the ring (members sorted by a hash of their
+//     ID): in round r a member probes its (1 + r mod L)-th successor, so that
+//     each round's probers are a permutation of the members and every member
+//     is probed once per period, not by Poisson(1) probers as with
+//     independent orders; the members align their rounds on those their
+//     probes carry (the sequence number 2r), and each pass of the ring
+//     probes every member once, whatever the rounds heard (probeorder.go;
+//     docs/experiments.md, “SWIM: the ring probe order”).
+//     Config.ShuffledProbes restores SWIM's round-robin over a list each
+//     member reshuffles after each pass (§4.3). No direct ack before the probe timeout:
 //     ping-req to IndirectChecks (k) random alive members, which ping the
 //     target and relay its ack (and, under Lifeguard, send a nack if it does
 //     not answer within their own probe timeout). No ack at all by the end of
@@ -166,9 +174,11 @@
 // accrual, normal model, threshold 8, window of 32 inter-arrival times, σ
 // floor of a tenth of a period, acceptable pause of three periods, as
 // Akka's cluster detector at a 1 s heartbeat; any fdkit detector fits). A
-// member hears from a given peer irregularly, about every (n−1)/2 periods
-// on average in a group of n and 1 to 2(n−1)−1 periods apart from its own
-// probes, so a detector with a fixed expectation must be configured for that:
+// member hears from a given peer about every (n−1)/2 periods on average in
+// a group of n (on the ring, when the peer probes it and when it probes
+// the peer, once per n−1 rounds each; with ShuffledProbes irregularly, 1
+// to 2(n−1)−1 periods apart from its own probes), so a detector with a
+// fixed expectation must be configured for that:
 // with their defaults (Δ = 100 ms) chen and sfd suspect every live peer, and a
 // fixed timeout below a few times n/2 periods suspects most of them, which
 // leaves the gate below inert; φ adapts by itself. Its level is exposed

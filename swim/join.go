@@ -23,10 +23,7 @@ func (m *Member) Bootstrap(nodes []Node) {
 		m.live++
 		m.list = append(m.list, p)
 	}
-	// Inserting each at a random position is a uniform shuffle; shuffling
-	// the not yet probed part of the list once is the same and O(n).
-	rest := m.list[m.probing.idx:]
-	m.rng.Shuffle(len(rest), func(i, j int) { rest[i], rest[j] = rest[j], rest[i] })
+	m.orderList()
 }
 
 // Join starts joining the group through the members at the given addresses:

@@ -35,7 +35,8 @@ import (
 //
 // The challenge's sequence number is drawn from the member's random
 // source, not its probe counter, which a member pinged by this one can
-// read and predict.
+// read and predict; it is odd, so that it is never taken for a round of
+// the probe order (probeorder.go).
 
 // joinChallenge is a join waiting for the ack of the ping sent to its
 // sender.
@@ -92,7 +93,7 @@ func (m *Member) challenged(in *inbound, from Node, pkt *Packet) bool {
 	}
 	// The join is kept without application data (fdkit's joins carry
 	// none; a forged one's could be large): its updates and digest.
-	c := joinChallenge{from: from, seq: m.rng.Uint32(), until: now + m.cfg.ProbeInterval,
+	c := joinChallenge{from: from, seq: m.rng.Uint32() | 1, until: now + m.cfg.ProbeInterval,
 		join: Packet{Kind: MsgJoin, From: from, To: pkt.To, Updates: slices.Clone(pkt.Updates), Digest: pkt.Digest}}
 	m.join.challenges = append(m.join.challenges, c)
 	m.stats.JoinChallenges++

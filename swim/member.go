@@ -34,7 +34,9 @@ type peer struct {
 	susp     *suspicion    // non-nil while StateSuspect
 	det      detector.Detector
 	rtt      RTTEstimator
-	inList   bool // present in the probe list (lazily removed)
+	inList   bool   // present in the probe list (lazily removed)
+	ring     uint64 // distance from this member along the ring (probeorder.go)
+	probedIn uint64 // the pass of the probe list in which this member probed it last
 	inTomb   bool
 	retried  bool // ModeDetector gate: one failed probe already forgiven
 	answered bool // acked a ping of this member's itself (makeRoom)
@@ -270,7 +272,9 @@ type Member struct {
 type prober struct {
 	idx              int    // position in the probe list
 	unverifiedTokens int    // probes an unverified member may take now (nextTarget)
-	seq              uint32 // sequence number of the last ping sent
+	seq              uint32 // counter of the pings that are not a round's probe (otherSeq)
+	round, heard     uint32 // this member's round on the ring and the latest heard (probeorder.go)
+	pass             uint64 // the probe list's pass, from 1
 	next             time.Duration
 	forceNext        *peer         // probed next, ahead of the list (the gate's retry)
 	retryEnd         time.Duration // the end of the period the gate's next retry runs in, 0 for a period of its own (pathsDone)
@@ -375,7 +379,7 @@ func New(cfg Config, rng *rand.Rand) (*Member, error) {
 		return nil, err
 	}
 	return &Member{cfg: resolve(cfg), rng: rng, self: cfg.Self, inc: cfg.Incarnation, meta: string(cfg.Meta),
-		app: appMessages{seq: cfg.FirstBroadcastSeq}, peers: make(map[ID]*peer), verifiedAt: make(map[string]*peer), probing: prober{unverifiedTokens: unverifiedCost}}, nil
+		app: appMessages{seq: cfg.FirstBroadcastSeq}, peers: make(map[ID]*peer), verifiedAt: make(map[string]*peer), probing: prober{unverifiedTokens: unverifiedCost, pass: 1}}, nil
 }
 
 // Config returns the configuration with defaults applied.
@@ -554,8 +558,7 @@ func (m *Member) tickReconnect(now time.Duration) {
 	m.probing.nextReconnect = now + m.cfg.ReconnectInterval
 	if len(m.tomb) > 0 {
 		p := m.tomb[m.rng.IntN(len(m.tomb))]
-		m.probing.seq++
-		m.send(Packet{Kind: MsgPing, To: p.node, Ping: Ping{Seq: m.probing.seq}})
+		m.send(Packet{Kind: MsgPing, To: p.node, Ping: Ping{Seq: m.otherSeq()}})
 	}
 }
 

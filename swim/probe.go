@@ -131,72 +131,6 @@ func (m *Member) ProbeTimeout(id ID) (time.Duration, bool) {
 	return m.probeTimeout(p), true
 }
 
-func (m *Member) insertInList(p *peer) {
-	if p.inList {
-		return
-	}
-	pos := m.rng.IntN(len(m.list) + 1)
-	m.list = slices.Insert(m.list, pos, p)
-	if pos < m.probing.idx {
-		m.probing.idx++
-	}
-	p.inList = true
-}
-
-// nextTarget returns the next member to probe: a target the detector gate
-// asked to retry, else the next live member of the round-robin list,
-// reshuffling (and dropping dead members) at the end of each pass. An
-// unverified member is taken only while the probe budget allows (one probe
-// in unverifiedProbeCost, see verify.go) and skipped otherwise, to be probed on
-// a later pass; with no verified member to probe, the first one skipped.
-// charged is the budget the target took, given back if it answers (verify).
-func (m *Member) nextTarget() (t *peer, charged int) {
-	if t := m.probing.forceNext; t != nil {
-		m.probing.forceNext = nil
-		if t.state == StateAlive || t.state == StateSuspect {
-			return t, 0
-		}
-	}
-	cost := m.unverifiedProbeCost()
-	m.probing.unverifiedTokens = min(m.probing.unverifiedTokens+1, cost)
-	var skipped *peer
-	for pass := 0; pass < 2; pass++ {
-		for m.probing.idx < len(m.list) {
-			p := m.list[m.probing.idx]
-			m.probing.idx++
-			if p.state != StateAlive && p.state != StateSuspect {
-				continue
-			}
-			if p.verified {
-				return p, 0
-			}
-			if m.probing.unverifiedTokens >= cost {
-				m.probing.unverifiedTokens -= cost
-				return p, cost
-			}
-			if skipped == nil {
-				skipped = p
-			}
-		}
-		kept := m.list[:0]
-		for _, p := range m.list {
-			if p.state == StateAlive || p.state == StateSuspect {
-				kept = append(kept, p)
-			} else {
-				p.inList = false
-			}
-		}
-		clear(m.list[len(kept):])
-		m.list = kept
-		m.rng.Shuffle(len(m.list), func(i, j int) { m.list[i], m.list[j] = m.list[j], m.list[i] })
-		m.probing.idx = 0
-		if len(m.list) == 0 {
-			return nil, 0
-		}
-	}
-	return skipped, 0
-}
-
 func (m *Member) startProbe(now time.Duration) {
 	m.probing.next = now + m.period()
 	hold := m.probing.retryEnd
@@ -209,13 +143,18 @@ func (m *Member) startProbe(now time.Duration) {
 		m.gossipDeaths() // the drain loop (drainQueue) gossips them otherwise
 	}
 	retry := m.probing.forceNext != nil
-	t, charged := m.nextTarget()
+	t, charged, inRound := m.nextTarget()
 	if t == nil {
 		m.isolated(now)
 		return
 	}
-	m.probing.seq++
-	m.pr = probe{active: true, target: t, seq: m.probing.seq, sent: now,
+	var seq uint32
+	if inRound {
+		seq = m.roundSeq()
+	} else {
+		seq = m.otherSeq()
+	}
+	m.pr = probe{active: true, target: t, seq: seq, sent: now,
 		timeoutAt: now + m.probeTimeout(t), endAt: m.probing.next, retry: retry && t.retried, charged: charged}
 	if m.pr.retry && hold > 0 {
 		// Within the failed probe's period, but never shorter than the
@@ -225,7 +164,7 @@ func (m *Member) startProbe(now time.Duration) {
 		m.probing.next = m.pr.endAt
 	}
 	m.stats.ProbesStarted++
-	m.send(Packet{Kind: MsgPing, To: t.node, Ping: Ping{Seq: m.probing.seq}})
+	m.send(Packet{Kind: MsgPing, To: t.node, Ping: Ping{Seq: seq}})
 	if m.pr.retry {
 		// The gate's retry re-checks a failure already seen: the direct
 		// and indirect paths at once, and the verdict once every

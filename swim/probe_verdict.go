@@ -279,11 +279,10 @@ func (m *Member) onPingReq(now time.Duration, pkt *Packet, origin, t Node) {
 		return
 	}
 	p := m.peers[t.ID]
-	m.probing.seq++
+	seq := m.otherSeq()
 	// The ping carries p's suspicion if this member suspects it (send).
-	m.probing.relays = append(m.probing.relays, relay{seq: m.probing.seq, origin: origin, originSeq: pkt.PingReq.Seq,
+	m.probing.relays = append(m.probing.relays, relay{seq: seq, origin: origin, originSeq: pkt.PingReq.Seq,
 		target: t.ID, sent: now, deadline: now + m.failTimeout(p), nack: pkt.PingReq.Nack})
-	seq := m.probing.seq
 	m.send(Packet{Kind: MsgPing, To: t, Ping: Ping{Seq: seq}})
 }
 

@@ -107,17 +107,5 @@ func (m *Member) forget(gone func(p *peer) bool) {
 		m.stats.Reaped++
 		return true
 	})
-	kept, idx := m.list[:0], m.probing.idx
-	for i, p := range m.list {
-		if m.peers[p.node.ID] == p {
-			kept = append(kept, p)
-			continue
-		}
-		p.inList = false
-		if i < m.probing.idx {
-			idx--
-		}
-	}
-	clear(m.list[len(kept):])
-	m.list, m.probing.idx = kept, idx
+	m.filterList(func(p *peer) bool { return m.peers[p.node.ID] == p })
 }

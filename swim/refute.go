@@ -126,8 +126,7 @@ func (m *Member) toldThisIncarnation() map[ID]bool {
 // sendAlive pings p with this member's Alive as the first update.
 func (m *Member) sendAlive(p *peer) {
 	m.stats.AliveSent++
-	m.probing.seq++
-	m.send(Packet{Kind: MsgPing, To: p.node, Ping: Ping{Seq: m.probing.seq},
+	m.send(Packet{Kind: MsgPing, To: p.node, Ping: Ping{Seq: m.otherSeq()},
 		Updates: []Update{m.selfAlive()}})
 }
 

@@ -305,8 +305,17 @@ func TestPingReqIntermediatesAnsweredFirst(t *testing.T) {
 	for _, id := range peers {
 		a.peers[ID(id)].answered = true
 	}
-	pk, _ := advance(a, 30*time.Second)
-	reqs := only(t, pk, MsgPingReq)
+	// b, c, d and e answer a's pings (so they stay alive: a suspect is
+	// no intermediate), the fakes never do.
+	var reqs []Packet
+	tickUntil(a, 30*time.Second, func(at time.Duration, pk []Packet, _ []Event) {
+		for _, p := range pk {
+			if p.Kind == MsgPing && slices.Contains(peers, string(p.To.ID)) {
+				require.NoError(t, a.Step(at, &Packet{Kind: MsgAck, From: p.To, To: node("a"), Ack: Ack{Seq: p.Ping.Seq}}))
+			}
+		}
+		reqs = append(reqs, only(t, pk, MsgPingReq)...)
+	})
 	require.NotEmpty(t, reqs)
 	for _, p := range reqs {
 		assert.Contains(t, peers, string(p.To.ID), "ping-req for %s sent to a member that never answered", p.PingReq.Target.ID)
@@ -315,7 +324,7 @@ func TestPingReqIntermediatesAnsweredFirst(t *testing.T) {
 	// drawn from the others.
 	b := newTest(t, "b", ModeLifeguard, nil, "c", "d", "e")
 	b.peers["c"].answered = true
-	pk, _ = advance(b, 3*time.Second)
+	pk, _ := advance(b, 3*time.Second)
 	others := 0
 	for _, p := range only(t, pk, MsgPingReq) {
 		if p.To.ID != "c" {

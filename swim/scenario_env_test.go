@@ -113,7 +113,9 @@ func findField(v reflect.Value, name string) (reflect.Value, bool) {
 // sets any Config field by name.
 func (e *scenarioEnv) add(td *datadriven.TestData) string {
 	name := td.CmdArgs[0].Key
-	cfg := Config{Self: node(name), Mode: ModeLifeguard, SyncProbes: true}
+	// ShuffledProbes: the order the scenarios were written in, each
+	// naming whom a tick probes; ShuffledProbes=false for the ring.
+	cfg := Config{Self: node(name), Mode: ModeLifeguard, SyncProbes: true, ShuffledProbes: true}
 	seed := [2]uint64{1, 2}
 	var peers []Node
 	challenge := false

@@ -30,6 +30,6 @@ func Example() {
 	st := s.Stats(0)
 	fmt.Printf("member 0 sent %d messages in 60 periods\n", st.SentMsgs)
 	// Output:
-	// m0003 declared dead by all 7 others at 16s
-	// member 0 sent 147 messages in 60 periods
+	// m0003 declared dead by all 7 others at 15s
+	// member 0 sent 142 messages in 60 periods
 }

@@ -74,8 +74,9 @@ type DetectionResult struct {
 	Crashes int
 	// FirstDetection is the mean time from a crash to the first suspicion
 	// of the crashed member by anyone, in protocol periods. Crashes happen
-	// just before a period boundary of aligned members, so this is the
-	// SWIM paper's E[T] = T'·e/(e−1) ≈ 1.582 T'.
+	// just before a period boundary of aligned members, so this is, in
+	// SWIM's shuffled order (swim.Config.ShuffledProbes), the SWIM paper's
+	// E[T] = T'·e/(e−1) ≈ 1.582 T', and on the ring one period.
 	FirstDetection float64
 	// Dissemination is the mean time from the first suspicion to the
 	// instant every live member suspects (or has declared dead) the crashed

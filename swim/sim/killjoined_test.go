@@ -21,7 +21,8 @@ func meanOf(ds []time.Duration) time.Duration {
 // TestDeclarationSpreadJoinedGroup: in a group joined through one seed,
 // the last member declares a silent crash soon after the first: on
 // average within 0.15 s at N = 32 and 0.22 s at N = 64 (ModeDetector,
-// stream pings on, 60 crashes; 0.096 and 0.167 s). With declarations in
+// stream pings on, 60 crashes; 0.106 and 0.181 s on the ring, 0.096 and
+// 0.167 s in SWIM's shuffled probe order). With declarations in
 // every second drain round only, the same crashes gave 0.210 and 0.316 s:
 // corroborated forwarding misses about e^−2 of the members, who waited for
 // the loop. The log prints the rows of docs/experiments.md, “Declarations

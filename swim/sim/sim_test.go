@@ -69,9 +69,10 @@ func TestLoadIndependentOfN(t *testing.T) {
 	}
 }
 
-// Mean first-detection time ≈ e/(e−1) periods, independent of N; the crash
-// is declared dead by every live member; the suspicion spreads in O(log N)
-// periods.
+// Mean first-detection time ≈ e/(e−1) periods in SWIM's shuffled order,
+// independent of N, and one period on the ring (every member is probed in
+// every round); the crash is declared dead by every live member; the
+// suspicion spreads in O(log N) periods.
 func TestDetection(t *testing.T) {
 	type row struct {
 		n, trials int
@@ -83,13 +84,20 @@ func TestDetection(t *testing.T) {
 	}
 	var prevDiss float64
 	for _, r := range rows {
-		res, err := Detection(r.n, r.trials, 7, swim.Config{Mode: swim.ModeSWIM})
+		res, err := Detection(r.n, r.trials, 7, swim.Config{Mode: swim.ModeSWIM, ShuffledProbes: true})
 		require.NoError(t, err)
 		assert.Zero(t, res.Undetected, "every crash is declared dead by every live member (N = %d)", r.n)
 		assert.InDelta(t, eSWIM, res.FirstDetection, r.tol, "N = %d", r.n)
 		assert.Less(t, res.Dissemination, 1.5*math.Log2(float64(r.n)), "O(log N), N = %d", r.n)
 		assert.Greater(t, res.Dissemination, prevDiss, "grows with N")
 		prevDiss = res.Dissemination
+		ring, err := Detection(r.n, r.trials, 7, swim.Config{Mode: swim.ModeSWIM})
+		require.NoError(t, err)
+		assert.Zero(t, ring.Undetected, "ring, N = %d", r.n)
+		// The crash comes 1 ms before a boundary of the aligned
+		// periods: the next round's probe of it fails a period later,
+		// unless its prober is among the n/100 crashed.
+		assert.InDelta(t, 1.0, ring.FirstDetection, 0.05, "ring, N = %d", r.n)
 	}
 	// The default mode declares every crash too.
 	res, err := Detection(32, 10, 3, swim.Config{})
