@@ -14,6 +14,7 @@ import (
 	"github.com/fdkit/fdkit/satzger"
 	"github.com/fdkit/fdkit/trace"
 	"github.com/fdkit/fdkit/trace/tracetest"
+	"github.com/fdkit/fdkit/twowfd"
 	"github.com/stretchr/testify/require"
 )
 
@@ -31,10 +32,10 @@ func spooled(t *testing.T, hbs []detector.Heartbeat) Source {
 	return sp
 }
 
-// streamingFamilies are the families of every sweep method: linear one
-// pass, Akka's groups, SFD's shared estimator, the shared-state passes
-// (Satzger, κ) and the normal φ with its default rule (grouped, or replay
-// per point once its thresholds part).
+// streamingFamilies are the families of every sweep method, each of
+// fdreplay's: linear one pass, Akka's groups, SFD's shared estimator, the
+// shared-state passes (Satzger, κ) and the normal φ with its default rule
+// (grouped, or replay per point once its thresholds part).
 func streamingFamilies(t *testing.T) []Family {
 	est := chen.EstimatorConfig{Interval: ms(100), WindowSize: 100}
 	fams := append(linearBenchFamilies(), otherBenchFamilies()...)
@@ -45,6 +46,7 @@ func streamingFamilies(t *testing.T) []Family {
 		SatzgerFamily(satzger.Config{WindowSize: 100, BootstrapInterval: new(ms(100))}, []float64{0.5, 0.9, 0.99}),
 		KappaFamily(kappa.Config{Estimator: est}, []float64{0.5, 2.5, 8}),
 		PhiNormalFamily(phi.NormalConfig{WindowSize: 100}, []float64{1, 4, 8}),
+		TwoWFDFamily(twowfd.Config{Interval: ms(100), LongWindowSize: 100}, []time.Duration{ms(1), ms(30), ms(300)}),
 	)
 }
 
