@@ -99,11 +99,16 @@ func createSpill(dir string) (f *os.File, name string, err error) {
 
 // put appends one record; the first write error is kept for reader.
 func (s *spillFile) put(rec []byte) {
-	if _, err := s.w.Write(rec); err != nil && s.err == nil {
+	s.write(rec)
+	s.n++
+}
+
+// write appends bytes without counting a record.
+func (s *spillFile) write(b []byte) {
+	if _, err := s.w.Write(b); err != nil && s.err == nil {
 		s.err = fmt.Errorf("qos: spilling replay data: %w", err)
 	}
-	s.n++
-	s.size += int64(len(rec))
+	s.size += int64(len(b))
 }
 
 // reader flushes what was written and returns a reader of it from the

@@ -5,29 +5,35 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/bits"
 	"slices"
 	"time"
 )
 
 // tdSpill is the file of a replay's per-evaluated-heartbeat data once it
-// moves out of memory (Config.Spill.After): τ − A_k and A_k − σ_k, each
-// coded as the zigzag varint of its difference from the previous
-// heartbeat's (about 6 bytes a heartbeat on TD-like values). Everything
-// replayer.finish computes from them but the percentiles is accumulated as
-// the records are written, for both TD bases (send-based: TD_k = τ − A_k +
-// A_k − σ_k; arrival-based: + d̄), since the replay decides between them
-// only at its end: the sum, least, greatest and last TD_k and the TD sums
-// per time cell, in heartbeat order as the in-memory replay adds them. A
-// systematic sample of the records draws the percentiles' rank windows
-// (sampleBounds), so that stats reads the file back once, counting the
-// values below each window and keeping those in it; only when a window
-// misses its rank, or the windows would keep too many values, does it
-// select among all values (selectStream, two passes more on TD values).
+// moves out of memory (Config.Spill.After): τ − A_k and A_k − σ_k, each as
+// the zigzag code of its difference from the previous heartbeat's, packed
+// tdPack heartbeats at a time in as many bytes per value as the pack's
+// largest code needs (a header byte holds both widths): about 6 bytes a
+// heartbeat on TD-like values, decoded without a branch per value.
+// Everything replayer.finish computes from them but the percentiles is
+// accumulated as the records are added, for both TD bases (send-based:
+// TD_k = τ − A_k + A_k − σ_k; arrival-based: + d̄), since the replay
+// decides between them only at its end: the sum, least, greatest and last
+// TD_k and the TD sums per time cell, in heartbeat order as the in-memory
+// replay adds them. A systematic sample of the records draws the
+// percentiles' rank windows (sampleBounds), so that stats reads the file
+// back once, counting the values below each window and keeping those in
+// it; only when a window misses its rank, or the windows would keep too
+// many values, does it select among all values (selectStream, two passes
+// more on TD values).
 type tdSpill struct {
 	spillFile
 	off          int64 // d̄
-	prevT, prevD int64
-	buf          [2 * binary.MaxVarintLen64]byte
+	prevT, prevD int64 // the last record packed
+	pend         [tdPack]tdRecord
+	npend        int
+	out          []byte    // packed bytes not yet written
 	run          [2]tdRun  // send-based, arrival-based
 	cellN        []float64 // evaluated heartbeats per cell (nil without cells)
 	// The sample: the records at the multiples of stride (a power of
@@ -49,6 +55,9 @@ type tdRecord struct{ t, d int64 }
 // tdSpillSample bounds tdSpill's sample; it holds between half of it and
 // all of it (16 bytes each): windows of a few percent of the values.
 const tdSpillSample = 1 << 13
+
+// tdPack is the number of heartbeats packed with one pair of widths.
+const tdPack = 256
 
 // newTDSpill returns an empty spill whose arrival-based TD adds off; cells
 // is the number of time cells (0: none).
@@ -76,9 +85,6 @@ func unzigzag(u uint64) int64 { return int64(u>>1) ^ -int64(u&1) }
 // add appends the heartbeat whose τ − A_k is t, A_k − σ_k d (0 without a
 // send time) and time cell c (ignored without cells).
 func (s *tdSpill) add(t, d int64, c uint8) {
-	k := binary.PutUvarint(s.buf[:], zigzag(t-s.prevT))
-	k += binary.PutUvarint(s.buf[k:], zigzag(d-s.prevD))
-	s.prevT, s.prevD = t, d
 	if s.n&(s.stride-1) == 0 {
 		if len(s.sample) == tdSpillSample {
 			for i := range tdSpillSample / 2 {
@@ -91,61 +97,122 @@ func (s *tdSpill) add(t, d int64, c uint8) {
 			s.sample = append(s.sample, tdRecord{t, d})
 		}
 	}
-	s.put(s.buf[:k])
-	for j, v := range [2]int64{t + d, t + s.off} {
-		r := &s.run[j]
-		r.sum += float64(v)
-		r.mn, r.mx, r.last = min(r.mn, v), max(r.mx, v), v
-		if r.cellSum != nil {
-			r.cellSum[c] += float64(v)
-		}
+	s.n++
+	s.pend[s.npend] = tdRecord{t, d}
+	if s.npend++; s.npend == tdPack {
+		s.pack()
 	}
+	v0, v1 := t+d, t+s.off
+	r0, r1 := &s.run[0], &s.run[1]
+	r0.sum += float64(v0)
+	r1.sum += float64(v1)
+	r0.mn, r0.mx, r0.last = min(r0.mn, v0), max(r0.mx, v0), v0
+	r1.mn, r1.mx, r1.last = min(r1.mn, v1), max(r1.mx, v1), v1
 	if s.cellN != nil {
+		r0.cellSum[c] += float64(v0)
+		r1.cellSum[c] += float64(v1)
 		s.cellN[c]++
 	}
 }
 
+// pack appends the pending records to out, and out to the file once it
+// holds 32 KiB.
+func (s *tdSpill) pack() {
+	var zt, zd [tdPack]uint64
+	var ot, od uint64
+	pt, pd := s.prevT, s.prevD
+	for i, r := range s.pend[:s.npend] {
+		zt[i], zd[i] = zigzag(r.t-pt), zigzag(r.d-pd)
+		ot, od = ot|zt[i], od|zd[i]
+		pt, pd = r.t, r.d
+	}
+	s.prevT, s.prevD = pt, pd
+	wt, wd := (bits.Len64(ot)+7)/8, (bits.Len64(od)+7)/8
+	s.out = append(s.out, byte(wt)|byte(wd)<<4)
+	k := len(s.out)
+	s.out = slices.Grow(s.out, s.npend*(wt+wd)+8)[:k+s.npend*(wt+wd)+8]
+	for i := range s.npend {
+		binary.LittleEndian.PutUint64(s.out[k:], zt[i])
+		k += wt
+		binary.LittleEndian.PutUint64(s.out[k:], zd[i])
+		k += wd
+	}
+	s.out = s.out[:k]
+	s.npend = 0
+	if len(s.out) >= 32<<10 {
+		s.write(s.out)
+		s.out = s.out[:0]
+	}
+}
+
 // tdSpillBlock is the number of records a pass over a tdSpill decodes at a
-// time.
-const tdSpillBlock = 4096
+// time (a multiple of tdPack).
+const tdSpillBlock = 16 * tdPack
 
 // blocks calls fn with the TD_k of the records in order (TD base: the
 // delay when sync, else d̄), tdSpillBlock at a time (the slice is reused
 // by the next call).
 func (s *tdSpill) blocks(sync bool, fn func(td []int64)) error {
+	if s.npend > 0 {
+		s.pack()
+	}
+	if len(s.out) > 0 {
+		s.write(s.out)
+		s.out = s.out[:0]
+	}
 	r, err := s.reader()
 	if err != nil {
 		return err
 	}
-	raw := make([]byte, 64<<10)
+	const most = 1 + tdPack*16 // a pack's bytes at the most
+	raw := make([]byte, 64<<10+8)
+	buf := raw[:64<<10] // raw's last 8 bytes stay 0: room for the last value's load
 	have, pos := 0, 0
 	td := make([]int64, tdSpillBlock)
 	var t, d int64
 	for from := 0; from < s.n; from += tdSpillBlock {
 		m := min(tdSpillBlock, s.n-from)
-		for k := range m {
-			if have-pos < 2*binary.MaxVarintLen64 {
-				have = copy(raw, raw[pos:have])
+		for a := 0; a < m; a += tdPack {
+			if have-pos < most {
+				have = copy(buf, buf[pos:have])
 				pos = 0
-				got, err := io.ReadFull(r, raw[have:])
+				got, err := io.ReadFull(r, buf[have:])
 				if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
 					return fmt.Errorf("qos: reading back replay data: %w", err)
 				}
 				have += got
+				clear(raw[have:])
 			}
-			u, a := binary.Uvarint(raw[pos:have])
-			v, b := binary.Uvarint(raw[pos+max(a, 0) : have])
-			if a <= 0 || b <= 0 {
-				return fmt.Errorf("qos: reading back replay data: record %d of %d is truncated", from+k+1, s.n)
+			e := min(a+tdPack, m)
+			wt, wd := 0, 0
+			if pos < have {
+				wt, wd = int(buf[pos]&15), int(buf[pos]>>4)
 			}
-			pos += a + b
-			t += unzigzag(u)
-			d += unzigzag(v)
-			if sync {
-				td[k] = t + d
-			} else {
-				td[k] = t + s.off
+			if pos >= have || wt > 8 || wd > 8 || have-pos-1 < (e-a)*(wt+wd) {
+				return fmt.Errorf("qos: reading back replay data: records %d to %d of %d are truncated", from+a+1, from+e, s.n)
 			}
+			mt, md := uint64(1)<<(8*wt)-1, uint64(1)<<(8*wd)-1
+			if wt == 8 {
+				mt = math.MaxUint64
+			}
+			if wd == 8 {
+				md = math.MaxUint64
+			}
+			p := pos + 1
+			for k := a; k < e; k++ {
+				u := binary.LittleEndian.Uint64(raw[p:]) & mt
+				p += wt
+				v := binary.LittleEndian.Uint64(raw[p:]) & md
+				p += wd
+				t += unzigzag(u)
+				d += unzigzag(v)
+				if sync {
+					td[k] = t + d
+				} else {
+					td[k] = t + s.off
+				}
+			}
+			pos = p
 		}
 		fn(td[:m])
 	}

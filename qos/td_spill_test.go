@@ -71,21 +71,38 @@ func TestTDSpillCompact(t *testing.T) {
 	for range n {
 		sp.add(int64(20*time.Millisecond)+int64(rng.NormFloat64()*1e6), int64(2*time.Millisecond)+int64(rng.ExpFloat64()*1e6), 0)
 	}
+	require.NoError(t, sp.blocks(true, func([]int64) {}))
 	require.Less(t, sp.size, int64(7*n))
+	require.Greater(t, sp.size, int64(4*n))
 	require.LessOrEqual(t, len(sp.sample), tdSpillSample)
 	require.GreaterOrEqual(t, len(sp.sample), tdSpillSample/2)
 }
 
-// A truncated spill file is an error naming the record, not a wrong value.
+// A truncated spill file, or one whose pack header is corrupt, is an
+// error naming the records, not a wrong value.
 func TestTDSpillTruncated(t *testing.T) {
+	for _, cut := range []int64{1, 3, 700} {
+		sp, err := newTDSpill(t.TempDir(), 0, 0)
+		require.NoError(t, err)
+		for k := range 1000 {
+			sp.add(int64(k)<<40, 1, 0)
+		}
+		_, _, err = sp.stats(true, nil)
+		require.NoError(t, err)
+		sp.size -= cut
+		_, _, err = sp.stats(true, nil)
+		require.ErrorContains(t, err, "truncated", "cut %d", cut)
+		sp.close()
+	}
 	sp, err := newTDSpill(t.TempDir(), 0, 0)
 	require.NoError(t, err)
 	defer sp.close()
-	for k := range 100 {
-		sp.add(int64(k)<<40, 1, 0)
+	for k := range 10 {
+		sp.add(int64(k), 1, 0)
 	}
-	require.NoError(t, sp.w.Flush())
-	sp.size -= 3
+	require.NoError(t, sp.blocks(true, func([]int64) {}))
+	_, err = sp.f.WriteAt([]byte{0x99}, 0) // widths 9 and 9
+	require.NoError(t, err)
 	_, _, err = sp.stats(true, nil)
 	require.ErrorContains(t, err, "truncated")
 }
