@@ -189,49 +189,98 @@ func percentiles(xs []float64) [2]float64 {
 // same interval on every run, and every setting of a stream is resampled
 // alike.
 func bootstrap(n, blk int, a, b2 *cellSeries, lo int) [3][]float64 {
-	pa := prefixes(a, lo, n, blk)
-	var pb []qosSums
+	ta := newBlockTotals(a, lo, n, blk)
+	var tb blockTotals
 	if b2 != nil {
-		pb = prefixes(b2, lo, n, blk)
+		tb = newBlockTotals(b2, lo, n, blk)
 	}
 	starts := resampleStarts(n, blk)
 	blocks := (n + blk - 1) / blk
-	last := n - (blocks-1)*blk
 	var out [3][]float64
 	for i := range out {
 		out[i] = make([]float64, bootstrapReps)
 	}
-	for r := range bootstrapReps {
-		ss := starts[r*blocks : (r+1)*blocks]
-		qa := sumBlocks(pa, ss, blk, last)
-		out[0][r], out[1][r], out[2][r] = ratio(qa.mist, qa.span)*1e9, 1-ratio(qa.susp, qa.span), ratio(qa.tdSum, qa.tdN)
+	// Two resamples at a time: their sums are independent chains of
+	// additions, which the processor then overlaps.
+	for r := 0; r < bootstrapReps; r += 2 {
+		s1 := starts[r*blocks : (r+1)*blocks]
+		s2 := s1 // an odd last resample is summed twice
+		if r+1 < bootstrapReps {
+			s2 = starts[(r+1)*blocks : (r+2)*blocks]
+		}
+		qa := ta.sum2(s1, s2)
+		var qb [2]qosSums
 		if b2 != nil {
-			qb := sumBlocks(pb, ss, blk, last)
-			out[0][r] -= ratio(qb.mist, qb.span) * 1e9
-			out[1][r] -= 1 - ratio(qb.susp, qb.span)
-			out[2][r] -= ratio(qb.tdSum, qb.tdN)
+			qb = tb.sum2(s1, s2)
+		}
+		for i := range min(2, bootstrapReps-r) {
+			q := qa[i]
+			out[0][r+i], out[1][r+i], out[2][r+i] = ratio(q.mist, q.span)*1e9, 1-ratio(q.susp, q.span), ratio(q.tdSum, q.tdN)
+			if b2 != nil {
+				q = qb[i]
+				out[0][r+i] -= ratio(q.mist, q.span) * 1e9
+				out[1][r+i] -= 1 - ratio(q.susp, q.span)
+				out[2][r+i] -= ratio(q.tdSum, q.tdN)
+			}
 		}
 	}
 	return out
 }
 
-// sumBlocks adds up the blocks starting at ss (blk cells each, the last
-// one last cells) from the prefix sums p.
-func sumBlocks(p []qosSums, ss []int32, blk, last int) qosSums {
-	var q qosSums
-	for k, s := range ss {
-		l := blk
-		if k == len(ss)-1 {
-			l = last
+// blockTotals holds the totals of the blocks of a circular block
+// bootstrap over n cells with blocks of blk cells: full[s] those of the
+// block of blk cells from s, last[s] those of the last, shorter block of
+// a resample (n − (⌈n/blk⌉ − 1)·blk cells) from s. Each is the
+// difference of two prefix sums (prefixes), computed once for all the
+// resamples.
+type blockTotals struct{ full, last []qosSums }
+
+func newBlockTotals(s *cellSeries, lo, n, blk int) blockTotals {
+	p := prefixes(s, lo, n, blk)
+	blocks := (n + blk - 1) / blk
+	diffs := func(l int) []qosSums {
+		d := make([]qosSums, n)
+		for s := range d {
+			i, j := &p[s], &p[s+l]
+			d[s] = qosSums{j.span - i.span, j.mist - i.mist, j.susp - i.susp, j.tdSum - i.tdSum, j.tdN - i.tdN}
 		}
-		i, j := &p[s], &p[int(s)+l]
-		q.span += j.span - i.span
-		q.mist += j.mist - i.mist
-		q.susp += j.susp - i.susp
-		q.tdSum += j.tdSum - i.tdSum
-		q.tdN += j.tdN - i.tdN
+		return d
 	}
-	return q
+	t := blockTotals{full: diffs(blk)}
+	t.last = t.full
+	if last := n - (blocks-1)*blk; last != blk {
+		t.last = diffs(last)
+	}
+	return t
+}
+
+// sum adds up, in order, the blocks starting at ss (the last one is the
+// last, shorter block).
+func (t blockTotals) sum(ss []int32) qosSums { return t.sum2(ss, ss)[0] }
+
+// sum2 is sum of two resamples of as many blocks, s1 and s2.
+func (t blockTotals) sum2(s1, s2 []int32) [2]qosSums {
+	var a, b qosSums
+	k := len(s1) - 1
+	s2 = s2[:len(s1)]
+	full, last := t.full, t.last
+	for i, s := range s1 {
+		d, e := &full[s], &full[s2[i]]
+		if i == k {
+			d, e = &last[s], &last[s2[i]]
+		}
+		a.span += d.span
+		b.span += e.span
+		a.mist += d.mist
+		b.mist += e.mist
+		a.susp += d.susp
+		b.susp += e.susp
+		a.tdSum += d.tdSum
+		b.tdSum += e.tdSum
+		a.tdN += d.tdN
+		b.tdN += e.tdN
+	}
+	return [2]qosSums{a, b}
 }
 
 // startsCache holds resampleStarts's tables by (cells, block length), at

@@ -31,14 +31,13 @@ func (v *Verdict) resolve(found []int, r cellRange) [][]float64 {
 	}
 	starts := resampleStarts(n, blk)
 	blocks := (n + blk - 1) / blk
-	last := n - (blocks-1)*blk
 	out := make([][]float64, len(v.Ops))
 	t := v.Targets
 	for _, i := range found {
 		op := &v.Ops[i]
-		pre := make([][]qosSums, len(op.local))
+		pre := make([]blockTotals, len(op.local))
 		for k := range op.local {
-			pre[k] = prefixes(op.local[k].cells, r.lo, n, blk)
+			pre[k] = newBlockTotals(op.local[k].cells, r.lo, n, blk)
 		}
 		// solveAt is the setting's TD on the bracket for cell sums q(k).
 		solveAt := func(q func(k int) qosSums) float64 {
@@ -71,7 +70,7 @@ func (v *Verdict) resolve(found []int, r cellRange) [][]float64 {
 		met := 0
 		for rep := range bootstrapReps {
 			ss := starts[rep*blocks : (rep+1)*blocks]
-			tds[rep] = solveAt(func(k int) qosSums { return sumBlocks(pre[k], ss, blk, last) }) + shift
+			tds[rep] = solveAt(func(k int) qosSums { return pre[k].sum(ss) }) + shift
 			if !math.IsInf(tds[rep], 1) {
 				met++
 			}
