@@ -18,8 +18,10 @@ type thresholdDetector interface {
 // (the delays are shared): on a stream in memory it takes as many
 // thresholds as fit in leanBudget bytes of them, at least one, so that a
 // sweep of a long stream in memory stays within the run's memory (a chunk
-// more costs a pass of the detector's shared state, not a solve more).
-const leanBudget = 32 << 20
+// more costs a pass of the detector's shared state, not a solve more;
+// sweepRanked replaces several such passes by two). A variable so that
+// tests sweep in several passes.
+var leanBudget = 32 << 20
 
 // sweepShared computes the points of a threshold sweep of a detector whose
 // state does not depend on the threshold (method SharedState): one detector
@@ -71,32 +73,29 @@ func sweepShared(newDet func(v float64) (thresholdDetector, error), track func(t
 	if lean {
 		chunkLen = max(1, leanBudget/(8*max(hs.Len(), 1)))
 	}
+	fillOf := func(src thresholdDetector, chunk []int) func([]time.Duration) {
+		if trackAll != nil {
+			ths := make([]float64, len(chunk))
+			for j, i := range chunk {
+				ths[j] = values[i]
+			}
+			return trackAll(src, ths)
+		}
+		return fillAll(chunkFPs(src, track, values, chunk))
+	}
+	if lean && hs.Len() >= rankedMin && len(reps) > chunkLen {
+		var err error
+		if reps, err = sweepRanked(newDet, fillOf, values, reps, res, hs, cfg, spans); err != nil {
+			return nil, err
+		}
+	}
 	for lo := 0; lo < len(reps); lo += chunkLen {
 		chunk := reps[lo:min(lo+chunkLen, len(reps))]
 		src, err := newDet(values[chunk[0]]) // its own τ is the first replay's
 		if err != nil {
 			return nil, errNotLinear
 		}
-		fps := make([]func() (time.Duration, bool), len(chunk))
-		for j, i := range chunk {
-			switch th := values[i]; {
-			case j == 0:
-				fps[j] = src.FreshnessPoint
-			case track != nil:
-				fps[j] = track(src, th)
-			default:
-				fps[j] = func() (time.Duration, bool) { return src.FreshnessPointAt(th) }
-			}
-		}
-		fill := fillAll(fps)
-		if trackAll != nil {
-			ths := make([]float64, len(chunk))
-			for j, i := range chunk {
-				ths[j] = values[i]
-			}
-			fill = trackAll(src, ths)
-		}
-		out, err := passShared(src, len(chunk), fill, hs, cfg, spans, !lean)
+		out, err := passShared(src, len(chunk), fillOf(src, chunk), hs, cfg, spans, !lean)
 		if err != nil {
 			return nil, err
 		}
@@ -113,6 +112,23 @@ func sweepShared(newDet func(v float64) (thresholdDetector, error), track func(t
 		pts[i] = &Point{Value: v, Result: r}
 	}
 	return pts, nil
+}
+
+// chunkFPs returns the freshness point of each threshold values[i] of
+// chunk on src, the detector built with the first.
+func chunkFPs(src thresholdDetector, track func(thresholdDetector, float64) func() (time.Duration, bool), values []float64, chunk []int) []func() (time.Duration, bool) {
+	fps := make([]func() (time.Duration, bool), len(chunk))
+	for j, i := range chunk {
+		switch th := values[i]; {
+		case j == 0:
+			fps[j] = src.FreshnessPoint
+		case track != nil:
+			fps[j] = track(src, th)
+		default:
+			fps[j] = func() (time.Duration, bool) { return src.FreshnessPointAt(th) }
+		}
+	}
+	return fps
 }
 
 // fillAll returns a function that sets each point's freshness point from
@@ -142,6 +158,20 @@ func passShared(src thresholdDetector, n int, fill func([]time.Duration), hs Sou
 	} else {
 		p = newThresholdPass(src, n, fill, cfg, hs.Len(), grid)
 	}
+	if err := drive(p, hs); err != nil {
+		return nil, err
+	}
+	out, err := p.finish(spans)
+	if err != nil {
+		return nil, errNotLinear
+	}
+	return out, nil
+}
+
+// drive steps p through the heartbeats of hs: errNotLinear when a step
+// fails (arrivals out of order), or the Source's error; p is closed on
+// failure.
+func drive(p *thresholdPass, hs Source) error {
 	seq, done := hs.Pass()
 	failed := false
 	for hb := range seq {
@@ -152,15 +182,11 @@ func passShared(src thresholdDetector, n int, fill func([]time.Duration), hs Sou
 	}
 	if err := done(); err != nil {
 		p.close()
-		return nil, err
+		return err
 	}
 	if failed {
 		p.close()
-		return nil, errNotLinear
+		return errNotLinear
 	}
-	out, err := p.finish(spans)
-	if err != nil {
-		return nil, errNotLinear
-	}
-	return out, nil
+	return nil
 }

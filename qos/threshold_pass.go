@@ -47,6 +47,12 @@ type thresholdPass struct {
 	spilled bool
 	rowD    [tdBlock]int64
 	rowC    [tdBlock]uint8
+
+	// sweepRanked's passes: the first fills sample and does nothing that
+	// depends on τ; the second adds each TD_k to win instead of keeping
+	// τ − A_k in the points' td.
+	sample *tdSample
+	win    *tdWindows
 }
 
 // thresholdPoint is the part of a replay that depends on τ.
@@ -136,6 +142,13 @@ func (p *thresholdPass) step(hb detector.Heartbeat) error {
 	if !p.evaluating && !p.startsEvaluation(a, stale, ready) {
 		return nil
 	}
+	if p.sample != nil {
+		if ready && !stale {
+			p.evaluate(hb)
+		}
+		p.sampleStep(a, stale, ready)
+		return nil
+	}
 	if !ready {
 		// The detector went back into warm-up: no freshness point is in
 		// force and nothing is reported until it is ready again.
@@ -219,10 +232,10 @@ func (p *thresholdPass) evaluate(hb detector.Heartbeat) {
 	case p.spilled:
 		p.rowD[p.tdRows], p.rowC[p.tdRows] = d, c
 		return
-	case p.grid != nil:
+	case p.grid != nil && p.sample == nil:
 		p.evCell = append(p.evCell, c)
 	}
-	if sent {
+	if sent && p.win == nil { // the second pass has the first's delays
 		p.delay = append(p.delay, d)
 	}
 }
@@ -265,7 +278,7 @@ func (p *thresholdPass) transition(a time.Duration, stale bool) {
 // them to each point's td.
 const tdBlock = 64
 
-// flushTD moves the rows of tdBuf to each point's td.
+// flushTD moves the rows of tdBuf to each point's td (or spill, or win).
 func (p *thresholdPass) flushTD() {
 	n := len(p.pts)
 	if p.spilled {
@@ -275,6 +288,11 @@ func (p *thresholdPass) flushTD() {
 				s.add(p.tdBuf[r*n+i], p.rowD[r], p.rowC[r])
 			}
 		}
+		p.tdRows = 0
+		return
+	}
+	if p.win != nil {
+		p.win.add(p.tdBuf, p.tdRows, n, p.evCell)
 		p.tdRows = 0
 		return
 	}
@@ -329,6 +347,11 @@ func (p *thresholdPass) finish(spans *spanMemo) ([]Result, error) {
 				return nil, err
 			}
 			res.TD, res.LastTD = st, time.Duration(last)
+		} else if p.win != nil {
+			var ok bool
+			if res.TD, res.LastTD, ok = p.win.stats(i); !ok {
+				p.win.missed[i] = true // swept again
+			}
 		} else {
 			var delays []int64
 			if sync {

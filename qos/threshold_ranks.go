@@ -1,0 +1,303 @@
+package qos
+
+import (
+	"math"
+	"slices"
+	"time"
+)
+
+// A thresholdPass keeps every threshold's τ − A_k (one int64 per evaluated
+// heartbeat and threshold) for the TD percentiles, so a long stream in
+// memory is swept a few thresholds per pass, each pass running the shared
+// detector again. sweepRanked replaces those passes by two over all the
+// thresholds, storing no τ − A_k: the first (tdSample) runs the detector
+// and reads every threshold's τ at every stride-th evaluated heartbeat
+// only, a sample whose order statistics give each threshold a window of
+// values around each TD rank (sampleBounds, as rankValuesInt draws them);
+// the second is the full pass, which adds each TD_k up (the float sum in
+// heartbeat order, the extremes, the cells' sums: what sumTD adds),
+// counts the values below each window and those equal to its sides, and
+// keeps the few inside. The nearest-rank p50 and p99 are then read in the
+// windows. A threshold whose window misses its rank, or keeps more values
+// than its bound, is swept again the usual way: every result equals
+// finishTD's.
+
+// rankedMin is the least stream length swept by sweepRanked (below it the
+// usual passes take few thresholds' worth of memory anyway), and
+// rankedMin/64 the least sample; a variable so that tests use short
+// streams.
+var rankedMin = 1 << 16
+
+// tdSample is the first pass's sample: τ − A_k of each threshold at the
+// evaluated heartbeats k = 0, stride, 2·stride, …
+type tdSample struct {
+	stride int
+	rows   []int     // the k of each sample row
+	vals   [][]int64 // per threshold, τ − A_k of each row
+}
+
+// sampleStride returns the stride of a sample of about 16384 values (at
+// least one value in 32) among up to n evaluated heartbeats.
+func sampleStride(n int) int { return max(32, n/(1<<14)) }
+
+// tdWindows is the second pass's TD work per threshold (see sweepRanked).
+type tdWindows struct {
+	delays   []int64 // TD_k − (τ − A_k) when clocks are synchronized, else nil
+	off      int64   // the same otherwise
+	ranks    [2]int
+	lo, hi   [][2]int64 // each threshold's windows
+	below    [][2]int   // values under lo
+	atLo     [][2]int   // values equal to lo
+	atHi     [][2]int   // values equal to hi (and not to lo)
+	in       [][2][]int64
+	limit    [2]int // the most values a window keeps
+	missed   []bool // a window overflowed: the threshold is swept again
+	acc      []tdTally
+	last     []int64
+	rowsDone int // evaluated heartbeats already added
+}
+
+// newTDWindows returns the windows of the thresholds whose samples are
+// smp (rows of values τ − A_k before their base), for n evaluated
+// heartbeats whose TD_k bases are delays (or off when nil).
+func newTDWindows(smp *tdSample, n int, delays []int64, off int64, cells []*cellSeries) *tdWindows {
+	k := len(smp.vals)
+	w := &tdWindows{delays: delays, off: off, ranks: [2]int{rank(0.50, n), rank(0.99, n)},
+		lo: make([][2]int64, k), hi: make([][2]int64, k), below: make([][2]int, k), atLo: make([][2]int, k),
+		atHi: make([][2]int, k), in: make([][2][]int64, k), missed: make([]bool, k), acc: make([]tdTally, k),
+		last: make([]int64, k)}
+	m := len(smp.rows)
+	for j, r := range w.ranks {
+		w.limit[j] = 2*windowCap(r, n, m) + 4096
+	}
+	sample := make([]int64, m)
+	for i, vs := range smp.vals {
+		for j, k := range smp.rows {
+			sample[j] = vs[j] + w.base(k)
+		}
+		val, has := sampleBounds(sample, w.ranks, n)
+		for j := range 2 {
+			w.lo[i][j], w.hi[i][j] = math.MinInt64, math.MaxInt64
+			if has[2*j] {
+				w.lo[i][j] = val[2*j]
+			}
+			if has[2*j+1] {
+				w.hi[i][j] = val[2*j+1]
+			}
+		}
+		w.acc[i] = newTDTally(cells[i])
+	}
+	return w
+}
+
+// tdTally adds up, TD_k by TD_k, in heartbeat order, what sumTD computes:
+// their float64 sum, their least and greatest values, and the TD sums of
+// their cells (cellSeries.setTD's).
+type tdTally struct {
+	sum        float64
+	mn, mx     int64
+	tdSum, tdN []float64
+}
+
+// newTDTally returns a tdTally that also fills cells's TD sums (when cells is
+// not nil), which it clears.
+func newTDTally(cells *cellSeries) tdTally {
+	a := tdTally{mn: math.MaxInt64, mx: math.MinInt64}
+	if cells != nil {
+		clear(cells.tdSum)
+		clear(cells.tdN)
+		a.tdSum, a.tdN = cells.tdSum, cells.tdN
+	}
+	return a
+}
+
+// add accounts TD_k = v of the k-th evaluated heartbeat, whose cell is
+// evCell[k].
+func (a *tdTally) add(v int64, evCell []uint8, k int) {
+	a.sum += float64(v)
+	a.mx = max(a.mx, v)
+	a.mn = min(a.mn, v)
+	if a.tdSum != nil {
+		c := evCell[k]
+		a.tdSum[c] += float64(v)
+		a.tdN[c]++
+	}
+}
+
+// base returns TD_k − (τ − A_k) of the k-th evaluated heartbeat.
+func (w *tdWindows) base(k int) int64 {
+	if w.delays != nil {
+		return w.delays[k]
+	}
+	return w.off
+}
+
+// add accounts the rows of τ − A_k in buf (rows of n thresholds) of the
+// next evaluated heartbeats, whose cells are evCell (when not nil).
+func (w *tdWindows) add(buf []int64, rows, n int, evCell []uint8) {
+	for i := range n {
+		if w.missed[i] {
+			continue
+		}
+		acc := &w.acc[i]
+		lo, hi, in := w.lo[i], w.hi[i], w.in[i]
+		below, atLo, atHi := w.below[i], w.atLo[i], w.atHi[i]
+		var v int64
+		for r := range rows {
+			k := w.rowsDone + r
+			v = buf[r*n+i] + w.base(k)
+			acc.add(v, evCell, k)
+			for j := range 2 {
+				switch {
+				case v < lo[j]:
+					below[j]++
+				case v == lo[j]:
+					atLo[j]++
+				case v == hi[j]:
+					atHi[j]++
+				case v < hi[j]:
+					in[j] = append(in[j], v)
+				}
+			}
+		}
+		if rows > 0 {
+			w.last[i] = v
+		}
+		w.in[i], w.below[i], w.atLo[i], w.atHi[i] = in, below, atLo, atHi
+		if len(in[0]) > w.limit[0] || len(in[1]) > w.limit[1] {
+			w.missed[i] = true
+			w.in[i] = [2][]int64{}
+		}
+	}
+	w.rowsDone += rows
+}
+
+// stats returns threshold i's TD statistics and last TD_k, as finishTD
+// would, or false when a window missed its rank.
+func (w *tdWindows) stats(i int) (TDStats, time.Duration, bool) {
+	if w.missed[i] {
+		return TDStats{}, 0, false
+	}
+	n := w.rowsDone
+	if n == 0 {
+		return TDStats{}, 0, true
+	}
+	var r [2]int64
+	for j, rk := range w.ranks {
+		k := rk - w.below[i][j]
+		switch in := w.in[i][j]; {
+		case k < 0:
+			return TDStats{}, 0, false
+		case k < w.atLo[i][j]:
+			r[j] = w.lo[i][j]
+		case k-w.atLo[i][j] < len(in):
+			r[j] = selectRank(in, k-w.atLo[i][j])
+		case k-w.atLo[i][j]-len(in) < w.atHi[i][j]:
+			r[j] = w.hi[i][j]
+		default:
+			return TDStats{}, 0, false
+		}
+	}
+	a := &w.acc[i]
+	s := TDStats{Mean: time.Duration(math.Round(a.sum / float64(n))), Max: time.Duration(a.mx),
+		P50: time.Duration(r[0]), P99: time.Duration(r[1])}
+	return s, time.Duration(w.last[i]), true
+}
+
+// sampleStep is thresholdPass.step's work in the first pass: the
+// evaluated heartbeats' count, cells and delays, and every threshold's
+// τ − A_k at the sample rows.
+func (p *thresholdPass) sampleStep(a time.Duration, stale, ready bool) {
+	if !ready {
+		if !stale {
+			p.base.WarmUp++
+		}
+		return
+	}
+	if stale {
+		return
+	}
+	k := p.base.Evaluated - 1
+	if k%p.sample.stride != 0 {
+		return
+	}
+	p.fill(p.taus)
+	p.sample.rows = append(p.sample.rows, k)
+	for i, tau := range p.taus {
+		p.sample.vals[i] = append(p.sample.vals[i], int64(max(tau-a, 0)))
+	}
+}
+
+// sweepRanked computes, in the two passes described above, the Results
+// of the thresholds values[reps[j]], whose detectors newDet builds and
+// whose freshness points fillOf sets; it returns those it could not
+// finish (a window missed) for the usual passes, and errNotLinear when
+// newDet or a pass fails.
+func sweepRanked(newDet func(v float64) (thresholdDetector, error), fillOf func(src thresholdDetector, chunk []int) func([]time.Duration),
+	values []float64, reps []int, res []Result, hs Source, cfg Config, spans *spanMemo) (missed []int, err error) {
+	var grid *cellGrid
+	if cfg.Intervals {
+		g := newCellGrid(hs)
+		grid = &g
+	}
+	run := func(setup func(p *thresholdPass)) (*thresholdPass, error) {
+		src, err := newDet(values[reps[0]])
+		if err != nil {
+			return nil, errNotLinear
+		}
+		p := newThresholdPass(src, len(reps), fillOf(src, reps), cfg, 0, grid)
+		setup(p)
+		if err := drive(p, hs); err != nil {
+			return nil, err
+		}
+		if !p.evaluating {
+			return nil, errNotLinear
+		}
+		return p, nil
+	}
+	smp := &tdSample{stride: sampleStride(hs.Len()), vals: make([][]int64, len(reps))}
+	first, err := run(func(p *thresholdPass) {
+		p.sample = smp
+		p.delay = make([]int64, 0, hs.Len())
+	})
+	if err != nil {
+		return nil, err
+	}
+	n := first.base.Evaluated
+	if n < rankedMin || len(smp.rows) < rankedMin/64 {
+		return reps, nil
+	}
+	var delays []int64
+	if clockSyncOf(cfg.Clock, first.allSent, first.plaus) {
+		delays = first.delay
+	}
+	var win *tdWindows
+	p, err := run(func(p *thresholdPass) {
+		cells := make([]*cellSeries, len(p.pts))
+		for i := range p.pts {
+			cells[i] = p.pts[i].cells
+		}
+		win = newTDWindows(smp, n, delays, int64(cfg.DelayOffset), cells)
+		p.win = win
+		p.delay = nil // the first pass's delays serve
+		if grid != nil {
+			p.evCell = make([]uint8, 0, n)
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	p.delay, p.allSent, p.plaus = first.delay, first.allSent, first.plaus
+	out, err := p.finish(spans)
+	if err != nil {
+		return nil, errNotLinear
+	}
+	for j, i := range reps {
+		if win.missed[j] {
+			missed = append(missed, i)
+			continue
+		}
+		res[i] = out[j]
+	}
+	return slices.Clip(missed), nil
+}
