@@ -107,16 +107,45 @@ type process struct {
 const heapBytes = 80 << 20
 
 // memoryLimit is the run's memory bound once its streams are known:
-// heapBytes and the results of the table and of the sweep (about
-// --points settings of each swept detector per stream; their estimates,
-// tableBytesPerResult and sweepBytesPerPoint, already count the
-// collector's headroom).
+// heapBytes and what each stream keeps until the outputs are written
+// (streamBytes).
 func memoryLimit(o options, streams int) int64 {
-	perStream := int64(len(o.detectors)) * tableBytesPerResult
+	per, _ := streamBytes(o)
+	return heapBytes + int64(streams)*per
+}
+
+// streamBytes is what a run keeps per stream until its outputs are
+// written, with the collector's headroom: tableBytesPerResult per
+// detector of its table and, when the run sweeps, sweepBytesPerPoint per
+// swept setting, of which there are settings. --max-sweep-memory bounds it
+// over all streams, and the load refuses the first stream past the bound
+// (maxStreams).
+func streamBytes(o options) (bytes int64, settings int) {
+	bytes = int64(len(o.detectors)) * tableBytesPerResult
 	if o.sweep {
-		perStream += int64(len(sweptDetectors(o))) * int64(o.points) * sweepBytesPerPoint
+		settings = sweptSettings(o)
+		bytes += int64(settings) * sweepBytesPerPoint
 	}
-	return heapBytes + int64(streams)*perStream
+	return bytes, settings
+}
+
+// sweptSettings is how many settings the sweep replays per stream: the
+// values of the swept families (--points of each, one for a family without
+// a parameter such as Bertier's), which depend on the flags and not on the
+// stream's Δ or window; they are counted for a stream of Δ = 100 ms. When
+// the families cannot be built (the sweep reports why later), each swept
+// detector counts --points.
+func sweptSettings(o options) int {
+	s := settings{interval: 100 * time.Millisecond, window: o.window, warmUp: max(o.warmUp, 0), timeout: time.Second}
+	fams, err := sweepFamilies(s, sweptDetectors(o), o.points, o.ranges)
+	if err != nil {
+		return len(sweptDetectors(o)) * o.points
+	}
+	n := 0
+	for _, f := range fams {
+		n += len(f.Values)
+	}
+	return n
 }
 
 // defaultMemHeartbeats is process.memHeartbeats for fdreplay's users.
@@ -209,7 +238,7 @@ func newFlagSet(o *options) (*pflag.FlagSet, flagValues) {
 	fs.BoolVar(&o.force, "force", false, "let --out replace the results of an earlier run (without it a directory holding them is refused); files of the earlier run that this one does not write are removed")
 	fs.BoolVar(&o.sweep, "sweep", false, "sweep each detector's parameter (implied by --out, --range and tuner targets); without --out the curves are printed as CSV")
 	flagcheck.Var(fs, &o.points, "points", "p", 40, 1, maxPoints, fmt.Sprintf("a count from 1 to %d", maxPoints), "points per swept curve")
-	flagcheck.Var(fs, &o.sweepMiB, "max-sweep-memory", "", 1024, 1, 1<<20, "a size in MiB from 1 to 1048576", "MiB the sweep's results may take (about 12 KiB per stream and setting, kept until the outputs are written); a larger sweep is refused before it starts")
+	flagcheck.Var(fs, &o.sweepMiB, "max-sweep-memory", "", 1024, 1, 1<<20, "a size in MiB from 1 to 1048576", "MiB the table's and the sweep's results may take (about 20 KiB per stream and detector, and 12 KiB per stream and swept setting, kept until the outputs are written); a trace of more streams is refused while it is read, at the first stream past the bound")
 	v.ranges = fs.StringArray("range", nil, "sweep range NAME=LO:HI[:log|lin], durations with a unit or in ms (repeatable; defaults: fixed Δ..30Δ log, chen, sfd and 2w-fd Δ/100..20Δ log, φ 0.5..16, cassandra 0.25..16 log, jacobson K 0.5..64 log, satzger θ 0.5..1, kappa K 0.5..16 log)")
 	flagcheck.Var(fs, &o.targets.MaxTD, "td-max", "", 0, 1, math.MaxInt64, "a positive duration (omit the flag for no TD target)", "tuner target: mean TD at most this")
 	flagcheck.Var(fs, &o.targets.MaxMRPerSecond, "mr-max", "", 0, 0, math.MaxFloat64, "a finite rate per second ≥ 0 (0: only settings that made no mistake; omit the flag for no MR target)", "tuner target: mistakes per second at most this, in [0, ∞) (1 per minute is 0.0167; 0: only settings that made no mistake over the trace)")

@@ -225,17 +225,30 @@ func (s *epochStream) toSpool() error {
 const tableBytesPerResult = 20 << 10
 
 // maxStreams is how many streams (senders × incarnations, over all inputs)
-// a run takes: their table, about tableBytesPerResult per stream and
-// detector, within --max-sweep-memory.
+// a run takes: what they keep until the outputs are written
+// (streamBytes: their table, and their sweep's results when the run
+// sweeps) within --max-sweep-memory.
 func maxStreams(o options) int {
-	return int(int64(o.sweepMiB) << 20 / (int64(max(len(o.detectors), 1)) * tableBytesPerResult))
+	per, _ := streamBytes(o)
+	return int(int64(o.sweepMiB) << 20 / max(per, 1))
 }
 
 // tooManyStreams is the error of a run refused, while loading at where,
 // for holding more than maxStreams streams.
 func tooManyStreams(o options, where string) error {
-	return fmt.Errorf("%s: more than %d streams (senders × incarnations): with %d detectors the table keeps about %d KiB per stream, above --max-sweep-memory %d MiB past that: replay fewer streams (--sender), fewer detectors (-d), or raise --max-sweep-memory",
-		where, maxStreams(o), len(o.detectors), int64(len(o.detectors))*tableBytesPerResult>>10, o.sweepMiB)
+	per, settings := streamBytes(o)
+	what := fmt.Sprintf("the table of %d detectors", len(o.detectors))
+	fewer := "fewer detectors (-d)"
+	if settings > 0 {
+		what += fmt.Sprintf(" and %d settings' results of the sweep", settings)
+		fewer = "fewer settings (--points, -d)"
+	}
+	if n := maxStreams(o); n > 0 {
+		return fmt.Errorf("%s: more than %d streams (senders × incarnations): each keeps about %d KiB until the outputs are written (%s), above --max-sweep-memory %d MiB past that: replay fewer streams (--sender), %s, or raise --max-sweep-memory",
+			where, n, per>>10, what, o.sweepMiB, fewer)
+	}
+	return fmt.Errorf("%s: one stream keeps about %d KiB until the outputs are written (%s), above --max-sweep-memory %d MiB: replay %s, or raise --max-sweep-memory",
+		where, per>>10, what, o.sweepMiB, fewer)
 }
 
 // spoolOf returns a spool holding hbs, which are in arrival order; it is

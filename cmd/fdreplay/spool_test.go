@@ -121,14 +121,16 @@ func TestSpoolErrorTooManyFiles(t *testing.T) {
 // TestSweepMemoryBound: a sweep takes about 12 KiB per stream and setting
 // until the outputs are written (1,000 senders of 200 heartbeats each
 // reached 6.7 GB), so one larger than --max-sweep-memory is refused before
-// it starts, naming the flag and what to do; within it, it runs.
+// it starts, as soon as its first stream is read, naming the flag and what
+// to do; within it, it runs.
 func TestSweepMemoryBound(t *testing.T) {
 	a := writeFile(t, "a.fdk", regularTrace(300))
 	code, _, errOut := runCmd("--sweep", "-d", "chen,fixed", "--points", "100", "--max-sweep-memory", "1", a)
 	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, `a.fdk:3: sender "p": one stream keeps about 2440 KiB`)
 	assert.Contains(t, errOut, "200 settings' results")
 	assert.Contains(t, errOut, "--max-sweep-memory 1")
-	assert.Contains(t, errOut, "--sender")
+	assert.Contains(t, errOut, "--points")
 	code, _, errOut = runCmd("--sweep", "-d", "chen,fixed", "--points", "40", "--max-sweep-memory", "1", a)
 	assert.Equal(t, 0, code, errOut)
 }
@@ -153,6 +155,18 @@ func TestStreamCountBound(t *testing.T) {
 	assert.Contains(t, errOut, "--max-sweep-memory 1")
 	assert.Contains(t, errOut, "--sender")
 	code, _, errOut = runCmd("-d", "chen,fixed", "--max-sweep-memory", "1", "-s", "s1,s2,s3", a)
+	assert.Equal(t, 0, code, errOut)
+	// A run that sweeps counts its sweep's results too, while the trace
+	// is read (a million senders grew to 2.85 GB when the sweep was
+	// checked only once they were all loaded): 2 × 20 KiB + 20 settings ×
+	// 12 KiB per stream, 3 streams in 1 MiB; s3 begins at line 123.
+	code, _, errOut = runCmd("--sweep", "-d", "chen,fixed", "--points", "10", "--max-sweep-memory", "1", a)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, `many.fdk:123: sender "s3": more than 3 streams`)
+	assert.Contains(t, errOut, "280 KiB")
+	assert.Contains(t, errOut, "20 settings' results of the sweep")
+	assert.Contains(t, errOut, "--max-sweep-memory 1 MiB")
+	code, _, errOut = runCmd("--sweep", "-d", "chen,fixed", "--points", "10", "--max-sweep-memory", "1", "-s", "s1,s2,s3", a)
 	assert.Equal(t, 0, code, errOut)
 }
 
