@@ -11,6 +11,19 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// raceFree skips a test under -race -short: the Decide tests run
+// single-goroutine statistics (their sweeps with one worker), 20 to 150
+// times slower under the race detector (TestDecideEquivalence: 0.9 s
+// without, 133 s with it at load average 25), which finds nothing there;
+// the sweeps' concurrency is raced by the sweep tests. .ci/run runs these
+// tests once more without -race, so CI still checks them.
+func raceFree(t *testing.T) {
+	t.Helper()
+	if testing.Short() && raceOn {
+		t.Skip("single-goroutine statistics, 20-150x slower under -race: .ci/run runs it without -race")
+	}
+}
+
 // decideSim decides between noisy timeouts "a" (noise sA, swept at
 // aVals) and "b" (noise sB, 20..200 ms) on a simulated stream of n
 // heartbeats (seed 7).
@@ -31,6 +44,7 @@ func decideSim(t *testing.T, n int, sA, sB time.Duration, aVals []float64, tg Ta
 // (within the solver's TD tolerance), the same best family and the same
 // re-solved interval, though the points the two grids hold differ.
 func TestDecideGridIndependent(t *testing.T) {
+	raceFree(t)
 	tg := Targets{MaxMRPerSecond: simMR}
 	logVals := mustRange(t, 1, 2000, 25, true)
 	coarse := decideSim(t, 9000, simSA, simSA, logVals, tg, DecideConfig{Holdout: -1})
@@ -52,6 +66,7 @@ func TestDecideGridIndependent(t *testing.T) {
 // carries the uncertainty of the MR estimate (comparing fixed settings,
 // a shift of the margin moves every TD alike and the interval collapses).
 func TestDecideIntervalIncludesChoice(t *testing.T) {
+	raceFree(t)
 	v := decideSim(t, 6000, simSA, simSA, mustRange(t, 20, 200, 40, false), Targets{MaxMRPerSecond: simMR}, DecideConfig{Holdout: -1})
 	require.GreaterOrEqual(t, v.Best, 0)
 	require.Len(t, v.Rivals, 1)
@@ -70,6 +85,7 @@ func TestDecideIntervalIncludesChoice(t *testing.T) {
 // confirm it: the verdict says so, names the length that could (3/MR),
 // and claims no significance, even for a difference that is clear.
 func TestDecideCannotAnswer(t *testing.T) {
+	raceFree(t)
 	tg := Targets{MaxMRPerSecond: 0.002} // 10 min: 1.2 expected mistakes
 	v := decideSim(t, 6000, simSA, 40*time.Millisecond, mustRange(t, 20, 300, 40, false), tg, DecideConfig{Holdout: -1})
 	assert.False(t, v.Confirmable)
@@ -94,6 +110,7 @@ func TestDecideCannotAnswer(t *testing.T) {
 // difference below the practical threshold is equivalent, not
 // significant, whatever its interval.
 func TestDecideEquivalence(t *testing.T) {
+	raceFree(t)
 	vals := mustRange(t, 20, 200, 40, false)
 	tg := Targets{MaxMRPerSecond: simMR}
 	off := decideSim(t, 36000, simSA, simSB, vals, tg, DecideConfig{Holdout: -1, Equivalence: -1})
@@ -113,6 +130,7 @@ func TestDecideEquivalence(t *testing.T) {
 // A setting at an end of the swept range is flagged with the --range
 // that widens it.
 func TestDecideEdges(t *testing.T) {
+	raceFree(t)
 	tg := Targets{MaxMRPerSecond: simMR}
 	low := decideSim(t, 6000, simSA, simSA, mustRange(t, 100, 200, 11, false), tg, DecideConfig{Holdout: -1})
 	assert.Equal(t, LowerEdge, low.Ops[0].Edge)
@@ -132,6 +150,7 @@ func TestDecideEdges(t *testing.T) {
 // The out-of-sample figures: tuned on the first half, reported on both
 // halves, whose spans add up to the stream's.
 func TestDecideHoldout(t *testing.T) {
+	raceFree(t)
 	v := decideSim(t, 18000, simSA, simSA, mustRange(t, 20, 200, 40, false), Targets{MaxMRPerSecond: simMR}, DecideConfig{})
 	assert.Equal(t, DefaultHoldout, v.Holdout)
 	for _, op := range v.Ops {

@@ -1,0 +1,6 @@
+//go:build race
+
+package qos
+
+// raceOn: built with the race detector (see raceFree).
+const raceOn = true
