@@ -48,6 +48,20 @@ func alive(a *Agent) int {
 	return n
 }
 
+// aliveOrSuspect counts the members a holds alive or suspect: what a check
+// at one instant that a group is whole may count, since on a loaded
+// machine an ack read after its probe's timeout makes a healthy member a
+// suspect for a moment, until it refutes.
+func aliveOrSuspect(a *Agent) int {
+	n := 0
+	for _, m := range a.Members() {
+		if m.State == swim.StateAlive || m.State == swim.StateSuspect {
+			n++
+		}
+	}
+	return n
+}
+
 func join(t *testing.T, a *Agent, to *Agent) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -383,8 +397,8 @@ func TestRuntimeKeyRotation(t *testing.T) {
 	before := as[0].Stats().PacketsReceived
 	require.Eventually(t, func() bool { return as[0].Stats().PacketsReceived > before+3 }, 5*time.Second, 10*time.Millisecond)
 	assert.Zero(t, as[0].Stats().AuthFailures)
-	assert.Equal(t, 2, alive(as[0]))
-	assert.Equal(t, 2, alive(as[1]))
+	assert.Equal(t, 2, aliveOrSuspect(as[0]))
+	assert.Equal(t, 2, aliveOrSuspect(as[1]))
 
 	old := start(t, Config{Keys: [][]byte{testKey}})
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)

@@ -257,7 +257,7 @@ func TestMixedVersionGroup(t *testing.T) {
 	}, 30*time.Second, 20*time.Millisecond, "crashed member declared dead by all")
 	for i, a := range as {
 		if i != 3 {
-			assert.Equal(t, len(as)-1, alive(a), "%s", a.Self().ID)
+			assert.Equal(t, len(as)-1, aliveOrSuspect(a), "%s", a.Self().ID)
 		}
 	}
 }
