@@ -75,8 +75,18 @@ func TestStoreEncryptionTurnedOnWhileRunning(t *testing.T) {
 	}
 	require.NoError(t, stores[1].Set(ctx, "b", "2"))
 	everywhere(t, stores, "b", "2", true, "stage 2 (sealed, plain accepted): b set")
-	time.Sleep(300 * time.Millisecond) // plain packets sent before the switch drain
-	plain := stores[0].Agent().Stats().PlainAccepted
+	// The plain packets sent before the switch are read within
+	// milliseconds, or a loaded machine's stall later: wait until none has
+	// come for a second (a member still sending plain sends some every
+	// 100 ms period).
+	last, since := stores[0].Agent().Stats().PlainAccepted, time.Now()
+	require.Eventually(t, func() bool {
+		if p := stores[0].Agent().Stats().PlainAccepted; p != last {
+			last, since = p, time.Now()
+		}
+		return time.Since(since) >= time.Second
+	}, 30*time.Second, 50*time.Millisecond, "plain packets still arrive in stage 2")
+	plain := last
 	require.NoError(t, stores[2].Set(ctx, "c", "3"))
 	everywhere(t, stores, "c", "3", true, "stage 2: c set")
 	assert.Equal(t, plain, stores[0].Agent().Stats().PlainAccepted, "plain packets still arrive in stage 2")
