@@ -17,12 +17,14 @@ import (
 // multiSenderTrace returns an fdkit trace of n heartbeats from each of
 // the senders p, q and r every 100 ms, interleaved, with one-way delays of
 // 10 to 12 ms drawn from a fixed seed, every 50th heartbeat of q lost,
-// and r restarting halfway (its sequence numbers start again from 0: two
-// incarnations, and a finding of the input check).
+// r restarting halfway (its sequence numbers start again from 0: two
+// incarnations, and a finding of the input check), and one heartbeat of z
+// (too short to evaluate: dropped with a warning).
 func multiSenderTrace(n int) string {
 	rng := rand.New(rand.NewPCG(1, 2))
 	var b strings.Builder
 	b.WriteString("#fdkit-trace version=1 interval=100ms unit=ns\nsender seq sent arrival\n")
+	b.WriteString("z 0 0 15000000\n")
 	for k := range n {
 		for _, s := range []string{"p", "q", "r"} {
 			if s == "q" && k%50 == 49 {
@@ -41,8 +43,9 @@ func multiSenderTrace(n int) string {
 }
 
 // The outputs of a run (stdout, stderr, the --out files and --report)
-// are the same whatever the number of cores, from memory and from spools
-// (PDFs but for their creation time).
+// are the same whatever the number of cores, from memory (the sweep
+// starting with the table, earlySweep) and from spools (the sweep after
+// the table), PDFs but for their creation time.
 func TestOutputsSameOnEveryCoreCount(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
 	path := writeFile(t, "t.fdk", multiSenderTrace(200))
@@ -71,6 +74,7 @@ func TestOutputsSameOnEveryCoreCount(t *testing.T) {
 	want := outputs(defaultMemHeartbeats, 1)
 	require.Contains(t, want["stderr"], `sender "r"`, "the sanity finding")
 	require.Contains(t, want, "q-qap-td.png")
+	require.Contains(t, want["stderr"], `warning: skipped`, "z dropped")
 	for _, mem := range []int{defaultMemHeartbeats, 100} {
 		got := outputs(mem, 2)
 		require.Equal(t, len(want), len(got), "files with %d heartbeats in memory on 2 cores", mem)

@@ -39,6 +39,7 @@ type streamRun struct {
 	in    *input
 	set   settings
 	descs []string
+	table []qos.Family // the table's families, one per detector
 }
 
 // resources are what a run opens once its flags are validated: the --out
@@ -123,17 +124,32 @@ func runErr(p process, args []string, stdout, stderr io.Writer) error {
 		p.limitMemory(memoryLimit(o, len(res.inputs)))
 	}
 	progress := newProgress(stderr, o.noProgress)
-	runs, table, err := replayTable(o, res.inputs, cfg, stderr)
+	all, err := tableRuns(o, res.inputs)
 	if err != nil {
+		return err
+	}
+	var early *earlySweep
+	if o.sweep {
+		early = startSweep(o, all, res.inputs, cfg, progress)
+	}
+	runs, table, err := replayTable(o, all, cfg, stderr)
+	if err != nil {
+		early.wait()
 		return err
 	}
 	clock.mark("table")
 	if err := printTables(stdout, o, runs, table, cfg); err != nil {
+		early.wait()
 		return err
 	}
 	var sw sweep
 	if o.sweep {
-		if sw, err = sweepRuns(o, runs, cfg, progress, stderr); err != nil {
+		if early != nil {
+			sw, err = early.result(runs, progress, stderr)
+		} else {
+			sw, err = sweepRuns(o, runs, cfg, progress, stderr)
+		}
+		if err != nil {
 			return err
 		}
 		clock.mark("sweep")
@@ -173,26 +189,33 @@ func replayConfig(o options) qos.Config {
 	return cfg
 }
 
+// tableRuns returns every stream of inputs with its detector settings and
+// its table's families.
+func tableRuns(o options, inputs []input) ([]streamRun, error) {
+	var runs []streamRun
+	for i := range inputs {
+		in := &inputs[i]
+		s := streamSettings(o, in)
+		f, descs, err := tableFamilies(s, o.detectors)
+		if err != nil {
+			return nil, err
+		}
+		runs = append(runs, streamRun{in: in, set: s, descs: descs, table: f})
+	}
+	return runs, nil
+}
+
 // replayTable replays every detector at its default setting, all streams
 // in one parallel run, and returns the streams kept with their table
 // (len(o.detectors) curves per stream, in stream order). A stream on which
 // no detector evaluated a single heartbeat (shorter than the warm-up, or
 // one heartbeat) has nothing to show: it is dropped with a warning, and
 // when no stream is left that is the error.
-func replayTable(o options, inputs []input, cfg qos.Config, stderr io.Writer) ([]streamRun, []qos.Curve, error) {
-	var runs []streamRun
-	var streams []qos.Stream
-	var fams [][]qos.Family
-	for i := range inputs {
-		in := &inputs[i]
-		s := streamSettings(o, in)
-		f, descs, err := tableFamilies(s, o.detectors)
-		if err != nil {
-			return nil, nil, err
-		}
-		streams = append(streams, in.stream())
-		fams = append(fams, f)
-		runs = append(runs, streamRun{in: in, set: s, descs: descs})
+func replayTable(o options, runs []streamRun, cfg qos.Config, stderr io.Writer) ([]streamRun, []qos.Curve, error) {
+	streams := make([]qos.Stream, len(runs))
+	fams := make([][]qos.Family, len(runs))
+	for i, r := range runs {
+		streams[i], fams[i] = r.in.stream(), r.table
 	}
 	table, err := qos.SweepEach(streams, fams, qos.SweepConfig{Config: cfg})
 	if err != nil {
@@ -256,12 +279,28 @@ type sweep struct {
 // sweepRuns sweeps every swept detector on every stream, refusing first a
 // sweep whose results would take more than --max-sweep-memory.
 func sweepRuns(o options, runs []streamRun, cfg qos.Config, progress func(done, total int), stderr io.Writer) (sweep, error) {
+	sw, total, err := planSweep(o, runs)
+	if err != nil {
+		return sw, err
+	}
+	if sw.curves, err = qos.SweepEach(sw.streams, sw.fams, qos.SweepConfig{Config: cfg, Progress: progress}); err != nil {
+		return sw, err
+	}
+	progress(-1, total)
+	sweepWarnings(stderr, sw.curves)
+	return sw, nil
+}
+
+// planSweep returns the streams and families of the sweep of runs, and
+// how many settings they have in all, or the error of a sweep whose
+// results would take more than --max-sweep-memory.
+func planSweep(o options, runs []streamRun) (sweep, int, error) {
 	var sw sweep
 	total := 0
 	for _, r := range runs {
 		fams, err := sweepFamilies(r.set, sweptDetectors(o), o.points, o.ranges)
 		if err != nil {
-			return sw, usageErr("%v", err)
+			return sw, 0, usageErr("%v", err)
 		}
 		sw.streams = append(sw.streams, r.in.stream())
 		sw.fams = append(sw.fams, fams)
@@ -270,21 +309,19 @@ func sweepRuns(o options, runs []streamRun, cfg qos.Config, progress func(done, 
 		}
 	}
 	if need := int64(total) * sweepBytesPerPoint; need > int64(o.sweepMiB)<<20 {
-		return sw, fmt.Errorf("the sweep of %d streams would keep %d settings' results, about %d MiB (%d KiB each: confidence-interval cells, the result and the collector's headroom), above --max-sweep-memory %d: replay fewer streams (--sender), fewer settings (--points, -d), or raise --max-sweep-memory",
+		return sw, 0, fmt.Errorf("the sweep of %d streams would keep %d settings' results, about %d MiB (%d KiB each: confidence-interval cells, the result and the collector's headroom), above --max-sweep-memory %d: replay fewer streams (--sender), fewer settings (--points, -d), or raise --max-sweep-memory",
 			len(sw.streams), total, need>>20, sweepBytesPerPoint>>10, o.sweepMiB)
 	}
-	curves, err := qos.SweepEach(sw.streams, sw.fams, qos.SweepConfig{Config: cfg, Progress: progress})
-	if err != nil {
-		return sw, err
-	}
-	sw.curves = curves
-	progress(-1, total)
+	return sw, total, nil
+}
+
+// sweepWarnings prints the curves that failed.
+func sweepWarnings(stderr io.Writer, curves []qos.Curve) {
 	for _, c := range curves {
 		if c.Err != nil {
 			fmt.Fprintf(stderr, "fdreplay: warning: %s %s: %s\n", c.Stream, c.Family, c.Err)
 		}
 	}
-	return sw, nil
 }
 
 // decideRuns solves each stream's operating points for the targets and

@@ -1,0 +1,78 @@
+// Sweeping while the table is replayed.
+
+package main
+
+import (
+	"io"
+
+	"github.com/fdkit/fdkit/qos"
+)
+
+// earlySweep is the sweep of every stream read, started with the table's
+// replay so that neither waits for the other's last tasks with a core
+// idle. The streams the table then drops are swept for nothing and left
+// out (result); the curves of the others are those of a sweep started
+// after the table.
+type earlySweep struct {
+	runs  []streamRun
+	sw    sweep
+	total int
+	err   error
+	done  chan struct{}
+}
+
+// startSweep starts the sweep of runs, or returns nil when it is to wait
+// for the table as usual (sweepRuns): when a stream is spooled (two
+// replays at once would hold twice the streams read back into memory),
+// or when the sweep of every stream cannot be planned (a sweep error, or
+// more than --max-sweep-memory: the sweep of the streams kept may still
+// fit, and sweepRuns says so after the table, as without this).
+func startSweep(o options, runs []streamRun, inputs []input, cfg qos.Config, progress func(done, total int)) *earlySweep {
+	for i := range inputs {
+		if inputs[i].spool != nil {
+			return nil
+		}
+	}
+	sw, total, err := planSweep(o, runs)
+	if err != nil {
+		return nil
+	}
+	e := &earlySweep{runs: runs, sw: sw, total: total, done: make(chan struct{})}
+	go func() {
+		defer close(e.done)
+		e.sw.curves, e.err = qos.SweepEach(sw.streams, sw.fams, qos.SweepConfig{Config: cfg, Progress: progress})
+	}()
+	return e
+}
+
+// wait waits for the sweep to end; a nil e has nothing to wait for.
+func (e *earlySweep) wait() {
+	if e != nil {
+		<-e.done
+	}
+}
+
+// result waits for the sweep and returns that of the streams kept, in
+// their order (a subsequence of e.runs), printing its warnings as
+// sweepRuns does.
+func (e *earlySweep) result(kept []streamRun, progress func(done, total int), stderr io.Writer) (sweep, error) {
+	e.wait()
+	if e.err != nil {
+		return sweep{}, e.err
+	}
+	var sw sweep
+	j, first := 0, 0 // the next stream kept; the stream's first curve
+	for i, r := range e.runs {
+		n := len(e.sw.fams[i])
+		if j < len(kept) && kept[j].in == r.in {
+			j++
+			sw.streams = append(sw.streams, e.sw.streams[i])
+			sw.fams = append(sw.fams, e.sw.fams[i])
+			sw.curves = append(sw.curves, e.sw.curves[first:first+n]...)
+		}
+		first += n
+	}
+	progress(-1, e.total)
+	sweepWarnings(stderr, sw.curves)
+	return sw, nil
+}
