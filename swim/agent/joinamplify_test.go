@@ -20,8 +20,10 @@ import (
 // members of a group in turn (a spoofed source: the members cannot tell
 // them from joins the victim sent). The group sends the victim at most
 // twice the joins' bytes, in the 2 s of joins and the 3 s after (30
-// protocol periods), and admits none of the fake members, so nobody
-// probes them at the victim afterwards.
+// protocol periods), and admits none of the fake members: each gets at
+// most the one challenge that answers its join, and no probe after it.
+// (On a loaded machine the last challenges may come after the joins
+// stopped, so when a packet comes does not tell them apart.)
 func TestSpoofedJoinsNotAmplified(t *testing.T) {
 	cfg := Config{Plain: true, Protocol: fast()}
 	as := group(t, 4, cfg)
@@ -31,11 +33,17 @@ func TestSpoofedJoinsNotAmplified(t *testing.T) {
 	require.NoError(t, err)
 	defer victim.Close()
 	got := 0
+	kinds := map[swim.MessageKind]int{}
+	perFake := map[swim.ID]int{}
 	read := func(until time.Time) {
 		for {
 			select {
 			case p := <-victim.Packets():
 				got += len(p.Data)
+				if pk, err := codec.Decode(p.Data); err == nil {
+					kinds[pk.Kind]++
+					perFake[pk.To.ID]++
+				}
 				continue
 			case <-time.After(time.Until(until)):
 			}
@@ -56,13 +64,18 @@ func TestSpoofedJoinsNotAmplified(t *testing.T) {
 	during := got
 	read(time.Now().Add(3 * time.Second))
 	ratio := float64(got) / float64(sent)
-	t.Logf("forged joins: %d bytes sent; the group sent the victim %d bytes during them and %d in the 3 s after: %.2f×",
-		sent, during, got-during, ratio)
+	t.Logf("forged joins: %d bytes sent; the group sent the victim %d bytes during them and %d in the 3 s after: %.2f×; by kind: %v",
+		sent, during, got-during, ratio, kinds)
 	assert.LessOrEqual(t, ratio, 2.0, "bytes sent to the victim per byte of forged joins")
 	for _, a := range as {
 		for _, m := range a.Members() {
 			assert.False(t, strings.HasPrefix(string(m.Node.ID), "fake-"), "%s holds %s", a.Self().ID, m.Node.ID)
 		}
 	}
-	assert.Zero(t, got-during, "nothing after the joins stopped")
+	for id, n := range perFake {
+		assert.LessOrEqual(t, n, 1, "packets to %s at the victim: a challenge, then probes", id)
+	}
+	if got-during > 0 {
+		t.Logf("%d bytes came after the joins stopped (late challenges)", got-during)
+	}
 }
