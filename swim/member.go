@@ -243,7 +243,7 @@ type Member struct {
 
 	peers      map[ID]*peer
 	all        []*peer          // every peer ever known, in the order learnt
-	list       []*peer          // probe list: round-robin over a shuffled order
+	list       []*peer          // probe list: the ring, or a shuffled order (probeorder.go)
 	live       int              // peers alive or suspect (self excluded)
 	unverified int              // of those, the ones not verified (verify.go)
 	verifiedAt map[string]*peer // the member last verified at each address (verify.go)

@@ -60,10 +60,12 @@ func DefaultPeerDetector() (detector.Detector, error) {
 //     perfectly regular rhythm (σ = 0) a peer is suspected 4.56 P after it
 //     was last heard at one heartbeat per period. A member hears a given
 //     peer irregularly, from its own probes, the peer's and relays: in a
-//     shuffled round-robin two probes of one target are 1 to 2(n−1)−1
-//     periods apart, so a pair or a trio heard at an exact 1 s rhythm is
-//     then heard after 2 or 3 s as soon as a member joins or a round
-//     reshuffles. With the phi package's defaults (σ_min = μ/100, no pause)
+//     shuffled round-robin (Config.ShuffledProbes) two probes of one
+//     target are 1 to 2(n−1)−1 periods apart, and on the ring once per
+//     n−1 rounds until a member joins or leaves and the ring's length
+//     changes, so a pair or a trio heard at an exact 1 s rhythm is then
+//     heard after 2 or 3 s as soon as a member joins (or, shuffled, a
+//     round reshuffles). With the phi package's defaults (σ_min = μ/100, no pause)
 //     such a gap gave φ ≈ 2·10³ (z = 100 at 2 s): the detectors of a
 //     small group at a steady rhythm suspected healthy peers, the
 //     ModeDetector gate stopped forgiving their failed probes, and Level

@@ -5,8 +5,8 @@ import (
 	"time"
 )
 
-// Probing (SWIM §3.1, §4.3): one member probed per protocol period, in a
-// round-robin over a shuffled list; a direct ping, ping-reqs to k
+// Probing (SWIM §3.1, §4.3): one member probed per protocol period, in
+// the order of probeorder.go; a direct ping, ping-reqs to k
 // intermediates after the probe timeout, the relays this member runs for
 // others' ping-reqs, and Lifeguard's nacks.
 
