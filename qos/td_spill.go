@@ -261,11 +261,20 @@ func (s *tdSpill) stats(sync bool, cells *cellSeries) (TDStats, int64, error) {
 // once: each keeps a few percent of its stream's values.
 var tdSpillWindows = make(chan struct{}, 2)
 
+// tdSpillWindowMax bounds the values the two rank windows of a tdSpill may
+// expect to keep (8 bytes each: 32 MiB, a stream of about 5·10^7 values):
+// past it, and when the windows fill twice their expected count, stats
+// selects among all values in memory that does not depend on the
+// stream's length (selectStream).
+const tdSpillWindowMax = 1 << 22
+
 // windowRanks is rankValuesInt on the spilled TD_k, with the sample drawn
 // as they were written: one read of the file counts the values below
 // each window and keeps those in it. ok is false (the caller selects from
 // all values) when mx − mn overflows, when the sample's values are heavy
-// on the windows' sides (sidesHeavy) or when a window misses its rank.
+// on the windows' sides (sidesHeavy), when the windows would keep too
+// many values (tdSpillWindowMax, or twice their expected count) or when a
+// window misses its rank.
 func (s *tdSpill) windowRanks(sync bool, ranks [2]int, mn, mx int64) (r [2]int64, ok bool, err error) {
 	n := s.n
 	if mn < 0 && mx > math.MaxInt64+mn {
@@ -295,18 +304,30 @@ func (s *tdSpill) windowRanks(sync bool, ranks [2]int, mn, mx int64) (r [2]int64
 	if has[3] {
 		hi1 = val[3]
 	}
+	m := len(sample)
+	cap0, cap1 := windowCap(ranks[0], n, m), windowCap(ranks[1], n, m)
+	if cap0+cap1 > tdSpillWindowMax {
+		return r, false, nil
+	}
 	tdSpillWindows <- struct{}{}
 	defer func() { <-tdSpillWindows }()
-	m := len(sample)
-	in0 := make([]int64, 0, windowCap(ranks[0], n, m)+tdSpillBlock)
-	in1 := make([]int64, 0, windowCap(ranks[1], n, m)+tdSpillBlock)
+	in0 := make([]int64, 0, cap0+tdSpillBlock)
+	in1 := make([]int64, 0, cap1+tdSpillBlock)
+	// A window that needs more than twice its expected count was drawn on
+	// a sample that misrepresents the values (a period in them that the
+	// systematic sample aliases).
+	lim0, lim1 := 2*cap0+tdSpillBlock, 2*cap1+tdSpillBlock
 	var b0, b1 int
+	over := false
 	err = s.blocks(sync, func(vs []int64) {
+		if over = over || len(in0)+len(vs) > lim0 || len(in1)+len(vs) > lim1; over {
+			return
+		}
 		in0, in1 = slices.Grow(in0, len(vs)), slices.Grow(in1, len(vs))
 		in0, b0 = windowScan(vs, lo0, hi0, in0, b0)
 		in1, b1 = windowScan(vs, lo1, hi1, in1, b1)
 	})
-	if err != nil {
+	if err != nil || over {
 		return r, false, err
 	}
 	r0, r1 := ranks[0]-b0, ranks[1]-b1

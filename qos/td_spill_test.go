@@ -3,6 +3,8 @@ package qos
 import (
 	"math"
 	"math/rand/v2"
+	"runtime"
+	"slices"
 	"testing"
 	"time"
 
@@ -105,4 +107,36 @@ func TestTDSpillTruncated(t *testing.T) {
 	require.NoError(t, err)
 	_, _, err = sp.stats(true, nil)
 	require.ErrorContains(t, err, "truncated")
+}
+
+// The rank windows of a spill keep a bounded share of its values even when
+// the systematic sample misrepresents them: here every record the sample
+// can see (multiples of 64) is spread out, and all the others equal one
+// value inside the median's window. The statistics stay exact, and the
+// values kept in memory stay far below the stream's (the spill falls back
+// to selectStream rather than keep nearly every value).
+func TestTDSpillWindowsBoundedOnAliasedSample(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	sp, err := newTDSpill(t.TempDir(), 0, 0)
+	require.NoError(t, err)
+	defer sp.close()
+	const n = 1 << 20
+	td := make([]int64, n)
+	for k := range td {
+		td[k] = 500_000_000
+		if k%64 == 0 {
+			td[k] = rng.Int64N(1_000_000_000)
+		}
+		sp.add(td[k], 0, 0)
+	}
+	want := tdStats(slices.Clone(td))
+	td = nil
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	st, _, err := sp.stats(true, nil)
+	runtime.ReadMemStats(&after)
+	require.NoError(t, err)
+	require.Equal(t, want, st)
+	require.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(n*8), "bytes allocated for the percentiles of %d values", n)
 }
