@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -227,4 +228,26 @@ func TestFailedRunLeavesNoStaging(t *testing.T) {
 	code, _, _ := runCmd("--sender", "nobody", "--out", dir)
 	assert.Equal(t, 1, code)
 	assert.Empty(t, entries(t, dir))
+}
+
+// Streams whose names map to the same file name ("a/b" and "a_b" both
+// give "a_b") each get their own plots: the second takes a numbered
+// name instead of replacing the first's files (which the plots, written
+// in parallel, would also race on).
+func TestPlotNamesDistinctPerStream(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("#fdkit-trace version=1 interval=100ms unit=ns\nsender seq sent arrival\n")
+	for k := range 300 {
+		for i, s := range []string{"a/b", "a_b", "a:b"} {
+			sent := int64(k) * int64(100*time.Millisecond)
+			fmt.Fprintf(&b, "%s %d %d %d\n", s, k, sent, sent+int64(i+1)*int64(time.Millisecond)+int64(k%7)*1000)
+		}
+	}
+	path := writeFile(t, "t.fdk", b.String())
+	out := filepath.Join(t.TempDir(), "out")
+	code, _, stderr := runIn(withMem(defaultMemHeartbeats), "-d", "chen", "--points", "3", "--no-progress", "--out", out, path)
+	require.Equal(t, 0, code, stderr)
+	for _, name := range []string{"a_b", "a_b~2", "a_b~3"} {
+		require.FileExists(t, filepath.Join(out, name+"-mr-td.svg"))
+	}
 }

@@ -117,13 +117,15 @@ type plotJob struct {
 	note         string
 }
 
-// plotJobs returns the figures of every stream, stream by stream.
+// plotJobs returns the figures of every stream, stream by stream, each
+// stream's files under a name of its own.
 func plotJobs(st *outfile.Staging, runs []streamRun, curves []qos.Curve) []plotJob {
 	titles := map[string]string{}
 	for _, r := range runs {
 		titles[r.in.name] = plotTitle(r.in)
 	}
 	var jobs []plotJob
+	used := map[string]bool{}
 	for start := 0; start < len(curves); {
 		end := start
 		for end < len(curves) && curves[end].Stream == curves[start].Stream {
@@ -136,6 +138,12 @@ func plotJobs(st *outfile.Staging, runs []streamRun, curves []qos.Curve) []plotJ
 			}
 			return r
 		}, name)
+		// Distinct streams may map to one name ("a/b", "a_b"): the later
+		// ones are numbered, in stream order, rather than overwrite it.
+		for i, base := 2, safe; used[safe]; i++ {
+			safe = fmt.Sprintf("%s~%d", base, i)
+		}
+		used[safe] = true
 		title := titles[name]
 		if title == "" {
 			title = "sender " + name
