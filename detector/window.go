@@ -231,11 +231,35 @@ func (w *Window) spread() float64 {
 	if int64(d2) < 0 { // cannot happen: the spread is a sum of squares
 		return 0
 	}
-	if d2 == 0 && d1 == 0 {
-		return float64(d0)
-	}
-	return float64(d2)*0x1p128 + float64(d1)*0x1p64 + float64(d0)
+	return roundUint192(d2, d1, d0)
 }
+
+// roundUint192 returns d2·2^128 + d1·2^64 + d0 rounded to the nearest
+// float64 (ties to even), once: its 64 leading bits, the bits below them
+// folded into the last one (a sticky bit, far below the 53 kept), are
+// converted exactly as the whole would be, then scaled.
+func roundUint192(d2, d1, d0 uint64) float64 {
+	switch {
+	case d2 != 0:
+		s := uint(bits.LeadingZeros64(d2))
+		top := d2<<s | d1>>(64-s) // x >> 64 is 0 in Go
+		if d1<<s|d0 != 0 {
+			top |= 1
+		}
+		return float64(top) * pow2(128-s)
+	case d1 != 0:
+		s := uint(bits.LeadingZeros64(d1))
+		top := d1<<s | d0>>(64-s)
+		if d0<<s != 0 {
+			top |= 1
+		}
+		return float64(top) * pow2(64-s)
+	}
+	return float64(d0)
+}
+
+// pow2 returns 2^e (0 ≤ e ≤ 1023), a product by which is exact.
+func pow2(e uint) float64 { return math.Float64frombits(uint64(1023+e) << 52) }
 
 // SampleVariance returns the sample variance (divide by n'−1) in ns²; 0 with
 // fewer than two samples.

@@ -298,3 +298,39 @@ func TestWindowMeanDurationHalves(t *testing.T) {
 		assert.Equal(t, c.want, w.MeanDuration(), "%v", c.xs)
 	}
 }
+
+// Variance rounds the exact n'·Σx² − (Σx)² to float64 once, to nearest
+// (then divides by n'²), also where it takes more than 64 bits: spreads
+// from 2^64 up, as inter-arrival times with a standard deviation of a few
+// milliseconds give in a window of 1000.
+func TestWindowVarianceNumeratorRoundedOnce(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	bad := 0
+	for trial := range 20000 {
+		n := 2 + rng.IntN(8)
+		w, _ := detector.NewWindow(n)
+		sd := []float64{4e6, 3e9, 1e12, 1e16}[trial%4]
+		for range n {
+			w.Add(time.Duration(1e8 + sd*rng.NormFloat64()))
+		}
+		sum, sumsq := new(big.Int), new(big.Int)
+		for i := range w.Len() {
+			x := big.NewInt(int64(w.At(i)))
+			sum.Add(sum, x)
+			sumsq.Add(sumsq, new(big.Int).Mul(x, x))
+		}
+		num := new(big.Int).Sub(new(big.Int).Mul(big.NewInt(int64(n)), sumsq), new(big.Int).Mul(sum, sum))
+		f, _ := new(big.Float).SetInt(num).Float64()
+		if want := f / float64(n*n); w.Variance() != want {
+			bad++
+			if bad <= 3 {
+				xs := make([]time.Duration, w.Len())
+				for i := range xs {
+					xs[i] = w.At(i)
+				}
+				t.Errorf("samples %d: variance %v, want %v (numerator %v)", xs, w.Variance(), want, num)
+			}
+		}
+	}
+	assert.Zero(t, bad, "variances not rounded once")
+}
