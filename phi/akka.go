@@ -233,6 +233,20 @@ func (d *Akka) Fork(threshold float64) (*Akka, error) {
 	return &c, nil
 }
 
+// SameHistory reports whether d and o differ at most in their threshold:
+// the same settings, T_last and sequence state, history (the same samples
+// in the same order), run of the relearn rule and warm-up state (the count
+// of recorded intervals, up to MinSamples), hence the same m' and s'. Each
+// then goes on as a Fork of the other with its own threshold would: a
+// threshold sweep that forked thresholds apart (see Fork) joins them again
+// once their histories agree.
+func (d *Akka) SameHistory(o *Akka) bool {
+	return d.minStd == o.minStd && d.pause == o.pause && d.first == o.first && d.minSamples == o.minSamples &&
+		min(d.recorded, d.minSamples) == min(o.recorded, o.minSamples) &&
+		d.arr == o.arr && d.mean == o.mean && d.sd == o.sd &&
+		d.relearn.equal(&o.relearn) && d.window.Equal(o.window)
+}
+
 // Level returns φ(now) per AkkaLevelOfY: 0 before the first heartbeat,
 // elapsed times below 0 count as 0, never NaN or negative, finite for every
 // now.

@@ -287,6 +287,19 @@ func (d *Normal) Fork(threshold float64) (*Normal, error) {
 	return &c, nil
 }
 
+// SameHistory reports whether d and o differ at most in their threshold:
+// the same settings, T_last and sequence state, window (the same intervals
+// in the same order) and run of the relearn rule, hence the same μ and
+// σ_eff. Each then goes on as a Fork of the other with its own threshold
+// would: a threshold sweep that forked thresholds apart (see Fork) joins
+// them again once their histories agree.
+func (d *Normal) SameHistory(o *Normal) bool {
+	return d.minStd == o.minStd && d.bootstrap == o.bootstrap && d.minSamples == o.minSamples &&
+		d.skip == o.skip && d.pause == o.pause && d.maxIv == o.maxIv && d.divGap == o.divGap &&
+		d.arr == o.arr && d.mu == o.mu && d.sd == o.sd &&
+		d.relearn.equal(&o.relearn) && d.window.Equal(o.window)
+}
+
 // Level returns φ(now) = −log10 Q((now − T_last − μ − pause)/σ_eff): 0 before the
 // first heartbeat, elapsed times below 0 count as 0, never NaN or negative,
 // finite for every now.

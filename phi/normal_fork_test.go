@@ -108,3 +108,60 @@ func TestNormalForkFollowsAReplayWithItsThreshold(t *testing.T) {
 	fork := checkForkFollows(t, high, newNormal(t, c3), jitteredArrivals(2, 25))
 	assert.Equal(t, high.Window().Len(), fork.Window().Len()+1, "Θ = 12 recorded the interval Θ = 3 left out")
 }
+
+// Two detectors that differ in Θ only agree on their history until an
+// arrival falls between their freshness points, and agree again once that
+// interval has left the window (n = 50 later) and the relearn run it
+// started has ended: their forms are then bit-identical.
+func TestSameHistoryPartsAndAgreesAgain(t *testing.T) {
+	cfg := phi.NormalConfig{Threshold: 12, WindowSize: 50, MinStdDev: new(ms(5))}
+	c3 := cfg
+	c3.Threshold = 3
+	high, low := newNormal(t, cfg), newNormal(t, c3)
+	ak, err := phi.NewAkka(phi.AkkaConfig{Threshold: 12, WindowSize: 50, MinStdDev: new(ms(5)), AcceptablePause: new(time.Duration(0))})
+	require.NoError(t, err)
+	akLow, err := ak.Fork(3)
+	require.NoError(t, err)
+	var parted, again, akParted int
+	for i, h := range jitteredArrivals(2, 25) {
+		high.Observe(h)
+		low.Observe(h)
+		ak.Observe(h)
+		akLow.Observe(h)
+		same := high.SameHistory(low)
+		require.Equal(t, same, low.SameHistory(high))
+		require.Equal(t, ak.SameHistory(akLow), akLow.SameHistory(ak))
+		if !ak.SameHistory(akLow) {
+			akParted++
+		}
+		switch {
+		case i < 300:
+			require.True(t, same, "heartbeat %d", i)
+			require.True(t, ak.SameHistory(akLow), "heartbeat %d", i)
+		case !same && again == 0:
+			parted++
+		case same && again == 0:
+			again = i
+		}
+		if again > 0 {
+			require.True(t, same, "heartbeat %d: agreeing histories stay so", i)
+			_, m1, s1, _ := high.Form()
+			_, m2, s2, _ := low.Form()
+			require.Equal(t, math.Float64bits(m1), math.Float64bits(m2))
+			require.Equal(t, math.Float64bits(s1), math.Float64bits(s2))
+		}
+	}
+	assert.Equal(t, 300+50, again, "the late interval leaves high's window 50 intervals later")
+	assert.Greater(t, parted, 0)
+	assert.Positive(t, akParted, "Akka's Θ = 3 also left the late interval out")
+	assert.True(t, ak.SameHistory(akLow), "and agreed again")
+
+	other := c3
+	other.MinStdDev = new(ms(6))
+	o := newNormal(t, other)
+	o2 := newNormal(t, c3)
+	assert.False(t, o.SameHistory(o2), "settings differ")
+	f, err := o2.Fork(7)
+	require.NoError(t, err)
+	assert.True(t, o2.SameHistory(f))
+}

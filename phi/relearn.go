@@ -94,3 +94,8 @@ func (r *relearn) clone() relearn {
 	c.run = slices.Clone(r.run)
 	return c
 }
+
+// equal reports whether r and o are in the same state.
+func (r *relearn) equal(o *relearn) bool {
+	return r.k == o.k && r.n == o.n && r.ok == o.ok && slices.Equal(r.run, o.run)
+}

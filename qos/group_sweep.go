@@ -33,6 +33,9 @@ type thresholdGroup struct {
 	last       time.Duration
 	mean, sd   float64 // the form in force (Akka's m', s'; μ, σ_eff)
 	node       *groupNode
+
+	rec   bool // whether the group recorded the latest interval judged
+	agree int  // intervals judged alike by this group and the next one since they last differed
 }
 
 // groupNode holds, for the evaluated fresh heartbeats from..from+len(m)−1
@@ -77,6 +80,7 @@ type groupPass struct {
 
 	sampleSize int // of tdSummary's rank windows (0: tdSampleSize; tests make it small)
 	maxGroups  int // groups past which the pass gives up (0: no bound)
+	peak       int // the most groups after any heartbeat
 
 	// With Config.Intervals: the per-time-cell breakdown of each point
 	// (as the replayer's), the stream, the cell of each fresh heartbeat's
@@ -113,6 +117,14 @@ type groupModel struct {
 	// (errNotLinear: Sweep then replays each point), since a group costs
 	// about what a replay of its own costs.
 	share float64
+	// same, when not nil, reports whether two detectors of the model
+	// differ at most in their threshold (phi.Normal.SameHistory): two
+	// neighbouring groups whose detectors are the same then join. The
+	// pass compares two groups once they have judged every (the window
+	// size) intervals in a row alike, the fewest after which the interval
+	// they parted on can have left the window.
+	same  func(a, b groupDetector) bool
+	every int
 	// records reports whether a detector whose crossing is c (ns)
 	// records the interval iv (ns) ending at a fresh arrival, as far as
 	// the threshold decides it. It must be non-decreasing in c; a model
@@ -141,9 +153,11 @@ func crossing(mean, sd, y float64) float64 { return phi.AkkaCrossing(mean, sd, y
 // increasing y), one detector each. At an arrival on which a group's
 // lowest and highest threshold decide differently the group splits: the
 // thresholds that record the interval continue on a fork (m.fork) of the
-// state before the arrival, the others on the group's detector. Groups
-// never merge: windows with the same samples still differ in their running
-// sums, so merged statistics would not be bit-identical. Splits need an
+// state before the arrival, the others on the group's detector. Two
+// neighbouring groups whose detectors have come to the same state again
+// (m.same: the interval they parted on has left both windows, whose
+// statistics depend on their samples only) join, on the lower group's
+// detector, when the pass's own state for them agrees too. Splits need an
 // arrival after a threshold's freshness point (a mistake), so groups stay
 // few in practice; at worst there is one per threshold.
 //
@@ -255,11 +269,20 @@ func (p *groupPass) run(src Source) ([]Result, error) {
 		if err = p.step(hb); err != nil {
 			break
 		}
+		p.peak = max(p.peak, len(p.grps))
 		if p.maxGroups > 0 && len(p.grps) > p.maxGroups {
 			err = errNotLinear
 			break
 		}
 		if p.freshSpill == nil && p.kept() > p.cfg.Spill.groupBytes() {
+			// In files each node's forms take a file of their own, read
+			// back for each run of points that have always been together:
+			// a pass whose groups have parted and joined more often than
+			// it has points gives up rather than spill.
+			if len(p.all) > len(p.ys) {
+				err = errNotLinear
+				break
+			}
 			if err = p.spill(); err != nil {
 				break
 			}
@@ -364,6 +387,40 @@ func (p *groupPass) step(hb detector.Heartbeat) error {
 		g.pending = true
 		p.addForm(g.node, g.mean, g.sd)
 	}
+	return p.join()
+}
+
+// join merges each group into the one below it when their detectors are
+// the same but for the threshold (m.same) and the pass's state for them
+// (warm-up, start of evaluation) is the same: the upper group's points go
+// on with the lower group's detector, on a node of their own from the next
+// heartbeat. A comparison that fails after the groups have judged alike
+// long enough is repeated every m.every/8 intervals: most fail at once
+// (the means differ), a few compare whole windows.
+func (p *groupPass) join() error {
+	if p.mdl.same == nil {
+		return nil
+	}
+	for i := 0; i+1 < len(p.grps); i++ {
+		g, u := p.grps[i], p.grps[i+1]
+		if g.agree < p.mdl.every {
+			continue
+		}
+		if g.evaluating != u.evaluating || g.warmUp != u.warmUp || g.start != u.start ||
+			g.startFresh != u.startFresh || g.pending != u.pending || !p.mdl.same(g.det, u.det) {
+			g.agree = p.mdl.every - max(1, p.mdl.every/8)
+			continue
+		}
+		g.hi, g.agree = u.hi, u.agree
+		if g.evaluating {
+			p.closed += formRecord * u.node.n
+			if err := p.newNode(g, p.nFresh); err != nil {
+				return err
+			}
+		}
+		p.grps = slices.Delete(p.grps, i+1, i+2)
+		i-- // g may join the next group too
+	}
 	return nil
 }
 
@@ -430,6 +487,7 @@ func (p *groupPass) split(iv float64) error {
 	for gi := 0; gi < len(p.grps); gi++ {
 		g := p.grps[gi]
 		recLo, recHi := rec(g, g.lo), rec(g, g.hi-1)
+		g.rec = recLo
 		if recLo == recHi {
 			continue
 		}
@@ -446,7 +504,7 @@ func (p *groupPass) split(iv float64) error {
 			return err
 		}
 		up := *g
-		up.det, up.lo = det, s
+		up.det, up.lo, up.rec = det, s, true
 		g.hi = s
 		if g.evaluating {
 			// Both parts go on with nodes of their own from this heartbeat.
@@ -459,6 +517,13 @@ func (p *groupPass) split(iv float64) error {
 		}
 		p.grps = slices.Insert(p.grps, gi+1, &up)
 		gi++
+	}
+	for i, g := range p.grps[:len(p.grps)-1] {
+		if g.rec == p.grps[i+1].rec {
+			g.agree++
+		} else {
+			g.agree = 0
+		}
 	}
 	return nil
 }

@@ -12,8 +12,14 @@ import (
 // finish builds each point's Result as the replay's finish would.
 func (p *groupPass) finish() ([]Result, error) {
 	out := make([]Result, len(p.ys))
-	fresh := p.nFresh
 	var buf []int64
+	// Points lo..hi−1 with no node bound between them have always been
+	// together: they share their nodes, which cover the evaluated
+	// heartbeats in order.
+	cut := make([]bool, len(p.ys)+1)
+	for _, nd := range p.all {
+		cut[nd.lo], cut[nd.hi] = true, true
+	}
 	for _, g := range p.grps {
 		if !g.evaluating {
 			return nil, errNotLinear // ErrNoEvaluation: the replays report it
@@ -23,64 +29,91 @@ func (p *groupPass) finish() ([]Result, error) {
 		}
 		allSent, plaus := g.startFresh > p.lastNoSent, g.startFresh > p.lastImplaus
 		sync := clockSyncOf(p.cfg.Clock, allSent, plaus)
-		// The group's points have always been together: they share its
-		// nodes, which cover the evaluated heartbeats in order.
-		var nodes []*groupNode
-		at := g.startFresh
-		for _, nd := range p.all {
-			if g.lo < nd.lo || g.lo >= nd.hi {
-				continue
-			}
-			if nd.from != at || g.hi > nd.hi {
-				return nil, fmt.Errorf("qos: internal error: φ group node of heartbeat %d follows %d", nd.from, at)
-			}
-			nodes = append(nodes, nd)
-			at += nd.n
-		}
-		if at != fresh {
-			return nil, fmt.Errorf("qos: internal error: %d φ TD samples for %d evaluated heartbeats", at-g.startFresh, fresh-g.startFresh)
-		}
-		td := tdBatch{p: p, nodes: nodes, sync: sync, n: fresh - g.startFresh, bMin: p.bMin, bMax: p.bMax, lastM: g.mean, lastS: g.sd}
-		if err := td.gatherSample(); err != nil {
-			return nil, err
-		}
-		for j := g.lo; j < g.hi; j += tdBatchSize {
-			ys := p.ys[j:min(j+tdBatchSize, g.hi)]
-			var st [tdBatchSize]TDStats
-			var last [tdBatchSize]int64
-			var cs [tdBatchSize]*cellSeries
-			if p.cells != nil {
-				for c := range ys {
-					cs[c] = p.cells[j+c]
-					clear(cs[c].tdSum)
-					clear(cs[c].tdN)
-				}
+		for lo := g.lo; lo < g.hi; {
+			hi := lo + 1
+			for hi < g.hi && !cut[hi] {
+				hi++
 			}
 			var err error
-			if buf, err = td.summarize(ys, st[:len(ys)], last[:len(ys)], cs[:len(ys)], buf); err != nil {
+			if buf, err = p.finishPoints(g, lo, hi, sync, out, buf); err != nil {
 				return nil, err
 			}
-			for c := range ys {
-				res := Result{Records: p.records, Stale: p.stale, WarmUp: g.warmUp, Evaluated: fresh - g.startFresh,
-					Start: g.start, End: p.prevA, Mistakes: p.mistakes[j+c], Suspected: p.suspected[j+c],
-					TD: st[c], LastTD: time.Duration(last[c])}
-				res.Span = res.End - res.Start
-				if p.intervals != nil {
-					res.MistakeIntervals = p.intervals[j+c]
-				}
-				res.setClock(sync, p.cfg.DelayOffset)
-				res.setRates()
-				if p.cells != nil {
-					if err := p.spans.fill(cs[c], g.start); err != nil {
-						return nil, err
-					}
-					res.setCI(cs[c])
-				}
-				out[j+c] = res
-			}
+			lo = hi
 		}
 	}
 	return out, nil
+}
+
+// finishPoints sets out[lo..hi−1], the Results of points of group g that
+// have always been together, summarizing their TD_k in batches; buf is
+// scratch space, returned for reuse.
+func (p *groupPass) finishPoints(g *thresholdGroup, lo, hi int, sync bool, out []Result, buf []int64) ([]int64, error) {
+	nodes, err := p.nodesOf(lo, hi, g.startFresh)
+	if err != nil {
+		return buf, err
+	}
+	fresh := p.nFresh
+	td := tdBatch{p: p, nodes: nodes, sync: sync, n: fresh - g.startFresh, bMin: p.bMin, bMax: p.bMax, lastM: g.mean, lastS: g.sd}
+	if err := td.gatherSample(); err != nil {
+		return buf, err
+	}
+	for j := lo; j < hi; j += tdBatchSize {
+		ys := p.ys[j:min(j+tdBatchSize, hi)]
+		var st [tdBatchSize]TDStats
+		var last [tdBatchSize]int64
+		var cs [tdBatchSize]*cellSeries
+		if p.cells != nil {
+			for c := range ys {
+				cs[c] = p.cells[j+c]
+				clear(cs[c].tdSum)
+				clear(cs[c].tdN)
+			}
+		}
+		var err error
+		if buf, err = td.summarize(ys, st[:len(ys)], last[:len(ys)], cs[:len(ys)], buf); err != nil {
+			return buf, err
+		}
+		for c := range ys {
+			res := Result{Records: p.records, Stale: p.stale, WarmUp: g.warmUp, Evaluated: fresh - g.startFresh,
+				Start: g.start, End: p.prevA, Mistakes: p.mistakes[j+c], Suspected: p.suspected[j+c],
+				TD: st[c], LastTD: time.Duration(last[c])}
+			res.Span = res.End - res.Start
+			if p.intervals != nil {
+				res.MistakeIntervals = p.intervals[j+c]
+			}
+			res.setClock(sync, p.cfg.DelayOffset)
+			res.setRates()
+			if p.cells != nil {
+				if err := p.spans.fill(cs[c], g.start); err != nil {
+					return buf, err
+				}
+				res.setCI(cs[c])
+			}
+			out[j+c] = res
+		}
+	}
+	return buf, nil
+}
+
+// nodesOf returns the nodes of points lo..hi−1, which have always been
+// together, evaluated from fresh heartbeat start on.
+func (p *groupPass) nodesOf(lo, hi, start int) ([]*groupNode, error) {
+	var nodes []*groupNode
+	at := start
+	for _, nd := range p.all {
+		if lo < nd.lo || lo >= nd.hi {
+			continue
+		}
+		if nd.from != at || hi > nd.hi {
+			return nil, fmt.Errorf("qos: internal error: φ group node of heartbeat %d follows %d", nd.from, at)
+		}
+		nodes = append(nodes, nd)
+		at += nd.n
+	}
+	if at != p.nFresh {
+		return nil, fmt.Errorf("qos: internal error: %d φ TD samples for %d evaluated heartbeats", at-start, p.nFresh-start)
+	}
+	return nodes, nil
 }
 
 // tdBatchSize thresholds are summarized per read of a group's forms.

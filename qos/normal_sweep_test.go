@@ -26,7 +26,8 @@ func normalSweepThresholds(t *testing.T) []float64 {
 // groups (with small rank windows too: the TD summary of long streams), to
 // equal one replay per threshold in every field of every point; the sweep
 // must use the grouped method unless the groups outnumber half the
-// thresholds. It returns the number of groups the pass ended with.
+// thresholds at some point. It returns the most groups the pass had at
+// once.
 func checkNormalGroups(t *testing.T, ncfg phi.NormalConfig, hbs []detector.Heartbeat, cfg Config) int {
 	t.Helper()
 	return checkNormalGroupsAt(t, ncfg, normalSweepThresholds(t), hbs, cfg)
@@ -54,7 +55,7 @@ func checkNormalGroupsAt(t *testing.T, ncfg phi.NormalConfig, values []float64, 
 		for i := range f.Values {
 			require.Equal(t, slow[0].Points[i].Result, res[pointOf[i]], "Θ = %g, rank windows from %d values (0: the default)", f.Values[i], m)
 		}
-		groups = len(p.grps)
+		groups = p.peak
 		if groups <= bound {
 			require.Equal(t, OnePassGroups, fast[0].Method, "%d groups of at most %d", groups, bound)
 		}
@@ -134,7 +135,10 @@ func TestNormalGroupsEqualReplaysLong(t *testing.T) {
 
 // An interval equal to ⌈t*(Θ)⌉ arrives exactly at τ: Θ records it (the
 // detector leaves out only arrivals after τ), a threshold just below
-// leaves it out, so the pass splits the group between them.
+// leaves it out, so the pass splits the group between them; once the
+// interval has left the window of the thresholds that recorded it (n = 100
+// intervals later) and the relearn run it started has ended, the two
+// groups have the same detector state again and join.
 func TestNormalGroupsSplitAtTheFreshnessPoint(t *testing.T) {
 	ncfg := phi.NormalConfig{WindowSize: 100}
 	var hbs []detector.Heartbeat
@@ -156,7 +160,7 @@ func TestNormalGroupsSplitAtTheFreshnessPoint(t *testing.T) {
 	require.Equal(t, 103_090_233*time.Nanosecond, iv, "⌈100 ms + 1 ms·z(3)⌉: μ = 100 ms, σ_eff = μ/100, z(3) = 3.0902323")
 	require.NotEqual(t, float64(iv), phi.NormalCrossing(mean, sd, phi.ZOfLevel(3)), "t* is not whole: the rounding matters")
 	beat(iv)
-	for range 100 {
+	for range 120 {
 		beat(ms(100))
 	}
 	vals := []float64{2.9, 3, 3.1}
@@ -164,10 +168,21 @@ func TestNormalGroupsSplitAtTheFreshnessPoint(t *testing.T) {
 	p, _, err := newGroupPass(normalGroups(ncfg), vals, Config{})
 	p.maxGroups = 0
 	require.NoError(t, err)
-	_, err = p.run(sliceSource(hbs))
-	require.NoError(t, err)
-	require.Len(t, p.grps, 2)
-	assert.Equal(t, [2]int{1, 3}, [2]int{p.grps[1].lo, p.grps[1].hi}, "Θ = 3 and 3.1 recorded the interval, Θ = 2.9 did not")
+	var parted []*thresholdGroup
+	for i, hb := range hbs {
+		require.NoError(t, p.step(hb))
+		if i == 150 {
+			require.Len(t, p.grps, 2)
+			parted = p.grps
+			assert.Equal(t, [2]int{1, 3}, [2]int{p.grps[1].lo, p.grps[1].hi}, "Θ = 3 and 3.1 recorded the interval, Θ = 2.9 did not")
+		}
+		if i == 150+99 {
+			require.Len(t, p.grps, 2, "Θ = 3's window still holds the interval")
+		}
+	}
+	require.Len(t, p.grps, 1)
+	assert.Same(t, parted[0].det, p.grps[0].det, "the upper group joined the lower one")
+	assert.Equal(t, [2]int{0, 3}, [2]int{p.grps[0].lo, p.grps[0].hi})
 	c, err := Sweep([]Stream{{Name: "s", Heartbeats: hbs}}, []Family{PhiNormalFamily(ncfg, vals)}, SweepConfig{})
 	require.NoError(t, err)
 	assert.Equal(t, PerPoint, c[0].Method, "2 groups for 3 thresholds: past the bound of one, the sweep replays each")

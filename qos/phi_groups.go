@@ -1,6 +1,7 @@
 package qos
 
 import (
+	"cmp"
 	"math"
 
 	"github.com/fdkit/fdkit/phi"
@@ -22,6 +23,8 @@ func akkaGroups(cfg phi.AkkaConfig) groupModel {
 			return d.(*phi.Akka).Fork(th)
 		},
 		records: func(iv, c float64) bool { return iv < c },
+		same:    func(a, b groupDetector) bool { return a.(*phi.Akka).SameHistory(b.(*phi.Akka)) },
+		every:   cmp.Or(cfg.WindowSize, phi.DefaultAkkaWindowSize),
 	}
 }
 
@@ -34,12 +37,16 @@ func akkaGroups(cfg phi.AkkaConfig) groupModel {
 // anyway, the detectors record or leave it out whatever Θ; records then
 // may split a group needlessly, which is exact too.
 //
-// The pass gives up past P/2 groups: with the default σ floor (μ/100) and
-// jitter of the order of σ, thresholds from 0.5 to 16 part at arrivals all
-// along the stream, and a pass in which every threshold has a group of its
-// own costs a little more than one replay per threshold; they part early
-// (half of 40 within 2,000 heartbeats of a 100 ms stream with 1 ms
-// jitter), so giving up costs little.
+// Two groups join again once the interval they parted on has left both
+// windows (n intervals judged alike) and their relearn runs agree
+// (phi.Normal.SameHistory). The pass gives up past P/4 groups: with the
+// default σ floor (μ/100) and jitter of the order of σ, a threshold Θ
+// leaves out about a share 10^−Θ of the intervals, so thresholds below
+// about 3 part from each other every few hundred arrivals, faster than
+// they can join, and keep groups of their own; each group costs about a
+// replay of its own, so a pass with more than a quarter of the points in
+// groups saves little, and on a long stream its forms would spill to a
+// file per node.
 func normalGroups(cfg phi.NormalConfig) groupModel {
 	return groupModel{
 		y:     phi.ZOfLevel,
@@ -53,6 +60,8 @@ func normalGroups(cfg phi.NormalConfig) groupModel {
 			return d.(*phi.Normal).Fork(th)
 		},
 		records: func(iv, c float64) bool { return iv <= math.Ceil(c) },
-		share:   0.5,
+		same:    func(a, b groupDetector) bool { return a.(*phi.Normal).SameHistory(b.(*phi.Normal)) },
+		every:   cmp.Or(cfg.WindowSize, phi.DefaultWindowSize),
+		share:   0.25,
 	}
 }
