@@ -190,17 +190,22 @@ func replayConfig(o options) qos.Config {
 }
 
 // tableRuns returns every stream of inputs with its detector settings and
-// its table's families.
+// its table's families, settled in parallel (streamSettings may read the
+// stream, from its spool).
 func tableRuns(o options, inputs []input) ([]streamRun, error) {
-	var runs []streamRun
+	runs := make([]streamRun, len(inputs))
+	jobs := make([]func() error, len(inputs))
 	for i := range inputs {
-		in := &inputs[i]
-		s := streamSettings(o, in)
-		f, descs, err := tableFamilies(s, o.detectors)
-		if err != nil {
-			return nil, err
+		jobs[i] = func() error {
+			in := &inputs[i]
+			s := streamSettings(o, in)
+			f, descs, err := tableFamilies(s, o.detectors)
+			runs[i] = streamRun{in: in, set: s, descs: descs, table: f}
+			return err
 		}
-		runs = append(runs, streamRun{in: in, set: s, descs: descs, table: f})
+	}
+	if err := inParallel(jobs); err != nil {
+		return nil, err
 	}
 	return runs, nil
 }
