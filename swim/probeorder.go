@@ -35,8 +35,11 @@ import (
 // member's own probes carry 2r as their sequence number (every other ping
 // an odd one, otherSeq), and a member's next round is one past its last,
 // or the latest round it heard in a probe from a verified live member if
-// that is ahead (nextRound). Rounds then follow the member that counts
-// ahead, and once they agree nobody jumps: a round heard from a member
+// that is ahead (nextRound) and is a round in which that member probes it
+// (hearRound): otherwise one member could set each other member's round,
+// and with it its target, and make them all probe a victim in the same
+// period once per pass and never in between. Rounds then follow the
+// member that counts ahead, and once they agree nobody jumps: a round heard from a member
 // whose period began earlier is never ahead of this member's next one.
 // A member whose periods are longer (its local health multiplier) catches
 // up by jumping, and a joiner at its first probe from a member.
@@ -46,8 +49,9 @@ import (
 // a little less even, never incomplete, since a prober probes each member
 // once per pass: the round's target when it has not been probed in this
 // pass, else the next one on the ring that has not. A member that sends
-// rounds ahead can shift the group's rounds, not keep any member from
-// being probed by every prober within 2L−1 periods, SWIM's bound. The
+// rounds ahead can shift the group's rounds (to those in which it probes
+// the member it sends them to), not keep any member from being probed by
+// every prober within 2L−1 periods, SWIM's bound. The
 // probe budget of unverified members (verify.go) applies as in SWIM's
 // order.
 
@@ -95,16 +99,35 @@ func (m *Member) otherSeq() uint32 {
 }
 
 // hearRound takes the round a ping from the member from carries (seq:
-// even for a round's probe), if from is a verified live member and the
-// round is ahead of the latest heard.
+// even for a round's probe), if from is a verified live member, the
+// round is ahead of the latest heard, and it is a round in which from
+// probes this member: this member is from's (1 + r mod L)-th successor on
+// the ring as this member sees it (ringSender). A round that fails the
+// check is ignored, so that a member cannot set another's round, and with
+// it its target, at will: it can only move it to a round in which it
+// would probe that member itself.
 func (m *Member) hearRound(from ID, seq uint32) {
 	p := m.peers[from]
 	if seq&1 != 0 || p == nil || !p.verified || (p.state != StateAlive && p.state != StateSuspect) {
 		return
 	}
-	if r := seq >> 1; roundAhead(r, m.probing.heard) {
+	if r := seq >> 1; roundAhead(r, m.probing.heard) && m.ringSender(p, r) {
 		m.probing.heard = r
 	}
+}
+
+// ringSender reports whether p probes this member in round r when both
+// see the same ring: p at index i of this member's probe list (its
+// (i+1)-th successor) has this member as its (L−i)-th successor, the
+// target of the rounds with r mod L = L−i−1. With members in the list
+// that are no longer live (dropped at the next round) it reports false.
+func (m *Member) ringSender(p *peer, r uint32) bool {
+	n := len(m.list)
+	if !p.inList || n == 0 || n != m.live {
+		return false
+	}
+	i, found := slices.BinarySearchFunc(m.list, p, ringCmp)
+	return found && int(r%uint32(n)) == n-i-1
 }
 
 // ringKey is a member's place on the ring: the 64-bit FNV-1a hash of its

@@ -86,7 +86,9 @@ func TestRingProbeOrderWalksTheRing(t *testing.T) {
 
 // A round heard ahead in a verified member's probe is this member's next
 // one: the walk jumps there. An odd sequence number (no round's probe), a
-// round behind, or a ping from a member not in the view changes nothing.
+// round behind, a round in which the sender would not probe this member
+// (b probes a in the rounds 40 + 6k: a is its (1 + 40 mod 6)-th
+// successor), or a ping from a member not in the view changes nothing.
 func TestRingProbeOrderFollowsRoundsHeard(t *testing.T) {
 	peers := []string{"b", "c", "d", "e", "f", "g"}
 	ring := ringOrder("a", peers)
@@ -97,6 +99,7 @@ func TestRingProbeOrderFollowsRoundsHeard(t *testing.T) {
 		round uint32
 	}{
 		{"ahead", "b", 2 * 40, 40},
+		{"not b's round to probe a", "b", 2 * 41, 3},
 		{"odd", "b", 2*40 + 1, 3},
 		{"behind", "b", 2 * 1, 3},
 		{"stranger", "zz", 2 * 40, 3},
