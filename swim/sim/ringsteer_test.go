@@ -49,7 +49,11 @@ func ringRank(s *Sim, self, victim int) int {
 // than the attacker (any ping: ShuffledProbes numbers its probes from one
 // counter): the sum of the squared gaps between those pings
 // over twice the window.
-func steerRun(t *testing.T, n int, seed uint64, cfg swim.Config, attack bool) time.Duration {
+//
+// With consistent, the attacker sends each member only rounds in which
+// it would probe that member itself (the rounds hearRound takes), every
+// period, each one pushing the member to its one target of those rounds.
+func steerRun(t *testing.T, n int, seed uint64, cfg swim.Config, attack, consistent bool) time.Duration {
 	const attacker, victim = 1, 2
 	const attackFrom, end = 20 * time.Second, 140 * time.Second
 	s, err := New(Config{N: n, Seed: seed, StartSpread: time.Second, Member: cfg})
@@ -73,6 +77,9 @@ func steerRun(t *testing.T, n int, seed uint64, cfg swim.Config, attack bool) ti
 			idx := uint32(ringRank(s, x, victim))
 			if period%L != 0 {
 				idx = (idx + 1) % L // walk from past the victim
+			}
+			if consistent {
+				idx = L - uint32(ringRank(s, x, attacker)) - 1
 			}
 			s.Inject(x, swim.Packet{Kind: swim.MsgPing, From: s.Node(attacker), To: s.Node(x),
 				Ping: swim.Ping{Seq: (base + idx) << 1}}, 0)
@@ -107,7 +114,9 @@ func steerRun(t *testing.T, n int, seed uint64, cfg swim.Config, attack bool) ti
 // at a random instant for (n−1)/2 on average, where SWIM's independent
 // orders (ShuffledProbes), which no round moves, wait about one period.
 // A member takes a round only from a member that probes it in that round
-// (hearRound), which leaves an attacker one target per member it pings. Each prober still probes the victim once per
+// (hearRound), which leaves an attacker one target per member it pings:
+// pushing every member to it each period moves the group's rounds
+// together, and the victim is still probed once per period. Each prober still probes the victim once per
 // pass (probeorder.go): the bound per prober holds, the group's first
 // probe is what the attacker delays.
 func TestRingRoundsSteeredByOneMember(t *testing.T) {
@@ -120,13 +129,16 @@ func TestRingRoundsSteeredByOneMember(t *testing.T) {
 		shuffled := cfg
 		shuffled.ShuffledProbes = true
 		for _, seed := range []uint64{11, 12, 13} {
-			ring := steerRun(t, n, seed, cfg, false)
-			ringSteered := steerRun(t, n, seed, cfg, true)
-			shuffledSteered := steerRun(t, n, seed, shuffled, true)
-			t.Logf("%v seed %d: mean wait for a probe of the victim: ring %v, ring steered %v, shuffled steered %v",
-				mode, seed, ring, ringSteered, shuffledSteered)
+			ring := steerRun(t, n, seed, cfg, false, false)
+			ringSteered := steerRun(t, n, seed, cfg, true, false)
+			ringPushed := steerRun(t, n, seed, cfg, true, true)
+			shuffledSteered := steerRun(t, n, seed, shuffled, true, false)
+			t.Logf("%v seed %d: mean wait for a probe of the victim: ring %v, ring steered %v, ring pushed %v, shuffled steered %v",
+				mode, seed, ring, ringSteered, ringPushed, shuffledSteered)
 			assert.LessOrEqual(t, ringSteered, shuffledSteered,
 				"%v seed %d: one member's rounds starve the victim on the ring", mode, seed)
+			assert.LessOrEqual(t, ringPushed, shuffledSteered,
+				"%v seed %d: rounds the attacker may send starve the victim on the ring", mode, seed)
 		}
 	}
 }
