@@ -23,6 +23,20 @@ type thresholdDetector interface {
 // tests sweep in several passes.
 var leanBudget = 32 << 20
 
+// sharedSpillChunk bounds the thresholds a pass over a stream past
+// Spill.InMemory takes: each moves its TD_k to a tdSpill, which keeps a
+// sample of up to tdSpillSample records and its write buffers (about 200
+// KiB), so that --points 1000 does not hold 1000 of them at once (a pass
+// more costs a read of the stream and of the shared state, not a solve
+// more). fdreplay's 40 points take one pass.
+const sharedSpillChunk = 128
+
+// rankedChunk bounds the thresholds sweepRanked takes at once: each keeps
+// a sample of about 16384 values and rank windows of a few percent of the
+// stream's (about 0.5 MiB a threshold at 2^20 heartbeats), so that
+// --points 1000 does not hold 1000 of them at once.
+const rankedChunk = 64
+
 // sweepShared computes the points of a threshold sweep of a detector whose
 // state does not depend on the threshold (method SharedState): one detector
 // observes the stream, and the replay of every distinct threshold steps
@@ -30,8 +44,9 @@ var leanBudget = 32 << 20
 // the shared state, in thresholdPasses, which do the work that does not
 // depend on τ once. On a stream in memory (a slice, or a Source of at most
 // Config.Spill.InMemory heartbeats) a pass keeps the TD_k of its
-// thresholds in memory; on a longer Source one pass takes every threshold
-// and moves their TD_k to files (newSpilledThresholdPass). Either
+// thresholds in memory; on a longer Source a pass takes up to
+// sharedSpillChunk thresholds and moves their TD_k to files
+// (newSpilledThresholdPass). Either
 // way every field equals a replay of a detector built with that threshold,
 // as long as its FreshnessPoint is FreshnessPointAt(its threshold) (true of
 // both users). class[i] names the first value whose replay value i's
@@ -66,10 +81,11 @@ func sweepShared(newDet func(v float64) (thresholdDetector, error), track func(t
 	}
 	// In memory, a pass keeps the TD_k of as many thresholds as fit in
 	// leanBudget; past Spill.InMemory every threshold's go to a file and
-	// one pass takes them all (on a fanSource, one read of the stream).
+	// one pass takes up to sharedSpillChunk of them (on a fanSource, one
+	// read of the stream).
 	_, lean := hs.(sliceSource)
 	lean = lean || hs.Len() <= cfg.Spill.inMemory()
-	chunkLen := len(reps)
+	chunkLen := min(len(reps), sharedSpillChunk)
 	if lean {
 		chunkLen = max(1, leanBudget/(8*max(hs.Len(), 1)))
 	}
@@ -84,10 +100,15 @@ func sweepShared(newDet func(v float64) (thresholdDetector, error), track func(t
 		return fillAll(chunkFPs(src, track, values, chunk))
 	}
 	if lean && hs.Len() >= rankedMin && len(reps) > chunkLen {
-		var err error
-		if reps, err = sweepRanked(newDet, fillOf, values, reps, res, hs, cfg, spans); err != nil {
-			return nil, err
+		var missed []int
+		for lo := 0; lo < len(reps); lo += rankedChunk {
+			m, err := sweepRanked(newDet, fillOf, values, reps[lo:min(lo+rankedChunk, len(reps))], res, hs, cfg, spans)
+			if err != nil {
+				return nil, err
+			}
+			missed = append(missed, m...)
 		}
+		reps = missed
 	}
 	for lo := 0; lo < len(reps); lo += chunkLen {
 		chunk := reps[lo:min(lo+chunkLen, len(reps))]
