@@ -156,19 +156,7 @@ func rankValuesInt(td []int64, mn, mx int64, ranks [2]int, m int) (r [2]int64, o
 	}
 	// A side beyond the sample is the least or greatest value, so every
 	// difference below stays within mx − mn.
-	lo0, hi0, lo1, hi1 := mn, mx, mn, mx
-	if has[0] {
-		lo0 = val[0]
-	}
-	if has[1] {
-		hi0 = val[1]
-	}
-	if has[2] {
-		lo1 = val[2]
-	}
-	if has[3] {
-		hi1 = val[3]
-	}
+	lo0, hi0, lo1, hi1 := windowEdges(val, has, mn, mx)
 	var b0, b1 int
 	for a := 0; a < n; a += block {
 		vs := td[a:min(a+block, n)]
@@ -311,6 +299,26 @@ func windowAt(r, n, m int) (a, b int) {
 	q := float64(r) / float64(n)
 	margin := 4*math.Sqrt(float64(m)*q*(1-q)) + 4
 	return int(q*float64(m) - margin), int(math.Ceil(q*float64(m) + margin))
+}
+
+// windowEdges returns the two rank windows' edges [lo0, hi0] and
+// [lo1, hi1] from sampleBounds' val and has: a side the sample does not
+// bound is the least (mn) or greatest (mx) value.
+func windowEdges(val [4]int64, has [4]bool, mn, mx int64) (lo0, hi0, lo1, hi1 int64) {
+	lo0, hi0, lo1, hi1 = mn, mx, mn, mx
+	if has[0] {
+		lo0 = val[0]
+	}
+	if has[1] {
+		hi0 = val[1]
+	}
+	if has[2] {
+		lo1 = val[2]
+	}
+	if has[3] {
+		hi1 = val[3]
+	}
+	return lo0, hi0, lo1, hi1
 }
 
 // windowCap is the room to make for the values in the window of the rank r

@@ -291,19 +291,7 @@ func (s *tdSpill) windowRanks(sync bool, ranks [2]int, mn, mx int64) (r [2]int64
 	if sidesHeavy(sample, val, has) {
 		return r, false, nil
 	}
-	lo0, hi0, lo1, hi1 := mn, mx, mn, mx
-	if has[0] {
-		lo0 = val[0]
-	}
-	if has[1] {
-		hi0 = val[1]
-	}
-	if has[2] {
-		lo1 = val[2]
-	}
-	if has[3] {
-		hi1 = val[3]
-	}
+	lo0, hi0, lo1, hi1 := windowEdges(val, has, mn, mx)
 	m := len(sample)
 	cap0, cap1 := windowCap(ranks[0], n, m), windowCap(ranks[1], n, m)
 	if cap0+cap1 > tdSpillWindowMax {
