@@ -37,11 +37,8 @@ func TestSharedSweepSpillsBoundedPerPass(t *testing.T) {
 // heartbeats (560 MB for fdreplay -d satzger --points 1000 on 2^20
 // heartbeats). The points equal the sweep of the thresholds one by one.
 func TestRankedSweepTakesBoundedThresholds(t *testing.T) {
-	budget, least := leanBudget, rankedMin
-	t.Cleanup(func() { leanBudget, rankedMin = budget, least })
-	rankedMin = 2048
 	const n = 4000
-	leanBudget = 8 * n * 2 // two thresholds a pass
+	rankedTwoPerPass(t, n)
 	hbs := generate(genOpts{n: n, interval: ms(100), delay: ms(40), spread: ms(15), loss: 0.05, pause: 0.01, seed: 4})
 	cfg := satzger.Config{WindowSize: 100, BootstrapInterval: new(ms(100))}
 	values := make([]float64, 3*rankedChunk+5)

@@ -9,6 +9,15 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// rankedTwoPerPass makes streams of n ≥ 2048 heartbeats take the ranked
+// sweep, two thresholds a pass, until t ends.
+func rankedTwoPerPass(t *testing.T, n int) {
+	budget, least := leanBudget, rankedMin
+	t.Cleanup(func() { leanBudget, rankedMin = budget, least })
+	rankedMin = 2048
+	leanBudget = 8 * n * 2
+}
+
 // A long stream whose thresholds take several passes of td is swept in two
 // passes with rank windows (sweepRanked), and every field of every point
 // still equals a replay per point: with synchronized and unsynchronized
@@ -17,11 +26,8 @@ import (
 // TDs fall on the windows' sides. sweepRanked itself finishes every
 // threshold there (none is left to the usual passes).
 func TestThresholdSweepsRankedEqualReplays(t *testing.T) {
-	budget, least := leanBudget, rankedMin
-	t.Cleanup(func() { leanBudget, rankedMin = budget, least })
-	rankedMin = 2048
 	const n = 4000
-	leanBudget = 8 * n * 2 // two thresholds a pass
+	rankedTwoPerPass(t, n)
 	coarse := generate(genOpts{n: n, interval: ms(100), delay: ms(30), spread: ms(8), loss: 0.02, dup: 0.02, pause: 0.01, seed: 9})
 	for i := range coarse {
 		coarse[i].Arrival = coarse[i].Arrival.Truncate(time.Millisecond)
