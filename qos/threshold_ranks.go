@@ -76,15 +76,8 @@ func newTDWindows(smp *tdSample, n int, delays []int64, off int64, cells []*cell
 			sample[j] = vs[j] + w.base(k)
 		}
 		val, has := sampleBounds(sample, w.ranks, n)
-		for j := range 2 {
-			w.lo[i][j], w.hi[i][j] = math.MinInt64, math.MaxInt64
-			if has[2*j] {
-				w.lo[i][j] = val[2*j]
-			}
-			if has[2*j+1] {
-				w.hi[i][j] = val[2*j+1]
-			}
-		}
+		lo0, hi0, lo1, hi1 := windowEdges(val, has, math.MinInt64, math.MaxInt64)
+		w.lo[i], w.hi[i] = [2]int64{lo0, lo1}, [2]int64{hi0, hi1}
 		w.acc[i] = newTDTally(cells[i])
 	}
 	return w
@@ -92,17 +85,16 @@ func newTDWindows(smp *tdSample, n int, delays []int64, off int64, cells []*cell
 
 // tdTally adds up, TD_k by TD_k, in heartbeat order, what sumTD computes:
 // their float64 sum, their least and greatest values, and the TD sums of
-// their cells (cellSeries.setTD's).
+// their cells (cellSeries.setTD's): sumTD's tdAcc, and the cells' sums.
 type tdTally struct {
-	sum        float64
-	mn, mx     int64
+	tdAcc
 	tdSum, tdN []float64
 }
 
 // newTDTally returns a tdTally that also fills cells's TD sums (when cells is
 // not nil), which it clears.
 func newTDTally(cells *cellSeries) tdTally {
-	a := tdTally{mn: math.MaxInt64, mx: math.MinInt64}
+	a := tdTally{tdAcc: tdAcc{mn: math.MaxInt64, mx: math.MinInt64}}
 	if cells != nil {
 		clear(cells.tdSum)
 		clear(cells.tdN)
