@@ -105,11 +105,16 @@ func (m *Member) otherSeq() uint32 {
 // the ring as this member sees it (ringSender). A round that fails the
 // check is ignored, so that a member cannot set another's round, and with
 // it its target, at will: it can only move it to a round in which it
-// would probe that member itself.
-func (m *Member) hearRound(from ID, seq uint32) {
-	p := m.peers[from]
+// would probe that member itself. A ping that came from another source
+// than its sender claims, or names another address than the one held
+// for it, is not that member speaking (speaks) and sets no round.
+func (m *Member) hearRound(in *inbound, from Node, seq uint32) {
+	p := m.peers[from.ID]
 	if seq&1 != 0 || p == nil || !p.verified || (p.state != StateAlive && p.state != StateSuspect) {
 		return
+	}
+	if in.otherSource || from.Addr != p.node.Addr {
+		return // not the verified member speaking from its own address
 	}
 	if r := seq >> 1; roundAhead(r, m.probing.heard) && m.ringSender(p, r) {
 		m.probing.heard = r

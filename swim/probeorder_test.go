@@ -97,16 +97,28 @@ func TestRingProbeOrderFollowsRoundsHeard(t *testing.T) {
 		from  string
 		seq   uint32
 		round uint32
+		other bool   // received from another source (StepFromOtherSource)
+		addr  string // the sender's claimed address, when not its own
 	}{
-		{"ahead", "b", 2 * 40, 40},
-		{"not b's round to probe a", "b", 2 * 41, 3},
-		{"odd", "b", 2*40 + 1, 3},
-		{"behind", "b", 2 * 1, 3},
-		{"stranger", "zz", 2 * 40, 3},
+		{"ahead", "b", 2 * 40, 40, false, ""},
+		{"not b's round to probe a", "b", 2 * 41, 3, false, ""},
+		{"odd", "b", 2*40 + 1, 3, false, ""},
+		{"behind", "b", 2 * 1, 3, false, ""},
+		{"stranger", "zz", 2 * 40, 3, false, ""},
+		{"b's round, from another source", "b", 2 * 40, 3, true, ""},
+		{"b's round, at another address", "b", 2 * 40, 3, false, "10.9.9.9:1"},
 	} {
 		m := newTest(t, "a", ModeLifeguard, nil, peers...)
 		probeRounds(t, m, 2, nil) // rounds 1 and 2
-		require.NoError(t, m.Step(2*time.Second, &Packet{Kind: MsgPing, From: node(c.from), To: m.self, Ping: Ping{Seq: c.seq}}))
+		from := node(c.from)
+		if c.addr != "" {
+			from.Addr = c.addr
+		}
+		step := m.Step
+		if c.other {
+			step = m.StepFromOtherSource
+		}
+		require.NoError(t, step(2*time.Second, &Packet{Kind: MsgPing, From: from, To: m.self, Ping: Ping{Seq: c.seq}}))
 		drain(m)
 		m.Tick(2 * time.Second)
 		pk, _ := drain(m)

@@ -95,7 +95,7 @@ func (m *Member) step(in *inbound, pkt *Packet) error {
 	m.noteSender(in, from, pkt)
 	switch pkt.Kind {
 	case MsgPing:
-		m.hearRound(from.ID, pkt.Ping.Seq)
+		m.hearRound(in, from, pkt.Ping.Seq)
 		m.send(Packet{Kind: MsgAck, To: from, Ack: Ack{Seq: pkt.Ping.Seq}, AckPayload: m.ackPayload()})
 	case MsgAck:
 		m.onAck(in, pkt)
