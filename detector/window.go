@@ -16,7 +16,8 @@ import (
 // Numerics. Samples are kept as int64 nanoseconds, and the window keeps the
 // exact sum Σx (a 128-bit integer) and the exact sum of squares Σx² (a
 // 192-bit integer) of the samples it holds, for any int64 samples and up to
-// MaxWindowSize of them. The mean is the exact quotient Σx/n'; the variance
+// MaxWindowSize of them. The mean is computed from the exact quotient and
+// remainder of Σx/n'; the variance
 // is computed from the exact integer n'·Σx² − (Σx)² (which does not depend
 // on any offset common to the samples, so nanosecond timestamps near 5e16,
 // beyond 2^53, lose nothing) and rounded to float64 once before the division

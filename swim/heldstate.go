@@ -73,8 +73,8 @@ func (m *Member) holdState(now time.Duration, pkt *Packet) bool {
 	return true
 }
 
-// viewAccepted records that the MergeFilter accepted a view transfer or
-// a join from from, and delivers from's held state.
+// viewAccepted records that the MergeFilter accepted a view transfer
+// (MsgSync, whole or in parts) from from, and delivers from's held state.
 func (m *Member) viewAccepted(now time.Duration, from ID) {
 	m.expireHeldStates(now)
 	if i := slices.IndexFunc(m.app.held, func(h heldState) bool { return h.state.From.ID == from }); i >= 0 {

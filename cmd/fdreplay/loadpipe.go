@@ -123,6 +123,11 @@ func (l *traceLoad) decode(r *trace.Reader, out stage[readRecord]) {
 		}
 		var err error
 		for len(b) < loadBatch {
+			select {
+			case <-out.quit: // a later stage failed: read no further
+				return
+			default:
+			}
 			var rec trace.Record
 			if rec, err = r.Next(); err != nil {
 				break
