@@ -2,6 +2,7 @@ package swim
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"testing"
 	"time"
@@ -47,14 +48,15 @@ func ringOrder(self string, ids []string) []string {
 // probeRounds ticks m once a period from 0 for n periods, acking every
 // ping of its own probes at once, and returns each period's direct probe:
 // its target and sequence number. hear, when not nil, gives a round to
-// hear before each period (from peer b, a ping with sequence number 2r).
-func probeRounds(t *testing.T, m *Member, n int, hear func(i int) (uint32, bool)) (targets []string, seqs []uint32) {
+// hear before each period (from the peer it names, a ping with sequence
+// number 2r).
+func probeRounds(t *testing.T, m *Member, n int, hear func(i int) (from string, r uint32, ok bool)) (targets []string, seqs []uint32) {
 	t.Helper()
 	for i := range n {
 		now := time.Duration(i) * time.Second
 		if hear != nil {
-			if r, ok := hear(i); ok {
-				require.NoError(t, m.Step(now, &Packet{Kind: MsgPing, From: node("b"), To: m.self, Ping: Ping{Seq: r << 1}}))
+			if from, r, ok := hear(i); ok {
+				require.NoError(t, m.Step(now, &Packet{Kind: MsgPing, From: node(from), To: m.self, Ping: Ping{Seq: r << 1}}))
 				drain(m)
 			}
 		}
@@ -132,7 +134,11 @@ func TestRingProbeOrderFollowsRoundsHeard(t *testing.T) {
 // Rounds jumping ahead at random (a member that counts ahead, or one that
 // shifts the group's rounds on purpose) never keep a member from being
 // probed: each pass of the list probes every member once, so any two
-// probes of one member are at most 2L−1 periods apart.
+// probes of one member are at most 2L−1 periods apart. The jumps are ones
+// the member takes (hearRound): from a random peer, to a random round ahead
+// in which that peer probes it (ringSender: the peer at index i of its
+// ring order probes it in the rounds r with r mod L = L−i−1), so that its
+// walk restarts at a random place of the ring every third period.
 func TestRingProbeOrderCompleteUnderJumps(t *testing.T) {
 	var peers []string
 	for i := range 9 {
@@ -140,19 +146,31 @@ func TestRingProbeOrderCompleteUnderJumps(t *testing.T) {
 	}
 	peers = append(peers, "b")
 	L := len(peers)
+	ring := ringOrder("a", peers)
 	m := newTest(t, "a", ModeLifeguard, nil, peers...)
-	r := uint32(0)
-	jumps := 0
-	targets, _ := probeRounds(t, m, 20*L, func(i int) (uint32, bool) {
+	rng := rand.New(rand.NewPCG(27, 1))
+	r := uint32(0)             // m's round, as the jumps set it
+	jumped := map[int]uint32{} // period: the round heard before it
+	targets, seqs := probeRounds(t, m, 20*L, func(i int) (string, uint32, bool) {
 		r++
-		if i%3 == 0 {
-			r += uint32(1 + (i*7919)%(2*L))
-			jumps++
-			return r, true
+		if i%3 != 0 {
+			return "", 0, false
 		}
-		return 0, false
+		s := rng.IntN(L)
+		r += uint32(1 + rng.IntN(2*L)) // at least one round ahead of the next
+		r += (uint32(L-1-s) + uint32(L) - r%uint32(L)) % uint32(L)
+		jumped[i] = r
+		return ring[s], r, true
 	})
-	require.Positive(t, jumps)
+	require.Len(t, seqs, 20*L)
+	taken := 0
+	for i, r := range jumped {
+		if seqs[i] == 2*r {
+			taken++
+		}
+	}
+	require.Len(t, jumped, (20*L+2)/3)
+	assert.Equal(t, len(jumped), taken, "jumps taken of %d heard", len(jumped))
 	last := map[string]int{}
 	for i, id := range targets {
 		if j, ok := last[id]; ok {
@@ -167,13 +185,74 @@ func TestRingProbeOrderCompleteUnderJumps(t *testing.T) {
 	}
 }
 
-// The pings that are not a round's probe carry odd sequence numbers, the
-// join challenge's included, so that no member takes them for a round.
+// The pings that are not a round's probe carry odd sequence numbers, so
+// that no member takes them for a round: on the wire, over 70 s of a member
+// in ModeDetector whose peer c stops answering at 10 s, every ping it sends is its
+// round's probe, with 2r and r one past the last round's, or one of
+// the others, each odd: the gate's retry of c's first failed probe, a
+// relayed ping (a ping-req from b), a refutation (a suspicion of a that b
+// forwards) and the reconnect ping to c once c is dead. The join
+// challenge's pings are odd too.
 func TestRingProbeOrderOtherPingsOdd(t *testing.T) {
-	m := newTest(t, "a", ModeLifeguard, nil, "b", "c", "d")
-	for range 5 {
-		assert.Equal(t, uint32(1), m.otherSeq()&1)
+	m := newTest(t, "a", ModeDetector, nil, "b", "c", "d", "e", "f", "g")
+	var rounds []uint32        // the sequence numbers of the round's probes
+	others := map[string]int{} // the other pings seen, by kind
+	odd := func(kind string, p Packet) {
+		others[kind]++
+		assert.Equal(t, uint32(1), p.Ping.Seq&1, "%s to %s: sequence number %d", kind, p.To.ID, p.Ping.Seq)
 	}
+	cDead, lastTo := false, ID("")
+	ackAll := func(now time.Duration, pk []Packet) {
+		for _, p := range only(t, pk, MsgPing) {
+			if p.To.ID != "c" || now < 10*time.Second {
+				require.NoError(t, m.Step(now, &Packet{Kind: MsgAck, From: p.To, To: m.self, Ack: Ack{Seq: p.Ping.Seq}}))
+				drain(m)
+			}
+		}
+	}
+	tickUntil(m, 70*time.Second, func(now time.Duration, pk []Packet, ev []Event) {
+		for _, p := range only(t, pk, MsgPing) {
+			switch {
+			case p.To.ID == "c" && cDead:
+				odd("reconnect", p)
+			case p.To.ID == "c" && lastTo == "c":
+				odd("gate's retry", p)
+			default:
+				rounds = append(rounds, p.Ping.Seq)
+			}
+			lastTo = p.To.ID
+		}
+		for _, e := range ev {
+			if e.Kind == EventDead && e.Node.ID == "c" {
+				cDead = true
+			}
+		}
+		ackAll(now, pk)
+		if now >= 20*time.Second && others["relayed ping"] == 0 {
+			require.NoError(t, m.Step(now, &Packet{Kind: MsgPingReq, From: node("b"), To: m.self,
+				PingReq: PingReq{Seq: 7, Target: node("d"), Nack: true}}))
+			out, _ := drain(m)
+			for _, p := range only(t, out, MsgPing) {
+				odd("relayed ping", p)
+			}
+			require.NoError(t, m.Step(now, &Packet{Kind: MsgPing, From: node("b"), To: m.self, Ping: Ping{Seq: 9},
+				Updates: []Update{{Kind: UpdateSuspect, Node: m.self, Incarnation: 0, From: "d"}}}))
+			out, _ = drain(m)
+			for _, p := range only(t, out, MsgPing) {
+				odd("refutation", p)
+			}
+		}
+	})
+	require.True(t, cDead, "c declared dead")
+	t.Logf("%d round probes; other pings: %v", len(rounds), others)
+	for _, kind := range []string{"reconnect", "gate's retry", "relayed ping", "refutation"} {
+		assert.Positive(t, others[kind], kind)
+	}
+	require.Greater(t, len(rounds), 30)
+	for i, seq := range rounds {
+		assert.Equal(t, uint32(2*(i+1)), seq, "round %d's probe", i+1)
+	}
+
 	s := newTest(t, "s", ModeLifeguard, nil, "b")
 	s.join.noChallenge = false
 	for i := range 20 {
