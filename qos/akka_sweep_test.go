@@ -3,6 +3,7 @@ package qos
 import (
 	"fmt"
 	"maps"
+	"math/rand/v2"
 	"slices"
 	"testing"
 	"time"
@@ -33,16 +34,22 @@ func checkAkkaOnePass(t *testing.T, acfg phi.AkkaConfig, hbs []detector.Heartbea
 	slow := requireSameAsPerPoint(t, f, streams, cfg, OnePassGroups, "Φ = %g")
 
 	// The same with small rank windows, so that the TD summary of long
-	// streams (values not stored) runs on these short ones too.
-	p, pointOf, err := newGroupPass(akkaGroups(acfg), f.Values, cfg)
-	require.NoError(t, err)
-	p.sampleSize = 16
-	res, err := p.run(sliceSource(hbs))
-	require.NoError(t, err)
-	for i := range f.Values {
-		require.Equal(t, slow.Points[i].Result, res[pointOf[i]], "Φ = %g, small windows", f.Values[i])
+	// streams (values not stored) runs on these short ones too: with a
+	// sample of 16 the windows' sides are always heavy (sidesHeavy), with
+	// 512 they are not, from 4096 evaluated heartbeats on.
+	var groups int
+	for _, m := range []int{16, 512} {
+		p, pointOf, err := newGroupPass(akkaGroups(acfg), f.Values, cfg)
+		require.NoError(t, err)
+		p.sampleSize = m
+		res, err := p.run(sliceSource(hbs))
+		require.NoError(t, err)
+		for i := range f.Values {
+			require.Equal(t, slow.Points[i].Result, res[pointOf[i]], "Φ = %g, windows from %d samples", f.Values[i], m)
+		}
+		groups = len(p.grps)
 	}
-	return len(p.grps)
+	return groups
 }
 
 // akkaTestConfigs are Akka settings under which the thresholds of
@@ -202,4 +209,21 @@ func TestAkkaOnePassFewTDValues(t *testing.T) {
 		}
 	}
 	checkAkkaOnePass(t, acfg, hbs, Config{})
+}
+
+// Heartbeats hours apart make n·max TD_k exceed 2^53: the TD summary then
+// takes its sums one TD_k at a time as tdStats does, and so must the
+// per-cell sums of the confidence intervals.
+func TestAkkaOnePassHugeTDSums(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	hbs := make([]detector.Heartbeat, 5000)
+	for k := range hbs {
+		// 5 h apart, with up to a minute of jitter so that the TDs
+		// take many values.
+		sent := time.Duration(k)*5*time.Hour + time.Duration(rng.Int64N(int64(time.Minute)))
+		hbs[k] = detector.Heartbeat{Seq: uint64(k), HasSeq: true, Sent: sent, HasSent: true, Arrival: sent + ms(5)}
+	}
+	require.Greater(t, float64(len(hbs))*float64(5*time.Hour), float64(1<<53))
+	acfg := phi.AkkaConfig{AcceptablePause: new(time.Duration(0)), BootstrapInterval: new(5 * time.Hour), WindowSize: 200}
+	checkAkkaOnePass(t, acfg, hbs, Config{Intervals: true})
 }

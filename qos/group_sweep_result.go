@@ -372,11 +372,7 @@ func (t *tdBatch) summarize(ys []float64, st []TDStats, last []int64, cs []*cell
 				n1 += int(((d1 | uint64(h1-v)) >> 63) ^ 1)
 			}
 			if cells := cs[c]; cells != nil {
-				for k, v := range vs {
-					cc := fc[k]
-					cells.tdSum[cc] += float64(v)
-					cells.tdN[cc]++
-				}
+				cellSums(vs, fc, cells.tdSum, cells.tdN) // exact where exactSum holds (below)
 			}
 			sum[c], mx[c], b0[c], b1[c] = s, x, c0, c1
 			in0[c], in1[c] = w0[:n0], w1[:n1]
@@ -397,10 +393,17 @@ func (t *tdBatch) summarize(ys []float64, st []TDStats, last []int64, cs []*cell
 		// an integer of at most 2^53 (values ≥ 0, n·max ≤ 2^53) that sum is
 		// exact and equals sum[c].
 		exactSum := t.bMin >= 0 && mx[c] <= (1<<53)/int64(n)
+		// So are the cells' sums, added a run of one cell at a time
+		// (cellSums): otherwise stored adds them again as setTD does.
+		var cells *cellSeries
+		if !exactSum && cs[c] != nil {
+			cells = cs[c]
+			clear(cells.tdSum)
+			clear(cells.tdN)
+		}
 		r0, r1 := ranks[0]-b0[c], ranks[1]-b1[c]
 		if r0 < 0 || r0 >= len(in0[c]) || r1 < 0 || r1 >= len(in1[c]) || !exactSum {
-			// The cells have their sums already.
-			if st[c], last[c], buf, err = t.stored(y, nil, buf); err != nil {
+			if st[c], last[c], buf, err = t.stored(y, cells, buf); err != nil {
 				return buf, err
 			}
 			continue
