@@ -280,7 +280,7 @@ func dist(ns []float64) Dist {
 	if len(ns) == 0 {
 		return Dist{}
 	}
-	slices.Sort(ns)
+	sortFloats(ns)
 	d := Dist{N: len(ns), Min: dur(ns[0]), Max: dur(ns[len(ns)-1])}
 	mean, sd := stat.MeanStdDev(ns, nil)
 	if len(ns) == 1 {
