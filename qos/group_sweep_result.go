@@ -137,9 +137,18 @@ type tdBatch struct {
 	// index order (the windows depend on the sample's values only).
 	sm, ss []float64
 	sb     []int64
-	// summarize's scratch, kept for the group's next batch.
+	// summarize's scratch, kept for the group's next batch (vals: the
+	// bases d̄ of a block when clocks are not synchronized).
 	sample, vals []int64
 	in0, in1     [tdBatchSize][]int64
+	runs         []cellRun
+}
+
+// cellRun ends a run of heartbeats in one cell: at index end (exclusive)
+// of a block.
+type cellRun struct {
+	end  int
+	cell uint8
 }
 
 // sampleSize is the size of the sample of the rank windows, 0 when
@@ -331,15 +340,33 @@ func (t *tdBatch) summarize(ys []float64, st []TDStats, last []int64, cs []*cell
 	}
 	var yv [tdBatchSize]float64
 	copy(yv[:], ys)
-	t.vals = slices.Grow(t.vals[:0], block)[:block]
-	vals := t.vals
+	if !t.sync {
+		t.vals = slices.Grow(t.vals[:0], block)[:block]
+		for k := range t.vals {
+			t.vals[k] = int64(t.p.cfg.DelayOffset)
+		}
+	}
 	err := t.p.blocks(t.nodes, func(blk groupBlock) {
 		ms := blk.m
 		ss := blk.s[:len(ms)]
 		bs := blk.d[:len(ms)]
-		var fc []uint8
-		if blk.c != nil {
-			fc = blk.c[:len(ms)]
+		if !t.sync {
+			bs = t.vals[:len(ms)]
+		}
+		// The block's runs of heartbeats in one cell (one run without
+		// cells), shared by the thresholds.
+		t.runs = t.runs[:0]
+		for a := 0; a < len(ms); {
+			e, c := len(ms), uint8(0)
+			if blk.c != nil {
+				fc := blk.c[:len(ms)]
+				c, e = fc[a], a+1
+				for e < len(fc) && fc[e] == c {
+					e++
+				}
+			}
+			t.runs = append(t.runs, cellRun{end: e, cell: c})
+			a = e
 		}
 		for c := range B {
 			if sides[c] {
@@ -351,28 +378,32 @@ func (t *tdBatch) summarize(ys []float64, st []TDStats, last []int64, cs []*cell
 			i0, i1 := slices.Grow(in0[c], len(ms)), slices.Grow(in1[c], len(ms))
 			n0, n1 := len(i0), len(i1)
 			w0, w1 := i0[:cap(i0)], i1[:cap(i1)]
-			vs := vals[:len(ms)]
-			b := int64(t.p.cfg.DelayOffset)
-			for k, mk := range ms {
-				if t.sync {
-					b = bs[k]
+			cells := cs[c]
+			a := 0
+			for _, r := range t.runs {
+				mr := ms[a:r.end]
+				sr, br := ss[a:r.end][:len(mr)], bs[a:r.end][:len(mr)]
+				var rs int64
+				for k, mk := range mr {
+					v := int64(math.Ceil(crossing(mk, sr[k], y))) + br[k]
+					rs += v
+					x = max(x, v)
+					// Branch-free: the sign bit of v − lo is 1 iff v < lo.
+					d0, d1 := uint64(v-l0), uint64(v-l1)
+					c0 += int(d0 >> 63)
+					c1 += int(d1 >> 63)
+					w0[n0] = v
+					n0 += int(((d0 | uint64(h0-v)) >> 63) ^ 1)
+					w1[n1] = v
+					n1 += int(((d1 | uint64(h1-v)) >> 63) ^ 1)
 				}
-				vs[k] = int64(math.Ceil(crossing(mk, ss[k], y))) + b
-			}
-			for _, v := range vs {
-				s += v
-				x = max(x, v)
-				// Branch-free: the sign bit of v − lo is 1 iff v < lo.
-				d0, d1 := uint64(v-l0), uint64(v-l1)
-				c0 += int(d0 >> 63)
-				c1 += int(d1 >> 63)
-				w0[n0] = v
-				n0 += int(((d0 | uint64(h0-v)) >> 63) ^ 1)
-				w1[n1] = v
-				n1 += int(((d1 | uint64(h1-v)) >> 63) ^ 1)
-			}
-			if cells := cs[c]; cells != nil {
-				cellSums(vs, fc, cells.tdSum, cells.tdN) // exact where exactSum holds (below)
+				s += rs
+				if cells != nil {
+					// As cellSums: exact where exactSum holds (below).
+					cells.tdSum[r.cell] += float64(rs)
+					cells.tdN[r.cell] += float64(len(mr))
+				}
+				a = r.end
 			}
 			sum[c], mx[c], b0[c], b1[c] = s, x, c0, c1
 			in0[c], in1[c] = w0[:n0], w1[:n1]
