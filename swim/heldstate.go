@@ -17,9 +17,23 @@ import (
 // delivered at once when
 //   - the filter accepted that sender's view within heldViewPeriods
 //     before (the view may overtake its state on the way), or
-//   - the state packet carries the digest of its sender's view
-//     (Packet.Digest) and that digest is this member's own: the views are
-//     equal, and a pull whose digests match sends no view.
+//   - it answers this member's own latest anti-entropy exchange (the
+//     first state from that exchange's peer, at the peer's address in the
+//     view, within ProbeInterval of the pull) and carries the digest of
+//     its sender's view (Packet.Digest) equal to this member's own: the
+//     views are equal, and a pull whose digests match sends no view.
+//
+// A digest is the sender's claim, and this member's own digest is no
+// secret: it goes out with every pull. So an equal digest on any other
+// state proves nothing: a sender whose view the filter would refuse
+// could put this member's digest on its state to have it delivered. Such
+// a state is held like any other. The common one is the state of a
+// member that pulls this one with an equal digest: the pull is answered
+// with this member's state and, as that sender's state is held, a
+// request for its view (answerPull), whose verdict delivers the state.
+// A group whose members all have a MergeFilter and a LocalState thus
+// sends one view per exchange where the views agree (memberlist's
+// push-pull sends both, always).
 //
 // A held state is dropped when the filter refuses its sender's view or a
 // join from it, when that sender's transfer in parts is dropped
@@ -53,13 +67,14 @@ type viewVerdict struct {
 // state's packet is not merged either: the sender's Alive it carries
 // comes again with the view, if accepted. A state too large is left to
 // receiveUser, which refuses it.
-func (m *Member) holdState(now time.Duration, pkt *Packet) bool {
+func (m *Member) holdState(in *inbound, pkt *Packet) bool {
+	now := in.now
 	if len(pkt.State) > m.cfg.MaxStateSize {
 		return false
 	}
 	m.expireHeldStates(now)
 	if slices.ContainsFunc(m.app.accepted, func(v viewVerdict) bool { return v.from == pkt.From.ID }) ||
-		(!pkt.Digest.IsZero() && pkt.Digest == m.digest()) {
+		m.answersOwnPull(in, pkt) {
 		return false
 	}
 	m.dropHeldState(pkt.From.ID)
@@ -71,6 +86,29 @@ func (m *Member) holdState(now time.Duration, pkt *Packet) bool {
 	st := RemoteState{From: pkt.From, State: slices.Clone(pkt.State), Join: m.join.pending}
 	m.app.held = append(m.app.held, heldState{at: now, state: st})
 	return true
+}
+
+// answersOwnPull reports whether the state pkt answers this member's own
+// latest anti-entropy exchange with views equal (see above): the first
+// state from the exchange's peer, at its address in the view and from
+// that address, within ProbeInterval of the pull, with a digest equal to
+// this member's. The exchange's one answer is spent on the first state
+// from its peer, whatever its digest.
+func (m *Member) answersOwnPull(in *inbound, pkt *Packet) bool {
+	if !m.sync.stateDue || pkt.From.ID != m.sync.peer || in.now >= m.sync.peerUntil {
+		return false
+	}
+	p := m.peers[pkt.From.ID]
+	if p == nil || in.otherSource || (pkt.From.Addr != "" && pkt.From.Addr != p.node.Addr) {
+		return false
+	}
+	m.sync.stateDue = false
+	return !pkt.Digest.IsZero() && pkt.Digest == m.digest()
+}
+
+// holdsState reports whether a state from from awaits its view's verdict.
+func (m *Member) holdsState(from ID) bool {
+	return slices.ContainsFunc(m.app.held, func(h heldState) bool { return h.state.From.ID == from })
 }
 
 // viewAccepted records that the MergeFilter accepted a view transfer

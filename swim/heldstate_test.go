@@ -1,6 +1,7 @@
 package swim
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -111,24 +112,160 @@ func TestHeldStatesBounded(t *testing.T) {
 	assert.Equal(t, 2*maxHeldStates, a.Stats().StatesWithheld)
 }
 
-// An anti-entropy exchange whose views are equal sends no view: the
-// state's digest, equal to the receiver's, delivers it at once. Without
-// a MergeFilter a state is delivered as it comes.
-func TestMergeFilterStateWithEqualDigest(t *testing.T) {
-	f := &filterLog{refuse: "nobody"}
-	a := newTest(t, "a", ModeLifeguard, func(c *Config) { c.MergeFilter = f.filter }, "b")
-	b := newTest(t, "b", ModeLifeguard, func(c *Config) {
+// exchange steps out (packets from and to a and b) into their receivers
+// at now until neither sends more, at most rounds times, and returns the
+// states delivered to a.
+func exchange(t *testing.T, a, b *Member, now time.Duration, out []Packet) []RemoteState {
+	t.Helper()
+	var states []RemoteState
+	for round := 0; round < 4 && len(out) > 0; round++ {
+		var next []Packet
+		for i := range out {
+			to := a
+			if out[i].To.ID == b.self.ID {
+				to = b
+			}
+			require.NoError(t, to.Step(now, &out[i]))
+			rd := to.Ready()
+			if to == a {
+				states = append(states, rd.RemoteStates...)
+			}
+			next = append(next, rd.Packets...)
+		}
+		out = next
+	}
+	return states
+}
+
+// equalPair returns a, with a MergeFilter refusing views that name
+// refuse, and b, with an application state, each knowing the other: their
+// views are equal.
+func equalPair(t *testing.T, refuse ID) (a, b *Member) {
+	t.Helper()
+	f := &filterLog{refuse: refuse}
+	a = newTest(t, "a", ModeLifeguard, func(c *Config) { c.MergeFilter = f.filter }, "b")
+	b = newTest(t, "b", ModeLifeguard, func(c *Config) {
 		c.LocalState = func(bool) []byte { return []byte("state of b") }
 	}, "a")
 	require.Equal(t, a.digest(), b.digest())
-	b.sendState(a.self, false)
-	pk, _ := drain(b)
-	require.Len(t, pk, 1)
-	assert.Len(t, stepAll(t, a, time.Millisecond, pk...), 1)
+	return a, b
+}
+
+// An anti-entropy exchange whose views are equal sends no view. The state
+// that answers this member's own pull, with a digest equal to its own,
+// is delivered at once; the state of a member that pulls this one with an
+// equal digest is held, and the pull is answered with a request for the
+// puller's view, whose verdict delivers it. Without a MergeFilter a state
+// is delivered as it comes.
+func TestMergeFilterStateWithEqualDigest(t *testing.T) {
+	wantB := []RemoteState{{From: node("b"), State: []byte("state of b")}}
+
+	// a pulls b: b's answer is its state only, delivered at once.
+	a, b := equalPair(t, "nobody")
+	a.pushPull(0)
+	pull, _ := drain(a)
+	require.Len(t, pull, 1)
+	require.NoError(t, b.Step(time.Millisecond, &pull[0]))
+	answer, _ := drain(b)
+	require.Len(t, answer, 1, "the state only: the digests match")
+	require.NotEmpty(t, answer[0].State)
+	assert.Equal(t, wantB, stepAll(t, a, 2*time.Millisecond, answer...))
+	assert.Zero(t, a.Stats().StatesWithheld)
+	// The exchange's one answer is spent: a replay of it is held.
+	assert.Empty(t, stepAll(t, a, 3*time.Millisecond, answer...))
+	assert.Len(t, a.app.held, 1)
+
+	// An answer later than ProbeInterval after the pull is held.
+	a, b = equalPair(t, "nobody")
+	a.pushPull(0)
+	pull, _ = drain(a)
+	require.NoError(t, b.Step(time.Millisecond, &pull[0]))
+	answer, _ = drain(b)
+	assert.Empty(t, stepAll(t, a, time.Second, answer...))
+	assert.Len(t, a.app.held, 1)
+
+	// So is one received from another address than b's, or naming
+	// another address for b: the peer's ID alone does not answer.
+	for _, other := range []bool{true, false} {
+		a, b = equalPair(t, "nobody")
+		a.pushPull(0)
+		pull, _ = drain(a)
+		require.NoError(t, b.Step(time.Millisecond, &pull[0]))
+		answer, _ = drain(b)
+		if other {
+			require.NoError(t, a.StepFromOtherSource(2*time.Millisecond, &answer[0]))
+		} else {
+			answer[0].From.Addr = "elsewhere:7946"
+			require.NoError(t, a.Step(2*time.Millisecond, &answer[0]))
+		}
+		assert.Empty(t, a.Ready().RemoteStates)
+		assert.Len(t, a.app.held, 1)
+	}
+
+	// b pulls a: b's state goes ahead of its digest and is held; a
+	// answers the pull with a request for b's view, which delivers it.
+	a, b = equalPair(t, "nobody")
+	b.pushPull(0)
+	out, _ := drain(b)
+	require.Len(t, out, 2, "the state, then the digest")
+	assert.Equal(t, wantB, exchange(t, a, b, time.Millisecond, out))
+	assert.Zero(t, a.Stats().StatesWithheld)
+	assert.Empty(t, a.app.held)
+	assert.Equal(t, 1, a.Stats().DigestMatches)
 
 	c := newTest(t, "c", ModeLifeguard, nil)
-	pk[0].To = c.self
-	assert.Len(t, stepAll(t, c, time.Millisecond, pk...), 1)
+	out[0].To = c.self
+	assert.Len(t, stepAll(t, c, time.Millisecond, out[0]), 1)
+}
+
+// The digest on a state is its sender's claim, and this member's digest
+// is public (it goes with every pull): a member whose own Alive passes the
+// MergeFilter but whose view the filter refuses puts this member's digest
+// on a state it was not asked for. The state is held, not delivered,
+// whether or not this member awaits another member's answer, and the
+// forger's view, asked for when it pulls with the same forged digest, is
+// refused, dropping the state.
+func TestMergeFilterForgedDigestWithheld(t *testing.T) {
+	f := &filterLog{refuse: "x"}
+	a := newTest(t, "a", ModeLifeguard, func(c *Config) { c.MergeFilter = f.filter }, "b", "m")
+	m := newTest(t, "m", ModeLifeguard, nil, "a", "b", "x") // "x" in its view: refused
+	pushPull := func(now time.Duration) []Packet {
+		for tries := 0; tries < 64; tries++ {
+			a.pushPull(now)
+			out, _ := drain(a)
+			if require.Len(t, out, 1); out[0].To.ID == "b" {
+				return out
+			}
+		}
+		t.Fatal("a never pulled b")
+		return nil
+	}
+	pull := pushPull(0) // a awaits b's answer, and its digest is out
+	forged := Packet{Kind: MsgSync, From: m.self, To: a.self, State: []byte("state of m"),
+		Updates: []Update{m.selfAlive()}, Digest: pull[0].Digest}
+	assert.Empty(t, stepAll(t, a, time.Millisecond, forged), "a state a did not ask for")
+	assert.Len(t, a.app.held, 1)
+
+	// The forger pulls with the same forged digest: a asks for its view,
+	// refuses it, and drops the state.
+	mp := Packet{Kind: MsgJoin, From: m.self, To: a.self, Updates: []Update{m.selfAlive()}, Digest: pull[0].Digest}
+	require.NoError(t, a.Step(2*time.Millisecond, &mp))
+	out, _ := drain(a)
+	asks := slices.DeleteFunc(only(t, out, MsgJoin), func(p Packet) bool { return !p.Digest.IsZero() })
+	require.Len(t, asks, 1, "a view request")
+	require.NoError(t, m.Step(3*time.Millisecond, &asks[0]))
+	view, _ := drain(m)
+	assert.Empty(t, stepAll(t, a, 4*time.Millisecond, only(t, view, MsgSync)...))
+	assert.Positive(t, a.Stats().MergesRefused)
+	assert.Equal(t, 1, a.Stats().StatesWithheld)
+	assert.Empty(t, a.app.held)
+
+	// Forged again and never followed by a view: dropped after two periods.
+	pushPull(10 * time.Second)
+	assert.Empty(t, stepAll(t, a, 10*time.Second+time.Millisecond, forged))
+	a.Tick(13 * time.Second)
+	assert.Empty(t, a.Ready().RemoteStates)
+	assert.Equal(t, 2, a.Stats().StatesWithheld)
 }
 
 // An anti-entropy exchange whose views differ: the initiator's state

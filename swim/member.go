@@ -316,6 +316,7 @@ type antiEntropy struct {
 	due         bool          // an exchange was due at least once since the first Tick or the last settling exchange
 	peer        ID            // the member of this member's last exchange
 	peerUntil   time.Duration // until when peer's view request is that exchange's
+	stateDue    bool          // peer's answer to that exchange may still bring its state (holdState)
 	settleAt    time.Duration // when the settling exchange is due, 0 when none (settlePull)
 	settledAt   time.Duration // when the last settling exchange ran, if settled (settleLater)
 	settled     bool

@@ -162,7 +162,7 @@ func (m *Member) screened(in *inbound, from Node, pkt *Packet) bool {
 			m.viewRefused(pkt.From.ID)
 			return true
 		}
-		if pkt.Kind == MsgSync && len(pkt.State) > 0 && m.holdState(in.now, pkt) {
+		if pkt.Kind == MsgSync && len(pkt.State) > 0 && m.holdState(in, pkt) {
 			return true
 		}
 		if pkt.Kind == MsgSync && len(pkt.State) == 0 {

@@ -42,7 +42,7 @@ func (m *Member) pushPull(now time.Duration) {
 	}
 	m.stats.PushPulls++
 	m.sendState(p.node, false)
-	m.sync.peer, m.sync.peerUntil = p.node.ID, now+m.cfg.ProbeInterval
+	m.sync.peer, m.sync.peerUntil, m.sync.stateDue = p.node.ID, now+m.cfg.ProbeInterval, true
 	m.ready.packets = append(m.ready.packets, Packet{Kind: MsgJoin, From: m.self, To: p.node,
 		Updates: []Update{m.selfAlive()}, Digest: m.digest()})
 }
@@ -53,7 +53,10 @@ func (m *Member) pushPull(now time.Duration) {
 // gets the view and a request for the sender's view in return. The
 // request that answers this member's own latest exchange (from sync.peer
 // within ProbeInterval, without digest) gets the view but not the state,
-// which went out with the exchange's digest.
+// which went out with the exchange's digest. A member with a MergeFilter
+// that holds the sender's state (heldstate.go) asks for the sender's view
+// even when the digests match: an equal digest on a state this member did
+// not ask for delivers nothing, the view's verdict does.
 func (m *Member) answerPull(now time.Duration, from Node, d ViewDigest, joiner bool) {
 	if d.IsZero() && from.ID == m.sync.peer && now < m.sync.peerUntil {
 		m.sync.peer = ""
@@ -63,6 +66,9 @@ func (m *Member) answerPull(now time.Duration, from Node, d ViewDigest, joiner b
 	if !d.IsZero() {
 		if d == m.digest() {
 			m.stats.DigestMatches++
+			if m.cfg.MergeFilter != nil && m.holdsState(from.ID) {
+				m.askView(from)
+			}
 			return
 		}
 		m.stats.DigestMismatches++

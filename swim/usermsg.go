@@ -326,8 +326,8 @@ func (m *Member) SendTo(id ID, data []byte) error {
 // sendState sends, after a view transfer to `to`, the application's state
 // (Config.LocalState) in one more MsgSync packet carrying this member's
 // Alive and the digest of this member's view (a receiver with a
-// MergeFilter delivers it at once when the digest is its own;
-// heldstate.go); a state larger than Config.MaxStateSize, or than a packet holds,
+// MergeFilter delivers the answer to its own pull at once when the digest
+// is its own; heldstate.go); a state larger than Config.MaxStateSize, or than a packet holds,
 // is not sent (Stats.StatesTooLarge).
 func (m *Member) sendState(to Node, join bool) {
 	if m.cfg.LocalState == nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/netip"
 	"strings"
 	"testing"
 	"time"
@@ -209,4 +210,85 @@ func TestMergeVetoWithholdsRefusedState(t *testing.T) {
 		t.Fatal("the accepted view's state was not delivered")
 	}
 	assert.Empty(t, got)
+}
+
+// The merge veto's digest shortcut delivers only the state that answers
+// this member's own pull: a digest is the sender's claim, and this
+// member's is public (it goes with each of its states and pulls). A forger
+// whose Alive the veto accepts pulls the victim for its digest, then
+// sends a state of its own under that digest, unasked, as if its view
+// equalled the victim's. Each is held for a verdict on a view that never
+// comes, and dropped: none reaches MergeRemoteState.
+func TestMergeVetoForgedDigestWithheld(t *testing.T) {
+	got := make(chan string, 64)
+	vc := dcConfig("dc1")
+	vc.LocalState = func(bool) []byte { return []byte("state of the victim") }
+	// No anti-entropy of the victim's own: the answer to its own pull is
+	// the one state an equal digest delivers (swim's
+	// TestMergeFilterStateWithEqualDigest), and the forger's states are
+	// all unasked.
+	vc.Protocol.PushPullInterval = new(time.Duration(0))
+	vc.MergeRemoteState = func(from swim.Node, s []byte, _ bool) {
+		select {
+		case got <- string(s):
+		default:
+		}
+	}
+	victim := start(t, vc)
+	to := netip.MustParseAddrPort(victim.Self().Addr)
+	forger := newPlainPeer(t)
+	self := swim.Node{ID: "mallory", Addr: forger.addr()}
+	alive := []swim.Update{{Kind: swim.UpdateAlive, Node: self, From: self.ID, Meta: "dc=dc1"}}
+	digests := make(chan swim.ViewDigest, 16)
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	t.Cleanup(func() { close(stop); <-done })
+	go func() { // answers pings (the join challenge, probes) and reads the victim's digest
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			case p := <-forger.conn.Packets():
+				pk, err := forger.codec.Decode(p.Data)
+				if err != nil {
+					continue
+				}
+				switch {
+				case pk.Kind == swim.MsgPing:
+					b, _, err := forger.codec.Encode(&swim.Packet{Kind: swim.MsgAck, From: self, To: pk.From, Ack: swim.Ack{Seq: pk.Ping.Seq}})
+					if err == nil {
+						_ = forger.conn.Send(p.From, b)
+					}
+				case pk.Kind == swim.MsgSync && len(pk.State) > 0 && !pk.Digest.IsZero():
+					select {
+					case digests <- pk.Digest:
+					default:
+					}
+				}
+			}
+		}
+	}()
+	const rounds = 5
+	deadline := time.Now().Add(20 * time.Second)
+	for range rounds {
+		// A pull with a digest no view has: answered with the victim's
+		// state, which carries its digest. Pulls over the victim's bound
+		// go unanswered: sent again after a while.
+		var d swim.ViewDigest
+		for d.IsZero() {
+			require.True(t, time.Now().Before(deadline), "the victim never answered the forger's pull")
+			forger.send(t, victim, &swim.Packet{Kind: swim.MsgJoin, From: self, To: swim.Node{Addr: to.String()},
+				Updates: alive, Digest: swim.ViewDigest{Members: 1, Hash: 1}})
+			select {
+			case d = <-digests:
+			case <-time.After(500 * time.Millisecond):
+			}
+		}
+		forger.send(t, victim, &swim.Packet{Kind: swim.MsgSync, From: self, To: victim.Self(),
+			State: []byte("state of mallory"), Updates: alive, Digest: d})
+	}
+	require.Eventually(t, func() bool { return victim.Stats().Protocol.StatesWithheld >= rounds || len(got) > 0 }, 20*time.Second, 10*time.Millisecond,
+		"every forged state is held and dropped: %+v", victim.Stats().Protocol)
+	assert.Empty(t, got, "a forged state reached MergeRemoteState")
 }
