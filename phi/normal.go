@@ -287,6 +287,15 @@ func (d *Normal) Fork(threshold float64) (*Normal, error) {
 	return &c, nil
 }
 
+// FreshnessPointZ returns the freshness point τ = T_last + ⌈t*⌉
+// (saturating), t* = NormalCrossing(μ, σ_eff, z), that this state gives a
+// threshold Θ with z = ZOfLevel(Θ): the FreshnessPoint of Fork(Θ), without
+// solving for z (a threshold sweep computes each z once). ok is false
+// before the first heartbeat.
+func (d *Normal) FreshnessPointZ(z float64) (time.Duration, bool) {
+	return freshnessPoint(d.arr.last, NormalCrossing(d.mu, d.sd, z)), d.arr.seen
+}
+
 // SameHistory reports whether d and o differ at most in their threshold:
 // the same settings, T_last and sequence state, window (the same intervals
 // in the same order) and run of the relearn rule, hence the same μ and

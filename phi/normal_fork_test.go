@@ -165,3 +165,31 @@ func TestSameHistoryPartsAndAgreesAgain(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, o2.SameHistory(f))
 }
+
+// FreshnessPointZ gives every threshold the freshness point of a Fork with
+// it, from one state: here μ = 100 ms, σ_eff = 1 ms (the floor), so τ(Θ =
+// 3) = 300 ms + 100 ms + ⌈1 ms·z(3)⌉ = 403.090233 ms; near the end of the
+// Duration range it saturates as FreshnessPoint does.
+func TestNormalFreshnessPointZIsTheFork(t *testing.T) {
+	d := newNormal(t, phi.NormalConfig{Threshold: 8})
+	_, ok := d.FreshnessPointZ(phi.ZOfLevel(3))
+	assert.False(t, ok, "no freshness point before the first heartbeat")
+	for i := range 4 {
+		d.Observe(hb(uint64(i+1), 100*float64(i)))
+	}
+	tau, ok := d.FreshnessPointZ(phi.ZOfLevel(3))
+	require.True(t, ok)
+	assert.Equal(t, ms(300)+103_090_233*time.Nanosecond, tau)
+	for _, th := range []float64{math.Log10(2), 0.5, 3, 8, 16, 300} {
+		f, err := d.Fork(th)
+		require.NoError(t, err)
+		want, _ := f.FreshnessPoint()
+		got, ok := d.FreshnessPointZ(phi.ZOfLevel(th))
+		require.True(t, ok)
+		assert.Equal(t, want, got, "Θ = %g", th)
+	}
+	late := newNormal(t, phi.NormalConfig{})
+	late.Observe(detector.Heartbeat{Arrival: math.MaxInt64 - time.Millisecond})
+	got, _ := late.FreshnessPointZ(phi.ZOfLevel(8))
+	assert.Equal(t, time.Duration(math.MaxInt64), got, "saturates")
+}

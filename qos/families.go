@@ -130,14 +130,15 @@ func ChenFamily(cfg chen.Config, alphas []time.Duration) Family {
 // cfg.SkipIfSuspected is off (new(false)): Sweep then computes the curve in
 // one pass (method OnePass). With it on (phi's default, against learning
 // outages) an interval is left out when its arrival is after τ, so the
-// history depends on Θ; Sweep computes the curve in one pass anyway, as for
-// PhiAkkaFamily (method OnePassGroups): thresholds whose replays have left
-// out the same intervals share one detector, and a group splits at an
-// arrival between its thresholds' freshness points. Thresholds part at
-// their first mistakes, and a group costs about what a replay costs, so past
-// half as many groups as thresholds Sweep gives the pass up and replays each
-// threshold (with the default σ floor and jitter of the order of σ that
-// happens within the first few thousand heartbeats). Either result equals
+// history depends on Θ; Sweep computes the curve in one pass anyway:
+// thresholds whose replays have left out the same intervals share one
+// detector, which splits at an arrival between its thresholds' freshness
+// points and joins again once the histories agree. With the default
+// warm-up (MinSamples at most 2), the same for every threshold, everything
+// else a replay does is done once for all thresholds (method SharedState);
+// with a longer one, each group of thresholds is replayed on its own
+// (method OnePassGroups), and past a quarter as many groups as thresholds
+// Sweep gives that pass up and replays each threshold. Either result equals
 // one replay per threshold in every field. Thresholds must be at least
 // log10 2 (z ≥ 0).
 func PhiNormalFamily(cfg phi.NormalConfig, thresholds []float64) Family {
@@ -154,6 +155,13 @@ func PhiNormalFamily(cfg phi.NormalConfig, thresholds []float64) Family {
 	}
 	if cfg.SkipIfSuspected != nil && !*cfg.SkipIfSuspected {
 		f.Linear = phi.ZOfLevel
+		return f
+	}
+	if sharedWarmUp(cfg) {
+		f.onePass = func(values []float64, hbs Source, rc Config) ([]*Point, error) {
+			return sweepNormalShared(cfg, values, hbs, rc)
+		}
+		f.method = SharedState
 		return f
 	}
 	m := normalGroups(cfg)

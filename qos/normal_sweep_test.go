@@ -25,9 +25,10 @@ func normalSweepThresholds(t *testing.T) []float64 {
 // skip-suspected, and its grouped one-pass method run without its bound on
 // groups (with small rank windows too: the TD summary of long streams), to
 // equal one replay per threshold in every field of every point; the sweep
-// must use the grouped method unless the groups outnumber half the
-// thresholds at some point. It returns the most groups the pass had at
-// once.
+// must use the shared-state method (a normalSet) when the thresholds share
+// their warm-up, else the grouped method unless the groups outnumber a
+// quarter of the thresholds at some point. It returns the most groups the
+// grouped pass had at once.
 func checkNormalGroups(t *testing.T, ncfg phi.NormalConfig, hbs []detector.Heartbeat, cfg Config) int {
 	t.Helper()
 	return checkNormalGroupsAt(t, ncfg, normalSweepThresholds(t), hbs, cfg)
@@ -56,7 +57,10 @@ func checkNormalGroupsAt(t *testing.T, ncfg phi.NormalConfig, values []float64, 
 			require.Equal(t, slow[0].Points[i].Result, res[pointOf[i]], "Θ = %g, rank windows from %d values (0: the default)", f.Values[i], m)
 		}
 		groups = p.peak
-		if groups <= bound {
+		switch {
+		case sharedWarmUp(ncfg):
+			require.Equal(t, SharedState, fast[0].Method, "the thresholds share their warm-up")
+		case groups <= bound:
 			require.Equal(t, OnePassGroups, fast[0].Method, "%d groups of at most %d", groups, bound)
 		}
 	}
@@ -165,6 +169,13 @@ func TestNormalGroupsSplitAtTheFreshnessPoint(t *testing.T) {
 	}
 	vals := []float64{2.9, 3, 3.1}
 	checkNormalGroupsAt(t, ncfg, vals, hbs, Config{})
+	replayed := make([]*phi.Normal, len(vals))
+	for j, v := range vals {
+		c := ncfg
+		c.Threshold = v
+		replayed[j], err = phi.NewNormal(c)
+		require.NoError(t, err)
+	}
 	p, _, err := newGroupPass(normalGroups(ncfg), vals, Config{})
 	p.maxGroups = 0
 	require.NoError(t, err)
@@ -185,7 +196,29 @@ func TestNormalGroupsSplitAtTheFreshnessPoint(t *testing.T) {
 	assert.Equal(t, [2]int{0, 3}, [2]int{p.grps[0].lo, p.grps[0].hi})
 	c, err := Sweep([]Stream{{Name: "s", Heartbeats: hbs}}, []Family{PhiNormalFamily(ncfg, vals)}, SweepConfig{})
 	require.NoError(t, err)
-	assert.Equal(t, PerPoint, c[0].Method, "2 groups for 3 thresholds: past the bound of one, the sweep replays each")
+	assert.Equal(t, SharedState, c[0].Method, "the default warm-up is the same for every threshold")
+	set, err := newNormalSet(ncfg, 1, new(bool))
+	require.NoError(t, err)
+	fill := set.track(vals)
+	taus := make([]time.Duration, len(vals))
+	for i, hb := range hbs {
+		set.Observe(hb)
+		fill(taus)
+		for j, v := range vals {
+			d := replayed[j]
+			d.Observe(hb)
+			want, _ := d.FreshnessPoint()
+			require.Equal(t, want, taus[j], "Θ = %g, heartbeat %d", v, i)
+		}
+		if i == 150 {
+			require.Len(t, set.grps, 2)
+			assert.Equal(t, [2]int{1, 3}, [2]int{set.grps[1].lo, set.grps[1].hi}, "the set splits as the grouped pass")
+		}
+		if i == 150+99 {
+			require.Len(t, set.grps, 2)
+		}
+	}
+	require.Len(t, set.grps, 1, "the set joins as the grouped pass")
 }
 
 // The grouped pass keeps 16 bytes per group and heartbeat: on a stream held
@@ -199,14 +232,14 @@ func TestNormalGroupsBoundOnSlices(t *testing.T) {
 	streams := []Stream{{Name: "s", Heartbeats: hbs}}
 	free, err := Sweep(streams, []Family{f}, SweepConfig{})
 	require.NoError(t, err)
-	require.Equal(t, OnePassGroups, free[0].Method)
+	require.Equal(t, SharedState, free[0].Method)
 	for _, cfg := range []Config{{}, {Intervals: true, RecordMistakes: true, WarmUp: 17}} {
 		cfg.Spill.GroupBytes = 16 * len(hbs)
 		slow, err := Sweep(streams, []Family{f}, SweepConfig{Config: cfg, PerPointOnly: true})
 		require.NoError(t, err)
 		bounded, err := Sweep(streams, []Family{f}, SweepConfig{Config: cfg})
 		require.NoError(t, err)
-		assert.Equal(t, OnePassGroups, bounded[0].Method)
+		assert.Equal(t, SharedState, bounded[0].Method)
 		assert.Equal(t, slow[0].Points, bounded[0].Points)
 		for _, m := range []int{0, 16} {
 			p, pointOf, err := newGroupPass(normalGroups(normalTestConfigs()["std-floor"]), f.Values, cfg)

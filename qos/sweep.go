@@ -96,7 +96,10 @@ const (
 	// SharedState: one detector shared by every threshold, whose state
 	// does not depend on it, and one replay engine per threshold reading
 	// that threshold's freshness point from it (Satzger, κ-FD: see
-	// SatzgerFamily, KappaFamily). Equal to PerPoint in every field.
+	// SatzgerFamily, KappaFamily); for the normal φ with skip-suspected,
+	// one set of detectors shared by groups of thresholds, as in
+	// OnePassGroups, read the same way (PhiNormalFamily). Equal to
+	// PerPoint in every field.
 	SharedState Method = "shared-state"
 	// PerPoint: one replay per point.
 	PerPoint Method = "replay-per-point"

@@ -1,0 +1,277 @@
+package qos
+
+import (
+	"cmp"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/fdkit/fdkit/detector"
+	"github.com/fdkit/fdkit/phi"
+)
+
+// sharedWarmUp reports whether every threshold of the normal φ with the
+// settings of cfg leaves warm-up at the same heartbeat, as sweepNormalShared
+// needs: while the window holds fewer than min(2, n) intervals (the
+// bootstrap) every threshold records every interval alike, so a warm-up of
+// MinSamples ≤ min(2, n) intervals (the default) ends at the same heartbeat
+// for all; a longer one ends later for a threshold that leaves out more.
+func sharedWarmUp(cfg phi.NormalConfig) bool {
+	n := cmp.Or(cfg.WindowSize, phi.DefaultWindowSize)
+	return cfg.MinSamples == nil || *cfg.MinSamples <= min(2, n)
+}
+
+// sweepNormalShared computes the points of a threshold sweep of the normal
+// φ with skip-suspected (settings cfg, thresholds values) in one pass over
+// src, exactly as one replay per threshold would (docs/algorithms.md, “φ
+// accrual: normal model” and “Replaying a trace”): a normalSet replays
+// every threshold's detector, and sweepShared's thresholdPass does, once
+// for all of them, everything a replay does apart from τ (method
+// SharedState). The thresholds must share their warm-up (sharedWarmUp).
+//
+// It returns errNotLinear (Sweep then replays each point, which reports
+// the errors) for a value below log10 2 or infinite, or when a pass fails
+// (arrivals out of order, nothing evaluated).
+func sweepNormalShared(cfg phi.NormalConfig, values []float64, src Source, rc Config) ([]*Point, error) {
+	for _, v := range values {
+		if !validNormalThreshold(v) {
+			return nil, errNotLinear
+		}
+	}
+	class := classes(len(values), func(i, j int) bool { return values[i] == values[j] })
+	var failed bool // a fork failed: not reached, the thresholds are valid
+	newDet := func(v float64) (thresholdDetector, error) { return newNormalSet(cfg, v, &failed) }
+	trackAll := func(d thresholdDetector, ths []float64) func([]time.Duration) {
+		return d.(*normalSet).track(ths)
+	}
+	pts, err := sweepShared(newDet, nil, trackAll, values, class, src, rc)
+	if err == nil && failed {
+		return nil, errNotLinear
+	}
+	return pts, err
+}
+
+// validNormalThreshold reports whether v is a threshold the normal φ's
+// sweep takes: finite and at least log10 2 (z(Θ) ≥ 0; PhiNormalFamily's New
+// rejects the others).
+func validNormalThreshold(v float64) bool { return v >= math.Log10(2) && !math.IsInf(v, 1) }
+
+// normalSet is the normal φ detectors with skip-suspected (phi.Normal with
+// the settings cfg) of several thresholds, replayed side by side: a
+// detector of sweepShared whose track sets every threshold's freshness
+// point. A threshold's history depends on Θ only through the skip rule: an
+// interval is left out when its arrival is after τ(Θ) = T_last + ⌈t*(Θ)⌉,
+// t* = μ + σ_eff·z(Θ), non-decreasing in z(Θ). So thresholds whose replays
+// have recorded the same intervals share one detector: the set keeps
+// groups of consecutive thresholds in increasing z(Θ), one detector each,
+// whose state is what each of their replays has (phi.Normal.Fork), and
+// reads each threshold's τ from it (phi.Normal.FreshnessPointZ). An arrival
+// after the freshness points of a group's lower thresholds but not of its
+// upper ones splits it: the upper ones, which record the interval, go on
+// with a fork of the state before the arrival. Two neighbouring groups
+// whose detectors come to the same state again (phi.Normal.SameHistory:
+// the intervals they parted on have left both windows) join. Splits need
+// an arrival after a freshness point (a mistake), so groups stay few where
+// mistakes are rare; at worst there is one per threshold.
+//
+// The warm-up and ok of every threshold's detector are those of the first
+// group's (sharedWarmUp), as sweepShared requires.
+type normalSet struct {
+	cfg    phi.NormalConfig
+	failed *bool // set when a fork fails
+
+	ths  []float64 // the thresholds in increasing z(Θ)
+	zs   []float64 // their z(Θ)
+	pos  []int     // the position of each in track's thresholds
+	grps []*normalGroup
+	// every: two groups are compared once they have judged this many
+	// intervals in a row alike (the window size), the fewest after which
+	// the interval they parted on can have left the window.
+	every int
+
+	seen   bool
+	last   time.Duration // T_last
+	hasSeq bool
+	maxSeq uint64
+}
+
+// normalGroup is a run ths[lo..hi−1] of a normalSet's thresholds whose
+// replays have recorded the same intervals so far, with the detector of
+// threshold lo, whose state all of them have.
+type normalGroup struct {
+	det    *phi.Normal
+	lo, hi int
+	rec    bool // whether the group recorded the latest interval judged
+	agree  int  // intervals judged alike by this group and the next one since they last differed
+}
+
+// newNormalSet returns the set of the single threshold v (track sets the
+// thresholds the set replays).
+func newNormalSet(cfg phi.NormalConfig, v float64, failed *bool) (*normalSet, error) {
+	s := &normalSet{cfg: cfg, failed: failed, every: cmp.Or(cfg.WindowSize, phi.DefaultWindowSize)}
+	if err := s.reset([]float64{v}); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// reset makes ths the set's thresholds, in one group (no heartbeat
+// observed yet).
+func (s *normalSet) reset(ths []float64) error {
+	n := len(ths)
+	s.pos = make([]int, n)
+	for i := range n {
+		s.pos[i] = i
+	}
+	zs := make([]float64, n)
+	for i, v := range ths {
+		zs[i] = phi.ZOfLevel(v)
+	}
+	slices.SortStableFunc(s.pos, func(a, b int) int { return cmp.Compare(zs[a], zs[b]) })
+	s.ths, s.zs = make([]float64, n), make([]float64, n)
+	for j, i := range s.pos {
+		s.ths[j], s.zs[j] = ths[i], zs[i]
+	}
+	c := s.cfg
+	c.Threshold = s.ths[0]
+	d, err := phi.NewNormal(c)
+	if err != nil {
+		return err
+	}
+	s.grps = []*normalGroup{{det: d, lo: 0, hi: n}}
+	return nil
+}
+
+// track makes ths the set's thresholds (before the first heartbeat) and
+// returns the function that sets taus[i] to the freshness point of ths[i].
+func (s *normalSet) track(ths []float64) func([]time.Duration) {
+	if err := s.reset(ths); err != nil {
+		*s.failed = true
+	}
+	return s.fill
+}
+
+// fill sets taus[i] to the freshness point of the i-th threshold of track.
+func (s *normalSet) fill(taus []time.Duration) {
+	for _, g := range s.grps {
+		for j := g.lo; j < g.hi; j++ {
+			taus[s.pos[j]], _ = g.det.FreshnessPointZ(s.zs[j])
+		}
+	}
+}
+
+// Observe gives hb to every group's detector, splitting first the groups
+// whose thresholds judge the interval it ends differently, then joining
+// the groups whose detectors have come to the same state.
+func (s *normalSet) Observe(hb detector.Heartbeat) {
+	// phi's arrival rules: a stale or duplicate sequence number is
+	// dropped; a heartbeat before T_last too (sweepShared's pass stops at
+	// one first).
+	fresh := !(hb.HasSeq && s.hasSeq && hb.Seq <= s.maxSeq)
+	if fresh && hb.HasSeq {
+		s.maxSeq, s.hasSeq = hb.Seq, true
+	}
+	judged := fresh && s.seen && hb.Arrival >= s.last
+	if judged {
+		s.split(hb.Arrival)
+	}
+	for _, g := range s.grps {
+		g.det.Observe(hb)
+	}
+	if fresh && (!s.seen || hb.Arrival >= s.last) {
+		s.seen, s.last = true, hb.Arrival
+	}
+	if judged {
+		s.join()
+	}
+}
+
+// split divides every group whose thresholds disagree on leaving out the
+// interval that ends at a: those whose τ is at least a (the upper part,
+// τ being non-decreasing in z) record it and continue on a fork of the
+// state before the arrival.
+func (s *normalSet) split(a time.Duration) {
+	for gi := 0; gi < len(s.grps); gi++ {
+		g := s.grps[gi]
+		if w := g.det.Window(); w.Len() < min(2, w.Size()) {
+			g.rec = true // the bootstrap records every interval
+			continue
+		}
+		g.rec = a <= s.tau(g, g.lo)
+		if g.rec || a > s.tau(g, g.hi-1) {
+			continue
+		}
+		j := g.lo + 1 // the first threshold that records: hi−1 does
+		for a > s.tau(g, j) {
+			j++
+		}
+		d, err := g.det.Fork(s.ths[j])
+		if err != nil {
+			*s.failed = true
+			return
+		}
+		up := &normalGroup{det: d, lo: j, hi: g.hi, rec: true}
+		g.hi = j
+		s.grps = slices.Insert(s.grps, gi+1, up)
+		gi++
+	}
+	for i, g := range s.grps[:len(s.grps)-1] {
+		if g.rec == s.grps[i+1].rec {
+			g.agree++
+		} else {
+			g.agree = 0
+		}
+	}
+}
+
+// tau returns the freshness point of threshold j of group g.
+func (s *normalSet) tau(g *normalGroup, j int) time.Duration {
+	t, _ := g.det.FreshnessPointZ(s.zs[j])
+	return t
+}
+
+// join merges each group into the one below it when their detectors differ
+// at most in their threshold: the upper group's thresholds go on with the
+// lower group's detector. A comparison that fails after the groups have
+// judged alike long enough is repeated every every/8 intervals: most fail
+// at once (the means differ), a few compare whole windows.
+func (s *normalSet) join() {
+	for i := 0; i+1 < len(s.grps); i++ {
+		g, u := s.grps[i], s.grps[i+1]
+		if g.agree < s.every {
+			continue
+		}
+		if !g.det.SameHistory(u.det) {
+			g.agree = s.every - max(1, s.every/8)
+			continue
+		}
+		g.hi, g.agree = u.hi, u.agree
+		s.grps = slices.Delete(s.grps, i+1, i+2)
+		i-- // g may join the next group too
+	}
+}
+
+// FreshnessPoint is the first threshold's; ok, the same for every
+// threshold, is whether a heartbeat was seen.
+func (s *normalSet) FreshnessPoint() (time.Duration, bool) {
+	return s.grps[0].det.FreshnessPoint()
+}
+
+// WarmingUp is the same for every threshold (sharedWarmUp).
+func (s *normalSet) WarmingUp() bool { return s.grps[0].det.WarmingUp() }
+
+// Suspected is the first threshold's.
+func (s *normalSet) Suspected(now time.Duration) bool { return s.grps[0].det.Suspected(now) }
+
+// FreshnessPointAt returns the freshness point of threshold th, one of the
+// set's; ok is false for another value or before the first heartbeat.
+func (s *normalSet) FreshnessPointAt(th float64) (time.Duration, bool) {
+	for _, g := range s.grps {
+		for j := g.lo; j < g.hi; j++ {
+			if s.ths[j] == th {
+				return g.det.FreshnessPointZ(s.zs[j])
+			}
+		}
+	}
+	return 0, false
+}
