@@ -40,6 +40,8 @@ type tdSpill struct {
 	// two), which doubles whenever the sample reaches tdSpillSample.
 	sample []tdRecord
 	stride int
+	// decoded counts the records blocks has decoded, over all its passes.
+	decoded int
 }
 
 // tdRun is what tdSpill accumulates for one TD base.
@@ -151,8 +153,9 @@ const tdSpillBlock = 16 * tdPack
 
 // blocks calls fn with the TD_k of the records in order (TD base: the
 // delay when sync, else d̄), tdSpillBlock at a time (the slice is reused
-// by the next call).
-func (s *tdSpill) blocks(sync bool, fn func(td []int64)) error {
+// by the next call), until fn returns false: the rest of the file is then
+// left unread.
+func (s *tdSpill) blocks(sync bool, fn func(td []int64) bool) error {
 	if s.npend > 0 {
 		s.pack()
 	}
@@ -214,7 +217,10 @@ func (s *tdSpill) blocks(sync bool, fn func(td []int64)) error {
 			}
 			pos = p
 		}
-		fn(td[:m])
+		s.decoded += m
+		if !fn(td[:m]) {
+			return nil
+		}
 	}
 	return nil
 }
@@ -243,10 +249,11 @@ func (s *tdSpill) stats(sync bool, cells *cellSeries) (TDStats, int64, error) {
 	}
 	if !ok {
 		r, err = selectStream(n, ranks, run.mn, run.mx, func(fn func(int64)) error {
-			return s.blocks(sync, func(td []int64) {
+			return s.blocks(sync, func(td []int64) bool {
 				for _, v := range td {
 					fn(v)
 				}
+				return true
 			})
 		})
 		if err != nil {
@@ -307,13 +314,14 @@ func (s *tdSpill) windowRanks(sync bool, ranks [2]int, mn, mx int64) (r [2]int64
 	lim0, lim1 := 2*cap0+tdSpillBlock, 2*cap1+tdSpillBlock
 	var b0, b1 int
 	over := false
-	err = s.blocks(sync, func(vs []int64) {
-		if over = over || len(in0)+len(vs) > lim0 || len(in1)+len(vs) > lim1; over {
-			return
+	err = s.blocks(sync, func(vs []int64) bool {
+		if over = len(in0)+len(vs) > lim0 || len(in1)+len(vs) > lim1; over {
+			return false // the caller reads the file again: stop here
 		}
 		in0, in1 = slices.Grow(in0, len(vs)), slices.Grow(in1, len(vs))
 		in0, b0 = windowScan(vs, lo0, hi0, in0, b0)
 		in1, b1 = windowScan(vs, lo1, hi1, in1, b1)
+		return true
 	})
 	if err != nil || over {
 		return r, false, err

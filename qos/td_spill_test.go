@@ -73,7 +73,7 @@ func TestTDSpillCompact(t *testing.T) {
 	for range n {
 		sp.add(int64(20*time.Millisecond)+int64(rng.NormFloat64()*1e6), int64(2*time.Millisecond)+int64(rng.ExpFloat64()*1e6), 0)
 	}
-	require.NoError(t, sp.blocks(true, func([]int64) {}))
+	require.NoError(t, sp.blocks(true, func([]int64) bool { return true }))
 	require.Less(t, sp.size, int64(7*n))
 	require.Greater(t, sp.size, int64(4*n))
 	require.LessOrEqual(t, len(sp.sample), tdSpillSample)
@@ -102,7 +102,7 @@ func TestTDSpillTruncated(t *testing.T) {
 	for k := range 10 {
 		sp.add(int64(k), 1, 0)
 	}
-	require.NoError(t, sp.blocks(true, func([]int64) {}))
+	require.NoError(t, sp.blocks(true, func([]int64) bool { return true }))
 	_, err = sp.f.WriteAt([]byte{0x99}, 0) // widths 9 and 9
 	require.NoError(t, err)
 	_, _, err = sp.stats(true, nil)
@@ -139,4 +139,31 @@ func TestTDSpillWindowsBoundedOnAliasedSample(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, want, st)
 	require.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(n*8), "bytes allocated for the percentiles of %d values", n)
+}
+
+// When the rank windows overflow (the aliased sample above), the window
+// pass stops reading the spill there: the fallback's selection reads the
+// whole file again anyway.
+func TestTDSpillOverflowStopsReading(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	sp, err := newTDSpill(t.TempDir(), 0, 0)
+	require.NoError(t, err)
+	defer sp.close()
+	const n = 1 << 20
+	td := make([]int64, n)
+	for k := range td {
+		td[k] = 500_000_000
+		if k%64 == 0 {
+			td[k] = rng.Int64N(1_000_000_000)
+		}
+		sp.add(td[k], 0, 0)
+	}
+	ranks := [2]int{rank(0.50, n), rank(0.99, n)}
+	_, ok, err := sp.windowRanks(true, ranks, slices.Min(td), slices.Max(td))
+	require.NoError(t, err)
+	require.False(t, ok, "the windows overflow")
+	require.Less(t, sp.decoded, n/4, "records decoded before the windows overflowed")
+	st, _, err := sp.stats(true, nil)
+	require.NoError(t, err)
+	require.Equal(t, tdStats(td), st)
 }
