@@ -27,9 +27,9 @@ type earlySweep struct {
 // or when the sweep of every stream cannot be planned (a sweep error, or
 // more than --max-sweep-memory: the sweep of the streams kept may still
 // fit, and sweepRuns says so after the table, as without this).
-func startSweep(o options, runs []streamRun, inputs []input, cfg qos.Config, progress func(done, total int)) *earlySweep {
-	for i := range inputs {
-		if inputs[i].spool != nil {
+func startSweep(o options, runs []streamRun, cfg qos.Config, progress func(done, total int)) *earlySweep {
+	for _, r := range runs {
+		if r.in.spool != nil {
 			return nil
 		}
 	}

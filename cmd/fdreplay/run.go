@@ -130,7 +130,7 @@ func runErr(p process, args []string, stdout, stderr io.Writer) error {
 	}
 	var early *earlySweep
 	if o.sweep {
-		early = startSweep(o, all, res.inputs, cfg, progress)
+		early = startSweep(o, all, cfg, progress)
 	}
 	runs, table, err := replayTable(o, all, cfg, stderr)
 	if err != nil {
