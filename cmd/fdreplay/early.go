@@ -4,6 +4,7 @@ package main
 
 import (
 	"io"
+	"sync"
 
 	"github.com/fdkit/fdkit/qos"
 )
@@ -75,4 +76,38 @@ func (e *earlySweep) result(kept []streamRun, progress func(done, total int), st
 	progress(-1, e.total)
 	sweepWarnings(stderr, sw.curves)
 	return sw, nil
+}
+
+// heldProgress passes a sweep's progress on to draw, but holds it until
+// release: the sweep started early reports while the table is replayed
+// and printed, and a bar redrawn on the terminal meanwhile would break
+// into the table's lines. Held reports are kept as the last one, which
+// release draws. Its methods may be called from any goroutine.
+type heldProgress struct {
+	mu          sync.Mutex
+	draw        func(done, total int)
+	released    bool
+	held        bool // a report came while held
+	done, total int
+}
+
+// report is the sweep's progress function.
+func (h *heldProgress) report(done, total int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !h.released {
+		h.held, h.done, h.total = true, done, total
+		return
+	}
+	h.draw(done, total)
+}
+
+// release draws the last report held and passes the next ones on.
+func (h *heldProgress) release() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.released = true
+	if h.held {
+		h.draw(h.done, h.total)
+	}
 }

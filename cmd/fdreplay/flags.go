@@ -93,6 +93,9 @@ type process struct {
 	// timings, when not nil, gets a line as each phase of the run ends
 	// (phaseClock; main sets it to stderr when timingsEnv is 1).
 	timings io.Writer
+	// progress, when not nil, gets the sweep's progress (done and total
+	// settings) in place of the bar drawn on a terminal's stderr.
+	progress func(done, total int)
 }
 
 // heapBytes is the heap a run is given besides its results: two streams

@@ -123,7 +123,12 @@ func runErr(p process, args []string, stdout, stderr io.Writer) error {
 	if p.limitMemory != nil {
 		p.limitMemory(memoryLimit(o, len(res.inputs)))
 	}
-	progress := newProgress(stderr, o.noProgress)
+	draw := p.progress
+	if draw == nil {
+		draw = newProgress(stderr, o.noProgress)
+	}
+	held := &heldProgress{draw: draw}
+	progress := held.report
 	all, err := tableRuns(o, res.inputs)
 	if err != nil {
 		return err
@@ -142,6 +147,7 @@ func runErr(p process, args []string, stdout, stderr io.Writer) error {
 		early.wait()
 		return err
 	}
+	held.release()
 	var sw sweep
 	if o.sweep {
 		if early != nil {
