@@ -110,25 +110,12 @@ func TestTDSpillTruncated(t *testing.T) {
 }
 
 // The rank windows of a spill keep a bounded share of its values even when
-// the systematic sample misrepresents them: here every record the sample
-// can see (multiples of 64) is spread out, and all the others equal one
-// value inside the median's window. The statistics stay exact, and the
+// the systematic sample misrepresents them (aliasedSpill). The statistics stay exact, and the
 // values kept in memory stay far below the stream's (the spill falls back
 // to selectStream rather than keep nearly every value).
 func TestTDSpillWindowsBoundedOnAliasedSample(t *testing.T) {
-	rng := rand.New(rand.NewPCG(9, 10))
-	sp, err := newTDSpill(t.TempDir(), 0, 0)
-	require.NoError(t, err)
-	defer sp.close()
-	const n = 1 << 20
-	td := make([]int64, n)
-	for k := range td {
-		td[k] = 500_000_000
-		if k%64 == 0 {
-			td[k] = rng.Int64N(1_000_000_000)
-		}
-		sp.add(td[k], 0, 0)
-	}
+	sp, td := aliasedSpill(t)
+	n := len(td)
 	want := tdStats(slices.Clone(td))
 	td = nil
 	runtime.GC()
@@ -145,19 +132,8 @@ func TestTDSpillWindowsBoundedOnAliasedSample(t *testing.T) {
 // pass stops reading the spill there: the fallback's selection reads the
 // whole file again anyway.
 func TestTDSpillOverflowStopsReading(t *testing.T) {
-	rng := rand.New(rand.NewPCG(9, 10))
-	sp, err := newTDSpill(t.TempDir(), 0, 0)
-	require.NoError(t, err)
-	defer sp.close()
-	const n = 1 << 20
-	td := make([]int64, n)
-	for k := range td {
-		td[k] = 500_000_000
-		if k%64 == 0 {
-			td[k] = rng.Int64N(1_000_000_000)
-		}
-		sp.add(td[k], 0, 0)
-	}
+	sp, td := aliasedSpill(t)
+	n := len(td)
 	ranks := [2]int{rank(0.50, n), rank(0.99, n)}
 	_, ok, err := sp.windowRanks(true, ranks, slices.Min(td), slices.Max(td))
 	require.NoError(t, err)
@@ -166,4 +142,24 @@ func TestTDSpillOverflowStopsReading(t *testing.T) {
 	st, _, err := sp.stats(true, nil)
 	require.NoError(t, err)
 	require.Equal(t, tdStats(td), st)
+}
+
+// aliasedSpill returns a spill of 2^20 TDs, and the TDs, whose systematic
+// sample misrepresents them: every record the sample can see (multiples
+// of 64) is spread out, and all the others equal one value inside the
+// median's window. It is closed with the test.
+func aliasedSpill(t *testing.T) (*tdSpill, []int64) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	sp, err := newTDSpill(t.TempDir(), 0, 0)
+	require.NoError(t, err)
+	t.Cleanup(sp.close)
+	td := make([]int64, 1<<20)
+	for k := range td {
+		td[k] = 500_000_000
+		if k%64 == 0 {
+			td[k] = rng.Int64N(1_000_000_000)
+		}
+		sp.add(td[k], 0, 0)
+	}
+	return sp, td
 }
