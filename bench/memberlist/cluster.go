@@ -6,6 +6,9 @@ type Node interface {
 	Impair() *Impair
 	// Alive is how many members this one sees alive or suspect (itself included).
 	Alive() int
+	// Seen names the members this one sees alive or suspect (itself
+	// included), in no particular order.
+	Seen() []string
 	// Stop shuts the member down without leaving.
 	Stop()
 }

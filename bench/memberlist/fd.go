@@ -42,6 +42,15 @@ func (n *fdNode) Alive() int {
 	}
 	return k
 }
+func (n *fdNode) Seen() []string {
+	var s []string
+	for _, m := range n.a.Members() {
+		if m.State == swim.StateAlive || m.State == swim.StateSuspect {
+			s = append(s, string(m.Node.ID))
+		}
+	}
+	return s
+}
 func (n *fdNode) Stop() {
 	unregisterStream(n.addr)
 	n.imp.Kill()

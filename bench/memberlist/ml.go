@@ -35,6 +35,13 @@ type mlNode struct {
 func (n *mlNode) Name() string    { return n.name }
 func (n *mlNode) Impair() *Impair { return n.imp }
 func (n *mlNode) Alive() int      { return n.ml.NumMembers() }
+func (n *mlNode) Seen() []string {
+	var s []string
+	for _, m := range n.ml.Members() {
+		s = append(s, m.Name)
+	}
+	return s
+}
 func (n *mlNode) Stop() {
 	unregisterStream(n.addr)
 	n.imp.Close()

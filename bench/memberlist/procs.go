@@ -29,7 +29,8 @@ import (
 // together, as in concurrent runs. A member process is this binary with
 // -member library/index/seed/seeds, and speaks lines on its standard
 // output: "addr A" once started and joined, "view K" whenever the members
-// it sees alive or suspect change, until it sees all -n, "dead OBSERVER SUBJECT UNIXNANO" for
+// it sees alive or suspect change, until it sees all -n, followed by
+// "lacks NAME..." when it lacks at most maxLacks, "dead OBSERVER SUBJECT UNIXNANO" for
 // each declaration, "counts MSGS BYTES" when asked by "counts" on its
 // standard input; "loss P" sets its datagram loss, "drop ADDR" makes its
 // dials to ADDR time out (kill-dropped), "quit" stops it. Its
@@ -82,14 +83,18 @@ func runMember(o options) int {
 				return
 			case <-t.C:
 			}
-			if k := nd.Alive(); k != last {
+			seen := nd.Seen()
+			if k := len(seen); k != last {
 				last = k
 				say("view %d", k)
 				if k == o.n {
 					// The parent waits for this only: polling on would
-					// cost the member CPU in the window (fdkit's Alive
+					// cost the member CPU in the window (fdkit's Seen
 					// copies its view).
 					return
+				}
+				if l := lacking(seen, o.n); len(l) <= maxLacks {
+					say("lacks %s", strings.Join(l, " "))
 				}
 			}
 		}
@@ -121,10 +126,13 @@ func runMember(o options) int {
 // memberProc is one member process of a -procs run.
 type memberProc struct {
 	name   string
+	n      int // members in its group (-n)
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	addr   chan string
 	view   atomic.Int64
+	fullAt atomic.Int64           // when it first saw all -n, Unix nanoseconds; 0 before
+	lacks  atomic.Pointer[string] // whom it last said it lacked ("lacks")
 	counts chan [2]uint64
 	exited chan struct{}
 	mu     sync.Mutex // stdin
@@ -142,7 +150,7 @@ func startMemberProc(o options, lib string, i int, seed uint64, seeds []string, 
 	if err != nil {
 		return nil, fmt.Errorf("start member %d of %s: %w", i, lib, err)
 	}
-	p := &memberProc{name: fmt.Sprintf("m%02d", i), cmd: cmd, stdin: stdin, addr: make(chan string, 1),
+	p := &memberProc{name: fmt.Sprintf("m%02d", i), n: o.n, cmd: cmd, stdin: stdin, addr: make(chan string, 1),
 		counts: make(chan [2]uint64, 1), exited: make(chan struct{})}
 	go p.read(stdout, rec)
 	select {
@@ -170,7 +178,13 @@ func (p *memberProc) read(stdout io.Reader, rec *Recorder) {
 		case len(f) == 2 && f[0] == "view":
 			if k, err := strconv.Atoi(f[1]); err == nil {
 				p.view.Store(int64(k))
+				if k == p.n {
+					p.fullAt.CompareAndSwap(0, time.Now().UnixNano())
+				}
 			}
+		case len(f) >= 2 && f[0] == "lacks":
+			l := strings.Join(f[1:], " ")
+			p.lacks.Store(&l)
 		case len(f) == 4 && f[0] == "dead":
 			if ns, err := strconv.ParseInt(f[3], 10, 64); err == nil {
 				rec.add(deadEvent{at: time.Unix(0, ns), observer: f[1], subject: f[2]})
@@ -280,6 +294,7 @@ func runProcsOne(lib, sc string, o options, run int, barrier func()) (Result, er
 		procs = append(procs, p)
 		addrs = append(addrs, <-p.addr)
 	}
+	up := time.Since(t0)
 	deadline := time.Now().Add(o.joinWait)
 	for !allSee(procs, o.n) {
 		if time.Now().After(deadline) {
@@ -288,6 +303,7 @@ func runProcsOne(lib, sc string, o options, run int, barrier func()) (Result, er
 		time.Sleep(20 * time.Millisecond)
 	}
 	res.Converge = time.Since(t0)
+	fmt.Fprintln(os.Stderr, joinReport(lib, run, t0, up, res.Converge, procs, addrs))
 	var joinBytes uint64
 	for _, p := range procs {
 		c, err := p.askCounts()
