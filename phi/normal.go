@@ -296,6 +296,24 @@ func (d *Normal) FreshnessPointZ(z float64) (time.Duration, bool) {
 	return freshnessPoint(d.arr.last, NormalCrossing(d.mu, d.sd, z)), d.arr.seen
 }
 
+// FreshnessPointsZ sets taus[i] to FreshnessPointZ(zs[i]) for each i <
+// len(taus) (len(zs) ≥ len(taus)): the freshness points of many thresholds
+// from one state. Before the first heartbeat they are T_last's zero value
+// plus the crossings, as FreshnessPointZ's.
+func (d *Normal) FreshnessPointsZ(zs []float64, taus []time.Duration) {
+	last := d.arr.last
+	for i, z := range zs[:len(taus)] {
+		t := NormalCrossing(d.mu, d.sd, z) // ≥ 0, or NaN
+		// freshnessPoint, inlined where ⌈t*⌉ and the sum are exact and
+		// small: 0 ≤ t* < 2^62 and 0 ≤ T_last < 2^62.
+		if c := math.Ceil(t); c < 1<<62 && uint64(last) < 1<<62 {
+			taus[i] = last + time.Duration(c)
+		} else {
+			taus[i] = freshnessPoint(last, t)
+		}
+	}
+}
+
 // SameHistory reports whether d and o differ at most in their threshold:
 // the same settings, T_last and sequence state, window (the same intervals
 // in the same order) and run of the relearn rule, hence the same μ and

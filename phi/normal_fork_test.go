@@ -193,3 +193,23 @@ func TestNormalFreshnessPointZIsTheFork(t *testing.T) {
 	got, _ := late.FreshnessPointZ(phi.ZOfLevel(8))
 	assert.Equal(t, time.Duration(math.MaxInt64), got, "saturates")
 }
+
+// FreshnessPointsZ is FreshnessPointZ for many thresholds at once, on its
+// fast path (T_last and t* below 2^62) as where τ saturates or T_last is
+// negative.
+func TestNormalFreshnessPointsZ(t *testing.T) {
+	zs := []float64{0, phi.ZOfLevel(0.5), phi.ZOfLevel(3), phi.ZOfLevel(8), phi.ZOfLevel(16), 1e300}
+	for _, start := range []time.Duration{0, -ms(1000), math.MaxInt64 - ms(1000), 1<<62 - ms(150)} {
+		d := newNormal(t, phi.NormalConfig{})
+		taus := make([]time.Duration, len(zs))
+		for i := range 4 {
+			d.Observe(detector.Heartbeat{Arrival: start + ms(50)*time.Duration(i)})
+			d.FreshnessPointsZ(zs, taus)
+			for j, z := range zs {
+				want, _ := d.FreshnessPointZ(z)
+				require.Equal(t, want, taus[j], "T_0 = %d, heartbeat %d, z = %g", start, i, z)
+			}
+		}
+		assert.Equal(t, time.Duration(math.MaxInt64), taus[len(zs)-1], "saturates")
+	}
+}

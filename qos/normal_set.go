@@ -80,10 +80,14 @@ type normalSet struct {
 	cfg    phi.NormalConfig
 	failed *bool // set when a fork fails
 
-	ths  []float64 // the thresholds in increasing z(Θ)
-	zs   []float64 // their z(Θ)
-	pos  []int     // the position of each in track's thresholds
-	grps []*normalGroup
+	ths []float64 // the thresholds in increasing z(Θ)
+	zs  []float64 // their z(Θ)
+	pos []int     // the position of each in track's thresholds
+	// sorted: pos is the identity (track's thresholds in increasing
+	// z(Θ)); else fill writes to scratch first.
+	sorted  bool
+	scratch []time.Duration
+	grps    []*normalGroup
 	// every: two groups are compared once they have judged this many
 	// intervals in a row alike (the window size), the fewest after which
 	// the interval they parted on can have left the window.
@@ -128,6 +132,8 @@ func (s *normalSet) reset(ths []float64) error {
 		zs[i] = phi.ZOfLevel(v)
 	}
 	slices.SortStableFunc(s.pos, func(a, b int) int { return cmp.Compare(zs[a], zs[b]) })
+	s.sorted = slices.IsSorted(s.pos)
+	s.scratch = make([]time.Duration, n)
 	s.ths, s.zs = make([]float64, n), make([]float64, n)
 	for j, i := range s.pos {
 		s.ths[j], s.zs[j] = ths[i], zs[i]
@@ -153,9 +159,16 @@ func (s *normalSet) track(ths []float64) func([]time.Duration) {
 
 // fill sets taus[i] to the freshness point of the i-th threshold of track.
 func (s *normalSet) fill(taus []time.Duration) {
+	out := taus
+	if !s.sorted {
+		out = s.scratch
+	}
 	for _, g := range s.grps {
-		for j := g.lo; j < g.hi; j++ {
-			taus[s.pos[j]], _ = g.det.FreshnessPointZ(s.zs[j])
+		g.det.FreshnessPointsZ(s.zs[g.lo:g.hi], out[g.lo:g.hi])
+	}
+	if !s.sorted {
+		for j, i := range s.pos {
+			taus[i] = out[j]
 		}
 	}
 }
@@ -197,7 +210,8 @@ func (s *normalSet) split(a time.Duration) {
 			g.rec = true // the bootstrap records every interval
 			continue
 		}
-		g.rec = a <= s.tau(g, g.lo)
+		lo, _ := g.det.FreshnessPoint() // the detector's threshold is ths[lo]
+		g.rec = a <= lo
 		if g.rec || a > s.tau(g, g.hi-1) {
 			continue
 		}
