@@ -2,10 +2,12 @@ package qos
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"testing"
 	"time"
 
 	"github.com/fdkit/fdkit/detector"
+	"github.com/fdkit/fdkit/satzger"
 	"github.com/stretchr/testify/require"
 )
 
@@ -66,4 +68,37 @@ func TestThresholdSweepsRankedEqualReplays(t *testing.T) {
 			})
 		}
 	}
+}
+
+// Heartbeats hours apart make n·max TD_k exceed 2^52: the ranked sweep's
+// int64 sums might then differ from the float64 sums of a replay, so it
+// leaves every threshold to the usual passes, and the sweep still equals a
+// replay per point (with the per-cell sums of the confidence intervals).
+func TestThresholdSweepRankedHugeTDs(t *testing.T) {
+	const n = 4000
+	rankedTwoPerPass(t, n)
+	rng := rand.New(rand.NewPCG(3, 4))
+	hbs := make([]detector.Heartbeat, n)
+	for k := range hbs {
+		sent := time.Duration(k)*5*time.Hour + time.Duration(rng.Int64N(int64(time.Minute)))
+		hbs[k] = detector.Heartbeat{Seq: uint64(k), HasSeq: true, Sent: sent, HasSent: true, Arrival: sent + ms(5)}
+	}
+	scfg := satzger.Config{WindowSize: 50, Scale: 0.9, BootstrapInterval: new(5 * time.Hour), MinSamples: new(10)}
+	streams := []Stream{{Name: "s", Heartbeats: hbs}}
+	cfg := Config{Intervals: true}
+	requireSameAsPerPoint(t, SatzgerFamily(scfg, satzgerSweepThresholds), streams, cfg, SharedState, "θ = %g")
+
+	f := SatzgerFamily(scfg, satzgerSweepThresholds)
+	reps := []int{0, 1, 2}
+	missed, err := sweepRanked(func(v float64) (thresholdDetector, error) {
+		d, err := f.New(v)
+		if err != nil {
+			return nil, err
+		}
+		return d.(thresholdDetector), nil
+	}, func(src thresholdDetector, chunk []int) func([]time.Duration) {
+		return fillAll(chunkFPs(src, nil, f.Values, chunk))
+	}, f.Values, reps, make([]Result, len(f.Values)), sliceSource(hbs), cfg, newSpanMemo(sliceSource(hbs)))
+	require.NoError(t, err)
+	require.Equal(t, reps, missed)
 }
