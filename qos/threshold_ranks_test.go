@@ -51,19 +51,7 @@ func TestThresholdSweepsRankedEqualReplays(t *testing.T) {
 				streams := []Stream{{Name: "s", Heartbeats: hbs}}
 				requireSameAsPerPoint(t, SatzgerFamily(satzgerTestConfig(), sat), streams, cfg, SharedState, "θ = %g")
 				requireSameAsPerPoint(t, KappaFamily(kappaTestConfig(), kap), streams, cfg, SharedState, "K = %g")
-				f := KappaFamily(kappaTestConfig(), kap)
-				reps := []int{0, 1, 2, 3, 4, 5, 6, 7, 8}
-				res := make([]Result, len(kap))
-				missed, err := sweepRanked(func(v float64) (thresholdDetector, error) {
-					d, err := f.New(v)
-					if err != nil {
-						return nil, err
-					}
-					return d.(thresholdDetector), nil
-				}, func(src thresholdDetector, chunk []int) func([]time.Duration) {
-					return fillAll(chunkFPs(src, nil, kap, chunk))
-				}, kap, reps, res, sliceSource(hbs), cfg, newSpanMemo(sliceSource(hbs)))
-				require.NoError(t, err)
+				missed := sweepRankedOf(t, KappaFamily(kappaTestConfig(), kap), []int{0, 1, 2, 3, 4, 5, 6, 7, 8}, hbs, cfg)
 				require.Empty(t, missed)
 			})
 		}
@@ -88,8 +76,15 @@ func TestThresholdSweepRankedHugeTDs(t *testing.T) {
 	cfg := Config{Intervals: true}
 	requireSameAsPerPoint(t, SatzgerFamily(scfg, satzgerSweepThresholds), streams, cfg, SharedState, "θ = %g")
 
-	f := SatzgerFamily(scfg, satzgerSweepThresholds)
 	reps := []int{0, 1, 2}
+	require.Equal(t, reps, sweepRankedOf(t, SatzgerFamily(scfg, satzgerSweepThresholds), reps, hbs, cfg))
+}
+
+// sweepRankedOf runs sweepRanked on the values reps of family f (one of
+// the shared-state families) and returns those it left to the usual
+// passes.
+func sweepRankedOf(t *testing.T, f Family, reps []int, hbs []detector.Heartbeat, cfg Config) []int {
+	t.Helper()
 	missed, err := sweepRanked(func(v float64) (thresholdDetector, error) {
 		d, err := f.New(v)
 		if err != nil {
@@ -100,5 +95,5 @@ func TestThresholdSweepRankedHugeTDs(t *testing.T) {
 		return fillAll(chunkFPs(src, nil, f.Values, chunk))
 	}, f.Values, reps, make([]Result, len(f.Values)), sliceSource(hbs), cfg, newSpanMemo(sliceSource(hbs)))
 	require.NoError(t, err)
-	require.Equal(t, reps, missed)
+	return missed
 }
