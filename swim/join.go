@@ -52,6 +52,17 @@ func (m *Member) Join(now time.Duration, seeds []string) error {
 	return nil
 }
 
+// Joining reports whether the latest Join still awaits its answer: no
+// view transfer that answers it has been merged. A view answers a join
+// when it comes from one of the addresses joined through, or, once views
+// from other members have come for joinFallbackPeriods protocol periods
+// (a seed that advertises another address than the one dialled), from
+// any member; with a Config.MergeFilter, only a view the filter accepted
+// is merged. A ping or gossip that makes another member known does not
+// end a join. False before any Join; a member that leaves while joining
+// stays joining.
+func (m *Member) Joining() bool { return m.join.pending }
+
 func (m *Member) sendJoins(now time.Duration) {
 	for _, s := range m.join.seeds {
 		if s == m.self.Addr {

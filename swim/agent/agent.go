@@ -145,8 +145,8 @@ type subscribers struct {
 
 // joinState is what Join waits on (agent goroutine only).
 type joinState struct {
-	// waiters are closed as soon as this member knows another live member
-	// or its ID was refused (joined).
+	// waiters are closed as soon as a view transfer answered the join or
+	// this member's ID was refused (joined).
 	waiters map[chan struct{}]struct{}
 	// seeds are the addresses this Join has sent a join datagram to; the
 	// state machine's resends there go over a stream (flush).

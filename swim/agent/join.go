@@ -14,8 +14,22 @@ import (
 )
 
 // Join asks the members at addrs to admit this member and waits until
-// this member knows at least one other live member, or ctx is done. Each
-// address is ip:port, [ipv6]:port or host:port; a host name is resolved
+// one of them answers with its view, merged into this member's (a view
+// transfer, memberlist's push-pull state sync), or ctx is done. With a
+// Protocol.MergeFilter only a view the filter accepted completes the
+// Join: a refused view does not, nor does a member made known by its
+// ping or by gossip, whose Alive no MergeFilter sees (memberlist's alive
+// messages likewise reach its AliveDelegate, not its MergeDelegate), so
+// a Join refused that way ends with its context and a *JoinError naming
+// the filter's error. The first view to answer completes the Join; the
+// other addresses' answers are merged as they come (memberlist's Join
+// syncs with each address in turn and returns how many succeeded). A
+// view answers from one of the addresses joined through, or, once views
+// from other members have come for three protocol periods (a seed that
+// advertises another address than the one dialled), from any member
+// (swim.Member.Joining). A member already in a group that calls Join
+// again (a rejoin after a partition) waits likewise for a seed's view.
+// Each address is ip:port, [ipv6]:port or host:port; a host name is resolved
 // (Config.Resolve; by default the system resolver, A and AAAA records)
 // and the join is sent to every address it names in the family of this
 // member's advertised address (all of them when none is), as memberlist
@@ -102,8 +116,8 @@ func (a *Agent) Join(ctx context.Context, addrs ...string) error {
 // agent's goroutine to report what the join heard (JoinError).
 const joinReportWait = time.Second
 
-// JoinError is Join's error when its context ends before a member admitted
-// this one. It wraps the context's error (Err) and says what the join
+// JoinError is Join's error when its context ends before a view answered
+// the join (Join). It wraps the context's error (Err) and says what the join
 // heard meanwhile:
 //   - Refusal: a member answered with this member's ID held dead or left
 //     at another address (swim.JoinRefusal). The members hand a dead

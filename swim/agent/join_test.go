@@ -35,7 +35,8 @@ func TestJoinReturnsOnAnswer(t *testing.T) {
 			t.Fatal("Join returned before the join event of the member that answered was published")
 		}
 	}
-	// A second Join when a member is already known returns at once.
+	// A second Join, with the seed already known, returns on the seed's
+	// view too.
 	require.NoError(t, joiner.Join(ctx, seed.Self().Addr))
 }
 
@@ -123,4 +124,54 @@ func TestJoinAddressesSelfAndDuplicates(t *testing.T) {
 	out, err := ResolveAddrs(ctx, resolve, []string{"many.test:" + port(seed), seed.Self().Addr}, me.Addr())
 	require.NoError(t, err)
 	assert.Equal(t, []string{seed.Self().Addr}, out)
+}
+
+// With a MergeFilter, Join completes only on a view transfer the filter
+// accepted, as memberlist's Join counts only the push-pulls its
+// MergeDelegate accepted: a seed whose view is refused, and whose ping
+// makes it known (its Alive, gossip that no MergeFilter screens), does
+// not complete it; the acceptable view it sends next does.
+func TestJoinWaitsForAcceptedView(t *testing.T) {
+	j := start(t, dcConfig("dc1"))
+	seed := newPlainPeer(t)
+	self := swim.Node{ID: "seed", Addr: seed.addr()}
+	seedAlive := swim.Update{Kind: swim.UpdateAlive, Node: self, From: self.ID, Meta: "dc=dc1"}
+	foreign := swim.Node{ID: "foreign", Addr: "127.0.0.1:9"}
+	refused := []swim.Update{seedAlive, {Kind: swim.UpdateAlive, Node: foreign, From: foreign.ID, Meta: "dc=dc2"}}
+	res := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		res <- j.Join(ctx, self.Addr)
+	}()
+	// The seed answers the join (and each resend) with a view naming a
+	// member of another datacenter, then pings the joiner.
+	var joinFrom netip.AddrPort
+	select {
+	case p := <-seed.conn.Packets():
+		pk, err := seed.codec.Decode(p.Data)
+		require.NoError(t, err)
+		require.Equal(t, swim.MsgJoin, pk.Kind)
+		joinFrom = p.From
+	case <-time.After(10 * time.Second):
+		t.Fatal("no join came")
+	}
+	require.Equal(t, j.Self().Addr, joinFrom.String())
+	seed.send(t, j, &swim.Packet{Kind: swim.MsgSync, From: self, To: j.Self(), Updates: refused})
+	require.Eventually(t, func() bool { return j.Stats().Protocol.MergesRefused > 0 }, 10*time.Second, 10*time.Millisecond)
+	seed.send(t, j, &swim.Packet{Kind: swim.MsgPing, From: self, To: j.Self(), Ping: swim.Ping{Seq: 2}, Updates: []swim.Update{seedAlive}})
+	require.Eventually(t, func() bool { return alive(j) == 2 }, 10*time.Second, 10*time.Millisecond, "the ping made the seed known")
+	require.NoError(t, j.do(context.Background(), func() {})) // the ping's packet is flushed
+	select {
+	case err := <-res:
+		t.Fatalf("Join returned (%v) with no view accepted", err)
+	case <-time.After(500 * time.Millisecond):
+	}
+	seed.send(t, j, &swim.Packet{Kind: swim.MsgSync, From: self, To: j.Self(), Updates: []swim.Update{seedAlive}})
+	select {
+	case err := <-res:
+		require.NoError(t, err)
+	case <-time.After(20 * time.Second):
+		t.Fatal("an accepted view did not complete the Join")
+	}
 }

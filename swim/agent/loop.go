@@ -328,6 +328,7 @@ func (a *Agent) sendDatagrams(pkts []swim.Packet) {
 // Agent goroutine.
 func (a *Agent) publish(events []swim.Event) {
 	if len(events) == 0 {
+		a.releaseJoins() // a view from known members raises no event
 		return
 	}
 	for _, e := range events {
@@ -353,6 +354,12 @@ func (a *Agent) publish(events []swim.Event) {
 	// Waiting joins are released after the events are published, so a
 	// subscriber has the join event of the member that answered by the
 	// time Join returns.
+	a.releaseJoins()
+}
+
+// releaseJoins closes the waiters of Join once it can return (joined).
+// Agent goroutine.
+func (a *Agent) releaseJoins() {
 	if len(a.join.waiters) > 0 && a.joined() {
 		for ch := range a.join.waiters {
 			close(ch)
@@ -361,19 +368,11 @@ func (a *Agent) publish(events []swim.Event) {
 	}
 }
 
-// joined reports whether a Join can return: this member knows another
-// alive or suspect member, or another node holds its ID. Agent goroutine
-// only.
+// joined reports whether a Join can return: a view transfer answered the
+// join (swim.Member.Joining), or another node holds this member's ID.
+// Agent goroutine only.
 func (a *Agent) joined() bool {
-	if a.conflict.Load() != nil {
-		return true
-	}
-	for i, p := range a.m.Members(a.now()) {
-		if i > 0 && (p.State == swim.StateAlive || p.State == swim.StateSuspect) {
-			return true
-		}
-	}
-	return false
+	return a.conflict.Load() != nil || !a.m.Joining()
 }
 
 // do runs f on the agent's goroutine and waits for it.
