@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -109,12 +110,26 @@ type process struct {
 // spool").
 const heapBytes = 80 << 20
 
+// sweepTaskBytes is what one task of a sweep on a stream in memory may
+// hold at once besides the stream: a threshold pass's TD values, which
+// qos keeps within 32 MiB.
+const sweepTaskBytes = 32 << 20
+
 // memoryLimit is the run's memory bound once its streams are known:
 // heapBytes and what each stream keeps until the outputs are written
-// (streamBytes).
-func memoryLimit(o options, streams int) int64 {
+// (streamBytes). When the sweep runs with the table's replay (early: the
+// streams are in memory, earlySweep), both run GOMAXPROCS tasks at once,
+// each holding up to sweepTaskBytes: the bound counts them, since below
+// the heap they hold the collector would run without pause, for nothing
+// (docs/experiments.md, "The collector's limit with the sweep started
+// early").
+func memoryLimit(o options, streams int, early bool) int64 {
 	per, _ := streamBytes(o)
-	return heapBytes + int64(streams)*per
+	limit := heapBytes + int64(streams)*per
+	if early {
+		limit += 2 * int64(runtime.GOMAXPROCS(0)) * sweepTaskBytes
+	}
+	return limit
 }
 
 // streamBytes is what a run keeps per stream until its outputs are

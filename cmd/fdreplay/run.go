@@ -120,9 +120,6 @@ func runErr(p process, args []string, stdout, stderr io.Writer) error {
 	clock.mark("load")
 	defer res.close()
 	cfg := replayConfig(o)
-	if p.limitMemory != nil {
-		p.limitMemory(memoryLimit(o, len(res.inputs)))
-	}
 	draw := p.progress
 	if draw == nil {
 		draw = newProgress(stderr, o.noProgress)
@@ -136,6 +133,9 @@ func runErr(p process, args []string, stdout, stderr io.Writer) error {
 	var early *earlySweep
 	if o.sweep {
 		early = startSweep(o, all, cfg, progress)
+	}
+	if p.limitMemory != nil {
+		p.limitMemory(memoryLimit(o, len(res.inputs), early != nil))
 	}
 	runs, table, err := replayTable(o, all, cfg, stderr)
 	if err != nil {

@@ -205,20 +205,26 @@ func TestSameOutputsAnyCores(t *testing.T) {
 
 // The run's soft memory limit is set once, after loading: heapBytes plus
 // the table's and the sweep's results of its streams, so that a run of
-// many streams is not held to the bound of a few.
+// many streams is not held to the bound of a few, plus the tasks of the
+// sweep that runs with the table's replay when the streams are in memory
+// (earlySweep).
 func TestMemoryLimitFromStreams(t *testing.T) {
 	a := writeFile(t, "a.fdk", regularTrace(300))
 	b := writeFile(t, "b.fdk", regularTrace(300))
+	early := 2 * int64(runtime.GOMAXPROCS(0)) * sweepTaskBytes
+	sweep := []string{"-d", "chen,fixed", "--sweep", "--points", "5", a, b}
 	for _, tc := range []struct {
 		args []string
+		mem  int
 		want int64
 	}{
-		{[]string{"-d", "chen,fixed", a}, heapBytes + 2*tableBytesPerResult},
-		{[]string{"-d", "chen,fixed", a, b}, heapBytes + 2*2*tableBytesPerResult},
-		{[]string{"-d", "chen,fixed", "--sweep", "--points", "5", a, b}, heapBytes + 2*(2*tableBytesPerResult+2*5*sweepBytesPerPoint)},
+		{[]string{"-d", "chen,fixed", a}, defaultMemHeartbeats, heapBytes + 2*tableBytesPerResult},
+		{[]string{"-d", "chen,fixed", a, b}, defaultMemHeartbeats, heapBytes + 2*2*tableBytesPerResult},
+		{sweep, defaultMemHeartbeats, heapBytes + 2*(2*tableBytesPerResult+2*5*sweepBytesPerPoint) + early},
+		{sweep, 100, heapBytes + 2*(2*tableBytesPerResult+2*5*sweepBytesPerPoint)}, // spooled: the sweep after the table
 	} {
 		var got []int64
-		p := withMem(defaultMemHeartbeats)
+		p := withMem(tc.mem)
 		p.limitMemory = func(n int64) int64 { got = append(got, n); return 0 }
 		code, _, errOut := runIn(p, append([]string{"--no-progress"}, tc.args...)...)
 		require.Equal(t, 0, code, errOut)
