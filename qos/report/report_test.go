@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -226,4 +227,31 @@ func TestTablesScroll(t *testing.T) {
 	require.Contains(t, html, `<table class="holdout">`)
 	tables := strings.Count(html, "<table")
 	assert.Equal(t, tables, strings.Count(html, `<div class="scroll"><table`), "tables outside a scrolling block")
+}
+
+// The streams' views are built on every core, and the page is the same
+// whatever their number: the views in stream order, one of them read
+// from a spool.
+func TestWriteSameOnEveryCoreCount(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	page := reportFixture(t)
+	s := page.Streams[0]
+	for i, name := range []string{"q", "r", "s"} {
+		c := s
+		c.Name, c.Title = name, "sender "+name
+		if i == 1 {
+			c.Source, c.Heartbeats = qostest.Spooled(t, s.Heartbeats), nil
+		}
+		page.Streams = append(page.Streams, c)
+	}
+	var want bytes.Buffer
+	runtime.GOMAXPROCS(1)
+	require.NoError(t, Write(&want, page))
+	for _, procs := range []int{2, 3, 8} {
+		runtime.GOMAXPROCS(procs)
+		var got bytes.Buffer
+		require.NoError(t, Write(&got, page))
+		require.Equal(t, want.String(), got.String(), "GOMAXPROCS %d", procs)
+	}
+	require.Less(t, strings.Index(want.String(), "sender q"), strings.Index(want.String(), "sender s"))
 }
