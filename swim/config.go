@@ -181,6 +181,22 @@ type Config struct {
 	// member within 2n−1 periods.
 	ShuffledProbes bool
 
+	// RingKey, when set, keys the hash that places members on the ring
+	// (HMAC-SHA256 of the ID), so that nobody without it can choose IDs
+	// that land where it wants. On a ring everyone can compute, an
+	// attacker with k identities in one arc takes k consecutive rounds of
+	// every member's probers: a crash at a random instant waits about
+	// (k+1)²/2L periods for its first probe by a real member, against
+	// about half a period with no such identities (swim/sim
+	// ringsybil_test.go). The default, none, places members by the FNV-1a
+	// hash of their ID, under which IDs alike in all but their last bytes
+	// are neighbours: an attacker's identities named sybil-1, sybil-2, …
+	// make such an arc without even being chosen. A secret shared by the
+	// group, 16 to 64 bytes, never sent; every member should use the same
+	// one (members with different keys still probe everyone, on different
+	// rings, without the one-prober-per-round schedule).
+	RingKey []byte
+
 	// DisableRTTTimeout and DisableSuspicionGate switch off, in
 	// ModeDetector, the RTT-derived probe timeout and the detector gate on
 	// suspicion respectively (for experiments that separate their effects).

@@ -86,6 +86,9 @@ func (c *Config) checkIdentity() error {
 	if c.Mode > ModeSWIM {
 		return configError("unknown Mode %d", c.Mode)
 	}
+	if n := len(c.RingKey); n != 0 && (n < 16 || n > 64) {
+		return configError("RingKey is %d bytes, want 16 to 64 (a secret shared by the group)", n)
+	}
 	if c.SigningKey != nil && len(c.SigningKey) != ed25519.PrivateKeySize {
 		return configError("SigningKey is %d bytes, want %d (an ed25519.PrivateKey)", len(c.SigningKey), ed25519.PrivateKeySize)
 	}
@@ -268,5 +271,6 @@ func (s *settings) config(meta string) Config {
 	c.SuspicionConfirmations, c.GossipInterval = new(s.SuspicionConfirmations), new(s.GossipInterval)
 	c.DeadRetention, c.DeadReclaimTime = new(s.DeadRetention), new(s.DeadReclaimTime)
 	c.Meta = []byte(meta)
+	c.RingKey = slices.Clone(c.RingKey)
 	return c
 }

@@ -3,6 +3,7 @@ package swim
 import (
 	"errors"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/fdkit/fdkit/detector"
@@ -274,6 +275,7 @@ type prober struct {
 	unverifiedTokens int    // probes an unverified member may take now (nextTarget)
 	seq              uint32 // counter of the pings that are not a round's probe (otherSeq)
 	round, heard     uint32 // this member's round on the ring and the latest heard (probeorder.go)
+	selfRing         uint64 // this member's place on the ring (ringKey)
 	pass             uint64 // the probe list's pass, from 1
 	next             time.Duration
 	forceNext        *peer         // probed next, ahead of the list (the gate's retry)
@@ -379,8 +381,10 @@ func New(cfg Config, rng *rand.Rand) (*Member, error) {
 	if err := cfg.normalize(); err != nil {
 		return nil, err
 	}
+	cfg.RingKey = slices.Clone(cfg.RingKey)
 	return &Member{cfg: resolve(cfg), rng: rng, self: cfg.Self, inc: cfg.Incarnation, meta: string(cfg.Meta),
-		app: appMessages{seq: cfg.FirstBroadcastSeq}, peers: make(map[ID]*peer), verifiedAt: make(map[string]*peer), probing: prober{unverifiedTokens: unverifiedCost, pass: 1}}, nil
+		app: appMessages{seq: cfg.FirstBroadcastSeq}, peers: make(map[ID]*peer), verifiedAt: make(map[string]*peer),
+		probing: prober{unverifiedTokens: unverifiedCost, pass: 1, selfRing: ringKey(cfg.RingKey, cfg.Self.ID)}}, nil
 }
 
 // Config returns the configuration with defaults applied.

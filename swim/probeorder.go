@@ -2,6 +2,9 @@ package swim
 
 import (
 	"cmp"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/binary"
 	"hash/fnv"
 	"slices"
 )
@@ -21,7 +24,8 @@ import (
 //
 // By default (Config.ShuffledProbes off) the members probe in one common
 // order instead, the ring: the members sorted by ringKey, a hash of their
-// ID that every member computes alike. In round r a member probes its
+// ID that every member computes alike (keyed with Config.RingKey, so that
+// identities cannot be placed on it by choosing their IDs). In round r a member probes its
 // (1 + r mod L)-th successor on the ring, L being the other live members
 // it knows. For a given r that maps the ring onto itself without a fixed
 // point, so when the members agree on the view and on r every member is
@@ -135,12 +139,22 @@ func (m *Member) ringSender(p *peer, r uint32) bool {
 	return found && int(r%uint32(n)) == n-i-1
 }
 
-// ringKey is a member's place on the ring: the 64-bit FNV-1a hash of its
-// ID.
-func ringKey(id ID) uint64 {
-	h := fnv.New64a()
+// ringKey is a member's place on the ring: with the group's RingKey, the
+// first 8 bytes, big-endian, of the HMAC-SHA256 (RFC 2104) of its ID
+// under that key, which nobody without the key can aim at; without one,
+// the 64-bit FNV-1a hash of its ID, which anybody can compute, and under
+// which IDs that differ only in their last bytes (node-1, node-2, …; an
+// attacker's sybil-1, sybil-2, …) are neighbours, their hashes some
+// d·2^40 apart.
+func ringKey(key []byte, id ID) uint64 {
+	if len(key) == 0 {
+		h := fnv.New64a()
+		h.Write([]byte(id))
+		return h.Sum64()
+	}
+	h := hmac.New(sha256.New, key)
 	h.Write([]byte(id))
-	return h.Sum64()
+	return binary.BigEndian.Uint64(h.Sum(nil))
 }
 
 // ringCmp orders the probe list in ring order: by distance from this
@@ -154,7 +168,7 @@ func ringCmp(a, b *peer) int {
 
 // placeOnRing sets p's distance from this member along the ring.
 func (m *Member) placeOnRing(p *peer) {
-	p.ring = ringKey(p.node.ID) - ringKey(m.self.ID)
+	p.ring = ringKey(m.cfg.RingKey, p.node.ID) - m.probing.selfRing
 }
 
 // insertInList adds p to the probe list: at its place on the ring, or at

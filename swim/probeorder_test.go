@@ -33,7 +33,7 @@ func TestRoundAhead(t *testing.T) {
 func ringOrder(self string, ids []string) []string {
 	o := slices.Clone(ids)
 	slices.SortFunc(o, func(a, b string) int {
-		da, db := ringKey(ID(a))-ringKey(ID(self)), ringKey(ID(b))-ringKey(ID(self))
+		da, db := ringKey(nil, ID(a))-ringKey(nil, ID(self)), ringKey(nil, ID(b))-ringKey(nil, ID(self)) // FNV-1a
 		switch {
 		case da < db:
 			return -1
@@ -89,11 +89,13 @@ func TestRingProbeOrderWalksTheRing(t *testing.T) {
 // A round heard ahead in a verified member's probe is this member's next
 // one: the walk jumps there. An odd sequence number (no round's probe), a
 // round behind, a round in which the sender would not probe this member
-// (b probes a in the rounds 40 + 6k: a is its (1 + 40 mod 6)-th
-// successor), or a ping from a member not in the view changes nothing.
+// (b, at index i of a's ring, probes a in the rounds r with
+// r mod 6 = 6−i−1: a is its (6−i)-th successor), or a ping from a member
+// not in the view changes nothing.
 func TestRingProbeOrderFollowsRoundsHeard(t *testing.T) {
 	peers := []string{"b", "c", "d", "e", "f", "g"}
 	ring := ringOrder("a", peers)
+	bRound := uint32(36 + 6 - 1 - slices.Index(ring, "b")) // in [36, 41]
 	for _, c := range []struct {
 		name  string
 		from  string
@@ -102,13 +104,13 @@ func TestRingProbeOrderFollowsRoundsHeard(t *testing.T) {
 		other bool   // received from another source (StepFromOtherSource)
 		addr  string // the sender's claimed address, when not its own
 	}{
-		{"ahead", "b", 2 * 40, 40, false, ""},
-		{"not b's round to probe a", "b", 2 * 41, 3, false, ""},
-		{"odd", "b", 2*40 + 1, 3, false, ""},
+		{"ahead", "b", 2 * bRound, bRound, false, ""},
+		{"not b's round to probe a", "b", 2 * (bRound + 1), 3, false, ""},
+		{"odd", "b", 2*bRound + 1, 3, false, ""},
 		{"behind", "b", 2 * 1, 3, false, ""},
-		{"stranger", "zz", 2 * 40, 3, false, ""},
-		{"b's round, from another source", "b", 2 * 40, 3, true, ""},
-		{"b's round, at another address", "b", 2 * 40, 3, false, "10.9.9.9:1"},
+		{"stranger", "zz", 2 * bRound, 3, false, ""},
+		{"b's round, from another source", "b", 2 * bRound, 3, true, ""},
+		{"b's round, at another address", "b", 2 * bRound, 3, false, "10.9.9.9:1"},
 	} {
 		m := newTest(t, "a", ModeLifeguard, nil, peers...)
 		probeRounds(t, m, 2, nil) // rounds 1 and 2
@@ -266,4 +268,37 @@ func TestRingProbeOrderOtherPingsOdd(t *testing.T) {
 	for _, p := range pings {
 		assert.Equal(t, uint32(1), p.Ping.Seq&1, "challenge to %s", p.To.ID)
 	}
+}
+
+// RingKey keys the ring's hash: a key of 16 to 64 bytes, kept as a copy,
+// places the members elsewhere than the empty key, and every member with
+// the same key computes the same ring; a shorter or longer key is refused
+// by name.
+func TestRingKey(t *testing.T) {
+	for _, n := range []int{1, 15, 65} {
+		_, err := New(Config{Self: node("a"), RingKey: make([]byte, n)}, newTestRand())
+		require.ErrorContains(t, err, fmt.Sprintf("RingKey is %d bytes, want 16 to 64", n))
+	}
+	key := []byte("0123456789abcdef0123456789abcdef")
+	peers := []string{"b", "c", "d", "e", "f", "g", "h", "i"}
+	ringOf := func(m *Member) []string {
+		var ids []string
+		for _, p := range m.list {
+			ids = append(ids, string(p.node.ID))
+		}
+		return ids
+	}
+	keyed := newTest(t, "a", ModeLifeguard, func(c *Config) { c.RingKey = key }, peers...)
+	key[0] ^= 1 // the member holds its own copy
+	assert.Equal(t, byte('0'), keyed.Config().RingKey[0])
+	plain := newTest(t, "a", ModeLifeguard, nil, peers...)
+	assert.Equal(t, ringOrder("a", peers), ringOf(plain))
+	assert.NotEqual(t, ringOf(plain), ringOf(keyed))
+	key[0] ^= 1
+	// b on a's keyed ring sees the same cyclic order: the members after b
+	// on a's ring, then a, then those before it.
+	b := newTest(t, "b", ModeLifeguard, func(c *Config) { c.RingKey = key }, "a", "c", "d", "e", "f", "g", "h", "i")
+	ra, rb := ringOf(keyed), ringOf(b)
+	i := slices.Index(ra, "b")
+	assert.Equal(t, append(append(slices.Clone(ra[i+1:]), "a"), ra[:i]...), rb)
 }

@@ -97,13 +97,20 @@ func steerRun(t *testing.T, n int, seed uint64, cfg swim.Config, attack, consist
 	}
 	s.RunUntil(end)
 	require.NotEmpty(t, probed)
-	sq, last := 0.0, attackFrom
-	for _, at := range append(probed, end) {
-		g := (at - last).Seconds()
+	return meanWait(probed, attackFrom, end)
+}
+
+// meanWait returns the mean wait, from an instant uniform in [from, end),
+// until the next of the instants at (sorted, in [from, end)): the sum of
+// the squared gaps between them over twice the window.
+func meanWait(at []time.Duration, from, end time.Duration) time.Duration {
+	sq, last := 0.0, from
+	for _, a := range append(at, end) {
+		g := (a - last).Seconds()
 		sq += g * g
-		last = at
+		last = a
 	}
-	return time.Duration(sq / (2 * (end - attackFrom).Seconds()) * float64(time.Second))
+	return time.Duration(sq / (2 * (end - from).Seconds()) * float64(time.Second))
 }
 
 // One verified member can steer the ring: the rounds heard in probes set

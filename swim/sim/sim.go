@@ -53,8 +53,13 @@ type Config struct {
 	// Seed makes the run reproducible.
 	Seed uint64
 	// Member is the template of every member's swim.Config; Self is set by
-	// the simulator (ID "m0000"…, address the same string).
+	// the simulator (ID "m0000"…, or IDs[i], address the same string).
 	Member swim.Config
+	// IDs, when set, names the members: member i's ID and address are
+	// IDs[i]. They must be N distinct non-empty strings. For tests in which
+	// members choose their IDs (an attacker placing identities on the
+	// probe ring).
+	IDs []string
 	// Delay is the one-way link delay. Default UniformDelay(0.5 ms, 1.5 ms).
 	Delay DelayFunc
 	// Loss is the probability that a packet is lost, in [0, 1].
@@ -195,10 +200,19 @@ func New(cfg Config) (*Sim, error) {
 	if cfg.Delay == nil {
 		cfg.Delay = UniformDelay(500*time.Microsecond, 1500*time.Microsecond)
 	}
+	if cfg.IDs != nil && len(cfg.IDs) != cfg.N {
+		return nil, fmt.Errorf("sim: %d IDs for N = %d members", len(cfg.IDs), cfg.N)
+	}
 	s := &Sim{cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, 0x5157)), byAddr: make(map[string]int, cfg.N)}
 	nodes := make([]swim.Node, cfg.N)
 	for i := range nodes {
 		id := fmt.Sprintf("m%04d", i)
+		if cfg.IDs != nil {
+			id = cfg.IDs[i]
+		}
+		if _, dup := s.byAddr[id]; dup || id == "" {
+			return nil, fmt.Errorf("sim: IDs[%d] = %q: empty or not distinct", i, id)
+		}
 		nodes[i] = swim.Node{ID: swim.ID(id), Addr: id}
 		s.byAddr[id] = i
 	}
