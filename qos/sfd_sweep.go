@@ -121,6 +121,13 @@ type sfdSchedule struct {
 	ev      []int32
 	blockEA []time.Duration
 	w       []int64
+	// Per block: the sum, least and greatest of its w[j] (their TD_k are
+	// these plus SM), when it has any.
+	wSum, wMin, wMax []int64
+	// w sorted (quietRanks, once some margin needs it), and the replay's
+	// record of its quiet blocks.
+	sortedW []int64
+	q       sfdQuiet
 }
 
 // newSFDSchedule mirrors replayer.step for everything but τ. It returns
@@ -216,6 +223,8 @@ func (sch *sfdSchedule) replay(tr *sfdTrace, changes []sfd.MarginChange, buf []i
 	td := buf[:0]
 	var tau, cur, prevA, openStart time.Duration
 	var pending, out bool
+	var sum int64 // of the TD_k, with their extremes
+	mn, mx := int64(math.MaxInt64), int64(math.MinInt64)
 	ci := 0
 	sm := changes[0].SM
 	var cells *cellSeries
@@ -228,12 +237,22 @@ func (sch *sfdSchedule) replay(tr *sfdTrace, changes []sfd.MarginChange, buf []i
 	if len(changes) > 1 {
 		nextFrom = changes[1].From
 	}
+	q := &sch.q
 	for k := 0; k < len(sch.arr); k++ {
-		if b := k / sfdBlock; k%sfdBlock == 0 && pending && !out && sch.isQuiet(b, sm, nextFrom) {
+		if k%sfdBlock == 0 {
+			b := k / sfdBlock
+			q.quiet[b], q.sm[b] = pending && !out && sch.isQuiet(b, sm, nextFrom), sm
+		}
+		if b := k / sfdBlock; k%sfdBlock == 0 && q.quiet[b] {
 			// A quiet block: τ = EA_{ℓ+1} + SM stays at or after every
 			// arrival, so no mistake starts or ends; only TD_k is added.
-			for _, w := range sch.w[sch.ev[b]:sch.ev[b+1]] {
+			ws := sch.w[sch.ev[b]:sch.ev[b+1]]
+			for _, w := range ws {
 				td = append(td, w+int64(sm))
+			}
+			if len(ws) > 0 {
+				sum += sch.wSum[b] + int64(len(ws))*int64(sm)
+				mn, mx = min(mn, sch.wMin[b]+int64(sm)), max(mx, sch.wMax[b]+int64(sm))
 			}
 			k = min(k+sfdBlock, len(sch.arr)) - 1
 			prevA, cur = sch.arr[k], sch.blockEA[b]+sm
@@ -283,7 +302,10 @@ func (sch *sfdSchedule) replay(tr *sfdTrace, changes []sfd.MarginChange, buf []i
 		pending, tau = true, cur
 		if c&sfdStale == 0 {
 			j := len(td)
-			td = append(td, int64(max(tau-a, 0))+sch.tdB[j])
+			v := int64(max(tau-a, 0)) + sch.tdB[j]
+			td = append(td, v)
+			sum += v
+			mn, mx = min(mn, v), max(mx, v)
 		}
 		after := tau < a
 		if after && !out {
@@ -301,8 +323,20 @@ func (sch *sfdSchedule) replay(tr *sfdTrace, changes []sfd.MarginChange, buf []i
 	if out && sch.rec {
 		res.MistakeIntervals = append(res.MistakeIntervals, Interval{Start: openStart, End: res.End})
 	}
-	acc := sumTD(td, nil, 0, cells, sch.evCell)
-	res.TD, res.LastTD = acc.stats(td)
+	// The TD_k's sum in int64 equals sumTD's float64 sum where every
+	// partial sum is exact (sumTD); the sums wrap only past that bound.
+	var acc tdAcc
+	if n := len(td); n > 0 && float64(n)*max(math.Abs(float64(mn)), math.Abs(float64(mx))) < 1<<52 {
+		acc = tdAcc{sum: float64(sum), mn: mn, mx: mx}
+		if cells != nil {
+			clear(cells.tdSum)
+			clear(cells.tdN)
+			cellSums(td, sch.evCell[:n], cells.tdSum, cells.tdN)
+		}
+	} else {
+		acc = sumTD(td, nil, 0, cells, sch.evCell)
+	}
+	res.TD, res.LastTD = sch.tdStatsQuiet(td, q, acc)
 	res.setRates()
 	if cells != nil {
 		res.setCI(cells)
@@ -374,6 +408,8 @@ func (sch *sfdSchedule) setQuiet(tr *sfdTrace) {
 	n := len(sch.arr)
 	nb := (n + sfdBlock - 1) / sfdBlock
 	sch.quiet, sch.blockEA = make([]int64, nb), make([]time.Duration, nb)
+	sch.wSum, sch.wMin, sch.wMax = make([]int64, nb), make([]int64, nb), make([]int64, nb)
+	sch.q = sfdQuiet{quiet: make([]bool, nb), sm: make([]time.Duration, nb)}
 	sch.ev, sch.w = make([]int32, nb+1), make([]int64, 0, len(sch.tdB))
 	var ea time.Duration
 	seen := false
@@ -406,6 +442,12 @@ func (sch *sfdSchedule) setQuiet(tr *sfdTrace) {
 		}
 		sch.blockEA[b] = ea
 		sch.quiet[b] = q
+		sum, lo, hi := int64(0), int64(math.MaxInt64), int64(math.MinInt64)
+		for _, w := range sch.w[sch.ev[b]:] {
+			sum += w // wraps only where the replay's bound fails
+			lo, hi = min(lo, w), max(hi, w)
+		}
+		sch.wSum[b], sch.wMin[b], sch.wMax[b] = sum, lo, hi
 	}
 	sch.ev[nb] = int32(len(sch.w))
 	hi := int64(0)

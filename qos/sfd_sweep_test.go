@@ -27,7 +27,15 @@ func checkSFDShared(t *testing.T, scfg sfd.Config, hbs []detector.Heartbeat, cfg
 	t.Helper()
 	f := SFDFamily(scfg, durs(sfdSweepMargins))
 	streams := []Stream{{Name: "s", Heartbeats: hbs}}
-	requireSameAsPerPoint(t, f, streams, cfg, SharedEstimator, "SM1 = %g ms")
+	slow := requireSameAsPerPoint(t, f, streams, cfg, SharedEstimator, "SM1 = %g ms")
+	// Again with the TD ranks read from the quiet blocks (quietRanks)
+	// on these short streams.
+	least := sfdRanksMin
+	sfdRanksMin = 64
+	fast, err := Sweep(streams, []Family{f}, SweepConfig{Config: cfg})
+	sfdRanksMin = least
+	require.NoError(t, err)
+	require.Equal(t, slow.Points, fast[0].Points, "TD ranks from the quiet blocks")
 	margins := make([]time.Duration, len(f.Values))
 	for i, v := range f.Values {
 		margins[i] = sfdMargin(v)
