@@ -146,6 +146,7 @@ func (d *Detector) bandCrossing(bs *bands, level float64) (time.Duration, bool) 
 	// a bound on that error for |u − c| ≤ 4 and |q| ≤ 16, and q is too far
 	// from it to cross it beyond.
 	var c, mult, qlo, qhi, mid float64 // mid: the predicted crossing's u
+	st := d.bandState()
 	if bs.integer {
 		m := bs.k
 		c0 := 0.5 * d.invS
@@ -170,19 +171,18 @@ func (d *Detector) bandCrossing(bs *bands, level float64) (time.Duration, bool) 
 			return 0, false
 		}
 		b := &bs.b[i]
-		w := 0x1p-49 * ((bs.k+4)*d.invS + 17)
-		c, mult, qlo, qhi, mid = bs.k, d.invS, b.zlo-w, b.zhi+w, bs.k+d.s*b.zmid
+		sb := singleBand{k: bs.k, zlo: b.zlo, zhi: b.zhi, zmid: b.zmid}
+		c, mult = bs.k, d.invS
+		qlo, qhi, mid = sb.edges(&st)
 	}
-	f := math.Ceil(mid*d.delta - d.base) // the first instant past the predicted crossing
-	if !(f >= 1 && f <= 0x1p51) || time.Duration(f) > d.emax-bandReach {
+	e0, inReach, usual := st.first(c, mult, qlo, qhi, mid)
+	if !inReach {
 		return 0, false
 	}
-	e0 := time.Duration(f)
-	// q is non-decreasing in e: every step rounds monotonically.
-	q := func(e time.Duration) float64 { return (float64(d.off+int64(e))*d.invDelta - c) * mult }
-	if q(e0) >= qhi && (e0 == 1 || q(e0-1) <= qlo) {
-		return e0, true // the usual case: e0 is the crossing
+	if usual {
+		return e0, true
 	}
+	q := func(e time.Duration) float64 { return st.qAt(int64(e), c, mult) }
 	// side is −1 where κ < K, +1 where κ ≥ K, 0 inside the band.
 	side := func(e time.Duration) int {
 		switch q := q(e); {
@@ -218,4 +218,114 @@ func (d *Detector) bandCrossing(bs *bands, level float64) (time.Duration, bool) 
 		}
 	}
 	return 0, false
+}
+
+// bandState is what the tests read of a state: s = σ/Δ, 1/s, Δ, T_last −
+// EA_{ℓ+1} (base as a float, off exact), 1/Δ, and emax − bandReach.
+type bandState struct {
+	s, invS, delta, base, invDelta float64
+	off                            int64
+	lim                            time.Duration
+}
+
+// bandState returns the state's bandState (of a banded state).
+func (d *Detector) bandState() bandState {
+	return bandState{s: d.s, invS: d.invS, delta: d.delta, base: d.base, invDelta: d.invDelta, off: d.off, lim: d.emax - bandReach}
+}
+
+// first returns e0, the first instant past the predicted crossing mid (a
+// value of u), and whether it is within the tests' reach (inReach) and is
+// the crossing by the usual case of the test of coordinate (u − c)·mult and
+// band [qlo, qhi] (usual, see usualAt).
+func (st *bandState) first(c, mult, qlo, qhi, mid float64) (e0 time.Duration, inReach, usual bool) {
+	e, ok := ceilIn(mid*st.delta - st.base)
+	if !ok || time.Duration(e) > st.lim {
+		return 0, false, false
+	}
+	return time.Duration(e), true, st.usualAt(e, c, mult, qlo, qhi)
+}
+
+// ceilIn returns ⌈x⌉ when it is in [1, 2^51], which holds exactly when 0 <
+// x ≤ 2^51 (and then the conversions are exact); ok is false otherwise.
+func ceilIn(x float64) (int64, bool) {
+	if !(x > 0 && x <= 0x1p51) {
+		return 0, false
+	}
+	e := int64(x)
+	if float64(e) < x {
+		e++
+	}
+	return e, true
+}
+
+// usualAt reports the usual case of a test at e: q(e) above the band
+// [qlo, qhi] and q(e − 1) below it (or e = 1: κ(T_last) < K), which makes e
+// the crossing.
+func (st *bandState) usualAt(e int64, c, mult, qlo, qhi float64) bool {
+	return st.qAt(e, c, mult) >= qhi && (e == 1 || st.qAt(e-1, c, mult) <= qlo)
+}
+
+// qAt returns q(e) = (u − c)·mult, u = float64(T_last + e −
+// EA_{ℓ+1})·(1/Δ), the coordinate of a test. It is non-decreasing in e:
+// every step rounds monotonically.
+func (st *bandState) qAt(e int64, c, mult float64) float64 {
+	return (float64(st.off+e)*st.invDelta - c) * mult
+}
+
+// singleBand is the single-term test one threshold K = k + r uses at the
+// current σ/Δ: the band bs.b[i] of the first i whose need is at most 1/s,
+// which stays the one while need ≤ 1/s < upTo (the least need of the bands
+// before it).
+type singleBand struct {
+	level             float64 // K
+	k, zlo, zhi, zmid float64
+	need, upTo        float64
+}
+
+// pick sets sb to the band of bs that applies at invS = 1/s, as
+// bandCrossing chooses it; false when none does (an integer K, K above
+// 2^20, or a spread beyond every band's reach).
+func (sb *singleBand) pick(bs *bands, invS float64) bool {
+	if bs.integer {
+		return false
+	}
+	upTo := math.Inf(1)
+	for i := range bs.b {
+		b := &bs.b[i]
+		if b.need <= invS {
+			*sb = singleBand{level: sb.level, k: bs.k, zlo: b.zlo, zhi: b.zhi, zmid: b.zmid, need: b.need, upTo: upTo}
+			return true
+		}
+		upTo = min(upTo, b.need)
+	}
+	return false
+}
+
+// usual returns ElapsedFor(level) of the state st of a banded Detector when
+// the single-term test of level decides it by its usual case, as
+// bandCrossing would (bs are level's bands, sb its cached choice among
+// them); ok false otherwise, and bandCrossing decides. κ(T_last) < level.
+func (st *bandState) usual(sb *singleBand, bs *bands, level float64) (time.Duration, bool) {
+	if !(sb.need <= st.invS && st.invS < sb.upTo) {
+		if level > 0x1p20 {
+			return 0, false
+		}
+		if !bs.set {
+			*bs = newBands(level)
+		}
+		if !sb.pick(bs, st.invS) {
+			return 0, false
+		}
+	}
+	qlo, qhi, mid := sb.edges(st)
+	e0, _, ok := st.first(sb.k, st.invS, qlo, qhi, mid)
+	return e0, ok
+}
+
+// edges returns the band of the test's coordinate z_k = (u − k)/s in the
+// state st, widened by a bound on that coordinate's rounding for |u − k| ≤
+// 4 and |z_k| ≤ 16 (see bandCrossing), and the predicted crossing's u.
+func (sb *singleBand) edges(st *bandState) (qlo, qhi, mid float64) {
+	w := 0x1p-49 * ((sb.k+4)*st.invS + 17)
+	return sb.zlo - w, sb.zhi + w, sb.k + st.s*sb.zmid
 }

@@ -41,8 +41,8 @@ var sink time.Duration
 // BenchmarkStateSolve observes one heartbeat of a jittered stream (Δ =
 // 10 ms, normal delays of 3 ± 1 ms, σ/Δ ≈ 0.1) and then finds τ at the
 // 40 thresholds of BenchmarkFreshnessPointAt: from scratch
-// (FreshnessPointAt) or from the previous state's crossing (Tracker), side
-// by side.
+// (FreshnessPointAt), from the previous state's crossing (Tracker), or all
+// at once (Trackers), side by side.
 //
 //	go test -run '^$' -bench StateSolve -benchmem ./kappa/
 func BenchmarkStateSolve(b *testing.B) {
@@ -57,11 +57,7 @@ func BenchmarkStateSolve(b *testing.B) {
 		jit := time.Duration(3e6 + 1e6*rng.NormFloat64())
 		hbs[i] = detector.Heartbeat{Seq: uint64(i), HasSeq: true, Arrival: time.Duration(i)*10*time.Millisecond + jit}
 	}
-	for _, tracked := range []bool{false, true} {
-		name := "FreshnessPointAt"
-		if tracked {
-			name = "Tracker"
-		}
+	for _, name := range []string{"FreshnessPointAt", "Tracker", "Trackers"} {
 		b.Run(name, func(b *testing.B) {
 			d, err := kappa.New(kappa.Config{Estimator: chen.EstimatorConfig{Interval: 10 * time.Millisecond}})
 			if err != nil {
@@ -71,19 +67,27 @@ func BenchmarkStateSolve(b *testing.B) {
 			for i, k := range ks {
 				trs[i], _ = d.Track(k)
 			}
+			all, _ := d.TrackAll(ks)
+			taus := make([]time.Duration, len(ks))
 			i := 0
 			b.ReportAllocs()
 			for b.Loop() {
 				d.Observe(hbs[i%n])
 				i++
-				for j, k := range ks {
-					var tau time.Duration
-					if tracked {
-						tau, _ = trs[j].FreshnessPoint()
-					} else {
-						tau, _ = d.FreshnessPointAt(k)
+				switch name {
+				case "FreshnessPointAt":
+					for _, k := range ks {
+						tau, _ := d.FreshnessPointAt(k)
+						sink += tau
 					}
-					sink += tau
+				case "Tracker":
+					for _, tr := range trs {
+						tau, _ := tr.FreshnessPoint()
+						sink += tau
+					}
+				default:
+					all.FreshnessPoints(taus)
+					sink += taus[len(taus)-1]
 				}
 			}
 		})

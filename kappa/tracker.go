@@ -91,21 +91,27 @@ func (t *Tracker) point() time.Duration {
 
 // Trackers are Trackers of several thresholds of one Detector, read
 // together at every state, as a threshold sweep does (package qos).
+// FreshnessPoints first tries the single-term band of each threshold
+// (band.go) with the state's quantities read once for all of them
+// (singleBands), and steps to the threshold's Tracker where it does not
+// decide.
 type Trackers struct {
 	d   *Detector
 	trs []Tracker
+	sb  []singleBand
 }
 
 // TrackAll returns the Trackers of thresholds ks; ok is false when one of
 // them is not finite and positive.
 func (d *Detector) TrackAll(ks []float64) (*Trackers, bool) {
-	ts := &Trackers{d: d, trs: make([]Tracker, len(ks))}
+	ts := &Trackers{d: d, trs: make([]Tracker, len(ks)), sb: make([]singleBand, len(ks))}
 	for i, k := range ks {
 		tr, ok := d.Track(k)
 		if !ok {
 			return nil, false
 		}
 		ts.trs[i] = *tr
+		ts.sb[i].level = k
 	}
 	return ts, true
 }
@@ -119,10 +125,47 @@ func (ts *Trackers) FreshnessPoints(dst []time.Duration) bool {
 		return false
 	}
 	dst = dst[:len(ts.trs)]
-	for i := range ts.trs {
-		dst[i] = ts.trs[i].point()
+	d := ts.d
+	if !d.banded {
+		for i := range ts.trs {
+			dst[i] = ts.trs[i].point()
+		}
+		return true
+	}
+	st := d.bandState()
+	for i := range ts.sb {
+		// The single-term test's usual case (bandState.first), inline:
+		// κ(T_last) < K when K is above reach (reachedAtLast), and the
+		// cached band applies at this σ/Δ (singleBand).
+		b := &ts.sb[i]
+		reach := d.k0max
+		if d.k0ok {
+			reach = d.k0
+		}
+		if b.level > reach && b.need <= st.invS && st.invS < b.upTo {
+			qlo, qhi, mid := b.edges(&st)
+			e, ok := ceilIn(mid*st.delta - st.base)
+			if ok && time.Duration(e) <= st.lim && st.usualAt(e, b.k, st.invS, qlo, qhi) {
+				dst[i] = d.last + time.Duration(e)
+				continue
+			}
+		}
+		dst[i] = ts.point(i, &st)
 	}
 	return true
+}
+
+// point is FreshnessPoints' freshness point of threshold i where the
+// inline test does not decide: the single-term test's usual case after
+// choosing the band, else the Tracker's.
+func (ts *Trackers) point(i int, st *bandState) time.Duration {
+	t := &ts.trs[i]
+	if !ts.d.reachedAtLast(t.k) {
+		if e, ok := st.usual(&ts.sb[i], &t.c.bands, t.k); ok {
+			return ts.d.last + e
+		}
+	}
+	return t.point()
 }
 
 // freshnessFrom returns T_last + ElapsedFor(level) (saturating) of the
