@@ -21,7 +21,12 @@ import (
 //     first state from that exchange's peer, at the peer's address in the
 //     view, within ProbeInterval of the pull) and carries the digest of
 //     its sender's view (Packet.Digest) equal to this member's own: the
-//     views are equal, and a pull whose digests match sends no view.
+//     views are equal, and a pull whose digests match sends no view. The
+//     filter is then asked about this member's own view, as sent in a
+//     transfer, which is the view the sender claims: this member's view
+//     may hold members that no filter saw (gossip brings them, and
+//     memberlist's MergeDelegate likewise sees join push-pulls only). A
+//     refusal drops the state and counts as a refused transfer.
 //
 // A digest is the sender's claim, and this member's own digest is no
 // secret: it goes out with every pull. So an equal digest on any other
@@ -73,9 +78,22 @@ func (m *Member) holdState(in *inbound, pkt *Packet) bool {
 		return false
 	}
 	m.expireHeldStates(now)
-	if slices.ContainsFunc(m.app.accepted, func(v viewVerdict) bool { return v.from == pkt.From.ID }) ||
-		m.answersOwnPull(in, pkt) {
+	if slices.ContainsFunc(m.app.accepted, func(v viewVerdict) bool { return v.from == pkt.From.ID }) {
 		return false
+	}
+	if m.answersOwnPull(in, pkt) {
+		from := pkt.From
+		if from.Addr == "" {
+			from.Addr = m.peers[from.ID].node.Addr // answersOwnPull: held
+		}
+		if m.cfg.MergeFilter(from, m.viewUpdates()) == nil {
+			return false
+		}
+		m.stats.MergesRefused++
+		m.stats.StatesReceived++
+		m.stats.StatesWithheld++
+		m.viewRefused(pkt.From.ID)
+		return true
 	}
 	m.dropHeldState(pkt.From.ID)
 	if len(m.app.held) >= maxHeldStates {

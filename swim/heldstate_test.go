@@ -138,15 +138,15 @@ func exchange(t *testing.T, a, b *Member, now time.Duration, out []Packet) []Rem
 }
 
 // equalPair returns a, with a MergeFilter refusing views that name
-// refuse, and b, with an application state, each knowing the other: their
-// views are equal.
-func equalPair(t *testing.T, refuse ID) (a, b *Member) {
+// refuse, and b, with an application state, each knowing the other and
+// also: their views are equal.
+func equalPair(t *testing.T, refuse ID, also ...string) (a, b *Member) {
 	t.Helper()
 	f := &filterLog{refuse: refuse}
-	a = newTest(t, "a", ModeLifeguard, func(c *Config) { c.MergeFilter = f.filter }, "b")
+	a = newTest(t, "a", ModeLifeguard, func(c *Config) { c.MergeFilter = f.filter }, append([]string{"b"}, also...)...)
 	b = newTest(t, "b", ModeLifeguard, func(c *Config) {
 		c.LocalState = func(bool) []byte { return []byte("state of b") }
-	}, "a")
+	}, append([]string{"a"}, also...)...)
 	require.Equal(t, a.digest(), b.digest())
 	return a, b
 }
@@ -174,6 +174,26 @@ func TestMergeFilterStateWithEqualDigest(t *testing.T) {
 	// The exchange's one answer is spent: a replay of it is held.
 	assert.Empty(t, stepAll(t, a, 3*time.Millisecond, answer...))
 	assert.Len(t, a.app.held, 1)
+
+	// Equal views that the filter refuses: a's own view holds x (no
+	// filter saw it: bootstrapped here, gossiped in a group), and so does
+	// b's, which b's answer claims. The filter, asked about a's view,
+	// refuses, and the state is dropped.
+	a, b = equalPair(t, "x", "x")
+	for tries := 0; tries < 64; tries++ {
+		a.pushPull(0)
+		if pull, _ = drain(a); pull[0].To.ID == "b" {
+			break
+		}
+	}
+	require.Equal(t, ID("b"), pull[0].To.ID)
+	require.NoError(t, b.Step(time.Millisecond, &pull[0]))
+	answer, _ = drain(b)
+	require.Len(t, answer, 1)
+	assert.Empty(t, stepAll(t, a, 2*time.Millisecond, answer...))
+	assert.Equal(t, 1, a.Stats().MergesRefused)
+	assert.Equal(t, 1, a.Stats().StatesWithheld)
+	assert.Empty(t, a.app.held)
 
 	// An answer later than ProbeInterval after the pull is held.
 	a, b = equalPair(t, "nobody")

@@ -192,13 +192,7 @@ func (m *Member) pushPullDue() time.Duration {
 // address, metadata and proof), above the 1,400-byte default chosen to stay
 // under the Ethernet MTU, for a case ordinary IDs never reach.
 func (m *Member) sendSync(to Node) {
-	ups := make([]Update, 0, len(m.peers)+1)
-	ups = append(ups, m.selfAlive())
-	for _, p := range m.all {
-		if !m.blindVerdict(p) {
-			ups = append(ups, m.viewUpdate(p))
-		}
-	}
+	ups := m.viewUpdates()
 	whole := Packet{Kind: MsgSync, From: m.self, To: to, Updates: ups}
 	if whole.Size() <= m.cfg.MaxPacketSize {
 		m.ready.packets = append(m.ready.packets, whole)
@@ -230,6 +224,20 @@ func (m *Member) sendSync(to Node) {
 	for i := first; i < len(m.ready.packets); i++ {
 		m.ready.packets[i].Part.Total = uint32(sent)
 	}
+}
+
+// viewUpdates returns the entries of this member's view as a view
+// transfer states them: its own Alive first, then every member but those
+// of blind verdicts.
+func (m *Member) viewUpdates() []Update {
+	ups := make([]Update, 0, len(m.peers)+1)
+	ups = append(ups, m.selfAlive())
+	for _, p := range m.all {
+		if !m.blindVerdict(p) {
+			ups = append(ups, m.viewUpdate(p))
+		}
+	}
+	return ups
 }
 
 // blindVerdict reports whether p is suspect or dead in this member's view
