@@ -2,6 +2,7 @@ package swim
 
 import (
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -476,4 +477,42 @@ func gatedProbe(t *testing.T) (*Member, ID, []Packet) {
 	target, reqs := toPingReqs(t, a)
 	require.Len(t, reqs, 2)
 	return a, target, reqs
+}
+
+// The gate's retry takes a late ack of the failed first probe's ping, from
+// the target or relayed by one of that probe's intermediates, as its own
+// answer: the retry re-checks the same failure, and an answer to either
+// ping shows the target alive. An ack of that number from anybody else
+// answers nothing, and the retry suspects.
+func TestGateRetryTakesFirstProbesLateAck(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		from func(target ID, reqs []Packet) ID
+		ok   bool
+	}{
+		{"target", func(target ID, _ []Packet) ID { return target }, true},
+		{"intermediate", func(_ ID, reqs []Packet) ID { return reqs[1].To.ID }, true},
+		{"stranger", func(ID, []Packet) ID { return "zz" }, false},
+	} {
+		a, target, reqs := gatedProbe(t)
+		first := reqs[0].PingReq.Seq
+		for _, r := range reqs {
+			n := Packet{Kind: MsgNack, From: r.To, To: node("a"), Nack: Nack{Seq: first}}
+			require.NoError(t, a.Step(600*time.Millisecond, &n))
+		}
+		pk, _ := drain(a)
+		ping := only(t, pk, MsgPing)
+		require.Len(t, ping, 1, c.name)
+		require.Equal(t, target, ping[0].To.ID, c.name)
+		require.NotEqual(t, first, ping[0].Ping.Seq, "%s: the retry's own ping", c.name)
+		require.Equal(t, 1, a.Stats().GateDeferrals, c.name)
+
+		from := c.from(target, reqs)
+		ack := Packet{Kind: MsgAck, From: Node{ID: from, Addr: string(from) + ":7946"}, To: node("a"), Ack: Ack{Seq: first}}
+		require.NoError(t, a.Step(700*time.Millisecond, &ack))
+		_, ev := advance(a, 3*time.Second)
+		suspected := slices.ContainsFunc(ev, func(e Event) bool { return e.Kind == EventSuspect && e.Node.ID == target })
+		assert.Equal(t, !c.ok, suspected, c.name)
+		assert.Equal(t, !c.ok, a.Stats().Suspicions == 1, c.name)
+	}
 }

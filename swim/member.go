@@ -290,6 +290,9 @@ type prober struct {
 	isoNext       time.Duration // earliest view request of an isolated member (isolated)
 	isoGap        time.Duration // the gap after it, doubling to ReconnectInterval
 	nextReconnect time.Duration // the next reconnect ping to a member believed dead
+	// failed is the first probe the gate deferred, whose late acks its
+	// retry takes (probe.first).
+	failed firstProbe
 }
 
 // localHealth is Lifeguard's local health (health.go).

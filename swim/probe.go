@@ -36,6 +36,19 @@ type probe struct {
 	// charged: the probe budget this probe of an unverified target took
 	// (nextTarget), given back if the target answers (verify).
 	charged int
+	// first: for the gate's retry, the failed first probe, whose ack,
+	// direct or relayed by one of its intermediates, still answers the
+	// retry (answersProbe); first.ok is false otherwise.
+	first firstProbe
+}
+
+// firstProbe is a failed first probe a gate's retry re-checks: its
+// sequence number, when its ping left, and its intermediates.
+type firstProbe struct {
+	ok    bool
+	seq   uint32
+	sent  time.Duration
+	asked []ID
 }
 
 // relay is an indirect ping sent on behalf of a PingReq.
@@ -156,6 +169,10 @@ func (m *Member) startProbe(now time.Duration) {
 	}
 	m.pr = probe{active: true, target: t, seq: seq, sent: now,
 		timeoutAt: now + m.probeTimeout(t), endAt: m.probing.next, retry: retry && t.retried, charged: charged}
+	if m.pr.retry && m.probing.failed.ok {
+		m.pr.first = m.probing.failed
+	}
+	m.probing.failed.ok = false
 	if m.pr.retry && hold > 0 {
 		// Within the failed probe's period, but never shorter than the
 		// retry's own least direct wait (pathsDone).

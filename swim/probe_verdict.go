@@ -77,6 +77,11 @@ func (m *Member) failProbe(now time.Duration) {
 	if m.gated(t, now) {
 		t.retried = true
 		m.probing.forceNext = t
+		f := &m.probing.failed
+		f.ok, f.seq, f.sent, f.asked = true, m.pr.seq, m.pr.sent, f.asked[:0]
+		for _, a := range m.probing.asked {
+			f.asked = append(f.asked, a.id)
+		}
 		m.stats.GateDeferrals++
 		return
 	}
@@ -102,13 +107,25 @@ func (m *Member) tickRelays(now time.Duration) {
 	m.probing.relays = kept
 }
 
-// answersProbe reports whether an ack from from may answer the current
-// probe: from is its target, or a member asked to relay it (ping-req).
-func (m *Member) answersProbe(from ID) bool {
-	if from == m.pr.target.node.ID {
-		return true
+// answersProbe reports whether an ack numbered seq from from answers the
+// current probe, and when the ping it answers left: an ack of the probe's
+// ping from its target or from a member asked to relay it (ping-req), or,
+// in the gate's retry, a late one of the failed first probe's ping, from
+// the target or from one of that probe's intermediates (probe.first): the
+// retry re-checks the same failure, and an answer to either ping shows
+// the target alive.
+func (m *Member) answersProbe(from ID, seq uint32) (bool, time.Duration) {
+	if !m.pr.active {
+		return false, 0
 	}
-	return m.pr.indirect && slices.ContainsFunc(m.probing.asked, func(a asked) bool { return a.id == from })
+	target := from == m.pr.target.node.ID
+	if seq == m.pr.seq {
+		return target || m.pr.indirect && slices.ContainsFunc(m.probing.asked, func(a asked) bool { return a.id == from }), m.pr.sent
+	}
+	if f := &m.pr.first; f.ok && seq == f.seq {
+		return target || slices.Contains(f.asked, from), f.sent
+	}
+	return false, 0
 }
 
 // onAck takes an ack of the current probe, or of a ping this member
@@ -120,13 +137,13 @@ func (m *Member) answersProbe(from ID) bool {
 func (m *Member) onAck(in *inbound, pkt *Packet) {
 	now := in.now
 	seq := pkt.Ack.Seq
-	if m.pr.active && seq == m.pr.seq && m.answersProbe(pkt.From.ID) {
+	if ok, sent := m.answersProbe(pkt.From.ID, seq); ok {
 		t := m.pr.target
 		if pkt.From.ID == t.node.ID {
 			t.answered = true
-			m.observeRTT(t, now-m.pr.sent)
+			m.observeRTT(t, now-sent)
 			if m.cfg.PingComplete != nil {
-				m.cfg.PingComplete(t.node, now-m.pr.sent, pkt.AckPayload)
+				m.cfg.PingComplete(t.node, now-sent, pkt.AckPayload)
 			}
 		} else {
 			m.heard(now, t) // relayed: evidence that t is alive
