@@ -192,12 +192,14 @@ func (d *Normal) Window() *detector.Window { return d.window }
 
 // Observe records a heartbeat: I = A − T_last enters the window (subject to
 // the configured remedies and the relearn rule), T_last = A, and μ, σ_eff
-// and τ are recomputed.
+// and τ are recomputed (τ alone when the window did not change: μ and
+// σ_eff depend on its samples only).
 func (d *Normal) Observe(hb detector.Heartbeat) {
 	iv, gap, first, ok := d.arr.accept(hb)
 	if !ok {
 		return
 	}
+	changed := first // the first heartbeat sets the bootstrap's μ and σ_eff
 	if !first {
 		// d.tau is still the previous heartbeat's freshness point.
 		skip := d.skip && hb.Arrival > d.tau && d.window.Len() >= min(2, d.window.Size())
@@ -212,13 +214,18 @@ func (d *Normal) Observe(hb detector.Heartbeat) {
 			skip = true
 		}
 		if skip {
-			d.relearn.skipped(iv, d.window)
+			changed = d.relearn.skipped(iv, d.window) > 0
 		} else {
 			d.window.Add(iv)
 			d.relearn.recorded()
+			changed = true
 		}
 	}
-	d.update()
+	if changed {
+		d.update()
+	} else {
+		d.refresh()
+	}
 }
 
 // update recomputes μ, σ_eff, t*(Θ) and τ from the window.

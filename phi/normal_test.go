@@ -289,3 +289,54 @@ func TestNormalAcceptablePause(t *testing.T) {
 	_, err := phi.NewNormal(phi.NormalConfig{AcceptablePause: new(time.Duration(-1))})
 	assert.ErrorContains(t, err, "AcceptablePause")
 }
+
+// After every heartbeat, recorded, skipped, relearnt in a run or dropped,
+// μ and σ_eff are the window's own statistics (or the bootstrap's), with
+// the pause and the floor: Observe recomputes only τ when the window did
+// not change, which must leave nothing stale. The stream has jitter that
+// low thresholds suspect, outages, and a step to a slower rate that the
+// relearn rule learns.
+func TestNormalFormIsTheWindowsAfterEveryHeartbeat(t *testing.T) {
+	cfgs := map[string]phi.NormalConfig{
+		"low":        {Threshold: 0.5, WindowSize: 50},
+		"floor":      {Threshold: 2, WindowSize: 50, MinStdDev: new(5 * time.Millisecond), AcceptablePause: new(time.Millisecond)},
+		"cap-divide": {Threshold: 1, WindowSize: 50, MaxInterval: new(150 * time.Millisecond), DivideBySeqGap: true, RelearnAfter: new(3)},
+	}
+	for name, cfg := range cfgs {
+		d := newNormal(t, cfg)
+		at, seq := 0.0, uint64(0)
+		for i := range 3000 {
+			step := 100.0
+			if i > 2000 {
+				step = 230 // a slower rate for good
+			}
+			at += step + 20*math.Sin(float64(i)*1.7)
+			seq++
+			if i%97 == 0 {
+				at += 900 // an outage
+				seq += 5
+			}
+			d.Observe(hb(seq, at))
+			if i%13 == 0 {
+				d.Observe(hb(seq, at)) // a duplicate: dropped
+			}
+			_, mean, sd, ok := d.Form()
+			require.True(t, ok)
+			w := d.Window()
+			wm, wsd := 1e9, 1e9/4 // the bootstrap's (BootstrapInterval 1 s)
+			if w.Len() >= 2 {
+				wm, wsd = w.MeanStdDev()
+			}
+			floor := 0.01 * wm
+			if cfg.MinStdDev != nil {
+				floor = float64(*cfg.MinStdDev)
+			}
+			pause := 0.0
+			if cfg.AcceptablePause != nil {
+				pause = float64(*cfg.AcceptablePause)
+			}
+			require.Equal(t, wm+pause, mean, "%s, heartbeat %d", name, i)
+			require.Equal(t, max(wsd, floor, 1), sd, "%s, heartbeat %d", name, i)
+		}
+	}
+}
