@@ -2,6 +2,7 @@ package qos
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"time"
 
@@ -25,6 +26,8 @@ type thresholdPass struct {
 	fill    func(taus []time.Duration) // sets each point's freshness point
 	taus    []time.Duration            // the points' freshness points after prevA
 	pending bool                       // taus are in force over the current gap
+	minTau  time.Duration              // the least of taus
+	outs    int                        // points suspecting just after prevA
 	// τ − A_k of the last evaluated heartbeats, heartbeat by heartbeat
 	// (tdRows of them), moved to each point's td every tdBlock heartbeats:
 	// one stream of writes instead of one per point.
@@ -160,7 +163,7 @@ func (p *thresholdPass) step(hb detector.Heartbeat) error {
 			q.closeMistake(a, p.cfg.RecordMistakes)
 			q.out = false
 		}
-		p.pending = false
+		p.pending, p.outs = false, 0
 		return nil
 	}
 	if !stale {
@@ -175,6 +178,9 @@ func (p *thresholdPass) step(hb detector.Heartbeat) error {
 // gap is replayer.gap for every threshold: the suspicion of the thresholds
 // whose freshness point (p.taus, in force since prevA) passed before a.
 func (p *thresholdPass) gap(a time.Duration) {
+	if a <= p.minTau {
+		return // no τ passed
+	}
 	gapCell := -1 // the cell of prevA, computed once for the thresholds whose τ falls in this gap
 	for i, tau := range p.taus {
 		if a <= tau {
@@ -186,6 +192,7 @@ func (p *thresholdPass) gap(a time.Duration) {
 		if starts {
 			q.mistakes++
 			q.openStart = from
+			p.outs++
 		}
 		q.suspected += a - from
 		q.out = true
@@ -210,6 +217,7 @@ func (p *thresholdPass) startsEvaluation(a time.Duration, stale, ready bool) boo
 	for i := range p.pts {
 		p.pts[i].out = false
 	}
+	p.outs = 0
 	return true
 }
 
@@ -244,14 +252,24 @@ func (p *thresholdPass) evaluate(hb detector.Heartbeat) {
 // replayer.transition for every threshold, with the freshness points of
 // p.taus after the heartbeat arriving at a.
 func (p *thresholdPass) transition(a time.Duration, stale bool) {
+	minTau := time.Duration(math.MaxInt64)
 	if !stale {
 		row := p.tdBuf[p.tdRows*len(p.taus) : (p.tdRows+1)*len(p.taus)]
 		for i, tau := range p.taus {
 			row[i] = int64(max(tau-a, 0))
+			minTau = min(minTau, tau)
 		}
 		if p.tdRows++; p.tdRows == tdBlock {
 			p.flushTD()
 		}
+	} else {
+		for _, tau := range p.taus {
+			minTau = min(minTau, tau)
+		}
+	}
+	p.minTau = minTau
+	if p.outs == 0 && a <= minTau {
+		return // no point suspects, before a or after it
 	}
 	aCell := -1
 	for i, tau := range p.taus {
@@ -269,6 +287,9 @@ func (p *thresholdPass) transition(a time.Duration, stale bool) {
 		}
 		if !after && q.out {
 			q.closeMistake(a, p.cfg.RecordMistakes)
+		}
+		if after != q.out {
+			p.outs += b2i(after) - b2i(q.out)
 		}
 		q.out = after
 	}

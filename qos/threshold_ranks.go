@@ -68,11 +68,15 @@ func newTDWindows(smp *tdSample, n int, delays []int64, off int64, cells []*cell
 		atHi: make([][2]int, k), in: make([][2][]int64, k), missed: make([]bool, k), acc: make([]tdTally, k),
 		last: make([]int64, k)}
 	m := len(smp.rows)
+	var cp [2]int
 	for j, r := range w.ranks {
-		w.limit[j] = 2*windowCap(r, n, m) + 4096
+		cp[j] = windowCap(r, n, m)
+		w.limit[j] = 2*cp[j] + 4096
 	}
 	sample := make([]int64, m)
 	for i, vs := range smp.vals {
+		// Room for the values a window holds, so that it rarely grows.
+		w.in[i] = [2][]int64{make([]int64, 0, cp[0]), make([]int64, 0, cp[1])}
 		for j, k := range smp.rows {
 			sample[j] = vs[j] + w.base(k)
 		}
@@ -305,6 +309,11 @@ func sweepRanked(newDet func(v float64) (thresholdDetector, error), fillOf func(
 		return p, nil
 	}
 	smp := &tdSample{stride: sampleStride(hs.Len()), vals: make([][]int64, len(reps))}
+	rows := hs.Len()/smp.stride + 1 // at most
+	smp.rows = make([]int, 0, rows)
+	for i := range smp.vals {
+		smp.vals[i] = make([]int64, 0, rows)
+	}
 	first, err := run(func(p *thresholdPass) {
 		p.sample = smp
 		p.delay = make([]int64, 0, hs.Len())
