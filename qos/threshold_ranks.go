@@ -127,10 +127,11 @@ func (w *tdWindows) base(k int) int64 {
 }
 
 // add accounts the rows of τ − A_k in buf (rows of n thresholds) of the
-// next evaluated heartbeats, whose cells are evCell (when not nil). Most
-// values lie outside both windows: they cost two comparisons without a
-// branch (about half the values fall below the p50 window, unpredictably)
-// and one test of both windows at once, rarely taken.
+// next evaluated heartbeats, whose cells are evCell (when not nil), a
+// threshold's run of rows in one cell at a time. Most values lie outside
+// both windows: they cost two comparisons without a branch (about half the
+// values fall below the p50 window, unpredictably) and one test of both
+// windows at once, rarely taken (windowTally).
 func (w *tdWindows) add(buf []int64, rows, n int, evCell []uint8) {
 	if rows == 0 {
 		return
@@ -155,6 +156,7 @@ func (w *tdWindows) add(buf []int64, rows, n int, evCell []uint8) {
 		nr++
 		r = e
 	}
+	var col, hits [tdBlock]int64
 	for i := range n {
 		if w.missed[i] {
 			continue
@@ -165,30 +167,24 @@ func (w *tdWindows) add(buf []int64, rows, n int, evCell []uint8) {
 		// or not.
 		wd0, wd1 := uint64(hi0-lo0), uint64(hi1-lo1)
 		below0, below1 := w.below[i][0], w.below[i][1]
-		mn, mx := acc.mn, acc.mx
-		r := 0
-		var v int64
+		from := 0
 		for _, run := range runs[:nr] {
+			vs := col[from:run.end]
 			var s int64
-			from := r
-			for ; r < run.end; r++ {
-				v = buf[r*n+i] + bases[r]
-				s += v
-				mn, mx = min(mn, v), max(mx, v)
-				below0 += b2i(v < lo0)
-				below1 += b2i(v < lo1)
-				if uint64(v-lo0) <= wd0 || uint64(v-lo1) <= wd1 {
-					w.inWindows(i, v)
-				}
+			s, acc.mn, acc.mx = columnOf(vs, buf[from*n+i:], n, bases[from:run.end], acc.mn, acc.mx)
+			b0, b1, k := windowTally(vs, lo0, lo1, wd0, wd1, hits[:len(vs)])
+			below0, below1 = below0+b0, below1+b1
+			for _, v := range hits[:k] {
+				w.inWindows(i, v)
 			}
 			acc.sum += s
 			if acc.tdSum != nil {
 				acc.tdSum[run.cell] += float64(s)
 				acc.tdN[run.cell] += float64(run.end - from)
 			}
+			from = run.end
 		}
-		acc.mn, acc.mx = mn, mx
-		w.last[i] = v
+		w.last[i] = col[rows-1]
 		w.below[i] = [2]int{below0, below1}
 		if len(w.in[i][0]) > w.limit[0] || len(w.in[i][1]) > w.limit[1] {
 			w.missed[i] = true
@@ -196,6 +192,43 @@ func (w *tdWindows) add(buf []int64, rows, n int, evCell []uint8) {
 		}
 	}
 	w.rowsDone += rows
+}
+
+// columnOf sets vs[r] to col[r·n] + bases[r] (a threshold's TD_k of a
+// run) and returns their sum and their extremes with mn and mx. It and
+// windowTally are apart, and not inlined, so that each loop keeps its few
+// variables in registers.
+//
+//go:noinline
+func columnOf(vs, col []int64, n int, bases []int64, mn, mx int64) (sum, mn2, mx2 int64) {
+	at := 0
+	for r, b := range bases {
+		v := col[at] + b
+		at += n
+		vs[r] = v
+		sum += v
+		mn, mx = min(mn, v), max(mx, v)
+	}
+	return sum, mn, mx
+}
+
+// windowTally returns how many values of vs are under lo0 and under lo1,
+// without a branch (about half are under the p50 window), and copies to
+// hits those in the window [lo0, lo0 + wd0] or [lo1, lo1 + wd1], a branch
+// rarely taken, returning how many.
+//
+//go:noinline
+func windowTally(vs []int64, lo0, lo1 int64, wd0, wd1 uint64, hits []int64) (below0, below1, k int) {
+	hits = hits[:len(vs)]
+	for _, v := range vs {
+		below0 += b2i(v < lo0)
+		below1 += b2i(v < lo1)
+		if uint64(v-lo0) <= wd0 || uint64(v-lo1) <= wd1 {
+			hits[k] = v
+			k++
+		}
+	}
+	return below0, below1, k
 }
 
 // inWindows accounts threshold i's value v, which lies in one of its
