@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"math"
 	"slices"
+	"sort"
 	"time"
 
 	"github.com/fdkit/fdkit/detector"
@@ -215,10 +216,9 @@ func (s *normalSet) split(a time.Duration) {
 		if g.rec || a > s.tau(g, g.hi-1) {
 			continue
 		}
-		j := g.lo + 1 // the first threshold that records: hi−1 does
-		for a > s.tau(g, j) {
-			j++
-		}
+		// The first threshold that records (hi−1 does, lo does not; τ is
+		// non-decreasing in j), by bisection: a group may hold hundreds.
+		j := g.lo + 1 + sort.Search(g.hi-1-(g.lo+1), func(k int) bool { return a <= s.tau(g, g.lo+1+k) })
 		d, err := g.det.Fork(s.ths[j])
 		if err != nil {
 			*s.failed = true
