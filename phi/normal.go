@@ -195,9 +195,53 @@ func (d *Normal) Window() *detector.Window { return d.window }
 // and τ are recomputed (τ alone when the window did not change: μ and
 // σ_eff depend on its samples only).
 func (d *Normal) Observe(hb detector.Heartbeat) {
+	switch d.record(hb) {
+	case windowChanged:
+		d.update()
+	case lastMoved:
+		d.refresh()
+	}
+}
+
+// ObserveEach is Observe(hb) on every detector of ds, in two rounds: each
+// records the interval, then each whose window changed recomputes μ and
+// σ_eff, and τ: one detector's division, spread and square root then
+// overlap the next one's (a threshold sweep observes many detectors at
+// every heartbeat).
+func ObserveEach(ds []*Normal, hb detector.Heartbeat) {
+	var what [32]observed
+	for len(ds) > 0 {
+		part := ds[:min(len(ds), len(what))]
+		ds = ds[len(part):]
+		for i, d := range part {
+			what[i] = d.record(hb)
+		}
+		for i, d := range part {
+			switch what[i] {
+			case windowChanged:
+				d.update()
+			case lastMoved:
+				d.refresh()
+			}
+		}
+	}
+}
+
+// observed is what record did with a heartbeat.
+type observed uint8
+
+const (
+	dropped       observed = iota // stale, duplicate or backwards: nothing moved
+	lastMoved                     // T_last moved, the window did not change
+	windowChanged                 // the window changed (or the first heartbeat's bootstrap)
+)
+
+// record is Observe but for the update of μ, σ_eff and τ, which it says
+// is needed.
+func (d *Normal) record(hb detector.Heartbeat) observed {
 	iv, gap, first, ok := d.arr.accept(hb)
 	if !ok {
-		return
+		return dropped
 	}
 	changed := first // the first heartbeat sets the bootstrap's μ and σ_eff
 	if !first {
@@ -222,10 +266,9 @@ func (d *Normal) Observe(hb detector.Heartbeat) {
 		}
 	}
 	if changed {
-		d.update()
-	} else {
-		d.refresh()
+		return windowChanged
 	}
+	return lastMoved
 }
 
 // update recomputes μ, σ_eff, t*(Θ) and τ from the window.

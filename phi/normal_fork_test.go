@@ -213,3 +213,37 @@ func TestNormalFreshnessPointsZ(t *testing.T) {
 		assert.Equal(t, time.Duration(math.MaxInt64), taus[len(zs)-1], "saturates")
 	}
 }
+
+// ObserveEach leaves every detector as Observe would, in batches of any
+// size (here 70 detectors, more than one batch), through skipped
+// intervals, relearn runs, duplicates and arrivals going backwards.
+func TestNormalObserveEachIsObserve(t *testing.T) {
+	var each, one []*phi.Normal
+	for i := range 70 {
+		cfg := phi.NormalConfig{WindowSize: 30, Threshold: 0.31 + 0.2*float64(i)}
+		each = append(each, newNormal(t, cfg))
+		one = append(one, newNormal(t, cfg))
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	at := time.Duration(0)
+	for i := range 2000 {
+		at += ms(100) + time.Duration(rng.NormFloat64()*float64(ms(15)))
+		if i%50 == 0 {
+			at += ms(700)
+		}
+		h := detector.Heartbeat{Seq: uint64(i), HasSeq: i%7 != 0, Arrival: at}
+		if i%31 == 0 {
+			h.Arrival -= ms(500) // backwards: dropped
+		}
+		phi.ObserveEach(each, h)
+		for _, d := range one {
+			d.Observe(h)
+		}
+		for j := range one {
+			a, _ := each[j].FreshnessPoint()
+			b, _ := one[j].FreshnessPoint()
+			require.Equal(t, b, a, "detector %d, heartbeat %d", j, i)
+			require.True(t, each[j].SameHistory(one[j]))
+		}
+	}
+}

@@ -89,6 +89,7 @@ type normalSet struct {
 	sorted  bool
 	scratch []time.Duration
 	grps    []*normalGroup
+	dets    []*phi.Normal // the groups' detectors, Observe's scratch
 	// every: two groups are compared once they have judged this many
 	// intervals in a row alike (the window size), the fewest after which
 	// the interval they parted on can have left the window.
@@ -189,9 +190,11 @@ func (s *normalSet) Observe(hb detector.Heartbeat) {
 	if judged {
 		s.split(hb.Arrival)
 	}
+	s.dets = s.dets[:0]
 	for _, g := range s.grps {
-		g.det.Observe(hb)
+		s.dets = append(s.dets, g.det)
 	}
+	phi.ObserveEach(s.dets, hb)
 	if fresh && (!s.seen || hb.Arrival >= s.last) {
 		s.seen, s.last = true, hb.Arrival
 	}
