@@ -160,8 +160,8 @@ func checkDiffState(t *testing.T, h diffHistory, d *Detector, ks []float64, trs 
 	if d.last > 0 {
 		emax -= d.last
 	}
-	if e, _ := d.ElapsedFor(d.threshold); d.tau != detector.AddSat(d.last, e) {
-		fail(d.threshold, "Observe's τ %d, ElapsedFor's %d", int64(d.tau), int64(detector.AddSat(d.last, e)))
+	if e, _ := d.ElapsedFor(d.threshold); d.ownTau() != detector.AddSat(d.last, e) {
+		fail(d.threshold, "Observe's τ %d, ElapsedFor's %d", int64(d.ownTau()), int64(detector.AddSat(d.last, e)))
 	}
 	taus := make([]time.Duration, len(ks))
 	all.FreshnessPoints(taus)

@@ -89,10 +89,11 @@ type Config struct {
 // backwards jump of more than RestartJump resets, heartbeats without
 // sequence numbers are numbered by arrival.
 //
-// Observe costs one evaluation of κ (O(1 + σ/Δ) terms) and one solve: a
-// few float operations where the bands decide, else a few evaluations
-// (usually two: the search starts from the previous crossing, see
-// Tracker); Level one evaluation. A Detector is not safe for concurrent use.
+// Observe updates the state; the first read of τ after it (FreshnessPoint,
+// Suspected) costs one solve: a few float operations where the bands
+// decide, else a few evaluations of κ (O(1 + σ/Δ) terms each; usually two:
+// the search starts from the previous crossing, see Tracker). Level costs
+// one evaluation. A Detector is not safe for concurrent use.
 type Detector struct {
 	est        *chen.Estimator
 	threshold  float64
@@ -115,6 +116,7 @@ type Detector struct {
 	k0ok   bool
 	k0max  float64 // κ(T_last) ≤ k0max, known before κ(T_last) is
 	tau    time.Duration
+	solved bool     // tau is this state's (solved when first read)
 	gen    uint64   // counts the states (fresh heartbeats and restarts), for Tracker
 	own    crossing // τ's crossing, the start of the next state's search
 }
@@ -161,7 +163,7 @@ func (d *Detector) Threshold() float64 { return d.threshold }
 func (d *Detector) StdDev() time.Duration { return detector.RoundNanos(d.s * d.delta) }
 
 // Observe records a heartbeat and, if it is Fresh (or a restart), takes
-// T_last, EA_{ℓ+1} and σ from the estimator and recomputes τ.
+// T_last, EA_{ℓ+1} and σ from the estimator; τ follows from them.
 func (d *Detector) Observe(hb detector.Heartbeat) {
 	switch d.est.Observe(hb) {
 	case chen.Fresh, chen.Restart:
@@ -175,8 +177,18 @@ func (d *Detector) Observe(hb detector.Heartbeat) {
 		d.banded = !d.step && d.s <= sMaxBand && math.Abs(d.base) <= 0x1p51
 		d.emax = math.MaxInt64 - max(d.last, 0)
 		d.boundK0()
-		d.tau = d.freshnessFrom(&d.own, d.threshold) // MaxInt64 when never reached
+		d.solved = false // solved when read: a threshold sweep reads other thresholds only
 	}
+}
+
+// ownTau returns τ of the current state (after the first heartbeat),
+// solving for it the first time it is read: T_last + ElapsedFor(K),
+// MaxInt64 when never reached.
+func (d *Detector) ownTau() time.Duration {
+	if !d.solved {
+		d.tau, d.solved = d.freshnessFrom(&d.own, d.threshold), true
+	}
+	return d.tau
 }
 
 // boundK0 sets k0max for a new state, or κ(T_last) itself where that costs
@@ -219,7 +231,16 @@ func (d *Detector) reachedAtLast(level float64) bool {
 
 // FreshnessPoint returns τ = T_last + ElapsedFor(K) (saturating); ok is
 // false before the first heartbeat.
-func (d *Detector) FreshnessPoint() (time.Duration, bool) { return d.tau, d.seen }
+func (d *Detector) FreshnessPoint() (time.Duration, bool) {
+	if !d.seen {
+		return 0, false
+	}
+	return d.ownTau(), true
+}
+
+// Started reports whether a heartbeat has been observed: FreshnessPoint's
+// ok, without solving for τ.
+func (d *Detector) Started() bool { return d.seen }
 
 // FreshnessPointAt returns the freshness point the detector would have with
 // threshold k instead of its own, from the same state (which does not
@@ -230,7 +251,7 @@ func (d *Detector) FreshnessPointAt(k float64) (time.Duration, bool) {
 		return 0, false
 	}
 	if k == d.threshold {
-		return d.tau, true // solved by Observe
+		return d.ownTau(), true
 	}
 	e, _ := d.ElapsedFor(k)
 	return detector.AddSat(d.last, e), true
@@ -240,7 +261,7 @@ func (d *Detector) FreshnessPointAt(k float64) (time.Duration, bool) {
 func (d *Detector) WarmingUp() bool { return d.est.Len() < d.minSamples }
 
 // Suspected reports now > τ.
-func (d *Detector) Suspected(now time.Duration) bool { return d.seen && now > d.tau }
+func (d *Detector) Suspected(now time.Duration) bool { return d.seen && now > d.ownTau() }
 
 // Level returns κ(now): 0 before the first heartbeat; an instant before
 // T_last counts as T_last. Never NaN or negative.

@@ -82,7 +82,7 @@ func (t *Tracker) point() time.Duration {
 	}
 	t.gen = d.gen + 1
 	if t.k == d.threshold {
-		t.tau = d.tau // solved by Observe
+		t.tau = d.ownTau()
 	} else {
 		t.tau = d.freshnessFrom(&t.c, t.k)
 	}

@@ -140,7 +140,7 @@ func (p *thresholdPass) step(hb detector.Heartbeat) error {
 		p.lastSeq, p.hasSeq = hb.Seq, true
 	}
 	p.prevA, p.havePrev = a, true
-	_, ok := p.src.FreshnessPoint() // ok is the same for every threshold
+	ok := started(p.src) // ok is the same for every threshold
 	ready := ok && !p.src.WarmingUp()
 	if !p.evaluating && !p.startsEvaluation(a, stale, ready) {
 		return nil
@@ -397,4 +397,15 @@ func (p *thresholdPass) finish(spans *spanMemo) ([]Result, error) {
 func finishTD(td, base []int64, off int64, cells *cellSeries, evCell []uint8) (TDStats, time.Duration) {
 	acc := sumTD(td, base, off, cells, evCell)
 	return acc.stats(td)
+}
+
+// started returns src's FreshnessPoint's ok, without solving for τ where
+// src can tell (kappa.Detector.Started): the first pass of sweepRanked
+// reads no τ at most heartbeats.
+func started(src thresholdDetector) bool {
+	if s, can := src.(interface{ Started() bool }); can {
+		return s.Started()
+	}
+	_, ok := src.FreshnessPoint()
+	return ok
 }
