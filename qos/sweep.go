@@ -132,7 +132,16 @@ type SweepConfig struct {
 	// Progress, if not nil, is called after each finished unit of work with
 	// the number of points done and the total; calls are serialized.
 	Progress func(done, total int)
+	// Cancel, if not nil, ends the sweep early once closed: the tasks not
+	// started by then (a curve, or a point of a curve replayed per point)
+	// are not run and fail with ErrCanceled, those running finish, and
+	// SweepEach returns when they have.
+	Cancel <-chan struct{}
 }
+
+// ErrCanceled is the failure of the curves and points a sweep did not
+// run because SweepConfig.Cancel was closed.
+var ErrCanceled = errors.New("qos: sweep canceled")
 
 type sweepTask struct {
 	curve  int
@@ -192,7 +201,11 @@ func SweepEach(streams []Stream, fams [][]Family, opt SweepConfig) ([]Curve, err
 	for range min(workers, max(n, 1)) {
 		wg.Go(func() {
 			for q := range ch {
-				sw.do(q.t, q.src)
+				if sw.canceled() {
+					sw.fail(q.t, ErrCanceled)
+				} else {
+					sw.do(q.t, q.src)
+				}
 				if q.release != nil {
 					q.release()
 				}
@@ -237,7 +250,11 @@ func (sw *sweepRun) feedLoads(ch chan<- queuedTask) {
 	held := make(chan struct{}, loadAhead)
 	for _, g := range sw.loads {
 		held <- struct{}{}
-		hbs, _, err := heartbeatsOf(g[0].stream.source(), math.MaxInt)
+		var hbs []detector.Heartbeat
+		err := ErrCanceled
+		if !sw.canceled() { // else fail the stream's tasks unread
+			hbs, _, err = heartbeatsOf(g[0].stream.source(), math.MaxInt)
+		}
 		if err != nil {
 			for _, t := range g {
 				sw.fail(t, err)
@@ -382,6 +399,12 @@ func longestFirst(tasks []sweepTask) []sweepTask {
 // fanOut runs the tasks of one stream read through a fanSource, each on
 // its own goroutine, so that every read of the stream feeds all of them.
 func (sw *sweepRun) fanOut(g []sweepTask) {
+	if sw.canceled() {
+		for _, t := range g {
+			sw.fail(t, ErrCanceled)
+		}
+		return
+	}
 	src := newFanSource(g[0].stream.source(), len(g))
 	var wg sync.WaitGroup
 	for _, t := range g {
@@ -391,6 +414,16 @@ func (sw *sweepRun) fanOut(g []sweepTask) {
 		})
 	}
 	wg.Wait()
+}
+
+// canceled reports whether SweepConfig.Cancel is closed.
+func (sw *sweepRun) canceled() bool {
+	select {
+	case <-sw.opt.Cancel:
+		return true
+	default:
+		return false
+	}
 }
 
 // report counts n more points done.

@@ -4,10 +4,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/fdkit/fdkit/detector"
+	"github.com/fdkit/fdkit/phi"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -64,4 +66,45 @@ func TestCurveErrorTyped(t *testing.T) {
 	ok, err := json.Marshal(Curve{Family: "g"})
 	require.NoError(t, err)
 	assert.NotContains(t, string(ok), "error")
+}
+
+// A sweep whose Cancel is closed runs no task it has not started: with
+// Cancel closed from the start, no detector is built and no spooled stream
+// is read, whether a stream is in memory, read into memory (Spill.InMemory)
+// or read by all its families at once, and every curve fails with
+// ErrCanceled.
+func TestSweepCanceled(t *testing.T) {
+	hbs := generate(genOpts{n: 300, interval: ms(100), delay: ms(30), spread: ms(8), loss: 0.01, seed: 3})
+	var built atomic.Int64
+	counted := func(f Family) Family {
+		newDet := f.New
+		f.New = func(v float64) (detector.Detector, error) {
+			built.Add(1)
+			return newDet(v)
+		}
+		return f
+	}
+	fams := []Family{counted(FixedFamily(durs([]float64{150, 300}))), counted(PhiNormalFamily(phi.NormalConfig{WindowSize: 50}, []float64{1, 4}))}
+	stop := make(chan struct{})
+	close(stop)
+	for _, inMemory := range []int{len(hbs), len(hbs) - 1} {
+		src := &countingSource{Source: spooled(t, hbs)}
+		streams := []Stream{{Name: "mem", Heartbeats: hbs}, {Name: "spool", Source: src}}
+		curves, err := Sweep(streams, fams, SweepConfig{Config: Config{Spill: Spill{InMemory: inMemory}}, Cancel: stop})
+		require.NoError(t, err)
+		require.Len(t, curves, 4)
+		for _, c := range curves {
+			require.ErrorIs(t, c.Err, ErrCanceled, "%s %s", c.Stream, c.Family)
+			require.Empty(t, c.Points)
+		}
+		require.Zero(t, built.Load(), "detectors built")
+		require.Zero(t, src.passes.Load(), "passes over the spool (InMemory %d)", inMemory)
+	}
+	// Not closed: the sweep runs as without Cancel.
+	curves, err := Sweep([]Stream{{Name: "mem", Heartbeats: hbs}}, fams, SweepConfig{Cancel: make(chan struct{})})
+	require.NoError(t, err)
+	for _, c := range curves {
+		require.Nil(t, c.Err)
+		require.Len(t, c.Points, 2)
+	}
 }

@@ -15,11 +15,12 @@ import (
 // out (result); the curves of the others are those of a sweep started
 // after the table.
 type earlySweep struct {
-	runs  []streamRun
-	sw    sweep
-	total int
-	err   error
-	done  chan struct{}
+	runs   []streamRun
+	sw     sweep
+	total  int
+	err    error
+	done   chan struct{}
+	cancel chan struct{} // closed by stop
 }
 
 // startSweep starts the sweep of runs, or returns nil when it is to wait
@@ -38,10 +39,10 @@ func startSweep(o options, runs []streamRun, cfg qos.Config, progress func(done,
 	if err != nil {
 		return nil
 	}
-	e := &earlySweep{runs: runs, sw: sw, total: total, done: make(chan struct{})}
+	e := &earlySweep{runs: runs, sw: sw, total: total, done: make(chan struct{}), cancel: make(chan struct{})}
 	go func() {
 		defer close(e.done)
-		e.sw.curves, e.err = qos.SweepEach(sw.streams, sw.fams, qos.SweepConfig{Config: cfg, Progress: progress})
+		e.sw.curves, e.err = qos.SweepEach(sw.streams, sw.fams, qos.SweepConfig{Config: cfg, Progress: progress, Cancel: e.cancel})
 	}()
 	return e
 }
@@ -49,6 +50,16 @@ func startSweep(o options, runs []streamRun, cfg qos.Config, progress func(done,
 // wait waits for the sweep to end; a nil e has nothing to wait for.
 func (e *earlySweep) wait() {
 	if e != nil {
+		<-e.done
+	}
+}
+
+// stop ends the sweep of a run that failed: the tasks not started are
+// left out, and stop returns once those running have finished (they read
+// the streams, which the run then releases). A nil e has nothing to stop.
+func (e *earlySweep) stop() {
+	if e != nil {
+		close(e.cancel)
 		<-e.done
 	}
 }

@@ -139,12 +139,12 @@ func runErr(p process, args []string, stdout, stderr io.Writer) error {
 	}
 	runs, table, err := replayTable(o, all, cfg, stderr)
 	if err != nil {
-		early.wait()
+		early.stop()
 		return err
 	}
 	clock.mark("table")
 	if err := printTables(stdout, o, runs, table, cfg); err != nil {
-		early.wait()
+		early.stop()
 		return err
 	}
 	held.release()
