@@ -187,14 +187,20 @@ func percentiles(xs []float64) [2]float64 {
 // MR, QAP and mean TD (of a, or of a minus b2). The block starts come from
 // a generator with a fixed seed (resampleStarts): the same cells give the
 // same interval on every run, and every setting of a stream is resampled
-// alike.
+// alike. The resamples' observed time and evaluated heartbeats, the same
+// for every setting of a curve, are added up once per curve (observedOf).
 func bootstrap(n, blk int, a, b2 *cellSeries, lo int) [3][]float64 {
-	ta := newBlockTotals(a, lo, n, blk)
-	var tb blockTotals
-	if b2 != nil {
-		tb = newBlockTotals(b2, lo, n, blk)
-	}
 	starts := resampleStarts(n, blk)
+	ta := newBlockTotals(a, lo, n, blk)
+	va, oa := ta.varying(), observedOf(a, lo, n, blk, ta, starts)
+	defer observedPool.Put(oa)
+	var vb varTotals
+	var ob *observed
+	if b2 != nil {
+		tb := newBlockTotals(b2, lo, n, blk)
+		vb, ob = tb.varying(), observedOf(b2, lo, n, blk, tb, starts)
+		defer observedPool.Put(ob)
+	}
 	blocks := (n + blk - 1) / blk
 	var out [3][]float64
 	for i := range out {
@@ -208,23 +214,126 @@ func bootstrap(n, blk int, a, b2 *cellSeries, lo int) [3][]float64 {
 		if r+1 < bootstrapReps {
 			s2 = starts[(r+1)*blocks : (r+2)*blocks]
 		}
-		qa := ta.sum2(s1, s2)
-		var qb [2]qosSums
+		qa := va.sum2(s1, s2)
+		var qb [2]varSums
 		if b2 != nil {
-			qb = tb.sum2(s1, s2)
+			qb = vb.sum2(s1, s2)
 		}
 		for i := range min(2, bootstrapReps-r) {
-			q := qa[i]
-			out[0][r+i], out[1][r+i], out[2][r+i] = ratio(q.mist, q.span)*1e9, 1-ratio(q.susp, q.span), ratio(q.tdSum, q.tdN)
+			q, span, tdN := qa[i], oa.sums[0][r+i], oa.sums[1][r+i]
+			out[0][r+i], out[1][r+i], out[2][r+i] = ratio(q.mist, span)*1e9, 1-ratio(q.susp, span), ratio(q.tdSum, tdN)
 			if b2 != nil {
-				q = qb[i]
-				out[0][r+i] -= ratio(q.mist, q.span) * 1e9
-				out[1][r+i] -= 1 - ratio(q.susp, q.span)
-				out[2][r+i] -= ratio(q.tdSum, q.tdN)
+				q, span, tdN = qb[i], ob.sums[0][r+i], ob.sums[1][r+i]
+				out[0][r+i] -= ratio(q.mist, span) * 1e9
+				out[1][r+i] -= 1 - ratio(q.susp, span)
+				out[2][r+i] -= ratio(q.tdSum, tdN)
 			}
 		}
 	}
 	return out
+}
+
+// varSums are the totals of a resample that vary with the setting.
+type varSums struct{ mist, susp, tdSum float64 }
+
+// varTotals is blockTotals of varSums.
+type varTotals struct{ full, last []varSums }
+
+// varying returns t's totals that vary with the setting.
+func (t blockTotals) varying() varTotals {
+	proj := func(q []qosSums) []varSums {
+		v := make([]varSums, len(q))
+		for s, x := range q {
+			v[s] = varSums{x.mist, x.susp, x.tdSum}
+		}
+		return v
+	}
+	v := varTotals{full: proj(t.full)}
+	v.last = v.full
+	if &t.last[0] != &t.full[0] {
+		v.last = proj(t.last)
+	}
+	return v
+}
+
+// sum2 is blockTotals.sum2 of the totals that vary.
+func (t varTotals) sum2(s1, s2 []int32) [2]varSums {
+	var a, b varSums
+	k := len(s1) - 1
+	s2 = s2[:len(s1)]
+	full, last := t.full, t.last
+	for i, s := range s1 {
+		d, e := &full[s], &full[s2[i]]
+		if i == k {
+			d, e = &last[s], &last[s2[i]]
+		}
+		a.mist += d.mist
+		b.mist += e.mist
+		a.susp += d.susp
+		b.susp += e.susp
+		a.tdSum += d.tdSum
+		b.tdSum += e.tdSum
+	}
+	return [2]varSums{a, b}
+}
+
+// observed is, for the resamples of the n cells from lo of a series in
+// blocks of blk cells, the totals of the observed time and of the
+// evaluated heartbeats (sums[0] and sums[1], per resample, added as
+// blockTotals.sum2 adds them), with the cells they are the totals of.
+type observed struct {
+	lo, n, blk int
+	span, tdN  []float64
+	sums       [2][]float64
+}
+
+// observedPool keeps the observed totals last computed (one per
+// goroutine, roughly): the points of a curve, computed one after the
+// other, have the same.
+var observedPool = sync.Pool{New: func() any { return new(observed) }}
+
+// observedOf returns the observed totals of the resamples of s (whose
+// block totals are t) from the pool when they are those of the same cells
+// bit for bit, else computed; the caller puts it back.
+func observedOf(s *cellSeries, lo, n, blk int, t blockTotals, starts []int32) *observed {
+	o := observedPool.Get().(*observed)
+	span, tdN := s.span[lo:lo+n], s.tdN[lo:lo+n]
+	if o.lo == lo && o.n == n && o.blk == blk && sameBits(o.span, span) && sameBits(o.tdN, tdN) {
+		return o
+	}
+	o.lo, o.n, o.blk = lo, n, blk
+	o.span, o.tdN = append(o.span[:0], span...), append(o.tdN[:0], tdN...)
+	for j := range o.sums {
+		o.sums[j] = slices.Grow(o.sums[j][:0], bootstrapReps)[:bootstrapReps]
+	}
+	blocks := (n + blk - 1) / blk
+	for r := range bootstrapReps {
+		var sp, ev float64
+		ss := starts[r*blocks : (r+1)*blocks]
+		for i, st := range ss {
+			d := &t.full[st]
+			if i == len(ss)-1 {
+				d = &t.last[st]
+			}
+			sp += d.span
+			ev += d.tdN
+		}
+		o.sums[0][r], o.sums[1][r] = sp, ev
+	}
+	return o
+}
+
+// sameBits reports whether a and b hold the same values bit for bit.
+func sameBits(a, b []float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if math.Float64bits(a[i]) != math.Float64bits(b[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 // blockTotals holds the totals of the blocks of a circular block

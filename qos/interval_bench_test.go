@@ -1,6 +1,7 @@
 package qos
 
 import (
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -77,6 +78,38 @@ func BenchmarkIntervals(b *testing.B) {
 					}
 				}
 			})
+		}
+	}
+}
+
+// BenchmarkSetCI is the confidence intervals of a curve's 40 settings on
+// 128 cells, as the sweeps compute them one after the other: the observed
+// time and the evaluated heartbeats per cell are the same for every
+// setting, the mistakes, suspected time and TD sums are not.
+//
+//	go test -run '^$' -bench 'SetCI' -count 5 ./qos/
+func BenchmarkSetCI(b *testing.B) {
+	rng := rand.New(rand.NewPCG(4, 5))
+	g := cellGrid{n: 128, width: time.Second}
+	base := newCellSeries(g)
+	for c := range g.n {
+		base.span[c] = float64(time.Second)
+		base.tdN[c] = float64(90 + rng.IntN(20))
+	}
+	series := make([]*cellSeries, 40)
+	for i := range series {
+		s := base.clone()
+		for c := range g.n {
+			s.mist[c] = float64(rng.IntN(3 + i))
+			s.susp[c] = s.mist[c] * float64(rng.IntN(50_000_000))
+			s.tdSum[c] = s.tdN[c] * float64(200_000_000+rng.IntN(40_000_000)+5_000_000*i)
+		}
+		series[i] = s
+	}
+	res := Result{Span: 128 * time.Second, Mistakes: 100, Evaluated: 12000}
+	for b.Loop() {
+		for _, s := range series {
+			res.setCI(s)
 		}
 	}
 }
