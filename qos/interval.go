@@ -191,15 +191,12 @@ func percentiles(xs []float64) [2]float64 {
 // for every setting of a curve, are added up once per curve (observedOf).
 func bootstrap(n, blk int, a, b2 *cellSeries, lo int) [3][]float64 {
 	starts := resampleStarts(n, blk)
-	ta := newBlockTotals(a, lo, n, blk)
-	va, oa := ta.varying(), observedOf(a, lo, n, blk, ta, starts)
-	defer observedPool.Put(oa)
-	var vb varTotals
-	var ob *observed
+	ra := newResampler(a, lo, n, blk, starts)
+	defer ra.release()
+	var rb resampler
 	if b2 != nil {
-		tb := newBlockTotals(b2, lo, n, blk)
-		vb, ob = tb.varying(), observedOf(b2, lo, n, blk, tb, starts)
-		defer observedPool.Put(ob)
+		rb = newResampler(b2, lo, n, blk, starts)
+		defer rb.release()
 	}
 	blocks := (n + blk - 1) / blk
 	var out [3][]float64
@@ -209,24 +206,20 @@ func bootstrap(n, blk int, a, b2 *cellSeries, lo int) [3][]float64 {
 	// Two resamples at a time: their sums are independent chains of
 	// additions, which the processor then overlaps.
 	for r := 0; r < bootstrapReps; r += 2 {
-		s1 := starts[r*blocks : (r+1)*blocks]
-		s2 := s1 // an odd last resample is summed twice
-		if r+1 < bootstrapReps {
-			s2 = starts[(r+1)*blocks : (r+2)*blocks]
-		}
-		qa := va.sum2(s1, s2)
-		var qb [2]varSums
+		r2 := min(r+1, bootstrapReps-1) // an odd last resample is summed twice
+		qa := ra.sum2(r, r2, starts, blocks)
+		var qb [2]qosSums
 		if b2 != nil {
-			qb = vb.sum2(s1, s2)
+			qb = rb.sum2(r, r2, starts, blocks)
 		}
 		for i := range min(2, bootstrapReps-r) {
-			q, span, tdN := qa[i], oa.sums[0][r+i], oa.sums[1][r+i]
-			out[0][r+i], out[1][r+i], out[2][r+i] = ratio(q.mist, span)*1e9, 1-ratio(q.susp, span), ratio(q.tdSum, tdN)
+			q := qa[i]
+			out[0][r+i], out[1][r+i], out[2][r+i] = ratio(q.mist, q.span)*1e9, 1-ratio(q.susp, q.span), ratio(q.tdSum, q.tdN)
 			if b2 != nil {
-				q, span, tdN = qb[i], ob.sums[0][r+i], ob.sums[1][r+i]
-				out[0][r+i] -= ratio(q.mist, span) * 1e9
-				out[1][r+i] -= 1 - ratio(q.susp, span)
-				out[2][r+i] -= ratio(q.tdSum, tdN)
+				q = qb[i]
+				out[0][r+i] -= ratio(q.mist, q.span) * 1e9
+				out[1][r+i] -= 1 - ratio(q.susp, q.span)
+				out[2][r+i] -= ratio(q.tdSum, q.tdN)
 			}
 		}
 	}
@@ -236,32 +229,46 @@ func bootstrap(n, blk int, a, b2 *cellSeries, lo int) [3][]float64 {
 // varSums are the totals of a resample that vary with the setting.
 type varSums struct{ mist, susp, tdSum float64 }
 
-// varTotals is blockTotals of varSums.
-type varTotals struct{ full, last []varSums }
+// resampler adds up the resamples of a series: each resample's totals
+// that vary with the setting from the series' block totals (full and
+// last, as in blockTotals), the others from the totals the settings of a
+// curve share (observedOf).
+type resampler struct {
+	full, last []varSums
+	obs        *observed
+}
 
-// varying returns t's totals that vary with the setting.
-func (t blockTotals) varying() varTotals {
+// newResampler returns the resampler of the n cells from lo of s in
+// blocks of blk, resampled from starts; release gives its observed totals
+// back to the pool.
+func newResampler(s *cellSeries, lo, n, blk int, starts []int32) resampler {
+	t := newBlockTotals(s, lo, n, blk)
 	proj := func(q []qosSums) []varSums {
 		v := make([]varSums, len(q))
-		for s, x := range q {
-			v[s] = varSums{x.mist, x.susp, x.tdSum}
+		for j, x := range q {
+			v[j] = varSums{x.mist, x.susp, x.tdSum}
 		}
 		return v
 	}
-	v := varTotals{full: proj(t.full)}
-	v.last = v.full
+	r := resampler{full: proj(t.full), obs: observedOf(s, lo, n, blk, t, starts)}
+	r.last = r.full
 	if &t.last[0] != &t.full[0] {
-		v.last = proj(t.last)
+		r.last = proj(t.last)
 	}
-	return v
+	return r
 }
 
-// sum2 is blockTotals.sum2 of the totals that vary.
-func (t varTotals) sum2(s1, s2 []int32) [2]varSums {
+func (r resampler) release() { observedPool.Put(r.obs) }
+
+// sum2 returns the totals of the resamples r1 and r2 (the blocks of
+// resample r start at starts[r·blocks:], the last one the last, shorter
+// block), adding the blocks in order: two resamples at a time, their sums
+// are independent chains of additions, which the processor then overlaps.
+func (r resampler) sum2(r1, r2 int, starts []int32, blocks int) [2]qosSums {
 	var a, b varSums
+	s1, s2 := starts[r1*blocks:(r1+1)*blocks], starts[r2*blocks:(r2+1)*blocks]
 	k := len(s1) - 1
-	s2 = s2[:len(s1)]
-	full, last := t.full, t.last
+	full, last := r.full, r.last
 	for i, s := range s1 {
 		d, e := &full[s], &full[s2[i]]
 		if i == k {
@@ -274,13 +281,17 @@ func (t varTotals) sum2(s1, s2 []int32) [2]varSums {
 		a.tdSum += d.tdSum
 		b.tdSum += e.tdSum
 	}
-	return [2]varSums{a, b}
+	o := r.obs.sums
+	return [2]qosSums{
+		{span: o[0][r1], mist: a.mist, susp: a.susp, tdSum: a.tdSum, tdN: o[1][r1]},
+		{span: o[0][r2], mist: b.mist, susp: b.susp, tdSum: b.tdSum, tdN: o[1][r2]},
+	}
 }
 
 // observed is, for the resamples of the n cells from lo of a series in
 // blocks of blk cells, the totals of the observed time and of the
-// evaluated heartbeats (sums[0] and sums[1], per resample, added as
-// blockTotals.sum2 adds them), with the cells they are the totals of.
+// evaluated heartbeats (sums[0] and sums[1], per resample, its blocks
+// added in order), with the cells they are the totals of.
 type observed struct {
 	lo, n, blk int
 	span, tdN  []float64
@@ -361,35 +372,6 @@ func newBlockTotals(s *cellSeries, lo, n, blk int) blockTotals {
 		t.last = diffs(last)
 	}
 	return t
-}
-
-// sum adds up, in order, the blocks starting at ss (the last one is the
-// last, shorter block).
-func (t blockTotals) sum(ss []int32) qosSums { return t.sum2(ss, ss)[0] }
-
-// sum2 is sum of two resamples of as many blocks, s1 and s2.
-func (t blockTotals) sum2(s1, s2 []int32) [2]qosSums {
-	var a, b qosSums
-	k := len(s1) - 1
-	s2 = s2[:len(s1)]
-	full, last := t.full, t.last
-	for i, s := range s1 {
-		d, e := &full[s], &full[s2[i]]
-		if i == k {
-			d, e = &last[s], &last[s2[i]]
-		}
-		a.span += d.span
-		b.span += e.span
-		a.mist += d.mist
-		b.mist += e.mist
-		a.susp += d.susp
-		b.susp += e.susp
-		a.tdSum += d.tdSum
-		b.tdSum += e.tdSum
-		a.tdN += d.tdN
-		b.tdN += e.tdN
-	}
-	return [2]qosSums{a, b}
 }
 
 // startsCache holds resampleStarts's tables by (cells, block length), at

@@ -35,9 +35,10 @@ func (v *Verdict) resolve(found []int, r cellRange) [][]float64 {
 	t := v.Targets
 	for _, i := range found {
 		op := &v.Ops[i]
-		pre := make([]blockTotals, len(op.local))
+		pre := make([]resampler, len(op.local))
 		for k := range op.local {
-			pre[k] = newBlockTotals(op.local[k].cells, r.lo, n, blk)
+			pre[k] = newResampler(op.local[k].cells, r.lo, n, blk, starts)
+			defer pre[k].release()
 		}
 		// solveAt is the setting's TD on the bracket for cell sums q(k).
 		solveAt := func(q func(k int) qosSums) float64 {
@@ -69,8 +70,7 @@ func (v *Verdict) resolve(found []int, r cellRange) [][]float64 {
 		tds := make([]float64, bootstrapReps)
 		met := 0
 		for rep := range bootstrapReps {
-			ss := starts[rep*blocks : (rep+1)*blocks]
-			tds[rep] = solveAt(func(k int) qosSums { return pre[k].sum(ss) }) + shift
+			tds[rep] = solveAt(func(k int) qosSums { return pre[k].sum2(rep, rep, starts, blocks)[0] }) + shift
 			if !math.IsInf(tds[rep], 1) {
 				met++
 			}
