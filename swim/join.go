@@ -44,7 +44,7 @@ func (m *Member) Join(now time.Duration, seeds []string) error {
 	if len(seeds) == 0 {
 		return ErrNoSeeds
 	}
-	m.join.pending, m.join.refusal, m.join.otherView = true, nil, false
+	m.join.pending, m.join.refusal, m.join.otherView, m.join.seedRefused = true, nil, false, false
 	m.join.merging = m.live > 0
 	m.join.lastConflict = conflictNote{} // this attempt's refusal is news (conflictEvery)
 	m.join.seeds = slices.Clone(seeds)
@@ -58,7 +58,9 @@ func (m *Member) Join(now time.Duration, seeds []string) error {
 // from other members have come for joinFallbackPeriods protocol periods
 // (a seed that advertises another address than the one dialled), from
 // any member; with a Config.MergeFilter, only a view the filter accepted
-// is merged. A ping or gossip that makes another member known does not
+// is merged, and once the filter refused a view from an address joined
+// through (a seed answering from the address dialled), only a view from
+// such an address answers. A ping or gossip that makes another member known does not
 // end a join. False before any Join; a member that leaves while joining
 // stays joining.
 func (m *Member) Joining() bool { return m.join.pending }

@@ -339,6 +339,7 @@ type joinState struct {
 	seedUntil     time.Duration // until when its view transfers are that answer
 	otherView     bool          // a view not from a seed address came while joining (answersJoin)
 	otherBefore   time.Duration // from then on, such a view answers the join
+	seedRefused   bool          // the MergeFilter refused a view from a seed address during this join (answersJoin)
 	announceUntil time.Duration // views until then are a join's answer: announce to their members (announceJoin)
 	merging       bool          // Join found other members live: the answering seed gets this member's view (onView)
 	refusal       *JoinRefusal  // the latest refusal of this member's join

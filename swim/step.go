@@ -160,6 +160,9 @@ func (m *Member) screened(in *inbound, from Node, pkt *Packet) bool {
 		if m.cfg.MergeFilter(from, pkt.Updates) != nil {
 			m.stats.MergesRefused++
 			m.viewRefused(pkt.From.ID)
+			if pkt.Kind == MsgSync {
+				m.seedViewRefused(from)
+			}
 			return true
 		}
 		if pkt.Kind == MsgSync && len(pkt.State) > 0 && m.holdState(in, pkt) {

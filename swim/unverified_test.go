@@ -267,6 +267,32 @@ func TestJoinAnsweredFromAnotherAddress(t *testing.T) {
 	assert.False(t, a.peers["c"].verified, "no seed at a dialled address vouched")
 }
 
+// Once the MergeFilter refused a view from the address dialled, the seed
+// answers from there: views from elsewhere, however long they come, do
+// not answer the join (another member of the refused group would have
+// completed it after joinFallbackPeriods); the seed's view, once
+// accepted, does.
+func TestJoinRefusedSeedNotAnsweredFromElsewhere(t *testing.T) {
+	f := &filterLog{refuse: "x"}
+	a := newTest(t, "a", ModeLifeguard, func(c *Config) { c.MergeFilter = f.filter })
+	require.NoError(t, a.Join(0, []string{"b:7946"}))
+	drain(a)
+	b, c, x := node("b"), node("c"), node("x")
+	alive := func(n Node) Update { return Update{Kind: UpdateAlive, Node: n, From: n.ID} }
+	refused := &Packet{Kind: MsgSync, From: b, To: node("a"), Updates: []Update{alive(b), alive(x)}}
+	require.NoError(t, a.Step(time.Millisecond, refused))
+	require.Equal(t, 1, a.Stats().MergesRefused)
+	other := &Packet{Kind: MsgSync, From: c, To: node("a"), Updates: []Update{alive(c)}}
+	for _, at := range []time.Duration{2 * time.Millisecond, 5 * time.Second, 10 * time.Second} {
+		require.NoError(t, a.Step(at, other))
+		drain(a)
+		assert.True(t, a.Joining(), "a view from c at %v", at)
+	}
+	accepted := &Packet{Kind: MsgSync, From: b, To: node("a"), Updates: []Update{alive(b)}}
+	require.NoError(t, a.Step(11*time.Second, accepted))
+	assert.False(t, a.Joining())
+}
+
 // A packet the transport received from an address other than the one its
 // sender claims (StepFromOtherSource) is not its sender speaking for
 // itself: 300 ghosts each announcing itself that way are held within the

@@ -163,11 +163,25 @@ func (m *Member) answersJoin(now time.Duration, from Node) bool {
 	if slices.Contains(m.join.seeds, from.Addr) {
 		return true
 	}
+	if m.join.seedRefused {
+		return false
+	}
 	if !m.join.otherView {
 		m.join.otherView, m.join.otherBefore = true, now+mulTimer(m.cfg.ProbeInterval, joinFallbackPeriods)
 		return false
 	}
 	return now >= m.join.otherBefore
+}
+
+// seedViewRefused records that the MergeFilter refused a view transfer
+// from from. One from an address joined through shows the seed answering
+// from the address dialled, so no view from elsewhere answers the pending
+// join any more (answersJoin): the seed's group, which the filter
+// refused, is not joined through another of its members.
+func (m *Member) seedViewRefused(from Node) {
+	if m.join.pending && slices.Contains(m.join.seeds, from.Addr) {
+		m.join.seedRefused = true
+	}
 }
 
 // groupSize is the n of the log n formulas: this member, the verified live
