@@ -169,9 +169,25 @@ func (m *Member) JoinRefusal() (r JoinRefusal, ok bool) {
 func (m *Member) noteRefusal(now time.Duration, by Node, ups []Update) {
 	for i := range ups {
 		u := &ups[i]
-		if u.Kind == UpdateDead && u.Node.ID == m.self.ID && u.Node.Addr != m.self.Addr {
+		if u.Node.ID != m.self.ID || u.Node.Addr == m.self.Addr {
+			continue
+		}
+		if u.Kind == UpdateDead {
 			m.join.refusal = &JoinRefusal{By: by, Held: u.Node, Left: u.change() == changeLeave, Incarnation: u.Incarnation, At: now}
 			return
 		}
+		m.join.holder = u.Node
+		return
 	}
+}
+
+// JoinConflict returns the node that holds this member's ID alive or
+// suspect at another address, as a member answering the latest Join said
+// (the holder's own answer, or a view naming it): the join is refused
+// and retried. ok is false when no answer since the last Join said so. An
+// EventConflict about this member's ID reports this, and also a claim of
+// its ID that this member refused (a newcomer under its ID, gossip naming
+// it elsewhere), which does not refuse its join.
+func (m *Member) JoinConflict() (holder Node, ok bool) {
+	return m.join.holder, m.join.holder.ID != ""
 }

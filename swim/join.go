@@ -45,6 +45,7 @@ func (m *Member) Join(now time.Duration, seeds []string) error {
 		return ErrNoSeeds
 	}
 	m.join.pending, m.join.refusal, m.join.otherView, m.join.seedRefused = true, nil, false, false
+	m.join.holder = Node{}
 	m.join.merging = m.live > 0
 	m.join.lastConflict = conflictNote{} // this attempt's refusal is news (conflictEvery)
 	m.join.seeds = slices.Clone(seeds)

@@ -343,6 +343,7 @@ type joinState struct {
 	announceUntil time.Duration // views until then are a join's answer: announce to their members (announceJoin)
 	merging       bool          // Join found other members live: the answering seed gets this member's view (onView)
 	refusal       *JoinRefusal  // the latest refusal of this member's join
+	holder        Node          // the live holder of this member's ID that refused this join (JoinConflict)
 	lastConflict  conflictNote
 	challenges    []joinChallenge // joins waiting for the ack of a challenge
 	noChallenge   bool            // tests of other rules: joins applied at once

@@ -180,6 +180,8 @@ func TestIDConflictAtJoin(t *testing.T) {
 		conflict = conflict || e.Kind == EventConflict
 	}
 	assert.True(t, conflict, "the seed reports the conflict")
+	_, refused := s.JoinConflict()
+	assert.False(t, refused, "the seed's own join is not refused")
 	for _, u := range out[0].Updates {
 		assert.NotEqual(t, ID("c"), u.Node.ID, "the joiner is not given the view")
 	}
@@ -191,6 +193,9 @@ func TestIDConflictAtJoin(t *testing.T) {
 	}
 	assert.True(t, conflict, "the joiner reports the conflict")
 	assert.Equal(t, 1, j.NumAlive(), "the joiner did not join")
+	holder, refused := j.JoinConflict()
+	assert.True(t, refused)
+	assert.Equal(t, node("b"), holder)
 
 	// The impostor's leave (its own Dead, at its own address) does not
 	// remove the original.
@@ -363,6 +368,11 @@ func TestIDConflictAtJoinThroughHolder(t *testing.T) {
 	assert.Equal(t, imp, conflict[0].Held)
 	assert.Equal(t, 1, j.Stats().Conflicts)
 	assert.Equal(t, 1, j.NumAlive(), "the joiner did not join")
+	holder, refused := j.JoinConflict()
+	assert.True(t, refused)
+	assert.Equal(t, node("s"), holder)
+	_, refused = s.JoinConflict()
+	assert.False(t, refused, "the holder's own join is not refused")
 	pk, _ = advance(j, 3*time.Second)
 	var joins int
 	for _, p := range pk {

@@ -186,6 +186,7 @@ func (m *Member) screened(in *inbound, from Node, pkt *Packet) bool {
 		// this member's join (refuseJoin): a conflict, the join is
 		// retried.
 		m.conflict(in.now, pkt.From, m.self)
+		m.join.holder = pkt.From
 	}
 	return self
 }
@@ -268,7 +269,7 @@ func (m *Member) onView(in *inbound, from Node, pkt *Packet) {
 	case answers && m.join.pending:
 		m.noteRefusal(in.now, from, pkt.Updates)
 	case !m.join.pending:
-		m.join.refusal = nil
+		m.join.refusal, m.join.holder = nil, Node{}
 	}
 	if joined {
 		m.join.announceUntil = in.now + m.cfg.ProbeInterval

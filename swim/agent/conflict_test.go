@@ -81,3 +81,53 @@ func TestJoinRefusedAgain(t *testing.T) {
 	}
 	require.NoError(t, dup.Close())
 }
+
+// A newcomer's join under this member's ID, refused while this member's
+// own Join waits for its seed, does not fail that Join: this member holds
+// the ID (swim.Member.JoinConflict). The seed's view completes it.
+func TestHolderJoinNotRefusedByNewcomer(t *testing.T) {
+	a := start(t, Config{Plain: true})
+	seed, newcomer := newPlainPeer(t), newPlainPeer(t)
+	res := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		res <- a.Join(ctx, seed.addr())
+	}()
+	read := func(p *plainPeer, kind swim.MessageKind) *swim.Packet {
+		t.Helper()
+		deadline := time.After(10 * time.Second)
+		for {
+			select {
+			case d := <-p.conn.Packets():
+				if pk, err := p.codec.Decode(d.Data); err == nil && pk.Kind == kind {
+					return pk
+				}
+			case <-deadline:
+				t.Fatalf("no %v came", kind)
+			}
+		}
+	}
+	read(seed, swim.MsgJoin)
+	claim := swim.Node{ID: a.Self().ID, Addr: newcomer.addr()}
+	newcomer.send(t, a, &swim.Packet{Kind: swim.MsgJoin, From: claim, To: swim.Node{Addr: a.Self().Addr},
+		Updates: []swim.Update{{Kind: swim.UpdateAlive, Node: claim, From: claim.ID}}})
+	read(newcomer, swim.MsgSync) // the refusal: the holder's own entry
+	require.Eventually(t, func() bool { return a.Stats().Protocol.Conflicts > 0 }, 10*time.Second, 10*time.Millisecond,
+		"the newcomer's join is refused")
+	require.NoError(t, a.do(context.Background(), func() {})) // the conflict is published
+	select {
+	case err := <-res:
+		t.Fatalf("Join returned (%v) before its seed answered", err)
+	case <-time.After(500 * time.Millisecond):
+	}
+	self := swim.Node{ID: "seed", Addr: seed.addr()}
+	seed.send(t, a, &swim.Packet{Kind: swim.MsgSync, From: self, To: a.Self(),
+		Updates: []swim.Update{{Kind: swim.UpdateAlive, Node: self, From: self.ID}}})
+	select {
+	case err := <-res:
+		require.NoError(t, err)
+	case <-time.After(20 * time.Second):
+		t.Fatal("the seed's view did not complete the Join")
+	}
+}

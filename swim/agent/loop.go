@@ -337,12 +337,14 @@ func (a *Agent) publish(events []swim.Event) {
 				"id", e.Node.ID, "addr", e.Node.Addr, "stream_only_total", a.m.Stats().StreamOnly)
 		}
 		if e.Kind == swim.EventConflict {
-			// Only a claim heard while a Join waits refuses that Join: the
-			// same event shape (another node, this member held) also
-			// reports a newcomer this member refused as the ID's holder,
-			// which must not fail the holder's own later Joins.
-			if e.Held == a.self && len(a.join.waiters) > 0 {
-				a.conflict.Store(&e.Node)
+			// Only a holder named by an answer to the Join refuses it
+			// (swim.Member.JoinConflict): the same event shape (another
+			// node, this member held) also reports a newcomer this member
+			// refused as the ID's holder, which must not fail the
+			// holder's own Joins, even one waiting when a late join of the
+			// newcomer arrives.
+			if h, ok := a.m.JoinConflict(); ok && e.Held == a.self && len(a.join.waiters) > 0 {
+				a.conflict.Store(&h)
 			}
 			a.log.Warn("member ID conflict: two nodes claim one ID; the one held is kept and the other refused",
 				"id", e.Node.ID, "claimed_by", e.Node.Addr, "held", e.Held.Addr, "self", e.Held == a.self)
