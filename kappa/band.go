@@ -279,6 +279,7 @@ func (st *bandState) qAt(e int64, c, mult float64) float64 {
 type singleBand struct {
 	level             float64 // K
 	k, zlo, zhi, zmid float64
+	width             float64 // zhi − zlo, rounded up
 	need, upTo        float64
 }
 
@@ -293,7 +294,8 @@ func (sb *singleBand) pick(bs *bands, invS float64) bool {
 	for i := range bs.b {
 		b := &bs.b[i]
 		if b.need <= invS {
-			*sb = singleBand{level: sb.level, k: bs.k, zlo: b.zlo, zhi: b.zhi, zmid: b.zmid, need: b.need, upTo: upTo}
+			*sb = singleBand{level: sb.level, k: bs.k, zlo: b.zlo, zhi: b.zhi, zmid: b.zmid,
+				width: (b.zhi - b.zlo) * (1 + 0x1p-52), need: b.need, upTo: upTo}
 			return true
 		}
 		upTo = min(upTo, b.need)

@@ -96,15 +96,17 @@ func (t *Tracker) point() time.Duration {
 // (singleBands), and steps to the threshold's Tracker where it does not
 // decide.
 type Trackers struct {
-	d   *Detector
-	trs []Tracker
-	sb  []singleBand
+	d    *Detector
+	trs  []Tracker
+	sb   []singleBand
+	kmax float64 // the greatest k of a single-term band (clear.go)
+	done []bool  // clearCrossings' verdicts
 }
 
 // TrackAll returns the Trackers of thresholds ks; ok is false when one of
 // them is not finite and positive.
 func (d *Detector) TrackAll(ks []float64) (*Trackers, bool) {
-	ts := &Trackers{d: d, trs: make([]Tracker, len(ks)), sb: make([]singleBand, len(ks))}
+	ts := &Trackers{d: d, trs: make([]Tracker, len(ks)), sb: make([]singleBand, len(ks)), done: make([]bool, len(ks))}
 	for i, k := range ks {
 		tr, ok := d.Track(k)
 		if !ok {
@@ -112,6 +114,16 @@ func (d *Detector) TrackAll(ks []float64) (*Trackers, bool) {
 		}
 		ts.trs[i] = *tr
 		ts.sb[i].level = k
+		if k > 0x1p20 {
+			continue // no band
+		}
+		bs := &ts.trs[i].c.bands
+		*bs = newBands(k)
+		for _, b := range bs.b {
+			if !bs.integer && !math.IsInf(b.need, 1) {
+				ts.kmax = max(ts.kmax, bs.k)
+			}
+		}
 	}
 	return ts, true
 }
@@ -133,24 +145,16 @@ func (ts *Trackers) FreshnessPoints(dst []time.Duration) bool {
 		return true
 	}
 	st := d.bandState()
-	for i := range ts.sb {
-		// The single-term test's usual case (bandState.first), inline:
-		// κ(T_last) < K when K is above reach (reachedAtLast), and the
-		// cached band applies at this σ/Δ (singleBand).
-		b := &ts.sb[i]
-		reach := d.k0max
-		if d.k0ok {
-			reach = d.k0
+	reach := d.k0max // κ(T_last) ≤ reach: a level above it is not reached at T_last
+	if d.k0ok {
+		reach = d.k0
+	}
+	perWidth, fixed := clearMargin(&st, ts.kmax)
+	ts.clearCrossings(&st, reach, perWidth, fixed, dst, ts.done)
+	for i, done := range ts.done {
+		if !done {
+			dst[i] = ts.point(i, &st)
 		}
-		if b.level > reach && b.need <= st.invS && st.invS < b.upTo {
-			qlo, qhi, mid := b.edges(&st)
-			e, ok := ceilIn(mid*st.delta - st.base)
-			if ok && time.Duration(e) <= st.lim && st.usualAt(e, b.k, st.invS, qlo, qhi) {
-				dst[i] = d.last + time.Duration(e)
-				continue
-			}
-		}
-		dst[i] = ts.point(i, &st)
 	}
 	return true
 }
