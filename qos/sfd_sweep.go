@@ -14,9 +14,9 @@ import (
 // running the NFD-E estimator once per margin. SFD's τ = EA_{ℓ+1} + SM
 // (docs/algorithms.md, “SFD, the self-tuning detector”): EA does not depend on
 // the margin, only the sequence of SM does, through the control rule. So
-// sfd.Margins runs the control of every margin over one shared estimator, one
-// more estimator pass here records per heartbeat whether τ moves, EA_{ℓ+1} and
-// the window length (warm-up). What the replay (docs/algorithms.md, “Replaying
+// sfd.MarginsTrace runs the control of every margin over one shared estimator,
+// whose pass also records per heartbeat whether τ moves, EA_{ℓ+1} and the
+// window length (warm-up). What the replay (docs/algorithms.md, “Replaying
 // a trace”) does apart from τ does not depend on the margin either
 // (sfdSchedule); each margin is then replayed in a loop that only computes τ =
 // EA_{ℓ+1} + SM and accounts the gaps, mistakes and TD_k exactly as
@@ -47,11 +47,11 @@ func sweepSFD(scfg sfd.Config, values []float64, src Source, cfg Config) ([]*Poi
 		}
 		margins[i] = sfdMargin(v)
 	}
-	paths, err := sfd.Margins(scfg, margins, hbs)
+	paths, et, err := sfd.MarginsTrace(scfg, margins, hbs)
 	if err != nil {
 		return nil, errNotLinear
 	}
-	tr, err := newSFDTrace(scfg, hbs)
+	tr, err := newSFDTrace(scfg, et)
 	if err != nil {
 		return nil, errNotLinear
 	}
@@ -347,9 +347,10 @@ func (sch *sfdSchedule) replay(tr *sfdTrace, changes []sfd.MarginChange, buf []i
 // sfdMargin is the initial margin SFDFamily's detector uses for v ms.
 func sfdMargin(v float64) time.Duration { return durMS(v) }
 
-// newSFDTrace runs SFD's estimator, with the settings of scfg, over hbs.
-// Errors: an invalid estimator or warm-up setting.
-func newSFDTrace(scfg sfd.Config, hbs []detector.Heartbeat) (*sfdTrace, error) {
+// newSFDTrace returns the trace et of SFD's estimator, with the settings
+// of scfg, with the warm-up's sample count. Errors: an invalid estimator
+// or warm-up setting.
+func newSFDTrace(scfg sfd.Config, et *sfd.EstimatorTrace) (*sfdTrace, error) {
 	est, err := chen.NewEstimator(scfg.Estimator)
 	if err != nil {
 		return nil, err
@@ -358,19 +359,7 @@ func newSFDTrace(scfg sfd.Config, hbs []detector.Heartbeat) (*sfdTrace, error) {
 	if err != nil {
 		return nil, err
 	}
-	n := len(hbs)
-	tr := &sfdTrace{next: make([]time.Duration, n), moves: make([]bool, n), lens: make([]int32, n), minSamples: minSamples}
-	for k, hb := range hbs {
-		switch est.Classify(hb) {
-		case chen.Late:
-			est.Observe(hb)
-		case chen.Fresh, chen.Restart:
-			est.Observe(hb)
-			tr.next[k], tr.moves[k] = est.Next(), true
-		}
-		tr.lens[k] = int32(est.Len())
-	}
-	return tr, nil
+	return &sfdTrace{next: et.Next, moves: et.Moves, lens: et.Lens, minSamples: minSamples}, nil
 }
 
 // sfdTrace is what SFD's estimator made of each heartbeat of a stream,

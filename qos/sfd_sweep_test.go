@@ -127,7 +127,9 @@ func TestSFDSharedEstimatorFallsBack(t *testing.T) {
 func TestSFDQuietBlocksEqualReplays(t *testing.T) {
 	hbs := agreementTraces()["jitter-loss"]
 	sch := func(hbs []detector.Heartbeat, cfg Config) *sfdSchedule {
-		tr, err := newSFDTrace(sfdTestConfig(false), hbs)
+		_, et, err := sfd.MarginsTrace(sfdTestConfig(false), nil, hbs)
+		require.NoError(t, err)
+		tr, err := newSFDTrace(sfdTestConfig(false), et)
 		require.NoError(t, err)
 		s, err := newSFDSchedule(hbs, tr, cfg)
 		require.NoError(t, err)

@@ -35,6 +35,35 @@ type MarginChange struct {
 //
 // Errors: those of New for cfg with each initial margin.
 func Margins(cfg Config, initial []time.Duration, hbs []detector.Heartbeat) ([][]MarginChange, error) {
+	return margins(cfg, initial, hbs, nil)
+}
+
+// EstimatorTrace is what the NFD-E estimator of SFD's settings made of
+// each heartbeat of a stream, the same whatever the margin: after
+// heartbeat k the window held Lens[k] inter-arrival times, and when
+// Moves[k] (a Fresh heartbeat or a Restart, which moves τ) the expected
+// arrival was Next[k] = EA_{ℓ+1}.
+type EstimatorTrace struct {
+	Next  []time.Duration
+	Moves []bool
+	Lens  []int32
+}
+
+// MarginsTrace is Margins that also returns the estimator's trace of hbs,
+// from the same estimator pass (a sweep that replays each margin needs
+// both).
+func MarginsTrace(cfg Config, initial []time.Duration, hbs []detector.Heartbeat) ([][]MarginChange, *EstimatorTrace, error) {
+	n := len(hbs)
+	tr := &EstimatorTrace{Next: make([]time.Duration, n), Moves: make([]bool, n), Lens: make([]int32, n)}
+	out, err := margins(cfg, initial, hbs, tr)
+	if err != nil {
+		return nil, nil, err
+	}
+	return out, tr, nil
+}
+
+// margins is Margins, filling tr when it is not nil.
+func margins(cfg Config, initial []time.Duration, hbs []detector.Heartbeat, tr *EstimatorTrace) ([][]MarginChange, error) {
 	dets := make([]*Detector, len(initial))
 	out := make([][]MarginChange, len(initial))
 	for i, m := range initial {
@@ -47,13 +76,13 @@ func Margins(cfg Config, initial []time.Duration, hbs []detector.Heartbeat) ([][
 		dets[i] = d
 		out[i] = []MarginChange{{From: 0, SM: d.sm}}
 	}
-	if len(dets) == 0 {
+	if len(dets) == 0 && tr == nil {
 		if _, err := chen.NewEstimator(cfg.Estimator); err != nil {
 			return nil, err
 		}
 		return out, nil
 	}
-	p, err := newMarginPlan(cfg, hbs)
+	p, err := newMarginPlan(cfg, hbs, tr)
 	if err != nil {
 		return nil, err
 	}
@@ -105,8 +134,9 @@ const tame = 1 << 61
 
 // newMarginPlan runs the NFD-E estimator over hbs with a probe detector (of
 // the default initial margin) whose margin-independent state (warm-up,
-// slot count, prev, observed time) is that of every margin's detector.
-func newMarginPlan(cfg Config, hbs []detector.Heartbeat) (*marginPlan, error) {
+// slot count, prev, observed time) is that of every margin's detector,
+// and fills tr when it is not nil.
+func newMarginPlan(cfg Config, hbs []detector.Heartbeat, tr *EstimatorTrace) (*marginPlan, error) {
 	est, err := chen.NewEstimator(cfg.Estimator)
 	if err != nil {
 		return nil, err
@@ -123,6 +153,12 @@ func newMarginPlan(cfg Config, hbs []detector.Heartbeat) (*marginPlan, error) {
 		moves := kind == chen.Fresh || kind == chen.Restart
 		if kind == chen.Late || moves {
 			est.Observe(hb)
+		}
+		if tr != nil {
+			tr.Lens[k] = int32(est.Len())
+			if moves {
+				tr.Next[k], tr.Moves[k] = est.Next(), true
+			}
 		}
 		if !moves {
 			continue

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fdkit/fdkit/chen"
 	"github.com/fdkit/fdkit/detector"
 	"github.com/fdkit/fdkit/sfd"
 	"github.com/stretchr/testify/assert"
@@ -69,6 +70,7 @@ func requireMarginsMatch(t *testing.T, cfg sfd.Config, initial []time.Duration, 
 	got, err := sfd.Margins(cfg, initial, hbs)
 	require.NoError(t, err)
 	require.Len(t, got, len(initial))
+	requireTraceMatch(t, cfg, initial, hbs, got)
 	for i, m := range initial {
 		c := cfg
 		c.InitialMargin = new(m)
@@ -145,4 +147,27 @@ func hbs2ms(hbs []detector.Heartbeat) float64 {
 		return 0
 	}
 	return float64(hbs[len(hbs)-1].Arrival) / float64(time.Millisecond)
+}
+
+// requireTraceMatch checks that MarginsTrace gives Margins's changes and,
+// heartbeat by heartbeat, what an estimator of its own makes of hbs.
+func requireTraceMatch(t *testing.T, cfg sfd.Config, initial []time.Duration, hbs []detector.Heartbeat, want [][]sfd.MarginChange) {
+	t.Helper()
+	got, tr, err := sfd.MarginsTrace(cfg, initial, hbs)
+	require.NoError(t, err)
+	require.Equal(t, want, got)
+	est, err := chen.NewEstimator(cfg.Estimator)
+	require.NoError(t, err)
+	for k, h := range hbs {
+		kind := est.Classify(h)
+		moves := kind == chen.Fresh || kind == chen.Restart
+		if kind == chen.Late || moves {
+			est.Observe(h)
+		}
+		require.Equal(t, moves, tr.Moves[k], "heartbeat %d", k)
+		require.Equal(t, int32(est.Len()), tr.Lens[k], "heartbeat %d", k)
+		if moves {
+			require.Equal(t, est.Next(), tr.Next[k], "heartbeat %d", k)
+		}
+	}
 }
