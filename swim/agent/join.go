@@ -26,7 +26,8 @@ import (
 // syncs with each address in turn and returns how many succeeded). A
 // view answers from one of the addresses joined through, or, once views
 // from other members have come for three protocol periods (a seed that
-// advertises another address than the one dialled), from any member
+// advertises another address than the one dialled), from any member,
+// unless the MergeFilter refused a view from an address joined through
 // (swim.Member.Joining). A member already in a group that calls Join
 // again (a rejoin after a partition) waits likewise for a seed's view.
 // Each address is ip:port, [ipv6]:port or host:port; a host name is resolved
