@@ -182,26 +182,15 @@ func (d *Detector) bandCrossing(bs *bands, level float64) (time.Duration, bool) 
 	if usual {
 		return e0, true
 	}
-	q := func(e time.Duration) float64 { return st.qAt(int64(e), c, mult) }
-	// side is −1 where κ < K, +1 where κ ≥ K, 0 inside the band.
-	side := func(e time.Duration) int {
-		switch q := q(e); {
-		case e == 0 || q <= qlo:
-			return -1 // κ(T_last) < level
-		case q >= qhi:
-			return 1
-		}
-		return 0
-	}
 	lo := e0 // the last instant below K
-	for side(lo) >= 0 {
+	for st.side(lo, c, mult, qlo, qhi) >= 0 {
 		if lo--; lo < e0-bandReach {
 			return 0, false
 		}
 	}
 	cross := time.Duration(-1) // the first instant in the band at which κ ≥ K
 	for e := lo + 1; e <= e0+bandReach; e++ {
-		switch side(e) {
+		switch st.side(e, c, mult, qlo, qhi) {
 		case 1:
 			if cross < 0 {
 				cross = e
@@ -263,6 +252,18 @@ func ceilIn(x float64) (int64, bool) {
 // the crossing.
 func (st *bandState) usualAt(e int64, c, mult, qlo, qhi float64) bool {
 	return st.qAt(e, c, mult) >= qhi && (e == 1 || st.qAt(e-1, c, mult) <= qlo)
+}
+
+// side returns −1 where κ < K (q(e) at most qlo, or e = 0: κ(T_last) <
+// K), +1 where κ ≥ K (q(e) at least qhi), 0 inside the band.
+func (st *bandState) side(e time.Duration, c, mult, qlo, qhi float64) int {
+	switch q := st.qAt(int64(e), c, mult); {
+	case e == 0 || q <= qlo:
+		return -1
+	case q >= qhi:
+		return 1
+	}
+	return 0
 }
 
 // qAt returns q(e) = (u − c)·mult, u = float64(T_last + e −

@@ -96,11 +96,12 @@ func (t *Tracker) point() time.Duration {
 // (singleBands), and steps to the threshold's Tracker where it does not
 // decide.
 type Trackers struct {
-	d    *Detector
-	trs  []Tracker
-	sb   []singleBand
-	kmax float64 // the greatest k of a single-term band (clear.go)
-	done []bool  // clearCrossings' verdicts
+	d     *Detector
+	trs   []Tracker
+	sb    []singleBand
+	kmax  float64 // the greatest k of a single-term band (clear.go)
+	least float64 // the least threshold
+	done  []bool  // clearCrossings' verdicts
 }
 
 // TrackAll returns the Trackers of thresholds ks; ok is false when one of
@@ -114,6 +115,9 @@ func (d *Detector) TrackAll(ks []float64) (*Trackers, bool) {
 		}
 		ts.trs[i] = *tr
 		ts.sb[i].level = k
+		if i == 0 || k < ts.least {
+			ts.least = k
+		}
 		if k > 0x1p20 {
 			continue // no band
 		}
@@ -145,6 +149,9 @@ func (ts *Trackers) FreshnessPoints(dst []time.Duration) bool {
 		return true
 	}
 	st := d.bandState()
+	if !d.k0ok && ts.least <= d.k0max {
+		d.kappaLast() // needed by the thresholds at most k0max (reachedAtLast)
+	}
 	reach := d.k0max // κ(T_last) ≤ reach: a level above it is not reached at T_last
 	if d.k0ok {
 		reach = d.k0
