@@ -304,27 +304,6 @@ func (sb *singleBand) pick(bs *bands, invS float64) bool {
 	return false
 }
 
-// usual returns ElapsedFor(level) of the state st of a banded Detector when
-// the single-term test of level decides it by its usual case, as
-// bandCrossing would (bs are level's bands, sb its cached choice among
-// them); ok false otherwise, and bandCrossing decides. κ(T_last) < level.
-func (st *bandState) usual(sb *singleBand, bs *bands, level float64) (time.Duration, bool) {
-	if !(sb.need <= st.invS && st.invS < sb.upTo) {
-		if level > 0x1p20 {
-			return 0, false
-		}
-		if !bs.set {
-			*bs = newBands(level)
-		}
-		if !sb.pick(bs, st.invS) {
-			return 0, false
-		}
-	}
-	qlo, qhi, mid := sb.edges(st)
-	e0, _, ok := st.first(sb.k, st.invS, qlo, qhi, mid)
-	return e0, ok
-}
-
 // edges returns the band of the test's coordinate z_k = (u − k)/s in the
 // state st, widened by a bound on that coordinate's rounding for |u − k| ≤
 // 4 and |z_k| ≤ 16 (see bandCrossing), and the predicted crossing's u.

@@ -92,9 +92,9 @@ func (t *Tracker) point() time.Duration {
 // Trackers are Trackers of several thresholds of one Detector, read
 // together at every state, as a threshold sweep does (package qos).
 // FreshnessPoints first tries the single-term band of each threshold
-// (band.go) with the state's quantities read once for all of them
-// (singleBands), and steps to the threshold's Tracker where it does not
-// decide.
+// (band.go), by the clear test and then the q test of its usual case
+// (clear.go), with the state's quantities read once for all of them, and
+// steps to the threshold's Tracker where neither decides.
 type Trackers struct {
 	d     *Detector
 	trs   []Tracker
@@ -160,23 +160,10 @@ func (ts *Trackers) FreshnessPoints(dst []time.Duration) bool {
 	ts.clearCrossings(&st, reach, perWidth, fixed, dst, ts.done)
 	for i, done := range ts.done {
 		if !done {
-			dst[i] = ts.point(i, &st)
+			dst[i] = ts.trs[i].point() // bandCrossing's walk, or a search
 		}
 	}
 	return true
-}
-
-// point is FreshnessPoints' freshness point of threshold i where the
-// inline test does not decide: the single-term test's usual case after
-// choosing the band, else the Tracker's.
-func (ts *Trackers) point(i int, st *bandState) time.Duration {
-	t := &ts.trs[i]
-	if !ts.d.reachedAtLast(t.k) {
-		if e, ok := st.usual(&ts.sb[i], &t.c.bands, t.k); ok {
-			return ts.d.last + e
-		}
-	}
-	return t.point()
 }
 
 // freshnessFrom returns T_last + ElapsedFor(level) (saturating) of the
