@@ -24,6 +24,18 @@ import (
 // bytes: below the 1,500-byte Ethernet MTU with room for IP and UDP headers.
 const DefaultMaxPacketSize = 1400
 
+// DefaultReadBuffer is the default socket receive buffer asked of the
+// kernel, in bytes: 2 MiB, as memberlist's NetTransport asks. The kernel's
+// default (212,992 bytes on Linux) holds about 150 datagrams of 1,400
+// bytes: a member whose reader is starved of CPU for a moment while a
+// group joins (views in MsgSync packets, announcements) overflows it and
+// loses datagrams, which the kernel drops without a trace in Stats.
+const DefaultReadBuffer = 2 << 20
+
+// minReadBuffer is the smallest receive buffer Listen asks for when the
+// kernel refuses larger ones (Config.ReadBuffer).
+const minReadBuffer = 64 << 10
+
 // Packet is one received datagram.
 type Packet struct {
 	From netip.AddrPort
@@ -69,6 +81,14 @@ type Config struct {
 	// platform has them (Linux, the BSDs, macOS) and ignored elsewhere.
 	// With a specific Bind it must equal Bind's address or be unset.
 	Source netip.Addr
+	// ReadBuffer is the socket receive buffer to ask the kernel for, in
+	// bytes (SO_RCVBUF). Default DefaultReadBuffer. When the kernel
+	// refuses it, Listen asks for half as much while that is at least
+	// 64 KiB, and then keeps the kernel's default, as memberlist does; ReadBuffer on the
+	// UDP tells what was granted. Linux caps a request at
+	// net.core.rmem_max without refusing it (and doubles what it grants,
+	// for its bookkeeping). Negative: keep the kernel's default.
+	ReadBuffer int
 }
 
 func (c Config) withDefaults() (Config, error) {
@@ -86,6 +106,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.QueueLen < 0 {
 		return c, fmt.Errorf("transport: QueueLen %d is negative", c.QueueLen)
+	}
+	if c.ReadBuffer == 0 {
+		c.ReadBuffer = DefaultReadBuffer
 	}
 	return c, nil
 }
@@ -133,6 +156,7 @@ type UDP struct {
 	addr  netip.AddrPort
 	max   int
 	oob   []byte // sets the source address of each datagram (Config.Source); nil: the kernel's choice
+	rbuf  int    // the receive buffer the kernel granted (Config.ReadBuffer); 0: its default
 	ch    chan Packet
 	done  chan struct{}
 	close sync.Once
@@ -173,6 +197,7 @@ func Listen(cfg Config) (*UDP, error) {
 	}
 	local := conn.LocalAddr().(*net.UDPAddr).AddrPort()
 	u := &UDP{
+		rbuf: setReadBuffer(conn, cfg.ReadBuffer),
 		conn: conn,
 		addr: netip.AddrPortFrom(local.Addr().Unmap(), local.Port()),
 		max:  cfg.MaxPacketSize,
@@ -183,6 +208,22 @@ func Listen(cfg Config) (*UDP, error) {
 	u.wg.Add(1)
 	go u.readLoop()
 	return u, nil
+}
+
+// setReadBuffer asks the kernel for a receive buffer of size bytes, then
+// for half as much while it refuses, as long as that is at least
+// minReadBuffer; it returns the size granted, 0 when none was (the
+// kernel's default stays).
+func setReadBuffer(conn *net.UDPConn, size int) int {
+	for size > 0 {
+		if conn.SetReadBuffer(size) == nil {
+			return size
+		}
+		if size /= 2; size < minReadBuffer {
+			break
+		}
+	}
+	return 0
 }
 
 func (u *UDP) readLoop() {
@@ -220,6 +261,11 @@ func (u *UDP) readLoop() {
 
 // LocalAddr returns the bound address (with the kernel-chosen port).
 func (u *UDP) LocalAddr() netip.AddrPort { return u.addr }
+
+// ReadBuffer returns the socket receive buffer the kernel granted, in
+// bytes, as asked (Config.ReadBuffer); 0 when the kernel's default was
+// kept.
+func (u *UDP) ReadBuffer() int { return u.rbuf }
 
 // MaxPacketSize returns the configured maximum datagram size in bytes.
 func (u *UDP) MaxPacketSize() int { return u.max }
