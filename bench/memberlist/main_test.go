@@ -2,6 +2,8 @@ package main
 
 import (
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -95,5 +97,57 @@ func TestPrintWins(t *testing.T) {
 	printWins(&b, []Row{fd, ml}, o)
 	if b.String() != "\nmemberlist wins no row.\n" {
 		t.Errorf("got %q", b.String())
+	}
+}
+
+// barrierNode is a Node whose Stop returns only once every node of its
+// group has entered Stop (or after a minute, recording that it gave up).
+type barrierNode struct {
+	entered *sync.WaitGroup
+	all     <-chan struct{}
+	gaveUp  *atomic.Int32
+}
+
+func (b barrierNode) Name() string    { return "b" }
+func (b barrierNode) Impair() *Impair { return nil }
+func (b barrierNode) Alive() int      { return 0 }
+func (b barrierNode) Seen() []string  { return nil }
+func (b barrierNode) Stop() {
+	b.entered.Done()
+	select {
+	case <-b.all:
+	case <-time.After(time.Minute):
+		b.gaveUp.Add(1)
+	}
+}
+
+// stopAll stops the members at once: a Stop that waits for the others to
+// start stopping would wait out its minute if they were stopped in turn.
+func TestStopAllStopsAtOnce(t *testing.T) {
+	const n = 16
+	var entered sync.WaitGroup
+	entered.Add(n)
+	all := make(chan struct{})
+	go func() {
+		entered.Wait()
+		close(all)
+	}()
+	var gaveUp atomic.Int32
+	nodes := make([]Node, n)
+	for i := range nodes {
+		nodes[i] = barrierNode{entered: &entered, all: all, gaveUp: &gaveUp}
+	}
+	done := make(chan struct{})
+	go func() {
+		stopAll(nodes)
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(2 * time.Minute):
+		t.Fatal("stopAll has not returned after 2 minutes: it stops the members in turn")
+	}
+	if g := gaveUp.Load(); g != 0 {
+		t.Fatalf("%d of %d members stopped before the others had started stopping", g, n)
 	}
 }
