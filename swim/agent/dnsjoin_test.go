@@ -104,3 +104,33 @@ func TestJoinNameResolvedAddressesBounded(t *testing.T) {
 	assert.Equal(t, "127.1.0.0:9", got[0])
 	assert.Equal(t, "127.0.0.1:9", got[maxResolved])
 }
+
+// A join address no member can be at fails the Join at once, naming it,
+// whether given literally or as a name resolving only to such addresses:
+// nothing could answer, so waiting out the context would only hide the
+// mistake (and a multicast or broadcast join reaches every host there).
+func TestJoinAddressNoMemberCanBeAt(t *testing.T) {
+	bad := func(_ context.Context, host string) ([]netip.Addr, error) {
+		return []netip.Addr{netip.MustParseAddr("0.0.0.0"), netip.MustParseAddr("224.0.0.1")}, nil
+	}
+	joiner := start(t, Config{Resolve: bad})
+	for addr, want := range map[string]string{
+		"1.2.3.4:0":             "names no host or port",
+		"0.0.0.0:7946":          "names no host or port",
+		"[::]:7946":             "names no host or port",
+		"[::ffff:0.0.0.0]:7946": "names no host or port",
+		"224.0.0.1:7946":        "a multicast address",
+		"[ff02::1]:7946":        "a multicast address",
+		"255.255.255.255:7946":  "the broadcast address",
+		"bad.test:7946":         `"bad.test" resolved to 224.0.0.1: a multicast address`,
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		err := joiner.Join(ctx, addr)
+		cancel()
+		require.Error(t, err, addr)
+		var je *JoinError
+		assert.False(t, errors.As(err, &je), "%s: waited for an answer: %v", addr, err)
+		assert.ErrorContains(t, err, want, addr)
+	}
+	assert.Zero(t, joiner.Stats().PacketsSent, "a join went out")
+}

@@ -227,7 +227,10 @@ func unjoin(err error) []error {
 // of them; an address named twice is kept once. It fails only when no
 // address resolved, joining the error of each name (a *net.DNSError from
 // the system resolver stays reachable with errors.As), or at once for an
-// address that is not host:port with a port from 1 to 65535.
+// address that is not host:port with a port from 1 to 65535, or a literal
+// IP that no member can be at (0.0.0.0, ::, a multicast group, the
+// broadcast address: memberAddr). A name's records that no member can be
+// at are left out, as a name that does not resolve.
 func ResolveAddrs(ctx context.Context, resolve func(context.Context, string) ([]netip.Addr, error), addrs []string, family netip.Addr) ([]string, error) {
 	if resolve == nil {
 		resolve = systemResolve
@@ -237,7 +240,11 @@ func ResolveAddrs(ctx context.Context, resolve func(context.Context, string) ([]
 	v4 := family.Unmap().Is4()
 	for _, s := range addrs {
 		if ap, err := netip.ParseAddrPort(s); err == nil {
-			out = append(out, netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port()).String())
+			a := netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port()).String()
+			if err := memberAddr(a); err != nil {
+				return nil, fmt.Errorf("join address %q: %w: want the address of a member", s, err)
+			}
+			out = append(out, a)
 			continue
 		}
 		host, portStr, err := net.SplitHostPort(s)
@@ -265,8 +272,17 @@ func ResolveAddrs(ctx context.Context, resolve func(context.Context, string) ([]
 		if len(same) > 0 {
 			ips = same
 		}
-		for _, ip := range ips[:min(len(ips), maxResolved)] {
-			out = append(out, netip.AddrPortFrom(ip.Unmap(), uint16(port)).String())
+		n := 0
+		for _, ip := range ips {
+			a := netip.AddrPortFrom(ip.Unmap(), uint16(port)).String()
+			if err := memberAddr(a); err != nil {
+				failed = append(failed, fmt.Errorf("join address %q: %q resolved to %s: %w", s, host, ip, err))
+				continue
+			}
+			if n++; n > maxResolved {
+				break
+			}
+			out = append(out, a)
 		}
 	}
 	if len(out) == 0 {
