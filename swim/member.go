@@ -326,6 +326,7 @@ type antiEntropy struct {
 	settledAt   time.Duration // when the last settling exchange ran, if settled (settleLater)
 	settled     bool
 	nextAskView time.Duration // earliest pull from an unknown or dead sender
+	asks        []viewAsk     // view requests to unknown senders awaiting a retry (viewretry.go)
 	pulls       pullBound     // pulls answered in this window (pullbound.go)
 }
 
@@ -482,6 +483,9 @@ func (m *Member) NextDeadline() (at time.Duration, ok bool) {
 	if m.sync.settleAt > 0 {
 		at = min(at, m.sync.settleAt)
 	}
+	if due, ok := m.viewAskDue(); ok {
+		at = min(at, due)
+	}
 	if m.draining() {
 		at = min(at, m.queue.nextRound)
 	}
@@ -576,6 +580,7 @@ func (m *Member) tickReconnect(now time.Duration) {
 // exchange when due (sync.go).
 func (m *Member) tickPushPull(now time.Duration) {
 	m.settlePull(now) // first: it reschedules the periodic exchange
+	m.retryViewAsk(now)
 	if m.cfg.PushPullInterval > 0 && m.live > 0 && now >= m.pushPullDue() {
 		m.sync.from, m.sync.due = now, true
 		if m.st == running {

@@ -44,7 +44,7 @@ import (
 //	view NAME at=T [ids=(...)] [detector]
 //	                            Members (those given; with their detectors)
 //	stats NAME                  the non-zero Stats counters
-//	inspect NAME what...        incarnation, alive, queued, deadline, refusal,
+//	inspect NAME what...        incarnation, alive, queued, deadline, probe-end, refusal,
 //	                            lhm, left, meta, lateness
 //
 // Every output line is a checked assertion; run with -rewrite to write
@@ -272,6 +272,11 @@ func inspect(m *Member, what string) string {
 			return at.String()
 		}
 		return "none"
+	case "probe-end":
+		if m.pr.active {
+			return m.pr.endAt.String()
+		}
+		return "none"
 	case "refusal":
 		r, ok := m.JoinRefusal()
 		if !ok {
@@ -287,7 +292,7 @@ func inspect(m *Member, what string) string {
 	case "lateness":
 		return m.HostLateness().String()
 	}
-	return "unknown: want incarnation, alive, queued, deadline, refusal, lhm, left, meta or lateness"
+	return "unknown: want incarnation, alive, queued, deadline, probe-end, refusal, lhm, left, meta or lateness"
 }
 
 // printNonZero prints the non-zero numeric fields of v, nested structs

@@ -238,6 +238,7 @@ func (m *Member) noteSender(in *inbound, from Node, pkt *Packet) {
 		m.sync.nextAskView = now + m.cfg.ProbeInterval
 		m.stats.ViewRequests++
 		m.askView(from)
+		m.askedView(now, from)
 	}
 }
 
