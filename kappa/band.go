@@ -148,20 +148,11 @@ func (d *Detector) bandCrossing(bs *bands, level float64) (time.Duration, bool) 
 	var c, mult, qlo, qhi, mid float64 // mid: the predicted crossing's u
 	st := d.bandState()
 	if bs.integer {
-		m := bs.k
-		c0 := 0.5 * d.invS
-		if (m+0.5-bandReach*d.invDelta)*d.invS < 10 {
-			return 0, false // R may exceed 10^-18 within reach of the prediction
+		h, ok := st.symmetricBand(bs, st.phiLow())
+		if !ok {
+			return 0, false
 		}
-		// w_b with 2w_b·φ(c_0 + w_b) ≥ E + 10^-18: φ(c_0 + w) ≥
-		// φ(c_0)·(1 − c_0·w − w²), and 0.999 for the rounding of φ(c_0).
-		phi0 := 0.999 * math.Exp(-c0*c0/2) / math.Sqrt(2*math.Pi)
-		wb := bs.err / (2 * phi0) * 1.003
-		if !(c0*wb+wb*wb <= 1e-3) {
-			return 0, false // κ is flat across m
-		}
-		h := d.s*wb + 0x1p-49*(m+4)
-		c, mult, qlo, qhi, mid = m-0.5, 1, -h, h, m-0.5
+		c, mult, qlo, qhi, mid = bs.k-0.5, 1, -h, h, bs.k-0.5
 	} else {
 		i := 0
 		for i < len(bs.b) && !(bs.b[i].need <= d.invS) {
@@ -222,6 +213,44 @@ func (d *Detector) bandState() bandState {
 	return bandState{s: d.s, invS: d.invS, delta: d.delta, base: d.base, invDelta: d.invDelta, off: d.off, lim: d.emax - bandReach}
 }
 
+// phiLow returns a lower bound on 0.999·φ(c_0), c_0 = 1/(2s), for the
+// symmetric test (the 0.999 for the roundings of c_0, of φ and of the
+// products, as bandCrossing's proof needs): φ(c_0) = e^{−y}/√(2π), y =
+// c_0²/2, and e^{−y} ≥ 2^{−n} for any integer n ≥ y·log₂e. It takes n =
+// ⌈y·1.4427⌉: 1.4427 exceeds log₂e by 3·10^-6 of it, far more than the two
+// roundings of y (2^-52 each, relative), so n ≥ y·log₂e; and 2^{−n} >
+// e^{−y}/2, so the band is at most twice as wide as with e^{−y} itself,
+// without an exponential. 0 where 2^{−n} is below the normal floats (κ is
+// flat across the integer there).
+func (st *bandState) phiLow() float64 {
+	c0 := 0.5 * st.invS
+	t := c0 * c0 / 2 * 1.4427
+	if !(t <= 1022) {
+		return 0
+	}
+	n := uint64(math.Ceil(t))
+	return 0.999 * math.Float64frombits((1023-n)<<52) / math.Sqrt(2*math.Pi)
+}
+
+// symmetricBand returns the half-width h of the symmetric test's band
+// |v| < h of the integer threshold of bs in the state st (see above), with
+// phi0 ≤ 0.999·φ(c_0) (phiLow), or ok false when the test does not apply.
+func (st *bandState) symmetricBand(bs *bands, phi0 float64) (h float64, ok bool) {
+	m := bs.k
+	if (m+0.5-bandReach*st.invDelta)*st.invS < 10 {
+		return 0, false // R may exceed 10^-18 within reach of the prediction
+	}
+	// w_b with 2w_b·φ(c_0 + w_b) ≥ E + 10^-18: φ(c_0 + w) ≥
+	// φ(c_0)·(1 − c_0·w − w²) ≥ 0.999·φ(c_0) ≥ phi0 (1.003 for the
+	// roundings of wb).
+	c0 := 0.5 * st.invS
+	wb := bs.err / (2 * phi0) * 1.003
+	if !(c0*wb+wb*wb <= 1e-3) {
+		return 0, false // κ is flat across m
+	}
+	return st.s*wb + 0x1p-49*(m+4), true
+}
+
 // first returns e0, the first instant past the predicted crossing mid (a
 // value of u), and whether it is within the tests' reach (inReach) and is
 // the crossing by the usual case of the test of coordinate (u − c)·mult and
@@ -252,6 +281,38 @@ func ceilIn(x float64) (int64, bool) {
 // the crossing.
 func (st *bandState) usualAt(e int64, c, mult, qlo, qhi float64) bool {
 	return st.qAt(e, c, mult) >= qhi && (e == 1 || st.qAt(e-1, c, mult) <= qlo)
+}
+
+// oneInstant returns the crossing of level (κ(T_last) < level) where the
+// band [qlo, qhi] of a test of coordinate (u − c)·mult holds at most one
+// instant j near x, the predicted crossing (ns after T_last): q(j − 1) at
+// most qlo (or j − 1 = 0) and q(j + 1) at least qhi. Then κ < level up to
+// j − 1 and κ ≥ level from j + 1 on (see above), so the crossing is j or
+// j + 1, and Level's own predicate at j decides which where q(j) is in the
+// band: the walk of bandCrossing, with the one evaluation of κ it would
+// make. It is the usual case (e = j) without any. ok is false when the
+// band is wider or x is out of reach.
+func (d *Detector) oneInstant(st *bandState, x, c, mult, qlo, qhi, level float64) (time.Duration, bool) {
+	e, in := ceilIn(x)
+	if !in || e >= int64(st.lim) {
+		return 0, false
+	}
+	j, qj := e, st.qAt(e, c, mult)
+	if e > 1 {
+		if q := st.qAt(e-1, c, mult); q > qlo {
+			j, qj = e-1, q // the instant before x may be in the band
+			if e > 2 && st.qAt(e-2, c, mult) > qlo {
+				return 0, false
+			}
+		}
+	}
+	if st.qAt(j+1, c, mult) < qhi {
+		return 0, false
+	}
+	if qj >= qhi || qj > qlo && d.kappa(d.last+time.Duration(j)) >= level {
+		return time.Duration(j), true
+	}
+	return time.Duration(j + 1), true
 }
 
 // side returns −1 where κ < K (q(e) at most qlo, or e = 0: κ(T_last) <

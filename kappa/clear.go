@@ -27,13 +27,16 @@ import (
 // M = Δ·s·W·(1 + 2^-50) + 2^-49·(Δ·(kmax + 8) + |base| + 1), W the
 // band's width (zhi − zlo), covers them all, and its own rounding, with
 // room. For σ/Δ = 0.1 and Δ = 100 ms M is about 10^-5 ns: the test
-// declines about one crossing in 10^5, which the q test (usualAt) then
+// declines about one crossing in 10^5, which the q test (oneInstant) then
 // decides, as it decides every crossing where M is large.
 //
 // Where the crossing falls exactly on an instant (K = k + 1/2 at EA_{ℓ+1}
 // + k·Δ, with Δ a whole number of ns), x lies within about Δ·s·W of an
 // integer and the clear test declines: TestClearMarginIsNeeded shows that
-// without its margin it would decide such crossings wrongly.
+// without its margin it would decide such crossings wrongly. The band then
+// holds that one instant, and oneInstant decides the crossing with one
+// evaluation of κ there, as the symmetric test's crossing of an integer K
+// = m on EA_{ℓ+1} + (m − 1/2)·Δ (symmetricCrossings).
 
 // clearMargin returns the parts of the margin M of the clear test in the
 // state st for thresholds whose k is at most kmax: M = perWidth·(zhi − zlo)
@@ -44,8 +47,9 @@ func clearMargin(st *bandState, kmax float64) (perWidth, fixed float64) {
 
 // clearCrossings sets dst[i] to T_last + e of threshold i of ts where the
 // clear test with margin perWidth·(zhi − zlo) + fixed decides its crossing e (κ(T_last) ≤ reach: a
-// level above it is not reached at T_last), or else the q test of its
-// usual case does (bandState.first), and ok[i] to whether one did.
+// level above it is not reached at T_last), or else the band with at most
+// one instant in it does (oneInstant: its usual case, or the crossing on
+// an instant, with one evaluation of κ), and ok[i] to whether one did.
 func (ts *Trackers) clearCrossings(st *bandState, reach, perWidth, fixed float64, dst []time.Duration, ok []bool) {
 	s, invS, delta, base, lim, last := st.s, st.invS, st.delta, st.base, int64(st.lim), ts.d.last
 	sbs := ts.sb
@@ -69,8 +73,34 @@ func (ts *Trackers) clearCrossings(st *bandState, reach, perWidth, fixed float64
 			continue
 		}
 		qlo, qhi, _ := b.edges(st)
-		if st.usualAt(e, b.k, invS, qlo, qhi) {
-			dst[i], ok[i] = last+time.Duration(e), true
+		if c, in := ts.d.oneInstant(st, x, b.k, invS, qlo, qhi, b.level); in {
+			dst[i], ok[i] = last+c, true
+		}
+	}
+}
+
+// symmetricCrossings sets dst[i] to T_last + e for each integer threshold
+// i not yet done whose crossing e the symmetric test decides with at most
+// one instant in its band (oneInstant), and done[i] then (κ(T_last) ≤
+// reach). Its band's bound on φ(c_0) depends on the state only and serves
+// every integer threshold.
+func (ts *Trackers) symmetricCrossings(st *bandState, reach float64, dst []time.Duration, done []bool) {
+	phi0 := -1.0 // not yet computed
+	for _, i := range ts.ints {
+		bs := &ts.trs[i].c.bands
+		if done[i] || !(bs.k > reach) {
+			continue
+		}
+		if phi0 < 0 {
+			phi0 = st.phiLow()
+		}
+		h, ok := st.symmetricBand(bs, phi0)
+		if !ok {
+			continue
+		}
+		c := bs.k - 0.5
+		if e, in := ts.d.oneInstant(st, c*st.delta-st.base, c, 1, -h, h, bs.k); in {
+			dst[i], done[i] = ts.d.last+e, true
 		}
 	}
 }

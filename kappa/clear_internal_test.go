@@ -1,6 +1,7 @@
 package kappa
 
 import (
+	"math"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -67,4 +68,76 @@ func TestClearMarginIsNeeded(t *testing.T) {
 	// at σ/Δ ≈ 0.1 (at 0.2 the single-term bands do not apply).
 	require.Greater(t, decided, 11000, "the clear test decides nearly every crossing off the instants")
 	require.Positive(t, wrongWithout, "the margin matters: without it crossings on an instant come out wrong")
+}
+
+// phiLow is a lower bound on 0.999·φ(c_0) (what the symmetric test's
+// proof needs), and not a loose one: above half of it, so that the band
+// stays within about a factor two of the one e^{−c_0²/2} gives.
+func TestPhiLowIsALowerBound(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	cs := []float64{0, 1e-300, 0.5, 1, 2, 2.5, 5, 6.0225, 7, 10, 20, 37.5, 38, 1e3}
+	for range 20000 {
+		cs = append(cs, rng.Float64()*40)
+	}
+	for _, c0 := range cs {
+		st := bandState{invS: 2 * c0}
+		got := st.phiLow()
+		want := 0.999 * math.Exp(-c0*c0/2) / math.Sqrt(2*math.Pi)
+		require.LessOrEqual(t, got, want, "c_0 = %v", c0)
+		if want > 0x1p-1000 {
+			require.Greater(t, got, want/2.01, "c_0 = %v", c0)
+		}
+	}
+}
+
+// The crossing of an integer K = m falls on the instant EA_{ℓ+1} + (m −
+// 1/2)·Δ when Δ is even, where κ is m in exact arithmetic and its float sum
+// lands on either side of m: the crossing is that instant in some states
+// and the next in others, so oneInstant's evaluation of κ there is needed.
+// Trackers decide those crossings as FreshnessPointAt does, by the
+// symmetric test in most states (not where σ/Δ dips to 0.08, which makes
+// κ flat across 16 over a few hundred nanoseconds).
+func TestOneInstantOnAnIntegerK(t *testing.T) {
+	ks := []float64{0.5, 1, 2, 7.5, 16}
+	d, err := New(Config{Estimator: chen.EstimatorConfig{Interval: 100 * time.Millisecond, WindowSize: 200}, MinSamples: new(0)})
+	require.NoError(t, err)
+	ts, ok := d.TrackAll(ks)
+	require.True(t, ok)
+	rng := rand.New(rand.NewPCG(21, 22))
+	dst := make([]time.Duration, len(ks))
+	var at, after, decided, states int
+	for n := range 4000 {
+		a := time.Duration(n)*100*time.Millisecond + time.Duration(30e6+10e6*rng.NormFloat64())
+		d.Observe(detector.Heartbeat{Seq: uint64(n + 1), HasSeq: true, Arrival: a})
+		if n < 200 || !d.banded {
+			continue
+		}
+		states++
+		require.True(t, ts.FreshnessPoints(dst))
+		st := d.bandState()
+		for i, k := range ks {
+			want, _ := d.FreshnessPointAt(k)
+			require.Equal(t, want, dst[i], "state %d, K = %v", n, k)
+			if k != 16 {
+				continue
+			}
+			j := int64((k-0.5)*d.delta) - d.off // the instant of v = 0
+			switch e := int64(want - d.last); e {
+			case j:
+				at++
+			case j + 1:
+				after++
+			}
+			h, ok := st.symmetricBand(&ts.trs[i].c.bands, st.phiLow())
+			if ok {
+				if _, in := d.oneInstant(&st, float64(j), k-0.5, 1, -h, h, k); in {
+					decided++
+				}
+			}
+		}
+	}
+	t.Logf("K = 16: %d states, crossing on the instant %d times, the next %d, the symmetric test decided %d", states, at, after, decided)
+	require.Positive(t, at)
+	require.Positive(t, after)
+	require.Greater(t, decided, states*8/10)
 }

@@ -92,9 +92,10 @@ func (t *Tracker) point() time.Duration {
 // Trackers are Trackers of several thresholds of one Detector, read
 // together at every state, as a threshold sweep does (package qos).
 // FreshnessPoints first tries the single-term band of each threshold
-// (band.go), by the clear test and then the q test of its usual case
-// (clear.go), with the state's quantities read once for all of them, and
-// steps to the threshold's Tracker where neither decides.
+// (band.go), by the clear test and then by the q test of a band holding
+// at most one instant (clear.go), and the symmetric test of each integer
+// threshold the same way, with the state's quantities read once for all of
+// them, and steps to the threshold's Tracker where none decides.
 type Trackers struct {
 	d     *Detector
 	trs   []Tracker
@@ -102,6 +103,7 @@ type Trackers struct {
 	kmax  float64 // the greatest k of a single-term band (clear.go)
 	least float64 // the least threshold
 	done  []bool  // clearCrossings' verdicts
+	ints  []int   // the thresholds with an integer K ≤ 2^20: the symmetric test
 }
 
 // TrackAll returns the Trackers of thresholds ks; ok is false when one of
@@ -123,6 +125,9 @@ func (d *Detector) TrackAll(ks []float64) (*Trackers, bool) {
 		}
 		bs := &ts.trs[i].c.bands
 		*bs = newBands(k)
+		if bs.integer {
+			ts.ints = append(ts.ints, i)
+		}
 		for _, b := range bs.b {
 			if !bs.integer && !math.IsInf(b.need, 1) {
 				ts.kmax = max(ts.kmax, bs.k)
@@ -158,6 +163,7 @@ func (ts *Trackers) FreshnessPoints(dst []time.Duration) bool {
 	}
 	perWidth, fixed := clearMargin(&st, ts.kmax)
 	ts.clearCrossings(&st, reach, perWidth, fixed, dst, ts.done)
+	ts.symmetricCrossings(&st, reach, dst, ts.done)
 	for i, done := range ts.done {
 		if !done {
 			dst[i] = ts.trs[i].point() // bandCrossing's walk, or a search
