@@ -43,9 +43,8 @@ func multiSenderTrace(n int) string {
 }
 
 // The outputs of a run (stdout, stderr, the --out files and --report)
-// are the same whatever the number of cores, from memory (the sweep
-// starting with the table, earlySweep) and from spools (the sweep after
-// the table), PDFs but for their creation time.
+// are the same whatever the number of cores, from memory and from
+// spools, PDFs but for their creation time.
 func TestOutputsSameOnEveryCoreCount(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
 	path := writeFile(t, "t.fdk", multiSenderTrace(200))

@@ -117,17 +117,18 @@ const sweepTaskBytes = 32 << 20
 
 // memoryLimit is the run's memory bound once its streams are known:
 // heapBytes and what each stream keeps until the outputs are written
-// (streamBytes). When the sweep runs with the table's replay (early: the
-// streams are in memory, earlySweep), both run GOMAXPROCS tasks at once,
-// each holding up to sweepTaskBytes: the bound counts them, since below
-// the heap they hold the collector would run without pause, for nothing
-// (docs/experiments.md, "The collector's limit with the sweep started
-// early").
-func memoryLimit(o options, streams int, early bool) int64 {
+// (streamBytes). When the table and the sweep are replayed together
+// (together) on streams in memory, GOMAXPROCS tasks run at once, each
+// holding up to sweepTaskBytes besides the streams: the bound counts
+// them, since below the heap they hold the collector would run without
+// pause, for nothing (docs/experiments.md, "The collector's limit with
+// the sweep started early"). Spooled streams are read back two at a time
+// (heapBytes) and their tasks' TD values are counted there.
+func memoryLimit(o options, runs []streamRun, together bool) int64 {
 	per, _ := streamBytes(o)
-	limit := heapBytes + int64(streams)*per
-	if early {
-		limit += 2 * int64(runtime.GOMAXPROCS(0)) * sweepTaskBytes
+	limit := heapBytes + int64(len(runs))*per
+	if together && !slices.ContainsFunc(runs, func(r streamRun) bool { return r.in.spool != nil }) {
+		limit += int64(runtime.GOMAXPROCS(0)) * sweepTaskBytes
 	}
 	return limit
 }

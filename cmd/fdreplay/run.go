@@ -120,45 +120,17 @@ func runErr(p process, args []string, stdout, stderr io.Writer) error {
 	clock.mark("load")
 	defer res.close()
 	cfg := replayConfig(o)
-	draw := p.progress
-	if draw == nil {
-		draw = newProgress(stderr, o.noProgress)
+	progress := p.progress
+	if progress == nil {
+		progress = newProgress(stderr, o.noProgress)
 	}
-	held := &heldProgress{draw: draw}
-	progress := held.report
 	all, err := tableRuns(o, res.inputs)
 	if err != nil {
 		return err
 	}
-	var early *earlySweep
-	if o.sweep {
-		early = startSweep(o, all, cfg, progress)
-	}
-	if p.limitMemory != nil {
-		p.limitMemory(memoryLimit(o, len(res.inputs), early != nil))
-	}
-	runs, table, err := replayTable(o, all, cfg, stderr)
+	runs, table, sw, err := replayRuns(p, o, all, cfg, progress, clock, stdout, stderr)
 	if err != nil {
-		early.stop()
 		return err
-	}
-	clock.mark("table")
-	if err := printTables(stdout, o, runs, table, cfg); err != nil {
-		early.stop()
-		return err
-	}
-	held.release()
-	var sw sweep
-	if o.sweep {
-		if early != nil {
-			sw, err = early.result(runs, progress, stderr)
-		} else {
-			sw, err = sweepRuns(o, runs, cfg, progress, stderr)
-		}
-		if err != nil {
-			return err
-		}
-		clock.mark("sweep")
 	}
 	// The verdict answers the user's targets (solving operating points
 	// costs several times the sweep: without targets there is none).
@@ -174,6 +146,52 @@ func runErr(p process, args []string, stdout, stderr io.Writer) error {
 	}
 	clock.mark("write")
 	return nil
+}
+
+// replayRuns replays the table of runs and, with --out or --sweep, their
+// sweep, printing the table; it returns the streams kept, their table and
+// their sweep. The table and the sweep are replayed together
+// (planTogether), the table printed once both are done; a sweep that
+// cannot be planned (planSweep) is reported after the table is printed.
+func replayRuns(p process, o options, all []streamRun, cfg qos.Config, progress func(done, total int), clock phaseClock, stdout, stderr io.Writer) ([]streamRun, []qos.Curve, sweep, error) {
+	var sw sweep
+	if o.sweep {
+		if plan, total, err := planSweep(o, all); err == nil {
+			if p.limitMemory != nil {
+				p.limitMemory(memoryLimit(o, all, true))
+			}
+			runs, table, sw, err := replayTogether(o, all, planTogether(o, all, plan), cfg, progress, stderr)
+			if err != nil {
+				return nil, nil, sw, err
+			}
+			progress(-1, total)
+			clock.mark("table")
+			if err := printTables(stdout, o, runs, table, cfg); err != nil {
+				return nil, nil, sw, err
+			}
+			sweepWarnings(stderr, sw.curves)
+			clock.mark("sweep")
+			return runs, table, sw, nil
+		}
+	}
+	if p.limitMemory != nil {
+		p.limitMemory(memoryLimit(o, all, false))
+	}
+	runs, table, err := replayTable(o, all, cfg, stderr)
+	if err != nil {
+		return nil, nil, sw, err
+	}
+	clock.mark("table")
+	if err := printTables(stdout, o, runs, table, cfg); err != nil {
+		return nil, nil, sw, err
+	}
+	if o.sweep {
+		if sw, err = sweepRuns(o, runs, cfg, progress, stderr); err != nil {
+			return nil, nil, sw, err
+		}
+		clock.mark("sweep")
+	}
+	return runs, table, sw, nil
 }
 
 // replayConfig is the replay's configuration from the flags. Intervals:
@@ -232,6 +250,13 @@ func replayTable(o options, runs []streamRun, cfg qos.Config, stderr io.Writer) 
 	if err != nil {
 		return nil, nil, err
 	}
+	return keepEvaluated(o, runs, table, stderr)
+}
+
+// keepEvaluated returns the streams of runs that have a table row with a
+// result, and their rows (table holds len(o.detectors) rows per stream of
+// runs); it warns of the others, and when none is left that is the error.
+func keepEvaluated(o options, runs []streamRun, table []qos.Curve, stderr io.Writer) ([]streamRun, []qos.Curve, error) {
 	nd := len(o.detectors)
 	var keptRuns []streamRun
 	var keptTable []qos.Curve

@@ -206,12 +206,12 @@ func TestSameOutputsAnyCores(t *testing.T) {
 // The run's soft memory limit is set once, after loading: heapBytes plus
 // the table's and the sweep's results of its streams, so that a run of
 // many streams is not held to the bound of a few, plus the tasks of the
-// sweep that runs with the table's replay when the streams are in memory
-// (earlySweep).
+// sweep replayed with the table (replayTogether) when the streams are in
+// memory.
 func TestMemoryLimitFromStreams(t *testing.T) {
 	a := writeFile(t, "a.fdk", regularTrace(300))
 	b := writeFile(t, "b.fdk", regularTrace(300))
-	early := 2 * int64(runtime.GOMAXPROCS(0)) * sweepTaskBytes
+	tasks := int64(runtime.GOMAXPROCS(0)) * sweepTaskBytes
 	sweep := []string{"-d", "chen,fixed", "--sweep", "--points", "5", a, b}
 	for _, tc := range []struct {
 		args []string
@@ -220,8 +220,8 @@ func TestMemoryLimitFromStreams(t *testing.T) {
 	}{
 		{[]string{"-d", "chen,fixed", a}, defaultMemHeartbeats, heapBytes + 2*tableBytesPerResult},
 		{[]string{"-d", "chen,fixed", a, b}, defaultMemHeartbeats, heapBytes + 2*2*tableBytesPerResult},
-		{sweep, defaultMemHeartbeats, heapBytes + 2*(2*tableBytesPerResult+2*5*sweepBytesPerPoint) + early},
-		{sweep, 100, heapBytes + 2*(2*tableBytesPerResult+2*5*sweepBytesPerPoint)}, // spooled: the sweep after the table
+		{sweep, defaultMemHeartbeats, heapBytes + 2*(2*tableBytesPerResult+2*5*sweepBytesPerPoint) + tasks},
+		{sweep, 100, heapBytes + 2*(2*tableBytesPerResult+2*5*sweepBytesPerPoint)}, // spooled
 	} {
 		var got []int64
 		p := withMem(tc.mem)
