@@ -316,18 +316,18 @@ type dissemination struct {
 
 // antiEntropy is the push-pull exchanges' state (sync.go).
 type antiEntropy struct {
-	from        time.Duration // last anti-entropy exchange, or the first Tick
-	frac        float64       // phase of the next exchange in its interval while !due
-	due         bool          // an exchange was due at least once since the first Tick or the last settling exchange
-	peer        ID            // the member of this member's last exchange
-	peerUntil   time.Duration // until when peer's view request is that exchange's
-	stateDue    bool          // peer's answer to that exchange may still bring its state (holdState)
-	settleAt    time.Duration // when the settling exchange is due, 0 when none (settlePull)
-	settledAt   time.Duration // when the last settling exchange ran, if settled (settleLater)
-	settled     bool
-	nextAskView time.Duration // earliest pull from an unknown or dead sender
-	asks        []viewAsk     // view requests to unknown senders awaiting a retry (viewretry.go)
-	pulls       pullBound     // pulls answered in this window (pullbound.go)
+	from        time.Duration              // last anti-entropy exchange, or the first Tick
+	frac        float64                    // phase of the next exchange in its interval while !due
+	due         bool                       // an exchange was due at least once since the first Tick or the last settling exchange
+	peer        ID                         // the member of this member's last exchange
+	peerUntil   time.Duration              // until when peer's view request is that exchange's
+	stateDue    bool                       // peer's answer to that exchange may still bring its state (holdState)
+	settleAt    time.Duration              // when the settling exchange is due, 0 when none (settlePull)
+	settledAt   [settleBurst]time.Duration // when the last settling exchanges ran, oldest first (settleLater)
+	settled     int                        // settling exchanges run, up to settleBurst
+	nextAskView time.Duration              // earliest pull from an unknown or dead sender
+	asks        []viewAsk                  // view requests to unknown senders awaiting a retry (viewretry.go)
+	pulls       pullBound                  // pulls answered in this window (pullbound.go)
 }
 
 // joinState is this member's join and the joins it challenges (join.go,

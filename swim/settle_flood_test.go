@@ -42,11 +42,11 @@ func hear(t *testing.T, m *Member, now time.Duration, kind MessageKind, ids ...s
 }
 
 // A flood of gossiped Alives naming unknown members (forged IDs) cannot
-// make a member exchange views more often than the periodic anti-entropy
-// would: each new member postpones the settling exchange rather than adding
-// one, so a flood faster than settleDelay periods delays it until the flood
-// stops, and a settling exchange comes no sooner than an interval after the
-// previous one. One exchange per forged member would cost, in swim/sim
+// make a member exchange views more often than settleBurst (2) times the
+// periodic anti-entropy would: each new member postpones the settling
+// exchange rather than adding one, so a flood faster than settleDelay
+// periods delays it until the flood stops, and a settling exchange comes
+// no sooner than an interval after the one before the previous one. One exchange per forged member would cost, in swim/sim
 // (N = 64, one forged Alive every 3.1 s to one member), 1.06
 // view-exchange packets per member per second instead of 0.06, 1523 bytes
 // per member per second instead of 570.
@@ -75,9 +75,11 @@ func TestSettleFloodBounded(t *testing.T) {
 
 	// One forged member every 3.1 s, twenty of them (the view stays within
 	// 32 members: an interval of 30 s): an exchange three periods after the
-	// first, then one an interval after the previous one, or three periods
-	// after the last member heard of when that comes later (34 s: the
-	// member at 31 s), and none between.
+	// first and one three periods after the second, then each an interval
+	// after the one before the previous one, or three periods after the
+	// last member heard of when that comes later (34 s: the member at
+	// 31 s), and none between: five in 90 s, where the periodic exchange
+	// alone makes three.
 	b := newTest(t, "a", ModeLifeguard, func(c *Config) { c.PushPullInterval = new(30 * time.Second) }, "b", "c", "d")
 	b.Tick(0)
 	drain(b)
@@ -95,5 +97,30 @@ func TestSettleFloodBounded(t *testing.T) {
 	}
 	got, _ = settleRun(t, b, 90*time.Second)
 	at = append(at, got...)
-	assert.Equal(t, []time.Duration{3 * time.Second, 34 * time.Second, 64 * time.Second}, at)
+	assert.Equal(t, []time.Duration{3 * time.Second, 6100 * time.Millisecond, 34 * time.Second, 37100 * time.Millisecond, 64 * time.Second}, at)
+}
+
+// A join that follows another within an anti-entropy interval gets its
+// own settling exchange three periods after it; a third one waits until
+// an interval after the first exchange.
+func TestSecondJoinSettles(t *testing.T) {
+	far := func(c *Config) { c.PushPullInterval = new(30 * time.Second) }
+	a := newTest(t, "a", ModeLifeguard, far, "b", "c", "d")
+	a.Tick(0)
+	drain(a)
+	first, _ := settleRun(t, a, 0)
+	require.Empty(t, first)
+	a.sync.due, a.sync.from, a.sync.frac = false, 0, 10 // no periodic exchange in the way
+	var at []time.Duration
+	for _, j := range []struct {
+		id  string
+		now time.Duration
+	}{{"j1", 0}, {"j2", 10 * time.Second}, {"j3", 20 * time.Second}} {
+		hear(t, a, j.now, MsgGossip, j.id)
+		got, _ := settleRun(t, a, j.now+10*time.Second-time.Nanosecond)
+		at = append(at, got...)
+	}
+	got, _ := settleRun(t, a, 40*time.Second)
+	at = append(at, got...)
+	assert.Equal(t, []time.Duration{3 * time.Second, 13 * time.Second, 33 * time.Second}, at)
 }
