@@ -198,7 +198,7 @@ func (m *Member) mergeUpdates(in *inbound, pkt *Packet) {
 		in.replyTo = pkt.From.ID
 	}
 	in.from, in.conflictSelf = pkt.From.ID, false
-	m.noteJoinSeed(in.now, pkt)
+	m.noteJoinSeed(in, pkt)
 	if gossip {
 		m.heardAgain(pkt.Updates)
 	}
@@ -261,7 +261,7 @@ func (m *Member) asksView(now time.Duration, from Node, pkt *Packet) bool {
 // join is then retried), and announces the joined member to the view's
 // members.
 func (m *Member) onView(in *inbound, from Node, pkt *Packet) {
-	answers := m.join.pending && (in.conflictSelf || m.answersJoin(in.now, from))
+	answers := m.join.pending && (in.conflictSelf || m.answersJoin(in, from))
 	joined := answers && !in.conflictSelf
 	if answers {
 		m.join.pending = in.conflictSelf

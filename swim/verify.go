@@ -1,9 +1,6 @@
 package swim
 
-import (
-	"slices"
-	"time"
-)
+import "slices"
 
 // Verified members: a member this member has heard from directly (a packet
 // it sent, an answer to a probe), that an intermediate vouched for (an ack
@@ -127,9 +124,12 @@ func (m *Member) vouch(in *inbound, p *peer, view bool) {
 
 // seedView reports whether the packet being applied is a view transfer
 // (view) from the seed that answered this member's join, within a protocol
-// period of its first one (noteJoinSeed).
+// period of its first one (noteJoinSeed), received from the address the
+// seed claims: one naming the seed from elsewhere is a forger's
+// (StepFromOtherSource), which would otherwise have every member it lists
+// vouched for while the seed's real view is awaited or being merged.
 func (m *Member) seedView(in *inbound, view bool) bool {
-	return view && in.from != "" && in.from == m.join.seed && in.now < m.join.seedUntil
+	return view && in.from != "" && !in.otherSource && in.from == m.join.seed && in.now < m.join.seedUntil
 }
 
 // noteJoinSeed records, for a view transfer (MsgSync) received while
@@ -138,10 +138,12 @@ func (m *Member) seedView(in *inbound, view bool) bool {
 // sender's transfers within one protocol period, vouch for the members
 // they list. A view from elsewhere vouches for nothing: a member that
 // picked the joiner for its push-pull, or a forger racing the seed's
-// answer, is not the member the joiner chose to trust.
-func (m *Member) noteJoinSeed(now time.Duration, pkt *Packet) {
-	if pkt.Kind == MsgSync && m.join.pending && m.join.seed != pkt.From.ID && slices.Contains(m.join.seeds, pkt.From.Addr) {
-		m.join.seed, m.join.seedUntil = pkt.From.ID, now+m.cfg.ProbeInterval
+// answer, is not the member the joiner chose to trust; nor does a view
+// that names a seed's address but arrived from another one
+// (StepFromOtherSource: the claimed sender is a field of the packet).
+func (m *Member) noteJoinSeed(in *inbound, pkt *Packet) {
+	if pkt.Kind == MsgSync && m.join.pending && !in.otherSource && m.join.seed != pkt.From.ID && slices.Contains(m.join.seeds, pkt.From.Addr) {
+		m.join.seed, m.join.seedUntil = pkt.From.ID, in.now+m.cfg.ProbeInterval
 	}
 }
 
@@ -158,8 +160,17 @@ const joinFallbackPeriods = 3
 // that the seed's own view, the only one that vouches beyond the
 // unverified quota, still arrives, however long the seed's pull bound
 // holds it back in a join storm: taken as the answer, it ended the join
-// with the seed's view never asked for again.
-func (m *Member) answersJoin(now time.Duration, from Node) bool {
+// with the seed's view never asked for again. A view received from another
+// address than its sender claims (StepFromOtherSource) answers no join,
+// whatever it claims: a forger's view would complete a Join through an
+// address where no member listens. (A seed whose datagrams leave from
+// another address than it advertises still answers over a stream, which
+// the joiner dialled.)
+func (m *Member) answersJoin(in *inbound, from Node) bool {
+	now := in.now
+	if in.otherSource {
+		return false
+	}
 	if slices.Contains(m.join.seeds, from.Addr) {
 		return true
 	}
