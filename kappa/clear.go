@@ -1,9 +1,6 @@
 package kappa
 
-import (
-	"math"
-	"time"
-)
+import "math"
 
 // The clear test: a cheaper proof of the single-term test's usual case.
 // With c_lo, c_hi, c_mid the exact real elapsed times (ns after T_last) at
@@ -45,69 +42,16 @@ func clearMargin(st *bandState, kmax float64) (perWidth, fixed float64) {
 	return st.delta * st.s * (1 + 0x1p-50), 0x1p-49 * (st.delta*(kmax+8) + math.Abs(st.base) + 1)
 }
 
-// clearCrossings sets dst[i] to T_last + e of threshold i of ts where the
-// clear test with margin perWidth·(zhi − zlo) + fixed decides its crossing e (κ(T_last) ≤ reach: a
-// level above it is not reached at T_last), or else the band with at most
-// one instant in it does (oneInstant: its usual case, or the crossing on
-// an instant, with one evaluation of κ), and ok[i] to whether one did.
-func (ts *Trackers) clearCrossings(st *bandState, reach, perWidth, fixed float64, dst []time.Duration, ok []bool) {
-	s, invS, delta, base, lim, last := st.s, st.invS, st.delta, st.base, int64(st.lim), ts.d.last
-	sbs := ts.sb
-	dst, ok = dst[:len(sbs)], ok[:len(sbs)]
-	clear(ok)
-	for i := range sbs {
-		b := &sbs[i]
-		if !(b.level > reach) {
-			continue
-		}
-		if !(b.need <= invS && invS < b.upTo) && !ts.pick(i, invS) {
-			continue
-		}
-		x := (b.k+s*b.zmid)*delta - base // bandCrossing's mid·Δ − base
-		e, in := ceilIn(x)
-		if !in || e > lim {
-			continue
-		}
-		if fr, m := float64(e)-x, perWidth*b.width+fixed; fr >= m && fr <= 1-m {
-			dst[i], ok[i] = last+time.Duration(e), true
-			continue
-		}
-		qlo, qhi, _ := b.edges(st)
-		if c, in := ts.d.oneInstant(st, x, b.k, invS, qlo, qhi, b.level); in {
-			dst[i], ok[i] = last+c, true
-		}
+// clearTest returns x, the predicted crossing of the band in the state st
+// (bandCrossing's mid·Δ − base), ⌈x⌉, whether x is in the tests' reach
+// (in: ceilIn's range, ⌈x⌉ ≤ lim), and whether the clear test with margin
+// perWidth·(zhi − zlo) + fixed decides ⌈x⌉ (clear).
+func (sb *singleBand) clearTest(st *bandState, perWidth, fixed float64) (x float64, e int64, in, clear bool) {
+	x = (sb.k+st.s*sb.zmid)*st.delta - st.base
+	e, in = ceilIn(x)
+	if !in || e > int64(st.lim) {
+		return x, 0, false, false
 	}
-}
-
-// symmetricCrossings sets dst[i] to T_last + e for each integer threshold
-// i not yet done whose crossing e the symmetric test decides with at most
-// one instant in its band (oneInstant), and done[i] then (κ(T_last) ≤
-// reach). Its band's bound on φ(c_0) depends on the state only and serves
-// every integer threshold.
-func (ts *Trackers) symmetricCrossings(st *bandState, reach float64, dst []time.Duration, done []bool) {
-	phi0 := -1.0 // not yet computed
-	for _, i := range ts.ints {
-		bs := &ts.trs[i].c.bands
-		if done[i] || !(bs.k > reach) {
-			continue
-		}
-		if phi0 < 0 {
-			phi0 = st.phiLow()
-		}
-		h, ok := st.symmetricBand(bs, phi0)
-		if !ok {
-			continue
-		}
-		c := bs.k - 0.5
-		if e, in := ts.d.oneInstant(st, c*st.delta-st.base, c, 1, -h, h, bs.k); in {
-			dst[i], done[i] = ts.d.last+e, true
-		}
-	}
-}
-
-// pick chooses the band of threshold i at invS = 1/s (TrackAll set its
-// bands); false when none applies.
-func (ts *Trackers) pick(i int, invS float64) bool {
-	b := &ts.sb[i]
-	return b.level <= 0x1p20 && b.pick(&ts.trs[i].c.bands, invS)
+	fr, m := float64(e)-x, perWidth*sb.width+fixed
+	return x, e, true, fr >= m && fr <= 1-m
 }

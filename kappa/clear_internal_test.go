@@ -24,8 +24,6 @@ func TestClearMarginIsNeeded(t *testing.T) {
 	ts, ok := d.TrackAll(ks)
 	require.True(t, ok)
 	rng := rand.New(rand.NewPCG(11, 12))
-	dst := make([]time.Duration, len(ks))
-	done := make([]bool, len(ks))
 	var decided, wrongWithout, declined int
 	for n := range 6000 {
 		sd := 10e6 // σ/Δ ≈ 0.1, then 0.2: more terms of κ near an instant on the crossing
@@ -42,23 +40,27 @@ func TestClearMarginIsNeeded(t *testing.T) {
 		if d.k0ok {
 			reach = d.k0
 		}
+		ts.regroup(st.invS)
 		perWidth, fixed := clearMargin(&st, ts.kmax)
 		for _, margin := range []float64{1, 0} {
-			clear(done)
-			ts.clearCrossings(&st, reach, margin*perWidth, margin*fixed, dst, done)
-			for i, k := range ks {
+			for _, r := range ts.grp.rows {
+				k := ks[r.i]
+				if !(k > reach) {
+					continue
+				}
+				_, e, _, ok := ts.sb[r.i].clearTest(&st, margin*perWidth, margin*fixed)
 				want, _ := d.FreshnessPointAt(k)
 				switch {
-				case !done[i] && margin > 0:
+				case !ok && margin > 0:
 					declined++
-				case !done[i]:
+				case !ok:
 				case margin == 0:
-					if dst[i] != want {
+					if d.last+time.Duration(e) != want {
 						wrongWithout++
 					}
 				default:
 					decided++
-					require.Equal(t, want, dst[i], "state %d, K = %v: the clear test's crossing", n, k)
+					require.Equal(t, want, d.last+time.Duration(e), "state %d, K = %v: the clear test's crossing", n, k)
 				}
 			}
 		}

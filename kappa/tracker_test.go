@@ -85,3 +85,40 @@ func TestTrackerEqualsFreshnessPointAt(t *testing.T) {
 	_, ok := tr.FreshnessPoint()
 	require.False(t, ok, "before the first heartbeat")
 }
+
+// Near the end of the time.Duration range the crossings of the larger
+// thresholds lie beyond it (τ saturates at math.MaxInt64) while those of
+// the smaller ones do not: Trackers, whose clear loop checks the reach of
+// all its thresholds' predictions at once, give FreshnessPointAt's τ for
+// each.
+func TestTrackersAtTheEndOfTime(t *testing.T) {
+	ks := []float64{0.5, 1.2, 2.5, 3.3, 4.7, 7.5, 11.3, 15.5}
+	const delta = time.Millisecond
+	d, err := kappa.New(kappa.Config{Estimator: chen.EstimatorConfig{Interval: delta, WindowSize: 100}, MinSamples: new(0)})
+	require.NoError(t, err)
+	all, ok := d.TrackAll(ks)
+	require.True(t, ok)
+	taus := make([]time.Duration, len(ks))
+	rng := rand.New(rand.NewPCG(31, 32))
+	const n = 400
+	start := time.Duration(math.MaxInt64) - n*delta - 8*delta
+	var saturated, finite int
+	for i := range n {
+		a := start + time.Duration(i)*delta + time.Duration(3e5+1e5*rng.NormFloat64())
+		d.Observe(detector.Heartbeat{Seq: uint64(i + 1), HasSeq: true, Arrival: a})
+		require.True(t, all.FreshnessPoints(taus))
+		for j, k := range ks {
+			want, _ := d.FreshnessPointAt(k)
+			require.Equal(t, want, taus[j], "heartbeat %d, K = %g", i, k)
+			if i > n-5 {
+				if want == math.MaxInt64 {
+					saturated++
+				} else {
+					finite++
+				}
+			}
+		}
+	}
+	require.Positive(t, saturated, "some crossings lie beyond the range")
+	require.Positive(t, finite)
+}
