@@ -132,14 +132,24 @@ func (w *Window) Add(x time.Duration) (evicted time.Duration, didEvict bool) {
 		if w.start++; w.start == len(w.buf) {
 			w.start = 0
 		}
-		w.sum.sub(int64(evicted))
-		w.sumsq.subSquare(int64(evicted))
+		if uint64(evicted) < 1<<32 {
+			w.sum.subSmall(uint64(evicted))
+			w.sumsq.subSmall(uint64(evicted) * uint64(evicted))
+		} else {
+			w.sum.sub(int64(evicted))
+			w.sumsq.subSquare(int64(evicted))
+		}
 	} else {
 		w.buf[w.n] = x // not full: start is 0 (only a full window evicts)
 		w.n++
 	}
-	w.sum.add(int64(x))
-	w.sumsq.addSquare(int64(x))
+	if uint64(x) < 1<<32 { // inter-arrival times up to 4.29 s: x² < 2^64
+		w.sum.addSmall(uint64(x))
+		w.sumsq.addSmall(uint64(x) * uint64(x))
+	} else {
+		w.sum.add(int64(x))
+		w.sumsq.addSquare(int64(x))
+	}
 	return evicted, didEvict
 }
 
@@ -213,6 +223,20 @@ func (w *Window) Variance() float64 {
 // non-negative integer below 2^167, converted to float64.
 func (w *Window) spread() float64 {
 	n := uint64(w.n)
+	if w.sum.hi == 0 && w.sumsq[2] == 0 {
+		// 0 ≤ Σx < 2^64 and Σx² < 2^128 (windows of samples below 2^32,
+		// as inter-arrival times are): the same integer in two words
+		// when n'·Σx² < 2^128.
+		h1, l1 := bits.Mul64(w.sumsq[1], n)
+		h0, l0 := bits.Mul64(w.sumsq[0], n)
+		a1, c := bits.Add64(l1, h0, 0)
+		if h1 == 0 && c == 0 {
+			p1, p0 := bits.Mul64(w.sum.lo, w.sum.lo)
+			d0, br := bits.Sub64(l0, p0, 0)
+			d1, _ := bits.Sub64(a1, p1, br)
+			return roundUint192(0, d1, d0)
+		}
+	}
 	// n'·Σx²: Σx² < 2^146, so its top word times n' fits in a word.
 	h0, l0 := bits.Mul64(w.sumsq[0], n)
 	h1, l1 := bits.Mul64(w.sumsq[1], n)
@@ -295,6 +319,20 @@ func (a *int128) sub(x int64) {
 	a.hi -= b + uint64(x>>63)
 }
 
+// addSmall adds x < 2^63.
+func (a *int128) addSmall(x uint64) {
+	var c uint64
+	a.lo, c = bits.Add64(a.lo, x, 0)
+	a.hi += c
+}
+
+// subSmall subtracts x < 2^63.
+func (a *int128) subSmall(x uint64) {
+	var b uint64
+	a.lo, b = bits.Sub64(a.lo, x, 0)
+	a.hi -= b
+}
+
 func (a int128) negative() bool { return int64(a.hi) < 0 }
 
 // abs returns |a| (a > −2^127).
@@ -331,5 +369,21 @@ func (a *uint192) subSquare(x int64) {
 	var b uint64
 	a[0], b = bits.Sub64(a[0], l, 0)
 	a[1], b = bits.Sub64(a[1], h, b)
+	a[2] -= b
+}
+
+// addSmall adds a square below 2^64.
+func (a *uint192) addSmall(sq uint64) {
+	var c uint64
+	a[0], c = bits.Add64(a[0], sq, 0)
+	a[1], c = bits.Add64(a[1], 0, c)
+	a[2] += c
+}
+
+// subSmall subtracts a square below 2^64.
+func (a *uint192) subSmall(sq uint64) {
+	var b uint64
+	a[0], b = bits.Sub64(a[0], sq, 0)
+	a[1], b = bits.Sub64(a[1], 0, b)
 	a[2] -= b
 }

@@ -334,3 +334,42 @@ func TestWindowVarianceNumeratorRoundedOnce(t *testing.T) {
 	}
 	assert.Zero(t, bad, "variances not rounded once")
 }
+
+// The sums take shortcuts for samples in [0, 2^32) (whose squares fit in
+// a word) and for the spread where it fits in two words. The variance
+// must stay the exact numerator rounded once, divided by n'², at every
+// step of windows that slide between small samples, samples across 2^32,
+// negative ones, and {MaxInt64, 0, 0, 0}, whose n'·Σx² needs a third word
+// while Σx < 2^64.
+func TestWindowShortcutsExact(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	gens := []func() time.Duration{
+		func() time.Duration { return time.Duration(1e8 + 1.4e7*rng.NormFloat64()) },
+		func() time.Duration { return time.Duration(1<<32 - 1000 + rng.Int64N(2000)) },
+		func() time.Duration { return time.Duration(rng.Int64N(1<<33) - 1<<32) },
+		func() time.Duration { return []time.Duration{math.MaxInt64, 0, 0, 0, 1 << 31}[rng.IntN(5)] },
+	}
+	for g, gen := range gens {
+		for _, size := range []int{4, 7, 1000} {
+			w, _ := detector.NewWindow(size)
+			for step := range 3 * size {
+				w.Add(gen())
+				if w.Len() < 2 || size == 1000 && step%97 != 0 {
+					continue
+				}
+				n := int64(w.Len())
+				sum, sumsq := new(big.Int), new(big.Int)
+				for i := range w.Len() {
+					x := big.NewInt(int64(w.At(i)))
+					sum.Add(sum, x)
+					sumsq.Add(sumsq, new(big.Int).Mul(x, x))
+				}
+				num := new(big.Int).Sub(new(big.Int).Mul(big.NewInt(n), sumsq), new(big.Int).Mul(sum, sum))
+				f, _ := new(big.Float).SetInt(num).Float64()
+				require.Equal(t, math.Float64bits(f/float64(n*n)), math.Float64bits(w.Variance()), "generator %d, size %d, step %d", g, size, step)
+				mean, _ := new(big.Rat).SetFrac(sum, big.NewInt(n)).Float64()
+				require.InDelta(t, mean, w.Mean(), math.Abs(mean)*0x1p-51, "generator %d, size %d, step %d", g, size, step)
+			}
+		}
+	}
+}
