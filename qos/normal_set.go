@@ -89,7 +89,10 @@ type normalSet struct {
 	sorted  bool
 	scratch []time.Duration
 	grps    []*normalGroup
-	dets    []*phi.Normal // the groups' detectors, Observe's scratch
+	dets    []*phi.Normal // the groups' detectors, in order (nil: to rebuild)
+	// joinDue: some two neighbouring groups have judged every intervals
+	// alike (join then compares them).
+	joinDue bool
 	// every: two groups are compared once they have judged this many
 	// intervals in a row alike (the window size), the fewest after which
 	// the interval they parted on can have left the window.
@@ -147,6 +150,7 @@ func (s *normalSet) reset(ths []float64) error {
 		return err
 	}
 	s.grps = []*normalGroup{{det: d, lo: 0, hi: n}}
+	s.dets = nil
 	return nil
 }
 
@@ -190,15 +194,16 @@ func (s *normalSet) Observe(hb detector.Heartbeat) {
 	if judged {
 		s.split(hb.Arrival)
 	}
-	s.dets = s.dets[:0]
-	for _, g := range s.grps {
-		s.dets = append(s.dets, g.det)
+	if s.dets == nil {
+		for _, g := range s.grps {
+			s.dets = append(s.dets, g.det)
+		}
 	}
 	phi.ObserveEach(s.dets, hb)
 	if fresh && (!s.seen || hb.Arrival >= s.last) {
 		s.seen, s.last = true, hb.Arrival
 	}
-	if judged {
+	if judged && s.joinDue {
 		s.join()
 	}
 }
@@ -208,14 +213,14 @@ func (s *normalSet) Observe(hb detector.Heartbeat) {
 // τ being non-decreasing in z) record it and continue on a fork of the
 // state before the arrival.
 func (s *normalSet) split(a time.Duration) {
+	// The bootstrap records every interval; it ends at the same
+	// heartbeat for every group (sharedWarmUp), the first's.
+	w := s.grps[0].det.Window()
+	boot := w.Len() < min(2, w.Size())
 	for gi := 0; gi < len(s.grps); gi++ {
 		g := s.grps[gi]
-		if w := g.det.Window(); w.Len() < min(2, w.Size()) {
-			g.rec = true // the bootstrap records every interval
-			continue
-		}
 		lo, _ := g.det.FreshnessPoint() // the detector's threshold is ths[lo]
-		g.rec = a <= lo
+		g.rec = boot || a <= lo
 		if g.rec || a > s.tau(g, g.hi-1) {
 			continue
 		}
@@ -230,15 +235,19 @@ func (s *normalSet) split(a time.Duration) {
 		up := &normalGroup{det: d, lo: j, hi: g.hi, rec: true}
 		g.hi = j
 		s.grps = slices.Insert(s.grps, gi+1, up)
+		s.dets = nil
 		gi++
 	}
+	due := false
 	for i, g := range s.grps[:len(s.grps)-1] {
 		if g.rec == s.grps[i+1].rec {
 			g.agree++
+			due = due || g.agree >= s.every
 		} else {
 			g.agree = 0
 		}
 	}
+	s.joinDue = due
 }
 
 // tau returns the freshness point of threshold j of group g.
@@ -264,6 +273,7 @@ func (s *normalSet) join() {
 		}
 		g.hi, g.agree = u.hi, u.agree
 		s.grps = slices.Delete(s.grps, i+1, i+2)
+		s.dets = nil
 		i-- // g may join the next group too
 	}
 }
