@@ -271,17 +271,22 @@ func roundUint192(d2, d1, d0 uint64) float64 {
 		if d1<<s|d0 != 0 {
 			top |= 1
 		}
-		return float64(top) * pow2(128-s)
+		return topFloat(top) * pow2(128-s)
 	case d1 != 0:
 		s := uint(bits.LeadingZeros64(d1))
 		top := d1<<s | d0>>(64-s)
 		if d0<<s != 0 {
 			top |= 1
 		}
-		return float64(top) * pow2(64-s)
+		return topFloat(top) * pow2(64-s)
 	}
 	return float64(d0)
 }
+
+// topFloat returns float64(top) for top ≥ 2^63, as the conversion
+// does it: halved, the lost bit kept as a sticky bit (so that it rounds
+// the same), converted as a signed integer and doubled (exactly).
+func topFloat(top uint64) float64 { return float64(int64(top>>1|top&1)) * 2 }
 
 // pow2 returns 2^e (0 ≤ e ≤ 1023), a product by which is exact.
 func pow2(e uint) float64 { return math.Float64frombits(uint64(1023+e) << 52) }

@@ -97,6 +97,16 @@ func freshnessPoint(last time.Duration, tstar float64) time.Duration {
 	return detector.AddSat(last+math.MaxInt64+1, time.Duration(tstar-0x1p63))
 }
 
+// freshnessPointFast is freshnessPoint for a crossing time t* ≥ 0 (or
+// NaN), inlined where ⌈t*⌉ and the sum are exact and small: t* < 2^62 and
+// 0 ≤ T_last < 2^62.
+func freshnessPointFast(last time.Duration, tstar float64) time.Duration {
+	if c := math.Ceil(tstar); c < 1<<62 && uint64(last) < 1<<62 {
+		return last + time.Duration(c)
+	}
+	return freshnessPoint(last, tstar)
+}
+
 // checkThreshold validates a configured threshold Θ (0 already replaced by
 // the default).
 func checkThreshold(model string, th float64) error {

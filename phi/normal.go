@@ -289,7 +289,7 @@ func (d *Normal) update() {
 
 // refresh recomputes τ = T_last + ⌈t*(Θ)⌉ from μ and σ_eff.
 func (d *Normal) refresh() {
-	d.tau = freshnessPoint(d.arr.last, NormalCrossing(d.mu, d.sd, d.zTh))
+	d.tau = freshnessPointFast(d.arr.last, NormalCrossing(d.mu, d.sd, d.zTh))
 }
 
 // NormalCrossing returns t* = max(0, μ + σ_eff·z) in nanoseconds for μ (the
@@ -353,14 +353,7 @@ func (d *Normal) FreshnessPointZ(z float64) (time.Duration, bool) {
 func (d *Normal) FreshnessPointsZ(zs []float64, taus []time.Duration) {
 	last := d.arr.last
 	for i, z := range zs[:len(taus)] {
-		t := NormalCrossing(d.mu, d.sd, z) // ≥ 0, or NaN
-		// freshnessPoint, inlined where ⌈t*⌉ and the sum are exact and
-		// small: 0 ≤ t* < 2^62 and 0 ≤ T_last < 2^62.
-		if c := math.Ceil(t); c < 1<<62 && uint64(last) < 1<<62 {
-			taus[i] = last + time.Duration(c)
-		} else {
-			taus[i] = freshnessPoint(last, t)
-		}
+		taus[i] = freshnessPointFast(last, NormalCrossing(d.mu, d.sd, z))
 	}
 }
 
