@@ -247,12 +247,7 @@ func TestWindowExactAgainstBig(t *testing.T) {
 		for range 300 {
 			w.Add(gen())
 			n := int64(w.Len())
-			sum, sumsq := new(big.Int), new(big.Int)
-			for i := range w.Len() {
-				x := big.NewInt(int64(w.At(i)))
-				sum.Add(sum, x)
-				sumsq.Add(sumsq, new(big.Int).Mul(x, x))
-			}
+			sum, sumsq := bigSums(w)
 			mean := new(big.Rat).SetFrac(sum, big.NewInt(n))
 			wantMean, _ := mean.Float64()
 			assert.InDelta(t, wantMean, w.Mean(), math.Abs(wantMean)*0x1p-51, "generator %d", g)
@@ -313,12 +308,7 @@ func TestWindowVarianceNumeratorRoundedOnce(t *testing.T) {
 		for range n {
 			w.Add(time.Duration(1e8 + sd*rng.NormFloat64()))
 		}
-		sum, sumsq := new(big.Int), new(big.Int)
-		for i := range w.Len() {
-			x := big.NewInt(int64(w.At(i)))
-			sum.Add(sum, x)
-			sumsq.Add(sumsq, new(big.Int).Mul(x, x))
-		}
+		sum, sumsq := bigSums(w)
 		num := new(big.Int).Sub(new(big.Int).Mul(big.NewInt(int64(n)), sumsq), new(big.Int).Mul(sum, sum))
 		f, _ := new(big.Float).SetInt(num).Float64()
 		if want := f / float64(n*n); w.Variance() != want {
@@ -358,12 +348,7 @@ func TestWindowShortcutsExact(t *testing.T) {
 					continue
 				}
 				n := int64(w.Len())
-				sum, sumsq := new(big.Int), new(big.Int)
-				for i := range w.Len() {
-					x := big.NewInt(int64(w.At(i)))
-					sum.Add(sum, x)
-					sumsq.Add(sumsq, new(big.Int).Mul(x, x))
-				}
+				sum, sumsq := bigSums(w)
 				num := new(big.Int).Sub(new(big.Int).Mul(big.NewInt(n), sumsq), new(big.Int).Mul(sum, sum))
 				f, _ := new(big.Float).SetInt(num).Float64()
 				require.Equal(t, math.Float64bits(f/float64(n*n)), math.Float64bits(w.Variance()), "generator %d, size %d, step %d", g, size, step)
@@ -372,4 +357,15 @@ func TestWindowShortcutsExact(t *testing.T) {
 			}
 		}
 	}
+}
+
+// bigSums returns Σx and Σx² of the samples w holds, exactly.
+func bigSums(w *detector.Window) (sum, sumsq *big.Int) {
+	sum, sumsq = new(big.Int), new(big.Int)
+	for i := range w.Len() {
+		x := big.NewInt(int64(w.At(i)))
+		sum.Add(sum, x)
+		sumsq.Add(sumsq, new(big.Int).Mul(x, x))
+	}
+	return sum, sumsq
 }
