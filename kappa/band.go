@@ -309,7 +309,7 @@ func (d *Detector) oneInstant(st *bandState, x, c, mult, qlo, qhi, level float64
 	if st.qAt(j+1, c, mult) < qhi {
 		return 0, false
 	}
-	if qj >= qhi || qj > qlo && d.kappa(d.last+time.Duration(j)) >= level {
+	if qj >= qhi || qj > qlo && d.reachedAt(time.Duration(j), level) {
 		return time.Duration(j), true
 	}
 	return time.Duration(j + 1), true
