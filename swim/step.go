@@ -250,10 +250,23 @@ func (m *Member) noteSender(in *inbound, from Node, pkt *Packet) {
 // the senders. (A sender believed dead gets the Dead update on the answer
 // instead, and refutes.) A joiner does not ask the seed that challenges
 // its join (a ping from one of its seeds' addresses): the view follows the
-// ack.
+// ack. Nor is a sender asked whose packet is less than half the size of
+// the request (this member's Alive, with its metadata and proof): the
+// sender's address is only what the packet claims, so a small packet
+// forged from a victim's address would make every member it reaches send
+// the victim several times its bytes (a ping of 50 bytes drew an ack and
+// a request of 500 with 400 bytes of metadata). Such a sender is learnt
+// from the gossip that announces it, or from its own larger packets.
 func (m *Member) asksView(now time.Duration, from Node, pkt *Packet) bool {
 	return from.Addr != "" && pkt.Kind != MsgJoin && pkt.Kind != MsgSync && m.st == running && now >= m.sync.nextAskView &&
-		!(m.join.pending && pkt.Kind == MsgPing && slices.Contains(m.join.seeds, from.Addr))
+		!(m.join.pending && pkt.Kind == MsgPing && slices.Contains(m.join.seeds, from.Addr)) &&
+		2*pkt.Size() >= m.askViewSize(from)
+}
+
+// askViewSize is the size of askView's request to to (Packet.Size).
+func (m *Member) askViewSize(to Node) int {
+	ask := m.askViewPacket(to)
+	return ask.Size()
 }
 
 // onView ends a join answered by the view pkt from from (answersJoin),

@@ -82,8 +82,12 @@ func (m *Member) answerPull(now time.Duration, from Node, d ViewDigest, joiner b
 // askView sends to a MsgJoin carrying this member's Alive, which the
 // receiver answers with its view.
 func (m *Member) askView(to Node) {
-	m.ready.packets = append(m.ready.packets, Packet{Kind: MsgJoin, From: m.self, To: to,
-		Updates: []Update{m.selfAlive()}})
+	m.ready.packets = append(m.ready.packets, m.askViewPacket(to))
+}
+
+// askViewPacket is askView's request to to.
+func (m *Member) askViewPacket(to Node) Packet {
+	return Packet{Kind: MsgJoin, From: m.self, To: to, Updates: []Update{m.selfAlive()}}
 }
 
 // ViewDigest summarizes a membership view so that two members can tell,
