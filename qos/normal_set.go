@@ -45,12 +45,24 @@ func sweepNormalShared(cfg phi.NormalConfig, values []float64, src Source, rc Co
 	trackAll := func(d thresholdDetector, ths []float64) func([]time.Duration) {
 		return d.(*normalSet).track(ths)
 	}
-	pts, err := sweepShared(newDet, nil, trackAll, values, class, src, rc)
+	pts, err := sweepSharedPasses(newDet, nil, trackAll, values, class, src, rc, normalLeanPasses)
 	if err == nil && failed {
 		return nil, errNotLinear
 	}
 	return pts, err
 }
+
+// normalLeanPasses is the most passes of a stream in memory, each taking
+// a chunk of the thresholds and keeping their TD_k (leanBudget), that
+// sweepNormalShared prefers to sweepRanked's two over all thresholds. A
+// chunk's set holds the groups of its own thresholds only, so the chunks'
+// sets together cost about one set of all thresholds, where sweepRanked
+// runs that set twice; each pass costs its bookkeeping and the selection
+// of its TD ranks, so many passes lose. Measured on BenchmarkSweepEveryFamily's
+// stream (docs/experiments.md, “The normal φ's sweep on the shared-state
+// pass (issue 24)”): 2 and 3 passes took about 20 % less CPU than
+// sweepRanked, 10 passes 14 % more.
+const normalLeanPasses = 3
 
 // validNormalThreshold reports whether v is a threshold the normal φ's
 // sweep takes: finite and at least log10 2 (z(Θ) ≥ 0; PhiNormalFamily's New

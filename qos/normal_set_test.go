@@ -81,3 +81,25 @@ func TestNormalSetOutOfOrderFallsBack(t *testing.T) {
 	assert.Equal(t, PerPoint, c[0].Method)
 	assert.ErrorContains(t, c[0].Err, "arriv")
 }
+
+// On a stream in memory whose thresholds take several passes of TD_k, the
+// normal φ's sweep keeps up to normalLeanPasses of them (here 3, four
+// thresholds a pass) and takes sweepRanked's two past that (here 6 passes
+// of two): both equal a replay per point, with warm-up, recorded mistakes
+// and per-cell confidence intervals, as with synchronized clocks.
+func TestNormalSetPassesEqualReplays(t *testing.T) {
+	const n = 4000
+	hbs := generate(genOpts{n: n, interval: ms(100), delay: ms(40), spread: ms(15), loss: 0.03, dup: 0.02, pause: 0.01, seed: 11})
+	vals := []float64{16, 0.5, 1, 2, 3, 5, 8, 12, math.Log10(2), 1.5, 4, 10}
+	budget, least := leanBudget, rankedMin
+	t.Cleanup(func() { leanBudget, rankedMin = budget, least })
+	rankedMin = 2048
+	f := PhiNormalFamily(phi.NormalConfig{WindowSize: 200}, vals)
+	streams := []Stream{{Name: "s", Heartbeats: hbs}}
+	for _, perPass := range []int{4, 2} {
+		leanBudget = 8 * n * perPass
+		for _, cfg := range []Config{{}, {WarmUp: 37, RecordMistakes: true, Intervals: true}} {
+			requireSameAsPerPoint(t, f, streams, cfg, SharedState, "Θ = %g")
+		}
+	}
+}

@@ -65,6 +65,15 @@ const rankedChunk = 64
 // the errors) when newDet fails or a replay fails (arrivals out of order,
 // nothing evaluated).
 func sweepShared(newDet func(v float64) (thresholdDetector, error), track func(thresholdDetector, float64) func() (time.Duration, bool), trackAll func(thresholdDetector, []float64) func([]time.Duration), values []float64, class []int, hs Source, cfg Config) ([]*Point, error) {
+	return sweepSharedPasses(newDet, track, trackAll, values, class, hs, cfg, 0)
+}
+
+// sweepSharedPasses is sweepShared for a detector whose cost in a pass
+// grows with the thresholds the pass takes (the normal φ's set, one
+// detector per group of its thresholds): on a stream in memory it keeps
+// the usual passes, each a chunk of the thresholds, where they number at
+// most leanPasses, instead of sweepRanked's two over all of them.
+func sweepSharedPasses(newDet func(v float64) (thresholdDetector, error), track func(thresholdDetector, float64) func() (time.Duration, bool), trackAll func(thresholdDetector, []float64) func([]time.Duration), values []float64, class []int, hs Source, cfg Config, leanPasses int) ([]*Point, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
@@ -99,7 +108,7 @@ func sweepShared(newDet func(v float64) (thresholdDetector, error), track func(t
 		}
 		return fillAll(chunkFPs(src, track, values, chunk))
 	}
-	if lean && hs.Len() >= rankedMin && len(reps) > chunkLen {
+	if lean && hs.Len() >= rankedMin && len(reps) > chunkLen && (len(reps)+chunkLen-1)/chunkLen > leanPasses {
 		var missed []int
 		for lo := 0; lo < len(reps); lo += rankedChunk {
 			m, err := sweepRanked(newDet, fillOf, values, reps[lo:min(lo+rankedChunk, len(reps))], res, hs, cfg, spans)
