@@ -203,10 +203,10 @@ func (d *Normal) Observe(hb detector.Heartbeat) {
 	}
 }
 
-// ObserveEach is Observe(hb) on every detector of ds, in two rounds: each
+// ObserveEach is Observe(hb) on every detector of ds, in rounds: each
 // records the interval, then each whose window changed recomputes μ and
-// σ_eff, and τ: one detector's division, spread and square root then
-// overlap the next one's (a threshold sweep observes many detectors at
+// σ_eff, then each recomputes τ: one detector's division, spread and
+// square root then overlap the next one's (a threshold sweep observes many detectors at
 // every heartbeat).
 func ObserveEach(ds []*Normal, hb detector.Heartbeat) {
 	var what [32]observed
@@ -217,10 +217,12 @@ func ObserveEach(ds []*Normal, hb detector.Heartbeat) {
 			what[i] = d.record(hb)
 		}
 		for i, d := range part {
-			switch what[i] {
-			case windowChanged:
-				d.update()
-			case lastMoved:
+			if what[i] == windowChanged {
+				d.stats()
+			}
+		}
+		for i, d := range part {
+			if what[i] != dropped {
 				d.refresh()
 			}
 		}
@@ -273,6 +275,12 @@ func (d *Normal) record(hb detector.Heartbeat) observed {
 
 // update recomputes μ, σ_eff, t*(Θ) and τ from the window.
 func (d *Normal) update() {
+	d.stats()
+	d.refresh()
+}
+
+// stats recomputes μ and σ_eff from the window.
+func (d *Normal) stats() {
 	var mu, sd float64
 	if d.window.Len() < min(2, d.window.Size()) {
 		mu, sd = d.bootstrap, d.bootstrap/4
@@ -284,7 +292,6 @@ func (d *Normal) update() {
 		floor = DefaultMinStdDevFraction * mu
 	}
 	d.mu, d.sd = mu+d.pause, max(sd, floor, 1)
-	d.refresh()
 }
 
 // refresh recomputes τ = T_last + ⌈t*(Θ)⌉ from μ and σ_eff.
