@@ -214,9 +214,11 @@
 //     ProbeTimeout before its first sample, times LHM+1) has passed; a
 //     retry without evidence of death (no refusal: a paused process whose
 //     kernel accepts the stream, a host down, a hung process) gives its
-//     verdict no sooner than the end of the first probe's period, where
-//     memberlist and ModeLifeguard suspect, so the gate never delays a
-//     suspicion past it. It holds when every intermediate nacked too
+//     verdict at the end of the first probe's period, where memberlist and
+//     ModeLifeguard suspect, so the gate does not delay a suspicion past it
+//     (by one direct probe timeout at most, for a retry started later than
+//     that before the period's end; docs/experiments.md,
+//     “SWIM: the gate's retry within its period”). It holds when every intermediate nacked too
 //     (docs/experiments.md, “The detector gate, warm-up and the retry”).
 //     A peer never heard from is not gated. (3)
 //     The local-pause guard: a Tick that comes more than PauseGuard (default

@@ -175,9 +175,16 @@ func (m *Member) startProbe(now time.Duration) {
 	m.probing.failed.ok = false
 	if m.pr.retry && hold > 0 {
 		// Within the failed probe's period, but never shorter than the
-		// retry's own least direct wait (pathsDone).
+		// retry's own direct probe timeout. Not the peer's least direct
+		// wait (failTimeout): without a round trip of its own (a member
+		// that joined a moment ago) that is ProbeTimeout, and a retry
+		// started once the intermediates nacked, as late as they nack
+		// without a round trip of the target either, gave its verdict
+		// up to that long past the period's end, where ModeLifeguard and
+		// memberlist suspect. The failed probe's ping, answered any time
+		// before then, still answers the retry (answersProbe).
 		m.pr.holdUntil = hold
-		m.pr.endAt = max(hold, m.pr.timeoutAt, now+m.failTimeout(t)*time.Duration(m.health.multiplier+1))
+		m.pr.endAt = max(hold, m.pr.timeoutAt)
 		m.probing.next = m.pr.endAt
 	}
 	m.stats.ProbesStarted++

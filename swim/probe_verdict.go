@@ -225,9 +225,10 @@ func (m *Member) onNack(now time.Duration, pkt *Packet) {
 //     ping before, peer.noStream: one that runs without a stream listener
 //     refuses every stream ping, dead or alive), the retry runs in what
 //     is left of the failed probe's period and gives its verdict at that
-//     period's end (probe.holdUntil), or as soon as its own stream ping
-//     is refused: the re-check over every path costs no time beyond the
-//     period, where memberlist suspects too.
+//     period's end (probe.holdUntil; later only by what is left of the
+//     retry's own direct probe timeout, startProbe), or as soon as its own
+//     stream ping is refused: the re-check over every path costs no time
+//     beyond the period, where memberlist suspects too.
 //
 // The least direct wait, from the ping, is the probe timeout and at least
 // the peer's own RTT estimate, or ProbeTimeout before its first sample
