@@ -188,7 +188,7 @@ func (d *Detector) bandCrossing(bs *bands, level float64) (time.Duration, bool) 
 			}
 			return cross, true
 		case 0:
-			if d.kappa(d.last+e) >= level {
+			if d.reachedAt(e, level) {
 				if cross < 0 {
 					cross = e
 				}

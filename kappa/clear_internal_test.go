@@ -177,3 +177,43 @@ func TestPairReaches(t *testing.T) {
 	t.Logf("m from 9 to 16: %d of %d decided with one erfc", early, total)
 	require.Greater(t, early, total/3)
 }
+
+// reachedAt is Level's predicate, κ(T_last + e) ≥ K as kappa computes it,
+// at the instants around each crossing and at K equal to κ there (the
+// closest calls), from tight spreads to the integral (σ/Δ > 4).
+func TestReachedAtIsKappasPredicate(t *testing.T) {
+	ks := []float64{0.3, 0.5, 1, 1.5, 2, 2.5, 3.7, 7.5, 15.5, 16, 40}
+	for _, sd := range []float64{3, 10, 14, 20, 40, 500} { // ms, Δ = 100 ms
+		d, err := New(Config{Estimator: chen.EstimatorConfig{Interval: 100 * time.Millisecond, WindowSize: 100}, MinSamples: new(0)})
+		require.NoError(t, err)
+		rng := rand.New(rand.NewPCG(51, uint64(sd)))
+		var checks, pairs int
+		for n := range 600 {
+			a := time.Duration(n)*100*time.Millisecond + time.Duration((30+sd*rng.NormFloat64())*1e6)
+			d.Observe(detector.Heartbeat{Seq: uint64(n + 1), HasSeq: true, Arrival: a})
+			if n < 100 {
+				continue
+			}
+			for _, k := range ks {
+				tau, _ := d.FreshnessPointAt(k)
+				for x := tau - d.last - 2; x <= tau-d.last+2; x++ {
+					if x < 0 || x > d.emax {
+						continue
+					}
+					g := d.kappa(d.last + x)
+					for _, level := range []float64{k, g, math.Nextafter(g, 0), math.Nextafter(g, math.Inf(1))} {
+						if !(level > 0) {
+							continue
+						}
+						checks++
+						require.Equal(t, g >= level, d.reachedAt(x, level), "σ %g ms, state %d, e %d, K %v, level %v", sd, n, x, k, level)
+					}
+					if u := diff(d.last+x, d.ea) / d.delta; u-math.Floor(u) == 0.5 {
+						pairs++
+					}
+				}
+			}
+		}
+		t.Logf("σ %g ms: %d checks, %d at u = ℓ₀ + 1/2", sd, checks, pairs)
+	}
+}

@@ -352,7 +352,7 @@ func (d *Detector) ElapsedFor(level float64) (time.Duration, bool) {
 	if d.last > 0 {
 		emax -= d.last
 	}
-	reached := func(e time.Duration) bool { return d.kappa(d.last+e) >= level }
+	reached := func(e time.Duration) bool { return d.reachedAt(e, level) }
 	if !reached(emax) {
 		return math.MaxInt64, false
 	}

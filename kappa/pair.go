@@ -30,18 +30,33 @@ const pairErr = 0x1p-51 + 0x1p-52
 
 // reachedAt reports κ(T_last + e) ≥ level as kappa computes it (e ≤
 // emax), with one erfc instead of two where the symmetric pair above
-// decides it.
+// decides it, and otherwise adding sum's terms only until the sum reaches
+// level: every term 0.5·math.Erfc(·) is at least 0 and rounding to nearest
+// is monotone, so each partial sum of sum's loop is at most the next one,
+// and a partial sum at least level makes the whole one so. (K = 1/2 on
+// EA_{ℓ+1} is reached by the first term, 0.5·erfc(0), whatever the tail
+// terms beyond it.)
 func (d *Detector) reachedAt(e time.Duration, level float64) bool {
 	t := d.last + e
-	if u := diff(t, d.ea) / d.delta; !d.step && d.s <= sMax && u <= uMax {
-		s := d.s
-		hi := math.Floor(u + zFull*s)
-		lo := max(0, math.Ceil(u-zFull*s))
-		if hi == lo+1 && u-lo == 0.5 && level == hi {
-			return pairReaches(lo, 0.5/s)
-		}
+	u := diff(t, d.ea) / d.delta
+	if d.step || d.s > sMax || u > uMax {
+		return d.kappa(t) >= level
 	}
-	return d.kappa(t) >= level
+	s := d.s
+	hi := math.Floor(u + zFull*s)
+	lo := max(0, math.Ceil(u-zFull*s))
+	if hi == lo+1 && u-lo == 0.5 && level == hi {
+		return pairReaches(lo, 0.5/s)
+	}
+	if hi < 0 {
+		return 0 >= level
+	}
+	g := lo // sum's loop, stopped once g reaches level
+	for j := lo; j <= hi && g < level; j++ {
+		z := (u - j) / s
+		g += 0.5 * math.Erfc(-z/math.Sqrt2)
+	}
+	return g >= level
 }
 
 // pairReaches reports fl(fl(lo + A) + B) ≥ lo + 1, A and B the terms of
