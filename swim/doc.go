@@ -135,8 +135,9 @@
 //     TCP (docs/algorithms.md, “SWIM dissemination”); and a protocol
 //     packet from an unknown sender makes the member ask the sender for its view
 //     (at most once per ProbeInterval, retries included), asking again two and
-//     four periods later while the sender stays unknown, since the exchange
-//     takes up to four datagrams (docs/experiments.md,
+//     four periods later while the sender stays unknown and its packets pay
+//     for them (the requests at most twice the bytes received from it),
+//     since the exchange takes up to four datagrams (docs/experiments.md,
 //     “SWIM: retried view requests”). Without them two members that
 //     joined through one seed at about the same time could stay unaware of
 //     each other for good.

@@ -238,7 +238,9 @@ func (m *Member) noteSender(in *inbound, from Node, pkt *Packet) {
 		m.sync.nextAskView = now + m.cfg.ProbeInterval
 		m.stats.ViewRequests++
 		m.askView(from)
-		m.askedView(now, from)
+		m.askedView(now, from, pkt.Size())
+	case !in.otherSource:
+		m.heardFromAsked(from, pkt.Size())
 	}
 }
 

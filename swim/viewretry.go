@@ -11,19 +11,22 @@ import (
 // copy of it, learns of the joiner before the next anti-entropy exchange.
 // The exchange takes four datagrams when the sender challenges the
 // request (the request, a ping back, its ack, the view), so with 20 %
-// loss it fails more often than not; the sender's next packet to this
-// member, the next chance, comes with its next probe of it, a pass of the
-// ring (n−1 periods) later. A request that brought nothing is therefore
-// asked again, viewAskRetries times, viewAskWait periods after the
-// previous one and then twice as long, while the sender is still unknown:
-// each retry takes the place of the request the sender's next packet
-// would have made, within the same budget (at most one request to an
-// unknown sender per ProbeInterval, asksView), so that a flood of packets
-// from ever new unknown senders, forged or not, makes a member send no
-// more requests than before, and one packet from a forged sender makes it
-// send at most 1 + viewAskRetries small MsgJoin packets, each carrying
-// only this member's Alive. Requests to members believed dead (isolated)
-// are not retried here: they have their own back-off.
+// loss it fails often, and the sender's next packet large enough to draw
+// a request (asksView) may come a pass of the ring (n−1 periods) later. A
+// request whose sender is still unknown viewAskWait periods later is
+// therefore asked again, then once more twice as long after,
+// viewAskRetries times in all, as long as the requests to that sender
+// stay within twice the bytes received from it since the first one
+// (asksView's rule for one request, extended to its retries): a sender's
+// claimed address may be a victim's, and a forged packet must not make
+// the member send it more than twice its bytes. A real joiner's packets
+// (probes with piggybacked updates, its challenge's ping) pay for the
+// retries; a forged one barely large enough to draw a request draws no
+// retry. Every retry takes its place in the budget of one view request to
+// an unknown sender per ProbeInterval (asksView), so that a flood of
+// packets from ever new unknown senders makes a member send no more
+// requests than before. Requests to members believed dead (isolated) are
+// not retried here: they have their own back-off.
 
 // viewAskRetries is how many times a view request to an unknown sender is
 // asked again.
@@ -45,13 +48,17 @@ type viewAsk struct {
 	to    Node          // the sender asked
 	next  time.Duration // when it is asked again unless known by then
 	tries int           // retries made
+	recv  int           // bytes received from the sender since the first request (Packet.Size)
+	size  int           // the bytes of one request (Packet.Size)
 }
 
-// askedView records at now a view request to the unknown sender to.
-func (m *Member) askedView(now time.Duration, to Node) {
-	a := viewAsk{to: to, next: now + mulTimer(m.cfg.ProbeInterval, viewAskWait)}
+// askedView records at now a view request to the unknown sender to,
+// drawn by a packet of recv bytes.
+func (m *Member) askedView(now time.Duration, to Node, recv int) {
+	a := viewAsk{to: to, next: now + mulTimer(m.cfg.ProbeInterval, viewAskWait), recv: recv, size: m.askViewSize(to)}
 	for i := range m.sync.asks {
 		if m.sync.asks[i].to.ID == to.ID {
+			a.recv += m.sync.asks[i].recv
 			m.sync.asks[i] = a
 			return
 		}
@@ -62,21 +69,37 @@ func (m *Member) askedView(now time.Duration, to Node) {
 	m.sync.asks = append(m.sync.asks, a)
 }
 
-// viewAskDue reports when the next view request is asked again.
-func (m *Member) viewAskDue() (time.Duration, bool) {
-	if len(m.sync.asks) == 0 {
-		return 0, false
+// heardFromAsked counts a packet of size bytes from the unknown sender
+// from, from its own address, for a view request to it awaiting a retry.
+func (m *Member) heardFromAsked(from Node, size int) {
+	for i := range m.sync.asks {
+		if a := &m.sync.asks[i]; a.to.ID == from.ID && a.to.Addr == from.Addr {
+			a.recv += size
+		}
 	}
-	at := m.sync.asks[0].next
-	for _, a := range m.sync.asks[1:] {
-		at = min(at, a.next)
+}
+
+// paid reports whether a's next retry keeps the requests to its sender
+// within twice the bytes received from it.
+func (a *viewAsk) paid() bool {
+	return (a.tries+2)*a.size <= 2*a.recv
+}
+
+// viewAskDue reports when the next view request is asked again
+// (retryViewAsk; one not paid for is forgotten at any Tick past its time).
+func (m *Member) viewAskDue() (at time.Duration, ok bool) {
+	for i := range m.sync.asks {
+		if a := &m.sync.asks[i]; a.paid() && (!ok || a.next < at) {
+			at, ok = a.next, true
+		}
 	}
-	return max(at, m.sync.nextAskView), true
+	return max(at, m.sync.nextAskView), ok
 }
 
 // retryViewAsk forgets the view requests whose sender became known
-// meanwhile (by its view, a gossip, a join: alive, suspected or dead) or
-// whose retries are spent, and asks the one due first again once due.
+// meanwhile (by its view, a gossip, a join: alive, suspected or dead),
+// whose retries are spent, or that are due and not paid for, and asks
+// the paid one due first again once due.
 func (m *Member) retryViewAsk(now time.Duration) {
 	if len(m.sync.asks) == 0 {
 		return
@@ -86,21 +109,21 @@ func (m *Member) retryViewAsk(now time.Duration) {
 		return
 	}
 	m.sync.asks = slices.DeleteFunc(m.sync.asks, func(a viewAsk) bool {
-		return m.peers[a.to.ID] != nil || a.tries >= viewAskRetries
+		return m.peers[a.to.ID] != nil || a.tries >= viewAskRetries || now >= a.next && !a.paid()
 	})
-	if len(m.sync.asks) == 0 || now < m.sync.nextAskView {
+	if now < m.sync.nextAskView {
 		return
 	}
-	i := 0
+	i := -1
 	for j := range m.sync.asks {
-		if m.sync.asks[j].next < m.sync.asks[i].next {
+		if a := &m.sync.asks[j]; a.paid() && (i < 0 || a.next < m.sync.asks[i].next) {
 			i = j
 		}
 	}
-	a := &m.sync.asks[i]
-	if now < a.next {
+	if i < 0 || now < m.sync.asks[i].next {
 		return
 	}
+	a := &m.sync.asks[i]
 	a.tries++
 	a.next = now + mulTimer(m.cfg.ProbeInterval, viewAskWait<<a.tries)
 	m.sync.nextAskView = now + m.cfg.ProbeInterval

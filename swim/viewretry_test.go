@@ -1,6 +1,7 @@
 package swim
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -28,20 +29,41 @@ func viewAsks(t *testing.T, m *Member, addr string, until time.Duration) []time.
 	return at
 }
 
-// A ping from a member this member does not know (a joiner whose
-// announcement it missed) gets a view request; when that request or its
-// answer is lost, the request is asked again two and then four periods
-// later, and no more; every request within the budget of one per period.
-// A sender that becomes known in the meantime is not asked again.
+// pingOf returns a ping from j to m carrying Alive updates of b, c, d, …
+// until it is at least size bytes (Packet.Size).
+func pingOf(m *Member, j Node, size int) Packet {
+	p := Packet{Kind: MsgPing, From: j, To: m.Self(), Ping: Ping{Seq: 1}}
+	for i := 0; p.Size() < size; i++ {
+		id := fmt.Sprintf("u%d", i)
+		p.Updates = append(p.Updates, Update{Kind: UpdateAlive, Node: node(id), From: ID(id)})
+	}
+	return p
+}
+
+// A packet from a member this member does not know (a joiner whose
+// announcement it missed), at least 1.5 times the size of a view request,
+// gets a view request, and when the view never comes the request is
+// asked again two and then four periods later, and no more: three
+// requests, within twice the bytes received; every request within the
+// budget of one per period. A packet only large enough to draw one
+// request (asksView: at least half its size), as a forged one from a
+// victim's address would be, draws no retry; a sender that becomes known
+// in the meantime is not asked again.
 func TestViewRequestRetried(t *testing.T) {
 	far := func(c *Config) { c.PushPullInterval = new(100 * time.Hour) }
-	a := newTest(t, "a", ModeLifeguard, far, "b", "c", "d")
-	a.Tick(0)
-	drain(a)
 	j := node("j")
-	ping := Packet{Kind: MsgPing, From: j, To: a.Self(), Ping: Ping{Seq: 1}}
+	start := func() *Member {
+		m := newTest(t, "a", ModeLifeguard, far, "b", "c", "d")
+		m.Tick(0)
+		drain(m)
+		return m
+	}
 	now := 500 * time.Millisecond
-	require.NoError(t, a.Step(now, &ping))
+
+	a := start()
+	req := a.askViewSize(j)
+	big := pingOf(a, j, req+req/2)
+	require.NoError(t, a.Step(now, &big))
 	pk, _ := drain(a)
 	first := only(t, pk, MsgJoin)
 	require.Len(t, first, 1, "the view request")
@@ -50,15 +72,35 @@ func TestViewRequestRetried(t *testing.T) {
 	assert.Equal(t, []time.Duration{now + 2*time.Second, now + 6*time.Second}, got)
 	assert.Equal(t, 3, a.Stats().ViewRequests)
 
-	// Known by the time the retry is due (its view, or a gossip): none.
-	b := newTest(t, "a", ModeLifeguard, far, "b", "c", "d")
-	b.Tick(0)
-	drain(b)
-	require.NoError(t, b.Step(now, &ping))
-	drain(b)
-	hear(t, b, now+time.Second, MsgGossip, "j")
+	// Large enough for one request only: no retry.
+	b := start()
+	small := pingOf(b, j, (req+1)/2)
+	require.Less(t, small.Size(), req)
+	require.NoError(t, b.Step(now, &small))
+	pk, _ = drain(b)
+	require.Len(t, only(t, pk, MsgJoin), 1, "the view request")
 	assert.Empty(t, viewAsks(t, b, j.Addr, time.Minute))
 	assert.Equal(t, 1, b.Stats().ViewRequests)
+
+	// The same, then the sender's challenge ping: it pays for one retry.
+	c := start()
+	require.NoError(t, c.Step(now, &small))
+	drain(c)
+	challenge := pingOf(c, j, 0)
+	for 2*(small.Size()+challenge.Size()) < 2*req {
+		challenge = pingOf(c, j, challenge.Size()+1)
+	}
+	require.NoError(t, c.Step(now+10*time.Millisecond, &challenge))
+	drain(c)
+	assert.Equal(t, []time.Duration{now + 2*time.Second}, viewAsks(t, c, j.Addr, time.Minute))
+
+	// Known by the time the retry is due (its view, or a gossip): none.
+	d := start()
+	require.NoError(t, d.Step(now, &big))
+	drain(d)
+	hear(t, d, now+time.Second, MsgGossip, "j")
+	assert.Empty(t, viewAsks(t, d, j.Addr, time.Minute))
+	assert.Equal(t, 1, d.Stats().ViewRequests)
 }
 
 // Pings from ever new unknown senders (forged, at one address), ten a
@@ -84,6 +126,9 @@ func TestViewRequestRetriesWithinBudget(t *testing.T) {
 		count(pk)
 		f := Node{ID: ID("x" + string(rune('A'+i%26)) + string(rune('A'+i/26))), Addr: "x:7946"}
 		ping := Packet{Kind: MsgPing, From: f, To: a.Self(), Ping: Ping{Seq: uint32(i)}}
+		for _, id := range []string{"b", "c", "d", "e", "g", "h"} {
+			ping.Updates = append(ping.Updates, Update{Kind: UpdateAlive, Node: node(id), From: ID(id)})
+		}
 		require.NoError(t, a.Step(now, &ping))
 		pk, _ = drain(a)
 		count(pk)

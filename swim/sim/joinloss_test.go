@@ -70,7 +70,8 @@ func joinLossyRuns(t *testing.T, loss float64) []time.Duration {
 // 35.7 s; with the retry alone 7 and 15.8 s; with both 4 and 9.1 s, and
 // 7 and 12.4 s once the detector gate's retry ended with its period (other
 // suspicions under this loss; TestSecondJoinSettles checks the settling
-// exchange alone) (docs/experiments.md, “SWIM: retried view requests”).
+// exchange alone). Forty runs separate these variants poorly; 200 runs
+// are in docs/experiments.md, “SWIM: retried view requests”.
 func TestJoinUnderLossFullView(t *testing.T) {
 	if testing.Short() && raceOn {
 		t.Skip("40 joins of 32 members under -race")
