@@ -55,18 +55,25 @@ type conflictNote struct {
 // and no view. With signed self-updates, a join whose Alive is not signed
 // with the key bound to a dead or left entry is refused too: it could not
 // reclaim the ID before the entry is reaped, and answering it with the
-// view every period until then would cost a view per period.
+// view every period until then would cost a view per period. A join
+// from the held address is the holder restarting and is answered, unless
+// its Alive is signed with another key than the one bound to the ID (an
+// identity file lost): its Alive would be refused as a bad proof, and the
+// joiner, answered with a view, would take itself for a member while every
+// other member holds it dead.
 func (m *Member) refuseJoin(now time.Duration, joiner Node, ups []Update) bool {
 	held := m.self
 	u := m.selfAlive()
+	rekeyed := false
 	if joiner.ID != m.self.ID {
 		p := m.peers[joiner.ID]
 		if p == nil || (p.state != StateAlive && p.state != StateSuspect && m.reclaimable(now, p) && !m.foreignKey(p, ups)) {
 			return false
 		}
 		held, u = p.node, m.viewUpdate(p)
+		rekeyed = joiner.Addr == held.Addr && hasAlive(ups, p.node.ID) && m.foreignKey(p, ups)
 	}
-	if joiner.Addr == held.Addr {
+	if joiner.Addr == held.Addr && !rekeyed {
 		return false
 	}
 	m.conflict(now, joiner, held)
@@ -135,6 +142,17 @@ func (m *Member) foreignKey(p *peer, ups []Update) bool {
 	return true
 }
 
+// hasAlive reports whether ups holds an Alive about id (a join carries
+// its sender's; an anti-entropy pull may carry none).
+func hasAlive(ups []Update, id ID) bool {
+	for i := range ups {
+		if ups[i].Kind == UpdateAlive && ups[i].Node.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
 // JoinRefusal is what a joining member learnt from a member that refused
 // its join for a dead or left holder of its ID: the refusing member's
 // answer (a MsgSync with only that entry) names this member's ID at
@@ -165,11 +183,12 @@ func (m *Member) JoinRefusal() (r JoinRefusal, ok bool) {
 
 // noteRefusal records a view transfer from by that left this member
 // joining (Step): one naming its ID dead or left at another address is
-// a refusal (JoinRefusal).
+// a refusal (JoinRefusal), and so is a refusal at this member's own
+// address (selfRefusal: its key is not the one bound to the ID).
 func (m *Member) noteRefusal(now time.Duration, by Node, ups []Update) {
 	for i := range ups {
 		u := &ups[i]
-		if u.Node.ID != m.self.ID || u.Node.Addr == m.self.Addr {
+		if u.Node.ID != m.self.ID || (u.Node.Addr == m.self.Addr && len(ups) > 1) {
 			continue
 		}
 		if u.Kind == UpdateDead {
@@ -190,4 +209,12 @@ func (m *Member) noteRefusal(now time.Duration, by Node, ups []Update) {
 // it elsewhere), which does not refuse its join.
 func (m *Member) JoinConflict() (holder Node, ok bool) {
 	return m.join.holder, m.join.holder.ID != ""
+}
+
+// selfRefusal reports whether pkt is a member's refusal of this member's
+// join (refuseJoin): a view transfer whole in one packet with only an
+// entry under this member's ID. A view always names its sender too.
+func (m *Member) selfRefusal(pkt *Packet) bool {
+	return pkt.Kind == MsgSync && pkt.Part.IsZero() && len(pkt.Updates) == 1 &&
+		pkt.Updates[0].Node.ID == m.self.ID && pkt.From.ID != m.self.ID
 }

@@ -276,6 +276,9 @@ func (m *Member) askViewSize(to Node) int {
 // join is then retried), and announces the joined member to the view's
 // members.
 func (m *Member) onView(in *inbound, from Node, pkt *Packet) {
+	if m.join.pending && m.selfRefusal(pkt) {
+		in.conflictSelf = true // a refusal at this member's own address
+	}
 	answers := m.join.pending && (in.conflictSelf || m.answersJoin(in, from))
 	joined := answers && !in.conflictSelf
 	if answers {

@@ -94,3 +94,34 @@ func TestJoinErrorNamesMergeRefusal(t *testing.T) {
 	assert.ErrorContains(t, err, "not in datacenter dc2")
 	assert.ErrorIs(t, err, context.Canceled)
 }
+
+// A member restarted at its own address with a new identity key (its
+// identity file lost) cannot take back its ID while the others keep the
+// old key bound to it: its Alive fails their proof check, so they keep it
+// dead. Its Join must say so, not return as joined while every other
+// member holds it dead (fdswim printed "joined" and a view of live
+// members, the others a conflict and a dead member).
+func TestJoinUnderAnotherKeyAtSameAddressRefused(t *testing.T) {
+	ps := fast()
+	ps.SigningKey = signingKey(1)
+	seed := start(t, Config{Plain: true, Protocol: ps})
+	pc := fast()
+	pc.SigningKey = signingKey(2)
+	c := start(t, Config{Plain: true, ID: "c", Protocol: pc})
+	join(t, c, seed)
+	addr := c.Self().Addr
+	require.NoError(t, c.Shutdown())
+	require.Eventually(t, func() bool { return state(seed, "c") == swim.StateDead }, 10*time.Second, 10*time.Millisecond)
+
+	pc.SigningKey = signingKey(3) // the identity file lost
+	c2 := start(t, Config{Plain: true, ID: "c", Bind: addr, Protocol: pc})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	err := c2.Join(ctx, seed.Self().Addr)
+	var je *JoinError
+	require.ErrorAs(t, err, &je, "joined while the seed holds it dead under the old key")
+	require.NotNil(t, je.Refusal)
+	assert.Equal(t, addr, je.Refusal.Held.Addr)
+	assert.Contains(t, err.Error(), "the one bound to the ID")
+	assert.Equal(t, swim.StateDead, state(seed, "c"))
+}
