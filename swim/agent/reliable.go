@@ -61,12 +61,29 @@ func (a *Agent) SendReliable(ctx context.Context, id swim.ID, data []byte) error
 // SendReliableToAddress is SendReliable to the agent listening at addr
 // (ip:port), member of this group or not: the receiver delivers the
 // message whoever sends it, if it opens its frames (same key and label).
+// An address no agent can be at (0.0.0.0, ::, port 0, a multicast group,
+// the broadcast address) is refused at once: agentAddr.
 func (a *Agent) SendReliableToAddress(ctx context.Context, addr string, data []byte) error {
-	ap, err := netip.ParseAddrPort(addr)
+	ap, err := agentAddr(addr)
 	if err != nil {
-		return fmt.Errorf("agent: address %q: want ip:port: %w", addr, err)
+		return err
 	}
 	return a.sendReliable(ctx, ap, swim.Node{Addr: ap.String()}, data)
+}
+
+// agentAddr parses the address of an agent that SendToAddress or
+// SendReliableToAddress sends to: ip:port, where a member could be
+// (memberAddr). 0.0.0.0 would reach this host's own agents unannounced,
+// and a multicast or broadcast address every host there.
+func agentAddr(addr string) (netip.AddrPort, error) {
+	ap, err := netip.ParseAddrPort(addr)
+	if err != nil {
+		return netip.AddrPort{}, fmt.Errorf("agent: address %q: want ip:port: %w", addr, err)
+	}
+	if err := memberAddr(ap.String()); err != nil {
+		return netip.AddrPort{}, fmt.Errorf("agent: address %q: %w: want the ip:port of an agent", addr, err)
+	}
+	return ap, nil
 }
 
 func (a *Agent) sendReliable(ctx context.Context, to netip.AddrPort, node swim.Node, data []byte) error {
@@ -229,12 +246,14 @@ func (a *Agent) refusedFrame(c *transport.Conn, err error) {
 // (same key and label). The packet does not carry this member's address,
 // so a receiver that does not know it does not ask it for its view: no
 // membership is exchanged. data must fit one packet (about MaxPacketSize
-// minus 60 bytes). Errors: swim.ErrMessageSize, ErrNeedsFormat2,
-// ErrStopped, the send's, or the context's.
+// minus 60 bytes). An address no agent can be at (0.0.0.0, ::, port 0,
+// a multicast group, the broadcast address) is refused at once. Errors:
+// swim.ErrMessageSize, ErrNeedsFormat2, ErrStopped, the send's, or the
+// context's.
 func (a *Agent) SendToAddress(ctx context.Context, addr string, data []byte) error {
-	ap, err := netip.ParseAddrPort(addr)
+	ap, err := agentAddr(addr)
 	if err != nil {
-		return fmt.Errorf("agent: address %q: want ip:port: %w", addr, err)
+		return err
 	}
 	if a.codec.Version() < 2 {
 		return ErrNeedsFormat2

@@ -3,6 +3,7 @@ package agent
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"net/netip"
 	"testing"
@@ -83,6 +84,33 @@ func TestSendToNonMemberAddress(t *testing.T) {
 	assert.ErrorContains(t, a.SendToAddress(ctx, "outsider:1", []byte("x")), "want ip:port")
 	// Nothing listens: the dial fails and says where.
 	assert.ErrorContains(t, a.SendReliableToAddress(ctx, "127.0.0.1:1", []byte("x")), "reliable message to 127.0.0.1:1")
+}
+
+// Messages to an address no agent can be at fail at once and say why:
+// 0.0.0.0 with the port of an agent on this host reached it (Linux sends
+// to the wildcard address locally), and a multicast or broadcast address
+// would reach every host there.
+func TestSendToAddressNoAgentCanBeAt(t *testing.T) {
+	a := start(t, Config{})
+	other := start(t, Config{})
+	msgs, cancel := other.Receive(4)
+	defer cancel()
+	port := netip.MustParseAddrPort(other.Self().Addr).Port()
+	ctx, stop := context.WithTimeout(context.Background(), 5*time.Second)
+	defer stop()
+	for addr, want := range map[string]string{
+		fmt.Sprintf("0.0.0.0:%d", port): "names no host or port",
+		fmt.Sprintf("[::]:%d", port):    "names no host or port",
+		"127.0.0.1:0":                   "names no host or port",
+		"224.0.0.1:7946":                "a multicast address",
+		"255.255.255.255:7946":          "the broadcast address",
+	} {
+		assert.ErrorContains(t, a.SendToAddress(ctx, addr, []byte("x")), want, addr)
+		assert.ErrorContains(t, a.SendReliableToAddress(ctx, addr, []byte("x")), want, addr)
+	}
+	time.Sleep(300 * time.Millisecond)
+	assert.Empty(t, msgs, "a message reached the agent through the wildcard address")
+	assert.Zero(t, a.Stats().PacketsSent+a.Stats().StreamsOut, "something was sent")
 }
 
 // Hostile reliable messages are cut and never delivered: a total above
