@@ -37,15 +37,14 @@ type group struct {
 	lo, hi   float64
 	kLo, kHi float64 // the least and greatest k of the rows
 	zLo, zHi float64 // the least and greatest zmid of the rows
-	width    float64 // the widest band of the rows, rounded up (singleBand.width)
 	least    float64 // the least threshold among the rows
 }
 
-// clearRow is what the clear loop reads of a threshold: its band's k and
-// zmid, and its index.
+// clearRow is what the clear loop reads of a threshold: its band's k,
+// zmid and width (singleBand's), and its index.
 type clearRow struct {
-	k, zmid float64
-	i       int
+	k, zmid, width float64
+	i              int
 }
 
 // TrackAll returns the Trackers of thresholds ks; ok is false when one of
@@ -100,17 +99,25 @@ func (ts *Trackers) FreshnessPoints(dst []time.Duration) bool {
 	if d.k0ok {
 		reach = d.k0
 	}
-	if g := &ts.grp; !(g.lo <= st.invS && st.invS < g.hi) {
+	if g := &ts.grp; !(g.lo <= st.invS && st.invS < g.hi*regroupSlack) {
 		ts.regroup(st.invS)
 	}
 	perWidth, fixed := clearMargin(&st, ts.kmax)
-	ts.declined = ts.clearRows(&st, reach, perWidth*ts.grp.width+fixed, dst, ts.declined[:0])
+	ts.declined = ts.clearRows(&st, reach, perWidth, fixed, dst, ts.declined[:0])
 	for _, i := range ts.declined {
 		dst[i] = ts.single(&st, i, reach, perWidth, fixed)
 	}
 	ts.others(&st, reach, dst)
 	return true
 }
+
+// regroupSlack: a band holds for every 1/s from its need on, so the rows
+// stay right for any 1/s ≥ lo; past hi a narrower band, or one for a
+// threshold in rest, would merely serve better. FreshnessPoints regroups
+// there only once 1/s exceeds hi by this factor, so that σ/Δ wavering
+// about a band's reach (as on fdreplay's traces, σ/Δ ≈ 0.11 about the
+// cuts' 1/9 … 1/7.6) does not regroup at every state.
+const regroupSlack = 1 + 1.0/16
 
 // regroup groups the thresholds at invS = 1/s (see group): the range is
 // where every row's band stays the one that applies (singleBand.pick: need
@@ -131,17 +138,17 @@ func (ts *Trackers) regroup(invS float64) {
 			}
 			continue
 		}
-		g.rows = append(g.rows, clearRow{k: sb.k, zmid: sb.zmid, i: i})
+		g.rows = append(g.rows, clearRow{k: sb.k, zmid: sb.zmid, width: sb.width, i: i})
 		g.lo, g.hi = max(g.lo, sb.need), min(g.hi, sb.upTo)
 		g.kLo, g.kHi = min(g.kLo, sb.k), max(g.kHi, sb.k)
 		g.zLo, g.zHi = min(g.zLo, sb.zmid), max(g.zHi, sb.zmid)
-		g.width, g.least = max(g.width, sb.width), min(g.least, sb.level)
+		g.least = min(g.least, sb.level)
 	}
 }
 
 // clearRows sets dst[i] for each row i whose crossing the clear test with
-// margin m decides (m at least every row's margin: clearMargin with the
-// widest band), and returns the other rows appended to declined.
+// margin perWidth·width + fixed decides (clearMargin), and returns the
+// other rows appended to declined.
 //
 // The checks made once: every row's level is above reach (κ(T_last) <
 // level) when the least is, and every row's prediction x = (k +
@@ -153,7 +160,7 @@ func (ts *Trackers) regroup(invS float64) {
 // κ(T_last), x > 0 holds anyway, and x ≤ 2^51 too: its margin is below 1/2
 // only for Δ·(kmax + 8) + |base| < 2^48. x ≤ lim is the check that
 // matters: TestTrackersAtTheEndOfTime.)
-func (ts *Trackers) clearRows(st *bandState, reach, m float64, dst []time.Duration, declined []int) []int {
+func (ts *Trackers) clearRows(st *bandState, reach, perWidth, fixed float64, dst []time.Duration, declined []int) []int {
 	g := &ts.grp
 	s, delta, base := st.s, st.delta, st.base
 	xlo := (g.kLo+s*g.zLo)*delta - base
@@ -164,14 +171,14 @@ func (ts *Trackers) clearRows(st *bandState, reach, m float64, dst []time.Durati
 		}
 		return declined
 	}
-	last, top := ts.d.last, 1-m
+	last := ts.d.last
 	for _, r := range g.rows {
 		x := (r.k+s*r.zmid)*delta - base // bandCrossing's mid·Δ − base
 		e := int64(x)
 		if float64(e) < x {
 			e++
 		}
-		if fr := float64(e) - x; fr >= m && fr <= top {
+		if fr, m := float64(e)-x, perWidth*r.width+fixed; fr >= m && fr <= 1-m {
 			dst[r.i] = last + time.Duration(e)
 		} else {
 			declined = append(declined, r.i)
