@@ -159,7 +159,11 @@ type Config struct {
 	WireVersion byte
 	// LocalState, when set, returns the application's state to send with
 	// every anti-entropy exchange and answer to a join or pull,
-	// at most Protocol.MaxStateSize bytes (default 512); see
+	// at most Protocol.MaxStateSize bytes (default 512; Start refuses a
+	// larger bound than one datagram carries with this member's Alive,
+	// 1,237 bytes plain and 1,201 sealed at the default MaxPacketSize, with
+	// a short ID and no metadata:
+	// a larger state goes by SendReliable); see
 	// swim.Config.LocalState, which it sets. MergeRemoteState receives the
 	// states other members send: from, the state, and whether it came as
 	// the answer to this member's join. Both run on the agent's goroutine

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -297,4 +298,39 @@ func TestMergeVetoForgedDigestWithheld(t *testing.T) {
 	require.Eventually(t, func() bool { return victim.Stats().Protocol.StatesWithheld >= rounds || len(got) > 0 }, 20*time.Second, 10*time.Millisecond,
 		"every forged state is held and dropped: %+v", victim.Stats().Protocol)
 	assert.Empty(t, got, "a forged state reached MergeRemoteState")
+}
+
+// A Protocol.MaxStateSize larger than a datagram can carry is refused at
+// Start, naming the largest that fits: such a state was never sent, only
+// counted in StatesTooLarge, so the state exchange stopped without an
+// error. The largest that fits is sent and merged.
+func TestMaxStateSizeOverPacketRefused(t *testing.T) {
+	local := func(n int) func(bool) []byte { return func(bool) []byte { return bytes.Repeat([]byte("s"), n) } }
+	p := fast()
+	p.MaxStateSize = 4096
+	_, err := Start(context.Background(), Config{Plain: true, Protocol: p, LocalState: local(10)})
+	require.Error(t, err)
+	assert.ErrorContains(t, err, "Protocol.MaxStateSize 4096")
+	var fit int
+	_, err = fmt.Sscanf(err.Error()[strings.Index(err.Error(), "at most "):], "at most %d bytes", &fit)
+	require.NoError(t, err)
+	require.Greater(t, fit, 512)
+
+	p.MaxStateSize = fit
+	got := make(chan int, 4)
+	merge := func(_ swim.Node, st []byte, _ bool) {
+		select {
+		case got <- len(st):
+		default:
+		}
+	}
+	seed := start(t, Config{Plain: true, Protocol: p, LocalState: local(fit), MergeRemoteState: merge})
+	joiner := start(t, Config{Plain: true, Protocol: p, LocalState: local(fit), MergeRemoteState: merge})
+	join(t, joiner, seed)
+	select {
+	case n := <-got:
+		assert.Equal(t, fit, n)
+	case <-time.After(10 * time.Second):
+		t.Fatalf("no state of %d bytes merged; too large: %d", fit, joiner.Stats().Protocol.StatesTooLarge+seed.Stats().Protocol.StatesTooLarge)
+	}
 }

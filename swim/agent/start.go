@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net/netip"
 	"sync/atomic"
 	"time"
@@ -277,6 +278,9 @@ func (a *Agent) identify() error {
 		return fmt.Errorf("agent: ID and address too long for MaxPacketSize %d: a join needs up to %d bytes plus %d of envelope",
 			a.codec.MaxPacketSize(), n, a.codec.MaxPacketSize()-a.codec.MaxPayload())
 	}
+	if err := a.checkStateSize(join); err != nil {
+		return err
+	}
 	if err := reliableDefaults(&a.cfg, a.codec, self); err != nil {
 		return err
 	}
@@ -342,6 +346,28 @@ func (a *Agent) newMachine() error {
 	a.m = m
 	if a.cfg.MaxStreamMembers == 0 {
 		a.cfg.MaxStreamMembers = m.Config().MaxMembers + 1 // a whole view and the Alive of a join
+	}
+	return nil
+}
+
+// checkStateSize refuses a Protocol.MaxStateSize set larger than the state
+// a packet can carry: a state travels in one datagram with this member's
+// Alive and its view's digest (swim's sendState), so a larger one is never
+// sent, only counted (Stats.Protocol.StatesTooLarge), and a service that
+// raised the bound would lose its state exchange without an error. join is
+// this member's join, whose Alive the state packet carries too; the room
+// is reckoned for a receiver whose ID and address are as long as this
+// member's.
+func (a *Agent) checkStateSize(join swim.Packet) error {
+	if a.cfg.LocalState == nil || a.cfg.Protocol.MaxStateSize == 0 {
+		return nil
+	}
+	pk := swim.Packet{Kind: swim.MsgSync, From: join.From, To: join.From, Updates: join.Updates,
+		Digest: swim.ViewDigest{Members: math.MaxUint32, Hash: math.MaxUint64}}
+	if fit := a.codec.MaxPayload() - pk.Size() - 4; a.cfg.Protocol.MaxStateSize > fit {
+		return fmt.Errorf("agent: Protocol.MaxStateSize %d: a state goes in one datagram with this member's Alive, "+
+			"and at most %d bytes fit MaxPacketSize %d: send a larger state with SendReliable (on a join event)",
+			a.cfg.Protocol.MaxStateSize, max(fit, 0), a.codec.MaxPacketSize())
 	}
 	return nil
 }
