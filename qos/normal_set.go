@@ -58,11 +58,12 @@ func sweepNormalShared(cfg phi.NormalConfig, values []float64, src Source, rc Co
 // chunk's set holds the groups of its own thresholds only, so the chunks'
 // sets together cost about one set of all thresholds, where sweepRanked
 // runs that set twice; each pass costs its bookkeeping and the selection
-// of its TD ranks, so many passes lose. Measured on BenchmarkSweepEveryFamily's
-// stream (docs/experiments.md, “The normal φ's sweep on the shared-state
-// pass (issue 24)”): 2 and 3 passes took about 20 % less CPU than
-// sweepRanked, 10 passes 14 % more.
-const normalLeanPasses = 3
+// of its TD ranks, so many passes lose. Measured on the stream of
+// BenchmarkSweepEveryFamily, 40 thresholds (docs/experiments.md, “The
+// normal φ's sweep on the shared-state pass (issue 24)”): 2, 3 and 4
+// passes took 20, 17 and 12 % less CPU than sweepRanked, 6 passes the
+// same, 10 passes 14 % more.
+const normalLeanPasses = 4
 
 // validNormalThreshold reports whether v is a threshold the normal φ's
 // sweep takes: finite and at least log10 2 (z(Θ) ≥ 0; PhiNormalFamily's New
