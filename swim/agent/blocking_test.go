@@ -119,3 +119,19 @@ func TestJoinReturnsWhileDeliveryBlocked(t *testing.T) {
 		t.Fatal("Join did not return after its context ended")
 	}
 }
+
+// A huge buffer asked of Subscribe or Receive is bounded: Go allocates a
+// channel's buffer at once, and 2^31 entries ended the process with a
+// fatal out-of-memory error.
+func TestSubscribeBufferBounded(t *testing.T) {
+	a := start(t, Config{})
+	ev, cancelEv := a.Subscribe(1 << 31)
+	defer cancelEv()
+	assert.Equal(t, MaxSubscribeBuffer, cap(ev))
+	msgs, cancelMsgs := a.Receive(1 << 31)
+	defer cancelMsgs()
+	assert.Equal(t, MaxSubscribeBuffer, cap(msgs))
+	small, cancelSmall := a.Subscribe(3)
+	defer cancelSmall()
+	assert.Equal(t, 3, cap(small))
+}

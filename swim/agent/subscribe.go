@@ -63,14 +63,21 @@ func (s *subscription[T]) sizeOf(v T) int {
 // subMu.
 type subscriptions[T any] map[int]*subscription[T]
 
-// add registers a channel of the given buffer (def when buffer <= 0),
-// whose values waiting unread hold at most limit bytes by size (no bound
+// MaxSubscribeBuffer bounds the buffer of a Subscribe or Receive channel:
+// a larger one is taken as this. Go allocates a channel's whole buffer at
+// once, so a buffer of 2^31 would exhaust memory, a fatal error that no
+// recover catches, for room no subscriber needs.
+const MaxSubscribeBuffer = 1 << 16
+
+// add registers a channel of the given buffer (def when buffer <= 0, at
+// most MaxSubscribeBuffer), whose values waiting unread hold at most limit bytes by size (no bound
 // when limit is 0), and returns it with its cancel function. A stopped
 // agent gives a closed channel.
 func add[T any](a *Agent, set *subscriptions[T], buffer, def, limit int, size func(T) int) (<-chan T, func()) {
 	if buffer <= 0 {
 		buffer = def
 	}
+	buffer = min(buffer, MaxSubscribeBuffer)
 	s := &subscription[T]{ch: make(chan T, buffer), done: make(chan struct{}), limit: limit, size: size}
 	a.sub.mu.Lock()
 	defer a.sub.mu.Unlock()
@@ -166,7 +173,7 @@ func closeAll[T any](set subscriptions[T]) {
 }
 
 // Subscribe returns a channel of membership events with the given buffer
-// (default 256 when buffer <= 0) and a function that cancels the
+// (default 256 when buffer <= 0, at most MaxSubscribeBuffer) and a function that cancels the
 // subscription. By default the protocol never waits for a subscriber:
 // events that find the channel full are dropped and counted in
 // Stats.EventsDropped. With Config.BlockingDelivery the agent waits for
@@ -178,8 +185,9 @@ func (a *Agent) Subscribe(buffer int) (<-chan swim.Event, func()) {
 
 // Receive returns a channel of the application messages this member
 // receives, broadcasts and direct messages (swim.Message), with the given
-// buffer (default 256 when buffer <= 0), and a function that cancels the
-// subscription. By default the protocol never waits: messages that find
+// buffer (default 256 when buffer <= 0, at most MaxSubscribeBuffer), and
+// a function that cancels the subscription. By default the protocol never
+// waits: messages that find
 // the channel full are dropped and counted in Stats.MessagesDropped; with
 // Config.BlockingDelivery the agent waits for the subscriber (memberlist
 // calls its Delegate.NotifyMsg on its own goroutine, which waits as long
