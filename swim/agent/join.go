@@ -91,7 +91,7 @@ func (a *Agent) Join(ctx context.Context, addrs ...string) error {
 		// effort: a stopped agent has no waiters to keep, and one blocked
 		// on a subscriber (BlockingDelivery) answers nothing, so the wait
 		// is bounded (a waiter left behind is closed, unread, on joining).
-		je := &JoinError{Addrs: addrs, Err: ctx.Err(), LabelMismatches: a.ctr.labelMismatch.Load() - label0,
+		je := &JoinError{Addrs: addrs, Err: ctx.Err(), self: a.self.Addr, LabelMismatches: a.ctr.labelMismatch.Load() - label0,
 			AuthFailures: a.ctr.authFail.Load() - auth0}
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), joinReportWait)
 		defer cancel()
@@ -144,6 +144,9 @@ type JoinError struct {
 	// LabelMismatches counts packets of another cluster label (or none)
 	// that arrived during the join (Stats.LabelMismatches).
 	LabelMismatches uint64
+	// self is this member's advertised address: a refusal that holds the
+	// ID there is one of its signing key.
+	self string
 	// MergeRefusal is the last error this member's Protocol.MergeFilter
 	// returned during the join, refusing a view that answered it
 	// (memberlist's Join returns its MergeDelegate's error). A join
@@ -158,9 +161,16 @@ func (e *JoinError) Error() string {
 		if r.Left {
 			how = "left"
 		}
-		msg += fmt.Sprintf("; refused: the member at %s holds ID %q as %s at %s (incarnation %d) and keeps it from a new address "+
-			"until it has been down for its DeadReclaimTime, or, with signed updates, from any key but the one bound to the ID",
-			r.By.Addr, r.Held.ID, how, r.Held.Addr, r.Incarnation)
+		if r.Held.Addr == e.self {
+			msg += fmt.Sprintf("; refused: the member at %s holds ID %q as %s at this member's own address (incarnation %d) "+
+				"under another signing key, the one bound to the ID: restart with that key (the identity file this member "+
+				"had), or with another ID, or wait until the members forget the entry (their DeadRetention)",
+				r.By.Addr, r.Held.ID, how, r.Incarnation)
+		} else {
+			msg += fmt.Sprintf("; refused: the member at %s holds ID %q as %s at %s (incarnation %d) and keeps it from a new address "+
+				"until it has been down for its DeadReclaimTime, or, with signed updates, from any key but the one bound to the ID",
+				r.By.Addr, r.Held.ID, how, r.Held.Addr, r.Incarnation)
+		}
 	}
 	if e.AuthFailures > 0 {
 		msg += fmt.Sprintf("; %d datagrams that failed authentication arrived meanwhile, the last from %v (another key, or one side plain)",

@@ -122,6 +122,7 @@ func TestJoinUnderAnotherKeyAtSameAddressRefused(t *testing.T) {
 	require.ErrorAs(t, err, &je, "joined while the seed holds it dead under the old key")
 	require.NotNil(t, je.Refusal)
 	assert.Equal(t, addr, je.Refusal.Held.Addr)
-	assert.Contains(t, err.Error(), "the one bound to the ID")
+	assert.Contains(t, err.Error(), `holds ID "c" as dead at this member's own address`)
+	assert.Contains(t, err.Error(), "restart with that key")
 	assert.Equal(t, swim.StateDead, state(seed, "c"))
 }
