@@ -2,6 +2,7 @@ package kappa_test
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -210,4 +211,50 @@ func TestWideSpreadMatchesSum(t *testing.T) {
 		}
 		assert.InDelta(t, want, d.Level(time.Duration(at*1e6)), 2e-5, "t = %v ms", at)
 	}
+}
+
+// Observe defers the state's σ and EA to the first read, and a late
+// heartbeat (one that enters the window without a new state) does not
+// change a state observed before it and read after it: a detector read
+// only after the late heartbeats gives the freshness points, levels and
+// σ of one read after every heartbeat.
+func TestLateHeartbeatDoesNotMoveAnUnreadState(t *testing.T) {
+	cfg := kappa.Config{Estimator: chen.EstimatorConfig{Interval: 10 * time.Millisecond, WindowSize: 50}, MinSamples: new(0)}
+	eager, err := kappa.New(cfg)
+	require.NoError(t, err)
+	lazy, err := kappa.New(cfg)
+	require.NoError(t, err)
+	rng := rand.New(rand.NewPCG(61, 62))
+	var held []detector.Heartbeat
+	reads := 0
+	for n := 1; n <= 2000; n++ {
+		hb := detector.Heartbeat{Seq: uint64(n), HasSeq: true, Arrival: time.Duration(n)*10*time.Millisecond + time.Duration(2e6+5e5*rng.NormFloat64())}
+		if rng.IntN(10) == 0 {
+			held = append(held, hb) // delivered late, after the next one
+			continue
+		}
+		batch := []detector.Heartbeat{hb}
+		for _, h := range held {
+			h.Arrival = hb.Arrival + time.Duration(1+rng.IntN(1000)) // late: after a higher sequence number
+			batch = append(batch, h)
+		}
+		late := len(held) > 0
+		held = held[:0]
+		for _, h := range batch {
+			eager.Observe(h)
+			eager.FreshnessPoint()
+			lazy.Observe(h)
+		}
+		if !late {
+			continue
+		}
+		reads++
+		want, _ := eager.FreshnessPoint()
+		got, _ := lazy.FreshnessPoint()
+		require.Equal(t, want, got, "heartbeat %d", n)
+		require.Equal(t, eager.StdDev(), lazy.StdDev(), "heartbeat %d", n)
+		at := want - time.Millisecond
+		require.Equal(t, eager.Level(at), lazy.Level(at), "heartbeat %d", n)
+	}
+	require.Greater(t, reads, 100)
 }
