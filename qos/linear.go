@@ -2,7 +2,6 @@ package qos
 
 import (
 	"errors"
-	"fmt"
 	"math"
 	"slices"
 	"time"
@@ -76,6 +75,14 @@ type linearCollector struct {
 	pendD    int64
 	pendCell uint8
 	floor    bool
+
+	// sides are collectors of other query points fed the same segments
+	// (replayLinearApart); they keep no per-heartbeat data of their own
+	// (c, s and spill are this collector's). dead marks a side that left
+	// the linear range (the saturation bound of its points) and is fed no
+	// more.
+	sides []*linearCollector
+	dead  bool
 }
 
 func newLinearCollector(ps []float64, capacity int) *linearCollector {
@@ -163,11 +170,23 @@ func (l *linearCollector) withCells(g cellGrid) {
 	l.cCntU, l.cCntW = make([]float64, n), make([]float64, n)
 	l.cSU, l.cSUU, l.cSV, l.cSVV = make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)
 	l.cConst = make([]float64, g.n)
+	for _, sd := range l.sides {
+		sd.withCells(g)
+	}
 }
 
 func (l *linearCollector) breakChain() {
 	l.open = false
 	l.uPrev = math.Inf(-1)
+	for _, sd := range l.sides {
+		sd.breakChain()
+	}
+}
+
+// saturates reports whether τ = off + scale·p reaches the end of the
+// time.Duration range at l's greatest query point.
+func (l *linearCollector) saturates(off time.Duration, scale float64) bool {
+	return len(l.ps) > 0 && float64(off)+scale*max(l.ps[len(l.ps)-1], 0) >= 0x1p63-0x1p13
 }
 
 func (l *linearCollector) openSegment(det detector.Detector, at time.Duration, fresh bool) error {
@@ -186,10 +205,23 @@ func (l *linearCollector) openSegment(det detector.Detector, at time.Duration, f
 	// of wrapping (detector.AddSat), which is not linear: near that end the
 	// sweep replays per point. The bound keeps a margin above float64's
 	// rounding there (its ulp is 2 µs at 2^63 ns).
-	if len(l.ps) > 0 && float64(off)+scale*max(l.ps[len(l.ps)-1], 0) >= 0x1p63-0x1p13 {
+	if l.saturates(off, scale) {
 		return errNotLinear
 	}
 	l.open, l.off, l.scale, l.start = true, off, scale, at
+	for _, sd := range l.sides {
+		if sd.dead {
+			continue
+		}
+		if sd.saturates(off, scale) {
+			sd.dead, sd.open = true, false
+			continue
+		}
+		sd.open, sd.off, sd.scale, sd.start = true, off, scale, at
+		if fresh && l.spill != nil && float64(off-at)+scale*sd.ps[0] < 0 {
+			sd.floor = true
+		}
+	}
 	if fresh {
 		if l.spill != nil {
 			c := float64(off - at)
@@ -206,6 +238,9 @@ func (l *linearCollector) openSegment(det detector.Detector, at time.Duration, f
 }
 
 func (l *linearCollector) closeSegment(end time.Duration) {
+	for _, sd := range l.sides {
+		sd.closeSegment(end)
+	}
 	if !l.open {
 		return
 	}
@@ -260,50 +295,23 @@ func (l *linearCollector) closeSegment(end time.Duration) {
 	l.uPrev = u
 }
 
-// linearCurve answers the query points from a finished collection.
-type linearCurve struct {
-	base    Result // counts, span and clock decision of the pass
-	ps      []float64
-	cntU    []int // suffix sums: index i counts buckets ≥ i
-	cntW    []int
-	sU, sUU []float64
-	sV, sVV []float64
-	constS  float64
-	td0     []float64 // c_k + base_k, ns
-	scales  []float64
-	sameS   bool // every scale equal: TD percentiles shift with p
-	// floor, when not nil, holds per heartbeat the least TD_k (its base:
-	// A_k − σ_k or d̄), reached when τ_{k+1}(p) < A_k at some query point:
-	// TD_k(p) = max(td0_k + scale_k·p, floor_k).
-	floor    []float64
-	tdRanks  [3]float64
-	sumTD0   float64
-	sumScale float64
-	quant    []tdQuantiles // per query point, when !sameS
-
-	// With Config.Intervals: the collector (its per-cell buckets, made
-	// suffix sums per cell), the base replay's cells (observed time), the
-	// cell of each evaluated heartbeat, and per cell Σ td0 and Σ scale.
-	lin              *linearCollector
-	cells            *cellSeries
-	evCell           []uint8
-	cTD0, cScale, cN []float64
-
-	// n is the number of evaluated heartbeats, and the last one's td0,
-	// scale and floor (−Inf without a floor).
-	n                             int
-	lastTD0, lastScale, lastFloor float64
-	// When the per-heartbeat data was spilled (fromSpill; td0, scales and
-	// floor are then nil): per query point, Σ_k TD_k(p) under the floor
-	// and its sums per cell.
-	floorSum   []float64
-	floorCells [][]float64
-}
-
 // replayLinear runs one replay of det collecting slacks for the query
 // points ps; it returns errNotLinear when det's freshness point is not
 // linear on this stream.
 func replayLinear(det detector.Detector, src Source, cfg Config, ps []float64) (*linearCurve, error) {
+	return replayLinearApart(det, src, cfg, ps, nil, nil)
+}
+
+// replayLinearApart is replayLinear that also answers each query point of
+// apart as a replay with that point alone would (a replay of the detector
+// at that point, with ps = {that point}): its own collector is fed the
+// same segments, so that its sums are added in the same order as alone,
+// and the replay itself is shared (det's state and linear form do not
+// depend on the point). It calls side with each apart[j]'s curve, before
+// it builds the next one and ps' (so that one is kept at a time), but not
+// for a point that alone leaves the linear range where ps do not (its
+// replay alone would fall back to a replay per point).
+func replayLinearApart(det detector.Detector, src Source, cfg Config, ps, apart []float64, side func(j int, lc *linearCurve) error) (*linearCurve, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
@@ -321,6 +329,9 @@ func replayLinear(det detector.Detector, src Source, cfg Config, ps []float64) (
 		hint = 0
 	}
 	lin := newLinearCollectorTab(qs, hint)
+	for _, a := range apart {
+		lin.sides = append(lin.sides, newLinearCollector([]float64{a}, 0))
+	}
 	if spilled {
 		sp, err := newLinearSpill(cfg.Spill.Dir)
 		if err != nil {
@@ -341,185 +352,22 @@ func replayLinear(det detector.Detector, src Source, cfg Config, ps []float64) (
 	if err != nil {
 		return nil, err
 	}
-	lc := &linearCurve{base: res, ps: qs, constS: lin.constSusp, scales: lin.s,
-		cntU: lin.cntU, cntW: lin.cntW, sU: lin.sU, sUU: lin.sUU, sV: lin.sV, sVV: lin.sVV}
-	for i := len(qs) - 1; i >= 0; i-- {
-		lc.cntU[i] += lc.cntU[i+1]
-		lc.cntW[i] += lc.cntW[i+1]
-		lc.sU[i] += lc.sU[i+1]
-		lc.sUU[i] += lc.sUU[i+1]
-		lc.sV[i] += lc.sV[i+1]
-		lc.sVV[i] += lc.sVV[i+1]
-	}
-	sync := res.ClockSync
-	if spilled {
-		cellN := 0
-		if r.cells != nil {
-			cellN = r.cells.grid.n
+	// The sides first: lin's curve takes lin.c as its td0 and shifts it.
+	for j, sd := range lin.sides {
+		if sd.dead {
+			continue
 		}
-		if err := lc.fromSpill(lin.spill, sync, int64(cfg.DelayOffset), lin.floor, cellN); err != nil {
+		c := lin.c
+		if !spilled {
+			c = slices.Clone(c)
+		}
+		lc, err := sd.curve(res, r, c, lin.s, lin.spill, cfg)
+		if err != nil {
 			return nil, err
 		}
-		if lc.n != res.Evaluated {
-			return nil, fmt.Errorf("qos: internal error: %d linear TD samples for %d evaluated heartbeats", lc.n, res.Evaluated)
-		}
-		if lin.floor {
-			lc.floor = []float64{} // not nil: TD is floored (sums in floorSum)
-		}
-		if r.cells != nil {
-			lc.setCells(lin, r.cells, nil)
-		}
-		return lc, nil
-	}
-	lc.td0 = lin.c
-	lc.sameS = true
-	for k := range lc.td0 {
-		// Scales are ≥ 0, so τ(p) ≥ A_k at the smallest query point means
-		// at every point.
-		if lc.td0[k]+lin.s[k]*qs[0] < 0 && lc.floor == nil {
-			lc.floor = make([]float64, len(lc.td0))
-			for j := range k {
-				lc.floor[j] = float64(r.tdBase(sync, j))
-			}
-		}
-		b := float64(r.tdBase(sync, k))
-		if lc.floor != nil {
-			lc.floor[k] = b
-		}
-		lc.td0[k] += b
-		lc.sumTD0 += lc.td0[k]
-		lc.sumScale += lin.s[k]
-		if lin.s[k] != lin.s[0] {
-			lc.sameS = false
+		if err := side(j, lc); err != nil {
+			return nil, err
 		}
 	}
-	if lc.floor != nil {
-		lc.sameS = false
-	}
-	if r.cells != nil {
-		lc.setCells(lin, r.cells, r.evCell)
-	}
-	n := len(lc.td0)
-	lc.n = n
-	if n > 0 {
-		lc.lastTD0, lc.lastScale, lc.lastFloor = lc.td0[n-1], lc.scales[n-1], math.Inf(-1)
-		if lc.floor != nil {
-			lc.lastFloor = lc.floor[n-1]
-		}
-	}
-	if n != res.Evaluated {
-		return nil, fmt.Errorf("qos: internal error: %d linear TD samples for %d evaluated heartbeats", n, res.Evaluated)
-	}
-	if lc.sameS && n > 0 {
-		r, mx := rankValues(lc.td0, [2]int{rank(0.50, n), rank(0.99, n)}, tdSampleSize(n))
-		lc.tdRanks = [3]float64{r[0], r[1], mx}
-	}
-	return lc, nil
-}
-
-// at returns the QoS for parameter value p, one of the query points (in
-// the detector's LinearForm units).
-func (lc *linearCurve) at(p float64) (Result, error) {
-	i, found := slices.BinarySearch(lc.ps, p)
-	if !found {
-		return Result{}, fmt.Errorf("qos: internal error: %g is not a query point", p)
-	}
-	res := lc.base
-	res.MistakeIntervals = nil
-	// Buckets above i hold the slacks > p.
-	res.Mistakes = lc.cntU[i+1] - lc.cntW[i+1]
-	susp := (lc.sUU[i+1] - p*lc.sU[i+1]) - (lc.sVV[i+1] - p*lc.sV[i+1]) + lc.constS
-	res.Suspected = detector.RoundNanos((max(susp, 0)))
-
-	n := lc.n
-	if n > 0 {
-		if lc.floor == nil {
-			res.TD.Mean = detector.RoundNanos(((lc.sumTD0 + p*lc.sumScale) / float64(n)))
-			res.LastTD = detector.RoundNanos((lc.lastTD0 + lc.lastScale*p))
-		} else {
-			var sum float64
-			if lc.floorSum != nil {
-				sum = lc.floorSum[i]
-			} else {
-				for k, c := range lc.td0 {
-					sum += max(c+lc.scales[k]*p, lc.floor[k])
-				}
-			}
-			res.TD.Mean = detector.RoundNanos((sum / float64(n)))
-			res.LastTD = detector.RoundNanos((max(lc.lastTD0+lc.lastScale*p, lc.lastFloor)))
-		}
-		if lc.sameS {
-			sh := lc.lastScale * p
-			res.TD.P50 = detector.RoundNanos((lc.tdRanks[0] + sh))
-			res.TD.P99 = detector.RoundNanos((lc.tdRanks[1] + sh))
-			res.TD.Max = detector.RoundNanos((lc.tdRanks[2] + sh))
-		} else {
-			if lc.quant == nil {
-				lc.quant = lc.allPercentiles()
-			}
-			q := lc.quant[i]
-			res.TD.P50 = detector.RoundNanos((q.p50))
-			res.TD.P99 = detector.RoundNanos((q.p99))
-			res.TD.Max = detector.RoundNanos((q.max))
-		}
-	}
-	res.setRates()
-	if lc.cells != nil {
-		res.setCI(lc.cellsAt(i, p))
-	}
-	return res, nil
-}
-
-// setCells keeps what the per-point intervals need: the collector's
-// per-cell buckets turned into suffix sums per cell, the base replay's
-// cells, and per cell Σ td0_k and Σ scale_k.
-func (lc *linearCurve) setCells(lin *linearCollector, cells *cellSeries, evCell []uint8) {
-	b := len(lc.ps) + 1
-	for c := range cells.grid.n {
-		o := c * b
-		for i := b - 2; i >= 0; i-- {
-			lin.cCntU[o+i] += lin.cCntU[o+i+1]
-			lin.cCntW[o+i] += lin.cCntW[o+i+1]
-			lin.cSU[o+i] += lin.cSU[o+i+1]
-			lin.cSUU[o+i] += lin.cSUU[o+i+1]
-			lin.cSV[o+i] += lin.cSV[o+i+1]
-			lin.cSVV[o+i] += lin.cSVV[o+i+1]
-		}
-	}
-	lc.lin, lc.cells, lc.evCell = lin, cells, evCell
-	if lc.cN != nil {
-		return // fromSpill summed them
-	}
-	lc.cTD0, lc.cScale, lc.cN = make([]float64, cells.grid.n), make([]float64, cells.grid.n), make([]float64, cells.grid.n)
-	for k, c := range evCell {
-		lc.cTD0[c] += lc.td0[k]
-		lc.cScale[c] += lc.scales[k]
-		lc.cN[c]++
-	}
-}
-
-// cellsAt returns the cells of query point p, the i-th.
-func (lc *linearCurve) cellsAt(i int, p float64) *cellSeries {
-	s := newCellSeries(lc.cells.grid)
-	copy(s.span, lc.cells.span)
-	l := lc.lin
-	b := len(lc.ps) + 1
-	for c := range s.grid.n {
-		o := c*b + i + 1
-		s.mist[c] = l.cCntU[o] - l.cCntW[o]
-		s.susp[c] = max((l.cSUU[o]-p*l.cSU[o])-(l.cSVV[o]-p*l.cSV[o])+l.cConst[c], 0)
-	}
-	if lc.floor == nil {
-		for c := range s.grid.n {
-			s.tdSum[c] = lc.cTD0[c] + p*lc.cScale[c]
-		}
-	} else if lc.floorCells != nil {
-		copy(s.tdSum, lc.floorCells[i])
-	} else {
-		for k, c := range lc.evCell {
-			s.tdSum[c] += max(lc.td0[k]+lc.scales[k]*p, lc.floor[k])
-		}
-	}
-	copy(s.tdN, lc.cN)
-	return s
+	return lin.curve(res, r, lin.c, lin.s, lin.spill, cfg)
 }

@@ -50,6 +50,17 @@ type Family struct {
 	// at the start of a stream (on top of Config.WarmUp: the larger one
 	// applies).
 	WarmUp int
+	// Apart, for a family with Linear set, are values whose points the
+	// sweep also computes from its replay, each as the sweep of that value
+	// alone computes it, field by field, into Curve.Apart; they are not
+	// in Points. (A point of a linear curve comes from sums over the
+	// slacks between neighbouring values, which a value more or less
+	// changes in their last bits where the scale is not an integer, as
+	// Jacobson's RTTVAR.) Such a point costs a fraction of a replay, not
+	// a replay; one the pass cannot answer (the curve is replayed per
+	// point, or the value alone would be) is left nil, for the caller to
+	// replay on its own. Families without Linear ignore Apart.
+	Apart []float64
 
 	// onePass, set by the constructors of families that have a one-pass
 	// method of their own (PhiAkkaFamily, PhiNormalFamily, SFDFamily, the
@@ -117,6 +128,9 @@ type Curve struct {
 	Method Method      `json:"method"`
 	Points []Point     `json:"points"`
 	Err    *CurveError `json:"error,omitempty"`
+	// Apart holds the points of Family.Apart, in its order (nil where not
+	// computed, and when the family has none).
+	Apart []*Point `json:"-"`
 }
 
 // SweepConfig configures Sweep. The zero value replays with the default
@@ -461,11 +475,14 @@ func (sw *sweepRun) do(t sweepTask, src Source) {
 		sw.report(1)
 		return
 	}
-	sweepCurve := sweepLinear
+	var pts []*Point
+	var method Method
+	var err error
 	if t.fam.onePass != nil {
-		sweepCurve = sweepOwn
+		pts, method, err = sweepOwn(t.fam, src, cfg, sw.report)
+	} else {
+		pts, sw.curves[t.curve].Apart, method, err = sweepLinear(t.fam, src, cfg, sw.report)
 	}
-	pts, method, err := sweepCurve(t.fam, src, cfg, sw.report)
 	sw.curves[t.curve].Method = method
 	if err != nil {
 		sw.setErr(t.curve, -1, err)

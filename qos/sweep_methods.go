@@ -34,39 +34,56 @@ func replayPoint(f *Family, i int, hbs Source, cfg Config) (*Point, error) {
 // Source that is not a slice and holds more than Config.Spill.InMemory heartbeats it
 // keeps it in a temporary file read back sequentially (replayLinear), in
 // memory that does not grow with the stream.
-func sweepLinear(f *Family, hbs Source, cfg Config, progress func(int)) ([]*Point, Method, error) {
+func sweepLinear(f *Family, hbs Source, cfg Config, progress func(int)) ([]*Point, []*Point, Method, error) {
 	pts := make([]*Point, len(f.Values))
 	det, err := f.New(f.Values[0])
 	if err != nil {
 		progress(len(f.Values))
-		return pts, OnePass, f.pointErr(f.Values[0], err)
+		return pts, nil, OnePass, f.pointErr(f.Values[0], err)
 	}
 	ps := make([]float64, len(f.Values))
 	for i, v := range f.Values {
 		ps[i] = f.Linear(v)
 		if math.IsNaN(ps[i]) || math.IsInf(ps[i], 0) {
 			progress(len(f.Values))
-			return pts, OnePass, fmt.Errorf("qos: %s %s=%g: parameter maps to %g", f.Name, f.Param, v, ps[i])
+			return pts, nil, OnePass, fmt.Errorf("qos: %s %s=%g: parameter maps to %g", f.Name, f.Param, v, ps[i])
 		}
 	}
-	lc, err := replayLinear(det, hbs, cfg, ps)
+	var apart []float64 // the query points of f.Apart answered with ps
+	var at []int        // their index in f.Apart
+	for j, v := range f.Apart {
+		p := f.Linear(v)
+		if _, err := f.New(v); err == nil && !math.IsNaN(p) && !math.IsInf(p, 0) {
+			apart, at = append(apart, p), append(at, j)
+		}
+	}
+	var own []*Point
+	if len(f.Apart) > 0 {
+		own = make([]*Point, len(f.Apart))
+	}
+	lc, err := replayLinearApart(det, hbs, cfg, ps, apart, func(j int, lc *linearCurve) error {
+		res, err := lc.at(apart[j])
+		own[at[j]] = &Point{Value: f.Apart[at[j]], Result: res}
+		return err
+	})
 	if err == nil {
 		for i, v := range f.Values {
 			res, err := lc.at(ps[i])
 			if err != nil {
 				progress(len(f.Values))
-				return pts, OnePass, err
+				return pts, nil, OnePass, err
 			}
 			pts[i] = &Point{Value: v, Result: res}
 		}
 		progress(len(f.Values))
-		return pts, OnePass, nil
+		return pts, own, OnePass, nil
 	}
 	if !errors.Is(err, errNotLinear) {
 		progress(len(f.Values))
-		return pts, OnePass, f.pointErr(math.NaN(), err)
+		return pts, nil, OnePass, f.pointErr(math.NaN(), err)
 	}
-	return replayEach(f, hbs, cfg, progress)
+	pts, m, err := replayEach(f, hbs, cfg, progress)
+	return pts, nil, m, err
 }
 
 // fanReplays bounds the per-point replays that run at once on a fanSource.

@@ -11,10 +11,11 @@ import (
 
 // rowAt says where a stream's table row is among the curves of its
 // replay with the sweep: curve (an index into the stream's families) and,
-// when at ≥ 0, the value of that swept family the row is (the row's
-// family was merged into the sweep's); at −1 the curve is the row's own.
+// when at ≥ 0, the value of that swept family the row is, or, when apart
+// ≥ 0, its value of Family.Apart (the row's family was merged into the
+// sweep's); with both −1 the curve is the row's own.
 type rowAt struct {
-	curve, at int
+	curve, at, apart int
 }
 
 // together is the plan of a run's table replayed with its sweep: per
@@ -28,13 +29,16 @@ type together struct {
 }
 
 // planTogether merges each stream's table into its sweep: a bare family
-// that is both in the table and swept has the table's setting computed as
-// one more value of its curve (or as the value the curve has already),
-// since a point of a sweep is what the replay of that setting alone gives
-// in every field (qos.Sweep), and a sweep's point costs a fraction of a
-// replay. A table row that cannot be merged (a spec entry, a detector not
-// swept) is a family of its own in the same sweep, so that every stream
-// is still read once for both. sw is planSweep's sweep of runs.
+// that is both in the table and swept has the table's setting computed
+// with its curve, since the sweep computes a point as the replay of that
+// setting alone does, in every field (qos.Sweep), and a sweep's point
+// costs a fraction of a replay. It is one more value of the curve (or the
+// value the curve has already), or, for a linear family, whose points
+// depend on their neighbours in their last bits, a value of
+// qos.Family.Apart. A table row that cannot be merged (a spec entry, a
+// detector not swept) is a family of its own in the same sweep, so that
+// every stream is still read once for both. sw is planSweep's sweep of
+// runs.
 func planTogether(o options, runs []streamRun, sw sweep) together {
 	swept := sweptDetectors(o)
 	t := together{sw: sw, fams: make([][]qos.Family, len(runs)), rows: make([][]rowAt, len(runs))}
@@ -43,18 +47,23 @@ func planTogether(o options, runs []streamRun, sw sweep) together {
 		rows := make([]rowAt, len(o.detectors))
 		for d, name := range o.detectors {
 			tf := r.table[d]
-			if j := slices.Index(swept, name); j >= 0 && mergeable(name, tf, fams[j]) {
+			j := slices.Index(swept, name)
+			switch {
+			case j < 0 || !mergeable(name, tf, fams[j]):
+				rows[d] = rowAt{curve: len(fams), at: -1, apart: -1}
+				fams = append(fams, tf)
+			case fams[j].Linear != nil:
+				fams[j].Apart = append(slices.Clip(fams[j].Apart), tf.Values[0])
+				rows[d] = rowAt{curve: j, at: -1, apart: len(fams[j].Apart) - 1}
+			default:
 				v := tf.Values[0]
 				k := slices.Index(fams[j].Values, v)
 				if k < 0 {
 					fams[j].Values = append(slices.Clone(fams[j].Values), v)
 					k = len(fams[j].Values) - 1
 				}
-				rows[d] = rowAt{curve: j, at: k}
-				continue
+				rows[d] = rowAt{curve: j, at: k, apart: -1}
 			}
-			rows[d] = rowAt{curve: len(fams), at: -1}
-			fams = append(fams, tf)
 		}
 		t.fams[i], t.rows[i] = fams, rows
 	}
@@ -62,16 +71,12 @@ func planTogether(o options, runs []streamRun, sw sweep) together {
 }
 
 // mergeable reports whether the table row tf of detector entry name can
-// be computed as a value of the swept family f: a bare family name
+// be computed with the swept family f: a bare family name
 // (familyTableRow and familySweepFamily then build both from the same
-// familySpec, differing in their values only) with one setting, and not a
-// linear family (Family.Linear), whose points are read from sums over
-// the slacks between neighbouring values: a value more changes the order
-// of those floating-point additions, and so the last bits of some
-// points' sums (Jacobson's, whose scale RTTVAR is not an integer).
+// familySpec, differing in their values only) with one setting.
 func mergeable(name string, tf, f qos.Family) bool {
 	return !isSpecEntry(name) && len(tf.Values) == 1 && tf.Name == f.Name && tf.Param == f.Param &&
-		tf.Unit == f.Unit && tf.WarmUp == f.WarmUp && f.Linear == nil
+		tf.Unit == f.Unit && tf.WarmUp == f.WarmUp && (tf.Linear == nil) == (f.Linear == nil)
 }
 
 // replayTogether replays runs' tables and sweeps in one qos.SweepEach and
@@ -95,21 +100,32 @@ func replayTogether(o options, runs []streamRun, t together, cfg qos.Config, pro
 		first += len(t.fams[i])
 		for d, at := range t.rows[i] {
 			c := cs[at.curve]
-			if at.at < 0 {
+			var p *qos.Point
+			switch {
+			case at.at < 0 && at.apart < 0:
 				table = append(table, c)
 				continue
+			case at.apart >= 0:
+				if c.Err == nil && c.Method == qos.OnePass && c.Apart != nil {
+					p = c.Apart[at.apart]
+				}
+			default:
+				vs := t.fams[i][at.curve].Values
+				k := slices.IndexFunc(c.Points, func(p qos.Point) bool { return p.Value == vs[at.at] })
+				if c.Err == nil && k >= 0 && (c.Method != qos.PerPoint || len(vs) == 1) {
+					p = &c.Points[k]
+				}
 			}
-			vs := t.fams[i][at.curve].Values
-			k := slices.IndexFunc(c.Points, func(p qos.Point) bool { return p.Value == vs[at.at] })
-			if c.Err != nil || k < 0 || (c.Method == qos.PerPoint && len(vs) > 1) {
+			if p == nil {
 				again[i].add(r.table[d], &table, true)
 				continue
 			}
 			tf := r.table[d]
-			table = append(table, qos.Curve{Stream: c.Stream, Family: tf.Name, Param: tf.Param, Unit: tf.Unit, Method: c.Method, Points: []qos.Point{c.Points[k]}})
+			table = append(table, qos.Curve{Stream: c.Stream, Family: tf.Name, Param: tf.Param, Unit: tf.Unit, Method: c.Method, Points: []qos.Point{*p}})
 		}
 		for j, f := range t.sw.fams[i] {
 			c := cs[j]
+			c.Apart = nil
 			if vs := t.fams[i][j].Values; len(vs) > len(f.Values) { // the table's value added
 				if c.Err != nil || c.Method == qos.PerPoint {
 					again[i].add(f, &swept, false)

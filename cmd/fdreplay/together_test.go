@@ -60,7 +60,8 @@ func TestProgressBeforeTable(t *testing.T) {
 // messages), from memory and from spools. The trace has a stream that is
 // dropped (z: one heartbeat), so every curve of it fails and is replayed
 // again; entries that are not merged (a sweep entry, a preset) are
-// families of their own.
+// families of their own; the linear families' rows are computed apart
+// (qos.Family.Apart).
 func TestReplayTogetherSameAsApart(t *testing.T) {
 	path := writeFile(t, "t.fdk", multiSenderTrace(300))
 	for _, tc := range []struct {
@@ -109,15 +110,19 @@ func TestReplayTogetherSameAsApart(t *testing.T) {
 				require.Equal(t, sw.fams[i][j].Values, sw2.fams[i][j].Values, "the sweep's families keep their values")
 			}
 		}
-		merged := 0
+		values, apart := 0, 0 // rows computed as a value of a curve, as a value apart
 		for _, rows := range pt.rows {
 			for _, r := range rows {
 				if r.at >= 0 {
-					merged++
+					values++
+				}
+				if r.apart >= 0 {
+					apart++
 				}
 			}
 		}
-		require.Positive(t, merged, "some rows computed with the sweep, %v", tc.args)
+		require.Positive(t, values, "some rows computed as values of a curve, %v", tc.args)
+		require.Positive(t, apart, "some rows computed apart, %v", tc.args)
 	}
 }
 
