@@ -147,15 +147,26 @@ func (lc *linearCurve) at(p float64) (Result, error) {
 	res.Suspected = detector.RoundNanos((max(susp, 0)))
 
 	n := lc.n
+	var cellSum []float64 // Σ TD_k per cell under a floor, in memory
 	if n > 0 {
 		if lc.floor == nil {
 			res.TD.Mean = detector.RoundNanos(((lc.sumTD0 + p*lc.sumScale) / float64(n)))
 			res.LastTD = detector.RoundNanos((lc.lastTD0 + lc.lastScale*p))
 		} else {
 			var sum float64
-			if lc.floorSum != nil {
+			switch {
+			case lc.floorSum != nil:
 				sum = lc.floorSum[i]
-			} else {
+			case lc.cells != nil:
+				// The cells' sums (cellsAt) in the same loop, each
+				// added in the same order as on its own.
+				cellSum = make([]float64, lc.cells.grid.n)
+				for k, c := range lc.td0 {
+					v := max(c+lc.scales[k]*p, lc.floor[k])
+					sum += v
+					cellSum[lc.evCell[k]] += v
+				}
+			default:
 				for k, c := range lc.td0 {
 					sum += max(c+lc.scales[k]*p, lc.floor[k])
 				}
@@ -180,7 +191,7 @@ func (lc *linearCurve) at(p float64) (Result, error) {
 	}
 	res.setRates()
 	if lc.cells != nil {
-		res.setCI(lc.cellsAt(i, p))
+		res.setCI(lc.cellsAt(i, p, cellSum))
 	}
 	return res, nil
 }
@@ -213,8 +224,9 @@ func (lc *linearCurve) setCells(lin *linearCollector, cells *cellSeries, evCell 
 	}
 }
 
-// cellsAt returns the cells of query point p, the i-th.
-func (lc *linearCurve) cellsAt(i int, p float64) *cellSeries {
+// cellsAt returns the cells of query point p, the i-th; tdSum, when not
+// nil, holds their TD sums under a floor, computed by at.
+func (lc *linearCurve) cellsAt(i int, p float64, tdSum []float64) *cellSeries {
 	s := newCellSeries(lc.cells.grid)
 	copy(s.span, lc.cells.span)
 	l := lc.lin
@@ -230,6 +242,8 @@ func (lc *linearCurve) cellsAt(i int, p float64) *cellSeries {
 		}
 	} else if lc.floorCells != nil {
 		copy(s.tdSum, lc.floorCells[i])
+	} else if tdSum != nil {
+		copy(s.tdSum, tdSum)
 	} else {
 		for k, c := range lc.evCell {
 			s.tdSum[c] += max(lc.td0[k]+lc.scales[k]*p, lc.floor[k])
