@@ -138,7 +138,6 @@ func runDiff(t *testing.T, h diffHistory, ks []float64) diffStats {
 			break // the products overflowed
 		}
 		d.Observe(detector.Heartbeat{Seq: seq, HasSeq: true, Arrival: at})
-		d.settle()
 		if d.gen == gen {
 			continue // not a new state
 		}

@@ -41,7 +41,6 @@ func TestBandCrossingIsElapsedFor(t *testing.T) {
 		for n := range 3000 {
 			a := time.Duration((float64(n+1)*c.delta + c.mean + rng.NormFloat64()*c.sd) * 1e6)
 			d.Observe(detector.Heartbeat{Seq: uint64(n + 1), HasSeq: true, Arrival: a})
-			d.settle()
 			if n < 200 {
 				continue
 			}

@@ -32,7 +32,6 @@ func TestClearMarginIsNeeded(t *testing.T) {
 		}
 		a := time.Duration(n)*100*time.Millisecond + time.Duration(30e6+sd*rng.NormFloat64())
 		d.Observe(detector.Heartbeat{Seq: uint64(n + 1), HasSeq: true, Arrival: a})
-		d.settle()
 		if !d.banded {
 			continue
 		}
@@ -112,7 +111,6 @@ func TestOneInstantOnAnIntegerK(t *testing.T) {
 	for n := range 4000 {
 		a := time.Duration(n)*100*time.Millisecond + time.Duration(30e6+10e6*rng.NormFloat64())
 		d.Observe(detector.Heartbeat{Seq: uint64(n + 1), HasSeq: true, Arrival: a})
-		d.settle()
 		if n < 200 || !d.banded {
 			continue
 		}
@@ -193,7 +191,6 @@ func TestReachedAtIsKappasPredicate(t *testing.T) {
 		for n := range 600 {
 			a := time.Duration(n)*100*time.Millisecond + time.Duration((30+sd*rng.NormFloat64())*1e6)
 			d.Observe(detector.Heartbeat{Seq: uint64(n + 1), HasSeq: true, Arrival: a})
-			d.settle()
 			if n < 100 {
 				continue
 			}

@@ -103,23 +103,22 @@ type Detector struct {
 	delta      float64 // Δ in ns
 	invDelta   float64 // 1/Δ, for the bands (band.go)
 
-	seen    bool
-	last    time.Duration // T_last
-	ea      time.Duration // EA_{ℓ+1}
-	s       float64       // σ_eff/Δ
-	invS    float64       // 1/s, for the bands (band.go)
-	base    float64       // T_last − EA_{ℓ+1} in ns, for the bands
-	off     int64         // the same, exact when banded
-	emax    time.Duration // the largest elapsed time after T_last
-	banded  bool          // the bands may decide: normal contribution, s ≤ sMaxBand, |base| ≤ 2^51
-	k0      float64       // κ(T_last) when k0ok, shared by every ElapsedFor of this state
-	k0ok    bool
-	k0max   float64 // κ(T_last) ≤ k0max, known before κ(T_last) is
-	tau     time.Duration
-	solved  bool     // tau is this state's (solved when first read)
-	settled bool     // last … k0max are this state's (settle)
-	gen     uint64   // counts the states (fresh heartbeats and restarts), for Tracker
-	own     crossing // τ's crossing, the start of the next state's search
+	seen   bool
+	last   time.Duration // T_last
+	ea     time.Duration // EA_{ℓ+1}
+	s      float64       // σ_eff/Δ
+	invS   float64       // 1/s, for the bands (band.go)
+	base   float64       // T_last − EA_{ℓ+1} in ns, for the bands
+	off    int64         // the same, exact when banded
+	emax   time.Duration // the largest elapsed time after T_last
+	banded bool          // the bands may decide: normal contribution, s ≤ sMaxBand, |base| ≤ 2^51
+	k0     float64       // κ(T_last) when k0ok, shared by every ElapsedFor of this state
+	k0ok   bool
+	k0max  float64 // κ(T_last) ≤ k0max, known before κ(T_last) is
+	tau    time.Duration
+	solved bool     // tau is this state's (solved when first read)
+	gen    uint64   // counts the states (fresh heartbeats and restarts), for Tracker
+	own    crossing // τ's crossing, the start of the next state's search
 }
 
 var _ detector.Accrual = (*Detector)(nil)
@@ -161,56 +160,31 @@ func (d *Detector) Threshold() float64 { return d.threshold }
 
 // StdDev returns σ_eff, the standard deviation the normal contribution
 // uses, as of the newest fresh heartbeat (0 before the first one).
-func (d *Detector) StdDev() time.Duration {
-	d.settle()
-	return detector.RoundNanos(d.s * d.delta)
-}
+func (d *Detector) StdDev() time.Duration { return detector.RoundNanos(d.s * d.delta) }
 
 // Observe records a heartbeat and, if it is Fresh (or a restart), takes
-// T_last, EA_{ℓ+1} and σ from the estimator; τ follows from them. Both
-// are computed when first read (settle), so that heartbeats observed and
-// never read (a sweep's first pass reads one state in 32) cost the
-// estimator's update alone.
+// T_last, EA_{ℓ+1} and σ from the estimator; τ follows from them.
 func (d *Detector) Observe(hb detector.Heartbeat) {
-	if !d.settled && hb.HasSeq {
-		if l, ok := d.est.Last(); ok && hb.Seq < l {
-			// A late heartbeat enters the window without a new state:
-			// the state in force is the window before it.
-			d.settle()
-		}
-	}
 	switch d.est.Observe(hb) {
 	case chen.Fresh, chen.Restart:
 		d.seen = true
 		d.gen++
-		d.settled, d.solved = false, false // solved when read: a threshold sweep reads other thresholds only
+		d.last, d.ea = d.est.LastArrival(), d.est.Next()
+		d.s = max(d.est.StdDev(), d.minStd) / d.delta
+		d.invS = 1 / d.s
+		d.base = diff(d.last, d.ea)
+		d.off = int64(d.last) - int64(d.ea)
+		d.banded = !d.step && d.s <= sMaxBand && math.Abs(d.base) <= 0x1p51
+		d.emax = math.MaxInt64 - max(d.last, 0)
+		d.boundK0()
+		d.solved = false // solved when read: a threshold sweep reads other thresholds only
 	}
-}
-
-// settle takes the current state's T_last, EA_{ℓ+1}, σ and what the
-// solves derive from them from the estimator, once per state (a no-op
-// before the first heartbeat). Every method that reads the state calls it
-// first.
-func (d *Detector) settle() {
-	if d.settled || !d.seen {
-		return
-	}
-	d.settled = true
-	d.last, d.ea = d.est.LastArrival(), d.est.Next()
-	d.s = max(d.est.StdDev(), d.minStd) / d.delta
-	d.invS = 1 / d.s
-	d.base = diff(d.last, d.ea)
-	d.off = int64(d.last) - int64(d.ea)
-	d.banded = !d.step && d.s <= sMaxBand && math.Abs(d.base) <= 0x1p51
-	d.emax = math.MaxInt64 - max(d.last, 0)
-	d.boundK0()
 }
 
 // ownTau returns τ of the current state (after the first heartbeat),
 // solving for it the first time it is read: T_last + ElapsedFor(K),
 // MaxInt64 when never reached.
 func (d *Detector) ownTau() time.Duration {
-	d.settle()
 	if !d.solved {
 		d.tau, d.solved = d.freshnessFrom(&d.own, d.threshold), true
 	}
@@ -276,7 +250,6 @@ func (d *Detector) FreshnessPointAt(k float64) (time.Duration, bool) {
 	if !d.seen || !(k > 0) || math.IsInf(k, 1) {
 		return 0, false
 	}
-	d.settle()
 	if k == d.threshold {
 		return d.ownTau(), true
 	}
@@ -296,7 +269,6 @@ func (d *Detector) Level(now time.Duration) float64 {
 	if !d.seen {
 		return 0
 	}
-	d.settle()
 	return d.kappa(max(now, d.last))
 }
 
@@ -370,7 +342,6 @@ func (d *Detector) ElapsedFor(level float64) (time.Duration, bool) {
 	if !d.seen || math.IsNaN(level) {
 		return 0, false
 	}
-	d.settle()
 	if level <= 0 || d.reachedAtLast(level) {
 		return 0, true
 	}

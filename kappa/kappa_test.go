@@ -213,11 +213,10 @@ func TestWideSpreadMatchesSum(t *testing.T) {
 	}
 }
 
-// Observe defers the state's σ and EA to the first read, and a late
-// heartbeat (one that enters the window without a new state) does not
-// change a state observed before it and read after it: a detector read
-// only after the late heartbeats gives the freshness points, levels and
-// σ of one read after every heartbeat.
+// A late heartbeat (one that enters the window without a new state) does
+// not change the state in force: a detector read only after the late
+// heartbeats gives the freshness points, levels and σ of one read after
+// every heartbeat.
 func TestLateHeartbeatDoesNotMoveAnUnreadState(t *testing.T) {
 	cfg := kappa.Config{Estimator: chen.EstimatorConfig{Interval: 10 * time.Millisecond, WindowSize: 50}, MinSamples: new(0)}
 	eager, err := kappa.New(cfg)

@@ -35,7 +35,6 @@ func TestReachedAtLastIsKappaOfLast(t *testing.T) {
 					a += time.Duration(rng.IntN(40)) * time.Millisecond // a late heartbeat
 				}
 				d.Observe(detector.Heartbeat{Seq: uint64(n + 1), HasSeq: true, Arrival: a})
-				d.settle()
 				if !d.seen {
 					continue
 				}

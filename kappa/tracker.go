@@ -71,7 +71,6 @@ func (t *Tracker) FreshnessPoint() (time.Duration, bool) {
 	if !t.d.seen {
 		return 0, false
 	}
-	t.d.settle()
 	return t.point(), true
 }
 

@@ -85,7 +85,6 @@ func (ts *Trackers) FreshnessPoints(dst []time.Duration) bool {
 	}
 	dst = dst[:len(ts.trs)]
 	d := ts.d
-	d.settle()
 	if !d.banded {
 		for i := range ts.trs {
 			dst[i] = ts.trs[i].point()
