@@ -310,9 +310,8 @@ const settleDelay = 3
 // another within an interval (joins spread over seconds or minutes, a
 // deployment rolling) gets its own. With one, a member that settled after
 // the first waited up to an interval (60 s at n = 64) to mend what it
-// missed of the second; in swim/sim, 32 members joining through one seed
-// 1 s apart at 20 % loss reached a full view p90 15.8 s after the last
-// join against 9.1 s with two (docs/experiments.md, “SWIM: retried view
+// missed of the second (measured in swim/sim with 32 members joining
+// through one seed under loss: docs/experiments.md, “SWIM: retried view
 // requests”).
 const settleBurst = 2
 
