@@ -132,6 +132,18 @@ func (w *Window) Add(x time.Duration) (evicted time.Duration, didEvict bool) {
 		if w.start++; w.start == len(w.buf) {
 			w.start = 0
 		}
+		if uint64(evicted)|uint64(x) < 1<<32 {
+			// Both below 2^32 (inter-arrival times up to 4.29 s): Σx
+			// changes by x − evicted, Σx² by x² − evicted² (the
+			// difference of two words sign-extended to three).
+			w.sum.add(int64(x) - int64(evicted))
+			d, b := bits.Sub64(uint64(x)*uint64(x), uint64(evicted)*uint64(evicted), 0)
+			var c uint64
+			w.sumsq[0], c = bits.Add64(w.sumsq[0], d, 0)
+			w.sumsq[1], c = bits.Add64(w.sumsq[1], -b, c)
+			w.sumsq[2] += -b + c
+			return evicted, didEvict
+		}
 		if uint64(evicted) < 1<<32 {
 			w.sum.subSmall(uint64(evicted))
 			w.sumsq.subSmall(uint64(evicted) * uint64(evicted))
@@ -273,14 +285,20 @@ func roundUint192(d2, d1, d0 uint64) float64 {
 		}
 		return topFloat(top) * pow2(128-s)
 	case d1 != 0:
-		s := uint(bits.LeadingZeros64(d1))
-		top := d1<<s | d0>>(64-s)
-		if d0<<s != 0 {
-			top |= 1
-		}
-		return topFloat(top) * pow2(64-s)
+		return roundUint128(d1, d0)
 	}
 	return float64(d0)
+}
+
+// roundUint128 is roundUint192(0, d1, d0) for d1 ≠ 0, small enough to
+// inline.
+func roundUint128(d1, d0 uint64) float64 {
+	s := uint(bits.LeadingZeros64(d1))
+	top := d1<<s | d0>>(64-s)
+	if d0<<s != 0 {
+		top |= 1
+	}
+	return topFloat(top) * pow2(64-s)
 }
 
 // topFloat returns float64(top) for top ≥ 2^63, as the conversion
@@ -301,8 +319,29 @@ func (w *Window) SampleVariance() float64 {
 }
 
 // MeanStdDev returns Mean and StdDev together, in nanoseconds (the φ
-// detectors need both on every heartbeat).
+// detectors need both on every heartbeat): the same values, in one step
+// when 0 ≤ Σx ≤ 2^53 and n'·Σx² < 2^128 (windows of inter-arrival times).
 func (w *Window) MeanStdDev() (mean, sd float64) {
+	if w.n >= 2 && w.sum.hi == 0 && w.sum.lo <= 1<<53 && w.sumsq[2] == 0 {
+		// Mean's quotient and spread's two-word numerator, inline.
+		n := uint64(w.n)
+		h1, l1 := bits.Mul64(w.sumsq[1], n)
+		h0, l0 := bits.Mul64(w.sumsq[0], n)
+		a1, c := bits.Add64(l1, h0, 0)
+		if h1|c == 0 {
+			p1, p0 := bits.Mul64(w.sum.lo, w.sum.lo)
+			d0, br := bits.Sub64(l0, p0, 0)
+			d1, _ := bits.Sub64(a1, p1, br)
+			var sp float64
+			if d1 == 0 {
+				sp = float64(d0)
+			} else {
+				sp = roundUint128(d1, d0)
+			}
+			fn := float64(w.n)
+			return float64(int64(w.sum.lo)) / fn, math.Sqrt(sp / (fn * fn))
+		}
+	}
 	return w.Mean(), w.StdDev()
 }
 

@@ -327,7 +327,8 @@ func TestWindowVarianceNumeratorRoundedOnce(t *testing.T) {
 
 // The sums take shortcuts for samples in [0, 2^32) (whose squares fit in
 // a word) and for the spread where it fits in two words. The variance
-// must stay the exact numerator rounded once, divided by n'², at every
+// must stay the exact numerator rounded once, divided by n'², and
+// MeanStdDev's one step the same bits as Mean and StdDev, at every
 // step of windows that slide between small samples, samples across 2^32,
 // negative ones, and {MaxInt64, 0, 0, 0}, whose n'·Σx² needs a third word
 // while Σx < 2^64.
@@ -354,6 +355,9 @@ func TestWindowShortcutsExact(t *testing.T) {
 				require.Equal(t, math.Float64bits(f/float64(n*n)), math.Float64bits(w.Variance()), "generator %d, size %d, step %d", g, size, step)
 				mean, _ := new(big.Rat).SetFrac(sum, big.NewInt(n)).Float64()
 				require.InDelta(t, mean, w.Mean(), math.Abs(mean)*0x1p-51, "generator %d, size %d, step %d", g, size, step)
+				m, sd := w.MeanStdDev()
+				require.Equal(t, [2]uint64{math.Float64bits(w.Mean()), math.Float64bits(w.StdDev())},
+					[2]uint64{math.Float64bits(m), math.Float64bits(sd)}, "generator %d, size %d, step %d", g, size, step)
 			}
 		}
 	}
