@@ -22,6 +22,13 @@ type arrivals struct {
 	back    uint64 // heartbeats dropped for arriving before T_last
 }
 
+// same reports whether a and b are equal (a == b, field by field, which
+// the compiler inlines where it calls a function for ==).
+func (a *arrivals) same(b *arrivals) bool {
+	return a.last == b.last && a.maxSeq == b.maxSeq && a.lastSeq == b.lastSeq && a.back == b.back &&
+		a.seen == b.seen && a.hasSeq == b.hasSeq && a.lastHas == b.lastHas
+}
+
 // accept reports whether hb is a new heartbeat and, if so, moves T_last to
 // its arrival. It returns the interval since the previous T_last (0 for the
 // first heartbeat), whether hb is the first heartbeat, and the sequence gap
@@ -101,10 +108,19 @@ func freshnessPoint(last time.Duration, tstar float64) time.Duration {
 // NaN), inlined where ⌈t*⌉ and the sum are exact and small: t* < 2^62 and
 // 0 ≤ T_last < 2^62.
 func freshnessPointFast(last time.Duration, tstar float64) time.Duration {
-	if c := math.Ceil(tstar); c < 1<<62 && uint64(last) < 1<<62 {
-		return last + time.Duration(c)
+	if p, ok := freshnessPointNear(last, tstar); ok {
+		return p
 	}
 	return freshnessPoint(last, tstar)
+}
+
+// freshnessPointNear returns freshnessPoint(last, tstar) and true when
+// T_last and ⌈t*⌉ are both below 2^62 (then their sum fits), else false:
+// freshnessPointFast's common case, small enough to inline into the loops
+// that compute many freshness points.
+func freshnessPointNear(last time.Duration, tstar float64) (time.Duration, bool) {
+	c := math.Ceil(tstar)
+	return last + time.Duration(c), c < 1<<62 && uint64(last) < 1<<62
 }
 
 // checkThreshold validates a configured threshold Θ (0 already replaced by

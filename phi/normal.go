@@ -208,13 +208,26 @@ func (d *Normal) Observe(hb detector.Heartbeat) {
 // σ_eff, then each recomputes τ: one detector's division, spread and
 // square root then overlap the next one's (a threshold sweep observes many detectors at
 // every heartbeat).
+//
+// Detectors whose arrivals (T_last and sequence state) are those of the
+// first of a round before hb, as a threshold sweep's are, take its
+// interval without checking hb again.
 func ObserveEach(ds []*Normal, hb detector.Heartbeat) {
 	var what [32]observed
 	for len(ds) > 0 {
 		part := ds[:min(len(ds), len(what))]
 		ds = ds[len(part):]
-		for i, d := range part {
-			what[i] = d.record(hb)
+		before := part[0].arr
+		iv, gap, first, ok := part[0].arr.accept(hb)
+		after := part[0].arr
+		what[0] = part[0].recordAccepted(hb, iv, gap, first, ok)
+		for i, d := range part[1:] {
+			if !d.arr.same(&before) {
+				what[i+1] = d.record(hb)
+				continue
+			}
+			d.arr = after
+			what[i+1] = d.recordAccepted(hb, iv, gap, first, ok)
 		}
 		for i, d := range part {
 			if what[i] == windowChanged {
@@ -242,6 +255,13 @@ const (
 // is needed.
 func (d *Normal) record(hb detector.Heartbeat) observed {
 	iv, gap, first, ok := d.arr.accept(hb)
+	return d.recordAccepted(hb, iv, gap, first, ok)
+}
+
+// recordAccepted is record once the arrivals took hb: the interval iv,
+// the sequence gap, whether hb was the first heartbeat and whether it was
+// accepted (arrivals.accept).
+func (d *Normal) recordAccepted(hb detector.Heartbeat, iv time.Duration, gap uint64, first, ok bool) observed {
 	if !ok {
 		return dropped
 	}
@@ -291,12 +311,26 @@ func (d *Normal) stats() {
 	if floor < 0 {
 		floor = DefaultMinStdDevFraction * mu
 	}
-	d.mu, d.sd = mu+d.pause, max(sd, floor, 1)
+	// max(sd, floor, 1) without its NaN and signed-zero cases: none is NaN
+	// (finite sums, a square root of a non-negative number) and the result
+	// is at least 1.
+	if sd < floor {
+		sd = floor
+	}
+	if sd < 1 {
+		sd = 1
+	}
+	d.mu, d.sd = mu+d.pause, sd
 }
 
 // refresh recomputes τ = T_last + ⌈t*(Θ)⌉ from μ and σ_eff.
 func (d *Normal) refresh() {
-	d.tau = freshnessPointFast(d.arr.last, NormalCrossing(d.mu, d.sd, d.zTh))
+	t := NormalCrossing(d.mu, d.sd, d.zTh)
+	tau, ok := freshnessPointNear(d.arr.last, t)
+	if !ok {
+		tau = freshnessPoint(d.arr.last, t)
+	}
+	d.tau = tau
 }
 
 // NormalCrossing returns t* = max(0, μ + σ_eff·z) in nanoseconds for μ (the
@@ -358,9 +392,17 @@ func (d *Normal) FreshnessPointZ(z float64) (time.Duration, bool) {
 // from one state. Before the first heartbeat they are T_last's zero value
 // plus the crossings, as FreshnessPointZ's.
 func (d *Normal) FreshnessPointsZ(zs []float64, taus []time.Duration) {
-	last := d.arr.last
+	last, mu, sd := d.arr.last, d.mu, d.sd
 	for i, z := range zs[:len(taus)] {
-		taus[i] = freshnessPointFast(last, NormalCrossing(d.mu, d.sd, z))
+		t := mu + sd*z // NormalCrossing but for t* = −0, which gives the same τ
+		if t < 0 {
+			t = 0
+		}
+		tau, ok := freshnessPointNear(last, t)
+		if !ok {
+			tau = freshnessPoint(last, t)
+		}
+		taus[i] = tau
 	}
 }
 

@@ -216,7 +216,8 @@ func TestNormalFreshnessPointsZ(t *testing.T) {
 
 // ObserveEach leaves every detector as Observe would, in batches of any
 // size (here 70 detectors, more than one batch), through skipped
-// intervals, relearn runs, duplicates and arrivals going backwards.
+// intervals, relearn runs, duplicates, arrivals going backwards and
+// detectors whose arrivals differ from the others'.
 func TestNormalObserveEachIsObserve(t *testing.T) {
 	var each, one []*phi.Normal
 	for i := range 70 {
@@ -239,11 +240,22 @@ func TestNormalObserveEachIsObserve(t *testing.T) {
 		for _, d := range one {
 			d.Observe(h)
 		}
+		if i%13 == 5 {
+			// Every third detector, the first of each batch among them,
+			// sees one more heartbeat: its arrivals then differ from
+			// the others' (ObserveEach checks hb again for it).
+			x := detector.Heartbeat{Seq: uint64(i) + 1, HasSeq: i%2 == 0, Arrival: at + ms(30)}
+			for j := 0; j < len(one); j += 3 {
+				each[j].Observe(x)
+				one[j].Observe(x)
+			}
+		}
 		for j := range one {
 			a, _ := each[j].FreshnessPoint()
 			b, _ := one[j].FreshnessPoint()
 			require.Equal(t, b, a, "detector %d, heartbeat %d", j, i)
 			require.True(t, each[j].SameHistory(one[j]))
+			require.Equal(t, one[j].BackwardArrivals(), each[j].BackwardArrivals())
 		}
 	}
 }
