@@ -183,7 +183,12 @@ func (s *normalSet) fill(taus []time.Duration) {
 		out = s.scratch
 	}
 	for _, g := range s.grps {
-		g.det.FreshnessPointsZ(s.zs[g.lo:g.hi], out[g.lo:g.hi])
+		// The detector's own τ is threshold lo's (its threshold), as
+		// Observe left it.
+		out[g.lo], _ = g.det.FreshnessPoint()
+		if g.hi-g.lo > 1 {
+			g.det.FreshnessPointsZ(s.zs[g.lo+1:g.hi], out[g.lo+1:g.hi])
+		}
 	}
 	if !s.sorted {
 		for j, i := range s.pos {

@@ -1,0 +1,45 @@
+package qos
+
+import (
+	"testing"
+	"time"
+
+	"github.com/fdkit/fdkit/detector"
+	"github.com/fdkit/fdkit/phi"
+)
+
+// BenchmarkNormalSetObserve times the normal φ's set alone (the groups'
+// detectors, their splits and joins, no pass): every heartbeat of the
+// first 200,000 of benchTrace, the 40 thresholds of
+// BenchmarkSweepEveryFamily's phi-normal, then the freshness points of all
+// of them after each heartbeat.
+//
+//	go test -run '^$' -bench 'NormalSetObserve' -benchmem ./qos/
+func BenchmarkNormalSetObserve(b *testing.B) {
+	hbs := benchTrace()[0].Heartbeats[:200_000]
+	ths := benchRange(0.5, 16, false)
+	taus := make([]time.Duration, len(ths))
+	for b.Loop() {
+		var failed bool
+		s, err := newNormalSet(phi.NormalConfig{WindowSize: 1000}, ths[0], &failed)
+		if err != nil {
+			b.Fatal(err)
+		}
+		setObserveAll(s, s.track(ths), hbs, taus)
+		if failed {
+			b.Fatal("a fork failed")
+		}
+	}
+}
+
+// setObserveAll gives s every heartbeat of hbs, filling taus after each
+// (a function of its own, so that valgrind --tool=callgrind
+// --toggle-collect='*setObserveAll*' counts the set's instructions alone).
+//
+//go:noinline
+func setObserveAll(s *normalSet, fill func([]time.Duration), hbs []detector.Heartbeat, taus []time.Duration) {
+	for _, hb := range hbs {
+		s.Observe(hb)
+		fill(taus)
+	}
+}
