@@ -111,17 +111,19 @@ type Config struct {
 	// also the end of the probe's protocol period.
 	StreamTimeout time.Duration
 	// MaxStreamConns bounds the inbound streams served at once (default
-	// 64). When all are taken, a new one replaces the oldest that has not
-	// delivered a frame yet (counted in Stats.StreamsEvicted), else it is
-	// closed at once (Stats.StreamsRefused).
+	// 64). When all are taken, a new one replaces a served stream that is
+	// waiting on its peer: from the IP address holding the most streams,
+	// then one that has not delivered a frame, then the one waiting
+	// longest (transport.StreamConfig; counted in Stats.StreamsEvicted).
+	// A stream whose frame is being handled is not replaced; when every
+	// one is, the new one is closed at once (Stats.StreamsRefused).
 	MaxStreamConns int
 	// MaxStreamConnsPerSource bounds the inbound streams served at once
 	// from one IP address (default MaxStreamConns/4, at least 1; at most
-	// MaxStreamConns); one beyond it is closed at once
-	// (Stats.StreamsRefused). A stream that delivered a frame is not
-	// evicted, so without it one key holder could hold every slot
-	// (transport.StreamConfig.MaxConnsPerSource). Members behind one NAT
-	// address, or many on one host, share it.
+	// MaxStreamConns); one beyond it replaces a stream from the same
+	// address waiting on its peer, as above, or is closed at once
+	// (Stats.StreamsRefused). Members behind one NAT address, or many on
+	// one host, share it.
 	MaxStreamConnsPerSource int
 	// MaxStreamBytes bounds what one inbound stream may carry, frame
 	// prefixes included (default 8 MiB); MaxStreamMembers bounds the

@@ -65,8 +65,8 @@ type Stats struct {
 	// Stream path counters (Config.DisableStream). StreamsIn and
 	// StreamsOut count streams accepted and dialled; StreamsRefused
 	// new inbound ones closed at once over MaxStreamConns; StreamsEvicted
-	// accepted ones closed before their first frame to make room for a
-	// new one (each stream counts once in StreamsIn or StreamsRefused;
+	// accepted ones closed while waiting on their peer to make room for a
+	// new one (Config.MaxStreamConns; each stream counts once in StreamsIn or StreamsRefused;
 	// eviction is how an accepted one ended, as a timeout is); StreamDialErrors
 	// failed dials (refused, timed out). Inbound streams cut for a frame
 	// that failed authentication (StreamAuthFailures), failed the replay

@@ -27,12 +27,20 @@ import (
 // lives at most Timeout (a read and write deadline set when it is
 // accepted), so that a peer that announces a huge frame, sends without
 // end, or trickles bytes (slowloris) holds bounded memory for a bounded
-// time. At most MaxConns inbound connections are served at once. When all
-// are taken, a new connection takes the place of the oldest one that has
-// not yet delivered a frame (a genuine peer sends its frame as soon as it
-// has connected, so idle connections cannot hold every slot and shut out
-// the fallback probe); when every served connection has delivered a frame,
-// the new one is closed at once.
+// time. At most MaxConns inbound connections are served at once, at most
+// MaxConnsPerSource from one IP address. When a new connection finds them
+// taken, it takes the place of a served connection that is waiting on its
+// peer (the handler is blocked reading: no frame yet, a frame begun and
+// not finished, or the next frame after one that was handled), chosen by
+// evictionOrder: from the source holding the most slots, then one that
+// has not delivered a frame before one that has, then the one that has
+// waited longest. A genuine peer sends its frames as soon as it has
+// connected, and the next as soon as the last is written, so streams that
+// stall, whether before their first frame, inside one or after a valid
+// one, cannot hold every slot and shut out the fallback probe, reliable
+// messages and views; a connection whose handler is working on a frame is
+// never evicted. When no served connection is waiting on its peer, the new
+// one is closed at once.
 
 // Defaults of StreamConfig.
 const (
@@ -71,17 +79,18 @@ type StreamConfig struct {
 	// MaxBytes bounds what one inbound connection may send, length
 	// prefixes included (default 8 MiB). At least MaxFrame+4.
 	MaxBytes int
-	// MaxConns bounds the inbound connections served at once (default 64);
-	// a connection beyond it is closed as soon as it is accepted.
+	// MaxConns bounds the inbound connections served at once (default 64).
+	// A connection beyond it takes the place of a served one waiting on its
+	// peer (evictionOrder; counted in Evicted), or is closed as soon as it
+	// is accepted when none is (counted in Refused).
 	MaxConns int
 	// MaxConnsPerSource bounds the inbound connections served at once from
 	// one source IP address (default MaxConns/4, at least 1; at most
-	// MaxConns): a connection beyond it is closed as soon as it is
-	// accepted (counted in Refused). A connection that has delivered a
-	// frame is never evicted to make room, so without this bound one peer
-	// with the group's key could hold every slot with streams that send a
-	// valid frame and then trickle until their Timeout, shutting out the
-	// others' fallback probes and joins.
+	// MaxConns). A connection beyond it takes the place of one from the
+	// same source that is waiting on its peer, or is closed as soon as it
+	// is accepted when none is (counted in Refused): one peer cannot hold
+	// every slot, and one source's new streams displace its own stalled
+	// ones before another source's.
 	MaxConnsPerSource int
 	// Timeout bounds a connection's whole life, dial included: an inbound
 	// connection gets it as its read and write deadline when accepted, a
@@ -191,11 +200,11 @@ type StreamStats struct {
 	// them. Each connection counts in one of the two, except one closed to
 	// make room while Wrap ran: it counts in Evicted alone.
 	Accepted, Refused uint64
-	// Evicted counts connections closed before their first frame to make
-	// room for a new one when MaxConns were being served (the oldest idle
-	// one goes). Like Timeouts, it says how a served connection ended, and
-	// such a connection is not counted in Refused: each connection is
-	// counted once.
+	// Evicted counts served connections closed to make room for a new one
+	// when MaxConns were being served, or MaxConnsPerSource from the new
+	// one's source (evictionOrder says which goes). Like Timeouts, it says
+	// how a served connection ended, and such a connection is not counted
+	// in Refused: each connection is counted once.
 	Evicted uint64
 	// Timeouts counts inbound connections cut at their deadline
 	// (Timeout), Oversize those that announced a frame above MaxFrame or
@@ -252,16 +261,22 @@ func ListenStream(cfg StreamConfig, handle func(*Conn)) (*StreamListener, error)
 }
 
 // connState is what the listener knows of a served connection: when it
-// was accepted and whether a frame has arrived on it.
+// was accepted, whether a frame has arrived on it, and since when its
+// handler has been waiting on the peer.
 type connState struct {
-	at      time.Time
-	src     netip.Addr
-	framed  atomic.Bool
-	evicted atomic.Bool // closed to make room (slotFor)
+	at     time.Time
+	src    netip.Addr
+	framed atomic.Bool
+	// waitSince is when the handler began waiting on the peer for bytes
+	// (Unix nanoseconds): the accepting time until the first frame, then
+	// the start of the read of each next frame; 0 while the handler works
+	// on a frame it has read, when the connection cannot be evicted.
+	waitSince atomic.Int64
+	evicted   atomic.Bool // closed to make room (slotFor, sourceFor)
 }
 
-// slotFor takes a serving slot for a new connection, closing the oldest
-// served connection that has not delivered a frame yet when all slots are
+// slotFor takes a serving slot for a new connection, closing a served
+// connection waiting on its peer (evictionOrder) when all slots are
 // taken; it reports false when there is none to close or its slot does
 // not come free within a second.
 func (l *StreamListener) slotFor() bool {
@@ -270,7 +285,7 @@ func (l *StreamListener) slotFor() bool {
 		return true
 	default:
 	}
-	if !l.evictIdle(func(*connState) bool { return true }) {
+	if !l.evictWaiting(func(*connState) bool { return true }) {
 		return false
 	}
 	t := time.NewTimer(time.Second)
@@ -284,15 +299,15 @@ func (l *StreamListener) slotFor() bool {
 	return false
 }
 
-// sourceFor counts a new connection from src, closing the oldest served
-// connection from src that has not delivered a frame yet when
-// MaxConnsPerSource are served from it; it reports false when there is
-// none to close or its count does not come down within a second.
+// sourceFor counts a new connection from src, closing a served connection
+// from src waiting on its peer (evictionOrder) when MaxConnsPerSource are
+// served from it; it reports false when there is none to close or its
+// count does not come down within a second.
 func (l *StreamListener) sourceFor(src netip.Addr) bool {
 	if l.takeSource(src) {
 		return true
 	}
-	if !l.evictIdle(func(st *connState) bool { return st.src == src }) {
+	if !l.evictWaiting(func(st *connState) bool { return st.src == src }) {
 		return false
 	}
 	t := time.NewTimer(time.Second)
@@ -311,24 +326,45 @@ func (l *StreamListener) sourceFor(src netip.Addr) bool {
 	}
 }
 
-// evictIdle closes the oldest served connection that match accepts and
-// that has not delivered a frame yet (a genuine peer sends its frame as
-// soon as it has connected); false when there is none. Its handler then
-// returns and frees its slot and its source's count.
-func (l *StreamListener) evictIdle(match func(*connState) bool) bool {
+// evictionOrder reports whether a served connection a should be evicted
+// before b, given how many connections their sources hold: the source
+// holding more goes first (a flood from a few addresses displaces itself,
+// not the members that hold one or two streams each), then a connection
+// that has not delivered a frame (a genuine peer sends its frame as soon
+// as it has connected), then the one waiting on its peer longest.
+func evictionOrder(a, b *connState, aHeld, bHeld int) bool {
+	if aHeld != bHeld {
+		return aHeld > bHeld
+	}
+	if af, bf := a.framed.Load(), b.framed.Load(); af != bf {
+		return !af
+	}
+	return a.waitSince.Load() < b.waitSince.Load()
+}
+
+// evictWaiting closes the served connection that match accepts, that is
+// waiting on its peer and that comes first in evictionOrder; false when
+// there is none. Its handler then returns and frees its slot and its
+// source's count.
+func (l *StreamListener) evictWaiting(match func(*connState) bool) bool {
 	l.mu.Lock()
 	var victim net.Conn
 	var vst *connState
 	for c, st := range l.conns {
-		if match(st) && !st.framed.Load() && !st.evicted.Load() && (victim == nil || st.at.Before(vst.at)) {
+		if !match(st) || st.evicted.Load() || st.waitSince.Load() == 0 {
+			continue
+		}
+		if victim == nil || evictionOrder(st, vst, l.sources[st.src], l.sources[vst.src]) {
 			victim, vst = c, st
 		}
+	}
+	if victim != nil {
+		vst.evicted.Store(true)
 	}
 	l.mu.Unlock()
 	if victim == nil {
 		return false
 	}
-	vst.evicted.Store(true)
 	l.evicted.Add(1)
 	_ = victim.Close()
 	return true
@@ -397,6 +433,7 @@ func (l *StreamListener) acceptLoop(handle func(*Conn)) {
 			continue
 		}
 		st := &connState{at: time.Now(), src: src}
+		st.waitSince.Store(st.at.UnixNano())
 		l.mu.Lock()
 		l.conns[c] = st
 		l.mu.Unlock()
@@ -533,9 +570,15 @@ func (c *Conn) ReadFrame() ([]byte, error) {
 	if c.left >= 0 {
 		r = &budgetReader{r: c.r, left: &c.left}
 	}
+	if c.state != nil {
+		// Waiting on the peer from here (or from accepting, for the
+		// first frame) until the frame is whole: evictable meanwhile.
+		c.state.waitSince.CompareAndSwap(0, time.Now().UnixNano())
+	}
 	b, err := ReadFrame(r, c.maxFrame)
 	if err == nil && c.state != nil {
 		c.state.framed.Store(true)
+		c.state.waitSince.Store(0)
 	}
 	if err != nil && c.l != nil {
 		var ne net.Error
