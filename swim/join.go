@@ -29,7 +29,7 @@ func (m *Member) Bootstrap(nodes []Node) {
 // Join starts joining the group through the members at the given addresses:
 // each gets a MsgJoin carrying this member's Alive update, and answers with
 // its view (MsgSync). Joins are resent every ProbeInterval until a view
-// arrives. A member that holds other live members when it joins (its
+// arrives or StopJoin is called. A member that holds other live members when it joins (its
 // group merging with the seed's) sends its own view, once, to the seed
 // whose view answered: the seed's group then learns the joiner's from the
 // seed (memberlist's join is likewise a push-pull both ways), not only as
@@ -49,9 +49,17 @@ func (m *Member) Join(now time.Duration, seeds []string) error {
 	m.join.merging = m.live > 0
 	m.join.lastConflict = conflictNote{} // this attempt's refusal is news (conflictEvery)
 	m.join.seeds = slices.Clone(seeds)
+	m.join.stopped = false
 	m.sendJoins(now)
 	return nil
 }
+
+// StopJoin stops the resends of the latest Join: no join is sent until
+// Join is called again (the agent calls it when its Join call returns
+// unanswered, as memberlist's Join tries each address once). A view that
+// answers the join later still completes it (Joining turns false), and
+// what has been merged stays.
+func (m *Member) StopJoin() { m.join.stopped = true }
 
 // Joining reports whether the latest Join still awaits its answer: no
 // view transfer that answers it has been merged. A view answers a join

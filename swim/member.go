@@ -336,6 +336,7 @@ type joinState struct {
 	pending       bool          // joining: no view has answered yet
 	seeds         []string      // the addresses joined through
 	next          time.Duration // the next join attempt
+	stopped       bool          // StopJoin: no more attempts until the next Join
 	seed          ID            // the member whose view answered this member's join
 	seedUntil     time.Duration // until when its view transfers are that answer
 	otherView     bool          // a view not from a seed address came while joining (answersJoin)
@@ -471,7 +472,7 @@ func (m *Member) NextDeadline() (at time.Duration, ok bool) {
 	for _, p := range m.suspects {
 		at = min(at, max(p.susp.deadline, m.health.graceUntil))
 	}
-	if m.join.pending {
+	if m.join.pending && !m.join.stopped {
 		at = min(at, m.join.next)
 	}
 	if len(m.tomb) > 0 && m.cfg.ReconnectInterval > 0 {
@@ -528,7 +529,7 @@ func (m *Member) Tick(now time.Duration) {
 	m.tickSuspicions(now)
 	m.reapExpired(now)
 	m.drainQueue(now)
-	if m.join.pending && now >= m.join.next {
+	if m.join.pending && !m.join.stopped && now >= m.join.next {
 		m.sendJoins(now)
 	}
 	m.tickReconnect(now)

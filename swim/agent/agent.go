@@ -151,6 +151,9 @@ type joinState struct {
 	// seeds are the addresses this Join has sent a join datagram to; the
 	// state machine's resends there go over a stream (flush).
 	seeds map[string]bool
+	// calls counts Join calls, so that one that ends unanswered stops the
+	// resends only when no later call started its own (Join).
+	calls uint64
 	// mergeRefusal is the last error of Protocol.MergeFilter, for Join's
 	// error.
 	mergeRefusal error

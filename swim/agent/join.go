@@ -46,6 +46,14 @@ import (
 // *ConflictError, and when every address is this member's own (nothing
 // else to ask). Join may be called again, for example to rejoin after a
 // partition.
+//
+// While Join waits, the joins unanswered are resent every ProbeInterval.
+// When ctx ends first, Join returns its *JoinError and the resends stop
+// (swim.Member.StopJoin), as memberlist's Join tries each address once and
+// returns: nothing keeps knocking at addresses where no member runs. A
+// view that answers later is still merged. To keep trying, call Join
+// again (fdswim agent --join does, with a backoff, until --join-timeout),
+// or give a ctx without a deadline.
 func (a *Agent) Join(ctx context.Context, addrs ...string) error {
 	if len(addrs) == 0 {
 		return errors.New("agent: Join needs at least one address")
@@ -62,12 +70,15 @@ func (a *Agent) Join(ctx context.Context, addrs ...string) error {
 	// flush, right after the packet that brought the answer is processed,
 	// so Join returns without polling delay.
 	var jerr error
+	var call uint64
 	joined := make(chan struct{})
 	auth0, label0 := a.ctr.authFail.Load(), a.ctr.labelMismatch.Load()
 	if err := a.do(ctx, func() {
 		a.conflict.Store(nil) // a refusal of an earlier Join is not this one's
 		a.join.mergeRefusal = nil
 		a.join.seeds = make(map[string]bool, len(addrs)) // flush: joinOverStream
+		a.join.calls++
+		call = a.join.calls
 		if jerr = a.m.Join(a.now(), addrs); jerr != nil {
 			return
 		}
@@ -97,6 +108,9 @@ func (a *Agent) Join(ctx context.Context, addrs ...string) error {
 		defer cancel()
 		_ = a.do(rctx, func() {
 			delete(a.join.waiters, joined)
+			if a.join.calls == call {
+				a.m.StopJoin() // no later Join waits on the resends
+			}
 			if r, ok := a.m.JoinRefusal(); ok {
 				je.Refusal = &r
 			}

@@ -1,0 +1,51 @@
+package swim
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// joinTimes returns when m sent joins, in whole seconds, ticking it up
+// to until.
+func joinTimes(m *Member, until time.Duration) []time.Duration {
+	var at []time.Duration
+	tickUntil(m, until, func(now time.Duration, pk []Packet, _ []Event) {
+		for _, p := range pk {
+			if p.Kind == MsgJoin {
+				at = append(at, now/time.Second)
+			}
+		}
+	})
+	return at
+}
+
+// A join that nothing answers is resent every ProbeInterval until
+// StopJoin; a new Join starts the resends again, and a view that answers
+// after StopJoin still completes the join.
+func TestStopJoin(t *testing.T) {
+	a := newTest(t, "a", ModeLifeguard, func(c *Config) { c.ProbeInterval = time.Second })
+	assert.NoError(t, a.Join(0, []string{"b:7946"}))
+	assert.Len(t, only(t, a.Ready().Packets, MsgJoin), 1)
+	assert.Equal(t, []time.Duration{1, 2, 3}, joinTimes(a, 3500*time.Millisecond))
+
+	a.StopJoin()
+	assert.Empty(t, joinTimes(a, 600*time.Second), "no join after StopJoin")
+	assert.True(t, a.Joining(), "still unanswered")
+
+	assert.NoError(t, a.Join(600*time.Second, []string{"b:7946"}))
+	pk := only(t, a.Ready().Packets, MsgJoin)
+	assert.Len(t, pk, 1)
+	assert.Equal(t, []time.Duration{601, 602}, joinTimes(a, 602*time.Second))
+
+	a.StopJoin()
+	b := newTest(t, "b", ModeLifeguard, nil)
+	assert.NoError(t, b.Step(602*time.Second, &pk[0]))
+	out, _ := drain(b)
+	for _, s := range only(t, out, MsgSync) {
+		assert.NoError(t, a.Step(603*time.Second, &s))
+	}
+	assert.False(t, a.Joining(), "a late view completes the join")
+	assert.Equal(t, 2, a.NumAlive())
+}
