@@ -89,6 +89,9 @@ func parseAgentFlags(args []string, stderr io.Writer) (*agentFlags, error) {
 		}
 		return nil, fmt.Errorf("--suspicion chooses the per-peer detector of --mode detector; --mode %s%s has none: give --mode detector, or drop --suspicion", f.mode, from)
 	}
+	if fs.Changed("id") && f.id == "" {
+		return nil, errors.New("--id is empty: give a member ID, or leave --id out to use the advertised address")
+	}
 	f.pushPullSet = fs.Changed("push-pull")
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected arguments %q", fs.Args())
@@ -129,7 +132,7 @@ func (f *agentFlags) register(fs *pflag.FlagSet) *string {
 	fs.BoolVar(&f.noStream, "no-stream", false, "turn the stream path off: no TCP listener, no TCP fallback pings (a member whose UDP is lost is then suspected), views sent as datagrams only")
 	fs.BoolVar(&f.noStreamPing, "no-stream-ping", false, "keep the stream path but send no TCP fallback pings (memberlist's DisableTcpPings); pings from others are still answered")
 	flagcheck.Var(fs, &f.streamTimeout, "stream-timeout", "", transport.DefaultStreamTimeout, time.Millisecond, time.Hour, "a duration from 1ms to 1h", "whole life of one TCP stream, dial included; a slower peer is cut")
-	flagcheck.Var(fs, &f.maxStreamConns, "max-stream-conns", "", transport.DefaultStreamMaxConns, 1, 65536, "a count from 1 to 65536", "inbound TCP streams served at once; a new one beyond takes the slot of the oldest that has sent no frame yet (fdswim_streams_evicted_total), else it is closed at once (fdswim_streams_refused_total)")
+	flagcheck.Var(fs, &f.maxStreamConns, "max-stream-conns", "", transport.DefaultStreamMaxConns, 1, 65536, "a count from 1 to 65536", "inbound TCP streams served at once (a quarter of them from one IP address); a new one beyond takes the slot of one stalled on its peer, from the address holding the most, else it is closed at once (fdswim_streams_evicted_total, fdswim_streams_refused_total)")
 	fs.StringVar(&f.logLevel, "log-level", "warn", "log level on stderr: debug, info, warn, error")
 	fs.StringVar(&f.suspicion, "suspicion", "", "detector mode: the per-peer detector that suspicion comes from, in the textual form of docs/detectors.md, e.g. 'phi-normal(threshold=8, window=100)' or 'phi-akka(threshold=10, pause=3s)' (default: swim.DefaultPeerDetectorFor(--probe-interval), φ normal model with a window of 32, a σ floor of a tenth of the period and a pause of three periods)")
 	return fs.String("preset", "", "start from a system's documented probe and suspicion settings: "+strings.Join(swimPresetNames(), ", ")+" (mode lifeguard unless --mode is given; --probe-interval and --probe-timeout override)")

@@ -21,6 +21,10 @@ func TestEnvelopeFlagErrors(t *testing.T) {
 		{[]string{"--key", testKeyHex, "--send-plain"}, "--send-plain needs --accept-plain"},
 		{[]string{"--plain", "--accept-plain"}, "--accept-plain and --send-plain are stages of turning encryption on: they need --key or --key-file, not --plain"},
 		{[]string{"--plain", "--label", strings.Repeat("x", 256)}, "--label is 256 bytes, at most 255"},
+		{[]string{"--plain", "--label", "dc1\x1b[2J"}, `--label "dc1\x1b[2J": want printable UTF-8 text`},
+		{[]string{"--plain", "--label", "dc\n1"}, `--label "dc\n1": want printable UTF-8 text`},
+		{[]string{"--plain", "--label", "dc\xff"}, `--label "dc\xff": want printable UTF-8 text`},
+		{[]string{"--plain", "--id", ""}, "--id is empty: give a member ID, or leave --id out to use the advertised address"},
 	}
 	for _, c := range cases {
 		var out, errb strings.Builder

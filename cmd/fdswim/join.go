@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/fdkit/fdkit/swim"
 	"github.com/fdkit/fdkit/swim/agent"
@@ -32,25 +33,54 @@ type joinTarget struct{ host, port string }
 func (t joinTarget) String() string { return net.JoinHostPort(t.host, t.port) }
 
 // parseJoin splits the --join entries into hosts and ports; a host may be
-// an IP address or a name resolved at every attempt.
+// an IP address or a name resolved at every attempt, at most maxHostName
+// bytes. Its errors echo at most echoMax bytes of an entry.
 func parseJoin(entries []string) ([]joinTarget, error) {
 	var out []joinTarget
 	for _, e := range entries {
 		host, port, err := net.SplitHostPort(e)
-		if err == nil && host == "" {
-			err = errors.New("missing host")
+		var ae *net.AddrError
+		if errors.As(err, &ae) {
+			err = errors.New(ae.Err) // its Addr is the whole entry: echoed once, clipped
 		}
-		if err == nil {
+		switch {
+		case err != nil:
+		case host == "":
+			err = errors.New("missing host")
+		case len(host) > maxHostName:
+			err = fmt.Errorf("the host is %d bytes, at most %d (a DNS name)", len(host), maxHostName)
+		default:
 			if n, perr := strconv.ParseUint(port, 10, 16); perr != nil || n == 0 {
-				err = fmt.Errorf("port %q is not a number from 1 to 65535", port)
+				err = fmt.Errorf("port %s is not a number from 1 to 65535", quoteArg(port))
 			}
 		}
 		if err != nil {
-			return nil, fmt.Errorf("--join %q: want host:port or ip:port: %v", e, err)
+			return nil, fmt.Errorf("--join %s: want host:port or ip:port: %v", quoteArg(e), err)
 		}
 		out = append(out, joinTarget{host, port})
 	}
 	return out, nil
+}
+
+// maxHostName is the longest host name --join takes: 253 bytes, the
+// longest DNS name in text (RFC 1035, 2.3.4: 255 bytes on the wire).
+const maxHostName = 253
+
+// echoMax bounds what an error or a log line echoes of a value given on
+// the command line (quoteArg).
+const echoMax = 256
+
+// quoteArg quotes s for an error message, cut to its first echoMax bytes (at
+// a character boundary) with its length noted when longer.
+func quoteArg(s string) string {
+	if len(s) <= echoMax {
+		return fmt.Sprintf("%q", s)
+	}
+	cut := echoMax
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%q... (%d bytes in all)", s[:cut], len(s))
 }
 
 // resolveJoin turns the targets into ip:port addresses as agent.Join

@@ -27,6 +27,18 @@ func TestParseJoin(t *testing.T) {
 		_, err := parseJoin([]string{bad})
 		assert.ErrorContains(t, err, `--join "`+bad+`": want host:port or ip:port`, bad)
 	}
+	// A host name of 100 KB is refused (a DNS name has at most 253
+	// bytes), and the error echoes its first 256 bytes and its length.
+	long := strings.Repeat("h", 100_000) + ":7946"
+	_, err = parseJoin([]string{long})
+	require.Error(t, err)
+	assert.Equal(t, `--join "`+strings.Repeat("h", 256)+`"... (100005 bytes in all): want host:port or ip:port: the host is 100000 bytes, at most 253 (a DNS name)`, err.Error())
+	_, err = parseJoin([]string{strings.Repeat("h", 100_000)}) // no port either
+	require.Error(t, err)
+	assert.Less(t, len(err.Error()), 400, "the entry is echoed once, clipped: %.500s", err)
+	_, err = parseJoin([]string{strings.Repeat("h", 253) + ":1"})
+	assert.NoError(t, err, "the longest DNS name")
+	assert.Equal(t, `"`+strings.Repeat("é", 128)+`"... (400 bytes in all)`, quoteArg(strings.Repeat("é", 200)), "cut at a character boundary")
 }
 
 func TestResolveJoin(t *testing.T) {
