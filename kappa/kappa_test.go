@@ -257,3 +257,22 @@ func TestLateHeartbeatDoesNotMoveAnUnreadState(t *testing.T) {
 	}
 	require.Greater(t, reads, 100)
 }
+
+// Started is FreshnessPoint's ok without solving for τ: false before the
+// first heartbeat, true from it on, through a sender restart; and a
+// Detector that has seen none reads κ as 0.
+func TestStarted(t *testing.T) {
+	d, err := kappa.New(kappa.Config{Estimator: chen.EstimatorConfig{Interval: 100 * ms, WindowSize: 10}})
+	require.NoError(t, err)
+	require.False(t, d.Started())
+	_, ok := d.FreshnessPoint()
+	require.False(t, ok)
+	assert.Zero(t, d.Level(time.Hour))
+	seqs := []uint64{1, 2, 3, 1, 2} // the sender restarts at the fourth
+	for i, s := range seqs {
+		d.Observe(detector.Heartbeat{Seq: s, HasSeq: true, Arrival: time.Duration(i+1) * 100 * ms})
+		_, ok := d.FreshnessPoint()
+		require.True(t, ok, "heartbeat %d", i)
+		require.Equal(t, ok, d.Started(), "heartbeat %d", i)
+	}
+}
