@@ -103,9 +103,9 @@ type normalSet struct {
 	scratch []time.Duration
 	grps    []*normalGroup
 	dets    []*phi.Normal // the groups' detectors, in order (nil: to rebuild)
-	// joinDue: some two neighbouring groups have judged every intervals
-	// alike (join then compares them).
-	joinDue bool
+	// judged: the intervals judged so far (split's calls); join runs
+	// every joinEvery of them.
+	judged, joinEvery int
 	// every: two groups are compared once they have judged this many
 	// intervals in a row alike (the window size), the fewest after which
 	// the interval they parted on can have left the window.
@@ -124,13 +124,16 @@ type normalGroup struct {
 	det    *phi.Normal
 	lo, hi int
 	rec    bool // whether the group recorded the latest interval judged
-	agree  int  // intervals judged alike by this group and the next one since they last differed
+	// since: judged when this group and the next one last judged an
+	// interval differently (or became neighbours).
+	since int
 }
 
 // newNormalSet returns the set of the single threshold v (track sets the
 // thresholds the set replays).
 func newNormalSet(cfg phi.NormalConfig, v float64, failed *bool) (*normalSet, error) {
-	s := &normalSet{cfg: cfg, failed: failed, every: cmp.Or(cfg.WindowSize, phi.DefaultWindowSize)}
+	every := cmp.Or(cfg.WindowSize, phi.DefaultWindowSize)
+	s := &normalSet{cfg: cfg, failed: failed, every: every, joinEvery: max(1, every/8)}
 	if err := s.reset([]float64{v}); err != nil {
 		return nil, err
 	}
@@ -163,6 +166,7 @@ func (s *normalSet) reset(ths []float64) error {
 		return err
 	}
 	s.grps = []*normalGroup{{det: d, lo: 0, hi: n}}
+	s.judged = 0
 	s.dets = nil
 	return nil
 }
@@ -221,7 +225,7 @@ func (s *normalSet) Observe(hb detector.Heartbeat) {
 	if fresh && (!s.seen || hb.Arrival >= s.last) {
 		s.seen, s.last = true, hb.Arrival
 	}
-	if judged && s.joinDue {
+	if judged && s.judged%s.joinEvery == 0 {
 		s.join()
 	}
 }
@@ -235,11 +239,17 @@ func (s *normalSet) split(a time.Duration) {
 	// heartbeat for every group (sharedWarmUp), the first's.
 	w := s.grps[0].det.Window()
 	boot := w.Len() < min(2, w.Size())
+	s.judged++
+	out := false // some group left the interval out
 	for gi := 0; gi < len(s.grps); gi++ {
 		g := s.grps[gi]
 		lo, _ := g.det.FreshnessPoint() // the detector's threshold is ths[lo]
 		g.rec = boot || a <= lo
-		if g.rec || a > s.tau(g, g.hi-1) {
+		if g.rec {
+			continue
+		}
+		out = true
+		if a > s.tau(g, g.hi-1) {
 			continue
 		}
 		// The first threshold that records (hi−1 does, lo does not; τ is
@@ -250,22 +260,20 @@ func (s *normalSet) split(a time.Duration) {
 			*s.failed = true
 			return
 		}
-		up := &normalGroup{det: d, lo: j, hi: g.hi, rec: true}
+		up := &normalGroup{det: d, lo: j, hi: g.hi, rec: true, since: s.judged}
 		g.hi = j
 		s.grps = slices.Insert(s.grps, gi+1, up)
 		s.dets = nil
 		gi++
 	}
-	due := false
+	if !out {
+		return // every group recorded it: every two neighbours agree
+	}
 	for i, g := range s.grps[:len(s.grps)-1] {
-		if g.rec == s.grps[i+1].rec {
-			g.agree++
-			due = due || g.agree >= s.every
-		} else {
-			g.agree = 0
+		if g.rec != s.grps[i+1].rec {
+			g.since = s.judged
 		}
 	}
-	s.joinDue = due
 }
 
 // tau returns the freshness point of threshold j of group g.
@@ -276,20 +284,18 @@ func (s *normalSet) tau(g *normalGroup, j int) time.Duration {
 
 // join merges each group into the one below it when their detectors differ
 // at most in their threshold: the upper group's thresholds go on with the
-// lower group's detector. A comparison that fails after the groups have
-// judged alike long enough is repeated every every/8 intervals: most fail
-// at once (the means differ), a few compare whole windows.
+// lower group's detector. Observe calls it every joinEvery (every/8)
+// judged intervals, and it compares two groups once they have judged
+// every intervals alike, the fewest after which the interval they parted
+// on can have left both windows: most comparisons fail at once (the means
+// differ), a few compare whole windows.
 func (s *normalSet) join() {
 	for i := 0; i+1 < len(s.grps); i++ {
 		g, u := s.grps[i], s.grps[i+1]
-		if g.agree < s.every {
+		if s.judged-g.since < s.every || !g.det.SameHistory(u.det) {
 			continue
 		}
-		if !g.det.SameHistory(u.det) {
-			g.agree = s.every - max(1, s.every/8)
-			continue
-		}
-		g.hi, g.agree = u.hi, u.agree
+		g.hi, g.since = u.hi, u.since
 		s.grps = slices.Delete(s.grps, i+1, i+2)
 		s.dets = nil
 		i-- // g may join the next group too

@@ -19,6 +19,7 @@ func BenchmarkNormalSetObserve(b *testing.B) {
 	hbs := benchTrace()[0].Heartbeats[:200_000]
 	ths := benchRange(0.5, 16, false)
 	taus := make([]time.Duration, len(ths))
+	cpu0 := cpuTime(b)
 	for b.Loop() {
 		var failed bool
 		s, err := newNormalSet(phi.NormalConfig{WindowSize: 1000}, ths[0], &failed)
@@ -30,6 +31,7 @@ func BenchmarkNormalSetObserve(b *testing.B) {
 			b.Fatal("a fork failed")
 		}
 	}
+	b.ReportMetric(float64(cpuTime(b)-cpu0)/float64(b.N), "cpu-ns/op")
 }
 
 // setObserveAll gives s every heartbeat of hbs, filling taus after each
