@@ -4,7 +4,8 @@
 # Generates traces of N heartbeats (10 senders, Δ = 10 ms, lognormal delays
 # of 1 ms + 2 ms ± 1 ms, 0.5 ms jitter, 1 % loss: the trace of issue 24),
 # replays each with --out and all default detectors, and prints wall and
-# user time, records per second, peak RSS and the load average.
+# user time, records per second, peak RSS (MiB: GNU time's %M in KiB / 1024)
+# and the load average.
 #
 #   scripts/replay-scaling.sh [N...]            # default: 1e5 1e6 1e7
 #   OLD=/path/to/old/fdreplay REPEAT=3 scripts/replay-scaling.sh 1e6
@@ -34,7 +35,7 @@ sizes=("$@")
 [ ${#sizes[@]} -gt 0 ] || sizes=(1e5 1e6 1e7)
 read -r -a args <<<"${ARGS:-}"
 repeat=${REPEAT:-1}
-printf '| binary | heartbeats | wall s | user s | sys s | records/s | peak RSS MB | exit | load |\n|---|---|---|---|---|---|---|---|---|\n'
+printf '| binary | heartbeats | wall s | user s | sys s | records/s | peak RSS MiB | exit | load |\n|---|---|---|---|---|---|---|---|---|\n'
 run() { # label n cmd...
   local label=$1 n=$2 code=0; shift 2
   rm -rf "$tmp/out"

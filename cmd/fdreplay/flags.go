@@ -20,7 +20,7 @@ import (
 
 const examples = `Examples:
   fdreplay                                   # embedded default trace, all detectors
-  fdreplay ../shared/traces/planetlab-lip6/recv_node1_excerpt.txt --out results
+  fdreplay --out results recv_node1.txt       # a LIP6 trace (formats: docs/fdreplay.md)
   fdreplay --sender 4 --detectors chen,phi --out results trace.txt
   fdreplay --td-max 500ms --mr-max 0.01 --qap-min 0.999 trace.txt.gz
   fdreplay --range chen=0:500ms --range phi=1:12 --points 60 --out results trace.txt
