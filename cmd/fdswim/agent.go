@@ -75,21 +75,27 @@ Packets are encrypted with AES-GCM: give the key with --key or --key-file
 (hex, 32, 48 or 64 digits; several keys for rotation, the first seals), or
 run unencrypted with --plain. With --key-file alone, SIGHUP reloads the file,
 so keys rotate without a restart (with --key too it does not: the keys of
---key would be dropped). One SIGHUP reloads both the key file and the
---meta-file; with neither to reload, and during the leave, SIGHUP is
-ignored.
+--key would be dropped). One SIGHUP reloads the key file, the --meta-file
+and the --encryption-stage-file; with none to reload, and during the
+leave, SIGHUP is ignored.
 
---label L gives the group a cluster label (at most 255 bytes, memberlist's
-Label): every packet and TCP frame carries it, packets with another label
-or none are dropped and counted (fdswim_label_mismatches_total), so groups
-sharing a network and a key stay apart. Every member needs the same label.
+--label L gives the group a cluster label (at most 255 bytes of printable
+UTF-8, memberlist's Label): every packet and TCP frame carries it, packets
+with another label or none are dropped and counted
+(fdswim_label_mismatches_total), so groups sharing a network and a key stay
+apart. Every member needs the same label.
 
-Turning encryption on in a running group takes three rolling restarts:
-each member with --key (or --key-file) --accept-plain --send-plain (it
-sends plain and reads both, so plain members still read it); then each
-with --key --accept-plain (it seals and still reads plain); then, once
-fdswim_plain_accepted_total stops growing on every member, each with --key
-alone. --send-plain needs --accept-plain. With --http, the agent serves:
+Turning encryption on in a running group takes one rolling restart with
+--encryption-stage-file F: restart each member with --key (or --key-file)
+--encryption-stage-file F, F holding the line send-plain (it sends plain
+and reads both, so plain members still read it); once every member runs
+with the key, write accept-plain in F and send SIGHUP to each member (it
+seals and still reads plain); once fdswim_plain_accepted_total stops
+growing on every member, write sealed in F and send SIGHUP to each. stdout
+shows msg="encryption stage reloaded" stage=<name>; a bad file is logged at
+ERROR and the stage stays. Without the file it takes three rolling
+restarts: with --accept-plain --send-plain, then --accept-plain alone, then
+neither. --send-plain needs --accept-plain. With --http, the agent serves:
 
   /members   the view as JSON (state, incarnation, suspicion level, metadata
              and wire-format range per peer)
@@ -237,6 +243,15 @@ func printEvents(a *agent.Agent, out *slog.Logger) <-chan struct{} {
 func (f *agentFlags) reloader(a *agent.Agent, cfg agent.Config, out *slog.Logger) *hupReload {
 	hup := &hupReload{keyring: a.Keyring(), metaFile: f.metaFile, meta: cfg.Protocol.Meta, wireVersion: cfg.WireVersion,
 		setMeta: a.SetMeta, out: out, diag: cfg.Logger}
+	if f.envelope.stageFile != "" {
+		hup.stageFile = f.envelope.stageFile
+		hup.setStage = func(st encryptionStage) error { return setStage(a, st) }
+		for _, st := range encryptionStages {
+			if st.acceptPlain == cfg.AcceptPlain && st.sendPlain == cfg.SendPlain {
+				hup.stage = st
+			}
+		}
+	}
 	if f.keyFile != "" {
 		if len(f.keys) == 0 {
 			hup.keyFile = f.keyFile

@@ -11,8 +11,8 @@ import (
 	"github.com/fdkit/fdkit/swim/wire"
 )
 
-// SIGHUP's reloads of a running agent: the keys of --key-file and the
-// metadata of --meta-file.
+// SIGHUP's reloads of a running agent: the keys of --key-file, the
+// metadata of --meta-file and the stage of --encryption-stage-file.
 
 // readKeyFile reads the keys of a --key-file (wire.ReadKeyFile).
 func readKeyFile(path string) ([][]byte, error) {
@@ -35,7 +35,12 @@ type hupReload struct {
 	meta        []byte
 	wireVersion byte
 	setMeta     func(context.Context, []byte) error
-	out, diag   *slog.Logger
+	// stageFile is the --encryption-stage-file ("": none), stage the
+	// stage last applied, setStage applies a new one (setStage).
+	stageFile string
+	stage     encryptionStage
+	setStage  func(encryptionStage) error
+	out, diag *slog.Logger
 }
 
 // reloadOnHUP calls r.reload on every SIGHUP until ctx ends, and ignores
@@ -79,12 +84,15 @@ func reloadOnHUP(ctx context.Context, r *hupReload) (stop func()) {
 // alone reloads: with --key too, the keyring holds keys the file does not
 // list, and replacing it with the file's would drop them.
 //
+// Encryption stage: the file's stage replaces the agent's (setStage); the
+// same stage again changes nothing.
+//
 // Metadata: the file's metadata replaces this member's through
 // Agent.SetMeta, which raises its incarnation and disseminates it (the
 // others see an update event); the same metadata again changes nothing.
 func (r *hupReload) reload(ctx context.Context) {
-	if r.keyFile == "" && r.metaFile == "" {
-		r.diag.Warn("SIGHUP ignored: keys reload only from --key-file alone, metadata only from --meta-file")
+	if r.keyFile == "" && r.metaFile == "" && r.stageFile == "" {
+		r.diag.Warn("SIGHUP ignored: keys reload only from --key-file alone, metadata only from --meta-file, the encryption stage only from --encryption-stage-file")
 		return
 	}
 	switch {
@@ -97,6 +105,9 @@ func (r *hupReload) reload(ctx context.Context) {
 		}
 	case r.keysFixed:
 		r.diag.Warn("keys not reloaded: they reload only from --key-file alone, not with --key")
+	}
+	if r.stageFile != "" {
+		r.reloadStage()
 	}
 	if r.metaFile == "" {
 		return
@@ -125,4 +136,23 @@ func metaFitsWire(path string, meta []byte, wireVersion byte) error {
 		return fmt.Errorf("--meta-file %s: %d bytes of metadata: --wire-version 1 writes no metadata: want an empty file or wire format 2", path, len(meta))
 	}
 	return nil
+}
+
+// reloadStage reads the --encryption-stage-file and applies its stage; a
+// bad file, or a stage the agent refuses, is logged at ERROR and changes
+// nothing.
+func (r *hupReload) reloadStage() {
+	st, err := readStageFile(r.stageFile)
+	if err == nil && st != r.stage {
+		if err = r.setStage(st); err != nil {
+			err = fmt.Errorf("--encryption-stage-file %s: %w", r.stageFile, err)
+		}
+	}
+	if err != nil {
+		r.diag.Error("encryption stage reload failed; stage unchanged", "stage_file", r.stageFile, "stage", r.stage.name, "err", err)
+		return
+	}
+	changed := st != r.stage
+	r.stage = st
+	r.out.Info("encryption stage reloaded", "stage_file", r.stageFile, "stage", st.name, "changed", changed)
 }
