@@ -44,8 +44,8 @@ type Spool struct {
 	buf  [32]byte
 	size int64
 
-	pend  minHeap[pendHB] // by (arrival, input position)
-	order uint64          // input position, for a stable order
+	pend  reorderBuf // by (arrival, input position)
+	order uint64     // input position, for a stable order
 	last  time.Duration
 	emit  bool // a heartbeat was written
 
@@ -82,7 +82,7 @@ func (s *Spool) Add(hb detector.Heartbeat) error {
 	}
 	s.pend.push(pendHB{hb: hb, at: s.order})
 	s.order++
-	if len(s.pend) < SpoolReorder {
+	if s.pend.len() < SpoolReorder {
 		return nil
 	}
 	return s.write(s.pend.pop().hb)
@@ -93,12 +93,12 @@ func (s *Spool) Finish() error {
 	if s.done {
 		return nil
 	}
-	for len(s.pend) > 0 {
+	for s.pend.len() > 0 {
 		if err := s.write(s.pend.pop().hb); err != nil {
 			return err
 		}
 	}
-	s.pend = nil
+	s.pend = reorderBuf{}
 	s.done = true
 	if err := s.w.Flush(); err != nil {
 		return fmt.Errorf("trace: spool: %w", err)
@@ -280,8 +280,6 @@ type pendHB struct {
 
 // before orders the heartbeats waiting to be spooled: by arrival, then
 // input position.
-//
-//lint:ignore U1000 called through minHeap's type constraint, which staticcheck does not follow
 func (a pendHB) before(b pendHB) bool {
 	if a.hb.Arrival != b.hb.Arrival {
 		return a.hb.Arrival < b.hb.Arrival

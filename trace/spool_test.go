@@ -103,7 +103,8 @@ func TestSpoolFinishReleasesBuffers(t *testing.T) {
 	require.NoError(t, s.Add(detector.Heartbeat{Arrival: time.Second}))
 	require.NoError(t, s.Finish())
 	require.Nil(t, s.w)
-	require.Nil(t, s.pend)
+	require.Nil(t, s.pend.ring)
+	require.Nil(t, s.pend.late)
 	require.Equal(t, []detector.Heartbeat{{Arrival: time.Second}}, readSpool(t, s))
 	require.Error(t, s.Add(detector.Heartbeat{Arrival: 2 * time.Second}))
 }
