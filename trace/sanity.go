@@ -172,11 +172,13 @@ type senderCheck struct {
 	name   string
 	before []pending // last ≤ k kept records of the current epoch
 	after  []pending // after[0] is judged once k records follow it
-	n      int64
-	epoch  int
-	stepA  float64 // median arrival step per x (ns)
-	stepS  float64 // median send step per x (ns)
-	since  int
+	// The arrays before and after slide along (pushWindow).
+	beforeBuf, afterBuf []pending
+	n                   int64
+	epoch               int
+	stepA               float64 // median arrival step per x (ns)
+	stepS               float64 // median send step per x (ns)
+	since               int
 }
 
 // NewChecker returns a Checker that passes each record with its verdict to
@@ -210,7 +212,7 @@ func (c *Checker) Add(rec Record, line int, unterminated bool) {
 		c.senders[rec.Sender] = s
 		c.order = append(c.order, s)
 	}
-	s.after = append(s.after, pending{c: Checked{Record: rec, Line: line}, unterminated: unterminated, idx: s.n})
+	s.after = pushWindow(s.after, &s.afterBuf, pending{c: Checked{Record: rec, Line: line}, unterminated: unterminated, idx: s.n})
 	s.n++
 	if len(s.after) > c.opt.Neighbours {
 		c.judge(s)
@@ -271,14 +273,30 @@ func (c *Checker) judge(s *senderCheck) {
 	p.c.Finding = f
 	c.emit(p.c)
 	kept := *p
-	s.after = s.after[:copy(s.after, s.after[1:])]
+	s.after = s.after[1:]
 	c.nbr, c.win = c.nbr[:0], c.win[:0] // they point into s.after and s.before
 	if f == nil || !f.Excluded {
 		if len(s.before) == k {
-			s.before = s.before[:copy(s.before, s.before[1:])]
+			s.before = s.before[1:]
 		}
-		s.before = append(s.before, kept)
+		s.before = pushWindow(s.before, &s.beforeBuf, kept)
 	}
+}
+
+// pushWindow appends x to w, a window of records that lies in buf and
+// loses its first record as it moves on. At the end of buf it moves w to
+// buf's start, or to a new buf of twice its length: a record is then
+// copied about once per window length, instead of at every step as when
+// the window is kept at buf's start, and buf grows as append would for a
+// sender of a few records.
+func pushWindow(w []pending, buf *[]pending, x pending) []pending {
+	if len(w) == cap(w) {
+		if cap(*buf) < max(2*len(w), 1) {
+			*buf = make([]pending, max(2*len(w), 1))
+		}
+		w = (*buf)[:copy(*buf, w)]
+	}
+	return append(w, x)
 }
 
 func (c *Checker) finding(s *senderCheck, p pending, kind FindingKind, detail string) *Finding {
@@ -384,8 +402,7 @@ func (c *Checker) updateSteps(s *senderCheck, p *pending) {
 		if len(st) < 2 {
 			return 0, false
 		}
-		slices.Sort(st)
-		return max(st[len(st)/2], 0), true
+		return max(middle(st), 0), true
 	}
 	if m, ok := step(func(q *pending) (time.Duration, bool) { return q.c.Record.Arrival, q.c.Record.HasArrival }); ok {
 		s.stepA = m

@@ -306,3 +306,26 @@ func TestSanityRelativeThreshold(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, count(recs), "LIP6 excerpt")
 }
+
+// pushWindow keeps the window's records in order as it slides, and moves
+// them only at the end of its array: about once per window length.
+func TestPushWindowSlides(t *testing.T) {
+	for _, k := range []int{1, 2, 8, 9} {
+		var w, buf, want []pending
+		moves := 0
+		for i := range 1000 {
+			if len(w) == k {
+				w, want = w[1:], want[1:]
+			}
+			before := cap(w)
+			w = pushWindow(w, &buf, pending{idx: int64(i)})
+			want = append(want, pending{idx: int64(i)})
+			if cap(w) != before {
+				moves++
+			}
+			require.Equal(t, want, w, "k %d, record %d", k, i)
+		}
+		require.LessOrEqual(t, moves, 1000/max(k-1, 1)+8, "k %d", k)
+		require.LessOrEqual(t, cap(buf), 2*k, "k %d", k)
+	}
+}
