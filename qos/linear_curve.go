@@ -44,9 +44,9 @@ type linearCurve struct {
 	// scale and floor (−Inf without a floor).
 	n                             int
 	lastTD0, lastScale, lastFloor float64
-	// When the per-heartbeat data was spilled (fromSpill; td0, scales and
-	// floor are then nil): per query point, Σ_k TD_k(p) under the floor
-	// and its sums per cell.
+	// Under a floor, per query point, Σ_k TD_k(p) and its sums per cell:
+	// from the spilled records (fromSpill; td0, scales and floor are then
+	// nil), or from those in memory when at first needs them (sumFloors).
 	floorSum   []float64
 	floorCells [][]float64
 }
@@ -147,30 +147,15 @@ func (lc *linearCurve) at(p float64) (Result, error) {
 	res.Suspected = detector.RoundNanos((max(susp, 0)))
 
 	n := lc.n
-	var cellSum []float64 // Σ TD_k per cell under a floor, in memory
 	if n > 0 {
 		if lc.floor == nil {
 			res.TD.Mean = detector.RoundNanos(((lc.sumTD0 + p*lc.sumScale) / float64(n)))
 			res.LastTD = detector.RoundNanos((lc.lastTD0 + lc.lastScale*p))
 		} else {
-			var sum float64
-			switch {
-			case lc.floorSum != nil:
-				sum = lc.floorSum[i]
-			case lc.cells != nil:
-				// The cells' sums (cellsAt) in the same loop, each
-				// added in the same order as on its own.
-				cellSum = make([]float64, lc.cells.grid.n)
-				for k, c := range lc.td0 {
-					v := max(c+lc.scales[k]*p, lc.floor[k])
-					sum += v
-					cellSum[lc.evCell[k]] += v
-				}
-			default:
-				for k, c := range lc.td0 {
-					sum += max(c+lc.scales[k]*p, lc.floor[k])
-				}
+			if lc.floorSum == nil {
+				lc.sumFloors() // every point's at once, and their cells'
 			}
+			sum := lc.floorSum[i]
 			res.TD.Mean = detector.RoundNanos((sum / float64(n)))
 			res.LastTD = detector.RoundNanos((max(lc.lastTD0+lc.lastScale*p, lc.lastFloor)))
 		}
@@ -191,7 +176,7 @@ func (lc *linearCurve) at(p float64) (Result, error) {
 	}
 	res.setRates()
 	if lc.cells != nil {
-		res.setCI(lc.cellsAt(i, p, cellSum))
+		res.setCI(lc.cellsAt(i, p))
 	}
 	return res, nil
 }
@@ -224,9 +209,9 @@ func (lc *linearCurve) setCells(lin *linearCollector, cells *cellSeries, evCell 
 	}
 }
 
-// cellsAt returns the cells of query point p, the i-th; tdSum, when not
-// nil, holds their TD sums under a floor, computed by at.
-func (lc *linearCurve) cellsAt(i int, p float64, tdSum []float64) *cellSeries {
+// cellsAt returns the cells of query point p, the i-th (under a floor,
+// their TD sums are floorCells[i], which at sets first).
+func (lc *linearCurve) cellsAt(i int, p float64) *cellSeries {
 	s := newCellSeries(lc.cells.grid)
 	copy(s.span, lc.cells.span)
 	l := lc.lin
@@ -240,14 +225,8 @@ func (lc *linearCurve) cellsAt(i int, p float64, tdSum []float64) *cellSeries {
 		for c := range s.grid.n {
 			s.tdSum[c] = lc.cTD0[c] + p*lc.cScale[c]
 		}
-	} else if lc.floorCells != nil {
+	} else if lc.floorCells != nil { // nil without heartbeats
 		copy(s.tdSum, lc.floorCells[i])
-	} else if tdSum != nil {
-		copy(s.tdSum, tdSum)
-	} else {
-		for k, c := range lc.evCell {
-			s.tdSum[c] += max(lc.td0[k]+lc.scales[k]*p, lc.floor[k])
-		}
 	}
 	copy(s.tdN, lc.cN)
 	return s
