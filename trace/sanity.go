@@ -402,7 +402,8 @@ func (c *Checker) updateSteps(s *senderCheck, p *pending) {
 		if len(st) < 2 {
 			return 0, false
 		}
-		return max(middle(st), 0), true
+		slices.Sort(st)
+		return max(st[len(st)/2], 0), true
 	}
 	if m, ok := step(func(q *pending) (time.Duration, bool) { return q.c.Record.Arrival, q.c.Record.HasArrival }); ok {
 		s.stepA = m

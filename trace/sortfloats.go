@@ -79,39 +79,3 @@ func keyFloat(k uint64) float64 {
 	}
 	return math.Float64frombits(^k)
 }
-
-// middle returns the value that slices.Sort(v) leaves at v[len(v)/2]; v
-// must not be empty and may be reordered. A short v (the sanity checker's windows of about 2k
-// values) is answered without sorting: the value with fewer than
-// len(v)/2 + 1 values below it and at least as many at or below it,
-// found by comparisons whose outcome is counted, not branched on (a sort
-// of such a window mispredicts about half of its comparisons).
-func middle(v []float64) float64 {
-	m := len(v) / 2
-	if len(v) <= 32 {
-		for _, x := range v {
-			lt, le, nan := 0, 0, 0
-			for _, y := range v {
-				lt += b2i(y < x)
-				le += b2i(y <= x)
-				nan += b2i(y != y)
-			}
-			if nan > 0 {
-				break // slices.Sort puts NaN first
-			}
-			if lt <= m && m < le {
-				return x
-			}
-		}
-	}
-	slices.Sort(v) // long, or with a NaN
-	return v[m]
-}
-
-// b2i is 1 for true, 0 for false (the compiler emits a SETcc, no branch).
-func b2i(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}

@@ -94,34 +94,3 @@ func BenchmarkSortFloats(b *testing.B) {
 		})
 	}
 }
-
-// middle is the middle value of slices.Sort's order, on short and long
-// slices with ties, signed zeros, infinities and NaN.
-func TestMiddleIsTheSortedMiddle(t *testing.T) {
-	rng := rand.New(rand.NewPCG(3, 5))
-	pool := []float64{-2, -1, math.Copysign(0, -1), 0, 0.5, 1, 1, 3, math.Inf(1), math.Inf(-1), math.NaN()}
-	for n := 1; n <= 40; n++ {
-		for range 200 {
-			v := make([]float64, n)
-			for i := range v {
-				if rng.IntN(2) == 0 {
-					v[i] = pool[rng.IntN(len(pool)-1)] // no NaN
-				} else {
-					v[i] = rng.NormFloat64()
-				}
-			}
-			if rng.IntN(10) == 0 {
-				v[rng.IntN(n)] = math.NaN()
-			}
-			want := slices.Clone(v)
-			slices.Sort(want)
-			got := middle(slices.Clone(v))
-			w := want[n/2]
-			if math.IsNaN(w) {
-				require.True(t, math.IsNaN(got), "%v", v)
-				continue
-			}
-			require.Equal(t, w, got, "%v", v) // −0 and +0 are equal here, as in slices.Sort
-		}
-	}
-}
