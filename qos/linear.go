@@ -237,32 +237,53 @@ func (l *linearCollector) openSegment(det detector.Detector, at time.Duration, f
 	return nil
 }
 
+// closeSegment ends the open segment at end, in l and in its open sides
+// (opened with l: the same off, scale and start), whose slacks and cell
+// are the same as l's and are computed once.
 func (l *linearCollector) closeSegment(end time.Duration) {
-	for _, sd := range l.sides {
-		sd.closeSegment(end)
-	}
 	if !l.open {
 		return
 	}
-	l.open = false
-	cells := l.cCntU != nil
-	var base int
-	if cells {
-		cl := l.grid.cell(l.start)
-		base = cl * (len(l.ps) + 1)
-		if l.scale == 0 && end > l.off {
-			l.cConst[cl] += float64(end - max(l.off, l.start))
-		}
+	cl := -1
+	if l.cCntU != nil {
+		cl = l.grid.cell(l.start)
 	}
 	var u, v float64
 	if l.scale == 0 {
 		u, v = math.Inf(-1), math.Inf(-1)
 		if end > l.off {
 			u = math.Inf(1)
-			l.constSusp += float64(end - max(l.off, l.start))
 		}
 		if l.start > l.off {
 			v = math.Inf(1)
+		}
+	} else {
+		u = float64(end-l.off) / l.scale
+		v = float64(l.start-l.off) / l.scale
+	}
+	for _, sd := range l.sides {
+		if sd.open {
+			sd.closeWith(end, u, v, cl)
+		}
+	}
+	l.closeWith(end, u, v, cl)
+}
+
+// closeWith adds the open segment ending at end, with slacks u and v, to
+// the buckets (and to those of time cell cl when l keeps cells).
+func (l *linearCollector) closeWith(end time.Duration, u, v float64, cl int) {
+	l.open = false
+	cells := l.cCntU != nil
+	var base int
+	if cells {
+		base = cl * (len(l.ps) + 1)
+		if l.scale == 0 && end > l.off {
+			l.cConst[cl] += float64(end - max(l.off, l.start))
+		}
+	}
+	if l.scale == 0 {
+		if end > l.off {
+			l.constSusp += float64(end - max(l.off, l.start))
 		}
 		bu := l.bucket(u)
 		l.cntU[bu]++
@@ -270,8 +291,6 @@ func (l *linearCollector) closeSegment(end time.Duration) {
 			l.cCntU[base+bu]++
 		}
 	} else {
-		u = float64(end-l.off) / l.scale
-		v = float64(l.start-l.off) / l.scale
 		bu := l.bucket(u)
 		l.sU[bu] += l.scale
 		l.sUU[bu] += l.scale * u
