@@ -419,53 +419,6 @@ func lossBursts(hbs []detector.Heartbeat, src qos.Source) [][2]string {
 // burstWindow is lossBursts's reordering window for a qos.Source.
 const burstWindow = 1 << 12
 
-// seqWindow is a min-heap of sequence numbers holding at most burstWindow.
-type seqWindow struct{ h []uint64 }
-
-func (w *seqWindow) len() int { return len(w.h) }
-
-// push adds v and, when the window is full, returns its least number.
-func (w *seqWindow) push(v uint64) (uint64, bool) {
-	w.h = append(w.h, v)
-	for i := len(w.h) - 1; i > 0; {
-		p := (i - 1) / 2
-		if w.h[p] <= w.h[i] {
-			break
-		}
-		w.h[p], w.h[i] = w.h[i], w.h[p]
-		i = p
-	}
-	if len(w.h) <= burstWindow {
-		return 0, false
-	}
-	return w.pop(), true
-}
-
-func (w *seqWindow) pop() uint64 {
-	h := w.h
-	x := h[0]
-	n := len(h) - 1
-	h[0] = h[n]
-	h = h[:n]
-	for i := 0; ; {
-		l := 2*i + 1
-		if l >= n {
-			break
-		}
-		m := l
-		if r := l + 1; r < n && h[r] < h[l] {
-			m = r
-		}
-		if h[i] <= h[m] {
-			break
-		}
-		h[i], h[m] = h[m], h[i]
-		i = m
-	}
-	w.h = h
-	return x
-}
-
 // burstClasses counts the runs of missing numbers between the sequence
 // numbers seqs yields in increasing order (duplicates and numbers below
 // the previous one are skipped).
