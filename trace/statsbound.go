@@ -27,7 +27,7 @@ type series struct {
 	m2    float64
 	lo    float64
 	hi    float64
-	hist  map[int64]int
+	hist  histogram
 }
 
 // add adds v; past limit samples the series is summarized.
@@ -37,7 +37,8 @@ func (s *series) add(v float64, limit int) {
 		if len(s.exact) <= limit {
 			return
 		}
-		s.big, s.hist, s.lo, s.hi = true, map[int64]int{}, math.Inf(1), math.Inf(-1)
+		s.big, s.lo, s.hi = true, math.Inf(1), math.Inf(-1)
+		s.hist.center(histKey(s.exact[len(s.exact)/2]))
 		for _, x := range s.exact {
 			s.fold(x)
 		}
@@ -53,7 +54,7 @@ func (s *series) fold(v float64) {
 	s.mean += d / float64(s.n)
 	s.m2 += d * (v - s.mean)
 	s.lo, s.hi = min(s.lo, v), max(s.hi, v)
-	s.hist[histKey(v)]++
+	s.hist.add(histKey(v))
 }
 
 // histKey orders float64 values by buckets of 2^histBits per power of two.
@@ -63,6 +64,59 @@ func histKey(v float64) int64 {
 		return -int64(b) - 1
 	}
 	return int64(b)
+}
+
+// histDense is how many consecutive buckets a histogram counts in an
+// array: two powers of two, the values within a factor 2 of a series'
+// typical value either way, where nearly all of a stream's intervals
+// fall.
+const histDense = 1 << (histBits + 1)
+
+// histogram counts samples per bucket (histKey): those of the histDense
+// buckets from base in an array, the others in a map, so that a sample
+// near the series' typical value costs an increment, not a map update.
+type histogram struct {
+	base  int64
+	dense []int
+	other map[int64]int
+}
+
+// center makes the array count the buckets around key k; h must be empty.
+func (h *histogram) center(k int64) {
+	h.base, h.dense = k-histDense/2, make([]int, histDense)
+}
+
+func (h *histogram) add(k int64) {
+	if i := uint64(k - h.base); i < uint64(len(h.dense)) {
+		h.dense[i]++
+		return
+	}
+	if h.other == nil {
+		h.other = map[int64]int{}
+	}
+	h.other[k]++
+}
+
+// each calls fn with every bucket that holds samples and its count, in
+// increasing order of keys.
+func (h *histogram) each(fn func(k int64, c int)) {
+	keys := make([]int64, 0, len(h.other))
+	for k := range h.other {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	j := 0
+	for ; j < len(keys) && keys[j] < h.base; j++ {
+		fn(keys[j], h.other[keys[j]])
+	}
+	for i, c := range h.dense {
+		if c > 0 {
+			fn(h.base+int64(i), c)
+		}
+	}
+	for ; j < len(keys); j++ {
+		fn(keys[j], h.other[keys[j]])
+	}
 }
 
 // histMid returns the middle of bucket k.
@@ -105,12 +159,12 @@ func (s *series) robustMean() time.Duration {
 			}
 		}
 	} else {
-		for k, c := range s.hist {
+		s.hist.each(func(k int64, c int) {
 			if v := histMid(k); v >= lo && v <= hi {
 				sum += v * float64(c)
 				n += c
 			}
-		}
+		})
 	}
 	if n == 0 {
 		return dur(med)
@@ -127,22 +181,19 @@ func (s *series) dist() Dist {
 	if s.n > 1 {
 		d.SD = dur(math.Sqrt(s.m2 / float64(s.n-1)))
 	}
-	keys := make([]int64, 0, len(s.hist))
-	for k := range s.hist {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
 	q := func(p float64) time.Duration {
 		r := int(math.Ceil(p*float64(s.n))) - 1 // gonum's Empirical rank
 		r = max(r, 0)
 		c := 0
-		for _, k := range keys {
-			c += s.hist[k]
-			if c > r {
-				return dur(min(max(histMid(k), s.lo), s.hi))
+		at := s.hi
+		s.hist.each(func(k int64, n int) {
+			if c <= r {
+				if c += n; c > r {
+					at = min(max(histMid(k), s.lo), s.hi)
+				}
 			}
-		}
-		return dur(s.hi)
+		})
+		return dur(at)
 	}
 	d.P50, d.P90, d.P99 = q(0.50), q(0.90), q(0.99)
 	return d

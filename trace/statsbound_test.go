@@ -3,6 +3,7 @@ package trace
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -49,4 +50,38 @@ func TestAccumulatorBoundedSummary(t *testing.T) {
 	require.InDelta(t, want.DriftPPM, got.DriftPPM, 1e-6*math.Abs(want.DriftPPM))
 	near(want.Interval, got.Interval, q, "interval")
 	require.Equal(t, want.Lost, got.Lost)
+}
+
+// A histogram counts as a map would, in its array or its map, and lists
+// the buckets in increasing order of keys, those below and above the
+// array's included.
+func TestHistogramCountsAsAMap(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 4))
+	var h histogram
+	h.center(histKey(1e7))
+	want := map[int64]int{}
+	for range 100000 {
+		var v float64
+		switch rng.IntN(10) {
+		case 0:
+			v = -rng.ExpFloat64() * 1e6 // negative keys
+		case 1:
+			v = rng.ExpFloat64() * 1e9 // far above
+		case 2:
+			v = rng.Float64() * 1e3 // far below
+		default:
+			v = 1e7 + rng.NormFloat64()*2e6
+		}
+		h.add(histKey(v))
+		want[histKey(v)]++
+	}
+	require.NotEmpty(t, h.other)
+	got := map[int64]int{}
+	var keys []int64
+	h.each(func(k int64, c int) {
+		got[k] = c
+		keys = append(keys, k)
+	})
+	require.Equal(t, want, got)
+	require.True(t, slices.IsSorted(keys))
 }
