@@ -60,20 +60,60 @@ func (lc *linearCurve) percentiles(m int) []tdQuantiles {
 	for j, k := range sampleIndices(n, m) {
 		smpC[j], smpS[j], smpF[j] = lc.td0[k], lc.scales[k], lc.floorAt(k)
 	}
-	g := lc.newTDGrid(smpC, smpS)
+	var g *tdGrid // a pass over every heartbeat per point below gridPoints
+	if len(lc.ps) >= gridPoints {
+		g = lc.newTDGrid(smpC, smpS)
+	}
 	sample := make([]float64, m)
 	for i, p := range lc.ps {
 		for j := range sample {
 			sample[j] = tdValue(smpC[j], smpS[j], smpF[j], p)
 		}
 		lo, hi := sampleWindows(sample, ranks, n)
-		q, ok := g.quantiles(p, ranks, lo, hi)
+		var q tdQuantiles
+		var ok bool
+		if g != nil {
+			q, ok = g.quantiles(p, ranks, lo, hi)
+		} else {
+			q, ok = lc.scanQuantiles(p, ranks, lo, hi)
+		}
 		if !ok {
 			q, buf = lc.fullQuantiles(p, ranks, buf)
 		}
 		out[i] = q
 	}
 	return out
+}
+
+// gridPoints is the number of query points from which percentiles sorts
+// the heartbeats into a tdGrid: below, each point reads every heartbeat
+// once (scanQuantiles), which costs less than the grid's sorting pass
+// (for a linear replay's sides, which have one point each).
+const gridPoints = 4
+
+// scanQuantiles is tdGrid.quantiles without a grid: it evaluates TD_k at p
+// for every heartbeat, a block at a time.
+func (lc *linearCurve) scanQuantiles(p float64, ranks [2]int, lo, hi [2]float64) (q tdQuantiles, ok bool) {
+	const block = 4096
+	vals := make([]float64, block)
+	var below [2]int
+	var in [2][]float64
+	mx := math.Inf(-1)
+	for a := 0; a < len(lc.td0); a += block {
+		b := min(a+block, len(lc.td0))
+		v := vals[:b-a]
+		for k := range v {
+			v[k] = tdValue(lc.td0[a+k], lc.scales[a+k], lc.floorAt(a+k), p)
+		}
+		if x := examine(nil, v, nil, 0, lo, hi, &below, &in); x > mx {
+			mx = x
+		}
+	}
+	r0, r1 := ranks[0]-below[0], ranks[1]-below[1]
+	if r0 < 0 || r0 >= len(in[0]) || r1 < 0 || r1 >= len(in[1]) {
+		return q, false
+	}
+	return tdQuantiles{selectRank(in[0], r0), selectRank(in[1], r1), mx}, true
 }
 
 // floorAt is the floor of TD_k (−∞ when TD is not floored).

@@ -12,7 +12,8 @@ import (
 
 // The grid-and-sample percentiles equal a full selection at every point,
 // for scales that vary, repeat or are 0, with and without a TD floor, and
-// for negative parameter values.
+// for negative parameter values; and so do the scans per point that
+// replace the grid for fewer than gridPoints points.
 func TestPercentilesGridExact(t *testing.T) {
 	const n, m = 40_000, 1024
 	rng := rand.New(rand.NewPCG(4, 2026))
@@ -41,6 +42,21 @@ func TestPercentilesGridExact(t *testing.T) {
 		got := lc.percentiles(m)
 		want := lc.percentiles(n) // n < 8·n: full selection at every point
 		assert.Equal(t, want, got, tc.name)
+		// Below gridPoints points, a scan per point instead of the grid.
+		for j := range gridPoints - 1 {
+			lc.ps = ps[j : 2*j+1]
+			assert.Equal(t, want[j:2*j+1], lc.percentiles(m), "%s, %d points", tc.name, j+1)
+		}
+		// The scan's windows hold the ranks (no selection among all).
+		p := ps[4]
+		sample := make([]float64, m)
+		for j, k := range sampleIndices(n, m) {
+			sample[j] = tdValue(lc.td0[k], lc.scales[k], lc.floorAt(k), p)
+		}
+		lo, hi := sampleWindows(sample, [2]int{rank(0.5, n), rank(0.99, n)}, n)
+		q, ok := lc.scanQuantiles(p, [2]int{rank(0.5, n), rank(0.99, n)}, lo, hi)
+		require.True(t, ok, tc.name)
+		assert.Equal(t, want[4], q, tc.name)
 	}
 }
 
