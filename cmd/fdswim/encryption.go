@@ -47,7 +47,7 @@ func (e *envelopeFlags) apply(cfg *agent.Config) error {
 	case len(e.label) > wire.MaxLabelLen:
 		return fmt.Errorf("--label is %d bytes, at most %d", len(e.label), wire.MaxLabelLen)
 	case !printable(e.label):
-		return fmt.Errorf("--label %q: want printable UTF-8 text (letters, digits, punctuation, spaces), no control characters: it is shown in logs and errors", e.label)
+		return fmt.Errorf("--label %q: want printable UTF-8 text (letters, digits, punctuation, spaces), no control or format characters: it is shown in logs and errors", e.label)
 	case e.stageFile != "" && (e.acceptPlain || e.sendPlain):
 		return errors.New("--encryption-stage-file excludes --accept-plain and --send-plain: the file names the stage")
 	case cfg.Plain && e.stageFile != "":
@@ -68,13 +68,17 @@ func (e *envelopeFlags) apply(cfg *agent.Config) error {
 	return nil
 }
 
-// printable reports whether s is valid UTF-8 without control characters.
+// printable reports whether s is valid UTF-8 of graphic characters
+// (unicode.IsGraphic: letters, marks, numbers, punctuation, symbols and
+// spaces): no control characters, and no format characters or line
+// separators either (U+202E reverses the text a log line shows after it,
+// U+200B hides, U+2028 breaks the line).
 func printable(s string) bool {
 	if !utf8.ValidString(s) {
 		return false
 	}
 	for _, r := range s {
-		if unicode.IsControl(r) {
+		if !unicode.IsGraphic(r) {
 			return false
 		}
 	}

@@ -24,6 +24,9 @@ func TestEnvelopeFlagErrors(t *testing.T) {
 		{[]string{"--plain", "--label", "dc1\x1b[2J"}, `--label "dc1\x1b[2J": want printable UTF-8 text`},
 		{[]string{"--plain", "--label", "dc\n1"}, `--label "dc\n1": want printable UTF-8 text`},
 		{[]string{"--plain", "--label", "dc\xff"}, `--label "dc\xff": want printable UTF-8 text`},
+		{[]string{"--plain", "--label", "dc\u202e1"}, `--label "dc\u202e1": want printable UTF-8 text`},
+		{[]string{"--plain", "--label", "dc\u200b1"}, `--label "dc\u200b1": want printable UTF-8 text`},
+		{[]string{"--plain", "--label", "dc\u20281"}, `--label "dc\u20281": want printable UTF-8 text`},
 		{[]string{"--plain", "--id", ""}, "--id is empty: give a member ID, or leave --id out to use the advertised address"},
 	}
 	for _, c := range cases {
@@ -70,4 +73,15 @@ func TestLabelFlag(t *testing.T) {
 	v, err := a.view()
 	require.NoError(t, err)
 	assert.NotContains(t, v, "c")
+}
+
+// A label may hold letters of any script, marks, symbols and spaces; not
+// control or format characters, nor line or paragraph separators.
+func TestPrintableLabel(t *testing.T) {
+	for _, s := range []string{"", "dc1", "zone Ö-1 · δ", "東京 dc", "a\u00a0b", "e\u0301"} {
+		assert.True(t, printable(s), "%q", s)
+	}
+	for _, s := range []string{"a\tb", "a\x7fb", "a\u0085b", "a\u200bb", "a\u200eb", "a\u202eb", "a\u2028b", "a\u2029b", "a\ufeffb", "a\ue000b", "a\xffb"} {
+		assert.False(t, printable(s), "%q", s)
+	}
 }
