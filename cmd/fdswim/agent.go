@@ -93,7 +93,9 @@ with the key, write accept-plain in F and send SIGHUP to each member (it
 seals and still reads plain); once fdswim_plain_accepted_total stops
 growing on every member, write sealed in F and send SIGHUP to each. stdout
 shows msg="encryption stage reloaded" stage=<name>; a bad file is logged at
-ERROR and the stage stays. Without the file it takes three rolling
+ERROR and the stage stays; a move of two steps at once is applied and
+logged at WARN (a member two steps away refuses this one's packets or
+sends what it refuses). Without the file it takes three rolling
 restarts: with --accept-plain --send-plain, then --accept-plain alone, then
 neither. --send-plain needs --accept-plain. With --http, the agent serves:
 

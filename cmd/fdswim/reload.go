@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"slices"
 	"syscall"
 
 	"github.com/fdkit/fdkit/swim/wire"
@@ -153,6 +154,25 @@ func (r *hupReload) reloadStage() {
 		return
 	}
 	changed := st != r.stage
+	if risk := stageSkipped(r.stage, st); risk != "" {
+		r.diag.Warn("encryption stage moved two steps at once", "stage_file", r.stageFile, "from", r.stage.name, "to", st.name, "risk", risk)
+	}
 	r.stage = st
 	r.out.Info("encryption stage reloaded", "stage_file", r.stageFile, "stage", st.name, "changed", changed)
+}
+
+// stageSkipped says what a move from one stage to another two steps away
+// risks (a member that missed a step, or a file edited twice between two
+// SIGHUPs: right when every other member has moved already); "" for a
+// move of one step or none.
+func stageSkipped(from, to encryptionStage) string {
+	i, j := slices.Index(encryptionStages, from), slices.Index(encryptionStages, to)
+	switch {
+	case i < 0 || j < 0 || i-j == 1 || j-i == 1 || i == j:
+		return ""
+	case j > i:
+		return fmt.Sprintf("members still at %s send plain packets, which this member now refuses", from.name)
+	default:
+		return fmt.Sprintf("this member now sends plain packets, which members still at %s refuse", from.name)
+	}
 }

@@ -159,3 +159,28 @@ func TestEncryptionTurnedOnBySIGHUP(t *testing.T) {
 	require.Error(t, err, "a plain member joined the sealed group: %s", out)
 	assert.Greater(t, b.metric(t, "fdswim_auth_failures_total"), before, "b refused the plain member's packets")
 }
+
+// A reload that moves two steps at once (a member that missed a step, or
+// the file edited twice between SIGHUPs) applies the stage and warns,
+// naming what each direction risks; a move of one step does not warn.
+func TestHUPReloadStageSkipWarns(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "stage")
+	var out, diag bytes.Buffer
+	var applied []string
+	r := &hupReload{stageFile: p, stage: encryptionStages[0],
+		setStage: func(st encryptionStage) error { applied = append(applied, st.name); return nil },
+		out:      slog.New(slog.NewTextHandler(&out, nil)), diag: slog.New(slog.NewTextHandler(&diag, nil))}
+	move := func(to string) string {
+		diag.Reset()
+		require.NoError(t, os.WriteFile(p, []byte(to+"\n"), 0o600))
+		r.reload(context.Background())
+		return diag.String()
+	}
+	assert.Contains(t, move("sealed"), `level=WARN msg="encryption stage moved two steps at once" stage_file=`+p+
+		` from=send-plain to=sealed risk="members still at send-plain send plain packets, which this member now refuses"`)
+	assert.Contains(t, move("send-plain"), `from=sealed to=send-plain risk="this member now sends plain packets, which members still at sealed refuse"`)
+	assert.Empty(t, move("accept-plain"))
+	assert.Empty(t, move("sealed"))
+	assert.Empty(t, move("sealed"))
+	assert.Equal(t, []string{"sealed", "send-plain", "accept-plain", "sealed"}, applied)
+}
