@@ -136,9 +136,12 @@
 //     packet from an unknown sender makes the member ask the sender for its view
 //     (at most once per ProbeInterval, retries included), asking again two and
 //     four periods later while the sender stays unknown and its packets pay
-//     for them (the requests at most twice the bytes received from it),
-//     since the exchange takes up to four datagrams (docs/experiments.md,
-//     “SWIM: retried view requests”). Without them two members that
+//     for them, since the exchange takes up to four datagrams
+//     (docs/experiments.md, “SWIM: retried view requests”). The requests
+//     to a sender (its ID at its address), asked or retried, total at most
+//     twice the bytes received from it there, and a packet received from
+//     another address than it claims (StepFromOtherSource) draws none.
+//     Without these requests two members that
 //     joined through one seed at about the same time could stay unaware of
 //     each other for good.
 //     A member answers at most PullsPerSender pulls (MsgJoin: joins,

@@ -234,12 +234,16 @@ func (m *Member) noteSender(in *inbound, from Node, pkt *Packet) {
 		if !in.otherSource {
 			m.verify(s)
 		}
+	case in.otherSource:
+		// Received from another address than the one it claims: the
+		// request would go to an address that did not send it.
 	case m.asksView(now, from, pkt):
+		size := m.askViewSize(from)
 		m.sync.nextAskView = now + m.cfg.ProbeInterval
 		m.stats.ViewRequests++
 		m.askView(from)
-		m.askedView(now, from, pkt.Size())
-	case !in.otherSource:
+		m.askedView(now, from, pkt.Size(), size)
+	default:
 		m.heardFromAsked(from, pkt.Size())
 	}
 }
@@ -252,17 +256,20 @@ func (m *Member) noteSender(in *inbound, from Node, pkt *Packet) {
 // the senders. (A sender believed dead gets the Dead update on the answer
 // instead, and refutes.) A joiner does not ask the seed that challenges
 // its join (a ping from one of its seeds' addresses): the view follows the
-// ack. Nor is a sender asked whose packet is less than half the size of
-// the request (this member's Alive, with its metadata and proof): the
-// sender's address is only what the packet claims, so a small packet
-// forged from a victim's address would make every member it reaches send
-// the victim several times its bytes (a ping of 50 bytes drew an ack and
-// a request of 500 with 400 bytes of metadata). Such a sender is learnt
-// from the gossip that announces it, or from its own larger packets.
+// ack. Nor is a sender asked when the request (this member's Alive, with
+// its metadata and proof) would take the bytes sent to it past twice the
+// bytes received from it (viewretry.go): the sender's address is only
+// what the packet claims, so a small packet forged from a victim's
+// address would make every member it reaches send the victim several
+// times its bytes (a ping of 50 bytes drew an ack and a request of 500
+// with 400 bytes of metadata). A first packet must therefore be at least
+// half the request's size. Such a sender is learnt from the gossip that
+// announces it, or from its own larger packets. The caller asks only
+// about a packet received from the address it claims.
 func (m *Member) asksView(now time.Duration, from Node, pkt *Packet) bool {
 	return from.Addr != "" && pkt.Kind != MsgJoin && pkt.Kind != MsgSync && m.st == running && now >= m.sync.nextAskView &&
 		!(m.join.pending && pkt.Kind == MsgPing && slices.Contains(m.join.seeds, from.Addr)) &&
-		2*pkt.Size() >= m.askViewSize(from)
+		m.viewAskPaid(from, pkt.Size(), m.askViewSize(from))
 }
 
 // askViewSize is the size of askView's request to to (Packet.Size).

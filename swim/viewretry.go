@@ -15,18 +15,32 @@ import (
 // a request (asksView) may come a pass of the ring (n−1 periods) later. A
 // request whose sender is still unknown viewAskWait periods later is
 // therefore asked again, then once more twice as long after,
-// viewAskRetries times in all, as long as the requests to that sender
-// stay within twice the bytes received from it since the first one
-// (asksView's rule for one request, extended to its retries): a sender's
-// claimed address may be a victim's, and a forged packet must not make
-// the member send it more than twice its bytes. A real joiner's packets
-// (probes with piggybacked updates, its challenge's ping) pay for the
-// retries; a forged one barely large enough to draw a request draws no
-// retry. Every retry takes its place in the budget of one view request to
-// an unknown sender per ProbeInterval (asksView), so that a flood of
-// packets from ever new unknown senders makes a member send no more
-// requests than before. Requests to members believed dead (isolated) are
-// not retried here: they have their own back-off.
+// viewAskRetries times in all.
+//
+// The budget. A sender's claimed address may be a victim's, and a forged
+// packet must not make the member send that address more than twice its
+// bytes. So each request to an unknown sender, asked or retried, is
+// counted against the sender, keyed by its ID and address: the entry
+// (viewAsk) holds the bytes received from that ID at that address, from
+// the packet that drew the first request on, and the bytes of every
+// request sent there since, and a request is sent only if it keeps the
+// bytes sent within twice the bytes received. A new packet adds to the
+// bytes received and never resets the count. An entry is dropped when its
+// sender becomes known, when its retries are spent, or when a retry is
+// due and not paid for; the next request to that sender then needs a
+// packet of at least half a request's size (asksView), as the first one
+// did. Within each entry's life, and before the first (no request is
+// sent to a sender without an entry), the bytes sent to a sender stay
+// within twice the bytes received from it, so they do over any span.
+// A real joiner's packets (probes with piggybacked updates, its
+// challenge's ping) pay for the retries; a forged one barely large enough
+// to draw a request draws no retry. A packet received from another
+// address than its sender claims (StepFromOtherSource) draws no request
+// and pays for none. Every retry takes its place in the budget of one
+// view request to an unknown sender per ProbeInterval (asksView), so that
+// a flood of packets from ever new unknown senders makes a member send no
+// more requests than before. Requests to members believed dead
+// (isolated) are not retried here: they have their own back-off.
 
 // viewAskRetries is how many times a view request to an unknown sender is
 // asked again.
@@ -42,47 +56,70 @@ const viewAskWait = 2
 // that failed must not be forgotten for the next joiner's.
 const viewAskSlots = 4
 
-// viewAsk is a view request to an unknown sender awaiting its retry
-// (antiEntropy.asks).
+// viewAsk is a view request to an unknown sender, with the bytes that
+// sender paid and was sent, awaiting its retry (antiEntropy.asks).
 type viewAsk struct {
-	to    Node          // the sender asked
+	to    Node          // the sender asked, at the address it was received from
 	next  time.Duration // when it is asked again unless known by then
 	tries int           // retries made
-	recv  int           // bytes received from the sender since the first request (Packet.Size)
-	size  int           // the bytes of one request (Packet.Size)
+	recv  int           // bytes received from to since the entry was made (Packet.Size)
+	sent  int           // bytes of the requests sent to to since then, asked and retried (Packet.Size)
+	size  int           // the bytes of the last request (Packet.Size)
 }
 
-// askedView records at now a view request to the unknown sender to,
-// drawn by a packet of recv bytes.
-func (m *Member) askedView(now time.Duration, to Node, recv int) {
-	a := viewAsk{to: to, next: now + mulTimer(m.cfg.ProbeInterval, viewAskWait), recv: recv, size: m.askViewSize(to)}
+// viewAskOf returns the entry of the sender to (its ID at its address),
+// or nil.
+func (m *Member) viewAskOf(to Node) *viewAsk {
 	for i := range m.sync.asks {
-		if m.sync.asks[i].to.ID == to.ID {
-			a.recv += m.sync.asks[i].recv
-			m.sync.asks[i] = a
-			return
+		if a := &m.sync.asks[i]; a.to == to {
+			return a
 		}
+	}
+	return nil
+}
+
+// viewAskPaid reports whether a request of size bytes to to, drawn by a
+// packet of recv bytes received from it at its own address, keeps the
+// requests to it within twice the bytes received from it.
+func (m *Member) viewAskPaid(to Node, recv, size int) bool {
+	sent := size
+	if a := m.viewAskOf(to); a != nil {
+		recv += a.recv
+		sent += a.sent
+	}
+	return sent <= 2*recv
+}
+
+// askedView records at now a view request of size bytes to the unknown
+// sender to, drawn by a packet of recv bytes received from it at its own
+// address. The next retry comes after the wait of the retries made.
+func (m *Member) askedView(now time.Duration, to Node, recv, size int) {
+	if a := m.viewAskOf(to); a != nil {
+		a.recv += recv
+		a.sent += size
+		a.size = size
+		a.next = now + mulTimer(m.cfg.ProbeInterval, viewAskWait<<a.tries)
+		return
 	}
 	if len(m.sync.asks) >= viewAskSlots {
 		m.sync.asks = m.sync.asks[1:]
 	}
-	m.sync.asks = append(m.sync.asks, a)
+	m.sync.asks = append(m.sync.asks, viewAsk{to: to, next: now + mulTimer(m.cfg.ProbeInterval, viewAskWait), recv: recv, sent: size, size: size})
 }
 
 // heardFromAsked counts a packet of size bytes from the unknown sender
-// from, from its own address, for a view request to it awaiting a retry.
+// from, received at its own address, that drew no request.
 func (m *Member) heardFromAsked(from Node, size int) {
-	for i := range m.sync.asks {
-		if a := &m.sync.asks[i]; a.to.ID == from.ID && a.to.Addr == from.Addr {
-			a.recv += size
-		}
+	if a := m.viewAskOf(from); a != nil {
+		a.recv += size
 	}
 }
 
-// paid reports whether a's next retry keeps the requests to its sender
-// within twice the bytes received from it.
+// paid reports whether a retry of a's last request keeps the requests to
+// its sender within twice the bytes received from it. retryViewAsk checks
+// again with the size the retry has when sent.
 func (a *viewAsk) paid() bool {
-	return (a.tries+2)*a.size <= 2*a.recv
+	return a.sent+a.size <= 2*a.recv
 }
 
 // viewAskDue reports when the next view request is asked again
@@ -124,7 +161,13 @@ func (m *Member) retryViewAsk(now time.Duration) {
 		return
 	}
 	a := &m.sync.asks[i]
+	if a.size = m.askViewSize(a.to); !a.paid() {
+		// This member's Alive grew since (its metadata): forgotten.
+		m.sync.asks = slices.Delete(m.sync.asks, i, i+1)
+		return
+	}
 	a.tries++
+	a.sent += a.size
 	a.next = now + mulTimer(m.cfg.ProbeInterval, viewAskWait<<a.tries)
 	m.sync.nextAskView = now + m.cfg.ProbeInterval
 	m.stats.ViewRequests++
