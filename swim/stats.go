@@ -1,0 +1,130 @@
+package swim
+
+// Stats counts what a Member did since New, grouped by concern; the
+// groups are embedded, so each counter reads as Stats.<Name>.
+type Stats struct {
+	ProbeStats
+	GossipStats
+	GuardStats
+	AppStats
+}
+
+// ProbeStats count the failure detector's work: probes, suspicions,
+// declarations and refutations.
+type ProbeStats struct {
+	ProbesStarted  int // probes sent (one per protocol period with a target)
+	ProbesFailed   int // probes with neither a direct nor an indirect ack
+	PingReqsSent   int
+	NacksSent      int
+	Refutations    int // times this member raised its own incarnation
+	AliveSent      int // pings sent only to carry a refutation (Alive) at once
+	GateDeferrals  int // failed probes forgiven once by the detector gate
+	Suspicions     int // suspicions this member raised itself
+	Declarations   int // members this member declared dead by its own timeout
+	LocalPauses    int // late Ticks taken for a pause of this member (PauseGuard)
+	DetectorErrors int // per-peer detector or estimator factory errors
+	// StreamProbes counts stream fallback pings requested
+	// (Config.StreamProbe); StreamOnly counts probes that only the stream
+	// answered (EventStreamOnly, rate-limited, warns of them).
+	StreamProbes, StreamOnly int
+}
+
+// GossipStats count dissemination and anti-entropy: gossip sent, view
+// exchanges and the pulls and joins answered.
+type GossipStats struct {
+	GossipsSent       int // MsgGossip packets sent (eager dissemination, GossipFanout)
+	JoinAnnouncements int // members sent this member's Alive directly on joining (announceJoin)
+	// AccusationsReturned counts accusations sent back to the sender of a
+	// stale Alive and to the accused (see accuseBack).
+	AccusationsReturned int
+	PushPulls           int // anti-entropy exchanges started (PushPullInterval)
+	// DigestMatches and DigestMismatches count the view digests of
+	// anti-entropy exchanges received (ViewDigest): equal to this
+	// member's, so no view was sent, or different, so both views were.
+	DigestMatches, DigestMismatches int
+	ViewRequests                    int // views asked of unknown senders
+	// ViewEntriesSkipped counts entries left out of a view transfer
+	// (MsgSync: a join's answer, an exchange) because the entry alone
+	// does not fit MaxPacketSize after the packet's header: IDs,
+	// addresses and metadata near their maximum (255, 255 and 512 bytes)
+	// with a small MaxPacketSize. The receiver learns of such a member
+	// from the member itself or from gossip instead. No packet goes out
+	// without updates or above MaxPacketSize (the codec would send it
+	// empty).
+	ViewEntriesSkipped int
+	// PullsRefused counts pulls (MsgJoin: joins, view requests,
+	// anti-entropy exchanges) not answered because their sender address
+	// or all senders together had reached their bound for the protocol
+	// period (Config.PullsPerSender, Config.PullsPerPeriod), or because
+	// as many join challenges were waiting, or one for the same sender.
+	PullsRefused int
+	// JoinChallenges counts joins from unverified sources answered first
+	// with a challenge ping (see Step).
+	JoinChallenges int
+}
+
+// GuardStats count updates and packets refused or dropped to keep the view
+// safe, and the view's upkeep.
+type GuardStats struct {
+	Misdirected int // packets for another ID dropped
+	// Implausible counts updates refused for an incarnation more than
+	// MaxIncarnationJump above the one stored (or this member's own).
+	Implausible int
+	// Reaped counts dead and left members forgotten (DeadRetention, or
+	// evicted to make room under MaxMembers); MembersRefused counts
+	// members not admitted or revived because the view was full of live
+	// ones, or because as many unverified members as the view may hold
+	// were live (a flood of forged gossip; swim/verify.go).
+	Reaped, MembersRefused int
+	// Conflicts counts claims of a live member's ID (or this member's, or
+	// a dead or left member's before DeadReclaimTime) by a node at another
+	// address (EventConflict).
+	Conflicts int
+	// Reclaims counts entries of dead or left members taken over by a
+	// node at another address (Config.DeadReclaimTime).
+	Reclaims int
+	// MergesRefused counts view transfers and joins refused by
+	// Config.MergeFilter; AlivesRefused Alive updates dropped by
+	// Config.AliveFilter; AddrsRefused updates dropped because
+	// Config.ValidAddr rejected the address they name.
+	MergesRefused, AlivesRefused, AddrsRefused int
+	// ViewsIncomplete counts view transfers in parts held for
+	// Config.MergeFilter and dropped, unmerged, before their last part
+	// came: expired, displaced by newer ones, or larger than MaxMembers
+	// (swim/viewparts.go).
+	ViewsIncomplete int
+	// BadProofs counts Alive and leave updates refused, with signed
+	// self-updates, for a missing or invalid proof or one under a key
+	// other than the one bound to the member; AccusationsCapped counts
+	// accusations taken at the stored incarnation instead of a higher one
+	// (Config.SigningKey).
+	BadProofs, AccusationsCapped int
+	// MetaRestated counts incarnation raises to correct a previous
+	// life's metadata held by others (see Member.SetMeta).
+	MetaRestated int
+}
+
+// AppStats count the application's messages (usermsg.go).
+// BroadcastsQueued: broadcasts this member queued (Broadcast);
+// BroadcastsReceived: new broadcasts delivered; BroadcastsDropped: queued
+// broadcasts dropped, unsent or not fully sent, because the queue was
+// full; BroadcastsSuperseded: queued broadcasts removed by a newer one
+// with the same origin and key; BroadcastOriginsForgotten: delivery
+// windows forgotten to bound memory (MaxMembers origins);
+// BroadcastsImplausible: received broadcasts numbered above
+// Config.BroadcastSeqCeiling, refused. MessagesSent and MessagesReceived
+// count direct messages (SendTo); StatesSent and StatesReceived
+// application states (Config.LocalState); StatesTooLarge states not sent,
+// or refused, for exceeding MaxStateSize; StatesWithheld received states
+// not delivered because Config.MergeFilter refused their sender's view
+// transfer or no verdict on it came in time (swim/heldstate.go); AckPayloadsTooLarge payloads of
+// Config.AckPayload over MaxAckPayloadLen, not sent.
+type AppStats struct {
+	BroadcastsQueued, BroadcastsReceived, BroadcastsDropped int
+	BroadcastsSuperseded, BroadcastOriginsForgotten         int
+	BroadcastsImplausible                                   int
+	MessagesSent, MessagesReceived                          int
+	StatesSent, StatesReceived, StatesTooLarge              int
+	StatesWithheld                                          int
+	AckPayloadsTooLarge                                     int
+}
