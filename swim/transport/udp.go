@@ -84,10 +84,10 @@ type Config struct {
 	// ReadBuffer is the socket receive buffer to ask the kernel for, in
 	// bytes (SO_RCVBUF). Default DefaultReadBuffer. When the kernel
 	// refuses it, Listen asks for half as much while that is at least
-	// 64 KiB, and then keeps the kernel's default, as memberlist does; ReadBuffer on the
-	// UDP tells what was granted. Linux caps a request at
-	// net.core.rmem_max without refusing it (and doubles what it grants,
-	// for its bookkeeping). Negative: keep the kernel's default.
+	// 64 KiB, and then keeps the kernel's default, as memberlist does.
+	// Linux caps a request at net.core.rmem_max without refusing it, so
+	// no halving happens there; ReadBuffer on the UDP tells what the
+	// socket holds. Negative: keep the kernel's default.
 	ReadBuffer int
 }
 
@@ -156,7 +156,7 @@ type UDP struct {
 	addr  netip.AddrPort
 	max   int
 	oob   []byte // sets the source address of each datagram (Config.Source); nil: the kernel's choice
-	rbuf  int    // the receive buffer the kernel granted (Config.ReadBuffer); 0: its default
+	rbuf  int    // the receive buffer the socket holds, or the size asked (UDP.ReadBuffer)
 	ch    chan Packet
 	done  chan struct{}
 	close sync.Once
@@ -197,7 +197,7 @@ func Listen(cfg Config) (*UDP, error) {
 	}
 	local := conn.LocalAddr().(*net.UDPAddr).AddrPort()
 	u := &UDP{
-		rbuf: setReadBuffer(conn, cfg.ReadBuffer),
+		rbuf: readBuffer(conn, cfg.ReadBuffer),
 		conn: conn,
 		addr: netip.AddrPortFrom(local.Addr().Unmap(), local.Port()),
 		max:  cfg.MaxPacketSize,
@@ -210,10 +210,21 @@ func Listen(cfg Config) (*UDP, error) {
 	return u, nil
 }
 
+// readBuffer asks the kernel for a receive buffer of size bytes (none
+// when size is negative) and returns the size the socket then holds
+// (UDP.ReadBuffer).
+func readBuffer(conn *net.UDPConn, size int) int {
+	asked := setReadBuffer(conn, size)
+	if held, ok := heldReadBuffer(conn); ok {
+		return held
+	}
+	return asked
+}
+
 // setReadBuffer asks the kernel for a receive buffer of size bytes, then
 // for half as much while it refuses, as long as that is at least
-// minReadBuffer; it returns the size granted, 0 when none was (the
-// kernel's default stays).
+// minReadBuffer; it returns the size whose request the kernel accepted, 0
+// when it accepted none (the kernel's default stays).
 func setReadBuffer(conn *net.UDPConn, size int) int {
 	for size > 0 {
 		if conn.SetReadBuffer(size) == nil {
@@ -262,9 +273,15 @@ func (u *UDP) readLoop() {
 // LocalAddr returns the bound address (with the kernel-chosen port).
 func (u *UDP) LocalAddr() netip.AddrPort { return u.addr }
 
-// ReadBuffer returns the socket receive buffer the kernel granted, in
-// bytes, as asked (Config.ReadBuffer); 0 when the kernel's default was
-// kept.
+// ReadBuffer returns the receive buffer the socket holds, in bytes, read
+// back from the kernel after Listen asked for Config.ReadBuffer: what
+// getsockopt(SO_RCVBUF) reports on Unix systems, halved on Linux, which
+// reports twice the size it grants (the other half is its bookkeeping).
+// On Linux that is the size asked capped at net.core.rmem_max (a request
+// above it is not refused), or half of net.core.rmem_default when the
+// kernel's default was kept (a negative Config.ReadBuffer). Where the
+// socket cannot be read back (Windows, Plan 9) it is the size whose
+// request the kernel accepted, 0 when the kernel's default was kept.
 func (u *UDP) ReadBuffer() int { return u.rbuf }
 
 // MaxPacketSize returns the configured maximum datagram size in bytes.
