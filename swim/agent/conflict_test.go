@@ -35,7 +35,7 @@ func TestDuplicateIDRefused(t *testing.T) {
 		}
 	}
 	require.NoError(t, dup.Close())
-	time.Sleep(200 * time.Millisecond) // the newcomer's leave, if any, would be out by now
+	periodsFrom(t, as[0], as[2])(3) // the newcomer's leave, if any, would be out by now
 	for _, a := range []*Agent{as[0], as[2]} {
 		assert.Contains(t, []swim.State{swim.StateAlive, swim.StateSuspect}, state(a, as[1].Self().ID))
 	}

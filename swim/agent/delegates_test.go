@@ -110,7 +110,7 @@ func TestAliveFilterKeepsMemberOut(t *testing.T) {
 	join(t, c, b)
 	require.Eventually(t, func() bool { return alive(b) == 3 && alive(c) == 3 }, 10*time.Second, 10*time.Millisecond,
 		"b and c know everyone (c through b's view)")
-	time.Sleep(500 * time.Millisecond) // five protocol periods of gossip and probes
+	periodsFrom(t, a, b, c)(5) // five protocol periods of gossip and probes
 	_, known := member(a, c.Self().ID)
 	assert.False(t, known, "the filtered member entered the view")
 	assert.Positive(t, a.Stats().Protocol.AlivesRefused)

@@ -63,11 +63,12 @@ func TestForgedSeedViewVouchesForNothing(t *testing.T) {
 	joiner := start(t, Config{Plain: true})
 	stop := make(chan struct{})
 	sent := forgeSeedViews(t, seed.Self(), joiner.Self(), stop)
-	time.Sleep(50 * time.Millisecond) // the flood is under way when the join starts
+	require.Eventually(t, func() bool { return joiner.Stats().PacketsReceived >= 5 }, 10*time.Second, time.Millisecond,
+		"the flood is under way when the join starts")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	require.NoError(t, joiner.Join(ctx, seed.Self().Addr))
-	time.Sleep(300 * time.Millisecond) // three protocol periods of flood after the answer
+	periodsFrom(t, joiner)(3) // three protocol periods of flood after the answer
 	close(stop)
 	n := <-sent
 	live := aliveOrSuspect(joiner)

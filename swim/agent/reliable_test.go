@@ -61,10 +61,12 @@ func TestSendReliableLargeMessage(t *testing.T) {
 
 // Messages to an address whose agent is not a member of this one's group:
 // both reach it, and neither side learns of the other (no view is asked
-// or sent).
+// or sent). Each is in a group of two, so that its protocol periods,
+// counted by its probes, tell when a view request would have come.
 func TestSendToNonMemberAddress(t *testing.T) {
-	a := start(t, Config{})
-	outsider := start(t, Config{})
+	a := group(t, 2, Config{})[0]
+	outsider := group(t, 2, Config{})[0]
+	asked := a.Stats().Protocol.ViewRequests + outsider.Stats().Protocol.ViewRequests
 	msgs, cancel := outsider.Receive(4)
 	defer cancel()
 	ctx, stop := context.WithTimeout(context.Background(), 5*time.Second)
@@ -75,10 +77,10 @@ func TestSendToNonMemberAddress(t *testing.T) {
 	m := receiveOne(t, msgs)
 	assert.Equal(t, []byte("datagram"), m.Data)
 	assert.Equal(t, a.Self().ID, m.From)
-	time.Sleep(300 * time.Millisecond) // three protocol periods: a view request would have come
-	assert.Len(t, outsider.Members(), 1)
-	assert.Len(t, a.Members(), 1)
-	assert.Zero(t, outsider.Stats().Protocol.ViewRequests)
+	periodsFrom(t, a, outsider)(3) // a view request would have come
+	assert.Len(t, outsider.Members(), 2)
+	assert.Len(t, a.Members(), 2)
+	assert.Equal(t, asked, a.Stats().Protocol.ViewRequests+outsider.Stats().Protocol.ViewRequests)
 
 	assert.ErrorIs(t, a.SendToAddress(ctx, outsider.Self().Addr, make([]byte, 1400)), swim.ErrMessageSize)
 	assert.ErrorContains(t, a.SendToAddress(ctx, "outsider:1", []byte("x")), "want ip:port")
@@ -108,9 +110,13 @@ func TestSendToAddressNoAgentCanBeAt(t *testing.T) {
 		assert.ErrorContains(t, a.SendToAddress(ctx, addr, []byte("x")), want, addr)
 		assert.ErrorContains(t, a.SendReliableToAddress(ctx, addr, []byte("x")), want, addr)
 	}
-	time.Sleep(300 * time.Millisecond)
-	assert.Empty(t, msgs, "a message reached the agent through the wildcard address")
+	// The sends return once done: nothing left.
 	assert.Zero(t, a.Stats().PacketsSent+a.Stats().StreamsOut, "something was sent")
+	// A datagram sent after them reaches the agent first: none of them
+	// did before it.
+	require.NoError(t, a.SendToAddress(ctx, other.Self().Addr, []byte("after")))
+	assert.Equal(t, []byte("after"), receiveOne(t, msgs).Data)
+	assert.Empty(t, msgs, "a message reached the agent through the wildcard address")
 }
 
 // Hostile reliable messages are cut and never delivered: a total above
@@ -247,7 +253,9 @@ func TestReceiveBytesBlocking(t *testing.T) {
 		}
 	}()
 	require.Eventually(t, func() bool { return len(msgs) == 1 }, 5*time.Second, 10*time.Millisecond)
-	time.Sleep(300 * time.Millisecond)
+	// The agent counts a message received whole just before it delivers
+	// it: once it counted the second, it is delivering it.
+	require.Eventually(t, func() bool { return as[1].Stats().ReliableReceived == 2 }, 10*time.Second, time.Millisecond)
 	assert.Len(t, msgs, 1, "the second message waits")
 	receiveOne(t, msgs)
 	receiveOne(t, msgs)
