@@ -220,14 +220,14 @@ func ObserveEach(ds []*Normal, hb detector.Heartbeat) {
 		before := part[0].arr
 		iv, gap, first, ok := part[0].arr.accept(hb)
 		after := part[0].arr
-		what[0] = part[0].recordAccepted(hb, iv, gap, first, ok)
+		what[0] = part[0].recordAccepted(hb.Arrival, iv, gap, first, ok)
 		for i, d := range part[1:] {
 			if !d.arr.same(&before) {
 				what[i+1] = d.record(hb)
 				continue
 			}
 			d.arr = after
-			what[i+1] = d.recordAccepted(hb, iv, gap, first, ok)
+			what[i+1] = d.recordAccepted(hb.Arrival, iv, gap, first, ok)
 		}
 		for i, d := range part {
 			if what[i] == windowChanged {
@@ -255,20 +255,20 @@ const (
 // is needed.
 func (d *Normal) record(hb detector.Heartbeat) observed {
 	iv, gap, first, ok := d.arr.accept(hb)
-	return d.recordAccepted(hb, iv, gap, first, ok)
+	return d.recordAccepted(hb.Arrival, iv, gap, first, ok)
 }
 
-// recordAccepted is record once the arrivals took hb: the interval iv,
-// the sequence gap, whether hb was the first heartbeat and whether it was
-// accepted (arrivals.accept).
-func (d *Normal) recordAccepted(hb detector.Heartbeat, iv time.Duration, gap uint64, first, ok bool) observed {
+// recordAccepted is record once the arrivals took the heartbeat arriving
+// at at: the interval iv, the sequence gap, whether it was the first
+// heartbeat and whether it was accepted (arrivals.accept).
+func (d *Normal) recordAccepted(at, iv time.Duration, gap uint64, first, ok bool) observed {
 	if !ok {
 		return dropped
 	}
 	changed := first // the first heartbeat sets the bootstrap's μ and σ_eff
 	if !first {
 		// d.tau is still the previous heartbeat's freshness point.
-		skip := d.skip && hb.Arrival > d.tau && d.window.Len() >= min(2, d.window.Size())
+		skip := d.skip && at > d.tau && d.window.Len() >= min(2, d.window.Size())
 		if d.divGap && gap > 1 {
 			if gap > math.MaxInt64 {
 				iv = 0
