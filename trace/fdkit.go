@@ -131,7 +131,7 @@ func NewWriter(w io.Writer, h Header, c Compression) (*Writer, error) {
 }
 
 // isText reports whether s can appear in a file the Reader accepts as text:
-// valid UTF-8 without NUL bytes (see isBinary).
+// valid UTF-8 without NUL bytes (see binaryAt).
 func isText(s string) bool {
 	return utf8.ValidString(s) && strings.IndexByte(s, 0) < 0
 }

@@ -194,8 +194,9 @@ func (r *Reader) peekSniff() ([]byte, error) {
 		!(r.opt.Lenient && r.comp != "" && errors.Is(err, io.ErrUnexpectedEOF)) {
 		return nil, r.streamError(err)
 	}
-	if isBinary(sniff) {
-		return nil, &ParseError{File: r.name, Line: r.line + 1, Want: "a text trace (LIP6, LIP6 emission, CSV or fdkit)", Got: "binary data"}
+	if at := binaryAt(sniff); at >= 0 {
+		line := r.line + 1 + bytes.Count(sniff[:at], []byte{'\n'}) // the line holding the first byte that is not text
+		return nil, &ParseError{File: r.name, Line: line, Want: "a text trace (LIP6, LIP6 emission, CSV or fdkit)", Got: "binary data"}
 	}
 	return sniff, nil
 }
@@ -225,20 +226,29 @@ func (r *Reader) readPreamble() error {
 	}
 }
 
-// isBinary reports whether the sniffed content is not text: it holds a NUL
-// byte or is not valid UTF-8 (ignoring a character cut at the end).
-func isBinary(b []byte) bool {
-	if bytes.IndexByte(b, 0) >= 0 {
-		return true
-	}
+// binaryAt returns the offset of the first byte that makes the sniffed
+// content not text, a NUL byte or one that is not valid UTF-8 (ignoring a
+// character cut at the end of a full window), or -1 when it is text.
+func binaryAt(b []byte) int {
+	end := len(b) // where a character cut at the end of the window may start
 	if len(b) == sniffSize {
 		if i := bytes.LastIndexByte(b, '\n'); i >= 0 {
-			b = b[:i]
+			end = i
 		} else {
-			b = b[:len(b)-utf8.UTFMax]
+			end = len(b) - utf8.UTFMax
 		}
 	}
-	return !utf8.Valid(b)
+	for i := 0; i < len(b); {
+		if b[i] == 0 {
+			return i
+		}
+		r, n := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && n == 1 && i < end {
+			return i
+		}
+		i += n
+	}
+	return -1
 }
 
 // ErrUnknownFormat is wrapped by the *ParseError of a Reader that was to

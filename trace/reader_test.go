@@ -293,6 +293,32 @@ func TestBinaryInput(t *testing.T) {
 	assert.Equal(t, "hello world", pe.Got)
 }
 
+// Binary data after some text lines is reported at the line holding its
+// first byte that is not text, not at line 1.
+func TestBinaryInputLine(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		line int
+	}{
+		{"p 0 1 2\np 1 2 3\np 2 3\x004\n", 3},
+		{"p 0 1 2\n\xffp 1 2 3\n", 2},
+		{"p 0 1 2\n\n\n\x00", 4},
+		{"\x00p 0 1 2\n", 1},
+	} {
+		_, _, err := readString(t, c.in, ReaderConfig{Name: "t"})
+		var pe *ParseError
+		if assert.ErrorAs(t, err, &pe, "%q", c.in) {
+			assert.Equal(t, &ParseError{File: "t", Line: c.line, Want: "a text trace (LIP6, LIP6 emission, CSV or fdkit)", Got: "binary data"}, pe, "%q", c.in)
+		}
+	}
+	// A window full of blank lines is skipped and counted before the
+	// binary line.
+	_, _, err := readString(t, strings.Repeat("\n", 5000)+"a\n\x00\n", ReaderConfig{Name: "t"})
+	var pe *ParseError
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, 5002, pe.Line)
+}
+
 func TestMalformedLines(t *testing.T) {
 	const good = "4 101 9301432084211090 47816110312853897 14\n"
 	cases := []struct {
