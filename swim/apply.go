@@ -221,7 +221,8 @@ func (m *Member) staleAlive(in *inbound, p *peer, u *Update) {
 }
 
 // revive makes the dead or left p, whose entry already holds the new
-// Alive, live again.
+// Alive, live again; heard by gossip, it schedules the settling exchange
+// (settleLater), as a member first heard of does.
 func (m *Member) revive(in *inbound, p *peer, from ID, gossip bool) {
 	p.state = StateAlive
 	m.live++
@@ -231,6 +232,11 @@ func (m *Member) revive(in *inbound, p *peer, from ID, gossip bool) {
 	m.vouch(in, p, !gossip)
 	m.removeTomb(p)
 	m.insertInList(p)
+	if gossip {
+		// A rumour like a join's (a healed partition's refutations, a
+		// rejoin), with the same residue: settle (sync.go).
+		m.settleLater(in.now)
+	}
 	m.emit(EventJoin, p, from, in.now)
 }
 

@@ -124,3 +124,40 @@ func TestSecondJoinSettles(t *testing.T) {
 	at = append(at, got...)
 	assert.Equal(t, []time.Duration{3 * time.Second, 13 * time.Second, 33 * time.Second}, at)
 }
+
+// A member held dead that comes back by gossip (a healed partition's
+// refutations, a rejoin) is a rumour like a join's and leaves the same
+// residue of members that missed it: three periods after the last
+// revival the member settles, with a member of the view. An Alive that
+// revives no one (the member held alive, or older than the Dead) does not.
+func TestRevivalSettles(t *testing.T) {
+	far := func(c *Config) { c.PushPullInterval = new(100 * time.Hour) }
+	a := newTest(t, "a", ModeLifeguard, far, "b", "c", "d", "e")
+	a.Tick(0)
+	drain(a)
+	say := func(now time.Duration, us ...Update) {
+		p := Packet{Kind: MsgGossip, From: node("b"), To: a.Self(), Updates: us}
+		require.NoError(t, a.Step(now, &p))
+		drain(a)
+	}
+	dead := func(id string, inc Incarnation) Update {
+		return Update{Kind: UpdateDead, Node: node(id), Incarnation: inc, From: "b"}
+	}
+	alive := func(id string, inc Incarnation) Update {
+		return Update{Kind: UpdateAlive, Node: node(id), Incarnation: inc, From: ID(id)}
+	}
+	say(0, dead("d", 0), dead("e", 3))
+	require.Equal(t, StateDead, a.State("d"))
+	require.Equal(t, StateDead, a.State("e"))
+	say(time.Second, alive("c", 1), alive("e", 2)) // c was alive, e's Alive is older than its Dead
+	got, _ := settleRun(t, a, 10*time.Second)
+	assert.Empty(t, got, "no member came back")
+	require.Equal(t, StateDead, a.State("e"))
+
+	say(20*time.Second, alive("d", 1))
+	require.Equal(t, StateAlive, a.State("d"))
+	got, to := settleRun(t, a, 30*time.Second)
+	assert.Equal(t, []time.Duration{23 * time.Second}, got)
+	require.Len(t, to, 1)
+	assert.Contains(t, []ID{"b", "c", "d"}, to[0])
+}

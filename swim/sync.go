@@ -317,7 +317,8 @@ const settleBurst = 2
 
 // settleLater schedules the settling exchange settleDelay protocol periods
 // after now, postponing one already scheduled: called when a gossiped
-// Alive names a member this member did not know. It comes no sooner than
+// Alive names a member this member did not know, or one it held dead or
+// left (revive). It comes no sooner than
 // an anti-entropy interval after the settleBurst-th previous settling
 // exchange: otherwise one forged Alive of an unknown ID every settleDelay
 // periods, gossiped to every member, made every member exchange views
@@ -363,6 +364,18 @@ func (m *Member) settleLater(now time.Duration) {
 // member missed. Where nothing was missed the views agree and the exchange
 // is one MsgJoin with a digest; a group that does not change membership
 // runs none.
+//
+// A healed partition is the same: each member that hears it is held dead
+// on the other side refutes, and the refutations are rumours. With the
+// ring probe order (probeorder.go) every member piggybacks in a round to
+// the same offset along the ring, so the copies of a rumour go to
+// correlated members, not independent random ones, and they died out
+// with a few members still holding some refuted members dead; nothing else reached
+// them before the refuted member's probe came round (up to n periods) or
+// a reconnect ping picked it: a 150/30 split of 30 s took up to 107 s to
+// heal in swim/sim, 2.5–9.7 s with the exchange that a revival heard by
+// gossip now schedules (docs/experiments.md, “SWIM: a healed partition
+// settles”).
 func (m *Member) settlePull(now time.Duration) {
 	if m.sync.settleAt == 0 || now < m.sync.settleAt {
 		return
