@@ -76,6 +76,9 @@ func (s *streamID) firstCopy(seq uint64) bool {
 // one before (no backward sample can come from this path).
 func (r *receiver) handle(b []byte, from net.Addr, now time.Duration) {
 	r.count(&r.stats.Packets)
+	if r.cfg.onPacket != nil {
+		r.cfg.onPacket()
+	}
 	p, ok := r.authentic(b, from, now)
 	if !ok {
 		return

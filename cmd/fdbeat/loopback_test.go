@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -32,7 +33,9 @@ type liveRun struct {
 }
 
 // loopback runs a receiver on 127.0.0.1 and one sender until the sender
-// stops, waits linger, then stops the receiver (flushing its trace).
+// stops, waits until the receiver has counted every heartbeat the sender's
+// path delivered (at most 10 s), then linger, then stops the receiver
+// (flushing its trace).
 func loopback(t testing.TB, sc sendConfig, rc recvConfig, linger time.Duration) liveRun {
 	t.Helper()
 	log := slog.New(slog.DiscardHandler)
@@ -51,6 +54,8 @@ func loopback(t testing.TB, sc sendConfig, rc recvConfig, linger time.Duration) 
 		run.trans[det] = append(run.trans[det], tr)
 		mu.Unlock()
 	}
+	var packets atomic.Uint64
+	rc.onPacket = func() { packets.Add(1) }
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan error, 1)
@@ -68,6 +73,14 @@ func loopback(t testing.TB, sc sendConfig, rc recvConfig, linger time.Duration) 
 	sc.Targets = []string{addr}
 	run.send, err = runSend(context.Background(), sc, log)
 	require.NoError(t, err)
+	// Every heartbeat the path delivered is counted before the linger
+	// starts: on a loaded machine the last can be read long after the
+	// sender returns.
+	want := run.send.Sent - run.send.Dropped - run.send.Errors
+	deadline := time.Now().Add(10 * time.Second)
+	for packets.Load() < want && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
 	time.Sleep(linger)
 	cancel()
 	require.NoError(t, <-done)

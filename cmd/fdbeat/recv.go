@@ -82,6 +82,7 @@ type recvConfig struct {
 	// Test hooks.
 	ready        func(addr net.Addr, origin time.Duration) // origin: Unix ns of monitor clock 0
 	onTransition func(det string, t monitor.Transition)
+	onPacket     func() // each datagram counted in recvStats.Packets, with r.eval held
 }
 
 // Defaults of recv's flags (and of the recvConfigs tests build).
