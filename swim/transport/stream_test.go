@@ -253,6 +253,7 @@ func TestStreamStalledConnectionsMakeRoom(t *testing.T) {
 	// Both served connections have delivered a frame and wait for the
 	// next: genuine since its echo, idle2 since its later one. A new
 	// connection takes genuine's place (the longer wait), not idle2's.
+	waitingOnPeer(t, l, 2)
 	late := dial()
 	require.NoError(t, roundTrip(late), "served although both slots were held by streams that delivered a frame")
 	assert.True(t, closedByPeer(genuine, 10*time.Second), "the stream waiting longest was closed")
@@ -260,6 +261,7 @@ func TestStreamStalledConnectionsMakeRoom(t *testing.T) {
 	// before late's echo; the next connection takes its place.
 	_, err = idle2.Write([]byte{0, 0, 0})
 	require.NoError(t, err)
+	waitingOnPeer(t, l, 2)
 	next := dial()
 	require.NoError(t, roundTrip(next))
 	assert.True(t, closedByPeer(idle2, 10*time.Second), "the stream stalled inside a frame was closed")
@@ -444,6 +446,7 @@ func TestStreamConnsPerSource(t *testing.T) {
 		require.NoError(t, roundTrip(c), "within the source's bound")
 		own = append(own, c)
 	}
+	waitingOnPeer(t, l, 2)
 	third := dialFrom("127.0.0.1")
 	require.NoError(t, roundTrip(third), "a third from the same source is served")
 	assert.True(t, closedByPeer(own[0], 5*time.Second), "in the place of the source's stream waiting longest")
@@ -454,6 +457,25 @@ func TestStreamConnsPerSource(t *testing.T) {
 	require.NoError(t, roundTrip(dialFrom("127.0.0.2")), "an idle connection of the source makes room")
 	assert.True(t, closedByPeer(idle, 5*time.Second), "the idle one was closed")
 	assert.Equal(t, StreamStats{Accepted: 6, Evicted: 2}, l.Stats())
+}
+
+// waitingOnPeer waits until n served connections wait on their peers.
+// A client's echo can return before the listener's handler has gone back
+// to reading, so the order of eviction the tests assert holds only once
+// every handler waits again (on a loaded machine this takes a while).
+func waitingOnPeer(t *testing.T, l *StreamListener, n int) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		waiting := 0
+		for _, st := range l.conns {
+			if st.waitSince.Load() != 0 && !st.evicted.Load() {
+				waiting++
+			}
+		}
+		return waiting == n
+	}, 10*time.Second, time.Millisecond, "%d connections waiting on their peers", n)
 }
 
 // dialerFrom returns a function dialling l from a loopback source address.
@@ -487,6 +509,7 @@ func TestStreamEvictionPrefersCrowdedSource(t *testing.T) {
 		require.NoError(t, roundTrip(c))
 		flood = append(flood, c)
 	}
+	waitingOnPeer(t, l, 4)
 	require.NoError(t, roundTrip(dialFrom("127.0.0.3")), "a third source is served")
 	assert.True(t, closedByPeer(flood[0], 5*time.Second), "the crowded source's stream waiting longest was closed")
 	require.NoError(t, roundTrip(member), "the member's stream is kept")
