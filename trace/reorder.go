@@ -8,9 +8,8 @@ package trace
 // added after all the others: its input position is the greatest), and
 // late, a min-heap of the others. The least held heartbeat is the lesser
 // of run's first and late's least, so a heartbeat in order costs an append
-// and a removal instead of a heap's sift of log₂ SpoolReorder levels
-// (about a twentieth of fdreplay's loading on a 10^7-heartbeat trace),
-// and a reordered one costs what it did.
+// and a removal instead of a heap's sift through log₂ SpoolReorder
+// levels, and a reordered one costs what it did.
 type reorderBuf struct {
 	ring []pendHB // run: ring[(head+i) % len(ring)] for i < n; len is 0 or a power of two
 	head int
