@@ -247,6 +247,7 @@ func TestStreamStalledConnectionsMakeRoom(t *testing.T) {
 
 	genuine := dial()
 	require.NoError(t, roundTrip(genuine), "a genuine peer is served although idle connections held every slot")
+	waitingOnPeer(t, l, 2) // genuine waits from before idle2's echo
 	assert.True(t, closedByPeer(idle1, 10*time.Second), "the oldest idle connection was closed")
 	require.NoError(t, roundTrip(idle2), "the younger idle one is still served")
 
@@ -445,8 +446,8 @@ func TestStreamConnsPerSource(t *testing.T) {
 		c := dialFrom("127.0.0.1")
 		require.NoError(t, roundTrip(c), "within the source's bound")
 		own = append(own, c)
+		waitingOnPeer(t, l, len(own)) // own[0] waits from before own[1] is dialled
 	}
-	waitingOnPeer(t, l, 2)
 	third := dialFrom("127.0.0.1")
 	require.NoError(t, roundTrip(third), "a third from the same source is served")
 	assert.True(t, closedByPeer(own[0], 5*time.Second), "in the place of the source's stream waiting longest")
@@ -462,7 +463,9 @@ func TestStreamConnsPerSource(t *testing.T) {
 // waitingOnPeer waits until n served connections wait on their peers.
 // A client's echo can return before the listener's handler has gone back
 // to reading, so the order of eviction the tests assert holds only once
-// every handler waits again (on a loaded machine this takes a while).
+// every handler waits again, and the order of their waits is the order of
+// their echoes only if each is awaited before the next connection's echo
+// (on a loaded machine a handler can take a while to read again).
 func waitingOnPeer(t *testing.T, l *StreamListener, n int) {
 	t.Helper()
 	require.Eventually(t, func() bool {
@@ -503,13 +506,14 @@ func TestStreamEvictionPrefersCrowdedSource(t *testing.T) {
 	roundTrip := func(c net.Conn) error { return pingEcho(c, 5*time.Second) }
 	member := dialFrom("127.0.0.1")
 	require.NoError(t, roundTrip(member)) // waits longest from here on
+	waitingOnPeer(t, l, 1)
 	var flood []net.Conn
 	for range 3 {
 		c := dialFrom("127.0.0.2")
 		require.NoError(t, roundTrip(c))
 		flood = append(flood, c)
+		waitingOnPeer(t, l, 1+len(flood)) // in the order dialled
 	}
-	waitingOnPeer(t, l, 4)
 	require.NoError(t, roundTrip(dialFrom("127.0.0.3")), "a third source is served")
 	assert.True(t, closedByPeer(flood[0], 5*time.Second), "the crowded source's stream waiting longest was closed")
 	require.NoError(t, roundTrip(member), "the member's stream is kept")
