@@ -104,20 +104,10 @@ func freshnessPoint(last time.Duration, tstar float64) time.Duration {
 	return detector.AddSat(last+math.MaxInt64+1, time.Duration(tstar-0x1p63))
 }
 
-// freshnessPointFast is freshnessPoint for a crossing time t* ≥ 0 (or
-// NaN), inlined where ⌈t*⌉ and the sum are exact and small: t* < 2^62 and
-// 0 ≤ T_last < 2^62.
-func freshnessPointFast(last time.Duration, tstar float64) time.Duration {
-	if p, ok := freshnessPointNear(last, tstar); ok {
-		return p
-	}
-	return freshnessPoint(last, tstar)
-}
-
 // freshnessPointNear returns freshnessPoint(last, tstar) and true when
-// T_last and ⌈t*⌉ are both below 2^62 (then their sum fits), else false:
-// freshnessPointFast's common case, small enough to inline into the loops
-// that compute many freshness points.
+// T_last and ⌈t*⌉ are both below 2^62 (then their sum fits), else false
+// (the caller then calls freshnessPoint): the common case, small enough to
+// inline into the loops that compute many freshness points.
 func freshnessPointNear(last time.Duration, tstar float64) (time.Duration, bool) {
 	c := math.Ceil(tstar)
 	return last + time.Duration(c), c < 1<<62 && uint64(last) < 1<<62

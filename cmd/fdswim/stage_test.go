@@ -35,7 +35,6 @@ func TestReadStageFile(t *testing.T) {
 		require.NoError(t, err, "%q", text)
 		assert.Equal(t, want, got, "%q", text)
 	}
-	p := write("")
 	for text, want := range map[string]string{
 		"":                     "got nothing",
 		"# only a comment\n":   "got nothing",
@@ -43,7 +42,7 @@ func TestReadStageFile(t *testing.T) {
 		"sealed\nsend-plain\n": `got 2 lines, the first "sealed"`,
 		"Sealed\n":             `got 1 lines, the first "Sealed"`,
 	} {
-		p = write(text)
+		p := write(text)
 		_, err := readStageFile(p)
 		assert.EqualError(t, err, "--encryption-stage-file "+p+": want one line naming a stage, send-plain, accept-plain, sealed, "+want, "%q", text)
 	}
@@ -51,7 +50,7 @@ func TestReadStageFile(t *testing.T) {
 	assert.EqualError(t, err, "--encryption-stage-file "+filepath.Join(dir, "missing")+": open: no such file or directory")
 	_, err = readStageFile(dir)
 	assert.EqualError(t, err, "--encryption-stage-file "+dir+": a directory, not a regular file: want a file that SIGHUP can read again")
-	p = write(strings.Repeat("#\n", 600))
+	p := write(strings.Repeat("#\n", 600))
 	_, err = readStageFile(p)
 	assert.EqualError(t, err, "--encryption-stage-file "+p+": larger than 1024 bytes: want one stage name")
 }
