@@ -22,9 +22,18 @@ type bcast struct {
 // dead or gone) the update saying so, so that a live member refutes it, then
 // the least-sent updates of the queue, all within MaxPacketSize.
 func (m *Member) send(pk Packet) {
+	m.sendWithin(pk, m.cfg.MaxPacketSize, true)
+}
+
+// sendWithin is send with the packet held to limit bytes (Packet.Size)
+// where MaxPacketSize is larger: the notice goes in only if it fits, and
+// the queue's updates and the application broadcasts only with queued,
+// as far as they fit (reply.go).
+func (m *Member) sendWithin(pk Packet, limit int, queued bool) {
 	pk.From = m.self
 	to := pk.To
-	budget := m.cfg.MaxPacketSize - pk.Size()
+	limit = min(limit, m.cfg.MaxPacketSize)
+	budget := limit - pk.Size()
 	ups := pk.Updates // the caller's priority updates, counted in pk.Size
 	if u, ok := m.notice(to.ID); ok {
 		if s := u.Size(); s <= budget {
@@ -32,8 +41,11 @@ func (m *Member) send(pk Packet) {
 			budget -= s
 		}
 	}
-	pk.Updates = m.piggyback(ups, budget)
-	pk.Broadcasts = m.attachBroadcasts(to.ID, m.cfg.MaxPacketSize-pk.Size()) // application broadcasts in what is left
+	pk.Updates = ups
+	if queued {
+		pk.Updates = m.piggyback(ups, budget)
+		pk.Broadcasts = m.attachBroadcasts(to.ID, limit-pk.Size()) // application broadcasts in what is left
+	}
 	m.ready.packets = append(m.ready.packets, pk)
 }
 

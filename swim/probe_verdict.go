@@ -291,9 +291,10 @@ func (m *Member) pathsDone(now time.Duration) {
 // onPingReq serves a ping-req from the member at origin (pkt.From, its
 // address filled from the view when the packet left it out) for target
 // (pkt.PingReq.Target, likewise).
-func (m *Member) onPingReq(now time.Duration, pkt *Packet, origin, t Node) {
+func (m *Member) onPingReq(in *inbound, pkt *Packet, origin, t Node) {
+	now := in.now
 	if t.ID == m.self.ID {
-		m.send(Packet{Kind: MsgAck, To: origin, Ack: Ack{Seq: pkt.PingReq.Seq}})
+		m.reply(in, origin, pkt, Packet{Kind: MsgAck, To: origin, Ack: Ack{Seq: pkt.PingReq.Seq}})
 		return
 	}
 	p := m.peers[t.ID]

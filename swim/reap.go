@@ -93,11 +93,20 @@ func (m *Member) unlive(p *peer) {
 }
 
 // forget removes the dead or left members for which gone is true from the
-// view, the probe list and the reconnect candidates.
+// view, the probe list, the reconnect candidates and the dissemination
+// queue: an evicted member's queued Alive goes with it, so a flood of
+// forged Alives from ever new senders, answered without the queue
+// (reply.go), does not grow the queue beyond the view.
 func (m *Member) forget(gone func(p *peer) bool) {
+	queued := false
 	m.all = slices.DeleteFunc(m.all, func(p *peer) bool {
 		if !gone(p) {
 			return false
+		}
+		if b := m.queue.byID[p.node.ID]; b != nil {
+			delete(m.queue.byID, p.node.ID)
+			b.tx = -1 // marks it for removal below
+			queued = true
 		}
 		delete(m.peers, p.node.ID)
 		if m.verifiedAt[p.node.Addr] == p {
@@ -108,4 +117,7 @@ func (m *Member) forget(gone func(p *peer) bool) {
 		return true
 	})
 	m.filterList(func(p *peer) bool { return m.peers[p.node.ID] == p })
+	if queued {
+		m.queue.items = slices.DeleteFunc(m.queue.items, func(b *bcast) bool { return b.tx < 0 })
+	}
 }

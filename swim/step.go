@@ -72,6 +72,13 @@ type inbound struct {
 	// conflictSelf records that an update named this member's ID at
 	// another address: a join in progress is retried.
 	conflictSelf bool
+	// vouched: before the packet was merged, the view held its sender at
+	// the address it claims, and the transport received it from there
+	// (reply.go).
+	vouched bool
+	// asked is the bytes of the view request the packet drew (noteSender),
+	// counted in the limit of the answer to it (reply.go).
+	asked int
 	// viewChecked: the packet is a part of a view transfer whose whole
 	// Config.MergeFilter accepted (holdViewPart).
 	viewChecked bool
@@ -90,19 +97,20 @@ func (m *Member) step(in *inbound, pkt *Packet) error {
 		return nil
 	}
 	joiner := pkt.Kind == MsgJoin && m.State(pkt.From.ID) != StateAlive
+	in.vouched = m.vouched(in, from)
 	m.mergeUpdates(in, pkt)
 	m.receiveUser(in.now, pkt)
 	m.noteSender(in, from, pkt)
 	switch pkt.Kind {
 	case MsgPing:
 		m.hearRound(in, from, pkt.Ping.Seq)
-		m.send(Packet{Kind: MsgAck, To: from, Ack: Ack{Seq: pkt.Ping.Seq}, AckPayload: m.ackPayload()})
+		m.reply(in, from, pkt, Packet{Kind: MsgAck, To: from, Ack: Ack{Seq: pkt.Ping.Seq}, AckPayload: m.ackPayload()})
 	case MsgAck:
 		m.onAck(in, pkt)
 	case MsgNack:
 		m.onNack(in.now, pkt)
 	case MsgPingReq:
-		m.onPingReq(in.now, pkt, from, target)
+		m.onPingReq(in, pkt, from, target)
 	case MsgJoin:
 		if m.admitPull(in.now, from, pkt.Digest) {
 			m.answerPull(in.now, from, pkt.Digest, joiner)
@@ -243,6 +251,7 @@ func (m *Member) noteSender(in *inbound, from Node, pkt *Packet) {
 		m.stats.ViewRequests++
 		m.askView(from)
 		m.askedView(now, from, pkt.Size(), size)
+		in.asked = size
 	default:
 		m.heardFromAsked(from, pkt.Size())
 	}
@@ -263,13 +272,13 @@ func (m *Member) noteSender(in *inbound, from Node, pkt *Packet) {
 // address would make every member it reaches send the victim several
 // times its bytes (a ping of 50 bytes drew an ack and a request of 500
 // with 400 bytes of metadata). A first packet must therefore be at least
-// half the request's size. Such a sender is learnt from the gossip that
+// half the request's size, with the bare ack to a ping (reply.go). Such a sender is learnt from the gossip that
 // announces it, or from its own larger packets. The caller asks only
 // about a packet received from the address it claims.
 func (m *Member) asksView(now time.Duration, from Node, pkt *Packet) bool {
 	return from.Addr != "" && pkt.Kind != MsgJoin && pkt.Kind != MsgSync && m.st == running && now >= m.sync.nextAskView &&
 		!(m.join.pending && pkt.Kind == MsgPing && slices.Contains(m.join.seeds, from.Addr)) &&
-		m.viewAskPaid(from, pkt.Size(), m.askViewSize(from))
+		m.viewAskPaid(from, pkt.Size(), m.askViewSize(from)+bareReplySize(m.self, from, pkt))
 }
 
 // askViewSize is the size of askView's request to to (Packet.Size).

@@ -62,7 +62,8 @@ func TestViewRequestRetried(t *testing.T) {
 
 	a := start()
 	req := a.askViewSize(j)
-	big := pingOf(a, j, req+req/2)
+	ack := bareReplySize(a.Self(), j, &Packet{Kind: MsgPing}) // each ping's ack counts too (reply.go)
+	big := pingOf(a, j, req+req/2+(ack+1)/2)
 	require.NoError(t, a.Step(now, &big))
 	pk, _ := drain(a)
 	first := only(t, pk, MsgJoin)
@@ -74,8 +75,8 @@ func TestViewRequestRetried(t *testing.T) {
 
 	// Large enough for one request only: no retry.
 	b := start()
-	small := pingOf(b, j, (req+1)/2)
-	require.Less(t, small.Size(), req)
+	small := pingOf(b, j, oneRequest(b, j))
+	require.Less(t, 2*small.Size(), 2*req+ack, "pays for no retry")
 	require.NoError(t, b.Step(now, &small))
 	pk, _ = drain(b)
 	require.Len(t, only(t, pk, MsgJoin), 1, "the view request")
@@ -87,7 +88,7 @@ func TestViewRequestRetried(t *testing.T) {
 	require.NoError(t, c.Step(now, &small))
 	drain(c)
 	challenge := pingOf(c, j, 0)
-	for 2*(small.Size()+challenge.Size()) < 2*req {
+	for 2*(small.Size()+challenge.Size()) < 2*(req+ack) {
 		challenge = pingOf(c, j, challenge.Size()+1)
 	}
 	require.NoError(t, c.Step(now+10*time.Millisecond, &challenge))

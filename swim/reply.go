@@ -1,0 +1,58 @@
+package swim
+
+// Answers to senders the view does not vouch for. An ack goes to the
+// address its ping claims, which may be a victim's: a forged ping of 48
+// bytes drew acks of about 1,050, filled with the queue's updates and the
+// application's broadcasts, sent to whatever address the ping named
+// (issue 27). So an ack to a sender that this member did not hold at that
+// address before the ping came, or that the transport received from
+// another address (StepFromOtherSource), carries neither the queue nor
+// the broadcasts: only, if they fit within twice the bytes of the packet
+// it answers less the view request that packet drew (noteSender), the
+// notice that a restarted member refutes (send) and its AckPayload. It
+// counts against the sender's view-request budget (viewretry.go), and a
+// ping draws a view request only if it pays for the request and the bare
+// ack (asksView): the bytes sent to such an address stay within twice the
+// bytes received from it, answers included. A bare ack is always sent: it
+// is the answer a probe waits for, and it is about the size of the ping
+// (the two packets name the same two members). Such a sender learns the
+// group from its view request's answer and from the members' probes.
+
+// vouched reports whether the view held from, the sender of a packet
+// being stepped, at its address before the packet's updates were merged,
+// and the transport received the packet from that address.
+func (m *Member) vouched(in *inbound, from Node) bool {
+	p := m.peers[from.ID]
+	return !in.otherSource && p != nil && p.node.Addr == from.Addr
+}
+
+// reply sends pk, an ack answering pkt from to: as any packet when
+// in.vouched, else without the queue and the broadcasts, within twice
+// pkt's bytes less in.asked, and counted in to's view-request budget.
+func (m *Member) reply(in *inbound, to Node, pkt *Packet, pk Packet) {
+	if in.vouched {
+		m.send(pk)
+		return
+	}
+	limit := 2*pkt.Size() - in.asked
+	queued := false
+	pk.From = m.self
+	if pk.Size() > limit {
+		pk.AckPayload = nil
+	}
+	n := len(m.ready.packets)
+	m.sendWithin(pk, limit, queued)
+	if a := m.viewAskOf(to); a != nil {
+		a.sent += m.ready.packets[n].Size()
+	}
+}
+
+// bareReplySize is the size of the bare ack (Packet.Size) that self
+// sends from when it answers pkt, or 0 when pkt draws no ack.
+func bareReplySize(self, from Node, pkt *Packet) int {
+	if pkt.Kind != MsgPing && !(pkt.Kind == MsgPingReq && pkt.PingReq.Target.ID == self.ID) {
+		return 0
+	}
+	ack := Packet{Kind: MsgAck, From: self, To: from}
+	return ack.Size()
+}

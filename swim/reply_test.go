@@ -1,0 +1,86 @@
+package swim
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// An ack to a pinger the view did not hold, verified, at the address it
+// claims (an unknown ID, a member's ID at another address, a ping that
+// names itself Alive, a ping the transport received from elsewhere) is at
+// most twice the ping's size, view request included: the claimed address
+// may be a victim's, and a 48-byte forged ping drew acks of about 1,050
+// bytes, 22 times its size, while the group broadcast. An ack to a member
+// at its address carries the queue and the broadcasts as before.
+func TestAckToUnvouchedSenderWithinTwiceThePing(t *testing.T) {
+	const now = 10 * time.Millisecond
+	// sent returns the packets a sends after it receives p, the bytes
+	// sent to p's claimed address, and the ack.
+	sent := func(p Packet, other bool) (int, Packet) {
+		t.Helper()
+		a := newTest(t, "a", ModeLifeguard, func(c *Config) {
+			c.Meta = bytes.Repeat([]byte("m"), 200)
+			c.AckPayload = func() []byte { return bytes.Repeat([]byte("p"), 100) }
+		}, "b", "c", "d")
+		a.Tick(0)
+		drain(a)
+		require.NoError(t, a.SetMeta([]byte("zone=a"))) // queues this member's Alive
+		drain(a)                                        // its eager gossip
+		require.NoError(t, a.Broadcast("k", bytes.Repeat([]byte("x"), 300)))
+		p.To = a.Self()
+		if other {
+			require.NoError(t, a.StepFromOtherSource(now, &p))
+		} else {
+			require.NoError(t, a.Step(now, &p))
+		}
+		pk, _ := drain(a)
+		total := 0
+		for _, q := range pk {
+			if q.To.Addr == p.From.Addr {
+				total += q.Size()
+			}
+		}
+		acks := only(t, pk, MsgAck)
+		require.Len(t, acks, 1, "from %v", p.From)
+		assert.Equal(t, p.From.Addr, acks[0].To.Addr)
+		return total, acks[0]
+	}
+	ping := func(from Node) Packet { return Packet{Kind: MsgPing, From: from, Ping: Ping{Seq: 7}} }
+
+	_, got := sent(ping(node("b")), false)
+	assert.NotEmpty(t, got.Updates, "to a member at its address")
+	assert.NotEmpty(t, got.Broadcasts, "to a member at its address")
+	assert.NotEmpty(t, got.AckPayload, "to a member at its address")
+	assert.Greater(t, got.Size(), 500)
+
+	selfAlive := ping(Node{ID: "x", Addr: "victim:1"})
+	selfAlive.Updates = []Update{{Kind: UpdateAlive, Node: selfAlive.From, Incarnation: 1, Meta: strings.Repeat("z", 300)}}
+	for name, c := range map[string]struct {
+		p       Packet
+		other   bool
+		accused bool
+	}{
+		"unknown ID":               {p: ping(Node{ID: "x", Addr: "victim:1"})},
+		"member ID elsewhere":      {p: ping(Node{ID: "b", Addr: "victim:1"}), accused: true},
+		"member from other source": {p: ping(node("b")), other: true},
+		"naming itself Alive":      {p: selfAlive},
+	} {
+		total, ack := sent(c.p, c.other)
+		if c.accused {
+			// The gossip telling it who holds its ID (accuseBack) has
+			// its own budget per period, not per packet: only the ack.
+			total = ack.Size()
+		}
+		assert.LessOrEqual(t, total, 2*c.p.Size(), "%s: %d bytes sent for %d received", name, total, c.p.Size())
+		assert.Empty(t, ack.Broadcasts, name)
+	}
+	// The ping naming itself Alive (about 370 bytes) pays for an ack
+	// with the payload, and some of the queue.
+	_, ack := sent(selfAlive, false)
+	assert.NotEmpty(t, ack.AckPayload)
+}
