@@ -61,6 +61,20 @@ func (m *Member) Join(now time.Duration, seeds []string) error {
 // what has been merged stays.
 func (m *Member) StopJoin() { m.join.stopped = true }
 
+// SetJoinSeeds replaces the addresses the resends of the latest Join go
+// to, from the next resend on, without sending now or forgetting what the
+// join heard (JoinRefusal): an agent whose Join calls overlap keeps the
+// union of the addresses of those still waiting, and drops a call's own
+// when it ends unanswered. With no address it stops the resends, as
+// StopJoin.
+func (m *Member) SetJoinSeeds(seeds []string) {
+	if len(seeds) == 0 {
+		m.StopJoin()
+		return
+	}
+	m.join.seeds = slices.Clone(seeds)
+}
+
 // Joining reports whether the latest Join still awaits its answer: no
 // view transfer that answers it has been merged. A view answers a join
 // when it comes from one of the addresses joined through, or, once views

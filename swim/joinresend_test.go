@@ -49,3 +49,25 @@ func TestStopJoin(t *testing.T) {
 	assert.False(t, a.Joining(), "a late view completes the join")
 	assert.Equal(t, 2, a.NumAlive())
 }
+
+// SetJoinSeeds sends nothing itself: the resends go to the new addresses
+// from the next one on, and with none they stop, as after StopJoin.
+func TestSetJoinSeeds(t *testing.T) {
+	a := newTest(t, "a", ModeLifeguard, func(c *Config) { c.ProbeInterval = time.Second })
+	assert.NoError(t, a.Join(0, []string{"b:7946", "c:7946"}))
+	assert.Len(t, only(t, a.Ready().Packets, MsgJoin), 2)
+
+	a.SetJoinSeeds([]string{"c:7946", "d:7946"})
+	assert.Empty(t, only(t, a.Ready().Packets, MsgJoin), "nothing sent at once")
+	var to []string
+	tickUntil(a, 2500*time.Millisecond, func(_ time.Duration, pk []Packet, _ []Event) {
+		for _, p := range only(t, pk, MsgJoin) {
+			to = append(to, p.To.Addr)
+		}
+	})
+	assert.Equal(t, []string{"c:7946", "d:7946", "c:7946", "d:7946"}, to)
+
+	a.SetJoinSeeds(nil)
+	assert.Empty(t, joinTimes(a, 600*time.Second), "no join after the last address went")
+	assert.True(t, a.Joining(), "still unanswered")
+}

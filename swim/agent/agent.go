@@ -151,9 +151,12 @@ type joinState struct {
 	// seeds are the addresses this Join has sent a join datagram to; the
 	// state machine's resends there go over a stream (flush).
 	seeds map[string]bool
-	// calls counts Join calls, so that one that ends unanswered stops the
-	// resends only when no later call started its own (Join).
+	// calls counts Join calls, numbering them in waiting.
 	calls uint64
+	// waiting holds the addresses of each Join call still waiting, by
+	// number: the state machine's join goes to their union, and a call
+	// that ends unanswered takes only its own away (Join).
+	waiting map[uint64][]string
 	// mergeRefusal is the last error of Protocol.MergeFilter, for Join's
 	// error.
 	mergeRefusal error

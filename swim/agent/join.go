@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/netip"
 	"slices"
@@ -47,9 +48,11 @@ import (
 // else to ask). Join may be called again, for example to rejoin after a
 // partition.
 //
-// While Join waits, the joins unanswered are resent every ProbeInterval.
-// When ctx ends first, Join returns its *JoinError and the resends stop
-// (swim.Member.StopJoin), as memberlist's Join tries each address once and
+// While Join waits, the joins unanswered are resent every ProbeInterval,
+// to its addresses and to those of the other Join calls still waiting.
+// When ctx ends first, Join returns its *JoinError and the resends to its
+// addresses stop (swim.Member.SetJoinSeeds; all of them, StopJoin, when
+// no other call waits), as memberlist's Join tries each address once and
 // returns: nothing keeps knocking at addresses where no member runs. A
 // view that answers later is still merged. To keep trying, call Join
 // again (fdswim agent --join does, with a backoff, until --join-timeout),
@@ -79,7 +82,7 @@ func (a *Agent) Join(ctx context.Context, addrs ...string) error {
 		a.join.seeds = make(map[string]bool, len(addrs)) // flush: joinOverStream
 		a.join.calls++
 		call = a.join.calls
-		if jerr = a.m.Join(a.now(), addrs); jerr != nil {
+		if jerr = a.m.Join(a.now(), joinUnion(a.join.waiting, addrs)); jerr != nil {
 			return
 		}
 		if a.joined() {
@@ -87,6 +90,7 @@ func (a *Agent) Join(ctx context.Context, addrs ...string) error {
 			return
 		}
 		a.join.waiters[joined] = struct{}{}
+		a.join.waiting[call] = addrs
 	}); err != nil {
 		return err
 	}
@@ -108,8 +112,11 @@ func (a *Agent) Join(ctx context.Context, addrs ...string) error {
 		defer cancel()
 		_ = a.do(rctx, func() {
 			delete(a.join.waiters, joined)
-			if a.join.calls == call {
-				a.m.StopJoin() // no later Join waits on the resends
+			if _, ok := a.join.waiting[call]; ok {
+				// The other calls still waiting keep their addresses;
+				// with none, the resends stop.
+				delete(a.join.waiting, call)
+				a.m.SetJoinSeeds(joinUnion(a.join.waiting, nil))
 			}
 			if r, ok := a.m.JoinRefusal(); ok {
 				je.Refusal = &r
@@ -125,6 +132,21 @@ func (a *Agent) Join(ctx context.Context, addrs ...string) error {
 		return &ConflictError{ID: a.self.ID, Holder: *c}
 	}
 	return nil
+}
+
+// joinUnion returns addrs followed by the addresses of the waiting Join
+// calls not among them, in the order of the calls, each once.
+func joinUnion(waiting map[uint64][]string, addrs []string) []string {
+	calls := slices.Sorted(maps.Keys(waiting))
+	out := slices.Clone(addrs)
+	for _, c := range calls {
+		for _, s := range waiting[c] {
+			if !slices.Contains(out, s) {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
 }
 
 // joinReportWait bounds how long a Join whose context ended waits for the

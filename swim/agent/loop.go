@@ -367,6 +367,7 @@ func (a *Agent) releaseJoins() {
 			close(ch)
 			delete(a.join.waiters, ch)
 		}
+		clear(a.join.waiting)
 	}
 }
 

@@ -95,7 +95,7 @@ func newAgent(ctx context.Context, cfg Config) (*Agent, error) {
 			quit:    make(chan struct{}),
 			ctxDone: ctx.Done(),
 		},
-		join: joinState{waiters: map[chan struct{}]struct{}{}},
+		join: joinState{waiters: map[chan struct{}]struct{}{}, waiting: map[uint64][]string{}},
 		stream: streamPath{
 			in:       make(chan streamIn, 64),
 			results:  make(chan streamResult, 64),
