@@ -112,11 +112,15 @@ type Config struct {
 	StreamTimeout time.Duration
 	// MaxStreamConns bounds the inbound streams served at once (default
 	// 64). When all are taken, a new one replaces a served stream that is
-	// waiting on its peer: from the IP address holding the most streams,
-	// then one that has not delivered a frame, then the one waiting
-	// longest (transport.StreamConfig; counted in Stats.StreamsEvicted).
-	// A stream whose frame is being handled is not replaced; when every
-	// one is, the new one is closed at once (Stats.StreamsRefused).
+	// waiting on its peer: from an IP address holding more than two and
+	// more than a quarter of MaxStreamConnsPerSource first (the most
+	// first), then one that has not delivered a whole frame (a stream is
+	// cut at a frame that fails authentication), then the one idle
+	// longest, counted from its last byte received, so that a slow
+	// transfer in progress is not taken for a stalled one
+	// (transport.StreamConfig; counted in Stats.StreamsEvicted). A stream
+	// whose frame is being handled is not replaced; when every one is, the
+	// new one is closed at once (Stats.StreamsRefused).
 	MaxStreamConns int
 	// MaxStreamConnsPerSource bounds the inbound streams served at once
 	// from one IP address (default MaxStreamConns/4, at least 1; at most

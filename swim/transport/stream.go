@@ -32,15 +32,25 @@ import (
 // taken, it takes the place of a served connection that is waiting on its
 // peer (the handler is blocked reading: no frame yet, a frame begun and
 // not finished, or the next frame after one that was handled), chosen by
-// evictionOrder: from the source holding the most slots, then one that
-// has not delivered a frame before one that has, then the one that has
-// waited longest. A genuine peer sends its frames as soon as it has
-// connected, and the next as soon as the last is written, so streams that
-// stall, whether before their first frame, inside one or after a valid
-// one, cannot hold every slot and shut out the fallback probe, reliable
-// messages and views; a connection whose handler is working on a frame is
-// never evicted. When no served connection is waiting on its peer, the new
-// one is closed at once.
+// evictionOrder: first from a source holding more than two and more than a
+// quarter of MaxConnsPerSource (the most first), then one that has not delivered a whole frame before
+// one that has, then the one idle longest, that is whose last byte
+// arrived earliest (or that was accepted, or began waiting for its next
+// frame, earliest, when that is later). A genuine peer sends its frames as
+// soon as it has connected, and the next as soon as the last is written,
+// and a large frame arriving slowly still arrives byte by byte, so
+// streams that stall, whether before their first frame, inside one or
+// after a valid one, cannot hold every slot and shut out the fallback
+// probe, reliable messages and views, and a flood of streams that never
+// complete a frame, one from each of many addresses, displaces its own
+// streams rather than a member's transfer that has delivered frames. Until
+// its first frame is whole, a genuine stream is ranked with such a flood's
+// by its last byte alone, so a flood redialled faster than that frame
+// arrives can still cut it. A connection whose handler is working on a
+// frame is never evicted. When no served connection is waiting on its
+// peer, the new one is closed at once. A peer that keeps trickling bytes
+// is not idle: it holds its slot until Timeout or MaxBytes, as a key
+// holder sending valid frames does.
 
 // Defaults of StreamConfig.
 const (
@@ -81,13 +91,16 @@ type StreamConfig struct {
 	MaxBytes int
 	// MaxConns bounds the inbound connections served at once (default 64).
 	// A connection beyond it takes the place of a served one waiting on its
-	// peer (evictionOrder; counted in Evicted), or is closed as soon as it
-	// is accepted when none is (counted in Refused).
+	// peer: from a source holding more than two and more than a quarter of
+	// MaxConnsPerSource first, then one that has not delivered a whole frame, then the one
+	// idle longest (evictionOrder; counted in Evicted), or is
+	// closed as soon as it is accepted when none is (counted in Refused).
 	MaxConns int
 	// MaxConnsPerSource bounds the inbound connections served at once from
 	// one source IP address (default MaxConns/4, at least 1; at most
 	// MaxConns). A connection beyond it takes the place of one from the
-	// same source that is waiting on its peer, or is closed as soon as it
+	// same source that is waiting on its peer (the one idle longest), or is
+	// closed as soon as it
 	// is accepted when none is (counted in Refused): one peer cannot hold
 	// every slot, and one source's new streams displace its own stalled
 	// ones before another source's.
@@ -261,18 +274,36 @@ func ListenStream(cfg StreamConfig, handle func(*Conn)) (*StreamListener, error)
 }
 
 // connState is what the listener knows of a served connection: when it
-// was accepted, whether a frame has arrived on it, and since when its
-// handler has been waiting on the peer.
+// was accepted, its source, whether a frame has arrived on it, and since
+// when it has been idle.
 type connState struct {
 	at     time.Time
 	src    netip.Addr
-	framed atomic.Bool
-	// waitSince is when the handler began waiting on the peer for bytes
-	// (Unix nanoseconds): the accepting time until the first frame, then
-	// the start of the read of each next frame; 0 while the handler works
-	// on a frame it has read, when the connection cannot be evicted.
-	waitSince atomic.Int64
+	framed atomic.Bool // a whole frame was read, and its handler read on
+	// idleSince is when the connection last made progress while its
+	// handler waits on the peer (Unix nanoseconds): the latest of the
+	// accepting time, the start of the read of the current frame and the
+	// last read that returned bytes (progressReader); 0 while the handler
+	// works on a frame it has read, when the connection cannot be evicted.
+	idleSince atomic.Int64
 	evicted   atomic.Bool // closed to make room (slotFor, sourceFor)
+}
+
+// progressReader reads from a served connection and moves its idle clock
+// on every read that returns bytes: a stream receiving a large frame
+// slowly is not stalled. It sits under the Conn's bufio.Reader, so it
+// runs once per read from the connection, not per byte.
+type progressReader struct {
+	r  io.Reader
+	st *connState
+}
+
+func (p progressReader) Read(b []byte) (int, error) {
+	n, err := p.r.Read(b)
+	if n > 0 {
+		p.st.idleSince.Store(time.Now().UnixNano())
+	}
+	return n, err
 }
 
 // slotFor takes a serving slot for a new connection, closing a served
@@ -327,19 +358,27 @@ func (l *StreamListener) sourceFor(src netip.Addr) bool {
 }
 
 // evictionOrder reports whether a served connection a should be evicted
-// before b, given how many connections their sources hold: the source
-// holding more goes first (a flood from a few addresses displaces itself,
-// not the members that hold one or two streams each), then a connection
-// that has not delivered a frame (a genuine peer sends its frame as soon
-// as it has connected), then the one waiting on its peer longest.
-func evictionOrder(a, b *connState, aHeld, bHeld int) bool {
-	if aHeld != bHeld {
-		return aHeld > bHeld
+// before b, given how crowded their sources are (crowding): one from the
+// more crowded source goes first (a flood from a few addresses displaces
+// itself), then one that has not delivered
+// a whole frame (a handler that ends a stream on a frame it refuses, as
+// the agent's does on one that fails authentication, makes the others
+// streams whose frames it accepted), then the one idle longest. Only a
+// source above its share counts against its streams: a member with two
+// transfers at once, or a few members behind one address, are not ranked
+// below a flood of one stalled stream from each of many addresses. Idle
+// is counted from the last byte received, not from the start of a frame,
+// so that a flood of new streams redialled faster than a slow frame
+// arrives displaces its own older ones first, and a transfer in progress
+// after them.
+func evictionOrder(a, b *connState, aCrowding, bCrowding int) bool {
+	if aCrowding != bCrowding {
+		return aCrowding > bCrowding
 	}
 	if af, bf := a.framed.Load(), b.framed.Load(); af != bf {
 		return !af
 	}
-	return a.waitSince.Load() < b.waitSince.Load()
+	return a.idleSince.Load() < b.idleSince.Load()
 }
 
 // evictWaiting closes the served connection that match accepts, that is
@@ -351,10 +390,10 @@ func (l *StreamListener) evictWaiting(match func(*connState) bool) bool {
 	var victim net.Conn
 	var vst *connState
 	for c, st := range l.conns {
-		if !match(st) || st.evicted.Load() || st.waitSince.Load() == 0 {
+		if !match(st) || st.evicted.Load() || st.idleSince.Load() == 0 {
 			continue
 		}
-		if victim == nil || evictionOrder(st, vst, l.sources[st.src], l.sources[vst.src]) {
+		if victim == nil || evictionOrder(st, vst, l.crowding(st.src), l.crowding(vst.src)) {
 			victim, vst = c, st
 		}
 	}
@@ -368,6 +407,17 @@ func (l *StreamListener) evictWaiting(match func(*connState) bool) bool {
 	l.evicted.Add(1)
 	_ = victim.Close()
 	return true
+}
+
+// crowding is how many connections src holds when that is more than two
+// and more than a quarter of MaxConnsPerSource, else 0 (l.mu held): a
+// member holds one or two streams at once (a reliable message beside a
+// view or a ping), and a flood from a few addresses many more.
+func (l *StreamListener) crowding(src netip.Addr) int {
+	if n := l.sources[src]; n > max(2, l.cfg.MaxConnsPerSource/4) {
+		return n
+	}
+	return 0
 }
 
 // sourceOf returns the IP address an accepted connection comes from (the
@@ -433,7 +483,7 @@ func (l *StreamListener) acceptLoop(handle func(*Conn)) {
 			continue
 		}
 		st := &connState{at: time.Now(), src: src}
-		st.waitSince.Store(st.at.UnixNano())
+		st.idleSince.Store(st.at.UnixNano())
 		l.mu.Lock()
 		l.conns[c] = st
 		l.mu.Unlock()
@@ -463,8 +513,7 @@ func (l *StreamListener) acceptLoop(handle func(*Conn)) {
 				conn = w
 			}
 			l.accepted.Add(1)
-			nc := newConn(conn, l.cfg, l)
-			nc.state = st
+			nc := newConn(conn, l.cfg, l, st)
 			handle(nc)
 		}()
 	}
@@ -506,15 +555,19 @@ type Conn struct {
 	maxFrame int
 	left     int // bytes this inbound connection may still read; -1 unbounded
 	l        *StreamListener
-	state    *connState // inbound: the listener's record, marked on the first frame
+	state    *connState // inbound: the listener's record, whose idle clock reads move
 }
 
-func newConn(c net.Conn, cfg StreamConfig, l *StreamListener) *Conn {
+// newConn wraps c; l and st are the listener and its record for an
+// inbound connection, nil for a dialled one.
+func newConn(c net.Conn, cfg StreamConfig, l *StreamListener, st *connState) *Conn {
 	left := -1
+	var r io.Reader = c
 	if l != nil {
 		left = cfg.MaxBytes
+		r = progressReader{r: c, st: st}
 	}
-	return &Conn{c: c, r: bufio.NewReaderSize(c, 4096), maxFrame: cfg.MaxFrame, left: left, l: l}
+	return &Conn{c: c, r: bufio.NewReaderSize(r, 4096), maxFrame: cfg.MaxFrame, left: left, l: l, state: st}
 }
 
 // DialStream connects to a stream listener at to. The connection's read
@@ -550,7 +603,7 @@ func DialStream(ctx context.Context, to netip.AddrPort, cfg StreamConfig) (*Conn
 		}
 		c = w
 	}
-	return newConn(c, cfg, nil), nil
+	return newConn(c, cfg, nil, nil), nil
 }
 
 // RemoteAddr returns the peer's address.
@@ -572,13 +625,14 @@ func (c *Conn) ReadFrame() ([]byte, error) {
 	}
 	if c.state != nil {
 		// Waiting on the peer from here (or from accepting, for the
-		// first frame) until the frame is whole: evictable meanwhile.
-		c.state.waitSince.CompareAndSwap(0, time.Now().UnixNano())
+		// first frame) until the frame is whole: evictable meanwhile,
+		// idle since the last byte read (progressReader).
+		c.state.idleSince.CompareAndSwap(0, time.Now().UnixNano())
 	}
 	b, err := ReadFrame(r, c.maxFrame)
 	if err == nil && c.state != nil {
 		c.state.framed.Store(true)
-		c.state.waitSince.Store(0)
+		c.state.idleSince.Store(0)
 	}
 	if err != nil && c.l != nil {
 		var ne net.Error

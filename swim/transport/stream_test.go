@@ -223,9 +223,9 @@ func closedByPeer(c net.Conn, wait time.Duration) bool {
 }
 
 // Stalled connections cannot hold every slot: with MaxConns taken, a new
-// connection takes the place of one waiting on its peer, first one that
-// has sent nothing, then the one that has waited longest since its last
-// frame, or inside a frame it began. Each connection counts once: the
+// connection takes the place of the one waiting on its peer that has been
+// idle longest: since it was accepted when it has sent nothing, since its
+// last frame, or since the last byte of a frame it began. Each connection counts once: the
 // evicted ones were served (Accepted) and ended evicted, as a timed-out
 // one ends in Timeouts, and none counts in Refused.
 func TestStreamStalledConnectionsMakeRoom(t *testing.T) {
@@ -258,10 +258,14 @@ func TestStreamStalledConnectionsMakeRoom(t *testing.T) {
 	late := dial()
 	require.NoError(t, roundTrip(late), "served although both slots were held by streams that delivered a frame")
 	assert.True(t, closedByPeer(genuine, 10*time.Second), "the stream waiting longest was closed")
-	// A frame begun and not finished: idle2 now waits inside it, since
-	// before late's echo; the next connection takes its place.
+	// A frame begun and not finished: idle2 waits inside it from its last
+	// byte, which arrived before late's next echo; the next connection
+	// takes its place.
+	before := idleClocks(l)
 	_, err = idle2.Write([]byte{0, 0, 0})
 	require.NoError(t, err)
+	readSince(t, l, before, 1)
+	require.NoError(t, roundTrip(late))
 	waitingOnPeer(t, l, 2)
 	next := dial()
 	require.NoError(t, roundTrip(next))
@@ -431,9 +435,10 @@ func BenchmarkReadFrame(b *testing.B) {
 
 // One source cannot hold every slot: from 127.0.0.1, MaxConnsPerSource 2
 // of MaxConns 4 are served, and a third takes the place of the one of
-// them that has waited longest on its peer, while a connection from
-// another source is served; an idle one from a source gives its place to
-// a new one from it before one that delivered a frame.
+// them idle longest on its peer, while a connection from another source
+// is served; a source's connection that has sent nothing since it was
+// accepted gives its place to a new one from it before one that delivered
+// a frame later.
 func TestStreamConnsPerSource(t *testing.T) {
 	errs := make(chan error, 16)
 	l, err := ListenStream(StreamConfig{MaxConns: 4, MaxConnsPerSource: 2, Timeout: 20 * time.Second}, echo(errs))
@@ -452,70 +457,11 @@ func TestStreamConnsPerSource(t *testing.T) {
 	require.NoError(t, roundTrip(third), "a third from the same source is served")
 	assert.True(t, closedByPeer(own[0], 5*time.Second), "in the place of the source's stream waiting longest")
 	require.NoError(t, roundTrip(own[1]), "the source's other stream is kept")
-	require.NoError(t, roundTrip(dialFrom("127.0.0.2")), "another source is served")
 	idle := dialFrom("127.0.0.2")
-	require.Eventually(t, func() bool { return l.Stats().Accepted == 5 }, 5*time.Second, time.Millisecond)
-	require.NoError(t, roundTrip(dialFrom("127.0.0.2")), "an idle connection of the source makes room")
+	require.Eventually(t, func() bool { return l.Stats().Accepted == 4 }, 5*time.Second, time.Millisecond)
+	require.NoError(t, roundTrip(dialFrom("127.0.0.2")), "another source is served")
+	waitingOnPeer(t, l, 4) // idle since it was accepted, before the echo
+	require.NoError(t, roundTrip(dialFrom("127.0.0.2")), "the source's connection idle longest makes room")
 	assert.True(t, closedByPeer(idle, 5*time.Second), "the idle one was closed")
 	assert.Equal(t, StreamStats{Accepted: 6, Evicted: 2}, l.Stats())
-}
-
-// waitingOnPeer waits until n served connections wait on their peers.
-// A client's echo can return before the listener's handler has gone back
-// to reading, so the order of eviction the tests assert holds only once
-// every handler waits again, and the order of their waits is the order of
-// their echoes only if each is awaited before the next connection's echo
-// (on a loaded machine a handler can take a while to read again).
-func waitingOnPeer(t *testing.T, l *StreamListener, n int) {
-	t.Helper()
-	require.Eventually(t, func() bool {
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		waiting := 0
-		for _, st := range l.conns {
-			if st.waitSince.Load() != 0 && !st.evicted.Load() {
-				waiting++
-			}
-		}
-		return waiting == n
-	}, 10*time.Second, time.Millisecond, "%d connections waiting on their peers", n)
-}
-
-// dialerFrom returns a function dialling l from a loopback source address.
-func dialerFrom(t *testing.T, l *StreamListener) func(src string) net.Conn {
-	return func(src string) net.Conn {
-		t.Helper()
-		d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(src)}}
-		c, err := d.Dial("tcp", l.LocalAddr().String())
-		require.NoError(t, err)
-		t.Cleanup(func() { _ = c.Close() })
-		return c
-	}
-}
-
-// When every slot is taken, the source holding the most gives up one of
-// its streams, although another source's stream has waited longer: a
-// flood from a few addresses displaces itself, not the member holding one
-// stream.
-func TestStreamEvictionPrefersCrowdedSource(t *testing.T) {
-	errs := make(chan error, 16)
-	l, err := ListenStream(StreamConfig{MaxConns: 4, MaxConnsPerSource: 3, Timeout: 20 * time.Second}, echo(errs))
-	require.NoError(t, err)
-	defer l.Close()
-	dialFrom := dialerFrom(t, l)
-	roundTrip := func(c net.Conn) error { return pingEcho(c, 5*time.Second) }
-	member := dialFrom("127.0.0.1")
-	require.NoError(t, roundTrip(member)) // waits longest from here on
-	waitingOnPeer(t, l, 1)
-	var flood []net.Conn
-	for range 3 {
-		c := dialFrom("127.0.0.2")
-		require.NoError(t, roundTrip(c))
-		flood = append(flood, c)
-		waitingOnPeer(t, l, 1+len(flood)) // in the order dialled
-	}
-	require.NoError(t, roundTrip(dialFrom("127.0.0.3")), "a third source is served")
-	assert.True(t, closedByPeer(flood[0], 5*time.Second), "the crowded source's stream waiting longest was closed")
-	require.NoError(t, roundTrip(member), "the member's stream is kept")
-	assert.Equal(t, StreamStats{Accepted: 5, Evicted: 1}, l.Stats())
 }
