@@ -157,6 +157,16 @@ type Config struct {
 	// ping-req) is never cut, see Packet.Size.
 	MaxPacketSize int
 
+	// WireOverhead is how many bytes, at most, the transport adds to each
+	// packet's encoding (Packet.Size) on the wire: an envelope, a seal's
+	// nonce and tag, a timestamp (swim/agent sets it from its codec). The
+	// bounds on what a sender the view does not vouch for can make this
+	// member send (reply.go, viewretry.go) count each packet sent as its
+	// Size plus WireOverhead, and each packet received as its WireLen, or
+	// its Size plus WireOverhead when WireLen is 0. Default 0; it must not
+	// be negative nor reach MaxPacketSize.
+	WireOverhead int
+
 	// SyncProbes starts the probe periods at the first Tick. By default the
 	// first probe comes at a random point of the first period (drawn from
 	// the member's random source), as memberlist staggers its probe loop:

@@ -230,6 +230,9 @@ func (c *Config) normalizeLimits() error {
 	if c.MaxPacketSize < 256 {
 		return configError("MaxPacketSize %d is below 256 bytes", c.MaxPacketSize)
 	}
+	if c.WireOverhead < 0 || c.WireOverhead >= c.MaxPacketSize {
+		return configError("WireOverhead %d: want 0 to %d bytes (below MaxPacketSize)", c.WireOverhead, c.MaxPacketSize-1)
+	}
 	return nil
 }
 

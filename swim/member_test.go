@@ -101,18 +101,20 @@ func TestConfigDefaultsAndErrors(t *testing.T) {
 	assert.ErrorIs(t, err, ErrNoRand)
 	r := rand.New(rand.NewPCG(1, 1))
 	for name, cfg := range map[string]Config{
-		"no id":            {},
-		"negative period":  {Self: node("a"), ProbeInterval: -1},
-		"timeout > period": {Self: node("a"), ProbeInterval: time.Second, ProbeTimeout: 2 * time.Second},
-		"min > max":        {Self: node("a"), MinProbeTimeout: new(400 * time.Millisecond), MaxProbeTimeout: 200 * time.Millisecond},
-		"negative k":       {Self: node("a"), IndirectChecks: new(-1)},
-		"tiny packets":     {Self: node("a"), MaxPacketSize: 100},
-		"bad mode":         {Self: node("a"), Mode: 9},
-		"long id":          {Self: Node{ID: ID(string(make([]byte, 300)))}},
-		"bad rtt k":        {Self: node("a"), RTTDeviations: -2},
-		"negative K":       {Self: node("a"), Lifeguard: Lifeguard{SuspicionConfirmations: new(-1)}},
-		"negative fanout":  {Self: node("a"), GossipFanout: new(-1)},
-		"negative guard":   {Self: node("a"), PauseGuard: new(-time.Second)},
+		"no id":                {},
+		"negative period":      {Self: node("a"), ProbeInterval: -1},
+		"timeout > period":     {Self: node("a"), ProbeInterval: time.Second, ProbeTimeout: 2 * time.Second},
+		"min > max":            {Self: node("a"), MinProbeTimeout: new(400 * time.Millisecond), MaxProbeTimeout: 200 * time.Millisecond},
+		"negative k":           {Self: node("a"), IndirectChecks: new(-1)},
+		"tiny packets":         {Self: node("a"), MaxPacketSize: 100},
+		"bad mode":             {Self: node("a"), Mode: 9},
+		"long id":              {Self: Node{ID: ID(string(make([]byte, 300)))}},
+		"bad rtt k":            {Self: node("a"), RTTDeviations: -2},
+		"negative K":           {Self: node("a"), Lifeguard: Lifeguard{SuspicionConfirmations: new(-1)}},
+		"negative fanout":      {Self: node("a"), GossipFanout: new(-1)},
+		"negative guard":       {Self: node("a"), PauseGuard: new(-time.Second)},
+		"negative overhead":    {Self: node("a"), WireOverhead: -1},
+		"overhead of a packet": {Self: node("a"), MaxPacketSize: 300, WireOverhead: 300},
 	} {
 		_, err := New(cfg, r)
 		assert.ErrorIs(t, err, ErrConfig, name)

@@ -308,6 +308,13 @@ type Packet struct {
 	// AckPayload is the application's payload on an ack (MsgAck;
 	// Config.AckPayload), 1 to MaxAckPayloadLen bytes, wire format 2.
 	AckPayload []byte
+	// WireLen is, on a received packet, the length in bytes of the
+	// datagram or frame it was decoded from, envelope included, as the
+	// transport read it; 0 when unknown. It is not encoded. The state
+	// machine credits a sender it does not vouch for with these bytes
+	// (Config.WireOverhead), or with Size plus Config.WireOverhead when
+	// WireLen is 0.
+	WireLen int
 	// Part places User in a larger application message carried by
 	// several MsgUser packets on one stream (swim/agent's SendReliable),
 	// and a MsgSync's updates in a view transfer cut into several packets

@@ -28,13 +28,14 @@ func (m *Member) vouched(in *inbound, from Node) bool {
 
 // reply sends pk, an ack answering pkt from to: as any packet when
 // in.vouched, else without the queue and the broadcasts, within twice
-// pkt's bytes less in.asked, and counted in to's view-request budget.
+// pkt's bytes less in.asked (in wire bytes: recvBytes, sentBytes), and
+// counted in to's view-request budget.
 func (m *Member) reply(in *inbound, to Node, pkt *Packet, pk Packet) {
 	if in.vouched {
 		m.send(pk)
 		return
 	}
-	limit := 2*pkt.Size() - in.asked
+	limit := 2*m.recvBytes(pkt) - in.asked - m.cfg.WireOverhead // in Packet.Size units
 	queued := false
 	pk.From = m.self
 	if pk.Size() > limit {
@@ -43,16 +44,33 @@ func (m *Member) reply(in *inbound, to Node, pkt *Packet, pk Packet) {
 	n := len(m.ready.packets)
 	m.sendWithin(pk, limit, queued)
 	if a := m.viewAskOf(to); a != nil {
-		a.sent += m.ready.packets[n].Size()
+		a.sent += m.sentBytes(&m.ready.packets[n])
 	}
 }
 
-// bareReplySize is the size of the bare ack (Packet.Size) that self
-// sends from when it answers pkt, or 0 when pkt draws no ack.
-func bareReplySize(self, from Node, pkt *Packet) int {
-	if pkt.Kind != MsgPing && !(pkt.Kind == MsgPingReq && pkt.PingReq.Target.ID == self.ID) {
+// bareReplySize is the bytes on the wire (sentBytes) of the bare ack that
+// this member sends from when it answers pkt, or 0 when pkt draws no ack.
+func (m *Member) bareReplySize(from Node, pkt *Packet) int {
+	if pkt.Kind != MsgPing && !(pkt.Kind == MsgPingReq && pkt.PingReq.Target.ID == m.self.ID) {
 		return 0
 	}
-	ack := Packet{Kind: MsgAck, From: self, To: from}
-	return ack.Size()
+	ack := Packet{Kind: MsgAck, From: m.self, To: from}
+	return m.sentBytes(&ack)
+}
+
+// recvBytes is what a received packet counts for in the budgets of
+// senders the view does not vouch for: its length on the wire
+// (Packet.WireLen) when the transport gave it, else its Size plus
+// Config.WireOverhead.
+func (m *Member) recvBytes(pkt *Packet) int {
+	if pkt.WireLen > 0 {
+		return pkt.WireLen
+	}
+	return pkt.Size() + m.cfg.WireOverhead
+}
+
+// sentBytes bounds the length on the wire of a packet sent: its Size
+// (an upper bound of its encoding) plus Config.WireOverhead.
+func (m *Member) sentBytes(pk *Packet) int {
+	return pk.Size() + m.cfg.WireOverhead
 }

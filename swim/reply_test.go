@@ -84,3 +84,47 @@ func TestAckToUnvouchedSenderWithinTwiceThePing(t *testing.T) {
 	_, ack := sent(selfAlive, false)
 	assert.NotEmpty(t, ack.AckPayload)
 }
+
+// The budgets of unvouched senders count bytes on the wire: a received
+// packet at its WireLen, a sent one at its Size plus Config.WireOverhead.
+// Forged pings of many lengths, 24 bytes shorter on the wire than their
+// Size (a plain encoding is about 60 bytes below Size, a seal adds 37),
+// answered by a member whose transport adds 37 bytes to each packet, make
+// it send the claimed address at most twice their length on the wire, the
+// overhead of each packet sent included; and the longer ones still draw
+// the view request. Counting a ping at its Size and the answers at theirs,
+// as before, drew up to 2.2 times a ping's bytes on the wire.
+func TestUnvouchedBudgetInWireBytes(t *testing.T) {
+	const overhead = 37
+	asked := false
+	for ups := range 9 {
+		for pad := 0; pad <= 50; pad += 5 {
+			a := newTest(t, "a", ModeLifeguard, func(c *Config) {
+				c.Meta = bytes.Repeat([]byte("m"), 200)
+				c.WireOverhead = overhead
+			}, "b")
+			a.Tick(0)
+			drain(a)
+			p := Packet{Kind: MsgPing, From: Node{ID: ID("x" + strings.Repeat("i", pad)), Addr: "victim:1"}, To: a.Self(), Ping: Ping{Seq: 7}}
+			for range ups {
+				p.Updates = append(p.Updates, Update{Kind: UpdateAlive, Node: node("b"), From: "b"})
+			}
+			p.WireLen = p.Size() - 24
+			require.NoError(t, a.Step(500*time.Millisecond, &p))
+			pk, _ := drain(a)
+			total := 0
+			for _, q := range pk {
+				if q.To.Addr == p.From.Addr {
+					total += q.Size() + overhead
+					asked = asked || q.Kind == MsgJoin
+				}
+			}
+			require.Len(t, only(t, pk, MsgAck), 1, "a ping of %d bytes", p.WireLen)
+			if ack := (Packet{Kind: MsgAck, From: a.Self(), To: p.From}); 2*p.WireLen >= ack.Size()+overhead {
+				// The bare ack is always sent (reply.go).
+				assert.LessOrEqual(t, total, 2*p.WireLen, "a ping of %d bytes on the wire", p.WireLen)
+			}
+		}
+	}
+	assert.True(t, asked, "no ping drew a view request")
+}

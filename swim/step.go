@@ -250,10 +250,10 @@ func (m *Member) noteSender(in *inbound, from Node, pkt *Packet) {
 		m.sync.nextAskView = now + m.cfg.ProbeInterval
 		m.stats.ViewRequests++
 		m.askView(from)
-		m.askedView(now, from, pkt.Size(), size)
+		m.askedView(now, from, m.recvBytes(pkt), size)
 		in.asked = size
 	default:
-		m.heardFromAsked(from, pkt.Size())
+		m.heardFromAsked(from, m.recvBytes(pkt))
 	}
 }
 
@@ -278,13 +278,14 @@ func (m *Member) noteSender(in *inbound, from Node, pkt *Packet) {
 func (m *Member) asksView(now time.Duration, from Node, pkt *Packet) bool {
 	return from.Addr != "" && pkt.Kind != MsgJoin && pkt.Kind != MsgSync && m.st == running && now >= m.sync.nextAskView &&
 		!(m.join.pending && pkt.Kind == MsgPing && slices.Contains(m.join.seeds, from.Addr)) &&
-		m.viewAskPaid(from, pkt.Size(), m.askViewSize(from)+bareReplySize(m.self, from, pkt))
+		m.viewAskPaid(from, m.recvBytes(pkt), m.askViewSize(from)+m.bareReplySize(from, pkt))
 }
 
-// askViewSize is the size of askView's request to to (Packet.Size).
+// askViewSize bounds the bytes on the wire of askView's request to to
+// (sentBytes).
 func (m *Member) askViewSize(to Node) int {
 	ask := m.askViewPacket(to)
-	return ask.Size()
+	return m.sentBytes(&ask)
 }
 
 // onView ends a join answered by the view pkt from from (answersJoin),

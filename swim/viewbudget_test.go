@@ -66,7 +66,7 @@ func (v *viewBytes) within(t *testing.T, what string) bool {
 // oneRequest is the least size of a ping (Packet.Size) from the unknown
 // sender n that pays for m's view request and m's ack (asksView).
 func oneRequest(m *Member, n Node) int {
-	return (m.askViewSize(n) + bareReplySize(m.Self(), n, &Packet{Kind: MsgPing}) + 1) / 2
+	return (m.askViewSize(n) + m.bareReplySize(n, &Packet{Kind: MsgPing}) + 1) / 2
 }
 
 // The reviewer's pattern (issue 27): one packet of 1.5 requests' size,

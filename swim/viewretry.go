@@ -62,9 +62,9 @@ type viewAsk struct {
 	to    Node          // the sender asked, at the address it was received from
 	next  time.Duration // when it is asked again unless known by then
 	tries int           // retries made
-	recv  int           // bytes received from to since the entry was made (Packet.Size)
-	sent  int           // bytes of the requests sent to to since then, asked and retried (Packet.Size)
-	size  int           // the bytes of the last request (Packet.Size)
+	recv  int           // bytes received from to since the entry was made (recvBytes)
+	sent  int           // bytes sent to to since then, requests and acks (sentBytes)
+	size  int           // the bytes of the last request (sentBytes)
 }
 
 // viewAskOf returns the entry of the sender to (its ID at its address),

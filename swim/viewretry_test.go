@@ -62,7 +62,7 @@ func TestViewRequestRetried(t *testing.T) {
 
 	a := start()
 	req := a.askViewSize(j)
-	ack := bareReplySize(a.Self(), j, &Packet{Kind: MsgPing}) // each ping's ack counts too (reply.go)
+	ack := a.bareReplySize(j, &Packet{Kind: MsgPing}) // each ping's ack counts too (reply.go)
 	big := pingOf(a, j, req+req/2+(ack+1)/2)
 	require.NoError(t, a.Step(now, &big))
 	pk, _ := drain(a)

@@ -154,6 +154,7 @@ func (a *Agent) receive(p transport.Packet) {
 		a.log.Debug("dropped packet", "from", p.From, "err", err)
 		return
 	}
+	pkt.WireLen = len(p.Data) // what its sender paid, in the budgets of unvouched senders
 	if pkt.Kind == swim.MsgJoin && !joinFromClaimed(pkt.From.Addr, p.From, true) {
 		a.ctr.rejected.Add(1)
 		a.log.Debug("join refused: it did not come from the address it claims", "from", p.From, "claimed", pkt.From.Addr)

@@ -320,6 +320,7 @@ func (a *Agent) newMachine() error {
 		}
 	}
 	pc.MaxPacketSize = a.codec.MaxPayload()
+	pc.WireOverhead = a.codec.MaxPacketSize() - a.codec.MaxPayload() // envelope, seal, timestamp
 	pc.StreamProbe = !a.cfg.DisableStream && !a.cfg.DisableStreamProbes
 	a.clock.start = time.Now()
 	a.clock.wallNs.Store(a.wallAt(a.clock.start))
