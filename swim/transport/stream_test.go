@@ -261,6 +261,7 @@ func TestStreamStalledConnectionsMakeRoom(t *testing.T) {
 	// A frame begun and not finished: idle2 waits inside it from its last
 	// byte, which arrived before late's next echo; the next connection
 	// takes its place.
+	waitingOnPeer(t, l, 2) // late's handler reads again before the clocks are taken
 	before := idleClocks(l)
 	_, err = idle2.Write([]byte{0, 0, 0})
 	require.NoError(t, err)
