@@ -1,0 +1,194 @@
+package transport
+
+// Eviction: what the stream listener knows of each served connection, and
+// which one a new connection displaces when every slot, or its source's
+// share, is taken (the rule is the package's, stream.go).
+
+import (
+	"io"
+	"net"
+	"net/netip"
+	"sync/atomic"
+	"time"
+)
+
+// connState is what the listener knows of a served connection: when it
+// was accepted, its source, whether a frame has arrived on it, and since
+// when it has been idle.
+type connState struct {
+	at     time.Time
+	src    netip.Addr
+	framed atomic.Bool // a whole frame was read, and its handler read on
+	// idleSince is when the connection last made progress while its
+	// handler waits on the peer (Unix nanoseconds): the latest of the
+	// accepting time, the start of the read of the current frame and the
+	// last read that returned bytes (progressReader); 0 while the handler
+	// works on a frame it has read, when the connection cannot be evicted.
+	idleSince atomic.Int64
+	evicted   atomic.Bool // closed to make room (slotFor, sourceFor)
+}
+
+// progressReader reads from a served connection and moves its idle clock
+// on every read that returns bytes: a stream receiving a large frame
+// slowly is not stalled. It sits under the Conn's bufio.Reader, so it
+// runs once per read from the connection, not per byte.
+type progressReader struct {
+	r  io.Reader
+	st *connState
+}
+
+func (p progressReader) Read(b []byte) (int, error) {
+	n, err := p.r.Read(b)
+	if n > 0 {
+		p.st.idleSince.Store(time.Now().UnixNano())
+	}
+	return n, err
+}
+
+// slotFor takes a serving slot for a new connection, closing a served
+// connection waiting on its peer (evictionOrder) when all slots are
+// taken; it reports false when there is none to close or its slot does
+// not come free within a second.
+func (l *StreamListener) slotFor() bool {
+	select {
+	case l.slots <- struct{}{}:
+		return true
+	default:
+	}
+	if !l.evictWaiting(func(*connState) bool { return true }) {
+		return false
+	}
+	t := time.NewTimer(time.Second)
+	defer t.Stop()
+	select {
+	case l.slots <- struct{}{}:
+		return true
+	case <-t.C:
+	case <-l.done:
+	}
+	return false
+}
+
+// sourceFor counts a new connection from src, closing a served connection
+// from src waiting on its peer (evictionOrder) when MaxConnsPerSource are
+// served from it; it reports false when there is none to close or its
+// count does not come down within a second.
+func (l *StreamListener) sourceFor(src netip.Addr) bool {
+	if l.takeSource(src) {
+		return true
+	}
+	if !l.evictWaiting(func(st *connState) bool { return st.src == src }) {
+		return false
+	}
+	t := time.NewTimer(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-l.done:
+			return false
+		case <-t.C:
+			return false
+		case <-l.freed:
+		}
+		if l.takeSource(src) {
+			return true
+		}
+	}
+}
+
+// evictionOrder reports whether a served connection a should be evicted
+// before b, given how crowded their sources are (crowding): one from the
+// more crowded source goes first (a flood from a few addresses displaces
+// itself), then one that has not delivered
+// a whole frame (a handler that ends a stream on a frame it refuses, as
+// the agent's does on one that fails authentication, makes the others
+// streams whose frames it accepted), then the one idle longest. Only a
+// source above its share counts against its streams: a member with two
+// transfers at once, or a few members behind one address, are not ranked
+// below a flood of one stalled stream from each of many addresses. Idle
+// is counted from the last byte received, not from the start of a frame,
+// so that a flood of new streams redialled faster than a slow frame
+// arrives displaces its own older ones first, and a transfer in progress
+// after them.
+func evictionOrder(a, b *connState, aCrowding, bCrowding int) bool {
+	if aCrowding != bCrowding {
+		return aCrowding > bCrowding
+	}
+	if af, bf := a.framed.Load(), b.framed.Load(); af != bf {
+		return !af
+	}
+	return a.idleSince.Load() < b.idleSince.Load()
+}
+
+// evictWaiting closes the served connection that match accepts, that is
+// waiting on its peer and that comes first in evictionOrder; false when
+// there is none. Its handler then returns and frees its slot and its
+// source's count.
+func (l *StreamListener) evictWaiting(match func(*connState) bool) bool {
+	l.mu.Lock()
+	var victim net.Conn
+	var vst *connState
+	for c, st := range l.conns {
+		if !match(st) || st.evicted.Load() || st.idleSince.Load() == 0 {
+			continue
+		}
+		if victim == nil || evictionOrder(st, vst, l.crowding(st.src), l.crowding(vst.src)) {
+			victim, vst = c, st
+		}
+	}
+	if victim != nil {
+		vst.evicted.Store(true)
+	}
+	l.mu.Unlock()
+	if victim == nil {
+		return false
+	}
+	l.evicted.Add(1)
+	_ = victim.Close()
+	return true
+}
+
+// crowding is how many connections src holds when that is more than two
+// and more than a quarter of MaxConnsPerSource, else 0 (l.mu held): a
+// member holds one or two streams at once (a reliable message beside a
+// view or a ping), and a flood from a few addresses many more.
+func (l *StreamListener) crowding(src netip.Addr) int {
+	if n := l.sources[src]; n > max(2, l.cfg.MaxConnsPerSource/4) {
+		return n
+	}
+	return 0
+}
+
+// sourceOf returns the IP address an accepted connection comes from (the
+// zero Addr when it is not TCP, as a test's listener may give).
+func sourceOf(c net.Conn) netip.Addr {
+	if a, ok := c.RemoteAddr().(*net.TCPAddr); ok {
+		return a.AddrPort().Addr().Unmap()
+	}
+	return netip.Addr{}
+}
+
+// takeSource counts a new connection from src, unless MaxConnsPerSource
+// are served from it already.
+func (l *StreamListener) takeSource(src netip.Addr) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.sources[src] >= l.cfg.MaxConnsPerSource {
+		return false
+	}
+	l.sources[src]++
+	return true
+}
+
+// releaseSource uncounts a connection from src.
+func (l *StreamListener) releaseSource(src netip.Addr) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.sources[src]--; l.sources[src] <= 0 {
+		delete(l.sources, src)
+	}
+	select {
+	case l.freed <- struct{}{}:
+	default:
+	}
+}
