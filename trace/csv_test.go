@@ -1,0 +1,118 @@
+package trace
+
+import (
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestCSV(t *testing.T) {
+	in := "node,hb,t_arrive,t_sent\r\nA,1,1.5,1.25\nB,2,2,\"1.999999999\"\n"
+	recs, r, err := readString(t, in, ReaderConfig{Columns: Columns{Sender: "node", Seq: "HB", Sent: "t_sent", Arrival: "t_arrive", Unit: time.Second}})
+	require.NoError(t, err)
+	assert.Equal(t, FormatCSV, r.Format())
+	assert.Equal(t, []Record{
+		{Sender: "A", Seq: 1, HasSeq: true, Sent: 1250 * time.Millisecond, HasSent: true, Arrival: 1500 * time.Millisecond, HasArrival: true},
+		{Sender: "B", Seq: 2, HasSeq: true, Sent: 1999999999, HasSent: true, Arrival: 2 * time.Second, HasArrival: true},
+	}, recs)
+
+	// TSV, arrival only, microseconds.
+	recs, _, err = readString(t, "x\tarrival_us\n7\t1500\n8\t2500.4\n", ReaderConfig{Sender: "p", Columns: Columns{Arrival: "arrival_us", Unit: time.Microsecond}})
+	require.NoError(t, err)
+	assert.Equal(t, []Record{
+		{Sender: "p", Arrival: 1500 * time.Microsecond, HasArrival: true},
+		{Sender: "p", Arrival: 2500*time.Microsecond + 400, HasArrival: true},
+	}, recs)
+
+	// Missing header column, bad value, missing column.
+	_, _, err = readString(t, "a,b\n1,2\n", ReaderConfig{Name: "c.csv", Columns: Columns{Arrival: "t"}})
+	var pe *ParseError
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, &ParseError{File: "c.csv", Line: 1, Field: "t", Want: `a header column named "t"`, Got: "a,b"}, pe)
+	_, _, err = readString(t, "a,t\n1,2\n1,2e3\n", ReaderConfig{Name: "c.csv", Columns: Columns{Arrival: "t", Unit: time.Millisecond}})
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, &ParseError{File: "c.csv", Line: 3, Field: "t", Want: "decimal number of ms", Got: "2e3"}, pe)
+	// A number too large for a time.Duration in the unit given is a unit
+	// mistake more likely than a syntax error: the message says so.
+	_, _, err = readString(t, "a,t\n1,9301432084.211\n", ReaderConfig{Name: "c.csv", Columns: Columns{Arrival: "t", Unit: time.Second}})
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, &ParseError{File: "c.csv", Line: 2, Field: "t", Want: "a time of at most 9223372036 s (292 years; a larger number is in a smaller unit than s)", Got: "9301432084.211"}, pe)
+	_, _, err = readString(t, "a,t\n1,2\n1\n", ReaderConfig{Name: "c.csv", Columns: Columns{Arrival: "t"}})
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, 3, pe.Line)
+	assert.Equal(t, "t", pe.Field)
+}
+
+func TestCSVLenient(t *testing.T) {
+	in := "t,seq\n1,1\nx\"y,2\n3,3\n4,z\n5,5\n"
+	recs, r, err := readString(t, in, ReaderConfig{Name: "l.csv", Columns: Columns{Arrival: "t", Seq: "seq"}, Lenient: true})
+	require.NoError(t, err)
+	assert.Equal(t, 2, r.Skipped()) // the bare quote and "z"
+	require.Len(t, r.SkippedErrors(), 2)
+	assert.Equal(t, 3, r.SkippedErrors()[0].Line)
+	assert.Equal(t, 5, r.SkippedErrors()[1].Line)
+	assert.Equal(t, "seq", r.SkippedErrors()[1].Field)
+	var seqs []uint64
+	for _, rec := range recs {
+		assert.Equal(t, time.Duration(rec.Seq), rec.Arrival)
+		seqs = append(seqs, rec.Seq)
+	}
+	assert.Equal(t, []uint64{1, 3, 5}, seqs)
+}
+
+func TestCSVBadUnit(t *testing.T) {
+	for _, u := range []time.Duration{5 * time.Second, 2, time.Minute} {
+		_, _, err := readString(t, "t\n1\n", ReaderConfig{Columns: Columns{Arrival: "t", Unit: u}})
+		assert.ErrorContains(t, err, "not ns, us, ms or s", u)
+	}
+	_, _, err := readString(t, "t\n1\n", ReaderConfig{Format: FormatCSV})
+	assert.ErrorContains(t, err, "Columns.Sent or Columns.Arrival")
+}
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.Reader
+	n int
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	k, err := c.r.Read(p)
+	c.n += k
+	return k, err
+}
+
+// A CSV record may not span more than the Reader's buffer: a huge line or an
+// unterminated quoted field is an error naming the line, found without
+// reading the rest of the file into memory, and fatal even when lenient.
+func TestCSVRecordTooLong(t *testing.T) {
+	cols := Columns{Seq: "seq", Arrival: "recv"}
+	head := "seq,recv\n0,1\n1,2\n"
+	many := strings.Repeat("3,4\n", 1<<20) // 4 MiB of good records
+	for name, in := range map[string]string{
+		"unterminated quote": head + "2,\"5\n" + many,
+		"huge line":          head + "2," + strings.Repeat("7", 1<<20) + "\n" + many,
+	} {
+		for _, lenient := range []bool{false, true} {
+			src := &countingReader{r: strings.NewReader(in)}
+			r, err := NewReader(src, ReaderConfig{Name: "big.csv", Columns: cols, Lenient: lenient})
+			require.NoError(t, err, name)
+			recs, err := r.ReadAll()
+			var pe *ParseError
+			require.ErrorAs(t, err, &pe, name)
+			assert.Equal(t, "big.csv", pe.File, name)
+			assert.Equal(t, 4, pe.Line, name)
+			assert.Contains(t, pe.Error(), "CSV record shorter than", name)
+			assert.Len(t, recs, 2, name)
+			assert.Less(t, src.n, 1<<19, "%s: read %d bytes of a %d-byte file", name, src.n, len(in))
+		}
+	}
+	// A record just under the limit is still read.
+	long := strings.Repeat("0", bufSize-100)
+	recs, _, err := readString(t, head+"2,"+long+"5\n", ReaderConfig{Columns: cols})
+	require.NoError(t, err)
+	assert.Len(t, recs, 3)
+}
