@@ -2,8 +2,12 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -84,4 +88,92 @@ func TestPrintableLabel(t *testing.T) {
 	for _, s := range []string{"a\tb", "a\x7fb", "a\u0085b", "a\u200bb", "a\u200eb", "a\u202eb", "a\u2028b", "a\u2029b", "a\ufeffb", "a\ue000b", "a\xffb"} {
 		assert.False(t, printable(s), "%q", s)
 	}
+}
+
+func TestReadKeyFile(t *testing.T) {
+	dir := t.TempDir()
+	write := func(s string) string {
+		p := filepath.Join(dir, fmt.Sprintf("k%d", len(s)))
+		require.NoError(t, os.WriteFile(p, []byte(s), 0o600))
+		return p
+	}
+	ks, err := readKeyFile(write("# rotation in progress\n" + testKeyHex + "\n\n  00112233445566778899aabbccddeeff  \n"))
+	require.NoError(t, err)
+	require.Len(t, ks, 2)
+	assert.Len(t, ks[0], 32)
+	assert.Len(t, ks[1], 16)
+	_, err = readKeyFile(write("# nothing\n"))
+	assert.ErrorContains(t, err, "no key")
+	_, err = readKeyFile(write("00\nzz\n"))
+	assert.ErrorContains(t, err, "line 1")
+	_, err = readKeyFile(filepath.Join(dir, "missing"))
+	assert.Error(t, err)
+}
+
+// TestSIGHUPWithoutKeyFile: an agent with no key file to reload survives
+// SIGHUP: the signal's default action would kill it without a leave (here
+// the whole test binary).
+func TestSIGHUPWithoutKeyFile(t *testing.T) {
+	var out, errb syncBuf
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		done <- runAgent(ctx, []string{"--key", testKeyHex, "--bind", "127.0.0.1:0", "--leave-timeout", "50ms"}, &out, &errb)
+	}()
+	require.Eventually(t, func() bool { return strings.Contains(out.String(), "agent id=") }, 5*time.Second, 10*time.Millisecond)
+	require.NoError(t, syscall.Kill(os.Getpid(), syscall.SIGHUP))
+	require.Eventually(t, func() bool { return strings.Contains(errb.String(), "SIGHUP ignored") }, 5*time.Second, 10*time.Millisecond)
+	cancel()
+	require.NoError(t, <-done)
+	assert.Contains(t, out.String(), "stopped")
+}
+
+// TestKeyRotationBySIGHUP rotates the key of a running pair by editing their
+// key files and sending SIGHUP, then checks that the old key is refused.
+func TestKeyRotationBySIGHUP(t *testing.T) {
+	newHex := "a0a1a2a3a4a5a6a7a8a9aaabacadaeafb0b1b2b3b4b5b6b7b8b9babbbcbdbebf"
+	dir := t.TempDir()
+	files := []string{filepath.Join(dir, "a.keys"), filepath.Join(dir, "b.keys")}
+	write := func(content string) {
+		for _, f := range files {
+			require.NoError(t, os.WriteFile(f, []byte(content), 0o600))
+		}
+	}
+	write(testKeyHex + "\n")
+	a := startAgent(t, "a", "127.0.0.1:0", "--key-file", files[0])
+	b := startAgent(t, "b", "127.0.0.1:0", "--key-file", files[1], "--join", a.addr)
+	pair := []*proc{a, b}
+	both := func(v map[string]viewEntry) bool { return v["a"].State == "alive" && v["b"].State == "alive" }
+	waitAll(t, pair, convergeMax, "pair", both)
+	reloads := 0
+	step := func(content string) {
+		write(content)
+		reloads++
+		for _, p := range pair {
+			p.signal(syscall.SIGHUP)
+		}
+		require.Eventually(t, func() bool {
+			for _, p := range pair {
+				if strings.Count(p.output(), "keys reloaded") < reloads {
+					return false
+				}
+			}
+			return true
+		}, 5*time.Second, 20*time.Millisecond)
+		time.Sleep(300 * time.Millisecond)
+		waitAll(t, pair, convergeMax, "pair still together", both)
+	}
+	step(testKeyHex + "\n" + newHex + "\n")
+	step(newHex + "\n" + testKeyHex + "\n")
+	step(newHex + "\n")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, fdswimBinary(t), "agent", "--id", "old", "--bind", "127.0.0.1:0", "--key", testKeyHex,
+		"--join", a.addr, "--join-timeout", "1s", "--probe-interval", period, "--probe-timeout", probeTO).CombinedOutput()
+	require.Error(t, err, "%s", out)
+	assert.Contains(t, string(out), "no member answered")
+	n := startAgent(t, "new", "127.0.0.1:0", "--key", newHex, "--join", a.addr)
+	require.Eventually(t, func() bool { return strings.Contains(n.output(), "joined via=") }, 5*time.Second, 20*time.Millisecond, n.output())
 }

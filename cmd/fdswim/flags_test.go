@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"net"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/fdkit/fdkit/swim"
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // sim flags refuse invalid values with the flag's name instead of running
@@ -129,4 +132,124 @@ func TestAgentStreamSwitchFlags(t *testing.T) {
 	cfg, err = f.config(io.Discard)
 	assert.NoError(t, err)
 	assert.True(t, cfg.DisableStream)
+}
+
+func TestAgentFlagErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{},                                 // no key, no --plain
+		{"--plain", "--key", testKeyHex},   // both
+		{"--key", "abc"},                   // bad key
+		{"--plain", "--mode", "gossip"},    // bad mode
+		{"--plain", "--log-level", "lots"}, // bad level
+		{"--plain", "extra"},               // stray argument
+		{"--plain", "--bind", "nonsense"},  // bad bind
+		{"--key-file", "/nonexistent/keys"},
+		{"--plain", "--no-such-flag"},
+		{"--plain", "--bind", "127.0.0.1:0", "--join-timeout", "-1s"}, // ran with no join deadline
+		{"--plain", "--bind", "127.0.0.1:0", "--http", "nonsense"},
+		{"--plain", "--bind", "127.0.0.1:0", "--advertise", "0.0.0.0:7946"},
+		{"--plain", "--bind", "127.0.0.1:0", "--gossip-fanout", "-1"},
+		{"--plain", "--bind", "127.0.0.1:0", "--join", "localhost"}, // no port
+		{"--plain", "--bind", "127.0.0.1:0", "--push-pull", "-1s"},
+		{"--plain", "--bind", "127.0.0.1:0", "--push-pull", "30"}, // no unit
+	} {
+		var out, errb strings.Builder
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		err := runAgent(ctx, args, &out, &errb)
+		cancel()
+		assert.Error(t, err, "%v", args)
+		// The member never started: a flag error prints no agent line.
+		assert.NotContains(t, out.String(), "agent id=", "%v", args)
+	}
+	var out, errb strings.Builder
+	assert.NoError(t, runAgent(context.Background(), []string{"--help"}, &out, &errb))
+	assert.Contains(t, errb.String(), "usage: fdswim agent")
+	// --advertise is named as a flag (it said "set Advertise", the Go field).
+	for _, adv := range []string{"0.0.0.0:7946", "127.0.0.2:0", "[::]:7946"} {
+		err := runAgent(context.Background(), []string{"--plain", "--bind", "127.0.0.1:0", "--advertise", adv}, &out, &errb)
+		assert.EqualError(t, err, "--advertise "+adv+": want the ip:port the other members send to, not a wildcard address or port 0 (those bind; --bind takes them)")
+	}
+}
+
+// --gossip-fanout maps to swim.Config.GossipFanout: its default is swim's,
+// and 0 turns eager dissemination off (swim.Config says it with new(0)).
+func TestAgentGossipFanoutFlag(t *testing.T) {
+	for _, c := range []struct{ flag, want int }{{swim.DefaultGossipFanout, swim.DefaultGossipFanout}, {0, 0}, {5, 5}} {
+		f := agentFlags{logLevel: "warn", mode: "detector", plain: true, gossipFanout: c.flag}
+		cfg, err := f.config(io.Discard)
+		require.NoError(t, err)
+		require.NotNil(t, cfg.Protocol.GossipFanout)
+		assert.Equal(t, c.want, *cfg.Protocol.GossipFanout, "--gossip-fanout %d", c.flag)
+	}
+}
+
+// --gossip-interval maps to swim.Config.GossipInterval, and 0 turns the
+// drain loop off (swim.Config says it with new(0), not nil).
+func TestAgentGossipIntervalFlag(t *testing.T) {
+	for _, d := range []time.Duration{swim.DefaultGossipInterval, 0, 50 * time.Millisecond} {
+		f := agentFlags{logLevel: "warn", mode: "detector", plain: true, gossipFanout: 2, gossipInterval: d}
+		cfg, err := f.config(io.Discard)
+		require.NoError(t, err)
+		require.NotNil(t, cfg.Protocol.GossipInterval)
+		assert.Equal(t, d, *cfg.Protocol.GossipInterval, "--gossip-interval %v", d)
+	}
+}
+
+// --suspicion takes a detector in the textual form; --preset starts from
+// memberlist's documented settings, which explicit flags override.
+func TestAgentSuspicionAndPreset(t *testing.T) {
+	f := agentFlags{logLevel: "warn", mode: "detector", plain: true, gossipFanout: 2,
+		suspicion: "phi-akka(threshold=10, pause=0)"}
+	cfg, err := f.config(io.Discard)
+	require.NoError(t, err)
+	require.NotNil(t, cfg.Protocol.PeerDetector)
+	d, err := cfg.Protocol.PeerDetector()
+	require.NoError(t, err)
+	assert.Equal(t, 10.0, d.(interface{ Threshold() float64 }).Threshold())
+	f.suspicion = "phi-akka(pause=3)"
+	_, err = f.config(io.Discard)
+	assert.ErrorContains(t, err, `--suspicion: spec "phi-akka(pause=3)": phi-akka: pause: "3" is not a duration`)
+
+	p, ok := swimPreset("memberlist-lan")
+	require.True(t, ok)
+	f = agentFlags{logLevel: "warn", mode: "lifeguard", plain: true, gossipFanout: 2, preset: &p,
+		probeInterval: p.ProbeInterval, probeTimeout: p.ProbeTimeout}
+	cfg, err = f.config(io.Discard)
+	require.NoError(t, err)
+	assert.Equal(t, 4, cfg.Protocol.SuspicionMult)
+	assert.Equal(t, 3, *cfg.Protocol.IndirectChecks)
+	assert.Equal(t, swim.ModeLifeguard, cfg.Protocol.Mode)
+	// --leave-timeout 0 is zero, not agent's 2 s default.
+	require.NotNil(t, cfg.LeaveTimeout)
+	assert.Equal(t, time.Duration(0), *cfg.LeaveTimeout)
+}
+
+// The stream path listens on --bind's port on TCP by default, on
+// --stream-bind when given, and not at all with --no-stream.
+func TestAgentStreamFlags(t *testing.T) {
+	dials := func(addr string) bool {
+		c, err := net.DialTimeout("tcp", addr, 2*time.Second)
+		if err == nil {
+			_ = c.Close()
+		}
+		return err == nil
+	}
+	def := startAgent(t, "def", "127.0.0.1:0", "--plain")
+	assert.True(t, dials(def.addr), "default: TCP on the UDP port %s", def.addr)
+
+	off := startAgent(t, "off", "127.0.0.1:0", "--plain", "--no-stream")
+	assert.False(t, dials(off.addr), "--no-stream: nothing listens on TCP %s", off.addr)
+
+	// --stream-bind needs a port named in advance: one taken between the
+	// pick and the bind is picked again.
+	var sb string
+	var moved *proc
+	for attempt := 1; moved == nil; attempt++ {
+		sb = freePort(t)
+		var inUse bool
+		moved, inUse = tryStartAgent(t, nil, "moved", "127.0.0.1:0", "--plain", "--stream-bind", sb)
+		require.True(t, moved != nil || (inUse && attempt < 5), "agent moved did not start (its output is above)")
+	}
+	assert.True(t, dials(sb), "--stream-bind %s", sb)
+	assert.False(t, dials(moved.addr), "not on the UDP port too")
 }
