@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -159,6 +160,9 @@ func runAgentEnv(ctx context.Context, args []string, stdout, stderr io.Writer, e
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	a, err := agent.Start(ctx, cfg)
+	if errors.Is(err, agent.ErrSelfTooLarge) {
+		return fmt.Errorf("--id, --advertise and --meta (or --meta-file) too large for --max-packet-size %d: %w", f.maxPacket, err)
+	}
 	if err != nil {
 		return err
 	}

@@ -139,10 +139,14 @@ func readStageFile(path string) (encryptionStage, error) {
 		}
 	}
 	got := "nothing"
-	if len(words) > 0 {
+	switch {
+	case len(words) == 1:
+		got = quoteArg(words[0])
+	case len(words) > 1:
 		got = fmt.Sprintf("%d lines, the first %s", len(words), quoteArg(words[0]))
 	}
-	return encryptionStage{}, fmt.Errorf("--encryption-stage-file %s: want one line naming a stage, %s, got %s", path, strings.Join(names, ", "), got)
+	return encryptionStage{}, fmt.Errorf("--encryption-stage-file %s: want one line naming a stage (%s), got %s",
+		path, strings.Join(names[:len(names)-1], ", ")+" or "+names[len(names)-1], got)
 }
 
 // setStage moves a running agent to st, one switch at a time in the order

@@ -169,6 +169,10 @@ func TestAgentFlagErrors(t *testing.T) {
 		err := runAgent(context.Background(), []string{"--plain", "--bind", "127.0.0.1:0", "--advertise", adv}, &out, &errb)
 		assert.EqualError(t, err, "--advertise "+adv+": want the ip:port the other members send to, not a wildcard address or port 0 (those bind; --bind takes them)")
 	}
+	// An --id too long for one join packet names the flags, not Config.ID.
+	err := runAgent(context.Background(), []string{"--plain", "--bind", "127.0.0.1:0", "--id", strings.Repeat("a", 5000)}, &out, &errb)
+	assert.ErrorContains(t, err, "--id, --advertise and --meta (or --meta-file) too large for --max-packet-size 1400")
+	assert.ErrorContains(t, err, "ID of 5000 bytes")
 }
 
 // --gossip-fanout maps to swim.Config.GossipFanout: its default is swim's,

@@ -38,13 +38,13 @@ func TestReadStageFile(t *testing.T) {
 	for text, want := range map[string]string{
 		"":                     "got nothing",
 		"# only a comment\n":   "got nothing",
-		"plain\n":              `got 1 lines, the first "plain"`,
+		"plain\n":              `got "plain"`,
 		"sealed\nsend-plain\n": `got 2 lines, the first "sealed"`,
-		"Sealed\n":             `got 1 lines, the first "Sealed"`,
+		"Sealed\n":             `got "Sealed"`,
 	} {
 		p := write(text)
 		_, err := readStageFile(p)
-		assert.EqualError(t, err, "--encryption-stage-file "+p+": want one line naming a stage, send-plain, accept-plain, sealed, "+want, "%q", text)
+		assert.EqualError(t, err, "--encryption-stage-file "+p+": want one line naming a stage (send-plain, accept-plain or sealed), "+want, "%q", text)
 	}
 	_, err := readStageFile(filepath.Join(dir, "missing"))
 	assert.EqualError(t, err, "--encryption-stage-file "+filepath.Join(dir, "missing")+": open: no such file or directory")
@@ -69,7 +69,7 @@ func TestStageFileFlagErrors(t *testing.T) {
 	}{
 		{[]string{"--plain", "--encryption-stage-file", good}, "--encryption-stage-file names a stage of turning encryption on: it needs --key or --key-file, not --plain"},
 		{[]string{"--key", testKeyHex, "--encryption-stage-file", good, "--accept-plain"}, "--encryption-stage-file excludes --accept-plain and --send-plain"},
-		{[]string{"--key", testKeyHex, "--encryption-stage-file", bad}, "--encryption-stage-file " + bad + `: want one line naming a stage, send-plain, accept-plain, sealed, got 1 lines, the first "on"`},
+		{[]string{"--key", testKeyHex, "--encryption-stage-file", bad}, "--encryption-stage-file " + bad + `: want one line naming a stage (send-plain, accept-plain or sealed), got "on"`},
 	} {
 		var out, errb strings.Builder
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

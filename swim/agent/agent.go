@@ -78,6 +78,11 @@ const minPayload = 256
 // ErrStopped is returned by calls on an agent that has stopped.
 var ErrStopped = errors.New("agent: stopped")
 
+// ErrSelfTooLarge is returned by Start, wrapped with the sizes, when this
+// member's join (its ID, advertised address, metadata and, when signing,
+// proof) does not fit one packet of MaxPacketSize.
+var ErrSelfTooLarge = errors.New("agent: this member's ID, address and metadata do not fit one join packet")
+
 // Agent runs one member. Create it with Start. Its fields are grouped by
 // concern; the comment of each group says which goroutine owns it.
 type Agent struct {

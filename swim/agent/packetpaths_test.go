@@ -59,11 +59,13 @@ func TestRejectedCounted(t *testing.T) {
 }
 
 // TestStartRefusesSelfTooLarge: a member whose own join (its ID and address
-// twice, in the header and in its Alive update) cannot fit MaxPacketSize
+// in the header and in its Alive update) cannot fit MaxPacketSize
 // could never join; Start says so instead of every Join timing out.
 func TestStartRefusesSelfTooLarge(t *testing.T) {
 	_, err := Start(context.Background(), Config{Plain: true, ID: swim.ID(strings.Repeat("i", 255)), MaxPacketSize: 400})
-	assert.ErrorContains(t, err, "too long for MaxPacketSize 400")
+	assert.ErrorIs(t, err, ErrSelfTooLarge)
+	assert.ErrorContains(t, err, "ID of 255 bytes")
+	assert.ErrorContains(t, err, "over MaxPacketSize 400")
 	_, err = Start(context.Background(), Config{Plain: true, MaxPacketSize: 200})
 	assert.ErrorContains(t, err, "MaxPacketSize 200 is too small")
 }

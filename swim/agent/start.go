@@ -275,8 +275,8 @@ func (a *Agent) identify() error {
 		join.Updates[0].Proof = swim.Proof(make([]byte, swim.ProofSize)) // its size: a join carries the signed Alive
 	}
 	if n := join.Size(); n > a.codec.MaxPayload() {
-		return fmt.Errorf("agent: ID and address too long for MaxPacketSize %d: a join needs up to %d bytes plus %d of envelope",
-			a.codec.MaxPacketSize(), n, a.codec.MaxPacketSize()-a.codec.MaxPayload())
+		return fmt.Errorf("%w: ID of %d bytes, address %q, Meta of %d bytes: a join carries ID and address three times each and needs up to %d bytes plus %d of envelope, over MaxPacketSize %d",
+			ErrSelfTooLarge, len(self.ID), self.Addr, len(a.cfg.Protocol.Meta), n, a.codec.MaxPacketSize()-a.codec.MaxPayload(), a.codec.MaxPacketSize())
 	}
 	if err := a.checkStateSize(join); err != nil {
 		return err
