@@ -165,7 +165,7 @@ func TestSelfErrors(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			c.cfg.Plain = true
 			if c.cfg.Transport != nil {
-				u, err := transport.Listen(transport.Config{})
+				u, err := listenUDP(transport.Config{})
 				require.NoError(t, err)
 				c.cfg.Transport = unspecified{u}
 			}
@@ -194,7 +194,7 @@ func (c *closeCounter) Close() error {
 // port is free for the next try, and closes Config.Transport once.
 func TestStartFailureClosesWhatItOpened(t *testing.T) {
 	ctx := context.Background()
-	u, err := transport.Listen(transport.Config{Bind: "127.0.0.1:0"})
+	u, err := listenUDP(transport.Config{Bind: "127.0.0.1:0"})
 	require.NoError(t, err)
 	bind := u.LocalAddr().String()
 	require.NoError(t, u.Close())
@@ -209,7 +209,7 @@ func TestStartFailureClosesWhatItOpened(t *testing.T) {
 		require.NoError(t, err, "%s: the failed Start left %s bound", name, bind)
 		require.NoError(t, a.Shutdown())
 
-		tr, err := transport.Listen(transport.Config{Bind: "127.0.0.1:0"})
+		tr, err := listenUDP(transport.Config{Bind: "127.0.0.1:0"})
 		require.NoError(t, err)
 		cc := &closeCounter{Transport: tr}
 		cfg.Transport, cfg.Bind = cc, ""
@@ -343,7 +343,7 @@ func TestJoinErrors(t *testing.T) {
 
 func TestGarbageIsCounted(t *testing.T) {
 	a := start(t, Config{})
-	u, err := transport.Listen(transport.Config{})
+	u, err := listenUDP(transport.Config{})
 	require.NoError(t, err)
 	defer u.Close()
 	to := netip.MustParseAddrPort(a.Self().Addr)

@@ -28,7 +28,7 @@ func (f *failing) Send(to netip.AddrPort, b []byte) error {
 }
 
 func TestSendErrorsCounted(t *testing.T) {
-	u, err := transport.Listen(transport.Config{})
+	u, err := listenUDP(transport.Config{})
 	require.NoError(t, err)
 	tr := &failing{UDP: u}
 	a := start(t, Config{Plain: true, Transport: tr})
@@ -46,7 +46,7 @@ func TestBadPeerAddressCounted(t *testing.T) {
 	a := start(t, Config{Plain: true})
 	codec, err := wire.NewCodec(wire.CodecConfig{Security: &wire.Security{Plain: true}})
 	require.NoError(t, err)
-	u, err := transport.Listen(transport.Config{})
+	u, err := listenUDP(transport.Config{})
 	require.NoError(t, err)
 	defer u.Close()
 	for _, p := range []swim.Packet{

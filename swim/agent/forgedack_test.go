@@ -24,7 +24,7 @@ import (
 func TestForgedAcksFromAnotherHostDoNotVerify(t *testing.T) {
 	a := start(t, Config{Plain: true})
 	forger := newPlainPeer(t)
-	third, err := transport.Listen(transport.Config{Bind: "127.0.0.2:0"})
+	third, err := listenUDP(transport.Config{Bind: "127.0.0.2:0"})
 	require.NoError(t, err)
 	defer third.Close()
 	const ghosts = 100

@@ -23,7 +23,7 @@ func forgeSeedViews(t *testing.T, seed swim.Node, to swim.Node, stop <-chan stru
 	t.Helper()
 	codec, err := wire.NewCodec(wire.CodecConfig{Security: &wire.Security{Plain: true}})
 	require.NoError(t, err)
-	forger, err := transport.Listen(transport.Config{})
+	forger, err := listenUDP(transport.Config{})
 	require.NoError(t, err)
 	sent := make(chan int, 1)
 	go func() {

@@ -43,7 +43,7 @@ func killDetected(t *testing.T, ghosts int, measure bool) time.Duration {
 	if ghosts > 0 {
 		codec, err := wire.NewCodec(wire.CodecConfig{Security: &wire.Security{Plain: true}})
 		require.NoError(t, err)
-		forger, err := transport.Listen(transport.Config{})
+		forger, err := listenUDP(transport.Config{})
 		require.NoError(t, err)
 		defer forger.Close()
 		for i, a := range as {
@@ -178,7 +178,7 @@ func TestGhostFloodOverSockets(t *testing.T) {
 // quota like relayed ones.
 func TestSelfSpokenGhostsHeldWithinQuota(t *testing.T) {
 	as := group(t, 4, Config{Plain: true})
-	forger, err := transport.Listen(transport.Config{})
+	forger, err := listenUDP(transport.Config{})
 	require.NoError(t, err)
 	defer forger.Close()
 	const ghosts = 1000

@@ -67,7 +67,7 @@ func TestJoinFromWildcardBindAdvertisingAnotherAddress(t *testing.T) {
 	for try := 0; joiner == nil; try++ {
 		// A port free on 0.0.0.0 for both UDP and TCP: the kernel's choice
 		// for a throwaway socket, retried if someone takes it meanwhile.
-		probe, err := transport.Listen(transport.Config{Bind: "0.0.0.0:0"})
+		probe, err := listenUDP(transport.Config{Bind: "0.0.0.0:0"})
 		require.NoError(t, err)
 		port := probe.LocalAddr().Port()
 		_ = probe.Close()

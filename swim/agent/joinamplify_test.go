@@ -29,7 +29,7 @@ func TestSpoofedJoinsNotAmplified(t *testing.T) {
 	as := group(t, 4, cfg)
 	codec, err := wire.NewCodec(wire.CodecConfig{Security: &wire.Security{Plain: true}})
 	require.NoError(t, err)
-	victim, err := transport.Listen(transport.Config{QueueLen: 4096})
+	victim, err := listenUDP(transport.Config{QueueLen: 4096})
 	require.NoError(t, err)
 	defer victim.Close()
 	got := 0
@@ -101,7 +101,7 @@ func TestSpoofedPacketsNotAmplified(t *testing.T) {
 	}
 	codec, err := wire.NewCodec(wire.CodecConfig{Security: &wire.Security{Plain: true}})
 	require.NoError(t, err)
-	victim, err := transport.Listen(transport.Config{QueueLen: 4096})
+	victim, err := listenUDP(transport.Config{QueueLen: 4096})
 	require.NoError(t, err)
 	defer victim.Close()
 	got, sent := 0, 0

@@ -178,7 +178,7 @@ type labelStripper struct {
 }
 
 func stripLabels(t *testing.T, label string) *labelStripper {
-	u, err := transport.Listen(transport.Config{})
+	u, err := listenUDP(transport.Config{})
 	require.NoError(t, err)
 	s := &labelStripper{Transport: u, out: make(chan transport.Packet, 64)}
 	go func() {

@@ -64,7 +64,7 @@ func BenchmarkTickLateness(b *testing.B) {
 			proto := swim.Config{ProbeInterval: period, ProbeTimeout: period / 2}
 			codec, err := wire.NewCodec(wire.CodecConfig{Security: &wire.Security{Plain: true}})
 			require.NoError(b, err)
-			u, err := transport.Listen(transport.Config{})
+			u, err := listenUDP(transport.Config{})
 			require.NoError(b, err)
 			pc := &pingClock{Transport: u, codec: codec, gaps: make(chan time.Duration, 1024)}
 			a := start(b, Config{Plain: true, TickInterval: tick, Transport: pc, DisableStream: true, Protocol: proto})

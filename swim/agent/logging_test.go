@@ -36,7 +36,7 @@ func (l *lockedBuf) String() string {
 func TestAuthFailuresLoggedRateLimited(t *testing.T) {
 	var buf lockedBuf
 	a := start(t, Config{Logger: slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelWarn}))})
-	u, err := transport.Listen(transport.Config{})
+	u, err := listenUDP(transport.Config{})
 	require.NoError(t, err)
 	defer u.Close()
 	to := netip.MustParseAddrPort(a.Self().Addr)

@@ -27,7 +27,7 @@ func newPlainPeer(t *testing.T) *plainPeer {
 	t.Helper()
 	codec, err := wire.NewCodec(wire.CodecConfig{Security: &wire.Security{Plain: true}})
 	require.NoError(t, err)
-	conn, err := transport.Listen(transport.Config{})
+	conn, err := listenUDP(transport.Config{})
 	require.NoError(t, err)
 	t.Cleanup(func() { conn.Close() })
 	return &plainPeer{codec: codec, conn: conn}
@@ -76,7 +76,7 @@ func TestStartRefusesSelfTooLarge(t *testing.T) {
 // not export the transport's own counters.
 func TestOversizeDropsCounted(t *testing.T) {
 	a := start(t, Config{})
-	u, err := transport.Listen(transport.Config{MaxPacketSize: 2000})
+	u, err := listenUDP(transport.Config{MaxPacketSize: 2000})
 	require.NoError(t, err)
 	defer u.Close()
 	require.NoError(t, u.Send(netip.MustParseAddrPort(a.Self().Addr), make([]byte, 1401)))
@@ -90,7 +90,7 @@ func TestOversizeDropsCounted(t *testing.T) {
 func TestReplayDroppedAndUnanswered(t *testing.T) {
 	codec, err := wire.NewCodec(wire.CodecConfig{Security: &wire.Security{Keyring: mustKeyring(t)}})
 	require.NoError(t, err)
-	u, err := transport.Listen(transport.Config{})
+	u, err := listenUDP(transport.Config{})
 	require.NoError(t, err)
 	defer u.Close()
 	early, _, err := codec.Encode(&swim.Packet{Kind: swim.MsgPing, From: swim.Node{ID: "x", Addr: u.LocalAddr().String()}, Ping: swim.Ping{Seq: 1}})
@@ -137,7 +137,7 @@ func TestUnknownKindIgnoredAndCounted(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []byte{0x01, wire.Version, byte(swim.MsgPing)}, pkt[:3], "plain envelope, version, kind")
 	pkt[2] = 42 // a kind this version does not know
-	u, err := transport.Listen(transport.Config{})
+	u, err := listenUDP(transport.Config{})
 	require.NoError(t, err)
 	defer u.Close()
 	require.NoError(t, u.Send(netip.MustParseAddrPort(a.Self().Addr), pkt))
@@ -159,10 +159,10 @@ func TestForgedJoinNotReflected(t *testing.T) {
 	a := start(t, Config{Plain: true})
 	codec, err := wire.NewCodec(wire.CodecConfig{Security: &wire.Security{Plain: true}})
 	require.NoError(t, err)
-	victim, err := transport.Listen(transport.Config{})
+	victim, err := listenUDP(transport.Config{})
 	require.NoError(t, err)
 	defer victim.Close()
-	attacker, err := transport.Listen(transport.Config{})
+	attacker, err := listenUDP(transport.Config{})
 	require.NoError(t, err)
 	defer attacker.Close()
 	claimed := swim.Node{ID: "fake", Addr: victim.LocalAddr().String()}

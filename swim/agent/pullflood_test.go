@@ -22,7 +22,7 @@ func TestPullFloodOverUDP(t *testing.T) {
 	a := start(t, Config{Plain: true, Protocol: swim.Config{ProbeInterval: 10 * time.Second, ProbeTimeout: time.Second}})
 	codec, err := wire.NewCodec(wire.CodecConfig{Security: &wire.Security{Plain: true}})
 	require.NoError(t, err)
-	peer, err := transport.Listen(transport.Config{QueueLen: 4096})
+	peer, err := listenUDP(transport.Config{QueueLen: 4096})
 	require.NoError(t, err)
 	defer peer.Close()
 	self := swim.Node{ID: "flood", Addr: peer.LocalAddr().String()}

@@ -30,12 +30,12 @@ func TestForgedPingsReflectWithinTwice(t *testing.T) {
 			as := group(t, 3, cfg)
 			codec, err := wire.NewCodec(wire.CodecConfig{Security: &wire.Security{Plain: true}})
 			require.NoError(t, err)
-			victim, err := transport.Listen(transport.Config{Bind: "127.0.0.1:0", QueueLen: 4096})
+			victim, err := listenUDP(transport.Config{Bind: "127.0.0.1:0", QueueLen: 4096})
 			require.NoError(t, err)
 			defer victim.Close()
 			sender := victim
 			if !fromVictim {
-				sender, err = transport.Listen(transport.Config{Bind: "127.0.0.1:0"})
+				sender, err = listenUDP(transport.Config{Bind: "127.0.0.1:0"})
 				require.NoError(t, err)
 				defer sender.Close()
 			}

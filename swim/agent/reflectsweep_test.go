@@ -37,7 +37,7 @@ func TestForgedPingSizesWithinTwiceOnTheWire(t *testing.T) {
 			}
 			codec, err := wire.NewCodec(wire.CodecConfig{Security: sec})
 			require.NoError(t, err)
-			victim, err := transport.Listen(transport.Config{Bind: "127.0.0.1:0", QueueLen: 4096})
+			victim, err := listenUDP(transport.Config{Bind: "127.0.0.1:0", QueueLen: 4096})
 			require.NoError(t, err)
 			defer victim.Close()
 			got, acks := 0, 0

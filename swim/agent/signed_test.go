@@ -54,7 +54,7 @@ func TestSignedAgentsResistForgedAliveChain(t *testing.T) {
 
 	codec, err := wire.NewCodec(wire.CodecConfig{Security: &wire.Security{Keyring: mustKeyring(t)}})
 	require.NoError(t, err)
-	u, err := transport.Listen(transport.Config{})
+	u, err := listenUDP(transport.Config{})
 	require.NoError(t, err)
 	defer u.Close()
 	victim := as[0].Self()

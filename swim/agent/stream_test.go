@@ -31,7 +31,7 @@ type blockUDP struct {
 
 func newBlockUDP(t *testing.T) *blockUDP {
 	t.Helper()
-	u, err := transport.Listen(transport.Config{})
+	u, err := listenUDP(transport.Config{})
 	require.NoError(t, err)
 	b := &blockUDP{UDP: u, ch: make(chan transport.Packet, 1024)}
 	go func() {

@@ -26,7 +26,7 @@ func TestViewRequestsWithinTwiceReceivedOverSockets(t *testing.T) {
 	a := group(t, 2, Config{Plain: true})[0]
 	codec, err := wire.NewCodec(wire.CodecConfig{Security: &wire.Security{Plain: true}})
 	require.NoError(t, err)
-	sock, err := transport.Listen(transport.Config{Bind: "127.0.0.1:0"})
+	sock, err := listenUDP(transport.Config{Bind: "127.0.0.1:0"})
 	require.NoError(t, err)
 	defer sock.Close()
 	j := swim.Node{ID: "stranger", Addr: sock.LocalAddr().String()}
