@@ -175,6 +175,7 @@ type streamPath struct {
 	results  chan streamResult
 	outSlots chan struct{} // the protocol's dialled streams (pings, views)
 	relSlots chan struct{} // SendReliable's, apart: stuck messages must not starve the pings
+	known    knownSources  // the live members' addresses marked in listener (knownsources.go)
 	wg       sync.WaitGroup
 	ctx      context.Context
 	stop     context.CancelFunc

@@ -114,10 +114,14 @@ type Config struct {
 	// 64). When all are taken, a new one replaces a served stream that is
 	// waiting on its peer: from an IP address holding more than two and
 	// more than a quarter of MaxStreamConnsPerSource first (the most
-	// first), then one that has not delivered a whole frame (a stream is
-	// cut at a frame that fails authentication), then the one idle
-	// longest, counted from its last byte received, so that a slow
-	// transfer in progress is not taken for a stalled one
+	// first), then one from an address that is no live member's before a
+	// member's (alive or suspected; the TCP handshake proves a stream's
+	// address, so a flood from other addresses displaces its own streams,
+	// and a joiner, not yet a member, still displaces a member's stream
+	// when no other is waiting), then one that has not delivered a whole
+	// frame (a stream is cut at a frame that fails authentication), then
+	// the one idle longest, counted from its last byte received, so that a
+	// slow transfer in progress is not taken for a stalled one
 	// (transport.StreamConfig; counted in Stats.StreamsEvicted). A stream
 	// whose frame is being handled is not replaced; when every one is, the
 	// new one is closed at once (Stats.StreamsRefused).

@@ -332,6 +332,7 @@ func (a *Agent) publish(events []swim.Event) {
 		a.releaseJoins() // a view from known members raises no event
 		return
 	}
+	a.markSources(events)
 	for _, e := range events {
 		if e.Kind == swim.EventStreamOnly {
 			a.log.Warn("member reachable only over the stream path (TCP): its UDP probes failed, directly and through others; the network may drop UDP to or from it",

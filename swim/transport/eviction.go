@@ -96,28 +96,77 @@ func (l *StreamListener) sourceFor(src netip.Addr) bool {
 	}
 }
 
+// standing is what evictionOrder weighs of a served connection's source
+// (l.mu held): how crowded it is, and whether it is a known peer's.
+type standing struct {
+	crowding int  // crowding(src)
+	known    bool // src was marked with SetKnownSource
+}
+
+// standing returns src's standing (l.mu held).
+func (l *StreamListener) standing(src netip.Addr) standing {
+	_, known := l.known[src]
+	return standing{crowding: l.crowding(src), known: known}
+}
+
 // evictionOrder reports whether a served connection a should be evicted
-// before b, given how crowded their sources are (crowding): one from the
-// more crowded source goes first (a flood from a few addresses displaces
-// itself), then one that has not delivered
-// a whole frame (a handler that ends a stream on a frame it refuses, as
-// the agent's does on one that fails authentication, makes the others
-// streams whose frames it accepted), then the one idle longest. Only a
-// source above its share counts against its streams: a member with two
-// transfers at once, or a few members behind one address, are not ranked
-// below a flood of one stalled stream from each of many addresses. Idle
-// is counted from the last byte received, not from the start of a frame,
-// so that a flood of new streams redialled faster than a slow frame
-// arrives displaces its own older ones first, and a transfer in progress
-// after them.
-func evictionOrder(a, b *connState, aCrowding, bCrowding int) bool {
-	if aCrowding != bCrowding {
-		return aCrowding > bCrowding
+// before b, given their sources' standing: one from the more crowded
+// source goes first (a flood from a few addresses displaces itself), then
+// one from a source not marked known (SetKnownSource) before one from a
+// known peer's address (a flood of streams from many addresses displaces
+// its own streams, not a member's whose first frame has not yet arrived
+// whole; a joiner, not yet known, still displaces a member's stream when
+// there is no other), then one that has not delivered a whole frame (a
+// handler that ends a stream on a frame it refuses, as the agent's does
+// on one that fails authentication, makes the others streams whose frames
+// it accepted), then the one idle longest. Only a source above its share
+// counts against its streams: a member with two transfers at once, or a
+// few members behind one address, are not ranked below a flood of one
+// stalled stream from each of many addresses. Idle is counted from the
+// last byte received, not from the start of a frame, so that a flood of
+// new streams redialled faster than a slow frame arrives displaces its
+// own older ones first, and a transfer in progress after them.
+func evictionOrder(a, b *connState, as, bs standing) bool {
+	if as.crowding != bs.crowding {
+		return as.crowding > bs.crowding
+	}
+	if as.known != bs.known {
+		return !as.known
 	}
 	if af, bf := a.framed.Load(), b.framed.Load(); af != bf {
 		return !af
 	}
 	return a.idleSince.Load() < b.idleSince.Load()
+}
+
+// SetKnownSource marks ip as the address of a known peer (known true),
+// whose streams are evicted after those of every other source of the same
+// crowding (evictionOrder), or takes the mark away (false). The TCP
+// handshake proves a stream's source address, so a flood cannot claim a
+// known peer's address without holding it. The caller keeps the set
+// bounded (the agent marks the addresses of its live members); an
+// IPv4-mapped IPv6 address is the IPv4 address, and the zero Addr is
+// ignored. Safe for concurrent use; it takes the listener's lock briefly.
+func (l *StreamListener) SetKnownSource(ip netip.Addr, known bool) {
+	if !ip.IsValid() {
+		return
+	}
+	ip = ip.Unmap()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if known {
+		l.known[ip] = struct{}{}
+	} else {
+		delete(l.known, ip)
+	}
+}
+
+// IsKnownSource reports whether ip is marked with SetKnownSource.
+func (l *StreamListener) IsKnownSource(ip netip.Addr) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	_, ok := l.known[ip.Unmap()]
+	return ok
 }
 
 // evictWaiting closes the served connection that match accepts, that is
@@ -128,12 +177,13 @@ func (l *StreamListener) evictWaiting(match func(*connState) bool) bool {
 	l.mu.Lock()
 	var victim net.Conn
 	var vst *connState
+	var vs standing
 	for c, st := range l.conns {
 		if !match(st) || st.evicted.Load() || st.idleSince.Load() == 0 {
 			continue
 		}
-		if victim == nil || evictionOrder(st, vst, l.crowding(st.src), l.crowding(vst.src)) {
-			victim, vst = c, st
+		if s := l.standing(st.src); victim == nil || evictionOrder(st, vst, s, vs) {
+			victim, vst, vs = c, st, s
 		}
 	}
 	if victim != nil {

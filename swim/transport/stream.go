@@ -21,36 +21,43 @@ import (
 // Like the UDP transport it knows nothing about frame contents: the agent
 // seals every frame with the wire package, as it seals datagrams.
 //
-// A frame is a 4-byte big-endian length n, 1 <= n <= MaxFrame, followed by
-// n bytes. The length is checked against MaxFrame before anything is
+// A frame is a 4-byte big-endian length n, 1 <= n <= MaxFrame, followed by n
+// bytes. The length is checked against MaxFrame before anything is
 // allocated, and an inbound connection may read at most MaxBytes in all and
-// lives at most Timeout (a read and write deadline set when it is
-// accepted), so that a peer that announces a huge frame, sends without
-// end, or trickles bytes (slowloris) holds bounded memory for a bounded
-// time. At most MaxConns inbound connections are served at once, at most
-// MaxConnsPerSource from one IP address. When a new connection finds them
-// taken, it takes the place of a served connection that is waiting on its
-// peer (the handler is blocked reading: no frame yet, a frame begun and
-// not finished, or the next frame after one that was handled), chosen by
-// evictionOrder: first from a source holding more than two and more than a
-// quarter of MaxConnsPerSource (the most first), then one that has not delivered a whole frame before
-// one that has, then the one idle longest, that is whose last byte
-// arrived earliest (or that was accepted, or began waiting for its next
-// frame, earliest, when that is later). A genuine peer sends its frames as
-// soon as it has connected, and the next as soon as the last is written,
-// and a large frame arriving slowly still arrives byte by byte, so
-// streams that stall, whether before their first frame, inside one or
-// after a valid one, cannot hold every slot and shut out the fallback
-// probe, reliable messages and views, and a flood of streams that never
-// complete a frame, one from each of many addresses, displaces its own
-// streams rather than a member's transfer that has delivered frames. Until
-// its first frame is whole, a genuine stream is ranked with such a flood's
-// by its last byte alone, so a flood redialled faster than that frame
-// arrives can still cut it. A connection whose handler is working on a
-// frame is never evicted. When no served connection is waiting on its
-// peer, the new one is closed at once. A peer that keeps trickling bytes
-// is not idle: it holds its slot until Timeout or MaxBytes, as a key
-// holder sending valid frames does.
+// lives at most Timeout (a read and write deadline set when it is accepted),
+// so that a peer that announces a huge frame, sends without end, or trickles
+// bytes (slowloris) holds bounded memory for a bounded time. At most
+// MaxConns inbound connections are served at once, at most MaxConnsPerSource
+// from one IP address. When a new connection finds them taken, it takes the
+// place of a served connection that is waiting on its peer (the handler is
+// blocked reading: no frame yet, a frame begun and not finished, or the next
+// frame after one that was handled), chosen by evictionOrder: first from a
+// source holding more than two and more than a quarter of MaxConnsPerSource
+// (the most first), then one from a source not marked known
+// (StreamListener.SetKnownSource: the agent marks its live members'
+// addresses) before one from a known peer's, then one that has not delivered
+// a whole frame before one that has, then the one idle longest, that is
+// whose last byte arrived earliest (or that was accepted, or began waiting
+// for its next frame, earliest, when that is later). A genuine peer sends
+// its frames as soon as it has connected, and the next as soon as the last
+// is written, and a large frame arriving slowly still arrives byte by byte,
+// so streams that stall, whether before their first frame, inside one or
+// after a valid one, cannot hold every slot and shut out the fallback probe,
+// reliable messages and views, and a flood of streams that never complete a
+// frame, one from each of many addresses, displaces its own streams rather
+// than a member's transfer that has delivered frames. The TCP handshake
+// proves a stream's source address, so such a flood, from addresses that are
+// not known peers', displaces its own streams before a known peer's even
+// before that peer's first frame is whole. A stream from an unknown address
+// (a joiner, a member whose streams come from another address than the one
+// it is known at) is ranked with the flood's by its last byte alone until
+// its first frame is whole, so a flood redialled faster than that frame
+// arrives can still cut it; it still takes the place of a known peer's
+// stream when no other is waiting. A connection whose handler is working on
+// a frame is never evicted. When no served connection is waiting on its
+// peer, the new one is closed at once. A peer that keeps trickling bytes is
+// not idle: it holds its slot until Timeout or MaxBytes, as a key holder
+// sending valid frames does.
 
 // Defaults of StreamConfig.
 const (
@@ -92,8 +99,10 @@ type StreamConfig struct {
 	// MaxConns bounds the inbound connections served at once (default 64).
 	// A connection beyond it takes the place of a served one waiting on its
 	// peer: from a source holding more than two and more than a quarter of
-	// MaxConnsPerSource first, then one that has not delivered a whole frame, then the one
-	// idle longest (evictionOrder; counted in Evicted), or is
+	// MaxConnsPerSource first, then one from a source not marked known
+	// (StreamListener.SetKnownSource; none is by default), then one that
+	// has not delivered a whole frame, then the one idle longest
+	// (evictionOrder; counted in Evicted), or is
 	// closed as soon as it is accepted when none is (counted in Refused).
 	MaxConns int
 	// MaxConnsPerSource bounds the inbound connections served at once from
@@ -239,8 +248,9 @@ type StreamListener struct {
 
 	mu      sync.Mutex
 	conns   map[net.Conn]*connState
-	sources map[netip.Addr]int // connections served (or being admitted) per source address
-	freed   chan struct{}      // signalled (capacity 1) when a source's count comes down
+	sources map[netip.Addr]int      // connections served (or being admitted) per source address
+	freed   chan struct{}           // signalled (capacity 1) when a source's count comes down
+	known   map[netip.Addr]struct{} // known peers' addresses (SetKnownSource)
 
 	accepted, refused, evicted, timeouts, oversize, malformed atomic.Uint64
 }
@@ -266,7 +276,7 @@ func ListenStream(cfg StreamConfig, handle func(*Conn)) (*StreamListener, error)
 	l := &StreamListener{
 		ln: ln, addr: netip.AddrPortFrom(local.Addr().Unmap(), local.Port()), cfg: cfg,
 		slots: make(chan struct{}, cfg.MaxConns), done: make(chan struct{}), conns: map[net.Conn]*connState{},
-		sources: map[netip.Addr]int{}, freed: make(chan struct{}, 1),
+		sources: map[netip.Addr]int{}, freed: make(chan struct{}, 1), known: map[netip.Addr]struct{}{},
 	}
 	l.wg.Add(1)
 	go l.acceptLoop(handle)
