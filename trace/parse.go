@@ -12,6 +12,18 @@ import (
 // isBlank reports whether c separates fields in whitespace-separated formats.
 func isBlank(c byte) bool { return c == ' ' || c == '\t' }
 
+// allBlank reports whether line holds only blanks (or nothing): what
+// len(bytes.Trim(line, " \t")) == 0 tells, without building a set of
+// the cut characters and trimming both ends of every record's line.
+func allBlank(line []byte) bool {
+	for _, c := range line {
+		if !isBlank(c) {
+			return false
+		}
+	}
+	return true
+}
+
 // nextField returns the next blank-separated field of p and the rest after
 // it; field is empty when p holds only blanks.
 func nextField(p []byte) (field, rest []byte) {

@@ -500,7 +500,7 @@ func (r *Reader) Next() (Record, error) {
 		default:
 			line, err = r.readLine()
 			if err == nil {
-				if len(bytes.Trim(line, " \t")) == 0 { // blank: no data
+				if allBlank(line) { // no data
 					continue
 				}
 				switch r.format {

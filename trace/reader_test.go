@@ -387,3 +387,14 @@ func TestDecimalWant(t *testing.T) {
 	}
 	assert.Equal(t, "a time of at most 9223372036854775807 ns (292 years)", decimalWant([]byte("-99999999999999999999"), time.Nanosecond))
 }
+
+// allBlank is len(bytes.Trim(line, " \t")) == 0, which Next used to tell a
+// line without data: spaces and tabs only; a carriage return, a vertical
+// tab or a non-ASCII space is data.
+func TestAllBlankIsTrim(t *testing.T) {
+	for _, s := range []string{"", " ", "\t", " \t \t", "x", " x", "x ", "\t1\t", "\r", " \r", "\v", "\u00a0", " \t\n", "# c"} {
+		assert.Equal(t, len(bytes.Trim([]byte(s), " \t")) == 0, allBlank([]byte(s)), "%q", s)
+	}
+	assert.True(t, allBlank([]byte("  \t ")))
+	assert.False(t, allBlank([]byte("  \t 0")))
+}
