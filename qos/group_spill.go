@@ -38,7 +38,13 @@ func (p *groupPass) addFresh(d int64, c uint8) {
 func (p *groupPass) addForm(nd *groupNode, m, s float64) {
 	nd.n++
 	if nd.file == nil {
-		nd.m, nd.s = append(nd.m, m), append(nd.s, s)
+		last := len(nd.m) - 1
+		if last < 0 || len(nd.m[last]) == groupBlockLen {
+			nd.m = append(nd.m, make([]float64, 0, groupBlockLen))
+			nd.s = append(nd.s, make([]float64, 0, groupBlockLen))
+			last++
+		}
+		nd.m[last], nd.s[last] = append(nd.m[last], m), append(nd.s[last], s)
 		return
 	}
 	var b [formRecord]byte
@@ -75,8 +81,10 @@ func (p *groupPass) spill() error {
 		nd.file = &f
 		ms, ss := nd.m, nd.s
 		nd.m, nd.s, nd.n = nil, nil, 0
-		for k := range ms {
-			p.addForm(nd, ms[k], ss[k])
+		for c, mc := range ms {
+			for k := range mc {
+				p.addForm(nd, mc[k], ss[c][k])
+			}
 		}
 	}
 	return nil
@@ -113,9 +121,9 @@ const groupBlockLen = 4096
 func (p *groupPass) blocks(nodes []*groupNode, fn func(b groupBlock)) error {
 	if p.freshSpill == nil {
 		for _, nd := range nodes {
-			for a := 0; a < nd.n; a += groupBlockLen {
-				e := min(a+groupBlockLen, nd.n)
-				b := groupBlock{m: nd.m[a:e], s: nd.s[a:e], d: p.delay[nd.from+a : nd.from+e]}
+			for c, mc := range nd.m {
+				a, e := c*groupBlockLen, c*groupBlockLen+len(mc)
+				b := groupBlock{m: mc, s: nd.s[c], d: p.delay[nd.from+a : nd.from+e]}
 				if p.freshCell != nil {
 					b.c = p.freshCell[nd.from+a : nd.from+e]
 				}

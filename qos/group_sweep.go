@@ -44,9 +44,11 @@ type thresholdGroup struct {
 type groupNode struct {
 	lo, hi int
 	from   int
-	n      int        // heartbeats
-	m, s   []float64  // in memory
-	file   *spillFile // or in a file (groupPass.spill)
+	n      int // heartbeats
+	// In memory, the forms in chunks of groupBlockLen (the last one
+	// filling), so that a node growing with the stream is never copied.
+	m, s [][]float64
+	file *spillFile // or in a file (groupPass.spill)
 }
 
 // groupPass is the grouped one-pass sweep of the thresholds of a φ model
@@ -302,7 +304,7 @@ func (p *groupPass) kept() int {
 	n := freshRecord * len(p.delay)
 	for _, g := range p.grps {
 		if g.node != nil {
-			n += formRecord * len(g.node.m)
+			n += formRecord * g.node.n
 		}
 	}
 	return n + p.closed
