@@ -102,7 +102,7 @@ type normalSet struct {
 	sorted  bool
 	scratch []time.Duration
 	grps    []*normalGroup
-	dets    []*phi.Normal // the groups' detectors, in order (nil: to rebuild)
+	dets    []*phi.Normal // the groups' detectors, in order (empty: to rebuild)
 	// judged: the intervals judged so far (split's calls); join runs
 	// every joinEvery of them.
 	judged, joinEvery int
@@ -167,7 +167,7 @@ func (s *normalSet) reset(ths []float64) error {
 	}
 	s.grps = []*normalGroup{{det: d, lo: 0, hi: n}}
 	s.judged = 0
-	s.dets = nil
+	s.dets = s.dets[:0]
 	return nil
 }
 
@@ -216,7 +216,7 @@ func (s *normalSet) Observe(hb detector.Heartbeat) {
 	if judged {
 		s.split(hb.Arrival)
 	}
-	if s.dets == nil {
+	if len(s.dets) == 0 { // emptied when the groups change
 		for _, g := range s.grps {
 			s.dets = append(s.dets, g.det)
 		}
@@ -263,7 +263,7 @@ func (s *normalSet) split(a time.Duration) {
 		up := &normalGroup{det: d, lo: j, hi: g.hi, rec: true, since: s.judged}
 		g.hi = j
 		s.grps = slices.Insert(s.grps, gi+1, up)
-		s.dets = nil
+		s.dets = s.dets[:0]
 		gi++
 	}
 	if !out {
@@ -297,7 +297,7 @@ func (s *normalSet) join() {
 		}
 		g.hi, g.since = u.hi, u.since
 		s.grps = slices.Delete(s.grps, i+1, i+2)
-		s.dets = nil
+		s.dets = s.dets[:0]
 		i-- // g may join the next group too
 	}
 }
