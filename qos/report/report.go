@@ -362,8 +362,9 @@ func interArrivalHistogram(src qos.Source) string {
 	}
 	edges[bins] = hi * (1 + 1e-9)
 	counts := make([]int, bins)
+	span := math.Log(edges[bins] / lo)
 	if gaps(func(g float64) {
-		k := int(float64(bins) * math.Log(g/lo) / math.Log(edges[bins]/lo))
+		k := int(float64(bins) * math.Log(g/lo) / span)
 		counts[min(max(k, 0), bins-1)]++
 	}) != nil {
 		return ""
