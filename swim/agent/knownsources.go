@@ -25,7 +25,11 @@ import (
 // another address than the one it advertises (behind a NAT that
 // translates them elsewhere, or bound to an address other than the
 // route's without Advertise naming it) is not recognised: its streams are
-// ranked as any unknown source's, as before this mark existed.
+// ranked as any unknown source's, as before this mark existed. The mark
+// holds against a flood from addresses that are no member's: in plain
+// mode anyone can join from an address it holds or announce unverified
+// members there, and a key holder can in any mode, and its streams then
+// rank as a member's.
 
 // knownSources is what the agent marked in its listener: the address of
 // each live member and how many live members have each address. Agent
