@@ -127,7 +127,10 @@ type StreamConfig struct {
 	// Source, when set, is the local IP address DialStream dials from (a
 	// port chosen by the kernel), as Config.Source is for datagrams: a
 	// member bound to a wildcard address dials from the address it
-	// advertises rather than the route's. The listener ignores it.
+	// advertises rather than the route's. On Linux the port is taken when
+	// the stream connects (IP_BIND_ADDRESS_NO_PORT), so streams to
+	// different peers share ports as they do without Source. The listener
+	// ignores it.
 	Source netip.Addr
 }
 
@@ -418,6 +421,7 @@ func DialStream(ctx context.Context, to netip.AddrPort, cfg StreamConfig) (*Conn
 	var d net.Dialer
 	if cfg.Source.IsValid() {
 		d.LocalAddr = net.TCPAddrFromAddrPort(netip.AddrPortFrom(cfg.Source, 0))
+		d.Control = bindNoPort
 	}
 	c, err := d.DialContext(ctx, "tcp", to.String())
 	if err != nil {
