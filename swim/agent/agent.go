@@ -101,10 +101,13 @@ type Agent struct {
 	self    swim.Node
 	// selfAddr is self.Addr parsed (checkSelf made sure it parses).
 	selfAddr netip.AddrPort
-	src      netip.Addr // the address datagrams and dialled streams leave from (sendSource); invalid: the kernel's choice
-	m        *swim.Member
-	lhm      atomic.Int32              // the state machine's local health multiplier, published by flush
-	conflict atomic.Pointer[swim.Node] // another node claiming this member's ID
+	src      netip.Addr // the address datagrams leave from (sendSource); invalid: the kernel's choice
+	// streamSrc is the address dialled streams leave from (streamSource);
+	// invalid: the kernel's choice.
+	streamSrc netip.Addr
+	m         *swim.Member
+	lhm       atomic.Int32              // the state machine's local health multiplier, published by flush
+	conflict  atomic.Pointer[swim.Node] // another node claiming this member's ID
 
 	clock   agentClock
 	life    lifecycle
@@ -287,6 +290,22 @@ func sendSource(bind, advertise string) netip.Addr {
 		return netip.Addr{} // an IPv4 socket cannot send from an IPv6 address
 	}
 	return ad.Addr().Unmap()
+}
+
+// streamSource is the address streams are dialled from: the bound IP
+// address when bind names one, as the UDP socket bound there sends from
+// it, so that the members see this member's streams come from the address
+// they hold it at (the stream listener ranks a member's streams after
+// unknown sources' for eviction, and a join over a stream is answered
+// only from the address it claims: joinFromClaimed); else src, the
+// wildcard socket's choice (sendSource). Without it the kernel picks the
+// address of the route, on a host with several addresses often another
+// one.
+func streamSource(bind string, src netip.Addr) netip.Addr {
+	if b, err := netip.ParseAddrPort(bind); err == nil && !b.Addr().IsUnspecified() {
+		return b.Addr().Unmap()
+	}
+	return src
 }
 
 // checkSelf refuses an identity the other members could not use: an ID the

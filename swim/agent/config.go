@@ -19,6 +19,9 @@ type Config struct {
 	// Default: the advertised address.
 	ID swim.ID
 	// Bind is the UDP address to listen on, ip:port. Default "127.0.0.1:0".
+	// Streams are dialled from its IP address too (from Advertise's,
+	// when that is local, for 0.0.0.0 or ::), so that the members see
+	// them come from the address they hold this member at.
 	Bind string
 	// Advertise is the address other members send to, ip:port with a
 	// specified IP and port. Default: the bound address (with the

@@ -21,11 +21,14 @@ import (
 // another host, and one wrongly declared dead comes back by refuting over
 // datagrams (its Alive raises EventJoin, which marks it again). Members
 // behind one address (one host, one NAT) share its mark, which goes when
-// the last of them is dead or gone. A member whose streams come from
-// another address than the one it advertises (behind a NAT that
-// translates them elsewhere, or bound to an address other than the
-// route's without Advertise naming it) is not recognised: its streams are
-// ranked as any unknown source's, as before this mark existed. The mark
+// the last of them is dead or gone. A member dials its streams from the
+// address it binds, or, bound to a wildcard address, from the one it
+// advertises when that is local (streamSource), so its streams come from
+// the address it is held at. One whose streams come from another address
+// (behind a NAT that translates them to another address than the one it
+// advertises, or with its own Config.Transport, when the kernel picks the
+// stream's address) is not recognised: its streams are ranked as any
+// unknown source's, as before this mark existed. The mark
 // holds against a flood from addresses that are no member's: in plain
 // mode anyone can join from an address it holds or announce unverified
 // members there, and a key holder can in any mode, and its streams then

@@ -159,3 +159,37 @@ func unframedFlood(t *testing.T, victim netip.AddrPort, srcs, perSrc int) (stop 
 	t.Cleanup(stop)
 	return stop
 }
+
+// A member bound to an address that is not the kernel's choice towards
+// the victim (127.0.0.2, where the route to 127.0.0.1 leaves from
+// 127.0.0.1) dials its streams from the bound address, as its datagrams
+// leave from it: the victim sees them come from the address it holds the
+// member at, which it marks known. Before, they came from 127.0.0.1.
+func TestStreamsLeaveFromBoundAddress(t *testing.T) {
+	var mu sync.Mutex
+	var from []netip.Addr
+	victim := start(t, Config{ID: "victim", StreamWrap: func(c net.Conn, inbound bool) (net.Conn, error) {
+		if inbound {
+			mu.Lock()
+			from = append(from, c.RemoteAddr().(*net.TCPAddr).AddrPort().Addr().Unmap())
+			mu.Unlock()
+		}
+		return c, nil
+	}})
+	member := start(t, Config{ID: "member", Bind: "127.0.0.2:0"})
+	join(t, member, victim)
+	msgs, cancel := victim.Receive(4)
+	defer cancel()
+	ctx, stop := context.WithTimeout(context.Background(), 10*time.Second)
+	defer stop()
+	require.NoError(t, member.SendReliable(ctx, victim.Self().ID, []byte("hello")))
+	assert.Equal(t, []byte("hello"), receiveOne(t, msgs).Data)
+	want := netip.MustParseAddr("127.0.0.2")
+	mu.Lock()
+	assert.Contains(t, from, want, "the reliable message's stream")
+	for _, ip := range from {
+		assert.Equal(t, want, ip, "every stream from the member")
+	}
+	mu.Unlock()
+	assert.True(t, victim.stream.listener.IsKnownSource(want), "the member's address is known")
+}

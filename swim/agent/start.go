@@ -211,6 +211,7 @@ func (a *Agent) open(handle func(*transport.Conn)) error {
 	a.tr = a.cfg.Transport
 	if a.tr == nil {
 		a.src = sendSource(a.cfg.Bind, a.cfg.Advertise)
+		a.streamSrc = streamSource(cmp.Or(a.cfg.Bind, "127.0.0.1:0"), a.src)
 	}
 	scfg := a.streamConfig()
 	switch {

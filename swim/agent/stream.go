@@ -91,7 +91,7 @@ func (a *Agent) streamConfig() transport.StreamConfig {
 		Bind: a.cfg.StreamBind, MaxFrame: a.codec.MaxPacketSize(), MaxBytes: a.cfg.MaxStreamBytes,
 		MaxConns: a.cfg.MaxStreamConns, MaxConnsPerSource: a.cfg.MaxStreamConnsPerSource,
 		Timeout: a.cfg.StreamTimeout, Wrap: a.cfg.StreamWrap,
-		Source: a.src,
+		Source: a.streamSrc,
 	}
 }
 
