@@ -118,6 +118,7 @@ type Agent struct {
 	sctr    streamCounters
 	pub     publishedStats
 	authLog authLog
+	cb      callbackState
 }
 
 // agentClock is the agent's reading of time: the state machine's clock
@@ -149,6 +150,9 @@ type subscribers struct {
 	messages subscriptions[swim.Message]
 	nextID   int
 	closed   bool // set when the agent stops; later subscriptions get a closed channel
+	// waiting is set while the agent waits for a subscriber
+	// (BlockingDelivery; block), for tests to see it.
+	waiting atomic.Bool
 }
 
 // joinState is what Join waits on (agent goroutine only).
@@ -222,8 +226,18 @@ type authLog struct {
 // Leave announces a voluntary leave, keeps the member running for
 // LeaveTimeout so the announcement spreads, then stops. It returns when the
 // agent has stopped or ctx is done.
-func (a *Agent) Leave(ctx context.Context) error {
+//
+// Called from one of the agent's callbacks, it starts the leave and
+// returns ErrInCallback at once: the agent's goroutine, running the
+// callback, carries the leave out once the callback returns (Done).
+func (a *Agent) Leave(ctx context.Context) error { return a.leaveAs(ctx, "Leave") }
+
+// leaveAs is Leave, naming method in ErrInCallback.
+func (a *Agent) leaveAs(ctx context.Context, method string) error {
 	a.life.leaveOnce.Do(func() { close(a.life.leaving) })
+	if a.inCallback() {
+		return callbackErr(method)
+	}
 	select {
 	case <-a.life.stopped:
 		return nil
@@ -238,9 +252,14 @@ func (a *Agent) Leave(ctx context.Context) error {
 // the agent has stopped; calling it after Leave or on a stopped agent
 // does no harm. Use it when the member should count as failed (a node
 // being taken away whose work others must take over), Leave when it
-// departs in an orderly way.
+// departs in an orderly way. Called from one of the agent's callbacks, it
+// returns ErrInCallback at once and the agent stops when the callback
+// returns (Done).
 func (a *Agent) Shutdown() error {
 	a.life.haltOnce.Do(func() { close(a.life.halt) })
+	if a.inCallback() {
+		return callbackErr("Shutdown")
+	}
 	<-a.life.stopped
 	return nil
 }
@@ -255,8 +274,9 @@ func (a *Agent) Shutdown() error {
 // or tick the agent processed (swim.Member.LocalHealthMultiplier).
 func (a *Agent) LocalHealthMultiplier() int { return int(a.lhm.Load()) }
 
-// Close leaves gracefully and waits for the agent to stop.
-func (a *Agent) Close() error { return a.Leave(context.Background()) }
+// Close leaves gracefully and waits for the agent to stop (Leave; from a
+// callback it does not wait and returns ErrInCallback).
+func (a *Agent) Close() error { return a.leaveAs(context.Background(), "Close") }
 
 // Done is closed when the agent has stopped.
 func (a *Agent) Done() <-chan struct{} { return a.life.stopped }

@@ -73,12 +73,7 @@ func TestLeaveFreesBlockedDelivery(t *testing.T) {
 			defer unsub()
 			join(t, b, a)
 			require.NoError(t, b.Shutdown()) // suspect, then dead: more events than the buffer
-			require.Eventually(t, func() bool {
-				c, stop := context.WithTimeout(context.Background(), 20*time.Millisecond)
-				defer stop()
-				_, err := a.MembersContext(c)
-				return err != nil
-			}, 10*time.Second, 50*time.Millisecond, "the agent never blocked on the full channel")
+			require.Eventually(t, a.sub.waiting.Load, 10*time.Second, 5*time.Millisecond, "the agent never blocked on the full channel")
 			done := make(chan struct{})
 			go func() {
 				if how == "Close" {

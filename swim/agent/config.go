@@ -64,7 +64,8 @@ type Config struct {
 	// Protocol configures the SWIM state machine; Self and MaxPacketSize are
 	// filled in by the agent, ValidAddr accepts only a unicast ip:port
 	// before asking the one set here, every other zero field means swim's
-	// default.
+	// default. Its callbacks run on the agent's goroutine; what they may
+	// call of the Agent is said at ErrInCallback.
 	Protocol swim.Config
 	// Seed seeds the state machine's random source (target shuffles,
 	// ping-req members, the phase of the first probe), together with the
@@ -181,7 +182,10 @@ type Config struct {
 	// states other members send: from, the state, and whether it came as
 	// the answer to this member's join. Both run on the agent's goroutine
 	// and must not block (memberlist's Delegate.LocalState and
-	// MergeRemoteState).
+	// MergeRemoteState). Like Protocol's callbacks (MergeFilter,
+	// AliveFilter, ValidAddr, AckPayload, PingComplete), they may call
+	// Members and the other reads, but the Agent's methods that change the
+	// state, send or stop return ErrInCallback there (ErrInCallback).
 	LocalState       func(join bool) []byte
 	MergeRemoteState func(from swim.Node, state []byte, join bool)
 	// BlockingDelivery makes the agent wait for a subscriber whose
@@ -195,7 +199,9 @@ type Config struct {
 	// suspected and declared dead. Cancelling the subscription frees it;
 	// so do Shutdown, Leave, Close and cancelling Start's context, after
 	// which full channels drop as without BlockingDelivery, so that the
-	// agent stops. Default false: drop and count (Stats.EventsDropped,
+	// agent stops. While it waits, the agent serves the calls of its
+	// methods (a subscriber may call Members for each event it reads).
+	// Default false: drop and count (Stats.EventsDropped,
 	// Stats.MessagesDropped), the protocol never waits.
 	BlockingDelivery bool
 	// Resolve turns a host name of a Join address into IP addresses.

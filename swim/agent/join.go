@@ -61,6 +61,9 @@ func (a *Agent) Join(ctx context.Context, addrs ...string) error {
 	if len(addrs) == 0 {
 		return errors.New("agent: Join needs at least one address")
 	}
+	if a.inCallback() {
+		return callbackErr("Join")
+	}
 	addrs, err := a.resolve(ctx, addrs)
 	if err != nil {
 		return err
@@ -76,7 +79,7 @@ func (a *Agent) Join(ctx context.Context, addrs ...string) error {
 	var call uint64
 	joined := make(chan struct{})
 	auth0, label0 := a.ctr.authFail.Load(), a.ctr.labelMismatch.Load()
-	if err := a.do(ctx, func() {
+	if err := a.call(ctx, "Join", func() {
 		a.conflict.Store(nil) // a refusal of an earlier Join is not this one's
 		a.join.mergeRefusal = nil
 		a.join.seeds = make(map[string]bool, len(addrs)) // flush: joinOverStream
@@ -110,7 +113,7 @@ func (a *Agent) Join(ctx context.Context, addrs ...string) error {
 			AuthFailures: a.ctr.authFail.Load() - auth0}
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), joinReportWait)
 		defer cancel()
-		_ = a.do(rctx, func() {
+		_ = a.call(rctx, "Join", func() {
 			delete(a.join.waiters, joined)
 			if _, ok := a.join.waiting[call]; ok {
 				// The other calls still waiting keep their addresses;

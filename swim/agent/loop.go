@@ -32,6 +32,7 @@ func (a *Agent) wallAt(t time.Time) int64 {
 }
 
 func (a *Agent) run(ctx context.Context) {
+	a.cb.goroutine.Store(goroutineID())
 	defer close(a.life.stopped)
 	defer func() {
 		close(a.life.quit)
@@ -380,12 +381,25 @@ func (a *Agent) joined() bool {
 	return a.conflict.Load() != nil || !a.m.Joining()
 }
 
-// do runs f on the agent's goroutine and waits for it.
-func (a *Agent) do(ctx context.Context, f func()) error {
+// do runs f on the agent's goroutine and waits for it (call).
+func (a *Agent) do(ctx context.Context, f func()) error { return a.call(ctx, "", f) }
+
+// call runs f on the agent's goroutine and waits for it; method names the
+// caller for ErrInCallback, returned at once when the caller is one of the
+// application's callbacks, which the agent's goroutine is running
+// (callbacks.go). It stops waiting when Shutdown is called: a call made
+// while the agent goroutine is stuck (in a callback that blocks) must not
+// keep Shutdown's caller waiting for it.
+func (a *Agent) call(ctx context.Context, method string, f func()) error {
+	if a.inCallback() {
+		return callbackErr(method)
+	}
 	done := make(chan struct{})
 	select {
 	case a.life.reqs <- func() { f(); close(done) }:
 	case <-a.life.stopped:
+		return ErrStopped
+	case <-a.life.halt:
 		return ErrStopped
 	case <-ctx.Done():
 		return ctx.Err()

@@ -25,7 +25,7 @@ func (a *Agent) SetMeta(ctx context.Context, meta []byte) error {
 		return ErrNeedsFormat2
 	}
 	var err error
-	if derr := a.do(ctx, func() { err = a.m.SetMeta(meta) }); derr != nil {
+	if derr := a.call(ctx, "SetMeta", func() { err = a.m.SetMeta(meta) }); derr != nil {
 		return derr
 	}
 	if err != nil {
@@ -99,10 +99,16 @@ func (a *Agent) Members() []Member {
 	return ms
 }
 
-// MembersContext is Members with a context bounding the wait.
+// MembersContext is Members with a context bounding the wait. Both may
+// be called from the agent's callbacks (ErrInCallback), as memberlist's
+// delegates may call its Members: there they read the view at once, as it
+// is at that point of the packet or tick the agent is processing.
 func (a *Agent) MembersContext(ctx context.Context) ([]Member, error) {
+	if a.inCallback() {
+		return a.members(), nil
+	}
 	var ms []Member
-	err := a.do(ctx, func() { ms = a.members() })
+	err := a.call(ctx, "Members", func() { ms = a.members() })
 	return ms, err
 }
 

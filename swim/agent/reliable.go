@@ -41,7 +41,7 @@ var ErrNoStream = errors.New("agent: the stream path is off (DisableStream): no 
 // the dial's or the stream's, or the context's.
 func (a *Agent) SendReliable(ctx context.Context, id swim.ID, data []byte) error {
 	var to swim.Node
-	if err := a.do(ctx, func() {
+	if err := a.call(ctx, "SendReliable", func() {
 		if p, ok := a.m.Member(id, a.now()); ok && id != a.self.ID && (p.State == swim.StateAlive || p.State == swim.StateSuspect) {
 			to = p.Node
 		}
@@ -264,7 +264,7 @@ func (a *Agent) SendToAddress(ctx context.Context, addr string, data []byte) err
 			swim.ErrMessageSize, len(data), n, a.codec.MaxPayload())
 	}
 	var serr error
-	if err := a.do(ctx, func() {
+	if err := a.call(ctx, "SendToAddress", func() {
 		b, _, err := a.codec.Encode(&pk)
 		if err != nil {
 			a.ctr.encodeErr.Add(1)

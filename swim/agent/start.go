@@ -299,6 +299,7 @@ func (a *Agent) newMachine() error {
 	if a.cfg.LocalState != nil {
 		pc.LocalState = a.cfg.LocalState
 	}
+	a.wrapCallbacks(&pc)
 	pc.Self = a.self
 	if f := pc.ValidAddr; f != nil {
 		pc.ValidAddr = func(addr string) error {

@@ -137,8 +137,14 @@ func deliverAll[T any](a *Agent, set subscriptions[T], vals []T, dropped *atomic
 // block waits until s has room for v (n bytes) and sends it, or until s
 // is cancelled (true: not a drop) or the agent is told to stop (false).
 // Room by count is waited for in the send; room by bytes is polled every
-// millisecond, as the channel says nothing when a value is read.
+// millisecond, as the channel says nothing when a value is read. Calls of
+// the agent's methods are served meanwhile: a subscriber that calls
+// Members for each event it reads would otherwise wait for the agent
+// while the agent waits for it (memberlist's ChannelEventDelegate
+// deadlocks so).
 func block[T any](a *Agent, s *subscription[T], v T, n int) bool {
+	a.sub.waiting.Store(true)
+	defer a.sub.waiting.Store(false)
 	for {
 		var send chan T // nil while v does not fit by bytes: never ready
 		var poll <-chan time.Time
@@ -160,6 +166,8 @@ func block[T any](a *Agent, s *subscription[T], v T, n int) bool {
 			return false
 		case <-a.life.ctxDone:
 			return false
+		case f := <-a.life.reqs:
+			f() // its packets and events go out with the next flush
 		}
 	}
 }

@@ -39,7 +39,7 @@ func (a *Agent) Broadcast(ctx context.Context, key string, data []byte) error {
 		return ErrNeedsFormat2
 	}
 	var err error
-	if derr := a.do(ctx, func() { err = a.m.Broadcast(key, data) }); derr != nil {
+	if derr := a.call(ctx, "Broadcast", func() { err = a.m.Broadcast(key, data) }); derr != nil {
 		return derr
 	}
 	if err != nil {
@@ -59,7 +59,7 @@ func (a *Agent) SendTo(ctx context.Context, id swim.ID, data []byte) error {
 		return ErrNeedsFormat2
 	}
 	var err error
-	if derr := a.do(ctx, func() { err = a.m.SendTo(id, data) }); derr != nil {
+	if derr := a.call(ctx, "SendTo", func() { err = a.m.SendTo(id, data) }); derr != nil {
 		return derr
 	}
 	if err != nil {
@@ -78,7 +78,7 @@ func (a *Agent) deliver(msgs []swim.Message, states []swim.RemoteState) {
 	}
 	if a.cfg.MergeRemoteState != nil {
 		for _, s := range states {
-			a.cfg.MergeRemoteState(s.From, s.State, s.Join)
+			a.mergeRemoteState(s)
 		}
 	}
 }
