@@ -12,7 +12,23 @@
 //
 // It is an example, kept small: the store lives in memory, a key and its
 // value must fit one broadcast (swim.MaxBroadcastLen bytes with the
-// encoding), and deletions are kept as tombstones forever.
+// encoding), and deletions are kept as tombstones forever. A whole store
+// goes to a member that joins in pieces of at most StatePiece bytes, one
+// reliable message each, so its size is bounded by memory only; a piece
+// that cannot be sent is counted and kept (StateErrors), not dropped
+// unsaid.
+//
+// The Lamport clock must not be wound to its end by one message: anyone
+// who can send this member an application message (in plain mode, or
+// while encryption is being turned on, anyone who reaches its port)
+// could otherwise send a write stamped 2^64−1, after which every write
+// would wrap to time 0 and lose to the entry it replaces. So an entry
+// stamped more than MaxClockLead above this store's clock is refused
+// (Rejected), and a write that would pass 2^64−1 fails with ErrClock
+// instead of wrapping. MaxClockLead is 2^32: the clock moves by one per
+// write, so an honest member is that far ahead only after four billion
+// writes this store has not seen, and a forger needs 2^32 accepted
+// messages to exhaust the clock.
 package kvstore
 
 import (
@@ -20,6 +36,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -52,6 +69,15 @@ const (
 	kindState  byte = 's' // every entry, sent over a stream
 )
 
+// MaxClockLead is how far above this store's Lamport clock a received
+// entry's time may be; one further ahead is refused (package comment).
+const MaxClockLead = 1 << 32
+
+// StatePiece bounds the bytes of one piece of a store sent to a member
+// that joins (a reliable message, agent.SendReliable): 64 KiB, well
+// within any member's agent.Config.MaxReliableSize (1 MiB by default).
+const StatePiece = 64 << 10
+
 // Store is one member's replica. Its methods are safe for concurrent use.
 type Store struct {
 	a        *agent.Agent
@@ -61,7 +87,16 @@ type Store struct {
 	rejected atomic.Uint64
 	wg       sync.WaitGroup
 	stop     func()
+	// stateErrs counts the pieces of a store that could not be sent to a
+	// member that joined, and lastStateErr is the last one's error, under
+	// mu (StateErrors).
+	stateErrs    uint64
+	lastStateErr error
 }
+
+// ErrClock is returned by Set and Delete when this store's Lamport clock
+// is at 2^64−1 and a write would wrap it (package comment).
+var ErrClock = errors.New("kvstore: the Lamport clock is at its end")
 
 // ErrTooLarge is returned by Set for a key and value that do not fit one
 // broadcast.
@@ -116,6 +151,10 @@ func (s *Store) Delete(ctx context.Context, key string) error {
 
 func (s *Store) write(ctx context.Context, e entry) error {
 	s.mu.Lock()
+	if s.clock == math.MaxUint64 {
+		s.mu.Unlock()
+		return fmt.Errorf("%w: writing %q would wrap it to 0, and the write would lose to every older one", ErrClock, e.Key)
+	}
 	s.clock++
 	e.Time, e.Writer = s.clock, s.a.Self().ID
 	s.mu.Unlock()
@@ -152,8 +191,19 @@ func (s *Store) Len() int {
 	return n
 }
 
-// Rejected counts messages from other members that did not decode.
+// Rejected counts messages from other members that did not decode, and
+// entries refused for a time more than MaxClockLead ahead of this store's
+// clock.
 func (s *Store) Rejected() uint64 { return s.rejected.Load() }
+
+// StateErrors returns how many pieces of this store could not be sent to
+// members that joined (sendState), and the last one's error, which names
+// the member; nil when every piece was sent.
+func (s *Store) StateErrors() (uint64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stateErrs, s.lastStateErr
+}
 
 // Close leaves the group and stops the store's goroutines.
 func (s *Store) Close() error {
@@ -164,14 +214,19 @@ func (s *Store) Close() error {
 }
 
 // apply keeps e if it is newer than what the store holds, and advances
-// the Lamport clock past it.
-func (s *Store) apply(e entry) {
+// the Lamport clock past it. It refuses (false) an entry stamped more
+// than MaxClockLead above the clock.
+func (s *Store) apply(e entry) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if e.Time > s.clock && e.Time-s.clock > MaxClockLead {
+		return false
+	}
 	s.clock = max(s.clock, e.Time)
 	if old, ok := s.data[e.Key]; !ok || e.newer(old) {
 		s.data[e.Key] = e
 	}
+	return true
 }
 
 // receive applies a message from another member: one update, or a whole
@@ -198,11 +253,17 @@ func (s *Store) receive(m swim.Message) {
 		return
 	}
 	for _, e := range es {
-		s.apply(e)
+		if !s.apply(e) {
+			s.rejected.Add(1)
+		}
 	}
 }
 
-// sendState sends the whole store to the member id over a stream.
+// sendState sends the whole store to the member id over streams, in
+// pieces of at most StatePiece bytes (statePieces), each within 10 s. A
+// piece that fails is counted with its error (StateErrors) and the others
+// are still sent: the receiver applies each piece on its own, and the
+// next join event or write repairs what is missing.
 func (s *Store) sendState(id swim.ID) {
 	s.mu.Lock()
 	es := make([]entry, 0, len(s.data))
@@ -210,14 +271,58 @@ func (s *Store) sendState(id swim.ID) {
 		es = append(es, e)
 	}
 	s.mu.Unlock()
-	if len(es) == 0 {
-		return
-	}
-	b, err := json.Marshal(es)
+	pieces, err := statePieces(es, StatePiece)
 	if err != nil {
-		return
+		s.stateFailed(id, err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	_ = s.a.SendReliable(ctx, id, append([]byte{kindState}, b...)) // best effort: the next join event or write repairs
+	for _, p := range pieces {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		err := s.a.SendReliable(ctx, id, p)
+		cancel()
+		if err != nil {
+			s.stateFailed(id, err)
+		}
+	}
+}
+
+// stateFailed records a piece of the store not sent to id.
+func (s *Store) stateFailed(id swim.ID, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.stateErrs++
+	s.lastStateErr = fmt.Errorf("kvstore: sending the store to %s: %w", id, err)
+}
+
+// statePieces encodes es as state messages (kindState and a JSON array of
+// entries) of at most limit bytes each, in order; none for no entries.
+// An entry that does not fit a piece alone is an error (it cannot happen
+// for entries that fit a broadcast, at most swim.MaxBroadcastLen bytes,
+// with limit StatePiece), and is left out.
+func statePieces(es []entry, limit int) ([][]byte, error) {
+	var out [][]byte
+	var errs []error
+	cur := []byte{kindState, '['}
+	for _, e := range es {
+		b, err := json.Marshal(e)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("entry %q: %w", e.Key, err))
+			continue
+		}
+		if len(b)+3 > limit { // kind, brackets
+			errs = append(errs, fmt.Errorf("entry %q: %d bytes encoded, over a piece of %d", e.Key, len(b), limit))
+			continue
+		}
+		if len(cur) > 2 && len(cur)+1+len(b)+1 > limit {
+			out = append(out, append(cur, ']'))
+			cur = []byte{kindState, '['}
+		}
+		if len(cur) > 2 {
+			cur = append(cur, ',')
+		}
+		cur = append(cur, b...)
+	}
+	if len(cur) > 2 {
+		out = append(out, append(cur, ']'))
+	}
+	return out, errors.Join(errs...)
 }
