@@ -172,6 +172,19 @@ type joinState struct {
 	// mergeRefusal is the last error of Protocol.MergeFilter, for Join's
 	// error.
 	mergeRefusal error
+	// ended holds the Join calls whose context ended, under endedMu:
+	// Join hands them to the agent's goroutine without waiting for it,
+	// which forgets them before its next tick (endJoins), so that a call
+	// that gave up while that goroutine was busy leaves no resends behind.
+	endedMu sync.Mutex
+	ended   []endedJoin
+}
+
+// endedJoin is a Join call whose context ended: its number in
+// joinState.waiting and its waiter.
+type endedJoin struct {
+	call   uint64
+	waiter chan struct{}
 }
 
 // streamPath is the stream path (stream.go); listener is nil when it is

@@ -111,16 +111,16 @@ func (a *Agent) Join(ctx context.Context, addrs ...string) error {
 		// is bounded (a waiter left behind is closed, unread, on joining).
 		je := &JoinError{Addrs: addrs, Err: ctx.Err(), self: a.self.Addr, LabelMismatches: a.ctr.labelMismatch.Load() - label0,
 			AuthFailures: a.ctr.authFail.Load() - auth0}
+		// The call's end is handed over without waiting (endJoins runs
+		// before the agent's next tick, which is when resends go), the
+		// report only within joinReportWait.
+		a.join.endedMu.Lock()
+		a.join.ended = append(a.join.ended, endedJoin{call: call, waiter: joined})
+		a.join.endedMu.Unlock()
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), joinReportWait)
 		defer cancel()
 		_ = a.call(rctx, "Join", func() {
-			delete(a.join.waiters, joined)
-			if _, ok := a.join.waiting[call]; ok {
-				// The other calls still waiting keep their addresses;
-				// with none, the resends stop.
-				delete(a.join.waiting, call)
-				a.m.SetJoinSeeds(joinUnion(a.join.waiting, nil))
-			}
+			a.endJoins()
 			if r, ok := a.m.JoinRefusal(); ok {
 				je.Refusal = &r
 			}
@@ -135,6 +135,28 @@ func (a *Agent) Join(ctx context.Context, addrs ...string) error {
 		return &ConflictError{ID: a.self.ID, Holder: *c}
 	}
 	return nil
+}
+
+// endJoins forgets the Join calls whose context ended (joinState.ended):
+// their waiters, and their addresses in the state machine's resends,
+// which go on only to those of the calls still waiting (all stop, StopJoin,
+// when none is). Agent goroutine.
+func (a *Agent) endJoins() {
+	a.join.endedMu.Lock()
+	ended := a.join.ended
+	a.join.ended = nil
+	a.join.endedMu.Unlock()
+	changed := false
+	for _, e := range ended {
+		delete(a.join.waiters, e.waiter)
+		if _, ok := a.join.waiting[e.call]; ok {
+			delete(a.join.waiting, e.call)
+			changed = true
+		}
+	}
+	if changed {
+		a.m.SetJoinSeeds(joinUnion(a.join.waiting, nil))
+	}
 }
 
 // joinUnion returns addrs followed by the addresses of the waiting Join

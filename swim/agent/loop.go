@@ -65,6 +65,7 @@ func (a *Agent) run(ctx context.Context) {
 		select {
 		case due := <-tick.C:
 			a.hostTick(due)
+			a.endJoins()
 			a.m.Tick(a.now())
 			a.flush()
 			if a.m.Left() {
@@ -87,6 +88,7 @@ func (a *Agent) run(ctx context.Context) {
 			return
 		case due := <-tick.C:
 			a.hostTick(due)
+			a.endJoins()
 			a.m.Tick(a.now())
 		case p, ok := <-packets:
 			if !ok {
