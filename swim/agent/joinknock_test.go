@@ -33,12 +33,15 @@ func deadAddress(t *testing.T) (string, *atomic.Int64) {
 }
 
 // F6: a Join that no seed answered stops knocking once it has returned
-// its error (memberlist's Join tries each address once): over 3 s (30
-// probe periods) after it, at most one join reaches the dead address (one
-// in flight as it returned). Before, one was sent every period, forever.
-// A Join called again knocks again: the caller asked for it.
+// its error (memberlist's Join tries each address once): over 30 probe
+// periods after it, at most one join reaches the dead address (one in
+// flight as it returned). Before, one was sent every period, forever.
+// A Join called again knocks again: the caller asked for it. The agent is
+// in a group of two, so that it probes and its periods can be counted
+// (periodsFrom): a sleep may pass on a loaded machine before it ran them.
 func TestFailedJoinStopsKnocking(t *testing.T) {
 	a := start(t, Config{})
+	join(t, a, start(t, Config{}))
 	dead, n := deadAddress(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	err := a.Join(ctx, dead)
@@ -47,9 +50,9 @@ func TestFailedJoinStopsKnocking(t *testing.T) {
 	require.True(t, errors.As(err, &je), "a JoinError: %v", err)
 	require.Eventually(t, func() bool { return n.Load() > 0 }, 5*time.Second, 10*time.Millisecond, "the join reached the address")
 	before := n.Load()
-	time.Sleep(30 * fast().ProbeInterval)
+	periodsFrom(t, a)(30)
 	after := n.Load()
-	t.Logf("%d joins while Join waited 500 ms, %d in the 3 s after it returned", before, after-before)
+	t.Logf("%d joins while Join waited 500 ms, %d in the 30 periods after it returned", before, after-before)
 	assert.LessOrEqual(t, after-before, int64(1), "joins sent after the failed Join returned")
 
 	ctx, cancel = context.WithTimeout(context.Background(), 300*time.Millisecond)

@@ -70,9 +70,12 @@ func TestForgedPingsReflectWithinTwice(t *testing.T) {
 				}
 				require.Eventually(t, func() bool { read(); return acks == pings }, 10*time.Second, time.Millisecond, "every forged ping answered")
 			}
-			// What comes later (view requests and their retries, if any)
-			// counts too: read until a second passes without a datagram.
-			for quiet := time.Now(); time.Since(quiet) < time.Second; time.Sleep(10 * time.Millisecond) {
+			// What comes later (view requests and their retries, 2 and 6
+			// periods later, if any) counts too: wait until every agent
+			// ran 7 more periods (a loaded machine may run fewer in a
+			// second), then read until 100 ms pass without a datagram.
+			periodsFrom(t, as...)(7)
+			for quiet := time.Now(); time.Since(quiet) < 100*time.Millisecond; time.Sleep(10 * time.Millisecond) {
 				n := got
 				if read(); got != n {
 					quiet = time.Now()

@@ -92,9 +92,11 @@ func TestForgedPingSizesWithinTwiceOnTheWire(t *testing.T) {
 				}
 				require.Eventually(t, func() bool { read(); return acks == len(as) }, 10*time.Second, time.Millisecond, "every forged ping of %d bytes answered", size)
 				// View requests and their retries (2 and 6 periods
-				// later) count too: read until 700 ms pass without a
-				// datagram.
-				for quiet := time.Now(); time.Since(quiet) < 700*time.Millisecond; time.Sleep(10 * time.Millisecond) {
+				// later) count too: wait until every agent ran 7 more
+				// periods (a loaded machine may run fewer in 700 ms),
+				// then read until 100 ms pass without a datagram.
+				periodsFrom(t, as...)(7)
+				for quiet := time.Now(); time.Since(quiet) < 100*time.Millisecond; time.Sleep(10 * time.Millisecond) {
 					n := got
 					if read(); got != n {
 						quiet = time.Now()
