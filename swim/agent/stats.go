@@ -17,8 +17,11 @@ type Stats struct {
 	// Config.Transport that lets one through gets it counted here.
 	AuthFailures uint64
 	// LabelMismatches counts datagrams and stream frames dropped for a
-	// cluster label other than this member's (Config.Label): packets of
-	// another group. They are not counted in AuthFailures.
+	// cluster label other than this member's (Config.Label), or for none
+	// on a packet that is otherwise a plain or sealed one: packets of
+	// another group. They are not counted in AuthFailures; a packet whose
+	// first byte is no envelope's (random bytes) is, labelled group or
+	// not.
 	LabelMismatches uint64
 	// ReliableSent counts reliable messages acknowledged by their
 	// receiver (SendReliable), ReliableReceived those received whole.

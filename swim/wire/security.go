@@ -219,9 +219,12 @@ func (s *Security) stripLabel(packet []byte) ([]byte, error) {
 		return packet, nil
 	}
 	if packet[0] != EnvelopeLabel {
-		if s.Label != "" {
+		if s.Label != "" && (packet[0] == EnvelopePlain || packet[0] == EnvelopeEncrypted) {
 			return nil, fmt.Errorf("%w: packet has no label, want %q", ErrLabel, s.Label)
 		}
+		// Without a label, or not an envelope at all (garbage is not a
+		// packet of another group): open judges the envelope byte
+		// (ErrEnvelope).
 		return packet, nil
 	}
 	if len(packet) < 2 {

@@ -198,3 +198,22 @@ func TestSkipInboundLabelCheck(t *testing.T) {
 		assert.Equal(t, byte(EnvelopeLabel), own[0], tc.name)
 	}
 }
+
+// A packet whose first byte is no envelope's is ErrEnvelope in a labelled
+// group too, not a packet of another group: random bytes are not counted
+// as label mismatches (issue 27, user31 F7). An unlabelled plain or sealed
+// packet is one.
+func TestGarbageIsNotLabelMismatch(t *testing.T) {
+	kr, _ := NewKeyring(key(1, 16))
+	for _, s := range []*Security{{Keyring: kr, Label: "dc1"}, {Plain: true, Label: "dc1"}} {
+		for _, first := range []byte{0x00, 0x04, 0x7f, 0xff} {
+			_, err := s.Open([]byte{first, 'x', 'y', 'z'})
+			assert.ErrorIs(t, err, ErrEnvelope, "first byte 0x%02x", first)
+			assert.NotErrorIs(t, err, ErrLabel, "first byte 0x%02x", first)
+		}
+		for _, first := range []byte{EnvelopePlain, EnvelopeEncrypted} {
+			_, err := s.Open([]byte{first, 'x', 'y', 'z'})
+			assert.ErrorIs(t, err, ErrLabel, "first byte 0x%02x", first)
+		}
+	}
+}
