@@ -85,7 +85,9 @@ func quoteArg(s string) string {
 
 // resolveJoin turns the targets into ip:port addresses as agent.Join
 // does (agent.ResolveAddrs): names resolve to every address of self's
-// family, or to all of them when none is. It fails only when no target
+// family; one with none of that family fails, as a name that does not
+// resolve, and so does a literal address of the other family. It fails
+// only when no target
 // gave an address; the error lists each failure.
 func resolveJoin(ctx context.Context, lookup func(context.Context, string) ([]netip.Addr, error), targets []joinTarget, self netip.Addr) ([]string, error) {
 	addrs := make([]string, len(targets))

@@ -57,8 +57,11 @@ func TestResolveJoin(t *testing.T) {
 	got, err := resolveJoin(context.Background(), lookup, ts, v4)
 	require.NoError(t, err) // missing:4 is skipped while others resolve
 	// IPv4 self: both's IPv4 addresses (the mapped one unmapped); six has
-	// none, so all of its addresses.
-	assert.Equal(t, []string{"127.0.0.2:1", "127.0.0.3:1", "10.1.1.1:2", "[::1]:3"}, got)
+	// none, so it counts as a name that does not resolve (an IPv4 member
+	// neither reaches nor is answered from IPv6).
+	assert.Equal(t, []string{"127.0.0.2:1", "127.0.0.3:1", "10.1.1.1:2"}, got)
+	_, err = resolveJoin(context.Background(), lookup, ts[2:3], v4)
+	assert.EqualError(t, err, `join address "six:3": "six" resolved only to IPv6 addresses [::1], and this member is at IPv4 address 127.0.0.1`)
 	got, err = resolveJoin(context.Background(), lookup, ts[:1], netip.MustParseAddr("::1"))
 	require.NoError(t, err)
 	assert.Equal(t, []string{"[::1]:1"}, got)

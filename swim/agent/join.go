@@ -34,7 +34,8 @@ import (
 // Each address is ip:port, [ipv6]:port or host:port; a host name is resolved
 // (Config.Resolve; by default the system resolver, A and AAAA records)
 // and the join is sent to every address it names in the family of this
-// member's advertised address (all of them when none is), as memberlist
+// member's advertised address (a name with none there, or a literal
+// address of the other family, fails naming both families: ResolveAddrs), as memberlist
 // joins every address a name resolves to. The join goes to each as a
 // datagram, which a seed answers with a challenge ping and, once this
 // member acks it, its view (swim's join challenges); a join unanswered
@@ -270,9 +271,26 @@ func (e *ConflictError) Error() string {
 const maxResolved = 64
 
 // resolve turns join addresses into ip:port seeds (ResolveAddrs with
-// Config.Resolve, in the family of the advertised address).
+// Config.Resolve, in the family of the advertised address). It returns
+// the context's error when ctx ends first, even if the resolver does not
+// heed ctx (it is left to finish on its own goroutine).
 func (a *Agent) resolve(ctx context.Context, addrs []string) ([]string, error) {
-	out, err := ResolveAddrs(ctx, a.cfg.Resolve, addrs, a.selfAddr.Addr())
+	type result struct {
+		out []string
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		out, err := ResolveAddrs(ctx, a.cfg.Resolve, addrs, a.selfAddr.Addr())
+		done <- result{out, err}
+	}()
+	var r result
+	select {
+	case r = <-done:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("agent: join %v: resolving: %w", addrs, ctx.Err())
+	}
+	out, err := r.out, r.err
 	if err != nil {
 		for _, e := range unjoin(err) {
 			a.log.Warn("join address did not resolve", "err", e)
@@ -294,14 +312,17 @@ func unjoin(err error) []error {
 // into ip:port addresses, the way Join does: a literal address is kept, a
 // host name is resolved with resolve (nil: the system resolver, A and AAAA
 // records) into at most 64 addresses, those of family's family (IPv4 or
-// IPv6: a socket of one cannot reach the other) when it has any, else all
-// of them; an address named twice is kept once. It fails only when no
-// address resolved, joining the error of each name (a *net.DNSError from
-// the system resolver stays reachable with errors.As), or at once for an
-// address that is not host:port with a port from 1 to 65535, or a literal
-// IP that no member can be at (0.0.0.0, ::, a multicast group, the
-// broadcast address: memberAddr). A name's records that no member can be
-// at are left out, as a name that does not resolve.
+// IPv6: a member advertised at one is not reached, nor answered, from the
+// other; every family when family is the zero Addr); an address named
+// twice is kept once. A name with no address of family's family counts as
+// a name that does not resolve, with an error naming both families. It
+// fails only when no address resolved, joining the error of each name (a
+// *net.DNSError from the system resolver stays reachable with errors.As),
+// or at once for an address that is not host:port with a port from 1 to
+// 65535, a literal IP that no member can be at (0.0.0.0, ::, a multicast
+// group, the broadcast address: memberAddr), or a literal IP of the other
+// family. A name's records that no member can be at are left out, as a
+// name that does not resolve.
 func ResolveAddrs(ctx context.Context, resolve func(context.Context, string) ([]netip.Addr, error), addrs []string, family netip.Addr) ([]string, error) {
 	if resolve == nil {
 		resolve = systemResolve
@@ -314,6 +335,10 @@ func ResolveAddrs(ctx context.Context, resolve func(context.Context, string) ([]
 			a := netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port()).String()
 			if err := memberAddr(a); err != nil {
 				return nil, fmt.Errorf("join address %q: %w: want the address of a member", s, err)
+			}
+			if family.IsValid() && ap.Addr().Unmap().Is4() != v4 {
+				return nil, fmt.Errorf("join address %q: an %s address, and this member is at %s address %s: "+
+					"a member of one family neither reaches nor is answered from the other", s, familyName(!v4), familyName(v4), family)
 			}
 			out = append(out, a)
 			continue
@@ -334,13 +359,18 @@ func ResolveAddrs(ctx context.Context, resolve func(context.Context, string) ([]
 			failed = append(failed, fmt.Errorf("join address %q: resolving %q: %w", s, host, err))
 			continue
 		}
-		same := make([]netip.Addr, 0, len(ips))
-		for _, ip := range ips {
-			if ip.Unmap().Is4() == v4 {
-				same = append(same, ip)
+		if family.IsValid() {
+			same := make([]netip.Addr, 0, len(ips))
+			for _, ip := range ips {
+				if ip.Unmap().Is4() == v4 {
+					same = append(same, ip)
+				}
 			}
-		}
-		if len(same) > 0 {
+			if len(same) == 0 {
+				failed = append(failed, fmt.Errorf("join address %q: %q resolved only to %s addresses %v, and this member is at %s address %s",
+					s, host, familyName(!v4), ips[:min(len(ips), 4)], familyName(v4), family))
+				continue
+			}
 			ips = same
 		}
 		n := 0
@@ -360,6 +390,14 @@ func ResolveAddrs(ctx context.Context, resolve func(context.Context, string) ([]
 		return nil, errors.Join(failed...)
 	}
 	return dedupe(out), nil
+}
+
+// familyName names the address family: IPv4 for v4, else IPv6.
+func familyName(v4 bool) string {
+	if v4 {
+		return "IPv4"
+	}
+	return "IPv6"
 }
 
 // dedupe drops repeated addresses, keeping the first of each: a name
