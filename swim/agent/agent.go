@@ -79,9 +79,12 @@ const minPayload = 256
 var ErrStopped = errors.New("agent: stopped")
 
 // ErrSelfTooLarge is returned by Start, wrapped with the sizes, when this
-// member's join (its ID, advertised address, metadata and, when signing,
-// proof) does not fit one packet of MaxPacketSize.
-var ErrSelfTooLarge = errors.New("agent: this member's ID, address and metadata do not fit one join packet")
+// member's ID, advertised address, metadata and, when signing, proof do
+// not fit a packet of MaxPacketSize that must carry them: its join, its
+// Alive in a view transfer to a member with an ID and address as long as
+// its own, or, with Protocol.AckPayload, an ack to such a member with a
+// payload of swim.MaxAckPayloadLen bytes.
+var ErrSelfTooLarge = errors.New("agent: this member's ID, address and metadata do not fit the packets it must send")
 
 // Agent runs one member. Create it with Start. Its fields are grouped by
 // concern; the comment of each group says which goroutine owns it.

@@ -59,7 +59,10 @@ type Config struct {
 	SkipInboundLabelCheck bool
 	// MaxPacketSize bounds datagrams, envelope included, in bytes
 	// (default 1,400). It must leave the protocol 256 bytes of payload
-	// (at least 257 plain, 293 encrypted: envelope and sealed timestamp) and fit this member's own join.
+	// (at least 257 plain, 293 encrypted: envelope and sealed timestamp)
+	// and fit this member's own join, its Alive in a view transfer to a
+	// member with an ID as long, and, with Protocol.AckPayload, an ack with
+	// 512 bytes of payload to such a member (ErrSelfTooLarge).
 	MaxPacketSize int
 	// Protocol configures the SWIM state machine; Self and MaxPacketSize are
 	// filled in by the agent, ValidAddr accepts only a unicast ip:port

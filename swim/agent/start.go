@@ -279,6 +279,9 @@ func (a *Agent) identify() error {
 		return fmt.Errorf("%w: ID of %d bytes, address %q, Meta of %d bytes: a join carries ID and address three times each and needs up to %d bytes plus %d of envelope, over MaxPacketSize %d",
 			ErrSelfTooLarge, len(self.ID), self.Addr, len(a.cfg.Protocol.Meta), n, a.codec.MaxPacketSize()-a.codec.MaxPayload(), a.codec.MaxPacketSize())
 	}
+	if err := a.checkPeerPackets(join); err != nil {
+		return err
+	}
 	if err := a.checkStateSize(join); err != nil {
 		return err
 	}
@@ -349,6 +352,37 @@ func (a *Agent) newMachine() error {
 	a.m = m
 	if a.cfg.MaxStreamMembers == 0 {
 		a.cfg.MaxStreamMembers = m.Config().MaxMembers + 1 // a whole view and the Alive of a join
+	}
+	return nil
+}
+
+// checkPeerPackets refuses an identity whose packets to a member like
+// itself (an ID and address as long as its own) cannot carry what they
+// must: its own Alive in a part of a view transfer, which a seed sends a
+// joiner (else the joiner's Join completes on a view without the seed,
+// whose entry is left out, Stats.Protocol.ViewEntriesSkipped), and, with
+// Protocol.AckPayload, an ack with a payload of MaxAckPayloadLen bytes
+// (else its acks are cut and the join never completes). The join
+// packet (ErrSelfTooLarge) names no receiver, so it fits where these may
+// not. join is this member's join.
+func (a *Agent) checkPeerPackets(join swim.Packet) error {
+	self := join.From
+	view := swim.Packet{Kind: swim.MsgSync, From: self, To: self, Part: swim.Part{Offset: math.MaxUint32, Total: math.MaxUint32},
+		Updates: join.Updates}
+	if n := view.Size(); n > a.codec.MaxPayload() {
+		return fmt.Errorf("%w: ID of %d bytes, address %q, Meta of %d bytes: this member's Alive in a view transfer to a member "+
+			"with an ID as long needs %d bytes of payload, and MaxPacketSize %d leaves %d: shorten the ID or Meta, or raise MaxPacketSize",
+			ErrSelfTooLarge, len(self.ID), self.Addr, len(a.cfg.Protocol.Meta), n, a.codec.MaxPacketSize(), a.codec.MaxPayload())
+	}
+	if a.cfg.Protocol.AckPayload == nil {
+		return nil
+	}
+	ack := swim.Packet{Kind: swim.MsgAck, From: self, To: self, Ack: swim.Ack{Seq: math.MaxUint32},
+		AckPayload: make([]byte, swim.MaxAckPayloadLen)}
+	if n := ack.Size(); n > a.codec.MaxPayload() {
+		return fmt.Errorf("%w: ID of %d bytes, address %q: an ack to a member with an ID as long, with a Protocol.AckPayload of up to %d bytes, "+
+			"needs %d bytes of payload, and MaxPacketSize %d leaves %d: shorten the ID, or raise MaxPacketSize",
+			ErrSelfTooLarge, len(self.ID), self.Addr, swim.MaxAckPayloadLen, n, a.codec.MaxPacketSize(), a.codec.MaxPayload())
 	}
 	return nil
 }
