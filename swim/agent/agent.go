@@ -17,7 +17,10 @@
 // docs/coming-from-memberlist.md maps memberlist's API onto it.
 //
 // One goroutine owns the state machine; every public method talks to it
-// through a channel, so an Agent is safe for concurrent use. Time given to
+// through a channel, so an Agent is safe for concurrent use. The
+// application's callbacks run on that goroutine: from them Members reads
+// the view at once, and the methods that would wait for the goroutine
+// return ErrInCallback instead of waiting for themselves. Time given to
 // the state machine is the time elapsed since Start, read from Go's
 // monotonic clock (time.Since), so wall-clock steps do not disturb it.
 package agent
