@@ -338,7 +338,7 @@ func ResolveAddrs(ctx context.Context, resolve func(context.Context, string) ([]
 			}
 			if family.IsValid() && ap.Addr().Unmap().Is4() != v4 {
 				return nil, fmt.Errorf("join address %q: an %s address, and this member is at %s address %s: "+
-					"a member of one family neither reaches nor is answered from the other", s, familyName(!v4), familyName(v4), family)
+					"a member of one family neither reaches nor is answered from the other", s, familyName(!v4), familyName(v4), family.Unmap())
 			}
 			out = append(out, a)
 			continue
@@ -367,8 +367,12 @@ func ResolveAddrs(ctx context.Context, resolve func(context.Context, string) ([]
 				}
 			}
 			if len(same) == 0 {
+				shown := make([]netip.Addr, 0, 4) // as the sockets see them: a resolver may give IPv4 in IPv6 form
+				for _, ip := range ips[:min(len(ips), cap(shown))] {
+					shown = append(shown, ip.Unmap())
+				}
 				failed = append(failed, fmt.Errorf("join address %q: %q resolved only to %s addresses %v, and this member is at %s address %s",
-					s, host, familyName(!v4), ips[:min(len(ips), 4)], familyName(v4), family))
+					s, host, familyName(!v4), shown, familyName(v4), family.Unmap()))
 				continue
 			}
 			ips = same
