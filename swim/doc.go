@@ -63,7 +63,12 @@
 //     ping-req to IndirectChecks (k) random alive members, which ping the
 //     target and relay its ack (and, under Lifeguard, send a nack if it does
 //     not answer within their own probe timeout). No ack at all by the end of
-//     the period: the target becomes Suspect.
+//     the period: the target becomes Suspect. A member holds at most 128
+//     relays at once, and does not relay for an asker it does not hold at
+//     the asker's address to a target it does not hold at the address
+//     named; its answers to an asker it does not vouch for, and its pings to
+//     a target it does not hold there, carry no gossip (Stats.RelaysRefused;
+//     relay.go).
 //   - Suspicion and incarnations with the precedence rules of
 //     docs/algorithms.md, “SWIM suspicion and incarnations”; a suspected member
 //     refutes by raising its incarnation (saturating at MaxIncarnation:

@@ -60,6 +60,11 @@ type relay struct {
 	sent      time.Duration
 	deadline  time.Duration
 	nack      bool
+	// vouched: the view vouched for origin when the ping-req came
+	// (reply.go); else the answer is sent bare, within limit
+	// (Packet.Size units; relay.go).
+	vouched bool
+	limit   int
 }
 
 // asked is an intermediate of the current probe's ping-reqs and whether its

@@ -92,21 +92,6 @@ func (m *Member) failProbe(now time.Duration) {
 	m.push(u, []*peer{t}, 0) // the suspect hears it at once and can refute
 }
 
-func (m *Member) tickRelays(now time.Duration) {
-	kept := m.probing.relays[:0]
-	for _, r := range m.probing.relays {
-		if now < r.deadline {
-			kept = append(kept, r)
-			continue
-		}
-		if r.nack {
-			m.stats.NacksSent++
-			m.send(Packet{Kind: MsgNack, To: r.origin, Nack: Nack{Seq: r.originSeq}})
-		}
-	}
-	m.probing.relays = kept
-}
-
 // answersProbe reports whether an ack numbered seq from from answers the
 // current probe, and when the ping it answers left: an ack of the probe's
 // ping from its target or from a member asked to relay it (ping-req), or,
@@ -157,21 +142,7 @@ func (m *Member) onAck(in *inbound, pkt *Packet) {
 		m.acked(now)
 		return
 	}
-	for i, r := range m.probing.relays {
-		if r.seq != seq {
-			continue
-		}
-		if p := m.peers[r.target]; p != nil && p.node.ID == pkt.From.ID {
-			p.answered = true
-			m.observeRTT(p, now-r.sent)
-			if !in.otherSource {
-				m.verify(p)
-			}
-		}
-		m.send(Packet{Kind: MsgAck, To: r.origin, Ack: Ack{Seq: r.originSeq}})
-		m.probing.relays = slices.Delete(m.probing.relays, i, i+1)
-		return
-	}
+	m.relayAck(in, pkt)
 }
 
 // ackPayload is the payload of an ack this member sends in answer to a
@@ -286,23 +257,6 @@ func (m *Member) pathsDone(now time.Duration) {
 	}
 	m.failProbe(now)  // the gate defers it (forceNext)
 	m.startProbe(now) // and the retry starts now
-}
-
-// onPingReq serves a ping-req from the member at origin (pkt.From, its
-// address filled from the view when the packet left it out) for target
-// (pkt.PingReq.Target, likewise).
-func (m *Member) onPingReq(in *inbound, pkt *Packet, origin, t Node) {
-	now := in.now
-	if t.ID == m.self.ID {
-		m.reply(in, origin, pkt, Packet{Kind: MsgAck, To: origin, Ack: Ack{Seq: pkt.PingReq.Seq}})
-		return
-	}
-	p := m.peers[t.ID]
-	seq := m.otherSeq()
-	// The ping carries p's suspicion if this member suspects it (send).
-	m.probing.relays = append(m.probing.relays, relay{seq: seq, origin: origin, originSeq: pkt.PingReq.Seq,
-		target: t.ID, sent: now, deadline: now + m.failTimeout(p), nack: pkt.PingReq.Nack})
-	m.send(Packet{Kind: MsgPing, To: t, Ping: Ping{Seq: seq}})
 }
 
 // isolated runs in a protocol period with no member to probe while some

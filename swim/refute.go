@@ -47,7 +47,7 @@ func (m *Member) aboutSelf(in *inbound, u Update) {
 		if implausible {
 			m.stats.Implausible++
 		} else if u.Incarnation >= m.inc {
-			m.refute(u.Incarnation, in.replyTo)
+			m.refute(u.Incarnation, m.notAnnounced(in))
 		}
 		return
 	}
@@ -78,7 +78,7 @@ func (m *Member) aboutSelf(in *inbound, u Update) {
 			return
 		}
 	}
-	m.refute(u.Incarnation, in.replyTo)
+	m.refute(u.Incarnation, m.notAnnounced(in))
 	if u.Kind != UpdateAlive {
 		m.tellAlive(in, u.From)
 		m.tellAlive(in, in.from)
@@ -92,14 +92,19 @@ func (m *Member) aboutSelf(in *inbound, u Update) {
 // once per incarnation and member, instead of leaving the refutation to
 // piggybacking alone: a suspecter hears it before its suspicion timer
 // fires even when it probes elsewhere. Not to the sender of the packet being
-// answered (the answer carries the Alive, newest of the least sent), and not
-// in ModeSWIM (plain SWIM refutes by piggybacking only).
+// answered when the view vouches for it (the answer carries the Alive,
+// newest of the least sent; inbound.replyTo), and not in ModeSWIM (plain
+// SWIM refutes by piggybacking only). The ping goes to the address the
+// view holds for id: to the packet's sender only when the view held it
+// at that address before the packet, or the packet is its join seed's
+// view (seedView), since an address that the packet itself brought (its
+// sender's own Alive) is otherwise only the packet's claim.
 func (m *Member) tellAlive(in *inbound, id ID) {
 	if m.cfg.Mode == ModeSWIM || id == "" || id == m.self.ID || id == in.replyTo {
 		return
 	}
 	p := m.peers[id]
-	if p == nil {
+	if p == nil || m.claimedBy(in, id) {
 		return
 	}
 	told := m.toldThisIncarnation()
@@ -108,6 +113,26 @@ func (m *Member) tellAlive(in *inbound, id ID) {
 	}
 	told[id] = true
 	m.sendAlive(p)
+}
+
+// claimedBy reports whether id is the sender of the packet being merged
+// with in and the view holds it at an address only that packet gave: not
+// where the view held it before the packet (inbound.heldAddr), nor the
+// sender of its join seed's view (seedView).
+func (m *Member) claimedBy(in *inbound, id ID) bool {
+	p := m.peers[id]
+	return id != "" && id == in.from && p != nil && p.node.Addr != in.heldAddr && !m.seedView(in, true)
+}
+
+// notAnnounced is the member a refutation during the merge of in is not
+// announced to (announceAlive): the sender answered with the Alive
+// (inbound.replyTo), or a sender held at an address only the packet gave
+// (claimedBy).
+func (m *Member) notAnnounced(in *inbound) ID {
+	if m.claimedBy(in, in.from) {
+		return in.from
+	}
+	return in.replyTo
 }
 
 // toldThisIncarnation returns the set of members sent this member's Alive
@@ -132,8 +157,9 @@ func (m *Member) sendAlive(p *peer) {
 
 // announceAlive sends this member's new Alive at once to up to
 // IndirectChecks random alive or suspect members other than replyTo (the
-// sender answered with the Alive, if any; not in ModeSWIM), so that a
-// refutation starts spreading from several members in the same period.
+// sender answered with the Alive, if any, or one held at an address only
+// the packet gave: notAnnounced; not in ModeSWIM), so that a refutation
+// starts spreading from several members in the same period.
 func (m *Member) announceAlive(replyTo ID) {
 	if m.cfg.Mode == ModeSWIM || len(m.list) == 0 {
 		return

@@ -35,13 +35,28 @@ func (m *Member) reply(in *inbound, to Node, pkt *Packet, pk Packet) {
 		m.send(pk)
 		return
 	}
-	limit := 2*m.recvBytes(pkt) - in.asked - m.cfg.WireOverhead // in Packet.Size units
-	queued := false
+	limit := m.replyLimit(in, pkt)
 	pk.From = m.self
 	if pk.Size() > limit {
 		pk.AckPayload = nil
 	}
+	m.sendBare(to, pk, limit)
+}
+
+// replyLimit is the size (Packet.Size units) that the answers to pkt,
+// stepped with in, from a sender this member does not vouch for, must fit:
+// twice pkt's bytes less the view request it drew (in.asked), in wire bytes
+// (recvBytes, sentBytes).
+func (m *Member) replyLimit(in *inbound, pkt *Packet) int {
+	return 2*m.recvBytes(pkt) - in.asked - m.cfg.WireOverhead
+}
+
+// sendBare sends pk to to without the queue and the broadcasts, within
+// limit (Packet.Size units; the bare packet goes out even above it), and
+// counts it in to's view-request budget (viewretry.go).
+func (m *Member) sendBare(to Node, pk Packet, limit int) {
 	n := len(m.ready.packets)
+	queued := false
 	m.sendWithin(pk, limit, queued)
 	if a := m.viewAskOf(to); a != nil {
 		a.sent += m.sentBytes(&m.ready.packets[n])
@@ -49,7 +64,9 @@ func (m *Member) reply(in *inbound, to Node, pkt *Packet, pk Packet) {
 }
 
 // bareReplySize is the bytes on the wire (sentBytes) of the bare ack that
-// this member sends from when it answers pkt, or 0 when pkt draws no ack.
+// this member sends from when it answers pkt at once, or 0 when pkt draws
+// no such ack. (A relayed ping-req's answer comes later and is paid for
+// when the ping-req is relayed: relay.go.)
 func (m *Member) bareReplySize(from Node, pkt *Packet) int {
 	if pkt.Kind != MsgPing && !(pkt.Kind == MsgPingReq && pkt.PingReq.Target.ID == m.self.ID) {
 		return 0

@@ -12,10 +12,15 @@ type Stats struct {
 // ProbeStats count the failure detector's work: probes, suspicions,
 // declarations and refutations.
 type ProbeStats struct {
-	ProbesStarted  int // probes sent (one per protocol period with a target)
-	ProbesFailed   int // probes with neither a direct nor an indirect ack
-	PingReqsSent   int
-	NacksSent      int
+	ProbesStarted int // probes sent (one per protocol period with a target)
+	ProbesFailed  int // probes with neither a direct nor an indirect ack
+	PingReqsSent  int
+	NacksSent     int
+	// RelaysRefused counts ping-reqs for another member not relayed:
+	// from an origin the view did not hold at its address for a target it
+	// did not hold at its address, or with the relays held at their bound
+	// (128; half of them for origins the view does not vouch for).
+	RelaysRefused  int
 	Refutations    int // times this member raised its own incarnation
 	AliveSent      int // pings sent only to carry a refutation (Alive) at once
 	GateDeferrals  int // failed probes forgiven once by the detector gate

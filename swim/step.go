@@ -56,8 +56,9 @@ type inbound struct {
 	// empty otherwise.
 	from ID
 	// replyTo is, while the updates of a ping or of a ping-req for this
-	// member are merged, its sender: the answer carries this member's
-	// Alive, so no separate one is sent there (tellAlive).
+	// member from a sender the view vouches for are merged, its sender:
+	// the answer carries this member's Alive, so no separate one is sent
+	// there (tellAlive). The answer to any other sender is bare.
 	replyTo ID
 	// sourceChecked: the transport checked the packet's source address
 	// (StepSourceChecked), so a join needs no challenge.
@@ -76,6 +77,12 @@ type inbound struct {
 	// the address it claims, and the transport received it from there
 	// (reply.go).
 	vouched bool
+	// targetHeld: before the packet was merged, the view held a
+	// ping-req's target at the address it names (relay.go).
+	targetHeld bool
+	// heldAddr is the address at which the view held the sender before
+	// the packet was merged, or "" (tellAlive).
+	heldAddr string
 	// asked is the bytes of the view request the packet drew (noteSender),
 	// counted in the limit of the answer to it (reply.go).
 	asked int
@@ -98,6 +105,13 @@ func (m *Member) step(in *inbound, pkt *Packet) error {
 	}
 	joiner := pkt.Kind == MsgJoin && m.State(pkt.From.ID) != StateAlive
 	in.vouched = m.vouched(in, from)
+	if p := m.peers[from.ID]; p != nil {
+		in.heldAddr = p.node.Addr
+	}
+	if pkt.Kind == MsgPingReq {
+		p := m.peers[target.ID]
+		in.targetHeld = p != nil && p.node.Addr == target.Addr
+	}
 	m.mergeUpdates(in, pkt)
 	m.receiveUser(in.now, pkt)
 	m.noteSender(in, from, pkt)
@@ -202,7 +216,9 @@ func (m *Member) screened(in *inbound, from Node, pkt *Packet) bool {
 // mergeUpdates merges pkt's updates: gossip, or a view transfer (MsgSync).
 func (m *Member) mergeUpdates(in *inbound, pkt *Packet) {
 	gossip := pkt.Kind != MsgSync
-	if pkt.Kind == MsgPing || (pkt.Kind == MsgPingReq && pkt.PingReq.Target.ID == m.self.ID) {
+	if in.vouched && (pkt.Kind == MsgPing || (pkt.Kind == MsgPingReq && pkt.PingReq.Target.ID == m.self.ID)) {
+		// The answer carries the queue, so this member's Alive, only to
+		// a sender the view vouches for (reply.go).
 		in.replyTo = pkt.From.ID
 	}
 	in.from, in.conflictSelf = pkt.From.ID, false

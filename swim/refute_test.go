@@ -1,0 +1,89 @@
+package swim
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// A ping that accuses this member, from the member b received from another
+// port (StepFromOtherSource, so not vouched for), gets a bare ack: the
+// refutation then goes to b on its own, at the address the view holds
+// (tellAlive). It used not to: tellAlive skipped the ping's sender, as if
+// the ack carried the Alive (rev31, F2). From b's own address the ack
+// carries it, and nothing else goes to b.
+func TestRefutationReachesUnvouchedAccuser(t *testing.T) {
+	for _, other := range []bool{false, true} {
+		a := newTest(t, "a", ModeLifeguard, nil, "b", "c", "d")
+		a.Tick(0)
+		drain(a)
+		p := Packet{Kind: MsgPing, From: node("b"), To: a.Self(), Ping: Ping{Seq: 7},
+			Updates: []Update{{Kind: UpdateSuspect, Node: a.Self(), Incarnation: 0, From: "b"}}}
+		if other {
+			require.NoError(t, a.StepFromOtherSource(10*time.Millisecond, &p))
+		} else {
+			require.NoError(t, a.Step(10*time.Millisecond, &p))
+		}
+		pk, _ := drain(a)
+		var toB []Packet
+		for _, q := range pk {
+			if q.To.ID == "b" {
+				toB = append(toB, q)
+			}
+		}
+		require.Len(t, toB, map[bool]int{false: 1, true: 2}[other], "other source %v", other)
+		ack := only(t, toB, MsgAck)
+		require.Len(t, ack, 1)
+		assert.Equal(t, !other, hasUpdate(ack[0], UpdateAlive, "a", 1), "other source %v: the ack carries the Alive", other)
+		if other {
+			ping := only(t, toB, MsgPing)
+			require.Len(t, ping, 1)
+			assert.Equal(t, node("b"), ping[0].To, "at the address the view holds")
+			assert.True(t, hasUpdate(ping[0], UpdateAlive, "a", 1))
+		}
+	}
+}
+
+// A packet from a sender the view did not hold, which names the sender
+// Alive at a victim's address and accuses this member, draws the
+// refutation's gossip but no ping to that address: the address is only
+// the packet's claim. The sender used to be sent this member's Alive there
+// in a ping filled with the queue (tellAlive).
+func TestRefutationNotToAddressThePacketBrought(t *testing.T) {
+	a := newTest(t, "a", ModeLifeguard, nil, "b", "c", "d")
+	a.Tick(0)
+	drain(a)
+	x := Node{ID: "x", Addr: "victim:1"}
+	p := Packet{Kind: MsgGossip, From: x, To: a.Self(), Updates: []Update{
+		{Kind: UpdateAlive, Node: x, From: "x"},
+		{Kind: UpdateSuspect, Node: a.Self(), Incarnation: 0, From: "x"}}}
+	require.NoError(t, a.Step(10*time.Millisecond, &p))
+	pk, _ := drain(a)
+	assert.Equal(t, 1, a.Stats().Refutations)
+	for _, q := range pk {
+		assert.NotEqual(t, "victim:1", q.To.Addr, "%v to the victim: %+v", q.Kind, q.Updates)
+	}
+	assert.NotEmpty(t, only(t, pk, MsgPing), "the refutation goes to members")
+}
+
+// A joiner whose seed's view holds it dead refutes, and tells the seed
+// directly, though the view made the seed known: the seed is the member
+// the joiner chose to trust (seedView).
+func TestRefutationToJoinSeed(t *testing.T) {
+	a := newTest(t, "a", ModeLifeguard, nil)
+	require.NoError(t, a.Join(0, []string{"b:7946"}))
+	drain(a)
+	v := Packet{Kind: MsgSync, From: node("b"), To: a.Self(), Updates: []Update{
+		{Kind: UpdateAlive, Node: node("b"), From: "b"},
+		{Kind: UpdateDead, Node: a.Self(), Incarnation: 0, From: "b"}}}
+	require.NoError(t, a.Step(10*time.Millisecond, &v))
+	pk, _ := drain(a)
+	assert.False(t, a.Joining())
+	told := false
+	for _, q := range only(t, pk, MsgPing) {
+		told = told || q.To == node("b") && hasUpdate(q, UpdateAlive, "a", 1)
+	}
+	assert.True(t, told, "the seed is told")
+}

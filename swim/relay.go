@@ -1,0 +1,165 @@
+package swim
+
+import (
+	"slices"
+	"time"
+)
+
+// Ping-req relays (SWIM §3.1): a member asked by another to ping a target
+// pings it, relays its ack to the asker (the origin), and under Lifeguard
+// nacks the origin when the target stays silent (failTimeout).
+//
+// A ping-req names two addresses, the origin's and the target's, and
+// either may be a victim's: a forged ping-req of about 50 bytes drew a
+// ping of about 1,330 bytes to an arbitrary target and a relayed ack of
+// about 1,290 to the origin, filled with the queue's updates and the
+// application's broadcasts (issue 27). So, as for acks (reply.go), for
+// an origin this member does not vouch for (not held at that address
+// before the ping-req, or received from another address):
+//
+//   - the relayed ack or nack is bare (no queue, no broadcasts, no
+//     notice) and is paid for when the ping-req comes: relayed only if
+//     twice the ping-req's bytes, less the view request it drew, cover
+//     the bare answer, whose bytes count then in the origin's
+//     view-request budget (viewretry.go), whether or not an answer
+//     follows. (Reserving it in asksView instead, as for an ack to a
+//     ping, left small ping-reqs of joiners without their view request,
+//     and joins under loss slower: docs/experiments.md, “SWIM: ping-req
+//     relays and senders the view does not hold”.)
+//   - the ping to the target carries the queue and the broadcasts within
+//     twice the ping-req's bytes, and only when the view held the target
+//     at the address the ping-req names before the ping-req's updates
+//     were merged;
+//   - a ping-req for a target the view did not hold at that address is
+//     not relayed: no member the view holds asked for it and none would
+//     be pinged, so the relay could only send a stranger's packet to an
+//     address of the stranger's choice (in plain mode, without spoofing
+//     anything). A member that joined so recently that this member does
+//     not hold it asks its other intermediates too.
+//
+// For an origin the view vouches for, a ping-req is relayed as SWIM's:
+// the ping and the answer carry the queue, except that the ping to a
+// target the view did not hold at that address carries at most the
+// notice the target should hear (send), not the queue.
+//
+// The relays held are bounded (maxRelays): a ping-req that finds them
+// full, or that comes from an origin not vouched for when such origins
+// already hold half of them, is not relayed. Each relay is held until its
+// target's ack or its deadline, so a flood of ping-reqs would otherwise
+// grow the list, and the scans of every ack and Tick, without bound.
+// Refused ping-reqs count in Stats.RelaysRefused; the origin's probe then
+// relies on its other intermediates.
+
+// maxRelays bounds the ping-req relays a member holds at once. A member
+// receives on average fewer than IndirectChecks ping-reqs per protocol
+// period (one per failed probe of the others, spread over the group), each
+// held at most about a period, so 128 is far above what a group asks.
+const maxRelays = 128
+
+// onPingReq serves a ping-req from the member at origin (pkt.From, its
+// address filled from the view when the packet left it out) for target
+// (pkt.PingReq.Target, likewise).
+func (m *Member) onPingReq(in *inbound, pkt *Packet, origin, t Node) {
+	now := in.now
+	if t.ID == m.self.ID {
+		m.reply(in, origin, pkt, Packet{Kind: MsgAck, To: origin, Ack: Ack{Seq: pkt.PingReq.Seq}})
+		return
+	}
+	answer := Packet{Kind: MsgAck, From: m.self, To: origin}
+	bare := answer.Size() // a nack's is the same
+	if !m.relayRoom(in) || !in.vouched && bare > m.replyLimit(in, pkt) {
+		m.stats.RelaysRefused++
+		return
+	}
+	if !in.vouched {
+		if a := m.viewAskOf(origin); a != nil {
+			a.sent += bare + m.cfg.WireOverhead
+		}
+	}
+	p := m.peers[t.ID]
+	seq := m.otherSeq()
+	m.probing.relays = append(m.probing.relays, relay{seq: seq, origin: origin, originSeq: pkt.PingReq.Seq,
+		target: t.ID, sent: now, deadline: now + m.failTimeout(p), nack: pkt.PingReq.Nack,
+		vouched: in.vouched, limit: bare})
+	ping := Packet{Kind: MsgPing, To: t, Ping: Ping{Seq: seq}}
+	switch {
+	case in.vouched && in.targetHeld:
+		m.send(ping) // with p's suspicion if this member suspects it (send)
+	case in.targetHeld:
+		m.sendWithin(ping, 2*m.recvBytes(pkt)-m.cfg.WireOverhead, true)
+	default:
+		m.sendWithin(ping, m.cfg.MaxPacketSize, false)
+	}
+}
+
+// relayRoom reports whether the relays held leave room for one more for
+// the ping-req being stepped with in, and whether its origin and target
+// allow it (see above).
+func (m *Member) relayRoom(in *inbound) bool {
+	if len(m.probing.relays) >= maxRelays {
+		return false
+	}
+	if in.vouched {
+		return true
+	}
+	if !in.targetHeld {
+		return false
+	}
+	n := 0
+	for i := range m.probing.relays {
+		if !m.probing.relays[i].vouched {
+			n++
+		}
+	}
+	return n < maxRelays/2
+}
+
+// relayAck relays an ack that answers one of this member's relayed pings
+// to the relay's origin.
+func (m *Member) relayAck(in *inbound, pkt *Packet) {
+	for i := range m.probing.relays {
+		r := &m.probing.relays[i]
+		if r.seq != pkt.Ack.Seq {
+			continue
+		}
+		if p := m.peers[r.target]; p != nil && p.node.ID == pkt.From.ID {
+			p.answered = true
+			m.observeRTT(p, in.now-r.sent)
+			if !in.otherSource {
+				m.verify(p)
+			}
+		}
+		m.answerRelay(r, Packet{Kind: MsgAck, To: r.origin, Ack: Ack{Seq: r.originSeq}})
+		m.probing.relays = slices.Delete(m.probing.relays, i, i+1)
+		return
+	}
+}
+
+// tickRelays ends the relays whose deadline passed, nacking their origin
+// when it asked for a nack.
+func (m *Member) tickRelays(now time.Duration) {
+	kept := m.probing.relays[:0]
+	for _, r := range m.probing.relays {
+		if now < r.deadline {
+			kept = append(kept, r)
+			continue
+		}
+		if r.nack {
+			m.stats.NacksSent++
+			m.answerRelay(&r, Packet{Kind: MsgNack, To: r.origin, Nack: Nack{Seq: r.originSeq}})
+		}
+	}
+	m.probing.relays = kept
+}
+
+// answerRelay sends pk, the relayed ack or the nack of r, to r's origin:
+// as any packet when the origin was vouched for, else bare (its bytes were
+// counted when the ping-req came).
+func (m *Member) answerRelay(r *relay, pk Packet) {
+	if r.vouched {
+		m.send(pk)
+		return
+	}
+	queued := false
+	m.sendWithin(pk, r.limit, queued)
+}

@@ -1,0 +1,223 @@
+package swim
+
+import (
+	"bytes"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// relayMember is a member of b, c, d with a full queue (30 members heard
+// of from b), its own Alive queued (200 bytes of metadata) and a 300-byte
+// broadcast: anything that carries the queue is over 1,000 bytes.
+func relayMember(t *testing.T) *Member {
+	t.Helper()
+	a := newTest(t, "a", ModeLifeguard, func(c *Config) {
+		c.Meta = bytes.Repeat([]byte("m"), 200)
+	}, "b", "c", "d")
+	a.Tick(0)
+	drain(a)
+	require.NoError(t, a.SetMeta([]byte("zone=a")))
+	drain(a)
+	require.NoError(t, a.Broadcast("k", bytes.Repeat([]byte("x"), 300)))
+	g := Packet{Kind: MsgAck, From: node("b"), To: a.Self()}
+	for i := range 30 {
+		g.Updates = append(g.Updates, Update{Kind: UpdateAlive, Node: node(fmt.Sprintf("n%02d", i)), From: "b"})
+	}
+	require.NoError(t, a.Step(5*time.Millisecond, &g))
+	drain(a)
+	return a
+}
+
+func pingReq(from, target Node, nack bool) Packet {
+	return Packet{Kind: MsgPingReq, From: from, To: node("a"), PingReq: PingReq{Seq: 7, Target: target, Nack: nack}}
+}
+
+// padded is p with Alive updates of fresh members until its Size is at
+// least size.
+func padded(p Packet, size int) Packet {
+	for i := 0; p.Size() < size; i++ {
+		id := fmt.Sprintf("u%d", i)
+		p.Updates = append(p.Updates, Update{Kind: UpdateAlive, Node: node(id), From: ID(id)})
+	}
+	return p
+}
+
+// sentTo sums the sizes of the packets of pk to addr.
+func sentTo(pk []Packet, addr string) int {
+	n := 0
+	for _, q := range pk {
+		if q.To.Addr == addr {
+			n += q.Size()
+		}
+	}
+	return n
+}
+
+// A ping-req between members (the origin and the target held at their
+// addresses) is relayed as before: the ping and the relayed ack carry the
+// queue and the broadcasts.
+func TestPingReqBetweenMembersCarriesQueue(t *testing.T) {
+	a := relayMember(t)
+	p := pingReq(node("c"), node("b"), false)
+	require.NoError(t, a.Step(10*time.Millisecond, &p))
+	pk, _ := drain(a)
+	pings := only(t, pk, MsgPing)
+	require.Len(t, pings, 1)
+	assert.Equal(t, node("b"), pings[0].To)
+	assert.NotEmpty(t, pings[0].Updates)
+	assert.NotEmpty(t, pings[0].Broadcasts)
+	ack := Packet{Kind: MsgAck, From: node("b"), To: a.Self(), Ack: Ack{Seq: pings[0].Ping.Seq}}
+	require.NoError(t, a.Step(20*time.Millisecond, &ack))
+	pk, _ = drain(a)
+	acks := only(t, pk, MsgAck)
+	require.Len(t, acks, 1)
+	assert.Equal(t, node("c"), acks[0].To)
+	assert.Equal(t, uint32(7), acks[0].Ack.Seq)
+	assert.NotEmpty(t, acks[0].Updates, "the relayed ack to a member carries the queue")
+	assert.Zero(t, a.Stats().RelaysRefused)
+}
+
+// A forged ping-req from an origin the view does not hold (x at victim:1)
+// for a target it does not hold (y at victim:2) is not relayed: before,
+// it drew a 1,331-byte ping to victim:2 and a nack to victim:1 (rev31,
+// 26.6 times the 50-byte ping-req). Nor when the ping-req itself brings
+// the target's Alive: the target must be held before its updates merge.
+func TestForgedPingReqForStrangerNotRelayed(t *testing.T) {
+	for _, withAlive := range []bool{false, true} {
+		a := relayMember(t)
+		victim2 := Node{ID: "y", Addr: "victim:2"}
+		p := pingReq(Node{ID: "x", Addr: "victim:1"}, victim2, true)
+		if withAlive {
+			p.Updates = []Update{{Kind: UpdateAlive, Node: victim2, From: "y"}}
+		}
+		require.NoError(t, a.Step(10*time.Millisecond, &p))
+		pk, _ := drain(a)
+		assert.Zero(t, sentTo(pk, "victim:2"), "Alive in the ping-req %v: nothing to the target", withAlive)
+		later, _ := advance(a, 3*time.Second) // y may be probed, as a member gossip announced
+		pk = append(pk, later...)
+		for _, q := range pk {
+			assert.NotEqual(t, MsgNack, q.Kind, "no relay, no nack")
+			if q.To.Addr == "victim:1" {
+				assert.Equal(t, MsgJoin, q.Kind, "only a view request to the origin, if any")
+			}
+		}
+		assert.Equal(t, 1, a.Stats().RelaysRefused)
+		assert.Zero(t, a.Stats().NacksSent)
+	}
+}
+
+// A forged ping-req from x at victim:1 for the member b: the relayed ack
+// to victim:1 is bare (it was 1,291 bytes for a 48-byte ping-req, rev31),
+// whether the packet came from victim:1 or from another source, and the
+// ping to b carries at most twice the ping-req's bytes. (Padded so that
+// it pays for its view request and the relayed ack: see
+// TestPingReqPaysForRequestFirst.)
+func TestForgedPingReqRelayedAckBare(t *testing.T) {
+	for _, other := range []bool{false, true} {
+		a := relayMember(t)
+		p := padded(pingReq(Node{ID: "x", Addr: "victim:1"}, node("b"), false), 150)
+		in := p.Size()
+		if other {
+			require.NoError(t, a.StepFromOtherSource(10*time.Millisecond, &p))
+		} else {
+			require.NoError(t, a.Step(10*time.Millisecond, &p))
+		}
+		pk, _ := drain(a)
+		pings := only(t, pk, MsgPing)
+		require.Len(t, pings, 1)
+		assert.Equal(t, node("b"), pings[0].To)
+		assert.LessOrEqual(t, pings[0].Size(), 2*in, "other %v: the ping to b", other)
+		assert.Empty(t, pings[0].Broadcasts)
+		toVictim := sentTo(pk, "victim:1")
+		ack := Packet{Kind: MsgAck, From: node("b"), To: a.Self(), Ack: Ack{Seq: pings[0].Ping.Seq}}
+		require.NoError(t, a.Step(20*time.Millisecond, &ack))
+		pk, _ = drain(a)
+		acks := only(t, pk, MsgAck)
+		require.Len(t, acks, 1, "other %v: the ack is relayed", other)
+		bare := Packet{Kind: MsgAck, From: a.Self(), To: Node{ID: "x", Addr: "victim:1"}, Ack: Ack{Seq: 7}}
+		assert.Equal(t, bare, acks[0], "other %v", other)
+		toVictim += sentTo(pk, "victim:1")
+		assert.LessOrEqual(t, toVictim, 2*in, "other %v", other)
+	}
+}
+
+// The nack of a relay for an origin not vouched for is bare too, and a
+// ping-req from a member for a target the view does not hold pings it
+// without the queue.
+func TestRelayNackBareAndStrangerTargetPingBare(t *testing.T) {
+	a := relayMember(t)
+	p := padded(pingReq(Node{ID: "x", Addr: "victim:1"}, node("b"), true), 150)
+	require.NoError(t, a.Step(10*time.Millisecond, &p))
+	drain(a)
+	pk, _ := advance(a, 3*time.Second)
+	var nacks []Packet
+	for _, q := range only(t, pk, MsgNack) {
+		if q.To.Addr == "victim:1" {
+			nacks = append(nacks, q)
+		}
+	}
+	require.Len(t, nacks, 1)
+	assert.Equal(t, Packet{Kind: MsgNack, From: a.Self(), To: Node{ID: "x", Addr: "victim:1"}, Nack: Nack{Seq: 7}}, nacks[0])
+
+	a = relayMember(t)
+	q := pingReq(node("c"), Node{ID: "y", Addr: "elsewhere:1"}, false)
+	require.NoError(t, a.Step(10*time.Millisecond, &q))
+	pk, _ = drain(a)
+	pings := only(t, pk, MsgPing)
+	require.Len(t, pings, 1)
+	assert.Equal(t, Packet{Kind: MsgPing, From: a.Self(), To: Node{ID: "y", Addr: "elsewhere:1"}, Ping: Ping{Seq: pings[0].Ping.Seq}}, pings[0])
+}
+
+// The relays held are bounded: maxRelays in all, half of them for
+// origins the view does not vouch for; the ping-reqs beyond are refused
+// and counted.
+func TestRelaysBounded(t *testing.T) {
+	a := newTest(t, "a", ModeLifeguard, nil, "b", "c", "d")
+	a.Tick(0)
+	drain(a)
+	const n = 1000
+	for i := range n {
+		p := pingReq(Node{ID: ID(fmt.Sprintf("x%d", i)), Addr: "victim:1"}, node("b"), false)
+		require.NoError(t, a.Step(10*time.Millisecond, &p))
+		drain(a)
+	}
+	assert.Len(t, a.probing.relays, maxRelays/2, "origins not vouched for")
+	assert.Equal(t, n-maxRelays/2, a.Stats().RelaysRefused)
+	for range n {
+		p := pingReq(node("c"), node("b"), false)
+		require.NoError(t, a.Step(10*time.Millisecond, &p))
+		drain(a)
+	}
+	assert.Len(t, a.probing.relays, maxRelays)
+	assert.Equal(t, 2*n-maxRelays, a.Stats().RelaysRefused)
+	// Their deadlines passed: room again.
+	advance(a, 3*time.Second)
+	assert.Empty(t, a.probing.relays)
+	p := pingReq(node("c"), node("b"), false)
+	require.NoError(t, a.Step(3*time.Second, &p))
+	assert.Len(t, a.probing.relays, 1)
+}
+
+// A ping-req from a stranger that pays for the view request it draws but
+// not for the relayed answer too is not relayed: the request, which
+// tells this member who the stranger is, goes first. Here a 48-byte
+// ping-req draws a 71-byte request (this member's Alive with 6 bytes of
+// metadata), and 2×48 − 71 = 25 bytes are left, less than the 36-byte
+// bare ack (ID "a", "a:7946"; "x", "victim:1").
+func TestPingReqPaysForRequestFirst(t *testing.T) {
+	a := relayMember(t)
+	p := pingReq(Node{ID: "x", Addr: "victim:1"}, node("b"), false)
+	require.Equal(t, 48, p.Size())
+	bare := Packet{Kind: MsgAck, From: a.Self(), To: p.From}
+	require.Equal(t, 36, bare.Size())
+	require.NoError(t, a.Step(10*time.Millisecond, &p))
+	pk, _ := drain(a)
+	require.Len(t, pk, 1)
+	assert.Equal(t, MsgJoin, pk[0].Kind)
+	assert.Equal(t, 71, pk[0].Size())
+	assert.Equal(t, 1, a.Stats().RelaysRefused)
+}
