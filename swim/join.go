@@ -49,6 +49,7 @@ func (m *Member) Join(now time.Duration, seeds []string) error {
 	m.join.merging = m.live > 0
 	m.join.lastConflict = conflictNote{} // this attempt's refusal is news (conflictEvery)
 	m.join.seeds = slices.Clone(seeds)
+	m.join.resend = slices.Clone(seeds)
 	m.join.stopped = false
 	m.sendJoins(now)
 	return nil
@@ -62,17 +63,26 @@ func (m *Member) Join(now time.Duration, seeds []string) error {
 func (m *Member) StopJoin() { m.join.stopped = true }
 
 // SetJoinSeeds replaces the addresses the resends of the latest Join go
-// to, from the next resend on, without sending now or forgetting what the
-// join heard (JoinRefusal): an agent whose Join calls overlap keeps the
-// union of the addresses of those still waiting, and drops a call's own
-// when it ends unanswered. With no address it stops the resends, as
-// StopJoin.
+// to, from the next resend on (after StopJoin too), without sending now
+// or forgetting what the join heard (JoinRefusal): an agent whose Join
+// calls overlap keeps the union of the addresses of those still waiting,
+// and drops a call's own when it ends unanswered. With no address it
+// stops the resends, as StopJoin. It changes only where the resends go:
+// a view from an address of the latest Join, or of a SetJoinSeeds call
+// since, still answers the join (Joining) and vouches for its members as
+// the seed's view, as after StopJoin.
 func (m *Member) SetJoinSeeds(seeds []string) {
 	if len(seeds) == 0 {
 		m.StopJoin()
 		return
 	}
-	m.join.seeds = slices.Clone(seeds)
+	m.join.resend = slices.Clone(seeds)
+	for _, s := range seeds {
+		if !slices.Contains(m.join.seeds, s) {
+			m.join.seeds = append(m.join.seeds, s)
+		}
+	}
+	m.join.stopped = false
 }
 
 // Joining reports whether the latest Join still awaits its answer: no
@@ -89,7 +99,7 @@ func (m *Member) SetJoinSeeds(seeds []string) {
 func (m *Member) Joining() bool { return m.join.pending }
 
 func (m *Member) sendJoins(now time.Duration) {
-	for _, s := range m.join.seeds {
+	for _, s := range m.join.resend {
 		if s == m.self.Addr {
 			continue
 		}

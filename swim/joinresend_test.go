@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // joinTimes returns when m sent joins, in whole seconds, ticking it up
@@ -70,4 +71,51 @@ func TestSetJoinSeeds(t *testing.T) {
 	a.SetJoinSeeds(nil)
 	assert.Empty(t, joinTimes(a, 600*time.Second), "no join after the last address went")
 	assert.True(t, a.Joining(), "still unanswered")
+}
+
+// SetJoinSeeds changes only where the resends go: a late view from an
+// address it dropped still completes the join, as after StopJoin (a Join
+// call through b gave up while one through c waits). It used to replace
+// the addresses whose views answer the join too (rev31, F3).
+func TestSetJoinSeedsKeepsAnswers(t *testing.T) {
+	a := newTest(t, "a", ModeLifeguard, func(c *Config) { c.ProbeInterval = time.Second })
+	assert.NoError(t, a.Join(0, []string{"b:7946", "c:7946"}))
+	pk := only(t, a.Ready().Packets, MsgJoin)
+	a.SetJoinSeeds([]string{"c:7946"})
+	b := newTest(t, "b", ModeLifeguard, nil)
+	for _, p := range pk {
+		if p.To.Addr == "b:7946" {
+			assert.NoError(t, b.Step(100*time.Millisecond, &p))
+		}
+	}
+	out, _ := drain(b)
+	require.NotEmpty(t, only(t, out, MsgSync))
+	for _, s := range only(t, out, MsgSync) {
+		assert.NoError(t, a.Step(200*time.Millisecond, &s))
+	}
+	assert.Equal(t, 2, a.NumAlive(), "b's view merged")
+	assert.False(t, a.Joining(), "b's late view completes the join")
+}
+
+// SetJoinSeeds with addresses after StopJoin resumes the resends there,
+// from the next resend on.
+func TestSetJoinSeedsAfterStopJoin(t *testing.T) {
+	a := newTest(t, "a", ModeLifeguard, func(c *Config) { c.ProbeInterval = time.Second })
+	assert.NoError(t, a.Join(0, []string{"b:7946"}))
+	a.Ready()
+	a.StopJoin()
+	assert.Empty(t, joinTimes(a, 3500*time.Millisecond), "stopped")
+	a.SetJoinSeeds([]string{"c:7946"})
+	assert.Empty(t, only(t, a.Ready().Packets, MsgJoin), "nothing sent at once")
+	a.Tick(3600 * time.Millisecond)
+	var to []string
+	for _, p := range only(t, a.Ready().Packets, MsgJoin) {
+		to = append(to, p.To.Addr)
+	}
+	tickUntil(a, 5500*time.Millisecond, func(_ time.Duration, pk []Packet, _ []Event) {
+		for _, p := range only(t, pk, MsgJoin) {
+			to = append(to, p.To.Addr)
+		}
+	})
+	assert.Equal(t, []string{"c:7946", "c:7946"}, to)
 }

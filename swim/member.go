@@ -205,7 +205,8 @@ type antiEntropy struct {
 // joinchallenge.go, conflict.go).
 type joinState struct {
 	pending       bool          // joining: no view has answered yet
-	seeds         []string      // the addresses joined through
+	seeds         []string      // the addresses joined through (answersJoin)
+	resend        []string      // the addresses the resends go to (SetJoinSeeds)
 	next          time.Duration // the next join attempt
 	stopped       bool          // StopJoin: no more attempts until the next Join
 	seed          ID            // the member whose view answered this member's join
