@@ -139,9 +139,10 @@
 //     whole views (MsgSync), as memberlist's push-pull always does over
 //     TCP (docs/algorithms.md, “SWIM dissemination”); and a protocol
 //     packet from an unknown sender makes the member ask the sender for its view
-//     (at most once per ProbeInterval, retries included), asking again two and
-//     four periods later while the sender stays unknown and its packets pay
-//     for them, since the exchange takes up to four datagrams
+//     (at most once per ProbeInterval, retries included), asking again two
+//     periods after the request and four after that retry (six after the
+//     request) while the sender stays unknown and its packets pay for
+//     them, since the exchange takes up to four datagrams
 //     (docs/experiments.md, “SWIM: retried view requests”). The requests
 //     to a sender (its ID at its address), asked or retried, total at most
 //     twice the bytes received from it there, and a packet received from

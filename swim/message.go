@@ -313,7 +313,8 @@ type Packet struct {
 	// transport read it; 0 when unknown. It is not encoded. The state
 	// machine credits a sender it does not vouch for with these bytes
 	// (Config.WireOverhead), or with Size plus Config.WireOverhead when
-	// WireLen is 0.
+	// WireLen is 0 or negative; a WireLen above 65,535 (the largest UDP
+	// payload) counts as 65,535.
 	WireLen int
 	// Part places User in a larger application message carried by
 	// several MsgUser packets on one stream (swim/agent's SendReliable),

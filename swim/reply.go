@@ -77,14 +77,19 @@ func (m *Member) bareReplySize(from Node, pkt *Packet) int {
 
 // recvBytes is what a received packet counts for in the budgets of
 // senders the view does not vouch for: its length on the wire
-// (Packet.WireLen) when the transport gave it, else its Size plus
-// Config.WireOverhead.
+// (Packet.WireLen) when the transport gave it, at most maxWireLen, else
+// its Size plus Config.WireOverhead.
 func (m *Member) recvBytes(pkt *Packet) int {
 	if pkt.WireLen > 0 {
-		return pkt.WireLen
+		return min(pkt.WireLen, maxWireLen)
 	}
 	return pkt.Size() + m.cfg.WireOverhead
 }
+
+// maxWireLen is the most a received packet's Packet.WireLen counts for:
+// the largest UDP payload. A larger value, which no datagram has, would
+// only overflow the budgets' sums.
+const maxWireLen = 65535
 
 // sentBytes bounds the length on the wire of a packet sent: its Size
 // (an upper bound of its encoding) plus Config.WireOverhead.

@@ -2,6 +2,7 @@ package swim
 
 import (
 	"bytes"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -127,4 +128,24 @@ func TestUnvouchedBudgetInWireBytes(t *testing.T) {
 		}
 	}
 	assert.True(t, asked, "no ping drew a view request")
+}
+
+// Packet.WireLen is what the transport says it read: a value above the
+// largest datagram counts as 65,535 bytes, so that the budgets' sums do
+// not overflow (a WireLen near math.MaxInt made twice it negative, and a
+// ping drew no ack budget at all), and a negative one as unknown.
+func TestWireLenClamped(t *testing.T) {
+	a := newTest(t, "a", ModeLifeguard, nil, "b", "c", "d")
+	p := Packet{Kind: MsgPing, From: node("j"), To: a.Self(), Ping: Ping{Seq: 1}}
+	for _, c := range []struct{ wire, want int }{
+		{0, p.Size()}, {-5, p.Size()}, {100, 100}, {65535, 65535}, {65536, 65535}, {math.MaxInt, 65535},
+	} {
+		p.WireLen = c.wire
+		assert.Equal(t, c.want, a.recvBytes(&p), "WireLen %d", c.wire)
+	}
+	p.WireLen = math.MaxInt
+	require.NoError(t, a.Step(time.Second, &p))
+	pk, _ := drain(a)
+	assert.Len(t, only(t, pk, MsgAck), 1)
+	assert.Len(t, only(t, pk, MsgJoin), 1, "paid for by 65,535 bytes")
 }
