@@ -153,6 +153,9 @@ func (m *Member) applyAlive(in *inbound, p *peer, u Update, gossip bool) {
 	if p.revived {
 		p.downSince = p.since
 	}
+	if p.node.Addr != u.Node.Addr {
+		in.brought = append(in.brought, u.Node.ID)
+	}
 	p.node, p.inc, p.since, p.proof = u.Node, u.Incarnation, now, u.Proof
 	if !u.Versions.IsZero() { // else relayed through wire format 1: keep what is known
 		p.meta, p.versions = u.Meta, u.Versions
@@ -192,6 +195,7 @@ func (m *Member) addMember(in *inbound, u Update, gossip bool) {
 		p.key = string(u.Proof.Key())
 	}
 	m.peers[u.Node.ID] = p
+	in.brought = append(in.brought, u.Node.ID)
 	m.all = append(m.all, p)
 	m.live++
 	m.unverified++

@@ -15,7 +15,7 @@ func (m *Member) localPause(now time.Duration) {
 	if m.st == running {
 		m.inc = m.inc.Next()
 		m.enqueue(m.selfAlive())
-		m.announceAlive("")
+		m.announceAlive("", nil)
 	}
 	if m.pr.active && now >= m.pr.endAt {
 		m.pr.active = false

@@ -32,7 +32,7 @@ func (m *Member) SetMeta(meta []byte) error {
 	m.meta = string(meta)
 	m.inc++
 	m.enqueue(m.selfAlive())
-	m.announceAlive("")
+	m.announceAlive("", nil)
 	return nil
 }
 
@@ -51,7 +51,7 @@ func (m *Member) restateMeta(u *Update) {
 	m.inc++
 	m.stats.MetaRestated++
 	m.enqueue(m.selfAlive())
-	m.announceAlive("")
+	m.announceAlive("", nil)
 }
 
 // Meta returns this member's metadata (bytes in a string).

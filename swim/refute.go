@@ -2,6 +2,7 @@ package swim
 
 import (
 	"crypto/ed25519"
+	"slices"
 )
 
 // Refutation (SWIM §4.2): an update about this member itself that accuses
@@ -47,7 +48,7 @@ func (m *Member) aboutSelf(in *inbound, u Update) {
 		if implausible {
 			m.stats.Implausible++
 		} else if u.Incarnation >= m.inc {
-			m.refute(u.Incarnation, m.notAnnounced(in))
+			m.refute(in, u.Incarnation)
 		}
 		return
 	}
@@ -78,7 +79,7 @@ func (m *Member) aboutSelf(in *inbound, u Update) {
 			return
 		}
 	}
-	m.refute(u.Incarnation, m.notAnnounced(in))
+	m.refute(in, u.Incarnation)
 	if u.Kind != UpdateAlive {
 		m.tellAlive(in, u.From)
 		m.tellAlive(in, in.from)
@@ -95,10 +96,10 @@ func (m *Member) aboutSelf(in *inbound, u Update) {
 // answered when the view vouches for it (the answer carries the Alive,
 // newest of the least sent; inbound.replyTo), and not in ModeSWIM (plain
 // SWIM refutes by piggybacking only). The ping goes to the address the
-// view holds for id: to the packet's sender only when the view held it
-// at that address before the packet, or the packet is its join seed's
-// view (seedView), since an address that the packet itself brought (its
-// sender's own Alive) is otherwise only the packet's claim.
+// view holds for id, and not at all when only the packet being merged
+// gave that address (claimedBy: the accuser's or the sender's own Alive
+// in the accusing packet, which may name a victim's address), unless the
+// packet is the join seed's view.
 func (m *Member) tellAlive(in *inbound, id ID) {
 	if m.cfg.Mode == ModeSWIM || id == "" || id == m.self.ID || id == in.replyTo {
 		return
@@ -115,24 +116,12 @@ func (m *Member) tellAlive(in *inbound, id ID) {
 	m.sendAlive(p)
 }
 
-// claimedBy reports whether id is the sender of the packet being merged
-// with in and the view holds it at an address only that packet gave: not
-// where the view held it before the packet (inbound.heldAddr), nor the
-// sender of its join seed's view (seedView).
+// claimedBy reports whether the view holds id at an address that only the
+// packet being merged with in gave (inbound.brought: added or moved by
+// it), unless the packet is a part of the join seed's view, which vouches
+// for its members (seedView).
 func (m *Member) claimedBy(in *inbound, id ID) bool {
-	p := m.peers[id]
-	return id != "" && id == in.from && p != nil && p.node.Addr != in.heldAddr && !m.seedView(in, true)
-}
-
-// notAnnounced is the member a refutation during the merge of in is not
-// announced to (announceAlive): the sender answered with the Alive
-// (inbound.replyTo), or a sender held at an address only the packet gave
-// (claimedBy).
-func (m *Member) notAnnounced(in *inbound) ID {
-	if m.claimedBy(in, in.from) {
-		return in.from
-	}
-	return in.replyTo
+	return id != "" && slices.Contains(in.brought, id) && !m.seedView(in, true)
 }
 
 // toldThisIncarnation returns the set of members sent this member's Alive
@@ -157,10 +146,10 @@ func (m *Member) sendAlive(p *peer) {
 
 // announceAlive sends this member's new Alive at once to up to
 // IndirectChecks random alive or suspect members other than replyTo (the
-// sender answered with the Alive, if any, or one held at an address only
-// the packet gave: notAnnounced; not in ModeSWIM), so that a refutation
-// starts spreading from several members in the same period.
-func (m *Member) announceAlive(replyTo ID) {
+// sender answered with the Alive, if any) and those skip reports (nil:
+// none); not in ModeSWIM. So a refutation starts spreading from several
+// members in the same period.
+func (m *Member) announceAlive(replyTo ID, skip func(ID) bool) {
 	if m.cfg.Mode == ModeSWIM || len(m.list) == 0 {
 		return
 	}
@@ -168,7 +157,7 @@ func (m *Member) announceAlive(replyTo ID) {
 	told := m.toldThisIncarnation()
 	for tries := 0; k > 0 && tries < 4*m.cfg.IndirectChecks; tries++ {
 		p := m.list[m.rng.IntN(len(m.list))]
-		if (p.state != StateAlive && p.state != StateSuspect) || told[p.node.ID] || p.node.ID == replyTo {
+		if (p.state != StateAlive && p.state != StateSuspect) || told[p.node.ID] || p.node.ID == replyTo || skip != nil && skip(p.node.ID) {
 			continue
 		}
 		told[p.node.ID] = true
@@ -190,9 +179,10 @@ func (m *Member) selfAlive() Update {
 func (m *Member) selfQueued() bool { return m.queue.byID[m.self.ID] != nil }
 
 // refute raises the incarnation above accused (saturating) and gossips
-// Alive; Lifeguard counts it against the local health. replyTo is the
-// sender answered with the Alive, if any.
-func (m *Member) refute(accused Incarnation, replyTo ID) {
+// Alive; Lifeguard counts it against the local health. It is not
+// announced to the sender answered with the Alive (inbound.replyTo), nor
+// to a member held at an address only the packet gave (claimedBy).
+func (m *Member) refute(in *inbound, accused Incarnation) {
 	inc := m.inc.Next()
 	if accused >= inc {
 		inc = accused.Next()
@@ -201,5 +191,5 @@ func (m *Member) refute(accused Incarnation, replyTo ID) {
 	m.stats.Refutations++
 	m.adjustHealth(1)
 	m.enqueue(m.selfAlive())
-	m.announceAlive(replyTo)
+	m.announceAlive(in.replyTo, func(id ID) bool { return m.claimedBy(in, id) })
 }

@@ -87,3 +87,30 @@ func TestRefutationToJoinSeed(t *testing.T) {
 	}
 	assert.True(t, told, "the seed is told")
 }
+
+// The same when the packet comes from a member and names as the accuser
+// a member whose Alive, at a victim's address, only that packet brought:
+// the accuser is neither sent the Alive directly (tellAlive) nor picked
+// among the members the refutation is announced to (announceAlive); the
+// refutation reaches it by gossip if it exists. The relaying member is
+// told. Before, the accuser got a ping filled with the queue there.
+func TestRefutationNotToAccuserThePacketBrought(t *testing.T) {
+	a := newTest(t, "a", ModeLifeguard, nil, "b", "c", "d")
+	a.Tick(0)
+	drain(a)
+	y := Node{ID: "y", Addr: "victim:1"}
+	p := Packet{Kind: MsgGossip, From: node("b"), To: a.Self(), Updates: []Update{
+		{Kind: UpdateAlive, Node: y, From: "y"},
+		{Kind: UpdateSuspect, Node: a.Self(), Incarnation: 0, From: "y"}}}
+	require.NoError(t, a.Step(10*time.Millisecond, &p))
+	pk, _ := drain(a)
+	assert.Equal(t, 1, a.Stats().Refutations)
+	for _, q := range pk {
+		assert.NotEqual(t, "victim:1", q.To.Addr, "%v to the victim: %+v", q.Kind, q.Updates)
+	}
+	told := false
+	for _, q := range only(t, pk, MsgPing) {
+		told = told || q.To == node("b") && hasUpdate(q, UpdateAlive, "a", 1)
+	}
+	assert.True(t, told, "the member that relayed the accusation is told")
+}

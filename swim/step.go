@@ -80,9 +80,10 @@ type inbound struct {
 	// targetHeld: before the packet was merged, the view held a
 	// ping-req's target at the address it names (relay.go).
 	targetHeld bool
-	// heldAddr is the address at which the view held the sender before
-	// the packet was merged, or "" (tellAlive).
-	heldAddr string
+	// brought lists the members the packet's updates added to the view
+	// or moved to another address, while they are merged: their address
+	// is only the packet's claim (claimedBy).
+	brought []ID
 	// asked is the bytes of the view request the packet drew (noteSender),
 	// counted in the limit of the answer to it (reply.go).
 	asked int
@@ -105,9 +106,6 @@ func (m *Member) step(in *inbound, pkt *Packet) error {
 	}
 	joiner := pkt.Kind == MsgJoin && m.State(pkt.From.ID) != StateAlive
 	in.vouched = m.vouched(in, from)
-	if p := m.peers[from.ID]; p != nil {
-		in.heldAddr = p.node.Addr
-	}
 	if pkt.Kind == MsgPingReq {
 		p := m.peers[target.ID]
 		in.targetHeld = p != nil && p.node.Addr == target.Addr
