@@ -16,17 +16,25 @@ import (
 // was accepted, its source, whether a frame has arrived on it, and since
 // when it has been idle.
 type connState struct {
-	at     time.Time
+	at     int64 // accepted (monoNow)
 	src    netip.Addr
 	framed atomic.Bool // a whole frame was read, and its handler read on
 	// idleSince is when the connection last made progress while its
-	// handler waits on the peer (Unix nanoseconds): the latest of the
+	// handler waits on the peer (monoNow): the latest of the
 	// accepting time, the start of the read of the current frame and the
 	// last read that returned bytes (progressReader); 0 while the handler
 	// works on a frame it has read, when the connection cannot be evicted.
 	idleSince atomic.Int64
 	evicted   atomic.Bool // closed to make room (slotFor, sourceFor)
 }
+
+// monoEpoch and monoNow give the idle clocks a monotonic time: nanoseconds
+// since the package was loaded, plus one so that no clock reads 0 (which
+// idleSince keeps for "handling a frame"). A wall clock stepped back or
+// forth would reorder evictions.
+var monoEpoch = time.Now()
+
+func monoNow() int64 { return int64(time.Since(monoEpoch)) + 1 }
 
 // progressReader reads from a served connection and moves its idle clock
 // on every read that returns bytes: a stream receiving a large frame
@@ -40,7 +48,7 @@ type progressReader struct {
 func (p progressReader) Read(b []byte) (int, error) {
 	n, err := p.r.Read(b)
 	if n > 0 {
-		p.st.idleSince.Store(time.Now().UnixNano())
+		p.st.idleSince.Store(monoNow())
 	}
 	return n, err
 }
@@ -176,18 +184,34 @@ func (l *StreamListener) IsKnownSource(ip netip.Addr) bool {
 func (l *StreamListener) evictWaiting(match func(*connState) bool) bool {
 	l.mu.Lock()
 	var victim net.Conn
-	var vst *connState
-	var vs standing
-	for c, st := range l.conns {
-		if !match(st) || st.evicted.Load() || st.idleSince.Load() == 0 {
-			continue
+	var skip map[*connState]bool // chosen, then found handling a frame
+	for victim == nil {
+		var vst *connState
+		var vs standing
+		for c, st := range l.conns {
+			if !match(st) || skip[st] || st.evicted.Load() || st.idleSince.Load() == 0 {
+				continue
+			}
+			if s := l.standing(st.src); victim == nil || evictionOrder(st, vst, s, vs) {
+				victim, vst, vs = c, st, s
+			}
 		}
-		if s := l.standing(st.src); victim == nil || evictionOrder(st, vst, s, vs) {
-			victim, vst, vs = c, st, s
+		if victim == nil {
+			break
 		}
-	}
-	if victim != nil {
+		// ReadFrame marks a whole frame (idleSince 0) without the lock,
+		// then reads evicted: marking here first and reading idleSince
+		// after means one of the two sees the other, so a frame is
+		// never handled on a stream closed to make room. Seen here: the
+		// frame is being handled; look again without this stream.
 		vst.evicted.Store(true)
+		if vst.idleSince.Load() == 0 {
+			vst.evicted.Store(false)
+			if skip == nil {
+				skip = make(map[*connState]bool)
+			}
+			skip[vst], victim = true, nil
+		}
 	}
 	l.mu.Unlock()
 	if victim == nil {

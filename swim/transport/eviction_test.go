@@ -96,7 +96,7 @@ func readSince(t *testing.T, l *StreamListener, before map[*connState]int64, n i
 		for _, st := range l.conns {
 			base, ok := before[st]
 			if !ok {
-				base = st.at.UnixNano()
+				base = st.at
 			}
 			if v := st.idleSince.Load(); v != 0 && v != base && !st.evicted.Load() {
 				moved++

@@ -82,6 +82,10 @@ var (
 	ErrFrameTruncated = errors.New("transport: stream ended inside a frame")
 	// ErrStreamBudget: an inbound stream read more than MaxBytes.
 	ErrStreamBudget = errors.New("transport: stream longer than its byte budget")
+	// ErrStreamEvicted: the inbound stream was closed to make room for
+	// another (MaxConns, MaxConnsPerSource) while its frame completed;
+	// the frame is not returned.
+	ErrStreamEvicted = errors.New("transport: stream closed to make room for another")
 )
 
 // StreamConfig configures a stream listener and the connections it dials.
@@ -314,8 +318,8 @@ func (l *StreamListener) acceptLoop(handle func(*Conn)) {
 			_ = c.Close()
 			continue
 		}
-		st := &connState{at: time.Now(), src: src}
-		st.idleSince.Store(st.at.UnixNano())
+		st := &connState{at: monoNow(), src: src}
+		st.idleSince.Store(st.at)
 		l.mu.Lock()
 		l.conns[c] = st
 		l.mu.Unlock()
@@ -460,12 +464,17 @@ func (c *Conn) ReadFrame() ([]byte, error) {
 		// Waiting on the peer from here (or from accepting, for the
 		// first frame) until the frame is whole: evictable meanwhile,
 		// idle since the last byte read (progressReader).
-		c.state.idleSince.CompareAndSwap(0, time.Now().UnixNano())
+		c.state.idleSince.CompareAndSwap(0, monoNow())
 	}
 	b, err := ReadFrame(r, c.maxFrame)
 	if err == nil && c.state != nil {
 		c.state.framed.Store(true)
 		c.state.idleSince.Store(0)
+		if c.state.evicted.Load() {
+			// Closed to make room as the frame completed (evictWaiting):
+			// not handled on a closed stream.
+			return nil, ErrStreamEvicted
+		}
 	}
 	if err != nil && c.l != nil {
 		var ne net.Error
