@@ -18,17 +18,28 @@
 // that cannot be sent is counted and kept (StateErrors), not dropped
 // unsaid.
 //
-// The Lamport clock must not be wound to its end by one message: anyone
-// who can send this member an application message (in plain mode, or
-// while encryption is being turned on, anyone who reaches its port)
+// The Lamport clock must not be wound to its end by forged messages:
+// anyone who can send this member an application message (in plain mode,
+// or while encryption is being turned on, anyone who reaches its port)
 // could otherwise send a write stamped 2^64−1, after which every write
-// would wrap to time 0 and lose to the entry it replaces. So an entry
-// stamped more than MaxClockLead above this store's clock is refused
-// (Rejected), and a write that would pass 2^64−1 fails with ErrClock
-// instead of wrapping. MaxClockLead is 2^32: the clock moves by one per
-// write, so an honest member is that far ahead only after four billion
-// writes this store has not seen, and a forger needs 2^32 accepted
-// messages to exhaust the clock.
+// would wrap to time 0 and lose to the entry it replaces. So a message
+// whose entries are stamped more than MaxClockLead above this store's
+// clock as it was before the message is refused entry by entry
+// (Rejected): one message moves the clock by at most MaxClockLead,
+// however many entries it chains (before, each entry was bounded by the
+// clock the previous one had moved, and one message of n entries moved
+// it by n·2^32; user33 F1). A write that would pass 2^64−1 fails with
+// ErrClock instead of wrapping. MaxClockLead is 2^32: the clock moves by
+// one per write, so an honest member is that far ahead only after four
+// billion writes this store has not seen, and a forger needs 2^32
+// accepted messages to exhaust the clock. The bound keeps the clock from
+// its end; it does not keep a forger from disturbing the store: a forged
+// message that moves this store's clock by MaxClockLead makes its next
+// writes stamped more than MaxClockLead above the clocks of members that
+// did not get the message, and they refuse them (Rejected) until their
+// own clocks come that far. Any rule of the kind has this edge, since
+// the forged message and the honest write after it look the same to
+// their receivers; a group that must not be disturbed turns encryption on.
 package kvstore
 
 import (
@@ -69,8 +80,9 @@ const (
 	kindState  byte = 's' // every entry, sent over a stream
 )
 
-// MaxClockLead is how far above this store's Lamport clock a received
-// entry's time may be; one further ahead is refused (package comment).
+// MaxClockLead is how far above this store's Lamport clock, as it was
+// before the message, a received entry's time may be; one further ahead
+// is refused (package comment).
 const MaxClockLead = 1 << 32
 
 // StatePiece bounds the bytes of one piece of a store sent to a member
@@ -166,7 +178,9 @@ func (s *Store) write(ctx context.Context, e entry) error {
 	if len(msg) > swim.MaxBroadcastLen {
 		return fmt.Errorf("%w: %d bytes encoded, at most %d", ErrTooLarge, len(msg), swim.MaxBroadcastLen)
 	}
-	s.apply(e)
+	s.mu.Lock()
+	s.apply(e, s.clock)
+	s.mu.Unlock()
 	return s.a.Broadcast(ctx, e.Key, msg)
 }
 
@@ -193,7 +207,7 @@ func (s *Store) Len() int {
 
 // Rejected counts messages from other members that did not decode, and
 // entries refused for a time more than MaxClockLead ahead of this store's
-// clock.
+// clock before their message.
 func (s *Store) Rejected() uint64 { return s.rejected.Load() }
 
 // StateErrors returns how many pieces of this store could not be sent to
@@ -215,11 +229,10 @@ func (s *Store) Close() error {
 
 // apply keeps e if it is newer than what the store holds, and advances
 // the Lamport clock past it. It refuses (false) an entry stamped more
-// than MaxClockLead above the clock.
-func (s *Store) apply(e entry) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if e.Time > s.clock && e.Time-s.clock > MaxClockLead {
+// than MaxClockLead above base, the clock before the message that
+// carried e. Callers hold mu.
+func (s *Store) apply(e entry, base uint64) bool {
+	if e.Time > base && e.Time-base > MaxClockLead {
 		return false
 	}
 	s.clock = max(s.clock, e.Time)
@@ -252,8 +265,11 @@ func (s *Store) receive(m swim.Message) {
 		s.rejected.Add(1)
 		return
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	base := s.clock
 	for _, e := range es {
-		if !s.apply(e) {
+		if !s.apply(e, base) {
 			s.rejected.Add(1)
 		}
 	}
