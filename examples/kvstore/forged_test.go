@@ -1,13 +1,23 @@
 package kvstore
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"runtime"
+	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/fdkit/fdkit/swim"
+	"github.com/fdkit/fdkit/swim/wire"
 )
 
 // stateMsg is a state message of es.
@@ -40,4 +50,156 @@ func TestOneMessageMovesClockAtMostLead(t *testing.T) {
 	s.receive(swim.Message{Data: stateMsg(t, entry{Key: "c", Time: 5 + 2*L, Writer: "f"})})
 	assert.Equal(t, uint64(5+2*L), s.clock)
 	assert.Equal(t, uint64(2), s.Rejected())
+}
+
+// Close may be called twice (user33's test did; the sender's stop
+// channel was closed twice and panicked while this change was made).
+func TestCloseTwice(t *testing.T) {
+	s := newStore(t, plainCfg("a"))
+	require.NoError(t, s.Close())
+	assert.NotPanics(t, func() { _ = s.Close() })
+}
+
+// plainUDP returns an encoder of plain packets and a UDP socket on
+// 127.0.0.1 to send them from, the forger's whole kit.
+func plainUDP(t *testing.T) (*wire.Codec, *net.UDPConn) {
+	t.Helper()
+	codec, err := wire.NewCodec(wire.CodecConfig{Security: &wire.Security{Plain: true}})
+	require.NoError(t, err)
+	c, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close() })
+	return codec, c
+}
+
+// sendPlain encodes pk and sends it from c to s; it returns the bytes
+// sent.
+func sendPlain(t *testing.T, codec *wire.Codec, c *net.UDPConn, s *Store, pk swim.Packet) int {
+	t.Helper()
+	pk.To = s.Agent().Self()
+	data, _, err := codec.Encode(&pk)
+	require.NoError(t, err)
+	_, err = c.WriteToUDPAddrPort(data, netip.MustParseAddrPort(s.Agent().Self().Addr))
+	require.NoError(t, err)
+	return len(data)
+}
+
+// countingTCP is a TCP service that reads and counts whatever it is sent:
+// the victim of a reflection.
+func countingTCP(t *testing.T) (string, *atomic.Int64) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = ln.Close() })
+	var got atomic.Int64
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() { n, _ := io.Copy(io.Discard, c); got.Add(n); _ = c.Close() }()
+		}
+	}()
+	return ln.Addr().String(), &got
+}
+
+// Forged Alives of members at a victim's TCP address (plain mode, from
+// the forger's own socket) draw no store there, and start no goroutine
+// per join: before, each join event started a goroutine that copied the
+// store and sent it to the ghost, about 115 times the forger's bytes and
+// a copy of the store per ghost in flight (user33 F2).
+func TestGhostJoinsDrawNoStore(t *testing.T) {
+	a := newStore(t, plainCfg("a"))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for i := range 50 {
+		require.NoError(t, a.Set(ctx, fmt.Sprintf("key-%02d", i), strings.Repeat("v", 900)))
+	}
+	events, stop := a.Agent().Subscribe(1024)
+	defer stop()
+	victim, got := countingTCP(t)
+	codec, c := plainUDP(t)
+	self := swim.Node{ID: "att", Addr: c.LocalAddr().String()}
+	g0 := runtime.NumGoroutine()
+	sent := 0
+	const ghosts = 64
+	for g := range ghosts {
+		ghost := swim.Node{ID: swim.ID(fmt.Sprintf("ghost-%02d", g)), Addr: victim}
+		sent += sendPlain(t, codec, c, a, swim.Packet{Kind: swim.MsgGossip, From: self,
+			Updates: []swim.Update{{Kind: swim.UpdateAlive, Node: ghost, From: self.ID, Incarnation: 1}}})
+	}
+	joins, maxG := 0, g0
+	require.Eventually(t, func() bool {
+		for {
+			select {
+			case e := <-events:
+				if e.Kind == swim.EventJoin && strings.HasPrefix(string(e.Node.ID), "ghost-") {
+					joins++
+				}
+				continue
+			default:
+			}
+			break
+		}
+		maxG = max(maxG, runtime.NumGoroutine())
+		return joins >= 10
+	}, 10*time.Second, 5*time.Millisecond, "ghosts admitted")
+	// Each join event of the ghosts has been seen: whatever a store does
+	// for it has started. Watch for a while more.
+	for range 100 {
+		maxG = max(maxG, runtime.NumGoroutine())
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Logf("%d ghosts admitted of %d; forger sent %d B, the victim read %d B; goroutines %d before, up to %d",
+		joins, ghosts, sent, got.Load(), g0, maxG)
+	assert.LessOrEqual(t, maxG-g0, 8, "goroutines grew with the ghosts")
+	assert.LessOrEqual(t, got.Load(), int64(2*sent), "the victim got more than twice the forger's bytes")
+	n, _ := a.StateErrors()
+	assert.Zero(t, n, "no store was sent")
+}
+
+// A forged request for the store from a ghost at a victim's address draws
+// one challenge there, a datagram about the request's size, and no
+// store; an echo of a challenge the store never sent is refused.
+func TestForgedPullDrawsChallengeOnly(t *testing.T) {
+	a := newStore(t, plainCfg("a"))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for i := range 50 {
+		require.NoError(t, a.Set(ctx, fmt.Sprintf("key-%02d", i), strings.Repeat("v", 900)))
+	}
+	victim, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	require.NoError(t, err)
+	defer victim.Close()
+	codec, c := plainUDP(t)
+	var chals, chalBytes atomic.Int64
+	go func() {
+		buf := make([]byte, 65536)
+		for {
+			n, _, err := victim.ReadFromUDPAddrPort(buf)
+			if err != nil {
+				return
+			}
+			if pk, err := codec.Decode(buf[:n]); err == nil && pk.Kind == swim.MsgUser && len(pk.User) > 0 && pk.User[0] == kindChal {
+				chals.Add(1)
+				chalBytes.Add(int64(n))
+			}
+		}
+	}()
+	self := swim.Node{ID: "att", Addr: c.LocalAddr().String()}
+	ghost := swim.Node{ID: "ghost", Addr: victim.LocalAddr().String()}
+	sendPlain(t, codec, c, a, swim.Packet{Kind: swim.MsgGossip, From: self,
+		Updates: []swim.Update{{Kind: swim.UpdateAlive, Node: ghost, From: self.ID, Incarnation: 1}}})
+	require.Eventually(t, func() bool { _, err := a.liveAddr("ghost"); return err == nil }, 10*time.Second, 5*time.Millisecond, "ghost admitted")
+	asked := sendPlain(t, codec, c, a, swim.Packet{Kind: swim.MsgUser, From: ghost, User: []byte{kindAsk}})
+	require.Eventually(t, func() bool { return chals.Load() == 1 }, 10*time.Second, 5*time.Millisecond, "one challenge to the ghost")
+	sendPlain(t, codec, c, a, swim.Packet{Kind: swim.MsgUser, From: ghost, User: append([]byte{kindEcho}, make([]byte, challengeLen)...)})
+	require.Eventually(t, func() bool { return a.Rejected() == 1 }, 10*time.Second, 5*time.Millisecond, "the forged echo refused")
+	t.Logf("forged request %d B; challenge %d B", asked, chalBytes.Load())
+	assert.LessOrEqual(t, chalBytes.Load(), int64(2*asked))
+	assert.Zero(t, a.Agent().Stats().ReliableSent)
+	n, _ := a.StateErrors()
+	assert.Zero(t, n)
+	assert.Equal(t, int64(1), chals.Load())
 }

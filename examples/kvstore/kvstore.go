@@ -3,20 +3,42 @@
 // first (docs/coming-from-memberlist.md walks through the port): every
 // Set and Delete is gossiped to all members as an application broadcast
 // (agent.Broadcast, one broadcast key per store key, so that a newer value
-// supersedes an older one still queued), and when two members meet (a
-// join event on either side) each sends the other its whole store over a
-// stream (agent.SendReliable), where memberlist exchanges the delegate's
-// LocalState in its TCP push-pull. Conflicting writes are settled by last
-// writer wins on a Lamport clock, ties broken by member ID, so every
+// supersedes an older one still queued), and a member that joins with
+// Store.Join pulls the whole store from one member over a stream
+// (agent.SendReliable), where memberlist's joiner gets the delegate's
+// LocalState in its own TCP push-pull. Conflicting writes are settled by
+// last writer wins on a Lamport clock, ties broken by member ID, so every
 // member ends with the same value for a key.
 //
 // It is an example, kept small: the store lives in memory, a key and its
 // value must fit one broadcast (swim.MaxBroadcastLen bytes with the
-// encoding), and deletions are kept as tombstones forever. A whole store
-// goes to a member that joins in pieces of at most StatePiece bytes, one
-// reliable message each, so its size is bounded by memory only; a piece
-// that cannot be sent is counted and kept (StateErrors), not dropped
-// unsaid.
+// encoding), and deletions are kept as tombstones forever. The store goes
+// to a joiner in pieces of at most StatePiece bytes, one reliable message
+// each, so its size is bounded by memory only; a piece that cannot be
+// sent is counted and kept (StateErrors), not dropped unsaid.
+//
+// The store is sent only when asked, and only to a member that shows it
+// receives at the address this member holds for it: the joiner asks
+// (a datagram), the member answers with a challenge (a datagram of a few
+// dozen bytes, sent by agent.SendToAddress with no gossip in it, to the
+// address in its view), and only a joiner that echoes the challenge gets
+// the store. Pushing the store on every join event, as before, let anyone
+// who can announce a member (in plain mode anyone, by gossiping an Alive
+// for a member that does not exist at a victim's address) draw a whole
+// store to that address per announcement, about a hundred times the
+// announcement's bytes, and cost a goroutine and a copy of the store each
+// (issue 27, user33 F2). A forged request draws one challenge, about the
+// request's size. The challenge is a keyed hash of the member's ID and
+// address (HMAC-SHA256 under a key each store draws at New), so it costs
+// no state. One goroutine sends the stores asked for, one at a time; at
+// most stateQueue wait, and requests beyond are dropped and counted
+// (AnswersDropped): that joiner gets the keys written after it joined,
+// and the others when they are written again.
+//
+// Only Store.Join pulls. Two groups that meet some other way (the agent
+// merging views it hears of) do not exchange stores; their later writes
+// reach both, and a key written on one side before they met reaches the
+// other only when written again.
 //
 // The Lamport clock must not be wound to its end by forged messages:
 // anyone who can send this member an application message (in plain mode,
@@ -78,6 +100,9 @@ func (e entry) newer(old entry) bool {
 const (
 	kindUpdate byte = 'u' // one entry, broadcast
 	kindState  byte = 's' // every entry, sent over a stream
+	kindAsk    byte = 'q' // a joiner asks for the store (pull.go)
+	kindChal   byte = 'c' // the challenge that answers kindAsk
+	kindEcho   byte = 'e' // the joiner echoes the challenge: send the store
 )
 
 // MaxClockLead is how far above this store's Lamport clock, as it was
@@ -86,7 +111,7 @@ const (
 const MaxClockLead = 1 << 32
 
 // StatePiece bounds the bytes of one piece of a store sent to a member
-// that joins (a reliable message, agent.SendReliable): 64 KiB, well
+// that asked for it (a reliable message, agent.SendReliable): 64 KiB, well
 // within any member's agent.Config.MaxReliableSize (1 MiB by default).
 const StatePiece = 64 << 10
 
@@ -100,10 +125,11 @@ type Store struct {
 	wg       sync.WaitGroup
 	stop     func()
 	// stateErrs counts the pieces of a store that could not be sent to a
-	// member that joined, and lastStateErr is the last one's error, under
-	// mu (StateErrors).
+	// member that asked for it, and lastStateErr is the last one's error,
+	// under mu (StateErrors).
 	stateErrs    uint64
 	lastStateErr error
+	pull         puller
 }
 
 // ErrClock is returned by Set and Delete when this store's Lamport clock
@@ -122,9 +148,12 @@ func New(ctx context.Context, cfg agent.Config) (*Store, error) {
 		return nil, err
 	}
 	s := &Store{a: a, data: map[string]entry{}}
+	if err := s.pull.init(); err != nil {
+		_ = a.Shutdown()
+		return nil, err
+	}
 	msgs, stopMsgs := a.Receive(1024)
-	events, stopEvents := a.Subscribe(1024)
-	s.stop = func() { stopMsgs(); stopEvents() }
+	s.stop = sync.OnceFunc(func() { stopMsgs(); close(s.pull.done) })
 	s.wg.Add(2)
 	go func() {
 		defer s.wg.Done()
@@ -134,10 +163,12 @@ func New(ctx context.Context, cfg agent.Config) (*Store, error) {
 	}()
 	go func() {
 		defer s.wg.Done()
-		for e := range events {
-			if e.Kind == swim.EventJoin {
-				s.wg.Add(1)
-				go func() { defer s.wg.Done(); s.sendState(e.Node.ID) }()
+		for {
+			select {
+			case id := <-s.pull.queue:
+				s.sendState(id)
+			case <-s.pull.done:
+				return
 			}
 		}
 	}()
@@ -148,8 +179,17 @@ func New(ctx context.Context, cfg agent.Config) (*Store, error) {
 // switches that turn encryption on while running.
 func (s *Store) Agent() *agent.Agent { return s.a }
 
-// Join joins the members at addrs (ip:port or host:port; see agent.Join).
-func (s *Store) Join(ctx context.Context, addrs ...string) error { return s.a.Join(ctx, addrs...) }
+// Join joins the members at addrs (ip:port or host:port; see agent.Join)
+// and then asks one member for its store (package comment): it returns
+// once a member has taken the request, and the store's pieces arrive
+// after it. Its errors are agent.Join's, or, when no member took the
+// request within ctx, one that says the join itself succeeded.
+func (s *Store) Join(ctx context.Context, addrs ...string) error {
+	if err := s.a.Join(ctx, addrs...); err != nil {
+		return err
+	}
+	return s.ask(ctx)
+}
 
 // Set writes key and gossips the write to every member.
 func (s *Store) Set(ctx context.Context, key, value string) error {
@@ -205,21 +245,25 @@ func (s *Store) Len() int {
 	return n
 }
 
-// Rejected counts messages from other members that did not decode, and
+// Rejected counts messages from other members that did not decode,
 // entries refused for a time more than MaxClockLead ahead of this store's
-// clock before their message.
+// clock before their message, and requests for the store not answered
+// (package comment): from a member not alive or suspect here, malformed,
+// echoing a challenge this store did not send, or whose challenge could
+// not be sent.
 func (s *Store) Rejected() uint64 { return s.rejected.Load() }
 
 // StateErrors returns how many pieces of this store could not be sent to
-// members that joined (sendState), and the last one's error, which names
-// the member; nil when every piece was sent.
+// members that asked for it (sendState), and the last one's error, which
+// names the member; nil when every piece was sent.
 func (s *Store) StateErrors() (uint64, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.stateErrs, s.lastStateErr
 }
 
-// Close leaves the group and stops the store's goroutines.
+// Close leaves the group and stops the store's goroutines. A second Close
+// returns what the agent's Close returns then, and stops nothing more.
 func (s *Store) Close() error {
 	err := s.a.Close()
 	s.stop()
@@ -242,8 +286,8 @@ func (s *Store) apply(e entry, base uint64) bool {
 	return true
 }
 
-// receive applies a message from another member: one update, or a whole
-// store.
+// receive applies a message from another member: one update, or a piece
+// of a whole store; or takes part in a pull (pull.go).
 func (s *Store) receive(m swim.Message) {
 	if len(m.Data) == 0 {
 		s.rejected.Add(1)
@@ -258,6 +302,9 @@ func (s *Store) receive(m swim.Message) {
 		es = []entry{e}
 	case kindState:
 		err = json.Unmarshal(m.Data[1:], &es)
+	case kindAsk, kindChal, kindEcho:
+		err = s.pullMessage(m)
+		es = nil
 	default:
 		err = fmt.Errorf("unknown kind %q", m.Data[0])
 	}
@@ -278,8 +325,8 @@ func (s *Store) receive(m swim.Message) {
 // sendState sends the whole store to the member id over streams, in
 // pieces of at most StatePiece bytes (statePieces), each within 10 s. A
 // piece that fails is counted with its error (StateErrors) and the others
-// are still sent: the receiver applies each piece on its own, and the
-// next join event or write repairs what is missing.
+// are still sent: the receiver applies each piece on its own, and a
+// later write of a key repairs what is missing.
 func (s *Store) sendState(id swim.ID) {
 	s.mu.Lock()
 	es := make([]entry, 0, len(s.data))
