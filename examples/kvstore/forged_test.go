@@ -163,7 +163,12 @@ func TestGhostJoinsDrawNoStore(t *testing.T) {
 // one challenge there, a datagram about the request's size, and no
 // store; an echo of a challenge the store never sent is refused.
 func TestForgedPullDrawsChallengeOnly(t *testing.T) {
-	a := newStore(t, plainCfg("a"))
+	// Probes a second apart: the ghost, which never answers, stays alive
+	// for seconds after its Alive, while the forger asks and echoes, on
+	// a loaded machine too.
+	cfg := plainCfg("a")
+	cfg.Protocol.ProbeInterval, cfg.Protocol.ProbeTimeout = time.Second, 500*time.Millisecond
+	a := newStore(t, cfg)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	for i := range 50 {

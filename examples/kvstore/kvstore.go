@@ -25,8 +25,8 @@
 // the store. Pushing the store on every join event, as before, let anyone
 // who can announce a member (in plain mode anyone, by gossiping an Alive
 // for a member that does not exist at a victim's address) draw a whole
-// store to that address per announcement, about a hundred times the
-// announcement's bytes, and cost a goroutine and a copy of the store each
+// store to that address per announcement, many times the announcement's
+// bytes, and cost a goroutine and a copy of the store each
 // (issue 27, user33 F2). A forged request draws one challenge, about the
 // request's size. The challenge is a keyed hash of the member's ID and
 // address (HMAC-SHA256 under a key each store draws at New), so it costs
