@@ -44,7 +44,12 @@ import (
 //
 // The relays held are bounded (maxRelays): a ping-req that finds them
 // full, or that comes from an origin not vouched for when such origins
-// already hold half of them, is not relayed. Each relay is held until its
+// already hold half of them, or from an origin whose ID or address
+// already holds maxRelaysPerOrigin of them, is not relayed. The last
+// keeps one origin, even a vouched one, from taking the room that members
+// whose direct path is cut need (issue 27: an insider's flood of
+// ping-reqs for silent targets filled the 128 and made two such members
+// declare each other dead). Each relay is held until its
 // target's ack or its deadline, so a flood of ping-reqs would otherwise
 // grow the list, and the scans of every ack and Tick, without bound.
 // Refused ping-reqs count in Stats.RelaysRefused; the origin's probe then
@@ -55,6 +60,14 @@ import (
 // period (one per failed probe of the others, spread over the group), each
 // held at most about a period, so 128 is far above what a group asks.
 const maxRelays = 128
+
+// maxRelaysPerOrigin bounds the relays held for one origin, counted by
+// its ID and, separately, by its address. A member asks a given
+// intermediate at most once per probe, and a relay is held until its
+// target's ack or at most its probe timeout (Config.ProbeTimeout, by
+// default half a protocol period), so a member's own probes hold one or
+// two at a time; 4 leaves room for slow targets and short periods.
+const maxRelaysPerOrigin = 4
 
 // onPingReq serves a ping-req from the member at origin (pkt.From, its
 // address filled from the view when the packet left it out) for target
@@ -67,7 +80,7 @@ func (m *Member) onPingReq(in *inbound, pkt *Packet, origin, t Node) {
 	}
 	answer := Packet{Kind: MsgAck, From: m.self, To: origin}
 	bare := answer.Size() // a nack's is the same
-	if !m.relayRoom(in) || !in.vouched && bare > m.replyLimit(in, pkt) {
+	if !m.relayRoom(in, origin) || !in.vouched && bare > m.replyLimit(in, pkt) {
 		m.stats.RelaysRefused++
 		return
 	}
@@ -93,10 +106,19 @@ func (m *Member) onPingReq(in *inbound, pkt *Packet, origin, t Node) {
 }
 
 // relayRoom reports whether the relays held leave room for one more for
-// the ping-req being stepped with in, and whether its origin and target
-// allow it (see above).
-func (m *Member) relayRoom(in *inbound) bool {
+// the ping-req being stepped with in, from origin, and whether its origin
+// and target allow it (see above).
+func (m *Member) relayRoom(in *inbound, origin Node) bool {
 	if len(m.probing.relays) >= maxRelays {
+		return false
+	}
+	same := 0
+	for i := range m.probing.relays {
+		if o := m.probing.relays[i].origin; o.ID == origin.ID || o.Addr == origin.Addr {
+			same++
+		}
+	}
+	if same >= maxRelaysPerOrigin {
 		return false
 	}
 	if in.vouched {

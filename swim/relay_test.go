@@ -172,34 +172,94 @@ func TestRelayNackBareAndStrangerTargetPingBare(t *testing.T) {
 	assert.Equal(t, Packet{Kind: MsgPing, From: a.Self(), To: Node{ID: "y", Addr: "elsewhere:1"}, Ping: Ping{Seq: pings[0].Ping.Seq}}, pings[0])
 }
 
-// The relays held are bounded: maxRelays in all, half of them for
-// origins the view does not vouch for; the ping-reqs beyond are refused
-// and counted.
+// The relays held are bounded: 64 for origins not vouched for, 128 in
+// all, maxRelaysPerOrigin for each origin. 1,000 strangers at 1,000
+// addresses, then 40 members asking 10 times each (4 held each, until 16
+// of them fill the rest).
 func TestRelaysBounded(t *testing.T) {
-	a := newTest(t, "a", ModeLifeguard, nil, "b", "c", "d")
+	peers := []string{"b", "c", "d"}
+	for i := range 40 {
+		peers = append(peers, fmt.Sprintf("p%02d", i))
+	}
+	a := newTest(t, "a", ModeLifeguard, nil, peers...)
 	a.Tick(0)
 	drain(a)
 	const n = 1000
 	for i := range n {
-		p := pingReq(Node{ID: ID(fmt.Sprintf("x%d", i)), Addr: "victim:1"}, node("b"), false)
+		p := pingReq(Node{ID: ID(fmt.Sprintf("x%d", i)), Addr: fmt.Sprintf("victim%d:1", i)}, node("b"), false)
 		require.NoError(t, a.Step(10*time.Millisecond, &p))
 		drain(a)
 	}
 	assert.Len(t, a.probing.relays, maxRelays/2, "origins not vouched for")
 	assert.Equal(t, n-maxRelays/2, a.Stats().RelaysRefused)
-	for range n {
-		p := pingReq(node("c"), node("b"), false)
-		require.NoError(t, a.Step(10*time.Millisecond, &p))
-		drain(a)
+	for i := range 40 {
+		for range 10 {
+			p := pingReq(node(fmt.Sprintf("p%02d", i)), node("b"), false)
+			require.NoError(t, a.Step(10*time.Millisecond, &p))
+			drain(a)
+		}
 	}
 	assert.Len(t, a.probing.relays, maxRelays)
-	assert.Equal(t, 2*n-maxRelays, a.Stats().RelaysRefused)
+	assert.Equal(t, n-maxRelays/2+400-maxRelays/2, a.Stats().RelaysRefused)
 	// Their deadlines passed: room again.
 	advance(a, 3*time.Second)
 	assert.Empty(t, a.probing.relays)
 	p := pingReq(node("c"), node("b"), false)
 	require.NoError(t, a.Step(3*time.Second, &p))
 	assert.Len(t, a.probing.relays, 1)
+}
+
+// One origin, even one the view vouches for, holds at most
+// maxRelaysPerOrigin relays, counted by its ID and by its address, so a
+// flood from it leaves room for the other members' ping-reqs (user33 F5:
+// an insider's flood filled all 128 and two members whose direct path was
+// cut declared each other dead). On main before the cap, c's flood took
+// all 128 and d's ping-req was refused.
+func TestRelaysPerOrigin(t *testing.T) {
+	a := newTest(t, "a", ModeLifeguard, nil, "b", "c", "d")
+	a.Tick(0)
+	drain(a)
+	const n = 1000
+	var pings []Packet
+	for range n {
+		p := pingReq(node("c"), node("b"), false)
+		require.NoError(t, a.Step(10*time.Millisecond, &p))
+		pk, _ := drain(a)
+		pings = append(pings, only(t, pk, MsgPing)...)
+	}
+	require.Len(t, a.probing.relays, maxRelaysPerOrigin)
+	require.Len(t, pings, maxRelaysPerOrigin)
+	assert.Equal(t, n-maxRelaysPerOrigin, a.Stats().RelaysRefused)
+
+	// Another member is still relayed.
+	p := pingReq(node("d"), node("b"), true)
+	require.NoError(t, a.Step(10*time.Millisecond, &p))
+	pk, _ := drain(a)
+	require.Len(t, only(t, pk, MsgPing), 1)
+	assert.Len(t, a.probing.relays, maxRelaysPerOrigin+1)
+
+	// Another ID at c's address, or c's ID at another address, counts
+	// as c.
+	for _, o := range []Node{{ID: "c2", Addr: "c:7946"}, {ID: "c", Addr: "elsewhere:1"}} {
+		p := pingReq(o, node("b"), false)
+		require.NoError(t, a.Step(10*time.Millisecond, &p))
+		pk, _ := drain(a)
+		assert.Empty(t, only(t, pk, MsgPing), "origin %v", o)
+	}
+	assert.Equal(t, n-maxRelaysPerOrigin+2, a.Stats().RelaysRefused)
+
+	// b's ack ends one of c's relays: c may ask once more.
+	ack := Packet{Kind: MsgAck, From: node("b"), To: a.Self(), Ack: Ack{Seq: pings[0].Ping.Seq}}
+	require.NoError(t, a.Step(20*time.Millisecond, &ack))
+	pk, _ = drain(a)
+	require.Len(t, only(t, pk, MsgAck), 1)
+	for range 2 {
+		p = pingReq(node("c"), node("b"), false)
+		require.NoError(t, a.Step(30*time.Millisecond, &p))
+		drain(a)
+	}
+	assert.Len(t, a.probing.relays, maxRelaysPerOrigin+1)
+	assert.Equal(t, n-maxRelaysPerOrigin+3, a.Stats().RelaysRefused)
 }
 
 // A ping-req from a stranger that pays for the view request it draws but

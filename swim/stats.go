@@ -19,7 +19,8 @@ type ProbeStats struct {
 	// RelaysRefused counts ping-reqs for another member not relayed:
 	// from an origin the view did not hold at its address for a target it
 	// did not hold at its address, or with the relays held at their bound
-	// (128; half of them for origins the view does not vouch for).
+	// (128; half of them for origins the view does not vouch for; 4 for
+	// one origin, counted by its ID and by its address).
 	RelaysRefused  int
 	Refutations    int // times this member raised its own incarnation
 	AliveSent      int // pings sent only to carry a refutation (Alive) at once
