@@ -40,7 +40,15 @@ import (
 // For an origin the view vouches for, a ping-req is relayed as SWIM's:
 // the ping and the answer carry the queue, except that the ping to a
 // target the view did not hold at that address carries at most the
-// notice the target should hear (send), not the queue.
+// notice the target should hear (send), not the queue, and the ping to a
+// target held there but not verified (verify.go: not heard from directly)
+// carries the queue only within twice the ping-req's bytes, as for an
+// origin not vouched for. Otherwise a vouched origin could plant
+// Alive(ghost@victim) in one packet and draw the whole queue to the victim
+// with each ping-req for the ghost (user33 F3: about 6× its bytes). No
+// queue at all to such targets made joins under loss slower, the joiners
+// being the unverified targets then (docs/experiments.md, “SWIM: ping-req
+// relays and senders the view does not hold”).
 //
 // The relays held are bounded (maxRelays): a ping-req that finds them
 // full, or that comes from an origin not vouched for when such origins
@@ -95,8 +103,12 @@ func (m *Member) onPingReq(in *inbound, pkt *Packet, origin, t Node) {
 		target: t.ID, sent: now, deadline: now + m.failTimeout(p), nack: pkt.PingReq.Nack,
 		vouched: in.vouched, limit: bare})
 	ping := Packet{Kind: MsgPing, To: t, Ping: Ping{Seq: seq}}
+	// verified: heard from directly (or configured) at the address named,
+	// not only held there because some packet, maybe this origin's, said
+	// so (user33 F3).
+	verified := in.targetHeld && p != nil && p.verified && p.node.Addr == t.Addr
 	switch {
-	case in.vouched && in.targetHeld:
+	case in.vouched && verified:
 		m.send(ping) // with p's suspicion if this member suspects it (send)
 	case in.targetHeld:
 		m.sendWithin(ping, 2*m.recvBytes(pkt)-m.cfg.WireOverhead, true)

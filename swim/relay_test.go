@@ -172,6 +172,42 @@ func TestRelayNackBareAndStrangerTargetPingBare(t *testing.T) {
 	assert.Equal(t, Packet{Kind: MsgPing, From: a.Self(), To: Node{ID: "y", Addr: "elsewhere:1"}, Ping: Ping{Seq: pings[0].Ping.Seq}}, pings[0])
 }
 
+// A member's ping-req for a target the view holds only because a packet
+// (here the same member's, just before) announced it, unverified, alive
+// or dead, pings it with the queue only within twice the ping-req's bytes:
+// otherwise a vouched insider draws the whole queue to a victim's address
+// with each ping-req for a ghost it planted there (user33 F3). Verified,
+// the target gets the queue and the broadcasts (the first test above).
+// Before this, the ping carried 30 updates and the 300-byte broadcast.
+func TestRelayPingToUnverifiedTargetWithinTwice(t *testing.T) {
+	for _, dead := range []bool{false, true} {
+		a := relayMember(t)
+		y := Node{ID: "y", Addr: "victim:2"}
+		g := Packet{Kind: MsgAck, From: node("c"), To: a.Self(),
+			Updates: []Update{{Kind: UpdateAlive, Node: y, From: "c"}}}
+		if dead {
+			g.Updates = append(g.Updates, Update{Kind: UpdateDead, Node: y, From: "c"})
+		}
+		require.NoError(t, a.Step(6*time.Millisecond, &g))
+		drain(a)
+		py := a.peers["y"]
+		require.NotNil(t, py, "y admitted")
+		require.False(t, py.verified)
+		if dead {
+			require.Equal(t, StateDead, py.state)
+		}
+		p := pingReq(node("c"), y, false)
+		require.NoError(t, a.Step(10*time.Millisecond, &p))
+		pk, _ := drain(a)
+		pings := only(t, pk, MsgPing)
+		require.Len(t, pings, 1, "dead %v", dead)
+		assert.Equal(t, y, pings[0].To)
+		assert.Empty(t, pings[0].Broadcasts, "dead %v", dead)
+		assert.LessOrEqual(t, sentTo(pk, "victim:2"), 2*p.Size(), "dead %v", dead)
+		assert.Equal(t, pings[0].Size(), sentTo(pk, "victim:2"))
+	}
+}
+
 // The relays held are bounded: 64 for origins not vouched for, 128 in
 // all, maxRelaysPerOrigin for each origin. 1,000 strangers at 1,000
 // addresses, then 40 members asking 10 times each (4 held each, until 16
