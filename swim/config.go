@@ -410,8 +410,9 @@ type Config struct {
 	// It runs inside Step and must not block.
 	ValidAddr func(addr string) error
 	// AckPayload, when set, returns the bytes (at most MaxAckPayloadLen,
-	// else none are sent and Stats.AckPayloadsTooLarge counts it) that this
-	// member attaches to each ack it sends in answer to a ping, and
+	// and few enough that the ack fits MaxPacketSize, else none are sent
+	// and Stats.AckPayloadsTooLarge counts it) that this member attaches
+	// to each ack it sends in answer to a ping, and
 	// PingComplete, when set, receives, for each direct probe of this
 	// member answered by its target's ack, the target, the round-trip time
 	// from ping to ack and the ack's payload (memberlist's PingDelegate,

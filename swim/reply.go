@@ -32,6 +32,13 @@ func (m *Member) vouched(in *inbound, from Node) bool {
 // counted in to's view-request budget.
 func (m *Member) reply(in *inbound, to Node, pkt *Packet, pk Packet) {
 	if in.vouched {
+		pk.From = m.self
+		if len(pk.AckPayload) > 0 && pk.Size() > m.cfg.MaxPacketSize {
+			// An ack the payload would make too large for the
+			// transport goes without it (Config.AckPayload).
+			pk.AckPayload = nil
+			m.stats.AckPayloadsTooLarge++
+		}
 		m.send(pk)
 		return
 	}

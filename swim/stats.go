@@ -124,7 +124,9 @@ type GuardStats struct {
 // or refused, for exceeding MaxStateSize; StatesWithheld received states
 // not delivered because Config.MergeFilter refused their sender's view
 // transfer or no verdict on it came in time (swim/heldstate.go); AckPayloadsTooLarge payloads of
-// Config.AckPayload over MaxAckPayloadLen, not sent.
+// Config.AckPayload over MaxAckPayloadLen, or that would have made an ack
+// to a member the view vouches for larger than MaxPacketSize, not sent (the
+// ack went without them).
 type AppStats struct {
 	BroadcastsQueued, BroadcastsReceived, BroadcastsDropped int
 	BroadcastsSuperseded, BroadcastOriginsForgotten         int

@@ -83,10 +83,11 @@ var ErrStopped = errors.New("agent: stopped")
 
 // ErrSelfTooLarge is returned by Start, wrapped with the sizes, when this
 // member's ID, advertised address, metadata and, when signing, proof do
-// not fit a packet of MaxPacketSize that must carry them: its join, its
+// not fit a packet of MaxPacketSize that must carry them: its join, or its
 // Alive in a view transfer to a member with an ID and address as long as
-// its own, or, with Protocol.AckPayload, an ack to such a member with a
-// payload of swim.MaxAckPayloadLen bytes.
+// its own. A Protocol.AckPayload is not checked here: one that would make
+// an ack too large is left out of it when sent
+// (Stats.Protocol.AckPayloadsTooLarge).
 var ErrSelfTooLarge = errors.New("agent: this member's ID, address and metadata do not fit the packets it must send")
 
 // Agent runs one member. Create it with Start. Its fields are grouped by

@@ -360,11 +360,14 @@ func (a *Agent) newMachine() error {
 // itself (an ID and address as long as its own) cannot carry what they
 // must: its own Alive in a part of a view transfer, which a seed sends a
 // joiner (else the joiner's Join completes on a view without the seed,
-// whose entry is left out, Stats.Protocol.ViewEntriesSkipped), and, with
-// Protocol.AckPayload, an ack with a payload of MaxAckPayloadLen bytes
-// (else its acks are cut and the join never completes). The join
+// whose entry is left out, Stats.Protocol.ViewEntriesSkipped). The join
 // packet (ErrSelfTooLarge) names no receiver, so it fits where these may
-// not. join is this member's join.
+// not. join is this member's join. An ack is smaller than that view part
+// (it carries no Alive); a Protocol.AckPayload that would make one too
+// large is left out of that ack when it is sent, and counted
+// (Stats.Protocol.AckPayloadsTooLarge): its size is only known then, and
+// a setup whose payloads fit (memberlist's ping delegates send a few
+// bytes of coordinates) must not be refused for a size it never uses.
 func (a *Agent) checkPeerPackets(join swim.Packet) error {
 	self := join.From
 	view := swim.Packet{Kind: swim.MsgSync, From: self, To: self, Part: swim.Part{Offset: math.MaxUint32, Total: math.MaxUint32},
@@ -373,16 +376,6 @@ func (a *Agent) checkPeerPackets(join swim.Packet) error {
 		return fmt.Errorf("%w: ID of %d bytes, address %q, Meta of %d bytes: this member's Alive in a view transfer to a member "+
 			"with an ID as long needs %d bytes of payload, and MaxPacketSize %d leaves %d: shorten the ID or Meta, or raise MaxPacketSize",
 			ErrSelfTooLarge, len(self.ID), self.Addr, len(a.cfg.Protocol.Meta), n, a.codec.MaxPacketSize(), a.codec.MaxPayload())
-	}
-	if a.cfg.Protocol.AckPayload == nil {
-		return nil
-	}
-	ack := swim.Packet{Kind: swim.MsgAck, From: self, To: self, Ack: swim.Ack{Seq: math.MaxUint32},
-		AckPayload: make([]byte, swim.MaxAckPayloadLen)}
-	if n := ack.Size(); n > a.codec.MaxPayload() {
-		return fmt.Errorf("%w: ID of %d bytes, address %q: an ack to a member with an ID as long, with a Protocol.AckPayload of up to %d bytes, "+
-			"needs %d bytes of payload, and MaxPacketSize %d leaves %d: shorten the ID, or raise MaxPacketSize",
-			ErrSelfTooLarge, len(self.ID), self.Addr, swim.MaxAckPayloadLen, n, a.codec.MaxPacketSize(), a.codec.MaxPayload())
 	}
 	return nil
 }
