@@ -436,10 +436,20 @@ type Config struct {
 	// suspect live peers (κ-FD always, in a group of 8 with Δ = 1 s), which
 	// leaves the detector gate nothing to do. φ and Satzger's detector learn
 	// the inter-arrival times and need no Interval.
+	// The factory is called inside Step, when a peer is first heard from,
+	// and the detector's methods inside Step and Tick: like the other
+	// callbacks here they must not block, nor call back into the Member
+	// (in swim/agent, on the agent's goroutine: the factory counts as a
+	// callback there, agent.ErrInCallback; the detector's methods must
+	// call no method of the Agent). A factory error, or a nil detector,
+	// is counted in Stats.DetectorErrors and the peer goes without one.
 	PeerDetector func() (detector.Detector, error)
 	// RTTEstimator makes the per-peer estimator of ack round-trip times
 	// whose timeout is the peer's direct probe timeout in ModeDetector.
-	// Default: the Jacobson/Karels estimator (see DefaultRTTEstimator).
+	// Default: the Jacobson/Karels estimator, its timeout the smoothed RTT
+	// plus RTTDeviations times its mean deviation.
+	// It is called, and the estimator's methods run, inside Step and
+	// Tick, under the same rules as PeerDetector.
 	RTTEstimator func() (RTTEstimator, error)
 }
 

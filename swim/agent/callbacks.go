@@ -7,12 +7,14 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/fdkit/fdkit/detector"
 	"github.com/fdkit/fdkit/swim"
 )
 
 // The application's callbacks (Config.LocalState, MergeRemoteState, and
-// Protocol.MergeFilter, AliveFilter, ValidAddr, AckPayload, PingComplete)
-// run on the agent's goroutine, which every other method of Agent waits
+// Protocol.MergeFilter, AliveFilter, ValidAddr, AckPayload, PingComplete,
+// and the factories Protocol.PeerDetector and RTTEstimator) run on the
+// agent's goroutine, which every other method of Agent waits
 // for. A callback that called one of those would wait for itself: the
 // agent would stop for good and Shutdown would never return. So the
 // agent marks the time it spends in a callback, and a method called on
@@ -26,8 +28,8 @@ import (
 // ErrInCallback is returned, wrapped with the method's name, by an
 // Agent's methods called from one of its own callbacks (Config.LocalState,
 // Config.MergeRemoteState, and Protocol.MergeFilter, AliveFilter,
-// ValidAddr, AckPayload and PingComplete), which run on the agent's
-// goroutine: by Join, SetMeta, Broadcast, SendTo, SendToAddress and
+// ValidAddr, AckPayload, PingComplete, PeerDetector and RTTEstimator),
+// which run on the agent's goroutine: by Join, SetMeta, Broadcast, SendTo, SendToAddress and
 // SendReliable, which did nothing, and by Leave, Close and Shutdown, which
 // started the stop but cannot wait for it (it completes after the
 // callback returns; Done is closed then). Members, MembersContext, Self,
@@ -124,6 +126,20 @@ func (a *Agent) wrapCallbacks(pc *swim.Config) {
 			a.enter()
 			defer a.leave()
 			f(target, rtt, payload)
+		}
+	}
+	if f := pc.PeerDetector; f != nil {
+		pc.PeerDetector = func() (detector.Detector, error) {
+			a.enter()
+			defer a.leave()
+			return f()
+		}
+	}
+	if f := pc.RTTEstimator; f != nil {
+		pc.RTTEstimator = func() (swim.RTTEstimator, error) {
+			a.enter()
+			defer a.leave()
+			return f()
 		}
 	}
 }

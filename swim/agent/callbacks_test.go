@@ -11,8 +11,16 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/fdkit/fdkit/detector"
 	"github.com/fdkit/fdkit/swim"
 )
+
+// noRTT is an RTT estimator that never gives a timeout (the probe timeout
+// stays Config.ProbeTimeout).
+type noRTT struct{}
+
+func (noRTT) Observe(time.Duration)          {}
+func (noRTT) Timeout() (time.Duration, bool) { return 0, false }
 
 // returnsWithin fails the test when f has not returned within d: a check
 // that a call does not hang (it returns at once when it works).
@@ -32,7 +40,8 @@ func returnsWithin(t *testing.T, d time.Duration, what string, f func()) {
 // so the agent stopped for good, its Join failed and Shutdown never
 // returned (issue 27, user31 F2).
 func TestCallbackCallsMembers(t *testing.T) {
-	for _, where := range []string{"MergeRemoteState", "LocalState", "AliveFilter", "MergeFilter", "PingComplete", "AckPayload", "ValidAddr"} {
+	for _, where := range []string{"MergeRemoteState", "LocalState", "AliveFilter", "MergeFilter", "PingComplete", "AckPayload", "ValidAddr",
+		"PeerDetector", "RTTEstimator"} {
 		t.Run(where, func(t *testing.T) {
 			var self atomic.Pointer[Agent]
 			var mu sync.Mutex
@@ -62,6 +71,16 @@ func TestCallbackCallsMembers(t *testing.T) {
 				cfg.Protocol.AckPayload = func() []byte { reenter(); return nil }
 			case "ValidAddr":
 				cfg.Protocol.ValidAddr = func(string) error { reenter(); return nil }
+			case "PeerDetector":
+				cfg.Protocol.PeerDetector = func() (detector.Detector, error) {
+					reenter()
+					return swim.DefaultPeerDetectorFor(cfg.Protocol.ProbeInterval)()
+				}
+			case "RTTEstimator":
+				cfg.Protocol.RTTEstimator = func() (swim.RTTEstimator, error) {
+					reenter()
+					return noRTT{}, nil
+				}
 			}
 			a, err := Start(context.Background(), cfg)
 			require.NoError(t, err)
