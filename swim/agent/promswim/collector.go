@@ -156,6 +156,7 @@ var protocolHelp = map[string]string{
 	"PingReqsSent":        "Indirect probe requests (ping-req) sent.",
 	"NacksSent":           "Nacks sent for ping-reqs whose target did not answer in time (Lifeguard).",
 	"RelaysRefused":       "Ping-reqs not relayed: an unknown requester and target, or the relays held at their bound.",
+	"AckPayloadsTooLarge": "Ack payloads left out because the ack would have exceeded MaxPacketSize.",
 	"Refutations":         "Times this member raised its own incarnation to refute a suspicion.",
 	"GateDeferrals":       "Failed probes forgiven once by the per-peer detector gate.",
 	"Suspicions":          "Suspicions this member raised itself.",
