@@ -36,7 +36,12 @@ import (
 
 // knownSources is what the agent marked in its listener: the address of
 // each live member and how many live members have each address. Agent
-// goroutine only; bounded by the view (swim.Config.MaxMembers).
+// goroutine only. A live member the state machine forgets without an
+// event (one evicted to make room for a newcomer under
+// swim.Config.MaxMembers) stays marked until a sweep (sweepSources), made once the marks
+// outnumber twice the live members by knownSlack: the marks stay within
+// that bound, and a flood of newcomers evicting each other costs a sweep
+// per as many evictions as the view holds.
 type knownSources struct {
 	byID map[swim.ID]netip.Addr
 	refs map[netip.Addr]int
@@ -62,6 +67,23 @@ func (a *Agent) markSources(events []swim.Event) {
 			a.markSource(e.Node.ID, ap.Addr().Unmap())
 		case swim.EventDead, swim.EventLeave:
 			a.unmarkSource(e.Node.ID)
+		}
+	}
+	if len(a.stream.known.byID) > 2*a.m.NumAlive()+knownSlack {
+		a.sweepSources()
+	}
+}
+
+// knownSlack is how many marks beyond twice the live members start a
+// sweep (knownSources), so that a small view is not swept on every event.
+const knownSlack = 16
+
+// sweepSources unmarks the members no longer alive or suspected in the
+// view. Agent goroutine.
+func (a *Agent) sweepSources() {
+	for id := range a.stream.known.byID {
+		if s := a.m.State(id); s != swim.StateAlive && s != swim.StateSuspect {
+			a.unmarkSource(id)
 		}
 	}
 }

@@ -193,3 +193,23 @@ func TestStreamsLeaveFromBoundAddress(t *testing.T) {
 	mu.Unlock()
 	assert.True(t, victim.stream.listener.IsKnownSource(want), "the member's address is known")
 }
+
+// Members the state machine forgets without an event (evicted to make
+// room under MaxMembers) do not stay marked without bound: once the marks
+// outnumber twice the live members by knownSlack, those no longer in the
+// view are swept.
+func TestKnownSourcesSweepForgottenMembers(t *testing.T) {
+	a := start(t, Config{ID: "self"})
+	l := a.stream.listener
+	const n = 100 // none of them in the view: forgotten without an event
+	for i := range n {
+		addr := fmt.Sprintf("127.0.%d.%d:1", i/200+1, i%200+1)
+		e := swim.Event{Kind: swim.EventJoin, Node: swim.Node{ID: swim.ID(fmt.Sprintf("m%d", i)), Addr: addr}}
+		require.NoError(t, a.do(context.Background(), func() { a.markSources([]swim.Event{e}) }))
+	}
+	var marks, refs int
+	require.NoError(t, a.do(context.Background(), func() { marks, refs = len(a.stream.known.byID), len(a.stream.known.refs) }))
+	assert.LessOrEqual(t, marks, 2*1+knownSlack, "marks of members not in the view")
+	assert.Equal(t, marks, refs)
+	assert.False(t, l.IsKnownSource(netip.MustParseAddr("127.0.1.1")), "the first one, swept")
+}
