@@ -44,3 +44,24 @@ func TestAckPayloadTooLargeForPacketLeftOut(t *testing.T) {
 		}
 	}
 }
+
+// An ack to a sender the view does not vouch for is held to
+// MaxPacketSize too, even when twice the ping's bytes would allow more:
+// the payload that does not fit is left out and counted.
+func TestAckPayloadTooLargeForUnknownSenderLeftOut(t *testing.T) {
+	const limit = 300
+	a := newTest(t, "a", ModeSWIM, func(cfg *Config) {
+		cfg.MaxPacketSize = limit
+		cfg.AckPayload = func() []byte { return bytes.Repeat([]byte("p"), 280) }
+	}, "b")
+	a.Tick(0)
+	drain(a)
+	p := Packet{Kind: MsgPing, From: node("c"), To: a.Self(), Ping: Ping{Seq: 7}, WireLen: 1000}
+	require.NoError(t, a.Step(10*time.Millisecond, &p))
+	pk, _ := drain(a)
+	acks := only(t, pk, MsgAck)
+	require.Len(t, acks, 1)
+	assert.LessOrEqual(t, acks[0].Size(), limit)
+	assert.Empty(t, acks[0].AckPayload)
+	assert.Equal(t, 1, a.Stats().AckPayloadsTooLarge)
+}

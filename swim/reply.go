@@ -31,19 +31,18 @@ func (m *Member) vouched(in *inbound, from Node) bool {
 // pkt's bytes less in.asked (in wire bytes: recvBytes, sentBytes), and
 // counted in to's view-request budget.
 func (m *Member) reply(in *inbound, to Node, pkt *Packet, pk Packet) {
+	pk.From = m.self
+	if len(pk.AckPayload) > 0 && pk.Size() > m.cfg.MaxPacketSize {
+		// An ack the payload would make too large for the transport
+		// goes without it (Config.AckPayload), whoever it answers.
+		pk.AckPayload = nil
+		m.stats.AckPayloadsTooLarge++
+	}
 	if in.vouched {
-		pk.From = m.self
-		if len(pk.AckPayload) > 0 && pk.Size() > m.cfg.MaxPacketSize {
-			// An ack the payload would make too large for the
-			// transport goes without it (Config.AckPayload).
-			pk.AckPayload = nil
-			m.stats.AckPayloadsTooLarge++
-		}
 		m.send(pk)
 		return
 	}
 	limit := m.replyLimit(in, pkt)
-	pk.From = m.self
 	if pk.Size() > limit {
 		pk.AckPayload = nil
 	}

@@ -125,8 +125,7 @@ type GuardStats struct {
 // not delivered because Config.MergeFilter refused their sender's view
 // transfer or no verdict on it came in time (swim/heldstate.go); AckPayloadsTooLarge payloads of
 // Config.AckPayload over MaxAckPayloadLen, or that would have made an ack
-// to a member the view vouches for larger than MaxPacketSize, not sent (the
-// ack went without them).
+// larger than MaxPacketSize, not sent (the ack went without them).
 type AppStats struct {
 	BroadcastsQueued, BroadcastsReceived, BroadcastsDropped int
 	BroadcastsSuperseded, BroadcastOriginsForgotten         int
