@@ -275,9 +275,10 @@ func TestRelaysPerOrigin(t *testing.T) {
 	assert.Len(t, a.probing.relays, maxRelaysPerOrigin+1)
 
 	// Another ID at c's address, or c's ID at another address, counts
-	// as c.
+	// as c, even with a ping-req large enough to pay for the bare answer.
 	for _, o := range []Node{{ID: "c2", Addr: "c:7946"}, {ID: "c", Addr: "elsewhere:1"}} {
 		p := pingReq(o, node("b"), false)
+		p.WireLen = 1000
 		require.NoError(t, a.Step(10*time.Millisecond, &p))
 		pk, _ := drain(a)
 		assert.Empty(t, only(t, pk, MsgPing), "origin %v", o)
