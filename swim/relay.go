@@ -69,8 +69,8 @@ import (
 // held at most about a period, so 128 is far above what a group asks.
 const maxRelays = 128
 
-// maxRelaysPerOrigin bounds the relays held for one origin, counted by
-// its ID and, separately, by its address. A member asks a given
+// maxRelaysPerOrigin bounds the relays held for one origin: those whose
+// origin has its ID or its address. A member asks a given
 // intermediate at most once per probe, and a relay is held until its
 // target's ack or at most its probe timeout (Config.ProbeTimeout, by
 // default half a protocol period), so a member's own probes hold one or
@@ -94,7 +94,7 @@ func (m *Member) onPingReq(in *inbound, pkt *Packet, origin, t Node) {
 	}
 	if !in.vouched {
 		if a := m.viewAskOf(origin); a != nil {
-			a.sent += bare + m.cfg.WireOverhead
+			a.sent += m.sentBytes(&answer)
 		}
 	}
 	p := m.peers[t.ID]
@@ -121,31 +121,20 @@ func (m *Member) onPingReq(in *inbound, pkt *Packet, origin, t Node) {
 // the ping-req being stepped with in, from origin, and whether its origin
 // and target allow it (see above).
 func (m *Member) relayRoom(in *inbound, origin Node) bool {
-	if len(m.probing.relays) >= maxRelays {
+	if len(m.probing.relays) >= maxRelays || !in.vouched && !in.targetHeld {
 		return false
 	}
-	same := 0
+	same, unvouched := 0, 0
 	for i := range m.probing.relays {
-		if o := m.probing.relays[i].origin; o.ID == origin.ID || o.Addr == origin.Addr {
+		r := &m.probing.relays[i]
+		if r.origin.ID == origin.ID || r.origin.Addr == origin.Addr {
 			same++
 		}
-	}
-	if same >= maxRelaysPerOrigin {
-		return false
-	}
-	if in.vouched {
-		return true
-	}
-	if !in.targetHeld {
-		return false
-	}
-	n := 0
-	for i := range m.probing.relays {
-		if !m.probing.relays[i].vouched {
-			n++
+		if !r.vouched {
+			unvouched++
 		}
 	}
-	return n < maxRelays/2
+	return same < maxRelaysPerOrigin && (in.vouched || unvouched < maxRelays/2)
 }
 
 // relayAck relays an ack that answers one of this member's relayed pings
