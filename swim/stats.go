@@ -17,10 +17,12 @@ type ProbeStats struct {
 	PingReqsSent  int
 	NacksSent     int
 	// RelaysRefused counts ping-reqs for another member not relayed:
-	// from an origin the view did not hold at its address for a target it
-	// did not hold at its address, or with the relays held at their bound
-	// (128; half of them for origins the view does not vouch for; 4 for
-	// one origin, counted by its ID and by its address).
+	// from an origin the view does not vouch for (swim/reply.go) when the
+	// view did not hold the target at its address or the ping-req's
+	// bytes do not pay for the bare answer (twice them must cover it,
+	// swim/relay.go), or with the relays held at their bound (128; half
+	// of them for origins the view does not vouch for; 4 for one origin,
+	// counted as the relays whose origin has its ID or its address).
 	RelaysRefused  int
 	Refutations    int // times this member raised its own incarnation
 	AliveSent      int // pings sent only to carry a refutation (Alive) at once
@@ -123,9 +125,10 @@ type GuardStats struct {
 // application states (Config.LocalState); StatesTooLarge states not sent,
 // or refused, for exceeding MaxStateSize; StatesWithheld received states
 // not delivered because Config.MergeFilter refused their sender's view
-// transfer or no verdict on it came in time (swim/heldstate.go); AckPayloadsTooLarge payloads of
-// Config.AckPayload over MaxAckPayloadLen, or that would have made an ack
-// larger than MaxPacketSize, not sent (the ack went without them).
+// transfer or no verdict on it came in time (swim/heldstate.go);
+// AckPayloadsTooLarge payloads of Config.AckPayload over MaxAckPayloadLen,
+// or that would have made an ack larger than MaxPacketSize, not sent (the
+// ack went without them).
 type AppStats struct {
 	BroadcastsQueued, BroadcastsReceived, BroadcastsDropped int
 	BroadcastsSuperseded, BroadcastOriginsForgotten         int
