@@ -286,9 +286,10 @@ func (m *Member) noteSender(in *inbound, from Node, pkt *Packet) {
 // address would make every member it reaches send the victim several
 // times its bytes (a ping of 50 bytes drew an ack and a request of 500
 // with 400 bytes of metadata). A first packet must therefore be at least
-// half the request's size, with the bare ack to a ping (reply.go). Such a sender is learnt from the gossip that
-// announces it, or from its own larger packets. The caller asks only
-// about a packet received from the address it claims.
+// half the request's size, with the bare ack to a ping (reply.go). Such a
+// sender is learnt from the gossip that announces it, or from its own
+// larger packets. The caller asks only about a packet received from the
+// address it claims.
 func (m *Member) asksView(now time.Duration, from Node, pkt *Packet) bool {
 	return from.Addr != "" && pkt.Kind != MsgJoin && pkt.Kind != MsgSync && m.st == running && now >= m.sync.nextAskView &&
 		!(m.join.pending && pkt.Kind == MsgPing && slices.Contains(m.join.seeds, from.Addr)) &&
