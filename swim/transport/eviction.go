@@ -25,8 +25,23 @@ type connState struct {
 	// last read that returned bytes (progressReader); 0 while the handler
 	// works on a frame it has read, when the connection cannot be evicted.
 	idleSince atomic.Int64
-	evicted   atomic.Bool // closed to make room (slotFor, sourceFor)
+	// claim settles who has the stream when its frame completes as it is
+	// chosen for eviction: the reader (ReadFrame) and the evictor
+	// (evictWaiting) each swap it from claimNone, and the one that
+	// loses gives way. claimFrame holds until the next ReadFrame;
+	// claimEvicted for good.
+	claim atomic.Int32
 }
+
+// connState.claim's values.
+const (
+	claimNone    = iota // waiting on the peer
+	claimFrame          // a whole frame read, its handler at work
+	claimEvicted        // closed to make room (slotFor, sourceFor)
+)
+
+// isEvicted reports whether the connection was closed to make room.
+func (st *connState) isEvicted() bool { return st.claim.Load() == claimEvicted }
 
 // monoEpoch and monoNow give the idle clocks a monotonic time: nanoseconds
 // since the package was loaded, plus one so that no clock reads 0 (which
@@ -189,7 +204,7 @@ func (l *StreamListener) evictWaiting(match func(*connState) bool) bool {
 		var vst *connState
 		var vs standing
 		for c, st := range l.conns {
-			if !match(st) || skip[st] || st.evicted.Load() || st.idleSince.Load() == 0 {
+			if !match(st) || skip[st] || st.claim.Load() != claimNone || st.idleSince.Load() == 0 {
 				continue
 			}
 			if s := l.standing(st.src); victim == nil || evictionOrder(st, vst, s, vs) {
@@ -199,14 +214,10 @@ func (l *StreamListener) evictWaiting(match func(*connState) bool) bool {
 		if victim == nil {
 			break
 		}
-		// ReadFrame marks a whole frame (idleSince 0) without the lock,
-		// then reads evicted: marking here first and reading idleSince
-		// after means one of the two sees the other, so a frame is
-		// never handled on a stream closed to make room. Seen here: the
-		// frame is being handled; look again without this stream.
-		vst.evicted.Store(true)
-		if vst.idleSince.Load() == 0 {
-			vst.evicted.Store(false)
+		// ReadFrame claims a whole frame without the lock: the frame
+		// completed since the scan when this swap fails; look again
+		// without this stream.
+		if !vst.claim.CompareAndSwap(claimNone, claimEvicted) {
 			if skip == nil {
 				skip = make(map[*connState]bool)
 			}

@@ -24,7 +24,7 @@ func waitingOnPeer(t *testing.T, l *StreamListener, n int) {
 		defer l.mu.Unlock()
 		waiting := 0
 		for _, st := range l.conns {
-			if st.idleSince.Load() != 0 && !st.evicted.Load() {
+			if st.idleSince.Load() != 0 && !st.isEvicted() {
 				waiting++
 			}
 		}
@@ -98,7 +98,7 @@ func readSince(t *testing.T, l *StreamListener, before map[*connState]int64, n i
 			if !ok {
 				base = st.at
 			}
-			if v := st.idleSince.Load(); v != 0 && v != base && !st.evicted.Load() {
+			if v := st.idleSince.Load(); v != 0 && v != base && !st.isEvicted() {
 				moved++
 			}
 		}

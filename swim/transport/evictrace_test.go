@@ -14,8 +14,8 @@ import (
 )
 
 // A stream chosen for eviction whose frame completes before it is marked
-// is not closed: evictWaiting reads its idle clock again after marking it
-// and takes the next stream. The frame is made to complete inside the
+// is not closed: ReadFrame claimed it first (connState.claim), so
+// evictWaiting's claim fails and it takes the next stream. The frame is made to complete inside the
 // scan (match runs under the listener's lock, as ReadFrame's mark would
 // land between the scan and the close); over 64 listeners the scan meets
 // the first-chosen stream first about half the time, which is the case
@@ -36,13 +36,14 @@ func TestEvictionSkipsStreamWhoseFrameCompleted(t *testing.T) {
 		calls := 0
 		evicted := l.evictWaiting(func(*connState) bool {
 			if calls++; calls == 2 {
-				a.idleSince.Store(0) // a's frame is now whole and handled
+				a.idleSince.Store(0) // a's frame is now whole and handled (ReadFrame)
+				a.claim.Store(claimFrame)
 			}
 			return true
 		})
 		assert.True(t, evicted)
-		assert.False(t, a.evicted.Load(), "the stream handling a frame is kept")
-		assert.True(t, b.evicted.Load(), "the next stream goes instead")
+		assert.False(t, a.isEvicted(), "the stream handling a frame is kept")
+		assert.True(t, b.isEvicted(), "the next stream goes instead")
 		_, err = pb.Read(make([]byte, 1))
 		assert.ErrorIs(t, err, io.EOF, "b's connection is closed")
 		_ = pa.SetReadDeadline(time.Now().Add(10 * time.Millisecond))
@@ -69,7 +70,7 @@ func TestReadFrameOnEvictedStream(t *testing.T) {
 	b, err := c.ReadFrame()
 	require.NoError(t, err)
 	assert.Equal(t, "hi", string(b))
-	st.evicted.Store(true)
+	st.claim.Store(claimEvicted)
 	_, err = c.ReadFrame()
 	assert.ErrorIs(t, err, ErrStreamEvicted)
 }

@@ -341,7 +341,7 @@ func (l *StreamListener) acceptLoop(handle func(*Conn)) {
 			if l.cfg.Wrap != nil {
 				w, err := l.cfg.Wrap(c, true)
 				if err != nil {
-					if !st.evicted.Load() { // an evicted one is counted already
+					if !st.isEvicted() { // an evicted one is counted already
 						l.refused.Add(1)
 					}
 					return
@@ -464,13 +464,14 @@ func (c *Conn) ReadFrame() ([]byte, error) {
 		// Waiting on the peer from here (or from accepting, for the
 		// first frame) until the frame is whole: evictable meanwhile,
 		// idle since the last byte read (progressReader).
+		c.state.claim.CompareAndSwap(claimFrame, claimNone)
 		c.state.idleSince.CompareAndSwap(0, monoNow())
 	}
 	b, err := ReadFrame(r, c.maxFrame)
 	if err == nil && c.state != nil {
 		c.state.framed.Store(true)
 		c.state.idleSince.Store(0)
-		if c.state.evicted.Load() {
+		if !c.state.claim.CompareAndSwap(claimNone, claimFrame) {
 			// Closed to make room as the frame completed (evictWaiting):
 			// not handled on a closed stream.
 			return nil, ErrStreamEvicted
