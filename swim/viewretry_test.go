@@ -139,3 +139,26 @@ func TestViewRequestRetriesWithinBudget(t *testing.T) {
 	count(pk)
 	assert.LessOrEqual(t, asks, 60+viewAskSlots*viewAskRetries, "retries of the last requests only")
 }
+
+// A retry is paid for at the size it has when sent: after this member's
+// metadata grew, a retry the first packet paid for at the old size is
+// not sent, and the entry is forgotten.
+func TestViewRequestRetryPaidAtItsSize(t *testing.T) {
+	far := func(c *Config) { c.PushPullInterval = new(100 * time.Hour) }
+	j := node("j")
+	a := newTest(t, "a", ModeLifeguard, far, "b", "c", "d")
+	a.Tick(0)
+	drain(a)
+	now := 500 * time.Millisecond
+	req := a.askViewSize(j)
+	ack := a.bareReplySize(j, &Packet{Kind: MsgPing})
+	big := pingOf(a, j, req+req/2+(ack+1)/2) // pays for two retries at req
+	require.NoError(t, a.Step(now, &big))
+	pk, _ := drain(a)
+	require.Len(t, only(t, pk, MsgJoin), 1, "the view request")
+	require.NoError(t, a.SetMeta(make([]byte, 2*req)))
+	require.Greater(t, req+ack+a.askViewSize(j), 2*big.Size(), "pays for no retry now")
+	assert.Empty(t, viewAsks(t, a, j.Addr, time.Minute))
+	assert.Equal(t, 1, a.Stats().ViewRequests)
+	assert.Empty(t, a.sync.asks)
+}
