@@ -133,7 +133,8 @@ func TestUnvouchedBudgetInWireBytes(t *testing.T) {
 // Packet.WireLen is what the transport says it read: a value above the
 // largest datagram counts as 65,535 bytes, so that the budgets' sums do
 // not overflow (a WireLen near math.MaxInt made twice it negative, and a
-// ping drew no ack budget at all), and a negative one as unknown.
+// ping drew no ack budget at all), and a negative one as unknown: Size
+// plus Config.WireOverhead.
 func TestWireLenClamped(t *testing.T) {
 	a := newTest(t, "a", ModeLifeguard, nil, "b", "c", "d")
 	p := Packet{Kind: MsgPing, From: node("j"), To: a.Self(), Ping: Ping{Seq: 1}}
@@ -143,6 +144,12 @@ func TestWireLenClamped(t *testing.T) {
 		p.WireLen = c.wire
 		assert.Equal(t, c.want, a.recvBytes(&p), "WireLen %d", c.wire)
 	}
+	// Without a WireLen, the transport's overhead is added to the Size.
+	o := newTest(t, "a", ModeLifeguard, func(c *Config) { c.WireOverhead = 37 }, "b")
+	p.WireLen = 0
+	assert.Equal(t, p.Size()+37, o.recvBytes(&p))
+	p.WireLen = 100
+	assert.Equal(t, 100, o.recvBytes(&p), "WireLen counts as is")
 	p.WireLen = math.MaxInt
 	require.NoError(t, a.Step(time.Second, &p))
 	pk, _ := drain(a)
