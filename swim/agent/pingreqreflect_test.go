@@ -32,9 +32,7 @@ func TestForgedPingReqsReflectWithinTwice(t *testing.T) {
 	as := group(t, 3, cfg)
 	codec, err := wire.NewCodec(wire.CodecConfig{Security: &wire.Security{Plain: true}})
 	require.NoError(t, err)
-	victim, err := listenUDP(transport.Config{Bind: "127.0.0.1:0", QueueLen: 4096})
-	require.NoError(t, err)
-	defer victim.Close()
+	victim := newVictim(t, codec)
 	attacker, err := listenUDP(transport.Config{Bind: "127.0.0.1:0", QueueLen: 4096})
 	require.NoError(t, err)
 	defer attacker.Close()
@@ -48,19 +46,11 @@ func TestForgedPingReqsReflectWithinTwice(t *testing.T) {
 		return n
 	}
 	refused0 := refused()
-	forged, got, acks, stranger, relayed := 0, 0, 0, 0, 0
+	forged, stranger, relayed := 0, 0, 0
 	read := func() {
-		for {
-			select {
-			case p := <-victim.Packets():
-				got += len(p.Data)
-				if pk, err := codec.Decode(p.Data); err == nil && pk.Kind == swim.MsgAck {
-					acks++
-				}
-			case <-attacker.Packets(): // view requests to the attacker's true address
-			default:
-				return
-			}
+		victim.read()
+		for len(attacker.Packets()) > 0 { // view requests to the attacker's true address
+			<-attacker.Packets()
 		}
 	}
 	send := func(a *Agent, pk swim.Packet) {
@@ -91,16 +81,16 @@ func TestForgedPingReqsReflectWithinTwice(t *testing.T) {
 		}
 		// Each member refused the relay to the stranger, and relayed the
 		// real member's ack to the victim, bare.
-		require.Eventually(t, func() bool { read(); return refused()-refused0 == stranger && acks == relayed }, 10*time.Second, time.Millisecond,
-			"round %d: %d relays refused of %d, %d acks relayed of %d", r, refused()-refused0, stranger, acks, relayed)
+		require.Eventually(t, func() bool { read(); return refused()-refused0 == stranger && victim.acks == relayed }, 10*time.Second, time.Millisecond,
+			"round %d: %d relays refused of %d, %d acks relayed of %d", r, refused()-refused0, stranger, victim.acks, relayed)
 	}
 	// What comes later counts too (nacks, view requests and their retries,
 	// due up to six periods after a request): wait seven periods of every
 	// member, then read what is left.
 	periodsFrom(t, as...)(7)
 	read()
-	ratio := float64(got) / float64(forged)
+	ratio := float64(victim.got) / float64(forged)
 	t.Logf("%d forged ping-reqs, %d bytes; the group sent the victim %d bytes (%d relayed acks): %.2f×",
-		stranger+relayed, forged, got, acks, ratio)
+		stranger+relayed, forged, victim.got, victim.acks, ratio)
 	assert.LessOrEqual(t, ratio, 2.0)
 }

@@ -30,29 +30,14 @@ func TestForgedPingsReflectWithinTwice(t *testing.T) {
 			as := group(t, 3, cfg)
 			codec, err := wire.NewCodec(wire.CodecConfig{Security: &wire.Security{Plain: true}})
 			require.NoError(t, err)
-			victim, err := listenUDP(transport.Config{Bind: "127.0.0.1:0", QueueLen: 4096})
-			require.NoError(t, err)
-			defer victim.Close()
-			sender := victim
+			victim := newVictim(t, codec)
+			sender := victim.UDP
 			if !fromVictim {
 				sender, err = listenUDP(transport.Config{Bind: "127.0.0.1:0"})
 				require.NoError(t, err)
 				defer sender.Close()
 			}
-			forged, got, acks, pings := 0, 0, 0, 0
-			read := func() {
-				for {
-					select {
-					case p := <-victim.Packets():
-						got += len(p.Data)
-						if pk, err := codec.Decode(p.Data); err == nil && pk.Kind == swim.MsgAck {
-							acks++
-						}
-					default:
-						return
-					}
-				}
-			}
+			forged, pings := 0, 0
 			for r := range 10 {
 				for k, a := range as {
 					require.NoError(t, a.Broadcast(context.Background(), fmt.Sprintf("k%d-%d", k, r), []byte(strings.Repeat("b", 1000))))
@@ -68,21 +53,16 @@ func TestForgedPingsReflectWithinTwice(t *testing.T) {
 					forged += len(data)
 					pings++
 				}
-				require.Eventually(t, func() bool { read(); return acks == pings }, 10*time.Second, time.Millisecond, "every forged ping answered")
+				require.Eventually(t, func() bool { victim.read(); return victim.acks == pings }, 10*time.Second, time.Millisecond, "every forged ping answered")
 			}
 			// What comes later (view requests and their retries, 2 and 6
 			// periods later, if any) counts too: wait until every agent
 			// ran 7 more periods (a loaded machine may run fewer in a
 			// second), then read until 100 ms pass without a datagram.
 			periodsFrom(t, as...)(7)
-			for quiet := time.Now(); time.Since(quiet) < 100*time.Millisecond; time.Sleep(10 * time.Millisecond) {
-				n := got
-				if read(); got != n {
-					quiet = time.Now()
-				}
-			}
-			ratio := float64(got) / float64(forged)
-			t.Logf("%d forged pings, %d bytes; the group sent the victim %d bytes: %.2f×", pings, forged, got, ratio)
+			victim.readUntilQuiet()
+			ratio := float64(victim.got) / float64(forged)
+			t.Logf("%d forged pings, %d bytes; the group sent the victim %d bytes: %.2f×", pings, forged, victim.got, ratio)
 			assert.LessOrEqual(t, ratio, 2.0)
 		})
 	}

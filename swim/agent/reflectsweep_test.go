@@ -10,7 +10,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fdkit/fdkit/swim"
-	"github.com/fdkit/fdkit/swim/transport"
 	"github.com/fdkit/fdkit/swim/wire"
 )
 
@@ -37,23 +36,7 @@ func TestForgedPingSizesWithinTwiceOnTheWire(t *testing.T) {
 			}
 			codec, err := wire.NewCodec(wire.CodecConfig{Security: sec})
 			require.NoError(t, err)
-			victim, err := listenUDP(transport.Config{Bind: "127.0.0.1:0", QueueLen: 4096})
-			require.NoError(t, err)
-			defer victim.Close()
-			got, acks := 0, 0
-			read := func() {
-				for {
-					select {
-					case p := <-victim.Packets():
-						got += len(p.Data)
-						if pk, err := codec.Decode(p.Data); err == nil && pk.Kind == swim.MsgAck {
-							acks++
-						}
-					default:
-						return
-					}
-				}
-			}
+			victim := newVictim(t, codec)
 			// forge returns a ping from id at the victim's address to a,
 			// padded to size bytes on the wire with Alive updates of the
 			// group's members and then with the ID's length.
@@ -81,7 +64,7 @@ func TestForgedPingSizesWithinTwiceOnTheWire(t *testing.T) {
 			}
 			worst := 0.0
 			for size := low; size <= 600; size += 25 {
-				got, acks = 0, 0
+				victim.got, victim.acks = 0, 0
 				forged := 0
 				for k, a := range as {
 					data := forge(a, fmt.Sprintf("f%d-%d-", size, k), size)
@@ -90,18 +73,14 @@ func TestForgedPingSizesWithinTwiceOnTheWire(t *testing.T) {
 					require.NoError(t, victim.Send(dst, data))
 					forged += len(data)
 				}
-				require.Eventually(t, func() bool { read(); return acks == len(as) }, 10*time.Second, time.Millisecond, "every forged ping of %d bytes answered", size)
+				require.Eventually(t, func() bool { victim.read(); return victim.acks == len(as) }, 10*time.Second, time.Millisecond, "every forged ping of %d bytes answered", size)
 				// View requests and their retries (2 and 6 periods
 				// later) count too: wait until every agent ran 7 more
 				// periods (a loaded machine may run fewer in 700 ms),
 				// then read until 100 ms pass without a datagram.
 				periodsFrom(t, as...)(7)
-				for quiet := time.Now(); time.Since(quiet) < 100*time.Millisecond; time.Sleep(10 * time.Millisecond) {
-					n := got
-					if read(); got != n {
-						quiet = time.Now()
-					}
-				}
+				victim.readUntilQuiet()
+				got := victim.got
 				ratio := float64(got) / float64(forged)
 				worst = max(worst, ratio)
 				t.Logf("pings of %d bytes: %d forged, %d sent to the victim: %.2f×", size, forged, got, ratio)
