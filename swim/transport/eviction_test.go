@@ -49,11 +49,7 @@ func dialerFrom(t *testing.T, l *StreamListener) func(src string) net.Conn {
 // source's stream has been idle longer: a flood from a few addresses
 // displaces itself, not the member holding one stream.
 func TestStreamEvictionPrefersCrowdedSource(t *testing.T) {
-	errs := make(chan error, 16)
-	l, err := ListenStream(StreamConfig{MaxConns: 4, MaxConnsPerSource: 3, Timeout: 20 * time.Second}, echo(errs))
-	require.NoError(t, err)
-	defer l.Close()
-	dialFrom := dialerFrom(t, l)
+	l, dialFrom := listenEcho(t, StreamConfig{MaxConns: 4, MaxConnsPerSource: 3, Timeout: 20 * time.Second})
 	roundTrip := func(c net.Conn) error { return pingEcho(c, 5*time.Second) }
 	member := dialFrom("127.0.0.1")
 	require.NoError(t, roundTrip(member)) // waits longest from here on
@@ -120,17 +116,10 @@ func partialFrame(n, k int) []byte {
 // idle longest. Before, the source holding the most slots went first and
 // the member lost a transfer.
 func TestStreamEvictionSparesMemberTransfers(t *testing.T) {
-	errs := make(chan error, 16)
-	l, err := ListenStream(StreamConfig{MaxConns: 4, MaxConnsPerSource: 4, MaxFrame: 100, Timeout: 20 * time.Second}, echo(errs))
-	require.NoError(t, err)
-	defer l.Close()
-	dialFrom := dialerFrom(t, l)
+	l, dialFrom := listenEcho(t, StreamConfig{MaxConns: 4, MaxConnsPerSource: 4, MaxFrame: 100, Timeout: 20 * time.Second})
 	send := func(src string, b []byte) net.Conn {
-		before := idleClocks(l)
 		c := dialFrom(src)
-		_, err := c.Write(b)
-		require.NoError(t, err)
-		readSince(t, l, before, 1) // in the order written
+		writeSeen(t, l, c, b) // in the order written
 		return c
 	}
 	stalled := send("127.0.0.2", partialFrame(100, 10))
@@ -156,29 +145,19 @@ func TestStreamEvictionSparesMemberTransfers(t *testing.T) {
 // received nothing for longest makes room. Before, a stream waited from
 // the start of its frame, so the slow transfer went first.
 func TestStreamEvictionSparesSlowFrame(t *testing.T) {
-	errs := make(chan error, 16)
-	l, err := ListenStream(StreamConfig{MaxConns: 2, MaxConnsPerSource: 2, MaxFrame: 1000, Timeout: 20 * time.Second}, echo(errs))
-	require.NoError(t, err)
-	defer l.Close()
-	dialFrom := dialerFrom(t, l)
-	write := func(c net.Conn, b []byte) {
-		before := idleClocks(l)
-		_, err := c.Write(b)
-		require.NoError(t, err)
-		readSince(t, l, before, 1)
-	}
+	l, dialFrom := listenEcho(t, StreamConfig{MaxConns: 2, MaxConnsPerSource: 2, MaxFrame: 1000, Timeout: 20 * time.Second})
 	slow := dialFrom("127.0.0.1")
-	write(slow, partialFrame(1000, 100))
+	writeSeen(t, l, slow, partialFrame(1000, 100))
 	stalled := dialFrom("127.0.0.1")
-	write(stalled, partialFrame(1000, 100))
+	writeSeen(t, l, stalled, partialFrame(1000, 100))
 	for range 3 {
-		write(slow, make([]byte, 100)) // steadily, one piece after another
+		writeSeen(t, l, slow, make([]byte, 100)) // steadily, one piece after another
 	}
 
 	late := dialFrom("127.0.0.2")
 	require.NoError(t, pingEcho(late, 10*time.Second), "a new stream is served")
 	assert.True(t, closedByPeer(stalled, 10*time.Second), "the stream that received nothing for longest was closed")
-	_, err = slow.Write(make([]byte, 600))
+	_, err := slow.Write(make([]byte, 600))
 	require.NoError(t, err)
 	_ = slow.SetReadDeadline(time.Now().Add(10 * time.Second))
 	_, err = io.ReadFull(slow, make([]byte, 1004))
@@ -191,25 +170,38 @@ func TestStreamEvictionSparesSlowFrame(t *testing.T) {
 // streams that never complete a frame, redialled faster than a member's
 // transfer sends its next bytes, displaces its own streams first.
 func TestStreamEvictionKeepsFramedStream(t *testing.T) {
-	errs := make(chan error, 16)
-	l, err := ListenStream(StreamConfig{MaxConns: 3, MaxConnsPerSource: 3, MaxFrame: 100, Timeout: 20 * time.Second}, echo(errs))
-	require.NoError(t, err)
-	defer l.Close()
-	dialFrom := dialerFrom(t, l)
+	l, dialFrom := listenEcho(t, StreamConfig{MaxConns: 3, MaxConnsPerSource: 3, MaxFrame: 100, Timeout: 20 * time.Second})
 	member := dialFrom("127.0.0.1")
 	require.NoError(t, pingEcho(member, 10*time.Second))
 	waitingOnPeer(t, l, 1) // idle from here on
 	var flood []net.Conn
 	for _, src := range []string{"127.0.0.2", "127.0.0.3"} {
-		before := idleClocks(l)
 		c := dialFrom(src)
-		_, err := c.Write(partialFrame(100, 10))
-		require.NoError(t, err)
-		readSince(t, l, before, 1) // after the member's last byte
+		writeSeen(t, l, c, partialFrame(100, 10)) // after the member's last byte
 		flood = append(flood, c)
 	}
 	require.NoError(t, pingEcho(dialFrom("127.0.0.4"), 10*time.Second), "a fourth source is served")
 	assert.True(t, closedByPeer(flood[0], 10*time.Second), "the flood's older stream without a frame was closed")
 	require.NoError(t, pingEcho(member, 10*time.Second), "the member's stream is kept")
 	assert.Equal(t, StreamStats{Accepted: 4, Evicted: 1}, l.Stats())
+}
+
+// listenEcho listens with cfg, echoing every frame, and returns the
+// listener, closed when t ends, with a dialler from loopback sources.
+func listenEcho(t *testing.T, cfg StreamConfig) (*StreamListener, func(src string) net.Conn) {
+	t.Helper()
+	l, err := ListenStream(cfg, echo(make(chan error, 16)))
+	require.NoError(t, err)
+	t.Cleanup(func() { l.Close() })
+	return l, dialerFrom(t, l)
+}
+
+// writeSeen writes b on c and waits until l has read bytes on exactly one
+// stream since: l then saw the streams' bytes in the order of the calls.
+func writeSeen(t *testing.T, l *StreamListener, c net.Conn, b []byte) {
+	t.Helper()
+	before := idleClocks(l)
+	_, err := c.Write(b)
+	require.NoError(t, err)
+	readSince(t, l, before, 1)
 }

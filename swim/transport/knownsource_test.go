@@ -19,18 +19,11 @@ import (
 // arrives whole. Before, the member's stream, unframed and idle longest,
 // was the first to go.
 func TestStreamEvictionSparesKnownSource(t *testing.T) {
-	errs := make(chan error, 16)
-	l, err := ListenStream(StreamConfig{MaxConns: 3, MaxConnsPerSource: 3, MaxFrame: 100, Timeout: 20 * time.Second}, echo(errs))
-	require.NoError(t, err)
-	defer l.Close()
+	l, dialFrom := listenEcho(t, StreamConfig{MaxConns: 3, MaxConnsPerSource: 3, MaxFrame: 100, Timeout: 20 * time.Second})
 	l.SetKnownSource(netip.MustParseAddr("127.0.0.1"), true)
-	dialFrom := dialerFrom(t, l)
 	send := func(src string, b []byte) net.Conn {
-		before := idleClocks(l)
 		c := dialFrom(src)
-		_, err := c.Write(b)
-		require.NoError(t, err)
-		readSince(t, l, before, 1) // in the order written
+		writeSeen(t, l, c, b) // in the order written
 		return c
 	}
 	member := send("127.0.0.1", partialFrame(100, 10)) // idle longest from here on
@@ -46,7 +39,7 @@ func TestStreamEvictionSparesKnownSource(t *testing.T) {
 	require.NoError(t, pingEcho(dialFrom("127.0.0.6"), 10*time.Second), "a sixth source is served")
 	assert.True(t, closedByPeer(first, 10*time.Second), "the unknown stream that delivered a frame was closed before the member's")
 
-	_, err = member.Write(make([]byte, 90))
+	_, err := member.Write(make([]byte, 90))
 	require.NoError(t, err)
 	_ = member.SetReadDeadline(time.Now().Add(10 * time.Second))
 	_, err = io.ReadFull(member, make([]byte, 104))
@@ -59,13 +52,9 @@ func TestStreamEvictionSparesKnownSource(t *testing.T) {
 // is the first to go for a later unknown stream, although a member's
 // stream has been idle longer.
 func TestStreamEvictionJoinerDisplacesMember(t *testing.T) {
-	errs := make(chan error, 16)
-	l, err := ListenStream(StreamConfig{MaxConns: 2, MaxConnsPerSource: 2, Timeout: 20 * time.Second}, echo(errs))
-	require.NoError(t, err)
-	defer l.Close()
+	l, dialFrom := listenEcho(t, StreamConfig{MaxConns: 2, MaxConnsPerSource: 2, Timeout: 20 * time.Second})
 	l.SetKnownSource(netip.MustParseAddr("127.0.0.1"), true)
 	l.SetKnownSource(netip.MustParseAddr("127.0.0.2"), true)
-	dialFrom := dialerFrom(t, l)
 	var members []net.Conn
 	for _, src := range []string{"127.0.0.1", "127.0.0.2"} {
 		c := dialFrom(src)
