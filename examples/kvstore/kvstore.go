@@ -22,15 +22,14 @@
 // (a datagram), the member answers with a challenge (a datagram of a few
 // dozen bytes, sent by agent.SendToAddress with no gossip in it, to the
 // address in its view), and only a joiner that echoes the challenge gets
-// the store. Pushing the store on every join event, as before, let anyone
-// who can announce a member (in plain mode anyone, by gossiping an Alive
-// for a member that does not exist at a victim's address) draw a whole
-// store to that address per announcement, many times the announcement's
-// bytes, and cost a goroutine and a copy of the store each
-// (issue 27, user33 F2). A forged request draws one challenge, about the
-// request's size. The challenge is a keyed hash of the member's ID and
-// address (HMAC-SHA256 under a key each store draws at New), so it costs
-// no state. One goroutine sends the stores asked for, one at a time; at
+// the store. Pushing the store on every join event instead would let
+// anyone who can announce a member (in plain mode anyone, by gossiping an
+// Alive for a member that does not exist at a victim's address) draw a
+// whole store to that address per announcement, many times the
+// announcement's bytes, at a goroutine and a copy of the store each. A
+// forged request draws one challenge, about the request's size. The
+// challenge is a keyed hash of the member's ID and address (HMAC-SHA256
+// under a key each store draws at New), so it costs no state. One goroutine sends the stores asked for, one at a time; at
 // most stateQueue wait, and requests beyond are dropped and counted
 // (AnswersDropped): that joiner gets the keys written after it joined,
 // and the others when they are written again.
@@ -48,9 +47,9 @@
 // whose entries are stamped more than MaxClockLead above this store's
 // clock as it was before the message is refused entry by entry
 // (Rejected): one message moves the clock by at most MaxClockLead,
-// however many entries it chains (before, each entry was bounded by the
-// clock the previous one had moved, and one message of n entries moved
-// it by n·2^32; user33 F1). A write that would pass 2^64−1 fails with
+// however many entries it chains (bounding each entry by the clock the
+// previous one moved would let one message of n entries move it by
+// n·2^32). A write that would pass 2^64−1 fails with
 // ErrClock instead of wrapping. MaxClockLead is 2^32: the clock moves by
 // one per write, so an honest member is that far ahead only after four
 // billion writes this store has not seen, and a forger needs 2^32
