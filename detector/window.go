@@ -77,6 +77,21 @@ func (w *Window) Clone() *Window {
 	return &c
 }
 
+// CloneInto makes dst an independent copy of w (the same size and
+// samples, as Clone gives) and returns it, reusing dst's buffer when dst
+// has w's size; with dst nil or of another size it returns Clone() and
+// leaves dst alone. dst's former samples are lost.
+func (w *Window) CloneInto(dst *Window) *Window {
+	if dst == nil || len(dst.buf) != len(w.buf) {
+		return w.Clone()
+	}
+	buf := dst.buf
+	*dst = *w
+	dst.buf = buf
+	copy(buf, w.buf)
+	return dst
+}
+
 // At returns the i-th sample held, 0 being the oldest and Len()-1 the newest.
 // It panics if i is out of range, like a slice index.
 func (w *Window) At(i int) time.Duration {

@@ -185,6 +185,40 @@ func TestWindowCloneIsIndependentAndBitIdentical(t *testing.T) {
 	}
 }
 
+// CloneInto copies w into a window of its size, which it returns, and
+// gives a new window for one of another size, which it leaves alone: the
+// copies are Equal to w, give its statistics bit for bit, and are
+// independent of it.
+func TestWindowCloneIntoIsClone(t *testing.T) {
+	w, err := detector.NewWindow(7)
+	require.NoError(t, err)
+	same, _ := detector.NewWindow(7)
+	other, _ := detector.NewWindow(8)
+	for i := range 10 { // past the first eviction, at other ring positions
+		w.Add(ms(100 + 10*float64(i)))
+		same.Add(ms(3))
+		other.Add(ms(4))
+	}
+	same.Add(ms(3))
+	c := w.CloneInto(same)
+	assert.Same(t, same, c)
+	n := w.CloneInto(other)
+	assert.NotSame(t, other, n)
+	assert.Equal(t, 8, other.Size())
+	assert.Equal(t, ms(4), other.At(7), "other left alone")
+	for _, x := range []*detector.Window{c, n} {
+		require.True(t, x.Equal(w))
+		for i := range 7 {
+			assert.Equal(t, ms(130+10*float64(i)), x.At(i))
+		}
+		x.Add(ms(5000)) // only the copy
+		assert.Equal(t, ms(190), w.At(6))
+		w2 := w.Clone()
+		w2.Add(ms(5000))
+		requireSameStats(t, w2, x)
+	}
+}
+
 // The statistics are a function of the samples held: windows that reach the
 // same samples through different histories (other evicted samples, huge
 // ones among them, other ring positions) are Equal and give bit-identical

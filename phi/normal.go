@@ -361,21 +361,36 @@ func (d *Normal) Form() (last time.Duration, mean, sd float64, ok bool) {
 // a threshold sweep replays thresholds that agree on their history as
 // one detector and forks it when an arrival falls between their freshness
 // points (qos.PhiNormalFamily). Errors: a threshold NewNormal rejects.
-func (d *Normal) Fork(threshold float64) (*Normal, error) {
+func (d *Normal) Fork(threshold float64) (*Normal, error) { return d.ForkInto(nil, threshold) }
+
+// ForkInto is Fork into dst: it makes dst the copy of d with threshold Θ
+// that Fork would return and returns dst, reusing dst's window when it
+// has d's window size (else dst gets a new one) and the storage of its
+// relearn run, so that a
+// threshold sweep that forks and joins groups of thresholds again and
+// again reuses the detectors of the groups that joined
+// (qos.PhiNormalFamily). dst's former state is lost; with dst nil it
+// allocates the copy as Fork does; dst may be d (its threshold then
+// changes). Errors: those of Fork, dst then unchanged.
+func (d *Normal) ForkInto(dst *Normal, threshold float64) (*Normal, error) {
 	f := fields{model: "normal"}
 	threshold = f.threshold(threshold)
 	if f.err != nil {
 		return nil, f.err
 	}
-	c := *d
-	c.window = d.window.Clone()
-	c.relearn = d.relearn.clone()
-	c.threshold = threshold
-	c.zTh = ZOfLevel(threshold)
-	if c.arr.seen {
-		c.refresh()
+	if dst == nil {
+		dst = new(Normal)
 	}
-	return &c, nil
+	w, run := dst.window, dst.relearn.run
+	*dst = *d
+	dst.window = d.window.CloneInto(w)
+	dst.relearn = d.relearn.cloneInto(run)
+	dst.threshold = threshold
+	dst.zTh = ZOfLevel(threshold)
+	if dst.arr.seen {
+		dst.refresh()
+	}
+	return dst, nil
 }
 
 // FreshnessPointZ returns the freshness point τ = T_last + ⌈t*⌉

@@ -259,3 +259,77 @@ func TestNormalObserveEachIsObserve(t *testing.T) {
 		}
 	}
 }
+
+// ForkInto gives dst the state Fork would return, dst's window and relearn
+// run reused when its window has d's size (a new window otherwise): here
+// the fork is taken just after the late heartbeat that Θ = 3 leaves out (a
+// relearn run of one interval held), into a detector with another history
+// and into one of another window size. Each fork then follows a fresh Fork
+// bit for bit while d goes on on its own, so nothing is shared with d.
+func TestNormalForkIntoIsFork(t *testing.T) {
+	cfg := phi.NormalConfig{Threshold: 3, WindowSize: 1000, MinStdDev: new(ms(5))}
+	hbs := jitteredArrivals(2, 25)
+	d := newNormal(t, cfg)
+	for _, h := range hbs[:301] {
+		d.Observe(h)
+	}
+	require.Equal(t, 299, d.Window().Len(), "300 intervals, the late one left out (held in the relearn run)")
+
+	used := newNormal(t, phi.NormalConfig{Threshold: 12, WindowSize: 1000})
+	for _, h := range jitteredArrivals(9, 0)[:50] {
+		used.Observe(h)
+	}
+	usedWindow := used.Window()
+	other := newNormal(t, phi.NormalConfig{Threshold: 12, WindowSize: 500})
+	otherWindow := other.Window()
+
+	f, err := d.ForkInto(used, 8)
+	require.NoError(t, err)
+	assert.Same(t, used, f, "into dst")
+	assert.Same(t, usedWindow, f.Window(), "dst's window reused")
+	g, err := d.ForkInto(other, 8)
+	require.NoError(t, err)
+	assert.Same(t, other, g, "into dst")
+	assert.NotSame(t, otherWindow, g.Window(), "a window of another size is not reused")
+	assert.Equal(t, 1000, g.Window().Size())
+	h, err := d.ForkInto(nil, 8)
+	require.NoError(t, err)
+
+	// want: the fork of a twin of d that goes on no further.
+	twin := newNormal(t, cfg)
+	for _, h := range hbs[:301] {
+		twin.Observe(h)
+	}
+	want, err := twin.Fork(8)
+	require.NoError(t, err)
+	// d goes on alone: eleven intervals recorded end its relearn run (K =
+	// 10), and one 2 s late starts another in the run's storage.
+	at := hbs[300].Arrival
+	for i := range 12 {
+		at += ms(100)
+		if i == 11 {
+			at += ms(2000)
+		}
+		d.Observe(detector.Heartbeat{Seq: uint64(301 + i), HasSeq: true, Arrival: at})
+	}
+	assert.False(t, d.SameHistory(want), "d went its own way")
+	for i, x := range hbs[301:] {
+		for _, c := range []*phi.Normal{f, g, h} {
+			require.Equal(t, 8.0, c.Threshold())
+			require.True(t, c.SameHistory(want), "heartbeat %d", 301+i)
+			a, _ := c.FreshnessPoint()
+			b, _ := want.FreshnessPoint()
+			require.Equal(t, b, a, "heartbeat %d", 301+i)
+			c.Observe(x)
+		}
+		want.Observe(x)
+	}
+
+	_, err = d.ForkInto(used, -1)
+	assert.Error(t, err)
+	assert.True(t, used.SameHistory(want), "a rejected threshold leaves dst unchanged")
+	self, err := d.ForkInto(d, 5)
+	require.NoError(t, err)
+	assert.Same(t, d, self)
+	assert.Equal(t, 5.0, d.Threshold(), "into d itself: the threshold changes")
+}

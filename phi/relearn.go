@@ -95,6 +95,14 @@ func (r *relearn) clone() relearn {
 	return c
 }
 
+// cloneInto returns an independent copy of r whose run reuses the array
+// of run (of another relearn, whose state is then lost).
+func (r *relearn) cloneInto(run []time.Duration) relearn {
+	c := *r
+	c.run = append(run[:0], r.run...)
+	return c
+}
+
 // equal reports whether r and o are in the same state.
 func (r *relearn) equal(o *relearn) bool {
 	return r.k == o.k && r.n == o.n && r.ok == o.ok && slices.Equal(r.run, o.run)

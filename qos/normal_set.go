@@ -103,6 +103,9 @@ type normalSet struct {
 	scratch []time.Duration
 	grps    []*normalGroup
 	dets    []*phi.Normal // the groups' detectors, in order (empty: to rebuild)
+	// spare: the detectors of groups that joined another, which split
+	// forks into (phi.Normal.ForkInto) instead of allocating a window.
+	spare []*phi.Normal
 	// judged: the intervals judged so far (split's calls); join runs
 	// every joinEvery of them.
 	judged, joinEvery int
@@ -158,6 +161,9 @@ func (s *normalSet) reset(ths []float64) error {
 	s.ths, s.zs = make([]float64, n), make([]float64, n)
 	for j, i := range s.pos {
 		s.ths[j], s.zs[j] = ths[i], zs[i]
+	}
+	for _, g := range s.grps {
+		s.spare = append(s.spare, g.det)
 	}
 	c := s.cfg
 	c.Threshold = s.ths[0]
@@ -255,10 +261,17 @@ func (s *normalSet) split(a time.Duration) {
 		// The first threshold that records (hi−1 does, lo does not; τ is
 		// non-decreasing in j), by bisection: a group may hold hundreds.
 		j := g.lo + 1 + sort.Search(g.hi-1-(g.lo+1), func(k int) bool { return a <= s.tau(g, g.lo+1+k) })
-		d, err := g.det.Fork(s.ths[j])
+		var into *phi.Normal
+		if k := len(s.spare); k > 0 {
+			into = s.spare[k-1]
+		}
+		d, err := g.det.ForkInto(into, s.ths[j])
 		if err != nil {
 			*s.failed = true
 			return
+		}
+		if into != nil {
+			s.spare = s.spare[:len(s.spare)-1]
 		}
 		up := &normalGroup{det: d, lo: j, hi: g.hi, rec: true, since: s.judged}
 		g.hi = j
@@ -296,6 +309,7 @@ func (s *normalSet) join() {
 			continue
 		}
 		g.hi, g.since = u.hi, u.since
+		s.spare = append(s.spare, u.det)
 		s.grps = slices.Delete(s.grps, i+1, i+2)
 		s.dets = s.dets[:0]
 		i-- // g may join the next group too
