@@ -21,6 +21,14 @@ type sfdQuiet struct {
 	sm    []time.Duration
 }
 
+// sfdRankBufs is quietRanks' working space, kept by the schedule for the
+// replays of all its margins: the other blocks' w_j and TD_k (lw, lt), and
+// the copies rankAt narrows down (kw, kt). Each grows to the most values
+// of a margin's other blocks, a quarter of the stream at most.
+type sfdRankBufs struct {
+	lw, lt, kw, kt []int64
+}
+
 // quietRanks returns the nearest-rank p50 and p99 of the TD_k in td
 // (the replay's, of least and greatest values mn and mx), as tdStatsOf
 // finds them, without reading most of them. In a quiet block TD_j = w_j +
@@ -71,13 +79,15 @@ func (sch *sfdSchedule) quietRanks(td []int64, q *sfdQuiet, mn, mx int64) (p50, 
 		sortInt64s(sch.sortedW)
 	}
 	// The other blocks' w_j and TD_k.
-	lw, lt := make([]int64, 0, loud), make([]int64, 0, loud)
+	bufs := &sch.rankBufs
+	lw, lt := slices.Grow(bufs.lw[:0], loud), slices.Grow(bufs.lt[:0], loud)
 	for b := range q.quiet {
 		if other(b) {
 			lw = append(lw, sch.w[sch.ev[b]:sch.ev[b+1]]...)
 			lt = append(lt, td[sch.ev[b]:sch.ev[b+1]]...)
 		}
 	}
+	bufs.lw, bufs.lt = lw, lt
 	var ranks [2]int64
 	for i, r := range [2]int{rank(0.50, n), rank(0.99, n)} {
 		if ranks[i], ok = sch.rankAt(lw, lt, int64(star), r, mn, mx); !ok {
@@ -104,7 +114,9 @@ func (sch *sfdSchedule) rankAt(lw0, lt0 []int64, sm int64, r int, mn, mx int64) 
 	w := sch.sortedW
 	n := len(w)
 	lo, hi := mn, mx // A(mx) = n > r
-	lw, lt := slices.Clone(lw0), slices.Clone(lt0)
+	bufs := &sch.rankBufs
+	bufs.kw, bufs.kt = append(bufs.kw[:0], lw0...), append(bufs.kt[:0], lt0...)
+	lw, lt := bufs.kw, bufs.kt
 	var bW, bT int
 	for {
 		// x* − sm ≥ w[i] with C(w[i]) > i = r + bW − bT − |lt|; and

@@ -62,6 +62,7 @@ func sweepSFD(scfg sfd.Config, values []float64, src Source, cfg Config) ([]*Poi
 	if cfg.Intervals {
 		sch.cells = newCellSeries(newCellGrid(sliceSource(hbs)))
 		_ = sch.cells.setSpan(sliceSource(hbs), sch.base.Start) // a slice has no read error
+		sch.evCell = make([]uint8, 0, sch.base.Evaluated)
 		for k, a := range sch.arr {
 			if c := sch.code[k]; c&sfdStale == 0 && (c&sfdCode == sfdStart || c&sfdCode == sfdEval) {
 				sch.evCell = append(sch.evCell, uint8(sch.cells.grid.cell(a)))
@@ -126,8 +127,9 @@ type sfdSchedule struct {
 	wSum, wMin, wMax []int64
 	// w sorted (quietRanks, once some margin needs it), and the replay's
 	// record of its quiet blocks.
-	sortedW []int64
-	q       sfdQuiet
+	sortedW  []int64
+	q        sfdQuiet
+	rankBufs sfdRankBufs
 }
 
 // newSFDSchedule mirrors replayer.step for everything but τ. It returns
@@ -140,7 +142,7 @@ func newSFDSchedule(hbs []detector.Heartbeat, tr *sfdTrace, cfg Config) (*sfdSch
 	var prevA time.Duration
 	var hasSeq, seen, evaluating bool
 	var lastSeq uint64
-	var delay []int64
+	delay := make([]int64, 0, n) // at most one per heartbeat: no copies on growth
 	allSent, plaus := true, true
 	for k, hb := range hbs {
 		if k > 0 && hb.Arrival < prevA {
