@@ -33,19 +33,40 @@ type series struct {
 // add adds v; past limit samples the series is summarized.
 func (s *series) add(v float64, limit int) {
 	if !s.big {
-		s.exact = append(s.exact, v)
-		if len(s.exact) <= limit {
+		if len(s.exact) < limit {
+			s.exact = appendExact(s.exact, v, limit)
 			return
 		}
+		// The limit+1 samples, v the last, go to the summary.
 		s.big, s.lo, s.hi = true, math.Inf(1), math.Inf(-1)
-		s.hist.center(histKey(s.exact[len(s.exact)/2]))
+		mid := v
+		if i := (len(s.exact) + 1) / 2; i < len(s.exact) {
+			mid = s.exact[i]
+		}
+		s.hist.center(histKey(mid))
 		for _, x := range s.exact {
 			s.fold(x)
 		}
+		s.fold(v)
 		s.exact = nil
 		return
 	}
 	s.fold(v)
+}
+
+// appendExact appends v to s, a series' exact samples, which holds fewer
+// than limit. From 256 samples on, a full s doubles its capacity, up to
+// limit, where append grows large slices by about a quarter: a long
+// series then allocates about twice the bytes of its limit before it is
+// summarized instead of about five times. Below 256 it grows as append
+// does (doubling), so that a stream of a few heartbeats keeps as little.
+func appendExact(s []float64, v float64, limit int) []float64 {
+	if n := len(s); n == cap(s) && n >= 256 {
+		t := make([]float64, n, n+min(n, limit-n))
+		copy(t, s)
+		s = t
+	}
+	return append(s, v)
 }
 
 func (s *series) fold(v float64) {
@@ -213,14 +234,15 @@ type fit struct {
 // add adds the point (x, y); past limit points the fit is summarized.
 func (f *fit) add(x, y float64, limit int) {
 	if !f.big {
-		f.x, f.y = append(f.x, x), append(f.y, y)
-		if len(f.x) <= limit {
+		if len(f.x) < limit {
+			f.x, f.y = appendExact(f.x, x, limit), appendExact(f.y, y, limit)
 			return
 		}
-		f.big = true
+		f.big = true // the limit+1 points, (x, y) the last
 		for i := range f.x {
 			f.fold(f.x[i], f.y[i])
 		}
+		f.fold(x, y)
 		f.x, f.y = nil, nil
 		return
 	}

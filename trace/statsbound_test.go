@@ -85,3 +85,43 @@ func TestHistogramCountsAsAMap(t *testing.T) {
 	require.Equal(t, want, got)
 	require.True(t, slices.IsSorted(keys))
 }
+
+// A series' exact samples grow as append's below 256 samples and double
+// from there (append would add about a quarter), never past the limit;
+// the limit+1-th sample moves them all to the summary.
+func TestSeriesExactGrowth(t *testing.T) {
+	var a series
+	a.add(1, 4096)
+	require.Equal(t, 1, cap(a.exact), "a single sample: as append")
+	for len(a.exact) < 513 {
+		a.add(2, 4096)
+	}
+	require.Equal(t, 1024, cap(a.exact), "doubled at 512 samples (append: 832)")
+	for len(a.exact) < 1025 {
+		a.add(2, 4096)
+	}
+	require.Equal(t, 2048, cap(a.exact))
+
+	var s series
+	for len(s.exact) < 513 {
+		s.add(3, 1000)
+	}
+	require.Equal(t, 1000, cap(s.exact), "no room past the limit")
+	for len(s.exact) < 1000 {
+		s.add(3, 1000)
+	}
+	require.False(t, s.big)
+	s.add(4, 1000)
+	require.True(t, s.big)
+	require.Nil(t, s.exact)
+	require.Equal(t, 1001, s.n)
+	require.Equal(t, 4.0, s.hi)
+
+	var f fit
+	for i := range 1001 {
+		f.add(float64(i), 2*float64(i), 1000)
+	}
+	require.True(t, f.big)
+	require.Equal(t, 1001, f.len())
+	require.Equal(t, 500.0, f.mx)
+}
