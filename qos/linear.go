@@ -70,7 +70,7 @@ type linearCollector struct {
 	// spill, when not nil, receives per evaluated heartbeat c, s, its
 	// delay and its cell (pendD and pendCell, set by the replayer just
 	// before openSegment) instead of c and s; floor records whether some
-	// c_k + s_k·ps[0] < 0 (see linearCurve.floor).
+	// c_k + s_k·ps[0] < 0 (see linearCurve.floor), spilled or not.
 	spill    *linearSpill
 	pendD    int64
 	pendCell uint8
@@ -218,20 +218,20 @@ func (l *linearCollector) openSegment(det detector.Detector, at time.Duration, f
 			continue
 		}
 		sd.open, sd.off, sd.scale, sd.start = true, off, scale, at
-		if fresh && l.spill != nil && float64(off-at)+scale*sd.ps[0] < 0 {
+		if fresh && float64(off-at)+scale*sd.ps[0] < 0 {
 			sd.floor = true
 		}
 	}
 	if fresh {
+		c := float64(off - at)
+		if len(l.ps) > 0 && c+scale*l.ps[0] < 0 {
+			l.floor = true
+		}
 		if l.spill != nil {
-			c := float64(off - at)
-			if len(l.ps) > 0 && c+scale*l.ps[0] < 0 {
-				l.floor = true
-			}
 			l.spill.add(c, scale, l.pendD, l.pendCell)
 			return nil
 		}
-		l.c = append(l.c, float64(off-at))
+		l.c = append(l.c, c)
 		l.s = append(l.s, scale)
 	}
 	return nil
@@ -371,16 +371,17 @@ func replayLinearApart(det detector.Detector, src Source, cfg Config, ps, apart 
 	if err != nil {
 		return nil, err
 	}
-	// The sides first: lin's curve takes lin.c as its td0 and shifts it.
+	// The TD_k at p = 0 and, where some collector's TD is floored, the
+	// floors: the same for lin and its sides, which share them.
+	var td0, floors []float64
+	if !spilled {
+		td0, floors = lin.shiftTD0(r, res.ClockSync)
+	}
 	for j, sd := range lin.sides {
 		if sd.dead {
 			continue
 		}
-		c := lin.c
-		if !spilled {
-			c = slices.Clone(c)
-		}
-		lc, err := sd.curve(res, r, c, lin.s, lin.spill, cfg)
+		lc, err := sd.curve(res, r, td0, floors, lin.s, lin.spill, cfg)
 		if err != nil {
 			return nil, err
 		}
@@ -388,5 +389,27 @@ func replayLinearApart(det detector.Detector, src Source, cfg Config, ps, apart 
 			return nil, err
 		}
 	}
-	return lin.curve(res, r, lin.c, lin.s, lin.spill, cfg)
+	return lin.curve(res, r, td0, floors, lin.s, lin.spill, cfg)
+}
+
+// shiftTD0 turns l.c into TD_k at p = 0, c_k plus the TD base of heartbeat
+// k (replayer.tdBase), in place, and returns it with the bases as floors
+// when l or one of its live sides is floored (else nil): the td0 and floor
+// of every curve of the replay (linearCollector.curve).
+func (l *linearCollector) shiftTD0(r *replayer, sync bool) (td0, floors []float64) {
+	floored := l.floor
+	for _, sd := range l.sides {
+		floored = floored || (sd.floor && !sd.dead)
+	}
+	if floored {
+		floors = make([]float64, len(l.c))
+	}
+	for k := range l.c {
+		b := float64(r.tdBase(sync, k))
+		if floors != nil {
+			floors[k] = b
+		}
+		l.c[k] += b
+	}
+	return l.c, floors
 }

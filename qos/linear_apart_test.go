@@ -18,7 +18,8 @@ import (
 // family refuses (a negative margin) is left nil, for the caller to
 // replay. The traces: jittered delays (Jacobson's RTTVAR is no integer,
 // so sums taken with other values in between differ in their last bits)
-// and a sender stopped for 20 s (TD floored at the small margins).
+// and a sender stopped for 20 s (TD floored at the small margins, below
+// 30 s for Chen's).
 func TestLinearApartSameAsAlone(t *testing.T) {
 	n := 6000
 	long := generate(genOpts{n: n, interval: ms(100), delay: ms(30), spread: ms(8), loss: 0.01, dup: 0.002, pause: 0.002, seed: 7})
@@ -38,6 +39,9 @@ func TestLinearApartSameAsAlone(t *testing.T) {
 		{JacobsonFamily(jacobson.Config{}, []float64{0.5, 1, 2, 4, 8, 16}), []float64{3.3, 2, -1}},
 		{ChenFamily(chen.Config{Estimator: est}, durs([]float64{0.1, 1, 10, 100, 1000})), []float64{7.7, 10, -1}},
 		{FixedFamily(durs([]float64{50, 100, 200, 400})), []float64{150, 100, -5}},
+		// On the stopped trace TD is floored at 10 ms, not from 30 s on:
+		// the point apart is floored where the curve is not.
+		{ChenFamily(chen.Config{Estimator: est}, durs([]float64{30000, 60000})), []float64{10, -1}},
 	}
 	for name, hbs := range map[string][]detector.Heartbeat{"long": long, "stopped": stopped} {
 		src := spooled(t, hbs)

@@ -52,9 +52,11 @@ type linearCurve struct {
 }
 
 // curve answers l's query points after replay r (its result res) from
-// the per-heartbeat data c (τ(0) − A_k, taken as the curve's td0 and
-// shifted in place) and s (the scales), or from the spill sp when not nil.
-func (l *linearCollector) curve(res Result, r *replayer, c, s []float64, sp *linearSpill, cfg Config) (*linearCurve, error) {
+// the per-heartbeat data td0 (TD_k at p = 0: c_k plus the TD base) and s
+// (the scales), with floors the bases when l.floor (linearCollector.shiftTD0
+// makes both, which every curve of the replay reads and none writes), or
+// from the spill sp when not nil.
+func (l *linearCollector) curve(res Result, r *replayer, td0, floors, s []float64, sp *linearSpill, cfg Config) (*linearCurve, error) {
 	qs := l.ps
 	lc := &linearCurve{base: res, ps: qs, constS: l.constSusp, scales: s,
 		cntU: l.cntU, cntW: l.cntW, sU: l.sU, sUU: l.sUU, sV: l.sV, sVV: l.sVV}
@@ -86,22 +88,14 @@ func (l *linearCollector) curve(res Result, r *replayer, c, s []float64, sp *lin
 		}
 		return lc, nil
 	}
-	lc.td0 = c
+	lc.td0 = td0
 	lc.sameS = true
+	// Scales are ≥ 0, so τ(p) ≥ A_k at the smallest query point (l.floor
+	// false) means at every point.
+	if l.floor {
+		lc.floor = floors
+	}
 	for k := range lc.td0 {
-		// Scales are ≥ 0, so τ(p) ≥ A_k at the smallest query point means
-		// at every point.
-		if lc.td0[k]+s[k]*qs[0] < 0 && lc.floor == nil {
-			lc.floor = make([]float64, len(lc.td0))
-			for j := range k {
-				lc.floor[j] = float64(r.tdBase(sync, j))
-			}
-		}
-		b := float64(r.tdBase(sync, k))
-		if lc.floor != nil {
-			lc.floor[k] = b
-		}
-		lc.td0[k] += b
 		lc.sumTD0 += lc.td0[k]
 		lc.sumScale += s[k]
 		if s[k] != s[0] {
