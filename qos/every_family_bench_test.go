@@ -83,33 +83,43 @@ func BenchmarkSweepEveryFamily(b *testing.B) {
 // BenchmarkSweepLinearApart is BenchmarkSweepEveryFamily's sweep of each
 // linear family with one value apart (Family.Apart), as fdreplay's table
 // row of the family's default setting joins its curve: the middle value
-// of the family's range, not among the points.
+// of the family's range, not among the points. "together" sweeps all of
+// them in one Sweep on one worker, one curve after the other, as
+// fdreplay's workers do on a stream in memory.
 //
 //	go test -run '^$' -bench 'SweepLinearApart' -benchmem ./qos/
 func BenchmarkSweepLinearApart(b *testing.B) {
 	full := benchTrace()[0]
 	streams := []Stream{{Name: full.Name, Heartbeats: full.Heartbeats[:200_000]}}
 	cfg := Config{Intervals: true, WarmUp: 1000}
+	var all []Family
 	for _, f := range everyBenchFamilies() {
 		if f.Linear == nil {
 			continue
 		}
 		vs := f.Values
 		f.Apart = []float64{(vs[len(vs)/2-1] + vs[len(vs)/2]) / 2}
-		b.Run(f.Name, func(b *testing.B) {
-			cpu0 := cpuTime(b)
-			for b.Loop() {
-				curves, err := Sweep(streams, []Family{f}, SweepConfig{Config: cfg, Workers: 1})
-				if err != nil {
-					b.Fatal(err)
-				}
-				if c := curves[0]; c.Err != nil || c.Method != OnePass || c.Apart[0] == nil {
-					b.Fatalf("%s: %v, %s, %v", f.Name, c.Err, c.Method, c.Apart)
+		all = append(all, f)
+	}
+	run := func(b *testing.B, fams []Family) {
+		cpu0 := cpuTime(b)
+		for b.Loop() {
+			curves, err := Sweep(streams, fams, SweepConfig{Config: cfg, Workers: 1})
+			if err != nil {
+				b.Fatal(err)
+			}
+			for _, c := range curves {
+				if c.Err != nil || c.Method != OnePass || c.Apart[0] == nil {
+					b.Fatalf("%s: %v, %s, %v", c.Family, c.Err, c.Method, c.Apart)
 				}
 			}
-			b.ReportMetric(float64(cpuTime(b)-cpu0)/float64(b.N), "cpu-ns/op")
-		})
+		}
+		b.ReportMetric(float64(cpuTime(b)-cpu0)/float64(b.N), "cpu-ns/op")
 	}
+	for _, f := range all {
+		b.Run(f.Name, func(b *testing.B) { run(b, []Family{f}) })
+	}
+	b.Run("together", func(b *testing.B) { run(b, all) })
 }
 
 // cpuTime returns the CPU time (user + system) the process has used.

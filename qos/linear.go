@@ -83,6 +83,10 @@ type linearCollector struct {
 	// more.
 	sides []*linearCollector
 	dead  bool
+
+	// scratch holds the per-heartbeat storage of the replay and its
+	// curves (c and s above among it).
+	scratch *linearScratch
 }
 
 func newLinearCollector(ps []float64, capacity int) *linearCollector {
@@ -318,7 +322,7 @@ func (l *linearCollector) closeWith(end time.Duration, u, v float64, cl int) {
 // points ps; it returns errNotLinear when det's freshness point is not
 // linear on this stream.
 func replayLinear(det detector.Detector, src Source, cfg Config, ps []float64) (*linearCurve, error) {
-	return replayLinearApart(det, src, cfg, ps, nil, nil)
+	return replayLinearApart(det, src, cfg, ps, nil, nil, new(linearScratch))
 }
 
 // replayLinearApart is replayLinear that also answers each query point of
@@ -329,8 +333,10 @@ func replayLinear(det detector.Detector, src Source, cfg Config, ps []float64) (
 // depend on the point). It calls side with each apart[j]'s curve, before
 // it builds the next one and ps' (so that one is kept at a time), but not
 // for a point that alone leaves the linear range where ps do not (its
-// replay alone would fall back to a replay per point).
-func replayLinearApart(det detector.Detector, src Source, cfg Config, ps, apart []float64, side func(j int, lc *linearCurve) error) (*linearCurve, error) {
+// replay alone would fall back to a replay per point). The per-heartbeat
+// data of the replay and of its curves goes to sc, which the returned
+// curve reads until its points are taken.
+func replayLinearApart(det detector.Detector, src Source, cfg Config, ps, apart []float64, side func(j int, lc *linearCurve) error, sc *linearScratch) (*linearCurve, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
@@ -347,7 +353,8 @@ func replayLinearApart(det detector.Detector, src Source, cfg Config, ps, apart 
 	if spilled {
 		hint = 0
 	}
-	lin := newLinearCollectorTab(qs, hint)
+	lin := newLinearCollectorTab(qs, 0)
+	lin.c, lin.s, lin.scratch = reuse(&sc.c, hint), reuse(&sc.s, hint), sc
 	for _, a := range apart {
 		lin.sides = append(lin.sides, newLinearCollector([]float64{a}, 0))
 	}
@@ -359,12 +366,21 @@ func replayLinearApart(det detector.Detector, src Source, cfg Config, ps, apart 
 		defer sp.close()
 		lin.spill = sp
 	}
-	r := newReplayer(det, cfg, lin, hint)
+	r := newReplayer(det, cfg, lin, 0) // no storage of its own: sc's
+	if hint > 0 {
+		r.delay = reuse(&sc.delay, hint)
+	}
 	if cfg.Intervals {
 		r.withCells(src)
+		r.evCell = reuse(&sc.evCell, hint)
 		lin.withCells(r.cells.grid)
 	}
-	if err := r.run(src); err != nil {
+	err := r.run(src)
+	keep(&sc.c, lin.c)
+	keep(&sc.s, lin.s)
+	keep(&sc.delay, r.delay)
+	keep(&sc.evCell, r.evCell)
+	if err != nil {
 		return nil, err
 	}
 	res, err := r.finish()
@@ -402,7 +418,7 @@ func (l *linearCollector) shiftTD0(r *replayer, sync bool) (td0, floors []float6
 		floored = floored || (sd.floor && !sd.dead)
 	}
 	if floored {
-		floors = make([]float64, len(l.c))
+		floors = reuse(&l.scratch.floors, len(l.c))[:len(l.c)]
 	}
 	for k := range l.c {
 		b := float64(r.tdBase(sync, k))

@@ -214,11 +214,12 @@ func SweepEach(streams []Stream, fams [][]Family, opt SweepConfig) ([]Curve, err
 	}
 	for range min(workers, max(n, 1)) {
 		wg.Go(func() {
+			var lin workerScratch
 			for q := range ch {
 				if sw.canceled() {
 					sw.fail(q.t, ErrCanceled)
 				} else {
-					sw.do(q.t, q.src)
+					sw.do(q.t, q.src, &lin)
 				}
 				if q.release != nil {
 					q.release()
@@ -424,7 +425,7 @@ func (sw *sweepRun) fanOut(g []sweepTask) {
 	for _, t := range g {
 		wg.Go(func() {
 			defer src.leave()
-			sw.do(t, src)
+			sw.do(t, src, new(workerScratch))
 		})
 	}
 	wg.Wait()
@@ -461,8 +462,21 @@ func (sw *sweepRun) setErr(ci, point int, err error) {
 	sw.mu.Unlock()
 }
 
-// do runs task t reading the stream from src.
-func (sw *sweepRun) do(t sweepTask, src Source) {
+// workerScratch is what one of SweepEach's workers keeps from one task to
+// the next: the storage of the linear curves (linearScratch), kept while
+// it sweeps linear curves and let go when it takes another task.
+type workerScratch struct {
+	linear *linearScratch
+}
+
+// do runs task t reading the stream from src, with the storage ws of the
+// worker that runs it.
+func (sw *sweepRun) do(t sweepTask, src Source, ws *workerScratch) {
+	if t.point >= 0 || t.fam.onePass != nil {
+		ws.linear = nil // not a linear curve: let its storage go
+	} else if ws.linear == nil {
+		ws.linear = new(linearScratch)
+	}
 	cfg := sw.opt.Config
 	cfg.WarmUp = max(cfg.WarmUp, t.fam.WarmUp)
 	if t.point >= 0 {
@@ -481,7 +495,7 @@ func (sw *sweepRun) do(t sweepTask, src Source) {
 	if t.fam.onePass != nil {
 		pts, method, err = sweepOwn(t.fam, src, cfg, sw.report)
 	} else {
-		pts, sw.curves[t.curve].Apart, method, err = sweepLinear(t.fam, src, cfg, sw.report)
+		pts, sw.curves[t.curve].Apart, method, err = sweepLinear(t.fam, src, cfg, sw.report, ws.linear)
 	}
 	sw.curves[t.curve].Method = method
 	if err != nil {

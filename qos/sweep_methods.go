@@ -33,8 +33,9 @@ func replayPoint(f *Family, i int, hbs Source, cfg Config) (*Point, error) {
 // The one-pass method keeps the linear form of TD_k per heartbeat: on a
 // Source that is not a slice and holds more than Config.Spill.InMemory heartbeats it
 // keeps it in a temporary file read back sequentially (replayLinear), in
-// memory that does not grow with the stream.
-func sweepLinear(f *Family, hbs Source, cfg Config, progress func(int)) ([]*Point, []*Point, Method, error) {
+// memory that does not grow with the stream. The per-heartbeat data goes
+// to sc, which nothing reads once sweepLinear has returned.
+func sweepLinear(f *Family, hbs Source, cfg Config, progress func(int), sc *linearScratch) ([]*Point, []*Point, Method, error) {
 	pts := make([]*Point, len(f.Values))
 	det, err := f.New(f.Values[0])
 	if err != nil {
@@ -65,7 +66,7 @@ func sweepLinear(f *Family, hbs Source, cfg Config, progress func(int)) ([]*Poin
 		res, err := lc.at(apart[j])
 		own[at[j]] = &Point{Value: f.Apart[at[j]], Result: res}
 		return err
-	})
+	}, sc)
 	if err == nil {
 		for i, v := range f.Values {
 			res, err := lc.at(ps[i])

@@ -1,0 +1,41 @@
+// The per-heartbeat storage of the linear families' one-pass sweeps, kept
+// by a sweep worker from one such curve to the next.
+
+package qos
+
+// linearScratch is the per-heartbeat storage of one linear one-pass sweep
+// (sweepLinear) of a stream in memory: the collector's c and s, the
+// replay's delays and cells, the floors, and the TD grid's lines, floors
+// and cell indices. One of SweepEach's workers keeps one from a linear
+// curve to the next (a stream's linear curves come one after the other in
+// its queue), so that those curves reuse it instead of allocating it
+// again, each about 60 bytes a heartbeat; the worker lets it go when it
+// takes a task of another kind, so that it holds no more than the curve
+// it sweeps would allocate anyway. The curves of one sweep use each slice
+// for one thing only, and nothing of a sweep reads them once sweepLinear
+// has returned its points.
+type linearScratch struct {
+	c, s, floors []float64
+	delay        []int64
+	evCell       []uint8
+	lines        []tdLine
+	lineFloors   []float64
+	cellOf       []uint16
+}
+
+// reuse returns *buf emptied, with room for n values: the array of *buf
+// when it has, else a new one of capacity n that it keeps in *buf.
+func reuse[T any](buf *[]T, n int) []T {
+	if cap(*buf) < n {
+		*buf = make([]T, 0, n)
+	}
+	return (*buf)[:0]
+}
+
+// keep stores in *buf the array of s, which grew from it by appends, for
+// the next sweep.
+func keep[T any](buf *[]T, s []T) {
+	if cap(s) > cap(*buf) {
+		*buf = s[:0]
+	}
+}
