@@ -419,6 +419,7 @@ func (l *linearCollector) shiftTD0(r *replayer, sync bool) (td0, floors []float6
 	}
 	if floored {
 		floors = reuse(&l.scratch.floors, len(l.c))[:len(l.c)]
+		l.scratch.tookFloors = true
 	}
 	for k := range l.c {
 		b := float64(r.tdBase(sync, k))

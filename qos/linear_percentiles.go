@@ -181,6 +181,7 @@ func (lc *linearCurve) newTDGrid(smpC, smpS []float64) *tdGrid {
 		sc = new(linearScratch)
 	}
 	cellOf := reuse(&sc.cellOf, n)[:n] // every entry written below
+	sc.tookGrid = true
 	start := make([]int32, cells+1)
 	for k, c := range lc.td0 {
 		ci := gridBin(lc.scales[k], s0, sInv, gridS)*gridC + gridBin(c, c0, cInv, gridC)
@@ -195,6 +196,7 @@ func (lc *linearCurve) newTDGrid(smpC, smpS []float64) *tdGrid {
 	g := &tdGrid{cs: reuse(&sc.lines, n)[:n]}
 	if lc.floor != nil {
 		g.fs = reuse(&sc.lineFloors, n)[:n]
+		sc.tookLineFloors = true
 	}
 	pos := slices.Clone(start[:cells])
 	for k, c := range lc.td0 {

@@ -36,6 +36,7 @@ func replayPoint(f *Family, i int, hbs Source, cfg Config) (*Point, error) {
 // memory that does not grow with the stream. The per-heartbeat data goes
 // to sc, which nothing reads once sweepLinear has returned.
 func sweepLinear(f *Family, hbs Source, cfg Config, progress func(int), sc *linearScratch) ([]*Point, []*Point, Method, error) {
+	defer sc.endCurve()
 	pts := make([]*Point, len(f.Values))
 	det, err := f.New(f.Values[0])
 	if err != nil {
@@ -83,6 +84,7 @@ func sweepLinear(f *Family, hbs Source, cfg Config, progress func(int), sc *line
 		progress(len(f.Values))
 		return pts, nil, OnePass, f.pointErr(math.NaN(), err)
 	}
+	*sc = linearScratch{} // the replays per point take storage of their own
 	pts, m, err := replayEach(f, hbs, cfg, progress)
 	return pts, nil, m, err
 }
