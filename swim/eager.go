@@ -108,7 +108,7 @@ func (m *Member) forward(in *inbound, u Update, to []*peer, fanout int) {
 }
 
 // push sends u at once to the members in to and to fanout random alive or
-// suspect members other than u's subject, the sender of the packet being
+// suspect members (targets) other than u's subject, the sender of the packet being
 // processed and the members in to. Does nothing unless eager.
 func (m *Member) push(u Update, to []*peer, fanout int) {
 	if !m.eager() {
@@ -119,16 +119,15 @@ func (m *Member) push(u Update, to []*peer, fanout int) {
 	}
 }
 
-// targets returns to followed by fanout random alive or suspect members
-// other than u's subject, sender (the sender of the packet being
-// processed, if any) and the members in to.
+// targets returns to followed by fanout random alive or suspect members,
+// verified ones first (pickKnown: an eager push goes to members only told
+// of when too few members heard from are eligible, as while joining),
+// other than u's subject,
+// sender (the sender of the packet being processed, if any) and the
+// members in to.
 func (m *Member) targets(u Update, to []*peer, fanout int, sender ID) []*peer {
 	if fanout > 0 {
-		pick := m.pick
-		if u.Kind != UpdateAlive {
-			pick = m.pickKnown // an accusation: to members heard from
-		}
-		more := pick(fanout, func(p *peer) bool {
+		more := m.pickKnown(fanout, func(p *peer) bool {
 			return (p.state == StateAlive || p.state == StateSuspect) &&
 				p.node.ID != u.Node.ID && p.node.ID != u.From && p.node.ID != sender && !slices.Contains(to, p)
 		})
@@ -280,7 +279,7 @@ func (m *Member) broadcastsToDrain(room int) bool {
 // drainQueue is the drain loop (Config.GossipInterval): on each round of a
 // fixed grid of GossipInterval starting with the member, while the
 // dissemination queue holds updates, it sends to GossipFanout random alive
-// or suspect members one MsgGossip each, filled as a piggyback is (least
+// or suspect members it verified (verify.go) one MsgGossip each, filled as a piggyback is (least
 // sent first, within MaxPacketSize, each copy counting as one transmission
 // toward the λ·ceil(log10(n+1)) limit), after the notice the receiver
 // should hear about itself. It carries Alive updates (join announcements,
@@ -335,7 +334,7 @@ func (m *Member) drainQueue(now time.Duration) {
 		pick = m.pickKnown // declarations: to members heard from (pickKnown)
 	}
 	to := pick(m.cfg.GossipFanout, func(p *peer) bool {
-		return p.state == StateAlive || p.state == StateSuspect
+		return (p.state == StateAlive || p.state == StateSuspect) && p.verified
 	})
 	for _, p := range to {
 		pk := Packet{Kind: MsgGossip, From: m.self, To: p.node}

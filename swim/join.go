@@ -136,7 +136,11 @@ const maxJoinAnnounce = 128
 // pulled from its seed instead (memberlist's mergeState and aliveNode),
 // n updates per joiner rather than one. A receiver applies the Alive as
 // gossip (it also spreads it), so a lost announcement is mended by the
-// seed's rumour as before.
+// seed's rumour as before. The announcement carries the queue only to
+// members the joiner verified (the seed's view vouches for its members,
+// verify.go, “sending”): one it was only told of by gossip meanwhile, a
+// member joining too or a ghost at a victim's address, gets the Alive
+// alone.
 func (m *Member) announceJoin(seed ID) {
 	if m.cfg.Mode == ModeSWIM || m.st != running {
 		return
@@ -151,7 +155,7 @@ func (m *Member) announceJoin(seed ID) {
 		}
 		told[p.node.ID] = true
 		m.stats.JoinAnnouncements++
-		m.send(Packet{Kind: MsgGossip, To: p.node, Updates: []Update{m.selfAlive()}})
+		m.sendWithin(Packet{Kind: MsgGossip, To: p.node, Updates: []Update{m.selfAlive()}}, m.cfg.MaxPacketSize, p.verified)
 		if len(told) >= maxJoinAnnounce {
 			return
 		}

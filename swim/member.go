@@ -437,7 +437,8 @@ func (m *Member) start(now time.Duration) {
 
 // tickReconnect pings a random member believed dead every
 // ReconnectInterval, with its Dead update: a live one refutes, and the two
-// sides of a healed partition merge.
+// sides of a healed partition merge. The queue goes only to a member
+// verified (verify.go, “sending”).
 func (m *Member) tickReconnect(now time.Duration) {
 	if m.cfg.ReconnectInterval <= 0 || now < m.probing.nextReconnect {
 		return
@@ -445,7 +446,7 @@ func (m *Member) tickReconnect(now time.Duration) {
 	m.probing.nextReconnect = now + m.cfg.ReconnectInterval
 	if len(m.tomb) > 0 {
 		p := m.tomb[m.rng.IntN(len(m.tomb))]
-		m.send(Packet{Kind: MsgPing, To: p.node, Ping: Ping{Seq: m.otherSeq()}})
+		m.sendWithin(Packet{Kind: MsgPing, To: p.node, Ping: Ping{Seq: m.otherSeq()}}, m.cfg.MaxPacketSize, p.verified)
 	}
 }
 

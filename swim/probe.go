@@ -149,6 +149,9 @@ func (m *Member) ProbeTimeout(id ID) (time.Duration, bool) {
 	return m.probeTimeout(p), true
 }
 
+// startProbe starts the probe of the next target (nextTarget): its ping
+// carries the queue only when the target is verified (verify.go,
+// “sending”); the gate's retry sends its ping-reqs at once.
 func (m *Member) startProbe(now time.Duration) {
 	m.probing.next = now + m.period()
 	hold := m.probing.retryEnd
@@ -193,7 +196,7 @@ func (m *Member) startProbe(now time.Duration) {
 		m.probing.next = m.pr.endAt
 	}
 	m.stats.ProbesStarted++
-	m.send(Packet{Kind: MsgPing, To: t.node, Ping: Ping{Seq: seq}})
+	m.sendWithin(Packet{Kind: MsgPing, To: t.node, Ping: Ping{Seq: seq}}, m.cfg.MaxPacketSize, t.verified)
 	if m.pr.retry {
 		// The gate's retry re-checks a failure already seen: the direct
 		// and indirect paths at once, and the verdict once every

@@ -137,11 +137,12 @@ func (m *Member) toldThisIncarnation() map[ID]bool {
 	return m.queue.told
 }
 
-// sendAlive pings p with this member's Alive as the first update.
+// sendAlive pings p with this member's Alive as the first update, and the
+// queue if p is verified (verify.go, “sending”).
 func (m *Member) sendAlive(p *peer) {
 	m.stats.AliveSent++
-	m.send(Packet{Kind: MsgPing, To: p.node, Ping: Ping{Seq: m.otherSeq()},
-		Updates: []Update{m.selfAlive()}})
+	m.sendWithin(Packet{Kind: MsgPing, To: p.node, Ping: Ping{Seq: m.otherSeq()},
+		Updates: []Update{m.selfAlive()}}, m.cfg.MaxPacketSize, p.verified)
 }
 
 // announceAlive sends this member's new Alive at once to up to

@@ -26,10 +26,8 @@ import (
 //     ping, left small ping-reqs of joiners without their view request,
 //     and joins under loss slower: docs/experiments.md, “SWIM: ping-req
 //     relays and senders the view does not hold”.)
-//   - the ping to the target carries the queue and the broadcasts within
-//     twice the ping-req's bytes, and only when the view held the target
-//     at the address the ping-req names before the ping-req's updates
-//     were merged;
+//   - the ping to the target carries at most the notice the target
+//     should hear (send), never the queue nor the broadcasts;
 //   - a ping-req for a target the view did not hold at that address is
 //     not relayed: no member the view holds asked for it and none would
 //     be pinged, so the relay could only send a stranger's packet to an
@@ -39,16 +37,13 @@ import (
 //
 // For an origin the view vouches for, a ping-req is relayed as SWIM's:
 // the ping and the answer carry the queue, except that the ping to a
-// target the view did not hold at that address carries at most the
-// notice the target should hear (send), not the queue, and the ping to a
-// target held there but not verified (verify.go: not heard from directly)
-// carries the queue only within twice the ping-req's bytes, as for an
-// origin not vouched for. Otherwise a vouched origin could plant
-// Alive(ghost@victim) in one packet and draw the whole queue to the victim
-// with each ping-req for the ghost (user33 F3: about 6× its bytes). No
-// queue at all to such targets made joins under loss slower, the joiners
-// being the unverified targets then (docs/experiments.md, “SWIM: ping-req
-// relays and senders the view does not hold”).
+// target not verified at the address the ping-req names (verify.go: not
+// heard from directly), held or not, carries at most its notice, as every
+// packet to a member not verified does (verify.go, “sending”). Otherwise
+// a vouched origin could plant Alive(ghost@victim) in one packet and draw
+// the whole queue to the victim with each ping-req for the ghost (user33
+// F3: about 6× its bytes), and so would the members' own ping-reqs for the
+// ghost once their probes of it failed (F4).
 //
 // The relays held are bounded (maxRelays): a ping-req that finds them
 // full, or that comes from an origin not vouched for when such origins
@@ -107,14 +102,9 @@ func (m *Member) onPingReq(in *inbound, pkt *Packet, origin, t Node) {
 	// not only held there because some packet, maybe this origin's, said
 	// so (user33 F3).
 	verified := in.targetHeld && p != nil && p.verified && p.node.Addr == t.Addr
-	switch {
-	case in.vouched && verified:
-		m.send(ping) // with p's suspicion if this member suspects it (send)
-	case in.targetHeld:
-		m.sendWithin(ping, 2*m.recvBytes(pkt)-m.cfg.WireOverhead, true)
-	default:
-		m.sendWithin(ping, m.cfg.MaxPacketSize, false)
-	}
+	// With p's suspicion if this member suspects it (sendWithin); the
+	// queue only to a verified target for a vouched origin.
+	m.sendWithin(ping, m.cfg.MaxPacketSize, in.vouched && verified)
 }
 
 // relayRoom reports whether the relays held leave room for one more for

@@ -43,6 +43,22 @@ import "slices"
 //     from directly (it probes this member within about n periods) or when
 //     a ghost's place is freed.
 //
+//   - sending: a packet to a member not verified carries nothing from
+//     the queues, neither updates nor application broadcasts, only what
+//     its kind carries (the ping of a probe, the gate's or a relay's, or
+//     of a reconnect; this member's Alive in a refutation or a join
+//     announcement; an eager push's one update) and the notice the member
+//     should hear (send); the drain loop sends it nothing, and eager
+//     pushes reach it only when too few verified members are eligible
+//     (pickKnown). Otherwise a member announced at a victim's address, by
+//     anyone in plain mode, would draw up to MaxPacketSize with each
+//     probe, relayed ping and drain round (issue 27, user33 F4: about 40×
+//     the attacker's bytes over real sockets). A real member is verified
+//     by its first answer, or its first packet, and gets the queue from
+//     then on; a joiner learns the group from its seed's view and from the
+//     answers to its own probes meanwhile (docs/experiments.md, “SWIM:
+//     nothing queued to members not verified”).
+//
 // Relayed gossip does not vouch, nor do several relays together: a flood
 // spreads by gossip like a real join announcement, so every member would
 // hear each fake from several relays. A real member is verified by each
