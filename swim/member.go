@@ -216,6 +216,7 @@ type joinState struct {
 	seedRefused   bool          // the MergeFilter refused a view from a seed address during this join (answersJoin)
 	announceUntil time.Duration // views until then are a join's answer: announce to their members (announceJoin)
 	merging       bool          // Join found other members live: the answering seed gets this member's view (onView)
+	alone         bool          // Join found no other member live: the seed's view is not gossiped on (spreadsView)
 	refusal       *JoinRefusal  // the latest refusal of this member's join
 	holder        Node          // the live holder of this member's ID that refused this join (JoinConflict)
 	lastConflict  conflictNote

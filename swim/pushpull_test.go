@@ -86,3 +86,48 @@ func TestMergingJoinerSendsItsView(t *testing.T) {
 		assert.Empty(t, only(t, pk, MsgSync), "a second view from the seed")
 	}
 }
+
+// The members a view adds are gossiped on (applyView), unless the view
+// answers the join of a member that held no other: merging with the
+// seed's group, a with b and c queues s and t for them; joining alone it
+// queues nothing (the group holds the seed's view). A push-pull's view,
+// joined or not, is news too. Without it two groups merging learnt each
+// other only through anti-entropy (swim/sim TestMergeTwoGroupsFullView).
+func TestViewAddedMembersGossiped(t *testing.T) {
+	queued := func(a *Member) []ID {
+		var ids []ID
+		for _, b := range a.queue.items {
+			ids = append(ids, b.u.Node.ID)
+		}
+		return ids
+	}
+	view := func(from string, ids ...string) *Packet {
+		pk := &Packet{Kind: MsgSync, From: node(from), To: node("a")}
+		for _, id := range ids {
+			pk.Updates = append(pk.Updates, Update{Kind: UpdateAlive, Node: node(id), From: ID(id)})
+		}
+		return pk
+	}
+	for _, merging := range []bool{true, false} {
+		var peers []string
+		if merging {
+			peers = []string{"b", "c"}
+		}
+		a := newTest(t, "a", ModeLifeguard, nil, peers...)
+		require.NoError(t, a.Join(0, []string{node("s").Addr}))
+		drain(a)
+		a.queue.items, a.queue.byID = nil, nil
+		require.NoError(t, a.Step(time.Millisecond, view("s", "s", "t")))
+		drain(a)
+		if merging {
+			assert.ElementsMatch(t, []ID{"s", "t"}, queued(a), "merging")
+		} else {
+			assert.Empty(t, queued(a), "joining alone")
+		}
+		// Later, an exchange's view from s adds u.
+		a.queue.items, a.queue.byID = nil, nil
+		require.NoError(t, a.Step(10*time.Second, view("s", "s", "t", "u")))
+		drain(a)
+		assert.Equal(t, []ID{"u"}, queued(a), "merging %v: a push-pull's view", merging)
+	}
+}

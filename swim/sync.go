@@ -284,7 +284,15 @@ func (m *Member) viewUpdate(p *peer) Update {
 
 // applyView merges one entry of a view transfer (MsgSync: a join answer
 // or a push-pull). Alive entries and leaves are applied without gossip
-// (old news to the group). A Suspect or Dead about a member held alive or
+// (old news to the group), except a member the view adds, which this
+// member gossips (spreadsView) unless the view answers its own join while
+// it held no other member: the view of another group, merging with this
+// member's through a join or an exchange, is news to this member's group,
+// which otherwise learnt it only by anti-entropy, an exchange at a time
+// (TestMergeTwoGroupsFullView: 80 + 80 members short of a full view after
+// 300 s). A fresh joiner does not pass its seed's view on: the group holds
+// it (memberlist's joiner does, n updates per joiner; announceJoin). A
+// Suspect or Dead about a member held alive or
 // suspect enters as this member's own suspicion (From this member), which
 // it gossips and, in the eager modes, sends to the suspect at once; never
 // as an instant death. This is memberlist's rule for push-pull states: a
@@ -299,6 +307,19 @@ func (m *Member) applyView(in *inbound, u Update) {
 		return
 	}
 	m.applyUpdate(in, u, false)
+	if p == nil && u.Kind == UpdateAlive && m.spreadsView(in) {
+		if q := m.peers[u.Node.ID]; q != nil && q.state == StateAlive {
+			m.enqueue(u)
+		}
+	}
+}
+
+// spreadsView reports whether the members a view transfer being merged
+// with in adds are gossiped (applyView): always, but for the view that
+// answers this member's join when the join found no other member live
+// (Join: join.alone).
+func (m *Member) spreadsView(in *inbound) bool {
+	return !m.join.alone || !m.seedView(in, true)
 }
 
 // settleDelay, in protocol periods, is how long after the last member it
