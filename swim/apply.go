@@ -185,7 +185,15 @@ func (m *Member) applyAlive(in *inbound, p *peer, u Update, gossip bool) {
 
 // addMember adds the member u announces, if the view has room for it.
 func (m *Member) addMember(in *inbound, u Update, gossip bool) {
-	if !m.admitUnverified(in, &u, !gossip) || !m.makeRoom(m.speaks(in, &u)) {
+	if !m.admitUnverified(in, &u, !gossip) {
+		m.stats.MembersRefused++
+		// Room comes as the unverified members answer their probes or
+		// die: a settling exchange then brings what was refused (a small
+		// group merging with a large one, verify.go).
+		m.settleLater(in.now)
+		return
+	}
+	if !m.makeRoom(m.speaks(in, &u)) {
 		m.stats.MembersRefused++
 		return
 	}

@@ -40,8 +40,11 @@ type peer struct {
 	probedIn uint64 // the pass of the probe list in which this member probed it last
 	inTomb   bool
 	retried  bool // ModeDetector gate: one failed probe already forgiven
-	answered bool // acked a ping of this member's itself (makeRoom)
-	deadFrom ID
+	// joinedUntil: this member answered its join; until then a view it
+	// sends is its group's, merging with this member's (spreadsView).
+	joinedUntil time.Duration
+	answered    bool // acked a ping of this member's itself (makeRoom)
+	deadFrom    ID
 	// blind: this member declared it dead by its own timeout with no
 	// probe of its own acked since the suspicion started (viewUpdate).
 	blind bool

@@ -87,12 +87,14 @@ func TestMergingJoinerSendsItsView(t *testing.T) {
 	}
 }
 
-// The members a view adds are gossiped on (applyView), unless the view
-// answers the join of a member that held no other: merging with the
-// seed's group, a with b and c queues s and t for them; joining alone it
-// queues nothing (the group holds the seed's view). A push-pull's view,
-// joined or not, is news too. Without it two groups merging learnt each
-// other only through anti-entropy (swim/sim TestMergeTwoGroupsFullView).
+// The members a view adds are gossiped on (applyView) when the view is
+// another group's, merging with this member's: the seed's answer to the
+// join of a member that held others, and, at the seed, the view such a
+// joiner sends back (onView). Joining alone, a queues nothing (the group
+// holds the seed's view), nor for an exchange's view later (its new
+// members are joiners already gossiped). Without it two groups merging
+// learnt each other only through anti-entropy (swim/sim
+// TestMergeTwoGroupsFullView).
 func TestViewAddedMembersGossiped(t *testing.T) {
 	queued := func(a *Member) []ID {
 		var ids []ID
@@ -101,8 +103,8 @@ func TestViewAddedMembersGossiped(t *testing.T) {
 		}
 		return ids
 	}
-	view := func(from string, ids ...string) *Packet {
-		pk := &Packet{Kind: MsgSync, From: node(from), To: node("a")}
+	view := func(from, to string, ids ...string) *Packet {
+		pk := &Packet{Kind: MsgSync, From: node(from), To: node(to)}
 		for _, id := range ids {
 			pk.Updates = append(pk.Updates, Update{Kind: UpdateAlive, Node: node(id), From: ID(id)})
 		}
@@ -117,17 +119,30 @@ func TestViewAddedMembersGossiped(t *testing.T) {
 		require.NoError(t, a.Join(0, []string{node("s").Addr}))
 		drain(a)
 		a.queue.items, a.queue.byID = nil, nil
-		require.NoError(t, a.Step(time.Millisecond, view("s", "s", "t")))
+		require.NoError(t, a.Step(time.Millisecond, view("s", "a", "s", "t")))
 		drain(a)
 		if merging {
 			assert.ElementsMatch(t, []ID{"s", "t"}, queued(a), "merging")
 		} else {
 			assert.Empty(t, queued(a), "joining alone")
 		}
-		// Later, an exchange's view from s adds u.
 		a.queue.items, a.queue.byID = nil, nil
-		require.NoError(t, a.Step(10*time.Second, view("s", "s", "t", "u")))
+		require.NoError(t, a.Step(10*time.Second, view("s", "a", "s", "t", "u")))
 		drain(a)
-		assert.Equal(t, []ID{"u"}, queued(a), "merging %v: a push-pull's view", merging)
+		assert.Empty(t, queued(a), "merging %v: an exchange's view", merging)
 	}
+
+	// The seed's side: j joins through s, then sends its view.
+	s := newTest(t, "s", ModeLifeguard, nil, "b", "c")
+	join := &Packet{Kind: MsgJoin, From: node("j"), To: node("s"), Updates: []Update{{Kind: UpdateAlive, Node: node("j"), From: "j"}}}
+	require.NoError(t, s.Step(time.Millisecond, join))
+	drain(s)
+	s.queue.items, s.queue.byID = nil, nil
+	require.NoError(t, s.Step(2*time.Millisecond, view("j", "s", "j", "v", "w")))
+	drain(s)
+	assert.ElementsMatch(t, []ID{"v", "w"}, queued(s), "the merging joiner's view")
+	s.queue.items, s.queue.byID = nil, nil
+	require.NoError(t, s.Step(5*time.Second, view("j", "s", "j", "v", "w", "x")))
+	drain(s)
+	assert.Empty(t, queued(s), "a view from j periods later")
 }

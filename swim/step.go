@@ -126,6 +126,9 @@ func (m *Member) step(in *inbound, pkt *Packet) error {
 	case MsgJoin:
 		if m.admitPull(in.now, from, pkt.Digest) {
 			m.answerPull(in.now, from, pkt.Digest, joiner)
+			if p := m.peers[from.ID]; joiner && p != nil {
+				p.joinedUntil = in.now + m.cfg.ProbeInterval
+			}
 		}
 	case MsgSync:
 		m.onView(in, from, pkt)

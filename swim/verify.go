@@ -34,7 +34,10 @@ import "slices"
 //     view at once, as many as the members this member heard from, itself
 //     included (the group it knows: another group of that size, merging,
 //     fits whole), and at least unverifiedFloor (admitUnverified). An Alive that would add or
-//     revive one more is ignored (Stats.MembersRefused), unless the member
+//     revive one more is ignored (Stats.MembersRefused; adding, it
+//     schedules a settling exchange, settleLater, which brings the
+//     refused once room is made, as when a group of 10 merges with one of
+//     150: swim/sim TestMergeTwoGroupsFullView), unless the member
 //     sent it itself (from the address it claims, as far as the transport
 //     can tell: StepFromOtherSource) or it is in the join seed's view: a
 //     flood of forged gossip holds a bounded part of the table, memory and

@@ -54,15 +54,12 @@ func untilFull(s *Sim, from, limit time.Duration) (time.Duration, int) {
 // views, are unverified (swim/verify.go): they must be held whole (the
 // unverified quota) and probed in their turns once they answer (the probe
 // budget), or the merge takes 6 to 16 minutes. Each seed gossips the
-// members the other's view adds (swim/sync.go, applyView): otherwise the
-// groups learnt each other only through anti-entropy, and once acks to
-// senders not held stopped carrying gossip (f4a0e40) 80 + 80 members were
-// still 79 short after 300 s; with the announcements of the seed joining
-// carrying the queue, 35 of the 80 were spent on the group that held them
-// and the merge took 2.5 min (swim/join.go, announceJoin). It took 60 s
-// before f4a0e40, 1.9–2.1 s now; 10 + 150 about 2.6–2.8 min (3.1–3.5
-// before), where the small group's members hold the other's members at
-// most 64 at a time (the unverified quota) until they answer.
+// members the other's view adds, and a member that refused members for
+// its unverified quota pulls again once it has room (swim/sync.go,
+// applyView; swim/apply.go, addMember): without them, once acks to
+// senders not held stopped carrying gossip (f4a0e40), 80 + 80 members
+// were still 79 short after 300 s (docs/experiments.md, “SWIM: two
+// groups merging gossip each other's members”).
 func TestMergeTwoGroupsFullView(t *testing.T) {
 	if testing.Short() && raceOn {
 		t.Skip("simulates 160 members for minutes, under -race")
