@@ -83,10 +83,6 @@ type linearCollector struct {
 	// more.
 	sides []*linearCollector
 	dead  bool
-
-	// scratch holds the per-heartbeat storage of the replay and its
-	// curves (c and s above among it).
-	scratch *linearScratch
 }
 
 func newLinearCollector(ps []float64, capacity int) *linearCollector {
@@ -354,7 +350,7 @@ func replayLinearApart(det detector.Detector, src Source, cfg Config, ps, apart 
 		hint = 0
 	}
 	lin := newLinearCollectorTab(qs, 0)
-	lin.c, lin.s, lin.scratch = reuse(&sc.c, hint), reuse(&sc.s, hint), sc
+	lin.c, lin.s = reuse(&sc.c, hint), reuse(&sc.s, hint)
 	for _, a := range apart {
 		lin.sides = append(lin.sides, newLinearCollector([]float64{a}, 0))
 	}
@@ -418,8 +414,7 @@ func (l *linearCollector) shiftTD0(r *replayer, sync bool) (td0, floors []float6
 		floored = floored || (sd.floor && !sd.dead)
 	}
 	if floored {
-		floors = reuse(&l.scratch.floors, len(l.c))[:len(l.c)]
-		l.scratch.tookFloors = true
+		floors = make([]float64, len(l.c))
 	}
 	for k := range l.c {
 		b := float64(r.tdBase(sync, k))

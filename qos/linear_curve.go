@@ -49,10 +49,6 @@ type linearCurve struct {
 	// nil), or from those in memory when at first needs them (sumFloors).
 	floorSum   []float64
 	floorCells [][]float64
-
-	// scratch, when not nil, holds the TD grid (newTDGrid); nil: the grid
-	// is allocated.
-	scratch *linearScratch
 }
 
 // curve answers l's query points after replay r (its result res) from
@@ -62,7 +58,7 @@ type linearCurve struct {
 // from the spill sp when not nil.
 func (l *linearCollector) curve(res Result, r *replayer, td0, floors, s []float64, sp *linearSpill, cfg Config) (*linearCurve, error) {
 	qs := l.ps
-	lc := &linearCurve{base: res, ps: qs, constS: l.constSusp, scales: s, scratch: l.scratch,
+	lc := &linearCurve{base: res, ps: qs, constS: l.constSusp, scales: s,
 		cntU: l.cntU, cntW: l.cntW, sU: l.sU, sUU: l.sUU, sV: l.sV, sVV: l.sVV}
 	for i := len(qs) - 1; i >= 0; i-- {
 		lc.cntU[i] += lc.cntU[i+1]

@@ -176,12 +176,7 @@ func (lc *linearCurve) newTDGrid(smpC, smpS []float64) *tdGrid {
 	s0, sInv := gridAxis(smpS, gridS)
 	c0, cInv := gridAxis(smpC, gridC)
 	cells := gridS * gridC
-	sc := lc.scratch
-	if sc == nil {
-		sc = new(linearScratch)
-	}
-	cellOf := reuse(&sc.cellOf, n)[:n] // every entry written below
-	sc.tookGrid = true
+	cellOf := make([]uint16, n)
 	start := make([]int32, cells+1)
 	for k, c := range lc.td0 {
 		ci := gridBin(lc.scales[k], s0, sInv, gridS)*gridC + gridBin(c, c0, cInv, gridC)
@@ -191,12 +186,9 @@ func (lc *linearCurve) newTDGrid(smpC, smpS []float64) *tdGrid {
 	for ci := range cells {
 		start[ci+1] += start[ci]
 	}
-	// c and s side by side: one write per heartbeat. Every entry of cs
-	// and fs is written below.
-	g := &tdGrid{cs: reuse(&sc.lines, n)[:n]}
+	g := &tdGrid{cs: make([]tdLine, n)} // c and s side by side: one write per heartbeat
 	if lc.floor != nil {
-		g.fs = reuse(&sc.lineFloors, n)[:n]
-		sc.tookLineFloors = true
+		g.fs = make([]float64, n)
 	}
 	pos := slices.Clone(start[:cells])
 	for k, c := range lc.td0 {

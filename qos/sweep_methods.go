@@ -36,7 +36,6 @@ func replayPoint(f *Family, i int, hbs Source, cfg Config) (*Point, error) {
 // memory that does not grow with the stream. The per-heartbeat data goes
 // to sc, which nothing reads once sweepLinear has returned.
 func sweepLinear(f *Family, hbs Source, cfg Config, progress func(int), sc *linearScratch) ([]*Point, []*Point, Method, error) {
-	defer sc.endCurve()
 	pts := make([]*Point, len(f.Values))
 	det, err := f.New(f.Values[0])
 	if err != nil {
