@@ -329,9 +329,9 @@ func replayLinear(det detector.Detector, src Source, cfg Config, ps []float64) (
 // depend on the point). It calls side with each apart[j]'s curve, before
 // it builds the next one and ps' (so that one is kept at a time), but not
 // for a point that alone leaves the linear range where ps do not (its
-// replay alone would fall back to a replay per point). The per-heartbeat
-// data of the replay and of its curves goes to sc, which the returned
-// curve reads until its points are taken.
+// replay alone would fall back to a replay per point). The replay's
+// per-heartbeat data in memory (c, s, delays, cells) goes to sc, which
+// the curves read (c as their td0) until their points are taken.
 func replayLinearApart(det detector.Detector, src Source, cfg Config, ps, apart []float64, side func(j int, lc *linearCurve) error, sc *linearScratch) (*linearCurve, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err

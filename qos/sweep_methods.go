@@ -33,8 +33,9 @@ func replayPoint(f *Family, i int, hbs Source, cfg Config) (*Point, error) {
 // The one-pass method keeps the linear form of TD_k per heartbeat: on a
 // Source that is not a slice and holds more than Config.Spill.InMemory heartbeats it
 // keeps it in a temporary file read back sequentially (replayLinear), in
-// memory that does not grow with the stream. The per-heartbeat data goes
-// to sc, which nothing reads once sweepLinear has returned.
+// memory that does not grow with the stream. The replay's per-heartbeat
+// data in memory goes to sc (linearScratch), which nothing reads once
+// sweepLinear has returned.
 func sweepLinear(f *Family, hbs Source, cfg Config, progress func(int), sc *linearScratch) ([]*Point, []*Point, Method, error) {
 	pts := make([]*Point, len(f.Values))
 	det, err := f.New(f.Values[0])
