@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fdkit/fdkit/swim"
+	"github.com/fdkit/fdkit/swim/agent"
 	"github.com/fdkit/fdkit/swim/wire"
 )
 
@@ -207,4 +208,46 @@ func TestForgedPullDrawsChallengeOnly(t *testing.T) {
 	n, _ := a.StateErrors()
 	assert.Zero(t, n)
 	assert.Equal(t, int64(1), chals.Load())
+}
+
+// An entry received in a state message that would not fit a broadcast is
+// refused and counted: before, it was kept, no pull carried it
+// (statePieces left it out at every joiner's pull) and no write of it was
+// gossiped, so the stores differed for good (issue 27, user37 F5).
+func TestOversizeEntryRefused(t *testing.T) {
+	a := newStore(t, plainCfg("a"))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ins, err := agent.Start(ctx, plainCfg("insider"))
+	require.NoError(t, err)
+	defer func() { _ = ins.Shutdown() }()
+	big := stateMsg(t, entry{Key: "big", Value: strings.Repeat("x", 100<<10), Time: 1, Writer: "z"})
+	require.NoError(t, ins.SendReliableToAddress(ctx, a.Agent().Self().Addr, big))
+	require.Eventually(t, func() bool { return a.Rejected() == 1 }, 10*time.Second, 5*time.Millisecond, "the entry refused")
+	_, ok := a.Get("big")
+	assert.False(t, ok)
+	require.NoError(t, a.Set(ctx, "small", "1"))
+	b := newStore(t, plainCfg("b"))
+	require.NoError(t, b.Join(ctx, a.Agent().Self().Addr))
+	require.Eventually(t, func() bool { _, ok := b.Get("small"); return ok }, 10*time.Second, 5*time.Millisecond)
+	n, serr := a.StateErrors()
+	assert.Zero(t, n)
+	assert.NoError(t, serr)
+}
+
+// The bound is Set's: {"k":"x","v":V,"t":1,"w":"f"} is 30 bytes and V's
+// length encoded, so an update with 993 bytes of value is 1+30+993 =
+// 1024 = swim.MaxBroadcastLen bytes and is taken; one more byte is
+// refused (sent first, so that taking it would show in the value).
+func TestReceivedEntrySizeBound(t *testing.T) {
+	s := &Store{data: map[string]entry{}}
+	for _, n := range []int{994, 993} {
+		msg := fmt.Appendf([]byte{kindUpdate}, `{"k":"x","v":"%s","t":1,"w":"f"}`, strings.Repeat("v", n))
+		require.Len(t, msg, 1+30+n)
+		s.receive(swim.Message{Data: msg})
+	}
+	v, ok := s.Get("x")
+	assert.True(t, ok)
+	assert.Len(t, v, 993)
+	assert.Equal(t, uint64(1), s.Rejected())
 }

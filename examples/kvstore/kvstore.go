@@ -12,7 +12,7 @@
 //
 // It is an example, kept small: the store lives in memory, a key and its
 // value must fit one broadcast (swim.MaxBroadcastLen bytes with the
-// encoding), and deletions are kept as tombstones forever. The store goes
+// encoding; a received entry that does not is refused), and deletions are kept as tombstones forever. The store goes
 // to a joiner in pieces of at most StatePiece bytes, one reliable message
 // each, so its size is bounded by memory only; a piece that cannot be
 // sent is counted and kept (StateErrors), not dropped unsaid.
@@ -246,7 +246,8 @@ func (s *Store) Len() int {
 
 // Rejected counts messages from other members that did not decode,
 // entries refused for a time more than MaxClockLead ahead of this store's
-// clock before their message, and requests for the store not answered
+// clock before their message or for a size over one broadcast (as Set
+// refuses with ErrTooLarge), and requests for the store not answered
 // (package comment): from a member not alive or suspect here, malformed,
 // echoing a challenge this store did not send, or whose challenge could
 // not be sent.
@@ -315,10 +316,20 @@ func (s *Store) receive(m swim.Message) {
 	defer s.mu.Unlock()
 	base := s.clock
 	for _, e := range es {
-		if !s.apply(e, base) {
+		if !fits(e) || !s.apply(e, base) {
 			s.rejected.Add(1)
 		}
 	}
+}
+
+// fits reports whether e, encoded as an update, fits one broadcast
+// (swim.MaxBroadcastLen bytes), as Set requires of the entries it writes.
+// A received entry that does not is refused: no pull carries it
+// (statePieces) and no broadcast could, so a store that kept it would
+// differ from every joiner's for good.
+func fits(e entry) bool {
+	b, err := json.Marshal(e)
+	return err == nil && 1+len(b) <= swim.MaxBroadcastLen
 }
 
 // sendState sends the whole store to the member id over streams, in
@@ -357,9 +368,10 @@ func (s *Store) stateFailed(id swim.ID, err error) {
 
 // statePieces encodes es as state messages (kindState and a JSON array of
 // entries) of at most limit bytes each, in order; none for no entries.
-// An entry that does not fit a piece alone is an error (it cannot happen
-// for entries that fit a broadcast, at most swim.MaxBroadcastLen bytes,
-// with limit StatePiece), and is left out.
+// An entry that does not fit a piece alone is an error, and is left out;
+// with limit StatePiece it cannot happen, since a store holds only
+// entries that fit a broadcast (Set, and fits for received ones), at
+// most swim.MaxBroadcastLen bytes.
 func statePieces(es []entry, limit int) ([][]byte, error) {
 	var out [][]byte
 	var errs []error
