@@ -67,17 +67,20 @@ func reloadOnHUP(ctx context.Context, r *hupReload) (stop func()) {
 			}
 		}
 	}()
-	// stop does not wait for a reload in progress (a --key-file replaced
-	// by a named pipe blocks its read): the process is about to exit.
+	// stop does not wait for a reload in progress: the process is about
+	// to exit. A reload does not block on its files: the key, stage and
+	// metadata files are opened without waiting for a named pipe's writer
+	// and must be regular files.
 	return func() {
 		signal.Stop(hup)
 		close(done)
 	}
 }
 
-// reload re-reads the key file and the metadata file, each on its own: a
-// bad one is logged at ERROR and changes nothing, and does not keep the
-// other from reloading.
+// reload re-reads the key file, the stage file and the metadata file, each
+// on its own: a bad one (one that is not a regular file included) is logged
+// at ERROR and changes nothing, and does not keep the others from
+// reloading.
 //
 // Keys: the keyring is replaced with the file's keys; edit the file on
 // every member to rotate (add the new key second, reload everywhere; move

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fdkit/fdkit/swim/wire"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -182,4 +184,41 @@ func TestHUPReloadStageSkipWarns(t *testing.T) {
 	assert.Empty(t, move("sealed"))
 	assert.Empty(t, move("sealed"))
 	assert.Equal(t, []string{"sealed", "send-plain", "accept-plain", "sealed"}, applied)
+}
+
+// A --key-file replaced by a named pipe is refused at once on SIGHUP, the
+// keys stay, and the stage in the same reload, and in later ones, is
+// still applied: the pipe's open used to block the reload goroutine for
+// good, silently (user37 F7).
+func TestHUPReloadKeyFileFIFO(t *testing.T) {
+	dir := t.TempDir()
+	keys, stage := filepath.Join(dir, "keys"), filepath.Join(dir, "stage")
+	require.NoError(t, syscall.Mkfifo(keys, 0o600))
+	require.NoError(t, os.WriteFile(stage, []byte("accept-plain\n"), 0o600))
+	key, err := wire.ParseKey(testKeyHex)
+	require.NoError(t, err)
+	kr, err := wire.NewKeyring(key)
+	require.NoError(t, err)
+	// out, diag and applied are read only once the reload has returned.
+	var out, diag bytes.Buffer
+	var applied []string
+	r := &hupReload{keyring: kr, keyFile: keys, stageFile: stage, stage: encryptionStages[0],
+		setStage: func(st encryptionStage) error { applied = append(applied, st.name); return nil },
+		out:      slog.New(slog.NewTextHandler(&out, nil)), diag: slog.New(slog.NewTextHandler(&diag, nil))}
+	done := make(chan struct{})
+	go func() { r.reload(context.Background()); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		// Unblock the open so the goroutine ends.
+		if w, err := os.OpenFile(keys, os.O_WRONLY, 0); err == nil {
+			w.Close()
+		}
+		<-done
+		t.Fatalf("the reload blocked on a --key-file that is a named pipe; logged:\n%s%s", out.String(), diag.String())
+	}
+	assert.Contains(t, diag.String(), `level=ERROR msg="key reload failed; keys unchanged" key_file=`+keys+` err="--key-file `+keys+`: a named pipe, not a regular file: want a file of keys that a reload can read again"`)
+	assert.Contains(t, out.String(), `msg="encryption stage reloaded" stage_file=`+stage+` stage=accept-plain changed=true`)
+	assert.Equal(t, [][]byte{key}, kr.Keys(), "the keys stay")
+	assert.Equal(t, []string{"accept-plain"}, applied)
 }

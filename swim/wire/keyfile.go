@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"syscall"
 )
 
 // maxKeyFile bounds the size of a key file ReadKeyFile accepts: a few
@@ -17,12 +18,27 @@ const maxKeyFile = 1 << 20
 // or 64 hex digits), blank lines and lines starting with # skipped; the first
 // key is the primary. Errors name the file and line; a file with no key, or
 // larger than 1 MiB, is an error.
+//
+// The file must be a regular file (a symbolic link to one is followed): a
+// named pipe, a device, a socket or a directory is refused at once with an
+// error naming what it is. The open does not wait for a named pipe's
+// writer, so a key file replaced by a pipe cannot block a reload (fdswim
+// and fdbeat reload on SIGHUP, one file after another on one goroutine).
 func ReadKeyFile(path string) ([][]byte, error) {
-	f, err := os.Open(path)
+	// O_NONBLOCK: opening a named pipe without a writer returns at once
+	// (and is refused below); it changes nothing for a regular file.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: %s, not a regular file: want a file of keys that a reload can read again", path, fileKind(st.Mode()))
+	}
 	b, err := io.ReadAll(io.LimitReader(f, maxKeyFile+1))
 	if err != nil {
 		return nil, err
@@ -49,6 +65,21 @@ func ReadKeyFile(path string) ([][]byte, error) {
 }
 
 var errNoKey = errors.New("no key in the file")
+
+// fileKind names the kind of a file that is not a regular file.
+func fileKind(m os.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&os.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&os.ModeSocket != 0:
+		return "a socket"
+	case m&os.ModeDevice != 0:
+		return "a device"
+	}
+	return "a " + m.Type().String() + " file"
+}
 
 // ReloadFile replaces k's keys with those of the key file at path (see
 // ReadKeyFile) and returns how many it now holds. On any error k keeps the
