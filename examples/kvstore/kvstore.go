@@ -28,11 +28,18 @@
 // whole store to that address per announcement, many times the
 // announcement's bytes, at a goroutine and a copy of the store each. A
 // forged request draws one challenge, about the request's size. The
-// challenge is a keyed hash of the member's ID and address (HMAC-SHA256
-// under a key each store draws at New), so it costs no state. One goroutine sends the stores asked for, one at a time; at
-// most stateQueue wait, and requests beyond are dropped and counted
-// (AnswersDropped): that joiner gets the keys written after it joined,
-// and the others when they are written again.
+// challenge is a random nonce good for one echo, from that member at
+// that address, within two seconds; a store remembers the challenges
+// and stores of at most 64 members. Echoing a challenge
+// again draws nothing, and a member is queued the store at most once
+// per five seconds, so a member that got one challenge cannot draw the
+// store again and again with 17-byte echoes. The member answers each
+// echo it takes with a datagram: queued, busy or served recently. One
+// goroutine sends the stores asked for, one at a time; at most
+// stateQueue wait, and a request beyond is answered busy and counted
+// (AnswersDropped). A joiner whose request was not queued asks the next
+// member, and again, until its Join's context ends, when Join returns an
+// error: Join returns nil only once a member has queued the store for it.
 //
 // Only Store.Join pulls. Two groups that meet some other way (the agent
 // merging views it hears of) do not exchange stores; their later writes
@@ -102,6 +109,7 @@ const (
 	kindAsk    byte = 'q' // a joiner asks for the store (pull.go)
 	kindChal   byte = 'c' // the challenge that answers kindAsk
 	kindEcho   byte = 'e' // the joiner echoes the challenge: send the store
+	kindAnswer byte = 'a' // the member's answer to the echo (challenges.go)
 )
 
 // MaxClockLead is how far above this store's Lamport clock, as it was
@@ -147,10 +155,7 @@ func New(ctx context.Context, cfg agent.Config) (*Store, error) {
 		return nil, err
 	}
 	s := &Store{a: a, data: map[string]entry{}}
-	if err := s.pull.init(); err != nil {
-		_ = a.Shutdown()
-		return nil, err
-	}
+	s.pull.init()
 	msgs, stopMsgs := a.Receive(1024)
 	s.stop = sync.OnceFunc(func() { stopMsgs(); close(s.pull.done) })
 	s.wg.Add(2)
@@ -180,9 +185,11 @@ func (s *Store) Agent() *agent.Agent { return s.a }
 
 // Join joins the members at addrs (ip:port or host:port; see agent.Join)
 // and then asks one member for its store (package comment): it returns
-// once a member has taken the request, and the store's pieces arrive
-// after it. Its errors are agent.Join's, or, when no member took the
-// request within ctx, one that says the join itself succeeded.
+// once a member has answered that it queued the store for this member,
+// and the store's pieces arrive after it. Its errors are agent.Join's,
+// or, when no member queued the store within ctx (none answered, all
+// were busy, or all had sent this member their store within the last
+// five seconds), one that says the join itself succeeded.
 func (s *Store) Join(ctx context.Context, addrs ...string) error {
 	if err := s.a.Join(ctx, addrs...); err != nil {
 		return err
@@ -249,8 +256,9 @@ func (s *Store) Len() int {
 // clock before their message or for a size over one broadcast (as Set
 // refuses with ErrTooLarge), and requests for the store not answered
 // (package comment): from a member not alive or suspect here, malformed,
-// echoing a challenge this store did not send, or whose challenge could
-// not be sent.
+// echoing no challenge in force (one this store did not send, sent to
+// another member or address, echoed already, or over two seconds old),
+// or whose challenge or answer could not be sent.
 func (s *Store) Rejected() uint64 { return s.rejected.Load() }
 
 // StateErrors returns how many pieces of this store could not be sent to
@@ -302,7 +310,7 @@ func (s *Store) receive(m swim.Message) {
 		es = []entry{e}
 	case kindState:
 		err = json.Unmarshal(m.Data[1:], &es)
-	case kindAsk, kindChal, kindEcho:
+	case kindAsk, kindChal, kindEcho, kindAnswer:
 		err = s.pullMessage(m)
 		es = nil
 	default:

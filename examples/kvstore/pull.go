@@ -2,9 +2,7 @@ package kvstore
 
 import (
 	"context"
-	"crypto/hmac"
 	"crypto/rand"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"sync"
@@ -15,10 +13,12 @@ import (
 )
 
 // The pull of a store by a joiner (package comment): the joiner sends
-// kindAsk, the member answers with kindChal and the challenge, sent to
-// the address it holds for the joiner, and the joiner sends kindEcho and
-// the challenge back; the member then queues the joiner for its one
-// sender of stores.
+// kindAsk, the member answers with kindChal and a fresh challenge, sent
+// to the address it holds for the joiner, and the joiner sends kindEcho
+// and the challenge back; the member then queues the joiner for its one
+// sender of stores, unless it did so within storeInterval or stateQueue
+// members wait already, and answers the echo (kindAnswer) with which
+// (challenges.go).
 
 // stateQueue is how many members asking for the store wait for the one
 // sender at most; one more request is dropped (AnswersDropped).
@@ -31,11 +31,12 @@ const askWait = time.Second
 // challengeLen is the length of a challenge in bytes.
 const challengeLen = 16
 
-// puller is a store's part in pulls: the key of its challenges, the
-// queue of members to send the store to, and the challenges received
-// while this store asks.
+// puller is a store's part in pulls: the challenges sent and stores
+// queued (used by the receiving goroutine only), the queue of members to
+// send the store to, and the challenges and answers received while this
+// store asks.
 type puller struct {
-	key     [32]byte
+	table   challenges
 	queue   chan swim.ID
 	done    chan struct{}
 	dropped atomic.Uint64
@@ -43,27 +44,15 @@ type puller struct {
 	chals   chan swim.Message
 }
 
-func (p *puller) init() error {
-	if _, err := rand.Read(p.key[:]); err != nil {
-		return fmt.Errorf("kvstore: drawing the challenge key: %w", err)
-	}
+func (p *puller) init() {
 	p.queue = make(chan swim.ID, stateQueue)
 	p.done = make(chan struct{})
 	p.chals = make(chan swim.Message, 4)
-	return nil
-}
-
-// challenge is the challenge for the member id at addr.
-func (p *puller) challenge(id swim.ID, addr string) []byte {
-	h := hmac.New(sha256.New, p.key[:])
-	h.Write([]byte(id))
-	h.Write([]byte{0})
-	h.Write([]byte(addr))
-	return h.Sum(nil)[:challengeLen]
 }
 
 // AnswersDropped counts the requests for this store (echoed challenges)
-// dropped because stateQueue members were already waiting for it.
+// not taken because stateQueue members were already waiting for it; each
+// was answered answerBusy, and the joiner asks again.
 func (s *Store) AnswersDropped() uint64 { return s.pull.dropped.Load() }
 
 // errNotAlive is pullMessage's error for a request from a member that is
@@ -74,9 +63,12 @@ var errNotAlive = errors.New("not a live member here")
 // is counted in Rejected by receive.
 func (s *Store) pullMessage(m swim.Message) error {
 	switch m.Data[0] {
-	case kindChal:
-		if len(m.Data) != 1+challengeLen {
+	case kindChal, kindAnswer:
+		if m.Data[0] == kindChal && len(m.Data) != 1+challengeLen {
 			return fmt.Errorf("challenge of %d bytes, want %d", len(m.Data)-1, challengeLen)
+		}
+		if m.Data[0] == kindAnswer && len(m.Data) != 2 {
+			return fmt.Errorf("answer of %d bytes, want 1", len(m.Data)-1)
 		}
 		select {
 		case s.pull.chals <- m:
@@ -91,24 +83,42 @@ func (s *Store) pullMessage(m swim.Message) error {
 		if err != nil {
 			return err
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		defer cancel()
-		return s.a.SendToAddress(ctx, addr, append([]byte{kindChal}, s.pull.challenge(m.From, addr)...))
+		var nonce [challengeLen]byte
+		if _, err := rand.Read(nonce[:]); err != nil {
+			return err
+		}
+		s.pull.table.issue(m.From, addr, nonce, time.Now())
+		return s.sendTo(addr, append([]byte{kindChal}, nonce[:]...))
 	default: // kindEcho
 		addr, err := s.liveAddr(m.From)
 		if err != nil {
 			return err
 		}
-		if !hmac.Equal(m.Data[1:], s.pull.challenge(m.From, addr)) {
-			return errors.New("an echo of no challenge of this store")
+		now := time.Now()
+		ok, recent := s.pull.table.redeem(m.From, addr, m.Data[1:], now)
+		if !ok {
+			return errors.New("an echo of no challenge of this store in force")
 		}
-		select {
-		case s.pull.queue <- m.From:
-		default:
-			s.pull.dropped.Add(1)
+		answer := answerRecent
+		if !recent {
+			select {
+			case s.pull.queue <- m.From:
+				s.pull.table.served(m.From, now)
+				answer = answerQueued
+			default:
+				s.pull.dropped.Add(1)
+				answer = answerBusy
+			}
 		}
-		return nil
+		return s.sendTo(addr, []byte{kindAnswer, answer})
 	}
+}
+
+// sendTo sends data to addr in a datagram, within a second.
+func (s *Store) sendTo(addr string, data []byte) error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	return s.a.SendToAddress(ctx, addr, data)
 }
 
 // liveAddr returns the address this member holds for the alive or
@@ -129,8 +139,9 @@ func (s *Store) liveAddr(id swim.ID) (string, error) {
 }
 
 // ask asks the live members, in the view's order, for their store until
-// one takes the request (echoes are not acknowledged: a taken request is
-// one whose challenge came back), each for askWait, until ctx ends.
+// one takes the request (answers answerQueued), each for askWait per
+// step, until ctx ends; a member that answers otherwise, or not at all,
+// is passed over, and the members are asked again from the first.
 func (s *Store) ask(ctx context.Context) error {
 	s.pull.asking.Lock()
 	defer s.pull.asking.Unlock()
@@ -147,33 +158,49 @@ func (s *Store) ask(ctx context.Context) error {
 				return nil
 			}
 			if ctx.Err() != nil {
-				return fmt.Errorf("kvstore: joined, but no member answered the request for the store: %w", ctx.Err())
+				return fmt.Errorf("kvstore: joined, but no member queued the store for it: %w", ctx.Err())
 			}
 		}
 		select { // none answered, or none is live yet: look again shortly
 		case <-time.After(askWait / 10):
 		case <-ctx.Done():
-			return fmt.Errorf("kvstore: joined, but no member answered the request for the store: %w", ctx.Err())
+			return fmt.Errorf("kvstore: joined, but no member queued the store for it: %w", ctx.Err())
 		}
 	}
 }
 
-// askOne asks id for its store (a datagram) and echoes its challenge
-// (a reliable message, acknowledged once id's agent has it); false when
-// no challenge came within askWait or the echo failed.
+// askOne asks id for its store (a datagram), echoes its challenge (a
+// reliable message) and waits for its answer; true when id queued the
+// store for this member. False when no challenge came within askWait,
+// the echo failed, or no answer came within askWait of the echo, or the
+// answer was another.
 func (s *Store) askOne(ctx context.Context, id swim.ID) bool {
 	if err := s.a.SendTo(ctx, id, []byte{kindAsk}); err != nil {
 		return false
 	}
 	wait := time.NewTimer(askWait)
 	defer wait.Stop()
+	echoed := false
 	for {
 		select {
 		case c := <-s.pull.chals:
 			if c.From != id {
 				continue
 			}
-			return s.a.SendReliable(ctx, id, append([]byte{kindEcho}, c.Data[1:]...)) == nil
+			if c.Data[0] == kindAnswer {
+				if echoed {
+					return c.Data[1] == answerQueued
+				}
+				continue // an answer to an earlier echo
+			}
+			if echoed {
+				continue // a challenge sent earlier
+			}
+			if s.a.SendReliable(ctx, id, append([]byte{kindEcho}, c.Data[1:]...)) != nil {
+				return false
+			}
+			echoed = true
+			wait.Reset(askWait)
 		case <-wait.C:
 			return false
 		case <-ctx.Done():

@@ -1,0 +1,93 @@
+package kvstore
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/fdkit/fdkit/swim"
+)
+
+// A challenge is good for one echo, from the member and address it was
+// sent to, within challengeTTL; a store is queued for a member at most
+// once per storeInterval (issue 27, user37 F4: the challenge was a hash
+// of ID and address, the same for ever, and each echo of it drew the
+// whole store).
+func TestChallengeSingleUseAndTimeBound(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	n1 := [challengeLen]byte{1}
+	n2 := [challengeLen]byte{2}
+	var c challenges
+	c.issue("b", "10.0.0.2:7946", n1, t0)
+	for _, r := range []struct {
+		id, addr string
+		chal     []byte
+		at       time.Duration
+		ok       bool
+	}{
+		{"b", "10.0.0.2:7946", n2[:], 0, false},            // another value
+		{"b", "10.0.0.2:7946", n1[:4], 0, false},           // a prefix
+		{"c", "10.0.0.2:7946", n1[:], 0, false},            // another member
+		{"b", "10.0.0.3:7946", n1[:], 0, false},            // another address
+		{"b", "10.0.0.2:7946", n1[:], challengeTTL, true},  // the last instant
+		{"b", "10.0.0.2:7946", n1[:], challengeTTL, false}, // echoed already
+	} {
+		ok, recent := c.redeem(swim.ID(r.id), r.addr, r.chal, t0.Add(r.at))
+		assert.Equal(t, r.ok, ok, "%+v", r)
+		assert.False(t, recent)
+	}
+	c.issue("b", "10.0.0.2:7946", n2, t0)
+	ok, _ := c.redeem("b", "10.0.0.2:7946", n2[:], t0.Add(challengeTTL+1))
+	assert.False(t, ok, "expired")
+
+	// Queued at t1: refused another store until storeInterval has passed.
+	t1 := t0.Add(time.Minute)
+	c.issue("b", "10.0.0.2:7946", n1, t1)
+	ok, recent := c.redeem("b", "10.0.0.2:7946", n1[:], t1)
+	assert.True(t, ok)
+	assert.False(t, recent)
+	c.served("b", t1)
+	c.issue("b", "10.0.0.2:7946", n2, t1.Add(storeInterval-1))
+	ok, recent = c.redeem("b", "10.0.0.2:7946", n2[:], t1.Add(storeInterval-1))
+	assert.Equal(t, []bool{true, true}, []bool{ok, recent})
+	c.issue("b", "10.0.0.2:7946", n1, t1.Add(storeInterval))
+	ok, recent = c.redeem("b", "10.0.0.2:7946", n1[:], t1.Add(storeInterval))
+	assert.Equal(t, []bool{true, false}, []bool{ok, recent})
+	// A newer challenge replaces the older one.
+	c.issue("b", "10.0.0.2:7946", n1, t1)
+	c.issue("b", "10.0.0.2:7946", n2, t1)
+	ok, _ = c.redeem("b", "10.0.0.2:7946", n1[:], t1)
+	assert.False(t, ok)
+}
+
+// The table holds at most maxPullers members: stale ones go first, then
+// the one heard of least recently, whose challenge is then refused.
+func TestChallengeTableBounded(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	var c challenges
+	n := [challengeLen]byte{7}
+	for i := range maxPullers {
+		c.issue(swim.ID(fmt.Sprint("m", i)), "a", n, t0.Add(time.Duration(i)*time.Millisecond))
+	}
+	c.served("m5", t0.Add(500*time.Millisecond)) // heard of last, though issued early
+	c.issue("x", "a", n, t0.Add(time.Second))
+	assert.Len(t, c.m, maxPullers)
+	ok, _ := c.redeem("m0", "a", n[:], t0.Add(time.Second))
+	assert.False(t, ok, "m0, the oldest, made room")
+	for _, id := range []swim.ID{"m1", "m5", "x"} {
+		ok, _ := c.redeem(id, "a", n[:], t0.Add(time.Second))
+		assert.True(t, ok, id)
+	}
+	// At t0+3s every challenge is older than challengeTTL or echoed, and
+	// only m5's store is within storeInterval: the full table drops all
+	// the others.
+	later := t0.Add(3 * time.Second)
+	c.issue("y", "a", n, later)
+	c.issue("z", "a", n, later)
+	assert.Len(t, c.m, 3)
+	for _, id := range []swim.ID{"m5", "y", "z"} {
+		assert.Contains(t, c.m, id)
+	}
+}
