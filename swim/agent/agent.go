@@ -150,13 +150,19 @@ type lifecycle struct {
 	err       error
 }
 
-// subscribers are the channels of Subscribe and Receive, under mu.
+// subscribers are the channels of Subscribe and Receive, under mu (see
+// subscribe.go on its locks).
 type subscribers struct {
 	mu       sync.Mutex
 	events   subscriptions[swim.Event]
 	messages subscriptions[swim.Message]
 	nextID   int
 	closed   bool // set when the agent stops; later subscriptions get a closed channel
+	// eventSnap and messageSnap hold deliverAll's copy of events and
+	// messages, kept for the next delivery (agent goroutine only, not
+	// under mu).
+	eventSnap   []*subscription[swim.Event]
+	messageSnap []*subscription[swim.Message]
 	// waiting is set while the agent waits for a subscriber
 	// (BlockingDelivery; block), for tests to see it.
 	waiting atomic.Bool

@@ -130,3 +130,87 @@ func TestSubscribeBufferBounded(t *testing.T) {
 	defer cancelSmall()
 	assert.Equal(t, 3, cap(small))
 }
+
+// With BlockingDelivery, the subscriber the agent waits for may, before it
+// reads again, call Subscribe or Receive, or cancel another of its
+// subscriptions: the call returns while the agent still waits, and the new
+// subscription gets what comes later, the cancelled one is closed. These
+// calls used to take the lock the blocked delivery held, so the agent and
+// its subscriber waited for each other, and the group declared the agent
+// dead (user37 F3).
+func TestSubscribeFromBlockedSubscriber(t *testing.T) {
+	for _, call := range []string{"Subscribe", "Receive", "cancel other"} {
+		t.Run(call, func(t *testing.T) {
+			a := start(t, Config{Plain: true, BlockingDelivery: true})
+			msgs, cancelMsgs := a.Receive(1)
+			defer cancelMsgs()
+			ev, cancelEv := a.Subscribe(1) // not read until the call below returns
+			defer cancelEv()
+			b := start(t, Config{Plain: true})
+			join(t, b, a)
+			c := start(t, Config{Plain: true})
+			join(t, c, a)
+			require.Eventually(t, a.sub.waiting.Load, 10*time.Second, 5*time.Millisecond, "the agent never waited for the full channel")
+
+			var newEv <-chan swim.Event
+			var newMsgs <-chan swim.Message
+			cancelNew := func() {}
+			returned := make(chan bool, 1) // whether the agent still waited then
+			go func() {
+				switch call {
+				case "Subscribe":
+					newEv, cancelNew = a.Subscribe(64)
+				case "Receive":
+					newMsgs, cancelNew = a.Receive(64)
+				case "cancel other":
+					cancelMsgs()
+				}
+				returned <- a.sub.waiting.Load()
+			}()
+			select {
+			case waited := <-returned:
+				assert.True(t, waited, "nothing read the full channel, so the agent still waits")
+			case <-time.After(10 * time.Second):
+				t.Fatalf("%s, called by the subscriber the agent waits for, never returned", call)
+			}
+			defer cancelNew()
+			go func() { // the subscriber reads again, until cancelEv
+				for range ev {
+				}
+			}()
+
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			switch call {
+			case "Subscribe":
+				d := start(t, Config{Plain: true})
+				join(t, d, a)
+				for {
+					select {
+					case e := <-newEv:
+						if e.Kind == swim.EventJoin && e.Node.ID == d.Self().ID {
+							return
+						}
+					case <-ctx.Done():
+						t.Fatal("the subscription added during the wait never got d's join")
+					}
+				}
+			case "Receive":
+				require.NoError(t, b.SendTo(ctx, a.Self().ID, []byte("later")))
+				select {
+				case m := <-newMsgs:
+					assert.Equal(t, "later", string(m.Data))
+				case <-ctx.Done():
+					t.Fatal("the subscription added during the wait never got b's message")
+				}
+			case "cancel other":
+				select {
+				case _, ok := <-msgs:
+					assert.False(t, ok, "the cancelled subscription's channel is closed, and got nothing")
+				case <-ctx.Done():
+					t.Fatal("the cancelled subscription's channel was never closed")
+				}
+			}
+		})
+	}
+}

@@ -203,7 +203,10 @@ type Config struct {
 	// so do Shutdown, Leave, Close and cancelling Start's context, after
 	// which full channels drop as without BlockingDelivery, so that the
 	// agent stops. While it waits, the agent serves the calls of its
-	// methods (a subscriber may call Members for each event it reads).
+	// methods (a subscriber may call Members for each event it reads),
+	// and any goroutine, the subscriber waited for included, may call
+	// Subscribe or Receive or cancel a subscription: a subscription added
+	// meanwhile gets what is delivered after the wait.
 	// Default false: drop and count (Stats.EventsDropped,
 	// Stats.MessagesDropped), the protocol never waits.
 	BlockingDelivery bool

@@ -355,9 +355,7 @@ func (a *Agent) publish(events []swim.Event) {
 				"id", e.Node.ID, "claimed_by", e.Node.Addr, "held", e.Held.Addr, "self", e.Held == a.self)
 		}
 	}
-	a.sub.mu.Lock()
-	deliverAll(a, a.sub.events, events, &a.ctr.evDrop)
-	a.sub.mu.Unlock()
+	deliverAll(a, &a.sub.events, &a.sub.eventSnap, events, &a.ctr.evDrop)
 	// Waiting joins are released after the events are published, so a
 	// subscriber has the join event of the member that answered by the
 	// time Join returns.

@@ -12,12 +12,22 @@ import (
 // (application messages), and how the agent's goroutine hands them what
 // the state machine produced, dropping or, with Config.BlockingDelivery,
 // waiting.
+//
+// Locks: the agent's sub.mu guards the sets of subscribers and is held
+// only to add, remove or copy them, never while a value is sent; each
+// subscription's mu is held by whoever sends on or closes its channel
+// (the agent's goroutine delivering, a cancel or the agent's stop closing
+// it), so a channel is never sent on once closed. While the agent waits
+// for one subscriber (BlockingDelivery), that subscriber, or any other
+// goroutine, may Subscribe, Receive or cancel any other subscription; a
+// cancel of the one waited on frees the wait first (done), then takes its
+// mu.
 
 // subscription is one subscriber's channel and the signal that it was
 // cancelled, which frees a blocked delivery to it. With limit > 0 the
 // bytes of the values waiting unread (size of each) stay within limit:
 // sizes holds the size of each value sent and not yet known to be read,
-// oldest first, and queued their sum.
+// oldest first, and queued their sum (agent's goroutine only).
 type subscription[T any] struct {
 	ch     chan T
 	done   chan struct{}
@@ -25,6 +35,20 @@ type subscription[T any] struct {
 	size   func(T) int
 	sizes  []int
 	queued int
+	// mu is held while ch is sent on or closed; closed is set, under
+	// it, once ch is closed.
+	mu     sync.Mutex
+	closed bool
+}
+
+// close closes s's channel unless it is closed already.
+func (s *subscription[T]) close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.closed {
+		s.closed = true
+		close(s.ch)
+	}
 }
 
 // fits reports whether a value of n bytes may be sent now without the
@@ -60,7 +84,7 @@ func (s *subscription[T]) sizeOf(v T) int {
 }
 
 // subscriptions is a set of subscribers of one kind, under the agent's
-// subMu.
+// sub.mu.
 type subscriptions[T any] map[int]*subscription[T]
 
 // MaxSubscribeBuffer bounds the buffer of a Subscribe or Receive channel:
@@ -82,7 +106,7 @@ func add[T any](a *Agent, set *subscriptions[T], buffer, def, limit int, size fu
 	a.sub.mu.Lock()
 	defer a.sub.mu.Unlock()
 	if a.sub.closed {
-		close(s.ch)
+		s.close()
 		return s.ch, func() {}
 	}
 	if *set == nil {
@@ -94,48 +118,72 @@ func add[T any](a *Agent, set *subscriptions[T], buffer, def, limit int, size fu
 	var once sync.Once
 	return s.ch, func() {
 		once.Do(func() {
-			close(s.done) // first, without the lock: a delivery blocked on s holds it
+			close(s.done) // first: it frees a delivery blocked on s, which holds s.mu
+			s.close()
 			a.sub.mu.Lock()
 			defer a.sub.mu.Unlock()
-			if _, ok := (*set)[id]; ok {
-				close(s.ch)
-				delete(*set, id)
-			}
+			delete(*set, id)
 		})
 	}
 }
 
-// deliverAll hands every value to every subscriber of set, with subMu
-// held. Without Config.BlockingDelivery a full channel drops the value
-// (counted in dropped); with it the agent waits until the subscriber reads
-// or cancels, or until the agent is told to stop (Shutdown, Leave, Close,
+// deliverAll hands every value to every subscriber of *set: those
+// subscribed when it is called (copied to *snap under sub.mu, which is
+// then released), less those cancelled meanwhile; a subscription added
+// meanwhile gets the values of later calls. Without
+// Config.BlockingDelivery a full channel drops the value (counted in
+// dropped); with it the agent waits until the subscriber reads or
+// cancels, or until the agent is told to stop (Shutdown, Leave, Close,
 // Start's context), after which full channels drop as without it: a
 // subscriber that stopped reading must not keep the agent from stopping.
-func deliverAll[T any](a *Agent, set subscriptions[T], vals []T, dropped *atomic.Uint64) {
+// Agent goroutine.
+func deliverAll[T any](a *Agent, set *subscriptions[T], snap *[]*subscription[T], vals []T, dropped *atomic.Uint64) {
+	a.sub.mu.Lock()
+	subs := (*snap)[:0]
+	for _, s := range *set {
+		subs = append(subs, s)
+	}
+	a.sub.mu.Unlock()
 	for _, v := range vals {
-		for _, s := range set {
-			n := s.sizeOf(v)
-			if s.fits(n) {
-				select {
-				case s.ch <- v:
-					s.sent(n)
-					continue
-				default:
-				}
-			}
-			if !a.cfg.BlockingDelivery {
-				dropped.Add(1)
-				continue
-			}
-			if !block(a, s, v, n) {
-				dropped.Add(1)
-			}
+		for _, s := range subs {
+			deliver(a, s, v, dropped)
 		}
+	}
+	clear(subs) // keep no cancelled subscription reachable
+	*snap = subs[:0]
+}
+
+// deliver hands v to s, with s.mu held: nothing to a cancelled s, else as
+// deliverAll says.
+func deliver[T any](a *Agent, s *subscription[T], v T, dropped *atomic.Uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return
+	}
+	select {
+	case <-s.done:
+		return
+	default:
+	}
+	n := s.sizeOf(v)
+	if s.fits(n) {
+		select {
+		case s.ch <- v:
+			s.sent(n)
+			return
+		default:
+		}
+	}
+	if !a.cfg.BlockingDelivery || !block(a, s, v, n) {
+		dropped.Add(1)
 	}
 }
 
 // block waits until s has room for v (n bytes) and sends it, or until s
-// is cancelled (true: not a drop) or the agent is told to stop (false).
+// is cancelled (true: not a drop) or the agent is told to stop (false);
+// with s.mu held and no other lock, so that the subscriber may subscribe
+// or cancel meanwhile.
 // Room by count is waited for in the send; room by bytes is polled every
 // millisecond, as the channel says nothing when a value is read. Calls of
 // the agent's methods are served meanwhile: a subscriber that calls
@@ -172,10 +220,11 @@ func block[T any](a *Agent, s *subscription[T], v T, n int) bool {
 	}
 }
 
-// closeAll closes every channel of set; with subMu held.
+// closeAll closes every channel of set; with sub.mu held, on the agent's
+// goroutine once it no longer delivers.
 func closeAll[T any](set subscriptions[T]) {
 	for id, s := range set {
-		close(s.ch)
+		s.close()
 		delete(set, id)
 	}
 }

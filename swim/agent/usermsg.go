@@ -72,9 +72,7 @@ func (a *Agent) SendTo(ctx context.Context, id swim.ID, data []byte) error {
 // Config.MergeRemoteState. Agent goroutine.
 func (a *Agent) deliver(msgs []swim.Message, states []swim.RemoteState) {
 	if len(msgs) > 0 {
-		a.sub.mu.Lock()
-		deliverAll(a, a.sub.messages, msgs, &a.ctr.msgDrop)
-		a.sub.mu.Unlock()
+		deliverAll(a, &a.sub.messages, &a.sub.messageSnap, msgs, &a.ctr.msgDrop)
 	}
 	if a.cfg.MergeRemoteState != nil {
 		for _, s := range states {
