@@ -2,6 +2,7 @@ package kvstore
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -17,16 +18,22 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fdkit/fdkit/swim"
-	"github.com/fdkit/fdkit/swim/agent"
 	"github.com/fdkit/fdkit/swim/wire"
 )
 
-// stateMsg is a state message of es.
-func stateMsg(t *testing.T, es ...entry) []byte {
+// pulling makes s a store that asked "a" for its store with token tok.
+func pulling(s *Store, tok byte) {
+	s.pull.want = pullReq{id: "a", token: [tokenLen]byte{tok}}
+}
+
+// piece is a piece of a store for the pull with token tok, sent by a
+// member at clock c, of es (pieceHeader).
+func piece(t *testing.T, tok byte, c uint64, es ...entry) []byte {
 	t.Helper()
 	b, err := json.Marshal(es)
 	require.NoError(t, err)
-	return append([]byte{kindState}, b...)
+	head := append([]byte{kindState, tok}, make([]byte, tokenLen-1)...)
+	return append(binary.BigEndian.AppendUint64(head, c), b...)
 }
 
 // One message moves the clock by at most MaxClockLead, however its
@@ -38,7 +45,8 @@ func stateMsg(t *testing.T, es ...entry) []byte {
 func TestOneMessageMovesClockAtMostLead(t *testing.T) {
 	const L = MaxClockLead
 	s := &Store{data: map[string]entry{}, clock: 5}
-	s.receive(swim.Message{Data: stateMsg(t,
+	pulling(s, 1)
+	s.receive(swim.Message{From: "a", Data: piece(t, 1, 0,
 		entry{Key: "a", Time: 5 + L, Writer: "f"},
 		entry{Key: "b", Time: 5 + L + 1, Writer: "f"},
 		entry{Key: "c", Time: 5 + 2*L, Writer: "f"})})
@@ -48,7 +56,7 @@ func TestOneMessageMovesClockAtMostLead(t *testing.T) {
 	_, b := s.Get("b")
 	_, c := s.Get("c")
 	assert.Equal(t, []bool{true, false, false}, []bool{a, b, c})
-	s.receive(swim.Message{Data: stateMsg(t, entry{Key: "c", Time: 5 + 2*L, Writer: "f"})})
+	s.receive(swim.Message{From: "a", Data: piece(t, 1, 0, entry{Key: "c", Time: 5 + 2*L, Writer: "f"})})
 	assert.Equal(t, uint64(5+2*L), s.clock)
 	assert.Equal(t, uint64(2), s.Rejected())
 }
@@ -200,7 +208,7 @@ func TestForgedPullDrawsChallengeOnly(t *testing.T) {
 	require.Eventually(t, func() bool { _, err := a.liveAddr("ghost"); return err == nil }, 10*time.Second, 5*time.Millisecond, "ghost admitted")
 	asked := sendPlain(t, codec, c, a, swim.Packet{Kind: swim.MsgUser, From: ghost, User: []byte{kindAsk}})
 	require.Eventually(t, func() bool { return chals.Load() == 1 }, 10*time.Second, 5*time.Millisecond, "one challenge to the ghost")
-	sendPlain(t, codec, c, a, swim.Packet{Kind: swim.MsgUser, From: ghost, User: append([]byte{kindEcho}, make([]byte, challengeLen)...)})
+	sendPlain(t, codec, c, a, swim.Packet{Kind: swim.MsgUser, From: ghost, User: append([]byte{kindEcho}, make([]byte, challengeLen+tokenLen)...)})
 	require.Eventually(t, func() bool { return a.Rejected() == 1 }, 10*time.Second, 5*time.Millisecond, "the forged echo refused")
 	t.Logf("forged request %d B; challenge %d B", asked, chalBytes.Load())
 	assert.LessOrEqual(t, chalBytes.Load(), int64(2*asked))
@@ -211,28 +219,23 @@ func TestForgedPullDrawsChallengeOnly(t *testing.T) {
 }
 
 // An entry received in a state message that would not fit a broadcast is
-// refused and counted: before, it was kept, no pull carried it
-// (statePieces left it out at every joiner's pull) and no write of it was
-// gossiped, so the stores differed for good (issue 27, user37 F5).
+// refused and counted, and the others of the message are taken: before,
+// it was kept, no pull carried it (statePieces left it out at every
+// joiner's pull) and no write of it was gossiped, so the stores differed
+// for good (issue 27, user37 F5).
 func TestOversizeEntryRefused(t *testing.T) {
-	a := newStore(t, plainCfg("a"))
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	ins, err := agent.Start(ctx, plainCfg("insider"))
-	require.NoError(t, err)
-	defer func() { _ = ins.Shutdown() }()
-	big := stateMsg(t, entry{Key: "big", Value: strings.Repeat("x", 100<<10), Time: 1, Writer: "z"})
-	require.NoError(t, ins.SendReliableToAddress(ctx, a.Agent().Self().Addr, big))
-	require.Eventually(t, func() bool { return a.Rejected() == 1 }, 10*time.Second, 5*time.Millisecond, "the entry refused")
-	_, ok := a.Get("big")
-	assert.False(t, ok)
-	require.NoError(t, a.Set(ctx, "small", "1"))
-	b := newStore(t, plainCfg("b"))
-	require.NoError(t, b.Join(ctx, a.Agent().Self().Addr))
-	require.Eventually(t, func() bool { _, ok := b.Get("small"); return ok }, 10*time.Second, 5*time.Millisecond)
-	n, serr := a.StateErrors()
-	assert.Zero(t, n)
-	assert.NoError(t, serr)
+	s := &Store{data: map[string]entry{}}
+	pulling(s, 1)
+	s.receive(swim.Message{From: "a", Data: piece(t, 1, 2,
+		entry{Key: "big", Value: strings.Repeat("x", 100<<10), Time: 1, Writer: "z"},
+		entry{Key: "small", Value: "1", Time: 2, Writer: "z"})})
+	_, big := s.Get("big")
+	_, small := s.Get("small")
+	assert.Equal(t, []bool{false, true}, []bool{big, small})
+	assert.Equal(t, uint64(1), s.Rejected())
+	ps, err := statePieces([]byte{kindState}, []entry{s.data["small"]}, StatePiece)
+	assert.NoError(t, err)
+	assert.Len(t, ps, 1)
 }
 
 // The bound is Set's: {"k":"x","v":V,"t":1,"w":"f"} is 30 bytes and V's

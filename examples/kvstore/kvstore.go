@@ -21,8 +21,9 @@
 // receives at the address this member holds for it: the joiner asks
 // (a datagram), the member answers with a challenge (a datagram of a few
 // dozen bytes, sent by agent.SendToAddress with no gossip in it, to the
-// address in its view), and only a joiner that echoes the challenge gets
-// the store. Pushing the store on every join event instead would let
+// address in its view), and only a joiner that echoes the challenge (with
+// a token of its own, which every piece of the store sent for it carries)
+// gets the store. Pushing the store on every join event instead would let
 // anyone who can announce a member (in plain mode anyone, by gossiping an
 // Alive for a member that does not exist at a victim's address) draw a
 // whole store to that address per announcement, many times the
@@ -68,6 +69,17 @@
 // own clocks come that far. Any rule of the kind has this edge, since
 // the forged message and the honest write after it look the same to
 // their receivers; a group that must not be disturbed turns encryption on.
+//
+// A member that joins later is not cut off so, though its clock starts at
+// 0 and the member it pulls from may be far ahead: each piece of the
+// store carries the sender's clock, and the joiner moves its own clock
+// to it before it applies the piece's entries, so it takes them and the
+// sender's later writes. It takes pieces only from the member whose
+// challenge it echoed, carrying the token it sent with the echo (a
+// random nonce per pull); any other state message is refused (Rejected).
+// It moves its clock so at most to 2^63: a hostile member asked cannot
+// wind the joiner's clock to its end either, and an honest member's
+// clock passes 2^63 only after 2^31 forged messages.
 package kvstore
 
 import (
@@ -78,7 +90,6 @@ import (
 	"math"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/fdkit/fdkit/swim"
 	"github.com/fdkit/fdkit/swim/agent"
@@ -169,8 +180,8 @@ func New(ctx context.Context, cfg agent.Config) (*Store, error) {
 		defer s.wg.Done()
 		for {
 			select {
-			case id := <-s.pull.queue:
-				s.sendState(id)
+			case r := <-s.pull.queue:
+				s.sendState(r)
 			case <-s.pull.done:
 				return
 			}
@@ -252,7 +263,8 @@ func (s *Store) Len() int {
 }
 
 // Rejected counts messages from other members that did not decode,
-// entries refused for a time more than MaxClockLead ahead of this store's
+// pieces of a store that are not of this store's last pull (package
+// comment), entries refused for a time more than MaxClockLead ahead of this store's
 // clock before their message or for a size over one broadcast (as Set
 // refuses with ErrTooLarge), and requests for the store not answered
 // (package comment): from a member not alive or suspect here, malformed,
@@ -309,7 +321,8 @@ func (s *Store) receive(m swim.Message) {
 		err = json.Unmarshal(m.Data[1:], &e)
 		es = []entry{e}
 	case kindState:
-		err = json.Unmarshal(m.Data[1:], &es)
+		s.receivePiece(m)
+		return
 	case kindAsk, kindChal, kindEcho, kindAnswer:
 		err = s.pullMessage(m)
 		es = nil
@@ -322,89 +335,5 @@ func (s *Store) receive(m swim.Message) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	base := s.clock
-	for _, e := range es {
-		if !fits(e) || !s.apply(e, base) {
-			s.rejected.Add(1)
-		}
-	}
-}
-
-// fits reports whether e, encoded as an update, fits one broadcast
-// (swim.MaxBroadcastLen bytes), as Set requires of the entries it writes.
-// A received entry that does not is refused: no pull carries it
-// (statePieces) and no broadcast could, so a store that kept it would
-// differ from every joiner's for good.
-func fits(e entry) bool {
-	b, err := json.Marshal(e)
-	return err == nil && 1+len(b) <= swim.MaxBroadcastLen
-}
-
-// sendState sends the whole store to the member id over streams, in
-// pieces of at most StatePiece bytes (statePieces), each within 10 s. A
-// piece that fails is counted with its error (StateErrors) and the others
-// are still sent: the receiver applies each piece on its own, and a
-// later write of a key repairs what is missing.
-func (s *Store) sendState(id swim.ID) {
-	s.mu.Lock()
-	es := make([]entry, 0, len(s.data))
-	for _, e := range s.data {
-		es = append(es, e)
-	}
-	s.mu.Unlock()
-	pieces, err := statePieces(es, StatePiece)
-	if err != nil {
-		s.stateFailed(id, err)
-	}
-	for _, p := range pieces {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		err := s.a.SendReliable(ctx, id, p)
-		cancel()
-		if err != nil {
-			s.stateFailed(id, err)
-		}
-	}
-}
-
-// stateFailed records a piece of the store not sent to id.
-func (s *Store) stateFailed(id swim.ID, err error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.stateErrs++
-	s.lastStateErr = fmt.Errorf("kvstore: sending the store to %s: %w", id, err)
-}
-
-// statePieces encodes es as state messages (kindState and a JSON array of
-// entries) of at most limit bytes each, in order; none for no entries.
-// An entry that does not fit a piece alone is an error, and is left out;
-// with limit StatePiece it cannot happen, since a store holds only
-// entries that fit a broadcast (Set, and fits for received ones), at
-// most swim.MaxBroadcastLen bytes.
-func statePieces(es []entry, limit int) ([][]byte, error) {
-	var out [][]byte
-	var errs []error
-	cur := []byte{kindState, '['}
-	for _, e := range es {
-		b, err := json.Marshal(e)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("entry %q: %w", e.Key, err))
-			continue
-		}
-		if len(b)+3 > limit { // kind, brackets
-			errs = append(errs, fmt.Errorf("entry %q: %d bytes encoded, over a piece of %d", e.Key, len(b), limit))
-			continue
-		}
-		if len(cur) > 2 && len(cur)+1+len(b)+1 > limit {
-			out = append(out, append(cur, ']'))
-			cur = []byte{kindState, '['}
-		}
-		if len(cur) > 2 {
-			cur = append(cur, ',')
-		}
-		cur = append(cur, b...)
-	}
-	if len(cur) > 2 {
-		out = append(out, append(cur, ']'))
-	}
-	return out, errors.Join(errs...)
+	s.applyAll(es)
 }

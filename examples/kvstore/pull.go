@@ -31,21 +31,29 @@ const askWait = time.Second
 // challengeLen is the length of a challenge in bytes.
 const challengeLen = 16
 
+// tokenLen is the length in bytes of the token a joiner draws for each
+// pull, sends with its echo, and finds in every piece of the store sent
+// for it (receivePiece).
+const tokenLen = 16
+
 // puller is a store's part in pulls: the challenges sent and stores
 // queued (used by the receiving goroutine only), the queue of members to
 // send the store to, and the challenges and answers received while this
 // store asks.
 type puller struct {
 	table   challenges
-	queue   chan swim.ID
+	queue   chan pullReq
 	done    chan struct{}
 	dropped atomic.Uint64
 	asking  sync.Mutex // one Join's ask at a time
 	chals   chan swim.Message
+	// want is the pull this store asked for last, whose pieces it takes
+	// (receivePiece), under Store.mu.
+	want pullReq
 }
 
 func (p *puller) init() {
-	p.queue = make(chan swim.ID, stateQueue)
+	p.queue = make(chan pullReq, stateQueue)
 	p.done = make(chan struct{})
 	p.chals = make(chan swim.Message, 4)
 }
@@ -90,19 +98,22 @@ func (s *Store) pullMessage(m swim.Message) error {
 		s.pull.table.issue(m.From, addr, nonce, time.Now())
 		return s.sendTo(addr, append([]byte{kindChal}, nonce[:]...))
 	default: // kindEcho
+		if len(m.Data) != 1+challengeLen+tokenLen {
+			return fmt.Errorf("echo of %d bytes, want %d", len(m.Data)-1, challengeLen+tokenLen)
+		}
 		addr, err := s.liveAddr(m.From)
 		if err != nil {
 			return err
 		}
 		now := time.Now()
-		ok, recent := s.pull.table.redeem(m.From, addr, m.Data[1:], now)
+		ok, recent := s.pull.table.redeem(m.From, addr, m.Data[1:1+challengeLen], now)
 		if !ok {
 			return errors.New("an echo of no challenge of this store in force")
 		}
 		answer := answerRecent
 		if !recent {
 			select {
-			case s.pull.queue <- m.From:
+			case s.pull.queue <- pullReq{id: m.From, token: [tokenLen]byte(m.Data[1+challengeLen:])}:
 				s.pull.table.served(m.From, now)
 				answer = answerQueued
 			default:
@@ -196,7 +207,15 @@ func (s *Store) askOne(ctx context.Context, id swim.ID) bool {
 			if echoed {
 				continue // a challenge sent earlier
 			}
-			if s.a.SendReliable(ctx, id, append([]byte{kindEcho}, c.Data[1:]...)) != nil {
+			w := pullReq{id: id}
+			if _, err := rand.Read(w.token[:]); err != nil {
+				return false
+			}
+			s.mu.Lock()
+			s.pull.want = w // before the echo: the pieces may come before the answer
+			s.mu.Unlock()
+			echo := append(append([]byte{kindEcho}, c.Data[1:]...), w.token[:]...)
+			if s.a.SendReliable(ctx, id, echo) != nil {
 				return false
 			}
 			echoed = true

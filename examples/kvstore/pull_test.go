@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/fdkit/fdkit/swim"
 	"github.com/fdkit/fdkit/swim/agent"
 )
 
@@ -48,7 +50,7 @@ func TestEchoReplayDrawsOneStore(t *testing.T) {
 				switch {
 				case len(m.Data) > 0 && m.Data[0] == kindState:
 					var es []entry
-					if json.Unmarshal(m.Data[1:], &es) == nil {
+					if len(m.Data) >= pieceHeader && json.Unmarshal(m.Data[pieceHeader:], &es) == nil {
 						got += len(es)
 					}
 				case len(m.Data) == 2 && m.Data[0] == kindAnswer:
@@ -64,7 +66,7 @@ func TestEchoReplayDrawsOneStore(t *testing.T) {
 	require.NoError(t, ins.SendTo(ctx, "a", []byte{kindAsk}))
 	chal := next(10 * time.Second)
 	require.NotNil(t, chal, "a challenge")
-	echo := append([]byte{kindEcho}, chal...)
+	echo := append(append([]byte{kindEcho}, chal...), make([]byte, tokenLen)...)
 	b := newStore(t, plainCfg("b"))
 	joined := make(chan error, 1)
 	for i := range 200 {
@@ -83,7 +85,7 @@ func TestEchoReplayDrawsOneStore(t *testing.T) {
 	require.NoError(t, ins.SendTo(ctx, "a", []byte{kindAsk}))
 	chal2 := next(storeInterval / 2)
 	require.NotNil(t, chal2, "a second challenge")
-	require.NoError(t, ins.SendReliable(ctx, "a", append([]byte{kindEcho}, chal2...)))
+	require.NoError(t, ins.SendReliable(ctx, "a", append(append([]byte{kindEcho}, chal2...), make([]byte, tokenLen)...)))
 	require.Eventually(t, func() bool { next(10 * time.Millisecond); return len(answers) == 2 }, 10*time.Second, time.Millisecond)
 	require.Eventually(t, func() bool { next(10 * time.Millisecond); return got >= keys }, 20*time.Second, time.Millisecond, "one store")
 	next(500 * time.Millisecond) // nothing more comes
@@ -107,4 +109,78 @@ func TestAskRefusedIsAnError(t *testing.T) {
 	require.Error(t, err)
 	assert.ErrorIs(t, err, context.DeadlineExceeded)
 	assert.Contains(t, err.Error(), "joined, but no member queued the store")
+}
+
+// A joiner takes the clock of the member it pulled the store from: two
+// forged updates moved a's clock by 2·MaxClockLead, and the joiner b,
+// at clock 0, takes a's entries (honest and forged) and every later
+// write of a. Before, b refused a's entries above MaxClockLead and every
+// later write of a, for good, while its Join returned nil (issue 27,
+// user37 F8).
+func TestJoinerAdoptsPulledClock(t *testing.T) {
+	a := newStore(t, plainCfg("a"))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	require.NoError(t, a.Set(ctx, "before", "1"))
+	attacker, err := agent.Start(ctx, plainCfg("mallory"))
+	require.NoError(t, err)
+	defer func() { _ = attacker.Shutdown() }()
+	for i, t0 := range []uint64{MaxClockLead + 1, 2*MaxClockLead + 1} { // the clock is at 1, then MaxClockLead+1
+		m := fmt.Appendf([]byte{kindUpdate}, `{"k":"zz%d","v":"x","t":%d,"w":"~"}`, i, t0)
+		require.NoError(t, attacker.SendToAddress(ctx, a.Agent().Self().Addr, m))
+		require.Eventually(t, func() bool { _, ok := a.Get(fmt.Sprintf("zz%d", i)); return ok }, 5*time.Second, 5*time.Millisecond)
+	}
+	require.NoError(t, a.Set(ctx, "after", "2")) // at 2·MaxClockLead+2
+	b := newStore(t, plainCfg("b"))
+	require.NoError(t, b.Join(ctx, a.Agent().Self().Addr))
+	require.Eventually(t, func() bool { return b.Len() == 4 }, 10*time.Second, 5*time.Millisecond, "b got a's store")
+	for i := range 5 {
+		require.NoError(t, a.Set(ctx, "later", fmt.Sprint(i)))
+	}
+	everywhere(t, []*Store{a, b}, "later", "4", true, "a's writes after b joined")
+	b.mu.Lock()
+	bClock := b.clock
+	b.mu.Unlock()
+	assert.Equal(t, uint64(2*MaxClockLead+7), bClock, "a's clock: 2·MaxClockLead+2, and five writes")
+	assert.Zero(t, b.Rejected())
+}
+
+// A piece of a store is taken only from the member this store asked
+// last, with the token of that pull; the clock taken from it stops at
+// maxAdopted, and its entries are bounded by MaxClockLead above that.
+func TestPieceOfNoPullRefused(t *testing.T) {
+	const L = MaxClockLead
+	s := &Store{data: map[string]entry{}, clock: 5}
+	e := entry{Key: "k", Value: "v", Time: 2*L + 7, Writer: "a"}
+	for i, m := range []swim.Message{
+		{From: "a", Data: piece(t, 1, 2*L+7, e)}, // no pull asked for
+		{From: "", Data: piece(t, 0, 2*L+7, e)},  // the zero pull
+	} {
+		s.receive(m)
+		assert.Equal(t, uint64(i+1), s.Rejected())
+	}
+	pulling(s, 1)
+	for i, m := range []swim.Message{
+		{From: "b", Data: piece(t, 1, 2*L+7, e)}, // another sender
+		{From: "a", Data: piece(t, 2, 2*L+7, e)}, // another token
+		{From: "a", Data: piece(t, 1, 2*L+7)[:pieceHeader-1]},
+	} {
+		s.receive(m)
+		assert.Equal(t, uint64(i+3), s.Rejected())
+	}
+	assert.Equal(t, uint64(5), s.clock)
+	assert.Empty(t, s.data)
+
+	s.receive(swim.Message{From: "a", Data: piece(t, 1, 2*L+7, e)})
+	assert.Equal(t, uint64(2*L+7), s.clock)
+	assert.Equal(t, e, s.data["k"])
+	assert.Equal(t, uint64(5), s.Rejected())
+
+	s.receive(swim.Message{From: "a", Data: piece(t, 1, math.MaxUint64,
+		entry{Key: "x", Time: maxAdopted + L, Writer: "a"},
+		entry{Key: "y", Time: math.MaxUint64, Writer: "a"})})
+	assert.Equal(t, uint64(maxAdopted+L), s.clock)
+	assert.Contains(t, s.data, "x")
+	assert.NotContains(t, s.data, "y")
+	assert.Equal(t, uint64(6), s.Rejected())
 }

@@ -34,7 +34,7 @@ func TestStatePieces(t *testing.T) {
 		limit int
 		sizes []int
 	}{{26, []int{26, 26, 26}}, {49, []int{26, 26, 26}}, {50, []int{50, 26}}, {74, []int{74}}} {
-		ps, err := statePieces(es, c.limit)
+		ps, err := statePieces([]byte{kindState}, es, c.limit)
 		require.NoError(t, err)
 		var sizes []int
 		var got []entry
@@ -48,10 +48,10 @@ func TestStatePieces(t *testing.T) {
 		assert.Equal(t, c.sizes, sizes, "limit %d", c.limit)
 		assert.Equal(t, es, got, "limit %d", c.limit)
 	}
-	ps, err := statePieces(es, 25)
+	ps, err := statePieces([]byte{kindState}, es, 25)
 	assert.Empty(t, ps)
 	assert.ErrorContains(t, err, `entry "a": 23 bytes encoded, over a piece of 25`)
-	ps, err = statePieces(nil, StatePiece)
+	ps, err = statePieces([]byte{kindState}, nil, StatePiece)
 	assert.NoError(t, err)
 	assert.Empty(t, ps)
 }
