@@ -156,7 +156,8 @@ func (m *Member) applyAlive(in *inbound, p *peer, u Update, gossip bool) {
 	if p.node.Addr != u.Node.Addr {
 		in.brought = append(in.brought, u.Node.ID)
 	}
-	p.node, p.inc, p.since, p.proof = u.Node, u.Incarnation, now, u.Proof
+	m.readdress(p, u.Node)
+	p.inc, p.since, p.proof = u.Incarnation, now, u.Proof
 	if !u.Versions.IsZero() { // else relayed through wire format 1: keep what is known
 		p.meta, p.versions = u.Meta, u.Versions
 	}
@@ -481,7 +482,8 @@ func (m *Member) reviveTie(now time.Duration, p *peer, u *Update, gossip bool) {
 		return
 	}
 	m.conflict(now, p.node, u.Node)
-	p.node, p.answered, p.proof = u.Node, false, u.Proof
+	m.readdress(p, u.Node)
+	p.answered, p.proof = false, u.Proof
 	if !u.Versions.IsZero() {
 		p.meta, p.versions = u.Meta, u.Versions
 	}

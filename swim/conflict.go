@@ -117,7 +117,8 @@ func (m *Member) reclaim(in *inbound, p *peer, u *Update) bool {
 		}
 		m.stats.Reclaims++
 	}
-	p.node, p.answered = u.Node, false
+	m.readdress(p, u.Node)
+	p.answered = false
 	return true
 }
 

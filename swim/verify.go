@@ -62,6 +62,13 @@ import "slices"
 //     answers to its own probes meanwhile (docs/experiments.md, “SWIM:
 //     nothing queued to members not verified”).
 //
+// A member is verified at an address: one whose entry moves to another
+// address (a dead or left member's ID reclaimed, a revival tie;
+// readdress) is unverified there until it is heard from there. A member
+// that left, moved by anyone's gossip to a victim's address and revived,
+// kept its verification and drew full packets to the victim (issue 27,
+// user37 F2: 76-120× the attacker's bytes).
+//
 // Relayed gossip does not vouch, nor do several relays together: a flood
 // spreads by gossip like a real join announcement, so every member would
 // hear each fake from several relays. A real member is verified by each
@@ -128,6 +135,28 @@ func (m *Member) verify(p *peer) {
 		m.probing.unverifiedTokens = min(m.probing.unverifiedTokens+m.pr.charged, m.pr.charged)
 		m.pr.charged = 0
 	}
+}
+
+// readdress moves p to n, its node at the address an update names (a
+// dead or left member's ID reclaimed, reclaim; a revival tie, reviveTie).
+// p's verification holds for the address it was verified at (verify): at
+// another address p is unverified again, counted as such while live, and
+// no longer holds its old address in verifiedAt. Otherwise a member that
+// left or died, moved by anyone's gossip to a victim's address and
+// revived there, would draw the queue and the application's broadcasts
+// to the victim with every probe, relay and drain round (issue 27, user37
+// F2).
+func (m *Member) readdress(p *peer, n Node) {
+	if n.Addr != p.node.Addr && p.verified {
+		if m.verifiedAt[p.node.Addr] == p {
+			delete(m.verifiedAt, p.node.Addr)
+		}
+		p.verified = false
+		if p.state == StateAlive || p.state == StateSuspect {
+			m.unverified++
+		}
+	}
+	p.node = n
 }
 
 // vouch verifies p, just made live, when the packet being applied is the
