@@ -53,13 +53,15 @@ type firstProbe struct {
 
 // relay is an indirect ping sent on behalf of a PingReq.
 type relay struct {
-	seq       uint32
-	origin    Node
-	originSeq uint32
-	target    ID
-	sent      time.Duration
-	deadline  time.Duration
-	nack      bool
+	seq    uint32
+	origin Node
+	// originHost is hostOf(origin.Addr), for maxRelaysPerHost.
+	originHost string
+	originSeq  uint32
+	target     ID
+	sent       time.Duration
+	deadline   time.Duration
+	nack       bool
 	// vouched: the view vouched for origin when the ping-req came
 	// (reply.go); else the answer is sent bare, within limit
 	// (Packet.Size units; relay.go).

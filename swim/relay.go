@@ -1,7 +1,9 @@
 package swim
 
 import (
+	"net/netip"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -48,11 +50,17 @@ import (
 // The relays held are bounded (maxRelays): a ping-req that finds them
 // full, or that comes from an origin not vouched for when such origins
 // already hold half of them, or from an origin whose ID or address
-// already holds maxRelaysPerOrigin of them, is not relayed. The last
-// keeps one origin, even a vouched one, from taking the room that members
+// already holds maxRelaysPerOrigin of them, or whose IP address (host,
+// hostOf) already holds maxRelaysPerHost, is not relayed. The last two
+// keep one origin, even a vouched one, from taking the room that members
 // whose direct path is cut need (issue 27: an insider's flood of
 // ping-reqs for silent targets filled the 128 and made two such members
-// declare each other dead). Each relay is held until its
+// declare each other dead); the cap per host keeps an insider that
+// announces a vouched member at each of 32 ports of one IP address from
+// taking them all so (user37 F10): it takes at most a quarter, and would
+// need four IP addresses to fill them. Members that share a host's IP
+// address (several on one machine, or behind one NAT address) share its
+// quarter too, far more than their own probes hold. Each relay is held until its
 // target's ack or its deadline, so a flood of ping-reqs would otherwise
 // grow the list, and the scans of every ack and Tick, without bound.
 // Refused ping-reqs count in Stats.RelaysRefused; the origin's probe then
@@ -72,6 +80,26 @@ const maxRelays = 128
 // two at a time; 4 leaves room for slow targets and short periods.
 const maxRelaysPerOrigin = 4
 
+// maxRelaysPerHost bounds the relays held for the origins of one IP
+// address (hostOf): a quarter of maxRelays, room for the probes of 8 or
+// more members on one host each holding maxRelaysPerOrigin at once, far
+// more than a group asks of one intermediate (see maxRelays).
+const maxRelaysPerHost = maxRelays / 4
+
+// hostOf is the host part of an address, as the relays count their
+// origins by host: the IP address of ip:port (an IPv4-mapped IPv6 address
+// as IPv4, without its zone), what precedes the last colon of another
+// address (host:port), or the whole address when it has no colon.
+func hostOf(addr string) string {
+	if ap, err := netip.ParseAddrPort(addr); err == nil {
+		return ap.Addr().Unmap().WithZone("").String()
+	}
+	if i := strings.LastIndexByte(addr, ':'); i >= 0 {
+		return addr[:i]
+	}
+	return addr
+}
+
 // onPingReq serves a ping-req from the member at origin (pkt.From, its
 // address filled from the view when the packet left it out) for target
 // (pkt.PingReq.Target, likewise).
@@ -83,7 +111,8 @@ func (m *Member) onPingReq(in *inbound, pkt *Packet, origin, t Node) {
 	}
 	answer := Packet{Kind: MsgAck, From: m.self, To: origin}
 	bare := answer.Size() // a nack's is the same
-	if !m.relayRoom(in, origin) || !in.vouched && bare > m.replyLimit(in, pkt) {
+	host := hostOf(origin.Addr)
+	if !m.relayRoom(in, origin, host) || !in.vouched && bare > m.replyLimit(in, pkt) {
 		m.stats.RelaysRefused++
 		return
 	}
@@ -94,7 +123,7 @@ func (m *Member) onPingReq(in *inbound, pkt *Packet, origin, t Node) {
 	}
 	p := m.peers[t.ID]
 	seq := m.otherSeq()
-	m.probing.relays = append(m.probing.relays, relay{seq: seq, origin: origin, originSeq: pkt.PingReq.Seq,
+	m.probing.relays = append(m.probing.relays, relay{seq: seq, origin: origin, originHost: host, originSeq: pkt.PingReq.Seq,
 		target: t.ID, sent: now, deadline: now + m.failTimeout(p), nack: pkt.PingReq.Nack,
 		vouched: in.vouched, limit: bare})
 	ping := Packet{Kind: MsgPing, To: t, Ping: Ping{Seq: seq}}
@@ -108,23 +137,26 @@ func (m *Member) onPingReq(in *inbound, pkt *Packet, origin, t Node) {
 }
 
 // relayRoom reports whether the relays held leave room for one more for
-// the ping-req being stepped with in, from origin, and whether its origin
-// and target allow it (see above).
-func (m *Member) relayRoom(in *inbound, origin Node) bool {
+// the ping-req being stepped with in, from origin at host (hostOf), and
+// whether its origin and target allow it (see above).
+func (m *Member) relayRoom(in *inbound, origin Node, host string) bool {
 	if len(m.probing.relays) >= maxRelays || !in.vouched && !in.targetHeld {
 		return false
 	}
-	same, unvouched := 0, 0
+	same, sameHost, unvouched := 0, 0, 0
 	for i := range m.probing.relays {
 		r := &m.probing.relays[i]
 		if r.origin.ID == origin.ID || r.origin.Addr == origin.Addr {
 			same++
 		}
+		if r.originHost == host {
+			sameHost++
+		}
 		if !r.vouched {
 			unvouched++
 		}
 	}
-	return same < maxRelaysPerOrigin && (in.vouched || unvouched < maxRelays/2)
+	return same < maxRelaysPerOrigin && sameHost < maxRelaysPerHost && (in.vouched || unvouched < maxRelays/2)
 }
 
 // relayAck relays an ack that answers one of this member's relayed pings

@@ -304,6 +304,67 @@ func TestRelaysPerOrigin(t *testing.T) {
 	assert.Equal(t, n-maxRelaysPerOrigin+3, a.Stats().RelaysRefused)
 }
 
+// Origins on one IP address hold at most maxRelaysPerHost relays between
+// them, whatever their ports and IDs (user37 F10): an insider announcing a
+// vouched member at each of 32 ports of one address, each asking 4 times
+// (maxRelaysPerOrigin), took all 128 relays (maxRelays), and d's ping-req,
+// that of a member whose direct path to its target is cut, was refused.
+func TestRelaysPerHost(t *testing.T) {
+	a := newTest(t, "a", ModeLifeguard, nil, "b", "d")
+	var ins []Node
+	for i := range 32 {
+		ins = append(ins, Node{ID: ID(fmt.Sprintf("i%02d", i)), Addr: fmt.Sprintf("10.0.0.9:%d", 7000+i)})
+	}
+	a.Bootstrap(ins)
+	a.Tick(0)
+	drain(a)
+	silent := Node{ID: "s", Addr: "10.0.0.8:1"} // held nowhere: a vouched origin's ping-req is relayed anyway
+	for _, o := range ins {
+		for range maxRelaysPerOrigin {
+			p := pingReq(o, silent, true)
+			require.NoError(t, a.Step(10*time.Millisecond, &p))
+			drain(a)
+		}
+	}
+	require.Equal(t, maxRelaysPerHost, len(a.probing.relays), "a quarter of the 128")
+	assert.Equal(t, 32*4-32, a.Stats().RelaysRefused)
+
+	// d, on another host, is still relayed.
+	p := pingReq(node("d"), node("b"), true)
+	require.NoError(t, a.Step(10*time.Millisecond, &p))
+	pk, _ := drain(a)
+	pings := only(t, pk, MsgPing)
+	require.Len(t, pings, 1)
+	assert.Equal(t, node("b"), pings[0].To)
+
+	// The same IP address written as IPv4-mapped IPv6 counts as the same
+	// host; another address of the same /24 does not.
+	a.Bootstrap([]Node{{ID: "m", Addr: "[::ffff:10.0.0.9]:8000"}, {ID: "n", Addr: "10.0.0.10:7000"}})
+	for _, o := range []Node{{ID: "m", Addr: "[::ffff:10.0.0.9]:8000"}, {ID: "n", Addr: "10.0.0.10:7000"}} {
+		p := pingReq(o, node("b"), false)
+		require.NoError(t, a.Step(10*time.Millisecond, &p))
+		drain(a)
+	}
+	assert.Equal(t, maxRelaysPerHost+2, len(a.probing.relays))
+	assert.Equal(t, 32*4-32+1, a.Stats().RelaysRefused)
+}
+
+// hostOf counts origins by IP address, or by what precedes the port.
+func TestHostOf(t *testing.T) {
+	for addr, want := range map[string]string{
+		"10.0.0.9:7946":          "10.0.0.9",
+		"[::ffff:10.0.0.9]:7946": "10.0.0.9",
+		"[fe80::1%eth0]:7946":    "fe80::1",
+		"[2001:db8::1]:1":        "2001:db8::1",
+		"c:7946":                 "c",
+		"host.example:80":        "host.example",
+		"n12":                    "n12",
+		"":                       "",
+	} {
+		assert.Equal(t, want, hostOf(addr), "%q", addr)
+	}
+}
+
 // A ping-req from a stranger that pays for the view request it draws but
 // not for the relayed answer too is not relayed: the request, which
 // tells this member who the stranger is, goes first. Here a 48-byte

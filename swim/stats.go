@@ -22,7 +22,8 @@ type ProbeStats struct {
 	// bytes do not pay for the bare answer (twice them must cover it,
 	// swim/relay.go), or with the relays held at their bound (128; half
 	// of them for origins the view does not vouch for; 4 for one origin,
-	// counted as the relays whose origin has its ID or its address).
+	// counted as the relays whose origin has its ID or its address; 32
+	// for the origins of one IP address).
 	RelaysRefused  int
 	Refutations    int // times this member raised its own incarnation
 	AliveSent      int // pings sent only to carry a refutation (Alive) at once
