@@ -40,7 +40,8 @@
 // stateQueue wait, and a request beyond is answered busy and counted
 // (AnswersDropped). A joiner whose request was not queued asks the next
 // member, and again, until its Join's context ends, when Join returns an
-// error: Join returns nil only once a member has queued the store for it.
+// error: Join returns nil only once a member has queued the store for it
+// (its answer, or the first piece of the store, says so).
 //
 // Only Store.Join pulls. Two groups that meet some other way (the agent
 // merging views it hears of) do not exchange stores; their later writes
@@ -197,7 +198,7 @@ func (s *Store) Agent() *agent.Agent { return s.a }
 // Join joins the members at addrs (ip:port or host:port; see agent.Join)
 // and then asks one member for its store (package comment): it returns
 // once a member has answered that it queued the store for this member,
-// and the store's pieces arrive after it. Its errors are agent.Join's,
+// or a piece of it came, and the store's (other) pieces arrive after it. Its errors are agent.Join's,
 // or, when no member queued the store within ctx (none answered, all
 // were busy, or all had sent this member their store within the last
 // five seconds), one that says the join itself succeeded.

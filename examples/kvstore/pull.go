@@ -48,14 +48,17 @@ type puller struct {
 	asking  sync.Mutex // one Join's ask at a time
 	chals   chan swim.Message
 	// want is the pull this store asked for last, whose pieces it takes
-	// (receivePiece), under Store.mu.
-	want pullReq
+	// (receivePiece), under Store.mu; arrived is signalled when one is
+	// taken.
+	want    pullReq
+	arrived chan struct{}
 }
 
 func (p *puller) init() {
 	p.queue = make(chan pullReq, stateQueue)
 	p.done = make(chan struct{})
 	p.chals = make(chan swim.Message, 4)
+	p.arrived = make(chan struct{}, 1)
 }
 
 // AnswersDropped counts the requests for this store (echoed challenges)
@@ -182,10 +185,16 @@ func (s *Store) ask(ctx context.Context) error {
 
 // askOne asks id for its store (a datagram), echoes its challenge (a
 // reliable message) and waits for its answer; true when id queued the
-// store for this member. False when no challenge came within askWait,
-// the echo failed, or no answer came within askWait of the echo, or the
-// answer was another.
+// store for this member, or when a piece of the store came for this
+// echo first (the answer, a datagram, may be lost, and the pieces of a
+// later pull's echo would carry another token). False when no challenge
+// came within askWait, the echo failed, or neither an answer nor a piece
+// came within askWait of the echo, or the answer was another.
 func (s *Store) askOne(ctx context.Context, id swim.ID) bool {
+	select { // a piece of an earlier pull
+	case <-s.pull.arrived:
+	default:
+	}
 	if err := s.a.SendTo(ctx, id, []byte{kindAsk}); err != nil {
 		return false
 	}
@@ -220,6 +229,10 @@ func (s *Store) askOne(ctx context.Context, id swim.ID) bool {
 			}
 			echoed = true
 			wait.Reset(askWait)
+		case <-s.pull.arrived:
+			if echoed {
+				return true
+			}
 		case <-wait.C:
 			return false
 		case <-ctx.Done():

@@ -51,6 +51,10 @@ func (s *Store) receivePiece(m swim.Message) {
 	}
 	s.clock = max(s.clock, min(binary.BigEndian.Uint64(m.Data[1+tokenLen:pieceHeader]), maxAdopted))
 	s.applyAll(es)
+	select {
+	case s.pull.arrived <- struct{}{}:
+	default:
+	}
 }
 
 // applyAll applies es, received in one message, each bounded by the
