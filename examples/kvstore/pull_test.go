@@ -39,7 +39,7 @@ func TestEchoReplayDrawsOneStore(t *testing.T) {
 	msgs, stop := ins.Receive(4096)
 	defer stop()
 	require.NoError(t, ins.Join(ctx, a.Agent().Self().Addr))
-	got, answers := 0, []byte{}
+	got, gotBytes, answers := 0, 0, []byte{}
 	// next returns the next challenge, counting the state and answers
 	// that come before it; nil when none comes within wait.
 	next := func(wait time.Duration) []byte {
@@ -54,6 +54,7 @@ func TestEchoReplayDrawsOneStore(t *testing.T) {
 					if len(m.Data) >= pieceHeader && json.Unmarshal(m.Data[pieceHeader:], &es) == nil {
 						got += len(es)
 					}
+					gotBytes += len(m.Data)
 				case len(m.Data) == 2 && m.Data[0] == kindAnswer:
 					answers = append(answers, m.Data[1])
 				case len(m.Data) == 1+challengeLen && m.Data[0] == kindChal:
@@ -76,7 +77,7 @@ func TestEchoReplayDrawsOneStore(t *testing.T) {
 		require.Eventually(t, func() bool { next(time.Millisecond); return len(answers) == n+1 }, 10*time.Second, time.Millisecond, "an answer")
 		return echo
 	}
-	start := time.Now()
+	start, sent0 := time.Now(), ins.Stats().BytesSent
 	echo := echoOnce()
 	// Within storeInterval of the first store, a new challenge is
 	// answered "served recently".
@@ -99,9 +100,10 @@ func TestEchoReplayDrawsOneStore(t *testing.T) {
 	// Each echo is refused (Rejected) as the receiving goroutine comes to
 	// it; b's Join may add a stale echo of its own.
 	require.Eventually(t, func() bool { return a.Rejected() >= 200 }, 20*time.Second, time.Millisecond, "every echo after the first refused")
-	next(500 * time.Millisecond) // nothing more comes
-	t.Logf("200 echoes of one challenge: the insider got %d entries of store (the store holds %d); answers %q; a.Rejected %d",
-		got, keys, answers, a.Rejected())
+	next(500 * time.Millisecond)          // nothing more comes
+	sent := ins.Stats().BytesSent - sent0 // frames and datagrams, without TCP/IP headers
+	t.Logf("two challenges echoed, the first 200 times more: the insider sent %d B and got %d B of store (%.1f×), %d entries "+
+		"(the store holds %d); answers %q; a.Rejected %d", sent, gotBytes, float64(gotBytes)/float64(sent), got, keys, answers, a.Rejected())
 	assert.Equal(t, keys, got, "exactly one store")
 	assert.Equal(t, []byte{answerQueued, answerRecent}, answers)
 	assert.Zero(t, a.AnswersDropped())
