@@ -21,11 +21,12 @@ import (
 // (challenges.go).
 
 // stateQueue is how many members asking for the store wait for the one
-// sender at most; one more request is dropped (AnswersDropped).
+// sender at most; one more request is answered busy (AnswersDropped).
 const stateQueue = 4
 
-// askWait is how long a joiner waits for a member's challenge before it
-// asks again, or asks the next member.
+// askWait is how long a joiner waits for a member's challenge, and then
+// for its answer to the echo, before it asks again, or asks the next
+// member.
 const askWait = time.Second
 
 // challengeLen is the length of a challenge in bytes.
@@ -70,8 +71,8 @@ func (s *Store) AnswersDropped() uint64 { return s.pull.dropped.Load() }
 // not alive or suspect in this member's view.
 var errNotAlive = errors.New("not a live member here")
 
-// pullMessage handles a kindAsk, kindChal or kindEcho message. An error
-// is counted in Rejected by receive.
+// pullMessage handles a kindAsk, kindChal, kindEcho or kindAnswer
+// message. An error is counted in Rejected by receive.
 func (s *Store) pullMessage(m swim.Message) error {
 	switch m.Data[0] {
 	case kindChal, kindAnswer:

@@ -25,7 +25,7 @@ const pieceHeader = 1 + tokenLen + 8
 // maxAdopted bounds the clock a member takes from the member it pulled
 // the store from: 2^63, which a member's clock passes only after 2^31
 // forged messages each moving it by MaxClockLead; a hostile member asked
-// leaves the joiner at least 2^63 writes.
+// leaves the joiner at least 2^63 − MaxClockLead writes.
 const maxAdopted = 1 << 63
 
 // pullReq is a member that asked for the store, and its token.
