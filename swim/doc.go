@@ -62,10 +62,13 @@
 //     member reshuffles after each pass (§4.3). No direct ack before the probe timeout:
 //     ping-req to IndirectChecks (k) random alive members, which ping the
 //     target and relay its ack (and, under Lifeguard, send a nack if it does
-//     not answer within their own probe timeout). No ack at all by the end of
-//     the period: the target becomes Suspect. A member holds at most 128
-//     relays at once, at most 4 of them for one asker (by ID or address)
-//     and 32 for the askers of one IP address, and does not relay for an asker it does not hold at
+//     not answer within their own probe timeout); the k are on as many
+//     hosts (IP addresses) as the eligible members allow (spreadHosts,
+//     probe.go), so that members of one host that relay nothing cannot be
+//     all of them. No ack at all by the end of the period: the target
+//     becomes Suspect. A member holds at most 128 relays at once, at most
+//     4 of them for one asker (by ID or address) and 32 for the askers of
+//     one IP address, and does not relay for an asker it does not hold at
 //     the asker's address to a target it does not hold at the address
 //     named; its answers to an asker it does not vouch for, and its pings to
 //     a target it does not hold there, carry no gossip (Stats.RelaysRefused;

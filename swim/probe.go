@@ -226,6 +226,9 @@ func (m *Member) sendPingReqs() {
 			return p != t && p.state == StateAlive && !p.answered && p.verified
 		})...)
 	}
+	chosen = m.spreadHosts(chosen, func(p *peer) bool {
+		return p != t && p.state == StateAlive && (p.answered || p.verified)
+	})
 	nack := m.cfg.Mode != ModeSWIM
 	m.probing.asked = m.probing.asked[:0]
 	for _, p := range chosen {
@@ -237,6 +240,44 @@ func (m *Member) sendPingReqs() {
 		m.pr.expectNacks = len(chosen)
 	}
 	m.requestStreamProbe()
+}
+
+// spreadHosts replaces each member of chosen whose host (hostOf) an
+// earlier one has by a random member for which ok is true on a host none
+// of chosen has, while there are such members, and returns chosen. The
+// relays of a ping-req are then on as many hosts as can be: an insider
+// announcing a member at each of 32 ports of one address, each acking
+// pings but relaying nothing, was otherwise most of every member's
+// relays, and two members whose direct path was cut declared each other
+// dead (user37 F10). When the hosts of chosen differ already, as in a
+// group of one member per address, nothing is drawn: the choice is
+// pickKnown's.
+func (m *Member) spreadHosts(chosen []*peer, ok func(p *peer) bool) []*peer {
+	if len(chosen) < 2 {
+		return chosen
+	}
+	hosts := make([]string, len(chosen))
+	shared := false
+	for i, p := range chosen {
+		hosts[i] = hostOf(p.node.Addr)
+		shared = shared || slices.Contains(hosts[:i], hosts[i])
+	}
+	if !shared {
+		return chosen
+	}
+	for i := 1; i < len(chosen); i++ {
+		if !slices.Contains(hosts[:i], hosts[i]) {
+			continue
+		}
+		other := m.pickInto(nil, 1, func(p *peer) bool {
+			return ok(p) && !slices.Contains(chosen, p) && !slices.Contains(hosts, hostOf(p.node.Addr))
+		}, true)
+		if len(other) == 0 {
+			break // every eligible host has one already
+		}
+		chosen[i], hosts[i] = other[0], hostOf(other[0].node.Addr)
+	}
+	return chosen
 }
 
 // pick returns up to k distinct random members of the probe list for which

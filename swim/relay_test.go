@@ -3,6 +3,7 @@ package swim
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -347,6 +348,44 @@ func TestRelaysPerHost(t *testing.T) {
 	}
 	assert.Equal(t, maxRelaysPerHost+2, len(a.probing.relays))
 	assert.Equal(t, 32*4-32+1, a.Stats().RelaysRefused)
+}
+
+// A member's ping-reqs go to members of as many hosts as it can: with
+// 32 members of one host (an insider's ports, acking pings, relaying
+// nothing) beside c and d, each probe of b asks c and d and one of the
+// 32 (user37 F10: chosen at random, the three were all the insider's in
+// most probes, and two members whose direct path was cut declared each
+// other dead). Members of distinct hosts are drawn as pickKnown draws
+// them (TestSpreadHostsKeepsDistinct).
+func TestPingReqsSpreadOverHosts(t *testing.T) {
+	a := newTest(t, "a", ModeLifeguard, nil, "b", "c", "d")
+	var ins []Node
+	for i := range 32 {
+		ins = append(ins, Node{ID: ID(fmt.Sprintf("i%02d", i)), Addr: fmt.Sprintf("10.0.0.9:%d", 7000+i)})
+	}
+	a.Bootstrap(ins)
+	for range 50 {
+		a.pr.target = a.peers["b"]
+		a.sendPingReqs()
+		pk, _ := drain(a)
+		var to []string
+		for _, p := range only(t, pk, MsgPingReq) {
+			to = append(to, p.To.Addr)
+		}
+		require.Len(t, to, 3)
+		assert.Contains(t, to, "c:7946")
+		assert.Contains(t, to, "d:7946")
+	}
+}
+
+// spreadHosts changes nothing, and draws nothing, when the hosts differ.
+func TestSpreadHostsKeepsDistinct(t *testing.T) {
+	a := newTest(t, "a", ModeLifeguard, nil, "b", "c", "d", "e")
+	twin := newTest(t, "a", ModeLifeguard, nil, "b", "c", "d", "e")
+	chosen := []*peer{a.peers["c"], a.peers["b"], a.peers["e"]}
+	got := a.spreadHosts(slices.Clone(chosen), func(*peer) bool { return true })
+	assert.Equal(t, chosen, got)
+	assert.Equal(t, twin.rng.Uint64(), a.rng.Uint64(), "no draw")
 }
 
 // hostOf counts origins by IP address, or by what precedes the port.
