@@ -99,13 +99,18 @@ func (m *Member) aboutSelf(in *inbound, u Update) {
 // view holds for id, and not at all when only the packet being merged
 // gave that address (claimedBy: the accuser's or the sender's own Alive
 // in the accusing packet, which may name a victim's address), unless the
-// packet is the join seed's view.
+// packet is the join seed's view; nor to a member the view has not
+// verified (verify.go, “sending”), unless it sent the packet from the
+// address the view holds for it (inbound.vouched): a forged suspicion
+// naming as its accuser a member that an earlier packet planted at a
+// victim's address drew this member's Alive, metadata included, to the
+// victim (issue 27, user37 F1).
 func (m *Member) tellAlive(in *inbound, id ID) {
 	if m.cfg.Mode == ModeSWIM || id == "" || id == m.self.ID || id == in.replyTo {
 		return
 	}
 	p := m.peers[id]
-	if p == nil || m.claimedBy(in, id) {
+	if p == nil || m.claimedBy(in, id) || !p.verified && !(id == in.from && in.vouched) {
 		return
 	}
 	told := m.toldThisIncarnation()

@@ -114,3 +114,42 @@ func TestRefutationNotToAccuserThePacketBrought(t *testing.T) {
 	}
 	assert.True(t, told, "the member that relayed the accusation is told")
 }
+
+// A stale suspicion of this member, relayed by c, that names as its
+// accuser a member g an earlier packet planted at a victim's address (held,
+// not verified): c, verified, is sent this member's Alive (tellAlive), g
+// is not; the Alive, with its metadata, went to the victim once per
+// forged suspicion (issue 27, user37 F1). A member not verified that
+// accuses this member in a packet it sends from the address the view
+// holds for it is told: it speaks for itself.
+func TestRefutationNotToUnverifiedAccuser(t *testing.T) {
+	a := newTest(t, "a", ModeLifeguard, func(c *Config) { c.Meta = []byte("zone=a") }, "b", "c", "d")
+	a.Tick(0)
+	drain(a)
+	g, y := Node{ID: "g", Addr: "victim:1"}, node("y")
+	step := func(at time.Duration, from Node, ups ...Update) []Packet {
+		t.Helper()
+		require.NoError(t, a.Step(at, &Packet{Kind: MsgGossip, From: from, To: a.Self(), Updates: ups}))
+		pk, _ := drain(a)
+		return pk
+	}
+	step(time.Millisecond, node("b"), Update{Kind: UpdateAlive, Node: g, From: "g"}, Update{Kind: UpdateAlive, Node: y, From: "y"})
+	require.False(t, a.peers["g"].verified)
+	require.False(t, a.peers["y"].verified)
+	a.inc = 1 // as after a refutation, without the members it told
+
+	pk := step(3*time.Millisecond, node("c"), Update{Kind: UpdateSuspect, Node: a.Self(), Incarnation: 0, From: "g"})
+	toC := false
+	for _, q := range pk {
+		assert.NotEqual(t, g.Addr, q.To.Addr, "%v to the victim: %+v", q.Kind, q.Updates)
+		toC = toC || q.Kind == MsgPing && q.To == node("c") && hasUpdate(q, UpdateAlive, "a", 1)
+	}
+	assert.True(t, toC, "c, verified, relayed the suspicion and is told")
+
+	pk = step(4*time.Millisecond, y, Update{Kind: UpdateSuspect, Node: a.Self(), Incarnation: 0, From: "y"})
+	toY := false
+	for _, q := range only(t, pk, MsgPing) {
+		toY = toY || q.To == y && hasUpdate(q, UpdateAlive, "a", 1)
+	}
+	assert.True(t, toY, "y, accusing from its own address, is told")
+}

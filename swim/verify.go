@@ -50,7 +50,9 @@ import "slices"
 //     the queues, neither updates nor application broadcasts, only what
 //     its kind carries (the ping of a probe, the gate's or a relay's, or
 //     of a reconnect; this member's Alive in a refutation or a join
-//     announcement; an eager push's one update) and the notice the member
+//     announcement, the refutation's never to an accuser not verified
+//     that did not send the accusation itself, tellAlive; an eager push's
+//     one update) and the notice the member
 //     should hear (send); the drain loop sends it nothing, and eager
 //     pushes reach it only when too few verified members are eligible
 //     (pickKnown). Otherwise a member announced at a victim's address, by
