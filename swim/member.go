@@ -186,6 +186,9 @@ type dissemination struct {
 	nextRound time.Duration // the drain loop's next round (eager.go, drainQueue)
 	told      map[ID]bool   // members sent this member's Alive directly in incarnation toldInc
 	toldInc   Incarnation
+	// announcedUnverified counts the members not verified that
+	// announceAlive sent this member's Alive in this protocol period.
+	announcedUnverified int
 }
 
 // antiEntropy is the push-pull exchanges' state (sync.go).

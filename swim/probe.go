@@ -162,6 +162,7 @@ func (m *Member) startProbe(now time.Duration) {
 		m.probing.next, m.probing.retryEnd = hold, 0
 	}
 	m.queue.forwarded = 0 // a new period: a new budget of forwarded gossip
+	m.queue.announcedUnverified = 0
 	if m.cfg.GossipInterval == 0 {
 		m.gossipDeaths() // the drain loop (drainQueue) gossips them otherwise
 	}

@@ -154,7 +154,14 @@ func (m *Member) sendAlive(p *peer) {
 // IndirectChecks random alive or suspect members other than replyTo (the
 // sender answered with the Alive, if any) and those skip reports (nil:
 // none); not in ModeSWIM. So a refutation starts spreading from several
-// members in the same period.
+// members in the same period. Of the members the view has not verified,
+// at most announceUnverifiedPerPeriod per protocol period are sent it
+// (verify.go, “sending”): a view holding ghosts at a victim's address
+// sent most of these Alives, metadata included, to the victim, several
+// for each forged suspicion or metadata restatement (issue 27, user37
+// F1: about 15-20× the attacker's bytes). Joiners the view has heard of
+// but not yet from are still told in a join storm, where a member seldom
+// refutes twice in a period.
 func (m *Member) announceAlive(replyTo ID, skip func(ID) bool) {
 	if m.cfg.Mode == ModeSWIM || len(m.list) == 0 {
 		return
@@ -163,14 +170,22 @@ func (m *Member) announceAlive(replyTo ID, skip func(ID) bool) {
 	told := m.toldThisIncarnation()
 	for tries := 0; k > 0 && tries < 4*m.cfg.IndirectChecks; tries++ {
 		p := m.list[m.rng.IntN(len(m.list))]
-		if (p.state != StateAlive && p.state != StateSuspect) || told[p.node.ID] || p.node.ID == replyTo || skip != nil && skip(p.node.ID) {
+		if (p.state != StateAlive && p.state != StateSuspect) || told[p.node.ID] || p.node.ID == replyTo || skip != nil && skip(p.node.ID) ||
+			!p.verified && m.queue.announcedUnverified >= announceUnverifiedPerPeriod {
 			continue
+		}
+		if !p.verified {
+			m.queue.announcedUnverified++
 		}
 		told[p.node.ID] = true
 		m.sendAlive(p)
 		k--
 	}
 }
+
+// announceUnverifiedPerPeriod is how many members not verified
+// announceAlive sends this member's Alive to in one protocol period.
+const announceUnverifiedPerPeriod = 1
 
 // selfAlive is this member's Alive in its current incarnation.
 func (m *Member) selfAlive() Update {

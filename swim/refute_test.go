@@ -1,6 +1,7 @@
 package swim
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -152,4 +153,50 @@ func TestRefutationNotToUnverifiedAccuser(t *testing.T) {
 		toY = toY || q.To == y && hasUpdate(q, UpdateAlive, "a", 1)
 	}
 	assert.True(t, toY, "y, accusing from its own address, is told")
+}
+
+// Forged suspicions of a, relayed by b, each make a refute, and its Alive
+// is announced at once to a few random live members (announceAlive); a
+// holds 40 ghosts at a victim's address besides b, c and d. Of the
+// members not verified, one per protocol period is sent the Alive,
+// whatever the number of refutations in it: before, most of the three
+// picks of each refutation were ghosts, the Alive with its metadata went
+// to the victim about twice per forgery (issue 27, user37 F1).
+func TestAnnouncedAliveToUnverifiedPerPeriod(t *testing.T) {
+	a := newTest(t, "a", ModeLifeguard, func(c *Config) { c.Meta = []byte("zone=a") }, "b", "c", "d")
+	a.Tick(0)
+	drain(a)
+	var ghosts []Update
+	for i := range 40 {
+		g := Node{ID: ID(fmt.Sprintf("g%02d", i)), Addr: "victim:1"}
+		ghosts = append(ghosts, Update{Kind: UpdateAlive, Node: g, From: g.ID})
+	}
+	require.NoError(t, a.Step(time.Millisecond, &Packet{Kind: MsgGossip, From: node("b"), To: a.Self(), Updates: ghosts}))
+	drain(a)
+	require.Equal(t, 40, a.unverified)
+	toVictim := func(pk []Packet) int {
+		n := 0
+		for _, q := range pk {
+			if q.To.Addr == "victim:1" && hasUpdate(q, UpdateAlive, "a", a.Incarnation()) {
+				n++
+			}
+		}
+		return n
+	}
+	forge := func(at time.Duration) int {
+		n := 0
+		for range 10 {
+			require.NoError(t, a.Step(at, &Packet{Kind: MsgGossip, From: node("b"), To: a.Self(), Updates: []Update{
+				{Kind: UpdateSuspect, Node: a.Self(), Incarnation: a.Incarnation(), From: "b"}}}))
+			pk, _ := drain(a)
+			n += toVictim(pk)
+		}
+		return n
+	}
+	assert.Equal(t, 1, forge(2*time.Millisecond), "in the first period")
+	require.Equal(t, 10, a.Stats().Refutations)
+	next := a.probing.next
+	advance(a, next)
+	assert.Equal(t, 1, forge(next+time.Millisecond), "in the next period")
+	assert.Equal(t, 20, a.Stats().Refutations)
 }

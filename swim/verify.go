@@ -51,8 +51,9 @@ import "slices"
 //     its kind carries (the ping of a probe, the gate's or a relay's, or
 //     of a reconnect; this member's Alive in a refutation or a join
 //     announcement, the refutation's never to an accuser not verified
-//     that did not send the accusation itself, tellAlive; an eager push's
-//     one update) and the notice the member
+//     that did not send the accusation itself, tellAlive, and its
+//     announcement to one such member per protocol period at most,
+//     announceAlive; an eager push's one update) and the notice the member
 //     should hear (send); the drain loop sends it nothing, and eager
 //     pushes reach it only when too few verified members are eligible
 //     (pickKnown). Otherwise a member announced at a victim's address, by
