@@ -221,7 +221,7 @@ func (m *Member) sendPingReqs() {
 	k := m.cfg.IndirectChecks
 	chosen := m.pickKnown(k, func(p *peer) bool { return p != t && p.state == StateAlive && p.answered })
 	if len(chosen) < k {
-		// Relays are verified members only (an answered one is): one
+		// Relays are verified or answered members only: one
 		// never heard from may not exist and never nack.
 		chosen = append(chosen, m.pickKnown(k-len(chosen), func(p *peer) bool {
 			return p != t && p.state == StateAlive && !p.answered && p.verified
@@ -235,7 +235,10 @@ func (m *Member) sendPingReqs() {
 	for _, p := range chosen {
 		m.stats.PingReqsSent++
 		m.probing.asked = append(m.probing.asked, asked{id: p.node.ID})
-		m.send(Packet{Kind: MsgPingReq, To: p.node, PingReq: PingReq{Seq: m.pr.seq, Target: t.node, Nack: nack}})
+		// The queue only to a verified relay: an answered one may not be
+		// (onAck: an ack from another source answers, verifies nothing).
+		m.sendWithin(Packet{Kind: MsgPingReq, To: p.node, PingReq: PingReq{Seq: m.pr.seq, Target: t.node, Nack: nack}},
+			m.cfg.MaxPacketSize, p.verified)
 	}
 	if nack {
 		m.pr.expectNacks = len(chosen)

@@ -1,6 +1,7 @@
 package swim
 
 import (
+	"bytes"
 	"fmt"
 	"testing"
 	"time"
@@ -60,4 +61,48 @@ func TestNothingQueuedToUnverified(t *testing.T) {
 	t.Logf("packets to the unverified members: %v", unverified)
 	assert.GreaterOrEqual(t, unverified[MsgPing], 5, "pings to the unverified members")
 	assert.Positive(t, full, "the verified members get the queue")
+}
+
+// A ghost whose probe an ack from another source answered (onAck: the
+// probe is answered, no member verified; probe numbers are sequential, so
+// anyone probed once can predict them) is answered but not verified: the
+// ping-reqs it is then asked to relay, as the first choice of relay, carry
+// nothing from the queues either. They carried the queue and a 300-byte
+// broadcast to the victim whose address the ghost was announced at.
+func TestPingReqToAnsweredUnverifiedBare(t *testing.T) {
+	a := newTest(t, "a", ModeLifeguard, nil, "b", "c", "d")
+	a.Tick(0)
+	drain(a)
+	g := Node{ID: "g", Addr: "victim:7946"}
+	require.NoError(t, a.Step(time.Millisecond, &Packet{Kind: MsgGossip, From: node("c"), To: a.Self(),
+		Updates: []Update{{Kind: UpdateAlive, Node: g, From: "g"}}}))
+	drain(a)
+	require.False(t, a.peers["g"].verified)
+	// Tick until a probes g, and answer that probe from another source.
+	for now := 2 * time.Millisecond; !a.peers["g"].answered; {
+		at, ok := a.NextDeadline()
+		require.True(t, ok)
+		require.Less(t, at, time.Minute, "a never probed g")
+		now = at
+		a.Tick(now)
+		drain(a)
+		if a.pr.active && a.pr.target == a.peers["g"] {
+			require.NoError(t, a.StepFromOtherSource(now+time.Millisecond,
+				&Packet{Kind: MsgAck, From: g, To: a.Self(), Ack: Ack{Seq: a.pr.seq}}))
+			drain(a)
+		}
+	}
+	require.False(t, a.peers["g"].verified, "an ack from another source verifies no member")
+	require.NoError(t, a.Broadcast("k", bytes.Repeat([]byte("x"), 300)))
+	pk, _ := advance(a, time.Minute)
+	reqs := 0
+	for _, p := range pk {
+		if p.To.Addr != g.Addr || p.Kind != MsgPingReq {
+			continue
+		}
+		reqs++
+		assert.True(t, bareFor(p, a.Self().ID), "%v to the victim: %d updates, %d broadcasts, %d bytes",
+			p.Kind, len(p.Updates), len(p.Broadcasts), p.Size())
+	}
+	assert.Positive(t, reqs, "g, answered, is asked to relay")
 }
