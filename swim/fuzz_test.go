@@ -18,7 +18,14 @@ func packetFromBytes(data []byte) Packet {
 	}
 	ids := []ID{"", "a", "b", "c", "d", "zz"}
 	id := func() ID { return ids[int(next())%len(ids)] }
-	nd := func() Node { i := id(); return Node{ID: i, Addr: string(i) + ":7946"} }
+	nd := func() Node { // the same ID at two addresses: moves (readdress)
+		b := next()
+		i := ids[int(b)%len(ids)]
+		if b >= 128 {
+			return Node{ID: i, Addr: string(i) + ":7947"}
+		}
+		return Node{ID: i, Addr: string(i) + ":7946"}
+	}
 	p := Packet{Kind: MessageKind(next() % 10), From: nd(), To: nd()}
 	if c := next(); c%3 == 0 {
 		p.Broadcasts = append(p.Broadcasts, Broadcast{Origin: id(), Seq: uint64(next()), Key: string(id()), Data: make([]byte, int(c)%5)})
@@ -90,6 +97,14 @@ func FuzzStep(f *testing.F) {
 				}
 				if live != m.NumAlive() {
 					t.Fatalf("live count %d, view says %d", m.NumAlive(), live)
+				}
+				if u := heldUnverified(m); u != m.unverified {
+					t.Fatalf("unverified count %d, view holds %d", m.unverified, u)
+				}
+				for addr, p := range m.verifiedAt {
+					if m.peers[p.node.ID] != p || !p.verified || p.node.Addr != addr {
+						t.Fatalf("verifiedAt[%s] holds %s at %s, verified %v", addr, p.node.ID, p.node.Addr, p.verified)
+					}
 				}
 			}
 		}
