@@ -106,3 +106,20 @@ func TestPingReqToAnsweredUnverifiedBare(t *testing.T) {
 	}
 	assert.Positive(t, reqs, "g, answered, is asked to relay")
 }
+
+// SendTo a member not verified sends the application's message and nothing
+// from the queues (verify.go, “sending”): a ghost announced at a victim's
+// address, sent a message (kvstore's joiner asks every live member for
+// its store), drew the queue and the broadcasts to the victim.
+func TestSendToUnverifiedBare(t *testing.T) {
+	a := relayMember(t)
+	require.False(t, a.peers["n00"].verified)
+	require.NoError(t, a.SendTo("n00", []byte("ask")))
+	require.NoError(t, a.SendTo("b", []byte("ask")))
+	pk, _ := drain(a)
+	require.Len(t, pk, 2)
+	assert.Equal(t, []byte("ask"), pk[0].User)
+	assert.True(t, bareFor(pk[0], a.Self().ID), "to n00: %d updates, %d broadcasts, %d bytes",
+		len(pk[0].Updates), len(pk[0].Broadcasts), pk[0].Size())
+	assert.False(t, bareFor(pk[1], a.Self().ID), "b, verified, gets the queue")
+}

@@ -301,7 +301,10 @@ func (m *Member) receiveBroadcasts(now time.Duration, from ID, bs []Broadcast) {
 }
 
 // SendTo sends data to the member id in one MsgUser packet, best effort
-// (no acknowledgement, no retry), with the usual piggybacked updates. data
+// (no acknowledgement, no retry), with the usual piggybacked updates and
+// broadcasts when this member has heard from id directly, else with only
+// what id should hear about itself (a member only told of may be a name
+// planted at another host's address). data
 // must fit one packet with the two nodes' IDs and addresses (Packet.Size
 // within Config.MaxPacketSize). Errors: ErrMessageSize, ErrUnknownMember
 // (id not alive or suspect in the view), ErrLeft.
@@ -319,7 +322,7 @@ func (m *Member) SendTo(id ID, data []byte) error {
 			ErrMessageSize, len(data), s, m.cfg.MaxPacketSize)
 	}
 	m.stats.MessagesSent++
-	m.send(pk)
+	m.sendWithin(pk, m.cfg.MaxPacketSize, p.verified) // verify.go, “sending”
 	return nil
 }
 

@@ -53,7 +53,8 @@ import "slices"
 //     announcement, the refutation's never to an accuser not verified
 //     that did not send the accusation itself, tellAlive, and its
 //     announcement to one such member per protocol period at most,
-//     announceAlive; an eager push's one update) and the notice the member
+//     announceAlive; an eager push's one update; the application's
+//     message of SendTo) and the notice the member
 //     should hear (send); the drain loop sends it nothing, and eager
 //     pushes reach it only when too few verified members are eligible
 //     (pickKnown). Otherwise a member announced at a victim's address, by
