@@ -3,15 +3,13 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"strings"
-	"syscall"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/spf13/pflag"
 
+	"github.com/fdkit/fdkit/internal/reloadfile"
 	"github.com/fdkit/fdkit/swim/agent"
 	"github.com/fdkit/fdkit/swim/wire"
 )
@@ -106,24 +104,14 @@ const maxStageFile = 1 << 10
 // symbolic link to one is followed) holding one stage name, with blank
 // lines and # comments allowed around it.
 func readStageFile(path string) (encryptionStage, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0) // a pipe without a writer: refused below, not waited on
-	if err != nil {
+	b, err := reloadfile.Read(path, maxStageFile)
+	switch {
+	case errors.As(err, new(*reloadfile.KindError)):
+		return encryptionStage{}, fmt.Errorf("--encryption-stage-file %s: %w: want a file that SIGHUP can read again", path, err)
+	case errors.As(err, new(*reloadfile.LimitError)):
+		return encryptionStage{}, fmt.Errorf("--encryption-stage-file %s: %w: want one stage name", path, err)
+	case err != nil:
 		return encryptionStage{}, fmt.Errorf("--encryption-stage-file %s: %w", path, unwrapPath(err))
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return encryptionStage{}, fmt.Errorf("--encryption-stage-file %s: %w", path, unwrapPath(err))
-	}
-	if !st.Mode().IsRegular() {
-		return encryptionStage{}, fmt.Errorf("--encryption-stage-file %s: %s, not a regular file: want a file that SIGHUP can read again", path, fileKind(st.Mode()))
-	}
-	b, err := io.ReadAll(io.LimitReader(f, maxStageFile+1))
-	if err != nil {
-		return encryptionStage{}, fmt.Errorf("--encryption-stage-file %s: %w", path, unwrapPath(err))
-	}
-	if len(b) > maxStageFile {
-		return encryptionStage{}, fmt.Errorf("--encryption-stage-file %s: larger than %d bytes: want one stage name", path, maxStageFile)
 	}
 	var words []string
 	for line := range strings.Lines(string(b)) {

@@ -3,12 +3,11 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io"
 	"net/url"
 	"os"
 	"strings"
-	"syscall"
 
+	"github.com/fdkit/fdkit/internal/reloadfile"
 	"github.com/fdkit/fdkit/swim"
 )
 
@@ -21,46 +20,18 @@ const maxMetaFile = 64 << 10
 // regular file (a symbolic link to one is followed): SIGHUP reads it again.
 // Errors start with "--meta-file PATH" and say what was expected.
 func readMetaFile(path string) ([]byte, error) {
-	// O_NONBLOCK: opening a named pipe without a writer returns at once
-	// (and is refused below) rather than blocking; it changes nothing for
-	// a regular file.
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
+	b, err := reloadfile.Read(path, maxMetaFile)
+	switch {
+	case errors.As(err, new(*reloadfile.KindError)):
+		// A pipe (--meta-file <(cmd) is one) gives its contents once, and
+		// SIGHUP would read it again as empty, no metadata.
+		return nil, fmt.Errorf("--meta-file %s: %w: want a file that SIGHUP can read again (--meta gives fixed metadata)", path, err)
+	case errors.As(err, new(*reloadfile.LimitError)):
+		return nil, fmt.Errorf("--meta-file %s: %w: want key=value lines encoding to at most %d bytes", path, err, swim.MaxMetaLen)
+	case err != nil:
 		return nil, fmt.Errorf("--meta-file %s: %w", path, unwrapPath(err))
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("--meta-file %s: %w", path, unwrapPath(err))
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("--meta-file %s: %s, not a regular file: want a file that SIGHUP can read again (--meta gives fixed metadata)", path, fileKind(st.Mode()))
-	}
-	b, err := io.ReadAll(io.LimitReader(f, maxMetaFile+1))
-	if err != nil {
-		return nil, fmt.Errorf("--meta-file %s: %w", path, unwrapPath(err))
-	}
-	if len(b) > maxMetaFile {
-		return nil, fmt.Errorf("--meta-file %s: larger than %d bytes: want key=value lines encoding to at most %d bytes", path, maxMetaFile, swim.MaxMetaLen)
 	}
 	return parseMetaFile(path, b)
-}
-
-// fileKind names what a file that is not a regular file is. A pipe
-// (--meta-file <(cmd) is one) gives its contents once, and SIGHUP would
-// read it again as empty, no metadata; a device may never end.
-func fileKind(m os.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "a directory"
-	case m&os.ModeNamedPipe != 0:
-		return "a named pipe"
-	case m&os.ModeSocket != 0:
-		return "a socket"
-	case m&os.ModeDevice != 0:
-		return "a device"
-	}
-	return "a " + m.Type().String() + " file"
 }
 
 // unwrapPath drops an *os.PathError's path, which the messages above give

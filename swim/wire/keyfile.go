@@ -3,10 +3,9 @@ package wire
 import (
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"strings"
-	"syscall"
+
+	"github.com/fdkit/fdkit/internal/reloadfile"
 )
 
 // maxKeyFile bounds the size of a key file ReadKeyFile accepts: a few
@@ -25,26 +24,14 @@ const maxKeyFile = 1 << 20
 // writer, so a key file replaced by a pipe cannot block a reload (fdswim
 // and fdbeat reload on SIGHUP, one file after another on one goroutine).
 func ReadKeyFile(path string) ([][]byte, error) {
-	// O_NONBLOCK: opening a named pipe without a writer returns at once
-	// (and is refused below); it changes nothing for a regular file.
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
+	b, err := reloadfile.Read(path, maxKeyFile)
+	switch {
+	case errors.As(err, new(*reloadfile.KindError)):
+		return nil, fmt.Errorf("%s: %w: want a file of keys that a reload can read again", path, err)
+	case errors.As(err, new(*reloadfile.LimitError)):
+		return nil, fmt.Errorf("%s: %w: not a key file", path, err)
+	case err != nil:
 		return nil, err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: %s, not a regular file: want a file of keys that a reload can read again", path, fileKind(st.Mode()))
-	}
-	b, err := io.ReadAll(io.LimitReader(f, maxKeyFile+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(b) > maxKeyFile {
-		return nil, fmt.Errorf("%s: larger than %d bytes: not a key file", path, maxKeyFile)
 	}
 	var keys [][]byte
 	for i, line := range strings.Split(string(b), "\n") {
@@ -65,21 +52,6 @@ func ReadKeyFile(path string) ([][]byte, error) {
 }
 
 var errNoKey = errors.New("no key in the file")
-
-// fileKind names the kind of a file that is not a regular file.
-func fileKind(m os.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "a directory"
-	case m&os.ModeNamedPipe != 0:
-		return "a named pipe"
-	case m&os.ModeSocket != 0:
-		return "a socket"
-	case m&os.ModeDevice != 0:
-		return "a device"
-	}
-	return "a " + m.Type().String() + " file"
-}
 
 // ReloadFile replaces k's keys with those of the key file at path (see
 // ReadKeyFile) and returns how many it now holds. On any error k keeps the
