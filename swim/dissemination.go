@@ -19,10 +19,15 @@ type bcast struct {
 
 // send completes pk (kind, To, body and any priority updates set by the
 // caller) and piggybacks after the caller's updates (when `to` is believed
-// dead or gone) the update saying so, so that a live member refutes it, then
-// the least-sent updates of the queue, all within MaxPacketSize.
+// dead or gone) the update saying so, so that a live member refutes it,
+// then, only to a member this member verified at the address pk goes to
+// (verify.go, “sending”), the least-sent updates of the queue and the
+// application broadcasts, all within MaxPacketSize. Every path that sends
+// to a member goes through here, so none can send the queue to a ghost at
+// a victim's address (a rule kept at each call site had missed two).
 func (m *Member) send(pk Packet) {
-	m.sendWithin(pk, m.cfg.MaxPacketSize, true)
+	p := m.peers[pk.To.ID]
+	m.sendWithin(pk, m.cfg.MaxPacketSize, p != nil && p.verified && p.node.Addr == pk.To.Addr)
 }
 
 // sendWithin is send with the packet held to limit bytes (Packet.Size)

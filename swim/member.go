@@ -453,7 +453,7 @@ func (m *Member) tickReconnect(now time.Duration) {
 	m.probing.nextReconnect = now + m.cfg.ReconnectInterval
 	if len(m.tomb) > 0 {
 		p := m.tomb[m.rng.IntN(len(m.tomb))]
-		m.sendWithin(Packet{Kind: MsgPing, To: p.node, Ping: Ping{Seq: m.otherSeq()}}, m.cfg.MaxPacketSize, p.verified)
+		m.send(Packet{Kind: MsgPing, To: p.node, Ping: Ping{Seq: m.otherSeq()}})
 	}
 }
 

@@ -199,7 +199,7 @@ func (m *Member) startProbe(now time.Duration) {
 		m.probing.next = m.pr.endAt
 	}
 	m.stats.ProbesStarted++
-	m.sendWithin(Packet{Kind: MsgPing, To: t.node, Ping: Ping{Seq: seq}}, m.cfg.MaxPacketSize, t.verified)
+	m.send(Packet{Kind: MsgPing, To: t.node, Ping: Ping{Seq: seq}})
 	if m.pr.retry {
 		// The gate's retry re-checks a failure already seen: the direct
 		// and indirect paths at once, and the verdict once every
@@ -235,10 +235,10 @@ func (m *Member) sendPingReqs() {
 	for _, p := range chosen {
 		m.stats.PingReqsSent++
 		m.probing.asked = append(m.probing.asked, asked{id: p.node.ID})
-		// The queue only to a verified relay: an answered one may not be
-		// (onAck: an ack from another source answers, verifies nothing).
-		m.sendWithin(Packet{Kind: MsgPingReq, To: p.node, PingReq: PingReq{Seq: m.pr.seq, Target: t.node, Nack: nack}},
-			m.cfg.MaxPacketSize, p.verified)
+		// The queue only to a verified relay (send): an answered one may
+		// not be (onAck: an ack from another source answers, verifies
+		// nothing).
+		m.send(Packet{Kind: MsgPingReq, To: p.node, PingReq: PingReq{Seq: m.pr.seq, Target: t.node, Nack: nack}})
 	}
 	if nack {
 		m.pr.expectNacks = len(chosen)

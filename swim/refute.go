@@ -146,8 +146,8 @@ func (m *Member) toldThisIncarnation() map[ID]bool {
 // queue if p is verified (verify.go, “sending”).
 func (m *Member) sendAlive(p *peer) {
 	m.stats.AliveSent++
-	m.sendWithin(Packet{Kind: MsgPing, To: p.node, Ping: Ping{Seq: m.otherSeq()},
-		Updates: []Update{m.selfAlive()}}, m.cfg.MaxPacketSize, p.verified)
+	m.send(Packet{Kind: MsgPing, To: p.node, Ping: Ping{Seq: m.otherSeq()},
+		Updates: []Update{m.selfAlive()}})
 }
 
 // announceAlive sends this member's new Alive at once to up to

@@ -205,6 +205,5 @@ func (m *Member) answerRelay(r *relay, pk Packet) {
 		m.send(pk)
 		return
 	}
-	queued := false
-	m.sendWithin(pk, r.limit, queued)
+	m.sendWithin(pk, r.limit, false)
 }

@@ -322,7 +322,7 @@ func (m *Member) SendTo(id ID, data []byte) error {
 			ErrMessageSize, len(data), s, m.cfg.MaxPacketSize)
 	}
 	m.stats.MessagesSent++
-	m.sendWithin(pk, m.cfg.MaxPacketSize, p.verified) // verify.go, “sending”
+	m.send(pk) // the queue only if p is verified (verify.go, “sending”)
 	return nil
 }
 
