@@ -141,6 +141,12 @@ func TestViewAddedMembersGossiped(t *testing.T) {
 	require.NoError(t, s.Step(2*time.Millisecond, view("j", "s", "j", "v", "w")))
 	drain(s)
 	assert.ElementsMatch(t, []ID{"v", "w"}, queued(s), "the merging joiner's view")
+	// The same view claiming j from another address within the period: a
+	// forger's, whose members are not gossiped on.
+	s.queue.items, s.queue.byID = nil, nil
+	require.NoError(t, s.StepFromOtherSource(3*time.Millisecond, view("j", "s", "j", "y")))
+	drain(s)
+	assert.Empty(t, queued(s), "a view naming j from another address")
 	s.queue.items, s.queue.byID = nil, nil
 	require.NoError(t, s.Step(5*time.Second, view("j", "s", "j", "v", "w", "x")))
 	drain(s)

@@ -321,14 +321,15 @@ func (m *Member) applyView(in *inbound, u Update) {
 // merging with this member's. It is the seed's answer to this member's
 // join when the join found other members live (Join: join.alone false),
 // or the view a member whose join this member answered sends back within
-// a protocol period (peer.joinedUntil), which only a joiner holding
-// other members sends (onView, join.merging).
+// a protocol period (peer.joinedUntil), from the address it claims (one
+// naming the joiner from elsewhere is a forger's, StepFromOtherSource),
+// which only a joiner holding other members sends (onView, join.merging).
 func (m *Member) spreadsView(in *inbound) bool {
 	if m.seedView(in, true) {
 		return !m.join.alone
 	}
 	p := m.peers[in.from]
-	return p != nil && in.now < p.joinedUntil
+	return p != nil && !in.otherSource && in.now < p.joinedUntil
 }
 
 // settleDelay, in protocol periods, is how long after the last member it
