@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fdkit/fdkit/swim"
-	"github.com/fdkit/fdkit/swim/transport"
 	"github.com/fdkit/fdkit/swim/wire"
 )
 
@@ -45,18 +44,10 @@ func movedMemberBare(t *testing.T, how string) {
 	require.NoError(t, y.Leave(ctx))
 	cancel()
 	as = as[:3]
-	status := func(a *Agent) (swim.PeerStatus, bool) {
-		for _, m := range a.Members() {
-			if m.Node.ID == yNode.ID {
-				return m.PeerStatus, true
-			}
-		}
-		return swim.PeerStatus{}, false
-	}
 	var inc swim.Incarnation
 	require.Eventually(t, func() bool {
 		for _, a := range as {
-			s, ok := status(a)
+			s, ok := member(a, yNode.ID)
 			if !ok || s.State == swim.StateAlive || s.State == swim.StateSuspect {
 				return false
 			}
@@ -67,47 +58,16 @@ func movedMemberBare(t *testing.T, how string) {
 	codec, err := wire.NewCodec(wire.CodecConfig{Security: &wire.Security{Plain: true}})
 	require.NoError(t, err)
 	victim := newVictim(t, codec)
-	att, err := listenUDP(transport.Config{Bind: "127.0.0.1:0", QueueLen: 4096})
-	require.NoError(t, err)
-	defer att.Close()
-	self := swim.Node{ID: "att", Addr: att.LocalAddr().String()}
+	att := newAttacker(t, codec, "att")
+	self := att.self
 	moved := swim.Node{ID: yNode.ID, Addr: victim.LocalAddr().String()}
-	sent := 0
-	send := func(to swim.Node, pk swim.Packet) {
-		t.Helper()
-		pk.From, pk.To = self, to
-		data, _, err := codec.Encode(&pk)
-		require.NoError(t, err)
-		dst, err := agentAddr(to.Addr)
-		require.NoError(t, err)
-		require.NoError(t, att.Send(dst, data))
-		sent += len(data)
-	}
-	largest, datagrams := 0, 0
-	read := func() {
-		for len(victim.Packets()) > 0 {
-			p := <-victim.Packets()
-			victim.got += len(p.Data)
-			largest = max(largest, len(p.Data))
-			datagrams++
-			pk, err := codec.Decode(p.Data)
-			require.NoError(t, err)
-			assert.Empty(t, pk.Broadcasts, "%v from %s", pk.Kind, pk.From.ID)
-			for _, u := range pk.Updates {
-				// Y's notice, the sender's own Alive (a refutation or
-				// a join announcement), or an eager push's one update.
-				own := u.Node.ID == yNode.ID || u.Node.ID == pk.From.ID || pk.Kind == swim.MsgGossip && len(pk.Updates) == 1
-				assert.True(t, own, "%v from %s with %d updates: %v about %s", pk.Kind, pk.From.ID, len(pk.Updates), u.Kind, u.Node.ID)
-			}
-		}
-	}
 	// held reports whether every member has held Y alive at the victim's
 	// address since the attack began.
 	seen := make([]bool, len(as))
 	held := func() bool {
 		all := true
 		for i, a := range as {
-			if s, ok := status(a); ok && s.Node == moved && s.State == swim.StateAlive {
+			if s, ok := member(a, yNode.ID); ok && s.Node == moved && s.State == swim.StateAlive {
 				seen[i] = true
 			}
 			all = all && seen[i]
@@ -125,12 +85,12 @@ func movedMemberBare(t *testing.T, how string) {
 			if how == "alive" {
 				ups = ups[1:]
 			}
-			send(as[r/20%len(as)].Self(), swim.Packet{Kind: swim.MsgGossip, Updates: ups})
+			att.send(t, as[r/20%len(as)].Self(), swim.Packet{Kind: swim.MsgGossip, Updates: ups})
 		}
 		for k, a := range as {
 			require.NoError(t, a.Broadcast(context.Background(), fmt.Sprintf("k%d-%d", k, r%8), []byte(strings.Repeat("b", 1000))))
 		}
-		read()
+		victim.readBare(t, yNode.ID)
 		if held() && time.Since(start) > 2*time.Second {
 			break
 		}
@@ -138,12 +98,12 @@ func movedMemberBare(t *testing.T, how string) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	for quiet := time.Now(); time.Since(quiet) < 100*time.Millisecond; time.Sleep(10 * time.Millisecond) {
-		n := datagrams
-		if read(); datagrams != n {
+		n := victim.datagrams
+		if victim.readBare(t, yNode.ID); victim.datagrams != n {
 			quiet = time.Now()
 		}
 	}
 	t.Logf("%s: the attacker sent %d B; the victim got %d B in %d datagrams (largest %d B): %.1f×",
-		how, sent, victim.got, datagrams, largest, float64(victim.got)/float64(sent))
-	assert.Positive(t, datagrams, "Y probed at the victim's address")
+		how, att.sent, victim.got, victim.datagrams, victim.largest, float64(victim.got)/float64(att.sent))
+	assert.Positive(t, victim.datagrams, "Y probed at the victim's address")
 }

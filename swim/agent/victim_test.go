@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/fdkit/fdkit/swim"
@@ -17,6 +18,9 @@ type victim struct {
 	*transport.UDP
 	codec     *wire.Codec
 	got, acks int
+	// largest and datagrams are the size of the largest datagram and
+	// the number of datagrams readBare has read.
+	largest, datagrams int
 }
 
 // newVictim listens on 127.0.0.1 with a queue of 4,096 datagrams and
@@ -50,6 +54,28 @@ func (v *victim) readUntilQuiet() {
 		n := v.got
 		if v.read(); v.got != n {
 			quiet = time.Now()
+		}
+	}
+}
+
+// readBare reads every datagram already queued, without waiting, and
+// checks that each decodes and is bare: no broadcasts, and no update but
+// one about notice (the node placed at the victim's address), the
+// sender's own Alive (a refutation or a join announcement), or an eager
+// push's one update.
+func (v *victim) readBare(t *testing.T, notice swim.ID) {
+	t.Helper()
+	for len(v.Packets()) > 0 {
+		p := <-v.Packets()
+		v.got += len(p.Data)
+		v.largest = max(v.largest, len(p.Data))
+		v.datagrams++
+		pk, err := v.codec.Decode(p.Data)
+		require.NoError(t, err)
+		assert.Empty(t, pk.Broadcasts, "%v from %s", pk.Kind, pk.From.ID)
+		for _, u := range pk.Updates {
+			own := u.Node.ID == notice || u.Node.ID == pk.From.ID || pk.Kind == swim.MsgGossip && len(pk.Updates) == 1
+			assert.True(t, own, "%v from %s with %d updates: %v about %s", pk.Kind, pk.From.ID, len(pk.Updates), u.Kind, u.Node.ID)
 		}
 	}
 }

@@ -1,0 +1,55 @@
+package agent
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/fdkit/fdkit/swim"
+	"github.com/fdkit/fdkit/swim/transport"
+	"github.com/fdkit/fdkit/swim/wire"
+)
+
+// attacker is an insider's UDP socket on 127.0.0.1: it encodes forged
+// packets from self with codec, sends them to members and counts the
+// bytes it sends.
+type attacker struct {
+	*transport.UDP
+	codec *wire.Codec
+	self  swim.Node
+	sent  int
+}
+
+// newAttacker listens on 127.0.0.1 with a queue of 4,096 datagrams as the
+// node id; the socket closes when t ends.
+func newAttacker(t *testing.T, codec *wire.Codec, id swim.ID) *attacker {
+	t.Helper()
+	u, err := listenUDP(transport.Config{Bind: "127.0.0.1:0", QueueLen: 4096})
+	require.NoError(t, err)
+	t.Cleanup(func() { u.Close() })
+	return &attacker{UDP: u, codec: codec, self: swim.Node{ID: id, Addr: u.LocalAddr().String()}}
+}
+
+// send sends pk from the attacker to to and adds its size to sent.
+func (a *attacker) send(t *testing.T, to swim.Node, pk swim.Packet) {
+	t.Helper()
+	pk.From, pk.To = a.self, to
+	data, _, err := a.codec.Encode(&pk)
+	require.NoError(t, err)
+	dst, err := agentAddr(to.Addr)
+	require.NoError(t, err)
+	require.NoError(t, a.Send(dst, data))
+	a.sent += len(data)
+}
+
+// answer acks every ping already queued, without waiting, so the insider
+// stays alive.
+func (a *attacker) answer(t *testing.T) {
+	t.Helper()
+	for len(a.Packets()) > 0 {
+		p := <-a.Packets()
+		if pk, err := a.codec.Decode(p.Data); err == nil && pk.Kind == swim.MsgPing {
+			a.send(t, pk.From, swim.Packet{Kind: swim.MsgAck, Ack: swim.Ack{Seq: pk.Ping.Seq}})
+		}
+	}
+}
