@@ -1,10 +1,8 @@
 package agent
 
 import (
-	"context"
 	"fmt"
 	"net/netip"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -54,23 +52,10 @@ func (c *cutUDP) drop(addr string) {
 	c.cut[netip.MustParseAddrPort(addr)] = true
 }
 
-// startCut starts an agent over a cutUDP shim, retrying when the stream
-// listener finds the shim's port number taken on TCP.
+// startCut starts an agent over a cutUDP shim (startOnShim).
 func startCut(t *testing.T, cfg Config) (*Agent, *cutUDP) {
 	t.Helper()
-	for try := 0; ; try++ {
-		shim := newCutUDP(t)
-		c := cfg
-		c.Transport = shim
-		a, err := Start(context.Background(), c)
-		if err != nil && strings.Contains(err.Error(), "stream listener") && try < 5 {
-			_ = shim.Close()
-			continue
-		}
-		require.NoError(t, err)
-		t.Cleanup(func() { _ = a.Close() })
-		return a, shim
-	}
+	return startOnShim(t, cfg, newCutUDP)
 }
 
 // user37 F10 over sockets: A and B cannot reach each other by UDP (stream

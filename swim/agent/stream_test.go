@@ -49,13 +49,20 @@ func newBlockUDP(t *testing.T) *blockUDP {
 
 func (b *blockUDP) Packets() <-chan transport.Packet { return b.ch }
 
-// startShimmed starts an agent over a blockUDP shim; the stream listener
-// takes the shim's port number on TCP, which another process may hold:
-// then it tries another port.
+// startShimmed starts an agent over a blockUDP shim (startOnShim).
 func startShimmed(t *testing.T, cfg Config) (*Agent, *blockUDP) {
 	t.Helper()
+	return startOnShim(t, cfg, newBlockUDP)
+}
+
+// startOnShim starts an agent over a shim made by newShim; the stream
+// listener takes the shim's port number on TCP, which another process
+// may hold: then it closes the shim and tries another port, up to 5
+// times. The agent closes when t ends.
+func startOnShim[S transport.Transport](t *testing.T, cfg Config, newShim func(*testing.T) S) (*Agent, S) {
+	t.Helper()
 	for try := 0; ; try++ {
-		shim := newBlockUDP(t)
+		shim := newShim(t)
 		c := cfg
 		c.Transport = shim
 		a, err := Start(context.Background(), c)
