@@ -10,7 +10,7 @@ import (
 	"github.com/fdkit/fdkit/swim/wire"
 )
 
-// attacker is an insider's UDP socket on 127.0.0.1: it encodes forged
+// attacker is an insider's UDP socket: it encodes forged
 // packets from self with codec, sends them to members and counts the
 // bytes it sends.
 type attacker struct {
@@ -20,11 +20,17 @@ type attacker struct {
 	sent  int
 }
 
-// newAttacker listens on 127.0.0.1 with a queue of 4,096 datagrams as the
-// node id; the socket closes when t ends.
+// newAttacker listens on 127.0.0.1 (newAttackerOn).
 func newAttacker(t *testing.T, codec *wire.Codec, id swim.ID) *attacker {
 	t.Helper()
-	u, err := listenUDP(transport.Config{Bind: "127.0.0.1:0", QueueLen: 4096})
+	return newAttackerOn(t, codec, id, "127.0.0.1")
+}
+
+// newAttackerOn listens on host, any port, with a queue of 4,096
+// datagrams as the node id; the socket closes when t ends.
+func newAttackerOn(t *testing.T, codec *wire.Codec, id swim.ID, host string) *attacker {
+	t.Helper()
+	u, err := listenUDP(transport.Config{Bind: host + ":0", QueueLen: 4096})
 	require.NoError(t, err)
 	t.Cleanup(func() { u.Close() })
 	return &attacker{UDP: u, codec: codec, self: swim.Node{ID: id, Addr: u.LocalAddr().String()}}

@@ -90,42 +90,24 @@ func TestRelayFloodFromOneHost(t *testing.T) {
 		10*time.Second, 5*time.Millisecond)
 	codec, err := wire.NewCodec(wire.CodecConfig{Security: &wire.Security{Plain: true}})
 	require.NoError(t, err)
-	var socks []*transport.UDP
-	var nodes []swim.Node
+	var atts []*attacker
 	for i := range ids {
-		u, err := listenUDP(transport.Config{Bind: host + ":0", QueueLen: 4096})
-		require.NoError(t, err)
-		defer u.Close()
-		socks = append(socks, u)
-		nodes = append(nodes, swim.Node{ID: swim.ID(fmt.Sprintf("ins%02d", i)), Addr: u.LocalAddr().String()})
+		atts = append(atts, newAttackerOn(t, codec, swim.ID(fmt.Sprintf("ins%02d", i)), host))
 	}
 	silent, err := listenUDP(transport.Config{Bind: host + ":0"})
 	require.NoError(t, err)
 	defer silent.Close()
 	target := swim.Node{ID: "silent", Addr: silent.LocalAddr().String()}
-	sent := 0
-	send := func(i int, to swim.Node, pk swim.Packet) {
-		pk.From, pk.To = nodes[i], to
-		data, _, err := codec.Encode(&pk)
-		require.NoError(t, err)
-		require.NoError(t, socks[i].Send(netip.MustParseAddrPort(to.Addr), data))
-		sent += len(data)
-	}
 	answer := func() { // the insider acks every ping, so stays alive and verified
-		for i, u := range socks {
-			for len(u.Packets()) > 0 {
-				p := <-u.Packets()
-				if pk, err := codec.Decode(p.Data); err == nil && pk.Kind == swim.MsgPing {
-					send(i, pk.From, swim.Packet{Kind: swim.MsgAck, Ack: swim.Ack{Seq: pk.Ping.Seq}})
-				}
-			}
+		for _, at := range atts {
+			at.answer(t)
 		}
 	}
 	relays := []*Agent{c, d}
-	for i := range socks {
+	for _, at := range atts {
 		for _, r := range relays {
-			send(i, r.Self(), swim.Packet{Kind: swim.MsgGossip, Updates: []swim.Update{
-				{Kind: swim.UpdateAlive, Node: nodes[i], From: nodes[i].ID, Incarnation: 1}}})
+			at.send(t, r.Self(), swim.Packet{Kind: swim.MsgGossip, Updates: []swim.Update{
+				{Kind: swim.UpdateAlive, Node: at.self, From: at.self.ID, Incarnation: 1}}})
 		}
 	}
 	require.Eventually(t, func() bool {
@@ -148,11 +130,11 @@ func TestRelayFloodFromOneHost(t *testing.T) {
 	seq := uint32(0)
 	var suspect, dead time.Duration
 	for time.Since(begin) < window {
-		for i := range socks {
+		for _, at := range atts {
 			for _, r := range relays {
 				for range 4 {
 					seq++
-					send(i, r.Self(), swim.Packet{Kind: swim.MsgPingReq, PingReq: swim.PingReq{Seq: seq, Target: target}})
+					at.send(t, r.Self(), swim.Packet{Kind: swim.MsgPingReq, PingReq: swim.PingReq{Seq: seq, Target: target}})
 				}
 			}
 		}
@@ -165,6 +147,10 @@ func TestRelayFloodFromOneHost(t *testing.T) {
 			break
 		}
 		time.Sleep(20 * time.Millisecond) // the insider's pace
+	}
+	sent := 0
+	for _, at := range atts {
+		sent += at.sent
 	}
 	refused := c.Stats().Protocol.RelaysRefused + d.Stats().Protocol.RelaysRefused - refusedBefore
 	t.Logf("insider sent %d B; relays refused at C and D: %d; A sees B %v, B sees A %v; first suspicion after %v, dead after %v (0: none in %v)",
