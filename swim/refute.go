@@ -154,37 +154,55 @@ func (m *Member) sendAlive(p *peer) {
 // IndirectChecks random alive or suspect members other than replyTo (the
 // sender answered with the Alive, if any) and those skip reports (nil:
 // none); not in ModeSWIM. So a refutation starts spreading from several
-// members in the same period. Of the members the view has not verified,
-// at most announceUnverifiedPerPeriod per protocol period are sent it
-// (verify.go, “sending”): a view holding ghosts at a victim's address
-// sent most of these Alives, metadata included, to the victim, several
-// for each forged suspicion or metadata restatement (issue 27, user37
-// F1: about 15-20× the attacker's bytes). Joiners the view has heard of
-// but not yet from are still told in a join storm, where a member seldom
-// refutes twice in a period.
+// members in the same period. They are chosen among the members the view
+// has verified (verify.go, “sending”), and among the others only when no
+// verified one is eligible, then one: a view holding ghosts at a victim's
+// address (up to the unverified quota), each forged suspicion or
+// metadata restatement drew the Alive, metadata included, mostly to the
+// victim (issue 27, user37 F1). A member that holds none verified (a
+// restart that learnt its view from a push-pull, not from its join's
+// seed) still tells one, at most announceUnverifiedPerPeriod in a
+// protocol period, so that its refutation or new metadata does not wait
+// for a probe's answer to verify a member. Before, up to IndirectChecks
+// random members were told, and one member not verified per period at
+// most: one forged suspicion per period still drew an Alive to the victim
+// each time, 2.1-4.6× the attacker's bytes (docs/experiments.md,
+// “Refutations and restatements to members not verified (F1)”).
 func (m *Member) announceAlive(replyTo ID, skip func(ID) bool) {
 	if m.cfg.Mode == ModeSWIM || len(m.list) == 0 {
 		return
 	}
 	k := m.cfg.IndirectChecks
 	told := m.toldThisIncarnation()
-	for tries := 0; k > 0 && tries < 4*m.cfg.IndirectChecks; tries++ {
-		p := m.list[m.rng.IntN(len(m.list))]
-		if (p.state != StateAlive && p.state != StateSuspect) || told[p.node.ID] || p.node.ID == replyTo || skip != nil && skip(p.node.ID) ||
-			!p.verified && m.queue.announcedUnverified >= announceUnverifiedPerPeriod {
-			continue
+	ok := func(p *peer) bool {
+		return (p.state == StateAlive || p.state == StateSuspect) && !told[p.node.ID] && p.node.ID != replyTo && (skip == nil || !skip(p.node.ID))
+	}
+	var to []*peer
+	if m.unverified == 0 {
+		for tries := 0; len(to) < k && tries < 4*k; tries++ {
+			if p := m.list[m.rng.IntN(len(m.list))]; ok(p) {
+				told[p.node.ID] = true
+				to = append(to, p)
+			}
 		}
-		if !p.verified {
-			m.queue.announcedUnverified++
+	} else {
+		to = m.pickInto(nil, k, func(p *peer) bool { return p.verified && ok(p) }, m.unverified >= len(m.list)/2)
+		if len(to) == 0 && m.queue.announcedUnverified < announceUnverifiedPerPeriod {
+			to = m.pickInto(nil, 1, ok, false)
+			m.queue.announcedUnverified += len(to)
 		}
-		told[p.node.ID] = true
+		for _, p := range to {
+			told[p.node.ID] = true
+		}
+	}
+	for _, p := range to {
 		m.sendAlive(p)
-		k--
 	}
 }
 
 // announceUnverifiedPerPeriod is how many members not verified
-// announceAlive sends this member's Alive to in one protocol period.
+// announceAlive sends this member's Alive to in one protocol period, when
+// no verified member is eligible.
 const announceUnverifiedPerPeriod = 1
 
 // selfAlive is this member's Alive in its current incarnation.

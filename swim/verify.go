@@ -52,8 +52,9 @@ import "slices"
 //     of a reconnect; this member's Alive in a refutation or a join
 //     announcement, the refutation's never to an accuser not verified
 //     that did not send the accusation itself, tellAlive, and its
-//     announcement to one such member per protocol period at most,
-//     announceAlive; an eager push's one update; the application's
+//     announcement only when no verified member is eligible, to one
+//     such member per protocol period at most, announceAlive; an eager
+//     push's one update; the application's
 //     message of SendTo) and the notice the member
 //     should hear (send); the drain loop sends it nothing, and eager
 //     pushes reach it only when too few verified members are eligible
