@@ -215,9 +215,23 @@ func (m *Member) startProbe(now time.Duration) {
 // may not exist (a forged Alive, a flood of fake IDs): it relays nothing,
 // and its missing nack would count against this member's local health
 // (docs/algorithms.md, “SWIM probes and ping-req”).
+//
+// A target this member has not verified (verify.go) gets no ping-reqs: its
+// direct probe failed and it was never heard from, so no member vouches
+// for a path to it, and intermediates that have not verified it would
+// ping it too. Announced at a victim's address by one datagram, each ghost
+// drew IndirectChecks relayed pings from every member there (issue 27,
+// user37 F6). It still gets the stream probe, one per probe as the ping:
+// a real member whose datagrams are lost is verified by its answer
+// (endStreamOnly), or else when it sends this member its own probe.
 func (m *Member) sendPingReqs() {
 	m.pr.indirect = true
+	m.probing.asked = m.probing.asked[:0]
 	t := m.pr.target
+	if !t.verified {
+		m.requestStreamProbe()
+		return
+	}
 	k := m.cfg.IndirectChecks
 	chosen := m.pickKnown(k, func(p *peer) bool { return p != t && p.state == StateAlive && p.answered })
 	if len(chosen) < k {
@@ -231,7 +245,6 @@ func (m *Member) sendPingReqs() {
 		return p != t && p.state == StateAlive && (p.answered || p.verified)
 	})
 	nack := m.cfg.Mode != ModeSWIM
-	m.probing.asked = m.probing.asked[:0]
 	for _, p := range chosen {
 		m.stats.PingReqsSent++
 		m.probing.asked = append(m.probing.asked, asked{id: p.node.ID})

@@ -67,6 +67,15 @@ import "slices"
 //     answers to its own probes meanwhile (docs/experiments.md, “SWIM:
 //     nothing queued to members not verified”).
 //
+//   - what is sent to or about it: a member this member was only told of
+//     costs the address it is announced at what a real member needs to
+//     be verified, and no more (issue 27, user37 F6: ghosts planted by
+//     one datagram at a victim's address drew 30-40× its bytes from a
+//     group, growing with the group). Its probe's ping (and stream
+//     probe) stays: a real member answers it and is verified. A failed
+//     probe of it asks no intermediate to ping it (sendPingReqs): it was
+//     never heard from, so nobody vouches for a path to it.
+//
 // A member is verified at an address: one whose entry moves to another
 // address (a dead or left member's ID reclaimed, a revival tie;
 // readdress) is unverified there until it is heard from there. A member

@@ -1,0 +1,71 @@
+package swim
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// What a ghost costs the address it is announced at (verify.go,
+// “sending”; issue 27, user37 F6): a member told of it by gossip sends it
+// the probe that would verify a real member, and nothing else.
+
+// ghostTest returns a (Lifeguard, peers b, c and d from Bootstrap, so
+// verified) told by b of the ghost g at a victim's address.
+func ghostTest(t *testing.T, mut func(*Config)) (*Member, Node) {
+	t.Helper()
+	a := newTest(t, "a", ModeLifeguard, mut, "b", "c", "d")
+	a.Tick(0)
+	drain(a)
+	g := Node{ID: "g", Addr: "victim:7946"}
+	require.NoError(t, a.Step(time.Millisecond, &Packet{Kind: MsgGossip, From: node("b"), To: a.Self(),
+		Updates: []Update{{Kind: UpdateAlive, Node: g, From: "b"}}}))
+	drain(a)
+	require.False(t, a.peers["g"].verified)
+	return a, g
+}
+
+// runAnswering ticks m up to until, acking at once every ping it sends to
+// a member of answer, and returns every packet it sent.
+func runAnswering(t *testing.T, m *Member, until time.Duration, answer ...string) []Packet {
+	t.Helper()
+	var all []Packet
+	tickUntil(m, until, func(at time.Duration, pk []Packet, _ []Event) {
+		all = append(all, pk...)
+		for _, p := range pk {
+			if p.Kind != MsgPing || !slices.Contains(answer, string(p.To.ID)) {
+				continue
+			}
+			require.NoError(t, m.Step(at, &Packet{Kind: MsgAck, From: p.To, To: m.Self(), Ack: Ack{Seq: p.Ping.Seq}}))
+			more, _ := drain(m)
+			all = append(all, more...)
+		}
+	})
+	return all
+}
+
+// A probe of a member not verified that goes unanswered asks no
+// intermediate to ping it: it was never heard from, and each ghost drew
+// IndirectChecks relayed pings from every member. A verified member's
+// failed probe still does (d, silent here).
+func TestNoPingReqsForUnverifiedTarget(t *testing.T) {
+	a, g := ghostTest(t, nil)
+	pk := runAnswering(t, a, 20*time.Second, "b", "c")
+	about := map[ID]int{}
+	probed := map[ID]int{}
+	for _, p := range pk {
+		switch p.Kind {
+		case MsgPingReq:
+			about[p.PingReq.Target.ID]++
+		case MsgPing:
+			probed[p.To.ID]++
+		}
+	}
+	assert.Positive(t, probed[g.ID], "g is probed")
+	assert.Zero(t, about[g.ID], "ping-reqs about g")
+	assert.Positive(t, about["d"], "ping-reqs about d, verified")
+	assert.Contains(t, []State{StateSuspect, StateDead}, a.peers["g"].state)
+}
