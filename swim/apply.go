@@ -268,8 +268,8 @@ func (m *Member) applySuspect(now time.Duration, p *peer, u Update, gossip bool)
 		p.inc = u.Incarnation
 		m.startSuspicion(now, p, u.From)
 		m.gossip(u, gossip)
-		if own {
-			m.push(u, []*peer{p}, 0) // the suspect hears it at once
+		if own && p.verified {
+			m.push(u, []*peer{p}, 0) // the suspect hears it at once (failProbe)
 		}
 	case p.state == StateSuspect && u.Incarnation == p.inc:
 		if p.susp.confirm(now, u.From) && len(p.susp.confirmers) <= p.susp.k {

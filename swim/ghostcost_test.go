@@ -69,3 +69,34 @@ func TestNoPingReqsForUnverifiedTarget(t *testing.T) {
 	assert.Positive(t, about["d"], "ping-reqs about d, verified")
 	assert.Contains(t, []State{StateSuspect, StateDead}, a.peers["g"].state)
 }
+
+// Until it is declared dead, a ghost gets one ping from a, the probe
+// that would verify a real member: not the suspicion a pushes to a
+// suspect it heard from (failProbe), nor a second probe while suspect.
+// The ghost, at a victim's address, drew both from every member.
+func TestUnverifiedSuspectGetsOnePing(t *testing.T) {
+	a, g := ghostTest(t, nil)
+	var toVictim []Packet
+	tickUntil(a, time.Minute, func(at time.Duration, pk []Packet, _ []Event) {
+		if a.peers["g"].state == StateDead {
+			return
+		}
+		for _, p := range pk {
+			switch {
+			case p.To.Addr == g.Addr:
+				toVictim = append(toVictim, p)
+			case p.Kind == MsgPing:
+				require.NoError(t, a.Step(at, &Packet{Kind: MsgAck, From: p.To, To: a.Self(), Ack: Ack{Seq: p.Ping.Seq}}))
+				drain(a)
+			}
+		}
+	})
+	require.Equal(t, StateDead, a.peers["g"].state)
+	kinds := make([]MessageKind, len(toVictim))
+	for i, p := range toVictim {
+		kinds[i] = p.Kind
+	}
+	require.Len(t, toVictim, 1, "to the victim: %v", kinds)
+	assert.Equal(t, MsgPing, toVictim[0].Kind)
+	assert.Empty(t, toVictim[0].Updates)
+}

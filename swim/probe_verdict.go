@@ -89,7 +89,14 @@ func (m *Member) failProbe(now time.Duration) {
 	m.startSuspicion(now, t, m.self.ID)
 	u := Update{Kind: UpdateSuspect, Node: t.node, Incarnation: t.inc, From: m.self.ID}
 	m.enqueue(u)
-	m.push(u, []*peer{t}, 0) // the suspect hears it at once and can refute
+	if t.verified {
+		// The suspect hears it at once and can refute. One not verified
+		// hears it from the members that verified it (send: the notice),
+		// as from this member once it answers a probe: it is suspected
+		// on one lost ping, with no ping-reqs (sendPingReqs), and a ghost
+		// at a victim's address drew the push there from every member.
+		m.push(u, []*peer{t}, 0)
+	}
 }
 
 // answersProbe reports whether an ack numbered seq from from answers the

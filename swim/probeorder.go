@@ -242,7 +242,10 @@ func (m *Member) filterList(keep func(p *peer) bool) {
 // ShuffledProbes, is reshuffled. An unverified member is taken only while
 // the probe budget allows (one probe in unverifiedProbeCost, see
 // verify.go) and skipped otherwise, to be probed on a later pass; with no
-// verified member to probe, the first one skipped. charged is the budget
+// verified member to probe, the first one skipped. An unverified member
+// is never probed while suspect: its probe failed already, or others
+// suspect it, and a real one is verified when it probes this member
+// (verify.go, “what is sent to or about it”). charged is the budget
 // the target took, given back if it answers (verify).
 func (m *Member) nextTarget() (t *peer, charged int, inRound bool) {
 	if t := m.probing.forceNext; t != nil {
@@ -270,6 +273,9 @@ func (m *Member) nextTarget() (t *peer, charged int, inRound bool) {
 			p := m.list[k]
 			if (p.state != StateAlive && p.state != StateSuspect) || p.probedIn == m.probing.pass {
 				continue
+			}
+			if !p.verified && p.state == StateSuspect {
+				continue // never while suspect (see above)
 			}
 			if !p.verified && m.probing.unverifiedTokens < cost {
 				if skipped == nil {

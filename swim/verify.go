@@ -74,7 +74,12 @@ import "slices"
 //     group, growing with the group). Its probe's ping (and stream
 //     probe) stays: a real member answers it and is verified. A failed
 //     probe of it asks no intermediate to ping it (sendPingReqs): it was
-//     never heard from, so nobody vouches for a path to it.
+//     never heard from, so nobody vouches for a path to it. Its
+//     suspicion is not pushed to it (failProbe), and it is not probed
+//     again while suspect (nextTarget): a real one hears the suspicion
+//     with the notice of any packet from a member that verified it (its
+//     seed, the members it probed), and is verified here when it probes
+//     this member, within about n protocol periods.
 //
 // A member is verified at an address: one whose entry moves to another
 // address (a dead or left member's ID reclaimed, a revival tie;
