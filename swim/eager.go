@@ -119,16 +119,18 @@ func (m *Member) push(u Update, to []*peer, fanout int) {
 	}
 }
 
-// targets returns to followed by fanout random alive or suspect members,
-// verified ones first (pickKnown: an eager push goes to members only told
-// of when too few members heard from are eligible, as while joining),
-// other than u's subject,
+// targets returns to followed by up to fanout random alive or suspect
+// members this member verified (verify.go), other than u's subject,
 // sender (the sender of the packet being processed, if any) and the
-// members in to.
+// members in to. An eager push went to members only told of when too few
+// verified ones were eligible, as in a small group: every ghost announced
+// at a victim's address then drew each declaration, with its own notice,
+// from every member there (issue 27, user37 F6). What is not pushed is
+// piggybacked, and the drain loop sends verified members only too.
 func (m *Member) targets(u Update, to []*peer, fanout int, sender ID) []*peer {
 	if fanout > 0 {
 		more := m.pickKnown(fanout, func(p *peer) bool {
-			return (p.state == StateAlive || p.state == StateSuspect) &&
+			return p.verified && (p.state == StateAlive || p.state == StateSuspect) &&
 				p.node.ID != u.Node.ID && p.node.ID != u.From && p.node.ID != sender && !slices.Contains(to, p)
 		})
 		to = append(slices.Clip(to), more...)
@@ -168,8 +170,8 @@ func (m *Member) sendGossip(p *peer, u Update) {
 // gossipDeaths (GossipInterval 0 only: the drain loop replaces it) sends,
 // at the start of a protocol period, the declarations
 // (Dead, not leaves) waiting in the dissemination queue to GossipFanout
-// random alive or suspect members, in one MsgGossip per member (as many as
-// fit MaxPacketSize), each packet counting as one transmission of what it
+// random alive or suspect members it verified (targets), in one
+// MsgGossip per member (as many as fit MaxPacketSize), each packet counting as one transmission of what it
 // carries toward the λ·ceil(log10(n+1)) limit. It does nothing unless eager
 // or when no declaration is queued, so the steady state costs nothing.
 //
@@ -201,7 +203,7 @@ func (m *Member) gossipDeaths() {
 		return
 	}
 	to := m.pickKnown(m.cfg.GossipFanout, func(p *peer) bool {
-		return p.state == StateAlive || p.state == StateSuspect
+		return p.verified && (p.state == StateAlive || p.state == StateSuspect) // targets
 	})
 	for _, p := range to {
 		pk := Packet{Kind: MsgGossip, From: m.self, To: p.node}

@@ -1,6 +1,7 @@
 package swim
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -99,4 +100,30 @@ func TestUnverifiedSuspectGetsOnePing(t *testing.T) {
 	require.Len(t, toVictim, 1, "to the victim: %v", kinds)
 	assert.Equal(t, MsgPing, toVictim[0].Kind)
 	assert.Empty(t, toVictim[0].Updates)
+}
+
+// Eager pushes go to members a verified only: with b and c the only ones
+// eligible for a declaration of d, or of a ghost, the push fell back to
+// the other ghosts a was told of, at a victim's address, one MsgGossip each
+// with the ghost's own notice.
+func TestEagerPushesOnlyToVerified(t *testing.T) {
+	a := newTest(t, "a", ModeLifeguard, nil, "b", "c", "d")
+	a.Tick(0)
+	drain(a)
+	var ups []Update
+	for i := range 5 {
+		ups = append(ups, Update{Kind: UpdateAlive, Node: Node{ID: ID(fmt.Sprintf("g%d", i)), Addr: "victim:7946"}, From: "b"})
+	}
+	require.NoError(t, a.Step(time.Millisecond, &Packet{Kind: MsgGossip, From: node("b"), To: a.Self(), Updates: ups}))
+	drain(a)
+	pk := runAnswering(t, a, time.Minute, "b", "c")
+	require.Equal(t, StateDead, a.peers["d"].state)
+	gossips := map[string]int{}
+	for _, p := range pk {
+		if p.Kind == MsgGossip {
+			gossips[p.To.Addr]++
+		}
+	}
+	assert.Positive(t, gossips["b:7946"]+gossips["c:7946"], "pushes to b and c")
+	assert.Zero(t, gossips["victim:7946"], "pushes to the ghosts")
 }

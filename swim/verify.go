@@ -54,13 +54,12 @@ import "slices"
 //     that did not send the accusation itself, tellAlive, and its
 //     announcement only when no verified member is eligible, to one
 //     such member per protocol period at most, announceAlive; an eager
-//     push's one update; the application's
-//     message of SendTo) and the notice the member
-//     should hear (send); the drain loop sends it nothing, and eager
-//     pushes reach it only when too few verified members are eligible
-//     (pickKnown). Otherwise a member announced at a victim's address, by
-//     anyone in plain mode, would draw up to MaxPacketSize with each
-//     probe, relayed ping and drain round (issue 27, user33 F4: about 40×
+//     push's one update; the application's message of SendTo) and the
+//     notice the member should hear (send); neither the drain loop nor
+//     a push to random members sends it anything (targets). Otherwise a
+//     member announced at a victim's address, by anyone in plain mode,
+//     would draw up to MaxPacketSize with each probe, relayed ping and
+//     drain round (issue 27, user33 F4: about 40×
 //     the attacker's bytes over real sockets). A real member is verified
 //     by its first answer, or its first packet, and gets the queue from
 //     then on; a joiner learns the group from its seed's view and from the
@@ -79,7 +78,9 @@ import "slices"
 //     again while suspect (nextTarget): a real one hears the suspicion
 //     with the notice of any packet from a member that verified it (its
 //     seed, the members it probed), and is verified here when it probes
-//     this member, within about n protocol periods.
+//     this member, within about n protocol periods. No push to random
+//     members goes to it (targets): they fell back to members only told
+//     of when too few verified ones were eligible.
 //
 // A member is verified at an address: one whose entry moves to another
 // address (a dead or left member's ID reclaimed, a revival tie;
