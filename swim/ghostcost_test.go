@@ -127,3 +127,31 @@ func TestEagerPushesOnlyToVerified(t *testing.T) {
 	assert.Positive(t, gossips["b:7946"]+gossips["c:7946"], "pushes to b and c")
 	assert.Zero(t, gossips["victim:7946"], "pushes to the ghosts")
 }
+
+// Reconnect pings go to dead members a verified (d), never to a ghost it
+// declared dead, which drew one from every member holding it dead every
+// ReconnectInterval.
+func TestReconnectOnlyToVerifiedDead(t *testing.T) {
+	a, g := ghostTest(t, nil)
+	var dead time.Duration
+	toVictim, toD := 0, 0
+	tickUntil(a, 5*time.Minute, func(at time.Duration, pk []Packet, _ []Event) {
+		for _, p := range pk {
+			switch {
+			case dead > 0 && p.To.Addr == g.Addr:
+				toVictim++
+			case dead > 0 && p.To.ID == "d" && p.Kind == MsgPing:
+				toD++
+			case p.Kind == MsgPing && p.To.ID != "d" && p.To.Addr != g.Addr:
+				require.NoError(t, a.Step(at, &Packet{Kind: MsgAck, From: p.To, To: a.Self(), Ack: Ack{Seq: p.Ping.Seq}}))
+				drain(a)
+			}
+		}
+		if dead == 0 && a.peers["g"].state == StateDead && a.peers["d"].state == StateDead {
+			dead = at
+		}
+	})
+	require.Positive(t, dead)
+	assert.Zero(t, toVictim, "packets to g after its death")
+	assert.Positive(t, toD, "reconnect pings to d")
+}

@@ -442,18 +442,37 @@ func (m *Member) start(now time.Duration) {
 	}
 }
 
-// tickReconnect pings a random member believed dead every
-// ReconnectInterval, with its Dead update: a live one refutes, and the two
-// sides of a healed partition merge. The queue goes only to a member
-// verified (verify.go, “sending”).
+// tickReconnect pings a random member believed dead that this member
+// verified (verify.go) every ReconnectInterval, with its Dead update: a
+// live one refutes, and the two sides of a healed partition merge. One
+// never heard from is not pinged: nothing says it ever lived, and every
+// ghost announced at a victim's address drew a ping there from every
+// member that held it dead, for as long as it was held (issue 27, user37
+// F6); nor does it dilute the pings of the members that did live.
 func (m *Member) tickReconnect(now time.Duration) {
 	if m.cfg.ReconnectInterval <= 0 || now < m.probing.nextReconnect {
 		return
 	}
 	m.probing.nextReconnect = now + m.cfg.ReconnectInterval
-	if len(m.tomb) > 0 {
-		p := m.tomb[m.rng.IntN(len(m.tomb))]
-		m.send(Packet{Kind: MsgPing, To: p.node, Ping: Ping{Seq: m.otherSeq()}})
+	n := 0
+	for _, p := range m.tomb {
+		if p.verified {
+			n++
+		}
+	}
+	if n == 0 {
+		return
+	}
+	i := m.rng.IntN(n)
+	for _, p := range m.tomb {
+		if !p.verified {
+			continue
+		}
+		if i == 0 {
+			m.send(Packet{Kind: MsgPing, To: p.node, Ping: Ping{Seq: m.otherSeq()}})
+			return
+		}
+		i--
 	}
 }
 

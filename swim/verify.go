@@ -48,8 +48,8 @@ import "slices"
 //
 //   - sending: a packet to a member not verified carries nothing from
 //     the queues, neither updates nor application broadcasts, only what
-//     its kind carries (the ping of a probe, the gate's or a relay's, or
-//     of a reconnect; this member's Alive in a refutation or a join
+//     its kind carries (the ping of a probe or a relay's; this member's
+//     Alive in a refutation or a join
 //     announcement, the refutation's never to an accuser not verified
 //     that did not send the accusation itself, tellAlive, and its
 //     announcement only when no verified member is eligible, to one
@@ -80,7 +80,8 @@ import "slices"
 //     seed, the members it probed), and is verified here when it probes
 //     this member, within about n protocol periods. No push to random
 //     members goes to it (targets): they fell back to members only told
-//     of when too few verified ones were eligible.
+//     of when too few verified ones were eligible. Dead, it gets no
+//     reconnect ping (tickReconnect): nothing says it ever lived.
 //
 // A member is verified at an address: one whose entry moves to another
 // address (a dead or left member's ID reclaimed, a revival tie;
