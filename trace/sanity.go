@@ -388,29 +388,38 @@ func (c *Checker) updateSteps(s *senderCheck, p *pending) {
 	win = append(win, p)
 	win = append(win, c.nbr[i:]...)
 	c.win = win
-	step := func(get func(*pending) (time.Duration, bool)) (float64, bool) {
-		st := c.scratch[:0]
-		for j := 1; j < len(win); j++ {
-			a, okA := get(win[j-1])
-			b, okB := get(win[j])
-			d := dx(win[j], win[j-1])
-			if okA && okB && d > 0 {
-				st = append(st, float64(b-a)/d)
-			}
+	// Both fields' steps in one walk over the window.
+	stA, stS := c.scratch[:0], c.iscrF[:0]
+	for j := 1; j < len(win); j++ {
+		q, r := &win[j-1].c.Record, &win[j].c.Record
+		d := dx(win[j], win[j-1])
+		if !(d > 0) {
+			continue
 		}
-		c.scratch = st
-		if len(st) < 2 {
-			return 0, false
+		if q.HasArrival && r.HasArrival {
+			stA = append(stA, float64(r.Arrival-q.Arrival)/d)
 		}
-		slices.Sort(st)
-		return max(st[len(st)/2], 0), true
+		if q.HasSent && r.HasSent {
+			stS = append(stS, float64(r.Sent-q.Sent)/d)
+		}
 	}
-	if m, ok := step(func(q *pending) (time.Duration, bool) { return q.c.Record.Arrival, q.c.Record.HasArrival }); ok {
+	c.scratch, c.iscrF = stA, stS
+	if m, ok := medianStep(stA); ok {
 		s.stepA = m
 	}
-	if m, ok := step(func(q *pending) (time.Duration, bool) { return q.c.Record.Sent, q.c.Record.HasSent }); ok {
+	if m, ok := medianStep(stS); ok {
 		s.stepS = m
 	}
+}
+
+// medianStep returns the median of st (the upper one of an even count),
+// at least 0, reordering st; ok is false for fewer than two steps.
+func medianStep(st []float64) (float64, bool) {
+	if len(st) < 2 {
+		return 0, false
+	}
+	slices.Sort(st)
+	return max(st[len(st)/2], 0), true
 }
 
 // checkTimes applies the Hampel rule to the arrival time, the send time
