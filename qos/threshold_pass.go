@@ -30,7 +30,8 @@ type thresholdPass struct {
 	outs    int                        // points suspecting just after prevA
 	// τ − A_k of the last evaluated heartbeats, heartbeat by heartbeat
 	// (tdRows of them), moved to each point's td every tdBlock heartbeats:
-	// one stream of writes instead of one per point.
+	// one stream of writes instead of one per point. With win, their TD_k
+	// by threshold instead (tdWindows.put).
 	tdBuf  []int64
 	tdRows int
 
@@ -76,7 +77,7 @@ type thresholdPoint struct {
 func newThresholdPass(src thresholdDetector, n int, fill func([]time.Duration), cfg Config, hint int, grid *cellGrid) *thresholdPass {
 	p := &thresholdPass{src: src, cfg: cfg, pts: make([]thresholdPoint, n), fill: fill, taus: make([]time.Duration, n),
 		allSent: true, plaus: true, grid: grid, delay: make([]int64, 0, hint)}
-	p.tdBuf = make([]int64, tdBlock*n)
+	p.tdBuf = make([]int64, tdStride*n)
 	for i := range p.pts {
 		p.pts[i] = thresholdPoint{td: make([]int64, 0, hint)}
 		if grid != nil {
@@ -253,7 +254,13 @@ func (p *thresholdPass) evaluate(hb detector.Heartbeat) {
 // p.taus after the heartbeat arriving at a.
 func (p *thresholdPass) transition(a time.Duration, stale bool) {
 	minTau := time.Duration(math.MaxInt64)
-	if !stale {
+	switch {
+	case !stale && p.win != nil:
+		minTau = p.win.put(p.tdBuf, p.tdRows, p.taus, a)
+		if p.tdRows++; p.tdRows == tdBlock {
+			p.flushTD()
+		}
+	case !stale:
 		row := p.tdBuf[p.tdRows*len(p.taus) : (p.tdRows+1)*len(p.taus)]
 		for i, tau := range p.taus {
 			row[i] = int64(max(tau-a, 0))
@@ -262,7 +269,7 @@ func (p *thresholdPass) transition(a time.Duration, stale bool) {
 		if p.tdRows++; p.tdRows == tdBlock {
 			p.flushTD()
 		}
-	} else {
+	default:
 		for _, tau := range p.taus {
 			minTau = min(minTau, tau)
 		}

@@ -126,8 +126,29 @@ func (w *tdWindows) base(k int) int64 {
 	return w.off
 }
 
-// add accounts the rows of τ − A_k in buf (rows of n thresholds) of the
-// next evaluated heartbeats, whose cells are evCell (when not nil), a
+// tdStride is the distance in tdWindows.put's buffer from one
+// threshold's TD_k to the next's: a block of rows and one cache line, so
+// that the columns written row by row do not fall in a few sets of the
+// cache.
+const tdStride = tdBlock + 8
+
+// put writes the TD_k of evaluated heartbeat rowsDone + r, arriving at a,
+// of every threshold whose freshness point is in taus to row r of buf,
+// threshold i's at i·tdStride + r (TD_k = max(τ − a, 0) plus the base), and
+// returns the least of taus.
+func (w *tdWindows) put(buf []int64, r int, taus []time.Duration, a time.Duration) time.Duration {
+	b := w.base(w.rowsDone + r)
+	minTau := time.Duration(math.MaxInt64)
+	buf = buf[r:]
+	for i, tau := range taus {
+		buf[i*tdStride] = int64(max(tau-a, 0)) + b
+		minTau = min(minTau, tau)
+	}
+	return minTau
+}
+
+// add accounts the rows in buf (put's, rows of n thresholds) of the next
+// evaluated heartbeats, whose cells are evCell (when not nil), a
 // threshold's run of rows in one cell at a time. Most values lie outside
 // both windows: they cost two comparisons without a branch (about half the
 // values fall below the p50 window, unpredictably) and one test of both
@@ -135,10 +156,6 @@ func (w *tdWindows) base(k int) int64 {
 func (w *tdWindows) add(buf []int64, rows, n int, evCell []uint8) {
 	if rows == 0 {
 		return
-	}
-	var bases [tdBlock]int64
-	for r := range rows {
-		bases[r] = w.base(w.rowsDone + r)
 	}
 	// The rows' runs of one cell (one run without cells).
 	var runs [tdBlock]cellRun
@@ -156,11 +173,12 @@ func (w *tdWindows) add(buf []int64, rows, n int, evCell []uint8) {
 		nr++
 		r = e
 	}
-	var col, hits [tdBlock]int64
+	var hits [tdBlock]int64
 	for i := range n {
 		if w.missed[i] {
 			continue
 		}
+		col := buf[i*tdStride : i*tdStride+rows]
 		acc := &w.acc[i]
 		lo0, lo1, hi0, hi1 := w.lo[i][0], w.lo[i][1], w.hi[i][0], w.hi[i][1]
 		// v is in [lo, hi] iff uint64(v − lo) ≤ uint64(hi − lo), wrapping
@@ -171,7 +189,7 @@ func (w *tdWindows) add(buf []int64, rows, n int, evCell []uint8) {
 		for _, run := range runs[:nr] {
 			vs := col[from:run.end]
 			var s int64
-			s, acc.mn, acc.mx = columnOf(vs, buf[from*n+i:], n, bases[from:run.end], acc.mn, acc.mx)
+			s, acc.mn, acc.mx = sumRange(vs, acc.mn, acc.mx)
 			b0, b1, k := windowTally(vs, lo0, lo1, wd0, wd1, hits[:len(vs)])
 			below0, below1 = below0+b0, below1+b1
 			for _, v := range hits[:k] {
@@ -194,18 +212,13 @@ func (w *tdWindows) add(buf []int64, rows, n int, evCell []uint8) {
 	w.rowsDone += rows
 }
 
-// columnOf sets vs[r] to col[r·n] + bases[r] (a threshold's TD_k of a
-// run) and returns their sum and their extremes with mn and mx. It and
-// windowTally are apart, and not inlined, so that each loop keeps its few
-// variables in registers.
+// sumRange returns the sum of vs (a threshold's TD_k of a run) and their
+// extremes with mn and mx. It and windowTally are apart, and not inlined,
+// so that each loop keeps its few variables in registers.
 //
 //go:noinline
-func columnOf(vs, col []int64, n int, bases []int64, mn, mx int64) (sum, mn2, mx2 int64) {
-	at := 0
-	for r, b := range bases {
-		v := col[at] + b
-		at += n
-		vs[r] = v
+func sumRange(vs []int64, mn, mx int64) (sum, mn2, mx2 int64) {
+	for _, v := range vs {
 		sum += v
 		mn, mx = min(mn, v), max(mx, v)
 	}

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -68,9 +69,15 @@ func TestTDWindowsMatchFinishTD(t *testing.T) {
 			cells[i] = newCellSeries(grid)
 		}
 		w := newTDWindows(smp, n, delays, off, cells)
+		blk := make([]int64, tdStride*len(names)) // put's layout: TD_k by threshold
 		for k := 0; k < n; k += tdBlock {
 			rows := min(tdBlock, n-k)
-			w.add(buf[k*len(names):(k+rows)*len(names)], rows, len(names), evCell)
+			for r := range rows {
+				for i := range names {
+					blk[i*tdStride+r] = buf[(k+r)*len(names)+i] + w.base(k+r)
+				}
+			}
+			w.add(blk, rows, len(names), evCell)
 		}
 		for i, name := range names {
 			got, last, ok := w.stats(i)
@@ -91,4 +98,21 @@ func TestTDWindowsMatchFinishTD(t *testing.T) {
 			}
 		}
 	}
+}
+
+// put writes row r of each threshold's TD_k, max(τ − a, 0) plus the
+// heartbeat's base, at the threshold's stride, and returns the least τ.
+func TestTDWindowsPut(t *testing.T) {
+	delays := []int64{0, 0, 0, 700, 900}
+	w := &tdWindows{delays: delays, rowsDone: 2}
+	buf := make([]int64, 3*tdStride)
+	taus := []time.Duration{50, 9, 30} // a τ before the arrival: TD_k is the base
+	require.Equal(t, time.Duration(9), w.put(buf, 1, taus, 20))
+	require.Equal(t, int64(30+700), buf[1])
+	require.Equal(t, int64(0+700), buf[tdStride+1])
+	require.Equal(t, int64(10+700), buf[2*tdStride+1])
+	w.delays = nil
+	w.off = -5
+	require.Equal(t, time.Duration(9), w.put(buf, 2, taus, 20))
+	require.Equal(t, []int64{25, -5, 5}, []int64{buf[2], buf[tdStride+2], buf[2*tdStride+2]})
 }
