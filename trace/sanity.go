@@ -425,93 +425,105 @@ func medianStep(st []float64) (float64, bool) {
 // checkTimes applies the Hampel rule to the arrival time, the send time
 // and the one-way delay. c.nbr holds the neighbours, the first nb before p.
 func (c *Checker) checkTimes(s *senderCheck, p *pending, nb int) *Finding {
+	if f := c.checkTime(s, p, nb, FindingArrival, s.stepA); f != nil {
+		return f
+	}
+	if f := c.checkTime(s, p, nb, FindingSent, s.stepS); f != nil {
+		return f
+	}
+	return c.checkTime(s, p, nb, FindingDelay, s.stepA)
+}
+
+// timeField returns the field of q that kind checks (the arrival time,
+// the send time or the one-way delay A − σ), and whether q has it.
+func timeField(kind FindingKind, q *pending) (float64, bool) {
+	r := &q.c.Record
+	switch kind {
+	case FindingArrival:
+		return float64(r.Arrival), r.HasArrival
+	case FindingSent:
+		return float64(r.Sent), r.HasSent
+	}
+	return float64(r.Arrival) - float64(r.Sent), r.HasArrival && r.HasSent
+}
+
+// residual returns how far p's field v (timeField's) is from what q
+// predicts with the median step m (none for the delay), and whether q has
+// the field.
+func residual(kind FindingKind, v, m float64, p, q *pending) (float64, bool) {
+	w, ok := timeField(kind, q)
+	if !ok {
+		return 0, false
+	}
+	d := v - w
+	if kind != FindingDelay {
+		d -= dx(p, q) * m
+	}
+	return d, true
+}
+
+// checkTime applies the Hampel rule to p's field of kind (timeField's),
+// with the median step m.
+func (c *Checker) checkTime(s *senderCheck, p *pending, nb int, kind FindingKind, m float64) *Finding {
+	v, ok := timeField(kind, p)
+	if !ok {
+		return nil
+	}
+	T := max(c.opt.Factor*m, float64(c.opt.Floor))
+	// Fast path: both immediate neighbours agree within T.
+	if nb > 0 && nb < len(c.nbr) {
+		d1, ok1 := residual(kind, v, m, p, c.nbr[nb-1])
+		d2, ok2 := residual(kind, v, m, p, c.nbr[nb])
+		if ok1 && ok2 && math.Abs(d1) <= T && math.Abs(d2) <= T {
+			return nil
+		}
+	}
+	res := c.scratch[:0]
+	res = append(res, 0)
+	for _, q := range c.nbr {
+		if d, ok := residual(kind, v, m, p, q); ok {
+			res = append(res, d)
+		}
+	}
+	c.scratch = res
+	if len(res) < 3 {
+		return nil
+	}
+	slices.Sort(res)
+	med := res[len(res)/2]
+	if math.Abs(med) <= T {
+		return nil
+	}
+	// The spread term: S robust standard deviations (1.4826·MAD) of
+	// the neighbours about the trend, so that a stream whose delays
+	// scatter widely needs a wider deviation.
+	ad := c.iscrF[:0]
+	for _, d := range res {
+		ad = append(ad, math.Abs(d-med))
+	}
+	c.iscrF = ad
+	slices.Sort(ad)
+	T = max(T, c.opt.Spread*1.4826*ad[len(ad)/2])
+	if math.Abs(med) <= T {
+		return nil
+	}
 	r := &p.c.Record
-	floor := float64(c.opt.Floor)
-	check := func(kind FindingKind, m float64, val func(*pending) (float64, bool)) *Finding {
-		v, ok := val(p)
-		if !ok {
-			return nil
+	dev := time.Duration(math.Round(med))
+	thr := time.Duration(math.Round(T))
+	var what string
+	switch kind {
+	case FindingArrival:
+		what = fmt.Sprintf("arrival %v is %v off what its neighbours predict", r.Arrival, signed(dev))
+	case FindingSent:
+		what = fmt.Sprintf("send time %v is %v off what its neighbours predict", r.Sent, signed(dev))
+	case FindingDelay:
+		what = fmt.Sprintf("one-way delay A−σ = %v is %v off the neighbours' (the stream's clock offset plus delay)", r.Arrival-r.Sent, signed(dev))
+		if r.Arrival < r.Sent && med < 0 {
+			what += ": it arrives before it was sent, beyond the clock offset"
 		}
-		T := max(c.opt.Factor*m, floor)
-		resid := func(q *pending) (float64, bool) {
-			w, ok := val(q)
-			if !ok {
-				return 0, false
-			}
-			d := v - w
-			if kind != FindingDelay {
-				d -= dx(p, q) * m
-			}
-			return d, true
-		}
-		// Fast path: both immediate neighbours agree within T.
-		if nb > 0 && nb < len(c.nbr) {
-			d1, ok1 := resid(c.nbr[nb-1])
-			d2, ok2 := resid(c.nbr[nb])
-			if ok1 && ok2 && math.Abs(d1) <= T && math.Abs(d2) <= T {
-				return nil
-			}
-		}
-		res := c.scratch[:0]
-		res = append(res, 0)
-		for _, q := range c.nbr {
-			if d, ok := resid(q); ok {
-				res = append(res, d)
-			}
-		}
-		c.scratch = res
-		if len(res) < 3 {
-			return nil
-		}
-		slices.Sort(res)
-		med := res[len(res)/2]
-		if math.Abs(med) <= T {
-			return nil
-		}
-		// The spread term: S robust standard deviations (1.4826·MAD) of
-		// the neighbours about the trend, so that a stream whose delays
-		// scatter widely needs a wider deviation.
-		ad := c.iscrF[:0]
-		for _, d := range res {
-			ad = append(ad, math.Abs(d-med))
-		}
-		c.iscrF = ad
-		slices.Sort(ad)
-		T = max(T, c.opt.Spread*1.4826*ad[len(ad)/2])
-		if math.Abs(med) <= T {
-			return nil
-		}
-		dev := time.Duration(math.Round(med))
-		thr := time.Duration(math.Round(T))
-		var what string
-		switch kind {
-		case FindingArrival:
-			what = fmt.Sprintf("arrival %v is %v off what its neighbours predict", r.Arrival, signed(dev))
-		case FindingSent:
-			what = fmt.Sprintf("send time %v is %v off what its neighbours predict", r.Sent, signed(dev))
-		case FindingDelay:
-			what = fmt.Sprintf("one-way delay A−σ = %v is %v off the neighbours' (the stream's clock offset plus delay)", r.Arrival-r.Sent, signed(dev))
-			if r.Arrival < r.Sent && med < 0 {
-				what += ": it arrives before it was sent, beyond the clock offset"
-			}
-		}
-		return c.finding(s, *p, kind, fmt.Sprintf("%s (more than %v = max(%g × median step %v, %g × the neighbours' spread, %v)): left out",
-			what, thr, c.opt.Factor, time.Duration(math.Round(m)), c.opt.Spread, c.opt.Floor))
 	}
-	if f := check(FindingArrival, s.stepA, func(q *pending) (float64, bool) {
-		return float64(q.c.Record.Arrival), q.c.Record.HasArrival
-	}); f != nil {
-		return f
-	}
-	if f := check(FindingSent, s.stepS, func(q *pending) (float64, bool) {
-		return float64(q.c.Record.Sent), q.c.Record.HasSent
-	}); f != nil {
-		return f
-	}
-	return check(FindingDelay, s.stepA, func(q *pending) (float64, bool) {
-		rr := &q.c.Record
-		return float64(rr.Arrival) - float64(rr.Sent), rr.HasArrival && rr.HasSent
-	})
+	return c.finding(s, *p, kind, fmt.Sprintf("%s (more than %v = max(%g × median step %v, %g × the neighbours' spread, %v)): left out",
+		what, thr, c.opt.Factor, time.Duration(math.Round(m)), c.opt.Spread, c.opt.Floor))
 }
 
 // signed formats a deviation with its sign.
