@@ -17,7 +17,7 @@ const (
 	// default): every probe's direct timeout comes from the peer's RTT
 	// estimator, and a failed probe of a peer that the peer's own failure
 	// detector still trusts is retried once, at once, before the peer is
-	// suspected (see the package doc).
+	// suspected, unless its stream ping was refused (see the package doc).
 	ModeDetector Mode = iota
 	// ModeLifeguard is SWIM with all three Lifeguard components (local
 	// health multiplier with nacks, dynamic suspicion timeouts, buddy

@@ -218,17 +218,18 @@
 //     judged by its own history), or has no opinion yet (WarmingUp: fewer
 //     intervals than it needs), the member does not suspect it yet but
 //     probes it again, at once once every datagram path of the first probe
-//     has failed: as a new period when its stream ping was refused or
-//     reset (nothing listens on the peer's port, as when its process
-//     died), else within what is left of the first probe's period. A
-//     second consecutive failure suspects it regardless. The retry
+//     has failed, within what is left of the first probe's period. A
+//     second consecutive failure suspects it regardless. A first failure
+//     whose stream ping was refused or reset (nothing listens on the
+//     peer's port, as when its process died; a paused process's kernel
+//     accepts the connection) is not retried: it suspects once every
+//     path has failed and the least direct wait has passed. The retry
 //     re-checks a failure already seen, so it sends the ping-reqs and the
 //     stream ping together with the ping and suspects once every path has
 //     failed and its least direct wait (the peer's own RTT estimate, or
-//     ProbeTimeout before its first sample, times LHM+1) has passed; a
-//     retry without evidence of death (no refusal: a paused process whose
-//     kernel accepts the stream, a host down, a hung process) gives its
-//     verdict at the end of the first probe's period, where memberlist and
+//     ProbeTimeout before its first sample, times LHM+1) has passed; it
+//     gives its verdict at the end of the first probe's period (or once
+//     its own stream ping is refused), where memberlist and
 //     ModeLifeguard suspect, so the gate does not delay a suspicion past it
 //     (by one direct probe timeout at most, for a retry started later than
 //     that before the period's end; docs/experiments.md,

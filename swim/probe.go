@@ -27,8 +27,10 @@ type probe struct {
 	failWait bool
 	failAt   time.Duration
 	// stream: a StreamProbe was requested (stream.go); streamAcked and
-	// streamFailed: the caller's answer.
-	stream, streamAcked, streamFailed bool
+	// streamFailed: the caller's answer; streamRefused: it failed before
+	// its deadline (refused or reset: nothing listens on the target's
+	// port).
+	stream, streamAcked, streamFailed, streamRefused bool
 	// holdUntil: a gate's retry started within the failed probe's period
 	// without evidence of death gives no verdict before this instant, the
 	// end of that period (pathsDone).

@@ -68,13 +68,14 @@ func (m *Member) failProbe(now time.Duration) {
 		return
 	}
 	// The gate re-checks a first failure once, at once and over every path,
-	// unless t's detector has an opinion and it is suspicion. That holds
-	// when every intermediate nacked too: the retry costs about a relay's
-	// probe timeout on a crash, and a member paused or cut off for just
-	// longer than the suspicion timeout is declared less often
+	// unless t's detector has an opinion and it is suspicion, or t's port
+	// refused the stream ping (refused: its process is gone, not paused).
+	// That holds when every intermediate nacked too: the retry costs about
+	// a relay's probe timeout on a crash, and a member paused or cut off
+	// for just longer than the suspicion timeout is declared less often
 	// (docs/experiments.md, “The detector gate, warm-up and the retry”).
 	// A peer never heard from (no detector) is not gated.
-	if m.gated(t, now) {
+	if m.gated(t, now) && !m.refused(t) {
 		t.retried = true
 		m.probing.forceNext = t
 		f := &m.probing.failed
@@ -184,29 +185,32 @@ func (m *Member) onNack(now time.Duration, pkt *Packet) {
 }
 
 // pathsDone ends the current probe before the end of its period once
-// every path has failed (every intermediate asked nacked; the stream
-// fallback, if asked, failed; for a first probe with evidence of death,
-// the stream fallback alone) and the least direct wait has passed, in two
-// cases. The detector gate's retry then suspects. A first probe the gate
-// will retry starts the retry at once, in two ways:
+// every path has failed (every intermediate asked nacked; for the gate's
+// retry, the stream fallback, if asked, failed too) and the least direct
+// wait has passed, in three cases:
 //
-//   - with evidence of death, its stream ping refused or reset (nothing
-//     listens there, as when the process died), the retry is a new
-//     period, started at once, without waiting for the intermediates'
-//     nacks or the least direct wait (the retry asks intermediates again,
-//     and its own verdict waits the least direct wait), whose verdict
-//     comes as soon as every path failed again, so that the retry adds
-//     little to the detection of a dead process;
-//   - without it (no stream ping, or one still waiting, as for a paused
-//     process whose kernel accepted the connection, a host that went down
-//     or a hung process; or a member heard from after refusing a stream
-//     ping before, peer.noStream: one that runs without a stream listener
-//     refuses every stream ping, dead or alive), the retry runs in what
-//     is left of the failed probe's period and gives its verdict at that
-//     period's end (probe.holdUntil; later only by what is left of the
-//     retry's own direct probe timeout, startProbe), or as soon as its own
-//     stream ping is refused: the re-check over every path costs no time
-//     beyond the period, where memberlist suspects too.
+//   - the detector gate's retry: it suspects;
+//   - a first probe the gate would retry, with evidence of death (its
+//     stream ping refused or reset, refused: nothing listens on the
+//     target's port, as when its process died): it suspects, without a
+//     retry. The retry spares a member that is paused (its kernel accepts
+//     the connection), cut off or on a host gone down (nothing answers)
+//     a false suspicion; one whose port refuses is none of these, and a
+//     retry would only send the ping, the ping-reqs, the relayed pings,
+//     their nacks and a stream ping again (bench/memberlist's kills of a
+//     process at N = 8, docs/experiments.md, “SWIM: no gate's retry after
+//     a refused stream ping”);
+//   - a first probe the gate will retry, without evidence (no stream
+//     ping, or one still waiting, as for a paused process, a host that
+//     went down or a hung process; or a member heard from after refusing
+//     a stream ping before, peer.noStream: one that runs without a stream
+//     listener refuses every stream ping, dead or alive): the retry starts
+//     at once and runs in what is left of the failed probe's period, and
+//     gives its verdict at that period's end (probe.holdUntil; later only
+//     by what is left of the retry's own direct probe timeout,
+//     startProbe), or as soon as its own stream ping is refused: the
+//     re-check over every path costs no time beyond the period, where
+//     memberlist suspects too.
 //
 // The least direct wait, from the ping, is the probe timeout and at least
 // the peer's own RTT estimate, or ProbeTimeout before its first sample
@@ -215,17 +219,16 @@ func (m *Member) onNack(now time.Duration, pkt *Packet) {
 // probe waits (failWait) and Tick comes back then. A probe whose stream
 // ping was answered is a stream-only success and not ended here; a first
 // probe whose stream ping is still waiting is ended here only for the
-// retry without evidence, whose own stream ping then waits.
+// retry, whose own stream ping then waits.
 func (m *Member) pathsDone(now time.Duration) {
 	m.pr.failWait = false // set again below while the wait holds
 	if !m.pr.active || !m.pr.indirect || m.pr.streamAcked {
 		return
 	}
 	t := m.pr.target
-	evidence := m.pr.streamFailed && !t.noStream
+	evidence := m.refused(t)
 	nacked := m.pr.expectNacks > 0 && m.pr.nacks >= m.pr.expectNacks
-	early := !m.pr.retry && evidence // the retry need not wait for these nacks
-	if !nacked && !early {
+	if !nacked {
 		return
 	}
 	if m.pr.retry && m.streamPending() {
@@ -235,11 +238,6 @@ func (m *Member) pathsDone(now time.Duration) {
 		return
 	}
 	at := max(m.pr.timeoutAt, m.pr.sent+m.failTimeout(t)*time.Duration(m.health.multiplier+1))
-	if early {
-		// The retry keeps the least direct wait for its own verdict, and
-		// its ping is answered as this probe's would be.
-		at = m.pr.timeoutAt
-	}
 	if !evidence {
 		at = max(at, m.pr.holdUntil)
 	}
@@ -247,23 +245,29 @@ func (m *Member) pathsDone(now time.Duration) {
 		m.pr.failWait, m.pr.failAt = true, at
 		return
 	}
-	if m.pr.retry {
-		m.failProbe(now) // every path failed twice: suspect now
+	if m.pr.retry || evidence {
+		// Every path failed twice, or once with the stream refused:
+		// failProbe suspects now, without a retry.
+		m.failProbe(now)
 		return
 	}
-	if !evidence {
-		if now >= m.pr.endAt {
-			return // a late Tick: the period's end starts the retry (failProbe)
-		}
-		m.probing.retryEnd = m.pr.endAt // the retry within this period
+	if now >= m.pr.endAt {
+		return // a late Tick: the period's end starts the retry (failProbe)
 	}
-	if !nacked {
-		// Not waited for, so not missed: no local health penalty
-		// (failProbe); the retry asks intermediates again.
-		m.pr.nacks = m.pr.expectNacks
-	}
-	m.failProbe(now)  // the gate defers it (forceNext)
-	m.startProbe(now) // and the retry starts now
+	m.probing.retryEnd = m.pr.endAt // the retry within this period
+	m.failProbe(now)                // the gate defers it (forceNext)
+	m.startProbe(now)               // and the retry starts now
+}
+
+// refused reports whether the current probe's stream ping to t was
+// refused or reset before its deadline and t is not known to live without
+// accepting streams (peer.noStream): evidence that nothing listens on t's
+// port, as when its process died. A paused process's kernel still accepts
+// the connection, and a host that is down or cut off answers nothing, so
+// the gate's retry, which spares such members a false suspicion, would
+// re-check a death already shown (failProbe, pathsDone).
+func (m *Member) refused(t *peer) bool {
+	return m.pr.streamRefused && !t.noStream
 }
 
 // isolated runs in a protocol period with no member to probe while some

@@ -231,8 +231,10 @@ func nackAll(t *testing.T, a *Member, reqs []Packet, now time.Duration) {
 // suspected from another member, the wait ends without an early retry
 // and the probe ends with its period, and no Tick leaves a deadline at or
 // before its own instant (the member must not spin). With the stream
-// ping refused (evidence of death), the retry starts at once instead,
-// before the least direct wait: the retry's own verdict waits for it.
+// ping refused (evidence of death), no retry follows: the probe suspects
+// once every intermediate has nacked and the least direct wait has passed
+// (before the change, the retry started at once at the refusal and sent
+// the ping, the ping-reqs and the stream ping again).
 func TestFirstProbeWaitEndsWhenTargetSuspected(t *testing.T) {
 	a, now := nearGroupWith(t, func(c *Config) { c.StreamProbe = true })
 	start := untilProbeOf(t, a, now, "f")
@@ -259,13 +261,27 @@ func TestFirstProbeWaitEndsWhenTargetSuspected(t *testing.T) {
 	b, now := nearGroupWith(t, func(c *Config) { c.StreamProbe = true })
 	start = untilProbeOf(t, b, now, "f")
 	b.Tick(start + 100*time.Millisecond)
-	_, _, sp = drainStreams(b)
+	pk, _, sp = drainStreams(b)
 	require.Len(t, sp, 1)
+	reqs := only(t, pk, MsgPingReq)
+	require.Len(t, reqs, 3)
 	b.StreamFailed(start+110*time.Millisecond, "f", sp[0].Seq)
 	pk, ev = drain(b)
 	assert.Empty(t, ev)
-	ping := only(t, pk, MsgPing)
-	require.Len(t, ping, 1, "refused: the retry at once")
-	assert.Equal(t, ID("f"), ping[0].To.ID)
-	assert.Equal(t, 1, b.Stats().GateDeferrals)
+	assert.Empty(t, pk, "refused: no retry")
+	nackAll(t, b, reqs, start+300*time.Millisecond)
+	pk, ev = drain(b)
+	assert.Empty(t, pk)
+	assert.Empty(t, ev, "before the least direct wait")
+	at, _ = b.NextDeadline()
+	require.Equal(t, start+500*time.Millisecond, at, "the least direct wait")
+	b.Tick(start + 500*time.Millisecond)
+	pk, ev = drain(b)
+	require.Len(t, ev, 1)
+	assert.Equal(t, EventSuspect, ev[0].Kind)
+	assert.Equal(t, ID("f"), ev[0].Node.ID)
+	assert.Empty(t, only(t, pk, MsgPingReq), "no retry")
+	assert.Zero(t, b.Stats().GateDeferrals)
+	assert.Equal(t, 1, b.Stats().Suspicions)
+	assert.Zero(t, b.LocalHealthMultiplier(), "every intermediate nacked")
 }

@@ -110,6 +110,7 @@ func (m *Member) StreamFailed(now time.Duration, id ID, seq uint32) {
 	}
 	m.pr.streamFailed = true
 	if now < m.pr.endAt {
+		m.pr.streamRefused = true
 		m.pr.target.streamRefused, m.pr.target.refusedAt = true, now
 	}
 	m.pathsDone(now)

@@ -12,10 +12,10 @@ import (
 // process, stream listener included, gone for seconds) and is heard from
 // again only seconds later has not shown that it lives without accepting
 // streams: nothing answered during the probe its listener refused. Its
-// later refusals still count (the gate's early retry), unlike those of a
-// member that answers while refusing (TestGateRefusalFromMemberWithoutStreams),
+// later refusals still count as evidence of death (no gate's retry), unlike
+// those of a member that answers while refusing (testdata/scenarios/gate.txt),
 // so that a rolling restart does not cost every member that probed a
-// restarting one during its downtime the early retry for good.
+// restarting one during its downtime a retry for good.
 func TestGateRefusalBeforeRestartStillCounts(t *testing.T) {
 	a := streamGateMember(t)
 
@@ -24,7 +24,7 @@ func TestGateRefusalBeforeRestartStillCounts(t *testing.T) {
 	target := pk[0].To
 	failFirstProbe(t, a, 0, target)
 	pk, _ = drain(a)
-	require.Len(t, only(t, pk, MsgPing), 1, "the retry starts at once")
+	require.Empty(t, only(t, pk, MsgPing), "refused: no retry")
 	// The target is down: nothing answers the retry or anything else
 	// until it is back, 3 s later, and its Alive arrives.
 	now := 650 * time.Millisecond
@@ -66,9 +66,14 @@ func TestGateRefusalBeforeRestartStillCounts(t *testing.T) {
 			drain(a)
 		}
 	}
-	failFirstProbe(t, a, now, target)
-	pk, _ = drain(a)
-	assert.Len(t, only(t, pk, MsgPing), 1, "the refusal counts: the retry starts at once")
+	deferrals := a.Stats().GateDeferrals
+	reqs := failFirstProbe(t, a, now, target)
+	nackAll(t, a, reqs, now+660*time.Millisecond)
+	pk, ev := drain(a)
+	assert.Empty(t, only(t, pk, MsgPing), "the refusal counts: no retry")
+	require.Len(t, ev, 1)
+	assert.Equal(t, EventSuspect, ev[0].Kind, "suspected once every intermediate nacked")
+	assert.Equal(t, deferrals, a.Stats().GateDeferrals)
 }
 
 // A stream ack that arrives after its probe ended (an intermediate's
