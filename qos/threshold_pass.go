@@ -226,8 +226,16 @@ func (p *thresholdPass) startsEvaluation(a time.Duration, stale, ready bool) boo
 // hb: its count, time cell and delay.
 func (p *thresholdPass) evaluate(hb detector.Heartbeat) {
 	p.base.Evaluated++
+	if p.win != nil {
+		// sweepRanked's second pass: the first pass's delays and clock
+		// flags serve; only the cells are new.
+		if p.grid != nil {
+			p.evCell = append(p.evCell, uint8(p.grid.cell(hb.Arrival)))
+		}
+		return
+	}
 	var c uint8
-	if p.grid != nil {
+	if p.grid != nil && p.sample == nil { // the first pass keeps no cells
 		c = uint8(p.grid.cell(hb.Arrival))
 	}
 	d, sent, plausible := oneWayDelay(hb)
@@ -244,7 +252,7 @@ func (p *thresholdPass) evaluate(hb detector.Heartbeat) {
 	case p.grid != nil && p.sample == nil:
 		p.evCell = append(p.evCell, c)
 	}
-	if sent && p.win == nil { // the second pass has the first's delays
+	if sent {
 		p.delay = append(p.delay, d)
 	}
 }
