@@ -243,32 +243,23 @@ func (c *Checker) judge(s *senderCheck) {
 		f = c.checkSeq(s, p, la)
 	}
 	if f == nil || !f.Excluded {
-		// Neighbours: kept records before, records after, whose sequence
-		// numbers belong to the same run (a restart or a wild sequence
-		// number is not a neighbour).
-		c.nbr = c.nbr[:0]
-		for i := range s.before {
-			if c.sameRun(p, &s.before[i]) {
-				c.nbr = append(c.nbr, &s.before[i])
+		// Between re-estimates of the steps, a record whose closest
+		// neighbours agree with it on every time field is found right
+		// without gathering the others (checkTime's fast path).
+		if due := s.since >= k; due || !quickTimes || !c.timesAgree(s, p, la) {
+			nb := c.gather(s, p, la)
+			if due {
+				c.updateSteps(s, p)
+				s.since = 0
 			}
-		}
-		nb := len(c.nbr)
-		for i := range la {
-			if c.sameRun(p, &la[i]) {
-				c.nbr = append(c.nbr, &la[i])
+			if g := c.checkTimes(s, p, nb); g != nil {
+				if f != nil { // a restart record that is also wrong: report both
+					g.Detail = f.Detail + "; " + g.Detail
+				}
+				f = g
 			}
-		}
-		if s.since >= k {
-			c.updateSteps(s, p)
-			s.since = 0
 		}
 		s.since++
-		if g := c.checkTimes(s, p, nb); g != nil {
-			if f != nil { // a restart record that is also wrong: report both
-				g.Detail = f.Detail + "; " + g.Detail
-			}
-			f = g
-		}
 	}
 	p.c.Finding = f
 	c.emit(p.c)
@@ -281,6 +272,70 @@ func (c *Checker) judge(s *senderCheck) {
 		}
 		s.before = pushWindow(s.before, &s.beforeBuf, kept)
 	}
+}
+
+// gather sets c.nbr to p's neighbours: the kept records before it, then
+// the records after it (la), whose sequence numbers belong to the same run
+// as p's (a restart or a wild sequence number is not a neighbour); it
+// returns how many are before p.
+func (c *Checker) gather(s *senderCheck, p *pending, la []pending) int {
+	c.nbr = c.nbr[:0]
+	for i := range s.before {
+		if c.sameRun(p, &s.before[i]) {
+			c.nbr = append(c.nbr, &s.before[i])
+		}
+	}
+	nb := len(c.nbr)
+	for i := range la {
+		if c.sameRun(p, &la[i]) {
+			c.nbr = append(c.nbr, &la[i])
+		}
+	}
+	return nb
+}
+
+// quickTimes lets judge decide by timesAgree; false in tests that check
+// that judging every record in full gives the same verdicts.
+var quickTimes = true
+
+// timesAgree reports whether checkTimes would find nothing by its fast
+// paths alone: p's closest neighbours of its run, the last before it and
+// the first after it (gather's c.nbr[nb−1] and c.nbr[nb]), both agree
+// with each of p's time fields within its threshold, or p lacks the field.
+// false means checkTimes must run.
+func (c *Checker) timesAgree(s *senderCheck, p *pending, la []pending) bool {
+	var prev, next *pending
+	for i := len(s.before) - 1; i >= 0; i-- {
+		if c.sameRun(p, &s.before[i]) {
+			prev = &s.before[i]
+			break
+		}
+	}
+	for i := range la {
+		if c.sameRun(p, &la[i]) {
+			next = &la[i]
+			break
+		}
+	}
+	if prev == nil || next == nil {
+		return false
+	}
+	for _, f := range [3]struct {
+		kind FindingKind
+		m    float64
+	}{{FindingArrival, s.stepA}, {FindingSent, s.stepS}, {FindingDelay, s.stepA}} {
+		v, ok := timeField(f.kind, p)
+		if !ok {
+			continue
+		}
+		T := max(c.opt.Factor*f.m, float64(c.opt.Floor))
+		d1, ok1 := residual(f.kind, v, f.m, p, prev)
+		d2, ok2 := residual(f.kind, v, f.m, p, next)
+		if !(ok1 && ok2 && math.Abs(d1) <= T && math.Abs(d2) <= T) {
+			return false
+		}
+	}
+	return true
 }
 
 // pushWindow appends x to w, a window of records that lies in buf and

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -327,5 +328,60 @@ func TestPushWindowSlides(t *testing.T) {
 		}
 		require.LessOrEqual(t, moves, 1000/max(k-1, 1)+8, "k %d", k)
 		require.LessOrEqual(t, cap(buf), 2*k, "k %d", k)
+	}
+}
+
+// Judging a record by its closest neighbours alone (timesAgree) gives the
+// verdicts of judging every record in full: on streams with jitter, wild
+// fields, lost and missing send times, sequence restarts and duplicates,
+// two senders interleaved, at several neighbourhood sizes.
+func TestSanityQuickVerdictsAsFull(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for round := range 40 {
+		var recs []Record
+		seq := [2]uint64{}
+		for i := range 3000 {
+			s := i % 2
+			seq[s]++
+			switch rng.IntN(200) {
+			case 0:
+				seq[s] = uint64(rng.IntN(5)) // a restart
+			case 1:
+				seq[s] += uint64(rng.IntN(100)) // a burst of losses
+			}
+			sent := time.Duration(seq[s]) * 10 * time.Millisecond
+			r := Record{Sender: fmt.Sprint("s", s), Seq: seq[s], HasSeq: rng.IntN(50) != 0, Sent: sent, HasSent: rng.IntN(30) != 0,
+				Arrival: sent + 3*time.Millisecond + time.Duration(rng.NormFloat64()*float64(time.Millisecond)), HasArrival: true}
+			switch rng.IntN(100) {
+			case 0:
+				r.Arrival += time.Duration(rng.IntN(500)) * time.Millisecond
+			case 1:
+				r.Sent -= time.Duration(rng.IntN(500)) * time.Millisecond
+			case 2:
+				r.Seq += uint64(rng.IntN(1000))
+			}
+			recs = append(recs, r)
+		}
+		cfg := CheckerConfig{File: "x", Neighbours: 1 + round%9}
+		verdicts := func(quick bool) []Checked {
+			defer func(q bool) { quickTimes = q }(quickTimes)
+			quickTimes = quick
+			var out []Checked
+			ch := NewChecker(cfg, func(c Checked) { out = append(out, c) })
+			for i, r := range recs {
+				ch.Add(r, i+1, false)
+			}
+			ch.Flush()
+			return out
+		}
+		full, quick := verdicts(false), verdicts(true)
+		found := 0
+		for _, c := range full {
+			if c.Finding != nil {
+				found++
+			}
+		}
+		require.Positive(t, found, "round %d: the stream has findings", round)
+		require.Equal(t, full, quick, "round %d", round)
 	}
 }
