@@ -155,3 +155,34 @@ func TestReconnectOnlyToVerifiedDead(t *testing.T) {
 	assert.Zero(t, toVictim, "packets to g after its death")
 	assert.Positive(t, toD, "reconnect pings to d")
 }
+
+// A stale Alive of a ghost a suspects, relayed by b, gets the suspicion
+// back to b only (accuseBack): the ghost, never heard from, at a victim's
+// address, drew it there from every member the relay reached. A member
+// a verified (c) is still told, and so is a ghost that sends its stale
+// Alive itself.
+func TestAccusationNotToUnverified(t *testing.T) {
+	a, g := ghostTest(t, nil)
+	for _, id := range []ID{"g", "c"} {
+		p := a.peers[id]
+		require.NoError(t, a.Step(2*time.Millisecond, &Packet{Kind: MsgGossip, From: node("d"), To: a.Self(),
+			Updates: []Update{{Kind: UpdateSuspect, Node: p.node, From: "d"}}}))
+		drain(a)
+		require.Equal(t, StateSuspect, p.state)
+	}
+	told := func(from Node, n Node) map[string]int {
+		require.NoError(t, a.Step(3*time.Millisecond, &Packet{Kind: MsgGossip, From: from, To: a.Self(),
+			Updates: []Update{{Kind: UpdateAlive, Node: n, From: from.ID}}}))
+		pk, _ := drain(a)
+		to := map[string]int{}
+		for _, p := range pk {
+			if p.Kind == MsgGossip && hasUpdate(p, UpdateSuspect, string(n.ID), 0) {
+				to[p.To.Addr]++
+			}
+		}
+		return to
+	}
+	assert.Equal(t, map[string]int{"b:7946": 1}, told(node("b"), g), "g's stale Alive relayed by b")
+	assert.Equal(t, map[string]int{"b:7946": 1, "c:7946": 1}, told(node("b"), node("c")), "c's, relayed by b")
+	assert.Equal(t, map[string]int{g.Addr: 1}, told(g, g), "g's, from g")
+}

@@ -80,8 +80,10 @@ import "slices"
 //     seed, the members it probed), and is verified here when it probes
 //     this member, within about n protocol periods. No push to random
 //     members goes to it (targets): they fell back to members only told
-//     of when too few verified ones were eligible. Dead, it gets no
-//     reconnect ping (tickReconnect): nothing says it ever lived.
+//     of when too few verified ones were eligible. Its stale Alive,
+//     relayed, gets the accusation back to the relay only (accuseBack).
+//     Dead, it gets no reconnect ping (tickReconnect): nothing says it
+//     ever lived.
 //
 // A member is verified at an address: one whose entry moves to another
 // address (a dead or left member's ID reclaimed, a revival tie;
