@@ -171,9 +171,10 @@ func (m *Member) sendGossip(p *peer, u Update) {
 // at the start of a protocol period, the declarations
 // (Dead, not leaves) waiting in the dissemination queue to GossipFanout
 // random alive or suspect members it verified (targets), in one
-// MsgGossip per member (as many as fit MaxPacketSize), each packet counting as one transmission of what it
-// carries toward the λ·ceil(log10(n+1)) limit. It does nothing unless eager
-// or when no declaration is queued, so the steady state costs nothing.
+// MsgGossip per member (as many as fit MaxPacketSize), each packet
+// counting as one transmission of what it carries toward the
+// λ·ceil(log10(n+1)) limit. It does nothing unless eager or when no
+// declaration is queued, so the steady state costs nothing.
 //
 // Why: piggybacking moves a declaration about one hop per period in each
 // direction of a probe, so the last members of a group of 64 heard of a

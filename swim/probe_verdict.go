@@ -92,10 +92,12 @@ func (m *Member) failProbe(now time.Duration) {
 	m.enqueue(u)
 	if t.verified {
 		// The suspect hears it at once and can refute. One not verified
-		// hears it from the members that verified it (send: the notice),
-		// as from this member once it answers a probe: it is suspected
-		// on one lost ping, with no ping-reqs (sendPingReqs), and a ghost
-		// at a victim's address drew the push there from every member.
+		// hears it with the notice of any packet from the members that
+		// verified it (send), this member's too once it probes this
+		// member: it is suspected on one lost ping, with no ping-reqs
+		// (sendPingReqs), and is not probed again while suspect
+		// (nextTarget); a ghost at a victim's address drew the push
+		// there from every member.
 		m.push(u, []*peer{t}, 0)
 	}
 }

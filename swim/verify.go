@@ -49,22 +49,22 @@ import "slices"
 //   - sending: a packet to a member not verified carries nothing from
 //     the queues, neither updates nor application broadcasts, only what
 //     its kind carries (the ping of a probe or a relay's; this member's
-//     Alive in a refutation or a join
-//     announcement, the refutation's never to an accuser not verified
-//     that did not send the accusation itself, tellAlive, and its
-//     announcement only when no verified member is eligible, to one
-//     such member per protocol period at most, announceAlive; an eager
-//     push's one update; the application's message of SendTo) and the
-//     notice the member should hear (send); neither the drain loop nor
-//     a push to random members sends it anything (targets). Otherwise a
-//     member announced at a victim's address, by anyone in plain mode,
-//     would draw up to MaxPacketSize with each probe, relayed ping and
-//     drain round (issue 27, user33 F4: about 40×
-//     the attacker's bytes over real sockets). A real member is verified
-//     by its first answer, or its first packet, and gets the queue from
-//     then on; a joiner learns the group from its seed's view and from the
-//     answers to its own probes meanwhile (docs/experiments.md, “SWIM:
-//     nothing queued to members not verified”).
+//     Alive in a refutation or a join announcement, the refutation's
+//     never to an accuser not verified that did not send the accusation
+//     itself, tellAlive, and its announcement only when no verified
+//     member is eligible, to one such member per protocol period at
+//     most, announceAlive; an eager push's one update; the application's
+//     message of SendTo) and the notice the member should hear (send);
+//     neither the drain loop nor a push to random members sends it
+//     anything (targets). Otherwise a member announced at a victim's
+//     address, by anyone in plain mode, would draw up to MaxPacketSize
+//     with each probe, relayed ping and drain round (issue 27, user33 F4:
+//     about 40× the attacker's bytes over real sockets). A real member is
+//     verified by its first answer, or its first packet, and gets the
+//     queue from then on; a joiner learns the group from its seed's view
+//     and from the answers to its own probes meanwhile
+//     (docs/experiments.md, “SWIM: nothing queued to members not
+//     verified”).
 //
 //   - what is sent to or about it: a member this member was only told of
 //     costs the address it is announced at what a real member needs to
@@ -83,7 +83,8 @@ import "slices"
 //     of when too few verified ones were eligible. Its stale Alive,
 //     relayed, gets the accusation back to the relay only (accuseBack).
 //     Dead, it gets no reconnect ping (tickReconnect): nothing says it
-//     ever lived.
+//     ever lived (docs/experiments.md, “SWIM: what a ghost costs its
+//     victim”).
 //
 // A member is verified at an address: one whose entry moves to another
 // address (a dead or left member's ID reclaimed, a revival tie;
