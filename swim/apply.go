@@ -400,8 +400,11 @@ func (m *Member) leftAfterDead(now time.Duration, p *peer, u Update, gossip bool
 // leave, whose retransmissions (the leaver's and everyone's) may be over,
 // and would keep Dead until an anti-entropy exchange. The leave is queued
 // again (unless it still is) and, in the eager modes, sent at once to the
-// packet's sender and the declarer. Each Dead heard costs at most two
-// packets, and a corrected member gossips the leave, never the Dead again.
+// packet's sender and to the declarer if this member verified it
+// (verify.go: a Dead names its declarer, and anyone could name a ghost at
+// a victim's address there; issue 27, user37 F6). Each Dead heard costs
+// at most two packets, and a corrected member gossips the leave, never
+// the Dead again.
 // A view transfer (gossip false) needs no answer: the exchange's pull
 // carries this member's view.
 func (m *Member) correctLeft(in *inbound, p *peer, u Update, gossip bool) {
@@ -414,7 +417,7 @@ func (m *Member) correctLeft(in *inbound, p *peer, u Update, gossip bool) {
 	}
 	var to []*peer
 	for _, id := range []ID{in.from, u.From} {
-		if q := m.peers[id]; q != nil && (q.state == StateAlive || q.state == StateSuspect) && !slices.Contains(to, q) {
+		if q := m.peers[id]; q != nil && (id == in.from || q.verified) && (q.state == StateAlive || q.state == StateSuspect) && !slices.Contains(to, q) {
 			to = append(to, q)
 		}
 	}

@@ -139,11 +139,14 @@ func (m *Member) targets(u Update, to []*peer, fanout int, sender ID) []*peer {
 }
 
 // suspecters returns the live members known to suspect p (the first
-// suspecter and the confirmers heard of), this member excluded.
+// suspecter and the confirmers heard of) that this member verified
+// (verify.go), this member excluded. A suspicion names its source, and
+// anyone could name a ghost at a victim's address there: each member that
+// confirmed the suspicion pushed it there (issue 27, user37 F6).
 func (m *Member) suspecters(p *peer) []*peer {
 	var to []*peer
 	for _, id := range append([]ID{p.susp.from}, p.susp.confirmers...) {
-		if q := m.peers[id]; q != nil && q != p && (q.state == StateAlive || q.state == StateSuspect) && !slices.Contains(to, q) {
+		if q := m.peers[id]; q != nil && q != p && q.verified && (q.state == StateAlive || q.state == StateSuspect) && !slices.Contains(to, q) {
 			to = append(to, q)
 		}
 	}

@@ -186,3 +186,50 @@ func TestAccusationNotToUnverified(t *testing.T) {
 	assert.Equal(t, map[string]int{"b:7946": 1, "c:7946": 1}, told(node("b"), node("c")), "c's, relayed by b")
 	assert.Equal(t, map[string]int{g.Addr: 1}, told(g, g), "g's, from g")
 }
+
+// A member named in an update as a suspicion's source, or as a
+// declarer, is pushed a's confirmation of that suspicion (suspecters) or
+// the leave it missed (correctLeft) only when a verified it: anyone could
+// name a ghost at a victim's address there, and have every member that
+// heard the update send it the push.
+func TestPushesToNamedMembersOnlyVerified(t *testing.T) {
+	a, g := ghostTest(t, nil)
+	require.NoError(t, a.Step(2*time.Millisecond, &Packet{Kind: MsgGossip, From: node("b"), To: a.Self(),
+		Updates: []Update{{Kind: UpdateSuspect, Node: node("c"), From: g.ID}}}))
+	drain(a)
+	require.Equal(t, StateSuspect, a.peers["c"].state)
+	confirmed := 0
+	var toVictim []MessageKind
+	tickUntil(a, 6*time.Second, func(at time.Duration, pk []Packet, _ []Event) {
+		for _, p := range pk {
+			if p.To.Addr == g.Addr && p.Kind != MsgPing {
+				toVictim = append(toVictim, p.Kind)
+			}
+			if p.Kind == MsgGossip && hasUpdate(p, UpdateSuspect, "c", 0) && p.Updates[0].From == a.Self().ID {
+				confirmed++
+			}
+			if p.Kind == MsgPing && (p.To.ID == "b" || p.To.ID == "d") {
+				require.NoError(t, a.Step(at, &Packet{Kind: MsgAck, From: p.To, To: a.Self(), Ack: Ack{Seq: p.Ping.Seq}}))
+				drain(a)
+			}
+		}
+	})
+	require.Positive(t, confirmed, "a confirmed its suspicion of c")
+	assert.Empty(t, toVictim, "packets to g, named as c's suspecter")
+
+	// d leaves; b relays a Dead of d that g declared.
+	require.NoError(t, a.Step(7*time.Second, &Packet{Kind: MsgGossip, From: node("d"), To: a.Self(),
+		Updates: []Update{{Kind: UpdateDead, Node: node("d"), From: "d"}}}))
+	drain(a)
+	require.Equal(t, StateLeft, a.peers["d"].state)
+	require.NoError(t, a.Step(7*time.Second+time.Millisecond, &Packet{Kind: MsgGossip, From: node("b"), To: a.Self(),
+		Updates: []Update{{Kind: UpdateDead, Node: node("d"), From: g.ID}}}))
+	pk, _ := drain(a)
+	to := map[string]int{}
+	for _, p := range pk {
+		if p.Kind == MsgGossip && hasUpdate(p, UpdateDead, "d", 0) && p.Updates[0].From == "d" {
+			to[p.To.Addr]++
+		}
+	}
+	assert.Equal(t, map[string]int{"b:7946": 1}, to, "the leave corrected")
+}
