@@ -66,7 +66,10 @@
 //     hosts (IP addresses) as the eligible members allow (spreadHosts,
 //     probe.go), so that members of one host that relay nothing cannot be
 //     all of them. No ack at all by the end of the period: the target
-//     becomes Suspect. A member holds at most 128 relays at once, at most
+//     becomes Suspect. A target this member has not verified (never heard
+//     from directly nor vouched for; verify.go) gets no ping-reqs, only
+//     its ping and the stream probe, and is not probed again while
+//     suspect. A member holds at most 128 relays at once, at most
 //     4 of them for one asker (by ID or address) and 32 for the askers of
 //     one IP address, and does not relay for an asker it does not hold at
 //     the asker's address to a target it does not hold at the address
@@ -79,15 +82,16 @@
 //     arithmetic never wraps) and gossiping Alive; in the Lifeguard modes it
 //     also sends the new Alive at once, in a ping, to each member named as
 //     suspecter or declarer (once per incarnation) and to IndirectChecks random
-//     members, so that suspecters hear it before their timers fire (memberlist
-//     gets there with a separate gossip loop; see eager dissemination below).
+//     members it verified (one other per period when none is), so that
+//     suspecters hear it before their timers fire (memberlist gets there
+//     with a separate gossip loop; see eager dissemination below).
 //     Unlike SWIM's Confirm, a Dead update older than the local entry is
 //     ignored (as in memberlist), so a member that refuted or restarted with a
 //     higher incarnation is not killed by stale declarations. A live member
 //     that hears it is believed dead refutes too: packets to members believed
 //     dead carry that Dead update, and every ReconnectInterval a member pings
-//     one random dead member, which is how the halves of a healed partition
-//     find each other again.
+//     one random dead member it verified, which is how the halves of a
+//     healed partition find each other again.
 //   - Stream fallback probe (Config.StreamProbe, off here, on in package
 //     agent; memberlist's TCP ping): with the ping-reqs the member asks its
 //     caller for one ping of the target over a reliable stream
@@ -104,9 +108,10 @@
 //     seconds after the first (memberlist avoids both with a gossip loop
 //     every 200 ms). A member therefore also sends, at once and outside the
 //     retransmission limit, MsgGossip packets (updates only, no answer):
-//     its own suspicion to the suspect; its own confirmation (one of the
-//     first K) to the members known to suspect and to GossipFanout random
-//     members; its own declaration and its own leave to GossipFanout
+//     its own suspicion to the suspect (when verified); its own
+//     confirmation (one of the first K) to the members known to suspect
+//     and to GossipFanout random members (random members, here and in the
+//     drain loop, are members it verified); its own declaration and its own leave to GossipFanout
 //     random members; a leave it knows of to whoever sends it a Dead about
 //     the leaver; and a refutation that ended a suspicion it held to
 //     GossipFanout random members (forwarded once per holder, so
