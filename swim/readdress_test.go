@@ -49,6 +49,13 @@ func TestMovedMemberUnverified(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			a := newTest(t, "a", ModeLifeguard, nil, "b", "c", "d")
 			a.Tick(0)
+			pk, _ := drain(a)
+			// The first probe is answered: one of b at its old address
+			// failing after the move would suspect b at the victim's,
+			// and a suspect a has not verified is not probed again.
+			pings := only(t, pk, MsgPing)
+			require.Len(t, pings, 1)
+			require.NoError(t, a.Step(time.Millisecond/2, &Packet{Kind: MsgAck, From: pings[0].To, To: a.Self(), Ack: Ack{Seq: pings[0].Ping.Seq}}))
 			drain(a)
 			require.True(t, a.peers["b"].verified)
 			require.Equal(t, 0, a.unverified)
@@ -65,17 +72,19 @@ func TestMovedMemberUnverified(t *testing.T) {
 			assert.Equal(t, heldUnverified(a), a.unverified)
 			assert.Nil(t, a.verifiedAt["b:7946"], "b no longer holds its old address")
 			require.NoError(t, a.Broadcast("k", bytes.Repeat([]byte("x"), 300)))
-			pk, _ := advance(a, time.Minute)
-			toVictim := 0
+			pk, _ = advance(a, time.Minute)
+			pinged := 0
 			for _, p := range pk {
 				if p.To.Addr != victim.Addr {
 					continue
 				}
-				toVictim++
+				if p.Kind == MsgPing {
+					pinged++
+				}
 				assert.True(t, bareFor(p, a.Self().ID), "%v to the victim: %d updates, %d broadcasts, %d bytes",
 					p.Kind, len(p.Updates), len(p.Broadcasts), p.Size())
 			}
-			assert.Positive(t, toVictim, "b at the victim's address is probed")
+			assert.Positive(t, pinged, "b at the victim's address is probed")
 			assert.Equal(t, heldUnverified(a), a.unverified)
 		})
 	}
