@@ -233,3 +233,34 @@ func TestPushesToNamedMembersOnlyVerified(t *testing.T) {
 	}
 	assert.Equal(t, map[string]int{"b:7946": 1}, to, "the leave corrected")
 }
+
+// An isolated member (no member left to probe, some held dead) asks dead
+// members it verified for their view (isolated), as it pings them
+// (tickReconnect): never a ghost held dead, whose address is a victim's.
+// Here a holds b, c and d, which never answer, and 8 ghosts: every view
+// request went to one of the 11 dead members at random, most to the
+// victim.
+func TestIsolatedAsksOnlyVerifiedDead(t *testing.T) {
+	a := newTest(t, "a", ModeLifeguard, nil, "b", "c", "d")
+	a.Tick(0)
+	drain(a)
+	var ups []Update
+	for i := range 8 {
+		ups = append(ups, Update{Kind: UpdateAlive, Node: Node{ID: ID(fmt.Sprintf("g%d", i)), Addr: "victim:7946"}, From: "b"})
+	}
+	require.NoError(t, a.Step(time.Millisecond, &Packet{Kind: MsgGossip, From: node("b"), To: a.Self(), Updates: ups}))
+	drain(a)
+	asked := map[string]int{}
+	tickUntil(a, 10*time.Minute, func(_ time.Duration, pk []Packet, _ []Event) {
+		for _, p := range pk {
+			if p.Kind == MsgJoin {
+				asked[p.To.Addr]++
+			}
+		}
+	})
+	for _, id := range []ID{"b", "c", "d", "g0"} {
+		require.Equal(t, StateDead, a.peers[id].state, "%s", id)
+	}
+	assert.Positive(t, asked["b:7946"]+asked["c:7946"]+asked["d:7946"], "view requests to b, c and d")
+	assert.Zero(t, asked["victim:7946"], "view requests to the ghosts")
+}

@@ -454,6 +454,16 @@ func (m *Member) tickReconnect(now time.Duration) {
 		return
 	}
 	m.probing.nextReconnect = now + m.cfg.ReconnectInterval
+	if p := m.verifiedDead(); p != nil {
+		m.send(Packet{Kind: MsgPing, To: p.node, Ping: Ping{Seq: m.otherSeq()}})
+	}
+}
+
+// verifiedDead returns a random member believed dead that this member
+// verified (verify.go), nil when there is none: the members the reconnect
+// ping (tickReconnect) and an isolated member's view request (isolated)
+// go to.
+func (m *Member) verifiedDead() *peer {
 	n := 0
 	for _, p := range m.tomb {
 		if p.verified {
@@ -461,7 +471,7 @@ func (m *Member) tickReconnect(now time.Duration) {
 		}
 	}
 	if n == 0 {
-		return
+		return nil
 	}
 	i := m.rng.IntN(n)
 	for _, p := range m.tomb {
@@ -469,11 +479,11 @@ func (m *Member) tickReconnect(now time.Duration) {
 			continue
 		}
 		if i == 0 {
-			m.send(Packet{Kind: MsgPing, To: p.node, Ping: Ping{Seq: m.otherSeq()}})
-			return
+			return p
 		}
 		i--
 	}
+	return nil
 }
 
 // tickPushPull runs the settling exchange and the periodic anti-entropy

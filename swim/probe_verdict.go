@@ -278,10 +278,13 @@ func (m *Member) refused(t *peer) bool {
 // others may have declared it dead in turn. Then nobody probes anybody
 // across, and the reconnect ping (one random dead member per
 // ReconnectInterval) is the only way back, slower the more dead members the
-// view holds. An isolated member instead asks one random dead member for
-// its view (a MsgJoin carrying its Alive): a live receiver answers with its
-// view, and sends back the Dead it holds about this member (accuseBack),
-// which this member refutes. Off with ReconnectInterval.
+// view holds. An isolated member instead asks one random dead member it
+// verified for its view (a MsgJoin carrying its Alive; verifiedDead, as
+// for the reconnect ping: a ghost held dead drew the request to the
+// victim's address it was announced at, and diluted the real members'):
+// a live receiver answers with its view, and sends back the Dead it holds
+// about this member (accuseBack), which this member refutes. Off with
+// ReconnectInterval.
 //
 // The requests back off: the first one period after the last, then
 // doubling up to ReconnectInterval, until a probe of this member's is
@@ -296,10 +299,14 @@ func (m *Member) isolated(now time.Duration) {
 	if m.st != running || len(m.tomb) == 0 || m.cfg.ReconnectInterval == 0 || now < m.probing.isoNext {
 		return
 	}
+	to := m.verifiedDead()
+	if to == nil {
+		return
+	}
 	gap := max(m.probing.isoGap, m.cfg.ProbeInterval)
 	m.probing.isoNext, m.probing.isoGap = now+gap, min(2*gap, m.cfg.ReconnectInterval)
 	m.stats.ViewRequests++
-	m.askView(m.tomb[m.rng.IntN(len(m.tomb))].node)
+	m.askView(to.node)
 }
 
 // acked notes at now that a probe of this member's was answered: its

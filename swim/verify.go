@@ -84,9 +84,9 @@ import "slices"
 //     relayed, gets the accusation back to the relay only (accuseBack);
 //     named as a suspicion's source or a declarer, it is pushed no
 //     confirmation (suspecters) and no leave (correctLeft).
-//     Dead, it gets no reconnect ping (tickReconnect): nothing says it
-//     ever lived (docs/experiments.md, “SWIM: what a ghost costs its
-//     victim”).
+//     Dead, it gets no reconnect ping (tickReconnect), nor an isolated
+//     member's view request (isolated): nothing says it ever lived
+//     (docs/experiments.md, “SWIM: what a ghost costs its victim”).
 //
 // A member is verified at an address: one whose entry moves to another
 // address (a dead or left member's ID reclaimed, a revival tie;
