@@ -357,7 +357,9 @@ func (m *Member) raiseLeft(p *peer, u Update, gossip bool) {
 //
 // at is where p is told: its stored node, or the node that claims p's ID
 // from another address (reclaim). It is told only when it sent the packet
-// itself, or this member verified p there (verify.go): a member never
+// itself, from the address it claims as far as the transport can tell
+// (not StepFromOtherSource: a forger could name a victim's address), or
+// this member verified p there (verify.go): a member never
 // heard from, only relayed, may not exist, and a ghost at a victim's
 // address drew the accusation there from every member that a relay of
 // its stale Alive reached (issue 27, user37 F6). A real one hears it from
@@ -365,7 +367,7 @@ func (m *Member) raiseLeft(p *peer, u Update, gossip bool) {
 func (m *Member) accuseBack(in *inbound, p *peer, at Node) {
 	u := m.viewUpdate(p)
 	var to []*peer
-	if in.from == at.ID || p.verified && p.node.Addr == at.Addr {
+	if in.from == at.ID && !in.otherSource || p.verified && p.node.Addr == at.Addr {
 		to = append(to, &peer{node: at})
 	}
 	if q := m.peers[in.from]; q != nil && q != p && (q.state == StateAlive || q.state == StateSuspect) {

@@ -264,3 +264,29 @@ func TestIsolatedAsksOnlyVerifiedDead(t *testing.T) {
 	assert.Positive(t, asked["b:7946"]+asked["c:7946"]+asked["d:7946"], "view requests to b, c and d")
 	assert.Zero(t, asked["victim:7946"], "view requests to the ghosts")
 }
+
+// A stale Alive of a ghost that claims to come from the ghost itself but
+// reaches a from another address (StepFromOtherSource: a forger's, as
+// far as the transport can tell) gets the accusation back to nobody at
+// the ghost's address: a forger naming a victim's address in its From
+// drew it there from every member it sent one to. A member's own
+// packet from the address it claims still does (TestAccusationNotToUnverified).
+func TestAccusationNotToForgedSender(t *testing.T) {
+	a, g := ghostTest(t, nil)
+	require.NoError(t, a.Step(2*time.Millisecond, &Packet{Kind: MsgGossip, From: node("d"), To: a.Self(),
+		Updates: []Update{{Kind: UpdateSuspect, Node: g, From: "d"}}}))
+	drain(a)
+	require.Equal(t, StateSuspect, a.peers["g"].state)
+	for i, pkt := range []*Packet{
+		// g's stale Alive, from g
+		{Kind: MsgGossip, From: g, To: a.Self(), Updates: []Update{{Kind: UpdateAlive, Node: g, From: g.ID}}},
+		// c's ID at the victim's address (noteSender's conflict)
+		{Kind: MsgGossip, From: Node{ID: "c", Addr: g.Addr}, To: a.Self()},
+	} {
+		require.NoError(t, a.StepFromOtherSource(time.Duration(3+i)*time.Millisecond, pkt))
+		pk, _ := drain(a)
+		for _, p := range pk {
+			assert.NotEqual(t, g.Addr, p.To.Addr, "packet %d: %v to the victim", i, p.Kind)
+		}
+	}
+}

@@ -252,7 +252,7 @@ func (m *Member) noteSender(in *inbound, from Node, pkt *Packet) {
 		// and reads the conflict at once, not at the next anti-entropy
 		// exchange. A join is answered by refuseJoin, a view needs none.
 		if (s.state == StateAlive || s.state == StateSuspect) && pkt.Kind != MsgJoin && pkt.Kind != MsgSync {
-			m.accuseBack(&inbound{now: now, from: pkt.From.ID}, s, from)
+			m.accuseBack(&inbound{now: now, from: pkt.From.ID, otherSource: in.otherSource}, s, from)
 		}
 	case s != nil:
 		m.heard(now, s)

@@ -81,7 +81,8 @@ import "slices"
 //     this member, within about n protocol periods. No push to random
 //     members goes to it (targets): they fell back to members only told
 //     of when too few verified ones were eligible. Its stale Alive,
-//     relayed, gets the accusation back to the relay only (accuseBack);
+//     relayed (or sent from another address than its own), gets the
+//     accusation back to the relay only (accuseBack);
 //     named as a suspicion's source or a declarer, it is pushed no
 //     confirmation (suspecters) and no leave (correctLeft).
 //     Dead, it gets no reconnect ping (tickReconnect), nor an isolated
