@@ -14,6 +14,7 @@ import (
 type probe struct {
 	active      bool
 	target      *peer
+	addr        string // the target's address when the probe started
 	seq         uint32
 	sent        time.Duration
 	timeoutAt   time.Duration
@@ -180,7 +181,7 @@ func (m *Member) startProbe(now time.Duration) {
 	} else {
 		seq = m.otherSeq()
 	}
-	m.pr = probe{active: true, target: t, seq: seq, sent: now,
+	m.pr = probe{active: true, target: t, addr: t.node.Addr, seq: seq, sent: now,
 		timeoutAt: now + m.probeTimeout(t), endAt: m.probing.next, retry: retry && t.retried, charged: charged}
 	if m.pr.retry && m.probing.failed.ok {
 		m.pr.first = m.probing.failed

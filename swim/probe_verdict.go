@@ -46,6 +46,14 @@ func (m *Member) failProbe(now time.Duration) {
 	m.pr.active = false
 	m.stats.ProbesFailed++
 	t := m.pr.target
+	if t.node.Addr != m.pr.addr {
+		// t moved while probed (readdress: it restarted elsewhere, or
+		// gossip moved it): the silence was its old address's, and says
+		// nothing of t where it is now, nor of this member's health. Not
+		// verified there, t would be suspected, not told (no push), and
+		// not probed again while suspect.
+		return
+	}
 	switch {
 	case !t.verified:
 		// A member never heard from that does not answer says nothing

@@ -117,3 +117,33 @@ func TestRevivalTieUnverified(t *testing.T) {
 	assert.True(t, b.verified, "heard from at its new address")
 	assert.Equal(t, 0, a.unverified)
 }
+
+// A member that moves while probed at its old address (it left and
+// restarted elsewhere, its leave and its Alive at the new address
+// arriving mid-probe; readdress) is not
+// suspected when the probe of its old address fails: nothing was sent to
+// where it is now. It was suspected at its new address, unverified
+// there, so neither pushed the suspicion nor probed again while suspect.
+func TestMovedWhileProbedNotSuspected(t *testing.T) {
+	a := newTest(t, "a", ModeLifeguard, nil, "b", "c", "d")
+	a.Tick(0)
+	pk, _ := drain(a)
+	pings := only(t, pk, MsgPing)
+	require.Len(t, pings, 1)
+	target := pings[0].To
+	moved := Node{ID: target.ID, Addr: "new:7946"}
+	require.NoError(t, a.Step(time.Millisecond, &Packet{Kind: MsgGossip, From: node("c"), To: a.Self(),
+		Updates: []Update{{Kind: UpdateDead, Node: target, From: target.ID}}}))
+	require.NoError(t, a.Step(2*time.Millisecond, &Packet{Kind: MsgGossip, From: moved, To: a.Self(),
+		Updates: []Update{{Kind: UpdateAlive, Node: moved, Incarnation: 1, From: target.ID}}}))
+	drain(a)
+	p := a.peers[target.ID]
+	require.Equal(t, moved, p.node)
+	next := a.probing.next
+	_, ev := advance(a, next)
+	for _, e := range ev {
+		assert.False(t, e.Kind == EventSuspect && e.Node.ID == target.ID, "%v suspected at %v", target.ID, e.Node.Addr)
+	}
+	assert.Equal(t, StateAlive, p.state)
+	assert.Zero(t, a.Stats().Suspicions)
+}
