@@ -370,7 +370,7 @@ func (m *Member) accuseBack(in *inbound, p *peer, at Node) {
 	if in.from == at.ID && !in.otherSource || p.verified && p.node.Addr == at.Addr {
 		to = append(to, &peer{node: at})
 	}
-	if q := m.peers[in.from]; q != nil && q != p && (q.state == StateAlive || q.state == StateSuspect) {
+	if q := m.peers[in.from]; q != nil && q != p && m.answerable(in, q) && (q.state == StateAlive || q.state == StateSuspect) {
 		to = append(to, q)
 	}
 	for _, q := range to {
@@ -419,7 +419,7 @@ func (m *Member) correctLeft(in *inbound, p *peer, u Update, gossip bool) {
 	}
 	var to []*peer
 	for _, id := range []ID{in.from, u.From} {
-		if q := m.peers[id]; q != nil && (id == in.from || q.verified) && (q.state == StateAlive || q.state == StateSuspect) && !slices.Contains(to, q) {
+		if q := m.peers[id]; q != nil && (id == in.from && m.answerable(in, q) || q.verified) && (q.state == StateAlive || q.state == StateSuspect) && !slices.Contains(to, q) {
 			to = append(to, q)
 		}
 	}

@@ -265,23 +265,36 @@ func TestIsolatedAsksOnlyVerifiedDead(t *testing.T) {
 	assert.Zero(t, asked["victim:7946"], "view requests to the ghosts")
 }
 
-// A stale Alive of a ghost that claims to come from the ghost itself but
-// reaches a from another address (StepFromOtherSource: a forger's, as
-// far as the transport can tell) gets the accusation back to nobody at
-// the ghost's address: a forger naming a victim's address in its From
-// drew it there from every member it sent one to. A member's own
-// packet from the address it claims still does (TestAccusationNotToUnverified).
+// A packet that claims to come from a ghost, or from a held ID at a
+// victim's address, but reaches a from another address
+// (StepFromOtherSource: a forger's, as far as the transport can tell)
+// draws no answer to the victim: neither the accusation of the ghost's
+// stale Alive nor of the conflict, nor as the relay of a stale Alive
+// (accuseBack), nor the leave of a Dead it sent (correctLeft). A member's
+// own packet from the address it claims still does
+// (TestAccusationNotToUnverified, TestPushesToNamedMembersOnlyVerified).
 func TestAccusationNotToForgedSender(t *testing.T) {
 	a, g := ghostTest(t, nil)
-	require.NoError(t, a.Step(2*time.Millisecond, &Packet{Kind: MsgGossip, From: node("d"), To: a.Self(),
-		Updates: []Update{{Kind: UpdateSuspect, Node: g, From: "d"}}}))
-	drain(a)
+	for _, u := range []Update{
+		{Kind: UpdateSuspect, Node: g, From: "d"},
+		{Kind: UpdateSuspect, Node: node("c"), From: "d"},
+		{Kind: UpdateDead, Node: node("d"), From: "d"},
+	} {
+		require.NoError(t, a.Step(2*time.Millisecond, &Packet{Kind: MsgGossip, From: node("b"), To: a.Self(), Updates: []Update{u}}))
+		drain(a)
+	}
 	require.Equal(t, StateSuspect, a.peers["g"].state)
+	require.Equal(t, StateSuspect, a.peers["c"].state)
+	require.Equal(t, StateLeft, a.peers["d"].state)
 	for i, pkt := range []*Packet{
 		// g's stale Alive, from g
 		{Kind: MsgGossip, From: g, To: a.Self(), Updates: []Update{{Kind: UpdateAlive, Node: g, From: g.ID}}},
 		// c's ID at the victim's address (noteSender's conflict)
 		{Kind: MsgGossip, From: Node{ID: "c", Addr: g.Addr}, To: a.Self()},
+		// a stale Alive of c, which a suspects, relayed by g (accuseBack)
+		{Kind: MsgGossip, From: g, To: a.Self(), Updates: []Update{{Kind: UpdateAlive, Node: node("c"), From: "c"}}},
+		// a Dead of d, which left, from g (correctLeft)
+		{Kind: MsgGossip, From: g, To: a.Self(), Updates: []Update{{Kind: UpdateDead, Node: node("d"), From: g.ID}}},
 	} {
 		require.NoError(t, a.StepFromOtherSource(time.Duration(3+i)*time.Millisecond, pkt))
 		pk, _ := drain(a)

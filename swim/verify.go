@@ -127,6 +127,16 @@ func (m *Member) speaks(in *inbound, u *Update) bool {
 	return in.from == u.Node.ID && !in.otherSource
 }
 
+// answerable reports whether q, the packet's sender, may be sent an
+// answer pushed at once (accuseBack, correctLeft): it is verified, or the
+// packet came from the address it claims as far as the transport can
+// tell (not StepFromOtherSource). A forger naming a ghost at a victim's
+// address as the sender drew the answer there from every member it sent
+// one to.
+func (m *Member) answerable(in *inbound, q *peer) bool {
+	return q.verified || in.from == q.node.ID && !in.otherSource
+}
+
 // unverifiedCost is the least probe budget an unverified member's probe
 // takes (unverifiedProbeCost).
 const unverifiedCost = 3
