@@ -18,6 +18,12 @@ func (m *Member) Bootstrap(nodes []Node) {
 			continue
 		}
 		p := &peer{node: n, state: StateAlive, inList: true, verified: true, reached: n.Addr}
+		if m.verifiedAt[n.Addr] == nil {
+			// One address speaks for one member (verify): a ghost
+			// announced at a configured member's address is not verified
+			// by answering from it.
+			m.verifiedAt[n.Addr] = p
+		}
 		m.peers[n.ID] = p
 		m.all = append(m.all, p)
 		m.live++

@@ -132,13 +132,24 @@ func (m *Member) answersProbe(from ID, seq uint32) (bool, time.Duration) {
 }
 
 // onAck takes an ack of the current probe, or of a ping this member
-// relays. An ack from another source than its sender's address
-// (StepFromOtherSource) still answers the probe, but verifies no member
-// (verify.go): anyone who guesses a probe's number can send it, and it
-// verified members announced at another host's address, which answered
-// for them from its own, beyond the unverified quota.
+// relays. An ack from another host than the one its sender is held at
+// (StepFromOtherSource; a transport passes an ack from the same IP
+// address and another port to Step) answers no probe and completes no
+// relay (Stats.AcksFromOtherHost). A probe's number is predictable (the
+// round, probeorder.go), so anyone who learns the round from the probes
+// it receives could answer for a crashed member from its own socket, and
+// did: an insider's acks sent in a crashed member's name kept it alive
+// at every member for as long as it sent them (issue 27, user38 F1).
+// Before, such an ack answered the probe and verified no member
+// (verify.go): it had verified members announced at another host's
+// address, which answered for them from its own, beyond the unverified
+// quota. A relayed ack comes from the intermediate, from its own address.
 func (m *Member) onAck(in *inbound, pkt *Packet) {
 	now := in.now
+	if in.otherSource {
+		m.stats.AcksFromOtherHost++
+		return
+	}
 	seq := pkt.Ack.Seq
 	if ok, sent := m.answersProbe(pkt.From.ID, seq); ok {
 		t := m.pr.target
@@ -151,9 +162,7 @@ func (m *Member) onAck(in *inbound, pkt *Packet) {
 		} else {
 			m.heard(now, t) // relayed: evidence that t is alive
 		}
-		if !in.otherSource {
-			m.verify(t) // a relayed ack: the intermediate vouches for t
-		}
+		m.verify(t) // a relayed ack: the intermediate vouches for t
 		m.pr.active = false
 		t.retried = false
 		m.adjustHealth(-1)

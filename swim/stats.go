@@ -24,14 +24,18 @@ type ProbeStats struct {
 	// of them for origins the view does not vouch for; 4 for one origin,
 	// counted as the relays whose origin has its ID or its address; 32
 	// for the origins of one IP address).
-	RelaysRefused  int
-	Refutations    int // times this member raised its own incarnation
-	AliveSent      int // pings sent only to carry a refutation (Alive) at once
-	GateDeferrals  int // failed probes forgiven once by the detector gate
-	Suspicions     int // suspicions this member raised itself
-	Declarations   int // members this member declared dead by its own timeout
-	LocalPauses    int // late Ticks taken for a pause of this member (PauseGuard)
-	DetectorErrors int // per-peer detector or estimator factory errors
+	RelaysRefused int
+	// AcksFromOtherHost counts acks ignored because they came from
+	// another host than their sender is held at (StepFromOtherSource):
+	// they answer no probe and complete no relay (onAck).
+	AcksFromOtherHost int
+	Refutations       int // times this member raised its own incarnation
+	AliveSent         int // pings sent only to carry a refutation (Alive) at once
+	GateDeferrals     int // failed probes forgiven once by the detector gate
+	Suspicions        int // suspicions this member raised itself
+	Declarations      int // members this member declared dead by its own timeout
+	LocalPauses       int // late Ticks taken for a pause of this member (PauseGuard)
+	DetectorErrors    int // per-peer detector or estimator factory errors
 	// StreamProbes counts stream fallback pings requested
 	// (Config.StreamProbe); StreamOnly counts probes that only the stream
 	// answered (EventStreamOnly, rate-limited, warns of them).

@@ -40,10 +40,13 @@ func (m *Member) Step(now time.Duration, pkt *Packet) error {
 // not speak for itself (verify.go): its own Alive is held within the
 // unverified quota like relayed gossip, evicts no member from a full
 // view, and the packet verifies no member: not its sender, nor, for an
-// ack, the member it answers for (onAck). A transport should pass an ack
-// that comes from the host its sender is held at (the same IP address,
-// from another port) to Step, so that a member behind a NAT that remaps
-// its port is verified when it answers a probe.
+// ack, the member it answers for; an ack answers no probe and completes
+// no relay (onAck). A transport should pass an ack that comes from the
+// host its sender is held at (the same IP address, from another port) to
+// Step, so that a member behind a NAT that remaps its port answers its
+// probes and is verified. That leaves a forger on the same host (or
+// behind the same NAT address) able to answer for a crashed member, as
+// probe numbers are predictable.
 func (m *Member) StepFromOtherSource(now time.Duration, pkt *Packet) error {
 	return m.step(&inbound{now: now, otherSource: true}, pkt)
 }

@@ -63,22 +63,24 @@ func TestNothingQueuedToUnverified(t *testing.T) {
 	assert.Positive(t, full, "the verified members get the queue")
 }
 
-// A ghost whose probe an ack from another source answered (onAck: the
-// probe is answered, no member verified; probe numbers are sequential, so
-// anyone probed once can predict them) is answered but not verified: the
-// ping-reqs it is then asked to relay, as the first choice of relay, carry
-// nothing from the queues either. They carried the queue and a 300-byte
-// broadcast to the victim whose address the ghost was announced at.
+// A ghost whose probe was answered but that is not verified (verify: it
+// is announced at the address of b, a verified live member, and one
+// address speaks for one member) is answered, not verified: the ping-reqs
+// it is then asked to relay, as the first choice of relay, carry nothing
+// from the queues either. They carried the queue and a 300-byte broadcast
+// to the victim whose address the ghost was announced at, when an ack from
+// another host still answered a probe (onAck; since user38 F1 none does).
 func TestPingReqToAnsweredUnverifiedBare(t *testing.T) {
 	a := newTest(t, "a", ModeLifeguard, nil, "b", "c", "d")
 	a.Tick(0)
 	drain(a)
-	g := Node{ID: "g", Addr: "victim:7946"}
+	require.Same(t, a.peers["b"], a.verifiedAt[node("b").Addr], "b, configured (Bootstrap), verified at its address")
+	g := Node{ID: "g", Addr: node("b").Addr}
 	require.NoError(t, a.Step(time.Millisecond, &Packet{Kind: MsgGossip, From: node("c"), To: a.Self(),
 		Updates: []Update{{Kind: UpdateAlive, Node: g, From: "g"}}}))
 	drain(a)
 	require.False(t, a.peers["g"].verified)
-	// Tick until a probes g, and answer that probe from another source.
+	// Tick until a probes g, and answer that probe from g's address.
 	for now := 2 * time.Millisecond; !a.peers["g"].answered; {
 		at, ok := a.NextDeadline()
 		require.True(t, ok)
@@ -87,17 +89,17 @@ func TestPingReqToAnsweredUnverifiedBare(t *testing.T) {
 		a.Tick(now)
 		drain(a)
 		if a.pr.active && a.pr.target == a.peers["g"] {
-			require.NoError(t, a.StepFromOtherSource(now+time.Millisecond,
+			require.NoError(t, a.Step(now+time.Millisecond,
 				&Packet{Kind: MsgAck, From: g, To: a.Self(), Ack: Ack{Seq: a.pr.seq}}))
 			drain(a)
 		}
 	}
-	require.False(t, a.peers["g"].verified, "an ack from another source verifies no member")
+	require.False(t, a.peers["g"].verified, "b holds g's address")
 	require.NoError(t, a.Broadcast("k", bytes.Repeat([]byte("x"), 300)))
 	pk, _ := advance(a, time.Minute)
 	reqs := 0
 	for _, p := range pk {
-		if p.To.Addr != g.Addr || p.Kind != MsgPingReq {
+		if p.To.ID != g.ID || p.Kind != MsgPingReq {
 			continue
 		}
 		reqs++

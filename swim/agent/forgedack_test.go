@@ -16,10 +16,10 @@ import (
 // Acks forged from another host do not verify the members they answer for
 // (swim.Member.StepFromOtherSource): a forger announces ghosts at a third
 // host's address (127.0.0.2 here) and answers each ping sent there from
-// its own (127.0.0.1), as one that predicts the probe numbers would. The
-// ghosts answer, so they stay live, but as members only told of: the view
-// holds at most the unverified quota (64) of them however many the
-// forger announces. Verified by those acks, each would raise the quota,
+// its own (127.0.0.1), as one that predicts the probe numbers would. Those
+// acks answer no probe (swim: onAck) and verify no member: the view holds
+// at most the unverified quota (64) of the ghosts however many the forger
+// announces. Verified by those acks, each would raise the quota,
 // and the victim would ping the third host in every round.
 func TestForgedAcksFromAnotherHostDoNotVerify(t *testing.T) {
 	a := start(t, Config{Plain: true})

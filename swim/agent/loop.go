@@ -183,9 +183,10 @@ func (a *Agent) receive(p transport.Packet) {
 	if p.From.IsValid() && !joinFromClaimed(claimed, p.From, port) {
 		// Not from the address its sender claims, or (an ack or nack)
 		// not from the host it is held at: the sender does not speak for
-		// itself (a forger's self-announced ghosts), and an ack verifies
-		// no member (acks forged from another host to verify ghosts
-		// announced there; swim: onAck).
+		// itself (a forger's self-announced ghosts), and an ack answers
+		// no probe and verifies no member (acks forged from another host
+		// to keep a crashed member alive or to verify ghosts announced
+		// there; swim: onAck).
 		step = a.m.StepFromOtherSource
 	}
 	if err := step(a.now(), pkt); err != nil {
