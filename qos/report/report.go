@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"html/template"
 	"io"
-	"iter"
 	"math"
 	"runtime"
 	"slices"
@@ -167,8 +166,8 @@ func buildStreamView(i int, s Stream) streamView {
 	if st.HasClock {
 		add("clock (A − σ)", fmt.Sprintf("offset %s, drift %.1f ppm", longDuration(st.ClockOffset), st.DriftPPM))
 	}
-	v.Hist = template.HTML(interArrivalHistogram(src))
-	v.Bursts = lossBursts(s.Heartbeats, s.Source)
+	hist, bursts := histogramAndBursts(s.Heartbeats, s.Source)
+	v.Hist, v.Bursts = template.HTML(hist), bursts
 
 	for ri, c := range s.Table {
 		col, _ := figure.Style(c.Family, nil)
@@ -331,27 +330,74 @@ func tmText(r qos.Result) string {
 	return msString(r.MeanTM)
 }
 
+// histogramAndBursts returns interArrivalHistogram(src) and
+// lossBursts(hbs, src), src being SliceSource(hbs) when nil, reading a
+// Source twice instead of three times: lossBursts's read is the
+// histogram's first. Both are empty when that read fails.
+func histogramAndBursts(hbs []detector.Heartbeat, src qos.Source) (string, [][2]string) {
+	if src == nil {
+		return interArrivalHistogram(qos.SliceSource(hbs)), lossBursts(hbs, nil)
+	}
+	var r gapRange
+	var b sourceBursts
+	if arrivalGaps(src, r.add, b.add) != nil {
+		return "", nil
+	}
+	return r.histogram(src), b.classes()
+}
+
 // interArrivalHistogram bins the gaps between consecutive arrivals on a
 // log scale (30 bins from the smallest positive gap to the largest).
 // It reads src twice (the range, then the counts) and returns "" when src
 // cannot be read.
 func interArrivalHistogram(src qos.Source) string {
-	gaps := func(fn func(float64)) error {
-		seq, done := src.Pass()
-		first := true
-		var prev time.Duration
-		for hb := range seq {
-			if d := hb.Arrival - prev; !first && d > 0 {
-				fn(float64(d) / float64(time.Millisecond))
-			}
-			prev, first = hb.Arrival, false
-		}
-		return done()
-	}
-	n, lo, hi := 0, math.Inf(1), math.Inf(-1)
-	if gaps(func(g float64) { n, lo, hi = n+1, min(lo, g), max(hi, g) }) != nil || n < 2 {
+	var r gapRange
+	if arrivalGaps(src, r.add, nil) != nil {
 		return ""
 	}
+	return r.histogram(src)
+}
+
+// arrivalGaps reads src once, calling gap with each positive gap between
+// consecutive arrivals, in milliseconds, and each, when not nil, with
+// every heartbeat. It returns what ended the read early.
+func arrivalGaps(src qos.Source, gap func(float64), each func(detector.Heartbeat)) error {
+	seq, done := src.Pass()
+	first := true
+	var prev time.Duration
+	for hb := range seq {
+		if d := hb.Arrival - prev; !first && d > 0 {
+			gap(float64(d) / float64(time.Millisecond))
+		}
+		prev, first = hb.Arrival, false
+		if each != nil {
+			each(hb)
+		}
+	}
+	return done()
+}
+
+// gapRange is the count and the range of the gaps arrivalGaps gives.
+type gapRange struct {
+	n      int
+	lo, hi float64
+}
+
+func (r *gapRange) add(g float64) {
+	if r.n == 0 {
+		r.lo, r.hi = math.Inf(1), math.Inf(-1)
+	}
+	r.n, r.lo, r.hi = r.n+1, min(r.lo, g), max(r.hi, g)
+}
+
+// histogram reads src (the Source whose gaps r ranges) a second time to
+// count its gaps in interArrivalHistogram's bins; "" for fewer than two
+// gaps or when src cannot be read.
+func (r gapRange) histogram(src qos.Source) string {
+	if r.n < 2 {
+		return ""
+	}
+	lo, hi := r.lo, r.hi
 	if !(hi > lo) {
 		lo, hi = lo/1.5, hi*1.5
 	}
@@ -363,10 +409,10 @@ func interArrivalHistogram(src qos.Source) string {
 	edges[bins] = hi * (1 + 1e-9)
 	counts := make([]int, bins)
 	span := math.Log(edges[bins] / lo)
-	if gaps(func(g float64) {
+	if arrivalGaps(src, func(g float64) {
 		k := int(float64(bins) * math.Log(g/lo) / span)
 		counts[min(max(k, 0), bins-1)]++
-	}) != nil {
+	}, nil) != nil {
 		return ""
 	}
 	return svgHistogram(edges, counts, "gap between consecutive arrivals (ms, log scale)")
@@ -382,78 +428,99 @@ func interArrivalHistogram(src qos.Source) string {
 // burstWindow heartbeats with higher numbers is taken as lost (its gap is
 // already counted). nil also when src cannot be read.
 func lossBursts(hbs []detector.Heartbeat, src qos.Source) [][2]string {
-	var seqs []uint64
 	if src == nil {
+		var seqs []uint64
 		for _, hb := range hbs {
 			if hb.HasSeq {
 				seqs = append(seqs, hb.Seq)
 			}
 		}
 		slices.Sort(seqs)
-		seqs = slices.Compact(seqs)
-		return burstClasses(slices.Values(seqs))
+		var c burstCounter
+		for _, v := range slices.Compact(seqs) {
+			c.add(v)
+		}
+		return c.classes()
 	}
-	var w seqWindow
-	var out [][2]string
+	var b sourceBursts
 	seq, done := src.Pass()
-	out = burstClasses(func(yield func(uint64) bool) {
-		emit := func(v uint64, have bool) bool {
-			return !have || yield(v)
-		}
-		for hb := range seq {
-			if hb.HasSeq && !emit(w.push(hb.Seq)) {
-				return
-			}
-		}
-		for w.len() > 0 {
-			if !yield(w.pop()) {
-				return
-			}
-		}
-	})
+	for hb := range seq {
+		b.add(hb)
+	}
 	if done() != nil {
 		return nil
 	}
-	return out
+	return b.classes()
+}
+
+// sourceBursts is lossBursts's count over a Source's heartbeats in
+// arrival order: a burstCounter behind a seqWindow.
+type sourceBursts struct {
+	w seqWindow
+	c burstCounter
+}
+
+func (b *sourceBursts) add(hb detector.Heartbeat) {
+	if !hb.HasSeq {
+		return
+	}
+	if v, ok := b.w.push(hb.Seq); ok {
+		b.c.add(v)
+	}
+}
+
+// classes empties the window into the counter and returns its classes.
+func (b *sourceBursts) classes() [][2]string {
+	for b.w.len() > 0 {
+		b.c.add(b.w.pop())
+	}
+	return b.c.classes()
 }
 
 // burstWindow is lossBursts's reordering window for a qos.Source.
 const burstWindow = 1 << 12
 
-// burstClasses counts the runs of missing numbers between the sequence
-// numbers seqs yields in increasing order (duplicates and numbers below
-// the previous one are skipped).
-func burstClasses(seqs iter.Seq[uint64]) [][2]string {
-	n := 0
-	var prev uint64
-	classes := []struct {
-		name   string
-		lo, hi uint64
-	}{{"1", 1, 1}, {"2", 2, 2}, {"3–5", 3, 5}, {"6–10", 6, 10}, {"11–100", 11, 100}, {"> 100", 101, math.MaxUint64}}
-	counts := make([]int, len(classes))
-	for s := range seqs {
-		n++
-		if n > 1 && s <= prev {
-			n--
-			continue
-		}
-		if n > 1 {
-			if gap := s - prev - 1; gap > 0 {
-				for k, c := range classes {
-					if gap >= c.lo && gap <= c.hi {
-						counts[k]++
-					}
+// burstClasses are lossBursts's classes of run lengths.
+var burstClasses = [...]struct {
+	name   string
+	lo, hi uint64
+}{{"1", 1, 1}, {"2", 2, 2}, {"3–5", 3, 5}, {"6–10", 6, 10}, {"11–100", 11, 100}, {"> 100", 101, math.MaxUint64}}
+
+// burstCounter counts the runs of missing numbers between the sequence
+// numbers added in increasing order (duplicates and numbers below the
+// previous one are skipped) by burstClasses.
+type burstCounter struct {
+	n      int // numbers counted
+	prev   uint64
+	counts [len(burstClasses)]int
+}
+
+func (c *burstCounter) add(s uint64) {
+	if c.n > 0 && s <= c.prev {
+		return
+	}
+	if c.n > 0 {
+		if gap := s - c.prev - 1; gap > 0 {
+			for k, cl := range burstClasses {
+				if gap >= cl.lo && gap <= cl.hi {
+					c.counts[k]++
 				}
 			}
 		}
-		prev = s
 	}
-	if n < 2 {
+	c.n++
+	c.prev = s
+}
+
+// classes returns each class's name and count, nil for fewer than two
+// numbers.
+func (c *burstCounter) classes() [][2]string {
+	if c.n < 2 {
 		return nil
 	}
-	out := make([][2]string, len(classes))
-	for k, c := range classes {
-		out[k] = [2]string{c.name, strconv.Itoa(counts[k])}
+	out := make([][2]string, len(burstClasses))
+	for k, cl := range burstClasses {
+		out[k] = [2]string{cl.name, strconv.Itoa(c.counts[k])}
 	}
 	return out
 }

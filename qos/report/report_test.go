@@ -2,6 +2,8 @@ package report
 
 import (
 	"bytes"
+	"errors"
+	"iter"
 	"math"
 	"regexp"
 	"runtime"
@@ -113,6 +115,47 @@ func TestReportLossBurstsAndHistogram(t *testing.T) {
 	assert.Equal(t, lossBursts(hbs, nil), lossBursts(nil, sp))
 	assert.Equal(t, interArrivalHistogram(qos.SliceSource(mixed)), interArrivalHistogram(sp))
 	assert.Nil(t, lossBursts(nil, qostest.Spooled(t, hbs[:1])))
+
+	// Both from one function, reading the spool twice.
+	cs := &countingSource{Source: sp}
+	hist, bursts := histogramAndBursts(nil, cs)
+	assert.Equal(t, interArrivalHistogram(sp), hist)
+	assert.Equal(t, lossBursts(nil, sp), bursts)
+	assert.Equal(t, 2, cs.passes)
+	hist, bursts = histogramAndBursts(hbs, nil)
+	assert.Equal(t, interArrivalHistogram(qos.SliceSource(hbs)), hist)
+	assert.Equal(t, lossBursts(hbs, nil), bursts)
+	hist, bursts = histogramAndBursts(nil, failingSource{sp})
+	assert.Empty(t, hist)
+	assert.Nil(t, bursts)
+}
+
+// countingSource counts the reads of its Source.
+type countingSource struct {
+	qos.Source
+	passes int
+}
+
+func (c *countingSource) Pass() (iter.Seq[detector.Heartbeat], func() error) {
+	c.passes++
+	return c.Source.Pass()
+}
+
+// failingSource is a Source whose reads stop after its first heartbeat
+// with an error.
+type failingSource struct{ qos.Source }
+
+func (f failingSource) Pass() (iter.Seq[detector.Heartbeat], func() error) {
+	seq, _ := f.Source.Pass()
+	return func(yield func(detector.Heartbeat) bool) {
+		n := 0
+		for hb := range seq {
+			if n == 1 || !yield(hb) {
+				return
+			}
+			n++
+		}
+	}, func() error { return errors.New("read failed") }
 }
 
 // The report writes a lopsided interval as +up/−down (see
