@@ -97,9 +97,11 @@ type normalSet struct {
 	ths []float64 // the thresholds in increasing z(Θ)
 	zs  []float64 // their z(Θ)
 	pos []int     // the position of each in track's thresholds
-	// sorted: pos is the identity (track's thresholds in increasing
-	// z(Θ)); else fill writes to scratch first.
-	sorted  bool
+	// runs: the starts, in z(Θ) order, of the runs of thresholds whose
+	// positions follow each other (pos[j+1] = pos[j]+1), then len(ths).
+	// With one run (track's thresholds in increasing z(Θ)) fill writes
+	// to taus directly; else to scratch, then a copy per run.
+	runs    []int
 	scratch []time.Duration
 	grps    []*normalGroup
 	dets    []*phi.Normal // the groups' detectors, in order (empty: to rebuild)
@@ -156,7 +158,13 @@ func (s *normalSet) reset(ths []float64) error {
 		zs[i] = phi.ZOfLevel(v)
 	}
 	slices.SortStableFunc(s.pos, func(a, b int) int { return cmp.Compare(zs[a], zs[b]) })
-	s.sorted = slices.IsSorted(s.pos)
+	s.runs = []int{0}
+	for j := 1; j < n; j++ {
+		if s.pos[j] != s.pos[j-1]+1 {
+			s.runs = append(s.runs, j)
+		}
+	}
+	s.runs = append(s.runs, n)
 	s.scratch = make([]time.Duration, n)
 	s.ths, s.zs = make([]float64, n), make([]float64, n)
 	for j, i := range s.pos {
@@ -187,9 +195,12 @@ func (s *normalSet) track(ths []float64) func([]time.Duration) {
 }
 
 // fill sets taus[i] to the freshness point of the i-th threshold of track.
+// Unless track's thresholds are in increasing z(Θ) it computes them in
+// that order in scratch and copies each run to its place: fdreplay's
+// order, its sweep then the table's setting, makes three runs.
 func (s *normalSet) fill(taus []time.Duration) {
 	out := taus
-	if !s.sorted {
+	if len(s.runs) > 2 {
 		out = s.scratch
 	}
 	for _, g := range s.grps {
@@ -200,9 +211,9 @@ func (s *normalSet) fill(taus []time.Duration) {
 			g.det.FreshnessPointsZ(s.zs[g.lo+1:g.hi], out[g.lo+1:g.hi])
 		}
 	}
-	if !s.sorted {
-		for j, i := range s.pos {
-			taus[i] = out[j]
+	if len(s.runs) > 2 {
+		for k, a := range s.runs[:len(s.runs)-1] {
+			copy(taus[s.pos[a]:], out[a:s.runs[k+1]])
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package qos
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -43,5 +44,40 @@ func setObserveAll(s *normalSet, fill func([]time.Duration), hbs []detector.Hear
 	for _, hb := range hbs {
 		s.Observe(hb)
 		fill(taus)
+	}
+}
+
+// BenchmarkNormalSetFill times the set's fill alone in fdreplay's order of
+// thresholds (BenchmarkNormalSetObserve's 40, then Θ = 8, the table's),
+// after the first 200,000 heartbeats of benchTrace (sub-benchmark
+// "table"), and in increasing z(Θ) ("sorted"); it reports the groups.
+//
+//	go test -run '^$' -bench 'NormalSetFill' -benchmem ./qos/
+func BenchmarkNormalSetFill(b *testing.B) {
+	hbs := benchTrace()[0].Heartbeats[:200_000]
+	sweep := benchRange(0.5, 16, false)
+	for _, c := range []struct {
+		name string
+		ths  []float64
+	}{{"table", append(slices.Clone(sweep), 8)}, {"sorted", sweep}} {
+		b.Run(c.name, func(b *testing.B) {
+			var failed bool
+			s, err := newNormalSet(phi.NormalConfig{WindowSize: 1000}, c.ths[0], &failed)
+			if err != nil {
+				b.Fatal(err)
+			}
+			fill := s.track(c.ths)
+			for _, hb := range hbs {
+				s.Observe(hb)
+			}
+			if failed {
+				b.Fatal("a fork failed")
+			}
+			taus := make([]time.Duration, len(c.ths))
+			for b.Loop() {
+				fill(taus)
+			}
+			b.ReportMetric(float64(len(s.grps)), "groups")
+		})
 	}
 }

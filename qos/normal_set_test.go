@@ -2,6 +2,7 @@ package qos
 
 import (
 	"math"
+	"slices"
 	"testing"
 	"time"
 
@@ -101,5 +102,59 @@ func TestNormalSetPassesEqualReplays(t *testing.T) {
 		for _, cfg := range []Config{{}, {WarmUp: 37, RecordMistakes: true, Intervals: true}} {
 			requireSameAsPerPoint(t, f, streams, cfg, SharedState, "Θ = %g")
 		}
+	}
+}
+
+// fill gives every threshold of track, in any order, its replay's
+// freshness point after every heartbeat, while the set splits groups
+// across the runs of thresholds whose positions follow each other: in
+// increasing z(Θ) (one run), with the table's setting after the sweep
+// (fdreplay's order: three runs), decreasing (a run each) and mixed with
+// a duplicate.
+func TestNormalSetFillInTrackOrder(t *testing.T) {
+	hbs := generate(genOpts{n: 1500, interval: ms(100), delay: ms(40), spread: ms(15), loss: 0.05, pause: 0.02, seed: 11})
+	sweep := []float64{0.5, 1, 2, 3, 5, 6, 7, 9, 10, 12, 16}
+	cfg := phi.NormalConfig{WindowSize: 100}
+	down := slices.Clone(sweep)
+	slices.Reverse(down)
+	orders := map[string]struct {
+		vals []float64
+		runs int
+	}{
+		"increasing":      {sweep, 1},
+		"table after":     {append(slices.Clone(sweep), 8), 3},
+		"decreasing":      {down, len(sweep)},
+		"mixed duplicate": {[]float64{3, 0.5, 16, 1, 2, 3, 12, 5, 10, 9, 8}, 0},
+	}
+	for name, o := range orders {
+		t.Run(name, func(t *testing.T) {
+			vals := o.vals
+			set, err := newNormalSet(cfg, vals[0], new(bool))
+			require.NoError(t, err)
+			fill := set.track(vals)
+			if o.runs > 0 {
+				assert.Equal(t, o.runs, len(set.runs)-1)
+			}
+			replayed := make([]*phi.Normal, len(vals))
+			for j, v := range vals {
+				c := cfg
+				c.Threshold = v
+				replayed[j], err = phi.NewNormal(c)
+				require.NoError(t, err)
+			}
+			taus := make([]time.Duration, len(vals))
+			most := 0
+			for i, hb := range hbs {
+				set.Observe(hb)
+				fill(taus)
+				most = max(most, len(set.grps))
+				for j, d := range replayed {
+					d.Observe(hb)
+					want, _ := d.FreshnessPoint()
+					require.Equal(t, want, taus[j], "Θ = %g, heartbeat %d", vals[j], i)
+				}
+			}
+			assert.Greater(t, most, 2, "groups parted")
+		})
 	}
 }
