@@ -160,6 +160,9 @@ type Checker struct {
 	iscrF   []float64
 	nbr     []*pending
 	win     []*pending
+	// full: judge every record in full, never by timesAgree alone (tests
+	// check that both give the same verdicts).
+	full bool
 }
 
 type pending struct {
@@ -246,7 +249,7 @@ func (c *Checker) judge(s *senderCheck) {
 		// Between re-estimates of the steps, a record whose closest
 		// neighbours agree with it on every time field is found right
 		// without gathering the others (checkTime's fast path).
-		if due := s.since >= k; due || !quickTimes || !c.timesAgree(s, p, la) {
+		if due := s.since >= k; due || c.full || !c.timesAgree(s, p, la) {
 			nb := c.gather(s, p, la)
 			if due {
 				c.updateSteps(s, p)
@@ -294,10 +297,6 @@ func (c *Checker) gather(s *senderCheck, p *pending, la []pending) int {
 	return nb
 }
 
-// quickTimes lets judge decide by timesAgree; false in tests that check
-// that judging every record in full gives the same verdicts.
-var quickTimes = true
-
 // timesAgree reports whether checkTimes would find nothing by its fast
 // paths alone: p's closest neighbours of its run, the last before it and
 // the first after it (gather's c.nbr[nb−1] and c.nbr[nb]), both agree
@@ -328,10 +327,7 @@ func (c *Checker) timesAgree(s *senderCheck, p *pending, la []pending) bool {
 		if !ok {
 			continue
 		}
-		T := max(c.opt.Factor*f.m, float64(c.opt.Floor))
-		d1, ok1 := residual(f.kind, v, f.m, p, prev)
-		d2, ok2 := residual(f.kind, v, f.m, p, next)
-		if !(ok1 && ok2 && math.Abs(d1) <= T && math.Abs(d2) <= T) {
+		if !c.closeAgree(f.kind, v, f.m, p, prev, next) {
 			return false
 		}
 	}
@@ -517,6 +513,16 @@ func residual(kind FindingKind, v, m float64, p, q *pending) (float64, bool) {
 	return d, true
 }
 
+// closeAgree reports whether p's field v of kind (timeField's) is within
+// max(K·m, Floor) of what both prev and next predict with the median step
+// m, and both have the field: checkTime's fast path, and timesAgree's.
+func (c *Checker) closeAgree(kind FindingKind, v, m float64, p, prev, next *pending) bool {
+	T := max(c.opt.Factor*m, float64(c.opt.Floor))
+	d1, ok1 := residual(kind, v, m, p, prev)
+	d2, ok2 := residual(kind, v, m, p, next)
+	return ok1 && ok2 && math.Abs(d1) <= T && math.Abs(d2) <= T
+}
+
 // checkTime applies the Hampel rule to p's field of kind (timeField's),
 // with the median step m.
 func (c *Checker) checkTime(s *senderCheck, p *pending, nb int, kind FindingKind, m float64) *Finding {
@@ -524,15 +530,11 @@ func (c *Checker) checkTime(s *senderCheck, p *pending, nb int, kind FindingKind
 	if !ok {
 		return nil
 	}
-	T := max(c.opt.Factor*m, float64(c.opt.Floor))
 	// Fast path: both immediate neighbours agree within T.
-	if nb > 0 && nb < len(c.nbr) {
-		d1, ok1 := residual(kind, v, m, p, c.nbr[nb-1])
-		d2, ok2 := residual(kind, v, m, p, c.nbr[nb])
-		if ok1 && ok2 && math.Abs(d1) <= T && math.Abs(d2) <= T {
-			return nil
-		}
+	if nb > 0 && nb < len(c.nbr) && c.closeAgree(kind, v, m, p, c.nbr[nb-1], c.nbr[nb]) {
+		return nil
 	}
+	T := max(c.opt.Factor*m, float64(c.opt.Floor))
 	res := c.scratch[:0]
 	res = append(res, 0)
 	for _, q := range c.nbr {

@@ -364,10 +364,9 @@ func TestSanityQuickVerdictsAsFull(t *testing.T) {
 		}
 		cfg := CheckerConfig{File: "x", Neighbours: 1 + round%9}
 		verdicts := func(quick bool) []Checked {
-			defer func(q bool) { quickTimes = q }(quickTimes)
-			quickTimes = quick
 			var out []Checked
 			ch := NewChecker(cfg, func(c Checked) { out = append(out, c) })
+			ch.full = !quick
 			for i, r := range recs {
 				ch.Add(r, i+1, false)
 			}
