@@ -8,6 +8,7 @@
 package reloadfile
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -34,6 +35,11 @@ func (e *LimitError) Error() string { return fmt.Sprintf("larger than %d bytes",
 func Read(path string, max int) ([]byte, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
+		// Opening a Unix socket fails with ENXIO ("no such device or
+		// address"), which does not say what is wrong with the path.
+		if st, serr := os.Stat(path); errors.Is(err, syscall.ENXIO) && serr == nil && !st.Mode().IsRegular() {
+			return nil, &KindError{Kind: kind(st.Mode())}
+		}
 		return nil, err
 	}
 	defer f.Close()

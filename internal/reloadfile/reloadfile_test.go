@@ -2,6 +2,7 @@ package reloadfile
 
 import (
 	"errors"
+	"net"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -34,6 +35,14 @@ func TestRead(t *testing.T) {
 	_, err = Read(fifo, 4) // no writer: without O_NONBLOCK this blocks
 	assert.EqualError(t, err, "a named pipe, not a regular file")
 	assert.True(t, errors.As(err, new(*KindError)))
+
+	// A Unix socket's open fails (ENXIO); the error still says what it is.
+	sock := filepath.Join(dir, "sock")
+	l, err := net.Listen("unix", sock)
+	require.NoError(t, err)
+	defer l.Close()
+	_, err = Read(sock, 4)
+	assert.EqualError(t, err, "a socket, not a regular file")
 
 	_, err = Read(filepath.Join(dir, "missing"), 4)
 	assert.True(t, errors.Is(err, os.ErrNotExist))
