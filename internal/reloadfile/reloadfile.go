@@ -1,7 +1,7 @@
 // Package reloadfile reads the files a running command reads again when
-// told to (fdswim's and fdbeat's --key-file, --meta-file and
-// --encryption-stage-file on SIGHUP): regular files only, read whole up to
-// a bound, and never waited on. A named pipe in place of such a file gives
+// told to (on SIGHUP: fdswim's --key-file, --meta-file and
+// --encryption-stage-file, fdbeat's --key-file): regular files only, read
+// whole up to a bound, and never waited on. A named pipe in place of such a file gives
 // its contents once and would block the reloading goroutine in open until
 // a writer comes (user37 F7: a key file replaced by a pipe stopped every
 // later reload, silently); a device may never end.
