@@ -25,9 +25,9 @@ const storeInterval = 5 * askWait
 // maxPullers bounds the members the table remembers.
 const maxPullers = 64
 
-// The answers to an echo (kindAnswer and one of these), sent to the
-// echoing member: only an echo of a challenge that this store sent is
-// answered.
+// The answers to an echo (kindAnswer, one of these, the echo's token),
+// sent to the echoing member: only an echo of a challenge that this store
+// sent is answered.
 const (
 	answerQueued byte = 'q' // the store will be sent
 	answerBusy   byte = 'b' // stateQueue members wait already: ask again, or another member

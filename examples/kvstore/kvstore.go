@@ -35,7 +35,8 @@
 // again draws nothing, and a member is queued the store at most once
 // per five seconds, so a member that got one challenge cannot draw the
 // store again and again with 17-byte echoes. The member answers each
-// echo it takes with a datagram: queued, busy or served recently. One
+// echo it takes with a datagram: queued, busy or served recently, and
+// the echo's token, without which the joiner ignores an answer. One
 // goroutine sends the stores asked for, one at a time; at most
 // stateQueue wait, and a request beyond is answered busy and counted
 // (AnswersDropped). A joiner whose request was not queued asks the next

@@ -3,6 +3,7 @@ package kvstore
 import (
 	"context"
 	"crypto/rand"
+	"crypto/subtle"
 	"errors"
 	"fmt"
 	"sync"
@@ -17,8 +18,9 @@ import (
 // to the address it holds for the joiner, and the joiner sends kindEcho
 // and the challenge back; the member then queues the joiner for its one
 // sender of stores, unless it did so within storeInterval or stateQueue
-// members wait already, and answers the echo (kindAnswer) with which
-// (challenges.go).
+// members wait already, and answers the echo (kindAnswer) with which,
+// and the echo's token, so that only a member that saw the echo can
+// answer it (challenges.go).
 
 // stateQueue is how many members asking for the store wait for the one
 // sender at most; one more request is answered busy (AnswersDropped).
@@ -79,8 +81,8 @@ func (s *Store) pullMessage(m swim.Message) error {
 		if m.Data[0] == kindChal && len(m.Data) != 1+challengeLen {
 			return fmt.Errorf("challenge of %d bytes, want %d", len(m.Data)-1, challengeLen)
 		}
-		if m.Data[0] == kindAnswer && len(m.Data) != 2 {
-			return fmt.Errorf("answer of %d bytes, want 1", len(m.Data)-1)
+		if m.Data[0] == kindAnswer && len(m.Data) != 2+tokenLen {
+			return fmt.Errorf("answer of %d bytes, want %d", len(m.Data)-1, 1+tokenLen)
 		}
 		select {
 		case s.pull.chals <- m:
@@ -125,7 +127,7 @@ func (s *Store) pullMessage(m swim.Message) error {
 				answer = answerBusy
 			}
 		}
-		return s.sendTo(addr, []byte{kindAnswer, answer})
+		return s.sendTo(addr, append([]byte{kindAnswer, answer}, m.Data[1+challengeLen:]...))
 	}
 }
 
@@ -202,6 +204,7 @@ func (s *Store) askOne(ctx context.Context, id swim.ID) bool {
 	wait := time.NewTimer(askWait)
 	defer wait.Stop()
 	echoed := false
+	var w pullReq // the pull echoed, once echoed
 	for {
 		select {
 		case c := <-s.pull.chals:
@@ -209,15 +212,15 @@ func (s *Store) askOne(ctx context.Context, id swim.ID) bool {
 				continue
 			}
 			if c.Data[0] == kindAnswer {
-				if echoed {
+				if echoed && subtle.ConstantTimeCompare(c.Data[2:], w.token[:]) == 1 {
 					return c.Data[1] == answerQueued
 				}
-				continue // an answer to an earlier echo
+				continue // an answer to an earlier echo, or forged
 			}
 			if echoed {
 				continue // a challenge sent earlier
 			}
-			w := pullReq{id: id}
+			w = pullReq{id: id}
 			if _, err := rand.Read(w.token[:]); err != nil {
 				return false
 			}

@@ -55,7 +55,7 @@ func TestEchoReplayDrawsOneStore(t *testing.T) {
 						got += len(es)
 					}
 					gotBytes += len(m.Data)
-				case len(m.Data) == 2 && m.Data[0] == kindAnswer:
+				case len(m.Data) == 2+tokenLen && m.Data[0] == kindAnswer:
 					answers = append(answers, m.Data[1])
 				case len(m.Data) == 1+challengeLen && m.Data[0] == kindChal:
 					return m.Data[1:]
@@ -230,4 +230,44 @@ func TestPieceCountsAsAnswer(t *testing.T) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	assert.Equal(t, e.Time, b.clock)
+}
+
+// An answer must carry the token of the echo it answers: a forger who did
+// not see the echo (plain mode: anyone who reaches the joiner's port, as
+// a) cannot say "queued" for a member that answered otherwise, and have
+// the joiner's Join return nil with no store coming. Here a has sent b
+// its store within storeInterval and answers "served recently", while
+// forged "queued" answers from a, with another token, keep arriving.
+func TestForgedAnswerRefused(t *testing.T) {
+	ctx, a, b := pair(t)
+	stop := make(chan struct{})
+	defer close(stop)
+	b.mu.Lock()
+	before := b.pull.want
+	b.mu.Unlock()
+	go func() {
+		// From the echo on (b's want changes just before it).
+		for {
+			b.mu.Lock()
+			w := b.pull.want
+			b.mu.Unlock()
+			if w != before {
+				break
+			}
+			select {
+			case <-stop:
+				return
+			case <-time.After(100 * time.Microsecond):
+			}
+		}
+		forged := swim.Message{From: a.Agent().Self().ID, Data: append([]byte{kindAnswer, answerQueued}, make([]byte, tokenLen)...)}
+		for {
+			select {
+			case b.pull.chals <- forged:
+			case <-stop:
+				return
+			}
+		}
+	}()
+	assert.False(t, b.askOne(ctx, a.Agent().Self().ID), "a forged answer was taken")
 }
