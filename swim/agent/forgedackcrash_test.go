@@ -41,21 +41,9 @@ func TestForgedAcksFromOtherHostHideNoCrash(t *testing.T) {
 	var wg sync.WaitGroup
 	t.Cleanup(func() { close(stop); wg.Wait() })
 	sendPk := func(to swim.Node, pk swim.Packet) {
-		pk.To = to
-		if pk.From.ID == "" {
-			pk.From = att.self
-		}
-		data, _, err := codec.Encode(&pk)
-		if err != nil {
-			return
-		}
-		dst, err := agentAddr(to.Addr)
-		if err != nil {
-			return
-		}
 		mu.Lock()
-		if att.Send(dst, data) == nil {
-			sent.Add(int64(len(data)))
+		if n, err := att.write(to, pk); err == nil {
+			sent.Add(int64(n))
 		}
 		mu.Unlock()
 	}
