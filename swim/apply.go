@@ -194,7 +194,7 @@ func (m *Member) addMember(in *inbound, u Update, gossip bool) {
 		m.settleLater(in.now)
 		return
 	}
-	if !m.makeRoom(m.speaks(in, &u)) {
+	if !m.makeRoom(m.speaks(in, u.Node.ID)) {
 		m.stats.MembersRefused++
 		return
 	}
@@ -419,7 +419,7 @@ func (m *Member) correctLeft(in *inbound, p *peer, u Update, gossip bool) {
 	}
 	var to []*peer
 	for _, id := range []ID{in.from, u.From} {
-		if q := m.peers[id]; q != nil && (id == in.from && m.answerable(in, q) || q.verified) && (q.state == StateAlive || q.state == StateSuspect) && !slices.Contains(to, q) {
+		if q := m.peers[id]; q != nil && m.answerable(in, q) && (q.state == StateAlive || q.state == StateSuspect) && !slices.Contains(to, q) {
 			to = append(to, q)
 		}
 	}

@@ -317,8 +317,15 @@ func (m *Member) pickKnown(k int, ok func(p *peer) bool) []*peer {
 	if m.unverified == 0 {
 		return m.pick(k, ok)
 	}
-	chosen := m.pickInto(nil, k, func(p *peer) bool { return p.verified && ok(p) }, m.unverified >= len(m.list)/2)
+	chosen := m.pickVerified(k, ok)
 	return m.pickInto(chosen, k-len(chosen), ok, false)
+}
+
+// pickVerified returns up to k distinct random verified members of the
+// probe list for which ok is true, scanning the list when the unverified
+// are half of it or more (pickInto).
+func (m *Member) pickVerified(k int, ok func(p *peer) bool) []*peer {
+	return m.pickInto(nil, k, func(p *peer) bool { return p.verified && ok(p) }, m.unverified >= len(m.list)/2)
 }
 
 // pickInto appends to chosen up to k more distinct random members of the

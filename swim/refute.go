@@ -186,7 +186,7 @@ func (m *Member) announceAlive(replyTo ID, skip func(ID) bool) {
 			}
 		}
 	} else {
-		to = m.pickInto(nil, k, func(p *peer) bool { return p.verified && ok(p) }, m.unverified >= len(m.list)/2)
+		to = m.pickVerified(k, ok)
 		if len(to) == 0 && m.queue.announcedUnverified < announceUnverifiedPerPeriod {
 			to = m.pickInto(nil, 1, ok, false)
 			m.queue.announcedUnverified += len(to)

@@ -118,13 +118,14 @@ func (m *Member) unverifiedQuota() int {
 // Alive, or an entry of the join seed's view (view: a view transfer), or
 // the unverified live members are under unverifiedQuota.
 func (m *Member) admitUnverified(in *inbound, u *Update, view bool) bool {
-	return m.speaks(in, u) || m.seedView(in, view) || m.unverified < m.unverifiedQuota()
+	return m.speaks(in, u.Node.ID) || m.seedView(in, view) || m.unverified < m.unverifiedQuota()
 }
 
-// speaks reports whether u is the packet's sender's own update, from the
-// address it claims (not StepFromOtherSource).
-func (m *Member) speaks(in *inbound, u *Update) bool {
-	return in.from == u.Node.ID && !in.otherSource
+// speaks reports whether id is the packet's sender, from the address it
+// claims as far as the transport can tell (not StepFromOtherSource): an
+// update about id is then the sender's own.
+func (m *Member) speaks(in *inbound, id ID) bool {
+	return in.from == id && !in.otherSource
 }
 
 // answerable reports whether q, the packet's sender, may be sent an
@@ -134,7 +135,7 @@ func (m *Member) speaks(in *inbound, u *Update) bool {
 // address as the sender drew the answer there from every member it sent
 // one to.
 func (m *Member) answerable(in *inbound, q *peer) bool {
-	return q.verified || in.from == q.node.ID && !in.otherSource
+	return q.verified || m.speaks(in, q.node.ID)
 }
 
 // unverifiedCost is the least probe budget an unverified member's probe
