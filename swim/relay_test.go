@@ -37,6 +37,18 @@ func pingReq(from, target Node, nack bool) Packet {
 	return Packet{Kind: MsgPingReq, From: from, To: node("a"), PingReq: PingReq{Seq: 7, Target: target, Nack: nack}}
 }
 
+// relayOne steps the ping-req p into a at 10 ms and returns the one ping
+// a relays for it, and every packet a sent; it fails t unless a sent
+// exactly one ping.
+func relayOne(t *testing.T, a *Member, p Packet, msgAndArgs ...any) (Packet, []Packet) {
+	t.Helper()
+	require.NoError(t, a.Step(10*time.Millisecond, &p))
+	pk, _ := drain(a)
+	pings := only(t, pk, MsgPing)
+	require.Len(t, pings, 1, msgAndArgs...)
+	return pings[0], pk
+}
+
 // padded is p with Alive updates of fresh members until its Size is at
 // least size.
 func padded(p Packet, size int) Packet {
@@ -63,17 +75,13 @@ func sentTo(pk []Packet, addr string) int {
 // queue and the broadcasts.
 func TestPingReqBetweenMembersCarriesQueue(t *testing.T) {
 	a := relayMember(t)
-	p := pingReq(node("c"), node("b"), false)
-	require.NoError(t, a.Step(10*time.Millisecond, &p))
-	pk, _ := drain(a)
-	pings := only(t, pk, MsgPing)
-	require.Len(t, pings, 1)
-	assert.Equal(t, node("b"), pings[0].To)
-	assert.NotEmpty(t, pings[0].Updates)
-	assert.NotEmpty(t, pings[0].Broadcasts)
-	ack := Packet{Kind: MsgAck, From: node("b"), To: a.Self(), Ack: Ack{Seq: pings[0].Ping.Seq}}
+	ping, _ := relayOne(t, a, pingReq(node("c"), node("b"), false))
+	assert.Equal(t, node("b"), ping.To)
+	assert.NotEmpty(t, ping.Updates)
+	assert.NotEmpty(t, ping.Broadcasts)
+	ack := Packet{Kind: MsgAck, From: node("b"), To: a.Self(), Ack: Ack{Seq: ping.Ping.Seq}}
 	require.NoError(t, a.Step(20*time.Millisecond, &ack))
-	pk, _ = drain(a)
+	pk, _ := drain(a)
 	acks := only(t, pk, MsgAck)
 	require.Len(t, acks, 1)
 	assert.Equal(t, node("c"), acks[0].To)
@@ -165,12 +173,8 @@ func TestRelayNackBareAndStrangerTargetPingBare(t *testing.T) {
 	assert.Equal(t, Packet{Kind: MsgNack, From: a.Self(), To: Node{ID: "x", Addr: "victim:1"}, Nack: Nack{Seq: 7}}, nacks[0])
 
 	a = relayMember(t)
-	q := pingReq(node("c"), Node{ID: "y", Addr: "elsewhere:1"}, false)
-	require.NoError(t, a.Step(10*time.Millisecond, &q))
-	pk, _ = drain(a)
-	pings := only(t, pk, MsgPing)
-	require.Len(t, pings, 1)
-	assert.Equal(t, Packet{Kind: MsgPing, From: a.Self(), To: Node{ID: "y", Addr: "elsewhere:1"}, Ping: Ping{Seq: pings[0].Ping.Seq}}, pings[0])
+	ping, _ := relayOne(t, a, pingReq(node("c"), Node{ID: "y", Addr: "elsewhere:1"}, false))
+	assert.Equal(t, Packet{Kind: MsgPing, From: a.Self(), To: Node{ID: "y", Addr: "elsewhere:1"}, Ping: Ping{Seq: ping.Ping.Seq}}, ping)
 }
 
 // A member's ping-req for a target the view holds only because a packet
@@ -199,18 +203,14 @@ func TestRelayPingToUnverifiedTargetBare(t *testing.T) {
 		if dead {
 			require.Equal(t, StateDead, py.state)
 		}
-		p := pingReq(node("c"), y, false)
-		require.NoError(t, a.Step(10*time.Millisecond, &p))
-		pk, _ := drain(a)
-		pings := only(t, pk, MsgPing)
-		require.Len(t, pings, 1, "dead %v", dead)
-		assert.Equal(t, y, pings[0].To)
-		want := Packet{Kind: MsgPing, From: a.Self(), To: y, Ping: Ping{Seq: pings[0].Ping.Seq}}
+		ping, pk := relayOne(t, a, pingReq(node("c"), y, false), "dead %v", dead)
+		assert.Equal(t, y, ping.To)
+		want := Packet{Kind: MsgPing, From: a.Self(), To: y, Ping: Ping{Seq: ping.Ping.Seq}}
 		if dead {
 			want.Updates = []Update{a.viewUpdate(a.peers["y"])}
 		}
-		assert.Equal(t, want, pings[0], "dead %v", dead)
-		assert.Equal(t, pings[0].Size(), sentTo(pk, "victim:2"))
+		assert.Equal(t, want, ping, "dead %v", dead)
+		assert.Equal(t, ping.Size(), sentTo(pk, "victim:2"))
 	}
 }
 
@@ -274,10 +274,7 @@ func TestRelaysPerOrigin(t *testing.T) {
 	assert.Equal(t, n-maxRelaysPerOrigin, a.Stats().RelaysRefused)
 
 	// Another member is still relayed.
-	p := pingReq(node("d"), node("b"), true)
-	require.NoError(t, a.Step(10*time.Millisecond, &p))
-	pk, _ := drain(a)
-	require.Len(t, only(t, pk, MsgPing), 1)
+	relayOne(t, a, pingReq(node("d"), node("b"), true))
 	assert.Len(t, a.probing.relays, maxRelaysPerOrigin+1)
 
 	// Another ID at c's address, or c's ID at another address, counts
@@ -294,10 +291,10 @@ func TestRelaysPerOrigin(t *testing.T) {
 	// b's ack ends one of c's relays: c may ask once more.
 	ack := Packet{Kind: MsgAck, From: node("b"), To: a.Self(), Ack: Ack{Seq: pings[0].Ping.Seq}}
 	require.NoError(t, a.Step(20*time.Millisecond, &ack))
-	pk, _ = drain(a)
+	pk, _ := drain(a)
 	require.Len(t, only(t, pk, MsgAck), 1)
 	for range 2 {
-		p = pingReq(node("c"), node("b"), false)
+		p := pingReq(node("c"), node("b"), false)
 		require.NoError(t, a.Step(30*time.Millisecond, &p))
 		drain(a)
 	}
@@ -331,12 +328,8 @@ func TestRelaysPerHost(t *testing.T) {
 	assert.Equal(t, 32*4-32, a.Stats().RelaysRefused)
 
 	// d, on another host, is still relayed.
-	p := pingReq(node("d"), node("b"), true)
-	require.NoError(t, a.Step(10*time.Millisecond, &p))
-	pk, _ := drain(a)
-	pings := only(t, pk, MsgPing)
-	require.Len(t, pings, 1)
-	assert.Equal(t, node("b"), pings[0].To)
+	ping, _ := relayOne(t, a, pingReq(node("d"), node("b"), true))
+	assert.Equal(t, node("b"), ping.To)
 
 	// The same IP address written as IPv4-mapped IPv6 counts as the same
 	// host; another address of the same /24 does not.
