@@ -29,6 +29,22 @@ func ghostTest(t *testing.T, mut func(*Config)) (*Member, Node) {
 	return a, g
 }
 
+// ghostsTest returns a (Lifeguard, peers b, c and d from Bootstrap, so
+// verified) told by b of n ghosts g0, g1... at a victim's address.
+func ghostsTest(t *testing.T, n int) *Member {
+	t.Helper()
+	a := newTest(t, "a", ModeLifeguard, nil, "b", "c", "d")
+	a.Tick(0)
+	drain(a)
+	var ups []Update
+	for i := range n {
+		ups = append(ups, Update{Kind: UpdateAlive, Node: Node{ID: ID(fmt.Sprintf("g%d", i)), Addr: "victim:7946"}, From: "b"})
+	}
+	require.NoError(t, a.Step(time.Millisecond, &Packet{Kind: MsgGossip, From: node("b"), To: a.Self(), Updates: ups}))
+	drain(a)
+	return a
+}
+
 // runAnswering ticks m up to until, acking at once every ping it sends to
 // a member of answer, and returns every packet it sent.
 func runAnswering(t *testing.T, m *Member, until time.Duration, answer ...string) []Packet {
@@ -107,15 +123,7 @@ func TestUnverifiedSuspectGetsOnePing(t *testing.T) {
 // the other ghosts a was told of, at a victim's address, one MsgGossip each
 // with the ghost's own notice.
 func TestEagerPushesOnlyToVerified(t *testing.T) {
-	a := newTest(t, "a", ModeLifeguard, nil, "b", "c", "d")
-	a.Tick(0)
-	drain(a)
-	var ups []Update
-	for i := range 5 {
-		ups = append(ups, Update{Kind: UpdateAlive, Node: Node{ID: ID(fmt.Sprintf("g%d", i)), Addr: "victim:7946"}, From: "b"})
-	}
-	require.NoError(t, a.Step(time.Millisecond, &Packet{Kind: MsgGossip, From: node("b"), To: a.Self(), Updates: ups}))
-	drain(a)
+	a := ghostsTest(t, 5)
 	pk := runAnswering(t, a, time.Minute, "b", "c")
 	require.Equal(t, StateDead, a.peers["d"].state)
 	gossips := map[string]int{}
@@ -241,15 +249,7 @@ func TestPushesToNamedMembersOnlyVerified(t *testing.T) {
 // request went to one of the 11 dead members at random, most to the
 // victim.
 func TestIsolatedAsksOnlyVerifiedDead(t *testing.T) {
-	a := newTest(t, "a", ModeLifeguard, nil, "b", "c", "d")
-	a.Tick(0)
-	drain(a)
-	var ups []Update
-	for i := range 8 {
-		ups = append(ups, Update{Kind: UpdateAlive, Node: Node{ID: ID(fmt.Sprintf("g%d", i)), Addr: "victim:7946"}, From: "b"})
-	}
-	require.NoError(t, a.Step(time.Millisecond, &Packet{Kind: MsgGossip, From: node("b"), To: a.Self(), Updates: ups}))
-	drain(a)
+	a := ghostsTest(t, 8)
 	asked := map[string]int{}
 	tickUntil(a, 10*time.Minute, func(_ time.Duration, pk []Packet, _ []Event) {
 		for _, p := range pk {
