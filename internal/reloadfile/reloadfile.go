@@ -8,7 +8,6 @@
 package reloadfile
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -28,18 +27,22 @@ type LimitError struct{ Max int }
 func (e *LimitError) Error() string { return fmt.Sprintf("larger than %d bytes", e.Max) }
 
 // Read returns the contents of the regular file at path, of at most max
-// bytes. It opens without waiting for a named pipe's writer (O_NONBLOCK,
-// which changes nothing for a regular file) and reads at most max+1 bytes.
-// Errors: *KindError, *LimitError, or the *os.PathError of the open or
-// read; none of them names path beyond what os puts in a PathError.
+// bytes. It opens nothing that is not a regular file, and checks again
+// what it opened; it opens without waiting for a named pipe's writer
+// (O_NONBLOCK, which changes nothing for a regular file) and reads at
+// most max+1 bytes. Errors: *KindError, *LimitError, or the
+// *os.PathError of the open or read; none of them names path beyond what
+// os puts in a PathError.
 func Read(path string, max int) ([]byte, error) {
+	// Stat first: opening a device may do something (a terminal, a
+	// tape), and opening a Unix socket fails with ENXIO, which does not
+	// say what is wrong with the path. A Stat error is left to the
+	// open, which says the same.
+	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
+		return nil, &KindError{Kind: kind(st.Mode())}
+	}
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
-		// Opening a Unix socket fails with ENXIO ("no such device or
-		// address"), which does not say what is wrong with the path.
-		if st, serr := os.Stat(path); errors.Is(err, syscall.ENXIO) && serr == nil && !st.Mode().IsRegular() {
-			return nil, &KindError{Kind: kind(st.Mode())}
-		}
 		return nil, err
 	}
 	defer f.Close()
@@ -47,8 +50,8 @@ func Read(path string, max int) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if m := st.Mode(); !m.IsRegular() {
-		return nil, &KindError{Kind: kind(m)}
+	if !st.Mode().IsRegular() { // replaced since the Stat
+		return nil, &KindError{Kind: kind(st.Mode())}
 	}
 	b, err := io.ReadAll(io.LimitReader(f, int64(max)+1))
 	if err != nil {
