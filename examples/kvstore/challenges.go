@@ -2,6 +2,7 @@ package kvstore
 
 import (
 	"crypto/subtle"
+	"errors"
 	"time"
 
 	"github.com/fdkit/fdkit/swim"
@@ -14,6 +15,16 @@ import (
 // store at most once per storeInterval. The table holds at most
 // maxPullers members; when it is full, the member heard from least
 // recently makes room.
+//
+// An ask while a challenge is in force is answered with the same
+// challenge, at most once per resendGap, not with a new one: in plain
+// mode anyone can send kindAsk under a joiner's ID, and a new challenge
+// per ask let a forger void the joiner's before its echo came back, so
+// that the joiner could not pull from that member. Asks over
+// asksPerWait in one askWait, from any members, are refused before
+// anything else is done for them (no view copy, no random draw, no
+// datagram), so that a flood of asks costs the receiving goroutine a map
+// lookup each.
 
 // challengeTTL is how long a challenge may be echoed after it was sent.
 const challengeTTL = 2 * askWait
@@ -24,6 +35,14 @@ const storeInterval = 5 * askWait
 
 // maxPullers bounds the members the table remembers.
 const maxPullers = 64
+
+// resendGap is the least time between two sends of one challenge, asked
+// for again while in force: a joiner asks a member once per askWait.
+const resendGap = askWait / 4
+
+// asksPerWait is how many asks the table answers in one askWait at most:
+// as many as it remembers members.
+const asksPerWait = maxPullers
 
 // The answers to an echo (kindAnswer, one of these, the echo's token),
 // sent to the echoing member: only an echo of a challenge that this store
@@ -39,6 +58,7 @@ type pullerState struct {
 	nonce  [challengeLen]byte
 	addr   string
 	issued time.Time // zero once echoed
+	sent   time.Time // when the challenge was last sent
 	served time.Time // when a store was last queued, or zero
 }
 
@@ -46,35 +66,77 @@ type pullerState struct {
 // goroutine only.
 type challenges struct {
 	m map[swim.ID]*pullerState
+	// The asks answered since since, at most asksPerWait per askWait.
+	since time.Time
+	asks  int
+}
+
+// inForce reports whether st's challenge may still be echoed at now.
+func (st *pullerState) inForce(now time.Time) bool {
+	return !st.issued.IsZero() && now.Sub(st.issued) <= challengeTTL
 }
 
 // last is when the table last heard of st.
 func (st *pullerState) last() time.Time {
-	if st.issued.After(st.served) {
-		return st.issued
+	if st.sent.After(st.served) {
+		return st.sent
 	}
 	return st.served
 }
 
 // stale reports whether st holds nothing in force at now.
 func (st *pullerState) stale(now time.Time) bool {
-	return (st.issued.IsZero() || now.Sub(st.issued) > challengeTTL) &&
+	return !st.inForce(now) &&
 		(st.served.IsZero() || now.Sub(st.served) >= storeInterval)
 }
 
-// issue records nonce as the challenge sent at now to id at addr,
-// replacing any earlier one of id's.
-func (c *challenges) issue(id swim.ID, addr string, nonce [challengeLen]byte, now time.Time) {
+// admit reports whether an ask from id at now is answered at all: not
+// when id's challenge in force was sent within resendGap, nor when
+// asksPerWait asks were answered within askWait. It counts the asks it
+// admits; the caller then looks id up in its view and calls challenge.
+func (c *challenges) admit(id swim.ID, now time.Time) error {
+	if st := c.m[id]; st != nil && st.inForce(now) && now.Sub(st.sent) < resendGap {
+		return errAskedAgain
+	}
+	if now.Sub(c.since) >= askWait || now.Before(c.since) {
+		c.since, c.asks = now, 0
+	}
+	if c.asks >= asksPerWait {
+		return errTooManyAsks
+	}
+	c.asks++
+	return nil
+}
+
+// The errors of admit, counted in Rejected.
+var (
+	errAskedAgain  = errors.New("asked again within the resend gap of its challenge")
+	errTooManyAsks = errors.New("too many asks for the store at once")
+)
+
+// challenge returns the challenge to send at now to id at addr: the one
+// in force, sent to that address, or else a new one from draw, which
+// replaces id's earlier one.
+func (c *challenges) challenge(id swim.ID, addr string, now time.Time, draw func() ([challengeLen]byte, error)) ([challengeLen]byte, error) {
 	if c.m == nil {
 		c.m = map[swim.ID]*pullerState{}
 	}
 	st := c.m[id]
+	if st != nil && st.inForce(now) && st.addr == addr {
+		st.sent = now
+		return st.nonce, nil
+	}
+	nonce, err := draw()
+	if err != nil {
+		return nonce, err
+	}
 	if st == nil {
 		c.makeRoom(now)
 		st = &pullerState{}
 		c.m[id] = st
 	}
-	st.nonce, st.addr, st.issued = nonce, addr, now
+	st.nonce, st.addr, st.issued, st.sent = nonce, addr, now, now
+	return nonce, nil
 }
 
 // makeRoom drops the stale entries when the table is full, and then, if

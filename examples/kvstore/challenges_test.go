@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/fdkit/fdkit/swim"
 )
@@ -20,7 +21,7 @@ func TestChallengeSingleUseAndTimeBound(t *testing.T) {
 	n1 := [challengeLen]byte{1}
 	n2 := [challengeLen]byte{2}
 	var c challenges
-	c.issue("b", "10.0.0.2:7946", n1, t0)
+	issue(&c, "b", "10.0.0.2:7946", n1, t0)
 	for _, r := range []struct {
 		id, addr string
 		chal     []byte
@@ -38,28 +39,70 @@ func TestChallengeSingleUseAndTimeBound(t *testing.T) {
 		assert.Equal(t, r.ok, ok, "%+v", r)
 		assert.False(t, recent)
 	}
-	c.issue("b", "10.0.0.2:7946", n2, t0)
+	issue(&c, "b", "10.0.0.2:7946", n2, t0)
 	ok, _ := c.redeem("b", "10.0.0.2:7946", n2[:], t0.Add(challengeTTL+1))
 	assert.False(t, ok, "expired")
 
 	// Queued at t1: refused another store until storeInterval has passed.
 	t1 := t0.Add(time.Minute)
-	c.issue("b", "10.0.0.2:7946", n1, t1)
+	issue(&c, "b", "10.0.0.2:7946", n1, t1)
 	ok, recent := c.redeem("b", "10.0.0.2:7946", n1[:], t1)
 	assert.True(t, ok)
 	assert.False(t, recent)
 	c.served("b", t1)
-	c.issue("b", "10.0.0.2:7946", n2, t1.Add(storeInterval-1))
+	issue(&c, "b", "10.0.0.2:7946", n2, t1.Add(storeInterval-1))
 	ok, recent = c.redeem("b", "10.0.0.2:7946", n2[:], t1.Add(storeInterval-1))
 	assert.Equal(t, []bool{true, true}, []bool{ok, recent})
-	c.issue("b", "10.0.0.2:7946", n1, t1.Add(storeInterval))
+	issue(&c, "b", "10.0.0.2:7946", n1, t1.Add(storeInterval))
 	ok, recent = c.redeem("b", "10.0.0.2:7946", n1[:], t1.Add(storeInterval))
 	assert.Equal(t, []bool{true, false}, []bool{ok, recent})
-	// A newer challenge replaces the older one.
-	c.issue("b", "10.0.0.2:7946", n1, t1)
-	c.issue("b", "10.0.0.2:7946", n2, t1)
-	ok, _ = c.redeem("b", "10.0.0.2:7946", n1[:], t1)
+	// An ask while a challenge is in force gets that challenge again, not
+	// a new one (a forged ask under b's ID voided b's challenge before
+	// its echo came: issue 27, rvk); at another address, a new one.
+	assert.Equal(t, n1, issue(&c, "b", "10.0.0.2:7946", n1, t1))
+	assert.Equal(t, n1, issue(&c, "b", "10.0.0.2:7946", n2, t1.Add(challengeTTL)))
+	ok, _ = c.redeem("b", "10.0.0.2:7946", n2[:], t1.Add(challengeTTL))
 	assert.False(t, ok)
+	ok, _ = c.redeem("b", "10.0.0.2:7946", n1[:], t1.Add(challengeTTL))
+	assert.True(t, ok)
+	assert.Equal(t, n1, issue(&c, "b", "10.0.0.2:7946", n1, t1))
+	assert.Equal(t, n2, issue(&c, "b", "10.0.0.3:7946", n2, t1))
+	ok, _ = c.redeem("b", "10.0.0.3:7946", n2[:], t1)
+	assert.True(t, ok)
+}
+
+// issue is the challenge c sends at now to id at addr, n if it draws one.
+func issue(c *challenges, id swim.ID, addr string, n [challengeLen]byte, now time.Time) [challengeLen]byte {
+	got, err := c.challenge(id, addr, now, func() ([challengeLen]byte, error) { return n, nil })
+	if err != nil {
+		panic(err)
+	}
+	return got
+}
+
+// An ask is answered at most once per resendGap while its challenge is in
+// force, and at most asksPerWait asks, from any members, in one askWait:
+// the others are refused before the view is looked at.
+func TestAsksBounded(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	var c challenges
+	n := [challengeLen]byte{9}
+	require.NoError(t, c.admit("b", t0))
+	issue(&c, "b", "a", n, t0)
+	assert.ErrorIs(t, c.admit("b", t0.Add(resendGap-1)), errAskedAgain)
+	require.NoError(t, c.admit("b", t0.Add(resendGap)))
+	issue(&c, "b", "a", n, t0.Add(resendGap))
+	assert.ErrorIs(t, c.admit("b", t0.Add(2*resendGap-1)), errAskedAgain)
+	ok, _ := c.redeem("b", "a", n[:], t0.Add(2*resendGap-1))
+	require.True(t, ok)
+	require.NoError(t, c.admit("b", t0.Add(2*resendGap-1)), "echoed: a new ask is a new pull")
+
+	t1 := t0.Add(time.Minute)
+	for i := range asksPerWait {
+		require.NoError(t, c.admit(swim.ID(fmt.Sprint("m", i)), t1), i)
+	}
+	assert.ErrorIs(t, c.admit("x", t1.Add(askWait-1)), errTooManyAsks)
+	assert.NoError(t, c.admit("x", t1.Add(askWait)))
 }
 
 // The table holds at most maxPullers members: stale ones go first, then
@@ -69,10 +112,10 @@ func TestChallengeTableBounded(t *testing.T) {
 	var c challenges
 	n := [challengeLen]byte{7}
 	for i := range maxPullers {
-		c.issue(swim.ID(fmt.Sprint("m", i)), "a", n, t0.Add(time.Duration(i)*time.Millisecond))
+		issue(&c, swim.ID(fmt.Sprint("m", i)), "a", n, t0.Add(time.Duration(i)*time.Millisecond))
 	}
 	c.served("m5", t0.Add(500*time.Millisecond)) // heard of last, though issued early
-	c.issue("x", "a", n, t0.Add(time.Second))
+	issue(&c, "x", "a", n, t0.Add(time.Second))
 	assert.Len(t, c.m, maxPullers)
 	ok, _ := c.redeem("m0", "a", n[:], t0.Add(time.Second))
 	assert.False(t, ok, "m0, the oldest, made room")
@@ -84,8 +127,8 @@ func TestChallengeTableBounded(t *testing.T) {
 	// only m5's store is within storeInterval: the full table drops all
 	// the others.
 	later := t0.Add(3 * time.Second)
-	c.issue("y", "a", n, later)
-	c.issue("z", "a", n, later)
+	issue(&c, "y", "a", n, later)
+	issue(&c, "z", "a", n, later)
 	assert.Len(t, c.m, 3)
 	for _, id := range []swim.ID{"m5", "y", "z"} {
 		assert.Contains(t, c.m, id)

@@ -14,9 +14,9 @@ import (
 )
 
 // The pull of a store by a joiner (package comment): the joiner sends
-// kindAsk, the member answers with kindChal and a fresh challenge, sent
-// to the address it holds for the joiner, and the joiner sends kindEcho
-// and the challenge back; the member then queues the joiner for its one
+// kindAsk, the member answers with kindChal and a challenge (a fresh
+// one, or the one in force: challenges.go), sent to the address it holds
+// for the joiner, and the joiner sends kindEcho and the challenge back; the member then queues the joiner for its one
 // sender of stores, unless it did so within storeInterval or stateQueue
 // members wait already, and answers the echo (kindAnswer) with which,
 // and the echo's token, so that only a member that saw the echo can
@@ -55,6 +55,10 @@ type puller struct {
 	// taken.
 	want    pullReq
 	arrived chan struct{}
+	// asked is the member askOne asks, under Store.mu: challenges and
+	// answers from others are dropped before they reach chals, so that a
+	// flood under other IDs cannot fill it.
+	asked swim.ID
 }
 
 func (p *puller) init() {
@@ -84,24 +88,36 @@ func (s *Store) pullMessage(m swim.Message) error {
 		if m.Data[0] == kindAnswer && len(m.Data) != 2+tokenLen {
 			return fmt.Errorf("answer of %d bytes, want %d", len(m.Data)-1, 1+tokenLen)
 		}
+		s.mu.Lock()
+		asked := s.pull.asked
+		s.mu.Unlock()
+		if m.From != asked {
+			return nil // nobody asking, or another member asked
+		}
 		select {
 		case s.pull.chals <- m:
-		default: // nobody asking, or a flood: the asker asks again
+		default: // a flood under the asked member's ID: the asker asks again
 		}
 		return nil
 	case kindAsk:
 		if len(m.Data) != 1 {
 			return fmt.Errorf("request of %d bytes, want 1", len(m.Data))
 		}
+		now := time.Now()
+		if err := s.pull.table.admit(m.From, now); err != nil {
+			return err
+		}
 		addr, err := s.liveAddr(m.From)
 		if err != nil {
 			return err
 		}
-		var nonce [challengeLen]byte
-		if _, err := rand.Read(nonce[:]); err != nil {
+		nonce, err := s.pull.table.challenge(m.From, addr, now, func() (n [challengeLen]byte, err error) {
+			_, err = rand.Read(n[:])
+			return n, err
+		})
+		if err != nil {
 			return err
 		}
-		s.pull.table.issue(m.From, addr, nonce, time.Now())
 		return s.sendTo(addr, append([]byte{kindChal}, nonce[:]...))
 	default: // kindEcho
 		if len(m.Data) != 1+challengeLen+tokenLen {
@@ -186,6 +202,29 @@ func (s *Store) ask(ctx context.Context) error {
 	}
 }
 
+// maxEchoes is how many distinct challenges from the member asked a
+// joiner echoes in one ask: a challenge forged under its ID, come first,
+// drew the only echo, and the member's own was ignored (issue 27, rvk);
+// the member answers only the echo of its own, so one more echo is one
+// more reliable message, and a flood of forged challenges draws at most
+// maxEchoes of them.
+const maxEchoes = 3
+
+// echoes returns the slot of seen in which the challenge chal, not
+// echoed yet, is recorded once echoed, or −1 when chal is in seen
+// already or seen is full.
+func echoes(seen [][]byte, chal []byte) int {
+	for i, c := range seen {
+		if c == nil {
+			return i
+		}
+		if subtle.ConstantTimeCompare(c, chal) == 1 {
+			return -1
+		}
+	}
+	return -1
+}
+
 // askOne asks id for its store (a datagram), echoes its challenge (a
 // reliable message) and waits for its answer; true when id queued the
 // store for this member, or when a piece of the store came for this
@@ -198,13 +237,22 @@ func (s *Store) askOne(ctx context.Context, id swim.ID) bool {
 	case <-s.pull.arrived:
 	default:
 	}
+	s.mu.Lock()
+	s.pull.asked = id
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.pull.asked = ""
+		s.mu.Unlock()
+	}()
 	if err := s.a.SendTo(ctx, id, []byte{kindAsk}); err != nil {
 		return false
 	}
 	wait := time.NewTimer(askWait)
 	defer wait.Stop()
 	echoed := false
-	var w pullReq // the pull echoed, once echoed
+	var w pullReq              // the pull echoed, once echoed
+	var seen [maxEchoes][]byte // the challenges echoed
 	for {
 		select {
 		case c := <-s.pull.chals:
@@ -217,20 +265,24 @@ func (s *Store) askOne(ctx context.Context, id swim.ID) bool {
 				}
 				continue // an answer to an earlier echo, or forged
 			}
-			if echoed {
-				continue // a challenge sent earlier
+			n := echoes(seen[:], c.Data[1:])
+			if n < 0 {
+				continue // echoed already, or maxEchoes echoed
 			}
-			w = pullReq{id: id}
-			if _, err := rand.Read(w.token[:]); err != nil {
-				return false
+			if !echoed {
+				w = pullReq{id: id}
+				if _, err := rand.Read(w.token[:]); err != nil {
+					return false
+				}
+				s.mu.Lock()
+				s.pull.want = w // before the echo: the pieces may come before the answer
+				s.mu.Unlock()
 			}
-			s.mu.Lock()
-			s.pull.want = w // before the echo: the pieces may come before the answer
-			s.mu.Unlock()
 			echo := append(append([]byte{kindEcho}, c.Data[1:]...), w.token[:]...)
 			if s.a.SendReliable(ctx, id, echo) != nil {
 				return false
 			}
+			seen[n] = c.Data[1:]
 			echoed = true
 			wait.Reset(askWait)
 		case <-s.pull.arrived:

@@ -271,3 +271,35 @@ func TestForgedAnswerRefused(t *testing.T) {
 	}()
 	assert.False(t, b.askOne(ctx, a.Agent().Self().ID), "a forged answer was taken")
 }
+
+// A challenge forged under the asked member's ID and come first no longer
+// takes the joiner's only echo: the member's own challenge, come after
+// it, is echoed too, and the member queues the store. A challenge under
+// any other ID does not reach the asker's queue at all. Before, only the
+// first challenge was echoed, and a forger that got one in first made
+// every ask of that member fail (issue 27, rvk).
+func TestForgedChallengeFirstStillPulls(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	a := newStore(t, stage1("kv-a"))
+	b := newStore(t, stage1("kv-b"))
+	require.NoError(t, b.Agent().Join(ctx, a.Agent().Self().Addr)) // the view only: no pull yet
+	aID := a.Agent().Self().ID
+	require.Eventually(t, func() bool {
+		for _, m := range a.Agent().Members() {
+			if m.Node.ID == "kv-b" && m.State == swim.StateAlive {
+				return true
+			}
+		}
+		return false
+	}, 10*time.Second, 10*time.Millisecond)
+
+	junk := append([]byte{kindChal}, make([]byte, challengeLen)...)
+	b.mu.Lock()
+	b.pull.asked = aID
+	b.mu.Unlock()
+	require.NoError(t, b.pullMessage(swim.Message{From: "kv-x", Data: junk}))
+	assert.Empty(t, b.pull.chals, "a challenge from a member not asked is dropped")
+	b.pull.chals <- swim.Message{From: aID, Data: junk}
+	assert.True(t, b.askOne(ctx, aID), "the member's own challenge, after a forged one, was not echoed")
+}
