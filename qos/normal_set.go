@@ -29,6 +29,9 @@ func sharedWarmUp(cfg phi.NormalConfig) bool {
 // every threshold's detector, and sweepShared's thresholdPass does, once
 // for all of them, everything a replay does apart from τ (method
 // SharedState). The thresholds must share their warm-up (sharedWarmUp).
+// Where sweepRanked takes the stream, its first pass runs the set and
+// records every freshness point on a tauTape, which its second pass
+// replays instead of running the set again.
 //
 // It returns errNotLinear (Sweep then replays each point, which reports
 // the errors) for a value below log10 2 or infinite, or when a pass fails
@@ -45,7 +48,7 @@ func sweepNormalShared(cfg phi.NormalConfig, values []float64, src Source, rc Co
 	trackAll := func(d thresholdDetector, ths []float64) func([]time.Duration) {
 		return d.(*normalSet).track(ths)
 	}
-	pts, err := sweepSharedPasses(newDet, nil, trackAll, values, class, src, rc, normalLeanPasses)
+	pts, err := sweepSharedPasses(newDet, nil, trackAll, values, class, src, rc, normalLeanPasses, true)
 	if err == nil && failed {
 		return nil, errNotLinear
 	}
@@ -57,7 +60,8 @@ func sweepNormalShared(cfg phi.NormalConfig, values []float64, src Source, rc Co
 // sweepNormalShared prefers to sweepRanked's two over all thresholds. A
 // chunk's set holds the groups of its own thresholds only, so the chunks'
 // sets together cost about one set of all thresholds, where sweepRanked
-// runs that set twice; each pass costs its bookkeeping and the selection
+// runs that set once and records its freshness points (tauTape); each
+// pass costs its bookkeeping and the selection
 // of its TD ranks, so many passes lose. Measured on the stream of
 // BenchmarkSweepEveryFamily, 40 thresholds (docs/experiments.md, “The
 // normal φ's sweep on the shared-state pass (issue 24)”): 2, 3 and 4

@@ -65,15 +65,19 @@ const rankedChunk = 64
 // the errors) when newDet fails or a replay fails (arrivals out of order,
 // nothing evaluated).
 func sweepShared(newDet func(v float64) (thresholdDetector, error), track func(thresholdDetector, float64) func() (time.Duration, bool), trackAll func(thresholdDetector, []float64) func([]time.Duration), values []float64, class []int, hs Source, cfg Config) ([]*Point, error) {
-	return sweepSharedPasses(newDet, track, trackAll, values, class, hs, cfg, 0)
+	return sweepSharedPasses(newDet, track, trackAll, values, class, hs, cfg, 0, false)
 }
 
 // sweepSharedPasses is sweepShared for a detector whose cost in a pass
 // grows with the thresholds the pass takes (the normal φ's set, one
 // detector per group of its thresholds): on a stream in memory it keeps
 // the usual passes, each a chunk of the thresholds, where they number at
-// most leanPasses, instead of sweepRanked's two over all of them.
-func sweepSharedPasses(newDet func(v float64) (thresholdDetector, error), track func(thresholdDetector, float64) func() (time.Duration, bool), trackAll func(thresholdDetector, []float64) func([]time.Duration), values []float64, class []int, hs Source, cfg Config, leanPasses int) ([]*Point, error) {
+// most leanPasses, instead of sweepRanked's two over all of them. With
+// taped, sweepRanked's second pass replays the first's freshness points
+// from a file instead of running the detector again (for a detector
+// whose state costs about what its freshness points cost: the normal
+// φ's set).
+func sweepSharedPasses(newDet func(v float64) (thresholdDetector, error), track func(thresholdDetector, float64) func() (time.Duration, bool), trackAll func(thresholdDetector, []float64) func([]time.Duration), values []float64, class []int, hs Source, cfg Config, leanPasses int, taped bool) ([]*Point, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
@@ -111,7 +115,7 @@ func sweepSharedPasses(newDet func(v float64) (thresholdDetector, error), track 
 	if lean && hs.Len() >= rankedMin && len(reps) > chunkLen && (len(reps)+chunkLen-1)/chunkLen > leanPasses {
 		var missed []int
 		for lo := 0; lo < len(reps); lo += rankedChunk {
-			m, err := sweepRanked(newDet, fillOf, values, reps[lo:min(lo+rankedChunk, len(reps))], res, hs, cfg, spans)
+			m, err := sweepRanked(newDet, fillOf, values, reps[lo:min(lo+rankedChunk, len(reps))], res, hs, cfg, spans, taped)
 			if err != nil {
 				return nil, err
 			}

@@ -331,20 +331,27 @@ func (p *thresholdPass) sampleStep(a time.Duration, stale, ready bool) {
 // of the thresholds values[reps[j]], whose detectors newDet builds and
 // whose freshness points fillOf sets; it returns those it could not
 // finish (a window missed) for the usual passes, and errNotLinear when
-// newDet or a pass fails.
+// newDet or a pass fails. With taped, the first pass records on a
+// tauTape what the second reads of the detector, and the second replays
+// the tape instead of running the detector again (without a temporary
+// file it runs the detector); an error reading the tape back is
+// returned.
 func sweepRanked(newDet func(v float64) (thresholdDetector, error), fillOf func(src thresholdDetector, chunk []int) func([]time.Duration),
-	values []float64, reps []int, res []Result, hs Source, cfg Config, spans *spanMemo) (missed []int, err error) {
+	values []float64, reps []int, res []Result, hs Source, cfg Config, spans *spanMemo, taped bool) (missed []int, err error) {
 	var grid *cellGrid
 	if cfg.Intervals {
 		g := newCellGrid(hs)
 		grid = &g
 	}
-	run := func(setup func(p *thresholdPass)) (*thresholdPass, error) {
+	build := func() (thresholdDetector, func([]time.Duration), error) {
 		src, err := newDet(values[reps[0]])
 		if err != nil {
-			return nil, errNotLinear
+			return nil, nil, errNotLinear
 		}
-		p := newThresholdPass(src, len(reps), fillOf(src, reps), cfg, 0, grid)
+		return src, fillOf(src, reps), nil
+	}
+	run := func(src thresholdDetector, fill func([]time.Duration), setup func(p *thresholdPass)) (*thresholdPass, error) {
+		p := newThresholdPass(src, len(reps), fill, cfg, 0, grid)
 		setup(p)
 		if err := drive(p, hs); err != nil {
 			return nil, err
@@ -360,7 +367,20 @@ func sweepRanked(newDet func(v float64) (thresholdDetector, error), fillOf func(
 	for i := range smp.vals {
 		smp.vals[i] = make([]int64, 0, rows)
 	}
-	first, err := run(func(p *thresholdPass) {
+	src, fill, err := build()
+	if err != nil {
+		return nil, err
+	}
+	var tape *tauTape
+	if taped {
+		// Without a file the second pass runs the detector again.
+		if tape, err = newTauTape(cfg.Spill.Dir, len(reps)); err == nil {
+			defer tape.close()
+			rec := newTapeRecorder(src, fill, len(reps), tape)
+			src, fill = rec, rec.fill
+		}
+	}
+	first, err := run(src, fill, func(p *thresholdPass) {
 		p.sample = smp
 		p.delay = make([]int64, 0, hs.Len())
 	})
@@ -375,8 +395,17 @@ func sweepRanked(newDet func(v float64) (thresholdDetector, error), fillOf func(
 	if clockSyncOf(cfg.Clock, first.allSent, first.plaus) {
 		delays = first.delay
 	}
+	var player *tapePlayer
+	if tape != nil {
+		if player, err = tape.play(); err != nil {
+			return nil, err
+		}
+		src, fill = player, player.fill
+	} else if src, fill, err = build(); err != nil {
+		return nil, err
+	}
 	var win *tdWindows
-	p, err := run(func(p *thresholdPass) {
+	p, err := run(src, fill, func(p *thresholdPass) {
 		cells := make([]*cellSeries, len(p.pts))
 		for i := range p.pts {
 			cells[i] = p.pts[i].cells
@@ -390,6 +419,9 @@ func sweepRanked(newDet func(v float64) (thresholdDetector, error), fillOf func(
 	})
 	if err != nil {
 		return nil, err
+	}
+	if player != nil && player.err != nil {
+		return nil, player.err
 	}
 	p.delay, p.allSent, p.plaus = first.delay, first.allSent, first.plaus
 	out, err := p.finish(spans)

@@ -93,7 +93,7 @@ func sweepRankedOf(t *testing.T, f Family, reps []int, hbs []detector.Heartbeat,
 		return d.(thresholdDetector), nil
 	}, func(src thresholdDetector, chunk []int) func([]time.Duration) {
 		return fillAll(chunkFPs(src, nil, f.Values, chunk))
-	}, f.Values, reps, make([]Result, len(f.Values)), sliceSource(hbs), cfg, newSpanMemo(sliceSource(hbs)))
+	}, f.Values, reps, make([]Result, len(f.Values)), sliceSource(hbs), cfg, newSpanMemo(sliceSource(hbs)), false)
 	require.NoError(t, err)
 	return missed
 }
