@@ -463,16 +463,6 @@ func (c *Checker) updateSteps(s *senderCheck, p *pending) {
 	}
 }
 
-// medianStep returns the median of st (the upper one of an even count),
-// at least 0, reordering st; ok is false for fewer than two steps.
-func medianStep(st []float64) (float64, bool) {
-	if len(st) < 2 {
-		return 0, false
-	}
-	slices.Sort(st)
-	return max(st[len(st)/2], 0), true
-}
-
 // checkTimes applies the Hampel rule to the arrival time, the send time
 // and the one-way delay. c.nbr holds the neighbours, the first nb before p.
 func (c *Checker) checkTimes(s *senderCheck, p *pending, nb int) *Finding {
