@@ -40,6 +40,9 @@ const (
 	tapeReady = 1 << 5
 )
 
+// newTape is newTauTape, a variable so that tests make tapes fail.
+var newTape = newTauTape
+
 // newTauTape returns an empty tape of n thresholds' freshness points.
 func newTauTape(dir string, n int) (*tauTape, error) {
 	f, err := newSpillFile(dir)

@@ -1,7 +1,10 @@
 package qos
 
 import (
+	"bufio"
+	"errors"
 	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -141,6 +144,44 @@ func TestTauTapeTruncated(t *testing.T) {
 // the sweep that runs the set in both passes, which equals a replay per
 // point (TestNormalSetPassesEqualReplays).
 func TestSweepRankedTapeEqualsTwoRuns(t *testing.T) {
+	for _, cfg := range []Config{{}, {WarmUp: 37, RecordMistakes: true, Intervals: true}} {
+		want, built := sweepRankedNormal(t, cfg, false)
+		require.Equal(t, 2, built)
+		got, built := sweepRankedNormal(t, cfg, true)
+		require.Equal(t, 1, built, "taped: sets built")
+		require.Equal(t, want, got, "%+v", cfg)
+	}
+}
+
+// A tape that cannot be made, or whose writes are lost (it reads back
+// short), costs sweepRanked a second run of the set, not its results.
+func TestSweepRankedTapeFails(t *testing.T) {
+	cfg := Config{WarmUp: 37, RecordMistakes: true, Intervals: true}
+	want, _ := sweepRankedNormal(t, cfg, false)
+	t.Cleanup(func() { newTape = newTauTape })
+	fails := map[string]func(dir string, n int) (*tauTape, error){
+		"not made": func(string, int) (*tauTape, error) { return nil, errors.New("no room") },
+		"writes lost": func(dir string, n int) (*tauTape, error) {
+			tape, err := newTauTape(dir, n)
+			if err == nil {
+				tape.w = bufio.NewWriter(io.Discard)
+			}
+			return tape, err
+		},
+	}
+	for name, fail := range fails {
+		newTape = fail
+		got, built := sweepRankedNormal(t, cfg, true)
+		require.Equal(t, 2, built, name)
+		require.Equal(t, want, got, name)
+	}
+}
+
+// sweepRankedNormal runs sweepRanked on a normal φ's set of twelve
+// thresholds over a stream of 4000 heartbeats with losses, duplicates and
+// pauses, and returns the results and how many sets it built.
+func sweepRankedNormal(t *testing.T, cfg Config, taped bool) ([]Result, int) {
+	t.Helper()
 	const n = 4000
 	rankedTwoPerPass(t, n)
 	hbs := generate(genOpts{n: n, interval: ms(100), delay: ms(40), spread: ms(15), loss: 0.03, dup: 0.02, pause: 0.01, seed: 11})
@@ -149,28 +190,21 @@ func TestSweepRankedTapeEqualsTwoRuns(t *testing.T) {
 	for i := range reps {
 		reps[i] = i
 	}
-	ncfg := phi.NormalConfig{WindowSize: 200}
-	for _, cfg := range []Config{{}, {WarmUp: 37, RecordMistakes: true, Intervals: true}} {
-		var res [2][]Result
-		for i, taped := range []bool{false, true} {
-			built := 0
-			newDet := func(v float64) (thresholdDetector, error) {
-				built++
-				return newNormalSet(ncfg, v, new(bool))
-			}
-			fillOf := func(src thresholdDetector, chunk []int) func([]time.Duration) {
-				ths := make([]float64, len(chunk))
-				for j, k := range chunk {
-					ths[j] = vals[k]
-				}
-				return src.(*normalSet).track(ths)
-			}
-			res[i] = make([]Result, len(vals))
-			missed, err := sweepRanked(newDet, fillOf, vals, reps, res[i], sliceSource(hbs), cfg, newSpanMemo(sliceSource(hbs)), taped)
-			require.NoError(t, err)
-			require.Empty(t, missed)
-			require.Equal(t, 2-i, built, "taped %v: sets built", taped)
-		}
-		require.Equal(t, res[0], res[1], "%+v", cfg)
+	built := 0
+	newDet := func(v float64) (thresholdDetector, error) {
+		built++
+		return newNormalSet(phi.NormalConfig{WindowSize: 200}, v, new(bool))
 	}
+	fillOf := func(src thresholdDetector, chunk []int) func([]time.Duration) {
+		ths := make([]float64, len(chunk))
+		for j, k := range chunk {
+			ths[j] = vals[k]
+		}
+		return src.(*normalSet).track(ths)
+	}
+	res := make([]Result, len(vals))
+	missed, err := sweepRanked(newDet, fillOf, vals, reps, res, sliceSource(hbs), cfg, newSpanMemo(sliceSource(hbs)), taped)
+	require.NoError(t, err)
+	require.Empty(t, missed)
+	return res, built
 }

@@ -333,9 +333,10 @@ func (p *thresholdPass) sampleStep(a time.Duration, stale, ready bool) {
 // finish (a window missed) for the usual passes, and errNotLinear when
 // newDet or a pass fails. With taped, the first pass records on a
 // tauTape what the second reads of the detector, and the second replays
-// the tape instead of running the detector again (without a temporary
-// file it runs the detector); an error reading the tape back is
-// returned.
+// the tape instead of running the detector again; when the tape cannot
+// be written or read back (no temporary file, a write or read error, a
+// tape cut short) the second pass runs the detector, with the same
+// results.
 func sweepRanked(newDet func(v float64) (thresholdDetector, error), fillOf func(src thresholdDetector, chunk []int) func([]time.Duration),
 	values []float64, reps []int, res []Result, hs Source, cfg Config, spans *spanMemo, taped bool) (missed []int, err error) {
 	var grid *cellGrid
@@ -374,7 +375,7 @@ func sweepRanked(newDet func(v float64) (thresholdDetector, error), fillOf func(
 	var tape *tauTape
 	if taped {
 		// Without a file the second pass runs the detector again.
-		if tape, err = newTauTape(cfg.Spill.Dir, len(reps)); err == nil {
+		if tape, err = newTape(cfg.Spill.Dir, len(reps)); err == nil {
 			defer tape.close()
 			rec := newTapeRecorder(src, fill, len(reps), tape)
 			src, fill = rec, rec.fill
@@ -395,33 +396,39 @@ func sweepRanked(newDet func(v float64) (thresholdDetector, error), fillOf func(
 	if clockSyncOf(cfg.Clock, first.allSent, first.plaus) {
 		delays = first.delay
 	}
-	var player *tapePlayer
+	var win *tdWindows
+	second := func(src thresholdDetector, fill func([]time.Duration)) (*thresholdPass, error) {
+		return run(src, fill, func(p *thresholdPass) {
+			cells := make([]*cellSeries, len(p.pts))
+			for i := range p.pts {
+				cells[i] = p.pts[i].cells
+			}
+			win = newTDWindows(smp, n, delays, int64(cfg.DelayOffset), cells)
+			p.win = win
+			p.delay = nil // the first pass's delays serve
+			if grid != nil {
+				p.evCell = make([]uint8, 0, n)
+			}
+		})
+	}
+	var p *thresholdPass
+	played := false
 	if tape != nil {
-		if player, err = tape.play(); err != nil {
+		// A tape that cannot be read back costs a run of the detector,
+		// not the sweep.
+		if player, perr := tape.play(); perr == nil {
+			p, err = second(player, player.fill)
+			played = player.err == nil
+		}
+	}
+	if !played {
+		if src, fill, err = build(); err != nil {
 			return nil, err
 		}
-		src, fill = player, player.fill
-	} else if src, fill, err = build(); err != nil {
-		return nil, err
+		p, err = second(src, fill)
 	}
-	var win *tdWindows
-	p, err := run(src, fill, func(p *thresholdPass) {
-		cells := make([]*cellSeries, len(p.pts))
-		for i := range p.pts {
-			cells[i] = p.pts[i].cells
-		}
-		win = newTDWindows(smp, n, delays, int64(cfg.DelayOffset), cells)
-		p.win = win
-		p.delay = nil // the first pass's delays serve
-		if grid != nil {
-			p.evCell = make([]uint8, 0, n)
-		}
-	})
 	if err != nil {
 		return nil, err
-	}
-	if player != nil && player.err != nil {
-		return nil, player.err
 	}
 	p.delay, p.allSent, p.plaus = first.delay, first.allSent, first.plaus
 	out, err := p.finish(spans)
