@@ -66,7 +66,9 @@ func sweepNormalShared(cfg phi.NormalConfig, values []float64, src Source, rc Co
 // BenchmarkSweepEveryFamily, 40 thresholds (docs/experiments.md, “The
 // normal φ's sweep on the shared-state pass (issue 24)”): 2, 3 and 4
 // passes took 20, 17 and 12 % less CPU than sweepRanked, 6 passes the
-// same, 10 passes 14 % more.
+// same, 10 passes 14 % more; against sweepRanked with its tape, 2 to 4
+// passes still take 3 to 12 % less (docs/experiments.md, “fdreplay's
+// default run at 10^7 (issue 24, session 19)”).
 const normalLeanPasses = 4
 
 // validNormalThreshold reports whether v is a threshold the normal φ's
