@@ -142,6 +142,9 @@ type tdBatch struct {
 	sample, vals []int64
 	in0, in1     [tdBatchSize][]int64
 	runs         []cellRun
+	// A block's TD_k of one threshold, and those in a window (akkaRun,
+	// windowTally).
+	tds, hits []int64
 }
 
 // cellRun ends a run of heartbeats in one cell: at index end (exclusive)
@@ -346,6 +349,8 @@ func (t *tdBatch) summarize(ys []float64, st []TDStats, last []int64, cs []*cell
 			t.vals[k] = int64(t.p.cfg.DelayOffset)
 		}
 	}
+	t.tds = slices.Grow(t.tds[:0], block)[:block]
+	t.hits = slices.Grow(t.hits[:0], block)[:block]
 	err := t.p.blocks(t.nodes, func(blk groupBlock) {
 		ms := blk.m
 		ss := blk.s[:len(ms)]
@@ -368,45 +373,40 @@ func (t *tdBatch) summarize(ys []float64, st []TDStats, last []int64, cs []*cell
 			t.runs = append(t.runs, cellRun{end: e, cell: c})
 			a = e
 		}
+		tds, hits := t.tds[:len(ms)], t.hits[:len(ms)]
 		for c := range B {
 			if sides[c] {
 				continue
 			}
 			y := yv[c]
-			l0, h0, l1, h1 := lo0[c], hi0[c], lo1[c], hi1[c]
-			s, x, c0, c1 := sum[c], mx[c], b0[c], b1[c]
-			i0, i1 := slices.Grow(in0[c], len(ms)), slices.Grow(in1[c], len(ms))
-			n0, n1 := len(i0), len(i1)
-			w0, w1 := i0[:cap(i0)], i1[:cap(i1)]
 			cells := cs[c]
 			a := 0
 			for _, r := range t.runs {
-				mr := ms[a:r.end]
-				sr, br := ss[a:r.end][:len(mr)], bs[a:r.end][:len(mr)]
-				var rs int64
-				for k, mk := range mr {
-					v := int64(math.Ceil(crossing(mk, sr[k], y))) + br[k]
-					rs += v
-					x = max(x, v)
-					// Branch-free: the sign bit of v − lo is 1 iff v < lo.
-					d0, d1 := uint64(v-l0), uint64(v-l1)
-					c0 += int(d0 >> 63)
-					c1 += int(d1 >> 63)
-					w0[n0] = v
-					n0 += int(((d0 | uint64(h0-v)) >> 63) ^ 1)
-					w1[n1] = v
-					n1 += int(((d1 | uint64(h1-v)) >> 63) ^ 1)
-				}
-				s += rs
+				rs, x := akkaRun(ms[a:r.end], ss[a:r.end], bs[a:r.end], y, tds[a:r.end], mx[c])
+				sum[c] += rs
+				mx[c] = x
 				if cells != nil {
 					// As cellSums: exact where exactSum holds (below).
 					cells.tdSum[r.cell] += float64(rs)
-					cells.tdN[r.cell] += float64(len(mr))
+					cells.tdN[r.cell] += float64(r.end - a)
 				}
 				a = r.end
 			}
-			sum[c], mx[c], b0[c], b1[c] = s, x, c0, c1
-			in0[c], in1[c] = w0[:n0], w1[:n1]
+			// Values are within 2^61 of the windows' sides (lim), so that
+			// v < lo is the sign of v − lo; a window with hi < lo makes
+			// windowTally pass every value, and the checks keep none.
+			l0, h0, l1, h1 := lo0[c], hi0[c], lo1[c], hi1[c]
+			c0, c1, k := windowTally(tds, l0, l1, uint64(h0-l0), uint64(h1-l1), hits)
+			b0[c] += c0
+			b1[c] += c1
+			for _, v := range hits[:k] {
+				if l0 <= v && v <= h0 {
+					in0[c] = append(in0[c], v)
+				}
+				if l1 <= v && v <= h1 {
+					in1[c] = append(in1[c], v)
+				}
+			}
 		}
 	})
 	if err != nil {
@@ -448,4 +448,29 @@ func (t *tdBatch) summarize(ys []float64, st []TDStats, last []int64, cs []*cell
 		last[c] = t.lastValue(y)
 	}
 	return buf, nil
+}
+
+// akkaRun writes to tds the TD_k = ⌈crossing(ms[k], ss[k], y)⌉ + bs[k] of a
+// run of heartbeats and returns their sum and their greatest value with
+// mx, as math.Ceil and phi.AkkaCrossing give them. Every crossing is
+// below maxExactCrossing (checked when the form was taken, at the group's
+// greatest y), far from where int64 conversion stops being exact (2^63),
+// so its ceiling is the truncation, plus one when that is below it; the
+// max with 0 is then taken on the integer, the same for x < 0.
+// It is apart and not inlined so that its loop keeps its few variables in
+// registers.
+//
+//go:noinline
+func akkaRun(ms, ss []float64, bs []int64, y float64, tds []int64, mx int64) (sum, mx2 int64) {
+	ss, bs, tds = ss[:len(ms)], bs[:len(ms)], tds[:len(ms)]
+	for k, m := range ms {
+		x := m + ss[k]*y // phi.AkkaCrossing before its max
+		e := int64(x)
+		e += int64(b2i(float64(e) < x))
+		v := max(e, 0) + bs[k]
+		tds[k] = v
+		sum += v
+		mx = max(mx, v)
+	}
+	return sum, mx
 }
