@@ -367,7 +367,10 @@ type Config struct {
 	// ProbeInterval later, a refused exchange happens at the next
 	// interval. The answer to this member's own exchange (the view request
 	// of the member it sent its digest to, within ProbeInterval) is never
-	// refused. Negative values are errors.
+	// refused. PullsPerPeriod also bounds the challenge pings sent per
+	// ProbeInterval to members heard from but not verified
+	// (Stats.VerifyChallenges; the rest are counted in
+	// Stats.VerifyChallengesRefused). Negative values are errors.
 	PullsPerSender, PullsPerPeriod int
 
 	// MergeFilter, when set, is asked before a view transfer or a join is

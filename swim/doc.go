@@ -66,10 +66,11 @@
 //     hosts (IP addresses) as the eligible members allow (spreadHosts,
 //     probe.go), so that members of one host that relay nothing cannot be
 //     all of them. No ack at all by the end of the period: the target
-//     becomes Suspect. A target this member has not verified (never heard
-//     from directly nor vouched for; verify.go) gets no ping-reqs, only
-//     its ping and the stream probe, and is not probed again while
-//     suspect. A member holds at most 128 relays at once, at most
+//     becomes Suspect. A target this member has not verified (it never
+//     acked a ping of this member's numbered with a random nonce, nor
+//     was vouched for; verify.go, receipt.go) gets no ping-reqs, only
+//     its ping (with a nonce) and the stream probe, and is not probed
+//     again while suspect. A member holds at most 128 relays at once, at most
 //     4 of them for one asker (by ID or address) and 32 for the askers of
 //     one IP address, and does not relay for an asker it does not hold at
 //     the asker's address to a target it does not hold at the address

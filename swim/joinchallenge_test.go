@@ -125,7 +125,8 @@ func TestJoinChallengeWrongAck(t *testing.T) {
 
 // Being heard from is no proof of an address: a forged gossip registers
 // a fake member at the victim's address and a forged ping under its ID
-// makes it heard (verified), yet its join is still challenged. A join the
+// makes it heard (not verified: receipt.go), and its join is still
+// challenged. A join the
 // transport checked (StepSourceChecked) is answered at once.
 func TestJoinChallengeHeardIsNotReached(t *testing.T) {
 	a := challengeTest(t, "a", "b", "c")
@@ -133,7 +134,7 @@ func TestJoinChallengeHeardIsNotReached(t *testing.T) {
 	alive := []Update{{Kind: UpdateAlive, Node: f, From: f.ID}}
 	require.NoError(t, a.Step(0, &Packet{Kind: MsgGossip, From: node("b"), To: node("a"), Updates: alive}))
 	require.NoError(t, a.Step(time.Millisecond, &Packet{Kind: MsgPing, From: f, To: node("a"), Ping: Ping{Seq: 7}}))
-	require.True(t, a.peers["fake"].verified, "heard from directly")
+	require.False(t, a.peers["fake"].verified, "heard from, not verified")
 	drain(a)
 	require.NoError(t, a.Step(2*time.Millisecond, &Packet{Kind: MsgJoin, From: f, To: Node{Addr: "a:7946"}, Updates: alive}))
 	out, _ := drain(a)

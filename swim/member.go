@@ -48,12 +48,17 @@ type peer struct {
 	// blind: this member declared it dead by its own timeout with no
 	// probe of its own acked since the suspicion started (viewUpdate).
 	blind bool
-	// verified: heard from directly, vouched for, or configured (verify).
+	// verified: showed it receives at its address (receipt.go), vouched
+	// for, or configured (verify).
 	verified bool
 	// reached: the address at which it answered a join challenge, or
 	// was configured (Bootstrap): its joins from there are answered at
 	// once (joinchallenge.go).
 	reached string
+	// chal is the nonce of the last challenge ping sent to it, 0 for none,
+	// and chalUntil when it stops being outstanding (receipt.go).
+	chal      uint32
+	chalUntil time.Duration
 
 	revived   bool          // Alive at inc after Dead or Left below it (reviveTie)
 	downSince time.Duration // when revived: since when it had been dead or left
@@ -167,6 +172,10 @@ type prober struct {
 	// failed is the first probe the gate deferred, whose late acks its
 	// retry takes (probe.first).
 	failed firstProbe
+	// chals counts the challenge pings sent in the period ending at
+	// chalPeriodEnd (receipt.go).
+	chals         int
+	chalPeriodEnd time.Duration
 }
 
 // localHealth is Lifeguard's local health (health.go).
@@ -313,8 +322,8 @@ func (m *Member) Left() bool { return m.st == left }
 
 // NumAlive returns the number of members alive or suspect in the local
 // view, this member included. The n of the log n formulas counts members
-// not yet heard from directly only up to the number of those heard from
-// (see verify.go); it is NumAlive while they are fewer.
+// not verified only up to the number of verified ones (see verify.go); it
+// is NumAlive while they are fewer.
 func (m *Member) NumAlive() int { return m.live + 1 }
 
 // Ready returns the packets and events produced since the previous call.

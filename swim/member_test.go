@@ -403,8 +403,10 @@ func TestDissemination(t *testing.T) {
 	// n = 3: limit 4·ceil(log10 4) = 4.
 	a.enqueue(Update{Kind: UpdateAlive, Node: node("x"), From: "x"})
 	sent := 0
+	// Round probes (even numbers): a bare ping numbered 3 modulo 4 is a
+	// challenge, answered without the queue (challengePing).
 	for i := 0; i < 10; i++ {
-		p := Packet{Kind: MsgPing, From: node("b"), To: node("a"), Ping: Ping{Seq: uint32(i)}}
+		p := Packet{Kind: MsgPing, From: node("b"), To: node("a"), Ping: Ping{Seq: uint32(2 * i)}}
 		require.NoError(t, a.Step(time.Duration(i)*time.Millisecond, &p))
 		pk, _ := drain(a)
 		if hasUpdate(pk[0], UpdateAlive, "x", 0) {
@@ -419,7 +421,7 @@ func TestDissemination(t *testing.T) {
 	}
 	seen := map[ID]int{}
 	for i := 0; i < 40; i++ {
-		p := Packet{Kind: MsgPing, From: node("b"), To: node("a"), Ping: Ping{Seq: uint32(i)}}
+		p := Packet{Kind: MsgPing, From: node("b"), To: node("a"), Ping: Ping{Seq: uint32(2 * i)}}
 		require.NoError(t, a.Step(time.Second, &p))
 		pk, _ := drain(a)
 		assert.LessOrEqual(t, pk[0].Size(), 300)
@@ -438,7 +440,7 @@ func TestDissemination(t *testing.T) {
 	}
 	assert.Len(t, seen, 40)
 	for i := 0; i < 100; i++ {
-		p := Packet{Kind: MsgPing, From: node("b"), To: node("a"), Ping: Ping{Seq: uint32(i)}}
+		p := Packet{Kind: MsgPing, From: node("b"), To: node("a"), Ping: Ping{Seq: uint32(2 * i)}}
 		require.NoError(t, a.Step(time.Second, &p))
 		pk, _ := drain(a)
 		for _, u := range pk[0].Updates {

@@ -31,7 +31,9 @@ func TestJoin(t *testing.T) {
 	assert.Equal(t, 4, a.NumAlive())
 	_, ev = drain(a)
 	assert.Len(t, ev, 3)
-	// b now piggybacks the joiner's Alive.
+	// The joiner answers b's challenge (receipt.go), and b now
+	// piggybacks the joiner's Alive.
+	answerChallenge(t, b, a, 3*time.Millisecond, out)
 	b.Tick(time.Second)
 	out, _ = drain(b)
 	assert.True(t, hasUpdate(only(t, out, MsgPing)[0], UpdateAlive, "a", 0))

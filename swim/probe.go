@@ -12,10 +12,14 @@ import (
 
 // probe is the state of the current protocol period's probe.
 type probe struct {
-	active      bool
-	target      *peer
-	addr        string // the target's address when the probe started
-	seq         uint32
+	active bool
+	target *peer
+	addr   string // the target's address when the probe started
+	seq    uint32
+	nonce  bool // seq is a nonce: the target was not verified (receipt.go)
+	// silent: no ping was sent; seq is the nonce of the target's
+	// unanswered challenge, which stands for it (receipt.go).
+	silent      bool
 	sent        time.Duration
 	timeoutAt   time.Duration
 	endAt       time.Duration
@@ -62,9 +66,13 @@ type relay struct {
 	originHost string
 	originSeq  uint32
 	target     ID
-	sent       time.Duration
-	deadline   time.Duration
-	nack       bool
+	// addr is where the ping went; nonce: its seq was a nonce (the target
+	// was not verified there), whose ack verifies it (receipt.go).
+	addr     string
+	nonce    bool
+	sent     time.Duration
+	deadline time.Duration
+	nack     bool
 	// vouched: the view vouched for origin when the ping-req came
 	// (reply.go); else the answer is sent bare, within limit
 	// (Packet.Size units; relay.go).
@@ -175,13 +183,24 @@ func (m *Member) startProbe(now time.Duration) {
 		m.isolated(now)
 		return
 	}
+	// A member not verified is pinged with a nonce, whose ack verifies
+	// it; a round's number (2r) is predictable. One whose challenge went
+	// unanswered is not pinged again: the challenge stands for its ping
+	// (silent), and a late ack of it answers the probe (receipt.go).
 	var seq uint32
-	if inRound {
+	nonce := !t.verified
+	silent := nonce && t.chal != 0 && now >= t.chalUntil
+	switch {
+	case silent:
+		seq = t.chal
+	case nonce:
+		seq = m.nonce()
+	case inRound:
 		seq = m.roundSeq()
-	} else {
+	default:
 		seq = m.otherSeq()
 	}
-	m.pr = probe{active: true, target: t, addr: t.node.Addr, seq: seq, sent: now,
+	m.pr = probe{active: true, target: t, addr: t.node.Addr, seq: seq, nonce: nonce, silent: silent, sent: now,
 		timeoutAt: now + m.probeTimeout(t), endAt: m.probing.next, retry: retry && t.retried, charged: charged}
 	if m.pr.retry && m.probing.failed.ok {
 		m.pr.first = m.probing.failed
@@ -202,7 +221,9 @@ func (m *Member) startProbe(now time.Duration) {
 		m.probing.next = m.pr.endAt
 	}
 	m.stats.ProbesStarted++
-	m.send(Packet{Kind: MsgPing, To: t.node, Ping: Ping{Seq: seq}})
+	if !silent {
+		m.send(Packet{Kind: MsgPing, To: t.node, Ping: Ping{Seq: seq}})
+	}
 	if m.pr.retry {
 		// The gate's retry re-checks a failure already seen: the direct
 		// and indirect paths at once, and the verdict once every

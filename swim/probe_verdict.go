@@ -144,7 +144,7 @@ func (m *Member) answersProbe(from ID, seq uint32) (bool, time.Duration) {
 // (verify.go): it had verified members announced at another host's
 // address, which answered for them from its own, beyond the unverified
 // quota. A relayed ack comes from the intermediate, from its own address.
-func (m *Member) onAck(in *inbound, pkt *Packet) {
+func (m *Member) onAck(in *inbound, from Node, pkt *Packet) {
 	now := in.now
 	if in.otherSource {
 		m.stats.AcksFromOtherHost++
@@ -155,18 +155,27 @@ func (m *Member) onAck(in *inbound, pkt *Packet) {
 		t := m.pr.target
 		if pkt.From.ID == t.node.ID {
 			t.answered = true
-			m.observeRTT(t, now-sent)
-			if m.cfg.PingComplete != nil {
-				m.cfg.PingComplete(t.node, now-sent, pkt.AckPayload)
+			if !m.pr.silent { // the challenge's ping left before the probe
+				m.observeRTT(t, now-sent)
+				if m.cfg.PingComplete != nil {
+					m.cfg.PingComplete(t.node, now-sent, pkt.AckPayload)
+				}
+			}
+			if m.pr.nonce && seq == m.pr.seq && t.node.Addr == m.pr.addr && from.Addr == m.pr.addr {
+				m.verify(t) // it received the nonce at its address (receipt.go)
 			}
 		} else {
 			m.heard(now, t) // relayed: evidence that t is alive
+			m.verify(t)     // the intermediate vouches for t
 		}
-		m.verify(t) // a relayed ack: the intermediate vouches for t
 		m.pr.active = false
 		t.retried = false
 		m.adjustHealth(-1)
 		m.acked(now)
+		return
+	}
+	if s := m.peers[pkt.From.ID]; s != nil && s.chal != 0 && s.chal == seq && s.node.Addr == from.Addr {
+		m.challengeAcked(s)
 		return
 	}
 	m.relayAck(in, pkt)

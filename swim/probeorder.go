@@ -92,14 +92,16 @@ func (m *Member) roundSeq() uint32 {
 
 // otherSeq returns the sequence number of a ping that is not a round's
 // probe (the gate's retry, a relayed ping, a refutation, a reconnect):
-// an odd one, from a counter of its own; in ShuffledProbes the next of
-// one counter.
+// from a counter of its own, one modulo 4, odd so that it is never taken
+// for a round, and apart from the nonces (3 modulo 4), so that no such
+// ping is taken for a challenge (challengePing, receipt.go); in
+// ShuffledProbes the next of one counter.
 func (m *Member) otherSeq() uint32 {
 	m.probing.seq++
 	if m.cfg.ShuffledProbes {
 		return m.probing.seq
 	}
-	return m.probing.seq<<1 | 1
+	return m.probing.seq<<2 | 1
 }
 
 // hearRound takes the round a ping from the member from carries (seq:

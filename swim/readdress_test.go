@@ -92,7 +92,8 @@ func TestMovedMemberUnverified(t *testing.T) {
 
 // Two nodes reviving b's ID from one declaration (reviveTie): the one at
 // the lower address takes the live entry, unverified, since a verified b
-// at its old address; a packet from it verifies it there.
+// at its old address; a packet from it there draws a challenge whose ack
+// verifies it there (receipt.go).
 func TestRevivalTieUnverified(t *testing.T) {
 	a := newTest(t, "a", ModeLifeguard, nil, "b", "c", "d")
 	a.Tick(0)
@@ -113,8 +114,9 @@ func TestRevivalTieUnverified(t *testing.T) {
 	assert.False(t, b.verified)
 	assert.Equal(t, 1, a.unverified)
 	assert.Equal(t, heldUnverified(a), a.unverified)
-	step(4*time.Millisecond, lower, Update{Kind: UpdateAlive, Node: lower, Incarnation: 1, From: "b"})
-	assert.True(t, b.verified, "heard from at its new address")
+	stepAnswered(t, a, 4*time.Millisecond, &Packet{Kind: MsgGossip, From: lower, To: a.Self(),
+		Updates: []Update{{Kind: UpdateAlive, Node: lower, Incarnation: 1, From: "b"}}})
+	assert.True(t, b.verified, "answered a challenge at its new address")
 	assert.Equal(t, 0, a.unverified)
 }
 

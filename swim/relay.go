@@ -39,8 +39,8 @@ import (
 //
 // For an origin the view vouches for, a ping-req is relayed as SWIM's:
 // the ping and the answer carry the queue, except that the ping to a
-// target not verified at the address the ping-req names (verify.go: not
-// heard from directly), held or not, carries at most its notice, as every
+// target not verified at the address the ping-req names (verify.go: it
+// never showed it receives there), held or not, carries at most its notice, as every
 // packet to a member not verified does (verify.go, “sending”). Otherwise
 // a vouched origin could plant Alive(ghost@victim) in one packet and draw
 // the whole queue to the victim with each ping-req for the ghost (user33
@@ -122,15 +122,19 @@ func (m *Member) onPingReq(in *inbound, pkt *Packet, origin, t Node) {
 		}
 	}
 	p := m.peers[t.ID]
+	// verified: showed it receives (or configured) at the address named,
+	// not only held there because some packet, maybe this origin's, said
+	// so (user33 F3). A target not verified is pinged with a nonce, whose
+	// ack verifies it (receipt.go).
+	verified := in.targetHeld && p != nil && p.verified && p.node.Addr == t.Addr
 	seq := m.otherSeq()
+	if !verified {
+		seq = m.nonce()
+	}
 	m.probing.relays = append(m.probing.relays, relay{seq: seq, origin: origin, originHost: host, originSeq: pkt.PingReq.Seq,
-		target: t.ID, sent: now, deadline: now + m.failTimeout(p), nack: pkt.PingReq.Nack,
+		target: t.ID, addr: t.Addr, nonce: !verified, sent: now, deadline: now + m.failTimeout(p), nack: pkt.PingReq.Nack,
 		vouched: in.vouched, limit: bare})
 	ping := Packet{Kind: MsgPing, To: t, Ping: Ping{Seq: seq}}
-	// verified: heard from directly (or configured) at the address named,
-	// not only held there because some packet, maybe this origin's, said
-	// so (user33 F3).
-	verified := in.targetHeld && p != nil && p.verified && p.node.Addr == t.Addr
 	// With p's suspicion if this member suspects it (sendWithin); the
 	// queue only to a verified target for a vouched origin.
 	m.sendWithin(ping, m.cfg.MaxPacketSize, in.vouched && verified)
@@ -170,8 +174,8 @@ func (m *Member) relayAck(in *inbound, pkt *Packet) {
 		if p := m.peers[r.target]; p != nil && p.node.ID == pkt.From.ID {
 			p.answered = true
 			m.observeRTT(p, in.now-r.sent)
-			if !in.otherSource {
-				m.verify(p)
+			if r.nonce && !in.otherSource && p.node.Addr == r.addr && (pkt.From.Addr == "" || pkt.From.Addr == r.addr) {
+				m.verify(p) // it received the nonce at its address
 			}
 		}
 		m.answerRelay(r, Packet{Kind: MsgAck, To: r.origin, Ack: Ack{Seq: r.originSeq}})

@@ -27,7 +27,8 @@ func (m *Member) vouched(in *inbound, from Node) bool {
 }
 
 // reply sends pk, an ack answering pkt from to: as any packet when
-// in.vouched, else without the queue and the broadcasts, within twice
+// in.vouched (with the notice alone when pkt is a challenge:
+// challengePing), else without the queue and the broadcasts, within twice
 // pkt's bytes less in.asked (in wire bytes: recvBytes, sentBytes), and
 // counted in to's view-request budget.
 func (m *Member) reply(in *inbound, to Node, pkt *Packet, pk Packet) {
@@ -37,6 +38,10 @@ func (m *Member) reply(in *inbound, to Node, pkt *Packet, pk Packet) {
 		// goes without it (Config.AckPayload), whoever it answers.
 		pk.AckPayload = nil
 		m.stats.AckPayloadsTooLarge++
+	}
+	if in.vouched && m.challengePing(pkt) {
+		m.sendWithin(pk, m.cfg.MaxPacketSize, false) // the notice, not the queue (receipt.go)
+		return
 	}
 	if in.vouched {
 		m.send(pk)

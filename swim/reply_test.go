@@ -51,7 +51,7 @@ func TestAckToUnvouchedSenderWithinTwiceThePing(t *testing.T) {
 		assert.Equal(t, p.From.Addr, acks[0].To.Addr)
 		return total, acks[0]
 	}
-	ping := func(from Node) Packet { return Packet{Kind: MsgPing, From: from, Ping: Ping{Seq: 7}} }
+	ping := func(from Node) Packet { return Packet{Kind: MsgPing, From: from, Ping: Ping{Seq: 8}} } // a round's probe
 
 	_, got := sent(ping(node("b")), false)
 	assert.NotEmpty(t, got.Updates, "to a member at its address")

@@ -74,6 +74,11 @@ type GossipStats struct {
 	// JoinChallenges counts joins from unverified sources answered first
 	// with a challenge ping (see Step).
 	JoinChallenges int
+	// VerifyChallenges counts the challenge pings sent to members heard
+	// from at their address but not verified (receipt.go), and
+	// VerifyChallengesRefused those not sent because as many as
+	// Config.PullsPerPeriod were sent in the protocol period.
+	VerifyChallenges, VerifyChallengesRefused int
 }
 
 // GuardStats count updates and packets refused or dropped to keep the view

@@ -121,7 +121,7 @@ func (m *Member) step(in *inbound, pkt *Packet) error {
 		m.hearRound(in, from, pkt.Ping.Seq)
 		m.reply(in, from, pkt, Packet{Kind: MsgAck, To: from, Ack: Ack{Seq: pkt.Ping.Seq}, AckPayload: m.ackPayload()})
 	case MsgAck:
-		m.onAck(in, pkt)
+		m.onAck(in, from, pkt)
 	case MsgNack:
 		m.onNack(in.now, pkt)
 	case MsgPingReq:
@@ -136,7 +136,21 @@ func (m *Member) step(in *inbound, pkt *Packet) error {
 	case MsgSync:
 		m.onView(in, from, pkt)
 	}
+	m.challenge(in, from, pkt)
 	return nil
+}
+
+// challenge sends the sender of pkt a challenge ping (challengeSender)
+// when it is held, unverified, at the address pkt came from as far as the
+// transport can tell, and pkt is not an ack (an answer to this member's
+// ping with a nonce verifies it, onAck; others are no first contact) nor
+// a join whose challenge it answered (challengeAnswered verifies it).
+func (m *Member) challenge(in *inbound, from Node, pkt *Packet) {
+	s := m.peers[pkt.From.ID]
+	if s == nil || s.verified || in.otherSource || in.sourceChecked || pkt.Kind == MsgAck || pkt.From.ID == in.admitted || from.Addr != s.node.Addr {
+		return
+	}
+	m.challengeSender(in.now, s, pkt)
 }
 
 // addresses returns pkt's sender and ping-req target with their addresses
@@ -258,8 +272,11 @@ func (m *Member) noteSender(in *inbound, from Node, pkt *Packet) {
 			m.accuseBack(&inbound{now: now, from: pkt.From.ID, otherSource: in.otherSource}, s, from)
 		}
 	case s != nil:
+		// A sign of life. Its source proves nothing but for a transport
+		// that checked it (StepSourceChecked): others' packets draw a
+		// challenge, whose ack verifies (receipt.go, challenge).
 		m.heard(now, s)
-		if !in.otherSource {
+		if in.sourceChecked {
 			m.verify(s)
 		}
 	case in.otherSource:

@@ -179,8 +179,8 @@ func TestAnswerStreamPingRefutes(t *testing.T) {
 // (AnswerStreamPingFromOtherSource) is answered, but the sender's own
 // Alive it carries is relayed gossip, not the sender speaking: 300 pings
 // from as many forged members leave the unverified quota of them,
-// unverified, where the same pings from their claimed addresses admit and
-// verify every one.
+// unverified, where the same pings from their claimed addresses admit
+// every one, unverified until it answers a challenge (receipt.go).
 func TestStreamPingFromOtherSourceDoesNotSpeak(t *testing.T) {
 	for _, other := range []bool{true, false} {
 		a := newTest(t, "a", ModeLifeguard, nil, "b", "c", "d")
@@ -200,8 +200,13 @@ func TestStreamPingFromOtherSourceDoesNotSpeak(t *testing.T) {
 			assert.Equal(t, 1+3+unverifiedFloor, a.NumAlive())
 			assert.Equal(t, unverifiedFloor, a.unverified, "none verified")
 		} else {
+			// Each admitted, heard, and challenged (receipt.go): none
+			// verified before its challenge's ack, and at most
+			// PullsPerPeriod challenges in the period.
 			assert.Equal(t, 1+3+300, a.NumAlive())
-			assert.Zero(t, a.unverified)
+			assert.Equal(t, 300, a.unverified)
+			assert.Equal(t, DefaultPullsPerPeriod, a.Stats().VerifyChallenges)
+			assert.Equal(t, 300-DefaultPullsPerPeriod, a.Stats().VerifyChallengesRefused)
 		}
 	}
 }

@@ -67,15 +67,15 @@ func TestUnverifiedMembersDoNotDiluteProbing(t *testing.T) {
 	}
 }
 
-// A member heard from directly is verified and probed as any other; one
-// answering through an intermediate (a relayed ack) is vouched for.
+// A member heard from directly and answering the challenge that draws
+// (receipt.go) is verified and probed as any other.
 func TestUnverifiedMemberVerifiedWhenHeard(t *testing.T) {
 	a := floodTest(t, ModeSWIM, 4)
 	require.Equal(t, 4, a.unverified)
 	g0 := node("g0000")
-	require.NoError(t, a.Step(time.Millisecond, &Packet{Kind: MsgPing, From: g0, To: node("a"), Ping: Ping{Seq: 9}}))
+	stepAnswered(t, a, time.Millisecond, &Packet{Kind: MsgPing, From: g0, To: node("a"), Ping: Ping{Seq: 9}})
 	drain(a)
-	assert.Equal(t, 3, a.unverified, "a ping from g0000 verifies it")
+	assert.Equal(t, 3, a.unverified, "g0000 answered its challenge")
 	assert.True(t, a.peers["g0000"].verified)
 	a.Tick(0)
 	drain(a)
@@ -140,8 +140,8 @@ func TestForgedGossipHeldWithinQuota(t *testing.T) {
 
 	// A member speaking for itself enters with the quota full.
 	r := node("real")
-	require.NoError(t, a.Step(now, &Packet{Kind: MsgPing, From: r, To: node("a"), Ping: Ping{Seq: 1},
-		Updates: []Update{{Kind: UpdateAlive, Node: r, From: r.ID}}}))
+	stepAnswered(t, a, now, &Packet{Kind: MsgPing, From: r, To: node("a"), Ping: Ping{Seq: 1},
+		Updates: []Update{{Kind: UpdateAlive, Node: r, From: r.ID}}})
 	drain(a)
 	assert.Equal(t, StateAlive, a.State("real"))
 	assert.True(t, a.peers["real"].verified)
@@ -297,7 +297,8 @@ func TestJoinRefusedSeedNotAnsweredFromElsewhere(t *testing.T) {
 // sender claims (StepFromOtherSource) is not its sender speaking for
 // itself: 300 ghosts each announcing itself that way are held within the
 // unverified quota and stay unverified, where the same packets stepped as
-// from their claimed addresses are each admitted and verified.
+// from their claimed addresses are each admitted, and stay unverified too
+// until they answer a challenge.
 func TestSelfAnnouncedFromOtherSourceHeldWithinQuota(t *testing.T) {
 	for _, other := range []bool{true, false} {
 		a := newTest(t, "a", ModeLifeguard, nil, "b", "c", "d")
@@ -316,8 +317,13 @@ func TestSelfAnnouncedFromOtherSourceHeldWithinQuota(t *testing.T) {
 			assert.Equal(t, unverifiedFloor, a.unverified, "none verified")
 			assert.Equal(t, 300-unverifiedFloor, a.Stats().MembersRefused)
 		} else {
+			// Each admitted, heard, and challenged (receipt.go): none
+			// verified before its challenge's ack, and at most
+			// PullsPerPeriod challenges in the period.
 			assert.Equal(t, 1+3+300, a.NumAlive())
-			assert.Zero(t, a.unverified)
+			assert.Equal(t, 300, a.unverified)
+			assert.Equal(t, DefaultPullsPerPeriod, a.Stats().VerifyChallenges)
+			assert.Equal(t, 300-DefaultPullsPerPeriod, a.Stats().VerifyChallengesRefused)
 		}
 	}
 }

@@ -2,10 +2,19 @@ package swim
 
 import "slices"
 
-// Verified members: a member this member has heard from directly (a packet
-// it sent, an answer to a probe), that an intermediate vouched for (an ack
-// relayed from it), that the seed of this member's join listed in its
-// answer, or that Bootstrap configured. Anyone can make a member hold new
+// Verified members: a member that showed this member it receives at its
+// address (its ack, from there and under its ID, echoing the random
+// sequence number of a ping this member sent it: a challenge, a probe, a
+// relayed ping; receipt.go), that an intermediate vouched for (an ack
+// relayed from it), that answered a join challenge (joinchallenge.go) or
+// joined over a checked source (StepSourceChecked), that the seed of
+// this member's join listed in its answer, or that Bootstrap configured.
+// A packet from its address alone is a sign of life, not a proof: its
+// source is whatever its sender wrote, and one spoofed datagram per ghost
+// verified ghosts at a victim's address, which then drew what verified
+// members draw (issue 27, user38 F2: 8-10× the attacker's bytes; F3: 200
+// of them, refreshed, hid a real crash for over 120 s). Such a packet
+// draws one bare challenge ping instead (receipt.go). Anyone can make a member hold new
 // members it has only been told of: in plain mode any packet, with signed
 // self-updates any key holder, can announce Alive members by the
 // thousands. Those members must not dilute the probing of the members
@@ -60,9 +69,10 @@ import "slices"
 //     address, by anyone in plain mode, would draw up to MaxPacketSize
 //     with each probe, relayed ping and drain round (issue 27, user33 F4:
 //     about 40× the attacker's bytes over real sockets). A real member is
-//     verified by its first answer, or its first packet, and gets the
-//     queue from then on; a joiner learns the group from its seed's view
-//     and from the answers to its own probes meanwhile
+//     verified by its answer to its first challenge or probe (a round
+//     trip after its first packet) and gets the queue from then on; a
+//     joiner learns the group from its seed's view and from the answers
+//     to its own probes meanwhile
 //     (docs/experiments.md, “SWIM: nothing queued to members not
 //     verified”).
 //
@@ -78,7 +88,8 @@ import "slices"
 //     again while suspect (nextTarget): a real one hears the suspicion
 //     with the notice of any packet from a member that verified it (its
 //     seed, the members it probed), and is verified here when it probes
-//     this member, within about n protocol periods. No push to random
+//     this member (its ping draws a challenge, whose ack verifies it),
+//     within about n protocol periods. No push to random
 //     members goes to it (targets): they fell back to members only told
 //     of when too few verified ones were eligible. Its stale Alive,
 //     relayed (or sent from another address than its own), gets the
@@ -91,7 +102,8 @@ import "slices"
 //
 // A member is verified at an address: one whose entry moves to another
 // address (a dead or left member's ID reclaimed, a revival tie;
-// readdress) is unverified there until it is heard from there. A member
+// readdress) is unverified there until it answers a challenge or probe
+// there (receipt.go). A member
 // that left, moved by anyone's gossip to a victim's address and revived,
 // kept its verification and drew full packets to the victim (issue 27,
 // user37 F2: 76-120× the attacker's bytes).
@@ -99,7 +111,8 @@ import "slices"
 // Relayed gossip does not vouch, nor do several relays together: a flood
 // spreads by gossip like a real join announcement, so every member would
 // hear each fake from several relays. A real member is verified by each
-// member within about n protocol periods, when it probes them.
+// member within about n protocol periods, when it probes them (the
+// challenge its ping draws) or they probe it.
 
 // unverifiedFloor is the least number of unverified live members a view
 // may hold (unverifiedQuota): a join storm through one seed of up to 64
@@ -166,6 +179,7 @@ func (m *Member) verify(p *peer) {
 	}
 	m.verifiedAt[p.node.Addr] = p
 	p.verified = true
+	p.chal, p.chalUntil = 0, 0 // no challenge is needed any more (receipt.go)
 	if p.state == StateAlive || p.state == StateSuspect {
 		m.unverified--
 	}
@@ -193,6 +207,9 @@ func (m *Member) readdress(p *peer, n Node) {
 		if p.state == StateAlive || p.state == StateSuspect {
 			m.unverified++
 		}
+	}
+	if n.Addr != p.node.Addr {
+		p.chal, p.chalUntil = 0, 0 // the challenge went to the old address
 	}
 	p.node = n
 }
