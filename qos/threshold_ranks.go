@@ -135,7 +135,10 @@ const tdStride = tdBlock + 8
 // put writes the TD_k of evaluated heartbeat rowsDone + r, arriving at a,
 // of every threshold whose freshness point is in taus to row r of buf,
 // threshold i's at i·tdStride + r (TD_k = max(τ − a, 0) plus the base), and
-// returns the least of taus.
+// returns the least of taus. It is not inlined, so that its loop keeps
+// its variables in registers (in transition's loop it reloaded taus).
+//
+//go:noinline
 func (w *tdWindows) put(buf []int64, r int, taus []time.Duration, a time.Duration) time.Duration {
 	b := w.base(w.rowsDone + r)
 	minTau := time.Duration(math.MaxInt64)
