@@ -27,7 +27,7 @@ type thresholdPass struct {
 	taus    []time.Duration            // the points' freshness points after prevA
 	pending bool                       // taus are in force over the current gap
 	minTau  time.Duration              // the least of taus
-	outs    int                        // points suspecting just after prevA
+	outs    []int32                    // the points suspecting just after prevA (their out)
 	// τ − A_k of the last evaluated heartbeats, heartbeat by heartbeat
 	// (tdRows of them), moved to each point's td every tdBlock heartbeats:
 	// one stream of writes instead of one per point. With win, their TD_k
@@ -76,7 +76,7 @@ type thresholdPoint struct {
 // is ok). hint is the expected number of heartbeats.
 func newThresholdPass(src thresholdDetector, n int, fill func([]time.Duration), cfg Config, hint int, grid *cellGrid) *thresholdPass {
 	p := &thresholdPass{src: src, cfg: cfg, pts: make([]thresholdPoint, n), fill: fill, taus: make([]time.Duration, n),
-		allSent: true, plaus: true, grid: grid, delay: make([]int64, 0, hint)}
+		outs: make([]int32, 0, n), allSent: true, plaus: true, grid: grid, delay: make([]int64, 0, hint)}
 	p.tdBuf = make([]int64, tdStride*n)
 	for i := range p.pts {
 		p.pts[i] = thresholdPoint{td: make([]int64, 0, hint)}
@@ -164,7 +164,7 @@ func (p *thresholdPass) step(hb detector.Heartbeat) error {
 			q.closeMistake(a, p.cfg.RecordMistakes)
 			q.out = false
 		}
-		p.pending, p.outs = false, 0
+		p.pending, p.outs = false, p.outs[:0]
 		return nil
 	}
 	if !stale {
@@ -193,7 +193,7 @@ func (p *thresholdPass) gap(a time.Duration) {
 		if starts {
 			q.mistakes++
 			q.openStart = from
-			p.outs++
+			p.outs = append(p.outs, int32(i))
 		}
 		q.suspected += a - from
 		q.out = true
@@ -218,7 +218,7 @@ func (p *thresholdPass) startsEvaluation(a time.Duration, stale, ready bool) boo
 	for i := range p.pts {
 		p.pts[i].out = false
 	}
-	p.outs = 0
+	p.outs = p.outs[:0]
 	return true
 }
 
@@ -283,10 +283,19 @@ func (p *thresholdPass) transition(a time.Duration, stale bool) {
 		}
 	}
 	p.minTau = minTau
-	if p.outs == 0 && a <= minTau {
-		return // no point suspects, before a or after it
+	if a <= minTau {
+		// No point suspects after a: those suspecting before it end
+		// their mistakes, the others stay as they are.
+		for _, i := range p.outs {
+			q := &p.pts[i]
+			q.closeMistake(a, p.cfg.RecordMistakes)
+			q.out = false
+		}
+		p.outs = p.outs[:0]
+		return
 	}
 	aCell := -1
+	p.outs = p.outs[:0]
 	for i, tau := range p.taus {
 		q := &p.pts[i]
 		after := tau < a
@@ -303,8 +312,8 @@ func (p *thresholdPass) transition(a time.Duration, stale bool) {
 		if !after && q.out {
 			q.closeMistake(a, p.cfg.RecordMistakes)
 		}
-		if after != q.out {
-			p.outs += b2i(after) - b2i(q.out)
+		if after {
+			p.outs = append(p.outs, int32(i))
 		}
 		q.out = after
 	}
