@@ -13,7 +13,13 @@ import (
 // held in memory (Stream.Source, ReplaySource; for example a trace.Spool)
 // move their per-heartbeat data to temporary files, so that their memory
 // does not grow with the stream. Replays of heartbeats in memory
-// (ReplaySlice, Stream.Heartbeats) write no file. Every file is unlinked
+// (ReplaySlice, Stream.Heartbeats) write no file; a sweep of the normal
+// φ over a long stream in memory (where its thresholds would take more
+// than four passes: about 420,000 heartbeats at 40 thresholds) writes
+// one, the freshness points of up to 64 thresholds at each heartbeat
+// (about 90 bytes a heartbeat at 40 thresholds, at most 1 + 8 per
+// threshold), and when it cannot, runs the detectors again instead.
+// Every file is unlinked
 // as soon as it is created, where the system allows it, and closed when
 // its replay ends. The zero value is the default; results do not depend
 // on these settings.
