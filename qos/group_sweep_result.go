@@ -7,6 +7,8 @@ import (
 	"math"
 	"slices"
 	"time"
+
+	"github.com/fdkit/fdkit/internal/selection"
 )
 
 // finish builds each point's Result as the replay's finish would.
@@ -441,8 +443,8 @@ func (t *tdBatch) summarize(ys []float64, st []TDStats, last []int64, cs []*cell
 		}
 		st[c] = TDStats{
 			Mean: time.Duration(math.Round(float64(sum[c]) / float64(n))),
-			P50:  time.Duration(selectRank(in0[c], r0)),
-			P99:  time.Duration(selectRank(in1[c], r1)),
+			P50:  time.Duration(selection.Rank(in0[c], r0)),
+			P99:  time.Duration(selection.Rank(in1[c], r1)),
 			Max:  time.Duration(mx[c]),
 		}
 		last[c] = t.lastValue(y)

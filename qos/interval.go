@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/fdkit/fdkit/internal/selection"
 	"gonum.org/v1/gonum/stat"
 	"gonum.org/v1/gonum/stat/distuv"
 )
@@ -175,9 +176,9 @@ func percentiles(xs []float64) [2]float64 {
 	}
 	a := (1 - ciLevel) / 2
 	lo, hi := rank(a, n), rank(1-a, n)
-	l := selectRank(xs, lo)
-	// selectRank leaves xs partitioned around rank lo.
-	h := selectRank(xs[lo:], hi-lo)
+	l := selection.Rank(xs, lo)
+	// selection.Rank leaves xs partitioned around rank lo.
+	h := selection.Rank(xs[lo:], hi-lo)
 	return [2]float64{l, h}
 }
 

@@ -5,6 +5,8 @@ package qos
 import (
 	"math"
 	"slices"
+
+	"github.com/fdkit/fdkit/internal/selection"
 )
 
 // tdQuantiles holds, per query point, the exact nearest-rank p50 and p99
@@ -113,7 +115,7 @@ func (lc *linearCurve) scanQuantiles(p float64, ranks [2]int, lo, hi [2]float64)
 	if r0 < 0 || r0 >= len(in[0]) || r1 < 0 || r1 >= len(in[1]) {
 		return q, false
 	}
-	return tdQuantiles{selectRank(in[0], r0), selectRank(in[1], r1), mx}, true
+	return tdQuantiles{selection.Rank(in[0], r0), selection.Rank(in[1], r1), mx}, true
 }
 
 // floorAt is the floor of TD_k (−∞ when TD is not floored).
@@ -134,7 +136,7 @@ func (lc *linearCurve) fullQuantiles(p float64, ranks [2]int, buf []float64) (td
 		buf[k] = v
 		mx = max(mx, v)
 	}
-	return tdQuantiles{selectRank(buf, ranks[0]), selectAbove(buf, ranks), mx}, buf
+	return tdQuantiles{selection.Rank(buf, ranks[0]), selectAbove(buf, ranks), mx}, buf
 }
 
 // tdGrid holds the linear forms of TD_k sorted into cells of a grid over
@@ -214,8 +216,8 @@ func (lc *linearCurve) newTDGrid(smpC, smpS []float64) *tdGrid {
 func gridAxis(v []float64, g int) (lo, inv float64) {
 	m := len(v)
 	buf := slices.Clone(v)
-	lo = selectRank(buf, m/1000)
-	hi := selectRank(buf, m-1-m/1000)
+	lo = selection.Rank(buf, m/1000)
+	hi := selection.Rank(buf, m-1-m/1000)
 	if hi > lo {
 		inv = float64(g) / (hi - lo)
 	}
@@ -297,7 +299,7 @@ func (g *tdGrid) quantiles(p float64, ranks [2]int, lo, hi [2]float64) (q tdQuan
 	if r0 < 0 || r0 >= len(g.in[0]) || r1 < 0 || r1 >= len(g.in[1]) {
 		return q, false
 	}
-	return tdQuantiles{selectRank(g.in[0], r0), selectRank(g.in[1], r1), mx}, true
+	return tdQuantiles{selection.Rank(g.in[0], r0), selection.Rank(g.in[1], r1), mx}, true
 }
 
 // cellBounds sets each cell's bounds of TD at p and returns the greatest
@@ -377,7 +379,7 @@ func rankValues(vals []float64, ranks [2]int, m int) (r [2]float64, mx float64) 
 	n := len(vals)
 	full := func() ([2]float64, float64) {
 		buf := slices.Clone(vals)
-		r0 := selectRank(buf, ranks[0])
+		r0 := selection.Rank(buf, ranks[0])
 		return [2]float64{r0, selectAbove(buf, ranks)}, slices.Max(buf)
 	}
 	if m == 0 || n < 8*m {
@@ -401,5 +403,5 @@ func rankValues(vals []float64, ranks [2]int, m int) (r [2]float64, mx float64) 
 	if r0 < 0 || r0 >= len(in[0]) || r1 < 0 || r1 >= len(in[1]) {
 		return full()
 	}
-	return [2]float64{selectRank(in[0], r0), selectRank(in[1], r1)}, mx
+	return [2]float64{selection.Rank(in[0], r0), selection.Rank(in[1], r1)}, mx
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/fdkit/fdkit/detector"
+	"github.com/fdkit/fdkit/internal/selection"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -165,7 +166,7 @@ func TestSelectRank(t *testing.T) {
 			c := append([]int64(nil), a...)
 			slices.Sort(c)
 			k := rank(q, n)
-			assert.Equal(t, c[k], selectRank(b, k), "n=%d q=%g", n, q)
+			assert.Equal(t, c[k], selection.Rank(b, k), "n=%d q=%g", n, q)
 		}
 	}
 	assert.Equal(t, 0, rank(0.5, 1))

@@ -7,6 +7,8 @@ import (
 	"io"
 	"math"
 	"os"
+
+	"github.com/fdkit/fdkit/internal/selection"
 )
 
 // Spill says where and when replays and sweeps of a Source that is not
@@ -332,7 +334,7 @@ func (w *selectWin) narrow(rank int) error {
 		if r < 0 || r >= len(w.kept) {
 			return fmt.Errorf("qos: internal error: rank %d outside a window of %d values", rank, len(w.kept))
 		}
-		w.val, w.done = uint64(selectRank(w.kept, r))^(1<<63), true
+		w.val, w.done = uint64(selection.Rank(w.kept, r))^(1<<63), true
 		w.kept = nil
 		return nil
 	}

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/fdkit/fdkit/internal/selection"
 )
 
 // tdStats computes mean, nearest-rank p50 and p99, and max of td, which it
@@ -49,18 +51,18 @@ func tdRankPair(td []int64, mn, mx int64, m int) (p50, p99 int64) {
 			return r[0], r[1]
 		}
 	}
-	p50 = selectRank(td, r50)
+	p50 = selection.Rank(td, r50)
 	return p50, selectAbove(td, [2]int{r50, r99})
 }
 
-// selectAbove returns the value of ranks[1] among a, which selectRank has
+// selectAbove returns the value of ranks[1] among a, which selection.Rank has
 // just left partitioned around ranks[0] ≤ ranks[1]: it selects among the
 // values above ranks[0] only.
 func selectAbove[T int64 | float64](a []T, ranks [2]int) T {
 	if ranks[1] == ranks[0] {
 		return a[ranks[0]]
 	}
-	return selectRank(a[ranks[0]+1:], ranks[1]-ranks[0]-1)
+	return selection.Rank(a[ranks[0]+1:], ranks[1]-ranks[0]-1)
 }
 
 // tdSampleSize is the size of the sample that draws the rank windows of n
@@ -78,52 +80,6 @@ func tdSampleSize(n int) int {
 func rank(q float64, n int) int {
 	k := int(math.Ceil(q*float64(n))) - 1
 	return min(max(k, 0), n-1)
-}
-
-// selectRank returns the k-th smallest element (0-based) of a, reordering a
-// (quickselect with median-of-three pivots; O(len(a)) expected).
-func selectRank[T int64 | float64](a []T, k int) T {
-	lo, hi := 0, len(a)-1
-	for hi > lo {
-		if hi-lo < 16 {
-			slices.Sort(a[lo : hi+1])
-			return a[k]
-		}
-		mid := lo + (hi-lo)/2
-		if a[mid] < a[lo] {
-			a[mid], a[lo] = a[lo], a[mid]
-		}
-		if a[hi] < a[lo] {
-			a[hi], a[lo] = a[lo], a[hi]
-		}
-		if a[hi] < a[mid] {
-			a[hi], a[mid] = a[mid], a[hi]
-		}
-		p := a[mid]
-		i, j := lo, hi
-		for i <= j {
-			for a[i] < p {
-				i++
-			}
-			for a[j] > p {
-				j--
-			}
-			if i <= j {
-				a[i], a[j] = a[j], a[i]
-				i++
-				j--
-			}
-		}
-		switch {
-		case k <= j:
-			hi = j
-		case k >= i:
-			lo = i
-		default:
-			return a[k]
-		}
-	}
-	return a[k]
 }
 
 // rankValuesInt returns the values of ranks (0-based, increasing) among td,
@@ -169,7 +125,7 @@ func rankValuesInt(td []int64, mn, mx int64, ranks [2]int, m int) (r [2]int64, o
 	if r0 < 0 || r0 >= len(in0) || r1 < 0 || r1 >= len(in1) {
 		return r, false
 	}
-	return [2]int64{selectRank(in0, r0), selectRank(in1, r1)}, true
+	return [2]int64{selection.Rank(in0, r0), selection.Rank(in1, r1)}, true
 }
 
 // rankScratch keeps rankValuesInt's sample and windows for its next call:
@@ -277,7 +233,7 @@ func sampleBounds[T int64 | float64](sample []T, ranks [2]int, n int) (val [4]T,
 		}
 	}
 	// Select the indices in increasing order, each in the part of the
-	// sample above the previous one (selectRank leaves it partitioned).
+	// sample above the previous one (selection.Rank leaves it partitioned).
 	order := [4]int{0, 1, 2, 3}
 	slices.SortFunc(order[:], func(x, y int) int { return at[x] - at[y] })
 	base := 0
@@ -285,7 +241,7 @@ func sampleBounds[T int64 | float64](sample []T, ranks [2]int, n int) (val [4]T,
 		if at[o] < 0 {
 			continue
 		}
-		val[o], has[o] = selectRank(sample[base:], at[o]-base), true
+		val[o], has[o] = selection.Rank(sample[base:], at[o]-base), true
 		base = at[o]
 	}
 	return val, has

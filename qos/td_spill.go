@@ -8,6 +8,8 @@ import (
 	"math/bits"
 	"slices"
 	"time"
+
+	"github.com/fdkit/fdkit/internal/selection"
 )
 
 // tdSpill is the file of a replay's per-evaluated-heartbeat data once it
@@ -330,5 +332,5 @@ func (s *tdSpill) windowRanks(sync bool, ranks [2]int, mn, mx int64) (r [2]int64
 	if r0 < 0 || r0 >= len(in0) || r1 < 0 || r1 >= len(in1) {
 		return r, false, nil
 	}
-	return [2]int64{selectRank(in0, r0), selectRank(in1, r1)}, true, nil
+	return [2]int64{selection.Rank(in0, r0), selection.Rank(in1, r1)}, true, nil
 }

@@ -4,6 +4,8 @@ import (
 	"math"
 	"slices"
 	"time"
+
+	"github.com/fdkit/fdkit/internal/selection"
 )
 
 // A thresholdPass keeps every threshold's τ − A_k (one int64 per evaluated
@@ -294,7 +296,7 @@ func (w *tdWindows) stats(i int) (TDStats, time.Duration, bool) {
 		case k < w.atLo[i][j]:
 			r[j] = w.lo[i][j]
 		case k-w.atLo[i][j] < len(in):
-			r[j] = selectRank(in, k-w.atLo[i][j])
+			r[j] = selection.Rank(in, k-w.atLo[i][j])
 		case k-w.atLo[i][j]-len(in) < w.atHi[i][j]:
 			r[j] = w.hi[i][j]
 		default:
