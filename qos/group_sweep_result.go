@@ -145,7 +145,7 @@ type tdBatch struct {
 	in0, in1     [tdBatchSize][]int64
 	runs         []cellRun
 	// A block's TD_k of one threshold, and those in a window (akkaRun,
-	// windowTally).
+	// windowTallyNear).
 	tds, hits []int64
 }
 
@@ -394,11 +394,11 @@ func (t *tdBatch) summarize(ys []float64, st []TDStats, last []int64, cs []*cell
 				}
 				a = r.end
 			}
-			// Values are within 2^61 of the windows' sides (lim), so that
-			// v < lo is the sign of v − lo; a window with hi < lo makes
-			// windowTally pass every value, and the checks keep none.
+			// Values and sides are below 2^61 in magnitude (lim), as
+			// windowTallyNear needs; a window with hi < lo makes it pass
+			// every value, and the checks keep none.
 			l0, h0, l1, h1 := lo0[c], hi0[c], lo1[c], hi1[c]
-			c0, c1, k := windowTally(tds, l0, l1, uint64(h0-l0), uint64(h1-l1), hits)
+			c0, c1, k := windowTallyNear(tds, l0, l1, uint64(h0-l0), uint64(h1-l1), hits)
 			b0[c] += c0
 			b1[c] += c1
 			for _, v := range hits[:k] {

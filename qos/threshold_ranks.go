@@ -195,7 +195,12 @@ func (w *tdWindows) add(buf []int64, rows, n int, evCell []uint8) {
 			vs := col[from:run.end]
 			var s int64
 			s, acc.mn, acc.mx = sumRange(vs, acc.mn, acc.mx)
-			b0, b1, k := windowTally(vs, lo0, lo1, wd0, wd1, hits[:len(vs)])
+			var b0, b1, k int
+			if near(acc.mn) && near(acc.mx) && near(lo0) && near(lo1) {
+				b0, b1, k = windowTallyNear(vs, lo0, lo1, wd0, wd1, hits[:len(vs)])
+			} else {
+				b0, b1, k = windowTally(vs, lo0, lo1, wd0, wd1, hits[:len(vs)])
+			}
 			below0, below1 = below0+b0, below1+b1
 			for _, v := range hits[:k] {
 				w.inWindows(i, v)
@@ -248,6 +253,34 @@ func windowTally(vs []int64, lo0, lo1 int64, wd0, wd1 uint64, hits []int64) (bel
 	}
 	return below0, below1, k
 }
+
+// windowTallyNear is windowTally for values vs and sides lo0, lo1 within
+// 2^62 of 0 (near), where v − lo does not overflow and its sign bit says
+// whether v < lo: one subtraction serves the count and the window test.
+//
+//go:noinline
+func windowTallyNear(vs []int64, lo0, lo1 int64, wd0, wd1 uint64, hits []int64) (below0, below1, k int) {
+	hits = hits[:len(vs)]
+	// v − lo1 is v − lo0 plus lo0 − lo1 (modulo 2^64), and v is lo0 plus
+	// v − lo0: fewer values live in the loop, which then keeps them all
+	// in registers.
+	dl := uint64(lo0 - lo1)
+	for _, v := range vs {
+		d0 := uint64(v - lo0)
+		d1 := d0 + dl
+		below0 += int(d0 >> 63)
+		below1 += int(d1 >> 63)
+		if d0 <= wd0 || d1 <= wd1 {
+			hits[k] = int64(d0) + lo0
+			k++
+		}
+	}
+	return below0, below1, k
+}
+
+// near reports |x| < 2^62: the difference of two such values does not
+// overflow.
+func near(x int64) bool { return x > -1<<62 && x < 1<<62 }
 
 // inWindows accounts threshold i's value v, which lies in one of its
 // windows [lo, hi] or both: it counts the sides apart and keeps the values

@@ -3,6 +3,7 @@ package qos
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/fdkit/fdkit/phi"
@@ -47,6 +48,41 @@ func TestAkkaRunIsCeilOfCrossing(t *testing.T) {
 		}
 		if sum != wantSum || mx != wantMx {
 			t.Fatalf("y = %v: sum %d, max %d, want %d, %d", y, sum, mx, wantSum, wantMx)
+		}
+	}
+}
+
+// TestWindowTallyNear checks windowTallyNear against windowTally, and
+// both against counts taken one value at a time: values on, next to and
+// between the windows' sides, windows that overlap, hold one value or
+// none (hi < lo), and values and sides near ±2^62.
+func TestWindowTallyNear(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	const e = 1<<62 - 1
+	sides := [][4]int64{{100, 200, 500, 700}, {100, 600, 500, 700}, {300, 300, 300, 300}, {400, 399, 650, 640},
+		{-e, 0, 0, e}, {-e, -e, e, e}}
+	for _, sd := range sides {
+		lo0, hi0, lo1, hi1 := sd[0], sd[1], sd[2], sd[3]
+		vs := []int64{lo0, hi0, lo1, hi1, lo0 - 1, hi0 + 1, lo1 - 1, hi1 + 1, 0, -e, e}
+		for range 500 {
+			vs = append(vs, r.Int64N(1000)-100)
+		}
+		var want [3]int
+		var wantHits []int64
+		for _, v := range vs {
+			want[0] += b2i(v < lo0)
+			want[1] += b2i(v < lo1)
+			if (v >= lo0 && v <= hi0) || (v >= lo1 && v <= hi1) || hi0 < lo0 || hi1 < lo1 {
+				wantHits = append(wantHits, v)
+			}
+		}
+		want[2] = len(wantHits)
+		for _, f := range []func([]int64, int64, int64, uint64, uint64, []int64) (int, int, int){windowTally, windowTallyNear} {
+			hits := make([]int64, len(vs))
+			b0, b1, k := f(vs, lo0, lo1, uint64(hi0-lo0), uint64(hi1-lo1), hits)
+			if [3]int{b0, b1, k} != want || !slices.Equal(hits[:k], wantHits) {
+				t.Fatalf("windows %v: below %d, %d, %d hits %v; want %v, hits %v", sd, b0, b1, k, hits[:k], want, wantHits)
+			}
 		}
 	}
 }
