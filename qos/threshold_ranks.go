@@ -144,10 +144,11 @@ const tdStride = tdBlock + 8
 func (w *tdWindows) put(buf []int64, r int, taus []time.Duration, a time.Duration) time.Duration {
 	b := w.base(w.rowsDone + r)
 	minTau := time.Duration(math.MaxInt64)
-	buf = buf[r:]
-	for i, tau := range taus {
-		buf[i*tdStride] = int64(max(tau-a, 0)) + b
+	j := r // i·tdStride + r, stepped rather than multiplied
+	for _, tau := range taus {
+		buf[j] = int64(max(tau-a, 0)) + b
 		minTau = min(minTau, tau)
+		j += tdStride
 	}
 	return minTau
 }
