@@ -114,7 +114,7 @@ func (t *tauTape) play() (*tapePlayer, error) {
 	}
 	n := len(t.prev)
 	p := &tapePlayer{r: r, taus: make([]time.Duration, n), v: make([]int64, n)}
-	p.raw = make([]byte, max(64<<10, 2+8*n)+8) // the last 8 bytes stay 0: room for the last value's load
+	p.raw = make([]byte, max(64<<10, 2+8*n)+8) // 8 bytes more: room for the last value's 8-byte load
 	p.buf = p.raw[:len(p.raw)-8]
 	return p, nil
 }
@@ -189,7 +189,6 @@ func (p *tapePlayer) Observe(hb detector.Heartbeat) {
 			return
 		}
 		p.have += got
-		clear(p.raw[p.have:])
 	}
 	if p.pos >= p.have {
 		p.fail(fmt.Errorf("qos: reading back the first pass's freshness points: %d records, the pass observed more", p.read))
@@ -204,10 +203,7 @@ func (p *tapePlayer) Observe(hb detector.Heartbeat) {
 			p.fail(fmt.Errorf("qos: reading back the first pass's freshness points: record %d is truncated", p.read+1))
 			return
 		}
-		mask := uint64(1)<<(8*w) - 1
-		if w == 8 {
-			mask = ^uint64(0)
-		}
+		mask := uint64(1)<<(8*w) - 1 // all ones at w = 8 (a shift by 64 gives 0)
 		raw := p.raw
 		for j := range p.v {
 			z := binary.LittleEndian.Uint64(raw[k:]) & mask
