@@ -12,7 +12,7 @@
 // Tick, and everything it decided out through Ready. A minimal driver:
 //
 //	m, err := swim.New(swim.Config{Self: swim.Node{ID: "a", Addr: "10.0.0.1:7946"}},
-//		rand.New(rand.NewPCG(seed, 0)))
+//		rand.New(rand.NewChaCha8(key)))     // key from crypto/rand: see New
 //	if err != nil { ... }
 //	m.Bootstrap(seeds)                        // the members to join through
 //	for {

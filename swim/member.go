@@ -269,6 +269,13 @@ type output struct {
 
 // New returns a Member for cfg (defaults applied; see Config) drawing all
 // its randomness from rng. It is a group of one until Bootstrap or Join.
+// rng also draws the sequence numbers of the pings whose acks verify
+// members and joiners (receipt.go, joinchallenge.go): whoever can predict
+// them can verify members at addresses where they do not receive, so
+// outside tests and simulations rng must be unpredictable to others (a
+// ChaCha8 keyed from crypto/rand, as swim/agent's without a Seed; a PCG
+// is not made to hide its state from its outputs, and a seed taken from
+// the clock can be guessed).
 func New(cfg Config, rng *rand.Rand) (*Member, error) {
 	if rng == nil {
 		return nil, ErrNoRand

@@ -27,6 +27,7 @@ package agent
 
 import (
 	"context"
+	crand "crypto/rand"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -400,4 +401,19 @@ func machineRand(seed uint64, id swim.ID) *rand.Rand {
 	h := fnv.New64a()
 	h.Write([]byte(id)) // never fails
 	return rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15^h.Sum64()))
+}
+
+// stateRand is the state machine's random source at Start: machineRand
+// of a Config.Seed, and without one (0) a ChaCha8 keyed from crypto/rand.
+// Its numbers are also the nonces of the pings whose acks verify members
+// (swim's proof of receipt, receipt.go), which must not be predictable
+// from the member's ID and the time it started, as a seed taken from the
+// clock made them.
+func stateRand(seed uint64, id swim.ID) *rand.Rand {
+	if seed != 0 {
+		return machineRand(seed, id)
+	}
+	var key [32]byte
+	crand.Read(key[:]) // never fails (crypto/rand)
+	return rand.New(rand.NewChaCha8(key))
 }

@@ -71,9 +71,13 @@ type Config struct {
 	// call of the Agent is said at ErrInCallback.
 	Protocol swim.Config
 	// Seed seeds the state machine's random source (target shuffles,
-	// ping-req members, the phase of the first probe), together with the
-	// member's ID: agents given one Seed still draw different sequences.
-	// Default: derived from the clock at Start.
+	// ping-req members, the phase of the first probe, and the nonces of
+	// the pings whose acks verify members: swim's proof of receipt),
+	// together with the member's ID: agents given one Seed still draw
+	// different sequences. Whoever knows the Seed and the ID can predict
+	// the nonces and verify members at addresses where they do not
+	// receive, so a fixed Seed is for tests and reproducible runs.
+	// Default (0): a key drawn from crypto/rand at Start.
 	Seed uint64
 	// TickInterval is the longest the agent waits between two ticks of the
 	// state machine. The agent ticks at every deadline the machine asks

@@ -60,3 +60,31 @@ func TestSameSeedFirstProbePhases(t *testing.T) {
 	assert.NotEqual(t, empty, machineRand(7, "node-0").Uint64())
 	assert.NotEqual(t, empty, machineRand(8, "").Uint64())
 }
+
+// Without a Seed, the state machine's random source at Start, whose
+// numbers are the nonces of the pings that verify members (swim's proof
+// of receipt: an ack echoing one shows the member receives at its
+// address), cannot be rebuilt from the member's ID and the time it
+// started: the default Seed was the start time in nanoseconds, so that
+// whoever knew roughly when a member started could predict its nonces
+// and verify ghosts at a victim's address without receiving there. Two
+// agents without a Seed draw different numbers; one with a Seed draws
+// machineRand's.
+func TestDefaultStateRandNotFromClock(t *testing.T) {
+	const id = "m"
+	t0 := time.Now().UnixNano()
+	cfg, err := withDefaults(Config{})
+	require.NoError(t, err)
+	r := stateRand(cfg.Seed, id)
+	t1 := time.Now().UnixNano()
+	first := r.Uint64()
+	for s := t0; s <= t1; s++ {
+		if machineRand(uint64(s), id).Uint64() == first {
+			t.Fatalf("the default source is machineRand of the start time %d ns", s)
+		}
+	}
+	cfg2, err := withDefaults(Config{})
+	require.NoError(t, err)
+	assert.NotEqual(t, first, stateRand(cfg2.Seed, id).Uint64(), "two agents without a Seed")
+	assert.Equal(t, machineRand(7, id).Uint64(), stateRand(7, id).Uint64(), "with a Seed")
+}

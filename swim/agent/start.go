@@ -133,9 +133,6 @@ func withDefaults(cfg Config) (Config, error) {
 	if cfg.Protocol.Versions.IsZero() {
 		cfg.Protocol.Versions = wire.Versions()
 	}
-	if cfg.Seed == 0 {
-		cfg.Seed = uint64(time.Now().UnixNano())
-	}
 	err := streamDefaults(&cfg)
 	return cfg, err
 }
@@ -345,7 +342,7 @@ func (a *Agent) newMachine() error {
 			return uint64(max(a.clock.wallNs.Load(), 0)) + uint64(MaxBroadcastLead)
 		}
 	}
-	m, err := swim.New(pc, machineRand(a.cfg.Seed, pc.Self.ID))
+	m, err := swim.New(pc, stateRand(a.cfg.Seed, pc.Self.ID))
 	if err != nil {
 		return fmt.Errorf("agent: %w", err)
 	}
