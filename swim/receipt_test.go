@@ -1,6 +1,7 @@
 package swim
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -193,5 +194,35 @@ func TestChallengeAnsweredBare(t *testing.T) {
 		acks := only(t, out, MsgAck)
 		require.Len(t, acks, 1)
 		assert.Equal(t, c.bare, !hasUpdate(acks[0], UpdateAlive, "x", 0), "seq %d", c.seq)
+	}
+}
+
+// A packet draws a challenge only when the challenge ping and the bare
+// ack it draws take at most twice the packet's bytes (receipt.go): a
+// member whose own node is long, which a packet need not name (To left
+// empty), gets a sender's small Alive and sends no challenge, so that a
+// spoofed packet makes it send the claimed address no more than twice
+// what the packet carried; with a short node the same packet draws one.
+func TestChallengeOnlyWhenPaidFor(t *testing.T) {
+	for _, c := range []struct {
+		self string
+		want int
+	}{{"a", 1}, {strings.Repeat("a", 200), 0}} {
+		a := newTest(t, c.self, ModeLifeguard, nil)
+		a.Tick(0)
+		drain(a)
+		g := Node{ID: "g", Addr: "victim:1"}
+		pkt := Packet{Kind: MsgGossip, From: g, Updates: []Update{{Kind: UpdateAlive, Node: g, From: g.ID}}}
+		require.NoError(t, a.Step(10*time.Millisecond, &pkt))
+		out, _ := drain(a)
+		var bytes int
+		for _, p := range out {
+			if p.To.ID == "g" {
+				bytes += a.sentBytes(&p)
+			}
+		}
+		assert.Equal(t, c.want, a.Stats().VerifyChallenges, "self of %d bytes", len(c.self))
+		assert.LessOrEqual(t, bytes, 2*a.recvBytes(&pkt), "self of %d bytes", len(c.self))
+		assert.False(t, a.peers["g"].verified)
 	}
 }
