@@ -90,14 +90,20 @@ func (st *pullerState) stale(now time.Time) bool {
 		(st.served.IsZero() || now.Sub(st.served) >= storeInterval)
 }
 
-// admit reports whether an ask from id at now is answered at all: not
-// when id's challenge in force was sent within resendGap, nor when
-// asksPerWait asks were answered within askWait. It counts the asks it
-// admits; the caller then looks id up in its view and calls challenge.
-func (c *challenges) admit(id swim.ID, now time.Time) error {
+// resent reports errAskedAgain when id's challenge in force was sent
+// within resendGap: its ask is not answered.
+func (c *challenges) resent(id swim.ID, now time.Time) error {
 	if st := c.m[id]; st != nil && st.inForce(now) && now.Sub(st.sent) < resendGap {
 		return errAskedAgain
 	}
+	return nil
+}
+
+// admit reports errTooManyAsks when asksPerWait asks were answered
+// within askWait, and otherwise counts this one. The caller checks the
+// asker first (resent, and that it is a live member), so that asks under
+// IDs nobody holds do not spend the budget.
+func (c *challenges) admit(now time.Time) error {
 	if now.Sub(c.since) >= askWait || now.Before(c.since) {
 		c.since, c.asks = now, 0
 	}
@@ -108,7 +114,7 @@ func (c *challenges) admit(id swim.ID, now time.Time) error {
 	return nil
 }
 
-// The errors of admit, counted in Rejected.
+// The errors of resent and admit, counted in Rejected.
 var (
 	errAskedAgain  = errors.New("asked again within the resend gap of its challenge")
 	errTooManyAsks = errors.New("too many asks for the store at once")

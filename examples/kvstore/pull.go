@@ -55,6 +55,12 @@ type puller struct {
 	// taken.
 	want    pullReq
 	arrived chan struct{}
+	// view is the copy of the view's live members that askerAddr looks
+	// asks up in (the receiving goroutine's).
+	view struct {
+		at    time.Time
+		addrs map[swim.ID]string
+	}
 	// asked is the member askOne asks, under Store.mu: challenges and
 	// answers from others are dropped before they reach chals, so that a
 	// flood under other IDs cannot fill it.
@@ -104,11 +110,14 @@ func (s *Store) pullMessage(m swim.Message) error {
 			return fmt.Errorf("request of %d bytes, want 1", len(m.Data))
 		}
 		now := time.Now()
-		if err := s.pull.table.admit(m.From, now); err != nil {
+		if err := s.pull.table.resent(m.From, now); err != nil {
 			return err
 		}
-		addr, err := s.liveAddr(m.From)
+		addr, err := s.askerAddr(m.From, now)
 		if err != nil {
+			return err
+		}
+		if err := s.pull.table.admit(now); err != nil {
 			return err
 		}
 		nonce, err := s.pull.table.challenge(m.From, addr, now, func() (n [challengeLen]byte, err error) {
@@ -152,6 +161,47 @@ func (s *Store) sendTo(addr string, data []byte) error {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	return s.a.SendToAddress(ctx, addr, data)
+}
+
+// viewRefresh is the least time between two copies of the view taken to
+// look up an asker that the last copy lacks; viewMaxAge the most time a
+// copy is used at all (askerAddr).
+const (
+	viewRefresh = askWait / 50
+	viewMaxAge  = askWait
+)
+
+// askerAddr is liveAddr for the receiving goroutine's asks, from a copy
+// of the view's live members (puller.view): copied again when older than
+// viewMaxAge, or when it lacks id and is older than viewRefresh, so that
+// a flood of asks under IDs nobody holds costs at most one copy of the
+// view per viewRefresh.
+func (s *Store) askerAddr(id swim.ID, now time.Time) (string, error) {
+	v := &s.pull.view
+	addr, ok := v.addrs[id]
+	if age := now.Sub(v.at); age >= viewMaxAge || age < 0 || (!ok && age >= viewRefresh) {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		ms, err := s.a.MembersContext(ctx)
+		if err != nil {
+			return "", err
+		}
+		clear(v.addrs)
+		if v.addrs == nil {
+			v.addrs = make(map[swim.ID]string, len(ms))
+		}
+		for _, m := range ms {
+			if !m.Self && (m.State == swim.StateAlive || m.State == swim.StateSuspect) {
+				v.addrs[m.Node.ID] = m.Node.Addr
+			}
+		}
+		v.at = now
+		addr, ok = v.addrs[id]
+	}
+	if !ok {
+		return "", fmt.Errorf("%q: %w", id, errNotAlive)
+	}
+	return addr, nil
 }
 
 // liveAddr returns the address this member holds for the alive or

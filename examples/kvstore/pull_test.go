@@ -303,3 +303,25 @@ func TestForgedChallengeFirstStillPulls(t *testing.T) {
 	b.pull.chals <- swim.Message{From: aID, Data: junk}
 	assert.True(t, b.askOne(ctx, aID), "the member's own challenge, after a forged one, was not echoed")
 }
+
+// Asks under IDs that no member holds are refused before they spend the
+// budget of asks (asksPerWait per askWait): before, 70 such asks a second
+// kept every real joiner's ask from being answered, and its Join failed
+// (issue 27, user39 F4). A flood of them copies the view at most once per
+// viewRefresh.
+func TestAsksOfNobodySpendNoBudget(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	a := newStore(t, plainCfg("a"))
+	c := newStore(t, plainCfg("c"))
+	require.NoError(t, c.Agent().Join(ctx, a.Agent().Self().Addr)) // the view only: no pull yet
+	require.Eventually(t, func() bool { _, err := a.liveAddr("c"); return err == nil }, 10*time.Second, 5*time.Millisecond, "c alive at a")
+	codec, conn := plainUDP(t)
+	const flood = 2 * asksPerWait
+	for i := range flood {
+		nobody := swim.Node{ID: swim.ID(fmt.Sprint("nobody-", i)), Addr: conn.LocalAddr().String()}
+		sendPlain(t, codec, conn, a, swim.Packet{Kind: swim.MsgUser, From: nobody, User: []byte{kindAsk}})
+	}
+	require.Eventually(t, func() bool { return a.Rejected() >= flood }, 10*time.Second, 5*time.Millisecond, "the asks of nobody refused")
+	assert.True(t, c.askOne(ctx, a.Agent().Self().ID), "a real joiner's ask within askWait of the flood")
+}
