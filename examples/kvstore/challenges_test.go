@@ -104,6 +104,7 @@ func TestAsksBounded(t *testing.T) {
 	assert.ErrorIs(t, c.admit(t1.Add(askWait-1)), errTooManyAsks)
 	assert.NoError(t, c.admit(t1.Add(askWait)))
 }
+
 // The table holds at most maxPullers members: stale ones go first, then
 // the one heard of least recently, whose challenge is then refused.
 func TestChallengeTableBounded(t *testing.T) {

@@ -58,8 +58,10 @@ type puller struct {
 	// view is the copy of the view's live members that askerAddr looks
 	// asks up in (the receiving goroutine's).
 	view struct {
-		at    time.Time
-		addrs map[swim.ID]string
+		at        time.Time
+		addrs     map[swim.ID]string
+		missSince time.Time // the copies taken for asks it lacked since
+		misses    int
 	}
 	// asked is the member askOne asks, under Store.mu: challenges and
 	// answers from others are dropped before they reach chals, so that a
@@ -163,23 +165,31 @@ func (s *Store) sendTo(addr string, data []byte) error {
 	return s.a.SendToAddress(ctx, addr, data)
 }
 
-// viewRefresh is the least time between two copies of the view taken to
-// look up an asker that the last copy lacks; viewMaxAge the most time a
-// copy is used at all (askerAddr).
-const (
-	viewRefresh = askWait / 50
-	viewMaxAge  = askWait
-)
+// viewMaxAge is the most time a copy of the view is used to look up
+// askers (askerAddr).
+const viewMaxAge = askWait
 
 // askerAddr is liveAddr for the receiving goroutine's asks, from a copy
 // of the view's live members (puller.view): copied again when older than
-// viewMaxAge, or when it lacks id and is older than viewRefresh, so that
-// a flood of asks under IDs nobody holds costs at most one copy of the
-// view per viewRefresh.
+// viewMaxAge, or when it lacks id, at most asksPerWait times per askWait
+// for the latter, so that a flood of asks under IDs nobody holds costs at
+// most that many copies of the view, and a joiner that joined since the
+// last copy is found.
 func (s *Store) askerAddr(id swim.ID, now time.Time) (string, error) {
 	v := &s.pull.view
 	addr, ok := v.addrs[id]
-	if age := now.Sub(v.at); age >= viewMaxAge || age < 0 || (!ok && age >= viewRefresh) {
+	age := now.Sub(v.at)
+	stale := age >= viewMaxAge || age < 0
+	if !ok && !stale {
+		if now.Sub(v.missSince) >= askWait || now.Before(v.missSince) {
+			v.missSince, v.misses = now, 0
+		}
+		if v.misses < asksPerWait {
+			v.misses++
+			stale = true
+		}
+	}
+	if stale {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
 		ms, err := s.a.MembersContext(ctx)

@@ -307,8 +307,8 @@ func TestForgedChallengeFirstStillPulls(t *testing.T) {
 // Asks under IDs that no member holds are refused before they spend the
 // budget of asks (asksPerWait per askWait): before, 70 such asks a second
 // kept every real joiner's ask from being answered, and its Join failed
-// (issue 27, user39 F4). A flood of them copies the view at most once per
-// viewRefresh.
+// (issue 27, user39 F4). A flood of them copies the view at most
+// asksPerWait times per askWait.
 func TestAsksOfNobodySpendNoBudget(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
