@@ -122,6 +122,11 @@ type Checked struct {
 	// Epoch is the sender's incarnation within the file: 1, then one more
 	// at each FindingRestart.
 	Epoch int
+	// SenderIndex is the place of the record's sender among the senders
+	// given to the Checker, from 0, in the order of their first records
+	// (the order Flush goes through them): a slice indexed by it finds a
+	// sender's state without a lookup by name.
+	SenderIndex int
 	// Finding is nil when the record looks right. When Finding.Excluded
 	// the record must be left out.
 	Finding *Finding
@@ -173,6 +178,7 @@ type pending struct {
 
 type senderCheck struct {
 	name   string
+	index  int       // Checked.SenderIndex
 	before []pending // last ≤ k kept records of the current epoch
 	after  []pending // after[0] is judged once k records follow it
 	// The arrays before and after slide along (pushWindow).
@@ -211,16 +217,19 @@ func NewChecker(opt CheckerConfig, emit func(Checked)) *Checker {
 func (c *Checker) Add(rec Record, line int, unterminated bool) {
 	s := c.senders[rec.Sender]
 	if s == nil {
-		s = &senderCheck{name: rec.Sender, epoch: 1, since: math.MaxInt}
+		s = &senderCheck{name: rec.Sender, index: len(c.order), epoch: 1, since: math.MaxInt}
 		c.senders[rec.Sender] = s
 		c.order = append(c.order, s)
 	}
-	s.after = pushWindow(s.after, &s.afterBuf, pending{c: Checked{Record: rec, Line: line}, unterminated: unterminated, idx: s.n})
+	s.after = pushWindow(s.after, &s.afterBuf, pending{c: Checked{Record: rec, Line: line, SenderIndex: s.index}, unterminated: unterminated, idx: s.n})
 	s.n++
 	if len(s.after) > c.opt.Neighbours {
 		c.judge(s)
 	}
 }
+
+// Senders returns how many senders the records given so far have.
+func (c *Checker) Senders() int { return len(c.order) }
 
 // Flush emits the verdicts of the records still waiting for neighbours,
 // sender by sender in order of first appearance.

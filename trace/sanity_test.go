@@ -384,3 +384,34 @@ func TestSanityQuickVerdictsAsFull(t *testing.T) {
 		require.Equal(t, full, quick, "round %d", round)
 	}
 }
+
+// Checked.SenderIndex numbers the senders from 0 in the order of their
+// first records, on the verdicts emitted by Add and by Flush alike, and
+// Senders counts the senders given so far.
+func TestCheckerSenderIndex(t *testing.T) {
+	order := []string{"b", "a", "b", "c", "a", "c", "b"}
+	want := map[string]int{"b": 0, "a": 1, "c": 2}
+	var got []Checked
+	ch := NewChecker(CheckerConfig{}, func(c Checked) { got = append(got, c) })
+	seen := map[string]bool{}
+	seq := map[string]uint64{}
+	line := 0
+	for range 20 {
+		for _, s := range order {
+			seen[s] = true
+			line++
+			at := time.Duration(line) * time.Second
+			ch.Add(Record{Sender: s, Seq: seq[s], HasSeq: true, Arrival: at, HasArrival: true}, line, false)
+			seq[s]++
+			assert.Equal(t, len(seen), ch.Senders())
+		}
+	}
+	emitted := len(got)
+	require.Positive(t, emitted)
+	ch.Flush()
+	require.Len(t, got, line)
+	require.Greater(t, len(got), emitted)
+	for _, c := range got {
+		assert.Equal(t, want[c.Record.Sender], c.SenderIndex, "line %d sender %s", c.Line, c.Record.Sender)
+	}
+}

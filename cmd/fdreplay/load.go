@@ -316,7 +316,8 @@ type traceLoad struct {
 	limit       int // heartbeats held in memory before every stream is spooled
 	streamsLeft int // streams this trace may add
 	streams     map[string][]*epochStream
-	all         []*epochStream // the streams in the order they began
+	bySender    [][]*epochStream // streams' entries by trace.Checked.SenderIndex
+	all         []*epochStream   // the streams in the order they began
 	rep         sanityReport
 	inMemory    int   // heartbeats held in memory; −1 once everything is spooled
 	err         error // the first error of the checker's callback
@@ -367,7 +368,7 @@ func (l *traceLoad) checked(c trace.Checked) {
 		l.err = fmt.Errorf("%s:%d: sender %q: record seq %d has no arrival time (an emission log?); replay needs arrivals", l.name, c.Line, rec.Sender, rec.Seq)
 		return
 	}
-	s, err := l.stream(rec.Sender, c.Epoch, c.Line)
+	s, err := l.stream(rec.Sender, c.SenderIndex, c.Epoch, c.Line)
 	if err == nil {
 		err = l.add(s, rec, c.Line)
 	}
@@ -375,9 +376,16 @@ func (l *traceLoad) checked(c trace.Checked) {
 }
 
 // stream returns the stream of sender's incarnation epoch, starting it
-// (and any before it) when it is new.
-func (l *traceLoad) stream(sender string, epoch, line int) (*epochStream, error) {
-	es := l.streams[sender]
+// (and any before it) when it is new; idx is the sender's
+// trace.Checked.SenderIndex.
+func (l *traceLoad) stream(sender string, idx, epoch, line int) (*epochStream, error) {
+	for len(l.bySender) <= idx {
+		l.bySender = append(l.bySender, nil)
+	}
+	es := l.bySender[idx]
+	if epoch <= len(es) {
+		return es[epoch-1], nil
+	}
 	for len(es) < epoch {
 		if len(l.all) >= l.streamsLeft {
 			return nil, tooManyStreams(l.o, fmt.Sprintf("%s:%d: sender %q", l.name, line, sender))
@@ -392,6 +400,7 @@ func (l *traceLoad) stream(sender string, epoch, line int) (*epochStream, error)
 		es = append(es, e)
 		l.all = append(l.all, e)
 	}
+	l.bySender[idx] = es
 	l.streams[sender] = es
 	return es[epoch-1], nil
 }

@@ -156,7 +156,6 @@ func (l *traceLoad) check(in stage[readRecord], out stage[trace.Checked]) {
 	defer close(out.ch)
 	var b []trace.Checked
 	ch := trace.NewChecker(trace.CheckerConfig{File: l.name}, func(c trace.Checked) { b = append(b, c) })
-	seen := map[string]struct{}{} // senders read so far
 	var ok bool
 	if b, ok = out.batch(); !ok {
 		return
@@ -166,15 +165,13 @@ func (l *traceLoad) check(in stage[readRecord], out stage[trace.Checked]) {
 		for _, x := range rb.items {
 			// The checker holds a sender's records until it has seen
 			// their neighbours: count the senders here, so that a trace
-			// of too many is refused before they are all held.
-			if _, ok := seen[x.rec.Sender]; !ok {
-				if len(seen) >= l.streamsLeft {
-					err = tooManyStreams(l.o, fmt.Sprintf("%s:%d: sender %q", l.name, x.line, x.rec.Sender))
-					break
-				}
-				seen[x.rec.Sender] = struct{}{}
-			}
+			// of too many is refused before they are all held. (The first
+			// record of a sender emits nothing: Neighbours is at least 1.)
 			ch.Add(x.rec, x.line, x.unterminated)
+			if ch.Senders() > l.streamsLeft {
+				err = tooManyStreams(l.o, fmt.Sprintf("%s:%d: sender %q", l.name, x.line, x.rec.Sender))
+				break
+			}
 		}
 		in.spare <- rb.items
 		if err != nil {
