@@ -65,10 +65,27 @@ type pullerState struct {
 // challenges is the table. It is used by the store's one receiving
 // goroutine only.
 type challenges struct {
-	m map[swim.ID]*pullerState
-	// The asks answered since since, at most asksPerWait per askWait.
+	m    map[swim.ID]*pullerState
+	asks perWait // the asks answered, at most asksPerWait per askWait
+}
+
+// perWait counts events in windows of askWait: take reports whether one
+// more fits under limit in the window holding now (a new window starts
+// askWait after the last one started, or when the clock went back).
+type perWait struct {
 	since time.Time
-	asks  int
+	n     int
+}
+
+func (w *perWait) take(now time.Time, limit int) bool {
+	if now.Sub(w.since) >= askWait || now.Before(w.since) {
+		w.since, w.n = now, 0
+	}
+	if w.n >= limit {
+		return false
+	}
+	w.n++
+	return true
 }
 
 // inForce reports whether st's challenge may still be echoed at now.
@@ -104,13 +121,9 @@ func (c *challenges) resent(id swim.ID, now time.Time) error {
 // asker first (resent, and that it is a live member), so that asks under
 // IDs nobody holds do not spend the budget.
 func (c *challenges) admit(now time.Time) error {
-	if now.Sub(c.since) >= askWait || now.Before(c.since) {
-		c.since, c.asks = now, 0
-	}
-	if c.asks >= asksPerWait {
+	if !c.asks.take(now, asksPerWait) {
 		return errTooManyAsks
 	}
-	c.asks++
 	return nil
 }
 

@@ -11,16 +11,17 @@ import (
 	"time"
 
 	"github.com/fdkit/fdkit/swim"
+	"github.com/fdkit/fdkit/swim/agent"
 )
 
 // The pull of a store by a joiner (package comment): the joiner sends
 // kindAsk, the member answers with kindChal and a challenge (a fresh
 // one, or the one in force: challenges.go), sent to the address it holds
-// for the joiner, and the joiner sends kindEcho and the challenge back; the member then queues the joiner for its one
-// sender of stores, unless it did so within storeInterval or stateQueue
-// members wait already, and answers the echo (kindAnswer) with which,
-// and the echo's token, so that only a member that saw the echo can
-// answer it (challenges.go).
+// for the joiner, and the joiner sends kindEcho and the challenge back;
+// the member then queues the joiner for its one sender of stores, unless
+// it did so within storeInterval or stateQueue members wait already, and
+// answers the echo (kindAnswer) with which, and the echo's token, so that
+// only a member that saw the echo can answer it (challenges.go).
 
 // stateQueue is how many members asking for the store wait for the one
 // sender at most; one more request is answered busy (AnswersDropped).
@@ -58,10 +59,9 @@ type puller struct {
 	// view is the copy of the view's live members that askerAddr looks
 	// asks up in (the receiving goroutine's).
 	view struct {
-		at        time.Time
-		addrs     map[swim.ID]string
-		missSince time.Time // the copies taken for asks it lacked since
-		misses    int
+		at     time.Time
+		addrs  map[swim.ID]string
+		misses perWait // the copies taken for asks it lacked
 	}
 	// asked is the member askOne asks, under Store.mu: challenges and
 	// answers from others are dropped before they reach chals, so that a
@@ -134,11 +134,11 @@ func (s *Store) pullMessage(m swim.Message) error {
 		if len(m.Data) != 1+challengeLen+tokenLen {
 			return fmt.Errorf("echo of %d bytes, want %d", len(m.Data)-1, challengeLen+tokenLen)
 		}
-		addr, err := s.liveAddr(m.From)
+		now := time.Now()
+		addr, err := s.askerAddr(m.From, now)
 		if err != nil {
 			return err
 		}
-		now := time.Now()
 		ok, recent := s.pull.table.redeem(m.From, addr, m.Data[1:1+challengeLen], now)
 		if !ok {
 			return errors.New("an echo of no challenge of this store in force")
@@ -169,25 +169,19 @@ func (s *Store) sendTo(addr string, data []byte) error {
 // askers (askerAddr).
 const viewMaxAge = askWait
 
-// askerAddr is liveAddr for the receiving goroutine's asks, from a copy
-// of the view's live members (puller.view): copied again when older than
-// viewMaxAge, or when it lacks id, at most asksPerWait times per askWait
-// for the latter, so that a flood of asks under IDs nobody holds costs at
-// most that many copies of the view, and a joiner that joined since the
-// last copy is found.
+// askerAddr is liveAddr for the receiving goroutine's asks and echoes,
+// from a copy of the view's live members (puller.view): copied again when
+// older than viewMaxAge, or when it lacks id, at most asksPerWait times
+// per askWait for the latter, so that a flood of asks under IDs nobody
+// holds costs at most that many copies of the view, and a joiner that
+// joined since the last copy is found.
 func (s *Store) askerAddr(id swim.ID, now time.Time) (string, error) {
 	v := &s.pull.view
 	addr, ok := v.addrs[id]
 	age := now.Sub(v.at)
 	stale := age >= viewMaxAge || age < 0
 	if !ok && !stale {
-		if now.Sub(v.missSince) >= askWait || now.Before(v.missSince) {
-			v.missSince, v.misses = now, 0
-		}
-		if v.misses < asksPerWait {
-			v.misses++
-			stale = true
-		}
+		stale = v.misses.take(now, asksPerWait)
 	}
 	if stale {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
@@ -201,7 +195,7 @@ func (s *Store) askerAddr(id swim.ID, now time.Time) (string, error) {
 			v.addrs = make(map[swim.ID]string, len(ms))
 		}
 		for _, m := range ms {
-			if !m.Self && (m.State == swim.StateAlive || m.State == swim.StateSuspect) {
+			if live(m) {
 				v.addrs[m.Node.ID] = m.Node.Addr
 			}
 		}
@@ -214,6 +208,12 @@ func (s *Store) askerAddr(id swim.ID, now time.Time) (string, error) {
 	return addr, nil
 }
 
+// live reports whether m is another member, alive or suspect: one that
+// may ask for the store, or be asked.
+func live(m agent.Member) bool {
+	return !m.Self && (m.State == swim.StateAlive || m.State == swim.StateSuspect)
+}
+
 // liveAddr returns the address this member holds for the alive or
 // suspect member id.
 func (s *Store) liveAddr(id swim.ID) (string, error) {
@@ -224,7 +224,7 @@ func (s *Store) liveAddr(id swim.ID) (string, error) {
 		return "", err
 	}
 	for _, m := range ms {
-		if m.Node.ID == id && !m.Self && (m.State == swim.StateAlive || m.State == swim.StateSuspect) {
+		if m.Node.ID == id && live(m) {
 			return m.Node.Addr, nil
 		}
 	}
@@ -244,7 +244,7 @@ func (s *Store) ask(ctx context.Context) error {
 			return fmt.Errorf("kvstore: joined, but asking for the store: %w", err)
 		}
 		for _, m := range ms {
-			if m.Self || (m.State != swim.StateAlive && m.State != swim.StateSuspect) {
+			if !live(m) {
 				continue
 			}
 			if s.askOne(ctx, m.Node.ID) {

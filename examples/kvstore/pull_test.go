@@ -272,6 +272,15 @@ func TestForgedAnswerRefused(t *testing.T) {
 	assert.False(t, b.askOne(ctx, a.Agent().Self().ID), "a forged answer was taken")
 }
 
+// joinViewOnly joins s's member to seed's group without pulling the store
+// (agent.Join, not Store.Join), and waits until seed holds it live.
+func joinViewOnly(ctx context.Context, t *testing.T, s, seed *Store) {
+	t.Helper()
+	require.NoError(t, s.Agent().Join(ctx, seed.Agent().Self().Addr))
+	id := s.Agent().Self().ID
+	require.Eventually(t, func() bool { _, err := seed.liveAddr(id); return err == nil }, 10*time.Second, 5*time.Millisecond, "%s live at the seed", id)
+}
+
 // A challenge forged under the asked member's ID and come first no longer
 // takes the joiner's only echo: the member's own challenge, come after
 // it, is echoed too, and the member queues the store. A challenge under
@@ -283,16 +292,8 @@ func TestForgedChallengeFirstStillPulls(t *testing.T) {
 	defer cancel()
 	a := newStore(t, stage1("kv-a"))
 	b := newStore(t, stage1("kv-b"))
-	require.NoError(t, b.Agent().Join(ctx, a.Agent().Self().Addr)) // the view only: no pull yet
+	joinViewOnly(ctx, t, b, a)
 	aID := a.Agent().Self().ID
-	require.Eventually(t, func() bool {
-		for _, m := range a.Agent().Members() {
-			if m.Node.ID == "kv-b" && m.State == swim.StateAlive {
-				return true
-			}
-		}
-		return false
-	}, 10*time.Second, 10*time.Millisecond)
 
 	junk := append([]byte{kindChal}, make([]byte, challengeLen)...)
 	b.mu.Lock()
@@ -314,8 +315,7 @@ func TestAsksOfNobodySpendNoBudget(t *testing.T) {
 	defer cancel()
 	a := newStore(t, plainCfg("a"))
 	c := newStore(t, plainCfg("c"))
-	require.NoError(t, c.Agent().Join(ctx, a.Agent().Self().Addr)) // the view only: no pull yet
-	require.Eventually(t, func() bool { _, err := a.liveAddr("c"); return err == nil }, 10*time.Second, 5*time.Millisecond, "c alive at a")
+	joinViewOnly(ctx, t, c, a)
 	codec, conn := plainUDP(t)
 	const flood = 2 * asksPerWait
 	for i := range flood {
