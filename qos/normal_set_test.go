@@ -135,13 +135,7 @@ func TestNormalSetFillInTrackOrder(t *testing.T) {
 			if o.runs > 0 {
 				assert.Equal(t, o.runs, len(set.runs)-1)
 			}
-			replayed := make([]*phi.Normal, len(vals))
-			for j, v := range vals {
-				c := cfg
-				c.Threshold = v
-				replayed[j], err = phi.NewNormal(c)
-				require.NoError(t, err)
-			}
+			replayed := newNormals(t, cfg, vals)
 			taus := make([]time.Duration, len(vals))
 			most := 0
 			for i, hb := range hbs {

@@ -34,6 +34,20 @@ func checkNormalGroups(t *testing.T, ncfg phi.NormalConfig, hbs []detector.Heart
 	return checkNormalGroupsAt(t, ncfg, normalSweepThresholds(t), hbs, cfg)
 }
 
+// newNormals returns a normal φ detector of cfg at each threshold of vals.
+func newNormals(t *testing.T, cfg phi.NormalConfig, vals []float64) []*phi.Normal {
+	t.Helper()
+	ds := make([]*phi.Normal, len(vals))
+	for j, v := range vals {
+		c := cfg
+		c.Threshold = v
+		var err error
+		ds[j], err = phi.NewNormal(c)
+		require.NoError(t, err)
+	}
+	return ds
+}
+
 func checkNormalGroupsAt(t *testing.T, ncfg phi.NormalConfig, values []float64, hbs []detector.Heartbeat, cfg Config) int {
 	t.Helper()
 	f := PhiNormalFamily(ncfg, values)
@@ -169,13 +183,7 @@ func TestNormalGroupsSplitAtTheFreshnessPoint(t *testing.T) {
 	}
 	vals := []float64{2.9, 3, 3.1}
 	checkNormalGroupsAt(t, ncfg, vals, hbs, Config{})
-	replayed := make([]*phi.Normal, len(vals))
-	for j, v := range vals {
-		c := ncfg
-		c.Threshold = v
-		replayed[j], err = phi.NewNormal(c)
-		require.NoError(t, err)
-	}
+	replayed := newNormals(t, ncfg, vals)
 	p, _, err := newGroupPass(normalGroups(ncfg), vals, Config{})
 	p.maxGroups = 0
 	require.NoError(t, err)
