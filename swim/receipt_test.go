@@ -73,6 +73,10 @@ func TestHeardIsNotVerified(t *testing.T) {
 	// Under another ID at the same address.
 	require.NoError(t, a.Step(3*time.Millisecond, &Packet{Kind: MsgAck, From: node("b"), To: a.Self(), Ack: Ack{Seq: ch.Ping.Seq}}))
 	assert.False(t, p.verified, "the right number under another ID")
+	// Under its ID from another address.
+	require.NoError(t, a.Step(3*time.Millisecond, &Packet{Kind: MsgAck, From: Node{ID: g.ID, Addr: "elsewhere:1"}, To: a.Self(), Ack: Ack{Seq: ch.Ping.Seq}}))
+	assert.False(t, p.verified, "the right number from another address")
+	assert.Equal(t, g, p.node)
 	assert.Equal(t, 1, a.unverified)
 	require.NoError(t, a.Step(4*time.Millisecond, &Packet{Kind: MsgAck, From: g, To: a.Self(), Ack: Ack{Seq: ch.Ping.Seq}}))
 	assert.True(t, p.verified, "the challenge's nonce, from its address")
@@ -118,6 +122,24 @@ func TestProbeOfUnverifiedCarriesNonce(t *testing.T) {
 		}
 	})
 	assert.True(t, found, "probed again")
+}
+
+// The ack of a probe's nonce, under the target's ID but from another
+// address than the one the nonce went to, does not verify the target:
+// it shows nothing about who receives there.
+func TestProbeNonceFromOtherAddressVerifiesNothing(t *testing.T) {
+	a := newTest(t, "a", ModeSWIM, nil)
+	g := Node{ID: "g", Addr: "victim:1"}
+	require.NoError(t, a.Step(0, &Packet{Kind: MsgGossip, From: node("b"), To: a.Self(),
+		Updates: []Update{{Kind: UpdateAlive, Node: g, From: g.ID}}}))
+	drain(a)
+	a.Tick(0)
+	out, _ := drain(a)
+	pings := only(t, out, MsgPing)
+	require.Len(t, pings, 1)
+	require.Equal(t, g, pings[0].To)
+	require.NoError(t, a.Step(time.Millisecond, &Packet{Kind: MsgAck, From: Node{ID: g.ID, Addr: "elsewhere:1"}, To: a.Self(), Ack: Ack{Seq: pings[0].Ping.Seq}}))
+	assert.False(t, a.peers["g"].verified, "the nonce from another address")
 }
 
 // answerChallenge has b answer the challenge ping a sent it among out
