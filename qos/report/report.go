@@ -330,13 +330,13 @@ func tmText(r qos.Result) string {
 	return msString(r.MeanTM)
 }
 
-// histogramAndBursts returns interArrivalHistogram(src) and
-// lossBursts(hbs, src), src being SliceSource(hbs) when nil, reading a
-// Source twice instead of three times: lossBursts's read is the
-// histogram's first. Both are empty when that read fails.
+// histogramAndBursts returns interArrivalHistogram(src), src being
+// SliceSource(hbs) when nil, and the loss bursts (lossBursts) of hbs or
+// src, reading a Source twice: the bursts are counted (sourceBursts)
+// in the histogram's first read. Both are empty when that read fails.
 func histogramAndBursts(hbs []detector.Heartbeat, src qos.Source) (string, [][2]string) {
 	if src == nil {
-		return interArrivalHistogram(qos.SliceSource(hbs)), lossBursts(hbs, nil)
+		return interArrivalHistogram(qos.SliceSource(hbs)), lossBursts(hbs)
 	}
 	var r gapRange
 	var b sourceBursts
@@ -419,42 +419,29 @@ func (r gapRange) histogram(src qos.Source) string {
 }
 
 // lossBursts counts the runs of consecutive missing sequence numbers by
-// length (1, 2, 3–5, 6–10, 11–100, more), or nil without sequence numbers.
-//
-// A stream in memory (hbs, when src is nil) is sorted by sequence number.
-// A Source is read once
-// through a window of the burstWindow lowest sequence numbers not yet
-// placed, so that memory stays bounded: a heartbeat arriving after
-// burstWindow heartbeats with higher numbers is taken as lost (its gap is
-// already counted). nil also when src cannot be read.
-func lossBursts(hbs []detector.Heartbeat, src qos.Source) [][2]string {
-	if src == nil {
-		var seqs []uint64
-		for _, hb := range hbs {
-			if hb.HasSeq {
-				seqs = append(seqs, hb.Seq)
-			}
+// length (1, 2, 3–5, 6–10, 11–100, more) in a stream in memory, sorted by
+// sequence number, or nil without sequence numbers. histogramAndBursts
+// counts them in a Source with sourceBursts.
+func lossBursts(hbs []detector.Heartbeat) [][2]string {
+	var seqs []uint64
+	for _, hb := range hbs {
+		if hb.HasSeq {
+			seqs = append(seqs, hb.Seq)
 		}
-		slices.Sort(seqs)
-		var c burstCounter
-		for _, v := range slices.Compact(seqs) {
-			c.add(v)
-		}
-		return c.classes()
 	}
-	var b sourceBursts
-	seq, done := src.Pass()
-	for hb := range seq {
-		b.add(hb)
+	slices.Sort(seqs)
+	var c burstCounter
+	for _, v := range slices.Compact(seqs) {
+		c.add(v)
 	}
-	if done() != nil {
-		return nil
-	}
-	return b.classes()
+	return c.classes()
 }
 
 // sourceBursts is lossBursts's count over a Source's heartbeats in
-// arrival order: a burstCounter behind a seqWindow.
+// arrival order: a burstCounter behind a seqWindow, which holds the
+// burstWindow lowest sequence numbers not yet placed, so that memory
+// stays bounded: a heartbeat arriving after burstWindow heartbeats with
+// higher numbers is taken as lost (its gap is already counted).
 type sourceBursts struct {
 	w seqWindow
 	c burstCounter

@@ -96,10 +96,10 @@ func TestReportLossBurstsAndHistogram(t *testing.T) {
 		}
 		hbs = append(hbs, detector.Heartbeat{Seq: s, HasSeq: true, Arrival: time.Duration(s) * ms(100)})
 	}
-	assert.Equal(t, [][2]string{{"1", "1"}, {"2", "1"}, {"3–5", "1"}, {"6–10", "0"}, {"11–100", "0"}, {"> 100", "0"}}, lossBursts(hbs, nil))
+	assert.Equal(t, [][2]string{{"1", "1"}, {"2", "1"}, {"3–5", "1"}, {"6–10", "0"}, {"11–100", "0"}, {"> 100", "0"}}, lossBursts(hbs))
 	h := interArrivalHistogram(qos.SliceSource(hbs))
 	assert.Equal(t, 4, strings.Count(h, `class="bin"`), "gaps of 100, 200, 300 and 500 ms: four log bins")
-	assert.Nil(t, lossBursts(hbs[:1], nil))
+	assert.Nil(t, lossBursts(hbs[:1]))
 	assert.Empty(t, interArrivalHistogram(qos.SliceSource(hbs[:2])))
 
 	// Read from a spool, with heartbeats reordered within the window and
@@ -112,19 +112,18 @@ func TestReportLossBurstsAndHistogram(t *testing.T) {
 		mixed[i].Arrival += 1
 	}
 	sp := qostest.Spooled(t, mixed)
-	assert.Equal(t, lossBursts(hbs, nil), lossBursts(nil, sp))
-	assert.Equal(t, interArrivalHistogram(qos.SliceSource(mixed)), interArrivalHistogram(sp))
-	assert.Nil(t, lossBursts(nil, qostest.Spooled(t, hbs[:1])))
-
 	// Both from one function, reading the spool twice.
 	cs := &countingSource{Source: sp}
 	hist, bursts := histogramAndBursts(nil, cs)
+	assert.Equal(t, interArrivalHistogram(qos.SliceSource(mixed)), interArrivalHistogram(sp))
 	assert.Equal(t, interArrivalHistogram(sp), hist)
-	assert.Equal(t, lossBursts(nil, sp), bursts)
+	assert.Equal(t, lossBursts(hbs), bursts)
 	assert.Equal(t, 2, cs.passes)
+	_, bursts = histogramAndBursts(nil, qostest.Spooled(t, hbs[:1]))
+	assert.Nil(t, bursts)
 	hist, bursts = histogramAndBursts(hbs, nil)
 	assert.Equal(t, interArrivalHistogram(qos.SliceSource(hbs)), hist)
-	assert.Equal(t, lossBursts(hbs, nil), bursts)
+	assert.Equal(t, lossBursts(hbs), bursts)
 	hist, bursts = histogramAndBursts(nil, failingSource{sp})
 	assert.Empty(t, hist)
 	assert.Nil(t, bursts)
