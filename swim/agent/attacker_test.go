@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"net/netip"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -52,12 +53,7 @@ func (a *attacker) write(to swim.Node, pk swim.Packet) (int, error) {
 	if pk.From.ID == "" {
 		pk.From = a.self
 	}
-	pk.To = to
-	data, _, err := a.codec.Encode(&pk)
-	if err != nil {
-		return 0, err
-	}
-	dst, err := agentAddr(to.Addr)
+	data, dst, err := encodeTo(a.codec, to, pk)
 	if err != nil {
 		return 0, err
 	}
@@ -65,6 +61,19 @@ func (a *attacker) write(to swim.Node, pk swim.Packet) (int, error) {
 		return 0, err
 	}
 	return len(data), nil
+}
+
+// encodeTo encodes pk, addressed to to, with codec and resolves to's
+// address: the datagram a forger writes and where (attacker.write,
+// spoofer.send).
+func encodeTo(codec *wire.Codec, to swim.Node, pk swim.Packet) ([]byte, netip.AddrPort, error) {
+	pk.To = to
+	data, _, err := codec.Encode(&pk)
+	if err != nil {
+		return nil, netip.AddrPort{}, err
+	}
+	dst, err := agentAddr(to.Addr)
+	return data, dst, err
 }
 
 // answer acks every ping already queued, without waiting, so the insider

@@ -38,10 +38,7 @@ func newSpoofer(t *testing.T, codec *wire.Codec) *spoofer {
 // the kernel fills in the IP header's checksum and ID.
 func (s *spoofer) send(t *testing.T, src netip.AddrPort, to swim.Node, pk swim.Packet) {
 	t.Helper()
-	pk.To = to
-	data, _, err := s.codec.Encode(&pk)
-	require.NoError(t, err)
-	dst, err := agentAddr(to.Addr)
+	data, dst, err := encodeTo(s.codec, to, pk)
 	require.NoError(t, err)
 	const ipLen, udpLen = 20, 8
 	b := make([]byte, ipLen+udpLen+len(data))
