@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -285,7 +284,7 @@ func spoolErr(err error, mem int) error {
 // Past limit heartbeats in memory, its streams move to spools; past
 // streamsLeft streams it stops with the error of tooManyStreams.
 func loadReader(r *trace.Reader, file string, o options, multi bool, limit, streamsLeft int, stderr io.Writer) ([]input, error) {
-	l := &traceLoad{name: file, o: o, limit: limit, streamsLeft: streamsLeft, streams: map[string][]*epochStream{}}
+	l := &traceLoad{name: file, o: o, limit: limit, streamsLeft: streamsLeft}
 	if file == "-" {
 		l.name = "<stdin>"
 	}
@@ -313,9 +312,8 @@ func loadReader(r *trace.Reader, file string, o options, multi bool, limit, stre
 type traceLoad struct {
 	name        string // the file's name in messages
 	o           options
-	limit       int // heartbeats held in memory before every stream is spooled
-	streamsLeft int // streams this trace may add
-	streams     map[string][]*epochStream
+	limit       int              // heartbeats held in memory before every stream is spooled
+	streamsLeft int              // streams this trace may add
 	bySender    [][]*epochStream // streams' entries by trace.Checked.SenderIndex
 	all         []*epochStream   // the streams in the order they began
 	rep         sanityReport
@@ -401,7 +399,6 @@ func (l *traceLoad) stream(sender string, idx, epoch, line int) (*epochStream, e
 		l.all = append(l.all, e)
 	}
 	l.bySender[idx] = es
-	l.streams[sender] = es
 	return es[epoch-1], nil
 }
 
@@ -449,12 +446,12 @@ func (l *traceLoad) closeSpools() {
 // replay. The streams are summarized in parallel (newInput reads each
 // once); the error is the first stream's in that order.
 func (l *traceLoad) inputs(file string, hdr time.Duration, multi bool) ([]input, error) {
-	senders := slices.Collect(maps.Keys(l.streams))
-	slices.SortFunc(senders, trace.CompareSenders)
+	senders := slices.DeleteFunc(slices.Clone(l.bySender), func(es []*epochStream) bool { return len(es) == 0 })
+	slices.SortFunc(senders, func(a, b []*epochStream) int { return trace.CompareSenders(a[0].sender, b[0].sender) })
 	var out []input
 	var jobs []func() error
-	for _, sender := range senders {
-		es := l.streams[sender]
+	for _, es := range senders {
+		sender := es[0].sender
 		for _, s := range es {
 			i := len(out)
 			out = append(out, input{})
