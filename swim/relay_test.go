@@ -214,6 +214,23 @@ func TestRelayPingToUnverifiedTargetBare(t *testing.T) {
 	}
 }
 
+// The ack of a relayed ping's nonce verifies its target only from the
+// address the ping went to: under the target's ID from another address
+// it verifies nothing (receipt.go).
+func TestRelayNonceFromOtherAddressVerifiesNothing(t *testing.T) {
+	for _, addr := range []string{"elsewhere:2", "victim:2"} {
+		a := relayMember(t)
+		y := Node{ID: "y", Addr: "victim:2"}
+		require.NoError(t, a.Step(6*time.Millisecond, &Packet{Kind: MsgAck, From: node("c"), To: a.Self(),
+			Updates: []Update{{Kind: UpdateAlive, Node: y, From: "c"}}}))
+		drain(a)
+		require.False(t, a.peers["y"].verified)
+		ping, _ := relayOne(t, a, pingReq(node("c"), y, false))
+		require.NoError(t, a.Step(20*time.Millisecond, &Packet{Kind: MsgAck, From: Node{ID: y.ID, Addr: addr}, To: a.Self(), Ack: Ack{Seq: ping.Ping.Seq}}))
+		assert.Equal(t, addr == y.Addr, a.peers["y"].verified, "the nonce acked from %s", addr)
+	}
+}
+
 // The relays held are bounded: 64 for origins not vouched for, 128 in
 // all, maxRelaysPerOrigin for each origin. 1,000 strangers at 1,000
 // addresses, then 40 members asking 10 times each (4 held each, until 16
