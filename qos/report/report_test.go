@@ -297,3 +297,21 @@ func TestWriteSameOnEveryCoreCount(t *testing.T) {
 	}
 	require.Less(t, strings.Index(want.String(), "sender q"), strings.Index(want.String(), "sender s"))
 }
+
+// A spooled stream longer than burstWindow, whose numbers leave the
+// window while it is read, has the loss bursts of the same stream in
+// memory: runs of 1 to 7 missing numbers (b mod 7 + 1 at the start of
+// each block b of 50 from 1 to 245, so 35 of each length).
+func TestReportLossBurstsPastTheWindow(t *testing.T) {
+	var hbs []detector.Heartbeat
+	for s := uint64(1); s <= 3*burstWindow; s++ {
+		if s%50 < s/50%7+1 {
+			continue
+		}
+		hbs = append(hbs, detector.Heartbeat{Seq: s, HasSeq: true, Arrival: time.Duration(s) * ms(100)})
+	}
+	want := lossBursts(hbs)
+	assert.Equal(t, [][2]string{{"1", "35"}, {"2", "35"}, {"3–5", "105"}, {"6–10", "70"}, {"11–100", "0"}, {"> 100", "0"}}, want)
+	_, bursts := histogramAndBursts(nil, qostest.Spooled(t, hbs))
+	assert.Equal(t, want, bursts)
+}
