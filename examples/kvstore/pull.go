@@ -119,10 +119,12 @@ func (s *Store) pullMessage(m swim.Message) error {
 		if err != nil {
 			return err
 		}
-		if err := s.pull.table.admit(now); err != nil {
-			return err
-		}
+		// Only a new challenge spends the budget: a resend of the one in
+		// force is bounded per ID by resent already.
 		nonce, err := s.pull.table.challenge(m.From, addr, now, func() (n [challengeLen]byte, err error) {
+			if err := s.pull.table.admit(now); err != nil {
+				return n, err
+			}
 			_, err = rand.Read(n[:])
 			return n, err
 		})
