@@ -84,6 +84,25 @@ func TestHeardIsNotVerified(t *testing.T) {
 	assert.Equal(t, 1, a.Stats().VerifyChallenges)
 }
 
+// A challenge acked by a member whose address another verified live
+// member holds leaves it unverified (verify: one verified member per
+// address), and ends the challenge: no stale nonce stands for its next
+// probe (startProbe's silent probe).
+func TestChallengeAckedAtTakenAddressEndsChallenge(t *testing.T) {
+	a := newTest(t, "a", ModeLifeguard, nil, "b", "c", "d")
+	a.Tick(0)
+	drain(a)
+	g := Node{ID: "ghost", Addr: node("b").Addr}
+	require.NoError(t, a.Step(time.Millisecond, &Packet{Kind: MsgGossip, From: g, To: a.Self(),
+		Updates: []Update{{Kind: UpdateAlive, Node: g, From: g.ID}}}))
+	out, _ := drain(a)
+	ch := challengeTo(t, a, out, "ghost")
+	require.NoError(t, a.Step(2*time.Millisecond, &Packet{Kind: MsgAck, From: g, To: a.Self(), Ack: Ack{Seq: ch.Ping.Seq}}))
+	p := a.peers["ghost"]
+	assert.False(t, p.verified, "b is verified at that address")
+	assert.Zero(t, p.chal, "the challenge is over")
+}
+
 // An unverified member's probe carries a nonce, not the round's number
 // (2r, predictable by anyone the group probes): an ack forged with 2r, in
 // the target's name and from its address, answers no probe and verifies
