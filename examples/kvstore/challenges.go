@@ -17,14 +17,19 @@ import (
 // recently makes room.
 //
 // An ask while a challenge is in force is answered with the same
-// challenge, at most once per resendGap, not with a new one: in plain
-// mode anyone can send kindAsk under a joiner's ID, and a new challenge
-// per ask let a forger void the joiner's before its echo came back, so
-// that the joiner could not pull from that member. Asks over
-// asksPerWait in one askWait, from any members, are refused before
-// anything else is done for them (no view copy, no random draw, no
-// datagram), so that a flood of asks costs the receiving goroutine a map
-// lookup each.
+// challenge, not with a new one: in plain mode anyone can send kindAsk
+// under a joiner's ID, and a new challenge per ask let a forger void the
+// joiner's before its echo came back, so that the joiner could not pull
+// from that member. Each ask is answered once, with its own nonce
+// (messages.go); a second ask with the nonce last answered for that
+// member draws nothing (resent). There is no bound per member on the
+// answers beside: the joiner takes only a challenge carrying its own
+// ask's nonce, so a bound that asks forged under its ID could spend (a
+// quarter askWait between two sends, before) left its own asks
+// unanswered. A forged ask under a live member's ID so draws one
+// challenge, a datagram about the ask's size, to the address the view
+// holds for that member: no more than the forger sent. New challenges
+// are bounded by asksPerWait per askWait, from any members (admit).
 
 // challengeTTL is how long a challenge may be echoed after it was sent.
 const challengeTTL = 2 * askWait
@@ -35,10 +40,6 @@ const storeInterval = 5 * askWait
 
 // maxPullers bounds the members the table remembers.
 const maxPullers = 64
-
-// resendGap is the least time between two sends of one challenge, asked
-// for again while in force: a joiner asks a member once per askWait.
-const resendGap = askWait / 4
 
 // asksPerWait is how many asks the table answers in one askWait at most:
 // as many as it remembers members.
@@ -56,6 +57,7 @@ const (
 // pullerState is what the table holds for one member.
 type pullerState struct {
 	nonce  [challengeLen]byte
+	ask    [askNonceLen]byte // the nonce of the ask answered last
 	addr   string
 	issued time.Time // zero once echoed
 	sent   time.Time // when the challenge was last sent
@@ -107,10 +109,10 @@ func (st *pullerState) stale(now time.Time) bool {
 		(st.served.IsZero() || now.Sub(st.served) >= storeInterval)
 }
 
-// resent reports errAskedAgain when id's challenge in force was sent
-// within resendGap: its ask is not answered.
-func (c *challenges) resent(id swim.ID, now time.Time) error {
-	if st := c.m[id]; st != nil && st.inForce(now) && now.Sub(st.sent) < resendGap {
+// resent reports errAskedAgain when ask is the nonce of the ask last
+// answered for id: a duplicate, or a replay, of an ask draws nothing.
+func (c *challenges) resent(id swim.ID, ask [askNonceLen]byte) error {
+	if st := c.m[id]; st != nil && st.ask == ask {
 		return errAskedAgain
 	}
 	return nil
@@ -123,7 +125,7 @@ func (c *challenges) resent(id swim.ID, now time.Time) error {
 // an ask that draws a new challenge: asks forged under live members' IDs,
 // each resending the challenge in force four times a second, spent it
 // for real joiners with 17 IDs (issue 27, user39b F2); a new challenge
-// per ID comes at most once per challengeTTL.
+// per ID comes at most once per challengeTTL, or per echo.
 func (c *challenges) admit(now time.Time) error {
 	if !c.asks.take(now, asksPerWait) {
 		return errTooManyAsks
@@ -133,20 +135,20 @@ func (c *challenges) admit(now time.Time) error {
 
 // The errors of resent and admit, counted in Rejected.
 var (
-	errAskedAgain  = errors.New("asked again within the resend gap of its challenge")
+	errAskedAgain  = errors.New("an ask with the nonce of the ask answered last")
 	errTooManyAsks = errors.New("too many asks for the store at once")
 )
 
 // challenge returns the challenge to send at now to id at addr: the one
 // in force, sent to that address, or else a new one from draw, which
 // replaces id's earlier one.
-func (c *challenges) challenge(id swim.ID, addr string, now time.Time, draw func() ([challengeLen]byte, error)) ([challengeLen]byte, error) {
+func (c *challenges) challenge(id swim.ID, addr string, ask [askNonceLen]byte, now time.Time, draw func() ([challengeLen]byte, error)) ([challengeLen]byte, error) {
 	if c.m == nil {
 		c.m = map[swim.ID]*pullerState{}
 	}
 	st := c.m[id]
 	if st != nil && st.inForce(now) && st.addr == addr {
-		st.sent = now
+		st.sent, st.ask = now, ask
 		return st.nonce, nil
 	}
 	nonce, err := draw()
@@ -158,7 +160,7 @@ func (c *challenges) challenge(id swim.ID, addr string, now time.Time, draw func
 		st = &pullerState{}
 		c.m[id] = st
 	}
-	st.nonce, st.addr, st.issued, st.sent = nonce, addr, now, now
+	st.nonce, st.addr, st.issued, st.sent, st.ask = nonce, addr, now, now, ask
 	return nonce, nil
 }
 

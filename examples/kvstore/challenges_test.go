@@ -1,6 +1,7 @@
 package kvstore
 
 import (
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -71,31 +72,38 @@ func TestChallengeSingleUseAndTimeBound(t *testing.T) {
 	assert.True(t, ok)
 }
 
-// issue is the challenge c sends at now to id at addr, n if it draws one.
+// issue is the challenge c sends at now to id at addr, n if it draws one,
+// for an ask with nonce n too.
 func issue(c *challenges, id swim.ID, addr string, n [challengeLen]byte, now time.Time) [challengeLen]byte {
-	got, err := c.challenge(id, addr, now, func() ([challengeLen]byte, error) { return n, nil })
+	got, err := c.challenge(id, addr, [askNonceLen]byte(n), now, func() ([challengeLen]byte, error) { return n, nil })
 	if err != nil {
 		panic(err)
 	}
 	return got
 }
 
-// An ask is answered at most once per resendGap while its challenge is in
-// force, and at most asksPerWait asks, from any live members, in one
-// askWait.
+// An ask is answered once: a second ask with the nonce last answered for
+// that member is refused, one with another nonce is answered, with the
+// challenge in force. At most asksPerWait new challenges, for any live
+// members, are drawn in one askWait.
 func TestAsksBounded(t *testing.T) {
 	t0 := time.Unix(1000, 0)
 	var c challenges
 	n := [challengeLen]byte{9}
-	require.NoError(t, c.resent("b", t0))
-	issue(&c, "b", "a", n, t0)
-	assert.ErrorIs(t, c.resent("b", t0.Add(resendGap-1)), errAskedAgain)
-	require.NoError(t, c.resent("b", t0.Add(resendGap)))
-	issue(&c, "b", "a", n, t0.Add(resendGap))
-	assert.ErrorIs(t, c.resent("b", t0.Add(2*resendGap-1)), errAskedAgain)
-	ok, _ := c.redeem("b", "a", n[:], t0.Add(2*resendGap-1))
-	require.True(t, ok)
-	require.NoError(t, c.resent("b", t0.Add(2*resendGap-1)), "echoed: a new ask is a new pull")
+	q1, q2 := [askNonceLen]byte{1}, [askNonceLen]byte{2}
+	require.NoError(t, c.resent("b", q1))
+	_, err := c.challenge("b", "a", q1, t0, func() ([challengeLen]byte, error) { return n, nil })
+	require.NoError(t, err)
+	assert.ErrorIs(t, c.resent("b", q1), errAskedAgain)
+	require.NoError(t, c.resent("c", q1), "another member's ask")
+	require.NoError(t, c.resent("b", q2))
+	got, err := c.challenge("b", "a", q2, t0.Add(time.Millisecond), func() ([challengeLen]byte, error) {
+		return [challengeLen]byte{}, errors.New("drew a new challenge")
+	})
+	require.NoError(t, err)
+	assert.Equal(t, n, got, "the challenge in force")
+	assert.ErrorIs(t, c.resent("b", q2), errAskedAgain)
+	require.NoError(t, c.resent("b", q1), "q1 is no longer the ask answered last")
 
 	t1 := t0.Add(time.Minute)
 	for i := range asksPerWait {

@@ -206,9 +206,9 @@ func TestForgedPullDrawsChallengeOnly(t *testing.T) {
 	sendPlain(t, codec, c, a, swim.Packet{Kind: swim.MsgGossip, From: self,
 		Updates: []swim.Update{{Kind: swim.UpdateAlive, Node: ghost, From: self.ID, Incarnation: 1}}})
 	require.Eventually(t, func() bool { _, err := a.liveAddr("ghost"); return err == nil }, 10*time.Second, 5*time.Millisecond, "ghost admitted")
-	asked := sendPlain(t, codec, c, a, swim.Packet{Kind: swim.MsgUser, From: ghost, User: []byte{kindAsk}})
+	asked := sendPlain(t, codec, c, a, swim.Packet{Kind: swim.MsgUser, From: ghost, User: askMsg([askNonceLen]byte{1})})
 	require.Eventually(t, func() bool { return chals.Load() == 1 }, 10*time.Second, 5*time.Millisecond, "one challenge to the ghost")
-	sendPlain(t, codec, c, a, swim.Packet{Kind: swim.MsgUser, From: ghost, User: append([]byte{kindEcho}, make([]byte, challengeLen+tokenLen)...)})
+	sendPlain(t, codec, c, a, swim.Packet{Kind: swim.MsgUser, From: ghost, User: echoMsg([challengeLen]byte{}, [tokenLen]byte{})})
 	require.Eventually(t, func() bool { return a.Rejected() == 1 }, 10*time.Second, 5*time.Millisecond, "the forged echo refused")
 	t.Logf("forged request %d B; challenge %d B", asked, chalBytes.Load())
 	assert.LessOrEqual(t, chalBytes.Load(), int64(2*asked))

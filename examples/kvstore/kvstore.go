@@ -19,16 +19,24 @@
 //
 // The store is sent only when asked, and only to a member that shows it
 // receives at the address this member holds for it: the joiner asks
-// (a datagram), the member answers with a challenge (a datagram of a few
-// dozen bytes, sent by agent.SendToAddress with no gossip in it, to the
-// address in its view), and only a joiner that echoes the challenge (with
-// a token of its own, which every piece of the store sent for it carries)
-// gets the store. Pushing the store on every join event instead would let
+// (a datagram with a random nonce drawn for the ask), the member answers
+// with a challenge (a datagram of a few dozen bytes, sent by
+// agent.SendToAddress with no gossip in it, to the address in its view,
+// carrying the ask's nonce back), and only a joiner that echoes the
+// challenge (with a token of its own, which every piece of the store
+// sent for it carries) gets the store. The joiner echoes only the first
+// challenge that carries its ask's nonce, from the member it asked:
+// challenges forged under that member's ID by anyone who did not see the
+// ask are refused (Rejected), however many come. Pushing the store on every join event instead would let
 // anyone who can announce a member (in plain mode anyone, by gossiping an
 // Alive for a member that does not exist at a victim's address) draw a
 // whole store to that address per announcement, many times the
 // announcement's bytes, at a goroutine and a copy of the store each. A
-// forged request draws one challenge, about the request's size. The
+// forged request draws one challenge, about the request's size, and
+// each request is answered once: the challenges a member sends are
+// bounded by the asks it gets, not by a rate per member, which asks
+// forged under a joiner's ID could spend, leaving the joiner's own ask
+// unanswered. The
 // challenge is a random nonce good for one echo, from that member at
 // that address, within two seconds; a store remembers the challenges
 // and stores of at most 64 members. Echoing a challenge
@@ -272,7 +280,9 @@ func (s *Store) Len() int {
 // (package comment): from a member not alive or suspect here, malformed,
 // echoing no challenge in force (one this store did not send, sent to
 // another member or address, echoed already, or over two seconds old),
-// or whose challenge or answer could not be sent.
+// or whose challenge or answer could not be sent; and challenges and
+// answers for no ask of this store (from a member not asked, without the
+// ask's nonce or the echo's token: forged, or late) or malformed.
 func (s *Store) Rejected() uint64 { return s.rejected.Load() }
 
 // StateErrors returns how many pieces of this store could not be sent to

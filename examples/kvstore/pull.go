@@ -15,13 +15,16 @@ import (
 )
 
 // The pull of a store by a joiner (package comment): the joiner sends
-// kindAsk, the member answers with kindChal and a challenge (a fresh
-// one, or the one in force: challenges.go), sent to the address it holds
-// for the joiner, and the joiner sends kindEcho and the challenge back;
-// the member then queues the joiner for its one sender of stores, unless
-// it did so within storeInterval or stateQueue members wait already, and
-// answers the echo (kindAnswer) with which, and the echo's token, so that
-// only a member that saw the echo can answer it (challenges.go).
+// kindAsk with a nonce drawn for the ask, the member answers with
+// kindChal, the ask's nonce and a challenge (a fresh one, or the one in
+// force: challenges.go), sent to the address it holds for the joiner,
+// and the joiner sends kindEcho and the challenge back; the member then
+// queues the joiner for its one sender of stores, unless it did so
+// within storeInterval or stateQueue members wait already, and answers
+// the echo (kindAnswer) with which, and the echo's token, so that only a
+// member that saw the echo can answer it (challenges.go). The joiner
+// takes only challenges carrying its ask's nonce, and answers carrying
+// its echo's token (askOne). The layouts are in messages.go.
 
 // stateQueue is how many members asking for the store wait for the one
 // sender at most; one more request is answered busy (AnswersDropped).
@@ -63,10 +66,18 @@ type puller struct {
 		addrs  map[swim.ID]string
 		misses perWait // the copies taken for asks it lacked
 	}
-	// asked is the member askOne asks, under Store.mu: challenges and
-	// answers from others are dropped before they reach chals, so that a
-	// flood under other IDs cannot fill it.
-	asked swim.ID
+	// ask is the ask askOne waits on, under Store.mu: only its
+	// member's challenges carrying its nonce, and that member's answers
+	// carrying want's token, reach chals (pullMessage), so that a flood
+	// from anyone who did not see the ask or the echo cannot fill it.
+	ask askState
+}
+
+// askState is an ask under way: the member asked and the ask's nonce;
+// the zero value when none is.
+type askState struct {
+	id    swim.ID
+	nonce [askNonceLen]byte
 }
 
 func (p *puller) init() {
@@ -85,34 +96,47 @@ func (s *Store) AnswersDropped() uint64 { return s.pull.dropped.Load() }
 // not alive or suspect in this member's view.
 var errNotAlive = errors.New("not a live member here")
 
+// errNoAsk is pullMessage's error for a challenge or an answer that is
+// not for the ask askOne waits on: from another member, with another ask
+// nonce or token (forged, or late for an earlier ask), or with no ask
+// under way.
+var errNoAsk = errors.New("a challenge or answer for no ask of this store")
+
 // pullMessage handles a kindAsk, kindChal, kindEcho or kindAnswer
-// message. An error is counted in Rejected by receive.
+// message (messages.go). An error is counted in Rejected by receive.
 func (s *Store) pullMessage(m swim.Message) error {
 	switch m.Data[0] {
-	case kindChal, kindAnswer:
-		if m.Data[0] == kindChal && len(m.Data) != 1+challengeLen {
-			return fmt.Errorf("challenge of %d bytes, want %d", len(m.Data)-1, challengeLen)
-		}
-		if m.Data[0] == kindAnswer && len(m.Data) != 2+tokenLen {
-			return fmt.Errorf("answer of %d bytes, want %d", len(m.Data)-1, 1+tokenLen)
+	case kindChal:
+		nonce, _, err := parseChal(m.Data)
+		if err != nil {
+			return err
 		}
 		s.mu.Lock()
-		asked := s.pull.asked
+		ask := s.pull.ask
 		s.mu.Unlock()
-		if m.From != asked {
-			return nil // nobody asking, or another member asked
+		if ask.id == "" || m.From != ask.id || subtle.ConstantTimeCompare(nonce[:], ask.nonce[:]) != 1 {
+			return errNoAsk
 		}
-		select {
-		case s.pull.chals <- m:
-		default: // a flood under the asked member's ID: the asker asks again
+		return s.toAsker(m)
+	case kindAnswer:
+		_, token, err := parseAnswer(m.Data)
+		if err != nil {
+			return err
 		}
-		return nil
+		s.mu.Lock()
+		ask, w := s.pull.ask, s.pull.want
+		s.mu.Unlock()
+		if ask.id == "" || m.From != ask.id || w.id != ask.id || subtle.ConstantTimeCompare(token[:], w.token[:]) != 1 {
+			return errNoAsk
+		}
+		return s.toAsker(m)
 	case kindAsk:
-		if len(m.Data) != 1 {
-			return fmt.Errorf("request of %d bytes, want 1", len(m.Data))
+		ask, err := parseAsk(m.Data)
+		if err != nil {
+			return err
 		}
 		now := time.Now()
-		if err := s.pull.table.resent(m.From, now); err != nil {
+		if err := s.pull.table.resent(m.From, ask); err != nil {
 			return err
 		}
 		addr, err := s.askerAddr(m.From, now)
@@ -120,8 +144,8 @@ func (s *Store) pullMessage(m swim.Message) error {
 			return err
 		}
 		// Only a new challenge spends the budget: a resend of the one in
-		// force is bounded per ID by resent already.
-		nonce, err := s.pull.table.challenge(m.From, addr, now, func() (n [challengeLen]byte, err error) {
+		// force is bounded per ask by resent already.
+		nonce, err := s.pull.table.challenge(m.From, addr, ask, now, func() (n [challengeLen]byte, err error) {
 			if err := s.pull.table.admit(now); err != nil {
 				return n, err
 			}
@@ -131,24 +155,25 @@ func (s *Store) pullMessage(m swim.Message) error {
 		if err != nil {
 			return err
 		}
-		return s.sendTo(addr, append([]byte{kindChal}, nonce[:]...))
+		return s.sendTo(addr, chalMsg(ask, nonce))
 	default: // kindEcho
-		if len(m.Data) != 1+challengeLen+tokenLen {
-			return fmt.Errorf("echo of %d bytes, want %d", len(m.Data)-1, challengeLen+tokenLen)
+		chal, token, err := parseEcho(m.Data)
+		if err != nil {
+			return err
 		}
 		now := time.Now()
 		addr, err := s.askerAddr(m.From, now)
 		if err != nil {
 			return err
 		}
-		ok, recent := s.pull.table.redeem(m.From, addr, m.Data[1:1+challengeLen], now)
+		ok, recent := s.pull.table.redeem(m.From, addr, chal[:], now)
 		if !ok {
 			return errors.New("an echo of no challenge of this store in force")
 		}
 		answer := answerRecent
 		if !recent {
 			select {
-			case s.pull.queue <- pullReq{id: m.From, token: [tokenLen]byte(m.Data[1+challengeLen:])}:
+			case s.pull.queue <- pullReq{id: m.From, addr: addr, token: token}:
 				s.pull.table.served(m.From, now)
 				answer = answerQueued
 			default:
@@ -156,7 +181,21 @@ func (s *Store) pullMessage(m swim.Message) error {
 				answer = answerBusy
 			}
 		}
-		return s.sendTo(addr, append([]byte{kindAnswer, answer}, m.Data[1+challengeLen:]...))
+		return s.sendTo(addr, answerMsg(answer, token))
+	}
+}
+
+// toAsker passes m, a challenge or answer of the ask under way, to
+// askOne. Only the member asked, or someone who saw the ask or the echo,
+// can send one, and the member sends one challenge per ask and one
+// answer per echo: chals is not full unless they flood it, and then m
+// is refused.
+func (s *Store) toAsker(m swim.Message) error {
+	select {
+	case s.pull.chals <- m:
+		return nil
+	default:
+		return errors.New("challenges and answers of the ask under way queued already")
 	}
 }
 
@@ -264,87 +303,79 @@ func (s *Store) ask(ctx context.Context) error {
 	}
 }
 
-// maxEchoes is how many distinct challenges from the member asked a
-// joiner echoes in one ask: a challenge forged under its ID, come first,
-// drew the only echo, and the member's own was ignored (issue 27, rvk);
-// the member answers only the echo of its own, so one more echo is one
-// more reliable message, and a flood of forged challenges draws at most
-// maxEchoes of them.
-const maxEchoes = 3
-
-// echoes returns the slot of seen in which the challenge chal, not
-// echoed yet, is recorded once echoed, or −1 when chal is in seen
-// already or seen is full.
-func echoes(seen [][]byte, chal []byte) int {
-	for i, c := range seen {
-		if c == nil {
-			return i
-		}
-		if subtle.ConstantTimeCompare(c, chal) == 1 {
-			return -1
-		}
-	}
-	return -1
-}
-
-// askOne asks id for its store (a datagram), echoes its challenge (a
-// reliable message) and waits for its answer; true when id queued the
-// store for this member, or when a piece of the store came for this
-// echo first (the answer, a datagram, may be lost, and the pieces of a
-// later pull's echo would carry another token). False when no challenge
-// came within askWait, the echo failed, or neither an answer nor a piece
-// came within askWait of the echo, or the answer was another.
+// askOne asks id for its store (a datagram with a fresh ask nonce),
+// echoes its challenge (a reliable message) and waits for its answer;
+// true when id queued the store for this member, or when a piece of the
+// store came for this echo first (the answer, a datagram, may be lost,
+// and the pieces of a later pull's echo would carry another token).
+// False when no challenge came within askWait, the echo failed, or
+// neither an answer nor a piece came within askWait of the echo, or the
+// answer was another.
+//
+// It echoes the first challenge that carries the ask's nonce, and only
+// that one. No one who did not see the ask can send such a challenge
+// (pullMessage drops the others before they reach chals), and the
+// member answers each ask once (challenges.resent), so the first is
+// the member's own. Before the ask carried a nonce, a challenge forged
+// under the member's ID and come first took the only echo (issue 27,
+// rvk), and then, with three echoes per ask, a flood of them took all
+// three and filled chals, so that the member's own was dropped (user39b
+// F1: no joiner of five pulled within askWait under 12,500 forged
+// challenges a second).
 func (s *Store) askOne(ctx context.Context, id swim.ID) bool {
 	select { // a piece of an earlier pull
 	case <-s.pull.arrived:
 	default:
 	}
+	var ask askState
+	ask.id = id
+	if _, err := rand.Read(ask.nonce[:]); err != nil {
+		return false
+	}
 	s.mu.Lock()
-	s.pull.asked = id
+	s.pull.ask = ask
 	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()
-		s.pull.asked = ""
+		s.pull.ask = askState{}
 		s.mu.Unlock()
 	}()
-	if err := s.a.SendTo(ctx, id, []byte{kindAsk}); err != nil {
+	if err := s.a.SendTo(ctx, id, askMsg(ask.nonce)); err != nil {
 		return false
 	}
 	wait := time.NewTimer(askWait)
 	defer wait.Stop()
 	echoed := false
-	var w pullReq              // the pull echoed, once echoed
-	var seen [maxEchoes][]byte // the challenges echoed
+	var w pullReq // the pull echoed, once echoed
 	for {
 		select {
 		case c := <-s.pull.chals:
+			// chals may still hold what pullMessage let in for an earlier
+			// ask: each is checked against this one again.
 			if c.From != id {
 				continue
 			}
 			if c.Data[0] == kindAnswer {
-				if echoed && subtle.ConstantTimeCompare(c.Data[2:], w.token[:]) == 1 {
-					return c.Data[1] == answerQueued
+				answer, token, err := parseAnswer(c.Data)
+				if err == nil && echoed && subtle.ConstantTimeCompare(token[:], w.token[:]) == 1 {
+					return answer == answerQueued
 				}
-				continue // an answer to an earlier echo, or forged
+				continue // an answer to an earlier echo
 			}
-			n := echoes(seen[:], c.Data[1:])
-			if n < 0 {
-				continue // echoed already, or maxEchoes echoed
+			nonce, chal, err := parseChal(c.Data)
+			if err != nil || echoed || subtle.ConstantTimeCompare(nonce[:], ask.nonce[:]) != 1 {
+				continue // echoed already, or for an earlier ask
 			}
-			if !echoed {
-				w = pullReq{id: id}
-				if _, err := rand.Read(w.token[:]); err != nil {
-					return false
-				}
-				s.mu.Lock()
-				s.pull.want = w // before the echo: the pieces may come before the answer
-				s.mu.Unlock()
-			}
-			echo := append(append([]byte{kindEcho}, c.Data[1:]...), w.token[:]...)
-			if s.a.SendReliable(ctx, id, echo) != nil {
+			w = pullReq{id: id}
+			if _, err := rand.Read(w.token[:]); err != nil {
 				return false
 			}
-			seen[n] = c.Data[1:]
+			s.mu.Lock()
+			s.pull.want = w // before the echo: the pieces may come before the answer
+			s.mu.Unlock()
+			if s.a.SendReliable(ctx, id, echoMsg(chal, w.token)) != nil {
+				return false
+			}
 			echoed = true
 			wait.Reset(askWait)
 		case <-s.pull.arrived:

@@ -57,8 +57,8 @@ func TestEchoReplayDrawsOneStore(t *testing.T) {
 					gotBytes += len(m.Data)
 				case len(m.Data) == 2+tokenLen && m.Data[0] == kindAnswer:
 					answers = append(answers, m.Data[1])
-				case len(m.Data) == 1+challengeLen && m.Data[0] == kindChal:
-					return m.Data[1:]
+				case len(m.Data) == chalLen && m.Data[0] == kindChal:
+					return m.Data[1+askNonceLen:]
 				}
 			case <-timer.C:
 				return nil
@@ -68,7 +68,7 @@ func TestEchoReplayDrawsOneStore(t *testing.T) {
 	// echoOnce asks for a challenge, echoes it and waits for the
 	// answer; it returns the echo.
 	echoOnce := func() []byte {
-		require.NoError(t, ins.SendTo(ctx, "a", []byte{kindAsk}))
+		require.NoError(t, ins.SendTo(ctx, "a", askMsg([askNonceLen]byte{byte(len(answers))})))
 		chal := next(10 * time.Second)
 		require.NotNil(t, chal, "a challenge")
 		echo := append(append([]byte{kindEcho}, chal...), make([]byte, tokenLen)...)
@@ -211,9 +211,9 @@ func TestPieceCountsAsAnswer(t *testing.T) {
 	go func() {
 		for m := range msgs {
 			switch {
-			case len(m.Data) == 1 && m.Data[0] == kindAsk:
-				_ = fake.SendTo(ctx, m.From, append([]byte{kindChal}, make([]byte, challengeLen)...))
-			case len(m.Data) == 1+challengeLen+tokenLen && m.Data[0] == kindEcho:
+			case len(m.Data) == askLen && m.Data[0] == kindAsk:
+				_ = fake.SendTo(ctx, m.From, chalMsg([askNonceLen]byte(m.Data[1:]), [challengeLen]byte{}))
+			case len(m.Data) == echoLen && m.Data[0] == kindEcho:
 				b, _ := json.Marshal([]entry{e})
 				head := append([]byte{kindState}, m.Data[1+challengeLen:]...)
 				_ = fake.SendReliable(ctx, m.From, append(binary.BigEndian.AppendUint64(head, e.Time), b...))
@@ -282,11 +282,11 @@ func joinViewOnly(ctx context.Context, t *testing.T, s, seed *Store) {
 }
 
 // A challenge forged under the asked member's ID and come first no longer
-// takes the joiner's only echo: the member's own challenge, come after
-// it, is echoed too, and the member queues the store. A challenge under
-// any other ID does not reach the asker's queue at all. Before, only the
-// first challenge was echoed, and a forger that got one in first made
-// every ask of that member fail (issue 27, rvk).
+// takes the joiner's echo: it lacks the ask's nonce. One left in chals
+// from an earlier ask is passed over too, and the member's own challenge
+// is echoed, and the member queues the store. Before, only the first
+// challenge was echoed, and a forger that got one in first made every
+// ask of that member fail (issue 27, rvk).
 func TestForgedChallengeFirstStillPulls(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -294,15 +294,55 @@ func TestForgedChallengeFirstStillPulls(t *testing.T) {
 	b := newStore(t, stage1("kv-b"))
 	joinViewOnly(ctx, t, b, a)
 	aID := a.Agent().Self().ID
+	b.pull.chals <- swim.Message{From: aID, Data: chalMsg([askNonceLen]byte{}, [challengeLen]byte{})}
+	assert.True(t, b.askOne(ctx, aID), "the member's own challenge, after a stale one, was not echoed")
+}
 
-	junk := append([]byte{kindChal}, make([]byte, challengeLen)...)
-	b.mu.Lock()
-	b.pull.asked = aID
-	b.mu.Unlock()
-	require.NoError(t, b.pullMessage(swim.Message{From: "kv-x", Data: junk}))
-	assert.Empty(t, b.pull.chals, "a challenge from a member not asked is dropped")
-	b.pull.chals <- swim.Message{From: aID, Data: junk}
-	assert.True(t, b.askOne(ctx, aID), "the member's own challenge, after a forged one, was not echoed")
+// A challenge reaches askOne (chals) only from the member asked, with
+// the nonce of the ask under way; one with another nonce, from another
+// member, with no ask under way, or not a challenge's length (no nonce,
+// the layout before asks carried one) is refused and counted in
+// Rejected. So are answers without the token of the ask's echo.
+func TestChallengeOfNoAskDropped(t *testing.T) {
+	s := &Store{data: map[string]entry{}}
+	s.pull.init()
+	q := [askNonceLen]byte{1, 2, 3}
+	tok := [tokenLen]byte{7}
+	var chal [challengeLen]byte
+	for i, m := range []swim.Message{
+		{From: "a", Data: chalMsg(q, chal)}, // no ask under way
+		{From: "a", Data: answerMsg(answerQueued, tok)},
+	} {
+		s.receive(m)
+		assert.Equal(t, uint64(i+1), s.Rejected(), "message %d with no ask", i)
+	}
+	s.pull.ask = askState{id: "a", nonce: q}
+	other := q
+	other[askNonceLen-1] ^= 1
+	for i, m := range []swim.Message{
+		{From: "a", Data: chalMsg(other, chal)},                 // another ask's nonce
+		{From: "b", Data: chalMsg(q, chal)},                     // another member
+		{From: "a", Data: append([]byte{kindChal}, chal[:]...)}, // no nonce
+		{From: "a", Data: append(chalMsg(q, chal), 0)},          // a byte more
+		{From: "a", Data: answerMsg(answerQueued, tok)},         // no echo yet
+	} {
+		s.receive(m)
+		assert.Equal(t, uint64(i+3), s.Rejected(), "message %d", i)
+	}
+	assert.Empty(t, s.pull.chals)
+	s.pull.want = pullReq{id: "a", token: tok}
+	other2 := tok
+	other2[0] ^= 1
+	s.receive(swim.Message{From: "a", Data: answerMsg(answerQueued, other2)})
+	assert.Equal(t, uint64(8), s.Rejected(), "an answer with another token")
+	assert.Empty(t, s.pull.chals)
+
+	s.receive(swim.Message{From: "a", Data: chalMsg(q, chal)})
+	s.receive(swim.Message{From: "a", Data: answerMsg(answerQueued, tok)})
+	assert.Equal(t, uint64(8), s.Rejected())
+	require.Len(t, s.pull.chals, 2, "the ask's challenge and the echo's answer")
+	assert.Equal(t, chalMsg(q, chal), (<-s.pull.chals).Data)
+	assert.Equal(t, answerMsg(answerQueued, tok), (<-s.pull.chals).Data)
 }
 
 // Asks under IDs that no member holds are refused before they spend the
@@ -320,7 +360,7 @@ func TestAsksOfNobodySpendNoBudget(t *testing.T) {
 	const flood = 2 * asksPerWait
 	for i := range flood {
 		nobody := swim.Node{ID: swim.ID(fmt.Sprint("nobody-", i)), Addr: conn.LocalAddr().String()}
-		sendPlain(t, codec, conn, a, swim.Packet{Kind: swim.MsgUser, From: nobody, User: []byte{kindAsk}})
+		sendPlain(t, codec, conn, a, swim.Packet{Kind: swim.MsgUser, From: nobody, User: askMsg([askNonceLen]byte{byte(i)})})
 	}
 	require.Eventually(t, func() bool { return a.Rejected() >= flood }, 10*time.Second, 5*time.Millisecond, "the asks of nobody refused")
 	assert.True(t, c.askOne(ctx, a.Agent().Self().ID), "a real joiner's ask within askWait of the flood")

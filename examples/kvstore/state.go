@@ -28,9 +28,12 @@ const pieceHeader = 1 + tokenLen + 8
 // leaves the joiner at least 2^63 − MaxClockLead writes.
 const maxAdopted = 1 << 63
 
-// pullReq is a member that asked for the store, and its token.
+// pullReq is a member that asked for the store, the address its
+// challenge was sent to and its echo redeemed at (empty in a joiner's
+// want), and its token.
 type pullReq struct {
 	id    swim.ID
+	addr  string
 	token [tokenLen]byte
 }
 
