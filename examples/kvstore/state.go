@@ -82,9 +82,13 @@ func fits(e entry) bool {
 	return err == nil && 1+len(b) <= swim.MaxBroadcastLen
 }
 
-// sendState sends the whole store to the member r.id over streams, in
-// pieces of at most StatePiece bytes (statePieces) with r's token and
-// this store's clock, each within 10 s. A
+// sendState sends the whole store to the member r.id at r.addr, the
+// address its challenge went to and its echo was redeemed at, over
+// streams, in pieces of at most StatePiece bytes (statePieces) with r's
+// token and this store's clock, each within 10 s: not to the address
+// the view holds for r.id by then, which a rejoin, or in plain mode an
+// Alive forged with a higher incarnation, may have moved to one that
+// never echoed (issue 27, user39b). A
 // piece that fails is counted with its error (StateErrors) and the others
 // are still sent: the receiver applies each piece on its own, and a
 // later write of a key repairs what is missing.
@@ -104,7 +108,7 @@ func (s *Store) sendState(r pullReq) {
 	}
 	for _, p := range pieces {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		err := s.a.SendReliable(ctx, id, p)
+		err := s.a.SendReliableToAddress(ctx, r.addr, p)
 		cancel()
 		if err != nil {
 			s.stateFailed(id, err)

@@ -133,3 +133,41 @@ func TestLargeStoreReachesJoiner(t *testing.T) {
 	assert.NoError(t, err)
 	assert.GreaterOrEqual(t, b.Agent().Stats().ReliableReceived, uint64(len(b1)/StatePiece))
 }
+
+// The store goes to the address the member's echo came from and its
+// challenge went to (pullReq.addr), not to the address the view holds
+// for it by the time the sender comes to it: a rejoin, or in plain mode
+// an Alive forged with a higher incarnation, may have moved it to one
+// that never echoed. Here b's echo was redeemed at c's address, and b
+// is at its own in a's view: c gets the piece, b nothing. Before, b got
+// it (and refused it: b asked for no pull).
+func TestStoreGoesToEchoAddress(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	a := newStore(t, plainCfg("a"))
+	require.NoError(t, a.Set(ctx, "k", "v"))
+	b := newStore(t, plainCfg("b"))
+	joinViewOnly(ctx, t, b, a)
+	c, err := agent.Start(ctx, plainCfg("c"))
+	require.NoError(t, err)
+	defer func() { _ = c.Shutdown() }()
+	msgs, stop := c.Receive(16)
+	defer stop()
+	tok := [tokenLen]byte{7}
+	a.sendState(pullReq{id: b.Agent().Self().ID, addr: c.Self().Addr, token: tok})
+	wait := time.NewTimer(10 * time.Second)
+	defer wait.Stop()
+	select {
+	case m := <-msgs:
+		assert.Equal(t, a.Agent().Self().ID, m.From)
+		require.GreaterOrEqual(t, len(m.Data), pieceHeader)
+		assert.Equal(t, kindState, m.Data[0])
+		assert.Equal(t, tok[:], m.Data[1:1+tokenLen])
+	case <-wait.C:
+		t.Fatal("no piece at the echo's address within 10 s")
+	}
+	n, err := a.StateErrors()
+	assert.Zero(t, n, "%v", err)
+	assert.Zero(t, b.Rejected(), "a piece went to b's address in the view")
+	assert.Zero(t, b.Len())
+}
