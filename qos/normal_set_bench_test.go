@@ -1,6 +1,7 @@
 package qos
 
 import (
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -79,5 +80,127 @@ func BenchmarkNormalSetFill(b *testing.B) {
 			}
 			b.ReportMetric(float64(len(s.grps)), "groups")
 		})
+	}
+}
+
+// BenchmarkNormalSweepPassAlone times the normal φ's sweep of
+// BenchmarkSweepEveryFamily ("sweep": sweepNormalShared on the first
+// 200,000 heartbeats of benchTrace, its 40 thresholds and replay
+// settings) against the same passes with the set replaced by what it
+// reported, recorded beforehand ("recorded": ok, ready and every
+// threshold's freshness point after each heartbeat, read from memory):
+// the sweep's floor were the set to cost nothing but reading τ. Both must
+// give the same points, checked once before timing.
+//
+//	go test -run '^$' -bench 'NormalSweepPassAlone' -benchmem ./qos/
+func BenchmarkNormalSweepPassAlone(b *testing.B) {
+	hbs := benchTrace()[0].Heartbeats[:200_000]
+	ths := benchRange(0.5, 16, false)
+	ncfg := phi.NormalConfig{WindowSize: 1000}
+	cfg := Config{Intervals: true, WarmUp: 1000}
+	rec := recordSet(b, ncfg, ths, hbs)
+	col := make(map[float64]int, len(ths))
+	for j, v := range ths {
+		col[v] = j
+	}
+	class := classes(len(ths), func(i, j int) bool { return ths[i] == ths[j] })
+	newDet := func(float64) (thresholdDetector, error) { return &recordedSetPlayer{rec: rec}, nil }
+	trackAll := func(d thresholdDetector, vs []float64) func([]time.Duration) {
+		p := d.(*recordedSetPlayer)
+		for _, v := range vs {
+			p.cols = append(p.cols, col[v])
+		}
+		return p.fill
+	}
+	recorded := func() ([]*Point, error) {
+		return sweepSharedPasses(newDet, nil, trackAll, ths, class, sliceSource(hbs), cfg, normalLeanPasses, true)
+	}
+	swept := func() ([]*Point, error) { return sweepNormalShared(ncfg, ths, sliceSource(hbs), cfg) }
+	want, err := swept()
+	if err != nil {
+		b.Fatal(err)
+	}
+	got, err := recorded()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		b.Fatal("the passes on the recorded freshness points differ from the sweep")
+	}
+	for _, c := range []struct {
+		name string
+		run  func() ([]*Point, error)
+	}{{"sweep", swept}, {"recorded", recorded}} {
+		b.Run(c.name, func(b *testing.B) {
+			cpu0 := cpuTime(b)
+			for b.Loop() {
+				if _, err := c.run(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(cpuTime(b)-cpu0)/float64(b.N), "cpu-ns/op")
+		})
+	}
+}
+
+// recordedSet is what a normalSet of some thresholds reported after each
+// heartbeat of a stream: whether its freshness point was ok, whether it
+// was ready, and (when ready) the freshness point of each threshold,
+// len(ths) of them a row.
+type recordedSet struct {
+	ok, ready []bool
+	taus      []time.Duration
+	n         int // thresholds
+}
+
+// recordSet runs the set of ths (settings ncfg) over hbs and records it.
+func recordSet(b *testing.B, ncfg phi.NormalConfig, ths []float64, hbs []detector.Heartbeat) *recordedSet {
+	var failed bool
+	s, err := newNormalSet(ncfg, ths[0], &failed)
+	if err != nil {
+		b.Fatal(err)
+	}
+	fill := s.track(ths)
+	rec := &recordedSet{n: len(ths), taus: make([]time.Duration, len(hbs)*len(ths))}
+	for k, hb := range hbs {
+		s.Observe(hb)
+		ok := started(s)
+		ready := ok && !s.WarmingUp()
+		if ready {
+			fill(rec.taus[k*len(ths) : (k+1)*len(ths)])
+		}
+		rec.ok, rec.ready = append(rec.ok, ok), append(rec.ready, ready)
+	}
+	if failed {
+		b.Fatal("a fork failed")
+	}
+	return rec
+}
+
+// recordedSetPlayer is a recordedSet replayed as a pass's detector: each
+// Observe moves to the next heartbeat's record, and fill sets the
+// freshness points of the thresholds in columns cols.
+type recordedSetPlayer struct {
+	rec  *recordedSet
+	k    int // heartbeats observed
+	cols []int
+}
+
+func (p *recordedSetPlayer) Observe(detector.Heartbeat) { p.k++ }
+
+func (p *recordedSetPlayer) Started() bool { return p.k > 0 && p.rec.ok[p.k-1] }
+
+func (p *recordedSetPlayer) WarmingUp() bool { return p.k == 0 || !p.rec.ready[p.k-1] }
+
+func (p *recordedSetPlayer) FreshnessPoint() (time.Duration, bool) { return 0, p.Started() }
+
+func (p *recordedSetPlayer) Suspected(time.Duration) bool { return false }
+
+func (p *recordedSetPlayer) FreshnessPointAt(float64) (time.Duration, bool) { return 0, false }
+
+func (p *recordedSetPlayer) fill(taus []time.Duration) {
+	row := p.rec.taus[(p.k-1)*p.rec.n : p.k*p.rec.n]
+	for j, c := range p.cols {
+		taus[j] = row[c]
 	}
 }
