@@ -17,6 +17,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"runtime/debug"
 
@@ -34,7 +35,20 @@ func main() {
 	if os.Getenv(timingsEnv) == "1" {
 		p.timings = os.Stderr
 	}
+	stopProfile := func() error { return nil }
+	if path := os.Getenv(cpuProfileEnv); path != "" {
+		var err error
+		if stopProfile, err = startCPUProfile(path); err != nil {
+			fmt.Fprintf(os.Stderr, "fdreplay: %v\n", err)
+			stop()
+			os.Exit(2)
+		}
+	}
 	code := run(p, os.Args[1:], os.Stdout, os.Stderr)
+	if err := stopProfile(); err != nil {
+		fmt.Fprintf(os.Stderr, "fdreplay: %v\n", err)
+		code = max(code, 1)
+	}
 	stop()
 	os.Exit(code)
 }
