@@ -59,6 +59,11 @@ type peer struct {
 	// and chalUntil when it stops being outstanding (receipt.go).
 	chal      uint32
 	chalUntil time.Duration
+	// credit is the bytes this member may still send it, unverified, at
+	// its address (its ledger), and direct whether a packet from it came
+	// from there since it was last unverified there (receipt.go).
+	credit int
+	direct bool
 
 	revived   bool          // Alive at inc after Dead or Left below it (reviveTie)
 	downSince time.Duration // when revived: since when it had been dead or left

@@ -17,16 +17,18 @@ type probe struct {
 	addr   string // the target's address when the probe started
 	seq    uint32
 	nonce  bool // seq is a nonce: the target was not verified (receipt.go)
-	// silent: no ping was sent; seq is the nonce of the target's
-	// unanswered challenge, which stands for it (receipt.go).
-	silent      bool
-	sent        time.Duration
-	timeoutAt   time.Duration
-	endAt       time.Duration
-	indirect    bool
-	expectNacks int
-	nacks       int
-	retry       bool // the detector gate's retry: indirect at once, ends on all nacks
+	// silent: no ping was sent, the target's ledger not paying for it;
+	// older: seq, the target's outstanding nonce, went to it before (a
+	// challenge, an earlier probe), and a late ack of that ping answers
+	// this probe (receipt.go) with no round trip to measure.
+	silent, older bool
+	sent          time.Duration
+	timeoutAt     time.Duration
+	endAt         time.Duration
+	indirect      bool
+	expectNacks   int
+	nacks         int
+	retry         bool // the detector gate's retry: indirect at once, ends on all nacks
 	// failWait: every path has failed before the least direct wait; the
 	// probe ends at failAt (pathsDone).
 	failWait bool
@@ -184,23 +186,30 @@ func (m *Member) startProbe(now time.Duration) {
 		return
 	}
 	// A member not verified is pinged with a nonce, whose ack verifies
-	// it; a round's number (2r) is predictable. One whose challenge went
-	// unanswered is not pinged again: the challenge stands for its ping
-	// (silent), and a late ack of it answers the probe (receipt.go).
+	// it; a round's number (2r) is predictable. The nonce is its
+	// outstanding one (peer.chal: its challenge's or its last probe's),
+	// whose late ack then answers this probe, or a new one it keeps for
+	// a probe timeout. The ping leaves when its ledger pays for it or it
+	// was never heard from at its address; otherwise the probe is silent
+	// and only a late ack of the nonce answers it (receipt.go).
 	var seq uint32
 	nonce := !t.verified
-	silent := nonce && t.chal != 0 && now >= t.chalUntil
+	silent, older := false, false
 	switch {
-	case silent:
-		seq = t.chal
 	case nonce:
-		seq = m.nonce()
+		older = t.chal != 0
+		if !older {
+			t.chal = m.nonce()
+		}
+		seq, t.chalUntil = t.chal, max(t.chalUntil, now+m.probeTimeout(t))
+		_, bytes := m.bareNoncePing(t)
+		silent = t.direct && !pays(t, bytes)
 	case inRound:
 		seq = m.roundSeq()
 	default:
 		seq = m.otherSeq()
 	}
-	m.pr = probe{active: true, target: t, addr: t.node.Addr, seq: seq, nonce: nonce, silent: silent, sent: now,
+	m.pr = probe{active: true, target: t, addr: t.node.Addr, seq: seq, nonce: nonce, silent: silent, older: older, sent: now,
 		timeoutAt: now + m.probeTimeout(t), endAt: m.probing.next, retry: retry && t.retried, charged: charged}
 	if m.pr.retry && m.probing.failed.ok {
 		m.pr.first = m.probing.failed
@@ -223,6 +232,9 @@ func (m *Member) startProbe(now time.Duration) {
 	m.stats.ProbesStarted++
 	if !silent {
 		m.send(Packet{Kind: MsgPing, To: t.node, Ping: Ping{Seq: seq}})
+		if nonce && t.direct {
+			t.credit -= m.sentBytes(&m.ready.packets[len(m.ready.packets)-1])
+		}
 	}
 	if m.pr.retry {
 		// The gate's retry re-checks a failure already seen: the direct

@@ -32,7 +32,9 @@ func detectorSuspects(p *peer, now, late time.Duration) bool {
 // gated: the gate spares members this member has heard from a false
 // suspicion, and a retry of one never heard from would take a second
 // probe turn from the known members (a forged one's detector holds only
-// the heartbeat of the gossip that announced it).
+// the heartbeat of the gossip that announced it). One heard from at its
+// address gets its retry from its ledger instead (receipt.go), charged to
+// the probe budget of unverified members (nextTarget).
 func (m *Member) gated(t *peer, now time.Duration) bool {
 	return m.cfg.Mode == ModeDetector && !m.cfg.DisableSuspicionGate && t.verified && !t.retried && t.det != nil && !detectorSuspects(t, now, m.health.hostLateness)
 }
@@ -75,6 +77,18 @@ func (m *Member) failProbe(now time.Duration) {
 		}
 		return
 	}
+	// An unverified member heard from at its address gets one more probe,
+	// at once, when its ledger pays for the ping (receipt.go): a real
+	// joiner's lost ping or ack is not a suspicion, and a ghost's
+	// spoofed packets pay for its retry as for its challenge.
+	if !t.verified && !t.retried && t.direct {
+		if _, bytes := m.bareNoncePing(t); pays(t, bytes) {
+			t.retried = true
+			m.probing.forceNext = t
+			m.stats.UnverifiedRetries++
+			return
+		}
+	}
 	// The gate re-checks a first failure once, at once and over every path,
 	// unless t's detector has an opinion and it is suspicion, or t's port
 	// refused the stream ping (refused: its process is gone, not paused).
@@ -102,10 +116,10 @@ func (m *Member) failProbe(now time.Duration) {
 		// The suspect hears it at once and can refute. One not verified
 		// hears it with the notice of any packet from the members that
 		// verified it (send), this member's too once it probes this
-		// member: it is suspected on one lost ping, with no ping-reqs
-		// (sendPingReqs), and is not probed again while suspect
-		// (nextTarget); a ghost at a victim's address drew the push
-		// there from every member.
+		// member: it is suspected on one or two lost pings (the retry
+		// its ledger pays for, above), with no ping-reqs (sendPingReqs),
+		// and is not probed again while suspect (nextTarget); a ghost at
+		// a victim's address drew the push there from every member.
 		m.push(u, []*peer{t}, 0)
 	}
 }
@@ -155,7 +169,7 @@ func (m *Member) onAck(in *inbound, from Node, pkt *Packet) {
 		t := m.pr.target
 		if pkt.From.ID == t.node.ID {
 			t.answered = true
-			if !m.pr.silent { // the challenge's ping left before the probe
+			if !m.pr.silent && !m.pr.older { // else the ping answered may have left before the probe
 				m.observeRTT(t, now-sent)
 				if m.cfg.PingComplete != nil {
 					m.cfg.PingComplete(t.node, now-sent, pkt.AckPayload)

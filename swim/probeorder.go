@@ -253,6 +253,13 @@ func (m *Member) nextTarget() (t *peer, charged int, inRound bool) {
 	if t := m.probing.forceNext; t != nil {
 		m.probing.forceNext = nil
 		if t.state == StateAlive || t.state == StateSuspect {
+			if !t.verified {
+				// An unverified member's retry (failProbe) takes the
+				// budget of an unverified probe, in debt if need be.
+				cost := m.unverifiedProbeCost()
+				m.probing.unverifiedTokens -= cost
+				return t, cost, false
+			}
 			return t, 0, false
 		}
 	}

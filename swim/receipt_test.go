@@ -179,47 +179,6 @@ func answerChallenge(t *testing.T, a, b *Member, now time.Duration, out []Packet
 	require.True(t, a.peers[b.Self().ID].verified)
 }
 
-// A member whose challenge went unanswered is not pinged again at its
-// probe: the challenge stands for the ping, and its ack, late, answers
-// the probe and verifies the member. One that never answers is suspected
-// at the probe's end, as after a failed ping.
-func TestUnansweredChallengeStandsForProbe(t *testing.T) {
-	for _, answer := range []bool{true, false} {
-		a := newTest(t, "a", ModeLifeguard, nil)
-		a.Tick(0)
-		drain(a)
-		g := Node{ID: "g", Addr: "victim:1"}
-		require.NoError(t, a.Step(10*time.Millisecond, &Packet{Kind: MsgGossip, From: g, To: a.Self(),
-			Updates: []Update{{Kind: UpdateAlive, Node: g, From: g.ID}}}))
-		out, _ := drain(a)
-		ch := challengeTo(t, a, out, "g")
-		var pings []Packet
-		var answered bool
-		tickUntil(a, 2*time.Second, func(at time.Duration, pk []Packet, _ []Event) {
-			for _, p := range only(t, pk, MsgPing) {
-				if p.Ping.Seq&1 == 1 { // not a round's: g was not verified
-					pings = append(pings, p)
-				}
-			}
-			if answer && !answered && a.pr.active && a.pr.target.node.ID == "g" {
-				answered = true
-				require.NoError(t, a.Step(at, &Packet{Kind: MsgAck, From: g, To: a.Self(), Ack: Ack{Seq: ch.Ping.Seq}}))
-			}
-		})
-		assert.Empty(t, pings, "answer %v: no second ping to g before it is verified", answer)
-		assert.Positive(t, a.Stats().ProbesStarted)
-		if answer {
-			assert.True(t, answered, "g probed")
-			assert.True(t, a.peers["g"].verified)
-			assert.Equal(t, StateAlive, a.State("g"))
-			assert.Zero(t, a.Stats().ProbesFailed)
-		} else {
-			assert.False(t, a.peers["g"].verified)
-			assert.Equal(t, StateSuspect, a.State("g"))
-		}
-	}
-}
-
 // A challenge, a bare ping numbered 3 modulo 4, is answered with a bare
 // ack even by a member that holds the challenger verified: the queue
 // goes with the pings of rounds and the other pings (1 modulo 4).

@@ -32,6 +32,10 @@ type ProbeStats struct {
 	Refutations       int // times this member raised its own incarnation
 	AliveSent         int // pings sent only to carry a refutation (Alive) at once
 	GateDeferrals     int // failed probes forgiven once by the detector gate
+	// UnverifiedRetries counts failed probes of members not verified
+	// that were probed once more before a suspicion, their ledgers
+	// paying (receipt.go).
+	UnverifiedRetries int
 	Suspicions        int // suspicions this member raised itself
 	Declarations      int // members this member declared dead by its own timeout
 	LocalPauses       int // late Ticks taken for a pause of this member (PauseGuard)

@@ -140,17 +140,22 @@ func (m *Member) step(in *inbound, pkt *Packet) error {
 	return nil
 }
 
-// challenge sends the sender of pkt a challenge ping (challengeSender)
-// when it is held, unverified, at the address pkt came from as far as the
-// transport can tell, and pkt is not an ack (an answer to this member's
+// challenge credits the ledger of the sender of pkt (earn) and sends it a
+// challenge ping (challengeSender) when it is held, unverified, at the
+// address pkt came from as far as the transport can tell, and, for the
+// challenge, pkt is not an ack (an answer to this member's
 // ping with a nonce verifies it, onAck; others are no first contact) nor
 // a join whose challenge it answered (challengeAnswered verifies it).
 func (m *Member) challenge(in *inbound, from Node, pkt *Packet) {
 	s := m.peers[pkt.From.ID]
-	if s == nil || s.verified || in.otherSource || in.sourceChecked || pkt.Kind == MsgAck || pkt.From.ID == in.admitted || from.Addr != s.node.Addr {
+	if s == nil || s.verified || in.otherSource || in.sourceChecked || from.Addr != s.node.Addr {
 		return
 	}
-	m.challengeSender(in.now, s, pkt)
+	m.earn(s, from, pkt)
+	if pkt.Kind == MsgAck || pkt.From.ID == in.admitted {
+		return
+	}
+	m.challengeSender(in.now, s)
 }
 
 // addresses returns pkt's sender and ping-req target with their addresses

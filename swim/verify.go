@@ -31,8 +31,10 @@ import "slices"
 //     round-robin's, so that the members of a group merging with this
 //     member's, all told of at once and all real, are probed in their
 //     turns, not one per round over the known members. One that does not
-//     answer is suspected at once (the detector gate retries only
-//     verified members, gated) and declared dead as any other;
+//     answer is suspected, after one more probe when it was heard from
+//     at its address and its ledger pays for the ping (failProbe,
+//     receipt.go; the detector gate retries only verified members,
+//     gated), and declared dead as any other;
 //   - group size: the n of the log n formulas (suspicion timeout,
 //     retransmissions, the anti-entropy interval) counts unverified
 //     members up to the number of verified ones (groupSize): a group that
@@ -81,7 +83,9 @@ import "slices"
 //     be verified, and no more (issue 27, user37 F6: ghosts planted by
 //     one datagram at a victim's address drew 30-40× its bytes from a
 //     group, growing with the group). Its probe's ping (and stream
-//     probe) stays: a real member answers it and is verified. A failed
+//     probe) stays: a real member answers it and is verified. Once it
+//     was heard from at its address, its pings are paid from its ledger
+//     (receipt.go). A failed
 //     probe of it asks no intermediate to ping it (sendPingReqs): it was
 //     never heard from, so nobody vouches for a path to it. Its
 //     suspicion is not pushed to it (failProbe), and it is not probed
@@ -209,7 +213,9 @@ func (m *Member) readdress(p *peer, n Node) {
 		}
 	}
 	if n.Addr != p.node.Addr {
-		p.chal, p.chalUntil = 0, 0 // the challenge went to the old address
+		// The challenge went to the old address, and the ledger is that
+		// address's (receipt.go).
+		p.chal, p.chalUntil, p.credit, p.direct = 0, 0, 0, false
 	}
 	p.node = n
 }

@@ -1,0 +1,156 @@
+package swim
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// An unverified member's probe after its unanswered challenge pings it
+// only when its ledger pays (receipt.go). g, learned by gossip, sends a
+// with one packet from its address: an empty gossip of 24 bytes (credit
+// 48) pays its 36-byte challenge and no more, so the probe sends no ping
+// and a late ack of the challenge answers it, or g is suspected at its
+// end; its own Alive, 60 bytes with the To field (credit 120), pays the
+// challenge, the probe's ping and one retry's (3 × 36 = 108), all with
+// the challenge's nonce, and g is suspected after the retry; without To,
+// 53 bytes (credit 106), the challenge and the probe's ping (72) and no
+// retry. (Sizes by hand from
+// Packet.Size: header 7, a node 4 + ID + address, a ping 5, an update
+// 1 + node + 10 + 2 + From + 2.)
+func TestUnansweredChallengeProbeWhenPaid(t *testing.T) {
+	g := Node{ID: "g", Addr: "victim:1"}
+	for _, c := range []struct {
+		name    string
+		pkt     Packet
+		answer  bool
+		pings   int // probe pings after the challenge
+		retries int
+		until   time.Duration // periods of 1 s: g probed at 1 s, the retry at 2 s
+	}{
+		{"empty, answered late", Packet{Kind: MsgGossip, From: g}, true, 0, 0, 2 * time.Second},
+		{"empty", Packet{Kind: MsgGossip, From: g}, false, 0, 0, 2 * time.Second},
+		{"own Alive", Packet{Kind: MsgGossip, From: g, To: node("a"), Updates: []Update{{Kind: UpdateAlive, Node: g, From: g.ID}}}, false, 2, 1, 3 * time.Second},
+		{"own Alive, no To", Packet{Kind: MsgGossip, From: g, Updates: []Update{{Kind: UpdateAlive, Node: g, From: g.ID}}}, false, 1, 0, 3 * time.Second},
+	} {
+		a := newTest(t, "a", ModeLifeguard, nil)
+		a.Tick(0)
+		drain(a)
+		require.NoError(t, a.Step(time.Millisecond, &Packet{Kind: MsgGossip, From: node("b"), To: a.Self(),
+			Updates: []Update{{Kind: UpdateAlive, Node: g, From: g.ID}}}))
+		drain(a)
+		pkt := c.pkt
+		require.NoError(t, a.Step(10*time.Millisecond, &pkt))
+		out, _ := drain(a)
+		ch := challengeTo(t, a, out, "g")
+		recv, sent := a.recvBytes(&pkt), a.sentBytes(&ch)
+		require.Equal(t, 36, sent, c.name)
+		var pings int
+		var answered bool
+		tickUntil(a, c.until, func(at time.Duration, pk []Packet, _ []Event) {
+			for _, p := range only(t, pk, MsgPing) {
+				if p.To.ID == "g" && p.Ping.Seq&1 == 1 { // not a round's: g was not verified
+					pings++
+					sent += a.sentBytes(&p)
+					assert.Equal(t, ch.Ping.Seq, p.Ping.Seq, "%s: the challenge's nonce", c.name)
+				}
+			}
+			if c.answer && !answered && a.pr.active && a.pr.target.node.ID == "g" {
+				answered = true
+				require.NoError(t, a.Step(at, &Packet{Kind: MsgAck, From: g, To: a.Self(), Ack: Ack{Seq: ch.Ping.Seq}}))
+			}
+		})
+		assert.Equal(t, c.pings, pings, c.name)
+		assert.Equal(t, c.retries, a.Stats().UnverifiedRetries, c.name)
+		assert.LessOrEqual(t, sent, 2*recv, c.name)
+		if c.answer {
+			assert.True(t, answered, "%s: g probed", c.name)
+			assert.True(t, a.peers["g"].verified, c.name)
+			assert.Equal(t, StateAlive, a.State("g"), c.name)
+			assert.Zero(t, a.Stats().ProbesFailed, c.name)
+		} else {
+			assert.False(t, a.peers["g"].verified, c.name)
+			assert.Equal(t, StateSuspect, a.State("g"), c.name)
+		}
+	}
+}
+
+// TestLedgerBoundsSpoofedAddress: whatever packets arrive from one
+// address, under the IDs of members held there or not, the bytes a member
+// sends that address while no member there is verified stay within twice
+// the bytes received from it (receipt.go's ledger). Random sequences of
+// pings (any sequence number), gossip of the sender's own Alive (any
+// incarnation) with other members' updates, stray acks, with or without
+// a WireLen above Size, between ticks of 1 to 300 ms, one to many between two packets, in each
+// mode, this member's ID 1 to 60 bytes long (a long one makes its pings
+// dear next to a ghost's packets); the members at
+// the address are learned only from its packets (a member learned by
+// gossip from elsewhere gets its probe pings unpaid).
+func TestLedgerBoundsSpoofedAddress(t *testing.T) {
+	const victim = "victim:1"
+	rng := rand.New(rand.NewPCG(112000003, 1))
+	for run := range 60 {
+		mode := []Mode{ModeSWIM, ModeLifeguard, ModeDetector}[run%3]
+		a := newTest(t, strings.Repeat("a", 1+rng.IntN(60)), mode, nil, "b", "c", "d")
+		a.Tick(0)
+		drain(a)
+		now, recv, sent := time.Duration(0), 0, 0
+		ghosts := 1 + rng.IntN(4)
+		quiet := 4 + rng.IntN(300) // ticks are steps 4 to quiet−1 of quiet: long silences between packets
+		for step := range 1000 {
+			g := Node{ID: ID(fmt.Sprintf("g%d", rng.IntN(ghosts))), Addr: victim}
+			var pkt Packet
+			stepped := true
+			switch rng.IntN(quiet) {
+			case 0, 1:
+				// its own Alive, mostly a new incarnation, which refutes
+				// its suspicion and has it probed again
+				inc := Incarnation(max(step-rng.IntN(3), 0))
+				pkt = Packet{Kind: MsgGossip, From: g, Updates: []Update{{Kind: UpdateAlive, Node: g, From: g.ID, Incarnation: inc}}}
+				for range rng.IntN(3) {
+					x := Node{ID: ID(fmt.Sprintf("x%d", rng.IntN(20))), Addr: fmt.Sprintf("x%d:1", rng.IntN(20))}
+					pkt.Updates = append(pkt.Updates, Update{Kind: UpdateKind(rng.IntN(3)), Node: x, From: x.ID, Incarnation: Incarnation(rng.IntN(3))})
+				}
+			case 2:
+				if rng.IntN(2) == 0 {
+					pkt = Packet{Kind: MsgPing, From: g, Ping: Ping{Seq: rng.Uint32()}}
+				} else {
+					pkt = Packet{Kind: MsgAck, From: g, Ack: Ack{Seq: rng.Uint32()}}
+				}
+			default:
+				now += time.Duration(1+rng.IntN(300)) * time.Millisecond
+				a.Tick(now)
+				stepped = false
+			}
+			if stepped {
+				if pkt.Kind == MsgPing || rng.IntN(2) == 0 {
+					// A ping names its target: its bare ack, always sent,
+					// is then the ping's size (reply.go), which does not
+					// hold for one that leaves To out and a long ID.
+					pkt.To = a.Self()
+				}
+				if rng.IntN(3) == 0 {
+					pkt.WireLen = pkt.Size() + rng.IntN(100) // a transport's overhead
+				}
+				recv += a.recvBytes(&pkt)
+
+				_ = a.Step(now, &pkt)
+			}
+			out, _ := drain(a)
+			for _, p := range out {
+				if p.To.Addr == victim {
+					sent += a.sentBytes(&p)
+				}
+			}
+			require.LessOrEqual(t, sent, 2*recv, "run %d (%v, %d ghosts), step %d", run, mode, ghosts, step)
+		}
+		for _, p := range a.peers {
+			require.False(t, p.node.Addr == victim && p.verified, "run %d: %s verified", run, p.node.ID)
+		}
+	}
+}
