@@ -26,10 +26,12 @@ import (
 // answers beside: the joiner takes only a challenge carrying its own
 // ask's nonce, so a bound that asks forged under its ID could spend (a
 // quarter askWait between two sends, before) left its own asks
-// unanswered. A forged ask under a live member's ID so draws one
-// challenge, a datagram about the ask's size, to the address the view
-// holds for that member: no more than the forger sent. New challenges
-// are bounded by asksPerWait per askWait, from any members (admit).
+// unanswered. A forged ask under a live member's ID so draws its nonce
+// in a challenge to the address the view holds for that member, the
+// asks for one member that come while the sender is busy answered in
+// one datagram (chalsout.go): no more bytes than the forger sent. New
+// challenges are bounded by asksPerWait per askWait, from any members
+// (admit).
 
 // challengeTTL is how long a challenge may be echoed after it was sent.
 const challengeTTL = 2 * askWait

@@ -61,7 +61,7 @@ func TestChallengeFloodDelaysNoPull(t *testing.T) {
 		b := newStore(t, plainCfg(fmt.Sprint("b", j)))
 		joinViewOnly(ctx, t, b, a)
 		stop, done := make(chan struct{}), make(chan struct{})
-		forged := swim.Packet{Kind: swim.MsgUser, From: a.Agent().Self(), User: chalMsg([askNonceLen]byte{}, [challengeLen]byte{})}
+		forged := swim.Packet{Kind: swim.MsgUser, From: a.Agent().Self(), User: chalMsg([][askNonceLen]byte{[askNonceLen]byte{}}, [challengeLen]byte{})}
 		go flood(t, codec, conn, b, forged, 1+askNonceLen, 4, stop, done)
 		require.Eventually(t, func() bool { return b.Rejected() >= 100 }, 10*time.Second, time.Millisecond, "the flood reaches b")
 		// The first ask is queued; the others, within storeInterval of

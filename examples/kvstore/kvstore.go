@@ -34,9 +34,10 @@
 // announcement's bytes, at a goroutine and a copy of the store each. A
 // forged request draws one challenge, about the request's size, and
 // each request is answered once: the challenges a member sends are
-// bounded by the asks it gets, not by a rate per member, which asks
-// forged under a joiner's ID could spend, leaving the joiner's own ask
-// unanswered. The
+// bounded by the asks it gets (those for one member that come while it
+// is busy sending are answered in one datagram), not by a rate per
+// member, which asks forged under a joiner's ID could spend, leaving
+// the joiner's own ask unanswered. The
 // challenge is a random nonce good for one echo, from that member at
 // that address, within two seconds; a store remembers the challenges
 // and stores of at most 64 members. Echoing a challenge
@@ -179,12 +180,16 @@ func New(ctx context.Context, cfg agent.Config) (*Store, error) {
 	s.pull.init()
 	msgs, stopMsgs := a.Receive(1024)
 	s.stop = sync.OnceFunc(func() { stopMsgs(); close(s.pull.done) })
-	s.wg.Add(2)
+	s.wg.Add(3)
 	go func() {
 		defer s.wg.Done()
 		for m := range msgs {
 			s.receive(m)
 		}
+	}()
+	go func() {
+		defer s.wg.Done()
+		s.sendChals()
 	}()
 	go func() {
 		defer s.wg.Done()

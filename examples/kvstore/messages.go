@@ -1,12 +1,16 @@
 package kvstore
 
-import "fmt"
+import (
+	"crypto/subtle"
+	"fmt"
+)
 
 // The messages of a pull (pull.go), each its kind byte and fields of
 // fixed length, nothing else:
 //
 //	kindAsk     the ask's nonce (askNonceLen bytes, drawn per ask)
-//	kindChal    the nonce of the ask it answers, the challenge (challengeLen)
+//	kindChal    the nonces of the asks it answers (1 to maxChalAsks, for
+//	            one member: chalsout.go), the challenge (challengeLen)
 //	kindEcho    the challenge, the joiner's token for the pull (tokenLen)
 //	kindAnswer  one answer byte (answerQueued, answerBusy, answerRecent),
 //	            the echo's token
@@ -19,7 +23,8 @@ import "fmt"
 // each ask, which the member's challenge carries back.
 const askNonceLen = 16
 
-// The lengths of the pull's messages, kind byte included.
+// The lengths of the pull's messages, kind byte included; chalLen is a
+// challenge's for one ask.
 const (
 	askLen    = 1 + askNonceLen
 	chalLen   = 1 + askNonceLen + challengeLen
@@ -40,18 +45,38 @@ func parseAsk(data []byte) (nonce [askNonceLen]byte, err error) {
 	return [askNonceLen]byte(data[1:]), nil
 }
 
-// chalMsg is a kindChal answering the ask with nonce ask.
-func chalMsg(ask [askNonceLen]byte, chal [challengeLen]byte) []byte {
-	return append(append([]byte{kindChal}, ask[:]...), chal[:]...)
+// chalMsg is a kindChal answering the asks with nonces asks.
+func chalMsg(asks [][askNonceLen]byte, chal [challengeLen]byte) []byte {
+	b := make([]byte, 0, 1+len(asks)*askNonceLen+challengeLen)
+	b = append(b, kindChal)
+	for _, a := range asks {
+		b = append(b, a[:]...)
+	}
+	return append(b, chal[:]...)
 }
 
-// parseChal returns the ask nonce and the challenge of the kindChal
-// data.
-func parseChal(data []byte) (ask [askNonceLen]byte, chal [challengeLen]byte, err error) {
-	if err := wantLen(data, kindChal, "challenge", chalLen); err != nil {
-		return ask, chal, err
+// parseChal returns the ask nonces of the kindChal data, askNonceLen
+// bytes each, and its challenge.
+func parseChal(data []byte) (asks []byte, chal [challengeLen]byte, err error) {
+	if len(data) == 0 || data[0] != kindChal {
+		return nil, chal, fmt.Errorf("challenge: not kind %q", kindChal)
 	}
-	return [askNonceLen]byte(data[1:]), [challengeLen]byte(data[1+askNonceLen:]), nil
+	n := len(data) - 1 - challengeLen
+	if n < askNonceLen || n%askNonceLen != 0 || n/askNonceLen > maxChalAsks {
+		return nil, chal, fmt.Errorf("challenge of %d bytes with its kind, want 1 + %d·k + %d for k from 1 to %d asks",
+			len(data), askNonceLen, challengeLen, maxChalAsks)
+	}
+	return data[1 : 1+n], [challengeLen]byte(data[1+n:]), nil
+}
+
+// answers reports whether nonce is one of asks (askNonceLen bytes
+// each), comparing each in constant time.
+func answers(asks []byte, nonce [askNonceLen]byte) bool {
+	found := 0
+	for i := 0; i+askNonceLen <= len(asks); i += askNonceLen {
+		found |= subtle.ConstantTimeCompare(asks[i:i+askNonceLen], nonce[:])
+	}
+	return found == 1
 }
 
 // echoMsg is a kindEcho of chal with the joiner's token.

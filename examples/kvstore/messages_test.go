@@ -20,7 +20,7 @@ func TestPullMessageLayouts(t *testing.T) {
 	z := func(n int) []byte { return make([]byte, n) }
 	cat := func(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
 	assert.Equal(t, cat([]byte{'q', 1}, z(14), []byte{2}), askMsg(q))
-	assert.Equal(t, cat([]byte{'c', 1}, z(14), []byte{2, 3}, z(14), []byte{4}), chalMsg(q, c))
+	assert.Equal(t, cat([]byte{'c', 1}, z(14), []byte{2, 3}, z(14), []byte{4}), chalMsg([][askNonceLen]byte{q}, c))
 	assert.Equal(t, cat([]byte{'e', 3}, z(14), []byte{4, 5}, z(14), []byte{6}), echoMsg(c, k))
 	assert.Equal(t, cat([]byte{'a', 'b', 5}, z(14), []byte{6}), answerMsg(answerBusy, k))
 	assert.Equal(t, []int{17, 33, 33, 18}, []int{askLen, chalLen, echoLen, answerLen})
@@ -28,9 +28,26 @@ func TestPullMessageLayouts(t *testing.T) {
 	gq, err := parseAsk(askMsg(q))
 	require.NoError(t, err)
 	assert.Equal(t, q, gq)
-	gq, gc, err := parseChal(chalMsg(q, c))
+	gas, gc, err := parseChal(chalMsg([][askNonceLen]byte{q}, c))
 	require.NoError(t, err)
-	assert.Equal(t, []any{q, c}, []any{gq, gc})
+	assert.Equal(t, []any{q[:], c}, []any{gas, gc})
+	// Asks for one member answered together: each nonce, then the
+	// challenge.
+	q2 := [askNonceLen]byte{8}
+	two := chalMsg([][askNonceLen]byte{q, q2}, c)
+	assert.Equal(t, cat([]byte{'c', 1}, z(14), []byte{2, 8}, z(15), []byte{3}, z(14), []byte{4}), two)
+	gas, gc, err = parseChal(two)
+	require.NoError(t, err)
+	assert.Equal(t, []any{cat(q[:], q2[:]), c}, []any{gas, gc})
+	assert.True(t, answers(gas, q))
+	assert.True(t, answers(gas, q2))
+	assert.False(t, answers(gas, [askNonceLen]byte{2}))
+	assert.False(t, answers(gas, c), "the challenge is no ask nonce")
+	most := make([][askNonceLen]byte, maxChalAsks)
+	_, _, err = parseChal(chalMsg(most, c))
+	assert.NoError(t, err, "%d asks", maxChalAsks)
+	_, _, err = parseChal(chalMsg(append(most, q), c))
+	assert.ErrorContains(t, err, "challenge of 545 bytes", "%d asks", maxChalAsks+1)
 	gc, gk, err := parseEcho(echoMsg(c, k))
 	require.NoError(t, err)
 	assert.Equal(t, []any{c, k}, []any{gc, gk})
@@ -46,7 +63,7 @@ func TestPullMessageLayouts(t *testing.T) {
 // only and kindChal 17 bytes: those are refused too.
 func TestMalformedPullMessagesRefused(t *testing.T) {
 	q := [askNonceLen]byte{1}
-	valid := [][]byte{askMsg(q), chalMsg(q, [challengeLen]byte{}), echoMsg([challengeLen]byte{}, [tokenLen]byte{}), answerMsg(answerQueued, [tokenLen]byte{})}
+	valid := [][]byte{askMsg(q), chalMsg([][askNonceLen]byte{q}, [challengeLen]byte{}), echoMsg([challengeLen]byte{}, [tokenLen]byte{}), answerMsg(answerQueued, [tokenLen]byte{})}
 	names := []string{"ask", "challenge", "echo", "answer"}
 	s := &Store{data: map[string]entry{}}
 	s.pull.init()
@@ -80,9 +97,9 @@ func TestMalformedPullMessagesRefused(t *testing.T) {
 func FuzzPullMessages(f *testing.F) {
 	q := [askNonceLen]byte{1}
 	for _, m := range [][]byte{
-		askMsg(q), chalMsg(q, [challengeLen]byte{2}), echoMsg([challengeLen]byte{3}, [tokenLen]byte{4}),
+		askMsg(q), chalMsg([][askNonceLen]byte{q}, [challengeLen]byte{2}), echoMsg([challengeLen]byte{3}, [tokenLen]byte{4}),
 		answerMsg(answerQueued, [tokenLen]byte{5}), answerMsg('x', [tokenLen]byte{}),
-		{kindAsk}, append([]byte{kindChal}, make([]byte, challengeLen)...), askMsg(q)[:5], append(chalMsg(q, [challengeLen]byte{}), 0),
+		{kindAsk}, append([]byte{kindChal}, make([]byte, challengeLen)...), askMsg(q)[:5], append(chalMsg([][askNonceLen]byte{q}, [challengeLen]byte{}), 0),
 		{kindState}, {}, []byte(`u{"k":"x","t":1,"w":"f"}`),
 	} {
 		f.Add(m, "a")
@@ -96,8 +113,13 @@ func FuzzPullMessages(f *testing.F) {
 		if ask, err := parseAsk(data); err == nil {
 			assert.Equal(t, data, askMsg(ask))
 		}
-		if ask, chal, err := parseChal(data); err == nil {
-			assert.Equal(t, data, chalMsg(ask, chal))
+		if asks, chal, err := parseChal(data); err == nil {
+			var qs [][askNonceLen]byte
+			for i := 0; i < len(asks); i += askNonceLen {
+				qs = append(qs, [askNonceLen]byte(asks[i:]))
+			}
+			assert.Equal(t, data, chalMsg(qs, chal))
+			assert.True(t, len(qs) >= 1 && len(qs) <= maxChalAsks)
 		}
 		if chal, token, err := parseEcho(data); err == nil {
 			assert.Equal(t, data, echoMsg(chal, token))

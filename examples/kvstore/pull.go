@@ -66,6 +66,8 @@ type puller struct {
 		addrs  map[swim.ID]string
 		misses perWait // the copies taken for asks it lacked
 	}
+	// out is the challenges waiting to be sent (chalsout.go).
+	out chalsOut
 	// ask is the ask askOne waits on, under Store.mu: only its
 	// member's challenges carrying its nonce, and that member's answers
 	// carrying want's token, reach chals (pullMessage), so that a flood
@@ -82,6 +84,7 @@ type askState struct {
 
 func (p *puller) init() {
 	p.queue = make(chan pullReq, stateQueue)
+	p.out.init()
 	p.done = make(chan struct{})
 	p.chals = make(chan swim.Message, 4)
 	p.arrived = make(chan struct{}, 1)
@@ -107,14 +110,14 @@ var errNoAsk = errors.New("a challenge or answer for no ask of this store")
 func (s *Store) pullMessage(m swim.Message) error {
 	switch m.Data[0] {
 	case kindChal:
-		nonce, _, err := parseChal(m.Data)
+		asks, _, err := parseChal(m.Data)
 		if err != nil {
 			return err
 		}
 		s.mu.Lock()
 		ask := s.pull.ask
 		s.mu.Unlock()
-		if ask.id == "" || m.From != ask.id || subtle.ConstantTimeCompare(nonce[:], ask.nonce[:]) != 1 {
+		if ask.id == "" || m.From != ask.id || !answers(asks, ask.nonce) {
 			return errNoAsk
 		}
 		return s.toAsker(m)
@@ -155,7 +158,7 @@ func (s *Store) pullMessage(m swim.Message) error {
 		if err != nil {
 			return err
 		}
-		return s.sendTo(addr, chalMsg(ask, nonce))
+		return s.pull.out.add(m.From, addr, nonce, ask)
 	default: // kindEcho
 		chal, token, err := parseEcho(m.Data)
 		if err != nil {
@@ -362,8 +365,8 @@ func (s *Store) askOne(ctx context.Context, id swim.ID) bool {
 				}
 				continue // an answer to an earlier echo
 			}
-			nonce, chal, err := parseChal(c.Data)
-			if err != nil || echoed || subtle.ConstantTimeCompare(nonce[:], ask.nonce[:]) != 1 {
+			asks, chal, err := parseChal(c.Data)
+			if err != nil || echoed || !answers(asks, ask.nonce) {
 				continue // echoed already, or for an earlier ask
 			}
 			w = pullReq{id: id}

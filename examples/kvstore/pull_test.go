@@ -212,7 +212,7 @@ func TestPieceCountsAsAnswer(t *testing.T) {
 		for m := range msgs {
 			switch {
 			case len(m.Data) == askLen && m.Data[0] == kindAsk:
-				_ = fake.SendTo(ctx, m.From, chalMsg([askNonceLen]byte(m.Data[1:]), [challengeLen]byte{}))
+				_ = fake.SendTo(ctx, m.From, chalMsg([][askNonceLen]byte{[askNonceLen]byte(m.Data[1:])}, [challengeLen]byte{}))
 			case len(m.Data) == echoLen && m.Data[0] == kindEcho:
 				b, _ := json.Marshal([]entry{e})
 				head := append([]byte{kindState}, m.Data[1+challengeLen:]...)
@@ -294,7 +294,7 @@ func TestForgedChallengeFirstStillPulls(t *testing.T) {
 	b := newStore(t, stage1("kv-b"))
 	joinViewOnly(ctx, t, b, a)
 	aID := a.Agent().Self().ID
-	b.pull.chals <- swim.Message{From: aID, Data: chalMsg([askNonceLen]byte{}, [challengeLen]byte{})}
+	b.pull.chals <- swim.Message{From: aID, Data: chalMsg([][askNonceLen]byte{[askNonceLen]byte{}}, [challengeLen]byte{})}
 	assert.True(t, b.askOne(ctx, aID), "the member's own challenge, after a stale one, was not echoed")
 }
 
@@ -310,7 +310,7 @@ func TestChallengeOfNoAskDropped(t *testing.T) {
 	tok := [tokenLen]byte{7}
 	var chal [challengeLen]byte
 	for i, m := range []swim.Message{
-		{From: "a", Data: chalMsg(q, chal)}, // no ask under way
+		{From: "a", Data: chalMsg([][askNonceLen]byte{q}, chal)}, // no ask under way
 		{From: "a", Data: answerMsg(answerQueued, tok)},
 	} {
 		s.receive(m)
@@ -320,11 +320,11 @@ func TestChallengeOfNoAskDropped(t *testing.T) {
 	other := q
 	other[askNonceLen-1] ^= 1
 	for i, m := range []swim.Message{
-		{From: "a", Data: chalMsg(other, chal)},                 // another ask's nonce
-		{From: "b", Data: chalMsg(q, chal)},                     // another member
-		{From: "a", Data: append([]byte{kindChal}, chal[:]...)}, // no nonce
-		{From: "a", Data: append(chalMsg(q, chal), 0)},          // a byte more
-		{From: "a", Data: answerMsg(answerQueued, tok)},         // no echo yet
+		{From: "a", Data: chalMsg([][askNonceLen]byte{other}, chal)},        // another ask's nonce
+		{From: "b", Data: chalMsg([][askNonceLen]byte{q}, chal)},            // another member
+		{From: "a", Data: append([]byte{kindChal}, chal[:]...)},             // no nonce
+		{From: "a", Data: append(chalMsg([][askNonceLen]byte{q}, chal), 0)}, // a byte more
+		{From: "a", Data: answerMsg(answerQueued, tok)},                     // no echo yet
 	} {
 		s.receive(m)
 		assert.Equal(t, uint64(i+3), s.Rejected(), "message %d", i)
@@ -337,11 +337,13 @@ func TestChallengeOfNoAskDropped(t *testing.T) {
 	assert.Equal(t, uint64(8), s.Rejected(), "an answer with another token")
 	assert.Empty(t, s.pull.chals)
 
-	s.receive(swim.Message{From: "a", Data: chalMsg(q, chal)})
+	s.receive(swim.Message{From: "a", Data: chalMsg([][askNonceLen]byte{q}, chal)})
+	s.receive(swim.Message{From: "a", Data: chalMsg([][askNonceLen]byte{other, q}, chal)}) // with others' asks
 	s.receive(swim.Message{From: "a", Data: answerMsg(answerQueued, tok)})
 	assert.Equal(t, uint64(8), s.Rejected())
-	require.Len(t, s.pull.chals, 2, "the ask's challenge and the echo's answer")
-	assert.Equal(t, chalMsg(q, chal), (<-s.pull.chals).Data)
+	require.Len(t, s.pull.chals, 3, "the ask's challenges and the echo's answer")
+	assert.Equal(t, chalMsg([][askNonceLen]byte{q}, chal), (<-s.pull.chals).Data)
+	assert.Equal(t, chalMsg([][askNonceLen]byte{other, q}, chal), (<-s.pull.chals).Data)
 	assert.Equal(t, answerMsg(answerQueued, tok), (<-s.pull.chals).Data)
 }
 
