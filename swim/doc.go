@@ -101,7 +101,11 @@
 //     EventStreamOnly (docs/algorithms.md, “SWIM: stream fallback probe”).
 //   - Infection-style dissemination (SWIM §4.1): updates ride on every packet,
 //     least-sent first (newest first among equals), each at most
-//     λ·ceil(log10(n+1)) times, within MaxPacketSize.
+//     λ·ceil(log10(n+1)) times, within MaxPacketSize. The answers to one
+//     member (the acks of its pings and ping-reqs, relayed acks and
+//     nacks) carry the queue once per protocol period on average, three
+//     in a row at most, more than a prober asks; the others go bare
+//     (Stats.AnswersUnqueued; reply.go).
 //   - Eager dissemination (Lifeguard modes, Config.GossipFanout, default
 //     2): piggybacking alone moves an update about one hop per protocol
 //     period, so confirmations reached a suspecter after its timer had

@@ -64,6 +64,9 @@ type peer struct {
 	// from there since it was last unverified there (receipt.go).
 	credit int
 	direct bool
+	// queuedAt is when an answer to it may carry the queue again
+	// (queuedAnswer, reply.go).
+	queuedAt time.Duration
 
 	revived   bool          // Alive at inc after Dead or Left below it (reviveTie)
 	downSince time.Duration // when revived: since when it had been dead or left

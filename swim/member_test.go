@@ -404,11 +404,20 @@ func TestDissemination(t *testing.T) {
 	a.enqueue(Update{Kind: UpdateAlive, Node: node("x"), From: "x"})
 	sent := 0
 	// Round probes (even numbers): a bare ping numbered 3 modulo 4 is a
-	// challenge, answered without the queue (challengePing).
-	for i := 0; i < 10; i++ {
+	// challenge, answered without the queue (challengePing). One a
+	// protocol period, as a prober sends them: more answers to one member
+	// go bare (reply.go).
+	now := time.Duration(0)
+	ping := func(i int) []Packet {
+		t.Helper()
+		now += a.cfg.ProbeInterval
 		p := Packet{Kind: MsgPing, From: node("b"), To: node("a"), Ping: Ping{Seq: uint32(2 * i)}}
-		require.NoError(t, a.Step(time.Duration(i)*time.Millisecond, &p))
+		require.NoError(t, a.Step(now, &p))
 		pk, _ := drain(a)
+		return pk
+	}
+	for i := 0; i < 10; i++ {
+		pk := ping(i)
 		if hasUpdate(pk[0], UpdateAlive, "x", 0) {
 			sent++
 		}
@@ -421,9 +430,7 @@ func TestDissemination(t *testing.T) {
 	}
 	seen := map[ID]int{}
 	for i := 0; i < 40; i++ {
-		p := Packet{Kind: MsgPing, From: node("b"), To: node("a"), Ping: Ping{Seq: uint32(2 * i)}}
-		require.NoError(t, a.Step(time.Second, &p))
-		pk, _ := drain(a)
+		pk := ping(i)
 		assert.LessOrEqual(t, pk[0].Size(), 300)
 		assert.Greater(t, len(pk[0].Updates), 1)
 		for _, u := range pk[0].Updates {
@@ -440,9 +447,7 @@ func TestDissemination(t *testing.T) {
 	}
 	assert.Len(t, seen, 40)
 	for i := 0; i < 100; i++ {
-		p := Packet{Kind: MsgPing, From: node("b"), To: node("a"), Ping: Ping{Seq: uint32(2 * i)}}
-		require.NoError(t, a.Step(time.Second, &p))
-		pk, _ := drain(a)
+		pk := ping(i)
 		for _, u := range pk[0].Updates {
 			seen[u.Node.ID]++
 		}

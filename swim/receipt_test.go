@@ -185,11 +185,14 @@ func answerChallenge(t *testing.T, a, b *Member, now time.Duration, out []Packet
 func TestChallengeAnsweredBare(t *testing.T) {
 	a := newTest(t, "a", ModeLifeguard, nil, "b", "c")
 	a.enqueue(Update{Kind: UpdateAlive, Node: node("x"), From: "x"})
+	now := time.Millisecond
 	for _, c := range []struct {
 		seq  uint32
 		bare bool
 	}{{7, true}, {4, false}, {5, false}} {
-		require.NoError(t, a.Step(time.Millisecond, &Packet{Kind: MsgPing, From: node("b"), To: a.Self(), Ping: Ping{Seq: c.seq}}))
+		// A period apart: one answer a period carries the queue (reply.go).
+		now += a.cfg.ProbeInterval
+		require.NoError(t, a.Step(now, &Packet{Kind: MsgPing, From: node("b"), To: a.Self(), Ping: Ping{Seq: c.seq}}))
 		out, _ := drain(a)
 		acks := only(t, out, MsgAck)
 		require.Len(t, acks, 1)

@@ -178,7 +178,7 @@ func (m *Member) relayAck(in *inbound, pkt *Packet) {
 				m.verify(p) // it received the nonce at its address
 			}
 		}
-		m.answerRelay(r, Packet{Kind: MsgAck, To: r.origin, Ack: Ack{Seq: r.originSeq}})
+		m.answerRelay(in.now, r, Packet{Kind: MsgAck, To: r.origin, Ack: Ack{Seq: r.originSeq}})
 		m.probing.relays = slices.Delete(m.probing.relays, i, i+1)
 		return
 	}
@@ -195,18 +195,25 @@ func (m *Member) tickRelays(now time.Duration) {
 		}
 		if r.nack {
 			m.stats.NacksSent++
-			m.answerRelay(&r, Packet{Kind: MsgNack, To: r.origin, Nack: Nack{Seq: r.originSeq}})
+			m.answerRelay(now, &r, Packet{Kind: MsgNack, To: r.origin, Nack: Nack{Seq: r.originSeq}})
 		}
 	}
 	m.probing.relays = kept
 }
 
-// answerRelay sends pk, the relayed ack or the nack of r, to r's origin:
-// as any packet when the origin was vouched for, else bare (its bytes were
-// counted when the ping-req came).
-func (m *Member) answerRelay(r *relay, pk Packet) {
+// answerRelay sends pk, the relayed ack or the nack of r, to r's origin
+// at now: as any packet when the origin was vouched for and its budget
+// of answers that carry the queue allows (queuedAnswer, reply.go), with
+// the notice alone when it does not, else bare (its bytes were counted
+// when the ping-req came).
+func (m *Member) answerRelay(now time.Duration, r *relay, pk Packet) {
 	if r.vouched {
-		m.send(pk)
+		if p := m.peers[r.origin.ID]; p == nil || p.node.Addr != r.origin.Addr || m.queuedAnswer(now, p) {
+			m.send(pk) // the queue only to a verified origin (send)
+			return
+		}
+		m.stats.AnswersUnqueued++
+		m.sendWithin(pk, m.cfg.MaxPacketSize, false) // the notice, not the queue (reply.go)
 		return
 	}
 	m.sendWithin(pk, r.limit, false)

@@ -1,5 +1,7 @@
 package swim
 
+import "time"
+
 // Answers to senders the view does not vouch for. An ack goes to the
 // address its ping claims, which may be a victim's: a forged ping of 48
 // bytes drew acks of about 1,050, filled with the queue's updates and the
@@ -17,6 +19,66 @@ package swim
 // is the answer a probe waits for, and it is about the size of the ping
 // (the two packets name the same two members). Such a sender learns the
 // group from its view request's answer and from the members' probes.
+//
+// Nor does an ack to a sender the view vouches for carry the queue each
+// time: a ping forged from a verified member's own address, in its name,
+// is vouched for (the transport sees the address it claims), and each drew
+// the whole queue to that member, many times the pings' bytes with the
+// queue kept full by forged gossip (issue 27, user39 F2;
+// docs/experiments.md, “SWIM: answers that carry the queue, one a
+// period”). The answers to one member that carry the queue (the acks of
+// its pings and of its ping-reqs for this member, the relayed acks and
+// nacks of its ping-reqs: relay.go) come one per ProbeInterval on average,
+// three in a row at most (queuedAnswer); the others go as to a sender not
+// vouched for, bare within twice the ping's bytes, with this member's own
+// Alive if queued and it fits (withOwnAlive), or, relayed, with the notice
+// alone (Stats.AnswersUnqueued). A member probes a given member once per
+// round of its probe order (n periods in a group of n), so the acks of its
+// probes keep the queue, and the burst leaves room for the pings it sends
+// besides (relayed for others, retried, refutations); what goes bare is
+// pings beyond those, forged in its name. With a burst of one, joins under
+// loss were slower (docs/experiments.md, “SWIM: answers that carry the
+// queue, one a period”).
+
+// queuedBurst is how many answers to one member may carry the queue in
+// a row (queuedAnswer) before the rate of one per ProbeInterval holds.
+const queuedBurst = 3
+
+// queuedAnswer reports whether an answer to p at now (the ack of its
+// ping or of its ping-req for this member, the relayed ack or nack of its
+// ping-req) may carry the queue, and counts it if so: one per
+// ProbeInterval on average, queuedBurst in a row at most (a generic cell
+// rate algorithm: queuedAt is when the next one is due, and one may come
+// queuedBurst−1 periods early). A member not verified at its address is
+// sent no queue anyway (send), and spends nothing.
+func (m *Member) queuedAnswer(now time.Duration, p *peer) bool {
+	if p == nil || !p.verified {
+		return true
+	}
+	t := m.cfg.ProbeInterval
+	if now < p.queuedAt-mulTimer(t, queuedBurst-1) {
+		return false
+	}
+	p.queuedAt = max(p.queuedAt, now) + t
+	return true
+}
+
+// withOwnAlive returns pk, an answer to a member the view vouches for
+// that goes without the queue (queuedAnswer), with this member's own
+// Alive added when the queue holds it (a refutation, a new incarnation
+// still spreading) and it fits limit (Packet.Size units). The acks that
+// carry the queue are how a refutation travels in ModeSWIM: a member
+// resuming from a pause answers the pings it missed all at once, each
+// sender's with the queue at most once, and without the Alive its
+// refutation reached fewer members, and more paused members were
+// declared dead (docs/experiments.md, “SWIM: answers that carry the
+// queue, one a period”).
+func (m *Member) withOwnAlive(pk Packet, limit int) Packet {
+	if b := m.queue.byID[m.self.ID]; b != nil && pk.Size()+b.u.Size() <= limit {
+		pk.Updates = append(pk.Updates, b.u)
+	}
+	return pk
+}
 
 // vouched reports whether the view held from, the sender of a packet
 // being stepped, at its address before the packet's updates were merged,
@@ -27,10 +89,10 @@ func (m *Member) vouched(in *inbound, from Node) bool {
 }
 
 // reply sends pk, an ack answering pkt from to: as any packet when
-// in.vouched (with the notice alone when pkt is a challenge:
-// challengePing), else without the queue and the broadcasts, within twice
-// pkt's bytes less in.asked (in wire bytes: recvBytes, sentBytes), and
-// counted in to's view-request budget.
+// in.queued (with the notice alone when pkt is a challenge from a sender
+// in.vouched: challengePing), else without the queue and the broadcasts,
+// within twice pkt's bytes less in.asked (in wire bytes: recvBytes,
+// sentBytes), and counted in to's view-request budget.
 func (m *Member) reply(in *inbound, to Node, pkt *Packet, pk Packet) {
 	pk.From = m.self
 	if len(pk.AckPayload) > 0 && pk.Size() > m.cfg.MaxPacketSize {
@@ -43,11 +105,15 @@ func (m *Member) reply(in *inbound, to Node, pkt *Packet, pk Packet) {
 		m.sendWithin(pk, m.cfg.MaxPacketSize, false) // the notice, not the queue (receipt.go)
 		return
 	}
-	if in.vouched {
+	if in.queued {
 		m.send(pk)
 		return
 	}
 	limit := m.replyLimit(in, pkt)
+	if in.vouched && !m.challengePing(pkt) {
+		m.stats.AnswersUnqueued++
+		pk = m.withOwnAlive(pk, limit)
+	}
 	if pk.Size() > limit {
 		pk.AckPayload = nil
 	}

@@ -121,6 +121,13 @@ type GuardStats struct {
 	// accusations taken at the stored incarnation instead of a higher one
 	// (Config.SigningKey).
 	BadProofs, AccusationsCapped int
+	// AnswersUnqueued counts answers to a verified member (the acks of
+	// its pings and of its ping-reqs for this member, the relayed acks
+	// and nacks of its ping-reqs) sent without the queue because an
+	// answer to it carried the queue less than a protocol period before
+	// (swim/reply.go): pings forged from its address, or its own sent
+	// more often than a prober's.
+	AnswersUnqueued int
 	// MetaRestated counts incarnation raises to correct a previous
 	// life's metadata held by others (see Member.SetMeta).
 	MetaRestated int

@@ -80,6 +80,10 @@ type inbound struct {
 	// the address it claims, and the transport received it from there
 	// (reply.go).
 	vouched bool
+	// queued: the answer sent at once to the packet (an ack) carries the
+	// queue; its sender is vouched and its budget of such answers allowed
+	// it (queuedAnswer, reply.go).
+	queued bool
 	// targetHeld: before the packet was merged, the view held a
 	// ping-req's target at the address it names (relay.go).
 	targetHeld bool
@@ -109,6 +113,7 @@ func (m *Member) step(in *inbound, pkt *Packet) error {
 	}
 	joiner := pkt.Kind == MsgJoin && m.State(pkt.From.ID) != StateAlive
 	in.vouched = m.vouched(in, from)
+	in.queued = in.vouched && m.bareReplySize(from, pkt) > 0 && !m.challengePing(pkt) && m.queuedAnswer(in.now, m.peers[from.ID])
 	if pkt.Kind == MsgPingReq {
 		p := m.peers[target.ID]
 		in.targetHeld = p != nil && p.node.Addr == target.Addr
@@ -239,9 +244,9 @@ func (m *Member) screened(in *inbound, from Node, pkt *Packet) bool {
 // mergeUpdates merges pkt's updates: gossip, or a view transfer (MsgSync).
 func (m *Member) mergeUpdates(in *inbound, pkt *Packet) {
 	gossip := pkt.Kind != MsgSync
-	if in.vouched && (pkt.Kind == MsgPing || (pkt.Kind == MsgPingReq && pkt.PingReq.Target.ID == m.self.ID)) {
+	if in.queued {
 		// The answer carries the queue, so this member's Alive, only to
-		// a sender the view vouches for (reply.go).
+		// a sender the view vouches for, within its budget (reply.go).
 		in.replyTo = pkt.From.ID
 	}
 	in.from, in.conflictSelf = pkt.From.ID, false
