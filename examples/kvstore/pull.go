@@ -16,8 +16,10 @@ import (
 
 // The pull of a store by a joiner (package comment): the joiner sends
 // kindAsk with a nonce drawn for the ask, the member answers with
-// kindChal, the ask's nonce and a challenge (a fresh one, or the one in
-// force: challenges.go), sent to the address it holds for the joiner,
+// kindChal, the ask's nonce (and those of the other asks under the
+// joiner's ID sent with it: chalsout.go) and a challenge (a fresh one,
+// or the one in force: challenges.go), sent to the address it holds for
+// the joiner,
 // and the joiner sends kindEcho and the challenge back; the member then
 // queues the joiner for its one sender of stores, unless it did so
 // within storeInterval or stateQueue members wait already, and answers
