@@ -154,3 +154,40 @@ func TestLedgerBoundsSpoofedAddress(t *testing.T) {
 		}
 	}
 }
+
+// TestLedgerNotCreditedFromOtherSource: packets in g's name that the
+// transport received from another address (StepFromOtherSource) credit
+// no ledger (receipt.go): g, learned by gossip, stays a member never
+// heard from at its address, whose one probe ping goes unpaid, with no
+// challenge and no retry, whatever came in its name from elsewhere. Its
+// own Alive of 60 bytes, five times, credited to the ledger (2 × 60
+// each), paid a retry's ping: two pings went to g's address.
+func TestLedgerNotCreditedFromOtherSource(t *testing.T) {
+	g := Node{ID: "g", Addr: "victim:1"}
+	a := newTest(t, "a", ModeLifeguard, nil)
+	a.Tick(0)
+	drain(a)
+	require.NoError(t, a.Step(time.Millisecond, &Packet{Kind: MsgGossip, From: node("b"), To: a.Self(),
+		Updates: []Update{{Kind: UpdateAlive, Node: g, From: g.ID}}}))
+	drain(a)
+	for i := range 5 {
+		pkt := Packet{Kind: MsgGossip, From: g, To: a.Self(), Updates: []Update{{Kind: UpdateAlive, Node: g, From: g.ID}}}
+		require.NoError(t, a.StepFromOtherSource(time.Duration(10+i)*time.Millisecond, &pkt))
+	}
+	out, _ := drain(a)
+	var pings int
+	count := func(pk []Packet) {
+		for _, p := range pk {
+			if p.To.Addr == g.Addr {
+				require.Equal(t, MsgPing, p.Kind)
+				pings++
+			}
+		}
+	}
+	count(out)
+	tickUntil(a, 3*time.Second, func(_ time.Duration, pk []Packet, _ []Event) { count(pk) })
+	assert.Equal(t, 1, pings, "the probe's unpaid ping only")
+	assert.Zero(t, a.Stats().VerifyChallenges)
+	assert.Zero(t, a.Stats().UnverifiedRetries)
+	assert.Equal(t, StateSuspect, a.State("g"))
+}
