@@ -98,7 +98,7 @@ func TestNormalSetPassesEqualReplays(t *testing.T) {
 	f := PhiNormalFamily(phi.NormalConfig{WindowSize: 200}, vals)
 	streams := []Stream{{Name: "s", Heartbeats: hbs}}
 	for _, perPass := range []int{4, 2} {
-		leanBudget = 8 * n * perPass
+		leanBudget = tdNarrowBytes * n * perPass
 		for _, cfg := range []Config{{}, {WarmUp: 37, RecordMistakes: true, Intervals: true}} {
 			requireSameAsPerPoint(t, f, streams, cfg, SharedState, "Θ = %g")
 		}

@@ -15,7 +15,9 @@ type thresholdDetector interface {
 }
 
 // A thresholdPass keeps one int64 per evaluated heartbeat and threshold
-// (the delays are shared): on a stream in memory it takes as many
+// (the delays are shared; the normal φ's passes 4 bytes while τ − A_k
+// stays below 2^32 ns, tdNarrowBytes, and 8 from the first that does not,
+// up to twice leanBudget then): on a stream in memory it takes as many
 // thresholds as fit in leanBudget bytes of them, at least one, so that a
 // sweep of a long stream in memory stays within the run's memory (a chunk
 // more costs a pass of the detector's shared state, not a solve more;
@@ -72,7 +74,9 @@ func sweepShared(newDet func(v float64) (thresholdDetector, error), track func(t
 // grows with the thresholds the pass takes (the normal φ's set, one
 // detector per group of its thresholds): on a stream in memory it keeps
 // the usual passes, each a chunk of the thresholds, where they number at
-// most leanPasses, instead of sweepRanked's two over all of them. With
+// most leanPasses, instead of sweepRanked's two over all of them, and
+// its passes keep each TD_k in tdNarrowBytes while they fit (flushNarrow),
+// so that a pass takes twice the thresholds within leanBudget. With
 // taped, sweepRanked's second pass replays the first's freshness points
 // from a file instead of running the detector again (for a detector
 // whose state costs about what its freshness points cost: the normal
@@ -99,8 +103,13 @@ func sweepSharedPasses(newDet func(v float64) (thresholdDetector, error), track 
 	_, lean := hs.(sliceSource)
 	lean = lean || hs.Len() <= cfg.Spill.inMemory()
 	chunkLen := min(len(reps), sharedSpillChunk)
+	narrow := lean && leanPasses > 0
 	if lean {
-		chunkLen = max(1, leanBudget/(8*max(hs.Len(), 1)))
+		perTD := 8
+		if narrow {
+			perTD = tdNarrowBytes
+		}
+		chunkLen = max(1, leanBudget/(perTD*max(hs.Len(), 1)))
 	}
 	fillOf := func(src thresholdDetector, chunk []int) func([]time.Duration) {
 		if trackAll != nil {
@@ -129,7 +138,7 @@ func sweepSharedPasses(newDet func(v float64) (thresholdDetector, error), track 
 		if err != nil {
 			return nil, errNotLinear
 		}
-		out, err := passShared(src, len(chunk), fillOf(src, chunk), hs, cfg, spans, !lean)
+		out, err := passShared(src, len(chunk), fillOf(src, chunk), hs, cfg, spans, !lean, narrow)
 		if err != nil {
 			return nil, err
 		}
@@ -176,8 +185,9 @@ func fillAll(fps []func() (time.Duration, bool)) func([]time.Duration) {
 }
 
 // passShared replays n thresholds, whose freshness points fill sets, on
-// src in one thresholdPass, which moves their TD_k to files when spilled.
-func passShared(src thresholdDetector, n int, fill func([]time.Duration), hs Source, cfg Config, spans *spanMemo, spilled bool) ([]Result, error) {
+// src in one thresholdPass, which moves their TD_k to files when spilled
+// and keeps them in 4 bytes while they fit with narrow.
+func passShared(src thresholdDetector, n int, fill func([]time.Duration), hs Source, cfg Config, spans *spanMemo, spilled, narrow bool) ([]Result, error) {
 	var grid *cellGrid
 	if cfg.Intervals {
 		g := newCellGrid(hs)
@@ -190,7 +200,7 @@ func passShared(src thresholdDetector, n int, fill func([]time.Duration), hs Sou
 			return nil, err
 		}
 	} else {
-		p = newThresholdPass(src, n, fill, cfg, hs.Len(), grid)
+		p = newThresholdPass(src, n, fill, cfg, hs.Len(), grid, narrow)
 	}
 	if err := drive(p, hs); err != nil {
 		return nil, err

@@ -57,6 +57,8 @@ type thresholdPass struct {
 	// τ − A_k in the points' td.
 	sample *tdSample
 	win    *tdWindows
+	// wide: the int64 TD_k of the narrow point finish is summarizing.
+	wide []int64
 }
 
 // thresholdPoint is the part of a replay that depends on τ.
@@ -67,19 +69,27 @@ type thresholdPoint struct {
 	out       bool // suspected just after prevA
 	openStart time.Duration
 	td        []int64 // τ − A_k per evaluated heartbeat, then TD_k
-	spill     *tdSpill
-	cells     *cellSeries
+	// narrow: τ − A_k in 4 bytes while every one fits (a pass made with
+	// narrow; td is then nil until one does not: flushNarrow).
+	narrow []uint32
+	spill  *tdSpill
+	cells  *cellSeries
 }
 
 // newThresholdPass returns the pass of n thresholds whose freshness points
 // fill sets, once src has observed a heartbeat (when src's FreshnessPoint
-// is ok). hint is the expected number of heartbeats.
-func newThresholdPass(src thresholdDetector, n int, fill func([]time.Duration), cfg Config, hint int, grid *cellGrid) *thresholdPass {
+// is ok). hint is the expected number of heartbeats. With narrow the
+// points keep their τ − A_k in 4 bytes each while they fit (flushNarrow).
+func newThresholdPass(src thresholdDetector, n int, fill func([]time.Duration), cfg Config, hint int, grid *cellGrid, narrow bool) *thresholdPass {
 	p := &thresholdPass{src: src, cfg: cfg, pts: make([]thresholdPoint, n), fill: fill, taus: make([]time.Duration, n),
 		outs: make([]int32, 0, n), allSent: true, plaus: true, grid: grid, delay: make([]int64, 0, hint)}
 	p.tdBuf = make([]int64, tdStride*n)
 	for i := range p.pts {
-		p.pts[i] = thresholdPoint{td: make([]int64, 0, hint)}
+		if narrow {
+			p.pts[i] = thresholdPoint{narrow: make([]uint32, 0, hint)}
+		} else {
+			p.pts[i] = thresholdPoint{td: make([]int64, 0, hint)}
+		}
 		if grid != nil {
 			p.pts[i].cells = newCellSeries(*grid)
 		}
@@ -95,7 +105,7 @@ func newThresholdPass(src thresholdDetector, n int, fill func([]time.Duration), 
 // (about 6 bytes a heartbeat), in memory that does not grow with the
 // stream.
 func newSpilledThresholdPass(src thresholdDetector, n int, fill func([]time.Duration), cfg Config, grid *cellGrid) (*thresholdPass, error) {
-	p := newThresholdPass(src, n, fill, cfg, 0, grid)
+	p := newThresholdPass(src, n, fill, cfg, 0, grid, false)
 	p.spilled = true
 	cells := 0
 	if grid != nil {
@@ -343,6 +353,9 @@ func (p *thresholdPass) flushTD() {
 	}
 	for i := range p.pts {
 		q := &p.pts[i]
+		if q.narrow != nil && q.flushNarrow(p.tdBuf, p.tdRows, n, i) {
+			continue
+		}
 		l := len(q.td)
 		q.td = slices.Grow(q.td, p.tdRows)[:l+p.tdRows]
 		dst := q.td[l:]
@@ -402,7 +415,12 @@ func (p *thresholdPass) finish(spans *spanMemo) ([]Result, error) {
 			if sync {
 				delays = p.delay
 			}
-			res.TD, res.LastTD = finishTD(q.td, delays, int64(p.cfg.DelayOffset), q.cells, p.evCell)
+			td := q.td
+			if q.narrow != nil {
+				p.wide = widenTD(p.wide, q.narrow)
+				td, q.narrow = p.wide, nil
+			}
+			res.TD, res.LastTD = finishTD(td, delays, int64(p.cfg.DelayOffset), q.cells, p.evCell)
 		}
 		res.setRates()
 		if q.cells != nil {

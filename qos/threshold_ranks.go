@@ -391,7 +391,7 @@ func sweepRanked(newDet func(v float64) (thresholdDetector, error), fillOf func(
 		return src, fillOf(src, reps), nil
 	}
 	run := func(src thresholdDetector, fill func([]time.Duration), setup func(p *thresholdPass)) (*thresholdPass, error) {
-		p := newThresholdPass(src, len(reps), fill, cfg, 0, grid)
+		p := newThresholdPass(src, len(reps), fill, cfg, 0, grid, false)
 		setup(p)
 		if err := drive(p, hs); err != nil {
 			return nil, err

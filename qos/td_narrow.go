@@ -1,0 +1,46 @@
+package qos
+
+import (
+	"math"
+	"slices"
+)
+
+// tdNarrowBytes is what a narrow point (newThresholdPass with narrow)
+// keeps per evaluated heartbeat while its τ − A_k fit in a uint32: all
+// below 2^32 ns (4.29 s), true of any threshold of a stream of heartbeats
+// a few seconds apart at most.
+const tdNarrowBytes = 4
+
+// flushNarrow appends the rows rows of column i of buf (n columns, each
+// τ − A_k ≥ 0) to q.narrow and reports true, or, when one of them is 2^32
+// or more, moves q's values so far to q.td (int64, from then on) and
+// reports false: the caller then appends the rows to q.td. Either way no
+// value is lost or changed.
+func (q *thresholdPoint) flushNarrow(buf []int64, rows, n, i int) bool {
+	l := len(q.narrow)
+	q.narrow = slices.Grow(q.narrow, rows)[:l+rows]
+	dst := q.narrow[l:]
+	var or uint64
+	for r := range dst {
+		v := uint64(buf[r*n+i])
+		dst[r] = uint32(v)
+		or |= v
+	}
+	if or <= math.MaxUint32 {
+		return true
+	}
+	q.narrow = q.narrow[:l]
+	q.td = widenTD(make([]int64, 0, cap(q.narrow)), q.narrow)
+	q.narrow = nil
+	return false
+}
+
+// widenTD returns narrow's values as int64 in dst's storage (grown when
+// too short).
+func widenTD(dst []int64, narrow []uint32) []int64 {
+	dst = slices.Grow(dst[:0], len(narrow))[:len(narrow)]
+	for k, v := range narrow {
+		dst[k] = int64(v)
+	}
+	return dst
+}
