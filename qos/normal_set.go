@@ -68,7 +68,10 @@ func sweepNormalShared(cfg phi.NormalConfig, values []float64, src Source, rc Co
 // passes took 20, 17 and 12 % less CPU than sweepRanked, 6 passes the
 // same, 10 passes 14 % more; against sweepRanked with its tape, 2 to 4
 // passes still take 3 to 12 % less (docs/experiments.md, “fdreplay's
-// default run at 10^7 (issue 24, session 19)”).
+// default run at 10^7 (issue 24, session 19)”). The passes keep TD_k in
+// tdNarrowBytes while they fit, so four of them take 40 thresholds of up
+// to about 840,000 heartbeats (docs/experiments.md, “The normal φ's
+// TD_k in 4 bytes (issue 24, session 20)”).
 const normalLeanPasses = 4
 
 // validNormalThreshold reports whether v is a threshold the normal φ's
