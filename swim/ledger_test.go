@@ -191,3 +191,46 @@ func TestLedgerNotCreditedFromOtherSource(t *testing.T) {
 	assert.Zero(t, a.Stats().UnverifiedRetries)
 	assert.Equal(t, StateSuspect, a.State("g"))
 }
+
+// TestLedgerOfOldAddressPaysNothing: a ledger is its member's address's
+// (receipt.go): g's own Alive from its address own:1, 54 bytes, credits
+// 108, less its 33-byte challenge (75 left); then b declares g dead and, past
+// DeadReclaimTime, tells of g alive at victim:1, where g was never heard
+// from (readdress), so its probe sends one unpaid ping there and no retry
+// follows. Had the ledger moved with g, its 75 bytes would have paid the
+// probe's ping and a retry's there (36 bytes each). (Sizes by hand as in
+// TestUnansweredChallengeProbeWhenPaid.)
+func TestLedgerOfOldAddressPaysNothing(t *testing.T) {
+	g := Node{ID: "g", Addr: "own:1"}
+	a := newTest(t, "a", ModeLifeguard, func(c *Config) { d := time.Millisecond; c.DeadReclaimTime = &d })
+	a.Tick(0)
+	drain(a)
+	require.NoError(t, a.Step(time.Millisecond, &Packet{Kind: MsgGossip, From: g, To: a.Self(),
+		Updates: []Update{{Kind: UpdateAlive, Node: g, From: g.ID}}}))
+	out, _ := drain(a)
+	challengeTo(t, a, out, "g")
+	require.Equal(t, 75, a.peers["g"].credit)
+	moved := Node{ID: "g", Addr: "victim:1"}
+	require.NoError(t, a.Step(2*time.Millisecond, &Packet{Kind: MsgGossip, From: node("b"), To: a.Self(),
+		Updates: []Update{{Kind: UpdateDead, Node: g, From: "b"}}}))
+	require.Equal(t, StateDead, a.State("g"))
+	require.NoError(t, a.Step(4*time.Millisecond, &Packet{Kind: MsgGossip, From: node("b"), To: a.Self(),
+		Updates: []Update{{Kind: UpdateAlive, Node: moved, From: g.ID, Incarnation: 1}}}))
+	out, _ = drain(a)
+	require.Equal(t, moved.Addr, a.peers["g"].node.Addr)
+	require.Equal(t, StateAlive, a.State("g"))
+	var pings int
+	count := func(pk []Packet) {
+		for _, p := range pk {
+			if p.To.Addr == moved.Addr {
+				require.Equal(t, MsgPing, p.Kind)
+				pings++
+			}
+		}
+	}
+	count(out)
+	tickUntil(a, 3*time.Second, func(_ time.Duration, pk []Packet, _ []Event) { count(pk) })
+	assert.Equal(t, 1, pings, "the probe's unpaid ping only")
+	assert.Zero(t, a.Stats().UnverifiedRetries)
+	assert.Equal(t, StateSuspect, a.State("g"))
+}
