@@ -234,3 +234,57 @@ func TestLedgerOfOldAddressPaysNothing(t *testing.T) {
 	assert.Zero(t, a.Stats().UnverifiedRetries)
 	assert.Equal(t, StateSuspect, a.State("g"))
 }
+
+// A flood of packets from ghosts at one source prefix leaves a joiner at
+// another prefix a challenge (user39 F6): 200 ghosts at 10.1.1.0/24 each
+// announce themselves in every period, each drawing a challenge it never
+// answers, and draw 96 of the period's 128 (prefixChallenges); a joiner
+// at 10.2.2.1 announces itself after them in the first period, is
+// challenged in that period and verified by its ack. With one budget for
+// all, the ghosts spent the 128 before it in every period. A joiner in
+// the ghosts' /24 draws no challenge with its gossip in the second
+// period, and one with its ping (the quarter left is for pings too).
+func TestChallengeBudgetSplitByPrefix(t *testing.T) {
+	a := newTest(t, "a", ModeLifeguard, nil, "b", "c")
+	a.Tick(0)
+	drain(a)
+	j, k := Node{ID: "j", Addr: "10.2.2.1:7946"}, Node{ID: "k", Addr: "10.1.1.251:7946"}
+	announce := func(now time.Duration, n Node) []Packet {
+		require.NoError(t, a.Step(now, &Packet{Kind: MsgGossip, From: n, To: a.Self(),
+			Updates: []Update{{Kind: UpdateAlive, Node: n, From: n.ID, Incarnation: Incarnation(now / time.Second)}}}))
+		out, _ := drain(a)
+		return out
+	}
+	for period := range 3 {
+		now := time.Duration(period)*time.Second + time.Millisecond
+		chals := a.Stats().VerifyChallenges
+		for i := range 200 {
+			announce(now, Node{ID: ID(fmt.Sprintf("g%d", i)), Addr: fmt.Sprintf("10.1.1.%d:%d", i%250, 7000+i)})
+		}
+		assert.Equal(t, 96, a.Stats().VerifyChallenges-chals, "period %d: the ghosts' prefix", period)
+		switch period {
+		case 0:
+			ch := challengeTo(t, a, announce(now, j), "j")
+			require.NoError(t, a.Step(now+time.Millisecond, &Packet{Kind: MsgAck, From: j, To: a.Self(), Ack: Ack{Seq: ch.Ping.Seq}}))
+			assert.True(t, a.peers["j"].verified)
+		case 1:
+			// a joiner in the ghosts' /24: its gossip draws no
+			// challenge, its ping does
+			refused := a.Stats().VerifyChallengesRefused
+			announce(now, k)
+			assert.Equal(t, refused+1, a.Stats().VerifyChallengesRefused)
+			require.NoError(t, a.Step(now, &Packet{Kind: MsgPing, From: k, To: a.Self(), Ping: Ping{Seq: 4}}))
+			out, _ := drain(a)
+			ch := challengeTo(t, a, out, "k")
+			require.NoError(t, a.Step(now+time.Millisecond, &Packet{Kind: MsgAck, From: k, To: a.Self(), Ack: Ack{Seq: ch.Ping.Seq}}))
+			assert.True(t, a.peers["k"].verified)
+		}
+		a.Tick(now + 999*time.Millisecond)
+		drain(a)
+	}
+	assert.Equal(t, "10.1.1.0/24", challengePrefix("10.1.1.7:1"))
+	assert.Equal(t, "10.1.1.0/24", challengePrefix("[::ffff:10.1.1.7]:1"))
+	assert.Equal(t, "2001:db8:0:1::/64", challengePrefix("[2001:db8:0:1:ab::1%eth0]:1"))
+	assert.Equal(t, "host", challengePrefix("host:1"))
+	assert.Equal(t, "nocolon", challengePrefix("nocolon"))
+}

@@ -184,6 +184,9 @@ type prober struct {
 	// chalPeriodEnd (receipt.go).
 	chals         int
 	chalPeriodEnd time.Duration
+	// chalsFrom counts them by source prefix (challengePrefix), at most
+	// PullsPerPeriod entries.
+	chalsFrom map[string]int
 }
 
 // localHealth is Lifeguard's local health (health.go).

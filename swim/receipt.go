@@ -1,6 +1,9 @@
 package swim
 
-import "time"
+import (
+	"net/netip"
+	"time"
+)
 
 // Verification by proof of receipt (verify.go). A member is verified at an
 // address when it shows that it receives what is sent there: it acks, from
@@ -43,7 +46,9 @@ import "time"
 // The rules: a challenge goes only when the ledger pays for it, one per
 // member outstanding at a time, for a probe timeout (peer.chalUntil),
 // and at most PullsPerPeriod per ProbeInterval from all senders together,
-// like the join challenges (joinchallenge.go). A probe of an unverified
+// like the join challenges (joinchallenge.go), of which the members at
+// one source prefix draw at most three quarters but with pings
+// (prefixChallenges). A probe of an unverified
 // member reuses its outstanding nonce (peer.chal: a late ack of the
 // challenge or of the last probe answers it) and sends its ping when the
 // ledger pays or the member was never heard from directly; otherwise no
@@ -109,8 +114,9 @@ func pays(p *peer, bytes int) bool {
 // challengeSender sends s, the unverified live member held at the address
 // a packet came from, one bare ping with a nonce (challenge), unless one
 // to s is outstanding, s's ledger does not pay for it, or this period's
-// challenges are spent.
-func (m *Member) challengeSender(now time.Duration, s *peer) {
+// challenges are spent: all of them, or, unless the packet was a ping
+// (pinged), its source prefix's share (prefixChallenges).
+func (m *Member) challengeSender(now time.Duration, s *peer, pinged bool) {
 	if m.st != running || s.verified || (s.state != StateAlive && s.state != StateSuspect) || now < s.chalUntil {
 		return
 	}
@@ -120,17 +126,57 @@ func (m *Member) challengeSender(now time.Duration, s *peer) {
 	}
 	if now >= m.probing.chalPeriodEnd {
 		m.probing.chalPeriodEnd, m.probing.chals = now+m.cfg.ProbeInterval, 0
+		clear(m.probing.chalsFrom)
 	}
-	if m.probing.chals >= m.cfg.PullsPerPeriod {
+	prefix := challengePrefix(s.node.Addr)
+	if m.probing.chals >= m.cfg.PullsPerPeriod || !pinged && m.probing.chalsFrom[prefix] >= prefixChallenges(m.cfg.PullsPerPeriod) {
 		m.stats.VerifyChallengesRefused++
 		return
 	}
+	if m.probing.chalsFrom == nil {
+		m.probing.chalsFrom = make(map[string]int)
+	}
 	m.probing.chals++
+	m.probing.chalsFrom[prefix]++
 	s.credit -= bytes
 	s.chal, s.chalUntil = m.nonce(), now+m.probeTimeout(s)
 	ping.Ping.Seq = s.chal
 	m.stats.VerifyChallenges++
 	m.ready.packets = append(m.ready.packets, ping)
+}
+
+// prefixChallenges is how many of a period's challenges (pulls of them)
+// the members of one source prefix may draw with packets other than
+// pings: all but a quarter, so that a flood of packets spoofed from one
+// prefix leaves a quarter of the challenges to the members of others and
+// to the senders of pings (user39 F6: ghosts re-announcing themselves
+// from one address spent every period's challenges, and a real joiner
+// drew none for 30 s), while a group merging from one prefix (a LAN) gets
+// most of them. A real member pings the members it learns of (its
+// probes); a flood of spoofed pings from a joiner's own prefix still
+// spends its challenges.
+func prefixChallenges(pulls int) int {
+	return max(1, pulls-pulls/4)
+}
+
+// challengePrefix returns the source prefix that addr's challenges count
+// against (prefixChallenges): its IPv4 /24 or IPv6 /64, an IPv4-mapped
+// IPv6 address taken as IPv4, or, for an address that is not an IP
+// address and port (a host name), its host (hostOf), a prefix of its own.
+func challengePrefix(addr string) string {
+	ap, err := netip.ParseAddrPort(addr)
+	if err != nil {
+		return hostOf(addr)
+	}
+	ip, bits := ap.Addr().Unmap().WithZone(""), 64
+	if ip.Is4() {
+		bits = 24
+	}
+	p, err := ip.Prefix(bits)
+	if err != nil {
+		return hostOf(addr)
+	}
+	return p.String()
 }
 
 // challengeAcked verifies s, whose ack from its address echoes the nonce

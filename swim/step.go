@@ -160,7 +160,7 @@ func (m *Member) challenge(in *inbound, from Node, pkt *Packet) {
 	if pkt.Kind == MsgAck || pkt.From.ID == in.admitted {
 		return
 	}
-	m.challengeSender(in.now, s)
+	m.challengeSender(in.now, s, pkt.Kind == MsgPing)
 }
 
 // addresses returns pkt's sender and ping-req target with their addresses
