@@ -110,7 +110,7 @@ func (m *Member) reply(in *inbound, to Node, pkt *Packet, pk Packet) {
 		return
 	}
 	limit := m.replyLimit(in, pkt)
-	if in.vouched && !m.challengePing(pkt) {
+	if in.vouched { // not a challenge's answer: that went above
 		m.stats.AnswersUnqueued++
 		pk = m.withOwnAlive(pk, limit)
 	}
