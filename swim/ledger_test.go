@@ -288,3 +288,28 @@ func TestChallengeBudgetSplitByPrefix(t *testing.T) {
 	assert.Equal(t, "host", challengePrefix("host:1"))
 	assert.Equal(t, "nocolon", challengePrefix("nocolon"))
 }
+
+// TestLedgerCapped: a ledger holds at most ledgerCap MaxPacketSize,
+// 2 × 1400 bytes by default (receipt.go), so that a sender cannot bank
+// bytes for later: g's own Alive from its address, 54 bytes, forty times
+// within its challenge's probe timeout, credits 108 each, less the
+// 33-byte challenge the first draws, 4,287 in all; the ledger holds
+// 2,800. (Sizes by hand as in TestLedgerOfOldAddressPaysNothing.)
+func TestLedgerCapped(t *testing.T) {
+	g := Node{ID: "g", Addr: "own:1"}
+	a := newTest(t, "a", ModeLifeguard, nil)
+	a.Tick(0)
+	drain(a)
+	for i := range 40 {
+		require.NoError(t, a.Step(time.Duration(1+i)*time.Millisecond, &Packet{Kind: MsgGossip, From: g, To: a.Self(),
+			Updates: []Update{{Kind: UpdateAlive, Node: g, From: g.ID}}}))
+		if i == 0 {
+			out, _ := drain(a)
+			challengeTo(t, a, out, "g")
+			require.Equal(t, 75, a.peers["g"].credit)
+		}
+	}
+	out, _ := drain(a)
+	assert.Empty(t, out, "one challenge outstanding")
+	assert.Equal(t, 2800, a.peers["g"].credit)
+}
