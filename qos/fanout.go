@@ -10,8 +10,8 @@ import (
 
 // fanBlock is how many heartbeats a shared read hands to its readers at a
 // time, and fanDepth how many blocks a reader may lag behind the read:
-// the read's memory is about (fanDepth + 2) blocks of 40-byte heartbeats
-// (about 1 MB), whatever the number of readers.
+// the read's memory is about (fanDepth + 2) blocks of 32-byte heartbeats
+// (about 0.8 MB), whatever the number of readers.
 const (
 	fanBlock = 4096
 	fanDepth = 4

@@ -34,7 +34,7 @@ type Spill struct {
 	// (0: DefaultSpillAfter).
 	After int
 	// InMemory is the longest stream, in heartbeats, that a sweep
-	// (SweepEach) reads into memory before sweeping it (40 bytes a
+	// (SweepEach) reads into memory before sweeping it (32 bytes a
 	// heartbeat, two streams at a time) and whose per-heartbeat data a
 	// one-pass sweep keeps in memory: past it the stream is read from its
 	// Source by all its sweeps together, the linear families' sweep moves

@@ -187,7 +187,7 @@ func Sweep(streams []Stream, fams []Family, opt SweepConfig) ([]Curve, error) {
 // A stream given as a Source that is not held in memory (for example a
 // trace.Spool) of at most Config.Spill.InMemory heartbeats is read into
 // memory once and swept as a stream in memory, at most two such streams
-// at a time (40 bytes a heartbeat, plus the sweeps' per-heartbeat data of
+// at a time (32 bytes a heartbeat, plus the sweeps' per-heartbeat data of
 // the tasks running), so that memory is bounded by the longest streams,
 // not by the whole input. A longer one is read by all its families and
 // points together: every read of it feeds all of them at once (see

@@ -78,7 +78,7 @@ type options struct {
 type process struct {
 	stdin io.Reader // read for the trace file name "-"
 	// memHeartbeats is how many heartbeats of all inputs together are
-	// kept in memory (defaultMemHeartbeats, 40 bytes each). Past it, every
+	// kept in memory (defaultMemHeartbeats, 32 bytes each). Past it, every
 	// stream of the input being read and of the inputs before it moves to
 	// a trace.Spool (an unlinked temporary file, about 6 bytes per
 	// heartbeat) and is replayed from there, so that memory grows neither
@@ -101,13 +101,17 @@ type process struct {
 
 // heapBytes is the heap a run is given besides its results: two streams
 // of up to defaultMemHeartbeats heartbeats read back from their spools
-// (40 bytes a heartbeat, 80 MiB). It is the collector's soft limit, not
-// a cap: the threshold passes of the sweeps on those streams (at most
-// 32 MiB each) take the heap past it at times, and the collector then
-// runs more often (the runtime caps that at about half the CPU); nothing
-// fails. Counting two passes (144 MiB) let a 10^7-heartbeat run reach
-// 214 MB of RSS for the same CPU time (docs/experiments.md, "Past the
-// spool").
+// (32 bytes a heartbeat, 64 MiB) and 16 MiB of room. The bound was set
+// when a heartbeat took 40 bytes (80 MiB for the two streams) and kept
+// when it shrank, so that the collector runs less often within the same
+// bound (docs/experiments.md, "fdreplay's default run at 10^7: a 32-byte
+// heartbeat, and the two clusters (issue 24, session 20)"). It is the
+// collector's soft limit, not a cap: the threshold passes of the sweeps
+// on those streams (at most 32 MiB each) take the heap past it at times,
+// and the collector then runs more often (the runtime caps that at about
+// half the CPU); nothing fails. Counting two passes (144 MiB) let a
+// 10^7-heartbeat run reach 214 MB of RSS for the same CPU time
+// (docs/experiments.md, "Past the spool").
 const heapBytes = 80 << 20
 
 // sweepTaskBytes is what one task of a sweep on a stream in memory may
