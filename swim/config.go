@@ -392,6 +392,17 @@ type Config struct {
 	// (Stats.StatesWithheld; swim/heldstate.go). It runs inside Step and
 	// must not block.
 	MergeFilter func(from Node, updates []Update) error
+	// JoinTokens, when set, draws the token of each Join (Packet.JoinToken:
+	// only a view that echoes it answers the join and vouches for its
+	// members; swim/verify.go). Whoever can predict it can answer a join
+	// with a view spoofed from the seed's address, so it must be
+	// unpredictable to others: swim/agent's reads crypto/rand, whatever
+	// its Seed. nil: a ChaCha8 keyed with 32 bytes drawn from New's rng at
+	// the first Join. A simulation passes a source of its own so that its
+	// members' generators draw the same numbers with or without joins.
+	// Called inside Join; must not block. A 0 is taken as 1 (0 is no
+	// token).
+	JoinTokens func() uint64
 	// AliveFilter, when set, is asked about every Alive update that would
 	// change the view (a new member, or a known one at a higher
 	// incarnation), whether gossiped, in a view transfer or in a join: an

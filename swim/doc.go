@@ -169,6 +169,12 @@
 //     per ProbeInterval (2 and 128 by default; Stats.PullsRefused), so that
 //     a peer sending pulls in a loop cannot make it send a view per pull
 //     (docs/algorithms.md, “SWIM: hostile and stale updates”).
+//     A join carries a random token (Packet.JoinToken,
+//     Config.JoinTokens) that the seed's view echoes: only a view from a
+//     seed's address that echoes it answers the join at once and vouches
+//     for the members it lists (verify.go); one spoofed from the seed's
+//     address without it answers as a view from elsewhere does, after
+//     three periods, and vouches for nothing.
 //   - Lifeguard (docs/algorithms.md, “Lifeguard local health”): the local
 //     health multiplier LHM in [0, S−1] (+1 per failed probe, or per missed
 //     nack when nacks were expected; +1 per refutation; −1 per successful

@@ -1,6 +1,8 @@
 package swim
 
 import (
+	"encoding/binary"
+	"math/rand/v2"
 	"slices"
 	"time"
 )
@@ -51,6 +53,7 @@ func (m *Member) Join(now time.Duration, seeds []string) error {
 		return ErrNoSeeds
 	}
 	m.join.pending, m.join.refusal, m.join.otherView, m.join.seedRefused = true, nil, false, false
+	m.join.token = m.joinToken()
 	m.join.holder = Node{}
 	m.join.merging, m.join.alone = m.live > 0, m.live == 0
 	m.join.lastConflict = conflictNote{} // this attempt's refusal is news (conflictEvery)
@@ -59,6 +62,24 @@ func (m *Member) Join(now time.Duration, seeds []string) error {
 	m.join.stopped = false
 	m.sendJoins(now)
 	return nil
+}
+
+// joinToken draws a Join's token (Packet.JoinToken), never 0:
+// Config.JoinTokens, or a ChaCha8 keyed with 32 bytes drawn from rng at
+// the first Join, so that a token one seed saw says nothing of the next
+// join's.
+func (m *Member) joinToken() uint64 {
+	if m.cfg.JoinTokens != nil {
+		return max(m.cfg.JoinTokens(), 1)
+	}
+	if m.join.tokens == nil {
+		var key [32]byte
+		for i := 0; i < len(key); i += 8 {
+			binary.LittleEndian.PutUint64(key[i:], m.rng.Uint64())
+		}
+		m.join.tokens = rand.NewChaCha8(key)
+	}
+	return max(m.join.tokens.Uint64(), 1)
 }
 
 // StopJoin stops the resends of the latest Join: no join is sent until
@@ -110,7 +131,7 @@ func (m *Member) sendJoins(now time.Duration) {
 			continue
 		}
 		pkt := Packet{Kind: MsgJoin, From: m.self, To: Node{Addr: s},
-			Updates: []Update{m.selfAlive()}}
+			Updates: []Update{m.selfAlive()}, JoinToken: m.join.token}
 		m.ready.packets = append(m.ready.packets, pkt)
 	}
 	m.join.next = now + m.cfg.ProbeInterval

@@ -92,9 +92,10 @@ func (m *Member) challenged(in *inbound, from Node, pkt *Packet) bool {
 		return true
 	}
 	// The join is kept without application data (fdkit's joins carry
-	// none; a forged one's could be large): its updates and digest.
+	// none; a forged one's could be large): its updates, digest and
+	// token.
 	c := joinChallenge{from: from, seq: m.rng.Uint32() | 1, until: now + m.cfg.ProbeInterval,
-		join: Packet{Kind: MsgJoin, From: from, To: pkt.To, Updates: slices.Clone(pkt.Updates), Digest: pkt.Digest}}
+		join: Packet{Kind: MsgJoin, From: from, To: pkt.To, Updates: slices.Clone(pkt.Updates), Digest: pkt.Digest, JoinToken: pkt.JoinToken}}
 	m.join.challenges = append(m.join.challenges, c)
 	m.stats.JoinChallenges++
 	ping.Ping.Seq = c.seq

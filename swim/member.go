@@ -235,6 +235,8 @@ type joinState struct {
 	resend        []string      // the addresses the resends go to (SetJoinSeeds)
 	next          time.Duration // the next join attempt
 	stopped       bool          // StopJoin: no more attempts until the next Join
+	token         uint64        // the latest Join's token (Packet.JoinToken), never 0
+	tokens        *rand.ChaCha8 // the tokens' source without Config.JoinTokens (joinToken)
 	seed          ID            // the member whose view answered this member's join
 	seedUntil     time.Duration // until when its view transfers are that answer
 	otherView     bool          // a view not from a seed address came while joining (answersJoin)

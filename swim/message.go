@@ -327,6 +327,13 @@ type Packet struct {
 	// anti-entropy exchange and on the MsgSync carrying its application
 	// state (swim/heldstate.go); zero otherwise and in wire format 1.
 	Digest ViewDigest
+	// JoinToken is, on a joiner's MsgJoin (Member.Join), a random
+	// number it drew for that join, and on the MsgSync packets that
+	// answer the join, the same number echoed: only a view that echoes
+	// it answers the join and vouches for the members it lists
+	// (swim/verify.go). Zero otherwise, and in wire format 1 (whose views
+	// answer a join as views from elsewhere do: Member.Joining).
+	JoinToken uint64
 }
 
 // MaxBroadcastLen bounds the data of one application broadcast, in bytes;
@@ -344,6 +351,10 @@ type Part struct {
 // packet).
 func (p Part) IsZero() bool { return p.Total == 0 }
 
+// joinTokenSize bounds a join token's extension entry in bytes
+// (Packet.Size): tag, length, 8 bytes.
+const joinTokenSize = 1 + 1 + 8
+
 // partSize bounds a Part's encoding (Packet.Size): a 1-byte tag, a 1-byte
 // length and two uvarints of up to 5 bytes.
 const partSize = 1 + 1 + 5 + 5
@@ -359,7 +370,8 @@ const MaxAckPayloadLen = 512
 // flag, a two-byte update count, byte strings and extension sections
 // prefixed with a length below 2^21 (3 bytes), and updates encoded as kind
 // byte, node, incarnation, From and their extension section (see
-// Update.Size), and a view digest's entry at 15 bytes. It counts both
+// Update.Size), a view digest's entry at 15 bytes and a join token's at
+// 10. It counts both
 // header addresses, which format 1 writes and format 2 leaves out where the
 // receiver does not need them (the receiver's own, the sender's in acks and
 // nacks: see swim/wire), so it bounds both formats; for format 2 it is
@@ -398,6 +410,9 @@ func (p *Packet) Size() int {
 	}
 	if !p.Digest.IsZero() {
 		n += digestSize
+	}
+	if p.JoinToken != 0 {
+		n += joinTokenSize
 	}
 	for i := range p.Updates {
 		n += p.Updates[i].Size()

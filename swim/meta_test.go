@@ -49,7 +49,7 @@ func TestSetMeta(t *testing.T) {
 
 	// A sync carries it to a member that never heard it.
 	c := newTest(t, "c", ModeDetector, nil)
-	b.sendSync(node("c"))
+	b.sendSync(node("c"), 0)
 	pk, _ = drain(b)
 	for i := range pk {
 		require.NoError(t, c.Step(0, &pk[i]))
@@ -178,7 +178,7 @@ func TestRestartedWithNewMeta(t *testing.T) {
 	_, _ = drain(b)
 
 	a := newTest(t, "a", ModeDetector, func(c *Config) { c.Meta = []byte("v=new") })
-	b.sendSync(node("a"))
+	b.sendSync(node("a"), 0)
 	pk, _ := drain(b)
 	for i := range pk {
 		require.NoError(t, a.Step(0, &pk[i]))

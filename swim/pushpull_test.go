@@ -65,7 +65,7 @@ func TestMergingJoinerSendsItsView(t *testing.T) {
 		a := newTest(t, "a", ModeLifeguard, nil, peers...)
 		require.NoError(t, a.Join(0, []string{node("s").Addr}))
 		drain(a)
-		answer := &Packet{Kind: MsgSync, From: node("s"), To: node("a"),
+		answer := &Packet{Kind: MsgSync, From: node("s"), To: node("a"), JoinToken: a.join.token,
 			Updates: []Update{{Kind: UpdateAlive, Node: node("s"), From: "s"}, {Kind: UpdateAlive, Node: node("t"), From: "t"}}}
 		require.NoError(t, a.Step(time.Millisecond, answer))
 		pk, _ := drain(a)
@@ -119,7 +119,9 @@ func TestViewAddedMembersGossiped(t *testing.T) {
 		require.NoError(t, a.Join(0, []string{node("s").Addr}))
 		drain(a)
 		a.queue.items, a.queue.byID = nil, nil
-		require.NoError(t, a.Step(time.Millisecond, view("s", "a", "s", "t")))
+		answer := view("s", "a", "s", "t")
+		answer.JoinToken = a.join.token // the seed's answer to a's join
+		require.NoError(t, a.Step(time.Millisecond, answer))
 		drain(a)
 		if merging {
 			assert.ElementsMatch(t, []ID{"s", "t"}, queued(a), "merging")

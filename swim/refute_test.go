@@ -81,7 +81,7 @@ func TestRefutationToJoinSeed(t *testing.T) {
 	a := newTest(t, "a", ModeLifeguard, nil)
 	require.NoError(t, a.Join(0, []string{"b:7946"}))
 	drain(a)
-	v := Packet{Kind: MsgSync, From: node("b"), To: a.Self(), Updates: []Update{
+	v := Packet{Kind: MsgSync, From: node("b"), To: a.Self(), JoinToken: a.join.token, Updates: []Update{
 		{Kind: UpdateAlive, Node: node("b"), From: "b"},
 		{Kind: UpdateDead, Node: a.Self(), Incarnation: 0, From: "b"}}}
 	require.NoError(t, a.Step(10*time.Millisecond, &v))

@@ -289,6 +289,7 @@ func (e *scenarioEnv) step(td *datadriven.TestData) string {
 		if err != nil {
 			td.Fatalf(e.t, "%v", err)
 		}
+		p = echoed(m, p)
 		step := m.Step
 		if td.HasArg("source-checked") {
 			step = m.StepSourceChecked
@@ -321,6 +322,7 @@ func (e *scenarioEnv) replay(td *datadriven.TestData) string {
 			if err != nil {
 				td.Fatalf(e.t, "%v", err)
 			}
+			p = echoed(m, p)
 			if err := m.Step(now+time.Duration(i)*every, &p); err != nil && !td.HasArg("quiet") {
 				fmt.Fprintf(&b, "error: %v\n", err)
 			}

@@ -193,6 +193,9 @@ func fmtPacket(p *Packet) string {
 	if !p.Digest.IsZero() {
 		fmt.Fprintf(&b, " digest=%d/%x", p.Digest.Members, p.Digest.Hash)
 	}
+	if p.JoinToken != 0 {
+		b.WriteString(" token") // random: its presence only
+	}
 	if len(p.User) > 0 {
 		fmt.Fprintf(&b, " user=%q", p.User)
 	}
@@ -213,6 +216,18 @@ func fmtPacket(p *Packet) string {
 		b.WriteString(" " + fmtUpdate(u))
 	}
 	return b.String()
+}
+
+// echoToken stands, in a parsed packet, for the join token of the member
+// that steps it (Packet.JoinToken): a view written "token" echoes it.
+const echoToken = 1<<64 - 1
+
+// echoed returns p with echoToken replaced by m's latest join token.
+func echoed(m *Member, p Packet) Packet {
+	if p.JoinToken == echoToken {
+		p.JoinToken = m.join.token
+	}
+	return p
 }
 
 // parsePacket reads fmtPacket's form (without broadcasts or parts, which
@@ -247,6 +262,12 @@ func parsePacket(line string) (Packet, error) {
 			p.AckPayload = []byte(strings.Trim(val, `"`))
 		case "digest":
 			_, err = fmt.Sscanf(val, "%d/%x", &p.Digest.Members, &p.Digest.Hash)
+		case "token":
+			// "token": the receiver's join token (echoToken); token=N: N.
+			p.JoinToken = echoToken
+			if val != "" {
+				p.JoinToken, err = strconv.ParseUint(val, 10, 64)
+			}
 		case "user":
 			p.User = []byte(val)
 		case "state":

@@ -129,7 +129,7 @@ func TestSignedSelfUpdatesRules(t *testing.T) {
 	// The view passes the proofs on: a member learning from c's view
 	// accepts a's leave and n's Alive.
 	d := signedTest(t, "d", ModeLifeguard, "c")
-	c.sendSync(node("d"))
+	c.sendSync(node("d"), 0)
 	for _, pk := range c.Ready().Packets {
 		require.NoError(t, d.Step(2*time.Second, &pk))
 	}

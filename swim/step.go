@@ -97,6 +97,10 @@ type inbound struct {
 	// viewChecked: the packet is a part of a view transfer whose whole
 	// Config.MergeFilter accepted (holdViewPart).
 	viewChecked bool
+	// echoesJoin: the packet is a view transfer (MsgSync) that echoes the
+	// token of this member's latest Join (Packet.JoinToken): an answer to
+	// that join, not a forger's (verify.go, seedView).
+	echoesJoin bool
 }
 
 // step is Step with the packet's context in.
@@ -112,6 +116,7 @@ func (m *Member) step(in *inbound, pkt *Packet) error {
 		return nil
 	}
 	joiner := pkt.Kind == MsgJoin && m.State(pkt.From.ID) != StateAlive
+	in.echoesJoin = pkt.Kind == MsgSync && pkt.JoinToken != 0 && pkt.JoinToken == m.join.token
 	in.vouched = m.vouched(in, from)
 	in.queued = in.vouched && m.bareReplySize(from, pkt) > 0 && !m.challengePing(pkt) && m.queuedAnswer(in.now, m.peers[from.ID])
 	if pkt.Kind == MsgPingReq {
@@ -133,7 +138,7 @@ func (m *Member) step(in *inbound, pkt *Packet) error {
 		m.onPingReq(in, pkt, from, target)
 	case MsgJoin:
 		if m.admitPull(in.now, from, pkt.Digest) {
-			m.answerPull(in.now, from, pkt.Digest, joiner)
+			m.answerPull(in.now, from, pkt.Digest, pkt.JoinToken, joiner)
 			if p := m.peers[from.ID]; joiner && p != nil {
 				p.joinedUntil = in.now + m.cfg.ProbeInterval
 			}
@@ -211,7 +216,7 @@ func (m *Member) screened(in *inbound, from Node, pkt *Packet) bool {
 			m.stats.MergesRefused++
 			m.viewRefused(pkt.From.ID)
 			if pkt.Kind == MsgSync {
-				m.seedViewRefused(from)
+				m.seedViewRefused(from, pkt.JoinToken)
 			}
 			return true
 		}
@@ -359,7 +364,7 @@ func (m *Member) onView(in *inbound, from Node, pkt *Packet) {
 		m.join.announceUntil = in.now + m.cfg.ProbeInterval
 		if m.join.merging {
 			m.join.merging = false
-			m.sendSync(from)
+			m.sendSync(from, 0)
 		}
 	}
 	if in.now < m.join.announceUntil {

@@ -1,6 +1,7 @@
 package swim
 
 import (
+	"slices"
 	"time"
 )
 
@@ -41,10 +42,10 @@ func (m *Member) pushPull(now time.Duration) {
 		return
 	}
 	m.stats.PushPulls++
-	m.sendState(p.node, false)
+	m.sendState(p.node, false, 0)
 	m.sync.peer, m.sync.peerUntil, m.sync.stateDue = p.node.ID, now+m.cfg.ProbeInterval, true
 	m.ready.packets = append(m.ready.packets, Packet{Kind: MsgJoin, From: m.self, To: p.node,
-		Updates: []Update{m.selfAlive()}, Digest: m.digest()})
+		Updates: []Update{m.selfAlive()}, Digest: m.digest(), JoinToken: m.joinTokenFor(p.node.Addr)})
 }
 
 // answerPull answers a MsgJoin from a member already in the group or
@@ -56,12 +57,13 @@ func (m *Member) pushPull(now time.Duration) {
 // which went out with the exchange's digest. A member with a MergeFilter
 // that holds the sender's state (heldstate.go) asks for the sender's view
 // even when the digests match: an equal digest on a state this member did
-// not ask for delivers nothing, the view's verdict does.
-func (m *Member) answerPull(now time.Duration, from Node, d ViewDigest, joiner bool) {
+// not ask for delivers nothing, the view's verdict does. The state and
+// the view echo the pull's token (Packet.JoinToken), 0 for none.
+func (m *Member) answerPull(now time.Duration, from Node, d ViewDigest, token uint64, joiner bool) {
 	if d.IsZero() && from.ID == m.sync.peer && now < m.sync.peerUntil {
 		m.sync.peer = ""
 	} else {
-		m.sendState(from, joiner) // first: the joiner is still joining when it reads it
+		m.sendState(from, joiner, token) // first: the joiner is still joining when it reads it
 	}
 	if !d.IsZero() {
 		if d == m.digest() {
@@ -72,11 +74,11 @@ func (m *Member) answerPull(now time.Duration, from Node, d ViewDigest, joiner b
 			return
 		}
 		m.stats.DigestMismatches++
-		m.sendSync(from)
+		m.sendSync(from, token)
 		m.askView(from)
 		return
 	}
-	m.sendSync(from)
+	m.sendSync(from, token)
 }
 
 // askView sends to a MsgJoin carrying this member's Alive, which the
@@ -87,7 +89,21 @@ func (m *Member) askView(to Node) {
 
 // askViewPacket is askView's request to to.
 func (m *Member) askViewPacket(to Node) Packet {
-	return Packet{Kind: MsgJoin, From: m.self, To: to, Updates: []Update{m.selfAlive()}}
+	return Packet{Kind: MsgJoin, From: m.self, To: to, Updates: []Update{m.selfAlive()}, JoinToken: m.joinTokenFor(to.Addr)}
+}
+
+// joinTokenFor is the token (Packet.JoinToken) a pull to addr carries:
+// the pending join's when addr is one of the addresses joined through,
+// whose answer then answers the join (a joiner that heard of its old
+// life in the seed's view refutes and asks the seed again), else none.
+// Only the seeds are told the token: a view request to an unknown
+// sender's address, which anyone may claim, would otherwise hand it to
+// a forger.
+func (m *Member) joinTokenFor(addr string) uint64 {
+	if m.join.pending && slices.Contains(m.join.seeds, addr) {
+		return m.join.token
+	}
+	return 0
 }
 
 // ViewDigest summarizes a membership view so that two members can tell,
@@ -187,7 +203,8 @@ func (m *Member) pushPullDue() time.Duration {
 // sendSync answers a join with this member's whole view, in as many
 // packets as the size limit needs, each of several marked with its place
 // in the transfer (Packet.Part), so that a receiver's MergeFilter can see
-// the whole before merging any of it (viewparts.go). An entry that does not fit a packet
+// the whole before merging any of it (viewparts.go), and each echoing
+// token, the join's it answers (Packet.JoinToken; 0: none). An entry that does not fit a packet
 // even alone is left out and counted (Stats.ViewEntriesSkipped) rather than
 // sent over the limit: the codec, which encodes what fits, would send that
 // packet without updates. Requiring a MaxPacketSize that fits any valid
@@ -195,9 +212,9 @@ func (m *Member) pushPullDue() time.Duration {
 // receiver named by 255-byte ID and address, an entry with the largest ID,
 // address, metadata and proof), above the 1,400-byte default chosen to stay
 // under the Ethernet MTU, for a case ordinary IDs never reach.
-func (m *Member) sendSync(to Node) {
+func (m *Member) sendSync(to Node, token uint64) {
 	ups := m.viewUpdates()
-	whole := Packet{Kind: MsgSync, From: m.self, To: to, Updates: ups}
+	whole := Packet{Kind: MsgSync, From: m.self, To: to, Updates: ups, JoinToken: token}
 	if whole.Size() <= m.cfg.MaxPacketSize {
 		m.ready.packets = append(m.ready.packets, whole)
 		return
@@ -207,7 +224,7 @@ func (m *Member) sendSync(to Node) {
 	first := len(m.ready.packets)
 	sent := 0
 	for len(ups) > 0 {
-		pk := Packet{Kind: MsgSync, From: m.self, To: to, Part: Part{Total: 1}}
+		pk := Packet{Kind: MsgSync, From: m.self, To: to, Part: Part{Total: 1}, JoinToken: token}
 		size := pk.Size()
 		n := 0
 		for n < len(ups) && size+ups[n].Size() <= m.cfg.MaxPacketSize {

@@ -201,7 +201,7 @@ func TestJoinSeedVouchesForItsViewOnly(t *testing.T) {
 	require.NoError(t, a.Join(0, []string{node("b").Addr}))
 	drain(a)
 	c, g := node("c"), node("g")
-	require.NoError(t, a.Step(time.Millisecond, &Packet{Kind: MsgSync, From: node("b"), To: node("a"),
+	require.NoError(t, a.Step(time.Millisecond, &Packet{Kind: MsgSync, From: node("b"), To: node("a"), JoinToken: a.join.token,
 		Updates: []Update{{Kind: UpdateAlive, Node: node("b"), From: "b"}, {Kind: UpdateAlive, Node: c, From: c.ID}}}))
 	require.NoError(t, a.Step(2*time.Millisecond, &Packet{Kind: MsgGossip, From: node("b"), To: node("a"),
 		Updates: []Update{{Kind: UpdateAlive, Node: g, From: g.ID}}}))
@@ -230,7 +230,7 @@ func TestJoinSeedIsTheMemberJoinedThrough(t *testing.T) {
 			p := node(fmt.Sprintf("%s%04d", prefix, i))
 			ups = append(ups, Update{Kind: UpdateAlive, Node: p, From: p.ID})
 		}
-		return &Packet{Kind: MsgSync, From: node(from), To: node("a"), Updates: ups}
+		return &Packet{Kind: MsgSync, From: node(from), To: node("a"), Updates: ups, JoinToken: a.join.token}
 	}
 	require.NoError(t, a.Step(time.Millisecond, view("x", "g", 10)))
 	drain(a)
@@ -279,7 +279,7 @@ func TestJoinRefusedSeedNotAnsweredFromElsewhere(t *testing.T) {
 	drain(a)
 	b, c, x := node("b"), node("c"), node("x")
 	alive := func(n Node) Update { return Update{Kind: UpdateAlive, Node: n, From: n.ID} }
-	refused := &Packet{Kind: MsgSync, From: b, To: node("a"), Updates: []Update{alive(b), alive(x)}}
+	refused := &Packet{Kind: MsgSync, From: b, To: node("a"), Updates: []Update{alive(b), alive(x)}, JoinToken: a.join.token}
 	require.NoError(t, a.Step(time.Millisecond, refused))
 	require.Equal(t, 1, a.Stats().MergesRefused)
 	other := &Packet{Kind: MsgSync, From: c, To: node("a"), Updates: []Update{alive(c)}}
@@ -288,7 +288,7 @@ func TestJoinRefusedSeedNotAnsweredFromElsewhere(t *testing.T) {
 		drain(a)
 		assert.True(t, a.Joining(), "a view from c at %v", at)
 	}
-	accepted := &Packet{Kind: MsgSync, From: b, To: node("a"), Updates: []Update{alive(b)}}
+	accepted := &Packet{Kind: MsgSync, From: b, To: node("a"), Updates: []Update{alive(b)}, JoinToken: a.join.token}
 	require.NoError(t, a.Step(11*time.Second, accepted))
 	assert.False(t, a.Joining())
 }

@@ -330,9 +330,10 @@ func (m *Member) SendTo(id ID, data []byte) error {
 // (Config.LocalState) in one more MsgSync packet carrying this member's
 // Alive and the digest of this member's view (a receiver with a
 // MergeFilter delivers the answer to its own pull at once when the digest
-// is its own; heldstate.go); a state larger than Config.MaxStateSize, or than a packet holds,
-// is not sent (Stats.StatesTooLarge).
-func (m *Member) sendState(to Node, join bool) {
+// is its own; heldstate.go), echoing token (Packet.JoinToken; 0: none); a
+// state larger than Config.MaxStateSize, or than a packet holds, is not
+// sent (Stats.StatesTooLarge).
+func (m *Member) sendState(to Node, join bool, token uint64) {
 	if m.cfg.LocalState == nil {
 		return
 	}
@@ -340,7 +341,7 @@ func (m *Member) sendState(to Node, join bool) {
 	if len(st) == 0 {
 		return
 	}
-	pk := Packet{Kind: MsgSync, From: m.self, To: to, State: slices.Clone(st), Updates: []Update{m.selfAlive()}, Digest: m.digest()}
+	pk := Packet{Kind: MsgSync, From: m.self, To: to, State: slices.Clone(st), Updates: []Update{m.selfAlive()}, Digest: m.digest(), JoinToken: token}
 	if len(st) > m.cfg.MaxStateSize || pk.Size() > m.cfg.MaxPacketSize {
 		m.stats.StatesTooLarge++
 		return

@@ -296,7 +296,7 @@ func TestLocalState(t *testing.T) {
 	big := newTest(t, "big", ModeDetector, func(c *Config) {
 		c.LocalState = func(bool) []byte { return make([]byte, 600) }
 	}, "b")
-	big.sendState(node("b"), false)
+	big.sendState(node("b"), false, 0)
 	pk, _ = drain(big)
 	assert.Empty(t, pk)
 	assert.Equal(t, 1, big.Stats().StatesTooLarge)

@@ -8,7 +8,8 @@ import "slices"
 // relayed ping; receipt.go), that an intermediate vouched for (an ack
 // relayed from it), that answered a join challenge (joinchallenge.go) or
 // joined over a checked source (StepSourceChecked), that the seed of
-// this member's join listed in its answer, or that Bootstrap configured.
+// this member's join listed in its answer (a view that echoes the join's
+// token, Packet.JoinToken: seedView), or that Bootstrap configured.
 // A packet from its address alone is a sign of life, not a proof: its
 // source is whatever its sender wrote, and one spoofed datagram per ghost
 // verified ghosts at a victim's address, which then drew what verified
@@ -234,15 +235,22 @@ func (m *Member) vouch(in *inbound, p *peer, view bool) {
 // seedView reports whether the packet being applied is a view transfer
 // (view) from the seed that answered this member's join, within a protocol
 // period of its first one (noteJoinSeed), received from the address the
-// seed claims: one naming the seed from elsewhere is a forger's
-// (StepFromOtherSource), which would otherwise have every member it lists
-// vouched for while the seed's real view is awaited or being merged.
+// seed claims and echoing the join's token (Packet.JoinToken): one naming
+// the seed from elsewhere is a forger's (StepFromOtherSource), which would
+// otherwise have every member it lists vouched for while the seed's real
+// view is awaited or being merged, and so is one without the token, even
+// from the seed's address (issue 27, user39 F3: a view spoofed from the
+// seed's address, sent in the join challenge's round trip, answered the
+// join and vouched for the ghosts it listed). The token is drawn from the
+// member's random source (New), which others cannot predict, and only the
+// members the join went to see it.
 func (m *Member) seedView(in *inbound, view bool) bool {
-	return view && in.from != "" && !in.otherSource && in.from == m.join.seed && in.now < m.join.seedUntil
+	return view && in.echoesJoin && in.from != "" && !in.otherSource && in.from == m.join.seed && in.now < m.join.seedUntil
 }
 
 // noteJoinSeed records, for a view transfer (MsgSync) received while
-// joining from one of the addresses joined through, its sender as the seed
+// joining from one of the addresses joined through and echoing the join's
+// token (Packet.JoinToken), its sender as the seed
 // whose view answers the join: that packet and the rest of the view, the
 // sender's transfers within one protocol period, vouch for the members
 // they list. A view from elsewhere vouches for nothing: a member that
@@ -251,7 +259,7 @@ func (m *Member) seedView(in *inbound, view bool) bool {
 // that names a seed's address but arrived from another one
 // (StepFromOtherSource: the claimed sender is a field of the packet).
 func (m *Member) noteJoinSeed(in *inbound, pkt *Packet) {
-	if pkt.Kind == MsgSync && m.join.pending && !in.otherSource && m.join.seed != pkt.From.ID && slices.Contains(m.join.seeds, pkt.From.Addr) {
+	if pkt.Kind == MsgSync && in.echoesJoin && m.join.pending && !in.otherSource && m.join.seed != pkt.From.ID && slices.Contains(m.join.seeds, pkt.From.Addr) {
 		m.join.seed, m.join.seedUntil = pkt.From.ID, in.now+m.cfg.ProbeInterval
 	}
 }
@@ -261,8 +269,9 @@ func (m *Member) noteJoinSeed(in *inbound, pkt *Packet) {
 const joinFallbackPeriods = 3
 
 // answersJoin reports whether a view from from answers this member's
-// pending join: it comes from one of the addresses joined through, or
-// views from elsewhere have come for joinFallbackPeriods protocol periods
+// pending join: it comes from one of the addresses joined through and
+// echoes the join's token (Packet.JoinToken), or views from elsewhere, or
+// without the token, have come for joinFallbackPeriods protocol periods
 // (a seed that advertises an address other than the one dialled, behind a
 // NAT or a load balancer, is taken at its word then). A view from
 // elsewhere alone leaves the join pending and its attempts going on, so
@@ -274,13 +283,17 @@ const joinFallbackPeriods = 3
 // whatever it claims: a forger's view would complete a Join through an
 // address where no member listens. (A seed whose datagrams leave from
 // another address than it advertises still answers over a stream, which
-// the joiner dialled.)
+// the joiner dialled.) A view from a seed's address without the token is
+// a seed's that writes wire format 1, which cannot carry it, or a
+// forger's spoofed from there (user39 F3): it answers as a view from
+// elsewhere does, after joinFallbackPeriods, and vouches for nothing
+// (seedView), so that a format-1 seed is still joined, later.
 func (m *Member) answersJoin(in *inbound, from Node) bool {
 	now := in.now
 	if in.otherSource {
 		return false
 	}
-	if slices.Contains(m.join.seeds, from.Addr) {
+	if in.echoesJoin && slices.Contains(m.join.seeds, from.Addr) {
 		return true
 	}
 	if m.join.seedRefused {
@@ -294,12 +307,13 @@ func (m *Member) answersJoin(in *inbound, from Node) bool {
 }
 
 // seedViewRefused records that the MergeFilter refused a view transfer
-// from from. One from an address joined through shows the seed answering
-// from the address dialled, so no view from elsewhere answers the pending
-// join any more (answersJoin): the seed's group, which the filter
-// refused, is not joined through another of its members.
-func (m *Member) seedViewRefused(from Node) {
-	if m.join.pending && slices.Contains(m.join.seeds, from.Addr) {
+// from from, echoing token (Packet.JoinToken). One from an address joined
+// through, echoing the join's token, shows the seed answering from the
+// address dialled, so no view from elsewhere answers the pending join any
+// more (answersJoin): the seed's group, which the filter refused, is not
+// joined through another of its members.
+func (m *Member) seedViewRefused(from Node, token uint64) {
+	if m.join.pending && token != 0 && token == m.join.token && slices.Contains(m.join.seeds, from.Addr) {
 		m.join.seedRefused = true
 	}
 }

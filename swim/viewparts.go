@@ -105,7 +105,7 @@ func (m *Member) holdViewPart(in *inbound, from Node, pkt *Packet) {
 	if m.cfg.MergeFilter(from, all) != nil {
 		m.stats.MergesRefused++
 		m.viewRefused(v.from)
-		m.seedViewRefused(from)
+		m.seedViewRefused(from, v.parts[0].pkt.JoinToken)
 		return
 	}
 	m.viewAccepted(in.now, v.from)

@@ -90,6 +90,7 @@ func TestMergeFilterSeesWholeTransfer(t *testing.T) {
 	a := newTest(t, "a", ModeLifeguard, func(c *Config) { c.MergeFilter = f.filter })
 	require.NoError(t, a.Join(0, []string{"b:7946"}))
 	drain(a)
+	parts = echoing(a, parts...)
 	for i := range parts {
 		require.NoError(t, a.Step(2*time.Millisecond, &parts[i]))
 		assert.Equal(t, 1, a.NumAlive(), "part %d merged", i)
@@ -104,6 +105,7 @@ func TestMergeFilterSeesWholeTransfer(t *testing.T) {
 	a2 := newTest(t, "a", ModeLifeguard, func(c *Config) { c.MergeFilter = f2.filter })
 	require.NoError(t, a2.Join(0, []string{"b:7946"}))
 	drain(a2)
+	parts = echoing(a2, parts...)
 	for i := len(parts) - 1; i >= 0; i-- {
 		assert.Equal(t, 1, a2.NumAlive())
 		require.NoError(t, a2.Step(2*time.Millisecond, &parts[i]))

@@ -413,6 +413,11 @@ func stateRand(seed uint64, id swim.ID) *rand.Rand {
 	if seed != 0 {
 		return machineRand(seed, id)
 	}
+	return cryptoRand()
+}
+
+// cryptoRand is a ChaCha8 keyed from crypto/rand.
+func cryptoRand() *rand.Rand {
 	var key [32]byte
 	crand.Read(key[:]) // never fails (crypto/rand)
 	return rand.New(rand.NewChaCha8(key))

@@ -108,7 +108,7 @@ func TestHolderJoinNotRefusedByNewcomer(t *testing.T) {
 			}
 		}
 	}
-	read(seed, swim.MsgJoin)
+	token := read(seed, swim.MsgJoin).JoinToken // the join's, which the seed's view echoes
 	claim := swim.Node{ID: a.Self().ID, Addr: newcomer.addr()}
 	newcomer.send(t, a, &swim.Packet{Kind: swim.MsgJoin, From: claim, To: swim.Node{Addr: a.Self().Addr},
 		Updates: []swim.Update{{Kind: swim.UpdateAlive, Node: claim, From: claim.ID}}})
@@ -122,7 +122,7 @@ func TestHolderJoinNotRefusedByNewcomer(t *testing.T) {
 	case <-time.After(500 * time.Millisecond):
 	}
 	self := swim.Node{ID: "seed", Addr: seed.addr()}
-	seed.send(t, a, &swim.Packet{Kind: swim.MsgSync, From: self, To: a.Self(),
+	seed.send(t, a, &swim.Packet{Kind: swim.MsgSync, From: self, To: a.Self(), JoinToken: token,
 		Updates: []swim.Update{{Kind: swim.UpdateAlive, Node: self, From: self.ID}}})
 	select {
 	case err := <-res:

@@ -147,17 +147,18 @@ func TestJoinWaitsForAcceptedView(t *testing.T) {
 	// The seed answers the join (and each resend) with a view naming a
 	// member of another datacenter, then pings the joiner.
 	var joinFrom netip.AddrPort
+	var token uint64 // the join's, which the seed's views echo
 	select {
 	case p := <-seed.conn.Packets():
 		pk, err := seed.codec.Decode(p.Data)
 		require.NoError(t, err)
 		require.Equal(t, swim.MsgJoin, pk.Kind)
-		joinFrom = p.From
+		joinFrom, token = p.From, pk.JoinToken
 	case <-time.After(10 * time.Second):
 		t.Fatal("no join came")
 	}
 	require.Equal(t, j.Self().Addr, joinFrom.String())
-	seed.send(t, j, &swim.Packet{Kind: swim.MsgSync, From: self, To: j.Self(), Updates: refused})
+	seed.send(t, j, &swim.Packet{Kind: swim.MsgSync, From: self, To: j.Self(), Updates: refused, JoinToken: token})
 	require.Eventually(t, func() bool { return j.Stats().Protocol.MergesRefused > 0 }, 10*time.Second, 10*time.Millisecond)
 	seed.send(t, j, &swim.Packet{Kind: swim.MsgPing, From: self, To: j.Self(), Ping: swim.Ping{Seq: 2}, Updates: []swim.Update{seedAlive}})
 	require.Eventually(t, func() bool { return alive(j) == 2 }, 10*time.Second, 10*time.Millisecond, "the ping made the seed known")
@@ -167,7 +168,7 @@ func TestJoinWaitsForAcceptedView(t *testing.T) {
 		t.Fatalf("Join returned (%v) with no view accepted", err)
 	case <-time.After(500 * time.Millisecond):
 	}
-	seed.send(t, j, &swim.Packet{Kind: swim.MsgSync, From: self, To: j.Self(), Updates: []swim.Update{seedAlive}})
+	seed.send(t, j, &swim.Packet{Kind: swim.MsgSync, From: self, To: j.Self(), Updates: []swim.Update{seedAlive}, JoinToken: token})
 	select {
 	case err := <-res:
 		require.NoError(t, err)

@@ -40,6 +40,13 @@ func (s *spoofer) send(t *testing.T, src netip.AddrPort, to swim.Node, pk swim.P
 	t.Helper()
 	data, dst, err := encodeTo(s.codec, to, pk)
 	require.NoError(t, err)
+	require.NoError(t, s.write(src, dst, data))
+	s.sent += len(data)
+}
+
+// write writes data to dst as a UDP datagram from src; it may be called
+// from any goroutine (send's require may not).
+func (s *spoofer) write(src, dst netip.AddrPort, data []byte) error {
 	const ipLen, udpLen = 20, 8
 	b := make([]byte, ipLen+udpLen+len(data))
 	b[0] = 4<<4 | ipLen/4 // IPv4, header of 5 words
@@ -54,6 +61,5 @@ func (s *spoofer) send(t *testing.T, src netip.AddrPort, to swim.Node, pk swim.P
 	binary.BigEndian.PutUint16(u[2:], dst.Port())
 	binary.BigEndian.PutUint16(u[4:], uint16(udpLen+len(data)))
 	copy(u[udpLen:], data)
-	require.NoError(t, syscall.Sendto(s.fd, b, 0, &syscall.SockaddrInet4{Addr: dest}))
-	s.sent += len(data)
+	return syscall.Sendto(s.fd, b, 0, &syscall.SockaddrInet4{Addr: dest})
 }

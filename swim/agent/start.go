@@ -342,6 +342,10 @@ func (a *Agent) newMachine() error {
 			return uint64(max(a.clock.wallNs.Load(), 0)) + uint64(MaxBroadcastLead)
 		}
 	}
+	if pc.JoinTokens == nil {
+		// Unpredictable whatever Config.Seed (swim.Config.JoinTokens).
+		pc.JoinTokens = cryptoRand().Uint64
+	}
 	m, err := swim.New(pc, stateRand(a.cfg.Seed, pc.Self.ID))
 	if err != nil {
 		return fmt.Errorf("agent: %w", err)
@@ -356,7 +360,7 @@ func (a *Agent) newMachine() error {
 // checkPeerPackets refuses an identity whose packets to a member like
 // itself (an ID and address as long as its own) cannot carry what they
 // must: its own Alive in a part of a view transfer, which a seed sends a
-// joiner (else the joiner's Join completes on a view without the seed,
+// joiner, echoing the joiner's token (swim.Packet.JoinToken) (else the joiner's Join completes on a view without the seed,
 // whose entry is left out, Stats.Protocol.ViewEntriesSkipped). The join
 // packet (ErrSelfTooLarge) names no receiver, so it fits where these may
 // not. join is this member's join. An ack is smaller than that view part
@@ -368,7 +372,7 @@ func (a *Agent) newMachine() error {
 func (a *Agent) checkPeerPackets(join swim.Packet) error {
 	self := join.From
 	view := swim.Packet{Kind: swim.MsgSync, From: self, To: self, Part: swim.Part{Offset: math.MaxUint32, Total: math.MaxUint32},
-		Updates: join.Updates}
+		Updates: join.Updates, JoinToken: math.MaxUint64} // echoing the joiner's token
 	if n := view.Size(); n > a.codec.MaxPayload() {
 		return fmt.Errorf("%w: ID of %d bytes, address %q, Meta of %d bytes: this member's Alive in a view transfer to a member "+
 			"with an ID as long needs %d bytes of payload, and MaxPacketSize %d leaves %d: shorten the ID or Meta, or raise MaxPacketSize",
@@ -390,7 +394,7 @@ func (a *Agent) checkStateSize(join swim.Packet) error {
 		return nil
 	}
 	pk := swim.Packet{Kind: swim.MsgSync, From: join.From, To: join.From, Updates: join.Updates,
-		Digest: swim.ViewDigest{Members: math.MaxUint32, Hash: math.MaxUint64}}
+		Digest: swim.ViewDigest{Members: math.MaxUint32, Hash: math.MaxUint64}, JoinToken: math.MaxUint64}
 	if fit := a.codec.MaxPayload() - pk.Size() - 4; a.cfg.Protocol.MaxStateSize > fit {
 		return fmt.Errorf("agent: Protocol.MaxStateSize %d: a state goes in one datagram with this member's Alive, "+
 			"and at most %d bytes fit MaxPacketSize %d: send a larger state with SendReliable (on a join event)",

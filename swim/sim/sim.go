@@ -251,6 +251,12 @@ func (s *Sim) newMachineAt(i int, inc swim.Incarnation) error {
 		mc.SigningKey = s.key(i)
 	}
 	sm.gen++
+	if mc.JoinTokens == nil {
+		// Join tokens from a source of their own: the members' generators
+		// draw the same numbers whether or not they join.
+		tokens := rand.New(rand.NewPCG(s.cfg.Seed^0x6a6f696e, uint64(i)<<20|uint64(sm.gen)))
+		mc.JoinTokens = tokens.Uint64
+	}
 	m, err := swim.New(mc, rand.New(rand.NewPCG(s.cfg.Seed, uint64(i)<<20|uint64(sm.gen))))
 	if err != nil {
 		return err

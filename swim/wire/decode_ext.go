@@ -132,6 +132,15 @@ func packetEntry(p *swim.Packet, tag uint64, e *reader) error {
 			return err
 		}
 		p.Part = swim.Part{Offset: uint32(off), Total: uint32(total)}
+	case tagJoinToken:
+		if len(e.b)-e.off != 8 {
+			return e.fail("join token", ErrMalformed, "%d bytes, want 8", len(e.b)-e.off)
+		}
+		p.JoinToken = binary.BigEndian.Uint64(e.b[e.off:])
+		if p.JoinToken == 0 {
+			return e.fail("join token", ErrMalformed, "0 (no token is no entry)")
+		}
+		e.off += 8
 	default:
 		return errUnknownTag
 	}

@@ -92,6 +92,8 @@ const DefaultMaxPacketSize = 1400
 //	packet  5 part:       where a MsgUser's bytes lie in a larger message, or a MsgSync's
 //	                      updates in a view transfer of several packets (swim.Part):
 //	                      uvarint total (≥ 1), uvarint offset (< total)
+//	packet  6 join token: a joiner's token on its MsgJoin, echoed by the MsgSync packets
+//	                      that answer it (swim.Packet.JoinToken): 8 bytes, big-endian, not 0
 //	update  1 versions:   2 bytes, min then max (1 ≤ min ≤ max)
 //	update  2 meta:       the member's metadata (1 to swim.MaxMetaLen bytes)
 //
@@ -99,7 +101,10 @@ const DefaultMaxPacketSize = 1400
 // version range) is sent as no entry, so that an encoding is canonical.
 // A format-2 decoder that predates the digest skips it, as any unknown
 // entry, and answers the MsgJoin as a pull: with its whole view, and
-// without asking for the sender's (swim.Member.Step).
+// without asking for the sender's (swim.Member.Step). One that predates
+// the join token skips it, answers a join without it, and its view
+// answers the join later, as a view from elsewhere does
+// (swim.Member.Joining).
 // Nothing may follow the last update. The encoding of a packet is never
 // larger than swim.Packet.Size.
 
@@ -110,6 +115,7 @@ const (
 	tagDigest     = 3
 	tagAckPayload = 4
 	tagPart       = 5
+	tagJoinToken  = 6
 	tagVersions   = 1
 	tagMeta       = 2
 )
@@ -297,6 +303,9 @@ func appendPacketExt(b []byte, p *swim.Packet, extra uint16) ([]byte, error) {
 		pl = uvarintLen(uint64(p.Part.Total)) + uvarintLen(uint64(p.Part.Offset))
 		l += entryLen(tagPart, pl)
 	}
+	if p.JoinToken != 0 {
+		l += entryLen(tagJoinToken, 8)
+	}
 	if extra != 0 {
 		l += entryLen(int(extra), len(extraEntry))
 	}
@@ -322,6 +331,10 @@ func appendPacketExt(b []byte, p *swim.Packet, extra uint16) ([]byte, error) {
 		b = appendEntryHead(b, tagPart, pl)
 		b = binary.AppendUvarint(b, uint64(p.Part.Total))
 		b = binary.AppendUvarint(b, uint64(p.Part.Offset))
+	}
+	if p.JoinToken != 0 {
+		b = appendEntryHead(b, tagJoinToken, 8)
+		b = binary.BigEndian.AppendUint64(b, p.JoinToken)
 	}
 	return appendExtra(b, extra), nil
 }

@@ -66,6 +66,9 @@ func samplePackets() []*swim.Packet {
 		{Kind: swim.MsgUser, From: node("m1"), To: node("m2"), User: []byte("end"), Part: swim.Part{Offset: 7, Total: 10}},
 		// An anti-entropy exchange's digest.
 		{Kind: swim.MsgJoin, From: node("m1"), To: node("m2"), Digest: swim.ViewDigest{Members: 1, Hash: 0}, Updates: ups[:1]},
+		// A join's token, and a view part echoing it.
+		{Kind: swim.MsgJoin, From: node("new"), To: swim.Node{Addr: "127.0.0.1:2"}, Updates: ups[:1], JoinToken: 1<<64 - 1},
+		{Kind: swim.MsgSync, From: node("m1"), To: node("new"), Updates: ups, JoinToken: 0x0123456789abcdef},
 		{Kind: swim.MsgJoin, From: node("m1"), To: node("m2"), State: []byte("s"), Broadcasts: []swim.Broadcast{{Origin: "o", Data: []byte("b")}},
 			Digest: swim.ViewDigest{Members: 1<<32 - 1, Hash: 1<<64 - 1}},
 	}

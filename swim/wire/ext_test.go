@@ -78,7 +78,7 @@ func TestUnknownFieldsSkipped(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, Info{Version: 1}, info)
 		want := *p
-		want.Broadcasts, want.State, want.Digest, want.AckPayload = nil, nil, swim.ViewDigest{}, nil
+		want.Broadcasts, want.State, want.Digest, want.AckPayload, want.JoinToken = nil, nil, swim.ViewDigest{}, nil, 0
 		want.Updates = append([]swim.Update(nil), p.Updates...)
 		for j := range want.Updates {
 			want.Updates[j].Meta, want.Updates[j].Versions = "", swim.VersionRange{}
@@ -145,6 +145,9 @@ func TestExtensionErrors(t *testing.T) {
 		{"digest members cut", pk(3, 3, 1, 0x80), ErrTruncated, "digest members"},
 		{"digest hash 7 bytes", pk(10, 3, 8, 1, 1, 2, 3, 4, 5, 6, 7), ErrMalformed, "digest hash"},
 		{"digest hash 9 bytes", pk(12, 3, 10, 1, 1, 2, 3, 4, 5, 6, 7, 8, 9), ErrMalformed, "digest hash"},
+		{"join token 0", pk(10, 6, 8, 0, 0, 0, 0, 0, 0, 0, 0), ErrMalformed, "join token"},
+		{"join token 7 bytes", pk(9, 6, 7, 1, 2, 3, 4, 5, 6, 7), ErrMalformed, "join token"},
+		{"join token 9 bytes", pk(11, 6, 9, 1, 2, 3, 4, 5, 6, 7, 8, 9), ErrMalformed, "join token"},
 		{"update section missing", up(), ErrTruncated, "update count"},
 		{"update section cut", up(3, 2, 1), ErrTruncated, "update 0 extensions"},
 		{"versions 1 byte", up(3, 1, 1, 1), ErrMalformed, "version range"},
