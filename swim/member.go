@@ -186,7 +186,7 @@ type prober struct {
 	chalPeriodEnd time.Duration
 	// chalsFrom counts them by source prefix (challengePrefix), at most
 	// PullsPerPeriod entries.
-	chalsFrom map[string]int
+	chalsFrom map[string]prefixChals
 }
 
 // localHealth is Lifeguard's local health (health.go).

@@ -47,8 +47,8 @@ import (
 // member outstanding at a time, for a probe timeout (peer.chalUntil),
 // and at most PullsPerPeriod per ProbeInterval from all senders together,
 // like the join challenges (joinchallenge.go), of which the members at
-// one source prefix draw at most three quarters but with pings
-// (prefixChallenges). A probe of an unverified
+// one source prefix draw at most seven eighths, and three quarters with
+// packets other than pings (prefixChallenges). A probe of an unverified
 // member reuses its outstanding nonce (peer.chal: a late ack of the
 // challenge or of the last probe answers it) and sends its ping when the
 // ledger pays or the member was never heard from directly; otherwise no
@@ -114,8 +114,8 @@ func pays(p *peer, bytes int) bool {
 // challengeSender sends s, the unverified live member held at the address
 // a packet came from, one bare ping with a nonce (challenge), unless one
 // to s is outstanding, s's ledger does not pay for it, or this period's
-// challenges are spent: all of them, or, unless the packet was a ping
-// (pinged), its source prefix's share (prefixChallenges).
+// challenges are spent: all of them, or its source prefix's share, which
+// is larger for pings (pinged; prefixChallenges).
 func (m *Member) challengeSender(now time.Duration, s *peer, pinged bool) {
 	if m.st != running || s.verified || (s.state != StateAlive && s.state != StateSuspect) || now < s.chalUntil {
 		return
@@ -129,15 +129,21 @@ func (m *Member) challengeSender(now time.Duration, s *peer, pinged bool) {
 		clear(m.probing.chalsFrom)
 	}
 	prefix := challengePrefix(s.node.Addr)
-	if m.probing.chals >= m.cfg.PullsPerPeriod || !pinged && m.probing.chalsFrom[prefix] >= prefixChallenges(m.cfg.PullsPerPeriod) {
+	from := m.probing.chalsFrom[prefix]
+	all, other := prefixChallenges(m.cfg.PullsPerPeriod)
+	if m.probing.chals >= m.cfg.PullsPerPeriod || from.all >= all || !pinged && from.other >= other {
 		m.stats.VerifyChallengesRefused++
 		return
 	}
 	if m.probing.chalsFrom == nil {
-		m.probing.chalsFrom = make(map[string]int)
+		m.probing.chalsFrom = make(map[string]prefixChals)
 	}
 	m.probing.chals++
-	m.probing.chalsFrom[prefix]++
+	from.all++
+	if !pinged {
+		from.other++
+	}
+	m.probing.chalsFrom[prefix] = from
 	s.credit -= bytes
 	s.chal, s.chalUntil = m.nonce(), now+m.probeTimeout(s)
 	ping.Ping.Seq = s.chal
@@ -145,19 +151,25 @@ func (m *Member) challengeSender(now time.Duration, s *peer, pinged bool) {
 	m.ready.packets = append(m.ready.packets, ping)
 }
 
-// prefixChallenges is how many of a period's challenges (pulls of them)
-// the members of one source prefix may draw with packets other than
-// pings: all but a quarter, so that a flood of packets spoofed from one
-// prefix leaves a quarter of the challenges to the members of others and
-// to the senders of pings (user39 F6: ghosts re-announcing themselves
-// from one address spent every period's challenges, and a real joiner
-// drew none for 30 s), while a group merging from one prefix (a LAN) gets
-// most of them. A real member pings the members it learns of (its
-// probes); a flood of spoofed pings from a joiner's own prefix still
-// spends its challenges.
-func prefixChallenges(pulls int) int {
-	return max(1, pulls-pulls/4)
+// prefixChallenges returns how many of a period's challenges (pulls of
+// them) the members of one source prefix may draw: all, at most all but
+// an eighth, and other, with packets other than pings, at most all but a
+// quarter. A flood of packets spoofed from one prefix, of any kind, then
+// leaves the members of other prefixes an eighth of the challenges, and
+// a flood of other packets leaves another eighth to the pings from its
+// own prefix (user39 F6: ghosts re-announcing themselves from one
+// address spent every period's challenges, and a real joiner drew none
+// for 30 s), while a group merging from one prefix (a LAN) gets most of
+// them. A real member pings the members it learns of (its probes); a
+// flood of spoofed pings from a joiner's own prefix still spends its
+// challenges.
+func prefixChallenges(pulls int) (all, other int) {
+	return max(1, pulls-pulls/8), max(1, pulls-pulls/4)
 }
+
+// prefixChals counts a period's challenges drawn from one source prefix:
+// all, and other, drawn by packets other than pings (prefixChallenges).
+type prefixChals struct{ all, other int }
 
 // challengePrefix returns the source prefix that addr's challenges count
 // against (prefixChallenges): its IPv4 /24 or IPv6 /64, an IPv4-mapped

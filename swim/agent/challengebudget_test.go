@@ -23,7 +23,7 @@ import (
 // round's number (even). Ghosts at 127.0.9.3, in another /24 than J,
 // draw at most three quarters of M's challenges with their gossip
 // (swim/receipt.go, prefixChallenges), and J draws one of the rest; at
-// 127.0.0.3, in J's /24, the rest is left to pings, and J pings. With one
+// 127.0.0.3, in J's /24, an eighth more is left to pings, and J pings. With one
 // budget for all, J was not verified within 30 s (user39's repro), and
 // here within 2 s in some runs only (docs/experiments.md, “SWIM: real
 // joiners under loss and the challenge ledger”). Needs root for the raw
