@@ -103,3 +103,61 @@ func TestViewWithoutTokenAnswersLater(t *testing.T) {
 	require.NoError(t, a.Step(10*time.Second+2*time.Millisecond, view))
 	assert.False(t, a.Joining(), "this join's token")
 }
+
+// A view without the token from the seed's address, before the seed's
+// own, does not start the seed's period (noteJoinSeed): the seed's view
+// that echoes the token, coming 1.5 protocol periods later, still vouches
+// for the members it lists. Had the token-less view noted the seed, the
+// period would have ended before the seed's view came, and r00 would be
+// held unverified.
+func TestTokenlessSeedViewStartsNoSeedPeriod(t *testing.T) {
+	a := newTest(t, "a", ModeLifeguard, nil)
+	require.NoError(t, a.Join(0, []string{node("s").Addr}))
+	out, _ := drain(a)
+	joins := only(t, out, MsgJoin)
+	require.Len(t, joins, 1)
+	s := Update{Kind: UpdateAlive, Node: node("s"), From: "s"}
+	require.NoError(t, a.Step(time.Millisecond, &Packet{Kind: MsgSync, From: node("s"), To: a.Self(), Updates: []Update{s}}))
+	require.True(t, a.Joining())
+	r := node("r00")
+	at := time.Millisecond + 3*a.cfg.ProbeInterval/2
+	require.NoError(t, a.Step(at, &Packet{Kind: MsgSync, From: node("s"), To: a.Self(), JoinToken: joins[0].JoinToken,
+		Updates: []Update{s, {Kind: UpdateAlive, Node: r, From: r.ID}}}))
+	assert.False(t, a.Joining(), "the seed's view answers the join")
+	if p := a.peers["r00"]; assert.NotNil(t, p) {
+		assert.True(t, p.verified, "r00 in the seed's view")
+	}
+}
+
+// Only the seeds are told the join's token (joinTokenFor): a view request
+// that a member joining another group (running, with a view of its own)
+// sends an unknown sender, at an address anyone may claim, carries none,
+// so a forger at that address cannot echo it; the joins to the seed do.
+func TestJoinTokenOnlyToSeeds(t *testing.T) {
+	a := newTest(t, "a", ModeLifeguard, nil, "b")
+	a.Tick(0)
+	drain(a)
+	require.NoError(t, a.Join(0, []string{node("s").Addr}))
+	drain(a)
+	x := node("x")
+	// large enough on the wire to pay for the request (viewretry.go)
+	require.NoError(t, a.Step(time.Millisecond, &Packet{Kind: MsgGossip, From: x, To: a.Self(), WireLen: 1000}))
+	out, _ := drain(a)
+	var asked int
+	for _, p := range only(t, out, MsgJoin) {
+		if p.To.Addr == x.Addr {
+			asked++
+			assert.Zero(t, p.JoinToken, "the view request to x")
+		}
+	}
+	require.Equal(t, 1, asked, "a asks x for its view")
+	tickUntil(a, time.Second, func(_ time.Duration, pk []Packet, _ []Event) {
+		for _, p := range only(t, pk, MsgJoin) {
+			if p.To.Addr == node("s").Addr {
+				assert.Equal(t, a.join.token, p.JoinToken, "a join resent to s")
+			} else {
+				assert.Zero(t, p.JoinToken, "a join to %s", p.To.Addr)
+			}
+		}
+	})
+}
