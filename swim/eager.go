@@ -349,7 +349,7 @@ func (m *Member) drainQueue(now time.Duration) {
 			ups = []Update{v}
 		}
 		n := len(ups)
-		pk.Updates = m.piggybackIf(ups, m.cfg.MaxPacketSize-pk.Size(), keep)
+		pk.Updates = m.piggybackIf(ups, m.cfg.MaxPacketSize-pk.Size(), keep, p)
 		pk.Broadcasts = m.attachBroadcasts(p.node.ID, m.cfg.MaxPacketSize-pk.Size())
 		if len(pk.Updates) == n && len(pk.Broadcasts) == 0 {
 			continue // nothing from the queues: the notice alone rides on the next ping

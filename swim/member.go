@@ -44,7 +44,11 @@ type peer struct {
 	// sends is its group's, merging with this member's (spreadsView).
 	joinedUntil time.Duration
 	answered    bool // acked a ping of this member's itself (makeRoom)
-	deadFrom    ID
+	// viewOf: the member whose view, of a group merging with this
+	// member's, brought it (applyView): the entries of that view queued
+	// here are not piggybacked to it (piggybackIf).
+	viewOf   ID
+	deadFrom ID
 	// blind: this member declared it dead by its own timeout with no
 	// probe of its own acked since the suspicion started (viewUpdate).
 	blind bool

@@ -305,7 +305,9 @@ func (m *Member) viewUpdate(p *peer) Update {
 // merging with this member's (spreadsView), which this member gossips:
 // that view is news to this member's group, which otherwise learnt it
 // only by anti-entropy, an exchange at a time (TestMergeTwoGroupsFullView:
-// 80 + 80 members short of a full view after 300 s). A fresh joiner does
+// 80 + 80 members short of a full view after 300 s). It piggybacks them
+// to the members of its own group only, not to those the view brought
+// (peer.viewOf, piggybackIf), which hold them already. A fresh joiner does
 // not pass its seed's view on, the group holds it (memberlist's joiner
 // does, n updates per joiner; announceJoin), nor does an exchange's view
 // within one group, whose new members are joiners already gossiped (a
@@ -328,7 +330,8 @@ func (m *Member) applyView(in *inbound, u Update) {
 	m.applyUpdate(in, u, false)
 	if p == nil && u.Kind == UpdateAlive && m.spreadsView(in) {
 		if q := m.peers[u.Node.ID]; q != nil && q.state == StateAlive {
-			m.enqueue(u)
+			q.viewOf = in.from
+			m.enqueueFrom(u, in.from)
 		}
 	}
 }
