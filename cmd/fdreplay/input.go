@@ -49,14 +49,6 @@ func (in *input) stream() qos.Stream {
 	return qos.Stream{Name: in.name, Heartbeats: in.hbs}
 }
 
-// clocksLookSynchronized is qos.ClocksLookSynchronized on the stream; a
-// spool that cannot be read back counts as not synchronized (the replay
-// then reports the read error).
-func clocksLookSynchronized(in *input) bool {
-	ok, err := qos.ClocksLookSynchronizedIn(in.source())
-	return ok && err == nil
-}
-
 // notEvaluated describes a stream on which no heartbeat got past warm-up.
 func notEvaluated(in *input, s settings) string {
 	return fmt.Sprintf("%s: sender %s: no heartbeat evaluated: %d fresh heartbeats, warm-up %d, window n = %d (lower --warmup or --window)",
@@ -85,7 +77,7 @@ func streamSettings(o options, in *input) settings {
 	case "sync":
 		s.sync = true
 	case "auto":
-		s.sync = clocksLookSynchronized(in)
+		s.sync = in.clocksSync
 	}
 	s.targets = sfdTargets(o.targets, in.interval)
 	return s

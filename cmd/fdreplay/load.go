@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/fdkit/fdkit/detector"
+	"github.com/fdkit/fdkit/qos"
+	"github.com/fdkit/fdkit/qos/report"
 	"github.com/fdkit/fdkit/trace"
 	"github.com/fdkit/fdkit/traces"
 )
@@ -487,15 +489,32 @@ func newInput(s *epochStream, file, name string, hdr time.Duration, epochs int, 
 	if multi {
 		in.name = filepath.Base(file) + ":" + in.name
 	}
+	// One read for the stats, the clock rule (qos.ClocksLookSynchronized)
+	// and, with a report (--out, --report), its Summary.
 	var acc trace.Accumulator
+	var z *report.Summarizer
+	if o.out != "" || o.report != "" {
+		z = new(report.Summarizer)
+	}
+	sync := in.len() > 0
 	seq, done := in.source().Pass()
 	for hb := range seq {
 		acc.Add(trace.Record{Sender: s.sender, Seq: hb.Seq, HasSeq: hb.HasSeq, Sent: hb.Sent, HasSent: hb.HasSent, Arrival: hb.Arrival, HasArrival: true})
+		if d := hb.Arrival - hb.Sent; !hb.HasSent || d < 0 || d > qos.MaxPlausibleDelay {
+			sync = false
+		}
+		if z != nil {
+			z.Add(hb)
+		}
 	}
 	if err := done(); err != nil {
 		return in, err
 	}
-	in.stats = acc.Stats()
+	in.stats, in.clocksSync = acc.Stats(), sync
+	if z != nil {
+		sum := z.Summary()
+		in.summary = &sum
+	}
 	what := fmt.Sprintf("%s: sender %q", name, s.sender)
 	if epochs > 1 {
 		what += fmt.Sprintf(" (epoch %d)", s.epoch)

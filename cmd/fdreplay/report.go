@@ -32,7 +32,7 @@ func buildReport(o options, args []string, runs []reportRun, table, curves []qos
 	nd := len(o.detectors)
 	for i, r := range runs {
 		in := r.in
-		rs := report.Stream{Name: in.name, Title: plotTitle(in), Heartbeats: in.hbs, Source: in.source(), Stats: in.stats, Interval: in.interval,
+		rs := report.Stream{Name: in.name, Title: plotTitle(in), Heartbeats: in.hbs, Source: in.source(), Summary: in.summary, Stats: in.stats, Interval: in.interval,
 			Table: table[i*nd : (i+1)*nd], Settings: r.descs}
 		for _, c := range curves {
 			if c.Stream == in.name {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/fdkit/fdkit/detector"
 	"github.com/fdkit/fdkit/qos"
+	"github.com/fdkit/fdkit/qos/report"
 	"github.com/fdkit/fdkit/trace"
 	"github.com/fdkit/fdkit/traces"
 )
@@ -31,6 +32,10 @@ type input struct {
 	epochs   int           // how many incarnations the sender has in the file
 	left     int           // records of this sender left out by the sanity check
 	warnings []string      // the input check's findings about this sender, for the report
+	// clocksSync is qos.ClocksLookSynchronized of the stream and summary
+	// its report.Summary (nil without a report), both taken in newInput's read.
+	clocksSync bool
+	summary    *report.Summary
 }
 
 // streamRun is one stream of the run with its detector settings and the

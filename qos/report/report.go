@@ -38,8 +38,11 @@ type Stream struct {
 	// Interval the Δ the detectors were configured with.
 	Heartbeats []detector.Heartbeat
 	// Source, when not nil, is read instead of Heartbeats (for a stream
-	// kept out of memory, such as a trace.Spool).
+	// kept out of memory, such as a trace.Spool). Summary, when not nil,
+	// is Source's Summary (a Summarizer given its heartbeats in order);
+	// the report then reads Source once instead of twice.
 	Source   qos.Source
+	Summary  *Summary
 	Stats    trace.Stats
 	Interval time.Duration
 	// Notes are facts about the replay (warm-up, clock handling), Warnings
@@ -166,7 +169,7 @@ func buildStreamView(i int, s Stream) streamView {
 	if st.HasClock {
 		add("clock (A − σ)", fmt.Sprintf("offset %s, drift %.1f ppm", longDuration(st.ClockOffset), st.DriftPPM))
 	}
-	hist, bursts := histogramAndBursts(s.Heartbeats, s.Source)
+	hist, bursts := histogramAndBursts(s.Heartbeats, s.Source, s.Summary)
 	v.Hist, v.Bursts = template.HTML(hist), bursts
 
 	for ri, c := range s.Table {
@@ -333,17 +336,60 @@ func tmText(r qos.Result) string {
 // histogramAndBursts returns interArrivalHistogram(src), src being
 // SliceSource(hbs) when nil, and the loss bursts (lossBursts) of hbs or
 // src, reading a Source twice: the bursts are counted (sourceBursts)
-// in the histogram's first read. Both are empty when that read fails.
-func histogramAndBursts(hbs []detector.Heartbeat, src qos.Source) (string, [][2]string) {
+// in the histogram's first read. Given sum (src's Summary), it reads src
+// once, for the histogram's counts. Both are empty when the first read
+// fails, the histogram alone when the second does.
+func histogramAndBursts(hbs []detector.Heartbeat, src qos.Source, sum *Summary) (string, [][2]string) {
 	if src == nil {
 		return interArrivalHistogram(qos.SliceSource(hbs)), lossBursts(hbs)
 	}
-	var r gapRange
-	var b sourceBursts
-	if arrivalGaps(src, r.add, b.add) != nil {
-		return "", nil
+	if sum == nil {
+		var z Summarizer
+		if arrivalGaps(src, z.gap, z.b.add) != nil {
+			return "", nil
+		}
+		s := z.Summary()
+		sum = &s
 	}
-	return r.histogram(src), b.classes()
+	return sum.gaps.histogram(src), sum.bursts
+}
+
+// A Summary is what the report reads from a Source before it counts the
+// inter-arrival histogram: the range of the gaps between consecutive
+// arrivals and the loss bursts. A caller that reads the stream anyway
+// can take it there with a Summarizer and give it as Stream.Summary, so
+// that the report reads the Source once instead of twice.
+type Summary struct {
+	gaps   gapRange
+	bursts [][2]string
+}
+
+// A Summarizer takes a Summary from heartbeats added in arrival order;
+// its zero value is ready. It holds at most a few thousand sequence
+// numbers (the loss bursts' reordering window).
+type Summarizer struct {
+	prev time.Duration
+	seen bool
+	g    gapRange
+	b    sourceBursts
+}
+
+// Add adds the next heartbeat in arrival order.
+func (z *Summarizer) Add(hb detector.Heartbeat) {
+	if d := hb.Arrival - z.prev; z.seen && d > 0 {
+		z.g.add(float64(d) / float64(time.Millisecond))
+	}
+	z.prev, z.seen = hb.Arrival, true
+	z.b.add(hb)
+}
+
+// gap adds a gap in milliseconds, as arrivalGaps gives it.
+func (z *Summarizer) gap(g float64) { z.g.add(g) }
+
+// Summary returns the Summary of the heartbeats added and releases the
+// sequence numbers held; z is not used after.
+func (z *Summarizer) Summary() Summary {
+	return Summary{gaps: z.g, bursts: z.b.classes()}
 }
 
 // interArrivalHistogram bins the gaps between consecutive arrivals on a

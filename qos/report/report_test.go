@@ -114,19 +114,43 @@ func TestReportLossBurstsAndHistogram(t *testing.T) {
 	sp := qostest.Spooled(t, mixed)
 	// Both from one function, reading the spool twice.
 	cs := &countingSource{Source: sp}
-	hist, bursts := histogramAndBursts(nil, cs)
+	hist, bursts := histogramAndBursts(nil, cs, nil)
 	assert.Equal(t, interArrivalHistogram(qos.SliceSource(mixed)), interArrivalHistogram(sp))
 	assert.Equal(t, interArrivalHistogram(sp), hist)
 	assert.Equal(t, lossBursts(hbs), bursts)
 	assert.Equal(t, 2, cs.passes)
-	_, bursts = histogramAndBursts(nil, qostest.Spooled(t, hbs[:1]))
+	_, bursts = histogramAndBursts(nil, qostest.Spooled(t, hbs[:1]), nil)
 	assert.Nil(t, bursts)
-	hist, bursts = histogramAndBursts(hbs, nil)
+	hist, bursts = histogramAndBursts(hbs, nil, nil)
 	assert.Equal(t, interArrivalHistogram(qos.SliceSource(hbs)), hist)
 	assert.Equal(t, lossBursts(hbs), bursts)
-	hist, bursts = histogramAndBursts(nil, failingSource{sp})
+	hist, bursts = histogramAndBursts(nil, failingSource{sp}, nil)
 	assert.Empty(t, hist)
 	assert.Nil(t, bursts)
+
+	// With the spool's Summary taken by the caller: one read, the same
+	// histogram and bursts.
+	var z Summarizer
+	for _, hb := range mixed {
+		z.Add(hb)
+	}
+	sum := z.Summary()
+	cs = &countingSource{Source: sp}
+	hist, bursts = histogramAndBursts(nil, cs, &sum)
+	assert.Equal(t, interArrivalHistogram(sp), hist)
+	assert.Equal(t, lossBursts(hbs), bursts)
+	assert.Equal(t, 1, cs.passes)
+	// The Summary, not the Source, gives the range and the bursts: a
+	// Summary of the first half alone bins the whole stream in its
+	// narrower range and counts only its bursts.
+	var half Summarizer
+	for _, hb := range mixed[:7] {
+		half.Add(hb)
+	}
+	hs := half.Summary()
+	hist, bursts = histogramAndBursts(nil, sp, &hs)
+	assert.NotEqual(t, interArrivalHistogram(sp), hist)
+	assert.NotEqual(t, lossBursts(hbs), bursts)
 }
 
 // countingSource counts the reads of its Source.
@@ -312,6 +336,6 @@ func TestReportLossBurstsPastTheWindow(t *testing.T) {
 	}
 	want := lossBursts(hbs)
 	assert.Equal(t, [][2]string{{"1", "35"}, {"2", "35"}, {"3–5", "105"}, {"6–10", "70"}, {"11–100", "0"}, {"> 100", "0"}}, want)
-	_, bursts := histogramAndBursts(nil, qostest.Spooled(t, hbs))
+	_, bursts := histogramAndBursts(nil, qostest.Spooled(t, hbs), nil)
 	assert.Equal(t, want, bursts)
 }
