@@ -219,8 +219,8 @@ func replayConfig(o options) qos.Config {
 }
 
 // tableRuns returns every stream of inputs with its detector settings and
-// its table's families, settled in parallel (streamSettings may read the
-// stream, from its spool).
+// its table's families, settled in parallel (streamSettings reads no
+// stream: newInput took the clock rule's answer).
 func tableRuns(o options, inputs []input) ([]streamRun, error) {
 	runs := make([]streamRun, len(inputs))
 	jobs := make([]func() error, len(inputs))

@@ -14,6 +14,27 @@ import (
 // stream of one million heartbeats, Δ = 10 ms with jitter, 1 % lost and
 // a few reordered.
 func BenchmarkStreamViewSpooled(b *testing.B) {
+	s, _ := benchSpooledStream(b)
+	benchStreamView(b, s)
+}
+
+// BenchmarkStreamViewSpooledSummary is BenchmarkStreamViewSpooled with
+// the stream's Summary given (as fdreplay takes it while loading): one
+// read of the spool instead of two.
+func BenchmarkStreamViewSpooledSummary(b *testing.B) {
+	s, hbs := benchSpooledStream(b)
+	var z Summarizer
+	for _, hb := range hbs {
+		z.Add(hb)
+	}
+	sum := z.Summary()
+	s.Summary = &sum
+	benchStreamView(b, s)
+}
+
+// benchSpooledStream returns the benchmarks' spooled stream and its
+// heartbeats.
+func benchSpooledStream(b *testing.B) (Stream, []detector.Heartbeat) {
 	r := rand.New(rand.NewPCG(1, 2))
 	var hbs []detector.Heartbeat
 	for s := uint64(1); s <= 1_000_000; s++ {
@@ -26,7 +47,12 @@ func BenchmarkStreamViewSpooled(b *testing.B) {
 	for i := 100; i+1 < len(hbs); i += 10_000 {
 		hbs[i].Seq, hbs[i+1].Seq = hbs[i+1].Seq, hbs[i].Seq
 	}
-	s := Stream{Title: "bench", Source: qostest.Spooled(b, hbs), Interval: 10 * time.Millisecond}
+	return Stream{Title: "bench", Source: qostest.Spooled(b, hbs), Interval: 10 * time.Millisecond}, hbs
+}
+
+// benchStreamView builds s's section, checking that it has a histogram
+// and loss bursts.
+func benchStreamView(b *testing.B, s Stream) {
 	b.ReportAllocs()
 	for b.Loop() {
 		if v := buildStreamView(0, s); v.Hist == "" || v.Bursts == nil {
