@@ -18,7 +18,16 @@ import (
 // runs on three goroutines).
 //
 //	go test -run '^$' -bench LoadInputs -benchmem ./cmd/fdreplay
-func BenchmarkLoadInputs(b *testing.B) {
+func BenchmarkLoadInputs(b *testing.B) { benchLoadInputs(b) }
+
+// BenchmarkLoadInputsReport is BenchmarkLoadInputs with --out: newInput
+// also takes each stream's report.Summary.
+func BenchmarkLoadInputsReport(b *testing.B) {
+	benchLoadInputs(b, "--out", filepath.Join(b.TempDir(), "out"))
+}
+
+// benchLoadInputs is BenchmarkLoadInputs with the flags args.
+func benchLoadInputs(b *testing.B, args ...string) {
 	const senders, per = 10, 20_000
 	var t strings.Builder
 	t.WriteString("#fdkit-trace version=1 interval=10ms unit=ns\nsender seq sent arrival\n")
@@ -32,7 +41,7 @@ func BenchmarkLoadInputs(b *testing.B) {
 	if err := os.WriteFile(path, []byte(t.String()), 0o644); err != nil {
 		b.Fatal(err)
 	}
-	o, files, err := parseFlags([]string{path}, io.Discard)
+	o, files, err := parseFlags(append(args, path), io.Discard)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -60,3 +60,20 @@ func benchStreamView(b *testing.B, s Stream) {
 		}
 	}
 }
+
+// BenchmarkSummarizer is a Summarizer over the benchmarks' stream in
+// memory: the work that BenchmarkStreamViewSpooledSummary leaves to the
+// caller's read.
+func BenchmarkSummarizer(b *testing.B) {
+	_, hbs := benchSpooledStream(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		var z Summarizer
+		for _, hb := range hbs {
+			z.Add(hb)
+		}
+		if s := z.Summary(); s.bursts == nil {
+			b.Fatal("no bursts")
+		}
+	}
+}
