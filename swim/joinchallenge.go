@@ -28,8 +28,11 @@ import (
 //
 // A source needs no challenge when its ID is held alive or suspect at
 // that address and answered a challenge there (or was configured there:
-// Bootstrap), or when the transport checked the source (StepSourceChecked:
-// swim/agent's joins over TCP, whose handshake proves it). Being heard
+// Bootstrap), or when the transport checked the source host
+// (StepSourceChecked: swim/agent's joins over TCP, whose handshake proves
+// the host, not the claimed port; the joiner is not verified by it, and
+// the view is still sent to the claimed port: issue 27, user40 F1's
+// reflection, left open). Being heard
 // from (verify.go) is not enough: a forged ping or gossip under a fake ID
 // from the victim's address would make that ID heard.
 //
@@ -48,9 +51,15 @@ type joinChallenge struct {
 }
 
 // StepSourceChecked is Step for a packet whose transport checked that it
-// came from the address its sender claims (swim/agent: a join on a TCP
-// stream from that IP address, the handshake proving the source receives
-// what is sent there). A join applied this way gets no challenge.
+// came from the host its sender claims (swim/agent: a packet on a TCP
+// stream from that IP address, the handshake proving the host receives
+// what is sent there; the stream's own port is ephemeral). A join
+// applied this way gets no join challenge. It proves the host, not the
+// claimed port: the packet is a sign of life of its sender, which it
+// does not verify (issue 27, user40 F1: streams from one host verified
+// ghosts at any port of it); a held unverified sender draws the usual
+// challenge ping at its claimed address, whose ack verifies it
+// (receipt.go), and its bytes are credited to its ledger.
 func (m *Member) StepSourceChecked(now time.Duration, pkt *Packet) error {
 	return m.step(&inbound{now: now, sourceChecked: true}, pkt)
 }

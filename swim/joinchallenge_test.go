@@ -127,7 +127,9 @@ func TestJoinChallengeWrongAck(t *testing.T) {
 // a fake member at the victim's address and a forged ping under its ID
 // makes it heard (not verified: receipt.go), and its join is still
 // challenged. A join the
-// transport checked (StepSourceChecked) is answered at once.
+// transport checked (StepSourceChecked) is answered at once, without
+// verifying its sender (a stream proves the host, not the claimed port):
+// it draws the usual challenge.
 func TestJoinChallengeHeardIsNotReached(t *testing.T) {
 	a := challengeTest(t, "a", "b", "c")
 	f := Node{ID: "fake", Addr: "victim:7946"}
@@ -154,7 +156,9 @@ func TestJoinChallengeHeardIsNotReached(t *testing.T) {
 	}
 	assert.Positive(t, syncs, "a checked join gets the view at once")
 	assert.Equal(t, StateAlive, a.State("g"))
-	assert.Equal(t, 1, a.Stats().JoinChallenges, "no challenge for it")
+	assert.False(t, a.peers["g"].verified, "a stream proves the host, not the port")
+	challengeTo(t, a, out, "g")
+	assert.Equal(t, 1, a.Stats().JoinChallenges, "no join challenge for it")
 	h := Node{ID: "h", Addr: "h:7946"}
 	require.NoError(t, a.Step(4*time.Millisecond, &Packet{Kind: MsgJoin, From: h, To: Node{Addr: "a:7946"},
 		Updates: []Update{{Kind: UpdateAlive, Node: h, From: h.ID}}}))

@@ -23,8 +23,9 @@ import (
 //
 // What this member sends an unverified member at its address is paid
 // for by what came from there: each member not verified keeps a ledger
-// (peer.credit). Each packet from its address (not StepFromOtherSource)
-// credits twice its bytes (Packet.WireLen or Size), less the bare ack it
+// (peer.credit). Each packet from its address (not StepFromOtherSource;
+// a stream's packet from its IP address, StepSourceChecked, counts: its
+// host sent those bytes) credits twice its bytes (Packet.WireLen or Size), less the bare ack it
 // draws at once (reply.go), up to ledgerCap; a challenge and each probe
 // ping to it spend their bytes. So spoofed packets make this member send
 // their claimed address no more than twice their bytes, whatever their

@@ -229,3 +229,32 @@ func TestChallengeOnlyWhenPaidFor(t *testing.T) {
 		assert.False(t, a.peers["g"].verified)
 	}
 }
+
+// A stream from a member's IP address (StepSourceChecked) proves the
+// host, not the port it claims (issue 27, user40 F1: two view frames per
+// ghost over streams from one host verified ghosts at any port of it).
+// Its packets from a held sender are a sign of life that draws the usual
+// challenge, credited to the ledger like a datagram's, and verify nothing
+// until the challenge's ack comes.
+func TestSourceCheckedIsNotVerified(t *testing.T) {
+	a := newTest(t, "a", ModeLifeguard, nil, "b", "c", "d")
+	a.Tick(0)
+	drain(a)
+	g := Node{ID: "ghost", Addr: "10.0.0.1:21000"}
+	sync := Packet{Kind: MsgSync, From: g, To: a.Self(), Updates: []Update{{Kind: UpdateAlive, Node: g, From: g.ID, Incarnation: 1}}}
+	require.NoError(t, a.StepSourceChecked(time.Millisecond, &sync))
+	require.NotNil(t, a.peers["ghost"])
+	assert.False(t, a.peers["ghost"].verified, "the first frame adds it")
+	out, _ := drain(a)
+	ch := challengeTo(t, a, out, "ghost")
+	assert.Equal(t, g, ch.To)
+	assert.Empty(t, ch.Updates, "bare")
+	require.NoError(t, a.StepSourceChecked(2*time.Millisecond, &sync))
+	p := a.peers["ghost"]
+	assert.False(t, p.verified, "a second frame, from a held sender, does not verify it")
+	assert.Positive(t, p.credit, "the frames' bytes are credited to its ledger")
+	out, _ = drain(a)
+	assert.Empty(t, out, "one challenge outstanding at a time")
+	require.NoError(t, a.StepSourceChecked(3*time.Millisecond, &Packet{Kind: MsgAck, From: g, To: a.Self(), Ack: Ack{Seq: ch.Ping.Seq}}))
+	assert.True(t, p.verified, "the challenge's ack, from its address, verifies it")
+}

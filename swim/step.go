@@ -63,8 +63,8 @@ type inbound struct {
 	// the answer carries this member's Alive, so no separate one is sent
 	// there (tellAlive). The answer to any other sender is bare.
 	replyTo ID
-	// sourceChecked: the transport checked the packet's source address
-	// (StepSourceChecked), so a join needs no challenge.
+	// sourceChecked: the transport checked the packet's source host
+	// (StepSourceChecked), not its port: a join needs no challenge.
 	sourceChecked bool
 	// otherSource: the transport received the packet from an address
 	// other than the one its sender claims (StepFromOtherSource): its
@@ -158,7 +158,7 @@ func (m *Member) step(in *inbound, pkt *Packet) error {
 // a join whose challenge it answered (challengeAnswered verifies it).
 func (m *Member) challenge(in *inbound, from Node, pkt *Packet) {
 	s := m.peers[pkt.From.ID]
-	if s == nil || s.verified || in.otherSource || in.sourceChecked || from.Addr != s.node.Addr {
+	if s == nil || s.verified || in.otherSource || from.Addr != s.node.Addr {
 		return
 	}
 	m.earn(s, from, pkt)
@@ -287,13 +287,11 @@ func (m *Member) noteSender(in *inbound, from Node, pkt *Packet) {
 			m.accuseBack(&inbound{now: now, from: pkt.From.ID, otherSource: in.otherSource}, s, from)
 		}
 	case s != nil:
-		// A sign of life. Its source proves nothing but for a transport
-		// that checked it (StepSourceChecked): others' packets draw a
-		// challenge, whose ack verifies (receipt.go, challenge).
+		// A sign of life, not a proof: a datagram's source is whatever
+		// its sender wrote, and a stream (StepSourceChecked) proves the
+		// host, not the claimed port (issue 27, user40 F1). The packet
+		// draws a challenge, whose ack verifies (receipt.go, challenge).
 		m.heard(now, s)
-		if in.sourceChecked {
-			m.verify(s)
-		}
 	case in.otherSource:
 		// Received from another address than the one it claims: the
 		// request would go to an address that did not send it.

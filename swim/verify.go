@@ -6,8 +6,9 @@ import "slices"
 // address (its ack, from there and under its ID, echoing the random
 // sequence number of a ping this member sent it: a challenge, a probe, a
 // relayed ping; receipt.go), that an intermediate vouched for (an ack
-// relayed from it), that answered a join challenge (joinchallenge.go) or
-// joined over a checked source (StepSourceChecked), that the seed of
+// relayed from it), that answered a join challenge (joinchallenge.go),
+// that acknowledged a stream ping this member dialled to its address
+// (stream.go), that the seed of
 // this member's join listed in its answer (a view that echoes the join's
 // token, Packet.JoinToken: seedView), or that Bootstrap configured.
 // A packet from its address alone is a sign of life, not a proof: its
@@ -15,7 +16,11 @@ import "slices"
 // verified ghosts at a victim's address, which then drew what verified
 // members draw (issue 27, user38 F2: 8-10× the attacker's bytes; F3: 200
 // of them, refreshed, hid a real crash for over 120 s). Such a packet
-// draws one bare challenge ping instead (receipt.go). Anyone can make a member hold new
+// draws one bare challenge ping instead (receipt.go). So does a packet
+// on a stream from its IP address (StepSourceChecked): the handshake
+// proves the host, not the claimed port, and streams from one host
+// verified ghosts at any port of it (issue 27, user40 F1: 10.5× the
+// attacker's bytes; 64 of them hid a crash for over 60 s). Anyone can make a member hold new
 // members it has only been told of: in plain mode any packet, with signed
 // self-updates any key holder, can announce Alive members by the
 // thousands. Those members must not dilute the probing of the members

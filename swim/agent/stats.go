@@ -83,9 +83,10 @@ type Stats struct {
 	// stream failed (joins sent over a stream too). StreamJoins counts
 	// joins sent over a stream: Join resends a join that got no answer
 	// within a ProbeInterval over a stream, which a member answers without
-	// the join challenge (swim.Member.StepSourceChecked) and which reaches
-	// it where datagrams do not. Frames count in PacketsSent and BytesSent
-	// too.
+	// the join challenge (swim.Member.StepSourceChecked), without verifying
+	// the joiner (a stream proves the host, not the port), and which
+	// reaches it where datagrams do not. Frames count in PacketsSent and
+	// BytesSent too.
 	StreamsIn, StreamsOut, StreamsRefused, StreamDialErrors          uint64
 	StreamsEvicted                                                   uint64
 	StreamAuthFailures, StreamReplayed, StreamDecodeErrors           uint64

@@ -223,9 +223,13 @@ func (a *Agent) receiveStream(in streamIn) {
 	}
 	// A join on a stream came from the IP address it claims
 	// (serveStream: joinFromClaimed), which the TCP handshake proves
-	// receives what is sent there: no join challenge. A view from another
-	// IP address than its sender claims is not its sender speaking for
-	// itself (a forger's self-announced ghosts, one a frame).
+	// receives what is sent there, but from an ephemeral port: the host,
+	// not the claimed port, is proven: no join challenge, but the packet
+	// verifies no one, and a held unverified sender draws the usual
+	// challenge at its claimed address (swim.Member.StepSourceChecked).
+	// A view from
+	// another IP address than its sender claims is not its sender
+	// speaking for itself (a forger's self-announced ghosts, one a frame).
 	step := a.m.StepSourceChecked
 	if in.from.IsValid() && !joinFromClaimed(in.pkt.From.Addr, in.from, false) {
 		step = a.m.StepFromOtherSource
