@@ -257,9 +257,11 @@ func (m *Member) startProbe(now time.Duration) {
 // for a path to it, and intermediates that have not verified it would
 // ping it too. Announced at a victim's address by one datagram, each ghost
 // drew IndirectChecks relayed pings from every member there (issue 27,
-// user37 F6). It still gets the stream probe, one per probe as the ping:
-// a real member whose datagrams are lost is verified by its answer
-// (endStreamOnly), or else when it sends this member its own probe.
+// user37 F6). It still gets the stream probe, one per probe as the ping,
+// when it was heard from at its address and its ledger pays for it
+// (requestStreamProbe): a real member whose datagrams are lost is
+// verified by its answer (endStreamOnly), or else when it sends this
+// member its own probe.
 func (m *Member) sendPingReqs() {
 	m.pr.indirect = true
 	m.probing.asked = m.probing.asked[:0]

@@ -44,6 +44,10 @@ type ProbeStats struct {
 	// (Config.StreamProbe); StreamOnly counts probes that only the stream
 	// answered (EventStreamOnly, rate-limited, warns of them).
 	StreamProbes, StreamOnly int
+	// StreamProbesUnpaid counts stream fallback pings not requested for a
+	// member not verified: never heard from at its address, or its ledger
+	// does not pay for the ping (receipt.go, requestStreamProbe).
+	StreamProbesUnpaid int
 }
 
 // GossipStats count dissemination and anti-entropy: gossip sent, view

@@ -61,18 +61,41 @@ func (m *Member) StreamAck(now time.Duration, id ID, seq uint32) {
 	}
 }
 
+// streamOverhead is what a stream ping costs on the wire beyond its
+// packet's bytes, as charged to the ledger of an unverified target
+// (receipt.go): the frame's 4-byte length prefix and the headers of the
+// connection's four segments this member sends at least (SYN 60 bytes,
+// the handshake's ACK, the data and the FIN 52 each: IPv4 and TCP with
+// the options Linux sends).
+const streamOverhead = 4 + 60 + 3*52
+
 // requestStreamProbe asks the caller for a stream ping of the current
-// probe's target, once per probe.
+// probe's target, once per probe. A target not verified gets it only
+// when it was heard from at its address (peer.direct: a member never
+// heard from there did not show that its datagrams are lost) and its
+// ledger pays for the ping's bytes and streamOverhead, which it is
+// charged (issue 27, user40 F4: a ghost's every failed probe opened a
+// connection to its address, unpaid).
 func (m *Member) requestStreamProbe() {
 	if !m.cfg.StreamProbe || m.pr.stream {
 		return
 	}
-	m.pr.stream = true
-	m.stats.StreamProbes++
-	sp := StreamProbe{To: m.pr.target.node, Seq: m.pr.seq, Deadline: m.pr.endAt}
+	t := m.pr.target
+	sp := StreamProbe{To: t.node, Seq: m.pr.seq, Deadline: m.pr.endAt}
 	if u, ok := m.notice(sp.To.ID); ok {
 		sp.Updates = []Update{u}
 	}
+	if !t.verified {
+		ping := Packet{Kind: MsgPing, From: m.self, To: t.node, Ping: Ping{Seq: sp.Seq}, Updates: sp.Updates}
+		cost := m.sentBytes(&ping) + streamOverhead
+		if !t.direct || !pays(t, cost) {
+			m.stats.StreamProbesUnpaid++
+			return
+		}
+		t.credit -= cost
+	}
+	m.pr.stream = true
+	m.stats.StreamProbes++
 	m.ready.streams = append(m.ready.streams, sp)
 }
 

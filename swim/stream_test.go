@@ -210,3 +210,62 @@ func TestStreamPingFromOtherSourceDoesNotSpeak(t *testing.T) {
 		}
 	}
 }
+
+// A stream probe of a member not verified is paid from its ledger
+// (requestStreamProbe; issue 27, user40 F4): g, learned by gossip from
+// b, gets none while never heard from at its address, none when its one
+// packet (its own Alive, credit 120) pays only for its challenge and
+// probe pings, and one (for its probe and its retry) when a larger packet
+// pays for it, its ledger charged the stream ping's bytes and
+// streamOverhead.
+func TestStreamProbeOfUnverifiedPaidByLedger(t *testing.T) {
+	g := Node{ID: "g", Addr: "victim:1"}
+	own := Update{Kind: UpdateAlive, Node: g, From: g.ID}
+	var many []Update
+	for i := range 12 {
+		many = append(many, Update{Kind: UpdateSuspect, Node: Node{ID: ID(fmt.Sprintf("x%02d", i)), Addr: fmt.Sprintf("x:%d", i)}, From: g.ID})
+	}
+	for _, c := range []struct {
+		name   string
+		pkt    *Packet // from g's address, nil: none
+		stream bool
+	}{
+		{"never heard from", nil, false},
+		{"own Alive", &Packet{Kind: MsgGossip, From: g, To: node("a"), Updates: []Update{own}}, false},
+		{"a larger packet", &Packet{Kind: MsgGossip, From: g, To: node("a"), Updates: append([]Update{own}, many...)}, true},
+	} {
+		a := newTest(t, "a", ModeLifeguard, streamOn)
+		a.Tick(0)
+		drainStreams(a)
+		require.NoError(t, a.Step(time.Millisecond, &Packet{Kind: MsgGossip, From: node("b"), To: a.Self(), Updates: []Update{own}}))
+		drainStreams(a)
+		if c.pkt != nil {
+			require.NoError(t, a.Step(10*time.Millisecond, c.pkt))
+			drainStreams(a)
+		}
+		var sps []StreamProbe
+		credit := 0
+		for now := 20 * time.Millisecond; now <= 3*time.Second; now += 10 * time.Millisecond {
+			credit = a.peers["g"].credit
+			a.Tick(now)
+			_, _, s := drainStreams(a)
+			if len(s) > 0 && len(sps) == 0 {
+				ping := Packet{Kind: MsgPing, From: a.Self(), To: g, Ping: Ping{Seq: s[0].Seq}, Updates: s[0].Updates}
+				assert.Equal(t, credit-a.sentBytes(&ping)-streamOverhead, a.peers["g"].credit, "%s: the ledger charged", c.name)
+			}
+			sps = append(sps, s...)
+		}
+		require.NotNil(t, a.peers["g"], c.name)
+		assert.False(t, a.peers["g"].verified, c.name)
+		assert.Positive(t, a.Stats().ProbesFailed, "%s: g probed", c.name)
+		if c.stream {
+			require.NotEmpty(t, sps, c.name)
+			assert.Equal(t, g, sps[0].To, c.name)
+			assert.Equal(t, len(sps), a.Stats().StreamProbes, c.name)
+		} else {
+			assert.Empty(t, sps, c.name)
+			assert.Zero(t, a.Stats().StreamProbes, c.name)
+			assert.Positive(t, a.Stats().StreamProbesUnpaid, c.name)
+		}
+	}
+}

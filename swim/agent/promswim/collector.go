@@ -179,6 +179,7 @@ var protocolHelp = map[string]string{
 	"Reclaims":            "Dead or left members' entries taken over by their ID at another address (a member restarted elsewhere).",
 	"AddrsRefused":        "Updates dropped for naming a member at an address that is not a unicast ip:port.",
 	"StreamProbes":        "Stream (TCP) fallback pings requested after a direct ping timed out.",
+	"StreamProbesUnpaid":  "Stream fallback pings not requested for a member not verified: never heard from at its address, or its ledger does not pay.",
 	"StreamOnly":          "Probes answered only over the stream (TCP) fallback: UDP to or from the member is lost.",
 	"BadProofs":           "Alive and leave updates refused for a missing, invalid or foreign self-signature (signed self-updates).",
 	"AccusationsCapped":   "Accusations above the incarnation the accused asserted, taken at it (signed self-updates).",
