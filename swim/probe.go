@@ -80,6 +80,10 @@ type relay struct {
 	// (Packet.Size units; relay.go).
 	vouched bool
 	limit   int
+	// queued: the origin's budget of answers that carry the queue
+	// (queuedAnswer, reply.go) allowed this ping-req one when it came: the
+	// relayed ping and its relayed ack or nack carry the queue.
+	queued bool
 }
 
 // asked is an intermediate of the current probe's ping-reqs and whether its

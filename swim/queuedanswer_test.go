@@ -109,3 +109,44 @@ func TestRelayedAckSharesTheQueuedBudget(t *testing.T) {
 	ack = relay(t0+a.cfg.ProbeInterval, 9)
 	assert.True(t, queuedIn(ack), "relayed a period later")
 }
+
+// Ping-reqs forged from a verified member's address, naming a verified
+// target, each drew a relayed ping with the whole queue to the target
+// (issue 27, user40 F2: 8.8-9× the forged bytes). The relayed ping and
+// its relayed ack share one answer of the origin's budget
+// (queuedAnswer): 16 ping-reqs a period for 5 periods, the target acking
+// each ping at once, draw 7 relayed pings that carry the queue (by hand,
+// as TestForgedPingsDrawOneQueuedAckPerPeriod: ping-reqs 0, 1, 2, 16,
+// 32, 48, 64), and the relayed acks that go with them; the others carry
+// neither.
+func TestForgedPingReqsDrawOneQueuedRelayPerPeriod(t *testing.T) {
+	a := newTest(t, "a", ModeSWIM, small, "b", "c", "d")
+	fullQueue(a)
+	const perPeriod, periods = 16, 5
+	t0 := time.Second
+	step := a.cfg.ProbeInterval / perPeriod
+	var queuedPings, queuedAcks []int
+	for i := range perPeriod * periods {
+		at := t0 + time.Duration(i)*step
+		req := Packet{Kind: MsgPingReq, From: node("b"), To: a.Self(), PingReq: PingReq{Seq: uint32(2 * (i + 1)), Target: node("c")}}
+		require.NoError(t, a.Step(at, &req))
+		out, _ := drain(a)
+		pings := only(t, out, MsgPing)
+		require.Len(t, pings, 1, "ping-req %d relayed", i)
+		require.Equal(t, node("c"), pings[0].To)
+		if queuedIn(pings[0]) {
+			queuedPings = append(queuedPings, i)
+		}
+		require.NoError(t, a.Step(at, &Packet{Kind: MsgAck, From: node("c"), To: a.Self(), Ack: Ack{Seq: pings[0].Ping.Seq}}))
+		out, _ = drain(a)
+		acks := only(t, out, MsgAck)
+		require.Len(t, acks, 1, "ping-req %d answered", i)
+		if queuedIn(acks[0]) {
+			queuedAcks = append(queuedAcks, i)
+		}
+	}
+	want := []int{0, 1, 2, 16, 32, 48, 64}
+	assert.Equal(t, want, queuedPings, "the relayed pings that carried the queue")
+	assert.Equal(t, want, queuedAcks, "the relayed acks that carried it")
+	assert.Zero(t, a.Stats().RelaysRefused)
+}

@@ -27,8 +27,9 @@ import "time"
 // queue kept full by forged gossip (issue 27, user39 F2;
 // docs/experiments.md, “SWIM: answers that carry the queue, one a
 // period”). The answers to one member that carry the queue (the acks of
-// its pings and of its ping-reqs for this member, the relayed acks and
-// nacks of its ping-reqs: relay.go) come one per ProbeInterval on average,
+// its pings and of its ping-reqs for this member; for each of its other
+// ping-reqs, the relayed ping to the target and the relayed ack or nack
+// together, one answer: relay.go) come one per ProbeInterval on average,
 // three in a row at most (queuedAnswer); the others go as to a sender not
 // vouched for, bare within twice the ping's bytes, with this member's own
 // Alive if queued and it fits (withOwnAlive), or, relayed, with the notice
