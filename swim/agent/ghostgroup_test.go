@@ -76,8 +76,17 @@ func TestPlantedGhostsCostAboutTheirAnnouncement(t *testing.T) {
 					perGhost[pk.To.ID]++
 				}
 			}
-			// Every member hears of every ghost and holds it dead (or has
-			// forgotten it); then nothing more is due to the ghosts.
+			// The member the datagram went to hears of every ghost, and
+			// every member that heard of a ghost holds it dead (or has
+			// forgotten it); then nothing more is due to the ghosts. A
+			// member may never hear of a ghost: the Alive goes out a
+			// bounded number of times (the retransmission limit), and
+			// when every copy went to members that held it, another
+			// member hears of the ghost only through its suspicion or
+			// death, which it ignores for a member it does not hold (a run
+			// of the package's tests under -race on a loaded machine:
+			// "heard of 9 ghosts"). It then never pings that ghost, which
+			// is what the assertions below bound.
 			seen := make([]map[swim.ID]bool, n)
 			for i := range seen {
 				seen[i] = map[swim.ID]bool{}
@@ -92,7 +101,7 @@ func TestPlantedGhostsCostAboutTheirAnnouncement(t *testing.T) {
 							done = done && m.State != swim.StateAlive && m.State != swim.StateSuspect
 						}
 					}
-					done = done && len(seen[i]) == plantedGhosts
+					done = done && (i > 0 || len(seen[i]) == plantedGhosts)
 				}
 				return done
 			}, 60*time.Second, 10*time.Millisecond, "every ghost dead at every member")
