@@ -104,7 +104,7 @@ func TestPlantedGhostsCostAboutTheirAnnouncement(t *testing.T) {
 					done = done && (i > 0 || len(seen[i]) == plantedGhosts)
 				}
 				return done
-			}, 60*time.Second, 10*time.Millisecond, "every ghost dead at every member")
+			}, 60*time.Second, 10*time.Millisecond, "every ghost heard of at the member the datagram went to, and dead at every member that heard of it")
 			if !ok {
 				for i, a := range as {
 					for _, m := range a.Members() {
