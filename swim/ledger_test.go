@@ -175,18 +175,7 @@ func TestLedgerNotCreditedFromOtherSource(t *testing.T) {
 		require.NoError(t, a.StepFromOtherSource(time.Duration(10+i)*time.Millisecond, &pkt))
 	}
 	out, _ := drain(a)
-	var pings int
-	count := func(pk []Packet) {
-		for _, p := range pk {
-			if p.To.Addr == g.Addr {
-				require.Equal(t, MsgPing, p.Kind)
-				pings++
-			}
-		}
-	}
-	count(out)
-	tickUntil(a, 3*time.Second, func(_ time.Duration, pk []Packet, _ []Event) { count(pk) })
-	assert.Equal(t, 1, pings, "the probe's unpaid ping only")
+	assert.Equal(t, 1, pingsTo(t, a, out, g.Addr), "the probe's unpaid ping only")
 	assert.Zero(t, a.Stats().VerifyChallenges)
 	assert.Zero(t, a.Stats().UnverifiedRetries)
 	assert.Equal(t, StateSuspect, a.State("g"))
@@ -219,18 +208,7 @@ func TestLedgerOfOldAddressPaysNothing(t *testing.T) {
 	out, _ = drain(a)
 	require.Equal(t, moved.Addr, a.peers["g"].node.Addr)
 	require.Equal(t, StateAlive, a.State("g"))
-	var pings int
-	count := func(pk []Packet) {
-		for _, p := range pk {
-			if p.To.Addr == moved.Addr {
-				require.Equal(t, MsgPing, p.Kind)
-				pings++
-			}
-		}
-	}
-	count(out)
-	tickUntil(a, 3*time.Second, func(_ time.Duration, pk []Packet, _ []Event) { count(pk) })
-	assert.Equal(t, 1, pings, "the probe's unpaid ping only")
+	assert.Equal(t, 1, pingsTo(t, a, out, moved.Addr), "the probe's unpaid ping only")
 	assert.Zero(t, a.Stats().UnverifiedRetries)
 	assert.Equal(t, StateSuspect, a.State("g"))
 }
@@ -330,4 +308,22 @@ func TestLedgerCapped(t *testing.T) {
 	out, _ := drain(a)
 	assert.Empty(t, out, "one challenge outstanding")
 	assert.Equal(t, 2800, a.peers["g"].credit)
+}
+
+// pingsTo returns how many packets to addr out holds and m sends as it
+// ticks to 3 s, requiring each to be a ping.
+func pingsTo(t *testing.T, m *Member, out []Packet, addr string) int {
+	t.Helper()
+	var pings int
+	count := func(pk []Packet) {
+		for _, p := range pk {
+			if p.To.Addr == addr {
+				require.Equal(t, MsgPing, p.Kind)
+				pings++
+			}
+		}
+	}
+	count(out)
+	tickUntil(m, 3*time.Second, func(_ time.Duration, pk []Packet, _ []Event) { count(pk) })
+	return pings
 }
