@@ -138,11 +138,19 @@ func ClocksLookSynchronizedIn(src Source) (bool, error) {
 	seq, done := src.Pass()
 	ok := true
 	for hb := range seq {
-		d := hb.Arrival - hb.Sent
-		if !hb.HasSent || d < 0 || d > MaxPlausibleDelay {
+		if !SynchronizedDelay(hb) {
 			ok = false
 			break
 		}
 	}
 	return ok, done()
+}
+
+// SynchronizedDelay reports whether hb carries a send time and its
+// apparent one-way delay A − σ lies within [0, MaxPlausibleDelay]: the
+// rule ClocksLookSynchronized applies to every heartbeat of a stream, for
+// a caller that reads the stream anyway.
+func SynchronizedDelay(hb detector.Heartbeat) bool {
+	d := hb.Arrival - hb.Sent
+	return hb.HasSent && d >= 0 && d <= MaxPlausibleDelay
 }

@@ -500,9 +500,7 @@ func newInput(s *epochStream, file, name string, hdr time.Duration, epochs int, 
 	seq, done := in.source().Pass()
 	for hb := range seq {
 		acc.Add(trace.Record{Sender: s.sender, Seq: hb.Seq, HasSeq: hb.HasSeq, Sent: hb.Sent, HasSent: hb.HasSent, Arrival: hb.Arrival, HasArrival: true})
-		if d := hb.Arrival - hb.Sent; !hb.HasSent || d < 0 || d > qos.MaxPlausibleDelay {
-			sync = false
-		}
+		sync = sync && qos.SynchronizedDelay(hb)
 		if z != nil {
 			z.Add(hb)
 		}
