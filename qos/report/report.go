@@ -345,7 +345,11 @@ func histogramAndBursts(hbs []detector.Heartbeat, src qos.Source, sum *Summary) 
 	}
 	if sum == nil {
 		var z Summarizer
-		if arrivalGaps(src, z.gap, z.b.add) != nil {
+		seq, done := src.Pass()
+		for hb := range seq {
+			z.Add(hb)
+		}
+		if done() != nil {
 			return "", nil
 		}
 		s := z.Summary()
@@ -383,9 +387,6 @@ func (z *Summarizer) Add(hb detector.Heartbeat) {
 	z.b.add(hb)
 }
 
-// gap adds a gap in milliseconds, as arrivalGaps gives it.
-func (z *Summarizer) gap(g float64) { z.g.add(g) }
-
 // Summary returns the Summary of the heartbeats added and releases the
 // sequence numbers held; z is not used after.
 func (z *Summarizer) Summary() Summary {
@@ -398,16 +399,16 @@ func (z *Summarizer) Summary() Summary {
 // cannot be read.
 func interArrivalHistogram(src qos.Source) string {
 	var r gapRange
-	if arrivalGaps(src, r.add, nil) != nil {
+	if arrivalGaps(src, r.add) != nil {
 		return ""
 	}
 	return r.histogram(src)
 }
 
 // arrivalGaps reads src once, calling gap with each positive gap between
-// consecutive arrivals, in milliseconds, and each, when not nil, with
-// every heartbeat. It returns what ended the read early.
-func arrivalGaps(src qos.Source, gap func(float64), each func(detector.Heartbeat)) error {
+// consecutive arrivals, in milliseconds (as Summarizer.Add counts them).
+// It returns what ended the read early.
+func arrivalGaps(src qos.Source, gap func(float64)) error {
 	seq, done := src.Pass()
 	first := true
 	var prev time.Duration
@@ -416,9 +417,6 @@ func arrivalGaps(src qos.Source, gap func(float64), each func(detector.Heartbeat
 			gap(float64(d) / float64(time.Millisecond))
 		}
 		prev, first = hb.Arrival, false
-		if each != nil {
-			each(hb)
-		}
 	}
 	return done()
 }
@@ -458,7 +456,7 @@ func (r gapRange) histogram(src qos.Source) string {
 	if arrivalGaps(src, func(g float64) {
 		k := int(float64(bins) * math.Log(g/lo) / span)
 		counts[min(max(k, 0), bins-1)]++
-	}, nil) != nil {
+	}) != nil {
 		return ""
 	}
 	return svgHistogram(edges, counts, "gap between consecutive arrivals (ms, log scale)")
