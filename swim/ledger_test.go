@@ -310,6 +310,33 @@ func TestLedgerCapped(t *testing.T) {
 	assert.Equal(t, 2800, a.peers["g"].credit)
 }
 
+// TestLedgerNotInDebt: pings spoofed from an unverified member's address
+// that are shorter than half their acks (no To ID; a's node, with a
+// 40-byte ID, is long) debit its ledger nothing (earn), so g's own Alive
+// from there, after 100 of them, still pays its challenge. Before, each
+// ping left the ledger in debt by what its ack exceeded twice its bytes,
+// and the Alive drew no challenge.
+func TestLedgerNotInDebt(t *testing.T) {
+	g := Node{ID: "g", Addr: "own:1"}
+	a := newTest(t, "a"+strings.Repeat("0", 39), ModeLifeguard, nil)
+	a.Tick(0)
+	drain(a)
+	require.NoError(t, a.Step(time.Millisecond, &Packet{Kind: MsgGossip, From: node("b"), To: a.Self(),
+		Updates: []Update{{Kind: UpdateAlive, Node: g, From: g.ID}}}))
+	drain(a)
+	for i := range 100 {
+		ping := Packet{Kind: MsgPing, From: g, Ping: Ping{Seq: uint32(4 * i)}}
+		require.Less(t, 2*a.recvBytes(&ping), a.bareReplySize(g, &ping), "the ping is shorter than half its ack")
+		require.NoError(t, a.Step(time.Duration(2+i)*time.Microsecond, &ping))
+		drain(a)
+	}
+	assert.Zero(t, a.peers["g"].credit)
+	require.NoError(t, a.Step(2*time.Millisecond, &Packet{Kind: MsgGossip, From: g, To: a.Self(),
+		Updates: []Update{{Kind: UpdateAlive, Node: g, From: g.ID}}}))
+	out, _ := drain(a)
+	challengeTo(t, a, out, "g")
+}
+
 // pingsTo returns how many packets to addr out holds and m sends as it
 // ticks to 3 s, requiring each to be a ping.
 func pingsTo(t *testing.T, m *Member, out []Packet, addr string) int {

@@ -26,7 +26,7 @@ import (
 // (peer.credit). Each packet from its address (not StepFromOtherSource;
 // a stream's packet from its IP address, StepSourceChecked, counts: its
 // host sent those bytes) credits twice its bytes (Packet.WireLen or Size), less the bare ack it
-// draws at once (reply.go), up to ledgerCap; a challenge and each probe
+// draws at once (reply.go) when that is positive (earn), up to ledgerCap; a challenge and each probe
 // ping to it spend their bytes. So spoofed packets make this member send
 // their claimed address no more than twice their bytes, whatever their
 // sequence (TestLedgerBoundsSpoofedAddress), but for one thing: a member
@@ -91,11 +91,16 @@ func (m *Member) challengePing(pkt *Packet) bool {
 }
 
 // earn credits the ledger of s, the unverified member held at the address
-// pkt came from, with twice pkt's bytes less the bare ack pkt draws, up to
-// ledgerCap MaxPacketSize, and notes that s was heard from there.
+// pkt came from, with twice pkt's bytes less the bare ack pkt draws, if
+// that is positive, up to ledgerCap MaxPacketSize, and notes that s was
+// heard from there. A ping shorter than half its ack (one without its To
+// ID, to a member whose own node is long) debits nothing: its ack goes
+// anyway (reply.go), and a flood of such pings spoofed from a joiner's
+// address left its ledger that much in debt, for good, so that neither
+// its challenge nor its probe pings were paid again.
 func (m *Member) earn(s *peer, from Node, pkt *Packet) {
 	s.direct = true
-	s.credit = min(s.credit+2*m.recvBytes(pkt)-m.bareReplySize(from, pkt), ledgerCap*m.cfg.MaxPacketSize)
+	s.credit = min(s.credit+max(0, 2*m.recvBytes(pkt)-m.bareReplySize(from, pkt)), ledgerCap*m.cfg.MaxPacketSize)
 }
 
 // bareNoncePing returns the bare ping with a nonce this member sends p
