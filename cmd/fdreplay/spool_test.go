@@ -170,6 +170,30 @@ func TestStreamCountBound(t *testing.T) {
 	assert.Equal(t, 0, code, errOut)
 }
 
+// TestStreamCountBoundBeforeFlush: the sender past --max-sweep-memory's
+// bound is refused as soon as its first record is read (the load's
+// pipeline counts the senders the checker holds), not once the checker
+// lets its records go: a malformed line right after that record is
+// never reached.
+func TestStreamCountBoundBeforeFlush(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("#fdkit-trace version=1 interval=100ms unit=ns\nsender seq sent arrival\n")
+	for s := range 26 {
+		for k := range 40 {
+			fmt.Fprintf(&b, "s%d %d %d %d\n", s, k, int64(k)*1e8+int64(s), int64(k)*1e8+int64(s)+3e6)
+			if s == 25 {
+				break
+			}
+		}
+	}
+	b.WriteString("not a record\n")
+	a := writeFile(t, "many.fdk", b.String())
+	code, _, errOut := runCmd("-d", "chen,fixed", "--max-sweep-memory", "1", a) // 25 streams, as in TestStreamCountBound
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, `many.fdk:1003: sender "s25": more than 25 streams`)
+	assert.NotContains(t, errOut, "many.fdk:1004")
+}
+
 // The outputs are the same, byte for byte and in the same order, on one
 // core or two, with the streams in memory or spooled (whose sweeps run
 // together on goroutines of their own).
