@@ -12,12 +12,13 @@ import (
 // for the agent, and asks forged under a live member's ID, each answered
 // (challenges.go), at 50,000 to 90,000 a second slowed the receiving
 // goroutine so that its buffer overflowed, and more than half of the
-// writes another member made meanwhile were lost (docs/experiments.md). The asks for one member
-// that come while the sender is busy are answered together, in one
-// datagram carrying each ask's nonce (up to maxChalAsks), so the sender
-// sends at most one challenge per member per pass, and a flood of asks
-// under a joiner's ID drops the joiner's own ask only when more than
-// maxChalAsks asks for that member come within one pass.
+// writes another member made meanwhile were lost (docs/experiments.md).
+// The asks for one member that come while the sender is busy are
+// answered together, in one datagram carrying each ask's nonce (up to
+// maxChalAsks), so the sender sends at most one challenge per member per
+// pass, and a flood of asks under a joiner's ID drops the joiner's own
+// ask only when more than maxChalAsks asks for that member come within
+// one pass.
 
 // maxChalAsks is how many asks one challenge answers at most: 32, a
 // datagram of 1 + 32·16 + 16 = 529 bytes of data.

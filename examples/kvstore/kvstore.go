@@ -18,8 +18,8 @@
 // sent is counted and kept (StateErrors), not dropped unsaid.
 //
 // The store is sent only when asked, and only to a member that shows it
-// receives at the address this member holds for it: the joiner asks
-// (a datagram with a random nonce drawn for the ask), the member answers
+// receives at the address this member holds for it: the joiner asks (a
+// datagram with a random nonce drawn for the ask), the member answers
 // with a challenge (a datagram of a few dozen bytes, sent by
 // agent.SendToAddress with no gossip in it, to the address in its view,
 // carrying the ask's nonce back), and only a joiner that echoes the
@@ -27,11 +27,12 @@
 // sent for it carries) gets the store. The joiner echoes only the first
 // challenge that carries its ask's nonce, from the member it asked:
 // challenges forged under that member's ID by anyone who did not see the
-// ask are refused (Rejected), however many come. Pushing the store on every join event instead would let
-// anyone who can announce a member (in plain mode anyone, by gossiping an
-// Alive for a member that does not exist at a victim's address) draw a
-// whole store to that address per announcement, many times the
-// announcement's bytes, at a goroutine and a copy of the store each. A
+// ask are refused (Rejected), however many come. Pushing the store on
+// every join event instead would let anyone who can announce a member
+// (in plain mode anyone, by gossiping an Alive for a member that does
+// not exist at a victim's address) draw a whole store to that address
+// per announcement, many times the announcement's bytes, at a goroutine
+// and a copy of the store each. A
 // forged request draws one challenge, about the request's size, and
 // each request is answered once: the challenges a member sends are
 // bounded by the asks it gets (those for one member that come while it
