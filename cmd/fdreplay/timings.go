@@ -3,12 +3,17 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"runtime/pprof"
 	"syscall"
 	"time"
+
+	"github.com/fdkit/fdkit/internal/outfile"
 )
 
 // timingsEnv names the environment variable that, set to 1, makes
@@ -43,29 +48,82 @@ func (c phaseClock) mark(name string) {
 
 // cpuProfileEnv names the environment variable that, set to a file name,
 // makes fdreplay write a CPU profile of the whole run there
-// (runtime/pprof's format, read by go tool pprof). The file is created
-// before the run starts, so that a name that cannot be created stops the
-// run at once, and completed when the run ends; a run stopped by SIGINT or
-// SIGTERM leaves it incomplete.
+// (runtime/pprof's format, read by go tool pprof). The name must not exist
+// yet: fdreplay replaces no file it did not write (a profile named like an
+// input trace, or the index.html of an earlier --out, was overwritten
+// before the flags were even read; a device such as /dev/full took it
+// without an error). The profile is written to a staged file beside it
+// (internal/outfile) and renamed onto the name when the run ends, so that
+// a name that cannot be written stops the run at once, a write error
+// (a full disk) is reported, and a run stopped by SIGINT or SIGTERM leaves
+// no file.
 const cpuProfileEnv = "FDREPLAY_CPUPROFILE"
 
-// startCPUProfile creates the file path and starts the CPU profile into
-// it; stop ends the profile and closes the file. The errors name
+// startCPUProfile starts the CPU profile into a staged file for path;
+// stop ends the profile and moves the file to path. The errors name
 // cpuProfileEnv and the file.
 func startCPUProfile(path string) (stop func() error, err error) {
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", cpuProfileEnv, err)
+	fail := func(err error) error { return fmt.Errorf("%s=%s: %w", cpuProfileEnv, path, err) }
+	if err := refuseExisting(path); err != nil {
+		return nil, fail(err)
 	}
-	if err := pprof.StartCPUProfile(f); err != nil {
+	st, err := outfile.New(filepath.Dir(path), "fdreplay-profile")
+	if err != nil {
+		return nil, fail(err)
+	}
+	f, err := st.Create(filepath.Base(path))
+	if err != nil {
+		st.Abort()
+		return nil, fail(err)
+	}
+	w := &errWriter{w: f}
+	if err := pprof.StartCPUProfile(w); err != nil {
 		f.Close()
-		return nil, fmt.Errorf("%s=%s: %w", cpuProfileEnv, path, err)
+		st.Abort()
+		return nil, fail(err)
 	}
 	return func() error {
+		defer st.Abort() // nothing after Commit
 		pprof.StopCPUProfile()
-		if err := f.Close(); err != nil {
-			return fmt.Errorf("%s: %w", cpuProfileEnv, err)
+		err := errors.Join(w.err, f.Close())
+		if err == nil {
+			err = refuseExisting(path) // created by someone else meanwhile
+		}
+		if err == nil {
+			_, err = st.Commit(nil)
+		}
+		if err != nil {
+			return fail(err)
 		}
 		return nil
 	}, nil
+}
+
+// refuseExisting returns an error if path exists (or cannot be looked at).
+func refuseExisting(path string) error {
+	_, err := os.Lstat(path)
+	switch {
+	case err == nil:
+		return errors.New("the file exists, and fdreplay replaces no file it did not write: remove it or name a new one")
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	default:
+		return err
+	}
+}
+
+// errWriter passes writes to w and keeps the first error:
+// runtime/pprof's profile writer drops write errors.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(p []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	n, err := e.w.Write(p)
+	e.err = err
+	return n, err
 }

@@ -56,3 +56,39 @@ func TestCPUProfileEnvUncreatable(t *testing.T) {
 	assert.Contains(t, stderr, cpuProfileEnv)
 	assert.Contains(t, stderr, path)
 }
+
+// A profile name that exists is refused before the run, with exit code 2,
+// and the file is left as it was: an input trace named as the profile was
+// overwritten with it (user41), as was the index.html of an earlier --out.
+func TestCPUProfileEnvRefusesExisting(t *testing.T) {
+	dir := t.TempDir()
+	trace := filepath.Join(dir, "t.csv")
+	content := []byte("sender,seq,arrival\n")
+	require.NoError(t, os.WriteFile(trace, content, 0o644))
+	for _, path := range []string{trace, os.DevNull} {
+		out, stderr, code := runMain(t, []string{cpuProfileEnv + "=" + path}, "--no-progress", "-d", "fixed")
+		assert.Equal(t, 2, code, stderr)
+		assert.Empty(t, out, "the run started")
+		assert.Contains(t, stderr, cpuProfileEnv+"="+path)
+		assert.Contains(t, stderr, "exists")
+	}
+	b, err := os.ReadFile(trace)
+	require.NoError(t, err)
+	assert.Equal(t, content, b, "the existing file was changed")
+}
+
+// The profile is staged beside its name and renamed onto it at the end:
+// the directory holds the profile and nothing else afterwards.
+func TestCPUProfileEnvLeavesOnlyTheProfile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "cpu.pprof")
+	_, stderr, code := runMain(t, []string{cpuProfileEnv + "=" + path}, "--no-progress", "-d", "fixed")
+	require.Equal(t, 0, code, stderr)
+	ents, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	assert.Equal(t, []string{"cpu.pprof"}, names)
+}
