@@ -152,8 +152,12 @@ type Store struct {
 	data     map[string]entry
 	clock    uint64
 	rejected atomic.Uint64
-	wg       sync.WaitGroup
-	stop     func()
+	// piecesRefused counts the pieces of a store among them (receivePiece),
+	// for tests that ask whether a piece came, whatever else a stray
+	// sender on the machine's loopback got refused.
+	piecesRefused atomic.Uint64
+	wg            sync.WaitGroup
+	stop          func()
 	// stateErrs counts the pieces of a store that could not be sent to a
 	// member that asked for it, and lastStateErr is the last one's error,
 	// under mu (StateErrors).

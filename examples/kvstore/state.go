@@ -43,6 +43,7 @@ func (s *Store) receivePiece(m swim.Message) {
 	var es []entry
 	if len(m.Data) < pieceHeader || json.Unmarshal(m.Data[pieceHeader:], &es) != nil {
 		s.rejected.Add(1)
+		s.piecesRefused.Add(1)
 		return
 	}
 	s.mu.Lock()
@@ -50,6 +51,7 @@ func (s *Store) receivePiece(m swim.Message) {
 	w := s.pull.want
 	if w.id == "" || m.From != w.id || subtle.ConstantTimeCompare(m.Data[1:1+tokenLen], w.token[:]) != 1 {
 		s.rejected.Add(1)
+		s.piecesRefused.Add(1)
 		return
 	}
 	s.clock = max(s.clock, min(binary.BigEndian.Uint64(m.Data[1+tokenLen:pieceHeader]), maxAdopted))

@@ -168,6 +168,9 @@ func TestStoreGoesToEchoAddress(t *testing.T) {
 	}
 	n, err := a.StateErrors()
 	assert.Zero(t, n, "%v", err)
-	assert.Zero(t, b.Rejected(), "a piece went to b's address in the view")
+	// Pieces only: b's other refusals (Rejected) may come from any socket
+	// on 127.0.0.1 in plain mode, as a member of an earlier test still
+	// sending to a port b now holds (1 of 17 full runs of the package).
+	assert.Zero(t, b.piecesRefused.Load(), "a piece went to b's address in the view (b refused %d messages in all)", b.Rejected())
 	assert.Zero(t, b.Len())
 }
