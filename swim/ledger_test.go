@@ -354,3 +354,31 @@ func pingsTo(t *testing.T, m *Member, out []Packet, addr string) int {
 	tickUntil(m, 3*time.Second, func(_ time.Duration, pk []Packet, _ []Event) { count(pk) })
 	return pings
 }
+
+// TestChallengeRefusedPastBudgetAllocatesNothing: once a period's
+// PullsPerPeriod challenges are spent, by 128 ghosts from as many /24s,
+// each later unverified sender's challenge is refused without an
+// allocation; challengePrefix, which allocates (netip.Prefix.String), was
+// computed before the budget was checked, so a flood past the budget
+// cost one allocation per packet there.
+func TestChallengeRefusedPastBudgetAllocatesNothing(t *testing.T) {
+	a := newTest(t, "a", ModeLifeguard, nil, "b", "c")
+	a.Tick(0)
+	drain(a)
+	now := time.Millisecond
+	for i := range DefaultPullsPerPeriod + 1 {
+		g := Node{ID: ID(fmt.Sprintf("g%d", i)), Addr: fmt.Sprintf("10.%d.%d.1:7946", i/200, i%200)}
+		require.NoError(t, a.Step(now, &Packet{Kind: MsgGossip, From: g, To: a.Self(),
+			Updates: []Update{{Kind: UpdateAlive, Node: g, From: g.ID, Incarnation: 1}}}))
+		drain(a)
+	}
+	require.Equal(t, DefaultPullsPerPeriod, a.Stats().VerifyChallenges)
+	require.Equal(t, 1, a.Stats().VerifyChallengesRefused)
+	last := a.peers[ID(fmt.Sprintf("g%d", DefaultPullsPerPeriod))]
+	require.NotNil(t, last)
+	require.False(t, last.verified)
+	allocs := testing.AllocsPerRun(100, func() { a.challengeSender(now, last, false) })
+	assert.Zero(t, allocs)
+	assert.Equal(t, DefaultPullsPerPeriod, a.Stats().VerifyChallenges)
+	assert.Equal(t, 1+101, a.Stats().VerifyChallengesRefused)
+}

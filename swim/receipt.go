@@ -134,10 +134,16 @@ func (m *Member) challengeSender(now time.Duration, s *peer, pinged bool) {
 		m.probing.chalPeriodEnd, m.probing.chals = now+m.cfg.ProbeInterval, 0
 		clear(m.probing.chalsFrom)
 	}
+	if m.probing.chals >= m.cfg.PullsPerPeriod {
+		// before challengePrefix, which allocates: a flood past the
+		// period's budget costs no allocation here
+		m.stats.VerifyChallengesRefused++
+		return
+	}
 	prefix := challengePrefix(s.node.Addr)
 	from := m.probing.chalsFrom[prefix]
 	all, other := prefixChallenges(m.cfg.PullsPerPeriod)
-	if m.probing.chals >= m.cfg.PullsPerPeriod || from.all >= all || !pinged && from.other >= other {
+	if from.all >= all || !pinged && from.other >= other {
 		m.stats.VerifyChallengesRefused++
 		return
 	}
