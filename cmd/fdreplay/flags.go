@@ -200,14 +200,21 @@ const maxPoints = 10_000
 // errUsage marks errors in the command line (exit code 2).
 var errUsage = errors.New("usage")
 
-// run runs fdreplay and returns its exit code: 0, 1 for a failed run, 2
-// for a wrong command line.
+// run runs fdreplay and returns its exit code: 0, 1 for a failed run or a
+// failed write to stdout, 2 for a wrong command line.
 func run(p process, args []string, stdout, stderr io.Writer) int {
-	err := runErr(p, args, stdout, stderr)
+	out := &keptErrWriter{w: stdout}
+	err := runErr(p, args, out, stderr)
+	if out.err != nil && (err == nil || !errors.Is(err, out.err)) {
+		// Said even when the run failed otherwise: what it printed is
+		// lost. An error that already carries it (the CSV's) says it.
+		fmt.Fprintf(stderr, "fdreplay: writing to stdout: %v\n", out.err)
+	}
 	switch {
-	case err == nil:
-		return 0
-	case errors.Is(err, pflag.ErrHelp):
+	case err == nil || errors.Is(err, pflag.ErrHelp):
+		if out.err != nil {
+			return 1
+		}
 		return 0
 	case errors.Is(err, errUsage):
 		fmt.Fprintf(stderr, "fdreplay: %v (see fdreplay -h)\n", strings.TrimPrefix(err.Error(), "usage: "))
