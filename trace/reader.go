@@ -513,8 +513,8 @@ func (r *Reader) Next() (Record, error) {
 				}
 			}
 		}
-		var pe *ParseError
-		if r.unterm && r.opt.Lenient && (err == nil || errors.As(err, &pe) && pe.Err == nil) {
+		pe := parseErrorOf(err)
+		if r.unterm && r.opt.Lenient && (err == nil || pe != nil && pe.Err == nil) {
 			// The input stops inside its last line: left out, since its
 			// last field may be cut inside a number that still parses.
 			r.truncated = &ParseError{File: r.name, Line: r.line,
@@ -531,14 +531,14 @@ func (r *Reader) Next() (Record, error) {
 			}
 			return rec, nil
 		}
-		if r.opt.Lenient && r.comp != "" && errors.As(err, &pe) && errors.Is(err, io.ErrUnexpectedEOF) {
+		if r.opt.Lenient && r.comp != "" && pe != nil && errors.Is(err, io.ErrUnexpectedEOF) {
 			// A compressed stream cut short: every complete line before
 			// the cut was returned; the partial one is dropped.
 			r.truncated = pe
 			r.err = io.EOF
 			return Record{}, io.EOF
 		}
-		if r.opt.Lenient && errors.As(err, &pe) && pe.Err == nil && pe.Line > 0 {
+		if r.opt.Lenient && pe != nil && pe.Err == nil && pe.Line > 0 {
 			r.skipped++
 			if len(r.skippedErrs) < MaxSkippedErrors {
 				r.skippedErrs = append(r.skippedErrs, pe)
@@ -548,6 +548,21 @@ func (r *Reader) Next() (Record, error) {
 		r.err = err
 		return Record{}, err
 	}
+}
+
+// parseErrorOf returns the *ParseError in err's chain (errors.As), or nil
+// (also for a nil err). The variable whose address errors.As takes lives on
+// the heap, so it is declared here, past the nil check, and not in Next's
+// loop, where it cost one allocation per record read.
+func parseErrorOf(err error) *ParseError {
+	if err == nil {
+		return nil
+	}
+	var pe *ParseError
+	if errors.As(err, &pe) {
+		return pe
+	}
+	return nil
 }
 
 // All iterates over the remaining records. On an error other than io.EOF it
