@@ -167,6 +167,27 @@ func (m *Member) dropTransmitted() {
 		}
 		return false
 	})
+	m.clearViewMarks()
+}
+
+// clearViewMarks clears every member's mark of the merging view that
+// brought it (peer.viewOf) once the queue holds no entry of such a view
+// (bcast.viewOf): the marks serve only to keep those entries from the
+// members that hold them. Kept, they outlived the entries, held the IDs
+// of senders long gone, and kept the members a view of X brought from a
+// later view of X (X's group merging again after another partition).
+// While held, the marks are one per member: bounded by the view
+// (MaxMembers) and, for members not verified, by unverifiedQuota. The
+// check scans the queue, as piggybackIf's sort does; the members are
+// scanned once per clearing (dropTransmitted, forget).
+func (m *Member) clearViewMarks() {
+	if !m.queue.viewMarked || slices.ContainsFunc(m.queue.items, func(b *bcast) bool { return b.viewOf != "" }) {
+		return
+	}
+	for _, p := range m.all {
+		p.viewOf = ""
+	}
+	m.queue.viewMarked = false
 }
 
 // heardAgain counts, for each join announcement in a received gossip that equals

@@ -46,7 +46,8 @@ type peer struct {
 	answered    bool // acked a ping of this member's itself (makeRoom)
 	// viewOf: the member whose view, of a group merging with this
 	// member's, brought it (applyView): the entries of that view queued
-	// here are not piggybacked to it (piggybackIf).
+	// here are not piggybacked to it (piggybackIf). Cleared on every
+	// member once the queue holds no such entry (clearViewMarks).
 	viewOf   ID
 	deadFrom ID
 	// blind: this member declared it dead by its own timeout with no
@@ -213,6 +214,9 @@ type dissemination struct {
 	// announcedUnverified counts the members not verified that
 	// announceAlive sent this member's Alive in this protocol period.
 	announcedUnverified int
+	// viewMarked: a member was marked with the view that brought it
+	// (peer.viewOf) since the marks were last cleared (clearViewMarks).
+	viewMarked bool
 }
 
 // antiEntropy is the push-pull exchanges' state (sync.go).

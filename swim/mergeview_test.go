@@ -1,6 +1,7 @@
 package swim
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -55,4 +56,53 @@ func TestMergedViewNotPiggybackedToItsGroup(t *testing.T) {
 
 	a.enqueue(Update{Kind: UpdateAlive, Node: node("t"), Incarnation: 1, From: "t"})
 	assert.Equal(t, []ID{"t"}, carried("u"), "a newer update about t, to the seed's group")
+}
+
+// TestViewMarksClearedOnceSpent: a stream of joiners from distinct
+// addresses, each sending a view of its own group (a view source whose
+// join this member answered, spreadsView) with one member new to this
+// one, marks each new member with the view that brought it (peer.viewOf).
+// The marks are bounded by the view (MaxMembers), here by the unverified
+// members it may hold (unverifiedQuota, 64: the first 32 sources and
+// their members), and cleared on every member once the queue holds no
+// entry of any such view: kept, they outlived the entries they served,
+// held the IDs of senders long gone, and kept a later view of the same
+// source from the members the first had brought.
+func TestViewMarksClearedOnceSpent(t *testing.T) {
+	a := newTest(t, "a", ModeLifeguard, nil, "b", "c")
+	a.Tick(0)
+	drain(a)
+	marked := func() (n int) {
+		for _, p := range a.all {
+			if p.viewOf != "" {
+				n++
+			}
+		}
+		return n
+	}
+	now := time.Millisecond
+	for i := range 100 {
+		g := Node{ID: ID(fmt.Sprintf("g%d", i)), Addr: fmt.Sprintf("10.9.%d.1:7946", i)}
+		h := Node{ID: ID(fmt.Sprintf("h%d", i)), Addr: fmt.Sprintf("10.8.%d.1:7946", i)}
+		require.NoError(t, a.Step(now, &Packet{Kind: MsgJoin, From: g, To: a.Self(), Updates: []Update{{Kind: UpdateAlive, Node: g, From: g.ID}}}))
+		drain(a)
+		require.NoError(t, a.Step(now, &Packet{Kind: MsgSync, From: g, To: a.Self(), Updates: []Update{
+			{Kind: UpdateAlive, Node: g, From: g.ID}, {Kind: UpdateAlive, Node: h, From: h.ID}}}))
+		drain(a)
+		if q := a.peers[h.ID]; q != nil {
+			require.Equal(t, g.ID, q.viewOf, "%s brought by %s's view", h.ID, g.ID)
+		}
+		require.LessOrEqual(t, marked(), unverifiedFloor, "source %d", i)
+	}
+	require.Equal(t, 32, marked(), "the first 32 sources' members, 64 unverified with theirs")
+	for range 1000 {
+		if len(a.queue.items) == 0 {
+			break
+		}
+		a.send(Packet{Kind: MsgPing, To: node("b"), Ping: Ping{Seq: 8}})
+		drain(a)
+	}
+	require.Empty(t, a.queue.items)
+	assert.Zero(t, marked(), "cleared once no view's entry is queued")
+	assert.False(t, a.queue.viewMarked)
 }

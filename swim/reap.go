@@ -119,5 +119,6 @@ func (m *Member) forget(gone func(p *peer) bool) {
 	m.filterList(func(p *peer) bool { return m.peers[p.node.ID] == p })
 	if queued {
 		m.queue.items = slices.DeleteFunc(m.queue.items, func(b *bcast) bool { return b.tx < 0 })
+		m.clearViewMarks()
 	}
 }

@@ -331,6 +331,7 @@ func (m *Member) applyView(in *inbound, u Update) {
 	if p == nil && u.Kind == UpdateAlive && m.spreadsView(in) {
 		if q := m.peers[u.Node.ID]; q != nil && q.state == StateAlive {
 			q.viewOf = in.from
+			m.queue.viewMarked = true
 			m.enqueueFrom(u, in.from)
 		}
 	}
