@@ -71,6 +71,7 @@ type options struct {
 	decide      qos.DecideConfig
 	noProgress  bool
 	report      string
+	config      string
 	process     // from the process, not the flags: set by run
 }
 
@@ -265,7 +266,7 @@ func newFlagSet(o *options) (*pflag.FlagSet, flagValues) {
 	v.maxDecomp = fs.String("max-decompressed", "0", "refuse a gzip or xz trace that decompresses to more than this size (e.g. 20GiB; 0: no bound)")
 	fs.Float64Var(&o.maxRatio, "max-ratio", 200, "refuse a gzip or xz trace that decompresses to more than this many times its compressed size, past the first 64 MiB (a decompression bomb; recorded traces inflate 3-30 times; 0: no bound)")
 	fs.StringVarP(&o.out, "out", "o", "", "directory for results: index.html (the HTML report), table.csv/json, curves.csv/json, <sender>-mr-td and -qap-td plots (PNG, SVG), all written under temporary names and moved in when complete; implies --sweep")
-	fs.BoolVar(&o.force, "force", false, "let --out replace the results of an earlier run (without it a directory holding them is refused); files of the earlier run that this one does not write are removed")
+	fs.BoolVar(&o.force, "force", false, "let --out replace the results of an earlier run (without it a directory holding them is refused; files of the earlier run that this one does not write are removed) and --report an existing file (never an input, nor a read-only file)")
 	fs.BoolVar(&o.sweep, "sweep", false, "sweep each detector's parameter (implied by --out, --range and tuner targets); without --out the curves are printed as CSV")
 	flagcheck.Var(fs, &o.points, "points", "p", 40, 1, maxPoints, fmt.Sprintf("a count from 1 to %d", maxPoints), "points per swept curve")
 	flagcheck.Var(fs, &o.sweepMiB, "max-sweep-memory", "", 1024, 1, 1<<20, "a size in MiB from 1 to 1048576", "MiB the table's and the sweep's results may take (about 20 KiB per stream and detector, and 12 KiB per stream and swept setting, kept until the outputs are written); a trace of more streams is refused while it is read, at the first stream past the bound")
@@ -307,6 +308,7 @@ func parseFlags(args []string, stdout io.Writer) (options, []string, error) {
 		fmt.Fprintf(stdout, "Usage: fdreplay [flags] [TRACE...]\n\nReplays heartbeat traces through fdkit's failure detectors and reports TD, MR and QAP.\nWith no TRACE, replays the embedded default trace.\n\nFlags:\n%s\n%s", fs.FlagUsages(), examples)
 		return o, nil, pflag.ErrHelp
 	}
+	o.config = *v.configFile
 	entries, err := configEntries(&o, *v.detectors, *v.configFile, fs.Changed("detectors"))
 	if err != nil {
 		return o, nil, err

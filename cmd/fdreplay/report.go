@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/fdkit/fdkit/internal/outfile"
 	"github.com/fdkit/fdkit/qos"
@@ -97,8 +98,13 @@ func commandLine(args []string) string {
 
 // checkReportPath fails, before the replay, for a --report path that
 // cannot be written as a file: an existing directory, or one whose parent
-// directory is missing or not a directory.
-func checkReportPath(path string) error {
+// directory is missing or not a directory. Like --out, it replaces no
+// file unless force (--force) is given, and then no write-protected one
+// (no write permission bit, or none for this process: the report is
+// renamed onto its name, which the file's own mode does not stop); a path that is one of the inputs (a trace or --config, compared
+// as files, so another name or a link to it counts) is refused even with
+// force.
+func checkReportPath(path string, force bool, inputs []string) error {
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
 		return fmt.Errorf("--report %s: is a directory; give a file name such as %s", path, filepath.Join(path, "report.html"))
 	}
@@ -110,13 +116,60 @@ func checkReportPath(path string) error {
 	if !st.IsDir() {
 		return fmt.Errorf("--report %s: %s is not a directory", path, dir)
 	}
+	if in := sameAsInput(path, inputs); in != "" {
+		return fmt.Errorf("--report %s: is the input %s; name another file for the report", path, in)
+	}
+	if _, err := os.Lstat(path); err != nil {
+		return nil
+	}
+	if !force {
+		return fmt.Errorf("--report %s: %s", path, reportExists)
+	}
+	if fi, err := os.Stat(path); err == nil && (fi.Mode().Perm()&0o222 == 0 || syscall.Access(path, accessWrite) != nil) {
+		return fmt.Errorf("--report %s: the file is write-protected (mode %v): --force replaces no file that could not be written in place; remove it or name a new one", path, fi.Mode().Perm())
+	}
 	return nil
+}
+
+// reportExists says why --report refuses an existing file.
+const reportExists = "the file exists: remove it, name a new one, or give --force to replace it"
+
+// accessWrite is access(2)'s W_OK: may the process write the file.
+const accessWrite = 2
+
+// sameAsInput returns the input among inputs that path is (the file
+// itself, or the file a link at path points to), or "" if none. "-"
+// (standard input) is no file.
+func sameAsInput(path string, inputs []string) string {
+	var at []os.FileInfo
+	if st, err := os.Lstat(path); err == nil {
+		at = append(at, st)
+	}
+	if st, err := os.Stat(path); err == nil {
+		at = append(at, st)
+	}
+	for _, in := range inputs {
+		if in == "" || in == "-" {
+			continue
+		}
+		ist, err := os.Stat(in)
+		if err != nil {
+			continue
+		}
+		for _, st := range at {
+			if os.SameFile(st, ist) {
+				return in
+			}
+		}
+	}
+	return ""
 }
 
 // writeReportFile writes rep to path under a temporary name in the same
 // directory, moved into place when complete (package outfile), so an
-// interrupted run leaves no half report.
-func writeReportFile(path string, rep report.Page) error {
+// interrupted run leaves no half report. Without force, a file created at
+// path during the run is not replaced.
+func writeReportFile(path string, force bool, rep report.Page) error {
 	st, err := outfile.New(filepath.Dir(path), "fdreplay")
 	if err != nil {
 		return fmt.Errorf("--report %s: %w", path, unwrapPath(err))
@@ -124,6 +177,9 @@ func writeReportFile(path string, rep report.Page) error {
 	defer st.Abort()
 	if err := st.Write(filepath.Base(path), func(w io.Writer) error { return report.Write(w, rep) }); err != nil {
 		return fmt.Errorf("--report %s: %w", path, err)
+	}
+	if _, err := os.Lstat(path); err == nil && !force {
+		return fmt.Errorf("--report %s: %s", path, reportExists)
 	}
 	if _, err := st.Commit(nil); err != nil {
 		return fmt.Errorf("--report %s: %w", path, err)

@@ -138,3 +138,67 @@ func TestReportPathCheckedFirst(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, left)
 }
+
+// --report replaces no existing file without --force, as --out does; the
+// refusal comes before the replay and leaves the file as it was.
+func TestReportRefusesExisting(t *testing.T) {
+	path := writeFile(t, "r.html", "mine")
+	code, out, errOut := runCmd("--report", path, "--no-progress", "-d", "fixed", "--points", "2")
+	assert.Equal(t, 1, code, errOut)
+	assert.Equal(t, "fdreplay: --report "+path+": the file exists: remove it, name a new one, or give --force to replace it\n", errOut)
+	assert.NotContains(t, out, "sender", "refused before the replay")
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, "mine", string(b))
+
+	code, out, errOut = runCmd("--report", path, "--force", "--no-progress", "-d", "fixed", "--points", "2")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "wrote the report to "+path)
+	b, err = os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Contains(t, string(b), "<html")
+}
+
+// --report never replaces an input, even with --force: the trace under
+// its own name, under another name for the same file (a hard link) or
+// through a symbolic link, and the --config file.
+func TestReportNeverReplacesAnInput(t *testing.T) {
+	trace := writeFile(t, "t.fdk", multiSenderTrace(200))
+	dir := t.TempDir()
+	hard, soft := filepath.Join(dir, "hard.html"), filepath.Join(dir, "soft.html")
+	require.NoError(t, os.Link(trace, hard))
+	require.NoError(t, os.Symlink(trace, soft))
+	cfg := writeFile(t, "c.yaml", "detectors:\n  - fixed\n")
+	for _, c := range []struct{ report, input string }{{trace, trace}, {hard, trace}, {soft, trace}, {cfg, cfg}} {
+		for _, force := range []bool{false, true} {
+			args := []string{"--report", c.report, "--no-progress", "-d", "fixed", "--points", "2", "--config", cfg, trace}
+			if force {
+				args = append(args, "--force")
+			}
+			code, out, errOut := runCmd(args...)
+			assert.Equal(t, 1, code, "%s force %v: %s", c.report, force, errOut)
+			assert.Equal(t, "fdreplay: --report "+c.report+": is the input "+c.input+"; name another file for the report\n", errOut, "force %v", force)
+			assert.NotContains(t, out, "sender", "refused before the replay")
+		}
+	}
+	b, err := os.ReadFile(trace)
+	require.NoError(t, err)
+	assert.Equal(t, multiSenderTrace(200), string(b))
+	b, err = os.ReadFile(cfg)
+	require.NoError(t, err)
+	assert.Equal(t, "detectors:\n  - fixed\n", string(b))
+}
+
+// --force does not let --report replace a write-protected file: the
+// rename would, whatever the file's mode (user41 replaced a mode-444
+// file as nobody).
+func TestReportForceKeepsWriteProtected(t *testing.T) {
+	path := writeFile(t, "r.html", "mine")
+	require.NoError(t, os.Chmod(path, 0o444))
+	code, _, errOut := runCmd("--report", path, "--force", "--no-progress", "-d", "fixed", "--points", "2")
+	assert.Equal(t, 1, code, errOut)
+	assert.Equal(t, "fdreplay: --report "+path+": the file is write-protected (mode -r--r--r--): --force replaces no file that could not be written in place; remove it or name a new one\n", errOut)
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, "mine", string(b))
+}

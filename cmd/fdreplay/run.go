@@ -77,7 +77,11 @@ func (res *resources) open(o options, files []string, stderr io.Writer) error {
 		}
 	}
 	if o.report != "" {
-		if err := checkReportPath(o.report); err != nil {
+		inputs := files
+		if o.config != "" {
+			inputs = append(slices.Clip(files), o.config)
+		}
+		if err := checkReportPath(o.report, o.force, inputs); err != nil {
 			return err
 		}
 	}

@@ -30,7 +30,7 @@ func writeResults(stdout, stderr io.Writer, o options, args []string, out *outDi
 			return err
 		}
 		if o.report != "" {
-			jobs = append(jobs, func() error { return writeReportFile(o.report, rep) })
+			jobs = append(jobs, func() error { return writeReportFile(o.report, o.force, rep) })
 		}
 		if o.out != "" {
 			outJobs = append(outJobs, func() error {
