@@ -10,10 +10,27 @@ import (
 	"github.com/fdkit/fdkit/detector"
 )
 
+// noEvaluation is ErrNoEvaluation for a replay that evaluated none of its
+// fresh heartbeats, with warmUp the warm-up asked for (Config.WarmUp, or
+// the family's): it says which warm-up held them, the one asked for (the
+// first warmUp) or the detector's own (the detector had no freshness
+// point yet, Detector.WarmingUp, after the others).
+func noEvaluation(fresh, warmUp int) error {
+	switch {
+	case fresh == 0:
+		return fmt.Errorf("%w: the stream has no fresh heartbeat", ErrNoEvaluation)
+	case fresh <= warmUp:
+		return fmt.Errorf("%w: all %d fresh heartbeat(s) were in the warm-up of %d", ErrNoEvaluation, fresh, warmUp)
+	case warmUp == 0:
+		return fmt.Errorf("%w: the detector was still warming up after all %d fresh heartbeat(s) (it needs more to have a freshness point)", ErrNoEvaluation, fresh)
+	}
+	return fmt.Errorf("%w: of %d fresh heartbeats, %d were in the warm-up of %d and the detector was still warming up after the other %d (it needs more to have a freshness point)", ErrNoEvaluation, fresh, warmUp, warmUp, fresh-warmUp)
+}
+
 func (r *replayer) finish() (Result, error) {
 	res := r.res
 	if !r.evaluating {
-		return Result{}, fmt.Errorf("%w: all %d fresh heartbeats were in warm-up", ErrNoEvaluation, res.WarmUp)
+		return Result{}, noEvaluation(res.WarmUp, r.cfg.WarmUp)
 	}
 	res.End = r.prevA
 	res.Span = res.End - res.Start

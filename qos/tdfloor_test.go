@@ -106,9 +106,9 @@ func TestSweepErrorMessages(t *testing.T) {
 	c, err := Sweep([]Stream{{Heartbeats: short}}, fams, SweepConfig{Config: Config{WarmUp: 5}})
 	require.NoError(t, err)
 	want := []string{
-		"qos: bertier: no heartbeat evaluated: all 2 fresh heartbeats were in warm-up",
-		"qos: fixed: no heartbeat evaluated: all 2 fresh heartbeats were in warm-up",
-		"qos: phi-akka threshold=8: no heartbeat evaluated: all 2 fresh heartbeats were in warm-up",
+		"qos: bertier: no heartbeat evaluated: all 2 fresh heartbeat(s) were in the warm-up of 5",
+		"qos: fixed: no heartbeat evaluated: all 2 fresh heartbeat(s) were in the warm-up of 5",
+		"qos: phi-akka threshold=8: no heartbeat evaluated: all 2 fresh heartbeat(s) were in the warm-up of 5",
 	}
 	for i, w := range want {
 		assert.EqualError(t, c[i].Err, w)

@@ -1,7 +1,6 @@
 package qos
 
 import (
-	"fmt"
 	"math"
 	"slices"
 	"time"
@@ -378,7 +377,7 @@ func (q *thresholdPoint) closeMistake(at time.Duration, record bool) {
 func (p *thresholdPass) finish(spans *spanMemo) ([]Result, error) {
 	defer p.close()
 	if !p.evaluating {
-		return nil, fmt.Errorf("%w: all %d fresh heartbeats were in warm-up", ErrNoEvaluation, p.base.WarmUp)
+		return nil, noEvaluation(p.base.WarmUp, p.cfg.WarmUp)
 	}
 	p.flushTD()
 	base := p.base

@@ -49,10 +49,20 @@ func (in *input) stream() qos.Stream {
 	return qos.Stream{Name: in.name, Heartbeats: in.hbs}
 }
 
-// notEvaluated describes a stream on which no heartbeat got past warm-up.
+// notEvaluated describes a stream on which no heartbeat got past warm-up:
+// the warm-up asked for held them all, or the detectors' own (no
+// freshness point yet) held those after it.
 func notEvaluated(in *input, s settings) string {
-	return fmt.Sprintf("%s: sender %s: no heartbeat evaluated: %d fresh heartbeats, warm-up %d, window n = %d (lower --warmup or --window)",
-		in.file, displaySender(in), in.len()-in.stats.Duplicates-in.stats.Reordered, s.warmUp, s.window)
+	fresh := in.len() - in.stats.Duplicates - in.stats.Reordered
+	why := fmt.Sprintf("all in the warm-up of %d (window n = %d; lower --warmup or --window)", s.warmUp, s.window)
+	if fresh > s.warmUp {
+		after := fmt.Sprintf("warm-up %d, and the detectors were still warming up after the other %d", s.warmUp, fresh-s.warmUp)
+		if s.warmUp == 0 {
+			after = "no warm-up, and the detectors were still warming up after them"
+		}
+		why = after + fmt.Sprintf(" (the adaptive ones fill a window of n = %d first; lower --window or replay a longer stream)", s.window)
+	}
+	return fmt.Sprintf("%s: sender %s: no heartbeat evaluated: %d fresh heartbeat(s), %s", in.file, displaySender(in), fresh, why)
 }
 
 // streamSettings derives the detector settings for one stream.

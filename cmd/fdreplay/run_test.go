@@ -274,7 +274,7 @@ func TestNothingEvaluated(t *testing.T) {
 	}
 	code, out, errOut := runCmd("--warmup", "20", "--out", filepath.Join(dir, "res"), short)
 	require.Equal(t, 1, code)
-	assert.Contains(t, errOut, "warm-up 20")
+	assert.Equal(t, "fdreplay: "+short+": sender 4: no heartbeat evaluated: 10 fresh heartbeat(s), all in the warm-up of 20 (window n = 2; lower --warmup or --window)\n", errOut)
 	assert.Empty(t, out)
 	entries, err := os.ReadDir(filepath.Join(dir, "res"))
 	require.NoError(t, err)
@@ -294,6 +294,23 @@ func TestNothingEvaluated(t *testing.T) {
 	assert.NotContains(t, out, "sender 4 ")
 	assert.Contains(t, out, "sender 5 ")
 	assertAllEvaluated(t, out)
+}
+
+// With --warmup 0, a stream that no detector evaluates was held by the
+// detectors' own warm-up, and the message says so (it said that the one
+// heartbeat "was in warm-up" and to lower --warmup, already 0).
+func TestNothingEvaluatedPastZeroWarmUp(t *testing.T) {
+	one := writeFile(t, "one.txt", "4 1 100000000 120000000 3\n")
+	code, out, errOut := runCmd("--warmup", "0", "-d", "chen", "--interval", "100ms", one)
+	assert.Equal(t, 1, code)
+	assert.Empty(t, out)
+	assert.Equal(t, "fdreplay: "+one+": sender 4: no heartbeat evaluated: 1 fresh heartbeat(s), no warm-up, and the detectors were still warming up after them (the adaptive ones fill a window of n = 2 first; lower --window or replay a longer stream)\n", errOut)
+
+	three := writeFile(t, "three.txt", "4 1 100000000 120000000 3\n4 2 200000000 220000000 3\n4 3 300000000 320000000 3\n")
+	code, out, errOut = runCmd("--warmup", "1", "--window", "5", "-d", "chen", "--interval", "100ms", three)
+	assert.Equal(t, 1, code)
+	assert.Empty(t, out)
+	assert.Equal(t, "fdreplay: "+three+": sender 4: no heartbeat evaluated: 3 fresh heartbeat(s), warm-up 1, and the detectors were still warming up after the other 2 (the adaptive ones fill a window of n = 5 first; lower --window or replay a longer stream)\n", errOut)
 }
 
 // An output directory that cannot be created or written is reported before
