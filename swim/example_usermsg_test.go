@@ -26,7 +26,7 @@ func ExampleMember_Broadcast() {
 	if err := a.Broadcast("release", []byte("v2 is out")); err != nil {
 		panic(err)
 	}
-	if err := a.SendTo("b", []byte("hello b")); err != nil {
+	if err := a.SendTo(0, "b", []byte("hello b")); err != nil {
 		panic(err)
 	}
 	a.Tick(0) // the first probe: a ping to b

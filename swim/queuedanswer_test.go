@@ -150,3 +150,55 @@ func TestForgedPingReqsDrawOneQueuedRelayPerPeriod(t *testing.T) {
 	assert.Equal(t, want, queuedAcks, "the relayed acks that carried it")
 	assert.Zero(t, a.Stats().RelaysRefused)
 }
+
+// A message to a verified member (SendTo) carried the whole queue each
+// time (user40): an application that answers each message it receives
+// with SendTo sent the queue to whoever forged messages from a member's
+// address, as the acks of forged pings did. The messages share the
+// answers' budget (queuedAnswer): 16 messages a protocol period for 5
+// periods carry the queue 7 times (by hand, as
+// TestForgedPingsDrawOneQueuedAckPerPeriod: messages 0, 1, 2, 16, 32, 48,
+// 64); every message goes, the others with this member's own Alive,
+// queued. After three messages at one instant the ack of b's ping goes
+// without the queue, and a period later with it.
+func TestSendToSharesTheQueuedBudget(t *testing.T) {
+	a := newTest(t, "a", ModeSWIM, small, "b", "c", "d")
+	require.True(t, a.peers["b"].verified)
+	fullQueue(a)
+	a.enqueue(a.selfAlive())
+	const perPeriod, periods = 16, 5
+	t0 := time.Second
+	step := a.cfg.ProbeInterval / perPeriod
+	var queued []int
+	for i := range perPeriod * periods {
+		data := []byte(fmt.Sprintf("answer %d", i))
+		require.NoError(t, a.SendTo(t0+time.Duration(i)*step, "b", data))
+		out, _ := drain(a)
+		require.Len(t, out, 1)
+		require.Equal(t, MsgUser, out[0].Kind)
+		require.Equal(t, data, out[0].User, "message %d sent", i)
+		if queuedIn(out[0]) {
+			queued = append(queued, i)
+			continue
+		}
+		assert.True(t, hasUpdate(out[0], UpdateAlive, "a", 0), "message %d: this member's Alive", i)
+		assert.Empty(t, out[0].Broadcasts, "message %d", i)
+	}
+	assert.Equal(t, []int{0, 1, 2, 16, 32, 48, 64}, queued, "the messages that carried the queue")
+	assert.Equal(t, perPeriod*periods-len(queued), a.Stats().MessagesUnqueued)
+	assert.Equal(t, perPeriod*periods, a.Stats().MessagesSent)
+
+	t1 := t0 + time.Duration(periods+queuedBurst)*a.cfg.ProbeInterval
+	for range queuedBurst {
+		require.NoError(t, a.SendTo(t1, "b", []byte("x")))
+	}
+	drain(a)
+	ping := func(at time.Duration, seq uint32) Packet {
+		require.NoError(t, a.Step(at, &Packet{Kind: MsgPing, From: node("b"), To: a.Self(), Ping: Ping{Seq: seq}}))
+		out, _ := drain(a)
+		return only(t, out, MsgAck)[0]
+	}
+	assert.False(t, queuedIn(ping(t1, 2)), "the ack after three messages")
+	assert.Equal(t, 1, a.Stats().AnswersUnqueued)
+	assert.True(t, queuedIn(ping(t1+a.cfg.ProbeInterval, 4)), "the ack a period later")
+}

@@ -47,7 +47,7 @@ const queuedBurst = 3
 
 // queuedAnswer reports whether an answer to p at now (the ack of its
 // ping or of its ping-req for this member, the relayed ack or nack of its
-// ping-req) may carry the queue, and counts it if so: one per
+// ping-req), or a message to it (SendTo), may carry the queue, and counts it if so: one per
 // ProbeInterval on average, queuedBurst in a row at most (a generic cell
 // rate algorithm: queuedAt is when the next one is due, and one may come
 // queuedBurst−1 periods early). A member not verified at its address is

@@ -21,7 +21,7 @@ import (
 //	leave NAME at=T             Leave
 //	set-meta NAME meta=M        SetMeta
 //	broadcast NAME [key=K] data=D
-//	send NAME to=ID data=D      SendTo
+//	send NAME at=T to=ID data=D SendTo
 //	set-ack-payload NAME data=P the payload of its acks (add's ack-payload)
 //	answer-stream-ping NAME at=T  AnswerStreamPing of the input's ping
 //	tick NAME at=T              Tick, then print the output
@@ -138,7 +138,7 @@ func (e *scenarioEnv) api(td *datadriven.TestData) string {
 		var to, data string
 		td.ScanArgs(e.t, "to", &to)
 		td.ScanArgs(e.t, "data", &data)
-		err = m.SendTo(ID(to), []byte(data))
+		err = m.SendTo(e.dur(td, "at"), ID(to), []byte(data))
 	default:
 		td.Fatalf(e.t, "unknown command %s", td.Cmd)
 	}

@@ -146,7 +146,9 @@ type GuardStats struct {
 // windows forgotten to bound memory (MaxMembers origins);
 // BroadcastsImplausible: received broadcasts numbered above
 // Config.BroadcastSeqCeiling, refused. MessagesSent and MessagesReceived
-// count direct messages (SendTo); StatesSent and StatesReceived
+// count direct messages (SendTo), and MessagesUnqueued those sent to a
+// verified member without the queue because a packet to it had carried
+// the queue less than a protocol period before (swim/reply.go); StatesSent and StatesReceived
 // application states (Config.LocalState); StatesTooLarge states not sent,
 // or refused, for exceeding MaxStateSize; StatesWithheld received states
 // not delivered because Config.MergeFilter refused their sender's view
@@ -158,7 +160,7 @@ type AppStats struct {
 	BroadcastsQueued, BroadcastsReceived, BroadcastsDropped int
 	BroadcastsSuperseded, BroadcastOriginsForgotten         int
 	BroadcastsImplausible                                   int
-	MessagesSent, MessagesReceived                          int
+	MessagesSent, MessagesReceived, MessagesUnqueued        int
 	StatesSent, StatesReceived, StatesTooLarge              int
 	StatesWithheld                                          int
 	AckPayloadsTooLarge                                     int

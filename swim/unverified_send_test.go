@@ -116,8 +116,8 @@ func TestPingReqToAnsweredUnverifiedBare(t *testing.T) {
 func TestSendToUnverifiedBare(t *testing.T) {
 	a := relayMember(t)
 	require.False(t, a.peers["n00"].verified)
-	require.NoError(t, a.SendTo("n00", []byte("ask")))
-	require.NoError(t, a.SendTo("b", []byte("ask")))
+	require.NoError(t, a.SendTo(0, "n00", []byte("ask")))
+	require.NoError(t, a.SendTo(0, "b", []byte("ask")))
 	pk, _ := drain(a)
 	require.Len(t, pk, 2)
 	assert.Equal(t, []byte("ask"), pk[0].User)

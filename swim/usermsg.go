@@ -300,15 +300,21 @@ func (m *Member) receiveBroadcasts(now time.Duration, from ID, bs []Broadcast) {
 	}
 }
 
-// SendTo sends data to the member id in one MsgUser packet, best effort
-// (no acknowledgement, no retry), with the usual piggybacked updates and
-// broadcasts when this member has heard from id directly, else with only
-// what id should hear about itself (a member only told of may be a name
-// planted at another host's address). data
-// must fit one packet with the two nodes' IDs and addresses (Packet.Size
-// within Config.MaxPacketSize). Errors: ErrMessageSize, ErrUnknownMember
-// (id not alive or suspect in the view), ErrLeft.
-func (m *Member) SendTo(id ID, data []byte) error {
+// SendTo sends data to the member id in one MsgUser packet at now, best
+// effort (no acknowledgement, no retry), with the usual piggybacked
+// updates and broadcasts when this member has heard from id directly,
+// else with only what id should hear about itself (a member only told of
+// may be a name planted at another host's address). The queue goes on the
+// budget of the answers to id (queuedAnswer, reply.go): about one packet
+// a ProbeInterval to one member carries it, whether an ack or a message;
+// a message over the budget goes with the notice and this member's own
+// Alive if queued (Stats.MessagesUnqueued), so that an application that
+// answers every message with SendTo does not send the queue to whoever
+// forges messages from a member's address. The message itself is always
+// sent. data must fit one packet with the two nodes' IDs and addresses
+// (Packet.Size within Config.MaxPacketSize). Errors: ErrMessageSize,
+// ErrUnknownMember (id not alive or suspect in the view), ErrLeft.
+func (m *Member) SendTo(now time.Duration, id ID, data []byte) error {
 	if m.st != running {
 		return ErrLeft
 	}
@@ -322,6 +328,11 @@ func (m *Member) SendTo(id ID, data []byte) error {
 			ErrMessageSize, len(data), s, m.cfg.MaxPacketSize)
 	}
 	m.stats.MessagesSent++
+	if !m.queuedAnswer(now, p) {
+		m.stats.MessagesUnqueued++
+		m.sendWithin(m.withOwnAlive(pk, m.cfg.MaxPacketSize), m.cfg.MaxPacketSize, false)
+		return nil
+	}
 	m.send(pk) // the queue only if p is verified (verify.go, “sending”)
 	return nil
 }

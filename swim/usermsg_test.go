@@ -199,7 +199,7 @@ func TestBroadcastReachesAll(t *testing.T) {
 func TestSendTo(t *testing.T) {
 	a := newTest(t, "a", ModeDetector, nil, "b")
 	b := newTest(t, "b", ModeDetector, nil, "a")
-	require.NoError(t, a.SendTo("b", []byte("hi b")))
+	require.NoError(t, a.SendTo(0, "b", []byte("hi b")))
 	pk, _ := drain(a)
 	require.Len(t, pk, 1)
 	assert.Equal(t, MsgUser, pk[0].Kind)
@@ -210,9 +210,9 @@ func TestSendTo(t *testing.T) {
 	assert.Equal(t, 1, a.Stats().MessagesSent)
 	assert.Equal(t, 1, b.Stats().MessagesReceived)
 
-	assert.ErrorIs(t, a.SendTo("zz", []byte("x")), ErrUnknownMember)
-	assert.ErrorIs(t, a.SendTo("b", nil), ErrMessageSize)
-	err := a.SendTo("b", make([]byte, DefaultMaxPacketSize))
+	assert.ErrorIs(t, a.SendTo(0, "zz", []byte("x")), ErrUnknownMember)
+	assert.ErrorIs(t, a.SendTo(0, "b", nil), ErrMessageSize)
+	err := a.SendTo(0, "b", make([]byte, DefaultMaxPacketSize))
 	assert.ErrorIs(t, err, ErrMessageSize)
 	assert.ErrorContains(t, err, "MaxPacketSize 1400")
 	// An empty MsgUser is malformed.

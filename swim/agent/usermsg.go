@@ -59,7 +59,7 @@ func (a *Agent) SendTo(ctx context.Context, id swim.ID, data []byte) error {
 		return ErrNeedsFormat2
 	}
 	var err error
-	if derr := a.call(ctx, "SendTo", func() { err = a.m.SendTo(id, data) }); derr != nil {
+	if derr := a.call(ctx, "SendTo", func() { err = a.m.SendTo(a.now(), id, data) }); derr != nil {
 		return derr
 	}
 	if err != nil {
