@@ -16,8 +16,9 @@ import (
 )
 
 // flood sends pk to s from c, perMs packets per millisecond, each with
-// a new counter in bytes at of pk.User, until stop is closed; it closes
-// done then.
+// a new counter in bytes at of pk.User, until stop is closed or a send
+// fails (reported with t.Errorf: flood runs in a goroutine of its own,
+// where require's FailNow is invalid); it closes done then.
 func flood(t *testing.T, codec *wire.Codec, c *net.UDPConn, s *Store, pk swim.Packet, at, perMs int, stop, done chan struct{}) {
 	defer close(done)
 	for i := uint64(0); ; i++ {
@@ -30,7 +31,10 @@ func flood(t *testing.T, codec *wire.Codec, c *net.UDPConn, s *Store, pk swim.Pa
 		binary.BigEndian.PutUint64(user[at:], i)
 		p := pk
 		p.User = user
-		sendPlain(t, codec, c, s, p)
+		if _, err := trySendPlain(codec, c, s, p); err != nil {
+			t.Errorf("flood of %v to %s, packet %d: %v", p.Kind, s.Agent().Self().ID, i, err)
+			return
+		}
 		if i%uint64(perMs) == uint64(perMs)-1 {
 			time.Sleep(time.Millisecond)
 		}

@@ -82,15 +82,27 @@ func plainUDP(t *testing.T) (*wire.Codec, *net.UDPConn) {
 }
 
 // sendPlain encodes pk and sends it from c to s; it returns the bytes
-// sent.
+// sent. It stops the test on an error: call it from the test's goroutine
+// only (trySendPlain otherwise).
 func sendPlain(t *testing.T, codec *wire.Codec, c *net.UDPConn, s *Store, pk swim.Packet) int {
 	t.Helper()
+	n, err := trySendPlain(codec, c, s, pk)
+	require.NoError(t, err)
+	return n
+}
+
+// trySendPlain is sendPlain returning its error, for goroutines other
+// than the test's (flood), where require's FailNow is invalid.
+func trySendPlain(codec *wire.Codec, c *net.UDPConn, s *Store, pk swim.Packet) (int, error) {
 	pk.To = s.Agent().Self()
 	data, _, err := codec.Encode(&pk)
-	require.NoError(t, err)
-	_, err = c.WriteToUDPAddrPort(data, netip.MustParseAddrPort(s.Agent().Self().Addr))
-	require.NoError(t, err)
-	return len(data)
+	if err != nil {
+		return 0, fmt.Errorf("encoding %v: %w", pk.Kind, err)
+	}
+	if _, err := c.WriteToUDPAddrPort(data, netip.MustParseAddrPort(s.Agent().Self().Addr)); err != nil {
+		return 0, err
+	}
+	return len(data), nil
 }
 
 // countingTCP is a TCP service that reads and counts whatever it is sent:
