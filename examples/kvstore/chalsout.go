@@ -34,10 +34,12 @@ type pendingChal struct {
 }
 
 // chalsOut is the challenges waiting, at most one per member and
-// maxPullers members; ready is signalled when one is added.
+// maxPullers members; ready is signalled when one is added. free holds
+// the entries of the challenges sent last, reused by add (take).
 type chalsOut struct {
 	mu    sync.Mutex
 	m     map[swim.ID]*pendingChal
+	free  []*pendingChal
 	ready chan struct{}
 }
 
@@ -61,7 +63,11 @@ func (o *chalsOut) add(id swim.ID, addr string, chal [challengeLen]byte, ask [as
 		if len(o.m) >= maxPullers {
 			return errChalsOutFull
 		}
-		p = &pendingChal{}
+		if n := len(o.free); n > 0 {
+			p, o.free = o.free[n-1], o.free[:n-1]
+		} else {
+			p = &pendingChal{}
+		}
 		o.m[id] = p
 	}
 	if p.addr != addr { // the asks waiting came under id at another address
@@ -78,22 +84,37 @@ func (o *chalsOut) add(id swim.ID, addr string, chal [challengeLen]byte, ask [as
 	return nil
 }
 
-// take returns the challenges waiting and empties the queue.
-func (o *chalsOut) take() map[swim.ID]*pendingChal {
+// take returns the challenges waiting and empties the queue. sent is
+// the map an earlier take returned, its challenges sent (nil: none): it
+// becomes the queue's, emptied, and its entries are kept for add, so
+// that a pass of the sender (sendChals) allocates nothing here under a
+// flood of asks; before, each pass made a new map, and an entry per
+// member and its asks.
+func (o *chalsOut) take(sent map[swim.ID]*pendingChal) map[swim.ID]*pendingChal {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	m := o.m
-	o.m = make(map[swim.ID]*pendingChal, len(m))
+	if sent == nil {
+		sent = make(map[swim.ID]*pendingChal, len(m))
+	}
+	for _, p := range sent {
+		*p = pendingChal{asks: p.asks[:0]}
+		o.free = append(o.free, p)
+	}
+	clear(sent)
+	o.m = sent
 	return m
 }
 
 // sendChals sends the challenges queued (chalsOut) until the store
 // stops; one that cannot be sent is counted in Rejected.
 func (s *Store) sendChals() {
+	var sent map[swim.ID]*pendingChal
 	for {
 		select {
 		case <-s.pull.out.ready:
-			for _, p := range s.pull.out.take() {
+			sent = s.pull.out.take(sent)
+			for _, p := range sent {
 				if s.sendTo(p.addr, chalMsg(p.asks, p.chal)) != nil {
 					s.rejected.Add(1)
 				}

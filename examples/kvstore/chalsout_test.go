@@ -34,15 +34,15 @@ func TestChalsOutBounded(t *testing.T) {
 	assert.ErrorIs(t, o.add("b", "10.0.0.2:1", c2, [askNonceLen]byte{99}), errChalsOutFull)
 	require.NoError(t, o.add("c", "10.0.0.3:1", c1, [askNonceLen]byte{7}))
 	assert.Len(t, o.ready, 1, "signalled")
-	m := o.take()
-	assert.Empty(t, o.take())
+	m := o.take(nil)
+	assert.Empty(t, o.take(nil))
 	require.Len(t, m, 2)
 	assert.Equal(t, &pendingChal{addr: "10.0.0.2:1", chal: c2, asks: want}, m["b"])
 	assert.Equal(t, &pendingChal{addr: "10.0.0.3:1", chal: c1, asks: [][askNonceLen]byte{{7}}}, m["c"])
 
 	require.NoError(t, o.add("b", "10.0.0.2:1", c1, [askNonceLen]byte{1}))
 	require.NoError(t, o.add("b", "10.0.0.9:1", c2, [askNonceLen]byte{2}))
-	assert.Equal(t, &pendingChal{addr: "10.0.0.9:1", chal: c2, asks: [][askNonceLen]byte{{2}}}, o.take()["b"],
+	assert.Equal(t, &pendingChal{addr: "10.0.0.9:1", chal: c2, asks: [][askNonceLen]byte{{2}}}, o.take(nil)["b"],
 		"the ask at another address replaced the one waiting")
 
 	for i := range maxPullers {
@@ -81,5 +81,36 @@ func TestAsksQueuedForTheSender(t *testing.T) {
 	go s.sendChals()
 	defer close(s.pull.done)
 	require.Eventually(t, func() bool { return b.Rejected() == 1 }, 10*time.Second, time.Millisecond, "b got the challenge")
-	assert.Empty(t, s.pull.out.take())
+	assert.Empty(t, s.pull.out.take(nil))
+}
+
+// A pass of the sender under a flood of asks allocates nothing in the
+// queue (take reuses the map and the entries of the pass before): here
+// 40 asks under b's ID, 32 kept, and one ask from each of 3 others.
+// Before, take made a new map each pass, and add an entry per member
+// and the slice of its asks.
+func TestChalsOutPassAllocatesNothing(t *testing.T) {
+	var o chalsOut
+	o.init()
+	ids := []swim.ID{"c", "d", "e"}
+	var sent map[swim.ID]*pendingChal
+	pass := func() {
+		for i := range maxChalAsks + 8 {
+			_ = o.add("b", "10.0.0.2:1", [challengeLen]byte{1}, [askNonceLen]byte{byte(i)})
+		}
+		for i, id := range ids {
+			_ = o.add(id, "10.0.0.3:1", [challengeLen]byte{2}, [askNonceLen]byte{byte(i)})
+		}
+		<-o.ready
+		sent = o.take(sent)
+	}
+	pass()
+	require.Len(t, sent, 4)
+	require.Len(t, sent["b"].asks, maxChalAsks)
+	assert.Equal(t, [askNonceLen]byte{maxChalAsks - 1}, sent["b"].asks[maxChalAsks-1])
+	assert.Equal(t, &pendingChal{addr: "10.0.0.3:1", chal: [challengeLen]byte{2}, asks: [][askNonceLen]byte{{2}}}, sent["e"])
+	assert.Zero(t, testing.AllocsPerRun(100, pass))
+	require.Len(t, sent, 4, "the last pass's")
+	assert.Equal(t, &pendingChal{addr: "10.0.0.3:1", chal: [challengeLen]byte{2}, asks: [][askNonceLen]byte{{2}}}, sent["e"])
+	assert.LessOrEqual(t, len(o.free), 4, "entries kept for reuse")
 }
