@@ -29,10 +29,10 @@ import (
 // A source needs no challenge when its ID is held alive or suspect at
 // that address and answered a challenge there (or was configured there:
 // Bootstrap), or when the transport checked the source host
-// (StepSourceChecked: swim/agent's joins over TCP, whose handshake proves
-// the host, not the claimed port; the joiner is not verified by it, and
-// the view is still sent to the claimed port: issue 27, user40 F1's
-// reflection, left open). Being heard
+// (StepSourceChecked, AnswerStreamJoin: swim/agent's joins over TCP,
+// whose handshake proves the host, not the claimed port; the joiner is
+// not verified by it, and AnswerStreamJoin answers it on the stream, not
+// at the claimed port: streamjoin.go). Being heard
 // from (verify.go) is not enough: a forged ping or gossip under a fake ID
 // from the victim's address would make that ID heard.
 //

@@ -229,7 +229,7 @@ type streamCounters struct {
 	streamsIn, streamsOut, streamDialErr, streamAuth atomic.Uint64
 	streamReplayed, streamGarbage, streamOversize    atomic.Uint64
 	streamTimeouts, streamSyncs, streamFallbacks     atomic.Uint64
-	streamSkipped, streamJoins                       atomic.Uint64
+	streamSkipped, streamJoins, streamJoinAnswers    atomic.Uint64
 }
 
 // publishedStats is the last swim.Stats published for Stats, under mu (a

@@ -40,8 +40,8 @@ import (
 // datagram, which a seed answers with a challenge ping and, once this
 // member acks it, its view (swim's join challenges); a join unanswered
 // after a ProbeInterval is resent over a stream (TCP), which a seed
-// answers at once, so a member whose inbound datagrams are lost still
-// joins (Stats.StreamJoins). A name that does not resolve
+// answers at once on that stream, so a member whose inbound datagrams are
+// lost still joins (Stats.StreamJoins, Stats.StreamJoinAnswers). A name that does not resolve
 // fails the Join only when no address resolved at all; the others are
 // logged. Join fails at once when a member refuses the join because
 // another node holds this member's ID (swim.EventConflict), with a

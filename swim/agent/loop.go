@@ -276,9 +276,10 @@ func (a *Agent) flush() {
 // (the state machine leaves a seed's ID empty) that this Join already
 // sent there as a datagram: a resend, which goes over a stream. A seed
 // challenges a join datagram (swim's join challenges) and answers one on
-// a stream at once, so a joiner whose inbound datagrams are lost, or
-// whose challenge or its ack was lost, joins one ProbeInterval later; a
-// stream that fails sends the join as a datagram. Agent goroutine.
+// a stream at once, on that stream (writeView reads it), so a joiner
+// whose inbound datagrams are lost, or whose challenge or its ack was
+// lost, joins one ProbeInterval later; a stream that fails sends the
+// join as a datagram. Agent goroutine.
 func (a *Agent) joinOverStream(p *swim.Packet) bool {
 	if p.Kind != swim.MsgJoin || p.To.ID != "" || p.From.ID != a.self.ID {
 		return false

@@ -83,15 +83,21 @@ type Stats struct {
 	// stream failed (joins sent over a stream too). StreamJoins counts
 	// joins sent over a stream: Join resends a join that got no answer
 	// within a ProbeInterval over a stream, which a member answers without
-	// the join challenge (swim.Member.StepSourceChecked), without verifying
-	// the joiner (a stream proves the host, not the port), and which
-	// reaches it where datagrams do not. Frames count in PacketsSent and
+	// the join challenge and without verifying the joiner (a stream proves
+	// the host, not the port), on that stream (swim.Member.AnswerStreamJoin),
+	// which reaches the joiner where datagrams do not. Frames count in PacketsSent and
 	// BytesSent too.
 	StreamsIn, StreamsOut, StreamsRefused, StreamDialErrors          uint64
 	StreamsEvicted                                                   uint64
 	StreamAuthFailures, StreamReplayed, StreamDecodeErrors           uint64
 	StreamOversize, StreamTimeouts, StreamSyncs, StreamSyncFallbacks uint64
 	StreamJoins                                                      uint64
+	// StreamJoinAnswers counts views read back on the stream of a join
+	// this member sent: a member that has not verified this one's address
+	// answers a join on its stream, not at the address (a stream proves
+	// the host, not the port: swim.Member.AnswerStreamJoin). Such views
+	// are not counted in StreamsIn, which counts accepted streams.
+	StreamJoinAnswers uint64
 	// StreamPingsSkipped counts stream fallback pings the state machine
 	// asked for that were not sent: every dialling slot was taken (at most
 	// 16 streams are dialled at once) or the target's address could not
@@ -118,6 +124,7 @@ func (a *Agent) Stats() Stats {
 		StreamDecodeErrors: a.sctr.streamGarbage.Load(), StreamOversize: a.sctr.streamOversize.Load(),
 		StreamTimeouts: a.sctr.streamTimeouts.Load(), StreamSyncs: a.sctr.streamSyncs.Load(), StreamSyncFallbacks: a.sctr.streamFallbacks.Load(),
 		StreamPingsSkipped: a.sctr.streamSkipped.Load(), StreamJoins: a.sctr.streamJoins.Load(),
+		StreamJoinAnswers: a.sctr.streamJoinAnswers.Load(),
 	}
 	if a.stream.listener != nil {
 		ss := a.stream.listener.Stats()

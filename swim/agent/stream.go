@@ -20,9 +20,13 @@ import (
 // sealed by the agent's wire.Codec, as a datagram is: same keyring, same
 // replay check. An inbound stream carries either one ping (applied by the
 // state machine, answered on the same stream with an ack that carries this
-// member's Alive: swim.Member.AnswerStreamPing), or a view: syncs, maybe ended by one join
-// (push-pull's pull), handed to the state machine as if they had come as
-// datagrams, or a reliable message (reliable.go). Anything else ends it.
+// member's Alive: swim.Member.AnswerStreamPing), or a view: syncs, maybe
+// ended by one join (push-pull's pull), handed to the state machine as if
+// they had come as datagrams, the join answered on the same stream when
+// its sender is not verified at the address it claims
+// (swim.Member.AnswerStreamJoin; the dialler reads the answer:
+// readAnswer), or a reliable message (reliable.go). Anything else ends
+// it.
 
 // streamOutMax bounds the streams this agent dials at once for the
 // protocol (pings and views; beyond it a ping is skipped and a view goes
@@ -53,6 +57,9 @@ type streamIn struct {
 	// reply, for a stream ping, receives the ack to write back (nil: no
 	// answer).
 	reply chan *swim.Packet
+	// answer, for a join from the IP address its sender claims, receives
+	// the packets to write back on the stream (swim.Member.AnswerStreamJoin).
+	answer chan []swim.Packet
 	// msg is a reliable message received whole (reliable.go).
 	msg *swim.Message
 }
@@ -150,8 +157,12 @@ func (a *Agent) serveStream(c *transport.Conn) {
 				a.log.Debug("stream join refused: it did not come from the address it claims", "from", c.RemoteAddr(), "claimed", pkt.From.Addr)
 				return
 			}
-			if !a.handIn(streamIn{pkt: pkt, from: c.RemoteAddr()}) || pkt.Kind == swim.MsgJoin {
-				return // a join (push-pull's pull) ends a view stream
+			if pkt.Kind == swim.MsgJoin {
+				a.answerJoin(c, pkt) // a join (push-pull's pull) ends a view stream
+				return
+			}
+			if !a.handIn(streamIn{pkt: pkt, from: c.RemoteAddr()}) {
+				return
 			}
 		case swim.MsgUser:
 			if updates == 0 && !pkt.Part.IsZero() {
@@ -164,6 +175,41 @@ func (a *Agent) serveStream(c *transport.Conn) {
 			a.log.Debug("unexpected packet kind on a stream", "from", c.RemoteAddr(), "kind", pkt.Kind)
 			return
 		}
+	}
+}
+
+// answerJoin hands the join pkt, which came on c from the IP address its
+// sender claims, to the agent's goroutine and writes its answer back on c
+// (swim.Member.AnswerStreamJoin): a stream proves the sender's host, not
+// the port it claims, so the view goes back where the join came from, not
+// to the claimed port, another tenant's on a shared host (issue 27,
+// user40 F1). A joiner verified at its claimed address is answered there
+// and gets nothing on c. Listener goroutine.
+func (a *Agent) answerJoin(c *transport.Conn, pkt *swim.Packet) {
+	answer := make(chan []swim.Packet, 1)
+	if !a.handIn(streamIn{pkt: pkt, from: c.RemoteAddr(), answer: answer}) {
+		return
+	}
+	var pkts []swim.Packet
+	select {
+	case pkts = <-answer:
+	case <-a.life.quit:
+		return
+	}
+	if len(pkts) > 0 && pkts[0].Kind == swim.MsgSync {
+		a.sctr.streamSyncs.Add(1)
+	}
+	for i := range pkts {
+		b, _, err := a.codec.Encode(&pkts[i])
+		if err != nil {
+			a.ctr.encodeErr.Add(1)
+			continue
+		}
+		if c.WriteFrame(b) != nil {
+			return
+		}
+		a.ctr.sent.Add(1)
+		a.ctr.sentBytes.Add(uint64(len(b)))
 	}
 }
 
@@ -205,6 +251,15 @@ func (a *Agent) receiveStream(in streamIn) {
 		a.deliver([]swim.Message{*in.msg}, nil)
 		return
 	}
+	if in.answer != nil {
+		pkts, err := a.m.AnswerStreamJoin(a.now(), in.pkt)
+		if err != nil {
+			a.ctr.rejected.Add(1)
+			a.log.Debug("rejected stream join", "from", in.from, "err", err)
+		}
+		in.answer <- pkts
+		return
+	}
 	if in.reply != nil {
 		// A ping from another IP address than its sender claims does not
 		// speak for its sender (a forger's ghosts, one a stream).
@@ -221,15 +276,13 @@ func (a *Agent) receiveStream(in streamIn) {
 		in.reply <- &ack
 		return
 	}
-	// A join on a stream came from the IP address it claims
-	// (serveStream: joinFromClaimed), which the TCP handshake proves
-	// receives what is sent there, but from an ephemeral port: the host,
-	// not the claimed port, is proven: no join challenge, but the packet
-	// verifies no one, and a held unverified sender draws the usual
-	// challenge at its claimed address (swim.Member.StepSourceChecked).
-	// A view from
+	// A view on a stream from the IP address its sender claims proves the
+	// host, not the claimed port (the stream's is ephemeral): it verifies
+	// no one, and a held unverified sender draws the usual challenge at
+	// its claimed address (swim.Member.StepSourceChecked). A view from
 	// another IP address than its sender claims is not its sender
 	// speaking for itself (a forger's self-announced ghosts, one a frame).
+	// Joins come with answer set (answerJoin).
 	step := a.m.StepSourceChecked
 	if in.from.IsValid() && !joinFromClaimed(in.pkt.From.Addr, in.from, false) {
 		step = a.m.StepFromOtherSource
@@ -365,7 +418,46 @@ func (a *Agent) writeView(to netip.AddrPort, pkts []swim.Packet) error {
 		a.ctr.sent.Add(1)
 		a.ctr.sentBytes.Add(uint64(len(b)))
 	}
+	if pkts[len(pkts)-1].Kind == swim.MsgJoin {
+		a.readAnswer(c, to)
+	}
 	return nil
+}
+
+// readAnswer reads what the member at to writes back on c after a join
+// (swim.Member.AnswerStreamJoin: its view, to a joiner it has not
+// verified) until it closes c, and hands each packet to the agent's
+// goroutine as if it had come on an inbound stream from to. Only views
+// and view requests are taken, up to MaxStreamMembers updates, within
+// the stream's deadline; a member that predates answers on the stream
+// closes c after reading the join. Errors end the reading silently: the
+// join is resent. Dialling goroutine.
+func (a *Agent) readAnswer(c *transport.Conn, to netip.AddrPort) {
+	updates, view := 0, false
+	for {
+		b, err := c.ReadFrame()
+		if err != nil {
+			return
+		}
+		pkt, _, err := a.codec.DecodeFrame(b, 0)
+		if err != nil {
+			a.refusedFrame(c, err)
+			return
+		}
+		updates += len(pkt.Updates)
+		if pkt.Kind != swim.MsgSync && pkt.Kind != swim.MsgJoin || updates > a.cfg.MaxStreamMembers {
+			a.sctr.streamGarbage.Add(1)
+			a.log.Debug("unexpected answer to a join on its stream", "from", to, "kind", pkt.Kind, "updates", updates)
+			return
+		}
+		if pkt.Kind == swim.MsgSync && !view {
+			view = true
+			a.sctr.streamJoinAnswers.Add(1)
+		}
+		if !a.handIn(streamIn{pkt: pkt, from: to}) {
+			return
+		}
+	}
 }
 
 // dial opens a stream to to, closed when the agent stops; done closes it

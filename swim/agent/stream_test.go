@@ -263,7 +263,7 @@ func TestLargeViewSyncsOverStream(t *testing.T) {
 		require.Eventually(t, func() bool { return alive(x) == 3 }, 5*time.Second, 10*time.Millisecond)
 		assert.Positive(t, as[0].Stats().StreamSyncs, "the seed sent its view over a stream")
 		assert.Positive(t, x.Stats().StreamJoins, "the joiner resent its join over a stream")
-		assert.Positive(t, x.Stats().StreamsIn)
+		assert.Positive(t, x.Stats().StreamJoinAnswers, "the view came back on the join's stream")
 		assert.Zero(t, x.Stats().PacketsReceived, "no datagram reached the joiner")
 		assert.Zero(t, as[0].Stats().StreamSyncFallbacks)
 	}

@@ -111,6 +111,7 @@ func NewCollector(a *agent.Agent) *Collector {
 		{"stream_syncs_total", "Views larger than one datagram sent over a stream.", func(s agent.Stats) uint64 { return s.StreamSyncs }},
 		{"stream_sync_fallbacks_total", "Views sent as datagrams after their stream failed.", func(s agent.Stats) uint64 { return s.StreamSyncFallbacks }},
 		{"stream_joins_total", "Joins resent over a stream after a datagram join got no answer.", func(s agent.Stats) uint64 { return s.StreamJoins }},
+		{"stream_join_answers_total", "Views read back on the stream of a join this member sent (the member joined had not verified its address).", func(s agent.Stats) uint64 { return s.StreamJoinAnswers }},
 		{"stream_pings_skipped_total", "Stream fallback pings not sent: every dialling slot taken, or an address that cannot be dialled.", func(s agent.Stats) uint64 { return s.StreamPingsSkipped }},
 	} {
 		c.counters = append(c.counters, counterDesc{prometheus.NewDesc("fdswim_"+x.name, x.help, nil, nil), x.f})
