@@ -83,6 +83,9 @@ const (
 	DefaultSanitySpread     = 30
 	DefaultSanityFloor      = 10 * time.Millisecond
 	DefaultSanitySeqSpan    = 32
+	// DefaultSanityReorderWindow is CheckerConfig.ReorderWindow's
+	// default: 4096 sequence numbers, 41 s of heartbeats at Δ = 10 ms.
+	DefaultSanityReorderWindow = 4096
 )
 
 // CheckerConfig tunes a Checker. Zero fields take the defaults above.
@@ -110,9 +113,20 @@ type CheckerConfig struct {
 	// Floor is the smallest time deviation ever called an outlier.
 	Floor time.Duration
 	// SeqSpan is R: a sequence number more than R away from the
-	// neighbours' prediction is an outlier, and a drop by more than R that
-	// the following records continue is a restart.
+	// neighbours' prediction is an outlier, and a drop by more than R
+	// below the sender's highest sequence number so far that the
+	// following records continue is a restart; but see ReorderWindow.
 	SeqSpan uint64
+	// ReorderWindow is W: a record whose sequence number is at most W
+	// below the highest of its sender's incarnation so far (the front) is
+	// a late heartbeat, reordered by the network, and neither an outlier
+	// nor a restart, when it was sent before the front by what the
+	// sequence numbers say, give or take R intervals and a quarter (both
+	// have send times) or, without send times, when no more than half of the next k
+	// records continue from it (the front goes on after it). A drop
+	// by more than W, or a record sent after the front with a lower
+	// sequence number, is judged by SeqSpan's rule.
+	ReorderWindow uint64
 }
 
 // Checked is a record with the Checker's verdict.
@@ -133,7 +147,8 @@ type Checked struct {
 }
 
 // Checker finds the records of a trace that cannot be right, per sender,
-// in one streaming pass with memory bounded by 2k+1 records per sender.
+// in one streaming pass with memory bounded by 2k+2 records per sender
+// (the window and the front, see CheckerConfig.ReorderWindow).
 //
 // The rule is a Hampel filter (Hampel 1974; Pearson, "Outliers in process
 // modeling and identification", IEEE TCST 10(1), 2002) on each field
@@ -150,7 +165,9 @@ type Checked struct {
 // lasting shift (more than k records: a clock step, a loss burst) is a step
 // of the trend, not an outlier. The one-way delay A − σ is checked the same
 // way with no trend, and the sequence number against the record index with
-// threshold R. See docs/algorithms.md, “Input sanity”.
+// threshold R, and against the sender's highest so far so that reordered
+// heartbeats are neither outliers nor restarts (CheckerConfig.ReorderWindow).
+// See docs/algorithms.md, “Input sanity”.
 //
 // Records are given in file order with Add; verdicts come out through the
 // emit function, per sender in file order, k records late (Flush emits the
@@ -188,6 +205,15 @@ type senderCheck struct {
 	stepA               float64 // median arrival step per x (ns)
 	stepS               float64 // median send step per x (ns)
 	since               int
+	// front is the sequence number and send time of the record of the
+	// current epoch with the highest sequence number among those kept
+	// (hasFront: one is).
+	front    seqSent
+	hasFront bool
+	// start is the send time of the record that began the current epoch
+	// at a restart (hasStart: it began at a restart and had one).
+	start    time.Duration
+	hasStart bool
 }
 
 // NewChecker returns a Checker that passes each record with its verdict to
@@ -209,6 +235,9 @@ func NewChecker(opt CheckerConfig, emit func(Checked)) *Checker {
 		opt.SeqSpan = DefaultSanitySeqSpan
 	}
 	opt.SeqSpan = min(opt.SeqSpan, math.MaxInt64/4)
+	if opt.ReorderWindow == 0 {
+		opt.ReorderWindow = DefaultSanityReorderWindow
+	}
 	return &Checker{opt: opt, emit: emit, senders: make(map[string]*senderCheck)}
 }
 
@@ -283,6 +312,9 @@ func (c *Checker) judge(s *senderCheck) {
 			s.before = s.before[1:]
 		}
 		s.before = pushWindow(s.before, &s.beforeBuf, kept)
+		if r := &kept.c.Record; r.HasSeq && (!s.hasFront || r.Seq > s.front.Seq) {
+			s.front, s.hasFront = seqSent{r.Seq, r.Sent, r.HasSent}, true
+		}
 	}
 }
 
@@ -387,6 +419,17 @@ func (c *Checker) checkSeq(s *senderCheck, p *pending, la []pending) *Finding {
 		in(seqResidual(p, &s.before[len(s.before)-1])) && in(seqResidual(p, &la[0])) {
 		return nil
 	}
+	// Under reordering the neighbours include late records, whose
+	// predictions for p are too low: p just above the front is in order.
+	if q := p.c.Record.Seq; s.hasFront && q > s.front.Seq && q-s.front.Seq <= c.opt.SeqSpan {
+		return nil
+	}
+	if c.late(s, p, la) {
+		return nil
+	}
+	if f, ok := c.checkSeqSent(s, p, la); ok {
+		return f
+	}
 	res := c.iscr[:0]
 	res = append(res, 0) // the record itself
 	var before []int64
@@ -410,20 +453,125 @@ func (c *Checker) checkSeq(s *senderCheck, p *pending, la []pending) *Finding {
 	med := res[len(res)/2]
 	if !in(med) {
 		q := p.c.Record.Seq
-		return c.finding(s, *p, FindingSeq, fmt.Sprintf("sequence number %d is %+d away from what its neighbours predict (more than %d): left out", q, med, R))
+		beyond := ""
+		if s.hasFront && farBelow(q, s.front.Seq, c.opt.ReorderWindow) {
+			beyond = fmt.Sprintf(", and %d below the highest so far, %d (more than the reorder window, %d)", s.front.Seq-q, s.front.Seq, c.opt.ReorderWindow)
+		}
+		return c.finding(s, *p, FindingSeq, fmt.Sprintf("sequence number %d is %+d away from what its neighbours predict (more than %d)%s: left out", q, med, R, beyond))
 	}
 	if nb > 0 {
 		slices.Sort(before)
-		if mb := before[len(before)/2]; mb < -R {
+		if mb := before[len(before)/2]; mb < -R && s.hasFront && farBelow(p.c.Record.Seq, s.front.Seq, uint64(R)) {
 			// A drop the following records continue: a new incarnation.
 			prev := int64(p.c.Record.Seq) - mb
-			s.epoch++
-			p.c.Epoch = s.epoch
-			s.before = s.before[:0]
-			return c.finding(s, *p, FindingRestart, fmt.Sprintf("sequence restarts at %d where about %d was due: a new incarnation of the sender (epoch %d)", p.c.Record.Seq, prev, s.epoch))
+			return c.restart(s, p, fmt.Sprintf("where about %d was due", prev))
 		}
 	}
 	return nil
+}
+
+// restart starts a new epoch at p (kept: the new epoch's front) and
+// returns its finding; due says what the sequence number was expected to
+// be.
+func (c *Checker) restart(s *senderCheck, p *pending, due string) *Finding {
+	s.epoch++
+	p.c.Epoch = s.epoch
+	s.before = s.before[:0]
+	s.hasFront = false
+	s.start, s.hasStart = p.c.Record.Sent, p.c.Record.HasSent
+	return c.finding(s, *p, FindingRestart, fmt.Sprintf("sequence restarts at %d %s: a new incarnation of the sender (epoch %d)", p.c.Record.Seq, due, s.epoch))
+}
+
+// checkSeqSent judges by send times the sequence numbers that reordering
+// makes the record index unfit for; ok is false when it does not apply
+// (p or the front has no send time, or p is neither of these cases):
+//   - p more than R below the front but sent after it is a restart when
+//     most records after it (la) that were also sent after the front are
+//     more than R below the front too (the new incarnation goes on), else
+//     an outlier (the front goes on: its sequence number is wrong);
+//   - p above the front and sent after it is in order when its sequence
+//     number is ahead by at most R more than the send times say (the
+//     difference over the median send step Δ̂);
+//   - p above the front but sent before the record that began the epoch at
+//     a restart is a late heartbeat of the incarnation before: left out.
+func (c *Checker) checkSeqSent(s *senderCheck, p *pending, la []pending) (*Finding, bool) {
+	r, R := &p.c.Record, c.opt.SeqSpan
+	if !r.HasSent || !s.hasFront || !s.front.HasSent {
+		return nil, false
+	}
+	switch {
+	case farBelow(r.Seq, s.front.Seq, R) && r.Sent > s.front.Sent:
+		newer, below := 0, 0
+		for i := range la {
+			if a := &la[i].c.Record; a.HasSeq && a.HasSent && a.Sent > s.front.Sent {
+				newer++
+				if farBelow(a.Seq, s.front.Seq, R) {
+					below++
+				}
+			}
+		}
+		if 2*below > newer {
+			return c.restart(s, p, fmt.Sprintf("where about %d was due (sent %v after %d)", s.front.Seq+1, r.Sent-s.front.Sent, s.front.Seq)), true
+		}
+		return c.finding(s, *p, FindingSeq, fmt.Sprintf("sequence number %d is %d below %d but sent %v after it, and the records sent after it do not continue from it (more than %d): left out",
+			r.Seq, s.front.Seq-r.Seq, s.front.Seq, r.Sent-s.front.Sent, R)), true
+	case r.Seq > s.front.Seq && r.Sent > s.front.Sent && s.stepS > 0 &&
+		float64(r.Seq-s.front.Seq) <= (float64(r.Sent)-float64(s.front.Sent))/s.stepS+float64(R):
+		// Ahead of the front by what the send times say (a loss, or
+		// records sent between them that are still on the way), give or
+		// take R: in order, whatever late neighbours predict.
+		return nil, true
+	case s.hasStart && r.Seq > s.front.Seq && r.Sent < s.start:
+		return c.finding(s, *p, FindingSeq, fmt.Sprintf("sequence number %d, sent %v before the restart of epoch %d, is a late heartbeat of the incarnation before: left out",
+			r.Seq, s.start-r.Sent, s.epoch)), true
+	}
+	return nil, false
+}
+
+// seqSent is a record's sequence number and send time.
+type seqSent struct {
+	Seq     uint64
+	Sent    time.Duration
+	HasSent bool
+}
+
+// farBelow reports whether x is more than r below front (without
+// overflow: sequence numbers take any 64-bit value).
+func farBelow(x, front, r uint64) bool { return x < front && front-x > r }
+
+// late reports whether p is a heartbeat reordered by the network within
+// the reorder window W (CheckerConfig.ReorderWindow): its sequence number
+// is below the front's by at most W, and it was sent before the front,
+// by the difference of sequence numbers times the median send step give
+// or take R steps and a quarter of it (both have send times, and the step
+// is known) or,
+// without them, no more than half of the records after it (la) continue
+// from it (sameRun). A restarted sender's
+// first records are sent after the front, and the records after them
+// continue from them.
+func (c *Checker) late(s *senderCheck, p *pending, la []pending) bool {
+	q := p.c.Record.Seq
+	if !s.hasFront || q > s.front.Seq || s.front.Seq-q > c.opt.ReorderWindow {
+		return false
+	}
+	if p.c.Record.HasSent && s.front.HasSent && s.stepS > 0 {
+		// Sent before the front by what the sequence numbers say, give
+		// or take R steps and a quarter of the difference (the median step
+		// is an estimate): a record whose send time is wrong too is not.
+		d := float64(s.front.Seq - q)
+		want := float64(s.front.Sent) - d*s.stepS
+		return p.c.Record.Sent <= s.front.Sent && math.Abs(float64(p.c.Record.Sent)-want) <= (float64(c.opt.SeqSpan)+d/4)*s.stepS
+	}
+	followers, cont := 0, 0
+	for i := range la {
+		if la[i].c.Record.HasSeq {
+			followers++
+			if c.sameRun(&la[i], p) {
+				cont++
+			}
+		}
+	}
+	return 2*cont <= followers
 }
 
 // dx returns x_p − x_q on the trend axis: the difference of sequence
