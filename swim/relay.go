@@ -38,7 +38,8 @@ import (
 //     not hold it asks its other intermediates too.
 //
 // For an origin the view vouches for, a ping-req is relayed as SWIM's:
-// the ping and the answer carry the queue, except that the ping to a
+// the ping and the answer carry the queue, the ping within twice the
+// ping-req's bytes (relayPingLimit), except that the ping to a
 // target not verified at the address the ping-req names (verify.go: it
 // never showed it receives there), held or not, carries at most its notice, as every
 // packet to a member not verified does (verify.go, “sending”). Otherwise
@@ -116,11 +117,6 @@ func (m *Member) onPingReq(in *inbound, pkt *Packet, origin, t Node) {
 		m.stats.RelaysRefused++
 		return
 	}
-	if !in.vouched {
-		if a := m.viewAskOf(origin); a != nil {
-			a.sent += m.sentBytes(&answer)
-		}
-	}
 	p := m.peers[t.ID]
 	// verified: showed it receives (or configured) at the address named,
 	// not only held there because some packet, maybe this origin's, said
@@ -131,6 +127,20 @@ func (m *Member) onPingReq(in *inbound, pkt *Packet, origin, t Node) {
 	if !verified {
 		seq = m.nonce()
 	}
+	// The relayed ping is held to twice the ping-req's bytes, notice and
+	// queue included (relayPingLimit); a ping-req too small to pay even
+	// for the bare ping is not relayed.
+	ping := Packet{Kind: MsgPing, From: m.self, To: t, Ping: Ping{Seq: seq}}
+	limit := m.relayPingLimit(pkt)
+	if m.sentBytes(&ping) > 2*m.recvBytes(pkt) {
+		m.stats.RelaysRefused++
+		return
+	}
+	if !in.vouched {
+		if a := m.viewAskOf(origin); a != nil {
+			a.sent += m.sentBytes(&answer)
+		}
+	}
 	// One answer from the origin's budget of those that carry the queue
 	// (queuedAnswer) for the relayed ping and its relayed answer
 	// together: ping-reqs forged from a verified member's address naming
@@ -140,11 +150,25 @@ func (m *Member) onPingReq(in *inbound, pkt *Packet, origin, t Node) {
 	m.probing.relays = append(m.probing.relays, relay{seq: seq, origin: origin, originHost: host, originSeq: pkt.PingReq.Seq,
 		target: t.ID, addr: t.Addr, nonce: !verified, sent: now, deadline: now + m.failTimeout(p), nack: pkt.PingReq.Nack,
 		vouched: in.vouched, limit: bare, queued: queued})
-	ping := Packet{Kind: MsgPing, To: t, Ping: Ping{Seq: seq}}
 	// With p's suspicion if this member suspects it (sendWithin); the
 	// queue only to a verified target for a vouched origin whose budget
-	// allows it.
-	m.sendWithin(ping, m.cfg.MaxPacketSize, queued && verified)
+	// allows it; both within limit.
+	m.sendWithin(ping, limit, queued && verified)
+}
+
+// relayPingLimit bounds, in Packet.Size units, the ping relayed for the
+// ping-req pkt: its bytes on the wire are at most twice the ping-req's.
+// Anyone can send a ping-req in a vouched member's name from its address
+// (a spoofed datagram), naming a real target that acks at once and so
+// frees its relay: each forged ping-req drew a ping, and within the
+// origin's budget of queued answers (queuedAnswer) one a period carrying
+// the whole queue, 2.4× the forged bytes to the target (issue 27, user40
+// F2; docs/experiments.md, “SWIM: a relayed ping within twice its
+// ping-req”). A real ping-req is about the relayed ping's size, so the
+// limit leaves the notice and a few updates of the queue: relays serve
+// failed probes, not dissemination.
+func (m *Member) relayPingLimit(pkt *Packet) int {
+	return 2*m.recvBytes(pkt) - m.cfg.WireOverhead
 }
 
 // relayRoom reports whether the relays held leave room for one more for

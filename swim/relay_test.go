@@ -72,13 +72,16 @@ func sentTo(pk []Packet, addr string) int {
 
 // A ping-req between members (the origin and the target held at their
 // addresses) is relayed as before: the ping and the relayed ack carry the
-// queue and the broadcasts.
+// queue, the ping within twice the ping-req's bytes (relayPingLimit): a
+// ping-req that carries gossip of its own (here padded to 700 bytes, its
+// updates queued in turn) pays for them.
 func TestPingReqBetweenMembersCarriesQueue(t *testing.T) {
 	a := relayMember(t)
-	ping, _ := relayOne(t, a, pingReq(node("c"), node("b"), false))
+	req := padded(pingReq(node("c"), node("b"), false), 700)
+	ping, _ := relayOne(t, a, req)
 	assert.Equal(t, node("b"), ping.To)
-	assert.NotEmpty(t, ping.Updates)
-	assert.NotEmpty(t, ping.Broadcasts)
+	assert.Greater(t, len(ping.Updates), 10)
+	assert.LessOrEqual(t, a.sentBytes(&ping), 2*a.recvBytes(&req))
 	ack := Packet{Kind: MsgAck, From: node("b"), To: a.Self(), Ack: Ack{Seq: ping.Ping.Seq}}
 	require.NoError(t, a.Step(20*time.Millisecond, &ack))
 	pk, _ := drain(a)
@@ -431,5 +434,50 @@ func TestPingReqPaysForRequestFirst(t *testing.T) {
 	require.Len(t, pk, 1)
 	assert.Equal(t, MsgJoin, pk[0].Kind)
 	assert.Equal(t, 71, pk[0].Size())
+	assert.Equal(t, 1, a.Stats().RelaysRefused)
+}
+
+// Ping-reqs forged in a member's name from its address (c, vouched),
+// naming a member that acks at once (b, verified): five a protocol
+// period for five periods. Each draws one relayed ping to b, and the
+// origin's budget of queued answers (queuedAnswer: one a period, a burst
+// of three) let one a period carry the whole queue, 2.4× the forged bytes
+// over a real group (issue 27, user40 F2). Now every relayed ping is
+// within twice its ping-req's bytes, and so are all of them together.
+func TestForgedPingReqsRelayedWithinTwice(t *testing.T) {
+	a := relayMember(t)
+	now := 10 * time.Millisecond
+	sent, recv := 0, 0
+	for i := range 25 {
+		req := pingReq(node("c"), node("b"), false)
+		req.PingReq.Seq = uint32(100 + i)
+		require.NoError(t, a.Step(now, &req))
+		recv += a.recvBytes(&req)
+		pk, _ := drain(a)
+		pings := only(t, pk, MsgPing)
+		require.Len(t, pings, 1, "ping-req %d relayed", i)
+		sent += a.sentBytes(&pings[0])
+		assert.LessOrEqual(t, a.sentBytes(&pings[0]), 2*a.recvBytes(&req), "ping-req %d", i)
+		require.NoError(t, a.Step(now+time.Millisecond, &Packet{Kind: MsgAck, From: node("b"), To: a.Self(), Ack: Ack{Seq: pings[0].Ping.Seq}}))
+		drain(a)
+		now += a.cfg.ProbeInterval / 5
+	}
+	t.Logf("to b %d B for %d B of ping-reqs: %.2f×", sent, recv, float64(sent)/float64(recv))
+	assert.LessOrEqual(t, sent, 2*recv)
+	assert.Zero(t, a.Stats().RelaysRefused)
+}
+
+// A ping-req too small to pay for the bare ping it asks for (to a member
+// with a 255-byte ID, which the ping carries as its sender, and the
+// ping-req, without the receiver's ID, does not) is not relayed.
+func TestPingReqSmallerThanHalfItsPingNotRelayed(t *testing.T) {
+	a := relayMember(t)
+	a.self.ID = ID(bytes.Repeat([]byte("a"), MaxIDLen))
+	req := Packet{Kind: MsgPingReq, From: node("c"), PingReq: PingReq{Seq: 7, Target: node("b")}}
+	ping := Packet{Kind: MsgPing, From: a.Self(), To: node("b")}
+	require.Greater(t, a.sentBytes(&ping), 2*a.recvBytes(&req), "the case under test")
+	require.NoError(t, a.Step(10*time.Millisecond, &req))
+	pk, _ := drain(a)
+	assert.Empty(t, only(t, pk, MsgPing))
 	assert.Equal(t, 1, a.Stats().RelaysRefused)
 }

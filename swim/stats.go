@@ -20,7 +20,8 @@ type ProbeStats struct {
 	// from an origin the view does not vouch for (swim/reply.go) when the
 	// view did not hold the target at its address or the ping-req's
 	// bytes do not pay for the bare answer (twice them must cover it,
-	// swim/relay.go), or with the relays held at their bound (128; half
+	// swim/relay.go), from any origin when twice its bytes do not cover
+	// the bare relayed ping (relayPingLimit), or with the relays held at their bound (128; half
 	// of them for origins the view does not vouch for; 4 for one origin,
 	// counted as the relays whose origin has its ID or its address; 32
 	// for the origins of one IP address).
