@@ -204,7 +204,7 @@ var errUsage = errors.New("usage")
 // run runs fdreplay and returns its exit code: 0, 1 for a failed run or a
 // failed write to stdout, 2 for a wrong command line.
 func run(p process, args []string, stdout, stderr io.Writer) int {
-	out := &keptErrWriter{w: stdout}
+	out := &errWriter{w: stdout}
 	err := runErr(p, args, out, stderr)
 	if out.err != nil && (err == nil || !errors.Is(err, out.err)) {
 		// Said even when the run failed otherwise: what it printed is

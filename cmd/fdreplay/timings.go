@@ -111,19 +111,3 @@ func refuseExisting(path string) error {
 		return err
 	}
 }
-
-// errWriter passes writes to w and keeps the first error:
-// runtime/pprof's profile writer drops write errors.
-type errWriter struct {
-	w   io.Writer
-	err error
-}
-
-func (e *errWriter) Write(p []byte) (int, error) {
-	if e.err != nil {
-		return 0, e.err
-	}
-	n, err := e.w.Write(p)
-	e.err = err
-	return n, err
-}
