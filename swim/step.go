@@ -124,7 +124,7 @@ func (m *Member) step(in *inbound, pkt *Packet) error {
 		in.targetHeld = p != nil && p.node.Addr == target.Addr
 	}
 	m.mergeUpdates(in, pkt)
-	m.receiveUser(in.now, pkt)
+	m.receiveUser(in, pkt)
 	m.noteSender(in, from, pkt)
 	switch pkt.Kind {
 	case MsgPing:

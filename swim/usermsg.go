@@ -46,11 +46,22 @@ func (b *Broadcast) Size() int { return 2 + len(b.Origin) + 10 + 2 + len(b.Key) 
 // Message is an application message delivered to this member (Ready.Messages):
 // a broadcast (Broadcast true; From is its origin, not necessarily the
 // member whose packet carried it) or a direct message sent with SendTo.
+// FromHeldAddr, for a direct message only, reports that before its
+// packet was merged this member held From at the address the packet
+// names, and the transport received the packet from there as far as it
+// can tell (Step, not StepFromOtherSource): a message forged under a
+// member's ID from another address (in plain mode anyone can send under
+// any ID) has it false, as has a message from a member not yet held or
+// one whose packet leaves its sender's address out (SendTo's name it;
+// swim/agent checks only the host of a packet that does not). A forger
+// that sends from the member's own address (spoofing its IP address and
+// port) cannot be told apart.
 type Message struct {
-	From      ID
-	Data      []byte
-	Broadcast bool
-	Key       string // the broadcast's key
+	From         ID
+	Data         []byte
+	Broadcast    bool
+	Key          string // the broadcast's key
+	FromHeldAddr bool
 }
 
 // RemoteState is the application state another member sent with a view
@@ -363,13 +374,13 @@ func (m *Member) sendState(to Node, join bool, token uint64) {
 
 // receiveUser delivers what a received packet carries for the
 // application: its broadcasts, its MsgUser body, its state.
-func (m *Member) receiveUser(now time.Duration, pkt *Packet) {
+func (m *Member) receiveUser(in *inbound, pkt *Packet) {
 	if len(pkt.Broadcasts) > 0 {
-		m.receiveBroadcasts(now, pkt.From.ID, pkt.Broadcasts)
+		m.receiveBroadcasts(in.now, pkt.From.ID, pkt.Broadcasts)
 	}
 	if pkt.Kind == MsgUser {
 		m.stats.MessagesReceived++
-		m.app.msgs = append(m.app.msgs, Message{From: pkt.From.ID, Data: pkt.User})
+		m.app.msgs = append(m.app.msgs, Message{From: pkt.From.ID, Data: pkt.User, FromHeldAddr: in.vouched && pkt.From.Addr != ""})
 	}
 	if len(pkt.State) > 0 {
 		if len(pkt.State) > m.cfg.MaxStateSize {

@@ -205,7 +205,7 @@ func TestSendTo(t *testing.T) {
 	assert.Equal(t, MsgUser, pk[0].Kind)
 	require.NoError(t, b.Step(0, &pk[0]))
 	r := b.Ready()
-	assert.Equal(t, []Message{{From: "a", Data: []byte("hi b")}}, r.Messages)
+	assert.Equal(t, []Message{{From: "a", Data: []byte("hi b"), FromHeldAddr: true}}, r.Messages)
 	assert.Empty(t, r.Packets, "no answer")
 	assert.Equal(t, 1, a.Stats().MessagesSent)
 	assert.Equal(t, 1, b.Stats().MessagesReceived)
@@ -218,6 +218,33 @@ func TestSendTo(t *testing.T) {
 	// An empty MsgUser is malformed.
 	bad := Packet{Kind: MsgUser, From: node("a"), To: node("b")}
 	assert.ErrorIs(t, b.Step(0, &bad), ErrPacket)
+}
+
+// TestMessageFromHeldAddr: a direct message is marked FromHeldAddr only
+// when its packet names the address b holds for its sender and comes
+// from there (Step): not from another source (StepFromOtherSource), not
+// naming another address, not leaving the address out, not from a
+// member b does not hold.
+func TestMessageFromHeldAddr(t *testing.T) {
+	b := newTest(t, "b", ModeDetector, nil, "a")
+	msg := func(from Node, other bool) Message {
+		t.Helper()
+		pk := Packet{Kind: MsgUser, From: from, To: b.Self(), User: []byte("x")}
+		if other {
+			require.NoError(t, b.StepFromOtherSource(0, &pk))
+		} else {
+			require.NoError(t, b.Step(0, &pk))
+		}
+		r := b.Ready()
+		require.Len(t, r.Messages, 1)
+		return r.Messages[0]
+	}
+	assert.True(t, msg(node("a"), false).FromHeldAddr, "a at its address")
+	assert.False(t, msg(node("a"), true).FromHeldAddr, "from another source")
+	assert.False(t, msg(Node{ID: "a", Addr: "10.6.6.6:7946"}, false).FromHeldAddr, "naming another address")
+	assert.False(t, msg(Node{ID: "a"}, false).FromHeldAddr, "the address left out")
+	assert.False(t, msg(node("z"), false).FromHeldAddr, "a member not held")
+	assert.True(t, msg(node("a"), false).FromHeldAddr, "a at its address, still")
 }
 
 // TestBroadcastHostile: the API refuses empty, oversize and over-keyed

@@ -16,21 +16,27 @@ import (
 // The asks for one member that come while the sender is busy are
 // answered together, in one datagram carrying each ask's nonce (up to
 // maxChalAsks), so the sender sends at most one challenge per member per
-// pass, and a flood of asks under a joiner's ID drops the joiner's own
-// ask only when more than maxChalAsks asks for that member come within
-// one pass.
+// pass. An ask that came from the address the view holds for its sender
+// (swim.Message.FromHeldAddr: the joiner's own, unless a forger spoofs
+// that address) has a place kept for it: the other asks under that ID
+// fill at most maxChalAsks−1, and when maxPullers members wait, it takes
+// the place of a member none of whose asks came from there. Before, more
+// than maxChalAsks asks forged under a joiner's ID within one pass
+// refused the joiner's own ask.
 
 // maxChalAsks is how many asks one challenge answers at most: 32, a
 // datagram of 1 + 32·16 + 16 = 529 bytes of data.
 const maxChalAsks = 32
 
 // pendingChal is the challenge waiting to be sent to a member: the
-// address, the challenge in force when the last ask came, and the nonces
-// of the asks it answers.
+// address, the challenge in force when the last ask came, the nonces of
+// the asks it answers, and own, 1 + the index in asks of the last ask
+// that came from the member's held address (0: none).
 type pendingChal struct {
 	addr string
 	chal [challengeLen]byte
 	asks [][askNonceLen]byte
+	own  int
 }
 
 // chalsOut is the challenges waiting, at most one per member and
@@ -52,15 +58,18 @@ func (o *chalsOut) init() {
 var errChalsOutFull = errors.New("too many asks waiting for their challenge")
 
 // add queues the answer to ask, from id, at addr: chal, with the nonces
-// of the asks from id at addr queued before it and not yet sent.
-// errChalsOutFull when id has maxChalAsks asks waiting, or maxPullers
-// other members have.
-func (o *chalsOut) add(id swim.ID, addr string, chal [challengeLen]byte, ask [askNonceLen]byte) error {
+// of the asks from id at addr queued before it and not yet sent. own
+// reports that the ask came from addr (swim.Message.FromHeldAddr): it
+// replaces id's earlier own ask waiting, if any, and is refused only
+// when maxPullers members wait, each with an own ask. errChalsOutFull for
+// another ask when id has maxChalAsks−1 others waiting, or maxPullers
+// other members wait.
+func (o *chalsOut) add(id swim.ID, addr string, chal [challengeLen]byte, ask [askNonceLen]byte, own bool) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	p := o.m[id]
 	if p == nil {
-		if len(o.m) >= maxPullers {
+		if len(o.m) >= maxPullers && !(own && o.evictOthers()) {
 			return errChalsOutFull
 		}
 		if n := len(o.free); n > 0 {
@@ -71,17 +80,39 @@ func (o *chalsOut) add(id swim.ID, addr string, chal [challengeLen]byte, ask [as
 		o.m[id] = p
 	}
 	if p.addr != addr { // the asks waiting came under id at another address
-		p.asks = p.asks[:0]
+		p.asks, p.own = p.asks[:0], 0
 	}
-	if len(p.asks) >= maxChalAsks {
+	switch {
+	case own && p.own > 0:
+		p.asks[p.own-1] = ask
+	case own:
+		p.asks = append(p.asks, ask)
+		p.own = len(p.asks)
+	case len(p.asks)-min(p.own, 1) >= maxChalAsks-1:
 		return errChalsOutFull
+	default:
+		p.asks = append(p.asks, ask)
 	}
-	p.addr, p.chal, p.asks = addr, chal, append(p.asks, ask)
+	p.addr, p.chal = addr, chal
 	select {
 	case o.ready <- struct{}{}:
 	default:
 	}
 	return nil
+}
+
+// evictOthers removes a member waiting with no own ask (add), keeping its
+// entry for reuse, and reports whether there was one.
+func (o *chalsOut) evictOthers() bool {
+	for id, p := range o.m {
+		if p.own == 0 {
+			delete(o.m, id)
+			*p = pendingChal{asks: p.asks[:0]}
+			o.free = append(o.free, p)
+			return true
+		}
+	}
+	return false
 }
 
 // take returns the challenges waiting and empties the queue. sent is

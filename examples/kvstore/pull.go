@@ -160,7 +160,7 @@ func (s *Store) pullMessage(m swim.Message) error {
 		if err != nil {
 			return err
 		}
-		return s.pull.out.add(m.From, addr, nonce, ask)
+		return s.pull.out.add(m.From, addr, nonce, ask, m.FromHeldAddr)
 	default: // kindEcho
 		chal, token, err := parseEcho(m.Data)
 		if err != nil {

@@ -158,7 +158,7 @@ func TestBroadcastReachesAll16(t *testing.T) {
 		return len(got[as[9].Self().ID]) == 1
 	}, 10*time.Second, 20*time.Millisecond)
 	mu.Lock()
-	assert.Equal(t, swim.Message{From: as[0].Self().ID, Data: []byte("just you")}, got[as[9].Self().ID][0])
+	assert.Equal(t, swim.Message{From: as[0].Self().ID, Data: []byte("just you"), FromHeldAddr: true}, got[as[9].Self().ID][0])
 	mu.Unlock()
 	err := as[0].SendTo(context.Background(), "nobody", []byte("x"))
 	assert.ErrorIs(t, err, swim.ErrUnknownMember)
