@@ -121,8 +121,8 @@ type CheckerConfig struct {
 	// below the highest of its sender's incarnation so far (the front) is
 	// a late heartbeat, reordered by the network, and neither an outlier
 	// nor a restart, when it was sent before the front by what the
-	// sequence numbers say, give or take R intervals and a quarter (both
-	// have send times) or, without send times, when no more than half of the next k
+	// sequence numbers say, within a factor of two give or take R
+	// intervals (both have send times) or, without send times, when no more than half of the next k
 	// records continue from it (the front goes on after it). A drop
 	// by more than W, or a record sent after the front with a lower
 	// sequence number, is judged by SeqSpan's rule.
@@ -313,7 +313,7 @@ func (c *Checker) judge(s *senderCheck) {
 		}
 		s.before = pushWindow(s.before, &s.beforeBuf, kept)
 		if r := &kept.c.Record; r.HasSeq && (!s.hasFront || r.Seq > s.front.Seq) {
-			s.front, s.hasFront = seqSent{r.Seq, r.Sent, r.HasSent}, true
+			s.front, s.hasFront = seqSent{r.Seq, r.Sent, r.Arrival, r.HasSent, r.HasArrival}, true
 		}
 	}
 }
@@ -528,11 +528,11 @@ func (c *Checker) checkSeqSent(s *senderCheck, p *pending, la []pending) (*Findi
 	return nil, false
 }
 
-// seqSent is a record's sequence number and send time.
+// seqSent is a record's sequence number, send time and arrival.
 type seqSent struct {
-	Seq     uint64
-	Sent    time.Duration
-	HasSent bool
+	Seq                 uint64
+	Sent, Arrival       time.Duration
+	HasSent, HasArrival bool
 }
 
 // farBelow reports whether x is more than r below front (without
@@ -542,9 +542,9 @@ func farBelow(x, front, r uint64) bool { return x < front && front-x > r }
 // late reports whether p is a heartbeat reordered by the network within
 // the reorder window W (CheckerConfig.ReorderWindow): its sequence number
 // is below the front's by at most W, and it was sent before the front,
-// by the difference of sequence numbers times the median send step give
-// or take R steps and a quarter of it (both have send times, and the step
-// is known) or,
+// by between half and twice the difference of sequence numbers times the
+// median send step, give or take R steps, and it did not arrive more than
+// R steps before the front (both have send times, and the step is known) or,
 // without them, no more than half of the records after it (la) continue
 // from it (sameRun). A restarted sender's
 // first records are sent after the front, and the records after them
@@ -555,12 +555,18 @@ func (c *Checker) late(s *senderCheck, p *pending, la []pending) bool {
 		return false
 	}
 	if p.c.Record.HasSent && s.front.HasSent && s.stepS > 0 {
-		// Sent before the front by what the sequence numbers say, give
-		// or take R steps and a quarter of the difference (the median step
-		// is an estimate): a record whose send time is wrong too is not.
-		d := float64(s.front.Seq - q)
-		want := float64(s.front.Sent) - d*s.stepS
-		return p.c.Record.Sent <= s.front.Sent && math.Abs(float64(p.c.Record.Sent)-want) <= (float64(c.opt.SeqSpan)+d/4)*s.stepS
+		// Sent before the front by what the sequence numbers say, within
+		// a factor of two (the median step is an estimate, and a rough one
+		// among reordered neighbours) give or take R steps: a record whose
+		// send time is wrong too is not.
+		// And it arrived after the front did (in file order it comes
+		// after it), give or take R steps.
+		d, r := float64(s.front.Seq-q), float64(c.opt.SeqSpan)
+		gap := (float64(s.front.Sent) - float64(p.c.Record.Sent)) / s.stepS
+		if rec := &p.c.Record; rec.HasArrival && s.front.HasArrival && (float64(s.front.Arrival)-float64(rec.Arrival))/s.stepS > r {
+			return false
+		}
+		return gap >= 0 && gap >= d/2-r && gap <= 2*d+r
 	}
 	followers, cont := 0, 0
 	for i := range la {

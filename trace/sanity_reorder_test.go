@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -171,4 +172,23 @@ func TestSanityBeyondReorderWindow(t *testing.T) {
 			assert.Contains(t, c.Finding.Detail, "(more than the reorder window, 4096): left out")
 		}
 	}
+}
+
+// A record below the front whose send time is wrong too (far before what
+// its sequence number says) is not a late heartbeat: it is left out. (A
+// CSV row "a,99,-5,-3" among rows near 300 was kept as late and then
+// stopped fdreplay as a clock stepping back.)
+func TestSanityLateNeedsItsSendTime(t *testing.T) {
+	lines := lip6Lines(300)
+	lines[250] = "4 99 -5000000 -3000000 14"
+	fs := findings(checkText(t, strings.Join(lines, "\n")+"\n", Columns{}))
+	require.Len(t, fs, 1)
+	assert.Equal(t, 251, fs[0].Line)
+	assert.Equal(t, FindingSeq, fs[0].Kind)
+	assert.True(t, fs[0].Excluded)
+
+	// The same record sent when its number says, 151 intervals before
+	// the front (seq 250), is a late heartbeat, kept.
+	lines[250] = fmt.Sprintf("4 99 %d %d 14", 99*int64(100*time.Millisecond), 250*int64(100*time.Millisecond)+int64(3*time.Second))
+	assert.Empty(t, findings(checkText(t, strings.Join(lines, "\n")+"\n", Columns{})))
 }
