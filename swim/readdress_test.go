@@ -93,7 +93,9 @@ func TestMovedMemberUnverified(t *testing.T) {
 // Two nodes reviving b's ID from one declaration (reviveTie): the one at
 // the lower address takes the live entry, unverified, since a verified b
 // at its old address; a packet from it there draws a challenge whose ack
-// verifies it there (receipt.go).
+// verifies it there (receipt.go). b revived by c's gossip at the address
+// it was verified at stays verified (verify.go, on revivals: unverifying
+// it raised swim/sim's false positives).
 func TestRevivalTieUnverified(t *testing.T) {
 	a := newTest(t, "a", ModeLifeguard, nil, "b", "c", "d")
 	a.Tick(0)

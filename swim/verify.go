@@ -118,6 +118,21 @@ import "slices"
 // kept its verification and drew full packets to the victim (issue 27,
 // user37 F2: 76-120× the attacker's bytes).
 //
+// A member revived at the address it was verified at stays verified
+// there, whoever told of the revival (revive): verification proves
+// receipt at an address, and is not proved again while a member stays at
+// it, alive or dead. Most members learn that a member falsely declared
+// dead refuted by gossip; unverified, they probed it gated and without
+// the queue, and suspected it more (measured and not kept: swim/sim's
+// interval false positives 605 to 612 in ModeSWIM, 407 to 428 in
+// ModeLifeguard; docs/experiments.md, “SWIM: a member revived at its
+// verified address stays verified”). What that leaves: a forger who
+// revives, by gossip at rising incarnations, a dead member whose address
+// another host took since, draws to that host what a verified member
+// draws until its death is declared again, once per revival; the host
+// must be at a former member's address, the same exposure as a verified
+// member whose host went away before its death was declared.
+//
 // Relayed gossip does not vouch, nor do several relays together: a flood
 // spreads by gossip like a real join announcement, so every member would
 // hear each fake from several relays. A real member is verified by each
