@@ -69,6 +69,10 @@ type peer struct {
 	// from there since it was last unverified there (receipt.go).
 	credit int
 	direct bool
+	// pinged: never heard from at its address, it was sent its one
+	// unpaid probe ping there; later probes' pings wait for its ledger
+	// (receipt.go), revivals by gossip included.
+	pinged bool
 	// queuedAt is when an answer to it may carry the queue again
 	// (queuedAnswer, reply.go).
 	queuedAt time.Duration

@@ -194,7 +194,8 @@ func (m *Member) startProbe(now time.Duration) {
 	// outstanding one (peer.chal: its challenge's or its last probe's),
 	// whose late ack then answers this probe, or a new one it keeps for
 	// a probe timeout. The ping leaves when its ledger pays for it or it
-	// was never heard from at its address; otherwise the probe is silent
+	// was never heard from at its address and not yet pinged there (its
+	// one unpaid ping, peer.pinged); otherwise the probe is silent
 	// and only a late ack of the nonce answers it (receipt.go).
 	var seq uint32
 	nonce := !t.verified
@@ -207,7 +208,7 @@ func (m *Member) startProbe(now time.Duration) {
 		}
 		seq, t.chalUntil = t.chal, max(t.chalUntil, now+m.probeTimeout(t))
 		_, bytes := m.bareNoncePing(t)
-		silent = t.direct && !pays(t, bytes)
+		silent = (t.direct || t.pinged) && !pays(t, bytes)
 	case inRound:
 		seq = m.roundSeq()
 	default:
@@ -239,6 +240,7 @@ func (m *Member) startProbe(now time.Duration) {
 		if nonce && t.direct {
 			t.credit -= m.sentBytes(&m.ready.packets[len(m.ready.packets)-1])
 		}
+		t.pinged = t.pinged || nonce && !t.direct
 	}
 	if m.pr.retry {
 		// The gate's retry re-checks a failure already seen: the direct

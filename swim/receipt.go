@@ -31,9 +31,14 @@ import (
 // their claimed address no more than twice their bytes, whatever their
 // sequence (TestLedgerBoundsSpoofedAddress), but for one thing: a member
 // never heard from at its address (known by gossip, peer.direct false)
-// gets its probe pings unpaid, as a real member announced by others
-// must be pinged to be verified (verify.go, “what is sent to or about
-// it”). The ledger replaces a rule per packet (a challenge only when the
+// gets its first probe ping there unpaid, as a real member announced by
+// others must be pinged to be verified (verify.go, “what is sent to or
+// about it”); one only, revivals by gossip included, while it is held
+// at that address (peer.pinged): a ghost revived by a gossiped Alive
+// after each failed probe drew one ping per revival from every member
+// that held it (issue 27, user40 F4; docs/experiments.md, “SWIM: one
+// unpaid ping per gossiped member”). A real member probes this one
+// within a round, and its ping pays from then on. The ledger replaces a rule per packet (a challenge only when the
 // packet that draws it pays for it and its ack): under that rule and
 // with the challenge standing for the next probe (no ping), a real
 // joiner's lost challenge or ack made that probe fail for certain, and
@@ -52,7 +57,8 @@ import (
 // packets other than pings (prefixChallenges). A probe of an unverified
 // member reuses its outstanding nonce (peer.chal: a late ack of the
 // challenge or of the last probe answers it) and sends its ping when the
-// ledger pays or the member was never heard from directly; otherwise no
+// ledger pays or the member, never heard from directly, has not had its
+// unpaid ping; otherwise no
 // ping leaves (probe.silent) and the probe fails unless the challenge's
 // ack comes. An unverified member whose probe failed gets one more probe
 // at once when the ledger pays for its ping (failProbe), charged to the

@@ -236,7 +236,7 @@ func (m *Member) readdress(p *peer, n Node) {
 	if n.Addr != p.node.Addr {
 		// The challenge went to the old address, and the ledger is that
 		// address's (receipt.go).
-		p.chal, p.chalUntil, p.credit, p.direct = 0, 0, 0, false
+		p.chal, p.chalUntil, p.credit, p.direct, p.pinged = 0, 0, 0, false, false
 	}
 	p.node = n
 }
