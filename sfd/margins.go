@@ -96,12 +96,46 @@ func margins(cfg Config, initial []time.Duration, hbs []detector.Heartbeat, tr *
 // marginEvent is a heartbeat that moves τ (Fresh or Restart) as the shared
 // estimator saw it: its index k in the stream, EA_{ℓ+1} after it, whether
 // it is a Restart, whether the window then held MinSamples samples (full),
-// and whether its TD_k is measured.
+// and whether its TD_k is measured. A plan holds one per such heartbeat,
+// so k and the three flags share one word (16 bytes an event, not 24):
+// the flags in its top 3 bits, k in the 61 below.
 type marginEvent struct {
-	k                       int
-	next                    time.Duration
-	restart, full, measured bool
+	kFlags uint64
+	next   time.Duration
 }
+
+const (
+	evRestart  uint64 = 1 << 63
+	evFull     uint64 = 1 << 62
+	evMeasured uint64 = 1 << 61
+
+	// maxEventIndex is the largest k a marginEvent holds.
+	maxEventIndex = 1<<61 - 1
+)
+
+// newMarginEvent returns the event of heartbeat k, false if k is outside
+// [0, maxEventIndex].
+func newMarginEvent(k int, next time.Duration, restart, full, measured bool) (marginEvent, bool) {
+	if k < 0 || uint64(k) > maxEventIndex {
+		return marginEvent{}, false
+	}
+	ev := marginEvent{kFlags: uint64(k), next: next}
+	if restart {
+		ev.kFlags |= evRestart
+	}
+	if full {
+		ev.kFlags |= evFull
+	}
+	if measured {
+		ev.kFlags |= evMeasured
+	}
+	return ev, true
+}
+
+func (ev *marginEvent) k() int         { return int(ev.kFlags & maxEventIndex) }
+func (ev *marginEvent) restart() bool  { return ev.kFlags&evRestart != 0 }
+func (ev *marginEvent) full() bool     { return ev.kFlags&evFull != 0 }
+func (ev *marginEvent) measured() bool { return ev.kFlags&evMeasured != 0 }
 
 // quietRun is a stretch of events [from, to) inside one slot, each a Fresh
 // heartbeat measured while no slot ends: with SM in force throughout, the
@@ -165,9 +199,12 @@ func newMarginPlan(cfg Config, hbs []detector.Heartbeat, tr *EstimatorTrace) (*m
 		}
 		wasMeasuring, observed := probe.measuring, probe.observed
 		probe.before(hb, kind)
-		ev := marginEvent{k: k, next: est.Next(), restart: kind == chen.Restart, full: est.Len() >= probe.minSamples}
-		probe.after(hb, ev.next, ev.full)
-		ev.measured = probe.measuring
+		next, full := est.Next(), est.Len() >= probe.minSamples
+		probe.after(hb, next, full)
+		ev, ok := newMarginEvent(k, next, kind == chen.Restart, full, probe.measuring)
+		if !ok {
+			return nil, fmt.Errorf("sfd: heartbeat %d: past the 2^61 heartbeats a margin plan can index", k)
+		}
 		p.events = append(p.events, ev)
 		if kind != chen.Fresh || !wasMeasuring || probe.inSlot == 0 {
 			run = nil // a Restart, warm-up, or a slot's end
@@ -232,18 +269,18 @@ func (p *marginPlan) walk(d *Detector, hbs []detector.Heartbeat, out []MarginCha
 			}
 		}
 		ev := &p.events[e]
-		hb := hbs[ev.k]
+		hb := hbs[ev.k()]
 		kind := chen.Fresh
-		if ev.restart {
+		if ev.restart() {
 			kind = chen.Restart
 		}
 		d.before(hb, kind)
-		d.after(hb, ev.next, ev.full)
-		if ev.measured {
+		d.after(hb, ev.next, ev.full())
+		if ev.measured() {
 			bound += tdAbs(ev.next, d.tdBase(hb)) + float64(d.sm)
 		}
 		if last := out[len(out)-1]; d.sm != last.SM {
-			out = append(out, MarginChange{From: ev.k, SM: d.sm})
+			out = append(out, MarginChange{From: ev.k(), SM: d.sm})
 		}
 		if d.state == CannotMeet {
 			break
