@@ -199,18 +199,7 @@ func (a *Agent) answerJoin(c *transport.Conn, pkt *swim.Packet) {
 	if len(pkts) > 0 && pkts[0].Kind == swim.MsgSync {
 		a.sctr.streamSyncs.Add(1)
 	}
-	for i := range pkts {
-		b, _, err := a.codec.Encode(&pkts[i])
-		if err != nil {
-			a.ctr.encodeErr.Add(1)
-			continue
-		}
-		if c.WriteFrame(b) != nil {
-			return
-		}
-		a.ctr.sent.Add(1)
-		a.ctr.sentBytes.Add(uint64(len(b)))
-	}
+	_ = a.writeFrames(c, pkts)
 }
 
 // streamReadError counts why an inbound stream ended (a clean end is not
@@ -402,6 +391,20 @@ func (a *Agent) writeView(to netip.AddrPort, pkts []swim.Packet) error {
 		return err
 	}
 	defer done()
+	if err := a.writeFrames(c, pkts); err != nil {
+		return err
+	}
+	if pkts[len(pkts)-1].Kind == swim.MsgJoin {
+		a.readAnswer(c, to)
+	}
+	return nil
+}
+
+// writeFrames writes pkts on c, each sealed as it goes, counted in
+// PacketsSent and BytesSent; a packet that cannot be encoded is counted
+// (EncodeErrors) and skipped. It returns the first write error, and
+// writes nothing after it.
+func (a *Agent) writeFrames(c *transport.Conn, pkts []swim.Packet) error {
 	for i := range pkts {
 		b, n, err := a.codec.Encode(&pkts[i])
 		if err != nil {
@@ -417,9 +420,6 @@ func (a *Agent) writeView(to netip.AddrPort, pkts []swim.Packet) error {
 		}
 		a.ctr.sent.Add(1)
 		a.ctr.sentBytes.Add(uint64(len(b)))
-	}
-	if pkts[len(pkts)-1].Kind == swim.MsgJoin {
-		a.readAnswer(c, to)
 	}
 	return nil
 }
