@@ -1,0 +1,194 @@
+package trace
+
+import (
+	"fmt"
+	"slices"
+	"time"
+)
+
+// seqResidual is how far seq_p is from what q predicts (seq_q plus the
+// difference of record indices), as a signed count.
+func seqResidual(p, q *pending) int64 {
+	return int64(p.c.Record.Seq-q.c.Record.Seq) - (p.idx - q.idx)
+}
+
+// sameRun reports whether p continues q's run of sequence numbers: its
+// residual from q (seqResidual) is within R, or either has none.
+func (c *Checker) sameRun(p, q *pending) bool {
+	if !p.c.Record.HasSeq || !q.c.Record.HasSeq {
+		return true
+	}
+	r := seqResidual(p, q)
+	return r >= -int64(c.opt.SeqSpan) && r <= int64(c.opt.SeqSpan)
+}
+
+// checkSeq applies the Hampel rule to the sequence number and detects
+// restarts (a drop that the following records continue).
+func (c *Checker) checkSeq(s *senderCheck, p *pending, la []pending) *Finding {
+	R := int64(c.opt.SeqSpan)
+	in := func(r int64) bool { return r >= -R && r <= R }
+	// Fast path: both immediate neighbours agree.
+	if len(s.before) > 0 && len(la) > 0 && s.before[len(s.before)-1].c.Record.HasSeq && la[0].c.Record.HasSeq &&
+		in(seqResidual(p, &s.before[len(s.before)-1])) && in(seqResidual(p, &la[0])) {
+		return nil
+	}
+	// Under reordering the neighbours include late records, whose
+	// predictions for p are too low: p just above the front is in order.
+	if q := p.c.Record.Seq; s.hasFront && q > s.front.Seq && q-s.front.Seq <= c.opt.SeqSpan {
+		return nil
+	}
+	if c.late(s, p, la) {
+		return nil
+	}
+	if f, ok := c.checkSeqSent(s, p, la); ok {
+		return f
+	}
+	res := c.iscr[:0]
+	res = append(res, 0) // the record itself
+	var before []int64
+	for i := range s.before {
+		if s.before[i].c.Record.HasSeq {
+			res = append(res, seqResidual(p, &s.before[i]))
+		}
+	}
+	nb := len(res) - 1
+	for i := range la {
+		if la[i].c.Record.HasSeq {
+			res = append(res, seqResidual(p, &la[i]))
+		}
+	}
+	c.iscr = res
+	if len(res) < 3 {
+		return nil // too few neighbours to judge
+	}
+	before = append(before, res[1:1+nb]...)
+	slices.Sort(res)
+	med := res[len(res)/2]
+	if !in(med) {
+		q := p.c.Record.Seq
+		beyond := ""
+		if s.hasFront && farBelow(q, s.front.Seq, c.opt.ReorderWindow) {
+			beyond = fmt.Sprintf(", and %d below the highest so far, %d (more than the reorder window, %d)", s.front.Seq-q, s.front.Seq, c.opt.ReorderWindow)
+		}
+		return c.finding(s, *p, FindingSeq, fmt.Sprintf("sequence number %d is %+d away from what its neighbours predict (more than %d)%s: left out", q, med, R, beyond))
+	}
+	if nb > 0 {
+		slices.Sort(before)
+		if mb := before[len(before)/2]; mb < -R && s.hasFront && farBelow(p.c.Record.Seq, s.front.Seq, uint64(R)) {
+			// A drop the following records continue: a new incarnation.
+			prev := int64(p.c.Record.Seq) - mb
+			return c.restart(s, p, fmt.Sprintf("where about %d was due", prev))
+		}
+	}
+	return nil
+}
+
+// restart starts a new epoch at p (kept: the new epoch's front) and
+// returns its finding; due says what the sequence number was expected to
+// be.
+func (c *Checker) restart(s *senderCheck, p *pending, due string) *Finding {
+	s.epoch++
+	p.c.Epoch = s.epoch
+	s.before = s.before[:0]
+	s.hasFront = false
+	s.start, s.hasStart = p.c.Record.Sent, p.c.Record.HasSent
+	return c.finding(s, *p, FindingRestart, fmt.Sprintf("sequence restarts at %d %s: a new incarnation of the sender (epoch %d)", p.c.Record.Seq, due, s.epoch))
+}
+
+// checkSeqSent judges by send times the sequence numbers that reordering
+// makes the record index unfit for; ok is false when it does not apply
+// (p or the front has no send time, or p is neither of these cases):
+//   - p more than R below the front but sent after it is a restart when
+//     most records after it (la) that were also sent after the front are
+//     more than R below the front too (the new incarnation goes on), else
+//     an outlier (the front goes on: its sequence number is wrong);
+//   - p above the front and sent after it is in order when its sequence
+//     number is ahead by at most R more than the send times say (the
+//     difference over the median send step Δ̂);
+//   - p above the front but sent before the record that began the epoch at
+//     a restart is a late heartbeat of the incarnation before: left out.
+func (c *Checker) checkSeqSent(s *senderCheck, p *pending, la []pending) (*Finding, bool) {
+	r, R := &p.c.Record, c.opt.SeqSpan
+	if !r.HasSent || !s.hasFront || !s.front.HasSent {
+		return nil, false
+	}
+	switch {
+	case farBelow(r.Seq, s.front.Seq, R) && r.Sent > s.front.Sent:
+		newer, below := 0, 0
+		for i := range la {
+			if a := &la[i].c.Record; a.HasSeq && a.HasSent && a.Sent > s.front.Sent {
+				newer++
+				if farBelow(a.Seq, s.front.Seq, R) {
+					below++
+				}
+			}
+		}
+		if 2*below > newer {
+			return c.restart(s, p, fmt.Sprintf("where about %d was due (sent %v after %d)", s.front.Seq+1, r.Sent-s.front.Sent, s.front.Seq)), true
+		}
+		return c.finding(s, *p, FindingSeq, fmt.Sprintf("sequence number %d is %d below %d but sent %v after it, and the records sent after it do not continue from it (more than %d): left out",
+			r.Seq, s.front.Seq-r.Seq, s.front.Seq, r.Sent-s.front.Sent, R)), true
+	case r.Seq > s.front.Seq && r.Sent > s.front.Sent && s.stepS > 0 &&
+		float64(r.Seq-s.front.Seq) <= (float64(r.Sent)-float64(s.front.Sent))/s.stepS+float64(R):
+		// Ahead of the front by what the send times say (a loss, or
+		// records sent between them that are still on the way), give or
+		// take R: in order, whatever late neighbours predict.
+		return nil, true
+	case s.hasStart && r.Seq > s.front.Seq && r.Sent < s.start:
+		return c.finding(s, *p, FindingSeq, fmt.Sprintf("sequence number %d, sent %v before the restart of epoch %d, is a late heartbeat of the incarnation before: left out",
+			r.Seq, s.start-r.Sent, s.epoch)), true
+	}
+	return nil, false
+}
+
+// seqSent is a record's sequence number, send time and arrival.
+type seqSent struct {
+	Seq                 uint64
+	Sent, Arrival       time.Duration
+	HasSent, HasArrival bool
+}
+
+// farBelow reports whether x is more than r below front (without
+// overflow: sequence numbers take any 64-bit value).
+func farBelow(x, front, r uint64) bool { return x < front && front-x > r }
+
+// late reports whether p is a heartbeat reordered by the network within
+// the reorder window W (CheckerConfig.ReorderWindow): its sequence number
+// is below the front's by at most W, and it was sent before the front,
+// by between half and twice the difference of sequence numbers times the
+// median send step, give or take R steps, and it did not arrive more than
+// R steps before the front (both have send times, and the step is known) or,
+// without them, no more than half of the records after it (la) continue
+// from it (sameRun). A restarted sender's
+// first records are sent after the front, and the records after them
+// continue from them.
+func (c *Checker) late(s *senderCheck, p *pending, la []pending) bool {
+	q := p.c.Record.Seq
+	if !s.hasFront || q > s.front.Seq || s.front.Seq-q > c.opt.ReorderWindow {
+		return false
+	}
+	if p.c.Record.HasSent && s.front.HasSent && s.stepS > 0 {
+		// Sent before the front by what the sequence numbers say, within
+		// a factor of two (the median step is an estimate, and a rough one
+		// among reordered neighbours) give or take R steps: a record whose
+		// send time is wrong too is not.
+		// And it arrived after the front did (in file order it comes
+		// after it), give or take R steps.
+		d, r := float64(s.front.Seq-q), float64(c.opt.SeqSpan)
+		gap := (float64(s.front.Sent) - float64(p.c.Record.Sent)) / s.stepS
+		if rec := &p.c.Record; rec.HasArrival && s.front.HasArrival && (float64(s.front.Arrival)-float64(rec.Arrival))/s.stepS > r {
+			return false
+		}
+		return gap >= 0 && gap >= d/2-r && gap <= 2*d+r
+	}
+	followers, cont := 0, 0
+	for i := range la {
+		if la[i].c.Record.HasSeq {
+			followers++
+			if c.sameRun(&la[i], p) {
+				cont++
+			}
+		}
+	}
+	return 2*cont <= followers
+}
