@@ -71,7 +71,8 @@ type Stats struct {
 	// accepted ones closed while waiting on their peer to make room for a
 	// new one (Config.MaxStreamConns; each stream counts once in StreamsIn or StreamsRefused;
 	// eviction is how an accepted one ended, as a timeout is); StreamDialErrors
-	// failed dials (refused, timed out). Inbound streams cut for a frame
+	// failed dials (refused, timed out). Inbound streams, and the answers
+	// to joins read on dialled ones (StreamJoinAnswers), cut for a frame
 	// that failed authentication (StreamAuthFailures), failed the replay
 	// check (StreamReplayed), did not decode or is not a ping, sync or join
 	// (StreamDecodeErrors; also an empty frame or one cut short; a kind
@@ -84,9 +85,9 @@ type Stats struct {
 	// joins sent over a stream: Join resends a join that got no answer
 	// within a ProbeInterval over a stream, which a member answers without
 	// the join challenge and without verifying the joiner (a stream proves
-	// the host, not the port), on that stream (swim.Member.AnswerStreamJoin),
-	// which reaches the joiner where datagrams do not. Frames count in PacketsSent and
-	// BytesSent too.
+	// the host, not the port), on that stream
+	// (swim.Member.AnswerStreamJoin), which reaches the joiner where
+	// datagrams do not. Frames count in PacketsSent and BytesSent too.
 	StreamsIn, StreamsOut, StreamsRefused, StreamDialErrors          uint64
 	StreamsEvicted                                                   uint64
 	StreamAuthFailures, StreamReplayed, StreamDecodeErrors           uint64

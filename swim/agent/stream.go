@@ -430,13 +430,15 @@ func (a *Agent) writeFrames(c *transport.Conn, pkts []swim.Packet) error {
 // goroutine as if it had come on an inbound stream from to. Only views
 // and view requests are taken, up to MaxStreamMembers updates, within
 // the stream's deadline; a member that predates answers on the stream
-// closes c after reading the join. Errors end the reading silently: the
-// join is resent. Dialling goroutine.
+// closes c after reading the join. What ends the reading is counted as
+// on an inbound stream (serveStream); the join is resent. Dialling
+// goroutine.
 func (a *Agent) readAnswer(c *transport.Conn, to netip.AddrPort) {
 	updates, view := 0, false
 	for {
 		b, err := c.ReadFrame()
 		if err != nil {
+			a.streamReadError(c, err)
 			return
 		}
 		pkt, _, err := a.codec.DecodeFrame(b, 0)
@@ -444,10 +446,14 @@ func (a *Agent) readAnswer(c *transport.Conn, to netip.AddrPort) {
 			a.refusedFrame(c, err)
 			return
 		}
-		updates += len(pkt.Updates)
-		if pkt.Kind != swim.MsgSync && pkt.Kind != swim.MsgJoin || updates > a.cfg.MaxStreamMembers {
+		if pkt.Kind != swim.MsgSync && pkt.Kind != swim.MsgJoin {
 			a.sctr.streamGarbage.Add(1)
-			a.log.Debug("unexpected answer to a join on its stream", "from", to, "kind", pkt.Kind, "updates", updates)
+			a.log.Debug("unexpected answer to a join on its stream", "from", to, "kind", pkt.Kind)
+			return
+		}
+		if updates += len(pkt.Updates); updates > a.cfg.MaxStreamMembers {
+			a.sctr.streamOversize.Add(1)
+			a.log.Debug("answer to a join over the member cap", "from", to, "cap", a.cfg.MaxStreamMembers)
 			return
 		}
 		if pkt.Kind == swim.MsgSync && !view {
