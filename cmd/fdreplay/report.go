@@ -101,8 +101,9 @@ func commandLine(args []string) string {
 // directory is missing or not a directory. Like --out, it replaces no
 // file unless force (--force) is given, and then no write-protected one
 // (no write permission bit, or none for this process: the report is
-// renamed onto its name, which the file's own mode does not stop); a path that is one of the inputs (a trace or --config, compared
-// as files, so another name or a link to it counts) is refused even with
+// renamed onto its name, which the file's own mode does not stop); a
+// path that is one of the inputs (a trace or --config, compared as
+// files, so another name or a link to it counts) is refused even with
 // force.
 func checkReportPath(path string, force bool, inputs []string) error {
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
