@@ -230,6 +230,7 @@ type streamCounters struct {
 	streamReplayed, streamGarbage, streamOversize    atomic.Uint64
 	streamTimeouts, streamSyncs, streamFallbacks     atomic.Uint64
 	streamSkipped, streamJoins, streamJoinAnswers    atomic.Uint64
+	streamAnswersForeign                             atomic.Uint64
 }
 
 // publishedStats is the last swim.Stats published for Stats, under mu (a

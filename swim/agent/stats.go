@@ -99,6 +99,13 @@ type Stats struct {
 	// the host, not the port: swim.Member.AnswerStreamJoin). Such views
 	// are not counted in StreamsIn, which counts accepted streams.
 	StreamJoinAnswers uint64
+	// StreamAnswersForeign counts frames read back on the stream of a
+	// join this member sent that were dropped because they were not from
+	// the member dialled: their sender claims another address than the
+	// one dialled, or another ID than the stream's first such frame. A
+	// stream proves the host, so such a frame would speak for a member
+	// that did not send it.
+	StreamAnswersForeign uint64
 	// StreamPingsSkipped counts stream fallback pings the state machine
 	// asked for that were not sent: every dialling slot was taken (at most
 	// 16 streams are dialled at once) or the target's address could not
@@ -125,7 +132,7 @@ func (a *Agent) Stats() Stats {
 		StreamDecodeErrors: a.sctr.streamGarbage.Load(), StreamOversize: a.sctr.streamOversize.Load(),
 		StreamTimeouts: a.sctr.streamTimeouts.Load(), StreamSyncs: a.sctr.streamSyncs.Load(), StreamSyncFallbacks: a.sctr.streamFallbacks.Load(),
 		StreamPingsSkipped: a.sctr.streamSkipped.Load(), StreamJoins: a.sctr.streamJoins.Load(),
-		StreamJoinAnswers: a.sctr.streamJoinAnswers.Load(),
+		StreamJoinAnswers: a.sctr.streamJoinAnswers.Load(), StreamAnswersForeign: a.sctr.streamAnswersForeign.Load(),
 	}
 	if a.stream.listener != nil {
 		ss := a.stream.listener.Stats()

@@ -430,11 +430,20 @@ func (a *Agent) writeFrames(c *transport.Conn, pkts []swim.Packet) error {
 // goroutine as if it had come on an inbound stream from to. Only views
 // and view requests are taken, up to MaxStreamMembers updates, within
 // the stream's deadline; a member that predates answers on the stream
-// closes c after reading the join. What ends the reading is counted as
-// on an inbound stream (serveStream); the join is resent. Dialling
+// closes c after reading the join. The stream speaks only for the member
+// dialled: a frame whose sender claims another address than to, or
+// another ID than the first frame's, is dropped and counted
+// (Stats.StreamAnswersForeign), for the agent would take a join from
+// such a sender as that member speaking from its own host and answer it
+// at its claimed address, another port of the seed's host (issue 27,
+// user42 F1), and would admit each such sender as its own word past the
+// unverified quota (user42 F2). What ends the reading is counted as on
+// an inbound stream (serveStream); the join is resent. Dialling
 // goroutine.
 func (a *Agent) readAnswer(c *transport.Conn, to netip.AddrPort) {
-	updates, view := 0, false
+	updates, view, foreign := 0, false, 0
+	var speaker swim.ID
+	named := false
 	for {
 		b, err := c.ReadFrame()
 		if err != nil {
@@ -456,6 +465,14 @@ func (a *Agent) readAnswer(c *transport.Conn, to netip.AddrPort) {
 			a.log.Debug("answer to a join over the member cap", "from", to, "cap", a.cfg.MaxStreamMembers)
 			return
 		}
+		if !joinFromClaimed(pkt.From.Addr, to, true) || named && pkt.From.ID != speaker {
+			a.sctr.streamAnswersForeign.Add(1)
+			if foreign++; foreign == 1 {
+				a.log.Debug("dropped answer frames not from the member dialled", "to", to, "from", pkt.From.ID, "addr", pkt.From.Addr)
+			}
+			continue
+		}
+		speaker, named = pkt.From.ID, true
 		if pkt.Kind == swim.MsgSync && !view {
 			view = true
 			a.sctr.streamJoinAnswers.Add(1)

@@ -105,13 +105,14 @@ func NewCollector(a *agent.Agent) *Collector {
 		{"stream_dial_errors_total", "Streams that could not be dialled (refused, timed out).", func(s agent.Stats) uint64 { return s.StreamDialErrors }},
 		{"stream_auth_failures_total", "Inbound streams cut for a frame that failed authentication.", func(s agent.Stats) uint64 { return s.StreamAuthFailures }},
 		{"stream_replayed_total", "Inbound streams cut for a frame that failed the replay check.", func(s agent.Stats) uint64 { return s.StreamReplayed }},
-		{"stream_decode_errors_total", "Inbound streams cut for a malformed frame or an unexpected message kind.", func(s agent.Stats) uint64 { return s.StreamDecodeErrors }},
-		{"stream_oversize_total", "Inbound streams cut for a frame above the packet size, or over the byte or member cap.", func(s agent.Stats) uint64 { return s.StreamOversize }},
-		{"stream_timeouts_total", "Inbound streams cut at their deadline (slow senders).", func(s agent.Stats) uint64 { return s.StreamTimeouts }},
+		{"stream_decode_errors_total", "Inbound streams, and answers to joins sent over a stream, cut for a malformed frame or an unexpected message kind.", func(s agent.Stats) uint64 { return s.StreamDecodeErrors }},
+		{"stream_oversize_total", "Inbound streams, and answers to joins sent over a stream, cut for a frame above the packet size, or over the byte or member cap.", func(s agent.Stats) uint64 { return s.StreamOversize }},
+		{"stream_timeouts_total", "Inbound streams, and answers to joins sent over a stream, cut at their deadline (slow senders).", func(s agent.Stats) uint64 { return s.StreamTimeouts }},
 		{"stream_syncs_total", "Views larger than one datagram sent over a stream.", func(s agent.Stats) uint64 { return s.StreamSyncs }},
 		{"stream_sync_fallbacks_total", "Views sent as datagrams after their stream failed.", func(s agent.Stats) uint64 { return s.StreamSyncFallbacks }},
 		{"stream_joins_total", "Joins resent over a stream after a datagram join got no answer.", func(s agent.Stats) uint64 { return s.StreamJoins }},
 		{"stream_join_answers_total", "Views read back on the stream of a join this member sent (the member joined had not verified its address).", func(s agent.Stats) uint64 { return s.StreamJoinAnswers }},
+		{"stream_answers_foreign_total", "Frames dropped from the stream of a join this member sent because their sender was not the member dialled (another address or another ID).", func(s agent.Stats) uint64 { return s.StreamAnswersForeign }},
 		{"stream_pings_skipped_total", "Stream fallback pings not sent: every dialling slot taken, or an address that cannot be dialled.", func(s agent.Stats) uint64 { return s.StreamPingsSkipped }},
 	} {
 		c.counters = append(c.counters, counterDesc{prometheus.NewDesc("fdswim_"+x.name, x.help, nil, nil), x.f})
