@@ -224,6 +224,7 @@ func (m *Member) tickRelays(now time.Duration) {
 			kept = append(kept, r)
 			continue
 		}
+		m.stats.RelaysExpired++
 		if r.nack {
 			m.stats.NacksSent++
 			m.answerRelay(&r, Packet{Kind: MsgNack, To: r.origin, Nack: Nack{Seq: r.originSeq}})

@@ -16,6 +16,11 @@ type ProbeStats struct {
 	ProbesFailed  int // probes with neither a direct nor an indirect ack
 	PingReqsSent  int
 	NacksSent     int
+	// RelaysExpired counts relays whose target did not ack before the
+	// relay's deadline (ProbeTimeout, or the measured round-trip time):
+	// the origin then gets a nack if it asked for one (NacksSent), else
+	// nothing.
+	RelaysExpired int
 	// RelaysRefused counts ping-reqs for another member not relayed:
 	// from an origin the view does not vouch for (swim/reply.go) when the
 	// view did not hold the target at its address or the ping-req's

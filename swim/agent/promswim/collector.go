@@ -157,6 +157,7 @@ var protocolHelp = map[string]string{
 	"ProbesFailed":        "Probes with neither a direct nor an indirect ack.",
 	"PingReqsSent":        "Indirect probe requests (ping-req) sent.",
 	"NacksSent":           "Nacks sent for ping-reqs whose target did not answer in time (Lifeguard).",
+	"RelaysExpired":       "Relays whose target did not ack before the relay's deadline (a nack follows if one was asked).",
 	"RelaysRefused":       "Ping-reqs not relayed: an unknown requester and target, or the relays held at their bound.",
 	"AckPayloadsTooLarge": "Ack payloads left out because the ack would have exceeded MaxPacketSize.",
 	"Refutations":         "Times this member raised its own incarnation to refute a suspicion.",
