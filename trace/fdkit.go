@@ -291,6 +291,12 @@ func (r *Reader) readFDKitHeader() error {
 			if !validKey(string(k)) {
 				return r.fieldErr("header", "key of [a-z0-9_-]", k)
 			}
+			// What NewWriter refuses is refused here too, so that every
+			// header read can be written back: blanks and line feeds cannot
+			// reach a value, a carriage return inside one can.
+			if bytes.IndexByte(v, '\r') >= 0 || !isText(string(v)) {
+				return r.fieldErr(string(k), "a header value without carriage returns, NUL bytes or invalid UTF-8", v)
+			}
 			if h.Meta == nil {
 				h.Meta = make(map[string]string)
 			}

@@ -249,6 +249,9 @@ func TestFDKitText(t *testing.T) {
 		"bad seq":   {"#fdkit-trace version=1 interval=1s unit=ns\nsender seq sent arrival\np x 1 2\n", 3, "seq"},
 		"bad time":  {"#fdkit-trace version=1 interval=1s unit=ns\nsender seq sent arrival\np 1 1.5 2\n", 3, "sent"},
 		"late #":    {"#fdkit-trace version=1 interval=1s unit=ns\nsender seq sent arrival\n# x\n", 3, ""},
+		// A value NewWriter would refuse (FuzzFDKit's 87f5ea59d4900bef).
+		"cr value": {"#fdkit-trace version=1 interval=1s unit=ns host=a\rb\nsender seq sent arrival\n", 1, "host"},
+		"bad utf8": {"#fdkit-trace version=1 interval=1s unit=ns host=a\xffb\nsender seq sent arrival\n", 1, ""}, // refused for the whole line
 	} {
 		_, _, err := readString(t, c.in, ReaderConfig{Name: "t.fdkit"})
 		var pe *ParseError
