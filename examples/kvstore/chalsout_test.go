@@ -74,16 +74,7 @@ func TestChalsOutBounded(t *testing.T) {
 // 50,000 to 90,000 a second made it lose more than half of the writes
 // another member made meanwhile (docs/experiments.md).
 func TestAsksQueuedForTheSender(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	a, err := agent.Start(ctx, plainCfg("a"))
-	require.NoError(t, err)
-	defer func() { _ = a.Shutdown() }()
-	s := &Store{a: a, data: map[string]entry{}} // no goroutines of its own
-	s.pull.init()
-	b := newStore(t, plainCfg("b"))
-	require.NoError(t, b.Agent().Join(ctx, a.Self().Addr))
-	require.Eventually(t, func() bool { _, err := s.liveAddr("b"); return err == nil }, 10*time.Second, 5*time.Millisecond, "b live at a")
+	s, b := storeWithoutLoops(t)
 	q1, q2 := [askNonceLen]byte{1}, [askNonceLen]byte{2}
 	s.receive(swim.Message{From: "b", Data: askMsg(q1)})
 	s.receive(swim.Message{From: "b", Data: askMsg(q2)})
@@ -135,16 +126,7 @@ func TestChalsOutPassAllocatesNothing(t *testing.T) {
 // challenge to b. Before, the forged asks filled the maxChalAsks places
 // and b's own ask was refused.
 func TestOwnAskNotDisplacedByForgedAsks(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	a, err := agent.Start(ctx, plainCfg("a"))
-	require.NoError(t, err)
-	defer func() { _ = a.Shutdown() }()
-	s := &Store{a: a, data: map[string]entry{}} // no goroutines of its own
-	s.pull.init()
-	b := newStore(t, plainCfg("b"))
-	require.NoError(t, b.Agent().Join(ctx, a.Self().Addr))
-	require.Eventually(t, func() bool { _, err := s.liveAddr("b"); return err == nil }, 10*time.Second, 5*time.Millisecond, "b live at a")
+	s, _ := storeWithoutLoops(t)
 	forged := func(n int) {
 		for i := range n {
 			s.receive(swim.Message{From: "b", Data: askMsg([askNonceLen]byte{byte(n), byte(i), 0xf})})
@@ -159,4 +141,22 @@ func TestOwnAskNotDisplacedByForgedAsks(t *testing.T) {
 	assert.Len(t, p.asks, maxChalAsks)
 	assert.Contains(t, p.asks, own, "b's own ask answered")
 	assert.Equal(t, uint64(2*(maxChalAsks+8)+1-(maxChalAsks-1)), s.Rejected(), "the forged asks over the places")
+}
+
+// storeWithoutLoops starts agent a wrapped in a Store that runs no
+// goroutines of its own (its sender's queue is driven by the test), and a
+// full store b joined to it, and waits until a holds b live.
+func storeWithoutLoops(t *testing.T) (*Store, *Store) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	a, err := agent.Start(context.Background(), plainCfg("a"))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = a.Shutdown() })
+	s := &Store{a: a, data: map[string]entry{}}
+	s.pull.init()
+	b := newStore(t, plainCfg("b"))
+	require.NoError(t, b.Agent().Join(ctx, a.Self().Addr))
+	require.Eventually(t, func() bool { _, err := s.liveAddr("b"); return err == nil }, 10*time.Second, 5*time.Millisecond, "b live at a")
+	return s, b
 }
