@@ -177,11 +177,12 @@
 //     three periods, and vouches for nothing.
 //   - Lifeguard (docs/algorithms.md, “Lifeguard local health”): the local
 //     health multiplier LHM in [0, S−1] (+1 per failed probe, or per missed
-//     nack when nacks were expected; +1 per refutation; −1 per successful
-//     probe) scales the period and the probe timeout by LHM+1; suspicion
-//     timeouts start at Max = β·Min and shrink with each independent
-//     confirmation to Min = α·max(1, log10 n)·ProbeInterval after K = α−2 of
-//     them (the first K are re-gossiped); and the buddy system: a ping to a
+//     nack when nacks were expected; +1 per refuted suspicion, one per
+//     protocol period at most; −1 per successful probe) scales the period
+//     and the probe timeout by LHM+1; suspicion timeouts start at
+//     Max = β·Min and shrink with each independent confirmation to
+//     Min = α·max(1, log10 n)·ProbeInterval after K = α−2 of them (the
+//     first K are re-gossiped); and the buddy system: a ping to a
 //     suspected member carries the suspicion, so it can refute at once. fdkit
 //     applies it to every packet sent to a suspect (acks and relayed pings
 //     too), not only to probes.

@@ -203,6 +203,9 @@ type localHealth struct {
 	multiplier   int           // the local health multiplier, in [0, MaxLocalHealthMultiplier−1]
 	graceUntil   time.Duration // no suspicion timer fires before (PauseGuard)
 	hostLateness time.Duration // the host's lateness the wrapper measured (SetHostLateness)
+	// refuteUntil is the end of the protocol period in which a
+	// refutation last raised the multiplier (chargeRefutation).
+	refuteUntil time.Duration
 }
 
 // dissemination is the queue of membership updates to piggyback and the

@@ -48,7 +48,7 @@ func (m *Member) aboutSelf(in *inbound, u Update) {
 		if implausible {
 			m.stats.Implausible++
 		} else if u.Incarnation >= m.inc {
-			m.refute(in, u.Incarnation)
+			m.refute(in, u.Incarnation, u.Kind)
 		}
 		return
 	}
@@ -79,7 +79,7 @@ func (m *Member) aboutSelf(in *inbound, u Update) {
 			return
 		}
 	}
-	m.refute(in, u.Incarnation)
+	m.refute(in, u.Incarnation, u.Kind)
 	if u.Kind != UpdateAlive {
 		m.tellAlive(in, u.From)
 		m.tellAlive(in, in.from)
@@ -218,17 +218,18 @@ func (m *Member) selfAlive() Update {
 func (m *Member) selfQueued() bool { return m.queue.byID[m.self.ID] != nil }
 
 // refute raises the incarnation above accused (saturating) and gossips
-// Alive; Lifeguard counts it against the local health. It is not
+// Alive; Lifeguard counts the refutation of a suspicion against the local
+// health, at most once per protocol period (chargeRefutation). It is not
 // announced to the sender answered with the Alive (inbound.replyTo), nor
 // to a member held at an address only the packet gave (claimedBy).
-func (m *Member) refute(in *inbound, accused Incarnation) {
+func (m *Member) refute(in *inbound, accused Incarnation, kind UpdateKind) {
 	inc := m.inc.Next()
 	if accused >= inc {
 		inc = accused.Next()
 	}
 	m.inc = inc
 	m.stats.Refutations++
-	m.adjustHealth(1)
+	m.chargeRefutation(in.now, kind)
 	m.enqueue(m.selfAlive())
 	m.announceAlive(in.replyTo, func(id ID) bool { return m.claimedBy(in, id) })
 }

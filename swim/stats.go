@@ -36,8 +36,18 @@ type ProbeStats struct {
 	// they answer no probe and complete no relay (onAck).
 	AcksFromOtherHost int
 	Refutations       int // times this member raised its own incarnation
-	AliveSent         int // pings sent only to carry a refutation (Alive) at once
-	GateDeferrals     int // failed probes forgiven once by the detector gate
+	// RefutationsUncharged counts refutations not counted against the
+	// local health multiplier (Lifeguard modes): those of a declaration
+	// (Dead) or of an Alive claiming a later incarnation, and those of a
+	// suspicion in a protocol period in which one was counted already (a
+	// refuted suspicion raises the multiplier once per period at most).
+	// Growing by more than one or two per period, it says that something
+	// sends this member accusations at rising incarnations, which no
+	// honest group does (one refutation answers every accusation of the
+	// incarnation it leaves).
+	RefutationsUncharged int
+	AliveSent            int // pings sent only to carry a refutation (Alive) at once
+	GateDeferrals        int // failed probes forgiven once by the detector gate
 	// UnverifiedRetries counts failed probes of members not verified
 	// that were probed once more before a suspicion, their ledgers
 	// paying (receipt.go).
