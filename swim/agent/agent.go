@@ -209,10 +209,17 @@ type streamPath struct {
 	results  chan streamResult
 	outSlots chan struct{} // the protocol's dialled streams (pings, views)
 	relSlots chan struct{} // SendReliable's, apart: stuck messages must not starve the pings
-	known    knownSources  // the live members' addresses marked in listener (knownsources.go)
-	wg       sync.WaitGroup
-	ctx      context.Context
-	stop     context.CancelFunc
+	// outTo counts outSlots' streams by the address dialled, under outMu
+	// (streamslots.go).
+	outMu sync.Mutex
+	outTo map[netip.AddrPort]int
+	// answerIdle bounds the wait for each frame of a join's answer
+	// (readAnswer; streamslots.go).
+	answerIdle time.Duration
+	known      knownSources // the live members' addresses marked in listener (knownsources.go)
+	wg         sync.WaitGroup
+	ctx        context.Context
+	stop       context.CancelFunc
 }
 
 // packetCounters are the datagram and message counters of Stats, moved by
@@ -230,7 +237,8 @@ type streamCounters struct {
 	streamReplayed, streamGarbage, streamOversize    atomic.Uint64
 	streamTimeouts, streamSyncs, streamFallbacks     atomic.Uint64
 	streamSkipped, streamJoins, streamJoinAnswers    atomic.Uint64
-	streamAnswersForeign                             atomic.Uint64
+	streamAnswersForeign, streamAnswersIdle          atomic.Uint64
+	streamsAddrBusy                                  atomic.Uint64
 }
 
 // publishedStats is the last swim.Stats published for Stats, under mu (a

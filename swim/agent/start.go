@@ -100,6 +100,7 @@ func newAgent(ctx context.Context, cfg Config) (*Agent, error) {
 			in:       make(chan streamIn, 64),
 			results:  make(chan streamResult, 64),
 			outSlots: make(chan struct{}, streamOutMax),
+			outTo:    make(map[netip.AddrPort]int),
 			relSlots: make(chan struct{}, streamOutMax),
 		},
 	}
@@ -351,6 +352,7 @@ func (a *Agent) newMachine() error {
 		return fmt.Errorf("agent: %w", err)
 	}
 	a.m = m
+	a.stream.answerIdle = answerIdle(m.Config().ProbeInterval)
 	if a.cfg.MaxStreamMembers == 0 {
 		a.cfg.MaxStreamMembers = m.Config().MaxMembers + 1 // a whole view and the Alive of a join
 	}

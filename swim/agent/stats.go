@@ -108,10 +108,29 @@ type Stats struct {
 	StreamAnswersForeign uint64
 	// StreamPingsSkipped counts stream fallback pings the state machine
 	// asked for that were not sent: every dialling slot was taken (at most
-	// 16 streams are dialled at once) or the target's address could not
-	// be dialled. The probe then waits for the end of its period, as
-	// without the stream path.
+	// 16 streams are dialled at once, at most 4 to one address:
+	// StreamsAddrBusy) or the target's address could not be dialled. The
+	// probe then waits for the end of its period, as without the stream
+	// path.
 	StreamPingsSkipped uint64
+	// StreamsAddrBusy counts streams of the protocol (stream pings,
+	// views, joins resent over a stream) not dialled because 4 of this
+	// agent's dialled streams to that address (ip:port) were open: the
+	// ping is skipped (also in StreamPingsSkipped), the view or join sent
+	// as datagrams. One member that holds streams open, such as a seed
+	// that accepts joins' streams and never answers, cannot take the
+	// slots that stream pings and joins to the others need. Growing
+	// steadily, with StreamAnswersIdle, it names a member that accepts
+	// streams and stalls them.
+	StreamsAddrBusy uint64
+	// StreamAnswersIdle counts answers to joins sent over a stream (and
+	// to the view requests that end an exchange's stream) dropped because
+	// no whole frame came within two ProbeIntervals (at least 1 s) of the
+	// join or of the answer's last frame: a member writes its answer at
+	// once, so this is a seed that accepted the stream and sends nothing.
+	// The stream is closed and its slot freed; the join has been, or
+	// will be, resent. They are not counted in StreamTimeouts.
+	StreamAnswersIdle uint64
 	// Protocol holds the state machine's counters (swim.Stats: probes,
 	// suspicions, refutations, eager gossip sent, ...) as of the last
 	// packet or tick the agent processed.
@@ -133,6 +152,7 @@ func (a *Agent) Stats() Stats {
 		StreamTimeouts: a.sctr.streamTimeouts.Load(), StreamSyncs: a.sctr.streamSyncs.Load(), StreamSyncFallbacks: a.sctr.streamFallbacks.Load(),
 		StreamPingsSkipped: a.sctr.streamSkipped.Load(), StreamJoins: a.sctr.streamJoins.Load(),
 		StreamJoinAnswers: a.sctr.streamJoinAnswers.Load(), StreamAnswersForeign: a.sctr.streamAnswersForeign.Load(),
+		StreamsAddrBusy: a.sctr.streamsAddrBusy.Load(), StreamAnswersIdle: a.sctr.streamAnswersIdle.Load(),
 	}
 	if a.stream.listener != nil {
 		ss := a.stream.listener.Stats()

@@ -210,6 +210,8 @@ func (a *Agent) streamReadError(c *transport.Conn, err error) {
 		a.sctr.streamOversize.Add(1)
 	case errors.Is(err, transport.ErrFrameEmpty), errors.Is(err, transport.ErrFrameTruncated):
 		a.sctr.streamGarbage.Add(1)
+	case errors.Is(err, transport.ErrStreamIdle):
+		a.sctr.streamAnswersIdle.Add(1)
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		a.sctr.streamTimeouts.Add(1)
 	default:
@@ -293,7 +295,7 @@ func (a *Agent) receiveStream(in streamIn) {
 // goroutine.
 func (a *Agent) startStreamProbe(sp swim.StreamProbe) {
 	to, err := netip.ParseAddrPort(sp.To.Addr)
-	if err != nil || !a.takeOutSlot() {
+	if err != nil || !a.takeOutSlot(to) {
 		a.sctr.streamSkipped.Add(1)
 		a.log.Debug("stream ping not sent: no dialling slot or no address", "to", sp.To.ID, "addr", sp.To.Addr)
 		return
@@ -301,7 +303,7 @@ func (a *Agent) startStreamProbe(sp swim.StreamProbe) {
 	ping := swim.Packet{Kind: swim.MsgPing, From: a.self, To: sp.To, Ping: swim.Ping{Seq: sp.Seq}, Updates: sp.Updates}
 	frame, _, err := a.codec.Encode(&ping)
 	if err != nil {
-		a.releaseOutSlot()
+		a.releaseOutSlot(to)
 		a.ctr.encodeErr.Add(1)
 		a.sctr.streamSkipped.Add(1)
 		return
@@ -310,7 +312,7 @@ func (a *Agent) startStreamProbe(sp swim.StreamProbe) {
 	a.stream.wg.Add(1)
 	go func() {
 		defer a.stream.wg.Done()
-		defer a.releaseOutSlot()
+		defer a.releaseOutSlot(to)
 		ack, connected := a.streamPing(to, sp, frame, deadline)
 		select {
 		case a.stream.results <- streamResult{probe: &sp, ack: ack, connected: connected}:
@@ -358,7 +360,7 @@ func (a *Agent) streamPing(to netip.AddrPort, sp swim.StreamProbe, frame []byte,
 // window after sealing). If the stream fails, the packets are handed back
 // to be sent as datagrams, sealed again. Agent goroutine.
 func (a *Agent) sendViewStream(to netip.AddrPort, pkts []swim.Packet) {
-	if !a.takeOutSlot() {
+	if !a.takeOutSlot(to) {
 		a.sendDatagrams(pkts)
 		return
 	}
@@ -370,7 +372,7 @@ func (a *Agent) sendViewStream(to netip.AddrPort, pkts []swim.Packet) {
 	a.stream.wg.Add(1)
 	go func() {
 		defer a.stream.wg.Done()
-		defer a.releaseOutSlot()
+		defer a.releaseOutSlot(to)
 		err := a.writeView(to, keep)
 		if err == nil {
 			return
@@ -429,8 +431,12 @@ func (a *Agent) writeFrames(c *transport.Conn, pkts []swim.Packet) error {
 // verified) until it closes c, and hands each packet to the agent's
 // goroutine as if it had come on an inbound stream from to. Only views
 // and view requests are taken, up to MaxStreamMembers updates, within
-// the stream's deadline; a member that predates answers on the stream
-// closes c after reading the join. The stream speaks only for the member
+// the stream's deadline, each frame within answerIdle of the last (or of
+// the join): a member answers at once, and one that sends nothing held
+// the stream and its dialling slot for the whole StreamTimeout, while
+// the join was resent over a new stream every ProbeInterval (issue 27,
+// F4; Stats.StreamAnswersIdle); a member that predates answers on the
+// stream closes c after reading the join. The stream speaks only for the member
 // dialled: a frame whose sender claims another address than to, or
 // another ID than the first frame's, is dropped and counted
 // (Stats.StreamAnswersForeign), for the agent would take a join from
@@ -445,7 +451,7 @@ func (a *Agent) readAnswer(c *transport.Conn, to netip.AddrPort) {
 	var speaker swim.ID
 	named := false
 	for {
-		b, err := c.ReadFrame()
+		b, err := c.ReadFrameWithin(a.stream.answerIdle)
 		if err != nil {
 			a.streamReadError(c, err)
 			return
@@ -495,17 +501,6 @@ func (a *Agent) dial(ctx context.Context, to netip.AddrPort) (c *transport.Conn,
 	stop := context.AfterFunc(a.stream.ctx, func() { _ = c.Close() })
 	return c, func() { stop(); _ = c.Close() }, nil
 }
-
-func (a *Agent) takeOutSlot() bool {
-	select {
-	case a.stream.outSlots <- struct{}{}:
-		return true
-	default:
-		return false
-	}
-}
-
-func (a *Agent) releaseOutSlot() { <-a.stream.outSlots }
 
 // streamPingFailed tells the state machine that the stream ping sp got no
 // answer. Agent goroutine.

@@ -86,6 +86,10 @@ var (
 	// another (MaxConns, MaxConnsPerSource) while its frame completed;
 	// the frame is not returned.
 	ErrStreamEvicted = errors.New("transport: stream closed to make room for another")
+	// ErrStreamIdle: no whole frame came within the limit given to
+	// ReadFrameWithin, before the connection's deadline. The error wraps
+	// os.ErrDeadlineExceeded too.
+	ErrStreamIdle = errors.New("transport: no frame from the stream's peer within the idle limit")
 )
 
 // StreamConfig configures a stream listener and the connections it dials.
@@ -323,7 +327,8 @@ func (l *StreamListener) acceptLoop(handle func(*Conn)) {
 		l.mu.Lock()
 		l.conns[c] = st
 		l.mu.Unlock()
-		_ = c.SetDeadline(time.Now().Add(l.cfg.Timeout))
+		deadline := time.Now().Add(l.cfg.Timeout)
+		_ = c.SetDeadline(deadline)
 		l.wg.Add(1)
 		go func() {
 			defer l.wg.Done()
@@ -349,7 +354,7 @@ func (l *StreamListener) acceptLoop(handle func(*Conn)) {
 				conn = w
 			}
 			l.accepted.Add(1)
-			nc := newConn(conn, l.cfg, l, st)
+			nc := newConn(conn, l.cfg, l, st, deadline)
 			handle(nc)
 		}()
 	}
@@ -392,18 +397,19 @@ type Conn struct {
 	left     int // bytes this inbound connection may still read; -1 unbounded
 	l        *StreamListener
 	state    *connState // inbound: the listener's record, whose idle clock reads move
+	deadline time.Time  // the read and write deadline set when accepted or dialled
 }
 
 // newConn wraps c; l and st are the listener and its record for an
 // inbound connection, nil for a dialled one.
-func newConn(c net.Conn, cfg StreamConfig, l *StreamListener, st *connState) *Conn {
+func newConn(c net.Conn, cfg StreamConfig, l *StreamListener, st *connState, deadline time.Time) *Conn {
 	left := -1
 	var r io.Reader = c
 	if l != nil {
 		left = cfg.MaxBytes
 		r = progressReader{r: c, st: st}
 	}
-	return &Conn{c: c, r: bufio.NewReaderSize(r, 4096), maxFrame: cfg.MaxFrame, left: left, l: l, state: st}
+	return &Conn{c: c, r: bufio.NewReaderSize(r, 4096), maxFrame: cfg.MaxFrame, left: left, l: l, state: st, deadline: deadline}
 }
 
 // DialStream connects to a stream listener at to. The connection's read
@@ -440,7 +446,7 @@ func DialStream(ctx context.Context, to netip.AddrPort, cfg StreamConfig) (*Conn
 		}
 		c = w
 	}
-	return newConn(c, cfg, nil, nil), nil
+	return newConn(c, cfg, nil, nil, deadline), nil
 }
 
 // RemoteAddr returns the peer's address.
@@ -487,6 +493,28 @@ func (c *Conn) ReadFrame() ([]byte, error) {
 		case errors.Is(err, os.ErrDeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
 			c.l.timeouts.Add(1)
 		}
+	}
+	return b, err
+}
+
+// ReadFrameWithin reads the next frame as ReadFrame does, but fails
+// when the frame is not whole within idle of the call (idle > 0) with an
+// error wrapping ErrStreamIdle and os.ErrDeadlineExceeded, so that a
+// peer that sends nothing holds the connection for idle, not for its
+// whole Timeout. The connection's own deadline still applies when it
+// comes first (a plain timeout), and is restored for the reads and
+// writes after. An idle limit of 0 or less is none.
+func (c *Conn) ReadFrameWithin(idle time.Duration) ([]byte, error) {
+	at := time.Now().Add(idle)
+	if idle <= 0 || !at.Before(c.deadline) {
+		return c.ReadFrame()
+	}
+	_ = c.c.SetReadDeadline(at)
+	b, err := c.ReadFrame()
+	_ = c.c.SetReadDeadline(c.deadline)
+	var ne net.Error
+	if err != nil && (errors.Is(err, os.ErrDeadlineExceeded) || errors.As(err, &ne) && ne.Timeout()) {
+		return nil, fmt.Errorf("%w (%v): %w", ErrStreamIdle, idle, os.ErrDeadlineExceeded)
 	}
 	return b, err
 }
