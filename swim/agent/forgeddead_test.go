@@ -89,6 +89,6 @@ func TestForgedDeadsOnAnswerStreamSpareLocalHealth(t *testing.T) {
 		streams.Load(), frames.Load(), refuted, uncharged, sorted[len(sorted)/2], sorted[len(sorted)-1],
 		declared[0].Round(time.Millisecond), declared[1].Round(time.Millisecond), declared[2].Round(time.Millisecond))
 	require.Greater(t, refuted, 10, "the forged declarations reached the joiner")
-	assert.LessOrEqual(t, sorted[len(sorted)/2], 1, "median local health multiplier under the flood")
+	assert.LessOrEqual(t, sorted[len(sorted)/2], 2, "median local health multiplier under the flood (7 before; honest failed probes of a loaded host may raise it)")
 	assert.Less(t, sorted[len(sorted)*9/10], 7, "the multiplier not held at its maximum")
 }
