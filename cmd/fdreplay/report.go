@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 
 	"github.com/fdkit/fdkit/internal/outfile"
 	"github.com/fdkit/fdkit/qos"
@@ -126,7 +125,7 @@ func checkReportPath(path string, force bool, inputs []string) error {
 	if !force {
 		return fmt.Errorf("--report %s: %s", path, reportExists)
 	}
-	if fi, err := os.Stat(path); err == nil && (fi.Mode().Perm()&0o222 == 0 || syscall.Access(path, accessWrite) != nil) {
+	if fi, err := os.Stat(path); err == nil && (fi.Mode().Perm()&0o222 == 0 || !writable(path)) {
 		return fmt.Errorf("--report %s: the file is write-protected (mode %v): --force replaces no file that could not be written in place; remove it or name a new one", path, fi.Mode().Perm())
 	}
 	return nil
@@ -134,9 +133,6 @@ func checkReportPath(path string, force bool, inputs []string) error {
 
 // reportExists says why --report refuses an existing file.
 const reportExists = "the file exists: remove it, name a new one, or give --force to replace it"
-
-// accessWrite is access(2)'s W_OK: may the process write the file.
-const accessWrite = 2
 
 // sameAsInput returns the input among inputs that path is (the file
 // itself, or the file a link at path points to), or "" if none. "-"

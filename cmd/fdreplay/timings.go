@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/pprof"
-	"syscall"
 	"time"
 
 	"github.com/fdkit/fdkit/internal/outfile"
@@ -38,10 +37,9 @@ func (c phaseClock) mark(name string) {
 	if c.w == nil {
 		return
 	}
-	var ru syscall.Rusage
 	cpu := "?"
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
-		cpu = fmt.Sprintf("%.2fs user %.2fs sys", time.Duration(ru.Utime.Nano()).Seconds(), time.Duration(ru.Stime.Nano()).Seconds())
+	if user, sys, ok := processCPU(); ok {
+		cpu = fmt.Sprintf("%.2fs user %.2fs sys", user.Seconds(), sys.Seconds())
 	}
 	fmt.Fprintf(c.w, "fdreplay: timings: %-8s done at %.2fs wall, CPU %s\n", name, time.Since(c.start).Seconds(), cpu)
 }

@@ -52,8 +52,7 @@ func ownerAlive(rest string) bool {
 	if pid == os.Getpid() {
 		return true
 	}
-	err = syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
+	return processAlive(pid)
 }
 
 // ErrInterrupted is returned by Commit and New after a signal stopped the
