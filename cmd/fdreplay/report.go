@@ -162,6 +162,21 @@ func sameAsInput(path string, inputs []string) string {
 	return ""
 }
 
+// reportIsOutIndex reports whether --report names the index.html that --out
+// writes (the same directory, by os.SameFile, so that links count): the
+// report is then written once, with the --out files.
+func reportIsOutIndex(o options) bool {
+	if o.report == "" || o.out == "" || filepath.Base(o.report) != indexName {
+		return false
+	}
+	a, err := os.Stat(filepath.Dir(o.report))
+	if err != nil {
+		return false
+	}
+	b, err := os.Stat(o.out)
+	return err == nil && os.SameFile(a, b)
+}
+
 // writeReportFile writes rep to path under a temporary name in the same
 // directory, moved into place when complete (package outfile), so an
 // interrupted run leaves no half report. Without force, a file created at

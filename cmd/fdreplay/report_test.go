@@ -202,3 +202,37 @@ func TestReportForceKeepsWriteProtected(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "mine", string(b))
 }
+
+// --report naming the index.html that --out writes (directly or through a
+// link to the directory) is written once, with the --out files; any other
+// name is a file of its own.
+func TestReportIsOutIndex(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "res")
+	require.NoError(t, os.Mkdir(out, 0o755))
+	link := filepath.Join(dir, "link")
+	require.NoError(t, os.Symlink(out, link))
+	for _, c := range []struct {
+		report string
+		want   bool
+	}{
+		{filepath.Join(out, "index.html"), true},
+		{filepath.Join(link, "index.html"), true},
+		{filepath.Join(out, "report.html"), false},
+		{filepath.Join(dir, "index.html"), false},
+		{"", false},
+	} {
+		assert.Equal(t, c.want, reportIsOutIndex(options{out: out, report: c.report}), c.report)
+	}
+	assert.False(t, reportIsOutIndex(options{report: filepath.Join(out, "index.html")}), "no --out")
+
+	code, stdout, errOut := runCmd("--out", out, "--report", filepath.Join(link, "index.html"), "--points", "4", "-d", "fixed", "--no-progress")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, stdout, "wrote the report to "+filepath.Join(link, "index.html"))
+	idx, err := os.ReadFile(filepath.Join(out, "index.html"))
+	require.NoError(t, err)
+	assert.Contains(t, string(idx), "<html")
+	left, err := filepath.Glob(filepath.Join(out, ".partial-*"))
+	require.NoError(t, err)
+	assert.Empty(t, left, "no staging left behind")
+}

@@ -29,7 +29,7 @@ func writeResults(stdout, stderr io.Writer, o options, args []string, out *outDi
 		if err != nil {
 			return err
 		}
-		if o.report != "" {
+		if o.report != "" && !reportIsOutIndex(o) {
 			jobs = append(jobs, func() error { return writeReportFile(o.report, o.force, rep) })
 		}
 		if o.out != "" {
