@@ -221,23 +221,46 @@ func ObserveEach(ds []*Normal, hb detector.Heartbeat) {
 		iv, gap, first, ok := part[0].arr.accept(hb)
 		after := part[0].arr
 		what[0] = part[0].recordAccepted(hb.Arrival, iv, gap, first, ok)
+		// The common case, checked once: an accepted heartbeat past the
+		// first whose interval the sequence gap leaves alone.
+		plain := ok && !first && gap <= 1
 		for i, d := range part[1:] {
 			if !d.arr.same(&before) {
 				what[i+1] = d.record(hb)
 				continue
 			}
 			d.arr = after
+			if plain && (!d.skip || hb.Arrival <= d.tau) && (d.maxIv == 0 || iv <= d.maxIv) && d.relearn.n == 0 {
+				// recordAccepted's outcome, inline: recorded, the relearn
+				// rule with no run (recorded is then a no-op).
+				d.window.Add(iv)
+				what[i+1] = windowChanged
+				continue
+			}
 			what[i+1] = d.recordAccepted(hb.Arrival, iv, gap, first, ok)
 		}
 		for i, d := range part {
 			if what[i] == windowChanged {
-				d.stats()
+				w := d.window
+				if w.Len() < min(2, w.Size()) {
+					d.stats()
+					continue
+				}
+				mu, sd := w.MeanStdDev()
+				d.clamp(mu, sd)
 			}
 		}
 		for i, d := range part {
-			if what[i] != dropped {
-				d.refresh()
+			if what[i] == dropped {
+				continue
 			}
+			// refresh, inline.
+			t := max(0, d.mu+d.sd*d.zTh)
+			tau, ok := freshnessPointNear(d.arr.last, t)
+			if !ok {
+				tau = freshnessPoint(d.arr.last, t)
+			}
+			d.tau = tau
 		}
 	}
 }
@@ -307,6 +330,12 @@ func (d *Normal) stats() {
 	} else {
 		mu, sd = d.window.MeanStdDev()
 	}
+	d.clamp(mu, sd)
+}
+
+// clamp sets μ (the pause added) and σ_eff = max(σ, σ_min, 1 ns) from the
+// window's (or the bootstrap's) μ and σ.
+func (d *Normal) clamp(mu, sd float64) {
 	floor := d.minStd
 	if floor < 0 {
 		floor = DefaultMinStdDevFraction * mu
