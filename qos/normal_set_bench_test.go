@@ -83,6 +83,48 @@ func BenchmarkNormalSetFill(b *testing.B) {
 	}
 }
 
+// BenchmarkNormalSetStats times what no exact layout of the set avoids
+// per heartbeat: μ and σ of every group's window from its exact sums
+// (Window.MeanStdDev: a division, the spread's rounding, a division and
+// a square root per group, the groups independent of each other), after
+// the first 200,000 heartbeats of benchTrace with the 40 thresholds of
+// BenchmarkNormalSetObserve. It reports the groups and the time per
+// group; BenchmarkNormalSetFill times the freshness points.
+//
+//	go test -run '^$' -bench 'NormalSetStats' -benchmem ./qos/
+func BenchmarkNormalSetStats(b *testing.B) {
+	hbs := benchTrace()[0].Heartbeats[:200_000]
+	ths := benchRange(0.5, 16, false)
+	var failed bool
+	s, err := newNormalSet(phi.NormalConfig{WindowSize: 1000}, ths[0], &failed)
+	if err != nil {
+		b.Fatal(err)
+	}
+	s.track(ths)
+	for _, hb := range hbs {
+		s.Observe(hb)
+	}
+	if failed {
+		b.Fatal("a fork failed")
+	}
+	ws := make([]*detector.Window, len(s.grps))
+	for i, g := range s.grps {
+		ws[i] = g.det.Window()
+	}
+	var sum float64
+	for b.Loop() {
+		for _, w := range ws {
+			mu, sd := w.MeanStdDev()
+			sum += mu + sd
+		}
+	}
+	if sum == 0 {
+		b.Fatal("no statistics")
+	}
+	b.ReportMetric(float64(len(ws)), "groups")
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(ws)), "ns/group")
+}
+
 // BenchmarkNormalSweepPassAlone times the normal φ's sweep of
 // BenchmarkSweepEveryFamily ("sweep": sweepNormalShared on the first
 // 200,000 heartbeats of benchTrace, its 40 thresholds and replay
