@@ -88,8 +88,9 @@ func BenchmarkNormalSetFill(b *testing.B) {
 // (Window.MeanStdDev: a division, the spread's rounding, a division and
 // a square root per group, the groups independent of each other), after
 // the first 200,000 heartbeats of benchTrace with the 40 thresholds of
-// BenchmarkNormalSetObserve. It reports the groups and the time per
-// group; BenchmarkNormalSetFill times the freshness points.
+// BenchmarkNormalSetObserve. It reports the groups and the process's CPU
+// time per group (as BenchmarkSweepEveryFamily's cpu-ns/op);
+// BenchmarkNormalSetFill times the freshness points.
 //
 //	go test -run '^$' -bench 'NormalSetStats' -benchmem ./qos/
 func BenchmarkNormalSetStats(b *testing.B) {
@@ -112,6 +113,7 @@ func BenchmarkNormalSetStats(b *testing.B) {
 		ws[i] = g.det.Window()
 	}
 	var sum float64
+	cpu0 := cpuTime(b)
 	for b.Loop() {
 		for _, w := range ws {
 			mu, sd := w.MeanStdDev()
@@ -122,7 +124,7 @@ func BenchmarkNormalSetStats(b *testing.B) {
 		b.Fatal("no statistics")
 	}
 	b.ReportMetric(float64(len(ws)), "groups")
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(ws)), "ns/group")
+	b.ReportMetric(float64(cpuTime(b)-cpu0)/float64(b.N*len(ws)), "cpu-ns/group")
 }
 
 // BenchmarkNormalSweepPassAlone times the normal φ's sweep of
