@@ -203,55 +203,55 @@ func (d *Normal) Observe(hb detector.Heartbeat) {
 	}
 }
 
-// ObserveEach is Observe(hb) on every detector of ds, in rounds: each
-// records the interval, then each whose window changed recomputes μ and
-// σ_eff, then each recomputes τ: one detector's division, spread and
-// square root then overlap the next one's (a threshold sweep observes many detectors at
-// every heartbeat).
+// ObserveEach is Observe(hb) on every detector of ds, in two rounds of up
+// to 32 detectors: each records the interval and, if its window changed,
+// recomputes μ and σ_eff; then each recomputes τ, so that one detector's
+// division, spread and square root overlap the next one's recording (a
+// threshold sweep observes many detectors at every heartbeat).
 //
 // Detectors whose arrivals (T_last and sequence state) are those of the
 // first of a round before hb, as a threshold sweep's are, take its
 // interval without checking hb again.
 func ObserveEach(ds []*Normal, hb detector.Heartbeat) {
-	var what [32]observed
+	var moved [32]bool // whether T_last moved (τ to recompute)
 	for len(ds) > 0 {
-		part := ds[:min(len(ds), len(what))]
+		part := ds[:min(len(ds), len(moved))]
 		ds = ds[len(part):]
 		before := part[0].arr
 		iv, gap, first, ok := part[0].arr.accept(hb)
 		after := part[0].arr
-		what[0] = part[0].recordAccepted(hb.Arrival, iv, gap, first, ok)
 		// The common case, checked once: an accepted heartbeat past the
 		// first whose interval the sequence gap leaves alone.
 		plain := ok && !first && gap <= 1
-		for i, d := range part[1:] {
-			if !d.arr.same(&before) {
-				what[i+1] = d.record(hb)
-				continue
-			}
-			d.arr = after
-			if plain && (!d.skip || hb.Arrival <= d.tau) && (d.maxIv == 0 || iv <= d.maxIv) && d.relearn.n == 0 {
+		for i, d := range part {
+			var what observed
+			switch {
+			case i == 0:
+				what = d.recordAccepted(hb.Arrival, iv, gap, first, ok)
+			case !d.arr.same(&before):
+				what = d.record(hb)
+			case plain && (!d.skip || hb.Arrival <= d.tau) && (d.maxIv == 0 || iv <= d.maxIv) && d.relearn.n == 0:
 				// recordAccepted's outcome, inline: recorded, the relearn
 				// rule with no run (recorded is then a no-op).
+				d.arr = after
 				d.window.Add(iv)
-				what[i+1] = windowChanged
-				continue
+				what = windowChanged
+			default:
+				d.arr = after
+				what = d.recordAccepted(hb.Arrival, iv, gap, first, ok)
 			}
-			what[i+1] = d.recordAccepted(hb.Arrival, iv, gap, first, ok)
-		}
-		for i, d := range part {
-			if what[i] == windowChanged {
-				w := d.window
-				if w.Len() < min(2, w.Size()) {
+			moved[i] = what != dropped
+			if what == windowChanged {
+				if w := d.window; w.Len() >= min(2, w.Size()) {
+					mu, sd := w.MeanStdDev()
+					d.clamp(mu, sd)
+				} else {
 					d.stats()
-					continue
 				}
-				mu, sd := w.MeanStdDev()
-				d.clamp(mu, sd)
 			}
 		}
 		for i, d := range part {
-			if what[i] == dropped {
+			if !moved[i] {
 				continue
 			}
 			// refresh, inline.
