@@ -51,7 +51,8 @@ func setObserveAll(s *normalSet, fill func([]time.Duration), hbs []detector.Hear
 // BenchmarkNormalSetFill times the set's fill alone in fdreplay's order of
 // thresholds (BenchmarkNormalSetObserve's 40, then Θ = 8, the table's),
 // after the first 200,000 heartbeats of benchTrace (sub-benchmark
-// "table"), and in increasing z(Θ) ("sorted"); it reports the groups.
+// "table"), and in increasing z(Θ) ("sorted"); it reports the groups and
+// the process's CPU time per op.
 //
 //	go test -run '^$' -bench 'NormalSetFill' -benchmem ./qos/
 func BenchmarkNormalSetFill(b *testing.B) {
@@ -75,9 +76,11 @@ func BenchmarkNormalSetFill(b *testing.B) {
 				b.Fatal("a fork failed")
 			}
 			taus := make([]time.Duration, len(c.ths))
+			cpu0 := cpuTime(b)
 			for b.Loop() {
 				fill(taus)
 			}
+			b.ReportMetric(float64(cpuTime(b)-cpu0)/float64(b.N), "cpu-ns/op")
 			b.ReportMetric(float64(len(s.grps)), "groups")
 		})
 	}
