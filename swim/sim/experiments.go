@@ -327,13 +327,10 @@ func KillOne(n, trials int, seed uint64, mc swim.Config, silent bool) (KillResul
 	var firsts []time.Duration
 	var sent int64
 	for trial := 0; trial < trials; trial++ {
-		s, err := New(Config{N: n, Seed: seed + uint64(trial)*7919, Member: mc, StartSpread: T})
+		s, victim, crashAt, err := killTrial(n, trial, seed, mc)
 		if err != nil {
 			return res, err
 		}
-		rng := rand.New(rand.NewPCG(seed, uint64(trial)))
-		victim := rng.IntN(n)
-		crashAt := 20*T + time.Duration(rng.Int64N(int64(T)))
 		w := watchCrash(s, victim, crashAt)
 		s.RunUntil(crashAt - 1)
 		var before int64
@@ -373,4 +370,19 @@ func KillOne(n, trials int, seed uint64, mc swim.Config, silent bool) (KillResul
 	}
 	res.MsgsPerSecond = float64(sent) / float64(trials*(n-1)) / (40 * T).Seconds()
 	return res, nil
+}
+
+// killTrial builds KillOne's group number trial: n members started over a
+// period, 20 periods before the fault; it returns the group, the member
+// the fault strikes and the fault's instant (a random point of the 21st
+// period).
+func killTrial(n, trial int, seed uint64, mc swim.Config) (*Sim, int, time.Duration, error) {
+	T := periodOf(mc)
+	s, err := New(Config{N: n, Seed: seed + uint64(trial)*7919, Member: mc, StartSpread: T})
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	rng := rand.New(rand.NewPCG(seed, uint64(trial)))
+	victim := rng.IntN(n)
+	return s, victim, 20*T + time.Duration(rng.Int64N(int64(T))), nil
 }
