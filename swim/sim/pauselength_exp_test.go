@@ -21,7 +21,7 @@ import (
 // members with bench/memberlist's fdkit settings, per configuration
 // FDKIT_SIM_PAUSELEN trials (400 there), each a silent crash and pauses of
 // seven lengths of the same group at the same instant (pauseCrashRun). It
-// runs only when FDKIT_SIM_PAUSELEN is set (about 4 minutes of CPU at 400).
+// runs only when FDKIT_SIM_PAUSELEN is set (about 2 minutes of CPU at 400).
 func TestPauseLengthAgainstCrash(t *testing.T) {
 	env := os.Getenv("FDKIT_SIM_PAUSELEN")
 	if env == "" {

@@ -137,10 +137,11 @@ func pauseCrashRun(n int, lengths []time.Duration, trial int, seed uint64, mc sw
 // pauses of length L without declaring fewer crashes by L: P(pause of L
 // declared) is the CDF of the crash's first declaration at L, plus the
 // declarations made after the pause ended, before its refutation arrived.
-// Four trials of 32 members per order with the bench's settings (bench/memberlist),
-// 7.5 s pauses, about the median first declaration, so that both outcomes
-// occur; docs/experiments.md, “SWIM: pause length against crash detection
-// at N = 32 (issue 27)”, has 400 trials per order and seven lengths.
+// Four trials of 32 members per order with the bench's settings
+// (bench/memberlist), 7.5 s pauses, about the median first declaration,
+// so that both outcomes occur; docs/experiments.md, “SWIM: pause length
+// against crash detection at N = 32 (issue 27)”, has 400 trials per
+// configuration and seven lengths.
 func TestPauseIsACrashUntilItEnds(t *testing.T) {
 	const n, L = 32, 7500 * time.Millisecond
 	for _, shuffled := range []bool{false, true} {
