@@ -32,6 +32,7 @@ func (q *thresholdPoint) flushNarrow(buf []int64, rows, n, i int) bool {
 	q.narrow = q.narrow[:l]
 	q.td = widenTD(make([]int64, 0, cap(q.narrow)), q.narrow)
 	q.narrow = nil
+	q.vOr |= math.MaxUint32 // the values so far are below 2^32
 	return false
 }
 

@@ -58,6 +58,7 @@ type thresholdPass struct {
 	win    *tdWindows
 	// wide: the int64 TD_k of the narrow point finish is summarizing.
 	wide []int64
+	scan tdScanScratch // finish's tdScan memory
 }
 
 // thresholdPoint is the part of a replay that depends on τ.
@@ -73,6 +74,7 @@ type thresholdPoint struct {
 	narrow []uint32
 	spill  *tdSpill
 	cells  *cellSeries
+	vOr    uint64 // the bitwise or of td's τ − A_k (each ≥ 0): at least the greatest
 }
 
 // newThresholdPass returns the pass of n thresholds whose freshness points
@@ -358,9 +360,13 @@ func (p *thresholdPass) flushTD() {
 		l := len(q.td)
 		q.td = slices.Grow(q.td, p.tdRows)[:l+p.tdRows]
 		dst := q.td[l:]
+		or := q.vOr
 		for r := range dst {
-			dst[r] = p.tdBuf[r*n+i]
+			v := p.tdBuf[r*n+i]
+			dst[r] = v
+			or |= uint64(v)
 		}
+		q.vOr = or
 	}
 	p.tdRows = 0
 }
@@ -386,6 +392,11 @@ func (p *thresholdPass) finish(spans *spanMemo) ([]Result, error) {
 	sync := clockSyncOf(p.cfg.Clock, p.allSent, p.plaus)
 	base.setClock(sync, p.cfg.DelayOffset)
 	out := make([]Result, len(p.pts))
+	var delays []int64
+	if sync {
+		delays = p.delay
+	}
+	bMin, bMax := baseRange(delays, int64(p.cfg.DelayOffset))
 	for i := range p.pts {
 		q := &p.pts[i]
 		res := base
@@ -410,16 +421,7 @@ func (p *thresholdPass) finish(spans *spanMemo) ([]Result, error) {
 				p.win.missed[i] = true // swept again
 			}
 		} else {
-			var delays []int64
-			if sync {
-				delays = p.delay
-			}
-			td := q.td
-			if q.narrow != nil {
-				p.wide = widenTD(p.wide, q.narrow)
-				td, q.narrow = p.wide, nil
-			}
-			res.TD, res.LastTD = finishTD(td, delays, int64(p.cfg.DelayOffset), q.cells, p.evCell)
+			res.TD, res.LastTD = p.finishPoint(q, delays, bMin, bMax)
 		}
 		res.setRates()
 		if q.cells != nil {
@@ -429,6 +431,23 @@ func (p *thresholdPass) finish(spans *spanMemo) ([]Result, error) {
 		out[i] = res
 	}
 	return out, nil
+}
+
+// finishPoint returns q's TD statistics and last TD_k, whose bases are
+// delays (off when nil), all in [bMin, bMax]: by tdScan where it answers,
+// else by finishTD.
+func (p *thresholdPass) finishPoint(q *thresholdPoint, delays []int64, bMin, bMax int64) (TDStats, time.Duration) {
+	off := int64(p.cfg.DelayOffset)
+	if q.narrow != nil {
+		if st, last, ok := tdScan(q.narrow, math.MaxUint32, delays, off, bMin, bMax, q.cells, p.evCell, &p.scan); ok {
+			return st, last
+		}
+		p.wide = widenTD(p.wide, q.narrow)
+		q.td, q.narrow = p.wide, nil
+	} else if st, last, ok := tdScan(q.td, q.vOr, delays, off, bMin, bMax, q.cells, p.evCell, &p.scan); ok {
+		return st, last
+	}
+	return finishTD(q.td, delays, off, q.cells, p.evCell)
 }
 
 // finishTD adds to each τ − A_k of td its base (base[k] when base is not
