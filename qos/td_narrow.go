@@ -27,6 +27,7 @@ func (q *thresholdPoint) flushNarrow(buf []int64, rows, n, i int) bool {
 		or |= v
 	}
 	if or <= math.MaxUint32 {
+		q.vOr |= or
 		return true
 	}
 	q.narrow = q.narrow[:l]

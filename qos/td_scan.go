@@ -8,116 +8,162 @@ import (
 	"github.com/fdkit/fdkit/internal/selection"
 )
 
-// tdScan is finishTD for a thresholdPass's point, in one read of its
+// tdScan is finishTD for a thresholdPass's points, in one read of their
 // τ − A_k and no write of them: what finishTD computes in a pass that
 // writes the TD_k (sumTD), a pass for the cells' sums (cellSums) and a
 // read for the rank windows (rankValuesInt), it computes in one pass that
 // adds each TD_k's base as it reads it. As in rankValuesInt a
-// pseudo-random sample of the TD_k gives a window around each rank
-// (sampleBounds); the pass adds the TD_k up (the sum, the extremes, the
-// cells' sums, a run of one cell at a time, exact under the bound of
-// sumTD), counts the values below each window and those equal to its
-// sides, and keeps the values inside (as tdWindows does in sweepRanked's
-// second pass). The nearest-rank p50 and p99 are then selected in the
-// windows.
+// pseudo-random sample of each point's TD_k gives a window around each
+// rank (sampleBounds); the pass adds the TD_k up (the sum and the cells'
+// sums, a run of one cell at a time, exact under the bound of sumTD, which
+// vMax and the bases' range bound beforehand), counts the values below
+// each window and those equal to its sides, keeps the values inside (as
+// tdWindows does in sweepRanked's second pass), and takes the greatest
+// among those not below the p99 window. The nearest-rank p50 and p99 are then selected in the
+// windows. The pass takes the points a block of heartbeats at a time, so
+// that the block's bases and cells are read from memory once for all of
+// them, and the sample's indices are drawn once and sorted, so that each
+// point's sample is read in order.
 //
-// td holds τ − A_k, each in [0, vMax]; base is TD_k − (τ − A_k) per
-// heartbeat (nil: off for every one), every base in [bMin, bMax]. ok is
-// false, and the caller uses finishTD, where tdScan cannot answer
-// exactly: fewer values than tdSampleSize samples, values or bases too
-// large for the differences of the scan to stay within 2^62 (near), sums
-// that would not equal sumTD's float64 sums, or a window that misses its
-// rank. cells's TD sums may then hold partial sums (finishTD clears them).
-func tdScan[V uint32 | int64](td []V, vMax uint64, base []int64, off, bMin, bMax int64, cells *cellSeries, evCell []uint8, sc *tdScanScratch) (st TDStats, last time.Duration, ok bool) {
-	n := len(td)
+// Each point's td holds n τ − A_k, each in [0, vMax]; base is
+// TD_k − (τ − A_k) per heartbeat (nil: off for every one), every base in
+// [bMin, bMax]. A point's ok is false, and the caller uses finishTD,
+// where tdScan cannot answer exactly: fewer values than tdSampleSize
+// samples, values or bases too large for the differences of the scan to
+// stay within 2^62 (near), or for n·max |TD_k| < 2^52 (sums that might
+// not equal sumTD's float64 sums), or a window that misses its rank. Its cells's TD sums may then
+// hold partial sums (finishTD clears them).
+func tdScan[V uint32 | int64](pts []tdScanPoint[V], n int, base []int64, off, bMin, bMax int64, evCell []uint8, sc *tdScanScratch) {
 	m := tdSampleSize(n)
-	if m == 0 || vMax >= 1<<60 || bMin <= -1<<60 || bMax >= 1<<60 {
-		return st, 0, false
+	var live []*tdScanPoint[V]
+	for i := range pts {
+		q := &pts[i]
+		q.ok = false
+		if m > 0 && q.vMax < 1<<60 && bMin > -1<<60 && bMax < 1<<60 && len(q.td) == n &&
+			float64(n)*max(math.Abs(float64(bMin)), math.Abs(float64(int64(q.vMax)+bMax))) < 1<<52 {
+			live = append(live, q)
+		}
+	}
+	if len(live) == 0 {
+		return
 	}
 	if base != nil {
 		base = base[:n]
 	}
-	at := func(k int) int64 {
+	at := func(td []V, k int) int64 {
 		if base != nil {
 			return int64(td[k]) + base[k]
 		}
 		return int64(td[k]) + off
 	}
 	ranks := [2]int{rank(0.50, n), rank(0.99, n)}
-	sample := slices.Grow(sc.sample[:0], m)[:m]
+	idx := slices.Grow(sc.idx[:0], m)[:m]
 	for j, k := range sampleIndices(n, m) {
-		sample[j] = at(k)
+		idx[j] = k
 	}
-	val, has := sampleBounds(sample, ranks, n)
+	slices.Sort(idx) // sampleBounds does not depend on the sample's order
+	sc.idx = idx
+	sample := slices.Grow(sc.sample[:0], m)[:m]
 	sc.sample = sample
-	// Every TD_k lies in [bMin, vMax + bMax], within 2^61 of 0.
-	lo0, hi0, lo1, hi1 := windowEdges(val, has, bMin, int64(vMax)+bMax)
-	w := tdScanWindows{lo: [2]int64{lo0, lo1}, hi: [2]int64{hi0, hi1},
-		in: [2][]int64{sc.in[0][:0], sc.in[1][:0]}}
-	wd0, wd1 := uint64(hi0-lo0), uint64(hi1-lo1)
-	if cells != nil {
-		clear(cells.tdSum)
-		clear(cells.tdN)
+	if len(sc.in) < len(live) {
+		sc.in = append(sc.in, make([][2][]int64, len(live)-len(sc.in))...)
 	}
-	var sum int64
-	mn, mx := int64(math.MaxInt64), int64(math.MinInt64)
-	t := sc.t[:]
-	var hits [tdScanBlock]int64
+	for i, q := range live {
+		for j, k := range idx {
+			sample[j] = at(q.td, k)
+		}
+		val, has := sampleBounds(sample, ranks, n)
+		// Every TD_k lies in [bMin, vMax + bMax], within 2^61 of 0.
+		lo0, hi0, lo1, hi1 := windowEdges(val, has, bMin, int64(q.vMax)+bMax)
+		q.w = tdScanWindows{lo: [2]int64{lo0, lo1}, hi: [2]int64{hi0, hi1},
+			in: [2][]int64{sc.in[i][0][:0], sc.in[i][1][:0]}}
+		q.wd0, q.dl = uint64(hi0-lo0), uint64(lo0-lo1)
+		q.sum, q.mx = 0, math.MinInt64
+		if q.cells != nil {
+			clear(q.cells.tdSum)
+			clear(q.cells.tdN)
+		}
+	}
+	hits := sc.hits[:]
+	withCells := evCell != nil && live[0].cells != nil
 	for i := 0; i < n; {
 		// The run of heartbeats [i, e) in one cell c (all of them without
 		// cells), a block at a time.
 		e, c := n, uint8(0)
-		if cells != nil {
+		if withCells {
 			c, e = evCell[i], i+1
 			for e < n && evCell[e] == c {
 				e++
 			}
 		}
-		var runSum int64
+		for _, q := range live {
+			q.runSum = 0
+		}
 		for a := i; a < e; a += tdScanBlock {
 			b := min(a+tdScanBlock, e)
 			var bs []int64
 			if base != nil {
 				bs = base[a:b]
 			}
-			s, lo, hi := addBase(td[a:b], bs, off, t[:b-a], mn, mx)
-			mn, mx, runSum = lo, hi, runSum+s
-			b0, b1, k := windowTallyNear(t[:b-a], lo0, lo1, wd0, wd1, hits[:b-a])
-			w.below[0] += b0
-			w.below[1] += b1
-			for _, v := range hits[:k] {
-				w.add(v)
+			for _, q := range live {
+				s, b0, b1, k := scanBlock(q.td[a:b], bs, off, q.w.lo[0], q.wd0, q.dl, hits)
+				q.runSum += s
+				q.w.below[0] += b0
+				q.w.below[1] += b1
+				for _, v := range hits[:k] {
+					q.mx = max(q.mx, v)
+					q.w.add(v)
+				}
 			}
 		}
-		sum += runSum
-		if cells != nil {
-			cells.tdSum[c] += float64(runSum)
-			cells.tdN[c] += float64(e - i)
+		for _, q := range live {
+			q.sum += q.runSum
+			if withCells {
+				q.cells.tdSum[c] += float64(q.runSum)
+				q.cells.tdN[c] += float64(e - i)
+			}
 		}
 		i = e
 	}
-	sc.in = w.in
-	if float64(n)*max(math.Abs(float64(mn)), math.Abs(float64(mx))) >= 1<<52 {
-		return st, 0, false // sumTD adds these in float64, one at a time
+	for i, q := range live {
+		sc.in[i] = q.w.in
+		r, ok := q.w.ranks(ranks)
+		if !ok {
+			continue
+		}
+		q.st = TDStats{Mean: time.Duration(math.Round(float64(q.sum) / float64(n))), Max: time.Duration(q.mx),
+			P50: time.Duration(r[0]), P99: time.Duration(r[1])}
+		q.last, q.ok = time.Duration(at(q.td, n-1)), true
 	}
-	r, ok := w.ranks(ranks)
-	if !ok {
-		return st, 0, false
-	}
-	st = TDStats{Mean: time.Duration(math.Round(float64(sum) / float64(n))), Max: time.Duration(mx),
-		P50: time.Duration(r[0]), P99: time.Duration(r[1])}
-	return st, time.Duration(at(n - 1)), true
 }
 
-// tdScanBlock is how many TD_k tdScan makes at a time, in a buffer that
-// stays in the first-level cache.
+// tdScanPoint is a point of tdScan: its τ − A_k (td, each in [0, vMax])
+// and cells (nil without Config.Intervals); its TD statistics and last
+// TD_k when ok; and the scan's state.
+type tdScanPoint[V uint32 | int64] struct {
+	td    []V
+	vMax  uint64
+	cells *cellSeries
+
+	st   TDStats
+	last time.Duration
+	ok   bool
+
+	w               tdScanWindows
+	sum, mx, runSum int64
+	wd0, dl         uint64 // hi0 − lo0 and lo0 − lo1
+}
+
+// tdScanBlock is how many heartbeats tdScan takes at a time, for every
+// point, so that their bases and cells stay in the first-level cache.
 const tdScanBlock = 512
 
 // tdScanScratch is tdScan's memory, kept from one point to the next.
 type tdScanScratch struct {
+	idx    []int
 	sample []int64
-	in     [2][]int64
-	t      [tdScanBlock]int64
+	in     [][2][]int64 // a point's windows' values
+	hits   [tdScanBlock]int64
 }
 
 // tdScanWindows are tdScan's two rank windows [lo, hi]: the values
@@ -164,30 +210,48 @@ func (w *tdScanWindows) ranks(ranks [2]int) (r [2]int64, ok bool) {
 	return r, true
 }
 
-// addBase writes to t each value of vs plus its base (bs[k], or off when
-// bs is nil) and returns their sum (wrapping) and their extremes with mn
-// and mx. Not inlined, so that its loop keeps its variables in registers.
+// scanBlock returns the sum (wrapping) of the TD_k of a block, each value
+// of vs plus its base (bs[k], or off when bs is nil), and how many are
+// below lo0 and below lo1 = lo0 − dl, without a branch (about half are
+// below the p50 window); it copies to hits those in the window
+// [lo0, lo0 + wd0] or not below lo1 (the p99 window, the values above it
+// and so the greatest), a branch rarely taken, returning how many. Every
+// TD_k and lo0, lo1 must be near, so that x − lo's sign bit says whether
+// x < lo. Not inlined, so that its loop keeps its variables in
+// registers.
 //
 //go:noinline
-func addBase[V uint32 | int64](vs []V, bs []int64, off int64, t []int64, mn, mx int64) (sum, mn2, mx2 int64) {
-	t = t[:len(vs)]
+func scanBlock[V uint32 | int64](vs []V, bs []int64, off, lo0 int64, wd0, dl uint64, hits []int64) (sum int64, below0, below1, k int) {
+	hits = hits[:len(vs)]
 	if bs != nil {
 		bs = bs[:len(vs)]
-		for k, v := range vs {
-			x := int64(v) + bs[k]
-			t[k] = x
+		for j, v := range vs {
+			x := int64(v) + bs[j]
 			sum += x
-			mn, mx = min(mn, x), max(mx, x)
+			d0 := uint64(x - lo0)
+			d1 := d0 + dl
+			below0 += int(d0 >> 63)
+			below1 += int(d1 >> 63)
+			if d0 <= wd0 || d1>>63 == 0 {
+				hits[k] = x
+				k++
+			}
 		}
-		return sum, mn, mx
+		return sum, below0, below1, k
 	}
-	for k, v := range vs {
+	for _, v := range vs {
 		x := int64(v) + off
-		t[k] = x
 		sum += x
-		mn, mx = min(mn, x), max(mx, x)
+		d0 := uint64(x - lo0)
+		d1 := d0 + dl
+		below0 += int(d0 >> 63)
+		below1 += int(d1 >> 63)
+		if d0 <= wd0 || d1>>63 == 0 {
+			hits[k] = x
+			k++
+		}
 	}
-	return sum, mn, mx
+	return sum, below0, below1, k
 }
 
 // baseRange returns the least and greatest of base, or off twice when

@@ -31,7 +31,7 @@ func TestTDScanHandWorked(t *testing.T) {
 	}
 	cells := newCellSeries(cellGrid{n: 2})
 	var sc tdScanScratch
-	st, last, ok := tdScan(td, math.MaxUint32, nil, 7, 7, 7, cells, evCell, &sc)
+	st, last, ok := scanOne(td, math.MaxUint32, nil, 7, 7, 7, cells, evCell, &sc)
 	require.True(t, ok)
 	assert.Equal(t, TDStats{Mean: 10_007, P50: 10_006, P99: 19_806, Max: 20_006}, st)
 	assert.Equal(t, time.Duration(td[n-1])+7, last)
@@ -42,67 +42,82 @@ func TestTDScanHandWorked(t *testing.T) {
 // tdScan returns what finishTD returns, the cells' TD sums included, on
 // τ − A_k in 4 and 8 bytes, with bases per heartbeat (delays, negative
 // ones among them) or one offset, with cells in runs and without: on
-// spread values, values of few distinct kinds (ties at the windows'
-// sides), one value repeated, and at lengths around tdSampleSize's
-// threshold. Where the sums would not be exact it declines (the caller
-// then uses finishTD), and it declines nothing else here.
+// points of spread values, of values of few distinct kinds (ties at the
+// windows' sides), of one value repeated, summarized together, at lengths
+// around tdSampleSize's threshold. It declines nothing here but the
+// short streams (the caller then uses finishTD).
 func TestTDScanMatchesFinishTD(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 8))
 	g := cellGrid{n: 16}
-	gens := map[string]func(k int) int64{
-		"spread":   func(int) int64 { return rng.Int64N(400e6) },
-		"normal":   func(int) int64 { return max(0, int64(rng.NormFloat64()*10e6+100e6)) },
-		"few":      func(int) int64 { return rng.Int64N(4) * 1e6 },
-		"constant": func(int) int64 { return 5e6 },
-		"zeros":    func(k int) int64 { return int64(k%50/49) * 3e6 }, // 98 % zeros
+	gens := []func(k int) int64{
+		func(int) int64 { return rng.Int64N(400e6) },
+		func(int) int64 { return max(0, int64(rng.NormFloat64()*10e6+100e6)) },
+		func(int) int64 { return rng.Int64N(4) * 1e6 },
+		func(int) int64 { return 5e6 },
+		func(k int) int64 { return int64(k%50/49) * 3e6 }, // 98 % zeros
 	}
-	for name, gen := range gens {
-		for _, n := range []int{1<<14 - 1, 1 << 14, 50_000} {
-			vals := make([]int64, n)
-			delays := make([]int64, n)
-			evCell := make([]uint8, n)
-			for k := range vals {
-				vals[k] = gen(k)
-				delays[k] = rng.Int64N(60e6) - 10e6
-				evCell[k] = uint8(min(k*g.n/n+rng.IntN(2)*rng.IntN(2), g.n-1))
+	for _, n := range []int{1<<14 - 1, 1 << 14, 50_000} {
+		vals := make([][]int64, len(gens))
+		narrow := make([][]uint32, len(gens))
+		for i, gen := range gens {
+			vals[i], narrow[i] = make([]int64, n), make([]uint32, n)
+			for k := range n {
+				vals[i][k] = gen(k)
+				narrow[i][k] = uint32(vals[i][k])
 			}
-			narrow := make([]uint32, n)
-			for k, v := range vals {
-				narrow[k] = uint32(v)
-			}
-			for _, sync := range []bool{false, true} {
-				for _, withCells := range []bool{false, true} {
-					var base []int64
-					if sync {
-						base = delays
-					}
-					const off = int64(3 * time.Millisecond)
-					bMin, bMax := baseRange(base, off)
-					var wantCells, cells, cells8 *cellSeries
-					var ev []uint8
+		}
+		delays := make([]int64, n)
+		evCell := make([]uint8, n)
+		for k := range n {
+			delays[k] = rng.Int64N(60e6) - 10e6
+			evCell[k] = uint8(min(k*g.n/n+rng.IntN(2)*rng.IntN(2), g.n-1))
+		}
+		for _, sync := range []bool{false, true} {
+			for _, withCells := range []bool{false, true} {
+				var base []int64
+				if sync {
+					base = delays
+				}
+				const off = int64(3 * time.Millisecond)
+				bMin, bMax := baseRange(base, off)
+				var ev []uint8
+				if withCells {
+					ev = evCell
+				}
+				pts4 := make([]tdScanPoint[uint32], len(gens))
+				pts8 := make([]tdScanPoint[int64], len(gens))
+				want := make([]*cellSeries, len(gens))
+				for i := range gens {
+					pts4[i] = tdScanPoint[uint32]{td: narrow[i], vMax: math.MaxUint32}
+					pts8[i] = tdScanPoint[int64]{td: vals[i], vMax: uint64(slices.Max(vals[i]))}
 					if withCells {
-						wantCells, cells, cells8, ev = newCellSeries(g), newCellSeries(g), newCellSeries(g), evCell
-						cells.tdSum[3], cells8.tdN[2] = 1, 1 // cleared by tdScan
+						want[i] = newCellSeries(g)
+						pts4[i].cells, pts8[i].cells = newCellSeries(g), newCellSeries(g)
+						pts4[i].cells.tdSum[3], pts8[i].cells.tdN[2] = 1, 1 // cleared by tdScan
 					}
-					wantSt, wantLast := finishTD(slices.Clone(vals), base, off, wantCells, ev)
-					var sc tdScanScratch
-					st, last, ok := tdScan(narrow, math.MaxUint32, base, off, bMin, bMax, cells, ev, &sc)
-					st8, last8, ok8 := tdScan(vals, uint64(slices.Max(vals)), base, off, bMin, bMax, cells8, ev, &sc)
-					what := []any{name, n, sync, withCells}
-					require.Equal(t, n >= 1<<14, ok, what...)
-					require.Equal(t, ok, ok8, what...)
-					if !ok {
+				}
+				var sc tdScanScratch
+				tdScan(pts4, n, base, off, bMin, bMax, ev, &sc)
+				tdScan(pts8, n, base, off, bMin, bMax, ev, &sc)
+				for i := range gens {
+					wantSt, wantLast := finishTD(slices.Clone(vals[i]), base, off, want[i], ev)
+					what := []any{i, n, sync, withCells}
+					require.Equal(t, n >= 1<<14, pts4[i].ok, what...)
+					require.Equal(t, n >= 1<<14, pts8[i].ok, what...)
+					if n < 1<<14 {
 						continue
 					}
-					assert.Equal(t, wantSt, st, what...)
-					assert.Equal(t, wantLast, last, what...)
-					assert.Equal(t, wantSt, st8, what...)
-					assert.Equal(t, wantLast, last8, what...)
-					if withCells {
-						assert.Equal(t, wantCells.tdSum, cells.tdSum, what...)
-						assert.Equal(t, wantCells.tdN, cells.tdN, what...)
-						assert.Equal(t, wantCells.tdSum, cells8.tdSum, what...)
-						assert.Equal(t, wantCells.tdN, cells8.tdN, what...)
+					for _, got := range []struct {
+						st    TDStats
+						last  time.Duration
+						cells *cellSeries
+					}{{pts4[i].st, pts4[i].last, pts4[i].cells}, {pts8[i].st, pts8[i].last, pts8[i].cells}} {
+						assert.Equal(t, wantSt, got.st, what...)
+						assert.Equal(t, wantLast, got.last, what...)
+						if withCells {
+							assert.Equal(t, want[i].tdSum, got.cells.tdSum, what...)
+							assert.Equal(t, want[i].tdN, got.cells.tdN, what...)
+						}
 					}
 				}
 			}
@@ -120,16 +135,23 @@ func TestTDScanDeclines(t *testing.T) {
 		vals[k] = int64(k) << 37 // n·max ≈ 2^67
 	}
 	var sc tdScanScratch
-	_, _, ok := tdScan(vals, uint64(slices.Max(vals)), nil, 0, 0, 0, nil, nil, &sc)
+	_, _, ok := scanOne(vals, uint64(slices.Max(vals)), nil, 0, 0, 0, nil, nil, &sc)
 	assert.False(t, ok, "inexact sums")
 	small := vals[:1000]
 	for k := range small {
 		small[k] = int64(k)
 	}
-	_, _, ok = tdScan(small, 999, nil, 0, 0, 0, nil, nil, &sc)
+	_, _, ok = scanOne(small, 999, nil, 0, 0, 0, nil, nil, &sc)
 	assert.False(t, ok, "short")
-	_, _, ok = tdScan(vals, 1<<60, nil, 0, 0, 0, nil, nil, &sc)
+	_, _, ok = scanOne(vals, 1<<60, nil, 0, 0, 0, nil, nil, &sc)
 	assert.False(t, ok, "values")
-	_, _, ok = tdScan(vals, 1<<20, nil, 0, -1<<60, 0, nil, nil, &sc)
+	_, _, ok = scanOne(vals, 1<<20, nil, 0, -1<<60, 0, nil, nil, &sc)
 	assert.False(t, ok, "bases")
+}
+
+// scanOne is tdScan of one point.
+func scanOne[V uint32 | int64](td []V, vMax uint64, base []int64, off, bMin, bMax int64, cells *cellSeries, evCell []uint8, sc *tdScanScratch) (TDStats, time.Duration, bool) {
+	pts := []tdScanPoint[V]{{td: td, vMax: vMax, cells: cells}}
+	tdScan(pts, len(td), base, off, bMin, bMax, evCell, sc)
+	return pts[0].st, pts[0].last, pts[0].ok
 }

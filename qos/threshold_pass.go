@@ -74,7 +74,7 @@ type thresholdPoint struct {
 	narrow []uint32
 	spill  *tdSpill
 	cells  *cellSeries
-	vOr    uint64 // the bitwise or of td's τ − A_k (each ≥ 0): at least the greatest
+	vOr    uint64 // the bitwise or of the τ − A_k (each ≥ 0): at least the greatest
 }
 
 // newThresholdPass returns the pass of n thresholds whose freshness points
@@ -396,7 +396,7 @@ func (p *thresholdPass) finish(spans *spanMemo) ([]Result, error) {
 	if sync {
 		delays = p.delay
 	}
-	bMin, bMax := baseRange(delays, int64(p.cfg.DelayOffset))
+	scanSt, scanLast, scanned := p.scanAll(delays)
 	for i := range p.pts {
 		q := &p.pts[i]
 		res := base
@@ -420,8 +420,15 @@ func (p *thresholdPass) finish(spans *spanMemo) ([]Result, error) {
 			if res.TD, res.LastTD, ok = p.win.stats(i); !ok {
 				p.win.missed[i] = true // swept again
 			}
+		} else if scanned[i] {
+			res.TD, res.LastTD = scanSt[i], scanLast[i]
 		} else {
-			res.TD, res.LastTD = p.finishPoint(q, delays, bMin, bMax)
+			td := q.td
+			if q.narrow != nil {
+				p.wide = widenTD(p.wide, q.narrow)
+				td, q.narrow = p.wide, nil
+			}
+			res.TD, res.LastTD = finishTD(td, delays, int64(p.cfg.DelayOffset), q.cells, p.evCell)
 		}
 		res.setRates()
 		if q.cells != nil {
@@ -433,21 +440,43 @@ func (p *thresholdPass) finish(spans *spanMemo) ([]Result, error) {
 	return out, nil
 }
 
-// finishPoint returns q's TD statistics and last TD_k, whose bases are
-// delays (off when nil), all in [bMin, bMax]: by tdScan where it answers,
-// else by finishTD.
-func (p *thresholdPass) finishPoint(q *thresholdPoint, delays []int64, bMin, bMax int64) (TDStats, time.Duration) {
-	off := int64(p.cfg.DelayOffset)
-	if q.narrow != nil {
-		if st, last, ok := tdScan(q.narrow, math.MaxUint32, delays, off, bMin, bMax, q.cells, p.evCell, &p.scan); ok {
-			return st, last
-		}
-		p.wide = widenTD(p.wide, q.narrow)
-		q.td, q.narrow = p.wide, nil
-	} else if st, last, ok := tdScan(q.td, q.vOr, delays, off, bMin, bMax, q.cells, p.evCell, &p.scan); ok {
-		return st, last
+// scanAll summarizes by tdScan the TD_k of the points kept in memory,
+// whose bases are delays (Config.DelayOffset when nil), and returns each
+// point's statistics, last TD_k and whether tdScan answered.
+func (p *thresholdPass) scanAll(delays []int64) ([]TDStats, []time.Duration, []bool) {
+	n := len(p.pts)
+	st, last, ok := make([]TDStats, n), make([]time.Duration, n), make([]bool, n)
+	if p.win != nil || p.spilled {
+		return st, last, ok
 	}
-	return finishTD(q.td, delays, off, q.cells, p.evCell)
+	bMin, bMax := baseRange(delays, int64(p.cfg.DelayOffset))
+	var nIdx, wIdx []int
+	var nPts []tdScanPoint[uint32]
+	var wPts []tdScanPoint[int64]
+	for i := range p.pts {
+		q := &p.pts[i]
+		if q.narrow != nil {
+			nIdx = append(nIdx, i)
+			nPts = append(nPts, tdScanPoint[uint32]{td: q.narrow, vMax: q.vOr, cells: q.cells})
+		} else {
+			wIdx = append(wIdx, i)
+			wPts = append(wPts, tdScanPoint[int64]{td: q.td, vMax: q.vOr, cells: q.cells})
+		}
+	}
+	off, evs := int64(p.cfg.DelayOffset), p.base.Evaluated
+	if len(nPts) > 0 {
+		tdScan(nPts, evs, delays, off, bMin, bMax, p.evCell, &p.scan)
+	}
+	if len(wPts) > 0 {
+		tdScan(wPts, evs, delays, off, bMin, bMax, p.evCell, &p.scan)
+	}
+	for j, i := range nIdx {
+		st[i], last[i], ok[i] = nPts[j].st, nPts[j].last, nPts[j].ok
+	}
+	for j, i := range wIdx {
+		st[i], last[i], ok[i] = wPts[j].st, wPts[j].last, wPts[j].ok
+	}
+	return st, last, ok
 }
 
 // finishTD adds to each τ − A_k of td its base (base[k] when base is not
