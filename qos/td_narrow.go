@@ -11,20 +11,20 @@ import (
 // a few seconds apart at most.
 const tdNarrowBytes = 4
 
-// flushNarrow appends the rows rows of column i of buf (n columns, each
-// τ − A_k ≥ 0) to q.narrow and reports true, or, when one of them is 2^32
-// or more, moves q's values so far to q.td (int64, from then on) and
-// reports false: the caller then appends the rows to q.td. Either way no
-// value is lost or changed.
-func (q *thresholdPoint) flushNarrow(buf []int64, rows, n, i int) bool {
+// flushNarrow appends col (a column of flushTD's buffer: q's τ − A_k, each
+// ≥ 0, of the latest rows) to q.narrow and reports true, or, when one of
+// them is 2^32 or more, moves q's values so far to q.td (int64, from then
+// on) and reports false: the caller then appends col to q.td. Either way
+// no value is lost or changed.
+func (q *thresholdPoint) flushNarrow(col []int64) bool {
 	l := len(q.narrow)
-	q.narrow = slices.Grow(q.narrow, rows)[:l+rows]
+	q.narrow = slices.Grow(q.narrow, len(col))[:l+len(col)]
 	dst := q.narrow[l:]
+	dst = dst[:len(col)]
 	var or uint64
-	for r := range dst {
-		v := uint64(buf[r*n+i])
+	for r, v := range col {
 		dst[r] = uint32(v)
-		or |= v
+		or |= uint64(v)
 	}
 	if or <= math.MaxUint32 {
 		q.vOr |= or

@@ -15,11 +15,12 @@ import (
 // A narrow point keeps its τ − A_k in 4 bytes up to 2^32 − 1 and moves to
 // 8 bytes at the first row of 2^32 or more, in the middle of a block, with
 // every value kept; a point beside it whose values fit stays narrow.
+// Each keeps the bitwise or of its values.
 func TestFlushNarrowWidens(t *testing.T) {
 	p := newThresholdPass(nil, 2, nil, Config{}, 8, nil, true)
 	rows := func(vs ...[2]int64) {
 		for r, v := range vs {
-			p.tdBuf[2*r], p.tdBuf[2*r+1] = v[0], v[1]
+			p.tdBuf[r], p.tdBuf[tdStride+r] = v[0], v[1] // putTD's columns
 		}
 		p.tdRows = len(vs)
 		p.flushTD()
@@ -36,6 +37,9 @@ func TestFlushNarrowWidens(t *testing.T) {
 	rows([2]int64{3, 5})
 	assert.Equal(t, []int64{0, math.MaxUint32, 5, 1, 1 << 32, math.MaxInt64, 9, 3}, p.pts[0].td)
 	assert.Equal(t, []uint32{7, math.MaxUint32, 0, 1, 2, 3, 4, 5}, p.pts[1].narrow)
+	// vOr bounds each point's greatest value (tdScan's vMax).
+	assert.Equal(t, uint64(math.MaxInt64), p.pts[0].vOr)
+	assert.Equal(t, uint64(math.MaxUint32), p.pts[1].vOr)
 }
 
 // narrowWideStream is 1,000 heartbeats 100 ms apart, then 400 that are

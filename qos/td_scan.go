@@ -3,6 +3,7 @@ package qos
 import (
 	"math"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/fdkit/fdkit/internal/selection"
@@ -63,6 +64,7 @@ func tdScan[V uint32 | int64](pts []tdScanPoint[V], n int, base []int64, off, bM
 	}
 	slices.Sort(idx) // sampleBounds does not depend on the sample's order
 	sc.idx = idx
+	cp := [2]int{windowCap(ranks[0], n, m), windowCap(ranks[1], n, m)} // room that windows rarely outgrow
 	sample := slices.Grow(sc.sample[:0], m)[:m]
 	sc.sample = sample
 	if len(sc.in) < len(live) {
@@ -76,7 +78,7 @@ func tdScan[V uint32 | int64](pts []tdScanPoint[V], n int, base []int64, off, bM
 		// Every TD_k lies in [bMin, vMax + bMax], within 2^61 of 0.
 		lo0, hi0, lo1, hi1 := windowEdges(val, has, bMin, int64(q.vMax)+bMax)
 		q.w = tdScanWindows{lo: [2]int64{lo0, lo1}, hi: [2]int64{hi0, hi1},
-			in: [2][]int64{sc.in[i][0][:0], sc.in[i][1][:0]}}
+			in: [2][]int64{slices.Grow(sc.in[i][0][:0], cp[0]), slices.Grow(sc.in[i][1][:0], cp[1])}}
 		q.wd0, q.dl = uint64(hi0-lo0), uint64(lo0-lo1)
 		q.sum, q.mx = 0, math.MinInt64
 		if q.cells != nil {
@@ -158,7 +160,12 @@ type tdScanPoint[V uint32 | int64] struct {
 // point, so that their bases and cells stay in the first-level cache.
 const tdScanBlock = 512
 
-// tdScanScratch is tdScan's memory, kept from one point to the next.
+// tdScanPool keeps tdScan's memory from one pass to the next: a sweep
+// summarizes the points of every pass of every stream, and fresh windows
+// would grow anew each time.
+var tdScanPool = sync.Pool{New: func() any { return new(tdScanScratch) }}
+
+// tdScanScratch is tdScan's memory.
 type tdScanScratch struct {
 	idx    []int
 	sample []int64

@@ -2,7 +2,6 @@ package qos
 
 import (
 	"math"
-	"slices"
 	"time"
 
 	"github.com/fdkit/fdkit/detector"
@@ -58,7 +57,6 @@ type thresholdPass struct {
 	win    *tdWindows
 	// wide: the int64 TD_k of the narrow point finish is summarizing.
 	wide []int64
-	scan tdScanScratch // finish's tdScan memory
 }
 
 // thresholdPoint is the part of a replay that depends on τ.
@@ -280,11 +278,7 @@ func (p *thresholdPass) transition(a time.Duration, stale bool) {
 			p.flushTD()
 		}
 	case !stale:
-		row := p.tdBuf[p.tdRows*len(p.taus) : (p.tdRows+1)*len(p.taus)]
-		for i, tau := range p.taus {
-			row[i] = int64(max(tau-a, 0))
-			minTau = min(minTau, tau)
-		}
+		minTau = putTD(p.tdBuf, p.tdRows, p.taus, a)
 		if p.tdRows++; p.tdRows == tdBlock {
 			p.flushTD()
 		}
@@ -334,14 +328,34 @@ func (p *thresholdPass) transition(a time.Duration, stale bool) {
 // them to each point's td.
 const tdBlock = 64
 
-// flushTD moves the rows of tdBuf to each point's td (or spill, or win).
+// putTD writes max(τ − a, 0) of every freshness point τ of taus, the
+// τ − A_k of the evaluated heartbeat arriving at a, to row r of buf,
+// threshold i's at i·tdStride + r (the layout of tdWindows.put, whose
+// columns flushTD then reads in order), and returns the least of taus.
+// Not inlined, so that its loop keeps its variables in registers.
+//
+//go:noinline
+func putTD(buf []int64, r int, taus []time.Duration, a time.Duration) time.Duration {
+	minTau := time.Duration(math.MaxInt64)
+	j := r // i·tdStride + r, stepped rather than multiplied
+	for _, tau := range taus {
+		buf[j] = int64(max(tau-a, 0))
+		minTau = min(minTau, tau)
+		j += tdStride
+	}
+	return minTau
+}
+
+// flushTD moves the rows of tdBuf (putTD's) to each point's td (or
+// spill, or win).
 func (p *thresholdPass) flushTD() {
 	n := len(p.pts)
 	if p.spilled {
 		for i := range p.pts {
 			s := p.pts[i].spill
-			for r := range p.tdRows {
-				s.add(p.tdBuf[r*n+i], p.rowD[r], p.rowC[r])
+			col := p.tdBuf[i*tdStride : i*tdStride+p.tdRows]
+			for r, v := range col {
+				s.add(v, p.rowD[r], p.rowC[r])
 			}
 		}
 		p.tdRows = 0
@@ -354,16 +368,13 @@ func (p *thresholdPass) flushTD() {
 	}
 	for i := range p.pts {
 		q := &p.pts[i]
-		if q.narrow != nil && q.flushNarrow(p.tdBuf, p.tdRows, n, i) {
+		col := p.tdBuf[i*tdStride : i*tdStride+p.tdRows]
+		if q.narrow != nil && q.flushNarrow(col) {
 			continue
 		}
-		l := len(q.td)
-		q.td = slices.Grow(q.td, p.tdRows)[:l+p.tdRows]
-		dst := q.td[l:]
+		q.td = append(q.td, col...)
 		or := q.vOr
-		for r := range dst {
-			v := p.tdBuf[r*n+i]
-			dst[r] = v
+		for _, v := range col {
 			or |= uint64(v)
 		}
 		q.vOr = or
@@ -464,11 +475,13 @@ func (p *thresholdPass) scanAll(delays []int64) ([]TDStats, []time.Duration, []b
 		}
 	}
 	off, evs := int64(p.cfg.DelayOffset), p.base.Evaluated
+	sc := tdScanPool.Get().(*tdScanScratch)
+	defer tdScanPool.Put(sc)
 	if len(nPts) > 0 {
-		tdScan(nPts, evs, delays, off, bMin, bMax, p.evCell, &p.scan)
+		tdScan(nPts, evs, delays, off, bMin, bMax, p.evCell, sc)
 	}
 	if len(wPts) > 0 {
-		tdScan(wPts, evs, delays, off, bMin, bMax, p.evCell, &p.scan)
+		tdScan(wPts, evs, delays, off, bMin, bMax, p.evCell, sc)
 	}
 	for j, i := range nIdx {
 		st[i], last[i], ok[i] = nPts[j].st, nPts[j].last, nPts[j].ok
