@@ -16,24 +16,24 @@ import (
 // adds each TD_k's base as it reads it. As in rankValuesInt a
 // pseudo-random sample of each point's TD_k gives a window around each
 // rank (sampleBounds); the pass adds the TD_k up (the sum and the cells'
-// sums, a run of one cell at a time, exact under the bound of sumTD, which
-// vMax and the bases' range bound beforehand), counts the values below
-// each window and those equal to its sides, keeps the values inside (as
-// tdWindows does in sweepRanked's second pass), and takes the greatest
-// among those not below the p99 window. The nearest-rank p50 and p99 are then selected in the
-// windows. The pass takes the points a block of heartbeats at a time, so
-// that the block's bases and cells are read from memory once for all of
-// them, and the sample's indices are drawn once and sorted, so that each
-// point's sample is read in order.
+// sums, a run of one cell at a time, exact under the bound of sumTD,
+// which vMax and the bases' range bound beforehand), counts the values
+// below each window and those equal to its sides, keeps the values
+// inside (as tdWindows does in sweepRanked's second pass), and takes the
+// greatest among those not below the p99 window. The nearest-rank p50
+// and p99 are then selected in the windows. The pass takes the points a
+// block of heartbeats at a time, so that the block's bases and cells are
+// read from memory once for all of them, and the sample's indices are
+// drawn once and sorted, so that each point's sample is read in order.
 //
 // Each point's td holds n τ − A_k, each in [0, vMax]; base is
 // TD_k − (τ − A_k) per heartbeat (nil: off for every one), every base in
 // [bMin, bMax]. A point's ok is false, and the caller uses finishTD,
 // where tdScan cannot answer exactly: fewer values than tdSampleSize
 // samples, values or bases too large for the differences of the scan to
-// stay within 2^62 (near), or for n·max |TD_k| < 2^52 (sums that might
-// not equal sumTD's float64 sums), or a window that misses its rank. Its cells's TD sums may then
-// hold partial sums (finishTD clears them).
+// stay within 2^62 (near) or for n·max |TD_k| < 2^52 (sums that might
+// not equal sumTD's float64 sums), or a window that misses its rank. Its
+// cells's TD sums may then hold partial sums (finishTD clears them).
 func tdScan[V uint32 | int64](pts []tdScanPoint[V], n int, base []int64, off, bMin, bMax int64, evCell []uint8, sc *tdScanScratch) {
 	m := tdSampleSize(n)
 	var live []*tdScanPoint[V]
