@@ -59,31 +59,29 @@ func (m *Member) period() time.Duration {
 // chargeRefutation counts a refutation at now of an update of the given
 // kind against the local health (Lifeguard §IV-A, LHA-Probe: +1 for
 // refuting a suspect message about itself, which says that some member's
-// probe of this one failed). Only a suspicion is counted, and at most one
-// in the protocol period the last counted one began; the others are
-// counted in Stats.RefutationsUncharged. A declaration (Dead) is the
-// others' conclusion once a suspicion ran out, a suspicion this member
-// either refuted (counted then) or never heard (paused, cut off: the
-// pause guard's and its own probes' evidence), and in a seed's view it is
-// often the Dead of this member's previous life; an Alive above the
-// current incarnation is a previous life's or a forger's. A probe of this
-// member fails at most once per probe of it, each prober probing once
-// per period (with the ring order, one prober per round), and this
-// member's successful probes lower the multiplier by one per period:
-// more than one suspicion refuted per period adds no evidence of
-// slowness, and no honest group produces it (one refutation answers
-// every suspicion of the incarnation it leaves). Before, every
-// refutation counted: forged Dead updates at rising incarnations (a
-// hostile seed's, on a join's answer stream) held the multiplier at its
-// maximum, and forged suspicions would have too (issue 27, F3;
-// docs/experiments.md, “SWIM: forged accusations and the local health
-// (F3)”); a flood of suspicions now holds it at 1 at most, as an honest
-// member that fails every probe of it and none of its own.
+// probe of this one failed). A suspicion and a declaration (Dead) are
+// counted, as memberlist's refute does, at most one in the protocol period
+// the last counted one began; the others, and every refuted Alive, are
+// counted in Stats.RefutationsUncharged. A declaration is the suspicion
+// run out, so it is the same evidence, not more of it. An Alive above the
+// current incarnation accuses nobody: it is a previous life's or a
+// forger's. A probe of this member fails at most once per probe of it,
+// each prober probing once per period (with the ring order, one prober per
+// round), and this member's successful probes lower the multiplier by one
+// per period: more than one accusation refuted per period adds no evidence
+// of slowness, and no honest group produces it (one refutation answers
+// every accusation of the incarnation it leaves). Before, every refutation
+// counted: forged Dead updates at rising incarnations (a hostile seed's,
+// on a join's answer stream) held the multiplier at its maximum, and
+// forged suspicions would have too (issue 27, F3; docs/experiments.md,
+// “SWIM: forged accusations and the local health (F3)”); a flood of
+// either now holds it at 1 at most, as an honest member that fails every
+// probe of it and none of its own.
 func (m *Member) chargeRefutation(now time.Duration, kind UpdateKind) {
 	if m.cfg.Mode == ModeSWIM {
 		return
 	}
-	if kind != UpdateSuspect || now < m.health.refuteUntil {
+	if kind == UpdateAlive || now < m.health.refuteUntil {
 		m.stats.RefutationsUncharged++
 		return
 	}

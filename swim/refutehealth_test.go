@@ -9,16 +9,17 @@ import (
 )
 
 // Lifeguard raises the local health multiplier when a member must refute
-// a suspicion about itself (§IV-A); fdkit counts at most one refuted
-// suspicion per protocol period, the period the counted one began, and
-// no refuted declaration or later Alive. Hand-worked (ProbeInterval 1 s,
-// no probe running, so nothing lowers the multiplier):
+// a suspicion about itself (§IV-A), and memberlist when it refutes a
+// declaration too; fdkit counts at most one refuted suspicion or
+// declaration per protocol period, the period the counted one began, and
+// no later Alive. Hand-worked (ProbeInterval 1 s, no probe running, so
+// nothing lowers the multiplier):
 //
 //	at      accusation     incarnation after  LHM  uncharged  why
 //	1 s     Suspect 0      1                  1    0          counted; period 2 s, to 3 s
 //	2.5 s   Suspect 1      2                  1    1          within [1 s, 3 s)
-//	3 s     Dead 2         3                  1    2          a declaration
-//	3 s     Suspect 3      4                  2    2          counted; period 3 s, to 6 s
+//	2.9 s   Dead 2         3                  1    2          within [1 s, 3 s)
+//	3 s     Dead 3         4                  2    2          counted; period 3 s, to 6 s
 //	5.999 s Suspect 4      5                  2    3          within [3 s, 6 s)
 //	6 s     Alive 6        7                  2    4          a later Alive
 //	6 s     Suspect 7      8                  3    4          counted
@@ -37,8 +38,8 @@ func TestRefutationChargedOncePerPeriod(t *testing.T) {
 	}{
 		{time.Second, UpdateSuspect, 0, 1, 1, 0},
 		{2500 * time.Millisecond, UpdateSuspect, 1, 2, 1, 1},
-		{3 * time.Second, UpdateDead, 2, 3, 1, 2},
-		{3 * time.Second, UpdateSuspect, 3, 4, 2, 2},
+		{2900 * time.Millisecond, UpdateDead, 2, 3, 1, 2},
+		{3 * time.Second, UpdateDead, 3, 4, 2, 2},
 		{5999 * time.Millisecond, UpdateSuspect, 4, 5, 2, 3},
 		{6 * time.Second, UpdateAlive, 6, 7, 2, 4},
 		{6 * time.Second, UpdateSuspect, 7, 8, 3, 4},
@@ -73,17 +74,15 @@ func TestRefutationChargedOncePerPeriod(t *testing.T) {
 // succeed receives, every 10 ms for 30 s, a view from a member (as a
 // hostile seed writes on a join's answer stream) that declares it dead,
 // or suspects it, in its current incarnation. It must refute each one;
-// its local health multiplier must stay 0 under the declarations and at
-// most 1 under the suspicions (one counted per period, one successful
-// probe lowering it per period). Before, each refutation counted and the
-// multiplier sat at its maximum, 7 (periods of 8 s), from the flood's
-// seventh packet on: 5 probes in the 30 s, against 31 under the
-// declarations now and 16 under the suspicions.
+// its local health multiplier must stay at most 1 (one refutation counted
+// per period, one successful probe lowering it per period). Before, each
+// refutation counted and the multiplier sat at its maximum, 7 (periods of
+// 8 s), from the flood's seventh packet on: 5 probes in the 30 s.
 func TestForgedAccusationFloodDoesNotHoldLocalHealth(t *testing.T) {
 	for _, c := range []struct {
 		kind UpdateKind
 		max  int
-	}{{UpdateDead, 0}, {UpdateSuspect, 1}} {
+	}{{UpdateDead, 1}, {UpdateSuspect, 1}} {
 		a := newTest(t, "a", ModeLifeguard, nil, "b", "c", "d")
 		const step, until = 10 * time.Millisecond, 30 * time.Second
 		forged, maxLHM := 0, 0

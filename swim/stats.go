@@ -37,10 +37,11 @@ type ProbeStats struct {
 	AcksFromOtherHost int
 	Refutations       int // times this member raised its own incarnation
 	// RefutationsUncharged counts refutations not counted against the
-	// local health multiplier (Lifeguard modes): those of a declaration
-	// (Dead) or of an Alive claiming a later incarnation, and those of a
-	// suspicion in a protocol period in which one was counted already (a
-	// refuted suspicion raises the multiplier once per period at most).
+	// local health multiplier (Lifeguard modes): those of an Alive
+	// claiming a later incarnation, and those of a suspicion or a
+	// declaration (Dead) in a protocol period in which one was counted
+	// already (a refuted accusation raises the multiplier once per period
+	// at most).
 	// Growing by more than one or two per period, it says that something
 	// sends this member accusations at rising incarnations, which no
 	// honest group does (one refutation answers every accusation of the
