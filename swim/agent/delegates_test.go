@@ -295,8 +295,9 @@ func TestMergeVetoForgedDigestWithheld(t *testing.T) {
 		forger.send(t, victim, &swim.Packet{Kind: swim.MsgSync, From: self, To: victim.Self(),
 			State: []byte("state of mallory"), Updates: alive, Digest: d})
 	}
-	require.Eventually(t, func() bool { return victim.Stats().Protocol.StatesWithheld >= rounds || len(got) > 0 }, 20*time.Second, 10*time.Millisecond,
-		"every forged state is held and dropped: %+v", victim.Stats().Protocol)
+	if !assert.Eventually(t, func() bool { return victim.Stats().Protocol.StatesWithheld >= rounds || len(got) > 0 }, 20*time.Second, 10*time.Millisecond) {
+		t.Fatalf("every forged state is held and dropped: %+v", victim.Stats().Protocol) // read after the wait
+	}
 	assert.Empty(t, got, "a forged state reached MergeRemoteState")
 }
 

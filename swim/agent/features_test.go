@@ -323,10 +323,12 @@ func TestHostileApplicationData(t *testing.T) {
 		State: make([]byte, 600), Updates: []swim.Update{{Kind: swim.UpdateAlive, Node: swim.Node{ID: "z", Addr: "127.0.0.1:9"}, From: "z"}}}, 0)
 	require.NoError(t, err)
 	send(st)
-	require.Eventually(t, func() bool {
+	if !assert.Eventually(t, func() bool {
 		s := a.Stats()
 		return s.DecodeErrors == 2 && s.Protocol.StatesTooLarge == 1
-	}, 10*time.Second, 20*time.Millisecond, "%+v", a.Stats())
+	}, 10*time.Second, 20*time.Millisecond) {
+		t.Fatalf("%+v", a.Stats()) // read after the wait
+	}
 	_, ok := member(a, "q")
 	assert.False(t, ok, "the oversize-metadata Alive applied nothing")
 	assert.Zero(t, a.Stats().Protocol.BroadcastsReceived)
