@@ -71,16 +71,23 @@ func TestRecvSIGKILLKeepsRecordedHeartbeats(t *testing.T) {
 			recs, err := r.ReadAll()
 			require.NoError(t, err)
 			require.GreaterOrEqual(t, len(recs), recorded, "heartbeats recorded a second before the kill")
+			lost := uint64(0)
 			for i, rec := range recs {
-				// Loopback loses nothing at this rate; the file is the
-				// stream from its start, each record intact.
+				// The file is the stream in the order received, each
+				// record intact. Loopback can still drop datagrams when
+				// the receiver is starved of CPU (its socket buffer
+				// overflows: seen at load 12 under -race), so sequence
+				// numbers must increase, not follow one another.
 				require.Equal(t, "k", rec.Sender)
-				require.Equal(t, uint64(i), rec.Seq, "record %d", i)
+				if i > 0 {
+					require.Greater(t, rec.Seq, recs[i-1].Seq, "record %d", i)
+					lost += rec.Seq - recs[i-1].Seq - 1
+				}
 				require.True(t, rec.HasSent && rec.HasArrival)
 				require.Less(t, rec.Sent, rec.Arrival+time.Second)
 			}
 			assert.Zero(t, r.Skipped())
-			t.Logf("%s: %d heartbeats recorded a second before SIGKILL, %d in the file; cut: %v", name, recorded, len(recs), r.Truncated())
+			t.Logf("%s: %d heartbeats recorded a second before SIGKILL, %d in the file (%d lost on loopback); cut: %v", name, recorded, len(recs), lost, r.Truncated())
 		})
 	}
 }
