@@ -101,7 +101,7 @@ func TestTDScanMatchesFinishTD(t *testing.T) {
 				tdScan(pts8, n, base, off, bMin, bMax, ev, &sc)
 				for i := range gens {
 					wantSt, wantLast := finishTD(slices.Clone(vals[i]), base, off, want[i], ev)
-					what := []any{i, n, sync, withCells}
+					what := []any{"generator %d, n %d, sync %v, cells %v", i, n, sync, withCells}
 					require.Equal(t, n >= 1<<14, pts4[i].ok, what...)
 					require.Equal(t, n >= 1<<14, pts8[i].ok, what...)
 					if n < 1<<14 {
