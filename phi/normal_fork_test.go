@@ -217,11 +217,28 @@ func TestNormalFreshnessPointsZ(t *testing.T) {
 // ObserveEach leaves every detector as Observe would, in batches of any
 // size (here 70 detectors, more than one batch), through skipped
 // intervals, relearn runs, duplicates, arrivals going backwards and
-// detectors whose arrivals differ from the others'.
+// detectors whose arrivals differ from the others'; and, with MaxInterval
+// (110 ms, about one interval in four above it) and DivideBySeqGap
+// (every tenth heartbeat one sequence number further), through the
+// remedies that ObserveEach's common path must leave to recordAccepted.
 func TestNormalObserveEachIsObserve(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		cfg  phi.NormalConfig
+		gaps bool // every tenth heartbeat's sequence number one further
+	}{
+		{"plain", phi.NormalConfig{WindowSize: 30}, false},
+		{"cap-divide", phi.NormalConfig{WindowSize: 30, MaxInterval: new(ms(110)), DivideBySeqGap: true}, true},
+	} {
+		t.Run(c.name, func(t *testing.T) { observeEachIsObserve(t, c.cfg, c.gaps) })
+	}
+}
+
+func observeEachIsObserve(t *testing.T, base phi.NormalConfig, gaps bool) {
 	var each, one []*phi.Normal
 	for i := range 70 {
-		cfg := phi.NormalConfig{WindowSize: 30, Threshold: 0.31 + 0.2*float64(i)}
+		cfg := base
+		cfg.Threshold = 0.31 + 0.2*float64(i)
 		each = append(each, newNormal(t, cfg))
 		one = append(one, newNormal(t, cfg))
 	}
@@ -232,7 +249,11 @@ func TestNormalObserveEachIsObserve(t *testing.T) {
 		if i%50 == 0 {
 			at += ms(700)
 		}
-		h := detector.Heartbeat{Seq: uint64(i), HasSeq: i%7 != 0, Arrival: at}
+		seq := uint64(i)
+		if gaps {
+			seq += uint64(i / 10)
+		}
+		h := detector.Heartbeat{Seq: seq, HasSeq: i%7 != 0, Arrival: at}
 		if i%31 == 0 {
 			h.Arrival -= ms(500) // backwards: dropped
 		}
@@ -244,7 +265,7 @@ func TestNormalObserveEachIsObserve(t *testing.T) {
 			// Every third detector, the first of each batch among them,
 			// sees one more heartbeat: its arrivals then differ from
 			// the others' (ObserveEach checks hb again for it).
-			x := detector.Heartbeat{Seq: uint64(i) + 1, HasSeq: i%2 == 0, Arrival: at + ms(30)}
+			x := detector.Heartbeat{Seq: seq + 1, HasSeq: i%2 == 0, Arrival: at + ms(30)}
 			for j := 0; j < len(one); j += 3 {
 				each[j].Observe(x)
 				one[j].Observe(x)
