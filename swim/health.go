@@ -61,22 +61,19 @@ func (m *Member) period() time.Duration {
 // refuting a suspect message about itself, which says that some member's
 // probe of this one failed). A suspicion and a declaration (Dead) are
 // counted, as memberlist's refute does, at most one in the protocol period
-// the last counted one began; the others, and every refuted Alive, are
-// counted in Stats.RefutationsUncharged. A declaration is the suspicion
-// run out, so it is the same evidence, not more of it. An Alive above the
-// current incarnation accuses nobody: it is a previous life's or a
-// forger's. A probe of this member fails at most once per probe of it,
-// each prober probing once per period (with the ring order, one prober per
-// round), and this member's successful probes lower the multiplier by one
-// per period: more than one accusation refuted per period adds no evidence
-// of slowness, and no honest group produces it (one refutation answers
-// every accusation of the incarnation it leaves). Before, every refutation
-// counted: forged Dead updates at rising incarnations (a hostile seed's,
-// on a join's answer stream) held the multiplier at its maximum, and
-// forged suspicions would have too (issue 27, F3; docs/experiments.md,
-// “SWIM: forged accusations and the local health (F3)”); a flood of
-// either now holds it at 1 at most, as an honest member that fails every
-// probe of it and none of its own.
+// (of the length after the raise) that the last counted one began; the
+// others, and every refuted Alive, are counted in
+// Stats.RefutationsUncharged. A declaration is the suspicion run out, so
+// it is the same evidence, not more of it. An Alive above the current
+// incarnation accuses nobody: it is a previous life's or a forger's. A
+// probe of this member fails at most once per probe of it, each prober
+// probing once per period (with the ring order, one prober per round),
+// and this member's successful probes lower the multiplier by one per
+// period: more than one accusation refuted per period adds no evidence of
+// slowness, and no honest group produces it (one refutation answers every
+// accusation of the incarnation it leaves). Forged accusations at rising
+// incarnations therefore raise the multiplier once per period at most
+// (issue 27, F3; docs/algorithms.md, “Lifeguard local health”).
 func (m *Member) chargeRefutation(now time.Duration, kind UpdateKind) {
 	if m.cfg.Mode == ModeSWIM {
 		return

@@ -218,8 +218,9 @@ func (m *Member) selfAlive() Update {
 func (m *Member) selfQueued() bool { return m.queue.byID[m.self.ID] != nil }
 
 // refute raises the incarnation above accused (saturating) and gossips
-// Alive; Lifeguard counts the refutation of a suspicion against the local
-// health, at most once per protocol period (chargeRefutation). It is not
+// Alive; Lifeguard counts the refutation of a suspicion or a declaration
+// against the local health, at most once per protocol period
+// (chargeRefutation). It is not
 // announced to the sender answered with the Alive (inbound.replyTo), nor
 // to a member held at an address only the packet gave (claimedBy).
 func (m *Member) refute(in *inbound, accused Incarnation, kind UpdateKind) {

@@ -162,7 +162,7 @@ var protocolHelp = map[string]string{
 	"RelaysExpired":        "Relays whose target did not ack before the relay's deadline (a nack follows if one was asked).",
 	"RelaysRefused":        "Ping-reqs not relayed: an unknown requester and target, or the relays held at their bound.",
 	"AckPayloadsTooLarge":  "Ack payloads left out because the ack would have exceeded MaxPacketSize.",
-	"Refutations":          "Times this member raised its own incarnation to refute a suspicion.",
+	"Refutations":          "Times this member raised its own incarnation to refute a suspicion, a declaration or a later alive update about itself.",
 	"RefutationsUncharged": "Refutations not counted against the local health multiplier: of a later alive update, or of a suspicion or declaration in a protocol period that counted one already.",
 	"GateDeferrals":        "Failed probes forgiven once by the per-peer detector gate.",
 	"Suspicions":           "Suspicions this member raised itself.",
