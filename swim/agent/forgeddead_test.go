@@ -19,8 +19,9 @@ import (
 // frame every 10 ms, each a view from itself declaring the joiner dead
 // above its incarnation (1,000 apart, so that every refutation lands
 // below the next declaration). The joiner, in a group of 4, refutes each
-// one, and must keep its local health multiplier low: a declaration is
-// not a suspicion it had to refute (swim: chargeRefutation). A member of
+// one, and must keep its local health multiplier low: refuted
+// declarations raise it once per protocol period at most, as a failed
+// probe of it would (swim: chargeRefutation). A member of
 // the group crashes 1 s into the flood; the test logs how long the joiner
 // and the others took to declare it. Before, each refutation raised the
 // multiplier, which sat at 7 (periods of 800 ms instead of 100 ms) for
