@@ -229,6 +229,8 @@ func TestReportIsOutIndex(t *testing.T) {
 	code, stdout, errOut := runCmd("--out", out, "--report", filepath.Join(link, "index.html"), "--points", "4", "-d", "fixed", "--no-progress")
 	require.Equal(t, 0, code, errOut)
 	assert.Contains(t, stdout, "wrote the report to "+filepath.Join(link, "index.html"))
+	assert.Less(t, strings.Index(stdout, " files to "+out), strings.Index(stdout, "wrote the report to"),
+		"the report is named once the --out files are in place: %q", stdout)
 	idx, err := os.ReadFile(filepath.Join(out, "index.html"))
 	require.NoError(t, err)
 	assert.Contains(t, string(idx), "<html")

@@ -24,12 +24,13 @@ import (
 func writeResults(stdout, stderr io.Writer, o options, args []string, out *outDir, runs []streamRun, table, curves []qos.Curve, verdicts []qos.Verdict, cfg qos.Config) error {
 	var jobs, outJobs []func() error
 	var plots []plotJob
+	inOut := reportIsOutIndex(o) // --report is --out's index.html, written with it
 	if o.report != "" || o.out != "" {
 		rep, err := buildReport(o, args, reportRuns(runs, verdicts), table, curves, cfg)
 		if err != nil {
 			return err
 		}
-		if o.report != "" && !reportIsOutIndex(o) {
+		if o.report != "" && !inOut {
 			jobs = append(jobs, func() error { return writeReportFile(o.report, o.force, rep) })
 		}
 		if o.out != "" {
@@ -62,7 +63,7 @@ func writeResults(stdout, stderr io.Writer, o options, args []string, out *outDi
 	if err != nil {
 		return err
 	}
-	if o.report != "" {
+	if o.report != "" && !inOut {
 		fmt.Fprintf(stdout, "wrote the report to %s\n", o.report)
 	}
 	if o.sweep && o.out == "" && !o.tune && o.report == "" {
@@ -72,7 +73,13 @@ func writeResults(stdout, stderr io.Writer, o options, args []string, out *outDi
 		}
 	}
 	if o.out != "" {
-		return commitOut(stdout, out)
+		if err := commitOut(stdout, out); err != nil {
+			return err
+		}
+		if inOut {
+			// Only now is the report in place.
+			fmt.Fprintf(stdout, "wrote the report to %s\n", o.report)
+		}
 	}
 	return nil
 }
