@@ -215,7 +215,11 @@ func TestSkipInboundLabelCheckOverSockets(t *testing.T) {
 	defer cancel()
 	var je *JoinError
 	require.ErrorAs(t, other.Join(ctx, b.Self().Addr), &je)
-	assert.NotZero(t, b.Stats().LabelMismatches)
+	// other's join ends at its deadline, not when b has dropped the
+	// datagram: on a loaded machine b's goroutines may not have taken it
+	// yet (seen once under -race at load 5).
+	assert.Eventually(t, func() bool { return b.Stats().LabelMismatches > 0 }, 5*time.Second, 10*time.Millisecond,
+		"the dc2 join counted as a label mismatch")
 	assert.Equal(t, 2, aliveOrSuspect(b))
 }
 
