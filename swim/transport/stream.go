@@ -503,7 +503,9 @@ func (c *Conn) ReadFrame() ([]byte, error) {
 // peer that sends nothing holds the connection for idle, not for its
 // whole Timeout. The connection's own deadline still applies when it
 // comes first (a plain timeout), and is restored for the reads and
-// writes after. An idle limit of 0 or less is none.
+// writes after. After an error the connection is to be closed: a frame
+// cut by the limit leaves the stream inside it. An idle limit of 0 or
+// less is none.
 func (c *Conn) ReadFrameWithin(idle time.Duration) ([]byte, error) {
 	at := time.Now().Add(idle)
 	if idle <= 0 || !at.Before(c.deadline) {
