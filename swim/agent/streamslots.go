@@ -40,10 +40,18 @@ func answerIdle(probeInterval time.Duration) time.Duration {
 	return max(2*probeInterval, answerIdleMin)
 }
 
+// slotKey is the address whose slots takeOutSlot counts: an IPv4 address
+// written as IPv4-mapped IPv6 (::ffff:a.b.c.d) is the same host and port,
+// and counts as one.
+func slotKey(to netip.AddrPort) netip.AddrPort {
+	return netip.AddrPortFrom(to.Addr().Unmap(), to.Port())
+}
+
 // takeOutSlot takes a dialling slot for a stream to to: false when all
 // streamOutMax are taken, or streamOutPerAddr are to to
 // (Stats.StreamsAddrBusy).
 func (a *Agent) takeOutSlot(to netip.AddrPort) bool {
+	to = slotKey(to)
 	a.stream.outMu.Lock()
 	defer a.stream.outMu.Unlock()
 	if a.stream.outTo[to] >= streamOutPerAddr {
@@ -61,6 +69,7 @@ func (a *Agent) takeOutSlot(to netip.AddrPort) bool {
 
 // releaseOutSlot gives back a slot takeOutSlot(to) took.
 func (a *Agent) releaseOutSlot(to netip.AddrPort) {
+	to = slotKey(to)
 	a.stream.outMu.Lock()
 	defer a.stream.outMu.Unlock()
 	if a.stream.outTo[to]--; a.stream.outTo[to] <= 0 {
