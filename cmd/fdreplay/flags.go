@@ -265,8 +265,8 @@ func newFlagSet(o *options) (*pflag.FlagSet, flagValues) {
 	fs.BoolVar(&o.strict, "strict", false, "fail on the first record that cannot be right (an outlying arrival, send time, delay or sequence number, a sequence restart, a truncated last line) instead of leaving it out with a warning; see docs/fdreplay.md")
 	v.maxDecomp = fs.String("max-decompressed", "0", "refuse a gzip or xz trace that decompresses to more than this size (e.g. 20GiB; 0: no bound)")
 	fs.Float64Var(&o.maxRatio, "max-ratio", 200, "refuse a gzip or xz trace that decompresses to more than this many times its compressed size, past the first 64 MiB (a decompression bomb; recorded traces inflate 3-30 times; 0: no bound)")
-	fs.StringVarP(&o.out, "out", "o", "", "directory for results: index.html (the HTML report), table.csv/json, curves.csv/json, <sender>-mr-td and -qap-td plots (PNG, SVG), all written under temporary names and moved in when complete; implies --sweep")
-	fs.BoolVar(&o.force, "force", false, "let --out replace the results of an earlier run (without it a directory holding them is refused; files of the earlier run that this one does not write are removed) and --report an existing file (never an input, nor a read-only file)")
+	fs.StringVarP(&o.out, "out", "o", "", "directory for results: index.html (the HTML report), table.csv/json, curves.csv/json, verdict.json, <sender>-mr-td and -qap-td plots (PNG, SVG, PDF), all written under temporary names and moved in when complete; implies --sweep")
+	fs.BoolVar(&o.force, "force", false, "let --out replace the results of an earlier run (without it a directory holding them is refused; files of the earlier run that this one does not write are removed; never an input) and --report an existing file (never an input, nor a read-only file)")
 	fs.BoolVar(&o.sweep, "sweep", false, "sweep each detector's parameter (implied by --out, --range and tuner targets); without --out the curves are printed as CSV")
 	flagcheck.Var(fs, &o.points, "points", "p", 40, 1, maxPoints, fmt.Sprintf("a count from 1 to %d", maxPoints), "points per swept curve")
 	flagcheck.Var(fs, &o.sweepMiB, "max-sweep-memory", "", 1024, 1, 1<<20, "a size in MiB from 1 to 1048576", "MiB the table's and the sweep's results may take (about 20 KiB per stream and detector, and 12 KiB per stream and swept setting, kept until the outputs are written); a trace of more streams is refused while it is read, at the first stream past the bound")
@@ -296,6 +296,12 @@ func parseFlags(args []string, stdout io.Writer) (options, []string, error) {
 		if f := fs.Lookup(name); f.Changed && (f.Value.String() == "" || f.Value.String() == "[]") {
 			return o, nil, usageErr("--%s: empty value (omit the flag to do without it)", name)
 		}
+	}
+	// Inputs take "-" as standard input, so "--report -" reads as a
+	// request for standard output: say it is not, rather than write a
+	// file named "-".
+	if o.report == "-" {
+		return o, nil, usageErr("--report -: give a file name; the report is not written to standard output")
 	}
 	o.windowSet = fs.Changed("window")
 	o.sweepFlag = fs.Changed("sweep")

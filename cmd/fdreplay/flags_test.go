@@ -47,6 +47,9 @@ func TestFlagsRefuseInvalidValues(t *testing.T) {
 		{[]string{"--range", "phi=1:4", "--range", "phi=2:3"}, `--range "phi=2:3": phi-normal has a range already`},
 		{[]string{"--range", "chen=0:Inf"}, `--range "chen=0:Inf": bad value "Inf"`},
 		{[]string{"--range", "phi=NaN:4"}, `--range "phi=NaN:4": bad value "NaN"`},
+		// Inputs read "-" as standard input; the report is no stream,
+		// and a file named "-" is not what was meant (user44's F14).
+		{[]string{"--report", "-"}, "--report -: give a file name; the report is not written to standard output"},
 	}
 	for _, c := range cases {
 		code, out, errOut := runCmd(c.args...)

@@ -11,7 +11,7 @@
 // With no TRACE it replays the embedded default trace of package traces.
 // For every sender it prints a table of all detectors at their default
 // settings; with --out it also sweeps each detector's parameter and writes
-// the curves (CSV, JSON) and plots (PNG, SVG); with targets (--td-max,
+// the curves (CSV, JSON), the verdicts (JSON) and plots (PNG, SVG, PDF); with targets (--td-max,
 // --mr-max, --qap-min) it reports, per detector, the setting that meets them
 // with the smallest TD. Run fdreplay -h for flags and examples.
 package main

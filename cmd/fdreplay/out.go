@@ -36,6 +36,9 @@ const (
 	// plotPrefixSep ends a stream's name in its plot files'
 	// names ("<sender>-mr-td.png").
 	plotPrefixSep = "-"
+	// lockName is the lock file that keeps a second run out of the
+	// directory while one writes there (outLock); it holds the run's PID.
+	lockName = ".fdreplay-lock"
 )
 
 // resultPatterns returns the filepath.Match patterns of every file fdreplay
@@ -62,11 +65,15 @@ type outDir struct {
 	stale   []string // those of them the commit removed
 }
 
-// prepareOut creates the output directory, refuses one holding an earlier
-// run's results unless force, and starts staging.
-func prepareOut(dir string, force bool) (*outDir, error) {
+// prepareOut creates the output directory, refuses one where the run
+// would replace one of the inputs (a trace or --config file) or, unless
+// force, one holding an earlier run's results, and starts staging.
+func prepareOut(dir string, force bool, inputs []string) (*outDir, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("--out %s: cannot create the directory: %w", dir, unwrapPath(err))
+	}
+	if err := inputInOut(dir, inputs); err != nil {
+		return nil, err
 	}
 	earlier, err := earlierResults(dir)
 	if err != nil {
@@ -89,6 +96,35 @@ func prepareOut(dir string, force bool) (*outDir, error) {
 		return nil, fmt.Errorf("--out %s: cannot write there: %w", dir, unwrapPath(err))
 	}
 	return &outDir{dir: dir, staging: st, earlier: earlier}, nil
+}
+
+// inputInOut refuses an --out directory holding an input under a name
+// the run writes or --force removes (any name resultPatterns matches, as
+// a file, a link to one or another name for it): the commit would rename
+// a result onto it, or remove it as an earlier run's file. It is checked
+// with or without force, so that the refusal of an earlier run's files
+// does not suggest a --force that would lose the input.
+func inputInOut(dir string, inputs []string) error {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("--out %s: %w", dir, unwrapPath(err))
+	}
+	for _, e := range ents {
+		if !isResultName(e.Name()) && e.Name() != lockName {
+			continue
+		}
+		p := filepath.Join(dir, e.Name())
+		in := sameAsInput(p, inputs)
+		switch {
+		case in == "":
+			continue
+		case filepath.Clean(in) == p:
+			return fmt.Errorf("--out %s: the input %s has the name of a file --out writes or replaces; move it out of %s or choose another directory", dir, in, dir)
+		default:
+			return fmt.Errorf("--out %s: %s, a file --out writes or replaces, is the input %s; move it out of %s or choose another directory", dir, p, in, dir)
+		}
+	}
+	return nil
 }
 
 // unwrapPath drops the *PathError's repetition of the path.

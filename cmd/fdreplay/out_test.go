@@ -251,3 +251,37 @@ func TestPlotNamesDistinctPerStream(t *testing.T) {
 		require.FileExists(t, filepath.Join(out, name+"-mr-td.svg"))
 	}
 }
+
+// --out never replaces or removes an input, with or without --force: an
+// input in DIR named like a result (the commit would rename a result onto
+// it), named like an earlier run's plot of a sender no longer replayed
+// (--force would remove it), or reached there through a hard link. The
+// refusal names the input and comes before the replay (user44's F2).
+func TestOutNeverReplacesAnInput(t *testing.T) {
+	trace := multiSenderTrace(200)
+	for _, c := range []struct{ name, link string }{{"table.csv", ""}, {"gone-mr-td.svg", ""}, {"verdict.json", "t.fdk"}} {
+		for _, force := range []bool{false, true} {
+			dir := t.TempDir()
+			p := filepath.Join(dir, c.name)
+			require.NoError(t, os.WriteFile(p, []byte(trace), 0o644))
+			in, want := p, "--out "+dir+": the input "+p+" has the name of a file --out writes or replaces; move it out of "+dir+" or choose another directory\n"
+			if c.link != "" {
+				in = filepath.Join(t.TempDir(), c.link)
+				require.NoError(t, os.Link(p, in))
+				want = "--out " + dir + ": " + p + ", a file --out writes or replaces, is the input " + in + "; move it out of " + dir + " or choose another directory\n"
+			}
+			args := []string{"-s", "p", "-d", "fixed", "--points", "2", "--no-progress", "--out", dir, in}
+			if force {
+				args = append(args, "--force")
+			}
+			code, out, errOut := runCmd(args...)
+			assert.Equal(t, 1, code, "%s force %v: %s", c.name, force, errOut)
+			assert.Equal(t, "fdreplay: "+want, errOut, "force %v", force)
+			assert.NotContains(t, out, "sender", "refused before the replay")
+			b, err := os.ReadFile(p)
+			require.NoError(t, err)
+			assert.Equal(t, trace, string(b), "%s force %v: the input is untouched", c.name, force)
+			assert.Equal(t, []string{c.name}, entries(t, dir))
+		}
+	}
+}

@@ -97,14 +97,18 @@ func commandLine(args []string) string {
 
 // checkReportPath fails, before the replay, for a --report path that
 // cannot be written as a file: an existing directory, or one whose parent
-// directory is missing or not a directory. Like --out, it replaces no
+// directory is missing or not a directory. A path in the --out directory
+// out (compared as directories, so that links count) named like a file
+// --out writes or --force removes is refused: one of the two would be
+// lost (index.html excepted: it is written once, see reportIsOutIndex).
+// Like --out, it replaces no
 // file unless force (--force) is given, and then no write-protected one
 // (no write permission bit, or none for this process: the report is
 // renamed onto its name, which the file's own mode does not stop); a
 // path that is one of the inputs (a trace or --config, compared as
 // files, so another name or a link to it counts) is refused even with
 // force.
-func checkReportPath(path string, force bool, inputs []string) error {
+func checkReportPath(path, out string, force bool, inputs []string) error {
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
 		return fmt.Errorf("--report %s: is a directory; give a file name such as %s", path, filepath.Join(path, "report.html"))
 	}
@@ -115,6 +119,9 @@ func checkReportPath(path string, force bool, inputs []string) error {
 	}
 	if !st.IsDir() {
 		return fmt.Errorf("--report %s: %s is not a directory", path, dir)
+	}
+	if base := filepath.Base(path); base != indexName && (isResultName(base) || base == lockName) && inOutDir(path, out) {
+		return fmt.Errorf("--report %s: --out %s writes or removes a file of that name, which would replace the report; name another file (--out writes the report itself as %s)", path, out, indexName)
 	}
 	if in := sameAsInput(path, inputs); in != "" {
 		return fmt.Errorf("--report %s: is the input %s; name another file for the report", path, in)
@@ -166,14 +173,20 @@ func sameAsInput(path string, inputs []string) string {
 // writes (the same directory, by os.SameFile, so that links count): the
 // report is then written once, with the --out files.
 func reportIsOutIndex(o options) bool {
-	if o.report == "" || o.out == "" || filepath.Base(o.report) != indexName {
+	return o.report != "" && filepath.Base(o.report) == indexName && inOutDir(o.report, o.out)
+}
+
+// inOutDir reports whether the file path is in the --out directory out
+// (its directory is out, by os.SameFile, so that links count).
+func inOutDir(path, out string) bool {
+	if out == "" {
 		return false
 	}
-	a, err := os.Stat(filepath.Dir(o.report))
+	a, err := os.Stat(filepath.Dir(path))
 	if err != nil {
 		return false
 	}
-	b, err := os.Stat(o.out)
+	b, err := os.Stat(out)
 	return err == nil && os.SameFile(a, b)
 }
 

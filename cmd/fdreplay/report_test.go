@@ -238,3 +238,34 @@ func TestReportIsOutIndex(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, left, "no staging left behind")
 }
+
+// --report naming a file that --out writes into the same directory (or
+// that --force would remove there as an earlier run's), directly or
+// through a link to the directory, is refused before the replay: the
+// --out file replaced the report while the run said it wrote it
+// (user44's F1). index.html is the exception (TestReportIsOutIndex).
+func TestReportNotAnOutFile(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "res")
+	link := filepath.Join(dir, "link")
+	require.NoError(t, os.Symlink(out, link))
+	for _, report := range []string{
+		filepath.Join(out, "table.csv"), filepath.Join(out, "curves.json"), filepath.Join(out, "verdict.json"),
+		filepath.Join(out, "p-mr-td.pdf"), filepath.Join(out, "x-qap-td.png"), filepath.Join(out, manifestName),
+		filepath.Join(out, lockName), filepath.Join(link, "table.json"),
+	} {
+		code, stdout, errOut := runCmd("--out", out, "--report", report, "--points", "2", "-d", "fixed", "--no-progress")
+		assert.Equal(t, 1, code, "%s: %s", report, errOut)
+		assert.Equal(t, "fdreplay: --report "+report+": --out "+out+" writes or removes a file of that name, which would replace the report; name another file (--out writes the report itself as index.html)\n", errOut)
+		assert.NotContains(t, stdout, "sender", "refused before the replay")
+		assert.Empty(t, entries(t, out), "%s: nothing written", report)
+	}
+	// Another name in the directory is a report of its own.
+	report := filepath.Join(out, "report.html")
+	code, stdout, errOut := runCmd("--out", out, "--report", report, "--points", "2", "-d", "fixed", "--no-progress")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, stdout, "wrote the report to "+report)
+	b, err := os.ReadFile(report)
+	require.NoError(t, err)
+	assert.Contains(t, string(b), "<html")
+}

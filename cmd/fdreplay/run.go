@@ -69,19 +69,19 @@ func openResources(o options, files []string, stderr io.Writer) (*resources, err
 
 func (res *resources) open(o options, files []string, stderr io.Writer) error {
 	var err error
+	inputs := files
+	if o.config != "" {
+		inputs = append(slices.Clip(files), o.config)
+	}
 	if o.out != "" {
 		// Fail before the replay, not after it, when results cannot be
-		// written or would mix with an earlier run's.
-		if res.out, err = prepareOut(o.out, o.force); err != nil {
+		// written, would mix with an earlier run's or replace an input.
+		if res.out, err = prepareOut(o.out, o.force, inputs); err != nil {
 			return err
 		}
 	}
 	if o.report != "" {
-		inputs := files
-		if o.config != "" {
-			inputs = append(slices.Clip(files), o.config)
-		}
-		if err := checkReportPath(o.report, o.force, inputs); err != nil {
+		if err := checkReportPath(o.report, o.out, o.force, inputs); err != nil {
 			return err
 		}
 	}
