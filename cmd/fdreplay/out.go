@@ -61,17 +61,29 @@ func isResultName(name string) bool {
 type outDir struct {
 	dir     string
 	staging *outfile.Staging
+	lock    *outLock // held until the commit ends, or the run fails
 	earlier []string // files of an earlier run found in dir
 	stale   []string // those of them the commit removed
 }
 
-// prepareOut creates the output directory, refuses one where the run
-// would replace one of the inputs (a trace or --config file) or, unless
-// force, one holding an earlier run's results, and starts staging.
-func prepareOut(dir string, force bool, inputs []string) (*outDir, error) {
+// prepareOut creates the output directory, takes its lock (another run
+// writing there is refused), refuses a directory where the run would
+// replace one of the inputs (a trace or --config file) or, unless force,
+// one holding an earlier run's results, and starts staging. The lock is
+// held until commit ends or release.
+func prepareOut(dir string, force bool, inputs []string) (od *outDir, err error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("--out %s: cannot create the directory: %w", dir, unwrapPath(err))
 	}
+	lock, err := lockOut(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			lock.release()
+		}
+	}()
 	if err := inputInOut(dir, inputs); err != nil {
 		return nil, err
 	}
@@ -95,7 +107,13 @@ func prepareOut(dir string, force bool, inputs []string) (*outDir, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--out %s: cannot write there: %w", dir, unwrapPath(err))
 	}
-	return &outDir{dir: dir, staging: st, earlier: earlier}, nil
+	return &outDir{dir: dir, staging: st, lock: lock, earlier: earlier}, nil
+}
+
+// release gives up the staged files, if not committed, and the lock.
+func (o *outDir) release() {
+	o.staging.Abort()
+	o.lock.release()
 }
 
 // inputInOut refuses an --out directory holding an input under a name
@@ -182,5 +200,6 @@ func (o *outDir) commit() ([]string, error) {
 		}
 	}
 	files, err := o.staging.Commit(o.stale)
+	o.lock.release()
 	return slices.DeleteFunc(files, func(p string) bool { return filepath.Base(p) == manifestName }), err
 }

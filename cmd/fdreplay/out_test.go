@@ -285,3 +285,84 @@ func TestOutNeverReplacesAnInput(t *testing.T) {
 		}
 	}
 }
+
+// A second run into an --out directory that a run is writing fails at
+// once, before its replay, naming the first run's PID, and changes nothing
+// there; the first run's SIGINT leaves neither its files nor the lock
+// file. Two runs into one new directory both succeeded and mixed their
+// files (user44's F3).
+func TestOutLockRefusesSecondRun(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "results")
+	cmd, errb, eof := startPaused(t, "staged table.csv", "-d", "fixed,chen", "--points", "4", "--no-progress", "--out", dir)
+	before := entries(t, dir)
+	require.Contains(t, before, lockName)
+	for _, force := range []bool{false, true} {
+		args := []string{"-d", "fixed", "--points", "2", "--no-progress", "--out", dir}
+		if force {
+			args = append(args, "--force")
+		}
+		code, out, errOut := runCmd(args...)
+		assert.Equal(t, 1, code, errOut)
+		assert.Equal(t, fmt.Sprintf("fdreplay: --out %s: in use by fdreplay (pid %d): wait for it to end or choose another directory\n", dir, cmd.Process.Pid), errOut)
+		assert.NotContains(t, out, "sender", "refused before the replay")
+		assert.Equal(t, before, entries(t, dir))
+	}
+	require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
+	assert.Equal(t, 130, exitCode(t, cmd, eof), errb.String())
+	assert.Empty(t, entries(t, dir), "no lock file left")
+
+	// The lock is free again: a run goes through, and leaves no lock file.
+	code, _, errOut := runCmd("-d", "fixed", "--points", "2", "--no-progress", "--out", dir)
+	require.Equal(t, 0, code, errOut)
+	assert.NotContains(t, entries(t, dir), lockName)
+}
+
+// A run killed by SIGKILL holds no lock any more: its lock file (and
+// staging directory) stay, and the next run takes the file over and
+// removes it.
+func TestOutLockOfKilledRun(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "results")
+	cmd, _, eof := startPaused(t, "staged table.csv", "-d", "fixed", "--points", "2", "--no-progress", "--out", dir)
+	require.NoError(t, cmd.Process.Kill())
+	assert.Equal(t, -1, exitCode(t, cmd, eof))
+	require.Contains(t, entries(t, dir), lockName)
+	code, _, errOut := runCmd("-d", "fixed", "--points", "2", "--no-progress", "--out", dir)
+	require.Equal(t, 0, code, errOut)
+	names := entries(t, dir)
+	assert.Contains(t, names, "table.csv")
+	assert.NotContains(t, names, lockName)
+	assert.False(t, slices.ContainsFunc(names, func(n string) bool { return strings.HasPrefix(n, ".partial-") }))
+}
+
+// The lock held in this process refuses a run as another process's does;
+// a file of the lock's name that is not a lock file (the user's) is left
+// as it is and the run refused; a lock file left with a PID and no lock
+// is taken over.
+func TestOutLockFile(t *testing.T) {
+	dir := t.TempDir()
+	l, err := lockOut(dir)
+	require.NoError(t, err)
+	b, err := os.ReadFile(filepath.Join(dir, lockName))
+	require.NoError(t, err)
+	assert.Equal(t, fmt.Sprintf("%d\n", os.Getpid()), string(b))
+	code, _, errOut := runCmd("-d", "fixed", "--points", "2", "--no-progress", "--out", dir)
+	assert.Equal(t, 1, code)
+	assert.Equal(t, fmt.Sprintf("fdreplay: --out %s: in use by fdreplay (pid %d): wait for it to end or choose another directory\n", dir, os.Getpid()), errOut)
+	l.release()
+	l.release()
+	assert.Empty(t, entries(t, dir))
+
+	path := filepath.Join(dir, lockName)
+	require.NoError(t, os.WriteFile(path, []byte("my notes\n"), 0o644))
+	code, _, errOut = runCmd("-d", "fixed", "--points", "2", "--no-progress", "--out", dir)
+	assert.Equal(t, 1, code)
+	assert.Equal(t, "fdreplay: --out "+dir+": "+path+" is not fdreplay's lock file (it holds something else): remove it or choose another directory\n", errOut)
+	b, err = os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, "my notes\n", string(b))
+
+	require.NoError(t, os.WriteFile(path, []byte("2147483646\n"), 0o644))
+	code, _, errOut = runCmd("-d", "fixed", "--points", "2", "--no-progress", "--out", dir)
+	require.Equal(t, 0, code, errOut)
+	assert.NotContains(t, entries(t, dir), lockName)
+}

@@ -107,11 +107,12 @@ func noStreamErr(senders, files []string) error {
 	return fmt.Errorf("%s: no heartbeat of --sender %s in the input (without --sender every sender is replayed)", in, strings.Join(quoteAll(senders), ", "))
 }
 
-// close removes the spools and, unless committed, the staged results.
+// close removes the spools and, unless committed, the staged results,
+// and frees --out's lock.
 func (r *resources) close() {
 	closeInputs(r.inputs)
 	if r.out != nil {
-		r.out.staging.Abort()
+		r.out.release()
 	}
 }
 

@@ -38,7 +38,25 @@ var (
 	mu          sync.Mutex
 	live        = map[*Staging]bool{}
 	interrupted bool
+	onInterrupt = map[*func()]bool{} // OnInterrupt's functions
 )
+
+// OnInterrupt registers fn to run when a signal stops the command
+// (HandleSignals), after the stagings are removed and before the process
+// exits: the command's own cleanup of what it keeps outside a Staging,
+// such as a lock file. fn runs while Commit cannot, and must not call
+// into this package. The returned function unregisters fn.
+func OnInterrupt(fn func()) (remove func()) {
+	mu.Lock()
+	defer mu.Unlock()
+	key := &fn
+	onInterrupt[key] = true
+	return func() {
+		mu.Lock()
+		defer mu.Unlock()
+		delete(onInterrupt, key)
+	}
+}
 
 // ownerAlive reports whether the process whose id starts rest ("PID-XXXX",
 // the tail of a staging directory's name) is still running, so that a
@@ -238,6 +256,9 @@ func abortAll() int {
 	n := 0
 	for s := range live {
 		n += s.abortLocked()
+	}
+	for fn := range onInterrupt {
+		(*fn)()
 	}
 	return n
 }

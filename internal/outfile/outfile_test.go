@@ -120,6 +120,23 @@ func TestAbortAll(t *testing.T) {
 	assert.ErrorIs(t, err, ErrInterrupted)
 }
 
+// A signal runs the functions registered with OnInterrupt, after the
+// stagings are gone; an unregistered one does not run.
+func TestOnInterrupt(t *testing.T) {
+	defer func() { mu.Lock(); interrupted = false; mu.Unlock() }()
+	dir := t.TempDir()
+	s, err := New(dir, "a")
+	require.NoError(t, err)
+	var ran []string
+	removeA := OnInterrupt(func() { ran = append(ran, fmt.Sprintf("a: %d left", len(names(t, dir)))) })
+	defer removeA()
+	removeB := OnInterrupt(func() { ran = append(ran, "b") })
+	removeB()
+	require.NoError(t, s.Write("x", writeString("1")))
+	assert.Equal(t, 1, abortAll())
+	assert.Equal(t, []string{"a: 0 left"}, ran)
+}
+
 func TestExitCode(t *testing.T) {
 	assert.Equal(t, 130, ExitCode(syscall.SIGINT))
 	assert.Equal(t, 143, ExitCode(syscall.SIGTERM))

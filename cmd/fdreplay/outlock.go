@@ -1,0 +1,140 @@
+// The --out directory's lock: one run at a time writes there.
+
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/fdkit/fdkit/internal/outfile"
+)
+
+// errLockHeld is lockFile's answer when another open file holds the lock.
+var errLockHeld = errors.New("lock held")
+
+// outLock keeps a second fdreplay out of an --out directory from the check
+// that it holds no earlier results to the last rename of the commit, so
+// that two runs never mix their files there. It is the file lockName in
+// the directory, holding the PID of the run, locked by the operating
+// system (flock(2) on Unix, an open without write sharing on Windows), so
+// that the lock of a run that died, even by SIGKILL, is free again: such a
+// run leaves only the file, which the next run takes over. release, and a
+// signal that stops the run (outfile.OnInterrupt), remove it.
+type outLock struct {
+	mu     sync.Mutex
+	f      *os.File // nil once released
+	path   string
+	remove func() // unregisters the signal cleanup
+}
+
+// lockOut takes the lock of the --out directory dir, or fails at once,
+// naming the PID of the run that holds it.
+func lockOut(dir string) (*outLock, error) {
+	l := &outLock{path: filepath.Join(dir, lockName)}
+	// Registered first and run under l.mu, so that a signal arriving while
+	// the lock is being taken removes the file once it is ours.
+	l.remove = outfile.OnInterrupt(l.unlock)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	err := l.take(dir)
+	if err != nil {
+		l.remove()
+	}
+	return l, err
+}
+
+// take opens and locks the file, checks it is the one at the path (a run
+// that just ended may have removed the file it locked, after this run
+// opened it) and writes this run's PID into it.
+func (l *outLock) take(dir string) error {
+	for range 100 {
+		if fi, err := os.Lstat(l.path); err == nil && !fi.Mode().IsRegular() {
+			return fmt.Errorf("--out %s: %s is not fdreplay's lock file (not a regular file): remove it", dir, l.path)
+		}
+		f, err := lockFile(l.path)
+		if errors.Is(err, errLockHeld) {
+			return fmt.Errorf("--out %s: in use by %s: wait for it to end or choose another directory", dir, holder(l.path))
+		}
+		if err != nil {
+			return fmt.Errorf("--out %s: cannot write there: %w", dir, unwrapPath(err))
+		}
+		fi, err1 := f.Stat()
+		pi, err2 := os.Lstat(l.path)
+		if err1 != nil || err2 != nil || !os.SameFile(fi, pi) {
+			f.Close()
+			continue
+		}
+		// A file of that name that is not a lock file is the user's:
+		// leave it as it is.
+		b := make([]byte, 32)
+		n, err := f.ReadAt(b, 0)
+		if err != nil && !errors.Is(err, io.EOF) {
+			f.Close()
+			return fmt.Errorf("--out %s: reading %s: %w", dir, l.path, unwrapPath(err))
+		}
+		if _, ok := lockPID(b[:n]); !ok && n > 0 {
+			f.Close()
+			return fmt.Errorf("--out %s: %s is not fdreplay's lock file (it holds something else): remove it or choose another directory", dir, l.path)
+		}
+		l.f = f
+		if err := f.Truncate(0); err != nil {
+			return fmt.Errorf("--out %s: writing %s: %w", dir, l.path, unwrapPath(err))
+		}
+		if _, err := f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0); err != nil {
+			return fmt.Errorf("--out %s: writing %s: %w", dir, l.path, unwrapPath(err))
+		}
+		return nil
+	}
+	return fmt.Errorf("--out %s: cannot lock %s: it keeps being replaced", dir, l.path)
+}
+
+// lockPID parses a lock file's contents: a PID and a newline, or nothing
+// (a run between taking the lock and writing its PID).
+func lockPID(b []byte) (pid int, ok bool) {
+	if len(b) == 0 {
+		return 0, true
+	}
+	s, found := strings.CutSuffix(string(b), "\n")
+	pid, err := strconv.Atoi(s)
+	return pid, found && err == nil && pid > 0
+}
+
+// holder names the run that holds the lock at path: its PID, read again
+// for a moment if it has not been written yet.
+func holder(path string) string {
+	for range 20 {
+		b, err := os.ReadFile(path)
+		if pid, ok := lockPID(b); err == nil && ok && pid > 0 {
+			return fmt.Sprintf("fdreplay (pid %d)", pid)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return "another fdreplay run"
+}
+
+// release removes the lock file and frees the lock; it may be called more
+// than once.
+func (l *outLock) release() {
+	l.unlock()
+	l.remove()
+}
+
+// unlock removes the file if it is still this run's lock file (removed
+// before it is unlocked, so that no other run takes a lock on a file
+// about to go: see take) and closes it.
+func (l *outLock) unlock() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f == nil {
+		return
+	}
+	unlockFile(l.f, l.path)
+	l.f = nil
+}
