@@ -213,13 +213,16 @@ type streamPath struct {
 	// (streamslots.go).
 	outMu sync.Mutex
 	outTo map[netip.AddrPort]int
-	// answerIdle bounds the wait for each frame of a join's answer
-	// (readAnswer; streamslots.go).
-	answerIdle time.Duration
-	known      knownSources // the live members' addresses marked in listener (knownsources.go)
-	wg         sync.WaitGroup
-	ctx        context.Context
-	stop       context.CancelFunc
+	// joinTo holds the seed addresses with a join's stream open, under
+	// outMu (streamslots.go: takeJoinSlot).
+	joinTo map[netip.AddrPort]bool
+	// answerIdle bounds the wait for each frame of a join's answer,
+	// answerWhole the whole answer (readAnswer; streamslots.go).
+	answerIdle, answerWhole time.Duration
+	known                   knownSources // the live members' addresses marked in listener (knownsources.go)
+	wg                      sync.WaitGroup
+	ctx                     context.Context
+	stop                    context.CancelFunc
 }
 
 // packetCounters are the datagram and message counters of Stats, moved by
@@ -238,7 +241,7 @@ type streamCounters struct {
 	streamTimeouts, streamSyncs, streamFallbacks     atomic.Uint64
 	streamSkipped, streamJoins, streamJoinAnswers    atomic.Uint64
 	streamAnswersForeign, streamAnswersIdle          atomic.Uint64
-	streamsAddrBusy                                  atomic.Uint64
+	streamsAddrBusy, streamJoinsBusy                 atomic.Uint64
 }
 
 // publishedStats is the last swim.Stats published for Stats, under mu (a

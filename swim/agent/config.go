@@ -121,7 +121,8 @@ type Config struct {
 	// (default 10 s, memberlist's TCPTimeout). A stream ping's deadline is
 	// also the end of the probe's protocol period, and each frame of the
 	// answer to a join sent over a stream must come within two
-	// ProbeIntervals, at least 1 s (Stats.StreamAnswersIdle).
+	// ProbeIntervals, at least 1 s, and the whole answer within twice
+	// that (Stats.StreamAnswersIdle).
 	StreamTimeout time.Duration
 	// MaxStreamConns bounds the inbound streams served at once (default
 	// 64). When all are taken, a new one replaces a served stream that is

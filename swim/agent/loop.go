@@ -249,7 +249,7 @@ func (a *Agent) flush() {
 		if n := a.viewRunLen(rd.Packets[i:]); n > 0 {
 			if to, err := netip.ParseAddrPort(rd.Packets[i].To.Addr); err == nil {
 				a.sctr.streamSyncs.Add(1)
-				a.sendViewStream(to, rd.Packets[i:i+n])
+				a.sendViewStream(to, rd.Packets[i:i+n], false)
 				i += n
 				continue
 			}
@@ -257,7 +257,7 @@ func (a *Agent) flush() {
 		if a.joinOverStream(&rd.Packets[i]) {
 			if to, err := netip.ParseAddrPort(rd.Packets[i].To.Addr); err == nil {
 				a.sctr.streamJoins.Add(1)
-				a.sendViewStream(to, rd.Packets[i:i+1])
+				a.sendViewStream(to, rd.Packets[i:i+1], true)
 				i++
 				continue
 			}

@@ -101,6 +101,7 @@ func newAgent(ctx context.Context, cfg Config) (*Agent, error) {
 			results:  make(chan streamResult, 64),
 			outSlots: make(chan struct{}, streamOutMax),
 			outTo:    make(map[netip.AddrPort]int),
+			joinTo:   make(map[netip.AddrPort]bool),
 			relSlots: make(chan struct{}, streamOutMax),
 		},
 	}
@@ -353,6 +354,7 @@ func (a *Agent) newMachine() error {
 	}
 	a.m = m
 	a.stream.answerIdle = answerIdle(m.Config().ProbeInterval)
+	a.stream.answerWhole = answerWhole(a.stream.answerIdle)
 	if a.cfg.MaxStreamMembers == 0 {
 		a.cfg.MaxStreamMembers = m.Config().MaxMembers + 1 // a whole view and the Alive of a join
 	}

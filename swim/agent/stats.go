@@ -114,22 +114,32 @@ type Stats struct {
 	// path.
 	StreamPingsSkipped uint64
 	// StreamsAddrBusy counts streams of the protocol (stream pings,
-	// views, joins resent over a stream) not dialled because 4 of this
-	// agent's dialled streams to that address (ip:port) were open: the
-	// ping is skipped (also in StreamPingsSkipped), the view or join sent
-	// as datagrams. One member that holds streams open, such as a seed
-	// that accepts joins' streams and never answers, cannot take the
-	// slots that stream pings and joins to the others need. Growing
-	// steadily, with StreamAnswersIdle, it names a member that accepts
-	// streams and stalls them.
+	// views) not dialled because 4 of this agent's dialled streams to
+	// that address (ip:port) were open: the ping is skipped (also in
+	// StreamPingsSkipped), the view sent as datagrams. One member that
+	// holds streams open cannot take the slots that stream pings to the
+	// others need. Growing steadily, with StreamAnswersIdle, it names a
+	// member that accepts streams and stalls them.
 	StreamsAddrBusy uint64
+	// StreamJoinsBusy counts joins to a seed that would have been resent
+	// over a stream (StreamJoins) and went as datagrams because a join's
+	// stream to that seed address (ip:port) was still open, its answer
+	// being read, or 4 joins' streams were open. Joins' streams have
+	// their own 4 slots, apart from the 16 of stream pings and views, so
+	// seeds that stall them cannot take those. Growing steadily, with
+	// StreamAnswersIdle, it names seeds that accept streams and stall
+	// them.
+	StreamJoinsBusy uint64
 	// StreamAnswersIdle counts answers to joins sent over a stream (and
-	// to the view requests that end an exchange's stream) dropped because
-	// no whole frame came within two ProbeIntervals (at least 1 s) of the
-	// join or of the answer's last frame: a member writes its answer at
-	// once, so this is a seed that accepted the stream and sends nothing.
-	// The stream is closed and its slot freed; the join has been, or
-	// will be, resent. They are not counted in StreamTimeouts.
+	// to the view requests that end an exchange's stream) cut short
+	// because no frame of the member dialled came within two
+	// ProbeIntervals (at least 1 s) of the join or of its last such frame
+	// (frames dropped as StreamAnswersForeign do not count), or the whole
+	// answer took more than twice that from the join: a member writes its
+	// answer at once, so this is a seed that accepted the stream and sends
+	// nothing, or sends what is not an answer, or trickles it. The stream
+	// is closed and its slot freed; the join has been, or will be,
+	// resent. They are not counted in StreamTimeouts.
 	StreamAnswersIdle uint64
 	// Protocol holds the state machine's counters (swim.Stats: probes,
 	// suspicions, refutations, eager gossip sent, ...) as of the last
@@ -153,6 +163,7 @@ func (a *Agent) Stats() Stats {
 		StreamPingsSkipped: a.sctr.streamSkipped.Load(), StreamJoins: a.sctr.streamJoins.Load(),
 		StreamJoinAnswers: a.sctr.streamJoinAnswers.Load(), StreamAnswersForeign: a.sctr.streamAnswersForeign.Load(),
 		StreamsAddrBusy: a.sctr.streamsAddrBusy.Load(), StreamAnswersIdle: a.sctr.streamAnswersIdle.Load(),
+		StreamJoinsBusy: a.sctr.streamJoinsBusy.Load(),
 	}
 	if a.stream.listener != nil {
 		ss := a.stream.listener.Stats()

@@ -358,9 +358,16 @@ func (a *Agent) streamPing(to netip.AddrPort, sp swim.StreamProbe, frame []byte,
 // Each packet is sealed just before it is written, so that its timestamp
 // is its sending time (the replay check refuses what arrives more than its
 // window after sealing). If the stream fails, the packets are handed back
-// to be sent as datagrams, sealed again. Agent goroutine.
-func (a *Agent) sendViewStream(to netip.AddrPort, pkts []swim.Packet) {
-	if !a.takeOutSlot(to) {
+// to be sent as datagrams, sealed again. A join resent to a seed
+// (joinOverStream) takes its slot apart from the protocol's
+// (takeJoinSlot), others one of the protocol's (takeOutSlot); without
+// one, the packets go as datagrams. Agent goroutine.
+func (a *Agent) sendViewStream(to netip.AddrPort, pkts []swim.Packet, seedJoin bool) {
+	take, release := a.takeOutSlot, a.releaseOutSlot
+	if seedJoin {
+		take, release = a.takeJoinSlot, a.releaseJoinSlot
+	}
+	if !take(to) {
 		a.sendDatagrams(pkts)
 		return
 	}
@@ -372,7 +379,7 @@ func (a *Agent) sendViewStream(to netip.AddrPort, pkts []swim.Packet) {
 	a.stream.wg.Add(1)
 	go func() {
 		defer a.stream.wg.Done()
-		defer a.releaseOutSlot(to)
+		defer release(to)
 		err := a.writeView(to, keep)
 		if err == nil {
 			return
@@ -431,27 +438,39 @@ func (a *Agent) writeFrames(c *transport.Conn, pkts []swim.Packet) error {
 // verified) until it closes c, and hands each packet to the agent's
 // goroutine as if it had come on an inbound stream from to. Only views
 // and view requests are taken, up to MaxStreamMembers updates, within
-// the stream's deadline, each frame within answerIdle of the last (or of
-// the join): a member answers at once, and one that sends nothing held
-// the stream and its dialling slot for the whole StreamTimeout, while
-// the join was resent over a new stream every ProbeInterval (issue 27,
-// F4; Stats.StreamAnswersIdle); a member that predates answers on the
-// stream closes c after reading the join. The stream speaks only for the member
-// dialled: a frame whose sender claims another address than to, or
-// another ID than the first frame's, is dropped and counted
-// (Stats.StreamAnswersForeign), for the agent would take a join from
-// such a sender as that member speaking from its own host and answer it
-// at its claimed address, another port of the seed's host (issue 27,
-// user42 F1), and would admit each such sender as its own word past the
-// unverified quota (user42 F2). What ends the reading is counted as on
-// an inbound stream (serveStream); the join is resent. Dialling
-// goroutine.
+// the stream's deadline: the first frame of the member dialled within
+// answerIdle of the join, each next one within answerIdle of the last,
+// and all of them within answerWhole of the join (Stats.StreamAnswersIdle).
+// A member answers at once, and one that sends nothing, or only frames
+// dropped here, held the stream and its dialling slot for the whole
+// StreamTimeout, while the join was resent over a new stream every
+// ProbeInterval (issue 27, F4 and user43 F1); a member that predates
+// answers on the stream closes c after reading the join. The stream speaks
+// only for the member dialled: a frame whose sender claims another address
+// than to, or another ID than the first frame's, is dropped and counted
+// (Stats.StreamAnswersForeign), and does not restart the idle wait, for
+// the agent would take a join from such a sender as that member speaking
+// from its own host and answer it at its claimed address, another port of
+// the seed's host (issue 27, user42 F1), and would admit each such sender
+// as its own word past the unverified quota (user42 F2). What ends the
+// reading is counted as on an inbound stream (serveStream); the join is
+// resent. Dialling goroutine.
 func (a *Agent) readAnswer(c *transport.Conn, to netip.AddrPort) {
 	updates, view, foreign := 0, false, 0
 	var speaker swim.ID
 	named := false
+	start := time.Now()
+	whole := start.Add(a.stream.answerWhole)
+	idle := start.Add(a.stream.answerIdle) // restarted by progress only
 	for {
-		b, err := c.ReadFrameWithin(a.stream.answerIdle)
+		wait := min(time.Until(idle), time.Until(whole))
+		if wait <= 0 {
+			// ReadFrameWithin takes 0 for no idle limit: the limit is up.
+			a.sctr.streamAnswersIdle.Add(1)
+			a.log.Debug("answer to a join: no progress within the idle limit, or the whole answer over its limit", "from", to, "after", time.Since(start))
+			return
+		}
+		b, err := c.ReadFrameWithin(wait)
 		if err != nil {
 			a.streamReadError(c, err)
 			return
@@ -486,6 +505,7 @@ func (a *Agent) readAnswer(c *transport.Conn, to netip.AddrPort) {
 		if !a.handIn(streamIn{pkt: pkt, from: to}) {
 			return
 		}
+		idle = time.Now().Add(a.stream.answerIdle)
 	}
 }
 
