@@ -59,7 +59,20 @@ func (m *Member) period() time.Duration {
 // chargeRefutation counts a refutation at now of an update of the given
 // kind against the local health (Lifeguard §IV-A, LHA-Probe: +1 for
 // refuting a suspect message about itself, which says that some member's
-// probe of this one failed). A suspicion and a declaration (Dead) are
+// probe of this one failed). held says that the accusing packet is that
+// evidence: its sender was held alive or suspect at the address it claims
+// and the transport received it from there (inbound.liveSender), or it is
+// a part of the join seed's view (seedView). That covers Lifeguard's buddy
+// system (the prober's ping carries its suspicion), gossip relayed by any
+// live member (the accuser need not be the sender), and the seed's answer
+// to a join; in a sealed group every member's packet from its own address
+// is held too. An accusation from a sender not held (a stranger, a member
+// held down, a packet naming a member but sent from elsewhere:
+// StepFromOtherSource) is still refuted, and counted in
+// Stats.RefutationsUncharged: a forger flooding Suspect or Dead updates
+// by datagram kept the multiplier between 0 and 1 on every member it
+// reached, and slowed their detection of a real crash up to 2.5× (issue
+// 27, user43 F2). A suspicion and a declaration (Dead) are
 // counted, as memberlist's refute does, at most one in the protocol period
 // (of the length after the raise) that the last counted one began; the
 // others, and every refuted Alive, are counted in
@@ -74,11 +87,11 @@ func (m *Member) period() time.Duration {
 // accusation of the incarnation it leaves). Forged accusations at rising
 // incarnations therefore raise the multiplier once per period at most
 // (issue 27, F3; docs/algorithms.md, “Lifeguard local health”).
-func (m *Member) chargeRefutation(now time.Duration, kind UpdateKind) {
+func (m *Member) chargeRefutation(now time.Duration, kind UpdateKind, held bool) {
 	if m.cfg.Mode == ModeSWIM {
 		return
 	}
-	if kind == UpdateAlive || now < m.health.refuteUntil {
+	if kind == UpdateAlive || !held || now < m.health.refuteUntil {
 		m.stats.RefutationsUncharged++
 		return
 	}

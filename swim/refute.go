@@ -219,8 +219,8 @@ func (m *Member) selfQueued() bool { return m.queue.byID[m.self.ID] != nil }
 
 // refute raises the incarnation above accused (saturating) and gossips
 // Alive; Lifeguard counts the refutation of a suspicion or a declaration
-// against the local health, at most once per protocol period
-// (chargeRefutation). It is not
+// against the local health, at most once per protocol period and only
+// when a live member it holds sent the accusing packet (chargeRefutation). It is not
 // announced to the sender answered with the Alive (inbound.replyTo), nor
 // to a member held at an address only the packet gave (claimedBy).
 func (m *Member) refute(in *inbound, accused Incarnation, kind UpdateKind) {
@@ -230,7 +230,7 @@ func (m *Member) refute(in *inbound, accused Incarnation, kind UpdateKind) {
 	}
 	m.inc = inc
 	m.stats.Refutations++
-	m.chargeRefutation(in.now, kind)
+	m.chargeRefutation(in.now, kind, in.liveSender || m.seedView(in, true))
 	m.enqueue(m.selfAlive())
 	m.announceAlive(in.replyTo, func(id ID) bool { return m.claimedBy(in, id) })
 }

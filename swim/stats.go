@@ -38,10 +38,13 @@ type ProbeStats struct {
 	Refutations       int // times this member raised its own incarnation
 	// RefutationsUncharged counts refutations not counted against the
 	// local health multiplier (Lifeguard modes): those of an Alive
-	// claiming a later incarnation, and those of a suspicion or a
-	// declaration (Dead) in a protocol period in which one was counted
-	// already (a refuted accusation raises the multiplier once per period
-	// at most).
+	// claiming a later incarnation, those of a suspicion or a declaration
+	// (Dead) in a packet whose sender the view did not hold alive or
+	// suspect at the address the packet came from (a stranger, a member
+	// held dead, StepFromOtherSource; the join seed's view counts), and
+	// those of a suspicion or declaration in a protocol period in which
+	// one was counted already (a refuted accusation raises the multiplier
+	// once per period at most).
 	// Growing by more than one or two per period, it says that something
 	// sends this member accusations at rising incarnations, which no
 	// honest group does (one refutation answers every accusation of the

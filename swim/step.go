@@ -80,6 +80,10 @@ type inbound struct {
 	// the address it claims, and the transport received it from there
 	// (reply.go).
 	vouched bool
+	// liveSender: the sender was vouched and held alive or suspect, not
+	// down: an accusation in the packet is evidence that a member probed
+	// this one (chargeRefutation).
+	liveSender bool
 	// queued: the answer sent at once to the packet (an ack) carries the
 	// queue; its sender is vouched and its budget of such answers allowed
 	// it (queuedAnswer, reply.go).
@@ -118,6 +122,9 @@ func (m *Member) step(in *inbound, pkt *Packet) error {
 	joiner := pkt.Kind == MsgJoin && m.State(pkt.From.ID) != StateAlive
 	in.echoesJoin = pkt.Kind == MsgSync && pkt.JoinToken != 0 && pkt.JoinToken == m.join.token
 	in.vouched = m.vouched(in, from)
+	if p := m.peers[from.ID]; in.vouched && (p.state == StateAlive || p.state == StateSuspect) {
+		in.liveSender = true
+	}
 	in.queued = in.vouched && m.bareReplySize(from, pkt) > 0 && !m.challengePing(pkt) && m.queuedAnswer(in.now, m.peers[from.ID])
 	if pkt.Kind == MsgPingReq {
 		p := m.peers[target.ID]
