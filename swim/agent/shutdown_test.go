@@ -66,14 +66,23 @@ func TestShutdownFreesBlockedDelivery(t *testing.T) {
 // The local health multiplier rises by one when this member refutes a
 // suspicion of itself (Lifeguard), and stays there while no probe runs
 // (a member alone probes nobody, so nothing lowers it). The pause guard
-// is off: a loaded machine's late tick would raise it too.
+// is off: a loaded machine's late tick would raise it too. The suspicion
+// comes from a member held alive at the address it sends from (an
+// accusation from anyone else is refuted uncharged: swim,
+// chargeRefutation), which leaves in the same packet, so that the member
+// is alone again.
 func TestLocalHealthMultiplierRisesOnRefutation(t *testing.T) {
 	cfg := Config{Plain: true, Protocol: fast()}
 	cfg.Protocol.PauseGuard = new(time.Duration(0))
 	a := start(t, cfg)
 	assert.Equal(t, 0, a.LocalHealthMultiplier())
-	newPlainPeer(t).send(t, a, &swim.Packet{Kind: swim.MsgSync, From: swim.Node{ID: "x", Addr: "127.0.0.1:9"}, To: a.Self(),
-		Updates: []swim.Update{{Kind: swim.UpdateSuspect, Node: a.Self(), From: "x"}}})
+	px := newPlainPeer(t)
+	x := swim.Node{ID: "x", Addr: px.addr()}
+	px.send(t, a, &swim.Packet{Kind: swim.MsgSync, From: x, To: a.Self(),
+		Updates: []swim.Update{{Kind: swim.UpdateAlive, Node: x, From: "x"}}})
+	require.Eventually(t, func() bool { return len(a.Members()) == 2 }, 3*time.Second, 10*time.Millisecond)
+	px.send(t, a, &swim.Packet{Kind: swim.MsgSync, From: x, To: a.Self(),
+		Updates: []swim.Update{{Kind: swim.UpdateSuspect, Node: a.Self(), From: "x"}, {Kind: swim.UpdateDead, Node: x, From: "x"}}})
 	require.Eventually(t, func() bool { return a.LocalHealthMultiplier() == 1 }, 3*time.Second, 10*time.Millisecond)
 	time.Sleep(300 * time.Millisecond) // three protocol periods
 	assert.Equal(t, 1, a.LocalHealthMultiplier())
