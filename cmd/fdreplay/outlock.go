@@ -42,12 +42,15 @@ func lockOut(dir string) (*outLock, error) {
 	// the lock is being taken removes the file once it is ours.
 	l.remove = outfile.OnInterrupt(l.unlock)
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	err := l.take(dir)
+	l.mu.Unlock()
 	if err != nil {
-		l.remove()
+		// Unlocked before the signal cleanup is unregistered, which
+		// waits for a signal handler that may be waiting for l.mu.
+		l.release()
+		return nil, err
 	}
-	return l, err
+	return l, nil
 }
 
 // take opens and locks the file, checks it is the one at the path (a run
