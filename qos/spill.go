@@ -9,6 +9,7 @@ import (
 	"os"
 
 	"github.com/fdkit/fdkit/internal/selection"
+	"github.com/fdkit/fdkit/internal/tmpfile"
 )
 
 // Spill says where and when replays and sweeps of a Source that is not
@@ -21,9 +22,9 @@ import (
 // one, the freshness points of up to 64 thresholds at each heartbeat
 // (about 90 bytes a heartbeat at 40 thresholds, at most 1 + 8 per
 // threshold), and when it cannot, runs the detectors again instead.
-// Every file is unlinked
-// as soon as it is created, where the system allows it, and closed when
-// its replay ends. The zero value is the default; results do not depend
+// Every file has no name in the file system (created with O_TMPFILE on
+// Linux; elsewhere unlinked as soon as it is created, where the system
+// allows it) and is closed when its replay ends. The zero value is the default; results do not depend
 // on these settings.
 type Spill struct {
 	// Dir is the directory of the files ("": os.TempDir()).
@@ -91,16 +92,14 @@ func newSpillFile(dir string) (spillFile, error) {
 	return spillFile{f: f, name: name, w: bufio.NewWriterSize(f, 32<<10)}, nil
 }
 
-// createSpill creates a temporary file and unlinks it at once; name is
-// the file's name when the system kept it linked (the caller removes it
-// after closing it), else empty.
+// createSpill creates a temporary file without a name (internal/tmpfile:
+// O_TMPFILE on Linux, else created and unlinked at once); name is the
+// file's name when the system kept it linked (the caller removes it after
+// closing it), else empty.
 func createSpill(dir string) (f *os.File, name string, err error) {
-	f, err = os.CreateTemp(dir, "fdkit-qos-*")
+	f, name, err = tmpfile.Create(dir, "fdkit-qos-*")
 	if err != nil {
 		return nil, "", fmt.Errorf("qos: spilling replay data: %w", err)
-	}
-	if os.Remove(f.Name()) != nil {
-		name = f.Name()
 	}
 	return f, name, nil
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/fdkit/fdkit/detector"
+	"github.com/fdkit/fdkit/internal/tmpfile"
 )
 
 // SpoolReorder is how many heartbeats a Spool holds back to put them in
@@ -33,9 +34,10 @@ var ErrSpoolOrder = errors.New("trace: heartbeat too far out of arrival order to
 // arrival, the sequence number from the previous one, the send time from
 // the arrival), about 6 bytes on a regular stream.
 //
-// The file is unlinked as soon as it is created (where the system allows
-// it), so it disappears when the process ends, however it ends; Close
-// releases it earlier. A Spool is written by one goroutine (Add, then
+// The file has no name in the file system (internal/tmpfile: created with
+// O_TMPFILE on Linux, so it disappears when the process ends, however it
+// ends; elsewhere unlinked as soon as it is created, where the system
+// allows it); Close releases it earlier. A Spool is written by one goroutine (Add, then
 // Finish) and then read by any number (Pass).
 type Spool struct {
 	f    *os.File
@@ -59,15 +61,11 @@ type Spool struct {
 // NewSpool creates an empty spool in dir ("" for the system's temporary
 // directory).
 func NewSpool(dir string) (*Spool, error) {
-	f, err := os.CreateTemp(dir, "fdkit-spool-*")
+	f, name, err := tmpfile.Create(dir, "fdkit-spool-*")
 	if err != nil {
 		return nil, fmt.Errorf("trace: spool: %w", err)
 	}
-	s := &Spool{f: f, w: bufio.NewWriterSize(f, 16<<10)}
-	if os.Remove(f.Name()) != nil {
-		s.name = f.Name()
-	}
-	return s, nil
+	return &Spool{f: f, name: name, w: bufio.NewWriterSize(f, 16<<10)}, nil
 }
 
 // Add appends hb. Heartbeats may come slightly out of arrival order (see

@@ -24,8 +24,8 @@
 // default. The output is
 // compressed according to --compress, by default from the output name's
 // extension (.gz gzip, .xz xz, else none). It is written under a temporary
-// name and renamed when complete; SIGINT or SIGTERM removes the partial file
-// and exits 130 or 143. A heartbeat whose instants overflow time.Duration
+// name and renamed when complete; SIGINT, SIGTERM or SIGHUP removes the
+// partial file and exits 130, 143 or 129. A heartbeat whose instants overflow time.Duration
 // (--receiver-start or delays near the limit) fails the run when it is
 // reached: with -o nothing is left, on standard output what was written
 // before it is. The header records the interval,
@@ -52,7 +52,8 @@ import (
 )
 
 func main() {
-	// SIGINT or SIGTERM: stop, remove the partial output, exit 130 or 143.
+	// SIGINT, SIGTERM or SIGHUP: stop, remove the partial output, exit 130,
+	// 143 or 129.
 	stop := outfile.HandleSignals("fdgen", os.Stderr)
 	defer stop()
 	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {

@@ -25,15 +25,15 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// SIGINT or SIGTERM after the trace is written but before it is renamed
-// into place: exit 130 or 143, a line on stderr, and neither the output nor
+// SIGINT, SIGTERM or SIGHUP (a closed terminal) after the trace is written
+// but before it is renamed into place: exit 130, 143 or 129, a line on stderr, and neither the output nor
 // a temporary file left. An earlier file of the same name stays whole.
 func TestSignalLeavesNoPartialTrace(t *testing.T) {
 	for _, c := range []struct {
 		sig  syscall.Signal
 		code int
 		name string
-	}{{syscall.SIGINT, 130, "SIGINT"}, {syscall.SIGTERM, 143, "SIGTERM"}} {
+	}{{syscall.SIGINT, 130, "SIGINT"}, {syscall.SIGTERM, 143, "SIGTERM"}, {syscall.SIGHUP, 129, "SIGHUP"}} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
 			out := filepath.Join(dir, "t.fdk.gz")

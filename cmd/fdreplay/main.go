@@ -25,8 +25,8 @@ import (
 )
 
 func main() {
-	// SIGINT or SIGTERM: stop, remove the partial --out files, exit 130 or
-	// 143.
+	// SIGINT, SIGTERM or SIGHUP: stop, remove the partial --out files, exit
+	// 130, 143 or 129.
 	stop := outfile.HandleSignals("fdreplay", os.Stderr)
 	p := process{stdin: os.Stdin, memHeartbeats: defaultMemHeartbeats}
 	if os.Getenv("GOMEMLIMIT") == "" { // the user's own limit wins

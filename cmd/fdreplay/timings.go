@@ -53,8 +53,8 @@ func (c phaseClock) mark(name string) {
 // without an error). The profile is written to a staged file beside it
 // (internal/outfile) and renamed onto the name when the run ends, so that
 // a name that cannot be written stops the run at once, a write error
-// (a full disk) is reported, and a run stopped by SIGINT or SIGTERM leaves
-// no file.
+// (a full disk) is reported, and a run stopped by SIGINT, SIGTERM or
+// SIGHUP leaves no file.
 const cpuProfileEnv = "FDREPLAY_CPUPROFILE"
 
 // startCPUProfile starts the CPU profile into a staged file for path;

@@ -4,8 +4,8 @@
 // A Staging collects the files of one run in a hidden directory inside the
 // destination directory (same file system, so a rename moves a file in
 // atomically). Commit renames every staged file into place; Abort, or a
-// SIGINT or SIGTERM seen by HandleSignals, removes the staging directory
-// with whatever it holds. A reader of the destination therefore sees either
+// SIGINT, SIGTERM or (on Unix) SIGHUP seen by HandleSignals, removes the
+// staging directory with whatever it holds. A reader of the destination therefore sees either
 // the complete earlier file or the complete new one, never a file cut
 // mid-row; a run killed with SIGKILL leaves only the hidden staging
 // directory, which the next Staging in that directory removes.
@@ -264,7 +264,8 @@ func abortAll() int {
 }
 
 // ExitCode is the status of a command stopped by sig: 128 + the signal
-// number (130 for SIGINT, 143 for SIGTERM), as shells report it.
+// number (130 for SIGINT, 143 for SIGTERM, 129 for SIGHUP), as shells
+// report it.
 func ExitCode(sig os.Signal) int {
 	if s, ok := sig.(syscall.Signal); ok {
 		return 128 + int(s)
@@ -272,22 +273,20 @@ func ExitCode(sig os.Signal) int {
 	return 1
 }
 
-// HandleSignals makes SIGINT and SIGTERM stop the command: every live
+// HandleSignals makes SIGINT, SIGTERM and, on Unix, SIGHUP (a closed
+// terminal or a dropped ssh session) stop the command: every live
 // Staging is removed, one line on stderr says what happened, and the
 // process exits with ExitCode. Call it at the start of main; the returned
 // function stops the handling.
 func HandleSignals(cmd string, stderr io.Writer) (stop func()) {
 	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	signal.Notify(sigs, stopSignals...)
 	quit := make(chan struct{})
 	go func() {
 		select {
 		case sig := <-sigs:
 			n := abortAll()
-			name := "SIGINT"
-			if sig == syscall.SIGTERM {
-				name = "SIGTERM"
-			}
+			name := signalNames[sig]
 			if n > 0 {
 				fmt.Fprintf(stderr, "%s: interrupted by %s: stopped and removed %d partial output file(s)\n", cmd, name, n)
 			} else {
