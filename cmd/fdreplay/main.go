@@ -18,6 +18,8 @@ package main
 
 import (
 	"fmt"
+	"io"
+	"log"
 	"os"
 	"runtime/debug"
 
@@ -28,6 +30,7 @@ func main() {
 	// SIGINT, SIGTERM or SIGHUP: stop, remove the partial --out files, exit
 	// 130, 143 or 129.
 	stop := outfile.HandleSignals("fdreplay", os.Stderr)
+	routeLibraryLog(os.Stderr)
 	p := process{stdin: os.Stdin, memHeartbeats: defaultMemHeartbeats}
 	if os.Getenv("GOMEMLIMIT") == "" { // the user's own limit wins
 		p.limitMemory = debug.SetMemoryLimit
@@ -51,4 +54,14 @@ func main() {
 	}
 	stop()
 	os.Exit(code)
+}
+
+// routeLibraryLog makes lines that libraries print through the standard
+// log package (gonum's PDF backend does, before returning its error) read
+// as fdreplay's own lines on w: "fdreplay: " and the message, without
+// log's date and time.
+func routeLibraryLog(w io.Writer) {
+	log.SetOutput(w)
+	log.SetFlags(0)
+	log.SetPrefix("fdreplay: ")
 }

@@ -76,6 +76,9 @@ func (res *resources) open(o options, files []string, stderr io.Writer) error {
 	if o.out != "" {
 		// Fail before the replay, not after it, when results cannot be
 		// written, would mix with an earlier run's or replace an input.
+		if err := checkTempDir("--out"); err != nil {
+			return err
+		}
 		if res.out, err = prepareOut(o.out, o.force, inputs); err != nil {
 			return err
 		}
