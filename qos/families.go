@@ -143,7 +143,7 @@ func ChenFamily(cfg chen.Config, alphas []time.Duration) Family {
 // log10 2 (z ≥ 0).
 func PhiNormalFamily(cfg phi.NormalConfig, thresholds []float64) Family {
 	f := Family{
-		Name: "phi-normal", Param: "threshold", Values: thresholds,
+		Name: "phi-normal", Param: "threshold", Values: thresholds, Min: math.Log10(2),
 		New: func(v float64) (detector.Detector, error) {
 			if v < math.Log10(2) {
 				return nil, fmt.Errorf("threshold %g is below log10 2 (the crossing would precede the mean)", v)

@@ -285,13 +285,21 @@ const (
 
 // widenHint returns the --range a user could try for family f whose
 // setting lies at edge e of the values lo..hi ("" when it cannot be
-// widened that way, f.Max being reached).
+// widened that way, f.Max or f.Min being reached). A lower bound is
+// rounded up to 4 significant digits, so that the range it prints is one
+// the family accepts.
 func widenHint(f *Family, e Edge, lo, hi float64) string {
 	name := f.Name
 	num := func(x float64) string { return strconv.FormatFloat(x, 'g', 4, 64) }
 	switch e {
 	case LowerEdge:
-		return fmt.Sprintf("--range %s=%s:%s", name, num(lo/4), num(hi))
+		nlo := lo / 4
+		if f.Min > 0 {
+			if nlo = roundUp4(max(nlo, f.Min)); nlo >= lo {
+				return ""
+			}
+		}
+		return fmt.Sprintf("--range %s=%s:%s", name, num(nlo), num(hi))
 	case UpperEdge:
 		if f.Max > 0 && hi >= f.Max {
 			return ""
@@ -303,6 +311,20 @@ func widenHint(f *Family, e Edge, lo, hi float64) string {
 		return fmt.Sprintf("--range %s=%s:%s", name, num(lo), num(nhi))
 	}
 	return ""
+}
+
+// roundUp4 rounds x > 0 up to 4 significant digits (0.30103 to 0.3011).
+func roundUp4(x float64) float64 {
+	p := math.Pow(10, math.Floor(math.Log10(x))-3)
+	round := func(y float64) float64 {
+		v, _ := strconv.ParseFloat(strconv.FormatFloat(y, 'g', 4, 64), 64)
+		return v
+	}
+	v := round(x) // the nearest, then one step up if it is below
+	if v < x {
+		v = round(v + p)
+	}
+	return v
 }
 
 // solveOp sets op to the family's operating point at t on the cells r,
@@ -332,6 +354,7 @@ func (sv *solver) solveOp(op *OperatingPoint, r cellRange, t Targets) error {
 	if !hasBelow {
 		op.Edge = LowerEdge
 		op.Widen = widenHint(&sv.fam, LowerEdge, g[0].Value, g[len(g)-1].Value)
+		op.AtMin = op.Widen == "" && sv.fam.Min > 0
 	}
 	if !op.Found {
 		return nil
@@ -389,7 +412,11 @@ func (sv *solver) extend(r cellRange, loose, tight func(figures) bool) ([]Point,
 	g := sv.grid
 	var vals []float64
 	if v := g[0].Value; v > 0 && firstTrue(g[:1], r, loose) == 0 {
-		vals = append(vals, v/16, v/8, v/4, v/2)
+		for _, k := range []float64{16, 8, 4, 2} {
+			if v/k >= sv.fam.Min {
+				vals = append(vals, v/k)
+			}
+		}
 	}
 	if v := g[len(g)-1].Value; v > 0 && firstTrue(g[len(g)-1:], r, tight) == 1 {
 		for _, k := range []float64{2, 4, 8, 16} {

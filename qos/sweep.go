@@ -31,6 +31,10 @@ type Family struct {
 	// (SatzgerFamily: 1, its threshold being a quantile level): Decide
 	// neither extends a range beyond it nor suggests a --range past it.
 	Max float64
+	// Min, when positive, is the smallest value the parameter can take
+	// (PhiNormalFamily: log10 2, where z(Θ) = 0): Decide neither extends a
+	// range below it nor suggests a --range under it.
+	Min float64
 	// New returns a fresh detector for parameter value v. The families
 	// made by PhiAkkaFamily, PhiNormalFamily (with skip-suspected) and
 	// SFDFamily carry a method of their own that

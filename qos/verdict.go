@@ -72,6 +72,10 @@ type OperatingPoint struct {
 	// range, and Widen names the --range that would widen it.
 	Edge  Edge   `json:"edge,omitempty"`
 	Widen string `json:"widen,omitempty"`
+	// AtMin: at the lower edge, the smallest swept value is (within 4
+	// significant digits) the smallest the family allows (Family.Min), so
+	// no range makes it faster; Widen is then empty.
+	AtMin bool `json:"at_min,omitempty"`
 	// TDCI is the 95 % interval of the mean TD at the operating point
 	// with the setting solved again in every bootstrap resample, so that
 	// it includes the uncertainty of the MR (and QAP) estimate that the

@@ -104,6 +104,8 @@ func (v Verdict) edgeLines(b *strings.Builder) {
 		switch {
 		case op.Err != "":
 			fmt.Fprintf(b, "\n  %s: %s", op.Family, op.Err)
+		case op.Edge == LowerEdge && op.AtMin:
+			fmt.Fprintf(b, "\n  %s: the setting %s is the smallest swept and the smallest %s allows; no range makes it faster", op.Family, op.Setting(op.Point.Value), op.Family)
 		case op.Edge == LowerEdge:
 			fmt.Fprintf(b, "\n  %s: the setting %s is the smallest swept; a smaller one may meet the targets faster", op.Family, op.Setting(op.Point.Value))
 		case op.Edge == UpperEdge:
