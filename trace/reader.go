@@ -55,6 +55,7 @@ type Reader struct {
 	// csvLimit bounds the bytes one CSV record may span (encoding/csv
 	// itself has no limit: an unterminated quote would swallow the file).
 	csvLimit *limitReader
+	csvBuf   *bufio.Reader // between csvLimit and csv
 	// FormatFDKit
 	unit int64
 }

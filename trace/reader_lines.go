@@ -3,6 +3,7 @@
 package trace
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/csv"
 	"errors"
@@ -147,8 +148,12 @@ func (r *Reader) initCSV() error {
 			sep = ','
 		}
 	}
-	r.csvLimit = &limitReader{r: r.br, max: csvRecordMax}
-	r.csv = csv.NewReader(r.csvLimit)
+	r.csvLimit = &limitReader{r: r.br, max: csvRecordMax, maxLines: csvLinesMax, startLine: 1, firstBlank: 1}
+	// encoding/csv reads through this buffer (csv.NewReader keeps a
+	// *bufio.Reader of its default size as it is), so that what it has
+	// read ahead but not consumed is known when a record starts.
+	r.csvBuf = bufio.NewReaderSize(r.csvLimit, 4096)
+	r.csv = csv.NewReader(r.csvBuf)
 	r.csv.Comma = sep
 	r.csv.FieldsPerRecord = -1
 	r.csv.ReuseRecord = true
@@ -181,48 +186,17 @@ func (r *Reader) initCSV() error {
 	return nil
 }
 
-// csvRecordMax is how many bytes the CSV reader may pull from the input for
-// one record: bufSize plus the read-ahead of encoding/csv's own buffer.
-const csvRecordMax = bufSize + 4096
-
-// errCSVRecordTooLong is returned by limitReader when one CSV record spans
-// more than csvRecordMax bytes.
-var errCSVRecordTooLong = errors.New("CSV record too long")
-
-// limitReader fails with errCSVRecordTooLong once more than max bytes were
-// read since the last reset (n = 0), so memory stays bounded on a huge line
-// or an unterminated quoted field.
-type limitReader struct {
-	r      io.Reader
-	n, max int
-	total  int64 // bytes read in all
-	last   byte  // the last byte read
-	eof    bool  // r returned io.EOF
-}
-
-func (l *limitReader) Read(p []byte) (int, error) {
-	if l.n >= l.max {
-		return 0, errCSVRecordTooLong
-	}
-	if len(p) > l.max-l.n {
-		p = p[:l.max-l.n]
-	}
-	k, err := l.r.Read(p)
-	l.n += k
-	l.total += int64(k)
-	if k > 0 {
-		l.last = p[k-1]
-	}
-	if err == io.EOF {
-		l.eof = true
-	}
-	return k, err
-}
-
 func (r *Reader) csvError(err error) error {
-	if errors.Is(err, errCSVRecordTooLong) {
-		return &ParseError{File: r.name, Line: r.line + 1, Err: errCSVRecordTooLong,
+	switch {
+	case errors.Is(err, errCSVRecordTooLong):
+		return &ParseError{File: r.name, Line: r.csvLimit.startLine, Err: errCSVRecordTooLong,
 			Want: fmt.Sprintf("a CSV record shorter than %d bytes (an unterminated quoted field?)", bufSize)}
+	case errors.Is(err, errCSVTooManyLines) && !r.csvLimit.started:
+		return &ParseError{File: r.name, Line: r.csvLimit.firstBlank, Err: errCSVTooManyLines,
+			Want: fmt.Sprintf("at most %d blank lines in a row", csvLinesMax)}
+	case errors.Is(err, errCSVTooManyLines):
+		return &ParseError{File: r.name, Line: r.csvLimit.startLine, Err: errCSVTooManyLines,
+			Want: fmt.Sprintf("a CSV record of at most %d lines (an unterminated quoted field?)", csvLinesMax)}
 	}
 	var ce *csv.ParseError
 	if errors.As(err, &ce) {
@@ -236,7 +210,7 @@ func (r *Reader) csvError(err error) error {
 }
 
 func (r *Reader) nextCSV() (Record, error) {
-	r.csvLimit.n = 0
+	r.csvLimit.reset(r.csvBuf)
 	row, err := r.csv.Read()
 	if err == io.EOF {
 		return Record{}, io.EOF
