@@ -2,14 +2,42 @@ package trace
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"time"
 )
 
 // seqResidual is how far seq_p is from what q predicts (seq_q plus the
-// difference of record indices), as a signed count.
+// difference of record indices), as a signed count, saturated at
+// ±MaxInt64: sequence numbers are unsigned, and a difference taken modulo
+// 2^64 made 2^64−1 look 49 below a neighbour at 48 (and one near 10 look
+// in order).
 func seqResidual(p, q *pending) int64 {
-	return int64(p.c.Record.Seq-q.c.Record.Seq) - (p.idx - q.idx)
+	a, b := p.c.Record.Seq, q.c.Record.Seq
+	var d int64
+	if a >= b {
+		d = int64(min(a-b, math.MaxInt64))
+	} else {
+		d = -int64(min(b-a, math.MaxInt64))
+	}
+	i := p.idx - q.idx // a few records apart
+	switch {
+	case i > 0 && d < -math.MaxInt64+i:
+		return -math.MaxInt64
+	case i < 0 && d > math.MaxInt64+i:
+		return math.MaxInt64
+	}
+	return d - i
+}
+
+// seqDistance says how far seq_p is from what q predicts, exactly (the
+// residual saturates): "+D" above, "-D" below.
+func seqDistance(p, q *pending) string {
+	pred := q.c.Record.Seq + uint64(p.idx-q.idx) // modulo 2^64, as the prediction is in range
+	if s := p.c.Record.Seq; s < pred {
+		return fmt.Sprintf("-%d", pred-s)
+	}
+	return fmt.Sprintf("+%d", p.c.Record.Seq-pred)
 }
 
 // sameRun reports whether p continues q's run of sequence numbers: its
@@ -70,7 +98,11 @@ func (c *Checker) checkSeq(s *senderCheck, p *pending, la []pending) *Finding {
 		if s.hasFront && farBelow(q, s.front.Seq, c.opt.ReorderWindow) {
 			beyond = fmt.Sprintf(", and %d below the highest so far, %d (more than the reorder window, %d)", s.front.Seq-q, s.front.Seq, c.opt.ReorderWindow)
 		}
-		return c.finding(s, *p, FindingSeq, fmt.Sprintf("sequence number %d is %+d away from what its neighbours predict (more than %d)%s: left out", q, med, R, beyond))
+		away := fmt.Sprintf("%+d", med)
+		if n := seqNeighbour(p, s.before, la, med); n != nil {
+			away = seqDistance(p, n)
+		}
+		return c.finding(s, *p, FindingSeq, fmt.Sprintf("sequence number %d is %s away from what its neighbours predict (more than %d)%s: left out", q, away, R, beyond))
 	}
 	if nb > 0 {
 		slices.Sort(before)
@@ -191,4 +223,17 @@ func (c *Checker) late(s *senderCheck, p *pending, la []pending) bool {
 		}
 	}
 	return 2*cont <= followers
+}
+
+// seqNeighbour returns a neighbour of p (before it or after it) whose
+// residual is r, or nil.
+func seqNeighbour(p *pending, before, after []pending, r int64) *pending {
+	for _, ns := range [][]pending{before, after} {
+		for i := range ns {
+			if ns[i].c.Record.HasSeq && seqResidual(p, &ns[i]) == r {
+				return &ns[i]
+			}
+		}
+	}
+	return nil
 }

@@ -415,3 +415,23 @@ func TestCheckerSenderIndex(t *testing.T) {
 		assert.Equal(t, want[c.Record.Sender], c.SenderIndex, "line %d sender %s", c.Line, c.Record.Sender)
 	}
 }
+
+// A sequence number near 2^64 is far from its neighbours, not a few below
+// them (user44's F13, session 22: 2^64−1 among 0..299 was "-49 away", the
+// difference taken modulo 2^64), and is left out near the start as well,
+// where that modular difference fell within R and let it pass.
+func TestSanitySequenceNumberNear2To64(t *testing.T) {
+	for _, c := range []struct {
+		at   int
+		away string
+	}{{150, "+18446744073709551465"}, {10, "+18446744073709551605"}} {
+		lines := lip6Lines(300)
+		lines[c.at] = strings.Replace(lines[c.at], fmt.Sprintf("4 %d ", c.at), "4 18446744073709551615 ", 1)
+		fs := findings(checkText(t, strings.Join(lines, "\n")+"\n", Columns{}))
+		require.Len(t, fs, 1, "at %d", c.at)
+		assert.Equal(t, FindingSeq, fs[0].Kind)
+		assert.Equal(t, c.at+1, fs[0].Line)
+		assert.True(t, fs[0].Excluded)
+		assert.Contains(t, fs[0].Detail, "sequence number 18446744073709551615 is "+c.away+" away from what its neighbours predict (more than 32)")
+	}
+}
