@@ -1,9 +1,7 @@
 package qos
 
 import (
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/fdkit/fdkit/chen"
 	"github.com/fdkit/fdkit/jacobson"
@@ -120,13 +118,4 @@ func BenchmarkSweepLinearApart(b *testing.B) {
 		b.Run(f.Name, func(b *testing.B) { run(b, []Family{f}) })
 	}
 	b.Run("together", func(b *testing.B) { run(b, all) })
-}
-
-// cpuTime returns the CPU time (user + system) the process has used.
-func cpuTime(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

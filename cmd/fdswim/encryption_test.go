@@ -122,7 +122,7 @@ func TestSIGHUPWithoutKeyFile(t *testing.T) {
 		done <- runAgent(ctx, []string{"--key", testKeyHex, "--bind", "127.0.0.1:0", "--leave-timeout", "50ms"}, &out, &errb)
 	}()
 	require.Eventually(t, func() bool { return strings.Contains(out.String(), "agent id=") }, 5*time.Second, 10*time.Millisecond)
-	require.NoError(t, syscall.Kill(os.Getpid(), syscall.SIGHUP))
+	hupSelf(t)
 	require.Eventually(t, func() bool { return strings.Contains(errb.String(), "SIGHUP ignored") }, 5*time.Second, 10*time.Millisecond)
 	cancel()
 	require.NoError(t, <-done)

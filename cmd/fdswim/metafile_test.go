@@ -352,7 +352,7 @@ func FuzzMetaFile(f *testing.F) {
 func TestReadMetaFileNotRegular(t *testing.T) {
 	dir := t.TempDir()
 	fifo := filepath.Join(dir, "fifo")
-	require.NoError(t, syscall.Mkfifo(fifo, 0o600))
+	mkfifo(t, fifo)
 	done := make(chan error, 1)
 	go func() { _, err := readMetaFile(fifo); done <- err }()
 	select {

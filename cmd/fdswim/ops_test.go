@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -64,12 +63,12 @@ func TestAgentOutputTimestampedAndReloadLogged(t *testing.T) {
 	}()
 	require.Eventually(t, func() bool { return strings.Contains(out.String(), " msg=agent ") }, 5*time.Second, 10*time.Millisecond)
 	require.NoError(t, os.WriteFile(keys, []byte("not hex\n"), 0o600))
-	require.NoError(t, syscall.Kill(os.Getpid(), syscall.SIGHUP))
+	hupSelf(t)
 	require.Eventually(t, func() bool { return strings.Contains(errb.String(), `msg="key reload failed; keys unchanged"`) }, 5*time.Second, 10*time.Millisecond)
 	assert.Contains(t, errb.String(), "level=ERROR")
 	assert.Contains(t, errb.String(), "key_file="+keys)
 	require.NoError(t, os.WriteFile(keys, []byte(testKeyHex+"\n"+testKeyHex[:32]+"\n"), 0o600))
-	require.NoError(t, syscall.Kill(os.Getpid(), syscall.SIGHUP))
+	hupSelf(t)
 	require.Eventually(t, func() bool { return strings.Contains(out.String(), `msg="keys reloaded" key_file=`+keys+` count=2`) }, 5*time.Second, 10*time.Millisecond, out.String())
 	cancel()
 	require.NoError(t, <-done)

@@ -193,7 +193,7 @@ func TestHUPReloadStageSkipWarns(t *testing.T) {
 func TestHUPReloadKeyFileFIFO(t *testing.T) {
 	dir := t.TempDir()
 	keys, stage := filepath.Join(dir, "keys"), filepath.Join(dir, "stage")
-	require.NoError(t, syscall.Mkfifo(keys, 0o600))
+	mkfifo(t, keys)
 	require.NoError(t, os.WriteFile(stage, []byte("accept-plain\n"), 0o600))
 	key, err := wire.ParseKey(testKeyHex)
 	require.NoError(t, err)

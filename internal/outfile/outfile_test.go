@@ -141,36 +141,3 @@ func TestExitCode(t *testing.T) {
 	assert.Equal(t, 130, ExitCode(syscall.SIGINT))
 	assert.Equal(t, 143, ExitCode(syscall.SIGTERM))
 }
-
-// A destination that exists and is not a regular file is refused, when the
-// file is created and again at Commit, and stays what it was, so that
-// "fdgen -o /dev/full" run as root never replaces the device with a
-// regular file holding the trace; a FIFO here stands for the device.
-func TestRefusesNonRegularDestination(t *testing.T) {
-	dir := t.TempDir()
-	fifo := filepath.Join(dir, "pipe")
-	require.NoError(t, syscall.Mkfifo(fifo, 0o644))
-	require.NoError(t, os.Mkdir(filepath.Join(dir, "sub"), 0o755))
-
-	s, err := New(dir, "test")
-	require.NoError(t, err)
-	defer s.Abort()
-	_, err = s.Create("pipe")
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), fifo+" is a FIFO")
-	_, err = s.Create("sub")
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "is a directory")
-
-	// Made a FIFO between Create and Commit: Commit refuses it too.
-	require.NoError(t, s.Write("late", func(w io.Writer) error { _, err := io.WriteString(w, "x"); return err }))
-	require.NoError(t, syscall.Mkfifo(filepath.Join(dir, "late"), 0o644))
-	_, err = s.Commit(nil)
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "is a FIFO")
-	for _, n := range []string{"pipe", "late"} {
-		fi, err := os.Lstat(filepath.Join(dir, n))
-		require.NoError(t, err)
-		assert.NotZero(t, fi.Mode()&os.ModeNamedPipe, "%s is still a FIFO", n)
-	}
-}
