@@ -21,7 +21,9 @@ import (
 	"io"
 	"log"
 	"os"
+	"os/signal"
 	"runtime/debug"
+	"syscall"
 
 	"github.com/fdkit/fdkit/internal/outfile"
 )
@@ -31,6 +33,10 @@ func main() {
 	// 130, 143 or 129.
 	stop := outfile.HandleSignals("fdreplay", os.Stderr)
 	routeLibraryLog(os.Stderr)
+	// A closed pipe on stdout (fdreplay --out d | head) is a failed write
+	// like any other (reported, the --out files still written, exit 1),
+	// not a SIGPIPE that kills the run and leaves its staging directory.
+	signal.Ignore(syscall.SIGPIPE)
 	p := process{stdin: os.Stdin, memHeartbeats: defaultMemHeartbeats}
 	if os.Getenv("GOMEMLIMIT") == "" { // the user's own limit wins
 		p.limitMemory = debug.SetMemoryLimit
