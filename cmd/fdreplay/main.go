@@ -53,7 +53,6 @@ func main() {
 			os.Exit(2)
 		}
 	}
-	ignoreSIGPIPE() // stdout closed early (fdreplay | head): report it at the end
 	code := run(p, os.Args[1:], os.Stdout, os.Stderr)
 	if err := stopProfile(); err != nil {
 		fmt.Fprintf(os.Stderr, "fdreplay: %v\n", err)

@@ -366,28 +366,3 @@ func TestOutLockFile(t *testing.T) {
 	require.Equal(t, 0, code, errOut)
 	assert.NotContains(t, entries(t, dir), lockName)
 }
-
-// A closed pipe on stdout (fdreplay --out d | head -1) does not kill the
-// run with SIGPIPE, leaving the staging directory and the lock file in d:
-// the --out files are written, and the run ends with status 1, saying why.
-func TestClosedStdoutPipeKeepsOut(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "results")
-	cmd := exec.Command(os.Args[0], "-d", "fixed", "--points", "2", "--no-progress", "--out", dir)
-	cmd.Env = append(os.Environ(), "FDREPLAY_TEST_MAIN=1")
-	r, w, err := os.Pipe()
-	require.NoError(t, err)
-	require.NoError(t, r.Close())
-	defer w.Close()
-	cmd.Stdout = w
-	var errb strings.Builder
-	cmd.Stderr = &errb
-	err = cmd.Run()
-	var ee *exec.ExitError
-	require.True(t, errors.As(err, &ee), "%v", err)
-	assert.Equal(t, 1, ee.ExitCode(), "%v: %s", err, errb.String())
-	assert.Contains(t, errb.String(), "writing to stdout")
-	names := entries(t, dir)
-	assert.Contains(t, names, "table.csv")
-	assert.NotContains(t, names, lockName)
-	assert.False(t, slices.ContainsFunc(names, func(n string) bool { return strings.HasPrefix(n, ".partial-") }), "%v", names)
-}

@@ -10,7 +10,3 @@ func writable(path string) bool { return true }
 
 // processCPU reports no CPU time outside Unix; the timings print "?".
 func processCPU() (user, sys time.Duration, ok bool) { return 0, 0, false }
-
-// ignoreSIGPIPE does nothing: outside Unix a write to a closed pipe fails
-// with an error and no signal.
-func ignoreSIGPIPE() {}

@@ -3,16 +3,9 @@
 package main
 
 import (
-	"os/signal"
 	"syscall"
 	"time"
 )
-
-// ignoreSIGPIPE makes a write to a closed pipe on stdout fail with EPIPE,
-// which errWriter keeps and the run reports at its end, instead of the
-// SIGPIPE that Go's runtime otherwise lets kill the process (exit 141),
-// leaving --out's staging directory and lock file behind.
-func ignoreSIGPIPE() { signal.Ignore(syscall.SIGPIPE) }
 
 // writable reports whether this process may write the file at path
 // (access(2) with W_OK, which also sees ACLs and read-only mounts).
