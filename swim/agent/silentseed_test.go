@@ -2,8 +2,6 @@ package agent
 
 import (
 	"context"
-	"net"
-	"sync"
 	"testing"
 	"time"
 
@@ -13,61 +11,14 @@ import (
 
 // silentSeed is a TCP listener on 127.0.0.1 that accepts every stream
 // and never writes on it, reading until the dialler closes it: a seed
-// that takes joins' streams and never answers. It records the streams
-// open at once (now and at most), how many it accepted, and how long
-// each closed one lived.
-type silentSeed struct {
-	ln                   net.Listener
-	mu                   sync.Mutex
-	open, most, accepted int
-	longest              time.Duration
-	firstAt              time.Time
-	closedByDialler      int
-}
+// that takes joins' streams and never answers (a slowSeed that writes
+// nothing). It records the streams open at once (now and at most), how
+// many it accepted, and how long each closed one lived.
+type silentSeed struct{ *slowSeed }
 
 func newSilentSeed(t *testing.T) *silentSeed {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	s := &silentSeed{ln: ln}
-	var wg sync.WaitGroup
-	var conns sync.Map
-	wg.Go(func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			at := time.Now()
-			s.mu.Lock()
-			s.open++
-			s.accepted++
-			s.most = max(s.most, s.open)
-			if s.firstAt.IsZero() {
-				s.firstAt = at
-			}
-			s.mu.Unlock()
-			conns.Store(c, true)
-			wg.Go(func() {
-				_, err := c.Read(make([]byte, 64<<10))
-				for err == nil {
-					_, err = c.Read(make([]byte, 64<<10))
-				}
-				s.mu.Lock()
-				s.open--
-				s.closedByDialler++
-				s.longest = max(s.longest, time.Since(at))
-				s.mu.Unlock()
-				_ = c.Close()
-			})
-		}
-	})
-	t.Cleanup(func() {
-		_ = ln.Close()
-		conns.Range(func(c, _ any) bool { _ = c.(net.Conn).Close(); return true })
-		wg.Wait()
-	})
-	return s
+	return &silentSeed{newSlowSeed(t, 0, false)}
 }
 
 func (s *silentSeed) snapshot() (open, most, accepted, closed int, longest time.Duration, firstAt time.Time) {

@@ -24,13 +24,16 @@ import (
 // foreign), or the seed itself (readAnswer takes it). It records the
 // streams open at once, how many it accepted, and how long the longest
 // closed one lived, as seen by a reader that ends when the dialler
-// closes the stream.
+// closes the stream. With every 0 it never writes (a silent seed,
+// newSilentSeed).
 type slowSeed struct {
 	ln                   net.Listener
 	addr                 netip.AddrPort
 	mu                   sync.Mutex
 	open, most, accepted int
 	longest              time.Duration
+	firstAt              time.Time // the first stream's acceptance
+	closedByDialler      int       // streams whose reader ended
 }
 
 func newSlowSeed(t *testing.T, every time.Duration, foreign bool) *slowSeed {
@@ -62,6 +65,9 @@ func newSlowSeed(t *testing.T, every time.Duration, foreign bool) *slowSeed {
 			s.open++
 			s.accepted++
 			s.most = max(s.most, s.open)
+			if s.firstAt.IsZero() {
+				s.firstAt = at
+			}
 			s.mu.Unlock()
 			conns.Store(c, true)
 			closed := make(chan struct{})
@@ -75,9 +81,14 @@ func newSlowSeed(t *testing.T, every time.Duration, foreign bool) *slowSeed {
 				}
 				s.mu.Lock()
 				s.open--
+				s.closedByDialler++
 				s.longest = max(s.longest, time.Since(at))
 				s.mu.Unlock()
 			})
+			if every <= 0 {
+				wg.Go(func() { <-closed; _ = c.Close() })
+				continue
+			}
 			wg.Go(func() {
 				defer c.Close()
 				tick := time.NewTicker(every)
