@@ -225,7 +225,9 @@ func (w *tdScanWindows) ranks(ranks [2]int) (r [2]int64, ok bool) {
 // and so the greatest), a branch rarely taken, returning how many. Every
 // TD_k and lo0, lo1 must be near, so that x − lo's sign bit says whether
 // x < lo. Not inlined, so that its loop keeps its variables in
-// registers.
+// registers. The two loops differ only in the base (bs[j], or the constant
+// off): they are kept apart so that the common constant-base loop reads no
+// base array and tests no nil slice per value.
 //
 //go:noinline
 func scanBlock[V uint32 | int64](vs []V, bs []int64, off, lo0 int64, wd0, dl uint64, hits []int64) (sum int64, below0, below1, k int) {
