@@ -43,8 +43,37 @@ func TestCSV(t *testing.T) {
 	assert.Equal(t, &ParseError{File: "c.csv", Line: 2, Field: "t", Want: "a time of at most 9223372036 s (292 years; a larger number is in a smaller unit than s)", Got: "9301432084.211"}, pe)
 	_, _, err = readString(t, "a,t\n1,2\n1\n", ReaderConfig{Name: "c.csv", Columns: Columns{Arrival: "t"}})
 	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, &ParseError{File: "c.csv", Line: 3, Want: "2 fields, as the header (line 1) has; the row has 1", Got: "1"}, pe)
+}
+
+// TestCSVRowFieldCount: a row with more fields than the header is refused
+// like one with fewer, naming the line and both counts, also when every
+// named column is there (user44's F8: trailing fields were accepted
+// silently); --lenient skips and counts it like any malformed line.
+func TestCSVRowFieldCount(t *testing.T) {
+	cols := Columns{Sender: "s", Seq: "seq", Sent: "sent", Arrival: "recv"}
+	in := "s,seq,sent,recv\na,47,4700000000,4705000000\na,48,4800000000,4805000000,extra,fields\na,49,4900000000,4905000000\n"
+	_, _, err := readString(t, in, ReaderConfig{Name: "x.csv", Columns: cols})
+	var pe *ParseError
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, &ParseError{File: "x.csv", Line: 3, Want: "4 fields, as the header (line 1) has; the row has 6",
+		Got: "a,48,4800000000,4805000000,extra,fields"}, pe)
+	assert.EqualError(t, err, `x.csv:3: want 4 fields, as the header (line 1) has; the row has 6, got "a,48,4800000000,4805000000,extra,fields"`)
+	// A trailing separator is a field too (an empty one).
+	_, _, err = readString(t, "s\tseq\tsent\trecv\n\na\t1\t2\t3\t\n", ReaderConfig{Name: "x.tsv", Columns: cols})
+	require.ErrorAs(t, err, &pe)
 	assert.Equal(t, 3, pe.Line)
-	assert.Equal(t, "t", pe.Field)
+	assert.Equal(t, "4 fields, as the header (line 1) has; the row has 5", pe.Want)
+	// Fewer fields, though the named columns are all there.
+	_, _, err = readString(t, "s,seq,sent,recv,note\na,1,2,3\n", ReaderConfig{Name: "x.csv", Columns: cols})
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, "5 fields, as the header (line 1) has; the row has 4", pe.Want)
+
+	recs, r, err := readString(t, in, ReaderConfig{Name: "x.csv", Columns: cols, Lenient: true})
+	require.NoError(t, err)
+	assert.Equal(t, 1, r.Skipped())
+	require.Len(t, recs, 2)
+	assert.Equal(t, []uint64{47, 49}, []uint64{recs[0].Seq, recs[1].Seq})
 }
 
 func TestCSVLenient(t *testing.T) {

@@ -84,7 +84,9 @@ func unitName(u time.Duration) string {
 // Columns names the columns of a FormatCSV file, as spelled in its header
 // (compared case-insensitively after trimming spaces). Sender, Seq and Sent
 // may be empty when the file has no such column; at least one of Sent and
-// Arrival must be named.
+// Arrival must be named. Every row must have as many fields as the header
+// (a trailing separator makes an empty field); a row with more or fewer is
+// a *ParseError naming its line, like any malformed line.
 type Columns struct {
 	Sender  string
 	Seq     string

@@ -52,6 +52,9 @@ type Reader struct {
 	csv     *csv.Reader
 	csvCols [4]int // column index of sender, seq, sent, arrival; -1 absent
 	csvUnit int64
+	// csvHeadN is the header's number of fields, which every row must
+	// have; csvHeadLine is the header's line.
+	csvHeadN, csvHeadLine int
 	// csvLimit bounds the bytes one CSV record may span (encoding/csv
 	// itself has no limit: an unterminated quote would swallow the file).
 	csvLimit *limitReader

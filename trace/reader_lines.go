@@ -166,6 +166,7 @@ func (r *Reader) initCSV() error {
 		return r.csvError(err)
 	}
 	r.line, _ = r.csv.FieldPos(0)
+	r.csvHeadLine, r.csvHeadN = r.line, len(head)
 	names := [4]string{c.Sender, c.Seq, c.Sent, c.Arrival}
 	for i, n := range names {
 		r.csvCols[i] = -1
@@ -223,6 +224,14 @@ func (r *Reader) nextCSV() (Record, error) {
 	// has consumed everything the input held and the last byte is not one.
 	r.unterm = r.csvLimit.eof && r.csv.InputOffset() == r.csvLimit.total && r.csvLimit.last != '\n' &&
 		slices.Contains(r.csvCols[:], len(row)-1)
+	if len(row) != r.csvHeadN {
+		// A row that does not match the header is a corrupt line (two
+		// records run together, a cut, a stray separator), whichever
+		// fields it holds: never read part of it as a record.
+		return Record{}, &ParseError{File: r.name, Line: r.line,
+			Want: fmt.Sprintf("%d fields, as the header (line %d) has; the row has %d", r.csvHeadN, r.csvHeadLine, len(row)),
+			Got:  quoteGot([]byte(strings.Join(row, string(r.csv.Comma))))}
+	}
 	rec := Record{Sender: r.opt.Sender}
 	for i, col := range r.csvCols {
 		if col < 0 {
@@ -236,10 +245,6 @@ func (r *Reader) nextCSV() (Record, error) {
 			name = r.opt.Columns.Sent
 		case 3:
 			name = r.opt.Columns.Arrival
-		}
-		if col >= len(row) {
-			return Record{}, &ParseError{File: r.name, Line: r.line, Field: name,
-				Want: fmt.Sprintf("at least %d columns", col+1), Got: quoteGot([]byte(strings.Join(row, string(r.csv.Comma))))}
 		}
 		v := []byte(strings.TrimSpace(row[col]))
 		switch i {
