@@ -203,6 +203,8 @@ func TestSweep(t *testing.T) {
 		"chen beta=1..2":               `no parameter "beta"`,
 		"chen alpha=1s":                "not a range lo..hi",
 		"chen alpha=2s..1s":            "below lower bound",
+		"chen alpha=1ns..1ns":          "alpha: both bounds are 1ns: a sweep needs lo < hi; for that one setting give chen(alpha=1ns) without a range",
+		"chen window=50..50":           "both bounds are 50",
 		"chen alpha=0..1s:log":         "log range needs a lower bound > 0",
 		"chen alpha=1ms..1s:cubic":     "spacing",
 		"phi-normal skip-suspected=..": "cannot be swept",

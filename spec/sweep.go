@@ -78,6 +78,12 @@ func ParseSweep(text string) (Sweep, error) {
 	if sw.Hi < sw.Lo {
 		return Sweep{}, fmt.Errorf("sweep %q: %s: upper bound %s is below lower bound %s", text, k, strings.TrimSpace(hi), strings.TrimSpace(lo))
 	}
+	if sw.Hi == sw.Lo {
+		// Every point would be the same setting, replayed again and
+		// drawn as one.
+		return Sweep{}, fmt.Errorf("sweep %q: %s: both bounds are %s: a sweep needs lo < hi; for that one setting give %s(%s=%s) without a range",
+			text, k, strings.TrimSpace(lo), s.fam.Name, p.Name, strings.TrimSpace(lo))
+	}
 	if sw.Log && sw.Lo <= 0 {
 		return Sweep{}, fmt.Errorf("sweep %q: %s: a log range needs a lower bound > 0", text, k)
 	}

@@ -403,6 +403,17 @@ func parseRanges(args []string) (map[string]span, error) {
 		if _, err := qos.Range(sp.lo, sp.hi, 2, sp.log); err != nil {
 			return nil, usageErr("--range %q: %v", a, strings.TrimPrefix(err.Error(), "qos: "))
 		}
+		if sp.lo == sp.hi {
+			// Every point would be the same setting, replayed again and
+			// drawn as one.
+			one := name
+			if f, ok := spec.Lookup(name); ok {
+				if p, ok := f.SweptParam(); ok {
+					one = fmt.Sprintf("%s(%s=%s)", name, p.Name, strings.TrimSpace(strings.SplitN(strings.SplitN(a, "=", 2)[1], ":", 2)[0]))
+				}
+			}
+			return nil, usageErr("--range %q: both bounds are the same value: a range needs LO < HI; for that one setting give -d '%s'", a, one)
+		}
 		if err := checkDomain(name, sp); err != nil {
 			return nil, usageErr("--range %q: %v", a, err)
 		}

@@ -42,11 +42,12 @@ func TestDetectorsSweepSpec(t *testing.T) {
 
 func TestDetectorsSpecErrors(t *testing.T) {
 	for arg, want := range map[string]string{
-		"phi-akka(pause=3)":  `pause: "3" is not a duration`,
-		"phi-akka(paws=3s)":  `no parameter "paws"`,
-		"zeta":               `unknown detector "zeta"`,
-		"chen alpha=2s..1s":  "below lower bound",
-		"phi-normal(window=": "missing the closing parenthesis",
+		"phi-akka(pause=3)":   `pause: "3" is not a duration`,
+		"phi-akka(paws=3s)":   `no parameter "paws"`,
+		"zeta":                `unknown detector "zeta"`,
+		"chen alpha=2s..1s":   "below lower bound",
+		"chen alpha=1ns..1ns": "both bounds are 1ns: a sweep needs lo < hi",
+		"phi-normal(window=":  "missing the closing parenthesis",
 	} {
 		code, _, errOut := runCmd("--detectors", arg)
 		assert.Equal(t, 2, code, arg)
