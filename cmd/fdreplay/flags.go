@@ -177,8 +177,22 @@ const defaultMemHeartbeats = 1 << 20
 
 // maxInterval bounds Δ: the detector settings and sweep ranges are
 // multiples of Δ up to 30Δ and must not overflow time.Duration (the
-// fixed timeout 10Δ must stay positive).
-const maxInterval = time.Duration(math.MaxInt64 / 100)
+// fixed timeout 10Δ must stay positive). It is the round number of hours
+// below MaxInt64/100 (25620h28m40.37s), so that messages can name it
+// exactly; maxTimeout, ten times it, is the largest default T = 10Δ.
+const (
+	maxInterval = 25620 * time.Hour
+	maxTimeout  = 10 * maxInterval
+)
+
+// hours prints a bound of whole hours as "25620h" rather than
+// time.Duration's "25620h0m0s".
+func hours(d time.Duration) string {
+	if d%time.Hour == 0 {
+		return fmt.Sprintf("%dh", d/time.Hour)
+	}
+	return d.String()
+}
 
 // maxWindow bounds --window: every detector, and every swept setting of it,
 // keeps n samples, so a huge --window is refused before it takes
@@ -254,9 +268,9 @@ func newFlagSet(o *options) (*pflag.FlagSet, flagValues) {
 	fs.StringSliceVarP(&o.senders, "sender", "s", nil, "replay only these senders (ids as in the trace)")
 	flagcheck.Var(fs, &o.warmUp, "warmup", "", -1, -1, math.MaxInt32, "-1 (the window size) or a count ≥ 0", "heartbeats excluded at the start of each stream (-1: the window size, so every detector is evaluated on the same heartbeats with full windows)")
 	flagcheck.Var(fs, &o.window, "window", "", 1000, 1, maxWindow, fmt.Sprintf("a size from 1 to %d (each detector and swept setting keeps n samples)", maxWindow), "window size n of the adaptive detectors (chen, bertier, sfd, φ, 2w-fd's long window, satzger, kappa); streams shorter than 2n heartbeats get n = length/4 unless set")
-	flagcheck.Var(fs, &o.interval, "interval", "", 0, 1, maxInterval, fmt.Sprintf("a positive duration up to %v (omit the flag to take Δ from the trace)", maxInterval), "nominal heartbeat interval Δ (default: from the trace header, else estimated from send times or arrivals)")
-	flagcheck.Var(fs, &o.timeout, "timeout", "", 0, 1, 10*maxInterval, fmt.Sprintf("a positive duration up to %v (omit the flag for 10Δ)", 10*maxInterval), "fixed timeout T for the table (default 10Δ, i.e. 1s for Δ = 100ms)")
-	flagcheck.Var(fs, &o.delayOffset, "delay-offset", "", 0, 0, maxInterval, fmt.Sprintf("a duration from 0 to %v", maxInterval), "d̄ added to the arrival-based TD when clocks are not synchronized (e.g. RTT/2)")
+	flagcheck.Var(fs, &o.interval, "interval", "", 0, 1, maxInterval, fmt.Sprintf("a positive duration up to %s (omit the flag to take Δ from the trace)", hours(maxInterval)), "nominal heartbeat interval Δ (default: from the trace header, else estimated from send times or arrivals)")
+	flagcheck.Var(fs, &o.timeout, "timeout", "", 0, 1, maxTimeout, fmt.Sprintf("a positive duration up to %s, the default 10Δ at the largest --interval (omit the flag for 10Δ)", hours(maxTimeout)), "fixed timeout T for the table (default 10Δ, i.e. 1s for Δ = 100ms)")
+	flagcheck.Var(fs, &o.delayOffset, "delay-offset", "", 0, 0, maxInterval, fmt.Sprintf("a duration from 0 to %s", hours(maxInterval)), "d̄ added to the arrival-based TD when clocks are not synchronized (e.g. RTT/2)")
 	fs.StringVar(&o.clock, "clock", "auto", "sender/monitor clocks: auto, sync or unsync (auto: synchronized iff every 0 ≤ A−σ ≤ 1m)")
 	fs.StringVarP(&o.format, "format", "f", "auto", "input format when it cannot be detected: auto, lip6, lip6-emission, csv, fdkit")
 	fs.StringVar(&o.columns, "columns", "", "CSV columns as sender,seq,sent,arrival header names (empty name: no such column); implies --format csv")

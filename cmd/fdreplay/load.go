@@ -532,7 +532,14 @@ func newInput(s *epochStream, file, name string, hdr time.Duration, epochs int, 
 		in.interval = est
 	}
 	if in.interval > maxInterval {
-		return in, fmt.Errorf("%s: estimated heartbeat interval %v is over %v; give --interval", what, in.interval, maxInterval)
+		// Only the header or the estimate can be over the bound: so is
+		// --interval. Name what gave Δ, the bound, and what to change.
+		src := "the timestamps give Δ = " + in.interval.String()
+		if declared > 0 {
+			src = fmt.Sprintf("%s is %v", from, declared)
+		}
+		return in, fmt.Errorf("%s: %s, over the longest Δ fdreplay replays, %s (its settings go up to 30Δ, which must fit in a time.Duration): if the timestamps are in another unit, correct it (%s); else give --interval, at most %s",
+			what, src, hours(maxInterval), unitHint(o), hours(maxInterval))
 	}
 	if declared == 0 {
 		if err := checkPlausible(est, in.stats, o); err != nil {

@@ -197,8 +197,19 @@ func TestHelpAndErrors(t *testing.T) {
 	require.NoError(t, os.WriteFile(far, []byte("4 1 0 1 3\n4 2 3000000000000000000 3000000000000000001 3\n"), 0o644))
 	code, _, errOut = runCmd(far)
 	assert.Equal(t, 1, code)
-	assert.Contains(t, errOut, "estimated heartbeat interval 833333h20m0s is over")
+	assert.Contains(t, errOut, `far.txt: sender "4": the timestamps give Δ = 833333h20m0s, over the longest Δ fdreplay replays, 25620h (its settings go up to 30Δ, which must fit in a time.Duration): if the timestamps are in another unit, correct it (convert the file: --unit applies to CSV with --columns); else give --interval, at most 25620h`)
 	assert.Equal(t, 1, strings.Count(errOut, "\n"), "one line: %q", errOut)
+	// The --interval the message suggests is one the flag takes (user44's
+	// F15: it said "give --interval", and --interval refused the estimate).
+	code, _, errOut = runCmd("--interval", "25620h", far)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, "no heartbeat evaluated", "past the flag and the interval check")
+	code, _, errOut = runCmd("--interval", "25620h1s", far)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, `"--interval" flag: want a positive duration up to 25620h (omit`)
+	code, _, errOut = runCmd("--timeout", "256200h1s", far)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, `"--timeout" flag: want a positive duration up to 256200h, the default 10Δ at the largest --interval`)
 }
 
 // A short trace in fdkit format (written by trace.Writer): the window
