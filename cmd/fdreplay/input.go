@@ -70,9 +70,12 @@ func streamSettings(o options, in *input) settings {
 	s := settings{interval: in.interval, window: o.window, delay: o.delayOffset}
 	// A stream too short for the window (fewer than 2n heartbeats) gets
 	// n = a quarter of its length, unless --window was given, so that the
-	// adaptive detectors are evaluated on something.
-	if !o.windowSet && in.len() < 2*o.window {
-		s.window = max(in.len()/4, 2)
+	// adaptive detectors are evaluated on something. Its length leaves out
+	// the duplicates, which every detector drops (docs/algorithms.md), so
+	// that a trace with every record twice is replayed as the trace itself
+	// (user44's F12: twice the records made n twice as large).
+	if n := in.len() - in.stats.Duplicates; !o.windowSet && n < 2*o.window {
+		s.window = max(n/4, 2)
 		s.windowShrunk = true
 	}
 	s.warmUp = o.warmUp

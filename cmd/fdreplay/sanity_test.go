@@ -351,3 +351,42 @@ func TestArrivalClockStepBack(t *testing.T) {
 		assert.Contains(t, errOut, "back.txt:1501: sender \"4\": arrival 59m59.9s before the one at ", "spool %v", spool)
 	}
 }
+
+// TestDuplicatesLeaveResults: a trace with every record twice is replayed
+// as the trace itself: the duplicates are counted (records, stale) and
+// dropped, and the window of a short stream, a quarter of its length, is
+// taken without them (user44's F12: n = 100 instead of 50 changed every
+// result).
+func TestDuplicatesLeaveResults(t *testing.T) {
+	var clean, dup strings.Builder
+	for k := range 200 {
+		sent := int64(k)*100_000_000 + int64(k*7919%2_000_000)
+		line := fmt.Sprintf("4 %d %d %d 3\n", k, sent, sent+5_000_000+int64(k*104729%30_000_000))
+		clean.WriteString(line)
+		dup.WriteString(line + line)
+	}
+	out := map[string]string{}
+	for name, text := range map[string]string{"clean.txt": clean.String(), "dup.txt": dup.String()} {
+		dir := filepath.Join(t.TempDir(), "o")
+		code, stdout, errOut := runCmd("-d", "chen,phi,fixed", "--points", "4", "--out", dir, writeFile(t, name, text))
+		require.Equal(t, 0, code, errOut)
+		if name == "dup.txt" {
+			assert.Contains(t, stdout, "400 heartbeats over 19.922s, Δ = 100ms, loss 0.00%, 200 stale (0 reordered, 200 duplicates), warm-up 50 heartbeats, window n = 50 (stream shorter than 2×1000)")
+		}
+		for _, f := range []string{"table.csv", "curves.csv"} {
+			b, err := os.ReadFile(filepath.Join(dir, f))
+			require.NoError(t, err)
+			// Blank the columns records and stale (the 7th and 8th).
+			var rows []string
+			for _, row := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+				c := strings.Split(row, ",")
+				require.Greater(t, len(c), 8, row)
+				c[6], c[7] = "", ""
+				rows = append(rows, strings.Join(c, ","))
+			}
+			out[name] += f + "\n" + strings.Join(rows, "\n") + "\n"
+		}
+	}
+	assert.Equal(t, out["clean.txt"], out["dup.txt"])
+	assert.Contains(t, out["dup.txt"], "4,chen,alpha,ms,100,one-pass,,,50,150,")
+}
