@@ -52,7 +52,9 @@ func (in *input) stream() qos.Stream {
 // notEvaluated describes a stream on which no heartbeat got past warm-up:
 // the warm-up asked for held them all, or the detectors' own (no
 // freshness point yet) held those after it.
-func notEvaluated(in *input, s settings) string {
+// entries are the --detectors entries: a window set in a spec is named
+// as given, since --window does not change it.
+func notEvaluated(in *input, s settings, entries []string) string {
 	fresh := in.len() - in.stats.Duplicates - in.stats.Reordered
 	why := fmt.Sprintf("all in the warm-up of %d (window n = %d; lower --warmup or --window)", s.warmUp, s.window)
 	if fresh > s.warmUp {
@@ -60,7 +62,19 @@ func notEvaluated(in *input, s settings) string {
 		if s.warmUp == 0 {
 			after = "no warm-up, and the detectors were still warming up after them"
 		}
-		why = after + fmt.Sprintf(" (the adaptive ones fill a window of n = %d first; lower --window or replay a longer stream)", s.window)
+		own, others := specWindows(entries)
+		them := "them"
+		if len(own) == 1 && !others {
+			them = "it"
+		}
+		switch {
+		case len(own) == 0:
+			why = after + fmt.Sprintf(" (the adaptive ones fill a window of n = %d first; lower --window or replay a longer stream)", s.window)
+		case others:
+			why = after + fmt.Sprintf(" (the adaptive ones fill their windows first: n = %d from --window, and %s; lower them or replay a longer stream)", s.window, strings.Join(own, ", "))
+		default:
+			why = after + fmt.Sprintf(" (the adaptive ones fill their windows first: %s; lower %s in the spec or replay a longer stream)", strings.Join(own, ", "), them)
+		}
 	}
 	return fmt.Sprintf("%s: sender %s: no heartbeat evaluated: %d fresh heartbeat(s), %s", in.file, displaySender(in), fresh, why)
 }

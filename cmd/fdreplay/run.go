@@ -45,6 +45,9 @@ type streamRun struct {
 	set   settings
 	descs []string
 	table []qos.Family // the table's families, one per detector
+	// entries are the --detectors entries (o.detectors), for messages
+	// that name a window set in a spec.
+	entries []string
 }
 
 // resources are what a run opens once its flags are validated: the --out
@@ -237,7 +240,7 @@ func tableRuns(o options, inputs []input) ([]streamRun, error) {
 			in := &inputs[i]
 			s := streamSettings(o, in)
 			f, descs, err := tableFamilies(s, o.detectors)
-			runs[i] = streamRun{in: in, set: s, descs: descs, table: f}
+			runs[i] = streamRun{in: in, set: s, descs: descs, table: f, entries: o.detectors}
 			return err
 		}
 	}
@@ -301,7 +304,7 @@ func droppedText(r streamRun, first qos.Curve) string {
 	if e := first.Err; e != nil && !errors.Is(e, qos.ErrNoEvaluation) {
 		return fmt.Sprintf("%s: sender %s: %s", r.in.file, displaySender(r.in), e) // not a warm-up problem: say what it is
 	}
-	return notEvaluated(r.in, r.set)
+	return notEvaluated(r.in, r.set, r.entries)
 }
 
 // printTables prints each stream's header and default table.

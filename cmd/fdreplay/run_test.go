@@ -327,6 +327,34 @@ func TestNothingEvaluatedPastZeroWarmUp(t *testing.T) {
 	assert.Equal(t, "fdreplay: "+three+": sender 4: no heartbeat evaluated: 3 fresh heartbeat(s), warm-up 1, and the detectors were still warming up after the other 2 (the adaptive ones fill a window of n = 5 first; lower --window or replay a longer stream)\n", errOut)
 }
 
+// A window set in a spec is named as given, not as --window, which does
+// not change it; and it has --window's bound (user44's F9: the message
+// said "n = 50; lower --window" for chen(window=100000), and a spec took
+// windows up to 1048576 where --window stops at 100000).
+func TestSpecWindowNamed(t *testing.T) {
+	three := writeFile(t, "three.txt", "4 1 100000000 120000000 3\n4 2 200000000 220000000 3\n4 3 300000000 320000000 3\n")
+	prefix := "fdreplay: " + three + ": sender 4: no heartbeat evaluated: 3 fresh heartbeat(s), warm-up 1, and the detectors were still warming up after the other 2 "
+	code, _, errOut := runCmd("--warmup", "1", "-d", "chen(window=100000)", "--interval", "100ms", three)
+	assert.Equal(t, 1, code)
+	assert.Equal(t, prefix+"(the adaptive ones fill their windows first: chen(window=100000): window=100000; lower it in the spec or replay a longer stream)\n", errOut)
+	code, _, errOut = runCmd("--warmup", "1", "--window", "50", "-d", "chen(window=100000),chen", "--interval", "100ms", three)
+	assert.Equal(t, 1, code)
+	assert.Equal(t, prefix+"(the adaptive ones fill their windows first: n = 50 from --window, and chen(window=100000): window=100000; lower them or replay a longer stream)\n", errOut)
+
+	for _, d := range []string{"chen(window=100001)", "2w-fd(short-window=1048576)", "chen window=10..200000", "phi-akka(window=100001) threshold=1..8"} {
+		code, _, errOut = runCmd("-d", d, three)
+		assert.Equal(t, 2, code, d)
+		assert.Contains(t, errOut, ": over 100000, the largest window fdreplay takes, in a spec as with --window (each detector and swept setting keeps n samples)", d)
+	}
+	code, _, errOut = runCmd("--window", "100001", three)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, "want a size from 1 to 100000")
+	yaml := writeFile(t, "d.yaml", "detectors:\n  - chen(window=200000)\n")
+	code, _, errOut = runCmd("--config", yaml, three)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, `spec "chen(window=200000)": window=200000: over 100000`)
+}
+
 // An output directory that cannot be created or written is reported before
 // the replay, not after every table is printed.
 func TestOutUnwritable(t *testing.T) {

@@ -42,12 +42,20 @@ func splitTop(v string) []string {
 // (not a bare family name).
 func isSpecEntry(e string) bool { return !slices.Contains(detectorNames, e) }
 
-// parseSpecEntry checks a textual entry and returns its canonical text.
+// parseSpecEntry checks a textual entry and returns its canonical text. A
+// window in it (a value or a sweep's upper bound) is bounded like
+// --window, by maxWindow.
 func parseSpecEntry(e string) (string, error) {
 	if strings.Contains(e, "..") {
 		w, err := spec.ParseSweep(e)
 		if err != nil {
 			return "", err
+		}
+		if err := checkSpecWindows(w.Spec); err != nil {
+			return "", fmt.Errorf("sweep %q: %w", e, err)
+		}
+		if p, ok := paramOf(w.Spec, w.Param); ok && p.Window && w.Hi > maxWindow {
+			return "", fmt.Errorf("sweep %q: %s up to %s: %w", e, w.Param, strconv.FormatFloat(w.Hi, 'f', -1, 64), errWindowBound)
 		}
 		return w.String(), nil
 	}
@@ -55,7 +63,86 @@ func parseSpecEntry(e string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if err := checkSpecWindows(s); err != nil {
+		return "", fmt.Errorf("spec %q: %w", e, err)
+	}
 	return s.String(), nil
+}
+
+// errWindowBound says why a window over maxWindow is refused.
+var errWindowBound = fmt.Errorf("over %d, the largest window fdreplay takes, in a spec as with --window (each detector and swept setting keeps n samples)", maxWindow)
+
+// checkSpecWindows refuses a window parameter of s over maxWindow.
+func checkSpecWindows(s spec.Spec) error {
+	for _, p := range s.Algorithm().Params() {
+		if !p.Window {
+			continue
+		}
+		if v, set := s.Value(p.Name); set {
+			if n, err := strconv.Atoi(v); err == nil && n > maxWindow {
+				return fmt.Errorf("%s=%s: %w", p.Name, v, errWindowBound)
+			}
+		}
+	}
+	return nil
+}
+
+// paramOf returns the parameter name of s's family.
+func paramOf(s spec.Spec, name string) (spec.Param, bool) {
+	for _, p := range s.Algorithm().Params() {
+		if p.Name == name {
+			return p, true
+		}
+	}
+	return spec.Param{}, false
+}
+
+// specWindows lists the windows that textual entries set themselves
+// ("chen(window=100000): window=100000"), which --window does not
+// change, and reports whether other entries take their window from
+// --window (a family name, or a spec that leaves a window unset).
+func specWindows(entries []string) (own []string, others bool) {
+	for _, e := range entries {
+		if !isSpecEntry(e) {
+			others = true
+			continue
+		}
+		var s spec.Spec
+		var swept string
+		var hi float64
+		if strings.Contains(e, "..") {
+			w, err := spec.ParseSweep(e)
+			if err != nil {
+				continue
+			}
+			s, swept, hi = w.Spec, w.Param, w.Hi
+		} else {
+			var err error
+			if s, err = spec.Parse(e); err != nil {
+				continue
+			}
+		}
+		var set []string
+		unset := false
+		for _, p := range s.Algorithm().Params() {
+			if !p.Window {
+				continue
+			}
+			switch v, ok := s.Value(p.Name); {
+			case p.Name == swept:
+				set = append(set, fmt.Sprintf("%s up to %s", p.Name, strconv.FormatFloat(hi, 'f', -1, 64)))
+			case ok:
+				set = append(set, p.Name+"="+v)
+			case p.Name == "window": // the one --window fills in (ForStream)
+				unset = true
+			}
+		}
+		if len(set) > 0 {
+			own = append(own, e+": "+strings.Join(set, ", "))
+		}
+		others = others || unset
+	}
+	return own, others
 }
 
 // resolved is a textual entry with fdreplay's defaults filled in.
