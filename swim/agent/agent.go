@@ -207,17 +207,18 @@ type streamPath struct {
 	listener *transport.StreamListener
 	in       chan streamIn
 	results  chan streamResult
-	outSlots chan struct{} // the protocol's dialled streams (pings, views)
-	relSlots chan struct{} // SendReliable's, apart: stuck messages must not starve the pings
-	// outTo counts outSlots' streams by the address dialled, under outMu
-	// (streamslots.go).
-	outMu sync.Mutex
-	outTo map[netip.AddrPort]int
-	// joinTo holds the seed addresses with a join's stream open, under
-	// outMu (streamslots.go: takeJoinSlot).
-	joinTo map[netip.AddrPort]bool
+	// The pools of dialled streams (streamslots.go): stream pings',
+	// views', reliable messages'.
+	pings, views, reliable *slotPool
+	// joinTo holds the joins' streams open to seeds by address, joinTurns
+	// the streams each seed has had, under outMu (streamjoinslots.go:
+	// takeJoinSlot).
+	outMu     sync.Mutex
+	joinTo    map[netip.AddrPort]*joinStream
+	joinTurns map[netip.AddrPort]int
+	joinStall time.Duration
 	// answerIdle bounds the wait for each frame of a join's answer,
-	// answerWhole the whole answer (readAnswer; streamslots.go).
+	// answerWhole the whole answer (readAnswer; streamjoinslots.go).
 	answerIdle, answerWhole time.Duration
 	known                   knownSources // the live members' addresses marked in listener (knownsources.go)
 	wg                      sync.WaitGroup
@@ -236,12 +237,12 @@ type packetCounters struct {
 
 // streamCounters are the stream path's counters of Stats.
 type streamCounters struct {
-	streamsIn, streamsOut, streamDialErr, streamAuth atomic.Uint64
-	streamReplayed, streamGarbage, streamOversize    atomic.Uint64
-	streamTimeouts, streamSyncs, streamFallbacks     atomic.Uint64
-	streamSkipped, streamJoins, streamJoinAnswers    atomic.Uint64
-	streamAnswersForeign, streamAnswersIdle          atomic.Uint64
-	streamsAddrBusy, streamJoinsBusy                 atomic.Uint64
+	streamsIn, streamsOut, streamDialErr, streamAuth     atomic.Uint64
+	streamReplayed, streamGarbage, streamOversize        atomic.Uint64
+	streamTimeouts, streamSyncs, streamFallbacks         atomic.Uint64
+	streamSkipped, streamJoins, streamJoinAnswers        atomic.Uint64
+	streamAnswersForeign, streamAnswersIdle              atomic.Uint64
+	streamsAddrBusy, streamJoinsBusy, streamJoinsYielded atomic.Uint64
 }
 
 // publishedStats is the last swim.Stats published for Stats, under mu (a

@@ -41,7 +41,14 @@ import (
 // member acks it, its view (swim's join challenges); a join unanswered
 // after a ProbeInterval is resent over a stream (TCP), which a seed
 // answers at once on that stream, so a member whose inbound datagrams are
-// lost still joins (Stats.StreamJoins, Stats.StreamJoinAnswers). A name that does not resolve
+// lost still joins (Stats.StreamJoins, Stats.StreamJoinAnswers). Those
+// streams have 4 slots of their own, one per seed at once, and a seed
+// that accepts a join's stream and does not answer gives its slot up,
+// after half a ProbeInterval, to a seed that has had fewer streams
+// (Stats.StreamJoinsYielded; streamJoinMax): the address at index k of
+// addrs (from 0) gets its first stream at the latest at the ⌊k/4⌋+1-th
+// resend, about (⌊k/4⌋+1)·ProbeInterval after Join, however many of the
+// addresses before it stall, refuse streams or drop datagrams. A name that does not resolve
 // fails the Join only when no address resolved at all; the others are
 // logged. Join fails at once when a member refuses the join because
 // another node holds this member's ID (swim.EventConflict), with a
@@ -86,9 +93,11 @@ func (a *Agent) Join(ctx context.Context, addrs ...string) error {
 		a.join.seeds = make(map[string]bool, len(addrs)) // flush: joinOverStream
 		a.join.calls++
 		call = a.join.calls
-		if jerr = a.m.Join(a.now(), joinUnion(a.join.waiting, addrs)); jerr != nil {
+		union := joinUnion(a.join.waiting, addrs)
+		if jerr = a.m.Join(a.now(), union); jerr != nil {
 			return
 		}
+		a.pruneJoinTurns(union)
 		if a.joined() {
 			close(joined)
 			return
@@ -156,7 +165,9 @@ func (a *Agent) endJoins() {
 		}
 	}
 	if changed {
-		a.m.SetJoinSeeds(joinUnion(a.join.waiting, nil))
+		union := joinUnion(a.join.waiting, nil)
+		a.m.SetJoinSeeds(union)
+		a.pruneJoinTurns(union)
 	}
 }
 

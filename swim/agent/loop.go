@@ -1,9 +1,11 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"net/netip"
+	"slices"
 	"time"
 
 	"github.com/fdkit/fdkit/swim"
@@ -245,6 +247,8 @@ func (a *Agent) flush() {
 	a.lhm.Store(int32(a.m.LocalHealthMultiplier()))
 	rd := a.m.Ready()
 	events := rd.Events
+	var seedJoins []int // joins resent to seeds over a stream: sendSeedJoins
+	var seedTo []netip.AddrPort
 	for i := 0; i < len(rd.Packets); {
 		if n := a.viewRunLen(rd.Packets[i:]); n > 0 {
 			if to, err := netip.ParseAddrPort(rd.Packets[i].To.Addr); err == nil {
@@ -256,8 +260,8 @@ func (a *Agent) flush() {
 		}
 		if a.joinOverStream(&rd.Packets[i]) {
 			if to, err := netip.ParseAddrPort(rd.Packets[i].To.Addr); err == nil {
-				a.sctr.streamJoins.Add(1)
-				a.sendViewStream(to, rd.Packets[i:i+1], true)
+				seedJoins = append(seedJoins, i)
+				seedTo = append(seedTo, to)
 				i++
 				continue
 			}
@@ -265,6 +269,7 @@ func (a *Agent) flush() {
 		a.sendDatagrams(rd.Packets[i : i+1])
 		i++
 	}
+	a.sendSeedJoins(rd.Packets, seedJoins, seedTo)
 	for _, sp := range rd.StreamProbes {
 		a.startStreamProbe(sp)
 	}
@@ -291,6 +296,28 @@ func (a *Agent) joinOverStream(p *swim.Packet) bool {
 		return false
 	}
 	return true
+}
+
+// sendSeedJoins sends the joins pkts[at[i]] to the seeds to[i] over
+// streams (sendViewStream), those to the seeds that have had the fewest
+// join streams first, in their order among equals: each takes a slot
+// while there is one, or takes over a slot from a seed that has had more
+// (takeJoinSlot), so seeds that come first but stall, or refuse streams,
+// do not take every slot at each resend. Agent goroutine.
+func (a *Agent) sendSeedJoins(pkts []swim.Packet, at []int, to []netip.AddrPort) {
+	if len(at) == 0 {
+		return
+	}
+	turns := a.joinTurnsOf(to)
+	order := make([]int, len(at))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(x, y int) int { return cmp.Compare(turns[x], turns[y]) })
+	for _, k := range order {
+		a.sctr.streamJoins.Add(1)
+		a.sendViewStream(to[k], pkts[at[k]:at[k]+1], true)
+	}
 }
 
 // viewRunLen is viewRun when the stream path is on, else 0.

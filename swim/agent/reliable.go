@@ -26,6 +26,16 @@ const DefaultMaxReliableSize = 1 << 20
 // path (Config.DisableStream).
 var ErrNoStream = errors.New("agent: the stream path is off (DisableStream): no reliable messages")
 
+// ErrReliableBusy is the error (wrapped, naming the address) of
+// SendReliable and SendReliableToAddress when as many reliable messages
+// to the same address (ip:port) are being sent as one address may have:
+// 4 (streamOutPerAddr), a quarter of the 16 sent at once. The message is
+// not sent; the caller may retry once one of those has returned. Without
+// the bound, a receiver that accepts streams and never acknowledges (or
+// acknowledges slowly) held every slot, and sends to every other address
+// waited for their contexts (issue 27, session 23).
+var ErrReliableBusy = errors.New("4 reliable messages to this address are being sent, the most one address may have")
+
 // SendReliable sends data (1 byte to Config.MaxReliableSize) to the member
 // id over a stream (TCP), in frames of at most MaxPacketSize, and returns
 // once the receiver has it whole and has acknowledged it, or with the
@@ -35,10 +45,14 @@ var ErrNoStream = errors.New("agent: the stream path is off (DisableStream): no 
 // message whole, not that a subscriber took it (a full Receive channel
 // drops it there, counted in Stats.MessagesDropped, unless
 // Config.BlockingDelivery). At most 16 reliable messages are sent at
-// once (streamOutMax); more wait for their turn, within ctx. The stream's
-// life is bounded by ctx and by Config.StreamTimeout. Errors: swim.ErrMessageSize, swim.ErrUnknownMember
-// (id not alive or suspect here), ErrNoStream, ErrNeedsFormat2, ErrStopped,
-// the dial's or the stream's, or the context's.
+// once (streamOutMax); more wait for their turn, within ctx. At most 4 of
+// them go to one address (ip:port) at once: a fifth to that address
+// fails at once with ErrReliableBusy, without waiting, so one slow or
+// hostile receiver holds at most 4 of the 16. The stream's life is
+// bounded by ctx and by Config.StreamTimeout. Errors:
+// swim.ErrMessageSize, swim.ErrUnknownMember (id not alive or suspect
+// here), ErrReliableBusy, ErrNoStream, ErrNeedsFormat2, ErrStopped, the
+// dial's or the stream's, or the context's.
 func (a *Agent) SendReliable(ctx context.Context, id swim.ID, data []byte) error {
 	var to swim.Node
 	if err := a.call(ctx, "SendReliable", func() {
@@ -100,10 +114,13 @@ func (a *Agent) sendReliable(ctx context.Context, to netip.AddrPort, node swim.N
 		return ErrStopped
 	default:
 	}
-	if !a.takeReliableSlot(ctx) {
+	switch ok, addrFull := a.stream.reliable.takeWithin(ctx, to); {
+	case addrFull:
+		return fmt.Errorf("agent: reliable message to %s: %w", to, ErrReliableBusy)
+	case !ok:
 		return fmt.Errorf("agent: reliable message to %s: waiting for a dialling slot: %w", to, ctx.Err())
 	}
-	defer func() { <-a.stream.relSlots }()
+	defer a.stream.reliable.release(to)
 	ctx, cancel := context.WithTimeout(ctx, a.cfg.StreamTimeout)
 	defer cancel()
 	c, done, err := a.dial(ctx, to)
@@ -204,20 +221,6 @@ func (a *Agent) serveReliable(c *transport.Conn, first *swim.Packet, ts int64) {
 		return
 	}
 	_ = c.WriteFrame(ack)
-}
-
-// takeReliableSlot takes one of the streamOutMax slots of reliable
-// messages, waiting for one until ctx is done. They are not the
-// protocol's: messages stuck on a receiver that never answers (each holds
-// its slot up to StreamTimeout) leave the stream pings and views their
-// own.
-func (a *Agent) takeReliableSlot(ctx context.Context) bool {
-	select {
-	case a.stream.relSlots <- struct{}{}:
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }
 
 // refusedFrame counts an inbound stream frame the codec refused.

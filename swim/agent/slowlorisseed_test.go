@@ -197,9 +197,7 @@ func TestSlowlorisSeedsLeaveSlots(t *testing.T) {
 	hdone := make(chan error, 1)
 	go func() { hdone <- x.Join(hctx, addrs...) }()
 	time.Sleep(1500 * time.Millisecond) // past the first streams' idle limit
-	x.stream.outMu.Lock()
-	protocolSlots := len(x.stream.outSlots)
-	x.stream.outMu.Unlock()
+	protocolSlots := x.stream.pings.open() + x.stream.views.open()
 
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()

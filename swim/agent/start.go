@@ -97,14 +97,15 @@ func newAgent(ctx context.Context, cfg Config) (*Agent, error) {
 		},
 		join: joinState{waiters: map[chan struct{}]struct{}{}, waiting: map[uint64][]string{}},
 		stream: streamPath{
-			in:       make(chan streamIn, 64),
-			results:  make(chan streamResult, 64),
-			outSlots: make(chan struct{}, streamOutMax),
-			outTo:    make(map[netip.AddrPort]int),
-			joinTo:   make(map[netip.AddrPort]bool),
-			relSlots: make(chan struct{}, streamOutMax),
+			in:        make(chan streamIn, 64),
+			results:   make(chan streamResult, 64),
+			joinTo:    make(map[netip.AddrPort]*joinStream),
+			joinTurns: make(map[netip.AddrPort]int),
 		},
 	}
+	a.stream.pings = newSlotPool(streamOutMax, streamOutPerAddr, &a.sctr.streamsAddrBusy)
+	a.stream.views = newSlotPool(streamOutMax, streamOutPerAddr, &a.sctr.streamsAddrBusy)
+	a.stream.reliable = newSlotPool(streamOutMax, streamOutPerAddr, nil)
 	a.stream.ctx, a.stream.stop = context.WithCancel(context.Background())
 	return a, nil
 }
@@ -355,6 +356,7 @@ func (a *Agent) newMachine() error {
 	a.m = m
 	a.stream.answerIdle = answerIdle(m.Config().ProbeInterval)
 	a.stream.answerWhole = answerWhole(a.stream.answerIdle)
+	a.stream.joinStall = joinStall(m.Config().ProbeInterval)
 	if a.cfg.MaxStreamMembers == 0 {
 		a.cfg.MaxStreamMembers = m.Config().MaxMembers + 1 // a whole view and the Alive of a join
 	}

@@ -107,29 +107,41 @@ type Stats struct {
 	// that did not send it.
 	StreamAnswersForeign uint64
 	// StreamPingsSkipped counts stream fallback pings the state machine
-	// asked for that were not sent: every dialling slot was taken (at most
-	// 16 streams are dialled at once, at most 4 to one address:
-	// StreamsAddrBusy) or the target's address could not be dialled. The
-	// probe then waits for the end of its period, as without the stream
-	// path.
+	// asked for that were not sent: every dialling slot of stream pings
+	// was taken (at most 16 are dialled at once, at most 4 to one
+	// address: StreamsAddrBusy; views, joins and reliable messages have
+	// slots of their own) or the target's address could not be dialled.
+	// The probe then waits for the end of its period, as without the
+	// stream path.
 	StreamPingsSkipped uint64
-	// StreamsAddrBusy counts streams of the protocol (stream pings,
-	// views) not dialled because 4 of this agent's dialled streams to
-	// that address (ip:port) were open: the ping is skipped (also in
+	// StreamsAddrBusy counts stream pings and views not dialled because 4
+	// of this agent's dialled streams of that kind to that address
+	// (ip:port) were open: the ping is skipped (also in
 	// StreamPingsSkipped), the view sent as datagrams. One member that
-	// holds streams open cannot take the slots that stream pings to the
-	// others need. Growing steadily, with StreamAnswersIdle, it names a
-	// member that accepts streams and stalls them.
+	// holds streams open cannot take the slots that streams to the others
+	// need, and views (16 slots) and stream pings (16) have theirs apart.
+	// Growing steadily, with StreamAnswersIdle, it names a member that
+	// accepts streams and stalls them.
 	StreamsAddrBusy uint64
 	// StreamJoinsBusy counts joins to a seed that would have been resent
 	// over a stream (StreamJoins) and went as datagrams because a join's
 	// stream to that seed address (ip:port) was still open, its answer
-	// being read, or 4 joins' streams were open. Joins' streams have
-	// their own 4 slots, apart from the 16 of stream pings and views, so
-	// seeds that stall them cannot take those. Growing steadily, with
+	// being read, or 4 joins' streams were open and none could be taken
+	// over (StreamJoinsYielded). Joins' streams have their own 4 slots,
+	// apart from those of stream pings and views, so seeds that stall
+	// them cannot take those. Growing steadily, with
 	// StreamAnswersIdle, it names seeds that accept streams and stall
 	// them.
 	StreamJoinsBusy uint64
+	// StreamJoinsYielded counts joins' streams to a seed closed before
+	// their answer to give their slot to a join to a seed that had had
+	// fewer streams: all 4 joins' streams were open, and this one had
+	// been for half a ProbeInterval or more, the oldest such. Seeds thus
+	// take turns (at most 4 at once), and a seed listed after seeds that
+	// stall still gets its stream within a few ProbeIntervals (Join).
+	// Growing steadily, with StreamAnswersIdle, it names seeds that
+	// accept streams and do not answer joins on them.
+	StreamJoinsYielded uint64
 	// StreamAnswersIdle counts answers to joins sent over a stream (and
 	// to the view requests that end an exchange's stream) cut short
 	// because no frame of the member dialled came within two
@@ -163,7 +175,7 @@ func (a *Agent) Stats() Stats {
 		StreamPingsSkipped: a.sctr.streamSkipped.Load(), StreamJoins: a.sctr.streamJoins.Load(),
 		StreamJoinAnswers: a.sctr.streamJoinAnswers.Load(), StreamAnswersForeign: a.sctr.streamAnswersForeign.Load(),
 		StreamsAddrBusy: a.sctr.streamsAddrBusy.Load(), StreamAnswersIdle: a.sctr.streamAnswersIdle.Load(),
-		StreamJoinsBusy: a.sctr.streamJoinsBusy.Load(),
+		StreamJoinsBusy: a.sctr.streamJoinsBusy.Load(), StreamJoinsYielded: a.sctr.streamJoinsYielded.Load(),
 	}
 	if a.stream.listener != nil {
 		ss := a.stream.listener.Stats()

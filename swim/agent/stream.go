@@ -28,10 +28,10 @@ import (
 // readAnswer), or a reliable message (reliable.go). Anything else ends
 // it.
 
-// streamOutMax bounds the streams this agent dials at once for the
-// protocol (pings and views; beyond it a ping is skipped and a view goes
-// as datagrams), and apart from them those of reliable messages
-// (SendReliable waits for one).
+// streamOutMax bounds the streams this agent dials at once for stream
+// pings (beyond it a ping is skipped), and, each apart, those for views
+// (beyond it a view goes as datagrams) and reliable messages
+// (SendReliable waits for one): streamslots.go.
 const streamOutMax = 16
 
 // streamResult is what a dialling goroutine hands back to the agent's
@@ -295,7 +295,7 @@ func (a *Agent) receiveStream(in streamIn) {
 // goroutine.
 func (a *Agent) startStreamProbe(sp swim.StreamProbe) {
 	to, err := netip.ParseAddrPort(sp.To.Addr)
-	if err != nil || !a.takeOutSlot(to) {
+	if err != nil || !a.stream.pings.take(to) {
 		a.sctr.streamSkipped.Add(1)
 		a.log.Debug("stream ping not sent: no dialling slot or no address", "to", sp.To.ID, "addr", sp.To.Addr)
 		return
@@ -303,7 +303,7 @@ func (a *Agent) startStreamProbe(sp swim.StreamProbe) {
 	ping := swim.Packet{Kind: swim.MsgPing, From: a.self, To: sp.To, Ping: swim.Ping{Seq: sp.Seq}, Updates: sp.Updates}
 	frame, _, err := a.codec.Encode(&ping)
 	if err != nil {
-		a.releaseOutSlot(to)
+		a.stream.pings.release(to)
 		a.ctr.encodeErr.Add(1)
 		a.sctr.streamSkipped.Add(1)
 		return
@@ -312,7 +312,7 @@ func (a *Agent) startStreamProbe(sp swim.StreamProbe) {
 	a.stream.wg.Add(1)
 	go func() {
 		defer a.stream.wg.Done()
-		defer a.releaseOutSlot(to)
+		defer a.stream.pings.release(to)
 		ack, connected := a.streamPing(to, sp, frame, deadline)
 		select {
 		case a.stream.results <- streamResult{probe: &sp, ack: ack, connected: connected}:

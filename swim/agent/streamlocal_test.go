@@ -38,13 +38,13 @@ func TestStreamPingNotSentIsNotFailure(t *testing.T) {
 			a.startStreamProbe(swim.StreamProbe{To: swim.Node{ID: "b", Addr: addr}, Seq: seq, Deadline: a.now() + 2*time.Second})
 		}))
 	}
-	for range cap(a.stream.outSlots) {
-		a.stream.outSlots <- struct{}{}
+	for range cap(a.stream.pings.slots) {
+		a.stream.pings.slots <- struct{}{}
 	}
 	ping(closed, 1)
 	ping("not an address", 2)
-	for range cap(a.stream.outSlots) {
-		<-a.stream.outSlots
+	for range cap(a.stream.pings.slots) {
+		<-a.stream.pings.slots
 	}
 	assert.Zero(t, failed.Load(), "a ping never sent reported as failed")
 	assert.Equal(t, uint64(2), a.Stats().StreamPingsSkipped)
@@ -84,7 +84,7 @@ func TestStreamPingAnsweredBadlyIsNotFailure(t *testing.T) {
 	// Once both have ended (their dialling slots are free), a ping to a
 	// port where nothing listens: its result is queued after theirs, and
 	// it alone is reported.
-	require.Eventually(t, func() bool { return len(a.stream.outSlots) == 0 }, 5*time.Second, 5*time.Millisecond)
+	require.Eventually(t, func() bool { return a.stream.pings.open() == 0 }, 5*time.Second, 5*time.Millisecond)
 	closed, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	addr := closed.Addr().String()

@@ -1,17 +1,22 @@
 package agent
 
 import (
+	"context"
 	"net/netip"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
-// One host and port holds at most streamOutPerAddr of the dialling slots,
+// One host and port holds at most streamOutPerAddr of a pool's slots,
 // whether it is written as IPv4 or as IPv4-mapped IPv6; another address
 // takes the slots left, and a slot given back is free again.
-func TestOutSlotsPerAddress(t *testing.T) {
-	a := &Agent{stream: streamPath{outSlots: make(chan struct{}, streamOutMax), outTo: map[netip.AddrPort]int{}}}
+func TestSlotPoolPerAddress(t *testing.T) {
+	var busy atomic.Uint64
+	p := newSlotPool(streamOutMax, streamOutPerAddr, &busy)
 	v4 := netip.MustParseAddrPort("192.0.2.7:7946")
 	mapped := netip.MustParseAddrPort("[::ffff:192.0.2.7]:7946")
 	for i := range streamOutPerAddr {
@@ -19,36 +24,113 @@ func TestOutSlotsPerAddress(t *testing.T) {
 		if i%2 == 1 {
 			to = mapped
 		}
-		assert.True(t, a.takeOutSlot(to), "slot %d", i)
+		assert.True(t, p.take(to), "slot %d", i)
 	}
-	assert.False(t, a.takeOutSlot(mapped), "the mapped form is the same address")
-	assert.False(t, a.takeOutSlot(v4))
-	assert.Equal(t, uint64(2), a.sctr.streamsAddrBusy.Load())
+	assert.False(t, p.take(mapped), "the mapped form is the same address")
+	assert.False(t, p.take(v4))
+	assert.Equal(t, uint64(2), busy.Load())
 	other := netip.MustParseAddrPort("192.0.2.8:7946")
-	assert.True(t, a.takeOutSlot(other))
-	a.releaseOutSlot(mapped)
-	assert.True(t, a.takeOutSlot(v4), "a slot given back is free")
-	assert.Len(t, a.stream.outTo, 2)
+	assert.True(t, p.take(other))
+	p.release(mapped)
+	assert.True(t, p.take(v4), "a slot given back is free")
+	assert.Len(t, p.to, 2)
+	assert.Equal(t, streamOutPerAddr+1, p.open())
+}
+
+// takeWithin (SendReliable's) refuses at once an address that holds its
+// bound, and waits within its context for a slot when all are taken; a
+// wait given up leaves no count behind, and a slot given back goes to
+// the one waiting.
+func TestSlotPoolTakeWithin(t *testing.T) {
+	p := newSlotPool(2, 1, nil)
+	a, b, c := netip.MustParseAddrPort("192.0.2.1:1"), netip.MustParseAddrPort("192.0.2.2:1"), netip.MustParseAddrPort("192.0.2.3:1")
+	require.True(t, p.take(a))
+	require.True(t, p.take(b))
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	t0 := time.Now()
+	ok, full := p.takeWithin(ctx, a)
+	assert.False(t, ok)
+	assert.True(t, full, "a holds its one slot")
+	assert.Less(t, time.Since(t0), 50*time.Millisecond, "refused without waiting")
+	ok, full = p.takeWithin(ctx, c)
+	assert.False(t, ok)
+	assert.False(t, full, "c waited for a slot until its context ended")
+	assert.ErrorIs(t, ctx.Err(), context.DeadlineExceeded)
+	assert.NotContains(t, p.to, c, "a wait given up leaves no count")
+	got := make(chan bool, 1)
+	go func() { ok, _ := p.takeWithin(context.Background(), c); got <- ok }()
+	time.Sleep(20 * time.Millisecond)
+	p.release(a)
+	assert.True(t, <-got, "a slot given back goes to the one waiting")
+	assert.Equal(t, map[netip.AddrPort]int{b: 1, c: 1}, p.to)
 }
 
 // Joins' streams to seeds: one per address (an IPv4 address and its
-// IPv4-mapped form are one), streamJoinMax in all, apart from the
-// protocol's slots; a slot given back is free again.
+// IPv4-mapped form are one), streamJoinMax in all, apart from the other
+// pools. With all open, a seed that has had fewer streams takes over the
+// slot of the oldest stream open for joinStall or longer (its context
+// ends), and a seed that has had as many as the open ones takes over
+// none; a taken-over stream's release frees nothing, a slot given back
+// is free again, and the counts are kept for open seeds and the seeds
+// named (pruneJoinTurns).
 func TestJoinSlots(t *testing.T) {
-	a := &Agent{stream: streamPath{outSlots: make(chan struct{}, streamOutMax), outTo: map[netip.AddrPort]int{}, joinTo: map[netip.AddrPort]bool{}}}
+	a := &Agent{stream: streamPath{ctx: context.Background(), joinStall: time.Minute,
+		joinTo: map[netip.AddrPort]*joinStream{}, joinTurns: map[netip.AddrPort]int{}}}
+	a.stream.pings = newSlotPool(streamOutMax, streamOutPerAddr, nil)
 	v4 := netip.MustParseAddrPort("192.0.2.7:7946")
-	assert.True(t, a.takeJoinSlot(v4))
-	assert.False(t, a.takeJoinSlot(netip.MustParseAddrPort("[::ffff:192.0.2.7]:7946")), "one open to that seed")
+	s0 := a.takeJoinSlot(v4)
+	require.NotNil(t, s0)
+	assert.Nil(t, a.takeJoinSlot(netip.MustParseAddrPort("[::ffff:192.0.2.7]:7946")), "one open to that seed")
 	assert.Equal(t, uint64(1), a.sctr.streamJoinsBusy.Load())
+	seeds := []netip.AddrPort{v4}
 	for i := range streamJoinMax - 1 {
-		assert.True(t, a.takeJoinSlot(netip.AddrPortFrom(v4.Addr(), uint16(7947+i))), "seed %d", i)
+		s := netip.AddrPortFrom(v4.Addr(), uint16(7947+i))
+		seeds = append(seeds, s)
+		require.NotNil(t, a.takeJoinSlot(s), "seed %d", i)
 	}
 	other := netip.MustParseAddrPort("192.0.2.8:7946")
-	assert.False(t, a.takeJoinSlot(other), "streamJoinMax open")
+	assert.Nil(t, a.takeJoinSlot(other), "streamJoinMax open, none joinStall old")
 	assert.Equal(t, uint64(2), a.sctr.streamJoinsBusy.Load())
-	assert.Empty(t, a.stream.outSlots, "no protocol slot taken")
-	assert.True(t, a.takeOutSlot(other), "the protocol's slots are apart")
-	a.releaseJoinSlot(v4)
-	assert.True(t, a.takeJoinSlot(other), "a slot given back is free")
-	assert.Len(t, a.stream.joinTo, streamJoinMax)
+	assert.Zero(t, a.stream.pings.open(), "no slot of the stream pings taken")
+	assert.True(t, a.stream.pings.take(other), "the other pools are apart")
+
+	for _, s := range a.stream.joinTo {
+		s.opened = s.opened.Add(-2 * time.Minute)
+	}
+	s0.opened = s0.opened.Add(-time.Minute) // the oldest
+	so := a.takeJoinSlot(other)
+	require.NotNil(t, so, "a seed with no stream takes over a slot")
+	assert.Error(t, s0.ctx.Err(), "the oldest stream, v4's, is closed")
+	assert.Equal(t, uint64(1), a.sctr.streamJoinsYielded.Load())
+	assert.Nil(t, a.stream.joinTo[v4])
+	a.releaseJoinSlot(v4, s0) // its goroutine ends
+	assert.Len(t, a.stream.joinTo, streamJoinMax, "a taken-over stream's release frees no slot")
+	assert.Same(t, so, a.stream.joinTo[other])
+	assert.Nil(t, a.takeJoinSlot(v4), "v4 has had one stream, as many as each open one's seed")
+	assert.Equal(t, uint64(3), a.sctr.streamJoinsBusy.Load())
+
+	a.releaseJoinSlot(other, so)
+	assert.Error(t, so.ctx.Err())
+	s0 = a.takeJoinSlot(v4)
+	require.NotNil(t, s0, "a slot given back is free")
+	assert.Equal(t, 2, a.stream.joinTurns[v4])
+	assert.Equal(t, []int{2, 1, 0}, a.joinTurnsOf([]netip.AddrPort{v4, other, netip.MustParseAddrPort("192.0.2.9:1")}))
+
+	// A seed that has had fewer streams takes over from one that has had
+	// more: v4 (2) yields to seeds[1] (1) once seeds[1]'s stream is
+	// given back.
+	a.releaseJoinSlot(seeds[1], a.stream.joinTo[seeds[1]])
+	require.NotNil(t, a.takeJoinSlot(other), "the free slot")
+	s0.opened = s0.opened.Add(-time.Minute)
+	require.NotNil(t, a.takeJoinSlot(seeds[1]))
+	assert.Error(t, s0.ctx.Err(), "v4 (2 streams) yields to seeds[1] (1)")
+	assert.Equal(t, uint64(2), a.sctr.streamJoinsYielded.Load())
+
+	a.pruneJoinTurns([]string{v4.String()})
+	assert.Equal(t, map[netip.AddrPort]int{v4: 2, seeds[1]: 2, seeds[2]: 1, seeds[3]: 1, other: 2}, a.stream.joinTurns,
+		"kept: open or named")
+	a.releaseJoinSlot(seeds[2], a.stream.joinTo[seeds[2]])
+	a.pruneJoinTurns(nil)
+	assert.Equal(t, map[netip.AddrPort]int{seeds[1]: 2, seeds[3]: 1, other: 2}, a.stream.joinTurns, "the open ones only")
 }

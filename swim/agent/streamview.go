@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"context"
 	"net/netip"
 	"time"
 
@@ -20,15 +21,22 @@ import (
 // is its sending time (the replay check refuses what arrives more than its
 // window after sealing). If the stream fails, the packets are handed back
 // to be sent as datagrams, sealed again. A join resent to a seed
-// (joinOverStream) takes its slot apart from the protocol's
-// (takeJoinSlot), others one of the protocol's (takeOutSlot); without
-// one, the packets go as datagrams. Agent goroutine.
+// (joinOverStream) takes its slot from the joins' (takeJoinSlot), a view
+// one of the views' (streamslots.go), apart from the stream pings': a
+// member that holds the streams of views open (an exchange's view
+// request it never answers) cannot keep this one from pinging others
+// over a stream. Without a slot, the packets go as datagrams. Agent
+// goroutine.
 func (a *Agent) sendViewStream(to netip.AddrPort, pkts []swim.Packet, seedJoin bool) {
-	take, release := a.takeOutSlot, a.releaseOutSlot
+	ctx, release := a.stream.ctx, func() { a.stream.views.release(to) }
 	if seedJoin {
-		take, release = a.takeJoinSlot, a.releaseJoinSlot
-	}
-	if !take(to) {
+		js := a.takeJoinSlot(to)
+		if js == nil {
+			a.sendDatagrams(pkts)
+			return
+		}
+		ctx, release = js.ctx, func() { a.releaseJoinSlot(to, js) }
+	} else if !a.stream.views.take(to) {
 		a.sendDatagrams(pkts)
 		return
 	}
@@ -40,10 +48,10 @@ func (a *Agent) sendViewStream(to netip.AddrPort, pkts []swim.Packet, seedJoin b
 	a.stream.wg.Add(1)
 	go func() {
 		defer a.stream.wg.Done()
-		defer release(to)
-		err := a.writeView(to, keep)
-		if err == nil {
-			return
+		defer release()
+		err := a.writeView(ctx, to, keep)
+		if err == nil || a.stream.ctx.Err() == nil && ctx.Err() != nil {
+			return // sent, or its slot taken over: the join is resent
 		}
 		a.log.Debug("view over a stream failed; sending datagrams", "to", to, "err", err)
 		a.sctr.streamFallbacks.Add(1)
@@ -54,13 +62,16 @@ func (a *Agent) sendViewStream(to netip.AddrPort, pkts []swim.Packet, seedJoin b
 	}()
 }
 
-// writeView dials to and writes pkts, each sealed as it goes.
-func (a *Agent) writeView(to netip.AddrPort, pkts []swim.Packet) error {
-	c, done, err := a.dial(a.stream.ctx, to)
+// writeView dials to and writes pkts, each sealed as it goes; the stream
+// is closed when ctx ends.
+func (a *Agent) writeView(ctx context.Context, to netip.AddrPort, pkts []swim.Packet) error {
+	c, done, err := a.dial(ctx, to)
 	if err != nil {
 		return err
 	}
 	defer done()
+	stop := context.AfterFunc(ctx, func() { _ = c.Close() })
+	defer stop()
 	if err := a.writeFrames(c, pkts); err != nil {
 		return err
 	}

@@ -113,9 +113,10 @@ func NewCollector(a *agent.Agent) *Collector {
 		{"stream_joins_total", "Joins resent over a stream after a datagram join got no answer.", func(s agent.Stats) uint64 { return s.StreamJoins }},
 		{"stream_join_answers_total", "Views read back on the stream of a join this member sent (the member joined had not verified its address).", func(s agent.Stats) uint64 { return s.StreamJoinAnswers }},
 		{"stream_answers_foreign_total", "Frames dropped from the stream of a join this member sent because their sender was not the member dialled (another address or another ID).", func(s agent.Stats) uint64 { return s.StreamAnswersForeign }},
-		{"stream_pings_skipped_total", "Stream fallback pings not sent: every dialling slot taken, or the target's address holding its share, or an address that cannot be dialled.", func(s agent.Stats) uint64 { return s.StreamPingsSkipped }},
-		{"streams_addr_busy_total", "Streams not dialled because their address already held 4 of this member's dialled streams (a ping skipped, a view sent as datagrams).", func(s agent.Stats) uint64 { return s.StreamsAddrBusy }},
+		{"stream_pings_skipped_total", "Stream fallback pings not sent: every slot of stream pings taken, or the target's address holding its share, or an address that cannot be dialled.", func(s agent.Stats) uint64 { return s.StreamPingsSkipped }},
+		{"streams_addr_busy_total", "Stream pings and views not dialled because their address already held 4 of this member's dialled streams of that kind (a ping skipped, a view sent as datagrams).", func(s agent.Stats) uint64 { return s.StreamsAddrBusy }},
 		{"stream_joins_busy_total", "Joins to a seed sent as datagrams instead of over a stream because a join's stream to that seed was still open or 4 joins' streams were.", func(s agent.Stats) uint64 { return s.StreamJoinsBusy }},
+		{"stream_joins_yielded_total", "Joins' streams to a seed closed unanswered, after half a probe interval or more, to give their slot to a join to a seed that had had fewer streams.", func(s agent.Stats) uint64 { return s.StreamJoinsYielded }},
 		{"stream_answers_idle_total", "Answers to joins sent over a stream cut because the member dialled sent no frame of its own within two probe intervals (at least 1 s), or the whole answer took more than twice that.", func(s agent.Stats) uint64 { return s.StreamAnswersIdle }},
 	} {
 		c.counters = append(c.counters, counterDesc{prometheus.NewDesc("fdswim_"+x.name, x.help, nil, nil), x.f})
