@@ -124,3 +124,39 @@ func TestStalledSeedsYieldToNewJoin(t *testing.T) {
 	assert.Positive(t, st.StreamJoinsYielded)
 	assert.Positive(t, st.StreamJoinAnswers)
 }
+
+// The bound of Join's doc over k silent seeds listed before b (not in
+// -short: about 5 s): b, at index k, gets its stream at the ⌊k/4⌋+1-th
+// resend, about (⌊k/4⌋+1)·ProbeInterval after the Join; allowed 300 ms
+// more for a loaded machine. Each k runs on a fresh x and fresh seeds.
+func TestStallingSeedsJoinBound(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a sweep over the number of stalling seeds")
+	}
+	cfg := Config{Plain: true, Protocol: fast(), LeaveTimeout: new(100 * time.Millisecond)}
+	bc := cfg
+	bc.Seed = 1
+	b := start(t, bc)
+	for i, k := range []int{0, 3, 4, 8, 16, 32} {
+		xc := cfg
+		xc.Seed = uint64(10 + i)
+		x, shim := startShimmed(t, xc)
+		shim.blocked.Store(1)
+		var addrs []string
+		for range k {
+			addrs = append(addrs, newSilentSeed(t).addr.String())
+		}
+		addrs = append(addrs, b.Self().Addr)
+		bound := time.Duration(k/4+1) * fast().ProbeInterval
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		t0 := time.Now()
+		err := x.Join(ctx, addrs...)
+		took := time.Since(t0)
+		cancel()
+		st := x.Stats()
+		t.Logf("k = %2d silent seeds before b: join %v, bound %v; StreamJoins %d, StreamJoinsYielded %d", k, took.Round(time.Millisecond), bound, st.StreamJoins, st.StreamJoinsYielded)
+		require.NoError(t, err, "k = %d", k)
+		assert.Less(t, took, bound+300*time.Millisecond, "k = %d", k)
+		require.NoError(t, x.Close())
+	}
+}
