@@ -40,6 +40,12 @@ func newSlowSeed(t *testing.T, every time.Duration, foreign bool) *slowSeed {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
+	return newSlowSeedOn(t, ln, every, foreign)
+}
+
+// newSlowSeedOn is newSlowSeed on the listener ln, closed when t ends.
+func newSlowSeedOn(t *testing.T, ln net.Listener, every time.Duration, foreign bool) *slowSeed {
+	t.Helper()
 	s := &slowSeed{ln: ln, addr: netip.MustParseAddrPort(ln.Addr().String())}
 	from := swim.Node{ID: "seed", Addr: s.addr.String()}
 	if foreign {

@@ -3,6 +3,9 @@ package agent
 import (
 	"context"
 	"fmt"
+	"net"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -10,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fdkit/fdkit/swim"
+	"github.com/fdkit/fdkit/swim/wire"
 )
 
 // Four ports of a hostile host each hold 4 of x's view streams: the view
@@ -63,6 +67,111 @@ func TestHeldViewStreamsLeaveStreamPings(t *testing.T) {
 	assert.Equal(t, streamOutMax, held, "4 per address")
 	assert.Zero(t, st.StreamPingsSkipped)
 	assert.Equal(t, uint64(4), st.StreamsAddrBusy, "one view per address over its bound")
+}
+
+// hostilePuller is a hostile member: a UDP socket that acks every ping
+// (its join challenge, the probes) and sends a pull with a digest unlike
+// any view's every 30 ms, and on the same port a TCP listener that
+// accepts the views and view requests this draws and never answers them
+// (a silent slowSeed).
+type hostilePuller struct {
+	*attacker
+	seed *slowSeed
+}
+
+func newHostilePuller(t *testing.T, codec *wire.Codec, id swim.ID) *hostilePuller {
+	t.Helper()
+	for try := 0; ; try++ {
+		a := newAttacker(t, codec, id)
+		ln, err := net.Listen("tcp", a.self.Addr)
+		if err != nil && try < 10 {
+			continue // the port is taken on TCP: another pair
+		}
+		require.NoError(t, err)
+		return &hostilePuller{attacker: a, seed: newSlowSeedOn(t, ln, 0, false)}
+	}
+}
+
+// run pulls from x until stop is closed.
+func (h *hostilePuller) run(x swim.Node, stop <-chan struct{}) {
+	self := swim.Update{Kind: swim.UpdateAlive, Node: h.self, From: h.self.ID}
+	_, _ = h.write(x, swim.Packet{Kind: swim.MsgJoin, Updates: []swim.Update{self}})
+	tick := time.NewTicker(30 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case p := <-h.Packets():
+			if pk, err := h.codec.Decode(p.Data); err == nil && pk.Kind == swim.MsgPing {
+				_, _ = h.write(pk.From, swim.Packet{Kind: swim.MsgAck, Ack: swim.Ack{Seq: pk.Ping.Seq}})
+			}
+		case <-tick.C:
+			_, _ = h.write(x, swim.Packet{Kind: swim.MsgJoin, Updates: []swim.Update{self},
+				Digest: swim.ViewDigest{Members: 1000, Hash: 1}})
+		}
+	}
+}
+
+// Four hostile members of x's group, four ports of one host, pull x's
+// view every 30 ms with a digest unlike x's: x answers each (two per
+// sender per ProbeInterval, swim.DefaultPullsPerSender) with its view,
+// larger than a datagram, and a request for theirs, over a stream that
+// their TCP listener accepts and never answers, so they hold x's view
+// streams, each until readAnswer's idle limit (1 s). Meanwhile every
+// datagram to b is dropped, so x reaches b only with its stream pings.
+// Views have their own slots: no stream ping is skipped, b answers
+// them, and it is never declared dead (issue 27, session 23). Before,
+// views and stream pings shared 16 slots, which the pulls kept full: x
+// skipped its stream pings to b, no probe reached b, and x held b
+// suspect (main 537a244: 2 skipped in 3 s, b suspect at the end).
+func TestHostilePullsLeaveStreamPings(t *testing.T) {
+	long := strings.Repeat("x", 100) // views of 6 members need 2 datagrams of 700 bytes
+	cfg := Config{Plain: true, Protocol: fast(), MaxPacketSize: 700, LeaveTimeout: new(100 * time.Millisecond)}
+	xc := cfg
+	xc.ID, xc.Seed = swim.ID("x-"+long), 1
+	x := start(t, xc)
+	bc := cfg
+	bc.ID, bc.Seed = swim.ID("b-"+long), 2
+	b, shim := startShimmed(t, bc)
+	join(t, b, x)
+	codec, err := wire.NewCodec(wire.CodecConfig{Security: &wire.Security{Plain: true}, MaxPacketSize: 700})
+	require.NoError(t, err)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	defer func() { close(stop); wg.Wait() }()
+	var hs []*hostilePuller
+	for i := range 4 {
+		h := newHostilePuller(t, codec, swim.ID(fmt.Sprintf("h%d-%s", i, long)))
+		hs = append(hs, h)
+		wg.Go(func() { h.run(x.Self(), stop) })
+	}
+	most := 0
+	require.Eventually(t, func() bool {
+		most = max(most, x.stream.views.open())
+		return most >= 12
+	}, 5*time.Second, time.Millisecond, "the pullers hold x's view streams")
+	skipped := x.Stats().StreamPingsSkipped
+	shim.blocked.Store(1)
+	// At least 30 periods, and on a loaded machine (the local health
+	// stretching the periods) until a probe of b has gone by stream.
+	deadline, giveUp := time.Now().Add(30*fast().ProbeInterval), time.Now().Add(30*time.Second)
+	for time.Now().Before(deadline) || x.Stats().Protocol.StreamOnly == 0 && time.Now().Before(giveUp) {
+		most = max(most, x.stream.views.open())
+		require.NotEqual(t, swim.StateDead, state(x, b.Self().ID), "x declared b dead")
+		time.Sleep(5 * time.Millisecond)
+	}
+	st := x.Stats()
+	accepted := 0
+	for _, h := range hs {
+		_, _, a, _ := h.seed.snapshot()
+		accepted += a
+	}
+	t.Logf("4 hostile pullers: %d of x's view streams accepted, at most %d held at once; x: StreamPingsSkipped %d, StreamsAddrBusy %d, StreamAnswersIdle %d, PullsRefused %d, StreamOnly %d; b %v",
+		accepted, most, st.StreamPingsSkipped, st.StreamsAddrBusy, st.StreamAnswersIdle, st.Protocol.PullsRefused, st.Protocol.StreamOnly, state(x, b.Self().ID))
+	assert.Equal(t, skipped, st.StreamPingsSkipped, "stream pings skipped while the views were held")
+	assert.Positive(t, st.Protocol.StreamOnly, "b answered only over the stream")
+	assert.Positive(t, shim.dropped.Load())
 }
 
 // A receiver that accepts reliable messages' streams and never
