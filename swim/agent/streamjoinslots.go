@@ -36,13 +36,14 @@ func answerIdle(probeInterval time.Duration) time.Duration {
 // whole StreamTimeout (issue 27, user43 F1).
 func answerWhole(idle time.Duration) time.Duration { return 2 * idle }
 
-// joinStall is how long a join's stream to a seed must have been open
-// (dialled, the join written, the answer read) before a join to a seed
-// that has had fewer streams may take its slot (takeJoinSlot): half a
-// ProbeInterval, the time between two resends less the jitter of the
-// agent's ticks. A seed answers a join on its stream at once, and a
-// stream's slot is taken over only by a seed with fewer streams, so a
-// slow honest seed loses at most one stream to each seed not yet tried.
+// joinStall is how long a join's stream to a seed must have held its slot
+// (dialling, writing the join, reading the answer) before a join to a
+// seed that has had fewer streams may take it over (takeJoinSlot): half
+// a ProbeInterval, the time between two resends less the jitter of the
+// agent's ticks. A seed answers a join on its stream at once; one slower
+// than that loses its stream only to seeds that have had fewer, so once
+// the seeds resent to have had as many it keeps its stream up to the
+// answer's limits (answerIdle, answerWhole).
 func joinStall(probeInterval time.Duration) time.Duration { return probeInterval / 2 }
 
 // streamJoinMax bounds the streams of joins resent to seeds
