@@ -317,6 +317,15 @@ func parseFlags(args []string, stdout io.Writer) (options, []string, error) {
 	if o.report == "-" {
 		return o, nil, usageErr("--report -: give a file name; the report is not written to standard output")
 	}
+	if o.out == "-" {
+		return o, nil, usageErr("--out -: give a directory name; the results are files, not written to standard output (without --out the table is printed there, and --sweep prints the curves as CSV)")
+	}
+	// Standard input can be read once.
+	if i := slices.Index(fs.Args(), "-"); i >= 0 {
+		if j := slices.Index(fs.Args()[i+1:], "-"); j >= 0 {
+			return o, nil, usageErr("standard input given twice (traces %d and %d are \"-\"): it can be read once", i+1, i+j+2)
+		}
+	}
 	o.windowSet = fs.Changed("window")
 	o.sweepFlag = fs.Changed("sweep")
 	// --mr-max 0 is a target of its own (MR = 0), not "no target".
@@ -467,7 +476,8 @@ func checkCSVFlags(o options, unitSet bool) error {
 
 func selectDetectors(list []string) ([]string, error) {
 	want := map[string]bool{}
-	var texts, canons []string // entries in the textual form, in the order given
+	given := map[string]string{} // a detector's family name or canonical text: the entry that named it
+	var texts, canons []string   // entries in the textual form, in the order given
 	for _, arg := range list {
 		for _, d := range splitTop(arg) {
 			d = strings.TrimSpace(d)
@@ -481,18 +491,32 @@ func selectDetectors(list []string) ([]string, error) {
 				}
 				continue
 			}
+			key := ""
+			if f, ok := spec.Lookup(low); ok {
+				key = f.Name
+			} else {
+				canon, err := parseSpecEntry(d)
+				if err != nil {
+					return nil, usageErr("--detectors: %v (see docs/detectors.md)", err)
+				}
+				key = canon
+			}
+			// The same detector named twice would run once, one row where
+			// two were asked for: say so ("all" names each family
+			// without naming it twice).
+			if first, ok := given[key]; ok {
+				if first == d {
+					return nil, usageErr("--detectors: %s is given twice; name each detector once (in --detectors and --config together)", d)
+				}
+				return nil, usageErr("--detectors: %s and %s are the same detector (%s); name each detector once (in --detectors and --config together)", first, d, key)
+			}
+			given[key] = d
 			if f, ok := spec.Lookup(low); ok {
 				want[f.Name] = true
 				continue
 			}
-			canon, err := parseSpecEntry(d)
-			if err != nil {
-				return nil, usageErr("--detectors: %v (see docs/detectors.md)", err)
-			}
-			if !slices.Contains(canons, canon) { // the same detector twice runs once
-				canons = append(canons, canon)
-				texts = append(texts, d) // shown as given: "akka", not its expansion
-			}
+			canons = append(canons, key)
+			texts = append(texts, d) // shown as given: "akka", not its expansion
 		}
 	}
 	var out []string

@@ -50,6 +50,15 @@ func TestFlagsRefuseInvalidValues(t *testing.T) {
 		// Inputs read "-" as standard input; the report is no stream,
 		// and a file named "-" is not what was meant (user44's F14).
 		{[]string{"--report", "-"}, "--report -: give a file name; the report is not written to standard output"},
+		// Likewise --out -, which made a directory named "-".
+		{[]string{"--out", "-"}, "--out -: give a directory name; the results are files, not written to standard output"},
+		// Standard input read twice gave "want a CSV header line, got \"\""
+		// for the second (user44's D5).
+		{[]string{"-", "x.txt", "-"}, `standard input given twice (traces 1 and 3 are "-"): it can be read once`},
+		// The same detector named twice ran once, one row silently (D5).
+		{[]string{"-d", "chen,chen"}, "--detectors: chen is given twice; name each detector once"},
+		{[]string{"-d", "chen", "-d", "NFD-E"}, "--detectors: chen and NFD-E are the same detector (chen); name each detector once"},
+		{[]string{"-d", "phi-akka(threshold=8,pause=0)", "-d", "phi-akka(pause=0, threshold=8)"}, "are the same detector (phi-akka(threshold=8, pause=0s))"},
 	}
 	for _, c := range cases {
 		code, out, errOut := runCmd(c.args...)

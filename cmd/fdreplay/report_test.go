@@ -168,7 +168,7 @@ func TestReportNeverReplacesAnInput(t *testing.T) {
 	hard, soft := filepath.Join(dir, "hard.html"), filepath.Join(dir, "soft.html")
 	require.NoError(t, os.Link(trace, hard))
 	require.NoError(t, os.Symlink(trace, soft))
-	cfg := writeFile(t, "c.yaml", "detectors:\n  - fixed\n")
+	cfg := writeFile(t, "c.yaml", "detectors:\n  - chen\n") // -d fixed below: fixed twice is refused
 	for _, c := range []struct{ report, input string }{{trace, trace}, {hard, trace}, {soft, trace}, {cfg, cfg}} {
 		for _, force := range []bool{false, true} {
 			args := []string{"--report", c.report, "--no-progress", "-d", "fixed", "--points", "2", "--config", cfg, trace}
@@ -186,7 +186,7 @@ func TestReportNeverReplacesAnInput(t *testing.T) {
 	assert.Equal(t, multiSenderTrace(200), string(b))
 	b, err = os.ReadFile(cfg)
 	require.NoError(t, err)
-	assert.Equal(t, "detectors:\n  - fixed\n", string(b))
+	assert.Equal(t, "detectors:\n  - chen\n", string(b))
 }
 
 // --force does not let --report replace a write-protected file: the
