@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/fdkit/fdkit/internal/flagcheck"
+	"github.com/fdkit/fdkit/internal/outfile"
 
 	"github.com/fdkit/fdkit/qos"
 	"github.com/fdkit/fdkit/spec"
@@ -316,6 +318,11 @@ func parseFlags(args []string, stdout io.Writer) (options, []string, error) {
 	// file named "-".
 	if o.report == "-" {
 		return o, nil, usageErr("--report -: give a file name; the report is not written to standard output")
+	}
+	if o.out != "" && outfile.IsStagingName(filepath.Base(filepath.Clean(o.out))) {
+		// A later run writing beside it would take it for its own
+		// unfinished output and remove it.
+		return o, nil, usageErr("--out %s: names beginning with .partial- are kept for unfinished output (staging directories, removed by later runs); name another directory", o.out)
 	}
 	if o.out == "-" {
 		return o, nil, usageErr("--out -: give a directory name; the results are files, not written to standard output (without --out the table is printed there, and --sweep prints the curves as CSV)")

@@ -52,6 +52,9 @@ func TestFlagsRefuseInvalidValues(t *testing.T) {
 		{[]string{"--report", "-"}, "--report -: give a file name; the report is not written to standard output"},
 		// Likewise --out -, which made a directory named "-".
 		{[]string{"--out", "-"}, "--out -: give a directory name; the results are files, not written to standard output"},
+		// A directory of that name beside a later run's output would be
+		// taken for that run's unfinished output and removed.
+		{[]string{"--out", "d/.partial-fdreplay-1-x/"}, "--out d/.partial-fdreplay-1-x/: names beginning with .partial- are kept for unfinished output"},
 		// Standard input read twice gave "want a CSV header line, got \"\""
 		// for the second (user44's D5).
 		{[]string{"-", "x.txt", "-"}, `standard input given twice (traces 1 and 3 are "-"): it can be read once`},

@@ -112,6 +112,10 @@ func checkReportPath(path, out string, force bool, inputs []string) error {
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
 		return fmt.Errorf("--report %s: is a directory; give a file name such as %s", path, filepath.Join(path, "report.html"))
 	}
+	if outfile.IsStagingName(filepath.Base(path)) {
+		// Refused here, not when the report is staged after the replay.
+		return fmt.Errorf("--report %s: names beginning with .partial- are kept for unfinished output (staging directories, removed by later runs); name another file", path)
+	}
 	dir := filepath.Dir(path)
 	st, err := os.Stat(dir)
 	if err != nil {

@@ -269,3 +269,19 @@ func TestReportNotAnOutFile(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(b), "<html")
 }
+
+// --report naming a staging name (.partial-...) is refused before the
+// replay; it was refused only when the report was staged, after it.
+func TestReportStagingNameRefusedFirst(t *testing.T) {
+	dir := t.TempDir()
+	trace := writeFile(t, "t.txt", multiSenderTrace(200))
+	for _, name := range []string{".partial-x", ".partial-fdreplay-1-abc"} {
+		code, out, errOut := runCmd("--report", filepath.Join(dir, name), "--no-progress", "-d", "fixed", trace)
+		assert.Equal(t, 1, code)
+		assert.Equal(t, "fdreplay: --report "+filepath.Join(dir, name)+": names beginning with .partial- are kept for unfinished output (staging directories, removed by later runs); name another file\n", errOut)
+		assert.Empty(t, out, "refused before the replay")
+	}
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	assert.Empty(t, entries)
+}

@@ -34,6 +34,12 @@ import (
 // the command's name after it).
 const stagingPrefix = ".partial-"
 
+// IsStagingName reports whether name, a file name without directory,
+// is reserved for staging directories: Staging.Create refuses it, and a
+// later run removes such a directory when its owner is gone, so a command
+// refuses it as an output name before it starts.
+func IsStagingName(name string) bool { return strings.HasPrefix(name, stagingPrefix) }
+
 var (
 	mu          sync.Mutex
 	live        = map[*Staging]bool{}
@@ -117,7 +123,7 @@ func (s *Staging) Dir() string { return s.tmp }
 // Create creates a staged file that Commit will move to dir/name. name is a
 // plain file name (no directory).
 func (s *Staging) Create(name string) (*os.File, error) {
-	if name == "" || name != filepath.Base(name) || strings.HasPrefix(name, stagingPrefix) {
+	if name == "" || name != filepath.Base(name) || IsStagingName(name) {
 		return nil, fmt.Errorf("outfile: %q is not a plain file name", name)
 	}
 	if err := checkReplaceable(filepath.Join(s.dir, name)); err != nil {
