@@ -38,9 +38,11 @@ right. Smaller TD, smaller MR and larger QAP are better; sweeps show the
 trade-off. Undefined metrics (E[TM], E[TMR] without a mistake) are empty in
 CSV and null in JSON.
 
---out files appear only when complete. SIGINT or SIGTERM stops the run,
-removes its partial files and exits 130 or 143. A flag value out of range
-is an error, never replaced by a default. See docs/fdreplay.md.
+--out files appear only when complete. SIGINT, SIGTERM or SIGHUP stops the
+run, removes its partial files (and an --out directory it made) and exits
+130, 143 or 129; SIGQUIT dumps the goroutines' stacks and leaves the partial
+files for the next run to remove. A flag value out of range is an error,
+never replaced by a default. See docs/fdreplay.md.
 `
 
 // options are the parsed flags.

@@ -72,10 +72,11 @@ type outDir struct {
 // one holding an earlier run's results, and starts staging. The lock is
 // held until commit ends or release.
 func prepareOut(dir string, force bool, inputs []string) (od *outDir, err error) {
+	created := createdDirs(dir)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("--out %s: cannot create the directory: %w", dir, unwrapPath(err))
 	}
-	lock, err := lockOut(dir)
+	lock, err := lockOut(dir, created)
 	if err != nil {
 		return nil, err
 	}

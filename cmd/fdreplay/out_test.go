@@ -127,7 +127,10 @@ func TestSignalDuringOutLeavesNoPartialFile(t *testing.T) {
 			require.NoError(t, cmd.Process.Signal(c.sig))
 			assert.Equal(t, c.code, exitCode(t, cmd, eof), errb.String())
 			assert.Contains(t, errb.String(), "fdreplay: interrupted by "+c.name+": stopped and removed")
-			assert.Empty(t, entries(t, dir), "no partial file, no staging directory")
+			// The run made results/: it removed it (user44's D6), with
+			// no partial file, no staging directory, no lock file.
+			assert.NoDirExists(t, dir)
+			assert.DirExists(t, filepath.Dir(dir), "the directory that was there stays")
 		})
 	}
 }
@@ -227,7 +230,7 @@ func TestFailedRunLeavesNoStaging(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "results")
 	code, _, _ := runCmd("--sender", "nobody", "--out", dir)
 	assert.Equal(t, 1, code)
-	assert.Empty(t, entries(t, dir))
+	assert.NoDirExists(t, dir, "made by the run, removed empty")
 }
 
 // Streams whose names map to the same file name ("a/b" and "a_b" both
@@ -309,7 +312,7 @@ func TestOutLockRefusesSecondRun(t *testing.T) {
 	}
 	require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
 	assert.Equal(t, 130, exitCode(t, cmd, eof), errb.String())
-	assert.Empty(t, entries(t, dir), "no lock file left")
+	assert.NoDirExists(t, dir, "no lock file left, and the directory the run made removed")
 
 	// The lock is free again: a run goes through, and leaves no lock file.
 	code, _, errOut := runCmd("-d", "fixed", "--points", "2", "--no-progress", "--out", dir)
@@ -340,7 +343,7 @@ func TestOutLockOfKilledRun(t *testing.T) {
 // is taken over.
 func TestOutLockFile(t *testing.T) {
 	dir := t.TempDir()
-	l, err := lockOut(dir)
+	l, err := lockOut(dir, nil)
 	require.NoError(t, err)
 	b, err := os.ReadFile(filepath.Join(dir, lockName))
 	require.NoError(t, err)
@@ -365,4 +368,74 @@ func TestOutLockFile(t *testing.T) {
 	code, _, errOut = runCmd("-d", "fixed", "--points", "2", "--no-progress", "--out", dir)
 	require.Equal(t, 0, code, errOut)
 	assert.NotContains(t, entries(t, dir), lockName)
+}
+
+// A run stopped while it writes --out leaves nothing in $TMPDIR: the PDF
+// backend's gofpdf-makefont-* directories (created in the temporary
+// directory, removed by a defer that a fatal signal skips) are made in a
+// directory of the staging directory, which goes with it. 45 of them had
+// piled up in /tmp from interrupted test runs.
+func TestSignalDuringPlotsLeavesNoTempDir(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "results")
+	trace := filepath.Join(base, "t.fdkit")
+	require.NoError(t, os.WriteFile(trace, []byte(multiSenderTrace(300)), 0o644))
+	tmp := filepath.Join(base, "tmp")
+	require.NoError(t, os.Mkdir(tmp, 0o700))
+	t.Setenv("TMPDIR", tmp) // the child's, through os.Environ
+
+	// Paused with table.csv staged, while the plots are drawn by the
+	// other jobs: the process's temporary directory is in the staging
+	// directory.
+	cmd, errb, eof := startPaused(t, "staged table.csv", "-d", "fixed,chen,phi", "--points", "8", "--no-progress", "--out", dir, trace)
+	staging, err := filepath.Glob(filepath.Join(dir, ".partial-fdreplay-*"))
+	require.NoError(t, err)
+	require.Len(t, staging, 1, "%v", entries(t, dir))
+	assert.DirExists(t, filepath.Join(staging[0], ".tmp"), "the write phase's temporary directory")
+	require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
+	assert.Equal(t, 130, exitCode(t, cmd, eof), errb.String())
+	assert.NoDirExists(t, dir, "no partial file, no staging directory, and the directory the run made is gone")
+	assert.Empty(t, entries(t, tmp), "nothing in $TMPDIR")
+
+	// A run to the end: the .tmp directory is not moved into --out, and
+	// $TMPDIR is left empty too.
+	stdout, stderr, code := runMain(t, []string{"TMPDIR=" + tmp}, "-d", "fixed", "--points", "3", "--no-progress", "--out", dir, trace)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "wrote 30 files to "+dir)
+	assert.NotContains(t, entries(t, dir), ".tmp")
+	assert.Contains(t, entries(t, dir), "p-mr-td.pdf")
+	assert.Empty(t, entries(t, tmp), "nothing in $TMPDIR")
+}
+
+// A run that made its --out directory, parents included, and fails or is
+// stopped before the commit removes those it made (they are empty); a
+// directory that was there stays, and so does one that holds anything.
+func TestOutNewDirRemovedOnFailure(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "a", "b", "results")
+	bad := filepath.Join(base, "bad.txt")
+	require.NoError(t, os.WriteFile(bad, []byte("4 1 100 200 3\n4 x 300 400 3\n"), 0o644))
+	code, _, errOut := runCmd("--no-progress", "-d", "chen", "--out", dir, bad)
+	require.Equal(t, 1, code)
+	assert.Contains(t, errOut, "bad.txt:2: field seq")
+	assert.NoDirExists(t, filepath.Join(base, "a"), "a, a/b and a/b/results were made by the run")
+	assert.FileExists(t, bad)
+
+	// A parent that was there stays.
+	require.NoError(t, os.Mkdir(filepath.Join(base, "a"), 0o755))
+	code, _, _ = runCmd("--no-progress", "-d", "chen", "--out", dir, bad)
+	require.Equal(t, 1, code)
+	assert.Equal(t, []string{"a"}, entries(t, base)[:1])
+	assert.Empty(t, entries(t, filepath.Join(base, "a")))
+
+	// Stopped by SIGTERM, before the commit.
+	cmd, errb, eof := startPaused(t, "commit", "-d", "fixed", "--points", "3", "--no-progress", "--out", dir)
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	assert.Equal(t, 143, exitCode(t, cmd, eof), errb.String())
+	assert.Empty(t, entries(t, filepath.Join(base, "a")))
+
+	// A run that succeeds keeps it, of course.
+	code, _, errOut = runCmd("--no-progress", "-d", "fixed", "--points", "3", "--out", dir)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, entries(t, dir), "table.csv")
 }

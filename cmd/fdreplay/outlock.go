@@ -32,12 +32,18 @@ type outLock struct {
 	f      *os.File // nil once released
 	path   string
 	remove func() // unregisters the signal cleanup
+	// created are the directories the run created for --out, deepest
+	// first: unlock removes those left empty, so that a run that fails or
+	// is stopped before it writes leaves no new empty directory (user44's
+	// D6). After a commit they hold the results and stay.
+	created []string
 }
 
 // lockOut takes the lock of the --out directory dir, or fails at once,
-// naming the PID of the run that holds it.
-func lockOut(dir string) (*outLock, error) {
-	l := &outLock{path: filepath.Join(dir, lockName)}
+// naming the PID of the run that holds it. created are the directories
+// the run made for dir (createdDirs), deepest first.
+func lockOut(dir string, created []string) (*outLock, error) {
+	l := &outLock{path: filepath.Join(dir, lockName), created: created}
 	// Registered first and run under l.mu, so that a signal arriving while
 	// the lock is being taken removes the file once it is ours.
 	l.remove = outfile.OnInterrupt(l.unlock)
@@ -140,4 +146,24 @@ func (l *outLock) unlock() {
 	}
 	unlockFile(l.f, l.path)
 	l.f = nil
+	for _, d := range l.created {
+		if os.Remove(d) != nil { // not empty: it, and those above it, stay
+			break
+		}
+	}
+}
+
+// createdDirs lists the directories that os.MkdirAll(dir) would create:
+// dir and those of its parents that do not exist, deepest first.
+func createdDirs(dir string) []string {
+	var out []string
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(d); !errors.Is(err, os.ErrNotExist) {
+			return out
+		}
+		out = append(out, d)
+		if filepath.Dir(d) == d {
+			return out
+		}
+	}
 }

@@ -27,7 +27,7 @@ func TestOutNeedsWritableTempDir(t *testing.T) {
 		stdout, stderr, code := runMain(t, []string{"TMPDIR=" + c.tmp}, "--no-progress", "-d", "chen", "--out", out)
 		assert.Equal(t, 1, code)
 		assert.Empty(t, stdout)
-		assert.Regexp(t, `^fdreplay: --out: the temporary directory `+c.tmp+` \(\$TMPDIR\) is not a writable directory \([^\n]*`+c.want+`\): the PDF plots are drawn through it; set TMPDIR to one\n$`, stderr)
+		assert.Regexp(t, `^fdreplay: --out: the temporary directory `+c.tmp+` \(\$TMPDIR\) is not a writable directory \([^\n]*`+c.want+`\): fdreplay's temporary files go there; set TMPDIR to one\n$`, stderr)
 		assert.NoDirExists(t, out)
 	}
 	// Without --out nothing needs it: the table prints.

@@ -54,7 +54,20 @@ func writeResults(stdout, stderr io.Writer, o options, args []string, out *outDi
 			return nil
 		})
 	}
+	var restoreTemp func() error
+	if o.out != "" {
+		var err error
+		if restoreTemp, err = privateTempDir(out.staging.Dir()); err != nil {
+			return fmt.Errorf("--out %s: %w", o.out, err)
+		}
+	}
 	err := inParallel(jobs)
+	if restoreTemp != nil {
+		// Before Commit, which moves everything in the staging directory.
+		if rerr := restoreTemp(); rerr != nil && err == nil {
+			err = fmt.Errorf("--out %s: %w", o.out, rerr)
+		}
+	}
 	for _, p := range plots {
 		if p.note != "" {
 			fmt.Fprintln(stderr, p.note)
