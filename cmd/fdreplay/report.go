@@ -62,7 +62,10 @@ func buildReport(o options, args []string, runs []reportRun, table, curves []qos
 		}
 		rs.Targets = o.targets
 		if !o.tune {
+			// Beside "No verdict: give targets", these must not read as
+			// targets someone gave (user44's D2).
 			rs.Targets = r.set.targets
+			rs.TargetsLabel = "No targets given; the tuner below uses SFD’s default targets (docs/fdreplay.md)"
 		}
 		if len(rs.Curves) > 0 {
 			ch, err := qos.Tune(rs.Curves, rs.Targets)

@@ -59,6 +59,10 @@ type Stream struct {
 	Curves  []qos.Curve
 	Targets qos.Targets
 	Choices []qos.Choice
+	// TargetsLabel, when not empty, names Targets in place of "Targets",
+	// for example where nobody gave them and they are a detector's
+	// defaults (fdreplay without --td-max, --mr-max or --qap-min).
+	TargetsLabel string
 	// Verdict, when not nil, is qos.Decide's answer for this stream,
 	// shown as its String with the out-of-sample figures beside it.
 	Verdict *qos.Verdict
@@ -111,6 +115,7 @@ type streamView struct {
 	MR, QAP            template.HTML
 	NoMR               bool
 	Targets            string
+	TargetsLabel       string
 	Choices            []choiceRow
 	Verdict            string
 	Holdout            [][]string
@@ -218,6 +223,10 @@ func buildStreamView(i int, s Stream) streamView {
 	}
 
 	v.Targets = s.Targets.String()
+	v.TargetsLabel = "Targets"
+	if s.TargetsLabel != "" {
+		v.TargetsLabel = s.TargetsLabel
+	}
 	bestFamily := ""
 	v.Verdict = "No verdict: give targets (fdreplay --td-max, --mr-max, --qap-min) to compare the detectors at their operating points."
 	if s.Verdict != nil {

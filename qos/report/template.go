@@ -61,12 +61,12 @@ svg g.pt:hover > *:first-child { stroke: #000; stroke-width: 2; }
 <body>
 <h1>{{.Title}}</h1>
 {{if .Command}}<p>Produced by <span class="cmd">{{.Command}}</span></p>{{end}}
-<p class="small">TD: time from a crash right after a heartbeat to permanent suspicion (mean over heartbeats). MR: false suspicions per second. QAP: the fraction of time the monitor is right; 1 − QAP is the fraction it wrongly suspects. Smaller TD and MR and larger QAP are better. ± is half the width of a 95 % confidence interval from a block bootstrap over time (+up/−down when the interval is lopsided) (the ends are in curves.csv and curves.json); a detector without mistakes shows a one-sided bound (≤). Click a table header to sort; hover a point for its setting and values.</p>
+<p class="small">TD: time from a crash right after a heartbeat to permanent suspicion (mean over heartbeats). MR: false suspicions per second. QAP: the fraction of time the monitor is right; 1 − QAP is the fraction it wrongly suspects. Smaller TD and MR and larger QAP are better. ± is half the width of a 95 % confidence interval from a block bootstrap over time (+up/−down when the interval is lopsided) (the ends are in curves.csv and curves.json); a detector without mistakes shows a one-sided bound (≤). Click a table header to sort; hover a point for its setting and values. How each figure is measured: fdkit's docs/fdreplay.md (“Reading TD, MR and QAP”) and docs/algorithms.md (“Confidence intervals for TD, MR and QAP”, “Comparing detectors at an operating point”).</p>
 {{if gt (len .Streams) 1}}<nav>{{range .Streams}}<a href="#{{.ID}}">{{.Title}}</a>{{end}}</nav>{{end}}
 {{range .Streams}}
 <section id="{{.ID}}">
 <h2>{{.Title}}</h2>
-<div class="verdict{{if not .VerdictFound}} none{{end}}">{{.Verdict}} <span class="small">Targets: {{.Targets}}.</span></div>
+<div class="verdict{{if not .VerdictFound}} none{{end}}">{{.Verdict}} <span class="small">{{.TargetsLabel}}: {{.Targets}}.</span></div>
 {{if .Holdout}}<div class="scroll"><table class="holdout"><thead><tr>{{range .HoldoutHeader}}<th>{{.}}</th>{{end}}</tr></thead><tbody>{{range .Holdout}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>{{end}}</tbody></table></div>{{end}}
 {{range .Warnings}}<div class="warn">{{.}}</div>{{end}}
 <h3>Trace</h3>
