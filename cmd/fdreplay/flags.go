@@ -486,7 +486,7 @@ func checkCSVFlags(o options, unitSet bool) error {
 func selectDetectors(list []string) ([]string, error) {
 	want := map[string]bool{}
 	given := map[string]string{} // a detector's family name or canonical text: the entry that named it
-	var texts, canons []string   // entries in the textual form, in the order given
+	var texts []string           // entries in the textual form, in the order given
 	for _, arg := range list {
 		for _, d := range splitTop(arg) {
 			d = strings.TrimSpace(d)
@@ -524,7 +524,6 @@ func selectDetectors(list []string) ([]string, error) {
 				want[f.Name] = true
 				continue
 			}
-			canons = append(canons, key)
 			texts = append(texts, d) // shown as given: "akka", not its expansion
 		}
 	}
