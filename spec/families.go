@@ -265,7 +265,7 @@ var sfdRow = Row[sfd.Config]{
 		minSamples(func(c *sfd.Config) **int { return &c.MinSamples }),
 		durPtr(Param{Name: "sm1", Symbol: "SM1", Unit: "duration", Default: "max(Δ, min-margin)", Source: srcSFD, Doc: "initial safety margin SM_1", Field: "InitialMargin", Sample: "0s"},
 			func(c *sfd.Config) **time.Duration { return &c.InitialMargin }),
-		dur(Param{Name: "step", Symbol: "β", Unit: "duration", Default: "Δ/10", Source: srcSFD, Doc: "adjustment rate β", Field: "Step", Sample: "5ms", MinOpen: true},
+		dur(Param{Name: "step", Aliases: []string{"beta"}, Symbol: "β", Unit: "duration", Default: "Δ/10", Source: srcSFD, Doc: "adjustment rate β", Field: "Step", Sample: "5ms", MinOpen: true},
 			func(c *sfd.Config) *time.Duration { return &c.Step }),
 		dur(Param{Name: "min-margin", Unit: "duration", Default: "0", Source: srcFdkit, Doc: "floor SM_min on the margin", Field: "MinMargin", Sample: "10ms"},
 			func(c *sfd.Config) *time.Duration { return &c.MinMargin }),

@@ -292,6 +292,23 @@ func TestSweptParamOneName(t *testing.T) {
 	}
 }
 
+// TestSFDBetaAlias: SFD's adjustment rate is β in the paper and in
+// fdreplay's setting column ("SM1=100ms β=10ms"); its parameter is step,
+// and beta, the symbol spelled out, reads as step (user44's D4: sfd(beta=0)
+// was "no parameter beta").
+func TestSFDBetaAlias(t *testing.T) {
+	s, err := Parse("sfd(beta=5ms)")
+	require.NoError(t, err)
+	assert.Equal(t, "sfd(step=5ms)", s.String())
+	_, err = Parse("sfd(beta=0)")
+	assert.ErrorContains(t, err, "step")
+	_, err = Parse("sfd(beta=5ms, step=5ms)")
+	assert.ErrorContains(t, err, "step is given twice")
+	w, err := ParseSweep("sfd beta=1ms..10ms")
+	require.NoError(t, err)
+	assert.Equal(t, "step", w.Param)
+}
+
 // TestBootstrapIntervalAliases: the interval assumed before two are known
 // is bootstrap-interval in every family; the names it had, first-estimate
 // and initial-interval, still read, in specs and in files, and printing
