@@ -186,8 +186,51 @@ func TestTruncatedXZ(t *testing.T) {
 	var pe *ParseError
 	require.ErrorAs(t, err, &pe)
 	assert.Equal(t, "cut.xz", pe.File)
-	assert.Equal(t, "a complete xz stream", pe.Want)
+	assert.Equal(t, "a complete xz stream: the file ends inside one (cut short, or a few bytes that are no xz stream appended to it)", pe.Want)
+	assert.ErrorIs(t, pe.Err, io.ErrUnexpectedEOF)
+}
+
+// xz errors say what is wrong as the gzip path does: data appended after
+// the last stream, and damaged data, instead of the library's internal
+// texts alone ("writeMatch: distance out of range"; user44's F17);
+// padding and concatenated streams still read.
+func TestXZErrorsSayWhat(t *testing.T) {
+	body := "2 0 1000000 2000000 3\n2 1 2000000 3000000 3\n"
+	var xb bytes.Buffer
+	xw, err := xz.NewWriter(&xb)
+	require.NoError(t, err)
+	_, _ = xw.Write([]byte(strings.Repeat(body, 200)))
+	require.NoError(t, xw.Close())
+	one := xb.Bytes()
+	read := func(data []byte) ([]Record, error) {
+		r, err := NewReader(bytes.NewReader(data), ReaderConfig{Name: "t.xz"})
+		if err != nil {
+			return nil, err
+		}
+		return r.ReadAll()
+	}
+	for name, data := range map[string][]byte{
+		"padding":     append(slices.Clone(one), 0, 0, 0, 0),
+		"two streams": append(slices.Clone(one), one...),
+	} {
+		recs, err := read(data)
+		require.NoError(t, err, name)
+		assert.Len(t, recs, 400*(len(data)/len(one)), name)
+	}
+
+	var pe *ParseError
+	_, err = read(append(slices.Clone(one), []byte("appended text, not an xz stream\n")...))
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, "only xz streams (and their zero padding) in the file: the bytes after the last complete stream are not one (data appended to the file?)", pe.Want)
+	assert.Equal(t, 401, pe.Line, "after the last line")
+
+	damaged := slices.Clone(one)
+	damaged[len(damaged)/2] ^= 0x55
+	_, err = read(damaged)
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, "intact xz data: the compressed data is damaged (a changed or lost byte), so it cannot be decompressed", pe.Want)
 	assert.Error(t, pe.Err)
+	assert.Contains(t, err.Error(), "t.xz:")
 }
 
 // Bytes appended after a complete gzip stream are reported as such, not as

@@ -132,7 +132,8 @@ func NewReader(src io.Reader, opt ReaderConfig) (*Reader, error) {
 // (bounded by ReaderConfig.MaxDecompressed and MaxRatio) when src starts with
 // their magic bytes.
 func (r *Reader) openStream(src io.Reader) error {
-	counted := &byteCounter{r: src}
+	rec := &errRecorder{r: src}
+	counted := &byteCounter{r: rec}
 	raw := bufio.NewReaderSize(counted, bufSize)
 	magic, err := raw.Peek(len(xzMagic))
 	if err != nil && err != io.EOF && !errors.Is(err, bufio.ErrBufferFull) {
@@ -152,7 +153,7 @@ func (r *Reader) openStream(src io.Reader) error {
 		if err != nil {
 			return &ParseError{File: r.name, Want: "xz header", Err: err}
 		}
-		dec, r.comp = zr, "xz"
+		dec, r.comp = &xzErrors{r: zr, raw: rec}, "xz"
 	default:
 		r.br = raw
 		return nil
@@ -289,6 +290,13 @@ func (r *Reader) streamError(err error) error {
 	want := "readable input"
 	if r.comp != "" {
 		want = "a complete " + r.comp + " stream"
+	}
+	var xe *xzError
+	if errors.As(err, &xe) {
+		if xe.want != "" {
+			want = xe.want
+		}
+		err = xe.err
 	}
 	return &ParseError{File: r.name, Line: r.line + 1, Want: want, Err: err}
 }
