@@ -74,9 +74,12 @@ type options struct {
 	tune        bool
 	decide      qos.DecideConfig
 	noProgress  bool
-	report      string
-	config      string
-	process     // from the process, not the flags: set by run
+	// method is --method: "auto" (the exact shared methods where they
+	// apply) or "per-point" (qos.SweepConfig.PerPointOnly).
+	method  string
+	report  string
+	config  string
+	process // from the process, not the flags: set by run
 }
 
 // process is what a run takes from its process besides the command line.
@@ -295,6 +298,7 @@ func newFlagSet(o *options) (*pflag.FlagSet, flagValues) {
 	v.equivalence = fs.String("equivalence", "1%", "practical threshold of the verdict: a difference in mean TD smaller than this share of the best detector's is reported as equivalent, whatever its interval (a percentage or a fraction; off: none)")
 	v.holdout = fs.String("holdout", "50%", "share of the trace's time, at its end, held out for the out-of-sample figures: each detector is tuned on the rest and reported on both (off: none)")
 	fs.BoolVar(&o.noProgress, "no-progress", false, "no progress bar (it is shown only when stderr is a terminal)")
+	fs.StringVar(&o.method, "method", "auto", "how the table and sweeps are computed: auto (one pass, or the other exact shared methods of docs/fdreplay.md, where a family allows) or per-point (a full replay per setting: slower, the same results; to check that claim, compare the CSV files but their method column)")
 	fs.StringVar(&o.report, "report", "", "write a self-contained HTML report to this file (trace statistics, tables, plots, the tuner's choice and a verdict with confidence intervals; implies --sweep); --out also writes one as index.html")
 	v.help = fs.BoolP("help", "h", false, "show this help")
 	return fs, v
@@ -374,6 +378,11 @@ func parseFlags(args []string, stdout io.Writer) (options, []string, error) {
 	case "auto", "sync", "unsync":
 	default:
 		return o, nil, usageErr("--clock %q: want auto, sync or unsync", o.clock)
+	}
+	switch o.method {
+	case "auto", "per-point":
+	default:
+		return o, nil, usageErr("--method %q: want auto or per-point", o.method)
 	}
 	if err := checkCSVFlags(o, fs.Changed("unit")); err != nil {
 		return o, nil, err

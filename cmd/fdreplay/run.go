@@ -210,6 +210,13 @@ func replayRuns(p process, o options, all []streamRun, cfg qos.Config, progress 
 	return runs, table, sw, nil
 }
 
+// sweepConfig is the configuration of every qos sweep of the run: cfg,
+// progress (may be nil) and, with --method per-point, a full replay per
+// setting instead of the shared methods.
+func sweepConfig(o options, cfg qos.Config, progress func(done, total int)) qos.SweepConfig {
+	return qos.SweepConfig{Config: cfg, Progress: progress, PerPointOnly: o.method == "per-point"}
+}
+
 // replayConfig is the replay's configuration from the flags. Intervals:
 // 95 % confidence intervals for MR, QAP and the mean TD (± in the tables,
 // columns in the CSV and JSON outputs, error bars in the plots). Warm-up
@@ -262,7 +269,7 @@ func replayTable(o options, runs []streamRun, cfg qos.Config, stderr io.Writer) 
 	for i, r := range runs {
 		streams[i], fams[i] = r.in.stream(), r.table
 	}
-	table, err := qos.SweepEach(streams, fams, qos.SweepConfig{Config: cfg})
+	table, err := qos.SweepEach(streams, fams, sweepConfig(o, cfg, nil))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -335,7 +342,7 @@ func sweepRuns(o options, runs []streamRun, cfg qos.Config, progress func(done, 
 	if err != nil {
 		return sw, err
 	}
-	if sw.curves, err = qos.SweepEach(sw.streams, sw.fams, qos.SweepConfig{Config: cfg, Progress: progress}); err != nil {
+	if sw.curves, err = qos.SweepEach(sw.streams, sw.fams, sweepConfig(o, cfg, progress)); err != nil {
 		return sw, err
 	}
 	progress(-1, total)
@@ -380,7 +387,7 @@ func sweepWarnings(stderr io.Writer, curves []qos.Curve) {
 // prints them.
 func decideRuns(w io.Writer, o options, sw sweep, cfg qos.Config) ([]qos.Verdict, error) {
 	opt := o.decide
-	opt.Sweep = qos.SweepConfig{Config: cfg}
+	opt.Sweep = qos.SweepConfig{Config: cfg} // not --method: solving operating points is not the claim it checks
 	verdicts, err := decideAll(sw.streams, sw.fams, sw.curves, o.targets, opt, unsweptDetectors(o))
 	if err != nil {
 		return nil, err

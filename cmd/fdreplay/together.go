@@ -87,7 +87,7 @@ func mergeable(name string, tf, f qos.Family) bool {
 // as replayTable or sweepRuns would replay it, so that failures read the
 // same and every field equals theirs.
 func replayTogether(o options, runs []streamRun, t together, cfg qos.Config, progress func(done, total int), stderr io.Writer) ([]streamRun, []qos.Curve, sweep, error) {
-	curves, err := qos.SweepEach(t.sw.streams, t.fams, qos.SweepConfig{Config: cfg, Progress: progress})
+	curves, err := qos.SweepEach(t.sw.streams, t.fams, sweepConfig(o, cfg, progress))
 	if err != nil {
 		return nil, nil, sweep{}, err
 	}
@@ -137,7 +137,7 @@ func replayTogether(o options, runs []streamRun, t together, cfg qos.Config, pro
 			swept = append(swept, c)
 		}
 	}
-	if err := replayEachAgain(t.sw.streams, again, table, swept, cfg); err != nil {
+	if err := replayEachAgain(t.sw.streams, again, table, swept, sweepConfig(o, cfg, nil)); err != nil {
 		return nil, nil, sweep{}, err
 	}
 	kept, keptTable, err := keepEvaluated(o, runs, table, stderr)
@@ -179,7 +179,7 @@ func (a *replayAgain) add(f qos.Family, to *[]qos.Curve, table bool) {
 
 // replayEachAgain replays the families of again, all streams in one
 // qos.SweepEach, and puts their curves in place.
-func replayEachAgain(streams []qos.Stream, again []replayAgain, table, swept []qos.Curve, cfg qos.Config) error {
+func replayEachAgain(streams []qos.Stream, again []replayAgain, table, swept []qos.Curve, scfg qos.SweepConfig) error {
 	fams := make([][]qos.Family, len(again))
 	n := 0
 	for i, a := range again {
@@ -189,7 +189,7 @@ func replayEachAgain(streams []qos.Stream, again []replayAgain, table, swept []q
 	if n == 0 {
 		return nil
 	}
-	curves, err := qos.SweepEach(streams, fams, qos.SweepConfig{Config: cfg})
+	curves, err := qos.SweepEach(streams, fams, scfg)
 	if err != nil {
 		return err
 	}
