@@ -181,11 +181,15 @@ func replayRuns(p process, o options, all []streamRun, cfg qos.Config, progress 
 				return nil, nil, sw, err
 			}
 			progress(-1, total)
+			notes, err := saturation(runs, table, sw.curves)
+			if err != nil {
+				return nil, nil, sw, err
+			}
 			clock.mark("table")
 			if err := printTables(stdout, o, runs, table, cfg); err != nil {
 				return nil, nil, sw, err
 			}
-			sweepWarnings(stderr, sw.curves)
+			sweepWarnings(stderr, notes, sw.curves)
 			clock.mark("sweep")
 			return runs, table, sw, nil
 		}
@@ -197,10 +201,15 @@ func replayRuns(p process, o options, all []streamRun, cfg qos.Config, progress 
 	if err != nil {
 		return nil, nil, sw, err
 	}
+	notes, err := saturation(runs, table, nil)
+	if err != nil {
+		return nil, nil, sw, err
+	}
 	clock.mark("table")
 	if err := printTables(stdout, o, runs, table, cfg); err != nil {
 		return nil, nil, sw, err
 	}
+	sweepWarnings(stderr, notes, nil)
 	if o.sweep {
 		if sw, err = sweepRuns(o, runs, cfg, progress, stderr); err != nil {
 			return nil, nil, sw, err
@@ -346,7 +355,11 @@ func sweepRuns(o options, runs []streamRun, cfg qos.Config, progress func(done, 
 		return sw, err
 	}
 	progress(-1, total)
-	sweepWarnings(stderr, sw.curves)
+	notes, err := saturation(runs, nil, sw.curves)
+	if err != nil {
+		return sw, err
+	}
+	sweepWarnings(stderr, notes, sw.curves)
 	return sw, nil
 }
 
@@ -374,8 +387,12 @@ func planSweep(o options, runs []streamRun) (sweep, int, error) {
 	return sw, total, nil
 }
 
-// sweepWarnings prints the curves that failed.
-func sweepWarnings(stderr io.Writer, curves []qos.Curve) {
+// sweepWarnings prints notes (curves that lost some points) and the
+// curves that failed.
+func sweepWarnings(stderr io.Writer, notes []string, curves []qos.Curve) {
+	for _, n := range notes {
+		fmt.Fprintln(stderr, n)
+	}
 	for _, c := range curves {
 		if c.Err != nil {
 			fmt.Fprintf(stderr, "fdreplay: warning: %s %s: %s\n", c.Stream, c.Family, c.Err)
