@@ -26,15 +26,18 @@ const DefaultMaxReliableSize = 1 << 20
 // path (Config.DisableStream).
 var ErrNoStream = errors.New("agent: the stream path is off (DisableStream): no reliable messages")
 
-// ErrReliableBusy is the error (wrapped, naming the address) of
-// SendReliable and SendReliableToAddress when as many reliable messages
-// to the same address (ip:port) are being sent as one address may have:
-// 4 (streamOutPerAddr), a quarter of the 16 sent at once. The message is
-// not sent; the caller may retry once one of those has returned. Without
-// the bound, a receiver that accepts streams and never acknowledges (or
-// acknowledges slowly) held every slot, and sends to every other address
-// waited for their contexts (issue 27, session 23).
-var ErrReliableBusy = errors.New("4 reliable messages to this address are being sent, the most one address may have")
+// ErrReliableBusy is wrapped, with the context's error and naming the
+// address, in the error of SendReliable and SendReliableToAddress when
+// the context ended while the message waited for its address's turn: as
+// many reliable messages to the same address (ip:port) were being sent as
+// one address may have, 4 (streamOutPerAddr), a quarter of the 16 sent
+// at once. The message was not sent. errors.Is tells it from a context
+// that ended during the send itself (the context's error alone) or while
+// waiting for one of the 16 slots. Without the bound, a receiver that
+// accepts streams and never acknowledges (or acknowledges slowly) held
+// every slot, and sends to every other address waited for their contexts
+// (issue 27, session 23).
+var ErrReliableBusy = errors.New("waited for one of the 4 reliable messages being sent to this address, the most one address may have")
 
 // SendReliable sends data (1 byte to Config.MaxReliableSize) to the member
 // id over a stream (TCP), in frames of at most MaxPacketSize, and returns
@@ -46,9 +49,11 @@ var ErrReliableBusy = errors.New("4 reliable messages to this address are being 
 // drops it there, counted in Stats.MessagesDropped, unless
 // Config.BlockingDelivery). At most 16 reliable messages are sent at
 // once (streamOutMax); more wait for their turn, within ctx. At most 4 of
-// them go to one address (ip:port) at once: a fifth to that address
-// fails at once with ErrReliableBusy, without waiting, so one slow or
-// hostile receiver holds at most 4 of the 16. The stream's life is
+// them go to one address (ip:port) at once: a fifth to that address waits
+// for one of those to end, within ctx, without taking one of the 16
+// meanwhile, so one slow or hostile receiver holds at most 4 of the 16
+// and messages to other addresses go on; if ctx ends first the error
+// wraps both ErrReliableBusy and ctx.Err(). The stream's life is
 // bounded by ctx and by Config.StreamTimeout. Errors:
 // swim.ErrMessageSize, swim.ErrUnknownMember (id not alive or suspect
 // here), ErrReliableBusy, ErrNoStream, ErrNeedsFormat2, ErrStopped, the
@@ -116,7 +121,7 @@ func (a *Agent) sendReliable(ctx context.Context, to netip.AddrPort, node swim.N
 	}
 	switch ok, addrFull := a.stream.reliable.takeWithin(ctx, to); {
 	case addrFull:
-		return fmt.Errorf("agent: reliable message to %s: %w", to, ErrReliableBusy)
+		return fmt.Errorf("agent: reliable message to %s: %w: %w", to, ErrReliableBusy, ctx.Err())
 	case !ok:
 		return fmt.Errorf("agent: reliable message to %s: waiting for a dialling slot: %w", to, ctx.Err())
 	}

@@ -19,16 +19,17 @@ import (
 
 // Several reliable messages from one sender to one receiver at once, on
 // streams of their own, each arrive whole: their frames interleave under
-// one sender ID in the receiver's replay check. Four, the most one
-// address may have in flight (streamOutPerAddr; a fifth would fail with
-// ErrReliableBusy: TestReliableSendsPerAddress).
+// one sender ID in the receiver's replay check. Eight, twice what one
+// address may have in flight (streamOutPerAddr): the last four wait for
+// the first ones' turn and then go, none fails (TestReliableSendsPerAddress
+// has the wait end with the context).
 func TestSendReliableConcurrent(t *testing.T) {
 	as := group(t, 2, Config{})
 	msgs, cancel := as[1].Receive(16)
 	defer cancel()
 	ctx, stop := context.WithTimeout(context.Background(), 20*time.Second)
 	defer stop()
-	const n, size = streamOutPerAddr, 200 << 10
+	const n, size = 2 * streamOutPerAddr, 200 << 10
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Add(1)

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"strings"
@@ -176,10 +177,14 @@ func TestHostilePullsLeaveStreamPings(t *testing.T) {
 
 // A receiver that accepts reliable messages' streams and never
 // acknowledges holds at most 4 of SendReliable's 16 slots: of 32 messages
-// sent to it at once, 28 fail at once with ErrReliableBusy, and a message
-// to another address goes through at once (issue 27, session 23).
-// Before, the hung receiver held all 16, and every send to anyone waited
-// for its context.
+// sent to it at once, 4 are on streams to it and 28 wait for its turn
+// (none returns, no fifth stream is opened), while a message to another
+// address goes through at once. When their context ends, the 28 fail
+// with ErrReliableBusy and the context's error, the 4 with the context's
+// alone (issue 27, session 23). Before ade268b the hung receiver held all
+// 16, and every send to anyone waited for its context; from ade268b to
+// this test the 28 failed at once with ErrReliableBusy, an error
+// memberlist never gives a porter sending several messages to one peer.
 func TestReliableSendsPerAddress(t *testing.T) {
 	cfg := Config{Plain: true, StreamTimeout: 20 * time.Second}
 	x := start(t, cfg)
@@ -188,37 +193,45 @@ func TestReliableSendsPerAddress(t *testing.T) {
 	defer stop()
 	hung := newSilentSeed(t)
 	ctx, cancel := context.WithCancel(context.Background())
-	errs := make(chan error, 2*streamOutMax)
-	for range 2 * streamOutMax {
+	defer cancel()
+	const n = 2 * streamOutMax
+	errs := make(chan error, n)
+	for range n {
 		go func() { errs <- x.SendReliableToAddress(ctx, hung.addr.String(), make([]byte, 1000)) }()
 	}
-	defer func() {
-		cancel()
-		for range streamOutPerAddr {
-			<-errs
-		}
-	}()
-	for i := range 2*streamOutMax - streamOutPerAddr {
-		select {
-		case err := <-errs:
-			require.ErrorIs(t, err, ErrReliableBusy, "message %d", i)
-			assert.Contains(t, err.Error(), hung.addr.String())
-		case <-time.After(5 * time.Second):
-			t.Fatalf("%d messages refused at once, want %d", i, 2*streamOutMax-streamOutPerAddr)
-		}
-	}
-	require.Eventually(t, func() bool { _, _, n, _, _, _ := hung.snapshot(); return n == streamOutPerAddr },
+	require.Eventually(t, func() bool { _, _, acc, _, _, _ := hung.snapshot(); return acc == streamOutPerAddr },
 		5*time.Second, time.Millisecond, "4 streams to the hung receiver")
 	bctx, bcancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer bcancel()
 	t0 := time.Now()
 	err := x.SendReliableToAddress(bctx, b.Self().Addr, []byte("past the hung receiver"))
-	t.Logf("message to b with 4 held by the hung receiver: %v (err %v)", time.Since(t0).Round(time.Microsecond), err)
+	t.Logf("message to b with 4 held by the hung receiver and 28 waiting: %v (err %v)", time.Since(t0).Round(time.Microsecond), err)
 	require.NoError(t, err)
 	assert.Equal(t, []byte("past the hung receiver"), receiveOne(t, msgs).Data)
+	time.Sleep(100 * time.Millisecond) // room for a fifth stream, were one dialled
 	select {
 	case err := <-errs:
-		t.Fatalf("a message to the hung receiver returned: %v", err)
+		t.Fatalf("a message to the hung receiver returned before its context ended: %v", err)
 	default:
 	}
+	_, most, accepted, _, _, _ := hung.snapshot()
+	assert.Equal(t, streamOutPerAddr, accepted, "streams accepted by the hung receiver")
+	assert.Equal(t, streamOutPerAddr, most, "streams open at once at the hung receiver")
+	cancel()
+	busy := 0
+	for i := range n {
+		select {
+		case err := <-errs:
+			require.ErrorIs(t, err, context.Canceled, "message %d", i)
+			assert.Contains(t, err.Error(), hung.addr.String())
+			if errors.Is(err, ErrReliableBusy) {
+				busy++
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%d of %d messages returned within 5 s of their context's end", i, n)
+		}
+	}
+	assert.Equal(t, n-streamOutPerAddr, busy, "messages that waited for the address's turn")
+	_, _, accepted, _, _, _ = hung.snapshot()
+	assert.Equal(t, streamOutPerAddr, accepted, "streams accepted by the hung receiver once all returned")
 }

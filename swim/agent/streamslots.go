@@ -26,8 +26,10 @@ import (
 // docs/experiments.md, “SWIM: a silent seed and the dialling slots
 // (F4)”). Beyond it a stream ping is skipped (Stats.StreamPingsSkipped),
 // a view goes as datagrams, both counted in Stats.StreamsAddrBusy, and
-// SendReliable fails with ErrReliableBusy. Many members share one IP
-// address (a host's tenants, a test's group on loopback), so the limit
+// SendReliable waits for the address's turn within its context (failing
+// with ErrReliableBusy and the context's error when it ends first). Many
+// members share one IP address (a host's tenants, a test's group on
+// loopback), so the limit
 // is per ip:port: a host with many ports can take a pool's every slot
 // with that many members' streams, but only that pool's.
 const streamOutPerAddr = streamOutMax / 4
@@ -39,13 +41,17 @@ type slotPool struct {
 	slots   chan struct{}
 	to      map[netip.AddrPort]int
 	perAddr int
+	// turn holds, for an address at its bound with takers waiting
+	// (takeWithin), the channel closed when one of its slots is given
+	// back: at most one per address waited for.
+	turn map[netip.AddrPort]chan struct{}
 	// addrBusy counts the takes refused for the address's bound, nil for
 	// none.
 	addrBusy *atomic.Uint64
 }
 
 func newSlotPool(n, perAddr int, addrBusy *atomic.Uint64) *slotPool {
-	return &slotPool{slots: make(chan struct{}, n), to: make(map[netip.AddrPort]int), perAddr: perAddr, addrBusy: addrBusy}
+	return &slotPool{slots: make(chan struct{}, n), to: make(map[netip.AddrPort]int), turn: make(map[netip.AddrPort]chan struct{}), perAddr: perAddr, addrBusy: addrBusy}
 }
 
 // take takes a slot for a stream to to without waiting: false when to
@@ -64,12 +70,14 @@ func (p *slotPool) take(to netip.AddrPort) bool {
 	}
 }
 
-// takeWithin takes a slot for a stream to to, waiting for one until ctx
-// is done, but not for to's bound: addrFull when to holds perAddr of the
-// pool's slots.
+// takeWithin takes a slot for a stream to to, waiting until ctx is done
+// first for to's turn (while to holds perAddr of the pool's slots),
+// then for a slot. A taker waiting for its address's turn holds none of
+// the pool's slots, so the others' streams are not held up by it.
+// addrFull says that ctx ended while waiting for to's turn.
 func (p *slotPool) takeWithin(ctx context.Context, to netip.AddrPort) (ok, addrFull bool) {
 	to = slotKey(to)
-	if !p.reserve(to) {
+	if !p.reserveWithin(ctx, to) {
 		return false, true
 	}
 	select {
@@ -79,6 +87,31 @@ func (p *slotPool) takeWithin(ctx context.Context, to netip.AddrPort) (ok, addrF
 		p.forget(to)
 		return false, false
 	}
+}
+
+// reserveWithin is reserve, waiting for to's turn until ctx is done:
+// false when it ended first (or had ended). Each forget of to wakes its
+// waiters, who try again.
+func (p *slotPool) reserveWithin(ctx context.Context, to netip.AddrPort) bool {
+	for ctx.Err() == nil {
+		p.mu.Lock()
+		if p.to[to] < p.perAddr {
+			p.to[to]++
+			p.mu.Unlock()
+			return true
+		}
+		turn := p.turn[to]
+		if turn == nil {
+			turn = make(chan struct{})
+			p.turn[to] = turn
+		}
+		p.mu.Unlock()
+		select {
+		case <-turn:
+		case <-ctx.Done():
+		}
+	}
+	return false
 }
 
 // reserve counts a stream to to (a slotKey), before its slot is taken,
@@ -109,6 +142,10 @@ func (p *slotPool) forget(to netip.AddrPort) {
 	defer p.mu.Unlock()
 	if p.to[to]--; p.to[to] <= 0 {
 		delete(p.to, to)
+	}
+	if turn := p.turn[to]; turn != nil {
+		close(turn)
+		delete(p.turn, to)
 	}
 }
 

@@ -37,33 +37,48 @@ func TestSlotPoolPerAddress(t *testing.T) {
 	assert.Equal(t, streamOutPerAddr+1, p.open())
 }
 
-// takeWithin (SendReliable's) refuses at once an address that holds its
-// bound, and waits within its context for a slot when all are taken; a
-// wait given up leaves no count behind, and a slot given back goes to
-// the one waiting.
+// takeWithin (SendReliable's) waits within its context for the turn of
+// an address that holds its bound, holding no slot meanwhile (another
+// address takes the last one), and for a slot when all are taken; a wait
+// given up leaves no count behind, and a slot given back goes to the one
+// waiting, for the address's turn or for a slot.
 func TestSlotPoolTakeWithin(t *testing.T) {
-	p := newSlotPool(2, 1, nil)
+	p := newSlotPool(3, 1, nil)
 	a, b, c := netip.MustParseAddrPort("192.0.2.1:1"), netip.MustParseAddrPort("192.0.2.2:1"), netip.MustParseAddrPort("192.0.2.3:1")
 	require.True(t, p.take(a))
 	require.True(t, p.take(b))
+	type res struct{ ok, full bool }
+	got := make(chan res, 1)
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
 	t0 := time.Now()
-	ok, full := p.takeWithin(ctx, a)
-	assert.False(t, ok)
-	assert.True(t, full, "a holds its one slot")
-	assert.Less(t, time.Since(t0), 50*time.Millisecond, "refused without waiting")
-	ok, full = p.takeWithin(ctx, c)
-	assert.False(t, ok)
-	assert.False(t, full, "c waited for a slot until its context ended")
-	assert.ErrorIs(t, ctx.Err(), context.DeadlineExceeded)
-	assert.NotContains(t, p.to, c, "a wait given up leaves no count")
-	got := make(chan bool, 1)
-	go func() { ok, _ := p.takeWithin(context.Background(), c); got <- ok }()
+	go func() { ok, full := p.takeWithin(ctx, a); got <- res{ok, full} }()
+	time.Sleep(20 * time.Millisecond)
+	assert.True(t, p.take(c), "the waiter for a's turn holds no slot")
+	r := <-got
+	assert.Equal(t, res{false, true}, r, "a held its one slot until the context ended")
+	assert.GreaterOrEqual(t, time.Since(t0), 100*time.Millisecond, "waited for the context")
+	assert.Equal(t, map[netip.AddrPort]int{a: 1, b: 1, c: 1}, p.to, "a wait given up leaves no count")
+	ok, full := p.takeWithin(ctx, c)
+	assert.Equal(t, res{false, true}, res{ok, full}, "a context already ended: no wait")
+
+	go func() { ok, full := p.takeWithin(context.Background(), a); got <- res{ok, full} }()
 	time.Sleep(20 * time.Millisecond)
 	p.release(a)
-	assert.True(t, <-got, "a slot given back goes to the one waiting")
-	assert.Equal(t, map[netip.AddrPort]int{b: 1, c: 1}, p.to)
+	assert.Equal(t, res{true, false}, <-got, "a's slot given back goes to the one waiting for a's turn")
+	assert.Empty(t, p.turn, "no turn left once nobody waits")
+
+	d := netip.MustParseAddrPort("192.0.2.4:1")
+	ctx2, cancel2 := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel2()
+	ok, full = p.takeWithin(ctx2, d)
+	assert.Equal(t, res{false, false}, res{ok, full}, "d waited for a slot until its context ended")
+	assert.NotContains(t, p.to, d, "a wait given up leaves no count")
+	go func() { ok, full := p.takeWithin(context.Background(), d); got <- res{ok, full} }()
+	time.Sleep(20 * time.Millisecond)
+	p.release(b)
+	assert.Equal(t, res{true, false}, <-got, "a slot given back goes to the one waiting")
+	assert.Equal(t, map[netip.AddrPort]int{a: 1, c: 1, d: 1}, p.to)
 }
 
 // Joins' streams to seeds: one per address (an IPv4 address and its
