@@ -131,3 +131,32 @@ func TestHolderJoinNotRefusedByNewcomer(t *testing.T) {
 		t.Fatal("the seed's view did not complete the Join")
 	}
 }
+
+// A Join refused for an ID conflict stops the join's resends when it
+// returns, as a Join whose context ends does: in the five periods after
+// the *ConflictError the newcomer sends nothing and the seed counts no
+// further conflict (user46 P2: before, the join kept going out once per
+// ProbeInterval, 14 in 3 s, each a conflict at the seed, and the newcomer
+// was admitted by itself once the holder died, with no Join call in
+// progress). The error's text names both ways out (user46 P3).
+func TestConflictStopsJoinResends(t *testing.T) {
+	as := group(t, 2, Config{})
+	dup := start(t, Config{ID: as[1].Self().ID})
+	ctx, stop := context.WithTimeout(context.Background(), 5*time.Second)
+	defer stop()
+	err := dup.Join(ctx, as[0].Self().Addr)
+	var ce *ConflictError
+	require.ErrorAs(t, err, &ce)
+	assert.ErrorContains(t, err, "start this member with another ID")
+	assert.ErrorContains(t, err, "retry the Join")
+	// Packets already on their way (a resend at the very tick of the
+	// refusal) are let through before counting.
+	periodsFrom(t, as[0])(1)
+	sent, conflicts := dup.Stats().PacketsSent, as[0].Stats().Protocol.Conflicts
+	periodsFrom(t, as[0])(5)
+	assert.Equal(t, sent, dup.Stats().PacketsSent, "packets the refused newcomer sent after its Join returned")
+	assert.Equal(t, conflicts, as[0].Stats().Protocol.Conflicts, "conflicts at the seed after the Join returned")
+	ctx2, stop2 := context.WithTimeout(context.Background(), 5*time.Second)
+	defer stop2()
+	require.ErrorAs(t, dup.Join(ctx2, as[0].Self().Addr), &ce, "a second Join is sent and refused again")
+}

@@ -266,14 +266,18 @@ func (e *JoinError) Unwrap() error { return e.Err }
 // may be this member's own previous process, crashed and not yet declared
 // dead: once it is, a Join from a new address reclaims the ID
 // (swim.Config.DeadReclaimTime), so a caller restarted on a new address
-// may retry.
+// may retry. The join's resends stop when Join returns it, as with any
+// error: nothing is sent until Join is called again. Its text says both
+// ways out.
 type ConflictError struct {
 	ID     swim.ID
 	Holder swim.Node
 }
 
 func (e *ConflictError) Error() string {
-	return fmt.Sprintf("agent: join refused: ID %q is already held by the member at %s; start this member with another ID", e.ID, e.Holder.Addr)
+	return fmt.Sprintf("agent: join refused: ID %q is already held by the member at %s; start this member with another ID, "+
+		"or, if that is this member's own previous process (crashed, not yet declared dead), retry the Join: "+
+		"once the members declare it dead (and after their DeadReclaimTime) the ID is reclaimed", e.ID, e.Holder.Addr)
 }
 
 // maxResolved bounds the addresses one name may add to a join: a name

@@ -392,7 +392,10 @@ func (a *Agent) publish(events []swim.Event) {
 }
 
 // releaseJoins closes the waiters of Join once it can return (joined).
-// Agent goroutine.
+// A join refused for an ID conflict is still pending in the state
+// machine: its resends stop (StopJoin), as those of a Join whose context
+// ended do, since every waiting Join returns the *ConflictError; the next
+// Join starts them again. Agent goroutine.
 func (a *Agent) releaseJoins() {
 	if len(a.join.waiters) > 0 && a.joined() {
 		for ch := range a.join.waiters {
@@ -400,6 +403,10 @@ func (a *Agent) releaseJoins() {
 			delete(a.join.waiters, ch)
 		}
 		clear(a.join.waiting)
+		if a.m.Joining() {
+			a.m.StopJoin()
+			a.pruneJoinTurns(nil)
+		}
 	}
 }
 
