@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -11,11 +12,12 @@ import (
 	"github.com/fdkit/fdkit/swim"
 )
 
-// With BlockingDelivery, a subscriber with a one-slot channel that reads
-// slowly still gets every event and every message, and nothing is counted
-// dropped; without it, the same subscriber loses some (TestSlowSubscriberDropsEvents).
+// With BlockingDelivery and BlockingMessages, a subscriber with a
+// one-slot channel that reads slowly still gets every event and every
+// message of a member, and nothing is counted dropped; without them, the
+// same subscriber loses some (TestSlowSubscriberDropsEvents).
 func TestBlockingDeliveryLosesNothing(t *testing.T) {
-	as := group(t, 2, Config{Plain: true, BlockingDelivery: true})
+	as := group(t, 2, Config{Plain: true, BlockingDelivery: true, BlockingMessages: true})
 	msgs, cancelMsgs := as[1].Receive(1)
 	defer cancelMsgs()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -211,6 +213,54 @@ func TestSubscribeFromBlockedSubscriber(t *testing.T) {
 					t.Fatal("the cancelled subscription's channel was never closed")
 				}
 			}
+		})
+	}
+}
+
+// BlockingDelivery waits for events only: a Receive channel nobody reads
+// drops a stranger's flood of messages and the agent goes on probing;
+// with BlockingMessages too, a stranger's direct messages (from an agent
+// not in the group: FromHeldAddr false) are still dropped, while a
+// member's message is waited for (user46 P5, M6: a stranger's 3,900
+// messages a second to a member with BlockingDelivery and a slow reader
+// had 17,829 of 19,550 inbound datagrams dropped and its probes at 40 %).
+// Before, the flood's second message blocked the agent here for good.
+func TestBlockingStrangerFlood(t *testing.T) {
+	for _, blockMsgs := range []bool{false, true} {
+		t.Run(fmt.Sprintf("BlockingMessages=%v", blockMsgs), func(t *testing.T) {
+			cfgs := []Config{{Plain: true, BlockingDelivery: true, BlockingMessages: blockMsgs}, {Plain: true}, {Plain: true}}
+			as := groupOf(t, cfgs)
+			v := as[0]
+			msgs, cancelMsgs := v.Receive(1) // not read during the flood
+			defer cancelMsgs()
+			stranger := start(t, Config{Plain: true})
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			probes := v.Stats().Protocol.ProbesStarted
+			const n = 200
+			for i := range n {
+				require.NoError(t, stranger.SendToAddress(ctx, v.Self().Addr, []byte{byte(i)}))
+			}
+			require.Eventually(t, func() bool { return v.Stats().MessagesDropped >= n/2 }, 5*time.Second, time.Millisecond,
+				"a stranger's messages dropped, not waited for")
+			require.Eventually(t, func() bool { return v.Stats().Protocol.ProbesStarted >= probes+3 }, 5*time.Second, time.Millisecond,
+				"the flooded member probes on")
+			assert.False(t, v.sub.waiting.Load())
+			first := receiveOne(t, msgs)
+			assert.Equal(t, stranger.Self().ID, first.From)
+			assert.False(t, first.FromHeldAddr)
+			if !blockMsgs {
+				return
+			}
+			dropped := v.Stats().MessagesDropped
+			require.NoError(t, as[1].SendTo(ctx, v.Self().ID, []byte("first")))
+			require.NoError(t, as[1].SendTo(ctx, v.Self().ID, []byte("second")))
+			require.Eventually(t, v.sub.waiting.Load, 5*time.Second, time.Millisecond, "a member's message is waited for")
+			assert.Equal(t, []byte("first"), receiveOne(t, msgs).Data)
+			m := receiveOne(t, msgs)
+			assert.Equal(t, []byte("second"), m.Data)
+			assert.True(t, m.FromHeldAddr)
+			assert.Equal(t, dropped, v.Stats().MessagesDropped, "a member's messages are not dropped")
 		})
 	}
 }

@@ -165,7 +165,7 @@ type Config struct {
 	// key) waiting unread in each Receive channel (default 8 MiB,
 	// DefaultMaxReceiveBytes; not negative): a message that would exceed
 	// it is dropped (Stats.MessagesDropped), or waited for with
-	// BlockingDelivery. A channel's buffer counts messages, and reliable
+	// BlockingMessages. A channel's buffer counts messages, and reliable
 	// ones are up to MaxReliableSize each.
 	MaxReceiveBytes int
 	// StreamWrap, when set, wraps every stream connection, accepted
@@ -198,12 +198,12 @@ type Config struct {
 	// state, send or stop return ErrInCallback there (ErrInCallback).
 	LocalState       func(join bool) []byte
 	MergeRemoteState func(from swim.Node, state []byte, join bool)
-	// BlockingDelivery makes the agent wait for a subscriber whose
-	// channel is full (Subscribe, Receive) instead of dropping the event
-	// or message. For events this is memberlist's behaviour (its
-	// ChannelEventDelegate blocks the protocol); its messages instead go
-	// through a bounded queue that drops when full, which the default here
-	// matches more closely. While it
+	// BlockingDelivery makes the agent wait for a Subscribe channel that
+	// is full instead of dropping the event: memberlist's behaviour for
+	// events (its ChannelEventDelegate blocks the protocol). Messages
+	// (Receive) wait only with BlockingMessages: memberlist hands datagram
+	// messages to NotifyMsg through a bounded queue that drops when full,
+	// which is what Receive does by default. While it
 	// waits the agent does nothing else, neither probing nor answering
 	// probes, so a subscriber that stops reading gets this member
 	// suspected and declared dead. Cancelling the subscription frees it;
@@ -214,9 +214,26 @@ type Config struct {
 	// and any goroutine, the subscriber waited for included, may call
 	// Subscribe or Receive or cancel a subscription: a subscription added
 	// meanwhile gets what is delivered after the wait.
-	// Default false: drop and count (Stats.EventsDropped,
-	// Stats.MessagesDropped), the protocol never waits.
+	// Default false: drop and count (Stats.EventsDropped), the protocol
+	// never waits.
 	BlockingDelivery bool
+	// BlockingMessages makes the agent wait, as BlockingDelivery does for
+	// events, for a Receive channel that is full (or over
+	// MaxReceiveBytes) instead of dropping the message, for broadcasts,
+	// reliable messages (SendReliable) and direct messages (SendTo) that a
+	// member held at its address sent from there (swim.Message.FromHeldAddr).
+	// Direct messages from anyone else, a stranger or a forger under a
+	// member's ID from another address, are still dropped and counted: a
+	// stranger's flood of them would otherwise throttle the agent through
+	// a reader slower than the flood, its probes with it (user46 M6).
+	// Broadcasts and reliable messages are waited for whoever sent them,
+	// so in plain mode (and the AcceptPlain stage) anyone, and with keys
+	// any key holder, can still slow a member whose reader is slow:
+	// BlockingMessages is for groups whose senders are trusted. A reader
+	// that stops stops the agent as with BlockingDelivery, and the same
+	// calls free it. Default false: drop and count
+	// (Stats.MessagesDropped).
+	BlockingMessages bool
 	// Resolve turns a host name of a Join address into IP addresses.
 	// Default: the system resolver (net.DefaultResolver, A and AAAA
 	// records, /etc/hosts included). Set it to use another DNS server or

@@ -273,7 +273,7 @@ func (a *Agent) flush() {
 	for _, sp := range rd.StreamProbes {
 		a.startStreamProbe(sp)
 	}
-	a.deliver(rd.Messages, rd.RemoteStates)
+	a.deliver(rd.Messages, rd.RemoteStates, false)
 	a.publish(events)
 }
 
@@ -384,7 +384,11 @@ func (a *Agent) publish(events []swim.Event) {
 				"id", e.Node.ID, "claimed_by", e.Node.Addr, "held", e.Held.Addr, "self", e.Held == a.self)
 		}
 	}
-	deliverAll(a, &a.sub.events, &a.sub.eventSnap, events, &a.ctr.evDrop)
+	var wait func(swim.Event) bool
+	if a.cfg.BlockingDelivery {
+		wait = func(swim.Event) bool { return true }
+	}
+	deliverAll(a, &a.sub.events, &a.sub.eventSnap, events, wait, &a.ctr.evDrop)
 	// Waiting joins are released after the events are published, so a
 	// subscriber has the join event of the member that answered by the
 	// time Join returns.

@@ -47,7 +47,7 @@ var ErrReliableBusy = errors.New("waited for one of the 4 reliable messages bein
 // one swim.Message; its acknowledgement says that its agent has the
 // message whole, not that a subscriber took it (a full Receive channel
 // drops it there, counted in Stats.MessagesDropped, unless
-// Config.BlockingDelivery). At most 16 reliable messages are sent at
+// Config.BlockingMessages). At most 16 reliable messages are sent at
 // once (streamOutMax); more wait for their turn, within ctx. At most 4 of
 // them go to one address (ip:port) at once: a fifth to that address waits
 // for one of those to end, within ctx, without taking one of the 16

@@ -238,10 +238,10 @@ func TestReceiveBoundedInBytes(t *testing.T) {
 	assert.ErrorContains(t, err, "MaxReceiveBytes -1 is negative")
 }
 
-// With BlockingDelivery a message over MaxReceiveBytes waits until the
+// With BlockingMessages a message over MaxReceiveBytes waits until the
 // subscriber reads, and none is dropped.
 func TestReceiveBytesBlocking(t *testing.T) {
-	as := group(t, 2, Config{MaxReceiveBytes: 150 << 10, BlockingDelivery: true})
+	as := group(t, 2, Config{MaxReceiveBytes: 150 << 10, BlockingMessages: true})
 	msgs, cancel := as[1].Receive(0)
 	defer cancel()
 	ctx, stop := context.WithTimeout(context.Background(), 20*time.Second)

@@ -239,7 +239,7 @@ func (a *Agent) receiveStream(in streamIn) {
 	}
 	if in.msg != nil {
 		a.ctr.reliableRecv.Add(1)
-		a.deliver([]swim.Message{*in.msg}, nil)
+		a.deliver([]swim.Message{*in.msg}, nil, true)
 		return
 	}
 	if in.answer != nil {

@@ -10,16 +10,17 @@ import (
 
 // Subscriptions: the channels of Subscribe (membership events) and Receive
 // (application messages), and how the agent's goroutine hands them what
-// the state machine produced, dropping or, with Config.BlockingDelivery,
-// waiting.
+// the state machine produced, dropping or waiting: for events with
+// Config.BlockingDelivery, for messages with Config.BlockingMessages
+// (only for those a member sent from its address, blockOn).
 //
 // Locks: the agent's sub.mu guards the sets of subscribers and is held
 // only to add, remove or copy them, never while a value is sent; each
 // subscription's mu is held by whoever sends on or closes its channel
 // (the agent's goroutine delivering, a cancel or the agent's stop closing
 // it), so a channel is never sent on once closed. While the agent waits
-// for one subscriber (BlockingDelivery), that subscriber, or any other
-// goroutine, may Subscribe, Receive or cancel any other subscription; a
+// for one subscriber (BlockingDelivery, BlockingMessages), that
+// subscriber, or any other goroutine, may Subscribe, Receive or cancel any other subscription; a
 // cancel of the one waited on frees the wait first (done), then takes its
 // mu.
 
@@ -130,14 +131,13 @@ func add[T any](a *Agent, set *subscriptions[T], buffer, def, limit int, size fu
 // deliverAll hands every value to every subscriber of *set: those
 // subscribed when it is called (copied to *snap under sub.mu, which is
 // then released), less those cancelled meanwhile; a subscription added
-// meanwhile gets the values of later calls. Without
-// Config.BlockingDelivery a full channel drops the value (counted in
-// dropped); with it the agent waits until the subscriber reads or
-// cancels, or until the agent is told to stop (Shutdown, Leave, Close,
-// Start's context), after which full channels drop as without it: a
-// subscriber that stopped reading must not keep the agent from stopping.
-// Agent goroutine.
-func deliverAll[T any](a *Agent, set *subscriptions[T], snap *[]*subscription[T], vals []T, dropped *atomic.Uint64) {
+// meanwhile gets the values of later calls. A full channel drops a value
+// (counted in dropped) unless wait, when not nil, says to wait for it:
+// then the agent waits until the subscriber reads or cancels, or until
+// the agent is told to stop (Shutdown, Leave, Close, Start's context),
+// after which full channels drop: a subscriber that stopped reading must
+// not keep the agent from stopping. Agent goroutine.
+func deliverAll[T any](a *Agent, set *subscriptions[T], snap *[]*subscription[T], vals []T, wait func(T) bool, dropped *atomic.Uint64) {
 	a.sub.mu.Lock()
 	subs := (*snap)[:0]
 	for _, s := range *set {
@@ -146,7 +146,7 @@ func deliverAll[T any](a *Agent, set *subscriptions[T], snap *[]*subscription[T]
 	a.sub.mu.Unlock()
 	for _, v := range vals {
 		for _, s := range subs {
-			deliver(a, s, v, dropped)
+			deliver(a, s, v, wait != nil && wait(v), dropped)
 		}
 	}
 	clear(subs) // keep no cancelled subscription reachable
@@ -154,8 +154,8 @@ func deliverAll[T any](a *Agent, set *subscriptions[T], snap *[]*subscription[T]
 }
 
 // deliver hands v to s, with s.mu held: nothing to a cancelled s, else as
-// deliverAll says.
-func deliver[T any](a *Agent, s *subscription[T], v T, dropped *atomic.Uint64) {
+// deliverAll says (wait: wait for room rather than drop).
+func deliver[T any](a *Agent, s *subscription[T], v T, wait bool, dropped *atomic.Uint64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -175,7 +175,7 @@ func deliver[T any](a *Agent, s *subscription[T], v T, dropped *atomic.Uint64) {
 		default:
 		}
 	}
-	if !a.cfg.BlockingDelivery || !block(a, s, v, n) {
+	if !wait || !block(a, s, v, n) {
 		dropped.Add(1)
 	}
 }
@@ -245,16 +245,18 @@ func (a *Agent) Subscribe(buffer int) (<-chan swim.Event, func()) {
 // buffer (default 256 when buffer <= 0, at most MaxSubscribeBuffer), and
 // a function that cancels the subscription. By default the protocol never
 // waits: messages that find
-// the channel full are dropped and counted in Stats.MessagesDropped; with
-// Config.BlockingDelivery the agent waits for the subscriber (memberlist
-// calls its Delegate.NotifyMsg on its own goroutine, which waits as long
-// as the delegate takes). Each message goes to every subscriber; the
+// the channel full are dropped and counted in Stats.MessagesDropped
+// (memberlist hands datagram messages to its Delegate.NotifyMsg through
+// a bounded queue that drops when full); with Config.BlockingMessages the
+// agent waits for the subscriber, for the messages that config field
+// names (not a stranger's direct messages). Config.BlockingDelivery
+// concerns events only. Each message goes to every subscriber; the
 // channel is closed when the agent stops or the subscription is cancelled.
 // The buffer counts messages; the messages waiting unread also hold at
 // most Config.MaxReceiveBytes bytes of data and keys (default 8 MiB), as a
 // reliable message (SendReliable) is up to Config.MaxReliableSize: a
 // message over either bound is dropped, or waited for with
-// BlockingDelivery. One message larger than MaxReceiveBytes is delivered
+// BlockingMessages. One message larger than MaxReceiveBytes is delivered
 // to an empty channel.
 func (a *Agent) Receive(buffer int) (<-chan swim.Message, func()) {
 	return add(a, &a.sub.messages, buffer, DefaultMessageBuffer, a.cfg.MaxReceiveBytes, messageSize)

@@ -69,14 +69,30 @@ func (a *Agent) SendTo(ctx context.Context, id swim.ID, data []byte) error {
 }
 
 // deliver hands received messages to the Receive subscribers and states to
-// Config.MergeRemoteState. Agent goroutine.
-func (a *Agent) deliver(msgs []swim.Message, states []swim.RemoteState) {
+// Config.MergeRemoteState; reliable says that msgs is one reliable
+// message (SendReliable), else they came in datagrams. Agent goroutine.
+func (a *Agent) deliver(msgs []swim.Message, states []swim.RemoteState, reliable bool) {
 	if len(msgs) > 0 {
-		deliverAll(a, &a.sub.messages, &a.sub.messageSnap, msgs, &a.ctr.msgDrop)
+		var wait func(swim.Message) bool
+		if a.cfg.BlockingMessages {
+			wait = func(m swim.Message) bool { return blockOn(m, reliable) }
+		}
+		deliverAll(a, &a.sub.messages, &a.sub.messageSnap, msgs, wait, &a.ctr.msgDrop)
 	}
 	if a.cfg.MergeRemoteState != nil {
 		for _, s := range states {
 			a.mergeRemoteState(s)
 		}
 	}
+}
+
+// blockOn reports whether, with Config.BlockingMessages, the agent waits
+// for a full Receive channel to take m rather than drop it: for a
+// broadcast, a reliable message, and a direct message that a member held
+// at its address sent from there (swim.Message.FromHeldAddr). A direct
+// message from anyone else (a stranger, or a forger under a member's ID)
+// is dropped, so that an outsider's flood cannot throttle the agent
+// through a reader slower than the flood (user46 M6).
+func blockOn(m swim.Message, reliable bool) bool {
+	return reliable || m.Broadcast || m.FromHeldAddr
 }
