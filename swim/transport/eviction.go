@@ -19,6 +19,9 @@ type connState struct {
 	at     int64 // accepted (monoNow)
 	src    netip.Addr
 	framed atomic.Bool // a whole frame was read, and its handler read on
+	// began is set once the handler has read a byte (progressReader):
+	// before, the kernel's receive buffer starts with the first frame.
+	began atomic.Bool
 	// idleSince is when the connection last made progress while its
 	// handler waits on the peer (monoNow): the latest of the
 	// accepting time, the start of the read of the current frame and the
@@ -64,6 +67,7 @@ func (p progressReader) Read(b []byte) (int, error) {
 	n, err := p.r.Read(b)
 	if n > 0 {
 		p.st.idleSince.Store(monoNow())
+		p.st.began.Store(true)
 	}
 	return n, err
 }
@@ -213,6 +217,25 @@ func (l *StreamListener) evictWaiting(match func(*connState) bool) bool {
 		}
 		if victim == nil {
 			break
+		}
+		// A stream whose handler has not read yet but whose whole first
+		// frame waits in the kernel is not waiting on its peer: its
+		// handler is behind. When one source's streams are admitted
+		// faster than their handlers run (a flood of streams from a
+		// member's own IP address, each sending a bare length prefix),
+		// every stream of that source is unread and the member's is the
+		// oldest about as often as not: it would be reset with its
+		// message in the buffer (user46 M2). Skipped, with a wrapped
+		// stream (Wrap: the kernel holds the wrapper's bytes) excepted;
+		// one that sends whole frames of junk is read and ended by its
+		// handler. One kernel look per stream chosen, not per stream.
+		if !vst.framed.Load() && !vst.began.Load() && l.cfg.Wrap == nil && firstFrameWaiting(victim, l.cfg.MaxFrame) {
+			if skip == nil {
+				skip = make(map[*connState]bool)
+			}
+			skip[vst], victim = true, nil
+			l.spared.Add(1)
+			continue
 		}
 		// ReadFrame claims a whole frame without the lock: the frame
 		// completed since the scan when this swap fails; look again

@@ -112,6 +112,9 @@ type StreamConfig struct {
 	// has not delivered a whole frame, then the one idle longest
 	// (evictionOrder; counted in Evicted), or is
 	// closed as soon as it is accepted when none is (counted in Refused).
+	// On Linux a connection whose handler has read nothing yet while its
+	// whole first frame waits in the kernel is not waiting on its peer and
+	// is kept (StreamStats.Spared).
 	MaxConns int
 	// MaxConnsPerSource bounds the inbound connections served at once from
 	// one source IP address (default MaxConns/4, at least 1; at most
@@ -244,6 +247,12 @@ type StreamStats struct {
 	// sent more than MaxBytes, Malformed those with an empty frame or that
 	// ended inside one.
 	Timeouts, Oversize, Malformed uint64
+	// Spared counts the times a served connection chosen for eviction was
+	// kept because its handler had read nothing yet and its whole first
+	// frame was waiting in the kernel's receive buffer (Linux only, and
+	// without Wrap): its handler was behind, not its peer. Another
+	// connection is evicted instead, or the new one refused.
+	Spared uint64
 }
 
 // StreamListener accepts stream connections and hands each to a handler
@@ -263,7 +272,7 @@ type StreamListener struct {
 	freed   chan struct{}           // signalled (capacity 1) when a source's count comes down
 	known   map[netip.Addr]struct{} // known peers' addresses (SetKnownSource)
 
-	accepted, refused, evicted, timeouts, oversize, malformed atomic.Uint64
+	accepted, refused, evicted, timeouts, oversize, malformed, spared atomic.Uint64
 }
 
 // ListenStream opens a TCP listener on cfg.Bind and serves every accepted
@@ -368,6 +377,7 @@ func (l *StreamListener) Stats() StreamStats {
 	return StreamStats{
 		Accepted: l.accepted.Load(), Refused: l.refused.Load(), Evicted: l.evicted.Load(),
 		Timeouts: l.timeouts.Load(), Oversize: l.oversize.Load(), Malformed: l.malformed.Load(),
+		Spared: l.spared.Load(),
 	}
 }
 
