@@ -40,6 +40,10 @@ type Config struct {
 	// with Keys and both on (it reads and is read by plain members), then
 	// call SetSendPlain(false) on every member, then, once Stats.PlainAccepted
 	// stops growing everywhere, SetAcceptPlain(false) (wire.Security.SetAcceptPlain).
+	// While AcceptPlain is on anyone who reaches the port can inject
+	// packets: unless every member has a Protocol.SigningKey, that includes
+	// Alives that keep a crashed member alive and claims of a dead member's
+	// ID (docs/coming-from-memberlist.md, “Sign self-updates”).
 	AcceptPlain, SendPlain bool
 	// Label is the cluster label, at most 255 bytes (memberlist's Label):
 	// every datagram and stream frame carries it, and packets with another
