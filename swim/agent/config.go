@@ -149,7 +149,13 @@ type Config struct {
 	// MaxStreamConns); one beyond it replaces a stream from the same
 	// address waiting on its peer, as above, or is closed at once
 	// (Stats.StreamsRefused). Members behind one NAT address, or many on
-	// one host, share it.
+	// one host, share it, and share it with any process there: a flood of
+	// streams from that address that redials as fast as it is cut ranks
+	// with the members' streams. On Linux a stream whose first frame has
+	// arrived whole before its handler read it is not replaced
+	// (transport.StreamStats.Spared); a member's stream replaced before its
+	// first bytes arrive still fails (docs/experiments.md, “SWIM: stream
+	// and message floods at a ported service (user46 M2, M6)”).
 	MaxStreamConnsPerSource int
 	// MaxStreamBytes bounds what one inbound stream may carry, frame
 	// prefixes included (default 8 MiB); MaxStreamMembers bounds the
