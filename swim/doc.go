@@ -178,7 +178,9 @@
 //   - Lifeguard (docs/algorithms.md, “Lifeguard local health”): the local
 //     health multiplier LHM in [0, S−1] (+1 per failed probe, or per missed
 //     nack when nacks were expected; +1 per refuted suspicion or
-//     declaration, one per protocol period at most; −1 per successful probe) scales the period
+//     declaration, one per protocol period at most and one per probe of
+//     its own ended since the last (a success, or a failure that raised
+//     it); −1 per successful probe) scales the period
 //     and the probe timeout by LHM+1; suspicion timeouts start at
 //     Max = β·Min and shrink with each independent confirmation to
 //     Min = α·max(1, log10 n)·ProbeInterval after K = α−2 of them (the

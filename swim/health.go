@@ -91,12 +91,26 @@ func (m *Member) chargeRefutation(now time.Duration, kind UpdateKind, held bool)
 	if m.cfg.Mode == ModeSWIM {
 		return
 	}
-	if kind == UpdateAlive || !held || now < m.health.refuteUntil {
+	if kind == UpdateAlive || !held || now < m.health.refuteUntil || m.health.refuteSpent {
 		m.stats.RefutationsUncharged++
 		return
 	}
 	m.adjustHealth(1)
 	m.health.refuteUntil = now + m.period()
+	m.health.refuteSpent = true
+}
+
+// probeVerdict applies a probe's verdict on this member's health: delta
+// −1 for a success, the failure's raise otherwise. A success, or a failure
+// that raised the multiplier, lets the next refutation count again
+// (chargeRefutation): the multiplier comes down once per successful probe,
+// so refutations counted at most once per such verdict cannot outnumber
+// the decrements.
+func (m *Member) probeVerdict(delta int) {
+	m.adjustHealth(delta)
+	if delta != 0 {
+		m.health.refuteSpent = false
+	}
 }
 
 func (m *Member) adjustHealth(delta int) {

@@ -206,6 +206,10 @@ type localHealth struct {
 	// refuteUntil is the end of the protocol period in which a
 	// refutation last raised the multiplier (chargeRefutation).
 	refuteUntil time.Duration
+	// refuteSpent: a refutation raised the multiplier and no probe of this
+	// member's own has ended since in a success or a failure that raised
+	// it (probeVerdict); no refutation counts until one has.
+	refuteSpent bool
 }
 
 // dissemination is the queue of membership updates to piggyback and the

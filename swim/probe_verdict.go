@@ -62,9 +62,9 @@ func (m *Member) failProbe(now time.Duration) {
 		// of this member's health: it may never have existed, and its
 		// relays, with no round trip of it to go by, nack late.
 	case m.pr.expectNacks > 0:
-		m.adjustHealth(max(m.pr.expectNacks-m.pr.nacks, 0))
+		m.probeVerdict(max(m.pr.expectNacks-m.pr.nacks, 0))
 	default:
-		m.adjustHealth(1)
+		m.probeVerdict(1)
 	}
 	if t.state != StateAlive && t.state != StateSuspect {
 		return
@@ -184,7 +184,7 @@ func (m *Member) onAck(in *inbound, from Node, pkt *Packet) {
 		}
 		m.pr.active = false
 		t.retried = false
-		m.adjustHealth(-1)
+		m.probeVerdict(-1)
 		m.acked(now)
 		return
 	}

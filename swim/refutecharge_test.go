@@ -20,9 +20,12 @@ import (
 //	1 s   b's name, from another source     Suspect 1 by b    2                  0    2
 //	1 s   d, held dead                      Dead 2 by d       3                  0    3
 //	1 s   b (a ping: the buddy system)      Suspect 3 by b    4                  1    3   period 2 s, to 3 s
-//	3 s   c, relaying b's gossip            Dead 4 by b       5                  2    3   period 3 s
+//	2 s   (a's own probe, acked at 2.001 s)                   4                  0    3   lets the next count
+//	3 s   c, relaying b's gossip            Dead 4 by b       5                  1    3   period 2 s
 //
-// Before, the first three counted: LHM 1 at the first packet.
+// Before, the first three counted: LHM 1 at the first packet. The probe
+// at 2 s is needed since a refutation counts only after a probe of a's
+// own has ended since the last counted one (chargeRefutation).
 func TestRefutationChargedOnlyFromLiveSender(t *testing.T) {
 	a := newTest(t, "a", ModeLifeguard, nil, "b", "c", "d")
 	a.apply(0, Update{Kind: UpdateDead, Node: node("d"), Incarnation: 0, From: "a"}, false)
@@ -41,9 +44,13 @@ func TestRefutationChargedOnlyFromLiveSender(t *testing.T) {
 		{time.Second, "b", true, UpdateSuspect, "b", 2, 0, 2},
 		{time.Second, "d", false, UpdateDead, "d", 3, 0, 3},
 		{time.Second, "b", false, UpdateSuspect, "b", 4, 1, 3},
-		{3 * time.Second, "c", false, UpdateDead, "b", 5, 2, 3},
+		{3 * time.Second, "c", false, UpdateDead, "b", 5, 1, 3},
 	}
 	for i, s := range steps {
+		if s.at == 3*time.Second {
+			ackOwnProbe(t, a, 2*time.Second)
+			require.Equal(t, 0, a.LocalHealthMultiplier())
+		}
 		p := Packet{Kind: MsgPing, From: node(s.from), To: node("a"), Ping: Ping{Seq: uint32(i + 1)},
 			Updates: []Update{{Kind: s.kind, Node: node("a"), Incarnation: a.Incarnation(), From: s.accuser}}}
 		step := a.Step
@@ -146,4 +153,17 @@ func TestForgedDatagramAccusationsUncharged(t *testing.T) {
 		assert.Zero(t, st.ProbesFailed, c.name)
 		assert.Zero(t, maxLHM, c.name)
 	}
+}
+
+// ackOwnProbe starts m's probe at at (its Tick, m's loop late or on time)
+// and acks it from the target 1 ms later.
+func ackOwnProbe(t *testing.T, m *Member, at time.Duration) {
+	t.Helper()
+	m.Tick(at)
+	drain(m)
+	require.True(t, m.pr.active, "a probe started at %v", at)
+	ack := Packet{Kind: MsgAck, From: m.pr.target.node, To: m.Self(), Ack: Ack{Seq: m.pr.seq}}
+	require.NoError(t, m.Step(at+time.Millisecond, &ack))
+	drain(m)
+	require.False(t, m.pr.active, "the probe at %v acked", at)
 }

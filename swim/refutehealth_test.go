@@ -11,61 +11,80 @@ import (
 // Lifeguard raises the local health multiplier when a member must refute
 // a suspicion about itself (§IV-A), and memberlist when it refutes a
 // declaration too; fdkit counts at most one refuted suspicion or
-// declaration per protocol period, the period the counted one began, and
-// no later Alive. Hand-worked (ProbeInterval 1 s, no probe running, so
-// nothing lowers the multiplier):
+// declaration per protocol period, the period the counted one began, no
+// later Alive, and none until a probe of the member's own has ended, in a
+// success or a failure that raised the multiplier, since the last counted
+// one (so charges never outnumber the decrements of its successful
+// probes; issue 27, user46 H1). The first refutation counts before any
+// probe. Hand-worked (ProbeInterval 1 s; a's probes of b start only where
+// the table says, as from a late loop, and are acked 1 ms later):
 //
-//	at      accusation     incarnation after  LHM  uncharged  why
-//	1 s     Suspect 0      1                  1    0          counted; period 2 s, to 3 s
-//	2.5 s   Suspect 1      2                  1    1          within [1 s, 3 s)
-//	2.9 s   Dead 2         3                  1    2          within [1 s, 3 s)
-//	3 s     Dead 3         4                  2    2          counted; period 3 s, to 6 s
-//	5.999 s Suspect 4      5                  2    3          within [3 s, 6 s)
-//	6 s     Alive 6        7                  2    4          a later Alive
-//	6 s     Suspect 7      8                  3    4          counted
+//	at      event                incarnation after  LHM  uncharged  why
+//	1 s     Suspect 0            1                  1    0          counted (none before); period 2 s, to 3 s
+//	1.5 s   probe of b acked     1                  0    0          a success: −1, the next may count
+//	2.5 s   Suspect 1            2                  0    1          within [1 s, 3 s)
+//	3 s     Dead 2               3                  1    1          counted; period 2 s, to 5 s
+//	5 s     Suspect 3            4                  1    2          no probe has ended since 3 s
+//	5 s     Alive 5              6                  1    3          a later Alive
+//	5.5 s   probe of b acked     6                  0    3
+//	5.999 s Suspect 6            7                  1    3          counted; period 2 s, to 7.999 s
+//	6.5 s   Dead 7               8                  1    4          within the period
 //
-// Every accusation is refuted: only its count against the local health is
-// limited.
+// Before (the period alone), 5 s counted too: LHM 2, and with every probe
+// acked a late loop let charges outnumber decrements (LHM 4-5 with a
+// forged accusation every 5 ms and ticks every 90 ms). Every accusation
+// is refuted: only its count against the local health is limited.
 func TestRefutationChargedOncePerPeriod(t *testing.T) {
 	a := newTest(t, "a", ModeLifeguard, nil, "b")
 	steps := []struct {
 		at        time.Duration
-		kind      UpdateKind
+		kind      UpdateKind // 0: a's own probe of b, acked
 		accused   Incarnation
 		inc       Incarnation
 		lhm       int
 		uncharged int
 	}{
 		{time.Second, UpdateSuspect, 0, 1, 1, 0},
-		{2500 * time.Millisecond, UpdateSuspect, 1, 2, 1, 1},
-		{2900 * time.Millisecond, UpdateDead, 2, 3, 1, 2},
-		{3 * time.Second, UpdateDead, 3, 4, 2, 2},
-		{5999 * time.Millisecond, UpdateSuspect, 4, 5, 2, 3},
-		{6 * time.Second, UpdateAlive, 6, 7, 2, 4},
-		{6 * time.Second, UpdateSuspect, 7, 8, 3, 4},
+		{1500 * time.Millisecond, 0, 0, 1, 0, 0},
+		{2500 * time.Millisecond, UpdateSuspect, 1, 2, 0, 1},
+		{3 * time.Second, UpdateDead, 2, 3, 1, 1},
+		{5 * time.Second, UpdateSuspect, 3, 4, 1, 2},
+		{5 * time.Second, UpdateAlive, 5, 6, 1, 3},
+		{5500 * time.Millisecond, 0, 0, 6, 0, 3},
+		{5999 * time.Millisecond, UpdateSuspect, 6, 7, 1, 3},
+		{6500 * time.Millisecond, UpdateDead, 7, 8, 1, 4},
 	}
+	refutations := 0
 	for i, s := range steps {
-		from := ID("b")
-		if s.kind == UpdateAlive {
-			from = "a"
+		if s.kind == 0 {
+			ackOwnProbe(t, a, s.at)
+		} else {
+			from := ID("b")
+			if s.kind == UpdateAlive {
+				from = "a"
+			}
+			p := Packet{Kind: MsgPing, From: node("b"), To: node("a"), Ping: Ping{Seq: uint32(i + 1)},
+				Updates: []Update{{Kind: s.kind, Node: node("a"), Incarnation: s.accused, From: from}}}
+			require.NoError(t, a.Step(s.at, &p))
+			drain(a)
+			refutations++
 		}
-		p := Packet{Kind: MsgPing, From: node("b"), To: node("a"), Ping: Ping{Seq: uint32(i + 1)},
-			Updates: []Update{{Kind: s.kind, Node: node("a"), Incarnation: s.accused, From: from}}}
-		require.NoError(t, a.Step(s.at, &p))
-		drain(a)
 		assert.Equal(t, s.inc, a.Incarnation(), "at %v", s.at)
 		assert.Equal(t, s.lhm, a.LocalHealthMultiplier(), "at %v", s.at)
-		assert.Equal(t, i+1, a.Stats().Refutations, "at %v", s.at)
+		assert.Equal(t, refutations, a.Stats().Refutations, "at %v", s.at)
 		assert.Equal(t, s.uncharged, a.Stats().RefutationsUncharged, "at %v", s.at)
 	}
 	// Plain SWIM has no local health: nothing is charged or uncharged.
 	p := newTest(t, "a", ModeSWIM, nil, "b")
 	for i, s := range steps {
+		if s.kind == 0 {
+			continue
+		}
 		q := Packet{Kind: MsgPing, From: node("b"), To: node("a"), Ping: Ping{Seq: uint32(i + 1)},
 			Updates: []Update{{Kind: s.kind, Node: node("a"), Incarnation: s.accused, From: "b"}}}
 		require.NoError(t, p.Step(s.at, &q))
 	}
-	assert.Equal(t, len(steps), p.Stats().Refutations)
+	assert.Equal(t, refutations, p.Stats().Refutations)
 	assert.Zero(t, p.Stats().RefutationsUncharged)
 	assert.Zero(t, p.LocalHealthMultiplier())
 }

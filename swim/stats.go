@@ -43,8 +43,10 @@ type ProbeStats struct {
 	// suspect at the address the packet came from (a stranger, a member
 	// held dead, StepFromOtherSource; the join seed's view counts), and
 	// those of a suspicion or declaration in a protocol period in which
-	// one was counted already (a refuted accusation raises the multiplier
-	// once per period at most).
+	// one was counted already, or before a probe of this member's own has
+	// ended, in a success or in a failure that raised the multiplier,
+	// since the last counted one (a refuted accusation raises the
+	// multiplier once per period and once per such probe at most).
 	// Growing by more than one or two per period, it says that something
 	// sends this member accusations at rising incarnations, which no
 	// honest group does (one refutation answers every accusation of the

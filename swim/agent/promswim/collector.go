@@ -165,7 +165,7 @@ var protocolHelp = map[string]string{
 	"RelaysRefused":        "Ping-reqs not relayed: an unknown requester and target, or the relays held at their bound.",
 	"AckPayloadsTooLarge":  "Ack payloads left out because the ack would have exceeded MaxPacketSize.",
 	"Refutations":          "Times this member raised its own incarnation to refute a suspicion, a declaration or a later alive update about itself.",
-	"RefutationsUncharged": "Refutations not counted against the local health multiplier: of a later alive update, of a suspicion or declaration from a sender not held alive at the address it came from, or of one in a protocol period that counted one already.",
+	"RefutationsUncharged": "Refutations not counted against the local health multiplier: of a later alive update, of a suspicion or declaration from a sender not held alive at the address it came from, or of one in a protocol period that counted one already or before a probe of this member's own ended since the last counted one.",
 	"GateDeferrals":        "Failed probes forgiven once by the per-peer detector gate.",
 	"Suspicions":           "Suspicions this member raised itself.",
 	"Declarations":         "Members this member declared dead by its own suspicion timeout.",
