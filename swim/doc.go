@@ -85,7 +85,10 @@
 //     suspecter or declarer (once per incarnation) and to IndirectChecks random
 //     members it verified (one other per period when none is), so that
 //     suspecters hear it before their timers fire (memberlist gets there
-//     with a separate gossip loop; see eager dissemination below).
+//     with a separate gossip loop; see eager dissemination below); three
+//     refutations per protocol period at most are sent at once, one for
+//     packets that are no member's word, and the rest ride the queue
+//     (Stats.AliveDeferred).
 //     Unlike SWIM's Confirm, a Dead update older than the local entry is
 //     ignored (as in memberlist), so a member that refuted or restarted with a
 //     higher incarnation is not killed by stale declarations. A live member

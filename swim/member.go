@@ -73,6 +73,11 @@ type peer struct {
 	// unpaid probe ping there; later probes' pings wait for its ledger
 	// (receipt.go), revivals by gossip included.
 	pinged bool
+	// toldIn is 1 + the protocol period (dissemination.period) in which
+	// this member last sent it its Alive at once (sendAlive), 0 for
+	// never, and toldN how many times in that period.
+	toldIn uint64
+	toldN  int
 	// queuedAt is when an answer to it may carry the queue again
 	// (queuedAnswer, reply.go).
 	queuedAt time.Duration
@@ -225,6 +230,14 @@ type dissemination struct {
 	// announcedUnverified counts the members not verified that
 	// announceAlive sent this member's Alive in this protocol period.
 	announcedUnverified int
+	// period numbers the protocol periods (one more at each probe timer,
+	// startProbe); announced counts the refutations and restatements
+	// that announced this member's Alive at once in this one, and
+	// unheldAnnounced says that one answered a packet that was no
+	// member's word (announceBounded).
+	period          uint64
+	announced       int
+	unheldAnnounced bool
 	// viewMarked: a member was marked with the view that brought it
 	// (peer.viewOf) since the marks were last cleared (clearViewMarks).
 	viewMarked bool

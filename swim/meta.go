@@ -44,14 +44,14 @@ func (m *Member) SetMeta(meta []byte) error {
 // incarnation and disseminates its Alive, without the refutation's health
 // penalty (Stats.MetaRestated). An Alive without a version range (relayed
 // in wire format 1, which drops the metadata) proves nothing.
-func (m *Member) restateMeta(u *Update) {
+func (m *Member) restateMeta(in *inbound, u *Update) {
 	if u.Incarnation != m.inc || u.Versions.IsZero() || u.Meta == m.meta || m.inc == MaxIncarnation {
 		return
 	}
 	m.inc++
 	m.stats.MetaRestated++
 	m.enqueue(m.selfAlive())
-	m.announceAlive("", nil)
+	m.announceBounded(in, "", nil)
 }
 
 // Meta returns this member's metadata (bytes in a string).

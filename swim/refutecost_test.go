@@ -108,3 +108,107 @@ func slicesMax(xs []int) int {
 	}
 	return m
 }
+
+// user46 M5 (issue 27): forged accusations every 5 ms for 10 s, each
+// refuted, while a's probes are acked (ticks every 5 ms, ProbeInterval
+// 100 ms). The pings a sends to carry its Alive at once (sendAlive) are
+// counted per protocol period (between two probe starts): from a stranger
+// one refutation per period is announced, to IndirectChecks (3) members;
+// from a stranger naming b as the accuser b is told too (4); from b's own
+// address, a member's word, announcePerPeriod (3) refutations are
+// announced to 3 of the 5 members each (9), and b, told directly, gets
+// at most 3 in all (12 when the announcements missed it); the rest ride
+// the queue. Before, each refutation drew 3 pings (4 naming b): 60 to 80
+// per period.
+func TestForgedAccusationsAnnouncedPerPeriod(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		from    string
+		accuser ID
+		other   bool // StepFromOtherSource
+		most    int  // Alive pings in one period at most
+	}{
+		{"stranger", "mallory", "mallory", false, 3},
+		{"stranger naming b", "mallory", "b", false, 4},
+		{"b's name from elsewhere", "b", "b", true, 4},
+		{"b's address", "b", "b", false, 12},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			a := newTest(t, "a", ModeLifeguard, func(c *Config) {
+				c.ProbeInterval, c.ProbeTimeout = 100*time.Millisecond, 50*time.Millisecond
+			}, "b", "c", "d", "e", "f")
+			const step, until = 5 * time.Millisecond, 10 * time.Second
+			perPeriod, most, sent, forged := 0, 0, 0, 0
+			for now := time.Duration(0); now <= until; now += step {
+				started := a.Stats().ProbesStarted
+				a.Tick(now)
+				pk, _ := drain(a)
+				if a.Stats().ProbesStarted != started {
+					most, perPeriod = max(most, perPeriod), 0
+				}
+				for _, p := range pk {
+					if p.Kind == MsgPing && p.Ping.Seq == a.pr.seq {
+						ack := Packet{Kind: MsgAck, From: p.To, To: a.Self(), Ack: Ack{Seq: p.Ping.Seq}}
+						require.NoError(t, a.Step(now+time.Millisecond, &ack))
+						drain(a)
+					}
+				}
+				f := Packet{Kind: MsgGossip, From: node(c.from), To: a.Self(), Updates: []Update{
+					{Kind: UpdateSuspect, Node: a.Self(), Incarnation: a.Incarnation(), From: c.accuser}}}
+				stepf := a.Step
+				if c.other {
+					stepf = a.StepFromOtherSource
+				}
+				before := a.Stats().AliveSent
+				require.NoError(t, stepf(now+2*time.Millisecond, &f))
+				pk, _ = drain(a)
+				alive := 0
+				for _, p := range pk {
+					if p.Kind == MsgPing && hasUpdate(p, UpdateAlive, "a", a.Incarnation()) {
+						alive++
+					}
+				}
+				require.Equal(t, a.Stats().AliveSent-before, alive)
+				perPeriod += alive
+				sent += len(pk)
+				forged++
+			}
+			st := a.Stats()
+			t.Logf("%d forged, %d refuted; %d probes; %d Alive pings (%d deferred); %d packets in answer", forged, st.Refutations, st.ProbesStarted, st.AliveSent, st.AliveDeferred, sent)
+			require.Equal(t, forged, st.Refutations)
+			assert.Equal(t, c.most, max(most, perPeriod), "Alive pings in one period at most")
+			assert.LessOrEqual(t, st.AliveSent, c.most*(st.ProbesStarted+1))
+		})
+	}
+}
+
+// An honest suspicion is still refuted at once, after a stranger's flood
+// in the same period: b's suspicion, relayed by c, is announced to three
+// members and c is told, though the stranger's 20 refutations came first
+// (its budget is one announcement per period, apart from the members').
+func TestHonestRefutationAnnouncedAfterFlood(t *testing.T) {
+	for _, flood := range []int{0, 20} {
+		a := newTest(t, "a", ModeLifeguard, nil, "b", "c", "d", "e", "f")
+		a.Tick(0)
+		drain(a)
+		for i := range flood {
+			require.NoError(t, a.Step(time.Duration(i+1)*time.Millisecond, &Packet{Kind: MsgGossip, From: node("mallory"), To: a.Self(),
+				Updates: []Update{{Kind: UpdateSuspect, Node: a.Self(), Incarnation: a.Incarnation(), From: "mallory"}}}))
+			drain(a)
+		}
+		before := a.Stats().AliveSent
+		require.NoError(t, a.Step(100*time.Millisecond-time.Microsecond, &Packet{Kind: MsgGossip, From: node("c"), To: a.Self(),
+			Updates: []Update{{Kind: UpdateSuspect, Node: a.Self(), Incarnation: a.Incarnation(), From: "b"}}}))
+		pk, _ := drain(a)
+		to := map[ID]bool{}
+		for _, p := range only(t, pk, MsgPing) {
+			if hasUpdate(p, UpdateAlive, "a", a.Incarnation()) {
+				to[p.To.ID] = true
+			}
+		}
+		assert.Equal(t, flood+1, a.Stats().Refutations)
+		assert.Equal(t, len(to), a.Stats().AliveSent-before, "flood %d", flood)
+		assert.GreaterOrEqual(t, len(to), 3, "flood %d: announced at once", flood)
+		assert.True(t, to["b"] && to["c"], "flood %d: the accuser and the relay told: %v", flood, to)
+	}
+}

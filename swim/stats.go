@@ -53,7 +53,16 @@ type ProbeStats struct {
 	// incarnation it leaves).
 	RefutationsUncharged int
 	AliveSent            int // pings sent only to carry a refutation (Alive) at once
-	GateDeferrals        int // failed probes forgiven once by the detector gate
+	// AliveDeferred counts the immediate sends of this member's Alive left
+	// to the dissemination queue by their budget per protocol period
+	// (between two probe timers): refutations and metadata restatements
+	// not announced at once, past the three of the period or past the one
+	// for packets that are no member's word, and direct sends to a member
+	// already sent the Alive three times in the period. More than a few
+	// per period say that something sends this member accusations at
+	// rising incarnations.
+	AliveDeferred int
+	GateDeferrals int // failed probes forgiven once by the detector gate
 	// UnverifiedRetries counts failed probes of members not verified
 	// that were probed once more before a suspicion, their ledgers
 	// paying (receipt.go).

@@ -177,6 +177,7 @@ var protocolHelp = map[string]string{
 	"DigestMatches":        "Anti-entropy view digests received equal to this member's view: no view sent.",
 	"DigestMismatches":     "Anti-entropy view digests received different from this member's view: both views sent.",
 	"AliveSent":            "Pings sent only to carry a refutation at once.",
+	"AliveDeferred":        "Refutations and restatements not announced at once, and direct sends of this member's alive update not made, past their budget per protocol period (they ride the gossip queue).",
 	"GossipsSent":          "Eager gossip packets sent (eager dissemination, gossip fanout).",
 	"JoinAnnouncements":    "Members sent this member's alive update directly on joining.",
 	"Implausible":          "Updates refused for an implausible incarnation jump.",
