@@ -391,6 +391,15 @@ func TestRuntimeKeyRotation(t *testing.T) {
 	for _, a := range as {
 		require.NoError(t, a.Keyring().UseKey(newKey))
 	}
+	// Packets sealed with the old key before the other agent's UseKey may
+	// still wait in a socket or the agent's queue: let each agent take a
+	// few more (read in order, so those are behind it) before the old key
+	// goes, as a rotation should (a loaded machine once failed this test
+	// with one authentication failure without the wait).
+	for _, a := range as {
+		n := a.Stats().PacketsReceived
+		require.Eventually(t, func() bool { return a.Stats().PacketsReceived > n+3 }, 5*time.Second, 10*time.Millisecond)
+	}
 	for _, a := range as {
 		require.NoError(t, a.Keyring().RemoveKey(testKey))
 	}
