@@ -39,9 +39,11 @@ import (
 //   - an Alive(l, i) no newer than a Suspect, Dead or Left held at j ≥ i
 //     sends that accusation back at once to the packet's sender and to l
 //     (accuseBack), so l refutes without waiting for a reconnect ping;
-//   - a Suspect or Dead (not a leave) in a view transfer about a member
-//     held alive or suspect enters as this member's own suspicion,
-//     disseminated, never as an instant death (applyView);
+//   - a Suspect or Dead (not a leave) about a member held alive or
+//     suspect, in a view transfer or gossiped in a packet whose sender is
+//     not held alive or suspect at the address it came from, enters as this
+//     member's own suspicion, disseminated, never as an instant death
+//     (applyView, hearsay; the caller, mergeUpdates, applies the rule);
 //   - an update naming a live member's ID at another address is a
 //     conflicting claim: refused, with EventConflict (conflict);
 //   - an update naming a dead or left member's ID at another address

@@ -183,7 +183,9 @@ func TestLedgerNotCreditedFromOtherSource(t *testing.T) {
 
 // TestLedgerOfOldAddressPaysNothing: a ledger is its member's address's
 // (receipt.go): g's own Alive from its address own:1, 54 bytes, credits
-// 108, less its 33-byte challenge (75 left); then b declares g dead and, past
+// 108, less its 33-byte challenge (75 left); then b, a member a holds
+// alive (a stranger's declaration would only be a's suspicion:
+// hearsay.go), declares g dead and, past
 // DeadReclaimTime, tells of g alive at victim:1, where g was never heard
 // from (readdress), so its probe sends one unpaid ping there and no retry
 // follows. Had the ledger moved with g, its 75 bytes would have paid the
@@ -191,7 +193,7 @@ func TestLedgerNotCreditedFromOtherSource(t *testing.T) {
 // TestUnansweredChallengeProbeWhenPaid.)
 func TestLedgerOfOldAddressPaysNothing(t *testing.T) {
 	g := Node{ID: "g", Addr: "own:1"}
-	a := newTest(t, "a", ModeLifeguard, func(c *Config) { d := time.Millisecond; c.DeadReclaimTime = &d })
+	a := newTest(t, "a", ModeLifeguard, func(c *Config) { d := time.Millisecond; c.DeadReclaimTime = &d }, "b")
 	a.Tick(0)
 	drain(a)
 	require.NoError(t, a.Step(time.Millisecond, &Packet{Kind: MsgGossip, From: g, To: a.Self(),

@@ -156,6 +156,13 @@ type GuardStats struct {
 	// accusations taken at the stored incarnation instead of a higher one
 	// (Config.SigningKey).
 	BadProofs, AccusationsCapped int
+	// AccusationsUnvouched counts Suspect and Dead updates (not leaves)
+	// about a member held alive or suspect, gossiped in a packet whose
+	// sender was not held alive or suspect at the address it came from (a
+	// stranger, a member held dead, StepFromOtherSource): each was taken
+	// as this member's own suspicion, or, about a member already suspect
+	// at its incarnation, ignored; never as a death (swim/hearsay.go).
+	AccusationsUnvouched int
 	// AnswersUnqueued counts answers to a verified member (the acks of
 	// its pings and of its ping-reqs for this member, the relayed acks
 	// and nacks of its ping-reqs) sent without the queue because an

@@ -254,6 +254,9 @@ func (m *Member) screened(in *inbound, from Node, pkt *Packet) bool {
 }
 
 // mergeUpdates merges pkt's updates: gossip, or a view transfer (MsgSync).
+// An accusation of a member held live, gossiped by a sender not held live
+// at the address the packet came from, is hearsay: this member's own
+// suspicion, never a death.
 func (m *Member) mergeUpdates(in *inbound, pkt *Packet) {
 	gossip := pkt.Kind != MsgSync
 	if in.queued {
@@ -267,10 +270,13 @@ func (m *Member) mergeUpdates(in *inbound, pkt *Packet) {
 		m.heardAgain(pkt.Updates)
 	}
 	for i := range pkt.Updates {
-		if gossip {
-			m.applyUpdate(in, pkt.Updates[i], true)
+		u := &pkt.Updates[i]
+		if !gossip {
+			m.applyView(in, *u)
+		} else if p := m.accusedLive(u); p != nil && !in.liveSender {
+			m.hearsay(in, p, u)
 		} else {
-			m.applyView(in, pkt.Updates[i])
+			m.applyUpdate(in, *u, true)
 		}
 	}
 	in.replyTo, in.from = "", ""

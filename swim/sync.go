@@ -322,9 +322,8 @@ func (m *Member) viewUpdate(p *peer) Update {
 // docs/algorithms.md, “SWIM: hostile and stale updates”.
 func (m *Member) applyView(in *inbound, u Update) {
 	p := m.peers[u.Node.ID]
-	if p != nil && u.Node.ID != m.self.ID && (p.state == StateAlive || p.state == StateSuspect) &&
-		u.Node.Addr == p.node.Addr && u.change().accusation() {
-		m.applyUpdate(in, Update{Kind: UpdateSuspect, Node: p.node, Incarnation: u.Incarnation, From: m.self.ID}, true)
+	if q := m.accusedLive(&u); q != nil {
+		m.suspectInstead(in, q, u.Incarnation)
 		return
 	}
 	m.applyUpdate(in, u, false)

@@ -1,0 +1,60 @@
+package swim
+
+// Accusations taken as this member's own suspicion rather than as they
+// come (docs/algorithms.md, “SWIM: hostile and stale updates”): those of
+// a view transfer (applyView) and those gossiped by a sender this member
+// does not hold live at the address the packet came from (hearsay). A
+// Suspect or Dead carries no proof that the accused heard it; applied as
+// it comes, a declaration kills at once, and the accused's refutation
+// brings it back as a rejoin.
+
+// accusedLive returns the member that u, a Suspect or Dead (not a leave),
+// accuses while this member holds it alive or suspect at the address u
+// names; nil for any other update (about this member, about a member not
+// held or held down, naming another address: applyUpdate's rules).
+func (m *Member) accusedLive(u *Update) *peer {
+	if u.Node.ID == m.self.ID || !u.change().accusation() {
+		return nil
+	}
+	p := m.peers[u.Node.ID]
+	if p == nil || (p.state != StateAlive && p.state != StateSuspect) || p.node.Addr != u.Node.Addr {
+		return nil
+	}
+	return p
+}
+
+// suspectInstead merges an accusation of p at incarnation inc as this
+// member's own suspicion (From this member): gossiped, sent at once to a
+// verified suspect in the eager modes (applySuspect), and decided by this
+// member's own suspicion timer, so that p can refute it before anyone
+// declares it dead.
+func (m *Member) suspectInstead(in *inbound, p *peer, inc Incarnation) {
+	m.applyUpdate(in, Update{Kind: UpdateSuspect, Node: p.node, Incarnation: inc, From: m.self.ID}, true)
+}
+
+// hearsay merges u, a gossiped accusation of p (accusedLive) in a packet
+// whose sender this member did not hold alive or suspect at the address
+// the packet came from (inbound.liveSender false: a stranger, a member
+// held dead, a packet naming a member but sent from elsewhere), counted in
+// Stats.AccusationsUnvouched. Such a sender speaks for no member's probe,
+// so the accusation is taken as this member's own suspicion
+// (suspectInstead), never as a death: a stranger sending Dead(v) at v's
+// incarnation every 100 ms made every member's application see v die and
+// rejoin about 48 times in 5 s, in signed groups too (issue 27, user46
+// M3). About a member already suspect at that incarnation it is no
+// confirmation (Lifeguard's are independent suspicions of members, and a
+// stranger could name as many accusers as it likes), and changes nothing;
+// with signed self-updates every accusation is taken at the stored
+// incarnation (credible), so about a suspect it is never more.
+//
+// A real death still spreads at once: the declarer and every member that
+// relays the declaration are held live where they send from. A member's
+// own leave is no accusation and keeps its rules (signed leaves are
+// verified, checkSelfUpdate).
+func (m *Member) hearsay(in *inbound, p *peer, u *Update) {
+	m.stats.AccusationsUnvouched++
+	if p.state == StateSuspect && (u.Incarnation <= p.inc || m.signed()) {
+		return
+	}
+	m.suspectInstead(in, p, u.Incarnation)
+}
