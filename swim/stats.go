@@ -179,7 +179,12 @@ type GuardStats struct {
 // BroadcastsQueued: broadcasts this member queued (Broadcast);
 // BroadcastsReceived: new broadcasts delivered; BroadcastsDropped: queued
 // broadcasts dropped, unsent or not fully sent, because the queue was
-// full; BroadcastsSuperseded: queued broadcasts removed by a newer one
+// full (relayed ones first: see Member.Broadcast); BroadcastsOwnDropped:
+// those of them that this member queued itself (Broadcast), dropped
+// because its own filled the queue; BroadcastsUnrelayed: broadcasts
+// delivered but not passed on because their packet's sender was not held
+// alive or suspect at the address it came from (swim/usermsg.go,
+// receiveBroadcasts); BroadcastsSuperseded: queued broadcasts removed by a newer one
 // with the same origin and key; BroadcastOriginsForgotten: delivery
 // windows forgotten to bound memory (MaxMembers origins);
 // BroadcastsImplausible: received broadcasts numbered above
@@ -198,6 +203,7 @@ type AppStats struct {
 	BroadcastsQueued, BroadcastsReceived, BroadcastsDropped int
 	BroadcastsSuperseded, BroadcastOriginsForgotten         int
 	BroadcastsImplausible                                   int
+	BroadcastsOwnDropped, BroadcastsUnrelayed               int
 	MessagesSent, MessagesReceived, MessagesUnqueued        int
 	StatesSent, StatesReceived, StatesTooLarge              int
 	StatesWithheld                                          int

@@ -94,9 +94,13 @@ type userBcast struct {
 	b    Broadcast
 	tx   int
 	id   uint64 // queue order: higher is newer
-	from ID     // the member it was received from, which has it
+	from ID     // the member it was received from, which has it; empty: this member's own
 	to   []ID   // the members it was sent to (tx of them)
 }
+
+// own reports whether q is this member's own broadcast (Broadcast), not
+// one it relays.
+func (q *userBcast) own() bool { return q.from == "" }
 
 // seenWindow remembers the broadcasts delivered from one origin: the
 // highest Seq and a bitmap of the 64 below it (the sliding window of
@@ -138,9 +142,16 @@ func (w *seenWindow) fresh(seq uint64) bool {
 // it passes it on λ·ceil(log10(n+1)) times (Config.RetransmitMult). A
 // non-empty key (at most MaxBroadcastKeyLen bytes) supersedes this member's
 // queued broadcast with the same key. The queue holds at most
-// Config.MaxQueuedBroadcasts broadcasts, its own and those it relays; when
-// full, the most-sent one is dropped (Stats.BroadcastsDropped). Errors:
-// ErrMessageSize, ErrLeft.
+// Config.MaxQueuedBroadcasts broadcasts, its own and those it relays; this
+// member's own go first in every packet and are never dropped for relayed
+// ones, however many other members' broadcasts arrive. When full, the
+// most-sent relayed one is dropped (Stats.BroadcastsDropped), or, with
+// only this member's own queued, its most-sent own one, counted in
+// Stats.BroadcastsOwnDropped too. Besides a newer broadcast with its
+// key, that is the only way one of this member's broadcasts leaves the
+// queue before it is sent λ·ceil(log10(n+1)) times or to every other live
+// member: the application queues them faster than packets carry them.
+// Errors: ErrMessageSize, ErrLeft.
 func (m *Member) Broadcast(key string, data []byte) error {
 	switch {
 	case len(data) == 0 || len(data) > MaxBroadcastLen:
@@ -186,9 +197,15 @@ func (m *Member) overBudget(b *Broadcast) bool {
 	return m.cfg.BroadcastBudget > 0 && b.Size()+broadcastSection > m.cfg.BroadcastBudget
 }
 
-// queueBroadcast adds b to the queue, removing a queued broadcast it
-// supersedes (same origin and key, lower Seq) and, when full, the
-// most-sent one.
+// queueBroadcast adds b, this member's own (from empty) or received from
+// from, to the queue, removing a queued broadcast it supersedes (same
+// origin and key, lower Seq). When the queue is full it drops the
+// most-sent relayed broadcast (the oldest among equals), or b itself when
+// b is relayed and the queue holds only this member's own, or else the
+// most-sent of its own: this member's broadcasts are never dropped for
+// relayed ones. A flood of broadcasts relayed from ever new origins, each
+// at 0 sends, otherwise evicted this member's own within a tenth of a
+// second of being queued (issue 27, user46 M1).
 func (m *Member) queueBroadcast(b Broadcast, from ID) {
 	if b.Key != "" {
 		i := slices.IndexFunc(m.app.queue, func(q *userBcast) bool { return q.b.Origin == b.Origin && q.b.Key == b.Key })
@@ -201,11 +218,13 @@ func (m *Member) queueBroadcast(b Broadcast, from ID) {
 		}
 	}
 	if len(m.app.queue) >= m.cfg.MaxQueuedBroadcasts {
-		i := 0
-		for j, q := range m.app.queue {
-			if q.tx > m.app.queue[i].tx || (q.tx == m.app.queue[i].tx && q.id < m.app.queue[i].id) {
-				i = j
-			}
+		i := m.evictable(from == "")
+		if i < 0 {
+			m.stats.BroadcastsDropped++ // relayed, and the queue holds only this member's own
+			return
+		}
+		if m.app.queue[i].own() {
+			m.stats.BroadcastsOwnDropped++
 		}
 		m.app.queue = slices.Delete(m.app.queue, i, i+1)
 		m.stats.BroadcastsDropped++
@@ -214,8 +233,34 @@ func (m *Member) queueBroadcast(b Broadcast, from ID) {
 	m.app.queue = append(m.app.queue, &userBcast{b: b, id: m.app.lastID, from: from})
 }
 
+// evictable returns the index of the queued broadcast to drop for a new
+// one (own: this member's): the most-sent relayed one, the oldest among
+// equals; with none relayed, the most-sent of this member's own if the
+// new one is its own too, else -1 (the new one is dropped).
+func (m *Member) evictable(own bool) int {
+	i := -1
+	for j, q := range m.app.queue {
+		if q.own() && !own {
+			continue
+		}
+		if i < 0 {
+			i = j
+			continue
+		}
+		if p := m.app.queue[i]; q.own() != p.own() {
+			if p.own() {
+				i = j // a relayed one goes before any of this member's own
+			}
+		} else if q.tx > p.tx || (q.tx == p.tx && q.id < p.id) {
+			i = j
+		}
+	}
+	return i
+}
+
 // attachBroadcasts returns the queued broadcasts for a packet to `to`,
-// least sent first (newest first among equals), that fit in budget bytes,
+// this member's own first, then those it relays, each least sent first
+// (newest first among equals), that fit in budget bytes,
 // counting a transmission for each and dropping those sent
 // λ·ceil(log10(n+1)) times or to every other live member. A broadcast is sent at most once to each
 // member, and never back to its origin or to the member it came from (the
@@ -230,6 +275,15 @@ func (m *Member) attachBroadcasts(to ID, budget int) []Broadcast {
 	}
 	budget -= broadcastSection
 	slices.SortFunc(m.app.queue, func(a, b *userBcast) int {
+		if a.own() != b.own() {
+			// This member's own first: the newest least-sent first order
+			// alone sent a flood of relayed broadcasts, always newer,
+			// before them (issue 27, user46 M1).
+			if a.own() {
+				return -1
+			}
+			return 1
+		}
 		if c := cmp.Compare(a.tx, b.tx); c != 0 {
 			return c
 		}
@@ -264,8 +318,15 @@ func (m *Member) attachBroadcasts(to ID, budget int) []Broadcast {
 }
 
 // receiveBroadcasts delivers the broadcasts of a received packet that are
-// new and queues them to pass on.
-func (m *Member) receiveBroadcasts(now time.Duration, from ID, bs []Broadcast) {
+// new and, when relay is true, queues them to pass on. relay is false for
+// a packet whose sender this member did not hold alive or suspect at the
+// address it came from (inbound.liveSender false: a stranger, a member
+// held dead, StepFromOtherSource): its broadcasts are delivered, not
+// passed on (Stats.BroadcastsUnrelayed), so that an outsider's flood does
+// not take the queue that carries the members' own broadcasts. A member
+// piggybacks broadcasts only on packets to members it verified, which as
+// a rule hold it alive too and relay them.
+func (m *Member) receiveBroadcasts(now time.Duration, from ID, bs []Broadcast, relay bool) {
 	for _, b := range bs {
 		if b.Origin == m.self.ID {
 			continue
@@ -306,6 +367,10 @@ func (m *Member) receiveBroadcasts(now time.Duration, from ID, bs []Broadcast) {
 		m.app.msgs = append(m.app.msgs, Message{From: b.Origin, Data: b.Data, Broadcast: true, Key: b.Key})
 		if m.overBudget(&b) {
 			continue // from a member with a larger budget: this one cannot pass it on
+		}
+		if !relay {
+			m.stats.BroadcastsUnrelayed++
+			continue
 		}
 		m.queueBroadcast(b, from)
 	}
@@ -376,7 +441,7 @@ func (m *Member) sendState(to Node, join bool, token uint64) {
 // application: its broadcasts, its MsgUser body, its state.
 func (m *Member) receiveUser(in *inbound, pkt *Packet) {
 	if len(pkt.Broadcasts) > 0 {
-		m.receiveBroadcasts(in.now, pkt.From.ID, pkt.Broadcasts)
+		m.receiveBroadcasts(in.now, pkt.From.ID, pkt.Broadcasts, in.liveSender)
 	}
 	if pkt.Kind == MsgUser {
 		m.stats.MessagesReceived++
