@@ -143,3 +143,30 @@ func TestStrangersBroadcastsNotRelayed(t *testing.T) {
 	assert.Len(t, a.app.queue, 2)
 	assert.Equal(t, 6, a.Stats().BroadcastsUnrelayed)
 }
+
+// TestLiveOriginsBeforeMadeUp: among relayed broadcasts, those whose
+// origin a holds alive go before, and are dropped after, those of origins
+// not in the view: a member of the group flooding broadcasts under
+// made-up origins does not crowd out the other members' (the insider of
+// TestStrangerBroadcastFloodKeepsOwn). A queue of 3 holds a's own, c's
+// (relayed by b) and the newest of five from made-up origins.
+func TestLiveOriginsBeforeMadeUp(t *testing.T) {
+	a := newTest(t, "a", ModeLifeguard, func(c *Config) { c.MaxQueuedBroadcasts = 3 }, "b", "c", "d")
+	require.NoError(t, a.Broadcast("", []byte("own")))
+	pk := relayedBroadcasts("b", 0, 5)
+	pk.Broadcasts = append([]Broadcast{{Origin: "c", Seq: 1, Data: []byte("c's")}}, pk.Broadcasts...)
+	require.NoError(t, a.Step(time.Millisecond, pk))
+	assert.Len(t, a.Ready().Messages, 6)
+	assert.Equal(t, []string{"own", "c's", "f"}, queued(a))
+	assert.Equal(t, ID("o4"), a.app.queue[2].b.Origin)
+	assert.Equal(t, 4, a.Stats().BroadcastsDropped)
+
+	a.send(Packet{Kind: MsgPing, To: node("d")})
+	out, _ := drain(a)
+	require.Len(t, out, 1)
+	var got []ID
+	for _, b := range out[0].Broadcasts {
+		got = append(got, b.Origin)
+	}
+	assert.Equal(t, []ID{"a", "c", "o4"}, got)
+}

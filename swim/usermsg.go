@@ -102,6 +102,20 @@ type userBcast struct {
 // one it relays.
 func (q *userBcast) own() bool { return q.from == "" }
 
+// rank orders q in the queue: 0 for this member's own broadcasts, 1 for
+// relayed ones whose origin this member holds alive or suspect, 2 for
+// the others (an origin not in the view, or down). Lower ranks go first
+// in packets and are dropped last (queueBroadcast, attachBroadcasts).
+func (m *Member) rank(q *userBcast) int {
+	if q.own() {
+		return 0
+	}
+	if p := m.peers[q.b.Origin]; p != nil && (p.state == StateAlive || p.state == StateSuspect) {
+		return 1
+	}
+	return 2
+}
+
 // seenWindow remembers the broadcasts delivered from one origin: the
 // highest Seq and a bitmap of the 64 below it (the sliding window of
 // RFC 4303 §3.4.3, over broadcast numbers).
@@ -144,8 +158,9 @@ func (w *seenWindow) fresh(seq uint64) bool {
 // queued broadcast with the same key. The queue holds at most
 // Config.MaxQueuedBroadcasts broadcasts, its own and those it relays; this
 // member's own go first in every packet and are never dropped for relayed
-// ones, however many other members' broadcasts arrive. When full, the
-// most-sent relayed one is dropped (Stats.BroadcastsDropped), or, with
+// ones, however many other members' broadcasts arrive, and relayed ones
+// from origins held live go before those from origins not in the view.
+// When full, a relayed one is dropped (Stats.BroadcastsDropped), or, with
 // only this member's own queued, its most-sent own one, counted in
 // Stats.BroadcastsOwnDropped too. Besides a newer broadcast with its
 // key, that is the only way one of this member's broadcasts leaves the
@@ -199,13 +214,14 @@ func (m *Member) overBudget(b *Broadcast) bool {
 
 // queueBroadcast adds b, this member's own (from empty) or received from
 // from, to the queue, removing a queued broadcast it supersedes (same
-// origin and key, lower Seq). When the queue is full it drops the
-// most-sent relayed broadcast (the oldest among equals), or b itself when
-// b is relayed and the queue holds only this member's own, or else the
-// most-sent of its own: this member's broadcasts are never dropped for
-// relayed ones. A flood of broadcasts relayed from ever new origins, each
-// at 0 sends, otherwise evicted this member's own within a tenth of a
-// second of being queued (issue 27, user46 M1).
+// origin and key, lower Seq). When the queue is full it drops a relayed
+// broadcast, one whose origin is not held live first, the most-sent (the
+// oldest among equals), or b itself when b is relayed and the queue holds
+// only this member's own, or else the most-sent of its own (evictable):
+// this member's broadcasts are never dropped for relayed ones, nor those
+// of live members for made-up origins. A flood of broadcasts from ever
+// new origins, each at 0 sends, otherwise evicted this member's own
+// within a tenth of a second of being queued (issue 27, user46 M1).
 func (m *Member) queueBroadcast(b Broadcast, from ID) {
 	if b.Key != "" {
 		i := slices.IndexFunc(m.app.queue, func(q *userBcast) bool { return q.b.Origin == b.Origin && q.b.Key == b.Key })
@@ -234,24 +250,23 @@ func (m *Member) queueBroadcast(b Broadcast, from ID) {
 }
 
 // evictable returns the index of the queued broadcast to drop for a new
-// one (own: this member's): the most-sent relayed one, the oldest among
-// equals; with none relayed, the most-sent of this member's own if the
-// new one is its own too, else -1 (the new one is dropped).
+// one (own: this member's): one of the highest rank (relayed from an
+// origin not held live, then relayed, then this member's own), the
+// most-sent among those, the oldest among equals; -1 when the new one is
+// relayed and the queue holds only this member's own (the new one is
+// dropped).
 func (m *Member) evictable(own bool) int {
-	i := -1
+	i, ri := -1, 0
 	for j, q := range m.app.queue {
-		if q.own() && !own {
+		r := m.rank(q)
+		if r == 0 && !own {
 			continue
 		}
-		if i < 0 {
-			i = j
+		if i < 0 || r > ri {
+			i, ri = j, r
 			continue
 		}
-		if p := m.app.queue[i]; q.own() != p.own() {
-			if p.own() {
-				i = j // a relayed one goes before any of this member's own
-			}
-		} else if q.tx > p.tx || (q.tx == p.tx && q.id < p.id) {
+		if p := m.app.queue[i]; r == ri && (q.tx > p.tx || (q.tx == p.tx && q.id < p.id)) {
 			i = j
 		}
 	}
@@ -259,8 +274,9 @@ func (m *Member) evictable(own bool) int {
 }
 
 // attachBroadcasts returns the queued broadcasts for a packet to `to`,
-// this member's own first, then those it relays, each least sent first
-// (newest first among equals), that fit in budget bytes,
+// this member's own first, then those it relays from origins it holds
+// alive or suspect, then the others, each least sent first (newest first
+// among equals), that fit in budget bytes,
 // counting a transmission for each and dropping those sent
 // λ·ceil(log10(n+1)) times or to every other live member. A broadcast is sent at most once to each
 // member, and never back to its origin or to the member it came from (the
@@ -275,14 +291,12 @@ func (m *Member) attachBroadcasts(to ID, budget int) []Broadcast {
 	}
 	budget -= broadcastSection
 	slices.SortFunc(m.app.queue, func(a, b *userBcast) int {
-		if a.own() != b.own() {
-			// This member's own first: the newest least-sent first order
-			// alone sent a flood of relayed broadcasts, always newer,
-			// before them (issue 27, user46 M1).
-			if a.own() {
-				return -1
-			}
-			return 1
+		if c := cmp.Compare(m.rank(a), m.rank(b)); c != 0 {
+			// This member's own first, then those of live origins: the
+			// newest least-sent first order alone sent a flood of relayed
+			// broadcasts from made-up origins, always newer, before them
+			// (issue 27, user46 M1).
+			return c
 		}
 		if c := cmp.Compare(a.tx, b.tx); c != 0 {
 			return c
