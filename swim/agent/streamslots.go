@@ -80,6 +80,10 @@ func (p *slotPool) takeWithin(ctx context.Context, to netip.AddrPort) (ok, addrF
 	if !p.reserveWithin(ctx, to) {
 		return false, true
 	}
+	if ctx.Err() != nil {
+		p.forget(to) // ended before the wait: no slot, whatever the select would pick
+		return false, false
+	}
 	select {
 	case p.slots <- struct{}{}:
 		return true, false
@@ -90,15 +94,23 @@ func (p *slotPool) takeWithin(ctx context.Context, to netip.AddrPort) (ok, addrF
 }
 
 // reserveWithin is reserve, waiting for to's turn until ctx is done:
-// false when it ended first (or had ended). Each forget of to wakes its
-// waiters, who try again.
+// false when ctx ended while it waited (or had ended with to at its
+// bound). Each forget of to wakes its waiters, who try again.
 func (p *slotPool) reserveWithin(ctx context.Context, to netip.AddrPort) bool {
-	for ctx.Err() == nil {
+	for waited := false; ; waited = true {
 		p.mu.Lock()
+		if waited && ctx.Err() != nil {
+			p.mu.Unlock()
+			return false
+		}
 		if p.to[to] < p.perAddr {
 			p.to[to]++
 			p.mu.Unlock()
 			return true
+		}
+		if ctx.Err() != nil {
+			p.mu.Unlock()
+			return false
 		}
 		turn := p.turn[to]
 		if turn == nil {
@@ -111,7 +123,6 @@ func (p *slotPool) reserveWithin(ctx context.Context, to netip.AddrPort) bool {
 		case <-ctx.Done():
 		}
 	}
-	return false
 }
 
 // reserve counts a stream to to (a slotKey), before its slot is taken,

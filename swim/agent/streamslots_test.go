@@ -149,3 +149,35 @@ func TestJoinSlots(t *testing.T) {
 	a.pruneJoinTurns(nil)
 	assert.Equal(t, map[netip.AddrPort]int{seeds[1]: 2, seeds[3]: 1, other: 2}, a.stream.joinTurns, "the open ones only")
 }
+
+// A context that had ended before takeWithin is called, for an address
+// under its bound, is not a wait for the address's turn: addrFull is
+// false (SendReliable's error does not wrap ErrReliableBusy), no slot is
+// taken and no count is left, however often it is tried (the select
+// between a free slot and a done context is random).
+func TestSlotPoolTakeWithinEndedContext(t *testing.T) {
+	p := newSlotPool(3, 1, nil)
+	a := netip.MustParseAddrPort("192.0.2.1:1")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for range 100 {
+		ok, full := p.takeWithin(ctx, a)
+		require.False(t, ok, "a slot taken with an ended context")
+		require.False(t, full, "an address under its bound reported full")
+	}
+	assert.Empty(t, p.to)
+	assert.Zero(t, p.open())
+}
+
+// SendReliableToAddress with a context already ended, to an address no
+// message is being sent to, fails with the context's error, not
+// ErrReliableBusy.
+func TestSendReliableEndedContextNotBusy(t *testing.T) {
+	as := group(t, 2, Config{Plain: true})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	err := as[0].SendReliableToAddress(ctx, as[1].Self().Addr, []byte("x"))
+	require.Error(t, err)
+	assert.ErrorIs(t, err, context.Canceled)
+	assert.NotErrorIs(t, err, ErrReliableBusy, "no message to that address was being sent")
+}
