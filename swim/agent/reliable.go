@@ -105,7 +105,7 @@ func agentAddr(addr string) (netip.AddrPort, error) {
 	return ap, nil
 }
 
-func (a *Agent) sendReliable(ctx context.Context, to netip.AddrPort, node swim.Node, data []byte) error {
+func (a *Agent) sendReliable(ctx context.Context, to netip.AddrPort, node swim.Node, data []byte) (err error) {
 	switch {
 	case a.stream.listener == nil:
 		return ErrNoStream
@@ -126,6 +126,16 @@ func (a *Agent) sendReliable(ctx context.Context, to netip.AddrPort, node swim.N
 		return fmt.Errorf("agent: reliable message to %s: waiting for a dialling slot: %w", to, ctx.Err())
 	}
 	defer a.stream.reliable.release(to)
+	if a.stream.ctx.Err() != nil {
+		// Stopped while it waited: the slots freed by the streams the
+		// stop closed must not dial anew.
+		return ErrStopped
+	}
+	defer func() {
+		if err != nil && a.stream.ctx.Err() != nil && !errors.Is(err, ErrStopped) {
+			err = fmt.Errorf("%w: %w", ErrStopped, err) // its stream closed by the stop
+		}
+	}()
 	ctx, cancel := context.WithTimeout(ctx, a.cfg.StreamTimeout)
 	defer cancel()
 	c, done, err := a.dial(ctx, to)

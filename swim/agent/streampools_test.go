@@ -235,3 +235,34 @@ func TestReliableSendsPerAddress(t *testing.T) {
 	_, _, accepted, _, _, _ = hung.snapshot()
 	assert.Equal(t, streamOutPerAddr, accepted, "streams accepted by the hung receiver once all returned")
 }
+
+// A message waiting for its address's turn when the agent stops fails
+// with ErrStopped and dials nothing: the streams of the 4 before it end
+// with the agent (their errors wrap ErrStopped too), and their slots
+// given back must not let the fifth dial the receiver after Shutdown.
+// Before, it took the freed slot, dialled a fifth stream and failed with
+// the closed connection's error.
+func TestReliableWaitEndsWithAgent(t *testing.T) {
+	x := start(t, Config{Plain: true, StreamTimeout: 20 * time.Second})
+	hung := newSilentSeed(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	const n = streamOutPerAddr + 1
+	errs := make(chan error, n)
+	for range n {
+		go func() { errs <- x.SendReliableToAddress(ctx, hung.addr.String(), make([]byte, 1000)) }()
+	}
+	require.Eventually(t, func() bool { _, _, acc, _, _, _ := hung.snapshot(); return acc == streamOutPerAddr },
+		5*time.Second, time.Millisecond, "4 streams to the hung receiver")
+	require.NoError(t, x.Shutdown())
+	for i := range n {
+		select {
+		case err := <-errs:
+			assert.ErrorIs(t, err, ErrStopped, "message %d", i)
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%d of %d messages returned within 5 s of Shutdown", i, n)
+		}
+	}
+	_, _, accepted, _, _, _ := hung.snapshot()
+	assert.Equal(t, streamOutPerAddr, accepted, "streams accepted by the hung receiver")
+}
