@@ -153,7 +153,7 @@ type Config struct {
 	// streams from that address that redials as fast as it is cut ranks
 	// with the members' streams. On Linux a stream whose first frame has
 	// arrived whole before its handler read it is not replaced
-	// (transport.StreamStats.Spared); a member's stream replaced before its
+	// (Stats.StreamsSpared); a member's stream replaced before its
 	// first bytes arrive still fails (docs/experiments.md, “SWIM: stream
 	// and message floods at a ported service (user46 M2, M6)”).
 	MaxStreamConnsPerSource int

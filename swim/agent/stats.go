@@ -88,8 +88,13 @@ type Stats struct {
 	// the host, not the port), on that stream
 	// (swim.Member.AnswerStreamJoin), which reaches the joiner where
 	// datagrams do not. Frames count in PacketsSent and BytesSent too.
-	StreamsIn, StreamsOut, StreamsRefused, StreamDialErrors          uint64
-	StreamsEvicted                                                   uint64
+	StreamsIn, StreamsOut, StreamsRefused, StreamDialErrors uint64
+	StreamsEvicted                                          uint64
+	// StreamsSpared counts the times eviction passed over an accepted
+	// stream whose whole first frame was already waiting unread in the
+	// kernel (its handler was behind, not its peer: Linux only,
+	// transport.StreamStats.Spared; always 0 elsewhere).
+	StreamsSpared                                                    uint64
 	StreamAuthFailures, StreamReplayed, StreamDecodeErrors           uint64
 	StreamOversize, StreamTimeouts, StreamSyncs, StreamSyncFallbacks uint64
 	StreamJoins                                                      uint64
@@ -179,7 +184,7 @@ func (a *Agent) Stats() Stats {
 	}
 	if a.stream.listener != nil {
 		ss := a.stream.listener.Stats()
-		st.StreamsRefused, st.StreamsEvicted = ss.Refused, ss.Evicted
+		st.StreamsRefused, st.StreamsEvicted, st.StreamsSpared = ss.Refused, ss.Evicted, ss.Spared
 	}
 	cs := a.codec.Stats()
 	st.UnknownFields, st.Format1Received, st.PlainAccepted = cs.UnknownFields, cs.Formats[1], cs.PlainAccepted

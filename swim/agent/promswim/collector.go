@@ -102,6 +102,7 @@ func NewCollector(a *agent.Agent) *Collector {
 		{"streams_out_total", "Streams (TCP) dialled: fallback pings and views larger than one datagram.", func(s agent.Stats) uint64 { return s.StreamsOut }},
 		{"streams_refused_total", "Inbound streams closed at once because the maximum number was being served and none could make room.", func(s agent.Stats) uint64 { return s.StreamsRefused }},
 		{"streams_evicted_total", "Inbound streams closed before their first frame to make room for a new one (also counted in fdswim_streams_in_total when served).", func(s agent.Stats) uint64 { return s.StreamsEvicted }},
+		{"streams_spared_total", "Times eviction passed over an inbound stream whose whole first frame already waited unread in the kernel (Linux only).", func(s agent.Stats) uint64 { return s.StreamsSpared }},
 		{"stream_dial_errors_total", "Streams that could not be dialled (refused, timed out).", func(s agent.Stats) uint64 { return s.StreamDialErrors }},
 		{"stream_auth_failures_total", "Inbound streams cut for a frame that failed authentication.", func(s agent.Stats) uint64 { return s.StreamAuthFailures }},
 		{"stream_replayed_total", "Inbound streams cut for a frame that failed the replay check.", func(s agent.Stats) uint64 { return s.StreamReplayed }},
