@@ -96,6 +96,7 @@ type userBcast struct {
 	id   uint64 // queue order: higher is newer
 	from ID     // the member it was received from, which has it; empty: this member's own
 	to   []ID   // the members it was sent to (tx of them)
+	rk   int    // rank, set by attachBroadcasts before it sorts the queue
 }
 
 // own reports whether q is this member's own broadcast (Broadcast), not
@@ -290,8 +291,11 @@ func (m *Member) attachBroadcasts(to ID, budget int) []Broadcast {
 		return nil
 	}
 	budget -= broadcastSection
+	for _, q := range m.app.queue {
+		q.rk = m.rank(q) // once per entry, not in every comparison: a view lookup each
+	}
 	slices.SortFunc(m.app.queue, func(a, b *userBcast) int {
-		if c := cmp.Compare(m.rank(a), m.rank(b)); c != 0 {
+		if c := cmp.Compare(a.rk, b.rk); c != 0 {
 			// This member's own first, then those of live origins: the
 			// newest least-sent first order alone sent a flood of relayed
 			// broadcasts from made-up origins, always newer, before them
