@@ -41,14 +41,7 @@ func (s *silentSeed) snapshot() (open, most, accepted, closed int, longest time.
 // slots 1.6 s after its first stream, and the join to b went as a
 // datagram that b's challenge never got an answer to.
 func TestSilentSeedFreesStreamSlots(t *testing.T) {
-	cfg := Config{Keys: [][]byte{testKey}, Protocol: fast(), LeaveTimeout: new(100 * time.Millisecond)}
-	bc := cfg
-	bc.Seed = 1
-	b := start(t, bc)
-	xc := cfg
-	xc.Seed = 2
-	x, shim := startShimmed(t, xc)
-	shim.blocked.Store(1)
+	b, x := memberAndCutJoiner(t, Config{Keys: [][]byte{testKey}, Protocol: fast(), LeaveTimeout: new(100 * time.Millisecond)})
 	seed := newSilentSeed(t)
 	idle := answerIdle(fast().ProbeInterval)
 	require.Equal(t, time.Second, idle)

@@ -183,14 +183,7 @@ func TestReadAnswerLimits(t *testing.T) {
 // slots for the whole StreamTimeout, and the join to b failed (user43:
 // 16 held, 2 runs of 2).
 func TestSlowlorisSeedsLeaveSlots(t *testing.T) {
-	cfg := Config{Plain: true, Protocol: fast(), LeaveTimeout: new(100 * time.Millisecond)}
-	bc := cfg
-	bc.Seed = 1
-	b := start(t, bc)
-	xc := cfg
-	xc.Seed = 2
-	x, shim := startShimmed(t, xc)
-	shim.blocked.Store(1)
+	b, x := memberAndCutJoiner(t, Config{Plain: true, Protocol: fast(), LeaveTimeout: new(100 * time.Millisecond)})
 	var seeds []*slowSeed
 	var addrs []string
 	for range 4 {

@@ -22,14 +22,7 @@ import (
 // Join. Before, the first four stalling seeds took the 4 slots at every
 // resend, and b never got a stream: the Join failed at its deadline (3 s).
 func TestStallingSeedsBeforeHonestSeed(t *testing.T) {
-	cfg := Config{Plain: true, Protocol: fast(), LeaveTimeout: new(100 * time.Millisecond)}
-	bc := cfg
-	bc.Seed = 1
-	b := start(t, bc)
-	xc := cfg
-	xc.Seed = 2
-	x, shim := startShimmed(t, xc)
-	shim.blocked.Store(1)
+	b, x := memberAndCutJoiner(t, Config{Plain: true, Protocol: fast(), LeaveTimeout: new(100 * time.Millisecond)})
 	var seeds []*slowSeed
 	var addrs []string
 	for i := range 6 {
@@ -80,14 +73,7 @@ func TestStallingSeedsBeforeHonestSeed(t *testing.T) {
 // at the first resend, one ProbeInterval (100 ms) after the Join. Before,
 // it waited for the idle limit: about 1 s.
 func TestStalledSeedsYieldToNewJoin(t *testing.T) {
-	cfg := Config{Plain: true, Protocol: fast(), LeaveTimeout: new(100 * time.Millisecond)}
-	bc := cfg
-	bc.Seed = 1
-	b := start(t, bc)
-	xc := cfg
-	xc.Seed = 2
-	x, shim := startShimmed(t, xc)
-	shim.blocked.Store(1)
+	b, x := memberAndCutJoiner(t, Config{Plain: true, Protocol: fast(), LeaveTimeout: new(100 * time.Millisecond)})
 	var seeds []*silentSeed
 	var addrs []string
 	for range 4 {

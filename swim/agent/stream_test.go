@@ -55,6 +55,22 @@ func startShimmed(t *testing.T, cfg Config) (*Agent, *blockUDP) {
 	return startOnShim(t, cfg, newBlockUDP)
 }
 
+// memberAndCutJoiner starts b (Seed 1) and x (Seed 2), both with cfg, x
+// behind a shim that drops every datagram it receives, so that only an
+// answer on a join's stream can complete x's Join: the setup of the
+// stalling, silent and slowloris seed tests.
+func memberAndCutJoiner(t *testing.T, cfg Config) (b, x *Agent) {
+	t.Helper()
+	bc := cfg
+	bc.Seed = 1
+	b = start(t, bc)
+	xc := cfg
+	xc.Seed = 2
+	x, shim := startShimmed(t, xc)
+	shim.blocked.Store(1)
+	return b, x
+}
+
 // startOnShim starts an agent over a shim made by newShim; the stream
 // listener takes the shim's port number on TCP, which another process
 // may hold: then it closes the shim and tries another port, up to 5
