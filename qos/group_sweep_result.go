@@ -294,7 +294,6 @@ func (t *tdBatch) streamed(y float64, cs *cellSeries) (TDStats, int64, error) {
 // TD sums of cs[c] when not nil (cellSeries.setTD's order). buf is scratch
 // space, returned for reuse.
 func (t *tdBatch) summarize(ys []float64, st []TDStats, last []int64, cs []*cellSeries, buf []int64) ([]int64, error) {
-	n, B := t.n, len(ys)
 	m := t.sampleSize()
 	const lim = 1 << 60
 	if m == 0 || t.bMin < -lim || t.bMax > lim {
@@ -306,42 +305,82 @@ func (t *tdBatch) summarize(ys []float64, st []TDStats, last []int64, cs []*cell
 		}
 		return buf, nil
 	}
-	ranks := [2]int{rank(0.50, n), rank(0.99, n)}
-	// Window sides per threshold; beyond the sample they are the bounds of
-	// every value, base ≤ TD_k < base + maxExactCrossing.
-	var lo0, hi0, lo1, hi1 [tdBatchSize]int64
-	var sides [tdBatchSize]bool
+	ranks := [2]int{rank(0.50, t.n), rank(0.99, t.n)}
+	var w batchWindows
+	t.drawWindows(ys, ranks, m, &w)
+	var tl batchTally
+	if err := t.tally(ys, cs, ranks, m, &w, &tl); err != nil {
+		return buf, err
+	}
+	for c, y := range ys {
+		var err error
+		if st[c], last[c], buf, err = t.conclude(c, y, cs[c], ranks, &w, &tl, buf); err != nil {
+			return buf, err
+		}
+	}
+	return buf, nil
+}
+
+// batchWindows are a batch's two rank windows per threshold, [lo0, hi0]
+// around the median's rank and [lo1, hi1] around the 99th percentile's,
+// drawn on the sample; beyond the sample they are the bounds of every
+// value, base ≤ TD_k < base + maxExactCrossing. sides marks a threshold
+// whose sample is heavy on its windows' sides (sidesHeavy): it is
+// summarized from stored values instead.
+type batchWindows struct {
+	lo0, hi0, lo1, hi1 [tdBatchSize]int64
+	sides              [tdBatchSize]bool
+}
+
+// batchTally is what the one read of a batch's forms gives each threshold:
+// the exact sum and the greatest of its TD_k, the counts below each window
+// (b0, b1) and the values inside them (in0, in1).
+type batchTally struct {
+	sum, mx  [tdBatchSize]int64
+	b0, b1   [tdBatchSize]int
+	in0, in1 [tdBatchSize][]int64
+}
+
+// drawWindows sets w's windows of each threshold ys[c] from the TD_k of
+// the sample of m heartbeats (the forms and bases gatherSample gathered).
+func (t *tdBatch) drawWindows(ys []float64, ranks [2]int, m int, w *batchWindows) {
 	t.sample = slices.Grow(t.sample[:0], m)[:m]
 	sample := t.sample
 	for c, y := range ys {
 		for jj, mk := range t.sm {
 			sample[jj] = int64(math.Ceil(crossing(mk, t.ss[jj], y))) + t.sb[jj]
 		}
-		val, has := sampleBounds(sample, ranks, n)
-		sides[c] = sidesHeavy(sample, val, has)
-		lo0[c], hi0[c], lo1[c], hi1[c] = t.bMin, t.bMax+maxExactCrossing, t.bMin, t.bMax+maxExactCrossing
+		val, has := sampleBounds(sample, ranks, t.n)
+		w.sides[c] = sidesHeavy(sample, val, has)
+		w.lo0[c], w.hi0[c], w.lo1[c], w.hi1[c] = t.bMin, t.bMax+maxExactCrossing, t.bMin, t.bMax+maxExactCrossing
 		if has[0] {
-			lo0[c] = val[0]
+			w.lo0[c] = val[0]
 		}
 		if has[1] {
-			hi0[c] = val[1]
+			w.hi0[c] = val[1]
 		}
 		if has[2] {
-			lo1[c] = val[2]
+			w.lo1[c] = val[2]
 		}
 		if has[3] {
-			hi1[c] = val[3]
+			w.hi1[c] = val[3]
 		}
 	}
-	var sum [tdBatchSize]int64 // exact; equal to tdStats's float sum when checked below
-	var mx [tdBatchSize]int64
-	var b0, b1 [tdBatchSize]int
-	var in0, in1 [tdBatchSize][]int64
+}
+
+// tally reads the batch's forms once, a block at a time, and fills tl for
+// every threshold ys[c] without heavy sides: each block's TD_k (akkaRun),
+// added up, counted against w's windows and kept inside them
+// (windowTallyNear), and added to cs[c]'s TD sums when not nil, a run of
+// one cell at a time (cellSums' order). m is the sample's size, which
+// bounds the values a window keeps (windowCap).
+func (t *tdBatch) tally(ys []float64, cs []*cellSeries, ranks [2]int, m int, w *batchWindows, tl *batchTally) error {
+	n, B := t.n, len(ys)
 	const block = groupBlockLen // each block needs room for all of its values
 	for c := range B {
-		mx[c] = math.MinInt64
-		in0[c] = slices.Grow(t.in0[c][:0], windowCap(ranks[0], n, m)+block)
-		in1[c] = slices.Grow(t.in1[c][:0], windowCap(ranks[1], n, m)+block)
+		tl.mx[c] = math.MinInt64
+		tl.in0[c] = slices.Grow(t.in0[c][:0], windowCap(ranks[0], n, m)+block)
+		tl.in1[c] = slices.Grow(t.in1[c][:0], windowCap(ranks[1], n, m)+block)
 	}
 	var yv [tdBatchSize]float64
 	copy(yv[:], ys)
@@ -360,96 +399,99 @@ func (t *tdBatch) summarize(ys []float64, st []TDStats, last []int64, cs []*cell
 		if !t.sync {
 			bs = t.vals[:len(ms)]
 		}
-		// The block's runs of heartbeats in one cell (one run without
-		// cells), shared by the thresholds.
-		t.runs = t.runs[:0]
-		for a := 0; a < len(ms); {
-			e, c := len(ms), uint8(0)
-			if blk.c != nil {
-				fc := blk.c[:len(ms)]
-				c, e = fc[a], a+1
-				for e < len(fc) && fc[e] == c {
-					e++
-				}
-			}
-			t.runs = append(t.runs, cellRun{end: e, cell: c})
-			a = e
-		}
+		t.cellRuns(blk)
 		tds, hits := t.tds[:len(ms)], t.hits[:len(ms)]
 		for c := range B {
-			if sides[c] {
+			if w.sides[c] {
 				continue
 			}
 			y := yv[c]
 			cells := cs[c]
 			a := 0
 			for _, r := range t.runs {
-				rs, x := akkaRun(ms[a:r.end], ss[a:r.end], bs[a:r.end], y, tds[a:r.end], mx[c])
-				sum[c] += rs
-				mx[c] = x
+				rs, x := akkaRun(ms[a:r.end], ss[a:r.end], bs[a:r.end], y, tds[a:r.end], tl.mx[c])
+				tl.sum[c] += rs
+				tl.mx[c] = x
 				if cells != nil {
-					// As cellSums: exact where exactSum holds (below).
+					// As cellSums: exact where exactSum holds (conclude).
 					cells.tdSum[r.cell] += float64(rs)
 					cells.tdN[r.cell] += float64(r.end - a)
 				}
 				a = r.end
 			}
-			// Values and sides are below 2^61 in magnitude (lim), as
-			// windowTallyNear needs; a window with hi < lo makes it pass
-			// every value, and the checks keep none.
-			l0, h0, l1, h1 := lo0[c], hi0[c], lo1[c], hi1[c]
+			// Values and sides are below 2^61 in magnitude (summarize's
+			// lim), as windowTallyNear needs; a window with hi < lo makes
+			// it pass every value, and the checks keep none.
+			l0, h0, l1, h1 := w.lo0[c], w.hi0[c], w.lo1[c], w.hi1[c]
 			c0, c1, k := windowTallyNear(tds, l0, l1, uint64(h0-l0), uint64(h1-l1), hits)
-			b0[c] += c0
-			b1[c] += c1
+			tl.b0[c] += c0
+			tl.b1[c] += c1
 			for _, v := range hits[:k] {
 				if l0 <= v && v <= h0 {
-					in0[c] = append(in0[c], v)
+					tl.in0[c] = append(tl.in0[c], v)
 				}
 				if l1 <= v && v <= h1 {
-					in1[c] = append(in1[c], v)
+					tl.in1[c] = append(tl.in1[c], v)
 				}
 			}
 		}
 	})
-	if err != nil {
-		return buf, err
-	}
-	t.in0, t.in1 = in0, in1
-	for c, y := range ys {
-		if sides[c] {
-			if st[c], last[c], buf, err = t.stored(y, cs[c], buf); err != nil {
-				return buf, err
+	t.in0, t.in1 = tl.in0, tl.in1
+	return err
+}
+
+// cellRuns sets t.runs to the block's runs of heartbeats in one cell (one
+// run without cells), which the thresholds share.
+func (t *tdBatch) cellRuns(blk groupBlock) {
+	n := len(blk.m)
+	t.runs = t.runs[:0]
+	for a := 0; a < n; {
+		e, c := n, uint8(0)
+		if blk.c != nil {
+			fc := blk.c[:n]
+			c, e = fc[a], a+1
+			for e < len(fc) && fc[e] == c {
+				e++
 			}
-			continue
 		}
-		// tdStats adds float64(TD_k) in order: while every partial sum is
-		// an integer of at most 2^53 (values ≥ 0, n·max ≤ 2^53) that sum is
-		// exact and equals sum[c].
-		exactSum := t.bMin >= 0 && mx[c] <= (1<<53)/int64(n)
-		// So are the cells' sums, added a run of one cell at a time
-		// (cellSums): otherwise stored adds them again as setTD does.
-		var cells *cellSeries
-		if !exactSum && cs[c] != nil {
-			cells = cs[c]
-			clear(cells.tdSum)
-			clear(cells.tdN)
-		}
-		r0, r1 := ranks[0]-b0[c], ranks[1]-b1[c]
-		if r0 < 0 || r0 >= len(in0[c]) || r1 < 0 || r1 >= len(in1[c]) || !exactSum {
-			if st[c], last[c], buf, err = t.stored(y, cells, buf); err != nil {
-				return buf, err
-			}
-			continue
-		}
-		st[c] = TDStats{
-			Mean: time.Duration(math.Round(float64(sum[c]) / float64(n))),
-			P50:  time.Duration(selection.Rank(in0[c], r0)),
-			P99:  time.Duration(selection.Rank(in1[c], r1)),
-			Max:  time.Duration(mx[c]),
-		}
-		last[c] = t.lastValue(y)
+		t.runs = append(t.runs, cellRun{end: e, cell: c})
+		a = e
 	}
-	return buf, nil
+}
+
+// conclude returns the statistics and last TD_k of threshold y, the c-th
+// of its batch, from the tally when its windows caught their ranks and its
+// sum is the one tdStats would give, and from stored values otherwise (as
+// stored, with cells when the tally's cell sums are not exact either).
+func (t *tdBatch) conclude(c int, y float64, cells *cellSeries, ranks [2]int, w *batchWindows, tl *batchTally, buf []int64) (TDStats, int64, []int64, error) {
+	if w.sides[c] {
+		return t.stored(y, cells, buf)
+	}
+	n := t.n
+	// tdStats adds float64(TD_k) in order: while every partial sum is an
+	// integer of at most 2^53 (values ≥ 0, n·max ≤ 2^53) that sum is exact
+	// and equals tl.sum[c].
+	exactSum := t.bMin >= 0 && tl.mx[c] <= (1<<53)/int64(n)
+	// So are the cells' sums, added a run of one cell at a time
+	// (cellSums): otherwise stored adds them again as setTD does.
+	if exactSum || cells == nil {
+		cells = nil
+	} else {
+		clear(cells.tdSum)
+		clear(cells.tdN)
+	}
+	in0, in1 := tl.in0[c], tl.in1[c]
+	r0, r1 := ranks[0]-tl.b0[c], ranks[1]-tl.b1[c]
+	if r0 < 0 || r0 >= len(in0) || r1 < 0 || r1 >= len(in1) || !exactSum {
+		return t.stored(y, cells, buf)
+	}
+	st := TDStats{
+		Mean: time.Duration(math.Round(float64(tl.sum[c]) / float64(n))),
+		P50:  time.Duration(selection.Rank(in0, r0)),
+		P99:  time.Duration(selection.Rank(in1, r1)),
+		Max:  time.Duration(tl.mx[c]),
+	}
+	return st, t.lastValue(y), buf, nil
 }
 
 // akkaRun writes to tds the TD_k = ⌈crossing(ms[k], ss[k], y)⌉ + bs[k] of a
