@@ -89,17 +89,53 @@ func (s *linearSpill) blocks(fn func(b *linBlock)) error {
 // every query point at once (only once when every scale is equal, as at
 // the one-pass path: the percentiles then shift with p).
 func (lc *linearCurve) fromSpill(sp *linearSpill, sync bool, dbar int64, floor bool, cellN int) error {
-	n, P := sp.n, len(lc.ps)
-	lc.n = n
-	if n == 0 {
+	lc.n = sp.n
+	if sp.n == 0 {
 		return nil
 	}
-	base := func(d int64) float64 {
-		if sync {
-			return float64(d)
-		}
-		return float64(dbar)
+	r := spillReader{sp: sp, sync: sync, dbar: dbar, floor: floor, cellN: cellN,
+		td0: make([]float64, linBlockLen), fl: make([]float64, linBlockLen)}
+	b, err := lc.spillSums(&r)
+	if err != nil {
+		return err
 	}
+	if lc.sameS {
+		return lc.spillRanksShared(&r, b)
+	}
+	return lc.spillRanks(&r, b)
+}
+
+// spillReader reads a linearCurve's spilled records: sync, dbar, floor and
+// cellN as fromSpill's; td0 and fl are a block's TD_k(0) and floors.
+type spillReader struct {
+	sp      *linearSpill
+	sync    bool
+	dbar    int64
+	floor   bool
+	cellN   int
+	td0, fl []float64
+}
+
+// base is the TD base of a record of delay d.
+func (r *spillReader) base(d int64) float64 {
+	if r.sync {
+		return float64(d)
+	}
+	return float64(r.dbar)
+}
+
+// spillBounds are the least and greatest TD_k(0) (mn0, mx0), scale and
+// floor of every record: they bound every TD_k(p) (see tdGrid), and
+// selectKeysWithin starts its windows there.
+type spillBounds struct {
+	mn0, mx0, sMin, sMax, fMin, fMax float64
+}
+
+// spillSums is fromSpill's first pass: the sums, the cells' sums, the last
+// heartbeat's form, whether every scale is equal (lc.sameS), and under a
+// floor each query point's TD sums; it returns the bounds of the records.
+func (lc *linearCurve) spillSums(r *spillReader) (spillBounds, error) {
+	P, cellN, floor := len(lc.ps), r.cellN, r.floor
 	lc.sameS = !floor
 	if floor {
 		lc.floorSum = make([]float64, P)
@@ -113,99 +149,106 @@ func (lc *linearCurve) fromSpill(sp *linearSpill, sync bool, dbar int64, floor b
 	if cellN > 0 {
 		lc.cTD0, lc.cScale, lc.cN = make([]float64, cellN), make([]float64, cellN), make([]float64, cellN)
 	}
-	td0 := make([]float64, linBlockLen)
-	fl := make([]float64, linBlockLen)
+	td0, fl := r.td0, r.fl
 	s0 := math.NaN()
-	mx0 := math.Inf(-1)
-	// The least and greatest td0, scale and floor bound every TD_k(p)
-	// (see tdGrid): selectKeysWithin starts its windows there.
-	mn0, sMin, sMax := math.Inf(1), math.Inf(1), math.Inf(-1)
-	fMin, fMax := math.Inf(-1), math.Inf(-1)
+	b := spillBounds{mn0: math.Inf(1), mx0: math.Inf(-1), sMin: math.Inf(1), sMax: math.Inf(-1),
+		fMin: math.Inf(-1), fMax: math.Inf(-1)}
 	if floor {
-		fMin, fMax = math.Inf(1), math.Inf(-1)
+		b.fMin = math.Inf(1)
 	}
-	err := sp.blocks(func(b *linBlock) {
-		m := len(b.c)
+	err := r.sp.blocks(func(blk *linBlock) {
+		m := len(blk.c)
 		if math.IsNaN(s0) {
-			s0 = b.s[0]
+			s0 = blk.s[0]
 		}
 		for k := range m {
-			bk := base(b.d[k])
-			v := b.c[k] + bk
+			bk := r.base(blk.d[k])
+			v := blk.c[k] + bk
 			td0[k], fl[k] = v, bk
 			lc.sumTD0 += v
-			lc.sumScale += b.s[k]
-			if b.s[k] != s0 {
+			lc.sumScale += blk.s[k]
+			if blk.s[k] != s0 {
 				lc.sameS = false
 			}
-			mx0, mn0 = max(mx0, v), min(mn0, v)
-			sMin, sMax = min(sMin, b.s[k]), max(sMax, b.s[k])
+			b.mx0, b.mn0 = max(b.mx0, v), min(b.mn0, v)
+			b.sMin, b.sMax = min(b.sMin, blk.s[k]), max(b.sMax, blk.s[k])
 			if floor {
-				fMin, fMax = min(fMin, bk), max(fMax, bk)
+				b.fMin, b.fMax = min(b.fMin, bk), max(b.fMax, bk)
 			}
 			if cellN > 0 {
-				c := b.cell[k]
+				c := blk.cell[k]
 				lc.cTD0[c] += v
-				lc.cScale[c] += b.s[k]
+				lc.cScale[c] += blk.s[k]
 				lc.cN[c]++
 			}
 		}
-		lc.lastTD0, lc.lastScale, lc.lastFloor = td0[m-1], b.s[m-1], fl[m-1]
+		lc.lastTD0, lc.lastScale, lc.lastFloor = td0[m-1], blk.s[m-1], fl[m-1]
 		if !floor {
 			return
 		}
 		for i, p := range lc.ps {
 			sum := lc.floorSum[i]
 			for k := range m {
-				sum += max(td0[k]+b.s[k]*p, fl[k])
+				sum += max(td0[k]+blk.s[k]*p, fl[k])
 			}
 			lc.floorSum[i] = sum
 			if cellN > 0 {
 				cs := lc.floorCells[i]
 				for k := range m {
-					cs[b.cell[k]] += max(td0[k]+b.s[k]*p, fl[k])
+					cs[blk.cell[k]] += max(td0[k]+blk.s[k]*p, fl[k])
 				}
 			}
 		}
 	})
+	return b, err
+}
+
+// spillRanksShared sets lc.tdRanks when every scale is equal and no floor
+// applies: the percentiles of TD_k(0), which shift with p (one selection
+// for every query point).
+func (lc *linearCurve) spillRanksShared(r *spillReader, b spillBounds) error {
+	n := r.sp.n
+	ranks := [2]int{rank(0.50, n), rank(0.99, n)}
+	keys := make([]uint64, linBlockLen)
+	within := [][2]uint64{{floatKey(b.mn0), floatKey(b.mx0)}}
+	rk, _, err := selectKeysWithin(n, 1, ranks, within, func(_ func(int) bool, fn func(int, []uint64)) error {
+		return r.sp.blocks(func(blk *linBlock) {
+			for k := range blk.c {
+				keys[k] = floatKey(blk.c[k] + r.base(blk.d[k]))
+			}
+			fn(0, keys[:len(blk.c)])
+		})
+	})
 	if err != nil {
 		return err
 	}
+	lc.tdRanks = [3]float64{keyFloat(rk[0][0]), keyFloat(rk[0][1]), b.mx0}
+	return nil
+}
+
+// spillRanks sets lc.quant, each query point's exact TD percentiles, by
+// selectKeysWithin over its TD_k, each window first bounded by b.
+func (lc *linearCurve) spillRanks(r *spillReader, b spillBounds) error {
+	n, P := r.sp.n, len(lc.ps)
 	ranks := [2]int{rank(0.50, n), rank(0.99, n)}
-	if lc.sameS {
-		keys := make([]uint64, linBlockLen)
-		within := [][2]uint64{{floatKey(mn0), floatKey(mx0)}}
-		r, _, err := selectKeysWithin(n, 1, ranks, within, func(_ func(int) bool, fn func(int, []uint64)) error {
-			return sp.blocks(func(b *linBlock) {
-				for k := range b.c {
-					keys[k] = floatKey(b.c[k] + base(b.d[k]))
-				}
-				fn(0, keys[:len(b.c)])
-			})
-		})
-		if err != nil {
-			return err
-		}
-		lc.tdRanks = [3]float64{keyFloat(r[0][0]), keyFloat(r[0][1]), mx0}
-		return nil
-	}
 	within := make([][2]uint64, P)
 	for i, p := range lc.ps {
-		sLo, sHi := sMin, sMax
+		sLo, sHi := b.sMin, b.sMax
 		if p < 0 {
 			sLo, sHi = sHi, sLo
 		}
-		within[i] = [2]uint64{floatKey(tdValue(mn0, sLo, fMin, p)), floatKey(tdValue(mx0, sHi, fMax, p))}
+		within[i] = [2]uint64{floatKey(tdValue(b.mn0, sLo, b.fMin, p)), floatKey(tdValue(b.mx0, sHi, b.fMax, p))}
 	}
+	td0, fl := r.td0, r.fl
 	keys := make([]uint64, linBlockLen)
-	r, mx, err := selectKeysWithin(n, P, ranks, within, func(want func(int) bool, fn func(int, []uint64)) error {
-		return sp.blocks(func(b *linBlock) {
-			m := len(b.c)
+	rk, mx, err := selectKeysWithin(n, P, ranks, within, func(want func(int) bool, fn func(int, []uint64)) error {
+		return r.sp.blocks(func(blk *linBlock) {
+			m := len(blk.c)
 			for k := range m {
-				bk := base(b.d[k])
-				td0[k] = b.c[k] + bk
+				bk := r.base(blk.d[k])
+				td0[k] = blk.c[k] + bk
 				fl[k] = math.Inf(-1)
-				if floor {
+				if r.floor {
 					fl[k] = bk
 				}
 			}
@@ -214,7 +257,7 @@ func (lc *linearCurve) fromSpill(sp *linearSpill, sync bool, dbar int64, floor b
 					continue
 				}
 				for k := range m {
-					keys[k] = floatKey(tdValue(td0[k], b.s[k], fl[k], p))
+					keys[k] = floatKey(tdValue(td0[k], blk.s[k], fl[k], p))
 				}
 				fn(i, keys[:m])
 			}
@@ -225,7 +268,7 @@ func (lc *linearCurve) fromSpill(sp *linearSpill, sync bool, dbar int64, floor b
 	}
 	lc.quant = make([]tdQuantiles, P)
 	for i := range lc.quant {
-		lc.quant[i] = tdQuantiles{keyFloat(r[i][0]), keyFloat(r[i][1]), keyFloat(mx[i])}
+		lc.quant[i] = tdQuantiles{keyFloat(rk[i][0]), keyFloat(rk[i][1]), keyFloat(mx[i])}
 	}
 	return nil
 }
