@@ -151,64 +151,10 @@ func numCell(text string, key float64) cell {
 
 func buildStreamView(i int, s Stream) streamView {
 	v := streamView{ID: "s" + strconv.Itoa(i), Title: s.Title, Notes: s.Notes, Warnings: s.Warnings}
-	st := s.Stats
-	add := func(k, val string) { v.Facts = append(v.Facts, [2]string{k, val}) }
-	src := s.Source
-	if src == nil {
-		src = qos.SliceSource(s.Heartbeats)
-	}
-	add("heartbeats", strconv.Itoa(src.Len()))
-	add("observed", st.Span.Round(time.Millisecond).String())
-	add("heartbeat interval Δ", s.Interval.String())
-	if st.InterArrival.N > 0 {
-		ia := st.InterArrival
-		add("inter-arrival (ms)", fmt.Sprintf("mean %s, s.d. %s, p50 %s, p99 %s, max %s", msString(ia.Mean), msString(ia.SD), msString(ia.P50), msString(ia.P99), msString(ia.Max)))
-	}
-	if st.HasSeq {
-		add("loss", fmt.Sprintf("%.2f %% (%d of %d sequence numbers)", 100*st.LossRate, st.Lost, st.Expected))
-		add("loss bursts", fmt.Sprintf("%d, longest %d", st.LossBursts, st.LongestBurst))
-		if st.Reordered+st.Duplicates > 0 {
-			add("stale", fmt.Sprintf("%d reordered, %d duplicates", st.Reordered, st.Duplicates))
-		}
-	}
-	if st.HasClock {
-		add("clock (A − σ)", fmt.Sprintf("offset %s, drift %.1f ppm", longDuration(st.ClockOffset), st.DriftPPM))
-	}
+	v.Facts = streamFacts(s)
 	hist, bursts := histogramAndBursts(s.Heartbeats, s.Source, s.Summary)
 	v.Hist, v.Bursts = template.HTML(hist), bursts
-
-	for ri, c := range s.Table {
-		col, _ := figure.Style(c.Family, nil)
-		row := tableRow{Colour: hexColour(col)}
-		setting := ""
-		if ri < len(s.Settings) {
-			setting = s.Settings[ri]
-		}
-		if len(c.Points) == 0 {
-			msg := "no result"
-			if c.Err != nil {
-				msg = c.Err.Error()
-			}
-			row.Cells = []cell{{Text: c.Family}, {Text: setting}, {Text: msg}}
-			for len(row.Cells) < 9 {
-				row.Cells = append(row.Cells, cell{Text: "–"})
-			}
-			v.Table = append(v.Table, row)
-			continue
-		}
-		r := c.Points[0].Result
-		v.HasIntervals = v.HasIntervals || r.CI != nil
-		row.Cells = []cell{{Text: c.Family}, {Text: setting},
-			numCell(strconv.Itoa(r.Evaluated), float64(r.Evaluated)),
-			numCell(strconv.Itoa(r.Mistakes), float64(r.Mistakes)),
-			numCell(mrText(r), r.MRPerSecond),
-			numCell(qapText(r), r.QAP),
-			numCell(tdText(r), float64(r.TD.Mean)),
-			numCell(msString(r.TD.P99), float64(r.TD.P99)),
-			numCell(tmText(r), float64(r.MeanTM)),
-		}
-		v.Table = append(v.Table, row)
-	}
+	v.Table, v.HasIntervals = tableRows(s)
 
 	var ok bool
 	var mr, qap string
@@ -237,7 +183,87 @@ func buildStreamView(i int, s Stream) streamView {
 		}
 		v.Holdout, v.HoldoutHeader = s.Verdict.HoldoutRows(), qos.HoldoutHeader
 	}
-	for _, c := range s.Choices {
+	v.Choices = choiceRows(s.Choices, bestFamily)
+	return v
+}
+
+// streamFacts returns the stream's facts as (name, value) rows: its
+// length, span, interval, inter-arrival times, loss and clock.
+func streamFacts(s Stream) [][2]string {
+	var facts [][2]string
+	add := func(k, val string) { facts = append(facts, [2]string{k, val}) }
+	st := s.Stats
+	src := s.Source
+	if src == nil {
+		src = qos.SliceSource(s.Heartbeats)
+	}
+	add("heartbeats", strconv.Itoa(src.Len()))
+	add("observed", st.Span.Round(time.Millisecond).String())
+	add("heartbeat interval Δ", s.Interval.String())
+	if st.InterArrival.N > 0 {
+		ia := st.InterArrival
+		add("inter-arrival (ms)", fmt.Sprintf("mean %s, s.d. %s, p50 %s, p99 %s, max %s", msString(ia.Mean), msString(ia.SD), msString(ia.P50), msString(ia.P99), msString(ia.Max)))
+	}
+	if st.HasSeq {
+		add("loss", fmt.Sprintf("%.2f %% (%d of %d sequence numbers)", 100*st.LossRate, st.Lost, st.Expected))
+		add("loss bursts", fmt.Sprintf("%d, longest %d", st.LossBursts, st.LongestBurst))
+		if st.Reordered+st.Duplicates > 0 {
+			add("stale", fmt.Sprintf("%d reordered, %d duplicates", st.Reordered, st.Duplicates))
+		}
+	}
+	if st.HasClock {
+		add("clock (A − σ)", fmt.Sprintf("offset %s, drift %.1f ppm", longDuration(st.ClockOffset), st.DriftPPM))
+	}
+	return facts
+}
+
+// tableRows returns a row per curve of the stream's table (9 cells: its
+// family, setting and first point's figures, or the error), and whether
+// any point has confidence intervals.
+func tableRows(s Stream) ([]tableRow, bool) {
+	var rows []tableRow
+	intervals := false
+	for ri, c := range s.Table {
+		col, _ := figure.Style(c.Family, nil)
+		row := tableRow{Colour: hexColour(col)}
+		setting := ""
+		if ri < len(s.Settings) {
+			setting = s.Settings[ri]
+		}
+		if len(c.Points) == 0 {
+			msg := "no result"
+			if c.Err != nil {
+				msg = c.Err.Error()
+			}
+			row.Cells = []cell{{Text: c.Family}, {Text: setting}, {Text: msg}}
+			for len(row.Cells) < 9 {
+				row.Cells = append(row.Cells, cell{Text: "–"})
+			}
+			rows = append(rows, row)
+			continue
+		}
+		r := c.Points[0].Result
+		intervals = intervals || r.CI != nil
+		row.Cells = []cell{{Text: c.Family}, {Text: setting},
+			numCell(strconv.Itoa(r.Evaluated), float64(r.Evaluated)),
+			numCell(strconv.Itoa(r.Mistakes), float64(r.Mistakes)),
+			numCell(mrText(r), r.MRPerSecond),
+			numCell(qapText(r), r.QAP),
+			numCell(tdText(r), float64(r.TD.Mean)),
+			numCell(msString(r.TD.P99), float64(r.TD.P99)),
+			numCell(tmText(r), float64(r.MeanTM)),
+		}
+		rows = append(rows, row)
+	}
+	return rows, intervals
+}
+
+// choiceRows returns a row per detector's choice under the targets: its
+// setting, whether it meets them (or by how much the nearest point
+// misses) and its TD, MR and QAP; bestFamily's row is marked best.
+func choiceRows(choices []qos.Choice, bestFamily string) []choiceRow {
+	var rows []choiceRow
+	for _, c := range choices {
 		col, _ := figure.Style(c.Family, nil)
 		r := c.Point.Result
 		row := choiceRow{Best: c.Family == bestFamily, Colour: hexColour(col)}
@@ -258,9 +284,9 @@ func buildStreamView(i int, s Stream) streamView {
 		}
 		row.Cells = []cell{{Text: c.Family}, {Text: setting}, {Text: status},
 			numCell(tdText(r), float64(r.TD.Mean)), numCell(mrText(r), r.MRPerSecond), numCell(qapText(r), r.QAP)}
-		v.Choices = append(v.Choices, row)
+		rows = append(rows, row)
 	}
-	return v
+	return rows
 }
 
 // longDuration writes d for a reader: in years or days when it is that
