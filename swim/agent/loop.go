@@ -429,10 +429,16 @@ func (a *Agent) do(ctx context.Context, f func()) error { return a.call(ctx, "",
 // application's callbacks, which the agent's goroutine is running
 // (callbacks.go). It stops waiting when Shutdown is called: a call made
 // while the agent goroutine is stuck (in a callback that blocks) must not
-// keep Shutdown's caller waiting for it.
+// keep Shutdown's caller waiting for it. A context already ended when
+// call starts runs nothing and returns its error (the select below picks
+// at random among ready cases, so it would hand f over about half the
+// time); once f is handed over it runs whatever ctx does.
 func (a *Agent) call(ctx context.Context, method string, f func()) error {
 	if a.inCallback() {
 		return callbackErr(method)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
 	}
 	done := make(chan struct{})
 	select {
