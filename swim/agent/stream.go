@@ -354,9 +354,15 @@ func (a *Agent) streamPing(to netip.AddrPort, sp swim.StreamProbe, frame []byte,
 }
 
 // dial opens a stream to to, closed when the agent stops; done closes it
-// (and forgets the close on stop).
+// (and forgets the close on stop). A dial in progress ends when the agent
+// stops too (a SYN that is never answered would otherwise hold the caller
+// for the stream timeout after Shutdown).
 func (a *Agent) dial(ctx context.Context, to netip.AddrPort) (c *transport.Conn, done func(), err error) {
-	c, err = transport.DialStream(ctx, to, a.streamConfig())
+	dctx, cancel := context.WithCancel(ctx)
+	unhook := context.AfterFunc(a.stream.ctx, cancel)
+	c, err = transport.DialStream(dctx, to, a.streamConfig())
+	unhook()
+	cancel()
 	if err != nil {
 		a.sctr.streamDialErr.Add(1)
 		return nil, nil, err
