@@ -37,9 +37,12 @@ const streamOutPerAddr = streamOutMax / 4
 // slotPool is a pool of dialled streams: at most cap(slots) open at
 // once, at most perAddr to one address (slotKey).
 type slotPool struct {
-	mu      sync.Mutex
-	slots   chan struct{}
-	to      map[netip.AddrPort]int
+	mu    sync.Mutex
+	slots chan struct{}
+	to    map[netip.AddrPort]int
+	// held counts, per address, the reservations that hold one of the
+	// pool's slots (the streams in flight); the others wait for a slot.
+	held    map[netip.AddrPort]int
 	perAddr int
 	// turn holds, for an address at its bound with takers waiting
 	// (takeWithin), the channel closed when one of its slots is given
@@ -51,7 +54,8 @@ type slotPool struct {
 }
 
 func newSlotPool(n, perAddr int, addrBusy *atomic.Uint64) *slotPool {
-	return &slotPool{slots: make(chan struct{}, n), to: make(map[netip.AddrPort]int), turn: make(map[netip.AddrPort]chan struct{}), perAddr: perAddr, addrBusy: addrBusy}
+	return &slotPool{slots: make(chan struct{}, n), to: make(map[netip.AddrPort]int), held: make(map[netip.AddrPort]int),
+		turn: make(map[netip.AddrPort]chan struct{}), perAddr: perAddr, addrBusy: addrBusy}
 }
 
 // take takes a slot for a stream to to without waiting: false when to
@@ -63,6 +67,7 @@ func (p *slotPool) take(to netip.AddrPort) bool {
 	}
 	select {
 	case p.slots <- struct{}{}:
+		p.hold(to)
 		return true
 	default:
 		p.forget(to)
@@ -74,11 +79,14 @@ func (p *slotPool) take(to netip.AddrPort) bool {
 // first for to's turn (while to holds perAddr of the pool's slots),
 // then for a slot. A taker waiting for its address's turn holds none of
 // the pool's slots, so the others' streams are not held up by it.
-// addrFull says that ctx ended while waiting for to's turn.
+// addrFull says that ctx ended while waiting for to's turn with perAddr
+// streams to to in flight when it last looked; while some of to's takers
+// wait for a slot themselves, the pool is what is busy, and addrFull is
+// false.
 func (p *slotPool) takeWithin(ctx context.Context, to netip.AddrPort) (ok, addrFull bool) {
 	to = slotKey(to)
-	if !p.reserveWithin(ctx, to) {
-		return false, true
+	if ok, inFlight := p.reserveWithin(ctx, to); !ok {
+		return false, inFlight
 	}
 	if ctx.Err() != nil {
 		p.forget(to) // ended before the wait: no slot, whatever the select would pick
@@ -86,6 +94,7 @@ func (p *slotPool) takeWithin(ctx context.Context, to netip.AddrPort) (ok, addrF
 	}
 	select {
 	case p.slots <- struct{}{}:
+		p.hold(to)
 		return true, false
 	case <-ctx.Done():
 		p.forget(to)
@@ -95,22 +104,26 @@ func (p *slotPool) takeWithin(ctx context.Context, to netip.AddrPort) (ok, addrF
 
 // reserveWithin is reserve, waiting for to's turn until ctx is done:
 // false when ctx ended while it waited (or had ended with to at its
-// bound). Each forget of to wakes its waiters, who try again.
-func (p *slotPool) reserveWithin(ctx context.Context, to netip.AddrPort) bool {
+// bound), with inFlight saying whether to's perAddr streams all held
+// slots when it last looked. Each forget of to wakes its waiters, who try
+// again, and so does the hold that brings to's streams in flight to
+// perAddr.
+func (p *slotPool) reserveWithin(ctx context.Context, to netip.AddrPort) (ok, inFlight bool) {
 	for waited := false; ; waited = true {
 		p.mu.Lock()
 		if waited && ctx.Err() != nil {
 			p.mu.Unlock()
-			return false
+			return false, inFlight
 		}
 		if p.to[to] < p.perAddr {
 			p.to[to]++
 			p.mu.Unlock()
-			return true
+			return true, false
 		}
+		inFlight = p.held[to] >= p.perAddr
 		if ctx.Err() != nil {
 			p.mu.Unlock()
-			return false
+			return false, inFlight
 		}
 		turn := p.turn[to]
 		if turn == nil {
@@ -141,9 +154,26 @@ func (p *slotPool) reserve(to netip.AddrPort) bool {
 	return true
 }
 
+// hold counts a reservation of to (a slotKey) that now holds a slot; when
+// that brings to's streams in flight to its bound, to's waiters look again
+// (reserveWithin's inFlight).
+func (p *slotPool) hold(to netip.AddrPort) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.held[to]++; p.held[to] >= p.perAddr {
+		p.wake(to)
+	}
+}
+
 // release gives back a slot take(to) took.
 func (p *slotPool) release(to netip.AddrPort) {
-	p.forget(slotKey(to))
+	to = slotKey(to)
+	p.mu.Lock()
+	if p.held[to]--; p.held[to] <= 0 {
+		delete(p.held, to)
+	}
+	p.mu.Unlock()
+	p.forget(to)
 	<-p.slots
 }
 
@@ -154,6 +184,11 @@ func (p *slotPool) forget(to netip.AddrPort) {
 	if p.to[to]--; p.to[to] <= 0 {
 		delete(p.to, to)
 	}
+	p.wake(to)
+}
+
+// wake wakes to's waiters for its turn; p.mu held.
+func (p *slotPool) wake(to netip.AddrPort) {
 	if turn := p.turn[to]; turn != nil {
 		close(turn)
 		delete(p.turn, to)

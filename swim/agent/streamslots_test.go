@@ -181,3 +181,53 @@ func TestSendReliableEndedContextNotBusy(t *testing.T) {
 	assert.ErrorIs(t, err, context.Canceled)
 	assert.NotErrorIs(t, err, ErrReliableBusy, "no message to that address was being sent")
 }
+
+// An address is busy (addrFull) only when its bound's worth of streams is
+// in flight: takers that reserved the address and wait for one of the
+// pool's slots make the pool busy, not the address (atk27 F10: four sends
+// to an idle member waiting for the 16 slots made a fifth fail with
+// ErrReliableBusy).
+func TestSlotPoolBusyAddressOnlyInFlight(t *testing.T) {
+	x := netip.MustParseAddrPort("192.0.2.1:7946")
+	y := netip.MustParseAddrPort("192.0.2.2:7946")
+	short := func() context.Context {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
+		t.Cleanup(cancel)
+		return ctx
+	}
+
+	// The pool's one slot held for x: y's two takers reserve y and wait
+	// for the slot, a third waits for y's turn.
+	p := newSlotPool(1, 2, nil)
+	require.True(t, p.take(x))
+	done := make(chan [2]bool, 3)
+	for range 3 {
+		go func() {
+			ok, full := p.takeWithin(short(), y)
+			done <- [2]bool{ok, full}
+		}()
+	}
+	for range 3 {
+		r := <-done
+		assert.False(t, r[0], "no slot for y")
+		assert.False(t, r[1], "nothing in flight to y: the pool is busy, not y")
+	}
+	p.release(x)
+	assert.Zero(t, p.open())
+	assert.Empty(t, p.to)
+	assert.Empty(t, p.held)
+
+	// Two streams to y in flight: a third taker finds y busy.
+	p = newSlotPool(4, 2, nil)
+	require.True(t, p.take(y))
+	ok, full := p.takeWithin(context.Background(), y)
+	require.True(t, ok)
+	require.False(t, full)
+	ok, full = p.takeWithin(short(), y)
+	assert.False(t, ok)
+	assert.True(t, full, "two streams to y in flight, its bound")
+	p.release(y)
+	p.release(y)
+	assert.Zero(t, p.open())
+	assert.Empty(t, p.held)
+}
