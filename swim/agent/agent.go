@@ -127,6 +127,7 @@ type Agent struct {
 	pub     publishedStats
 	authLog authLog
 	cb      callbackState
+	served  servedOut // sendServed's, for the next flush
 }
 
 // agentClock is the agent's reading of time: the state machine's clock

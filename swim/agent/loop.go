@@ -236,7 +236,9 @@ func (a *Agent) warnAuth(from netip.AddrPort, err error) {
 	a.authLog.at, a.authLog.ok, a.authLog.quiet = now, true, 0
 }
 
-// flush sends what the state machine produced and publishes its events.
+// flush sends what the state machine produced and publishes its events,
+// after those of the calls served while the agent last waited for a
+// subscriber (sendServed).
 func (a *Agent) flush() {
 	if st := a.m.Stats(); st != a.pub.last {
 		a.pub.last = st
@@ -247,34 +249,70 @@ func (a *Agent) flush() {
 	a.lhm.Store(int32(a.m.LocalHealthMultiplier()))
 	rd := a.m.Ready()
 	events := rd.Events
+	a.sendPackets(rd.Packets)
+	for _, sp := range rd.StreamProbes {
+		a.startStreamProbe(sp)
+	}
+	if sv := a.served; len(sv.msgs)+len(sv.states)+len(sv.events) > 0 {
+		a.served = servedOut{}
+		a.deliver(sv.msgs, sv.states, false)
+		a.publish(sv.events)
+	}
+	a.deliver(rd.Messages, rd.RemoteStates, false)
+	a.publish(events)
+}
+
+// servedOut holds what the calls served while the agent waited for a
+// subscriber produced besides packets, for the next flush.
+type servedOut struct {
+	msgs   []swim.Message
+	states []swim.RemoteState
+	events []swim.Event
+}
+
+// sendServed sends the packets of a call served while the agent waits for
+// a subscriber (block) and keeps the rest for the next flush: without it a
+// producer calling SendTo beside a reader that does not keep up piled its
+// datagrams in the state machine, unsent and unbounded, for as long as
+// the wait lasted (atk27 F7). Agent goroutine.
+func (a *Agent) sendServed() {
+	rd := a.m.Ready()
+	a.sendPackets(rd.Packets)
+	for _, sp := range rd.StreamProbes {
+		a.startStreamProbe(sp)
+	}
+	a.served.msgs = append(a.served.msgs, rd.Messages...)
+	a.served.states = append(a.served.states, rd.RemoteStates...)
+	a.served.events = append(a.served.events, rd.Events...)
+}
+
+// sendPackets sends packets: views to one member in a run over a stream,
+// joins to seeds over streams where they go so (joinOverStream), the rest
+// as datagrams.
+func (a *Agent) sendPackets(pks []swim.Packet) {
 	var seedJoins []int // joins resent to seeds over a stream: sendSeedJoins
 	var seedTo []netip.AddrPort
-	for i := 0; i < len(rd.Packets); {
-		if n := a.viewRunLen(rd.Packets[i:]); n > 0 {
-			if to, err := netip.ParseAddrPort(rd.Packets[i].To.Addr); err == nil {
+	for i := 0; i < len(pks); {
+		if n := a.viewRunLen(pks[i:]); n > 0 {
+			if to, err := netip.ParseAddrPort(pks[i].To.Addr); err == nil {
 				a.sctr.streamSyncs.Add(1)
-				a.sendViewStream(to, rd.Packets[i:i+n], false)
+				a.sendViewStream(to, pks[i:i+n], false)
 				i += n
 				continue
 			}
 		}
-		if a.joinOverStream(&rd.Packets[i]) {
-			if to, err := netip.ParseAddrPort(rd.Packets[i].To.Addr); err == nil {
+		if a.joinOverStream(&pks[i]) {
+			if to, err := netip.ParseAddrPort(pks[i].To.Addr); err == nil {
 				seedJoins = append(seedJoins, i)
 				seedTo = append(seedTo, to)
 				i++
 				continue
 			}
 		}
-		a.sendDatagrams(rd.Packets[i : i+1])
+		a.sendDatagrams(pks[i : i+1])
 		i++
 	}
-	a.sendSeedJoins(rd.Packets, seedJoins, seedTo)
-	for _, sp := range rd.StreamProbes {
-		a.startStreamProbe(sp)
-	}
-	a.deliver(rd.Messages, rd.RemoteStates, false)
-	a.publish(events)
+	a.sendSeedJoins(pks, seedJoins, seedTo)
 }
 
 // joinOverStream reports whether p, a packet to send, is a join to a seed

@@ -215,7 +215,8 @@ func block[T any](a *Agent, s *subscription[T], v T, n int) bool {
 		case <-a.life.ctxDone:
 			return false
 		case f := <-a.life.reqs:
-			f() // its packets and events go out with the next flush
+			f()
+			a.sendServed() // its packets now, its events with the next flush
 		}
 	}
 }
