@@ -27,3 +27,15 @@ func TestEndedContextRunsNothing(t *testing.T) {
 	}
 	assert.Zero(t, a.Stats().Protocol.BroadcastsQueued)
 }
+
+// TestSendToSelf (atk27 F9): a message to this member's own ID or address
+// fails with ErrToSelf. Before, SendTo and SendReliable said "no such live
+// member" of a member Members() lists alive, and SendToAddress to the
+// member's own address returned nil and delivered nothing.
+func TestSendToSelf(t *testing.T) {
+	a := start(t, Config{Plain: true})
+	ctx := context.Background()
+	assert.ErrorIs(t, a.SendTo(ctx, a.Self().ID, []byte("x")), ErrToSelf)
+	assert.ErrorIs(t, a.SendReliable(ctx, a.Self().ID, []byte("x")), ErrToSelf)
+	assert.ErrorIs(t, a.SendToAddress(ctx, a.Self().Addr, []byte("x")), ErrToSelf)
+}

@@ -55,10 +55,13 @@ var ErrReliableBusy = errors.New("waited for one of the 4 reliable messages bein
 // and messages to other addresses go on; if ctx ends first the error
 // wraps both ErrReliableBusy and ctx.Err(). The stream's life is
 // bounded by ctx and by Config.StreamTimeout. Errors:
-// swim.ErrMessageSize, swim.ErrUnknownMember (id not alive or suspect
-// here), ErrReliableBusy, ErrNoStream, ErrNeedsFormat2, ErrStopped, the
+// swim.ErrMessageSize, ErrToSelf (id is this member's),
+// swim.ErrUnknownMember (id not alive or suspect here), ErrReliableBusy, ErrNoStream, ErrNeedsFormat2, ErrStopped, the
 // dial's or the stream's, or the context's.
 func (a *Agent) SendReliable(ctx context.Context, id swim.ID, data []byte) error {
+	if id == a.self.ID {
+		return ErrToSelf
+	}
 	var to swim.Node
 	if err := a.call(ctx, "SendReliable", func() {
 		if p, ok := a.m.Member(id, a.now()); ok && id != a.self.ID && (p.State == swim.StateAlive || p.State == swim.StateSuspect) {
@@ -265,13 +268,16 @@ func (a *Agent) refusedFrame(c *transport.Conn, err error) {
 // so a receiver that does not know it does not ask it for its view: no
 // membership is exchanged. data must fit one packet (about MaxPacketSize
 // minus 60 bytes). An address no agent can be at (0.0.0.0, ::, port 0,
-// a multicast group, the broadcast address) is refused at once. Errors:
-// swim.ErrMessageSize, ErrNeedsFormat2, ErrStopped, the send's, or the
-// context's.
+// a multicast group, the broadcast address) is refused at once, and so is
+// this member's own address (ErrToSelf). Errors: swim.ErrMessageSize,
+// ErrNeedsFormat2, ErrStopped, the send's, or the context's.
 func (a *Agent) SendToAddress(ctx context.Context, addr string, data []byte) error {
 	ap, err := agentAddr(addr)
 	if err != nil {
 		return err
+	}
+	if slotKey(ap) == slotKey(a.selfAddr) {
+		return fmt.Errorf("%w: %s", ErrToSelf, ap)
 	}
 	if a.codec.Version() < 2 {
 		return ErrNeedsFormat2

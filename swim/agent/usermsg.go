@@ -27,6 +27,13 @@ const DefaultMaxReceiveBytes = 8 << 20
 // LocalState or Protocol.AckPayload.
 var ErrNeedsFormat2 = errors.New("agent: application messages, metadata and state need wire format 2 (WireVersion is 1)")
 
+// ErrToSelf is returned by SendTo and SendReliable for this member's own
+// ID, and by SendToAddress for its own address: a member's messages go to
+// the others, and the application has its own data at hand (memberlist
+// sends them over the network to itself; fdkit's state machine drops a
+// packet under its own ID, so the send would be lost).
+var ErrToSelf = errors.New("agent: a message to this member itself (skip this member, Self(), when sending to Members())")
+
 // Broadcast queues data (1 to swim.MaxBroadcastLen = 1,024 bytes) for
 // delivery to every other member, best effort, piggybacked on the
 // protocol's packets; a non-empty key (at most 255 bytes) supersedes this
@@ -51,10 +58,14 @@ func (a *Agent) Broadcast(ctx context.Context, key string, data []byte) error {
 // SendTo sends data to the member id in one datagram, best effort: no
 // acknowledgement, no retry (memberlist's SendBestEffort). data must fit
 // one packet with both members' IDs and addresses (about MaxPacketSize
-// minus 100 bytes for short IDs). Errors: swim.ErrUnknownMember (id not
-// alive or suspect here), swim.ErrMessageSize, swim.ErrLeft,
-// ErrNeedsFormat2, ErrStopped, or the context's.
+// minus 100 bytes for short IDs). Errors: ErrToSelf (id is this
+// member's), swim.ErrUnknownMember (id not alive or suspect here),
+// swim.ErrMessageSize, swim.ErrLeft, ErrNeedsFormat2, ErrStopped, or the
+// context's.
 func (a *Agent) SendTo(ctx context.Context, id swim.ID, data []byte) error {
+	if id == a.self.ID {
+		return ErrToSelf
+	}
 	if a.codec.Version() < 2 {
 		return ErrNeedsFormat2
 	}
