@@ -207,7 +207,11 @@ type endedJoin struct {
 type streamPath struct {
 	listener *transport.StreamListener
 	in       chan streamIn
-	results  chan streamResult
+	// inBytes are the bytes of the reliable messages handed in (in) and
+	// not yet taken by the agent's goroutine, at most MaxReceiveBytes
+	// (but for one message alone: reserveIn).
+	inBytes atomic.Int64
+	results chan streamResult
 	// The pools of dialled streams (streamslots.go): stream pings',
 	// views', reliable messages'.
 	pings, views, reliable *slotPool
@@ -233,7 +237,7 @@ type packetCounters struct {
 	sent, sentBytes, recv, recvBytes                          atomic.Uint64
 	authFail, decodeErr, rejected, encodeErr, sendErr, evDrop atomic.Uint64
 	replayed, unknownKind, msgDrop, labelMismatch             atomic.Uint64
-	reliableSent, reliableRecv                                atomic.Uint64
+	reliableSent, reliableRecv, reliableRefused               atomic.Uint64
 }
 
 // streamCounters are the stream path's counters of Stats.

@@ -230,7 +230,13 @@ func (a *Agent) serveReliable(c *transport.Conn, first *swim.Packet, ts int64) {
 			return
 		}
 	}
+	if !a.reserveIn(len(buf)) {
+		a.ctr.reliableRefused.Add(1)
+		a.log.Debug("reliable message refused: those waiting for the agent hold MaxReceiveBytes", "from", c.RemoteAddr(), "bytes", len(buf))
+		return
+	}
 	if !a.handIn(streamIn{msg: &swim.Message{From: first.From.ID, Data: buf}, from: c.RemoteAddr()}) {
+		a.stream.inBytes.Add(-int64(len(buf)))
 		return
 	}
 	ack, _, err := a.codec.Encode(&swim.Packet{Kind: swim.MsgAck, From: a.self, To: first.From})
@@ -239,6 +245,26 @@ func (a *Agent) serveReliable(c *transport.Conn, first *swim.Packet, ts int64) {
 		return
 	}
 	_ = c.WriteFrame(ack)
+}
+
+// reserveIn counts n bytes of a reliable message about to be handed in
+// against MaxReceiveBytes: false, counting nothing, when the messages
+// handed in and not yet taken would pass it (a message larger than the
+// bound goes alone). receiveStream gives the bytes back. Without it an
+// agent waiting for a reader (BlockingMessages) acknowledged and held
+// about 64 queued and MaxStreamConns pending messages of up to
+// MaxReliableSize each, 16 times MaxReceiveBytes at the defaults (atk27
+// F14). Listener goroutine.
+func (a *Agent) reserveIn(n int) bool {
+	for {
+		cur := a.stream.inBytes.Load()
+		if cur > 0 && cur+int64(n) > int64(a.cfg.MaxReceiveBytes) {
+			return false
+		}
+		if a.stream.inBytes.CompareAndSwap(cur, cur+int64(n)) {
+			return true
+		}
+	}
 }
 
 // refusedFrame counts an inbound stream frame the codec refused.

@@ -26,6 +26,12 @@ type Stats struct {
 	// ReliableSent counts reliable messages acknowledged by their
 	// receiver (SendReliable), ReliableReceived those received whole.
 	ReliableSent, ReliableReceived uint64
+	// ReliableRefused counts reliable messages received whole and then
+	// refused, unacknowledged (the sender's SendReliable fails), because
+	// the reliable messages handed to the agent and not yet taken by it
+	// already held MaxReceiveBytes: an agent that waits for a slow reader
+	// (BlockingMessages) holds no more than that of them.
+	ReliableRefused uint64
 	// PlainAccepted counts plain packets accepted while encryption is
 	// being turned on (Config.AcceptPlain); once it stops growing on every
 	// member, none sends plain any more.
@@ -190,6 +196,7 @@ func (a *Agent) Stats() Stats {
 	st.UnknownFields, st.Format1Received, st.PlainAccepted = cs.UnknownFields, cs.Formats[1], cs.PlainAccepted
 	st.LabelMismatches = a.ctr.labelMismatch.Load()
 	st.ReliableSent, st.ReliableReceived = a.ctr.reliableSent.Load(), a.ctr.reliableRecv.Load()
+	st.ReliableRefused = a.ctr.reliableRefused.Load()
 	a.pub.mu.Lock()
 	st.Protocol = a.pub.stats
 	a.pub.mu.Unlock()

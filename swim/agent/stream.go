@@ -238,6 +238,7 @@ func (a *Agent) receiveStream(in streamIn) {
 		return
 	}
 	if in.msg != nil {
+		a.stream.inBytes.Add(-int64(len(in.msg.Data)))
 		a.ctr.reliableRecv.Add(1)
 		a.deliver([]swim.Message{*in.msg}, nil, true)
 		return

@@ -92,6 +92,7 @@ func NewCollector(a *agent.Agent) *Collector {
 		{"plain_accepted_total", "Plain packets accepted while encryption is being turned on; once it stops growing on every member, none sends plain any more.", func(s agent.Stats) uint64 { return s.PlainAccepted }},
 		{"reliable_sent_total", "Reliable messages (SendReliable) acknowledged by their receiver.", func(s agent.Stats) uint64 { return s.ReliableSent }},
 		{"reliable_received_total", "Reliable messages received whole over streams.", func(s agent.Stats) uint64 { return s.ReliableReceived }},
+		{"reliable_refused_total", "Reliable messages received whole and refused unacknowledged: those waiting for the agent held MaxReceiveBytes.", func(s agent.Stats) uint64 { return s.ReliableRefused }},
 		{"replayed_total", "Sealed packets dropped by the replay check (seen before, sealed before this member started, or beyond the clock-skew bound).", func(s agent.Stats) uint64 { return s.Replayed }},
 		{"send_errors_total", "Datagrams that could not be sent (bad destination address or socket error).", func(s agent.Stats) uint64 { return s.SendErrors }},
 		{"encode_errors_total", "Outgoing packets that could not be encoded.", func(s agent.Stats) uint64 { return s.EncodeErrors }},
