@@ -176,7 +176,10 @@ type Config struct {
 	// DefaultMaxReceiveBytes; not negative): a message that would exceed
 	// it is dropped (Stats.MessagesDropped), or waited for with
 	// BlockingMessages. A channel's buffer counts messages, and reliable
-	// ones are up to MaxReliableSize each.
+	// ones are up to MaxReliableSize each. It also bounds the reliable
+	// messages received whole and waiting for the agent to take them (as
+	// while it waits for a reader): one past it is refused
+	// unacknowledged (Stats.ReliableRefused).
 	MaxReceiveBytes int
 	// StreamWrap, when set, wraps every stream connection, accepted
 	// (inbound true) or dialled, before a frame crosses it: TLS, byte
