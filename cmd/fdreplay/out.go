@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -72,11 +73,7 @@ type outDir struct {
 // one holding an earlier run's results, and starts staging. The lock is
 // held until commit ends or release.
 func prepareOut(dir string, force bool, inputs []string) (od *outDir, err error) {
-	created := createdDirs(dir)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("--out %s: cannot create the directory: %w", dir, unwrapPath(err))
-	}
-	lock, err := lockOut(dir, created)
+	lock, err := lockNewOut(dir, os.Mkdir)
 	if err != nil {
 		return nil, err
 	}
@@ -109,6 +106,23 @@ func prepareOut(dir string, force bool, inputs []string) (od *outDir, err error)
 		return nil, fmt.Errorf("--out %s: cannot write there: %w", dir, unwrapPath(err))
 	}
 	return &outDir{dir: dir, staging: st, lock: lock, earlier: earlier}, nil
+}
+
+// lockNewOut creates dir and its missing parents with mkdir (see mkdirOwn)
+// and takes its lock. A directory made by another run can be removed by
+// that run, failing, between the two (it removes the empty directories it
+// made): the lock's file then cannot be created, and both are done again.
+func lockNewOut(dir string, mkdir func(string, os.FileMode) error) (*outLock, error) {
+	for try := 0; ; try++ {
+		created, err := mkdirOwn(dir, mkdir)
+		if err != nil {
+			return nil, fmt.Errorf("--out %s: cannot create the directory: %w", dir, unwrapPath(err))
+		}
+		lock, err := lockOut(dir, created)
+		if err == nil || !errors.Is(err, fs.ErrNotExist) || try == 9 {
+			return lock, err
+		}
+	}
 }
 
 // release gives up the staged files, if not committed, and the lock.

@@ -6,11 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/fdkit/fdkit/internal/outfile"
@@ -41,7 +44,7 @@ type outLock struct {
 
 // lockOut takes the lock of the --out directory dir, or fails at once,
 // naming the PID of the run that holds it. created are the directories
-// the run made for dir (createdDirs), deepest first.
+// the run made for dir (mkdirOwn), deepest first.
 func lockOut(dir string, created []string) (*outLock, error) {
 	l := &outLock{path: filepath.Join(dir, lockName), created: created}
 	// Registered first and run under l.mu, so that a signal arriving while
@@ -153,17 +156,52 @@ func (l *outLock) unlock() {
 	}
 }
 
-// createdDirs lists the directories that os.MkdirAll(dir) would create:
-// dir and those of its parents that do not exist, deepest first.
-func createdDirs(dir string) []string {
-	var out []string
+// mkdirOwn creates dir and those of its parents that do not exist, as
+// os.MkdirAll does, with mkdir (os.Mkdir; a test passes another), and
+// returns the directories this call's own mkdir created, deepest first. A
+// directory whose mkdir fails with fs.ErrExist was made by someone else
+// (another run racing this one, say) and is not listed, so that unlock
+// never removes a directory another run made and is about to lock: which
+// directories are missing is not guessed beforehand. A path that exists
+// and is not a directory fails with syscall.ENOTDIR.
+func mkdirOwn(dir string, mkdir func(string, os.FileMode) error) ([]string, error) {
+	var missing []string // dir and its missing parents, deepest first
 	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
-		if _, err := os.Lstat(d); !errors.Is(err, os.ErrNotExist) {
-			return out
+		fi, err := os.Stat(d)
+		if err == nil {
+			if !fi.IsDir() {
+				return nil, &os.PathError{Op: "mkdir", Path: d, Err: syscall.ENOTDIR}
+			}
+			break
 		}
-		out = append(out, d)
+		missing = append(missing, d)
 		if filepath.Dir(d) == d {
-			return out
+			break
 		}
 	}
+	var created []string
+	for i := len(missing) - 1; i >= 0; i-- {
+		d := missing[i]
+		for try := 0; ; try++ {
+			err := mkdir(d, 0o755)
+			if err == nil {
+				created = append(created, d)
+				break
+			}
+			if !errors.Is(err, fs.ErrExist) {
+				return nil, err
+			}
+			fi, serr := os.Stat(d)
+			if serr == nil && !fi.IsDir() {
+				return nil, &os.PathError{Op: "mkdir", Path: d, Err: syscall.ENOTDIR}
+			}
+			// Made by someone else; and if gone again (the run
+			// that made it failed and removed it), made anew.
+			if serr == nil || try == 9 {
+				break
+			}
+		}
+	}
+	slices.Reverse(created)
+	return created, nil
 }
