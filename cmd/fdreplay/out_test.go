@@ -374,7 +374,9 @@ func TestOutLockFile(t *testing.T) {
 // backend's gofpdf-makefont-* directories (created in the temporary
 // directory, removed by a defer that a fatal signal skips) are made in a
 // directory of the staging directory, which goes with it. 45 of them had
-// piled up in /tmp from interrupted test runs.
+// piled up in /tmp from interrupted test runs. The temporary directory is
+// moved only while the PDFs are drawn, after the other files (rvM's item
+// 6: it was moved for the whole write phase).
 func TestSignalDuringPlotsLeavesNoTempDir(t *testing.T) {
 	base := t.TempDir()
 	dir := filepath.Join(base, "results")
@@ -383,15 +385,32 @@ func TestSignalDuringPlotsLeavesNoTempDir(t *testing.T) {
 	tmp := filepath.Join(base, "tmp")
 	require.NoError(t, os.Mkdir(tmp, 0o700))
 	t.Setenv("TMPDIR", tmp) // the child's, through os.Environ
+	args := []string{"-d", "fixed,chen,phi", "--points", "8", "--no-progress", "--out", dir, trace}
+	stagingDir := func() string {
+		t.Helper()
+		staging, err := filepath.Glob(filepath.Join(dir, ".partial-fdreplay-*"))
+		require.NoError(t, err)
+		require.Len(t, staging, 1, "%v", entries(t, dir))
+		return staging[0]
+	}
 
-	// Paused with table.csv staged, while the plots are drawn by the
-	// other jobs: the process's temporary directory is in the staging
-	// directory.
-	cmd, errb, eof := startPaused(t, "staged table.csv", "-d", "fixed,chen,phi", "--points", "8", "--no-progress", "--out", dir, trace)
-	staging, err := filepath.Glob(filepath.Join(dir, ".partial-fdreplay-*"))
-	require.NoError(t, err)
-	require.Len(t, staging, 1, "%v", entries(t, dir))
-	assert.DirExists(t, filepath.Join(staging[0], ".tmp"), "the write phase's temporary directory")
+	// Paused with table.csv staged, while the other files are written:
+	// the temporary directory is $TMPDIR's.
+	cmd, errb, eof := startPaused(t, "staged table.csv", args...)
+	assert.NoDirExists(t, filepath.Join(stagingDir(), ".tmp"), "no temporary directory of the PDFs' yet")
+	require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
+	assert.Equal(t, 130, exitCode(t, cmd, eof), errb.String())
+	assert.NoDirExists(t, dir)
+
+	// Paused with a PDF staged, while the PDFs are drawn by the other
+	// jobs: the process's temporary directory is in the staging
+	// directory, and every other file is staged.
+	cmd, errb, eof = startPaused(t, "staged p-mr-td.pdf", args...)
+	staging := stagingDir()
+	assert.DirExists(t, filepath.Join(staging, ".tmp"), "the PDFs' temporary directory")
+	for _, name := range []string{indexName, tableCSVName, verdictJSONName, "r@2-qap-td.svg"} {
+		assert.FileExists(t, filepath.Join(staging, name))
+	}
 	require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
 	assert.Equal(t, 130, exitCode(t, cmd, eof), errb.String())
 	assert.NoDirExists(t, dir, "no partial file, no staging directory, and the directory the run made is gone")

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,7 +11,7 @@ import (
 // checkTempDir fails unless the system's temporary directory ($TMPDIR,
 // else /tmp; os.TempDir) is a directory fdreplay can create entries in.
 // --out needed it for the PDF plots, which are now drawn through a
-// directory in the staging directory (privateTempDir): without this check a
+// directory in the staging directory (writePDFs): without this check a
 // missing or read-only $TMPDIR failed the run only after the whole replay,
 // at the first PDF (user44's F5, session 22); the replay's temporary files
 // still go there. A directory is created and removed
@@ -28,23 +29,28 @@ func checkTempDir(flag string) error {
 }
 
 // privateTempName is the directory inside --out's staging directory that
-// the write phase takes as the process's temporary directory.
+// the process takes as its temporary directory while the PDF plots are
+// drawn (writePDFs).
 const privateTempName = ".tmp"
 
-// privateTempDir points the process's temporary directory ($TMPDIR; TMP on
-// Windows, where os.TempDir reads it first) at a new directory privateTempName
-// inside staging for the write phase, and returns the function that points
-// it back and removes that directory. The PDF backend (gonum's vgpdf)
-// creates a gofpdf-makefont-* directory in the temporary directory for each
-// PDF and removes it by defer, which a fatal signal skips: the signal
-// handler exits the process. Inside the staging directory such a directory
-// goes with the staging directory, which the handler removes (and the next
-// run removes after SIGKILL), so nothing is left in $TMPDIR. Nothing else
-// of the run takes a temporary file in the write phase.
-func privateTempDir(staging string) (restore func() error, err error) {
+// writePDFs runs jobs, which draw the PDF plots into the staging directory
+// of --out (out), on every core (inParallel), with the process's temporary
+// directory ($TMPDIR; TMP on Windows, where os.TempDir reads it first)
+// pointed at a new directory privateTempName inside staging; it points it
+// back and removes that directory after. The PDF backend (gonum's vgpdf)
+// creates a gofpdf-makefont-* directory in os.TempDir the first time the
+// process embeds a font, and removes it by defer, which a fatal signal
+// skips: the signal handler exits the process. Inside the staging
+// directory such a directory goes with the staging directory, which the
+// handler removes (and the next run removes after SIGKILL), so nothing is
+// left in $TMPDIR. The backend takes no directory, so the variable is the
+// only lever: writePDFs is called when every other job of the write phase
+// has ended, so that nothing else of the run takes a temporary file while
+// it is changed.
+func writePDFs(out, staging string, jobs []func() error) error {
 	dir := filepath.Join(staging, privateTempName)
 	if err := os.Mkdir(dir, 0o700); err != nil {
-		return nil, err
+		return fmt.Errorf("--out %s: %w", out, err)
 	}
 	name := "TMPDIR"
 	if runtime.GOOS == "windows" {
@@ -53,14 +59,19 @@ func privateTempDir(staging string) (restore func() error, err error) {
 	old, had := os.LookupEnv(name)
 	if err := os.Setenv(name, dir); err != nil {
 		_ = os.Remove(dir)
-		return nil, err
+		return fmt.Errorf("--out %s: %w", out, err)
 	}
-	return func() error {
-		if had {
-			_ = os.Setenv(name, old)
-		} else {
-			_ = os.Unsetenv(name)
-		}
-		return os.RemoveAll(dir)
-	}, nil
+	err := inParallel(jobs)
+	// Pointed back before Commit, which moves everything in the staging
+	// directory.
+	var rerr error
+	if had {
+		rerr = os.Setenv(name, old)
+	} else {
+		rerr = os.Unsetenv(name)
+	}
+	if rerr := errors.Join(rerr, os.RemoveAll(dir)); rerr != nil && err == nil {
+		err = fmt.Errorf("--out %s: %w", out, rerr)
+	}
+	return err
 }

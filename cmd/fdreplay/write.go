@@ -22,8 +22,8 @@ import (
 // afterwards: the files and the messages do not depend on the number of
 // cores.
 func writeResults(stdout, stderr io.Writer, o options, args []string, out *outDir, runs []streamRun, table, curves []qos.Curve, verdicts []qos.Verdict, cfg qos.Config) error {
-	var jobs, outJobs []func() error
-	var plots []plotJob
+	var jobs, outJobs, pdfJobs []func() error
+	var plots []*plotJob
 	inOut := reportIsOutIndex(o) // --report is --out's index.html, written with it
 	if o.report != "" || o.out != "" {
 		rep, err := buildReport(o, args, reportRuns(runs, verdicts), table, curves, cfg)
@@ -41,32 +41,29 @@ func writeResults(stdout, stderr io.Writer, o options, args []string, out *outDi
 	}
 	if o.out != "" {
 		plots = plotJobs(out.staging, runs, curves)
-		for i := range plots {
-			outJobs = append(outJobs, plots[i].save)
+		for _, p := range plots {
+			outJobs = append(outJobs, p.draw)
+			pdfJobs = append(pdfJobs, p.drawPDF)
 		}
 		outJobs = append(outJobs, outputJobs(out.staging, table, curves, verdicts)...)
 	}
-	for _, job := range outJobs {
-		jobs = append(jobs, func() error {
+	inOutDir := func(job func() error) func() error {
+		return func() error {
 			if err := job(); err != nil {
 				return fmt.Errorf("--out %s: %w", o.out, err)
 			}
 			return nil
-		})
-	}
-	var restoreTemp func() error
-	if o.out != "" {
-		var err error
-		if restoreTemp, err = privateTempDir(out.staging.Dir()); err != nil {
-			return fmt.Errorf("--out %s: %w", o.out, err)
 		}
+	}
+	for _, job := range outJobs {
+		jobs = append(jobs, inOutDir(job))
 	}
 	err := inParallel(jobs)
-	if restoreTemp != nil {
-		// Before Commit, which moves everything in the staging directory.
-		if rerr := restoreTemp(); rerr != nil && err == nil {
-			err = fmt.Errorf("--out %s: %w", o.out, rerr)
+	if err == nil && len(pdfJobs) > 0 {
+		for i, job := range pdfJobs {
+			pdfJobs[i] = inOutDir(job)
 		}
+		err = writePDFs(o.out, out.staging.Dir(), pdfJobs)
 	}
 	for _, p := range plots {
 		if p.note != "" {
@@ -126,25 +123,28 @@ func outputJobs(st *outfile.Staging, table, curves []qos.Curve, verdicts []qos.V
 	return append(jobs, func() error { return writeVerdicts(st, verdicts) })
 }
 
-// plotJob is one figure of one stream's curves (figure.SaveKind); note,
-// set by save, is what to tell the user when it had nothing to draw.
+// plotJob is one figure of one stream's curves, drawn (figure.New) and
+// written by draw in every format but PDF, and in PDF by drawPDF, which
+// runs after every draw has ended (writePDFs); note, set by draw, is what
+// to tell the user when it had nothing to draw.
 type plotJob struct {
 	st           *outfile.Staging
 	curves       []qos.Curve
 	kind         figure.Kind
 	stream, safe string // the stream's name, and as it names files
 	title        string
+	fig          *figure.Figure // nil when there is nothing to draw
 	note         string
 }
 
 // plotJobs returns the figures of every stream, stream by stream, each
 // stream's files under a name of its own.
-func plotJobs(st *outfile.Staging, runs []streamRun, curves []qos.Curve) []plotJob {
+func plotJobs(st *outfile.Staging, runs []streamRun, curves []qos.Curve) []*plotJob {
 	titles := map[string]string{}
 	for _, r := range runs {
 		titles[r.in.name] = plotTitle(r.in)
 	}
-	var jobs []plotJob
+	var jobs []*plotJob
 	used := map[string]bool{}
 	for start := 0; start < len(curves); {
 		end := start
@@ -169,23 +169,56 @@ func plotJobs(st *outfile.Staging, runs []streamRun, curves []qos.Curve) []plotJ
 			title = "sender " + name
 		}
 		for _, k := range figure.Kinds() {
-			jobs = append(jobs, plotJob{st: st, curves: curves[start:end], kind: k, stream: name, safe: safe, title: title})
+			jobs = append(jobs, &plotJob{st: st, curves: curves[start:end], kind: k, stream: name, safe: safe, title: title})
 		}
 		start = end
 	}
 	return jobs
 }
 
-// save draws the figure into the staging directory.
-func (p *plotJob) save() error {
-	files, err := figure.SaveKind(p.curves, p.kind, p.st.Dir(), p.safe+plotPrefixSep, p.title)
-	if err == nil && len(files) == 0 && p.kind == figure.QAP {
+// pdfExt is the format drawPDF writes and draw leaves to it.
+const pdfExt = ".pdf"
+
+// draw draws the figure and stages it in every format but PDF, as
+// figure.SaveKind would.
+func (p *plotJob) draw() error {
+	f, err := figure.New(p.curves, p.kind, p.title)
+	if err != nil {
 		// figure.SaveKind skips a figure with nothing to draw; say so
 		// rather than leave the user looking for the file. The MR
 		// figure shows points without mistakes at their 3/T bound.
-		p.note = fmt.Sprintf("fdreplay: note: no 1 − QAP plot for sender %s: no swept point ever suspected (0 has no place on a log scale)", p.stream)
+		if p.kind == figure.QAP {
+			p.note = fmt.Sprintf("fdreplay: note: no 1 − QAP plot for sender %s: no swept point ever suspected (0 has no place on a log scale)", p.stream)
+		}
+		return nil
 	}
-	return err
+	p.fig = f
+	return p.write(func(ext string) bool { return ext != pdfExt })
+}
+
+// drawPDF stages the figure draw drew as PDF.
+func (p *plotJob) drawPDF() error {
+	if p.fig == nil {
+		return nil
+	}
+	return p.write(func(ext string) bool { return ext == pdfExt })
+}
+
+// write stages the figure in each format that keep accepts.
+func (p *plotJob) write(keep func(ext string) bool) error {
+	for _, ff := range figure.Formats() {
+		if !keep(ff.Ext) {
+			continue
+		}
+		name := figure.FileName(p.safe+plotPrefixSep, p.kind, ff.Ext)
+		err := p.st.Write(name, func(w io.Writer) error {
+			return p.fig.Write(w, strings.TrimPrefix(ff.Ext, "."), ff.Size)
+		})
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	return nil
 }
 
 // commitOut moves the staged files into --out and says so.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"image/color"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -315,11 +316,19 @@ func (f *Figure) settingLabels(size vg.Length, dc draw.Canvas) ([]*plotter.Label
 // writes each in. FileNames derives its names from them.
 var (
 	plotKinds = []Kind{MR, QAP}
-	formats   = []struct {
-		ext  string
-		size Size
-	}{{".png", Screen}, {".svg", Screen}, {".pdf", Column}}
+	formats   = []Format{{".png", Screen}, {".svg", Screen}, {".pdf", Column}}
 )
+
+// Format is a file format Save writes each figure in: the file name's
+// extension (".png") and the size the figure is drawn at.
+type Format struct {
+	Ext  string
+	Size Size
+}
+
+// Formats returns the formats Save writes each figure in, in its order:
+// PNG and SVG at Screen size, PDF at Column size.
+func Formats() []Format { return slices.Clone(formats) }
 
 // Size is a figure's page: width, height and the size of its text (the
 // axis and legend text; tick labels and setting labels are 1 pt smaller,
@@ -350,7 +359,7 @@ func FileNames(prefix string) []string {
 	names := make([]string, 0, len(plotKinds)*len(formats))
 	for _, kind := range plotKinds {
 		for _, f := range formats {
-			names = append(names, prefix+kind.name()+f.ext)
+			names = append(names, FileName(prefix, kind, f.Ext))
 		}
 	}
 	return names
@@ -392,8 +401,8 @@ func SaveKind(curves []qos.Curve, kind Kind, dir, prefix, title string) ([]strin
 	}
 	var files []string
 	for _, ff := range formats {
-		path := filepath.Join(dir, prefix+kind.name()+ff.ext)
-		if err := f.Save(path, ff.size); err != nil {
+		path := filepath.Join(dir, FileName(prefix, kind, ff.Ext))
+		if err := f.Save(path, ff.Size); err != nil {
 			return files, err
 		}
 		files = append(files, path)
@@ -429,6 +438,34 @@ func (f *Figure) Save(path string, s Size) (err error) {
 		return fmt.Errorf("figure: saving %s: %w", path, err)
 	}
 	return nil
+}
+
+// FileName returns the name Save gives the figure of kind in format ext
+// (".pdf"): "<prefix>mr-td.pdf".
+func FileName(prefix string, kind Kind, ext string) string {
+	return prefix + kind.name() + ext
+}
+
+// Write writes the figure at size s to w in format (an extension without
+// its dot: png, svg, pdf, eps, tex), as Save does to a file, turning a
+// panic of the drawing library into an error. The PDF backend makes a
+// temporary directory (os.TempDir) for each font it embeds the first time
+// the process uses that font, and removes it when done.
+func (f *Figure) Write(w io.Writer, format string, s Size) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("figure: drawing as %s: %v", format, r)
+		}
+	}()
+	c, err := draw.NewFormattedCanvas(s.Width, s.Height, format)
+	if err != nil {
+		return fmt.Errorf("figure: %w", err)
+	}
+	if err := f.Draw(draw.New(c), s); err != nil {
+		return fmt.Errorf("figure: drawing as %s: %w", format, err)
+	}
+	_, err = c.WriteTo(w)
+	return err
 }
 
 // Draw draws the figure on c, whose size is s: a white background over the

@@ -2,10 +2,12 @@ package figure
 
 import (
 	"bytes"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -195,4 +197,31 @@ func TestSaveKindConcurrent(t *testing.T) {
 	}
 	_, err = SaveKind(curves, Kind(7), want, "p-", "")
 	assert.ErrorContains(t, err, "unknown kind 7")
+}
+
+// Write writes what Save writes (PDFs but for their dates), in each of
+// Formats, under the names FileNames lists; an unknown format is an error.
+func TestWriteIsSave(t *testing.T) {
+	curves := sweep(t, jitterLoss(t), []float64{150, 300, 600}, []float64{5, 20, 80})
+	want := t.TempDir()
+	_, err := Save(curves, want, "p-", "sender p")
+	require.NoError(t, err)
+	assert.Equal(t, []Format{{".png", Screen}, {".svg", Screen}, {".pdf", Column}}, Formats())
+	date := regexp.MustCompile(`/(Creation|Mod)Date \(D:\d+\)`)
+	var names []string
+	for _, k := range Kinds() {
+		f, err := New(curves, k, "sender p")
+		require.NoError(t, err)
+		for _, ff := range Formats() {
+			name := FileName("p-", k, ff.Ext)
+			names = append(names, name)
+			var b bytes.Buffer
+			require.NoError(t, f.Write(&b, strings.TrimPrefix(ff.Ext, "."), ff.Size))
+			w, err := os.ReadFile(filepath.Join(want, name))
+			require.NoError(t, err)
+			assert.True(t, bytes.Equal(date.ReplaceAll(w, nil), date.ReplaceAll(b.Bytes(), nil)), "%s differs", name)
+		}
+		assert.ErrorContains(t, f.Write(io.Discard, "bmp", Screen), "figure: unsupported format: \"bmp\"")
+	}
+	assert.Equal(t, FileNames("p-"), names)
 }
