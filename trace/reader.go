@@ -149,11 +149,12 @@ func (r *Reader) openStream(src io.Reader) error {
 		r.closers = append(r.closers, zr)
 		dec, r.comp = zr, "gzip"
 	case bytes.HasPrefix(magic, xzMagic):
-		zr, err := xz.NewReader(raw)
+		tail := &xzTail{r: raw}
+		zr, err := xz.NewReader(tail)
 		if err != nil {
 			return &ParseError{File: r.name, Want: "xz header", Err: err}
 		}
-		dec, r.comp = &xzErrors{r: zr, raw: rec}, "xz"
+		dec, r.comp = &xzErrors{r: zr, raw: rec, tail: tail}, "xz"
 	default:
 		r.br = raw
 		return nil
