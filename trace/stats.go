@@ -53,6 +53,8 @@ type Stats struct {
 	Reordered    int     // records (not duplicates) arriving after a larger sequence number
 
 	HasSent bool
+	// FirstSent and LastSent are the smallest and largest send instants.
+	FirstSent, LastSent time.Duration
 	// SendInterval summarises σ_k − σ_{k−1} between consecutive records
 	// whose sequence numbers differ by exactly 1 (between all consecutive
 	// records when there are no sequence numbers), so losses do not inflate
@@ -308,6 +310,9 @@ func (a *Accumulator) Stats() Stats {
 		s.Backwards = a.backwards
 	} else if a.hasSent {
 		s.Span = a.lastSent - a.firstSent
+	}
+	if a.hasSent {
+		s.FirstSent, s.LastSent = a.firstSent, a.lastSent
 	}
 	s.HasSeq = a.hasSeq
 	if a.hasSeq {

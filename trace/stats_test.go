@@ -29,6 +29,7 @@ func TestStatsExampleTrace(t *testing.T) {
 	s := Summarize(exampleTrace())
 	assert.Equal(t, 6, s.Records)
 	assert.Equal(t, 510*ms, s.Span)
+	assert.Equal(t, [4]time.Duration{120 * ms, 630 * ms, 100 * ms, 600 * ms}, [4]time.Duration{s.FirstArrival, s.LastArrival, s.FirstSent, s.LastSent})
 	ia := s.InterArrival
 	assert.Equal(t, 5, ia.N)
 	assert.Equal(t, 102*ms, ia.Mean)
@@ -109,6 +110,11 @@ func TestStatsBackwardsAndEmpty(t *testing.T) {
 	assert.Equal(t, time.Duration(3), s.InterArrival.Mean)
 	assert.Equal(t, time.Duration(5), s.Span)
 	assert.Equal(t, Stats{}, Summarize(nil))
+	// Send instants out of order: the smallest and largest, not the
+	// first and last given.
+	s = Summarize([]Record{{Sent: 7, HasSent: true}, {Sent: -3, HasSent: true}, {Sent: 9, HasSent: true}, {Sent: 4, HasSent: true}})
+	assert.Equal(t, [2]time.Duration{-3, 9}, [2]time.Duration{s.FirstSent, s.LastSent})
+	assert.Equal(t, time.Duration(12), s.Span, "without arrivals, the send instants' span")
 }
 
 func TestStatsDrift(t *testing.T) {

@@ -181,10 +181,7 @@ func replayRuns(p process, o options, all []streamRun, cfg qos.Config, progress 
 				return nil, nil, sw, err
 			}
 			progress(-1, total)
-			notes, err := saturation(runs, table, sw.curves)
-			if err != nil {
-				return nil, nil, sw, err
-			}
+			notes := saturation(runs, table, sw.curves)
 			clock.mark("table")
 			if err := printTables(stdout, o, runs, table, cfg); err != nil {
 				return nil, nil, sw, err
@@ -201,10 +198,7 @@ func replayRuns(p process, o options, all []streamRun, cfg qos.Config, progress 
 	if err != nil {
 		return nil, nil, sw, err
 	}
-	notes, err := saturation(runs, table, nil)
-	if err != nil {
-		return nil, nil, sw, err
-	}
+	notes := saturation(runs, table, nil)
 	clock.mark("table")
 	if err := printTables(stdout, o, runs, table, cfg); err != nil {
 		return nil, nil, sw, err
@@ -355,10 +349,7 @@ func sweepRuns(o options, runs []streamRun, cfg qos.Config, progress func(done, 
 		return sw, err
 	}
 	progress(-1, total)
-	notes, err := saturation(runs, nil, sw.curves)
-	if err != nil {
-		return sw, err
-	}
+	notes := saturation(runs, nil, sw.curves)
 	sweepWarnings(stderr, notes, sw.curves)
 	return sw, nil
 }

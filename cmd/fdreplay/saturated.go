@@ -35,17 +35,10 @@ type tdBases struct {
 	hasSent       bool
 }
 
-// streamBases reads the largest σ_k and A_k of in.
-func streamBases(in *input) (tdBases, error) {
-	b := tdBases{sent: math.MinInt64, arrival: math.MinInt64}
-	seq, done := in.source().Pass()
-	for hb := range seq {
-		b.arrival = max(b.arrival, hb.Arrival)
-		if hb.HasSent {
-			b.sent, b.hasSent = max(b.sent, hb.Sent), true
-		}
-	}
-	return b, done()
+// basesOf returns the largest σ_k and A_k of in, from its trace.Stats
+// (one read of the stream when it was loaded: newInput).
+func basesOf(in *input) tdBases {
+	return tdBases{sent: in.stats.LastSent, arrival: in.stats.LastArrival, hasSent: in.stats.HasSent}
 }
 
 // saturated reports whether r's TD can hold a saturated freshness point.
@@ -72,26 +65,10 @@ func (b tdBases) saturated(r qos.Result) bool {
 // It returns a warning per table row so found and per sweep curve that
 // lost some of its points (a curve that lost all is a failed curve, which
 // sweepWarnings reports).
-func saturation(runs []streamRun, table, curves []qos.Curve) ([]string, error) {
+func saturation(runs []streamRun, table, curves []qos.Curve) []string {
 	bases := map[string]tdBases{}
-	byName := map[string]*input{}
 	for _, r := range runs {
-		byName[r.in.name] = r.in
-	}
-	basesOf := func(name string) (tdBases, bool, error) {
-		if b, ok := bases[name]; ok {
-			return b, true, nil
-		}
-		in, ok := byName[name]
-		if !ok {
-			return tdBases{}, false, nil
-		}
-		b, err := streamBases(in)
-		if err != nil {
-			return tdBases{}, false, err
-		}
-		bases[name] = b
-		return b, true, nil
+		bases[r.in.name] = basesOf(r.in)
 	}
 	var warnings []string
 	for i := range table {
@@ -99,10 +76,7 @@ func saturation(runs []streamRun, table, curves []qos.Curve) ([]string, error) {
 		if len(c.Points) != 1 {
 			continue
 		}
-		b, ok, err := basesOf(c.Stream)
-		if err != nil {
-			return nil, err
-		}
+		b, ok := bases[c.Stream]
 		if ok && b.saturated(c.Points[0].Result) {
 			c.Points, c.Err = nil, curveError("never suspects: "+satWhy)
 			warnings = append(warnings, fmt.Sprintf("fdreplay: warning: %s %s: %s", c.Stream, c.Family, c.Err))
@@ -113,10 +87,7 @@ func saturation(runs []streamRun, table, curves []qos.Curve) ([]string, error) {
 		if c.Err != nil || len(c.Points) == 0 {
 			continue
 		}
-		b, ok, err := basesOf(c.Stream)
-		if err != nil {
-			return nil, err
-		}
+		b, ok := bases[c.Stream]
 		if !ok {
 			continue
 		}
@@ -138,7 +109,7 @@ func saturation(runs []streamRun, table, curves []qos.Curve) ([]string, error) {
 			warnings = append(warnings, fmt.Sprintf("fdreplay: warning: %s %s: %d setting(s) left out, the first %s=%s: they never suspect: %s", c.Stream, c.Family, len(left), c.Param, strconv.FormatFloat(left[0], 'g', 6, 64), satWhy))
 		}
 	}
-	return warnings, nil
+	return warnings
 }
 
 // curveError returns a qos.CurveError with message msg, made the one way

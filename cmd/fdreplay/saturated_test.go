@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fdkit/fdkit/chen"
-	"github.com/fdkit/fdkit/detector"
 	"github.com/fdkit/fdkit/qos"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -73,34 +71,25 @@ func TestTDBasesSaturated(t *testing.T) {
 	assert.False(t, tdBases{arrival: 1e9}.saturated(res(qos.TDSend, maxD, 0)), "send-based without send times: cannot be")
 }
 
-// BenchmarkStreamBases measures the pass over a stream that the saturation
-// check adds, beside one replay of one detector (Chen's) on the same
-// stream: the run replays each stream through eleven detectors and, with
-// --out, sweeps 40 settings each.
-func BenchmarkStreamBases(b *testing.B) {
-	const n = 1 << 18
-	hbs := make([]detector.Heartbeat, n)
-	for k := range hbs {
-		sent := time.Duration(k) * 100 * time.Millisecond
-		hbs[k] = detector.Heartbeat{Seq: uint64(k), HasSeq: true, Sent: sent, HasSent: true, Arrival: sent + time.Duration(5+k%7)*time.Millisecond}
+// The bases come from the stream's trace.Stats, read when it was loaded,
+// not from another pass over its heartbeats (rvM's item 1): an input
+// whose heartbeats are gone has its saturated table row and sweep point
+// caught all the same.
+func TestSaturationFromStats(t *testing.T) {
+	const maxD = math.MaxInt64
+	in := &input{name: "p"}
+	in.stats.HasSent, in.stats.LastSent, in.stats.HasArrival, in.stats.LastArrival = true, 20e9, true, 21e9
+	assert.Equal(t, tdBases{sent: 20e9, arrival: 21e9, hasSent: true}, basesOf(in))
+	point := func(v float64, tdMax time.Duration) qos.Point {
+		r := qos.Result{Evaluated: 3, TDBasis: qos.TDSend}
+		r.TD.Max = tdMax
+		return qos.Point{Value: v, Result: r}
 	}
-	in := &input{hbs: hbs}
-	b.Run("bases", func(b *testing.B) {
-		for b.Loop() {
-			if _, err := streamBases(in); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.Run("chen-replay", func(b *testing.B) {
-		for b.Loop() {
-			d, err := chen.New(chen.Config{})
-			if err != nil {
-				b.Fatal(err)
-			}
-			if _, err := qos.ReplaySlice(d, hbs, qos.Config{}); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
+	table := []qos.Curve{{Stream: "p", Family: "fixed", Points: []qos.Point{point(0, maxD-20e9)}}}
+	curves := []qos.Curve{{Stream: "p", Family: "chen", Param: "alpha", Points: []qos.Point{point(1, 3e9), point(2, maxD-20e9)}}}
+	notes := saturation([]streamRun{{in: in}}, table, curves)
+	assert.Len(t, notes, 2)
+	assert.Nil(t, table[0].Points)
+	assert.ErrorContains(t, table[0].Err, "never suspects")
+	assert.Equal(t, []qos.Point{point(1, 3e9)}, curves[0].Points)
 }
