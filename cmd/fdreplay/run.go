@@ -45,9 +45,6 @@ type streamRun struct {
 	set   settings
 	descs []string
 	table []qos.Family // the table's families, one per detector
-	// entries are the --detectors entries (o.detectors), for messages
-	// that name a window set in a spec.
-	entries []string
 }
 
 // resources are what a run opens once its flags are validated: the --out
@@ -250,7 +247,7 @@ func tableRuns(o options, inputs []input) ([]streamRun, error) {
 			in := &inputs[i]
 			s := streamSettings(o, in)
 			f, descs, err := tableFamilies(s, o.detectors)
-			runs[i] = streamRun{in: in, set: s, descs: descs, table: f, entries: o.detectors}
+			runs[i] = streamRun{in: in, set: s, descs: descs, table: f}
 			return err
 		}
 	}
@@ -294,7 +291,7 @@ func keepEvaluated(o options, runs []streamRun, table []qos.Curve, stderr io.Wri
 			keptTable = append(keptTable, rows...)
 			continue
 		}
-		dropped = append(dropped, droppedText(r, rows[0]))
+		dropped = append(dropped, droppedText(r, rows[0], o.detectors))
 	}
 	if len(keptRuns) == 0 {
 		if len(dropped) == 1 {
@@ -309,12 +306,13 @@ func keepEvaluated(o options, runs []streamRun, table []qos.Curve, stderr io.Wri
 }
 
 // droppedText says why r's stream was dropped, given its first table row:
-// no heartbeat past warm-up, or the replay's own error.
-func droppedText(r streamRun, first qos.Curve) string {
+// no heartbeat past warm-up, or the replay's own error. entries are the
+// --detectors entries (o.detectors), for a window set in a spec.
+func droppedText(r streamRun, first qos.Curve, entries []string) string {
 	if e := first.Err; e != nil && !errors.Is(e, qos.ErrNoEvaluation) {
 		return fmt.Sprintf("%s: sender %s: %s", r.in.file, displaySender(r.in), e) // not a warm-up problem: say what it is
 	}
-	return notEvaluated(r.in, r.set, r.entries)
+	return notEvaluated(r.in, r.set, entries)
 }
 
 // printTables prints each stream's header and default table.
