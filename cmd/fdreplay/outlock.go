@@ -14,7 +14,6 @@ import (
 	"strings"
 	"sync"
 	"syscall"
-	"time"
 
 	"github.com/fdkit/fdkit/internal/outfile"
 )
@@ -118,15 +117,13 @@ func lockPID(b []byte) (pid int, ok bool) {
 	return pid, found && err == nil && pid > 0
 }
 
-// holder names the run that holds the lock at path: its PID, read again
-// for a moment if it has not been written yet.
+// holder names the run that holds the lock at path: its PID, or, when the
+// file holds none (that run has not written it yet), "another fdreplay
+// run".
 func holder(path string) string {
-	for range 20 {
-		b, err := os.ReadFile(path)
-		if pid, ok := lockPID(b); err == nil && ok && pid > 0 {
-			return fmt.Sprintf("fdreplay (pid %d)", pid)
-		}
-		time.Sleep(5 * time.Millisecond)
+	b, err := os.ReadFile(path)
+	if pid, ok := lockPID(b); err == nil && ok && pid > 0 {
+		return fmt.Sprintf("fdreplay (pid %d)", pid)
 	}
 	return "another fdreplay run"
 }

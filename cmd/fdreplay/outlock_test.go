@@ -87,3 +87,20 @@ func TestLockNewOutDirGone(t *testing.T) {
 	assert.ErrorContains(t, err, "--out "+dir+": cannot write there: no such file or directory")
 	assert.Equal(t, 10, n)
 }
+
+// The holder named in the refusal: the PID the lock file holds, else
+// another run (one that has not written its PID yet, or a file gone).
+func TestHolder(t *testing.T) {
+	path := filepath.Join(t.TempDir(), lockName)
+	assert.Equal(t, "another fdreplay run", holder(path), "no file")
+	for content, want := range map[string]string{
+		"":        "another fdreplay run",
+		"4242\n":  "fdreplay (pid 4242)",
+		"4242":    "another fdreplay run",
+		"0\n":     "another fdreplay run",
+		"notes\n": "another fdreplay run",
+	} {
+		require.NoError(t, os.WriteFile(path, []byte(content), 0o644))
+		assert.Equal(t, want, holder(path), "%q", content)
+	}
+}
