@@ -72,6 +72,15 @@ func (f *Algorithm) Params() []Param {
 	return out
 }
 
+// Param returns the family's parameter called name (or one of its
+// aliases, in any case), if it has one.
+func (f *Algorithm) Param(name string) (Param, bool) {
+	if p := f.param(name); p != nil {
+		return p.Param, true
+	}
+	return Param{}, false
+}
+
 func (f *Algorithm) param(name string) *param {
 	for i := range f.params {
 		if f.params[i].is(name) {

@@ -346,3 +346,24 @@ func TestOutageRulesAndTargets(t *testing.T) {
 		}
 	}
 }
+
+// Param finds every parameter of every family by its name, and by its
+// aliases in any case; a name the family does not have is not found.
+func TestAlgorithmParam(t *testing.T) {
+	for _, f := range Algorithms() {
+		for _, p := range f.Params() {
+			for _, name := range append([]string{p.Name, strings.ToUpper(p.Name)}, p.Aliases...) {
+				got, ok := f.Param(name)
+				require.True(t, ok, "%s: %s", f.Name, name)
+				assert.Equal(t, p.Name, got.Name)
+			}
+		}
+		_, ok := f.Param("no-such-parameter")
+		assert.False(t, ok, f.Name)
+	}
+	chen, ok := Lookup("chen")
+	require.True(t, ok)
+	p, ok := chen.Param("window")
+	require.True(t, ok)
+	assert.True(t, p.Window)
+}

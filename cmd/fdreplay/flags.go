@@ -450,7 +450,9 @@ func parseRanges(args []string) (map[string]span, error) {
 			one := name
 			if f, ok := spec.Lookup(name); ok {
 				if p, ok := f.SweptParam(); ok {
-					one = fmt.Sprintf("%s(%s=%s)", name, p.Name, strings.TrimSpace(strings.SplitN(strings.SplitN(a, "=", 2)[1], ":", 2)[0]))
+					_, bounds, _ := strings.Cut(a, "=") // parseRange read it
+					lo, _, _ := strings.Cut(bounds, ":")
+					one = fmt.Sprintf("%s(%s=%s)", name, p.Name, strings.TrimSpace(lo))
 				}
 			}
 			return nil, usageErr("--range %q: both bounds are the same value: a range needs LO < HI; for that one setting give -d '%s'", a, one)

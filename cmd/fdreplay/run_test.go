@@ -154,6 +154,8 @@ func TestHelpAndErrors(t *testing.T) {
 		// Equal bounds would give --points copies of one setting (user44's F11).
 		{[]string{"--range", "fixed=1ns:1ns", "--points", "3"}, 2, `--range "fixed=1ns:1ns": both bounds are the same value: a range needs LO < HI; for that one setting give -d 'fixed(timeout=1ns)'`},
 		{[]string{"--range", "phi=2:2.0:log"}, 2, "for that one setting give -d 'phi-normal(threshold=2)'"},
+		{[]string{"--range", "chen= 100ms :100ms"}, 2, "for that one setting give -d 'chen(alpha=100ms)'"},
+		{[]string{"-d", "chen window=10..200000"}, 2, `sweep "chen window=10..200000": window up to 200000: over 100000, the largest window`},
 		{[]string{"--range", "chen=-5:10"}, 2, "lower bound -5 out of range: chen's alpha must be ≥ 0"},
 		{[]string{"--range", "sfd=-1ms:10ms"}, 2, "sfd's sm1 must be ≥ 0"},
 		{[]string{"--range", "fixed=0:1s"}, 2, "lower bound 0 out of range: timeout 0 ms must be positive"},

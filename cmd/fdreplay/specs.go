@@ -54,7 +54,7 @@ func parseSpecEntry(e string) (string, error) {
 		if err := checkSpecWindows(w.Spec); err != nil {
 			return "", fmt.Errorf("sweep %q: %w", e, err)
 		}
-		if p, ok := paramOf(w.Spec, w.Param); ok && p.Window && w.Hi > maxWindow {
+		if p, ok := w.Spec.Algorithm().Param(w.Param); ok && p.Window && w.Hi > maxWindow {
 			return "", fmt.Errorf("sweep %q: %s up to %s: %w", e, w.Param, strconv.FormatFloat(w.Hi, 'f', -1, 64), errWindowBound)
 		}
 		return w.String(), nil
@@ -85,16 +85,6 @@ func checkSpecWindows(s spec.Spec) error {
 		}
 	}
 	return nil
-}
-
-// paramOf returns the parameter name of s's family.
-func paramOf(s spec.Spec, name string) (spec.Param, bool) {
-	for _, p := range s.Algorithm().Params() {
-		if p.Name == name {
-			return p, true
-		}
-	}
-	return spec.Param{}, false
 }
 
 // specWindows lists the windows that textual entries set themselves
