@@ -45,7 +45,6 @@ type limitReader struct {
 	eof          bool  // r returned io.EOF
 	started      bool  // a byte of the record (not a line ending) was seen since the reset
 	startLine    int   // the line the record starts on (while !started: the line after the blank ones seen)
-	firstBlank   int   // the first line after the previous record
 	// nlAt holds the offsets (in total's count) of the line feeds read
 	// that encoding/csv had not consumed at the last reset, nlHead the
 	// first of them still queued; consumed counts those dropped, so that
@@ -72,7 +71,7 @@ func (l *limitReader) reset(buf *bufio.Reader) {
 		l.nlHead = 0
 	}
 	line := l.consumed + 1
-	l.started, l.startLine, l.firstBlank = false, line, line
+	l.started, l.startLine = false, line
 	for _, c := range ahead { // the blank lines before the record, if any
 		if c == '\n' {
 			l.startLine++
@@ -82,6 +81,10 @@ func (l *limitReader) reset(buf *bufio.Reader) {
 		}
 	}
 }
+
+// firstBlank returns the first line after the previous record: where a
+// run of blank lines before the record starts.
+func (l *limitReader) firstBlank() int { return l.consumed + 1 }
 
 // scan counts b, read at offset at (in total's count), into the
 // record's bytes and line endings and the line count, queueing each line

@@ -148,7 +148,7 @@ func (r *Reader) initCSV() error {
 			sep = ','
 		}
 	}
-	r.csvLimit = &limitReader{r: r.br, max: csvRecordMax, maxLines: csvLinesMax, startLine: 1, firstBlank: 1}
+	r.csvLimit = &limitReader{r: r.br, max: csvRecordMax, maxLines: csvLinesMax, startLine: 1}
 	// encoding/csv reads through this buffer (csv.NewReader keeps a
 	// *bufio.Reader of its default size as it is), so that what it has
 	// read ahead but not consumed is known when a record starts.
@@ -193,7 +193,7 @@ func (r *Reader) csvError(err error) error {
 		return &ParseError{File: r.name, Line: r.csvLimit.startLine, Err: errCSVRecordTooLong,
 			Want: fmt.Sprintf("a CSV record shorter than %d bytes (an unterminated quoted field?)", bufSize)}
 	case errors.Is(err, errCSVTooManyLines) && !r.csvLimit.started:
-		return &ParseError{File: r.name, Line: r.csvLimit.firstBlank, Err: errCSVTooManyLines,
+		return &ParseError{File: r.name, Line: r.csvLimit.firstBlank(), Err: errCSVTooManyLines,
 			Want: fmt.Sprintf("at most %d blank lines in a row", csvLinesMax)}
 	case errors.Is(err, errCSVTooManyLines):
 		return &ParseError{File: r.name, Line: r.csvLimit.startLine, Err: errCSVTooManyLines,
