@@ -3,6 +3,7 @@ package qos
 import (
 	"math"
 	"slices"
+	"sync"
 )
 
 // tdNarrowBytes is what a narrow point (newThresholdPass with narrow)
@@ -45,4 +46,21 @@ func widenTD(dst []int64, narrow []uint32) []int64 {
 		dst[k] = int64(v)
 	}
 	return dst
+}
+
+// narrowPool keeps the memory of a pass's narrow points (one block of
+// hint values per point) from one pass to the next: a sweep makes a pass
+// per chunk of every stream, and a fresh block of tens of megabytes is
+// zeroed by the allocator and then written again.
+var narrowPool sync.Pool // of *[]uint32
+
+// getNarrowMem returns a block of at least n values from narrowPool, or a
+// new one.
+func getNarrowMem(n int) *[]uint32 {
+	if b, ok := narrowPool.Get().(*[]uint32); ok && cap(*b) >= n {
+		*b = (*b)[:n]
+		return b
+	}
+	b := make([]uint32, n)
+	return &b
 }

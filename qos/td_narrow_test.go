@@ -42,6 +42,42 @@ func TestFlushNarrowWidens(t *testing.T) {
 	assert.Equal(t, uint64(math.MaxUint32), p.pts[1].vOr)
 }
 
+// Narrow points share one block of hint values each (narrowPool): a point
+// that outgrows its share moves out and leaves its neighbours' values
+// alone, and a pass that takes the block back from the pool keeps its
+// own values.
+func TestNarrowPointsKeepToTheirShare(t *testing.T) {
+	fill := func(p *thresholdPass, base int64) {
+		for r := range 4 {
+			for i := range 3 {
+				p.tdBuf[i*tdStride+r] = base + int64(10*i+r)
+			}
+		}
+		p.tdRows = 4
+		p.flushTD()
+	}
+	want := func(base int64, i int) []uint32 {
+		var v []uint32
+		for r := range 4 {
+			v = append(v, uint32(base+int64(10*i+r)))
+		}
+		return v
+	}
+	p := newThresholdPass(nil, 3, nil, Config{}, 3, nil, true) // shares of 3, 4 values each
+	fill(p, 100)
+	for i := range 3 {
+		assert.Equal(t, want(100, i), p.pts[i].narrow, "point %d", i)
+	}
+	p.close()
+	assert.Nil(t, p.pts[0].narrow)
+	q := newThresholdPass(nil, 3, nil, Config{}, 2, nil, true) // p's block, most likely, in shares of 2
+	fill(q, 200)
+	for i := range 3 {
+		assert.Equal(t, want(200, i), q.pts[i].narrow, "point %d", i)
+	}
+	q.close()
+}
+
 // narrowWideStream is 1,000 heartbeats 100 ms apart, then 400 that are
 // 3.2 s apart (learnt by the relearn rule), with 3 % of them delivered
 // twice and, with gap, an hour's silence before heartbeat 1,200: the

@@ -57,6 +57,9 @@ type thresholdPass struct {
 	win    *tdWindows
 	// wide: the int64 TD_k of the narrow point finish is summarizing.
 	wide []int64
+	// narrowMem: the memory of the narrow points' values, hint each,
+	// from narrowPool and back to it at close.
+	narrowMem *[]uint32
 }
 
 // thresholdPoint is the part of a replay that depends on τ.
@@ -83,9 +86,12 @@ func newThresholdPass(src thresholdDetector, n int, fill func([]time.Duration), 
 	p := &thresholdPass{src: src, cfg: cfg, pts: make([]thresholdPoint, n), fill: fill, taus: make([]time.Duration, n),
 		outs: make([]int32, 0, n), allSent: true, plaus: true, grid: grid, delay: make([]int64, 0, hint)}
 	p.tdBuf = make([]int64, tdStride*n)
+	if narrow {
+		p.narrowMem = getNarrowMem(n * hint)
+	}
 	for i := range p.pts {
 		if narrow {
-			p.pts[i] = thresholdPoint{narrow: make([]uint32, 0, hint)}
+			p.pts[i] = thresholdPoint{narrow: (*p.narrowMem)[i*hint : i*hint : (i+1)*hint]}
 		} else {
 			p.pts[i] = thresholdPoint{td: make([]int64, 0, hint)}
 		}
@@ -121,8 +127,16 @@ func newSpilledThresholdPass(src thresholdDetector, n int, fill func([]time.Dura
 	return p, nil
 }
 
-// close removes the points' spill files.
+// close removes the points' spill files and returns the narrow points'
+// memory to narrowPool.
 func (p *thresholdPass) close() {
+	if p.narrowMem != nil {
+		for i := range p.pts {
+			p.pts[i].narrow = nil
+		}
+		narrowPool.Put(p.narrowMem)
+		p.narrowMem = nil
+	}
 	for i := range p.pts {
 		if s := p.pts[i].spill; s != nil {
 			s.close()
