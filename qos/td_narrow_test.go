@@ -78,6 +78,46 @@ func TestNarrowPointsKeepToTheirShare(t *testing.T) {
 	q.close()
 }
 
+// A pass keeps, as it flushes its rows, each point's τ − A_k at the
+// stratified sample's indices (one in each run of tdStratum rows), for
+// narrow and widened points alike.
+func TestFlushKeepsStratifiedSample(t *testing.T) {
+	p := newThresholdPass(nil, 2, nil, Config{}, 200, nil, true)
+	val := func(i, k int) int64 {
+		if i == 1 && k >= 100 {
+			return 1<<32 + int64(k) // point 1 widens at row 100
+		}
+		return int64(1000*i + k)
+	}
+	const rows = 150
+	for k := 0; k < rows; {
+		n := min(tdBlock, rows-k, 50) // blocks of 50: strata across two flushes
+		for r := range n {
+			for i := range 2 {
+				p.tdBuf[i*tdStride+r] = val(i, k+r)
+			}
+		}
+		p.tdRows = n
+		p.flushTD()
+		k += n
+	}
+	require.Nil(t, p.pts[1].narrow)
+	var want []int
+	for j := 0; stratSample(j) < rows; j++ {
+		k := stratSample(j)
+		require.GreaterOrEqual(t, k, j*tdStratum)
+		require.Less(t, k, (j+1)*tdStratum)
+		want = append(want, k)
+	}
+	require.Equal(t, want, p.strata)
+	for i := range 2 {
+		require.Len(t, p.pts[i].samp, len(want))
+		for j, k := range want {
+			assert.Equal(t, val(i, k), p.pts[i].samp[j], "point %d, stratum %d", i, j)
+		}
+	}
+}
+
 // narrowWideStream is 1,000 heartbeats 100 ms apart, then 400 that are
 // 3.2 s apart (learnt by the relearn rule), with 3 % of them delivered
 // twice and, with gap, an hour's silence before heartbeat 1,200: the

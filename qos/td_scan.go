@@ -3,6 +3,7 @@ package qos
 import (
 	"math"
 	"slices"
+	"sort"
 	"sync"
 	"time"
 
@@ -25,6 +26,10 @@ import (
 // block of heartbeats at a time, so that the block's bases and cells are
 // read from memory once for all of them, and the sample's indices are
 // drawn once and sorted, so that each point's sample is read in order.
+// With sidx (increasing indices, the same for every point) each point's
+// sample is instead its samp, td at those indices below n, which a pass
+// keeps as it writes td (stratSample); any sample gives the same results,
+// or a fallback to finishTD where a window misses its rank.
 //
 // Each point's td holds n τ − A_k, each in [0, vMax]; base is
 // TD_k − (τ − A_k) per heartbeat (nil: off for every one), every base in
@@ -34,13 +39,19 @@ import (
 // stay within 2^62 (near) or for n·max |TD_k| < 2^52 (sums that might
 // not equal sumTD's float64 sums), or a window that misses its rank. Its
 // cells's TD sums may then hold partial sums (finishTD clears them).
-func tdScan[V uint32 | int64](pts []tdScanPoint[V], n int, base []int64, off, bMin, bMax int64, evCell []uint8, sc *tdScanScratch) {
+func tdScan[V uint32 | int64](pts []tdScanPoint[V], n int, base []int64, off, bMin, bMax int64, evCell []uint8, sidx []int, sc *tdScanScratch) {
 	m := tdSampleSize(n)
+	if m > 0 && sidx != nil {
+		// The points' own samples (samp) at the increasing indices sidx,
+		// those below n.
+		sidx = sidx[:sort.SearchInts(sidx, n)]
+		m = len(sidx)
+	}
 	var live []*tdScanPoint[V]
 	for i := range pts {
 		q := &pts[i]
 		q.ok = false
-		if m > 0 && q.vMax < 1<<60 && bMin > -1<<60 && bMax < 1<<60 && len(q.td) == n &&
+		if m > 0 && (sidx == nil || len(q.samp) >= m) && q.vMax < 1<<60 && bMin > -1<<60 && bMax < 1<<60 && len(q.td) == n &&
 			float64(n)*max(math.Abs(float64(bMin)), math.Abs(float64(int64(q.vMax)+bMax))) < 1<<52 {
 			live = append(live, q)
 		}
@@ -58,12 +69,15 @@ func tdScan[V uint32 | int64](pts []tdScanPoint[V], n int, base []int64, off, bM
 		return int64(td[k]) + off
 	}
 	ranks := [2]int{rank(0.50, n), rank(0.99, n)}
-	idx := slices.Grow(sc.idx[:0], m)[:m]
-	for j, k := range sampleIndices(n, m) {
-		idx[j] = k
+	idx := sidx
+	if idx == nil {
+		idx = slices.Grow(sc.idx[:0], m)[:m]
+		for j, k := range sampleIndices(n, m) {
+			idx[j] = k
+		}
+		slices.Sort(idx) // sampleBounds does not depend on the sample's order
+		sc.idx = idx
 	}
-	slices.Sort(idx) // sampleBounds does not depend on the sample's order
-	sc.idx = idx
 	cp := [2]int{windowCap(ranks[0], n, m), windowCap(ranks[1], n, m)} // room that windows rarely outgrow
 	sample := slices.Grow(sc.sample[:0], m)[:m]
 	sc.sample = sample
@@ -71,8 +85,18 @@ func tdScan[V uint32 | int64](pts []tdScanPoint[V], n int, base []int64, off, bM
 		sc.in = append(sc.in, make([][2][]int64, len(live)-len(sc.in))...)
 	}
 	for i, q := range live {
-		for j, k := range idx {
-			sample[j] = at(q.td, k)
+		if sidx == nil {
+			for j, k := range idx {
+				sample[j] = at(q.td, k)
+			}
+		} else {
+			for j, k := range idx {
+				b := off
+				if base != nil {
+					b = base[k]
+				}
+				sample[j] = q.samp[j] + b
+			}
 		}
 		val, has := sampleBounds(sample, ranks, n)
 		// Every TD_k lies in [bMin, vMax + bMax], within 2^61 of 0.
@@ -86,7 +110,7 @@ func tdScan[V uint32 | int64](pts []tdScanPoint[V], n int, base []int64, off, bM
 			clear(q.cells.tdN)
 		}
 	}
-	hits := sc.hits[:]
+	hits := &sc.hits
 	withCells := evCell != nil && live[0].cells != nil
 	for i := 0; i < n; {
 		// The run of heartbeats [i, e) in one cell c (all of them without
@@ -146,6 +170,7 @@ type tdScanPoint[V uint32 | int64] struct {
 	td    []V
 	vMax  uint64
 	cells *cellSeries
+	samp  []int64 // with tdScan's sidx: td[sidx[j]] for each j (a pass's stratified sample)
 
 	st   TDStats
 	last time.Duration
@@ -157,7 +182,8 @@ type tdScanPoint[V uint32 | int64] struct {
 }
 
 // tdScanBlock is how many heartbeats tdScan takes at a time, for every
-// point, so that their bases and cells stay in the first-level cache.
+// point, so that their bases and cells stay in the first-level cache; a
+// power of two (scanBlock masks its hits' index with tdScanBlock − 1).
 const tdScanBlock = 512
 
 // tdScanPool keeps tdScan's memory from one pass to the next: a sweep
@@ -230,8 +256,13 @@ func (w *tdScanWindows) ranks(ranks [2]int) (r [2]int64, ok bool) {
 // base array and tests no nil slice per value.
 //
 //go:noinline
-func scanBlock[V uint32 | int64](vs []V, bs []int64, off, lo0 int64, wd0, dl uint64, hits []int64) (sum int64, below0, below1, k int) {
-	hits = hits[:len(vs)]
+func scanBlock[V uint32 | int64](vs []V, bs []int64, off, lo0 int64, wd0, dl uint64, hits *[tdScanBlock]int64) (sum int64, below0, below1, k int) {
+	// below counts the values below lo0 in its low 32 bits and those below
+	// lo1 in its high ones (a block holds at most tdScanBlock values), and
+	// k indexes hits through a mask (k < len(vs) ≤ tdScanBlock): fewer
+	// values live in the loop, which then keeps them all in registers.
+	_ = hits[:len(vs)] // len(vs) ≤ tdScanBlock
+	var below uint64
 	if bs != nil {
 		bs = bs[:len(vs)]
 		for j, v := range vs {
@@ -239,28 +270,26 @@ func scanBlock[V uint32 | int64](vs []V, bs []int64, off, lo0 int64, wd0, dl uin
 			sum += x
 			d0 := uint64(x - lo0)
 			d1 := d0 + dl
-			below0 += int(d0 >> 63)
-			below1 += int(d1 >> 63)
-			if d0 <= wd0 || d1>>63 == 0 {
-				hits[k] = x
+			if d0 <= wd0 || int64(d1) >= 0 {
+				hits[k&(tdScanBlock-1)] = x
 				k++
 			}
+			below += d0>>63 + d1>>63<<32
 		}
-		return sum, below0, below1, k
+		return sum, int(below & (1<<32 - 1)), int(below >> 32), k
 	}
 	for _, v := range vs {
 		x := int64(v) + off
 		sum += x
 		d0 := uint64(x - lo0)
 		d1 := d0 + dl
-		below0 += int(d0 >> 63)
-		below1 += int(d1 >> 63)
-		if d0 <= wd0 || d1>>63 == 0 {
-			hits[k] = x
+		if d0 <= wd0 || int64(d1) >= 0 {
+			hits[k&(tdScanBlock-1)] = x
 			k++
 		}
+		below += d0>>63 + d1>>63<<32
 	}
-	return sum, below0, below1, k
+	return sum, int(below & (1<<32 - 1)), int(below >> 32), k
 }
 
 // baseRange returns the least and greatest of base, or off twice when

@@ -41,7 +41,7 @@ func BenchmarkTDScan(b *testing.B) {
 			for i := range pts {
 				pts[i] = tdScanPoint[uint32]{td: narrow[i], vMax: math.MaxUint32, cells: cells[i]}
 			}
-			tdScan(pts, n, delays, 0, bMin, bMax, evCell, &sc)
+			tdScan(pts, n, delays, 0, bMin, bMax, evCell, nil, &sc)
 			for i := range pts {
 				if !pts[i].ok {
 					b.Fatal("declined")

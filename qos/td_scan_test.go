@@ -96,14 +96,36 @@ func TestTDScanMatchesFinishTD(t *testing.T) {
 						pts4[i].cells.tdSum[3], pts8[i].cells.tdN[2] = 1, 1 // cleared by tdScan
 					}
 				}
+				// A pass's stratified sample instead of tdScan's own: its
+				// indices run past n (ignored), its values there are junk.
+				var strata []int
+				for j := 0; stratSample(j) < n+3*tdStratum; j++ {
+					strata = append(strata, stratSample(j))
+				}
+				ptsS := make([]tdScanPoint[uint32], len(gens))
+				for i := range gens {
+					ptsS[i] = tdScanPoint[uint32]{td: narrow[i], vMax: math.MaxUint32}
+					for _, k := range strata {
+						v := int64(-1e15)
+						if k < n {
+							v = vals[i][k]
+						}
+						ptsS[i].samp = append(ptsS[i].samp, v)
+					}
+					if withCells {
+						ptsS[i].cells = newCellSeries(g)
+					}
+				}
 				var sc tdScanScratch
-				tdScan(pts4, n, base, off, bMin, bMax, ev, &sc)
-				tdScan(pts8, n, base, off, bMin, bMax, ev, &sc)
+				tdScan(pts4, n, base, off, bMin, bMax, ev, nil, &sc)
+				tdScan(pts8, n, base, off, bMin, bMax, ev, nil, &sc)
+				tdScan(ptsS, n, base, off, bMin, bMax, ev, strata, &sc)
 				for i := range gens {
 					wantSt, wantLast := finishTD(slices.Clone(vals[i]), base, off, want[i], ev)
 					what := []any{"generator %d, n %d, sync %v, cells %v", i, n, sync, withCells}
 					require.Equal(t, n >= 1<<14, pts4[i].ok, what...)
 					require.Equal(t, n >= 1<<14, pts8[i].ok, what...)
+					require.Equal(t, n >= 1<<14, ptsS[i].ok, what...)
 					if n < 1<<14 {
 						continue
 					}
@@ -111,7 +133,7 @@ func TestTDScanMatchesFinishTD(t *testing.T) {
 						st    TDStats
 						last  time.Duration
 						cells *cellSeries
-					}{{pts4[i].st, pts4[i].last, pts4[i].cells}, {pts8[i].st, pts8[i].last, pts8[i].cells}} {
+					}{{pts4[i].st, pts4[i].last, pts4[i].cells}, {pts8[i].st, pts8[i].last, pts8[i].cells}, {ptsS[i].st, ptsS[i].last, ptsS[i].cells}} {
 						assert.Equal(t, wantSt, got.st, what...)
 						assert.Equal(t, wantLast, got.last, what...)
 						if withCells {
@@ -152,6 +174,6 @@ func TestTDScanDeclines(t *testing.T) {
 // scanOne is tdScan of one point.
 func scanOne[V uint32 | int64](td []V, vMax uint64, base []int64, off, bMin, bMax int64, cells *cellSeries, evCell []uint8, sc *tdScanScratch) (TDStats, time.Duration, bool) {
 	pts := []tdScanPoint[V]{{td: td, vMax: vMax, cells: cells}}
-	tdScan(pts, len(td), base, off, bMin, bMax, evCell, sc)
+	tdScan(pts, len(td), base, off, bMin, bMax, evCell, nil, sc)
 	return pts[0].st, pts[0].last, pts[0].ok
 }

@@ -57,6 +57,11 @@ type thresholdPass struct {
 	win    *tdWindows
 	// wide: the int64 TD_k of the narrow point finish is summarizing.
 	wide []int64
+	// flushed: the rows flushTD moved to the points' td so far; strata:
+	// the stratified sample's indices among them (stratSample), whose
+	// values each point keeps in samp.
+	flushed int
+	strata  []int
 	// narrowMem: the memory of the narrow points' values, hint each,
 	// from narrowPool and back to it at close.
 	narrowMem *[]uint32
@@ -75,7 +80,8 @@ type thresholdPoint struct {
 	narrow []uint32
 	spill  *tdSpill
 	cells  *cellSeries
-	vOr    uint64 // the bitwise or of the τ − A_k (each ≥ 0): at least the greatest
+	vOr    uint64  // the bitwise or of the τ − A_k (each ≥ 0): at least the greatest
+	samp   []int64 // τ − A_k at the pass's strata
 }
 
 // newThresholdPass returns the pass of n thresholds whose freshness points
@@ -97,6 +103,9 @@ func newThresholdPass(src thresholdDetector, n int, fill func([]time.Duration), 
 		}
 		if grid != nil {
 			p.pts[i].cells = newCellSeries(*grid)
+		}
+		if hint > 0 {
+			p.pts[i].samp = make([]int64, 0, hint/tdStratum+1)
 		}
 	}
 	if grid != nil {
@@ -380,9 +389,20 @@ func (p *thresholdPass) flushTD() {
 		p.tdRows = 0
 		return
 	}
+	at := len(p.strata) // the strata in these rows: strata[at:]
+	for j := len(p.strata); ; j++ {
+		k := stratSample(j)
+		if k >= p.flushed+p.tdRows {
+			break
+		}
+		p.strata = append(p.strata, k)
+	}
 	for i := range p.pts {
 		q := &p.pts[i]
 		col := p.tdBuf[i*tdStride : i*tdStride+p.tdRows]
+		for _, k := range p.strata[at:] {
+			q.samp = append(q.samp, col[k-p.flushed])
+		}
 		if q.narrow != nil && q.flushNarrow(col) {
 			continue
 		}
@@ -393,8 +413,25 @@ func (p *thresholdPass) flushTD() {
 		}
 		q.vOr = or
 	}
+	p.flushed += p.tdRows
 	p.tdRows = 0
 }
+
+// stratSample returns the j-th index of a pass's stratified sample of its
+// rows: one row drawn from each run of tdStratum (j·tdStratum + an offset
+// from a mix of j), so that a pass keeps each point's sample as it writes
+// its τ − A_k, where tdScan's sample would read them again at random
+// (tdSampleSize: about as many values for up to 2^19 rows, more beyond).
+func stratSample(j int) int {
+	x := uint64(j+1) * 0x9e3779b97f4a7c15
+	x ^= x >> 29
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 32
+	return j*tdStratum + int(x%tdStratum)
+}
+
+// tdStratum is the rows a pass's sample takes one from (stratSample).
+const tdStratum = 32
 
 func (q *thresholdPoint) closeMistake(at time.Duration, record bool) {
 	if q.out && record {
@@ -482,20 +519,20 @@ func (p *thresholdPass) scanAll(delays []int64) ([]TDStats, []time.Duration, []b
 		q := &p.pts[i]
 		if q.narrow != nil {
 			nIdx = append(nIdx, i)
-			nPts = append(nPts, tdScanPoint[uint32]{td: q.narrow, vMax: q.vOr, cells: q.cells})
+			nPts = append(nPts, tdScanPoint[uint32]{td: q.narrow, vMax: q.vOr, cells: q.cells, samp: q.samp})
 		} else {
 			wIdx = append(wIdx, i)
-			wPts = append(wPts, tdScanPoint[int64]{td: q.td, vMax: q.vOr, cells: q.cells})
+			wPts = append(wPts, tdScanPoint[int64]{td: q.td, vMax: q.vOr, cells: q.cells, samp: q.samp})
 		}
 	}
 	off, evs := int64(p.cfg.DelayOffset), p.base.Evaluated
 	sc := tdScanPool.Get().(*tdScanScratch)
 	defer tdScanPool.Put(sc)
 	if len(nPts) > 0 {
-		tdScan(nPts, evs, delays, off, bMin, bMax, p.evCell, sc)
+		tdScan(nPts, evs, delays, off, bMin, bMax, p.evCell, p.strata, sc)
 	}
 	if len(wPts) > 0 {
-		tdScan(wPts, evs, delays, off, bMin, bMax, p.evCell, sc)
+		tdScan(wPts, evs, delays, off, bMin, bMax, p.evCell, p.strata, sc)
 	}
 	for j, i := range nIdx {
 		st[i], last[i], ok[i] = nPts[j].st, nPts[j].last, nPts[j].ok
