@@ -12,8 +12,9 @@ import (
 //   - Alive(l, i) overrides Suspect(l, j) and Alive(l, j) when i > j, and
 //     Dead(l, j) or Left(l, j) when i > j (a rejoin or a refuted
 //     declaration);
-//   - Suspect(l, i) overrides Suspect(l, j) when i > j and Alive(l, j) when
-//     i ≥ j; with i = j it is a confirmation (Lifeguard);
+//   - Suspect(l, i) overrides Alive(l, j) when i ≥ j; over Suspect(l, j),
+//     j ≤ i, it is a confirmation (Lifeguard) and raises the incarnation
+//     to i, keeping the running suspicion timer;
 //   - Dead(l, i) overrides Alive(l, j) and Suspect(l, j) when i ≥ j. SWIM's
 //     Confirm overrides them "for any j"; like memberlist we ignore a Dead
 //     older than the entry, so that a member that refuted (or restarted and
@@ -256,26 +257,36 @@ func (m *Member) revive(in *inbound, p *peer, from ID, gossip bool) {
 }
 
 // applySuspect merges Suspect(l, i) about p: it overrides Alive(l, j) for
-// i ≥ j and Suspect(l, j) for i > j; at i = j over a suspicion it is a
-// confirmation (Lifeguard), whose first K are gossiped again. A suspicion
-// in a view transfer made this member's own (From this member) is sent to
-// the suspect at once.
+// i ≥ j; over a suspicion at j ≤ i it is a confirmation (Lifeguard),
+// whose first K are gossiped again. A suspicion at i > j raises the held
+// incarnation to i and keeps the running suspicion, its start, deadline
+// and confirmations, as memberlist's suspectNode keeps its timer: a fresh
+// timer at the maximum timeout for each accusation one incarnation higher
+// let anyone delay the declaration of a crashed member for ever (issue
+// 27, atk27 F1). A suspicion made this member's own (From this member)
+// is sent to the suspect at once.
 func (m *Member) applySuspect(now time.Duration, p *peer, u Update, gossip bool) {
 	if p == nil {
 		return
 	}
 	own := u.From == m.self.ID
 	switch {
-	case p.state == StateAlive && u.Incarnation >= p.inc, p.state == StateSuspect && u.Incarnation > p.inc:
+	case p.state == StateAlive && u.Incarnation >= p.inc:
 		p.inc = u.Incarnation
 		m.startSuspicion(now, p, u.From)
 		m.gossip(u, gossip)
 		if own && p.verified {
 			m.push(u, []*peer{p}, 0) // the suspect hears it at once (failProbe)
 		}
-	case p.state == StateSuspect && u.Incarnation == p.inc:
-		if p.susp.confirm(now, u.From) && len(p.susp.confirmers) <= p.susp.k {
-			m.gossip(u, gossip) // Lifeguard: re-gossip the first K
+	case p.state == StateSuspect && u.Incarnation >= p.inc:
+		raised := u.Incarnation > p.inc
+		p.inc = u.Incarnation
+		// This member's own confirmation comes from its own failed probe
+		// (failProbe); one carrying its ID from elsewhere (a view
+		// transfer, hearsay, its own relayed back) is no evidence.
+		confirmed := !own && p.susp.confirm(now, u.From) && len(p.susp.confirmers) <= p.susp.k
+		if confirmed || raised {
+			m.gossip(u, gossip) // Lifeguard: re-gossip the first K, and the new incarnation
 		}
 	}
 }
