@@ -151,6 +151,9 @@ func (m *Member) applyAlive(in *inbound, p *peer, u Update, gossip bool) {
 		return
 	}
 	prev := p.state
+	// A suspicion made from hearsay was not gossiped (suspectInstead): no
+	// other member's timer to race.
+	heldOwn := prev == StateSuspect && !p.susp.hearsay
 	metaChanged := !u.Versions.IsZero() && u.Meta != p.meta
 	p.revived = prev == StateDead || prev == StateLeft
 	if p.revived {
@@ -180,7 +183,7 @@ func (m *Member) applyAlive(in *inbound, p *peer, u Update, gossip bool) {
 		m.heard(now, p)
 	}
 	m.gossip(u, gossip)
-	if gossip && prev == StateSuspect {
+	if gossip && heldOwn {
 		// This member held the suspicion that u refutes: pass the
 		// refutation on at once, racing the others' timers.
 		m.forward(in, u, nil, m.cfg.GossipFanout)
@@ -383,7 +386,10 @@ func (m *Member) accuseBack(in *inbound, p *peer, at Node) {
 	if in.from == at.ID && !in.otherSource || p.verified && p.node.Addr == at.Addr {
 		to = append(to, &peer{node: at})
 	}
-	if q := m.peers[in.from]; q != nil && q != p && m.answerable(in, q) && (q.state == StateAlive || q.state == StateSuspect) {
+	// A suspicion made from hearsay is told to the suspect only
+	// (suspectInstead): to the sender it would be this member's word.
+	hearsay := p.state == StateSuspect && p.susp.hearsay
+	if q := m.peers[in.from]; q != nil && q != p && !hearsay && m.answerable(in, q) && (q.state == StateAlive || q.state == StateSuspect) {
 		to = append(to, q)
 	}
 	for _, q := range to {

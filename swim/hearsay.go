@@ -24,13 +24,52 @@ func (m *Member) accusedLive(u *Update) *peer {
 }
 
 // suspectInstead merges an accusation of p at incarnation inc as this
-// member's own suspicion (From this member): gossiped, sent at once to a
-// verified suspect in the eager modes (applySuspect), and decided by this
-// member's own suspicion timer, so that p can refute it before anyone
-// declares it dead.
+// member's own suspicion timer (From this member), made from hearsay
+// (suspicion.hearsay), so that p can refute before anyone declares it
+// dead. It is this member's timer, not its evidence: in the Lifeguard
+// modes it is sent to the suspect only (at once when verified, else with
+// the notice of any packet to it), never gossiped, so other members do
+// not take it for this member's independent suspicion and count it as a
+// Lifeguard confirmation; a stranger's one datagram to each member made
+// every member an accuser and brought the timeout to its minimum (issue
+// 27, atk27 F3). In plain SWIM (no confirmations, no immediate sends) it
+// is gossiped, the suspect's only way to hear of it. About a member
+// already suspect it is never a confirmation (applySuspect); above the
+// held incarnation it raises it and keeps the running timer. A member's
+// own failed probe of the suspect later makes the suspicion its own word
+// (failProbe). At most hearsayPerPeriod such suspicions are made in a
+// protocol period (Stats.HearsayDropped past it): each costs an immediate
+// send and the suspect's refutation, and a stranger's spray of accusations
+// made an 8-member group send 10-11 times the stranger's bytes (atk27
+// F15).
 func (m *Member) suspectInstead(in *inbound, p *peer, inc Incarnation) {
-	m.applyUpdate(in, Update{Kind: UpdateSuspect, Node: p.node, Incarnation: inc, From: m.self.ID}, true)
+	u := Update{Kind: UpdateSuspect, Node: p.node, Incarnation: inc, From: m.self.ID}
+	if !m.credible(in.now, p, &u) {
+		return
+	}
+	switch {
+	case p.state == StateSuspect && u.Incarnation > p.inc:
+		p.inc = u.Incarnation
+	case p.state == StateAlive && u.Incarnation >= p.inc:
+		if m.queue.hearsaid >= hearsayPerPeriod {
+			m.stats.HearsayDropped++
+			return
+		}
+		m.queue.hearsaid++
+		p.inc = u.Incarnation
+		m.startSuspicion(in.now, p, m.self.ID)
+		p.susp.hearsay = true
+		if m.cfg.Mode == ModeSWIM {
+			m.enqueue(u)
+		} else if p.verified {
+			m.push(u, []*peer{p}, 0)
+		}
+	}
 }
+
+// hearsayPerPeriod bounds the suspicions made from hearsay and view
+// transfers in one protocol period (suspectInstead).
+const hearsayPerPeriod = 3
 
 // hearsay merges u, a gossiped accusation of p (accusedLive) in a packet
 // whose sender this member did not hold alive or suspect at the address
@@ -44,8 +83,9 @@ func (m *Member) suspectInstead(in *inbound, p *peer, inc Incarnation) {
 // M3). About a member already suspect at that incarnation it is no
 // confirmation (Lifeguard's are independent suspicions of members, and a
 // stranger could name as many accusers as it likes), and changes nothing;
-// with signed self-updates every accusation is taken at the stored
-// incarnation (credible), so about a suspect it is never more.
+// above it, it raises the held incarnation and keeps the running timer
+// (atk27 F1); with signed self-updates every accusation is taken at the
+// stored incarnation (credible), so about a suspect it is never more.
 //
 // A real death still spreads at once: the declarer and every member that
 // relays the declaration are held live where they send from. A member's
@@ -53,8 +93,5 @@ func (m *Member) suspectInstead(in *inbound, p *peer, inc Incarnation) {
 // verified, checkSelfUpdate).
 func (m *Member) hearsay(in *inbound, p *peer, u *Update) {
 	m.stats.AccusationsUnvouched++
-	if p.state == StateSuspect && (u.Incarnation <= p.inc || m.signed()) {
-		return
-	}
 	m.suspectInstead(in, p, u.Incarnation)
 }

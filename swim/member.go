@@ -238,6 +238,9 @@ type dissemination struct {
 	period          uint64
 	announced       int
 	unheldAnnounced bool
+	// hearsaid counts the suspicions made from hearsay and view
+	// transfers in this protocol period (suspectInstead).
+	hearsaid int
 	// viewMarked: a member was marked with the view that brought it
 	// (peer.viewOf) since the marks were last cleared (clearViewMarks).
 	viewMarked bool

@@ -181,7 +181,7 @@ func (m *Member) startProbe(now time.Duration) {
 	m.queue.forwarded = 0 // a new period: a new budget of forwarded gossip
 	m.queue.announcedUnverified = 0
 	m.queue.period++
-	m.queue.announced, m.queue.unheldAnnounced = 0, false
+	m.queue.announced, m.queue.unheldAnnounced, m.queue.hearsaid = 0, false, 0
 	if m.cfg.GossipInterval == 0 {
 		m.gossipDeaths() // the drain loop (drainQueue) gossips them otherwise
 	}

@@ -69,6 +69,15 @@ func (m *Member) failProbe(now time.Duration) {
 	if t.state != StateAlive && t.state != StateSuspect {
 		return
 	}
+	if t.state == StateSuspect && t.susp.hearsay {
+		// This member's timer from hearsay (suspectInstead) is now its
+		// own evidence too: its suspicion as if its probe had started
+		// it, gossiped, at the timer already running.
+		t.susp.hearsay = false
+		m.stats.Suspicions++
+		m.ownSuspicion(t)
+		return
+	}
 	if t.state == StateSuspect {
 		if t.susp.confirm(now, m.self.ID) && len(t.susp.confirmers) <= t.susp.k {
 			u := Update{Kind: UpdateSuspect, Node: t.node, Incarnation: t.inc, From: m.self.ID}
@@ -110,6 +119,12 @@ func (m *Member) failProbe(now time.Duration) {
 	}
 	m.stats.Suspicions++
 	m.startSuspicion(now, t, m.self.ID)
+	m.ownSuspicion(t)
+}
+
+// ownSuspicion gossips this member's own suspicion of t, from its failed
+// probe, and sends it to t at once.
+func (m *Member) ownSuspicion(t *peer) {
 	u := Update{Kind: UpdateSuspect, Node: t.node, Incarnation: t.inc, From: m.self.ID}
 	m.enqueue(u)
 	if t.verified {

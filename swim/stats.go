@@ -163,6 +163,12 @@ type GuardStats struct {
 	// as this member's own suspicion, or, about a member already suspect
 	// at its incarnation, ignored; never as a death (swim/hearsay.go).
 	AccusationsUnvouched int
+	// HearsayDropped counts accusations about a member held alive, from
+	// hearsay or a view transfer, dropped because this member had made as
+	// many suspicions from them in the protocol period as it may (three;
+	// swim/hearsay.go): each costs a send to the suspect and its
+	// refutation, and a stranger can send as many as it likes.
+	HearsayDropped int
 	// AnswersUnqueued counts answers to a verified member (the acks of
 	// its pings and of its ping-reqs for this member, the relayed acks
 	// and nacks of its ping-reqs) sent without the queue because an

@@ -26,6 +26,11 @@ type suspicion struct {
 	// deadline in the past, and the timer is then due from setAt, not from
 	// the deadline (the local-pause guard, pauseDue).
 	setAt time.Duration
+	// hearsay: the suspicion was made from hearsay or a view transfer
+	// (suspectInstead), this member's timer but not its evidence: not
+	// gossiped, until this member's own probe of the suspect fails
+	// (failProbe).
+	hearsay bool
 }
 
 func newSuspicion(now, minT, maxT time.Duration, k int, from ID) *suspicion {

@@ -197,6 +197,7 @@ var protocolHelp = map[string]string{
 	"ViewEntriesSkipped":   "View entries left out of a view transfer because one alone does not fit the packet size after the header.",
 	"PullsRefused":         "Pulls (joins, view requests, anti-entropy exchanges) not answered: their sender address or all senders had reached the per-period bound.",
 	"AccusationsUnvouched": "Suspect and Dead updates about a live member from a sender not held alive or suspect at the address it came from: taken as this member's own suspicion, never as a death.",
+	"HearsayDropped":       "Accusations about a live member from hearsay or a view transfer dropped past the per-period budget of suspicions made from them.",
 	"BroadcastsOwnDropped": "Broadcasts this member queued itself, dropped because its own broadcasts filled the queue.",
 	"BroadcastsUnrelayed":  "Broadcasts delivered but not passed on: their packet's sender was not held alive or suspect at the address it came from.",
 }
