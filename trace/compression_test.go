@@ -49,6 +49,17 @@ func gz(t testing.TB, s string) []byte {
 	return b.Bytes()
 }
 
+// xzOf returns s compressed as one xz stream.
+func xzOf(t testing.TB, s string) []byte {
+	var b bytes.Buffer
+	w, err := xz.NewWriter(&b)
+	require.NoError(t, err)
+	_, err = w.Write([]byte(s))
+	require.NoError(t, err)
+	require.NoError(t, w.Close())
+	return b.Bytes()
+}
+
 func TestCompressionByMagic(t *testing.T) {
 	in := "2 5 100 200 3\n"
 	var xb bytes.Buffer

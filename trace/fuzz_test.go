@@ -60,6 +60,9 @@ func FuzzAuto(f *testing.F) {
 	f.Add([]byte("numseq,timestamp_start_send,timestamp_end_send\n0,2439202316247486,2439202316394754\n"))
 	f.Add([]byte("#fdkit-trace version=1 interval=100ms unit=ns\n# c\nsender seq sent arrival\np 0 - 5\n"))
 	f.Add(gz(f, "2 5 100 200 3\n"))
+	// xz streams, one with bytes after it (xzTail, notStreamAfterFooter).
+	f.Add(xzOf(f, "2 5 100 200 3\n"))
+	f.Add(append(xzOf(f, "2 5 100 200 3\n"), "0000 junk after\n"...))
 	f.Add([]byte("\x00\x01binary"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		readAllFuzz(t, data, ReaderConfig{})
