@@ -533,9 +533,11 @@ type AppData struct {
 	BroadcastBudget int
 	// FirstBroadcastSeq is the Seq after which this member numbers its
 	// broadcasts (default 0). Receivers deliver a broadcast only when its
-	// Seq is new for its origin, within a window of 64 below the highest
-	// seen, so a member that restarts must number above its previous
-	// life: the agent starts from the clock (Unix nanoseconds).
+	// Seq is new for its origin and, once they remember 64 of its
+	// numbers, above the lowest of them, so a member that restarts must
+	// number above its previous life: the agent starts from the clock
+	// (Unix nanoseconds) and numbers each broadcast with its clock at the
+	// broadcast (Member.BroadcastAt).
 	FirstBroadcastSeq uint64
 	// BroadcastSeqCeiling, when set, bounds the numbers of received
 	// broadcasts: one numbered above BroadcastSeqCeiling(now) is refused
@@ -543,11 +545,13 @@ type AppData struct {
 	// (Stats.BroadcastsImplausible). Without a bound, one forged broadcast
 	// numbered 2^64−1 under an origin's name moves the window's top there
 	// and silences the origin's genuine broadcasts everywhere. The agent
-	// numbers broadcasts from its start time in Unix nanoseconds and sets
-	// the ceiling to its own wall clock in Unix nanoseconds, as read with
-	// the Step's now (so it follows an NTP correction), plus
-	// MaxBroadcastLead: an honest origin's numbers stay below its own
-	// clock (one broadcast per nanosecond at most). nil: no bound (the
+	// numbers each broadcast with its wall clock in Unix nanoseconds at
+	// the broadcast, or one above its last if that is higher
+	// (Member.BroadcastAt), and sets the ceiling to its own wall clock in
+	// Unix nanoseconds, as read with the Step's now (so it follows an NTP
+	// correction), plus MaxBroadcastLead: an honest origin's numbers stay
+	// at its own clock (one broadcast per nanosecond at most), and pass a
+	// forged number below the ceiling once its clock does. nil: no bound (the
 	// default, for numbering that is not clock-based). The function is
 	// given the now of the Step; it must not read a clock of its own.
 	BroadcastSeqCeiling func(now time.Duration) uint64

@@ -118,37 +118,37 @@ func (m *Member) rank(q *userBcast) int {
 }
 
 // seenWindow remembers the broadcasts delivered from one origin: the
-// highest Seq and a bitmap of the 64 below it (the sliding window of
-// RFC 4303 §3.4.3, over broadcast numbers).
+// seenLen highest numbers delivered, ascending. A number is new when it
+// is not among them and, once seenLen are remembered, above the lowest.
+// Numbers need not be consecutive: an agent numbers each broadcast with
+// its clock in nanoseconds (BroadcastAt), and a window of the 64 numbers
+// below the highest (RFC 4303 §3.4.3's bitmap, the first version) dropped
+// every broadcast that arrived after a later one.
 type seenWindow struct {
-	hi   uint64
-	bits uint64 // bit i: hi-1-i delivered
+	nums []uint64
 }
 
-// fresh reports whether seq is new, and marks it seen. Numbers 64 or more
-// below the highest are taken as seen (old news: such a broadcast has
-// finished spreading long ago, or is a replay).
+// seenLen is how many delivered numbers a seenWindow remembers: the
+// reordering of one origin's broadcasts tolerated.
+const seenLen = 64
+
+// fresh reports whether seq is new, and marks it seen. Below the lowest
+// of seenLen remembered numbers it is taken as seen (old news: such a
+// broadcast has finished spreading long ago, or is a replay).
 func (w *seenWindow) fresh(seq uint64) bool {
+	i, found := slices.BinarySearch(w.nums, seq)
 	switch {
-	case seq > w.hi:
-		d := seq - w.hi
-		if d >= 64 {
-			w.bits = 0
-		} else {
-			w.bits = w.bits<<d | 1<<(d-1)
-		}
-		w.hi = seq
-		return true
-	case seq == w.hi:
+	case found:
+		return false
+	case len(w.nums) < seenLen:
+		w.nums = slices.Insert(w.nums, i, seq)
+	case i == 0:
 		return false
 	default:
-		d := w.hi - 1 - seq
-		if d >= 64 || w.bits&(1<<d) != 0 {
-			return false
-		}
-		w.bits |= 1 << d
-		return true
+		copy(w.nums[:i-1], w.nums[1:i]) // the lowest leaves
+		w.nums[i-1] = seq
 	}
+	return true
 }
 
 // Broadcast queues data (1 to MaxBroadcastLen bytes; copied) for delivery
@@ -167,8 +167,23 @@ func (w *seenWindow) fresh(seq uint64) bool {
 // key, that is the only way one of this member's broadcasts leaves the
 // queue before it is sent λ·ceil(log10(n+1)) times or to every other live
 // member: the application queues them faster than packets carry them.
-// Errors: ErrMessageSize, ErrLeft.
+// Errors: ErrMessageSize, ErrLeft. Broadcast numbers the broadcast one
+// above this member's last; BroadcastAt numbers it from a clock.
 func (m *Member) Broadcast(key string, data []byte) error {
+	return m.BroadcastAt(0, key, data)
+}
+
+// BroadcastAt is Broadcast numbered max(last+1, clock), last the number of
+// this member's previous broadcast (Config.FirstBroadcastSeq before the
+// first): clock is the origin's clock at the broadcast in the unit of
+// its receivers' Config.BroadcastSeqCeiling (the agent: its wall clock in
+// Unix nanoseconds), read by the caller. Numbers that follow the clock
+// pass a forged number under this member's name within the ceiling's lead
+// once the clock passes it: a forged number near the present, above an
+// origin numbered from its start time plus one per broadcast, silenced
+// that origin's broadcasts for good (issue 27, atk27 F2). 0 numbers it as
+// Broadcast does.
+func (m *Member) BroadcastAt(clock uint64, key string, data []byte) error {
 	switch {
 	case len(data) == 0 || len(data) > MaxBroadcastLen:
 		return fmt.Errorf("%w: broadcast of %d bytes, want 1 to %d", ErrMessageSize, len(data), MaxBroadcastLen)
@@ -177,12 +192,11 @@ func (m *Member) Broadcast(key string, data []byte) error {
 	case m.st != running:
 		return ErrLeft
 	}
-	m.app.seq++
-	b := Broadcast{Origin: m.self.ID, Seq: m.app.seq, Key: key, Data: slices.Clone(data)}
+	b := Broadcast{Origin: m.self.ID, Seq: max(m.app.seq+1, clock), Key: key, Data: slices.Clone(data)}
 	if err := m.checkBroadcastFits(&b); err != nil {
-		m.app.seq--
 		return err
 	}
+	m.app.seq = b.Seq
 	m.queueBroadcast(b, "")
 	m.stats.BroadcastsQueued++
 	return nil

@@ -397,10 +397,11 @@ func TestBroadcastOverBudget(t *testing.T) {
 	assert.Len(t, a.app.queue, 1, "not queued: it could never be sent")
 }
 
-// TestBroadcastSeqCeiling: with numbering by the clock, one forged broadcast
-// numbered 2^64−1 under an origin's name is refused and counted, and the
-// origin's genuine broadcasts are still delivered; without the ceiling the
-// forged number takes the window's top and silences the origin.
+// TestBroadcastSeqCeiling: with numbering by the clock, 64 forged
+// broadcasts numbered up to 2^64−1 under an origin's name are refused and
+// counted, and the origin's genuine broadcasts are still delivered;
+// without the ceiling the forged numbers fill the window (seenLen) and
+// silence the origin.
 func TestBroadcastSeqCeiling(t *testing.T) {
 	const start = uint64(1_700_000_000_000_000_000) // the clock at start, Unix ns
 	lead := uint64(30 * time.Second)
@@ -417,16 +418,18 @@ func TestBroadcastSeqCeiling(t *testing.T) {
 			require.NoError(t, a.Step(now, &pk))
 		}
 		send(0, start+1)
-		send(time.Second, math.MaxUint64)               // forged
+		for k := range uint64(seenLen) {
+			send(time.Second, math.MaxUint64-k) // forged
+		}
 		send(2*time.Second, ceiling(2*time.Second)+1)   // just above the ceiling
 		send(3*time.Second, start+uint64(time.Second))  // genuine: o's clock a second later
 		send(4*time.Second, ceiling(4*time.Second)-100) // o's clock 30 s ahead: within the skew
 		got := a.Ready().Messages
 		if bounded {
 			assert.Len(t, got, 3, "every genuine broadcast delivered")
-			assert.Equal(t, 2, a.Stats().BroadcastsImplausible)
+			assert.Equal(t, seenLen+1, a.Stats().BroadcastsImplausible)
 		} else {
-			assert.Len(t, got, 2, "the first and the forged one; every broadcast after the forged one is old news")
+			assert.Len(t, got, 1+seenLen, "the first and the forged ones; every broadcast after them is old news")
 			assert.Equal(t, 0, a.Stats().BroadcastsImplausible)
 		}
 	}

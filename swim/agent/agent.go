@@ -133,8 +133,11 @@ type Agent struct {
 // agentClock is the agent's reading of time: the state machine's clock
 // runs from start, and the host's lateness is measured at every tick.
 type agentClock struct {
-	start    time.Time
-	wallNs   atomic.Int64    // the wall clock in Unix nanoseconds read with the last now
+	start  time.Time
+	wallNs atomic.Int64 // the wall clock in Unix nanoseconds read with the last now
+	// clockSeq: broadcasts are numbered with wallNs at each (the default
+	// ceiling, swim.Config.BroadcastSeqCeiling, set by Start).
+	clockSeq bool
 	late     *lateness.Meter // the host's lateness (hostTick)
 	lateRead time.Duration   // when hostTick last read the runtime's histograms
 }

@@ -335,6 +335,7 @@ func (a *Agent) newMachine() error {
 		pc.FirstBroadcastSeq = uint64(max(a.clock.wallNs.Load(), 0))
 	}
 	if pc.BroadcastSeqCeiling == nil {
+		a.clock.clockSeq = true
 		// Every member numbers from its clock, so a number above this
 		// member's clock by more than the skew allowed is forged. The
 		// clock is the wall clock read with the Step's now (a.now), not

@@ -46,13 +46,27 @@ func (a *Agent) Broadcast(ctx context.Context, key string, data []byte) error {
 		return ErrNeedsFormat2
 	}
 	var err error
-	if derr := a.call(ctx, "Broadcast", func() { err = a.m.Broadcast(key, data) }); derr != nil {
+	if derr := a.call(ctx, "Broadcast", func() { err = a.m.BroadcastAt(a.broadcastClock(), key, data) }); derr != nil {
 		return derr
 	}
 	if err != nil {
 		return fmt.Errorf("agent: %w", err)
 	}
 	return nil
+}
+
+// broadcastClock is the number a broadcast made now is given at least
+// (swim.Member.BroadcastAt): the wall clock in Unix nanoseconds when the
+// agent sets the numbering ceiling, so that its numbers follow the
+// receivers' ceilings and pass any forged number below them once the
+// clock does; 0 (one above the last) under a ceiling of the
+// application's.
+func (a *Agent) broadcastClock() uint64 {
+	if !a.clock.clockSeq {
+		return 0
+	}
+	a.now() // reads the wall clock
+	return uint64(max(a.clock.wallNs.Load(), 0))
 }
 
 // SendTo sends data to the member id in one datagram, best effort: no
