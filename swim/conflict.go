@@ -60,8 +60,9 @@ type conflictNote struct {
 // its Alive is signed with another key than the one bound to the ID (an
 // identity file lost): its Alive would be refused as a bad proof, and the
 // joiner, answered with a view, would take itself for a member while every
-// other member holds it dead.
-func (m *Member) refuseJoin(now time.Duration, joiner Node, ups []Update) bool {
+// other member holds it dead. The answer echoes the join's token, which
+// tells the joiner it answers its join (refusesJoin).
+func (m *Member) refuseJoin(now time.Duration, joiner Node, ups []Update, token uint64) bool {
 	held := m.self
 	u := m.selfAlive()
 	rekeyed := false
@@ -77,7 +78,7 @@ func (m *Member) refuseJoin(now time.Duration, joiner Node, ups []Update) bool {
 		return false
 	}
 	m.conflict(now, joiner, held)
-	m.ready.packets = append(m.ready.packets, Packet{Kind: MsgSync, From: m.self, To: joiner, Updates: []Update{u}})
+	m.ready.packets = append(m.ready.packets, Packet{Kind: MsgSync, From: m.self, To: joiner, Updates: []Update{u}, JoinToken: token})
 	return true
 }
 

@@ -240,15 +240,18 @@ func (m *Member) screened(in *inbound, from Node, pkt *Packet) bool {
 	if pkt.Kind == MsgJoin && m.st == running && !self && m.challenged(in, from, pkt) {
 		return true
 	}
-	if pkt.Kind == MsgJoin && m.st == running && m.refuseJoin(in.now, from, pkt.Updates) {
+	if pkt.Kind == MsgJoin && m.st == running && m.refuseJoin(in.now, from, pkt.Updates, pkt.JoinToken) {
 		return true
 	}
 	if self && pkt.Kind == MsgSync && m.join.pending && m.st == running && pkt.From.Addr != "" && pkt.From.Addr != m.self.Addr {
 		// The answer of a member that holds this ID itself and refused
 		// this member's join (refuseJoin): a conflict, the join is
-		// retried.
+		// retried. Only a seed's answer to this join refuses it
+		// (refusesJoin); anyone can send a view under this ID.
 		m.conflict(in.now, pkt.From, m.self)
-		m.join.holder = pkt.From
+		if m.refusesJoin(in, pkt) {
+			m.join.holder = pkt.From
+		}
 	}
 	return self
 }
@@ -360,7 +363,13 @@ func (m *Member) onView(in *inbound, from Node, pkt *Packet) {
 	if m.join.pending && m.selfRefusal(pkt) {
 		in.conflictSelf = true // a refusal at this member's own address
 	}
-	answers := m.join.pending && (in.conflictSelf || m.answersJoin(in, from))
+	// A view naming this member's ID elsewhere answers the join only from
+	// a seed, echoing the join's token; from anyone else it is an
+	// EventConflict (aboutSelf) and the join goes on.
+	answers := m.join.pending && m.answersJoin(in, from)
+	if in.conflictSelf {
+		answers = m.join.pending && m.refusesJoin(in, pkt)
+	}
 	joined := answers && !in.conflictSelf
 	if answers {
 		m.join.pending = in.conflictSelf
@@ -381,6 +390,19 @@ func (m *Member) onView(in *inbound, from Node, pkt *Packet) {
 	if in.now < m.join.announceUntil {
 		m.announceJoin(pkt.From.ID)
 	}
+}
+
+// refusesJoin reports whether the view pkt, naming this member's ID at
+// another address, refuses its pending join: it comes from one of the
+// addresses joined through, from there (not StepFromOtherSource), and
+// echoes the join's token (refuseJoin echoes it). A stranger's forged
+// view naming the joiner's ID elsewhere made Join fail with a conflict
+// no member had, and stopped its resends (issue 27, atk27 F5). A seed
+// writing wire format 1, which cannot echo the token, refuses no join:
+// the joiner sees the EventConflict and keeps trying.
+func (m *Member) refusesJoin(in *inbound, pkt *Packet) bool {
+	return pkt.JoinToken != 0 && pkt.JoinToken == m.join.token && !in.otherSource &&
+		slices.Contains(m.join.seeds, pkt.From.Addr)
 }
 
 func validate(pkt *Packet) error {
