@@ -18,6 +18,7 @@ func BenchmarkAttachBroadcasts(b *testing.B) {
 	m := newTest(&testing.T{}, "a", ModeLifeguard, func(c *Config) { c.RetransmitMult = 1 << 20 }, peers...)
 	fill := func() {
 		m.app.queue = m.app.queue[:0]
+		clear(m.app.queued)
 		for i := range 1024 {
 			origin := ID(fmt.Sprintf("x%d", i))
 			if i%2 == 0 {
@@ -40,5 +41,29 @@ func BenchmarkAttachBroadcasts(b *testing.B) {
 		if len(m.attachBroadcasts(ID(peers[i%len(peers)]), 1400)) == 0 {
 			b.Fatal("nothing attached")
 		}
+	}
+}
+
+// BenchmarkQueueBroadcastFull times queueBroadcast of a relayed broadcast
+// into a full queue (as BenchmarkAttachBroadcasts fills it), which evicts
+// one: every broadcast of a flood costs this.
+//
+//	go test -run '^$' -bench QueueBroadcastFull -benchmem ./swim/
+func BenchmarkQueueBroadcastFull(b *testing.B) {
+	peers := make([]string, 32)
+	for i := range peers {
+		peers[i] = fmt.Sprintf("p%02d", i)
+	}
+	m := newTest(&testing.T{}, "a", ModeLifeguard, nil, peers...)
+	for i := range 1024 {
+		origin := ID(fmt.Sprintf("x%d", i))
+		if i%2 == 0 {
+			origin = ID(peers[i%len(peers)])
+		}
+		m.queueBroadcast(Broadcast{Origin: origin, Seq: uint64(i + 1), Data: []byte("value")}, ID(peers[(i+1)%len(peers)]))
+	}
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		m.queueBroadcast(Broadcast{Origin: "p01", Seq: uint64(2000 + i), Data: []byte("flood")}, "p01")
 	}
 }

@@ -293,8 +293,12 @@ type appMessages struct {
 	lastID uint64       // queue order of the last queued
 	seq    uint64       // Seq of this member's last broadcast
 	seen   map[ID]*seenWindow
-	msgs   []Message
-	states []RemoteState
+	queued map[ID]*originQueued // per origin (queueBroadcast, evictable, takeTurns)
+	// turnAt and scratch are takeTurns' counting sort's, reused.
+	turnAt  []int
+	scratch []*userBcast
+	msgs    []Message
+	states  []RemoteState
 	// held are states awaiting their sender's view verdict, accepted the
 	// MergeFilter's latest acceptances (heldstate.go).
 	held     []heldState

@@ -97,6 +97,16 @@ type userBcast struct {
 	from ID     // the member it was received from, which has it; empty: this member's own
 	to   []ID   // the members it was sent to (tx of them)
 	rk   int    // rank, set by attachBroadcasts before it sorts the queue
+	turn int    // its origin's round in the rank (attachBroadcasts)
+	// queued is its origin's entry in app.queued, shared by the origin's
+	// queued broadcasts.
+	queued *originQueued
+}
+
+// originQueued is what the queue knows of one origin: n, its queued
+// broadcasts (evictable), and turns, a counter for takeTurns.
+type originQueued struct {
+	n, turns int
 }
 
 // own reports whether q is this member's own broadcast (Broadcast), not
@@ -244,6 +254,7 @@ func (m *Member) queueBroadcast(b Broadcast, from ID) {
 			if m.app.queue[i].b.Seq >= b.Seq {
 				return // ours is newer: b is superseded already
 			}
+			m.unqueued(m.app.queue[i])
 			m.app.queue = slices.Delete(m.app.queue, i, i+1)
 			m.stats.BroadcastsSuperseded++
 		}
@@ -257,35 +268,99 @@ func (m *Member) queueBroadcast(b Broadcast, from ID) {
 		if m.app.queue[i].own() {
 			m.stats.BroadcastsOwnDropped++
 		}
+		m.unqueued(m.app.queue[i])
 		m.app.queue = slices.Delete(m.app.queue, i, i+1)
 		m.stats.BroadcastsDropped++
 	}
 	m.app.lastID++
-	m.app.queue = append(m.app.queue, &userBcast{b: b, id: m.app.lastID, from: from})
+	o := m.app.queued[b.Origin]
+	if o == nil {
+		if m.app.queued == nil {
+			m.app.queued = make(map[ID]*originQueued)
+		}
+		o = &originQueued{}
+		m.app.queued[b.Origin] = o
+	}
+	o.n++
+	m.app.queue = append(m.app.queue, &userBcast{b: b, id: m.app.lastID, from: from, queued: o})
+}
+
+// unqueued counts q out of its origin's queued broadcasts (app.queued),
+// as it leaves the queue.
+func (m *Member) unqueued(q *userBcast) {
+	if q.queued.n--; q.queued.n <= 0 {
+		delete(m.app.queued, q.b.Origin)
+	}
 }
 
 // evictable returns the index of the queued broadcast to drop for a new
 // one (own: this member's): one of the highest rank (relayed from an
-// origin not held live, then relayed, then this member's own), the
-// most-sent among those, the oldest among equals; -1 when the new one is
-// relayed and the queue holds only this member's own (the new one is
-// dropped).
+// origin not held live, then relayed, then this member's own), from the
+// origin with the most queued among those, the most-sent of that
+// origin's, the oldest among equals; -1 when the new one is relayed and
+// the queue holds only this member's own (the new one is dropped). One
+// origin's flood thus evicts its own broadcasts before the other
+// origins' of its rank: a live member sending 45 broadcasts every 4 ms
+// under its own ID evicted the relayed broadcasts of the others, always
+// sent more than its fresh ones, and 4 to 6 of 11 members missed some of
+// another member's writes (issue 27, atk27 F4).
 func (m *Member) evictable(own bool) int {
-	i, ri := -1, 0
+	i, ri, ci := -1, 0, 0
 	for j, q := range m.app.queue {
 		r := m.rank(q)
 		if r == 0 && !own {
 			continue
 		}
-		if i < 0 || r > ri {
-			i, ri = j, r
+		c := q.queued.n
+		if i < 0 || r > ri || (r == ri && c > ci) {
+			i, ri, ci = j, r, c
 			continue
 		}
-		if p := m.app.queue[i]; r == ri && (q.tx > p.tx || (q.tx == p.tx && q.id < p.id)) {
-			i = j
+		if p := m.app.queue[i]; r == ri && c == ci && (q.tx > p.tx || (q.tx == p.tx && q.id < p.id)) {
+			i, ci = j, c
 		}
 	}
 	return i
+}
+
+// takeTurns reorders the queue, sorted by rank then least sent, newest
+// first, so that within a rank the origins take turns: every origin's
+// first, in the queue's order, then every one's second, and so on. A
+// counting sort by turn, stable, per rank (attachBroadcasts).
+func (m *Member) takeTurns() {
+	q := m.app.queue
+	for _, e := range q {
+		e.queued.turns = 0
+	}
+	for start := 0; start < len(q); {
+		end, top := start, 0
+		for ; end < len(q) && q[end].rk == q[start].rk; end++ {
+			o := q[end].queued
+			q[end].turn = o.turns
+			o.turns++
+			top = max(top, q[end].turn)
+		}
+		if top > 0 {
+			// At[t] is where turn t starts in the rank's segment.
+			at := slices.Grow(m.app.turnAt[:0], top+2)[:top+2]
+			clear(at)
+			for _, e := range q[start:end] {
+				at[e.turn+1]++
+			}
+			for t := 1; t < len(at); t++ {
+				at[t] += at[t-1]
+			}
+			out := slices.Grow(m.app.scratch[:0], end-start)[:end-start]
+			for _, e := range q[start:end] {
+				out[at[e.turn]] = e
+				at[e.turn]++
+			}
+			copy(q[start:end], out)
+			clear(out)
+			m.app.turnAt, m.app.scratch = at, out[:0]
+		}
+		start = end
+	}
 }
 
 // attachBroadcasts returns the queued broadcasts for a packet to `to`,
@@ -321,6 +396,11 @@ func (m *Member) attachBroadcasts(to ID, budget int) []Broadcast {
 		}
 		return cmp.Compare(b.id, a.id)
 	})
+	// Within a rank, the origins take turns: each origin's first in that
+	// order, then each one's second, and so on, so that one origin's
+	// flood, always least sent and newest, does not keep the others'
+	// relayed broadcasts out of every packet (atk27 F4).
+	m.takeTurns()
 	var out []Broadcast
 	for _, q := range m.app.queue {
 		s := q.b.Size()
@@ -344,7 +424,11 @@ func (m *Member) attachBroadcasts(to ID, budget int) []Broadcast {
 		if q.b.Origin != m.self.ID && q.b.Origin != q.from {
 			reach++
 		}
-		return q.tx >= limit || reach >= m.live
+		if q.tx >= limit || reach >= m.live {
+			m.unqueued(q)
+			return true
+		}
+		return false
 	})
 	return out
 }
