@@ -160,8 +160,11 @@ type GuardStats struct {
 	// about a member held alive or suspect, gossiped in a packet whose
 	// sender was not held alive or suspect at the address it came from (a
 	// stranger, a member held dead, StepFromOtherSource): each was taken
-	// as this member's own suspicion, or, about a member already suspect
-	// at its incarnation, ignored; never as a death (swim/hearsay.go).
+	// as this member's own suspicion timer, dropped past the budget of
+	// such suspicions (HearsayDropped), or, about a member already
+	// suspect, ignored at its incarnation and above it taken as the new
+	// incarnation of the running suspicion; never as a death
+	// (swim/hearsay.go).
 	AccusationsUnvouched int
 	// HearsayDropped counts accusations about a member held alive, from
 	// hearsay or a view transfer, dropped because this member had made as
