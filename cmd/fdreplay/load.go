@@ -549,6 +549,9 @@ func newInput(s *epochStream, file, name string, hdr time.Duration, epochs int, 
 	if in.interval <= 0 {
 		return in, fmt.Errorf("%s: cannot estimate the heartbeat interval; give --interval", what)
 	}
+	if err := checkArrivalsMove(in.stats, in.interval); err != nil {
+		return in, fmt.Errorf("%s: %w", what, err)
+	}
 	return in, nil
 }
 

@@ -34,6 +34,24 @@ func checkPlausible(est time.Duration, st trace.Stats, o options) error {
 	return nil
 }
 
+// checkArrivalsMove reports a stream whose arrival instants span less than
+// a unitRatio-th of what its records take at Δ (interval): arrival times
+// that do not move (a receive log written in one batch, timestamped at the
+// flush) leave nothing to replay, and a replay of them reports made-up
+// detection times (user48 F23: 3,000 heartbeats over 0 s gave a TD of
+// 51 s). Streams of fewer than 3 records, or without arrivals, pass.
+func checkArrivalsMove(st trace.Stats, interval time.Duration) error {
+	if !st.HasArrival || st.Records < 3 || interval <= 0 {
+		return nil
+	}
+	want := float64(st.Records-1) * float64(interval)
+	if float64(st.Span)*unitRatio >= want {
+		return nil
+	}
+	return fmt.Errorf("%d arrivals within %v, where %d heartbeats take about %v at Δ = %v: the arrival times do not move (a receive log timestamped in one batch?); nothing to replay",
+		st.Records, st.Span, st.Records, time.Duration(math.Min(want, math.MaxInt64)).Round(time.Millisecond), interval)
+}
+
 // unitRatio is how far the Δ estimated from the timestamps may be from the
 // declared Δ (either way) before the two contradict: unit mistakes are
 // factors of 1000.
