@@ -101,6 +101,10 @@ func (f *Algorithm) DefaultRange() string {
 	return text
 }
 
+// LogSpaced reports whether the family's default sweep spaces its points
+// geometrically (DefaultRange's "log").
+func (f *Algorithm) LogSpaced() bool { return f.sweepRange.Log }
+
 // CheckRange refuses a sweep range of the family's swept parameter, in qos
 // units, that leaves the parameter's range or that its qos family rejects
 // at a bound (a φ threshold below log10 2 for the normal model, whose

@@ -144,6 +144,11 @@ func rangeFamily(name string) (*spec.Algorithm, bool) {
 
 // parseRange parses NAME=LO:HI[:log|:lin]; durations may carry a unit
 // (100ms, 2s), plain numbers are milliseconds for duration parameters.
+// Without a spacing the family's default sweep's applies (log-spaced for
+// all but the normal and Akka φ's thresholds and Satzger's θ; linear from
+// a LO of 0 or below), so
+// that a range widened as the verdict advises keeps the default's density
+// where it matters.
 func parseRange(arg string) (string, span, error) {
 	name, rest, ok := strings.Cut(arg, "=")
 	if !ok {
@@ -169,11 +174,15 @@ func parseRange(arg string) (string, span, error) {
 		}
 		*dst = v
 	}
+	// The family's default spacing (docs/fdreplay.md's table), but linear
+	// from a LO of 0 or below, where no geometric spacing starts.
+	sp.log = fam.LogSpaced() && sp.lo > 0
 	if len(parts) == 3 {
 		switch parts[2] {
 		case "log":
 			sp.log = true
 		case "lin", "linear":
+			sp.log = false
 		default:
 			return "", span{}, fmt.Errorf("--range %q: spacing must be log or lin, got %q", arg, parts[2])
 		}

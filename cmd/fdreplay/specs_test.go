@@ -108,3 +108,30 @@ func TestDetectorNamesFromRegistry(t *testing.T) {
 		}
 	}
 }
+
+// A --range without a spacing takes the family's default sweep's (user48
+// F36: the verdict's advice --range sfd=0.025:200 was spaced linearly,
+// one point below 5 ms where the default had 20), but linear from a LO of
+// 0 or below; :log and :lin choose.
+func TestRangeDefaultSpacing(t *testing.T) {
+	for _, tc := range []struct {
+		arg  string
+		name string
+		log  bool
+	}{
+		{"sfd=0.025:200", "sfd", true},
+		{"chen=1ms:10s", "chen", true},
+		{"chen=0:500ms", "chen", false},
+		{"chen=1ms:10s:lin", "chen", false},
+		{"phi=1:12", "phi-normal", false},
+		{"phi=1:12:log", "phi-normal", true},
+		{"satzger=0.5:0.9", "satzger", false},
+		{"cassandra=0.25:16", "phi-cassandra", true},
+		{"jacobson=0.5:64", "jacobson", true},
+	} {
+		name, sp, err := parseRange(tc.arg)
+		require.NoError(t, err, tc.arg)
+		assert.Equal(t, tc.name, name, tc.arg)
+		assert.Equal(t, tc.log, sp.log, tc.arg)
+	}
+}
