@@ -80,9 +80,10 @@ type OperatingPoint struct {
 	// with the setting solved again in every bootstrap resample, so that
 	// it includes the uncertainty of the MR (and QAP) estimate that the
 	// setting was chosen by. MetShare is the share of resamples in which
-	// a setting in the solver's bracket met the targets.
-	TDCI     [2]time.Duration `json:"td_ci_ns"`
-	MetShare float64          `json:"met_share"`
+	// a setting in the solver's bracket met the targets. In JSON TDCI is
+	// null when not Found, and an unbounded end null (DurationCI).
+	TDCI     DurationCI `json:"td_ci_ns"`
+	MetShare float64    `json:"met_share"`
 	// Holdout: the family tuned on the early part of the stream only and
 	// its figures on that part (in sample) and on the rest (held out).
 	Holdout *HoldoutFigures `json:"holdout,omitempty"`
@@ -124,9 +125,9 @@ type Rival struct {
 	// points (negative: Best detects faster), with the 95 % percentile
 	// interval of the paired, re-solved bootstrap; P is its two-sided
 	// bootstrap p-value.
-	TDDiff   time.Duration    `json:"td_diff_ns"`
-	TDDiffCI [2]time.Duration `json:"td_diff_ci_ns"`
-	P        float64          `json:"p"`
+	TDDiff   time.Duration `json:"td_diff_ns"`
+	TDDiffCI DurationCI    `json:"td_diff_ci_ns"`
+	P        float64       `json:"p"`
 	// Significant: the difference is non-zero at the 5 % level after
 	// Holm's correction over all rivals of the stream (Holm, Scand. J.
 	// Statist. 6(2), 1979), and the trace can confirm the targets.
