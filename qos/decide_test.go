@@ -234,3 +234,13 @@ func TestDecideInvalid(t *testing.T) {
 		assert.ErrorContains(t, err, c.want, name)
 	}
 }
+
+// A holdout that leaves too little to tune or report on says so, with the
+// shares that would do (user48 F19: --holdout 0.99 dropped the
+// out-of-sample section without a word).
+func TestHoldoutSkipped(t *testing.T) {
+	assert.Equal(t, "a holdout of 99% leaves 1 of the stream's 102 time cells to tune on and 101 to report on, where each part needs 4: give a share between 0.04 and 0.96",
+		holdoutSkipped(0.99, 1, 101, 102, 4))
+	assert.Equal(t, "a holdout of 50% leaves 4 of the stream's 7 time cells to tune on and 3 to report on, where each part needs 4: the stream is too short for any holdout",
+		holdoutSkipped(0.5, 4, 3, 7, 4))
+}

@@ -1,7 +1,9 @@
 package qos
 
 import (
+	"fmt"
 	"math"
+	"strconv"
 	"time"
 )
 
@@ -104,8 +106,10 @@ func (v *Verdict) holdout(svs []*solver, r cellRange, share float64, t Targets) 
 	if share <= 0 {
 		return
 	}
-	split := r.lo + int(math.Round((1-share)*float64(r.hi-r.lo)))
-	if split-r.lo < minCells/2 || r.hi-split < minCells/2 {
+	n, least := r.hi-r.lo, minCells/2
+	split := r.lo + int(math.Round((1-share)*float64(n)))
+	if split-r.lo < least || r.hi-split < least {
+		v.HoldoutSkipped = holdoutSkipped(share, split-r.lo, r.hi-split, n, least)
 		return
 	}
 	v.Holdout = share
@@ -137,6 +141,19 @@ func (v *Verdict) holdout(svs []*solver, r cellRange, share float64, t Targets) 
 		}
 		v.Ops[i].Holdout = h
 	}
+}
+
+// holdoutSkipped says why a holdout of share cannot be computed: tuning
+// on early cells and reporting on late ones, of n, needs least of each;
+// it names the shares that would do, if any.
+func holdoutSkipped(share float64, early, late, n, least int) string {
+	why := fmt.Sprintf("a holdout of %s%% leaves %d of the stream's %d time cells to tune on and %d to report on, where each part needs %d",
+		strconv.FormatFloat(100*share, 'g', 3, 64), early, n, late, least)
+	if n < 2*least+1 {
+		return why + ": the stream is too short for any holdout"
+	}
+	lo, hi := float64(least)/float64(n), 1-float64(least)/float64(n)
+	return fmt.Sprintf("%s: give a share between %s and %s", why, strconv.FormatFloat(math.Ceil(lo*100)/100, 'g', 3, 64), strconv.FormatFloat(math.Floor(hi*100)/100, 'g', 3, 64))
 }
 
 func splitFigures(q qosSums) SplitFigures {

@@ -45,6 +45,10 @@ type Verdict struct {
 	// out-of-sample figures (OperatingPoint.Holdout) are reported on after
 	// tuning on the rest; 0 when they were not computed.
 	Holdout float64 `json:"holdout"`
+	// HoldoutSkipped says why the out-of-sample figures asked for were not
+	// computed (a part of the stream too short to tune or report on), ""
+	// when they were or were not asked for.
+	HoldoutSkipped string `json:"holdout_skipped,omitempty"`
 	// NotCompared names the detectors of the run that were not swept
 	// (set by the caller: Decide sees only the families it is given), so
 	// that the text does not call the compared ones all there is.

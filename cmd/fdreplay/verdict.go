@@ -89,6 +89,9 @@ func printOperatingPoints(w io.Writer, vs []qos.Verdict, t qos.Targets) error {
 	}
 	fmt.Fprintln(w)
 	for _, v := range vs {
+		if v.HoldoutSkipped != "" {
+			fmt.Fprintf(w, "out of sample, sender %s: none: %s\n\n", v.Stream, v.HoldoutSkipped)
+		}
 		rows := v.HoldoutRows()
 		if len(rows) == 0 {
 			continue
