@@ -121,27 +121,43 @@ func TestOwnBroadcastDropped(t *testing.T) {
 // TestStrangersBroadcastsNotRelayed: broadcasts in a packet whose sender
 // a does not hold alive or suspect at the address it came from (a
 // stranger, a member's ID sent from elsewhere, a member held dead) are
-// delivered and not passed on (Stats.BroadcastsUnrelayed); from b, held
-// alive at its address, they are queued to pass on.
+// delivered and not passed on (Stats.BroadcastsUnrelayed) when they fill
+// a gap below the highest number a delivered from their origin, and
+// dropped otherwise (Stats.BroadcastsUnvouched): from an origin a has
+// none from, or above its highest, where they would raise its window
+// over the origin's genuine numbers (issue 27, atk27 F2). From b, held
+// alive at its address, they are queued to pass on, and an origin's
+// number above the dropped ones is delivered.
 func TestStrangersBroadcastsNotRelayed(t *testing.T) {
 	a := newTest(t, "a", ModeLifeguard, nil, "b", "c", "d")
 	require.NoError(t, a.Step(time.Millisecond, gossipFrom("c", Update{Kind: UpdateDead, Node: node("d"), From: "c"})))
 	drain(a)
+	o := func(from string, seq uint64) *Packet {
+		return &Packet{Kind: MsgGossip, From: node(from), Broadcasts: []Broadcast{{Origin: "o", Seq: seq, Data: fmt.Appendf(nil, "%d", seq)}}}
+	}
 	require.NoError(t, a.Step(2*time.Millisecond, relayedBroadcasts("x", 0, 3)))
 	require.NoError(t, a.StepFromOtherSource(2*time.Millisecond, relayedBroadcasts("b", 3, 2)))
 	require.NoError(t, a.Step(2*time.Millisecond, relayedBroadcasts("d", 5, 1)))
-	r := a.Ready()
-	assert.Len(t, r.Messages, 6)
-	for _, m := range r.Messages {
-		assert.True(t, m.Broadcast)
-	}
-	assert.Empty(t, a.app.queue)
-	assert.Equal(t, 6, a.Stats().BroadcastsUnrelayed)
+	assert.Empty(t, a.Ready().Messages, "origins a has nothing from")
+	assert.Equal(t, 6, a.Stats().BroadcastsUnvouched)
 
-	require.NoError(t, a.Step(3*time.Millisecond, relayedBroadcasts("b", 6, 2)))
-	assert.Len(t, a.Ready().Messages, 2)
+	require.NoError(t, a.Step(3*time.Millisecond, o("b", 5))) // o's window at 5
+	require.NoError(t, a.Step(3*time.Millisecond, o("x", 3)))
+	require.NoError(t, a.StepFromOtherSource(3*time.Millisecond, o("b", 4)))
+	require.NoError(t, a.Step(3*time.Millisecond, o("d", 1<<40)))
+	require.NoError(t, a.Step(3*time.Millisecond, o("x", 6)))
+	var got []string
+	for _, m := range a.Ready().Messages {
+		got = append(got, string(m.Data))
+	}
+	assert.Equal(t, []string{"5", "3", "4"}, got, "gaps below 5 delivered; 2^40 and 6 above it dropped")
+	assert.Equal(t, 2, a.Stats().BroadcastsUnrelayed)
+	assert.Equal(t, 8, a.Stats().BroadcastsUnvouched)
+	assert.Len(t, a.app.queue, 1, "only b's is passed on")
+
+	require.NoError(t, a.Step(4*time.Millisecond, o("b", 6)))
+	assert.Len(t, a.Ready().Messages, 1, "o's next number, from b: not silenced")
 	assert.Len(t, a.app.queue, 2)
-	assert.Equal(t, 6, a.Stats().BroadcastsUnrelayed)
 }
 
 // TestLiveOriginsBeforeMadeUp: among relayed broadcasts, those whose

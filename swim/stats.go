@@ -193,7 +193,9 @@ type GuardStats struct {
 // because its own filled the queue; BroadcastsUnrelayed: broadcasts
 // delivered but not passed on because their packet's sender was not held
 // alive or suspect at the address it came from (swim/usermsg.go,
-// receiveBroadcasts); BroadcastsSuperseded: queued broadcasts removed by a newer one
+// receiveBroadcasts); BroadcastsUnvouched: broadcasts from such a sender
+// dropped undelivered, numbered above every number delivered from their
+// origin or from an origin none was delivered from; BroadcastsSuperseded: queued broadcasts removed by a newer one
 // with the same origin and key; BroadcastOriginsForgotten: delivery
 // windows forgotten to bound memory (MaxMembers origins);
 // BroadcastsImplausible: received broadcasts numbered above
@@ -213,6 +215,7 @@ type AppStats struct {
 	BroadcastsSuperseded, BroadcastOriginsForgotten         int
 	BroadcastsImplausible                                   int
 	BroadcastsOwnDropped, BroadcastsUnrelayed               int
+	BroadcastsUnvouched                                     int
 	MessagesSent, MessagesReceived, MessagesUnqueued        int
 	StatesSent, StatesReceived, StatesTooLarge              int
 	StatesWithheld                                          int

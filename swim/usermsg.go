@@ -142,6 +142,12 @@ type seenWindow struct {
 // reordering of one origin's broadcasts tolerated.
 const seenLen = 64
 
+// above reports whether seq is above every number remembered (or none
+// is).
+func (w *seenWindow) above(seq uint64) bool {
+	return len(w.nums) == 0 || seq > w.nums[len(w.nums)-1]
+}
+
 // fresh reports whether seq is new, and marks it seen. Below the lowest
 // of seenLen remembered numbers it is taken as seen (old news: such a
 // broadcast has finished spreading long ago, or is a replay).
@@ -439,7 +445,11 @@ func (m *Member) attachBroadcasts(to ID, budget int) []Broadcast {
 // address it came from (inbound.liveSender false: a stranger, a member
 // held dead, StepFromOtherSource): its broadcasts are delivered, not
 // passed on (Stats.BroadcastsUnrelayed), so that an outsider's flood does
-// not take the queue that carries the members' own broadcasts. A member
+// not take the queue that carries the members' own broadcasts, and only
+// when they fill a gap below the highest number delivered from their
+// origin; the others are dropped (Stats.BroadcastsUnvouched), so that
+// such a sender can neither raise an origin's window above its genuine
+// numbers nor make this member remember made-up origins. A member
 // piggybacks broadcasts only on packets to members it verified, which as
 // a rule hold it alive too and relay them.
 func (m *Member) receiveBroadcasts(now time.Duration, from ID, bs []Broadcast, relay bool) {
@@ -452,6 +462,17 @@ func (m *Member) receiveBroadcasts(now time.Duration, from ID, bs []Broadcast, r
 			continue
 		}
 		w := m.app.seen[b.Origin]
+		if !relay && (w == nil || w.above(b.Seq)) {
+			// From a sender not held live, only a gap below what the
+			// origin's window holds: a number above it would raise the
+			// window for every later genuine broadcast, and 64 forged
+			// numbers under the ceiling, renewed every MaxBroadcastLead,
+			// silenced an origin for as long as a stranger kept sending
+			// (issue 27, atk27 F2). Members that hold the sender live
+			// pass its genuine broadcasts on.
+			m.stats.BroadcastsUnvouched++
+			continue
+		}
 		if w == nil {
 			if m.app.seen == nil {
 				m.app.seen = make(map[ID]*seenWindow)

@@ -213,6 +213,7 @@ func TestForgedJoinNotReflected(t *testing.T) {
 func TestForgedBroadcastNumberRefused(t *testing.T) {
 	a := start(t, Config{Plain: true})
 	u := newPlainPeer(t)
+	u.announce(t, a) // a member, whose broadcasts may raise o's numbers
 	send := func(seq uint64) { u.broadcast(t, a, seq) }
 	send(^uint64(0))
 	require.Eventually(t, func() bool { return a.Stats().Protocol.BroadcastsImplausible == 1 }, 3*time.Second, 10*time.Millisecond)
@@ -229,6 +230,7 @@ func TestBroadcastCeilingFollowsWallClock(t *testing.T) {
 	skew.Store(int64(-60 * time.Second))
 	a := start(t, Config{Plain: true, wallSkew: func() time.Duration { return time.Duration(skew.Load()) }})
 	u := newPlainPeer(t)
+	u.announce(t, a)
 	send := func(seq uint64) { u.broadcast(t, a, seq) }
 	// 60 s behind, more than MaxBroadcastLead: o's honest number looks forged.
 	send(uint64(time.Now().UnixNano()))
@@ -238,6 +240,26 @@ func TestBroadcastCeilingFollowsWallClock(t *testing.T) {
 	require.Eventually(t, func() bool { return a.Stats().Protocol.BroadcastsReceived == 1 }, 3*time.Second, 10*time.Millisecond,
 		"an honest number refused after the clock was corrected")
 	assert.EqualValues(t, 1, a.Stats().Protocol.BroadcastsImplausible)
+}
+
+// announce sends a gossip from "x" with its own Alive at the peer's
+// address and waits until a holds x alive: a's view then holds the
+// peer live where its packets come from, and it takes broadcasts the peer
+// sends numbered above what it delivered from their origin (a stranger's
+// are dropped, swim.Stats.BroadcastsUnvouched).
+func (p *plainPeer) announce(t *testing.T, a *Agent) {
+	t.Helper()
+	x := swim.Node{ID: "x", Addr: p.addr()}
+	p.send(t, a, &swim.Packet{Kind: swim.MsgGossip, From: x, To: a.Self(),
+		Updates: []swim.Update{{Kind: swim.UpdateAlive, Node: x, From: "x"}}})
+	require.Eventually(t, func() bool {
+		for _, m := range a.Members() {
+			if m.Node.ID == "x" && m.State == swim.StateAlive {
+				return true
+			}
+		}
+		return false
+	}, 3*time.Second, 10*time.Millisecond, "x announced")
 }
 
 // broadcast sends a gossip from "x" carrying one broadcast, "x" from

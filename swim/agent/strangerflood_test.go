@@ -117,8 +117,9 @@ func TestStrangerDeadFloodNoDeath(t *testing.T) {
 // stranger floods as[1] with MsgGossip datagrams each carrying 45
 // application broadcasts from ever new origins (about 11,000 a second),
 // as[1] broadcasts 20 writes 100 ms apart. Every other member receives
-// all 20: a stranger's broadcasts are delivered at as[1], not relayed,
-// and as[1]'s own are never dropped for relayed ones. The insider
+// all 20: a stranger's broadcasts are not relayed (from made-up
+// origins, not even delivered: BroadcastsUnvouched), and as[1]'s own are
+// never dropped for relayed ones. The insider
 // variant: the flooder joins first (a member held alive at its address,
 // acking pings), so as[1] relays its broadcasts, and its own still go
 // first. Before, the four others got 0-6 of the 20 (user46's four runs).
@@ -230,7 +231,7 @@ func TestStrangerBroadcastFloodKeepsOwn(t *testing.T) {
 			if insider {
 				assert.Positive(t, ps.BroadcastsDropped, "the insider's broadcasts were relayed and filled the queue")
 			} else {
-				assert.Positive(t, ps.BroadcastsUnrelayed, "the stranger's broadcasts were delivered, not relayed")
+				assert.Positive(t, ps.BroadcastsUnvouched, "the stranger's broadcasts from made-up origins were dropped, not delivered")
 				assert.Zero(t, ps.BroadcastsDropped)
 			}
 		})
