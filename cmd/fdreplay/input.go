@@ -76,7 +76,15 @@ func notEvaluated(in *input, s settings, entries []string) string {
 			why = after + fmt.Sprintf(" (the adaptive ones fill their windows first: %s; lower %s in the spec or replay a longer stream)", strings.Join(own, ", "), them)
 		}
 	}
-	return fmt.Sprintf("%s: sender %s: no heartbeat evaluated: %d fresh heartbeat(s), %s", in.file, displaySender(in), fresh, why)
+	return fmt.Sprintf("%s: sender %s: no heartbeat evaluated: %d fresh heartbeat(s), %s", in.where(), displaySender(in), fresh, why)
+}
+
+// where is the file and line of the stream's first record, file:line.
+func (in *input) where() string {
+	if in.line <= 0 {
+		return in.file
+	}
+	return fmt.Sprintf("%s:%d", in.file, in.line)
 }
 
 // streamSettings derives the detector settings for one stream.

@@ -56,8 +56,12 @@ func loadInputs(o options, files []string, stderr io.Writer) ([]input, error) {
 		closeInputs(set.ins)
 		return nil, err
 	}
-	uniqueNames(set.ins)
-	return set.ins, nil
+	ins, err := dropNoInterval(set.ins, stderr)
+	if err != nil {
+		return nil, err
+	}
+	uniqueNames(ins)
+	return ins, nil
 }
 
 // readerConfig are the trace reader's options from the flags.
@@ -195,6 +199,7 @@ type epochStream struct {
 	unsorted   bool          // some arrival is earlier than the one before it
 	latest     time.Duration // the latest arrival so far, read at line latestLine
 	latestLine int
+	line       int          // the line of its first record
 	spool      *trace.Spool // the heartbeats, once the input is too large for memory
 }
 
@@ -390,7 +395,7 @@ func (l *traceLoad) stream(sender string, idx, epoch, line int) (*epochStream, e
 		if len(l.all) >= l.streamsLeft {
 			return nil, tooManyStreams(l.o, fmt.Sprintf("%s:%d: sender %q", l.name, line, sender))
 		}
-		e := &epochStream{sender: sender, epoch: len(es) + 1}
+		e := &epochStream{sender: sender, epoch: len(es) + 1, line: line}
 		if l.inMemory < 0 {
 			var err error
 			if e.spool, err = trace.NewSpool(""); err != nil {
@@ -478,7 +483,7 @@ func newInput(s *epochStream, file, name string, hdr time.Duration, epochs int, 
 	if s.unsorted {
 		slices.SortStableFunc(s.hbs, func(a, b detector.Heartbeat) int { return cmp.Compare(a.Arrival, b.Arrival) })
 	}
-	in := input{file: name, sender: s.sender, hdr: hdr, hbs: slices.Clip(s.hbs), spool: s.spool, epoch: s.epoch, epochs: epochs}
+	in := input{file: name, line: s.line, sender: s.sender, hdr: hdr, hbs: slices.Clip(s.hbs), spool: s.spool, epoch: s.epoch, epochs: epochs}
 	in.name = s.sender
 	if in.name == "" {
 		in.name = "stream"
@@ -546,13 +551,43 @@ func newInput(s *epochStream, file, name string, hdr time.Duration, epochs int, 
 			return in, fmt.Errorf("%s: %w", what, err)
 		}
 	}
-	if in.interval <= 0 {
-		return in, fmt.Errorf("%s: cannot estimate the heartbeat interval; give --interval", what)
-	}
-	if err := checkArrivalsMove(in.stats, in.interval); err != nil {
-		return in, fmt.Errorf("%s: %w", what, err)
+	// in.interval ≤ 0: Δ cannot be estimated (one heartbeat, or no step
+	// between two); dropNoInterval leaves the stream out.
+	if in.interval > 0 {
+		if err := checkArrivalsMove(in.stats, in.interval); err != nil {
+			return in, fmt.Errorf("%s: %w", what, err)
+		}
 	}
 	return in, nil
+}
+
+// dropNoInterval returns the inputs whose Δ is known, leaving out with a
+// warning (as keepEvaluated leaves out a stream too short for the
+// warm-up) those whose Δ the timestamps cannot give: a stray record of
+// another sender does not stop the replay of the others. When none is
+// left that is the error. The inputs left out are closed.
+func dropNoInterval(ins []input, stderr io.Writer) ([]input, error) {
+	var kept []input
+	var dropped []string
+	for i := range ins {
+		in := &ins[i]
+		if in.interval > 0 {
+			kept = append(kept, *in)
+			continue
+		}
+		dropped = append(dropped, fmt.Sprintf("%s: sender %s: no heartbeat evaluated: the heartbeat interval cannot be estimated from its %d heartbeat(s) (give --interval)", in.where(), displaySender(in), in.len()))
+		closeInputs(ins[i : i+1])
+	}
+	if len(kept) == 0 && len(dropped) > 0 {
+		if len(dropped) == 1 {
+			return nil, errors.New(dropped[0])
+		}
+		return nil, fmt.Errorf("no stream could be evaluated (%d streams; first: %s)", len(dropped), dropped[0])
+	}
+	for _, d := range dropped {
+		fmt.Fprintf(stderr, "fdreplay: warning: skipped %s\n", d)
+	}
+	return kept, nil
 }
 
 // The plausible range of a heartbeat interval and of a one-way delay read

@@ -22,6 +22,7 @@ import (
 type input struct {
 	name     string // stream name used in tables, files and curves
 	file     string
+	line     int // the line of the stream's first record in file
 	sender   string
 	hbs      []detector.Heartbeat // in memory; nil when spooled
 	spool    *trace.Spool         // the heartbeats on disk when not in memory
@@ -310,7 +311,7 @@ func keepEvaluated(o options, runs []streamRun, table []qos.Curve, stderr io.Wri
 // --detectors entries (o.detectors), for a window set in a spec.
 func droppedText(r streamRun, first qos.Curve, entries []string) string {
 	if e := first.Err; e != nil && !errors.Is(e, qos.ErrNoEvaluation) {
-		return fmt.Sprintf("%s: sender %s: %s", r.in.file, displaySender(r.in), e) // not a warm-up problem: say what it is
+		return fmt.Sprintf("%s: sender %s: %s", r.in.where(), displaySender(r.in), e) // not a warm-up problem: say what it is
 	}
 	return notEvaluated(r.in, r.set, entries)
 }

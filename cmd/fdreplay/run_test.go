@@ -290,7 +290,7 @@ func TestNothingEvaluated(t *testing.T) {
 	}
 	code, out, errOut := runCmd("--warmup", "20", "--out", filepath.Join(dir, "res"), short)
 	require.Equal(t, 1, code)
-	assert.Equal(t, "fdreplay: "+short+": sender 4: no heartbeat evaluated: 10 fresh heartbeat(s), all in the warm-up of 20 (window n = 2; lower --warmup or --window)\n", errOut)
+	assert.Equal(t, "fdreplay: "+short+":1: sender 4: no heartbeat evaluated: 10 fresh heartbeat(s), all in the warm-up of 20 (window n = 2; lower --warmup or --window)\n", errOut)
 	assert.Empty(t, out)
 	assert.NoDirExists(t, filepath.Join(dir, "res"), "nothing written, the directory the run made removed")
 
@@ -302,12 +302,34 @@ func TestNothingEvaluated(t *testing.T) {
 	}
 	mixed := filepath.Join(dir, "mixed.txt")
 	require.NoError(t, os.WriteFile(mixed, []byte(two.String()), 0o644))
-	code, out, errOut = runCmd("--warmup", "15", "--window", "5", mixed)
-	require.Equal(t, 0, code, errOut)
-	assert.Contains(t, errOut, "warning: skipped "+mixed+": sender 4: no heartbeat evaluated")
-	assert.NotContains(t, out, "sender 4 ")
-	assert.Contains(t, out, "sender 5 ")
-	assertAllEvaluated(t, out)
+	// One stray record of sender 4 among sender 5's: its Δ cannot be
+	// estimated without --interval, and it is skipped with the same
+	// warning as a stream too short for the warm-up, naming its line
+	// (user48's F1: it stopped the run, naming no line, and with
+	// --interval it was skipped).
+	stray := filepath.Join(dir, "stray.txt")
+	require.NoError(t, os.WriteFile(stray, []byte(strings.Join(strings.SplitAfter(two.String(), "\n")[10:30], "")+"4 1 100000000 120000000 3\n"+strings.Join(strings.SplitAfter(two.String(), "\n")[30:], "")), 0o644))
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--warmup", "15", "--window", "5", mixed}, mixed + ":1: sender 4: no heartbeat evaluated: 10 fresh heartbeat(s), all in the warm-up of 15"},
+		{[]string{"--window", "5", stray}, stray + ":21: sender 4: no heartbeat evaluated: the heartbeat interval cannot be estimated from its 1 heartbeat(s) (give --interval)"},
+		{[]string{"--window", "5", "--interval", "100ms", stray}, stray + ":21: sender 4: no heartbeat evaluated: 1 fresh heartbeat(s), all in the warm-up of 5"},
+	} {
+		code, out, errOut = runCmd(c.args...)
+		require.Equal(t, 0, code, "%v: %s", c.args, errOut)
+		assert.Contains(t, errOut, "fdreplay: warning: skipped "+c.want, "%v", c.args)
+		assert.Equal(t, 1, strings.Count(errOut, "\n"), "one line: %q", errOut)
+		assert.NotContains(t, out, "sender 4 ", "%v", c.args)
+		assert.Contains(t, out, "sender 5 ", "%v", c.args)
+		assertAllEvaluated(t, out)
+	}
+	// Nothing left: the stray record alone is the error, naming its line.
+	code, out, errOut = runCmd("--sender", "4", stray)
+	assert.Equal(t, 1, code)
+	assert.Empty(t, out)
+	assert.Equal(t, "fdreplay: "+stray+":21: sender 4: no heartbeat evaluated: the heartbeat interval cannot be estimated from its 1 heartbeat(s) (give --interval)\n", errOut)
 }
 
 // With --warmup 0, a stream that no detector evaluates was held by the
@@ -318,13 +340,13 @@ func TestNothingEvaluatedPastZeroWarmUp(t *testing.T) {
 	code, out, errOut := runCmd("--warmup", "0", "-d", "chen", "--interval", "100ms", one)
 	assert.Equal(t, 1, code)
 	assert.Empty(t, out)
-	assert.Equal(t, "fdreplay: "+one+": sender 4: no heartbeat evaluated: 1 fresh heartbeat(s), no warm-up, and the detectors were still warming up after them (the adaptive ones fill a window of n = 2 first; lower --window or replay a longer stream)\n", errOut)
+	assert.Equal(t, "fdreplay: "+one+":1: sender 4: no heartbeat evaluated: 1 fresh heartbeat(s), no warm-up, and the detectors were still warming up after them (the adaptive ones fill a window of n = 2 first; lower --window or replay a longer stream)\n", errOut)
 
 	three := writeFile(t, "three.txt", "4 1 100000000 120000000 3\n4 2 200000000 220000000 3\n4 3 300000000 320000000 3\n")
 	code, out, errOut = runCmd("--warmup", "1", "--window", "5", "-d", "chen", "--interval", "100ms", three)
 	assert.Equal(t, 1, code)
 	assert.Empty(t, out)
-	assert.Equal(t, "fdreplay: "+three+": sender 4: no heartbeat evaluated: 3 fresh heartbeat(s), warm-up 1, and the detectors were still warming up after the other 2 (the adaptive ones fill a window of n = 5 first; lower --window or replay a longer stream)\n", errOut)
+	assert.Equal(t, "fdreplay: "+three+":1: sender 4: no heartbeat evaluated: 3 fresh heartbeat(s), warm-up 1, and the detectors were still warming up after the other 2 (the adaptive ones fill a window of n = 5 first; lower --window or replay a longer stream)\n", errOut)
 }
 
 // A window set in a spec is named as given, not as --window, which does
@@ -333,7 +355,7 @@ func TestNothingEvaluatedPastZeroWarmUp(t *testing.T) {
 // windows up to 1048576 where --window stops at 100000).
 func TestSpecWindowNamed(t *testing.T) {
 	three := writeFile(t, "three.txt", "4 1 100000000 120000000 3\n4 2 200000000 220000000 3\n4 3 300000000 320000000 3\n")
-	prefix := "fdreplay: " + three + ": sender 4: no heartbeat evaluated: 3 fresh heartbeat(s), warm-up 1, and the detectors were still warming up after the other 2 "
+	prefix := "fdreplay: " + three + ":1: sender 4: no heartbeat evaluated: 3 fresh heartbeat(s), warm-up 1, and the detectors were still warming up after the other 2 "
 	code, _, errOut := runCmd("--warmup", "1", "-d", "chen(window=100000)", "--interval", "100ms", three)
 	assert.Equal(t, 1, code)
 	assert.Equal(t, prefix+"(the adaptive ones fill their windows first: chen(window=100000): window=100000; lower it in the spec or replay a longer stream)\n", errOut)
