@@ -246,12 +246,39 @@ func TestPlotNamesDistinctPerStream(t *testing.T) {
 			fmt.Fprintf(&b, "%s %d %d %d\n", s, k, sent, sent+int64(i+1)*int64(time.Millisecond)+int64(k%7)*1000)
 		}
 	}
+	// Two 300-byte ids sharing their first 299 bytes (user48's F6: the
+	// run failed at the very end, "file name too long").
+	long := strings.Repeat("x", 300)
+	for k := range 300 {
+		for i, s := range []string{long, long[1:] + "y"} {
+			sent := int64(k) * int64(100*time.Millisecond)
+			fmt.Fprintf(&b, "%s %d %d %d\n", s, k, sent, sent+int64(i+1)*int64(time.Millisecond)+int64(k%5)*1000)
+		}
+	}
 	path := writeFile(t, "t.fdk", b.String())
 	out := filepath.Join(t.TempDir(), "out")
 	code, _, stderr := runIn(withMem(defaultMemHeartbeats), "-d", "chen", "--points", "3", "--no-progress", "--out", out, path)
 	require.Equal(t, 0, code, stderr)
-	for _, name := range []string{"a_b", "a_b~2", "a_b~3"} {
+	for _, name := range []string{"a_b", "a_b~2", "a_b~3", strings.Repeat("x", 71) + "~0d4e2ca9", strings.Repeat("x", 71) + "~d71979b4"} {
 		require.FileExists(t, filepath.Join(out, name+"-mr-td.svg"))
+	}
+}
+
+// plotBase bounds a name's length, cutting at a rune boundary and adding
+// 8 hexadecimal digits of the whole name's SHA-256 (sha256sum's first 8).
+func TestPlotBase(t *testing.T) {
+	for _, c := range []struct{ name, want string }{
+		{"p", "p"},
+		{"a/b\\c:d e", "a_b_c_d_e"},
+		{strings.Repeat("x", 80), strings.Repeat("x", 80)},
+		{strings.Repeat("x", 81), strings.Repeat("x", 71) + "~4d1f7bb8"},
+		{strings.Repeat("x", 300), strings.Repeat("x", 71) + "~0d4e2ca9"},
+		{strings.Repeat("x", 299) + "y", strings.Repeat("x", 71) + "~d71979b4"},
+		{strings.Repeat("é", 50), strings.Repeat("é", 35) + "~2d18fe4b"}, // byte 71 is inside an é
+	} {
+		got := plotBase(c.name)
+		assert.Equal(t, c.want, got, "%q", c.name)
+		assert.LessOrEqual(t, len(got), maxPlotBase, "%q", c.name)
 	}
 }
 

@@ -4,9 +4,12 @@
 package main
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/fdkit/fdkit/internal/outfile"
 	"github.com/fdkit/fdkit/qos"
@@ -152,12 +155,7 @@ func plotJobs(st *outfile.Staging, runs []streamRun, curves []qos.Curve) []*plot
 			end++
 		}
 		name := curves[start].Stream
-		safe := strings.Map(func(r rune) rune {
-			if r == '/' || r == '\\' || r == ':' || r == ' ' {
-				return '_'
-			}
-			return r
-		}, name)
+		safe := plotBase(name)
 		// Distinct streams may map to one name ("a/b", "a_b"): the later
 		// ones are numbered, in stream order, rather than overwrite it.
 		for i, base := 2, safe; used[safe]; i++ {
@@ -174,6 +172,37 @@ func plotJobs(st *outfile.Staging, runs []streamRun, curves []qos.Curve) []*plot
 		start = end
 	}
 	return jobs
+}
+
+// maxPlotBase bounds, in bytes, the part of a plot file's name that the
+// stream's name gives (plotBase), so that the names stay well under the
+// 255 bytes a file name has on common file systems (143 on eCryptfs)
+// whatever the sender id: user48's F6, a 300-byte id, failed the run at
+// the very end, after the whole replay.
+const maxPlotBase = 80
+
+// plotBase is the stream's name as it begins its plot files' names:
+// path separators, ':' and spaces become '_', and a name longer than
+// maxPlotBase bytes keeps its first bytes (whole runes) and ends with '~'
+// and 8 hexadecimal digits of the SHA-256 of the whole name, so that
+// streams whose names share a long beginning keep names of their own.
+// plotJobs numbers the names that still clash.
+func plotBase(name string) string {
+	safe := strings.Map(func(r rune) rune {
+		if r == '/' || r == '\\' || r == ':' || r == ' ' {
+			return '_'
+		}
+		return r
+	}, name)
+	if len(safe) <= maxPlotBase {
+		return safe
+	}
+	sum := sha256.Sum256([]byte(name))
+	cut := maxPlotBase - 9
+	for cut > 0 && !utf8.RuneStart(safe[cut]) {
+		cut--
+	}
+	return safe[:cut] + "~" + hex.EncodeToString(sum[:4])
 }
 
 // pdfExt is the format drawPDF writes and draw leaves to it.
