@@ -247,20 +247,44 @@ func TestPlotNamesDistinctPerStream(t *testing.T) {
 		}
 	}
 	// Two 300-byte ids sharing their first 299 bytes (user48's F6: the
-	// run failed at the very end, "file name too long").
+	// run failed at the very end, "file name too long"), an escape
+	// sequence and a leading '.' (F7: raw on the terminal and in a file
+	// name; hidden plots).
 	long := strings.Repeat("x", 300)
 	for k := range 300 {
-		for i, s := range []string{long, long[1:] + "y"} {
+		for i, s := range []string{long, long[1:] + "y", "\x1b[31mRED\x1b[0m", ".hidden"} {
 			sent := int64(k) * int64(100*time.Millisecond)
 			fmt.Fprintf(&b, "%s %d %d %d\n", s, k, sent, sent+int64(i+1)*int64(time.Millisecond)+int64(k%5)*1000)
 		}
 	}
 	path := writeFile(t, "t.fdk", b.String())
 	out := filepath.Join(t.TempDir(), "out")
-	code, _, stderr := runIn(withMem(defaultMemHeartbeats), "-d", "chen", "--points", "3", "--no-progress", "--out", out, path)
+	code, stdout, stderr := runIn(withMem(defaultMemHeartbeats), "-d", "chen", "--points", "3", "--no-progress", "--out", out, path)
 	require.Equal(t, 0, code, stderr)
-	for _, name := range []string{"a_b", "a_b~2", "a_b~3", strings.Repeat("x", 71) + "~0d4e2ca9", strings.Repeat("x", 71) + "~d71979b4"} {
+	for _, name := range []string{"a_b", "a_b~2", "a_b~3", strings.Repeat("x", 71) + "~0d4e2ca9", strings.Repeat("x", 71) + "~d71979b4", "_[31mRED_[0m", "_hidden"} {
 		require.FileExists(t, filepath.Join(out, name+"-mr-td.svg"))
+	}
+	assert.Contains(t, stdout, `sender "\x1b[31mRED\x1b[0m" (`)
+	assert.Contains(t, stdout, "sender .hidden (")
+	assert.NotContains(t, stdout+stderr, "\x1b")
+}
+
+// shown quotes, with Go's escapes, a name holding a character that is
+// not printable (user48's F7: an ANSI escape sequence in a sender id
+// repainted the terminal).
+func TestShown(t *testing.T) {
+	for _, c := range []struct{ s, want string }{
+		{"p", "p"},
+		{"a b", "a b"},
+		{"é/ü", "é/ü"},
+		{"\x1b[31mRED\x1b[0m", `"\x1b[31mRED\x1b[0m"`},
+		{"p\u202egnp.exe", `"p\u202egnp.exe"`},
+		{"p\nq", `"p\nq"`},
+		{"a\tb", `"a\tb"`},
+		{"\xff", `"\xff"`},
+		{"a\u00a0b", `"a\u00a0b"`},
+	} {
+		assert.Equal(t, c.want, shown(c.s), "%q", c.s)
 	}
 }
 
@@ -275,6 +299,17 @@ func TestPlotBase(t *testing.T) {
 		{strings.Repeat("x", 300), strings.Repeat("x", 71) + "~0d4e2ca9"},
 		{strings.Repeat("x", 299) + "y", strings.Repeat("x", 71) + "~d71979b4"},
 		{strings.Repeat("é", 50), strings.Repeat("é", 35) + "~2d18fe4b"}, // byte 71 is inside an é
+		// user48's F7: control and format characters, a leading '.'
+		// (hidden plots), the characters Windows refuses.
+		{"\x1b[31mRED\x1b[0m", "_[31mRED_[0m"},
+		{"p\u202egnp.exe", "p_gnp.exe"},
+		{"a\x00b\nc\u00a0d\u2028e", "a_b_c_d_e"},
+		{".hidden", "_hidden"},
+		{"../../evil", "_._.._evil"},
+		{"a.b.", "a.b."},
+		{`a<b>"c|d?e*`, "a_b__c_d_e_"},
+		{"\xff", "\ufffd"},
+		{"é", "é"},
 	} {
 		got := plotBase(c.name)
 		assert.Equal(t, c.want, got, "%q", c.name)

@@ -385,7 +385,7 @@ func sweepWarnings(stderr io.Writer, notes []string, curves []qos.Curve) {
 	}
 	for _, c := range curves {
 		if c.Err != nil {
-			fmt.Fprintf(stderr, "fdreplay: warning: %s %s: %s\n", c.Stream, c.Family, c.Err)
+			fmt.Fprintf(stderr, "fdreplay: warning: %s %s: %s\n", shown(c.Stream), c.Family, c.Err)
 		}
 	}
 }

@@ -79,7 +79,7 @@ func saturation(runs []streamRun, table, curves []qos.Curve) []string {
 		b, ok := bases[c.Stream]
 		if ok && b.saturated(c.Points[0].Result) {
 			c.Points, c.Err = nil, curveError("never suspects: "+satWhy)
-			warnings = append(warnings, fmt.Sprintf("fdreplay: warning: %s %s: %s", c.Stream, c.Family, c.Err))
+			warnings = append(warnings, fmt.Sprintf("fdreplay: warning: %s %s: %s", shown(c.Stream), c.Family, c.Err))
 		}
 	}
 	for i := range curves {
@@ -106,7 +106,7 @@ func saturation(runs []streamRun, table, curves []qos.Curve) []string {
 			c.Points, c.Err = nil, curveError("every setting never suspects: "+satWhy)
 		default:
 			c.Points = kept
-			warnings = append(warnings, fmt.Sprintf("fdreplay: warning: %s %s: %d setting(s) left out, the first %s=%s: they never suspect: %s", c.Stream, c.Family, len(left), c.Param, strconv.FormatFloat(left[0], 'g', 6, 64), satWhy))
+			warnings = append(warnings, fmt.Sprintf("fdreplay: warning: %s %s: %d setting(s) left out, the first %s=%s: they never suspect: %s", shown(c.Stream), c.Family, len(left), c.Param, strconv.FormatFloat(left[0], 'g', 6, 64), satWhy))
 		}
 	}
 	return warnings

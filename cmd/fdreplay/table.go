@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/fdkit/fdkit/phi"
 	"github.com/fdkit/fdkit/qos"
@@ -123,14 +124,29 @@ func familiesWith(r spec.OutageRule) string {
 	return strings.Join(names, " and ")
 }
 
+// displaySender is the stream's sender as the terminal shows it (shown),
+// with its incarnation when the sender restarted.
 func displaySender(in *input) string {
 	switch {
 	case in.sender == "":
-		return in.name
+		return shown(in.name)
 	case in.epochs > 1: // one incarnation of a restarted sender
-		return fmt.Sprintf("%s@%d", in.sender, in.epoch)
+		return fmt.Sprintf("%s@%d", shown(in.sender), in.epoch)
 	}
-	return in.sender
+	return shown(in.sender)
+}
+
+// shown is a sender id or a stream name as fdreplay prints it: as it is
+// when it is valid UTF-8 of printable characters and spaces
+// (strconv.IsPrint), else quoted with Go's escapes (strconv.Quote), so
+// that the control and format characters of a hostile trace's ids (an
+// escape sequence repainting the terminal, a right-to-left override)
+// never reach the terminal or a log raw (user48's F7).
+func shown(s string) string {
+	if utf8.ValidString(s) && !strings.ContainsFunc(s, func(r rune) bool { return !strconv.IsPrint(r) && r != ' ' }) {
+		return s
+	}
+	return strconv.Quote(s)
 }
 
 // printTable prints one row per detector (single-point curves).

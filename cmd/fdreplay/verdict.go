@@ -79,7 +79,7 @@ func printOperatingPoints(w io.Writer, vs []qos.Verdict, t qos.Targets) error {
 			default:
 				setting = nearestText(op, t)
 			}
-			if err := tb.Append([]string{v.Stream, op.Family, setting, tdCell(r), ci, mrCell(r), qapCell(r), note}); err != nil {
+			if err := tb.Append([]string{shown(v.Stream), op.Family, setting, tdCell(r), ci, mrCell(r), qapCell(r), note}); err != nil {
 				return err
 			}
 		}
@@ -97,7 +97,7 @@ func printOperatingPoints(w io.Writer, vs []qos.Verdict, t qos.Targets) error {
 			continue
 		}
 		fmt.Fprintf(w, "out of sample, sender %s: tuned on the first %s%% of the trace, reported there (in sample) and on the rest (held out)\n",
-			v.Stream, strconv.FormatFloat(100*(1-v.Holdout), 'g', 3, 64))
+			shown(v.Stream), strconv.FormatFloat(100*(1-v.Holdout), 'g', 3, 64))
 		tb := newTable(w, qos.HoldoutHeader, 2)
 		for _, r := range rows {
 			if err := tb.Append(r); err != nil {

@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -182,18 +183,25 @@ func plotJobs(st *outfile.Staging, runs []streamRun, curves []qos.Curve) []*plot
 const maxPlotBase = 80
 
 // plotBase is the stream's name as it begins its plot files' names:
-// path separators, ':' and spaces become '_', and a name longer than
-// maxPlotBase bytes keeps its first bytes (whole runes) and ends with '~'
-// and 8 hexadecimal digits of the SHA-256 of the whole name, so that
-// streams whose names share a long beginning keep names of their own.
+// path separators, the other characters Windows refuses in a name
+// (:<>"|?*), spaces, control and format characters and any other rune
+// strconv.IsPrint refuses become '_' (invalid UTF-8 becomes U+FFFD), as
+// does a leading '.', which would hide the plots (user48's F7); a name
+// longer than maxPlotBase bytes keeps its first bytes (whole runes) and
+// ends with '~' and 8 hexadecimal digits of the SHA-256 of the whole
+// name, so that streams whose names share a long beginning keep names of
+// their own.
 // plotJobs numbers the names that still clash.
 func plotBase(name string) string {
 	safe := strings.Map(func(r rune) rune {
-		if r == '/' || r == '\\' || r == ':' || r == ' ' {
+		if strings.ContainsRune(`/\:<>"|?* `, r) || !strconv.IsPrint(r) {
 			return '_'
 		}
 		return r
 	}, name)
+	if strings.HasPrefix(safe, ".") {
+		safe = "_" + safe[1:]
+	}
 	if len(safe) <= maxPlotBase {
 		return safe
 	}
@@ -217,7 +225,7 @@ func (p *plotJob) draw() error {
 		// rather than leave the user looking for the file. The MR
 		// figure shows points without mistakes at their 3/T bound.
 		if p.kind == figure.QAP {
-			p.note = fmt.Sprintf("fdreplay: note: no 1 − QAP plot for sender %s: no swept point ever suspected (0 has no place on a log scale)", p.stream)
+			p.note = fmt.Sprintf("fdreplay: note: no 1 − QAP plot for sender %s: no swept point ever suspected (0 has no place on a log scale)", shown(p.stream))
 		}
 		return nil
 	}
