@@ -41,7 +41,9 @@
 // Line 1 starts with "#fdkit-trace" followed by space-separated key=value
 // pairs: version (1), interval (the nominal heartbeat interval Δ, as a Go
 // duration; 0s when unknown), unit (of the sent and arrival columns: ns, us,
-// ms or s; the Writer always writes ns), and any other keys (Header.Meta).
+// ms or s; the Writer always writes ns), and any other keys (Header.Meta),
+// each key at most once: a key given twice is a *ParseError naming it and
+// both values.
 // Comment lines start with "#" and may only come before the column line,
 // which is exactly "sender seq sent arrival". Each further line is one
 // heartbeat with four space-separated fields: the sender id (no blanks; "-"

@@ -257,6 +257,7 @@ func (r *Reader) readFDKitHeader() error {
 	}
 	h := Header{}
 	var haveInterval, haveUnit bool
+	given := map[string][]byte{} // the header's values by key
 	r.unit = 0
 	for {
 		var kv []byte
@@ -268,6 +269,14 @@ func (r *Reader) readFDKitHeader() error {
 		if !ok || len(k) == 0 || len(v) == 0 {
 			return r.fieldErr("header", "key=value", kv)
 		}
+		// A key given twice is ambiguous: which value the writer meant is
+		// unknown, and "the last wins" silently read a 10× wrong interval
+		// or unit (user48's F2).
+		if prev, dup := given[string(k)]; dup {
+			return &ParseError{File: r.name, Line: r.line, Field: quoteGot(k), Want: "each key once in the header line",
+				Err: fmt.Errorf("given twice (%q, %q)", quoteGot(prev), quoteGot(v))}
+		}
+		given[string(k)] = v
 		switch string(k) {
 		case "version":
 			n, ok := parseUint(v)

@@ -240,18 +240,27 @@ func TestFDKitText(t *testing.T) {
 		in    string
 		line  int
 		field string
+		msg   string // the error's text, when given
 	}{
-		"version":   {"#fdkit-trace version=2 interval=1s unit=ns\nsender seq sent arrival\n", 1, "version"},
-		"no unit":   {"#fdkit-trace version=1 interval=1s\nsender seq sent arrival\n", 1, "unit"},
-		"bad ival":  {"#fdkit-trace version=1 interval=fast unit=ns\nsender seq sent arrival\n", 1, "interval"},
-		"columns":   {"#fdkit-trace version=1 interval=1s unit=ns\nsender seq arrival\n", 2, ""},
-		"no column": {"#fdkit-trace version=1 interval=1s unit=ns\n# c\n", 3, ""},
-		"bad seq":   {"#fdkit-trace version=1 interval=1s unit=ns\nsender seq sent arrival\np x 1 2\n", 3, "seq"},
-		"bad time":  {"#fdkit-trace version=1 interval=1s unit=ns\nsender seq sent arrival\np 1 1.5 2\n", 3, "sent"},
-		"late #":    {"#fdkit-trace version=1 interval=1s unit=ns\nsender seq sent arrival\n# x\n", 3, ""},
+		// A key given twice (user48's F2: the last one won silently).
+		"interval twice": {"#fdkit-trace version=1 interval=100ms interval=1s unit=ns\nsender seq sent arrival\n", 1, "interval",
+			`t.fdkit:1: field interval: want each key once in the header line: given twice ("100ms", "1s")`},
+		"unit twice": {"#fdkit-trace version=1 interval=100ms unit=ns unit=ms\nsender seq sent arrival\n", 1, "unit",
+			`t.fdkit:1: field unit: want each key once in the header line: given twice ("ns", "ms")`},
+		"version twice": {"#fdkit-trace version=1 version=1 interval=1s unit=ns\nsender seq sent arrival\n", 1, "version", ""},
+		"meta twice": {"\n#fdkit-trace version=1 interval=1s unit=ns host=a host=b\nsender seq sent arrival\n", 2, "host",
+			`t.fdkit:2: field host: want each key once in the header line: given twice ("a", "b")`},
+		"version":   {"#fdkit-trace version=2 interval=1s unit=ns\nsender seq sent arrival\n", 1, "version", ""},
+		"no unit":   {"#fdkit-trace version=1 interval=1s\nsender seq sent arrival\n", 1, "unit", ""},
+		"bad ival":  {"#fdkit-trace version=1 interval=fast unit=ns\nsender seq sent arrival\n", 1, "interval", ""},
+		"columns":   {"#fdkit-trace version=1 interval=1s unit=ns\nsender seq arrival\n", 2, "", ""},
+		"no column": {"#fdkit-trace version=1 interval=1s unit=ns\n# c\n", 3, "", ""},
+		"bad seq":   {"#fdkit-trace version=1 interval=1s unit=ns\nsender seq sent arrival\np x 1 2\n", 3, "seq", ""},
+		"bad time":  {"#fdkit-trace version=1 interval=1s unit=ns\nsender seq sent arrival\np 1 1.5 2\n", 3, "sent", ""},
+		"late #":    {"#fdkit-trace version=1 interval=1s unit=ns\nsender seq sent arrival\n# x\n", 3, "", ""},
 		// A value NewWriter would refuse (FuzzFDKit's 87f5ea59d4900bef).
-		"cr value": {"#fdkit-trace version=1 interval=1s unit=ns host=a\rb\nsender seq sent arrival\n", 1, "host"},
-		"bad utf8": {"#fdkit-trace version=1 interval=1s unit=ns host=a\xffb\nsender seq sent arrival\n", 1, ""}, // refused for the whole line
+		"cr value": {"#fdkit-trace version=1 interval=1s unit=ns host=a\rb\nsender seq sent arrival\n", 1, "host", ""},
+		"bad utf8": {"#fdkit-trace version=1 interval=1s unit=ns host=a\xffb\nsender seq sent arrival\n", 1, "", ""}, // refused for the whole line
 	} {
 		_, _, err := readString(t, c.in, ReaderConfig{Name: "t.fdkit"})
 		var pe *ParseError
@@ -259,6 +268,9 @@ func TestFDKitText(t *testing.T) {
 		assert.Equal(t, c.line, pe.Line, name)
 		assert.Equal(t, c.field, pe.Field, name)
 		assert.Equal(t, "t.fdkit", pe.File, name)
+		if c.msg != "" {
+			assert.EqualError(t, err, c.msg, name)
+		}
 	}
 
 	_, err = NewWriter(io.Discard, Header{Meta: map[string]string{"a b": "x"}}, NoCompression)
