@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"encoding/csv"
 	"io"
 	"strings"
 	"testing"
@@ -144,4 +145,31 @@ func TestCSVRecordTooLong(t *testing.T) {
 	recs, _, err := readString(t, head+"2,"+long+"5\n", ReaderConfig{Columns: cols})
 	require.NoError(t, err)
 	assert.Len(t, recs, 3)
+}
+
+// A quoting error is named in words at the line where it is: an unbalanced
+// quote at the line its quoted field opened, not where encoding/csv gave up
+// (user48's F3: "junbal.csv:1032: field column 22" for a quote opened on
+// line 50), with the byte where the reader stopped.
+func TestCSVQuoteErrors(t *testing.T) {
+	const head = "s,seq,sent,recv\na,1,2,3\n"
+	for _, c := range []struct {
+		name, in string
+		want     string
+		quote    error
+	}{
+		{"unbalanced to the end", head + "\"a,2,3,4\na,3,4,5\na,4,5,6\n",
+			`q.csv:3: want balanced quotes: the quoted field opened on this line runs on to line 5, byte 9, where its closing quote is missing or followed by more than a separator: extraneous or missing " in quoted-field`, csv.ErrQuote},
+		{"unbalanced to a later quote", head + "\"a,2,3,4\na,3,4,5\na,4,\"5\"6\na,5,6,7\n",
+			`q.csv:3: want balanced quotes: the quoted field opened on this line runs on to line 5, byte 5, where its closing quote is missing or followed by more than a separator: extraneous or missing " in quoted-field`, csv.ErrQuote},
+		{"text after the closing quote", head + "a,\"2\"x,3,4\n",
+			`q.csv:3: want a quoted field ending at its closing quote: byte 5: a quote inside a quoted field must be doubled (""), and the field must end (a separator or the line's end) right after its closing quote: extraneous or missing " in quoted-field`, csv.ErrQuote},
+		{"bare quote", head + "a,2\"x,3,4\n",
+			`q.csv:3: want no quote inside an unquoted field: byte 4: quote the whole field and double the quote inside it ("a""b"): bare " in non-quoted-field`, csv.ErrBareQuote},
+	} {
+		recs, _, err := readString(t, c.in, ReaderConfig{Name: "q.csv", Columns: Columns{Sender: "s", Seq: "seq", Sent: "sent", Arrival: "recv", Unit: time.Millisecond}})
+		assert.EqualError(t, err, c.want, c.name)
+		assert.ErrorIs(t, err, c.quote, c.name)
+		assert.Len(t, recs, 1, c.name)
+	}
 }

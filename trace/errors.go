@@ -1,6 +1,8 @@
 package trace
 
 import (
+	"encoding/csv"
+	"errors"
 	"fmt"
 	"strings"
 )
@@ -10,7 +12,8 @@ import (
 // found. Line is 0 when the problem is not tied to a line (for example a
 // corrupt compressed stream before the first line). Err, when set, is the
 // underlying error (for example io.ErrUnexpectedEOF for a truncated gzip
-// stream) and is returned by Unwrap.
+// stream, or encoding/csv's ErrQuote for an unbalanced quote) and is
+// returned by Unwrap.
 type ParseError struct {
 	File  string
 	Line  int
@@ -42,6 +45,14 @@ func (e *ParseError) Error() string {
 		fmt.Fprintf(&b, ": %v", e.Err)
 	}
 	return b.String()
+}
+
+// ofLine reports whether e is about the text of a line (a field, a
+// quote), which a lenient Reader skips, rather than about the stream (a
+// read error, a bound): the first have no underlying error but
+// encoding/csv's quoting errors.
+func (e *ParseError) ofLine() bool {
+	return e.Err == nil || errors.Is(e.Err, csv.ErrQuote) || errors.Is(e.Err, csv.ErrBareQuote)
 }
 
 // Unwrap returns the underlying error, if any.

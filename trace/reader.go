@@ -410,7 +410,7 @@ func (r *Reader) Next() (Record, error) {
 			}
 		}
 		pe := parseErrorOf(err)
-		if r.unterm && r.opt.Lenient && (err == nil || pe != nil && pe.Err == nil) {
+		if r.unterm && r.opt.Lenient && (err == nil || pe != nil && pe.ofLine()) {
 			// The input stops inside its last line: left out, since its
 			// last field may be cut inside a number that still parses.
 			r.truncated = &ParseError{File: r.name, Line: r.line,
@@ -434,7 +434,7 @@ func (r *Reader) Next() (Record, error) {
 			r.err = io.EOF
 			return Record{}, io.EOF
 		}
-		if r.opt.Lenient && pe != nil && pe.Err == nil && pe.Line > 0 {
+		if r.opt.Lenient && pe != nil && pe.ofLine() && pe.Line > 0 {
 			r.skipped++
 			if len(r.skippedErrs) < MaxSkippedErrors {
 				r.skippedErrs = append(r.skippedErrs, pe)

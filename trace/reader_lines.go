@@ -205,9 +205,34 @@ func (r *Reader) csvError(err error) error {
 		if ce.Err != nil && !errors.Is(err, csv.ErrBareQuote) && !errors.Is(err, csv.ErrQuote) && !errors.Is(err, csv.ErrFieldCount) {
 			return r.streamError(ce.Err)
 		}
-		return &ParseError{File: r.name, Line: ce.Line, Field: fmt.Sprintf("column %d", ce.Column), Want: "well-formed CSV", Got: ce.Err.Error()}
+		return csvSyntaxError(r.name, ce)
 	}
 	return r.streamError(err)
+}
+
+// csvSyntaxError says in words what is wrong with the CSV where ce
+// (encoding/csv's error, whose Column is a byte of its Line) found it. An
+// unbalanced quote is named at the line where its quoted field opened
+// (ce.StartLine): encoding/csv reads on to the next quote, or to the end of
+// the file, and its Line is where it stopped (user48's F3: an unbalanced
+// quote on line 50 was reported at line 1032, "column 22").
+func csvSyntaxError(name string, ce *csv.ParseError) *ParseError {
+	pe := &ParseError{File: name, Line: ce.Line, Want: "well-formed CSV"}
+	switch {
+	case errors.Is(ce.Err, csv.ErrQuote) && ce.StartLine < ce.Line:
+		pe.Line = ce.StartLine
+		pe.Want = "balanced quotes"
+		pe.Err = fmt.Errorf("the quoted field opened on this line runs on to line %d, byte %d, where its closing quote is missing or followed by more than a separator: %w", ce.Line, ce.Column, ce.Err)
+	case errors.Is(ce.Err, csv.ErrQuote):
+		pe.Want = "a quoted field ending at its closing quote"
+		pe.Err = fmt.Errorf("byte %d: a quote inside a quoted field must be doubled (\"\"), and the field must end (a separator or the line's end) right after its closing quote: %w", ce.Column, ce.Err)
+	case errors.Is(ce.Err, csv.ErrBareQuote):
+		pe.Want = "no quote inside an unquoted field"
+		pe.Err = fmt.Errorf("byte %d: quote the whole field and double the quote inside it (\"a\"\"b\"): %w", ce.Column, ce.Err)
+	default:
+		pe.Err = fmt.Errorf("byte %d: %w", ce.Column, ce.Err)
+	}
+	return pe
 }
 
 func (r *Reader) nextCSV() (Record, error) {
