@@ -488,6 +488,17 @@ func checkCSVFlags(o options, unitSet bool) error {
 	case strings.TrimSpace(parts[2]) == "" && strings.TrimSpace(parts[3]) == "":
 		return usageErr("--columns %q: name the sent or the arrival column (or both); replay needs times", o.columns)
 	}
+	// One header name for two roles reads one column twice (user48's F4:
+	// "host,host,..." failed on line 2 as a bad seq, read as a bad file).
+	// Names match the header as trace does: trimmed, case folded.
+	roles := [4]string{"sender", "seq", "sent", "arrival"}
+	for i, a := range parts {
+		for j := i + 1; j < len(parts); j++ {
+			if a, b := strings.TrimSpace(a), strings.TrimSpace(parts[j]); a != "" && strings.EqualFold(a, b) {
+				return usageErr("--columns %q: %q names both %s and %s; name a column of its own for each (leave a name empty when absent)", o.columns, a, roles[i], roles[j])
+			}
+		}
+	}
 	if _, err := trace.ParseUnit(o.unit); err != nil {
 		return usageErr("--unit %q: want ns, us, ms or s", o.unit)
 	}

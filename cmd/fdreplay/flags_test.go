@@ -43,6 +43,10 @@ func TestFlagsRefuseInvalidValues(t *testing.T) {
 		{[]string{"--unit", "ms"}, "--unit ms applies to CSV input only"},
 		{[]string{"--columns", "a,b"}, `--columns "a,b": want four comma-separated names`},
 		{[]string{"--columns", "h,s,,"}, "name the sent or the arrival column"},
+		// One header name for two roles (user48's F4: refused on line 2
+		// as a bad seq).
+		{[]string{"--columns", "host,host,sent_ms,recv_ms"}, `--columns "host,host,sent_ms,recv_ms": "host" names both sender and seq; name a column of its own for each`},
+		{[]string{"--columns", ",seq, T ,t"}, `--columns ",seq, T ,t": "T" names both sent and arrival`},
 		{[]string{"--columns", "h,s,t,a", "--unit", "min"}, `--unit "min": want ns, us, ms or s`},
 		{[]string{"--range", "phi=1:4", "--range", "phi=2:3"}, `--range "phi=2:3": phi-normal has a range already`},
 		{[]string{"--range", "chen=0:Inf"}, `--range "chen=0:Inf": bad value "Inf"`},
