@@ -201,6 +201,58 @@ func TestTruncatedXZ(t *testing.T) {
 	assert.ErrorIs(t, pe.Err, io.ErrUnexpectedEOF)
 }
 
+// An xz error names the line reached and the compressed byte where the
+// decompressor stopped; it gives a chunk's lines only once the chunk is
+// whole, so a file of one chunk cut short names line 1, with the byte
+// (user48's F5: "line 1 whatever was read").
+func TestXZErrorsNameByte(t *testing.T) {
+	xzOf := func(lines, block int) []byte {
+		var sb strings.Builder
+		for i := range lines {
+			sb.WriteString("2 " + strconv.Itoa(i) + " " + strconv.Itoa(1000000*i+i*i%997) + " 2000000 3\n")
+		}
+		var xb bytes.Buffer
+		xw, err := xz.WriterConfig{DictCap: 1 << 16, BlockSize: int64(block)}.NewWriter(&xb)
+		require.NoError(t, err)
+		_, _ = xw.Write([]byte(sb.String()))
+		require.NoError(t, xw.Close())
+		return xb.Bytes()
+	}
+	small, large := xzOf(1000, 1<<20), xzOf(10000, 1<<16) // one chunk; several blocks of 64 KiB of the trace
+	for _, c := range []struct {
+		name     string
+		data     []byte
+		line     int // 0: past line 1
+		want     string
+		at       int
+		appended bool
+	}{
+		{"one chunk cut", small[:len(small)/2], 1, "a complete xz stream: the file ends inside one", len(small) / 2, false},
+		{"later chunk cut", large[:len(large)/2], 0, "a complete xz stream: the file ends inside one", len(large) / 2, false},
+		{"appended", append(slices.Clone(small), "garbage\n"...), 1001, "a complete xz stream: the file ends inside one", len(small) + 8, true},
+	} {
+		r, err := NewReader(bytes.NewReader(c.data), ReaderConfig{Name: "t.xz"})
+		if err == nil {
+			_, err = r.ReadAll()
+		}
+		var pe *ParseError
+		require.ErrorAs(t, err, &pe, c.name)
+		if c.line > 0 {
+			assert.Equal(t, c.line, pe.Line, c.name)
+		} else {
+			assert.Greater(t, pe.Line, 1, c.name)
+		}
+		assert.Contains(t, pe.Want, c.want, c.name)
+		assert.ErrorIs(t, err, io.ErrUnexpectedEOF, c.name)
+		at := "byte " + strconv.Itoa(c.at) + " of the compressed file"
+		if c.appended {
+			assert.Contains(t, pe.Err.Error(), "at "+at+": ", c.name)
+		} else {
+			assert.Contains(t, pe.Err.Error(), "stopped at "+at+", in the xz chunk that holds the trace from this line on", c.name)
+		}
+	}
+}
+
 // xz errors say what is wrong as the gzip path does: data appended after
 // the last stream, and damaged data, instead of the library's internal
 // texts alone ("writeMatch: distance out of range"; user44's F17);

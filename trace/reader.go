@@ -294,10 +294,20 @@ func (r *Reader) streamError(err error) error {
 	}
 	var xe *xzError
 	if errors.As(err, &xe) {
-		if xe.want != "" {
-			want = xe.want
+		switch {
+		case xe.want == "":
+			err = xe.err
+		case xe.appended:
+			return &ParseError{File: r.name, Line: r.line + 1, Want: xe.want,
+				Err: fmt.Errorf("at byte %d of the compressed file: %w", xe.at, xe.err)}
+		default:
+			// The decompressor gives the trace of an LZMA2 chunk (up to
+			// 2 MiB) only once the whole chunk is decoded: the line
+			// reached is in the chunk that failed, line 1 for a small
+			// file (user48's F5 read "line 1 whatever was read").
+			return &ParseError{File: r.name, Line: r.line + 1, Want: xe.want,
+				Err: fmt.Errorf("stopped at byte %d of the compressed file, in the xz chunk that holds the trace from this line on (a chunk, up to 2 MiB of the trace, is decoded whole): %w", xe.at, xe.err)}
 		}
-		err = xe.err
 	}
 	return &ParseError{File: r.name, Line: r.line + 1, Want: want, Err: err}
 }

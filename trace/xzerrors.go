@@ -24,7 +24,8 @@ func (x *xzErrors) Read(p []byte) (int, error) {
 	if err == nil || err == io.EOF {
 		return n, err
 	}
-	return n, &xzError{want: xzWant(err, x.raw.err, x.tail.last()), err: err}
+	tail := x.tail.last()
+	return n, &xzError{want: xzWant(err, x.raw.err, tail), err: err, at: x.tail.n, appended: notStreamAfterFooter(tail)}
 }
 
 // xzWant says what an error of the xz decompressor shows was expected,
@@ -47,11 +48,14 @@ func xzWant(err, rawErr error, tail []byte) string {
 	return "intact xz data: the compressed data is damaged (a changed or lost byte), so it cannot be decompressed"
 }
 
-// xzError is an xz decompressor's error with what was expected; it
-// unwraps to the decompressor's error.
+// xzError is an xz decompressor's error with what was expected and the
+// bytes of the compressed file it had read (at); it unwraps to the
+// decompressor's error.
 type xzError struct {
-	want string
-	err  error
+	want     string
+	err      error
+	at       uint64
+	appended bool // the bytes after the last complete stream are no stream
 }
 
 func (e *xzError) Error() string { return e.err.Error() }
