@@ -227,10 +227,16 @@ var errUsage = errors.New("usage")
 func run(p process, args []string, stdout, stderr io.Writer) int {
 	out := &errWriter{w: stdout}
 	err := runErr(p, args, out, stderr)
-	if out.err != nil && (err == nil || !errors.Is(err, out.err)) {
+	if out.err != nil {
 		// Said even when the run failed otherwise: what it printed is
-		// lost. An error that already carries it (the CSV's) says it.
+		// lost. A run that failed only for it (the --sweep CSV's writer
+		// returns it) says it in the same words as the table does
+		// (user48's F8: "qos: writing CSV: write /dev/stdout: broken
+		// pipe" for one, "writing to stdout: ..." for the other).
 		fmt.Fprintf(stderr, "fdreplay: writing to stdout: %v\n", out.err)
+		if errors.Is(err, out.err) {
+			err = nil
+		}
 	}
 	switch {
 	case err == nil || errors.Is(err, pflag.ErrHelp):
