@@ -80,7 +80,7 @@ var fixedRow = Row[detector.FixedConfig]{
 		return ms(detector.OrDefault(c.Timeout, detector.DefaultTimeout))
 	},
 	Params: []param{
-		durPtr(Param{Name: "timeout", Symbol: "T", Unit: "duration", Default: "1s", Source: srcFdkit, Doc: "timeout T", Field: "Timeout", Sample: "0s"},
+		durPtr(Param{Name: "timeout", Symbol: "T", Unit: "duration", Default: "1s", Source: srcFdkit, Doc: "timeout T", Field: "Timeout", Sample: "250ms", MinOpen: true},
 			func(c *detector.FixedConfig) **time.Duration { return &c.Timeout }),
 		uintPtr(Param{Name: "restart-jump", Unit: "sequence numbers", Default: "100", Source: srcFdkit, Doc: "a backwards jump larger than this is a sender restart", Field: "RestartJump", Sample: "7"},
 			func(c *detector.FixedConfig) **uint64 { return &c.RestartJump }),

@@ -124,6 +124,9 @@ func TestParseErrors(t *testing.T) {
 		"phi-normal(skip-suspected=perhaps)": `skip-suspected: "perhaps" is not true or false`,
 		"fixed(restart-jump=-1)":             `restart-jump: "-1" is not a non-negative integer`,
 		"satzger(threshold=1.5)":             "threshold: 1.5 is out of range (expected > 0 and ≤ 1)",
+		// A fixed timeout of 0 passed here and failed in qos after the
+		// trace was read (user48's F9).
+		"fixed(timeout=0)": "timeout: 0 is out of range (expected > 0s)",
 		// A sweep where one setting is wanted (fdbeat --detector, fdswim
 		// --suspicion) is named as such, not as an unknown detector.
 		"chen alpha=1ms..2ms":                `spec "chen alpha=1ms..2ms" is a sweep (a parameter's range); one setting is wanted here, e.g. chen(alpha=1ms)`,

@@ -121,7 +121,7 @@ func TestCheckRange(t *testing.T) {
 		{"jacobson", 0, 4, ""},
 		{"phi-akka", 0, 4, "lower bound 0 out of range: phi-akka's threshold must be > 0"},
 		{"satzger", 0.5, 2, "upper bound 2 out of range: satzger's threshold must be > 0 and ≤ 1"},
-		{"fixed", 0, 1000, "lower bound 0 out of range: timeout 0 ms must be positive"},
+		{"fixed", 0, 1000, "lower bound 0 out of range: fixed's timeout must be > 0"},
 		{"phi-normal", 0.2, 3, "lower bound 0.2 out of range: threshold 0.2 is below log10 2 (the crossing would precede the mean)"},
 		{"sfd", 0, 1e300, "upper bound 1e+300 ms is beyond the longest duration (2562047h47m16.854775807s)"},
 		{"bertier", 1, 2, "bertier has no parameter to sweep"},

@@ -158,7 +158,7 @@ func TestHelpAndErrors(t *testing.T) {
 		{[]string{"-d", "chen window=10..200000"}, 2, `sweep "chen window=10..200000": window up to 200000: over 100000, the largest window`},
 		{[]string{"--range", "chen=-5:10"}, 2, "lower bound -5 out of range: chen's alpha must be ≥ 0"},
 		{[]string{"--range", "sfd=-1ms:10ms"}, 2, "sfd's sm1 must be ≥ 0"},
-		{[]string{"--range", "fixed=0:1s"}, 2, "lower bound 0 out of range: timeout 0 ms must be positive"},
+		{[]string{"--range", "fixed=0:1s"}, 2, "lower bound 0 out of range: fixed's timeout must be > 0"},
 		{[]string{"--range", "jacobson=-1:4"}, 2, "jacobson's k must be ≥ 0"},
 		{[]string{"--range", "phi=0.1:4"}, 2, "below log10 2"},
 		{[]string{"--range", "akka=0:4"}, 2, "phi-akka's threshold must be > 0"},
