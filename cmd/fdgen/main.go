@@ -279,6 +279,9 @@ func writeTrace(out string, stdout io.Writer, h trace.Header, comp trace.Compres
 	}
 	defer st.Abort()
 	f, err := st.Create(filepath.Base(out))
+	if errors.Is(err, outfile.ErrNotRegular) {
+		return fmt.Errorf("--out %s: %w (or - for standard output)", out, err)
+	}
 	if err != nil {
 		return fmt.Errorf("--out %s: %w", out, err)
 	}

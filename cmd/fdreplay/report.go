@@ -99,8 +99,9 @@ func commandLine(args []string) string {
 }
 
 // checkReportPath fails, before the replay, for a --report path that
-// cannot be written as a file: an existing directory, or one whose parent
-// directory is missing or not a directory. A path in the --out directory
+// cannot be written as a file: an existing directory or other file that is
+// not a regular one (a FIFO, a device), or one whose parent directory is
+// missing or not a directory. A path in the --out directory
 // out (compared as directories, so that links count) named like a file
 // --out writes or --force removes is refused: one of the two would be
 // lost (index.html excepted: it is written once, see reportIsOutIndex).
@@ -135,6 +136,12 @@ func checkReportPath(path, out string, force bool, inputs []string) error {
 	}
 	if _, err := os.Lstat(path); err != nil {
 		return nil
+	}
+	if err := outfile.CheckReplaceable(path); err != nil {
+		// Refused before the replay, with or without --force (user48's
+		// F13: with --force a FIFO was refused after the replay, offering
+		// "-", which --report refuses).
+		return fmt.Errorf("--report %s: %w", path, err)
 	}
 	if !force {
 		return fmt.Errorf("--report %s: %s", path, reportExists)

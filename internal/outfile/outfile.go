@@ -126,17 +126,24 @@ func (s *Staging) Create(name string) (*os.File, error) {
 	if name == "" || name != filepath.Base(name) || IsStagingName(name) {
 		return nil, fmt.Errorf("outfile: %q is not a plain file name", name)
 	}
-	if err := checkReplaceable(filepath.Join(s.dir, name)); err != nil {
+	if err := CheckReplaceable(filepath.Join(s.dir, name)); err != nil {
 		return nil, err
 	}
 	return os.Create(filepath.Join(s.tmp, name))
 }
 
-// checkReplaceable refuses a destination that exists and is not a regular
+// ErrNotRegular is the error of CheckReplaceable (errors.Is): the
+// destination exists and is not a regular file.
+var ErrNotRegular = errors.New("not a regular file")
+
+// CheckReplaceable refuses a destination that exists and is not a regular
 // file (a symbolic link is replaced, not followed): the rename of Commit
 // would otherwise replace a device such as /dev/null or /dev/full (as root),
-// a FIFO or a socket with a regular file.
-func checkReplaceable(path string) error {
+// a FIFO or a socket with a regular file. Create and Commit check it; a
+// command checks it before the work whose output it is. The error is
+// ErrNotRegular (errors.Is) and offers no alternative: a command that
+// writes to standard output for "-" says so itself.
+func CheckReplaceable(path string) error {
 	fi, err := os.Lstat(path)
 	if err != nil || fi.Mode().IsRegular() || fi.Mode()&os.ModeSymlink != 0 {
 		return nil
@@ -152,8 +159,18 @@ func checkReplaceable(path string) error {
 	case fi.Mode()&os.ModeSocket != 0:
 		what = "a socket"
 	}
-	return fmt.Errorf("%s is %s: the output is written to a temporary file and renamed onto its name, which would replace it; give a regular file's name (or - for standard output where the command takes it)", path, what)
+	return &notRegularError{path: path, what: what}
 }
+
+// notRegularError is CheckReplaceable's error: path is what (a FIFO, a
+// device, ...).
+type notRegularError struct{ path, what string }
+
+func (e *notRegularError) Error() string {
+	return fmt.Sprintf("%s is %s: the output is written to a temporary file and renamed onto its name, which would replace it; give a regular file's name", e.path, e.what)
+}
+
+func (e *notRegularError) Is(target error) bool { return target == ErrNotRegular }
 
 // Write stages the file name with the content fn writes.
 func (s *Staging) Write(name string, fn func(io.Writer) error) error {
@@ -208,7 +225,7 @@ func (s *Staging) Commit(stale []string) ([]string, error) {
 	var out []string
 	for _, e := range ents {
 		final := filepath.Join(s.dir, e.Name())
-		if err := checkReplaceable(final); err != nil {
+		if err := CheckReplaceable(final); err != nil {
 			return out, err
 		}
 		if err := os.Rename(filepath.Join(s.tmp, e.Name()), final); err != nil {
