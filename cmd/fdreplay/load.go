@@ -56,7 +56,7 @@ func loadInputs(o options, files []string, stderr io.Writer) ([]input, error) {
 		closeInputs(set.ins)
 		return nil, err
 	}
-	ins, err := dropNoInterval(set.ins, stderr)
+	ins, err := dropUnreplayable(set.ins, stderr)
 	if err != nil {
 		return nil, err
 	}
@@ -551,31 +551,41 @@ func newInput(s *epochStream, file, name string, hdr time.Duration, epochs int, 
 			return in, fmt.Errorf("%s: %w", what, err)
 		}
 	}
-	// in.interval ≤ 0: Δ cannot be estimated (one heartbeat, or no step
-	// between two); dropNoInterval leaves the stream out.
-	if in.interval > 0 {
-		if err := checkArrivalsMove(in.stats, in.interval); err != nil {
-			return in, fmt.Errorf("%s: %w", what, err)
-		}
-	}
+	in.unreplayable = unreplayable(&in)
 	return in, nil
 }
 
-// dropNoInterval returns the inputs whose Δ is known, leaving out with a
-// warning (as keepEvaluated leaves out a stream too short for the
-// warm-up) those whose Δ the timestamps cannot give: a stray record of
+// unreplayable says why the stream cannot be replayed, or "": its Δ cannot
+// be estimated (one heartbeat, or no step between two), or its arrivals
+// do not move (checkArrivalsMove: a receive log timestamped in one batch),
+// which a replay would turn into made-up detection times. Either is a
+// stream skipped with a warning, so that one such stream among others
+// does not stop their replay (user48's F1 and F23).
+func unreplayable(in *input) string {
+	if in.interval <= 0 {
+		return fmt.Sprintf("the heartbeat interval cannot be estimated from its %d heartbeat(s) (give --interval)", in.len())
+	}
+	if err := checkArrivalsMove(in.stats, in.interval); err != nil {
+		return err.Error()
+	}
+	return ""
+}
+
+// dropUnreplayable returns the inputs that can be replayed, leaving out
+// with a warning (as keepEvaluated leaves out a stream too short for the
+// warm-up) those that cannot (input.unreplayable): a stray record of
 // another sender does not stop the replay of the others. When none is
 // left that is the error. The inputs left out are closed.
-func dropNoInterval(ins []input, stderr io.Writer) ([]input, error) {
+func dropUnreplayable(ins []input, stderr io.Writer) ([]input, error) {
 	var kept []input
 	var dropped []string
 	for i := range ins {
 		in := &ins[i]
-		if in.interval > 0 {
+		if in.unreplayable == "" {
 			kept = append(kept, *in)
 			continue
 		}
-		dropped = append(dropped, fmt.Sprintf("%s: sender %s: no heartbeat evaluated: the heartbeat interval cannot be estimated from its %d heartbeat(s) (give --interval)", in.where(), displaySender(in), in.len()))
+		dropped = append(dropped, fmt.Sprintf("%s: sender %s: no heartbeat evaluated: %s", in.where(), displaySender(in), in.unreplayable))
 		closeInputs(ins[i : i+1])
 	}
 	if len(kept) == 0 && len(dropped) > 0 {

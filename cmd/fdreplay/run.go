@@ -37,6 +37,9 @@ type input struct {
 	// its report.Summary (nil without a report), both taken in newInput's read.
 	clocksSync bool
 	summary    *report.Summary
+	// unreplayable says why the stream cannot be replayed ("" when it
+	// can); loadInputs leaves such streams out with a warning.
+	unreplayable string
 }
 
 // streamRun is one stream of the run with its detector settings and the

@@ -309,11 +309,21 @@ func TestNothingEvaluated(t *testing.T) {
 	// --interval it was skipped).
 	stray := filepath.Join(dir, "stray.txt")
 	require.NoError(t, os.WriteFile(stray, []byte(strings.Join(strings.SplitAfter(two.String(), "\n")[10:30], "")+"4 1 100000000 120000000 3\n"+strings.Join(strings.SplitAfter(two.String(), "\n")[30:], "")), 0o644))
+	// Sender 4's arrivals all at one instant (user48's F23: replayed into
+	// made-up TDs, exit 0).
+	var frozenText strings.Builder
+	for i := 1; i <= 40; i++ {
+		frozenText.WriteString("4 " + strconv.Itoa(i) + " " + strconv.Itoa(i*100) + "000000 5000000000 3\n")
+		frozenText.WriteString("5 " + strconv.Itoa(i) + " " + strconv.Itoa(i*100) + "000000 " + strconv.Itoa(i*100+25) + "000000 3\n")
+	}
+	frozen := filepath.Join(dir, "frozen.txt")
+	require.NoError(t, os.WriteFile(frozen, []byte(frozenText.String()), 0o644))
 	for _, c := range []struct {
 		args []string
 		want string
 	}{
 		{[]string{"--warmup", "15", "--window", "5", mixed}, mixed + ":1: sender 4: no heartbeat evaluated: 10 fresh heartbeat(s), all in the warm-up of 15"},
+		{[]string{"--window", "5", frozen}, frozen + ":1: sender 4: no heartbeat evaluated: 40 arrivals within 0s, where 40 heartbeats take about 3.9s at Δ = 100ms: the arrival times do not move (a receive log timestamped in one batch?); nothing to replay"},
 		{[]string{"--window", "5", stray}, stray + ":21: sender 4: no heartbeat evaluated: the heartbeat interval cannot be estimated from its 1 heartbeat(s) (give --interval)"},
 		{[]string{"--window", "5", "--interval", "100ms", stray}, stray + ":21: sender 4: no heartbeat evaluated: 1 fresh heartbeat(s), all in the warm-up of 5"},
 	} {
@@ -325,11 +335,16 @@ func TestNothingEvaluated(t *testing.T) {
 		assert.Contains(t, out, "sender 5 ", "%v", c.args)
 		assertAllEvaluated(t, out)
 	}
-	// Nothing left: the stray record alone is the error, naming its line.
+	// Nothing left: the stray record alone is the error, naming its line;
+	// so is the frozen stream.
 	code, out, errOut = runCmd("--sender", "4", stray)
 	assert.Equal(t, 1, code)
 	assert.Empty(t, out)
 	assert.Equal(t, "fdreplay: "+stray+":21: sender 4: no heartbeat evaluated: the heartbeat interval cannot be estimated from its 1 heartbeat(s) (give --interval)\n", errOut)
+	code, out, errOut = runCmd("--sender", "4", frozen)
+	assert.Equal(t, 1, code)
+	assert.Empty(t, out)
+	assert.Equal(t, "fdreplay: "+frozen+":1: sender 4: no heartbeat evaluated: 40 arrivals within 0s, where 40 heartbeats take about 3.9s at Δ = 100ms: the arrival times do not move (a receive log timestamped in one batch?); nothing to replay\n", errOut)
 }
 
 // With --warmup 0, a stream that no detector evaluates was held by the
