@@ -173,3 +173,29 @@ func TestCSVQuoteErrors(t *testing.T) {
 		assert.Len(t, recs, 1, c.name)
 	}
 }
+
+// A header naming a column read twice, and Columns naming one column for
+// two roles, are refused: which column is meant is unknown (user48's F25:
+// the first of two recv_ms columns was read silently; F4).
+func TestCSVColumnsAmbiguous(t *testing.T) {
+	cols := Columns{Sender: "host", Seq: "seq", Sent: "sent_ms", Arrival: "recv_ms", Unit: time.Millisecond}
+	for _, c := range []struct {
+		name, in string
+		cols     Columns
+		want     string
+	}{
+		{"header names it twice", "host,seq,sent_ms,recv_ms,recv_ms\np,1,2,3,4\n", cols,
+			`d.csv:1: field recv_ms: want one header column named "recv_ms": columns 4 and 5 both are: which one to read is unknown`},
+		{"case and blanks", "host,seq,sent_ms,recv_ms, RECV_MS\np,1,2,3,4\n", cols,
+			`d.csv:1: field recv_ms: want one header column named "recv_ms": columns 4 and 5 both are: which one to read is unknown`},
+		{"two roles", "host,seq,sent_ms,recv_ms\np,1,2,3\n", Columns{Sender: "host", Seq: " Host", Arrival: "recv_ms"},
+			`trace: d.csv: Columns.Sender and Columns.Seq both name "host": one column read for two roles`},
+	} {
+		_, _, err := readString(t, c.in, ReaderConfig{Name: "d.csv", Columns: c.cols})
+		assert.EqualError(t, err, c.want, c.name)
+	}
+	// A column not read may share its name with another.
+	recs, _, err := readString(t, "host,seq,sent_ms,recv_ms,note,note\np,1,2,3,a,b\n", ReaderConfig{Name: "d.csv", Columns: cols})
+	require.NoError(t, err)
+	assert.Len(t, recs, 1)
+}

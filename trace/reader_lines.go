@@ -127,6 +127,14 @@ func (r *Reader) initCSV() error {
 	if c.Sent == "" && c.Arrival == "" {
 		return fmt.Errorf("trace: %s: CSV format needs Columns.Sent or Columns.Arrival", r.name)
 	}
+	roles := [4]struct{ field, name string }{{"Sender", c.Sender}, {"Seq", c.Seq}, {"Sent", c.Sent}, {"Arrival", c.Arrival}}
+	for i, a := range roles {
+		for _, b := range roles[i+1:] {
+			if x := strings.TrimSpace(a.name); x != "" && strings.EqualFold(x, strings.TrimSpace(b.name)) {
+				return fmt.Errorf("trace: %s: Columns.%s and Columns.%s both name %q: one column read for two roles", r.name, a.field, b.field, x)
+			}
+		}
+	}
 	switch c.Unit {
 	case 0:
 		r.csvUnit = 1
@@ -174,10 +182,17 @@ func (r *Reader) initCSV() error {
 			continue
 		}
 		for j, h := range head {
-			if strings.EqualFold(strings.TrimSpace(h), strings.TrimSpace(n)) {
-				r.csvCols[i] = j
-				break
+			if !strings.EqualFold(strings.TrimSpace(h), strings.TrimSpace(n)) {
+				continue
 			}
+			if r.csvCols[i] >= 0 {
+				// Which of the two is meant is unknown (user48's F25: the
+				// first was read, silently).
+				return &ParseError{File: r.name, Line: r.line, Field: n,
+					Want: fmt.Sprintf("one header column named %q", n),
+					Err:  fmt.Errorf("columns %d and %d both are: which one to read is unknown", r.csvCols[i]+1, j+1)}
+			}
+			r.csvCols[i] = j
 		}
 		if r.csvCols[i] < 0 {
 			return &ParseError{File: r.name, Line: r.line, Field: n,
