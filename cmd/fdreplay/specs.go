@@ -251,7 +251,7 @@ func specSweepFamily(s settings, entry string, points int, ranges map[string]spa
 	switch {
 	case r.sweep != nil:
 		f, err = r.sweep.Family(points)
-	case fam.Swept == "":
+	case fam.Swept == "" || setsSwept(entry):
 		f, err = r.spec.Point()
 	default:
 		var w spec.Sweep
@@ -264,6 +264,23 @@ func specSweepFamily(s settings, entry string, points int, ranges map[string]spa
 	}
 	f.Name = r.user
 	return f, nil
+}
+
+// setsSwept reports whether a textual entry in its family's own form
+// (not a preset) gives the parameter its family's sweep varies: it names one
+// setting, which is replayed alone, as a family without a swept parameter
+// is, and not swept under the name of the value it fixed (user48's F22:
+// jacobson(k=1e300) was drawn and tuned over k = 0.5..64, "K = 6.817
+// meets"). A sweep is asked for with a range, "chen alpha=1ms..1s".
+func setsSwept(entry string) bool {
+	s, err := spec.Parse(entry)
+	if err != nil {
+		return false
+	}
+	fam := s.Algorithm()
+	name, _, _ := strings.Cut(entry, "(")
+	_, family := spec.Lookup(strings.TrimSpace(name))
+	return family && fam.Swept != "" && s.IsSet(fam.Swept)
 }
 
 // scaledNotes says, for each entry, which parameters fdreplay filled with

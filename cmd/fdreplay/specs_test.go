@@ -40,6 +40,29 @@ func TestDetectorsSweepSpec(t *testing.T) {
 	assert.Equal(t, 5, lines, "five points on the curve:\n%s", out)
 }
 
+// An entry that sets its family's swept parameter names one setting: it
+// is replayed alone, one point, not swept under that name (user48's F22:
+// jacobson(k=1e300) was drawn and tuned over k = 0.5..64). A preset, and
+// an entry that sets other parameters only, are swept.
+func TestSpecSettingSweptParamIsOnePoint(t *testing.T) {
+	entries := []string{"chen(alpha=5ms)", "chen(window=500)", "akka", "fixed(timeout=300ms)", "chen(window=500, alpha=5ms)"}
+	code, out, errOut := runCmd("--no-progress", "--sweep", "--points", "5", "-d", strings.Join(entries, ","))
+	require.Equal(t, 0, code, errOut)
+	for _, c := range []struct {
+		entry  string
+		points int
+	}{
+		{"chen(alpha=5ms)", 1},
+		{"chen(window=500)", 5},
+		{"akka", 5},
+		{"fixed(timeout=300ms)", 1},
+		{`"chen(window=500, alpha=5ms)"`, 1},
+	} {
+		assert.Equal(t, c.points, strings.Count(out, "\np,"+c.entry+","), c.entry)
+	}
+	assert.Contains(t, out, "\np,chen(alpha=5ms),alpha,ms,5,")
+}
+
 func TestDetectorsSpecErrors(t *testing.T) {
 	for arg, want := range map[string]string{
 		"phi-akka(pause=3)":   `pause: "3" is not a duration`,
