@@ -345,6 +345,9 @@ func parseFlags(args []string, stdout io.Writer) (options, []string, error) {
 			return o, nil, usageErr("standard input given twice (traces %d and %d are \"-\"): it can be read once", i+1, i+j+2)
 		}
 	}
+	if err := checkSameTraces(fs.Args()); err != nil {
+		return o, nil, err
+	}
 	o.windowSet = fs.Changed("window")
 	o.sweepFlag = fs.Changed("sweep")
 	// --mr-max 0 is a target of its own (MR = 0), not "no target".

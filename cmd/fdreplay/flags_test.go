@@ -76,6 +76,33 @@ func TestFlagsRefuseInvalidValues(t *testing.T) {
 	}
 }
 
+// A trace file given twice, under one name or two, is refused before the
+// replay: it would be replayed twice (user48's F14).
+func TestSameTraceTwiceRefused(t *testing.T) {
+	dir := t.TempDir()
+	a := writeFile(t, "a.txt", "4 1 100000000 120000000 3\n")
+	link := filepath.Join(dir, "link.txt")
+	require.NoError(t, os.Symlink(a, link))
+	other := writeFile(t, "b.txt", "4 1 100000000 120000000 3\n")
+	for _, c := range []struct {
+		args []string
+		want string // "" when not refused here
+	}{
+		{[]string{a, a}, "traces 1 and 2 are the same file (" + a + ", " + a + "): it would be replayed twice; give it once"},
+		{[]string{other, a, link}, "traces 2 and 3 are the same file (" + a + ", " + link + ")"},
+		{[]string{a, filepath.Join(filepath.Dir(a), ".", "a.txt")}, "traces 1 and 2 are the same file"},
+		{[]string{a, other}, ""}, // same content, two files
+	} {
+		code, _, errOut := runCmd(append([]string{"-d", "chen", "--interval", "100ms"}, c.args...)...)
+		if c.want == "" {
+			assert.NotContains(t, errOut, "same file", "%v", c.args)
+			continue
+		}
+		assert.Equal(t, 2, code, "%v", c.args)
+		assert.Contains(t, errOut, c.want, "%v", c.args)
+	}
+}
+
 // Columns refer to flags, not to trace.Columns fields.
 func TestCSVErrorsNameFlags(t *testing.T) {
 	code, _, errOut := runCmd("--format", "csv", "x.csv")

@@ -425,9 +425,10 @@ func TestHeaderCountsStale(t *testing.T) {
 	assert.Contains(t, out, "|      1372 |")
 }
 
-// Streams get distinct names even when two files share a base name or one
-// file is given twice: the names label table rows and curves and name the
-// plot files, which must not overwrite each other.
+// Streams get distinct names even when files share a base name: the names
+// label table rows and curves and name the plot files, which must not
+// overwrite each other. (One file given twice is refused:
+// TestSameTraceTwiceRefused.)
 func TestStreamNamesUnique(t *testing.T) {
 	dir := t.TempDir()
 	var b strings.Builder
@@ -438,14 +439,14 @@ func TestStreamNamesUnique(t *testing.T) {
 		b.WriteString("4 " + strconv.Itoa(i) + " " + strconv.Itoa(i*100) + "000000 " + strconv.Itoa(i*100+20) + "000000 3\n")
 	}
 	var paths []string
-	for _, d := range []string{"a", "b"} {
+	for _, d := range []string{"a", "b", "c"} {
 		require.NoError(t, os.Mkdir(filepath.Join(dir, d), 0o755))
 		p := filepath.Join(dir, d, "t.txt")
 		require.NoError(t, os.WriteFile(p, []byte(b.String()), 0o644))
 		paths = append(paths, p)
 	}
 	out := filepath.Join(dir, "res")
-	code, _, errOut := runCmd("-d", "fixed,chen", "--points", "3", "--out", out, paths[0], paths[1], paths[0])
+	code, _, errOut := runCmd("-d", "fixed,chen", "--points", "3", "--out", out, paths[0], paths[1], paths[2])
 	require.Equal(t, 0, code, errOut)
 	f, err := os.Open(filepath.Join(out, "table.csv"))
 	require.NoError(t, err)
@@ -456,7 +457,7 @@ func TestStreamNamesUnique(t *testing.T) {
 	for _, r := range rows[1:] {
 		names[r[0]] = true
 	}
-	assert.Equal(t, map[string]bool{paths[0] + ":4": true, paths[1] + ":4": true, paths[0] + ":4#2": true}, names)
+	assert.Equal(t, map[string]bool{paths[0] + ":4": true, paths[1] + ":4": true, paths[2] + ":4": true}, names)
 	pngs, err := filepath.Glob(filepath.Join(out, "*-qap-td.png"))
 	require.NoError(t, err)
 	assert.Len(t, pngs, 3, "one plot per stream")
