@@ -180,7 +180,7 @@ func checkSenders(want []string, ins []input) error {
 		// No input at all is the caller's error (noStreamErr).
 		return nil
 	}
-	return usageErr("--sender: no heartbeat of sender %s in the input (the other senders named were found; without --sender every sender is replayed)", strings.Join(quoteAll(missing), ", "))
+	return usageErr("--sender: no heartbeat of sender %s in the input (the other senders named were found; without --sender every sender is replayed)%s", strings.Join(quoteAll(missing), ", "), incarnationHint(missing))
 }
 
 func quoteAll(ss []string) []string {

@@ -111,7 +111,22 @@ func noStreamErr(senders, files []string) error {
 	if len(senders) == 0 {
 		return fmt.Errorf("%s: no heartbeat in the input to replay", in)
 	}
-	return fmt.Errorf("%s: no heartbeat of --sender %s in the input (without --sender every sender is replayed)", in, strings.Join(quoteAll(senders), ", "))
+	return fmt.Errorf("%s: no heartbeat of --sender %s in the input (without --sender every sender is replayed)%s", in, strings.Join(quoteAll(senders), ", "), incarnationHint(senders))
+}
+
+// incarnationHint says, when a --sender value looks like the name of one
+// incarnation of a restarted sender (p@2), that --sender takes the
+// sender's id and replays every incarnation (user48's F24: the output
+// names the streams p@1, p@2, and --sender p@2 found nothing).
+func incarnationHint(senders []string) string {
+	for _, s := range senders {
+		id, n, ok := strings.Cut(s, "@")
+		if !ok || id == "" || strings.Contains(n, "@") || strings.Trim(n, "0123456789") != "" || n == "" {
+			continue
+		}
+		return fmt.Sprintf("; %q names an incarnation of a restarted sender, which --sender does not select: give the sender's id, %q, and every incarnation of it is replayed, each as its own stream", s, id)
+	}
+	return ""
 }
 
 // close removes the spools and, unless committed, the staged results,

@@ -353,6 +353,27 @@ func TestSenderMissing(t *testing.T) {
 	assert.Contains(t, errOut, `--sender: no heartbeat of sender "q" in the input`)
 	code, _, errOut = runCmd("-d", "fixed", "-s", "p", "-s", "p")
 	assert.Equal(t, 0, code, errOut)
+	// An incarnation's stream name is no sender id (user48's F24): the
+	// error says what --sender takes; an id merely holding '@' does not
+	// get the hint.
+	for _, c := range []struct {
+		args []string
+		code int
+		hint string
+	}{
+		{[]string{"--sender", "p@2"}, 1, `; "p@2" names an incarnation of a restarted sender, which --sender does not select: give the sender's id, "p", and every incarnation of it is replayed, each as its own stream`},
+		{[]string{"--sender", "p,p@1"}, 2, `; "p@1" names an incarnation of a restarted sender`},
+		{[]string{"--sender", "a@b"}, 1, ""},
+		{[]string{"--sender", "p@"}, 1, ""},
+	} {
+		code, _, errOut = runCmd(append([]string{"-d", "fixed"}, c.args...)...)
+		assert.Equal(t, c.code, code, "%v", c.args)
+		if c.hint == "" {
+			assert.NotContains(t, errOut, "incarnation", "%v", c.args)
+		} else {
+			assert.Contains(t, errOut, c.hint, "%v", c.args)
+		}
+	}
 }
 
 // A receiver clock stepped back for good (an hour, from a record on) is no
