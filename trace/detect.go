@@ -36,6 +36,32 @@ func binaryAt(b []byte) int {
 	return -1
 }
 
+// knownBinary names the data that b, the start of a file (or of what its
+// gzip or xz stream holds, comp), begins with, when its magic bytes are
+// those of a format users give by mistake, and what to do: a compressor
+// or an archive fdkit does not read, a second layer of compression, text
+// in UTF-16 (user48's F16: all were "binary data"). "" when none is
+// recognised.
+func knownBinary(b []byte, comp string) (what, do string) {
+	switch {
+	case len(b) >= 4 && string(b[:3]) == "BZh" && b[3] >= '1' && b[3] <= '9':
+		return "bzip2-compressed data", "decompress it first (bunzip2 -k)"
+	case bytes.HasPrefix(b, []byte{0x28, 0xb5, 0x2f, 0xfd}):
+		return "zstd-compressed data", "decompress it first (zstd -d)"
+	case bytes.HasPrefix(b, []byte("PK\x03\x04")):
+		return "a zip archive", "extract the trace first (unzip)"
+	case bytes.HasPrefix(b, []byte("7z\xbc\xaf\x27\x1c")):
+		return "a 7z archive", "extract the trace first (7z x)"
+	case comp != "" && bytes.HasPrefix(b, gzipMagic):
+		return "gzip-compressed data inside the " + comp + " stream", "the trace is compressed twice: decompress the outer layer first"
+	case comp != "" && bytes.HasPrefix(b, xzMagic):
+		return "xz-compressed data inside the " + comp + " stream", "the trace is compressed twice: decompress the outer layer first"
+	case bytes.HasPrefix(b, []byte{0xff, 0xfe}), bytes.HasPrefix(b, []byte{0xfe, 0xff}):
+		return "UTF-16 text (its byte order mark)", "convert it to UTF-8 first (iconv -f UTF-16 -t UTF-8)"
+	}
+	return "", ""
+}
+
 // ErrUnknownFormat is wrapped by the *ParseError of a Reader that was to
 // detect the format (FormatAuto, no Columns) and could not: the error names
 // the file, the first non-blank line, what each detectable format wants

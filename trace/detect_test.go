@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"archive/zip"
 	"bytes"
 	"strings"
 	"testing"
@@ -170,5 +171,42 @@ func TestUndetectedFormatError(t *testing.T) {
 		assert.Contains(t, msg, `LIP6 emission (header "numseq,timestamp_start_send,timestamp_end_send")`)
 		assert.Contains(t, msg, c.why)
 		assert.NotContains(t, msg, "Columns")
+	}
+}
+
+// A file in a format users give by mistake is named, with what to do,
+// instead of "binary data" (user48's F16); unknown binary data stays so.
+func TestKnownBinaryNamed(t *testing.T) {
+	const want = "a text trace (LIP6, LIP6 emission, CSV or fdkit), or one compressed with gzip or xz: "
+	text := "p 0 1000000 2000000\np 1 2000000 3000000\n"
+	var zb bytes.Buffer
+	zw := zip.NewWriter(&zb)
+	f, err := zw.Create("t.txt")
+	require.NoError(t, err)
+	_, _ = f.Write([]byte(text))
+	require.NoError(t, zw.Close())
+	utf16 := []byte{0xff, 0xfe}
+	for _, c := range text {
+		utf16 = append(utf16, byte(c), 0)
+	}
+	for _, c := range []struct {
+		name, in  string
+		got, want string
+	}{
+		{"bzip2", "BZh91AY&SY\x8a\x00\xff", "bzip2-compressed data", want + "decompress it first (bunzip2 -k)"},
+		{"zstd", "\x28\xb5\x2f\xfd\x04\x00\x81\x00", "zstd-compressed data", want + "decompress it first (zstd -d)"},
+		{"zip", zb.String(), "a zip archive", want + "extract the trace first (unzip)"},
+		{"7z", "7z\xbc\xaf\x27\x1c\x00\x04", "a 7z archive", want + "extract the trace first (7z x)"},
+		{"gzip in gzip", string(gz(t, string(gz(t, text)))), "gzip-compressed data inside the gzip stream", want + "the trace is compressed twice: decompress the outer layer first"},
+		{"UTF-16", string(utf16), "UTF-16 text (its byte order mark)", want + "convert it to UTF-8 first (iconv -f UTF-16 -t UTF-8)"},
+		{"ELF", "\x7fELF\x02\x01\x01\x00\x00\x00", "binary data", "a text trace (LIP6, LIP6 emission, CSV or fdkit)"},
+		{"bzip2 after text", "p 0 1 2\nBZh91AY&SY\x8a\x00\xff", "binary data", "a text trace (LIP6, LIP6 emission, CSV or fdkit)"},
+	} {
+		_, _, err := readString(t, c.in, ReaderConfig{Name: "t"})
+		var pe *ParseError
+		if assert.ErrorAs(t, err, &pe, c.name) {
+			assert.Equal(t, c.got, pe.Got, c.name)
+			assert.Equal(t, c.want, pe.Want, c.name)
+		}
 	}
 }

@@ -201,7 +201,13 @@ func (r *Reader) peekSniff() ([]byte, error) {
 	}
 	if at := binaryAt(sniff); at >= 0 {
 		line := r.line + 1 + bytes.Count(sniff[:at], []byte{'\n'}) // the line holding the first byte that is not text
-		return nil, &ParseError{File: r.name, Line: line, Want: "a text trace (LIP6, LIP6 emission, CSV or fdkit)", Got: "binary data"}
+		pe := &ParseError{File: r.name, Line: line, Want: "a text trace (LIP6, LIP6 emission, CSV or fdkit)", Got: "binary data"}
+		if r.line == 0 {
+			if what, do := knownBinary(sniff, r.comp); what != "" {
+				pe.Want, pe.Got = pe.Want+", or one compressed with gzip or xz: "+do, what
+			}
+		}
+		return nil, pe
 	}
 	return sniff, nil
 }
