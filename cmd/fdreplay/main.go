@@ -23,9 +23,12 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"strconv"
 	"syscall"
+	"time"
 
 	"github.com/fdkit/fdkit/internal/outfile"
+	"github.com/fdkit/fdkit/qos/figure"
 )
 
 func main() {
@@ -43,6 +46,17 @@ func main() {
 	}
 	if os.Getenv(timingsEnv) == "1" {
 		p.timings = os.Stderr
+	}
+	if v, ok := os.LookupEnv(sourceDateEnv); ok {
+		// Two runs with it give identical PDFs (user48's F12: they
+		// differed by their creation dates only).
+		t, err := sourceDate(v)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "fdreplay: %v\n", err)
+			stop()
+			os.Exit(2)
+		}
+		figure.SetPDFDate(t)
 	}
 	stopProfile := func() error { return nil }
 	if path := os.Getenv(cpuProfileEnv); path != "" {
@@ -70,4 +84,20 @@ func routeLibraryLog(w io.Writer) {
 	log.SetOutput(w)
 	log.SetFlags(0)
 	log.SetPrefix("fdreplay: ")
+}
+
+// sourceDateEnv names the variable whose value, seconds since 1970 UTC,
+// is the date written into the PDF figures instead of the time of
+// writing (the reproducible-builds.org convention, SOURCE_DATE_EPOCH).
+const sourceDateEnv = "SOURCE_DATE_EPOCH"
+
+// sourceDate reads SOURCE_DATE_EPOCH's value: a decimal count of seconds
+// from 0 up to the year 9999 (the PDF date has four digits for the year).
+func sourceDate(v string) (time.Time, error) {
+	const maxSec = 253402300799 // 9999-12-31T23:59:59Z
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 || n > maxSec {
+		return time.Time{}, fmt.Errorf("%s=%q: want the seconds since 1970-01-01 UTC, a decimal integer from 0 to %d", sourceDateEnv, v, int64(maxSec))
+	}
+	return time.Unix(n, 0).UTC(), nil
 }

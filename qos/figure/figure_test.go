@@ -225,3 +225,25 @@ func TestWriteIsSave(t *testing.T) {
 	}
 	assert.Equal(t, FileNames("p-"), names)
 }
+
+// SetPDFDate fixes both dates of the PDFs written afterwards, so that two
+// writes are identical (user48's F12: every PDF differed by its
+// CreationDate and ModDate); the zero time restores the time of writing.
+func TestSetPDFDate(t *testing.T) {
+	curves := sweep(t, jitterLoss(t), []float64{150, 300, 600}, []float64{5, 20, 80})
+	f, err := New(curves, MR, "sender p")
+	require.NoError(t, err)
+	pdf := func() []byte {
+		var b bytes.Buffer
+		require.NoError(t, f.Write(&b, "pdf", Column))
+		return b.Bytes()
+	}
+	SetPDFDate(time.Date(2026, 12, 5, 16, 0, 0, 0, time.FixedZone("CET", 3600)))
+	defer SetPDFDate(time.Time{})
+	a := pdf()
+	assert.Contains(t, string(a), "/CreationDate (D:20261205150000)")
+	assert.Contains(t, string(a), "/ModDate (D:20261205150000)")
+	assert.Equal(t, a, pdf())
+	SetPDFDate(time.Time{})
+	assert.NotContains(t, string(pdf()), "D:20261205150000")
+}
