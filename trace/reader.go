@@ -298,6 +298,10 @@ func (r *Reader) streamError(err error) error {
 	if r.comp != "" {
 		want = "a complete " + r.comp + " stream"
 	}
+	if errors.Is(err, ErrDecompressionLimit) {
+		// The stream is not damaged: it holds more than the bound allows.
+		want = "input within the decompression bounds"
+	}
 	var xe *xzError
 	if errors.As(err, &xe) {
 		switch {

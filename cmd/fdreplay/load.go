@@ -46,7 +46,7 @@ func loadInputs(o options, files []string, stderr io.Writer) ([]input, error) {
 		r, err := openTrace(f, ropt, o.stdin)
 		if err != nil {
 			closeInputs(set.ins)
-			return nil, err
+			return nil, readErr(err) // a bound passed while the format is detected names its flag too (user48's F27)
 		}
 		if err := set.load(r, f, o, len(files) > 1, stderr); err != nil {
 			return nil, err

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fdkit/fdkit/trace"
 	"github.com/fdkit/fdkit/trace/tracetest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -279,6 +280,38 @@ func TestGzipBomb(t *testing.T) {
 	assert.Equal(t, 1, code)
 	assert.Contains(t, errOut, "decompression bomb?")
 	assert.Contains(t, errOut, "raise --max-ratio")
+}
+
+// A decompression bound passed while the format is still being detected
+// (in the first 64 KiB) names its flag as one passed later does, and the
+// input as within no bound, not as damaged (user48's F27: "want a
+// complete gzip stream: ... (the limit)", no flag).
+func TestDecompressionBoundNamesFlag(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		comp trace.Compression
+	}{
+		{"t.fdk.gz", trace.Gzip},
+		{"t.fdk.xz", trace.XZ},
+	} {
+		path := filepath.Join(t.TempDir(), c.name)
+		f, err := os.Create(path)
+		require.NoError(t, err)
+		w, err := trace.NewWriter(f, trace.Header{Interval: 100 * time.Millisecond}, c.comp)
+		require.NoError(t, err)
+		for i := range 200 {
+			require.NoError(t, w.Write(trace.Record{Sender: "p", Seq: uint64(i), HasSeq: true, Sent: time.Duration(i) * 100 * time.Millisecond, HasSent: true, Arrival: time.Duration(i)*100*time.Millisecond + 5*time.Millisecond, HasArrival: true}))
+		}
+		require.NoError(t, w.Close())
+		require.NoError(t, f.Close())
+		code, _, errOut := runCmd("-d", "chen", "--max-decompressed", "1KiB", path)
+		assert.Equal(t, 1, code, c.name)
+		comp := strings.TrimPrefix(filepath.Ext(c.name), ".")
+		if comp == "gz" {
+			comp = "gzip"
+		}
+		assert.Equal(t, "fdreplay: "+path+":1: want input within the decompression bounds: "+comp+" input decompresses to more than 1024 bytes (the limit) (raise --max-decompressed if the trace is genuine)\n", errOut, c.name)
+	}
 }
 
 func TestSizeFlags(t *testing.T) {
