@@ -46,7 +46,7 @@ func loadInputs(o options, files []string, stderr io.Writer) ([]input, error) {
 		r, err := openTrace(f, ropt, o.stdin)
 		if err != nil {
 			closeInputs(set.ins)
-			return nil, readErr(err) // a bound passed while the format is detected names its flag too (user48's F27)
+			return nil, readErr(err, o.lenient) // a bound passed while the format is detected names its flag too (user48's F27)
 		}
 		if err := set.load(r, f, o, len(files) > 1, stderr); err != nil {
 			return nil, err
@@ -328,10 +328,16 @@ type traceLoad struct {
 	err         error // the first error of the checker's callback
 }
 
-// readErr adds to a decompression bound's error the flag that raises it.
-func readErr(err error) error {
+// readErr adds to a decompression bound's error the flag that raises it,
+// and to a compressed stream cut short that --lenient replays the records
+// before the cut, unless lenient is already set (user48's F29: a
+// recording cut by a crash was refused without a word of it).
+func readErr(err error, lenient bool) error {
 	var le *trace.DecompressionLimitError
 	if !errors.As(err, &le) {
+		if !lenient && errors.Is(err, io.ErrUnexpectedEOF) {
+			return fmt.Errorf("%w (--lenient replays the records before the cut)", err)
+		}
 		return err
 	}
 	flag := "--max-ratio"

@@ -142,7 +142,7 @@ func (l *traceLoad) decode(r *trace.Reader, out stage[readRecord]) {
 			return
 		}
 		if err != nil {
-			err = readErr(err)
+			err = readErr(err, l.o.lenient)
 		}
 		if !out.send(b, err) || err != nil {
 			return
