@@ -472,3 +472,34 @@ func TestDuplicatesLeaveResults(t *testing.T) {
 	assert.Equal(t, out["clean.txt"], out["dup.txt"])
 	assert.Contains(t, out["dup.txt"], "4,chen,alpha,ms,100,one-pass,,,50,150,")
 }
+
+// Restart notes are listed up to maxListedFindings and the rest counted,
+// as the records left out are (user48's F35: 20 notes of 2,999 restarts
+// and nothing more).
+func TestRestartNotesCounted(t *testing.T) {
+	for _, c := range []struct {
+		restarts int
+		more     string // the last line, "" when every restart is listed
+	}{
+		{1, ""},
+		{maxListedFindings, ""},
+		{maxListedFindings + 1, "fdreplay: note: r.fdk: ... and 1 more sequence restart(s), 21 in all\n"},
+		{2999, "fdreplay: note: r.fdk: ... and 2979 more sequence restart(s), 2999 in all\n"},
+	} {
+		var r sanityReport
+		for i := range c.restarts {
+			r.add(&trace.Finding{File: "r.fdk", Line: 40*i + 41, Sender: "p", Kind: trace.FindingRestart, Detail: "sequence restarts at 0"})
+		}
+		var b strings.Builder
+		r.print(&b, "r.fdk")
+		lines := strings.SplitAfter(strings.TrimSuffix(b.String(), "\n"), "\n")
+		notes := min(c.restarts, maxListedFindings)
+		if c.more == "" {
+			assert.Len(t, lines, notes, "%d restarts", c.restarts)
+			assert.NotContains(t, b.String(), "more", "%d restarts", c.restarts)
+			continue
+		}
+		require.Len(t, lines, notes+1, "%d restarts", c.restarts)
+		assert.Equal(t, c.more, lines[notes]+"\n", "%d restarts", c.restarts)
+	}
+}
