@@ -128,6 +128,51 @@ func familySweep(base spec.Spec, ranges map[string]span, interval time.Duration)
 	return w, nil
 }
 
+// checkRangesUsed refuses a --range (args, each parsed by parseRange
+// already) that no entry of --detectors would sweep over: none is of its
+// family, or each one of it gives its own range or setting (a sweep
+// entry, or an entry setting the swept parameter, setsSwept). The range
+// would be dropped without a word (user48's F28: --range phi=1:2 with -d
+// chen, and --range chen=0:500ms beside -d 'chen alpha=10ms..1s').
+func checkRangesUsed(args []string, entries []string) error {
+	for _, a := range args {
+		name, _, err := parseRange(a)
+		if err != nil {
+			return nil // parseRanges reported it
+		}
+		var own []string
+		used := false
+		for _, e := range entries {
+			fam := entryFamily(e)
+			if f, ok := spec.Lookup(fam); ok {
+				fam = f.Name
+			}
+			if fam != name {
+				continue
+			}
+			if strings.Contains(e, "..") || setsSwept(e) {
+				own = append(own, e)
+				continue
+			}
+			used = true
+		}
+		switch {
+		case used:
+		case len(own) == 0:
+			return usageErr("--range %q: no detector of the run is %s (--detectors %s): add it there or drop the range", a, name, strings.Join(entries, ","))
+		default:
+			param := "PARAM"
+			if f, ok := spec.Lookup(name); ok {
+				if p, ok := f.SweptParam(); ok {
+					param = p.Name
+				}
+			}
+			return usageErr("--range %q: the %s entries give their own range or setting (%s), which the range would not change: drop it, or give the range in the entry (%s %s=LO..HI)", a, name, strings.Join(own, "; "), name, param)
+		}
+	}
+	return nil
+}
+
 // rangeFamily returns the family a --range name stands for: a family, an
 // alias, or a preset (a range is per family: a preset's name stands for
 // its family's).

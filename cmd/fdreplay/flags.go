@@ -373,6 +373,9 @@ func parseFlags(args []string, stdout io.Writer) (options, []string, error) {
 	if o.ranges, err = parseRanges(*v.ranges); err != nil {
 		return o, nil, err
 	}
+	if err := checkRangesUsed(*v.ranges, o.detectors); err != nil {
+		return o, nil, err
+	}
 	if len(o.ranges) > 0 {
 		o.sweep = true
 	}

@@ -51,6 +51,10 @@ func TestFlagsRefuseInvalidValues(t *testing.T) {
 		{[]string{"--range", "phi=1:4", "--range", "phi=2:3"}, `--range "phi=2:3": phi-normal has a range already`},
 		{[]string{"--range", "chen=0:Inf"}, `--range "chen=0:Inf": bad value "Inf"`},
 		{[]string{"--range", "phi=NaN:4"}, `--range "phi=NaN:4": bad value "NaN"`},
+		// A range no entry sweeps over was dropped silently (user48's F28).
+		{[]string{"-d", "chen", "--range", "phi=1:2"}, `--range "phi=1:2": no detector of the run is phi-normal (--detectors chen): add it there or drop the range`},
+		{[]string{"-d", "chen alpha=10ms..1s", "--range", "chen=0:500ms"}, `--range "chen=0:500ms": the chen entries give their own range or setting (chen alpha=10ms..1s), which the range would not change: drop it, or give the range in the entry (chen alpha=LO..HI)`},
+		{[]string{"-d", "chen(alpha=5ms),fixed", "--range", "nfd-e=0:500ms"}, `--range "nfd-e=0:500ms": the chen entries give their own range or setting (chen(alpha=5ms))`},
 		// Inputs read "-" as standard input; the report is no stream,
 		// and a file named "-" is not what was meant (user44's F14).
 		{[]string{"--report", "-"}, "--report -: give a file name; the report is not written to standard output"},
