@@ -315,6 +315,9 @@ func newFlagSet(o *options) (*pflag.FlagSet, flagValues) {
 func parseFlags(args []string, stdout io.Writer) (options, []string, error) {
 	var o options
 	fs, v := newFlagSet(&o)
+	if err := checkSingleDash(fs, args); err != nil {
+		return o, nil, err
+	}
 	if err := fs.Parse(args); err != nil {
 		return o, nil, usageErr("%v", err)
 	}

@@ -51,6 +51,12 @@ func TestFlagsRefuseInvalidValues(t *testing.T) {
 		{[]string{"--range", "phi=1:4", "--range", "phi=2:3"}, `--range "phi=2:3": phi-normal has a range already`},
 		{[]string{"--range", "chen=0:Inf"}, `--range "chen=0:Inf": bad value "Inf"`},
 		{[]string{"--range", "phi=NaN:4"}, `--range "phi=NaN:4": bad value "NaN"`},
+		// A long flag after one dash, as Go's flag package takes it, was
+		// read as shorthands: -out as -o ut (user48's F30).
+		{[]string{"-out", "xo"}, "-out: did you mean --out? (a long flag takes two dashes; one dash starts shorthands)"},
+		{[]string{"-d", "chen", "-points", "5"}, "-points: did you mean --points?"},
+		{[]string{"-points=5"}, "-points=5: did you mean --points?"},
+		{[]string{"-help"}, "-help: did you mean --help?"},
 		// A range no entry sweeps over was dropped silently (user48's F28).
 		{[]string{"-d", "chen", "--range", "phi=1:2"}, `--range "phi=1:2": no detector of the run is phi-normal (--detectors chen): add it there or drop the range`},
 		{[]string{"-d", "chen alpha=10ms..1s", "--range", "chen=0:500ms"}, `--range "chen=0:500ms": the chen entries give their own range or setting (chen alpha=10ms..1s), which the range would not change: drop it, or give the range in the entry (chen alpha=LO..HI)`},

@@ -177,30 +177,3 @@ func newProgress(stderr io.Writer, disabled bool) func(done, total int) {
 		_ = bar.Set(done)
 	}
 }
-
-// checkSameTraces refuses a trace file given twice, under one name or
-// two (a link, a path through another directory): it would be replayed
-// twice, as two streams of identical rows (user48's F14; a shell glob
-// overlapping another, say). A file that cannot be read is left to the
-// read to report.
-func checkSameTraces(files []string) error {
-	var seen []os.FileInfo
-	var at []int
-	for i, f := range files {
-		if f == "-" {
-			continue
-		}
-		fi, err := os.Stat(f)
-		if err != nil {
-			continue
-		}
-		for k, prev := range seen {
-			if os.SameFile(prev, fi) {
-				j := at[k]
-				return usageErr("traces %d and %d are the same file (%s, %s): it would be replayed twice; give it once", j+1, i+1, files[j], f)
-			}
-		}
-		seen, at = append(seen, fi), append(at, i)
-	}
-	return nil
-}

@@ -1,0 +1,59 @@
+// Checks of the command line's arguments that pflag does not make: a
+// long flag after one dash, a trace given twice.
+
+package main
+
+import (
+	"os"
+	"strings"
+
+	"github.com/spf13/pflag"
+)
+
+// checkSingleDash refuses an argument that spells one of fs's long flags
+// after a single dash ("-out", "-points=5"), as Go's own flag package
+// takes them: pflag reads it as shorthands ("-o ut"), which wrote to a
+// directory "ut" or failed on "oints" (user48's F30). Arguments after
+// "--" are traces.
+func checkSingleDash(fs *pflag.FlagSet, args []string) error {
+	for _, a := range args {
+		if a == "--" {
+			return nil
+		}
+		if len(a) < 3 || a[0] != '-' || a[1] == '-' {
+			continue
+		}
+		name, _, _ := strings.Cut(a[1:], "=")
+		if len(name) > 1 && fs.Lookup(name) != nil {
+			return usageErr("%s: did you mean --%s? (a long flag takes two dashes; one dash starts shorthands)", a, name)
+		}
+	}
+	return nil
+}
+
+// checkSameTraces refuses a trace file given twice, under one name or
+// two (a link, a path through another directory): it would be replayed
+// twice, as two streams of identical rows (user48's F14; a shell glob
+// overlapping another, say). A file that cannot be read is left to the
+// read to report.
+func checkSameTraces(files []string) error {
+	var seen []os.FileInfo
+	var at []int
+	for i, f := range files {
+		if f == "-" {
+			continue
+		}
+		fi, err := os.Stat(f)
+		if err != nil {
+			continue
+		}
+		for k, prev := range seen {
+			if os.SameFile(prev, fi) {
+				j := at[k]
+				return usageErr("traces %d and %d are the same file (%s, %s): it would be replayed twice; give it once", j+1, i+1, files[j], f)
+			}
+		}
+		seen, at = append(seen, fi), append(at, i)
+	}
+	return nil
+}
