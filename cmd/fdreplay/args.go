@@ -1,10 +1,12 @@
-// Checks of the command line's arguments that pflag does not make: a
-// long flag after one dash, a trace given twice.
+// Checks of the command line's arguments that pflag does not make (a long
+// flag after one dash, a trace given twice), and --version's text.
 
 package main
 
 import (
+	"fmt"
 	"os"
+	"runtime/debug"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -56,4 +58,30 @@ func checkSameTraces(files []string) error {
 		seen, at = append(seen, fi), append(at, i)
 	}
 	return nil
+}
+
+// versionText is what --version prints: the main module's version and,
+// when the build recorded them (go build in a checkout), the source
+// revision, its time and whether the tree had uncommitted changes, and the
+// Go version (runtime/debug.ReadBuildInfo).
+func versionText() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "fdreplay (no build information)"
+	}
+	settings := map[string]string{}
+	for _, s := range bi.Settings {
+		settings[s.Key] = s.Value
+	}
+	text := "fdreplay " + bi.Main.Version
+	if rev := settings["vcs.revision"]; rev != "" {
+		text += ", revision " + rev
+		if t := settings["vcs.time"]; t != "" {
+			text += " of " + t
+		}
+		if settings["vcs.modified"] == "true" {
+			text += ", with uncommitted changes"
+		}
+	}
+	return fmt.Sprintf("%s, %s", text, bi.GoVersion)
 }

@@ -267,6 +267,7 @@ type flagValues struct {
 	equivalence *string
 	holdout     *string
 	help        *bool
+	version     *bool
 }
 
 // newFlagSet declares fdreplay's flags, filling in o where a flag is
@@ -307,6 +308,7 @@ func newFlagSet(o *options) (*pflag.FlagSet, flagValues) {
 	fs.StringVar(&o.method, "method", "auto", "how the table and sweeps are computed: auto (one pass, or the other exact shared methods of docs/fdreplay.md, where a family allows) or per-point (a full replay per setting: slower, the same results; to check that claim, compare the CSV files but their method column)")
 	fs.StringVar(&o.report, "report", "", "write a self-contained HTML report to this file (trace statistics, tables, plots, the tuner's choice and a verdict with confidence intervals; implies --sweep); --out also writes one as index.html")
 	v.help = fs.BoolP("help", "h", false, "show this help")
+	v.version = fs.Bool("version", false, "print fdreplay's version (the module version and the source revision it was built from) and exit")
 	return fs, v
 }
 
@@ -357,6 +359,11 @@ func parseFlags(args []string, stdout io.Writer) (options, []string, error) {
 	o.targets.NoMistakes = fs.Changed("mr-max") && o.targets.MaxMRPerSecond == 0
 	if err := parseFlagValues(&o, v); err != nil {
 		return o, nil, err
+	}
+	if *v.version {
+		// Which fdreplay made a result (user48's F30).
+		fmt.Fprintln(stdout, versionText())
+		return o, nil, pflag.ErrHelp
 	}
 	if *v.help {
 		fmt.Fprintf(stdout, "Usage: fdreplay [flags] [TRACE...]\n\nReplays heartbeat traces through fdkit's failure detectors and reports TD, MR and QAP.\nWith no TRACE, replays the embedded default trace.\n\nFlags:\n%s\n%s", fs.FlagUsages(), examples)

@@ -167,3 +167,13 @@ func TestUndetectedFormatNamesFlags(t *testing.T) {
 	assert.Contains(t, errOut, "-f/--format lip6, lip6-emission or fdkit, or for CSV --columns SENDER,SEQ,SENT,ARRIVAL")
 	assert.NotContains(t, errOut, "Columns")
 }
+
+// --version prints one line naming the build, exit 0, nothing else run
+// (user48's F30: a result could not be tied to the fdreplay that made it).
+func TestVersionFlag(t *testing.T) {
+	code, out, errOut := runCmd("--version", "--detectors", "chen")
+	assert.Equal(t, 0, code)
+	assert.Empty(t, errOut)
+	assert.Regexp(t, `^fdreplay \S.*, go1\.\d+\S*\n$`, out)
+	assert.Equal(t, out, versionText()+"\n")
+}
