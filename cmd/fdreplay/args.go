@@ -1,5 +1,6 @@
 // Checks of the command line's arguments that pflag does not make (a long
-// flag after one dash, a trace given twice), and --version's text.
+// flag after one dash, a flag given twice, a trace given twice), and
+// --version's text.
 
 package main
 
@@ -29,6 +30,55 @@ func checkSingleDash(fs *pflag.FlagSet, args []string) error {
 		if len(name) > 1 && fs.Lookup(name) != nil {
 			return usageErr("%s: did you mean --%s? (a long flag takes two dashes; one dash starts shorthands)", a, name)
 		}
+	}
+	return nil
+}
+
+// checkRepeatedFlags refuses a flag that takes one value given twice with
+// two values ("--out res3 --out res4"): the last one won silently, and
+// two is more likely a mistake than intent (user48's F11). The same value
+// twice is harmless; the flags that add up (--detectors, --sender,
+// --range) may repeat. A shorthand with its value attached ("-p5") counts;
+// bundled shorthands are left to pflag.
+func checkRepeatedFlags(fs *pflag.FlagSet, args []string) error {
+	seen := map[string]string{}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			return nil
+		}
+		var f *pflag.Flag
+		val, hasVal := "", false
+		switch {
+		case strings.HasPrefix(a, "--"):
+			var name string
+			name, val, hasVal = strings.Cut(a[2:], "=")
+			f = fs.Lookup(name)
+		case len(a) >= 2 && a[0] == '-':
+			f = fs.ShorthandLookup(a[1:2])
+			if f != nil && len(a) > 2 && f.NoOptDefVal == "" {
+				val, hasVal = a[2:], true
+			}
+		}
+		if f == nil {
+			continue
+		}
+		if !hasVal {
+			if f.NoOptDefVal != "" {
+				val = f.NoOptDefVal
+			} else if i+1 < len(args) {
+				i++
+				val = args[i]
+			}
+		}
+		switch f.Value.Type() {
+		case "stringArray", "stringSlice":
+			continue
+		}
+		if prev, ok := seen[f.Name]; ok && prev != val {
+			return usageErr("--%s given twice (%q, then %q): give it once", f.Name, prev, val)
+		}
+		seen[f.Name] = val
 	}
 	return nil
 }

@@ -320,6 +320,9 @@ func parseFlags(args []string, stdout io.Writer) (options, []string, error) {
 	if err := checkSingleDash(fs, args); err != nil {
 		return o, nil, err
 	}
+	if err := checkRepeatedFlags(fs, args); err != nil {
+		return o, nil, err
+	}
 	if err := fs.Parse(args); err != nil {
 		return o, nil, usageErr("%v", err)
 	}

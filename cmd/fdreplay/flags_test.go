@@ -57,6 +57,12 @@ func TestFlagsRefuseInvalidValues(t *testing.T) {
 		{[]string{"-d", "chen", "-points", "5"}, "-points: did you mean --points?"},
 		{[]string{"-points=5"}, "-points=5: did you mean --points?"},
 		{[]string{"-help"}, "-help: did you mean --help?"},
+		// A one-value flag given twice with two values: the last won
+		// silently (user48's F11).
+		{[]string{"--out", "res3", "--out", "res4"}, `--out given twice ("res3", then "res4"): give it once`},
+		{[]string{"--interval=1s", "--interval", "2s"}, `--interval given twice ("1s", then "2s")`},
+		{[]string{"-o", "a", "--out=b"}, `--out given twice ("a", then "b")`},
+		{[]string{"-p5", "--points", "6"}, `--points given twice ("5", then "6")`},
 		// A range no entry sweeps over was dropped silently (user48's F28).
 		{[]string{"-d", "chen", "--range", "phi=1:2"}, `--range "phi=1:2": no detector of the run is phi-normal (--detectors chen): add it there or drop the range`},
 		{[]string{"-d", "chen alpha=10ms..1s", "--range", "chen=0:500ms"}, `--range "chen=0:500ms": the chen entries give their own range or setting (chen alpha=10ms..1s), which the range would not change: drop it, or give the range in the entry (chen alpha=LO..HI)`},
@@ -176,4 +182,21 @@ func TestVersionFlag(t *testing.T) {
 	assert.Empty(t, errOut)
 	assert.Regexp(t, `^fdreplay \S.*, go1\.\d+\S*\n$`, out)
 	assert.Equal(t, out, versionText()+"\n")
+}
+
+// The flags that add up repeat, and a one-value flag repeated with the
+// same value is harmless (TestFlagsRefuseInvalidValues has the refusals).
+func TestRepeatedFlagsAllowed(t *testing.T) {
+	for _, args := range [][]string{
+		{"-d", "chen", "-d", "fixed", "--sender", "p", "-s", "p"},
+		{"--window", "500", "--window", "500", "-d", "chen"},
+		{"--no-progress", "--no-progress", "-d", "fixed"},
+		{"-d", "chen", "--", "--out"}, // a trace named --out: no flag
+	} {
+		code, _, errOut := runCmd(args...)
+		assert.NotContains(t, errOut, "given twice", "%v", args)
+		if args[len(args)-1] != "--out" {
+			assert.Equal(t, 0, code, "%v: %s", args, errOut)
+		}
+	}
 }
