@@ -401,14 +401,14 @@ func (r *Reader) parseFDKitSlow(line []byte) (Record, error) {
 	if !isDash(f[2]) {
 		d, ok := parseTime(f[2], unit)
 		if !ok {
-			return Record{}, r.fieldErr("sent", "integer "+unitName(unit)+" or -", f[2])
+			return Record{}, r.fieldErr("sent", intTimeWant(f[2], unit, true), f[2])
 		}
 		rec.Sent, rec.HasSent = d, true
 	}
 	if !isDash(f[3]) {
 		d, ok := parseTime(f[3], unit)
 		if !ok {
-			return Record{}, r.fieldErr("arrival", "integer "+unitName(unit)+" or -", f[3])
+			return Record{}, r.fieldErr("arrival", intTimeWant(f[3], unit, true), f[3])
 		}
 		rec.Arrival, rec.HasArrival = d, true
 	}

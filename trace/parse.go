@@ -174,6 +174,30 @@ func parseDecimalTime(b []byte, unit time.Duration) (time.Duration, bool) {
 	return time.Duration(total), true
 }
 
+// intTimeWant says what an integer time field in unit must be, for an
+// error about v, which parseTime refused: an integer too large for a
+// time.Duration is told the bound (user48's F17: "want integer s, got
+// \"9223372136\"" for an integer in s), anything else the syntax, with
+// orDash when "-" (absent) is allowed.
+func intTimeWant(v []byte, unit time.Duration, orDash bool) string {
+	b := v
+	if len(b) > 0 && (b[0] == '-' || b[0] == '+') {
+		b = b[1:]
+	}
+	want := "integer " + unitName(unit)
+	if orDash {
+		want += " or -"
+	}
+	if len(b) == 0 || bytes.IndexFunc(b, func(r rune) bool { return r < '0' || r > '9' }) >= 0 {
+		return want
+	}
+	want = fmt.Sprintf("a time of at most %d %s (292 years", int64(math.MaxInt64/unit), unitName(unit))
+	if unit > time.Nanosecond {
+		want += "; a larger number is in a smaller unit than " + unitName(unit)
+	}
+	return want + ")"
+}
+
 // decimalWant says what a CSV time field in unit must be, for an error
 // about v, which parseDecimalTime refused: a well-formed number that does
 // not fit in a time.Duration (most likely a file in a smaller unit than

@@ -403,6 +403,28 @@ func TestDecimalWant(t *testing.T) {
 	assert.Equal(t, "a time of at most 9223372036854775807 ns (292 years)", decimalWant([]byte("-99999999999999999999"), time.Nanosecond))
 }
 
+// intTimeWant names the bound for an integer too large for a
+// time.Duration, and the syntax otherwise (user48's F17: "want integer s
+// or -, got \"9223372136\"" for an integer in s).
+func TestIntTimeWant(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		unit time.Duration
+		want string
+	}{
+		{"9223372136", time.Second, "a time of at most 9223372036 s (292 years; a larger number is in a smaller unit than s)"},
+		{"-9223372136", time.Second, "a time of at most 9223372036 s (292 years; a larger number is in a smaller unit than s)"},
+		{"99999999999999999999", time.Nanosecond, "a time of at most 9223372036854775807 ns (292 years)"},
+		{"1.5", time.Second, "integer s or -"},
+		{"x", time.Millisecond, "integer ms or -"},
+		{"-", time.Millisecond, "integer ms or -"},
+	} {
+		assert.Equal(t, c.want, intTimeWant([]byte(c.in), c.unit, true), c.in)
+	}
+	_, _, err := readString(t, "#fdkit-trace version=1 interval=1s unit=s\nsender seq sent arrival\np 1 9223372136 -\n", ReaderConfig{Name: "b.fdk"})
+	assert.EqualError(t, err, `b.fdk:3: field sent: want a time of at most 9223372036 s (292 years; a larger number is in a smaller unit than s), got "9223372136"`)
+}
+
 // allBlank is len(bytes.Trim(line, " \t")) == 0, which Next used to tell a
 // line without data: spaces and tabs only; a carriage return, a vertical
 // tab or a non-ASCII space is data.
