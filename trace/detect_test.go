@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -208,5 +209,34 @@ func TestKnownBinaryNamed(t *testing.T) {
 			assert.Equal(t, c.got, pe.Got, c.name)
 			assert.Equal(t, c.want, pe.Want, c.name)
 		}
+	}
+}
+
+// A file whose lines end in CR alone (classic Mac OS) is named as such,
+// whatever its format, instead of a carriage return refused inside a
+// header value or a column name (user48's F21); CRLF files still read.
+func TestCROnlyLineEndings(t *testing.T) {
+	const want = `t:1: want lines ended by LF or CRLF (convert the file: tr '\r' '\n'), got "lines ended by CR alone"`
+	fdk := "#fdkit-trace version=1 interval=100ms unit=ns\nsender seq sent arrival\np 0 1 2\np 1 100000001 100000002\n"
+	csvText := "host,seq,sent_ms,recv_ms\np,1,2,3\np,2,3,4\n"
+	cols := Columns{Sender: "host", Seq: "seq", Sent: "sent_ms", Arrival: "recv_ms", Unit: time.Millisecond}
+	for _, c := range []struct {
+		name, in string
+		cfg      ReaderConfig
+		want     string
+	}{
+		{"fdkit CR", strings.ReplaceAll(fdk, "\n", "\r"), ReaderConfig{Name: "t"}, want},
+		{"CSV CR", strings.ReplaceAll(csvText, "\n", "\r"), ReaderConfig{Name: "t", Columns: cols}, want},
+		{"LIP6 CR", "4 1 100 120 3\r4 2 200 220 3\r", ReaderConfig{Name: "t"}, want},
+		{"fdkit CRLF", strings.ReplaceAll(fdk, "\n", "\r\n"), ReaderConfig{Name: "t"}, ""},
+		{"CSV CRLF", strings.ReplaceAll(csvText, "\n", "\r\n"), ReaderConfig{Name: "t", Columns: cols}, ""},
+	} {
+		recs, _, err := readString(t, c.in, c.cfg)
+		if c.want == "" {
+			assert.NoError(t, err, c.name)
+			assert.Len(t, recs, 2, c.name)
+			continue
+		}
+		assert.EqualError(t, err, c.want, c.name)
 	}
 }

@@ -209,6 +209,13 @@ func (r *Reader) peekSniff() ([]byte, error) {
 		}
 		return nil, pe
 	}
+	if r.line == 0 && bytes.IndexByte(sniff, '\n') < 0 && bytes.Count(sniff, []byte{'\r'}) >= 2 {
+		// Lines ended by CR alone (classic Mac OS) read as one line
+		// holding carriage returns, which each format refused in its own
+		// words, none naming the cause (user48's F21).
+		return nil, &ParseError{File: r.name, Line: 1, Want: "lines ended by LF or CRLF (convert the file: tr '\\r' '\\n')",
+			Got: "lines ended by CR alone"}
+	}
 	return sniff, nil
 }
 
