@@ -376,7 +376,13 @@ func (l *traceLoad) checked(c trace.Checked) {
 	}
 	rec := c.Record
 	if !rec.HasArrival {
-		l.err = fmt.Errorf("%s:%d: sender %q: record seq %d has no arrival time (an emission log?); replay needs arrivals", l.name, c.Line, rec.Sender, rec.Seq)
+		// An emission log has no sender column: no 'sender ""' then
+		// (user48's F21), and what fdreplay can replay instead.
+		who := ""
+		if rec.Sender != "" {
+			who = fmt.Sprintf("sender %q: ", rec.Sender)
+		}
+		l.err = fmt.Errorf("%s:%d: %srecord seq %d has no arrival time (an emission log?): fdreplay replays reception logs, whose records have arrival times", l.name, c.Line, who, rec.Seq)
 		return
 	}
 	s, err := l.stream(rec.Sender, c.SenderIndex, c.Epoch, c.Line)

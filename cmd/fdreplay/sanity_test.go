@@ -503,3 +503,22 @@ func TestRestartNotesCounted(t *testing.T) {
 		assert.Equal(t, c.more, lines[notes]+"\n", "%d restarts", c.restarts)
 	}
 }
+
+// A record without an arrival stops the run naming its line, and its
+// sender only when it has one: an emission log has no sender column
+// (user48's F21: 'sender ""').
+func TestNoArrivalNamesWhatIsReplayed(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		text string
+		want string
+	}{
+		{[]string{"--format", "lip6-emission"}, "numseq timestamp_start_send timestamp_end_send\n0 1000000000 1000000100\n1 1100000000 1100000100\n", ":2: record seq 0 has no arrival time (an emission log?): fdreplay replays reception logs, whose records have arrival times\n"},
+		{nil, "#fdkit-trace version=1 interval=100ms unit=ns\nsender seq sent arrival\np 0 1 -\n", `:3: sender "p": record seq 0 has no arrival time (an emission log?)`},
+	} {
+		p := writeFile(t, "e.txt", c.text)
+		code, _, errOut := runCmd(append(append([]string{"-d", "chen"}, c.args...), p)...)
+		assert.Equal(t, 1, code, errOut)
+		assert.Contains(t, errOut, "fdreplay: "+p+c.want)
+	}
+}
