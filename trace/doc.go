@@ -45,7 +45,10 @@
 // each key at most once: a key given twice is a *ParseError naming it and
 // both values.
 // Comment lines start with "#" and may only come before the column line,
-// which is exactly "sender seq sent arrival". Each further line is one
+// which is exactly "sender seq sent arrival". Among the records, a repeated
+// header line with the same version, interval and unit, with its comment
+// lines and column line, is skipped (rotated files of one recording
+// concatenated); another header is a *ParseError. Each further line is one
 // heartbeat with four space-separated fields: the sender id (no blanks; "-"
 // for the empty id), the sequence number (unsigned decimal), the send instant
 // on the sender's clock and the arrival instant on the monitor's clock (signed

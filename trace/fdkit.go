@@ -258,7 +258,7 @@ func (r *Reader) readFDKitHeader() error {
 	h := Header{}
 	var haveInterval, haveUnit bool
 	given := map[string][]byte{} // the header's values by key
-	r.unit = 0
+	r.unit, r.headerLine = 0, r.line
 	for {
 		var kv []byte
 		kv, rest = nextField(rest)
@@ -340,6 +340,51 @@ func (r *Reader) readFDKitHeader() error {
 	}
 	r.header = h
 	return nil
+}
+
+// repeatedFDKitHeader reports whether line, read among the records, is
+// part of a repeated header to skip: the header line of a trace with the
+// same version, interval and unit (its other keys may differ), its comment
+// lines and its column line, which is what concatenating the rotated files
+// of one recording gives (user48's F37: "cat h1.fdk h2.fdk" was refused
+// at the second header). A header that differs is an error naming both
+// lines; a record before the repeated header's column line too.
+func (r *Reader) repeatedFDKitHeader(line []byte) (bool, error) {
+	t := bytes.TrimLeft(line, " \t")
+	if r.inRepeat {
+		switch {
+		case len(t) > 0 && t[0] == '#' && !bytes.HasPrefix(t, []byte(fdkitMagic)):
+			return true, nil // a comment of the repeated header
+		case string(bytes.TrimSpace(line)) == fdkitColumns:
+			r.inRepeat = false
+			return true, nil
+		}
+		return false, r.fieldErr("", fmt.Sprintf("column line %q after the repeated header of line %d", fdkitColumns, r.repeatLine), line)
+	}
+	rest, ok := bytes.CutPrefix(t, []byte(fdkitMagic))
+	if !ok || (len(rest) > 0 && !isBlank(rest[0])) {
+		return false, nil // a comment among the records: parseFDKit refuses it
+	}
+	given := map[string]string{}
+	for {
+		var kv []byte
+		kv, rest = nextField(rest)
+		if len(kv) == 0 {
+			break
+		}
+		k, v, _ := bytes.Cut(kv, []byte{'='})
+		if _, dup := given[string(k)]; dup {
+			return false, r.fieldErr(string(k), "each key once in the header line", line)
+		}
+		given[string(k)] = string(v)
+	}
+	d, derr := time.ParseDuration(given["interval"])
+	u, uerr := ParseUnit(given["unit"])
+	if given["version"] != strconv.Itoa(fdkitVersion) || derr != nil || d != r.header.Interval || uerr != nil || int64(u) != r.unit {
+		return false, r.fieldErr("", fmt.Sprintf("a record, or a repeated header with the version, interval and unit of line %d's (version=%d interval=%v unit=%s; traces recorded with other settings are replayed as files of their own)", r.headerLine, fdkitVersion, r.header.Interval, unitName(time.Duration(r.unit))), line)
+	}
+	r.inRepeat, r.repeatLine = true, r.line
+	return true, nil
 }
 
 var fdkitFields = [4]string{"sender", "seq", "sent", "arrival"}

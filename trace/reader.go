@@ -55,6 +55,11 @@ type Reader struct {
 	// csvHeadN is the header's number of fields, which every row must
 	// have; csvHeadLine is the header's line.
 	csvHeadN, csvHeadLine int
+	// headerLine is the line of the fdkit header; inRepeat is set from a
+	// repeated header (at repeatLine, of concatenated rotated files) to its
+	// column line (repeatedFDKitHeader).
+	headerLine, repeatLine int
+	inRepeat               bool
 	// csvLimit bounds the bytes one CSV record may span (encoding/csv
 	// itself has no limit: an unterminated quote would swallow the file).
 	csvLimit *limitReader
@@ -432,6 +437,15 @@ func (r *Reader) Next() (Record, error) {
 				case FormatLIP6Emission:
 					rec, err = r.parseEmission(line)
 				case FormatFDKit:
+					if r.inRepeat || bytes.TrimLeft(line, " \t")[0] == '#' {
+						if skip, herr := r.repeatedFDKitHeader(line); skip || herr != nil {
+							if herr != nil {
+								r.err = herr
+								return Record{}, herr
+							}
+							continue
+						}
+					}
 					rec, err = r.parseFDKit(line)
 				}
 			}

@@ -435,3 +435,35 @@ func TestAllBlankIsTrim(t *testing.T) {
 	assert.True(t, allBlank([]byte("  \t ")))
 	assert.False(t, allBlank([]byte("  \t 0")))
 }
+
+// Rotated files of one recording concatenated (cat h1.fdk h2.fdk) read as
+// one trace: a repeated header with the first one's version, interval
+// and unit is skipped with its comments and column line (user48's F37);
+// another header, or a record before the repeated column line, is an
+// error naming the line.
+func TestFDKitRepeatedHeader(t *testing.T) {
+	const head = "#fdkit-trace version=1 interval=100ms unit=ns part=1\n# a comment\nsender seq sent arrival\n"
+	for _, c := range []struct {
+		name, in string
+		recs     int
+		err      string
+	}{
+		{"rotated", head + "p 0 1 2\n" + "#fdkit-trace version=1 interval=100ms unit=ns part=2\n# another\nsender seq sent arrival\np 1 100000001 100000002\n", 2, ""},
+		{"twice, no comment", head + "p 0 1 2\n#fdkit-trace version=1 interval=100ms unit=ns\nsender seq sent arrival\n#fdkit-trace version=1 interval=100ms unit=ns\nsender seq sent arrival\np 1 3 4\n", 2, ""},
+		{"other interval", head + "p 0 1 2\n#fdkit-trace version=1 interval=1s unit=ns\nsender seq sent arrival\n", 1,
+			`r.fdk:5: want a record, or a repeated header with the version, interval and unit of line 1's (version=1 interval=100ms unit=ns; traces recorded with other settings are replayed as files of their own), got "#fdkit-trace version=1 interval=1s unit=..."`},
+		{"other unit", head + "p 0 1 2\n#fdkit-trace version=1 interval=100ms unit=ms\n", 1, "r.fdk:5: want a record, or a repeated header"},
+		{"record before the column line", head + "p 0 1 2\n#fdkit-trace version=1 interval=100ms unit=ns\np 1 3 4\n", 1,
+			`r.fdk:6: want column line "sender seq sent arrival" after the repeated header of line 5, got "p 1 3 4"`},
+		{"comment among records", head + "p 0 1 2\n# late\n", 1, `r.fdk:5: want a record (comment lines only before the column line), got "# late"`},
+	} {
+		recs, _, err := readString(t, c.in, ReaderConfig{Name: "r.fdk"})
+		if c.err == "" {
+			require.NoError(t, err, c.name)
+		} else {
+			require.Error(t, err, c.name)
+			assert.Contains(t, err.Error(), c.err, c.name)
+		}
+		assert.Len(t, recs, c.recs, c.name)
+	}
+}
