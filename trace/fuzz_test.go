@@ -166,6 +166,8 @@ func FuzzFDKit(f *testing.F) {
 	f.Add("#fdkit-trace version=1 interval=100ms unit=ns preset=x\n# c\nsender seq sent arrival\np 0 - 5\n- - 1 -\n")
 	f.Add("#fdkit-trace version=1 interval=1s unit=s\nsender seq sent arrival\np 1 9223372036 -9\n")
 	f.Add("#fdkit-trace version=1 interval=0s unit=us\nsender seq sent arrival\n")
+	// Rotated files concatenated: a repeated header among the records.
+	f.Add("#fdkit-trace version=1 interval=100ms unit=ns a=1\nsender seq sent arrival\np 0 1 2\n#fdkit-trace version=1 interval=100ms unit=ns a=2\n# c\nsender seq sent arrival\np 1 3 4\n")
 	f.Fuzz(func(t *testing.T, s string) {
 		recs := readAllFuzz(t, []byte(s), ReaderConfig{Format: FormatFDKit})
 		r, err := NewReader(strings.NewReader(s), ReaderConfig{Format: FormatFDKit})
