@@ -157,3 +157,44 @@ func parseSize(v string) (int64, error) {
 	}
 	return n * mult, nil
 }
+
+// clockNotes says when a clock flag does not do what it was likely given
+// for (user48's F20): --clock sync on streams whose one-way delays A − σ
+// are beyond any network's (their TDs then include the clocks' offset),
+// and --delay-offset on streams replayed with synchronized clocks, whose
+// TD = τ − σ does not use it. One line for each, naming the first stream
+// and how many there are.
+func clockNotes(o options, ins []input) []string {
+	var offset, unused []*input
+	for i := range ins {
+		in := &ins[i]
+		sync := o.clock == "sync" || o.clock == "auto" && in.clocksSync
+		st := in.stats
+		if o.clock == "sync" && st.HasClock && (st.ClockOffset > maxPlausibleDelay || st.ClockOffset < -maxPlausibleDelay) {
+			offset = append(offset, in)
+		}
+		if o.delayOffset > 0 && sync {
+			unused = append(unused, in)
+		}
+	}
+	var notes []string
+	if len(offset) > 0 {
+		in := offset[0]
+		notes = append(notes, fmt.Sprintf("fdreplay: warning: --clock sync: the one-way delays A − σ of sender %s (%s)%s are beyond any network's (about %v for sender %[1]s): the clocks are not synchronized, and every TD includes their offset (--clock auto measures A − σ and chooses)",
+			displaySender(in), in.file, others(len(offset)), in.stats.ClockOffset.Round(time.Second)))
+	}
+	if len(unused) > 0 {
+		in := unused[0]
+		notes = append(notes, fmt.Sprintf("fdreplay: note: --delay-offset %v is not used for sender %s (%s)%s: its clocks are synchronized, TD = τ − σ; the offset applies to the arrival-based TD of unsynchronized clocks only",
+			o.delayOffset, displaySender(in), in.file, others(len(unused))))
+	}
+	return notes
+}
+
+// others says how many more streams a note is about, after the first.
+func others(n int) string {
+	if n <= 1 {
+		return ""
+	}
+	return fmt.Sprintf(" and %d other stream(s)", n-1)
+}

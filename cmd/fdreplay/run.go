@@ -150,6 +150,9 @@ func runErr(p process, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	clock.mark("load")
+	for _, n := range clockNotes(o, res.inputs) {
+		fmt.Fprintln(stderr, n)
+	}
 	defer res.close()
 	cfg := replayConfig(o)
 	progress := p.progress

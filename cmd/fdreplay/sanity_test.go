@@ -522,3 +522,39 @@ func TestNoArrivalNamesWhatIsReplayed(t *testing.T) {
 		assert.Contains(t, errOut, "fdreplay: "+p+c.want)
 	}
 }
+
+// A clock flag that cannot do what it was given for says so (user48's
+// F20): --clock sync on one-way delays of hours (the TDs include the
+// clocks' offset), --delay-offset on synchronized clocks (TD = τ − σ does
+// not use it).
+func TestClockNotes(t *testing.T) {
+	write := func(name string, delay time.Duration) string {
+		var b strings.Builder
+		b.WriteString("#fdkit-trace version=1 interval=100ms unit=ns\nsender seq sent arrival\n")
+		for i := range 3000 {
+			sent := time.Duration(i) * 100 * time.Millisecond
+			fmt.Fprintf(&b, "p %d %d %d\n", i, sent, sent+delay+time.Duration(i%7)*time.Millisecond)
+		}
+		return writeFile(t, name, b.String())
+	}
+	far, near := write("far.fdk", 2*time.Hour), write("near.fdk", 5*time.Millisecond)
+	for _, c := range []struct {
+		args []string
+		want string // "" for no note
+	}{
+		{[]string{"--clock", "sync", far}, "fdreplay: warning: --clock sync: the one-way delays A − σ of sender p (" + far + ") are beyond any network's (about 2h0m0s for sender p): the clocks are not synchronized, and every TD includes their offset (--clock auto measures A − σ and chooses)\n"},
+		{[]string{far}, ""},
+		{[]string{"--clock", "sync", near}, ""},
+		{[]string{"--delay-offset", "50ms", near}, "fdreplay: note: --delay-offset 50ms is not used for sender p (" + near + "): its clocks are synchronized, TD = τ − σ; the offset applies to the arrival-based TD of unsynchronized clocks only\n"},
+		{[]string{"--delay-offset", "50ms", "--clock", "unsync", near}, ""},
+	} {
+		code, _, errOut := runCmd(append([]string{"--no-progress", "-d", "fixed"}, c.args...)...)
+		require.Equal(t, 0, code, "%v: %s", c.args, errOut)
+		if c.want == "" {
+			assert.NotContains(t, errOut, "--clock sync:", "%v", c.args)
+			assert.NotContains(t, errOut, "--delay-offset", "%v", c.args)
+			continue
+		}
+		assert.Contains(t, errOut, c.want, "%v", c.args)
+	}
+}
