@@ -1,4 +1,5 @@
-// Plausibility of a loaded trace's units: the interval and the one-way delays.
+// Plausibility of a loaded trace: its units (the interval and the one-way
+// delays), and the streams that cannot be replayed.
 
 package main
 
@@ -197,4 +198,61 @@ func others(n int) string {
 		return ""
 	}
 	return fmt.Sprintf(" and %d other stream(s)", n-1)
+}
+
+// The plausible range of a heartbeat interval and of a one-way delay read
+// from timestamps without --interval: outside, the timestamps' unit is
+// wrong far more often than the heartbeat is (a CSV in seconds read with
+// --unit ms, or a LIP6 trace converted to microseconds, gives Δ = 100 µs;
+// a CSV in microseconds read with --unit ms gives one-way delays of
+// tens of seconds).
+const (
+	minPlausibleInterval = time.Millisecond
+	maxPlausibleInterval = time.Hour
+	maxPlausibleDelay    = 10 * time.Second
+)
+
+// unreplayable says why the stream cannot be replayed, or "": its Δ cannot
+// be estimated (one heartbeat, or no step between two), or its arrivals
+// do not move (checkArrivalsMove: a receive log timestamped in one batch),
+// which a replay would turn into made-up detection times. Either is a
+// stream skipped with a warning, so that one such stream among others
+// does not stop their replay (user48's F1 and F23).
+func unreplayable(in *input) string {
+	if in.interval <= 0 {
+		return fmt.Sprintf("the heartbeat interval cannot be estimated from its %d heartbeat(s) (give --interval)", in.len())
+	}
+	if err := checkArrivalsMove(in.stats, in.interval); err != nil {
+		return err.Error()
+	}
+	return ""
+}
+
+// dropUnreplayable returns the inputs that can be replayed, leaving out
+// with a warning (as keepEvaluated leaves out a stream too short for the
+// warm-up) those that cannot (input.unreplayable): a stray record of
+// another sender does not stop the replay of the others. When none is
+// left that is the error. The inputs left out are closed.
+func dropUnreplayable(ins []input, stderr io.Writer) ([]input, error) {
+	var kept []input
+	var dropped []string
+	for i := range ins {
+		in := &ins[i]
+		if in.unreplayable == "" {
+			kept = append(kept, *in)
+			continue
+		}
+		dropped = append(dropped, fmt.Sprintf("%s: sender %s: no heartbeat evaluated: %s", in.where(), displaySender(in), in.unreplayable))
+		closeInputs(ins[i : i+1])
+	}
+	if len(kept) == 0 && len(dropped) > 0 {
+		if len(dropped) == 1 {
+			return nil, errors.New(dropped[0])
+		}
+		return nil, fmt.Errorf("no stream could be evaluated (%d streams; first: %s)", len(dropped), dropped[0])
+	}
+	for _, d := range dropped {
+		fmt.Fprintf(stderr, "fdreplay: warning: skipped %s\n", d)
+	}
+	return kept, nil
 }
