@@ -101,6 +101,28 @@ func benchFile(b *testing.B, kind string) string {
 	return path
 }
 
+// readCount reads the trace at path with cfg to its end and returns the
+// number of records.
+func readCount(b *testing.B, path string, cfg ReaderConfig) int {
+	b.Helper()
+	r, err := Open(path, cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer r.Close()
+	n := 0
+	for {
+		_, err := r.Next()
+		if err == io.EOF {
+			return n
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+		n++
+	}
+}
+
 func benchRead(b *testing.B, kind string) {
 	path := benchFile(b, kind)
 	st, _ := os.Stat(path)
@@ -108,21 +130,7 @@ func benchRead(b *testing.B, kind string) {
 	b.ReportAllocs()
 	n := 0
 	for b.Loop() {
-		r, err := Open(path, ReaderConfig{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		for {
-			_, err := r.Next()
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				b.Fatal(err)
-			}
-			n++
-		}
-		r.Close()
+		n += readCount(b, path, ReaderConfig{})
 	}
 	if n != b.N*len(benchData()) {
 		b.Fatalf("read %d records, want %d", n, b.N*len(benchData()))

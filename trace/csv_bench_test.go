@@ -2,7 +2,6 @@ package trace
 
 import (
 	"bytes"
-	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -20,27 +19,13 @@ func BenchmarkReadCSV(b *testing.B) {
 		buf.WriteString("p," + strconv.Itoa(i+1) + "," + strconv.Itoa(i*10000000) + "," + strconv.Itoa(i*10000000+1234567) + "\n")
 	}
 	path := filepath.Join(b.TempDir(), "t.csv")
-	os.WriteFile(path, buf.Bytes(), 0o644)
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		b.Fatal(err)
+	}
 	b.SetBytes(int64(buf.Len()))
 	cfg := ReaderConfig{Format: FormatCSV, Columns: Columns{Sender: "sender", Seq: "seq", Sent: "sent", Arrival: "arrival"}}
 	for b.Loop() {
-		r, err := Open(path, cfg)
-		if err != nil {
-			b.Fatal(err)
-		}
-		n := 0
-		for {
-			_, err := r.Next()
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				b.Fatal(err)
-			}
-			n++
-		}
-		r.Close()
-		if n != 200000 {
+		if n := readCount(b, path, cfg); n != 200000 {
 			b.Fatal(n)
 		}
 	}
