@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fdkit/fdkit/detector"
 	"github.com/fdkit/fdkit/trace"
 )
 
@@ -50,7 +51,7 @@ func checkArrivalsMove(st trace.Stats, interval time.Duration) error {
 		return nil
 	}
 	return fmt.Errorf("%d arrivals within %v, where %d heartbeats take about %v at Δ = %v: the arrival times do not move (a receive log timestamped in one batch?); nothing to replay",
-		st.Records, st.Span, st.Records, time.Duration(math.Min(want, math.MaxInt64)).Round(time.Millisecond), interval)
+		st.Records, st.Span, st.Records, detector.RoundNanos(want).Round(time.Millisecond), interval)
 }
 
 // unitRatio is how far the Δ estimated from the timestamps may be from the

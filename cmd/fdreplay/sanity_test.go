@@ -558,3 +558,12 @@ func TestClockNotes(t *testing.T) {
 		assert.Contains(t, errOut, c.want, "%v", c.args)
 	}
 }
+
+// checkArrivalsMove's message saturates the time the records would take
+// (10^10 records at Δ = 1 h is past the largest time.Duration) instead of
+// overflowing the conversion to a negative duration.
+func TestArrivalsMoveHugeSpan(t *testing.T) {
+	err := checkArrivalsMove(trace.Stats{HasArrival: true, Records: 10_000_000_000}, time.Hour)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "take about 2562047h47m16.854775807s at Δ = 1h0m0s")
+}
