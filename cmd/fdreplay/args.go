@@ -34,53 +34,28 @@ func checkSingleDash(fs *pflag.FlagSet, args []string) error {
 	return nil
 }
 
-// checkRepeatedFlags refuses a flag that takes one value given twice with
-// two values ("--out res3 --out res4"): the last one won silently, and
-// two is more likely a mistake than intent (user48's F11). The same value
-// twice is harmless; the flags that add up (--detectors, --sender,
-// --range) may repeat. A shorthand with its value attached ("-p5") counts;
-// bundled shorthands are left to pflag.
-func checkRepeatedFlags(fs *pflag.FlagSet, args []string) error {
+// onceValued returns pflag's ParseAll callback that sets each flag and
+// refuses a flag that takes one value given twice with two values ("--out
+// res3 --out res4"), storing that error in *repeated: the last one won
+// silently, and two is more likely a mistake than intent (user48's F11).
+// The same value twice is harmless; the flags that add up (--detectors,
+// --sender, --range) may repeat. pflag has parsed the argument, bundled
+// shorthands and "=" forms included, so the values compared are the ones
+// it sets.
+func onceValued(fs *pflag.FlagSet, repeated *error) func(*pflag.Flag, string) error {
 	seen := map[string]string{}
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if a == "--" {
-			return nil
-		}
-		var f *pflag.Flag
-		val, hasVal := "", false
-		switch {
-		case strings.HasPrefix(a, "--"):
-			var name string
-			name, val, hasVal = strings.Cut(a[2:], "=")
-			f = fs.Lookup(name)
-		case len(a) >= 2 && a[0] == '-':
-			f = fs.ShorthandLookup(a[1:2])
-			if f != nil && len(a) > 2 && f.NoOptDefVal == "" {
-				val, hasVal = a[2:], true
-			}
-		}
-		if f == nil {
-			continue
-		}
-		if !hasVal {
-			if f.NoOptDefVal != "" {
-				val = f.NoOptDefVal
-			} else if i+1 < len(args) {
-				i++
-				val = args[i]
-			}
-		}
+	return func(f *pflag.Flag, val string) error {
 		switch f.Value.Type() {
 		case "stringArray", "stringSlice":
-			continue
+		default:
+			if prev, ok := seen[f.Name]; ok && prev != val {
+				*repeated = usageErr("--%s given twice (%q, then %q): give it once", f.Name, prev, val)
+				return *repeated
+			}
+			seen[f.Name] = val
 		}
-		if prev, ok := seen[f.Name]; ok && prev != val {
-			return usageErr("--%s given twice (%q, then %q): give it once", f.Name, prev, val)
-		}
-		seen[f.Name] = val
+		return fs.Set(f.Name, val)
 	}
-	return nil
 }
 
 // checkSameTraces refuses a trace file given twice, under one name or

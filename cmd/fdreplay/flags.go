@@ -320,10 +320,11 @@ func parseFlags(args []string, stdout io.Writer) (options, []string, error) {
 	if err := checkSingleDash(fs, args); err != nil {
 		return o, nil, err
 	}
-	if err := checkRepeatedFlags(fs, args); err != nil {
-		return o, nil, err
-	}
-	if err := fs.Parse(args); err != nil {
+	var repeated error
+	if err := fs.ParseAll(args, onceValued(fs, &repeated)); err != nil {
+		if repeated != nil {
+			return o, nil, repeated
+		}
 		return o, nil, usageErr("%v", err)
 	}
 	// An empty value given on purpose ("--out $DIR" with DIR unset) is
