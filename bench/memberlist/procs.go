@@ -359,10 +359,8 @@ func runProcsOne(lib, sc string, o options, run int, barrier func()) (Result, er
 				// member's dials to it time out, played in user space:
 				// the kernel would accept them).
 				victim.signal(syscall.SIGSTOP)
-				for i, p := range procs {
-					if p != victim {
-						_ = p.say("drop " + addrs[i])
-					}
+				for p, line := range dropOrders(procs, addrs, victim) {
+					_ = p.say(line)
 				}
 			default:
 				victim.signal(syscall.SIGKILL)
@@ -453,4 +451,20 @@ func procCPU(pid int) time.Duration {
 		return 0
 	}
 	return time.Duration(u+st) * 10 * time.Millisecond
+}
+
+// dropOrders returns the line that tells each member but victim that the
+// victim's host went down (kill-dropped): "drop ADDR", ADDR the victim's
+// address (addrs[i] is procs[i]'s), so that the member's dials to it time
+// out. Before 2026-12-05 every member was told its own address, which
+// turned the -procs kill-dropped rows into a second silent kill.
+func dropOrders(procs []*memberProc, addrs []string, victim *memberProc) map[*memberProc]string {
+	at := slices.Index(procs, victim)
+	orders := make(map[*memberProc]string, len(procs))
+	for _, p := range procs {
+		if p != victim {
+			orders[p] = "drop " + addrs[at]
+		}
+	}
+	return orders
 }

@@ -51,3 +51,24 @@ func TestLacking(t *testing.T) {
 		t.Fatalf("a full view lacks %v", got)
 	}
 }
+
+// kill-dropped tells every member but the victim the victim's address,
+// whichever member the victim is.
+func TestDropOrdersNameTheVictim(t *testing.T) {
+	procs := []*memberProc{{name: "m00"}, {name: "m01"}, {name: "m02"}, {name: "m03"}}
+	addrs := []string{"127.0.0.1:7000", "127.0.0.1:7001", "127.0.0.1:7002", "127.0.0.1:7003"}
+	for vi, victim := range procs {
+		orders := dropOrders(procs, addrs, victim)
+		if len(orders) != len(procs)-1 {
+			t.Fatalf("victim %s: %d orders, want %d", victim.name, len(orders), len(procs)-1)
+		}
+		if _, ok := orders[victim]; ok {
+			t.Errorf("victim %s is told to drop", victim.name)
+		}
+		for p, line := range orders {
+			if want := "drop " + addrs[vi]; line != want {
+				t.Errorf("victim %s: %s is told %q, want %q", victim.name, p.name, line, want)
+			}
+		}
+	}
+}
