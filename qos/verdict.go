@@ -393,18 +393,10 @@ func (v *Verdict) setConfirmable() {
 	}
 }
 
-// tdTie is the TD difference, in ns, that bootstrapP takes as no
-// difference: half a nanosecond, TD's resolution. Two settings that give
-// one detector (Chen's α and a fixed timeout at n = 1) have replicate
-// means that differ by float rounding only, a few 10^-8 ns of one sign,
-// which counted as a side gave p = 0.036 for a difference of exactly 0.
-const tdTie = 0.5
-
 // bootstrapP is the two-sided bootstrap p-value of "the mean of the
 // differences d is 0": twice the smaller share of resamples on either
 // side of 0, counted as (k + 1)/(n + 1) (Davison and Hinkley, Bootstrap
-// Methods, 1997, §4.4); NaN differences are dropped. A resample within
-// tdTie ns of 0 counts on both sides, as 0 does.
+// Methods, 1997, §4.4); NaN differences are dropped.
 func bootstrapP(d []float64) float64 {
 	var le, ge, n int
 	for _, x := range d {
@@ -412,10 +404,10 @@ func bootstrapP(d []float64) float64 {
 			continue
 		}
 		n++
-		if x <= tdTie {
+		if x <= 0 {
 			le++
 		}
-		if x >= -tdTie {
+		if x >= 0 {
 			ge++
 		}
 	}
