@@ -41,7 +41,7 @@ func TestCSV(t *testing.T) {
 	// mistake more likely than a syntax error: the message says so.
 	_, _, err = readString(t, "a,t\n1,9301432084.211\n", ReaderConfig{Name: "c.csv", Columns: Columns{Arrival: "t", Unit: time.Second}})
 	require.ErrorAs(t, err, &pe)
-	assert.Equal(t, &ParseError{File: "c.csv", Line: 2, Field: "t", Want: "a time of at most 9223372036 s (292 years; a larger number is in a smaller unit than s)", Got: "9301432084.211"}, pe)
+	assert.Equal(t, &ParseError{File: "c.csv", Line: 2, Field: "t", Want: "a time within ±9223372036 s (int64 nanoseconds, 292 years); this one is too large, or in a smaller unit than s", Got: "9301432084.211"}, pe)
 	_, _, err = readString(t, "a,t\n1,2\n1\n", ReaderConfig{Name: "c.csv", Columns: Columns{Arrival: "t"}})
 	require.ErrorAs(t, err, &pe)
 	assert.Equal(t, &ParseError{File: "c.csv", Line: 3, Want: "2 fields, as the header (line 1) has; the row has 1", Got: "1"}, pe)

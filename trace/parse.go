@@ -191,11 +191,19 @@ func intTimeWant(v []byte, unit time.Duration, orDash bool) string {
 	if len(b) == 0 || bytes.IndexFunc(b, func(r rune) bool { return r < '0' || r > '9' }) >= 0 {
 		return want
 	}
-	want = fmt.Sprintf("a time of at most %d %s (292 years", int64(math.MaxInt64/unit), unitName(unit))
+	return tooLargeWant(unit)
+}
+
+// tooLargeWant says, for a well-formed time in unit that does not fit in a
+// time.Duration, that it is too large and what fits (user48's F17: an
+// integer in s was told "want integer s").
+func tooLargeWant(unit time.Duration) string {
+	u := unitName(unit)
+	want := fmt.Sprintf("a time within ±%d %s (int64 nanoseconds, 292 years); this one is too large", int64(math.MaxInt64/unit), u)
 	if unit > time.Nanosecond {
-		want += "; a larger number is in a smaller unit than " + unitName(unit)
+		want += ", or in a smaller unit than " + u
 	}
-	return want + ")"
+	return want
 }
 
 // decimalWant says what a CSV time field in unit must be, for an error
@@ -221,11 +229,7 @@ func decimalWant(v []byte, unit time.Duration) string {
 	if digits == 0 {
 		return "decimal number of " + u
 	}
-	want := fmt.Sprintf("a time of at most %d %s (292 years", int64(math.MaxInt64/unit), u)
-	if unit > time.Nanosecond {
-		want += "; a larger number is in a smaller unit than " + u
-	}
-	return want + ")"
+	return tooLargeWant(unit)
 }
 
 // onlyBlanks reports whether p holds nothing but blanks.

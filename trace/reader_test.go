@@ -400,7 +400,7 @@ func TestDecimalWant(t *testing.T) {
 	for _, in := range []string{"--5", "1.2.3", "", ".", "1e3", "x"} {
 		assert.Equal(t, "decimal number of ms", decimalWant([]byte(in), time.Millisecond), in)
 	}
-	assert.Equal(t, "a time of at most 9223372036854775807 ns (292 years)", decimalWant([]byte("-99999999999999999999"), time.Nanosecond))
+	assert.Equal(t, "a time within ±9223372036854775807 ns (int64 nanoseconds, 292 years); this one is too large", decimalWant([]byte("-99999999999999999999"), time.Nanosecond))
 }
 
 // intTimeWant names the bound for an integer too large for a
@@ -412,9 +412,9 @@ func TestIntTimeWant(t *testing.T) {
 		unit time.Duration
 		want string
 	}{
-		{"9223372136", time.Second, "a time of at most 9223372036 s (292 years; a larger number is in a smaller unit than s)"},
-		{"-9223372136", time.Second, "a time of at most 9223372036 s (292 years; a larger number is in a smaller unit than s)"},
-		{"99999999999999999999", time.Nanosecond, "a time of at most 9223372036854775807 ns (292 years)"},
+		{"9223372136", time.Second, "a time within ±9223372036 s (int64 nanoseconds, 292 years); this one is too large, or in a smaller unit than s"},
+		{"-9223372136", time.Second, "a time within ±9223372036 s (int64 nanoseconds, 292 years); this one is too large, or in a smaller unit than s"},
+		{"99999999999999999999", time.Nanosecond, "a time within ±9223372036854775807 ns (int64 nanoseconds, 292 years); this one is too large"},
 		{"1.5", time.Second, "integer s or -"},
 		{"x", time.Millisecond, "integer ms or -"},
 		{"-", time.Millisecond, "integer ms or -"},
@@ -422,7 +422,7 @@ func TestIntTimeWant(t *testing.T) {
 		assert.Equal(t, c.want, intTimeWant([]byte(c.in), c.unit, true), c.in)
 	}
 	_, _, err := readString(t, "#fdkit-trace version=1 interval=1s unit=s\nsender seq sent arrival\np 1 9223372136 -\n", ReaderConfig{Name: "b.fdk"})
-	assert.EqualError(t, err, `b.fdk:3: field sent: want a time of at most 9223372036 s (292 years; a larger number is in a smaller unit than s), got "9223372136"`)
+	assert.EqualError(t, err, `b.fdk:3: field sent: want a time within ±9223372036 s (int64 nanoseconds, 292 years); this one is too large, or in a smaller unit than s, got "9223372136"`)
 }
 
 // allBlank is len(bytes.Trim(line, " \t")) == 0, which Next used to tell a

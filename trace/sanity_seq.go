@@ -108,11 +108,25 @@ func (c *Checker) checkSeq(s *senderCheck, p *pending, la []pending) *Finding {
 		slices.Sort(before)
 		if mb := before[len(before)/2]; mb < -R && s.hasFront && farBelow(p.c.Record.Seq, s.front.Seq, uint64(R)) {
 			// A drop the following records continue: a new incarnation.
-			prev := int64(p.c.Record.Seq) - mb
-			return c.restart(s, p, fmt.Sprintf("where about %d was due", prev))
+			return c.restart(s, p, dueText(p.c.Record.Seq, uint64(-mb)))
 		}
 	}
 	return nil
+}
+
+// dueText says which sequence number was due at a restart: about base +
+// ahead, or, past 2^64 − 1, that the 64-bit counter wrapped (user48's F17:
+// "restarts at 0 where about 0 was due" after 2^64 − 1).
+func dueText(base, ahead uint64) string {
+	due := base + ahead
+	if due >= base {
+		return fmt.Sprintf("where about %d was due", due)
+	}
+	n := "2^64"
+	if due > 0 {
+		n += fmt.Sprintf(" + %d", due)
+	}
+	return fmt.Sprintf("where about %s was due: the 64-bit counter wrapped past %d", n, uint64(math.MaxUint64))
 }
 
 // restart starts a new epoch at p (kept: the new epoch's front) and
@@ -156,7 +170,7 @@ func (c *Checker) checkSeqSent(s *senderCheck, p *pending, la []pending) (*Findi
 			}
 		}
 		if 2*below > newer {
-			return c.restart(s, p, fmt.Sprintf("where about %d was due (sent %v after %d)", s.front.Seq+1, r.Sent-s.front.Sent, s.front.Seq)), true
+			return c.restart(s, p, fmt.Sprintf("%s (sent %v after %d)", dueText(s.front.Seq, 1), r.Sent-s.front.Sent, s.front.Seq)), true
 		}
 		return c.finding(s, *p, FindingSeq, fmt.Sprintf("sequence number %d is %d below %d but sent %v after it, and the records sent after it do not continue from it (more than %d): left out",
 			r.Seq, s.front.Seq-r.Seq, s.front.Seq, r.Sent-s.front.Sent, R)), true

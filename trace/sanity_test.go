@@ -435,3 +435,22 @@ func TestSanitySequenceNumberNear2To64(t *testing.T) {
 		assert.Contains(t, fs[0].Detail, "sequence number 18446744073709551615 is "+c.away+" away from what its neighbours predict (more than 32)")
 	}
 }
+
+// A 64-bit counter that wraps from 2^64 − 1 to 0 one Δ later is a restart
+// whose message says the counter wrapped; it said "restarts at 0 where
+// about 0 was due" (user48's F17).
+func TestSanityRestartAtCounterWrap(t *testing.T) {
+	assert.Equal(t, "where about 8 was due", dueText(5, 3))
+	assert.Equal(t, "where about 2^64 + 3 was due: the 64-bit counter wrapped past 18446744073709551615", dueText(1<<64-2, 5))
+	var b strings.Builder
+	for i := range 600 {
+		seq := uint64(1<<64-300) + uint64(i) // wraps to 0 at i = 300
+		sent := int64(i) * int64(100*time.Millisecond)
+		fmt.Fprintf(&b, "4 %d %d %d 14\n", seq, sent, sent+int64(time.Millisecond)*int64(1+i%2))
+	}
+	fs := findings(checkText(t, b.String(), Columns{}))
+	require.Len(t, fs, 1)
+	assert.Equal(t, FindingRestart, fs[0].Kind)
+	assert.Equal(t, 301, fs[0].Line)
+	assert.Equal(t, "sequence restarts at 0 where about 2^64 was due: the 64-bit counter wrapped past 18446744073709551615 (sent 100ms after 18446744073709551615): a new incarnation of the sender (epoch 2)", fs[0].Detail)
+}
