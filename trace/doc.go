@@ -15,6 +15,9 @@
 //
 //   - FormatLIP6: the LIP6 PlanetLab reception logs,
 //     "sender seq t_send_ns t_recv_ns hops", space separated, no header.
+//     Sender ids, unsigned integers, are kept as written; one number
+//     written two ways in a file ("7" and "007") is a ParseError naming
+//     both lines, since it may be one sender or two.
 //   - FormatLIP6Emission: the LIP6 emission logs,
 //     "numseq,timestamp_start_send,timestamp_end_send" with that header.
 //   - FormatCSV: any CSV/TSV file with a header whose columns and time unit

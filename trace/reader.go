@@ -41,6 +41,9 @@ type Reader struct {
 	senders map[string]string
 	short   [256]string // one-byte sender ids
 	err     error       // sticky
+	// lip6IDs: the LIP6 sender ids that are numbers, by their digits
+	// without leading zeros (lip6Sender).
+	lip6IDs map[string]lip6ID
 
 	skipped     int
 	skippedErrs []*ParseError

@@ -31,8 +31,12 @@ func (r *Reader) parseLIP6(line []byte) (Record, error) {
 	recv, p, ok3 := scanInt(p)
 	_, p, ok4 := scanUint(p)
 	if len(sender) > 0 && ok1 && ok2 && ok3 && ok4 && onlyBlanks(p) {
+		id, err := r.lip6Sender(sender)
+		if err != nil {
+			return Record{}, err
+		}
 		return Record{
-			Sender: r.intern(sender),
+			Sender: id,
 			Seq:    seq, HasSeq: true,
 			Sent: time.Duration(sent), HasSent: true,
 			Arrival: time.Duration(recv), HasArrival: true,
@@ -71,12 +75,55 @@ func (r *Reader) parseLIP6Slow(line []byte) (Record, error) {
 	if _, ok := parseUint(f[4]); !ok {
 		return Record{}, r.fieldErr("hops", "unsigned integer", f[4])
 	}
+	id, err := r.lip6Sender(f[0])
+	if err != nil {
+		return Record{}, err
+	}
 	return Record{
-		Sender: r.intern(f[0]),
+		Sender: id,
 		Seq:    seq, HasSeq: true,
 		Sent: time.Duration(sent), HasSent: true,
 		Arrival: time.Duration(recv), HasArrival: true,
 	}, nil
+}
+
+// lip6ID is a LIP6 sender id as first written, and its line.
+type lip6ID struct {
+	id   string
+	line int
+}
+
+// lip6Sender returns the LIP6 sender id b, interned. LIP6 ids are
+// unsigned integers, compared as written: an id that is the number of an
+// earlier one written otherwise ("007" after "7") is refused, naming both
+// lines, rather than taken as a sender of its own (two streams of one
+// sender) or merged with it (two senders in one stream, if the spellings
+// were meant apart); user48's F33. An id that is not a number is taken
+// as written.
+func (r *Reader) lip6Sender(b []byte) (string, error) {
+	if len(b) == 1 {
+		if s := r.short[b[0]]; s != "" {
+			return s, nil
+		}
+	} else if s, ok := r.senders[string(b)]; ok {
+		return s, nil
+	}
+	digits := b
+	for len(digits) > 1 && digits[0] == '0' {
+		digits = digits[1:]
+	}
+	if bytes.IndexFunc(digits, func(c rune) bool { return c < '0' || c > '9' }) >= 0 {
+		return r.intern(b), nil
+	}
+	if first, ok := r.lip6IDs[string(digits)]; ok {
+		return "", r.fieldErr("sender", fmt.Sprintf("one spelling of each sender id: LIP6 ids are unsigned integers, and %q (line %d) is the same number written otherwise", first.id, first.line), b)
+	}
+	if r.lip6IDs == nil {
+		r.lip6IDs = map[string]lip6ID{}
+	}
+	s := r.intern(b)
+	r.lip6IDs[string(digits)] = lip6ID{s, r.line}
+	return s, nil
 }
 
 // emissionFields names the columns of FormatLIP6Emission.
