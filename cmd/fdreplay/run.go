@@ -268,6 +268,9 @@ func tableRuns(o options, inputs []input) ([]streamRun, error) {
 		jobs[i] = func() error {
 			in := &inputs[i]
 			s := streamSettings(o, in)
+			if err := sameDetector(s, o.detectors, in); err != nil {
+				return err
+			}
 			f, descs, err := tableFamilies(s, o.detectors)
 			runs[i] = streamRun{in: in, set: s, descs: descs, table: f}
 			return err

@@ -313,3 +313,61 @@ func entryFamily(e string) string {
 	}
 	return ""
 }
+
+// sameDetector refuses two entries of the run (entries: --detectors and
+// --config) that are one detector on the stream in: their settings, with
+// fdreplay's defaults for the stream filled in (s), are equal though their
+// texts differ ("chen(alpha=100ms)" and "chen" on a 100 ms stream, where
+// α defaults to Δ): the detector would run twice, as two identical rows
+// (user48's F10). Texts of one spec are refused when the flags are parsed
+// (selectDetectors); this compares what runs, known once Δ is.
+func sameDetector(s settings, entries []string, in *input) error {
+	seen := make(map[string]string, len(entries))
+	for _, e := range entries {
+		key, err := resolvedKey(s, e)
+		if err != nil {
+			return nil // tableFamilies reports it
+		}
+		if first, ok := seen[key]; ok {
+			return usageErr("--detectors: %s and %s are the same detector for sender %s (%s), whose Δ is %v: both run %s; name each detector once",
+				first, e, displaySender(in), in.where(), s.interval, key)
+		}
+		seen[key] = e
+	}
+	return nil
+}
+
+// resolvedKey is what entry runs on a stream of settings s: its spec with
+// fdreplay's defaults for the stream and its swept parameter at its
+// effective value (unset, it is the package's default, which may depend
+// on others: Chen's α is Δ), or its sweep when it sweeps.
+func resolvedKey(s settings, entry string) (string, error) {
+	var sp spec.Spec
+	if !isSpecEntry(entry) {
+		var err error
+		if sp, err = familySpec(s, entry); err != nil {
+			return "", err
+		}
+	} else {
+		r, err := resolve(s, entry)
+		switch {
+		case err != nil:
+			return "", err
+		case r.sweep != nil:
+			return r.sweep.String(), nil
+		}
+		sp = r.spec
+	}
+	if name := sp.Algorithm().Swept; name != "" && !sp.IsSet(name) {
+		f, err := sp.Point()
+		if err != nil {
+			return "", err
+		}
+		if len(f.Values) == 1 {
+			if set, err := sp.With(name, strconv.FormatFloat(f.Values[0], 'g', -1, 64)+f.Unit); err == nil {
+				sp = set
+			}
+		}
+	}
+	return sp.String(), nil
+}

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fdkit/fdkit/spec"
 	"github.com/stretchr/testify/assert"
@@ -157,4 +159,45 @@ func TestRangeDefaultSpacing(t *testing.T) {
 		assert.Equal(t, tc.name, name, tc.arg)
 		assert.Equal(t, tc.log, sp.log, tc.arg)
 	}
+}
+
+// Two entries that are one detector once fdreplay's defaults for the
+// stream are filled in are refused, naming the stream, Δ and the setting
+// (user48's F10: 'chen(alpha=100ms),chen' ran twice, two identical rows);
+// on a stream where the defaults differ they are two detectors.
+func TestSameDetectorResolved(t *testing.T) {
+	p := writeFile(t, "t.fdk", regularTrace(3000)) // Δ = 100 ms
+	code, out, errOut := runCmd("-d", "chen(alpha=100ms),chen", p)
+	assert.Equal(t, 2, code, out)
+	assert.Contains(t, errOut, "--detectors: chen and chen(alpha=100ms) are the same detector for sender p ("+p+":3), whose Δ is 100ms: both run chen(")
+	assert.Contains(t, errOut, "name each detector once")
+	assert.Empty(t, out)
+	// The same for a preset and its family at the preset's values, and
+	// for two sweeps of one range.
+	code, _, errOut = runCmd("-d", "fixed(timeout=1s)", "-d", "fixed", p)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, "fixed and fixed(timeout=1s) are the same detector")
+	code, _, errOut = runCmd("-d", "chen(window=1000) alpha=10ms..1s", "-d", "chen alpha=10ms..1s", p)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, "chen(window=1000) alpha=10ms..1s and chen alpha=10ms..1s are the same detector")
+
+	// Δ = 1 s: α defaults to 1 s, so chen(alpha=100ms) is another detector.
+	slow := strings.ReplaceAll(regularTrace(3000), "interval=100ms", "interval=1s")
+	var b strings.Builder
+	for i, l := range strings.Split(strings.TrimSuffix(slow, "\n"), "\n") {
+		if i < 2 {
+			b.WriteString(l + "\n")
+			continue
+		}
+		var q, s, a int64
+		var who string
+		_, err := fmt.Sscan(l, &who, &q, &s, &a)
+		require.NoError(t, err)
+		fmt.Fprintf(&b, "p %d %d %d\n", q, 10*s, 10*s+int64(10*time.Millisecond))
+	}
+	p1 := writeFile(t, "t1.fdk", b.String())
+	code, out, errOut = runCmd("-d", "chen(alpha=100ms),chen", p1)
+	require.Equal(t, 0, code, errOut)
+	assert.Equal(t, 1, tableRows(out, "chen(alpha=100ms)"))
+	assert.Contains(t, out, "Δ = 1s")
 }
