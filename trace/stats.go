@@ -45,7 +45,7 @@ type Stats struct {
 	FirstSeq     uint64  // smallest sequence number received
 	LastSeq      uint64  // largest sequence number received
 	Expected     uint64  // LastSeq − FirstSeq + 1
-	Lost         uint64  // sequence numbers in [FirstSeq, LastSeq] never received
+	Lost         uint64  // sequence numbers in [FirstSeq, LastSeq] never received (see Accumulator.AlsoReceived)
 	LossRate     float64 // Lost / Expected (fraction, 0..1)
 	LossBursts   int     // maximal runs of consecutive lost sequence numbers
 	LongestBurst uint64  // length of the longest run
@@ -133,6 +133,9 @@ type Accumulator struct {
 	// exact is how many samples each series keeps before it is summarized
 	// (0: exactSamples); tests lower it.
 	exact int
+
+	// also holds records received but not in the stream (AlsoReceived).
+	also *Accumulator
 }
 
 // limit returns how many samples a series keeps exactly.
@@ -244,6 +247,17 @@ func (a *Accumulator) addSeq(r Record) {
 // [minSeq, maxSeq] and the longest run, skipping absent pages in O(1).
 func (a *Accumulator) lossRuns() (runs int, longest uint64) {
 	keys := slices.Sorted(maps.Keys(a.pages))
+	var also map[uint64]*seqPage
+	if a.also != nil && a.also.hasSeq {
+		// Pages only the other records have, within [minSeq, maxSeq].
+		also = a.also.pages
+		for k := range also {
+			if _, ok := a.pages[k]; !ok && k >= a.minSeq>>seqPageBits && k <= a.maxSeq>>seqPageBits {
+				keys = append(keys, k)
+			}
+		}
+		slices.Sort(keys)
+	}
 	var run uint64
 	next := a.minSeq // next sequence number to examine
 	flush := func() {
@@ -259,11 +273,11 @@ func (a *Accumulator) lossRuns() (runs int, longest uint64) {
 			run += start - next
 			next = start
 		}
-		pg := a.pages[k]
+		pg, op := a.pages[k], also[k]
 		end := min(start+(1<<seqPageBits)-1, a.maxSeq)
 		for s := next; s <= end; s++ {
 			bit := s - start
-			if pg[bit/64]&(1<<(bit%64)) != 0 {
+			if pg != nil && pg[bit/64]&(1<<(bit%64)) != 0 || op != nil && op[bit/64]&(1<<(bit%64)) != 0 {
 				flush()
 			} else {
 				run++
@@ -318,7 +332,7 @@ func (a *Accumulator) Stats() Stats {
 	if a.hasSeq {
 		s.FirstSeq, s.LastSeq = a.minSeq, a.maxSeq
 		s.Expected = a.maxSeq - a.minSeq + 1
-		s.Lost = s.Expected - a.distinct
+		s.Lost = s.Expected - a.distinct - a.alsoReceived()
 		if s.Expected > 0 {
 			s.LossRate = float64(s.Lost) / float64(s.Expected)
 		}
