@@ -12,14 +12,16 @@ type FindingKind int
 
 const (
 	// FindingArrival: the arrival time stands far outside what the
-	// sender's neighbouring records predict.
+	// sender's neighbouring records predict (a late heartbeat that the
+	// network reordered is not one: see Checker).
 	FindingArrival FindingKind = iota + 1
 	// FindingSent: the send time stands far outside what the neighbouring
 	// records predict.
 	FindingSent
 	// FindingDelay: the apparent one-way delay A − σ is far from the
 	// neighbours' (this includes an arrival before the send beyond the
-	// stream's clock offset).
+	// stream's clock offset; a late heartbeat that the network reordered
+	// is not one: see Checker).
 	FindingDelay
 	// FindingSeq: the sequence number stands far outside the neighbours'
 	// (and the records after it do not continue from it, so it is not a
@@ -110,7 +112,9 @@ type CheckerConfig struct {
 	Factor float64
 	// Spread is S (see Factor).
 	Spread float64
-	// Floor is the smallest time deviation ever called an outlier.
+	// Floor is the smallest time deviation ever called an outlier, and
+	// the slack of the arrival order that tells a late heartbeat (see
+	// Checker).
 	Floor time.Duration
 	// SeqSpan is R: a sequence number more than R away from the
 	// neighbours' prediction is an outlier, and a drop by more than R
@@ -167,6 +171,18 @@ type Checked struct {
 // way with no trend, and the sequence number against the record index with
 // threshold R, and against the sender's highest so far so that reordered
 // heartbeats are neither outliers nor restarts (CheckerConfig.ReorderWindow).
+//
+// A late heartbeat is no finding: a record whose arrival, or one-way
+// delay, is later than the neighbours predict, and that was overtaken by
+// heartbeats of its sender sent after it (it comes, in file order, after a
+// kept record of its incarnation with a higher sequence number, and most
+// of the records after it, at least one, arrive no earlier than it, give
+// or take Floor, as in a receive log written in arrival order) is kept:
+// a failure detector is judged on such heartbeats. Its send time and
+// sequence number are still checked (a send time that disagrees with its
+// sequence number is a FindingSent). A record that arrives late without
+// being overtaken (a corrupted arrival among records in order, or a last
+// record hours late), or earlier than predicted, is a finding.
 // See docs/algorithms.md, “Input sanity”.
 //
 // Records are given in file order with Add; verdicts come out through the
@@ -530,6 +546,11 @@ func (c *Checker) checkTime(s *senderCheck, p *pending, nb int, kind FindingKind
 	slices.Sort(ad)
 	T = max(T, c.opt.Spread*1.4826*ad[len(ad)/2])
 	if math.Abs(med) <= T {
+		return nil
+	}
+	if kind != FindingSent && med > 0 && c.overtaken(s, p) {
+		// Later than its neighbours predict, and overtaken by heartbeats
+		// sent after it: a late heartbeat, kept (see Checker).
 		return nil
 	}
 	r := &p.c.Record
