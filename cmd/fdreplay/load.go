@@ -201,6 +201,7 @@ type epochStream struct {
 	latestLine int
 	line       int          // the line of its first record
 	spool      *trace.Spool // the heartbeats, once the input is too large for memory
+	index      int          // the sender's trace.Checked.SenderIndex
 }
 
 // maxArrivalBack is how much earlier than the latest arrival of its
@@ -324,8 +325,9 @@ type traceLoad struct {
 	bySender    [][]*epochStream // streams' entries by trace.Checked.SenderIndex
 	all         []*epochStream   // the streams in the order they began
 	rep         sanityReport
-	inMemory    int   // heartbeats held in memory; −1 once everything is spooled
-	err         error // the first error of the checker's callback
+	left        map[[2]int]*leftRecords // by trace.Checked.SenderIndex and Epoch
+	inMemory    int                     // heartbeats held in memory; −1 once everything is spooled
+	err         error                   // the first error of the checker's callback
 }
 
 // readErr adds to a decompression bound's error the flag that raises it,
@@ -371,6 +373,7 @@ func (l *traceLoad) checked(c trace.Checked) {
 		}
 		l.rep.add(f)
 		if f.Excluded {
+			l.leftOut(c)
 			return
 		}
 	}
@@ -407,7 +410,7 @@ func (l *traceLoad) stream(sender string, idx, epoch, line int) (*epochStream, e
 		if len(l.all) >= l.streamsLeft {
 			return nil, tooManyStreams(l.o, fmt.Sprintf("%s:%d: sender %q", l.name, line, sender))
 		}
-		e := &epochStream{sender: sender, epoch: len(es) + 1, line: line}
+		e := &epochStream{sender: sender, epoch: len(es) + 1, line: line, index: idx}
 		if l.inMemory < 0 {
 			var err error
 			if e.spool, err = trace.NewSpool(""); err != nil {
@@ -475,8 +478,7 @@ func (l *traceLoad) inputs(file string, hdr time.Duration, multi bool) ([]input,
 			i := len(out)
 			out = append(out, input{})
 			jobs = append(jobs, func() error {
-				in, err := newInput(s, file, l.name, hdr, len(es), multi, l.o)
-				in.left = l.rep.left[sender]
+				in, err := newInput(s, file, l.name, hdr, len(es), multi, l.o, l.left[[2]int{s.index, s.epoch}])
 				in.warnings = l.rep.senderWarnings(sender)
 				out[i] = in
 				return err
@@ -490,8 +492,9 @@ func (l *traceLoad) inputs(file string, hdr time.Duration, multi bool) ([]input,
 }
 
 // newInput sorts one epoch's heartbeats by arrival (stably, as trace.Split
-// does), summarizes them and settles Δ.
-func newInput(s *epochStream, file, name string, hdr time.Duration, epochs int, multi bool, o options) (input, error) {
+// does), summarizes them and settles Δ; left is what the input check left
+// out of the epoch (nil: nothing), received and so not counted as lost.
+func newInput(s *epochStream, file, name string, hdr time.Duration, epochs int, multi bool, o options, left *leftRecords) (input, error) {
 	if s.unsorted {
 		slices.SortStableFunc(s.hbs, func(a, b detector.Heartbeat) int { return cmp.Compare(a.Arrival, b.Arrival) })
 	}
@@ -509,6 +512,10 @@ func newInput(s *epochStream, file, name string, hdr time.Duration, epochs int, 
 	// One read for the stats, the clock rule (qos.ClocksLookSynchronized)
 	// and, with a report (--out, --report), its Summary.
 	var acc trace.Accumulator
+	if left != nil {
+		acc.AlsoReceived(&left.acc)
+		in.left = left.n
+	}
 	var z *report.Summarizer
 	if o.out != "" || o.report != "" {
 		z = new(report.Summarizer)

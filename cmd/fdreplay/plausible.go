@@ -83,7 +83,6 @@ func unitHint(o options) string {
 type sanityReport struct {
 	excluded int
 	byKind   map[trace.FindingKind]int
-	left     map[string]int // per sender
 	listed   []*trace.Finding
 	restarts []*trace.Finding // the first maxListedFindings restarts
 	restartN int              // restarts in all
@@ -99,13 +98,42 @@ func (r *sanityReport) add(f *trace.Finding) {
 	}
 	if r.byKind == nil {
 		r.byKind = map[trace.FindingKind]int{}
-		r.left = map[string]int{}
 	}
 	r.excluded++
 	r.byKind[f.Kind]++
-	r.left[f.Sender]++
 	if len(r.listed) < maxListedFindings {
 		r.listed = append(r.listed, f)
+	}
+}
+
+// leftRecords is what the input check left out of one incarnation of one
+// sender: how many records, and the sequence numbers of those whose
+// number is not in doubt (a time field was wrong: FindingArrival,
+// FindingSent or FindingDelay), which were received, for the loss
+// (trace.Accumulator.AlsoReceived). Its memory is a bit per sequence
+// number of the pages those numbers fall in, next to the stream's.
+type leftRecords struct {
+	n   int
+	acc trace.Accumulator
+}
+
+// leftOut counts c, a record the input check left out.
+func (l *traceLoad) leftOut(c trace.Checked) {
+	k := [2]int{c.SenderIndex, c.Epoch}
+	lo := l.left[k]
+	if lo == nil {
+		if l.left == nil {
+			l.left = map[[2]int]*leftRecords{}
+		}
+		lo = new(leftRecords)
+		l.left[k] = lo
+	}
+	lo.n++
+	switch c.Finding.Kind {
+	case trace.FindingArrival, trace.FindingSent, trace.FindingDelay:
+		if c.Record.HasSeq {
+			lo.acc.Add(trace.Record{Sender: c.Record.Sender, Seq: c.Record.Seq, HasSeq: true})
+		}
 	}
 }
 

@@ -33,7 +33,7 @@ func buildReport(o options, args []string, runs []reportRun, table, curves []qos
 	for i, r := range runs {
 		in := r.in
 		rs := report.Stream{Name: in.name, Title: plotTitle(in), Heartbeats: in.hbs, Source: in.source(), Summary: in.summary, Stats: in.stats, Interval: in.interval,
-			Table: table[i*nd : (i+1)*nd], Settings: r.descs}
+			LeftOut: in.left, Table: table[i*nd : (i+1)*nd], Settings: r.descs}
 		for _, c := range curves {
 			if c.Stream == in.name {
 				rs.Curves = append(rs.Curves, c)
@@ -52,7 +52,7 @@ func buildReport(o options, args []string, runs []reportRun, table, curves []qos
 			rs.Warnings = append(rs.Warnings, fmt.Sprintf("The sender restarted: this is incarnation %d of %d, replayed with fresh detectors.", in.epoch, in.epochs))
 		}
 		if in.left > 0 {
-			rs.Warnings = append(rs.Warnings, fmt.Sprintf("The input check left out %d record(s) of this sender that cannot be right (--strict makes this an error).", in.left))
+			rs.Warnings = append(rs.Warnings, fmt.Sprintf("The input check left out %d record(s) of this stream that cannot be right (--strict makes this an error); they are not counted as loss.", in.left))
 		}
 		rs.Warnings = append(rs.Warnings, in.warnings...)
 		for _, c := range rs.Curves {

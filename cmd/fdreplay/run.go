@@ -31,7 +31,7 @@ type input struct {
 	hdr      time.Duration // Δ from the file header, 0 if none
 	epoch    int           // the sender's incarnation within the file (1, 2, ... after restarts)
 	epochs   int           // how many incarnations the sender has in the file
-	left     int           // records of this sender left out by the sanity check
+	left     int           // records of this incarnation left out by the sanity check (received: not in stats.Lost)
 	warnings []string      // the input check's findings about this sender, for the report
 	// clocksSync is qos.ClocksLookSynchronized of the stream and summary
 	// its report.Summary (nil without a report), both taken in newInput's read.

@@ -45,6 +45,11 @@ type Stream struct {
 	Summary  *Summary
 	Stats    trace.Stats
 	Interval time.Duration
+	// LeftOut is how many records of the stream the input check left out
+	// (trace.Checker): received, so not in the loss when Stats counts
+	// them as received (trace.Accumulator.AlsoReceived). Shown when
+	// positive.
+	LeftOut int
 	// Notes are facts about the replay (warm-up, clock handling), Warnings
 	// what the input check found (records left out, restarts); both are
 	// shown as given.
@@ -210,6 +215,9 @@ func streamFacts(s Stream) [][2]string {
 		if st.Reordered+st.Duplicates > 0 {
 			add("stale", fmt.Sprintf("%d reordered, %d duplicates", st.Reordered, st.Duplicates))
 		}
+	}
+	if s.LeftOut > 0 {
+		add("left out by the input check", fmt.Sprintf("%d record(s), received but not replayed: not counted as loss", s.LeftOut))
 	}
 	if st.HasClock {
 		add("clock (A − σ)", fmt.Sprintf("offset %s, drift %.1f ppm", longDuration(st.ClockOffset), st.DriftPPM))

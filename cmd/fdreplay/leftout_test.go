@@ -1,0 +1,74 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// regularWith is regularTrace(n) with heartbeat k's line replaced by its
+// record arriving late later, and moved to after the last record that
+// arrives no later than it (a receive log writes records as they arrive)
+// when moved; else left in place.
+func regularWith(n, k int, late time.Duration, moved bool) string {
+	lines := strings.Split(strings.TrimSuffix(regularTrace(n), "\n"), "\n")
+	s := int64(k) * int64(100*time.Millisecond)
+	a := s + int64(10*time.Millisecond) + int64(late)
+	rec := fmt.Sprintf("p %d %d %d", k, s, a)
+	i := k + 2 // two header lines
+	if !moved {
+		lines[i] = rec
+		return strings.Join(lines, "\n") + "\n"
+	}
+	lines = append(lines[:i], lines[i+1:]...)
+	j := i
+	for j < len(lines) && int64(k+j-i+1)*int64(100*time.Millisecond)+int64(10*time.Millisecond) <= a {
+		j++
+	}
+	lines = append(lines[:j], append([]string{rec}, lines[j:]...)...)
+	return strings.Join(lines, "\n") + "\n"
+}
+
+// A heartbeat 1 s late at Δ = 100 ms, overtaken by the ten sent after it,
+// is replayed: no warning, every heartbeat counted, no loss, one stale
+// (user48's F18: it was left out as "cannot be right" and the header said
+// loss 0.03%).
+func TestLateHeartbeatReplayed(t *testing.T) {
+	text := regularWith(3000, 1500, time.Second, true)
+	require.Contains(t, text, "p 1510 151000000000 151010000000\np 1500 150000000000 151010000000\np 1511 ")
+	p := writeFile(t, "late.fdk", text)
+	code, out, errOut := runCmd("-d", "chen", p)
+	require.Equal(t, 0, code, errOut)
+	assert.Empty(t, errOut)
+	assert.Contains(t, out, "sender p ("+p+"): 3000 heartbeats over 4m59.9s, Δ = 100ms, loss 0.00%, 1 stale (1 reordered, 0 duplicates), warm-up")
+}
+
+// A record left out (its arrival one hour off, in place: nothing overtook
+// it) was received: the header's loss does not count it, and says how
+// many were left out; so does the report.
+func TestLeftOutNotLoss(t *testing.T) {
+	p := writeFile(t, "bad.fdk", regularWith(3000, 1500, time.Hour, false))
+	report := filepath.Join(t.TempDir(), "r.html")
+	code, out, errOut := runCmd("-d", "chen", "--report", report, p)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, errOut, "left out 1 record(s) that cannot be right (1 arrival)")
+	assert.Contains(t, errOut, p+":1503: sender \"p\": arrival")
+	assert.Contains(t, out, "sender p ("+p+"): 2999 heartbeats over 4m59.9s, Δ = 100ms, loss 0.00%, 1 left out by the input check, warm-up")
+	html, err := os.ReadFile(report)
+	require.NoError(t, err)
+	assert.Contains(t, string(html), "0.00 % (0 of 3000 sequence numbers)")
+	assert.Contains(t, string(html), "left out by the input check")
+	assert.Contains(t, string(html), "1 record(s), received but not replayed: not counted as loss")
+
+	// The same heartbeat lost: loss, and nothing left out.
+	lost := strings.Replace(regularTrace(3000), "p 1500 150000000000 150010000000\n", "", 1)
+	code, out, errOut = runCmd("-d", "chen", writeFile(t, "lost.fdk", lost))
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "2999 heartbeats over 4m59.9s, Δ = 100ms, loss 0.03%, warm-up")
+}
