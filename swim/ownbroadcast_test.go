@@ -186,3 +186,35 @@ func TestLiveOriginsBeforeMadeUp(t *testing.T) {
 	}
 	assert.Equal(t, []ID{"a", "c", "o4"}, got)
 }
+
+// TestDeclaredMembersOwnBroadcastDelivered: a holds b dead (b paused, or
+// cut off, past its suspicion timeout) and b, resumed before it heard of
+// the declaration, broadcasts. Its broadcast rides on its next packet to
+// a, from the address a holds it at; a delivers it and does not pass it
+// on (Stats.BroadcastsUnrelayed), as a sender's own word about its own
+// numbers. b counts a as reached and drops the broadcast from its queue,
+// so one dropped at a (Stats.BroadcastsUnvouched, as from a stranger,
+// since 07203c7) was lost for good: in a group of two, or wherever every
+// member held b dead.
+func TestDeclaredMembersOwnBroadcastDelivered(t *testing.T) {
+	a := newTest(t, "a", ModeLifeguard, nil, "b")
+	b := newTest(t, "b", ModeLifeguard, nil, "a")
+	a.apply(0, Update{Kind: UpdateDead, Node: node("b"), From: "a"}, false)
+	require.Equal(t, StateDead, a.State("b"))
+	drain(a)
+	require.NoError(t, b.Broadcast("", []byte("w")))
+	b.send(Packet{Kind: MsgPing, To: node("a")})
+	pk, _ := drain(b)
+	require.Len(t, pk, 1)
+	require.Len(t, pk[0].Broadcasts, 1)
+	assert.Empty(t, queued(b), "a counted as reached: b sends no other copy")
+	require.NoError(t, a.Step(time.Millisecond, &pk[0]))
+	var got []string
+	for _, m := range a.Ready().Messages {
+		got = append(got, string(m.Data))
+	}
+	assert.Equal(t, []string{"w"}, got)
+	assert.Equal(t, 1, a.Stats().BroadcastsUnrelayed)
+	assert.Zero(t, a.Stats().BroadcastsUnvouched)
+	assert.Empty(t, a.app.queue, "not passed on")
+}

@@ -195,7 +195,8 @@ type GuardStats struct {
 // alive or suspect at the address it came from (swim/usermsg.go,
 // receiveBroadcasts); BroadcastsUnvouched: broadcasts from such a sender
 // dropped undelivered, numbered above every number delivered from their
-// origin or from an origin none was delivered from; BroadcastsSuperseded: queued broadcasts removed by a newer one
+// origin or from an origin none was delivered from (the sender's own,
+// from the address it is held at, are delivered); BroadcastsSuperseded: queued broadcasts removed by a newer one
 // with the same origin and key; BroadcastOriginsForgotten: delivery
 // windows forgotten to bound memory (MaxMembers origins);
 // BroadcastsImplausible: received broadcasts numbered above

@@ -449,10 +449,13 @@ func (m *Member) attachBroadcasts(to ID, budget int) []Broadcast {
 // when they fill a gap below the highest number delivered from their
 // origin; the others are dropped (Stats.BroadcastsUnvouched), so that
 // such a sender can neither raise an origin's window above its genuine
-// numbers nor make this member remember made-up origins. A member
-// piggybacks broadcasts only on packets to members it verified, which as
-// a rule hold it alive too and relay them.
-func (m *Member) receiveBroadcasts(now time.Duration, from ID, bs []Broadcast, relay bool) {
+// numbers nor make this member remember made-up origins. The sender's
+// own broadcasts from the address this member holds it at (held: a
+// member held dead, resumed before it refutes) are delivered whatever
+// their numbers: it counts this member as reached, and dropped they were
+// lost. A member piggybacks broadcasts only on packets to members it
+// verified, which as a rule hold it alive too and relay them.
+func (m *Member) receiveBroadcasts(now time.Duration, from ID, bs []Broadcast, relay, held bool) {
 	for _, b := range bs {
 		if b.Origin == m.self.ID {
 			continue
@@ -462,7 +465,7 @@ func (m *Member) receiveBroadcasts(now time.Duration, from ID, bs []Broadcast, r
 			continue
 		}
 		w := m.app.seen[b.Origin]
-		if !relay && (w == nil || w.above(b.Seq)) {
+		if !relay && !(held && b.Origin == from) && (w == nil || w.above(b.Seq)) {
 			// From a sender not held live, only a gap below what the
 			// origin's window holds: a number above it would raise the
 			// window for every later genuine broadcast, and 64 forged
@@ -578,7 +581,7 @@ func (m *Member) sendState(to Node, join bool, token uint64) {
 // application: its broadcasts, its MsgUser body, its state.
 func (m *Member) receiveUser(in *inbound, pkt *Packet) {
 	if len(pkt.Broadcasts) > 0 {
-		m.receiveBroadcasts(in.now, pkt.From.ID, pkt.Broadcasts, in.liveSender)
+		m.receiveBroadcasts(in.now, pkt.From.ID, pkt.Broadcasts, in.liveSender, in.vouched)
 	}
 	if pkt.Kind == MsgUser {
 		m.stats.MessagesReceived++

@@ -200,7 +200,7 @@ var protocolHelp = map[string]string{
 	"HearsayDropped":       "Accusations about a live member from hearsay or a view transfer dropped past the per-period budget of suspicions made from them.",
 	"BroadcastsOwnDropped": "Broadcasts this member queued itself, dropped because its own broadcasts filled the queue.",
 	"BroadcastsUnrelayed":  "Broadcasts delivered but not passed on: their packet's sender was not held alive or suspect at the address it came from.",
-	"BroadcastsUnvouched":  "Broadcasts dropped from a packet whose sender was not held alive or suspect at the address it came from, numbered above every number delivered from their origin.",
+	"BroadcastsUnvouched":  "Broadcasts dropped from a packet whose sender was not held alive or suspect at the address it came from, numbered above every number delivered from their origin (not the sender's own from the address it is held at).",
 }
 
 // snake turns a Go field name into snake case: PingReqsSent → ping_reqs_sent.
