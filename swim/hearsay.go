@@ -35,7 +35,12 @@ func (m *Member) accusedLive(u *Update) *peer {
 // 27, atk27 F3). In plain SWIM (no confirmations, no immediate sends) it
 // is gossiped, the suspect's only way to hear of it. About a member
 // already suspect it is never a confirmation (applySuspect); above the
-// held incarnation it raises it and keeps the running timer. A member's
+// held incarnation it raises it and keeps the running timer only when the
+// packet's sender is held live (a view transfer from a member), and is
+// ignored otherwise: a stranger's Suspect one MaxIncarnationJump above
+// the last every 100 ms made each of the live suspect's refutations stale
+// here, and the timer kept (atk27 F1) declared it dead (rv27,
+// TestHearsayRaisesLeaveNoRefutationStale). A member's
 // own failed probe of the suspect later makes the suspicion its own word
 // (failProbe). At most hearsayPerPeriod such suspicions are made in a
 // protocol period (Stats.HearsayDropped past it): each costs an immediate
@@ -48,7 +53,7 @@ func (m *Member) suspectInstead(in *inbound, p *peer, inc Incarnation) {
 		return
 	}
 	switch {
-	case p.state == StateSuspect && u.Incarnation > p.inc:
+	case p.state == StateSuspect && u.Incarnation > p.inc && in.liveSender:
 		p.inc = u.Incarnation
 	case p.state == StateAlive && u.Incarnation >= p.inc:
 		if m.queue.hearsaid >= hearsayPerPeriod {
@@ -82,10 +87,9 @@ const hearsayPerPeriod = 3
 // rejoin about 48 times in 5 s, in signed groups too (issue 27, user46
 // M3). About a member already suspect at that incarnation it is no
 // confirmation (Lifeguard's are independent suspicions of members, and a
-// stranger could name as many accusers as it likes), and changes nothing;
-// above it, it raises the held incarnation and keeps the running timer
-// (atk27 F1); with signed self-updates every accusation is taken at the
-// stored incarnation (credible), so about a suspect it is never more.
+// stranger could name as many accusers as it likes), and changes
+// nothing, nor above it (suspectInstead: a raise would make the suspect's
+// refutations stale, and the running timer is kept, atk27 F1).
 //
 // A real death still spreads at once: the declarer and every member that
 // relays the declaration are held live where they send from. A member's

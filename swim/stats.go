@@ -162,9 +162,7 @@ type GuardStats struct {
 	// stranger, a member held dead, StepFromOtherSource): each was taken
 	// as this member's own suspicion timer, dropped past the budget of
 	// such suspicions (HearsayDropped), or, about a member already
-	// suspect, ignored at its incarnation and above it taken as the new
-	// incarnation of the running suspicion; never as a death
-	// (swim/hearsay.go).
+	// suspect, ignored; never as a death (swim/hearsay.go).
 	AccusationsUnvouched int
 	// HearsayDropped counts accusations about a member held alive, from
 	// hearsay or a view transfer, dropped because this member had made as

@@ -9,10 +9,12 @@ import (
 )
 
 // TestRisingSuspicionKeepsTimer (issue 27, atk27 F1): a Suspect one
-// incarnation above the held one, about a member already suspect, raises
-// the held incarnation and keeps the running suspicion (its start,
-// deadline and confirmers), on every path: a stranger's hearsay, a live
-// member's gossip, a view transfer. Before, each restarted the suspicion
+// incarnation above the held one, about a member already suspect, keeps
+// the running suspicion (its start, deadline and confirmers), on every
+// path: a stranger's hearsay, a live member's gossip, a view transfer. A
+// live member's raises the held incarnation; a stranger's changes nothing
+// (rv27: its raises made the suspect's refutations stale,
+// TestHearsayRaisesLeaveNoRefutationStale). Before, each restarted the suspicion
 // at the maximum Lifeguard timeout: a Suspect(b, held+1) every 100 ms
 // kept a crashed b suspect for ever (b at incarnation 961 and still
 // suspect at 96.1 s, its first deadline 24.001 s).
@@ -27,13 +29,20 @@ func TestRisingSuspicionKeepsTimer(t *testing.T) {
 		name   string
 		packet func(u Update) *Packet
 		twin   bool // the twin hears the first packet at the held incarnation
+		raises bool // the held incarnation follows the accusation
 	}{
-		{"stranger's hearsay", func(u Update) *Packet { u.From = "x"; return gossipNode(x, u) }, false},
-		{"live member's gossip", func(u Update) *Packet { u.From = "d"; return gossipFrom("d", u) }, true},
+		{"stranger's hearsay", func(u Update) *Packet { u.From = "x"; return gossipNode(x, u) }, false, false},
+		{"live member's gossip", func(u Update) *Packet { u.From = "d"; return gossipFrom("d", u) }, true, true},
 		{"stranger's view", func(u Update) *Packet {
 			u.From = "y"
+			return &Packet{Kind: MsgSync, From: x, Updates: []Update{u}}
+		}, false, false},
+		{"announced stranger's view", func(u Update) *Packet {
+			// From the second on, x is a member held alive at its address
+			// (its Alive in the first): its word raises the incarnation.
+			u.From = "y"
 			return &Packet{Kind: MsgSync, From: x, Updates: []Update{{Kind: UpdateAlive, Node: x, From: "x"}, u}}
-		}, false},
+		}, false, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a := newTest(t, "a", ModeLifeguard, nil, "b", "c", "d", "e", "f")
@@ -46,16 +55,19 @@ func TestRisingSuspicionKeepsTimer(t *testing.T) {
 			}
 			p, q := a.peers["b"], twin.peers["b"]
 			require.Equal(t, StateSuspect, p.state)
-			now, inc, start := time.Millisecond, Incarnation(0), p.susp.start
+			now, inc, start, held := time.Millisecond, Incarnation(0), p.susp.start, Incarnation(0)
 			for a.State("b") == StateSuspect && now < 40*time.Second {
 				now += 100 * time.Millisecond
 				inc = p.inc + 1
+				if tc.raises && (tc.name != "announced stranger's view" || now > 101*time.Millisecond) {
+					held = inc
+				}
 				require.NoError(t, a.Step(now, tc.packet(Update{Kind: UpdateSuspect, Node: node("b"), Incarnation: inc})))
 				if tc.twin && now == 101*time.Millisecond {
 					require.NoError(t, twin.Step(now, tc.packet(Update{Kind: UpdateSuspect, Node: node("b")})))
 				}
 				if a.State("b") == StateSuspect {
-					require.Equal(t, inc, p.inc, "the held incarnation follows the accusation")
+					require.Equal(t, held, p.inc, "the held incarnation")
 					require.Equal(t, start, p.susp.start)
 					require.Equal(t, q.susp.deadline, p.susp.deadline, "at %v", now)
 					require.Equal(t, ID("c"), p.susp.from)
@@ -68,7 +80,7 @@ func TestRisingSuspicionKeepsTimer(t *testing.T) {
 			}
 			assert.Equal(t, StateDead, a.State("b"))
 			assert.Equal(t, StateDead, twin.State("b"), "declared at the same instant (%v)", now)
-			assert.Equal(t, inc, p.inc, "declared at the raised incarnation")
+			assert.Equal(t, held, p.inc, "declared at the held incarnation")
 			assert.Less(t, now, 24001*time.Millisecond+100*time.Millisecond, "by the first suspicion's deadline")
 		})
 	}
