@@ -43,8 +43,9 @@ import (
 //   - a Suspect or Dead (not a leave) about a member held alive or
 //     suspect, in a view transfer or gossiped in a packet whose sender is
 //     not held alive or suspect at the address it came from, enters as this
-//     member's own suspicion, disseminated, never as an instant death
-//     (applyView, hearsay; the caller, mergeUpdates, applies the rule);
+//     member's own suspicion timer, told to the suspect (gossiped in plain
+//     SWIM only), never as an instant death (applyView, hearsay,
+//     suspectInstead; the caller, mergeUpdates, applies the rule);
 //   - an update naming a live member's ID at another address is a
 //     conflicting claim: refused, with EventConflict (conflict);
 //   - an update naming a dead or left member's ID at another address

@@ -10,7 +10,8 @@ import (
 // being queued for piggybacking, some updates go out at once in MsgGossip
 // packets, outside the retransmission limit:
 //
-//   - a suspicion this member raises: to the suspect only (the buddy system
+//   - a suspicion this member raises, from its own failed probe or from
+//     hearsay (suspectInstead): to the suspect only (the buddy system
 //     without waiting for someone's next probe, so that a live suspect
 //     refutes the moment it reads it);
 //   - a confirmation (this member's own failed probe of a member it already
@@ -19,9 +20,11 @@ import (
 //     members;
 //   - a declaration by this member's own suspicion timeout: to
 //     GossipFanout random members;
-//   - a refutation (a newer Alive) that ends a suspicion this member held:
-//     forwarded to GossipFanout random members, once (it no longer holds
-//     the suspicion afterwards), so refutations race the suspecters' timers;
+//   - a refutation (a newer Alive) that ends a suspicion this member held,
+//     not one made from hearsay (never gossiped, so no other member's timer
+//     to race): forwarded to GossipFanout random members, once (it no
+//     longer holds the suspicion afterwards), so refutations race the
+//     suspecters' timers;
 //   - a leave this member knows of, to the sender and the declarer of a
 //     Dead heard about the leaver (correctLeft): at most two packets per
 //     Dead heard;

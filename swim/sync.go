@@ -314,12 +314,13 @@ func (m *Member) viewUpdate(p *peer) Update {
 // group of 128 forming through one seed kept its queues 1.75 s past
 // convergence where 1 s is asked, TestQueueDrainAfterJoin). A
 // Suspect or Dead about a member held alive or
-// suspect enters as this member's own suspicion (From this member), which
-// it gossips and, in the eager modes, sends to the suspect at once; never
-// as an instant death. This is memberlist's rule for push-pull states: a
-// transfer carries no proof the accused heard the accusation, and a Dead
-// applied on the spot would leave it no chance to refute. See
-// docs/algorithms.md, “SWIM: hostile and stale updates”.
+// suspect enters as this member's own suspicion timer (From this member),
+// made from hearsay (suspectInstead): told to the suspect in the eager
+// modes (at once when verified), gossiped only in plain SWIM, within a
+// per-period budget; never as an instant death. This is memberlist's rule for
+// push-pull states: a transfer carries no proof the accused heard the
+// accusation, and a Dead applied on the spot would leave it no chance to
+// refute. See docs/algorithms.md, “SWIM: hostile and stale updates”.
 func (m *Member) applyView(in *inbound, u Update) {
 	p := m.peers[u.Node.ID]
 	if q := m.accusedLive(&u); q != nil {
