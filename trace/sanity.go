@@ -175,9 +175,9 @@ type Checked struct {
 // A late heartbeat is no finding: a record whose arrival, or one-way
 // delay, is later than the neighbours predict, and that was overtaken by
 // heartbeats of its sender sent after it (it comes, in file order, after a
-// kept record of its incarnation with a higher sequence number, and most
-// of the records after it, at least one, arrive no earlier than it, give
-// or take Floor, as in a receive log written in arrival order) is kept:
+// kept record of its incarnation with a higher sequence number, and the k
+// records after it, at least one, all arrive no earlier than it, give or
+// take Floor, as in a receive log written in arrival order) is kept:
 // a failure detector is judged on such heartbeats. Its send time and
 // sequence number are still checked (a send time that disagrees with its
 // sequence number is a FindingSent). A record that arrives late without

@@ -129,3 +129,25 @@ func TestSanityParetoDelaysKept(t *testing.T) {
 	require.Len(t, got, 6000)
 	assert.Empty(t, findings(got))
 }
+
+// A heartbeat the network reordered (500 arrives 15 ms late, after 501,
+// within the bound) whose arrival is then corrupted by +35 ms where it
+// stands in the file: 51 ms late, written before 502, 503 and 504, which
+// arrived 30, 19 and 10 ms before it. A receive log written in arrival
+// order cannot hold that, so the arrival is wrong: left out. It was kept
+// when most of the 8 records after it (5 of them here) arrived later, so
+// that an arrival corrupted by up to about k/2 steps behind a reordered
+// heartbeat was replayed.
+func TestSanityOvertakenArrivalBeforeFollowersLeftOut(t *testing.T) {
+	recs := lateStream(1000, 500, 15*time.Millisecond, true)
+	i := lineOf(recs, 500) - 1
+	require.Equal(t, uint64(501), recs[i-1].Seq, "500 arrives after 501")
+	require.Empty(t, findings(checkRecords(recs)), "15 ms late is within the bound")
+	recs[i].Arrival += 35 * time.Millisecond
+	require.Equal(t, uint64(502), recs[i+1].Seq)
+	require.Less(t, recs[i+1].Arrival, recs[i].Arrival-10*time.Millisecond)
+	fs := findings(checkRecords(recs))
+	require.Len(t, fs, 1)
+	assert.Equal(t, i+1, fs[0].Line)
+	assert.True(t, fs[0].Excluded)
+}

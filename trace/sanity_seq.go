@@ -242,26 +242,30 @@ func (c *Checker) late(s *senderCheck, p *pending, la []pending) bool {
 // overtaken reports whether p, the record being judged (s.after[0]), was
 // overtaken by heartbeats of its sender sent after it: it comes, in file
 // order, after a kept record of its incarnation with a higher sequence
-// number (the front), and most of the records after it in the file (at
-// least one) arrive no earlier than it, give or take Floor. A receive log
-// writes a late heartbeat when it arrives, so the records after it arrive
-// later; a record whose arrival is later than theirs has a wrong arrival
-// (and would be replayed as the receiver's clock stepping back).
+// number (the front), and the records after it in the file (the k that
+// follow, at least one with an arrival) all arrive no earlier than it,
+// give or take Floor. A receive log writes a late heartbeat when it
+// arrives, so the records after it arrive later; a record whose arrival
+// is later than one of theirs has a wrong arrival (or theirs is: either
+// way the file contradicts itself there), and kept it would be replayed
+// late by as much as the records it was written before. Most of them
+// was not enough: an arrival corrupted in place by up to about k/2 steps
+// behind a reordered heartbeat was kept.
 func (c *Checker) overtaken(s *senderCheck, p *pending) bool {
 	r := &p.c.Record
 	if !r.HasSeq || !r.HasArrival || !s.hasFront || r.Seq >= s.front.Seq {
 		return false
 	}
-	n, later := 0, 0
+	n := 0
 	for i := 1; i < len(s.after); i++ {
 		if q := &s.after[i].c.Record; q.HasArrival {
-			n++
-			if q.Arrival >= r.Arrival-c.opt.Floor {
-				later++
+			if q.Arrival < r.Arrival-c.opt.Floor {
+				return false
 			}
+			n++
 		}
 	}
-	return n > 0 && 2*later > n
+	return n > 0
 }
 
 // seqNeighbour returns a neighbour of p (before it or after it) whose
