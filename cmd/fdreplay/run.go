@@ -159,7 +159,7 @@ func runErr(p process, args []string, stdout, stderr io.Writer) error {
 	if progress == nil {
 		progress = newProgress(stderr, o.noProgress)
 	}
-	all, err := tableRuns(o, res.inputs)
+	all, err := tableRuns(o, res.inputs, stderr)
 	if err != nil {
 		return err
 	}
@@ -260,17 +260,19 @@ func replayConfig(o options) qos.Config {
 
 // tableRuns returns every stream of inputs with its detector settings and
 // its table's families, settled in parallel (streamSettings reads no
-// stream: newInput took the clock rule's answer).
-func tableRuns(o options, inputs []input) ([]streamRun, error) {
+// stream: newInput took the clock rule's answer). Two entries that are one
+// detector on every stream are refused (sameDetector's error, for the
+// first stream); on some streams only (their Δ differ), each such stream
+// gets a warning on stderr and both entries run, as two equal rows there.
+func tableRuns(o options, inputs []input, stderr io.Writer) ([]streamRun, error) {
 	runs := make([]streamRun, len(inputs))
+	dups := make([]error, len(inputs))
 	jobs := make([]func() error, len(inputs))
 	for i := range inputs {
 		jobs[i] = func() error {
 			in := &inputs[i]
 			s := streamSettings(o, in)
-			if err := sameDetector(s, o.detectors, in); err != nil {
-				return err
-			}
+			dups[i] = sameDetector(s, o.detectors, in)
 			f, descs, err := tableFamilies(s, o.detectors)
 			runs[i] = streamRun{in: in, set: s, descs: descs, table: f}
 			return err
@@ -278,6 +280,14 @@ func tableRuns(o options, inputs []input) ([]streamRun, error) {
 	}
 	if err := inParallel(jobs); err != nil {
 		return nil, err
+	}
+	if len(dups) > 0 && !slices.Contains(dups, nil) {
+		return nil, dups[0]
+	}
+	for _, err := range dups {
+		if err != nil {
+			fmt.Fprintf(stderr, "fdreplay: warning: %v; other streams tell them apart, so both run (two equal rows on this stream)\n", strings.TrimSuffix(strings.TrimPrefix(err.Error(), errUsage.Error()+": "), "; name each detector once"))
+		}
 	}
 	return runs, nil
 }

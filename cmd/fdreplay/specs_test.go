@@ -200,4 +200,13 @@ func TestSameDetectorResolved(t *testing.T) {
 	require.Equal(t, 0, code, errOut)
 	assert.Equal(t, 1, tableRows(out, "chen(alpha=100ms)"))
 	assert.Contains(t, out, "Δ = 1s")
+
+	// One detector on the 100 ms trace, two on the 1 s one: both run,
+	// with a warning naming the stream where they coincide.
+	code, out, errOut = runCmd("-d", "chen(alpha=100ms),chen", p, p1)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, errOut, "fdreplay: warning: --detectors: chen and chen(alpha=100ms) are the same detector for sender p ("+p+":3), whose Δ is 100ms: both run chen(")
+	assert.Contains(t, errOut, "other streams tell them apart, so both run")
+	assert.NotContains(t, errOut, p1+":3), whose Δ")
+	assert.Equal(t, 2, tableRows(out, "chen(alpha=100ms)"))
 }

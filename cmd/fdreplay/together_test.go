@@ -81,7 +81,7 @@ func TestReplayTogetherSameAsApart(t *testing.T) {
 		require.NoError(t, err)
 		defer res.close()
 		cfg := replayConfig(o)
-		all, err := tableRuns(o, res.inputs)
+		all, err := tableRuns(o, res.inputs, io.Discard)
 		require.NoError(t, err)
 
 		var warnApart, warnTogether bytes.Buffer
