@@ -187,8 +187,12 @@ type Result struct {
 	Converge      time.Duration
 	// JoinBytes is what the members sent, datagrams and streams, from
 	// the first one's start until every member saw all N, per member.
-	JoinBytes       float64
-	FP, FPMinus     int
+	JoinBytes   float64
+	FP, FPMinus int
+	// FPMembers is how many distinct live members were declared dead by
+	// anyone in the run: an episode seen by every observer counts once
+	// here, N − 1 times in FP.
+	FPMembers       int
 	First, Full     time.Duration // -1: not detected / not by everyone
 	Detected        int           // live members that declared the killed one dead
 	MsgRate, ByteRt float64       // per member per second
@@ -471,12 +475,15 @@ func runOne(c Cluster, sc string, o options, run int) (Result, error) {
 // impaired members, killAt the kill's instant.
 func score(res *Result, events []deadEvent, sc, victim string, impaired []string, n int, wStart, wEnd, killAt time.Time) {
 	firstBy := map[string]time.Time{}
+	wrong := map[string]bool{} // members declared dead while alive
+	defer func() { res.FPMembers = len(wrong) }()
 	for _, e := range events {
 		if e.at.After(wEnd) {
 			continue // shutting down
 		}
 		if e.at.Before(wStart) {
 			res.FP++ // a false declaration during start-up counts too
+			wrong[e.subject] = true
 			continue
 		}
 		if isKill(sc) && e.subject == victim {
@@ -491,6 +498,7 @@ func score(res *Result, events []deadEvent, sc, victim string, impaired []string
 			continue // a dead process declares nothing
 		}
 		res.FP++
+		wrong[e.subject] = true
 		if sc == "steady" || (!slices.Contains(impaired, e.observer) && !slices.Contains(impaired, e.subject)) {
 			res.FPMinus++
 		}

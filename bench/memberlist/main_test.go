@@ -151,3 +151,24 @@ func TestStopAllStopsAtOnce(t *testing.T) {
 		t.Fatalf("%d of %d members stopped before the others had started stopping", g, n)
 	}
 }
+
+// score counts every false declaration in FP and each member wrongly
+// declared once in FPMembers, whoever declared it; the killed member's
+// declarations are detections, not false positives.
+func TestScoreCountsFalseMembers(t *testing.T) {
+	w0 := time.Unix(1000, 0)
+	at := func(s float64) time.Time { return w0.Add(time.Duration(s * float64(time.Second))) }
+	ev := []deadEvent{
+		{at(1), "m01", "m05"}, {at(1.2), "m02", "m05"}, {at(1.3), "m03", "m05"}, // one episode, three declarers
+		{at(2), "m01", "m07"},                          // another member
+		{at(3), "m01", "m09"}, {at(3.1), "m02", "m09"}, // the killed member: detections
+	}
+	var res Result
+	score(&res, ev, "kill-silent", "m09", []string{"m09"}, 4, w0, at(20), at(0.5))
+	if res.FP != 4 || res.FPMembers != 2 || res.FPMinus != 4 {
+		t.Fatalf("FP %d, FPMembers %d, FP- %d; want 4, 2, 4", res.FP, res.FPMembers, res.FPMinus)
+	}
+	if res.Detected != 2 {
+		t.Fatalf("Detected %d, want 2", res.Detected)
+	}
+}

@@ -16,6 +16,9 @@ type Row struct {
 	Lib, Scenario string
 	Runs          int
 	FP, FPMinus   int
+	// FPMembers sums Result.FPMembers over runs: false declarations
+	// counted once per member declared, whoever declared it.
+	FPMembers int
 	// Join is the time from the first member's start until every member
 	// sees all N, in seconds.
 	Join quant
@@ -61,6 +64,7 @@ func aggregate(rs []Result) Row {
 	for _, r := range rs {
 		a.FP += r.FP
 		a.FPMinus += r.FPMinus
+		a.FPMembers += r.FPMembers
 		join = append(join, r.Converge.Seconds())
 		joinBytes = append(joinBytes, r.JoinBytes)
 		msg, bytes, cpu = append(msg, r.MsgRate), append(bytes, r.ByteRt), append(cpu, r.CPU)
@@ -79,8 +83,8 @@ func aggregate(rs []Result) Row {
 
 // printTable prints rows as a Markdown table.
 func printTable(w io.Writer, rows []Row, o options) {
-	fmt.Fprintln(w, "| N | scenario | library | runs | join s: median (p90, max) | join KB/member: median (range) | FP | FP- | first detection s: median (p90) | full dissemination s: median (p90) | msg/member/s | bytes/member/s: median (range) | CPU ms/member/s: median (range) |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+	fmt.Fprintln(w, "| N | scenario | library | runs | join s: median (p90, max) | join KB/member: median (range) | FP | FP- | FP members | first detection s: median (p90) | full dissemination s: median (p90) | msg/member/s | bytes/member/s: median (range) | CPU ms/member/s: median (range) |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, r := range rows {
 		first, full := "", ""
 		if isKill(r.Scenario) {
@@ -89,9 +93,9 @@ func printTable(w io.Writer, rows []Row, o options) {
 				full = fmt.Sprintf("%s (%d/%d runs complete)", full, r.Detected, r.Runs)
 			}
 		}
-		fmt.Fprintf(w, "| %d | %s | %s | %d | %.2f (%.2f, %.2f) | %.1f (%.1f–%.1f) | %d | %d | %s | %s | %.2f | %.0f (%.0f–%.0f) | %.2f (%.2f–%.2f) |\n",
+		fmt.Fprintf(w, "| %d | %s | %s | %d | %.2f (%.2f, %.2f) | %.1f (%.1f–%.1f) | %d | %d | %d | %s | %s | %.2f | %.0f (%.0f–%.0f) | %.2f (%.2f–%.2f) |\n",
 			o.n, r.Scenario, r.Lib, r.Runs, r.Join.Med, r.Join.P90, r.Join.Max,
-			r.JoinBytes.Med/1000, r.JoinBytes.Min/1000, r.JoinBytes.Max/1000, r.FP, r.FPMinus, first, full,
+			r.JoinBytes.Med/1000, r.JoinBytes.Min/1000, r.JoinBytes.Max/1000, r.FP, r.FPMinus, r.FPMembers, first, full,
 			r.Msg.Med, r.Bytes.Med, r.Bytes.Min, r.Bytes.Max, r.CPU.Med, r.CPU.Min, r.CPU.Max)
 	}
 }
