@@ -30,9 +30,19 @@ func buildReport(o options, args []string, runs []reportRun, table, curves []qos
 		rep.Title = "fdreplay report: " + plotTitle(runs[0].in)
 	}
 	nd := len(o.detectors)
+	files := map[string]bool{}
+	for _, r := range runs {
+		files[r.in.file] = true
+	}
 	for i, r := range runs {
 		in := r.in
-		rs := report.Stream{Name: in.name, Title: plotTitle(in), Heartbeats: in.hbs, Source: in.source(), Summary: in.summary, Stats: in.stats, Interval: in.interval,
+		label := ""
+		if len(files) == 1 {
+			// One input: its name in every label would only repeat the
+			// title (user48's F34).
+			label = "sender " + displaySender(in)
+		}
+		rs := report.Stream{Name: in.name, Title: plotTitle(in), Label: label, Heartbeats: in.hbs, Source: in.source(), Summary: in.summary, Stats: in.stats, Interval: in.interval,
 			LeftOut: in.left, Table: table[i*nd : (i+1)*nd], Settings: r.descs}
 		for _, c := range curves {
 			if c.Stream == in.name {

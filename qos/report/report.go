@@ -31,8 +31,10 @@ type Page struct {
 // Stream is one sender's part of a Page.
 type Stream struct {
 	// Name is the stream's name as in qos.Curve.Stream; Title names the trace
-	// and the sender ("jitter.fdkit.gz, sender p").
-	Name, Title string
+	// and the sender ("jitter.fdkit.gz, sender p"). Label, when not
+	// empty, names the stream in the navigation and the overview in place
+	// of Title (the sender alone when the run has one input: "sender p").
+	Name, Title, Label string
 	// Heartbeats is the replayed stream in arrival order (for the
 	// inter-arrival histogram and the loss bursts); Stats its summary and
 	// Interval the Δ the detectors were configured with.
@@ -82,8 +84,14 @@ type Stream struct {
 // detector; and a verdict naming the best detector and setting for the
 // targets, compared with the others at their operating points (qos.Decide).
 // Tables sort on a click on their header. Intervals appear when the
-// curves were replayed with qos.Config.Intervals.
+// curves were replayed with qos.Config.Intervals. The streams appear in
+// the natural order of their titles (numbers in them compare as numbers:
+// "sender p2" before "sender p10"; equal titles keep r's order), and a
+// page of more than one stream begins with an overview, a row per stream
+// (see overviewRow).
 func Write(w io.Writer, r Page) error {
+	r.Streams = slices.Clone(r.Streams)
+	slices.SortStableFunc(r.Streams, func(a, b Stream) int { return compareNatural(a.Title, b.Title) })
 	page := reportPage{Title: r.Title, Command: r.Command, Streams: make([]streamView, len(r.Streams))}
 	// The streams' views (each reads its stream, two or three passes for
 	// a spooled one, and draws two plots) are built on GOMAXPROCS
@@ -99,6 +107,9 @@ func Write(w io.Writer, r Page) error {
 		})
 	}
 	wg.Wait()
+	if len(r.Streams) > 1 {
+		page.OverviewCaption = overviewCaption(r.Streams)
+	}
 	if err := reportTemplate.Execute(w, page); err != nil {
 		return fmt.Errorf("report: writing report: %w", err)
 	}
@@ -106,12 +117,14 @@ func Write(w io.Writer, r Page) error {
 }
 
 type reportPage struct {
-	Title, Command string
-	Streams        []streamView
+	Title, Command  string
+	OverviewCaption string
+	Streams         []streamView
 }
 
 type streamView struct {
-	ID, Title          string
+	ID, Title, Label   string
+	Overview           []cell
 	Facts              [][2]string
 	Notes, Warnings    []string
 	Hist               template.HTML
@@ -155,7 +168,11 @@ func numCell(text string, key float64) cell {
 }
 
 func buildStreamView(i int, s Stream) streamView {
-	v := streamView{ID: "s" + strconv.Itoa(i), Title: s.Title, Notes: s.Notes, Warnings: s.Warnings}
+	v := streamView{ID: "s" + strconv.Itoa(i), Title: s.Title, Label: s.Label, Notes: s.Notes, Warnings: s.Warnings}
+	if v.Label == "" {
+		v.Label = s.Title
+	}
+	v.Overview = overviewRow(s)
 	v.Facts = streamFacts(s)
 	hist, bursts := histogramAndBursts(s.Heartbeats, s.Source, s.Summary)
 	v.Hist, v.Bursts = template.HTML(hist), bursts

@@ -33,6 +33,8 @@ th { background: #f4f4f6; cursor: pointer; user-select: none; }
 th:first-child, td:first-child, th:nth-child(2), td:nth-child(2) { text-align: left; }
 th.asc::after { content: " ▲"; font-size: 0.75em; }
 th.desc::after { content: " ▼"; font-size: 0.75em; }
+table.overview td:nth-child(2) { text-align: right; }
+table.overview caption { text-align: left; caption-side: top; }
 tr.best td { font-weight: 600; background: #eef4fb; }
 .sw { display: inline-block; width: 10px; height: 10px; border-radius: 2px; margin-right: 6px; vertical-align: baseline; }
 svg.plot, svg.hist { width: 100%; height: auto; max-width: 980px; display: block; }
@@ -62,7 +64,10 @@ svg g.pt:hover > *:first-child { stroke: #000; stroke-width: 2; }
 <h1>{{.Title}}</h1>
 {{if .Command}}<p>Produced by <span class="cmd">{{.Command}}</span></p>{{end}}
 <p class="small">TD: time from a crash right after a heartbeat to permanent suspicion (mean over heartbeats). MR: false suspicions per second. QAP: the fraction of time the monitor is right; 1 − QAP is the fraction it wrongly suspects. Smaller TD and MR and larger QAP are better. ± is half the width of a 95 % confidence interval from a block bootstrap over time (+up/−down when the interval is lopsided) (the ends are in curves.csv and curves.json); a detector without mistakes shows a one-sided bound (≤). Click a table header to sort; hover a point for its setting and values. How each figure is measured: fdkit's docs/fdreplay.md (“Reading TD, MR and QAP”) and docs/algorithms.md (“Confidence intervals for TD, MR and QAP”, “Comparing detectors at an operating point”).</p>
-{{if gt (len .Streams) 1}}<nav>{{range .Streams}}<a href="#{{.ID}}">{{.Title}}</a>{{end}}</nav>{{end}}
+{{if gt (len .Streams) 1}}<nav>{{range .Streams}}<a href="#{{.ID}}">{{.Label}}</a>{{end}}</nav>
+<h2>Overview</h2>
+<div class="scroll"><table class="sortable overview"><caption class="small">{{.OverviewCaption}}</caption><thead><tr><th>stream</th><th>heartbeats</th><th>loss</th><th>detector</th><th>setting</th><th>MR (1/s)</th><th>QAP</th><th>TD mean (ms)</th></tr></thead>
+<tbody>{{range .Streams}}<tr><td><a href="#{{.ID}}">{{.Label}}</a></td>{{range .Overview}}<td{{if .Key}} data-v="{{.Key}}"{{end}}>{{.Text}}</td>{{end}}</tr>{{end}}</tbody></table></div>{{end}}
 {{range .Streams}}
 <section id="{{.ID}}">
 <h2>{{.Title}}</h2>

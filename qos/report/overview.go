@@ -1,0 +1,110 @@
+package report
+
+import (
+	"cmp"
+	"fmt"
+	"strconv"
+
+	"github.com/fdkit/fdkit/qos"
+)
+
+// overviewRow returns the overview's cells for s (after its name): its
+// heartbeats and loss, then a detector's family, setting, MR, QAP and
+// mean TD: the verdict's best at its operating point when s has a
+// verdict naming one, else the first detector of s's table at its
+// default setting (the same family for every stream of a replay, whose
+// tables list the same detectors). Cells without a figure are "–".
+func overviewRow(s Stream) []cell {
+	src := s.Source
+	if src == nil {
+		src = qos.SliceSource(s.Heartbeats)
+	}
+	n := src.Len()
+	cells := []cell{numCell(strconv.Itoa(n), float64(n))}
+	if s.Stats.HasSeq {
+		cells = append(cells, numCell(fmt.Sprintf("%.2f %%", 100*s.Stats.LossRate), s.Stats.LossRate))
+	} else {
+		cells = append(cells, cell{Text: "–"})
+	}
+	none := func(family, setting string) []cell {
+		return append(cells, cell{Text: family}, cell{Text: setting}, cell{Text: "–"}, cell{Text: "–"}, cell{Text: "–"})
+	}
+	var family, setting string
+	var r qos.Result
+	switch v := s.Verdict; {
+	case v != nil && v.Best >= 0 && v.Best < len(v.Ops):
+		op := v.Ops[v.Best]
+		family, r = op.Family+" (verdict’s best)", op.Point.Result
+		setting = choiceSetting(qos.Choice{Family: op.Family, Param: op.Param, Unit: op.Unit, Point: op.Point})
+	case len(s.Table) == 0:
+		return none("–", "–")
+	default:
+		c := s.Table[0]
+		family = c.Family
+		if len(s.Settings) > 0 {
+			setting = s.Settings[0]
+		}
+		if len(c.Points) == 0 {
+			return none(family, setting)
+		}
+		r = c.Points[0].Result
+	}
+	return append(cells, cell{Text: family}, cell{Text: setting},
+		numCell(mrText(r), r.MRPerSecond), numCell(qapText(r), r.QAP), numCell(tdText(r), float64(r.TD.Mean)))
+}
+
+// overviewCaption says which detector the overview shows: the verdict's
+// best where a stream has one, else the first detector of the tables
+// (streams[0]'s) at its default setting.
+func overviewCaption(streams []Stream) string {
+	first := "the first detector of the table"
+	if len(streams) > 0 && len(streams[0].Table) > 0 {
+		first += " (" + streams[0].Table[0].Family + ")"
+	}
+	return "Every stream, with the MR, QAP and mean TD of one detector: the verdict’s best at its operating point where the targets give a verdict naming one, else " + first + " at its default setting. Click a header to sort (the worst stream first); a name leads to its section."
+}
+
+// compareNatural orders strings with their runs of decimal digits
+// compared as numbers ("p2" before "p10"; "p02" and "p2" equal as
+// numbers, then ordered by their text), the rest byte by byte.
+func compareNatural(a, b string) int {
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		if isDigit(a[i]) && isDigit(b[j]) {
+			si, sj := i, j
+			for i < len(a) && isDigit(a[i]) {
+				i++
+			}
+			for j < len(b) && isDigit(b[j]) {
+				j++
+			}
+			// Without leading zeros, the longer run is the larger number.
+			na, nb := trimZeros(a[si:i]), trimZeros(b[sj:j])
+			if c := cmp.Compare(len(na), len(nb)); c != 0 {
+				return c
+			}
+			if c := cmp.Compare(na, nb); c != 0 {
+				return c
+			}
+			continue
+		}
+		if c := cmp.Compare(a[i], b[j]); c != 0 {
+			return c
+		}
+		i++
+		j++
+	}
+	if c := cmp.Compare(len(a)-i, len(b)-j); c != 0 {
+		return c
+	}
+	return cmp.Compare(a, b)
+}
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+
+func trimZeros(s string) string {
+	for len(s) > 1 && s[0] == '0' {
+		s = s[1:]
+	}
+	return s
+}
