@@ -399,20 +399,26 @@ func (r *Reader) skipBlankLines() error {
 
 // intern returns b as a string, allocating only for a sender not seen before.
 func (r *Reader) intern(b []byte) string {
-	if len(b) == 1 { // LIP6 node ids: a table instead of a map
-		s := r.short[b[0]]
-		if s == "" {
-			s = string(b)
-			r.short[b[0]] = s
-		}
-		return s
-	}
-	if s, ok := r.senders[string(b)]; ok {
+	if s, ok := r.interned(b); ok {
 		return s
 	}
 	s := string(b)
-	r.senders[s] = s
+	if len(b) == 1 {
+		r.short[b[0]] = s
+	} else {
+		r.senders[s] = s
+	}
 	return s
+}
+
+// interned returns the sender id b as interned before, if it was.
+func (r *Reader) interned(b []byte) (string, bool) {
+	if len(b) == 1 { // LIP6 node ids: a table instead of a map
+		s := r.short[b[0]]
+		return s, s != ""
+	}
+	s, ok := r.senders[string(b)]
+	return s, ok
 }
 
 // Next returns the next record, or io.EOF after the last one. Errors other

@@ -101,11 +101,7 @@ type lip6ID struct {
 // were meant apart); user48's F33. An id that is not a number is taken
 // as written.
 func (r *Reader) lip6Sender(b []byte) (string, error) {
-	if len(b) == 1 {
-		if s := r.short[b[0]]; s != "" {
-			return s, nil
-		}
-	} else if s, ok := r.senders[string(b)]; ok {
+	if s, ok := r.interned(b); ok {
 		return s, nil
 	}
 	digits := b
