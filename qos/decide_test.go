@@ -127,6 +127,35 @@ func TestDecideEquivalence(t *testing.T) {
 	assert.Contains(t, on.String(), "equivalent (below the practical threshold")
 }
 
+// One detector swept on two grids that do not share a value (user48 F31:
+// chen α at n = 1 and the fixed timeout Δ + α, on their own default
+// ranges) is no better than itself: each resample's TD lies between two
+// settings of its own bracket, so the pair's differences are all of one
+// sign but within the brackets' resolution, and count as ties (p = 1).
+// With them counted on a side, p was 2/(R+1).
+func TestDecideOneDetectorTwoGrids(t *testing.T) {
+	raceFree(t)
+	hbs := simStream(9000, simInterval, simC0, simM, 7)
+	a := noisyFamily("a", simInterval, simSA, 1, 20, 200, 40)
+	b := noisyFamily("b", simInterval, simSA, 1, 20, 200, 40)
+	for i := range b.Values {
+		b.Values[i] += 1.7 // 1.7 ms off a's grid
+	}
+	v, err := Decide(Stream{Name: "s", Heartbeats: hbs}, []Family{a, b}, nil, Targets{MaxMRPerSecond: simMR},
+		DecideConfig{Holdout: -1, Equivalence: -1, Sweep: SweepConfig{Workers: 1}})
+	require.NoError(t, err)
+	require.Len(t, v.Rivals, 1, "%s", v)
+	rv := v.Rivals[0]
+	assert.LessOrEqual(t, absDur(rv.TDDiff), solveTDTolerance, "%s", v)
+	assert.Equal(t, 1.0, rv.P, "%s", v)
+	assert.False(t, rv.Significant)
+	// Read at the best's TD, the rival is its own operating point (the
+	// same TD within the solver's tolerance), not a step below it.
+	require.True(t, rv.AtTDOK)
+	assert.Equal(t, v.Ops[rv.Op].Point.MRPerSecond, rv.AtTD.MRPerSecond, "%s", v)
+	assert.Zero(t, rv.MRDiff, "%s", v)
+}
+
 // A setting at an end of the swept range is flagged with the --range
 // that widens it.
 func TestDecideEdges(t *testing.T) {
@@ -194,10 +223,20 @@ func TestHolm(t *testing.T) {
 
 // bootstrapP: 2·(k+1)/(n+1) for the smaller side, NaN dropped.
 func TestBootstrapP(t *testing.T) {
-	assert.InDelta(t, 2*1.0/5, bootstrapP([]float64{-1, -2, -3, -4}), 1e-12)
-	assert.InDelta(t, 2*2.0/5, bootstrapP([]float64{-1, -2, 3, -4, math.NaN()}), 1e-12)
-	assert.Equal(t, 1.0, bootstrapP([]float64{0, 0, 0}))
-	assert.Equal(t, 1.0, bootstrapP(nil))
+	assert.InDelta(t, 2*1.0/5, bootstrapP([]float64{-1, -2, -3, -4}, nil), 1e-12)
+	assert.InDelta(t, 2*2.0/5, bootstrapP([]float64{-1, -2, 3, -4, math.NaN()}, nil), 1e-12)
+	assert.Equal(t, 1.0, bootstrapP([]float64{0, 0, 0}, nil))
+	assert.Equal(t, 1.0, bootstrapP(nil, nil))
+	// A difference within its tie width counts on both sides: 1 µs of
+	// one sign in every resample, each known to 2 µs, is no side.
+	d := []float64{1000, 1500, 900, 1999, 2000}
+	w := []float64{2000, 2000, 2000, 2000, 2000}
+	assert.Equal(t, 1.0, bootstrapP(d, w))
+	assert.InDelta(t, 2*1.0/6, bootstrapP(d, nil), 1e-12)
+	// Beyond the width it counts on its side only: two of five within.
+	w = []float64{0, 1600, 0, 0, 2000}
+	assert.InDelta(t, 2*3.0/6, bootstrapP(d, w), 1e-12)
+	assert.InDelta(t, 2*3.0/6, bootstrapP([]float64{-1000, -1500, 900, -1999, -2000}, w), 1e-12)
 }
 
 // marginNote names the targets a chosen setting's interval crosses.

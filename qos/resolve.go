@@ -20,9 +20,12 @@ import (
 // value. A resample in which no setting of
 // the bracket meets the targets counts +Inf (the family does no better
 // than its slowest bracketed setting). It returns, indexed like v.Ops, the
-// values per resample (nil for the families not in found), and sets
-// TDCI and MetShare.
-func (v *Verdict) resolve(found []int, r cellRange) [][]float64 {
+// values per resample (nil for the families not in found) and each
+// value's half-width: half the TD between the two settings the step of
+// MR lies between, the most the value can be off the TD a finer bracket
+// would solve (0 when the bracket's first setting meets the targets, or
+// none does). It sets TDCI and MetShare.
+func (v *Verdict) resolve(found []int, r cellRange) (vals, halves [][]float64) {
 	n := r.hi - r.lo
 	blk := 1
 	for _, i := range found {
@@ -33,7 +36,7 @@ func (v *Verdict) resolve(found []int, r cellRange) [][]float64 {
 	}
 	starts := resampleStarts(n, blk)
 	blocks := (n + blk - 1) / blk
-	out := make([][]float64, len(v.Ops))
+	vals, halves = make([][]float64, len(v.Ops)), make([][]float64, len(v.Ops))
 	t := v.Targets
 	for _, i := range found {
 		op := &v.Ops[i]
@@ -42,8 +45,9 @@ func (v *Verdict) resolve(found []int, r cellRange) [][]float64 {
 			pre[k] = newResampler(op.local[k].cells, r.lo, n, blk, starts)
 			defer pre[k].release()
 		}
-		// solveAt is the setting's TD on the bracket for cell sums q(k).
-		solveAt := func(q func(k int) qosSums) float64 {
+		// solveAt is the setting's TD on the bracket for cell sums q(k),
+		// and its half-width.
+		solveAt := func(q func(k int) qosSums) (td, half float64) {
 			prevTD := math.NaN()
 			for k := range op.local {
 				f := figuresOf(q(k))
@@ -55,42 +59,55 @@ func (v *Verdict) resolve(found []int, r cellRange) [][]float64 {
 					break
 				}
 				if !math.IsNaN(prevTD) {
-					return (f.TD + prevTD) / 2
+					return (f.TD + prevTD) / 2, math.Abs(f.TD-prevTD) / 2
 				}
-				return f.TD
+				return f.TD, 0
 			}
-			return math.Inf(1)
+			return math.Inf(1), 0
 		}
 		// The bracket's value on the stream itself differs from the solved
 		// setting's TD by the bracket's spacing: every resample is shifted
 		// by that difference, so that the interval is centred as the
 		// solved value is and does not depend on the spacing.
 		shift := 0.0
-		if td0 := solveAt(func(k int) qosSums { return op.local[k].cells.sums(r.lo, r.hi) }); !math.IsInf(td0, 1) {
+		if td0, _ := solveAt(func(k int) qosSums { return op.local[k].cells.sums(r.lo, r.hi) }); !math.IsInf(td0, 1) {
 			shift = float64(op.Point.TD.Mean) - td0
 		}
-		tds := make([]float64, bootstrapReps)
+		tds, hs := make([]float64, bootstrapReps), make([]float64, bootstrapReps)
 		met := 0
 		for rep := range bootstrapReps {
-			tds[rep] = solveAt(func(k int) qosSums { return pre[k].sum2(rep, rep, starts, blocks)[0] }) + shift
+			tds[rep], hs[rep] = solveAt(func(k int) qosSums { return pre[k].sum2(rep, rep, starts, blocks)[0] })
+			tds[rep] += shift
 			if !math.IsInf(tds[rep], 1) {
 				met++
 			}
 		}
-		out[i] = tds
+		vals[i], halves[i] = tds, hs
 		ci := percentiles(append([]float64(nil), tds...))
 		op.TDCI = [2]time.Duration{roundDur(ci[0]), roundDur(ci[1])}
 		op.MetShare = float64(met) / bootstrapReps
 	}
-	return out
+	return vals, halves
 }
 
 // atTD sets rv's second reading: the rival at its setting whose mean TD is
-// closest to best's from below, and the paired difference of MR there.
-func (sv *solver) atTD(rv *Rival, best Point, r cellRange) {
+// closest to best's from below, and the paired difference of MR there. A
+// rival whose own operating point own is within the solver's TD
+// tolerance of best's is read at own: the refinement would otherwise
+// stop a step below it for a few nanoseconds (user48 F31: the same
+// detector on two grids, 60 ns apart, read at MR 0.1/s against its own
+// 0.0918/s at the same TD).
+func (sv *solver) atTD(rv *Rival, best, own Point, r cellRange) {
 	target := float64(best.TD.Mean)
-	below, _, hasBelow, _, err := sv.refine(r, func(f figures) bool { return !(f.TD <= target) })
-	if err != nil || !hasBelow {
+	below, hasBelow := own, true
+	if d := best.TD.Mean - own.TD.Mean; d < -solveTDTolerance || d > solveTDTolerance {
+		var err error
+		below, _, hasBelow, _, err = sv.refine(r, func(f figures) bool { return !(f.TD <= target) })
+		if err != nil {
+			return
+		}
+	}
+	if !hasBelow {
 		return
 	}
 	rv.AtTD, rv.AtTDOK = below, true
