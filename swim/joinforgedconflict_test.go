@@ -57,3 +57,48 @@ func TestForgedConflictRefusesNoJoin(t *testing.T) {
 	assert.False(t, j.Joining(), "s's answer joins j")
 	assert.Equal(t, StateAlive, j.State("s"))
 }
+
+// TestNATSeedRefusesAfterFallback (rv27): a seed that advertises an
+// address other than the one dialled (behind a NAT or a load balancer)
+// refuses a join for an ID conflict from its advertised address, echoing
+// the token. The first such refusal starts joinFallbackPeriods periods;
+// one that comes after them refuses the join (JoinConflict names the
+// holder), as a view from elsewhere answers it after the same wait
+// (TestJoinAnsweredFromAnotherAddress). Before, only a refusal from a
+// dialled address counted, so the joiner never learnt of the conflict and
+// retried until its caller gave up.
+func TestNATSeedRefusesAfterFallback(t *testing.T) {
+	s := newTest(t, "s", ModeLifeguard, nil, "b", "c")
+	imp := Node{ID: "b", Addr: "impostor:7946"}
+	j, err := New(Config{Self: imp, Mode: ModeLifeguard}, newTestRand())
+	require.NoError(t, err)
+	require.NoError(t, j.Join(0, []string{"10.0.0.1:7946"})) // s's public address
+	pk, _ := drain(j)
+	require.Len(t, pk, 1)
+	require.NoError(t, s.Step(time.Second, &pk[0]))
+	out, _ := drain(s)
+	require.Len(t, out, 1, "s refuses")
+	refusal := out[0]
+	require.Equal(t, node("s"), refusal.From, "from its advertised address")
+	require.Equal(t, pk[0].JoinToken, refusal.JoinToken)
+	for _, at := range []time.Duration{time.Second, 4*time.Second - 1} {
+		require.NoError(t, j.Step(at, &refusal))
+		drain(j)
+		_, refused := j.JoinConflict()
+		assert.False(t, refused, "at %v: within joinFallbackPeriods", at)
+		assert.True(t, j.Joining(), "at %v", at)
+	}
+	require.NoError(t, j.Step(4*time.Second, &refusal))
+	holder, refused := j.JoinConflict()
+	assert.True(t, refused, "after joinFallbackPeriods")
+	assert.Equal(t, node("b"), holder)
+	assert.Equal(t, 1, j.NumAlive(), "not joined")
+
+	// A later Join starts its own wait: the old refusal echoes the old
+	// token and refuses nothing.
+	require.NoError(t, j.Join(5*time.Second, []string{"10.0.0.1:7946"}))
+	drain(j)
+	require.NoError(t, j.Step(9*time.Second, &refusal))
+	_, refused = j.JoinConflict()
+	assert.False(t, refused, "the old token")
+}

@@ -265,26 +265,31 @@ type antiEntropy struct {
 // joinState is this member's join and the joins it challenges (join.go,
 // joinchallenge.go, conflict.go).
 type joinState struct {
-	pending       bool          // joining: no view has answered yet
-	seeds         []string      // the addresses joined through (answersJoin)
-	resend        []string      // the addresses the resends go to (SetJoinSeeds)
-	next          time.Duration // the next join attempt
-	stopped       bool          // StopJoin: no more attempts until the next Join
-	token         uint64        // the latest Join's token (Packet.JoinToken), never 0
-	tokens        *rand.ChaCha8 // the tokens' source without Config.JoinTokens (joinToken)
-	seed          ID            // the member whose view answered this member's join
-	seedUntil     time.Duration // until when its view transfers are that answer
-	otherView     bool          // a view not from a seed address came while joining (answersJoin)
-	otherBefore   time.Duration // from then on, such a view answers the join
-	seedRefused   bool          // the MergeFilter refused a view from a seed address during this join (answersJoin)
-	announceUntil time.Duration // views until then are a join's answer: announce to their members (announceJoin)
-	merging       bool          // Join found other members live: the answering seed gets this member's view (onView)
-	alone         bool          // Join found no other member live: the seed's view is not gossiped on (spreadsView)
-	refusal       *JoinRefusal  // the latest refusal of this member's join
-	holder        Node          // the live holder of this member's ID that refused this join (JoinConflict)
-	lastConflict  conflictNote
-	challenges    []joinChallenge // joins waiting for the ack of a challenge
-	noChallenge   bool            // tests of other rules: joins applied at once
+	pending     bool          // joining: no view has answered yet
+	seeds       []string      // the addresses joined through (answersJoin)
+	resend      []string      // the addresses the resends go to (SetJoinSeeds)
+	next        time.Duration // the next join attempt
+	stopped     bool          // StopJoin: no more attempts until the next Join
+	token       uint64        // the latest Join's token (Packet.JoinToken), never 0
+	tokens      *rand.ChaCha8 // the tokens' source without Config.JoinTokens (joinToken)
+	seed        ID            // the member whose view answered this member's join
+	seedUntil   time.Duration // until when its view transfers are that answer
+	otherView   bool          // a view not from a seed address came while joining (answersJoin)
+	otherBefore time.Duration // from then on, such a view answers the join
+	seedRefused bool          // the MergeFilter refused a view from a seed address during this join (answersJoin)
+	// otherRefusal: a refusal echoing the token came from an address not
+	// joined through (refusesJoin); from otherRefusalAfter on, such a
+	// refusal refuses the join.
+	otherRefusal      bool
+	otherRefusalAfter time.Duration
+	announceUntil     time.Duration // views until then are a join's answer: announce to their members (announceJoin)
+	merging           bool          // Join found other members live: the answering seed gets this member's view (onView)
+	alone             bool          // Join found no other member live: the seed's view is not gossiped on (spreadsView)
+	refusal           *JoinRefusal  // the latest refusal of this member's join
+	holder            Node          // the live holder of this member's ID that refused this join (JoinConflict)
+	lastConflict      conflictNote
+	challenges        []joinChallenge // joins waiting for the ack of a challenge
+	noChallenge       bool            // tests of other rules: joins applied at once
 }
 
 // appMessages is the application messages' state (usermsg.go).

@@ -393,16 +393,30 @@ func (m *Member) onView(in *inbound, from Node, pkt *Packet) {
 }
 
 // refusesJoin reports whether the view pkt, naming this member's ID at
-// another address, refuses its pending join: it comes from one of the
-// addresses joined through, from there (not StepFromOtherSource), and
-// echoes the join's token (refuseJoin echoes it). A stranger's forged
-// view naming the joiner's ID elsewhere made Join fail with a conflict
-// no member had, and stopped its resends (issue 27, atk27 F5). A seed
-// writing wire format 1, which cannot echo the token, refuses no join:
-// the joiner sees the EventConflict and keeps trying.
+// another address, refuses its pending join: it echoes the join's token
+// (refuseJoin echoes it), comes from where it says (not
+// StepFromOtherSource), and comes from one of the addresses joined
+// through, or from elsewhere once such refusals have come for
+// joinFallbackPeriods periods (a seed behind a NAT or a load balancer
+// refuses from the address it advertises; answersJoin has the same
+// fallback for its views). A stranger's forged view naming the joiner's
+// ID elsewhere made Join fail with a conflict no member had, and stopped
+// its resends (issue 27, atk27 F5): without the token, which only the
+// seeds were sent, no view refuses. A seed writing wire format 1, which
+// cannot echo the token, refuses no join: the joiner sees the
+// EventConflict and keeps trying.
 func (m *Member) refusesJoin(in *inbound, pkt *Packet) bool {
-	return pkt.JoinToken != 0 && pkt.JoinToken == m.join.token && !in.otherSource &&
-		slices.Contains(m.join.seeds, pkt.From.Addr)
+	if pkt.JoinToken == 0 || pkt.JoinToken != m.join.token || in.otherSource {
+		return false
+	}
+	if slices.Contains(m.join.seeds, pkt.From.Addr) {
+		return true
+	}
+	if !m.join.otherRefusal {
+		m.join.otherRefusal, m.join.otherRefusalAfter = true, in.now+mulTimer(m.cfg.ProbeInterval, joinFallbackPeriods)
+		return false
+	}
+	return in.now >= m.join.otherRefusalAfter
 }
 
 func validate(pkt *Packet) error {
