@@ -50,18 +50,18 @@ func overviewRow(s Stream) []cell {
 		r = c.Points[0].Result
 	}
 	return append(cells, cell{Text: family}, cell{Text: setting},
-		numCell(mrText(r), r.MRPerSecond), numCell(qapText(r), r.QAP), numCell(tdText(r), float64(r.TD.Mean)))
+		metricCell(mrText(r), r.MRPerSecond), metricCell(qapText(r), r.QAP), metricCell(tdText(r), float64(r.TD.Mean)))
 }
 
 // overviewCaption says which detector the overview shows: the verdict's
 // best where a stream has one, else the first detector of the tables
-// (streams[0]'s) at its default setting.
+// (streams[0]'s) at its default setting, and how the columns sort.
 func overviewCaption(streams []Stream) string {
 	first := "the first detector of the table"
 	if len(streams) > 0 && len(streams[0].Table) > 0 {
 		first += " (" + streams[0].Table[0].Family + ")"
 	}
-	return "Every stream, with the MR, QAP and mean TD of one detector: the verdict’s best at its operating point where the targets give a verdict naming one, else " + first + " at its default setting. Click a header to sort (the worst stream first); a name leads to its section."
+	return "Every stream, with the MR, QAP and mean TD of one detector: the verdict’s best at its operating point where the targets give a verdict naming one, else " + first + " at its default setting. Click a header to sort: the first click puts the worst stream first (the highest loss, MR or TD, the lowest QAP), the next reverses, and “–” (undefined: no observed time, a single evaluated heartbeat) stays last either way; a name leads to its section."
 }
 
 // compareNatural orders strings with their runs of decimal digits

@@ -272,11 +272,11 @@ func tableRows(s Stream) ([]tableRow, bool) {
 		row.Cells = []cell{{Text: c.Family}, {Text: setting},
 			numCell(strconv.Itoa(r.Evaluated), float64(r.Evaluated)),
 			numCell(strconv.Itoa(r.Mistakes), float64(r.Mistakes)),
-			numCell(mrText(r), r.MRPerSecond),
-			numCell(qapText(r), r.QAP),
-			numCell(tdText(r), float64(r.TD.Mean)),
-			numCell(msString(r.TD.P99), float64(r.TD.P99)),
-			numCell(tmText(r), float64(r.MeanTM)),
+			metricCell(mrText(r), r.MRPerSecond),
+			metricCell(qapText(r), r.QAP),
+			metricCell(tdText(r), float64(r.TD.Mean)),
+			metricCell(tdP99Text(r), float64(r.TD.P99)),
+			metricCell(tmText(r), float64(r.MeanTM)),
 		}
 		rows = append(rows, row)
 	}
@@ -308,7 +308,7 @@ func choiceRows(choices []qos.Choice, bestFamily string) []choiceRow {
 			status = "misses by " + strconv.FormatFloat(c.Shortfall, 'g', 3, 64) + "× (nearest)"
 		}
 		row.Cells = []cell{{Text: c.Family}, {Text: setting}, {Text: status},
-			numCell(tdText(r), float64(r.TD.Mean)), numCell(mrText(r), r.MRPerSecond), numCell(qapText(r), r.QAP)}
+			metricCell(tdText(r), float64(r.TD.Mean)), metricCell(mrText(r), r.MRPerSecond), metricCell(qapText(r), r.QAP)}
 		rows = append(rows, row)
 	}
 	return rows

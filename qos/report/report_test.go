@@ -185,7 +185,7 @@ func (f failingSource) Pass() (iter.Seq[detector.Heartbeat], func() error) {
 // The report writes a lopsided interval as +up/−down (see
 // TestCellLopsidedInterval in cmd/fdreplay) and a symmetric one as ±.
 func TestReportLopsidedInterval(t *testing.T) {
-	r := qos.Result{Mistakes: 1, MRPerSecond: 0.00428, Suspected: 1, QAP: 0.999957,
+	r := qos.Result{Span: 233 * time.Second, Mistakes: 1, MRPerSecond: 0.00428, Suspected: 1, QAP: 0.999957,
 		CI: &qos.CI{MRPerSecond: [2]float64{0.0001, 0.0239}, QAP: [2]float64{0.9999, 1}}}
 	assert.Equal(t, "0.00428 +0.02/−0.0042", mrText(r))
 	assert.Equal(t, "0.999957 +0.000043/−0.000057", qapText(r))

@@ -66,8 +66,8 @@ svg g.pt:hover > *:first-child { stroke: #000; stroke-width: 2; }
 <p class="small">TD: time from a crash right after a heartbeat to permanent suspicion (mean over heartbeats). MR: false suspicions per second. QAP: the fraction of time the monitor is right; 1 − QAP is the fraction it wrongly suspects. Smaller TD and MR and larger QAP are better. ± is half the width of a 95 % confidence interval from a block bootstrap over time (+up/−down when the interval is lopsided) (the ends are in curves.csv and curves.json); a detector without mistakes shows a one-sided bound (≤). Click a table header to sort; hover a point for its setting and values. How each figure is measured: fdkit's docs/fdreplay.md (“Reading TD, MR and QAP”) and docs/algorithms.md (“Confidence intervals for TD, MR and QAP”, “Comparing detectors at an operating point”).</p>
 {{if gt (len .Streams) 1}}<nav>{{range .Streams}}<a href="#{{.ID}}">{{.Label}}</a>{{end}}</nav>
 <h2>Overview</h2>
-<div class="scroll"><table class="sortable overview"><caption class="small">{{.OverviewCaption}}</caption><thead><tr><th>stream</th><th>heartbeats</th><th>loss</th><th>detector</th><th>setting</th><th>MR (1/s)</th><th>QAP</th><th>TD mean (ms)</th></tr></thead>
-<tbody>{{range .Streams}}<tr><td><a href="#{{.ID}}">{{.Label}}</a></td>{{range .Overview}}<td{{if .Key}} data-v="{{.Key}}"{{end}}>{{.Text}}</td>{{end}}</tr>{{end}}</tbody></table></div>{{end}}
+<div class="scroll"><table class="sortable overview"><caption class="small">{{.OverviewCaption}}</caption><thead><tr><th>stream</th><th>heartbeats</th><th data-first="desc">loss</th><th>detector</th><th>setting</th><th data-first="desc">MR (1/s)</th><th>QAP</th><th data-first="desc">TD mean (ms)</th></tr></thead>
+<tbody>{{range $i, $s := .Streams}}<tr><td data-v="{{$i}}"><a href="#{{.ID}}">{{.Label}}</a></td>{{range .Overview}}<td{{if .Key}} data-v="{{.Key}}"{{end}}>{{.Text}}</td>{{end}}</tr>{{end}}</tbody></table></div>{{end}}
 {{range .Streams}}
 <section id="{{.ID}}">
 <h2>{{.Title}}</h2>
@@ -104,21 +104,35 @@ window.addEventListener("error", function (e) {
 });
 (function () {
   "use strict";
+  // A cell's sort key: its data-v as a number (a stream's data-v is its
+  // rank in the page's natural order), else its text; null for "–", a
+  // value that is undefined (or missing), which sorts last either way.
   function key(td) {
     var v = td.getAttribute("data-v");
-    return v === null ? td.textContent.trim() : parseFloat(v);
+    if (v !== null) {
+      return parseFloat(v);
+    }
+    var t = td.textContent.trim();
+    return t === "–" ? null : t;
   }
   document.querySelectorAll("table.sortable").forEach(function (table) {
     var ths = table.querySelectorAll("thead th");
     ths.forEach(function (th, col) {
       th.addEventListener("click", function () {
-        var asc = !th.classList.contains("asc");
+        // The first click sorts the way data-first says ("desc": the
+        // overview's loss, MR and TD, where more is worse, so that the
+        // worst stream comes first), else ascending; each click after
+        // reverses.
+        var asc = th.classList.contains("asc") ? false : th.classList.contains("desc") ? true : th.getAttribute("data-first") !== "desc";
         ths.forEach(function (h) { h.classList.remove("asc", "desc"); });
         th.classList.add(asc ? "asc" : "desc");
         var body = table.tBodies[0];
         var rows = Array.prototype.slice.call(body.rows);
         rows.sort(function (a, b) {
           var x = key(a.cells[col]), y = key(b.cells[col]);
+          if (x === null || y === null) {
+            return (x === null) - (y === null);
+          }
           var c = (typeof x === "number" && typeof y === "number") ? x - y : String(x).localeCompare(String(y));
           return asc ? c : -c;
         });

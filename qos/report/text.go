@@ -56,7 +56,16 @@ func pmText(x, lo, hi float64, isQAP bool, format func(float64) string) string {
 	return " ±" + format(h)
 }
 
+// The texts of a Result's metrics are "–" where the metric is undefined,
+// as fdreplay's table and qos.WriteCSV (an empty cell) have them: MR and
+// QAP without observed time (Span 0: one evaluated heartbeat; qos holds
+// MR 0 and QAP 1 there by convention), TD without an evaluated heartbeat,
+// E[TM] without a mistake. Their cells (metricCell) then carry no sort key.
+
 func tdText(r qos.Result) string {
+	if r.Evaluated == 0 {
+		return "–"
+	}
 	s := msString(r.TD.Mean)
 	if r.CI != nil {
 		s += pmText(float64(r.TD.Mean), float64(r.CI.TDMean[0]), float64(r.CI.TDMean[1]), false, func(x float64) string { return msString(time.Duration(x)) })
@@ -65,6 +74,9 @@ func tdText(r qos.Result) string {
 }
 
 func mrText(r qos.Result) string {
+	if r.Span <= 0 {
+		return "–"
+	}
 	s := strconv.FormatFloat(r.MRPerSecond, 'g', 3, 64)
 	switch {
 	case r.CI == nil:
@@ -77,6 +89,9 @@ func mrText(r qos.Result) string {
 }
 
 func qapText(r qos.Result) string {
+	if r.Span <= 0 {
+		return "–"
+	}
 	s := strconv.FormatFloat(r.QAP, 'f', 6, 64)
 	if r.CI != nil && r.Suspected > 0 {
 		s += pmText(r.QAP, r.CI.QAP[0], r.CI.QAP[1], true, func(x float64) string { return strconv.FormatFloat(x, 'f', 6, 64) })
@@ -89,4 +104,22 @@ func tmText(r qos.Result) string {
 		return "–"
 	}
 	return msString(r.MeanTM)
+}
+
+// tdP99Text is the TD p99 cell's text.
+func tdP99Text(r qos.Result) string {
+	if r.Evaluated == 0 {
+		return "–"
+	}
+	return msString(r.TD.P99)
+}
+
+// metricCell is a metric's cell: its text, sorted by key where the
+// metric is defined; an undefined one ("–") has no key, and the page's
+// script sorts it after every defined value in either direction.
+func metricCell(text string, key float64) cell {
+	if text == "–" {
+		return cell{Text: text}
+	}
+	return numCell(text, key)
 }
