@@ -79,21 +79,7 @@ func TestReportInBrowser(t *testing.T) {
 	path := filepath.Join(dir, "report.html")
 	code, _, errOut := runCmd("--report", path, "--no-progress")
 	require.Equal(t, 0, code, errOut)
-	runs := 0
-	chrome := func(args ...string) (stdout, stderr string) {
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-		defer cancel()
-		base := []string{"--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--no-first-run",
-			"--enable-logging=stderr", "--v=0"}
-		runs++
-		// A crash of the browser process is retried once (runBrowser);
-		// the page's own errors are judged below and never retried.
-		o, e, err := runBrowser(ctx, bin, append(base, args...), func(attempt int) string {
-			return filepath.Join(dir, fmt.Sprintf("profile-%d-%d", runs, attempt))
-		})
-		require.NoError(t, err, "chromium: %s", e)
-		return o, e
-	}
+	chrome := headless(t, bin, dir)
 	dom, logs := chrome("--virtual-time-budget=5000", "--dump-dom", "file://"+path)
 	body := regexp.MustCompile(`<body[^>]*>`).FindString(dom)
 	require.Contains(t, body, `data-ready="1"`, "the page's script ran to its end")
@@ -116,6 +102,28 @@ func TestReportInBrowser(t *testing.T) {
 	require.NoError(t, err)
 	assert.Greater(t, st.Size(), int64(50_000), "a screenshot with plots, not a blank page")
 	t.Logf("screenshot: %s (%d bytes)", shot, st.Size())
+}
+
+// headless returns a function running the headless Chromium bin with
+// args (profiles in dir), which returns its stdout and stderr and fails
+// the test when the browser does. A crash of the browser process is
+// retried once (runBrowser); the page's own errors are the caller's to
+// judge and never retried.
+func headless(t *testing.T, bin, dir string) func(args ...string) (stdout, stderr string) {
+	runs := 0
+	return func(args ...string) (stdout, stderr string) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		base := []string{"--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--no-first-run",
+			"--enable-logging=stderr", "--v=0"}
+		runs++
+		o, e, err := runBrowser(ctx, bin, append(base, args...), func(attempt int) string {
+			return filepath.Join(dir, fmt.Sprintf("profile-%d-%d", runs, attempt))
+		})
+		require.NoError(t, err, "chromium: %s", e)
+		return o, e
+	}
 }
 
 // --report naming a directory, or a file under a missing directory or
