@@ -3,7 +3,6 @@ package trace
 import (
 	"cmp"
 	"slices"
-	"strconv"
 )
 
 // Stream is the records of one sender, in arrival order.
@@ -16,8 +15,8 @@ type Stream struct {
 // order, then is stably sorted by arrival time when it is not already in
 // arrival order (records without arrival time keep their position relative
 // to each other and sort as arrival 0, so a stream with no arrival times at
-// all keeps file order). Streams are ordered by sender id, numerically when
-// both ids are decimal integers ("2" before "10"), else lexically.
+// all keeps file order). Streams are ordered by sender id in natural order
+// (CompareSenders: "2" before "10", "p2" before "p10").
 func Split(recs []Record) []Stream {
 	idx := make(map[string]int)
 	var out []Stream
@@ -39,20 +38,54 @@ func Split(recs []Record) []Stream {
 	return out
 }
 
-// CompareSenders orders sender ids: numerically when both are decimal
-// integers, else lexically; a numeric id sorts before a non-numeric one.
+// CompareSenders orders sender ids in natural order: runs of decimal
+// digits compare as numbers, of any length ("p2" before "p10", "9" before
+// "10" and "18446744073709551616" before "99999999999999999999"), runs
+// equal as numbers but written differently ("p02", "p2") by their text,
+// and the rest byte by byte (so an id beginning with a digit comes before
+// one beginning with a letter). It is the one order of fdreplay's streams:
+// its printed tables, CSV, JSON and HTML report.
 func CompareSenders(a, b string) int {
-	na, ea := strconv.ParseUint(a, 10, 64)
-	nb, eb := strconv.ParseUint(b, 10, 64)
-	switch {
-	case ea == nil && eb == nil:
-		return cmp.Compare(na, nb)
-	case ea == nil:
-		return -1
-	case eb == nil:
-		return 1
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		if isDigit(a[i]) && isDigit(b[j]) {
+			si, sj := i, j
+			for i < len(a) && isDigit(a[i]) {
+				i++
+			}
+			for j < len(b) && isDigit(b[j]) {
+				j++
+			}
+			// Without leading zeros, the longer run is the larger number.
+			na, nb := trimZeros(a[si:i]), trimZeros(b[sj:j])
+			if c := cmp.Compare(len(na), len(nb)); c != 0 {
+				return c
+			}
+			if c := cmp.Compare(na, nb); c != 0 {
+				return c
+			}
+			continue
+		}
+		if c := cmp.Compare(a[i], b[j]); c != 0 {
+			return c
+		}
+		i++
+		j++
+	}
+	if c := cmp.Compare(len(a)-i, len(b)-j); c != 0 {
+		return c
 	}
 	return cmp.Compare(a, b)
+}
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+
+// trimZeros drops the leading zeros of a run of digits, keeping one digit.
+func trimZeros(s string) string {
+	for len(s) > 1 && s[0] == '0' {
+		s = s[1:]
+	}
+	return s
 }
 
 // Merge combines streams into one sequence sorted by arrival time; records

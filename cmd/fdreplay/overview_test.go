@@ -120,3 +120,49 @@ func TestReportOverviewManySenders(t *testing.T) {
 	assert.NotContains(t, string(b), "<nav>")
 	assert.NotContains(t, string(b), "<h2>Overview</h2>")
 }
+
+// The printed tables, table.csv, table.json, curves.csv and the report
+// list the streams in one order, the natural one (trace.CompareSenders:
+// p2 before p10); stdout, CSV and JSON had decimal ids as numbers up to
+// 2^64 and the rest as text (p10 before p2; atk25's F7).
+func TestStreamOrderEverywhere(t *testing.T) {
+	path := writeSendersTrace(t, 12)
+	out := filepath.Join(t.TempDir(), "res")
+	code, stdout, errOut := runCmd("--out", out, "-d", "fixed", "--points", "2", "--no-progress", path)
+	require.Equal(t, 0, code, errOut)
+	var want []string
+	for i := range 12 {
+		want = append(want, fmt.Sprintf("p%d", i))
+	}
+	var printed []string
+	for _, m := range regexp.MustCompile(`(?m)^sender (p\d+) \(`).FindAllStringSubmatch(stdout, -1) {
+		printed = append(printed, m[1])
+	}
+	assert.Equal(t, want, printed, "stdout")
+	for _, name := range []string{tableCSVName, curvesCSVName} {
+		b, err := os.ReadFile(filepath.Join(out, name))
+		require.NoError(t, err)
+		var got []string
+		for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n")[1:] {
+			s, _, _ := strings.Cut(line, ",")
+			if len(got) == 0 || got[len(got)-1] != s {
+				got = append(got, s)
+			}
+		}
+		assert.Equal(t, want, got, name)
+	}
+	b, err := os.ReadFile(filepath.Join(out, tableJSONName))
+	require.NoError(t, err)
+	var got []string
+	for _, m := range regexp.MustCompile(`"stream": "(p\d+)"`).FindAllStringSubmatch(string(b), -1) {
+		got = append(got, m[1])
+	}
+	assert.Equal(t, want, got, tableJSONName)
+	b, err = os.ReadFile(filepath.Join(out, indexName))
+	require.NoError(t, err)
+	got = nil
+	for _, m := range regexp.MustCompile(`<h2>s12\.fdkit, sender (p\d+)</h2>`).FindAllStringSubmatch(string(b), -1) {
+		got = append(got, m[1])
+	}
+	assert.Equal(t, want, got, indexName)
+}

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"cmp"
 	"fmt"
 	"strconv"
 
@@ -62,49 +61,4 @@ func overviewCaption(streams []Stream) string {
 		first += " (" + streams[0].Table[0].Family + ")"
 	}
 	return "Every stream, with the MR, QAP and mean TD of one detector: the verdict’s best at its operating point where the targets give a verdict naming one, else " + first + " at its default setting. Click a header to sort: the first click puts the worst stream first (the highest loss, MR or TD, the lowest QAP), the next reverses, and “–” (undefined: no observed time, a single evaluated heartbeat) stays last either way; a name leads to its section."
-}
-
-// compareNatural orders strings with their runs of decimal digits
-// compared as numbers ("p2" before "p10"; "p02" and "p2" equal as
-// numbers, then ordered by their text), the rest byte by byte.
-func compareNatural(a, b string) int {
-	i, j := 0, 0
-	for i < len(a) && j < len(b) {
-		if isDigit(a[i]) && isDigit(b[j]) {
-			si, sj := i, j
-			for i < len(a) && isDigit(a[i]) {
-				i++
-			}
-			for j < len(b) && isDigit(b[j]) {
-				j++
-			}
-			// Without leading zeros, the longer run is the larger number.
-			na, nb := trimZeros(a[si:i]), trimZeros(b[sj:j])
-			if c := cmp.Compare(len(na), len(nb)); c != 0 {
-				return c
-			}
-			if c := cmp.Compare(na, nb); c != 0 {
-				return c
-			}
-			continue
-		}
-		if c := cmp.Compare(a[i], b[j]); c != 0 {
-			return c
-		}
-		i++
-		j++
-	}
-	if c := cmp.Compare(len(a)-i, len(b)-j); c != 0 {
-		return c
-	}
-	return cmp.Compare(a, b)
-}
-
-func isDigit(c byte) bool { return '0' <= c && c <= '9' }
-
-func trimZeros(s string) string {
-	for len(s) > 1 && s[0] == '0' {
-		s = s[1:]
-	}
-	return s
 }

@@ -85,13 +85,13 @@ type Stream struct {
 // targets, compared with the others at their operating points (qos.Decide).
 // Tables sort on a click on their header. Intervals appear when the
 // curves were replayed with qos.Config.Intervals. The streams appear in
-// the natural order of their titles (numbers in them compare as numbers:
-// "sender p2" before "sender p10"; equal titles keep r's order), and a
-// page of more than one stream begins with an overview, a row per stream
-// (see overviewRow).
+// the natural order of their titles (trace.CompareSenders: numbers in them
+// compare as numbers, "sender p2" before "sender p10"; equal titles keep
+// r's order), and a page of more than one stream begins with an overview,
+// a row per stream (see overviewRow).
 func Write(w io.Writer, r Page) error {
 	r.Streams = slices.Clone(r.Streams)
-	slices.SortStableFunc(r.Streams, func(a, b Stream) int { return compareNatural(a.Title, b.Title) })
+	slices.SortStableFunc(r.Streams, func(a, b Stream) int { return trace.CompareSenders(a.Title, b.Title) })
 	page := reportPage{Title: r.Title, Command: r.Command, Streams: make([]streamView, len(r.Streams))}
 	// The streams' views (each reads its stream, two or three passes for
 	// a spooled one, and draws two plots) are built on GOMAXPROCS

@@ -2,7 +2,6 @@ package report
 
 import (
 	"bytes"
-	"cmp"
 	"errors"
 	"iter"
 	"math"
@@ -339,15 +338,4 @@ func TestReportLossBurstsPastTheWindow(t *testing.T) {
 	assert.Equal(t, [][2]string{{"1", "35"}, {"2", "35"}, {"3–5", "105"}, {"6–10", "70"}, {"11–100", "0"}, {"> 100", "0"}}, want)
 	_, bursts := histogramAndBursts(nil, qostest.Spooled(t, hbs), nil)
 	assert.Equal(t, want, bursts)
-}
-
-// Numbers inside names compare as numbers; the rest byte by byte.
-func TestCompareNatural(t *testing.T) {
-	ordered := []string{"", "a", "a, sender p", "a, sender p0", "a, sender p1", "a, sender p02", "a, sender p2", "a, sender p2x", "a, sender p10", "a, sender p100", "a, sender q", "a10", "b"}
-	for i := range ordered {
-		for j := range ordered {
-			assert.Equal(t, cmp.Compare(i, j), compareNatural(ordered[i], ordered[j]), "%q %q", ordered[i], ordered[j])
-		}
-	}
-	assert.Equal(t, -1, compareNatural("p99999999999999999999998", "p99999999999999999999999"), "runs longer than a uint64")
 }
