@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -71,4 +72,54 @@ func TestLeftOutNotLoss(t *testing.T) {
 	code, out, errOut = runCmd("-d", "chen", writeFile(t, "lost.fdk", lost))
 	require.Equal(t, 0, code, errOut)
 	assert.Contains(t, out, "2999 heartbeats over 4m59.9s, Δ = 100ms, loss 0.03%, warm-up")
+}
+
+// Each incarnation's section of the report lists the records the input
+// check left out of it, and the restart that began it, and no other's
+// (atk25's F5: p@1 and p@2 both listed both records and the restart).
+// Sender p sends 3000 heartbeats at Δ = 100 ms and restarts its numbering
+// after 1500; its heartbeats 500 (p@1) and 2200 (p@2) arrive an hour off,
+// in place, as does q's 500 (q sends every 200 ms).
+func TestRestartSectionsListTheirOwn(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("#fdkit-trace version=1 interval=100ms unit=ns\nsender seq sent arrival\n")
+	for k := range 3000 {
+		s := int64(k) * int64(100*time.Millisecond)
+		a, seq := s+int64(10*time.Millisecond), k
+		if k >= 1500 {
+			seq = k - 1500
+		}
+		if k == 500 || k == 2200 {
+			a += int64(time.Hour)
+		}
+		fmt.Fprintf(&b, "p %d %d %d\n", seq, s, a)
+		if k%2 == 0 {
+			qa := s + int64(10*time.Millisecond)
+			if k == 1000 {
+				qa += int64(time.Hour)
+			}
+			fmt.Fprintf(&b, "q %d %d %d\n", k/2, s, qa)
+		}
+	}
+	p := writeFile(t, "restart.fdk", b.String())
+	report := filepath.Join(t.TempDir(), "r.html")
+	code, out, errOut := runCmd("-d", "fixed", "--report", report, p)
+	require.Equal(t, 0, code, errOut)
+	for _, l := range []string{":753: sender \"p\": arrival", ":1504: sender \"q\": arrival", ":3303: sender \"p\": arrival", ":2253: sender \"p\": sequence restarts at 0"} {
+		require.Contains(t, errOut, p+l)
+	}
+	assert.Contains(t, out, "sender p@1 ("+p+"): 1499 heartbeats")
+	assert.Contains(t, out, "sender p@2 ("+p+"): 1499 heartbeats")
+	page, err := os.ReadFile(report)
+	require.NoError(t, err)
+	warnings := map[string][]string{}
+	for _, sec := range regexp.MustCompile(`(?s)<section id="s\d+">\s*<h2>restart\.fdk, sender ([^<]*)</h2>(.*?)</section>`).FindAllStringSubmatch(string(page), -1) {
+		for _, w := range regexp.MustCompile(`<div class="warn">([^<]*)</div>`).FindAllStringSubmatch(sec[2], -1) {
+			if i := strings.Index(w[1], ".fdk:"); i >= 0 {
+				line, _, _ := strings.Cut(w[1][i+len(".fdk:"):], ":")
+				warnings[sec[1]] = append(warnings[sec[1]], line)
+			}
+		}
+	}
+	assert.Equal(t, map[string][]string{"p@1": {"753"}, "p@2": {"3303", "2253"}, "q": {"1504"}}, warnings)
 }

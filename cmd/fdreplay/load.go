@@ -371,7 +371,7 @@ func (l *traceLoad) checked(c trace.Checked) {
 			l.err = strictErr(f)
 			return
 		}
-		l.rep.add(f)
+		l.rep.add(f, c.Epoch)
 		if f.Excluded {
 			l.leftOut(c)
 			return
@@ -479,7 +479,7 @@ func (l *traceLoad) inputs(file string, hdr time.Duration, multi bool) ([]input,
 			out = append(out, input{})
 			jobs = append(jobs, func() error {
 				in, err := newInput(s, file, l.name, hdr, len(es), multi, l.o, l.left[[2]int{s.index, s.epoch}])
-				in.warnings = l.rep.senderWarnings(sender)
+				in.warnings = l.rep.senderWarnings(sender, s.epoch)
 				out[i] = in
 				return err
 			})

@@ -83,16 +83,26 @@ func unitHint(o options) string {
 type sanityReport struct {
 	excluded int
 	byKind   map[trace.FindingKind]int
-	listed   []*trace.Finding
-	restarts []*trace.Finding // the first maxListedFindings restarts
-	restartN int              // restarts in all
+	listed   []epochFinding
+	restarts []epochFinding // the first maxListedFindings restarts
+	restartN int            // restarts in all
 }
 
-func (r *sanityReport) add(f *trace.Finding) {
+// epochFinding is a finding with the incarnation of its sender that the
+// record belongs to (trace.Checked.Epoch; a restart's is the one it
+// starts), so that each incarnation's section of the report lists its own
+// (atk25's F5: p0@1 and p0@2 both listed the records of both).
+type epochFinding struct {
+	*trace.Finding
+	epoch int
+}
+
+// add counts f, the finding of a record of its sender's incarnation epoch.
+func (r *sanityReport) add(f *trace.Finding, epoch int) {
 	if f.Kind == trace.FindingRestart && !f.Excluded {
 		r.restartN++
 		if len(r.restarts) < maxListedFindings {
-			r.restarts = append(r.restarts, f)
+			r.restarts = append(r.restarts, epochFinding{f, epoch})
 		}
 		return
 	}
@@ -102,7 +112,7 @@ func (r *sanityReport) add(f *trace.Finding) {
 	r.excluded++
 	r.byKind[f.Kind]++
 	if len(r.listed) < maxListedFindings {
-		r.listed = append(r.listed, f)
+		r.listed = append(r.listed, epochFinding{f, epoch})
 	}
 }
 
@@ -149,14 +159,14 @@ func (r *sanityReport) print(w io.Writer, name string) {
 		}
 		fmt.Fprintf(w, "fdreplay: warning: %s: left out %d record(s) that cannot be right (%s); --strict makes this an error:\n", name, r.excluded, strings.Join(kinds, ", "))
 		for _, f := range r.listed {
-			fmt.Fprintf(w, "  %v\n", f)
+			fmt.Fprintf(w, "  %v\n", f.Finding)
 		}
 		if r.excluded > len(r.listed) {
 			fmt.Fprintf(w, "  ... and %d more\n", r.excluded-len(r.listed))
 		}
 	}
 	for _, f := range r.restarts {
-		fmt.Fprintf(w, "fdreplay: note: %v; each incarnation is replayed as its own stream (sender@epoch) with a fresh detector\n", f)
+		fmt.Fprintf(w, "fdreplay: note: %v; each incarnation is replayed as its own stream (sender@epoch) with a fresh detector\n", f.Finding)
 	}
 	if more := r.restartN - len(r.restarts); more > 0 {
 		// Counted as the left-out records are (user48's F35: the notes

@@ -236,17 +236,18 @@ func writeReportFile(path string, force bool, rep report.Page) error {
 	return nil
 }
 
-// senderWarnings lists the findings of the input check about sender (the
-// first few of the file, as printed on stderr) for the report.
-func (r *sanityReport) senderWarnings(sender string) []string {
+// senderWarnings lists the findings of the input check about sender's
+// incarnation epoch (the first few of the file, as printed on stderr) for
+// the report: its records left out, and the restart that began it.
+func (r *sanityReport) senderWarnings(sender string, epoch int) []string {
 	var out []string
 	for _, f := range r.listed {
-		if f.Sender == sender {
+		if f.Sender == sender && f.epoch == epoch {
 			out = append(out, f.String())
 		}
 	}
 	for _, f := range r.restarts {
-		if f.Sender == sender {
+		if f.Sender == sender && f.epoch == epoch {
 			out = append(out, f.String())
 		}
 	}

@@ -501,7 +501,7 @@ func TestRestartNotesCounted(t *testing.T) {
 	} {
 		var r sanityReport
 		for i := range c.restarts {
-			r.add(&trace.Finding{File: "r.fdk", Line: 40*i + 41, Sender: "p", Kind: trace.FindingRestart, Detail: "sequence restarts at 0"})
+			r.add(&trace.Finding{File: "r.fdk", Line: 40*i + 41, Sender: "p", Kind: trace.FindingRestart, Detail: "sequence restarts at 0"}, i+2)
 		}
 		var b strings.Builder
 		r.print(&b, "r.fdk")
