@@ -1,6 +1,8 @@
 package spec
 
 import (
+	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -147,4 +149,42 @@ func TestWindowParams(t *testing.T) {
 		}
 	}
 	assert.Equal(t, []string{"phi-normal window", "phi-akka window", "phi-cassandra window", "chen window", "bertier window", "sfd window", "2w-fd short-window", "2w-fd window", "satzger window", "kappa window"}, got)
+}
+
+// A parameter's documented default (Param.Default, up to a parenthesis:
+// "0.125", "0 (none)"), where it is a value rather than a rule ("Δ", "the
+// window size"), is what the family uses when the parameter is not set:
+// setting it builds the same detector. fdreplay relies on this to find two
+// entries that are one detector (jacobson and jacobson(gain=0.125)). A
+// parameter's Sample, set alone, builds another detector, so the
+// comparison can fail.
+func TestLiteralDefaultsAreTheDefaults(t *testing.T) {
+	literal := 0
+	for _, f := range Algorithms() {
+		base := f.ForStream(Stream{Interval: 100 * time.Millisecond, Window: 100})
+		want, err := base.New()
+		require.NoError(t, err, f.Name)
+		for _, p := range f.Params() {
+			if base.IsSet(p.Name) {
+				continue
+			}
+			def, _, _ := strings.Cut(p.Default, " (")
+			set, err := base.With(p.Name, def)
+			if err != nil {
+				continue // a rule, not a value
+			}
+			literal++
+			got, err := set.New()
+			require.NoError(t, err, "%s %s=%s", f.Name, p.Name, def)
+			assert.True(t, reflect.DeepEqual(want, got), "%s %s=%s differs from leaving it unset", f.Name, p.Name, def)
+			if p.Sample != "" && p.Sample != def {
+				other, err := base.With(p.Name, p.Sample)
+				require.NoError(t, err)
+				d, err := other.New()
+				require.NoError(t, err, "%s %s=%s", f.Name, p.Name, p.Sample)
+				assert.False(t, reflect.DeepEqual(want, d), "%s %s=%s builds the default detector", f.Name, p.Name, p.Sample)
+			}
+		}
+	}
+	assert.Greater(t, literal, 30, "most defaults are values")
 }

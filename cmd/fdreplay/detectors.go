@@ -89,6 +89,19 @@ func tableFamilies(s settings, names []string) ([]qos.Family, []string, error) {
 		fams = append(fams, f)
 		desc = append(desc, d)
 	}
+	// A sweep entry's row is named by its spec ("chen" for "chen
+	// alpha=10ms..1s"); where that name is another row's too (two ranges
+	// of one family, or the sweep beside the bare family), it is named by
+	// the whole entry, as its curve is (atk25's F6: two rows "chen").
+	count := map[string]int{}
+	for _, f := range fams {
+		count[f.Name]++
+	}
+	for i, n := range names {
+		if count[fams[i].Name] > 1 && isSpecEntry(n) && strings.Contains(n, "..") {
+			fams[i].Name = n
+		}
+	}
 	return fams, desc, nil
 }
 

@@ -557,6 +557,9 @@ func selectDetectors(list []string) ([]string, error) {
 					return nil, usageErr("--detectors: %v (see docs/detectors.md)", err)
 				}
 				key = canon
+				if strings.Contains(canon, "..") {
+					key = sweepKey(canon)
+				}
 			}
 			// The same detector named twice would run once, one row where
 			// two were asked for: say so ("all" names each family

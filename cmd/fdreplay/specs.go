@@ -340,9 +340,12 @@ func sameDetector(s settings, entries []string, in *input) error {
 // resolvedKey is what entry runs on a stream of settings s: its spec with
 // fdreplay's defaults for the stream and its swept parameter at its
 // effective value (unset, it is the package's default, which may depend
-// on others: Chen's α is Δ), or its sweep when it sweeps.
+// on others: Chen's α is Δ), or its sweep when it sweeps; in either,
+// canonical (the parameters left at a documented default written out,
+// a sweep's varied parameter left out of its spec).
 func resolvedKey(s settings, entry string) (string, error) {
 	var sp spec.Spec
+	var sweep *spec.Sweep
 	if !isSpecEntry(entry) {
 		var err error
 		if sp, err = familySpec(s, entry); err != nil {
@@ -350,15 +353,16 @@ func resolvedKey(s settings, entry string) (string, error) {
 		}
 	} else {
 		r, err := resolve(s, entry)
-		switch {
-		case err != nil:
+		if err != nil {
 			return "", err
-		case r.sweep != nil:
-			return r.sweep.String(), nil
 		}
-		sp = r.spec
+		sp, sweep = r.spec, r.sweep
 	}
-	if name := sp.Algorithm().Swept; name != "" && !sp.IsSet(name) {
+	varied := ""
+	if sweep != nil {
+		varied = sweep.Param
+	}
+	if name := sp.Algorithm().Swept; name != "" && name != varied && !sp.IsSet(name) {
 		f, err := sp.Point()
 		if err != nil {
 			return "", err
@@ -369,5 +373,55 @@ func resolvedKey(s settings, entry string) (string, error) {
 			}
 		}
 	}
+	sp = canonical(sp, varied, true)
+	if sweep != nil {
+		w := *sweep
+		w.Spec = sp
+		return w.String(), nil
+	}
 	return sp.String(), nil
+}
+
+// canonical returns sp without the parameter varied ("" for none): a
+// sweep sets it at every point, so its value in the sweep's spec changes
+// nothing the sweep replays (atk25's F6: "chen(alpha=100ms)
+// alpha=10ms..1s" and "chen alpha=10ms..1s" ran twice). With defaults,
+// every other parameter left unset whose documented default is a value
+// (spec.Param.Default up to a parenthesis: "0.125", "0 (none)"; not a rule
+// such as "Δ" or "the window size") is set to it: Spec.String lists the
+// parameters set, so "jacobson" and "jacobson(gain=0.125)", one detector
+// (0.125 is the default gain), had two texts and ran twice.
+func canonical(sp spec.Spec, varied string, defaults bool) spec.Spec {
+	fam := sp.Algorithm()
+	out := fam.Spec()
+	for _, p := range fam.Params() {
+		if p.Name == varied {
+			continue
+		}
+		v, ok := sp.Value(p.Name)
+		if !ok && defaults {
+			v, _, _ = strings.Cut(p.Default, " (")
+			ok = true
+		}
+		if !ok {
+			continue
+		}
+		if next, err := out.With(p.Name, v); err == nil {
+			out = next
+		}
+	}
+	return out
+}
+
+// sweepKey is the text by which the flags compare a sweep entry (text, in
+// its canonical form) with the others: the sweep with its varied
+// parameter left out of its spec (canonical), so that a value there, which
+// the sweep overrides, does not make two texts of one sweep.
+func sweepKey(text string) string {
+	w, err := spec.ParseSweep(text)
+	if err != nil {
+		return text
+	}
+	w.Spec = canonical(w.Spec, w.Param, false)
+	return w.String()
 }

@@ -210,3 +210,37 @@ func TestSameDetectorResolved(t *testing.T) {
 	assert.NotContains(t, errOut, p1+":3), whose Δ")
 	assert.Equal(t, 2, tableRows(out, "chen(alpha=100ms)"))
 }
+
+// atk25's F6. A sweep's spec giving the swept parameter a value is the
+// sweep without it (the sweep sets it at every point): refused beside it
+// when the flags are read, as an alias is. A parameter set to its
+// documented default is the detector that leaves it unset (jacobson's
+// gain is 0.125): refused once the trace is read (their texts differed,
+// and the texts were compared). Two sweeps of one family over different
+// ranges run, each row named by its whole entry, as its curve is.
+func TestSameDetectorSweepsAndDefaults(t *testing.T) {
+	p := writeFile(t, "t.fdk", regularTrace(3000)) // Δ = 100 ms
+	code, out, errOut := runCmd("-d", "chen(alpha=100ms) alpha=10ms..1s,chen alpha=10ms..1s", p)
+	assert.Equal(t, 2, code, out)
+	assert.Contains(t, errOut, "--detectors: chen(alpha=100ms) alpha=10ms..1s and chen alpha=10ms..1s are the same detector (chen alpha=10ms..1s); name each detector once")
+	assert.Empty(t, out)
+	code, _, errOut = runCmd("-d", "chen(alpha=1s, window=500) alpha=10ms..1s", "-d", "nfd-e(window=500) alpha=10ms..1s", p)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, "are the same detector (chen(window=500) alpha=10ms..1s)")
+
+	code, out, errOut = runCmd("-d", "jacobson,jacobson(gain=0.125)", p)
+	assert.Equal(t, 2, code, out)
+	assert.Contains(t, errOut, "--detectors: jacobson and jacobson(gain=0.125) are the same detector for sender p ("+p+":3), whose Δ is 100ms: both run jacobson(")
+	code, _, errOut = runCmd("-d", "jacobson(dev-gain=0.25) k=1..8,jacobson(gain=0.125) k=1..8", p)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, "are the same detector for sender p")
+	code, out, errOut = runCmd("-d", "jacobson,jacobson(gain=0.25)", p)
+	require.Equal(t, 0, code, errOut)
+	assert.Equal(t, 1, tableRows(out, "jacobson(gain=0.25)"))
+
+	code, out, errOut = runCmd("-d", "chen alpha=10ms..1s,chen alpha=10ms..2s,chen", "--points", "3", p)
+	require.Equal(t, 0, code, errOut)
+	assert.Equal(t, 1, tableRows(out, "chen alpha=10ms..1s"), out)
+	assert.Equal(t, 1, tableRows(out, "chen alpha=10ms..2s"))
+	assert.Regexp(t, `(?m)^\| chen +\| α=100ms n=1000 +\|`, out, "the bare family keeps its name")
+}
