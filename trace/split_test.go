@@ -24,3 +24,35 @@ func TestCompareSenders(t *testing.T) {
 	slices.SortFunc(ids, CompareSenders)
 	assert.Equal(t, []string{"007", "7", "9", "10", "18446744073709551615", "18446744073709551616", "99999999999999999999999999999", "123456789012345678901234567890", "x", "y"}, ids)
 }
+
+// CompareSenders is a total order (the streams' order does not depend on
+// the order they were found in): on every string of up to 4 bytes from
+// "0", "1" and "a", it is 0 only for equal strings, antisymmetric and
+// transitive.
+func TestCompareSendersTotalOrder(t *testing.T) {
+	var all []string
+	var grow func(s string)
+	grow = func(s string) {
+		all = append(all, s)
+		if len(s) == 4 {
+			return
+		}
+		for _, c := range "01a" {
+			grow(s + string(c))
+		}
+	}
+	grow("")
+	sorted := slices.Clone(all)
+	slices.SortFunc(sorted, CompareSenders)
+	rank := map[string]int{}
+	for i, s := range sorted {
+		rank[s] = i
+	}
+	for _, a := range all {
+		for _, b := range all {
+			if got, want := CompareSenders(a, b), cmp.Compare(rank[a], rank[b]); got != want {
+				t.Fatalf("CompareSenders(%q, %q) = %d, but the sorted order puts them %d", a, b, got, want)
+			}
+		}
+	}
+}
