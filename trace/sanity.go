@@ -175,14 +175,17 @@ type Checked struct {
 // A late heartbeat is no finding: a record whose arrival, or one-way
 // delay, is later than the neighbours predict, and that was overtaken by
 // heartbeats of its sender sent after it (it comes, in file order, after a
-// kept record of its incarnation with a higher sequence number, and the k
-// records after it, at least one, all arrive no earlier than it, give or
-// take Floor, as in a receive log written in arrival order) is kept:
-// a failure detector is judged on such heartbeats. Its send time and
-// sequence number are still checked (a send time that disagrees with its
-// sequence number is a FindingSent). A record that arrives late without
-// being overtaken (a corrupted arrival among records in order, or a last
-// record hours late), or earlier than predicted, is a finding.
+// kept record of its incarnation with a higher sequence number, the kept
+// records before it arrive no later than it and the k records after it,
+// at least one, no earlier than it, give or take Floor, as in a receive
+// log written in arrival order) is kept: a failure detector is judged on
+// such heartbeats. Its send time and sequence number are still checked (a
+// send time that disagrees with its sequence number is a FindingSent). A
+// record that arrives late without being overtaken (a corrupted arrival
+// among records in order, or a last record hours late), or earlier than
+// predicted, is a finding. A record more than R below the front, which
+// no record of its run neighbours, is late by its number: the same rule
+// judges its arrival (FindingArrival when it was not overtaken so).
 // See docs/algorithms.md, “Input sanity”.
 //
 // Records are given in file order with Add; verdicts come out through the
@@ -298,6 +301,9 @@ func (c *Checker) judge(s *senderCheck) {
 	}
 	if f == nil && p.c.Record.HasSeq {
 		f = c.checkSeq(s, p, la)
+		if f == nil {
+			f = c.checkFarBelow(s, p)
+		}
 	}
 	if f == nil || !f.Excluded {
 		// Between re-estimates of the steps, a record whose closest
@@ -548,10 +554,13 @@ func (c *Checker) checkTime(s *senderCheck, p *pending, nb int, kind FindingKind
 	if math.Abs(med) <= T {
 		return nil
 	}
-	if kind != FindingSent && med > 0 && c.overtaken(s, p) {
-		// Later than its neighbours predict, and overtaken by heartbeats
-		// sent after it: a late heartbeat, kept (see Checker).
-		return nil
+	if kind != FindingSent && med > 0 {
+		if ok, _ := c.overtaken(s, p); ok {
+			// Later than its neighbours predict, and overtaken by
+			// heartbeats sent after it: a late heartbeat, kept (see
+			// Checker).
+			return nil
+		}
 	}
 	r := &p.c.Record
 	dev := time.Duration(math.Round(med))

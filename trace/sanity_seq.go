@@ -240,32 +240,71 @@ func (c *Checker) late(s *senderCheck, p *pending, la []pending) bool {
 }
 
 // overtaken reports whether p, the record being judged (s.after[0]), was
-// overtaken by heartbeats of its sender sent after it: it comes, in file
-// order, after a kept record of its incarnation with a higher sequence
-// number (the front), and the records after it in the file (the k that
-// follow, at least one with an arrival) all arrive no earlier than it,
-// give or take Floor. A receive log writes a late heartbeat when it
-// arrives, so the records after it arrive later; a record whose arrival
-// is later than one of theirs has a wrong arrival (or theirs is: either
-// way the file contradicts itself there), and kept it would be replayed
-// late by as much as the records it was written before. Most of them
-// was not enough: an arrival corrupted in place by up to about k/2 steps
-// behind a reordered heartbeat was kept.
-func (c *Checker) overtaken(s *senderCheck, p *pending) bool {
+// overtaken by heartbeats of its sender sent after it, as a receive log
+// written in arrival order shows it: it comes, in file order, after a kept
+// record of its incarnation with a higher sequence number (the front), the
+// kept records before it (the k last and the front) arrive no later than
+// it, and the records after it in the file (the k that follow, at least
+// one with an arrival) no earlier than it, give or take Floor. A record
+// whose arrival is later than one of those after it, or earlier than one
+// of those before it, has a wrong arrival (or theirs is: either way the
+// file contradicts itself there); kept, it would be replayed late by as
+// much as the records it was written before. When not, why says what
+// contradicts it (empty when p is not below the front or has no arrival).
+func (c *Checker) overtaken(s *senderCheck, p *pending) (ok bool, why string) {
 	r := &p.c.Record
 	if !r.HasSeq || !r.HasArrival || !s.hasFront || r.Seq >= s.front.Seq {
-		return false
+		return false, ""
+	}
+	for i := len(s.before) - 1; i >= 0; i-- {
+		if q := &s.before[i]; q.c.Record.HasArrival && earlierBy(r.Arrival, q.c.Record.Arrival, c.opt.Floor) {
+			return false, fmt.Sprintf("line %d, before it, arrives %v after it", q.c.Line, q.c.Record.Arrival-r.Arrival)
+		}
+	}
+	if f := &s.front; f.HasArrival && earlierBy(r.Arrival, f.Arrival, c.opt.Floor) {
+		return false, fmt.Sprintf("heartbeat %d, before it, arrives %v after it", f.Seq, f.Arrival-r.Arrival)
 	}
 	n := 0
 	for i := 1; i < len(s.after); i++ {
-		if q := &s.after[i].c.Record; q.HasArrival {
-			if q.Arrival < r.Arrival-c.opt.Floor {
-				return false
+		if q := &s.after[i]; q.c.Record.HasArrival {
+			if earlierBy(q.c.Record.Arrival, r.Arrival, c.opt.Floor) {
+				return false, fmt.Sprintf("line %d, after it, arrives %v before it", q.c.Line, r.Arrival-q.c.Record.Arrival)
 			}
 			n++
 		}
 	}
-	return n > 0
+	if n == 0 {
+		return false, "no record of its sender after it shows that the file is in arrival order there"
+	}
+	return true, ""
+}
+
+// earlierBy reports whether a is earlier than b by more than slack,
+// exactly for any two times (b − a can exceed the int64 range).
+func earlierBy(a, b, slack time.Duration) bool {
+	return a < b && uint64(b)-uint64(a) > uint64(slack)
+}
+
+// checkFarBelow judges the arrival of p, a record kept by the sequence
+// rules, when its number is more than R below the front: no record of its
+// run neighbours it, so checkTime has nothing to predict its arrival by,
+// and it arrives late by more than R intervals by what its number says
+// (it comes after the front in the file). Such a record is a late
+// heartbeat, kept, only when it was overtaken (overtaken); otherwise its
+// arrival is a finding, whatever the distance to the front (atk25's F1:
+// a last record an hour late, or a record whose later neighbours arrived
+// before it, was kept without a word).
+func (c *Checker) checkFarBelow(s *senderCheck, p *pending) *Finding {
+	r := &p.c.Record
+	if !r.HasArrival || !s.hasFront || !farBelow(r.Seq, s.front.Seq, c.opt.SeqSpan) {
+		return nil
+	}
+	ok, why := c.overtaken(s, p)
+	if ok {
+		return nil
+	}
+	return c.finding(s, *p, FindingArrival, fmt.Sprintf("arrival %v: heartbeat %d is %d below the highest so far, %d, so it was overtaken, but %s (a late heartbeat arrives after the records before it in the file and before those after it, give or take %v): left out",
+		r.Arrival, r.Seq, s.front.Seq-r.Seq, s.front.Seq, why, c.opt.Floor))
 }
 
 // seqNeighbour returns a neighbour of p (before it or after it) whose
