@@ -151,8 +151,9 @@ type Checked struct {
 }
 
 // Checker finds the records of a trace that cannot be right, per sender,
-// in one streaming pass with memory bounded by 2k+2 records per sender
-// (the window and the front, see CheckerConfig.ReorderWindow).
+// in one streaming pass with memory bounded by 2k+2 records and 512 bytes
+// per sender (the window, the front, see CheckerConfig.ReorderWindow, and
+// which of the 4096 numbers up to the front were received).
 //
 // The rule is a Hampel filter (Hampel 1974; Pearson, "Outliers in process
 // modeling and identification", IEEE TCST 10(1), 2002) on each field
@@ -233,6 +234,10 @@ type senderCheck struct {
 	// at a restart (hasStart: it began at a restart and had one).
 	start    time.Duration
 	hasStart bool
+	// seen marks the sequence numbers of the current epoch's kept
+	// records from seenBits − 1 below the front up to it (nil before the
+	// first kept record with one): see markSeen.
+	seen *[seenBits / 64]uint64
 }
 
 // NewChecker returns a Checker that passes each record with its verdict to
@@ -334,8 +339,11 @@ func (c *Checker) judge(s *senderCheck) {
 			s.before = s.before[1:]
 		}
 		s.before = pushWindow(s.before, &s.beforeBuf, kept)
-		if r := &kept.c.Record; r.HasSeq && (!s.hasFront || r.Seq > s.front.Seq) {
-			s.front, s.hasFront = seqSent{r.Seq, r.Sent, r.Arrival, r.HasSent, r.HasArrival}, true
+		if r := &kept.c.Record; r.HasSeq {
+			s.markSeen(r.Seq)
+			if !s.hasFront || r.Seq > s.front.Seq {
+				s.front, s.hasFront = seqSent{r.Seq, r.Sent, r.Arrival, r.HasSent, r.HasArrival}, true
+			}
 		}
 	}
 }

@@ -158,3 +158,38 @@ func TestSanityFarBelowFrontReorderingKept(t *testing.T) {
 		}
 	}
 }
+
+// atk25's F2: without send times, heartbeat 150's number corrupted to 15,
+// in place (13.5 s after 15 arrived): 134 below the front, and the k
+// records after it do not continue from it, so the sequence rules took it
+// for a late heartbeat, and it arrives in order. But 15 was received
+// already: a record whose number was received more than R numbers back
+// cannot have been overtaken. A FindingSeq, left out; with send times it
+// was one already (sent after the front). A duplicate near the front (150
+// corrupted to 140, 9 below) and a copy right after its original stay
+// kept: the network duplicates packets.
+func TestSanityDuplicateFarBelowFrontLeftOut(t *testing.T) {
+	for _, sent := range []bool{true, false} {
+		recs := steadyStream("p", 300)
+		recs[150].Seq = 15
+		if !sent {
+			recs = noSent(recs)
+		}
+		fs := findings(checkRecords(recs))
+		require.Len(t, fs, 1, "sent=%v: %v", sent, fs)
+		assert.Equal(t, 151, fs[0].Line)
+		assert.Equal(t, FindingSeq, fs[0].Kind)
+		assert.True(t, fs[0].Excluded)
+		if !sent {
+			assert.Contains(t, fs[0].Detail, "sequence number 15 is 134 below the highest so far, 149, and was received before")
+		}
+	}
+
+	recs := noSent(steadyStream("p", 300))
+	recs[150].Seq = 140
+	assert.Empty(t, findings(checkRecords(recs)))
+	recs = noSent(steadyStream("p", 300))
+	recs = slices.Insert(recs, 151, recs[150])
+	recs[151].Arrival += time.Millisecond
+	assert.Empty(t, findings(checkRecords(recs)))
+}

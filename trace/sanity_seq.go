@@ -279,6 +279,42 @@ func (c *Checker) overtaken(s *senderCheck, p *pending) (ok bool, why string) {
 	return true, ""
 }
 
+// seenBits is how many sequence numbers up to the front senderCheck.seen
+// covers: DefaultSanityReorderWindow, 512 bytes a sender.
+const seenBits = DefaultSanityReorderWindow
+
+// markSeen marks q, the number of a record kept, as received, before the
+// front moves to it: the ring senderCheck.seen holds bit q mod seenBits
+// for the numbers from seenBits − 1 below the front up to it, so a front
+// that moves up clears the bits of the numbers it passes (they stood for
+// numbers seenBits lower), and a new epoch (no front) clears them all.
+func (s *senderCheck) markSeen(q uint64) {
+	if s.seen == nil {
+		s.seen = new([seenBits / 64]uint64)
+	}
+	switch {
+	case !s.hasFront || q-s.front.Seq >= seenBits && q > s.front.Seq:
+		*s.seen = [seenBits / 64]uint64{}
+	case q > s.front.Seq:
+		for from, n := s.front.Seq+1, q-s.front.Seq; n > 0; {
+			b := from % 64
+			k := min(64-b, n)
+			s.seen[from/64%(seenBits/64)] &^= (^uint64(0) >> (64 - k)) << b
+			from, n = from+k, n-k
+		}
+	case s.front.Seq-q >= seenBits:
+		return
+	}
+	s.seen[q/64%(seenBits/64)] |= 1 << (q % 64)
+}
+
+// wasSeen reports whether a kept record of the current epoch had the
+// number q, when q is within seenBits − 1 below the front (markSeen).
+func (s *senderCheck) wasSeen(q uint64) bool {
+	return s.seen != nil && s.hasFront && q <= s.front.Seq && s.front.Seq-q < seenBits &&
+		s.seen[q/64%(seenBits/64)]&(1<<(q%64)) != 0
+}
+
 // earlierBy reports whether a is earlier than b by more than slack,
 // exactly for any two times (b − a can exceed the int64 range).
 func earlierBy(a, b, slack time.Duration) bool {
@@ -294,9 +330,23 @@ func earlierBy(a, b, slack time.Duration) bool {
 // arrival is a finding, whatever the distance to the front (atk25's F1:
 // a last record an hour late, or a record whose later neighbours arrived
 // before it, was kept without a word).
+//
+// A record whose number was received already (markSeen), more than R
+// numbers back, cannot have been overtaken either: a copy the network
+// duplicates comes right after its original, and a number corrupted to
+// one received long before looks like a late heartbeat to the sequence
+// rules without send times (atk25's F2: 150 written as 15, kept as a
+// duplicate). A FindingSeq.
 func (c *Checker) checkFarBelow(s *senderCheck, p *pending) *Finding {
 	r := &p.c.Record
-	if !r.HasArrival || !s.hasFront || !farBelow(r.Seq, s.front.Seq, c.opt.SeqSpan) {
+	if !s.hasFront || !farBelow(r.Seq, s.front.Seq, c.opt.SeqSpan) {
+		return nil
+	}
+	if s.wasSeen(r.Seq) {
+		return c.finding(s, *p, FindingSeq, fmt.Sprintf("sequence number %d is %d below the highest so far, %d, and was received before: a copy that late is no heartbeat the network reordered (a corrupted number?): left out",
+			r.Seq, s.front.Seq-r.Seq, s.front.Seq))
+	}
+	if !r.HasArrival {
 		return nil
 	}
 	ok, why := c.overtaken(s, p)
