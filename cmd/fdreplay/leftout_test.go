@@ -123,3 +123,23 @@ func TestRestartSectionsListTheirOwn(t *testing.T) {
 	}
 	assert.Equal(t, map[string][]string{"p@1": {"753"}, "p@2": {"3303", "2253"}, "q": {"1504"}}, warnings)
 }
+
+// A record left out for its sequence number was received too (atk25's
+// F3): heartbeat 1500 written as 2^64 − 1, or as 15, a number received
+// long before. Its true number is unknown, but it takes one of the
+// missing numbers off the loss: loss 0.00 %, as for a record left out for
+// its arrival, and no loss burst in the report.
+func TestLeftOutForSeqNotLoss(t *testing.T) {
+	for _, seq := range []string{"18446744073709551615", "15"} {
+		text := strings.Replace(regularTrace(3000), "p 1500 150000000000 ", "p "+seq+" 150000000000 ", 1)
+		p := writeFile(t, "seq.fdk", text)
+		report := filepath.Join(t.TempDir(), "r.html")
+		code, out, errOut := runCmd("-d", "chen", "--report", report, p)
+		require.Equal(t, 0, code, errOut)
+		assert.Contains(t, errOut, "left out 1 record(s) that cannot be right (1 seq)")
+		assert.Contains(t, out, "sender p ("+p+"): 2999 heartbeats over 4m59.9s, Δ = 100ms, loss 0.00%, 1 left out by the input check, warm-up")
+		html, err := os.ReadFile(report)
+		require.NoError(t, err)
+		assert.True(t, strings.Contains(string(html), "<dt>loss</dt><dd>0.00 % (0 of 3000 sequence numbers)</dd><dt>loss bursts</dt><dd>0, longest 0</dd>"), "the report's loss rows")
+	}
+}

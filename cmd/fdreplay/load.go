@@ -533,6 +533,7 @@ func newInput(s *epochStream, file, name string, hdr time.Duration, epochs int, 
 		return in, err
 	}
 	in.stats, in.clocksSync = acc.Stats(), sync
+	left.notLost(&in.stats)
 	if z != nil {
 		sum := z.Summary()
 		in.summary = &sum

@@ -120,11 +120,30 @@ func (r *sanityReport) add(f *trace.Finding, epoch int) {
 // sender: how many records, and the sequence numbers of those whose
 // number is not in doubt (a time field was wrong: FindingArrival,
 // FindingSent or FindingDelay), which were received, for the loss
-// (trace.Accumulator.AlsoReceived). Its memory is a bit per sequence
-// number of the pages those numbers fall in, next to the stream's.
+// (trace.Accumulator.AlsoReceived); and how many were left out for their
+// sequence number (FindingSeq), received too, their true number unknown
+// (unnumbered: see notLost). Its memory is a bit per sequence number of
+// the pages those numbers fall in, next to the stream's.
 type leftRecords struct {
-	n   int
-	acc trace.Accumulator
+	n          int
+	unnumbered uint64
+	acc        trace.Accumulator
+}
+
+// notLost takes from st's loss one missing sequence number per record
+// left out for its sequence number (atk25's F3): it was received, so it is
+// no loss, though which number it had is unknown; and when no number is
+// left missing, no loss burst either. The bursts stay where numbers are
+// missing otherwise (one of them holds the record's true number, likely).
+func (lo *leftRecords) notLost(st *trace.Stats) {
+	if lo == nil || lo.unnumbered == 0 || !st.HasSeq || st.Expected == 0 {
+		return
+	}
+	st.Lost -= min(st.Lost, lo.unnumbered)
+	st.LossRate = float64(st.Lost) / float64(st.Expected)
+	if st.Lost == 0 {
+		st.LossBursts, st.LongestBurst = 0, 0
+	}
 }
 
 // leftOut counts c, a record the input check left out.
@@ -144,6 +163,8 @@ func (l *traceLoad) leftOut(c trace.Checked) {
 		if c.Record.HasSeq {
 			lo.acc.Add(trace.Record{Sender: c.Record.Sender, Seq: c.Record.Seq, HasSeq: true})
 		}
+	case trace.FindingSeq:
+		lo.unnumbered++
 	}
 }
 
