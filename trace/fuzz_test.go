@@ -78,6 +78,7 @@ func FuzzLIP6(f *testing.F) {
 	f.Add("4 1x1 1 2 3\n")
 	f.Add("4 18446744073709551615 -9223372036854775808 +9223372036854775807 0\n")
 	f.Add("4 18446744073709551616 1 2 3\n\n \t\n")
+	f.Add("7 0 1 2 3\n+7 1 2 3 4\n007 2 3 4 5\n+ 3 4 5 6\n-7 4 5 6 7\n7 5 6 7 8\n")
 	f.Fuzz(func(t *testing.T, s string) {
 		recs := readAllFuzz(t, []byte(s), ReaderConfig{Format: FormatLIP6, Lenient: true})
 		r, err := NewReader(strings.NewReader(s), ReaderConfig{Format: FormatLIP6, Lenient: true})
@@ -89,6 +90,7 @@ func FuzzLIP6(f *testing.F) {
 		}
 		var want []Record
 		bad := 0
+		spelled := map[string]string{} // a numeric id's first spelling, by its number
 		lines := strings.Split(s, "\n")
 		if lines[len(lines)-1] == "" {
 			lines = lines[:len(lines)-1]
@@ -121,6 +123,17 @@ func FuzzLIP6(f *testing.F) {
 			if len(fs) != 5 || err1 != nil || err2 != nil || err3 != nil || err4 != nil {
 				bad++
 				continue
+			}
+			// A numeric id written otherwise than first ("07", "+7"
+			// after "7") is refused: skipped.
+			if d := strings.TrimPrefix(fs[0], "+"); d != "" && strings.Trim(d, "0123456789") == "" {
+				d = strings.TrimLeft(d, "0")
+				if first, ok := spelled[d]; ok && first != fs[0] {
+					bad++
+					continue
+				} else if !ok {
+					spelled[d] = fs[0]
+				}
 			}
 			want = append(want, lip6(fs[0], seq, sent, recv))
 		}

@@ -36,3 +36,21 @@ func TestLIP6SenderSpelledTwoWays(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{"007", "0", "007"}, []string{recs[0].Sender, recs[1].Sender, recs[2].Sender})
 }
+
+// A sign is another spelling too (atk25's F8): "+7" after "7" was read as
+// a sender of its own, which took one heartbeat of 7's (a stream of one
+// record, skipped, and a loss in 7's). Refused like "007", naming both
+// lines, either way round; "+7" throughout is read as written, like
+// "007" (given the format: detection wants an unsigned integer first);
+// "-7" is no unsigned integer, so an id of its own, as "x7" is.
+func TestLIP6SenderWithSign(t *testing.T) {
+	text := "7 0 1000 2000 14\n9 0 1000 2000 14\n+7 1 2000 3000 14\n"
+	_, _, err := readString(t, text, ReaderConfig{Name: "r.txt"})
+	assert.EqualError(t, err, `r.txt:3: field sender: want one spelling of each sender id: LIP6 ids are unsigned integers, and "7" (line 1) is the same number written otherwise, got "+7"`)
+	_, _, err = readString(t, "+007 0 1000 2000 14\n7 1 2000 3000 14\n", ReaderConfig{Name: "r.txt", Format: FormatLIP6})
+	assert.EqualError(t, err, `r.txt:2: field sender: want one spelling of each sender id: LIP6 ids are unsigned integers, and "+007" (line 1) is the same number written otherwise, got "7"`)
+
+	recs, _, err := readString(t, "+7 0 1000 2000 14\n-7 0 1000 2000 14\n+7 1 2000 3000 14\n+ 0 1000 2000 14\n", ReaderConfig{Name: "r.txt", Format: FormatLIP6})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"+7", "-7", "+7", "+"}, []string{recs[0].Sender, recs[1].Sender, recs[2].Sender, recs[3].Sender})
+}

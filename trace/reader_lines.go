@@ -95,16 +95,19 @@ type lip6ID struct {
 
 // lip6Sender returns the LIP6 sender id b, interned. LIP6 ids are
 // unsigned integers, compared as written: an id that is the number of an
-// earlier one written otherwise ("007" after "7") is refused, naming both
-// lines, rather than taken as a sender of its own (two streams of one
-// sender) or merged with it (two senders in one stream, if the spellings
-// were meant apart); user48's F33. An id that is not a number is taken
-// as written.
+// earlier one written otherwise ("007" or "+7" after "7") is refused,
+// naming both lines, rather than taken as a sender of its own (two streams
+// of one sender) or merged with it (two senders in one stream, if the
+// spellings were meant apart); user48's F33, atk25's F8. An id that is not
+// a number is taken as written.
 func (r *Reader) lip6Sender(b []byte) (string, error) {
 	if s, ok := r.interned(b); ok {
 		return s, nil
 	}
 	digits := b
+	if len(digits) > 1 && digits[0] == '+' {
+		digits = digits[1:]
+	}
 	for len(digits) > 1 && digits[0] == '0' {
 		digits = digits[1:]
 	}
