@@ -570,29 +570,5 @@ func (c *Checker) checkTime(s *senderCheck, p *pending, nb int, kind FindingKind
 			return nil
 		}
 	}
-	r := &p.c.Record
-	dev := time.Duration(math.Round(med))
-	thr := time.Duration(math.Round(T))
-	var what string
-	switch kind {
-	case FindingArrival:
-		what = fmt.Sprintf("arrival %v is %v off what its neighbours predict", r.Arrival, signed(dev))
-	case FindingSent:
-		what = fmt.Sprintf("send time %v is %v off what its neighbours predict", r.Sent, signed(dev))
-	case FindingDelay:
-		what = fmt.Sprintf("one-way delay A−σ = %v is %v off the neighbours' (the stream's clock offset plus delay)", r.Arrival-r.Sent, signed(dev))
-		if r.Arrival < r.Sent && med < 0 {
-			what += ": it arrives before it was sent, beyond the clock offset"
-		}
-	}
-	return c.finding(s, *p, kind, fmt.Sprintf("%s (more than %v = max(%g × median step %v, %g × the neighbours' spread, %v)): left out",
-		what, thr, c.opt.Factor, time.Duration(math.Round(m)), c.opt.Spread, c.opt.Floor))
-}
-
-// signed formats a deviation with its sign.
-func signed(d time.Duration) string {
-	if d >= 0 {
-		return "+" + d.String()
-	}
-	return d.String()
+	return c.timeFinding(s, p, kind, med, T, m)
 }

@@ -3,6 +3,7 @@ package trace
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 	"testing"
 	"time"
@@ -192,4 +193,22 @@ func TestSanityDuplicateFarBelowFrontLeftOut(t *testing.T) {
 	recs = slices.Insert(recs, 151, recs[150])
 	recs[151].Arrival += time.Millisecond
 	assert.Empty(t, findings(checkRecords(recs)))
+}
+
+// atk25's F9: the deviation of an arrival of 2^63 − 1 ns was printed off
+// by float64's rounding (+2562047h47m6.834776064s); it is the exact
+// difference from the neighbour's prediction, 10.02 s below 2^63 − 1 ns.
+func TestSanityDeviationExact(t *testing.T) {
+	recs := steadyStream("p", 300)
+	recs[100].Arrival = math.MaxInt64
+	fs := findings(checkRecords(recs))
+	require.Len(t, fs, 1)
+	assert.Equal(t, FindingArrival, fs[0].Kind)
+	assert.Contains(t, fs[0].Detail, "arrival 2562047h47m16.854775807s is +2562047h47m6.834775807s off what its neighbours predict")
+
+	recs = steadyStream("p", 300)
+	recs[100].Sent = math.MinInt64
+	fs = findings(checkRecords(recs))
+	require.Len(t, fs, 1)
+	assert.Contains(t, fs[0].Detail, "send time -2562047h47m16.854775808s is -2562047h47m26.854775808s off")
 }
