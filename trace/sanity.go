@@ -562,13 +562,19 @@ func (c *Checker) checkTime(s *senderCheck, p *pending, nb int, kind FindingKind
 	if math.Abs(med) <= T {
 		return nil
 	}
+	note := ""
 	if kind != FindingSent && med > 0 {
 		if ok, _ := c.overtaken(s, p); ok {
 			// Later than its neighbours predict, and overtaken by
 			// heartbeats sent after it: a late heartbeat, kept (see
-			// Checker).
-			return nil
+			// Checker), when its lateness accounts for its delay.
+			if kind != FindingDelay {
+				return nil
+			}
+			if note = c.sentOffTrend(s, p); note == "" {
+				return nil
+			}
 		}
 	}
-	return c.timeFinding(s, p, kind, med, T, m)
+	return c.timeFinding(s, p, kind, med, T, m, note)
 }

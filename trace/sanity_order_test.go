@@ -212,3 +212,30 @@ func TestSanityDeviationExact(t *testing.T) {
 	require.Len(t, fs, 1)
 	assert.Contains(t, fs[0].Detail, "send time -2562047h47m16.854775808s is -2562047h47m26.854775808s off")
 }
+
+// rvL25's gap: a heartbeat the network reordered (100, 105 ms late,
+// after 101) whose send time is then moved 150 ms earlier passed the send
+// check (within 2Δ) and its delay finding, 255 ms off, was waived as
+// overtaken: kept. Its lateness accounts for 105 ms of that; the rest is
+// its send time, off its number's by more than the send times scatter
+// (Floor here, a grid without jitter). A delay finding now, left out; the
+// same heartbeat with its send time intact stays kept.
+func TestSanityOvertakenSendTimeMovedLeftOut(t *testing.T) {
+	recs := steadyStream("p", 300)
+	for i := range recs {
+		recs[i].Arrival += time.Duration(i%2) * time.Millisecond
+	}
+	recs[100].Arrival += 105 * time.Millisecond
+	slices.SortStableFunc(recs, func(a, b Record) int { return cmp.Compare(a.Arrival, b.Arrival) })
+	line := lineOf(recs, 100)
+	require.Equal(t, uint64(101), recs[line-2].Seq, "100 arrives after 101")
+	require.Empty(t, findings(checkRecords(recs)))
+
+	recs[line-1].Sent -= 150 * time.Millisecond
+	fs := findings(checkRecords(recs))
+	require.Len(t, fs, 1, "%v", fs)
+	assert.Equal(t, line, fs[0].Line)
+	assert.Equal(t, FindingDelay, fs[0].Kind)
+	assert.True(t, fs[0].Excluded)
+	assert.Contains(t, fs[0].Detail, "its send time is -150ms off what its neighbours predict")
+}

@@ -315,6 +315,47 @@ func (s *senderCheck) wasSeen(q uint64) bool {
 		s.seen[q/64%(seenBits/64)]&(1<<(q%64)) != 0
 }
 
+// sentOffTrend says, for p, a late heartbeat whose one-way delay is far
+// above its neighbours', whether its send time accounts for part of that:
+// it is off what its neighbours predict by more than max(Floor, S
+// robust standard deviations of their predictions), the send check's
+// bound without its K·m term (empty when it is not, or too few neighbours
+// have send times). A heartbeat the network delayed keeps its send time
+// on its number's trend, so its lateness accounts for its delay; but the
+// send check's 2Δ would let a send time moved up to 2Δ earlier through
+// as a late heartbeat (rvL25).
+func (c *Checker) sentOffTrend(s *senderCheck, p *pending) string {
+	v, ok := timeField(FindingSent, p)
+	if !ok {
+		return ""
+	}
+	res := c.scratch[:0]
+	res = append(res, 0)
+	for _, q := range c.nbr {
+		if d, ok := residual(FindingSent, v, s.stepS, p, q); ok {
+			res = append(res, d)
+		}
+	}
+	c.scratch = res
+	if len(res) < 3 {
+		return ""
+	}
+	slices.Sort(res)
+	med := res[len(res)/2]
+	ad := c.iscrF[:0]
+	for _, d := range res {
+		ad = append(ad, math.Abs(d-med))
+	}
+	c.iscrF = ad
+	slices.Sort(ad)
+	T := max(float64(c.opt.Floor), c.opt.Spread*1.4826*ad[len(ad)/2])
+	if math.Abs(med) <= T {
+		return ""
+	}
+	return fmt.Sprintf("overtaken, a late heartbeat, but its send time is %s off what its neighbours predict (more than %v = max(%v, %g × the neighbours' spread)), which its lateness does not account for",
+		c.exactDeviation(FindingSent, p, med, s.stepS), time.Duration(math.Round(T)), c.opt.Floor, c.opt.Spread)
+}
+
 // earlierBy reports whether a is earlier than b by more than slack,
 // exactly for any two times (b − a can exceed the int64 range).
 func earlierBy(a, b, slack time.Duration) bool {

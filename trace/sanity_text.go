@@ -8,8 +8,9 @@ import (
 
 // timeFinding is checkTime's finding for p's field of kind, med from
 // what its neighbours predict (their median residual, in float64
-// nanoseconds), beyond the threshold T, with the median step m.
-func (c *Checker) timeFinding(s *senderCheck, p *pending, kind FindingKind, med, T, m float64) *Finding {
+// nanoseconds), beyond the threshold T, with the median step m; note, when
+// not empty, says why a late heartbeat's delay is still a finding.
+func (c *Checker) timeFinding(s *senderCheck, p *pending, kind FindingKind, med, T, m float64, note string) *Finding {
 	r := &p.c.Record
 	dev := c.exactDeviation(kind, p, med, m)
 	var what string
@@ -24,8 +25,11 @@ func (c *Checker) timeFinding(s *senderCheck, p *pending, kind FindingKind, med,
 			what += ": it arrives before it was sent, beyond the clock offset"
 		}
 	}
-	return c.finding(s, *p, kind, fmt.Sprintf("%s (more than %v = max(%g × median step %v, %g × the neighbours' spread, %v)): left out",
-		what, time.Duration(math.Round(T)), c.opt.Factor, time.Duration(math.Round(m)), c.opt.Spread, c.opt.Floor))
+	if note != "" {
+		note = "; " + note
+	}
+	return c.finding(s, *p, kind, fmt.Sprintf("%s (more than %v = max(%g × median step %v, %g × the neighbours' spread, %v))%s: left out",
+		what, time.Duration(math.Round(T)), c.opt.Factor, time.Duration(math.Round(m)), c.opt.Spread, c.opt.Floor, note))
 }
 
 // exactDeviation formats, with its sign, how far p's field of kind is
