@@ -467,6 +467,13 @@ func parseRanges(args []string) (map[string]span, error) {
 		if err != nil {
 			return nil, usageErr("%v", err)
 		}
+		if sp.hi < sp.lo {
+			// Named as written: the values are in the family's unit
+			// (milliseconds for a duration), which "1s:0" does not show.
+			_, bounds, _ := strings.Cut(a, "=") // parseRange read it
+			parts := strings.Split(bounds, ":")
+			return nil, usageErr("--range %q: the upper bound %s is below the lower bound %s: give LO:HI", a, strings.TrimSpace(parts[1]), strings.TrimSpace(parts[0]))
+		}
 		if _, err := qos.Range(sp.lo, sp.hi, 2, sp.log); err != nil {
 			return nil, usageErr("--range %q: %v", a, strings.TrimPrefix(err.Error(), "qos: "))
 		}
@@ -539,7 +546,12 @@ func selectDetectors(list []string) ([]string, error) {
 		for _, d := range splitTop(arg) {
 			d = strings.TrimSpace(d)
 			if d == "" {
-				continue
+				// "fixed," or "fixed,,chen": a detector left out or a
+				// stray comma; either way not what was meant silently.
+				if strings.TrimSpace(arg) == "" {
+					return nil, usageErr("--detectors: an empty value names no detector (give a name such as fixed, or all)")
+				}
+				return nil, usageErr("--detectors: %q has an empty entry (a comma with no detector before or after it)", arg)
 			}
 			low := strings.ToLower(d)
 			if low == "all" {

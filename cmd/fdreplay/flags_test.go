@@ -51,6 +51,14 @@ func TestFlagsRefuseInvalidValues(t *testing.T) {
 		{[]string{"--range", "phi=1:4", "--range", "phi=2:3"}, `--range "phi=2:3": phi-normal has a range already`},
 		{[]string{"--range", "chen=0:Inf"}, `--range "chen=0:Inf": bad value "Inf"`},
 		{[]string{"--range", "phi=NaN:4"}, `--range "phi=NaN:4": bad value "NaN"`},
+		// Bounds as written, not in the family's unit (atk26's N11: "upper
+		// bound 0 is below lower bound 1000").
+		{[]string{"--range", "chen=1s:0"}, `--range "chen=1s:0": the upper bound 0 is below the lower bound 1s: give LO:HI`},
+		// An empty entry, a stray comma or a detector left out, was
+		// skipped without a word (atk26's N11).
+		{[]string{"-d", "fixed,"}, `--detectors: "fixed," has an empty entry (a comma with no detector before or after it)`},
+		{[]string{"-d", "fixed,,chen"}, `--detectors: "fixed,,chen" has an empty entry`},
+		{[]string{"-d", " "}, "--detectors: an empty value names no detector"},
 		// A long flag after one dash, as Go's flag package takes it, was
 		// read as shorthands: -out as -o ut (user48's F30).
 		{[]string{"-out", "xo"}, "-out: did you mean --out? (a long flag takes two dashes; one dash starts shorthands)"},

@@ -166,3 +166,35 @@ func TestStreamOrderEverywhere(t *testing.T) {
 	}
 	assert.Equal(t, want, got, indexName)
 }
+
+// With several inputs the report keeps each input's streams together, in
+// the natural order of the inputs and then of their senders, even when
+// two inputs' names are equal as numbers: it compared the whole titles
+// ("in010.fdkit, sender p9" against "in10.fdkit, sender p0") and so
+// interleaved in010's and in10's senders (atk26's N9).
+func TestReportInputsTogether(t *testing.T) {
+	src := writeSendersTrace(t, 12)
+	b, err := os.ReadFile(src)
+	require.NoError(t, err)
+	dir := t.TempDir()
+	for _, name := range []string{"in10.fdkit", "in010.fdkit"} {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), b, 0o644))
+	}
+	out := filepath.Join(dir, "res")
+	code, _, errOut := runCmd("--out", out, "-d", "fixed", "--points", "2", "--no-progress",
+		filepath.Join(dir, "in10.fdkit"), filepath.Join(dir, "in010.fdkit"))
+	require.Equal(t, 0, code, errOut)
+	page, err := os.ReadFile(filepath.Join(out, indexName))
+	require.NoError(t, err)
+	var files []string
+	for _, m := range regexp.MustCompile(`<h2>(in0?10)\.fdkit, sender p\d+</h2>`).FindAllStringSubmatch(string(page), -1) {
+		if len(files) == 0 || files[len(files)-1] != m[1] {
+			files = append(files, m[1])
+		}
+	}
+	want := []string{"in010", "in10"}
+	if trace.CompareSenders(filepath.Join(dir, "in10.fdkit"), filepath.Join(dir, "in010.fdkit")) < 0 {
+		want = []string{"in10", "in010"}
+	}
+	assert.Equal(t, want, files, "each input's 12 sections together, in the inputs' order")
+}

@@ -42,7 +42,7 @@ func buildReport(o options, args []string, runs []reportRun, table, curves []qos
 			// title (user48's F34).
 			label = "sender " + displaySender(in)
 		}
-		rs := report.Stream{Name: in.name, Title: plotTitle(in), Label: label, Heartbeats: in.hbs, Source: in.source(), Summary: in.summary, Stats: in.stats, Interval: in.interval,
+		rs := report.Stream{Name: in.name, Title: plotTitle(in), Label: label, Input: in.file, Heartbeats: in.hbs, Source: in.source(), Summary: in.summary, Stats: in.stats, Interval: in.interval,
 			LeftOut: in.left, Table: table[i*nd : (i+1)*nd], Settings: r.descs}
 		for _, c := range curves {
 			if c.Stream == in.name {

@@ -35,6 +35,11 @@ type Stream struct {
 	// empty, names the stream in the navigation and the overview in place
 	// of Title (the sender alone when the run has one input: "sender p").
 	Name, Title, Label string
+	// Input, when set, names the input the stream was read from: streams
+	// are ordered by Input, then by Title (both in natural order), so
+	// that one input's streams stay together when two inputs' names are
+	// equal as numbers ("in010" and "in10").
+	Input string
 	// Heartbeats is the replayed stream in arrival order (for the
 	// inter-arrival histogram and the loss bursts); Stats its summary and
 	// Interval the Δ the detectors were configured with.
@@ -85,13 +90,18 @@ type Stream struct {
 // targets, compared with the others at their operating points (qos.Decide).
 // Tables sort on a click on their header. Intervals appear when the
 // curves were replayed with qos.Config.Intervals. The streams appear in
-// the natural order of their titles (trace.CompareSenders: numbers in them
-// compare as numbers, "sender p2" before "sender p10"; equal titles keep
-// r's order), and a page of more than one stream begins with an overview,
+// the natural order of their inputs, then of their titles
+// (trace.CompareSenders: numbers in them compare as numbers, "sender p2"
+// before "sender p10"; equal ones keep r's order), and a page of more than one stream begins with an overview,
 // a row per stream (see overviewRow).
 func Write(w io.Writer, r Page) error {
 	r.Streams = slices.Clone(r.Streams)
-	slices.SortStableFunc(r.Streams, func(a, b Stream) int { return trace.CompareSenders(a.Title, b.Title) })
+	slices.SortStableFunc(r.Streams, func(a, b Stream) int {
+		if c := trace.CompareSenders(a.Input, b.Input); c != 0 {
+			return c
+		}
+		return trace.CompareSenders(a.Title, b.Title)
+	})
 	page := reportPage{Title: r.Title, Command: r.Command, Streams: make([]streamView, len(r.Streams))}
 	// The streams' views (each reads its stream, two or three passes for
 	// a spooled one, and draws two plots) are built on GOMAXPROCS
