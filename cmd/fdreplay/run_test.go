@@ -150,7 +150,7 @@ func TestHelpAndErrors(t *testing.T) {
 		{[]string{"--bogus"}, 2, "unknown flag"},
 		{[]string{"-d", "nosuch"}, 2, "unknown detector"},
 		{[]string{"--range", "chen=5"}, 2, "NAME=LO:HI"},
-		{[]string{"--range", "chen=9:1"}, 2, "below lower bound"},
+		{[]string{"--range", "chen=9:1"}, 2, "the upper bound 1 is below the lower bound 9"},
 		// Equal bounds would give --points copies of one setting (user44's F11).
 		{[]string{"--range", "fixed=1ns:1ns", "--points", "3"}, 2, `--range "fixed=1ns:1ns": both bounds are the same value: a range needs LO < HI; for that one setting give -d 'fixed(timeout=1ns)'`},
 		{[]string{"--range", "phi=2:2.0:log"}, 2, "for that one setting give -d 'phi-normal(threshold=2)'"},
