@@ -335,8 +335,13 @@ func (d *Normal) stats() {
 
 // clamp sets μ (the pause added) and σ_eff = max(σ, σ_min, 1 ns) from the
 // window's (or the bootstrap's) μ and σ.
-func (d *Normal) clamp(mu, sd float64) {
-	floor := d.minStd
+func (d *Normal) clamp(mu, sd float64) { d.mu, d.sd = clampNormal(d.minStd, d.pause, mu, sd) }
+
+// clampNormal returns μ + pause and σ_eff = max(σ, σ_min, 1 ns) for the
+// window's (or the bootstrap's) μ and σ, σ_min being minStd, or μ/100
+// when minStd < 0 (the relative default).
+func clampNormal(minStd, pause, mu, sd float64) (float64, float64) {
+	floor := minStd
 	if floor < 0 {
 		floor = DefaultMinStdDevFraction * mu
 	}
@@ -349,7 +354,7 @@ func (d *Normal) clamp(mu, sd float64) {
 	if sd < 1 {
 		sd = 1
 	}
-	d.mu, d.sd = mu+d.pause, sd
+	return mu + pause, sd
 }
 
 // refresh recomputes τ = T_last + ⌈t*(Θ)⌉ from μ and σ_eff.

@@ -53,26 +53,37 @@ func newRelearn(model string, k *int, window int) (relearn, error) {
 // skipped takes an interval the skip rule left out and records into w what
 // the rule says to record now; it returns how many intervals it recorded.
 func (r *relearn) skipped(iv time.Duration, w *detector.Window) int {
+	run, rec := r.skip(iv)
+	if !rec {
+		return 0
+	}
+	for _, v := range run {
+		w.Add(v)
+	}
+	w.Add(iv)
+	return len(run) + 1
+}
+
+// skip takes an interval the skip rule left out and reports whether the
+// rule records it now (rec) and, if so, the run's earlier intervals to
+// record before it, oldest first (run aliases r's storage: use it before
+// the next call).
+func (r *relearn) skip(iv time.Duration) (run []time.Duration, rec bool) {
 	r.ok = 0
 	switch {
 	case r.k == 0:
-		return 0
+		return nil, false
 	case r.n >= r.k:
-		w.Add(iv)
-		return 1
+		return nil, true
 	}
 	r.n++
 	if r.n < r.k {
 		r.run = append(r.run, iv)
-		return 0
+		return nil, false
 	}
-	for _, v := range r.run {
-		w.Add(v)
-	}
-	w.Add(iv)
-	c := len(r.run) + 1
+	run = r.run
 	r.run = r.run[:0]
-	return c
+	return run, true
 }
 
 // recorded notes an interval the ordinary rule recorded; the K-th in a row

@@ -85,14 +85,16 @@ func validNormalThreshold(v float64) bool { return v >= math.Log10(2) && !math.I
 // point. A threshold's history depends on Θ only through the skip rule: an
 // interval is left out when its arrival is after τ(Θ) = T_last + ⌈t*(Θ)⌉,
 // t* = μ + σ_eff·z(Θ), non-decreasing in z(Θ). So thresholds whose replays
-// have recorded the same intervals share one detector: the set keeps
-// groups of consecutive thresholds in increasing z(Θ), one detector each,
-// whose state is what each of their replays has (phi.Normal.Fork), and
-// reads each threshold's τ from it (phi.Normal.FreshnessPointZ). An arrival
+// have recorded the same intervals share one history: the set keeps
+// groups of consecutive thresholds in increasing z(Θ), one history of a
+// phi.NormalHistories each, whose state is what each of their replays has
+// (phi.NormalHistories.Fork), and reads each threshold's τ from it
+// (phi.NormalHistories.FreshnessPointsZ). The histories are kept side by
+// side in flat state and observe each heartbeat in one loop. An arrival
 // after the freshness points of a group's lower thresholds but not of its
 // upper ones splits it: the upper ones, which record the interval, go on
-// with a fork of the state before the arrival. Two neighbouring groups
-// whose detectors come to the same state again (phi.Normal.SameHistory:
+// with a fork of the history before the arrival. Two neighbouring groups
+// whose histories come to the same state again (phi.NormalHistories.Same:
 // the intervals they parted on have left both windows) join. Splits need
 // an arrival after a freshness point (a mistake), so groups stay few where
 // mistakes are rare; at worst there is one per threshold.
@@ -112,11 +114,8 @@ type normalSet struct {
 	// to taus directly; else to scratch, then a copy per run.
 	runs    []int
 	scratch []time.Duration
+	hs      *phi.NormalHistories
 	grps    []*normalGroup
-	dets    []*phi.Normal // the groups' detectors, in order (empty: to rebuild)
-	// spare: the detectors of groups that joined another, which split
-	// forks into (phi.Normal.ForkInto) instead of allocating a window.
-	spare []*phi.Normal
 	// judged: the intervals judged so far (split's calls); join runs
 	// every joinEvery of them.
 	judged, joinEvery int
@@ -132,10 +131,10 @@ type normalSet struct {
 }
 
 // normalGroup is a run ths[lo..hi−1] of a normalSet's thresholds whose
-// replays have recorded the same intervals so far, with the detector of
-// threshold lo, whose state all of them have.
+// replays have recorded the same intervals so far, with history h of the
+// set's histories, threshold lo's, whose state all of them have.
 type normalGroup struct {
-	det    *phi.Normal
+	h      int
 	lo, hi int
 	rec    bool // whether the group recorded the latest interval judged
 	// since: judged when this group and the next one last judged an
@@ -179,18 +178,15 @@ func (s *normalSet) reset(ths []float64) error {
 	for j, i := range s.pos {
 		s.ths[j], s.zs[j] = ths[i], zs[i]
 	}
-	for _, g := range s.grps {
-		s.spare = append(s.spare, g.det)
-	}
 	c := s.cfg
 	c.Threshold = s.ths[0]
-	d, err := phi.NewNormal(c)
+	hs, err := phi.NewNormalHistories(c)
 	if err != nil {
 		return err
 	}
-	s.grps = []*normalGroup{{det: d, lo: 0, hi: n}}
+	s.hs = hs
+	s.grps = []*normalGroup{{h: 0, lo: 0, hi: n}}
 	s.judged = 0
-	s.dets = s.dets[:0]
 	return nil
 }
 
@@ -213,11 +209,11 @@ func (s *normalSet) fill(taus []time.Duration) {
 		out = s.scratch
 	}
 	for _, g := range s.grps {
-		// The detector's own τ is threshold lo's (its threshold), as
+		// The history's own τ is threshold lo's (its threshold), as
 		// Observe left it.
-		out[g.lo], _ = g.det.FreshnessPoint()
+		out[g.lo], _ = s.hs.FreshnessPoint(g.h)
 		if g.hi-g.lo > 1 {
-			g.det.FreshnessPointsZ(s.zs[g.lo+1:g.hi], out[g.lo+1:g.hi])
+			s.hs.FreshnessPointsZ(g.h, s.zs[g.lo+1:g.hi], out[g.lo+1:g.hi])
 		}
 	}
 	if len(s.runs) > 2 {
@@ -227,9 +223,9 @@ func (s *normalSet) fill(taus []time.Duration) {
 	}
 }
 
-// Observe gives hb to every group's detector, splitting first the groups
+// Observe gives hb to every group's history, splitting first the groups
 // whose thresholds judge the interval it ends differently, then joining
-// the groups whose detectors have come to the same state.
+// the groups whose histories have come to the same state.
 func (s *normalSet) Observe(hb detector.Heartbeat) {
 	// phi's arrival rules: a stale or duplicate sequence number is
 	// dropped; a heartbeat before T_last too (sweepShared's pass stops at
@@ -242,12 +238,7 @@ func (s *normalSet) Observe(hb detector.Heartbeat) {
 	if judged {
 		s.split(hb.Arrival)
 	}
-	if len(s.dets) == 0 { // emptied when the groups change
-		for _, g := range s.grps {
-			s.dets = append(s.dets, g.det)
-		}
-	}
-	phi.ObserveEach(s.dets, hb)
+	s.hs.Observe(hb)
 	if fresh && (!s.seen || hb.Arrival >= s.last) {
 		s.seen, s.last = true, hb.Arrival
 	}
@@ -259,17 +250,16 @@ func (s *normalSet) Observe(hb detector.Heartbeat) {
 // split divides every group whose thresholds disagree on leaving out the
 // interval that ends at a: those whose τ is at least a (the upper part,
 // τ being non-decreasing in z) record it and continue on a fork of the
-// state before the arrival.
+// history before the arrival.
 func (s *normalSet) split(a time.Duration) {
 	// The bootstrap records every interval; it ends at the same
 	// heartbeat for every group (sharedWarmUp), the first's.
-	w := s.grps[0].det.Window()
-	boot := w.Len() < min(2, w.Size())
+	boot := s.hs.WindowLen(s.grps[0].h) < min(2, s.hs.WindowSize())
 	s.judged++
 	out := false // some group left the interval out
 	for gi := 0; gi < len(s.grps); gi++ {
 		g := s.grps[gi]
-		lo, _ := g.det.FreshnessPoint() // the detector's threshold is ths[lo]
+		lo, _ := s.hs.FreshnessPoint(g.h) // the history's threshold is ths[lo]
 		g.rec = boot || a <= lo
 		if g.rec {
 			continue
@@ -281,22 +271,14 @@ func (s *normalSet) split(a time.Duration) {
 		// The first threshold that records (hi−1 does, lo does not; τ is
 		// non-decreasing in j), by bisection: a group may hold hundreds.
 		j := g.lo + 1 + sort.Search(g.hi-1-(g.lo+1), func(k int) bool { return a <= s.tau(g, g.lo+1+k) })
-		var into *phi.Normal
-		if k := len(s.spare); k > 0 {
-			into = s.spare[k-1]
-		}
-		d, err := g.det.ForkInto(into, s.ths[j])
+		h, err := s.hs.Fork(g.h, s.ths[j])
 		if err != nil {
 			*s.failed = true
 			return
 		}
-		if into != nil {
-			s.spare = s.spare[:len(s.spare)-1]
-		}
-		up := &normalGroup{det: d, lo: j, hi: g.hi, rec: true, since: s.judged}
+		up := &normalGroup{h: h, lo: j, hi: g.hi, rec: true, since: s.judged}
 		g.hi = j
 		s.grps = slices.Insert(s.grps, gi+1, up)
-		s.dets = s.dets[:0]
 		gi++
 	}
 	if !out {
@@ -311,27 +293,32 @@ func (s *normalSet) split(a time.Duration) {
 
 // tau returns the freshness point of threshold j of group g.
 func (s *normalSet) tau(g *normalGroup, j int) time.Duration {
-	t, _ := g.det.FreshnessPointZ(s.zs[j])
+	t, _ := s.hs.FreshnessPointZ(g.h, s.zs[j])
 	return t
 }
 
-// join merges each group into the one below it when their detectors differ
-// at most in their threshold: the upper group's thresholds go on with the
-// lower group's detector. Observe calls it every joinEvery (every/8)
-// judged intervals, and it compares two groups once they have judged
-// every intervals alike, the fewest after which the interval they parted
-// on can have left both windows: most comparisons fail at once (the means
-// differ), a few compare whole windows.
+// join merges each group into the one below it when their histories
+// differ at most in their threshold: the upper group's thresholds go on
+// with the lower group's history. Observe calls it every joinEvery
+// (every/8) judged intervals, and it compares two groups once they have
+// judged every intervals alike, the fewest after which the interval they
+// parted on can have left both windows: most comparisons fail at once
+// (the means differ), a few compare whole windows.
 func (s *normalSet) join() {
 	for i := 0; i+1 < len(s.grps); i++ {
 		g, u := s.grps[i], s.grps[i+1]
-		if s.judged-g.since < s.every || !g.det.SameHistory(u.det) {
+		if s.judged-g.since < s.every || !s.hs.Same(g.h, u.h) {
 			continue
 		}
 		g.hi, g.since = u.hi, u.since
-		s.spare = append(s.spare, u.det)
 		s.grps = slices.Delete(s.grps, i+1, i+2)
-		s.dets = s.dets[:0]
+		if moved := s.hs.Delete(u.h); moved != u.h {
+			for _, o := range s.grps {
+				if o.h == moved {
+					o.h = u.h
+				}
+			}
+		}
 		i-- // g may join the next group too
 	}
 }
@@ -339,14 +326,14 @@ func (s *normalSet) join() {
 // FreshnessPoint is the first threshold's; ok, the same for every
 // threshold, is whether a heartbeat was seen.
 func (s *normalSet) FreshnessPoint() (time.Duration, bool) {
-	return s.grps[0].det.FreshnessPoint()
+	return s.hs.FreshnessPoint(s.grps[0].h)
 }
 
 // WarmingUp is the same for every threshold (sharedWarmUp).
-func (s *normalSet) WarmingUp() bool { return s.grps[0].det.WarmingUp() }
+func (s *normalSet) WarmingUp() bool { return s.hs.WarmingUp(s.grps[0].h) }
 
 // Suspected is the first threshold's.
-func (s *normalSet) Suspected(now time.Duration) bool { return s.grps[0].det.Suspected(now) }
+func (s *normalSet) Suspected(now time.Duration) bool { return s.hs.Suspected(s.grps[0].h, now) }
 
 // FreshnessPointAt returns the freshness point of threshold th, one of the
 // set's; ok is false for another value or before the first heartbeat.
@@ -354,7 +341,7 @@ func (s *normalSet) FreshnessPointAt(th float64) (time.Duration, bool) {
 	for _, g := range s.grps {
 		for j := g.lo; j < g.hi; j++ {
 			if s.ths[j] == th {
-				return g.det.FreshnessPointZ(s.zs[j])
+				return s.hs.FreshnessPointZ(g.h, s.zs[j])
 			}
 		}
 	}

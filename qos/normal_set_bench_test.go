@@ -111,9 +111,17 @@ func BenchmarkNormalSetStats(b *testing.B) {
 	if failed {
 		b.Fatal("a fork failed")
 	}
+	// Each group's window is that of a replay of its lowest threshold.
 	ws := make([]*detector.Window, len(s.grps))
 	for i, g := range s.grps {
-		ws[i] = g.det.Window()
+		d, err := phi.NewNormal(phi.NormalConfig{WindowSize: 1000, Threshold: s.ths[g.lo]})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, hb := range hbs {
+			d.Observe(hb)
+		}
+		ws[i] = d.Window()
 	}
 	var sum float64
 	cpu0 := cpuTime(b)

@@ -1,0 +1,383 @@
+package phi
+
+import (
+	"math/bits"
+	"slices"
+	"time"
+
+	"github.com/fdkit/fdkit/detector"
+)
+
+// NormalHistories is several Normal detectors of one configuration that
+// observe the same heartbeats and differ in their threshold and in which
+// intervals they recorded, kept side by side in flat state: a threshold
+// sweep of the normal φ with SkipIfSuspected (qos.PhiNormalFamily) keeps
+// one history per group of thresholds that recorded the same intervals
+// (docs/algorithms.md, “φ accrual: normal model”, “Replaying a trace”).
+// History i behaves exactly as a Normal with the configuration and its
+// own threshold that had recorded the same intervals: after every
+// heartbeat its T_last, μ, σ_eff and freshness point are that Normal's,
+// bit for bit, and its Fork, Same and FreshnessPointsZ are Normal's Fork,
+// SameHistory and FreshnessPointsZ.
+//
+// The histories share the arrival rules' state (T_last, the sequence
+// numbers: every history accepts the same heartbeats). Each keeps its
+// window as a ring in one slab of samples and the exact sums Σx (modulo
+// 2^64) and Σx² (modulo 2^128) beside it, in an array of plain values, so
+// that Observe updates every history in one loop without pointers:
+// while every sample held is below 2^32 ns (4.29 s) the sums are exact
+// and detector.MeanStdDevOfSums gives detector.Window's μ and σ bit for
+// bit. A history that holds a longer sample keeps a detector.Window
+// beside its ring until the sample leaves, and reads μ and σ from it. The
+// bootstrap, the skip rule, the relearn rule's runs, MaxInterval and
+// DivideBySeqGap follow Normal's code path for the history concerned.
+//
+// A NormalHistories is not safe for concurrent use.
+type NormalHistories struct {
+	w          int     // the window size n
+	boot       int     // min(2, n): fewer samples is the bootstrap
+	minStd     float64 // as Normal's
+	bootstrap  float64
+	minSamples int
+	skip       bool
+	pause      float64
+	maxIv      time.Duration
+	divGap     bool
+	k          int // the relearn rule's K
+
+	arr arrivals
+	buf []time.Duration // history i's ring is buf[i·n:(i+1)·n]
+	hs  []normalHistory
+}
+
+// normalHistory is one history of a NormalHistories.
+type normalHistory struct {
+	start, n int    // the ring's oldest sample and the samples held
+	sum      uint64 // Σx modulo 2^64
+	sq1, sq0 uint64 // Σx² modulo 2^128
+	big      int    // samples ≥ 2^32 held
+	// wide: the window of the samples held, kept while big > 0 (the sums
+	// above may then have wrapped).
+	wide *detector.Window
+	rl   relearn
+
+	th  float64 // Θ
+	z   float64 // z(Θ)
+	mu  float64 // μ + pause, in ns
+	sd  float64 // σ_eff in ns
+	tau time.Duration
+}
+
+// smallSample bounds the samples whose sums the histories keep exact.
+const smallSample = 1 << 32
+
+// NewNormalHistories returns one history, a Normal with configuration cfg
+// (the others come from Fork), or NewNormal's error for cfg.
+func NewNormalHistories(cfg NormalConfig) (*NormalHistories, error) {
+	d, err := NewNormal(cfg)
+	if err != nil {
+		return nil, err
+	}
+	n := d.window.Size()
+	h := &NormalHistories{w: n, boot: min(2, n), minStd: d.minStd, bootstrap: d.bootstrap,
+		minSamples: d.minSamples, skip: d.skip, pause: d.pause, maxIv: d.maxIv, divGap: d.divGap,
+		k: d.relearn.k, buf: make([]time.Duration, n)}
+	h.hs = []normalHistory{{rl: relearn{k: d.relearn.k}, th: d.threshold, z: d.zTh}}
+	return h, nil
+}
+
+// Len returns the number of histories; they are numbered 0 to Len()−1.
+func (h *NormalHistories) Len() int { return len(h.hs) }
+
+// WindowSize returns the window size n.
+func (h *NormalHistories) WindowSize() int { return h.w }
+
+// WindowLen returns how many samples history i's window holds.
+func (h *NormalHistories) WindowLen(i int) int { return h.hs[i].n }
+
+// Threshold returns history i's Θ.
+func (h *NormalHistories) Threshold(i int) float64 { return h.hs[i].th }
+
+// ring returns history i's ring.
+func (h *NormalHistories) ring(i int) []time.Duration { return h.buf[i*h.w : (i+1)*h.w : (i+1)*h.w] }
+
+// Observe gives hb to every history, as Normal.Observe.
+func (h *NormalHistories) Observe(hb detector.Heartbeat) {
+	iv, gap, first, ok := h.arr.accept(hb)
+	if !ok {
+		return // nothing moved
+	}
+	if first {
+		for i := range h.hs {
+			h.stats(i) // the bootstrap's
+		}
+	} else {
+		if h.divGap && gap > 1 {
+			if gap > 1<<63-1 {
+				iv = 0
+			} else {
+				iv /= time.Duration(gap)
+			}
+		}
+		capped := h.maxIv > 0 && iv > h.maxIv
+		fast := !capped && uint64(iv) < smallSample
+		at := hb.Arrival
+		for i := range h.hs {
+			s := &h.hs[i]
+			if !fast || h.skip && at > s.tau || s.rl.n != 0 || s.wide != nil || s.n < h.boot {
+				h.record(i, at, iv, capped)
+				continue
+			}
+			// The common case, inline: iv recorded, every sample
+			// below 2^32, the relearn rule with no run (its recorded is
+			// then a no-op).
+			ring := h.ring(i)
+			if s.n == len(ring) {
+				old := ring[s.start]
+				ring[s.start] = iv
+				if s.start++; s.start == len(ring) {
+					s.start = 0
+				}
+				s.sum += uint64(iv) - uint64(old)
+				d, b := bits.Sub64(uint64(iv)*uint64(iv), uint64(old)*uint64(old), 0)
+				var c uint64
+				s.sq0, c = bits.Add64(s.sq0, d, 0)
+				s.sq1 += c - b
+			} else {
+				ring[s.n] = iv
+				s.n++
+				s.put(iv)
+			}
+			mu, sd, ok := detector.MeanStdDevOfSums(s.n, s.sum, s.sq1, s.sq0)
+			if !ok { // cannot happen for samples below 2^32
+				h.stats(i)
+				continue
+			}
+			s.mu, s.sd = clampNormal(h.minStd, h.pause, mu, sd)
+		}
+	}
+	last := h.arr.last
+	for i := range h.hs {
+		s := &h.hs[i]
+		t := max(0, s.mu+s.sd*s.z) // refresh, inline
+		tau, ok := freshnessPointNear(last, t)
+		if !ok {
+			tau = freshnessPoint(last, t)
+		}
+		s.tau = tau
+	}
+}
+
+// record is Normal.recordAccepted past the first heartbeat for history i,
+// the heartbeat arriving at at with the interval iv (DivideBySeqGap
+// applied), capped when MaxInterval leaves it out, followed by stats when
+// the window changed.
+func (h *NormalHistories) record(i int, at, iv time.Duration, capped bool) {
+	s := &h.hs[i]
+	// s.tau is still the previous heartbeat's freshness point.
+	if h.skip && at > s.tau && s.n >= h.boot || capped {
+		run, rec := s.rl.skip(iv)
+		if !rec {
+			return
+		}
+		for _, v := range run {
+			h.add(i, v)
+		}
+	} else {
+		s.rl.recorded()
+	}
+	h.add(i, iv)
+	h.stats(i)
+}
+
+// add appends x to history i's window, evicting the oldest sample when it
+// is full, as detector.Window.Add.
+func (h *NormalHistories) add(i int, x time.Duration) {
+	s := &h.hs[i]
+	ring := h.ring(i)
+	if s.n == len(ring) {
+		old := ring[s.start]
+		ring[s.start] = x
+		if s.start++; s.start == len(ring) {
+			s.start = 0
+		}
+		s.drop(old)
+	} else {
+		ring[s.n] = x
+		s.n++
+	}
+	s.put(x)
+	switch {
+	case uint64(x) >= smallSample && s.wide == nil:
+		h.widen(i) // from the ring, x included
+	case s.wide != nil:
+		s.wide.Add(x)
+		if s.big == 0 {
+			s.wide = nil // the sums are exact again
+		}
+	}
+}
+
+// put adds x to the sums.
+func (s *normalHistory) put(x time.Duration) {
+	u := uint64(x)
+	s.sum += u
+	hi, lo := bits.Mul64(u, u)
+	var c uint64
+	s.sq0, c = bits.Add64(s.sq0, lo, 0)
+	s.sq1 += hi + c
+	if u >= smallSample {
+		s.big++
+	}
+}
+
+// drop removes x from the sums.
+func (s *normalHistory) drop(x time.Duration) {
+	u := uint64(x)
+	s.sum -= u
+	hi, lo := bits.Mul64(u, u)
+	var b uint64
+	s.sq0, b = bits.Sub64(s.sq0, lo, 0)
+	s.sq1 -= hi + b
+	if u >= smallSample {
+		s.big--
+	}
+}
+
+// widen gives history i a detector.Window holding its ring's samples.
+func (h *NormalHistories) widen(i int) {
+	s := &h.hs[i]
+	w, _ := detector.NewWindow(h.w) // h.w is a valid size: NewNormal took it
+	ring := h.ring(i)
+	for k := range s.n {
+		w.Add(ring[(s.start+k)%h.w])
+	}
+	s.wide = w
+}
+
+// stats is Normal.stats for history i: μ and σ_eff from its window, or the
+// bootstrap's.
+func (h *NormalHistories) stats(i int) {
+	s := &h.hs[i]
+	var mu, sd float64
+	switch {
+	case s.n < h.boot:
+		mu, sd = h.bootstrap, h.bootstrap/4
+	case s.wide != nil:
+		mu, sd = s.wide.MeanStdDev()
+	default:
+		var ok bool
+		if mu, sd, ok = detector.MeanStdDevOfSums(s.n, s.sum, s.sq1, s.sq0); !ok {
+			h.widen(i) // cannot happen for samples below 2^32
+			mu, sd = s.wide.MeanStdDev()
+		}
+	}
+	s.mu, s.sd = clampNormal(h.minStd, h.pause, mu, sd)
+}
+
+// Fork adds a copy of history i with threshold Θ (0 means
+// DefaultThreshold), as Normal.Fork, and returns its number, Len()−1.
+// Errors: a threshold NewNormal rejects (nothing added).
+func (h *NormalHistories) Fork(i int, threshold float64) (int, error) {
+	f := fields{model: "normal"}
+	threshold = f.threshold(threshold)
+	if f.err != nil {
+		return 0, f.err
+	}
+	j := len(h.hs)
+	h.buf = slices.Grow(h.buf, h.w)[:(j+1)*h.w]
+	copy(h.ring(j), h.ring(i))
+	c := h.hs[i]
+	c.rl = c.rl.cloneInto(nil)
+	if c.wide != nil {
+		c.wide = c.wide.Clone()
+	}
+	c.th, c.z = threshold, ZOfLevel(threshold)
+	if h.arr.seen {
+		c.tau = freshnessPoint(h.arr.last, NormalCrossing(c.mu, c.sd, c.z))
+	}
+	h.hs = append(h.hs, c)
+	return j, nil
+}
+
+// Delete removes history i. The last history, if it is not i, takes
+// number i; Delete returns the number it had (Len() before the call,
+// less one), so that the caller can follow it.
+func (h *NormalHistories) Delete(i int) (moved int) {
+	last := len(h.hs) - 1
+	if i != last {
+		copy(h.ring(i), h.ring(last))
+		h.hs[i] = h.hs[last]
+	}
+	h.hs[last] = normalHistory{}
+	h.hs = h.hs[:last]
+	h.buf = h.buf[:last*h.w]
+	return last
+}
+
+// Same reports whether histories i and j differ at most in their
+// threshold (Normal.SameHistory): the same window, samples in the same
+// order, and run of the relearn rule, hence the same μ and σ_eff.
+func (h *NormalHistories) Same(i, j int) bool {
+	a, b := &h.hs[i], &h.hs[j]
+	if a.mu != b.mu || a.sd != b.sd || a.n != b.n || a.sum != b.sum || a.sq0 != b.sq0 || a.sq1 != b.sq1 ||
+		a.big != b.big || !a.rl.equal(&b.rl) {
+		return false
+	}
+	ra, rb := h.ring(i), h.ring(j)
+	for k := range a.n {
+		if ra[(a.start+k)%h.w] != rb[(b.start+k)%h.w] {
+			return false
+		}
+	}
+	return true
+}
+
+// FreshnessPoint returns history i's τ = T_last + t*(Θ), as
+// Normal.FreshnessPoint; ok is false before the first heartbeat.
+func (h *NormalHistories) FreshnessPoint(i int) (time.Duration, bool) {
+	return h.hs[i].tau, h.arr.seen
+}
+
+// FreshnessPointZ returns the freshness point that history i's state
+// gives a threshold with z = ZOfLevel(Θ), as Normal.FreshnessPointZ.
+func (h *NormalHistories) FreshnessPointZ(i int, z float64) (time.Duration, bool) {
+	s := &h.hs[i]
+	return freshnessPoint(h.arr.last, NormalCrossing(s.mu, s.sd, z)), h.arr.seen
+}
+
+// FreshnessPointsZ sets taus[k] to FreshnessPointZ(i, zs[k]) for each k <
+// len(taus) (len(zs) ≥ len(taus)), as Normal.FreshnessPointsZ.
+func (h *NormalHistories) FreshnessPointsZ(i int, zs []float64, taus []time.Duration) {
+	s := &h.hs[i]
+	last, mu, sd := h.arr.last, s.mu, s.sd
+	for k, z := range zs[:len(taus)] {
+		t := mu + sd*z // NormalCrossing but for t* = −0, which gives the same τ
+		if t < 0 {
+			t = 0
+		}
+		tau, ok := freshnessPointNear(last, t)
+		if !ok {
+			tau = freshnessPoint(last, t)
+		}
+		taus[k] = tau
+	}
+}
+
+// Form returns history i's T_last, μ (the pause included) and σ_eff in
+// nanoseconds, as Normal.Form.
+func (h *NormalHistories) Form(i int) (last time.Duration, mean, sd float64, ok bool) {
+	return h.arr.last, h.hs[i].mu, h.hs[i].sd, h.arr.seen
+}
+
+// WarmingUp reports whether history i is warming up, as
+// Normal.WarmingUp.
+func (h *NormalHistories) WarmingUp(i int) bool {
+	return !h.arr.seen || h.hs[i].n < h.minSamples
+}
+
+// Suspected reports whether history i suspects at now, as
+// Normal.Suspected.
+func (h *NormalHistories) Suspected(i int, now time.Duration) bool {
+	return h.arr.seen && now > h.hs[i].tau
+}
