@@ -335,50 +335,79 @@ func (w *Window) SampleVariance() float64 {
 
 // MeanStdDev returns Mean and StdDev together, in nanoseconds (the φ
 // detectors need both on every heartbeat): the same values, in one step
-// when 0 ≤ Σx ≤ 2^53 and n'·Σx² < 2^128 (windows of inter-arrival times;
-// MeanStdDevOfSums).
+// when 0 ≤ Σx ≤ 2^53 and n'·Σx² < 2^128 (windows of inter-arrival times).
 func (w *Window) MeanStdDev() (mean, sd float64) {
-	if w.n >= 2 && w.sum.hi == 0 && w.sumsq[2] == 0 {
-		if mean, sd, ok := MeanStdDevOfSums(w.n, w.sum.lo, w.sumsq[1], w.sumsq[0]); ok {
-			return mean, sd
+	if w.n >= 2 && w.sum.hi == 0 && w.sum.lo <= 1<<53 && w.sumsq[2] == 0 {
+		// Mean's quotient and spread's two-word numerator, inline.
+		n := uint64(w.n)
+		h1, l1 := bits.Mul64(w.sumsq[1], n)
+		h0, l0 := bits.Mul64(w.sumsq[0], n)
+		a1, c := bits.Add64(l1, h0, 0)
+		if h1|c == 0 {
+			p1, p0 := bits.Mul64(w.sum.lo, w.sum.lo)
+			d0, br := bits.Sub64(l0, p0, 0)
+			d1, _ := bits.Sub64(a1, p1, br)
+			var sp float64
+			if d1 == 0 {
+				sp = float64(d0)
+			} else {
+				sp = roundUint128(d1, d0)
+			}
+			fn := float64(w.n)
+			return float64(int64(w.sum.lo)) / fn, math.Sqrt(sp / (fn * fn))
 		}
 	}
 	return w.Mean(), w.StdDev()
 }
 
-// MeanStdDevOfSums returns the mean and population standard deviation in
-// nanoseconds of n ≥ 2 samples from their exact sum Σx = sum and sum of
-// squares Σx² = sq1·2^64 + sq0, as a Window holding them computes them
-// (MeanStdDev calls it): Σx/n' and √(s/n'²), s = n'·Σx² − (Σx)² exact and
-// rounded to float64 once. ok is false, and the values 0, when Σx > 2^53
-// or n'·Σx² ≥ 2^128: MeanStdDev then takes the general path. Samples in
-// [0, 2^32) never leave this range (Σx < 2^52, n'·Σx² < 2^104 for n' ≤
-// MaxWindowSize), so a caller that keeps the sums of such samples itself
-// (a threshold sweep keeping many windows side by side) gets MeanStdDev's
-// values bit for bit.
-func MeanStdDevOfSums(n int, sum, sq1, sq0 uint64) (mean, sd float64, ok bool) {
-	if sum > 1<<53 {
-		return 0, 0, false
+// Sums is the exact sums of N samples: Σx = Sum and Σx² = Sq1·2^64 + Sq0
+// (MeanStdDevs).
+type Sums struct {
+	N        int
+	Sum      uint64
+	Sq1, Sq0 uint64
+}
+
+// MeanStdDevs sets mean[i] and sd[i] to the mean and population standard
+// deviation in nanoseconds of the samples whose sums are ss[i] (mean and
+// sd at least as long as ss), as a Window holding them computes them
+// (MeanStdDev's one step: Σx/n' and √(s/n'²), s = n'·Σx² − (Σx)² exact and
+// rounded to float64 once), bit for bit, for sums with 0 ≤ Σx ≤ 2^53 and
+// n'·Σx² < 2^128. Samples in [0, 2^32) never leave that range (Σx <
+// 2^52, n'·Σx² < 2^104 for n' ≤ MaxWindowSize), so a caller that keeps
+// the sums of such samples itself gets MeanStdDev's values; ok reports
+// whether every ss[i] was in range (the others, and those with N = 0, get
+// 0). One loop of independent iterations, so that the divisions and
+// square roots of many windows overlap: a threshold sweep keeps many
+// windows side by side (phi.NormalHistories).
+func MeanStdDevs(ss []Sums, mean, sd []float64) (ok bool) {
+	mean, sd = mean[:len(ss)], sd[:len(ss)]
+	ok = true
+	for i := range ss {
+		s := &ss[i]
+		n := uint64(s.N)
+		h1, l1 := bits.Mul64(s.Sq1, n)
+		h0, l0 := bits.Mul64(s.Sq0, n)
+		a1, c := bits.Add64(l1, h0, 0)
+		if h1|c != 0 || s.Sum > 1<<53 || n == 0 {
+			mean[i], sd[i] = 0, 0
+			ok = ok && n == 0
+			continue
+		}
+		// MeanStdDev's one step.
+		p1, p0 := bits.Mul64(s.Sum, s.Sum)
+		d0, br := bits.Sub64(l0, p0, 0)
+		d1, _ := bits.Sub64(a1, p1, br)
+		var sp float64
+		if d1 == 0 {
+			sp = float64(d0)
+		} else {
+			sp = roundUint128(d1, d0)
+		}
+		fn := float64(s.N)
+		mean[i], sd[i] = float64(int64(s.Sum))/fn, math.Sqrt(sp/(fn*fn))
 	}
-	// Mean's quotient and spread's two-word numerator.
-	un := uint64(n)
-	h1, l1 := bits.Mul64(sq1, un)
-	h0, l0 := bits.Mul64(sq0, un)
-	a1, c := bits.Add64(l1, h0, 0)
-	if h1|c != 0 {
-		return 0, 0, false
-	}
-	p1, p0 := bits.Mul64(sum, sum)
-	d0, br := bits.Sub64(l0, p0, 0)
-	d1, _ := bits.Sub64(a1, p1, br)
-	var sp float64
-	if d1 == 0 {
-		sp = float64(d0)
-	} else {
-		sp = roundUint128(d1, d0)
-	}
-	fn := float64(n)
-	return float64(int64(sum)) / fn, math.Sqrt(sp / (fn * fn)), true
+	return ok
 }
 
 // StdDev returns the population standard deviation in nanoseconds.

@@ -7,8 +7,8 @@ import "time"
 func (h *NormalHistories) HistorySamples(i int) []time.Duration {
 	s := &h.hs[i]
 	ring := h.ring(i)
-	out := make([]time.Duration, s.n)
-	for k := range s.n {
+	out := make([]time.Duration, h.sums[i].N)
+	for k := range h.sums[i].N {
 		out[k] = ring[(s.start+k)%h.w]
 	}
 	return out

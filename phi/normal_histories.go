@@ -22,15 +22,21 @@ import (
 //
 // The histories share the arrival rules' state (T_last, the sequence
 // numbers: every history accepts the same heartbeats). Each keeps its
-// window as a ring in one slab of samples and the exact sums Σx (modulo
-// 2^64) and Σx² (modulo 2^128) beside it, in an array of plain values, so
-// that Observe updates every history in one loop without pointers:
-// while every sample held is below 2^32 ns (4.29 s) the sums are exact
-// and detector.MeanStdDevOfSums gives detector.Window's μ and σ bit for
-// bit. A history that holds a longer sample keeps a detector.Window
-// beside its ring until the sample leaves, and reads μ and σ from it. The
-// bootstrap, the skip rule, the relearn rule's runs, MaxInterval and
-// DivideBySeqGap follow Normal's code path for the history concerned.
+// window as a ring in one slab of samples, and the exact sums Σx (modulo
+// 2^64) and Σx² (modulo 2^128) of the samples it holds in an array of
+// plain values (detector.Sums), so that Observe updates every history in
+// one loop without pointers, then computes every history's μ and σ in
+// another (detector.MeanStdDevs, whose divisions and square roots
+// overlap), then every σ_eff and τ. While every sample a history holds
+// is below 2^32 ns (4.29 s) its sums are exact and detector.MeanStdDevs
+// gives detector.Window's μ and σ bit for bit; a history that holds a
+// longer sample keeps a detector.Window beside its ring until the sample
+// leaves, and reads μ and σ from it. The common case is inline: the
+// interval alone recorded (by the ordinary rule, or by a run of the
+// relearn rule that has reached K). The bootstrap, intervals left out,
+// the other steps of the relearn rule, MaxInterval and long samples take
+// Normal's path for the history concerned (DivideBySeqGap applies to all
+// alike).
 //
 // A NormalHistories is not safe for concurrent use.
 type NormalHistories struct {
@@ -48,14 +54,17 @@ type NormalHistories struct {
 	arr arrivals
 	buf []time.Duration // history i's ring is buf[i·n:(i+1)·n]
 	hs  []normalHistory
+	// sums[i]: history i's samples held (N) and their sums Σx (modulo
+	// 2^64) and Σx² (modulo 2^128); mean and sd: scratch for their μ and
+	// σ (detector.MeanStdDevs).
+	sums     []detector.Sums
+	mean, sd []float64
 }
 
 // normalHistory is one history of a NormalHistories.
 type normalHistory struct {
-	start, n int    // the ring's oldest sample and the samples held
-	sum      uint64 // Σx modulo 2^64
-	sq1, sq0 uint64 // Σx² modulo 2^128
-	big      int    // samples ≥ 2^32 held
+	start int // the ring's oldest sample (the samples held are in sums)
+	big   int // samples ≥ 2^32 held
 	// wide: the window of the samples held, kept while big > 0 (the sums
 	// above may then have wrapped).
 	wide *detector.Window
@@ -83,6 +92,8 @@ func NewNormalHistories(cfg NormalConfig) (*NormalHistories, error) {
 		minSamples: d.minSamples, skip: d.skip, pause: d.pause, maxIv: d.maxIv, divGap: d.divGap,
 		k: d.relearn.k, buf: make([]time.Duration, n)}
 	h.hs = []normalHistory{{rl: relearn{k: d.relearn.k}, th: d.threshold, z: d.zTh}}
+	h.sums = make([]detector.Sums, 1)
+	h.mean, h.sd = make([]float64, 1), make([]float64, 1)
 	return h, nil
 }
 
@@ -93,7 +104,7 @@ func (h *NormalHistories) Len() int { return len(h.hs) }
 func (h *NormalHistories) WindowSize() int { return h.w }
 
 // WindowLen returns how many samples history i's window holds.
-func (h *NormalHistories) WindowLen(i int) int { return h.hs[i].n }
+func (h *NormalHistories) WindowLen(i int) int { return h.sums[i].N }
 
 // Threshold returns history i's Θ.
 func (h *NormalHistories) Threshold(i int) float64 { return h.hs[i].th }
@@ -104,62 +115,76 @@ func (h *NormalHistories) ring(i int) []time.Duration { return h.buf[i*h.w : (i+
 // Observe gives hb to every history, as Normal.Observe.
 func (h *NormalHistories) Observe(hb detector.Heartbeat) {
 	iv, gap, first, ok := h.arr.accept(hb)
-	if !ok {
+	switch {
+	case !ok:
 		return // nothing moved
-	}
-	if first {
+	case first:
 		for i := range h.hs {
 			h.stats(i) // the bootstrap's
 		}
-	} else {
-		if h.divGap && gap > 1 {
-			if gap > 1<<63-1 {
-				iv = 0
-			} else {
-				iv /= time.Duration(gap)
-			}
+		h.refresh()
+		return
+	}
+	if h.divGap && gap > 1 {
+		if gap > 1<<63-1 {
+			iv = 0
+		} else {
+			iv /= time.Duration(gap)
 		}
-		capped := h.maxIv > 0 && iv > h.maxIv
-		fast := !capped && uint64(iv) < smallSample
-		at := hb.Arrival
-		for i := range h.hs {
-			s := &h.hs[i]
-			if !fast || h.skip && at > s.tau || s.rl.n != 0 || s.wide != nil || s.n < h.boot {
+	}
+	capped := h.maxIv > 0 && iv > h.maxIv
+	fast := !capped && uint64(iv) < smallSample
+	at := hb.Arrival
+	for i := range h.hs {
+		s, m := &h.hs[i], &h.sums[i]
+		if !fast || s.wide != nil || m.N < h.boot {
+			h.record(i, at, iv, capped)
+			continue
+		}
+		// The common case, inline: iv alone recorded (by the ordinary
+		// rule, or left out by the skip rule and recorded by a run of
+		// the relearn rule that has reached K), every sample below
+		// 2^32.
+		if h.skip && at > s.tau {
+			if !s.rl.skipAlone() {
 				h.record(i, at, iv, capped)
 				continue
 			}
-			// The common case, inline: iv recorded, every sample
-			// below 2^32, the relearn rule with no run (its recorded is
-			// then a no-op).
-			ring := h.ring(i)
-			if s.n == len(ring) {
-				old := ring[s.start]
-				ring[s.start] = iv
-				if s.start++; s.start == len(ring) {
-					s.start = 0
-				}
-				s.sum += uint64(iv) - uint64(old)
-				d, b := bits.Sub64(uint64(iv)*uint64(iv), uint64(old)*uint64(old), 0)
-				var c uint64
-				s.sq0, c = bits.Add64(s.sq0, d, 0)
-				s.sq1 += c - b
-			} else {
-				ring[s.n] = iv
-				s.n++
-				s.put(iv)
+		} else if s.rl.n != 0 {
+			s.rl.recorded()
+		}
+		ring := h.ring(i)
+		if m.N == len(ring) {
+			old := ring[s.start]
+			ring[s.start] = iv
+			if s.start++; s.start == len(ring) {
+				s.start = 0
 			}
-			mu, sd, ok := detector.MeanStdDevOfSums(s.n, s.sum, s.sq1, s.sq0)
-			if !ok { // cannot happen for samples below 2^32
-				h.stats(i)
-				continue
-			}
-			s.mu, s.sd = clampNormal(h.minStd, h.pause, mu, sd)
+			m.Sum += uint64(iv) - uint64(old)
+			d, b := bits.Sub64(uint64(iv)*uint64(iv), uint64(old)*uint64(old), 0)
+			var c uint64
+			m.Sq0, c = bits.Add64(m.Sq0, d, 0)
+			m.Sq1 += c - b
+		} else {
+			ring[m.N] = iv
+			m.N++
+			s.put(m, iv)
 		}
 	}
+	// μ and σ of every window, changed or not (the same sums give the
+	// same values), in one loop; then σ_eff and τ, the histories whose
+	// window is in the bootstrap or holds long samples taking their own
+	// path.
+	detector.MeanStdDevs(h.sums, h.mean, h.sd)
 	last := h.arr.last
 	for i := range h.hs {
 		s := &h.hs[i]
-		t := max(0, s.mu+s.sd*s.z) // refresh, inline
+		if s.wide != nil || h.sums[i].N < h.boot {
+			h.stats(i)
+		} else {
+			s.mu, s.sd = clampNormal(h.minStd, h.pause, h.mean[i], h.sd[i])
+		}
+		t := max(0, s.mu+s.sd*s.z) // Normal.refresh, inline
 		tau, ok := freshnessPointNear(last, t)
 		if !ok {
 			tau = freshnessPoint(last, t)
@@ -168,14 +193,23 @@ func (h *NormalHistories) Observe(hb detector.Heartbeat) {
 	}
 }
 
+// refresh recomputes every history's τ = T_last + ⌈t*(Θ)⌉ from its μ and
+// σ_eff (Normal.refresh).
+func (h *NormalHistories) refresh() {
+	for i := range h.hs {
+		s := &h.hs[i]
+		s.tau = freshnessPoint(h.arr.last, NormalCrossing(s.mu, s.sd, s.z))
+	}
+}
+
 // record is Normal.recordAccepted past the first heartbeat for history i,
 // the heartbeat arriving at at with the interval iv (DivideBySeqGap
-// applied), capped when MaxInterval leaves it out, followed by stats when
-// the window changed.
+// applied), capped when MaxInterval leaves it out; Observe then
+// recomputes μ and σ_eff.
 func (h *NormalHistories) record(i int, at, iv time.Duration, capped bool) {
 	s := &h.hs[i]
 	// s.tau is still the previous heartbeat's freshness point.
-	if h.skip && at > s.tau && s.n >= h.boot || capped {
+	if h.skip && at > s.tau && h.sums[i].N >= h.boot || capped {
 		run, rec := s.rl.skip(iv)
 		if !rec {
 			return
@@ -187,26 +221,25 @@ func (h *NormalHistories) record(i int, at, iv time.Duration, capped bool) {
 		s.rl.recorded()
 	}
 	h.add(i, iv)
-	h.stats(i)
 }
 
 // add appends x to history i's window, evicting the oldest sample when it
 // is full, as detector.Window.Add.
 func (h *NormalHistories) add(i int, x time.Duration) {
-	s := &h.hs[i]
+	s, m := &h.hs[i], &h.sums[i]
 	ring := h.ring(i)
-	if s.n == len(ring) {
+	if m.N == len(ring) {
 		old := ring[s.start]
 		ring[s.start] = x
 		if s.start++; s.start == len(ring) {
 			s.start = 0
 		}
-		s.drop(old)
+		s.drop(m, old)
 	} else {
-		ring[s.n] = x
-		s.n++
+		ring[m.N] = x
+		m.N++
 	}
-	s.put(x)
+	s.put(m, x)
 	switch {
 	case uint64(x) >= smallSample && s.wide == nil:
 		h.widen(i) // from the ring, x included
@@ -218,27 +251,27 @@ func (h *NormalHistories) add(i int, x time.Duration) {
 	}
 }
 
-// put adds x to the sums.
-func (s *normalHistory) put(x time.Duration) {
+// put adds x to the sums m.
+func (s *normalHistory) put(m *detector.Sums, x time.Duration) {
 	u := uint64(x)
-	s.sum += u
+	m.Sum += u
 	hi, lo := bits.Mul64(u, u)
 	var c uint64
-	s.sq0, c = bits.Add64(s.sq0, lo, 0)
-	s.sq1 += hi + c
+	m.Sq0, c = bits.Add64(m.Sq0, lo, 0)
+	m.Sq1 += hi + c
 	if u >= smallSample {
 		s.big++
 	}
 }
 
-// drop removes x from the sums.
-func (s *normalHistory) drop(x time.Duration) {
+// drop removes x from the sums m.
+func (s *normalHistory) drop(m *detector.Sums, x time.Duration) {
 	u := uint64(x)
-	s.sum -= u
+	m.Sum -= u
 	hi, lo := bits.Mul64(u, u)
 	var b uint64
-	s.sq0, b = bits.Sub64(s.sq0, lo, 0)
-	s.sq1 -= hi + b
+	m.Sq0, b = bits.Sub64(m.Sq0, lo, 0)
+	m.Sq1 -= hi + b
 	if u >= smallSample {
 		s.big--
 	}
@@ -249,7 +282,7 @@ func (h *NormalHistories) widen(i int) {
 	s := &h.hs[i]
 	w, _ := detector.NewWindow(h.w) // h.w is a valid size: NewNormal took it
 	ring := h.ring(i)
-	for k := range s.n {
+	for k := range h.sums[i].N {
 		w.Add(ring[(s.start+k)%h.w])
 	}
 	s.wide = w
@@ -261,16 +294,17 @@ func (h *NormalHistories) stats(i int) {
 	s := &h.hs[i]
 	var mu, sd float64
 	switch {
-	case s.n < h.boot:
+	case h.sums[i].N < h.boot:
 		mu, sd = h.bootstrap, h.bootstrap/4
 	case s.wide != nil:
 		mu, sd = s.wide.MeanStdDev()
 	default:
-		var ok bool
-		if mu, sd, ok = detector.MeanStdDevOfSums(s.n, s.sum, s.sq1, s.sq0); !ok {
+		var m, d [1]float64
+		if !detector.MeanStdDevs(h.sums[i:i+1], m[:], d[:]) {
 			h.widen(i) // cannot happen for samples below 2^32
-			mu, sd = s.wide.MeanStdDev()
+			m[0], d[0] = s.wide.MeanStdDev()
 		}
+		mu, sd = m[0], d[0]
 	}
 	s.mu, s.sd = clampNormal(h.minStd, h.pause, mu, sd)
 }
@@ -297,6 +331,8 @@ func (h *NormalHistories) Fork(i int, threshold float64) (int, error) {
 		c.tau = freshnessPoint(h.arr.last, NormalCrossing(c.mu, c.sd, c.z))
 	}
 	h.hs = append(h.hs, c)
+	h.sums = append(h.sums, h.sums[i])
+	h.mean, h.sd = append(h.mean, 0), append(h.sd, 0)
 	return j, nil
 }
 
@@ -308,9 +344,11 @@ func (h *NormalHistories) Delete(i int) (moved int) {
 	if i != last {
 		copy(h.ring(i), h.ring(last))
 		h.hs[i] = h.hs[last]
+		h.sums[i] = h.sums[last]
 	}
 	h.hs[last] = normalHistory{}
 	h.hs = h.hs[:last]
+	h.sums, h.mean, h.sd = h.sums[:last], h.mean[:last], h.sd[:last]
 	h.buf = h.buf[:last*h.w]
 	return last
 }
@@ -320,12 +358,11 @@ func (h *NormalHistories) Delete(i int) (moved int) {
 // order, and run of the relearn rule, hence the same μ and σ_eff.
 func (h *NormalHistories) Same(i, j int) bool {
 	a, b := &h.hs[i], &h.hs[j]
-	if a.mu != b.mu || a.sd != b.sd || a.n != b.n || a.sum != b.sum || a.sq0 != b.sq0 || a.sq1 != b.sq1 ||
-		a.big != b.big || !a.rl.equal(&b.rl) {
+	if a.mu != b.mu || a.sd != b.sd || h.sums[i] != h.sums[j] || a.big != b.big || !a.rl.equal(&b.rl) {
 		return false
 	}
 	ra, rb := h.ring(i), h.ring(j)
-	for k := range a.n {
+	for k := range h.sums[i].N {
 		if ra[(a.start+k)%h.w] != rb[(b.start+k)%h.w] {
 			return false
 		}
@@ -373,7 +410,7 @@ func (h *NormalHistories) Form(i int) (last time.Duration, mean, sd float64, ok 
 // WarmingUp reports whether history i is warming up, as
 // Normal.WarmingUp.
 func (h *NormalHistories) WarmingUp(i int) bool {
-	return !h.arr.seen || h.hs[i].n < h.minSamples
+	return !h.arr.seen || h.sums[i].N < h.minSamples
 }
 
 // Suspected reports whether history i suspects at now, as

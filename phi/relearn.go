@@ -86,6 +86,17 @@ func (r *relearn) skip(iv time.Duration) (run []time.Duration, rec bool) {
 	return run, true
 }
 
+// skipAlone reports whether skip would record the next interval left out
+// alone (a run that has reached K: skip returns no run and rec true) and,
+// if so, does to r what skip would.
+func (r *relearn) skipAlone() bool {
+	if r.k == 0 || r.n < r.k {
+		return false
+	}
+	r.ok = 0
+	return true
+}
+
 // recorded notes an interval the ordinary rule recorded; the K-th in a row
 // ends the run.
 func (r *relearn) recorded() {
