@@ -402,8 +402,7 @@ func (d *Normal) Fork(threshold float64) (*Normal, error) { return d.ForkInto(ni
 // has d's window size (else dst gets a new one) and the storage of its
 // relearn run, so that a
 // threshold sweep that forks and joins groups of thresholds again and
-// again reuses the detectors of the groups that joined
-// (qos.PhiNormalFamily). dst's former state is lost; with dst nil it
+// again reuses the detectors of the groups that joined. dst's former state is lost; with dst nil it
 // allocates the copy as Fork does; dst may be d (its threshold then
 // changes). Errors: those of Fork, dst then unchanged.
 func (d *Normal) ForkInto(dst *Normal, threshold float64) (*Normal, error) {

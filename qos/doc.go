@@ -62,9 +62,10 @@
 // replay engine per threshold steps through it, reading that threshold's
 // freshness point from the shared state (SharedState; equal to one replay per
 // threshold in every field; Satzger's thresholds of equal rank are replayed
-// once). The normal φ with skip-suspected shares detectors between
-// thresholds as Akka's does, and reads every threshold's freshness point
-// from them into one such replay engine (SharedState). 2W-FD is linear in α (OnePass). Bertier, and these families when
+// once). The normal φ with skip-suspected shares histories between
+// thresholds as Akka's does (kept side by side, phi.NormalHistories), and
+// reads every threshold's freshness point from them into one such replay
+// engine (SharedState). 2W-FD is linear in α (OnePass). Bertier, and these families when
 // their method does not apply on a stream, get one replay per point
 // (PerPoint). Curve.Method says which method was used.
 // Families and streams run in parallel on a bounded pool of goroutines.

@@ -132,9 +132,10 @@ func ChenFamily(cfg chen.Config, alphas []time.Duration) Family {
 // outages) an interval is left out when its arrival is after τ, so the
 // history depends on Θ; Sweep computes the curve in one pass anyway:
 // thresholds whose replays have left out the same intervals share one
-// detector, which splits at an arrival between its thresholds' freshness
+// history, which splits at an arrival between its thresholds' freshness
 // points and joins again once the histories agree. With the default
-// warm-up (MinSamples at most 2), the same for every threshold, everything
+// warm-up (MinSamples at most 2), the same for every threshold, the
+// histories are kept side by side (phi.NormalHistories) and everything
 // else a replay does is done once for all thresholds (method SharedState);
 // with a longer one, each group of thresholds is replayed on its own
 // (method OnePassGroups), and past a quarter as many groups as thresholds
