@@ -78,6 +78,9 @@ func TestNormalHistoriesAreNormals(t *testing.T) {
 			if w == 1000 {
 				n = 6000
 			}
+			if testing.Short() {
+				n /= 2
+			}
 			t.Run(fmt.Sprintf("%s/n=%d", name, w), func(t *testing.T) {
 				historiesAreNormals(t, cfg, rand.New(rand.NewPCG(seed, 1)), n)
 			})
