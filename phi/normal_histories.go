@@ -63,8 +63,9 @@ type NormalHistories struct {
 
 // normalHistory is one history of a NormalHistories.
 type normalHistory struct {
-	start int // the ring's oldest sample (the samples held are in sums)
-	big   int // samples ≥ 2^32 held
+	ring  []time.Duration // its part of the slab (NormalHistories.ring)
+	start int             // the ring's oldest sample (the samples held are in sums)
+	big   int             // samples ≥ 2^32 held
 	// wide: the window of the samples held, kept while big > 0 (the sums
 	// above may then have wrapped).
 	wide *detector.Window
@@ -94,6 +95,7 @@ func NewNormalHistories(cfg NormalConfig) (*NormalHistories, error) {
 	h.hs = []normalHistory{{rl: relearn{k: d.relearn.k}, th: d.threshold, z: d.zTh}}
 	h.sums = make([]detector.Sums, 1)
 	h.mean, h.sd = make([]float64, 1), make([]float64, 1)
+	h.rerings()
 	return h, nil
 }
 
@@ -111,6 +113,14 @@ func (h *NormalHistories) Threshold(i int) float64 { return h.hs[i].th }
 
 // ring returns history i's ring.
 func (h *NormalHistories) ring(i int) []time.Duration { return h.buf[i*h.w : (i+1)*h.w : (i+1)*h.w] }
+
+// rerings points every history's ring at its part of the slab (after the
+// slab moved, or histories did).
+func (h *NormalHistories) rerings() {
+	for i := range h.hs {
+		h.hs[i].ring = h.ring(i)
+	}
+}
 
 // Observe gives hb to every history, as Normal.Observe.
 func (h *NormalHistories) Observe(hb detector.Heartbeat) {
@@ -153,7 +163,7 @@ func (h *NormalHistories) Observe(hb detector.Heartbeat) {
 		} else if s.rl.n != 0 {
 			s.rl.recorded()
 		}
-		ring := h.ring(i)
+		ring := s.ring
 		if m.N == len(ring) {
 			old := ring[s.start]
 			ring[s.start] = iv
@@ -227,7 +237,7 @@ func (h *NormalHistories) record(i int, at, iv time.Duration, capped bool) {
 // is full, as detector.Window.Add.
 func (h *NormalHistories) add(i int, x time.Duration) {
 	s, m := &h.hs[i], &h.sums[i]
-	ring := h.ring(i)
+	ring := s.ring
 	if m.N == len(ring) {
 		old := ring[s.start]
 		ring[s.start] = x
@@ -281,9 +291,12 @@ func (s *normalHistory) drop(m *detector.Sums, x time.Duration) {
 func (h *NormalHistories) widen(i int) {
 	s := &h.hs[i]
 	w, _ := detector.NewWindow(h.w) // h.w is a valid size: NewNormal took it
-	ring := h.ring(i)
-	for k := range h.sums[i].N {
-		w.Add(ring[(s.start+k)%h.w])
+	older, newer := h.held(i)
+	for _, x := range older {
+		w.Add(x)
+	}
+	for _, x := range newer {
+		w.Add(x)
 	}
 	s.wide = w
 }
@@ -331,6 +344,7 @@ func (h *NormalHistories) Fork(i int, threshold float64) (int, error) {
 		c.tau = freshnessPoint(h.arr.last, NormalCrossing(c.mu, c.sd, c.z))
 	}
 	h.hs = append(h.hs, c)
+	h.rerings() // the slab may have moved
 	h.sums = append(h.sums, h.sums[i])
 	h.mean, h.sd = append(h.mean, 0), append(h.sd, 0)
 	return j, nil
@@ -345,6 +359,7 @@ func (h *NormalHistories) Delete(i int) (moved int) {
 		copy(h.ring(i), h.ring(last))
 		h.hs[i] = h.hs[last]
 		h.sums[i] = h.sums[last]
+		h.hs[i].ring = h.ring(i)
 	}
 	h.hs[last] = normalHistory{}
 	h.hs = h.hs[:last]
@@ -361,13 +376,32 @@ func (h *NormalHistories) Same(i, j int) bool {
 	if a.mu != b.mu || a.sd != b.sd || h.sums[i] != h.sums[j] || a.big != b.big || !a.rl.equal(&b.rl) {
 		return false
 	}
-	ra, rb := h.ring(i), h.ring(j)
-	for k := range h.sums[i].N {
-		if ra[(a.start+k)%h.w] != rb[(b.start+k)%h.w] {
+	a1, a2 := h.held(i)
+	b1, b2 := h.held(j)
+	for len(a1) > 0 { // compare the two rings in runs
+		if len(b1) == 0 {
+			b1, b2 = b2, nil
+		}
+		k := min(len(a1), len(b1))
+		if !slices.Equal(a1[:k], b1[:k]) {
 			return false
+		}
+		a1, b1 = a1[k:], b1[k:]
+		if len(a1) == 0 {
+			a1, a2 = a2, nil
 		}
 	}
 	return true
+}
+
+// held returns the samples history i holds, oldest first, as two runs of
+// its ring.
+func (h *NormalHistories) held(i int) (older, newer []time.Duration) {
+	ring, start, n := h.ring(i), h.hs[i].start, h.sums[i].N
+	if end := start + n; end <= len(ring) {
+		return ring[start:end], nil
+	}
+	return ring[start:], ring[:start+n-len(ring)]
 }
 
 // FreshnessPoint returns history i's τ = T_last + t*(Θ), as
