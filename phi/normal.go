@@ -440,7 +440,14 @@ func (d *Normal) FreshnessPointZ(z float64) (time.Duration, bool) {
 // from one state. Before the first heartbeat they are T_last's zero value
 // plus the crossings, as FreshnessPointZ's.
 func (d *Normal) FreshnessPointsZ(zs []float64, taus []time.Duration) {
-	last, mu, sd := d.arr.last, d.mu, d.sd
+	freshnessPointsZ(d.arr.last, d.mu, d.sd, zs, taus)
+}
+
+// freshnessPointsZ sets taus[i] to T_last + ⌈t*⌉ (saturating), t* =
+// NormalCrossing(mu, sd, zs[i]), for each i < len(taus): the freshness
+// points of many thresholds from one state (Normal's and
+// NormalHistories').
+func freshnessPointsZ(last time.Duration, mu, sd float64, zs []float64, taus []time.Duration) {
 	for i, z := range zs[:len(taus)] {
 		t := mu + sd*z // NormalCrossing but for t* = −0, which gives the same τ
 		if t < 0 {

@@ -421,18 +421,7 @@ func (h *NormalHistories) FreshnessPointZ(i int, z float64) (time.Duration, bool
 // len(taus) (len(zs) ≥ len(taus)), as Normal.FreshnessPointsZ.
 func (h *NormalHistories) FreshnessPointsZ(i int, zs []float64, taus []time.Duration) {
 	s := &h.hs[i]
-	last, mu, sd := h.arr.last, s.mu, s.sd
-	for k, z := range zs[:len(taus)] {
-		t := mu + sd*z // NormalCrossing but for t* = −0, which gives the same τ
-		if t < 0 {
-			t = 0
-		}
-		tau, ok := freshnessPointNear(last, t)
-		if !ok {
-			tau = freshnessPoint(last, t)
-		}
-		taus[k] = tau
-	}
+	freshnessPointsZ(h.arr.last, s.mu, s.sd, zs, taus)
 }
 
 // Form returns history i's T_last, μ (the pause included) and σ_eff in
