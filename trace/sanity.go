@@ -68,6 +68,12 @@ type Finding struct {
 	// Excluded is true when the record is left out of the stream (every
 	// kind but FindingRestart).
 	Excluded bool
+	// SeqKnown, for a FindingSeq, says that the number itself is right:
+	// a copy of a number its incarnation received before, or a late
+	// heartbeat of an incarnation before (Checked.Epoch is then its own,
+	// 0 when that cannot be told). Otherwise a FindingSeq's number is
+	// wrong, its true number unknown: it stands for a missing one.
+	SeqKnown bool
 }
 
 // String formats the finding as "file:line: sender S: detail".
@@ -138,7 +144,8 @@ type Checked struct {
 	Record Record
 	Line   int
 	// Epoch is the sender's incarnation within the file: 1, then one more
-	// at each FindingRestart.
+	// at each FindingRestart; a late heartbeat of an incarnation before,
+	// left out, has that one's (0 when it cannot be told).
 	Epoch int
 	// SenderIndex is the place of the record's sender among the senders
 	// given to the Checker, from 0, in the order of their first records
@@ -234,6 +241,9 @@ type senderCheck struct {
 	// at a restart (hasStart: it began at a restart and had one).
 	start    time.Duration
 	hasStart bool
+	// prevStart is start of the epoch before (hasPrevStart: it had one).
+	prevStart    time.Duration
+	hasPrevStart bool
 	// seen marks the sequence numbers of the current epoch's kept
 	// records from seenBits − 1 below the front up to it (nil before the
 	// first kept record with one): see markSeen.
@@ -308,6 +318,8 @@ func (c *Checker) judge(s *senderCheck) {
 		f = c.checkSeq(s, p, la)
 		if f == nil {
 			f = c.checkFarBelow(s, p)
+		} else {
+			s.markCopy(f, &p.c.Record)
 		}
 	}
 	if f == nil || !f.Excluded {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -137,6 +138,7 @@ func (c *Checker) restart(s *senderCheck, p *pending, due string) *Finding {
 	p.c.Epoch = s.epoch
 	s.before = s.before[:0]
 	s.hasFront = false
+	s.prevStart, s.hasPrevStart = s.start, s.hasStart
 	s.start, s.hasStart = p.c.Record.Sent, p.c.Record.HasSent
 	return c.finding(s, *p, FindingRestart, fmt.Sprintf("sequence restarts at %d %s: a new incarnation of the sender (epoch %d)", p.c.Record.Seq, due, s.epoch))
 }
@@ -181,10 +183,30 @@ func (c *Checker) checkSeqSent(s *senderCheck, p *pending, la []pending) (*Findi
 		// take R: in order, whatever late neighbours predict.
 		return nil, true
 	case s.hasStart && r.Seq > s.front.Seq && r.Sent < s.start:
-		return c.finding(s, *p, FindingSeq, fmt.Sprintf("sequence number %d, sent %v before the restart of epoch %d, is a late heartbeat of the incarnation before: left out",
-			r.Seq, s.start-r.Sent, s.epoch)), true
+		return c.oldIncarnation(s, p), true
 	}
 	return nil, false
+}
+
+// oldIncarnation leaves out p, a heartbeat sent before the record that
+// began the current epoch at a restart: a late heartbeat of an incarnation
+// before, with its number right (SeqKnown). It belongs to the epoch before
+// when that one began at the file's start or was sent after its start;
+// sent before that too, or when the epoch before began without a send
+// time, which one it belongs to cannot be told: epoch 0, none (atk26's
+// N2: it was counted against the new incarnation).
+func (c *Checker) oldIncarnation(s *senderCheck, p *pending) *Finding {
+	r := &p.c.Record
+	p.c.Epoch = s.epoch - 1
+	of := fmt.Sprintf("of the incarnation before (epoch %d)", p.c.Epoch)
+	if p.c.Epoch > 1 && !(s.hasPrevStart && r.Sent >= s.prevStart) {
+		p.c.Epoch = 0
+		of = "of an incarnation before, which one cannot be told (counted in none)"
+	}
+	f := c.finding(s, *p, FindingSeq, fmt.Sprintf("sequence number %d, sent %v before the restart of epoch %d, is a late heartbeat %s: left out",
+		r.Seq, s.start-r.Sent, s.epoch, of))
+	f.SeqKnown = true
+	return f
 }
 
 // seqSent is a record's sequence number, send time and arrival.
@@ -315,6 +337,18 @@ func (s *senderCheck) wasSeen(q uint64) bool {
 		s.seen[q/64%(seenBits/64)]&(1<<(q%64)) != 0
 }
 
+// markCopy marks f, the FindingSeq of r, as SeqKnown when r's number was
+// received before (wasSeen): a copy, which stands for no missing number
+// (atk26's N1); unless r was sent after the front, as a copy, carrying its
+// original's send time, is not: then its number is wrong.
+func (s *senderCheck) markCopy(f *Finding, r *Record) {
+	if f.Kind != FindingSeq || f.SeqKnown || !s.wasSeen(r.Seq) || r.HasSent && s.front.HasSent && r.Sent > s.front.Sent {
+		return
+	}
+	f.SeqKnown = true
+	f.Detail = strings.TrimSuffix(f.Detail, ": left out") + "; it was received before: left out"
+}
+
 // sentOffTrend says, for p, a late heartbeat whose one-way delay is far
 // above its neighbours', whether its send time accounts for part of that:
 // it is off what its neighbours predict by more than max(Floor, S
@@ -384,8 +418,10 @@ func (c *Checker) checkFarBelow(s *senderCheck, p *pending) *Finding {
 		return nil
 	}
 	if s.wasSeen(r.Seq) {
-		return c.finding(s, *p, FindingSeq, fmt.Sprintf("sequence number %d is %d below the highest so far, %d, and was received before: a copy that late is no heartbeat the network reordered (a corrupted number?): left out",
+		f := c.finding(s, *p, FindingSeq, fmt.Sprintf("sequence number %d is %d below the highest so far, %d, and was received before: a copy that late is no heartbeat the network reordered (a corrupted number?): left out",
 			r.Seq, s.front.Seq-r.Seq, s.front.Seq))
+		f.SeqKnown = true // received: it stands for no missing number
+		return f
 	}
 	if !r.HasArrival {
 		return nil

@@ -143,3 +143,62 @@ func TestLeftOutForSeqNotLoss(t *testing.T) {
 		assert.True(t, strings.Contains(string(html), "<dt>loss</dt><dd>0.00 % (0 of 3000 sequence numbers)</dd><dt>loss bursts</dt><dd>0, longest 0</dd>"), "the report's loss rows")
 	}
 }
+
+// A late copy left out (its number received before) stands for no
+// missing number (atk26's N1: it took one off the loss, so one copy hid
+// one real loss). 1500 is lost; a copy of 50 arrives after 100 and a copy
+// of 2000 after 2100: loss 0.03 % either way, 2 left out.
+func TestCopyLeftOutNotTakenOffLoss(t *testing.T) {
+	text := strings.Replace(regularTrace(3000), "p 1500 150000000000 150010000000\n", "", 1)
+	text = strings.Replace(text, "p 100 10000000000 10010000000\n", "p 100 10000000000 10010000000\np 50 5000000000 10015000000\n", 1)
+	text = strings.Replace(text, "p 2100 210000000000 210010000000\n", "p 2100 210000000000 210010000000\np 2000 200000000000 210015000000\n", 1)
+	p := writeFile(t, "copy.fdk", text)
+	code, out, errOut := runCmd("-d", "chen", p)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, errOut, "left out 2 record(s) that cannot be right (2 seq)")
+	assert.Contains(t, errOut, p+":104: sender \"p\": sequence number 50 is 50 below the highest so far, 100, and was received before")
+	assert.Contains(t, out, "sender p ("+p+"): 2999 heartbeats over 4m59.9s, Δ = 100ms, loss 0.03%, 2 left out by the input check, warm-up")
+}
+
+// A late heartbeat of the incarnation before a restart, left out, counts
+// in its own incarnation (atk26's N2: it was lost in p@1, and p@2 listed
+// it as its own and lost its real loss). p sends 3000 heartbeats at Δ =
+// 100 ms and restarts its numbering after 1500; 1498 arrives 500 ms late,
+// after the new incarnation's 0 to 2 (line 1505), and the new incarnation's 50 is
+// lost.
+func TestOldIncarnationLeftOutInItsOwn(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("#fdkit-trace version=1 interval=100ms unit=ns\nsender seq sent arrival\n")
+	var late string
+	for k := range 3000 {
+		s := int64(k) * int64(100*time.Millisecond)
+		line := fmt.Sprintf("p %d %d %d\n", k%1500, s, s+int64(10*time.Millisecond))
+		switch k {
+		case 1498:
+			late = fmt.Sprintf("p %d %d %d\n", k, s, s+int64(510*time.Millisecond))
+			continue
+		case 1550:
+			continue
+		}
+		b.WriteString(line)
+		if k == 1502 {
+			b.WriteString(late)
+		}
+	}
+	p := writeFile(t, "late.fdk", b.String())
+	report := filepath.Join(t.TempDir(), "r.html")
+	code, out, errOut := runCmd("-d", "fixed", "--report", report, p)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, errOut, p+":1505: sender \"p\": sequence number 1498, sent 200ms before the restart of epoch 2, is a late heartbeat of the incarnation before (epoch 1): left out")
+	assert.Contains(t, out, "sender p@1 ("+p+"): 1499 heartbeats over 2m29.9s, Δ = 100ms, loss 0.00%, 1 left out by the input check, warm-up")
+	assert.Contains(t, out, "sender p@2 ("+p+"): 1499 heartbeats over 2m29.9s, Δ = 100ms, loss 0.07%, warm-up")
+	page, err := os.ReadFile(report)
+	require.NoError(t, err)
+	secs := regexp.MustCompile(`(?s)<section id="s\d+">\s*<h2>late\.fdk, sender ([^<]*)</h2>(.*?)</section>`).FindAllStringSubmatch(string(page), -1)
+	require.Len(t, secs, 2)
+	assert.Equal(t, "p@1", secs[0][1])
+	assert.Contains(t, secs[0][2], "late.fdk:1505: sender")
+	assert.Contains(t, secs[0][2], "0.00 % (0 of 1500 sequence numbers)")
+	assert.NotContains(t, secs[1][2], "late.fdk:1505")
+	assert.Contains(t, secs[1][2], "0.07 % (1 of 1500 sequence numbers)")
+}

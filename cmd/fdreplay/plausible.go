@@ -117,13 +117,17 @@ func (r *sanityReport) add(f *trace.Finding, epoch int) {
 }
 
 // leftRecords is what the input check left out of one incarnation of one
-// sender: how many records, and the sequence numbers of those whose
-// number is not in doubt (a time field was wrong: FindingArrival,
-// FindingSent or FindingDelay), which were received, for the loss
-// (trace.Accumulator.AlsoReceived); and how many were left out for their
-// sequence number (FindingSeq), received too, their true number unknown
-// (unnumbered: see notLost). Its memory is a bit per sequence number of
-// the pages those numbers fall in, next to the stream's.
+// sender (trace.Checked.Epoch: a late heartbeat of the incarnation before
+// a restart counts in that one's): how many records, and the sequence
+// numbers of those whose number is not in doubt (a time field was wrong:
+// FindingArrival, FindingSent or FindingDelay; or a FindingSeq with
+// SeqKnown, a copy of a number received before or a late heartbeat of the
+// incarnation before), which were received, for the loss
+// (trace.Accumulator.AlsoReceived: a copy's number, received already,
+// changes nothing); and how many were left out for a wrong sequence
+// number, received too, their true number unknown (unnumbered: see
+// notLost). Its memory is a bit per sequence number of the pages those
+// numbers fall in, next to the stream's.
 type leftRecords struct {
 	n          int
 	unnumbered uint64
@@ -131,8 +135,9 @@ type leftRecords struct {
 }
 
 // notLost takes from st's loss one missing sequence number per record
-// left out for its sequence number (atk25's F3): it was received, so it is
-// no loss, though which number it had is unknown; and when no number is
+// left out for a wrong sequence number (atk25's F3; not a copy, atk26's
+// N1): it was received, so it is no loss, though which number it had is
+// unknown; and when no number is
 // left missing, no loss burst either. The bursts stay where numbers are
 // missing otherwise (one of them holds the record's true number, likely).
 func (lo *leftRecords) notLost(st *trace.Stats) {
@@ -158,12 +163,13 @@ func (l *traceLoad) leftOut(c trace.Checked) {
 		l.left[k] = lo
 	}
 	lo.n++
-	switch c.Finding.Kind {
-	case trace.FindingArrival, trace.FindingSent, trace.FindingDelay:
+	switch f := c.Finding; {
+	case f.Kind == trace.FindingArrival, f.Kind == trace.FindingSent, f.Kind == trace.FindingDelay,
+		f.Kind == trace.FindingSeq && f.SeqKnown:
 		if c.Record.HasSeq {
 			lo.acc.Add(trace.Record{Sender: c.Record.Sender, Seq: c.Record.Seq, HasSeq: true})
 		}
-	case trace.FindingSeq:
+	case f.Kind == trace.FindingSeq:
 		lo.unnumbered++
 	}
 }
