@@ -160,7 +160,7 @@ type Checked struct {
 // Checker finds the records of a trace that cannot be right, per sender,
 // in one streaming pass with memory bounded by 2k+2 records and 512 bytes
 // per sender (the window, the front, see CheckerConfig.ReorderWindow, and
-// which of the 4096 numbers up to the front were received).
+// which of the 4096 numbers below the front were received).
 //
 // The rule is a Hampel filter (Hampel 1974; Pearson, "Outliers in process
 // modeling and identification", IEEE TCST 10(1), 2002) on each field
@@ -245,8 +245,8 @@ type senderCheck struct {
 	prevStart    time.Duration
 	hasPrevStart bool
 	// seen marks the sequence numbers of the current epoch's kept
-	// records from seenBits − 1 below the front up to it (nil before the
-	// first kept record with one): see markSeen.
+	// records from seenBits below the front to one below it (nil before
+	// the first kept record with one): see markSeen.
 	seen *[seenBits / 64]uint64
 }
 

@@ -2,6 +2,7 @@ package trace
 
 import (
 	"cmp"
+	"fmt"
 	"math"
 	"slices"
 	"testing"
@@ -132,4 +133,103 @@ func TestSanityOldIncarnationEpoch(t *testing.T) {
 			assert.Equal(t, 1+int(c.Record.Sent/(10*time.Second)), c.Epoch, "line %d", c.Line)
 		}
 	}
+}
+
+// atk26's N5: a late heartbeat whose send time is later than its number's
+// trend (a timer that fired 15 or 50 ms late) and whose network delay is
+// 300 ms, overtaken by the next two or three, is kept: a later send time makes the
+// delay A − σ smaller, so it cannot be what makes it look late (7ce472f
+// waived the delay finding only for a send time within the bound either
+// way). A send time 15 ms earlier is still what rvL25's rule catches
+// (TestSanityOvertakenSendTimeMovedLeftOut: 150 ms).
+func TestSanityLateSentLaterKept(t *testing.T) {
+	late := func(sentOff time.Duration) []Finding {
+		recs := steadyStream("p", 300)
+		for i := range recs {
+			recs[i].Arrival += time.Duration(i%2) * time.Millisecond
+		}
+		recs[100].Sent += sentOff
+		recs[100].Arrival = recs[100].Sent + 300*time.Millisecond
+		recs = inArrivalOrder(recs)
+		if l := lineOf(recs, 100); recs[l-2].Seq < 102 {
+			t.Fatalf("100 arrives after %d", recs[l-2].Seq)
+		}
+		return findings(checkRecords(recs))
+	}
+	assert.Empty(t, late(15*time.Millisecond))
+	assert.Empty(t, late(50*time.Millisecond))
+	fs := late(-15 * time.Millisecond)
+	require.Len(t, fs, 1, "%v", fs)
+	assert.Equal(t, FindingDelay, fs[0].Kind)
+	assert.Contains(t, fs[0].Detail, "its send time is -15ms off what its neighbours predict")
+}
+
+// atk26's N8: the received-before ring covers the reorder window W = 4096
+// below the front, as late() does: a copy of 199 that arrives with the
+// front 4095 or 4096 above it is a copy (it held 4095 numbers below the
+// front, so at 4096 the copy was kept as a late heartbeat); at 4097 it
+// is beyond W (the sequence rule). Δ = 100 ms; 0 to 199, then from 200 +
+// gap on, the copy arriving 5 ms after heartbeat front.
+func TestSanityCopyRingCoversWindow(t *testing.T) {
+	for _, d := range []uint64{4095, 4096, 4097} {
+		front := 199 + d
+		var recs []Record
+		for i := range uint64(300) {
+			seq := i
+			if i >= 200 {
+				seq = front - 50 + i - 200
+			}
+			σ := time.Duration(seq) * 100 * time.Millisecond
+			recs = append(recs, Record{Sender: "p", Seq: seq, HasSeq: true, Sent: σ, HasSent: true, Arrival: σ + 20*time.Millisecond, HasArrival: true})
+		}
+		cp := recs[199]
+		cp.Arrival = time.Duration(front)*100*time.Millisecond + 25*time.Millisecond
+		recs = inArrivalOrder(append(recs, cp))
+		for _, sent := range []bool{true, false} {
+			if !sent {
+				recs = noSent(recs)
+			}
+			fs := findings(checkRecords(recs))
+			require.Len(t, fs, 1, "d=%d sent=%v: %v", d, sent, fs)
+			assert.Equal(t, FindingSeq, fs[0].Kind)
+			if d <= DefaultSanityReorderWindow {
+				assert.Contains(t, fs[0].Detail, fmt.Sprintf("sequence number 199 is %d below the highest so far, %d, and was received before", d, front))
+				assert.True(t, fs[0].SeqKnown)
+			} else {
+				assert.Contains(t, fs[0].Detail, "more than the reorder window, 4096")
+			}
+		}
+	}
+}
+
+// The ring itself (markSeen, wasSeen): after 0 to 10, a front moving to
+// 4106 keeps 10 (4096 below) and knows none of 11 to 4105; one more
+// drops 10; a jump beyond the ring forgets all but the front.
+func TestSeenRing(t *testing.T) {
+	s := &senderCheck{}
+	keep := func(q uint64) {
+		s.markSeen(q)
+		if !s.hasFront || q > s.front.Seq {
+			s.front.Seq, s.hasFront = q, true
+		}
+	}
+	for q := range uint64(11) {
+		keep(q)
+	}
+	keep(4106)
+	assert.True(t, s.wasSeen(10) && s.wasSeen(4106))
+	assert.False(t, s.wasSeen(9), "4097 below")
+	for q := uint64(11); q < 4106; q++ {
+		require.False(t, s.wasSeen(q), "%d", q)
+	}
+	keep(4107)
+	assert.False(t, s.wasSeen(10))
+	assert.True(t, s.wasSeen(4106) && s.wasSeen(4107))
+	keep(2000) // a late heartbeat, kept
+	assert.True(t, s.wasSeen(2000))
+	keep(4107 + 4097)
+	for _, q := range []uint64{2000, 4106, 4107} {
+		assert.False(t, s.wasSeen(q), "%d", q)
+	}
+	assert.True(t, s.wasSeen(4107+4097))
 }

@@ -301,40 +301,47 @@ func (c *Checker) overtaken(s *senderCheck, p *pending) (ok bool, why string) {
 	return true, ""
 }
 
-// seenBits is how many sequence numbers up to the front senderCheck.seen
+// seenBits is how many sequence numbers below the front senderCheck.seen
 // covers: DefaultSanityReorderWindow, 512 bytes a sender.
 const seenBits = DefaultSanityReorderWindow
 
 // markSeen marks q, the number of a record kept, as received, before the
-// front moves to it: the ring senderCheck.seen holds bit q mod seenBits
-// for the numbers from seenBits − 1 below the front up to it, so a front
-// that moves up clears the bits of the numbers it passes (they stood for
-// numbers seenBits lower), and a new epoch (no front) clears them all.
+// front moves to it. The front is received (it is a kept record's); the
+// ring senderCheck.seen holds bit x mod seenBits for each number x from
+// seenBits below the front to one below it, the reorder window W's
+// numbers (atk26's N8: it held one fewer, so a copy exactly W below the
+// front was taken for a late heartbeat). A front that moves up from F to
+// q marks F and clears the bits of the numbers between (they stood for
+// numbers seenBits lower, now out of range); a new epoch (no front)
+// clears them all.
 func (s *senderCheck) markSeen(q uint64) {
 	if s.seen == nil {
 		s.seen = new([seenBits / 64]uint64)
 	}
+	F := s.front.Seq
 	switch {
-	case !s.hasFront || q-s.front.Seq >= seenBits && q > s.front.Seq:
+	case !s.hasFront || q > F && q-F > seenBits:
 		*s.seen = [seenBits / 64]uint64{}
-	case q > s.front.Seq:
-		for from, n := s.front.Seq+1, q-s.front.Seq; n > 0; {
+	case q > F:
+		for from, n := F+1, q-F-1; n > 0; {
 			b := from % 64
 			k := min(64-b, n)
 			s.seen[from/64%(seenBits/64)] &^= (^uint64(0) >> (64 - k)) << b
 			from, n = from+k, n-k
 		}
-	case s.front.Seq-q >= seenBits:
-		return
+		s.seen[F/64%(seenBits/64)] |= 1 << (F % 64)
+	case q < F && F-q <= seenBits:
+		s.seen[q/64%(seenBits/64)] |= 1 << (q % 64)
 	}
-	s.seen[q/64%(seenBits/64)] |= 1 << (q % 64)
 }
 
 // wasSeen reports whether a kept record of the current epoch had the
-// number q, when q is within seenBits − 1 below the front (markSeen).
+// number q, when q is the front or at most seenBits below it (markSeen).
 func (s *senderCheck) wasSeen(q uint64) bool {
-	return s.seen != nil && s.hasFront && q <= s.front.Seq && s.front.Seq-q < seenBits &&
-		s.seen[q/64%(seenBits/64)]&(1<<(q%64)) != 0
+	if s.seen == nil || !s.hasFront || q > s.front.Seq {
+		return false
+	}
+	return q == s.front.Seq || s.front.Seq-q <= seenBits && s.seen[q/64%(seenBits/64)]&(1<<(q%64)) != 0
 }
 
 // markCopy marks f, the FindingSeq of r, as SeqKnown when r's number was
@@ -351,13 +358,16 @@ func (s *senderCheck) markCopy(f *Finding, r *Record) {
 
 // sentOffTrend says, for p, a late heartbeat whose one-way delay is far
 // above its neighbours', whether its send time accounts for part of that:
-// it is off what its neighbours predict by more than max(Floor, S
+// it is earlier than its neighbours predict by more than max(Floor, S
 // robust standard deviations of their predictions), the send check's
 // bound without its K·m term (empty when it is not, or too few neighbours
 // have send times). A heartbeat the network delayed keeps its send time
 // on its number's trend, so its lateness accounts for its delay; but the
 // send check's 2Δ would let a send time moved up to 2Δ earlier through
-// as a late heartbeat (rvL25).
+// as a late heartbeat (rvL25). A send time later than predicted (a timer
+// that fired late) makes the delay A − σ smaller, never larger: it
+// accounts for none of it (atk26's N5: 15 ms of timer lateness and 280 ms
+// in the network was left out).
 func (c *Checker) sentOffTrend(s *senderCheck, p *pending) string {
 	v, ok := timeField(FindingSent, p)
 	if !ok {
@@ -383,7 +393,7 @@ func (c *Checker) sentOffTrend(s *senderCheck, p *pending) string {
 	c.iscrF = ad
 	slices.Sort(ad)
 	T := max(float64(c.opt.Floor), c.opt.Spread*1.4826*ad[len(ad)/2])
-	if math.Abs(med) <= T {
+	if med >= -T {
 		return ""
 	}
 	return fmt.Sprintf("overtaken, a late heartbeat, but its send time is %s off what its neighbours predict (more than %v = max(%v, %g × the neighbours' spread)), which its lateness does not account for",
