@@ -188,7 +188,8 @@ type Checked struct {
 // at least one, no earlier than it, give or take Floor, as in a receive
 // log written in arrival order) is kept: a failure detector is judged on
 // such heartbeats. Its send time and sequence number are still checked (a
-// send time that disagrees with its sequence number is a FindingSent). A
+// send time that disagrees with its sequence number is a FindingSent; one
+// more than R below the front only within the reorder window's band). A
 // record that arrives late without being overtaken (a corrupted arrival
 // among records in order, or a last record hours late), or earlier than
 // predicted, is a finding. A record more than R below the front, which

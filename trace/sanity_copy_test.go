@@ -233,3 +233,43 @@ func TestSeenRing(t *testing.T) {
 	}
 	assert.True(t, s.wasSeen(4107+4097))
 }
+
+// atk26's N3: a restart 33 to 36 below the front, with send times, was
+// not recognised: the records after its first were within R of the
+// front, so they did not count as continuing below it, and 0 became an
+// outlier, the rest duplicates. They continue from the restart's record
+// (sameRun): two incarnations, as without send times.
+func TestSanityRestartJustBeyondR(t *testing.T) {
+	for _, top := range []int{33, 34, 36} {
+		for _, sent := range []bool{true, false} {
+			recs := incarnations(top+1, 1, nil)
+			for _, r := range incarnations(300, 1, nil) {
+				r.Sent += time.Duration(top+1) * 100 * time.Millisecond
+				r.Arrival += time.Duration(top+1) * 100 * time.Millisecond
+				recs = append(recs, r)
+			}
+			if !sent {
+				recs = noSent(recs)
+			}
+			got := checkRecords(recs)
+			n, kinds := epochs(got)
+			assert.Equal(t, 2, n, "top=%d sent=%v: %v", top, sent, findings(got))
+			assert.Equal(t, map[FindingKind]int{FindingRestart: 1}, kinds, "top=%d sent=%v", top, sent)
+		}
+	}
+}
+
+// atk26's N10: without send times, the wrap's message named the
+// saturated residual ("where about 9223372036854775807 was due"); it
+// names the number due from the neighbour, past 2^64 − 1, as with send
+// times (TestSanityRestartAtCounterWrap).
+func TestSanityWrapWithoutSendTimes(t *testing.T) {
+	recs := steadyStream("p", 600)
+	for i := range recs {
+		recs[i].Seq = uint64(1<<64-300) + uint64(i)
+	}
+	fs := findings(checkRecords(noSent(recs)))
+	require.Len(t, fs, 1, "%v", fs)
+	assert.Equal(t, FindingRestart, fs[0].Kind)
+	assert.Equal(t, "sequence restarts at 0 where about 2^64 was due: the 64-bit counter wrapped past 18446744073709551615: a new incarnation of the sender (epoch 2)", fs[0].Detail)
+}

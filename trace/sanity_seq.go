@@ -109,6 +109,12 @@ func (c *Checker) checkSeq(s *senderCheck, p *pending, la []pending) *Finding {
 		slices.Sort(before)
 		if mb := before[len(before)/2]; mb < -R && s.hasFront && farBelow(p.c.Record.Seq, s.front.Seq, uint64(R)) {
 			// A drop the following records continue: a new incarnation.
+			// The number due is the median neighbour's plus the records
+			// between, exactly (the residual saturates: atk26's N10, a
+			// wrap read "where about 9223372036854775807 was due").
+			if n := seqNeighbour(p, s.before, nil, mb); n != nil {
+				return c.restart(s, p, dueText(n.c.Record.Seq, uint64(p.idx-n.idx)))
+			}
 			return c.restart(s, p, dueText(p.c.Record.Seq, uint64(-mb)))
 		}
 	}
@@ -148,8 +154,10 @@ func (c *Checker) restart(s *senderCheck, p *pending, due string) *Finding {
 // (p or the front has no send time, or p is neither of these cases):
 //   - p more than R below the front but sent after it is a restart when
 //     most records after it (la) that were also sent after the front are
-//     more than R below the front too (the new incarnation goes on), else
-//     an outlier (the front goes on: its sequence number is wrong);
+//     more than R below the front too, or continue from p (sameRun; the
+//     new incarnation goes on: atk26's N3, a restart 33 below the front,
+//     whose next records are within R of the front), else an outlier (the
+//     front goes on: its sequence number is wrong);
 //   - p above the front and sent after it is in order when its sequence
 //     number is ahead by at most R more than the send times say (the
 //     difference over the median send step Δ̂);
@@ -166,7 +174,7 @@ func (c *Checker) checkSeqSent(s *senderCheck, p *pending, la []pending) (*Findi
 		for i := range la {
 			if a := &la[i].c.Record; a.HasSeq && a.HasSent && a.Sent > s.front.Sent {
 				newer++
-				if farBelow(a.Seq, s.front.Seq, R) {
+				if farBelow(a.Seq, s.front.Seq, R) || c.sameRun(&la[i], p) {
 					below++
 				}
 			}
