@@ -352,3 +352,45 @@ func familySweepFamily(s settings, name string, points int, ranges map[string]sp
 	f.Name = name
 	return f, err
 }
+
+// parseRanges reads the --range flags, one per detector.
+func parseRanges(args []string) (map[string]span, error) {
+	ranges := map[string]span{}
+	for _, a := range args {
+		name, sp, err := parseRange(a)
+		if err != nil {
+			return nil, usageErr("%v", err)
+		}
+		if sp.hi < sp.lo {
+			// Named as written: the values are in the family's unit
+			// (milliseconds for a duration), which "1s:0" does not show.
+			_, bounds, _ := strings.Cut(a, "=") // parseRange read it
+			parts := strings.Split(bounds, ":")
+			return nil, usageErr("--range %q: the upper bound %s is below the lower bound %s: give LO:HI", a, strings.TrimSpace(parts[1]), strings.TrimSpace(parts[0]))
+		}
+		if _, err := qos.Range(sp.lo, sp.hi, 2, sp.log); err != nil {
+			return nil, usageErr("--range %q: %v", a, strings.TrimPrefix(err.Error(), "qos: "))
+		}
+		if sp.lo == sp.hi {
+			// Every point would be the same setting, replayed again and
+			// drawn as one.
+			one := name
+			if f, ok := spec.Lookup(name); ok {
+				if p, ok := f.SweptParam(); ok {
+					_, bounds, _ := strings.Cut(a, "=") // parseRange read it
+					lo, _, _ := strings.Cut(bounds, ":")
+					one = fmt.Sprintf("%s(%s=%s)", name, p.Name, strings.TrimSpace(lo))
+				}
+			}
+			return nil, usageErr("--range %q: both bounds are the same value: a range needs LO < HI; for that one setting give -d '%s'", a, one)
+		}
+		if err := checkDomain(name, sp); err != nil {
+			return nil, usageErr("--range %q: %v", a, err)
+		}
+		if _, dup := ranges[name]; dup {
+			return nil, usageErr("--range %q: %s has a range already (give one --range per detector)", a, name)
+		}
+		ranges[name] = sp
+	}
+	return ranges, nil
+}
