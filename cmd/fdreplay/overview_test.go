@@ -31,7 +31,14 @@ func writeSendersTrace(t *testing.T, n int) string {
 		require.NoError(t, err)
 		streams = append(streams, recs)
 	}
-	path := filepath.Join(t.TempDir(), "s12.fdkit")
+	return writeMergedTrace(t, "s12.fdkit", streams)
+}
+
+// writeMergedTrace writes the streams, merged in arrival order, to a
+// fresh fdkit trace (Δ = 100 ms) named name and returns its path.
+func writeMergedTrace(t *testing.T, name string, streams [][]trace.Record) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
 	f, err := os.Create(path)
 	require.NoError(t, err)
 	w, err := trace.NewWriter(f, trace.Header{Interval: 100 * time.Millisecond}, trace.NoCompression)

@@ -39,17 +39,7 @@ func writeSortTrace(t *testing.T) string {
 		q = append(q, trace.Record{Sender: "q", Seq: uint64(k), HasSeq: true, Sent: at, HasSent: true, Arrival: at + 30*time.Millisecond, HasArrival: true})
 	}
 	streams = append(streams, q)
-	path := filepath.Join(t.TempDir(), "sort.fdkit")
-	f, err := os.Create(path)
-	require.NoError(t, err)
-	w, err := trace.NewWriter(f, trace.Header{Interval: 100 * time.Millisecond}, trace.NoCompression)
-	require.NoError(t, err)
-	for _, r := range trace.Merge(streams...) {
-		require.NoError(t, w.Write(r))
-	}
-	require.NoError(t, w.Close())
-	require.NoError(t, f.Close())
-	return path
+	return writeMergedTrace(t, "sort.fdkit", streams)
 }
 
 // clickScript clicks the overview's headers in turn (by column), and
