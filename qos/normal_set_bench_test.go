@@ -1,6 +1,7 @@
 package qos
 
 import (
+	"fmt"
 	"reflect"
 	"slices"
 	"testing"
@@ -144,8 +145,13 @@ func BenchmarkNormalSetStats(b *testing.B) {
 // settings) against the same passes with the set replaced by what it
 // reported, recorded beforehand ("recorded": ok, ready and every
 // threshold's freshness point after each heartbeat, read from memory):
-// the sweep's floor were the set to cost nothing but reading τ. Both must
-// give the same points, checked once before timing.
+// the sweep's floor were the set to cost nothing but reading τ), and
+// against one replay per threshold ("per-point", BenchmarkSweepEveryFamily's
+// baseline), side by side in one run. The sweep and "recorded" must give
+// the same points, checked once before timing. "recorded" bounds what any
+// set can reach: the ratio per-point/recorded is the most a sweep on
+// these passes can gain. Each sub-benchmark also reports the set's mean
+// number of groups (distinct histories) per heartbeat.
 //
 //	go test -run '^$' -bench 'NormalSweepPassAlone' -benchmem ./qos/
 func BenchmarkNormalSweepPassAlone(b *testing.B) {
@@ -182,10 +188,25 @@ func BenchmarkNormalSweepPassAlone(b *testing.B) {
 	if !reflect.DeepEqual(got, want) {
 		b.Fatal("the passes on the recorded freshness points differ from the sweep")
 	}
+	perPoint := func() ([]*Point, error) {
+		curves, err := Sweep([]Stream{{Name: "bench", Heartbeats: hbs}}, []Family{PhiNormalFamily(ncfg, ths)},
+			SweepConfig{Config: cfg, PerPointOnly: true, Workers: 1})
+		if err != nil {
+			return nil, err
+		}
+		if curves[0].Err != nil {
+			return nil, curves[0].Err
+		}
+		if len(curves[0].Points) != len(ths) {
+			return nil, fmt.Errorf("%d points of %d", len(curves[0].Points), len(ths))
+		}
+		return nil, nil
+	}
+	groups := meanGroups(b, ncfg, ths, hbs)
 	for _, c := range []struct {
 		name string
 		run  func() ([]*Point, error)
-	}{{"sweep", swept}, {"recorded", recorded}} {
+	}{{"sweep", swept}, {"recorded", recorded}, {"per-point", perPoint}} {
 		b.Run(c.name, func(b *testing.B) {
 			cpu0 := cpuTime(b)
 			for b.Loop() {
@@ -194,8 +215,29 @@ func BenchmarkNormalSweepPassAlone(b *testing.B) {
 				}
 			}
 			b.ReportMetric(float64(cpuTime(b)-cpu0)/float64(b.N), "cpu-ns/op")
+			b.ReportMetric(groups, "groups")
 		})
 	}
+}
+
+// meanGroups returns the mean number of groups of the set of ths
+// (settings ncfg) after each heartbeat of hbs.
+func meanGroups(b *testing.B, ncfg phi.NormalConfig, ths []float64, hbs []detector.Heartbeat) float64 {
+	var failed bool
+	s, err := newNormalSet(ncfg, ths[0], &failed)
+	if err != nil {
+		b.Fatal(err)
+	}
+	s.track(ths)
+	total := 0
+	for _, hb := range hbs {
+		s.Observe(hb)
+		total += len(s.grps)
+	}
+	if failed {
+		b.Fatal("a fork failed")
+	}
+	return float64(total) / float64(len(hbs))
 }
 
 // recordedSet is what a normalSet of some thresholds reported after each
