@@ -3,7 +3,6 @@ package trace
 import (
 	"fmt"
 	"math"
-	"slices"
 	"time"
 )
 
@@ -159,8 +158,9 @@ type Checked struct {
 
 // Checker finds the records of a trace that cannot be right, per sender,
 // in one streaming pass with memory bounded by 2k+2 records and 512 bytes
-// per sender (the window, the front, see CheckerConfig.ReorderWindow, and
-// which of the 4096 numbers below the front were received).
+// per sender (the window, the front, see CheckerConfig.ReorderWindow,
+// which of the 4096 numbers below the front were received, and the largest
+// lateness of its kept records, see below).
 //
 // The rule is a Hampel filter (Hampel 1974; Pearson, "Outliers in process
 // modeling and identification", IEEE TCST 10(1), 2002) on each field
@@ -186,15 +186,24 @@ type Checked struct {
 // kept record of its incarnation with a higher sequence number, the kept
 // records before it arrive no later than it and the k records after it,
 // at least one, no earlier than it, give or take Floor, as in a receive
-// log written in arrival order) is kept: a failure detector is judged on
-// such heartbeats. Its send time and sequence number are still checked (a
+// log written in arrival order; or, the last record of its sender, with
+// none after it, its lateness is at most max(S·L, Floor), where its
+// lateness is its arrival behind the front's less what the send times
+// between them account for (without send times: the numbers between them
+// times the median arrival step), about its one-way delay beyond the
+// front's, and L the largest lateness of its sender's kept records) is
+// kept: a failure detector is judged on such heartbeats; a reordered
+// trace's last records are its most delayed ones. Its send time and sequence number are still checked (a
 // send time that disagrees with its sequence number is a FindingSent; one
 // more than R below the front only within the reorder window's band). A
 // record that arrives late without being overtaken (a corrupted arrival
 // among records in order, or a last record hours late), or earlier than
 // predicted, is a finding. A record more than R below the front, which
 // no record of its run neighbours, is late by its number: the same rule
-// judges its arrival (FindingArrival when it was not overtaken so).
+// judges its arrival (FindingArrival when it was not overtaken so); once
+// overtaken, its arrival and delay are not judged early against the
+// neighbours of its run, which are late heartbeats themselves (a burst
+// delayed together, one of which got through first).
 // See docs/algorithms.md, “Input sanity”.
 //
 // Records are given in file order with Add; verdicts come out through the
@@ -218,7 +227,10 @@ type Checker struct {
 type pending struct {
 	c            Checked
 	unterminated bool
-	idx          int64 // index of the record within its sender
+	// farLate: more than R below the front and overtaken (checkFarBelow),
+	// so checkTime does not judge it early (see Checker).
+	farLate bool
+	idx     int64 // index of the record within its sender
 }
 
 type senderCheck struct {
@@ -245,6 +257,9 @@ type senderCheck struct {
 	// prevStart is start of the epoch before (hasPrevStart: it had one).
 	prevStart    time.Duration
 	hasPrevStart bool
+	// lateMax is the largest lateness (senderCheck.lateness) of the
+	// sender's kept records below the front, 0 when none was.
+	lateMax float64
 	// seen marks the sequence numbers of the current epoch's kept
 	// records from seenBits below the front to one below it (nil before
 	// the first kept record with one): see markSeen.
@@ -353,6 +368,9 @@ func (c *Checker) judge(s *senderCheck) {
 		}
 		s.before = pushWindow(s.before, &s.beforeBuf, kept)
 		if r := &kept.c.Record; r.HasSeq {
+			if l, ok := s.lateness(r); ok && l > s.lateMax {
+				s.lateMax = l
+			}
 			s.markSeen(r.Seq)
 			if !s.hasFront || r.Seq > s.front.Seq {
 				s.front, s.hasFront = seqSent{r.Seq, r.Sent, r.Arrival, r.HasSent, r.HasArrival}, true
@@ -436,158 +454,4 @@ func pushWindow(w []pending, buf *[]pending, x pending) []pending {
 
 func (c *Checker) finding(s *senderCheck, p pending, kind FindingKind, detail string) *Finding {
 	return &Finding{File: c.opt.File, Line: p.c.Line, Sender: s.name, Kind: kind, Detail: detail, Excluded: kind != FindingRestart}
-}
-
-// dx returns x_p − x_q on the trend axis: the difference of sequence
-// numbers when both have one, else of record indices (computed on integers,
-// so huge sequence numbers lose no precision).
-func dx(p, q *pending) float64 {
-	if p.c.Record.HasSeq && q.c.Record.HasSeq {
-		return float64(int64(p.c.Record.Seq - q.c.Record.Seq))
-	}
-	return float64(p.idx - q.idx)
-}
-
-// updateSteps re-estimates the median step per unit of x of the arrival
-// and send times over the window (p and its neighbours, in file order).
-func (c *Checker) updateSteps(s *senderCheck, p *pending) {
-	win := c.win[:0]
-	// c.nbr holds before-neighbours then after-neighbours; p goes between.
-	i := 0
-	for ; i < len(c.nbr) && c.nbr[i].idx < p.idx; i++ {
-		win = append(win, c.nbr[i])
-	}
-	win = append(win, p)
-	win = append(win, c.nbr[i:]...)
-	c.win = win
-	// Both fields' steps in one walk over the window.
-	stA, stS := c.scratch[:0], c.iscrF[:0]
-	for j := 1; j < len(win); j++ {
-		q, r := &win[j-1].c.Record, &win[j].c.Record
-		d := dx(win[j], win[j-1])
-		if !(d > 0) {
-			continue
-		}
-		if q.HasArrival && r.HasArrival {
-			stA = append(stA, float64(r.Arrival-q.Arrival)/d)
-		}
-		if q.HasSent && r.HasSent {
-			stS = append(stS, float64(r.Sent-q.Sent)/d)
-		}
-	}
-	c.scratch, c.iscrF = stA, stS
-	if m, ok := medianStep(stA); ok {
-		s.stepA = m
-	}
-	if m, ok := medianStep(stS); ok {
-		s.stepS = m
-	}
-}
-
-// checkTimes applies the Hampel rule to the arrival time, the send time
-// and the one-way delay. c.nbr holds the neighbours, the first nb before p.
-func (c *Checker) checkTimes(s *senderCheck, p *pending, nb int) *Finding {
-	if f := c.checkTime(s, p, nb, FindingArrival, s.stepA); f != nil {
-		return f
-	}
-	if f := c.checkTime(s, p, nb, FindingSent, s.stepS); f != nil {
-		return f
-	}
-	return c.checkTime(s, p, nb, FindingDelay, s.stepA)
-}
-
-// timeField returns the field of q that kind checks (the arrival time,
-// the send time or the one-way delay A − σ), and whether q has it.
-func timeField(kind FindingKind, q *pending) (float64, bool) {
-	r := &q.c.Record
-	switch kind {
-	case FindingArrival:
-		return float64(r.Arrival), r.HasArrival
-	case FindingSent:
-		return float64(r.Sent), r.HasSent
-	}
-	return float64(r.Arrival) - float64(r.Sent), r.HasArrival && r.HasSent
-}
-
-// residual returns how far p's field v (timeField's) is from what q
-// predicts with the median step m (none for the delay), and whether q has
-// the field.
-func residual(kind FindingKind, v, m float64, p, q *pending) (float64, bool) {
-	w, ok := timeField(kind, q)
-	if !ok {
-		return 0, false
-	}
-	d := v - w
-	if kind != FindingDelay {
-		d -= dx(p, q) * m
-	}
-	return d, true
-}
-
-// closeAgree reports whether p's field v of kind (timeField's) is within
-// max(K·m, Floor) of what both prev and next predict with the median step
-// m, and both have the field: checkTime's fast path, and timesAgree's.
-func (c *Checker) closeAgree(kind FindingKind, v, m float64, p, prev, next *pending) bool {
-	T := max(c.opt.Factor*m, float64(c.opt.Floor))
-	d1, ok1 := residual(kind, v, m, p, prev)
-	d2, ok2 := residual(kind, v, m, p, next)
-	return ok1 && ok2 && math.Abs(d1) <= T && math.Abs(d2) <= T
-}
-
-// checkTime applies the Hampel rule to p's field of kind (timeField's),
-// with the median step m.
-func (c *Checker) checkTime(s *senderCheck, p *pending, nb int, kind FindingKind, m float64) *Finding {
-	v, ok := timeField(kind, p)
-	if !ok {
-		return nil
-	}
-	// Fast path: both immediate neighbours agree within T.
-	if nb > 0 && nb < len(c.nbr) && c.closeAgree(kind, v, m, p, c.nbr[nb-1], c.nbr[nb]) {
-		return nil
-	}
-	T := max(c.opt.Factor*m, float64(c.opt.Floor))
-	res := c.scratch[:0]
-	res = append(res, 0)
-	for _, q := range c.nbr {
-		if d, ok := residual(kind, v, m, p, q); ok {
-			res = append(res, d)
-		}
-	}
-	c.scratch = res
-	if len(res) < 3 {
-		return nil
-	}
-	slices.Sort(res)
-	med := res[len(res)/2]
-	if math.Abs(med) <= T {
-		return nil
-	}
-	// The spread term: S robust standard deviations (1.4826·MAD) of
-	// the neighbours about the trend, so that a stream whose delays
-	// scatter widely needs a wider deviation.
-	ad := c.iscrF[:0]
-	for _, d := range res {
-		ad = append(ad, math.Abs(d-med))
-	}
-	c.iscrF = ad
-	slices.Sort(ad)
-	T = max(T, c.opt.Spread*1.4826*ad[len(ad)/2])
-	if math.Abs(med) <= T {
-		return nil
-	}
-	note := ""
-	if kind != FindingSent && med > 0 {
-		if ok, _ := c.overtaken(s, p); ok {
-			// Later than its neighbours predict, and overtaken by
-			// heartbeats sent after it: a late heartbeat, kept (see
-			// Checker), when its lateness accounts for its delay.
-			if kind != FindingDelay {
-				return nil
-			}
-			if note = c.sentOffTrend(s, p); note == "" {
-				return nil
-			}
-		}
-	}
-	return c.timeFinding(s, p, kind, med, T, m, note)
 }

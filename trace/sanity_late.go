@@ -46,9 +46,66 @@ func (c *Checker) overtaken(s *senderCheck, p *pending) (ok bool, why string) {
 		}
 	}
 	if n == 0 {
-		return false, "no record of its sender after it shows that the file is in arrival order there"
+		return c.lastLate(s, r)
 	}
 	return true, ""
+}
+
+// lastLate reports whether r, a record below the front with no record of
+// its sender after it that has an arrival (the sender's last in the file),
+// is a late heartbeat by its lateness (senderCheck.lateness): at most S
+// times the largest of its sender's kept records (senderCheck.lateMax),
+// and at least Floor. Nothing after it shows that it was overtaken, but a
+// reordered trace's last records are its most delayed heartbeats (the
+// sender stopped, and those on the way arrive last: TestSanityLastLate*);
+// an arrival corrupted by an hour, or any last record far below the front
+// in a trace whose kept records show no late heartbeat, is none. S, the
+// spread factor, leaves room for heavy tails, where the most delayed
+// heartbeat is several times the next (docs/algorithms.md, “Input
+// sanity”). When not, why says so.
+func (c *Checker) lastLate(s *senderCheck, r *Record) (ok bool, why string) {
+	why = "no record of its sender after it shows that the file is in arrival order there"
+	l, ok := s.lateness(r)
+	if !ok {
+		return false, why
+	}
+	if l <= max(c.opt.Spread*s.lateMax, float64(c.opt.Floor)) {
+		return true, ""
+	}
+	by := "send times"
+	if !r.HasSent || !s.front.HasSent {
+		by = fmt.Sprintf("numbers times the median arrival step, %v", time.Duration(math.Round(s.stepA)))
+	}
+	return false, fmt.Sprintf("%s, and it is late by %s behind heartbeat %d, more than %g × %s, the most its sender's kept records were late (at least %v; by their arrivals and %s)",
+		why, floatDur(l), s.front.Seq, c.opt.Spread, floatDur(s.lateMax), c.opt.Floor, by)
+}
+
+// lateness returns how much later r arrived than the front (the record
+// with the highest sequence number so far), r being below it, beyond what
+// the heartbeats between them account for: A_r − A_front plus the
+// difference of their send times when both have one, else plus the
+// difference of numbers times the median arrival step (both then about
+// the excess of r's one-way delay over the front's). ok is false when r is
+// not below the front or either lacks an arrival.
+func (s *senderCheck) lateness(r *Record) (l float64, ok bool) {
+	f := &s.front
+	if !s.hasFront || !r.HasSeq || r.Seq >= f.Seq || !r.HasArrival || !f.HasArrival {
+		return 0, false
+	}
+	l = float64(r.Arrival) - float64(f.Arrival)
+	if r.HasSent && f.HasSent {
+		return l + float64(f.Sent) - float64(r.Sent), true
+	}
+	return l + float64(f.Seq-r.Seq)*s.stepA, true
+}
+
+// floatDur formats a duration held in float64 nanoseconds, also beyond
+// time.Duration's range.
+func floatDur(x float64) string {
+	if math.Abs(x) < 1<<62 {
+		return time.Duration(math.Round(x)).String()
+	}
+	return fmt.Sprintf("%.4gh", x/float64(time.Hour))
 }
 
 // sentOffTrend says, for p, a late heartbeat whose one-way delay is far
@@ -133,6 +190,7 @@ func (c *Checker) checkFarBelow(s *senderCheck, p *pending) *Finding {
 	}
 	ok, why := c.overtaken(s, p)
 	if ok {
+		p.farLate = true
 		return nil
 	}
 	return c.finding(s, *p, FindingArrival, fmt.Sprintf("arrival %v: heartbeat %d is %d below the highest so far, %d, so it was overtaken, but %s (a late heartbeat arrives after the records before it in the file and before those after it, give or take %v): left out",
