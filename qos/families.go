@@ -78,13 +78,21 @@ func msValues(ds []time.Duration) []float64 {
 // (docs/algorithms.md, “Fixed timeout”), linear in T. Point values are in
 // milliseconds.
 func FixedFamily(timeouts []time.Duration) Family {
+	return FixedFamilyWith(detector.FixedConfig{}, timeouts)
+}
+
+// FixedFamilyWith is FixedFamily with the other settings from cfg (its
+// RestartJump; cfg.Timeout is replaced by each point's).
+func FixedFamilyWith(cfg detector.FixedConfig, timeouts []time.Duration) Family {
 	return Family{
 		Name: "fixed", Param: "timeout", Unit: "ms", Values: msValues(timeouts),
 		New: func(v float64) (detector.Detector, error) {
 			if v <= 0 {
 				return nil, fmt.Errorf("timeout %g ms must be positive", v)
 			}
-			return detector.NewFixed(detector.FixedConfig{Timeout: new(durMS(v))})
+			c := cfg
+			c.Timeout = new(durMS(v))
+			return detector.NewFixed(c)
 		},
 		Linear: func(v float64) float64 { return float64(durMS(v)) },
 	}

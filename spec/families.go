@@ -75,7 +75,7 @@ var fixedRow = Row[detector.FixedConfig]{
 		return detector.FixedConfig{Timeout: new(cmp.Or(st.Timeout, 10*st.Interval))}
 	},
 	Brief: []string{"timeout"},
-	Sweep: func(c detector.FixedConfig, v []float64) qos.Family { return qos.FixedFamily(durations(v)) },
+	Sweep: func(c detector.FixedConfig, v []float64) qos.Family { return qos.FixedFamilyWith(c, durations(v)) },
 	Point: func(c detector.FixedConfig) float64 {
 		return ms(detector.OrDefault(c.Timeout, detector.DefaultTimeout))
 	},

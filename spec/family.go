@@ -2,6 +2,7 @@ package spec
 
 import (
 	"fmt"
+	"math"
 	"reflect"
 	"slices"
 	"sort"
@@ -216,6 +217,10 @@ func knownNames() string {
 type Spec struct {
 	fam *Algorithm
 	cfg any // *C, never shared with another Spec
+	// noRestarts: built for a stream without sender restarts
+	// (Stream.Incarnation): an unset restart-jump is built off, not at its
+	// default, and printed unset (Effective).
+	noRestarts bool
 }
 
 // Spec returns the family with its default configuration.
@@ -231,13 +236,44 @@ func (s Spec) Config() any { return reflect.ValueOf(s.cfg).Elem().Interface() }
 func (s Spec) clone() Spec {
 	c := reflect.New(s.fam.typ)
 	c.Elem().Set(reflect.ValueOf(s.cfg).Elem())
-	return Spec{fam: s.fam, cfg: c.Interface()}
+	return Spec{fam: s.fam, cfg: c.Interface(), noRestarts: s.noRestarts}
 }
+
+// restartJump is the parameter of the families with a restart rule: a
+// sequence number more than it below the largest seen is a sender restart.
+const restartJump = "restart-jump"
+
+// RestartsOff is the restart-jump that turns the restart rule off: no
+// backwards jump exceeds it.
+const RestartsOff = math.MaxUint64
+
+// Effective returns the spec as it is built: for a spec of a stream
+// without sender restarts (Stream.Incarnation) whose family has a restart
+// rule and leaves restart-jump unset, the spec with restart-jump set to
+// RestartsOff; else s. Its text names what a replay ran, where s's text is
+// the live setting (which has the rule at its default).
+func (s Spec) Effective() Spec {
+	c := s.clone()
+	c.noRestarts = false
+	if !s.noRestarts {
+		return c
+	}
+	if p := s.fam.param(restartJump); p != nil {
+		if _, set := p.get(c.cfg); !set {
+			p.set(c.cfg, uint64(RestartsOff))
+		}
+	}
+	return c
+}
+
+// built returns a copy of the configuration that building the spec uses
+// (Effective's).
+func (s Spec) built() any { return s.Effective().cfg }
 
 // New builds the detector. Errors are those of the family's constructor
 // (a combination of values it rejects), prefixed by the spec.
 func (s Spec) New() (detector.Detector, error) {
-	d, err := s.fam.build(s.cfg)
+	d, err := s.fam.build(s.built())
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", s, err)
 	}
@@ -348,7 +384,7 @@ func (s Spec) Point() (qos.Family, error) {
 		return qos.Family{Name: s.String(), Values: []float64{0},
 			New: func(float64) (detector.Detector, error) { return s.New() }}, nil
 	}
-	f := s.fam.sweep(s.clone().cfg, []float64{s.fam.point(s.cfg)})
+	f := s.fam.sweep(s.built(), []float64{s.fam.point(s.cfg)})
 	f.Name = s.String()
 	return f, nil
 }

@@ -26,6 +26,14 @@ type Stream struct {
 	// clocks); else from arrivals plus OneWayDelay d̄.
 	SendTime    bool
 	OneWayDelay time.Duration
+	// Incarnation says the stream holds one incarnation of its sender,
+	// split from the others at its restarts (as fdreplay's input check
+	// does), so that no backwards jump in it is a sender restart: a
+	// number far below the largest seen is a late heartbeat. The families
+	// with a restart rule (a restart-jump parameter) are then built with
+	// it off (RestartsOff) unless restart-jump is set, and print as the
+	// live setting, without it (Spec.Effective names what is built).
+	Incarnation bool
 }
 
 // scale returns d, a default for 1 s heartbeats, scaled by Δ/1s.
@@ -37,13 +45,15 @@ func (st Stream) scale(d time.Duration) time.Duration {
 // defaults with the interval and window of st, and the defaults documented
 // for 1 s heartbeats (Akka's, Cassandra's) scaled by Δ/1s; the parameters
 // so scaled are those with Param.Scaled. A family without a row for
-// streams gets its defaults.
+// streams gets its defaults. For a stream of one incarnation
+// (Stream.Incarnation) the spec builds its restart rule off while
+// restart-jump is unset, also after With sets other parameters.
 func (f *Algorithm) ForStream(st Stream) Spec {
-	if f.stream == nil {
-		return f.Spec()
-	}
 	s := f.Spec()
-	f.stream(s.cfg, st)
+	if f.stream != nil {
+		f.stream(s.cfg, st)
+	}
+	s.noRestarts = st.Incarnation && f.param(restartJump) != nil
 	return s
 }
 

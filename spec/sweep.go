@@ -126,7 +126,7 @@ func (w Sweep) Family(points int) (qos.Family, error) {
 		values = slices.Compact(values)
 	}
 	if w.Param == w.Spec.fam.Swept && w.Spec.fam.sweep != nil {
-		f := w.Spec.fam.sweep(w.Spec.clone().cfg, values)
+		f := w.Spec.fam.sweep(w.Spec.built(), values)
 		f.Name = w.Spec.String()
 		return f, nil
 	}

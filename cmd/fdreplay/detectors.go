@@ -50,10 +50,14 @@ type settings struct {
 // defaults with the stream's Δ and window n, Akka's and Cassandra's
 // settings for 1 s heartbeats scaled by Δ/1s, and SFD with the targets
 // of settings and TD measured the way the replay measures it
-// (docs/detectors.md lists each family's row).
+// (docs/detectors.md lists each family's row). Every replayed stream is one
+// incarnation of its sender (the input check splits a sender's records at
+// its restarts), so the families with a restart rule run with it off
+// unless the entry gives restart-jump (spec.Stream.Incarnation;
+// docs/fdreplay.md).
 func (s settings) stream() spec.Stream {
 	return spec.Stream{Interval: s.interval, Window: s.window, Timeout: s.timeout,
-		Targets: s.targets, SendTime: s.sync, OneWayDelay: s.delay}
+		Targets: s.targets, SendTime: s.sync, OneWayDelay: s.delay, Incarnation: true}
 }
 
 // familySpec returns the family named (a family or alias) at fdreplay's

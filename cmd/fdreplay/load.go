@@ -521,10 +521,17 @@ func newInput(s *epochStream, file, name string, hdr time.Duration, epochs int, 
 		z = new(report.Summarizer)
 	}
 	sync := in.len() > 0
+	var top uint64 // the highest number so far, for in.farBehind
 	seq, done := in.source().Pass()
 	for hb := range seq {
 		acc.Add(trace.Record{Sender: s.sender, Seq: hb.Seq, HasSeq: hb.HasSeq, Sent: hb.Sent, HasSent: hb.HasSent, Arrival: hb.Arrival, HasArrival: true})
 		sync = sync && qos.SynchronizedDelay(hb)
+		if hb.HasSeq {
+			if top > hb.Seq && top-hb.Seq > detector.DefaultRestartJump {
+				in.farBehind++
+			}
+			top = max(top, hb.Seq)
+		}
 		if z != nil {
 			z.Add(hb)
 		}

@@ -58,6 +58,9 @@ func buildReport(o options, args []string, runs []reportRun, table, curves []qos
 		} else {
 			rs.Notes = append(rs.Notes, "Clocks synchronized: TD = τ − σ, from the send time.")
 		}
+		if n := restartNote(in, o.detectors); n != "" {
+			rs.Notes = append(rs.Notes, strings.ToUpper(n[:1])+n[1:]+" (docs/fdreplay.md).")
+		}
 		if in.epochs > 1 {
 			rs.Warnings = append(rs.Warnings, fmt.Sprintf("The sender restarted: this is incarnation %d of %d, replayed with fresh detectors.", in.epoch, in.epochs))
 		}

@@ -33,6 +33,11 @@ type input struct {
 	epochs   int           // how many incarnations the sender has in the file
 	left     int           // records of this incarnation left out by the sanity check (received: not in stats.Lost)
 	warnings []string      // the input check's findings about this sender, for the report
+	// farBehind counts the heartbeats that arrived more than
+	// detector.DefaultRestartJump below the highest number before them:
+	// late, which the restart rule at its live default takes for restarts
+	// (restartNote).
+	farBehind int
 	// clocksSync is qos.ClocksLookSynchronized of the stream and summary
 	// its report.Summary (nil without a report), both taken in newInput's read.
 	clocksSync bool

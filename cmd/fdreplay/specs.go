@@ -373,7 +373,9 @@ func resolvedKey(s settings, entry string) (string, error) {
 			}
 		}
 	}
-	sp = canonical(sp, varied, true)
+	// What runs: an unset restart-jump is off in a replay, so that "chen"
+	// and "chen(restart-jump=100)" are two detectors.
+	sp = canonical(sp.Effective(), varied, true)
 	if sweep != nil {
 		w := *sweep
 		w.Spec = sp

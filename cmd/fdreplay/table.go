@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/fdkit/fdkit/detector"
 	"github.com/fdkit/fdkit/phi"
 	"github.com/fdkit/fdkit/qos"
 	"github.com/fdkit/fdkit/spec"
@@ -81,6 +82,71 @@ func printStreamHeader(w io.Writer, in *input, s settings, cfg qos.Config, o opt
 		fmt.Fprintf(w, "clocks synchronized: TD = τ − σ (from the send time)\n")
 	}
 	printDefaultsNote(w, s, o.detectors)
+	if n := restartNote(in, o.detectors); n != "" {
+		fmt.Fprintln(w, n)
+	}
+}
+
+// restartNote says, for a stream with heartbeats that arrived more than
+// the restart rule's default jump below the highest number before them,
+// that the entries of dets replaying them with the rule off (a family
+// with restart-jump, not given it: spec.Stream.Incarnation) took them as
+// late heartbeats, where the live setting of the same text would reset;
+// "" when there is no such heartbeat or entry. The setting texts stay the
+// live ones (docs/fdreplay.md, "Late heartbeats and the restart rule").
+func restartNote(in *input, dets []string) string {
+	if in.farBehind == 0 {
+		return ""
+	}
+	var off []string
+	for _, e := range dets {
+		if restartRuleOff(e) {
+			off = append(off, e)
+		}
+	}
+	if len(off) == 0 {
+		return ""
+	}
+	hb, them := "heartbeats", "them"
+	if in.farBehind == 1 {
+		hb, them = "heartbeat", "it"
+	}
+	names := strings.Join(off, ", ")
+	if n := len(off); n > 1 {
+		names = strings.Join(off[:n-1], ", ") + " and " + off[n-1]
+	}
+	return fmt.Sprintf("restart rule off: %d %s arrived more than %d below the highest number before %s, replayed as late by %s (the input check splits a sender's restarts into streams); live, at the default restart-jump=%d, each is a sender restart and the detector starts afresh: give restart-jump above the reorder window there",
+		in.farBehind, hb, detector.DefaultRestartJump, them, names, detector.DefaultRestartJump)
+}
+
+// restartRuleOff reports whether the entry e replays with the restart rule
+// off: its family has restart-jump and e does not give it (a sweep of
+// restart-jump gives it at every point).
+func restartRuleOff(e string) bool {
+	f, ok := spec.Lookup(entryFamily(e))
+	if !ok {
+		return false
+	}
+	if _, has := f.Param("restart-jump"); !has {
+		return false
+	}
+	if !isSpecEntry(e) {
+		return true
+	}
+	var s spec.Spec
+	if strings.Contains(e, "..") {
+		w, err := spec.ParseSweep(e)
+		if err != nil || w.Param == "restart-jump" {
+			return false
+		}
+		s = w.Spec
+	} else {
+		var err error
+		if s, err = spec.Parse(e); err != nil {
+			return false
+		}
+	}
+	return !s.IsSet("restart-jump")
 }
 
 // printDefaultsNote says which rules (spec.OutageRule) keep the φ models
