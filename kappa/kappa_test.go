@@ -276,3 +276,23 @@ func TestStarted(t *testing.T) {
 		require.Equal(t, ok, d.Started(), "heartbeat %d", i)
 	}
 }
+
+// A σ of more than 5.625Δ puts κ at EA_{ℓ+1} above the default K = 2.5
+// (docs/algorithms.md, “κ-FD”: Σ_{j≥0} Φ(−j/s) = 2.5 at s = 5.62509):
+// the detector suspects before the next heartbeat is due. σ is forced
+// here by MinStdDev on arrivals exactly Δ apart (the window's own σ is 0).
+func TestWideWindowSuspectsBeforeDue(t *testing.T) {
+	for _, tc := range []struct {
+		minStd    time.Duration
+		suspected bool
+	}{{562 * time.Millisecond, false}, {563 * time.Millisecond, true}, {632 * time.Millisecond, true}} {
+		d, err := kappa.New(kappa.Config{MinStdDev: new(tc.minStd), MinSamples: new(0)})
+		require.NoError(t, err)
+		for i := range 20 {
+			d.Observe(detector.Heartbeat{Seq: uint64(i), HasSeq: true, Arrival: time.Duration(i) * 100 * time.Millisecond})
+		}
+		ea := d.Estimator().Next()
+		require.Equal(t, 2000*time.Millisecond, ea)
+		assert.Equal(t, tc.suspected, d.Suspected(ea), "σ = %v: κ(EA) = %v", tc.minStd, d.Level(ea))
+	}
+}
