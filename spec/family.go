@@ -230,7 +230,9 @@ func (f *Algorithm) Spec() Spec { return Spec{fam: f, cfg: reflect.New(f.typ).In
 func (s Spec) Algorithm() *Algorithm { return s.fam }
 
 // Config returns a copy of the configuration, of the family's config type
-// (phi.AkkaConfig, chen.Config, ...).
+// (phi.AkkaConfig, chen.Config, ...): the one its text names, which for a
+// spec of a stream of one incarnation (Stream.Incarnation) leaves
+// restart-jump unset; Effective().Config() is what New builds.
 func (s Spec) Config() any { return reflect.ValueOf(s.cfg).Elem().Interface() }
 
 func (s Spec) clone() Spec {

@@ -127,6 +127,12 @@ func TestLateHeartbeatIsNotARestart(t *testing.T) {
 	assert.Contains(t, outLate, "| chen                     | α=100ms n=1000 ")
 	assert.Contains(t, outLate, "restart rule off: 1 heartbeat arrived more than 100 below the highest number before it, replayed as late by fixed, jacobson, chen, bertier, sfd, 2w-fd, satzger, kappa and kappa(contribution=step)")
 	assert.NotContains(t, outDrop, "restart rule")
+	// The report's notes say it too, once.
+	rep := filepath.Join(t.TempDir(), "r.html")
+	replayTables(t, late, "--no-progress", "-d", "chen,phi", "--report", rep)
+	html, err := os.ReadFile(rep)
+	require.NoError(t, err)
+	assert.Equal(t, 1, strings.Count(string(html), "Restart rule off: 1 heartbeat arrived more than 100 below the highest number before it, replayed as late by chen ("))
 }
 
 // restart-jump given is the user's: chen(restart-jump=100) still takes the
