@@ -192,3 +192,33 @@ func TestHeavyTailedReorderingEvaluated(t *testing.T) {
 	require.NoError(t, err)
 	assert.Greater(t, n, 2000)
 }
+
+// The table row of a sweep of restart-jump, the family's default setting,
+// runs the restart rule at its live default, 100, and says so in its
+// setting: the user studies the rule itself, and an unset restart-jump
+// replayed off would be a point outside the range swept, named by
+// nothing (atk27r's F5: the row evaluated 1999, with no note). At 100,
+// chen takes the late heartbeat 199 below for a restart and evaluates
+// 1001, as its point 50 does; fixed, without warm-up, evaluates 1999
+// either way. Alike from -d and from a --config file's sweeps.
+func TestRestartJumpSweepRowAtLiveDefault(t *testing.T) {
+	late := writeFile(t, "r-late.fdk", lateTrace(true))
+	out, _ := replayTables(t, late, "--no-progress", "--points", "5", "-d", "chen restart-jump=50..5000")
+	assert.Equal(t, "1001", tableCells(t, out, "chen")[colEvaluated])
+	assert.Contains(t, out, "| chen     | interval=100ms, window=1000, restart-jump=100; swept restart-jump=50..5000 ")
+	assert.NotContains(t, out, "restart rule off")
+	// The sweep's own points: 50 resets, 1288 and above do not.
+	assert.Contains(t, out, "\np,chen restart-jump=50..5000,restart-jump,sequence numbers,50,replay-per-point,3000,1,1998,1001,")
+	assert.Contains(t, out, "\np,chen restart-jump=50..5000,restart-jump,sequence numbers,1288,replay-per-point,3000,1,1000,1999,")
+
+	cfg := writeFile(t, "c.yaml", "sweeps:\n  - chen restart-jump=0..1000\n  - fixed restart-jump=0..1000\n  - chen(restart-jump=7) window=10..1000\n")
+	out, _ = replayTables(t, late, "--no-progress", "--points", "3", "--config", cfg)
+	assert.Equal(t, "1001", tableCells(t, out, "chen")[colEvaluated])
+	assert.Equal(t, "1999", tableCells(t, out, "fixed")[colEvaluated])
+	assert.Contains(t, out, "| chen                 | interval=100ms, window=1000, restart-jump=100; swept restart-jump=0..1000 ")
+	assert.Contains(t, out, "| fixed                | timeout=1s, restart-jump=100; swept restart-jump=0..1000 ")
+	// A restart-jump the sweep's spec gives is the row's, as before.
+	assert.Equal(t, "1001", tableCells(t, out, "chen(restart-jump=7)")[colEvaluated])
+	assert.Contains(t, out, "| chen(restart-jump=7) | interval=100ms, window=1000, restart-jump=7; swept window=10..1000 ")
+	assert.NotContains(t, out, "restart rule off")
+}

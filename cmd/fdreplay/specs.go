@@ -145,7 +145,8 @@ type resolved struct {
 
 // resolve fills a textual entry's unset parameters with fdreplay's
 // defaults for the stream. Parameters the entry sets (all of them for a
-// preset) are kept as given.
+// preset) are kept as given. A sweep of restart-jump has it at the live
+// default in its spec (the table row's setting).
 func resolve(s settings, entry string) (resolved, error) {
 	r := resolved{user: entry}
 	var user spec.Spec
@@ -175,6 +176,17 @@ func resolve(s settings, entry string) (resolved, error) {
 			continue
 		}
 		if base, err = base.With(p.Name, v); err != nil {
+			return r, err
+		}
+	}
+	if r.sweep != nil && r.sweep.Param == restartJump && !base.IsSet(restartJump) {
+		// A sweep of restart-jump studies the restart rule itself: its
+		// table row, the family's default setting, runs the rule at its
+		// live default (the parameter's documented one, 100), not off as an
+		// unset restart-jump replays on a stream of one incarnation
+		// (spec.Stream.Incarnation), and its setting text names it.
+		p, _ := fam.Param(restartJump)
+		if base, err = base.With(restartJump, p.Default); err != nil {
 			return r, err
 		}
 	}

@@ -119,15 +119,19 @@ func restartNote(in *input, dets []string) string {
 		in.farBehind, hb, detector.DefaultRestartJump, them, names, detector.DefaultRestartJump)
 }
 
+// restartJump is the parameter of the families with a restart rule.
+const restartJump = "restart-jump"
+
 // restartRuleOff reports whether the entry e replays with the restart rule
 // off: its family has restart-jump and e does not give it (a sweep of
-// restart-jump gives it at every point).
+// restart-jump gives it at every point, and its table row runs at the
+// live default: resolve).
 func restartRuleOff(e string) bool {
 	f, ok := spec.Lookup(entryFamily(e))
 	if !ok {
 		return false
 	}
-	if _, has := f.Param("restart-jump"); !has {
+	if _, has := f.Param(restartJump); !has {
 		return false
 	}
 	if !isSpecEntry(e) {
@@ -136,7 +140,7 @@ func restartRuleOff(e string) bool {
 	var s spec.Spec
 	if strings.Contains(e, "..") {
 		w, err := spec.ParseSweep(e)
-		if err != nil || w.Param == "restart-jump" {
+		if err != nil || w.Param == restartJump {
 			return false
 		}
 		s = w.Spec
@@ -146,7 +150,7 @@ func restartRuleOff(e string) bool {
 			return false
 		}
 	}
-	return !s.IsSet("restart-jump")
+	return !s.IsSet(restartJump)
 }
 
 // printDefaultsNote says which rules (spec.OutageRule) keep the φ models
