@@ -125,10 +125,6 @@ type CheckerConfig struct {
 	// neighbours' prediction is an outlier, and a drop by more than R
 	// below the sender's highest sequence number so far that the
 	// following records continue is a restart; but see ReorderWindow.
-	// A record above the highest so far by at most R more than its send
-	// time says, or without send times its arrival (the gap over the
-	// median step), is in order however few records follow it: heartbeats
-	// lost in an outage.
 	SeqSpan uint64
 	// ReorderWindow is W: a record whose sequence number is at most W
 	// below the highest of its sender's incarnation so far (the front) is

@@ -72,9 +72,6 @@ func (c *Checker) checkSeq(s *senderCheck, p *pending, la []pending) *Finding {
 	if f, ok := c.checkSeqSent(s, p, la); ok {
 		return f
 	}
-	if c.aheadByArrival(s, p) {
-		return nil
-	}
 	res := c.iscr[:0]
 	res = append(res, 0) // the record itself
 	var before []int64
@@ -197,23 +194,6 @@ func (c *Checker) checkSeqSent(s *senderCheck, p *pending, la []pending) (*Findi
 		return c.oldIncarnation(s, p), true
 	}
 	return nil, false
-}
-
-// aheadByArrival reports whether p, more than R above the front, is in
-// order by its arrival when p or the front has no send time (checkSeqSent
-// judges by send times otherwise): it is ahead of the front by at most R
-// more than its arrival says, the arrival gap A_p − A_front over the
-// median arrival step. Heartbeats lost in an outage leave their numbers'
-// gap in the arrivals too, and the records after the outage may be too
-// few for the Hampel rule's lasting shift (atk26's N6: the 6 records after
-// a 10 s outage at the end of a file were left out as +100 away, and the
-// outage vanished from the replay); a number wrong in place is not.
-func (c *Checker) aheadByArrival(s *senderCheck, p *pending) bool {
-	r, f := &p.c.Record, &s.front
-	if !s.hasFront || r.Seq <= f.Seq || r.HasSent && f.HasSent || !r.HasArrival || !f.HasArrival || r.Arrival <= f.Arrival || !(s.stepA > 0) {
-		return false
-	}
-	return float64(r.Seq-f.Seq) <= (float64(r.Arrival)-float64(f.Arrival))/s.stepA+float64(c.opt.SeqSpan)
 }
 
 // oldIncarnation leaves out p, a heartbeat sent before the record that
