@@ -258,7 +258,7 @@ type senderCheck struct {
 	prevStart    time.Duration
 	hasPrevStart bool
 	// lateMax is the largest lateness (senderCheck.lateness) of the
-	// sender's kept records below the front, 0 when none was.
+	// current epoch's kept records below the front, 0 when none was.
 	lateMax float64
 	// seen marks the sequence numbers of the current epoch's kept
 	// records from seenBits below the front to one below it (nil before

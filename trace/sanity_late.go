@@ -53,31 +53,33 @@ func (c *Checker) overtaken(s *senderCheck, p *pending) (ok bool, why string) {
 
 // lastLate reports whether r, a record below the front with no record of
 // its sender after it that has an arrival (the sender's last in the file),
-// is a late heartbeat by its lateness (senderCheck.lateness): at most S
-// times the largest of its sender's kept records (senderCheck.lateMax),
-// and at least Floor. Nothing after it shows that it was overtaken, but a
-// reordered trace's last records are its most delayed heartbeats (the
-// sender stopped, and those on the way arrive last: TestSanityLastLate*);
-// an arrival corrupted by an hour, or any last record far below the front
-// in a trace whose kept records show no late heartbeat, is none. S, the
-// spread factor, leaves room for heavy tails, where the most delayed
-// heartbeat is several times the next (docs/algorithms.md, “Input
-// sanity”). When not, why says so.
+// is a late heartbeat by its lateness (senderCheck.lateness): at most K
+// times the largest of its incarnation's kept records
+// (senderCheck.lateMax), or Floor. Nothing after it shows that it was
+// overtaken, but a reordered trace's last records are its most delayed
+// heartbeats (the sender stopped, and those on the way arrive last:
+// TestSanityLastLate*); an arrival corrupted by more than K times the
+// lateness its incarnation showed, or any last record far below the
+// front in a trace whose kept records show no late heartbeat, is none.
+// K, not the spread factor S: nothing after the record bounds what a
+// corrupt arrival adds, so the bound is tight, and on heavy tails a
+// genuine last record past it is left out with a warning
+// (docs/algorithms.md, “Input sanity”). When not, why says so.
 func (c *Checker) lastLate(s *senderCheck, r *Record) (ok bool, why string) {
 	why = "no record of its sender after it shows that the file is in arrival order there"
 	l, ok := s.lateness(r)
 	if !ok {
 		return false, why
 	}
-	if l <= max(c.opt.Spread*s.lateMax, float64(c.opt.Floor)) {
+	if l <= max(c.opt.Factor*s.lateMax, float64(c.opt.Floor)) {
 		return true, ""
 	}
 	by := "send times"
 	if !r.HasSent || !s.front.HasSent {
 		by = fmt.Sprintf("numbers times the median arrival step, %v", time.Duration(math.Round(s.stepA)))
 	}
-	return false, fmt.Sprintf("%s, and it is late by %s behind heartbeat %d, more than %g × %s, the most its sender's kept records were late (at least %v; by their arrivals and %s)",
-		why, floatDur(l), s.front.Seq, c.opt.Spread, floatDur(s.lateMax), c.opt.Floor, by)
+	return false, fmt.Sprintf("%s, and it is late by %s behind heartbeat %d, more than %g × %s, the most its incarnation's kept records were late (at least %v; by their arrivals and %s)",
+		why, floatDur(l), s.front.Seq, c.opt.Factor, floatDur(s.lateMax), c.opt.Floor, by)
 }
 
 // lateness returns how much later r arrived than the front (the record

@@ -144,6 +144,7 @@ func (c *Checker) restart(s *senderCheck, p *pending, due string) *Finding {
 	p.c.Epoch = s.epoch
 	s.before = s.before[:0]
 	s.hasFront = false
+	s.lateMax = 0 // a new incarnation's last record is judged by its own late heartbeats
 	s.prevStart, s.hasPrevStart = s.start, s.hasStart
 	s.start, s.hasStart = p.c.Record.Sent, p.c.Record.HasSent
 	return c.finding(s, *p, FindingRestart, fmt.Sprintf("sequence restarts at %d %s: a new incarnation of the sender (epoch %d)", p.c.Record.Seq, due, s.epoch))

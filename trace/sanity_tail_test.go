@@ -56,13 +56,15 @@ func TestSanityLastLateHeartbeatKept(t *testing.T) {
 
 // A last record far below the front is kept when its lateness (its
 // arrival behind the front's, plus the send times between them, or the
-// numbers times the median arrival step) is at most S = 30 times the
-// latest of its sender's kept records, and left out beyond that:
+// numbers times the median arrival step) is at most K = 2 times the
+// latest of its incarnation's kept records, and left out beyond that:
 // steadyStream (Δ = 100 ms, delays 20 ms) with heartbeat 100 delayed
 // 4.95 s (written after 149, 49 below the front: its lateness, against
 // 149's, 14.97 − 14.92 + 4.9 = 4.95 s, the latest), and 250 last, late
-// by L (its lateness against the front, 299, is L): kept at L = 148.5 s
-// = 30 × 4.95 s, left out 1 ms later, with and without send times.
+// by L (its lateness against the front, 299, is L): kept at L = 9.9 s
+// = 2 × 4.95 s, left out 1 ms later, with and without send times. (The
+// bound was S = 30 times, until atk27r's F2 kept a last record moved
+// 100 s late on an ordinary fdgen trace.)
 // Without the late heartbeat 100, the bound is Floor: 250 last, late by
 // 4.9 s, just after 299, is left out (H266, an hour late, is
 // TestSanityFarBelowFrontArrivalJudged's).
@@ -72,8 +74,8 @@ func TestSanityLastLateBound(t *testing.T) {
 			late100, late time.Duration
 			kept          bool
 		}{
-			{4950 * time.Millisecond, 148500 * time.Millisecond, true},
-			{4950 * time.Millisecond, 148501 * time.Millisecond, false},
+			{4950 * time.Millisecond, 9900 * time.Millisecond, true},
+			{4950 * time.Millisecond, 9901 * time.Millisecond, false},
 			{0, 4900 * time.Millisecond, false},
 		} {
 			t.Run(fmt.Sprintf("sent=%v/%v/%v", sent, tc.late100, tc.late), func(t *testing.T) {
@@ -99,7 +101,7 @@ func TestSanityLastLateBound(t *testing.T) {
 				if tc.late100 == 0 {
 					want = "0s"
 				}
-				assert.Contains(t, fs[0].Detail, fmt.Sprintf("late by %v behind heartbeat 299, more than 30 × %s", tc.late, want))
+				assert.Contains(t, fs[0].Detail, fmt.Sprintf("late by %v behind heartbeat 299, more than 2 × %s", tc.late, want))
 			})
 		}
 	}
@@ -157,4 +159,52 @@ func TestSanityDelayedBurstGenerated(t *testing.T) {
 	require.Equal(t, uint64(1632), recs[1725-3-1].Seq, "the file's line 1725, after its 3 header lines")
 	require.Equal(t, 17381414434*time.Nanosecond, recs[1725-3-1].Arrival)
 	assert.Empty(t, findings(checkRecords(recs)))
+}
+
+// atk27r's F2: on the trace of TestSanityLastLateHeartbeatKept, the last
+// record (5904) moved 100 s later still was kept under the former bound
+// of 30 times the largest lateness of the kept records (14.68 s by send
+// times), and the replay took the stream as 2m40s long, with one long
+// mistake. 105.43 s behind the front is more than 2 × 14.68 s: left out,
+// with send times. A last record of the second incarnation of a sender
+// whose first had a heartbeat 4.95 s late is judged by the second's own
+// late heartbeats (none: the bound is Floor), not the first's (the
+// record 4.9 s late after the restart was kept before: lateMax carried
+// across restarts).
+func TestSanityLastLateCorruptLeftOut(t *testing.T) {
+	recs := lognormalTrace(t, 124000101, 300*time.Millisecond)
+	recs[len(recs)-1].Arrival += 100 * time.Second
+	fs := findings(checkRecords(recs))
+	require.Len(t, fs, 1, "%v", fs)
+	assert.Equal(t, len(recs), fs[0].Line)
+	assert.Equal(t, FindingArrival, fs[0].Kind)
+	assert.True(t, fs[0].Excluded)
+	assert.Contains(t, fs[0].Detail, "late by 1m45.429031541s behind heartbeat 5999, more than 2 × 14.679427217s")
+
+	for _, sent := range []bool{true, false} {
+		t.Run(fmt.Sprintf("restart/sent=%v", sent), func(t *testing.T) {
+			first := moveAfter(steadyStream("p", 300), 100, 149, 4950*time.Millisecond)
+			second := steadyStream("p", 300)
+			for i := range second {
+				second[i].Sent += time.Hour
+				second[i].Arrival += time.Hour
+			}
+			second = moveAfter(second, 250, -1, 4900*time.Millisecond)
+			rs := append(first, second...)
+			if !sent {
+				rs = noSent(rs)
+			}
+			fs := findings(checkRecords(rs))
+			var last *Finding
+			for i := range fs {
+				if fs[i].Line == len(rs) {
+					last = &fs[i]
+				}
+			}
+			require.NotNil(t, last, "the second incarnation's last record, 4.9 s late, kept: %v", fs)
+			assert.Equal(t, FindingArrival, last.Kind)
+			assert.True(t, last.Excluded)
+			assert.Contains(t, last.Detail, "more than 2 × 0s")
+		})
+	}
 }
