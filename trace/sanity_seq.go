@@ -189,12 +189,47 @@ func (c *Checker) checkSeqSent(s *senderCheck, p *pending, la []pending) (*Findi
 		float64(r.Seq-s.front.Seq) <= (float64(r.Sent)-float64(s.front.Sent))/s.stepS+float64(R):
 		// Ahead of the front by what the send times say (a loss, or
 		// records sent between them that are still on the way), give or
-		// take R: in order, whatever late neighbours predict.
-		return nil, true
+		// take R: in order, whatever late neighbours predict, unless the
+		// file puts it before records that arrived before it (misplaced).
+		return c.misplaced(s, p, la), true
 	case s.hasStart && r.Seq > s.front.Seq && r.Sent < s.start:
 		return c.oldIncarnation(s, p), true
 	}
 	return nil, false
+}
+
+// misplaced judges p, a record ahead of the front by what its send time
+// says, by its place in the file, which a receive log writes in arrival
+// order: when more than half of the records after it that have an
+// arrival (the lookahead la) arrive before it by more than Floor, p is
+// the record out of place, not they, and is left out; else nil. Such a
+// record's number, send time and arrival can all agree with the stream's
+// trend (one forged from a later heartbeat: atk27r's F1), and kept as the
+// front it made every real record after it a late heartbeat that arrives
+// before a record before it, left out.
+func (c *Checker) misplaced(s *senderCheck, p *pending, la []pending) *Finding {
+	r := &p.c.Record
+	if !r.HasArrival {
+		return nil
+	}
+	with, early := 0, 0
+	var first *pending
+	for i := range la {
+		if a := &la[i].c.Record; a.HasArrival {
+			with++
+			if earlierBy(a.Arrival, r.Arrival, c.opt.Floor) {
+				early++
+				if first == nil {
+					first = &la[i]
+				}
+			}
+		}
+	}
+	if 2*early <= with {
+		return nil
+	}
+	return c.finding(s, *p, FindingArrival, fmt.Sprintf("arrival %v: sequence number %d is %d above the highest so far, %d, as its send time says, but %d of the %d records of its sender after it in the file arrive more than %v before it (line %d, %v before): out of arrival order, left out",
+		r.Arrival, r.Seq, r.Seq-s.front.Seq, s.front.Seq, early, with, c.opt.Floor, first.c.Line, r.Arrival-first.c.Record.Arrival))
 }
 
 // oldIncarnation leaves out p, a heartbeat sent before the record that

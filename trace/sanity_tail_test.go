@@ -2,6 +2,7 @@ package trace
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -205,6 +206,38 @@ func TestSanityLastLateCorruptLeftOut(t *testing.T) {
 			assert.Equal(t, FindingArrival, last.Kind)
 			assert.True(t, last.Excluded)
 			assert.Contains(t, last.Detail, "more than 2 × 0s")
+		})
+	}
+}
+
+// atk27r's F1: a line forged from a later heartbeat (300, with 300's send
+// time and arrival) written after 199 is ahead of the front by what its
+// send time says, and was kept as the front; the real 200 to 267 after
+// it, arriving 10 s before it, were then left out as late heartbeats that
+// arrive before a record before them, and the replay made up a 5.9 s
+// mistake. A receive log is in arrival order: the line out of place is
+// the forged one, left out alone. Without send times it is left out by
+// the sequence rule (+100 away).
+func TestSanityForgedAheadLineLeftOut(t *testing.T) {
+	for _, sent := range []bool{true, false} {
+		t.Run(fmt.Sprintf("sent=%v", sent), func(t *testing.T) {
+			recs := steadyStream("p", 400)
+			forged := recs[300]
+			recs = slices.Insert(recs, 200, forged)
+			if !sent {
+				recs = noSent(recs)
+			}
+			got := checkRecords(recs)
+			fs := findings(got)
+			require.Len(t, fs, 1, "%v", fs)
+			assert.Equal(t, 201, fs[0].Line)
+			assert.True(t, fs[0].Excluded)
+			if sent {
+				assert.Equal(t, FindingArrival, fs[0].Kind)
+				assert.Contains(t, fs[0].Detail, "sequence number 300 is 101 above the highest so far, 199, as its send time says, but 8 of the 8 records of its sender after it in the file arrive more than 10ms before it (line 202, 10s before)")
+			} else {
+				assert.Equal(t, FindingSeq, fs[0].Kind)
+			}
 		})
 	}
 }
