@@ -157,9 +157,16 @@ func decodeSpec(n *yaml.Node) (Spec, *yaml.Node, error) {
 			return Spec{}, keys[i], fmt.Errorf("%s is given twice", k)
 		}
 		seen[s.key(k)] = true
-		if s, err = s.With(k, v); err != nil {
+		next, err := s.With(k, v)
+		if err != nil {
+			// With's errors name the family: name it once, and a preset
+			// or alias before it ("akka: phi-akka: pause: ...").
+			if strings.EqualFold(name, s.fam.Name) {
+				return Spec{}, keys[i], err
+			}
 			return Spec{}, keys[i], fmt.Errorf("%s: %w", name, err)
 		}
+		s = next
 	}
 	return s, n, nil
 }

@@ -245,6 +245,17 @@ sweeps:
 		require.Error(t, err, text)
 		assert.Contains(t, err.Error(), want, text)
 	}
+	// The family is named once where the file names it (atk27r's F10:
+	// "chen: chen: restart-jump: ..."), and after an alias or preset.
+	for text, want := range map[string]string{
+		"detectors:\n  - detector: chen\n    restart-jump: \"1e2\"\n": `s.yaml:3: chen: restart-jump: "1e2" is not a non-negative integer`,
+		"detectors:\n  - detector: Chen\n    nope: 1\n":               `s.yaml:3: chen has no parameter "nope" (its parameters: `,
+		"detectors:\n  - detector: nfd-e\n    window: x\n":            `s.yaml:3: nfd-e: chen: window: "x" is not `,
+	} {
+		_, err := Decode("s.yaml", []byte(text))
+		require.Error(t, err, text)
+		assert.True(t, strings.HasPrefix(err.Error(), want), "%q: %v", text, err)
+	}
 }
 
 func FuzzParse(f *testing.F) {
