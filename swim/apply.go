@@ -34,7 +34,8 @@ import (
 //     member (checkSelfUpdate), and an accusation above the stored
 //     incarnation is taken at it, so only the member raises its number;
 //   - an update more than MaxIncarnationJump above the stored incarnation
-//     is refused as implausible (Stats.Implausible);
+//     (an accusation: more than half of it, maxAccusationJump) is refused
+//     as implausible (Stats.Implausible);
 //   - the stored incarnation never decreases, in any state: Dead(l, i) or
 //     Left(l, i) over Dead(l, j) or Left(l, j), i > j, stores i;
 //   - an Alive(l, i) no newer than a Suspect, Dead or Left held at j ≥ i
@@ -85,7 +86,7 @@ func (m *Member) applyUpdate(in *inbound, u Update, gossip bool) {
 // only the member raises its incarnation, and an accusation above what it
 // asserted is one it may never hear of or refute.
 func (m *Member) credible(now time.Duration, p *peer, u *Update) bool {
-	if p != nil && u.Incarnation > p.inc && u.Incarnation-p.inc > MaxIncarnationJump {
+	if p != nil && u.Incarnation > p.inc && u.Incarnation-p.inc > jumpBound(u.change()) {
 		m.stats.Implausible++
 		return false
 	}

@@ -48,6 +48,29 @@ const MaxIncarnation = Incarnation(math.MaxUint64)
 // (docs/algorithms.md, “SWIM: hostile and stale updates”).
 const MaxIncarnationJump = Incarnation(1 << 20)
 
+// maxAccusationJump bounds an accusation (a Suspect or a Dead that is not
+// a leave) the way MaxIncarnationJump bounds a member's own word, at half
+// of it: the refutation of an accusation accepted at one member, one above
+// it, must be an Alive that every other member accepts, also those that
+// never saw the accusation and store the member's incarnation from before.
+// With the same bound for both, one forged Suspect exactly
+// MaxIncarnationJump above made the suspect's refutation implausible at
+// every other member, which then kept the member's old incarnation and,
+// at its next false suspicion, held a live member dead (usr27's F1). At
+// half, a refutation is within MaxIncarnationJump of what every member
+// stores that saw the member's previous refutation.
+const maxAccusationJump = MaxIncarnationJump / 2
+
+// jumpBound is how far above the stored incarnation an update of change c
+// may claim to be: MaxIncarnationJump for a member's own word (an Alive or
+// a leave), maxAccusationJump for another member's accusation.
+func jumpBound(c change) Incarnation {
+	if c.accusation() {
+		return maxAccusationJump
+	}
+	return MaxIncarnationJump
+}
+
 // Next returns i+1, or MaxIncarnation when i is already the maximum.
 func (i Incarnation) Next() Incarnation {
 	if i == MaxIncarnation {

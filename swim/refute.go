@@ -17,8 +17,9 @@ import (
 // announced again (unless it is still being gossiped), without a new
 // incarnation, so that this member corrects it.
 //
-// An update more than MaxIncarnationJump above the current incarnation is
-// refused as implausible. An Alive or Suspect naming this member's ID at
+// An update more than MaxIncarnationJump above the current incarnation (an
+// accusation: more than maxAccusationJump) is refused as implausible, as
+// every other member refuses it. An Alive or Suspect naming this member's ID at
 // another address is a conflicting claim (EventConflict), never refuted:
 // refuting it would raise the incarnation for a node that is not this one.
 // A Dead or leave naming it at another address says that node is down: at
@@ -33,7 +34,7 @@ func (m *Member) aboutSelf(in *inbound, u Update) {
 	if m.st != running {
 		return
 	}
-	implausible := u.Incarnation > m.inc && u.Incarnation-m.inc > MaxIncarnationJump
+	implausible := u.Incarnation > m.inc && u.Incarnation-m.inc > jumpBound(u.change())
 	if u.Node.Addr != m.self.Addr {
 		in.conflictSelf = true // a join in progress is retried
 		if u.Kind != UpdateDead {

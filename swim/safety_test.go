@@ -48,8 +48,41 @@ func TestAccusationAtIncarnationLimitRefused(t *testing.T) {
 
 	// Within the plausible range an accusation is refuted as before, and
 	// the refutation can be refuted again: the limit is never reached.
-	require.NoError(t, a.Step(2*time.Second, gossipFrom("b", Update{Kind: UpdateSuspect, Node: node("a"), Incarnation: MaxIncarnationJump, From: "b"})))
-	assert.Equal(t, MaxIncarnationJump+1, a.Incarnation())
+	require.NoError(t, a.Step(2*time.Second, gossipFrom("b", Update{Kind: UpdateSuspect, Node: node("a"), Incarnation: maxAccusationJump, From: "b"})))
+	assert.Equal(t, maxAccusationJump+1, a.Incarnation())
+}
+
+// usr27's F1: a stranger's one datagram carried Suspect(b) exactly
+// MaxIncarnationJump above the incarnation a stored, and a took it; b
+// refuted one above, and c, which never saw the accusation and stored b
+// at 0, refused b's refutation as implausible for good, so that its next
+// false suspicion of b held b dead while a and b went on. An accusation
+// may claim at most maxAccusationJump, half the window: refused above,
+// and the refutation of one accepted at the bound is accepted by a member
+// that never saw it.
+func TestRefutationOfAcceptedAccusationAcceptedEverywhere(t *testing.T) {
+	for _, k := range []UpdateKind{UpdateSuspect, UpdateDead} {
+		a := newTest(t, "a", ModeLifeguard, nil, "b", "c")
+		require.NoError(t, a.Step(time.Second, gossipFrom("c", Update{Kind: k, Node: node("b"), Incarnation: maxAccusationJump + 1, From: "c"})))
+		assert.Equal(t, StateAlive, a.State("b"), "%v one above the accusation bound", k)
+		require.NoError(t, a.Step(time.Second, gossipFrom("c", Update{Kind: k, Node: node("b"), Incarnation: maxAccusationJump, From: "c"})))
+		st, _ := a.Member("b", time.Second)
+		assert.Equal(t, maxAccusationJump, st.Incarnation, "%v at the bound is taken", k)
+
+		b := newTest(t, "b", ModeLifeguard, nil, "a", "c")
+		require.NoError(t, b.Step(time.Second, gossipFrom("c", Update{Kind: k, Node: node("b"), Incarnation: maxAccusationJump + 1, From: "c"})))
+		assert.Equal(t, Incarnation(0), b.Incarnation(), "%v above the bound: not refuted, as nobody takes it", k)
+		require.NoError(t, b.Step(time.Second, gossipFrom("c", Update{Kind: k, Node: node("b"), Incarnation: maxAccusationJump, From: "c"})))
+		refutation := b.Incarnation()
+		require.Equal(t, maxAccusationJump+1, refutation)
+
+		c := newTest(t, "c", ModeLifeguard, nil, "a", "b")
+		before := c.Stats().Implausible
+		require.NoError(t, c.Step(time.Second, gossipFrom("b", Update{Kind: UpdateAlive, Node: node("b"), Incarnation: refutation, From: "b"})))
+		st, _ = c.Member("b", time.Second)
+		assert.Equal(t, refutation, st.Incarnation, "%v: b's refutation is taken by a member that never saw the accusation", k)
+		assert.Equal(t, before, c.Stats().Implausible)
+	}
 }
 
 // The stored incarnation never decreases, in any state: Dead@10 heard over
