@@ -115,7 +115,7 @@ func restartNote(in *input, dets []string) string {
 	if n := len(off); n > 1 {
 		names = strings.Join(off[:n-1], ", ") + " and " + off[n-1]
 	}
-	return fmt.Sprintf("restart rule off: %d %s arrived more than %d below the highest number before %s, replayed as late by %s (the input check splits a sender's restarts into streams); live, at the default restart-jump=%d, each is a sender restart and the detector starts afresh: give restart-jump above the reorder window there",
+	return fmt.Sprintf("restart rule off: %d %s arrived more than %d below the highest number before %s, replayed as late by %s (the input check splits a sender's restarts into streams); live, at the default restart-jump=%d, each is taken for a sender restart (docs/fdreplay.md says what each detector then does): give restart-jump above the reorder window there",
 		in.farBehind, hb, detector.DefaultRestartJump, them, names, detector.DefaultRestartJump)
 }
 
