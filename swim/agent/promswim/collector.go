@@ -28,6 +28,11 @@ import (
 //	fdswim_peer_state{peer,state}          1 for the peer's current state
 //	fdswim_peer_incarnation{peer}          per-peer incarnation
 //	fdswim_members{state}                  members per state, self included
+//	fdswim_local_health_multiplier         Lifeguard's local health
+//	                                       multiplier (memberlist's health
+//	                                       score): 0 when healthy, up to
+//	                                       swim.Config's
+//	                                       MaxLocalHealthMultiplier
 //	fdswim_packets_sent_total, fdswim_packets_received_total,
 //	fdswim_bytes_sent_total, fdswim_bytes_received_total,
 //	fdswim_auth_failures_total, fdswim_decode_errors_total,
@@ -52,7 +57,7 @@ import (
 type Collector struct {
 	a                          *agent.Agent
 	level, warming, state, inc *prometheus.Desc
-	members                    *prometheus.Desc
+	members, lhm               *prometheus.Desc
 	late                       *promfd.Lateness
 	counters                   []counterDesc
 }
@@ -71,6 +76,7 @@ func NewCollector(a *agent.Agent) *Collector {
 		state:   prometheus.NewDesc("fdswim_peer_state", "1 for the peer's current membership state.", []string{"peer", "state"}, nil),
 		inc:     prometheus.NewDesc("fdswim_peer_incarnation", "The peer's incarnation number.", []string{"peer"}, nil),
 		members: prometheus.NewDesc("fdswim_members", "Members per state in the local view, this member included.", []string{"state"}, nil),
+		lhm:     prometheus.NewDesc("fdswim_local_health_multiplier", "Lifeguard's local health multiplier (memberlist's health score): 0 when healthy; each step lengthens this member's probe timeouts and interval (Agent.LocalHealthMultiplier).", nil, nil),
 		late:    promfd.NewLateness(a.Lateness(), promfd.Config{Namespace: "fdswim"}),
 	}
 	for _, x := range []struct {
@@ -225,6 +231,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.state
 	ch <- c.inc
 	ch <- c.members
+	ch <- c.lhm
 	c.late.Describe(ch)
 	for _, x := range c.counters {
 		ch <- x.d
@@ -257,6 +264,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(c.members, prometheus.GaugeValue, float64(count[s]), s.String())
 		}
 	}
+	ch <- prometheus.MustNewConstMetric(c.lhm, prometheus.GaugeValue, float64(c.a.LocalHealthMultiplier()))
 	st := c.a.Stats()
 	for _, x := range c.counters {
 		ch <- prometheus.MustNewConstMetric(x.d, prometheus.CounterValue, float64(x.f(st)))

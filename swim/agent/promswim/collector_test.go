@@ -49,6 +49,14 @@ fdswim_peer_state{peer="` + peer + `",state="alive"} 1
 fdswim_peer_detector_warming_up{peer="` + peer + `"} 1
 `
 	assert.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(warm), "fdswim_peer_detector_warming_up"))
+	// usr27's F4: the local health multiplier, memberlist's health score,
+	// exported as a gauge (0: a healthy pair on loopback).
+	lhm := `
+# HELP fdswim_local_health_multiplier Lifeguard's local health multiplier (memberlist's health score): 0 when healthy; each step lengthens this member's probe timeouts and interval (Agent.LocalHealthMultiplier).
+# TYPE fdswim_local_health_multiplier gauge
+fdswim_local_health_multiplier ` + fmt.Sprint(as[0].LocalHealthMultiplier()) + `
+`
+	assert.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(lhm), "fdswim_local_health_multiplier"))
 
 	// A stopped agent still exports its counters, and no view.
 	require.NoError(t, as[0].Close())
