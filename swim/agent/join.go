@@ -86,7 +86,7 @@ func (a *Agent) Join(ctx context.Context, addrs ...string) error {
 	var jerr error
 	var call uint64
 	joined := make(chan struct{})
-	auth0, label0 := a.ctr.authFail.Load(), a.ctr.labelMismatch.Load()
+	auth0, label0, dial0 := a.ctr.authFail.Load(), a.ctr.labelMismatch.Load(), a.sctr.streamDialErr.Load()
 	if err := a.call(ctx, "Join", func() {
 		a.conflict.Store(nil) // a refusal of an earlier Join is not this one's
 		a.join.mergeRefusal = nil
@@ -120,7 +120,7 @@ func (a *Agent) Join(ctx context.Context, addrs ...string) error {
 		// on a subscriber (BlockingDelivery) answers nothing, so the wait
 		// is bounded (a waiter left behind is closed, unread, on joining).
 		je := &JoinError{Addrs: addrs, Err: ctx.Err(), self: a.self.Addr, LabelMismatches: a.ctr.labelMismatch.Load() - label0,
-			AuthFailures: a.ctr.authFail.Load() - auth0}
+			AuthFailures: a.ctr.authFail.Load() - auth0, StreamDialErrors: a.sctr.streamDialErr.Load() - dial0}
 		// The call's end is handed over without waiting (endJoins runs
 		// before the agent's next tick, which is when resends go), the
 		// report only within joinReportWait.
@@ -225,6 +225,11 @@ type JoinError struct {
 	// (memberlist's Join returns its MergeDelegate's error). A join
 	// refused by the seed's MergeFilter gets no answer, so nothing here.
 	MergeRefusal error
+	// StreamDialErrors counts the streams (TCP) this member could not dial
+	// during the join (refused or timed out; Stats.StreamDialErrors), the
+	// join's resends over a stream among them: a seed whose port refuses
+	// is no member listening there.
+	StreamDialErrors uint64
 }
 
 func (e *JoinError) Error() string {
@@ -254,6 +259,12 @@ func (e *JoinError) Error() string {
 	}
 	if e.LabelMismatches > 0 {
 		msg += fmt.Sprintf("; %d packets with another cluster label arrived meanwhile (Config.Label differs)", e.LabelMismatches)
+	}
+	if e.StreamDialErrors > 0 {
+		msg += fmt.Sprintf("; %d streams (TCP) could not be dialled meanwhile (refused or timed out): is a member listening at the address?", e.StreamDialErrors)
+	}
+	if e.Refusal == nil && e.AuthFailures == 0 && e.MergeRefusal == nil && e.LabelMismatches == 0 {
+		msg += "; no member answered: check the address, the keys (or that both sides are plain) and the cluster label, whose mismatches a member drops unanswered"
 	}
 	return msg
 }

@@ -126,3 +126,23 @@ func TestJoinUnderAnotherKeyAtSameAddressRefused(t *testing.T) {
 	assert.Contains(t, err.Error(), "restart with that key")
 	assert.Equal(t, swim.StateDead, state(seed, "c"))
 }
+
+// usr27's F3: a Join to a port nobody listens on (the datagrams lost, the
+// stream resend refused) ended in a bare "context deadline exceeded". Its
+// JoinError counts the refused dials and says what to check.
+func TestJoinErrorNamesSilence(t *testing.T) {
+	a := start(t, Config{})
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := l.Addr().String()
+	require.NoError(t, l.Close()) // a port that refuses
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	err = a.Join(ctx, addr)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	var je *JoinError
+	require.ErrorAs(t, err, &je)
+	assert.Positive(t, je.StreamDialErrors, "the join's resends over a stream were refused")
+	assert.Contains(t, err.Error(), "streams (TCP) could not be dialled meanwhile (refused or timed out): is a member listening at the address?")
+	assert.Contains(t, err.Error(), "; no member answered: check the address, the keys (or that both sides are plain) and the cluster label")
+}
