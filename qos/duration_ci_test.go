@@ -3,6 +3,7 @@ package qos
 import (
 	"encoding/json"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -35,4 +36,21 @@ func TestDurationCIJSON(t *testing.T) {
 		assert.Equal(t, op.Found, back.Ops[i].Found, op.Family)
 	}
 	assert.Equal(t, v.Rivals[0].TDDiffCI, back.Rivals[0].TDDiffCI)
+}
+
+// atk27r's F7: the verdict named chen(restart-jump=100), which a late
+// heartbeat made start afresh and warm up again, best at 122 ms against
+// chen's 132, the one judged on 1001 heartbeats and the other on 1999,
+// without saying so. A rival judged on other heartbeats than the best
+// says how many; one judged on as many says nothing of it.
+func TestVerdictRivalNamesEvaluated(t *testing.T) {
+	op := func(fam string, n int) OperatingPoint {
+		return OperatingPoint{Family: fam, Found: true, Point: Point{Result: Result{Evaluated: n}}}
+	}
+	v := Verdict{Stream: "p", Best: 0, Confirmable: true, Ops: []OperatingPoint{op("chen(restart-jump=100)", 1001), op("chen", 1999), op("jacobson", 1001)},
+		Rivals: []Rival{{Op: 1}, {Op: 2}}}
+	out := v.String()
+	assert.Contains(t, out, "vs chen ")
+	assert.Contains(t, out, "; judged on 1999 heartbeats against the best's 1001 (a longer warm-up, or one again after a sender restart, left some out of one of them: the two were not measured on the same heartbeats)")
+	assert.Equal(t, 1, strings.Count(out, "judged on"), "jacobson, judged on as many as the best, says nothing of it")
 }

@@ -85,6 +85,9 @@ func (v Verdict) rivalLine(rv Rival) string {
 	} else {
 		s += "; no swept setting of it is as fast as the best"
 	}
+	if e, be := op.Point.Result.Evaluated, v.Ops[v.Best].Point.Result.Evaluated; e != be {
+		s += fmt.Sprintf("; judged on %d heartbeats against the best's %d (a longer warm-up, or one again after a sender restart, left some out of one of them: the two were not measured on the same heartbeats)", e, be)
+	}
 	return s
 }
 
