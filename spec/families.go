@@ -41,7 +41,7 @@ func chenEstimator[C any](f func(*C) *chen.EstimatorConfig) []param {
 			func(c *C) *time.Duration { return &f(c).Interval }),
 		intPlain(Param{Name: "window", Symbol: "n", Unit: "heartbeats", Default: "1000", Source: srcChen, Doc: "window size n of arrival offsets", Field: "Estimator.WindowSize", Sample: "64", Min: 1},
 			func(c *C) *int { return &f(c).WindowSize }),
-		uintPtr(Param{Name: "restart-jump", Unit: "sequence numbers", Default: "100", Source: srcFdkit, Doc: "a backwards jump larger than this is a sender restart", Field: "Estimator.RestartJump", Sample: "0"},
+		uintPtr(Param{Name: RestartJump, Unit: "sequence numbers", Default: "100", Source: srcFdkit, Doc: "a backwards jump larger than this is a sender restart", Field: "Estimator.RestartJump", Sample: "0"},
 			func(c *C) **uint64 { return &f(c).RestartJump }),
 	}
 }
@@ -82,7 +82,7 @@ var fixedRow = Row[detector.FixedConfig]{
 	Params: []param{
 		durPtr(Param{Name: "timeout", Symbol: "T", Unit: "duration", Default: "1s", Source: srcFdkit, Doc: "timeout T", Field: "Timeout", Sample: "250ms", MinOpen: true},
 			func(c *detector.FixedConfig) **time.Duration { return &c.Timeout }),
-		uintPtr(Param{Name: "restart-jump", Unit: "sequence numbers", Default: "100", Source: srcFdkit, Doc: "a backwards jump larger than this is a sender restart", Field: "RestartJump", Sample: "7"},
+		uintPtr(Param{Name: RestartJump, Unit: "sequence numbers", Default: "100", Source: srcFdkit, Doc: "a backwards jump larger than this is a sender restart", Field: "RestartJump", Sample: "7"},
 			func(c *detector.FixedConfig) **uint64 { return &c.RestartJump }),
 	},
 }
@@ -112,7 +112,7 @@ var jacobsonRow = Row[jacobson.Config]{
 			func(c *jacobson.Config) *time.Duration { return &c.MaxTimeout }),
 		boolPlain(Param{Name: "divide-by-gap", Default: "false", Source: srcFdkit, Doc: "divide an interval by the sequence gap", Field: "DivideBySeqGap", Sample: "true"},
 			func(c *jacobson.Config) *bool { return &c.DivideBySeqGap }),
-		uintPtr(Param{Name: "restart-jump", Unit: "sequence numbers", Default: "100", Source: srcFdkit, Doc: "a backwards jump larger than this is a sender restart", Field: "RestartJump", Sample: "3"},
+		uintPtr(Param{Name: RestartJump, Unit: "sequence numbers", Default: "100", Source: srcFdkit, Doc: "a backwards jump larger than this is a sender restart", Field: "RestartJump", Sample: "3"},
 			func(c *jacobson.Config) **uint64 { return &c.RestartJump }),
 	},
 }
@@ -307,7 +307,7 @@ var twoWFDRow = Row[twowfd.Config]{
 			func(c *twowfd.Config) **time.Duration { return &c.Margin }),
 		intPtr(Param{Name: "min-samples", Unit: "samples", Default: "the long window", Source: srcChen + " (full windows)", Doc: "warm-up: samples needed before QoS is measured (0: none)", Field: "MinSamples", Sample: "0"},
 			func(c *twowfd.Config) **int { return &c.MinSamples }),
-		uintPtr(Param{Name: "restart-jump", Unit: "sequence numbers", Default: "100", Source: srcFdkit, Doc: "a backwards jump larger than this is a sender restart", Field: "RestartJump", Sample: "0"},
+		uintPtr(Param{Name: RestartJump, Unit: "sequence numbers", Default: "100", Source: srcFdkit, Doc: "a backwards jump larger than this is a sender restart", Field: "RestartJump", Sample: "0"},
 			func(c *twowfd.Config) **uint64 { return &c.RestartJump }),
 	},
 }
@@ -335,7 +335,7 @@ var satzgerRow = Row[satzger.Config]{
 			func(c *satzger.Config) **time.Duration { return &c.BootstrapInterval }),
 		intPtr(Param{Name: "min-samples", Unit: "intervals", Default: "the window size", Source: srcSatzger, Doc: "warm-up: intervals needed before QoS is measured (0: none)", Field: "MinSamples", Sample: "0"},
 			func(c *satzger.Config) **int { return &c.MinSamples }),
-		uintPtr(Param{Name: "restart-jump", Unit: "sequence numbers", Default: "100", Source: srcFdkit, Doc: "a backwards jump larger than this is a sender restart", Field: "RestartJump", Sample: "0"},
+		uintPtr(Param{Name: RestartJump, Unit: "sequence numbers", Default: "100", Source: srcFdkit, Doc: "a backwards jump larger than this is a sender restart", Field: "RestartJump", Sample: "0"},
 			func(c *satzger.Config) **uint64 { return &c.RestartJump }),
 	},
 }

@@ -241,9 +241,9 @@ func (s Spec) clone() Spec {
 	return Spec{fam: s.fam, cfg: c.Interface(), noRestarts: s.noRestarts}
 }
 
-// restartJump is the parameter of the families with a restart rule: a
+// RestartJump names the parameter of the families with a restart rule: a
 // sequence number more than it below the largest seen is a sender restart.
-const restartJump = "restart-jump"
+const RestartJump = "restart-jump"
 
 // RestartsOff is the restart-jump that turns the restart rule off: no
 // backwards jump exceeds it.
@@ -260,7 +260,7 @@ func (s Spec) Effective() Spec {
 	if !s.noRestarts {
 		return c
 	}
-	if p := s.fam.param(restartJump); p != nil {
+	if p := s.fam.param(RestartJump); p != nil {
 		if _, set := p.get(c.cfg); !set {
 			p.set(c.cfg, uint64(RestartsOff))
 		}

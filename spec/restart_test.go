@@ -61,17 +61,17 @@ func TestIncarnationTurnsRestartRuleOff(t *testing.T) {
 		assert.Equal(t, l.String(), s.String(), f.Name)
 		assert.Equal(t, l.Brief(), s.Brief(), f.Name)
 		e := s.Effective()
-		if _, has := f.Param(restartJump); !has {
+		if _, has := f.Param(RestartJump); !has {
 			assert.Equal(t, s.String(), e.String(), f.Name)
 			continue
 		}
 		assert.Contains(t, restartFamilies, f.Name)
-		v, set := e.Value(restartJump)
+		v, set := e.Value(RestartJump)
 		assert.Equal(t, []any{off, true}, []any{v, set}, f.Name)
-		assert.False(t, s.IsSet(restartJump), f.Name)
-		given, err := s.With(restartJump, "100")
+		assert.False(t, s.IsSet(RestartJump), f.Name)
+		given, err := s.With(RestartJump, "100")
 		require.NoError(t, err)
-		v, _ = given.Effective().Value(restartJump)
+		v, _ = given.Effective().Value(RestartJump)
 		assert.Equal(t, "100", v, f.Name)
 
 		pt, err := s.Point()

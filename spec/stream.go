@@ -53,7 +53,7 @@ func (f *Algorithm) ForStream(st Stream) Spec {
 	if f.stream != nil {
 		f.stream(s.cfg, st)
 	}
-	s.noRestarts = st.Incarnation && f.param(restartJump) != nil
+	s.noRestarts = st.Incarnation && f.param(RestartJump) != nil
 	return s
 }
 

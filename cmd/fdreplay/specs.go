@@ -179,14 +179,14 @@ func resolve(s settings, entry string) (resolved, error) {
 			return r, err
 		}
 	}
-	if r.sweep != nil && r.sweep.Param == restartJump && !base.IsSet(restartJump) {
+	if r.sweep != nil && r.sweep.Param == spec.RestartJump && !base.IsSet(spec.RestartJump) {
 		// A sweep of restart-jump studies the restart rule itself: its
 		// table row, the family's default setting, runs the rule at its
 		// live default (the parameter's documented one, 100), not off as an
 		// unset restart-jump replays on a stream of one incarnation
 		// (spec.Stream.Incarnation), and its setting text names it.
-		p, _ := fam.Param(restartJump)
-		if base, err = base.With(restartJump, p.Default); err != nil {
+		p, _ := fam.Param(spec.RestartJump)
+		if base, err = base.With(spec.RestartJump, p.Default); err != nil {
 			return r, err
 		}
 	}

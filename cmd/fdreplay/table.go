@@ -119,9 +119,6 @@ func restartNote(in *input, dets []string) string {
 		in.farBehind, hb, detector.DefaultRestartJump, them, names, detector.DefaultRestartJump)
 }
 
-// restartJump is the parameter of the families with a restart rule.
-const restartJump = "restart-jump"
-
 // restartRuleOff reports whether the entry e replays with the restart rule
 // off: its family has restart-jump and e does not give it (a sweep of
 // restart-jump gives it at every point, and its table row runs at the
@@ -131,7 +128,7 @@ func restartRuleOff(e string) bool {
 	if !ok {
 		return false
 	}
-	if _, has := f.Param(restartJump); !has {
+	if _, has := f.Param(spec.RestartJump); !has {
 		return false
 	}
 	if !isSpecEntry(e) {
@@ -140,7 +137,7 @@ func restartRuleOff(e string) bool {
 	var s spec.Spec
 	if strings.Contains(e, "..") {
 		w, err := spec.ParseSweep(e)
-		if err != nil || w.Param == restartJump {
+		if err != nil || w.Param == spec.RestartJump {
 			return false
 		}
 		s = w.Spec
@@ -150,7 +147,7 @@ func restartRuleOff(e string) bool {
 			return false
 		}
 	}
-	return !s.IsSet(restartJump)
+	return !s.IsSet(spec.RestartJump)
 }
 
 // printDefaultsNote says which rules (spec.OutageRule) keep the φ models
