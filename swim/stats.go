@@ -125,7 +125,8 @@ type GossipStats struct {
 type GuardStats struct {
 	Misdirected int // packets for another ID dropped
 	// Implausible counts updates refused for an incarnation more than
-	// MaxIncarnationJump above the one stored (or this member's own).
+	// MaxIncarnationJump above the one stored (or this member's own; an
+	// accusation: more than half of it, maxAccusationJump).
 	Implausible int
 	// Reaped counts dead and left members forgotten (DeadRetention, or
 	// evicted to make room under MaxMembers); MembersRefused counts
