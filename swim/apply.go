@@ -86,7 +86,17 @@ func (m *Member) applyUpdate(in *inbound, u Update, gossip bool) {
 // only the member raises its incarnation, and an accusation above what it
 // asserted is one it may never hear of or refute.
 func (m *Member) credible(now time.Duration, p *peer, u *Update) bool {
-	if p != nil && u.Incarnation > p.inc && u.Incarnation-p.inc > jumpBound(u.change()) {
+	// The jump bound keeps forged updates from pushing a member's
+	// incarnation to the limit. A self-signed Alive or leave is the
+	// member's own word, whose proof the signed check below verifies: it
+	// is taken however far it jumps, since a member a chain of
+	// accusations pushed up (each refuted, the refutations superseding
+	// each other in its queue) may announce only its last, beyond the
+	// bound of a member that missed the others (atk27q's F1). Only under
+	// the key already bound to the member (ownProof): a first key is not
+	// taken on a jump.
+	ownWord := m.signed() && u.change().selfAsserted() && m.ownProof(p, u)
+	if p != nil && u.Incarnation > p.inc && u.Incarnation-p.inc > jumpBound(u.change()) && !ownWord {
 		m.stats.Implausible++
 		return false
 	}

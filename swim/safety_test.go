@@ -417,3 +417,31 @@ func TestIDConflictAtJoinThroughHolder(t *testing.T) {
 	}
 	assert.Positive(t, joins, "the join is retried")
 }
+
+// atk27q's F1: two accusations sent to b itself, each within
+// maxAccusationJump of its incarnation, made b refute twice, and only the
+// second refutation, 2^20 + 2, left its queue; c, which still stored b at
+// 0, refused it as implausible, so that c's next suspicion of b could
+// never be refuted and b ended dead at c. With signed self-updates b's
+// own Alive is taken however far it jumps (its proof decides), so c takes
+// it and keeps b alive. (Without signing a chain of forged accusations
+// can still outrun a member's window: forged updates are what signing
+// closes; docs/algorithms.md, “SWIM: hostile and stale updates”.)
+func TestSignedRefutationAfterAccusationChainTaken(t *testing.T) {
+	b := signedTest(t, "b", ModeLifeguard, "a", "c")
+	require.NoError(t, b.Step(time.Second, gossipFrom("z", Update{Kind: UpdateSuspect, Node: node("b"), Incarnation: maxAccusationJump, From: "z"})))
+	i1 := b.Incarnation()
+	require.NoError(t, b.Step(time.Second+time.Millisecond, gossipFrom("z", Update{Kind: UpdateSuspect, Node: node("b"), Incarnation: i1 + maxAccusationJump, From: "z"})))
+	require.Greater(t, b.Incarnation(), MaxIncarnationJump, "b was pushed beyond one window by two accusations")
+	c := signedTest(t, "c", ModeLifeguard, "a", "b")
+	require.NoError(t, c.Step(time.Second, gossipFrom("b", b.selfAlive())))
+	st, _ := c.Member("b", time.Second)
+	assert.Equal(t, b.Incarnation(), st.Incarnation, "c takes b's signed refutation beyond the jump bound")
+	assert.Equal(t, StateAlive, st.State)
+
+	// An unsigned Alive as far above is still refused.
+	u := newTest(t, "u", ModeLifeguard, nil, "a", "b")
+	before := u.Stats().Implausible
+	require.NoError(t, u.Step(time.Second, gossipFrom("b", Update{Kind: UpdateAlive, Node: node("b"), Incarnation: MaxIncarnationJump + 2, From: "b"})))
+	assert.Equal(t, before+1, u.Stats().Implausible)
+}

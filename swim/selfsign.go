@@ -111,6 +111,18 @@ func (m *Member) Trust(id ID, key ed25519.PublicKey) {
 // proof under another key is a conflicting claim of the ID (EventConflict);
 // a missing or invalid one is counted in Stats.BadProofs. The key of a
 // valid proof is bound to p when none was.
+// ownProof reports, without counting or recording anything, whether u
+// about p carries a valid proof under the key already bound to p's ID (its
+// held key, or the trusted one): the member's own word, as
+// checkSelfUpdate would take it. False when no key is bound yet.
+func (m *Member) ownProof(p *peer, u *Update) bool {
+	bound := m.keys.trusted[u.Node.ID]
+	if p != nil && p.key != "" {
+		bound = p.key
+	}
+	return bound != "" && string(u.Proof.Key()) == bound && verifyProof(nil, u)
+}
+
 func (m *Member) checkSelfUpdate(now time.Duration, p *peer, u *Update) bool {
 	if !m.signed() {
 		return true
