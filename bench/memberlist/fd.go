@@ -61,7 +61,7 @@ func (n *fdNode) Stop() {
 
 // StartOne starts member i, joined through seeds (none for the first).
 func (c fdCluster) StartOne(i int, seeds []string, rec *Recorder, seed uint64) (Node, string, error) {
-	name := fmt.Sprintf("m%02d", i)
+	name := c.p.memberName(i)
 	imp := NewImpair(seed + uint64(i))
 	var u *transport.UDP
 	var a *agent.Agent

@@ -94,6 +94,7 @@ func main() {
 	flag.DurationVar(&o.settle, "settle", 2*time.Second, "wait after every member sees all N, before the window opens (the join announcements of the group that just formed are still draining during it)")
 	flag.DurationVar(&o.joinWait, "join-timeout", 60*time.Second, "give up a run when the group has not formed after this long")
 	flag.StringVar(&key, "key", "", "hex AES key: encrypt both libraries")
+	flag.IntVar(&o.params.NameLen, "name-len", 3, "length in bytes of every member's name, 3 to 255: m00, m01... at 3; longer names are m00- and hex digits (README.md, “Bytes and names”)")
 	flag.BoolVar(&o.params.AllSeeds, "all-seeds", false, "every member joins through every earlier member (default: through member 0 only, as memberlist's users join through one seed)")
 	flag.BoolVar(&o.procs, "procs", false, "run every member in an OS process of its own: pauses are SIGSTOP and SIGCONT, kill-refused is SIGKILL, kill-silent is SIGSTOP for good (a hung process), kill-dropped SIGSTOP with every dial to it timed out; both libraries side by side")
 	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of each run's measurement window to `file`, with -LIB-SCENARIO-RUN inserted before its extension (merge them with go tool pprof)")
@@ -137,7 +138,8 @@ func main() {
 // window's phase is drawn from it), -pausers outside 1 to -n minus 1, no
 // -runs or -window, a -pause-every that is not positive (each pauser's
 // loop would spin for the whole window, on the CPU being measured), a
-// negative -pause, a -loss outside 0 to 1, an unknown scenario.
+// negative -pause, a -loss outside 0 to 1, a -name-len outside 3 to
+// MaxNameLen, an unknown scenario.
 func (o options) check() error {
 	switch {
 	case o.n < 2:
@@ -156,6 +158,8 @@ func (o options) check() error {
 		return fmt.Errorf("-pause %v: want a duration of 0 or more", o.pause)
 	case !(o.loss >= 0 && o.loss <= 1):
 		return fmt.Errorf("-loss %v: want a probability from 0 to 1", o.loss)
+	case o.params.NameLen < 3 || o.params.NameLen > MaxNameLen:
+		return fmt.Errorf("-name-len %d: want 3 to %d bytes", o.params.NameLen, MaxNameLen)
 	}
 	for _, sc := range o.scenarios {
 		if !slices.Contains(scenarios, sc) {
@@ -207,8 +211,8 @@ type Result struct {
 }
 
 func run(o options) error {
-	fmt.Printf("N=%d window=%v probe-interval=%v probe-timeout=%v pause=%v every %v loss=%.0f%% seed=%d encrypted=%v all-seeds=%v procs=%v\n\n",
-		o.n, o.window, o.params.ProbeInterval, o.params.ProbeTimeout, o.pause, o.pauseEvery, 100*o.loss, o.seed, o.params.Key != nil, o.params.AllSeeds, o.procs)
+	fmt.Printf("N=%d window=%v probe-interval=%v probe-timeout=%v pause=%v every %v loss=%.0f%% seed=%d encrypted=%v all-seeds=%v procs=%v name-len=%d\n\n",
+		o.n, o.window, o.params.ProbeInterval, o.params.ProbeTimeout, o.pause, o.pauseEvery, 100*o.loss, o.seed, o.params.Key != nil, o.params.AllSeeds, o.procs, o.params.NameLen)
 	clusters := make([]Cluster, len(o.libs))
 	for i, lib := range o.libs {
 		c, err := cluster(lib, o.params)

@@ -14,7 +14,7 @@ import (
 // and -pause-every 0 made every pauser's loop spin for the whole window.
 func TestOptionsCheck(t *testing.T) {
 	good := options{n: 8, pausers: 1, runs: 3, window: 30 * time.Second, pause: 3 * time.Second,
-		pauseEvery: 6 * time.Second, loss: 0.3, params: Params{ProbeInterval: time.Second},
+		pauseEvery: 6 * time.Second, loss: 0.3, params: Params{ProbeInterval: time.Second, NameLen: 3},
 		scenarios: []string{"steady", "kill-refused", "kill-silent", "pause", "lossy"}}
 	if err := good.check(); err != nil {
 		t.Fatalf("default-like options refused: %v", err)
@@ -28,6 +28,8 @@ func TestOptionsCheck(t *testing.T) {
 		"-pause-every":    func(o *options) { o.pauseEvery = 0 },
 		"-pause":          func(o *options) { o.pause = -time.Second },
 		"-loss":           func(o *options) { o.loss = 1.5 },
+		"-name-len":       func(o *options) { o.params.NameLen = 2 },
+		"-name-len ":      func(o *options) { o.params.NameLen = MaxNameLen + 1 },
 		"-scenarios":      func(o *options) { o.scenarios = []string{"steady", "kill"} },
 	} {
 		o := good

@@ -63,7 +63,7 @@ func (e *mlEvents) NotifyLeave(n *memberlist.Node) { e.rec.Dead(e.self, n.Name) 
 // StartOne starts member i, joined through seeds (none for the first)
 // with memberlist's Join, as its users do.
 func (c mlCluster) StartOne(i int, seeds []string, rec *Recorder, seed uint64) (Node, string, error) {
-	name := fmt.Sprintf("m%02d", i)
+	name := c.cfg.memberName(i)
 	nt, err := memberlist.NewNetTransport(&memberlist.NetTransportConfig{
 		BindAddrs: []string{"127.0.0.1"},
 		Logger:    log.New(io.Discard, "", 0),

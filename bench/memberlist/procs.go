@@ -93,7 +93,7 @@ func runMember(o options) int {
 					// copies its view).
 					return
 				}
-				if l := lacking(seen, o.n); len(l) <= maxLacks {
+				if l := lacking(seen, o.n, o.params); len(l) <= maxLacks {
 					say("lacks %s", strings.Join(l, " "))
 				}
 			}
@@ -150,7 +150,7 @@ func startMemberProc(o options, lib string, i int, seed uint64, seeds []string, 
 	if err != nil {
 		return nil, fmt.Errorf("start member %d of %s: %w", i, lib, err)
 	}
-	p := &memberProc{name: fmt.Sprintf("m%02d", i), n: o.n, cmd: cmd, stdin: stdin, addr: make(chan string, 1),
+	p := &memberProc{name: o.params.memberName(i), n: o.n, cmd: cmd, stdin: stdin, addr: make(chan string, 1),
 		counts: make(chan [2]uint64, 1), exited: make(chan struct{})}
 	go p.read(stdout, rec)
 	select {

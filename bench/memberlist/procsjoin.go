@@ -25,12 +25,12 @@ import (
 // ("lacks"): a forming group's last misses, not every view on the way.
 const maxLacks = 4
 
-// lacking returns the names (m00, m01... as StartOne gives them) of the
-// first n members that are not in seen.
-func lacking(seen []string, n int) []string {
+// lacking returns the names (as StartOne gives them, Params.memberName) of
+// the first n members that are not in seen.
+func lacking(seen []string, n int, p Params) []string {
 	var l []string
 	for i := 0; i < n; i++ {
-		if name := fmt.Sprintf("m%02d", i); !slices.Contains(seen, name) {
+		if name := p.memberName(i); !slices.Contains(seen, name) {
 			l = append(l, name)
 		}
 	}

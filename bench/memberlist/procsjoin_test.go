@@ -43,11 +43,11 @@ func TestParseUDPDropsHostile(t *testing.T) {
 }
 
 func TestLacking(t *testing.T) {
-	got := lacking([]string{"m02", "m00", "m03"}, 5)
+	got := lacking([]string{"m02", "m00", "m03"}, 5, Params{})
 	if !slices.Equal(got, []string{"m01", "m04"}) {
 		t.Fatalf("got %v, want [m01 m04]", got)
 	}
-	if got := lacking([]string{"m00", "m01"}, 2); len(got) != 0 {
+	if got := lacking([]string{"m00", "m01"}, 2, Params{NameLen: 3}); len(got) != 0 {
 		t.Fatalf("a full view lacks %v", got)
 	}
 }
