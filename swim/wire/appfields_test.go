@@ -15,10 +15,11 @@ import (
 func TestAckPayloadEncoding(t *testing.T) {
 	p := &swim.Packet{Kind: swim.MsgAck, From: swim.Node{ID: "b"}, To: swim.Node{ID: "a"}, Ack: swim.Ack{Seq: 7}, AckPayload: []byte("xy")}
 	b := mustMarshal(t, p)
-	// version, kind, from (1 "b", 0), to (1 "a", 0), seq 7, extensions
+	// version, kind, from (1 "b", 0), to (0, 0: an ack names no receiver),
+	// seq 7, extensions
 	// (4 bytes: tag 4, length 2, "xy"), update count 0 (two bytes, as in
 	// TestProofEncoding).
-	assert.Equal(t, []byte{Version, byte(swim.MsgAck), 1, 'b', 0, 1, 'a', 0, 7, 4, 4, 2, 'x', 'y', 0, 0}, b)
+	assert.Equal(t, []byte{Version, byte(swim.MsgAck), 1, 'b', 0, 0, 0, 7, 4, 4, 2, 'x', 'y', 0, 0}, b)
 	got, err := Unmarshal(b, 0)
 	require.NoError(t, err)
 	assert.Equal(t, []byte("xy"), got.AckPayload)

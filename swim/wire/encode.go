@@ -46,7 +46,7 @@ const DefaultMaxPacketSize = 1400
 //	version   1 byte  (1 or 2)
 //	kind      1 byte  (swim.MessageKind: 1 ping, 2 ack, 3 nack, 4 ping-req, 5 join, 6 sync, 7 gossip, 8 user)
 //	from      node    (format 2: empty address in acks and nacks)
-//	to        node    (ID may be empty; format 2: empty address)
+//	to        node    (ID may be empty; format 2: empty address; empty ID in acks and nacks)
 //	body      ping, ack, nack: uvarint seq (< 2^32)
 //	          ping-req:        uvarint seq, node target, 1 byte nack flag (0 or 1)
 //	          user:            str message (1 byte or more)
@@ -65,10 +65,18 @@ const DefaultMaxPacketSize = 1400
 // sender the member does not know). Pings, ping-reqs, joins, syncs, gossip
 // and user messages keep the sender's address: it is where their answers,
 // and a view request to an unknown sender, go (and a join is answered only
-// from the address it claims). With 3-byte IDs and 15-byte addresses
-// ("m00", "127.0.0.1:NNNNN") a bare ping is 33 bytes instead of 48 and a
-// bare ack 18. Format 1 writes every address. A decoder reads addresses
-// wherever they are, so packets of earlier format-2 writers still decode.
+// from the address it claims). An ack or a nack also leaves out its
+// receiver's ID: it answers a ping or ping-req of its receiver, which
+// matches it by the sender's ID and the sequence number; a receiver's ID
+// only guards a misdelivered packet (swim.Member.Step counts one that
+// names another ID), and every format-2 decoder reads an empty one. So a
+// probe round trip carries three IDs, not four: the ping names both
+// members, the ack its sender only (memberlist's ping names both and its
+// ack neither). With 3-byte IDs and 15-byte addresses ("m00",
+// "127.0.0.1:NNNNN") a bare ping is 32 bytes instead of 47 and a bare
+// ack 14. Format 1 writes every address and ID. A decoder reads addresses
+// and IDs wherever they are, so packets of earlier format-2 writers still
+// decode.
 //
 // The proof (swim.Update.Proof: a member's signature of its own Alive or
 // leave, with signed self-updates) is flagged by the high bit of the
@@ -254,7 +262,7 @@ func headerNodes(p *swim.Packet, v byte) (from, to swim.Node) {
 	}
 	to.Addr = ""
 	if p.Kind == swim.MsgAck || p.Kind == swim.MsgNack {
-		from.Addr = ""
+		from.Addr, to.ID = "", ""
 	}
 	return from, to
 }

@@ -17,13 +17,14 @@ import (
 func node(id string) swim.Node { return swim.Node{ID: swim.ID(id), Addr: "127.0.0.1:7946"} }
 
 // received returns p as a receiver decodes it from format 2: without the
-// receiver's address, and without the sender's in an ack or a nack (the
-// payload layout), written out here rather than taken from the encoder.
+// receiver's address, and without the sender's address and the receiver's
+// ID in an ack or a nack (the payload layout), written out here rather
+// than taken from the encoder.
 func received(p *swim.Packet) *swim.Packet {
 	q := *p
 	q.To.Addr = ""
 	if q.Kind == swim.MsgAck || q.Kind == swim.MsgNack {
-		q.From.Addr = ""
+		q.From.Addr, q.To.ID = "", ""
 	}
 	return &q
 }
