@@ -122,7 +122,8 @@ type Config struct {
 	// both.
 	StreamBind string
 	// StreamTimeout bounds each stream's whole life, dial included
-	// (default 10 s, memberlist's TCPTimeout). A stream ping's deadline is
+	// (default 10 s, memberlist's TCPTimeout); a reliable message it cuts
+	// fails with an error naming it (SendReliable). A stream ping's deadline is
 	// also the end of the probe's protocol period, and each frame of the
 	// answer to a join sent over a stream must come within two
 	// ProbeIntervals, at least 1 s, and the whole answer within twice

@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/netip"
+	"os"
 	"strings"
+	"time"
 
 	"github.com/fdkit/fdkit/swim"
 	"github.com/fdkit/fdkit/swim/transport"
@@ -28,15 +31,19 @@ var ErrNoStream = errors.New("agent: the stream path is off (DisableStream): no 
 
 // ErrReliableBusy is wrapped, with the context's error and naming the
 // address, in the error of SendReliable and SendReliableToAddress when
-// the context ended while the message waited for its address's turn: as
-// many reliable messages to the same address (ip:port) were being sent as
-// one address may have, 4 (streamOutPerAddr), a quarter of the 16 sent
-// at once. The message was not sent. errors.Is tells it from a context
-// that ended during the send itself (the context's error alone) or while
-// waiting for one of the 16 slots. Without the bound, a receiver that
-// accepts streams and never acknowledges (or acknowledges slowly) held
-// every slot, and sends to every other address waited for their contexts
-// (issue 27, session 23).
+// the message waited for its address's turn (as many reliable messages
+// to the same address, ip:port, were in flight as one address may have:
+// 4, streamOutPerAddr, a quarter of the 16 sent at once) and its
+// context ended before its stream was connected: while it waited for the
+// turn, for one of the 16 slots after it, or for its dial, even when the
+// turn came at the moment the context ended. Nothing of the message was
+// sent. A message whose stream was connected fails, when its context
+// ends, with the context's error alone, however long it waited before.
+// errors.Is tells it from a context that ended during the send itself or
+// while waiting only for one of the 16 slots (the context's error
+// alone). Without the bound, a receiver that accepts streams and never
+// acknowledges (or acknowledges slowly) held every slot, and sends to
+// every other address waited for their contexts (issue 27, session 23).
 var ErrReliableBusy = errors.New("waited for one of the 4 reliable messages being sent to this address, the most one address may have")
 
 // SendReliable sends data (1 byte to Config.MaxReliableSize) to the member
@@ -52,12 +59,21 @@ var ErrReliableBusy = errors.New("waited for one of the 4 reliable messages bein
 // them go to one address (ip:port) at once: a fifth to that address waits
 // for one of those to end, within ctx, without taking one of the 16
 // meanwhile, so one slow or hostile receiver holds at most 4 of the 16
-// and messages to other addresses go on; if ctx ends first the error
-// wraps both ErrReliableBusy and ctx.Err(). The stream's life is
-// bounded by ctx and by Config.StreamTimeout. Errors:
+// and messages to other addresses go on. The stream's life is bounded
+// by ctx and by Config.StreamTimeout (default 10 s), from the dial to the
+// acknowledgement. When ctx ends first (its deadline passed or it was
+// cancelled), the error wraps ctx.Err() (errors.Is with
+// context.DeadlineExceeded or context.Canceled), whatever else failed at
+// that moment (the stream's read deadline, the stream closed on the
+// cancellation); it wraps ErrReliableBusy too when the message waited
+// for its address's turn and was not sent (ErrReliableBusy). When
+// StreamTimeout ends it first, the error names it and its value (such as
+// "no acknowledgement within StreamTimeout 10s") and wraps
+// os.ErrDeadlineExceeded, never a context's error. Errors:
 // swim.ErrMessageSize, ErrToSelf (id is this member's),
-// swim.ErrUnknownMember (id not alive or suspect here), ErrReliableBusy, ErrNoStream, ErrNeedsFormat2, ErrStopped, the
-// dial's or the stream's, or the context's.
+// swim.ErrUnknownMember (id not alive or suspect here), ErrReliableBusy,
+// ErrNoStream, ErrNeedsFormat2, ErrStopped, the dial's or the stream's,
+// StreamTimeout's, or the context's.
 func (a *Agent) SendReliable(ctx context.Context, id swim.ID, data []byte) error {
 	if id == a.self.ID {
 		return ErrToSelf
@@ -122,11 +138,9 @@ func (a *Agent) sendReliable(ctx context.Context, to netip.AddrPort, node swim.N
 		return ErrStopped
 	default:
 	}
-	switch ok, addrFull := a.stream.reliable.takeWithin(ctx, to); {
-	case addrFull:
-		return fmt.Errorf("agent: reliable message to %s: %w: %w", to, ErrReliableBusy, ctx.Err())
-	case !ok:
-		return fmt.Errorf("agent: reliable message to %s: waiting for a dialling slot: %w", to, ctx.Err())
+	ok, waitedTurn := a.stream.reliable.takeWithin(ctx, to)
+	if !ok {
+		return unsentErr(to, waitedTurn, ctx.Err(), "", nil)
 	}
 	defer a.stream.reliable.release(to)
 	if a.stream.ctx.Err() != nil {
@@ -134,19 +148,29 @@ func (a *Agent) sendReliable(ctx context.Context, to netip.AddrPort, node swim.N
 		// stop closed must not dial anew.
 		return ErrStopped
 	}
+	if cerr := ctxEnded(ctx); cerr != nil {
+		// Its turn came as the context ended: nothing dialled.
+		return unsentErr(to, waitedTurn, cerr, "", nil)
+	}
 	defer func() {
 		if err != nil && a.stream.ctx.Err() != nil && !errors.Is(err, ErrStopped) {
 			err = fmt.Errorf("%w: %w", ErrStopped, err) // its stream closed by the stop
 		}
 	}()
-	ctx, cancel := context.WithTimeout(ctx, a.cfg.StreamTimeout)
+	sctx, cancel := context.WithTimeout(ctx, a.cfg.StreamTimeout)
 	defer cancel()
-	c, done, err := a.dial(ctx, to)
+	c, done, err := a.dial(sctx, to)
 	if err != nil {
+		if cerr := ctxEnded(ctx); cerr != nil {
+			return unsentErr(to, waitedTurn, cerr, "dialling", err)
+		}
+		if timedOut(sctx, err) {
+			return &streamTimeoutError{to: to, what: "not connected", timeout: a.cfg.StreamTimeout, cause: err}
+		}
 		return fmt.Errorf("agent: reliable message to %s: %w", to, err)
 	}
 	defer done()
-	stop := context.AfterFunc(ctx, func() { _ = c.Close() })
+	stop := context.AfterFunc(sctx, func() { _ = c.Close() })
 	defer stop()
 	pk := swim.Packet{Kind: swim.MsgUser, From: a.self, To: node, Part: swim.Part{Total: uint32(len(data))}}
 	room := a.codec.MaxPayload() - pk.Size()
@@ -163,14 +187,14 @@ func (a *Agent) sendReliable(ctx context.Context, to netip.AddrPort, node swim.N
 			return fmt.Errorf("agent: reliable message: %w", err)
 		}
 		if err := c.WriteFrame(b); err != nil {
-			return reliableErr(ctx, to, err)
+			return a.streamErr(ctx, sctx, to, "not sent", err)
 		}
 		a.ctr.sent.Add(1)
 		a.ctr.sentBytes.Add(uint64(len(b)))
 	}
 	b, err := c.ReadFrame()
 	if err != nil {
-		return reliableErr(ctx, to, fmt.Errorf("no acknowledgement: %w", err))
+		return a.streamErr(ctx, sctx, to, "no acknowledgement", err)
 	}
 	ack, err := a.codec.Decode(b)
 	if err != nil {
@@ -183,13 +207,88 @@ func (a *Agent) sendReliable(ctx context.Context, to netip.AddrPort, node swim.N
 	return nil
 }
 
-// reliableErr names the context's error when it ended the stream.
-func reliableErr(ctx context.Context, to netip.AddrPort, err error) error {
-	if ctx.Err() != nil {
-		return fmt.Errorf("agent: reliable message to %s: %w (%v)", to, ctx.Err(), err)
+// ctxEnded returns ctx's error once it has ended or its deadline has
+// passed, else nil. A stream's deadline is its context's (transport's
+// DialStream) and can cut it before the context's own timer has fired:
+// past its deadline, ctxEnded waits for ctx to end (a second at most,
+// then context.DeadlineExceeded), so that the caller's own timeout is
+// told as such whichever came first.
+func ctxEnded(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
 	}
-	return fmt.Errorf("agent: reliable message to %s: %w", to, err)
+	if d, ok := ctx.Deadline(); !ok || time.Now().Before(d) {
+		return nil
+	}
+	t := time.NewTimer(time.Second)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return context.DeadlineExceeded
+	}
 }
+
+// timedOut says whether err, on the stream whose context is sctx, came
+// from the stream's deadline (or sctx's end, which closes it).
+func timedOut(sctx context.Context, err error) bool {
+	var ne net.Error
+	return sctx.Err() != nil || errors.Is(err, os.ErrDeadlineExceeded) || errors.As(err, &ne) && ne.Timeout()
+}
+
+// unsentErr is the error of a reliable message whose context ended (cerr)
+// before its stream was connected: it wraps ErrReliableBusy too when the
+// message waited for its address's turn (waitedTurn). cause, the error of
+// the dial the end cut (stage "dialling"), is named, not wrapped: a
+// dial's timeout says context.DeadlineExceeded even when it was
+// StreamTimeout's.
+func unsentErr(to netip.AddrPort, waitedTurn bool, cerr error, stage string, cause error) error {
+	var after string
+	if cause != nil {
+		after = fmt.Sprintf(" (%s: %v)", stage, cause)
+	}
+	if waitedTurn {
+		return fmt.Errorf("agent: reliable message to %s: %w: %w%s", to, ErrReliableBusy, cerr, after)
+	}
+	if cause == nil {
+		return fmt.Errorf("agent: reliable message to %s: waiting for a dialling slot: %w", to, cerr)
+	}
+	return fmt.Errorf("agent: reliable message to %s: %s: %w (%v)", to, stage, cerr, cause)
+}
+
+// streamErr is the error of a reliable message whose connected stream
+// failed with err at a stage ("not sent", "no acknowledgement"): the
+// caller's context's error when ctx has ended (ctxEnded), err named; a
+// streamTimeoutError when the stream's StreamTimeout ended it (sctx);
+// else err.
+func (a *Agent) streamErr(ctx, sctx context.Context, to netip.AddrPort, stage string, err error) error {
+	if cerr := ctxEnded(ctx); cerr != nil {
+		return fmt.Errorf("agent: reliable message to %s: %s: %w (%v)", to, stage, cerr, err)
+	}
+	if timedOut(sctx, err) {
+		return &streamTimeoutError{to: to, what: stage, timeout: a.cfg.StreamTimeout, cause: err}
+	}
+	return fmt.Errorf("agent: reliable message to %s: %s: %w", to, stage, err)
+}
+
+// streamTimeoutError is the error of a reliable message whose stream
+// Config.StreamTimeout ended before the caller's context did: it names
+// the stage and StreamTimeout's value and wraps os.ErrDeadlineExceeded,
+// not the stream's own error (a dial's timeout says
+// context.DeadlineExceeded, which the caller's context is not).
+type streamTimeoutError struct {
+	to      netip.AddrPort
+	what    string // "not connected", "not sent", "no acknowledgement"
+	timeout time.Duration
+	cause   error
+}
+
+func (e *streamTimeoutError) Error() string {
+	return fmt.Sprintf("agent: reliable message to %s: %s within StreamTimeout %v (%v)", e.to, e.what, e.timeout, e.cause)
+}
+
+func (e *streamTimeoutError) Unwrap() error { return os.ErrDeadlineExceeded }
 
 // serveReliable reads the rest of a reliable message whose first frame is
 // first, hands it to the agent's goroutine and acknowledges it. The

@@ -27,7 +27,8 @@ import (
 // (F4)”). Beyond it a stream ping is skipped (Stats.StreamPingsSkipped),
 // a view goes as datagrams, both counted in Stats.StreamsAddrBusy, and
 // SendReliable waits for the address's turn within its context (failing
-// with ErrReliableBusy and the context's error when it ends first). Many
+// with ErrReliableBusy and the context's error when it ends before the
+// message's stream is connected). Many
 // members share one IP address (a host's tenants, a test's group on
 // loopback), so the limit
 // is per ip:port: a host with many ports can take a pool's every slot
@@ -79,51 +80,56 @@ func (p *slotPool) take(to netip.AddrPort) bool {
 // first for to's turn (while to holds perAddr of the pool's slots),
 // then for a slot. A taker waiting for its address's turn holds none of
 // the pool's slots, so the others' streams are not held up by it.
-// addrFull says that ctx ended while waiting for to's turn with perAddr
-// streams to to in flight when it last looked; while some of to's takers
-// wait for a slot themselves, the pool is what is busy, and addrFull is
-// false.
-func (p *slotPool) takeWithin(ctx context.Context, to netip.AddrPort) (ok, addrFull bool) {
+// waitedTurn says that the taker found to at its bound with perAddr
+// streams to to in flight (each holding a slot), at one look or more,
+// and so waited for to's turn, whether it then had the turn or its
+// context ended first (SendReliable's ErrReliableBusy); while some of
+// to's takers wait for a slot themselves, the pool is what is busy, and
+// that wait does not count. ok is false only when ctx ended.
+func (p *slotPool) takeWithin(ctx context.Context, to netip.AddrPort) (ok, waitedTurn bool) {
 	to = slotKey(to)
-	if ok, inFlight := p.reserveWithin(ctx, to); !ok {
-		return false, inFlight
+	ok, waitedTurn = p.reserveWithin(ctx, to)
+	if !ok {
+		return false, waitedTurn
 	}
 	if ctx.Err() != nil {
 		p.forget(to) // ended before the wait: no slot, whatever the select would pick
-		return false, false
+		return false, waitedTurn
 	}
 	select {
 	case p.slots <- struct{}{}:
 		p.hold(to)
-		return true, false
+		return true, waitedTurn
 	case <-ctx.Done():
 		p.forget(to)
-		return false, false
+		return false, waitedTurn
 	}
 }
 
 // reserveWithin is reserve, waiting for to's turn until ctx is done:
 // false when ctx ended while it waited (or had ended with to at its
-// bound), with inFlight saying whether to's perAddr streams all held
-// slots when it last looked. Each forget of to wakes its waiters, who try
-// again, and so does the hold that brings to's streams in flight to
-// perAddr.
-func (p *slotPool) reserveWithin(ctx context.Context, to netip.AddrPort) (ok, inFlight bool) {
+// bound), with waitedTurn saying whether to's perAddr streams all held
+// slots at one of its looks (takeWithin). Each forget of to wakes its
+// waiters, who try again, and so does the hold that brings to's streams
+// in flight to perAddr.
+func (p *slotPool) reserveWithin(ctx context.Context, to netip.AddrPort) (ok, waitedTurn bool) {
 	for waited := false; ; waited = true {
 		p.mu.Lock()
 		if waited && ctx.Err() != nil {
 			p.mu.Unlock()
-			return false, inFlight
+			return false, waitedTurn
 		}
 		if p.to[to] < p.perAddr {
 			p.to[to]++
 			p.mu.Unlock()
-			return true, false
+			return true, waitedTurn
 		}
-		inFlight = p.held[to] >= p.perAddr
+		if p.held[to] >= p.perAddr {
+			waitedTurn = true
+		}
 		if ctx.Err() != nil {
 			p.mu.Unlock()
-			return false, inFlight
+			return false, waitedTurn
 		}
 		turn := p.turn[to]
 		if turn == nil {

@@ -65,7 +65,7 @@ func TestSlotPoolTakeWithin(t *testing.T) {
 	go func() { ok, full := p.takeWithin(context.Background(), a); got <- res{ok, full} }()
 	time.Sleep(20 * time.Millisecond)
 	p.release(a)
-	assert.Equal(t, res{true, false}, <-got, "a's slot given back goes to the one waiting for a's turn")
+	assert.Equal(t, res{true, true}, <-got, "a's slot given back goes to the one waiting for a's turn")
 	assert.Empty(t, p.turn, "no turn left once nobody waits")
 
 	d := netip.MustParseAddrPort("192.0.2.4:1")
@@ -230,4 +230,37 @@ func TestSlotPoolBusyAddressOnlyInFlight(t *testing.T) {
 	p.release(y)
 	assert.Zero(t, p.open())
 	assert.Empty(t, p.held)
+}
+
+// A taker that waited for its address's turn, with the address's bound
+// in flight, reports waitedTurn whether its context's end or the turn
+// comes first: here the turn is given back as the context ends, 100
+// times (SendReliable's ErrReliableBusy, usr27 F2.3). Before, a turn
+// taken with the context just ended reported no wait for the address.
+func TestSlotPoolWaitedTurnAtTheEnd(t *testing.T) {
+	a := netip.MustParseAddrPort("192.0.2.1:1")
+	for i := range 100 {
+		p := newSlotPool(3, 1, nil)
+		require.True(t, p.take(a))
+		ctx, cancel := context.WithCancel(context.Background())
+		type res struct{ ok, waited bool }
+		got := make(chan res, 1)
+		go func() { ok, waited := p.takeWithin(ctx, a); got <- res{ok, waited} }()
+		require.Eventually(t, func() bool { p.mu.Lock(); defer p.mu.Unlock(); return p.turn[a] != nil },
+			time.Second, 100*time.Microsecond, "round %d: waiting for a's turn", i)
+		if i%2 == 0 {
+			cancel()
+			p.release(a)
+		} else {
+			p.release(a)
+			cancel()
+		}
+		r := <-got
+		assert.True(t, r.waited, "round %d: waited for a's turn", i)
+		if r.ok {
+			p.release(a) // the turn and a slot taken before the end was seen
+		}
+		assert.Empty(t, p.to, "round %d", i)
+		assert.Zero(t, p.open(), "round %d", i)
+	}
 }
