@@ -75,8 +75,11 @@ func (c *Config) checkIdentity() error {
 	if c.Self.Addr == "" {
 		return configError("Self.Addr is empty: the other members send to it, and refuse updates naming a member without an address")
 	}
-	if len(c.Self.ID) > MaxIDLen || len(c.Self.Addr) > MaxAddrLen {
-		return configError("Self.ID or Self.Addr longer than 255 bytes")
+	if len(c.Self.ID) > MaxIDLen {
+		return configError("Self.ID of %d bytes, longer than %d (MaxIDLen)", len(c.Self.ID), MaxIDLen)
+	}
+	if len(c.Self.Addr) > MaxAddrLen {
+		return configError("Self.Addr of %d bytes, longer than %d (MaxAddrLen)", len(c.Self.Addr), MaxAddrLen)
 	}
 	if c.ValidAddr != nil {
 		if err := c.ValidAddr(c.Self.Addr); err != nil {

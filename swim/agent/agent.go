@@ -376,16 +376,25 @@ func streamSource(bind string, src netip.Addr) netip.Addr {
 	return src
 }
 
-// checkSelf refuses an identity the other members could not use: an ID the
-// wire format refuses, or an advertised address that is not ip:port or
-// names no host (0.0.0.0, ::, port 0), which the others would send to
-// themselves or nowhere, then suspect and declare this member dead.
-func checkSelf(n swim.Node) error {
-	if err := wire.CheckName(string(n.ID)); err != nil {
-		return fmt.Errorf("agent: ID %q: %w", n.ID, err)
-	}
+// checkSelf refuses an identity the other members could not use: an
+// advertised address that is not ip:port, names no host (0.0.0.0, ::,
+// port 0), which the others would send to themselves or nowhere, then
+// suspect and declare this member dead, or is longer than
+// swim.MaxAddrLen; an ID longer than swim.MaxIDLen or that the wire
+// format refuses. The error names Advertise or ID (ConfigError, From
+// left to the caller).
+func checkSelf(n swim.Node) *ConfigError {
 	if err := memberAddr(n.Addr); err != nil {
-		return fmt.Errorf("agent: advertised address %q: %w: set Advertise to an address the other members can reach", n.Addr, err)
+		return &ConfigError{Field: "Advertise", Value: n.Addr, Err: fmt.Errorf("%w: not an address the other members can send to", err)}
+	}
+	if len(n.Addr) > swim.MaxAddrLen {
+		return &ConfigError{Field: "Advertise", Value: n.Addr, Err: fmt.Errorf("longer than %d bytes (swim.MaxAddrLen)", swim.MaxAddrLen)}
+	}
+	if len(n.ID) > swim.MaxIDLen {
+		return &ConfigError{Field: "ID", Value: string(n.ID), Err: fmt.Errorf("longer than %d bytes (swim.MaxIDLen)", swim.MaxIDLen)}
+	}
+	if err := wire.CheckName(string(n.ID)); err != nil {
+		return &ConfigError{Field: "ID", Value: string(n.ID), Err: err}
 	}
 	return nil
 }

@@ -67,7 +67,7 @@ func TestStartRefusesSelfTooLarge(t *testing.T) {
 	assert.ErrorContains(t, err, "ID of 255 bytes")
 	assert.ErrorContains(t, err, "over MaxPacketSize 400")
 	_, err = Start(context.Background(), Config{Plain: true, MaxPacketSize: 200})
-	assert.ErrorContains(t, err, "MaxPacketSize 200 is too small")
+	assert.ErrorContains(t, err, "MaxPacketSize 200: too small")
 }
 
 // TestOversizeDropsCounted: a datagram larger than MaxPacketSize, dropped by

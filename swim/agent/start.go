@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"math"
 	"net/netip"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -29,7 +30,10 @@ import (
 // ctx is cancelled (then the member leaves gracefully, within LeaveTimeout)
 // or Leave or Close is called. It checks cfg before opening anything, and
 // closes what it opened, Config.Transport included, when a later step
-// fails.
+// fails. Errors name the Config fields at fault: a Bind, StreamBind,
+// Advertise or ID that cannot work, or a MaxPacketSize too small for the
+// protocol, gives a *ConfigError; an identity too large for the packets,
+// ErrSelfTooLarge.
 func Start(ctx context.Context, cfg Config) (_ *Agent, err error) {
 	a, err := newAgent(ctx, cfg)
 	if err != nil {
@@ -179,8 +183,8 @@ func newCodec(cfg Config, sec *wire.Security) (*wire.Codec, error) {
 		return nil, fmt.Errorf("agent: %w", err)
 	}
 	if codec.MaxPayload() < minPayload {
-		return nil, fmt.Errorf("agent: MaxPacketSize %d is too small: the protocol needs %d bytes of payload, so at least %d with this envelope",
-			codec.MaxPacketSize(), minPayload, minPayload+codec.MaxPacketSize()-codec.MaxPayload())
+		return nil, &ConfigError{Field: "MaxPacketSize", Value: strconv.Itoa(codec.MaxPacketSize()), Err: fmt.Errorf("too small: the protocol needs %d bytes of payload, so at least %d with this envelope",
+			minPayload, minPayload+codec.MaxPacketSize()-codec.MaxPayload())}
 	}
 	return codec, nil
 }
@@ -225,7 +229,7 @@ func (a *Agent) open(handle func(*transport.Conn)) error {
 	case a.tr == nil:
 		u, err := transport.Listen(transport.Config{Bind: a.cfg.Bind, MaxPacketSize: a.codec.MaxPacketSize(), Source: a.src})
 		if err != nil {
-			return fmt.Errorf("agent: %w", err)
+			return &ConfigError{Field: "Bind", Value: cmp.Or(a.cfg.Bind, "127.0.0.1:0"), Err: err}
 		}
 		a.tr = u
 	}
@@ -235,7 +239,11 @@ func (a *Agent) open(handle func(*transport.Conn)) error {
 	scfg.Bind = cmp.Or(a.cfg.StreamBind, a.tr.LocalAddr().String())
 	l, err := transport.ListenStream(scfg, handle)
 	if err != nil {
-		return fmt.Errorf("agent: stream listener: %w (set StreamBind, or DisableStream)", err)
+		ce := &ConfigError{Field: "StreamBind", Value: scfg.Bind, Err: fmt.Errorf("stream listener: %w", err), Or: []string{"DisableStream"}}
+		if a.cfg.StreamBind == "" {
+			ce.From = "Transport" // listenBoth's otherwise
+		}
+		return ce
 	}
 	a.stream.listener = l
 	return nil
@@ -266,8 +274,9 @@ func (a *Agent) identify() error {
 	if self.ID == "" {
 		self.ID = swim.ID(self.Addr)
 	}
-	if err := checkSelf(self); err != nil {
-		return err
+	if ce := checkSelf(self); ce != nil {
+		a.selfDefault(ce)
+		return ce
 	}
 	join := swim.Packet{Kind: swim.MsgJoin, From: self, To: swim.Node{Addr: self.Addr},
 		Updates: []swim.Update{{Kind: swim.UpdateAlive, Node: self, From: self.ID,
@@ -290,6 +299,21 @@ func (a *Agent) identify() error {
 	}
 	a.self, a.selfAddr = self, netip.MustParseAddrPort(self.Addr)
 	return nil
+}
+
+// selfDefault names in ce where the value at fault came from when its
+// field was left empty: the advertised address is Bind's (as given, not
+// as the socket reports it) or Config.Transport's, the ID the advertised
+// address.
+func (a *Agent) selfDefault(ce *ConfigError) {
+	switch {
+	case ce.Field == "Advertise" && a.cfg.Advertise == "" && a.cfg.Transport != nil:
+		ce.From = "Transport"
+	case ce.Field == "Advertise" && a.cfg.Advertise == "":
+		ce.From, ce.Value = "Bind", cmp.Or(a.cfg.Bind, "127.0.0.1:0")
+	case ce.Field == "ID" && a.cfg.ID == "":
+		ce.From = "Advertise"
+	}
 }
 
 // newMachine starts the clock and creates the state machine from

@@ -70,14 +70,14 @@ type streamIn struct {
 func listenBoth(bind string, src netip.Addr, maxPacket int, scfg transport.StreamConfig, handle func(*transport.Conn)) (*transport.UDP, *transport.StreamListener, error) {
 	ap, err := netip.ParseAddrPort(bind)
 	if err != nil {
-		return nil, nil, fmt.Errorf("agent: Bind %q: want ip:port: %w", bind, err)
+		return nil, nil, &ConfigError{Field: "Bind", Value: bind, Err: fmt.Errorf("want ip:port: %w", err)}
 	}
 	var lastErr error
 	for range 16 {
 		scfg.Bind = ap.String()
 		sl, err := transport.ListenStream(scfg, handle)
 		if err != nil {
-			return nil, nil, fmt.Errorf("agent: stream listener: %w (set StreamBind, or DisableStream)", err)
+			return nil, nil, &ConfigError{Field: "StreamBind", Value: bind, From: "Bind", Err: fmt.Errorf("stream listener: %w", err), Or: []string{"DisableStream"}}
 		}
 		u, err := transport.Listen(transport.Config{Bind: netip.AddrPortFrom(ap.Addr(), sl.LocalAddr().Port()).String(), MaxPacketSize: maxPacket, Source: src})
 		if err == nil {
@@ -89,7 +89,7 @@ func listenBoth(bind string, src netip.Addr, maxPacket int, scfg transport.Strea
 			break
 		}
 	}
-	return nil, nil, fmt.Errorf("agent: %w", lastErr)
+	return nil, nil, &ConfigError{Field: "Bind", Value: bind, Err: lastErr}
 }
 
 // streamConfig is the listener's and dialler's configuration.
