@@ -164,7 +164,7 @@ func runAgentEnv(ctx context.Context, args []string, stdout, stderr io.Writer, e
 		return fmt.Errorf("--id, --advertise and --meta (or --meta-file) too large for --max-packet-size %d: %w", f.maxPacket, err)
 	}
 	if err != nil {
-		return err
+		return startError(err)
 	}
 	out := slog.New(slog.NewTextHandler(stdout, nil))
 	printed := printEvents(a, out)

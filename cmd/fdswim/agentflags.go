@@ -38,7 +38,12 @@ type agentFlags struct {
 	deadReclaim                                            time.Duration
 	suspicion                                              string       // per-peer detector spec ("" = swim's default)
 	preset                                                 *swim.Config // --preset's settings, nil for none
-	envelope                                               envelopeFlags
+	presetName                                             string       // --preset's value
+	// intervalFrom and timeoutFrom say where --probe-interval's and
+	// --probe-timeout's values came from when the flags were not given
+	// (fromPreset, fromDefault); "" when given.
+	intervalFrom, timeoutFrom string
+	envelope                  envelopeFlags
 }
 
 // parseAgentFlags parses the arguments of `fdswim agent`. It returns nil
@@ -66,17 +71,23 @@ func parseAgentFlags(args []string, stderr io.Writer) (*agentFlags, error) {
 			return nil, fmt.Errorf("--%s: empty value (omit the flag to do without it)", name)
 		}
 	}
+	if !fs.Changed("probe-interval") {
+		f.intervalFrom = fromDefault
+	}
+	if !fs.Changed("probe-timeout") {
+		f.timeoutFrom = fromDefault
+	}
 	if *preset != "" {
 		p, ok := swimPreset(*preset)
 		if !ok {
 			return nil, fmt.Errorf("--preset %q: want one of %s", *preset, strings.Join(swimPresetNames(), ", "))
 		}
-		f.preset = &p
+		f.preset, f.presetName = &p, *preset
 		if !fs.Changed("probe-interval") {
-			f.probeInterval = p.ProbeInterval
+			f.probeInterval, f.intervalFrom = p.ProbeInterval, fromPreset
 		}
 		if !fs.Changed("probe-timeout") {
-			f.probeTimeout = p.ProbeTimeout
+			f.probeTimeout, f.timeoutFrom = p.ProbeTimeout, fromPreset
 		}
 		if !fs.Changed("mode") {
 			f.mode = "lifeguard"
@@ -158,7 +169,7 @@ func (f *agentFlags) config(stderr io.Writer) (agent.Config, error) {
 		}
 	}
 	if f.probeTimeout > f.probeInterval {
-		return agent.Config{}, fmt.Errorf("--probe-timeout %v exceeds --probe-interval %v: a probe must end within its protocol period", f.probeTimeout, f.probeInterval)
+		return agent.Config{}, f.probeTimeoutError()
 	}
 	cfg := agent.Config{
 		ID: swim.ID(f.id), Bind: f.bind, Advertise: f.advertise, Plain: f.plain,

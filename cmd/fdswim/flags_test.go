@@ -78,7 +78,7 @@ func TestAgentFlagsRefuseInvalidValues(t *testing.T) {
 		// Errors name the flag, not the agent.Config or swim.Config field.
 		{[]string{"--bind", "nonsense"}, `--bind "nonsense": want ip:port`},
 		{[]string{"--advertise", "host"}, `--advertise "host": want ip:port`},
-		{[]string{"--probe-timeout", "5s"}, "--probe-timeout 5s exceeds --probe-interval 1s"},
+		{[]string{"--probe-timeout", "5s"}, "--probe-timeout 5s exceeds the default --probe-interval 1s"},
 		// An empty value (an unset shell variable) is not the flag's absence.
 		{[]string{"--join", ""}, "--join: empty value"},
 		{[]string{"--identity-file", ""}, "--identity-file: empty value"},
@@ -170,9 +170,12 @@ func TestAgentFlagErrors(t *testing.T) {
 		assert.EqualError(t, err, "--advertise "+adv+": want the ip:port the other members send to, not a wildcard address or port 0 (those bind; --bind takes them)")
 	}
 	// An --id too long for one join packet names the flags, not Config.ID.
-	err := runAgent(context.Background(), []string{"--plain", "--bind", "127.0.0.1:0", "--id", strings.Repeat("a", 5000)}, &out, &errb)
-	assert.ErrorContains(t, err, "--id, --advertise and --meta (or --meta-file) too large for --max-packet-size 1400")
-	assert.ErrorContains(t, err, "ID of 5000 bytes")
+	err := runAgent(context.Background(), []string{"--plain", "--bind", "127.0.0.1:0", "--id", strings.Repeat("a", 255), "--max-packet-size", "400"}, &out, &errb)
+	assert.ErrorContains(t, err, "--id, --advertise and --meta (or --meta-file) too large for --max-packet-size 400")
+	assert.ErrorContains(t, err, "ID of 255 bytes")
+	// One over 255 bytes says so (TestAgentErrorsNameFlags).
+	err = runAgent(context.Background(), []string{"--plain", "--bind", "127.0.0.1:0", "--id", strings.Repeat("a", 5000)}, &out, &errb)
+	assert.ErrorContains(t, err, `--id "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"… (5000 bytes): longer than 255 bytes`)
 }
 
 // --gossip-fanout maps to swim.Config.GossipFanout: its default is swim's,
