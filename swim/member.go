@@ -191,6 +191,7 @@ type prober struct {
 	isoNext       time.Duration // earliest view request of an isolated member (isolated)
 	isoGap        time.Duration // the gap after it, doubling to ReconnectInterval
 	nextReconnect time.Duration // the next reconnect ping to a member believed dead
+	sentPings     sentPings     // the latest probe pings, whose acks may leave out their sender's ID (ackmatch.go)
 	// failed is the first probe the gate deferred, whose late acks its
 	// retry takes (probe.first).
 	failed firstProbe

@@ -161,14 +161,27 @@ type Node struct {
 }
 
 // Ping is a direct probe. Seq is chosen by the sender and echoed in the Ack.
+//
+// MatchBySeq says that the sender matches the answer by Seq alone (a
+// probe's ping, Member.AckSender): the Ack may leave out its sender's ID
+// (Ack.NoSenderID). A receiver that predates it ignores it and answers
+// with its ID, as before.
 type Ping struct {
-	Seq uint32
+	Seq        uint32
+	MatchBySeq bool
 }
 
 // Ack acknowledges the Ping (or, relayed by an intermediate, the PingReq)
 // whose Seq it echoes.
+//
+// NoSenderID, set on the answer to a Ping with MatchBySeq, lets the
+// encoding leave out the sender's ID (swim/wire writes it empty), so that
+// a probe's round trip names each member once, as memberlist's does. The
+// receiver fills the ID in from the ping it sent with Seq (Step,
+// Member.AckSender); the Packet a Member builds always has its From.
 type Ack struct {
-	Seq uint32
+	Seq        uint32
+	NoSenderID bool
 }
 
 // Nack tells the sender of the PingReq whose Seq it echoes that the
@@ -378,6 +391,10 @@ func (p Part) IsZero() bool { return p.Total == 0 }
 // (Packet.Size): tag, length, 8 bytes.
 const joinTokenSize = 1 + 1 + 8
 
+// matchBySeqSize is the size of a ping's MatchBySeq entry in bytes
+// (Packet.Size): tag and a length of 0.
+const matchBySeqSize = 1 + 1
+
 // partSize bounds a Part's encoding (Packet.Size): a 1-byte tag, a 1-byte
 // length and two uvarints of up to 5 bytes.
 const partSize = 1 + 1 + 5 + 5
@@ -411,6 +428,9 @@ func (p *Packet) Size() int {
 	switch p.Kind {
 	case MsgPing, MsgAck, MsgNack:
 		n += 5
+		if p.Kind == MsgPing && p.Ping.MatchBySeq {
+			n += matchBySeqSize
+		}
 	case MsgPingReq:
 		n += 5 + nodeSize(p.PingReq.Target) + 1
 	case MsgUser:

@@ -35,7 +35,12 @@ type ProbeStats struct {
 	// another host than their sender is held at (StepFromOtherSource):
 	// they answer no probe and complete no relay (onAck).
 	AcksFromOtherHost int
-	Refutations       int // times this member raised its own incarnation
+	// AcksUnmatched counts acks without their sender's ID
+	// (Ack.NoSenderID) whose sequence number matches none of the latest
+	// probe pings (sentPingsKept of them; ackmatch.go): refused, as Step
+	// cannot tell who sent them.
+	AcksUnmatched int
+	Refutations   int // times this member raised its own incarnation
 	// RefutationsUncharged counts refutations not counted against the
 	// local health multiplier (Lifeguard modes): those of an Alive
 	// claiming a later incarnation, those of a suspicion or a declaration

@@ -109,6 +109,10 @@ type inbound struct {
 
 // step is Step with the packet's context in.
 func (m *Member) step(in *inbound, pkt *Packet) error {
+	pkt, err := m.ackSenderFilled(in, pkt)
+	if err != nil {
+		return err
+	}
 	if err := validate(pkt); err != nil {
 		return err
 	}
@@ -136,7 +140,7 @@ func (m *Member) step(in *inbound, pkt *Packet) error {
 	switch pkt.Kind {
 	case MsgPing:
 		m.hearRound(in, from, pkt.Ping.Seq)
-		m.reply(in, from, pkt, Packet{Kind: MsgAck, To: from, Ack: Ack{Seq: pkt.Ping.Seq}, AckPayload: m.ackPayload()})
+		m.reply(in, from, pkt, Packet{Kind: MsgAck, To: from, Ack: Ack{Seq: pkt.Ping.Seq, NoSenderID: pkt.Ping.MatchBySeq}, AckPayload: m.ackPayload()})
 	case MsgAck:
 		m.onAck(in, from, pkt)
 	case MsgNack:

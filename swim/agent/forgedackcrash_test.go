@@ -22,8 +22,17 @@ import (
 // steps it with StepFromOtherSource, and it answers no probe (swim: onAck,
 // Stats.AcksFromOtherHost): R is declared dead at every other member as
 // without the forgery. Before, these acks kept R alive at every member for
-// as long as they came (issue 27, user38 F1: 60 s and more).
+// as long as they came (issue 27, user38 F1: 60 s and more). The same
+// holds for forged acks that leave out their sender's ID
+// (swim.Ack.NoSenderID): the agent takes R's ID from the probe ping the
+// number matches, then finds the ack came from another host than R's.
 func TestForgedAcksFromOtherHostHideNoCrash(t *testing.T) {
+	for _, noID := range []bool{false, true} {
+		t.Run(map[bool]string{false: "named", true: "without ID"}[noID], func(t *testing.T) { forgedAcksFromOtherHost(t, noID) })
+	}
+}
+
+func forgedAcksFromOtherHost(t *testing.T, noID bool) {
 	const n, width = 8, 6
 	as := group(t, n, Config{Plain: true, Protocol: fast()})
 	codec, err := wire.NewCodec(wire.CodecConfig{Security: &wire.Security{Plain: true}})
@@ -89,7 +98,7 @@ func TestForgedAcksFromOtherHostHideNoCrash(t *testing.T) {
 				cur := round.Load() + uint32(time.Since(time.Unix(0, lastAt.Load()))/(100*time.Millisecond))
 				for _, m := range as[:n-1] {
 					for d := uint32(0); d < width; d++ {
-						sendPk(m.Self(), swim.Packet{Kind: swim.MsgAck, From: r, Ack: swim.Ack{Seq: (cur + d - width/2) << 1}})
+						sendPk(m.Self(), swim.Packet{Kind: swim.MsgAck, From: r, Ack: swim.Ack{Seq: (cur + d - width/2) << 1, NoSenderID: noID}})
 					}
 				}
 			}

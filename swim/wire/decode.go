@@ -193,7 +193,7 @@ func UnmarshalInfo(b []byte, max int) (*swim.Packet, Info, error) {
 	}
 	info.Version = v
 	p := &swim.Packet{Kind: kind}
-	if err := r.body(p); err != nil {
+	if err := r.body(p, v); err != nil {
 		return nil, info, err
 	}
 	if v >= 2 {
@@ -248,9 +248,11 @@ func (r *reader) header() (byte, swim.MessageKind, error) {
 
 // body reads the packet's sender and destination and the fields of its
 // kind.
-func (r *reader) body(p *swim.Packet) error {
+func (r *reader) body(p *swim.Packet, v byte) error {
 	var err error
-	if p.From, err = r.node("from id", "from addr", true); err != nil {
+	// A format-2 ack may leave out its sender's ID (swim.Ack.NoSenderID):
+	// its receiver knows whom it pinged with the sequence number.
+	if p.From, err = r.node("from id", "from addr", p.Kind != swim.MsgAck || v < 2); err != nil {
 		return err
 	}
 	if p.To, err = r.node("to id", "to addr", false); err != nil {
@@ -266,7 +268,7 @@ func (r *reader) body(p *swim.Packet) error {
 		case swim.MsgPing:
 			p.Ping.Seq = uint32(seq)
 		case swim.MsgAck:
-			p.Ack.Seq = uint32(seq)
+			p.Ack = swim.Ack{Seq: uint32(seq), NoSenderID: p.From.ID == ""}
 		default:
 			p.Nack.Seq = uint32(seq)
 		}

@@ -132,6 +132,14 @@ func packetEntry(p *swim.Packet, tag uint64, e *reader) error {
 			return err
 		}
 		p.Part = swim.Part{Offset: uint32(off), Total: uint32(total)}
+	case tagMatchBySeq:
+		switch {
+		case p.Kind != swim.MsgPing:
+			return e.fail("match by seq", ErrMalformed, "on a %v, want it on a ping only", p.Kind)
+		case len(e.b) != e.off:
+			return e.fail("match by seq", ErrMalformed, "%d bytes, want none", len(e.b)-e.off)
+		}
+		p.Ping.MatchBySeq = true
 	case tagJoinToken:
 		if len(e.b)-e.off != 8 {
 			return e.fail("join token", ErrMalformed, "%d bytes, want 8", len(e.b)-e.off)

@@ -45,7 +45,8 @@ const DefaultMaxPacketSize = 1400
 //
 //	version   1 byte  (1 or 2)
 //	kind      1 byte  (swim.MessageKind: 1 ping, 2 ack, 3 nack, 4 ping-req, 5 join, 6 sync, 7 gossip, 8 user)
-//	from      node    (format 2: empty address in acks and nacks)
+//	from      node    (format 2: empty address in acks and nacks; empty ID in an ack
+//	                  with swim.Ack.NoSenderID)
 //	to        node    (ID may be empty; format 2: empty address; empty ID in acks and nacks)
 //	body      ping, ack, nack: uvarint seq (< 2^32)
 //	          ping-req:        uvarint seq, node target, 1 byte nack flag (0 or 1)
@@ -69,14 +70,17 @@ const DefaultMaxPacketSize = 1400
 // receiver's ID: it answers a ping or ping-req of its receiver, which
 // matches it by the sender's ID and the sequence number; a receiver's ID
 // only guards a misdelivered packet (swim.Member.Step counts one that
-// names another ID), and every format-2 decoder reads an empty one. So a
-// probe round trip carries three IDs, not four: the ping names both
-// members, the ack its sender only (memberlist's ping names both and its
-// ack neither). With 3-byte IDs and 15-byte addresses ("m00",
-// "127.0.0.1:NNNNN") a bare ping is 32 bytes instead of 47 and a bare
-// ack 14. Format 1 writes every address and ID. A decoder reads addresses
-// and IDs wherever they are, so packets of earlier format-2 writers still
-// decode.
+// names another ID), and every format-2 decoder reads an empty one. An ack
+// with swim.Ack.NoSenderID (the answer to a ping with packet tag 7, match
+// by seq) leaves out its sender's ID as well, which its receiver fills in
+// from the ping it sent with that number (swim.Member.AckSender); a
+// format-2 decoder that predates tag 7 never gets such an ack, as it never
+// sends the tag. So a probe's round trip names the target once, in the
+// ping, as memberlist's does. With 3-byte IDs and 15-byte addresses
+// ("m00", "127.0.0.1:NNNNN") a bare ping is 32 bytes instead of 47 (34
+// with tag 7) and a bare ack 14 (11 without its sender's ID). Format 1
+// writes every address and ID. A decoder reads addresses and IDs wherever
+// they are, so packets of earlier format-2 writers still decode.
 //
 // The proof (swim.Update.Proof: a member's signature of its own Alive or
 // leave, with signed self-updates) is flagged by the high bit of the
@@ -102,6 +106,9 @@ const DefaultMaxPacketSize = 1400
 //	                      uvarint total (≥ 1), uvarint offset (< total)
 //	packet  6 join token: a joiner's token on its MsgJoin, echoed by the MsgSync packets
 //	                      that answer it (swim.Packet.JoinToken): 8 bytes, big-endian, not 0
+//	packet  7 match by seq: on a ping only, no content: its sender matches the ack by
+//	                      sequence number alone, so the ack may leave out its sender's ID
+//	                      (swim.Ping.MatchBySeq)
 //	update  1 versions:   2 bytes, min then max (1 ≤ min ≤ max)
 //	update  2 meta:       the member's metadata (1 to swim.MaxMetaLen bytes)
 //
@@ -124,6 +131,7 @@ const (
 	tagAckPayload = 4
 	tagPart       = 5
 	tagJoinToken  = 6
+	tagMatchBySeq = 7
 	tagVersions   = 1
 	tagMeta       = 2
 )
@@ -205,7 +213,9 @@ var extraEntry = []byte{0xfd, 0x6b, 0x00}
 
 func appendHeader(b []byte, p *swim.Packet, enc encoding) ([]byte, error) {
 	v := enc.v
-	if err := checkNode("from", p.From, true); err != nil {
+	// Only a format-2 ack that leaves its sender's ID out may have none
+	// (a decoded one, re-encoded).
+	if err := checkNode("from", p.From, !(v >= 2 && p.Kind == swim.MsgAck && p.Ack.NoSenderID)); err != nil {
 		return nil, err
 	}
 	if err := checkNode("to", p.To, false); err != nil {
@@ -264,6 +274,9 @@ func headerNodes(p *swim.Packet, v byte) (from, to swim.Node) {
 	if p.Kind == swim.MsgAck || p.Kind == swim.MsgNack {
 		from.Addr, to.ID = "", ""
 	}
+	if p.Kind == swim.MsgAck && p.Ack.NoSenderID {
+		from.ID = ""
+	}
 	return from, to
 }
 
@@ -314,6 +327,10 @@ func appendPacketExt(b []byte, p *swim.Packet, extra uint16) ([]byte, error) {
 	if p.JoinToken != 0 {
 		l += entryLen(tagJoinToken, 8)
 	}
+	matchBySeq := p.Kind == swim.MsgPing && p.Ping.MatchBySeq
+	if matchBySeq {
+		l += entryLen(tagMatchBySeq, 0)
+	}
 	if extra != 0 {
 		l += entryLen(int(extra), len(extraEntry))
 	}
@@ -343,6 +360,9 @@ func appendPacketExt(b []byte, p *swim.Packet, extra uint16) ([]byte, error) {
 	if p.JoinToken != 0 {
 		b = appendEntryHead(b, tagJoinToken, 8)
 		b = binary.BigEndian.AppendUint64(b, p.JoinToken)
+	}
+	if matchBySeq {
+		b = appendEntryHead(b, tagMatchBySeq, 0)
 	}
 	return appendExtra(b, extra), nil
 }

@@ -26,6 +26,9 @@ func received(p *swim.Packet) *swim.Packet {
 	if q.Kind == swim.MsgAck || q.Kind == swim.MsgNack {
 		q.From.Addr, q.To.ID = "", ""
 	}
+	if q.Kind == swim.MsgAck && q.Ack.NoSenderID {
+		q.From.ID = ""
+	}
 	return &q
 }
 

@@ -1,0 +1,95 @@
+package swim
+
+import "fmt"
+
+// An ack to a probe's ping may leave out its sender's ID (Ping.MatchBySeq,
+// Ack.NoSenderID): the prober knows whom it pinged with the ack's sequence
+// number. A probe's round trip then names the target in the ping and no
+// one in the ack, as memberlist's does, instead of naming the target in
+// both; with the IDs of host names or UUIDs that is most of a probe's
+// bytes (docs/experiments.md, “Wire bytes per packet”).
+//
+// The prober keeps the sequence numbers of its latest sentPingsKept probe
+// pings with their targets, so that a late ack, one that comes after its
+// probe ended, is still taken as its sender's (a live member's ack, its
+// piggybacked updates and its refutations), as one with the sender's ID
+// is. Round numbers and nonces keep the sequence numbers of distinct pings
+// apart (probeorder.go, receipt.go); a number found twice, with two
+// targets, matches neither.
+//
+// The ID filled in is only what the prober expects: the transport still
+// checks that the ack came from the host the target is held at (onAck,
+// StepFromOtherSource), as it does for an ack that names its sender. A
+// forger that knows the round answers for a crashed target no better
+// without the ID than with it.
+
+// sentPingsKept is how many probe pings a member remembers: with one probe
+// per protocol period, acks up to that many periods late.
+const sentPingsKept = 8
+
+type sentPing struct {
+	seq uint32
+	id  ID
+}
+
+// sentPings is a ring of the latest probe pings.
+type sentPings struct {
+	ring [sentPingsKept]sentPing
+	next int
+}
+
+func (s *sentPings) add(seq uint32, id ID) {
+	s.ring[s.next] = sentPing{seq: seq, id: id}
+	s.next = (s.next + 1) % sentPingsKept
+}
+
+// find returns the target of the probe ping with sequence number seq, if
+// one target had it.
+func (s *sentPings) find(seq uint32) (ID, bool) {
+	var id ID
+	for _, p := range s.ring {
+		switch {
+		case p.id == "" || p.seq != seq || p.id == id:
+		case id != "":
+			return "", false
+		default:
+			id = p.id
+		}
+	}
+	return id, id != ""
+}
+
+// AckSender returns the ID of the member that this member's probe ping
+// with sequence number seq went to, among its latest 8 probe pings, for an
+// ack that leaves its sender's ID out (Ack.NoSenderID): ok is false when
+// no such ping, or two to different members, had seq. Step fills the ID
+// in itself; a transport that checks an ack's source against its sender's
+// address calls AckSender first.
+func (m *Member) AckSender(seq uint32) (id ID, ok bool) {
+	return m.probing.sentPings.find(seq)
+}
+
+// ackSenderFilled returns pkt with its sender's ID filled in when it is an
+// ack that left it out (AckSender), or an error wrapping ErrPacket when no
+// probe ping of this member's matches it (Stats.AcksUnmatched). Other
+// packets are returned as they are. An ack without its sender's ID that
+// comes with an address (a transport that filled in the datagram's source
+// without calling AckSender first) other than the one the view holds for
+// the member it matches is taken as StepFromOtherSource takes it: the
+// address is where it came from, not its sender's.
+func (m *Member) ackSenderFilled(in *inbound, pkt *Packet) (*Packet, error) {
+	if pkt == nil || pkt.Kind != MsgAck || pkt.From.ID != "" {
+		return pkt, nil
+	}
+	id, ok := m.AckSender(pkt.Ack.Seq)
+	if !ok {
+		m.stats.AcksUnmatched++
+		return nil, fmt.Errorf("%w: ack %d without its sender's ID matches none of the latest probe pings", ErrPacket, pkt.Ack.Seq)
+	}
+	if p := m.peers[id]; pkt.From.Addr != "" && (p == nil || p.node.Addr != pkt.From.Addr) {
+		in.otherSource = true
+	}
+	q := *pkt
+	q.From.ID = id
+	return &q, nil
+}
