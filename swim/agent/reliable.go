@@ -140,7 +140,7 @@ func (a *Agent) sendReliable(ctx context.Context, to netip.AddrPort, node swim.N
 	}
 	ok, waitedTurn := a.stream.reliable.takeWithin(ctx, to)
 	if !ok {
-		return unsentErr(to, waitedTurn, ctx.Err(), "", nil)
+		return unsentErr(to, waitedTurn, ctx.Err(), "waiting for a dialling slot", nil)
 	}
 	defer a.stream.reliable.release(to)
 	if a.stream.ctx.Err() != nil {
@@ -150,7 +150,7 @@ func (a *Agent) sendReliable(ctx context.Context, to netip.AddrPort, node swim.N
 	}
 	if cerr := ctxEnded(ctx); cerr != nil {
 		// Its turn came as the context ended: nothing dialled.
-		return unsentErr(to, waitedTurn, cerr, "", nil)
+		return unsentErr(to, waitedTurn, cerr, "before dialling", nil)
 	}
 	defer func() {
 		if err != nil && a.stream.ctx.Err() != nil && !errors.Is(err, ErrStopped) {
@@ -238,23 +238,23 @@ func timedOut(sctx context.Context, err error) bool {
 }
 
 // unsentErr is the error of a reliable message whose context ended (cerr)
-// before its stream was connected: it wraps ErrReliableBusy too when the
-// message waited for its address's turn (waitedTurn). cause, the error of
-// the dial the end cut (stage "dialling"), is named, not wrapped: a
-// dial's timeout says context.DeadlineExceeded even when it was
-// StreamTimeout's.
+// before its stream was connected, at stage ("waiting for a dialling
+// slot", "before dialling", "dialling"): it wraps ErrReliableBusy too
+// when the message waited for its address's turn (waitedTurn). cause,
+// the error of the dial the end cut, is named, not wrapped: a dial's
+// timeout says context.DeadlineExceeded even when it was StreamTimeout's.
 func unsentErr(to netip.AddrPort, waitedTurn bool, cerr error, stage string, cause error) error {
-	var after string
-	if cause != nil {
-		after = fmt.Sprintf(" (%s: %v)", stage, cause)
-	}
 	if waitedTurn {
+		var after string
+		if cause != nil {
+			after = fmt.Sprintf(" (%s: %v)", stage, cause)
+		}
 		return fmt.Errorf("agent: reliable message to %s: %w: %w%s", to, ErrReliableBusy, cerr, after)
 	}
-	if cause == nil {
-		return fmt.Errorf("agent: reliable message to %s: waiting for a dialling slot: %w", to, cerr)
+	if cause != nil {
+		return fmt.Errorf("agent: reliable message to %s: %s: %w (%v)", to, stage, cerr, cause)
 	}
-	return fmt.Errorf("agent: reliable message to %s: %s: %w (%v)", to, stage, cerr, cause)
+	return fmt.Errorf("agent: reliable message to %s: %s: %w", to, stage, cerr)
 }
 
 // streamErr is the error of a reliable message whose connected stream
