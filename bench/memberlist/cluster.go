@@ -23,8 +23,9 @@ type Cluster interface {
 }
 
 // startGroup starts n members of c one after the other, each joining
-// through member 0, or through every earlier member with allSeeds.
-func startGroup(c Cluster, n int, allSeeds bool, rec *Recorder, seed uint64) ([]Node, error) {
+// through member 0, or through every earlier member with allSeeds, and
+// returns them with their addresses.
+func startGroup(c Cluster, n int, allSeeds bool, rec *Recorder, seed uint64) ([]Node, []string, error) {
 	var nodes []Node
 	var addrs []string
 	for i := 0; i < n; i++ {
@@ -37,10 +38,10 @@ func startGroup(c Cluster, n int, allSeeds bool, rec *Recorder, seed uint64) ([]
 		}
 		nd, addr, err := c.StartOne(i, seeds, rec, seed)
 		if err != nil {
-			return nodes, err
+			return nodes, addrs, err
 		}
 		nodes = append(nodes, nd)
 		addrs = append(addrs, addr)
 	}
-	return nodes, nil
+	return nodes, addrs, nil
 }

@@ -88,7 +88,7 @@ func main() {
 	flag.Uint64Var(&o.seed, "seed", 1, "seed of the impairment and of fdkit's members")
 	flag.IntVar(&o.runs, "runs", 3, "runs per scenario and library (different seeds and victims); the table sums FP and gives medians of times and rates, with 90th percentiles of times and ranges of rates")
 	flag.StringVar(&libs, "libs", "fdkit,fdkit-lifeguard,memberlist", "libraries: fdkit (detector mode), fdkit-lifeguard, fdkit-swim, memberlist, memberlist-piggyback (its gossip loop off)")
-	flag.StringVar(&scen, "scenarios", "steady,kill-refused,kill-silent,kill-dropped,pause,lossy", "scenarios to run: steady, kill-refused, kill-silent, kill-dropped, pause, lossy")
+	flag.StringVar(&scen, "scenarios", "steady,kill-refused,kill-silent,kill-dropped,pause,lossy", "scenarios to run: steady, kill-refused, kill-silent, kill-dropped, pause, lossy, join (a new member joins the formed group through member 0, in-process only)")
 	flag.DurationVar(&o.params.ProbeInterval, "probe-interval", time.Second, "protocol period of both libraries")
 	flag.DurationVar(&o.params.ProbeTimeout, "probe-timeout", 500*time.Millisecond, "direct probe timeout of both libraries")
 	flag.DurationVar(&o.settle, "settle", 2*time.Second, "wait after every member sees all N, before the window opens (the join announcements of the group that just formed are still draining during it)")
@@ -164,6 +164,9 @@ func (o options) check() error {
 	for _, sc := range o.scenarios {
 		if !slices.Contains(scenarios, sc) {
 			return fmt.Errorf("-scenarios: unknown scenario %q: want %s (kill is kill-refused, kill-silent or kill-dropped)", sc, strings.Join(scenarios, ", "))
+		}
+		if sc == "join" && o.procs {
+			return errors.New("-scenarios join: runs in-process only, not with -procs")
 		}
 	}
 	return nil
@@ -271,12 +274,15 @@ func run(o options) error {
 
 // scenarioActs are what a scenario does to a run's members: kill the
 // victim as kill scenario sc says, pause impaired member k (of pauses) for d
-// and return at once, set the victim's datagram loss.
+// and return at once, set the victim's datagram loss, start a new member.
 type scenarioActs struct {
 	kill   func(sc string)
 	pauses int
 	pause  func(k int, d time.Duration)
 	lose   func(p float64) error
+	// join starts a new member into the formed group (joinFormed) and
+	// returns once every member sees it or at end.
+	join func(end time.Time) error
 }
 
 // act plays scenario sc from wStart, the window's start, to the window's
@@ -298,6 +304,11 @@ func act(sc string, o options, rec *Recorder, victim string, wStart time.Time, a
 			return killAt, err
 		}
 		time.Sleep(o.window)
+	case "join":
+		if err := a.join(end); err != nil {
+			return killAt, err
+		}
+		time.Sleep(time.Until(end))
 	}
 	return killAt, nil
 }
@@ -340,7 +351,7 @@ func pauseCycles(o options, k int, end time.Time, pause func(i int, d time.Durat
 }
 
 // scenarios are the scenarios a run knows.
-var scenarios = []string{"steady", "kill-refused", "kill-silent", "kill-dropped", "pause", "lossy"}
+var scenarios = []string{"steady", "kill-refused", "kill-silent", "kill-dropped", "pause", "lossy", "join"}
 
 // isKill reports whether sc kills a member.
 func isKill(sc string) bool {
@@ -354,8 +365,14 @@ func runOne(c Cluster, sc string, o options, run int) (Result, error) {
 	rec := &Recorder{}
 	t0 := time.Now()
 	seed := o.seed + uint64(run)*1000
-	nodes, err := startGroup(c, o.n, o.params.AllSeeds, rec, seed)
+	nodes, addrs, err := startGroup(c, o.n, o.params.AllSeeds, rec, seed)
 	defer func() { stopAll(nodes) }()
+	var joiner Node // the join scenario's new member, stopped with the others
+	defer func() {
+		if joiner != nil {
+			joiner.Stop()
+		}
+	}()
 	if err != nil {
 		return Result{}, startError{err}
 	}
@@ -403,6 +420,9 @@ func runOne(c Cluster, sc string, o options, run int) (Result, error) {
 	// impaired holds the victim, and in the pause scenario the other
 	// members paused (-pausers), the next ones down the list.
 	impaired := map[Node]bool{victim: true}
+	if sc == "join" {
+		impaired = map[Node]bool{} // nobody: the joiner is not among nodes
+	}
 	if sc == "pause" {
 		for j := 1; j < o.pausers; j++ {
 			impaired[nodes[len(nodes)-1-(run+j)%(len(nodes)-1)]] = true
@@ -444,6 +464,11 @@ func runOne(c Cluster, sc string, o options, run int) (Result, error) {
 		pauses: len(paused),
 		pause:  func(k int, d time.Duration) { paused[k].Impair().Pause(d) },
 		lose:   func(p float64) error { victim.Impair().SetLoss(p); return nil },
+		join: func(end time.Time) error {
+			j, err := joinFormed(c, nodes, addrs[0], rec, seed, end)
+			res.First, res.Full, joiner = j.own, j.all, j.node
+			return err
+		},
 	})
 	if err != nil {
 		return res, err

@@ -31,6 +31,7 @@ func TestOptionsCheck(t *testing.T) {
 		"-name-len":       func(o *options) { o.params.NameLen = 2 },
 		"-name-len ":      func(o *options) { o.params.NameLen = MaxNameLen + 1 },
 		"-scenarios":      func(o *options) { o.scenarios = []string{"steady", "kill"} },
+		"-scenarios join": func(o *options) { o.scenarios = []string{"join"}; o.procs = true },
 	} {
 		o := good
 		mut(&o)

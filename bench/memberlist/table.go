@@ -87,7 +87,7 @@ func printTable(w io.Writer, rows []Row, o options) {
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, r := range rows {
 		first, full := "", ""
-		if isKill(r.Scenario) {
+		if timed(r.Scenario) {
 			first, full = medP90(r.First), medP90(r.Full)
 			if r.Detected < r.Runs {
 				full = fmt.Sprintf("%s (%d/%d runs complete)", full, r.Detected, r.Runs)
@@ -133,15 +133,15 @@ func printWins(w io.Writer, rows []Row, o options) {
 			win("join (median)", ml.Join.Med, fd.Join.Med, " s")
 			win("join (p90)", ml.Join.P90, fd.Join.P90, " s")
 			win("join KB/member (median)", ml.JoinBytes.Med/1000, fd.JoinBytes.Med/1000, "")
-			if isKill(ml.Scenario) && ml.First.N > 0 && fd.First.N > 0 {
+			if timed(ml.Scenario) && ml.First.N > 0 && fd.First.N > 0 {
 				win("first detection (median)", ml.First.Med, fd.First.Med, " s")
 				win("first detection (p90)", ml.First.P90, fd.First.P90, " s")
 			}
-			if isKill(ml.Scenario) && ml.Full.N > 0 && fd.Full.N > 0 {
+			if timed(ml.Scenario) && ml.Full.N > 0 && fd.Full.N > 0 {
 				win("full dissemination (median)", ml.Full.Med, fd.Full.Med, " s")
 				win("full dissemination (p90)", ml.Full.P90, fd.Full.P90, " s")
 			}
-			if isKill(ml.Scenario) && ml.Detected > fd.Detected {
+			if timed(ml.Scenario) && ml.Detected > fd.Detected {
 				lines = append(lines, fmt.Sprintf("memberlist wins: N = %d, %s, runs with full dissemination: %d against %s's %d", o.n, ml.Scenario, ml.Detected, fd.Lib, fd.Detected))
 			}
 			win("false positives", float64(ml.FP), float64(fd.FP), "")
