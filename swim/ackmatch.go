@@ -17,6 +17,10 @@ import "fmt"
 // apart (probeorder.go, receipt.go); a number found twice, with two
 // targets, matches neither.
 //
+// swim/wire leaves the IDs out of plain packets only: a sealed ack names
+// both members, so that a replay of one member's ack answers no other
+// member's probe.
+//
 // The ID filled in is only what the prober expects: the transport still
 // checks that the ack came from the host the target is held at (onAck,
 // StepFromOtherSource), as it does for an ack that names its sender. A

@@ -175,8 +175,9 @@ type Ping struct {
 // whose Seq it echoes.
 //
 // NoSenderID, set on the answer to a Ping with MatchBySeq, lets the
-// encoding leave out the sender's ID (swim/wire writes it empty), so that
-// a probe's round trip names each member once, as memberlist's does. The
+// encoding leave out the sender's ID (swim/wire writes it empty in plain
+// packets; sealed ones name it), so that a probe's round trip names the
+// target once, as memberlist's does. The
 // receiver fills the ID in from the ping it sent with Seq (Step,
 // Member.AckSender); the Packet a Member builds always has its From.
 type Ack struct {

@@ -32,8 +32,9 @@ type ProbeStats struct {
 	// for the origins of one IP address).
 	RelaysRefused int
 	// AcksFromOtherHost counts acks ignored because they came from
-	// another host than their sender is held at (StepFromOtherSource):
-	// they answer no probe and complete no relay (onAck).
+	// another host than their sender is held at (StepFromOtherSource), or
+	// claimed another address than the one held for their sender: they
+	// answer no probe and complete no relay (onAck).
 	AcksFromOtherHost int
 	// AcksUnmatched counts acks without their sender's ID
 	// (Ack.NoSenderID) whose sequence number matches none of the latest

@@ -120,6 +120,14 @@ func (m *Member) step(in *inbound, pkt *Packet) error {
 	if err != nil {
 		return err
 	}
+	if p := m.peers[pkt.From.ID]; (pkt.Kind == MsgAck || pkt.Kind == MsgNack) && pkt.From.Addr != "" && p != nil && p.node.Addr != pkt.From.Addr {
+		// An answer that claims another address than its sender's (format
+		// 1 writes one; a decoder reads one anywhere): the transport found
+		// it came from there, not from the member it names, and it is
+		// taken as StepFromOtherSource takes it (atk28 F1: an insider's
+		// acks claiming its own address kept a crashed member alive).
+		in.otherSource = true
+	}
 	if m.screened(in, from, pkt) {
 		return nil
 	}
@@ -144,7 +152,9 @@ func (m *Member) step(in *inbound, pkt *Packet) error {
 	case MsgAck:
 		m.onAck(in, from, pkt)
 	case MsgNack:
-		m.onNack(in.now, pkt)
+		if !in.otherSource { // a nack from another host than its sender's is no one's
+			m.onNack(in.now, pkt)
+		}
 	case MsgPingReq:
 		m.onPingReq(in, pkt, from, target)
 	case MsgJoin:

@@ -108,7 +108,9 @@ func (c *Codec) Encode(p *swim.Packet) ([]byte, int, error) {
 	if c.replay != nil && sealed {
 		head = binary.BigEndian.AppendUint64(make([]byte, 0, c.max), uint64(c.replay.stamp()))
 	}
-	payload, n, err := marshal(head, p, c.MaxPayload(), c.enc)
+	enc := c.enc
+	enc.sealed = sealed
+	payload, n, err := marshal(head, p, c.MaxPayload(), enc)
 	if err != nil {
 		return nil, 0, err
 	}

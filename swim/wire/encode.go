@@ -45,9 +45,10 @@ const DefaultMaxPacketSize = 1400
 //
 //	version   1 byte  (1 or 2)
 //	kind      1 byte  (swim.MessageKind: 1 ping, 2 ack, 3 nack, 4 ping-req, 5 join, 6 sync, 7 gossip, 8 user)
-//	from      node    (format 2: empty address in acks and nacks; empty ID in an ack
-//	                  with swim.Ack.NoSenderID)
-//	to        node    (ID may be empty; format 2: empty address; empty ID in acks and nacks)
+//	from      node    (format 2: empty address in acks and nacks; empty ID in a plain
+//	                  ack with swim.Ack.NoSenderID)
+//	to        node    (ID may be empty; format 2: empty address; empty ID in plain acks
+//	                  and nacks)
 //	body      ping, ack, nack: uvarint seq (< 2^32)
 //	          ping-req:        uvarint seq, node target, 1 byte nack flag (0 or 1)
 //	          user:            str message (1 byte or more)
@@ -66,8 +67,9 @@ const DefaultMaxPacketSize = 1400
 // sender the member does not know). Pings, ping-reqs, joins, syncs, gossip
 // and user messages keep the sender's address: it is where their answers,
 // and a view request to an unknown sender, go (and a join is answered only
-// from the address it claims). An ack or a nack also leaves out its
-// receiver's ID: it answers a ping or ping-req of its receiver, which
+// from the address it claims). Unsealed, an ack or a nack also leaves out
+// its receiver's ID (a sealed one keeps both IDs and a sealed ping sends
+// no tag 7; see encoding): it answers a ping or ping-req of its receiver, which
 // matches it by the sender's ID and the sequence number; a receiver's ID
 // only guards a misdelivered packet (swim.Member.Step counts one that
 // names another ID), and every format-2 decoder reads an empty one. An ack
@@ -108,7 +110,7 @@ const DefaultMaxPacketSize = 1400
 //	                      that answer it (swim.Packet.JoinToken): 8 bytes, big-endian, not 0
 //	packet  7 match by seq: on a ping only, no content: its sender matches the ack by
 //	                      sequence number alone, so the ack may leave out its sender's ID
-//	                      (swim.Ping.MatchBySeq)
+//	                      (swim.Ping.MatchBySeq; plain packets only)
 //	update  1 versions:   2 bytes, min then max (1 ≤ min ≤ max)
 //	update  2 meta:       the member's metadata (1 to swim.MaxMetaLen bytes)
 //
@@ -201,11 +203,21 @@ func nodeProblem(n swim.Node, idRequired bool) error {
 	return nil
 }
 
-// encoding is how to write a payload: the format version and, for
-// compatibility tests, an extra extension tag (0: none).
+// encoding is how to write a payload: the format version, whether it is
+// sealed, and, for compatibility tests, an extra extension tag (0: none).
+//
+// A sealed payload keeps the IDs in acks and nacks and sends no match-by-
+// seq tag: a sealed ack that names neither its receiver nor its sender
+// opens at any member, and with the round's number, which every member's
+// probe of the round carries, a replay of any member's ack sent from a
+// crashed member's host answered that member's probe (atk28 F2). Named,
+// it is its sender's answer to its receiver only, as before the compact
+// acks. Plain packets carry no such guarantee (anyone can write them), so
+// they leave the IDs out.
 type encoding struct {
-	v     byte
-	extra uint16
+	v      byte
+	sealed bool
+	extra  uint16
 }
 
 // extraEntry is the content of the stand-in entry of CodecConfig.ExtraTag.
@@ -221,7 +233,7 @@ func appendHeader(b []byte, p *swim.Packet, enc encoding) ([]byte, error) {
 	if err := checkNode("to", p.To, false); err != nil {
 		return nil, err
 	}
-	from, to := headerNodes(p, v)
+	from, to := headerNodes(p, enc)
 	b = append(b, v, byte(p.Kind))
 	b = appendNode(b, from)
 	b = appendNode(b, to)
@@ -259,22 +271,26 @@ func appendHeader(b []byte, p *swim.Packet, enc encoding) ([]byte, error) {
 	if v < 2 {
 		return b, nil
 	}
-	return appendPacketExt(b, p, enc.extra)
+	return appendPacketExt(b, p, enc)
 }
 
-// headerNodes returns the from and to nodes as format v writes them:
-// format 2 leaves out the addresses the receiver does not need (see the
-// payload layout), format 1 writes both nodes whole.
-func headerNodes(p *swim.Packet, v byte) (from, to swim.Node) {
+// headerNodes returns the from and to nodes as enc writes them: format 2
+// leaves out the addresses the receiver does not need and, when not
+// sealed, the IDs of acks and nacks (see the payload layout and
+// encoding); format 1 writes both nodes whole.
+func headerNodes(p *swim.Packet, enc encoding) (from, to swim.Node) {
 	from, to = p.From, p.To
-	if v < 2 {
+	if enc.v < 2 {
 		return from, to
 	}
 	to.Addr = ""
 	if p.Kind == swim.MsgAck || p.Kind == swim.MsgNack {
-		from.Addr, to.ID = "", ""
+		from.Addr = ""
+		if !enc.sealed {
+			to.ID = ""
+		}
 	}
-	if p.Kind == swim.MsgAck && p.Ack.NoSenderID {
+	if p.Kind == swim.MsgAck && p.Ack.NoSenderID && !enc.sealed {
 		from.ID = ""
 	}
 	return from, to
@@ -293,7 +309,8 @@ func appendEntryHead(b []byte, tag, n int) []byte {
 }
 
 // appendPacketExt appends the packet's extension section (format 2).
-func appendPacketExt(b []byte, p *swim.Packet, extra uint16) ([]byte, error) {
+func appendPacketExt(b []byte, p *swim.Packet, enc encoding) ([]byte, error) {
+	extra := enc.extra
 	bl, err := broadcastsLen(p.Broadcasts)
 	if err != nil {
 		return nil, err
@@ -327,7 +344,7 @@ func appendPacketExt(b []byte, p *swim.Packet, extra uint16) ([]byte, error) {
 	if p.JoinToken != 0 {
 		l += entryLen(tagJoinToken, 8)
 	}
-	matchBySeq := p.Kind == swim.MsgPing && p.Ping.MatchBySeq
+	matchBySeq := p.Kind == swim.MsgPing && p.Ping.MatchBySeq && !enc.sealed
 	if matchBySeq {
 		l += entryLen(tagMatchBySeq, 0)
 	}

@@ -80,3 +80,42 @@ func TestMatchBySeqMalformed(t *testing.T) {
 		assert.True(t, errors.Is(err, ErrMalformed), "%s: %v", name, err)
 	}
 }
+
+// Sealed, a ping sends no match-by-seq flag and an ack keeps both IDs
+// whatever the Packet says: a sealed ack that named neither member opened
+// at any member, and a replay of any member's ack of the round answered a
+// crashed member's probe (atk28 F2). The same packets unsealed are
+// compact.
+func TestMatchBySeqNotSealed(t *testing.T) {
+	kr, err := NewKeyring(key(3, 32))
+	require.NoError(t, err)
+	m00 := swim.Node{ID: "m00", Addr: "127.0.0.1:40123"}
+	m01 := swim.Node{ID: "m01", Addr: "127.0.0.1:40124"}
+	ping := &swim.Packet{Kind: swim.MsgPing, From: m00, To: m01, Ping: swim.Ping{Seq: 300, MatchBySeq: true}}
+	ack := &swim.Packet{Kind: swim.MsgAck, From: m01, To: m00, Ack: swim.Ack{Seq: 300, NoSenderID: true}}
+	nack := &swim.Packet{Kind: swim.MsgNack, From: m01, To: m00, Nack: swim.Nack{Seq: 300}}
+	for _, sec := range []*Security{{Keyring: kr}, {Plain: true}} {
+		c, err := NewCodec(CodecConfig{Security: sec})
+		require.NoError(t, err)
+		dec := func(p *swim.Packet) *swim.Packet {
+			b, _, err := c.Encode(p)
+			require.NoError(t, err)
+			got, err := c.Decode(b)
+			require.NoError(t, err)
+			return got
+		}
+		got := dec(ping)
+		assert.Equal(t, sec.Plain, got.Ping.MatchBySeq, "plain %v", sec.Plain)
+		got = dec(ack)
+		if sec.Plain {
+			assert.Equal(t, swim.Node{}, got.From)
+			assert.Equal(t, swim.Node{}, got.To)
+		} else {
+			assert.Equal(t, swim.Node{ID: "m01"}, got.From)
+			assert.Equal(t, swim.Node{ID: "m00"}, got.To)
+			assert.False(t, got.Ack.NoSenderID)
+		}
+		got = dec(nack)
+		assert.Equal(t, map[bool]swim.ID{true: "", false: "m00"}[sec.Plain], got.To.ID)
+	}
+}

@@ -18,10 +18,8 @@ import (
 //   - not before the receiving Codec was created (a packet captured before
 //     this member started, in this life or an earlier one, is refused),
 //   - within MaxSkew of the receiver's clock either way, and
-//   - new for its sender (the claimed From.ID; the empty ID, one window
-//     for them all, for acks that leave it out, swim.Ack.NoSenderID,
-//     which a member receives about one per protocol period, the answers
-//     to its own probes): not among the last
+//   - new for its sender (the claimed From.ID; a sealed ack always names
+//     its sender, see encoding): not among the last
 //     timestamps accepted from that sender, and above the floor, the
 //     largest timestamp forgotten from them. Like IPsec's anti-replay
 //     window (RFC 4303 §3.4.3), over timestamps instead of sequence

@@ -172,6 +172,8 @@ var protocolHelp = map[string]string{
 	"RelaysExpired":        "Relays whose target did not ack before the relay's deadline (a nack follows if one was asked).",
 	"RelaysRefused":        "Ping-reqs not relayed: an unknown requester and target, or the relays held at their bound.",
 	"AckPayloadsTooLarge":  "Ack payloads left out because the ack would have exceeded MaxPacketSize.",
+	"AcksFromOtherHost":    "Acks ignored because they came from another host, or claimed another address, than their sender is held at: they answer no probe and complete no relay.",
+	"AcksUnmatched":        "Acks without their sender's ID whose number matches none of this member's latest probe pings: refused.",
 	"Refutations":          "Times this member raised its own incarnation to refute a suspicion, a declaration or a later alive update about itself.",
 	"RefutationsUncharged": "Refutations not counted against the local health multiplier: of a later alive update, of a suspicion or declaration from a sender not held alive at the address it came from, or of one in a protocol period that counted one already or before a probe of this member's own ended since the last counted one.",
 	"GateDeferrals":        "Failed probes forgiven once by the per-peer detector gate.",
