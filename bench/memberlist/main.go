@@ -95,6 +95,7 @@ func main() {
 	flag.DurationVar(&o.joinWait, "join-timeout", 60*time.Second, "give up a run when the group has not formed after this long")
 	flag.StringVar(&key, "key", "", "hex AES key: encrypt both libraries")
 	flag.IntVar(&o.params.NameLen, "name-len", 3, "length in bytes of every member's name, 3 to 255: m00, m01... at 3; longer names are m00- and hex digits (README.md, “Bytes and names”)")
+	flag.StringVar(&o.params.NameStyle, "name-style", "hex", "names longer than 3 bytes (-name-len): hex (m00- and hex digits) or host (host names sharing their text, ip-10-0-0-7.eu-west-1.compute.internal...; -name-len 14 or more)")
 	flag.BoolVar(&o.params.AllSeeds, "all-seeds", false, "every member joins through every earlier member (default: through member 0 only, as memberlist's users join through one seed)")
 	flag.BoolVar(&o.procs, "procs", false, "run every member in an OS process of its own: pauses are SIGSTOP and SIGCONT, kill-refused is SIGKILL, kill-silent is SIGSTOP for good (a hung process), kill-dropped SIGSTOP with every dial to it timed out; both libraries side by side")
 	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of each run's measurement window to `file`, with -LIB-SCENARIO-RUN inserted before its extension (merge them with go tool pprof)")
@@ -160,6 +161,10 @@ func (o options) check() error {
 		return fmt.Errorf("-loss %v: want a probability from 0 to 1", o.loss)
 	case o.params.NameLen < 3 || o.params.NameLen > MaxNameLen:
 		return fmt.Errorf("-name-len %d: want 3 to %d bytes", o.params.NameLen, MaxNameLen)
+	case o.params.NameStyle != "hex" && o.params.NameStyle != "host":
+		return fmt.Errorf("-name-style %q: want hex or host", o.params.NameStyle)
+	case o.params.NameStyle == "host" && o.params.NameLen < 14:
+		return fmt.Errorf("-name-style host: want -name-len 14 or more (got %d), so that every name holds its member's number", o.params.NameLen)
 	}
 	for _, sc := range o.scenarios {
 		if !slices.Contains(scenarios, sc) {
@@ -214,8 +219,8 @@ type Result struct {
 }
 
 func run(o options) error {
-	fmt.Printf("N=%d window=%v probe-interval=%v probe-timeout=%v pause=%v every %v loss=%.0f%% seed=%d encrypted=%v all-seeds=%v procs=%v name-len=%d\n\n",
-		o.n, o.window, o.params.ProbeInterval, o.params.ProbeTimeout, o.pause, o.pauseEvery, 100*o.loss, o.seed, o.params.Key != nil, o.params.AllSeeds, o.procs, o.params.NameLen)
+	fmt.Printf("N=%d window=%v probe-interval=%v probe-timeout=%v pause=%v every %v loss=%.0f%% seed=%d encrypted=%v all-seeds=%v procs=%v name-len=%d name-style=%s\n\n",
+		o.n, o.window, o.params.ProbeInterval, o.params.ProbeTimeout, o.pause, o.pauseEvery, 100*o.loss, o.seed, o.params.Key != nil, o.params.AllSeeds, o.procs, o.params.NameLen, o.params.NameStyle)
 	clusters := make([]Cluster, len(o.libs))
 	for i, lib := range o.libs {
 		c, err := cluster(lib, o.params)

@@ -14,7 +14,7 @@ import (
 // and -pause-every 0 made every pauser's loop spin for the whole window.
 func TestOptionsCheck(t *testing.T) {
 	good := options{n: 8, pausers: 1, runs: 3, window: 30 * time.Second, pause: 3 * time.Second,
-		pauseEvery: 6 * time.Second, loss: 0.3, params: Params{ProbeInterval: time.Second, NameLen: 3},
+		pauseEvery: 6 * time.Second, loss: 0.3, params: Params{ProbeInterval: time.Second, NameLen: 3, NameStyle: "hex"},
 		scenarios: []string{"steady", "kill-refused", "kill-silent", "pause", "lossy"}}
 	if err := good.check(); err != nil {
 		t.Fatalf("default-like options refused: %v", err)
@@ -30,6 +30,8 @@ func TestOptionsCheck(t *testing.T) {
 		"-loss":           func(o *options) { o.loss = 1.5 },
 		"-name-len":       func(o *options) { o.params.NameLen = 2 },
 		"-name-len ":      func(o *options) { o.params.NameLen = MaxNameLen + 1 },
+		"-name-style":     func(o *options) { o.params.NameStyle = "uuid" },
+		"-name-style ":    func(o *options) { o.params.NameStyle, o.params.NameLen = "host", 13 },
 		"-scenarios":      func(o *options) { o.scenarios = []string{"steady", "kill"} },
 		"-scenarios join": func(o *options) { o.scenarios = []string{"join"}; o.procs = true },
 	} {

@@ -38,3 +38,22 @@ func TestMemberName(t *testing.T) {
 		t.Fatalf("lacking %v, want [%s]", got, p.memberName(1))
 	}
 }
+
+// TestHostNames: host-style names share their text, have the length
+// asked for, and are distinct for the members of a 256-member group.
+func TestHostNames(t *testing.T) {
+	for _, l := range []int{14, 36, 64, 200} {
+		p := Params{NameLen: l, NameStyle: "host"}
+		seen := map[string]bool{}
+		for i := 0; i < 256; i++ {
+			name := p.memberName(i)
+			if len(name) != l || seen[name] {
+				t.Fatalf("-name-len %d: member %d named %q (%d bytes, seen %v)", l, i, name, len(name), seen[name])
+			}
+			seen[name] = true
+		}
+	}
+	if got := (Params{NameLen: 36, NameStyle: "host"}).memberName(7); got != "ip-10-0-0-7.eu-west-1.compute.intern" {
+		t.Fatalf("member 7: %q", got)
+	}
+}
