@@ -97,3 +97,17 @@ func (m *Member) ackSenderFilled(in *inbound, pkt *Packet) (*Packet, error) {
 	q.From.ID = id
 	return &q, nil
 }
+
+// pingedAt reports whether this member's current probe or one of the
+// relays it runs sent its ping with sequence number seq to addr.
+func (m *Member) pingedAt(addr string, seq uint32) bool {
+	if m.pr.active && m.pr.seq == seq && m.pr.addr == addr {
+		return true
+	}
+	for _, r := range m.probing.relays {
+		if r.seq == seq && r.addr == addr {
+			return true
+		}
+	}
+	return false
+}

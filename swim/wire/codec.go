@@ -195,6 +195,13 @@ func (c *Codec) DecodeFrame(pkt []byte, prev int64) (*swim.Packet, int64, error)
 	if err != nil {
 		return nil, 0, err
 	}
+	if (p.Kind == swim.MsgAck || p.Kind == swim.MsgNack) && (p.From.ID == "" || p.To.ID == "") {
+		// A sealed answer names both members (encoding): one that names
+		// neither opens at any member, and its replay from a crashed
+		// member's host answered that member's probe (atk28 F2; members
+		// of a few builds on main sealed acks so, atk28b).
+		return nil, 0, &DecodeError{Offset: 2, Field: "from id", Err: ErrMalformed, Detail: "a sealed ack or nack must name its sender and its receiver"}
+	}
 	if prev == 0 {
 		err = c.replay.check(p.From.ID, ts)
 	} else {

@@ -1,0 +1,123 @@
+package agent
+
+import (
+	"context"
+	"encoding/binary"
+	"net/netip"
+	"slices"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/fdkit/fdkit/swim"
+	"github.com/fdkit/fdkit/swim/transport"
+	"github.com/fdkit/fdkit/swim/wire"
+)
+
+// (atk28b) current members still take a sealed ack that names neither
+// member (as members at 606b6d2..db233a9 sealed every answer to a tagged
+// ping) for their probe's target (AckSender): such an ack, replayed by an
+// outsider from a crashed member X's host while X's prober probes it, as
+// in atk28 F2, keeps X alive. Here the acks are sealed by the test as an
+// older member sealed them, with the seq of each ping to X read off the
+// wire (an older member's ack of the round carries it). X must still be
+// declared dead at every live member within 2 s plus 3 times the time
+// without acks.
+func TestSealedIDlessAcksHideNoCrash(t *testing.T) {
+	var base time.Duration
+	t.Run("none", func(t *testing.T) { base = idlessSealed(t, false, 10*time.Second) })
+	t.Run("ID-less sealed acks", func(t *testing.T) { idlessSealed(t, true, 2*time.Second+3*base) })
+}
+
+func idlessSealed(t *testing.T, attack bool, limit time.Duration) time.Duration {
+	const n = 6
+	tap := make(chan sniffed, 1<<16)
+	var wires []*tapped
+	var as []*Agent
+	var addrs []string
+	for i := range n {
+		w := newTapped(t, i, tap)
+		wires = append(wires, w)
+		a := start(t, Config{Transport: w, DisableStream: true, Seed: uint64(i + 1)})
+		as = append(as, a)
+		if i > 0 {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			require.NoError(t, a.Join(ctx, addrs...))
+			cancel()
+		}
+		addrs = append(addrs, a.Self().Addr)
+	}
+	require.Eventually(t, func() bool {
+		for _, a := range as {
+			if alive(a) != n {
+				return false
+			}
+		}
+		return true
+	}, 10*time.Second, 20*time.Millisecond, "full view")
+	idx := map[netip.AddrPort]int{}
+	for i, a := range as {
+		idx[netip.MustParseAddrPort(a.Self().Addr)] = i
+	}
+	kr, err := wire.NewKeyring(testKey)
+	require.NoError(t, err)
+	sec := &wire.Security{Keyring: kr}
+	reader, err := wire.NewCodec(wire.CodecConfig{Security: &wire.Security{Keyring: kr}})
+	require.NoError(t, err)
+	periodsFrom(t, as...)(2 * n)
+	x := n - 1
+	xid := as[x].Self().ID
+	att, err := listenUDP(transport.Config{})
+	require.NoError(t, err)
+	defer att.Close()
+	wires[x].down.Store(true)
+	t0 := time.Now()
+	var sent atomic.Int64
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			var s sniffed
+			select {
+			case <-stop:
+				return
+			case s = <-tap:
+			}
+			k, ok := idx[s.from]
+			if !attack || !ok || s.to != x {
+				continue
+			}
+			p, err := reader.Decode(s.data)
+			if err != nil || p.Kind != swim.MsgPing {
+				continue
+			}
+			head := binary.BigEndian.AppendUint64(nil, uint64(time.Now().UnixNano()))
+			payload, _, err := wire.MarshalVersion(head, &swim.Packet{Kind: swim.MsgAck, From: swim.Node{ID: "o"}, Ack: swim.Ack{Seq: p.Ping.Seq, NoSenderID: true}}, 1400, 2)
+			if err != nil {
+				continue
+			}
+			d, err := sec.Seal(nil, payload)
+			if err == nil && att.Send(netip.MustParseAddrPort(as[k].Self().Addr), d) == nil {
+				sent.Add(1)
+			}
+		}
+	}()
+	defer func() { close(stop); <-done }()
+	dead := func() bool {
+		for _, a := range as[:x] {
+			if !slices.ContainsFunc(a.Members(), func(m Member) bool { return m.Node.ID == xid && m.State == swim.StateDead }) {
+				return false
+			}
+		}
+		return true
+	}
+	for !dead() && time.Since(t0) < limit {
+		time.Sleep(5 * time.Millisecond)
+	}
+	took := time.Since(t0)
+	t.Logf("attack %v: X dead at every live member: %v after %v (limit %v); %d acks sent", attack, dead(), took.Round(time.Millisecond), limit.Round(time.Millisecond), sent.Load())
+	require.True(t, dead(), "X, crashed, declared dead at every live member within %v", limit)
+	return took
+}
