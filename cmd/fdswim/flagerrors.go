@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -46,9 +45,9 @@ func startError(err error) error {
 		if !ok {
 			return err
 		}
-		fmt.Fprintf(&b, "%s %s (the default of %s)", from, flagValue(ce.Value), flag)
+		fmt.Fprintf(&b, "%s %s (the default of %s)", from, ce.QuotedValue(), flag)
 	} else {
-		fmt.Fprintf(&b, "%s %s", flag, flagValue(ce.Value))
+		fmt.Fprintf(&b, "%s %s", flag, ce.QuotedValue())
 	}
 	fmt.Fprintf(&b, ": %v", ce.Err)
 	if ce.From != "" || len(ce.Or) > 0 {
@@ -60,20 +59,6 @@ func startError(err error) error {
 		}
 	}
 	return &flagError{msg: b.String(), err: err}
-}
-
-// flagValue is a flag's value as an error shows it: as given when it is
-// up to 40 printable bytes, else quoted, cut after 32 bytes with its
-// length.
-func flagValue(v string) string {
-	switch q := strconv.Quote(v); {
-	case len(v) > 40:
-		return fmt.Sprintf("%q… (%d bytes)", v[:32], len(v))
-	case q != `"`+v+`"` || v == "" || strings.ContainsRune(v, ' '):
-		return q
-	default:
-		return v
-	}
 }
 
 // Where a duration flag's value came from when the flag was not given

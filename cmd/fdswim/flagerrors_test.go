@@ -132,8 +132,9 @@ func TestStartErrorLeavesOthers(t *testing.T) {
 	assert.Same(t, in, ce)
 }
 
-// flagValue shows a value as given when it is short and printable, else
-// quoted, and cut with its length when long.
+// A flag's value shows as given when it is short and printable, else
+// quoted, and cut with its length when long (agent.ConfigError's
+// QuotedValue).
 func TestFlagValue(t *testing.T) {
 	for v, want := range map[string]string{
 		"127.0.0.1:7946":        "127.0.0.1:7946",
@@ -145,6 +146,6 @@ func TestFlagValue(t *testing.T) {
 		strings.Repeat("y", 40): strings.Repeat("y", 40),
 		strings.Repeat("y", 41): `"` + strings.Repeat("y", 32) + `"… (41 bytes)`,
 	} {
-		assert.Equal(t, want, flagValue(v), "%q", v)
+		assert.Equal(t, want, (&agent.ConfigError{Value: v}).QuotedValue(), "%q", v)
 	}
 }

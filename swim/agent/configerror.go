@@ -60,6 +60,12 @@ func (e *ConfigError) Error() string {
 // Unwrap returns Err.
 func (e *ConfigError) Unwrap() error { return e.Err }
 
+// QuotedValue is Value as Error shows it: as given when it is up to 40
+// printable bytes without spaces, else quoted, cut after 32 bytes with
+// its length when it is over 40 (a command that names its own flags
+// shows the value the same way).
+func (e *ConfigError) QuotedValue() string { return quoteValue(e.Value) }
+
 // quoteValue is v as it is when it is up to 40 printable bytes without
 // spaces, else quoted, cut after 32 bytes with its length when it is over
 // 40.
