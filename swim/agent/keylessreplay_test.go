@@ -97,34 +97,7 @@ func TestKeylessReplayOfAcksHidesNoCrash(t *testing.T) {
 // limit.
 func keylessReplay(t *testing.T, mode string, limit time.Duration) time.Duration {
 	const n = 6
-	tap := make(chan sniffed, 1<<16)
-	var wires []*tapped
-	var as []*Agent
-	var addrs []string
-	for i := range n {
-		w := newTapped(t, i, tap)
-		wires = append(wires, w)
-		a := start(t, Config{Transport: w, DisableStream: true, Seed: uint64(i + 1)}) // sealed under testKey
-		as = append(as, a)
-		if i > 0 {
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			require.NoError(t, a.Join(ctx, addrs...))
-			cancel()
-		}
-		addrs = append(addrs, a.Self().Addr)
-	}
-	require.Eventually(t, func() bool {
-		for _, a := range as {
-			if alive(a) != n {
-				return false
-			}
-		}
-		return true
-	}, 10*time.Second, 20*time.Millisecond, "full view")
-	idx := map[netip.AddrPort]int{}
-	for i, a := range as {
-		idx[netip.MustParseAddrPort(a.Self().Addr)] = i
-	}
+	tap, wires, as, idx := tappedGroup(t, n)
 	// The outsider knows the format, not the key: acks are the group's
 	// smallest datagrams. named is a bare sealed ack from a 1-byte ID
 	// sealed under a key of its own; a bare ack of any version is at most
@@ -225,4 +198,38 @@ func keylessReplay(t *testing.T, mode string, limit time.Duration) time.Duration
 	t.Logf("%s: X dead at every live member: %v after %v (limit %v); %d datagrams replayed", mode, dead(), took.Round(time.Millisecond), limit.Round(time.Millisecond), replayed.Load())
 	require.True(t, dead(), "X, crashed, declared dead at every live member within %v", limit)
 	return took
+}
+
+// tappedGroup starts n agents sealed under testKey, each on a tapped
+// transport whose datagrams go to tap too, joined into one group, and
+// returns them with each one's index by address once all see all.
+func tappedGroup(t *testing.T, n int) (tap chan sniffed, wires []*tapped, as []*Agent, idx map[netip.AddrPort]int) {
+	t.Helper()
+	tap = make(chan sniffed, 1<<16)
+	var addrs []string
+	for i := range n {
+		w := newTapped(t, i, tap)
+		wires = append(wires, w)
+		a := start(t, Config{Transport: w, DisableStream: true, Seed: uint64(i + 1)})
+		as = append(as, a)
+		if i > 0 {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			require.NoError(t, a.Join(ctx, addrs...))
+			cancel()
+		}
+		addrs = append(addrs, a.Self().Addr)
+	}
+	require.Eventually(t, func() bool {
+		for _, a := range as {
+			if alive(a) != n {
+				return false
+			}
+		}
+		return true
+	}, 10*time.Second, 20*time.Millisecond, "full view")
+	idx = map[netip.AddrPort]int{}
+	for i, a := range as {
+		idx[netip.MustParseAddrPort(a.Self().Addr)] = i
+	}
+	return tap, wires, as, idx
 }

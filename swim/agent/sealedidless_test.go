@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"context"
 	"encoding/binary"
 	"net/netip"
 	"slices"
@@ -33,34 +32,7 @@ func TestSealedIDlessAcksHideNoCrash(t *testing.T) {
 
 func idlessSealed(t *testing.T, attack bool, limit time.Duration) time.Duration {
 	const n = 6
-	tap := make(chan sniffed, 1<<16)
-	var wires []*tapped
-	var as []*Agent
-	var addrs []string
-	for i := range n {
-		w := newTapped(t, i, tap)
-		wires = append(wires, w)
-		a := start(t, Config{Transport: w, DisableStream: true, Seed: uint64(i + 1)})
-		as = append(as, a)
-		if i > 0 {
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			require.NoError(t, a.Join(ctx, addrs...))
-			cancel()
-		}
-		addrs = append(addrs, a.Self().Addr)
-	}
-	require.Eventually(t, func() bool {
-		for _, a := range as {
-			if alive(a) != n {
-				return false
-			}
-		}
-		return true
-	}, 10*time.Second, 20*time.Millisecond, "full view")
-	idx := map[netip.AddrPort]int{}
-	for i, a := range as {
-		idx[netip.MustParseAddrPort(a.Self().Addr)] = i
-	}
+	tap, wires, as, idx := tappedGroup(t, n)
 	kr, err := wire.NewKeyring(testKey)
 	require.NoError(t, err)
 	sec := &wire.Security{Keyring: kr}
