@@ -41,6 +41,12 @@ func TestAgentErrorsNameFlags(t *testing.T) {
 	require.NoError(t, err)
 	defer ln.Close()
 	taken := ln.Addr().String()
+	_, takenPort, _ := net.SplitHostPort(taken)
+	other, err := agent.Start(context.Background(), agent.Config{Plain: true})
+	require.NoError(t, err)
+	defer other.Close()
+	both := other.Self().Addr
+	_, bothPort, _ := net.SplitHostPort(both)
 	long := strings.Repeat("x", 300)
 	for _, c := range []struct {
 		args        []string
@@ -48,8 +54,14 @@ func TestAgentErrorsNameFlags(t *testing.T) {
 		field, from string // the agent.ConfigError wrapped, if any
 	}{
 		{args: []string{"--bind", taken},
-			want: "--bind " + taken + " (the default of --stream-bind): stream listener: transport: listen tcp " + taken + ": ",
+			want: "--bind " + taken + " (the default of --stream-bind): stream listener: the TCP port " + takenPort + " is in use (the UDP port is free): transport: listen tcp " + taken + ": ",
 			tail: ": give --stream-bind, or --no-stream", field: "StreamBind", from: "Bind"},
+		// usr28 F4: an agent's port (UDP and TCP) said so, and --bind
+		// the flag to change; it blamed the stream listener and advised
+		// --stream-bind or --no-stream.
+		{args: []string{"--bind", both},
+			want: "--bind " + both + ": the port " + bothPort + " is in use, both UDP and TCP (another member running there?): use another port: transport: listen udp " + both + ": ",
+			tail: "address already in use", field: "Bind"},
 		{args: []string{"--bind", "127.0.0.1:0", "--stream-bind", taken},
 			want: "--stream-bind " + taken + ": stream listener: transport: listen tcp " + taken + ": ",
 			tail: ": give --stream-bind, or --no-stream", field: "StreamBind"},

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -47,7 +48,7 @@ func TestConfigErrorNamesTheField(t *testing.T) {
 	assert.Equal(t, "Bind", ce.From)
 	assert.Equal(t, taken, ce.Value)
 	assert.Equal(t, []string{"DisableStream"}, ce.Or)
-	assert.ErrorContains(t, ce, "agent: StreamBind (by default Bind "+taken+"): stream listener: ")
+	assert.ErrorContains(t, ce, "agent: StreamBind (by default Bind "+taken+"): stream listener: the TCP port "+addrPort(taken)+" is in use (the UDP port is free): ")
 	assert.True(t, strings.HasSuffix(ce.Error(), ": set StreamBind, or DisableStream"), ce.Error())
 
 	ce = startErr(t, Config{Bind: "127.0.0.1:0", StreamBind: taken})
@@ -62,6 +63,24 @@ func TestConfigErrorNamesTheField(t *testing.T) {
 	assert.Equal(t, udp.LocalAddr().String(), ce.Value)
 	assert.Empty(t, ce.From)
 	assert.ErrorContains(t, ce, "agent: Bind "+udp.LocalAddr().String()+": ")
+
+	// usr28 F4: Bind's port taken, on UDP alone or on both (another
+	// member there), is Bind's error, saying which; it blamed the stream
+	// listener for both and advised StreamBind or DisableStream.
+	busy := udp.LocalAddr().String()
+	ce = startErr(t, Config{Bind: busy})
+	assert.Equal(t, "Bind", ce.Field)
+	assert.Empty(t, ce.From)
+	assert.True(t, errors.Is(ce, syscall.EADDRINUSE), "%v", ce)
+	assert.ErrorContains(t, ce, "agent: Bind "+busy+": the UDP port "+addrPort(busy)+" is in use (the TCP port is free): use another port: ")
+	other := start(t, Config{Plain: true})
+	busy = other.Self().Addr
+	ce = startErr(t, Config{Bind: busy})
+	assert.Equal(t, "Bind", ce.Field)
+	assert.Empty(t, ce.From)
+	assert.Empty(t, ce.Or)
+	assert.True(t, errors.Is(ce, syscall.EADDRINUSE), "%v", ce)
+	assert.ErrorContains(t, ce, "agent: Bind "+busy+": the port "+addrPort(busy)+" is in use, both UDP and TCP (another member running there?): use another port: ")
 
 	for _, bind := range []string{"0.0.0.0:0", "[::]:0"} {
 		l, lerr := net.Listen("tcp", bind)
@@ -93,4 +112,10 @@ func TestConfigErrorNamesTheField(t *testing.T) {
 	assert.Equal(t, "Advertise", ce.Field)
 	assert.ErrorContains(t, ce, "(275 bytes): longer than 255 bytes (swim.MaxAddrLen)")
 	assert.False(t, errors.Is(ce, swim.ErrConfig), "Start's own check, before the state machine's")
+}
+
+// addrPort is the port of the ip:port addr.
+func addrPort(addr string) string {
+	_, p, _ := net.SplitHostPort(addr)
+	return p
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
+	"syscall"
 	"time"
 
 	"github.com/fdkit/fdkit/swim"
@@ -75,22 +76,45 @@ func listenBoth(bind string, src netip.Addr, maxPacket int, scfg transport.Strea
 	var lastErr error
 	for range 16 {
 		scfg.Bind = ap.String()
+		ucfg := transport.Config{Bind: ap.String(), MaxPacketSize: maxPacket, Source: src}
 		sl, err := transport.ListenStream(scfg, handle)
 		if err != nil {
+			if inUse(err) {
+				// Say whether UDP's port is taken too (another member
+				// there, usually): the port to change is then Bind's,
+				// not the stream listener's alone (usr28 F4).
+				u, uerr := transport.Listen(ucfg)
+				if uerr == nil {
+					_ = u.Close()
+					return nil, nil, &ConfigError{Field: "StreamBind", Value: bind, From: "Bind", Or: []string{"DisableStream"},
+						Err: fmt.Errorf("stream listener: the TCP port %d is in use (the UDP port is free): %w", ap.Port(), err)}
+				}
+				if inUse(uerr) {
+					return nil, nil, &ConfigError{Field: "Bind", Value: bind,
+						Err: fmt.Errorf("the port %d is in use, both UDP and TCP (another member running there?): use another port: %w", ap.Port(), uerr)}
+				}
+			}
 			return nil, nil, &ConfigError{Field: "StreamBind", Value: bind, From: "Bind", Err: fmt.Errorf("stream listener: %w", err), Or: []string{"DisableStream"}}
 		}
-		u, err := transport.Listen(transport.Config{Bind: netip.AddrPortFrom(ap.Addr(), sl.LocalAddr().Port()).String(), MaxPacketSize: maxPacket, Source: src})
+		ucfg.Bind = netip.AddrPortFrom(ap.Addr(), sl.LocalAddr().Port()).String()
+		u, err := transport.Listen(ucfg)
 		if err == nil {
 			return u, sl, nil
 		}
 		_ = sl.Close()
 		lastErr = err
 		if ap.Port() != 0 {
+			if inUse(err) {
+				lastErr = fmt.Errorf("the UDP port %d is in use (the TCP port is free): use another port: %w", ap.Port(), err)
+			}
 			break
 		}
 	}
 	return nil, nil, &ConfigError{Field: "Bind", Value: bind, Err: lastErr}
 }
+
+// inUse reports whether err is a socket's address already in use.
+func inUse(err error) bool { return errors.Is(err, syscall.EADDRINUSE) }
 
 // streamConfig is the listener's and dialler's configuration.
 func (a *Agent) streamConfig() transport.StreamConfig {
