@@ -278,7 +278,6 @@ type joinState struct {
 	otherView   bool          // a view not from a seed address came while joining (answersJoin)
 	otherBefore time.Duration // from then on, such a view answers the join
 	seedRefused bool          // the MergeFilter refused a view from a seed address during this join (answersJoin)
-	tokenUntil  time.Duration // after a tokenless answer (answersJoin), until when a view echoing the token still names the seed (noteJoinSeed)
 	// otherRefusal: a refusal echoing the token came from an address not
 	// joined through (refusesJoin); from otherRefusalAfter on, such a
 	// refusal refuses the join.

@@ -279,7 +279,7 @@ func (m *Member) seedView(in *inbound, view bool) bool {
 // that names a seed's address but arrived from another one
 // (StepFromOtherSource: the claimed sender is a field of the packet).
 func (m *Member) noteJoinSeed(in *inbound, pkt *Packet) {
-	if pkt.Kind == MsgSync && in.echoesJoin && (m.join.pending || in.now < m.join.tokenUntil) && !in.otherSource && m.join.seed != pkt.From.ID && slices.Contains(m.join.seeds, pkt.From.Addr) {
+	if pkt.Kind == MsgSync && in.echoesJoin && m.join.pending && !in.otherSource && m.join.seed != pkt.From.ID && slices.Contains(m.join.seeds, pkt.From.Addr) {
 		m.join.seed, m.join.seedUntil = pkt.From.ID, in.now+m.cfg.ProbeInterval
 	}
 }
@@ -305,34 +305,16 @@ const joinFallbackPeriods = 3
 // another address than it advertises still answers over a stream, which
 // the joiner dialled.) A view from a seed's address without the token is
 // a seed's that writes wire format 1, which cannot carry it, or a
-// forger's spoofed from there (user39 F3). It answers at once when its
-// own entry for its sender states no version range (format1View: a
-// format-1 seed's view, which cannot echo the token), and otherwise as a
-// view from elsewhere does, after joinFallbackPeriods. Either way it
-// vouches for nothing (seedView), and the token stays good for
-// joinFallbackPeriods protocol periods after such an answer, as long as
-// the join would have waited (joinState.tokenUntil), so that a
-// format-2 seed's own view, arriving right after a forger's tokenless
-// one, still vouches as the seed's. (Before usr28 F2 a join through a
-// format-1 seed always waited for the fallback: fdswim's first attempts,
-// shorter than three periods, ended with "no member answered" and the
-// join took 6.5 s at a 1 s period.) A member whose joins carry no token
-// (Config.JoinTokenless) takes a view without one from a seed's address
-// as echoing it (Step's echoesJoin): it answers at once and vouches, as
-// before join tokens.
-func (m *Member) answersJoin(in *inbound, from Node, pkt *Packet) bool {
+// forger's spoofed from there (user39 F3): it answers as a view from
+// elsewhere does, after joinFallbackPeriods, and vouches for nothing
+// (seedView), so that a format-1 seed is still joined, later.
+func (m *Member) answersJoin(in *inbound, from Node) bool {
 	now := in.now
 	if in.otherSource {
 		return false
 	}
-	if slices.Contains(m.join.seeds, from.Addr) {
-		if in.echoesJoin {
-			return true
-		}
-		if pkt.JoinToken == 0 && format1View(pkt) {
-			m.join.tokenUntil = now + mulTimer(m.cfg.ProbeInterval, joinFallbackPeriods)
-			return true
-		}
+	if in.echoesJoin && slices.Contains(m.join.seeds, from.Addr) {
+		return true
 	}
 	if m.join.seedRefused {
 		return false
@@ -342,21 +324,6 @@ func (m *Member) answersJoin(in *inbound, from Node, pkt *Packet) bool {
 		return false
 	}
 	return now >= m.join.otherBefore
-}
-
-// format1View reports whether the view transfer pkt was written in wire
-// format 1, which has no field for a join token: its entry for its
-// sender (a seed's view lists the seed) states no version range, which
-// every format-2 writer's does (Update.Versions, Config.Versions). A
-// forger may write one too; such a view answers a join but vouches for
-// nothing (answersJoin).
-func format1View(pkt *Packet) bool {
-	for _, u := range pkt.Updates {
-		if u.Node.ID == pkt.From.ID {
-			return u.Kind == UpdateAlive && u.Versions.IsZero()
-		}
-	}
-	return false
 }
 
 // seedViewRefused records that the MergeFilter refused a view transfer
