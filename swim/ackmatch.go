@@ -76,12 +76,11 @@ func (m *Member) AckSender(seq uint32) (id ID, ok bool) {
 // ackSenderFilled returns pkt with its sender's ID filled in when it is an
 // ack that left it out (AckSender), or an error wrapping ErrPacket when no
 // probe ping of this member's matches it (Stats.AcksUnmatched). Other
-// packets are returned as they are. An ack without its sender's ID that
-// comes with an address (a transport that filled in the datagram's source
-// without calling AckSender first) other than the one the view holds for
-// the member it matches is taken as StepFromOtherSource takes it: the
-// address is where it came from, not its sender's.
-func (m *Member) ackSenderFilled(in *inbound, pkt *Packet) (*Packet, error) {
+// packets are returned as they are. An ack that comes with an address
+// other than the one the view holds for the member it matches (a
+// transport that filled in the datagram's source without calling
+// AckSender first) is then judged by claimsOtherAddress, as a named one.
+func (m *Member) ackSenderFilled(pkt *Packet) (*Packet, error) {
 	if pkt == nil || pkt.Kind != MsgAck || pkt.From.ID != "" {
 		return pkt, nil
 	}
@@ -89,9 +88,6 @@ func (m *Member) ackSenderFilled(in *inbound, pkt *Packet) (*Packet, error) {
 	if !ok {
 		m.stats.AcksUnmatched++
 		return nil, fmt.Errorf("%w: ack %d without its sender's ID matches none of the latest probe pings", ErrPacket, pkt.Ack.Seq)
-	}
-	if p := m.peers[id]; pkt.From.Addr != "" && (p == nil || p.node.Addr != pkt.From.Addr) {
-		in.otherSource = true
 	}
 	q := *pkt
 	q.From.ID = id
@@ -110,4 +106,24 @@ func (m *Member) pingedAt(addr string, seq uint32) bool {
 		}
 	}
 	return false
+}
+
+// claimsOtherAddress reports whether pkt, an ack or a nack, claims another
+// address than the one the view holds for its sender (format 1 writes
+// one; a decoder reads one anywhere): the transport found it came from
+// there, not from the member it names, so Step takes it as
+// StepFromOtherSource takes it (atk28 F1: an insider's acks claiming its
+// own address kept a crashed member alive). Not an ack from the very
+// address this member's ping with its number went to: a relayed ping goes
+// where the ping-req names its target, which may be an address the view
+// does not hold yet (a member that moved; atk28b F2).
+func (m *Member) claimsOtherAddress(pkt *Packet) bool {
+	if pkt.Kind != MsgAck && pkt.Kind != MsgNack || pkt.From.Addr == "" {
+		return false
+	}
+	p := m.peers[pkt.From.ID]
+	if p == nil || p.node.Addr == pkt.From.Addr {
+		return false
+	}
+	return pkt.Kind == MsgNack || !m.pingedAt(pkt.From.Addr, pkt.Ack.Seq)
 }

@@ -109,7 +109,7 @@ type inbound struct {
 
 // step is Step with the packet's context in.
 func (m *Member) step(in *inbound, pkt *Packet) error {
-	pkt, err := m.ackSenderFilled(in, pkt)
+	pkt, err := m.ackSenderFilled(pkt)
 	if err != nil {
 		return err
 	}
@@ -120,16 +120,7 @@ func (m *Member) step(in *inbound, pkt *Packet) error {
 	if err != nil {
 		return err
 	}
-	if p := m.peers[pkt.From.ID]; (pkt.Kind == MsgAck || pkt.Kind == MsgNack) && pkt.From.Addr != "" && p != nil && p.node.Addr != pkt.From.Addr && !(pkt.Kind == MsgAck && m.pingedAt(pkt.From.Addr, pkt.Ack.Seq)) {
-		// An answer that claims another address than its sender's (format
-		// 1 writes one; a decoder reads one anywhere): the transport found
-		// it came from there, not from the member it names, and it is
-		// taken as StepFromOtherSource takes it (atk28 F1: an insider's
-		// acks claiming its own address kept a crashed member alive). Not
-		// an ack from the very address this member's ping with its number
-		// went to: a relayed ping goes where the ping-req names its target,
-		// which may be an address the view does not hold yet (a member
-		// that moved; atk28b F2).
+	if m.claimsOtherAddress(pkt) {
 		in.otherSource = true
 	}
 	if m.screened(in, from, pkt) {
