@@ -183,20 +183,9 @@ func keylessReplay(t *testing.T, mode string, limit time.Duration) time.Duration
 		}
 	}()
 	defer func() { close(stop); <-done }()
-	dead := func() bool {
-		for _, a := range as[:x] {
-			if !slices.ContainsFunc(a.Members(), func(m Member) bool { return m.Node.ID == xid && m.State == swim.StateDead }) {
-				return false
-			}
-		}
-		return true
-	}
-	for !dead() && time.Since(t0) < limit {
-		time.Sleep(5 * time.Millisecond)
-	}
-	took := time.Since(t0)
-	t.Logf("%s: X dead at every live member: %v after %v (limit %v); %d datagrams replayed", mode, dead(), took.Round(time.Millisecond), limit.Round(time.Millisecond), replayed.Load())
-	require.True(t, dead(), "X, crashed, declared dead at every live member within %v", limit)
+	took, ok := waitDeadAt(as[:x], xid, t0, limit)
+	t.Logf("%s: X dead at every live member: %v after %v (limit %v); %d datagrams replayed", mode, ok, took.Round(time.Millisecond), limit.Round(time.Millisecond), replayed.Load())
+	require.True(t, ok, "X, crashed, declared dead at every live member within %v", limit)
 	return took
 }
 
@@ -232,4 +221,21 @@ func tappedGroup(t *testing.T, n int) (tap chan sniffed, wires []*tapped, as []*
 		idx[netip.MustParseAddrPort(a.Self().Addr)] = i
 	}
 	return tap, wires, as, idx
+}
+
+// waitDeadAt waits until every agent of as holds id dead or limit has
+// passed since t0, and returns the time since t0 and whether all did.
+func waitDeadAt(as []*Agent, id swim.ID, t0 time.Time, limit time.Duration) (time.Duration, bool) {
+	dead := func() bool {
+		for _, a := range as {
+			if !slices.ContainsFunc(a.Members(), func(m Member) bool { return m.Node.ID == id && m.State == swim.StateDead }) {
+				return false
+			}
+		}
+		return true
+	}
+	for !dead() && time.Since(t0) < limit {
+		time.Sleep(5 * time.Millisecond)
+	}
+	return time.Since(t0), dead()
 }

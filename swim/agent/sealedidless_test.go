@@ -3,7 +3,6 @@ package agent
 import (
 	"encoding/binary"
 	"net/netip"
-	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -77,19 +76,8 @@ func idlessSealed(t *testing.T, attack bool, limit time.Duration) time.Duration 
 		}
 	}()
 	defer func() { close(stop); <-done }()
-	dead := func() bool {
-		for _, a := range as[:x] {
-			if !slices.ContainsFunc(a.Members(), func(m Member) bool { return m.Node.ID == xid && m.State == swim.StateDead }) {
-				return false
-			}
-		}
-		return true
-	}
-	for !dead() && time.Since(t0) < limit {
-		time.Sleep(5 * time.Millisecond)
-	}
-	took := time.Since(t0)
-	t.Logf("attack %v: X dead at every live member: %v after %v (limit %v); %d acks sent", attack, dead(), took.Round(time.Millisecond), limit.Round(time.Millisecond), sent.Load())
-	require.True(t, dead(), "X, crashed, declared dead at every live member within %v", limit)
+	took, ok := waitDeadAt(as[:x], xid, t0, limit)
+	t.Logf("attack %v: X dead at every live member: %v after %v (limit %v); %d acks sent", attack, ok, took.Round(time.Millisecond), limit.Round(time.Millisecond), sent.Load())
+	require.True(t, ok, "X, crashed, declared dead at every live member within %v", limit)
 	return took
 }
