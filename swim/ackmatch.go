@@ -17,9 +17,10 @@ import "fmt"
 // apart (probeorder.go, receipt.go); a number found twice, with two
 // targets, matches neither.
 //
-// swim/wire leaves the IDs out of plain packets only: a sealed ack names
-// both members, so that a replay of one member's ack answers no other
-// member's probe.
+// swim/wire leaves the IDs out of plain packets, and of sealed ones bound
+// to their receiver (the receiver's ID is sealed with them as additional
+// data), so that a replay of one member's ack answers no other member's
+// probe.
 //
 // The ID filled in is only what the prober expects: the transport still
 // checks that the ack came from the host the target is held at (onAck,

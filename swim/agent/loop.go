@@ -135,7 +135,7 @@ func (a *Agent) schedule(t *time.Timer, leaving bool) {
 func (a *Agent) receive(p transport.Packet) {
 	a.ctr.recv.Add(1)
 	a.ctr.recvBytes.Add(uint64(len(p.Data)))
-	pkt, err := a.codec.Decode(p.Data)
+	pkt, err := a.codec.DecodeDatagram(p.Data, a.m.AckSender)
 	if err != nil {
 		// A *wire.DecodeError about the payload comes after the envelope was
 		// opened (authenticated, in encrypted mode). Everything else, an

@@ -35,7 +35,7 @@ func idlessSealed(t *testing.T, attack bool, limit time.Duration) time.Duration 
 	kr, err := wire.NewKeyring(testKey)
 	require.NoError(t, err)
 	sec := &wire.Security{Keyring: kr}
-	reader, err := wire.NewCodec(wire.CodecConfig{Security: &wire.Security{Keyring: kr}})
+	reader, err := wire.NewCodec(wire.CodecConfig{Security: &wire.Security{Keyring: kr}, LocalID: as[n-1].Self().ID}) // X's: pings to X are bound to it
 	require.NoError(t, err)
 	periodsFrom(t, as...)(2 * n)
 	x := n - 1

@@ -77,7 +77,7 @@ func newAgent(ctx context.Context, cfg Config) (*Agent, error) {
 	if err != nil {
 		return nil, err
 	}
-	codec, err := newCodec(cfg, sec)
+	codec, err := newCodec(cfg, sec, "") // again with the ID once it is settled and checked (identify)
 	if err != nil {
 		return nil, err
 	}
@@ -174,11 +174,11 @@ func newSecurity(cfg Config) (*wire.Security, error) {
 	return sec, nil
 }
 
-// newCodec builds the packet codec and checks that its datagrams leave the
-// protocol room enough (minPayload).
-func newCodec(cfg Config, sec *wire.Security) (*wire.Codec, error) {
+// newCodec builds the packet codec for the member with ID self and checks
+// that its datagrams leave the protocol room enough (minPayload).
+func newCodec(cfg Config, sec *wire.Security, self swim.ID) (*wire.Codec, error) {
 	codec, err := wire.NewCodec(wire.CodecConfig{Security: sec, MaxPacketSize: cfg.MaxPacketSize,
-		Version: cfg.WireVersion, ExtraTag: cfg.WireExtraTag})
+		Version: cfg.WireVersion, ExtraTag: cfg.WireExtraTag, LocalID: self})
 	if err != nil {
 		return nil, fmt.Errorf("agent: %w", err)
 	}
@@ -278,6 +278,13 @@ func (a *Agent) identify() error {
 		a.selfDefault(ce)
 		return ce
 	}
+	// The codec reads packets bound to this member's ID
+	// (wire.CodecConfig.LocalID), which may be the bound address.
+	codec, err := newCodec(a.cfg, a.sec, self.ID)
+	if err != nil {
+		return err
+	}
+	a.codec = codec
 	join := swim.Packet{Kind: swim.MsgJoin, From: self, To: swim.Node{Addr: self.Addr},
 		Updates: []swim.Update{{Kind: swim.UpdateAlive, Node: self, From: self.ID,
 			Meta: string(a.cfg.Protocol.Meta), Versions: a.cfg.Protocol.Versions}}}

@@ -16,6 +16,7 @@ type Codec struct {
 	max    int
 	enc    encoding
 	replay *replayGuard // nil in plain mode
+	local  swim.ID      // CodecConfig.LocalID
 
 	unknownFields atomic.Uint64
 	plainAccepted atomic.Uint64
@@ -32,6 +33,17 @@ type CodecConfig struct {
 	// Replay configures the replay check of sealed packets (see
 	// ReplayConfig); unused in plain mode.
 	Replay ReplayConfig
+	// LocalID is the ID of the member this codec sends and receives for
+	// (swim.Config.ID). With a keyring and format 2, it lets the codec
+	// open packets bound to this member (EnvelopeBound: sealed with its
+	// ID as additional data, so that they need not name it) and say so in
+	// its sealed packets (packet tag 8); to a member that said so, Encode
+	// then binds its sealed packets, leaving out the receiver's ID, and an
+	// ack to such a member's probe ping leaves out both IDs, as a plain one
+	// does. A probe's round trip then names the target once, in the ping,
+	// sealed as plain (docs/algorithms.md, “SWIM: wire format and
+	// extensions”). Default "": no bound packets are read or sent.
+	LocalID swim.ID
 	// Version is the wire format written, MinVersion to Version; 0 means
 	// Version. The decoder reads every format whatever this says. Set 1
 	// while a group still has members that read only format 1 (fdkit
@@ -71,7 +83,10 @@ func NewCodec(cfg CodecConfig) (*Codec, error) {
 	if cfg.ExtraTag != 0 && (cfg.ExtraTag < 16 || cfg.Version < 2) {
 		return nil, fmt.Errorf("wire: ExtraTag %d needs format 2 and a tag of at least 16", cfg.ExtraTag)
 	}
-	c := &Codec{sec: cfg.Security, max: cfg.MaxPacketSize, enc: encoding{v: cfg.Version, extra: cfg.ExtraTag}}
+	if err := nodeProblem(swim.Node{ID: cfg.LocalID}, false); err != nil {
+		return nil, fmt.Errorf("wire: LocalID %w", err)
+	}
+	c := &Codec{sec: cfg.Security, max: cfg.MaxPacketSize, enc: encoding{v: cfg.Version, extra: cfg.ExtraTag}, local: cfg.LocalID}
 	if !cfg.Security.Plain {
 		g, err := newReplayGuard(cfg.Replay)
 		if err != nil {
@@ -85,11 +100,27 @@ func NewCodec(cfg CodecConfig) (*Codec, error) {
 // MaxPayload is the largest payload, in bytes, that fits a datagram once
 // sealed: MaxPacketSize minus the envelope overhead (the cluster label's
 // header included) and, when encrypted, the 8-byte sealed timestamp of the
-// replay check. A codec with a keyring that sends plain for now
-// (Security.SetSendPlain) keeps the sealed bound, so that turning sealing
-// on needs no change of the protocol's packet size. Give it to the swim
-// state machine as its packet size limit.
+// replay check and the room of packet tag 8 (with LocalID). A codec with a
+// keyring that sends plain for now (Security.SetSendPlain) keeps the
+// sealed bound, so that turning sealing on needs no change of the
+// protocol's packet size. Give it to the swim state machine as its packet
+// size limit.
 func (c *Codec) MaxPayload() int {
+	n := c.room()
+	if c.readsBound() {
+		n -= readsBoundRoom
+	}
+	return n
+}
+
+// readsBoundRoom is what packet tag 8 may add to a payload: the entry's
+// tag and length bytes, and one more byte of the extension section's
+// length when the entry pushes it past 127.
+const readsBoundRoom = 3
+
+// room is the payload's room in a datagram: MaxPayload with the room of
+// tag 8, which Encode writes in that room.
+func (c *Codec) room() int {
 	n := c.max - c.sec.Overhead()
 	if c.replay != nil {
 		n -= timestampSize
@@ -97,11 +128,20 @@ func (c *Codec) MaxPayload() int {
 	return n
 }
 
+// readsBound reports whether this codec opens packets bound to its member
+// and says so: a keyring, a LocalID and format 2.
+func (c *Codec) readsBound() bool {
+	return c.replay != nil && c.local != "" && c.enc.v >= 2
+}
+
 // MaxPacketSize is the datagram bound in bytes.
 func (c *Codec) MaxPacketSize() int { return c.max }
 
 // Encode marshals p with as many of its updates as fit and seals it. It
-// returns the datagram and the number of updates included.
+// returns the datagram and the number of updates included. A sealed
+// packet to a member whose latest packet said that it reads bound
+// packets is bound to it (EnvelopeBound; see CodecConfig.LocalID); other
+// sealed packets say that this member reads them (packet tag 8).
 func (c *Codec) Encode(p *swim.Packet) ([]byte, int, error) {
 	var head []byte
 	sealed := c.sec.sealing() // once: the timestamp goes in sealed packets only
@@ -110,11 +150,19 @@ func (c *Codec) Encode(p *swim.Packet) ([]byte, int, error) {
 	}
 	enc := c.enc
 	enc.sealed = sealed
-	payload, n, err := marshal(head, p, c.MaxPayload(), enc)
+	var to swim.ID
+	if sealed && c.readsBound() {
+		enc.bound = p.To.ID != "" && c.replay.readsBound(p.To.ID)
+		enc.advertise = !enc.bound
+		if enc.bound {
+			to = p.To.ID
+		}
+	}
+	payload, n, err := marshal(head, p, c.room(), enc)
 	if err != nil {
 		return nil, 0, err
 	}
-	pkt, err := c.sec.seal(make([]byte, 0, len(payload)+c.sec.Overhead()), payload, sealed)
+	pkt, err := c.sec.seal(make([]byte, 0, len(payload)+c.sec.Overhead()), payload, sealed, to)
 	return pkt, n, err
 }
 
@@ -148,9 +196,27 @@ func (c *Codec) Stats() CodecStats {
 // Decode opens and unmarshals a datagram and, when sealed, checks it
 // against replay. Errors wrap the Security errors (ErrAuth for packets
 // sealed with an unknown key), ErrReplay, or are a *DecodeError.
-// Extension entries of unknown tags are skipped and counted in Stats.
+// Extension entries of unknown tags are skipped and counted in Stats. An
+// ack bound to this member without its sender's ID is refused: it needs
+// DecodeDatagram.
 func (c *Codec) Decode(pkt []byte) (*swim.Packet, error) {
-	p, _, err := c.DecodeFrame(pkt, 0)
+	p, _, err := c.decode(pkt, 0, nil)
+	return p, err
+}
+
+// DecodeDatagram is Decode for a datagram that may be an ack bound to
+// this member without its sender's ID (the answer to one of its probe
+// pings, see CodecConfig.LocalID): ackSender, called with the ack's
+// sequence number, names the member that this member's probe ping with
+// that number went to (swim.Member.AckSender), and the ack is checked
+// against that member's replay window and returned with its From.ID
+// filled in. One that ackSender matches to no member answers nothing; it
+// is returned with an empty From.ID, unchecked for replay, as a plain ack
+// without IDs is, for the state machine to count (swim.Stats
+// AcksUnmatched). ackSender is called on the caller's goroutine, before
+// DecodeDatagram returns.
+func (c *Codec) DecodeDatagram(pkt []byte, ackSender func(seq uint32) (swim.ID, bool)) (*swim.Packet, error) {
+	p, _, err := c.decode(pkt, 0, ackSender)
 	return p, err
 }
 
@@ -166,14 +232,22 @@ func (c *Codec) Decode(pkt []byte) (*swim.Packet, error) {
 // stream's first frame gets Decode's whole check, so a replayed stream is
 // refused at its start, and a later frame cannot be one sealed before it.
 func (c *Codec) DecodeFrame(pkt []byte, prev int64) (*swim.Packet, int64, error) {
+	return c.decode(pkt, prev, nil)
+}
+
+func (c *Codec) decode(pkt []byte, prev int64, ackSender func(uint32) (swim.ID, bool)) (*swim.Packet, int64, error) {
 	if len(pkt) > c.max {
 		return nil, 0, &DecodeError{Field: "datagram", Err: ErrOversize, Detail: fmt.Sprintf("%d bytes, limit %d", len(pkt), c.max)}
 	}
-	payload, sealed, err := c.sec.open(pkt)
+	var self swim.ID
+	if c.readsBound() {
+		self = c.local
+	}
+	payload, env, err := c.sec.open(pkt, self)
 	if err != nil {
 		return nil, 0, err
 	}
-	if !sealed {
+	if env == EnvelopePlain {
 		// Plain mode, or a plain packet accepted while encryption is
 		// being turned on (Security.SetAcceptPlain): no timestamp, and
 		// a plain sender's payload bound.
@@ -191,19 +265,34 @@ func (c *Codec) DecodeFrame(pkt []byte, prev int64) (*swim.Packet, int64, error)
 		return nil, 0, &DecodeError{Field: "timestamp", Err: ErrTruncated, Detail: fmt.Sprintf("%d bytes of sealed payload, want at least %d", len(payload), timestampSize)}
 	}
 	ts := int64(binary.BigEndian.Uint64(payload))
-	p, info, err := UnmarshalInfo(payload[timestampSize:], c.MaxPayload())
+	p, info, err := UnmarshalInfo(payload[timestampSize:], c.room())
 	if err != nil {
 		return nil, 0, err
 	}
-	if (p.Kind == swim.MsgAck || p.Kind == swim.MsgNack) && (p.From.ID == "" || p.To.ID == "") {
-		// A sealed answer names both members (encoding): one that names
-		// neither opens at any member, and its replay from a crashed
-		// member's host answered that member's probe (atk28 F2; members
-		// of a few builds on main sealed acks so, atk28b).
-		return nil, 0, &DecodeError{Offset: 2, Field: "from id", Err: ErrMalformed, Detail: "a sealed ack or nack must name its sender and its receiver"}
+	bound := env == EnvelopeBound
+	if err := c.checkSealedIDs(p, bound); err != nil {
+		return nil, 0, err
+	}
+	if bound {
+		p.To.ID = c.local
+	}
+	if p.From.ID == "" {
+		// A bound ack without its sender's ID (checkSealedIDs): from
+		// whom this member's probe ping with its number went to.
+		id, ok := swim.ID(""), false
+		if ackSender != nil && prev == 0 {
+			id, ok = ackSender(p.Ack.Seq)
+		} else {
+			return nil, 0, &DecodeError{Offset: 2, Field: "from id", Err: ErrMalformed, Detail: "an ack bound to this member without its sender's ID comes as a datagram, decoded with the prober's record (DecodeDatagram)"}
+		}
+		if !ok {
+			c.count(info)
+			return p, 0, nil
+		}
+		p.From.ID = id
 	}
 	if prev == 0 {
-		err = c.replay.check(p.From.ID, ts)
+		err = c.replay.check(p.From.ID, ts, bound || info.ReadsBound)
 	} else {
 		err = c.replay.checkAfter(ts, prev)
 	}
@@ -212,6 +301,25 @@ func (c *Codec) DecodeFrame(pkt []byte, prev int64) (*swim.Packet, int64, error)
 	}
 	c.count(info)
 	return p, ts, nil
+}
+
+// checkSealedIDs refuses a sealed packet that leaves out an ID it must
+// name. A sealed packet that is not bound names its receiver in acks and
+// nacks and, in an ack, its sender: one that names neither opens at any
+// member, and its replay from a crashed member's host answered that
+// member's probe (atk28 F2; members of a few builds on main sealed acks
+// so, atk28b). A bound packet names no receiver (the envelope binds it
+// to this member); only an ack to a probe ping may leave out its sender.
+func (c *Codec) checkSealedIDs(p *swim.Packet, bound bool) error {
+	switch {
+	case bound && p.To.ID != "":
+		return &DecodeError{Offset: 2, Field: "to id", Err: ErrMalformed, Detail: "a packet bound to its receiver names none"}
+	case bound:
+		return nil // an empty From.ID is an ack's (Unmarshal)
+	case (p.Kind == swim.MsgAck || p.Kind == swim.MsgNack) && (p.From.ID == "" || p.To.ID == ""):
+		return &DecodeError{Offset: 2, Field: "from id", Err: ErrMalformed, Detail: "a sealed ack or nack must name its sender and its receiver"}
+	}
+	return nil
 }
 
 func (c *Codec) count(info Info) {

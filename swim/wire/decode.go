@@ -53,6 +53,8 @@ type reader struct {
 	off  int
 	item string
 	idx  int
+	// readsBound: the packet's extensions hold tag 8 (reads bound).
+	readsBound bool
 }
 
 // name is field's full name: joined after the reader's item, if any.
@@ -161,11 +163,14 @@ func (r *reader) node(idField, addrField string, idRequired bool) (swim.Node, er
 const minUpdateSize = 1 + 2 + 1 + 1 + 1
 
 // Info says what Decode learnt about a payload beyond the packet: its
-// format version and how many extension entries it skipped because their
-// tag is unknown to this version (fields a later version added).
+// format version, how many extension entries it skipped because their
+// tag is unknown to this version (fields a later version added), and
+// whether its sender said it reads packets bound to it (packet tag 8,
+// EnvelopeBound).
 type Info struct {
 	Version       byte
 	UnknownFields int
+	ReadsBound    bool
 }
 
 // Unmarshal decodes a payload produced by Marshal or MarshalVersion, in
@@ -204,6 +209,7 @@ func UnmarshalInfo(b []byte, max int) (*swim.Packet, Info, error) {
 			return nil, info, err
 		}
 		info.UnknownFields += n
+		info.ReadsBound = r.readsBound
 	}
 	n, err := r.updates(p, v)
 	info.UnknownFields += n

@@ -9,7 +9,16 @@
 //
 //	plain:      0x01 | payload
 //	encrypted:  0x02 | nonce (12 bytes) | AES-GCM(timestamp | payload) with its 16-byte tag
-//	labelled:   0x03 | label length (1 byte) | label | plain or encrypted envelope
+//	labelled:   0x03 | label length (1 byte) | label | plain, encrypted or bound envelope
+//	bound:      0x04 | nonce (12 bytes) | AES-GCM(timestamp | payload) with its 16-byte tag,
+//	            the receiver's ID authenticated with the header and not sent
+//
+// A bound packet opens only at the member whose ID it was sealed with
+// (CodecConfig.LocalID), so its payload names no receiver, and an ack that
+// answers a probe ping names no sender either: its receiver knows whom it
+// pinged. A Codec binds its sealed packets to a member whose latest sealed
+// packet said it reads them (packet tag 8), and says so in its own
+// packets that are not bound.
 //
 // A cluster label (Security.Label, memberlist's Label) keeps groups that
 // share a network apart: a member refuses a packet whose label differs

@@ -68,8 +68,9 @@ const DefaultMaxPacketSize = 1400
 // and user messages keep the sender's address: it is where their answers,
 // and a view request to an unknown sender, go (and a join is answered only
 // from the address it claims). Unsealed, an ack or a nack also leaves out
-// its receiver's ID (a sealed one keeps both IDs and a sealed ping sends
-// no tag 7; see encoding): it answers a ping or ping-req of its receiver, which
+// its receiver's ID (sealed, one keeps both IDs and a ping sends no tag 7,
+// unless the packet is bound to its receiver; see encoding): it answers a
+// ping or ping-req of its receiver, which
 // matches it by the sender's ID and the sequence number; a receiver's ID
 // only guards a misdelivered packet (swim.Member.Step counts one that
 // names another ID), and every format-2 decoder reads an empty one. An ack
@@ -82,7 +83,10 @@ const DefaultMaxPacketSize = 1400
 // ("m00", "127.0.0.1:NNNNN") a bare ping is 32 bytes instead of 47 (34
 // with tag 7) and a bare ack 14 (11 without its sender's ID). Format 1
 // writes every address and ID. A decoder reads addresses and IDs wherever
-// they are, so packets of earlier format-2 writers still decode.
+// they are, so packets of earlier format-2 writers still decode. A packet
+// bound to its receiver (EnvelopeBound) leaves out the receiver's ID in
+// every kind, the envelope naming it, and an ack to a ping with tag 7 its
+// sender's ID too, as a plain one does.
 //
 // The proof (swim.Update.Proof: a member's signature of its own Alive or
 // leave, with signed self-updates) is flagged by the high bit of the
@@ -110,7 +114,10 @@ const DefaultMaxPacketSize = 1400
 //	                      that answer it (swim.Packet.JoinToken): 8 bytes, big-endian, not 0
 //	packet  7 match by seq: on a ping only, no content: its sender matches the ack by
 //	                      sequence number alone, so the ack may leave out its sender's ID
-//	                      (swim.Ping.MatchBySeq; plain packets only)
+//	                      (swim.Ping.MatchBySeq; in plain and bound packets only)
+//	packet  8 reads bound: any kind, no content, in a sealed packet that is not bound: its
+//	                      sender opens packets bound to it (EnvelopeBound), so that its
+//	                      receiver may send it such packets (Codec)
 //	update  1 versions:   2 bytes, min then max (1 ≤ min ≤ max)
 //	update  2 meta:       the member's metadata (1 to swim.MaxMetaLen bytes)
 //
@@ -134,6 +141,7 @@ const (
 	tagPart       = 5
 	tagJoinToken  = 6
 	tagMatchBySeq = 7
+	tagReadsBound = 8
 	tagVersions   = 1
 	tagMeta       = 2
 )
@@ -204,20 +212,29 @@ func nodeProblem(n swim.Node, idRequired bool) error {
 }
 
 // encoding is how to write a payload: the format version, whether it is
-// sealed, and, for compatibility tests, an extra extension tag (0: none).
+// sealed and whether bound to its receiver (EnvelopeBound), whether it
+// says that its sender reads bound packets (packet tag 8), and, for
+// compatibility tests, an extra extension tag (0: none).
 //
-// A sealed payload keeps the IDs in acks and nacks and sends no match-by-
-// seq tag: a sealed ack that names neither its receiver nor its sender
-// opens at any member, and with the round's number, which every member's
-// probe of the round carries, a replay of any member's ack sent from a
-// crashed member's host answered that member's probe (atk28 F2). Named,
-// it is its sender's answer to its receiver only, as before the compact
-// acks. Plain packets carry no such guarantee (anyone can write them), so
-// they leave the IDs out.
+// A sealed payload that is not bound keeps the IDs in acks and nacks and
+// sends no match-by-seq tag: a sealed ack that names neither its receiver
+// nor its sender opens at any member, and with the round's number, which
+// every member's probe of the round carries, a replay of any member's ack
+// sent from a crashed member's host answered that member's probe (atk28
+// F2). Named, it is its sender's answer to its receiver only, as before the
+// compact acks. A bound payload opens at its receiver only, so it leaves
+// out the receiver's ID in every kind, and an ack to a ping with tag 7
+// leaves out its sender's ID too, as a plain one does; its receiver fills
+// the sender in from the ping it sent with that number and checks replay
+// against that sender's window (Codec.DecodeDatagram). Plain packets carry
+// no guarantee (anyone can write them), so they leave the IDs of acks and
+// nacks out.
 type encoding struct {
-	v      byte
-	sealed bool
-	extra  uint16
+	v         byte
+	sealed    bool
+	bound     bool
+	advertise bool
+	extra     uint16
 }
 
 // extraEntry is the content of the stand-in entry of CodecConfig.ExtraTag.
@@ -276,21 +293,25 @@ func appendHeader(b []byte, p *swim.Packet, enc encoding) ([]byte, error) {
 
 // headerNodes returns the from and to nodes as enc writes them: format 2
 // leaves out the addresses the receiver does not need and, when not
-// sealed, the IDs of acks and nacks (see the payload layout and
-// encoding); format 1 writes both nodes whole.
+// sealed, the IDs of acks and nacks, when bound the receiver's ID and an
+// ack's sender's ID (see the payload layout and encoding); format 1
+// writes both nodes whole.
 func headerNodes(p *swim.Packet, enc encoding) (from, to swim.Node) {
 	from, to = p.From, p.To
 	if enc.v < 2 {
 		return from, to
 	}
 	to.Addr = ""
+	if enc.bound {
+		to.ID = ""
+	}
 	if p.Kind == swim.MsgAck || p.Kind == swim.MsgNack {
 		from.Addr = ""
 		if !enc.sealed {
 			to.ID = ""
 		}
 	}
-	if p.Kind == swim.MsgAck && p.Ack.NoSenderID && !enc.sealed {
+	if p.Kind == swim.MsgAck && p.Ack.NoSenderID && (!enc.sealed || enc.bound) {
 		from.ID = ""
 	}
 	return from, to
@@ -344,9 +365,12 @@ func appendPacketExt(b []byte, p *swim.Packet, enc encoding) ([]byte, error) {
 	if p.JoinToken != 0 {
 		l += entryLen(tagJoinToken, 8)
 	}
-	matchBySeq := p.Kind == swim.MsgPing && p.Ping.MatchBySeq && !enc.sealed
+	matchBySeq := p.Kind == swim.MsgPing && p.Ping.MatchBySeq && (!enc.sealed || enc.bound)
 	if matchBySeq {
 		l += entryLen(tagMatchBySeq, 0)
+	}
+	if enc.advertise {
+		l += entryLen(tagReadsBound, 0)
 	}
 	if extra != 0 {
 		l += entryLen(int(extra), len(extraEntry))
@@ -380,6 +404,9 @@ func appendPacketExt(b []byte, p *swim.Packet, enc encoding) ([]byte, error) {
 	}
 	if matchBySeq {
 		b = appendEntryHead(b, tagMatchBySeq, 0)
+	}
+	if enc.advertise {
+		b = appendEntryHead(b, tagReadsBound, 0)
 	}
 	return appendExtra(b, extra), nil
 }

@@ -444,6 +444,7 @@ func FuzzDecode(f *testing.F) {
 func FuzzCodecDecode(f *testing.F) {
 	kr, _ := NewKeyring(key(8, 16))
 	enc, _ := NewCodec(CodecConfig{Security: &Security{Keyring: kr}})
+	bound, _ := NewCodec(CodecConfig{Security: &Security{Keyring: kr}, LocalID: "r"})
 	plain, _ := NewCodec(CodecConfig{Security: &Security{Plain: true}})
 	migrating := &Security{Keyring: kr, Label: "dc1"}
 	migrating.SetAcceptPlain(true)
@@ -454,6 +455,7 @@ func FuzzCodecDecode(f *testing.F) {
 		f.Add(append([]byte{EnvelopeLabel, 3, 'd', 'c', '1'}, b...))
 	}
 	f.Add([]byte{EnvelopeEncrypted, 0})
+	f.Add(append([]byte{EnvelopeBound}, make([]byte, 40)...))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		if p, err := plain.Decode(b); err == nil {
 			if _, _, err := plain.Encode(p); err != nil {
@@ -462,6 +464,9 @@ func FuzzCodecDecode(f *testing.F) {
 		}
 		if _, err := enc.Decode(b); err == nil {
 			t.Fatalf("unauthenticated datagram accepted by the encrypted codec: %x", b)
+		}
+		if _, err := bound.DecodeDatagram(b, func(uint32) (swim.ID, bool) { return "s", true }); err == nil {
+			t.Fatalf("unauthenticated datagram accepted by the codec that reads bound packets: %x", b)
 		}
 		// A labelled codec accepting plain packets while encryption is
 		// turned on: only plain ones under its label, which re-encode.

@@ -18,8 +18,9 @@ import (
 //   - not before the receiving Codec was created (a packet captured before
 //     this member started, in this life or an earlier one, is refused),
 //   - within MaxSkew of the receiver's clock either way, and
-//   - new for its sender (the claimed From.ID; a sealed ack always names
-//     its sender, see encoding): not among the last
+//   - new for its sender (the claimed From.ID; for an ack bound to this
+//     member without it, the member its probe ping with that number went
+//     to, Codec.DecodeDatagram): not among the last
 //     timestamps accepted from that sender, and above the floor, the
 //     largest timestamp forgotten from them. Like IPsec's anti-replay
 //     window (RFC 4303 §3.4.3), over timestamps instead of sequence
@@ -105,6 +106,10 @@ type senderWindow struct {
 	ts    [replayRemembered]int64
 	n     int
 	used  int64 // receiver clock at the last accepted packet
+	// readsBound: the sender's latest accepted packet said it reads
+	// packets bound to it (EnvelopeBound; packet tag 8, or a bound
+	// packet itself).
+	readsBound bool
 }
 
 func newReplayGuard(cfg ReplayConfig) (*replayGuard, error) {
@@ -160,8 +165,9 @@ func (g *replayGuard) stamp() int64 {
 }
 
 // check accepts ts from sender once, or returns an error wrapping
-// ErrReplay.
-func (g *replayGuard) check(sender swim.ID, ts int64) error {
+// ErrReplay. An accepted packet sets whether its sender reads bound
+// packets (readsBound).
+func (g *replayGuard) check(sender swim.ID, ts int64, readsBound bool) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	now := g.clock()
@@ -184,7 +190,17 @@ func (g *replayGuard) check(sender swim.ID, ts int64) error {
 	}
 	w.remember(ts, now-int64(g.cfg.MaxSkew), now-int64(g.cfg.Window), now+int64(g.cfg.Window))
 	w.used = now
+	w.readsBound = readsBound
 	return nil
+}
+
+// readsBound reports whether id's latest accepted packet said that id
+// reads packets bound to it; false for a sender not heard, or forgotten.
+func (g *replayGuard) readsBound(id swim.ID) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	w := g.senders[id]
+	return w != nil && w.readsBound
 }
 
 // checkAfter accepts ts of a stream's frame that follows one stamped prev

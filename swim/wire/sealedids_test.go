@@ -29,7 +29,7 @@ func TestSealedAckWithoutIDsRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pkt, err := old.sec.seal(nil, payload, true)
+	pkt, err := old.sec.seal(nil, payload, true, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"sync/atomic"
+
+	"github.com/fdkit/fdkit/swim"
 )
 
 // MaxLabelLen is the longest cluster label, in bytes (Security.Label).
@@ -115,12 +117,13 @@ func (s *Security) sealing() bool { return !s.Plain && !s.sendPlain.Load() }
 // packet: plain when Plain or SendPlain, sealed with the primary key
 // otherwise, behind the label when there is one.
 func (s *Security) Seal(dst, payload []byte) ([]byte, error) {
-	return s.seal(dst, payload, s.sealing())
+	return s.seal(dst, payload, s.sealing(), "")
 }
 
 // seal is Seal, encrypting when sealed: the caller reads SendPlain once
 // for a packet whose payload depends on it (Codec.Encode's timestamp).
-func (s *Security) seal(dst, payload []byte, sealed bool) ([]byte, error) {
+// A sealed packet with a receiver is bound to it (EnvelopeBound).
+func (s *Security) seal(dst, payload []byte, sealed bool, receiver swim.ID) ([]byte, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
@@ -133,7 +136,11 @@ func (s *Security) seal(dst, payload []byte, sealed bool) ([]byte, error) {
 	s.Keyring.mu.RLock()
 	aead := s.Keyring.aead[0]
 	s.Keyring.mu.RUnlock()
-	dst = append(dst, EnvelopeEncrypted)
+	env := EnvelopeEncrypted
+	if receiver != "" {
+		env = EnvelopeBound
+	}
+	dst = append(dst, env)
 	ad := len(dst) // the additional data: the label header and the envelope byte
 	var nonce [nonceSize]byte
 	r := s.Rand
@@ -144,59 +151,82 @@ func (s *Security) seal(dst, payload []byte, sealed bool) ([]byte, error) {
 		return nil, fmt.Errorf("wire: reading nonce: %w", err)
 	}
 	dst = append(dst, nonce[:]...)
-	return aead.Seal(dst, nonce[:], payload, dst[start:ad]), nil
+	return aead.Seal(dst, nonce[:], payload, boundAD(dst[start:ad], receiver)), nil
+}
+
+// boundAD returns the additional data of a packet: its label header and
+// envelope byte, followed by the receiver's ID when bound to one.
+func boundAD(head []byte, receiver swim.ID) []byte {
+	if receiver == "" {
+		return head
+	}
+	return append(append(make([]byte, 0, len(head)+len(receiver)), head...), receiver...)
 }
 
 // Open checks and removes the envelope and returns the payload (a new slice
 // for encrypted packets, a sub-slice of packet for plain ones). Errors wrap
 // ErrShort, ErrEnvelope, ErrLabel, ErrPlainRefused, ErrEncrypted or
-// ErrAuth.
+// ErrAuth. A packet bound to a receiver (EnvelopeBound) is opened by a
+// Codec that knows its member's ID (CodecConfig.LocalID); Open refuses it
+// with ErrEnvelope.
 func (s *Security) Open(packet []byte) ([]byte, error) {
-	out, _, err := s.open(packet)
+	out, env, err := s.open(packet, "")
+	if err == nil && env == EnvelopeBound {
+		return nil, fmt.Errorf("%w 0x%02x: bound to its receiver, opened by a Codec with LocalID", ErrEnvelope, env)
+	}
 	return out, err
 }
 
-// open is Open that also says whether the packet was sealed.
-func (s *Security) open(packet []byte) (payload []byte, sealed bool, err error) {
+// open is Open that also returns the envelope byte: EnvelopePlain,
+// EnvelopeEncrypted, or EnvelopeBound for a packet bound to self (a
+// packet bound to another receiver fails with ErrAuth; self "" refuses
+// bound packets with ErrEnvelope).
+func (s *Security) open(packet []byte, self swim.ID) (payload []byte, env byte, err error) {
 	if err := s.Validate(); err != nil {
-		return nil, false, err
+		return nil, 0, err
 	}
 	if len(packet) < 1 {
-		return nil, false, fmt.Errorf("%w: empty packet", ErrShort)
+		return nil, 0, fmt.Errorf("%w: empty packet", ErrShort)
 	}
 	body, err := s.stripLabel(packet)
 	if err != nil {
-		return nil, false, err
+		return nil, 0, err
 	}
 	ad := packet[:len(packet)-len(body)+1] // the label header and the envelope byte
 	if s.SkipInboundLabelCheck && s.Label != "" {
 		ad = append(s.labelHeader(make([]byte, 0, s.labelLen()+1)), body[0])
 	}
-	switch body[0] {
+	switch env = body[0]; env {
 	case EnvelopePlain:
 		if !s.Plain && !s.acceptPlain.Load() {
-			return nil, false, ErrPlainRefused
+			return nil, 0, ErrPlainRefused
 		}
-		return body[1:], false, nil
-	case EnvelopeEncrypted:
+		return body[1:], env, nil
+	case EnvelopeEncrypted, EnvelopeBound:
 		if s.Plain {
-			return nil, false, ErrEncrypted
+			return nil, 0, ErrEncrypted
+		}
+		if env == EnvelopeBound {
+			if self == "" {
+				return nil, 0, fmt.Errorf("%w 0x%02x: a packet bound to its receiver, and this opener has no member ID (CodecConfig.LocalID)", ErrEnvelope, env)
+			}
+			ad = boundAD(ad, self)
 		}
 	default:
-		return nil, false, fmt.Errorf("%w 0x%02x (want 0x01 plain, 0x02 encrypted or 0x03 labelled)", ErrEnvelope, body[0])
+		return nil, 0, fmt.Errorf("%w 0x%02x (want 0x01 plain, 0x02 encrypted, 0x03 labelled or 0x04 bound)", ErrEnvelope, body[0])
 	}
 	if len(body) < Overhead(true) {
-		return nil, false, fmt.Errorf("%w: %d bytes, an encrypted packet has at least %d", ErrShort, len(body), Overhead(true))
+		return nil, 0, fmt.Errorf("%w: %d bytes, an encrypted packet has at least %d", ErrShort, len(body), Overhead(true))
 	}
 	nonce, ct := body[1:1+nonceSize], body[1+nonceSize:]
 	s.Keyring.mu.RLock()
 	defer s.Keyring.mu.RUnlock()
 	for _, a := range s.Keyring.aead {
 		if out, err := a.Open(nil, nonce, ct, ad); err == nil {
-			return out, true, nil
+			return out, env, nil
 		}
 	}
-	return nil, false, ErrAuth
+	return nil, 0, ErrAuth
 }
 
 // labelHeader appends the label header (none without a label) to dst.
@@ -219,7 +249,7 @@ func (s *Security) stripLabel(packet []byte) ([]byte, error) {
 		return packet, nil
 	}
 	if packet[0] != EnvelopeLabel {
-		if s.Label != "" && (packet[0] == EnvelopePlain || packet[0] == EnvelopeEncrypted) {
+		if s.Label != "" && (packet[0] == EnvelopePlain || packet[0] == EnvelopeEncrypted || packet[0] == EnvelopeBound) {
 			return nil, fmt.Errorf("%w: packet has no label, want %q", ErrLabel, s.Label)
 		}
 		// Without a label, or not an envelope at all (garbage is not a

@@ -206,12 +206,12 @@ func TestSkipInboundLabelCheck(t *testing.T) {
 func TestGarbageIsNotLabelMismatch(t *testing.T) {
 	kr, _ := NewKeyring(key(1, 16))
 	for _, s := range []*Security{{Keyring: kr, Label: "dc1"}, {Plain: true, Label: "dc1"}} {
-		for _, first := range []byte{0x00, 0x04, 0x7f, 0xff} {
+		for _, first := range []byte{0x00, 0x05, 0x7f, 0xff} {
 			_, err := s.Open([]byte{first, 'x', 'y', 'z'})
 			assert.ErrorIs(t, err, ErrEnvelope, "first byte 0x%02x", first)
 			assert.NotErrorIs(t, err, ErrLabel, "first byte 0x%02x", first)
 		}
-		for _, first := range []byte{EnvelopePlain, EnvelopeEncrypted} {
+		for _, first := range []byte{EnvelopePlain, EnvelopeEncrypted, EnvelopeBound} {
 			_, err := s.Open([]byte{first, 'x', 'y', 'z'})
 			assert.ErrorIs(t, err, ErrLabel, "first byte 0x%02x", first)
 		}
