@@ -403,6 +403,22 @@ type Config struct {
 	// Called inside Join; must not block. A 0 is taken as 1 (0 is no
 	// token).
 	JoinTokens func() uint64
+	// JoinTokenless says that this member's joins reach the seeds without
+	// their token (Packet.JoinToken), as in swim/wire format 1, which has
+	// no field for it, so no seed can echo it: a view without a token from
+	// an address joined through answers the join at once and vouches for
+	// the members it lists as the seed's (swim/verify.go, seedView), as
+	// before join tokens, and the joins are still resent for
+	// joinFallbackPeriods protocol periods after that answer, each
+	// answer vouching likewise (answersJoin says why). Without it such a
+	// joiner waited three periods for its answer and then held the
+	// view's members unverified, so that its first probes of members it
+	// had heard too little from were silent and suspected them (usr28
+	// F2). The cost is the protection the token gives: a view spoofed
+	// from a seed's address (plain mode, or by a key holder) answers the
+	// join and vouches for what it lists. swim/agent sets it for its
+	// Config.WireVersion 1. Default false: the joins carry their token.
+	JoinTokenless bool
 	// AliveFilter, when set, is asked about every Alive update that would
 	// change the view (a new member, or a known one at a higher
 	// incarnation), whether gossiped, in a view transfer or in a join: an

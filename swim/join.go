@@ -37,7 +37,10 @@ func (m *Member) Bootstrap(nodes []Node) {
 // Join starts joining the group through the members at the given addresses:
 // each gets a MsgJoin carrying this member's Alive update, and answers with
 // its view (MsgSync). Joins are resent every ProbeInterval until a view
-// arrives or StopJoin is called. A member that holds other live members when it joins (its
+// arrives or StopJoin is called; after a view without the join's token
+// answered (a seed writing wire format 1, Config.JoinTokenless, or a
+// forger: answersJoin), until one echoing it comes or joinFallbackPeriods
+// protocol periods pass. A member that holds other live members when it joins (its
 // group merging with the seed's) sends its own view, once, to the seed
 // whose view answered: the seed's group then learns the joiner's from the
 // seed (memberlist's join is likewise a push-pull both ways), not only as
@@ -53,7 +56,7 @@ func (m *Member) Join(now time.Duration, seeds []string) error {
 		return ErrNoSeeds
 	}
 	m.join.pending, m.join.refusal, m.join.otherView, m.join.seedRefused = true, nil, false, false
-	m.join.otherRefusal = false
+	m.join.otherRefusal, m.join.asking = false, false
 	m.join.token = m.joinToken()
 	m.join.holder = Node{}
 	m.join.merging, m.join.alone = m.live > 0, m.live == 0
@@ -125,6 +128,12 @@ func (m *Member) SetJoinSeeds(seeds []string) {
 // end a join. False before any Join; a member that leaves while joining
 // stays joining.
 func (m *Member) Joining() bool { return m.join.pending }
+
+// resending reports whether the latest Join's joins are still resent
+// (Tick): it awaits its answer, or a view without its token answered it
+// and the resends go on for that view's sake (joinState.asking), and no
+// StopJoin came since.
+func (m *Member) resending() bool { return (m.join.pending || m.join.asking) && !m.join.stopped }
 
 func (m *Member) sendJoins(now time.Duration) {
 	for _, s := range m.join.resend {

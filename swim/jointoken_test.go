@@ -27,7 +27,9 @@ func TestForgedSeedViewWithoutTokenVouchesForNothing(t *testing.T) {
 	require.NotZero(t, token, "the join carries a token")
 
 	view := func(prefix string, n int, token uint64) *Packet {
-		ups := []Update{{Kind: UpdateAlive, Node: node("s"), From: "s"}}
+		// The seed's entry states its range, as a format-2 writer's does:
+		// one without reads as a format-1 seed's view (format1View).
+		ups := []Update{{Kind: UpdateAlive, Node: node("s"), From: "s", Versions: DefaultVersions}}
 		for i := range n {
 			g := Node{ID: ID(fmt.Sprintf("%s%02d", prefix, i)), Addr: fmt.Sprintf("victim:%d", i+1)}
 			ups = append(ups, Update{Kind: UpdateAlive, Node: g, From: g.ID})
@@ -72,11 +74,11 @@ func TestForgedSeedViewWithoutTokenVouchesForNothing(t *testing.T) {
 	}
 }
 
-// A view without the token from a seed's address (a seed writing wire
-// format 1, which cannot carry it, or a forger) answers the join as a
-// view from elsewhere does, after joinFallbackPeriods, and vouches for
-// nothing; a later Join draws another token, and the old one's echo
-// answers it no more.
+// A view without the token from a seed's address whose entry for the
+// seed states a version range (a format-2 writer's: a forger's, or a
+// seed's push-pull) answers the join as a view from elsewhere does,
+// after joinFallbackPeriods, and vouches for nothing; a later Join draws
+// another token, and the old one's echo answers it no more.
 func TestViewWithoutTokenAnswersLater(t *testing.T) {
 	a := newTest(t, "a", ModeLifeguard, nil)
 	require.NoError(t, a.Join(0, []string{node("s").Addr}))
@@ -84,7 +86,7 @@ func TestViewWithoutTokenAnswersLater(t *testing.T) {
 	first := a.join.token
 	c := node("c")
 	view := &Packet{Kind: MsgSync, From: node("s"), To: a.Self(),
-		Updates: []Update{{Kind: UpdateAlive, Node: node("s"), From: "s"}, {Kind: UpdateAlive, Node: c, From: c.ID}}}
+		Updates: []Update{{Kind: UpdateAlive, Node: node("s"), From: "s", Versions: DefaultVersions}, {Kind: UpdateAlive, Node: c, From: c.ID}}}
 	require.NoError(t, a.Step(time.Millisecond, view))
 	assert.True(t, a.Joining(), "at once")
 	require.NoError(t, a.Step(time.Millisecond+3*a.cfg.ProbeInterval-1, view))
@@ -116,7 +118,7 @@ func TestTokenlessSeedViewStartsNoSeedPeriod(t *testing.T) {
 	out, _ := drain(a)
 	joins := only(t, out, MsgJoin)
 	require.Len(t, joins, 1)
-	s := Update{Kind: UpdateAlive, Node: node("s"), From: "s"}
+	s := Update{Kind: UpdateAlive, Node: node("s"), From: "s", Versions: DefaultVersions}
 	require.NoError(t, a.Step(time.Millisecond, &Packet{Kind: MsgSync, From: node("s"), To: a.Self(), Updates: []Update{s}}))
 	require.True(t, a.Joining())
 	r := node("r00")

@@ -278,6 +278,8 @@ type joinState struct {
 	otherView   bool          // a view not from a seed address came while joining (answersJoin)
 	otherBefore time.Duration // from then on, such a view answers the join
 	seedRefused bool          // the MergeFilter refused a view from a seed address during this join (answersJoin)
+	asking      bool          // a view without the token answered the join: the joins are still resent (answersJoin)
+	askUntil    time.Duration // until then, unless a view echoing the token comes first (noteJoinSeed)
 	// otherRefusal: a refusal echoing the token came from an address not
 	// joined through (refusesJoin); from otherRefusalAfter on, such a
 	// refusal refuses the join.
@@ -425,7 +427,7 @@ func (m *Member) NextDeadline() (at time.Duration, ok bool) {
 	for _, p := range m.suspects {
 		at = min(at, max(p.susp.deadline, m.health.graceUntil))
 	}
-	if m.join.pending && !m.join.stopped {
+	if m.resending() && (m.join.pending || m.join.next < m.join.askUntil) {
 		at = min(at, m.join.next)
 	}
 	if len(m.tomb) > 0 && m.cfg.ReconnectInterval > 0 {
@@ -482,7 +484,10 @@ func (m *Member) Tick(now time.Duration) {
 	m.tickSuspicions(now)
 	m.reapExpired(now)
 	m.drainQueue(now)
-	if m.join.pending && !m.join.stopped && now >= m.join.next {
+	if m.join.asking && now >= m.join.askUntil {
+		m.join.asking = false
+	}
+	if m.resending() && now >= m.join.next {
 		m.sendJoins(now)
 	}
 	m.tickReconnect(now)

@@ -103,7 +103,8 @@ type inbound struct {
 	viewChecked bool
 	// echoesJoin: the packet is a view transfer (MsgSync) that echoes the
 	// token of this member's latest Join (Packet.JoinToken): an answer to
-	// that join, not a forger's (verify.go, seedView).
+	// that join, not a forger's (verify.go, seedView); with
+	// Config.JoinTokenless, one that carries no token.
 	echoesJoin bool
 }
 
@@ -127,7 +128,10 @@ func (m *Member) step(in *inbound, pkt *Packet) error {
 		return nil
 	}
 	joiner := pkt.Kind == MsgJoin && m.State(pkt.From.ID) != StateAlive
-	in.echoesJoin = pkt.Kind == MsgSync && pkt.JoinToken != 0 && pkt.JoinToken == m.join.token
+	// A member whose joins carry no token (Config.JoinTokenless: it
+	// writes format 1) takes a view without one as echoing it, as before
+	// join tokens: its seeds cannot echo what they were never sent.
+	in.echoesJoin = pkt.Kind == MsgSync && (pkt.JoinToken != 0 && pkt.JoinToken == m.join.token || m.cfg.JoinTokenless && pkt.JoinToken == 0)
 	in.vouched = m.vouched(in, from)
 	if p := m.peers[from.ID]; in.vouched && (p.state == StateAlive || p.state == StateSuspect) {
 		in.liveSender = true
@@ -375,7 +379,7 @@ func (m *Member) onView(in *inbound, from Node, pkt *Packet) {
 	// A view naming this member's ID elsewhere answers the join only from
 	// a seed, echoing the join's token; from anyone else it is an
 	// EventConflict (aboutSelf) and the join goes on.
-	answers := m.join.pending && m.answersJoin(in, from)
+	answers := m.join.pending && m.answersJoin(in, from, pkt)
 	if in.conflictSelf {
 		answers = m.join.pending && m.refusesJoin(in, pkt)
 	}

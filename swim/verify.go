@@ -278,14 +278,31 @@ func (m *Member) seedView(in *inbound, view bool) bool {
 // answer, is not the member the joiner chose to trust; nor does a view
 // that names a seed's address but arrived from another one
 // (StepFromOtherSource: the claimed sender is a field of the packet).
+// While the joins are still resent after a view without the token
+// answered (joinState.asking: answersJoin), such a view is still the
+// seed's, and each one starts its period anew (a Config.JoinTokenless
+// member's seed answers every resend without a token); one that carries
+// the token ends those resends, as the seed's own answer.
 func (m *Member) noteJoinSeed(in *inbound, pkt *Packet) {
-	if pkt.Kind == MsgSync && in.echoesJoin && m.join.pending && !in.otherSource && m.join.seed != pkt.From.ID && slices.Contains(m.join.seeds, pkt.From.Addr) {
+	if pkt.Kind != MsgSync || !in.echoesJoin || in.otherSource || !slices.Contains(m.join.seeds, pkt.From.Addr) {
+		return
+	}
+	asking := m.join.asking && in.now < m.join.askUntil
+	if !m.join.pending && !asking {
+		return
+	}
+	if m.join.seed != pkt.From.ID || asking {
 		m.join.seed, m.join.seedUntil = pkt.From.ID, in.now+m.cfg.ProbeInterval
+	}
+	if pkt.JoinToken != 0 {
+		m.join.asking = false
 	}
 }
 
 // joinFallbackPeriods is how many protocol periods of views from members
-// not joined through a pending join waits for its seed's (answersJoin).
+// not joined through a pending join waits for its seed's (answersJoin),
+// and how long the joins are still resent after a view without the
+// token answered it.
 const joinFallbackPeriods = 3
 
 // answersJoin reports whether a view from from answers this member's
@@ -303,18 +320,52 @@ const joinFallbackPeriods = 3
 // whatever it claims: a forger's view would complete a Join through an
 // address where no member listens. (A seed whose datagrams leave from
 // another address than it advertises still answers over a stream, which
-// the joiner dialled.) A view from a seed's address without the token is
-// a seed's that writes wire format 1, which cannot carry it, or a
-// forger's spoofed from there (user39 F3): it answers as a view from
-// elsewhere does, after joinFallbackPeriods, and vouches for nothing
-// (seedView), so that a format-1 seed is still joined, later.
-func (m *Member) answersJoin(in *inbound, from Node) bool {
+// the joiner dialled.)
+//
+// A view from a seed's address without the token is a seed's that writes
+// wire format 1, which cannot carry it, or a forger's spoofed from there
+// (user39 F3). When its entry for its sender states no version range
+// (format1View: a format-1 writer's; every format-2 writer states one),
+// or when this member's own joins carry no token (Config.JoinTokenless:
+// no seed can echo one), it answers the join at once, so that Joining
+// turns false and Join returns without waiting joinFallbackPeriods
+// (usr28 F2: fdswim's first attempts, shorter than three periods, ended
+// with "no member answered" and a join through a format-1 seed took
+// 6.5 s at a 1 s period). Any other view without the token answers as a
+// view from elsewhere does, after joinFallbackPeriods. What such a view
+// lists is merged; it vouches for nothing (seedView), unless the joins
+// carry no token, when it vouches as the seed's did before join tokens.
+//
+// Answering at once does not end the resends (joinState.asking): a
+// forger can write a range-less view as easily as a format-1 seed, and
+// had the first such view from a seed's address ended them, one spoofed
+// view arriving before the seed's answer, with that single answer lost,
+// left the joiner holding only unverified members (atk28c), where the
+// join waiting for its fallback would have kept asking. So the joins are
+// still resent, every ProbeInterval, until a view echoing the token comes
+// (noteJoinSeed: the seed's own answer, which vouches) or
+// joinFallbackPeriods pass, as long as the fallback would have kept them
+// going: as many joins and answers as before, only Join no longer waits
+// for them. A Config.JoinTokenless member has no token whose echo could
+// end them sooner: nothing in a format-1 view tells the seed's answer
+// from a forger's, so it keeps asking for the whole joinFallbackPeriods,
+// and the answer to each resend vouches as the seed's (noteJoinSeed), so
+// that a seed's answer lost behind a forger's view is asked for again
+// and counted; the resends cost what the fallback's did, and a seed that
+// has admitted the joiner answers them as the pulls of a live member.
+func (m *Member) answersJoin(in *inbound, from Node, pkt *Packet) bool {
 	now := in.now
 	if in.otherSource {
 		return false
 	}
-	if in.echoesJoin && slices.Contains(m.join.seeds, from.Addr) {
-		return true
+	if slices.Contains(m.join.seeds, from.Addr) {
+		if in.echoesJoin && pkt.JoinToken != 0 {
+			return true
+		}
+		if pkt.JoinToken == 0 && (in.echoesJoin || format1View(pkt)) {
+			m.join.asking, m.join.askUntil = true, now+mulTimer(m.cfg.ProbeInterval, joinFallbackPeriods)
+			return true
+		}
 	}
 	if m.join.seedRefused {
 		return false
@@ -324,6 +375,21 @@ func (m *Member) answersJoin(in *inbound, from Node) bool {
 		return false
 	}
 	return now >= m.join.otherBefore
+}
+
+// format1View reports whether the view transfer pkt was written in wire
+// format 1, which has no field for a join token: its entry for its
+// sender (a seed's view lists the seed) states no version range, which
+// every format-2 writer's does (Update.Versions, Config.Versions). A
+// forger may write one too; such a view answers a join at once but
+// vouches for nothing and ends no resends (answersJoin).
+func format1View(pkt *Packet) bool {
+	for _, u := range pkt.Updates {
+		if u.Node.ID == pkt.From.ID {
+			return u.Kind == UpdateAlive && u.Versions.IsZero()
+		}
+	}
+	return false
 }
 
 // seedViewRefused records that the MergeFilter refused a view transfer

@@ -194,6 +194,10 @@ type Config struct {
 	// and no application data: with 1, Start refuses Protocol.Meta,
 	// LocalState and Protocol.AckPayload, and Broadcast, SendTo,
 	// SendToAddress, SendReliable and SetMeta fail, with ErrNeedsFormat2.
+	// Nor has format 1 a field for a join's token: with 1, Start sets
+	// Protocol.JoinTokenless, so that a seed's view answers Join at once
+	// and vouches for its members, without the token's protection against
+	// a view spoofed from the seed's address.
 	WireVersion byte
 	// LocalState, when set, returns the application's state to send with
 	// every anti-entropy exchange and answer to a join or pull,

@@ -64,7 +64,13 @@ import (
 // returns: nothing keeps knocking at addresses where no member runs. A
 // view that answers later is still merged. To keep trying, call Join
 // again (fdswim agent --join does, with a backoff, until --join-timeout),
-// or give a ctx without a deadline.
+// or give a ctx without a deadline. A view that cannot echo the join's
+// token (a seed writing wire format 1, or any seed when this member
+// writes it, WireVersion 1) answers at once, and Join returns; the
+// joins are then still resent for up to three ProbeIntervals, until a
+// view echoing the token comes, so that a view spoofed from a seed's
+// address does not leave the joiner without its seed's answer
+// (swim.Member.Join).
 func (a *Agent) Join(ctx context.Context, addrs ...string) error {
 	if len(addrs) == 0 {
 		return errors.New("agent: Join needs at least one address")

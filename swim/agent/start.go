@@ -140,6 +140,9 @@ func withDefaults(cfg Config) (Config, error) {
 	if cfg.Protocol.Versions.IsZero() {
 		cfg.Protocol.Versions = wire.Versions()
 	}
+	if cfg.WireVersion == 1 {
+		cfg.Protocol.JoinTokenless = true // format 1 has no field for a join's token
+	}
 	err := streamDefaults(&cfg)
 	return cfg, err
 }
