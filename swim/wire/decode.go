@@ -374,6 +374,9 @@ func (r *reader) update(u *swim.Update, v byte) (int, error) {
 		return 0, err
 	}
 	u.From = swim.ID(from)
+	if v >= 2 && u.Kind == swim.UpdateAlive && u.From == "" {
+		u.From = u.Node.ID // written empty: its member's own (the payload layout)
+	}
 	if kind&proofFlag != 0 {
 		if len(r.b)-r.off < swim.ProofSize {
 			return 0, r.fail("proof", ErrTruncated, "need %d bytes, have %d", swim.ProofSize, len(r.b)-r.off)

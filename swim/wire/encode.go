@@ -58,6 +58,14 @@ const DefaultMaxPacketSize = 1400
 //	updates   count × (1 byte kind (1 alive, 2 suspect, 3 dead; + 0x80 when a proof follows),
 //	          node, uvarint incarnation, str from, [proof: swim.ProofSize bytes], ext (format 2))
 //
+// An Alive update is its member's own statement (only a member raises its
+// incarnation), so its from is the member's ID: format 2 writes it empty
+// and the decoder reads an Alive's empty from as its member's ID. A view
+// transfer lists every member once, so with IDs of host names or UUIDs
+// this takes a third or more off a join's and an anti-entropy exchange's
+// bytes. A format-2 decoder before this reads the empty from as it is:
+// swim takes an Alive's from only as whom an event names as its source.
+//
 // Format 2 leaves out the addresses its receiver does not need, writing
 // them as empty strings (which any format-2 decoder reads): the receiver's
 // own (to: it is at that address, and checks only the ID), and the
@@ -518,7 +526,11 @@ func appendUpdate(b []byte, i int, u *swim.Update, enc encoding) ([]byte, error)
 	b = append(b, kind)
 	b = appendNode(b, u.Node)
 	b = binary.AppendUvarint(b, uint64(u.Incarnation))
-	b = appendStr(b, string(u.From))
+	from := u.From
+	if enc.v >= 2 && u.Kind == swim.UpdateAlive && from == u.Node.ID {
+		from = "" // its member's own: the decoder fills it in (the payload layout)
+	}
+	b = appendStr(b, string(from))
 	b = append(b, u.Proof...)
 	if enc.v < 2 {
 		return b, nil

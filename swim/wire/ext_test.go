@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -43,7 +44,7 @@ func TestPingBytesV2(t *testing.T) {
 		1, 8, 1, 1, 'a', 1, 0, 2, 'h', 'i', // tag 1 (broadcasts), 8 bytes: one broadcast from a, number 1, no key, "hi"
 		0, 2, // two updates
 		2, 1, 'c', 0, 2, 1, 'a', 0, // suspect c inc 2 from a, no extensions
-		1, 1, 'a', 0, 1, 1, 'a', // alive a inc 1 from a
+		1, 1, 'a', 0, 1, 0, // alive a inc 1, from empty: a's own
 		7,          // update extensions: 7 bytes
 		1, 2, 1, 2, // tag 1 (versions), 2 bytes: 1..2
 		2, 1, 'z', // tag 2 (meta), 1 byte
@@ -286,5 +287,42 @@ func BenchmarkFormats(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// An Alive's from is its member's own ID, written empty in format 2 (a
+// view lists each member once, so long IDs no longer travel twice in
+// it); earlier writers' whole from still decodes to the same update.
+// Only an Alive's: a leave (a Dead from its member) and a suspicion keep
+// theirs, and format 1 writes every from whole.
+func TestAliveOwnFromLeftOut(t *testing.T) {
+	id := swim.ID(strings.Repeat("h", 36))
+	n := swim.Node{ID: id, Addr: "10.0.0.1:7946"}
+	alive := swim.Update{Kind: swim.UpdateAlive, Node: n, Incarnation: 3, From: id}
+	p := &swim.Packet{Kind: swim.MsgSync, From: swim.Node{ID: "s", Addr: "x:1"}, Updates: []swim.Update{alive}}
+	b := mustMarshal(t, p)
+	whole, _, err := MarshalVersion(nil, p, 0, 1)
+	require.NoError(t, err)
+	assert.Len(t, b, len(whole)+2-len(id), "format 2: the from's 36 bytes left out, two empty extension sections added")
+	got, err := Unmarshal(b, 0)
+	require.NoError(t, err)
+	assert.Equal(t, alive, got.Updates[0])
+	// As a writer before this wrote it: from whole.
+	old := slices.Clone(b)
+	at := bytes.Index(old, []byte{3, 0}) // incarnation 3, empty from
+	require.Positive(t, at)
+	old = slices.Concat(old[:at+1], []byte{byte(len(id))}, []byte(id), old[at+2:])
+	got, err = Unmarshal(old, 0)
+	require.NoError(t, err)
+	assert.Equal(t, alive, got.Updates[0])
+	for _, u := range []swim.Update{
+		{Kind: swim.UpdateDead, Node: n, Incarnation: 3, From: id},
+		{Kind: swim.UpdateSuspect, Node: n, Incarnation: 3, From: id},
+		{Kind: swim.UpdateAlive, Node: n, Incarnation: 3, From: "other"},
+	} {
+		q := &swim.Packet{Kind: swim.MsgSync, From: swim.Node{ID: "s", Addr: "x:1"}, Updates: []swim.Update{u}}
+		got, err := Unmarshal(mustMarshal(t, q), 0)
+		require.NoError(t, err)
+		assert.Equal(t, u, got.Updates[0], "%v from %q", u.Kind, u.From)
 	}
 }
