@@ -8,11 +8,10 @@ import (
 	"github.com/fdkit/fdkit/swim/wire"
 )
 
-// In a sealed group of current members every member learns from the
-// others' first sealed packets that they read packets bound to them
-// (wire.EnvelopeBound, packet tag 8) and binds its packets from then on:
-// a probe's ack names no one, and it still counts as its target's (no
-// probe fails, nobody is suspected), over real sockets.
+// In a sealed group of current members every probe ping asks for a bound
+// ack (packet tag 8) and gets one (wire.EnvelopeBound): it names no one,
+// and it still counts as its target's (no probe fails, no ack goes
+// unmatched), over real sockets.
 func TestSealedGroupBindsItsPackets(t *testing.T) {
 	const n = 4
 	tap, _, as, _ := tappedGroup(t, n)
@@ -31,8 +30,8 @@ func TestSealedGroupBindsItsPackets(t *testing.T) {
 		envs[s.data[0]]++
 	}
 	t.Logf("datagrams by envelope byte: %v", envs)
-	assert.Greater(t, envs[wire.EnvelopeBound], 3*n*2, "at least a ping and an ack a period each")
-	assert.Zero(t, envs[wire.EnvelopeEncrypted], "every member reads bound packets")
+	assert.GreaterOrEqual(t, envs[wire.EnvelopeBound], 3*n*n*9/10, "an ack a period each, but for a probe or two the window cut")
+	assert.GreaterOrEqual(t, envs[wire.EnvelopeEncrypted], envs[wire.EnvelopeBound], "pings and the rest")
 	for i, a := range as {
 		st := a.Stats()
 		assert.Equal(t, before[i], st.Protocol.ProbesFailed, "member %d: a probe failed", i)

@@ -34,15 +34,14 @@ type CodecConfig struct {
 	// ReplayConfig); unused in plain mode.
 	Replay ReplayConfig
 	// LocalID is the ID of the member this codec sends and receives for
-	// (swim.Config.ID). With a keyring and format 2, it lets the codec
-	// open packets bound to this member (EnvelopeBound: sealed with its
-	// ID as additional data, so that they need not name it) and say so in
-	// its sealed packets (packet tag 8); to a member that said so, Encode
-	// then binds its sealed packets, leaving out the receiver's ID, and an
-	// ack to such a member's probe ping leaves out both IDs, as a plain one
-	// does. A probe's round trip then names the target once, in the ping,
-	// sealed as plain (docs/algorithms.md, “SWIM: wire format and
-	// extensions”). Default "": no bound packets are read or sent.
+	// (swim.Config.ID). With a keyring and format 2, its sealed probe
+	// pings ask for an ack bound to it (packet tag 8), which it opens:
+	// sealed with its ID as additional data (EnvelopeBound), such an ack
+	// names neither member, and DecodeDatagram fills in the sender from
+	// the ping. A probe's round trip then names the target once, in the
+	// ping, as a plain one does (docs/algorithms.md, “SWIM: wire format
+	// and extensions”). It answers such pings of others with bound acks.
+	// Default "": sealed acks name both members, as before.
 	LocalID swim.ID
 	// Version is the wire format written, MinVersion to Version; 0 means
 	// Version. The decoder reads every format whatever this says. Set 1
@@ -74,6 +73,16 @@ func NewCodec(cfg CodecConfig) (*Codec, error) {
 	if cfg.MaxPacketSize < 128 || cfg.MaxPacketSize > 65507 {
 		return nil, fmt.Errorf("wire: MaxPacketSize %d out of range [128, 65507]", cfg.MaxPacketSize)
 	}
+	stamp := timestampSize
+	if cfg.Security.Plain {
+		stamp = 0
+	}
+	if room := cfg.MaxPacketSize - cfg.Security.Overhead() - stamp; room < MinPayload {
+		// Encode reads a payload limit of 0 or less as none, and wrote
+		// datagrams over MaxPacketSize (atk29 F3).
+		return nil, fmt.Errorf("wire: MaxPacketSize %d leaves %d bytes of payload after the envelope (%d bytes with a %d-byte label) and the sealed timestamp (%d), want at least %d: raise MaxPacketSize or shorten the label",
+			cfg.MaxPacketSize, room, cfg.Security.Overhead(), len(cfg.Security.Label), stamp, MinPayload)
+	}
 	if cfg.Version == 0 {
 		cfg.Version = Version
 	}
@@ -97,30 +106,18 @@ func NewCodec(cfg CodecConfig) (*Codec, error) {
 	return c, nil
 }
 
+// MinPayload is the least payload room, in bytes, a Codec accepts: a bare
+// ping between members with 8-byte IDs and 21-byte addresses, rounded up.
+const MinPayload = 64
+
 // MaxPayload is the largest payload, in bytes, that fits a datagram once
 // sealed: MaxPacketSize minus the envelope overhead (the cluster label's
 // header included) and, when encrypted, the 8-byte sealed timestamp of the
-// replay check and the room of packet tag 8 (with LocalID). A codec with a
-// keyring that sends plain for now (Security.SetSendPlain) keeps the
-// sealed bound, so that turning sealing on needs no change of the
-// protocol's packet size. Give it to the swim state machine as its packet
-// size limit.
+// replay check. A codec with a keyring that sends plain for now
+// (Security.SetSendPlain) keeps the sealed bound, so that turning sealing
+// on needs no change of the protocol's packet size. Give it to the swim
+// state machine as its packet size limit.
 func (c *Codec) MaxPayload() int {
-	n := c.room()
-	if c.readsBound() {
-		n -= readsBoundRoom
-	}
-	return n
-}
-
-// readsBoundRoom is what packet tag 8 may add to a payload: the entry's
-// tag and length bytes, and one more byte of the extension section's
-// length when the entry pushes it past 127.
-const readsBoundRoom = 3
-
-// room is the payload's room in a datagram: MaxPayload with the room of
-// tag 8, which Encode writes in that room.
-func (c *Codec) room() int {
 	n := c.max - c.sec.Overhead()
 	if c.replay != nil {
 		n -= timestampSize
@@ -128,9 +125,9 @@ func (c *Codec) room() int {
 	return n
 }
 
-// readsBound reports whether this codec opens packets bound to its member
-// and says so: a keyring, a LocalID and format 2.
-func (c *Codec) readsBound() bool {
+// bindsAcks reports whether this codec asks for, opens and sends acks
+// bound to their receiver: a keyring, a LocalID and format 2.
+func (c *Codec) bindsAcks() bool {
 	return c.replay != nil && c.local != "" && c.enc.v >= 2
 }
 
@@ -138,10 +135,11 @@ func (c *Codec) readsBound() bool {
 func (c *Codec) MaxPacketSize() int { return c.max }
 
 // Encode marshals p with as many of its updates as fit and seals it. It
-// returns the datagram and the number of updates included. A sealed
-// packet to a member whose latest packet said that it reads bound
-// packets is bound to it (EnvelopeBound; see CodecConfig.LocalID); other
-// sealed packets say that this member reads them (packet tag 8).
+// returns the datagram and the number of updates included. With LocalID
+// set, a sealed probe ping (swim.Ping.MatchBySeq) asks for a bound ack
+// (packet tag 8), and a sealed ack without its sender's ID
+// (swim.Ack.NoSenderID, set only in answer to such a ping: decode) is
+// bound to its receiver (EnvelopeBound) and names neither member.
 func (c *Codec) Encode(p *swim.Packet) ([]byte, int, error) {
 	var head []byte
 	sealed := c.sec.sealing() // once: the timestamp goes in sealed packets only
@@ -151,14 +149,13 @@ func (c *Codec) Encode(p *swim.Packet) ([]byte, int, error) {
 	enc := c.enc
 	enc.sealed = sealed
 	var to swim.ID
-	if sealed && c.readsBound() {
-		enc.bound = p.To.ID != "" && c.replay.readsBound(p.To.ID)
-		enc.advertise = !enc.bound
-		if enc.bound {
-			to = p.To.ID
+	if sealed && c.bindsAcks() {
+		enc.matchBound = true
+		if p.Kind == swim.MsgAck && p.Ack.NoSenderID && p.To.ID != "" {
+			enc.bound, to = true, p.To.ID
 		}
 	}
-	payload, n, err := marshal(head, p, c.room(), enc)
+	payload, n, err := marshal(head, p, c.MaxPayload(), enc)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -197,22 +194,21 @@ func (c *Codec) Stats() CodecStats {
 // against replay. Errors wrap the Security errors (ErrAuth for packets
 // sealed with an unknown key), ErrReplay, or are a *DecodeError.
 // Extension entries of unknown tags are skipped and counted in Stats. An
-// ack bound to this member without its sender's ID is refused: it needs
-// DecodeDatagram.
+// ack bound to this member is refused: it needs DecodeDatagram.
 func (c *Codec) Decode(pkt []byte) (*swim.Packet, error) {
 	p, _, err := c.decode(pkt, 0, nil)
 	return p, err
 }
 
 // DecodeDatagram is Decode for a datagram that may be an ack bound to
-// this member without its sender's ID (the answer to one of its probe
-// pings, see CodecConfig.LocalID): ackSender, called with the ack's
-// sequence number, names the member that this member's probe ping with
-// that number went to (swim.Member.AckSender), and the ack is checked
-// against that member's replay window and returned with its From.ID
-// filled in. One that ackSender matches to no member answers nothing; it
-// is returned with an empty From.ID, unchecked for replay, as a plain ack
-// without IDs is, for the state machine to count (swim.Stats
+// this member (the answer to one of its sealed probe pings, see
+// CodecConfig.LocalID), which names neither member: ackSender, called
+// with the ack's sequence number, names the member that this member's
+// probe ping with that number went to (swim.Member.AckSender), and the ack
+// is checked against that member's replay window and returned with its
+// From.ID filled in. One that ackSender matches to no member answers
+// nothing; it is returned with an empty From.ID, unchecked for replay, as
+// a plain ack without IDs is, for the state machine to count (swim.Stats
 // AcksUnmatched). ackSender is called on the caller's goroutine, before
 // DecodeDatagram returns.
 func (c *Codec) DecodeDatagram(pkt []byte, ackSender func(seq uint32) (swim.ID, bool)) (*swim.Packet, error) {
@@ -240,7 +236,7 @@ func (c *Codec) decode(pkt []byte, prev int64, ackSender func(uint32) (swim.ID, 
 		return nil, 0, &DecodeError{Field: "datagram", Err: ErrOversize, Detail: fmt.Sprintf("%d bytes, limit %d", len(pkt), c.max)}
 	}
 	var self swim.ID
-	if c.readsBound() {
+	if c.bindsAcks() {
 		self = c.local
 	}
 	payload, env, err := c.sec.open(pkt, self)
@@ -258,6 +254,7 @@ func (c *Codec) decode(pkt []byte, prev int64, ackSender func(uint32) (swim.ID, 
 		if !c.sec.Plain {
 			c.plainAccepted.Add(1)
 		}
+		c.matchBySeq(p, info)
 		c.count(info)
 		return p, 0, nil
 	}
@@ -265,26 +262,23 @@ func (c *Codec) decode(pkt []byte, prev int64, ackSender func(uint32) (swim.ID, 
 		return nil, 0, &DecodeError{Field: "timestamp", Err: ErrTruncated, Detail: fmt.Sprintf("%d bytes of sealed payload, want at least %d", len(payload), timestampSize)}
 	}
 	ts := int64(binary.BigEndian.Uint64(payload))
-	p, info, err := UnmarshalInfo(payload[timestampSize:], c.room())
+	p, info, err := UnmarshalInfo(payload[timestampSize:], c.MaxPayload())
 	if err != nil {
 		return nil, 0, err
 	}
 	bound := env == EnvelopeBound
-	if err := c.checkSealedIDs(p, bound); err != nil {
+	if err := checkSealedIDs(p, bound); err != nil {
 		return nil, 0, err
 	}
+	c.matchBySeq(p, info)
 	if bound {
-		p.To.ID = c.local
-	}
-	if p.From.ID == "" {
-		// A bound ack without its sender's ID (checkSealedIDs): from
-		// whom this member's probe ping with its number went to.
-		id, ok := swim.ID(""), false
-		if ackSender != nil && prev == 0 {
-			id, ok = ackSender(p.Ack.Seq)
-		} else {
-			return nil, 0, &DecodeError{Offset: 2, Field: "from id", Err: ErrMalformed, Detail: "an ack bound to this member without its sender's ID comes as a datagram, decoded with the prober's record (DecodeDatagram)"}
+		// An ack to this member's probe ping (checkSealedIDs): from
+		// whom that ping, with its number, went to.
+		if ackSender == nil || prev != 0 {
+			return nil, 0, &DecodeError{Offset: 2, Field: "from id", Err: ErrMalformed, Detail: "a bound ack comes as a datagram, decoded with the prober's record (DecodeDatagram)"}
 		}
+		p.To.ID = c.local
+		id, ok := ackSender(p.Ack.Seq)
 		if !ok {
 			c.count(info)
 			return p, 0, nil
@@ -292,7 +286,7 @@ func (c *Codec) decode(pkt []byte, prev int64, ackSender func(uint32) (swim.ID, 
 		p.From.ID = id
 	}
 	if prev == 0 {
-		err = c.replay.check(p.From.ID, ts, bound || info.ReadsBound)
+		err = c.replay.check(p.From.ID, ts)
 	} else {
 		err = c.replay.checkAfter(ts, prev)
 	}
@@ -303,20 +297,39 @@ func (c *Codec) decode(pkt []byte, prev int64, ackSender func(uint32) (swim.ID, 
 	return p, ts, nil
 }
 
+// matchBySeq decides whether the answer to the ping p may leave out its
+// sender's ID (swim.Ping.MatchBySeq), in the envelope this codec answers
+// with: a plain answer when the ping asked for one (packet tag 7), and a
+// sealed one, bound to the prober, when the ping asked for that (packet
+// tag 8) and this codec binds acks. A plain ping with tag 7 from a member
+// that seals nothing for now (encryption being turned on) gets a sealed
+// ack that names both members from a codec that seals, which every
+// version opens; a sealed ping of an earlier version carries neither
+// tag.
+func (c *Codec) matchBySeq(p *swim.Packet, info Info) {
+	if p.Kind != swim.MsgPing {
+		return
+	}
+	if c.sec.sealing() {
+		p.Ping.MatchBySeq = info.MatchBound && c.bindsAcks()
+	} else {
+		p.Ping.MatchBySeq = p.Ping.MatchBySeq || info.MatchBound
+	}
+}
+
 // checkSealedIDs refuses a sealed packet that leaves out an ID it must
 // name. A sealed packet that is not bound names its receiver in acks and
 // nacks and, in an ack, its sender: one that names neither opens at any
 // member, and its replay from a crashed member's host answered that
 // member's probe (atk28 F2; members of a few builds on main sealed acks
-// so, atk28b). A bound packet names no receiver (the envelope binds it
-// to this member); only an ack to a probe ping may leave out its sender.
-func (c *Codec) checkSealedIDs(p *swim.Packet, bound bool) error {
+// so, atk28b). A bound packet is an ack that names neither: the envelope
+// binds it to this member, and its sender is the member this member's
+// probe ping with its number went to.
+func checkSealedIDs(p *swim.Packet, bound bool) error {
 	switch {
-	case bound && p.To.ID != "":
-		return &DecodeError{Offset: 2, Field: "to id", Err: ErrMalformed, Detail: "a packet bound to its receiver names none"}
-	case bound:
-		return nil // an empty From.ID is an ack's (Unmarshal)
-	case (p.Kind == swim.MsgAck || p.Kind == swim.MsgNack) && (p.From.ID == "" || p.To.ID == ""):
+	case bound && (p.Kind != swim.MsgAck || p.From.ID != "" || p.To.ID != ""):
+		return &DecodeError{Offset: 1, Field: "kind", Err: ErrMalformed, Detail: fmt.Sprintf("a bound packet is an ack naming neither member, got a %v from %q to %q", p.Kind, p.From.ID, p.To.ID)}
+	case !bound && (p.Kind == swim.MsgAck || p.Kind == swim.MsgNack) && (p.From.ID == "" || p.To.ID == ""):
 		return &DecodeError{Offset: 2, Field: "from id", Err: ErrMalformed, Detail: "a sealed ack or nack must name its sender and its receiver"}
 	}
 	return nil

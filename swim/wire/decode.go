@@ -53,8 +53,8 @@ type reader struct {
 	off  int
 	item string
 	idx  int
-	// readsBound: the packet's extensions hold tag 8 (reads bound).
-	readsBound bool
+	// matchBound: the packet's extensions hold tag 8 (match bound).
+	matchBound bool
 }
 
 // name is field's full name: joined after the reader's item, if any.
@@ -165,12 +165,12 @@ const minUpdateSize = 1 + 2 + 1 + 1 + 1
 // Info says what Decode learnt about a payload beyond the packet: its
 // format version, how many extension entries it skipped because their
 // tag is unknown to this version (fields a later version added), and
-// whether its sender said it reads packets bound to it (packet tag 8,
-// EnvelopeBound).
+// whether a ping asked for an ack bound to its sender (packet tag 8,
+// EnvelopeBound), which a Codec turns into swim.Ping.MatchBySeq.
 type Info struct {
 	Version       byte
 	UnknownFields int
-	ReadsBound    bool
+	MatchBound    bool
 }
 
 // Unmarshal decodes a payload produced by Marshal or MarshalVersion, in
@@ -209,7 +209,7 @@ func UnmarshalInfo(b []byte, max int) (*swim.Packet, Info, error) {
 			return nil, info, err
 		}
 		info.UnknownFields += n
-		info.ReadsBound = r.readsBound
+		info.MatchBound = r.matchBound
 	}
 	n, err := r.updates(p, v)
 	info.UnknownFields += n

@@ -70,8 +70,8 @@ func (r *reader) ext(p *swim.Packet, u *swim.Update) (int, error) {
 			err = packetEntry(p, tag, &e)
 		}
 		switch {
-		case err == nil && u == nil && tag == tagReadsBound:
-			r.readsBound = true
+		case err == nil && u == nil && tag == tagMatchBound:
+			r.matchBound = true
 		case err == errUnknownTag:
 			skipped++
 		case err != nil:
@@ -142,9 +142,12 @@ func packetEntry(p *swim.Packet, tag uint64, e *reader) error {
 			return e.fail("match by seq", ErrMalformed, "%d bytes, want none", len(e.b)-e.off)
 		}
 		p.Ping.MatchBySeq = true
-	case tagReadsBound:
-		if len(e.b) != e.off {
-			return e.fail("reads bound", ErrMalformed, "%d bytes, want none", len(e.b)-e.off)
+	case tagMatchBound:
+		switch {
+		case p.Kind != swim.MsgPing:
+			return e.fail("match bound", ErrMalformed, "on a %v, want it on a ping only", p.Kind)
+		case len(e.b) != e.off:
+			return e.fail("match bound", ErrMalformed, "%d bytes, want none", len(e.b)-e.off)
 		}
 	case tagJoinToken:
 		if len(e.b)-e.off != 8 {

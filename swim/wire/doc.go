@@ -14,11 +14,10 @@
 //	            the receiver's ID authenticated with the header and not sent
 //
 // A bound packet opens only at the member whose ID it was sealed with
-// (CodecConfig.LocalID), so its payload names no receiver, and an ack that
-// answers a probe ping names no sender either: its receiver knows whom it
-// pinged. A Codec binds its sealed packets to a member whose latest sealed
-// packet said it reads them (packet tag 8), and says so in its own
-// packets that are not bound.
+// (CodecConfig.LocalID), so its payload need not name its receiver. It
+// is the ack to a sealed probe ping that asks for it (packet tag 8), and
+// names neither member: its receiver knows whom it pinged with that
+// sequence number (Codec.DecodeDatagram).
 //
 // A cluster label (Security.Label, memberlist's Label) keeps groups that
 // share a network apart: a member refuses a packet whose label differs

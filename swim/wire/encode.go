@@ -76,8 +76,8 @@ const DefaultMaxPacketSize = 1400
 // and user messages keep the sender's address: it is where their answers,
 // and a view request to an unknown sender, go (and a join is answered only
 // from the address it claims). Unsealed, an ack or a nack also leaves out
-// its receiver's ID (sealed, one keeps both IDs and a ping sends no tag 7,
-// unless the packet is bound to its receiver; see encoding): it answers a
+// its receiver's ID (sealed, one keeps both IDs unless it is a bound ack,
+// and a ping sends tag 8 instead of 7; see encoding): it answers a
 // ping or ping-req of its receiver, which
 // matches it by the sender's ID and the sequence number; a receiver's ID
 // only guards a misdelivered packet (swim.Member.Step counts one that
@@ -91,10 +91,10 @@ const DefaultMaxPacketSize = 1400
 // ("m00", "127.0.0.1:NNNNN") a bare ping is 32 bytes instead of 47 (34
 // with tag 7) and a bare ack 14 (11 without its sender's ID). Format 1
 // writes every address and ID. A decoder reads addresses and IDs wherever
-// they are, so packets of earlier format-2 writers still decode. A packet
-// bound to its receiver (EnvelopeBound) leaves out the receiver's ID in
-// every kind, the envelope naming it, and an ack to a ping with tag 7 its
-// sender's ID too, as a plain one does.
+// they are, so packets of earlier format-2 writers still decode. A
+// sealed probe ping asks with tag 8 for an ack bound to its sender
+// (EnvelopeBound), which names neither member, the envelope binding it to
+// its receiver, as a plain ack to a ping with tag 7 names neither.
 //
 // The proof (swim.Update.Proof: a member's signature of its own Alive or
 // leave, with signed self-updates) is flagged by the high bit of the
@@ -122,10 +122,10 @@ const DefaultMaxPacketSize = 1400
 //	                      that answer it (swim.Packet.JoinToken): 8 bytes, big-endian, not 0
 //	packet  7 match by seq: on a ping only, no content: its sender matches the ack by
 //	                      sequence number alone, so the ack may leave out its sender's ID
-//	                      (swim.Ping.MatchBySeq; in plain and bound packets only)
-//	packet  8 reads bound: any kind, no content, in a sealed packet that is not bound: its
-//	                      sender opens packets bound to it (EnvelopeBound), so that its
-//	                      receiver may send it such packets (Codec)
+//	                      (swim.Ping.MatchBySeq; in plain packets only)
+//	packet  8 match bound: on a sealed ping only, no content: as tag 7, for an ack sealed
+//	                      to its sender (EnvelopeBound), which names neither member
+//	                      (swim.Ping.MatchBySeq with Codec's LocalID)
 //	update  1 versions:   2 bytes, min then max (1 ≤ min ≤ max)
 //	update  2 meta:       the member's metadata (1 to swim.MaxMetaLen bytes)
 //
@@ -149,7 +149,7 @@ const (
 	tagPart       = 5
 	tagJoinToken  = 6
 	tagMatchBySeq = 7
-	tagReadsBound = 8
+	tagMatchBound = 8
 	tagVersions   = 1
 	tagMeta       = 2
 )
@@ -220,29 +220,28 @@ func nodeProblem(n swim.Node, idRequired bool) error {
 }
 
 // encoding is how to write a payload: the format version, whether it is
-// sealed and whether bound to its receiver (EnvelopeBound), whether it
-// says that its sender reads bound packets (packet tag 8), and, for
-// compatibility tests, an extra extension tag (0: none).
+// sealed, whether a probe ping asks for a bound ack (packet tag 8) and
+// whether it is such an ack (EnvelopeBound), and, for compatibility
+// tests, an extra extension tag (0: none).
 //
 // A sealed payload that is not bound keeps the IDs in acks and nacks and
-// sends no match-by-seq tag: a sealed ack that names neither its receiver
-// nor its sender opens at any member, and with the round's number, which
+// sends no tag 7: a sealed ack that names neither its receiver nor its
+// sender would open at any member, and with the round's number, which
 // every member's probe of the round carries, a replay of any member's ack
 // sent from a crashed member's host answered that member's probe (atk28
-// F2). Named, it is its sender's answer to its receiver only, as before the
-// compact acks. A bound payload opens at its receiver only, so it leaves
-// out the receiver's ID in every kind, and an ack to a ping with tag 7
-// leaves out its sender's ID too, as a plain one does; its receiver fills
-// the sender in from the ping it sent with that number and checks replay
-// against that sender's window (Codec.DecodeDatagram). Plain packets carry
-// no guarantee (anyone can write them), so they leave the IDs of acks and
+// F2). Named, it is its sender's answer to its receiver only, as before
+// the compact acks. A bound ack opens at its receiver only, so it names
+// neither member, as a plain one does; its receiver fills the sender in
+// from the ping it sent with that number and checks replay against that
+// sender's window (Codec.DecodeDatagram). Plain packets carry no
+// guarantee (anyone can write them), so they leave the IDs of acks and
 // nacks out.
 type encoding struct {
-	v         byte
-	sealed    bool
-	bound     bool
-	advertise bool
-	extra     uint16
+	v          byte
+	sealed     bool
+	matchBound bool
+	bound      bool
+	extra      uint16
 }
 
 // extraEntry is the content of the stand-in entry of CodecConfig.ExtraTag.
@@ -301,8 +300,8 @@ func appendHeader(b []byte, p *swim.Packet, enc encoding) ([]byte, error) {
 
 // headerNodes returns the from and to nodes as enc writes them: format 2
 // leaves out the addresses the receiver does not need and, when not
-// sealed, the IDs of acks and nacks, when bound the receiver's ID and an
-// ack's sender's ID (see the payload layout and encoding); format 1
+// sealed or bound, the IDs of acks and nacks (an ack's sender's only
+// with swim.Ack.NoSenderID; see the payload layout and encoding); format 1
 // writes both nodes whole.
 func headerNodes(p *swim.Packet, enc encoding) (from, to swim.Node) {
 	from, to = p.From, p.To
@@ -310,12 +309,9 @@ func headerNodes(p *swim.Packet, enc encoding) (from, to swim.Node) {
 		return from, to
 	}
 	to.Addr = ""
-	if enc.bound {
-		to.ID = ""
-	}
 	if p.Kind == swim.MsgAck || p.Kind == swim.MsgNack {
 		from.Addr = ""
-		if !enc.sealed {
+		if !enc.sealed || enc.bound {
 			to.ID = ""
 		}
 	}
@@ -373,12 +369,13 @@ func appendPacketExt(b []byte, p *swim.Packet, enc encoding) ([]byte, error) {
 	if p.JoinToken != 0 {
 		l += entryLen(tagJoinToken, 8)
 	}
-	matchBySeq := p.Kind == swim.MsgPing && p.Ping.MatchBySeq && (!enc.sealed || enc.bound)
+	matchBySeq := p.Kind == swim.MsgPing && p.Ping.MatchBySeq && !enc.sealed
 	if matchBySeq {
 		l += entryLen(tagMatchBySeq, 0)
 	}
-	if enc.advertise {
-		l += entryLen(tagReadsBound, 0)
+	matchBound := p.Kind == swim.MsgPing && p.Ping.MatchBySeq && enc.sealed && enc.matchBound
+	if matchBound {
+		l += entryLen(tagMatchBound, 0)
 	}
 	if extra != 0 {
 		l += entryLen(int(extra), len(extraEntry))
@@ -413,8 +410,8 @@ func appendPacketExt(b []byte, p *swim.Packet, enc encoding) ([]byte, error) {
 	if matchBySeq {
 		b = appendEntryHead(b, tagMatchBySeq, 0)
 	}
-	if enc.advertise {
-		b = appendEntryHead(b, tagReadsBound, 0)
+	if matchBound {
+		b = appendEntryHead(b, tagMatchBound, 0)
 	}
 	return appendExtra(b, extra), nil
 }

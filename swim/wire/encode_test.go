@@ -425,7 +425,9 @@ func FuzzDecode(f *testing.F) {
 		ownFrom := info.Version >= 2 && slices.ContainsFunc(p.Updates, func(u swim.Update) bool {
 			return u.Kind == swim.UpdateAlive && u.From == u.Node.ID
 		})
-		dropped := info.UnknownFields > 0 || ownFrom || !assert.ObjectsAreEqual(p, want)
+		// Tag 8 (a sealed ping's ask for a bound ack) is the Codec's to
+		// read; Unmarshal leaves MatchBySeq as tag 7 says.
+		dropped := info.UnknownFields > 0 || ownFrom || info.MatchBound || !assert.ObjectsAreEqual(p, want)
 		if !dropped && !bytes.Equal(again, b) {
 			t.Fatalf("not canonical:\n in  %x\n out %x", b, again)
 		}

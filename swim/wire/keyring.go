@@ -18,12 +18,11 @@ const (
 	// EnvelopeBound is an encrypted packet bound to its receiver: the
 	// receiver's ID is part of the AES-GCM additional data, after the
 	// label header and this byte, and is not in the payload. Only the
-	// member with that ID opens it (a Codec with LocalID), so the payload
-	// need not name its receiver, and an ack that answers a ping of its
-	// receiver need not name its sender either (Codec). Same size as
-	// EnvelopeEncrypted. Members of fdkit before it refuse it as an
-	// unknown envelope byte; a Codec sends it only to a member that said
-	// it reads it (packet tag 8).
+	// member with that ID opens it (a Codec with LocalID). fdkit sends it
+	// for one packet only: the ack to a sealed probe ping that asked for
+	// it (packet tag 8), which then names neither member (Codec). Same
+	// size as EnvelopeEncrypted. Members of fdkit before it never ask for
+	// it, and refuse it as an unknown envelope byte.
 	EnvelopeBound byte = 0x04
 )
 

@@ -21,7 +21,9 @@ import (
 // packet; the replay, of any of b's packets of its previous life sealed
 // within MaxSkew (30 s), makes a bind again, and b can open nothing of
 // a's (atk29 F2). A packet that names another receiver must not change what
-// a's codec knows of its sender.
+// a's codec sends its sender; since the fix, nothing a codec sends depends
+// on what it heard before: only an ack to a ping that asked for it is
+// bound.
 func TestMisdirectedReplaySetsReadsBound(t *testing.T) {
 	kr, _ := NewKeyring(key(1, 16))
 	clk := &fakeClock{t: time.Unix(1_800_000_000, 0)}

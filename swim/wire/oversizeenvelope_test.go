@@ -12,11 +12,10 @@ import (
 // A configuration whose envelope leaves no room for a payload: a 255-byte
 // label (257 bytes of header) and the sealed envelope and timestamp (37)
 // within a MaxPacketSize of 128, or an 89-byte label that leaves exactly
-// none (and 1 to 3 bytes leave none once packet tag 8 is reserved,
-// readsBoundRoom). NewCodec takes it, MaxPayload is 0 or less, and
-// Encode, whose marshal reads a limit of 0 or less as none, writes datagrams over MaxPacketSize, which every
-// decoder refuses as oversize (atk29 F3; the first case also at
-// 2451311). Either NewCodec refuses the configuration, naming
+// none. NewCodec took it, MaxPayload was 0 or less, and Encode, whose
+// marshal reads a limit of 0 or less as none, wrote datagrams over
+// MaxPacketSize, which every decoder refuses as oversize (atk29 F3; also
+// at 2451311). Either NewCodec refuses the configuration, naming
 // MaxPacketSize and the label, or Encode keeps within MaxPacketSize.
 func TestEnvelopeLeavesNoRoom(t *testing.T) {
 	kr, _ := NewKeyring(key(1, 16))

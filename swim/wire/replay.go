@@ -106,10 +106,6 @@ type senderWindow struct {
 	ts    [replayRemembered]int64
 	n     int
 	used  int64 // receiver clock at the last accepted packet
-	// readsBound: the sender's latest accepted packet said it reads
-	// packets bound to it (EnvelopeBound; packet tag 8, or a bound
-	// packet itself).
-	readsBound bool
 }
 
 func newReplayGuard(cfg ReplayConfig) (*replayGuard, error) {
@@ -165,9 +161,8 @@ func (g *replayGuard) stamp() int64 {
 }
 
 // check accepts ts from sender once, or returns an error wrapping
-// ErrReplay. An accepted packet sets whether its sender reads bound
-// packets (readsBound).
-func (g *replayGuard) check(sender swim.ID, ts int64, readsBound bool) error {
+// ErrReplay.
+func (g *replayGuard) check(sender swim.ID, ts int64) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	now := g.clock()
@@ -190,17 +185,7 @@ func (g *replayGuard) check(sender swim.ID, ts int64, readsBound bool) error {
 	}
 	w.remember(ts, now-int64(g.cfg.MaxSkew), now-int64(g.cfg.Window), now+int64(g.cfg.Window))
 	w.used = now
-	w.readsBound = readsBound
 	return nil
-}
-
-// readsBound reports whether id's latest accepted packet said that id
-// reads packets bound to it; false for a sender not heard, or forgotten.
-func (g *replayGuard) readsBound(id swim.ID) bool {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	w := g.senders[id]
-	return w != nil && w.readsBound
 }
 
 // checkAfter accepts ts of a stream's frame that follows one stamped prev
