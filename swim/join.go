@@ -42,7 +42,8 @@ func (m *Member) Bootstrap(nodes []Node) {
 // forger: answersJoin), until one echoing it comes or joinFallbackPeriods
 // protocol periods pass. A member that holds other live members when it joins (its
 // group merging with the seed's) sends its own view, once, to the seed
-// whose view answered: the seed's group then learns the joiner's from the
+// whose view answered (after a view without the token, to the seed's
+// answer echoing it, or when the resends end: mergePush): the seed's group then learns the joiner's from the
 // seed (memberlist's join is likewise a push-pull both ways), not only as
 // the joiner's members happen to probe its members (docs/experiments.md,
 // “Merging two groups”). A refusal for an ID conflict is reported
