@@ -101,7 +101,7 @@ func (m *Member) holdState(in *inbound, pkt *Packet) bool {
 		m.stats.StatesWithheld++
 	}
 	m.stats.StatesReceived++
-	st := RemoteState{From: pkt.From, State: slices.Clone(pkt.State), Join: m.join.pending}
+	st := RemoteState{From: pkt.From, State: slices.Clone(pkt.State), Join: in.joinAnswer}
 	m.app.held = append(m.app.held, heldState{at: now, state: st})
 	return true
 }

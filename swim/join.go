@@ -42,7 +42,8 @@ func (m *Member) Bootstrap(nodes []Node) {
 // forger: answersJoin), until one echoing it comes or joinFallbackPeriods
 // protocol periods pass. A member that holds other live members when it joins (its
 // group merging with the seed's) sends its own view, once, to the seed
-// whose view answered: the seed's group then learns the joiner's from the
+// whose view answered (after a view without the token, to the seed's
+// answer echoing it, or when the resends end: mergePush): the seed's group then learns the joiner's from the
 // seed (memberlist's join is likewise a push-pull both ways), not only as
 // the joiner's members happen to probe its members (docs/experiments.md,
 // “Merging two groups”). A refusal for an ID conflict is reported
@@ -60,6 +61,7 @@ func (m *Member) Join(now time.Duration, seeds []string) error {
 	m.join.token = m.joinToken()
 	m.join.holder = Node{}
 	m.join.merging, m.join.alone = m.live > 0, m.live == 0
+	m.join.mergeHeld, m.join.mergeTo = false, Node{}
 	m.join.lastConflict = conflictNote{} // this attempt's refusal is news (conflictEvery)
 	m.join.seeds = slices.Clone(seeds)
 	m.join.resend = slices.Clone(seeds)
@@ -134,6 +136,86 @@ func (m *Member) Joining() bool { return m.join.pending }
 // and the resends go on for that view's sake (joinState.asking), and no
 // StopJoin came since.
 func (m *Member) resending() bool { return (m.join.pending || m.join.asking) && !m.join.stopped }
+
+// joinDeadline returns when Tick next has a join's work to do: the next
+// resend, and the end of the asking (askUntil) while a merging push waits
+// for it (mergePush).
+func (m *Member) joinDeadline() (at time.Duration, ok bool) {
+	if m.resending() && (m.join.pending || m.join.next < m.join.askUntil) {
+		at, ok = m.join.next, true
+	}
+	if m.join.mergeHeld && m.join.asking && (!ok || m.join.askUntil < at) {
+		at, ok = m.join.askUntil, true
+	}
+	return at, ok
+}
+
+// tickJoin ends the asking after a view without the token answered the
+// join (joinState.asking) at askUntil, sending a merging push held for the
+// seed's own answer to the view that answered (mergePush), and resends
+// the joins when due.
+func (m *Member) tickJoin(now time.Duration) {
+	if m.join.asking && now >= m.join.askUntil {
+		m.join.asking = false
+		if m.join.mergeHeld {
+			m.join.merging, m.join.mergeHeld = false, false
+			m.sendSync(m.join.mergeTo, 0)
+		}
+	}
+	if m.resending() && now >= m.join.next {
+		m.sendJoins(now)
+	}
+}
+
+// seedAnswer reports whether pkt is a view transfer that echoes the
+// latest Join's token (never 0), from an address joined through and
+// received from there: the seed's own answer to the join, which a forger
+// that did not see the join cannot write.
+func (m *Member) seedAnswer(in *inbound, pkt *Packet) bool {
+	return pkt.Kind == MsgSync && pkt.JoinToken != 0 && pkt.JoinToken == m.join.token && !in.otherSource &&
+		slices.Contains(m.join.seeds, pkt.From.Addr)
+}
+
+// mergePush sends this member's view, once, to the seed whose view
+// answered its join when the join found other members live
+// (joinState.merging; Join's doc), after the view pkt from from was
+// merged; joined says that pkt answered the join (onView).
+//
+// A view without the token that answered a format-2 joiner at once (a
+// format-1 seed's, or a forger's spoofed from a seed's address:
+// answersJoin) does not get it: a forger naming another sender ID than
+// the seed's drew the push to that ID, which the seed dropped as
+// misdirected, and the seed's own answer, coming after the join had
+// ended, sent none, so that two groups of 10 merged in 21 to 50 s instead
+// of 0.6 s (atk29b F1). Nor does sending it to the address alone help:
+// it reaches the seed before the seed has admitted the joiner (its join
+// challenge), and is dropped. The push is held (mergeHeld) until the
+// seed's own answer, echoing the token (seedAnswer), which goes after the
+// seed admitted the joiner, and goes to its sender; or, for a format-1
+// seed, which cannot echo it, until the asking ends (askUntil, tickJoin),
+// to the view that answered. A refusal echoing the token (the seed holds
+// this member's ID elsewhere) releases nothing. A Config.JoinTokenless
+// joiner has no token whose echo could tell the seed's answer from a
+// forger's: it pushes to the first view that answers, as before join
+// tokens, and a view spoofed from the seed's address draws its push.
+func (m *Member) mergePush(in *inbound, from Node, pkt *Packet, joined bool) {
+	if !m.join.merging {
+		return
+	}
+	switch {
+	case m.join.mergeHeld:
+		if !m.seedAnswer(in, pkt) || m.selfRefusal(pkt) {
+			return
+		}
+	case !joined:
+		return
+	case m.join.asking && !m.cfg.JoinTokenless:
+		m.join.mergeHeld, m.join.mergeTo = true, from
+		return
+	}
+	m.join.merging, m.join.mergeHeld = false, false
+	m.sendSync(from, 0)
+}
 
 func (m *Member) sendJoins(now time.Duration) {
 	for _, s := range m.join.resend {

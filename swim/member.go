@@ -286,7 +286,9 @@ type joinState struct {
 	otherRefusal      bool
 	otherRefusalAfter time.Duration
 	announceUntil     time.Duration // views until then are a join's answer: announce to their members (announceJoin)
-	merging           bool          // Join found other members live: the answering seed gets this member's view (onView)
+	merging           bool          // Join found other members live: the answering seed gets this member's view (mergePush)
+	mergeHeld         bool          // that push waits for the seed's own answer or askUntil (mergePush)
+	mergeTo           Node          // the sender of the view without the token that answered: the push goes there at askUntil
 	alone             bool          // Join found no other member live: the seed's view is not gossiped on (spreadsView)
 	refusal           *JoinRefusal  // the latest refusal of this member's join
 	holder            Node          // the live holder of this member's ID that refused this join (JoinConflict)
@@ -427,8 +429,8 @@ func (m *Member) NextDeadline() (at time.Duration, ok bool) {
 	for _, p := range m.suspects {
 		at = min(at, max(p.susp.deadline, m.health.graceUntil))
 	}
-	if m.resending() && (m.join.pending || m.join.next < m.join.askUntil) {
-		at = min(at, m.join.next)
+	if t, ok := m.joinDeadline(); ok {
+		at = min(at, t)
 	}
 	if len(m.tomb) > 0 && m.cfg.ReconnectInterval > 0 {
 		at = min(at, m.probing.nextReconnect)
@@ -484,12 +486,7 @@ func (m *Member) Tick(now time.Duration) {
 	m.tickSuspicions(now)
 	m.reapExpired(now)
 	m.drainQueue(now)
-	if m.join.asking && now >= m.join.askUntil {
-		m.join.asking = false
-	}
-	if m.resending() && now >= m.join.next {
-		m.sendJoins(now)
-	}
+	m.tickJoin(now)
 	m.tickReconnect(now)
 	m.tickPushPull(now)
 	if m.st == leaving && (now >= m.leaveDeadline || !m.leaveQueued()) {

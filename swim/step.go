@@ -106,6 +106,14 @@ type inbound struct {
 	// that join, not a forger's (verify.go, seedView); with
 	// Config.JoinTokenless, one that carries no token.
 	echoesJoin bool
+	// joinAnswer: the packet answers this member's latest Join, and the
+	// state it carries is delivered with RemoteState.Join: the join is
+	// pending, or the packet is the seed's own answer (seedAnswer) while
+	// the joins are still resent after a view without the token answered
+	// the join at once (joinState.asking), as the seed's answer was
+	// before that view could answer (atk29b F2). Set before the packet is
+	// screened: a held state (heldstate.go) is read there.
+	joinAnswer bool
 }
 
 // step is Step with the packet's context in.
@@ -124,6 +132,7 @@ func (m *Member) step(in *inbound, pkt *Packet) error {
 	if m.claimsOtherAddress(pkt) {
 		in.otherSource = true
 	}
+	in.joinAnswer = m.join.pending || m.join.asking && in.now < m.join.askUntil && m.seedAnswer(in, pkt)
 	if m.screened(in, from, pkt) {
 		return nil
 	}
@@ -395,11 +404,8 @@ func (m *Member) onView(in *inbound, from Node, pkt *Packet) {
 	}
 	if joined {
 		m.join.announceUntil = in.now + m.cfg.ProbeInterval
-		if m.join.merging {
-			m.join.merging = false
-			m.sendSync(from, 0)
-		}
 	}
+	m.mergePush(in, from, pkt, joined)
 	if in.now < m.join.announceUntil {
 		m.announceJoin(pkt.From.ID)
 	}

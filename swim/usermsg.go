@@ -66,7 +66,9 @@ type Message struct {
 
 // RemoteState is the application state another member sent with a view
 // transfer (Config.LocalState), delivered in Ready.RemoteStates. Join is
-// true when the transfer answers this member's join or pull.
+// true when the transfer answers this member's join: it came while
+// Joining, or it is the seed's own answer, echoing the join's token, after
+// a view without the token answered the join at once (answersJoin).
 type RemoteState struct {
 	From  Node
 	State []byte
@@ -593,6 +595,6 @@ func (m *Member) receiveUser(in *inbound, pkt *Packet) {
 			return
 		}
 		m.stats.StatesReceived++
-		m.app.states = append(m.app.states, RemoteState{From: pkt.From, State: pkt.State, Join: m.join.pending})
+		m.app.states = append(m.app.states, RemoteState{From: pkt.From, State: pkt.State, Join: in.joinAnswer})
 	}
 }
