@@ -138,6 +138,7 @@ type Member struct {
 	cfg     settings
 	rng     *rand.Rand
 	self    Node
+	idCheck uint32 // IDCheck(self.ID): Packet.ToCheck of packets for this member
 	inc     Incarnation
 	st      status
 	meta    string
@@ -346,7 +347,7 @@ func New(cfg Config, rng *rand.Rand) (*Member, error) {
 		return nil, err
 	}
 	cfg.RingKey = slices.Clone(cfg.RingKey)
-	return &Member{cfg: resolve(cfg), rng: rng, self: cfg.Self, inc: cfg.Incarnation, meta: string(cfg.Meta),
+	return &Member{cfg: resolve(cfg), rng: rng, self: cfg.Self, idCheck: IDCheck(cfg.Self.ID), inc: cfg.Incarnation, meta: string(cfg.Meta),
 		app: appMessages{seq: cfg.FirstBroadcastSeq}, peers: make(map[ID]*peer), verifiedAt: make(map[string]*peer),
 		probing: prober{unverifiedTokens: unverifiedCost, pass: 1, selfRing: ringKey(cfg.RingKey, cfg.Self.ID)}}, nil
 }

@@ -1,6 +1,7 @@
 package swim
 
 import (
+	"hash/fnv"
 	"math"
 	"time"
 )
@@ -328,11 +329,16 @@ func (c change) accusation() bool { return c == changeSuspect || c == changeDead
 // have no body). From is the sender; To is the intended receiver, whose Addr
 // the transport sends to. To.ID may be empty when the sender does not know
 // it (a join through an address); a receiver drops a packet whose non-empty
-// To.ID is not its own (a different member now at that address).
+// To.ID is not its own (a different member now at that address). ToCheck,
+// when not 0, stands for To.ID where an encoding left the ID out (swim/wire
+// leaves a long ID out of a probe's ping and sends its check, IDCheck):
+// a receiver whose own ID's check differs drops the packet, as it drops
+// one for another ID (Stats.Misdirected).
 type Packet struct {
 	Kind    MessageKind
 	From    Node
 	To      Node
+	ToCheck uint32
 	Ping    Ping
 	Ack     Ack
 	Nack    Nack
@@ -396,6 +402,24 @@ const joinTokenSize = 1 + 1 + 8
 // (Packet.Size): tag and a length of 0.
 const matchBySeqSize = 1 + 1
 
+// toCheckSize is the size of a ToCheck's extension entry in bytes
+// (Packet.Size): tag, length, 4 bytes.
+const toCheckSize = 1 + 1 + 4
+
+// IDCheck returns the check of id that Packet.ToCheck carries: the 32-bit
+// FNV-1a hash of its bytes, 1 in place of 0 (0 is no check). It guards
+// against a packet reaching a member other than the one it was meant for
+// (a member restarted under another ID at the address), not against
+// forgery: two IDs share a check with probability 2^-32.
+func IDCheck(id ID) uint32 {
+	h := fnv.New32a()
+	h.Write([]byte(id))
+	if c := h.Sum32(); c != 0 {
+		return c
+	}
+	return 1
+}
+
 // partSize bounds a Part's encoding (Packet.Size): a 1-byte tag, a 1-byte
 // length and two uvarints of up to 5 bytes.
 const partSize = 1 + 1 + 5 + 5
@@ -431,6 +455,9 @@ func (p *Packet) Size() int {
 		n += 5
 		if p.Kind == MsgPing && p.Ping.MatchBySeq {
 			n += matchBySeqSize
+		}
+		if p.ToCheck != 0 {
+			n += toCheckSize
 		}
 	case MsgPingReq:
 		n += 5 + nodeSize(p.PingReq.Target) + 1

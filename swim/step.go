@@ -231,7 +231,7 @@ func (m *Member) screened(in *inbound, from Node, pkt *Packet) bool {
 	if m.st == left {
 		return true
 	}
-	if pkt.To.ID != "" && pkt.To.ID != m.self.ID {
+	if pkt.To.ID != "" && pkt.To.ID != m.self.ID || pkt.To.ID == "" && pkt.ToCheck != 0 && pkt.ToCheck != m.idCheck {
 		m.stats.Misdirected++
 		return true
 	}

@@ -301,7 +301,8 @@ func (c *Codec) decode(pkt []byte, prev int64, ackSender func(uint32) (swim.ID, 
 // sender's ID (swim.Ping.MatchBySeq), in the envelope this codec answers
 // with: a plain answer when the ping asked for one (packet tag 7), and a
 // sealed one, bound to the prober, when the ping asked for that (packet
-// tag 8) and this codec binds acks. A plain ping with tag 7 from a member
+// tag 8) and this codec binds acks. A plain probe ping with a receiver
+// check (packet tag 9) asks for a plain one by the check. A plain ping with tag 7 from a member
 // that seals nothing for now (encryption being turned on) gets a sealed
 // ack that names both members from a codec that seals, which every
 // version opens; a sealed ping of an earlier version carries neither
@@ -313,7 +314,7 @@ func (c *Codec) matchBySeq(p *swim.Packet, info Info) {
 	if c.sec.sealing() {
 		p.Ping.MatchBySeq = info.MatchBound && c.bindsAcks()
 	} else {
-		p.Ping.MatchBySeq = p.Ping.MatchBySeq || info.MatchBound
+		p.Ping.MatchBySeq = p.Ping.MatchBySeq || info.MatchBound || p.ToCheck != 0
 	}
 }
 

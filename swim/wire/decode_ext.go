@@ -149,6 +149,20 @@ func packetEntry(p *swim.Packet, tag uint64, e *reader) error {
 		case len(e.b) != e.off:
 			return e.fail("match bound", ErrMalformed, "%d bytes, want none", len(e.b)-e.off)
 		}
+	case tagToCheck:
+		switch {
+		case p.Kind != swim.MsgPing:
+			return e.fail("receiver check", ErrMalformed, "on a %v, want it on a ping only", p.Kind)
+		case len(e.b)-e.off != 4:
+			return e.fail("receiver check", ErrMalformed, "%d bytes, want 4", len(e.b)-e.off)
+		case p.To.ID != "":
+			return e.fail("receiver check", ErrMalformed, "with the receiver's ID %q: a ping names its receiver or checks it, not both", p.To.ID)
+		}
+		p.ToCheck = binary.BigEndian.Uint32(e.b[e.off:])
+		if p.ToCheck == 0 {
+			return e.fail("receiver check", ErrMalformed, "0 (no check is no entry)")
+		}
+		e.off += 4
 	case tagJoinToken:
 		if len(e.b)-e.off != 8 {
 			return e.fail("join token", ErrMalformed, "%d bytes, want 8", len(e.b)-e.off)

@@ -126,6 +126,10 @@ const DefaultMaxPacketSize = 1400
 //	packet  8 match bound: on a sealed ping only, no content: as tag 7, for an ack sealed
 //	                      to its sender (EnvelopeBound), which names neither member
 //	                      (swim.Ping.MatchBySeq with Codec's LocalID)
+//	packet  9 receiver check: on a ping only, 4 bytes big-endian, not 0: swim.IDCheck of the
+//	                      receiver's ID, which the ping then leaves out (swim.Packet.ToCheck);
+//	                      on a probe ping with an ID longer than 6 bytes, where it asks,
+//	                      in a plain ping, for a plain ack without IDs (as tag 7)
 //	update  1 versions:   2 bytes, min then max (1 ≤ min ≤ max)
 //	update  2 meta:       the member's metadata (1 to swim.MaxMetaLen bytes)
 //
@@ -150,6 +154,7 @@ const (
 	tagJoinToken  = 6
 	tagMatchBySeq = 7
 	tagMatchBound = 8
+	tagToCheck    = 9
 	tagVersions   = 1
 	tagMeta       = 2
 )
@@ -309,6 +314,9 @@ func headerNodes(p *swim.Packet, enc encoding) (from, to swim.Node) {
 		return from, to
 	}
 	to.Addr = ""
+	if toCheck(p, enc) != 0 {
+		to.ID = ""
+	}
 	if p.Kind == swim.MsgAck || p.Kind == swim.MsgNack {
 		from.Addr = ""
 		if !enc.sealed || enc.bound {
@@ -320,6 +328,27 @@ func headerNodes(p *swim.Packet, enc encoding) (from, to swim.Node) {
 	}
 	return from, to
 }
+
+// toCheck returns the receiver check (packet tag 9) that p carries in
+// place of its receiver's ID, or 0: a format-2 probe ping
+// (swim.Ping.MatchBySeq) whose receiver's ID is longer than the check's
+// entry (swim.IDCheck), or a decoded packet that carried one
+// (swim.Packet.ToCheck, To.ID empty).
+func toCheck(p *swim.Packet, enc encoding) uint32 {
+	switch {
+	case enc.v < 2 || p.Kind != swim.MsgPing:
+		return 0
+	case p.To.ID == "":
+		return p.ToCheck
+	case p.Ping.MatchBySeq && len(p.To.ID) > toCheckLen:
+		return swim.IDCheck(p.To.ID)
+	}
+	return 0
+}
+
+// toCheckLen is the receiver check entry's size beyond the empty ID's
+// length byte: tag, length, 4 bytes. A shorter ID is written whole.
+const toCheckLen = 1 + 1 + 4
 
 // strLen is the encoded size of a string of n bytes.
 func strLen(n int) int { return uvarintLen(uint64(n)) + n }
@@ -369,13 +398,21 @@ func appendPacketExt(b []byte, p *swim.Packet, enc encoding) ([]byte, error) {
 	if p.JoinToken != 0 {
 		l += entryLen(tagJoinToken, 8)
 	}
-	matchBySeq := p.Kind == swim.MsgPing && p.Ping.MatchBySeq && !enc.sealed
+	check := toCheck(p, enc)
+	// A ping with a receiver check asks for a plain ack without IDs by the
+	// check alone (the decoder reads it as tag 7), so that a member of an
+	// earlier version, which skips the check, answers with its ID: a member
+	// at the address other than the one pinged is not taken for it.
+	matchBySeq := p.Kind == swim.MsgPing && p.Ping.MatchBySeq && !enc.sealed && check == 0
 	if matchBySeq {
 		l += entryLen(tagMatchBySeq, 0)
 	}
 	matchBound := p.Kind == swim.MsgPing && p.Ping.MatchBySeq && enc.sealed && enc.matchBound
 	if matchBound {
 		l += entryLen(tagMatchBound, 0)
+	}
+	if check != 0 {
+		l += entryLen(tagToCheck, 4)
 	}
 	if extra != 0 {
 		l += entryLen(int(extra), len(extraEntry))
@@ -412,6 +449,10 @@ func appendPacketExt(b []byte, p *swim.Packet, enc encoding) ([]byte, error) {
 	}
 	if matchBound {
 		b = appendEntryHead(b, tagMatchBound, 0)
+	}
+	if check != 0 {
+		b = appendEntryHead(b, tagToCheck, 4)
+		b = binary.BigEndian.AppendUint32(b, check)
 	}
 	return appendExtra(b, extra), nil
 }

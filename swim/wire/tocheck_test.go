@@ -1,0 +1,86 @@
+package wire
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fdkit/fdkit/swim"
+)
+
+// A probe ping to a member whose ID is longer than 6 bytes carries the
+// ID's check (packet tag 9) in its place, and asks for a plain ack without
+// IDs by the check alone: no tag 7, so that a member of an earlier
+// version, which skips the check, answers with its ID. Worked, plain, the
+// 36-byte ID and the bench's address: version and kind 2, from 1 + 3 + 1
+// + 15 = 20, to 1 + 1 = 2, seq 300 2, extensions 1 + 6 = 7, count 2: 35
+// bytes, where naming it took 2 + 20 + 38 + 2 + 3 + 2 = 67. A ping that
+// is not a probe's, or to a short ID, names its receiver.
+func TestToCheckBytes(t *testing.T) {
+	long := swim.ID(strings.Repeat("u", 36))
+	m00 := swim.Node{ID: "m00", Addr: "127.0.0.1:40123"}
+	probe := &swim.Packet{Kind: swim.MsgPing, From: m00, To: swim.Node{ID: long, Addr: "127.0.0.1:40124"}, Ping: swim.Ping{Seq: 300, MatchBySeq: true}}
+	b := mustMarshal(t, probe)
+	c := swim.IDCheck(long)
+	want := []byte{2, 1, 3, 'm', '0', '0', 15}
+	want = append(want, "127.0.0.1:40123"...)
+	want = append(want, 0, 0, 0xac, 0x02, 6, 9, 4, byte(c>>24), byte(c>>16), byte(c>>8), byte(c), 0, 0)
+	assert.Equal(t, want, b)
+	assert.Len(t, b, 35)
+	assert.LessOrEqual(t, len(b), probe.Size())
+	got, err := Unmarshal(b, 0)
+	require.NoError(t, err)
+	assert.Equal(t, swim.Node{}, got.To)
+	assert.Equal(t, c, got.ToCheck)
+	again, err := Marshal(nil, got, 0)
+	require.NoError(t, err)
+	assert.Equal(t, b, again, "the decoded check is written back")
+	assert.LessOrEqual(t, len(again), got.Size())
+
+	plain, err := NewCodec(CodecConfig{Security: &Security{Plain: true}})
+	require.NoError(t, err)
+	dec, err := plain.Decode(append([]byte{EnvelopePlain}, b...))
+	require.NoError(t, err)
+	assert.True(t, dec.Ping.MatchBySeq, "the check asks for a plain ack without IDs")
+
+	for _, p := range []*swim.Packet{
+		{Kind: swim.MsgPing, From: m00, To: swim.Node{ID: long}, Ping: swim.Ping{Seq: 300}},
+		{Kind: swim.MsgPing, From: m00, To: swim.Node{ID: "m01"}, Ping: swim.Ping{Seq: 300, MatchBySeq: true}},
+	} {
+		got, err := Unmarshal(mustMarshal(t, p), 0)
+		require.NoError(t, err)
+		assert.Equal(t, p.To.ID, got.To.ID, "named")
+		assert.Zero(t, got.ToCheck)
+	}
+}
+
+// A receiver check is 4 bytes, not 0, on a ping that does not name its
+// receiver.
+func TestToCheckMalformed(t *testing.T) {
+	head := func(kind swim.MessageKind, to string) []byte {
+		b := []byte{2, byte(kind), 1, 'a', 0, byte(len(to))}
+		b = append(b, to...)
+		b = append(b, 0)
+		if kind != swim.MsgGossip {
+			b = append(b, 1) // seq
+		}
+		return b
+	}
+	for _, tc := range []struct {
+		name string
+		b    []byte
+	}{
+		{"zero", append(head(swim.MsgPing, ""), 6, 9, 4, 0, 0, 0, 0, 0, 0)},
+		{"short", append(head(swim.MsgPing, ""), 5, 9, 3, 1, 2, 3, 0, 0)},
+		{"on an ack", append(head(swim.MsgAck, ""), 6, 9, 4, 1, 2, 3, 4, 0, 0)},
+		{"with the ID", append(head(swim.MsgPing, "b"), 6, 9, 4, 1, 2, 3, 4, 0, 0)},
+	} {
+		_, err := Unmarshal(tc.b, 0)
+		var de *DecodeError
+		require.ErrorAs(t, err, &de, tc.name)
+		assert.ErrorIs(t, err, ErrMalformed, tc.name)
+		assert.Contains(t, de.Field, "receiver check", tc.name)
+	}
+}
