@@ -299,14 +299,17 @@ func (c *Codec) decode(pkt []byte, prev int64, ackSender func(uint32) (swim.ID, 
 
 // matchBySeq decides whether the answer to the ping p may leave out its
 // sender's ID (swim.Ping.MatchBySeq), in the envelope this codec answers
-// with: a plain answer when the ping asked for one (packet tag 7), and a
-// sealed one, bound to the prober, when the ping asked for that (packet
-// tag 8) and this codec binds acks. A plain probe ping with a receiver
-// check (packet tag 9) asks for a plain one by the check. A plain ping with tag 7 from a member
-// that seals nothing for now (encryption being turned on) gets a sealed
-// ack that names both members from a codec that seals, which every
-// version opens; a sealed ping of an earlier version carries neither
-// tag.
+// with: a plain answer when the ping asked for one (packet tag 7, or a
+// plain probe ping's receiver check, tag 9), and a sealed one, bound to
+// the prober, when the ping asked for that (packet tag 8) and this codec
+// binds acks. A plain ping from a member that seals nothing for now
+// (encryption being turned on) gets a sealed ack that names both members
+// from a codec that seals, which every version opens; a sealed ping of an
+// earlier version asks for neither. The answer is encoded in the envelope
+// of the moment (Encode): should SetSendPlain change between a ping and
+// its answer (in swim/agent, within one turn of its loop), that one ack
+// may be sealed and bound where a plain one was asked for, and a prober of
+// an earlier version drops it.
 func (c *Codec) matchBySeq(p *swim.Packet, info Info) {
 	if p.Kind != swim.MsgPing {
 		return
