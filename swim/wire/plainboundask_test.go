@@ -21,9 +21,12 @@ import (
 // plain ping "from a" to c with a's current probe number, and sends the
 // ack it draws from a crashed member b's host, answers a's probe of b for
 // b: the atk28 replay, through a plain forgery instead of a replay. The
-// forger gets the ack by naming its own address as a's in the ping, or by
-// capturing it on the way (a's window for b is not touched when it comes
-// from c's host first only if the copy from b's host overtakes it).
+// forger gets the ack by naming its own address as a's in the ping: c
+// answers a ping at the address it claims. It matters where a refuses plain
+// packets and c still accepts them: during the last step of turning
+// encryption on (fdswim's rolling restart, or SIGHUP with the stage file
+// moving from accept-plain to sealed member by member); where a accepts
+// plain, a forged plain ack does as much.
 //
 // Expected: a plain ping asks for a plain ack (tag 7) or for nothing, never
 // for a bound one; c answers it, sealing, with an ack naming both members,
