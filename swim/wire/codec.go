@@ -41,7 +41,9 @@ type CodecConfig struct {
 	// the ping. A probe's round trip then names the target once, in the
 	// ping, as a plain one does (docs/algorithms.md, “SWIM: wire format
 	// and extensions”). It answers such pings of others with bound acks.
-	// Default "": sealed acks name both members, as before.
+	// Decode its datagrams with DecodeDatagram, which fills in a bound
+	// ack's sender: Decode refuses bound acks, so no probe would be
+	// answered. Default "": sealed acks name both members, as before.
 	LocalID swim.ID
 	// Version is the wire format written, MinVersion to Version; 0 means
 	// Version. The decoder reads every format whatever this says. Set 1
@@ -254,7 +256,7 @@ func (c *Codec) decode(pkt []byte, prev int64, ackSender func(uint32) (swim.ID, 
 		if !c.sec.Plain {
 			c.plainAccepted.Add(1)
 		}
-		c.matchBySeq(p, info)
+		c.matchBySeq(p, info, false)
 		c.count(info)
 		return p, 0, nil
 	}
@@ -270,7 +272,7 @@ func (c *Codec) decode(pkt []byte, prev int64, ackSender func(uint32) (swim.ID, 
 	if err := checkSealedIDs(p, bound); err != nil {
 		return nil, 0, err
 	}
-	c.matchBySeq(p, info)
+	c.matchBySeq(p, info, true)
 	if bound {
 		// An ack to this member's probe ping (checkSealedIDs): from
 		// whom that ping, with its number, went to.
@@ -302,7 +304,8 @@ func (c *Codec) decode(pkt []byte, prev int64, ackSender func(uint32) (swim.ID, 
 // with: a plain answer when the ping asked for one (packet tag 7, or a
 // plain probe ping's receiver check, tag 9), and a sealed one, bound to
 // the prober, when the ping asked for that (packet tag 8) and this codec
-// binds acks. A plain ping from a member that seals nothing for now
+// binds acks; tag 8 in a plain ping is ignored. A plain ping from a
+// member that seals nothing for now
 // (encryption being turned on) gets a sealed ack that names both members
 // from a codec that seals, which every version opens; a sealed ping of an
 // earlier version asks for neither. The answer is encoded in the envelope
@@ -310,14 +313,19 @@ func (c *Codec) decode(pkt []byte, prev int64, ackSender func(uint32) (swim.ID, 
 // its answer (in swim/agent, within one turn of its loop), that one ack
 // may be sealed and bound where a plain one was asked for, and a prober of
 // an earlier version drops it.
-func (c *Codec) matchBySeq(p *swim.Packet, info Info) {
+func (c *Codec) matchBySeq(p *swim.Packet, info Info, sealed bool) {
 	if p.Kind != swim.MsgPing {
 		return
 	}
+	// Tag 8 counts in a sealed ping only: anyone can write a plain one,
+	// and a bound ack drawn by a forged plain ping, sent to the address
+	// the ping claims, answered the forger's guess of a round's probe for
+	// a crashed member, as atk28's replays did (atk29c F1).
+	bound := sealed && info.MatchBound
 	if c.sec.sealing() {
-		p.Ping.MatchBySeq = info.MatchBound && c.bindsAcks()
+		p.Ping.MatchBySeq = bound && c.bindsAcks()
 	} else {
-		p.Ping.MatchBySeq = p.Ping.MatchBySeq || info.MatchBound || p.ToCheck != 0
+		p.Ping.MatchBySeq = p.Ping.MatchBySeq || bound || p.ToCheck != 0
 	}
 }
 
