@@ -135,20 +135,12 @@ func packetEntry(p *swim.Packet, tag uint64, e *reader) error {
 		}
 		p.Part = swim.Part{Offset: uint32(off), Total: uint32(total)}
 	case tagMatchBySeq:
-		switch {
-		case p.Kind != swim.MsgPing:
-			return e.fail("match by seq", ErrMalformed, "on a %v, want it on a ping only", p.Kind)
-		case len(e.b) != e.off:
-			return e.fail("match by seq", ErrMalformed, "%d bytes, want none", len(e.b)-e.off)
+		if err := e.pingFlag(p, "match by seq"); err != nil {
+			return err
 		}
 		p.Ping.MatchBySeq = true
 	case tagMatchBound:
-		switch {
-		case p.Kind != swim.MsgPing:
-			return e.fail("match bound", ErrMalformed, "on a %v, want it on a ping only", p.Kind)
-		case len(e.b) != e.off:
-			return e.fail("match bound", ErrMalformed, "%d bytes, want none", len(e.b)-e.off)
-		}
+		return e.pingFlag(p, "match bound")
 	case tagToCheck:
 		switch {
 		case p.Kind != swim.MsgPing:
@@ -174,6 +166,18 @@ func packetEntry(p *swim.Packet, tag uint64, e *reader) error {
 		e.off += 8
 	default:
 		return errUnknownTag
+	}
+	return nil
+}
+
+// pingFlag checks an entry that is a flag of a ping: no content, on a
+// ping only.
+func (e *reader) pingFlag(p *swim.Packet, field string) error {
+	switch {
+	case p.Kind != swim.MsgPing:
+		return e.fail(field, ErrMalformed, "on a %v, want it on a ping only", p.Kind)
+	case len(e.b) != e.off:
+		return e.fail(field, ErrMalformed, "%d bytes, want none", len(e.b)-e.off)
 	}
 	return nil
 }
