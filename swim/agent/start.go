@@ -180,16 +180,43 @@ func newSecurity(cfg Config) (*wire.Security, error) {
 // newCodec builds the packet codec for the member with ID self and checks
 // that its datagrams leave the protocol room enough (minPayload).
 func newCodec(cfg Config, sec *wire.Security, self swim.ID) (*wire.Codec, error) {
+	if err := checkRoom(cfg, sec); err != nil {
+		return nil, err
+	}
 	codec, err := wire.NewCodec(wire.CodecConfig{Security: sec, MaxPacketSize: cfg.MaxPacketSize,
 		Version: cfg.WireVersion, ExtraTag: cfg.WireExtraTag, LocalID: self})
 	if err != nil {
 		return nil, fmt.Errorf("agent: %w", err)
 	}
-	if codec.MaxPayload() < minPayload {
-		return nil, &ConfigError{Field: "MaxPacketSize", Value: strconv.Itoa(codec.MaxPacketSize()), Err: fmt.Errorf("too small: the protocol needs %d bytes of payload, so at least %d with this envelope",
-			minPayload, minPayload+codec.MaxPacketSize()-codec.MaxPayload())}
-	}
 	return codec, nil
+}
+
+// checkRoom checks that MaxPacketSize leaves the protocol its payload
+// after the envelope: minPayload bytes, and more than the envelope itself
+// (swim.Config.WireOverhead must be below the payload size), which binds
+// with a long Label. The error names the least MaxPacketSize that works
+// (usr29 F1: the message named one that the state machine then refused).
+func checkRoom(cfg Config, sec *wire.Security) error {
+	size := cfg.MaxPacketSize
+	if size == 0 {
+		size = wire.DefaultMaxPacketSize
+	}
+	room := wire.PayloadRoom(sec, size)
+	envelope := size - room
+	need := max(minPayload, envelope+1)
+	if room >= need {
+		return nil
+	}
+	why := fmt.Sprintf("the protocol needs %d bytes of payload", minPayload)
+	if need > minPayload {
+		why = fmt.Sprintf("the protocol needs %d bytes of payload and more than the envelope's %d", minPayload, envelope)
+	}
+	env := ""
+	if cfg.Label != "" {
+		env = fmt.Sprintf(" (%d bytes, the %d-byte Label included; or a shorter Label)", envelope, len(cfg.Label))
+	}
+	return &ConfigError{Field: "MaxPacketSize", Value: strconv.Itoa(size),
+		Err: fmt.Errorf("too small: %s, so at least %d with this envelope%s", why, envelope+need, env)}
 }
 
 // checkFormat checks the metadata and the application state against the

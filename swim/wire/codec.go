@@ -75,15 +75,11 @@ func NewCodec(cfg CodecConfig) (*Codec, error) {
 	if cfg.MaxPacketSize < 128 || cfg.MaxPacketSize > 65507 {
 		return nil, fmt.Errorf("wire: MaxPacketSize %d out of range [128, 65507]", cfg.MaxPacketSize)
 	}
-	stamp := timestampSize
-	if cfg.Security.Plain {
-		stamp = 0
-	}
-	if room := cfg.MaxPacketSize - cfg.Security.Overhead() - stamp; room < MinPayload {
+	if room := PayloadRoom(cfg.Security, cfg.MaxPacketSize); room < MinPayload {
 		// Encode reads a payload limit of 0 or less as none, and wrote
 		// datagrams over MaxPacketSize (atk29 F3).
-		return nil, fmt.Errorf("wire: MaxPacketSize %d leaves %d bytes of payload after the envelope (%d bytes with a %d-byte label) and the sealed timestamp (%d), want at least %d: raise MaxPacketSize or shorten the label",
-			cfg.MaxPacketSize, room, cfg.Security.Overhead(), len(cfg.Security.Label), stamp, MinPayload)
+		return nil, fmt.Errorf("wire: MaxPacketSize %d leaves %d bytes of payload after %d bytes of envelope (a %d-byte label included), want at least %d: raise MaxPacketSize or shorten the label",
+			cfg.MaxPacketSize, room, cfg.MaxPacketSize-room, len(cfg.Security.Label), MinPayload)
 	}
 	if cfg.Version == 0 {
 		cfg.Version = Version
@@ -119,9 +115,15 @@ const MinPayload = 64
 // (Security.SetSendPlain) keeps the sealed bound, so that turning sealing
 // on needs no change of the protocol's packet size. Give it to the swim
 // state machine as its packet size limit.
-func (c *Codec) MaxPayload() int {
-	n := c.max - c.sec.Overhead()
-	if c.replay != nil {
+func (c *Codec) MaxPayload() int { return PayloadRoom(c.sec, c.max) }
+
+// PayloadRoom is the largest payload, in bytes, that a datagram of
+// maxPacketSize bytes holds under sec: what a Codec's MaxPayload is (the
+// envelope, the cluster label's header and, with a keyring, the sealed
+// timestamp taken off), for checking a configuration before making one.
+func PayloadRoom(sec *Security, maxPacketSize int) int {
+	n := maxPacketSize - sec.Overhead()
+	if !sec.Plain {
 		n -= timestampSize
 	}
 	return n
