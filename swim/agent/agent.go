@@ -126,8 +126,10 @@ type Agent struct {
 	sctr    streamCounters
 	pub     publishedStats
 	authLog authLog
-	cb      callbackState
-	served  servedOut // sendServed's, for the next flush
+	// labelLog rate-limits the warning of another cluster's packets.
+	labelLog authLog
+	cb       callbackState
+	served   servedOut // sendServed's, for the next flush
 }
 
 // agentClock is the agent's reading of time: the state machine's clock

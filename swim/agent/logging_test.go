@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fdkit/fdkit/swim/transport"
+	"github.com/fdkit/fdkit/swim/wire"
 )
 
 type lockedBuf struct {
@@ -73,4 +74,24 @@ func TestStreamAuthFailureLoggedWithTotal(t *testing.T) {
 func TestStatsProtocol(t *testing.T) {
 	as := group(t, 2, Config{Plain: true})
 	require.Eventually(t, func() bool { return as[0].Stats().Protocol.ProbesStarted > 0 }, 5*time.Second, 10*time.Millisecond)
+}
+
+// Packets of another cluster (another label) are logged at Warn, one line
+// per authLogEvery, naming their source (usr29 F4: the member dropping
+// them logged nothing; only the counter moved).
+func TestLabelMismatchesLoggedRateLimited(t *testing.T) {
+	var buf lockedBuf
+	a := start(t, Config{Logger: slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+	u, err := listenUDP(transport.Config{})
+	require.NoError(t, err)
+	defer u.Close()
+	to := netip.MustParseAddrPort(a.Self().Addr)
+	for range 5 {
+		require.NoError(t, u.Send(to, append([]byte{wire.EnvelopeLabel, 3, 'd', 'c', '2', wire.EnvelopePlain}, make([]byte, 20)...)))
+	}
+	require.Eventually(t, func() bool { return a.Stats().LabelMismatches == 5 }, 5*time.Second, 10*time.Millisecond)
+	out := buf.String()
+	assert.Equal(t, 1, strings.Count(out, "msg=\"dropped a packet of another cluster"), out)
+	assert.Contains(t, out, "from="+u.LocalAddr().String())
+	assert.Zero(t, a.Stats().AuthFailures)
 }

@@ -146,6 +146,7 @@ func (a *Agent) receive(p transport.Packet) {
 			a.ctr.replayed.Add(1)
 		} else if errors.Is(err, wire.ErrLabel) {
 			a.ctr.labelMismatch.Add(1) // another group's packet
+			a.warnLabel(p.From, err)
 		} else if errors.Is(err, wire.ErrUnknownKind) {
 			a.ctr.unknownKind.Add(1) // a later version's message: not an error
 		} else if errors.As(err, &de) && !errors.Is(err, wire.ErrOversize) {
@@ -240,14 +241,30 @@ func joinFromClaimed(claimed string, src netip.AddrPort, port bool) bool {
 // Stats.AuthFailures and Stats.StreamAuthFailures count them all; the
 // line's total is their sum.
 func (a *Agent) warnAuth(from netip.AddrPort, err error) {
+	a.warnRated(&a.authLog, "dropped a packet that failed authentication (wrong key, tampering, or not sealed as this group's packets are)",
+		from, err, a.ctr.authFail.Load()+a.sctr.streamAuth.Load())
+}
+
+// warnLabel logs a datagram or stream frame of another cluster (its label
+// is not this member's: ErrLabel) at Warn level, at most once per
+// authLogEvery, as warnAuth does (usr29 F4: the member dropping them said
+// nothing, where memberlist logs each). Stats.LabelMismatches counts them
+// all.
+func (a *Agent) warnLabel(from netip.AddrPort, err error) {
+	a.warnRated(&a.labelLog, "dropped a packet of another cluster (its cluster label is not this member's --label / Config.Label)",
+		from, err, a.ctr.labelMismatch.Load())
+}
+
+// warnRated logs msg at Warn level unless l logged one less than
+// authLogEvery ago, and counts the ones it does not log into the next.
+func (a *Agent) warnRated(l *authLog, msg string, from netip.AddrPort, err error, total uint64) {
 	now := a.now()
-	if a.authLog.ok && now-a.authLog.at < authLogEvery {
-		a.authLog.quiet++
+	if l.ok && now-l.at < authLogEvery {
+		l.quiet++
 		return
 	}
-	a.log.Warn("dropped a packet that failed authentication (wrong key, tampering, or not sealed as this group's packets are)",
-		"from", from, "err", err, "unlogged_since_last", a.authLog.quiet, "total", a.ctr.authFail.Load()+a.sctr.streamAuth.Load())
-	a.authLog.at, a.authLog.ok, a.authLog.quiet = now, true, 0
+	a.log.Warn(msg, "from", from, "err", err, "unlogged_since_last", l.quiet, "total", total)
+	l.at, l.ok, l.quiet = now, true, 0
 }
 
 // flush sends what the state machine produced and publishes its events,

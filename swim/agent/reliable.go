@@ -377,6 +377,7 @@ func (a *Agent) refusedFrame(c *transport.Conn, err error) {
 		a.ctr.unknownKind.Add(1) // a later version's message, as on UDP: not an error
 	case errors.Is(err, wire.ErrLabel):
 		a.ctr.labelMismatch.Add(1)
+		a.handIn(streamIn{from: c.RemoteAddr(), authErr: err})
 	case errors.As(err, &de):
 		a.sctr.streamGarbage.Add(1)
 	default:

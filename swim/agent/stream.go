@@ -11,6 +11,7 @@ import (
 
 	"github.com/fdkit/fdkit/swim"
 	"github.com/fdkit/fdkit/swim/transport"
+	"github.com/fdkit/fdkit/swim/wire"
 )
 
 // The stream path (TCP) of an agent (docs/algorithms.md, “SWIM: stream
@@ -54,7 +55,7 @@ type streamResult struct {
 type streamIn struct {
 	pkt     *swim.Packet
 	from    netip.AddrPort
-	authErr error
+	authErr error // a frame that failed authentication, or (wire.ErrLabel) of another cluster: to log
 	// reply, for a stream ping, receives the ack to write back (nil: no
 	// answer).
 	reply chan *swim.Packet
@@ -258,7 +259,11 @@ func (a *Agent) handIn(in streamIn) bool {
 // receiveStream steps a packet that came on a stream. Agent goroutine.
 func (a *Agent) receiveStream(in streamIn) {
 	if in.authErr != nil {
-		a.warnAuth(in.from, fmt.Errorf("stream: %w", in.authErr))
+		if errors.Is(in.authErr, wire.ErrLabel) {
+			a.warnLabel(in.from, fmt.Errorf("stream: %w", in.authErr))
+		} else {
+			a.warnAuth(in.from, fmt.Errorf("stream: %w", in.authErr))
+		}
 		return
 	}
 	if in.msg != nil {
