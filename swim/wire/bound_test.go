@@ -178,3 +178,22 @@ func TestBoundPacketIsAnAckNamingNoOne(t *testing.T) {
 		assert.ErrorIs(t, err, ErrMalformed)
 	}
 }
+
+// Security.Open, which knows no member, refuses a bound packet with
+// ErrEnvelope (a Codec with LocalID opens it), and a Codec opens one bound
+// to another member not at all (ErrAuth).
+func TestOpenRefusesBound(t *testing.T) {
+	kr, _ := NewKeyring(key(1, 16))
+	sec := &Security{Keyring: kr}
+	pkt, err := sec.seal(nil, []byte("payload"), true, "a")
+	require.NoError(t, err)
+	require.Equal(t, EnvelopeBound, envelope(pkt))
+	_, err = sec.Open(pkt)
+	assert.ErrorIs(t, err, ErrEnvelope)
+	_, _, err = sec.open(pkt, "b")
+	assert.ErrorIs(t, err, ErrAuth)
+	out, env, err := sec.open(pkt, "a")
+	require.NoError(t, err)
+	assert.Equal(t, EnvelopeBound, env)
+	assert.Equal(t, []byte("payload"), out)
+}
