@@ -176,7 +176,8 @@ type Ping struct {
 //
 // NoSenderID, set on the answer to a Ping with MatchBySeq, lets the
 // encoding leave out the sender's ID (swim/wire writes it empty in plain
-// packets; sealed ones name it), so that a probe's round trip names the
+// packets and in sealed ones bound to their receiver, wire.EnvelopeBound;
+// other sealed ones name it), so that a probe's round trip names the
 // target once, as memberlist's does. The
 // receiver fills the ID in from the ping it sent with Seq (Step,
 // Member.AckSender); the Packet a Member builds always has its From.

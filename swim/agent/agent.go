@@ -71,8 +71,9 @@ type Member struct {
 // deadline it reports.
 const leavePoll = 50 * time.Millisecond
 
-// authLogEvery is the least time between two warnings of packets that
-// failed authentication; the warning counts those dropped in between.
+// authLogEvery is the least time between two warnings of dropped packets
+// of one kind (failed authentication, another cluster's); the warning
+// counts those dropped in between.
 const authLogEvery = 10 * time.Second
 
 // minPayload is the smallest packet payload the swim state machine accepts
@@ -264,8 +265,11 @@ type publishedStats struct {
 	last  swim.Stats
 }
 
-// authLog rate-limits the authentication warning (agent goroutine only):
-// when the last was logged, and failures not logged since.
+// authLog rate-limits a warning of dropped packets (agent goroutine only:
+// warnRated): when the last was logged, and drops not logged since. The
+// agent keeps one for authentication failures (authLog, whose from is the
+// source of the last one, for JoinError) and one for other clusters'
+// packets (labelLog, which leaves from unset).
 type authLog struct {
 	at    time.Duration
 	ok    bool

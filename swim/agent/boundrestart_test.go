@@ -15,16 +15,16 @@ import (
 // A rolling restart of a member, same ID and address (the default ID is
 // the address), into a build or a configuration that does not read
 // packets bound to it: fdkit before wire.EnvelopeBound, or WireVersion 1,
-// which opens no bound packet. The other members learnt from its earlier
-// life that it reads bound packets (packet tag 8) and keep binding their
-// packets to it until it sends them a sealed packet without tag 8: it
-// cannot open them (AuthFailures, and a Warn line that blames the key),
-// does not answer their pings, and they suspect it (atk29 F1). During
-// the encryption migration (AcceptPlain and SendPlain), a member that
-// comes back sending plain never sends a sealed packet, so the others
-// never learn, and it hears none of them: it is cut off from the group
-// for good. A member must not bind packets to a peer on the word of the
-// peer's previous life.
+// which opens no bound packet. Under the first design of bound packets
+// (48f3cae) the other members had learnt from its earlier life that it
+// read bound packets (packet tag 8) and kept binding their packets to it
+// until it sent them a sealed packet without tag 8: it could not open
+// them (AuthFailures, and a Warn line that blamed the key), did not answer
+// their pings, and they suspected it (atk29 F1). During the encryption
+// migration (AcceptPlain and SendPlain), a member that came back sending
+// plain never sent a sealed packet, so the others never learnt, and it
+// heard none of them: it was cut off for good. Since 7a4557a only the ack
+// to a ping that asks for it is bound: nothing is learnt about a peer.
 func TestBoundRestartIntoOlderBuild(t *testing.T) {
 	t.Run("sealed", func(t *testing.T) { boundRestart(t, Config{}, Config{WireVersion: 1}) })
 	t.Run("sending plain", func(t *testing.T) {

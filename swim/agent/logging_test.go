@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"context"
 	"log/slog"
 	"net/netip"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/fdkit/fdkit/swim"
 	"github.com/fdkit/fdkit/swim/transport"
 	"github.com/fdkit/fdkit/swim/wire"
 )
@@ -93,5 +95,22 @@ func TestLabelMismatchesLoggedRateLimited(t *testing.T) {
 	out := buf.String()
 	assert.Equal(t, 1, strings.Count(out, "msg=\"dropped a packet of another cluster"), out)
 	assert.Contains(t, out, "from="+u.LocalAddr().String())
+	assert.Zero(t, a.Stats().AuthFailures)
+}
+
+// A stream frame of another cluster is logged too, as on UDP (usr29 F4).
+func TestStreamLabelMismatchLogged(t *testing.T) {
+	var buf lockedBuf
+	a := start(t, Config{Logger: slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+	wrong, err := wire.NewCodec(wire.CodecConfig{Security: &wire.Security{Keyring: mustKeyring(t), Label: "dc2"}})
+	require.NoError(t, err)
+	b, _, err := wrong.Encode(&swim.Packet{Kind: swim.MsgPing, From: swim.Node{ID: "p", Addr: "127.0.0.1:9"}, To: a.Self(), Ping: swim.Ping{Seq: 1}})
+	require.NoError(t, err)
+	c, err := transport.DialStream(context.Background(), netip.MustParseAddrPort(a.Self().Addr), transport.StreamConfig{Timeout: 3 * time.Second})
+	require.NoError(t, err)
+	defer c.Close()
+	require.NoError(t, c.WriteFrame(b))
+	require.Eventually(t, func() bool { return strings.Contains(buf.String(), "dropped a packet of another cluster") }, 3*time.Second, 10*time.Millisecond, buf.String())
+	assert.Contains(t, buf.String(), "stream:")
 	assert.Zero(t, a.Stats().AuthFailures)
 }

@@ -78,8 +78,13 @@ func NewCodec(cfg CodecConfig) (*Codec, error) {
 	if room := PayloadRoom(cfg.Security, cfg.MaxPacketSize); room < MinPayload {
 		// Encode reads a payload limit of 0 or less as none, and wrote
 		// datagrams over MaxPacketSize (atk29 F3).
-		return nil, fmt.Errorf("wire: MaxPacketSize %d leaves %d bytes of payload after %d bytes of envelope (a %d-byte label included), want at least %d: raise MaxPacketSize or shorten the label",
-			cfg.MaxPacketSize, room, cfg.MaxPacketSize-room, len(cfg.Security.Label), MinPayload)
+		env := cfg.MaxPacketSize - room
+		label := ""
+		if cfg.Security.Label != "" {
+			label = fmt.Sprintf(", a %d-byte label included; or shorten the label", len(cfg.Security.Label))
+		}
+		return nil, fmt.Errorf("wire: MaxPacketSize %d leaves %d bytes of payload after the envelope's %d, want at least %d: MaxPacketSize %d or more%s",
+			cfg.MaxPacketSize, max(room, 0), env, MinPayload, env+MinPayload, label)
 	}
 	if cfg.Version == 0 {
 		cfg.Version = Version
@@ -91,7 +96,7 @@ func NewCodec(cfg CodecConfig) (*Codec, error) {
 		return nil, fmt.Errorf("wire: ExtraTag %d needs format 2 and a tag of at least 16", cfg.ExtraTag)
 	}
 	if err := nodeProblem(swim.Node{ID: cfg.LocalID}, false); err != nil {
-		return nil, fmt.Errorf("wire: LocalID %w", err)
+		return nil, fmt.Errorf("wire: CodecConfig.LocalID: %w", err)
 	}
 	c := &Codec{sec: cfg.Security, max: cfg.MaxPacketSize, enc: encoding{v: cfg.Version, extra: cfg.ExtraTag}, local: cfg.LocalID}
 	if !cfg.Security.Plain {
@@ -121,6 +126,7 @@ func (c *Codec) MaxPayload() int { return PayloadRoom(c.sec, c.max) }
 // maxPacketSize bytes holds under sec: what a Codec's MaxPayload is (the
 // envelope, the cluster label's header and, with a keyring, the sealed
 // timestamp taken off), for checking a configuration before making one.
+// sec must not be nil (Security.Validate).
 func PayloadRoom(sec *Security, maxPacketSize int) int {
 	n := maxPacketSize - sec.Overhead()
 	if !sec.Plain {
@@ -214,7 +220,7 @@ func (c *Codec) Decode(pkt []byte) (*swim.Packet, error) {
 // nothing; it is returned with an empty From.ID, unchecked for replay, as
 // a plain ack without IDs is, for the state machine to count (swim.Stats
 // AcksUnmatched). ackSender is called on the caller's goroutine, before
-// DecodeDatagram returns.
+// DecodeDatagram returns; nil refuses bound acks, as Decode does.
 func (c *Codec) DecodeDatagram(pkt []byte, ackSender func(seq uint32) (swim.ID, bool)) (*swim.Packet, error) {
 	p, _, err := c.decode(pkt, 0, ackSender)
 	return p, err
@@ -279,7 +285,7 @@ func (c *Codec) decode(pkt []byte, prev int64, ackSender func(uint32) (swim.ID, 
 		// An ack to this member's probe ping (checkSealedIDs): from
 		// whom that ping, with its number, went to.
 		if ackSender == nil || prev != 0 {
-			return nil, 0, &DecodeError{Offset: 2, Field: "from id", Err: ErrMalformed, Detail: "a bound ack comes as a datagram, decoded with the prober's record (DecodeDatagram)"}
+			return nil, 0, &DecodeError{Offset: 2, Field: "from id", Err: ErrMalformed, Detail: "a bound ack names no sender: it is read as a datagram, by DecodeDatagram with an ackSender (the prober's record of its pings)"}
 		}
 		p.To.ID = c.local
 		id, ok := ackSender(p.Ack.Seq)
@@ -303,11 +309,12 @@ func (c *Codec) decode(pkt []byte, prev int64, ackSender func(uint32) (swim.ID, 
 
 // matchBySeq decides whether the answer to the ping p may leave out its
 // sender's ID (swim.Ping.MatchBySeq), in the envelope this codec answers
-// with: a plain answer when the ping asked for one (packet tag 7, or a
-// plain probe ping's receiver check, tag 9), and a sealed one, bound to
-// the prober, when the ping asked for that (packet tag 8) and this codec
-// binds acks; tag 8 in a plain ping is ignored. A plain ping from a
-// member that seals nothing for now
+// with. A plain answer, when this codec sends plain for now, to a ping
+// that asked for any answer without IDs: packet tag 7, a receiver check
+// (tag 9, which a probe ping carries in place of a long receiver ID), or,
+// in a sealed ping, tag 8. A sealed answer, bound to the prober, to a
+// sealed ping with tag 8 when this codec binds acks. Tag 8 in a plain ping
+// is ignored. A plain ping from a member that seals nothing for now
 // (encryption being turned on) gets a sealed ack that names both members
 // from a codec that seals, which every version opens; a sealed ping of an
 // earlier version asks for neither. The answer is encoded in the envelope
@@ -341,8 +348,10 @@ func (c *Codec) matchBySeq(p *swim.Packet, info Info, sealed bool) {
 // probe ping with its number went to.
 func checkSealedIDs(p *swim.Packet, bound bool) error {
 	switch {
-	case bound && (p.Kind != swim.MsgAck || p.From.ID != "" || p.To.ID != ""):
-		return &DecodeError{Offset: 1, Field: "kind", Err: ErrMalformed, Detail: fmt.Sprintf("a bound packet is an ack naming neither member, got a %v from %q to %q", p.Kind, p.From.ID, p.To.ID)}
+	case bound && p.Kind != swim.MsgAck:
+		return &DecodeError{Offset: 1, Field: "kind", Err: ErrMalformed, Detail: fmt.Sprintf("a bound packet is an ack, got a %v", p.Kind)}
+	case bound && (p.From.ID != "" || p.To.ID != ""):
+		return &DecodeError{Offset: 2, Field: "from id", Err: ErrMalformed, Detail: fmt.Sprintf("a bound ack names neither member, got from %q to %q", p.From.ID, p.To.ID)}
 	case !bound && (p.Kind == swim.MsgAck || p.Kind == swim.MsgNack) && (p.From.ID == "" || p.To.ID == ""):
 		return &DecodeError{Offset: 2, Field: "from id", Err: ErrMalformed, Detail: "a sealed ack or nack must name its sender and its receiver"}
 	}

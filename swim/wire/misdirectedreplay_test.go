@@ -24,7 +24,7 @@ import (
 // a's codec sends its sender; since the fix, nothing a codec sends depends
 // on what it heard before: only an ack to a ping that asked for it is
 // bound.
-func TestMisdirectedReplaySetsReadsBound(t *testing.T) {
+func TestMisdirectedReplayBindsNothing(t *testing.T) {
 	kr, _ := NewKeyring(key(1, 16))
 	clk := &fakeClock{t: time.Unix(1_800_000_000, 0)}
 	a, d := boundCodec(t, kr, clk, "a"), boundCodec(t, kr, clk, "d")

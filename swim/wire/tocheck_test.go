@@ -84,3 +84,12 @@ func TestToCheckMalformed(t *testing.T) {
 		assert.Contains(t, de.Field, "receiver check", tc.name)
 	}
 }
+
+// A LocalID that could not travel as an ID is refused, naming the field.
+func TestLocalIDChecked(t *testing.T) {
+	kr, _ := NewKeyring(key(1, 16))
+	_, err := NewCodec(CodecConfig{Security: &Security{Keyring: kr}, LocalID: swim.ID(strings.Repeat("i", 300))})
+	assert.ErrorContains(t, err, "wire: CodecConfig.LocalID: ID is 300 bytes, at most 255")
+	_, err = NewCodec(CodecConfig{Security: &Security{Keyring: kr}, LocalID: "a\nb"})
+	assert.ErrorContains(t, err, "CodecConfig.LocalID: ID: byte 1 is the control character")
+}
