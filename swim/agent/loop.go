@@ -167,18 +167,14 @@ func (a *Agent) receive(p transport.Packet) {
 		return
 	}
 	if pkt.Kind == swim.MsgAck && pkt.From.ID == "" {
-		// An ack that leaves out its sender's ID (swim.Ack.NoSenderID)
-		// comes from whom this member's probe ping with its number went
-		// to; its source is checked against that member's address below,
-		// as a named sender's is. One that matches no ping is refused
-		// (swim.Stats.AcksUnmatched).
-		id, ok := a.m.AckSender(pkt.Ack.Seq)
-		if !ok {
-			a.ctr.rejected.Add(1)
-			a.log.Debug("rejected packet", "from", p.From, "err", a.m.Step(a.now(), pkt))
-			return
-		}
-		pkt.From.ID = id
+		// An ack without its sender's ID that none of this member's probe
+		// pings matches (DecodeDatagram filled in the others' sender, the
+		// member the ping with its number went to, whose address the
+		// source is checked against below, as a named sender's is): the
+		// state machine refuses and counts it (swim.Stats.AcksUnmatched).
+		a.ctr.rejected.Add(1)
+		a.log.Debug("rejected packet", "from", p.From, "err", a.m.Step(a.now(), pkt))
+		return
 	}
 	if pkt.From.Addr == "" && (pkt.Kind == swim.MsgAck || pkt.Kind == swim.MsgNack) && p.From.IsValid() && a.m.State(pkt.From.ID) == 0 {
 		// Wire format 2 leaves the sender's address out of acks and

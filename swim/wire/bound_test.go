@@ -197,3 +197,19 @@ func TestOpenRefusesBound(t *testing.T) {
 	assert.Equal(t, EnvelopeBound, env)
 	assert.Equal(t, []byte("payload"), out)
 }
+
+// DecodeDatagram fills in a plain ack's sender too, so that the agent
+// resolves an ack without IDs in one place whatever its envelope; one that
+// matches no probe ping keeps its empty sender.
+func TestDecodeDatagramFillsPlainAck(t *testing.T) {
+	c, err := NewCodec(CodecConfig{Security: &Security{Plain: true}})
+	require.NoError(t, err)
+	b := seal(t, c, &swim.Packet{Kind: swim.MsgAck, From: node("b"), To: node("a"), Ack: swim.Ack{Seq: 4, NoSenderID: true}})
+	got, err := c.DecodeDatagram(b, pinged(4, "b"))
+	require.NoError(t, err)
+	assert.Equal(t, swim.ID("b"), got.From.ID)
+	got, err = c.DecodeDatagram(b, pinged(9, "b"))
+	require.NoError(t, err)
+	assert.Equal(t, swim.ID(""), got.From.ID)
+	assert.True(t, got.Ack.NoSenderID)
+}

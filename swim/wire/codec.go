@@ -210,15 +210,16 @@ func (c *Codec) Decode(pkt []byte) (*swim.Packet, error) {
 	return p, err
 }
 
-// DecodeDatagram is Decode for a datagram that may be an ack bound to
-// this member (the answer to one of its sealed probe pings, see
-// CodecConfig.LocalID), which names neither member: ackSender, called
+// DecodeDatagram is Decode for a datagram that may be an ack without its
+// sender's ID: a plain one (swim.Ack.NoSenderID), or one bound to this
+// member (the answer to one of its sealed probe pings, see
+// CodecConfig.LocalID), which names neither member. ackSender, called
 // with the ack's sequence number, names the member that this member's
-// probe ping with that number went to (swim.Member.AckSender), and the ack
-// is checked against that member's replay window and returned with its
-// From.ID filled in. One that ackSender matches to no member answers
-// nothing; it is returned with an empty From.ID, unchecked for replay, as
-// a plain ack without IDs is, for the state machine to count (swim.Stats
+// probe ping with that number went to (swim.Member.AckSender); the ack is
+// returned with its From.ID filled in, and a bound one is checked against
+// that member's replay window. One that ackSender matches to no member
+// answers nothing; it is returned with an empty From.ID, a bound one
+// unchecked for replay, for the state machine to count (swim.Stats
 // AcksUnmatched). ackSender is called on the caller's goroutine, before
 // DecodeDatagram returns; nil refuses bound acks, as Decode does.
 func (c *Codec) DecodeDatagram(pkt []byte, ackSender func(seq uint32) (swim.ID, bool)) (*swim.Packet, error) {
@@ -265,6 +266,9 @@ func (c *Codec) decode(pkt []byte, prev int64, ackSender func(uint32) (swim.ID, 
 			c.plainAccepted.Add(1)
 		}
 		c.matchBySeq(p, info, false)
+		if p.Kind == swim.MsgAck && p.From.ID == "" && ackSender != nil {
+			p.From.ID, _ = ackSender(p.Ack.Seq) // "" when it matches none
+		}
 		c.count(info)
 		return p, 0, nil
 	}
