@@ -267,7 +267,9 @@ func (c *Codec) decode(pkt []byte, prev int64, ackSender func(uint32) (swim.ID, 
 		}
 		c.matchBySeq(p, info, false)
 		if p.Kind == swim.MsgAck && p.From.ID == "" && ackSender != nil {
-			p.From.ID, _ = ackSender(p.Ack.Seq) // "" when it matches none
+			if id, ok := ackSender(p.Ack.Seq); ok {
+				p.From.ID = id
+			}
 		}
 		c.count(info)
 		return p, 0, nil
