@@ -37,20 +37,30 @@ func (l *lockedBuf) String() string {
 // Authentication failures are logged at Warn, one line per authLogEvery
 // however many arrive; the counter has them all.
 func TestAuthFailuresLoggedRateLimited(t *testing.T) {
+	a, out, from := dropsLogged(t, 20, append([]byte{0x02}, make([]byte, 40)...), // bad tag
+		func(a *Agent) uint64 { return a.Stats().AuthFailures })
+	assert.Equal(t, 1, strings.Count(out, "msg=\"dropped a packet that failed authentication"), out)
+	assert.Contains(t, out, "level=WARN")
+	assert.Contains(t, out, "from="+from)
+	assert.Zero(t, a.Stats().LabelMismatches)
+}
+
+// dropsLogged sends n copies of datagram to a new member that logs at
+// Warn, waits until count says all n were dropped, and returns the member,
+// its log and the sender's address.
+func dropsLogged(t *testing.T, n uint64, datagram []byte, count func(*Agent) uint64) (*Agent, string, string) {
+	t.Helper()
 	var buf lockedBuf
 	a := start(t, Config{Logger: slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 	u, err := listenUDP(transport.Config{})
 	require.NoError(t, err)
 	defer u.Close()
 	to := netip.MustParseAddrPort(a.Self().Addr)
-	for range 20 {
-		require.NoError(t, u.Send(to, append([]byte{0x02}, make([]byte, 40)...))) // bad tag
+	for range n {
+		require.NoError(t, u.Send(to, datagram))
 	}
-	require.Eventually(t, func() bool { return a.Stats().AuthFailures == 20 }, 5*time.Second, 10*time.Millisecond)
-	out := buf.String()
-	assert.Equal(t, 1, strings.Count(out, "msg=\"dropped a packet that failed authentication"), out)
-	assert.Contains(t, out, "level=WARN")
-	assert.Contains(t, out, "from="+u.LocalAddr().String())
+	require.Eventually(t, func() bool { return count(a) == n }, 5*time.Second, 10*time.Millisecond)
+	return a, buf.String(), u.LocalAddr().String()
 }
 
 // A stream frame that fails authentication is logged like a datagram, and
@@ -82,19 +92,10 @@ func TestStatsProtocol(t *testing.T) {
 // per authLogEvery, naming their source (usr29 F4: the member dropping
 // them logged nothing; only the counter moved).
 func TestLabelMismatchesLoggedRateLimited(t *testing.T) {
-	var buf lockedBuf
-	a := start(t, Config{Logger: slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelWarn}))})
-	u, err := listenUDP(transport.Config{})
-	require.NoError(t, err)
-	defer u.Close()
-	to := netip.MustParseAddrPort(a.Self().Addr)
-	for range 5 {
-		require.NoError(t, u.Send(to, append([]byte{wire.EnvelopeLabel, 3, 'd', 'c', '2', wire.EnvelopePlain}, make([]byte, 20)...)))
-	}
-	require.Eventually(t, func() bool { return a.Stats().LabelMismatches == 5 }, 5*time.Second, 10*time.Millisecond)
-	out := buf.String()
+	a, out, from := dropsLogged(t, 5, append([]byte{wire.EnvelopeLabel, 3, 'd', 'c', '2', wire.EnvelopePlain}, make([]byte, 20)...),
+		func(a *Agent) uint64 { return a.Stats().LabelMismatches })
 	assert.Equal(t, 1, strings.Count(out, "msg=\"dropped a packet of another cluster"), out)
-	assert.Contains(t, out, "from="+u.LocalAddr().String())
+	assert.Contains(t, out, "from="+from)
 	assert.Zero(t, a.Stats().AuthFailures)
 }
 
