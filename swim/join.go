@@ -57,7 +57,7 @@ func (m *Member) Join(now time.Duration, seeds []string) error {
 		return ErrNoSeeds
 	}
 	m.join.pending, m.join.refusal, m.join.otherView, m.join.seedRefused = true, nil, false, false
-	m.join.otherRefusal, m.join.asking = false, false
+	m.join.otherRefusal, m.join.askUntil = false, 0
 	m.join.token = m.joinToken()
 	m.join.holder = Node{}
 	m.join.merging, m.join.alone = m.live > 0, m.live == 0
@@ -131,38 +131,40 @@ func (m *Member) SetJoinSeeds(seeds []string) {
 // stays joining.
 func (m *Member) Joining() bool { return m.join.pending }
 
-// resending reports whether the latest Join's joins are still resent
-// (Tick): it awaits its answer, or a view without its token answered it
-// and the resends go on for that view's sake (joinState.asking), and no
-// StopJoin came since.
-func (m *Member) resending() bool { return (m.join.pending || m.join.asking) && !m.join.stopped }
+// resending reports whether the latest Join's joins are still resent at
+// now (Tick): it awaits its answer, or a view without its token answered
+// it and the resends go on for that view's sake until askUntil
+// (answersJoin), and no StopJoin came since.
+func (m *Member) resending(now time.Duration) bool {
+	return (m.join.pending || now < m.join.askUntil) && !m.join.stopped
+}
 
 // joinDeadline returns when Tick next has a join's work to do: the next
 // resend, and the end of the asking (askUntil) while a merging push waits
 // for it (mergePush).
 func (m *Member) joinDeadline() (at time.Duration, ok bool) {
-	if m.resending() && (m.join.pending || m.join.next < m.join.askUntil) {
+	if m.resending(m.join.next) {
 		at, ok = m.join.next, true
 	}
-	if m.join.mergeHeld && m.join.asking && (!ok || m.join.askUntil < at) {
+	if m.join.mergeHeld && m.join.askUntil != 0 && (!ok || m.join.askUntil < at) {
 		at, ok = m.join.askUntil, true
 	}
 	return at, ok
 }
 
 // tickJoin ends the asking after a view without the token answered the
-// join (joinState.asking) at askUntil, sending a merging push held for the
+// join (joinState.askUntil) at askUntil, sending a merging push held for the
 // seed's own answer to the view that answered (mergePush), and resends
 // the joins when due.
 func (m *Member) tickJoin(now time.Duration) {
-	if m.join.asking && now >= m.join.askUntil {
-		m.join.asking = false
+	if m.join.askUntil != 0 && now >= m.join.askUntil {
+		m.join.askUntil = 0
 		if m.join.mergeHeld {
 			m.join.merging, m.join.mergeHeld = false, false
 			m.sendSync(m.join.mergeTo, 0)
 		}
 	}
-	if m.resending() && now >= m.join.next {
+	if m.resending(now) && now >= m.join.next {
 		m.sendJoins(now)
 	}
 }
@@ -209,7 +211,7 @@ func (m *Member) mergePush(in *inbound, from Node, pkt *Packet, joined bool) {
 		}
 	case !joined:
 		return
-	case m.join.asking && !m.cfg.JoinTokenless:
+	case in.now < m.join.askUntil && !m.cfg.JoinTokenless:
 		m.join.mergeHeld, m.join.mergeTo = true, from
 		return
 	}

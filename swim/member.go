@@ -279,8 +279,10 @@ type joinState struct {
 	otherView   bool          // a view not from a seed address came while joining (answersJoin)
 	otherBefore time.Duration // from then on, such a view answers the join
 	seedRefused bool          // the MergeFilter refused a view from a seed address during this join (answersJoin)
-	asking      bool          // a view without the token answered the join: the joins are still resent (answersJoin)
-	askUntil    time.Duration // until then, unless a view echoing the token comes first (noteJoinSeed)
+	// askUntil: a view without the token answered the join, and the joins
+	// are still resent until then (answersJoin), unless a view echoing
+	// the token comes first (noteJoinSeed); 0 when they are not.
+	askUntil time.Duration
 	// otherRefusal: a refusal echoing the token came from an address not
 	// joined through (refusesJoin); from otherRefusalAfter on, such a
 	// refusal refuses the join.

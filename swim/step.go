@@ -110,7 +110,7 @@ type inbound struct {
 	// state it carries is delivered with RemoteState.Join: the join is
 	// pending, or the packet is the seed's own answer (seedAnswer) while
 	// the joins are still resent after a view without the token answered
-	// the join at once (joinState.asking), as the seed's answer was
+	// the join at once (joinState.askUntil), as the seed's answer was
 	// before that view could answer (atk29b F2). Set before the packet is
 	// screened: a held state (heldstate.go) is read there.
 	joinAnswer bool
@@ -132,7 +132,7 @@ func (m *Member) step(in *inbound, pkt *Packet) error {
 	if m.claimsOtherAddress(pkt) {
 		in.otherSource = true
 	}
-	in.joinAnswer = m.join.pending || m.join.asking && in.now < m.join.askUntil && m.seedAnswer(in, pkt)
+	in.joinAnswer = m.join.pending || in.now < m.join.askUntil && m.seedAnswer(in, pkt)
 	if m.screened(in, from, pkt) {
 		return nil
 	}

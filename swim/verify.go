@@ -279,7 +279,7 @@ func (m *Member) seedView(in *inbound, view bool) bool {
 // that names a seed's address but arrived from another one
 // (StepFromOtherSource: the claimed sender is a field of the packet).
 // While the joins are still resent after a view without the token
-// answered (joinState.asking: answersJoin), such a view is still the
+// answered (joinState.askUntil: answersJoin), such a view is still the
 // seed's, and each one starts its period anew (a Config.JoinTokenless
 // member's seed answers every resend without a token); one that carries
 // the token ends those resends, as the seed's own answer.
@@ -287,7 +287,7 @@ func (m *Member) noteJoinSeed(in *inbound, pkt *Packet) {
 	if pkt.Kind != MsgSync || !in.echoesJoin || in.otherSource || !slices.Contains(m.join.seeds, pkt.From.Addr) {
 		return
 	}
-	asking := m.join.asking && in.now < m.join.askUntil
+	asking := in.now < m.join.askUntil
 	if !m.join.pending && !asking {
 		return
 	}
@@ -295,7 +295,7 @@ func (m *Member) noteJoinSeed(in *inbound, pkt *Packet) {
 		m.join.seed, m.join.seedUntil = pkt.From.ID, in.now+m.cfg.ProbeInterval
 	}
 	if pkt.JoinToken != 0 {
-		m.join.asking = false
+		m.join.askUntil = 0
 	}
 }
 
@@ -336,7 +336,7 @@ const joinFallbackPeriods = 3
 // lists is merged; it vouches for nothing (seedView), unless the joins
 // carry no token, when it vouches as the seed's did before join tokens.
 //
-// Answering at once does not end the resends (joinState.asking): a
+// Answering at once does not end the resends (joinState.askUntil): a
 // forger can write a range-less view as easily as a format-1 seed, and
 // had the first such view from a seed's address ended them, one spoofed
 // view arriving before the seed's answer, with that single answer lost,
@@ -363,7 +363,7 @@ func (m *Member) answersJoin(in *inbound, from Node, pkt *Packet) bool {
 			return true
 		}
 		if pkt.JoinToken == 0 && (in.echoesJoin || format1View(pkt)) {
-			m.join.asking, m.join.askUntil = true, now+mulTimer(m.cfg.ProbeInterval, joinFallbackPeriods)
+			m.join.askUntil = now + mulTimer(m.cfg.ProbeInterval, joinFallbackPeriods)
 			return true
 		}
 	}

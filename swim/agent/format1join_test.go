@@ -17,7 +17,7 @@ import (
 // is suspected in the periods that follow; a format-2 member joining
 // through a format-1 one completes its Join as soon. The joins are still
 // resent after the answer, for at most three periods (swim's
-// joinState.asking), and then stop. Format 1 carries no join token (and
+// joinState.askUntil), and then stop. Format 1 carries no join token (and
 // a format-2 seed echoes none to a join without one): the view answered
 // only after three periods of views (swim.Member.Joining), so that
 // fdswim's first attempts (0.5 s, 1 s and 2 s at a 1 s period) ended

@@ -17,7 +17,7 @@ import (
 // cannot echo the join's token, still vouches for nothing, so that its
 // first probes of members it has heard too little from are silent
 // (swim/receipt.go) and it suspects healthy members, who refute. The
-// resends after the answer (swim's joinState.asking) go to that seed over
+// resends after the answer (swim's joinState.askUntil) go to that seed over
 // a stream the joiner dialled, whose answer no blind forger can write,
 // yet that answer vouches for nothing either. Here three such joiners in
 // turn, in a group of 8 at a 400 ms period: in each of atk29b's three
