@@ -1,7 +1,5 @@
 package swim
 
-import "hash/fnv"
-
 // Packet sizes: the upper bound of a packet's encoding that the state
 // machine keeps within Config.MaxPacketSize (Packet.Size, Update.Size),
 // and the receiver check a wire encoding may carry in place of a long
@@ -25,10 +23,14 @@ const toCheckSize = 1 + 1 + 4
 // (a member restarted under another ID at the address), not against
 // forgery: two IDs share a check with probability 2^-32.
 func IDCheck(id ID) uint32 {
-	h := fnv.New32a()
-	h.Write([]byte(id))
-	if c := h.Sum32(); c != 0 {
-		return c
+	// FNV-1a (32-bit offset basis and prime), inline: hash/fnv's hasher
+	// escapes to the heap, once per probe ping encoded and decoded.
+	h := uint32(2166136261)
+	for i := 0; i < len(id); i++ {
+		h = (h ^ uint32(id[i])) * 16777619
+	}
+	if h != 0 {
+		return h
 	}
 	return 1
 }
