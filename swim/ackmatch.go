@@ -7,10 +7,14 @@ import "fmt"
 // number. A probe's round trip then names the target in the ping and no
 // one in the ack, as memberlist's does, instead of naming the target in
 // both; with the IDs of host names or UUIDs that is most of a probe's
-// bytes (docs/experiments.md, “Wire bytes per packet”).
+// bytes (docs/experiments.md, “Wire bytes per packet”). Challenge pings
+// (a join's, joinchallenge.go, and an unverified member's, receipt.go)
+// ask for such acks too: a joiner is challenged by its seed and by every
+// member it announces itself to, and acks naming it were most of a
+// join's bytes with long IDs.
 //
 // The prober keeps the sequence numbers of its latest sentPingsKept probe
-// pings with their targets, so that a late ack, one that comes after its
+// pings with their targets, and of its latest challenges, so that a late ack, one that comes after its
 // probe ended, is still taken as its sender's (a live member's ack, its
 // piggybacked updates and its refutations), as one with the sender's ID
 // is. Round numbers and nonces keep the sequence numbers of distinct pings
@@ -37,19 +41,24 @@ type sentPing struct {
 	id  ID
 }
 
-// sentPings is a ring of the latest probe pings.
+// sentPings is a ring of the latest pings of one sort, allocated at the
+// first add: probe pings (sentPingsKept of them), or challenge pings
+// (challengesKept).
 type sentPings struct {
-	ring [sentPingsKept]sentPing
+	ring []sentPing
 	next int
 }
 
-func (s *sentPings) add(seq uint32, id ID) {
+func (s *sentPings) add(keep int, seq uint32, id ID) {
+	if s.ring == nil {
+		s.ring = make([]sentPing, keep)
+	}
 	s.ring[s.next] = sentPing{seq: seq, id: id}
-	s.next = (s.next + 1) % sentPingsKept
+	s.next = (s.next + 1) % len(s.ring)
 }
 
-// find returns the target of the probe ping with sequence number seq, if
-// one target had it.
+// find returns the receiver of the ping with sequence number seq, if one
+// receiver had it.
 func (s *sentPings) find(seq uint32) (ID, bool) {
 	var id ID
 	for _, p := range s.ring {
@@ -64,14 +73,38 @@ func (s *sentPings) find(seq uint32) (ID, bool) {
 	return id, id != ""
 }
 
-// AckSender returns the ID of the member that this member's probe ping
-// with sequence number seq went to, among its latest 8 probe pings, for an
-// ack that leaves its sender's ID out (Ack.NoSenderID): ok is false when
-// no such ping, or two to different members, had seq. Step fills the ID
-// in itself; a transport that checks an ack's source against its sender's
-// address calls AckSender first.
+// challengesKept is how many challenge pings a member remembers, join
+// challenges (joinchallenge.go) and the challenges of unverified members
+// (receipt.go) together: two periods' worth of either, so that a flood of
+// challenges drawn by forged packets, which the period's budget bounds,
+// does not push out a real joiner's before its ack comes. They are kept
+// apart from the probe pings, which a flood of challenges could otherwise
+// push out within one probe.
+func (m *Member) challengesKept() int { return 2 * max(1, m.cfg.PullsPerPeriod) }
+
+// sendChallenge queues ping, a challenge (a join's or an unverified
+// member's: bare, numbered with a nonce) to id, and remembers its number,
+// so that its ack, which leaves the sender's ID out as a probe's does
+// (Ping.MatchBySeq), is matched to id (AckSender).
+func (m *Member) sendChallenge(ping Packet, id ID) {
+	ping.Ping.MatchBySeq = true
+	m.probing.challenges.add(m.challengesKept(), ping.Ping.Seq, id)
+	m.ready.packets = append(m.ready.packets, ping)
+}
+
+// AckSender returns the ID of the member that this member's ping with
+// sequence number seq went to, among its latest 8 probe pings and, when
+// none of them had seq, its latest challenge pings (join challenges and
+// challenges of unverified members), for an ack that leaves its sender's
+// ID out (Ack.NoSenderID): ok is false when no such ping, or two to
+// different members, had seq. Step fills the ID in itself; a transport
+// that checks an ack's source against its sender's address calls
+// AckSender first.
 func (m *Member) AckSender(seq uint32) (id ID, ok bool) {
-	return m.probing.sentPings.find(seq)
+	if id, ok := m.probing.sentPings.find(seq); ok {
+		return id, true
+	}
+	return m.probing.challenges.find(seq)
 }
 
 // ackSenderFilled returns pkt with its sender's ID filled in when it is an

@@ -68,7 +68,7 @@ func TestSentPingsRing(t *testing.T) {
 	_, ok := s.find(0)
 	assert.False(t, ok, "an empty ring matches nothing, not even 0")
 	for i := range uint32(sentPingsKept + 1) {
-		s.add(2*i, ID(rune('a'+i)))
+		s.add(sentPingsKept, 2*i, ID(rune('a'+i)))
 	}
 	_, ok = s.find(0)
 	assert.False(t, ok, "the oldest ping is forgotten")
@@ -77,10 +77,10 @@ func TestSentPingsRing(t *testing.T) {
 		require.True(t, ok, "ping %d", i)
 		assert.Equal(t, ID(rune('a'+i)), id)
 	}
-	s.add(4, "z") // number 4 went to c and now to z
+	s.add(sentPingsKept, 4, "z") // number 4 went to c and now to z
 	_, ok = s.find(4)
 	assert.False(t, ok, "a number held for two targets")
-	s.add(6, "d") // the same ping resent: one target
+	s.add(sentPingsKept, 6, "d") // the same ping resent: one target
 	id, ok := s.find(6)
 	assert.True(t, ok)
 	assert.Equal(t, ID("d"), id)

@@ -14,15 +14,16 @@ import (
 // An unverified member's probe after its unanswered challenge pings it
 // only when its ledger pays (receipt.go). g, learned by gossip, sends a
 // with one packet from its address: an empty gossip of 24 bytes (credit
-// 48) pays its 36-byte challenge and no more, so the probe sends no ping
+// 48) pays its 38-byte challenge and no more, so the probe sends no ping
 // and a late ack of the challenge answers it, or g is suspected at its
 // end; its own Alive, 60 bytes with the To field (credit 120), pays the
-// challenge, the probe's ping and one retry's (3 × 36 = 108), all with
+// challenge, the probe's ping and one retry's (3 × 38 = 114), all with
 // the challenge's nonce, and g is suspected after the retry; without To,
-// 53 bytes (credit 106), the challenge and the probe's ping (72) and no
+// 53 bytes (credit 106), the challenge and the probe's ping (76) and no
 // retry. (Sizes by hand from
-// Packet.Size: header 7, a node 4 + ID + address, a ping 5, an update
-// 1 + node + 10 + 2 + From + 2.)
+// Packet.Size: header 7, a node 4 + ID + address, a ping 5 and, for a
+// challenge, 2 for its ask for an ack without IDs (Ping.MatchBySeq), an
+// update 1 + node + 10 + 2 + From + 2.)
 func TestUnansweredChallengeProbeWhenPaid(t *testing.T) {
 	g := Node{ID: "g", Addr: "victim:1"}
 	for _, c := range []struct {
@@ -49,7 +50,7 @@ func TestUnansweredChallengeProbeWhenPaid(t *testing.T) {
 		out, _ := drain(a)
 		ch := challengeTo(t, a, out, "g")
 		recv, sent := a.recvBytes(&pkt), a.sentBytes(&ch)
-		require.Equal(t, 36, sent, c.name)
+		require.Equal(t, 38, sent, c.name)
 		var pings int
 		var answered bool
 		tickUntil(a, c.until, func(at time.Duration, pk []Packet, _ []Event) {
@@ -183,13 +184,13 @@ func TestLedgerNotCreditedFromOtherSource(t *testing.T) {
 
 // TestLedgerOfOldAddressPaysNothing: a ledger is its member's address's
 // (receipt.go): g's own Alive from its address own:1, 54 bytes, credits
-// 108, less its 33-byte challenge (75 left); then b, a member a holds
+// 108, less its 35-byte challenge (73 left); then b, a member a holds
 // alive (a stranger's declaration would only be a's suspicion:
 // hearsay.go), declares g dead and, past
 // DeadReclaimTime, tells of g alive at victim:1, where g was never heard
 // from (readdress), so its probe sends one unpaid ping there and no retry
-// follows. Had the ledger moved with g, its 75 bytes would have paid the
-// probe's ping and a retry's there (36 bytes each). (Sizes by hand as in
+// follows. Had the ledger moved with g, its 73 bytes would have paid the
+// probe's ping and a retry's there (38 bytes each). (Sizes by hand as in
 // TestUnansweredChallengeProbeWhenPaid.)
 func TestLedgerOfOldAddressPaysNothing(t *testing.T) {
 	g := Node{ID: "g", Addr: "own:1"}
@@ -200,7 +201,7 @@ func TestLedgerOfOldAddressPaysNothing(t *testing.T) {
 		Updates: []Update{{Kind: UpdateAlive, Node: g, From: g.ID}}}))
 	out, _ := drain(a)
 	challengeTo(t, a, out, "g")
-	require.Equal(t, 75, a.peers["g"].credit)
+	require.Equal(t, 73, a.peers["g"].credit)
 	moved := Node{ID: "g", Addr: "victim:1"}
 	require.NoError(t, a.Step(2*time.Millisecond, &Packet{Kind: MsgGossip, From: node("b"), To: a.Self(),
 		Updates: []Update{{Kind: UpdateDead, Node: g, From: "b"}}}))
@@ -291,7 +292,7 @@ func TestChallengeBudgetSplitByPrefix(t *testing.T) {
 // 2 × 1400 bytes by default (receipt.go), so that a sender cannot bank
 // bytes for later: g's own Alive from its address, 54 bytes, forty times
 // within its challenge's probe timeout, credits 108 each, less the
-// 33-byte challenge the first draws, 4,287 in all; the ledger holds
+// 35-byte challenge the first draws, 4,285 in all; the ledger holds
 // 2,800. (Sizes by hand as in TestLedgerOfOldAddressPaysNothing.)
 func TestLedgerCapped(t *testing.T) {
 	g := Node{ID: "g", Addr: "own:1"}
@@ -304,7 +305,7 @@ func TestLedgerCapped(t *testing.T) {
 		if i == 0 {
 			out, _ := drain(a)
 			challengeTo(t, a, out, "g")
-			require.Equal(t, 75, a.peers["g"].credit)
+			require.Equal(t, 73, a.peers["g"].credit)
 		}
 	}
 	out, _ := drain(a)

@@ -193,6 +193,7 @@ type prober struct {
 	isoGap        time.Duration // the gap after it, doubling to ReconnectInterval
 	nextReconnect time.Duration // the next reconnect ping to a member believed dead
 	sentPings     sentPings     // the latest probe pings, whose acks may leave out their sender's ID (ackmatch.go)
+	challenges    sentPings     // the latest challenge pings, the same for their acks (ackmatch.go)
 	// failed is the first probe the gate deferred, whose late acks its
 	// retry takes (probe.first).
 	failed firstProbe

@@ -68,12 +68,15 @@ func TestUnverifiedMembersDoNotDiluteProbing(t *testing.T) {
 }
 
 // A member heard from directly and answering the challenge that draws
-// (receipt.go) is verified and probed as any other.
+// (receipt.go) is verified and probed as any other. Its probe ping (one
+// that asks for an ack without IDs, as a member's probe does) pays for
+// the challenge: 44 bytes of Packet.Size, credited twice less the
+// 42-byte ack it draws, against the challenge's 44.
 func TestUnverifiedMemberVerifiedWhenHeard(t *testing.T) {
 	a := floodTest(t, ModeSWIM, 4)
 	require.Equal(t, 4, a.unverified)
 	g0 := node("g0000")
-	stepAnswered(t, a, time.Millisecond, &Packet{Kind: MsgPing, From: g0, To: node("a"), Ping: Ping{Seq: 9}})
+	stepAnswered(t, a, time.Millisecond, &Packet{Kind: MsgPing, From: g0, To: node("a"), Ping: Ping{Seq: 9, MatchBySeq: true}})
 	drain(a)
 	assert.Equal(t, 3, a.unverified, "g0000 answered its challenge")
 	assert.True(t, a.peers["g0000"].verified)

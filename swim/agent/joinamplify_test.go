@@ -35,6 +35,11 @@ func TestSpoofedJoinsNotAmplified(t *testing.T) {
 	got := 0
 	kinds := map[swim.MessageKind]int{}
 	perFake := map[swim.ID]int{}
+	checked := map[uint32]swim.ID{}
+	for i := range 200 {
+		id := swim.ID(fmt.Sprintf("fake-%03d", i))
+		checked[swim.IDCheck(id)] = id
+	}
 	read := func(until time.Time) {
 		for {
 			select {
@@ -42,7 +47,11 @@ func TestSpoofedJoinsNotAmplified(t *testing.T) {
 				got += len(p.Data)
 				if pk, err := codec.Decode(p.Data); err == nil {
 					kinds[pk.Kind]++
-					perFake[pk.To.ID]++
+					to := pk.To.ID
+					if to == "" {
+						to = checked[pk.ToCheck] // a long ID's check (swim.IDCheck)
+					}
+					perFake[to]++
 				}
 				continue
 			case <-time.After(time.Until(until)):
