@@ -331,7 +331,8 @@ func (c change) accusation() bool { return c == changeSuspect || c == changeDead
 // it (a join through an address); a receiver drops a packet whose non-empty
 // To.ID is not its own (a different member now at that address). ToCheck,
 // when not 0, stands for To.ID where an encoding left the ID out (swim/wire
-// leaves a long ID out of a probe's ping and sends its check, IDCheck):
+// leaves a long ID out of every packet but acks, nacks and pings that ask
+// for an ack naming their sender, and sends its check, IDCheck):
 // a receiver whose own ID's check differs drops the packet, as it drops
 // one for another ID (Stats.Misdirected).
 type Packet struct {

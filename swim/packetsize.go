@@ -67,13 +67,13 @@ func (p *Packet) Size() int {
 		if p.Kind == MsgPing && p.Ping.MatchBySeq {
 			n += matchBySeqSize
 		}
-		if p.ToCheck != 0 {
-			n += toCheckSize
-		}
 	case MsgPingReq:
 		n += 5 + nodeSize(p.PingReq.Target) + 1
 	case MsgUser:
 		n += 3 + len(p.User)
+	}
+	if p.ToCheck != 0 {
+		n += toCheckSize
 	}
 	if len(p.Broadcasts) > 0 {
 		n += 1 + 3 + 3

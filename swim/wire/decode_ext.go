@@ -143,12 +143,12 @@ func packetEntry(p *swim.Packet, tag uint64, e *reader) error {
 		return e.pingFlag(p, "match bound")
 	case tagToCheck:
 		switch {
-		case p.Kind != swim.MsgPing:
-			return e.fail("receiver check", ErrMalformed, "on a %v, want it on a ping only", p.Kind)
+		case p.Kind == swim.MsgAck || p.Kind == swim.MsgNack:
+			return e.fail("receiver check", ErrMalformed, "on a %v, want it on any other kind", p.Kind)
 		case len(e.b)-e.off != 4:
 			return e.fail("receiver check", ErrMalformed, "%d bytes, want 4", len(e.b)-e.off)
 		case p.To.ID != "":
-			return e.fail("receiver check", ErrMalformed, "with the receiver's ID %q: a ping names its receiver or checks it, not both", p.To.ID)
+			return e.fail("receiver check", ErrMalformed, "with the receiver's ID %q: a packet names its receiver or checks it, not both", p.To.ID)
 		}
 		p.ToCheck = binary.BigEndian.Uint32(e.b[e.off:])
 		if p.ToCheck == 0 {

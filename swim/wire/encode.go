@@ -126,10 +126,13 @@ const DefaultMaxPacketSize = 1400
 //	packet  8 match bound: on a sealed ping only, no content: as tag 7, for an ack sealed
 //	                      to its sender (EnvelopeBound), which names neither member
 //	                      (swim.Ping.MatchBySeq with Codec's LocalID)
-//	packet  9 receiver check: on a ping only, 4 bytes big-endian, not 0: swim.IDCheck of the
-//	                      receiver's ID, which the ping then leaves out (swim.Packet.ToCheck);
-//	                      on a probe ping with an ID longer than 6 bytes, where it asks,
-//	                      in a plain ping, for a plain ack without IDs (as tag 7)
+//	packet  9 receiver check: 4 bytes big-endian, not 0: swim.IDCheck of the receiver's
+//	                      ID, which the packet then leaves out (swim.Packet.ToCheck), when
+//	                      that ID is longer than 6 bytes; on any kind but an ack or a
+//	                      nack, and on a ping only when it asks for an ack without IDs,
+//	                      which in a plain ping it does alone (as tag 7). Decoders
+//	                      before 2026-12-06 (session 30) took it on pings only and
+//	                      refused it elsewhere; decoders before tag 9 skip it
 //	update  1 versions:   2 bytes, min then max (1 ≤ min ≤ max)
 //	update  2 meta:       the member's metadata (1 to swim.MaxMetaLen bytes)
 //

@@ -12,20 +12,23 @@ import (
 // known fields.
 
 // toCheck returns the receiver check (packet tag 9) that p carries in
-// place of its receiver's ID, or 0: a format-2 probe ping
-// (swim.Ping.MatchBySeq) whose receiver's ID is longer than the check's
-// entry (swim.IDCheck), or a decoded packet that carried one
+// place of its receiver's ID, or 0: in format 2, a packet whose
+// receiver's ID is longer than the check's entry (swim.IDCheck), other
+// than an ack or nack (whose receiver's ID a sealed one names, and a
+// plain or bound one leaves out) and a ping that does not ask for an ack
+// without IDs (swim.Ping.MatchBySeq: the check in a ping is that ask,
+// see appendPacketExt); or a decoded packet that carried one
 // (swim.Packet.ToCheck, To.ID empty).
 func toCheck(p *swim.Packet, enc encoding) uint32 {
 	switch {
-	case enc.v < 2 || p.Kind != swim.MsgPing:
+	case enc.v < 2 || p.Kind == swim.MsgAck || p.Kind == swim.MsgNack:
 		return 0
 	case p.To.ID == "":
 		return p.ToCheck
-	case p.Ping.MatchBySeq && len(p.To.ID) > toCheckLen:
-		return swim.IDCheck(p.To.ID)
+	case len(p.To.ID) <= toCheckLen || p.Kind == swim.MsgPing && !p.Ping.MatchBySeq:
+		return 0
 	}
-	return 0
+	return swim.IDCheck(p.To.ID)
 }
 
 // toCheckLen is the receiver check entry's size beyond the empty ID's
