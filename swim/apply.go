@@ -156,6 +156,12 @@ func (m *Member) applyAlive(in *inbound, p *peer, u Update, gossip bool) {
 	}
 	if u.Incarnation <= p.inc {
 		m.staleAlive(in, p, &u)
+		if u.Node.Addr == p.node.Addr && (p.state == StateAlive || p.state == StateSuspect) {
+			// Already held there, from a view that could not vouch (a
+			// seed writing wire format 1, or a forger's spoofed view):
+			// the seed's own answer vouches now (verify.go, vouch).
+			m.vouch(in, p, !gossip)
+		}
 		return
 	}
 	if (p.state == StateDead || p.state == StateLeft) && !p.verified && !m.admitUnverified(in, &u, !gossip) {
@@ -190,6 +196,9 @@ func (m *Member) applyAlive(in *inbound, p *peer, u Update, gossip bool) {
 		if metaChanged {
 			m.emit(EventUpdate, p, u.From, now)
 		}
+	}
+	if prev == StateAlive || prev == StateSuspect {
+		m.vouch(in, p, !gossip) // as for one held at an equal incarnation, above
 	}
 	if gossip {
 		m.heard(now, p)

@@ -39,7 +39,8 @@ func (m *Member) Bootstrap(nodes []Node) {
 // its view (MsgSync). Joins are resent every ProbeInterval until a view
 // arrives or StopJoin is called; after a view without the join's token
 // answered (a seed writing wire format 1, Config.JoinTokenless, or a
-// forger: answersJoin), until one echoing it comes or joinFallbackPeriods
+// forger: answersJoin), until one echoing it comes (or the seed's answer
+// read back on a stream: StepJoinStreamAnswer) or joinFallbackPeriods
 // protocol periods pass. A member that holds other live members when it joins (its
 // group merging with the seed's) sends its own view, once, to the seed
 // whose view answered (after a view without the token, to the seed's

@@ -27,10 +27,16 @@ import (
 //
 // A sender already held alive or suspect at the claimed address and
 // verified there by a challenge or probe ack (or configured there,
-// Bootstrap) is answered at that address as by Step, and nil is returned:
-// the stream's end tells the caller to expect nothing on it. An older
-// joiner, which closes its join stream without reading it, is answered
-// so once it has acked this member's challenge ping.
+// Bootstrap) is answered on the stream too when its join carries a token
+// (Packet.JoinToken): the answer read back on a stream its sender dialled
+// is one only this member could write, and vouches for what it lists as
+// a token's echo does, even from a member writing wire format 1, whose
+// datagrams cannot echo it (StepJoinStreamAnswer). A join without a token
+// from such a sender is answered at its address as by Step, and nil is
+// returned: the stream's end tells the caller to expect nothing on it. An
+// older joiner, which sends no token and closes its join stream without
+// reading it, is answered so once it has acked this member's challenge
+// ping (every joiner that sends tokens reads the stream's answer).
 //
 // It returns an error wrapping ErrPacket, and changes nothing, for a
 // packet that is not a valid join to this member, and ErrLeft after
@@ -50,7 +56,7 @@ func (m *Member) AnswerStreamJoin(now time.Duration, join *Packet) ([]Packet, er
 		return nil, err
 	}
 	first, verified := len(m.ready.packets), m.heldVerified(from)
-	if err := m.step(&inbound{now: now, sourceChecked: true}, join); err != nil || verified {
+	if err := m.step(&inbound{now: now, sourceChecked: true}, join); err != nil || verified && join.JoinToken == 0 {
 		return nil, err
 	}
 	// The answer is what the join appended for its sender that only a
@@ -78,4 +84,32 @@ func (m *Member) AnswerStreamJoin(now time.Duration, join *Packet) ([]Packet, er
 func (m *Member) heldVerified(from Node) bool {
 	p := m.peers[from.ID]
 	return p != nil && p.verified && p.node.Addr == from.Addr && (p.state == StateAlive || p.state == StateSuspect)
+}
+
+// StepJoinStreamAnswer is StepSourceChecked for a packet read back on a
+// stream this member dialled to pkt.From.Addr to write a join carrying
+// token (swim/agent: a join resent to a seed over a stream, whose answer
+// it reads: AnswerStreamJoin). A view transfer (MsgSync) that carries no
+// token, from an address of the latest Join, is taken as echoing token
+// when token is that Join's: a view without the token (a seed writing
+// wire format 1, which has no field for it) answers the join as the
+// seed's own answer, vouches for the members it lists (verify.go,
+// seedView), ends the join's resends (joinState.askUntil), releases a
+// merging push held for it (mergePush) and has its state delivered as a
+// join's, as a datagram echoing the token does. The stream is the proof
+// a token's echo gives on a datagram: the joiner opened it to the seed's
+// address, whose listener is the seed, and a forger who did not see the
+// join cannot write into it (one on the path between them can, as it can
+// read the token). The caller must check that the frames it passes came
+// from the member at the address dialled (pkt.From.Addr is it); any other
+// packet, a view echoing a token of its own, or a token not the latest
+// Join's, is stepped as by StepSourceChecked.
+func (m *Member) StepJoinStreamAnswer(now time.Duration, token uint64, pkt *Packet) error {
+	if pkt != nil && pkt.Kind == MsgSync && pkt.JoinToken == 0 && token != 0 && token == m.join.token &&
+		slices.Contains(m.join.seeds, pkt.From.Addr) {
+		echo := *pkt // the caller's packet is not written into
+		echo.JoinToken = token
+		pkt = &echo
+	}
+	return m.step(&inbound{now: now, sourceChecked: true}, pkt)
 }

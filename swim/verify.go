@@ -241,9 +241,13 @@ func (m *Member) readdress(p *peer, n Node) {
 	p.node = n
 }
 
-// vouch verifies p, just made live, when the packet being applied is the
-// view that answered this member's join (noteJoinSeed): the seed vouches
-// for the members it lists. view is false for gossip: what the seed relays
+// vouch verifies p, just made live or already held live at the address
+// the update names, when the packet being applied is the view that
+// answered this member's join (noteJoinSeed): the seed vouches for the
+// members it lists, those a view that could not vouch brought first
+// included (a seed writing wire format 1 answered by datagram, its answer
+// on a stream vouching later: StepJoinStreamAnswer; or a forger's view
+// spoofed from the seed's address listing real members). view is false for gossip: what the seed relays
 // in the same period is others' word, not its view (a flood of forged
 // Alive members, relayed by the seed just after the join, was verified).
 func (m *Member) vouch(in *inbound, p *peer, view bool) {

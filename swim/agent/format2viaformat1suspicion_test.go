@@ -11,20 +11,21 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// atk29b: usr28 F2 is mended for a format-1 joiner (its seed's view
-// vouches) but only half for a format-2 member joining through a seed
-// that writes format 1: its Join returns at once, and the view, which
-// cannot echo the join's token, still vouches for nothing, so that its
-// first probes of members it has heard too little from are silent
-// (swim/receipt.go) and it suspects healthy members, who refute. The
-// resends after the answer (swim's joinState.askUntil) go to that seed over
-// a stream the joiner dialled, whose answer no blind forger can write,
-// yet that answer vouches for nothing either. Here three such joiners in
-// turn, in a group of 8 at a 400 ms period: in each of atk29b's three
-// runs at 57b7a27 two of them suspected a member within 8 periods, and
-// at 2451311 all three (not a regression of e795385: unmended).
+// atk29b F3: a format-2 member joining through a seed that writes format
+// 1 returns from Join at once, but the seed's datagram view, which cannot
+// echo the join's token, vouches for nothing, so that its first probes of
+// members it had heard too little from were silent (swim/receipt.go) and
+// it suspected healthy members, who refuted. The answer to its join
+// resent over a stream it dialled to the seed (which the seed now writes
+// there even to a joiner it verified, for a join carrying a token) is
+// the seed's own, which no blind forger can write: it vouches
+// (swim.Member.StepJoinStreamAnswer), for the members the datagram view
+// brought too. Here three such joiners in turn, in a group of 8 at a
+// 400 ms period: in each of atk29b's three runs at 57b7a27 two of them
+// suspected a member within 8 periods, and at 2451311 all three; with
+// the stream answer but vouching only for members it makes live, 2, 0
+// and 1.
 func TestFormat2JoinViaFormat1SeedSuspects(t *testing.T) {
-	t.Skip("known, not mended: a format-1 seed's view vouches for nothing; mending it needs stream-answered resends that vouch (docs/algorithms.md, “SWIM: wire format and extensions”, Joins during the upgrade)")
 	proto := swim.Config{ProbeInterval: 400 * time.Millisecond, ProbeTimeout: 200 * time.Millisecond}
 	const n = 8
 	var as []*Agent

@@ -75,7 +75,7 @@ func TestJoinAnswerRefusalsCounted(t *testing.T) {
 		}()
 		join := swim.Packet{Kind: swim.MsgJoin, From: a.Self(), To: swim.Node{Addr: seed.Addr},
 			Updates: []swim.Update{{Kind: swim.UpdateAlive, Node: a.Self(), From: a.Self().ID, Incarnation: 1}}}
-		require.NoError(t, a.writeView(context.Background(), to, []swim.Packet{join}), tc.name)
+		require.NoError(t, a.writeView(context.Background(), to, []swim.Packet{join}, false), tc.name)
 		require.NoError(t, <-done, tc.name)
 		st := a.Stats()
 		assert.Equal(t, tc.oversize, st.StreamOversize-before.StreamOversize, "%s: StreamOversize", tc.name)

@@ -217,7 +217,7 @@ func TestReadAnswerLimits(t *testing.T) {
 			defer done()
 			idle0 := x.Stats().StreamAnswersIdle
 			t0 := time.Now()
-			x.readAnswer(c, seed.addr)
+			x.readAnswer(c, seed.addr, 0)
 			took := time.Since(t0)
 			st := x.Stats()
 			t.Logf("%s: readAnswer returned after %v; StreamAnswersIdle %d, StreamAnswersForeign %d", v.name, took.Round(time.Millisecond), st.StreamAnswersIdle-idle0, st.StreamAnswersForeign)

@@ -107,8 +107,11 @@ type Stats struct {
 	// StreamJoinAnswers counts views read back on the stream of a join
 	// this member sent: a member that has not verified this one's address
 	// answers a join on its stream, not at the address (a stream proves
-	// the host, not the port: swim.Member.AnswerStreamJoin). Such views
-	// are not counted in StreamsIn, which counts accepted streams.
+	// the host, not the port: swim.Member.AnswerStreamJoin), and so does
+	// one that has, for a join carrying a token; the answer to a join
+	// resent to a seed vouches as the seed's
+	// (swim.Member.StepJoinStreamAnswer). Such views are not counted in
+	// StreamsIn, which counts accepted streams.
 	StreamJoinAnswers uint64
 	// StreamAnswersForeign counts frames read back on the stream of a
 	// join this member sent that were dropped because they were not from

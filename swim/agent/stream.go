@@ -25,9 +25,9 @@ import (
 // member's Alive: swim.Member.AnswerStreamPing), or a view: syncs, maybe
 // ended by one join (push-pull's pull), handed to the state machine as if
 // they had come as datagrams, the join answered on the same stream when
-// its sender is not verified at the address it claims
-// (swim.Member.AnswerStreamJoin; the dialler reads the answer:
-// readAnswer), or a reliable message (reliable.go). Anything else ends
+// its sender is not verified at the address it claims, or the join
+// carries a token (swim.Member.AnswerStreamJoin; the dialler reads the
+// answer: readAnswer), or a reliable message (reliable.go). Anything else ends
 // it.
 
 // streamOutMax bounds the streams this agent dials at once for stream
@@ -64,6 +64,10 @@ type streamIn struct {
 	answer chan []swim.Packet
 	// msg is a reliable message received whole (reliable.go).
 	msg *swim.Message
+	// joinToken, for a packet read back on a stream this agent dialled to
+	// resend its join to a seed (readAnswer), is that join's token: the
+	// packet is stepped by swim.Member.StepJoinStreamAnswer.
+	joinToken uint64
 }
 
 // listenBoth opens the UDP socket and the stream listener on the same
@@ -304,9 +308,17 @@ func (a *Agent) receiveStream(in streamIn) {
 	// another IP address than its sender claims is not its sender
 	// speaking for itself (a forger's self-announced ghosts, one a frame).
 	// Joins come with answer set (answerJoin).
+	// An answer read back on a stream dialled to resend a join to a seed
+	// (readAnswer, which keeps only frames from the address dialled)
+	// speaks for that join's token.
 	step := a.m.StepSourceChecked
-	if in.from.IsValid() && !joinFromClaimed(in.pkt.From.Addr, in.from, false) {
+	switch {
+	case in.from.IsValid() && !joinFromClaimed(in.pkt.From.Addr, in.from, false):
 		step = a.m.StepFromOtherSource
+	case in.joinToken != 0 && joinFromClaimed(in.pkt.From.Addr, in.from, true):
+		step = func(now time.Duration, pkt *swim.Packet) error {
+			return a.m.StepJoinStreamAnswer(now, in.joinToken, pkt)
+		}
 	}
 	if err := step(a.now(), in.pkt); err != nil {
 		a.ctr.rejected.Add(1)

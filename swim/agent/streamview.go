@@ -49,7 +49,7 @@ func (a *Agent) sendViewStream(to netip.AddrPort, pkts []swim.Packet, seedJoin b
 	go func() {
 		defer a.stream.wg.Done()
 		defer release()
-		err := a.writeView(ctx, to, keep)
+		err := a.writeView(ctx, to, keep, seedJoin)
 		if err == nil || a.stream.ctx.Err() == nil && ctx.Err() != nil {
 			return // sent, or its slot taken over: the join is resent
 		}
@@ -63,8 +63,11 @@ func (a *Agent) sendViewStream(to netip.AddrPort, pkts []swim.Packet, seedJoin b
 }
 
 // writeView dials to and writes pkts, each sealed as it goes; the stream
-// is closed when ctx ends.
-func (a *Agent) writeView(ctx context.Context, to netip.AddrPort, pkts []swim.Packet) error {
+// is closed when ctx ends. When the last packet is a join, the answer is
+// read back (readAnswer); seedJoin says that join is one resent to a seed
+// of this member's Join (sendViewStream), whose answer speaks for the
+// join's token.
+func (a *Agent) writeView(ctx context.Context, to netip.AddrPort, pkts []swim.Packet, seedJoin bool) error {
 	c, done, err := a.dial(ctx, to)
 	if err != nil {
 		return err
@@ -75,8 +78,12 @@ func (a *Agent) writeView(ctx context.Context, to netip.AddrPort, pkts []swim.Pa
 	if err := a.writeFrames(c, pkts); err != nil {
 		return err
 	}
-	if pkts[len(pkts)-1].Kind == swim.MsgJoin {
-		a.readAnswer(c, to)
+	if last := &pkts[len(pkts)-1]; last.Kind == swim.MsgJoin {
+		var token uint64
+		if seedJoin {
+			token = last.JoinToken
+		}
+		a.readAnswer(c, to, token)
 	}
 	return nil
 }
@@ -126,8 +133,12 @@ func (a *Agent) writeFrames(c *transport.Conn, pkts []swim.Packet) error {
 // the seed's host (issue 27, user42 F1), and would admit each such sender
 // as its own word past the unverified quota (user42 F2). What ends the
 // reading is counted as on an inbound stream (serveStream); the join is
-// resent. Dialling goroutine.
-func (a *Agent) readAnswer(c *transport.Conn, to netip.AddrPort) {
+// resent. token, when not 0, is that of the join written on c, a join
+// resent to a seed: the views read back answer it as the seed's own
+// answer (swim.Member.StepJoinStreamAnswer), which a view from a seed
+// writing wire format 1 could not otherwise be, lacking a field for the
+// token. Dialling goroutine.
+func (a *Agent) readAnswer(c *transport.Conn, to netip.AddrPort, token uint64) {
 	updates, view, foreign := 0, false, 0
 	var speaker swim.ID
 	named := false
@@ -174,7 +185,7 @@ func (a *Agent) readAnswer(c *transport.Conn, to netip.AddrPort) {
 			view = true
 			a.sctr.streamJoinAnswers.Add(1)
 		}
-		if !a.handIn(streamIn{pkt: pkt, from: to}) {
+		if !a.handIn(streamIn{pkt: pkt, from: to, joinToken: token}) {
 			return
 		}
 		idle = time.Now().Add(a.stream.answerIdle)
