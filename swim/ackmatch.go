@@ -10,14 +10,14 @@ import "fmt"
 // bytes (docs/experiments.md, “Wire bytes per packet”). Challenge pings
 // (a join's, joinchallenge.go, and an unverified member's, receipt.go)
 // ask for such acks too: a joiner is challenged by its seed and by every
-// member it announces itself to, and acks naming it were most of a
-// join's bytes with long IDs.
+// member it announces itself to, one ack each. A ping whose ack verifies
+// its receiver (Ping.Verifies) still names the receiver in full.
 //
 // The prober keeps the sequence numbers of its latest sentPingsKept probe
-// pings with their targets, and of its latest challenges, so that a late ack, one that comes after its
-// probe ended, is still taken as its sender's (a live member's ack, its
-// piggybacked updates and its refutations), as one with the sender's ID
-// is. Round numbers and nonces keep the sequence numbers of distinct pings
+// pings with their targets, and of its challenges, so that a late ack,
+// one that comes after its probe ended, is still taken as its sender's (a
+// live member's ack, its piggybacked updates and its refutations), as one
+// with the sender's ID is. Round numbers and nonces keep the sequence numbers of distinct pings
 // apart (probeorder.go, receipt.go); a number found twice, with two
 // targets, matches neither.
 //
@@ -73,38 +73,51 @@ func (s *sentPings) find(seq uint32) (ID, bool) {
 	return id, id != ""
 }
 
-// challengesKept is how many challenge pings a member remembers, join
-// challenges (joinchallenge.go) and the challenges of unverified members
-// (receipt.go) together: two periods' worth of either, so that a flood of
-// challenges drawn by forged packets, which the period's budget bounds,
-// does not push out a real joiner's before its ack comes. They are kept
-// apart from the probe pings, which a flood of challenges could otherwise
-// push out within one probe.
-func (m *Member) challengesKept() int { return 2 * max(1, m.cfg.PullsPerPeriod) }
-
-// sendChallenge queues ping, a challenge (a join's or an unverified
-// member's: bare, numbered with a nonce) to id, and remembers its number,
-// so that its ack, which leaves the sender's ID out as a probe's does
-// (Ping.MatchBySeq), is matched to id (AckSender).
-func (m *Member) sendChallenge(ping Packet, id ID) {
-	ping.Ping.MatchBySeq = true
-	m.probing.challenges.add(m.challengesKept(), ping.Ping.Seq, id)
-	m.ready.packets = append(m.ready.packets, ping)
+// challengesKept is how many challenges of unverified members (receipt.go)
+// a member remembers: two periods' budget of them (PullsPerPeriod a
+// ProbeInterval, counted as sent, not as outstanding), so that a flood of
+// challenges drawn by forged packets does not push out one whose ack is
+// still due (within a probe timeout), up to maxChallengesKept. They are
+// kept apart from the probe pings, which a flood of challenges could
+// otherwise push out within one probe. Join challenges need no ring: the
+// member keeps each one until its ack comes or its period ends
+// (joinchallenge.go), and a sender answering its own joins at once frees
+// a slot of that budget per round trip, so a ring of them could be cycled
+// within a real joiner's round trip (atk30 F1).
+func (m *Member) challengesKept() int {
+	return min(max(1, m.cfg.PullsPerPeriod), maxChallengesKept/2) * 2
 }
 
+// maxChallengesKept bounds the ring of challenges, whatever
+// Config.PullsPerPeriod says (a budget set high to leave pulls unbounded
+// would otherwise size it: atk30 F4).
+const maxChallengesKept = 1 << 12
+
 // AckSender returns the ID of the member that this member's ping with
-// sequence number seq went to, among its latest 8 probe pings and, when
-// none of them had seq, its latest challenge pings (join challenges and
-// challenges of unverified members), for an ack that leaves its sender's
-// ID out (Ack.NoSenderID): ok is false when no such ping, or two to
-// different members, had seq. Step fills the ID in itself; a transport
+// sequence number seq went to, for an ack that leaves its sender's ID out
+// (Ack.NoSenderID): among its latest 8 probe pings and, when none of them
+// had seq, its join challenges waiting for an ack and its latest
+// challenges of unverified members. ok is false when no such ping, or two
+// to different members, had seq. Step fills the ID in itself; a transport
 // that checks an ack's source against its sender's address calls
 // AckSender first.
 func (m *Member) AckSender(seq uint32) (id ID, ok bool) {
 	if id, ok := m.probing.sentPings.find(seq); ok {
 		return id, true
 	}
-	return m.probing.challenges.find(seq)
+	for _, c := range m.join.challenges {
+		switch {
+		case c.seq != seq || c.from.ID == id:
+		case id != "":
+			return "", false
+		default:
+			id = c.from.ID
+		}
+	}
+	if id != "" {
+		return id, true
+	}
+	return m.probing.sentChallenges.find(seq)
 }
 
 // ackSenderFilled returns pkt with its sender's ID filled in when it is an
@@ -121,7 +134,7 @@ func (m *Member) ackSenderFilled(pkt *Packet) (*Packet, error) {
 	id, ok := m.AckSender(pkt.Ack.Seq)
 	if !ok {
 		m.stats.AcksUnmatched++
-		return nil, fmt.Errorf("%w: ack %d without its sender's ID matches none of the latest probe pings", ErrPacket, pkt.Ack.Seq)
+		return nil, fmt.Errorf("%w: ack %d without its sender's ID matches none of the latest probe pings and challenges", ErrPacket, pkt.Ack.Seq)
 	}
 	q := *pkt
 	q.From.ID = id

@@ -24,9 +24,8 @@ func idless(ack Packet, known bool) Packet {
 // A join challenge asks for an ack without IDs (Ping.MatchBySeq), as a
 // probe's ping does: the joiner answers without naming itself, and the
 // seed matches the ack to the joiner by the challenge's random number
-// (AckSender) and admits it. With IDs of host names, acks naming the
-// joiner were a third of a join's bytes (bench/memberlist, nineteenth
-// round). An ID-less ack with another number admits no one and counts as
+// (AckSender) and admits it; the challenge still names the joiner in full
+// (Ping.Verifies). An ID-less ack with another number admits no one and counts as
 // unmatched; one with the number from another address admits no one.
 func TestJoinChallengeAnsweredWithoutIDs(t *testing.T) {
 	a := challengeTest(t, "a", "b", "c")
@@ -40,6 +39,7 @@ func TestJoinChallengeAnsweredWithoutIDs(t *testing.T) {
 	ch := out[0]
 	require.Equal(t, MsgPing, ch.Kind)
 	assert.True(t, ch.Ping.MatchBySeq, "the challenge asks for an ack without IDs")
+	assert.True(t, ch.Ping.Verifies, "and names the joiner")
 	id, ok := a.AckSender(ch.Ping.Seq)
 	require.True(t, ok)
 	assert.Equal(t, ID("j"), id)
@@ -96,8 +96,7 @@ func TestVerifyChallengeAnsweredWithoutIDs(t *testing.T) {
 // joins, a period's budget of challenges (PullsPerPeriod), does not push
 // the probe's ping out of the ring its ID-less ack is matched by (8
 // pings), so the probe's target still answers, and the first challenge is
-// still matched too (the challenges' ring holds two periods' budget,
-// challengesKept).
+// still matched too (join challenges are matched among those waiting).
 func TestChallengesKeepProbePings(t *testing.T) {
 	a := challengeTest(t, "a", "b")
 	a.Tick(0)
@@ -146,4 +145,41 @@ func TestToCheckMisdirectedGossip(t *testing.T) {
 	require.NoError(t, a.Step(0, &own))
 	assert.Equal(t, StateAlive, a.State("x"))
 	assert.Equal(t, 2, a.Stats().Misdirected)
+}
+
+// The challenges of unverified members are kept for two periods' budget
+// (challengesKept: 2 × PullsPerPeriod, counted as sent): the first of a
+// period's challenges is still matched after the next period's budget is
+// spent too, and forgotten after a third's.
+func TestVerifyChallengesKeptTwoPeriods(t *testing.T) {
+	const pulls = 4
+	a := newTest(t, "a", ModeSWIM, func(c *Config) { c.PullsPerPeriod = pulls }, "b", "c", "d")
+	var ups []Update
+	for i := range 3 * pulls {
+		g := node(fmt.Sprintf("g%04d", i))
+		ups = append(ups, Update{Kind: UpdateAlive, Node: g, From: g.ID})
+	}
+	require.NoError(t, a.Step(0, &Packet{Kind: MsgGossip, From: node("b"), To: node("a"), Updates: ups}))
+	drain(a)
+	var first uint32
+	for period := range 3 {
+		for i := range pulls {
+			g := node(fmt.Sprintf("g%04d", period*pulls+i))
+			now := time.Duration(period)*time.Second + time.Duration(1+i)*time.Millisecond
+			require.NoError(t, a.Step(now, &Packet{Kind: MsgPing, From: g, To: node("a"), Ping: Ping{Seq: 9, MatchBySeq: true}}))
+			ch := challengeTo(t, a, mustDrain(a), g.ID)
+			assert.True(t, ch.Ping.Verifies)
+			if first == 0 {
+				first = ch.Ping.Seq
+			}
+		}
+		id, ok := a.AckSender(first)
+		if period < 2 {
+			require.True(t, ok, "period %d: the first challenge is still matched", period)
+			assert.Equal(t, ID("g0000"), id)
+		} else {
+			assert.False(t, ok, "period %d: forgotten", period)
+		}
+	}
+	assert.Equal(t, 3*pulls, a.Stats().VerifyChallenges)
 }

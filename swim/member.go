@@ -185,15 +185,15 @@ type prober struct {
 	// rttAll is the group-wide RTT estimator: every direct-ack sample of
 	// every peer, the prior of a peer with no sample of its own
 	// (baseProbeTimeout).
-	rttAll        RTTEstimator
-	relays        []relay       // ping-reqs this member relays
-	asked         []asked       // intermediates of the current probe's ping-reqs
-	lastAck       time.Duration // when a probe of this member's was last acked (direct, relayed or stream)
-	isoNext       time.Duration // earliest view request of an isolated member (isolated)
-	isoGap        time.Duration // the gap after it, doubling to ReconnectInterval
-	nextReconnect time.Duration // the next reconnect ping to a member believed dead
-	sentPings     sentPings     // the latest probe pings, whose acks may leave out their sender's ID (ackmatch.go)
-	challenges    sentPings     // the latest challenge pings, the same for their acks (ackmatch.go)
+	rttAll         RTTEstimator
+	relays         []relay       // ping-reqs this member relays
+	asked          []asked       // intermediates of the current probe's ping-reqs
+	lastAck        time.Duration // when a probe of this member's was last acked (direct, relayed or stream)
+	isoNext        time.Duration // earliest view request of an isolated member (isolated)
+	isoGap         time.Duration // the gap after it, doubling to ReconnectInterval
+	nextReconnect  time.Duration // the next reconnect ping to a member believed dead
+	sentPings      sentPings     // the latest probe pings, whose acks may leave out their sender's ID (ackmatch.go)
+	sentChallenges sentPings     // the latest challenges of unverified members, the same for their acks (ackmatch.go)
 	// failed is the first probe the gate deferred, whose late acks its
 	// retry takes (probe.first).
 	failed firstProbe

@@ -163,12 +163,22 @@ type Node struct {
 // Ping is a direct probe. Seq is chosen by the sender and echoed in the Ack.
 //
 // MatchBySeq says that the sender matches the answer by Seq alone (a
-// probe's ping, Member.AckSender): the Ack may leave out its sender's ID
-// (Ack.NoSenderID). A receiver that predates it ignores it and answers
-// with its ID, as before.
+// probe's ping or a challenge, Member.AckSender): the Ack may leave out
+// its sender's ID (Ack.NoSenderID). A receiver that predates it ignores
+// it and answers with its ID, as before.
+//
+// Verifies says that the ack will verify the receiver at the address
+// (a join challenge, the challenge or the probe of a member held
+// unverified: its Seq is a nonce): an encoding must name the receiver in
+// full, never by its check (Packet.ToCheck), which is unkeyed. A forger
+// can pick an ID whose check equals a real member's, claim that member's
+// address for it, and the real member, taking the check for its own,
+// would answer the challenge and verify the forged ID there (rev30). It
+// is the sender's instruction to its encoder, not sent.
 type Ping struct {
 	Seq        uint32
 	MatchBySeq bool
+	Verifies   bool
 }
 
 // Ack acknowledges the Ping (or, relayed by an intermediate, the PingReq)

@@ -21,10 +21,13 @@ const toCheckSize = 1 + 1 + 4
 // FNV-1a hash of its bytes, 1 in place of 0 (0 is no check). It guards
 // against a packet reaching a member other than the one it was meant for
 // (a member restarted under another ID at the address), not against
-// forgery: two IDs share a check with probability 2^-32.
+// forgery: two IDs share a check with probability 2^-32, and anyone can
+// find an ID with a given check, so a ping whose ack verifies its
+// receiver names it in full (Ping.Verifies).
 func IDCheck(id ID) uint32 {
 	// FNV-1a (32-bit offset basis and prime), inline: hash/fnv's hasher
-	// escapes to the heap, once per probe ping encoded and decoded.
+	// escapes to the heap, once per packet encoded or decoded with a
+	// check.
 	h := uint32(2166136261)
 	for i := 0; i < len(id); i++ {
 		h = (h ^ uint32(id[i])) * 16777619

@@ -238,7 +238,7 @@ func (m *Member) startProbe(now time.Duration) {
 	}
 	m.stats.ProbesStarted++
 	if !silent {
-		m.send(Packet{Kind: MsgPing, To: t.node, Ping: Ping{Seq: seq, MatchBySeq: true}})
+		m.send(Packet{Kind: MsgPing, To: t.node, Ping: Ping{Seq: seq, MatchBySeq: true, Verifies: nonce}})
 		m.probing.sentPings.add(sentPingsKept, seq, t.node.ID)
 		if nonce && t.direct {
 			t.credit -= m.sentBytes(&m.ready.packets[len(m.ready.packets)-1])

@@ -114,7 +114,7 @@ func (m *Member) earn(s *peer, from Node, pkt *Packet) {
 // wire (sentBytes), before its sequence number is set (its size does not
 // depend on it).
 func (m *Member) bareNoncePing(p *peer) (Packet, int) {
-	ping := Packet{Kind: MsgPing, From: m.self, To: p.node, Ping: Ping{MatchBySeq: true}}
+	ping := Packet{Kind: MsgPing, From: m.self, To: p.node, Ping: Ping{MatchBySeq: true, Verifies: true}}
 	return ping, m.sentBytes(&ping)
 }
 
@@ -166,7 +166,9 @@ func (m *Member) challengeSender(now time.Duration, s *peer, pinged bool) {
 	s.chal, s.chalUntil = m.nonce(), now+m.probeTimeout(s)
 	ping.Ping.Seq = s.chal
 	m.stats.VerifyChallenges++
-	m.sendChallenge(ping, s.node.ID)
+	// Its ack, without IDs as the ping asks, is matched by AckSender.
+	m.probing.sentChallenges.add(m.challengesKept(), ping.Ping.Seq, s.node.ID)
+	m.ready.packets = append(m.ready.packets, ping)
 }
 
 // prefixChallenges returns how many of a period's challenges (pulls of

@@ -38,8 +38,10 @@ type ProbeStats struct {
 	AcksFromOtherHost int
 	// AcksUnmatched counts acks without their sender's ID
 	// (Ack.NoSenderID) whose sequence number matches none of the latest
-	// probe pings (sentPingsKept of them; ackmatch.go): refused, as Step
-	// cannot tell who sent them.
+	// probe pings (sentPingsKept of them), the join challenges waiting
+	// for an ack and the latest challenges of unverified members
+	// (Member.AckSender; ackmatch.go): refused, as Step cannot tell who
+	// sent them.
 	AcksUnmatched int
 	Refutations   int // times this member raised its own incarnation
 	// RefutationsUncharged counts refutations not counted against the

@@ -146,8 +146,8 @@ func (c *Codec) MaxPacketSize() int { return c.max }
 
 // Encode marshals p with as many of its updates as fit and seals it. It
 // returns the datagram and the number of updates included. With LocalID
-// set, a sealed probe ping (swim.Ping.MatchBySeq) asks for a bound ack
-// (packet tag 8), and a sealed ack without its sender's ID
+// set, a sealed ping that matches by seq (swim.Ping.MatchBySeq: a probe's
+// or a challenge) asks for a bound ack (packet tag 8), and a sealed ack without its sender's ID
 // (swim.Ack.NoSenderID, set only in answer to such a ping: decode) is
 // bound to its receiver (EnvelopeBound) and names neither member.
 func (c *Codec) Encode(p *swim.Packet) ([]byte, int, error) {
@@ -212,10 +212,10 @@ func (c *Codec) Decode(pkt []byte) (*swim.Packet, error) {
 
 // DecodeDatagram is Decode for a datagram that may be an ack without its
 // sender's ID: a plain one (swim.Ack.NoSenderID), or one bound to this
-// member (the answer to one of its sealed probe pings, see
+// member (the answer to one of its sealed probe pings or challenges, see
 // CodecConfig.LocalID), which names neither member. ackSender, called
 // with the ack's sequence number, names the member that this member's
-// probe ping with that number went to (swim.Member.AckSender); the ack is
+// ping with that number went to (swim.Member.AckSender); the ack is
 // returned with its From.ID filled in, and a bound one is checked against
 // that member's replay window. One that ackSender matches to no member
 // answers nothing; it is returned with an empty From.ID, a bound one
@@ -317,7 +317,8 @@ func (c *Codec) decode(pkt []byte, prev int64, ackSender func(uint32) (swim.ID, 
 // sender's ID (swim.Ping.MatchBySeq), in the envelope this codec answers
 // with. A plain answer, when this codec sends plain for now, to a ping
 // that asked for any answer without IDs: packet tag 7, a receiver check
-// (tag 9, which a probe ping carries in place of a long receiver ID), or,
+// (tag 9, which a probe ping that does not verify its receiver carries in
+// place of a long receiver ID), or,
 // in a sealed ping, tag 8. A sealed answer, bound to the prober, to a
 // sealed ping with tag 8 when this codec binds acks. Tag 8 in a plain ping
 // is ignored. A plain ping from a member that seals nothing for now

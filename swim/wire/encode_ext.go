@@ -12,20 +12,32 @@ import (
 // known fields.
 
 // toCheck returns the receiver check (packet tag 9) that p carries in
-// place of its receiver's ID, or 0: in format 2, a packet whose
-// receiver's ID is longer than the check's entry (swim.IDCheck), other
-// than an ack or nack (whose receiver's ID a sealed one names, and a
-// plain or bound one leaves out) and a ping that does not ask for an ack
-// without IDs (swim.Ping.MatchBySeq: the check in a ping is that ask,
-// see appendPacketExt); or a decoded packet that carried one
-// (swim.Packet.ToCheck, To.ID empty).
+// place of its receiver's ID, or 0: in format 2, when that ID is longer
+// than the check's entry (swim.IDCheck), a probe ping that asks for an
+// ack without IDs (swim.Ping.MatchBySeq: in a plain ping the check is
+// that ask, see appendPacketExt) and does not verify its receiver
+// (swim.Ping.Verifies: the check is unkeyed, and a member whose ID shares
+// it would answer for a forged one), and, plain, any other packet but an
+// ack or a nack (whose receiver's ID a sealed one names, a plain or bound
+// one leaves out); or a decoded packet that carried one
+// (swim.Packet.ToCheck, To.ID empty). A sealed packet of another kind
+// names its receiver: a decoder before the check skips it and reads the
+// packet as for whoever is at the address, so an outsider's replay of a
+// sealed gossip, view or user message to another member of such a build
+// would be applied there (atk30 F3); a ping it answers names its sender.
 func toCheck(p *swim.Packet, enc encoding) uint32 {
 	switch {
 	case enc.v < 2 || p.Kind == swim.MsgAck || p.Kind == swim.MsgNack:
 		return 0
 	case p.To.ID == "":
 		return p.ToCheck
-	case len(p.To.ID) <= toCheckLen || p.Kind == swim.MsgPing && !p.Ping.MatchBySeq:
+	case len(p.To.ID) <= toCheckLen:
+		return 0
+	case p.Kind == swim.MsgPing:
+		if !p.Ping.MatchBySeq || p.Ping.Verifies {
+			return 0
+		}
+	case enc.sealed:
 		return 0
 	}
 	return swim.IDCheck(p.To.ID)

@@ -19,7 +19,7 @@ import (
 //     this member started, in this life or an earlier one, is refused),
 //   - within MaxSkew of the receiver's clock either way, and
 //   - new for its sender (the claimed From.ID; for an ack bound to this
-//     member without it, the member its probe ping with that number went
+//     member without it, the member its ping with that number went
 //     to, Codec.DecodeDatagram): not among the last
 //     timestamps accepted from that sender, and above the floor, the
 //     largest timestamp forgotten from them. Like IPsec's anti-replay
