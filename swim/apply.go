@@ -157,10 +157,7 @@ func (m *Member) applyAlive(in *inbound, p *peer, u Update, gossip bool) {
 	if u.Incarnation <= p.inc {
 		m.staleAlive(in, p, &u)
 		if u.Node.Addr == p.node.Addr && (p.state == StateAlive || p.state == StateSuspect) {
-			// Already held there, from a view that could not vouch (a
-			// seed writing wire format 1, or a forger's spoofed view):
-			// the seed's own answer vouches now (verify.go, vouch).
-			m.vouch(in, p, !gossip)
+			m.vouchHeld(in, p, !gossip)
 		}
 		return
 	}
@@ -198,7 +195,7 @@ func (m *Member) applyAlive(in *inbound, p *peer, u Update, gossip bool) {
 		}
 	}
 	if prev == StateAlive || prev == StateSuspect {
-		m.vouch(in, p, !gossip) // as for one held at an equal incarnation, above
+		m.vouchHeld(in, p, !gossip) // as for one held at an equal incarnation, above
 	}
 	if gossip {
 		m.heard(now, p)

@@ -58,7 +58,7 @@ func (m *Member) Join(now time.Duration, seeds []string) error {
 		return ErrNoSeeds
 	}
 	m.join.pending, m.join.refusal, m.join.otherView, m.join.seedRefused = true, nil, false, false
-	m.join.otherRefusal, m.join.askUntil = false, 0
+	m.join.otherRefusal, m.join.askUntil, m.join.unvouched = false, 0, false
 	m.join.token = m.joinToken()
 	m.join.holder = Node{}
 	m.join.merging, m.join.alone = m.live > 0, m.live == 0

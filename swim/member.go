@@ -284,6 +284,11 @@ type joinState struct {
 	// are still resent until then (answersJoin), unless a view echoing
 	// the token comes first (noteJoinSeed); 0 when they are not.
 	askUntil time.Duration
+	// unvouched: a view not echoing the token (Packet.JoinToken) came
+	// from a seed's address while joining, while askUntil ran or within
+	// seedUntil; the seed's answer then vouches for the members already
+	// held at the addresses it names (vouchHeld).
+	unvouched bool
 	// otherRefusal: a refusal echoing the token came from an address not
 	// joined through (refusesJoin); from otherRefusalAfter on, such a
 	// refusal refuses the join.

@@ -241,18 +241,36 @@ func (m *Member) readdress(p *peer, n Node) {
 	p.node = n
 }
 
-// vouch verifies p, just made live or already held live at the address
-// the update names, when the packet being applied is the view that
-// answered this member's join (noteJoinSeed): the seed vouches for the
-// members it lists, those a view that could not vouch brought first
-// included (a seed writing wire format 1 answered by datagram, its answer
-// on a stream vouching later: StepJoinStreamAnswer; or a forger's view
-// spoofed from the seed's address listing real members). view is false for gossip: what the seed relays
-// in the same period is others' word, not its view (a flood of forged
-// Alive members, relayed by the seed just after the join, was verified).
+// vouch verifies p, just made live, when the packet being applied is the
+// view that answered this member's join (noteJoinSeed): the seed vouches
+// for the members it lists. view is false for gossip: what the seed
+// relays in the same period is others' word, not its view (a flood of
+// forged Alive members, relayed by the seed just after the join, was
+// verified).
 func (m *Member) vouch(in *inbound, p *peer, view bool) {
 	if m.seedView(in, view) {
 		m.verify(p)
+	}
+}
+
+// vouchHeld is vouch for p, already held live at the address the update
+// names, when a view that could not vouch came from a seed's address
+// during this join, before its answer or between the answer's parts
+// (joinState.unvouched, noteJoinSeed): a seed writing wire format 1
+// answered by datagram, its answer on a stream vouching later
+// (StepJoinStreamAnswer), or a forger's view, spoofed from a seed's
+// address or naming it from elsewhere, listed real members. Without such
+// a view the members held before the seed's answer were heard of by
+// gossip, brought by another member's view (a push-pull, a view asked of
+// an unknown sender) or were this member's own group (a merge), and stay
+// as they were until they answer a probe: vouched for whenever held,
+// such members were verified without a probe in swim/sim's group
+// formation, which reshuffled the later runs, and
+// TestMergeTwoGroupsFullView's 150 + 10 merge at sim seed 2 went past
+// its 300 s.
+func (m *Member) vouchHeld(in *inbound, p *peer, view bool) {
+	if m.join.unvouched {
+		m.vouch(in, p, view)
 	}
 }
 
@@ -288,6 +306,9 @@ func (m *Member) seedView(in *inbound, view bool) bool {
 // member's seed answers every resend without a token); one that carries
 // the token ends those resends, as the seed's own answer.
 func (m *Member) noteJoinSeed(in *inbound, pkt *Packet) {
+	if pkt.Kind == MsgSync && !in.echoesJoin && (m.join.pending || in.now < m.join.askUntil || in.now < m.join.seedUntil) && slices.Contains(m.join.seeds, pkt.From.Addr) {
+		m.join.unvouched = true // vouchHeld
+	}
 	if pkt.Kind != MsgSync || !in.echoesJoin || in.otherSource || !slices.Contains(m.join.seeds, pkt.From.Addr) {
 		return
 	}
