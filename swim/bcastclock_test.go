@@ -18,9 +18,10 @@ import (
 // Hand-worked: o starts at clock S (FirstBroadcastSeq S). Broadcast: S+1;
 // BroadcastAt(S+10 s): S+10 s; BroadcastAt(S+5 s) (a clock set back):
 // S+10 s+1; Broadcast: S+10 s+2. The receiver r (ceiling its clock S+now
-// plus 30 s) is sent at now 10 s 64 forged broadcasts from o numbered
-// S+15 s to S+15 s+63: delivered (under the ceiling), the whole window
-// (seenLen). o's broadcast at clock S+12 s (S+12 s) is old news at r; at
+// plus 30 s) is sent at now 10 s 1,024 forged broadcasts from o, which
+// it holds live, numbered S+15 s to S+15 s+1023: delivered (under the
+// ceiling), the whole window (Config.MaxQueuedBroadcasts numbers for an
+// origin held live, windowLen). o's broadcast at clock S+12 s (S+12 s) is old news at r; at
 // S+16 s it is delivered.
 func TestBroadcastAtFollowsClock(t *testing.T) {
 	const s = uint64(1_700_000_000_000_000_000) // the clock at start, Unix ns
@@ -47,7 +48,8 @@ func TestBroadcastAtFollowsClock(t *testing.T) {
 		require.NoError(t, r.Step(now, &pk))
 		return len(r.Ready().Messages)
 	}
-	for k := range uint64(seenLen) {
+	require.Equal(t, DefaultMaxQueuedBroadcasts, r.windowLen("o"))
+	for k := range uint64(r.windowLen("o")) {
 		require.Equal(t, 1, from(10*time.Second, Broadcast{Origin: "o", Seq: s + 15*sec + k, Data: []byte("forged")}))
 	}
 	for _, tc := range []struct {

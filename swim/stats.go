@@ -207,7 +207,11 @@ type GuardStats struct {
 // with the same origin and key; BroadcastOriginsForgotten: delivery
 // windows forgotten to bound memory (MaxMembers origins);
 // BroadcastsImplausible: received broadcasts numbered above
-// Config.BroadcastSeqCeiling, refused. MessagesSent and MessagesReceived
+// Config.BroadcastSeqCeiling, refused; BroadcastsStale: received
+// broadcasts numbered below every number remembered from their origin
+// (its window full: Config.MaxQueuedBroadcasts numbers for an origin held
+// live, 64 for others), taken as old news and not delivered (a replay, or
+// a broadcast reordered past the window). MessagesSent and MessagesReceived
 // count direct messages (SendTo), and MessagesUnqueued those sent to a
 // verified member without the queue because a packet to it had carried
 // the queue less than a protocol period before (swim/reply.go); StatesSent and StatesReceived
@@ -221,7 +225,7 @@ type GuardStats struct {
 type AppStats struct {
 	BroadcastsQueued, BroadcastsReceived, BroadcastsDropped int
 	BroadcastsSuperseded, BroadcastOriginsForgotten         int
-	BroadcastsImplausible                                   int
+	BroadcastsImplausible, BroadcastsStale                  int
 	BroadcastsOwnDropped, BroadcastsUnrelayed               int
 	BroadcastsUnvouched                                     int
 	MessagesSent, MessagesReceived, MessagesUnqueued        int
