@@ -54,10 +54,13 @@
 // error: Join returns nil only once a member has queued the store for it
 // (its answer, or the first piece of the store, says so).
 //
-// Only Store.Join pulls. Two groups that meet some other way (the agent
-// merging views it hears of) do not exchange stores; their later writes
-// reach both, and a key written on one side before they met reaches the
-// other only when written again.
+// Store.Join pulls, and so does every store once every RepairInterval
+// (30 s) from one random live member (Repair), as memberlist's push-pull
+// exchanges the delegate's state every 30 s: a broadcast is best effort,
+// and a write that a member missed (a datagram lost, the member
+// unreachable while the write spread) reaches it at a later pull. Two
+// groups that meet some other way (the agent merging views it hears of)
+// exchange stores the same way.
 //
 // The Lamport clock must not be wound to its end by forged messages:
 // anyone who can send this member an application message (in plain mode,
@@ -185,7 +188,11 @@ func New(ctx context.Context, cfg agent.Config) (*Store, error) {
 	s.pull.init()
 	msgs, stopMsgs := a.Receive(1024)
 	s.stop = sync.OnceFunc(func() { stopMsgs(); close(s.pull.done) })
-	s.wg.Add(3)
+	s.wg.Add(4)
+	go func() {
+		defer s.wg.Done()
+		s.repairs()
+	}()
 	go func() {
 		defer s.wg.Done()
 		for m := range msgs {

@@ -157,3 +157,33 @@ func TestGarbageMessagesRejected(t *testing.T) {
 	require.Eventually(t, func() bool { return a.Rejected() == 3 }, 5*time.Second, 10*time.Millisecond)
 	assert.Zero(t, a.Len())
 }
+
+// A write that a member missed (here applied at a alone, never
+// broadcast: a lost datagram's effect) reaches it when it pulls a's store
+// (Repair, which every store runs every RepairInterval): broadcasts are
+// best effort, and before Repair a missed write stayed missing for good
+// (usr30 M1).
+func TestRepairBringsMissedWrite(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cfg := func(id string) agent.Config {
+		return agent.Config{ID: swim.ID(id), Plain: true,
+			Protocol:     swim.Config{ProbeInterval: 100 * time.Millisecond, ProbeTimeout: 50 * time.Millisecond},
+			LeaveTimeout: new(200 * time.Millisecond)}
+	}
+	a, b := newStore(t, cfg("a")), newStore(t, cfg("b"))
+	require.ErrorIs(t, b.Repair(ctx), errNoMember, "alone")
+	require.NoError(t, b.Join(ctx, a.Agent().Self().Addr))
+	a.mu.Lock()
+	require.True(t, a.apply(entry{Key: "missed", Value: "v", Time: a.clock + 1, Writer: "a"}, a.clock))
+	a.mu.Unlock()
+	_, ok := b.Get("missed")
+	require.False(t, ok)
+	require.Eventually(t, func() bool {
+		rctx, rcancel := context.WithTimeout(ctx, 3*time.Second)
+		defer rcancel()
+		_ = b.Repair(rctx) // a sends its store to b at most once per five seconds
+		v, ok := b.Get("missed")
+		return ok && v == "v"
+	}, 20*time.Second, 100*time.Millisecond, "the missed write reached b")
+}
