@@ -184,6 +184,7 @@ type joinHeard struct {
 	refusal  *swim.JoinRefusal
 	auth     uint64
 	authFrom netip.AddrPort
+	decode   uint64 // datagrams that opened and did not decode
 }
 
 func (h *joinHeard) add(err error) {
@@ -198,6 +199,7 @@ func (h *joinHeard) add(err error) {
 		h.auth += je.AuthFailures
 		h.authFrom = je.AuthFrom
 	}
+	h.decode += je.DecodeErrors
 }
 
 // giveUp is the error of a join that no member admitted in time. A member
@@ -220,6 +222,10 @@ func giveUp(ctx context.Context, targets []joinTarget, self netip.Addr, deadline
 		auth = fmt.Sprintf("; %d datagrams that failed authentication arrived during the join, the last from %v: "+
 			"the members may use another key (--key-file) or none (--plain)", heard.auth, heard.authFrom)
 	}
+	if heard.decode > 0 {
+		auth += fmt.Sprintf("; %d datagrams arrived during the join that did not decode: a member of another fdkit version? "+
+			"(docs/coming-from-memberlist.md, Versions)", heard.decode)
+	}
 	if r := heard.refusal; r != nil {
 		how := "dead"
 		if r.Left {
@@ -233,6 +239,9 @@ func giveUp(ctx context.Context, targets []joinTarget, self netip.Addr, deadline
 			joinList(targets), deadline, attempts, r.By.Addr, r.Held.ID, how, r.Held.Addr, r.Incarnation, auth)
 	}
 	why := "no member answered"
+	if heard.decode > 0 {
+		why = "no member admitted it"
+	}
 	if isLookupErr(last) {
 		why = fmt.Sprintf("no address found (%v)", last)
 	}
@@ -242,10 +251,21 @@ func giveUp(ctx context.Context, targets []joinTarget, self netip.Addr, deadline
 		joinList(targets), why, deadline, attempts, self, auth)
 }
 
+// joinList returns the join targets for a log line or an error: the
+// first joinListShown of them, and how many more (a --join list of
+// thousands of addresses made one log line of 80 KB: usr30).
 func joinList(targets []joinTarget) string {
-	s := make([]string, len(targets))
-	for i, t := range targets {
+	n := min(len(targets), joinListShown)
+	s := make([]string, n)
+	for i, t := range targets[:n] {
 		s[i] = t.String()
 	}
-	return strings.Join(s, ",")
+	out := strings.Join(s, ",")
+	if more := len(targets) - n; more > 0 {
+		out += fmt.Sprintf(" and %d more", more)
+	}
+	return out
 }
+
+// joinListShown is how many join targets joinList names.
+const joinListShown = 8

@@ -293,3 +293,14 @@ func TestJoinRefusedForLeftHolder(t *testing.T) {
 	cancel()
 	require.NoError(t, <-sdone)
 }
+
+// joinList names at most 8 targets and counts the rest, so that a --join
+// of thousands of addresses does not make one log line of 80 KB (usr30).
+func TestJoinListShortened(t *testing.T) {
+	var ts []joinTarget
+	for i := range 10 {
+		ts = append(ts, joinTarget{host: "10.0.0.1", port: strconv.Itoa(7000 + i)})
+	}
+	assert.Equal(t, "10.0.0.1:7000,10.0.0.1:7001", joinList(ts[:2]))
+	assert.Equal(t, "10.0.0.1:7000,10.0.0.1:7001,10.0.0.1:7002,10.0.0.1:7003,10.0.0.1:7004,10.0.0.1:7005,10.0.0.1:7006,10.0.0.1:7007 and 2 more", joinList(ts))
+}

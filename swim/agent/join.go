@@ -92,7 +92,7 @@ func (a *Agent) Join(ctx context.Context, addrs ...string) error {
 	var jerr error
 	var call uint64
 	joined := make(chan struct{})
-	auth0, label0, dial0 := a.ctr.authFail.Load(), a.ctr.labelMismatch.Load(), a.sctr.streamDialErr.Load()
+	auth0, label0, dial0, dec0 := a.ctr.authFail.Load(), a.ctr.labelMismatch.Load(), a.sctr.streamDialErr.Load(), a.ctr.decodeErr.Load()
 	if err := a.call(ctx, "Join", func() {
 		a.conflict.Store(nil) // a refusal of an earlier Join is not this one's
 		a.join.mergeRefusal = nil
@@ -126,7 +126,8 @@ func (a *Agent) Join(ctx context.Context, addrs ...string) error {
 		// on a subscriber (BlockingDelivery) answers nothing, so the wait
 		// is bounded (a waiter left behind is closed, unread, on joining).
 		je := &JoinError{Addrs: addrs, Err: ctx.Err(), self: a.self.Addr, LabelMismatches: a.ctr.labelMismatch.Load() - label0,
-			AuthFailures: a.ctr.authFail.Load() - auth0, StreamDialErrors: a.sctr.streamDialErr.Load() - dial0}
+			AuthFailures: a.ctr.authFail.Load() - auth0, StreamDialErrors: a.sctr.streamDialErr.Load() - dial0,
+			DecodeErrors: a.ctr.decodeErr.Load() - dec0}
 		// The call's end is handed over without waiting (endJoins runs
 		// before the agent's next tick, which is when resends go), the
 		// report only within joinReportWait.
@@ -210,6 +211,9 @@ const joinReportWait = time.Second
 //     last from AuthFrom. A member with another key never answers a join,
 //     and the members that probe this address send what it cannot open.
 //   - LabelMismatches: packets of another cluster label (Config.Label).
+//   - DecodeErrors: datagrams that opened (authenticated, when sealed)
+//     but did not decode: a member of another fdkit version, as a rule
+//     (docs/coming-from-memberlist.md, “Versions”).
 //
 // All empty: nothing answered (no member at the addresses, a key
 // mismatch both ways, a join sent from another address than the one
@@ -236,6 +240,9 @@ type JoinError struct {
 	// join's resends over a stream among them: a seed whose port refuses
 	// is no member listening there.
 	StreamDialErrors uint64
+	// DecodeErrors counts datagrams that arrived during the join, opened
+	// and did not decode (Stats.DecodeErrors).
+	DecodeErrors uint64
 }
 
 func (e *JoinError) Error() string {
@@ -269,8 +276,12 @@ func (e *JoinError) Error() string {
 	if e.StreamDialErrors > 0 {
 		msg += fmt.Sprintf("; %d streams (TCP) could not be dialled meanwhile (refused or timed out): is a member listening at the address?", e.StreamDialErrors)
 	}
-	if e.Refusal == nil && e.AuthFailures == 0 && e.MergeRefusal == nil && e.LabelMismatches == 0 {
-		msg += "; no member answered: check the address, the keys (or that both sides are plain) and the cluster label, whose mismatches a member drops unanswered"
+	if e.DecodeErrors > 0 {
+		msg += fmt.Sprintf("; %d datagrams arrived meanwhile that did not decode: a member of another fdkit version? (docs/coming-from-memberlist.md, Versions)", e.DecodeErrors)
+	}
+	if e.Refusal == nil && e.AuthFailures == 0 && e.MergeRefusal == nil && e.LabelMismatches == 0 && e.DecodeErrors == 0 {
+		msg += "; no member answered: check the address, the keys (or that both sides are plain) and the cluster label, whose mismatches a member drops unanswered" +
+			", and whether the seed's MergeFilter refuses this member (a refused joiner gets no answer)"
 	}
 	return msg
 }

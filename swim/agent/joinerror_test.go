@@ -146,3 +146,32 @@ func TestJoinErrorNamesSilence(t *testing.T) {
 	assert.Contains(t, err.Error(), "streams (TCP) could not be dialled meanwhile (refused or timed out): is a member listening at the address?")
 	assert.Contains(t, err.Error(), "; no member answered: check the address, the keys (or that both sides are plain) and the cluster label")
 }
+
+// A Join answered only with datagrams that open but do not decode (a
+// member of another fdkit version: usr30 saw a build that refused the
+// receiver check join through a new one and be told "no member
+// answered") says so, not that nothing answered.
+func TestJoinErrorNamesDecodeErrors(t *testing.T) {
+	pc, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	require.NoError(t, err)
+	defer pc.Close()
+	go func() {
+		buf := make([]byte, 2048)
+		for {
+			_, from, err := pc.ReadFromUDP(buf)
+			if err != nil {
+				return
+			}
+			_, _ = pc.WriteToUDP([]byte{0x01, 0x02, 0x05, 0xff}, from) // plain envelope, a payload cut short
+		}
+	}()
+	c := start(t, Config{Plain: true, DisableStream: true})
+	ctx, cancel := context.WithTimeout(context.Background(), 700*time.Millisecond)
+	defer cancel()
+	err = c.Join(ctx, pc.LocalAddr().String())
+	var je *JoinError
+	require.ErrorAs(t, err, &je)
+	assert.Positive(t, je.DecodeErrors)
+	assert.Contains(t, err.Error(), "did not decode: a member of another fdkit version?")
+	assert.NotContains(t, err.Error(), "no member answered")
+}
