@@ -28,15 +28,7 @@ func idless(ack Packet, known bool) Packet {
 // (Ping.Verifies). An ID-less ack with another number admits no one and counts as
 // unmatched; one with the number from another address admits no one.
 func TestJoinChallengeAnsweredWithoutIDs(t *testing.T) {
-	a := challengeTest(t, "a", "b", "c")
-	j := newTest(t, "j", ModeSWIM, nil)
-	require.NoError(t, j.Join(0, []string{"a:7946"}))
-	pk, _ := drain(j)
-	require.Len(t, pk, 1)
-	require.NoError(t, a.Step(time.Millisecond, &pk[0]))
-	out, _ := drain(a)
-	require.Len(t, out, 1, "the challenge")
-	ch := out[0]
+	a, j, ch := challengedJoin(t)
 	require.Equal(t, MsgPing, ch.Kind)
 	assert.True(t, ch.Ping.MatchBySeq, "the challenge asks for an ack without IDs")
 	assert.True(t, ch.Ping.Verifies, "and names the joiner")
@@ -67,6 +59,21 @@ func TestJoinChallengeAnsweredWithoutIDs(t *testing.T) {
 	views := only(t, mustDrain(a), MsgSync)
 	require.NotEmpty(t, views, "the view goes to the joiner")
 	assert.Equal(t, "j:7946", views[0].To.Addr)
+}
+
+// challengedJoin returns a seed a (holding b and c, join challenges on),
+// a joiner j that sent it its join at 1 ms, and the challenge a sent j.
+func challengedJoin(t *testing.T) (a, j *Member, ch Packet) {
+	t.Helper()
+	a = challengeTest(t, "a", "b", "c")
+	j = newTest(t, "j", ModeSWIM, nil)
+	require.NoError(t, j.Join(0, []string{"a:7946"}))
+	pk, _ := drain(j)
+	require.Len(t, pk, 1)
+	require.NoError(t, a.Step(time.Millisecond, &pk[0]))
+	out, _ := drain(a)
+	require.Len(t, out, 1, "the challenge")
+	return a, j, out[0]
 }
 
 func mustDrain(m *Member) []Packet {

@@ -22,14 +22,8 @@ import (
 // period later, however often the flood repeats. Before 6cb9b34 the ack
 // named the joiner and matched its challenge by number and ID alone.
 func TestChallengeRingFloodedByAnsweredJoins(t *testing.T) {
-	a := challengeTest(t, "a", "b", "c")
-	j := newTest(t, "j", ModeSWIM, nil)
-	require.NoError(t, j.Join(0, []string{"a:7946"}))
-	pk, _ := drain(j)
-	require.Len(t, pk, 1)
-	require.NoError(t, a.Step(time.Millisecond, &pk[0]))
-	ch := only(t, mustDrain(a), MsgPing)
-	require.Len(t, ch, 1, "the joiner's challenge")
+	a, j, challenge := challengedJoin(t)
+	ch := []Packet{challenge}
 
 	// The attacker's host: joins under fresh IDs from fresh ports, each
 	// challenge answered as it comes (the attacker receives them there).
