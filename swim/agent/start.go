@@ -322,8 +322,10 @@ func (a *Agent) identify() error {
 		join.Updates[0].Proof = swim.Proof(make([]byte, swim.ProofSize)) // its size: a join carries the signed Alive
 	}
 	if n := join.Size(); n > a.codec.MaxPayload() {
-		return fmt.Errorf("%w: ID of %d bytes, address %q, Meta of %d bytes: a join carries ID and address three times each and needs up to %d bytes plus %d of envelope, over MaxPacketSize %d",
-			ErrSelfTooLarge, len(self.ID), self.Addr, len(a.cfg.Protocol.Meta), n, a.codec.MaxPacketSize()-a.codec.MaxPayload(), a.codec.MaxPacketSize())
+		return fmt.Errorf("%w: ID of %d bytes, address %q, Meta of %d bytes: a join carries ID and address three times each and needs up to %d bytes plus %d of envelope, over MaxPacketSize %d: "+
+			"shorten the ID or Meta, or set MaxPacketSize %d or more",
+			ErrSelfTooLarge, len(self.ID), self.Addr, len(a.cfg.Protocol.Meta), n, a.codec.MaxPacketSize()-a.codec.MaxPayload(), a.codec.MaxPacketSize(),
+			a.leastPacketSize(join))
 	}
 	if err := a.checkPeerPackets(join); err != nil {
 		return err
@@ -439,14 +441,30 @@ func (a *Agent) newMachine() error {
 // bytes of coordinates) must not be refused for a size it never uses.
 func (a *Agent) checkPeerPackets(join swim.Packet) error {
 	self := join.From
-	view := swim.Packet{Kind: swim.MsgSync, From: self, To: self, Part: swim.Part{Offset: math.MaxUint32, Total: math.MaxUint32},
-		Updates: join.Updates, JoinToken: math.MaxUint64} // echoing the joiner's token
+	view := viewOf(join)
 	if n := view.Size(); n > a.codec.MaxPayload() {
 		return fmt.Errorf("%w: ID of %d bytes, address %q, Meta of %d bytes: this member's Alive in a view transfer to a member "+
-			"with an ID as long needs %d bytes of payload, and MaxPacketSize %d leaves %d: shorten the ID or Meta, or raise MaxPacketSize",
-			ErrSelfTooLarge, len(self.ID), self.Addr, len(a.cfg.Protocol.Meta), n, a.codec.MaxPacketSize(), a.codec.MaxPayload())
+			"with an ID as long needs %d bytes of payload, and MaxPacketSize %d leaves %d: shorten the ID or Meta, or set MaxPacketSize %d or more",
+			ErrSelfTooLarge, len(self.ID), self.Addr, len(a.cfg.Protocol.Meta), n, a.codec.MaxPacketSize(), a.codec.MaxPayload(), a.leastPacketSize(join))
 	}
 	return nil
+}
+
+// viewOf returns a view transfer carrying join's Alive to a member whose
+// ID and address are as long as the joiner's, with a part and a token:
+// the largest packet a member must send with its own node in it.
+func viewOf(join swim.Packet) swim.Packet {
+	return swim.Packet{Kind: swim.MsgSync, From: join.From, To: join.From, Part: swim.Part{Offset: math.MaxUint32, Total: math.MaxUint32},
+		Updates: join.Updates, JoinToken: math.MaxUint64} // echoing the joiner's token
+}
+
+// leastPacketSize returns the least MaxPacketSize that carries both join
+// and this member's Alive in a view transfer (viewOf) with this codec's
+// envelope, so that an error names it at once, not one limit at a time
+// (usr30: 589, then 1142, then more, for a 255-byte ID and label).
+func (a *Agent) leastPacketSize(join swim.Packet) int {
+	view := viewOf(join)
+	return max(join.Size(), view.Size()) + a.codec.MaxPacketSize() - a.codec.MaxPayload()
 }
 
 // checkStateSize refuses a Protocol.MaxStateSize set larger than the state

@@ -93,3 +93,28 @@ func TestStartSmallPacketsWithAckPayload(t *testing.T) {
 			"keyed %v: acks without their payload still answer the probes", keyed)
 	}
 }
+
+// Start's error for an identity too large for MaxPacketSize names the
+// least size that carries both the join and the view transfer, so the
+// size it names starts (usr30: with a 255-byte ID and label, sealed, 589
+// named 1142, and 1142 a larger one; 1419 is the least that works).
+func TestStartNamesLeastPacketSize(t *testing.T) {
+	id := swim.ID(strings.Repeat("x", 255))
+	cfg := func(size int) Config {
+		return Config{Keys: [][]byte{bytes.Repeat([]byte{7}, 32)}, Label: strings.Repeat("L", 255), ID: id, MaxPacketSize: size, DisableStream: true}
+	}
+	var named []string
+	for _, size := range []int{589, 1142, 1418} {
+		_, err := Start(context.Background(), cfg(size))
+		require.ErrorIs(t, err, ErrSelfTooLarge, "MaxPacketSize %d", size)
+		i := strings.Index(err.Error(), "set MaxPacketSize ")
+		require.GreaterOrEqual(t, i, 0, "%v", err)
+		named = append(named, strings.Fields(err.Error()[i:])[2])
+	}
+	assert.Equal(t, []string{"1419", "1419", "1419"}, named)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	a, err := Start(ctx, cfg(1419))
+	require.NoError(t, err)
+	require.NoError(t, a.Close())
+}
