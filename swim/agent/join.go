@@ -30,7 +30,11 @@ import (
 // advertises another address than the one dialled), from any member,
 // unless the MergeFilter refused a view from an address joined through
 // (swim.Member.Joining). A member already in a group that calls Join
-// again (a rejoin after a partition) waits likewise for a seed's view.
+// again (a rejoin after a partition) waits likewise for a seed's view; a
+// seed that holds it alive takes that join as an anti-entropy pull, which
+// it answers within its budget of pulls per sender and protocol period
+// (swim.Config.PullsPerSender), so Joins repeated within a period may
+// each wait for a resend, up to a ProbeInterval.
 // Each address is ip:port, [ipv6]:port or host:port; a host name is resolved
 // (Config.Resolve; by default the system resolver, A and AAAA records)
 // and the join is sent to every address it names in the family of this
