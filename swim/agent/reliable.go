@@ -369,15 +369,17 @@ func (a *Agent) reserveIn(n int) bool {
 // awaitRoom waits, for an agent that waits for its reader
 // (Config.BlockingMessages), until the reliable messages handed in and not
 // yet taken leave room for n bytes (reserveIn, which it does), at most
-// StreamTimeout or until the agent stops. The agent takes a message handed
-// in at its loop's next turn, so one refused only because the message
-// before it was not taken yet failed its sender's SendReliable, a reader
-// keeping up or not: one in 15 runs of TestReceiveBytesBlocking under
-// load. Listener goroutine.
+// handInWait (StreamTimeout if shorter) or until the agent stops. The
+// agent takes a message handed in at its loop's next turn, so one refused
+// only because the message before it was not taken yet failed its
+// sender's SendReliable though the reader kept up: one in 15 runs of
+// TestReceiveBytesBlocking under load. A reader that does not keep up
+// still gets the message refused, handInWait later (atk27 F14's bound:
+// TestHandInBytesBounded). Listener goroutine.
 func (a *Agent) awaitRoom(n int) bool {
 	poll := time.NewTicker(2 * time.Millisecond)
 	defer poll.Stop()
-	deadline := time.NewTimer(a.cfg.StreamTimeout)
+	deadline := time.NewTimer(min(handInWait, a.cfg.StreamTimeout))
 	defer deadline.Stop()
 	for {
 		select {
@@ -392,6 +394,12 @@ func (a *Agent) awaitRoom(n int) bool {
 		}
 	}
 }
+
+// handInWait bounds how long a reliable message received whole waits for
+// room among those handed in and not yet taken (awaitRoom): longer than a
+// turn of the agent's loop on a loaded machine, short beside a sender's
+// StreamTimeout.
+const handInWait = 500 * time.Millisecond
 
 // refusedFrame counts an inbound stream frame the codec refused.
 // Listener goroutine.

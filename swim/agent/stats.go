@@ -31,7 +31,7 @@ type Stats struct {
 	// the reliable messages handed to the agent and not yet taken by it
 	// already held MaxReceiveBytes: an agent that waits for a slow reader
 	// (BlockingMessages) holds no more than that of them, and refuses one
-	// only after waiting StreamTimeout for room.
+	// only after waiting half a second for room.
 	ReliableRefused uint64
 	// PlainAccepted counts plain packets accepted while encryption is
 	// being turned on (Config.AcceptPlain); once it stops growing on every
