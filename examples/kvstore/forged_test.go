@@ -266,3 +266,31 @@ func TestReceivedEntrySizeBound(t *testing.T) {
 	assert.Len(t, v, 993)
 	assert.Equal(t, uint64(1), s.Rejected())
 }
+
+// A piece of a pulled store carries no entry stamped above maxAdopted,
+// the most of its sender's clock a store adopts (usr30b A). A hostile
+// member asked for its store (by a joiner, or by Repair every
+// RepairInterval) sent its clock at maxAdopted and an entry MaxClockLead
+// above it: the entry passed apply's bound (the clock before it, moved to
+// maxAdopted), carried this store's clock past maxAdopted, and every
+// member that adopted no more than maxAdopted from it refused its writes
+// for good. Now the entry is refused and the clock stays at maxAdopted.
+func TestPieceEntriesCappedAtAdoptedClock(t *testing.T) {
+	_, a, b := pair(t)
+	b.mu.Lock()
+	b.pull.want = pullReq{id: a.Agent().Self().ID, token: [tokenLen]byte{7}}
+	b.mu.Unlock()
+	rejected := b.Rejected()
+	b.receive(swim.Message{From: a.Agent().Self().ID, Data: piece(t, 7, maxAdopted,
+		entry{Key: "k", Value: "hostile", Time: maxAdopted + MaxClockLead, Writer: "zz"},
+		entry{Key: "k2", Value: "at the cap", Time: maxAdopted, Writer: "zz"})})
+	_, ok := b.Get("k")
+	assert.False(t, ok, "the entry above maxAdopted is refused")
+	v, ok := b.Get("k2")
+	assert.True(t, ok)
+	assert.Equal(t, "at the cap", v)
+	assert.Equal(t, rejected+1, b.Rejected())
+	b.mu.Lock()
+	assert.Equal(t, uint64(maxAdopted), b.clock)
+	b.mu.Unlock()
+}

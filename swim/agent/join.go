@@ -250,7 +250,13 @@ type JoinError struct {
 }
 
 func (e *JoinError) Error() string {
-	msg := fmt.Sprintf("agent: join %v: %v", e.Addrs, e.Err)
+	addrs := fmt.Sprint(e.Addrs)
+	if len(e.Addrs) > joinErrorAddrs {
+		// A join through thousands of addresses made each retry's log
+		// line tens of KB (usr30b).
+		addrs = fmt.Sprintf("%v and %d more", e.Addrs[:joinErrorAddrs], len(e.Addrs)-joinErrorAddrs)
+	}
+	msg := fmt.Sprintf("agent: join %s: %v", addrs, e.Err)
 	if r := e.Refusal; r != nil {
 		how := "dead"
 		if r.Left {
@@ -289,6 +295,9 @@ func (e *JoinError) Error() string {
 	}
 	return msg
 }
+
+// joinErrorAddrs is how many of a join's addresses its error names.
+const joinErrorAddrs = 8
 
 // Unwrap returns the context's error.
 func (e *JoinError) Unwrap() error { return e.Err }

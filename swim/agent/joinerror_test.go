@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"net/netip"
 	"testing"
@@ -174,4 +175,18 @@ func TestJoinErrorNamesDecodeErrors(t *testing.T) {
 	assert.Positive(t, je.DecodeErrors)
 	assert.Contains(t, err.Error(), "did not decode: a member of another fdkit version?")
 	assert.NotContains(t, err.Error(), "no member answered")
+}
+
+// A JoinError names at most 8 of the join's addresses and counts the rest
+// (usr30b: fdswim logged each retry's error with all of 3,000 addresses).
+func TestJoinErrorNamesFewAddresses(t *testing.T) {
+	var addrs []string
+	for i := range 3000 {
+		addrs = append(addrs, fmt.Sprintf("127.0.0.1:%d", 10000+i))
+	}
+	msg := (&JoinError{Addrs: addrs, Err: context.DeadlineExceeded}).Error()
+	assert.Contains(t, msg, "127.0.0.1:10007] and 2992 more")
+	assert.NotContains(t, msg, "127.0.0.1:10008")
+	assert.Less(t, len(msg), 1000)
+	assert.Contains(t, (&JoinError{Addrs: addrs[:2], Err: context.DeadlineExceeded}).Error(), "join [127.0.0.1:10000 127.0.0.1:10001]: ")
 }
