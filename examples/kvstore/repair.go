@@ -16,7 +16,14 @@ import (
 // RepairInterval and merges it, last writer wins, as memberlist's
 // push-pull exchanges its LocalState every 30 s. A pull goes through the
 // same ask, challenge and echo as a joiner's (pull.go), and a member sends
-// its store to one member at most once per five seconds.
+// its store to one member at most once per five seconds. Each pull
+// carries the whole store, so a member sends about the store's size every
+// RepairInterval on average (memberlist's push-pull sends the whole state
+// too, at an interval that grows with the group), and a burst of writes
+// larger than the broadcast queue (swim.Config.MaxQueuedBroadcasts) may
+// take two or three intervals to reach every member: the writes the queue
+// dropped are counted (Stats.Protocol.BroadcastsDropped), and Set returns
+// nil for them, as it does for any broadcast.
 
 // RepairInterval is how often a store pulls another member's store
 // (Repair), each time a random point within the interval apart.
