@@ -78,3 +78,28 @@ func TestBroadcastBurstDelivered(t *testing.T) {
 		assert.Zero(t, ms[ID(id)].Stats().BroadcastsStale, "%s", id)
 	}
 }
+
+// A flood of broadcasts from made-up origins, past the bound of windows
+// (MaxMembers), forgets made-up origins' windows, not a live member's: b's
+// broadcasts delivered before the flood are not delivered again after it
+// (usr30b C: about 98,000 such broadcasts made receivers forget a live
+// member's window, and its earlier broadcasts came a second time).
+func TestLiveOriginWindowOutlivesFlood(t *testing.T) {
+	a := newTest(t, "a", ModeDetector, func(c *Config) { c.MaxMembers = 8 }, "b", "c")
+	send := func(origin ID, seq uint64) int {
+		pk := Packet{Kind: MsgGossip, From: node("c"), To: node("a"),
+			Broadcasts: []Broadcast{{Origin: origin, Seq: seq, Data: []byte("x")}}}
+		require.NoError(t, a.Step(0, &pk))
+		return len(a.Ready().Messages)
+	}
+	for seq := uint64(1); seq <= 10; seq++ {
+		require.Equal(t, 1, send("b", seq))
+	}
+	for i := range 500 {
+		send(ID(fmt.Sprintf("made-up-%d", i)), 1)
+	}
+	assert.LessOrEqual(t, len(a.app.seen), 8)
+	for seq := uint64(1); seq <= 10; seq++ {
+		assert.Zero(t, send("b", seq), "b's broadcast %d delivered again", seq)
+	}
+}

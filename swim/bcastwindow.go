@@ -75,3 +75,30 @@ func (w *seenWindow) freshIn(seq uint64, n int) (ok, stale bool) {
 	}
 	return true, false
 }
+
+// forgettableOrigin returns the origin whose window to forget when the
+// windows are at their bound (MaxMembers): one not held live among the
+// first forgetScan the map yields (in its random order), else the first.
+// A flood of broadcasts from made-up origins then forgets made-up ones,
+// not a live member's, whose old broadcasts were delivered a second time
+// once its window was forgotten (usr30b C); the scan is bounded, so that
+// a new origin costs at most forgetScan lookups.
+func (m *Member) forgettableOrigin() ID {
+	var first ID
+	n := 0
+	for id := range m.app.seen {
+		if n == 0 {
+			first = id
+		}
+		if p := m.peers[id]; p == nil || p.state != StateAlive && p.state != StateSuspect {
+			return id
+		}
+		if n++; n == forgetScan {
+			break
+		}
+	}
+	return first
+}
+
+// forgetScan bounds the windows forgettableOrigin looks at.
+const forgetScan = 64

@@ -445,10 +445,7 @@ func (m *Member) receiveBroadcasts(now time.Duration, from ID, bs []Broadcast, r
 			if len(m.app.seen) >= m.cfg.MaxMembers {
 				// Bounded: forget one origin's window (its old broadcasts
 				// may then be delivered again).
-				for id := range m.app.seen {
-					delete(m.app.seen, id)
-					break
-				}
+				delete(m.app.seen, m.forgettableOrigin())
 				m.stats.BroadcastOriginsForgotten++
 			}
 			w = &seenWindow{}
