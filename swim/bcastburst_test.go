@@ -43,30 +43,13 @@ func TestBroadcastBurstDelivered(t *testing.T) {
 	for _, id := range ids {
 		got[ID(id)] = map[string]int{}
 	}
-	// Every packet is delivered (pump, shared with other tests, drops the
-	// packets members send after its last Ready of a round): the
-	// members in a fixed order, what each sent delivered once all have
-	// been read, until none sends.
 	for tick := time.Duration(0); tick <= 60*time.Second; tick += 100 * time.Millisecond {
 		for _, id := range ids {
 			ms[ID(id)].Tick(tick)
 		}
-		for {
-			var out []Packet
-			for _, id := range ids {
-				r := ms[ID(id)].Ready()
-				for _, msg := range r.Messages {
-					got[ID(id)][msg.Key]++
-				}
-				out = append(out, r.Packets...)
-			}
-			if len(out) == 0 {
-				break
-			}
-			for i := range out {
-				if to := ms[out[i].To.ID]; to != nil {
-					require.NoError(t, to.Step(tick, &out[i]))
-				}
+		for id, msgs := range pump(t, tick, ms, 1000) {
+			for _, msg := range msgs {
+				got[id][msg.Key]++
 			}
 		}
 	}

@@ -3,8 +3,10 @@ package swim
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -60,30 +62,30 @@ func TestSeenWindowProperties(t *testing.T) {
 	assert.False(t, w.fresh(1<<64-1))
 }
 
-// pump delivers every packet of the members to their addressees until
-// nothing more is sent, or rounds run out; it returns the messages each
-// received.
+// pump delivers every packet of the members to their addressees, the
+// members read in the order of their IDs and what each sent delivered once
+// all have been read, until none sends or rounds run out; it returns the
+// messages each received. (It used to read each member once a round and
+// then take only the messages of a second read, dropping the packets sent
+// between the two.)
 func pump(t *testing.T, now time.Duration, ms map[ID]*Member, rounds int) map[ID][]Message {
 	t.Helper()
+	ids := slices.Sorted(maps.Keys(ms))
 	got := map[ID][]Message{}
 	for range rounds {
-		sent := false
-		for _, m := range ms {
-			r := m.Ready()
-			pk := append([]Packet(nil), r.Packets...)
-			got[m.self.ID] = append(got[m.self.ID], r.Messages...)
-			for i := range pk {
-				if to := ms[pk[i].To.ID]; to != nil {
-					require.NoError(t, to.Step(now, &pk[i]))
-					sent = true
-				}
-			}
+		var out []Packet
+		for _, id := range ids {
+			r := ms[id].Ready()
+			got[id] = append(got[id], r.Messages...)
+			out = append(out, r.Packets...)
 		}
-		for _, m := range ms {
-			got[m.self.ID] = append(got[m.self.ID], m.Ready().Messages...)
-		}
-		if !sent {
+		if len(out) == 0 {
 			break
+		}
+		for i := range out {
+			if to := ms[out[i].To.ID]; to != nil {
+				require.NoError(t, to.Step(now, &out[i]))
+			}
 		}
 	}
 	return got
