@@ -191,6 +191,29 @@ func keylessReplay(t *testing.T, mode string, limit time.Duration) time.Duration
 
 // tappedGroup starts n agents sealed under testKey, each on a tapped
 // transport whose datagrams go to tap too, joined into one group, and
+
+// outsider runs an attacker on its own goroutine until the returned stop
+// is called: sniff gets each datagram the tap saw, recv each that
+// reaches the attacker's own socket (own; nil for none). Call stop before
+// closing that socket.
+func outsider(tap <-chan sniffed, own <-chan transport.Packet, sniff func(sniffed), recv func(transport.Packet)) (stop func()) {
+	quit, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-quit:
+				return
+			case s := <-tap:
+				sniff(s)
+			case p := <-own:
+				recv(p)
+			}
+		}
+	}()
+	return func() { close(quit); <-done }
+}
+
 // returns them with each one's index by address once all see all.
 func tappedGroup(t *testing.T, n int) (tap chan sniffed, wires []*tapped, as []*Agent, idx map[netip.AddrPort]int) {
 	t.Helper()

@@ -70,58 +70,49 @@ func plainBoundAsk(t *testing.T, attack bool, limit time.Duration) time.Duration
 
 	wires[x].down.Store(true)
 	t0 := time.Now()
-	stop, done := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			select {
-			case <-stop:
-				return
-			case p := <-att.Packets():
-				// c's bound ack, on to a. Not a named one: from X's host
-				// it would fail the host check, which the test's single
-				// address, 127.0.0.1, cannot show.
-				if len(p.Data) > 0 && p.Data[0] == wire.EnvelopeBound {
-					_ = att.Send(aAddr, p.Data)
-				}
-			case s := <-tap:
-				k, ok := idx[s.from]
-				if !ok || s.to != x || (k != 1 && (k != 0 || !attack)) {
-					continue
-				}
-				ping, err := oracle.Decode(s.data)
-				if err != nil || ping.Kind != swim.MsgPing {
-					continue
-				}
-				seq := ping.Ping.Seq
-				if k == 1 && seq&3 == 1 {
-					// c's relayed ping for a's ping-req (otherSeq, 1
-					// modulo 4): unanswered, so that only the bound
-					// acks can answer a's probes.
-					continue
-				}
-				if k == 1 { // c's own probe: a forged plain ack in X's name
-					b, _, err := plain.Encode(&swim.Packet{Kind: swim.MsgAck, From: swim.Node{ID: xid}, To: c.Self(), Ack: swim.Ack{Seq: seq}})
-					if err == nil {
-						_ = att.Send(cAddr, b)
-					}
-					continue
-				}
-				// a's probe: a plain ping "from a" to c, asking with tag 8.
-				sealed, _, err := writer.Encode(&swim.Packet{Kind: swim.MsgPing, From: swim.Node{ID: a.Self().ID, Addr: attAddr},
-					To: c.Self(), Ping: swim.Ping{Seq: seq, MatchBySeq: true}})
-				if err != nil {
-					continue
-				}
-				payload, err := ownSec.Open(sealed)
-				if err != nil {
-					continue
-				}
-				_ = att.Send(cAddr, append([]byte{wire.EnvelopePlain}, payload[8:]...)) // without the sealed timestamp
-			}
+	// c's bound ack, on to a. Not a named one: from X's host it would
+	// fail the host check, which the test's single address, 127.0.0.1,
+	// cannot show.
+	forward := func(p transport.Packet) {
+		if len(p.Data) > 0 && p.Data[0] == wire.EnvelopeBound {
+			_ = att.Send(aAddr, p.Data)
 		}
-	}()
-	defer func() { close(stop); <-done }()
+	}
+	defer outsider(tap, att.Packets(), func(s sniffed) {
+		k, ok := idx[s.from]
+		if !ok || s.to != x || (k != 1 && (k != 0 || !attack)) {
+			return
+		}
+		ping, err := oracle.Decode(s.data)
+		if err != nil || ping.Kind != swim.MsgPing {
+			return
+		}
+		seq := ping.Ping.Seq
+		if k == 1 && seq&3 == 1 {
+			// c's relayed ping for a's ping-req (otherSeq, 1 modulo 4):
+			// unanswered, so that only the bound acks can answer a's
+			// probes.
+			return
+		}
+		if k == 1 { // c's own probe: a forged plain ack in X's name
+			b, _, err := plain.Encode(&swim.Packet{Kind: swim.MsgAck, From: swim.Node{ID: xid}, To: c.Self(), Ack: swim.Ack{Seq: seq}})
+			if err == nil {
+				_ = att.Send(cAddr, b)
+			}
+			return
+		}
+		// a's probe: a plain ping "from a" to c, asking with tag 8.
+		sealed, _, err := writer.Encode(&swim.Packet{Kind: swim.MsgPing, From: swim.Node{ID: a.Self().ID, Addr: attAddr},
+			To: c.Self(), Ping: swim.Ping{Seq: seq, MatchBySeq: true}})
+		if err != nil {
+			return
+		}
+		payload, err := ownSec.Open(sealed)
+		if err != nil {
+			return
+		}
+		_ = att.Send(cAddr, append([]byte{wire.EnvelopePlain}, payload[8:]...)) // without the sealed timestamp
+	}, forward)()
 	took, ok := waitDeadAt(as[:1], xid, t0, limit)
 	t.Logf("a's probes answered too: %v: X dead at a: %v after %v (limit %v)", attack, ok, took.Round(time.Millisecond), limit.Round(time.Millisecond))
 	require.True(t, ok, "X, crashed, declared dead at a (which refuses plain) within %v", limit)

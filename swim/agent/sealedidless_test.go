@@ -46,36 +46,25 @@ func idlessSealed(t *testing.T, attack bool, limit time.Duration) time.Duration 
 	wires[x].down.Store(true)
 	t0 := time.Now()
 	var sent atomic.Int64
-	stop, done := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			var s sniffed
-			select {
-			case <-stop:
-				return
-			case s = <-tap:
-			}
-			k, ok := idx[s.from]
-			if !attack || !ok || s.to != x {
-				continue
-			}
-			p, err := reader.Decode(s.data)
-			if err != nil || p.Kind != swim.MsgPing {
-				continue
-			}
-			head := binary.BigEndian.AppendUint64(nil, uint64(time.Now().UnixNano()))
-			payload, _, err := wire.MarshalVersion(head, &swim.Packet{Kind: swim.MsgAck, From: swim.Node{ID: "o"}, Ack: swim.Ack{Seq: p.Ping.Seq, NoSenderID: true}}, 1400, 2)
-			if err != nil {
-				continue
-			}
-			d, err := sec.Seal(nil, payload)
-			if err == nil && att.Send(netip.MustParseAddrPort(as[k].Self().Addr), d) == nil {
-				sent.Add(1)
-			}
+	defer outsider(tap, nil, func(s sniffed) {
+		k, ok := idx[s.from]
+		if !attack || !ok || s.to != x {
+			return
 		}
-	}()
-	defer func() { close(stop); <-done }()
+		p, err := reader.Decode(s.data)
+		if err != nil || p.Kind != swim.MsgPing {
+			return
+		}
+		head := binary.BigEndian.AppendUint64(nil, uint64(time.Now().UnixNano()))
+		payload, _, err := wire.MarshalVersion(head, &swim.Packet{Kind: swim.MsgAck, From: swim.Node{ID: "o"}, Ack: swim.Ack{Seq: p.Ping.Seq, NoSenderID: true}}, 1400, 2)
+		if err != nil {
+			return
+		}
+		d, err := sec.Seal(nil, payload)
+		if err == nil && att.Send(netip.MustParseAddrPort(as[k].Self().Addr), d) == nil {
+			sent.Add(1)
+		}
+	}, nil)()
 	took, ok := waitDeadAt(as[:x], xid, t0, limit)
 	t.Logf("attack %v: X dead at every live member: %v after %v (limit %v); %d acks sent", attack, ok, took.Round(time.Millisecond), limit.Round(time.Millisecond), sent.Load())
 	require.True(t, ok, "X, crashed, declared dead at every live member within %v", limit)
