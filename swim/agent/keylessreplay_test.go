@@ -119,70 +119,59 @@ func keylessReplay(t *testing.T, mode string, limit time.Duration) time.Duration
 	wires[x].down.Store(true)
 	t0 := time.Now()
 	var replayed atomic.Int64
-	stop, done := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(done)
-		var recent []sniffed
-		probing := map[int]time.Time{}             // when k's latest ping to X went by
-		asked := map[int]map[netip.AddrPort]bool{} // whom k sent a packet since
-		sent := map[int]map[*byte]bool{}           // datagrams replayed to k
-		send := func(k int, s sniffed) {
-			if sent[k] == nil {
-				sent[k] = map[*byte]bool{}
-			}
-			if s.to == k || sent[k][&s.data[0]] {
-				return
-			}
-			sent[k][&s.data[0]] = true
-			if att.Send(netip.MustParseAddrPort(as[k].Self().Addr), s.data) == nil {
-				replayed.Add(1)
-			}
+	var recent []sniffed
+	probing := map[int]time.Time{}             // when k's latest ping to X went by
+	asked := map[int]map[netip.AddrPort]bool{} // whom k sent a packet since
+	sent := map[int]map[*byte]bool{}           // datagrams replayed to k
+	send := func(k int, s sniffed) {
+		if sent[k] == nil {
+			sent[k] = map[*byte]bool{}
 		}
-		for {
-			var s sniffed
-			select {
-			case <-stop:
-				return
-			case s = <-tap:
+		if s.to == k || sent[k][&s.data[0]] {
+			return
+		}
+		sent[k][&s.data[0]] = true
+		if att.Send(netip.MustParseAddrPort(as[k].Self().Addr), s.data) == nil {
+			replayed.Add(1)
+		}
+	}
+	defer outsider(tap, nil, func(s sniffed) {
+		if mode == "no replay" {
+			return
+		}
+		k, fromMember := idx[s.from]
+		switch {
+		case !fromMember:
+		case s.to == x && !isAck(s.data):
+			// k's ping to X: its probe of X is on.
+			probing[k], asked[k] = s.at, map[netip.AddrPort]bool{}
+			for _, r := range recent {
+				if mode == "acks to others" && s.at.Sub(r.at) < 150*time.Millisecond {
+					send(k, r)
+				}
 			}
-			if mode == "no replay" {
-				continue
+		case mode == "intermediates' acks" && !isAck(s.data) && asked[k] != nil && s.at.Sub(probing[k]) < 100*time.Millisecond:
+			// k's ping-req (or another packet) to s.to: s.to's
+			// acks go to k.
+			i := netip.MustParseAddrPort(as[s.to].Self().Addr)
+			asked[k][i] = true
+			for _, r := range recent {
+				if r.from == i && s.at.Sub(r.at) < 150*time.Millisecond {
+					send(k, r)
+				}
 			}
-			k, fromMember := idx[s.from]
-			switch {
-			case !fromMember:
-			case s.to == x && !isAck(s.data):
-				// k's ping to X: its probe of X is on.
-				probing[k], asked[k] = s.at, map[netip.AddrPort]bool{}
-				for _, r := range recent {
-					if mode == "acks to others" && s.at.Sub(r.at) < 150*time.Millisecond {
-						send(k, r)
-					}
-				}
-			case mode == "intermediates' acks" && !isAck(s.data) && asked[k] != nil && s.at.Sub(probing[k]) < 100*time.Millisecond:
-				// k's ping-req (or another packet) to s.to: s.to's
-				// acks go to k.
-				i := netip.MustParseAddrPort(as[s.to].Self().Addr)
-				asked[k][i] = true
-				for _, r := range recent {
-					if r.from == i && s.at.Sub(r.at) < 150*time.Millisecond {
-						send(k, r)
-					}
-				}
-			case s.to != x && isAck(s.data):
-				recent = append(recent, s)
-				if len(recent) > 64 {
-					recent = recent[1:]
-				}
-				for k, at := range probing {
-					if s.at.Sub(at) < 100*time.Millisecond && (mode == "acks to others" || asked[k][s.from]) {
-						send(k, s)
-					}
+		case s.to != x && isAck(s.data):
+			recent = append(recent, s)
+			if len(recent) > 64 {
+				recent = recent[1:]
+			}
+			for k, at := range probing {
+				if s.at.Sub(at) < 100*time.Millisecond && (mode == "acks to others" || asked[k][s.from]) {
+					send(k, s)
 				}
 			}
 		}
-	}()
-	defer func() { close(stop); <-done }()
+	}, nil)()
 	took, ok := waitDeadAt(as[:x], xid, t0, limit)
 	t.Logf("%s: X dead at every live member: %v after %v (limit %v); %d datagrams replayed", mode, ok, took.Round(time.Millisecond), limit.Round(time.Millisecond), replayed.Load())
 	require.True(t, ok, "X, crashed, declared dead at every live member within %v", limit)
