@@ -37,17 +37,12 @@ func TestClusterLabel(t *testing.T) {
 	}
 	// The stream path: a ping sealed with the group's key under another
 	// label is cut unanswered and counted.
-	wrong, err := wire.NewCodec(wire.CodecConfig{Security: &wire.Security{Keyring: mustKeyring(t), Label: "dc2"}})
-	require.NoError(t, err)
-	b, _, err := wrong.Encode(&swim.Packet{Kind: swim.MsgPing, From: swim.Node{ID: "p", Addr: "127.0.0.1:9"}, To: seed.Self(), Ping: swim.Ping{Seq: 1}})
-	require.NoError(t, err)
-	c, err := transport.DialStream(context.Background(), netip.MustParseAddrPort(seed.Self().Addr), transport.StreamConfig{Timeout: 3 * time.Second})
-	require.NoError(t, err)
+	c, b := otherClusterStream(t, seed)
 	defer c.Close()
 	time.Sleep(100 * time.Millisecond) // the shut-down members' last datagrams arrive
 	before := seed.Stats().LabelMismatches
 	require.NoError(t, c.WriteFrame(b))
-	_, err = c.ReadFrame()
+	_, err := c.ReadFrame()
 	assert.Error(t, err, "a frame of another label was answered")
 	require.Eventually(t, func() bool { return seed.Stats().LabelMismatches == before+1 }, 3*time.Second, 10*time.Millisecond)
 	assert.Zero(t, seed.Stats().StreamAuthFailures)
@@ -245,4 +240,18 @@ func TestSkipInboundLabelCheckNeedsAStrippingTransport(t *testing.T) {
 		}
 		assert.ErrorContains(t, err, "SkipInboundLabelCheck", c.name)
 	}
+}
+
+// otherClusterStream dials a stream to a and returns it with a ping
+// sealed with the group's key (mustKeyring) under another cluster label,
+// "dc2", for the caller to write.
+func otherClusterStream(t *testing.T, a *Agent) (*transport.Conn, []byte) {
+	t.Helper()
+	wrong, err := wire.NewCodec(wire.CodecConfig{Security: &wire.Security{Keyring: mustKeyring(t), Label: "dc2"}})
+	require.NoError(t, err)
+	b, _, err := wrong.Encode(&swim.Packet{Kind: swim.MsgPing, From: swim.Node{ID: "p", Addr: "127.0.0.1:9"}, To: a.Self(), Ping: swim.Ping{Seq: 1}})
+	require.NoError(t, err)
+	c, err := transport.DialStream(context.Background(), netip.MustParseAddrPort(a.Self().Addr), transport.StreamConfig{Timeout: 3 * time.Second})
+	require.NoError(t, err)
+	return c, b
 }

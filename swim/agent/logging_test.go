@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"context"
 	"log/slog"
 	"net/netip"
 	"strings"
@@ -12,7 +11,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/fdkit/fdkit/swim"
 	"github.com/fdkit/fdkit/swim/transport"
 	"github.com/fdkit/fdkit/swim/wire"
 )
@@ -103,12 +101,7 @@ func TestLabelMismatchesLoggedRateLimited(t *testing.T) {
 func TestStreamLabelMismatchLogged(t *testing.T) {
 	var buf lockedBuf
 	a := start(t, Config{Logger: slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelWarn}))})
-	wrong, err := wire.NewCodec(wire.CodecConfig{Security: &wire.Security{Keyring: mustKeyring(t), Label: "dc2"}})
-	require.NoError(t, err)
-	b, _, err := wrong.Encode(&swim.Packet{Kind: swim.MsgPing, From: swim.Node{ID: "p", Addr: "127.0.0.1:9"}, To: a.Self(), Ping: swim.Ping{Seq: 1}})
-	require.NoError(t, err)
-	c, err := transport.DialStream(context.Background(), netip.MustParseAddrPort(a.Self().Addr), transport.StreamConfig{Timeout: 3 * time.Second})
-	require.NoError(t, err)
+	c, b := otherClusterStream(t, a)
 	defer c.Close()
 	require.NoError(t, c.WriteFrame(b))
 	require.Eventually(t, func() bool { return strings.Contains(buf.String(), "dropped a packet of another cluster") }, 3*time.Second, 10*time.Millisecond, buf.String())
