@@ -276,6 +276,7 @@ func TestReceivedEntrySizeBound(t *testing.T) {
 // member that adopted no more than maxAdopted from it refused its writes
 // for good. Now the entry is refused and the clock stays at maxAdopted.
 func TestPieceEntriesCappedAtAdoptedClock(t *testing.T) {
+	t.Skip("known, not mended: refusing piece entries above maxAdopted (14f92c4) let a header alone at maxAdopted shut the store's later writes out of every pull (atk30d F2, TestWriteAfterAdoptedClockReachesOthers), a simpler attack than this one; withdrawn. A Lamport clock that a member asked for its store may move to its cap has this edge whatever the cap (package comment)")
 	_, a, b := pair(t)
 	b.mu.Lock()
 	b.pull.want = pullReq{id: a.Agent().Self().ID, token: [tokenLen]byte{7}}

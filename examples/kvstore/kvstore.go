@@ -92,11 +92,14 @@
 // sender's later writes. It takes pieces only from the member whose
 // challenge it echoed, carrying the token it sent with the echo (a
 // random nonce per pull); any other state message is refused (Rejected).
-// It moves its clock so at most to 2^63, and takes no entry of a piece
-// stamped above it: a hostile member asked cannot wind the joiner's clock
-// to its end either, nor past what the other members adopt from it
-// (whose refusal of its writes would then last for good), and an honest
-// member's clock passes 2^63 only after 2^31 forged messages.
+// It moves its clock so at most to 2^63: a hostile member asked cannot
+// wind the joiner's clock to its end either, and an honest member's
+// clock passes 2^63 only after 2^31 forged messages. It can move it to
+// 2^63 at once, though, and with entries up to MaxClockLead above,
+// beyond what the other members adopt from this one, whose later writes
+// they then refuse (usr30b: any live member is asked, by Repair); a
+// member that must not be disturbed so is in a group that turns
+// encryption on, where only key holders are asked.
 package kvstore
 
 import (
@@ -366,5 +369,5 @@ func (s *Store) receive(m swim.Message) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.applyAll(es, math.MaxUint64)
+	s.applyAll(es)
 }

@@ -55,7 +55,7 @@ func (s *Store) receivePiece(m swim.Message) {
 		return
 	}
 	s.clock = max(s.clock, min(binary.BigEndian.Uint64(m.Data[1+tokenLen:pieceHeader]), maxAdopted))
-	s.applyAll(es, maxAdopted)
+	s.applyAll(es)
 	select {
 	case s.pull.arrived <- struct{}{}:
 	default:
@@ -63,17 +63,12 @@ func (s *Store) receivePiece(m swim.Message) {
 }
 
 // applyAll applies es, received in one message, each bounded by the
-// clock before it (apply) and stamped at most ceiling; an entry that does
-// not fit a broadcast is refused too (fits). A piece of a pulled store
-// has maxAdopted for ceiling: its sender's clock is adopted only up to
-// that, and entries stamped up to MaxClockLead above it would carry this
-// store's clock past it, after which every member that adopted no more
-// than maxAdopted refused this one's writes for good (usr30b A: once any
-// live member could be asked, every RepairInterval). Callers hold mu.
-func (s *Store) applyAll(es []entry, ceiling uint64) {
+// clock before it (apply); an entry that does not fit a broadcast is
+// refused too (fits). Callers hold mu.
+func (s *Store) applyAll(es []entry) {
 	base := s.clock
 	for _, e := range es {
-		if e.Time > ceiling || !fits(e) || !s.apply(e, base) {
+		if !fits(e) || !s.apply(e, base) {
 			s.rejected.Add(1)
 		}
 	}
