@@ -14,7 +14,9 @@ import (
 // one window is of an origin not held live, and forgettableOrigin scans
 // only the first forgetScan the map yields, so it misses that one with
 // probability (MaxMembers-forgetScan)/MaxMembers and forgets a live one.
-// The live members' earlier broadcasts are then delivered again.
+// The live members' earlier broadcasts were then delivered again; now a
+// made-up origin's broadcast that finds no such window is refused
+// (Stats.BroadcastOriginsRefused).
 func TestLiveOriginWindowsOutliveFloodFullView(t *testing.T) {
 	const n = 200
 	peers := make([]string, n-1)
@@ -47,4 +49,5 @@ func TestLiveOriginWindowsOutliveFloodFullView(t *testing.T) {
 	}
 	assert.Zero(t, again, "live members' broadcasts delivered again after the flood; origins forgotten %d",
 		a.Stats().BroadcastOriginsForgotten)
+	assert.Positive(t, a.Stats().BroadcastOriginsRefused)
 }

@@ -34,7 +34,7 @@ const seenLen = 64
 // windowLen returns how many numbers the window of broadcasts from
 // origin remembers (seenLen).
 func (m *Member) windowLen(origin ID) int {
-	if p := m.peers[origin]; p != nil && (p.state == StateAlive || p.state == StateSuspect) {
+	if m.heldLive(origin) {
 		return max(seenLen, m.cfg.MaxQueuedBroadcasts)
 	}
 	return seenLen
@@ -76,28 +76,37 @@ func (w *seenWindow) freshIn(seq uint64, n int) (ok, stale bool) {
 	return true, false
 }
 
-// forgettableOrigin returns the origin whose window to forget when the
-// windows are at their bound (MaxMembers): one not held live among the
-// first forgetScan the map yields (in its random order), else the first.
-// A flood of broadcasts from made-up origins then forgets made-up ones,
-// not a live member's, whose old broadcasts were delivered a second time
-// once its window was forgotten (usr30b C); the scan is bounded, so that
-// a new origin costs at most forgetScan lookups.
-func (m *Member) forgettableOrigin() ID {
+// forgettableOrigin returns the origin whose window to forget, the
+// windows being at their bound (MaxMembers), for a broadcast from origin:
+// one not held live among the first forgetScan the map yields (in its
+// random order); else, for an origin held live, the first; else none (ok
+// false: the broadcast is refused). A flood of broadcasts from made-up
+// origins then forgets made-up ones or is refused, never a live member's
+// window, whose old broadcasts were delivered a second time once it was
+// forgotten (usr30b C; atk30d F1: in a view full of live members the one
+// window not live was rarely among those scanned). The scan is bounded,
+// so that a new origin costs at most forgetScan lookups.
+func (m *Member) forgettableOrigin(origin ID) (ID, bool) {
 	var first ID
 	n := 0
 	for id := range m.app.seen {
 		if n == 0 {
 			first = id
 		}
-		if p := m.peers[id]; p == nil || p.state != StateAlive && p.state != StateSuspect {
-			return id
+		if !m.heldLive(id) {
+			return id, true
 		}
 		if n++; n == forgetScan {
 			break
 		}
 	}
-	return first
+	return first, m.heldLive(origin)
+}
+
+// heldLive reports whether id is held alive or suspect.
+func (m *Member) heldLive(id ID) bool {
+	p := m.peers[id]
+	return p != nil && (p.state == StateAlive || p.state == StateSuspect)
 }
 
 // forgetScan bounds the windows forgettableOrigin looks at.

@@ -206,6 +206,9 @@ type GuardStats struct {
 // from the address it is held at, are delivered); BroadcastsSuperseded: queued broadcasts removed by a newer one
 // with the same origin and key; BroadcastOriginsForgotten: delivery
 // windows forgotten to bound memory (MaxMembers origins);
+// BroadcastOriginsRefused: broadcasts from an origin not held live
+// refused, undelivered, because the windows were at that bound and none
+// of those looked at was of an origin not held live either;
 // BroadcastsImplausible: received broadcasts numbered above
 // Config.BroadcastSeqCeiling, refused; BroadcastsStale: received
 // broadcasts numbered below every number remembered from their origin
@@ -226,6 +229,7 @@ type AppStats struct {
 	BroadcastsQueued, BroadcastsReceived, BroadcastsDropped int
 	BroadcastsSuperseded, BroadcastOriginsForgotten         int
 	BroadcastsImplausible, BroadcastsStale                  int
+	BroadcastOriginsRefused                                 int
 	BroadcastsOwnDropped, BroadcastsUnrelayed               int
 	BroadcastsUnvouched                                     int
 	MessagesSent, MessagesReceived, MessagesUnqueued        int

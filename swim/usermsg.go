@@ -123,7 +123,7 @@ func (m *Member) rank(q *userBcast) int {
 	if q.own() {
 		return 0
 	}
-	if p := m.peers[q.b.Origin]; p != nil && (p.state == StateAlive || p.state == StateSuspect) {
+	if m.heldLive(q.b.Origin) {
 		return 1
 	}
 	return 2
@@ -444,8 +444,13 @@ func (m *Member) receiveBroadcasts(now time.Duration, from ID, bs []Broadcast, r
 			}
 			if len(m.app.seen) >= m.cfg.MaxMembers {
 				// Bounded: forget one origin's window (its old broadcasts
-				// may then be delivered again).
-				delete(m.app.seen, m.forgettableOrigin())
+				// may then be delivered again), or refuse the broadcast.
+				id, ok := m.forgettableOrigin(b.Origin)
+				if !ok {
+					m.stats.BroadcastOriginsRefused++
+					continue
+				}
+				delete(m.app.seen, id)
 				m.stats.BroadcastOriginsForgotten++
 			}
 			w = &seenWindow{}
